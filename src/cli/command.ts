@@ -1,0 +1,34 @@
+// The shape of one CLI command: a yargs builder plus a run function that returns an exit code.
+// Commands print through `io` and never call process.exit: only the entry point sets the code.
+import type { Argv } from 'yargs';
+import type { ExitCode } from './exit-codes.ts';
+
+export interface CliIO {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** Resolves when the user asks to stop (SIGINT/SIGTERM); long-running commands await it. */
+  stopSignal: Promise<void>;
+}
+
+export interface CliCommand<A = any> {
+  command: string | string[];
+  describe: string;
+  builder: (y: Argv) => Argv<A>;
+  run: (args: A, io: CliIO) => Promise<ExitCode>;
+}
+
+export const defineCommand = <A>(c: CliCommand<A>): CliCommand<A> => c;
+
+/** A message for the user that ends the command with a code: no stack trace is shown. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = 2,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}

@@ -1,0 +1,14 @@
+// Exit codes, one table for every command (README "Exit codes"). Stable: cron jobs act on them.
+export const ExitCode = {
+  /** Everything asked for was done. */
+  OK: 0,
+  /** Done, but some rows failed or are invalid: see the results or the report. */
+  ROWS_FAILED: 1,
+  /** Unusable input or usage: nothing was sent. */
+  UNUSABLE_INPUT: 2,
+  /** Refused before sending: preflight, guards, confirmation declined, insufficient funds. */
+  REFUSED: 3,
+  /** The service could not be reached or refused the key: resume is safe. */
+  SERVICE_UNAVAILABLE: 4,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -1,0 +1,53 @@
+// The entry point: parses flags with yargs, runs one command, turns its outcome into an exit code.
+// Nothing below src/cli reads process.argv, prints or exits.
+import yargs from 'yargs';
+import { commands } from './commands/index.ts';
+import { UsageError, type CliIO } from './command.ts';
+import { ExitCode } from './exit-codes.ts';
+
+export function processIO(): CliIO {
+  const stopSignal = new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
+}
+
+export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
+  let code: number = ExitCode.OK;
+  let parser = yargs(argv)
+    .scriptName('payout-batch')
+    .usage('$0 <command> [options]\n\nBatch payouts from a CSV or Excel file, with a local sandbox of the payout service.')
+    .strict()
+    .demandCommand(1, 'Name a command; see the list above.')
+    .recommendCommands()
+    .wrap(Math.min(110, process.stdout.columns ?? 110))
+    .epilogue('Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable or key refused.')
+    .fail((msg, err) => {
+      throw err ?? new UsageError(msg);
+    });
+  for (const c of commands) {
+    parser = parser.command({
+      command: c.command,
+      describe: c.describe,
+      builder: c.builder,
+      handler: async (args) => {
+        code = await c.run(args, io);
+      },
+    });
+  }
+  try {
+    await parser.parseAsync();
+    return code;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`payout-batch: ${err.message}\nRun "payout-batch --help" for usage.\n`);
+      return err.exitCode;
+    }
+    // An unexpected failure is still a message, not a stack trace; PAYOUT_BATCH_DEBUG shows it.
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr.write(`payout-batch: unexpected error: ${message}\n`);
+    if (io.env.PAYOUT_BATCH_DEBUG && err instanceof Error) io.stderr.write(`${err.stack}\n`);
+    return ExitCode.UNUSABLE_INPUT;
+  }
+}

@@ -1,0 +1,114 @@
+// The vocabulary of the payout service, as written in ../shared/payout-service-spec.md.
+import { z } from 'zod';
+
+/** Spec §3: payout statuses, identical in API responses and webhooks. */
+export const PAYOUT_STATUSES = [
+  'PENDING',
+  'ADDITIONAL_INFO_REQUIRED',
+  'PROCESSING',
+  'SUCCESSFUL',
+  'FAILED',
+  'REJECTED',
+] as const;
+export const PayoutStatus = z.enum(PAYOUT_STATUSES);
+export type PayoutStatus = z.infer<typeof PayoutStatus>;
+
+/** Spec §3 document rule: no documents once a payout reached one of these. */
+export const FINAL_STATUSES: readonly PayoutStatus[] = ['SUCCESSFUL', 'FAILED', 'REJECTED'];
+export const isFinalStatus = (s: PayoutStatus): boolean => FINAL_STATUSES.includes(s);
+
+/** Spec §3: statusDetail values. */
+export const StatusDetail = z.enum(['ADDITIONAL_INFO_UNDER_REVIEW']);
+export type StatusDetail = z.infer<typeof StatusDetail>;
+
+/** Spec §3: swap statuses. */
+export const SwapStatus = z.enum(['PROCESSING', 'SUCCESSFUL', 'REJECTED']);
+export type SwapStatus = z.infer<typeof SwapStatus>;
+
+/**
+ * Spec §3 state table. Moves into FAILED and REJECTED have no source state in the spec
+ * ("not shown"); our reading: any non-final status may fail or be rejected.
+ */
+export const PAYOUT_TRANSITIONS: Record<PayoutStatus, readonly PayoutStatus[]> = {
+  PENDING: ['ADDITIONAL_INFO_REQUIRED', 'PROCESSING', 'FAILED', 'REJECTED'],
+  ADDITIONAL_INFO_REQUIRED: ['PENDING', 'FAILED', 'REJECTED'],
+  PROCESSING: ['SUCCESSFUL', 'FAILED', 'REJECTED'],
+  SUCCESSFUL: [],
+  FAILED: [],
+  REJECTED: [],
+};
+export const canTransition = (from: PayoutStatus, to: PayoutStatus): boolean =>
+  PAYOUT_TRANSITIONS[from].includes(to);
+
+/** Spec §1.8: payment methods. HK_FPS is also written HONG_KONG_FPS. SWAP is for swaps only. */
+export const PAYOUT_METHODS = [
+  'NIP',
+  'SWIFT',
+  'ALIPAY',
+  'WECHAT',
+  'WIRE',
+  'ACH',
+  'CHINA_WIRE',
+  'HK_FPS',
+  'FASTER_PAYMENTS',
+  'BACS',
+  'SEPA',
+] as const;
+export const PayoutMethod = z.enum(PAYOUT_METHODS);
+export type PayoutMethod = z.infer<typeof PayoutMethod>;
+
+const METHOD_ALIASES: Record<string, PayoutMethod> = { HONG_KONG_FPS: 'HK_FPS' };
+
+/**
+ * Spec §4.1: the formal schema lists lowercase method values while examples use uppercase;
+ * we accept any case and the HONG_KONG_FPS alias, and answer with the canonical name.
+ */
+export function canonicalMethod(raw: string): PayoutMethod | undefined {
+  const up = raw.trim().toUpperCase().replace(/[\s-]+/g, '_');
+  const aliased = METHOD_ALIASES[up] ?? up;
+  return (PAYOUT_METHODS as readonly string[]).includes(aliased) ? (aliased as PayoutMethod) : undefined;
+}
+
+/** Spec §7: error codes that appear in the `error` field of an error body. */
+export const ERROR_CODES = [
+  'CORRIDOR_NOT_ENABLED',
+  'MISSING_IDEMPOTENCY_KEY',
+  'MISSING_REQUIRED_FIELDS',
+  'INSUFFICIENT_FUNDS',
+  'SWAP_WALLETS_MUST_DIFFER',
+  'INVALID_SOURCE_CURRENCY',
+  'INVALID_DESTINATION_CURRENCY',
+  'UNSUPPORTED_CURRENCY_PAIR',
+  'INVALID_PAYOUT_STATUS',
+  'MAX_DOCUMENTS_EXCEEDED',
+  'VALIDATION_ERROR',
+  'PAYOUT_NOT_FOUND',
+  'SWAP_NOT_FOUND',
+  'SOURCE_WALLET_NOT_FOUND',
+  'DESTINATION_WALLET_NOT_FOUND',
+  'IDEMPOTENCY_KEY_CONFLICT',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Spec §7: the swap amount mismatch has no code, only this message. */
+export const INVALID_PAYOUT_AMOUNT_MESSAGE = 'Invalid payout amount';
+
+/** Spec §2 and §8: supporting documents. */
+export const DOCUMENT_CONTENT_TYPES = ['application/pdf', 'image/jpeg', 'image/png'] as const;
+export const DocumentContentType = z.enum(DOCUMENT_CONTENT_TYPES);
+export type DocumentContentType = z.infer<typeof DocumentContentType>;
+export const MAX_DOCUMENTS_PER_PAYOUT = 5;
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+export const UPLOAD_URL_TTL_MS = 15 * 60 * 1000;
+
+/** Spec §8: limits. */
+export const RATE_LIMIT_PER_SECOND = 5;
+export const MONTHLY_QUOTA = 10_000;
+export const LIST_DEFAULT_LIMIT = 20;
+export const LIST_MAX_LIMIT = 100;
+export const COUNTRIES_DEFAULT_LIMIT = 50;
+
+/** Spec §6: webhook event types. The legacy name matches the same deliveries. */
+export const PAYOUT_STATUS_EVENT = 'payout.status.changed';
+export const PAYOUT_STATUS_EVENT_LEGACY = 'payout.status.changed.v1';
+export const WALLET_EVENTS = ['wallet.credited', 'wallet.debited'] as const;

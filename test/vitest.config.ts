@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Kept under test/ so the top level stays as agreed (package.json, tsconfig.json, src/, ...).
+export default defineConfig({
+  test: {
+    root: new URL('..', import.meta.url).pathname,
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/bench/**', 'test/chaos/**', 'node_modules/**'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});
