@@ -1,0 +1,183 @@
+// The API key: taken from the environment (PAYOUT_API_KEY) or a key file, never from the command
+// line (where `ps` shows it to every user of the machine). Held in an object that prints as its
+// fingerprint, so an accidental log line, error or JSON.stringify shows no secret.
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { inspect } from 'node:util';
+import type { KeyEnvironment } from './quota.ts';
+
+/** A problem with the configuration (key, environment, host): nothing was sent. */
+export class ClientConfigError extends Error {
+  override readonly name = 'ClientConfigError';
+  constructor(
+    message: string,
+    /** 'usage': fix the invocation; 'refused': a guard refused (a key of the other environment). */
+    readonly reason: 'usage' | 'refused' = 'usage',
+  ) {
+    super(message);
+  }
+}
+
+/** A short, stable, one-way name for a key: the first 16 hex digits of a salted SHA-256. */
+export function keyFingerprint(key: string): string {
+  return createHash('sha256').update('payout-batch key fingerprint v1\0').update(key).digest('hex').slice(0, 16);
+}
+
+export type KeySource = 'environment' | 'key-file' | 'option';
+
+export class ApiKey {
+  readonly #value: string;
+  readonly fingerprint: string;
+  /** The environment the key is labelled for, where the tool can tell; undefined when it cannot. */
+  readonly environment: KeyEnvironment | undefined;
+  readonly source: KeySource;
+  /** Where the label came from, for messages ("key file line environment=production"). */
+  readonly labelSource: string | undefined;
+
+  constructor(value: string, options: { source?: KeySource; environment?: KeyEnvironment; labelSource?: string } = {}) {
+    const v = value.trim();
+    if (!v) throw new ClientConfigError('the API key is empty');
+    // A header value: visible ASCII only. The message never repeats the key.
+    if (!/^[\x21-\x7e]+$/.test(v)) {
+      throw new ClientConfigError('the API key contains spaces or characters that cannot travel in an HTTP header');
+    }
+    this.#value = v;
+    this.fingerprint = keyFingerprint(v);
+    const fromPrefix = environmentFromKeyPrefix(v);
+    if (options.environment && fromPrefix && options.environment !== fromPrefix) {
+      throw new ClientConfigError(
+        `the key is labelled ${options.environment} (${options.labelSource ?? 'label'}) but looks like a ${fromPrefix} key`,
+        'refused',
+      );
+    }
+    this.environment = options.environment ?? fromPrefix;
+    this.labelSource = options.environment ? options.labelSource : fromPrefix ? 'the key prefix' : undefined;
+    this.source = options.source ?? 'option';
+  }
+
+  /** The secret itself: only the transport calls this, to set the x-api-key header. */
+  reveal(): string {
+    return this.#value;
+  }
+
+  toString(): string {
+    return `ApiKey(${this.fingerprint})`;
+  }
+  toJSON(): string {
+    return this.toString();
+  }
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
+
+/**
+ * Some key formats say their environment. The spec shows none; these are the common conventions
+ * (and the local sandbox's seed keys start with sk_sandbox_). Unknown shapes are not labelled.
+ */
+export function environmentFromKeyPrefix(key: string): KeyEnvironment | undefined {
+  if (/^(sk|pk|rk)_(sandbox|test|staging)_/i.test(key)) return 'sandbox';
+  if (/^(sk|pk|rk)_(live|prod|production)_/i.test(key)) return 'production';
+  return undefined;
+}
+
+/** A key file named like payout.production.key or sandbox-key.txt says its environment. */
+export function environmentFromFileName(path: string): KeyEnvironment | undefined {
+  const name = basename(path).toLowerCase();
+  const has = (w: string) => new RegExp(`(^|[._-])${w}([._-]|$)`).test(name);
+  const sandbox = has('sandbox') || has('staging') || has('test');
+  const production = has('production') || has('prod') || has('live');
+  if (sandbox && !production) return 'sandbox';
+  if (production && !sandbox) return 'production';
+  return undefined;
+}
+
+function parseEnvironmentWord(word: string, where: string): KeyEnvironment {
+  const w = word.trim().toLowerCase();
+  if (w === 'sandbox' || w === 'staging' || w === 'local') return 'sandbox';
+  if (w === 'production' || w === 'prod' || w === 'live') return 'production';
+  throw new ClientConfigError(`${where}: environment must be sandbox or production, not "${word.trim()}"`);
+}
+
+/**
+ * Key file format (UTF-8 text). Either the key alone on one line, or `name=value` lines:
+ *
+ *     # payout-batch key file
+ *     environment=sandbox
+ *     key=sk_...
+ *
+ * `key` may also be written `apiKey` or `PAYOUT_API_KEY`; `environment` may be `env`. Blank lines
+ * and lines starting with # are ignored. The file name may also carry the environment
+ * (acme.production.key). A label that contradicts another is refused.
+ */
+export function parseKeyFile(text: string, path: string): ApiKey {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  let key: string | undefined;
+  let environment: KeyEnvironment | undefined;
+  let labelSource: string | undefined;
+  const where = `key file ${path}`;
+  if (lines.length === 1 && !lines[0]!.includes('=')) {
+    key = lines[0];
+  } else {
+    for (const line of lines) {
+      const eq = line.indexOf('=');
+      if (eq < 1) throw new ClientConfigError(`${where}: expected name=value lines or the key alone on one line`);
+      const name = line.slice(0, eq).trim().toLowerCase();
+      const value = line.slice(eq + 1).trim().replace(/^(["'])(.*)\1$/, '$2');
+      if (name === 'key' || name === 'apikey' || name === 'api_key' || name === 'payout_api_key') key = value;
+      else if (name === 'environment' || name === 'env') {
+        environment = parseEnvironmentWord(value, where);
+        labelSource = `${where}, line environment=`;
+      } else throw new ClientConfigError(`${where}: unknown setting "${name}" (expected key and environment)`);
+    }
+  }
+  if (!key) throw new ClientConfigError(`${where}: no key in the file`);
+  const fromName = environmentFromFileName(path);
+  if (environment && fromName && environment !== fromName) {
+    throw new ClientConfigError(`${where}: the file name says ${fromName} but the file says ${environment}`, 'refused');
+  }
+  if (!environment && fromName) {
+    environment = fromName;
+    labelSource = `${where} (its name)`;
+  }
+  return new ApiKey(key, { source: 'key-file', environment, labelSource });
+}
+
+export interface LoadKeyOptions {
+  /** --key-file; PAYOUT_API_KEY_FILE when absent. */
+  keyFile?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Receives advice that is not an error (a key file others can read). */
+  warn?: (message: string) => void;
+}
+
+/**
+ * The key, from (in order) --key-file, $PAYOUT_API_KEY_FILE, $PAYOUT_API_KEY. Undefined when none
+ * is given (the local sandbox then uses its seed key).
+ */
+export async function loadApiKey(options: LoadKeyOptions = {}): Promise<ApiKey | undefined> {
+  const env = options.env ?? process.env;
+  const file = options.keyFile ?? env.PAYOUT_API_KEY_FILE;
+  if (file) {
+    const path = resolve(options.cwd ?? process.cwd(), file);
+    let text: string;
+    try {
+      const st = await fs.stat(path);
+      if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
+        options.warn?.(`key file ${path} can be read by other users of this machine: chmod 600 it`);
+      }
+      text = await fs.readFile(path, 'utf8');
+    } catch (e) {
+      throw new ClientConfigError(`cannot read key file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    return parseKeyFile(text, path);
+  }
+  const value = env.PAYOUT_API_KEY;
+  if (value !== undefined && value.trim() !== '') {
+    const label = env.PAYOUT_API_KEY_ENV ? parseEnvironmentWord(env.PAYOUT_API_KEY_ENV, 'PAYOUT_API_KEY_ENV') : undefined;
+    return new ApiKey(value, { source: 'environment', environment: label, labelSource: label ? 'PAYOUT_API_KEY_ENV' : undefined });
+  }
+  return undefined;
+}

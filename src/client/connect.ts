@@ -1,0 +1,102 @@
+// From configuration to a working client: resolve the environment, load the key, refuse a key of
+// the other environment, start the embedded sandbox for `local`, open the quota counter.
+import type { Logger } from 'pino';
+import type { RunningSandbox, SandboxOptions } from '../sandbox/contract.ts';
+import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
+import { assertKeyFitsEnvironment, resolveEnvironment, type EnvironmentOptions, type ResolvedEnvironment } from './environment.ts';
+import { PayoutClient, type PayoutClientOptions } from './client.ts';
+import { UsageCounter, defaultStateDir } from './quota.ts';
+
+export interface ConnectOptions extends EnvironmentOptions {
+  /** --key-file; else $PAYOUT_API_KEY_FILE, else $PAYOUT_API_KEY. */
+  keyFile?: string;
+  /** An already loaded key (tests, embedding); wins over keyFile and the environment. */
+  apiKey?: ApiKey;
+  cwd?: string;
+  /** The usage file's folder; defaults to quota.ts defaultStateDir(). false: count nothing. */
+  stateDir?: string | false;
+  logger?: Logger;
+  /** Options for the embedded sandbox of `local`. */
+  sandbox?: SandboxOptions;
+  client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger'>>;
+}
+
+export interface Connection {
+  client: PayoutClient;
+  environment: ResolvedEnvironment & { baseUrl: string };
+  usage: UsageCounter | undefined;
+  /** The embedded sandbox of `local`. */
+  sandbox: RunningSandbox | undefined;
+  /** Flushes the usage file and stops the embedded sandbox. */
+  close(): Promise<void>;
+}
+
+interface SandboxModule {
+  startSandbox(options: SandboxOptions): Promise<RunningSandbox>;
+}
+
+/** Loaded on demand: only `local` needs the simulator in this process. */
+async function loadSandbox(): Promise<SandboxModule> {
+  const specifier = '../sandbox/index.ts';
+  try {
+    return (await import(specifier)) as SandboxModule;
+  } catch (e) {
+    throw new ClientConfigError(`the local sandbox could not be loaded: ${(e as Error).message}`);
+  }
+}
+
+export async function connect(options: ConnectOptions = {}): Promise<Connection> {
+  const vars = options.vars ?? process.env;
+  const environment = resolveEnvironment({ ...options, vars });
+  const usage = options.stateDir === false
+    ? undefined
+    : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
+  let key = options.apiKey ?? (await loadApiKey({
+    keyFile: options.keyFile, env: vars, cwd: options.cwd,
+    warn: (m) => options.logger?.warn(m),
+  }));
+
+  let sandbox: RunningSandbox | undefined;
+  let baseUrl = environment.baseUrl;
+  if (environment.name === 'local') {
+    const { startSandbox } = await loadSandbox();
+    sandbox = await startSandbox(options.sandbox ?? {});
+    baseUrl = sandbox.url;
+    // The local sandbox's seed keys are not secrets: without a key, use the first one.
+    key ??= new ApiKey(sandbox.keys[0]!.key, { source: 'option', environment: 'sandbox', labelSource: 'the local sandbox seed' });
+  }
+  try {
+    if (!key) {
+      throw new ClientConfigError(
+        'no API key: set PAYOUT_API_KEY, or give a key file with --key-file (or PAYOUT_API_KEY_FILE). ' +
+          'The key is never taken from the command line, where other users could see it.',
+      );
+    }
+    assertKeyFitsEnvironment(key, environment, await usage?.environmentOf(key.fingerprint));
+  } catch (e) {
+    await sandbox?.close();
+    throw e;
+  }
+
+  const client = new PayoutClient({
+    ...options.client,
+    baseUrl: baseUrl!,
+    apiKey: key,
+    usage,
+    keyEnvironment: environment.keyClass,
+    logger: options.logger,
+  });
+  return {
+    client,
+    environment: { ...environment, baseUrl: baseUrl! },
+    usage,
+    sandbox,
+    async close() {
+      try {
+        await usage?.close();
+      } finally {
+        await sandbox?.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,111 @@
+// Which server the tool talks to. Production and sandbox come from one gateway host (spec §1.5:
+// the sandbox host is the production host with 'staging' inserted after 'gateway.'); `local` is the
+// embedded sandbox started in this process; --base-url names any server explicitly.
+//
+// Production is never the default and never a fallback: it is reached only when asked for by name.
+import { sandboxHostOf } from '../spec/http.ts';
+import { ApiKey, ClientConfigError } from './api-key.ts';
+import type { KeyEnvironment } from './quota.ts';
+
+export const ENVIRONMENTS = ['local', 'sandbox', 'production'] as const;
+export type EnvironmentName = (typeof ENVIRONMENTS)[number];
+/** The environment used when none is named. Never production. */
+export const DEFAULT_ENVIRONMENT: EnvironmentName = 'sandbox';
+
+export interface ResolvedEnvironment {
+  /** 'custom' when only --base-url was given. */
+  name: EnvironmentName | 'custom';
+  /** Which keys belong here: production keys only in production, sandbox keys everywhere else. */
+  keyClass: KeyEnvironment;
+  /** undefined for local: the embedded sandbox's address is known once it has started. */
+  baseUrl: string | undefined;
+}
+
+export interface EnvironmentOptions {
+  /** --env; $PAYOUT_ENV when absent; sandbox when both are absent (or custom with a base URL). */
+  env?: string;
+  /** --base-url; $PAYOUT_BASE_URL when absent. */
+  baseUrl?: string;
+  /** --gateway-host; $PAYOUT_GATEWAY_HOST when absent: the production gateway, e.g. gateway.example.com */
+  gatewayHost?: string;
+  vars?: NodeJS.ProcessEnv;
+}
+
+function normaliseBaseUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ClientConfigError(`base URL is not a URL: ${raw}`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ClientConfigError(`base URL must be http(s): ${raw}`);
+  if (u.username || u.password) throw new ClientConfigError('base URL must not carry a user name or password');
+  if (u.search || u.hash) throw new ClientConfigError('base URL must not carry a query or fragment');
+  return u.origin + u.pathname.replace(/\/+$/, '');
+}
+
+function normaliseHost(raw: string): string {
+  const h = raw.trim().replace(/^https?:\/\//i, '').replace(/\/+$/, '').toLowerCase();
+  if (!h || /[/?#@\s]/.test(h)) throw new ClientConfigError(`gateway host must be a bare host name, not "${raw}"`);
+  if (!h.startsWith('gateway.')) {
+    throw new ClientConfigError(`gateway host must start with "gateway." (spec §1.5), not "${h}"`);
+  }
+  return h;
+}
+
+export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEnvironment {
+  const vars = options.vars ?? process.env;
+  const rawName = options.env ?? vars.PAYOUT_ENV;
+  const baseUrl = options.baseUrl ?? vars.PAYOUT_BASE_URL;
+  let name: EnvironmentName | undefined;
+  if (rawName !== undefined && rawName !== '') {
+    const n = rawName.trim().toLowerCase();
+    if (!(ENVIRONMENTS as readonly string[]).includes(n)) {
+      throw new ClientConfigError(`environment must be one of ${ENVIRONMENTS.join(', ')}, not "${rawName}"`);
+    }
+    name = n as EnvironmentName;
+  }
+
+  if (baseUrl) {
+    if (name === 'local') throw new ClientConfigError('--base-url and --env local exclude each other: local starts its own sandbox');
+    const url = normaliseBaseUrl(baseUrl);
+    // An explicit address is used as given; it is production only when production is named.
+    return { name: name ?? 'custom', keyClass: name === 'production' ? 'production' : 'sandbox', baseUrl: url };
+  }
+
+  name ??= DEFAULT_ENVIRONMENT;
+  if (name === 'local') return { name, keyClass: 'sandbox', baseUrl: undefined };
+
+  const rawHost = options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST;
+  if (!rawHost) {
+    throw new ClientConfigError(
+      `the ${name} environment needs the production gateway host: set PAYOUT_GATEWAY_HOST ` +
+        '(or --gateway-host), e.g. gateway.example.com; the sandbox host is derived from it. ' +
+        'Or use --env local, or --base-url.',
+    );
+  }
+  const host = normaliseHost(rawHost);
+  const isStagingHost = host.startsWith('gateway.staging.');
+  if (name === 'production') {
+    if (isStagingHost) throw new ClientConfigError(`${host} is the sandbox (staging) host, not production`, 'refused');
+    return { name, keyClass: 'production', baseUrl: `https://${host}` };
+  }
+  return { name, keyClass: 'sandbox', baseUrl: `https://${isStagingHost ? host : sandboxHostOf(host)}` };
+}
+
+/**
+ * Refuses a key labelled for the other environment (where the tool can tell: key file, its name,
+ * PAYOUT_API_KEY_ENV, the key's prefix, or the environment this machine last saw it work in).
+ */
+export function assertKeyFitsEnvironment(
+  key: ApiKey,
+  environment: ResolvedEnvironment,
+  seenIn?: KeyEnvironment,
+): void {
+  const refuse = (label: KeyEnvironment, why: string) => {
+    const where = environment.name === 'custom' ? `the custom base URL (name --env production to use a production key)` : environment.name;
+    throw new ClientConfigError(`refusing to use a ${label} key (${why}) with ${where}: keys must never be mixed between environments`, 'refused');
+  };
+  if (key.environment && key.environment !== environment.keyClass) refuse(key.environment, `labelled by ${key.labelSource}`);
+  if (!key.environment && seenIn && seenIn !== environment.keyClass) refuse(seenIn, `this machine has used it in ${seenIn}`);
+}

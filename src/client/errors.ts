@@ -1,0 +1,126 @@
+// One error type for everything that goes wrong between the tool and the service, in the style of
+// stripe-node and openai-node: the HTTP status and the spec's error code when there was an answer,
+// the route, the x-request-id to quote to support, and the one fact the engine acts on: whether the
+// service certainly did not act ('definitive') or may have acted ('unknown').
+import type { ZodError } from 'zod';
+
+/**
+ * 'definitive': the service certainly did not act. Any 4xx (including 429), a failure before the
+ *   request left this process (connection refused, DNS, a body the client itself refused), and
+ *   every failure of a read-only route (a GET or a quote has no effect to be unsure about).
+ * 'unknown': the request may have reached the service and had its effect: a timeout, a dropped
+ *   connection or a 5xx on a mutating route, or a 2xx whose body does not match the spec.
+ *   For initiate and swap the remedy is to resend the same Idempotency-Key with the same bytes.
+ */
+export type Outcome = 'definitive' | 'unknown';
+
+export type FailureKind =
+  /** The service answered with a non-2xx status. */
+  | 'http'
+  /** No answer within the per-request timeout. */
+  | 'timeout'
+  /** The connection failed or was dropped. */
+  | 'network'
+  /** The caller's AbortSignal fired. */
+  | 'aborted'
+  /** A 2xx answer whose body does not match the spec's schema. */
+  | 'invalid-response'
+  /** The client refused to send a body that does not match the spec's schema. */
+  | 'invalid-request';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface PayoutApiErrorInit {
+  kind: FailureKind;
+  message: string;
+  outcome: Outcome;
+  /** The client's route name (the spec's words: initiate, getPayout, ...). */
+  route: string;
+  method: string;
+  path: string;
+  requestId: string;
+  status?: number;
+  code?: string;
+  fieldErrors?: FieldError[];
+  /** Milliseconds the service asked us to wait (Retry-After), when it did. */
+  retryAfterMs?: number;
+  attempts?: number;
+  cause?: unknown;
+}
+
+export class PayoutApiError extends Error {
+  override readonly name = 'PayoutApiError';
+  readonly kind: FailureKind;
+  readonly outcome: Outcome;
+  /** HTTP status; undefined when there was no answer. */
+  readonly status: number | undefined;
+  /** The spec's error code (§7) from the body's `error` field; undefined when the body has none. */
+  readonly code: string | undefined;
+  readonly fieldErrors: FieldError[];
+  readonly route: string;
+  readonly method: string;
+  readonly path: string;
+  /** The x-request-id sent with (and, when echoed, answered to) the failing request. */
+  readonly requestId: string;
+  readonly retryAfterMs: number | undefined;
+  /** How many times the request was sent (retries included). */
+  readonly attempts: number;
+
+  constructor(init: PayoutApiErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.kind = init.kind;
+    this.outcome = init.outcome;
+    this.status = init.status;
+    this.code = init.code;
+    this.fieldErrors = init.fieldErrors ?? [];
+    this.route = init.route;
+    this.method = init.method;
+    this.path = init.path;
+    this.requestId = init.requestId;
+    this.retryAfterMs = init.retryAfterMs;
+    this.attempts = init.attempts ?? 1;
+  }
+
+  get definitive(): boolean {
+    return this.outcome === 'definitive';
+  }
+
+  /** The same error with the attempt count of the whole call. */
+  withAttempts(attempts: number): PayoutApiError {
+    return new PayoutApiError({ ...this.toInit(), attempts });
+  }
+
+  private toInit(): PayoutApiErrorInit {
+    return {
+      kind: this.kind, message: this.message, outcome: this.outcome, route: this.route, method: this.method,
+      path: this.path, requestId: this.requestId, status: this.status, code: this.code,
+      fieldErrors: this.fieldErrors, retryAfterMs: this.retryAfterMs, attempts: this.attempts, cause: this.cause,
+    };
+  }
+
+  /** A plain object for logs, results and journals. Holds no secret: the key never enters an error. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name, kind: this.kind, outcome: this.outcome, status: this.status, code: this.code,
+      message: this.message, fieldErrors: this.fieldErrors, route: this.route, method: this.method,
+      path: this.path, requestId: this.requestId, retryAfterMs: this.retryAfterMs, attempts: this.attempts,
+    };
+  }
+}
+
+export const isPayoutApiError = (e: unknown): e is PayoutApiError => e instanceof PayoutApiError;
+
+/** Zod issues as {field, message}, the field written as a dotted path ("data.0.status"). */
+export function zodFieldErrors(error: ZodError): FieldError[] {
+  return error.issues.map((i) => ({
+    field: i.path.length ? i.path.map(String).join('.') : '(root)',
+    message: i.message,
+  }));
+}
+
+export const KEY_PROPAGATION_MESSAGE =
+  'the service answered 403 Forbidden: a newly generated API key needs 20 to 30 minutes to propagate ' +
+  '(spec §5); if the key is new, wait and try again, otherwise check its permissions';

@@ -1,0 +1,219 @@
+// The monthly quota as counted here (spec §8: 10,000 requests per month per API key). The service
+// shows no counter, so the client keeps its own: every request it sends is counted per key per
+// calendar month (UTC) in a small JSON file. The key is named by its fingerprint, never itself.
+//
+// The count is only what this machine's tool sent with the key: other machines, other tools and
+// requests the service refused before counting are not in it. Say so wherever it is shown.
+import { promises as fs } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { MONTHLY_QUOTA } from '../spec/codes.ts';
+
+export const USAGE_FILE_NAME = 'usage.json';
+
+/** The label a key was used under: local runs count as sandbox (both are not production). */
+export type KeyEnvironment = 'production' | 'sandbox';
+
+interface KeyUsage {
+  /** 'YYYY-MM' (UTC) -> requests sent. */
+  months: Record<string, number>;
+  /** The environment the key answered 2xx in, once seen: lets the tool refuse mixing. */
+  environment?: KeyEnvironment;
+  lastUsedAt?: string;
+}
+interface UsageFile {
+  version: 1;
+  keys: Record<string, KeyUsage>;
+}
+
+/**
+ * Where the usage file lives: $PAYOUT_BATCH_STATE_DIR, else $XDG_STATE_HOME/payout-batch, else
+ * ~/.local/state/payout-batch (on Windows %LOCALAPPDATA%\payout-batch).
+ */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.PAYOUT_BATCH_STATE_DIR) return env.PAYOUT_BATCH_STATE_DIR;
+  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'payout-batch');
+  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'payout-batch');
+  return join(homedir(), '.local', 'state', 'payout-batch');
+}
+
+export const monthOf = (d: Date): string => d.toISOString().slice(0, 7);
+
+export interface UsageReport {
+  fingerprint: string;
+  month: string;
+  /** Requests counted here this month, including ones not yet flushed to the file. */
+  used: number;
+  quota: number;
+  remaining: number;
+}
+
+/**
+ * Counts requests in memory and adds them to the file on flush (at most every `flushMs`, and on
+ * close). Each flush re-reads the file under a lock file and adds this process's delta, so two
+ * processes using the same key add up instead of overwriting each other.
+ */
+export class UsageCounter {
+  readonly path: string;
+  private readonly flushMs: number;
+  private readonly now: () => Date;
+  /** fingerprint -> month -> requests not yet written. */
+  private pending = new Map<string, Map<string, number>>();
+  private labels = new Map<string, KeyEnvironment>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(options: { path?: string; stateDir?: string; flushMs?: number; now?: () => Date } = {}) {
+    this.path = options.path ?? join(options.stateDir ?? defaultStateDir(), USAGE_FILE_NAME);
+    this.flushMs = options.flushMs ?? 1000;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** One request sent with the key of this fingerprint. */
+  count(fingerprint: string, n = 1): void {
+    const month = monthOf(this.now());
+    let m = this.pending.get(fingerprint);
+    if (!m) this.pending.set(fingerprint, (m = new Map()));
+    m.set(month, (m.get(month) ?? 0) + n);
+    this.schedule();
+  }
+
+  /** Remember the environment a key worked in (after a 2xx), to refuse it elsewhere later. */
+  label(fingerprint: string, environment: KeyEnvironment): void {
+    if (this.labels.get(fingerprint) === environment) return;
+    this.labels.set(fingerprint, environment);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.flushMs <= 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush().catch(() => undefined);
+    }, this.flushMs);
+    this.timer.unref?.();
+  }
+
+  /** Writes pending counts; safe to call any time, serialised with itself. */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.write());
+    this.flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  private async write(): Promise<void> {
+    if (this.pending.size === 0 && this.labels.size === 0) return;
+    const pending = this.pending;
+    const labels = this.labels;
+    this.pending = new Map();
+    this.labels = new Map();
+    try {
+      await withLock(this.path, async () => {
+        const file = await readUsageFile(this.path);
+        const at = this.now().toISOString();
+        for (const [fp, months] of pending) {
+          const k = (file.keys[fp] ??= { months: {} });
+          for (const [month, n] of months) k.months[month] = (k.months[month] ?? 0) + n;
+          k.lastUsedAt = at;
+        }
+        for (const [fp, env] of labels) {
+          const k = (file.keys[fp] ??= { months: {} });
+          k.environment = env;
+        }
+        await writeAtomic(this.path, JSON.stringify(file, null, 2) + '\n');
+      });
+    } catch (e) {
+      // Put the counts back so the next flush retries them.
+      for (const [fp, months] of pending) for (const [month, n] of months) this.addPending(fp, month, n);
+      for (const [fp, env] of labels) if (!this.labels.has(fp)) this.labels.set(fp, env);
+      throw e;
+    }
+  }
+
+  private addPending(fp: string, month: string, n: number): void {
+    let m = this.pending.get(fp);
+    if (!m) this.pending.set(fp, (m = new Map()));
+    m.set(month, (m.get(month) ?? 0) + n);
+  }
+
+  /** This month's count for a key: the file plus what this process has not written yet. */
+  async usage(fingerprint: string, quota: number = MONTHLY_QUOTA): Promise<UsageReport> {
+    const month = monthOf(this.now());
+    const file = await readUsageFile(this.path);
+    const used = (file.keys[fingerprint]?.months[month] ?? 0) + (this.pending.get(fingerprint)?.get(month) ?? 0);
+    return { fingerprint, month, used, quota, remaining: Math.max(0, quota - used) };
+  }
+
+  /** The environment a key was last seen working in, if any. */
+  async environmentOf(fingerprint: string): Promise<KeyEnvironment | undefined> {
+    const file = await readUsageFile(this.path);
+    return this.labels.get(fingerprint) ?? file.keys[fingerprint]?.environment;
+  }
+}
+
+/** "this batch needs about N requests; this key has used M of 10,000 this month, as counted here" */
+export function quotaSentence(needed: number, usage: UsageReport): string {
+  const fmt = (n: number) => n.toLocaleString('en-US');
+  const base =
+    `this batch needs about ${fmt(needed)} requests; this key has used ${fmt(usage.used)} of ` +
+    `${fmt(usage.quota)} this month (${usage.month}, UTC), as counted here`;
+  return needed > usage.remaining ? `${base}: that is more than the ${fmt(usage.remaining)} left` : base;
+}
+
+async function readUsageFile(path: string): Promise<UsageFile> {
+  let text: string;
+  try {
+    text = await fs.readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: {} };
+    throw e;
+  }
+  try {
+    const parsed = JSON.parse(text) as UsageFile;
+    if (parsed && parsed.version === 1 && typeof parsed.keys === 'object' && parsed.keys) return parsed;
+  } catch {
+    // fall through: a damaged counter starts again rather than stopping the tool
+  }
+  return { version: 1, keys: {} };
+}
+
+async function writeAtomic(path: string, text: string): Promise<void> {
+  await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  await fs.writeFile(tmp, text, { mode: 0o600 });
+  await fs.rename(tmp, path);
+}
+
+/** A lock file made with O_EXCL; one older than 10 s is taken to be left by a crash. */
+async function withLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const lock = `${path}.lock`;
+  await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      const h = await fs.open(lock, 'wx');
+      await h.close();
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const st = await fs.stat(lock).catch(() => undefined);
+      if (st && Date.now() - st.mtimeMs > 10_000) {
+        await fs.rm(lock, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`usage file is locked: ${lock}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await fs.rm(lock, { force: true });
+  }
+}

@@ -1,0 +1,103 @@
+// Whether and when to send a request again: one small pure function, called by the transport and
+// by tests directly. Nothing here reads a clock or a random source: both come in as arguments.
+
+/** What happened to one attempt. */
+export type AttemptFailure =
+  | { kind: 'http'; status: number; retryAfterMs?: number }
+  | { kind: 'timeout' }
+  /** beforeSend: the connection was never made (refused, DNS): the service saw nothing. */
+  | { kind: 'network'; beforeSend: boolean };
+
+export interface RetryPolicy {
+  /** Total attempts including the first. */
+  maxAttempts: number;
+  /** First backoff step. */
+  baseDelayMs: number;
+  /** Largest backoff step. */
+  maxDelayMs: number;
+  /** A Retry-After longer than this is not waited out: the call fails (a monthly quota, say). */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 8,
+  baseDelayMs: 250,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+};
+
+export interface RetryInput {
+  failure: AttemptFailure;
+  /** The attempt that just failed, from 1. */
+  attempt: number;
+  /**
+   * May this request be sent again when its effect is unknown? True for read-only routes, for
+   * initiate and swap (same Idempotency-Key, same bytes) and for routes idempotent by nature.
+   */
+  resendSafe: boolean;
+  /** A number in [0, 1), the jitter. */
+  random: number;
+  policy?: RetryPolicy;
+}
+
+export type RetryDecision =
+  | { retry: true; delayMs: number; reason: string }
+  | { retry: false; reason: string };
+
+/** Exponential backoff with "equal jitter": half the step fixed, half random. */
+export function backoffMs(attempt: number, random: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
+  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(step / 2 + (step / 2) * random);
+}
+
+export function decideRetry(input: RetryInput): RetryDecision {
+  const policy = input.policy ?? DEFAULT_RETRY_POLICY;
+  const { failure, attempt } = input;
+  if (attempt >= policy.maxAttempts) return { retry: false, reason: `gave up after ${attempt} attempts` };
+  const backoff = backoffMs(attempt, input.random, policy);
+
+  switch (failure.kind) {
+    case 'http': {
+      const s = failure.status;
+      if (s === 429) {
+        // The service did not act; any route may be sent again, after the wait it asked for.
+        if (failure.retryAfterMs !== undefined) {
+          if (failure.retryAfterMs > policy.maxRetryAfterMs) {
+            return { retry: false, reason: `the service asks to wait ${Math.ceil(failure.retryAfterMs / 1000)} s (monthly quota?)` };
+          }
+          return { retry: true, delayMs: Math.max(failure.retryAfterMs, 0), reason: '429, waiting as Retry-After asks' };
+        }
+        return { retry: true, delayMs: backoff, reason: '429, backing off' };
+      }
+      if (s >= 500) {
+        if (!input.resendSafe) return { retry: false, reason: `${s} on a route that is not safe to resend` };
+        return { retry: true, delayMs: backoff, reason: `${s}, backing off` };
+      }
+      return { retry: false, reason: `${s} is a definitive answer` };
+    }
+    case 'timeout':
+      if (!input.resendSafe) return { retry: false, reason: 'timeout on a route that is not safe to resend' };
+      return { retry: true, delayMs: backoff, reason: 'timeout, backing off' };
+    case 'network':
+      if (!failure.beforeSend && !input.resendSafe) {
+        return { retry: false, reason: 'connection lost on a route that is not safe to resend' };
+      }
+      return { retry: true, delayMs: backoff, reason: 'network error, backing off' };
+  }
+}
+
+/**
+ * Retry-After (RFC 9110 §10.2.3): a number of seconds or an HTTP date. Returns milliseconds from
+ * `nowMs`, 0 for a date in the past, undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null | undefined, nowMs: number): number | undefined {
+  if (value == null) return undefined;
+  const v = value.trim();
+  if (v === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  // Only the date forms HTTP allows: IMF-fixdate and the two obsolete ones all name a weekday or GMT.
+  if (!/[A-Za-z]/.test(v)) return undefined;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}

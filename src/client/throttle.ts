@@ -1,0 +1,169 @@
+// The request pace: no more than N request starts in any rolling window, per API key, across every
+// route, every concurrent task, every retry and every client instance of this process.
+//
+// A token bucket is not enough: a full bucket of 5 lets 5 through at once and refills 5 a moment
+// later, so the server counts 10 in one rolling second. What the server counts is starts in a
+// sliding window, so that is what is kept here: a log of start times. A start is allowed when fewer
+// than N starts lie in the last (window + margin) ms; the margin absorbs clock and network skew
+// between this process and the server's arrival clock.
+
+export interface Clock {
+  /** Monotonic milliseconds. */
+  now(): number;
+}
+export const systemClock: Clock = { now: () => performance.now() };
+
+export interface RateLimiterOptions {
+  /** N: starts allowed per window (spec §8: 5 per second). */
+  perWindow: number;
+  /** The server's window (1000 ms). */
+  windowMs?: number;
+  /** Added to the window on our side, for skew between our clock and the server's. */
+  safetyMarginMs?: number;
+  /** After a 429 the pace drops by one start per window; one step comes back after this long without 429s. */
+  cooldownMs?: number;
+  clock?: Clock;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+export class SlidingWindowLimiter {
+  private perWindow: number;
+  readonly windowMs: number;
+  readonly safetyMarginMs: number;
+  readonly cooldownMs: number;
+  private readonly clock: Clock;
+  /** Start times inside the current effective window, oldest first. */
+  private starts: number[] = [];
+  private queue: Waiter[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private penalty = 0;
+  private lastPenaltyAt = 0;
+
+  constructor(options: RateLimiterOptions) {
+    if (!Number.isInteger(options.perWindow) || options.perWindow < 1) {
+      throw new RangeError(`requests per second must be a whole number of at least 1, not ${options.perWindow}`);
+    }
+    this.perWindow = options.perWindow;
+    this.windowMs = options.windowMs ?? 1000;
+    this.safetyMarginMs = options.safetyMarginMs ?? 100;
+    this.cooldownMs = options.cooldownMs ?? 3000;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** The configured N. */
+  get limit(): number {
+    return this.perWindow;
+  }
+
+  /** A second user of the same key with a lower N lowers it for both; it is never raised. */
+  lowerLimit(n: number): void {
+    if (Number.isInteger(n) && n >= 1 && n < this.perWindow) this.perWindow = n;
+  }
+
+  /** N minus the current 429 penalty, at least 1. */
+  effectiveLimit(now = this.clock.now()): number {
+    const recovered = this.cooldownMs > 0 ? Math.floor((now - this.lastPenaltyAt) / this.cooldownMs) : this.penalty;
+    const penalty = Math.max(0, this.penalty - recovered);
+    return Math.max(1, this.perWindow - penalty);
+  }
+
+  /** Called on a 429: slow down by one start per window for a while. */
+  penalize(): void {
+    const now = this.clock.now();
+    const current = this.perWindow - this.effectiveLimit(now);
+    this.penalty = Math.min(this.perWindow - 1, current + 1);
+    this.lastPenaltyAt = now;
+  }
+
+  private get span(): number {
+    return this.windowMs + this.safetyMarginMs;
+  }
+
+  private prune(now: number): void {
+    const from = now - this.span;
+    let i = 0;
+    while (i < this.starts.length && this.starts[i]! <= from) i++;
+    if (i) this.starts.splice(0, i);
+  }
+
+  /** Resolves when this caller may start a request; the start is recorded at that moment. */
+  acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const w: Waiter = { resolve, reject, signal };
+      if (signal) {
+        w.onAbort = () => {
+          const i = this.queue.indexOf(w);
+          if (i >= 0) this.queue.splice(i, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', w.onAbort, { once: true });
+      }
+      this.queue.push(w);
+      this.drain();
+    });
+  }
+
+  private drain(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const now = this.clock.now();
+    this.prune(now);
+    const limit = this.effectiveLimit(now);
+    while (this.queue.length && this.starts.length < limit) {
+      const w = this.queue.shift()!;
+      if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
+      this.starts.push(now);
+      w.resolve();
+    }
+    if (this.queue.length) {
+      // The oldest start that must leave the window before the next may begin.
+      const blocking = this.starts[this.starts.length - limit]!;
+      const wait = Math.max(1, Math.ceil(blocking + this.span - now) + 1);
+      this.timer = setTimeout(() => this.drain(), wait);
+    }
+  }
+
+  /** Starts recorded in the last window + margin (for tests and diagnostics). */
+  recentStarts(): number[] {
+    this.prune(this.clock.now());
+    return [...this.starts];
+  }
+
+  get waiting(): number {
+    return this.queue.length;
+  }
+}
+
+// ---------------------------------------------------------------- one limiter per key per process
+
+const registry = new Map<string, SlidingWindowLimiter>();
+
+/**
+ * The limiter of one API key, shared by every PayoutClient of this process (keyed by the key's
+ * fingerprint, never the key). The first caller's options create it; a later caller asking for a
+ * lower N lowers it.
+ */
+export function limiterForKey(fingerprint: string, options: RateLimiterOptions): SlidingWindowLimiter {
+  let l = registry.get(fingerprint);
+  if (!l) {
+    l = new SlidingWindowLimiter(options);
+    registry.set(fingerprint, l);
+  } else {
+    l.lowerLimit(options.perWindow);
+  }
+  return l;
+}
+
+/** Forget every shared limiter (tests). */
+export function resetLimiters(): void {
+  registry.clear();
+}
