@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import fc from 'fast-check';
+import { SlidingWindowLimiter, limiterForKey, resetLimiters } from '../../src/client/throttle.ts';
+
+/** The largest number of starts inside any window of `span` ms (half-open [t, t + span)). */
+function maxInWindow(starts: number[], span: number): number {
+  const s = [...starts].sort((a, b) => a - b);
+  let max = 0;
+  for (let i = 0, j = 0; i < s.length; i++) {
+    while (s[i]! - s[j]! >= span) j++;
+    max = Math.max(max, i - j + 1);
+  }
+  return max;
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+  resetLimiters();
+});
+
+describe('SlidingWindowLimiter', () => {
+  it('never lets more than N starts into any rolling window, whatever the arrival pattern', async () => {
+    vi.useFakeTimers();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 200 }),
+        async (n, gaps, margin) => {
+          const clock = { now: () => Date.now() };
+          const limiter = new SlidingWindowLimiter({ perWindow: n, safetyMarginMs: margin, clock });
+          const starts: number[] = [];
+          const all: Promise<void>[] = [];
+          for (const gap of gaps) {
+            await vi.advanceTimersByTimeAsync(gap);
+            all.push(limiter.acquire().then(() => void starts.push(clock.now())));
+          }
+          await vi.advanceTimersByTimeAsync(60_000);
+          await Promise.all(all);
+          expect(starts).toHaveLength(gaps.length);
+          // What the server counts: a rolling 1000 ms. Our window is 1000 + margin, so even 1000 + margin holds at most N.
+          expect(maxInWindow(starts, 1000 + margin)).toBeLessThanOrEqual(n);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('does not behave like a token bucket: 5 at once, then the 6th only after the window (+margin) has passed', async () => {
+    vi.useFakeTimers();
+    const clock = { now: () => Date.now() };
+    const limiter = new SlidingWindowLimiter({ perWindow: 5, safetyMarginMs: 50, clock });
+    const t0 = clock.now();
+    const at: number[] = [];
+    const all = Array.from({ length: 11 }, () => limiter.acquire().then(() => void at.push(clock.now() - t0)));
+    await vi.advanceTimersByTimeAsync(5000);
+    await Promise.all(all);
+    expect(at.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
+    expect(Math.min(...at.slice(5, 10))).toBeGreaterThanOrEqual(1050);
+    expect(Math.max(...at.slice(5, 10))).toBeLessThan(1100);
+    expect(at[10]).toBeGreaterThanOrEqual(2100);
+  });
+
+  it('slows by one start per window after a 429 and recovers after the cooldown', async () => {
+    vi.useFakeTimers();
+    const clock = { now: () => Date.now() };
+    const limiter = new SlidingWindowLimiter({ perWindow: 5, cooldownMs: 3000, clock });
+    expect(limiter.effectiveLimit()).toBe(5);
+    limiter.penalize();
+    limiter.penalize();
+    expect(limiter.effectiveLimit()).toBe(3);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(limiter.effectiveLimit()).toBe(4);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(limiter.effectiveLimit()).toBe(5);
+    for (let i = 0; i < 10; i++) limiter.penalize();
+    expect(limiter.effectiveLimit()).toBe(1);
+  });
+
+  it('lets an aborted waiter leave the queue without taking a slot', async () => {
+    vi.useFakeTimers();
+    const limiter = new SlidingWindowLimiter({ perWindow: 1, clock: { now: () => Date.now() } });
+    await limiter.acquire();
+    const ac = new AbortController();
+    const waiting = limiter.acquire(ac.signal);
+    ac.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+    expect(limiter.waiting).toBe(0);
+  });
+
+  it('is shared per key across clients; a lower N lowers it, a higher one does not raise it', () => {
+    const a = limiterForKey('fp1', { perWindow: 5 });
+    const b = limiterForKey('fp1', { perWindow: 3 });
+    const c = limiterForKey('fp1', { perWindow: 10 });
+    expect(b).toBe(a);
+    expect(c).toBe(a);
+    expect(a.limit).toBe(3);
+    expect(limiterForKey('fp2', { perWindow: 5 })).not.toBe(a);
+  });
+});
