@@ -7,7 +7,9 @@ export type RouteName =
   | 'quote' | 'initiate' | 'getPayout' | 'listPayouts' | 'patchDocuments' | 'uploadUrl'
   | 'swap' | 'listSwaps' | 'getSwap' | 'pairs' | 'togglePair' | 'methods' | 'wallets'
   | 'registerWebhook' | 'listWebhooks' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook'
-  | 'countries' | 'transactions' | 'storagePut' | 'control' | 'unknown';
+  | 'countries' | 'transactions' | 'storagePut' | 'control' | 'unknown'
+  /** Added by the sandbox: GET of an uploaded document by its owner (not rate limited). */
+  | 'storageGet';
 
 export interface FaultConfig {
   /** Added before answering, uniform in [min, max] ms. */
@@ -41,6 +43,26 @@ export interface SandboxOptions {
   serviceHeaders?: ServiceHeaderNames;
   /** Seeded randomness for faults, so a failing campaign can be replayed. */
   randomSeed?: number;
+  // ---- additions of the sandbox (optional, so the contract above is unchanged) ----
+  /** Delays between webhook delivery attempts, ms; default [500, 2000, 10000] (4 attempts in all). */
+  webhookRetryDelaysMs?: number[];
+  /** Time allowed for one webhook delivery attempt, ms; default 5000. */
+  webhookTimeoutMs?: number;
+  /** Called once per answered request (the CLI prints a line per request with it). */
+  onRequest?: (entry: RequestLogEntry) => void;
+}
+
+/** One attempt to deliver one webhook event (additions of the sandbox). */
+export interface WebhookDeliveryAttempt {
+  deliveryId: string;
+  eventType: string;
+  businessId: string;
+  url: string;
+  attempt: number;
+  /** Receiver's HTTP status; 0 when the attempt failed without an answer (see `error`). */
+  status: number;
+  error?: string;
+  at: number;
 }
 
 export interface RequestLogEntry {
@@ -49,8 +71,10 @@ export interface RequestLogEntry {
   /** The x-api-key as sent ('' when missing). */
   apiKey: string;
   method: string;
+  /** The path without the query string. */
   path: string;
   route: RouteName;
+  /** The status answered; 0 when the connection was dropped with no answer (fault dropAfterCreate). */
   status: number;
 }
 
@@ -60,6 +84,22 @@ export interface RunningSandbox {
   /** The keys the seed accepts, with their business. */
   keys: { key: string; businessId: string; businessName: string }[];
   requestLog(): RequestLogEntry[];
+  /** Replaces the fault configuration: fields not given mean "no fault" (setFaults({}) clears). */
   setFaults(faults: Partial<FaultConfig>): void;
   close(): Promise<void>;
+}
+
+/**
+ * What startSandbox actually returns: RunningSandbox plus a few additions. Kept as a separate
+ * interface so anything written against RunningSandbox (test doubles included) stays valid.
+ */
+export interface LocalSandbox extends RunningSandbox {
+  /** The seed of the fault PRNG (the option, or a random one): pass it back to replay a campaign. */
+  randomSeed: number;
+  /** The fault configuration in force. */
+  faults(): FaultConfig;
+  /** Every webhook delivery attempt so far, oldest first. */
+  deliveries(): WebhookDeliveryAttempt[];
+  /** Moves the sandbox's clock forward (upload expiry, monthly quota, timestamps). */
+  advanceClock(ms: number): void;
 }

@@ -1,0 +1,204 @@
+// Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
+// method costs (§1.9) and what a payout of an amount converts to. All arithmetic is decimal.
+import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
+import { ALWAYS_REQUIRED, METHOD_RULES, fieldType, indicativeFee, methodsForCorridor, type BeneficiaryField } from '../spec/methods.ts';
+import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote } from '../spec/schemas.ts';
+import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
+import { apiError, validationError, type ApiError } from './errors.ts';
+import type { PairRec, Store } from './store.ts';
+
+export type Corridor =
+  | { kind: 'same' }
+  | { kind: 'direct'; pair: PairRec }
+  | { kind: 'reverse'; pair: PairRec }
+  | { kind: 'disabled'; pair: PairRec }
+  | { kind: 'none' };
+
+/**
+ * Readings (spec §1.7 and §2 Currency pair say a pair has a base, a quote and a rate and must be
+ * enabled; the rest is not shown):
+ * - a same-currency corridor needs no pair and converts at rate 1;
+ * - a pair A/B serves both directions: A→B at its rate, B→A at 1/rate;
+ * - when both A/B and B/A exist, the pair in the direction of travel wins if it is enabled.
+ */
+export function corridorOf(store: Store, businessId: string, source: string, destination: string): Corridor {
+  if (source === destination) return { kind: 'same' };
+  const pairs = store.pairsOf(businessId);
+  const direct = pairs.find((p) => p.baseCurrency === source && p.quoteCurrency === destination);
+  const reverse = pairs.find((p) => p.baseCurrency === destination && p.quoteCurrency === source);
+  if (direct?.enabled) return { kind: 'direct', pair: direct };
+  if (reverse?.enabled) return { kind: 'reverse', pair: reverse };
+  const known = direct ?? reverse;
+  return known ? { kind: 'disabled', pair: known } : { kind: 'none' };
+}
+
+export type UsableCorridor = Extract<Corridor, { kind: 'same' | 'direct' | 'reverse' }>;
+export const isUsable = (c: Corridor): c is UsableCorridor => c.kind === 'same' || c.kind === 'direct' || c.kind === 'reverse';
+
+/** The rate reported to the client: the pair's rate, or 1/rate to 12 significant digits in reverse. */
+export function reportedRate(c: UsableCorridor): Dec {
+  if (c.kind === 'same') return new Dec(1);
+  if (c.kind === 'direct') return c.pair.rate;
+  return new Dec(1).div(c.pair.rate).toSignificantDigits(12);
+}
+
+/**
+ * What `amount` of the source currency becomes in the destination currency, rounded half-up to
+ * the destination's minor units. In reverse the amount is divided by the pair's rate (exact), not
+ * multiplied by the rounded 1/rate, so a client that recomputes from GET pairs gets the same cents.
+ */
+export function convert(c: UsableCorridor, amount: Dec, destinationCurrency: string): Dec {
+  const raw = c.kind === 'same' ? amount : c.kind === 'direct' ? amount.times(c.pair.rate) : amount.div(c.pair.rate);
+  return roundTo(raw, destinationCurrency);
+}
+
+export function corridorNotEnabled(source: string, destination: string): ApiError {
+  return apiError(400, 'CORRIDOR_NOT_ENABLED', `The currency pair ${source}/${destination} is not enabled for this business`);
+}
+
+/**
+ * Spec §8: "minimum or maximum payout amounts: not shown". Readings: an amount has at most the
+ * currency's minor-unit decimals, and at most 1,000,000,000 units (so every figure stays within
+ * the 15 significant digits a JSON number carries exactly).
+ */
+export const MAX_AMOUNT = new Dec('1000000000');
+export function amountProblem(amount: Dec, currency: string): string | undefined {
+  const places = minorUnits(currency);
+  if (places === undefined) return `${currency} is not an ISO 4217 currency code`;
+  if (amount.decimalPlaces() > places) return `${currency} amounts have at most ${places} decimals`;
+  if (amount.greaterThan(MAX_AMOUNT)) return `at most ${MAX_AMOUNT.toFixed()} per payout`;
+  return undefined;
+}
+
+export interface PricingRequest {
+  sourceAmount: number;
+  sourceCurrency: string;
+  destinationCurrency: string;
+  destinationCountryCode: string;
+  method: string;
+}
+
+export interface Pricing {
+  method: PayoutMethod;
+  sourceAmount: Dec;
+  destinationAmount: Dec;
+  exchangeRate: Dec;
+  fee: Dec;
+  total: Dec;
+}
+
+/**
+ * The checks quote and initiate share, in the order the sandbox applies them: amount and currency
+ * shape, method name, prohibited destination, corridor enabled, method available on the corridor.
+ */
+export function price(store: Store, businessId: string, r: PricingRequest): Pricing | ApiError {
+  const sourceAmount = new Dec(String(r.sourceAmount));
+  const problems = [
+    { field: 'sourceAmount', message: amountProblem(sourceAmount, r.sourceCurrency) },
+    { field: 'destinationCurrency', message: minorUnits(r.destinationCurrency) === undefined ? `${r.destinationCurrency} is not an ISO 4217 currency code` : undefined },
+  ].filter((p): p is { field: string; message: string } => p.message !== undefined);
+  if (problems.length) return validationError(problems);
+  const method = canonicalMethod(r.method);
+  if (!method) {
+    return validationError([{ field: 'method', message: `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_RULES).join(', ')}` }]);
+  }
+  const prohibited = prohibitedDestination(store, r.destinationCountryCode);
+  if (prohibited) return prohibited;
+  const corridor = corridorOf(store, businessId, r.sourceCurrency, r.destinationCurrency);
+  if (!isUsable(corridor)) return corridorNotEnabled(r.sourceCurrency, r.destinationCurrency);
+  const available = methodsForCorridor(r.sourceCurrency, r.destinationCurrency, r.destinationCountryCode);
+  if (!available.includes(method)) {
+    // "Complete list of error codes for initiate: not shown": a method the corridor does not
+    // offer is a validation failure of the field `method`.
+    return validationError([{
+      field: 'method',
+      message: `${method} is not available from ${r.sourceCurrency} to ${r.destinationCurrency} in ${r.destinationCountryCode}` +
+        (available.length ? `; available: ${available.join(', ')}` : '; no method serves this corridor'),
+    }]);
+  }
+  const fee = roundTo(indicativeFee(method, sourceAmount), r.sourceCurrency);
+  return {
+    method,
+    sourceAmount,
+    destinationAmount: convert(corridor, sourceAmount, r.destinationCurrency),
+    exchangeRate: reportedRate(corridor),
+    fee,
+    total: sourceAmount.plus(fee),
+  };
+}
+
+/**
+ * Spec §2 Country: isProhibited "true means blocked for payouts". The refusal's code is not shown:
+ * the sandbox answers 400 PROHIBITED_DESTINATION. A country absent from the reference data is not
+ * refused (the listing is reference data, not a whitelist).
+ */
+export function prohibitedDestination(store: Store, countryCode: string): ApiError | undefined {
+  const c = store.country(countryCode);
+  return c?.isProhibited
+    ? apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`)
+    : undefined;
+}
+
+/** Spec §4.1 response. */
+export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrency: string): Quote {
+  return {
+    sourceAmount: toApi(p.sourceAmount),
+    sourceCurrency,
+    destinationAmount: toApi(p.destinationAmount),
+    destinationCurrency,
+    totalDeductible: toApi(p.total),
+    exchangeRate: toApi(p.exchangeRate),
+    method: p.method,
+    fee: { amount: toApi(p.fee), currency: sourceCurrency },
+  };
+}
+
+// ---------------------------------------------------------------- methods route (§2, §4.11)
+
+/** A hint of the format a field takes; the spec names one example (email_or_phone). */
+const VALIDATION_HINTS: Partial<Record<string, string>> = {
+  email: 'email', phoneNumber: 'phone', iban: 'iban', swiftCode: 'bic', intermediarySwift: 'bic',
+  routingNumber: 'aba_routing_number', sortCode: 'sort_code', accountType: 'checking_or_savings',
+  accountCurrency: 'iso_4217', beneficiaryCountry: 'iso_3166_alpha3', countryCode: 'iso_3166_alpha3',
+};
+
+function descriptor(name: string, required: boolean): FieldDescriptor {
+  const hint = VALIDATION_HINTS[name];
+  return { name, type: fieldType(name as BeneficiaryField), required, ...(hint ? { validation: hint } : {}) };
+}
+
+/**
+ * One item of the methods route. Readings: fee {currency: the source currency, amount: the flat
+ * fee, or the first band's amount with `bands` for SWIFT}; settlement is the spec's text;
+ * requiredFields lists accountName and accountCurrency, the method's fields, then one group whose
+ * `oneOf` holds the alternatives (named like the MISSING_REQUIRED_FIELDS entry, e.g.
+ * "openId | wechatUserId"); optionalFields adds countryCode (derived when omitted) and the
+ * top-level remitterAddress, optional for every method (spec §2 Payment method).
+ */
+export function methodView(method: PayoutMethod, sourceCurrency: string): PaymentMethod {
+  const rule = METHOD_RULES[method];
+  const required: (FieldDescriptor | FieldGroup)[] = [...ALWAYS_REQUIRED, ...rule.required].map((f) => descriptor(f, true));
+  if (rule.oneOf) {
+    required.push({
+      name: rule.oneOf.map((g) => g.join('+')).join(' | '),
+      required: true,
+      oneOf: rule.oneOf.map((g) => g.map((f) => descriptor(f, true))),
+    });
+  }
+  const fee =
+    rule.fee.kind === 'flat'
+      ? { currency: sourceCurrency, amount: toApi(new Dec(rule.fee.amount)) }
+      : {
+          currency: sourceCurrency,
+          amount: toApi(new Dec(rule.fee.bands[0]?.amount ?? 0)),
+          bands: rule.fee.bands.map((b) => ({ below: b.below === null ? null : toApi(new Dec(b.below)), amount: toApi(new Dec(b.amount)) })),
+        };
+  return {
+    code: method,
+    name: rule.name,
+    settlement: rule.settlement,
+    fee,
+    requiredFields: required,
+    optionalFields: [...rule.optional, 'countryCode', 'remitterAddress'].map((f) => descriptor(f, false)),
+  };
+}

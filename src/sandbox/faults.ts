@@ -1,0 +1,104 @@
+// Fault injection (contract.ts FaultConfig): latency, 5xx before any effect, 5xx or a dropped
+// connection after a payout or swap was created, and spurious 429s, each optionally limited to
+// chosen routes. Decisions come from a seeded PRNG so a failing campaign replays with the same
+// seed and the same request order.
+import { z } from 'zod';
+import type { FaultConfig, RouteName } from './contract.ts';
+
+const probability = z.number().min(0).max(1);
+const ROUTE_NAMES = [
+  'quote', 'initiate', 'getPayout', 'listPayouts', 'patchDocuments', 'uploadUrl', 'swap', 'listSwaps', 'getSwap', 'pairs',
+  'togglePair', 'methods', 'wallets', 'registerWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook',
+  'countries', 'transactions', 'storagePut', 'storageGet', 'control', 'unknown',
+] as const satisfies readonly RouteName[];
+
+export const FaultConfigSchema = z.strictObject({
+  latencyMs: z
+    .tuple([z.number().int().min(0), z.number().int().min(0)])
+    .refine(([a, b]) => a <= b, 'latencyMs is [min, max] with min <= max')
+    .default([0, 0]),
+  errorBeforeEffect: probability.default(0),
+  errorAfterCreate: probability.default(0),
+  dropAfterCreate: probability.default(0),
+  spurious429: probability.default(0),
+  routes: z.array(z.enum(ROUTE_NAMES)).optional(),
+});
+
+/** Routes the faults reach when `routes` is not given: every route of the spec, not storage or control. */
+const NOT_SPEC: RouteName[] = ['storagePut', 'storageGet', 'control', 'unknown'];
+
+/** mulberry32: small, fast and good enough to pick faults; the same seed gives the same sequence. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface FaultDecision {
+  latencyMs: number;
+  spurious429: boolean;
+  /** 500, 502 or 503 before the route does anything; null for none. */
+  errorBeforeEffect: number | null;
+  /** What happens to a creating route's answer once it created: nothing, a 5xx, or a drop. */
+  afterCreate: { kind: 'none' } | { kind: 'error'; status: number } | { kind: 'drop' };
+}
+
+const NO_FAULT: FaultDecision = { latencyMs: 0, spurious429: false, errorBeforeEffect: null, afterCreate: { kind: 'none' } };
+const FIVE_XX = [500, 502, 503] as const;
+
+export class Faults {
+  private config: FaultConfig;
+  private readonly random: () => number;
+
+  constructor(
+    initial: Partial<FaultConfig> | undefined,
+    readonly seed: number,
+  ) {
+    this.config = Faults.parse(initial ?? {});
+    this.random = mulberry32(seed);
+  }
+
+  /** Validates a fault config; throws a TypeError naming the field. */
+  static parse(input: unknown): FaultConfig {
+    const r = FaultConfigSchema.safeParse(input);
+    if (!r.success) throw new TypeError(`faults: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`);
+    return r.data as FaultConfig;
+  }
+
+  /**
+   * Reading: setting faults replaces the whole configuration (like PUT): fields not given go back
+   * to "no fault", so `setFaults({})` clears every fault.
+   */
+  set(input: Partial<FaultConfig>): void {
+    this.config = Faults.parse(input);
+  }
+
+  get(): FaultConfig {
+    return structuredClone(this.config);
+  }
+
+  /** Draws the fault decision for one request; five draws per targeted request, in arrival order. */
+  decide(route: RouteName): FaultDecision {
+    const c = this.config;
+    const targeted = c.routes ? c.routes.includes(route) : !NOT_SPEC.includes(route);
+    if (!targeted) return NO_FAULT;
+    const [u1, u2, u3, u4, u5] = [this.random(), this.random(), this.random(), this.random(), this.random()];
+    const [min, max] = c.latencyMs;
+    const status = FIVE_XX[Math.floor(u4 * FIVE_XX.length)] ?? 500;
+    const creating = route === 'initiate' || route === 'swap';
+    let afterCreate: FaultDecision['afterCreate'] = { kind: 'none' };
+    if (creating && u5 < c.dropAfterCreate) afterCreate = { kind: 'drop' };
+    else if (creating && u5 < c.dropAfterCreate + c.errorAfterCreate) afterCreate = { kind: 'error', status };
+    return {
+      latencyMs: min + Math.floor(u1 * (max - min + 1)),
+      spurious429: u2 < c.spurious429,
+      errorBeforeEffect: u3 < c.errorBeforeEffect ? status : null,
+      afterCreate,
+    };
+  }
+}

@@ -1,0 +1,92 @@
+// startSandbox: a faithful, stateful local simulator of the payout service
+// (../../../shared/payout-service-spec.md), listening on 127.0.0.1 only.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomInt } from 'node:crypto';
+import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
+import { DEFAULT_SERVICE_HEADERS } from '../spec/http.ts';
+import { Clock } from './clock.ts';
+import type { FaultConfig, LocalSandbox, RequestLogEntry, SandboxOptions } from './contract.ts';
+import type { Sandbox } from './context.ts';
+import { Faults } from './faults.ts';
+import { IdempotencyStore } from './idempotency.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { Limits } from './limits.ts';
+import { Router } from './router.ts';
+import { ROUTES } from './routes/index.ts';
+import { defaultSeed, parseSeed } from './seed.ts';
+import { requestHandler } from './server.ts';
+import { Storage } from './storage.ts';
+import { Store } from './store.ts';
+import { Webhooks } from './webhooks.ts';
+
+export type * from './contract.ts';
+export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed, DEFAULT_SEED_FILE } from './seed.ts';
+export type { Seed, SeedInput } from './seed.ts';
+
+/**
+ * Starts a sandbox. Throws (before listening) on an invalid seed (SeedError) or fault
+ * configuration (TypeError), and when the port is taken (the listen error, code EADDRINUSE).
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<LocalSandbox> {
+  const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
+  const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
+  const faults = new Faults(options.faults, randomSeed);
+  const clock = new Clock();
+  const store = new Store(seed, clock);
+  let base = '';
+  const log: RequestLogEntry[] = [];
+  const webhooks = new Webhooks(clock, {
+    headers: options.serviceHeaders ?? DEFAULT_SERVICE_HEADERS,
+    ...(options.webhookRetryDelaysMs ? { retryDelaysMs: options.webhookRetryDelaysMs } : {}),
+    ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
+  });
+  store.onEvent((e) => webhooks.publish(e));
+  const sb: Sandbox = {
+    clock,
+    store,
+    limits: new Limits({
+      rateLimitPerSecond: options.rateLimitPerSecond === undefined ? RATE_LIMIT_PER_SECOND : options.rateLimitPerSecond,
+      monthlyQuota: options.monthlyQuota === undefined ? MONTHLY_QUOTA : options.monthlyQuota,
+    }),
+    idempotency: new IdempotencyStore(),
+    storage: new Storage(() => base, clock),
+    lifecycle: new Lifecycle(store, options.autoAdvance ?? false),
+    webhooks,
+    faults,
+    baseUrl: () => base,
+    requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
+  };
+
+  const server: Server = createServer(
+    requestHandler({ sb, router: new Router(ROUTES), propagatingKeys: new Set(options.propagatingKeys ?? []), log, ...(options.onRequest ? { onRequest: options.onRequest } : {}) }),
+  );
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: base,
+    keys: [...store.businesses.values()].flatMap((b) => b.keys.map((key) => ({ key, businessId: b.id, businessName: b.name }))),
+    requestLog: sb.requestLog,
+    setFaults: (f: Partial<FaultConfig>) => faults.set(f),
+    faults: () => faults.get(),
+    randomSeed,
+    deliveries: () => webhooks.deliveries(),
+    advanceClock: (ms: number) => clock.advance(ms),
+    close: () =>
+      (closed ??= new Promise<void>((resolve) => {
+        sb.lifecycle.close();
+        webhooks.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}

@@ -1,0 +1,161 @@
+// Spec §3: how payouts and swaps change status, and what happens with each change: the
+// payout.status.changed event, the refund on FAILED and REJECTED, the swap reversal, and the
+// optional timed PENDING -> PROCESSING -> SUCCESSFUL.
+import { canTransition, type PayoutStatus, type SwapStatus } from '../spec/codes.ts';
+import type { InformationRequest } from '../spec/schemas.ts';
+import { apiError, type ApiError } from './errors.ts';
+import type { PayoutRec, Store, SwapRec } from './store.ts';
+
+export interface StatusChange {
+  reason?: string;
+  informationRequests?: InformationRequest[];
+  changedBy?: string;
+}
+
+/**
+ * Reading: a request for information with no requests given asks for one FILE, the invoice
+ * (spec §1.10: most payouts need one).
+ */
+const DEFAULT_INFORMATION_REQUESTS: InformationRequest[] = [
+  { title: 'Supporting document', description: 'Attach the invoice for this payout (PDF, JPEG or PNG).', type: 'FILE', section: 'Documents' },
+];
+
+export interface AutoAdvance {
+  toProcessingMs: number;
+  toSuccessfulMs: number;
+}
+
+export class Lifecycle {
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly autoAdvance: AutoAdvance | false,
+  ) {}
+
+  /**
+   * Moves a payout along the state table (codes.ts PAYOUT_TRANSITIONS). Readings where the spec
+   * is silent: any non-final status may go to FAILED or REJECTED; both refund the full debit
+   * (amount plus fee) to the source wallet in one CREDIT transaction referencing the payoutRef;
+   * statusDetail ADDITIONAL_INFO_UNDER_REVIEW is set on ADDITIONAL_INFO_REQUIRED -> PENDING and
+   * cleared by the next change; informationRequests exist only while ADDITIONAL_INFO_REQUIRED.
+   */
+  changePayout(p: PayoutRec, to: PayoutStatus, change: StatusChange = {}): PayoutRec | ApiError {
+    if (!canTransition(p.status, to)) {
+      return apiError(409, 'INVALID_TRANSITION', `A payout cannot move from ${p.status} to ${to}`);
+    }
+    const from = p.status;
+    const oldDetail = p.statusDetail;
+    p.status = to;
+    p.statusDetail = from === 'ADDITIONAL_INFO_REQUIRED' && to === 'PENDING' ? 'ADDITIONAL_INFO_UNDER_REVIEW' : undefined;
+    if (to === 'ADDITIONAL_INFO_REQUIRED') {
+      p.informationRequests = change.informationRequests?.length ? change.informationRequests : DEFAULT_INFORMATION_REQUESTS;
+    } else {
+      delete p.informationRequests;
+    }
+    if (!p.statusDetail) delete p.statusDetail;
+    p.updatedAt = this.store.clock.iso();
+    this.store.publish({
+      eventType: 'payout.status.changed',
+      businessId: p.businessId,
+      data: {
+        payoutId: p.id,
+        businessId: p.businessId,
+        oldStatus: from,
+        newStatus: to,
+        ...(p.statusDetail ? { newStatusDetail: p.statusDetail } : {}),
+        ...(oldDetail ? { oldStatusDetail: oldDetail } : {}),
+        ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
+        changedAt: p.updatedAt,
+        ...(change.reason ? { reason: change.reason } : {}),
+        ...(change.changedBy ? { changedBy: change.changedBy } : {}),
+      },
+    });
+    if (to === 'FAILED' || to === 'REJECTED') this.refund(p, to);
+    this.scheduleNext(p);
+    return p;
+  }
+
+  private refund(p: PayoutRec, status: PayoutStatus): void {
+    const wallet = this.store.walletIn(p.businessId, p.sourceCurrency);
+    if (!wallet) return;
+    this.store.move(wallet, p.sourceAmount.plus(p.fee), p.payoutRef, `Refund of payout ${p.payoutRef} (${status})`, {
+      kind: 'payout_refund', payoutId: p.id, status,
+    });
+  }
+
+  /**
+   * Spec §3 swaps: PROCESSING -> SUCCESSFUL (operations confirm) or REJECTED (operations
+   * reverse). Reading: a reversal puts both wallets back (destination debited, source credited),
+   * and is refused when the destination wallet no longer holds the credited amount.
+   */
+  changeSwap(s: SwapRec, to: SwapStatus, change: StatusChange = {}): SwapRec | ApiError {
+    if (s.status !== 'PROCESSING' || to === 'PROCESSING') {
+      return apiError(409, 'INVALID_TRANSITION', `A swap cannot move from ${s.status} to ${to}`);
+    }
+    if (to === 'REJECTED') {
+      const source = this.store.wallets.get(s.sourceWalletId);
+      const destination = this.store.wallets.get(s.destinationWalletId);
+      if (!source || !destination) return apiError(409, 'INVALID_TRANSITION', 'The swap wallets no longer exist');
+      if (destination.balance.lessThan(s.destinationAmount)) {
+        return apiError(409, 'INSUFFICIENT_FUNDS', `The ${destination.currency} wallet no longer holds the swapped amount; the swap cannot be reversed`);
+      }
+      this.store.move(destination, s.destinationAmount.negated(), s.payoutRef, `Reversal of swap ${s.payoutRef}`, { kind: 'swap_reversal', swapId: s.id });
+      this.store.move(source, s.sourceAmount, s.payoutRef, `Reversal of swap ${s.payoutRef}`, { kind: 'swap_reversal', swapId: s.id });
+    }
+    const from = s.status;
+    s.status = to;
+    s.updatedAt = this.store.clock.iso();
+    this.publishSwap(s, from, change);
+    return s;
+  }
+
+  /**
+   * Spec §6: a swap's creation emits payout.status.changed with newStatus PROCESSING. The event
+   * needs an oldStatus and the spec does not show one; reading: PENDING, as if the swap was
+   * created pending and moved to PROCESSING at once.
+   */
+  publishSwap(s: SwapRec, from: PayoutStatus, change: StatusChange = {}): void {
+    this.store.publish({
+      eventType: 'payout.status.changed',
+      businessId: s.businessId,
+      data: {
+        payoutId: s.id,
+        businessId: s.businessId,
+        oldStatus: from,
+        newStatus: s.status,
+        changedAt: s.updatedAt,
+        ...(change.reason ? { reason: change.reason } : {}),
+        ...(change.changedBy ? { changedBy: change.changedBy } : {}),
+      },
+    });
+    this.scheduleSwap(s);
+  }
+
+  /** The timed walk, when autoAdvance is on: only from the status it was scheduled for. */
+  scheduleNext(p: PayoutRec): void {
+    if (!this.autoAdvance) return;
+    const { toProcessingMs, toSuccessfulMs } = this.autoAdvance;
+    if (p.status === 'PENDING') this.later(toProcessingMs, () => p.status === 'PENDING' && this.changePayout(p, 'PROCESSING', { reason: 'Approved and processing', changedBy: 'sandbox-auto-advance' }));
+    if (p.status === 'PROCESSING') this.later(toSuccessfulMs, () => p.status === 'PROCESSING' && this.changePayout(p, 'SUCCESSFUL', { reason: 'Funds sent', changedBy: 'sandbox-auto-advance' }));
+  }
+
+  private scheduleSwap(s: SwapRec): void {
+    if (!this.autoAdvance || s.status !== 'PROCESSING') return;
+    this.later(this.autoAdvance.toSuccessfulMs, () => s.status === 'PROCESSING' && this.changeSwap(s, 'SUCCESSFUL', { reason: 'Swap confirmed', changedBy: 'sandbox-auto-advance' }));
+  }
+
+  private later(ms: number, run: () => unknown): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      run();
+    }, ms);
+    t.unref();
+    this.timers.add(t);
+  }
+
+  close(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,71 @@
+// Spec §8: 5 requests per second and 10,000 per month, per API key; over either, 429 "retry with
+// backoff". Readings (not shown in the spec):
+// - "per second" is a rolling 1000 ms window: a request arriving at t is accepted when fewer than
+//   N accepted requests arrived in (t - 1000 ms, t];
+// - the month is the calendar month in UTC;
+// - a request answered 429 by the limits does not count, in the window or in the quota; every
+//   other answer counts (4xx and 5xx included), as a gateway counts what it passed on;
+// - requests refused 401/403 have no valid key and count nowhere;
+// - Retry-After is in whole seconds: until the oldest request leaves the window (at least 1), or
+//   until the first instant of the next month for the quota.
+export interface LimitSettings {
+  rateLimitPerSecond: number | null;
+  monthlyQuota: number | null;
+}
+
+export type LimitVerdict = { limit: 'rate' | 'quota'; retryAfterSeconds: number } | null;
+
+const monthOf = (at: number): string => {
+  const d = new Date(at);
+  return `${d.getUTCFullYear()}-${d.getUTCMonth()}`;
+};
+const nextMonthStart = (at: number): number => {
+  const d = new Date(at);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+};
+
+export class Limits {
+  private readonly windows = new Map<string, number[]>();
+  private readonly months = new Map<string, { month: string; count: number }>();
+
+  constructor(readonly settings: LimitSettings) {}
+
+  check(key: string, at: number): LimitVerdict {
+    const { rateLimitPerSecond: perSecond, monthlyQuota: quota } = this.settings;
+    if (quota !== null) {
+      const m = this.months.get(key);
+      const used = m && m.month === monthOf(at) ? m.count : 0;
+      if (used >= quota) return { limit: 'quota', retryAfterSeconds: Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)) };
+    }
+    if (perSecond !== null) {
+      const w = this.prune(key, at);
+      if (w.length >= perSecond) {
+        const oldest = w[w.length - perSecond] ?? at;
+        return { limit: 'rate', retryAfterSeconds: Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)) };
+      }
+    }
+    return null;
+  }
+
+  /** Counts one request of this key, in the window and in the month. */
+  record(key: string, at: number): void {
+    this.prune(key, at).push(at);
+    const month = monthOf(at);
+    const m = this.months.get(key);
+    if (m && m.month === month) m.count++;
+    else this.months.set(key, { month, count: 1 });
+  }
+
+  /** Requests counted this month for a key (for the request log and tests). */
+  usedThisMonth(key: string, at: number): number {
+    const m = this.months.get(key);
+    return m && m.month === monthOf(at) ? m.count : 0;
+  }
+
+  private prune(key: string, at: number): number[] {
+    let w = this.windows.get(key);
+    if (!w) this.windows.set(key, (w = []));
+    while (w.length && (w[0] ?? 0) <= at - 1000) w.shift();
+    return w;
+  }
+}

@@ -1,0 +1,96 @@
+// The sandbox's own control routes under /_sandbox: they stand in for the service's operations
+// staff and dashboard (status changes, top-ups, rates) and expose the sandbox's state to tests.
+// No x-api-key, not rate limited, logged with route 'control'.
+import { z } from 'zod';
+import { PayoutStatus, SwapStatus } from '../../spec/codes.ts';
+import { InformationRequest } from '../../spec/schemas.ts';
+import { Dec, toApi } from '../../money.ts';
+import type { Handler } from '../context.ts';
+import { apiError, isApiError, notFound, ok, parseWith } from '../errors.ts';
+import { Faults } from '../faults.ts';
+import { amountProblem } from '../corridors.ts';
+import { pairView, payoutView, swapView, walletView } from '../views.ts';
+
+const decimalInput = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/)]).transform((v) => new Dec(String(v)));
+
+const PayoutStatusBody = z.object({
+  status: PayoutStatus,
+  reason: z.string().optional(),
+  informationRequests: z.array(InformationRequest).optional(),
+  changedBy: z.string().optional(),
+});
+
+/** POST /_sandbox/payouts/{id}/status: one move of the state table; 409 INVALID_TRANSITION otherwise. */
+export const setPayoutStatus: Handler = (sb, req) => {
+  const body = parseWith(PayoutStatusBody, req.body);
+  if (isApiError(body)) return body;
+  const p = sb.store.payouts.get(req.params.id ?? '');
+  if (!p) return notFound('PAYOUT_NOT_FOUND', 'Payout');
+  const r = sb.lifecycle.changePayout(p, body.status, { changedBy: 'sandbox-control', ...body });
+  return isApiError(r) ? r : ok(payoutView(r));
+};
+
+const SwapStatusBody = z.object({ status: SwapStatus, reason: z.string().optional(), changedBy: z.string().optional() });
+
+/** POST /_sandbox/swaps/{id}/status: SUCCESSFUL (confirm) or REJECTED (reverse). */
+export const setSwapStatus: Handler = (sb, req) => {
+  const body = parseWith(SwapStatusBody, req.body);
+  if (isApiError(body)) return body;
+  const s = sb.store.swaps.get(req.params.id ?? '');
+  if (!s) return notFound('SWAP_NOT_FOUND', 'Swap');
+  const r = sb.lifecycle.changeSwap(s, body.status, { changedBy: 'sandbox-control', ...body });
+  return isApiError(r) ? r : ok(swapView(r));
+};
+
+const CreditBody = z.object({ amount: decimalInput, narration: z.string().optional(), reference: z.string().optional() });
+
+/** POST /_sandbox/wallets/{walletId}/credit: a top-up "outside this API" (spec §1.3), with its CREDIT and wallet.credited. */
+export const creditWallet: Handler = (sb, req) => {
+  const body = parseWith(CreditBody, req.body);
+  if (isApiError(body)) return body;
+  const w = sb.store.wallets.get(req.params.walletId ?? '');
+  if (!w) return notFound('NOT_FOUND', 'Wallet');
+  const problem = body.amount.lessThanOrEqualTo(0) ? 'must be above 0' : amountProblem(body.amount, w.currency);
+  if (problem) return apiError(400, 'VALIDATION_ERROR', `amount ${problem}`, [{ field: 'amount', message: problem }]);
+  const tx = sb.store.move(w, body.amount, body.reference ?? '', body.narration ?? 'Wallet top-up', { kind: 'top_up' });
+  return ok({ wallet: walletView(w), transactionId: tx.id, balanceAfter: toApi(tx.balanceAfter) });
+};
+
+const RateBody = z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), 'a rate above 0') });
+
+/** PUT /_sandbox/pairs/{currencyPairId}/rate: moves the live rate (spec §1.11: rates are not locked). */
+export const setRate: Handler = (sb, req) => {
+  const body = parseWith(RateBody, req.body);
+  if (isApiError(body)) return body;
+  const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
+  if (!pair) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
+  pair.rate = body.rate.toSignificantDigits(12);
+  return ok(pairView(pair));
+};
+
+export const getFaults: Handler = (sb) => ok(sb.faults.get());
+
+/** PUT /_sandbox/faults: replaces the fault configuration (fields not given: no fault). */
+export const putFaults: Handler = (sb, req) => {
+  try {
+    Faults.parse(req.body ?? {});
+  } catch (err) {
+    return apiError(400, 'VALIDATION_ERROR', (err as Error).message);
+  }
+  sb.faults.set((req.body ?? {}) as Parameters<Faults['set']>[0]);
+  return ok(sb.faults.get());
+};
+
+export const getRequests: Handler = (sb) => ok({ data: sb.requestLog() });
+
+export const getDeliveries: Handler = (sb) => ok({ data: sb.webhooks.deliveries() });
+
+const AdvanceBody = z.object({ ms: z.number().int().min(0) });
+
+/** POST /_sandbox/clock/advance {ms}: moves the sandbox clock forward (upload expiry, quota month). */
+export const advanceClock: Handler = (sb, req) => {
+  const body = parseWith(AdvanceBody, req.body);
+  if (isApiError(body)) return body;
+  sb.clock.advance(body.ms);
+  return ok({ now: sb.clock.iso() });
+};

@@ -1,0 +1,24 @@
+// Spec §4.6: the upload URL, and the sandbox's object storage that receives the PUT.
+import { UploadUrlRequest } from '../../spec/schemas.ts';
+import { API_KEY_HEADER } from '../../spec/http.ts';
+import { header, type Handler } from '../context.ts';
+import { isApiError, ok, parseWith, validationError } from '../errors.ts';
+import { filenameProblem } from '../storage.ts';
+
+/** Reading: answers 200 (the spec names no status; nothing is created at the service yet). */
+export const uploadUrl: Handler = (sb, req) => {
+  const body = parseWith(UploadUrlRequest, req.body);
+  if (isApiError(body)) return body;
+  const problem = filenameProblem(body.filename, body.contentType);
+  if (problem) return validationError([{ field: 'filename', message: problem }]);
+  return ok(sb.storage.issue(req.business.id, body.filename, body.contentType));
+};
+
+export const storagePut: Handler = (sb, req) =>
+  sb.storage.put(req.params.token ?? '', header(req.headers, 'content-type'), req.rawBody, req.bodySize);
+
+export const storageGet: Handler = (sb, req) => {
+  const key = header(req.headers, API_KEY_HEADER);
+  const business = key ? sb.store.businessByKey.get(key) : undefined;
+  return sb.storage.get(req.params.token ?? '', business?.id);
+};

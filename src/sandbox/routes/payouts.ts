@@ -1,0 +1,175 @@
+// Spec §4.1-4.5: quote, initiate, get payout, list payouts, PATCH documents.
+import { z } from 'zod';
+import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
+import { missingBeneficiaryFields } from '../../spec/methods.ts';
+import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest } from '../../spec/schemas.ts';
+import { IDEMPOTENCY_KEY_HEADER } from '../../spec/http.ts';
+import { newId, newRef } from '../ids.ts';
+import { price, prohibitedDestination, quoteView } from '../corridors.ts';
+import { header, type Handler } from '../context.ts';
+import { apiError, isApiError, notFound, ok, parseWith, validationError, type FieldError } from '../errors.ts';
+import type { PayoutRec } from '../store.ts';
+import { newestFirst, paginate, payoutListItem, payoutView } from '../views.ts';
+
+/** Spec §4.1: read-only; 200 with the quote. */
+export const quote: Handler = (sb, req) => {
+  const body = parseWith(QuoteRequest, req.body);
+  if (isApiError(body)) return body;
+  const pricing = price(sb.store, req.business.id, body);
+  if (isApiError(pricing)) return pricing;
+  return ok(quoteView(pricing, body.sourceCurrency, body.destinationCurrency));
+};
+
+/**
+ * The initiate body with the beneficiary taken as any object first: its completeness is checked
+ * against the method (MISSING_REQUIRED_FIELDS) before the types of its fields (VALIDATION_ERROR).
+ */
+const InitiateShape = InitiateRequest.extend({ beneficiary: z.record(z.string(), z.unknown()) });
+
+const missingIdempotencyKey = () => apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
+const idempotencyConflict = () => apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+
+/**
+ * Spec §4.2. Reading: 201 with the full payout (NestJS's default for a POST that creates, like
+ * swap); a replay answers 201 with the payout as it is now, plus the header Idempotent-Replayed.
+ */
+export const initiate: Handler = (sb, req) => {
+  const key = header(req.headers, IDEMPOTENCY_KEY_HEADER);
+  if (!key) return missingIdempotencyKey();
+  const business = req.business;
+  const seen = sb.idempotency.check(business.id, key, 'initiate', req.body);
+  if (seen.kind === 'conflict') return idempotencyConflict();
+  if (seen.kind === 'replay') {
+    const original = sb.store.payouts.get(seen.recordId)!;
+    return { status: 201, body: payoutView(original), headers: { 'idempotent-replayed': 'true' } };
+  }
+
+  const body = parseWith(InitiateShape, req.body);
+  if (isApiError(body)) return body;
+  const pricing = price(sb.store, business.id, body);
+  if (isApiError(pricing)) return pricing;
+
+  // Spec §4.2 rule 5 and the per-method table.
+  const missing = missingBeneficiaryFields(pricing.method, body.beneficiary);
+  if (missing.length) {
+    return apiError(
+      400, 'MISSING_REQUIRED_FIELDS',
+      `The beneficiary lacks fields required by ${pricing.method}: ${missing.join(', ')}`,
+      missing.map((f) => ({ field: `beneficiary.${f}`, message: `required by ${pricing.method}` })),
+    );
+  }
+  const beneficiary = parseWith(Beneficiary, body.beneficiary, 'beneficiary');
+  if (isApiError(beneficiary)) return beneficiary;
+  // Reading: the beneficiary's account is in the currency it receives.
+  if (beneficiary.accountCurrency !== body.destinationCurrency) {
+    return validationError([{ field: 'beneficiary.accountCurrency', message: `must be the destinationCurrency ${body.destinationCurrency}` }]);
+  }
+  // Spec §2 Beneficiary: countryCode, when given, is the beneficiary's country; it may not be prohibited either.
+  const countryCode = typeof beneficiary.countryCode === 'string' ? beneficiary.countryCode : body.destinationCountryCode;
+  const prohibited = prohibitedDestination(sb.store, countryCode);
+  if (prohibited) return prohibited;
+
+  const documents: PayoutRec['documents'] = [];
+  if (body.supportingDocument) {
+    const file = sb.storage.resolve(body.supportingDocument, business.id);
+    if (typeof file === 'string') return validationError([{ field: 'supportingDocument', message: `${body.supportingDocument} ${file}` }]);
+    documents.push({ id: newId(), url: body.supportingDocument, uploadedAt: file.uploaded!.at });
+  }
+
+  // Spec §4.2 rule 4. Reading: a business without a wallet in the source currency has a balance of 0.
+  const wallet = sb.store.walletIn(business.id, body.sourceCurrency);
+  if (!wallet || wallet.balance.lessThan(pricing.total)) {
+    return apiError(
+      400, 'INSUFFICIENT_FUNDS',
+      `The ${body.sourceCurrency} wallet holds ${wallet ? wallet.balance.toFixed() : '0'}; this payout needs ${pricing.total.toFixed()} (amount plus fee)`,
+    );
+  }
+
+  const now = sb.clock.iso();
+  const p: PayoutRec = {
+    id: newId(),
+    payoutRef: newRef('PO', now),
+    businessId: business.id,
+    sourceAmount: pricing.sourceAmount,
+    sourceCurrency: body.sourceCurrency,
+    destinationAmount: pricing.destinationAmount,
+    destinationCurrency: body.destinationCurrency,
+    destinationCountryCode: body.destinationCountryCode,
+    method: pricing.method,
+    fee: pricing.fee,
+    exchangeRate: pricing.exchangeRate,
+    status: 'PENDING',
+    beneficiary: { ...beneficiary, countryCode },
+    narration: body.narration,
+    ...(body.remitterAddress ? { remitterAddress: body.remitterAddress } : {}),
+    documents,
+    createdAt: now,
+    updatedAt: now,
+    seq: sb.store.nextSeq(),
+  };
+  sb.store.payouts.set(p.id, p);
+  // Spec §3: debited by amount plus fees; one DEBIT transaction for the total, referencing the payoutRef.
+  sb.store.move(wallet, pricing.total.negated(), p.payoutRef, body.narration, {
+    kind: 'payout', payoutId: p.id, sourceAmount: pricing.sourceAmount.toFixed(), fee: pricing.fee.toFixed(),
+  });
+  sb.idempotency.remember(business.id, key, 'initiate', req.body, p.id);
+  sb.lifecycle.scheduleNext(p);
+  return { status: 201, body: payoutView(p), created: true };
+};
+
+/** A payout of this business, or 404 PAYOUT_NOT_FOUND (unknown, another business's, or a swap). */
+export function payoutOf(sb: Parameters<Handler>[0], businessId: string, id: string | undefined): PayoutRec | ReturnType<typeof notFound> {
+  const p = id ? sb.store.payouts.get(id) : undefined;
+  return p && p.businessId === businessId ? p : notFound('PAYOUT_NOT_FOUND', 'Payout');
+}
+
+export const getPayout: Handler = (sb, req) => {
+  const p = payoutOf(sb, req.business.id, req.params.id);
+  return isApiError(p) ? p : ok(payoutView(p));
+};
+
+/** Spec §4.4: swaps excluded. */
+export const listPayouts: Handler = (sb, req) => {
+  const mine = newestFirst([...sb.store.payouts.values()].filter((p) => p.businessId === req.business.id));
+  const page = paginate(mine, req.query, payoutListItem);
+  return isApiError(page) ? page : ok(page);
+};
+
+/**
+ * Spec §4.5. Order of checks: body shape (VALIDATION_ERROR), payout (404), status
+ * (INVALID_PAYOUT_STATUS), each URL issued to this business and uploaded (VALIDATION_ERROR), the
+ * total after dropping duplicates (MAX_DOCUMENTS_EXCEEDED). Answers 200.
+ *
+ * Reading: documents attached to an ADDITIONAL_INFO_REQUIRED payout whose information requests
+ * are all FILE answer those requests: the payout moves to PENDING with statusDetail
+ * ADDITIONAL_INFO_UNDER_REVIEW (spec §3) and the event is sent.
+ */
+export const patchDocuments: Handler = (sb, req) => {
+  const body = parseWith(DocumentsPatchRequest, req.body);
+  if (isApiError(body)) return body;
+  const p = payoutOf(sb, req.business.id, req.params.id);
+  if (isApiError(p)) return p;
+  if (isFinalStatus(p.status)) {
+    return apiError(400, 'INVALID_PAYOUT_STATUS', `Documents cannot be added to a ${p.status} payout; only while PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING`);
+  }
+  const problems: FieldError[] = [];
+  const fresh: { url: string; uploadedAt: string }[] = [];
+  body.documents.forEach((url, i) => {
+    const file = sb.storage.resolve(url, req.business.id);
+    if (typeof file === 'string') problems.push({ field: `documents.${i}`, message: `${url} ${file}` });
+    else if (!p.documents.some((d) => d.url === url) && !fresh.some((d) => d.url === url)) fresh.push({ url, uploadedAt: file.uploaded!.at });
+  });
+  if (problems.length) return validationError(problems);
+  if (p.documents.length + fresh.length > MAX_DOCUMENTS_PER_PAYOUT) {
+    return apiError(
+      400, 'MAX_DOCUMENTS_EXCEEDED',
+      `A payout holds at most ${MAX_DOCUMENTS_PER_PAYOUT} documents; it has ${p.documents.length} and ${fresh.length} new would make ${p.documents.length + fresh.length}`,
+    );
+  }
+  for (const d of fresh) p.documents.push({ id: newId(), url: d.url, uploadedAt: d.uploadedAt });
+  if (fresh.length) p.updatedAt = sb.clock.iso();
+  if (fresh.length && p.status === 'ADDITIONAL_INFO_REQUIRED' && (p.informationRequests ?? []).every((r) => r.type === 'FILE')) {
+    sb.lifecycle.changePayout(p, 'PENDING', { reason: 'Additional information submitted', changedBy: 'business' });
+  }
+  return ok({ payoutId: p.id, totalDocuments: p.documents.length, documents: p.documents.map((d) => ({ ...d })) });
+};

@@ -1,0 +1,109 @@
+// Spec §4.7 and §4.8: swaps between two wallets of the business, and their listing.
+import { IDEMPOTENCY_KEY_HEADER } from '../../spec/http.ts';
+import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../spec/codes.ts';
+import { SwapRequest } from '../../spec/schemas.ts';
+import { Dec } from '../../money.ts';
+import { amountProblem, convert, corridorNotEnabled, corridorOf, isUsable, reportedRate } from '../corridors.ts';
+import { header, type Handler } from '../context.ts';
+import { ApiError, apiError, isApiError, notFound, ok, parseWith, validationError } from '../errors.ts';
+import { newId, newRef } from '../ids.ts';
+import type { SwapRec } from '../store.ts';
+import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '../views.ts';
+
+/**
+ * Spec §4.7. Order of checks (the spec lists the errors, not their order): Idempotency-Key,
+ * idempotent replay or conflict, body shape (businessId refused), SWAP_WALLETS_MUST_DIFFER,
+ * SOURCE_WALLET_NOT_FOUND, DESTINATION_WALLET_NOT_FOUND, INVALID_SOURCE_CURRENCY,
+ * INVALID_DESTINATION_CURRENCY, the pair (UNSUPPORTED_CURRENCY_PAIR when the service knows no
+ * pair of the two currencies in either direction; CORRIDOR_NOT_ENABLED when it knows one that
+ * the business has not enabled), 'Invalid payout amount', INSUFFICIENT_FUNDS.
+ *
+ * Readings: amountToBeSent "must match the current rate": it must equal swapAmount converted at
+ * the live rate and rounded half-up to the minor units of currencyToBeSent (reverse direction:
+ * swapAmount / rate), to the cent. The mismatch answer has no code: {statusCode 400, message
+ * 'Invalid payout amount', error 'Bad Request'} (NestJS's reason phrase, not a code).
+ */
+export const swap: Handler = (sb, req) => {
+  const key = header(req.headers, IDEMPOTENCY_KEY_HEADER);
+  if (!key) return apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
+  const business = req.business;
+  const seen = sb.idempotency.check(business.id, key, 'swap', req.body);
+  if (seen.kind === 'conflict') return apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+  if (seen.kind === 'replay') {
+    return { status: 201, body: swapCreatedView(sb.store.swaps.get(seen.recordId)!), headers: { 'idempotent-replayed': 'true' } };
+  }
+
+  const body = parseWith(SwapRequest, req.body);
+  if (isApiError(body)) return body;
+  if (body.sourceWalletId === body.destinationWalletId) {
+    return apiError(400, 'SWAP_WALLETS_MUST_DIFFER', 'sourceWalletId and destinationWalletId must be different wallets');
+  }
+  const source = sb.store.wallets.get(body.sourceWalletId);
+  if (!source || source.businessId !== business.id) return notFound('SOURCE_WALLET_NOT_FOUND', 'Source wallet');
+  const destination = sb.store.wallets.get(body.destinationWalletId);
+  if (!destination || destination.businessId !== business.id) return notFound('DESTINATION_WALLET_NOT_FOUND', 'Destination wallet');
+  if (source.currency !== body.swapCurrency) {
+    return apiError(400, 'INVALID_SOURCE_CURRENCY', `The source wallet holds ${source.currency}, not swapCurrency ${body.swapCurrency}`);
+  }
+  if (destination.currency !== body.currencyToBeSent) {
+    return apiError(400, 'INVALID_DESTINATION_CURRENCY', `The destination wallet holds ${destination.currency}, not currencyToBeSent ${body.currencyToBeSent}`);
+  }
+  const corridor = corridorOf(sb.store, business.id, body.swapCurrency, body.currencyToBeSent);
+  if (corridor.kind === 'none' || corridor.kind === 'same') {
+    return apiError(400, 'UNSUPPORTED_CURRENCY_PAIR', `${body.swapCurrency}/${body.currencyToBeSent} is not an active currency pair`);
+  }
+  if (!isUsable(corridor)) return corridorNotEnabled(body.swapCurrency, body.currencyToBeSent);
+
+  const swapAmount = new Dec(String(body.swapAmount));
+  const amountToBeSent = new Dec(String(body.amountToBeSent));
+  const shape = [
+    { field: 'swapAmount', message: amountProblem(swapAmount, body.swapCurrency) },
+    { field: 'amountToBeSent', message: amountProblem(amountToBeSent, body.currencyToBeSent) },
+  ].filter((p): p is { field: string; message: string } => p.message !== undefined);
+  if (shape.length) return validationError(shape);
+  const expected = convert(corridor, swapAmount, body.currencyToBeSent);
+  if (!expected.equals(amountToBeSent)) {
+    return new ApiError(400, { statusCode: 400, message: INVALID_PAYOUT_AMOUNT_MESSAGE, error: 'Bad Request' });
+  }
+  if (source.balance.lessThan(swapAmount)) {
+    return apiError(400, 'INSUFFICIENT_FUNDS', `The ${source.currency} wallet holds ${source.balance.toFixed()}; the swap needs ${swapAmount.toFixed()}`);
+  }
+
+  const now = sb.clock.iso();
+  const s: SwapRec = {
+    id: newId(),
+    payoutRef: body.reference ?? newRef('SW', now),
+    businessId: business.id,
+    sourceWalletId: source.walletId,
+    destinationWalletId: destination.walletId,
+    sourceAmount: swapAmount,
+    sourceCurrency: source.currency,
+    destinationAmount: amountToBeSent,
+    destinationCurrency: destination.currency,
+    exchangeRate: reportedRate(corridor),
+    status: 'PROCESSING',
+    createdAt: now,
+    updatedAt: now,
+    seq: sb.store.nextSeq(),
+  };
+  sb.store.swaps.set(s.id, s);
+  // Spec §3: wallets updated at once; events payout.status.changed, wallet.debited, wallet.credited.
+  sb.lifecycle.publishSwap(s, 'PENDING');
+  const narration = `Swap ${s.payoutRef}: ${source.currency} to ${destination.currency}`;
+  sb.store.move(source, swapAmount.negated(), s.payoutRef, narration, { kind: 'swap', swapId: s.id });
+  sb.store.move(destination, amountToBeSent, s.payoutRef, narration, { kind: 'swap', swapId: s.id });
+  sb.idempotency.remember(business.id, key, 'swap', req.body, s.id);
+  return { status: 201, body: swapCreatedView(s), created: true };
+};
+
+export const listSwaps: Handler = (sb, req) => {
+  const mine = newestFirst([...sb.store.swaps.values()].filter((s) => s.businessId === req.business.id));
+  const page = paginate(mine, req.query, swapListItem);
+  return isApiError(page) ? page : ok(page);
+};
+
+/** Spec §4.8: 404 SWAP_NOT_FOUND for an unknown id, another business's swap, or a payout's id. */
+export const getSwap: Handler = (sb, req) => {
+  const s = sb.store.swaps.get(req.params.id ?? '');
+  return s && s.businessId === req.business.id ? ok(swapView(s)) : notFound('SWAP_NOT_FOUND', 'Swap');
+};

@@ -1,0 +1,155 @@
+// The seed: businesses with their keys, wallets and currency pairs, and the countries reference
+// data (spec §2 Country). Validated with zod so a bad seed file is refused with the field named.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { Dec, isCurrencyCode, minorUnits } from '../money.ts';
+
+const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'a decimal string such as "1500.25" (no sign, no exponent)');
+const currencyCode = z.string().refine(isCurrencyCode, 'an ISO 4217 currency code such as "USD"');
+const countryCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 3166-1 alpha-3 code such as "NGA"');
+const time = z.string().regex(/^\d{2}:\d{2}:\d{2}$/, 'a time of day HH:MM:SS');
+
+export const SeedWallet = z.strictObject({
+  walletId: z.uuid().optional(),
+  currency: currencyCode,
+  /** Opening balance, in the wallet's currency. */
+  balance: decimalString,
+});
+
+export const SeedPair = z.strictObject({
+  currencyPairId: z.uuid().optional(),
+  baseCurrency: currencyCode,
+  quoteCurrency: currencyCode,
+  /** Units of quoteCurrency for one unit of baseCurrency. */
+  rate: decimalString.refine((r) => new Dec(r).greaterThan(0), 'a rate above 0'),
+  enabled: z.boolean().default(true),
+});
+
+export const SeedBusiness = z
+  .strictObject({
+    id: z.uuid().optional(),
+    name: z.string().min(1),
+    keys: z.array(z.string().min(8, 'an API key of at least 8 characters')).min(1),
+    wallets: z.array(SeedWallet).default([]),
+    pairs: z.array(SeedPair).default([]),
+  })
+  .superRefine((b, ctx) => {
+    const seen = new Set<string>();
+    b.wallets.forEach((w, i) => {
+      if (seen.has(w.currency)) ctx.addIssue({ code: 'custom', path: ['wallets', i, 'currency'], message: `a second ${w.currency} wallet (one wallet per currency)` });
+      seen.add(w.currency);
+      const places = minorUnits(w.currency) ?? 2;
+      if (new Dec(w.balance).decimalPlaces() > places) {
+        ctx.addIssue({ code: 'custom', path: ['wallets', i, 'balance'], message: `${w.currency} amounts have at most ${places} decimals` });
+      }
+    });
+    const pairs = new Set<string>();
+    b.pairs.forEach((p, i) => {
+      if (p.baseCurrency === p.quoteCurrency) ctx.addIssue({ code: 'custom', path: ['pairs', i, 'quoteCurrency'], message: 'must differ from baseCurrency' });
+      const k = `${p.baseCurrency}/${p.quoteCurrency}`;
+      if (pairs.has(k)) ctx.addIssue({ code: 'custom', path: ['pairs', i], message: `pair ${k} listed twice` });
+      pairs.add(k);
+    });
+  });
+
+/** Spec §2 Country, with the descriptive figures optional in the seed. */
+export const SeedCountry = z.strictObject({
+  id: z.union([z.string(), z.number()]).optional(),
+  name: z.string().min(1),
+  code: countryCode,
+  currencyCode,
+  score: z.number().nullable().default(null),
+  payoutCurrencies: z.array(z.object({ code: currencyCode, name: z.string() })).optional(),
+  tradingStartTime: time,
+  tradingEndTime: time,
+  timeZone: z.number(),
+  cpi: z.number().nullable().default(null),
+  gdpPerCapitaInUsd: z.number().nullable().default(null),
+  globalRating: z.string().nullable().default(null),
+  isProhibited: z.boolean().default(false),
+  henleyPassportIndex: z.number().nullable().default(null),
+  createdAt: z.string().default('2024-01-01T00:00:00.000Z'),
+  updatedAt: z.string().default('2024-01-01T00:00:00.000Z'),
+  deletedAt: z.string().nullable().default(null),
+});
+
+export const Seed = z
+  .strictObject({
+    businesses: z.array(SeedBusiness).min(1, 'at least one business'),
+    countries: z.array(SeedCountry).default([]),
+  })
+  .superRefine((s, ctx) => {
+    const keys = new Map<string, number>();
+    s.businesses.forEach((b, i) =>
+      b.keys.forEach((k, j) => {
+        if (keys.has(k)) ctx.addIssue({ code: 'custom', path: ['businesses', i, 'keys', j], message: `key already used by businesses[${keys.get(k)}]` });
+        keys.set(k, i);
+      }),
+    );
+    const codes = new Set<string>();
+    s.countries.forEach((c, i) => {
+      if (codes.has(c.code)) ctx.addIssue({ code: 'custom', path: ['countries', i, 'code'], message: `country ${c.code} listed twice` });
+      codes.add(c.code);
+    });
+  });
+export type Seed = z.infer<typeof Seed>;
+export type SeedInput = z.input<typeof Seed>;
+
+export interface SeedIssue {
+  path: string;
+  message: string;
+}
+
+/** A seed that does not fit the shape: every issue names its field. */
+export class SeedError extends Error {
+  constructor(
+    readonly issues: SeedIssue[],
+    readonly source = 'seed',
+  ) {
+    super(`${source}: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}`);
+    this.name = 'SeedError';
+  }
+}
+
+export function parseSeed(raw: unknown, source = 'seed'): Seed {
+  const r = Seed.safeParse(raw);
+  if (r.success) return r.data;
+  throw new SeedError(
+    r.error.issues.map((i) => ({
+      path: i.path.map((p, n) => (typeof p === 'number' ? `[${p}]` : `${n ? '.' : ''}${String(p)}`)).join(''),
+      message: i.message,
+    })),
+    source,
+  );
+}
+
+/** Reads and validates a seed file; SeedError names the file and the field. */
+export function readSeedFile(path: string): Seed {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new SeedError([{ path: '', message: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` }], path);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new SeedError([{ path: '', message: `is not valid JSON (${(err as Error).message})` }], path);
+  }
+  return parseSeed(raw, path);
+}
+
+export const DEFAULT_SEED_FILE = new URL('./default-seed.json', import.meta.url);
+
+/** The shipped seed: "Acme Trading Ltd" and "Globex Ltd" (README "The sandbox"). */
+export function defaultSeed(): Seed {
+  return parseSeed(JSON.parse(readFileSync(DEFAULT_SEED_FILE, 'utf8')), 'default-seed.json');
+}
+
+/** The default seed's keys, for tests and demos. */
+export const DEFAULT_KEYS = {
+  acmePrimary: 'sk_sandbox_acme_primary',
+  acmeSecondary: 'sk_sandbox_acme_secondary',
+  globex: 'sk_sandbox_globex',
+} as const;

@@ -1,0 +1,126 @@
+// Spec §4.6 and §8: presigned uploads. upload-url hands out a PUT address on the sandbox's own
+// object-storage path; the PUT carries no API key (it is object storage, not the API) and is
+// neither rate limited nor counted in the quota.
+//
+// Readings:
+// - local addresses are http://127.0.0.1:PORT/... : there is no TLS on loopback, so documentUrls
+//   are http where the spec says HTTPS; the sandbox's checks accept exactly the URLs it issued;
+// - the uploadUrl is /_storage/uploads/{token}, valid 15 minutes from issue; a PUT after that is
+//   403 {error: 'RequestExpired'}; a PUT may be repeated before expiry (it overwrites, like S3);
+// - the PUT must carry the Content-Type that was requested (it is part of the signature in object
+//   stores): another one is 403 {error: 'SignatureDoesNotMatch'}; a body over 10 MB is
+//   413 {error: 'EntityTooLarge'}; an empty body is 400 {error: 'EmptyBody'}; success is 200;
+// - the documentUrl is /_storage/documents/{token}/{filename}; it becomes usable on initiate and
+//   PATCH once its file was uploaded, and only for the business that asked for the upload URL;
+// - a filename with an extension must use one that fits the content type (.pdf; .jpg/.jpeg; .png).
+import { DOCUMENT_CONTENT_TYPES, MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
+import type { UploadUrl } from '../spec/schemas.ts';
+import type { Clock } from './clock.ts';
+import { ApiError, apiError, type Reply } from './errors.ts';
+import { newToken } from './ids.ts';
+
+export const UPLOAD_PATH = '/_storage/uploads/';
+export const DOCUMENT_PATH = '/_storage/documents/';
+
+export interface StoredFile {
+  uploadToken: string;
+  documentToken: string;
+  businessId: string;
+  filename: string;
+  contentType: DocumentContentType;
+  expiresAt: number;
+  documentUrl: string;
+  uploaded?: { bytes: Buffer; at: string };
+}
+
+const EXTENSIONS: Record<DocumentContentType, string[]> = {
+  'application/pdf': ['pdf'],
+  'image/jpeg': ['jpg', 'jpeg'],
+  'image/png': ['png'],
+};
+
+/** Why a filename does not fit the content type, or undefined when it does. */
+export function filenameProblem(filename: string, contentType: DocumentContentType): string | undefined {
+  const dot = filename.lastIndexOf('.');
+  if (dot <= 0 || dot === filename.length - 1) return undefined;
+  const ext = filename.slice(dot + 1).toLowerCase();
+  return EXTENSIONS[contentType].includes(ext)
+    ? undefined
+    : `a ${contentType} file must be named .${EXTENSIONS[contentType].join(' or .')}, not .${ext}`;
+}
+
+const storageError = (status: number, error: string, message: string): ApiError => apiError(status, error, message);
+
+export class Storage {
+  private readonly byUpload = new Map<string, StoredFile>();
+  private readonly byDocument = new Map<string, StoredFile>();
+
+  constructor(
+    private readonly baseUrl: () => string,
+    private readonly clock: Clock,
+  ) {}
+
+  issue(businessId: string, filename: string, contentType: DocumentContentType): UploadUrl {
+    const f: StoredFile = {
+      uploadToken: newToken(),
+      documentToken: newToken(),
+      businessId,
+      filename,
+      contentType,
+      expiresAt: this.clock.now() + UPLOAD_URL_TTL_MS,
+      documentUrl: '',
+    };
+    f.documentUrl = `${this.baseUrl()}${DOCUMENT_PATH}${f.documentToken}/${encodeURIComponent(filename)}`;
+    this.byUpload.set(f.uploadToken, f);
+    this.byDocument.set(f.documentToken, f);
+    const expires = new Date(f.expiresAt).toISOString();
+    return {
+      uploadUrl: `${this.baseUrl()}${UPLOAD_PATH}${f.uploadToken}?X-Expires=${encodeURIComponent(expires)}`,
+      documentUrl: f.documentUrl,
+      headers: { 'Content-Type': contentType },
+    };
+  }
+
+  /** The PUT of a presigned upload. `size` counts every byte sent, even past the limit. */
+  put(uploadToken: string, contentTypeHeader: string | undefined, body: Buffer, size: number): Reply {
+    const f = this.byUpload.get(uploadToken);
+    if (!f) return storageError(404, 'NoSuchUpload', 'The upload URL is not known');
+    if (this.clock.now() > f.expiresAt) return storageError(403, 'RequestExpired', 'The upload URL has expired (valid 15 minutes)');
+    const mediaType = (contentTypeHeader ?? '').split(';')[0]!.trim().toLowerCase();
+    if (mediaType !== f.contentType) {
+      return storageError(403, 'SignatureDoesNotMatch', `Content-Type must be ${f.contentType}, as requested for this upload URL (got ${mediaType || 'none'})`);
+    }
+    if (size > MAX_DOCUMENT_BYTES) return storageError(413, 'EntityTooLarge', `A document is at most ${MAX_DOCUMENT_BYTES} bytes (10 MB); got ${size}`);
+    if (size === 0) return storageError(400, 'EmptyBody', 'The upload has no content');
+    f.uploaded = { bytes: body, at: this.clock.iso() };
+    return { status: 200, body: { ok: true, size } };
+  }
+
+  /** The owner's GET of an uploaded document (a convenience of the sandbox: the dashboard's view). */
+  get(documentToken: string, businessId: string | undefined): Reply {
+    const f = this.byDocument.get(documentToken);
+    if (!f || !f.uploaded || f.businessId !== businessId) return storageError(404, 'NoSuchKey', 'No such document');
+    return { status: 200, body: f.uploaded.bytes, headers: { 'content-type': f.contentType } };
+  }
+
+  /**
+   * The uploaded file behind a documentUrl, if it was issued by this sandbox, uploaded, and asked
+   * for by this business; otherwise why not.
+   */
+  resolve(documentUrl: string, businessId: string): StoredFile | string {
+    let u: URL;
+    try {
+      u = new URL(documentUrl);
+    } catch {
+      return 'is not a URL';
+    }
+    const base = new URL(this.baseUrl());
+    const token = u.pathname.startsWith(DOCUMENT_PATH) ? u.pathname.slice(DOCUMENT_PATH.length).split('/')[0] : undefined;
+    const f = u.host === base.host && token ? this.byDocument.get(token) : undefined;
+    if (!f || f.businessId !== businessId) return 'is not a documentUrl issued by the upload-url route to this business';
+    if (!f.uploaded) return 'has no uploaded file yet: PUT the file to its uploadUrl first';
+    return f;
+  }
+}
+
+export const isDocumentContentType = (v: string): v is DocumentContentType => (DOCUMENT_CONTENT_TYPES as readonly string[]).includes(v);

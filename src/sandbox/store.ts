@@ -1,0 +1,212 @@
+// The sandbox's state: businesses and their keys, wallets, currency pairs, payouts, swaps and the
+// wallet ledger. Everything lives in memory for the life of one sandbox. Every change of a wallet
+// balance goes through `move`, which writes the wallet transaction (spec §2 Wallet transaction)
+// and publishes the wallet event (spec §6), so no balance can change without a trace.
+import type { Country, InformationRequest, SupportingDocument } from '../spec/schemas.ts';
+import type { PayoutMethod, PayoutStatus, StatusDetail, SwapStatus } from '../spec/codes.ts';
+import { Dec, toApi } from '../money.ts';
+import type { Clock } from './clock.ts';
+import { newId, stableId } from './ids.ts';
+import type { Seed } from './seed.ts';
+
+export interface Business {
+  id: string;
+  name: string;
+  keys: string[];
+}
+
+export interface WalletRec {
+  walletId: string;
+  businessId: string;
+  currency: string;
+  balance: Dec;
+}
+
+export interface PairRec {
+  currencyPairId: string;
+  businessId: string;
+  baseCurrency: string;
+  quoteCurrency: string;
+  /** Units of quoteCurrency for one baseCurrency. */
+  rate: Dec;
+  enabled: boolean;
+}
+
+export interface PayoutRec {
+  id: string;
+  payoutRef: string;
+  businessId: string;
+  sourceAmount: Dec;
+  sourceCurrency: string;
+  destinationAmount: Dec;
+  destinationCurrency: string;
+  destinationCountryCode: string;
+  method: PayoutMethod;
+  fee: Dec;
+  exchangeRate: Dec;
+  status: PayoutStatus;
+  statusDetail?: StatusDetail;
+  informationRequests?: InformationRequest[];
+  beneficiary: Record<string, unknown>;
+  narration: string;
+  remitterAddress?: string;
+  documents: SupportingDocument[];
+  createdAt: string;
+  updatedAt: string;
+  /** Creation order, for stable newest-first listings. */
+  seq: number;
+}
+
+export interface SwapRec {
+  id: string;
+  payoutRef: string;
+  businessId: string;
+  sourceWalletId: string;
+  destinationWalletId: string;
+  sourceAmount: Dec;
+  sourceCurrency: string;
+  destinationAmount: Dec;
+  destinationCurrency: string;
+  exchangeRate: Dec;
+  status: SwapStatus;
+  createdAt: string;
+  updatedAt: string;
+  seq: number;
+}
+
+export interface TransactionRec {
+  id: string;
+  businessId: string;
+  walletId: string;
+  currency: string;
+  type: 'DEBIT' | 'CREDIT';
+  /** Signed: negative for debits (spec §2 Wallet transaction). */
+  amount: Dec;
+  balanceBefore: Dec;
+  balanceAfter: Dec;
+  reference: string;
+  narration: string;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  seq: number;
+}
+
+/** What the store tells the webhook deliverer; the envelope is added there (spec §6). */
+export type StoreEvent =
+  | { eventType: 'payout.status.changed'; businessId: string; data: Record<string, unknown> }
+  | { eventType: 'wallet.debited' | 'wallet.credited'; businessId: string; data: Record<string, unknown> };
+
+export class Store {
+  readonly businesses = new Map<string, Business>();
+  readonly businessByKey = new Map<string, Business>();
+  readonly wallets = new Map<string, WalletRec>();
+  readonly pairs = new Map<string, PairRec>();
+  readonly payouts = new Map<string, PayoutRec>();
+  readonly swaps = new Map<string, SwapRec>();
+  readonly transactions: TransactionRec[] = [];
+  readonly countries: Country[];
+  private seq = 0;
+  private listeners: ((e: StoreEvent) => void)[] = [];
+
+  constructor(
+    seed: Seed,
+    readonly clock: Clock,
+  ) {
+    for (const b of seed.businesses) {
+      const business: Business = { id: b.id ?? stableId(`business:${b.name}`), name: b.name, keys: [...b.keys] };
+      this.businesses.set(business.id, business);
+      for (const k of b.keys) this.businessByKey.set(k, business);
+      for (const w of b.wallets) {
+        const walletId = w.walletId ?? stableId(`wallet:${business.id}:${w.currency}`);
+        this.wallets.set(walletId, { walletId, businessId: business.id, currency: w.currency, balance: new Dec(w.balance) });
+      }
+      for (const p of b.pairs) {
+        const currencyPairId = p.currencyPairId ?? stableId(`pair:${business.id}:${p.baseCurrency}/${p.quoteCurrency}`);
+        this.pairs.set(currencyPairId, {
+          currencyPairId, businessId: business.id, baseCurrency: p.baseCurrency, quoteCurrency: p.quoteCurrency,
+          rate: new Dec(p.rate), enabled: p.enabled,
+        });
+      }
+    }
+    this.countries = seed.countries.map((c, i) => ({
+      ...c,
+      id: c.id ?? i + 1,
+      payoutCurrencies: c.payoutCurrencies ?? [{ code: c.currencyCode, name: c.currencyCode }],
+    }));
+  }
+
+  nextSeq(): number {
+    return ++this.seq;
+  }
+
+  onEvent(listener: (e: StoreEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  publish(e: StoreEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+
+  walletsOf(businessId: string): WalletRec[] {
+    return [...this.wallets.values()].filter((w) => w.businessId === businessId);
+  }
+
+  walletIn(businessId: string, currency: string): WalletRec | undefined {
+    return this.walletsOf(businessId).find((w) => w.currency === currency);
+  }
+
+  pairsOf(businessId: string): PairRec[] {
+    return [...this.pairs.values()].filter((p) => p.businessId === businessId);
+  }
+
+  country(code: string): Country | undefined {
+    return this.countries.find((c) => c.code === code);
+  }
+
+  /**
+   * Moves money in or out of a wallet: a signed amount, negative for a debit. Writes the wallet
+   * transaction and publishes wallet.debited / wallet.credited (spec §6). The caller has checked
+   * the balance; this never refuses.
+   */
+  move(wallet: WalletRec, signed: Dec, reference: string, narration: string, metadata: Record<string, unknown>): TransactionRec {
+    const before = wallet.balance;
+    wallet.balance = before.plus(signed);
+    const tx: TransactionRec = {
+      id: newId(),
+      businessId: wallet.businessId,
+      walletId: wallet.walletId,
+      currency: wallet.currency,
+      type: signed.isNegative() ? 'DEBIT' : 'CREDIT',
+      amount: signed,
+      balanceBefore: before,
+      balanceAfter: wallet.balance,
+      reference,
+      narration,
+      metadata,
+      createdAt: this.clock.iso(),
+      seq: this.nextSeq(),
+    };
+    this.transactions.push(tx);
+    const debit = tx.type === 'DEBIT';
+    this.publish({
+      eventType: debit ? 'wallet.debited' : 'wallet.credited',
+      businessId: wallet.businessId,
+      // Spec §6: amount always positive; transactionType cr/dr. balance and totalBalance are
+      // "not shown": our reading is both the wallet balance after the movement (the sandbox
+      // holds no funds on hold, so available and total balance are the same).
+      data: {
+        businessId: wallet.businessId,
+        amount: toApi(signed.abs()),
+        currency: wallet.currency,
+        transactionId: tx.id,
+        createdAt: tx.createdAt,
+        transactionType: debit ? 'dr' : 'cr',
+        reference,
+        narration,
+        balance: toApi(wallet.balance),
+        totalBalance: toApi(wallet.balance),
+      },
+    });
+    return tx;
+  }
+}

@@ -1,0 +1,122 @@
+// Records as the spec's response shapes (§2, §4). Amounts leave as JSON numbers via toApi, which
+// refuses any value a double could not carry exactly.
+import { toApi } from '../money.ts';
+import { z } from 'zod';
+import type { CurrencyPair, Payout, PayoutListItem, Swap, SwapCreated, SwapListItem, Wallet, WalletTransaction } from '../spec/schemas.ts';
+import { isApiError, parseWith, type ApiError } from './errors.ts';
+import type { PairRec, PayoutRec, SwapRec, TransactionRec, WalletRec } from './store.ts';
+
+/** Spec §2 Payout. Reading: initiate answers with this same full shape. */
+export function payoutView(p: PayoutRec): Payout {
+  return {
+    id: p.id,
+    payoutRef: p.payoutRef,
+    sourceAmount: toApi(p.sourceAmount),
+    sourceCurrency: p.sourceCurrency,
+    destinationAmount: toApi(p.destinationAmount),
+    destinationCurrency: p.destinationCurrency,
+    status: p.status,
+    ...(p.statusDetail ? { statusDetail: p.statusDetail } : {}),
+    ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
+    method: p.method,
+    transactionFees: toApi(p.fee),
+    exchangeRate: toApi(p.exchangeRate),
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+    supportingDocuments: p.documents.map((d) => ({ ...d })),
+  };
+}
+
+/** Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt". */
+export function payoutListItem(p: PayoutRec): PayoutListItem {
+  return {
+    id: p.id, payoutRef: p.payoutRef, status: p.status, method: p.method,
+    sourceAmount: toApi(p.sourceAmount), sourceCurrency: p.sourceCurrency,
+    destinationAmount: toApi(p.destinationAmount), destinationCurrency: p.destinationCurrency,
+    exchangeRate: toApi(p.exchangeRate), transactionFees: toApi(p.fee), createdAt: p.createdAt,
+  };
+}
+
+export function swapListItem(s: SwapRec): SwapListItem {
+  return {
+    id: s.id, payoutRef: s.payoutRef, status: s.status, method: 'SWAP',
+    sourceAmount: toApi(s.sourceAmount), sourceCurrency: s.sourceCurrency,
+    destinationAmount: toApi(s.destinationAmount), destinationCurrency: s.destinationCurrency,
+    exchangeRate: toApi(s.exchangeRate), transactionFees: 0, createdAt: s.createdAt,
+  };
+}
+
+/** Spec §2 Swap "fields on create". */
+export function swapCreatedView(s: SwapRec): SwapCreated {
+  return {
+    id: s.id, payoutRef: s.payoutRef, businessId: s.businessId,
+    sourceWalletId: s.sourceWalletId, destinationWalletId: s.destinationWalletId,
+    sourceAmount: toApi(s.sourceAmount), sourceCurrency: s.sourceCurrency,
+    destinationAmount: toApi(s.destinationAmount), destinationCurrency: s.destinationCurrency,
+    exchangeRate: toApi(s.exchangeRate), transactionFees: 0, status: s.status, method: 'SWAP', createdAt: s.createdAt,
+  };
+}
+
+/** Spec §2 Swap retrieval: list fields plus updatedAt and an empty supportingDocuments. */
+export function swapView(s: SwapRec): Swap {
+  return { ...swapListItem(s), updatedAt: s.updatedAt, supportingDocuments: [] };
+}
+
+export function pairView(p: PairRec): CurrencyPair {
+  return { currencyPairId: p.currencyPairId, baseCurrency: p.baseCurrency, quoteCurrency: p.quoteCurrency, rate: toApi(p.rate), enabled: p.enabled };
+}
+
+export function walletView(w: WalletRec): Wallet {
+  return { walletId: w.walletId, currency: w.currency, balance: toApi(w.balance) };
+}
+
+/** Spec §2 Wallet transaction; the fields beyond those named are the schema's reading. */
+export function transactionView(t: TransactionRec): WalletTransaction {
+  return {
+    id: t.id,
+    type: t.type,
+    amount: toApi(t.amount),
+    currency: t.currency,
+    wallet: { walletId: t.walletId, currency: t.currency },
+    balanceBefore: toApi(t.balanceBefore),
+    balanceAfter: toApi(t.balanceAfter),
+    reference: t.reference,
+    metadata: { narration: t.narration, ...t.metadata },
+    createdAt: t.createdAt,
+  };
+}
+
+export interface Page<T> {
+  data: T[];
+  meta: { total: number; page: number; limit: number; size: number };
+}
+
+/**
+ * Spec §4.4: page from 1 (default 1), limit default 20, maximum 100; meta {total, page, limit,
+ * size}, size being the number of items on this page. Readings: a limit above 100 or a page
+ * below 1 is 400 VALIDATION_ERROR (not clamped); items are newest first.
+ */
+export function paginate<T, V>(
+  items: T[],
+  query: URLSearchParams,
+  view: (t: T) => V,
+  defaults: { limit: number; max: number } = { limit: 20, max: 100 },
+): Page<V> | ApiError {
+  const raw: Record<string, string> = {};
+  for (const k of ['page', 'limit']) {
+    const v = query.get(k);
+    if (v !== null) raw[k] = v;
+  }
+  const schema = z.object({
+    page: z.coerce.number().int().min(1).default(1),
+    limit: z.coerce.number().int().min(1).max(defaults.max).default(defaults.limit),
+  });
+  const q = parseWith(schema, raw);
+  if (isApiError(q)) return q;
+  const start = (q.page - 1) * q.limit;
+  const data = items.slice(start, start + q.limit).map(view);
+  return { data, meta: { total: items.length, page: q.page, limit: q.limit, size: data.length } };
+}
+
+/** Newest first; creation order breaks ties of equal timestamps. */
+export const newestFirst = <T extends { seq: number }>(items: Iterable<T>): T[] => [...items].sort((a, b) => b.seq - a.seq);

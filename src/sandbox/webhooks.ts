@@ -1,0 +1,202 @@
+// Spec §4.13 and §6: one webhook subscription per business, and the deliveries to it.
+//
+// Readings (the spec says "not shown" for the record, the bodies and the delivery policy):
+// - the stored record is {id, url, eventTypes, hasSecret, createdAt, updatedAt}; the secret is
+//   never returned; register answers 201, get/list/update 200, delete 200 with the removed record;
+// - a second register while one exists is 409 WEBHOOK_ALREADY_REGISTERED; an unknown id (or one
+//   of another business) is 404 WEBHOOK_NOT_FOUND;
+// - the url must be HTTPS, except http://127.0.0.1, http://localhost and http://[::1], accepted
+//   because there is no TLS on loopback;
+// - deliveries leave after the API answer (never delaying it), each event on its own; an attempt
+//   succeeds on any 2xx within the timeout (5 s); otherwise it is retried after 0.5 s, 2 s and
+//   10 s (4 attempts in all). Every attempt of one delivery carries the same deliveryId and
+//   X-Service-Delivery-Id, so receivers can deduplicate;
+// - an attempt goes to the url registered at the moment it leaves; once the subscription is
+//   deleted, pending attempts are dropped: nothing goes anywhere else;
+// - payout events carry eventType "payout.status.changed" even when the subscription named the
+//   legacy "payout.status.changed.v1" (both match the same deliveries, spec §9.2);
+// - eventTypes filters payout events only; wallet events always go (spec §4.13).
+import { createHmac } from 'node:crypto';
+import { z } from 'zod';
+import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../spec/codes.ts';
+import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../spec/http.ts';
+import { WebhookEventType, type WebhookSubscription } from '../spec/schemas.ts';
+import type { Clock } from './clock.ts';
+import type { WebhookDeliveryAttempt } from './contract.ts';
+import { apiError, isApiError, notFound, type ApiError } from './errors.ts';
+import { newId } from './ids.ts';
+import type { StoreEvent } from './store.ts';
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Spec §4.13 url: HTTPS; plain http only on loopback (no TLS locally). */
+export const webhookUrl = z
+  .string()
+  .url()
+  .refine((u) => {
+    const url = new URL(u);
+    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
+
+/** The spec's register body, with the sandbox's url rule. */
+export const RegisterBody = z.object({
+  url: webhookUrl,
+  secret: z.string().min(1).optional(),
+  eventTypes: z.array(WebhookEventType).optional(),
+});
+/** "The PATCH body: not shown": url, secret and eventTypes, each optional; secret null removes it. */
+export const UpdateBody = z.object({
+  url: webhookUrl.optional(),
+  secret: z.string().min(1).nullable().optional(),
+  eventTypes: z.array(WebhookEventType).optional(),
+});
+
+interface SubscriptionRec {
+  id: string;
+  businessId: string;
+  url: string;
+  secret?: string;
+  eventTypes: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WebhookSettings {
+  retryDelaysMs: number[];
+  timeoutMs: number;
+  headers: ServiceHeaderNames;
+}
+
+export const DEFAULT_RETRY_DELAYS_MS = [500, 2000, 10_000];
+
+export class Webhooks {
+  private readonly subs = new Map<string, SubscriptionRec>();
+  private readonly attempts: WebhookDeliveryAttempt[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inFlight = new Set<AbortController>();
+  private closed = false;
+  readonly settings: WebhookSettings;
+
+  constructor(
+    private readonly clock: Clock,
+    settings: Partial<WebhookSettings> = {},
+  ) {
+    this.settings = {
+      retryDelaysMs: settings.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
+      timeoutMs: settings.timeoutMs ?? 5000,
+      headers: settings.headers ?? DEFAULT_SERVICE_HEADERS,
+    };
+  }
+
+  static view(s: SubscriptionRec): WebhookSubscription {
+    return { id: s.id, url: s.url, eventTypes: [...s.eventTypes], hasSecret: !!s.secret, createdAt: s.createdAt, updatedAt: s.updatedAt };
+  }
+
+  private ofBusiness(businessId: string): SubscriptionRec | undefined {
+    return [...this.subs.values()].find((s) => s.businessId === businessId);
+  }
+
+  register(businessId: string, body: z.infer<typeof RegisterBody>): WebhookSubscription | ApiError {
+    const existing = this.ofBusiness(businessId);
+    if (existing) {
+      return apiError(409, 'WEBHOOK_ALREADY_REGISTERED', `This business already has a webhook subscription (${existing.id}); PATCH it or delete it first`);
+    }
+    const now = this.clock.iso();
+    const s: SubscriptionRec = { id: newId(), businessId, url: body.url, eventTypes: body.eventTypes ?? [], createdAt: now, updatedAt: now };
+    if (body.secret) s.secret = body.secret;
+    this.subs.set(s.id, s);
+    return Webhooks.view(s);
+  }
+
+  list(businessId: string): WebhookSubscription[] {
+    const s = this.ofBusiness(businessId);
+    return s ? [Webhooks.view(s)] : [];
+  }
+
+  private find(businessId: string, id: string): SubscriptionRec | ApiError {
+    const s = this.subs.get(id);
+    return s && s.businessId === businessId ? s : notFound('WEBHOOK_NOT_FOUND', 'Webhook subscription');
+  }
+
+  get(businessId: string, id: string): WebhookSubscription | ApiError {
+    const s = this.find(businessId, id);
+    return isApiError(s) ? s : Webhooks.view(s);
+  }
+
+  update(businessId: string, id: string, body: z.infer<typeof UpdateBody>): WebhookSubscription | ApiError {
+    const s = this.find(businessId, id);
+    if (isApiError(s)) return s;
+    if (body.url !== undefined) s.url = body.url;
+    if (body.secret === null) delete s.secret;
+    else if (body.secret !== undefined) s.secret = body.secret;
+    if (body.eventTypes !== undefined) s.eventTypes = body.eventTypes;
+    s.updatedAt = this.clock.iso();
+    return Webhooks.view(s);
+  }
+
+  remove(businessId: string, id: string): WebhookSubscription | ApiError {
+    const s = this.find(businessId, id);
+    if (isApiError(s)) return s;
+    this.subs.delete(s.id);
+    return Webhooks.view(s);
+  }
+
+  deliveries(): WebhookDeliveryAttempt[] {
+    return this.attempts.map((a) => ({ ...a }));
+  }
+
+  private wants(s: SubscriptionRec, eventType: string): boolean {
+    if (eventType !== PAYOUT_STATUS_EVENT) return true;
+    return s.eventTypes.length === 0 || s.eventTypes.includes(PAYOUT_STATUS_EVENT) || s.eventTypes.includes(PAYOUT_STATUS_EVENT_LEGACY);
+  }
+
+  /** Takes an event from the store; sends it after the current answer, if the business listens. */
+  publish(e: StoreEvent): void {
+    const s = this.ofBusiness(e.businessId);
+    if (!s || this.closed || !this.wants(s, e.eventType)) return;
+    const deliveryId = newId();
+    const raw = JSON.stringify({ eventType: e.eventType, deliveryId, occurredAt: this.clock.iso(), data: e.data });
+    this.schedule(0, () => this.attempt(s.id, e, deliveryId, raw, 1));
+  }
+
+  private schedule(ms: number, run: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      run();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  private async attempt(subId: string, e: StoreEvent, deliveryId: string, raw: string, n: number): Promise<void> {
+    const s = this.subs.get(subId);
+    if (!s || this.closed) return;
+    const { headers: names, timeoutMs, retryDelaysMs } = this.settings;
+    const headers: Record<string, string> = { 'content-type': 'application/json', [names.deliveryId]: deliveryId };
+    if (s.secret) headers[names.signature] = `sha256=${createHmac('sha256', s.secret).update(raw).digest('hex')}`;
+    const record: WebhookDeliveryAttempt = { deliveryId, eventType: e.eventType, businessId: e.businessId, url: s.url, attempt: n, status: 0, at: this.clock.now() };
+    const abort = new AbortController();
+    this.inFlight.add(abort);
+    const timer = setTimeout(() => abort.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    try {
+      const res = await fetch(s.url, { method: 'POST', headers, body: raw, signal: abort.signal, redirect: 'manual' });
+      record.status = res.status;
+      await res.arrayBuffer().catch(() => undefined);
+    } catch (err) {
+      record.error = abort.signal.aborted && abort.signal.reason instanceof Error ? abort.signal.reason.message : (err as Error).message;
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(abort);
+    }
+    this.attempts.push(record);
+    const delivered = record.status >= 200 && record.status < 300;
+    const delay = retryDelaysMs[n - 1];
+    if (!delivered && delay !== undefined && !this.closed) this.schedule(delay, () => void this.attempt(subId, e, deliveryId, raw, n + 1));
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const a of this.inFlight) a.abort(new Error('sandbox closed'));
+  }
+}
