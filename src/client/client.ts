@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   CountryList, DocumentsPatchRequest, DocumentsPatchResponse, InitiateRequest, MethodsQuery, MethodsResponse,
   PairList, Payout, PayoutList, Quote, QuoteRequest, Swap, SwapCreated, SwapList, SwapRequest, ToggleRequest,
@@ -88,6 +88,18 @@ export interface UploadedDocument {
 }
 
 const enc = new TextEncoder();
+
+/**
+ * The spec asks for an HTTPS webhook url (§4.13). A listener on this machine has no TLS, so plain
+ * http is let through for loopback hosts only (the local sandbox accepts the same).
+ */
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const webhookUrl = z.string().url().refine((u) => {
+  const url = new URL(u);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+}, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
+const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
+const UpdateBody = WebhookUpdateRequest.extend({ url: webhookUrl.optional() });
 const id = (v: string) => encodeURIComponent(v);
 
 function query(params: Record<string, string | number | undefined>): string {
@@ -360,7 +372,7 @@ export class PayoutClient {
 
   /** POST {webhooks}. Not resent on an unknown outcome: one subscription per business. */
   async registerWebhook(body: WebhookRegisterRequest, opts?: RequestOptions): Promise<WebhookSubscription> {
-    this.checkBody('registerWebhook', 'POST', WEBHOOKS_PREFIX, WebhookRegisterRequest, body, opts?.requestId);
+    this.checkBody('registerWebhook', 'POST', WEBHOOKS_PREFIX, RegisterBody, body, opts?.requestId);
     return (await this.json('registerWebhook', 'POST', WEBHOOKS_PREFIX, body, WebhookSubscription, { mutating: true, resendSafe: false }, opts)).data;
   }
 
@@ -375,7 +387,7 @@ export class PayoutClient {
   /** PATCH {webhooks}/{id}: setting the same values twice is harmless, so it is resent. */
   async updateWebhook(webhookId: string, body: WebhookUpdateRequest, opts?: RequestOptions): Promise<WebhookSubscription> {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
-    this.checkBody('updateWebhook', 'PATCH', path, WebhookUpdateRequest, body, opts?.requestId);
+    this.checkBody('updateWebhook', 'PATCH', path, UpdateBody, body, opts?.requestId);
     return (await this.json('updateWebhook', 'PATCH', path, body, WebhookSubscription, { mutating: true, resendSafe: true }, opts)).data;
   }
 

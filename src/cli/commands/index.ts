@@ -3,5 +3,6 @@ import type { CliCommand } from '../command.ts';
 import sandbox from './sandbox.ts';
 import validate from './validate.ts';
 import template from './template.ts';
+import account from './account.ts';
 
-export const commands: CliCommand[] = [sandbox, validate, template];
+export const commands: CliCommand[] = [sandbox, validate, template, account];
