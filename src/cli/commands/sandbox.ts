@@ -1,11 +1,112 @@
-// Placeholder: replaced by the sandbox command's implementation.
+// `payout-batch sandbox`: runs the local simulator of the payout service until Ctrl+C.
+// A thin layer over startSandbox (src/sandbox): it turns flags into SandboxOptions, prints the
+// base URL and the keys, and closes the server when asked to stop.
 import { defineCommand, UsageError } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/index.ts';
+import type { Seed } from '../../sandbox/seed.ts';
 
-export default defineCommand({
+interface SandboxArgs {
+  port: number;
+  seed?: string;
+  'rate-limit': string;
+  quota: string;
+  latency?: string;
+  'auto-advance'?: string;
+  'random-seed'?: number;
+  'propagating-key'?: string[];
+  quiet: boolean;
+}
+
+/** "5", or "off" for no limit. */
+function limitFlag(name: string, value: string): number | null {
+  if (/^(off|none|null)$/i.test(value)) return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} takes a whole number above 0, or "off" (got "${value}")`);
+  return n;
+}
+
+/** "MIN-MAX" or "MS", in milliseconds. */
+function latencyFlag(value: string): [number, number] {
+  const m = /^(\d+)(?:-(\d+))?$/.exec(value.trim());
+  const min = Number(m?.[1]);
+  const max = m?.[2] === undefined ? min : Number(m[2]);
+  if (!m || min > max) throw new UsageError(`--latency takes MIN-MAX in milliseconds, e.g. 50-300 (got "${value}")`);
+  return [min, max];
+}
+
+/** "PROCESSING_MS,SUCCESSFUL_MS" or one number for both. */
+function autoAdvanceFlag(value: string): { toProcessingMs: number; toSuccessfulMs: number } {
+  const parts = value.split(',').map((s) => s.trim());
+  const nums = parts.map(Number);
+  if (parts.length > 2 || nums.some((n) => !Number.isInteger(n) || n < 0)) {
+    throw new UsageError(`--auto-advance takes MS or PROCESSING_MS,SUCCESSFUL_MS, e.g. 2000,5000 (got "${value}")`);
+  }
+  return { toProcessingMs: nums[0]!, toSuccessfulMs: nums[1] ?? nums[0]! };
+}
+
+export default defineCommand<SandboxArgs>({
   command: 'sandbox',
-  describe: '(sandbox: not built yet)',
-  builder: (y) => y,
-  run: async () => {
-    throw new UsageError('sandbox is not built yet');
+  describe: 'Run a local simulator of the payout service (127.0.0.1 only) until Ctrl+C',
+  builder: (y) =>
+    y
+      .option('port', { type: 'number', default: 4010, describe: 'Port on 127.0.0.1; 0 picks a free one' })
+      .option('seed', { type: 'string', describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)' })
+      .option('rate-limit', { type: 'string', default: '5', describe: 'Requests per rolling second per key, or "off"' })
+      .option('quota', { type: 'string', default: '10000', describe: 'Requests per calendar month per key, or "off"' })
+      .option('latency', { type: 'string', describe: 'Added latency MIN-MAX ms on every API route, e.g. 50-300' })
+      .option('auto-advance', { type: 'string', describe: 'Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)' })
+      .option('random-seed', { type: 'number', describe: 'Seed of the fault PRNG, to replay a campaign' })
+      .option('propagating-key', { type: 'string', array: true, describe: 'A key that answers 403, as during key propagation (repeatable)' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'Do not print a line per request' })
+      .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
+      .example('$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000', 'A free port, slow answers, payouts that settle by themselves') as never,
+  run: async (args, io) => {
+    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
+    let seed: Seed | undefined;
+    if (args.seed) {
+      try {
+        seed = readSeedFile(args.seed);
+      } catch (err) {
+        if (err instanceof SeedError) throw new UsageError(`bad seed file ${err.message}`);
+        throw err;
+      }
+    }
+    const options: SandboxOptions = {
+      port: args.port,
+      rateLimitPerSecond: limitFlag('rate-limit', args['rate-limit']),
+      monthlyQuota: limitFlag('quota', args.quota),
+      ...(seed ? { seed } : {}),
+      ...(args.latency ? { faults: { latencyMs: latencyFlag(args.latency) } } : {}),
+      ...(args['auto-advance'] ? { autoAdvance: autoAdvanceFlag(args['auto-advance']) } : {}),
+      ...(args['random-seed'] !== undefined ? { randomSeed: args['random-seed'] } : {}),
+      ...(args['propagating-key'] ? { propagatingKeys: args['propagating-key'] } : {}),
+      ...(args.quiet ? {} : { onRequest: (e) => io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`) }),
+    };
+    let sandbox;
+    try {
+      sandbox = await startSandbox(options);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new UsageError(`port ${args.port} on 127.0.0.1 is in use; pick another with --port, or --port 0 for a free one`);
+      }
+      throw err;
+    }
+    const keyWidth = Math.max(...sandbox.keys.map((k) => k.key.length));
+    io.stdout.write(
+      [
+        `Payout service sandbox listening on ${sandbox.url}`,
+        `  base_url: ${sandbox.url}  (payouts: ${sandbox.url}/v1/payout-api/payouts)`,
+        `  rate limit: ${options.rateLimitPerSecond ?? 'off'}/s per key, quota: ${options.monthlyQuota ?? 'off'}/month per key, fault seed: ${sandbox.randomSeed}`,
+        'Keys (x-api-key):',
+        ...sandbox.keys.map((k) => `  ${k.key.padEnd(keyWidth)}  ${k.businessName} (${k.businessId})`),
+        `Control routes: ${sandbox.url}/_sandbox/... (README "The sandbox"). Ctrl+C stops.`,
+        '',
+      ].join('\n'),
+    );
+    await io.stopSignal;
+    await sandbox.close();
+    io.stdout.write('Sandbox stopped.\n');
+    return ExitCode.OK;
   },
 });
