@@ -1,0 +1,31 @@
+// The one error type of the input boundary: a file that cannot be used as a batch at all.
+// The CLI turns it into a one-line message and exit code 2; rows are never sent after one.
+
+export const INPUT_ERROR_CODES = [
+  'FILE_NOT_FOUND',
+  'UNREADABLE',
+  'UNSUPPORTED_FORMAT',
+  'EMPTY_FILE',
+  'NO_HEADER',
+  'MISSING_COLUMNS',
+  'DUPLICATE_COLUMNS',
+  'ENCODING',
+  'MALFORMED_CSV',
+  'SHEET_NOT_FOUND',
+] as const;
+export type InputErrorCode = (typeof INPUT_ERROR_CODES)[number];
+
+export class InputError extends Error {
+  constructor(
+    readonly code: InputErrorCode,
+    readonly file: string,
+    message: string,
+    /** The spreadsheet row the problem was found on, when there is one. */
+    readonly row?: number,
+  ) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
+export const isInputError = (e: unknown): e is InputError => e instanceof InputError;

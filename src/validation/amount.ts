@@ -1,0 +1,104 @@
+// Amounts as exact decimals (decimal.js, never binary floats), read from what people type in
+// spreadsheets: "1234.56", "1,234.56", "1.234,56", "1 234,56", "1'234.56". A reading is taken only
+// when it is the only one possible; otherwise the problem says which readings there were.
+import { Dec, minorUnits } from '../money.ts';
+import type { ProblemCode } from './problems.ts';
+
+export type AmountResult =
+  | { ok: true; value: Dec }
+  | { ok: false; code: Extract<ProblemCode, 'INVALID_AMOUNT' | 'AMBIGUOUS_AMOUNT' | 'AMOUNT_PRECISION'>; message: string; expected: string };
+
+const EXPECTED = 'a positive amount such as 1234.56 (a dot for decimals; "1,234.56" and "1.234,56" are accepted)';
+const GROUP_CHARS = new Set([' ', "'", ',', '.']);
+
+/** Digits grouped by thousands: a first group of 1-3 digits, then groups of exactly 3. */
+function validGrouping(intPart: string, sep: string): boolean {
+  const groups = intPart.split(sep);
+  return /^\d{1,3}$/.test(groups[0]!) && groups.slice(1).every((g) => /^\d{3}$/.test(g));
+}
+
+/** Reads amount text to a canonical decimal string ("1234.56"), or says why it cannot. */
+export function readAmountText(raw: string): { ok: true; text: string; readingNote?: string } | Extract<AmountResult, { ok: false }> {
+  let s = raw.trim().replace(/[\u00a0\u202f\u2009]/g, ' ');
+  if (s === '') return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is empty', expected: EXPECTED };
+  if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')'))) {
+    return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is negative; a payout amount must be more than zero', expected: EXPECTED };
+  }
+  if (s.startsWith('+')) s = s.slice(1).trim();
+  if (/^\d(\.\d+)?e[+-]?\d+$/i.test(s)) {
+    return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is in scientific notation', expected: EXPECTED };
+  }
+  if (/^[.,]\d/.test(s)) s = '0' + s;
+  if (!/^\d[\d ,.']*$/.test(s) || !/\d$/.test(s)) {
+    return { ok: false, code: 'INVALID_AMOUNT', message: 'not a number: only digits and the separators , . space and \' are allowed (no currency symbol)', expected: EXPECTED };
+  }
+  const dots = s.split('.').length - 1;
+  const commas = s.split(',').length - 1;
+  const spacey = /[ ']/.test(s);
+  let decimal: '.' | ',' | undefined;
+  if (dots && commas) {
+    decimal = s.lastIndexOf('.') > s.lastIndexOf(',') ? '.' : ',';
+  } else if (dots === 1) {
+    decimal = '.';
+  } else if (commas === 1) {
+    const [intPart, frac] = s.split(',') as [string, string];
+    const bare = intPart.replace(/[ ']/g, '');
+    if (!spacey && frac.length === 3 && /^[1-9]\d{0,2}$/.test(bare)) {
+      return {
+        ok: false,
+        code: 'AMBIGUOUS_AMOUNT',
+        message: `"${raw.trim()}" reads as ${bare}${frac} (comma groups thousands) or ${bare}.${frac} (comma is the decimal mark)`,
+        expected: `${bare}${frac} or ${bare}.${frac}, written without the comma`,
+      };
+    }
+    decimal = ',';
+  }
+  // with a single kind of separator repeated ("1.234.567", "1,234,567") it groups thousands
+  const [intRaw, fracRaw = ''] = decimal ? (s.split(decimal) as [string, string?]) : [s];
+  if (decimal && s.split(decimal).length > 2) {
+    return { ok: false, code: 'INVALID_AMOUNT', message: `"${decimal}" appears twice as the decimal mark`, expected: EXPECTED };
+  }
+  if (!/^\d*$/.test(fracRaw)) {
+    return { ok: false, code: 'INVALID_AMOUNT', message: 'separators after the decimal mark', expected: EXPECTED };
+  }
+  const groupSeps = [...new Set([...intRaw].filter((c) => GROUP_CHARS.has(c)))];
+  if (groupSeps.length > 1) {
+    return { ok: false, code: 'INVALID_AMOUNT', message: `digits grouped with both ${groupSeps.map((g) => `"${g}"`).join(' and ')}`, expected: EXPECTED };
+  }
+  if (groupSeps.length === 1 && !validGrouping(intRaw, groupSeps[0]!)) {
+    return { ok: false, code: 'INVALID_AMOUNT', message: `"${raw.trim()}" groups digits irregularly (thousands groups have 3 digits)`, expected: EXPECTED };
+  }
+  const intDigits = groupSeps.length ? intRaw.split(groupSeps[0]!).join('') : intRaw;
+  const text = fracRaw ? `${intDigits}.${fracRaw}` : intDigits;
+  const readingNote =
+    decimal === '.' && dots === 1 && !commas && !spacey && fracRaw.length === 3 && /^[1-9]\d{0,2}$/.test(intDigits)
+      ? `if "." groups thousands here, write ${intDigits}${fracRaw}`
+      : undefined;
+  return readingNote ? { ok: true, text, readingNote } : { ok: true, text };
+}
+
+/**
+ * An amount for a currency: positive, exact, at most the currency's minor units (JPY 0, USD 2,
+ * KWD 3) and at most 15 significant digits (so the JSON number sent is exactly this decimal).
+ * `currency` may be undefined when it is itself invalid: precision is then not checked.
+ */
+export function parseAmount(raw: string, currency?: string): AmountResult {
+  const read = readAmountText(raw);
+  if (!read.ok) return read;
+  const value = new Dec(read.text);
+  if (value.isZero()) return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is zero; a payout amount must be more than zero', expected: EXPECTED };
+  if (value.precision(true) > 15) {
+    return { ok: false, code: 'INVALID_AMOUNT', message: `the amount has ${value.precision(true)} significant digits; at most 15 can be sent exactly`, expected: 'at most 15 significant digits' };
+  }
+  const units = currency ? minorUnits(currency) : undefined;
+  if (units !== undefined && value.decimalPlaces() > units) {
+    const allowed = units === 0 ? `${currency} has no decimal places` : `${currency} has ${units} decimal place${units > 1 ? 's' : ''}`;
+    return {
+      ok: false,
+      code: 'AMOUNT_PRECISION',
+      message: `${value.toFixed()} has ${value.decimalPlaces()} decimal places but ${allowed}${read.readingNote ? ` (${read.readingNote})` : ''}`,
+      expected: `at most ${units} decimal place${units === 1 ? '' : 's'} for ${currency}`,
+    };
+  }
+  return { ok: true, value };
+}

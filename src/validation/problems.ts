@@ -1,0 +1,84 @@
+// A problem found in a batch file: what the validate command prints, the report sheet lists and
+// the engine records for a row it will not send.
+
+export type Severity = 'error' | 'warning';
+
+/**
+ * Every problem code, with what it means. Errors make a row invalid (never sent); warnings do not.
+ * The README lists the same codes.
+ */
+export const PROBLEM_CODES = {
+  // file-level notes (warnings)
+  BLANK_ROWS: 'blank rows skipped',
+  TOTALS_ROW: 'a trailing totals row skipped',
+  COLUMN_IGNORED: 'a column kept as an extra column because another one gives the same field',
+  // shape of the row
+  EXTRA_CELLS: 'more cells than headers: a value probably holds the delimiter without quotes',
+  ENCODING: 'characters that could not be decoded: the file is not in the encoding read',
+  MISSING_VALUE: 'a required value is empty (or its column is absent)',
+  MISSING_ONE_OF: 'none of the alternative groups of fields is complete (WECHAT, HK_FPS)',
+  FIELD_NOT_USED: 'a value in a column the row\'s method does not use: it is not sent',
+  TOO_LONG: 'a value longer than allowed',
+  // codes and amounts
+  INVALID_METHOD: 'not a payout method of the service',
+  INVALID_CURRENCY: 'not an ISO 4217 currency code',
+  INVALID_COUNTRY: 'not an ISO 3166-1 alpha-3 country code',
+  INVALID_AMOUNT: 'not a positive decimal amount',
+  AMBIGUOUS_AMOUNT: 'an amount that reads two ways ("1,234")',
+  AMOUNT_PRECISION: 'more decimal places than the currency has',
+  CORRIDOR_NOT_IN_OVERVIEW: 'method / currencies / country outside the spec\'s corridor overview: the methods route decides',
+  ACCOUNT_CURRENCY_MISMATCH: 'the beneficiary account currency differs from the destination currency',
+  // beneficiary formats
+  INVALID_IBAN: 'not a valid IBAN (country, length, checksum)',
+  IBAN_MISMATCH: 'the IBAN disagrees with the other fields (country, sort code, account number)',
+  INVALID_BIC: 'not a valid SWIFT/BIC code',
+  INVALID_ROUTING_NUMBER: 'not a valid ABA routing number (9 digits, checksum)',
+  INVALID_SORT_CODE: 'not a UK sort code (6 digits)',
+  INVALID_ACCOUNT_NUMBER: 'not an account number of the method\'s format',
+  INVALID_BANK_CODE: 'not a bank code of the method\'s format',
+  NUBAN_CHECK_DIGIT: 'the NUBAN check digit does not match the bank code',
+  INVALID_ACCOUNT_TYPE: 'accountType is not checking or savings',
+  INVALID_EMAIL: 'not an email address',
+  INVALID_PHONE: 'not an E.164 phone number (+ and 8 to 15 digits)',
+  INVALID_ID: 'not a valid identifier for the field (FPS ID, Alipay ID, WeChat ID)',
+  INVALID_TEXT: 'text with control characters',
+  INVALID_BOOLEAN: 'withdrawal is not true or false',
+  // Excel traps
+  EXCEL_DIGITS_LOST: 'an identifier stored as a number that lost digits (scientific notation, over 15 digits)',
+  EXCEL_LEADING_ZEROS_LOST: 'an identifier stored as a number that lost its leading zeros',
+  // batch rules
+  DUPLICATE_REFERENCE: 'the reference is already used by an earlier row',
+  PROBABLE_DUPLICATE: 'same beneficiary account, amount and currency as an earlier row',
+  DOCUMENT_NOT_FOUND: 'a supporting document does not exist',
+  DOCUMENT_TYPE: 'a supporting document is not a PDF, JPEG or PNG by its bytes',
+  DOCUMENT_TOO_LARGE: 'a supporting document is over 10 MB',
+  TOO_MANY_DOCUMENTS: 'more than 5 supporting documents',
+  NO_DOCUMENT: 'no supporting document on a payout that is not a withdrawal: the service will hold it',
+} as const;
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+export interface Problem {
+  severity: Severity;
+  code: ProblemCode;
+  /** The batch file, as given. */
+  file: string;
+  /** Spreadsheet row number (header is row 1); undefined for a problem of the whole file. */
+  row?: number;
+  /** The column as headed in the file (or the canonical name when the column is absent). */
+  column?: string;
+  /** The cell's value; account identifiers masked (last 4 characters kept). */
+  value?: string;
+  message: string;
+  /** What would be valid. */
+  expected?: string;
+}
+
+export const isError = (p: Problem): boolean => p.severity === 'error';
+
+/** One line for a terminal: `file:row  column  error CODE  message (value "x"); expected: …`. */
+export function formatProblem(p: Problem): string {
+  const where = `${p.file}${p.row !== undefined ? ` row ${p.row}` : ''}${p.column ? `, column "${p.column}"` : ''}`;
+  const value = p.value !== undefined && p.value !== '' ? ` (value "${p.value}")` : '';
+  const expected = p.expected ? `; expected ${p.expected}` : '';
+  return `${where}: ${p.severity} ${p.code}: ${p.message}${value}${expected}`;
+}

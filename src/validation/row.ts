@@ -1,0 +1,265 @@
+// One row → its problems, and when it has no error, the typed PayoutRow ready to be sent.
+// Pure but for reading the first bytes of the documents it names (through ctx.checkDocument).
+import { isAbsolute, resolve } from 'node:path';
+import countries from 'i18n-iso-countries';
+import type { ZodError } from 'zod';
+import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
+import { methodsForCorridor } from '../spec/methods.ts';
+import type { Beneficiary } from '../spec/schemas.ts';
+import { maskAccount } from '../log.ts';
+import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
+import type { RawRow } from '../input/rows.ts';
+import { parseAmount } from './amount.ts';
+import { cachedDocumentChecker, type DocumentCheck } from './documents.ts';
+import { nubanCheckDigitOk } from './fields.ts';
+import type { Problem, ProblemCode, Severity } from './problems.ts';
+import { BENEFICIARY_SCHEMAS, PayoutFieldsSchema, methodFields, minDigits, type IssueParams, type PayoutRow } from './schemas.ts';
+import type { Dec } from '../money.ts';
+
+export interface RowContext {
+  /** The batch file as given (for the problems). */
+  file: string;
+  /** canonical field → the file's header (from readBatch). */
+  fields: Partial<Record<CanonicalField, string>>;
+  /** Folder the document paths are relative to: the batch file's folder. */
+  baseDir: string;
+  /** Document checker; defaults to one reading the files (cached). */
+  checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
+}
+
+export interface RowResult {
+  problems: Problem[];
+  /** Present when the row has no error. */
+  payout?: PayoutRow;
+}
+
+/** Account identifiers: shown masked (last 4 kept) in every problem. */
+export const MASKED_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'iban', 'alipayId', 'openId', 'wechatUserId', 'fpsId', 'phoneNumber']);
+/** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
+export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
+
+const defaultChecker = cachedDocumentChecker();
+const TOP_FIELDS = Object.keys(PayoutFieldsSchema.shape) as (keyof typeof PayoutFieldsSchema.shape)[];
+const OPTIONAL_TOP = new Set(['remitterAddress', 'withdrawal']);
+
+/** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
+const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
+
+export function validateRow(row: RawRow, ctx: RowContext): Problem[] {
+  return parseRow(row, ctx).problems;
+}
+
+export function parseRow(row: RawRow, ctx: RowContext): RowResult {
+  const problems: Problem[] = [];
+  const header = (f: string) => ctx.fields[f as CanonicalField] ?? f;
+  const raw = (f: string): string => {
+    const h = ctx.fields[f as CanonicalField];
+    return h === undefined ? '' : (row.cells[h] ?? '');
+  };
+  const shown = (f: string, v: string) => (v === '' ? undefined : MASKED_FIELDS.has(f) ? maskAccount(v) : v);
+  const add = (severity: Severity, code: ProblemCode, f: string | undefined, message: string, expected?: string, value?: string) => {
+    const p: Problem = { severity, code, file: ctx.file, row: row.rowNumber, message };
+    if (f !== undefined) {
+      p.column = header(f);
+      const v = shown(f, value ?? raw(f));
+      if (v !== undefined) p.value = v;
+    }
+    if (expected) p.expected = expected;
+    problems.push(p);
+  };
+
+  // ---- the shape of the row
+  if (row.extraCells) {
+    add('error', 'EXTRA_CELLS', undefined, `${row.extraCells} non-empty cell(s) beyond the last column: a value probably holds the delimiter without quotes (e.g. an amount 1,234.56 in a comma-separated file)`, 'as many cells as headers; quote values that hold the delimiter');
+  }
+  for (const [h, v] of Object.entries(row.cells)) {
+    if (v.includes('\uFFFD')) {
+      problems.push({ severity: 'error', code: 'ENCODING', file: ctx.file, row: row.rowNumber, column: h, message: 'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding', expected: 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le' });
+    }
+  }
+
+  // ---- payout fields
+  const top: Record<string, string> = {};
+  for (const f of TOP_FIELDS) {
+    const v = raw(f);
+    if (v === '') {
+      if (!OPTIONAL_TOP.has(f)) add('error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
+      continue;
+    }
+    const r = PayoutFieldsSchema.shape[f].safeParse(v);
+    if (r.success) {
+      if (r.data !== undefined) top[f] = r.data;
+    } else issuesToProblems(r.error, f, add);
+  }
+  const method = top.method as PayoutMethod | undefined;
+  const sourceCurrency = top.sourceCurrency;
+
+  // ---- Excel traps: identifiers that arrived as numbers
+  const overrides: Record<string, string> = {};
+  const trapped = new Set<string>();
+  if (row.numbers) {
+    for (const f of TEXT_ONLY_FIELDS) {
+      const h = ctx.fields[f as CanonicalField];
+      const n = h === undefined ? undefined : row.numbers[h];
+      if (n === undefined) continue;
+      const cell = raw(f);
+      const label = `the ${f}`;
+      if (/e/i.test(cell) || Math.abs(n) >= 1e15) {
+        trapped.add(f);
+        add('error', 'EXCEL_DIGITS_LOST', f,
+          `${label} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
+          'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)');
+        continue;
+      }
+      if (!Number.isInteger(n)) continue;
+      const digits = String(n);
+      if (f === 'phoneNumber') {
+        trapped.add(f);
+        add('error', 'EXCEL_LEADING_ZEROS_LOST', f, `${label} is stored as a number, which dropped its leading + (and any leading 0)`, 'the column formatted as Text, with the number in E.164 form such as +85291234567', digits);
+        continue;
+      }
+      const min = minDigits(f as BeneficiaryColumn, method);
+      if (min !== undefined && digits.length < min) {
+        trapped.add(f);
+        add('error', 'EXCEL_LEADING_ZEROS_LOST', f,
+          `${label} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
+          `the column formatted as Text and the ${min} digits typed again`, digits);
+        continue;
+      }
+      overrides[f] = digits;
+      if (min === undefined && (f === 'accountNumber' || f === 'bankCode')) {
+        add('warning', 'EXCEL_LEADING_ZEROS_LOST', f, `${label} is stored as a number: if it began with 0, Excel dropped the zeros`, 'the column formatted as Text', digits);
+      }
+    }
+  }
+
+  // ---- amount
+  let amount: Dec | undefined;
+  const amountHeader = ctx.fields.sourceAmount;
+  const amountNumber = amountHeader !== undefined ? row.numbers?.[amountHeader] : undefined;
+  const amountText = amountNumber !== undefined ? excelNumberText(amountNumber) : raw('sourceAmount');
+  if (amountText === '') add('error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
+  else {
+    const a = parseAmount(amountText, sourceCurrency);
+    if (a.ok) amount = a.value;
+    else {
+      const note = amountNumber !== undefined && raw('sourceAmount') !== amountText ? ` (the cell holds ${amountText} and shows ${raw('sourceAmount')})` : '';
+      add('error', a.code, 'sourceAmount', a.message + note, a.expected);
+    }
+  }
+
+  // ---- beneficiary, by the method's schema
+  let beneficiary: Beneficiary | undefined;
+  if (method) {
+    const used = new Set<string>(methodFields(method));
+    const input: Record<string, string> = {};
+    for (const f of used) {
+      const v = overrides[f] ?? raw(f);
+      if (v !== '') input[f] = v;
+    }
+    for (const f of BENEFICIARY_COLUMNS) {
+      if (!used.has(f) && raw(f) !== '') {
+        add('warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
+      }
+    }
+    const r = BENEFICIARY_SCHEMAS[method].safeParse(input);
+    if (r.success) {
+      const b: Record<string, string> = {};
+      for (const [k, v] of Object.entries(r.data)) if (typeof v === 'string' && v !== '') b[k] = v;
+      beneficiary = b as Beneficiary;
+    } else {
+      issuesToProblems(r.error, undefined, (severity, code, f, message, expected, value) => {
+        if (f !== undefined && trapped.has(f)) return;
+        if (code === 'MISSING_VALUE' && f) {
+          message = ctx.fields[f as CanonicalField] === undefined ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`;
+        }
+        add(severity, code, f, message, expected, value);
+      });
+    }
+    if (beneficiary && method === 'NIP' && beneficiary.bankCode?.length === 3 && beneficiary.accountNumber && !nubanCheckDigitOk(beneficiary.bankCode, beneficiary.accountNumber)) {
+      add('warning', 'NUBAN_CHECK_DIGIT', 'accountNumber', `the NUBAN check digit does not match bank code ${beneficiary.bankCode}: the account number or the bank code may be mistyped`, 'the 10-digit NUBAN of an account at that bank');
+    }
+  }
+
+  // ---- combinations
+  const dest = top.destinationCurrency;
+  const country = top.destinationCountryCode;
+  if (method && sourceCurrency && dest && country && !methodsForCorridor(sourceCurrency, dest, country).includes(method)) {
+    const list = methodsForCorridor(sourceCurrency, dest, country);
+    add('warning', 'CORRIDOR_NOT_IN_OVERVIEW', 'method',
+      `${sourceCurrency} to ${dest} in ${country} by ${method} is not in the spec's corridor overview (${list.length ? `it lists ${list.join(', ')}` : 'it lists no method'} for this corridor); the methods route decides when the batch is sent`,
+      list.length ? list.join(' or ') : undefined);
+  }
+  if (beneficiary && dest && beneficiary.accountCurrency !== dest) {
+    add('warning', 'ACCOUNT_CURRENCY_MISMATCH', 'accountCurrency', `the account currency ${beneficiary.accountCurrency} differs from the destination currency ${dest}`, dest);
+  }
+  if (beneficiary?.iban && country) {
+    const ibanCountry = countries.alpha2ToAlpha3(beneficiary.iban.slice(0, 2));
+    if (ibanCountry && ibanCountry !== country) {
+      add('warning', 'IBAN_MISMATCH', 'iban', `the IBAN is of ${ibanCountry} but destinationCountryCode is ${country}`, `destinationCountryCode ${ibanCountry}`);
+    }
+  }
+
+  // ---- documents
+  const documents: string[] = [];
+  const docList = raw('documents').split(';').map((d) => d.trim()).filter(Boolean);
+  if (docList.length > MAX_DOCUMENTS_PER_PAYOUT) {
+    add('error', 'TOO_MANY_DOCUMENTS', 'documents', `${docList.length} documents; the service takes at most ${MAX_DOCUMENTS_PER_PAYOUT} per payout`, `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`);
+  }
+  const check = ctx.checkDocument ?? defaultChecker;
+  for (const d of docList) {
+    const abs = isAbsolute(d) ? d : resolve(ctx.baseDir, d);
+    const r = check(abs, d);
+    if (r.ok) documents.push(abs);
+    else add('error', r.code, 'documents', r.message, r.expected, d);
+  }
+  const withdrawal = top.withdrawal === 'true';
+  if (!withdrawal && docList.length === 0) {
+    add('warning', 'NO_DOCUMENT', 'documents', 'no supporting document: the service will hold this payout until one is attached (a withdrawal to an own or UBO account needs none)', 'a PDF, JPEG or PNG path, or withdrawal true');
+  }
+
+  if (problems.some((p) => p.severity === 'error') || !method || !amount || !beneficiary) return { problems };
+  const payout: PayoutRow = {
+    rowNumber: row.rowNumber,
+    reference: top.reference!,
+    sourceAmount: amount,
+    sourceCurrency: sourceCurrency!,
+    destinationCurrency: dest!,
+    destinationCountryCode: country!,
+    method,
+    beneficiary,
+    narration: top.narration!,
+    documents,
+    withdrawal,
+  };
+  if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
+  return { problems, payout };
+}
+
+function requiredHint(f: string): string | undefined {
+  switch (f) {
+    case 'reference': return 'a reference unique in the file, e.g. PAY-2025-001';
+    case 'sourceCurrency':
+    case 'destinationCurrency': return 'a 3-letter ISO 4217 code such as USD';
+    case 'destinationCountryCode': return 'a 3-letter ISO 3166-1 alpha-3 code such as NGA';
+    case 'method': return 'a payout method such as SEPA, NIP, ACH';
+    case 'narration': return 'a payment description of 1 to 140 characters';
+    default: return undefined;
+  }
+}
+
+type Add = (severity: Severity, code: ProblemCode, f: string | undefined, message: string, expected?: string, value?: string) => void;
+
+function issuesToProblems(error: ZodError, field: string | undefined, add: Add): void {
+  for (const iss of error.issues) {
+    const f = field ?? (iss.path[0] as string | undefined);
+    if (iss.code === 'custom') {
+      const params = (iss as { params?: IssueParams }).params;
+      add(params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
+    } else if (iss.code === 'invalid_type') {
+      add('error', 'MISSING_VALUE', f, `${f} is required`);
+    } else {
+      add('error', 'INVALID_TEXT', f, iss.message);
+    }
+  }
+}
