@@ -163,13 +163,13 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
       const first = dupRows.get(key);
       if (first !== undefined) {
         const allowed = options.allowDuplicateRows === true;
+        const shownAmount = raw.cells[src.fields.sourceAmount ?? ''];
         const p: Problem = {
           severity: allowed ? 'warning' : 'error', code: 'PROBABLE_DUPLICATE', file: src.file, row: raw.rowNumber,
           column: src.fields.sourceAmount ?? 'sourceAmount',
+          ...(shownAmount ? { value: shownAmount } : {}),
           message: `same beneficiary account, amount and currency as row ${first}: a probable duplicate${allowed ? ' (allowed by --allow-duplicate-rows)' : ''}`,
         };
-        const shownAmount = raw.cells[src.fields.sourceAmount ?? ''];
-        if (shownAmount) p.value = shownAmount;
         if (!allowed) p.expected = 'one row per payment, or --allow-duplicate-rows when both are intended';
         problems.push(p);
       } else dupRows.set(key, raw.rowNumber);

@@ -58,12 +58,13 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   };
   const shown = (f: string, v: string) => (v === '' ? undefined : MASKED_FIELDS.has(f) ? maskAccount(v) : v);
   const add = (severity: Severity, code: ProblemCode, f: string | undefined, message: string, expected?: string, value?: string) => {
-    const p: Problem = { severity, code, file: ctx.file, row: row.rowNumber, message };
+    const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
     if (f !== undefined) {
       p.column = header(f);
       const v = shown(f, value ?? raw(f));
       if (v !== undefined) p.value = v;
     }
+    p.message = message;
     if (expected) p.expected = expected;
     problems.push(p);
   };

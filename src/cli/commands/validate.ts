@@ -1,11 +1,166 @@
-// Placeholder: replaced by the validate command's implementation.
-import { defineCommand, UsageError } from '../command.ts';
+// `payout-batch validate FILE`: reads a batch (CSV streamed, or Excel) and checks every row
+// offline: no API key, no network. Prints the problems and a summary; --report writes the
+// problems as a CSV sheet, --json prints everything for scripts.
+// Exit 0: every row valid (warnings allowed); 1: some rows invalid; 2: the file cannot be used.
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { stringify } from 'csv-stringify';
+import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { ExitCode, type ExitCode as ExitCodeT } from '../exit-codes.ts';
+import { InputError } from '../../input/index.ts';
+import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/index.ts';
 
-export default defineCommand({
-  command: 'validate',
-  describe: '(validate: not built yet)',
-  builder: (y) => y,
-  run: async () => {
-    throw new UsageError('validate is not built yet');
-  },
+interface ValidateArgs {
+  file: string;
+  encoding?: string;
+  sheet?: string;
+  report?: string;
+  json: boolean;
+  'allow-duplicate-rows': boolean;
+  'max-problems': number;
+}
+
+/** Writes and waits when the stream asks to: a million problems never pile up in memory. */
+async function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  if (!stream.write(text)) await once(stream, 'drain');
+}
+
+const REPORT_COLUMNS = ['severity', 'code', 'file', 'row', 'column', 'value', 'message', 'expected'] as const;
+
+/** A cell a spreadsheet would run as a formula gets a leading quote, as in the results file. */
+const neutralize = (v: string | undefined): string => (v && /^[=+\-@\t\r]/.test(v) ? `'${v}` : (v ?? ''));
+
+const group = (amount: string) => {
+  const [i, f] = amount.split('.');
+  return i!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? `.${f}` : '');
+};
+
+function describeSource(v: BatchValidation): string {
+  const s = v.source;
+  if (s.format === 'csv') {
+    const delim = s.delimiter === '\t' ? 'tab' : `"${s.delimiter}"`;
+    return `CSV, ${s.encoding?.toUpperCase()} (${s.encodingDetectedBy}), delimiter ${delim}, header on row ${s.headerRow}`;
+  }
+  return `${s.format.toUpperCase()} workbook, sheet "${s.sheet}"${s.sheets && s.sheets.length > 1 ? ` of ${s.sheets.length}` : ''}, header on row ${s.headerRow}`;
+}
+
+export function summaryText(s: BatchSummary): string {
+  const lines: string[] = [];
+  lines.push('', `Summary of ${s.file}`);
+  lines.push(`  rows       ${s.rows} read: ${s.valid} valid, ${s.invalid} invalid${s.skipped ? `; ${s.skipped} skipped (blank or totals)` : ''}`);
+  lines.push(`  problems   ${s.errors} error${s.errors === 1 ? '' : 's'}, ${s.warnings} warning${s.warnings === 1 ? '' : 's'}`);
+  const codes = Object.entries(s.problemsByCode).sort((a, b) => b[1] - a[1]);
+  if (codes.length) lines.push(`  by code    ${codes.map(([c, n]) => `${c} ${n}`).join(', ')}`);
+  const totals = Object.entries(s.totalsBySourceCurrency);
+  if (totals.length) {
+    lines.push('  totals of the valid rows by source currency (before fees)');
+    for (const [ccy, t] of totals) lines.push(`    ${ccy}  ${group(t.amount).padStart(18)}  ${t.rows} row${t.rows === 1 ? '' : 's'}`);
+    lines.push('  by method');
+    for (const [m, v] of Object.entries(s.byMethod)) {
+      lines.push(`    ${m.padEnd(16)} ${String(v.rows).padStart(5)} row${v.rows === 1 ? ' ' : 's'}  ${Object.entries(v.totals).map(([c, a]) => `${c} ${group(a)}`).join(', ')}`);
+    }
+    lines.push('  corridors used');
+    for (const c of s.corridors) {
+      lines.push(`    ${c.sourceCurrency} -> ${c.destinationCurrency} ${c.destinationCountryCode}  ${c.method.padEnd(16)} ${String(c.rows).padStart(5)} row${c.rows === 1 ? ' ' : 's'}  ${c.sourceCurrency} ${group(c.amount)}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<void>; end: () => Promise<void> }> {
+  const out: WriteStream = createWriteStream(path);
+  await new Promise<void>((resolve, reject) => {
+    out.once('open', () => resolve());
+    out.once('error', (e) => reject(new UsageError(`cannot write the report ${path}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
+  });
+  const csv = stringify({ header: true, columns: [...REPORT_COLUMNS], bom: true });
+  csv.pipe(out);
+  return {
+    add: async (p) => {
+      const rec = [p.severity, p.code, p.file, p.row ?? '', neutralize(p.column), neutralize(p.value), neutralize(p.message), neutralize(p.expected)];
+      if (!csv.write(rec)) await once(csv, 'drain');
+    },
+    end: async () => {
+      csv.end();
+      await once(out, 'finish');
+    },
+  };
+}
+
+export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCodeT> {
+  const maxShown = args['max-problems'] > 0 ? args['max-problems'] : Infinity;
+  let v: BatchValidation | undefined;
+  let report: Awaited<ReturnType<typeof openReport>> | undefined;
+  let jsonStarted = false;
+  try {
+    v = await validateBatch(args.file, { encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'] });
+    if (args.report) report = await openReport(args.report);
+    let shown = 0;
+    let total = 0;
+    let fileIdx = 0;
+    const emit = async (p: Problem) => {
+      total++;
+      if (report) await report.add(p);
+      if (args.json) await write(io.stdout, `${total > 1 ? ',\n' : '\n'}    ${JSON.stringify(p)}`);
+      else if (shown < maxShown) {
+        shown++;
+        await write(io.stdout, `  ${formatProblem(p)}\n`);
+      }
+    };
+    if (args.json) {
+      await write(io.stdout, `{\n  "file": ${JSON.stringify(args.file)},\n  "source": ${JSON.stringify(v.source)},\n  "problems": [`);
+      jsonStarted = true;
+    } else {
+      await write(io.stdout, `Reading ${args.file}: ${describeSource(v)}\n`);
+    }
+    const flushFileProblems = async () => {
+      for (; fileIdx < v!.fileProblems.length; fileIdx++) await emit(v!.fileProblems[fileIdx]!);
+    };
+    for await (const row of v.rows) {
+      await flushFileProblems();
+      for (const p of row.problems) await emit(p);
+    }
+    await flushFileProblems();
+    if (report) await report.end();
+    const s = v.summary;
+    const code = s.invalid > 0 ? ExitCode.ROWS_FAILED : ExitCode.OK;
+    if (args.json) {
+      await write(io.stdout, `${total ? '\n  ' : ''}],\n  "summary": ${JSON.stringify(s)},\n  "exitCode": ${code}\n}\n`);
+    } else {
+      if (total > shown) await write(io.stdout, `  ... ${total - shown} more problem${total - shown === 1 ? '' : 's'} not shown (--max-problems 0 shows all${args.report ? '; all are in the report' : '; --report FILE.csv writes all'})\n`);
+      await write(io.stdout, summaryText(s));
+      if (args.report) await write(io.stdout, `  report     ${total} problem${total === 1 ? '' : 's'} written to ${args.report}\n`);
+      await write(io.stdout, s.invalid > 0
+        ? `\n${s.invalid} of ${s.rows} rows are invalid: they would not be sent. Fix them and validate again.\n`
+        : `\nAll ${s.rows} rows are valid${s.warnings ? ' (see the warnings)' : ''}.\n`);
+    }
+    return code;
+  } catch (e) {
+    if (report) await report.end().catch(() => {});
+    if (e instanceof InputError) {
+      if (args.json) {
+        await write(io.stdout, `${jsonStarted ? '\n  ],\n  "error"' : `{\n  "file": ${JSON.stringify(args.file)},\n  "error"`}: ${JSON.stringify({ code: e.code, message: e.message, row: e.row })},\n  "exitCode": 2\n}\n`);
+      }
+      await write(io.stderr, `payout-batch: ${e.message} [${e.code}]\n`);
+      return ExitCode.UNUSABLE_INPUT;
+    }
+    throw e;
+  } finally {
+    await v?.close();
+  }
+}
+
+export default defineCommand<ValidateArgs>({
+  command: 'validate <file>',
+  describe: 'Check every row of a batch file (CSV or Excel) offline: no API key, no network',
+  builder: (y) =>
+    y
+      .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls)' })
+      .option('encoding', { type: 'string', describe: 'CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252' })
+      .option('sheet', { type: 'string', describe: 'Excel: the sheet to read (default: the first)' })
+      .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the problems and summary as JSON' })
+      .option('allow-duplicate-rows', { type: 'boolean', default: false, describe: 'Rows with the same account, amount and currency are a warning, not an error' })
+      .option('max-problems', { type: 'number', default: 100, describe: 'Problems printed on screen (0: all); the report and --json have all' }) as never,
+  run: (args, io) => runValidate(args, io),
 });
