@@ -51,7 +51,7 @@ export interface MethodRule {
 }
 
 export type FeeRule =
-  | { kind: 'flat'; amount: string }
+  | { kind: 'flat'; amount: string; currency?: string }
   | { kind: 'bands'; bands: { below: string | null; amount: string }[] };
 
 /** Spec §4.2: every method needs these two. */
@@ -112,7 +112,9 @@ export const METHOD_RULES: Record<PayoutMethod, MethodRule> = {
   },
   NIP: {
     code: 'NIP', name: 'NIBSS Instant Payment', required: ['accountNumber', 'bankCode'], optional: [],
-    fee: { kind: 'flat', amount: '100' }, settlement: 'under 24 hours',
+    // The one fee the table prices in a currency other than every source that uses it: 100 NGN,
+    // also when sent from USD (see feeInSourceCurrency).
+    fee: { kind: 'flat', amount: '100', currency: 'NGN' }, settlement: 'under 24 hours',
     destinationCurrencies: ['NGN'], destinationCountries: ['NGA'],
   },
   CHINA_WIRE: {
@@ -193,4 +195,22 @@ export function indicativeFee(method: PayoutMethod, sourceAmount: Dec): Dec {
   if (fee.kind === 'flat') return new Dec(fee.amount);
   const band = fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
   return new Dec(band?.amount ?? 0);
+}
+
+/**
+ * The fee in the source currency, unrounded. A fee priced in the destination currency (NIP's
+ * 100 NGN) is converted at the corridor's rate (destination units per source unit); every other
+ * fee is the table's amount in the source currency (spec §4.1: the fee is in the source currency).
+ */
+export function feeInSourceCurrency(
+  method: PayoutMethod,
+  sourceAmount: Dec,
+  corridor: { sourceCurrency: string; destinationCurrency: string; rate: Dec },
+): Dec {
+  const fee = METHOD_RULES[method].fee;
+  const amount = indicativeFee(method, sourceAmount);
+  if (fee.kind === 'flat' && fee.currency && fee.currency !== corridor.sourceCurrency && fee.currency === corridor.destinationCurrency) {
+    return amount.dividedBy(corridor.rate);
+  }
+  return amount;
 }

@@ -4,5 +4,6 @@ import sandbox from './sandbox.ts';
 import validate from './validate.ts';
 import template from './template.ts';
 import account from './account.ts';
+import demo from './demo.ts';
 
-export const commands: CliCommand[] = [sandbox, validate, template, account];
+export const commands: CliCommand[] = [demo, sandbox, validate, template, account];
