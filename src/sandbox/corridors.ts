@@ -1,7 +1,7 @@
 // Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
 // method costs (§1.9) and what a payout of an amount converts to. All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
-import { ALWAYS_REQUIRED, METHOD_RULES, fieldType, indicativeFee, methodsForCorridor, type BeneficiaryField } from '../spec/methods.ts';
+import { ALWAYS_REQUIRED, METHOD_RULES, feeInSourceCurrency, fieldType, methodsForCorridor, type BeneficiaryField } from '../spec/methods.ts';
 import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import { apiError, validationError, type ApiError } from './errors.ts';
@@ -40,6 +40,21 @@ export function reportedRate(c: UsableCorridor): Dec {
   if (c.kind === 'same') return new Dec(1);
   if (c.kind === 'direct') return c.pair.rate;
   return new Dec(1).div(c.pair.rate).toSignificantDigits(12);
+}
+
+/** Destination units per source unit, exact (for converting a fee priced in the destination currency). */
+export function exactRate(c: UsableCorridor): Dec {
+  if (c.kind === 'same') return new Dec(1);
+  return c.kind === 'direct' ? c.pair.rate : new Dec(1).div(c.pair.rate);
+}
+
+/**
+ * Spec §4.1: the fee is always in the source currency. The table's fees are amounts in the
+ * source currency, except NIP's "100 NGN", converted at the corridor's rate when sent from
+ * another currency (methods.ts feeInSourceCurrency); rounded half-up to the source minor units.
+ */
+export function feeFor(c: UsableCorridor, method: PayoutMethod, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
+  return roundTo(feeInSourceCurrency(method, sourceAmount, { sourceCurrency, destinationCurrency, rate: exactRate(c) }), sourceCurrency);
 }
 
 /**
@@ -116,7 +131,7 @@ export function price(store: Store, businessId: string, r: PricingRequest): Pric
         (available.length ? `; available: ${available.join(', ')}` : '; no method serves this corridor'),
     }]);
   }
-  const fee = roundTo(indicativeFee(method, sourceAmount), r.sourceCurrency);
+  const fee = feeFor(corridor, method, sourceAmount, r.sourceCurrency, r.destinationCurrency);
   return {
     method,
     sourceAmount,
@@ -169,13 +184,14 @@ function descriptor(name: string, required: boolean): FieldDescriptor {
 
 /**
  * One item of the methods route. Readings: fee {currency: the source currency, amount: the flat
- * fee, or the first band's amount with `bands` for SWIFT}; settlement is the spec's text;
+ * fee in the source currency (as quote charges it), or the first band's amount with `bands` for
+ * SWIFT}; settlement is the spec's text;
  * requiredFields lists accountName and accountCurrency, the method's fields, then one group whose
  * `oneOf` holds the alternatives (named like the MISSING_REQUIRED_FIELDS entry, e.g.
  * "openId | wechatUserId"); optionalFields adds countryCode (derived when omitted) and the
  * top-level remitterAddress, optional for every method (spec §2 Payment method).
  */
-export function methodView(method: PayoutMethod, sourceCurrency: string): PaymentMethod {
+export function methodView(method: PayoutMethod, corridor: UsableCorridor, sourceCurrency: string, destinationCurrency: string): PaymentMethod {
   const rule = METHOD_RULES[method];
   const required: (FieldDescriptor | FieldGroup)[] = [...ALWAYS_REQUIRED, ...rule.required].map((f) => descriptor(f, true));
   if (rule.oneOf) {
@@ -187,7 +203,7 @@ export function methodView(method: PayoutMethod, sourceCurrency: string): Paymen
   }
   const fee =
     rule.fee.kind === 'flat'
-      ? { currency: sourceCurrency, amount: toApi(new Dec(rule.fee.amount)) }
+      ? { currency: sourceCurrency, amount: toApi(feeFor(corridor, method, new Dec(0), sourceCurrency, destinationCurrency)) }
       : {
           currency: sourceCurrency,
           amount: toApi(new Dec(rule.fee.bands[0]?.amount ?? 0)),

@@ -77,12 +77,12 @@ export function sepaBody(overrides: Record<string, unknown> = {}): Record<string
   };
 }
 
-export async function initiate(sb: { url: string }, body: Record<string, unknown>, key = ACME): Promise<Answer> {
+export async function initiate(sb: { url: string }, body: Record<string, unknown>, key: string = ACME): Promise<Answer> {
   return call(sb, 'POST', `${P}/initiate`, { key, body, idem: uniqueKey('init') });
 }
 
 /** upload-url then PUT: returns the documentUrl. */
-export async function uploadDocument(sb: { url: string }, key = ACME, contentType = 'application/pdf', filename = 'invoice.pdf'): Promise<string> {
+export async function uploadDocument(sb: { url: string }, key: string = ACME, contentType = 'application/pdf', filename = 'invoice.pdf'): Promise<string> {
   const u = await call(sb, 'POST', `${P}/documents/upload-url`, { key, body: { filename, contentType } });
   if (u.status !== 200) throw new Error(`upload-url answered ${u.status}`);
   const put = await fetch(u.body.uploadUrl, { method: 'PUT', headers: u.body.headers, body: Buffer.from('%PDF-1.4 test document') });
@@ -90,7 +90,7 @@ export async function uploadDocument(sb: { url: string }, key = ACME, contentTyp
   return u.body.documentUrl;
 }
 
-export async function walletBalance(sb: { url: string }, currency: string, key = ACME): Promise<number> {
+export async function walletBalance(sb: { url: string }, currency: string, key: string = ACME): Promise<number> {
   const w = await call(sb, 'GET', `${P}/wallets`, { key });
   return w.body.data.find((x: { currency: string }) => x.currency === currency).balance;
 }

@@ -71,7 +71,7 @@ describe('payout lifecycle (spec §3)', () => {
     const p = (await initiate(sb, nipBody({ sourceAmount: 10 }))).body;
     await setStatus(sb, 'payouts', p.id, { status: 'PROCESSING' });
     await setStatus(sb, 'payouts', p.id, { status: 'SUCCESSFUL' });
-    expect(await walletBalance(sb, 'USD')).toBe(Number((before - 110).toFixed(2)));
+    expect(await walletBalance(sb, 'USD')).toBe(Number((before - 10.07).toFixed(2))); // 10 + 100 NGN fee in USD
     expect((await transactions(p.payoutRef)).body.meta.total).toBe(1);
   });
 

@@ -58,6 +58,14 @@ describe('quote (spec §4.1)', () => {
     expect([await fee(1999.99), await fee(2000), await fee(9999.99), await fee(10000)]).toEqual([50, 40, 40, 0]);
   });
 
+  it("prices NIP's 100 NGN fee in the source currency: 0.07 USD from USD, 100 NGN from NGN", async () => {
+    const q = async (sourceCurrency: string) =>
+      (await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 1000, sourceCurrency, destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' } })).body;
+    expect((await q('USD')).fee).toEqual({ amount: 0.07, currency: 'USD' }); // 100 / 1530.5 = 0.0653…
+    expect((await q('USD')).totalDeductible).toBe(1000.07);
+    expect((await q('NGN')).fee).toEqual({ amount: 100, currency: 'NGN' });
+  });
+
   it('serves a pair in reverse at 1/rate, a same-currency corridor at 1', async () => {
     const only = await start({
       seed: { businesses: [{ name: 'Solo', keys: ['sk_test_solo'], wallets: [{ currency: 'EUR', balance: '1000.00' }], pairs: [{ baseCurrency: 'GBP', quoteCurrency: 'EUR', rate: '1.174' }] }] },
@@ -118,12 +126,12 @@ describe('initiate (spec §4.2)', () => {
     const p = Payout.parse(r.body);
     expect(p).toMatchObject({
       status: 'PENDING', sourceAmount: 1000.1, sourceCurrency: 'USD', destinationAmount: 1530653.05, destinationCurrency: 'NGN',
-      method: 'NIP', transactionFees: 100, exchangeRate: 1530.5, supportingDocuments: [],
+      method: 'NIP', transactionFees: 0.07, exchangeRate: 1530.5, supportingDocuments: [],
     });
     expect(p.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(p.payoutRef).not.toBe(p.id);
-    // 1,000,000.00 − 1100.10, exact to the cent.
-    expect(await walletBalance(sb, 'USD')).toBe(Number((before * 100 - 110010) / 100));
+    // Debited 1000.10 + 0.07 (NIP's 100 NGN fee in USD), exact to the cent.
+    expect(await walletBalance(sb, 'USD')).toBe(Number((before * 100 - 100017) / 100));
   });
 
   it('keeps cents exact over many payouts (no binary floating point)', async () => {

@@ -52,6 +52,6 @@ export const methods: Handler = (sb, req) => {
   return ok({
     corridor: q,
     rate: { rate: toApi(reportedRate(corridor)) },
-    methods: methodsForCorridor(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) => methodView(m, q.sourceCurrency)),
+    methods: methodsForCorridor(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) => methodView(m, corridor, q.sourceCurrency, q.destinationCurrency)),
   });
 };

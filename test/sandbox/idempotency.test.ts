@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { canonicalJson } from '../../src/sandbox/idempotency.ts';
+import { call, GLOBEX, nipBody, P, start, uniqueKey, walletBalance } from './helpers.ts';
+
+let sb: LocalSandbox;
+beforeAll(async () => {
+  sb = await start();
+});
+afterAll(() => sb.close());
+
+const post = (body: unknown, idem?: string, key?: string) =>
+  call(sb, 'POST', `${P}/initiate`, { body, ...(idem ? { idem } : {}), ...(key ? { key } : {}) });
+
+describe('Idempotency-Key on initiate (spec §4.2 rules 1-3)', () => {
+  it('returns the original payout for the same key and body: one payout, one debit', async () => {
+    const key = uniqueKey();
+    const before = await walletBalance(sb, 'USD');
+    const first = await post(nipBody(), key);
+    // Same body with its keys in another order: semantically the same JSON.
+    const reordered = Object.fromEntries(Object.entries(nipBody()).reverse());
+    const again = await post(reordered, key);
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await walletBalance(sb, 'USD')).toBe(Number((before - 1000.07).toFixed(2)));
+    const list = await call(sb, 'GET', `${P}?limit=100`);
+    expect(list.body.data.filter((p: { id: string }) => p.id === first.body.id)).toHaveLength(1);
+    const tx = await call(sb, 'GET', `/api/public/transactions?filter[payoutRef]=${first.body.payoutRef}`);
+    expect(tx.body.meta.total).toBe(1);
+  });
+
+  it('answers 409 IDEMPOTENCY_KEY_CONFLICT for the same key with another body', async () => {
+    const key = uniqueKey();
+    await post(nipBody(), key);
+    const r = await post(nipBody({ sourceAmount: 1001 }), key);
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ statusCode: 409, error: 'IDEMPOTENCY_KEY_CONFLICT' });
+  });
+
+  it('answers 400 MISSING_IDEMPOTENCY_KEY without a key, and creates nothing', async () => {
+    const before = await walletBalance(sb, 'USD');
+    const r = await post(nipBody());
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('MISSING_IDEMPOTENCY_KEY');
+    expect(await walletBalance(sb, 'USD')).toBe(before);
+  });
+
+  it('stores no key on a 4xx: the fixed body may be sent under the same key', async () => {
+    const key = uniqueKey();
+    const refused = await post(nipBody({ beneficiary: { accountName: 'A', accountCurrency: 'NGN' } }), key);
+    expect(refused.body.error).toBe('MISSING_REQUIRED_FIELDS');
+    const fixed = await post(nipBody(), key);
+    expect(fixed.status).toBe(201);
+  });
+
+  it('scopes keys per business', async () => {
+    const key = uniqueKey();
+    const acme = await post(nipBody(), key);
+    const globex = await post(nipBody({ sourceAmount: 10, method: 'SWIFT', destinationCurrency: 'EUR', destinationCountryCode: 'DEU', beneficiary: { accountName: 'B', accountCurrency: 'EUR', accountNumber: '1', swiftCode: 'DEUTDEFF', bankName: 'DB', beneficiaryCountry: 'DEU' } }), key, GLOBEX);
+    expect(globex.status).toBe(201);
+    expect(globex.body.id).not.toBe(acme.body.id);
+  });
+
+  it('compares bodies semantically: key order never matters, values always do', () => {
+    expect(canonicalJson({ a: 1, b: { c: [1, { e: 2, d: 1 }] } })).toBe(canonicalJson({ b: { c: [1, { d: 1, e: 2 }] }, a: 1.0 }));
+    expect(canonicalJson({ a: [1, 2] })).not.toBe(canonicalJson({ a: [2, 1] }));
+  });
+});
