@@ -4,7 +4,7 @@ import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries';
 import type { ZodError } from 'zod';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
-import { methodsForCorridor } from '../spec/methods.ts';
+import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
 import { maskAccount } from '../log.ts';
 import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
@@ -171,6 +171,13 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     } else {
       issuesToProblems(r.error, undefined, (severity, code, f, message, expected, value) => {
         if (f !== undefined && trapped.has(f)) return;
+        if (code === 'MISSING_ONE_OF' && f === undefined) {
+          const groups = METHOD_RULES[method].oneOf ?? [];
+          const p = { severity, code, file: ctx.file, row: row.rowNumber, column: [...new Set(groups.flat())].map(header).join(' | '), message } as Problem;
+          if (expected) p.expected = expected;
+          problems.push(p);
+          return;
+        }
         if (code === 'MISSING_VALUE' && f) {
           message = ctx.fields[f as CanonicalField] === undefined ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`;
         }

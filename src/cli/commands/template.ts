@@ -1,11 +1,48 @@
-// Placeholder: replaced by the template command's implementation.
+// `payout-batch template [--method SEPA] [--format xlsx] [--out FILE]`: writes a batch template
+// with the header row and one valid example row, for one method or for all methods.
+// CSV goes to stdout without --out; XLSX is binary, so without --out it is written to
+// ./payout-template-<method>.xlsx.
+import { writeFile } from 'node:fs/promises';
 import { defineCommand, UsageError } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { canonicalMethod, PAYOUT_METHODS } from '../../spec/codes.ts';
+import { templateCsv, templateFileName, templateXlsx } from '../../validation/templates.ts';
+import { resolve } from 'node:path';
 
-export default defineCommand({
+interface TemplateArgs {
+  method?: string;
+  format: string;
+  out?: string;
+}
+
+export default defineCommand<TemplateArgs>({
   command: 'template',
-  describe: '(template: not built yet)',
-  builder: (y) => y,
-  run: async () => {
-    throw new UsageError('template is not built yet');
+  describe: 'Write a batch template (header row and one valid example row) as CSV or XLSX',
+  builder: (y) =>
+    y
+      .option('method', { type: 'string', describe: `One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)` })
+      .option('format', { type: 'string', default: 'csv', choices: ['csv', 'xlsx'], describe: 'File format' })
+      .option('out', { type: 'string', describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)' }) as never,
+  run: async (args, io) => {
+    let method;
+    if (args.method !== undefined) {
+      method = canonicalMethod(args.method);
+      if (!method) throw new UsageError(`unknown --method "${args.method}": use one of ${PAYOUT_METHODS.join(', ')}`);
+    }
+    const format = args.format === 'xlsx' ? 'xlsx' : 'csv';
+    const content = format === 'xlsx' ? templateXlsx(method) : templateCsv(method);
+    const out = args.out ?? (format === 'xlsx' ? templateFileName(method, 'xlsx') : undefined);
+    if (out === undefined) {
+      io.stdout.write(content);
+      return ExitCode.OK;
+    }
+    const path = resolve(io.cwd, out);
+    try {
+      await writeFile(path, content);
+    } catch (e) {
+      throw new UsageError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    io.stderr.write(`Wrote ${out} (${method ?? 'all methods'}; header row and one example row).\n`);
+    return ExitCode.OK;
   },
 });

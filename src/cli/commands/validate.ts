@@ -132,7 +132,7 @@ export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCo
       if (args.report) await write(io.stdout, `  report     ${total} problem${total === 1 ? '' : 's'} written to ${args.report}\n`);
       await write(io.stdout, s.invalid > 0
         ? `\n${s.invalid} of ${s.rows} rows are invalid: they would not be sent. Fix them and validate again.\n`
-        : `\nAll ${s.rows} rows are valid${s.warnings ? ' (see the warnings)' : ''}.\n`);
+        : `\n${s.rows === 1 ? 'The row is' : `All ${s.rows} rows are`} valid${s.warnings ? ' (see the warnings)' : ''}.\n`);
     }
     return code;
   } catch (e) {
