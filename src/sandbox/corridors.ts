@@ -108,9 +108,11 @@ export interface Pricing {
  */
 export function price(store: Store, businessId: string, r: PricingRequest): Pricing | ApiError {
   const sourceAmount = new Dec(String(r.sourceAmount));
+  const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
   const problems = [
-    { field: 'sourceAmount', message: amountProblem(sourceAmount, r.sourceCurrency) },
-    { field: 'destinationCurrency', message: minorUnits(r.destinationCurrency) === undefined ? `${r.destinationCurrency} is not an ISO 4217 currency code` : undefined },
+    { field: 'sourceCurrency', message: notIso(r.sourceCurrency) },
+    { field: 'sourceAmount', message: notIso(r.sourceCurrency) ? undefined : amountProblem(sourceAmount, r.sourceCurrency) },
+    { field: 'destinationCurrency', message: notIso(r.destinationCurrency) },
   ].filter((p): p is { field: string; message: string } => p.message !== undefined);
   if (problems.length) return validationError(problems);
   const method = canonicalMethod(r.method);

@@ -106,6 +106,8 @@ describe('quote (spec §4.1)', () => {
     expect(unavailable.body.errors[0].message).toContain('available: SWIFT, NIP');
     const decimals = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 10.001, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' } });
     expect(decimals.body.errors[0]).toEqual({ field: 'sourceAmount', message: 'USD amounts have at most 2 decimals' });
+    const notIso = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 1, sourceCurrency: 'ABC', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' } });
+    expect(notIso.body.errors).toEqual([{ field: 'sourceCurrency', message: 'ABC is not an ISO 4217 currency code' }]);
     const notJson = await call(sb, 'POST', `${P}/quote`, { body: '{"sourceAmount": ' });
     expect(notJson.status).toBe(400);
     expect(notJson.body.error).toBe('VALIDATION_ERROR');
