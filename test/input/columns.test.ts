@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { BENEFICIARY_FIELDS } from '../../src/spec/methods.ts';
+import { CANONICAL_FIELDS, COLUMN_ALIASES, InputError, mapColumns, matchHeader, normalizeHeader } from '../../src/input/index.ts';
+
+const REQUIRED = ['reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency', 'destinationCountryCode', 'method', 'accountName', 'accountCurrency', 'narration'];
+
+describe('column mapping', () => {
+  it('has a column for every beneficiary field of the spec', () => {
+    for (const f of BENEFICIARY_FIELDS) expect(CANONICAL_FIELDS).toContain(f);
+  });
+
+  it('matches headers ignoring case, spaces, _ and -', () => {
+    expect(matchHeader('Source Amount')).toEqual({ field: 'sourceAmount', by: 'name' });
+    expect(matchHeader('source_amount')).toEqual({ field: 'sourceAmount', by: 'name' });
+    expect(matchHeader('SOURCE-AMOUNT')).toEqual({ field: 'sourceAmount', by: 'name' });
+    expect(matchHeader(' destination country code ')).toEqual({ field: 'destinationCountryCode', by: 'name' });
+  });
+
+  it('knows the aliases of common exports', () => {
+    const cases: [string, string][] = [
+      ['Amount', 'sourceAmount'], ['IBAN', 'iban'], ['Beneficiary Name', 'accountName'], ['Sort Code', 'sortCode'],
+      ['SWIFT/BIC', 'swiftCode'], ['BIC', 'swiftCode'], ['Currency', 'sourceCurrency'], ['Account No.', 'accountNumber'],
+      ['ABA Routing Number', 'routingNumber'], ['Payment Method', 'method'], ['Description', 'narration'], ['E-mail', 'email'],
+      ['Mobile', 'phoneNumber'], ['Postal Code', 'postCode'], ['Attachments', 'documents'], ['Ref', 'reference'],
+    ];
+    for (const [h, f] of cases) expect(matchHeader(h)?.field, h).toBe(f);
+    expect(matchHeader('Cost centre')).toBeUndefined();
+  });
+
+  it('has no alias that names another field or two fields at once', () => {
+    const seen = new Map<string, string>();
+    for (const f of CANONICAL_FIELDS) seen.set(normalizeHeader(f), f);
+    for (const f of CANONICAL_FIELDS) {
+      for (const a of COLUMN_ALIASES[f]) {
+        const n = normalizeHeader(a);
+        expect(seen.get(n) ?? f, `${a} of ${f}`).toBe(f);
+        seen.set(n, f);
+      }
+    }
+  });
+
+  it('keeps unknown columns, in order, and maps the known ones', () => {
+    const m = mapColumns([...REQUIRED, 'Cost centre', 'iban', ''], 'f.csv');
+    expect(m.columns).toEqual([...REQUIRED, 'Cost centre', 'iban', '(column 12)']);
+    expect(m.mapping['Cost centre']).toBeUndefined();
+    expect(m.fields.iban).toBe('iban');
+  });
+
+  it('names every missing required column in one error', () => {
+    try {
+      mapColumns(['reference', 'Amount', 'Currency', 'method'], 'f.csv');
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InputError).code).toBe('MISSING_COLUMNS');
+      expect((e as InputError).message).toContain('destinationCurrency, destinationCountryCode, accountName, accountCurrency, narration');
+    }
+  });
+
+  it('refuses a header row that names no column, and two aliases of one field', () => {
+    expect(() => mapColumns(['a', 'b', 'c'], 'f.csv')).toThrow(expect.objectContaining({ code: 'NO_HEADER' }));
+    expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'accountName'), 'Name', 'Beneficiary Name'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
+  });
+
+  it('prefers the exact name over an alias and keeps the alias column as an extra', () => {
+    const m = mapColumns([...REQUIRED, 'Bank', 'bankName'], 'f.csv');
+    expect(m.fields.bankName).toBe('bankName');
+    expect(m.mapping.Bank).toBeUndefined();
+    expect(m.notes[0]).toContain('"Bank"');
+  });
+});

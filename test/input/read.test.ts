@@ -1,0 +1,177 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import iconv from 'iconv-lite';
+import * as XLSX from 'xlsx';
+import { readBatch, InputError, type RawRow } from '../../src/input/index.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'pb-read-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const file = (content: string | Buffer, ext = '.csv') => {
+  const p = join(dir, `f${++n}${ext}`);
+  writeFileSync(p, content);
+  return p;
+};
+
+const HEAD = ['reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency', 'destinationCountryCode', 'method', 'accountName', 'accountCurrency', 'narration'];
+const ROW1 = ['R1', '10.00', 'EUR', 'EUR', 'DEU', 'SEPA', 'Zoë Müller', 'EUR', 'Salaire août'];
+const ROW2 = ['R2', '20.00', 'EUR', 'EUR', 'FRA', 'SEPA', 'François Côté', 'EUR', 'Prime'];
+const csv = (d: string, eol = '\n', rows = [HEAD, ROW1, ROW2]) => rows.map((r) => r.join(d)).join(eol) + eol;
+
+async function all(path: string, opts = {}) {
+  const s = await readBatch(path, opts);
+  const rows: RawRow[] = [];
+  for await (const r of s.rows) rows.push(r);
+  return { s, rows };
+}
+
+describe('reading CSV', () => {
+  it.each([[','], [';'], ['\t'], ['|']])('detects the delimiter %j', async (d) => {
+    const { s, rows } = await all(file(csv(d)));
+    expect(s.delimiter).toBe(d);
+    expect(rows.map((r) => r.cells.accountName)).toEqual(['Zoë Müller', 'François Côté']);
+  });
+
+  it('reads UTF-8 with and without BOM, CRLF and LF', async () => {
+    for (const [content, enc] of [[csv(',', '\r\n'), 'utf-8'], ['\uFEFF' + csv(','), 'utf-8']] as const) {
+      const { s, rows } = await all(file(content));
+      expect(s.encoding).toBe(enc);
+      expect(s.columns[0]).toBe('reference');
+      expect(rows[1]!.cells.narration).toBe('Prime');
+      expect(rows[0]!.cells.narration).toBe('Salaire août');
+    }
+  });
+
+  it('reads UTF-16 LE and BE with BOM (Excel "Unicode text", tab-separated)', async () => {
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(csv('\t', '\r\n'), 'utf-16le')]);
+    const be = Buffer.concat([Buffer.from([0xfe, 0xff]), iconv.encode(csv('\t', '\r\n'), 'utf-16be')]);
+    for (const [buf, enc] of [[le, 'utf-16le'], [be, 'utf-16be']] as const) {
+      const { s, rows } = await all(file(buf, '.txt'));
+      expect(s.encoding).toBe(enc);
+      expect(s.delimiter).toBe('\t');
+      expect(rows[0]!.cells.accountName).toBe('Zoë Müller');
+    }
+  });
+
+  it('detects Windows-1252 when the bytes are not UTF-8, and obeys --encoding', async () => {
+    const p = file(iconv.encode(csv(';'), 'windows-1252'));
+    const { s, rows } = await all(p);
+    expect(s.encoding).toBe('windows-1252');
+    expect(rows[1]!.cells.accountName).toBe('François Côté');
+    const forced = await all(p, { encoding: 'cp1252' });
+    expect(forced.s.encodingDetectedBy).toBe('--encoding');
+    expect(forced.rows[0]!.cells.narration).toBe('Salaire août');
+    await expect(readBatch(p, { encoding: 'klingon' })).rejects.toMatchObject({ code: 'ENCODING' });
+  });
+
+  it('counts rows as a spreadsheet does: a quoted cell over several lines is one row', async () => {
+    const body = `${HEAD.join(',')}\n"R1",1,EUR,EUR,DEU,SEPA,"Line one\nline two",EUR,x\nR2,2,EUR,EUR,DEU,SEPA,B,EUR,"a\r\nb\r\nc"\nR3,3,EUR,EUR,DEU,SEPA,C,EUR,y\n`;
+    const { rows } = await all(file(body));
+    expect(rows.map((r) => r.rowNumber)).toEqual([2, 3, 4]);
+    expect(rows[0]!.cells.accountName).toBe('Line one\nline two');
+  });
+
+  it('skips blank rows and a trailing totals row with warnings, never silently', async () => {
+    const rows = [HEAD, ROW1, [], [], ROW2, ['', '30.00', '', '', '', '', '', '', ''], []];
+    const { s, rows: got } = await all(file(rows.map((r) => r.join(',')).join('\n') + '\n'));
+    expect(got.map((r) => r.rowNumber)).toEqual([2, 5]);
+    expect(s.warnings.map((w) => [w.code, w.row, w.rowEnd])).toEqual([['BLANK_ROWS', 3, 4], ['TOTALS_ROW', 6, undefined], ['BLANK_ROWS', 7, 7]]);
+  });
+
+  it('validates a totals-looking row that is not the last one like any other', async () => {
+    const rows = [HEAD, ROW1, ['Total', '30.00'], ROW2];
+    const { s, rows: got } = await all(file(rows.map((r) => r.join(',')).join('\n')));
+    expect(got.map((r) => r.rowNumber)).toEqual([2, 3, 4]);
+    expect(s.warnings).toEqual([]);
+  });
+
+  it('honours an Excel "sep=" line and carries unknown columns through', async () => {
+    const { s, rows } = await all(file(`sep=|\n${[...HEAD, 'Cost centre'].join('|')}\n${[...ROW1, 'CC-7'].join('|')}\n`));
+    expect(s.delimiter).toBe('|');
+    expect(rows[0]!.rowNumber).toBe(2);
+    expect(rows[0]!.cells['Cost centre']).toBe('CC-7');
+    expect(s.columns.at(-1)).toBe('Cost centre');
+  });
+
+  it('notes cells beyond the header (an unquoted delimiter)', async () => {
+    const { rows } = await all(file(`${HEAD.join(',')}\nR1,1,234.56,EUR,EUR,DEU,SEPA,A,EUR,x\n`));
+    expect(rows[0]!.extraCells).toBe(1);
+  });
+
+  it('stays flat: rows stream without reading the whole file first', async () => {
+    const big = [HEAD.join(',')];
+    for (let i = 0; i < 20000; i++) big.push(ROW1.join(',').replace('R1', `R${i}`));
+    const s = await readBatch(file(big.join('\n')));
+    const it = s.rows[Symbol.asyncIterator]();
+    expect((await it.next()).value.rowNumber).toBe(2);
+    await s.close();
+  });
+});
+
+describe('file-level errors', () => {
+  const code = async (p: string, opts = {}) => {
+    try {
+      const { rows } = await all(p, opts);
+      return `ok ${rows.length}`;
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      return (e as InputError).code;
+    }
+  };
+  it('names each unusable file', async () => {
+    expect(await code(join(dir, 'nope.csv'))).toBe('FILE_NOT_FOUND');
+    expect(await code(file(''))).toBe('EMPTY_FILE');
+    expect(await code(file('\n\n  \n'))).toBe('EMPTY_FILE');
+    expect(await code(file(HEAD.join(',') + '\n'))).toBe('EMPTY_FILE');
+    expect(await code(file(Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2, 0, 0])))).toBe('UNSUPPORTED_FORMAT');
+    expect(await code(file('a,b\n1,2\n'))).toBe('NO_HEADER');
+    expect(await code(file('reference,amount\n1,2\n'))).toBe('MISSING_COLUMNS');
+    expect(await code(file(csv(','), '.xlsx'))).toBe('UNSUPPORTED_FORMAT');
+    expect(await code(file(`${HEAD.join(',')}\nR1,"unclosed\n`))).toBe('MALFORMED_CSV');
+    expect(await code(dir)).toBe('UNREADABLE');
+    expect(await code(file(csv(',')), { sheet: 'x' })).toBe('UNSUPPORTED_FORMAT');
+  });
+});
+
+describe('reading Excel', () => {
+  const workbook = (sheets: Record<string, unknown[][]>, bookType: XLSX.BookType = 'xlsx') => {
+    const wb = XLSX.utils.book_new();
+    for (const [name, aoa] of Object.entries(sheets)) XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(aoa), name);
+    return XLSX.write(wb, { type: 'buffer', bookType }) as Buffer;
+  };
+
+  it('reads the first sheet, or the one named with --sheet, in .xlsx and .xls', async () => {
+    for (const bookType of ['xlsx', 'biff8'] as const) {
+      const buf = workbook({ First: [HEAD, ROW1], Second: [HEAD, ROW2] }, bookType);
+      const p = file(buf, bookType === 'xlsx' ? '.xlsx' : '.xls');
+      const a = await all(p);
+      expect(a.s.format).toBe(bookType === 'xlsx' ? 'xlsx' : 'xls');
+      expect(a.s.sheet).toBe('First');
+      expect(a.rows[0]!.cells.accountName).toBe('Zoë Müller');
+      const b = await all(p, { sheet: 'second' });
+      expect(b.rows[0]!.cells.reference).toBe('R2');
+      await expect(readBatch(p, { sheet: 'Third' })).rejects.toMatchObject({ code: 'SHEET_NOT_FOUND' });
+    }
+  });
+
+  it('reads what the user sees: formatted numbers, dates as ISO dates, formulas as their values', async () => {
+    const ws = XLSX.utils.aoa_to_sheet([[...HEAD, 'Pay date', 'Check'], [...ROW1, '', '']]);
+    ws.B2 = { t: 'n', v: 1234.5, z: '#,##0.00' };
+    ws.J2 = { t: 'n', v: 45688, z: 'yyyy-mm-dd' };
+    ws.K2 = { t: 'n', v: 2469, f: 'B2*2', z: '0' };
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const { rows } = await all(file(XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer, '.xlsx'));
+    expect(rows[0]!.cells.sourceAmount).toBe('1,234.50');
+    expect(rows[0]!.numbers?.sourceAmount).toBe(1234.5);
+    expect(rows[0]!.cells['Pay date']).toBe('2025-01-31');
+    expect(rows[0]!.cells.Check).toBe('2469');
+  });
+
+  it('uses the sheet\'s own row numbers', async () => {
+    const { rows } = await all(file(workbook({ S: [[], [], HEAD, ROW1] }), '.xlsx'));
+    expect(rows[0]!.rowNumber).toBe(4);
+  });
+});

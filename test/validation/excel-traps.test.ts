@@ -1,0 +1,76 @@
+// The Excel traps: identifiers typed into number cells. Workbooks are built with SheetJS here.
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as XLSX from 'xlsx';
+import { collectBatch } from '../../src/validation/index.ts';
+import { CANONICAL_FIELDS } from '../../src/input/index.ts';
+import { EXAMPLES } from '../../src/validation/templates.ts';
+import type { PayoutMethod } from '../../src/spec/codes.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'pb-xl-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+writeFileSync(join(dir, 'inv.pdf'), '%PDF-1.7\n');
+
+/** A workbook of one example row whose cells in `numbers` are numeric cells (value, shown format). */
+async function trap(method: PayoutMethod, numbers: Record<string, [number, string?]>) {
+  const cols = [...CANONICAL_FIELDS];
+  const ws = XLSX.utils.aoa_to_sheet([cols, cols.map((c) => ({ ...EXAMPLES[method], documents: 'inv.pdf' })[c] ?? '')]);
+  for (const [field, [v, z]] of Object.entries(numbers)) {
+    const addr = XLSX.utils.encode_cell({ r: 1, c: cols.indexOf(field as never) });
+    ws[addr] = { t: 'n', v, ...(z ? { z } : {}) };
+  }
+  const wb = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(wb, ws, 'S');
+  const p = join(dir, `${method}-${Object.keys(numbers).join('-')}-${Math.random().toString(36).slice(2)}.xlsx`);
+  writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+  const r = await collectBatch(p);
+  return { problems: r.problems.map((x) => `${x.severity[0]}:${x.code}:${x.column}`), rows: r.rows, all: r.problems };
+}
+
+describe('Excel traps', () => {
+  it('an account number that lost its leading zero is an error on that cell', async () => {
+    const r = await trap('FASTER_PAYMENTS', { accountNumber: [1234567] });
+    expect(r.problems).toEqual(['e:EXCEL_LEADING_ZEROS_LOST:accountNumber']);
+    expect(r.all[0]!.message).toContain('7 digits');
+    expect(r.all[0]!.value).toBe('***4567');
+  });
+
+  it('a sort code, routing number or NUBAN that lost leading zeros is an error', async () => {
+    expect((await trap('FASTER_PAYMENTS', { sortCode: [60161] })).problems).toEqual(['e:EXCEL_LEADING_ZEROS_LOST:sortCode']);
+    expect((await trap('ACH', { routingNumber: [21000021] })).problems).toEqual(['e:EXCEL_LEADING_ZEROS_LOST:routingNumber']);
+    expect((await trap('NIP', { accountNumber: [123456785] })).problems).toEqual(['e:EXCEL_LEADING_ZEROS_LOST:accountNumber']);
+    expect((await trap('NIP', { bankCode: [58] })).problems).toEqual(['e:EXCEL_LEADING_ZEROS_LOST:bankCode']);
+  });
+
+  it('scientific notation or more than 15 digits: digits lost', async () => {
+    expect((await trap('CHINA_WIRE', { accountNumber: [1.23e15, '0.00E+00'] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:accountNumber']);
+    expect((await trap('CHINA_WIRE', { accountNumber: [6222020200012345678, '0'] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:accountNumber']);
+    expect((await trap('SWIFT', { accountNumber: [123456789012345680000] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:accountNumber']);
+  });
+
+  it('a phone number as a number lost its +', async () => {
+    expect((await trap('HK_FPS', { fpsId: [1234567], phoneNumber: [85291234567] })).problems).toEqual(['e:EXCEL_LEADING_ZEROS_LOST:phoneNumber']);
+  });
+
+  it('a numeric cell that still has all its digits is read as its digits, not its display', async () => {
+    const r = await trap('FASTER_PAYMENTS', { accountNumber: [31926819, '#,##0'], sortCode: [601613] });
+    expect(r.problems).toEqual([]);
+    expect(r.rows[0]!.payout!.beneficiary.accountNumber).toBe('31926819');
+  });
+
+  it('a numeric account number whose length the method does not fix is a warning', async () => {
+    const r = await trap('ACH', { accountNumber: [123456789] });
+    expect(r.problems).toEqual(['w:EXCEL_LEADING_ZEROS_LOST:accountNumber']);
+  });
+
+  it('a numeric amount is read by its value, and a value finer than shown is an error that says so', async () => {
+    const ok = await trap('SEPA', { sourceAmount: [1250.5, '#,##0.00'] });
+    expect(ok.problems).toEqual([]);
+    expect(ok.rows[0]!.payout!.sourceAmount.toFixed()).toBe('1250.5');
+    const r = await trap('SEPA', { sourceAmount: [1234.565, '#,##0.00'] });
+    expect(r.problems).toEqual(['e:AMOUNT_PRECISION:sourceAmount']);
+    expect(r.all[0]!.message).toContain('shows 1,234.57');
+  });
+});

@@ -1,0 +1,108 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CANONICAL_FIELDS, type CanonicalField } from '../../src/input/index.ts';
+import { parseRow, validateRow, PayoutRowSchema, sniffDocumentType, checkDocumentFile, type RowContext } from '../../src/validation/index.ts';
+import { EXAMPLES } from '../../src/validation/templates.ts';
+import { PAYOUT_METHODS, type PayoutMethod } from '../../src/spec/codes.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'pb-row-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+writeFileSync(join(dir, 'inv.pdf'), '%PDF-1.7\n%...');
+writeFileSync(join(dir, 'scan.jpg'), Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]));
+writeFileSync(join(dir, 'shot.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0]));
+writeFileSync(join(dir, 'fake.pdf'), 'not a pdf');
+const big = openSync(join(dir, 'big.pdf'), 'w');
+ftruncateSync(big, 10 * 1024 * 1024 + 1);
+closeSync(big);
+
+const fields = Object.fromEntries(CANONICAL_FIELDS.map((f) => [f, f])) as Record<CanonicalField, string>;
+const ctx: RowContext = { file: 'batch.csv', fields, baseDir: dir };
+const row = (method: PayoutMethod, over: Partial<Record<CanonicalField, string>> = {}) => ({
+  rowNumber: 7,
+  cells: Object.fromEntries(CANONICAL_FIELDS.map((f) => [f, { ...EXAMPLES[method], documents: 'inv.pdf', ...over }[f] ?? ''])),
+});
+const codes = (method: PayoutMethod, over: Partial<Record<CanonicalField, string>> = {}) => validateRow(row(method, over), ctx).map((p) => `${p.severity[0]}:${p.code}:${p.column ?? ''}`);
+
+describe('one row', () => {
+  it.each(PAYOUT_METHODS)('the %s example is valid and becomes a typed PayoutRow', (m) => {
+    const r = parseRow(row(m), ctx);
+    expect(r.problems).toEqual([]);
+    expect(PayoutRowSchema.safeParse(r.payout).success).toBe(true);
+    expect(r.payout!.documents).toEqual([join(dir, 'inv.pdf')]);
+    expect(Object.values(r.payout!.beneficiary).every((v) => v !== '')).toBe(true);
+  });
+
+  it('requires the spec per-method fields and accountCurrency, naming the column', () => {
+    expect(codes('SEPA', { iban: '' })).toEqual(['e:MISSING_VALUE:iban']);
+    expect(codes('ACH', { routingNumber: '', accountType: '' })).toEqual(['e:MISSING_VALUE:routingNumber', 'e:MISSING_VALUE:accountType']);
+    expect(codes('NIP', { accountCurrency: '' })).toEqual(['e:MISSING_VALUE:accountCurrency']);
+    expect(codes('SWIFT', { bankName: '', beneficiaryCountry: '' })).toEqual(['e:MISSING_VALUE:bankName', 'e:MISSING_VALUE:beneficiaryCountry']);
+    expect(codes('FASTER_PAYMENTS', { iban: '' })).toEqual(['e:MISSING_VALUE:iban']);
+  });
+
+  it('accepts method names in any case and the HONG_KONG_FPS alias', () => {
+    expect(parseRow(row('HK_FPS', { method: 'hong_kong_fps' }), ctx).payout?.method).toBe('HK_FPS');
+    expect(parseRow(row('SEPA', { method: 'sepa' }), ctx).payout?.method).toBe('SEPA');
+    expect(codes('SEPA', { method: 'PAYPAL' })).toEqual(['e:INVALID_METHOD:method']);
+  });
+
+  it('checks the one-of groups of WECHAT and HK_FPS', () => {
+    expect(codes('WECHAT', { openId: '' })).toEqual(['e:MISSING_ONE_OF:openId | wechatUserId']);
+    expect(codes('WECHAT', { openId: '', wechatUserId: 'wxid_abc123' })).toEqual([]);
+    expect(codes('HK_FPS', { fpsId: '', phoneNumber: '+85291234567' })).toEqual([]);
+    expect(codes('HK_FPS', { fpsId: '', accountNumber: '123456789' })).toEqual(['e:MISSING_ONE_OF:fpsId | phoneNumber | email | accountNumber | bankCode']);
+    expect(codes('HK_FPS', { fpsId: '', accountNumber: '123456789', bankCode: '004' })).toEqual([]);
+  });
+
+  it('warns, without failing the row, for a corridor outside the spec overview', () => {
+    expect(codes('SEPA', { sourceCurrency: 'CNY' })).toEqual(['w:CORRIDOR_NOT_IN_OVERVIEW:method']);
+    expect(parseRow(row('SEPA', { sourceCurrency: 'CNY' }), ctx).payout).toBeDefined();
+  });
+
+  it('cross-checks a UK IBAN with the sort code and account number', () => {
+    expect(codes('BACS', { sortCode: '200001' })).toEqual(['e:IBAN_MISMATCH:sortCode']);
+    expect(codes('BACS', { iban: 'DE89370400440532013000' })).toEqual(['e:IBAN_MISMATCH:iban']);
+  });
+
+  it('masks account identifiers in problems', () => {
+    const p = validateRow(row('SEPA', { iban: 'DE88370400440532013000' }), ctx)[0]!;
+    expect(p).toMatchObject({ file: 'batch.csv', row: 7, column: 'iban', value: '********3000', code: 'INVALID_IBAN' });
+    expect(p.expected).toBeTruthy();
+    expect(JSON.stringify(validateRow(row('NIP', { accountNumber: '98765' }), ctx))).not.toContain('98765');
+  });
+
+  it('warns about values in columns the method does not use', () => {
+    expect(codes('NIP', { iban: 'DE89370400440532013000' })).toEqual(['w:FIELD_NOT_USED:iban']);
+    expect(parseRow(row('NIP', { iban: 'DE89370400440532013000' }), ctx).payout?.beneficiary).not.toHaveProperty('iban');
+  });
+
+  it('documents: exist, PDF/JPEG/PNG by their bytes, at most 10 MB and 5; none is a warning unless withdrawal', () => {
+    expect(codes('SEPA', { documents: 'inv.pdf; scan.jpg;shot.png' })).toEqual([]);
+    expect(codes('SEPA', { documents: 'fake.pdf' })).toEqual(['e:DOCUMENT_TYPE:documents']);
+    expect(codes('SEPA', { documents: 'gone.pdf' })).toEqual(['e:DOCUMENT_NOT_FOUND:documents']);
+    expect(codes('SEPA', { documents: 'big.pdf' })).toEqual(['e:DOCUMENT_TOO_LARGE:documents']);
+    expect(codes('SEPA', { documents: Array(6).fill('inv.pdf').join(';') })).toEqual(['e:TOO_MANY_DOCUMENTS:documents']);
+    expect(codes('SEPA', { documents: '' })).toEqual(['w:NO_DOCUMENT:documents']);
+    expect(codes('SEPA', { documents: '', withdrawal: 'TRUE' })).toEqual([]);
+    expect(codes('SEPA', { documents: join(dir, 'inv.pdf') })).toEqual([]);
+    expect(sniffDocumentType(Buffer.from('%PDF-1.4'))).toBe('application/pdf');
+    expect(checkDocumentFile(join(dir, 'scan.jpg'))).toMatchObject({ ok: true, contentType: 'image/jpeg' });
+  });
+
+  it('reads the row\'s amount exactly and with the currency\'s minor units', () => {
+    expect(parseRow(row('SEPA', { sourceAmount: '1.234,56' }), ctx).payout?.sourceAmount.toFixed()).toBe('1234.56');
+    expect(codes('SEPA', { sourceAmount: '1,234' })).toEqual(['e:AMBIGUOUS_AMOUNT:sourceAmount']);
+    expect(codes('SEPA', { sourceAmount: '1.001' })).toEqual(['e:AMOUNT_PRECISION:sourceAmount']);
+    expect(codes('SEPA', { sourceAmount: '' })).toEqual(['e:MISSING_VALUE:sourceAmount']);
+  });
+
+  it('reports a missing column by its field name, and undecodable characters', () => {
+    const { iban: _drop, ...rest } = fields;
+    void _drop;
+    const p = validateRow(row('SEPA'), { ...ctx, fields: rest });
+    expect(p.map((x) => [x.code, x.column, x.message])).toEqual([['MISSING_VALUE', 'iban', 'SEPA needs iban, and the file has no iban column']]);
+    expect(codes('SEPA', { accountName: 'M\uFFFDller' })).toEqual(['e:ENCODING:accountName']);
+  });
+});
