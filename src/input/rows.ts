@@ -109,6 +109,7 @@ export async function shapeRows(
     let blankFrom: number | undefined;
     let blankTo = 0;
     let pendingTotals: SourceRecord | undefined;
+    let yielded = 0;
     const flushBlanks = () => {
       if (blankFrom === undefined) return;
       const range = blankFrom === blankTo ? `row ${blankFrom} is blank` : `rows ${blankFrom}-${blankTo} are blank`;
@@ -129,11 +130,15 @@ export async function shapeRows(
           // not the last row after all: an ordinary row, validated like any other
           const held = pendingTotals;
           pendingTotals = undefined;
+          yielded++;
           yield toRow(held);
         }
         flushBlanks();
         if (looksLikeTotals(r)) pendingTotals = r;
-        else yield toRow(r);
+        else {
+          yielded++;
+          yield toRow(r);
+        }
       }
       if (pendingTotals) {
         warnings.push({
@@ -145,6 +150,7 @@ export async function shapeRows(
         });
       }
       flushBlanks();
+      if (yielded === 0) throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
     } finally {
       await onDone();
     }

@@ -2,7 +2,7 @@
 // (duplicate references, probable duplicate rows) and total what would be sent. Memory stays flat:
 // across rows only a 53-bit hash per reference and per valid row is kept, plus small totals.
 import { dirname, resolve } from 'node:path';
-import { readBatch, InputError, type BatchSource, type ReadOptions } from '../input/index.ts';
+import { readBatch, type BatchSource, type ReadOptions } from '../input/index.ts';
 import type { InputWarning, RawRow } from '../input/rows.ts';
 import { Dec, formatAmount } from '../money.ts';
 import type { PayoutMethod } from '../spec/codes.ts';
@@ -220,9 +220,6 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
       yield validateOne(raw);
     }
     finish();
-    if (summary.rows === 0) {
-      throw new InputError('EMPTY_FILE', src.file, `${src.file}: the file has a header but no payout rows.`);
-    }
   }
 
   return { source: info, rows: rows(), fileProblems, summary, close };

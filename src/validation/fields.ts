@@ -106,9 +106,9 @@ export const sortCode: FieldCheck = (raw) => {
   return bad('INVALID_SORT_CODE', `a UK sort code has 6 digits; this has ${/^\d+$/.test(v) ? `${v.length}` : 'other characters than'} digits${hint}`, '6 digits, e.g. 601613 or 60-16-13');
 };
 
-const accountDigits = (label: string, min: number, max: number, example: string): FieldCheck => (raw) => {
+const accountDigits = (label: string, min: number, max: number): FieldCheck => (raw) => {
   const v = digitsOnly(raw);
-  const expected = min === max ? `${min} digits (${label}, e.g. ${example})` : `${min} to ${max} digits (${label})`;
+  const expected = min === max ? `${min} digits (${label})` : `${min} to ${max} digits (${label})`;
   if (!/^\d+$/.test(v)) return bad('INVALID_ACCOUNT_NUMBER', `a ${label} has digits only`, expected);
   if (v.length < min || v.length > max) {
     const hint = v.length < min ? ' (leading zeros lost?)' : '';
@@ -116,10 +116,10 @@ const accountDigits = (label: string, min: number, max: number, example: string)
   }
   return ok(v);
 };
-export const ukAccountNumber = accountDigits('UK account number', 8, 8, '31926819');
-export const nuban = accountDigits('Nigerian NUBAN account number', 10, 10, '0123456789');
-export const usAccountNumber = accountDigits('US account number', 4, 17, '');
-export const hkAccountNumber = accountDigits('Hong Kong account number', 6, 17, '');
+export const ukAccountNumber = accountDigits('UK account number', 8, 8);
+export const nuban = accountDigits('Nigerian NUBAN account number', 10, 10);
+export const usAccountNumber = accountDigits('US account number', 4, 17);
+export const hkAccountNumber = accountDigits('Hong Kong account number', 6, 17);
 
 /** Any account number: letters and digits, 1 to 34 (the longest an IBAN-era account can be). */
 export const genericAccountNumber: FieldCheck = (raw) => {

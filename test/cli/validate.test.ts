@@ -1,0 +1,100 @@
+// The validate and template commands, as a user runs them: a child process of the real bin.
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const tmp = mkdtempSync(join(tmpdir(), 'pb-cli-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function cli(...args: string[]) {
+  const r = spawnSync(process.execPath, [join(root, 'src/cli/bin.js'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, PAYOUT_BATCH_DEBUG: '' } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+const noStack = (s: string) => expect(s).not.toMatch(/\n\s+at .+:\d+:\d+/);
+
+describe('payout-batch validate', () => {
+  it('exit 0 on the payroll, with a summary of totals, methods and corridors', () => {
+    const r = cli('validate', 'samples/payroll-2025-01.csv');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('52 read: 52 valid, 0 invalid');
+    expect(r.out).toMatch(/USD\s+103,075\.00\s+20 rows/);
+    expect(r.out).toMatch(/NIP\s+13 rows/);
+    expect(r.out).toContain('USD -> NGN NGA  NIP');
+    expect(r.out).toContain('All 52 rows are valid.');
+  });
+
+  it('exit 1 on the broken file, with each problem located and a report sheet and JSON for scripts', () => {
+    const report = join(tmp, 'problems.csv');
+    const r = cli('validate', 'samples/payroll-broken.csv', '--report', report);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('samples/payroll-broken.csv row 6, column "iban": error INVALID_IBAN');
+    expect(r.out).toContain('(value "********3001")');
+    expect(r.out).toContain('14 of 18 rows are invalid');
+    const sheet = readFileSync(report, 'utf8').replace(/^\uFEFF/, '').split('\n');
+    expect(sheet[0]).toBe('severity,code,file,row,column,value,message,expected');
+    expect(sheet.filter((l) => /^(error|warning),/.test(l))).toHaveLength(43);
+    expect(readFileSync(report, 'utf8')).toContain("'-50.00");
+
+    const j = cli('validate', 'samples/payroll-broken.csv', '--json');
+    expect(j.code).toBe(1);
+    const doc = JSON.parse(j.out);
+    expect(doc.problems).toHaveLength(43);
+    expect(doc.summary).toMatchObject({ rows: 18, valid: 4, invalid: 14 });
+    expect(doc.exitCode).toBe(1);
+  });
+
+  it('--allow-duplicate-rows turns a probable duplicate into a warning', () => {
+    const j = JSON.parse(cli('validate', 'samples/payroll-broken.csv', '--json', '--allow-duplicate-rows').out);
+    expect(j.problems.find((p: { code: string }) => p.code === 'PROBABLE_DUPLICATE').severity).toBe('warning');
+  });
+
+  it('exit 2 with a message and no stack trace for a missing, binary or headless file', () => {
+    const missing = cli('validate', 'no/such/file.csv');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('no such file');
+    expect(missing.err).toContain('FILE_NOT_FOUND');
+    noStack(missing.err);
+
+    const bin = join(tmp, 'photo.csv');
+    writeFileSync(bin, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]));
+    const b = cli('validate', bin);
+    expect(b.code).toBe(2);
+    expect(b.err).toContain('UNSUPPORTED_FORMAT');
+    noStack(b.err);
+
+    const cols = join(tmp, 'cols.csv');
+    writeFileSync(cols, 'reference,Amount,Currency\nR1,10,USD\n');
+    const c = cli('validate', cols, '--json');
+    expect(c.code).toBe(2);
+    expect(JSON.parse(c.out).error.code).toBe('MISSING_COLUMNS');
+    expect(c.err).toContain('destinationCurrency');
+    noStack(c.err);
+  });
+
+  it('needs no API key and no network', () => {
+    const r = spawnSync(process.execPath, [join(root, 'src/cli/bin.js'), 'validate', 'samples/payroll-2025-01.xlsx'], {
+      cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9' },
+    });
+    expect(r.status).toBe(0);
+  });
+});
+
+describe('payout-batch template', () => {
+  it('writes CSV to stdout and XLSX to a file, both validating', () => {
+    const csv = cli('template', '--method', 'hong_kong_fps');
+    expect(csv.code).toBe(0);
+    expect(csv.out).toBe(readFileSync(join(root, 'templates/payout-template-hk-fps.csv'), 'utf8'));
+    const out = join(tmp, 't.xlsx');
+    const x = cli('template', '--format', 'xlsx', '--out', out);
+    expect(x.code).toBe(0);
+    expect(readFileSync(out).equals(readFileSync(join(root, 'templates/payout-template-all-methods.xlsx')))).toBe(true);
+    expect(cli('validate', out).code).toBe(0);
+    const bad = cli('template', '--method', 'PAYPAL');
+    expect(bad.code).toBe(2);
+    noStack(bad.err);
+  });
+});
