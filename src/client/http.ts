@@ -1,6 +1,7 @@
 // The one way a request leaves the tool: concurrency slot -> rate slot -> fetch with a timeout ->
 // read and validate the body -> a typed value or one PayoutApiError; retried as decideRetry says.
 import { randomUUID } from 'node:crypto';
+import { subscribe } from 'node:diagnostics_channel';
 import type { Logger } from 'pino';
 import type { LimitFunction } from 'p-limit';
 import type { z } from 'zod';
@@ -10,7 +11,7 @@ import { scrubSecret } from '../log.ts';
 import type { ApiKey } from './api-key.ts';
 import { KEY_PROPAGATION_MESSAGE, PayoutApiError, zodFieldErrors, type FailureKind, type FieldError, type Outcome } from './errors.ts';
 import { decideRetry, parseRetryAfter, type AttemptFailure, type RetryPolicy } from './retry.ts';
-import type { SlidingWindowLimiter } from './throttle.ts';
+import type { Slot, SlidingWindowLimiter } from './throttle.ts';
 import type { UsageCounter } from './quota.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -104,6 +105,35 @@ export const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
+// When did a request really leave? The rate slot is taken just before fetch() is called, but the
+// headers may go out later: the first fetch of a process loads undici, a new connection needs a
+// TCP (and TLS) handshake. The server counts arrivals, so the slot's time is moved to the moment
+// undici writes the headers to the socket (its diagnostics channel), matched by x-request-id.
+const pendingSends = new Map<string, Slot[]>();
+let watchingSends = false;
+function watchSends(): void {
+  if (watchingSends) return;
+  watchingSends = true;
+  subscribe('undici:client:sendHeaders', (message) => {
+    const raw = (message as { headers?: unknown }).headers;
+    if (typeof raw !== 'string') return;
+    const m = /(?:^|\r\n)x-request-id:[ \t]*([^\r\n]*)/i.exec(raw);
+    const id = m?.[1]?.trim();
+    if (!id) return;
+    const waiting = pendingSends.get(id);
+    const slot = waiting?.shift();
+    if (waiting && waiting.length === 0) pendingSends.delete(id);
+    slot?.markSent();
+  });
+}
+function forgetSend(id: string, slot: Slot): void {
+  const waiting = pendingSends.get(id);
+  if (!waiting) return;
+  const i = waiting.indexOf(slot);
+  if (i >= 0) waiting.splice(i, 1);
+  if (waiting.length === 0) pendingSends.delete(id);
+}
+
 type AttemptResult<T> =
   | { ok: true; result: CallResult<T> }
   | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };
@@ -180,8 +210,9 @@ export class Transport {
     });
 
     return o.concurrency(async (): Promise<AttemptResult<T>> => {
+      let slot: Slot | undefined;
       try {
-        if (authenticated) await o.limiter.acquire(spec.signal);
+        if (authenticated) slot = await o.limiter.acquire(spec.signal);
         else if (spec.signal?.aborted) throw spec.signal.reason;
       } catch (cause) {
         return fail({ kind: 'aborted', message: 'cancelled before sending', outcome: 'definitive', cause }, undefined);
@@ -205,6 +236,12 @@ export class Transport {
       let status = 0;
       let text: string;
       let res: Response;
+      if (slot && o.fetch === globalThis.fetch) {
+        watchSends();
+        const waiting = pendingSends.get(requestId);
+        if (waiting) waiting.push(slot);
+        else pendingSends.set(requestId, [slot]);
+      }
       try {
         res = await o.fetch(this.url(spec), {
           method: spec.method,
@@ -234,6 +271,7 @@ export class Transport {
         return fail({ kind: 'network', message: msg, outcome: beforeSend ? 'definitive' : unknownIfMutating, cause }, { kind: 'network', beforeSend });
       } finally {
         clearTimeout(timer);
+        if (slot) forgetSend(requestId, slot);
       }
 
       const ms = Math.round(performance.now() - started);

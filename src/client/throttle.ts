@@ -20,13 +20,23 @@ export interface RateLimiterOptions {
   windowMs?: number;
   /** Added to the window on our side, for skew between our clock and the server's. */
   safetyMarginMs?: number;
-  /** After a 429 the pace drops by one start per window; one step comes back after this long without 429s. */
+  /** After a 429 the pace drops by one start per window; one step comes back after this long (default 2 s). */
   cooldownMs?: number;
   clock?: Clock;
 }
 
+/**
+ * One granted start. Its time is when the slot was granted; when the transport later learns the
+ * moment the request's headers actually left on the socket (after a connection was opened, say),
+ * it moves the time there, so a request that waited for a connection is not counted too early.
+ */
+export interface Slot {
+  t: number;
+  markSent(): void;
+}
+
 interface Waiter {
-  resolve: () => void;
+  resolve: (slot: Slot) => void;
   reject: (e: unknown) => void;
   signal?: AbortSignal;
   onAbort?: () => void;
@@ -38,12 +48,12 @@ export class SlidingWindowLimiter {
   readonly safetyMarginMs: number;
   readonly cooldownMs: number;
   private readonly clock: Clock;
-  /** Start times inside the current effective window, oldest first. */
-  private starts: number[] = [];
+  /** Starts inside the current effective window (not necessarily in time order). */
+  private starts: Slot[] = [];
   private queue: Waiter[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private penalty = 0;
-  private lastPenaltyAt = 0;
+  private lastPenaltyAt = -Infinity;
 
   constructor(options: RateLimiterOptions) {
     if (!Number.isInteger(options.perWindow) || options.perWindow < 1) {
@@ -52,7 +62,7 @@ export class SlidingWindowLimiter {
     this.perWindow = options.perWindow;
     this.windowMs = options.windowMs ?? 1000;
     this.safetyMarginMs = options.safetyMarginMs ?? 100;
-    this.cooldownMs = options.cooldownMs ?? 3000;
+    this.cooldownMs = options.cooldownMs ?? 2000;
     this.clock = options.clock ?? systemClock;
   }
 
@@ -73,9 +83,13 @@ export class SlidingWindowLimiter {
     return Math.max(1, this.perWindow - penalty);
   }
 
-  /** Called on a 429: slow down by one start per window for a while. */
+  /**
+   * Called on a 429: slow down by one start per window for a while. Several 429s within one
+   * window are one event (requests in flight together are refused together), not several.
+   */
   penalize(): void {
     const now = this.clock.now();
+    if (now - this.lastPenaltyAt < this.span) return;
     const current = this.perWindow - this.effectiveLimit(now);
     this.penalty = Math.min(this.perWindow - 1, current + 1);
     this.lastPenaltyAt = now;
@@ -87,15 +101,13 @@ export class SlidingWindowLimiter {
 
   private prune(now: number): void {
     const from = now - this.span;
-    let i = 0;
-    while (i < this.starts.length && this.starts[i]! <= from) i++;
-    if (i) this.starts.splice(0, i);
+    if (this.starts.some((s) => s.t <= from)) this.starts = this.starts.filter((s) => s.t > from);
   }
 
   /** Resolves when this caller may start a request; the start is recorded at that moment. */
-  acquire(signal?: AbortSignal): Promise<void> {
+  acquire(signal?: AbortSignal): Promise<Slot> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<Slot>((resolve, reject) => {
       const w: Waiter = { resolve, reject, signal };
       if (signal) {
         w.onAbort = () => {
@@ -121,21 +133,29 @@ export class SlidingWindowLimiter {
     while (this.queue.length && this.starts.length < limit) {
       const w = this.queue.shift()!;
       if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
-      this.starts.push(now);
-      w.resolve();
+      const slot: Slot = {
+        t: now,
+        markSent: () => {
+          const sent = this.clock.now();
+          if (sent > slot.t) slot.t = sent;
+        },
+      };
+      this.starts.push(slot);
+      w.resolve(slot);
     }
     if (this.queue.length) {
-      // The oldest start that must leave the window before the next may begin.
-      const blocking = this.starts[this.starts.length - limit]!;
+      // The start that must leave the window before the next may begin.
+      const times = this.starts.map((s) => s.t).sort((a, b) => a - b);
+      const blocking = times[times.length - limit]!;
       const wait = Math.max(1, Math.ceil(blocking + this.span - now) + 1);
       this.timer = setTimeout(() => this.drain(), wait);
     }
   }
 
-  /** Starts recorded in the last window + margin (for tests and diagnostics). */
+  /** Start times recorded in the last window + margin (for tests and diagnostics). */
   recentStarts(): number[] {
     this.prune(this.clock.now());
-    return [...this.starts];
+    return this.starts.map((s) => s.t).sort((a, b) => a - b);
   }
 
   get waiting(): number {

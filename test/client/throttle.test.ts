@@ -61,19 +61,42 @@ describe('SlidingWindowLimiter', () => {
     expect(at[10]).toBeGreaterThanOrEqual(2100);
   });
 
+  it('counts a start from when its headers really left, once the transport knows it', async () => {
+    vi.useFakeTimers();
+    const clock = { now: () => Date.now() };
+    const limiter = new SlidingWindowLimiter({ perWindow: 1, safetyMarginMs: 0, clock });
+    const t0 = clock.now();
+    const first = await limiter.acquire();
+    await vi.advanceTimersByTimeAsync(300);
+    first.markSent(); // the first request waited 300 ms for its connection
+    let next = -1;
+    const p = limiter.acquire().then(() => void (next = clock.now() - t0));
+    await vi.advanceTimersByTimeAsync(5000);
+    await p;
+    // Not at 1000 (granted + 1 s) but after the real send + 1 s.
+    expect(next).toBeGreaterThanOrEqual(1300);
+    expect(next).toBeLessThan(1400);
+  });
+
   it('slows by one start per window after a 429 and recovers after the cooldown', async () => {
     vi.useFakeTimers();
     const clock = { now: () => Date.now() };
     const limiter = new SlidingWindowLimiter({ perWindow: 5, cooldownMs: 3000, clock });
     expect(limiter.effectiveLimit()).toBe(5);
     limiter.penalize();
+    limiter.penalize(); // refused together, in one window: one event
+    expect(limiter.effectiveLimit()).toBe(4);
+    await vi.advanceTimersByTimeAsync(1200);
     limiter.penalize();
     expect(limiter.effectiveLimit()).toBe(3);
     await vi.advanceTimersByTimeAsync(3000);
     expect(limiter.effectiveLimit()).toBe(4);
     await vi.advanceTimersByTimeAsync(3000);
     expect(limiter.effectiveLimit()).toBe(5);
-    for (let i = 0; i < 10; i++) limiter.penalize();
+    for (let i = 0; i < 10; i++) {
+      limiter.penalize();
+      await vi.advanceTimersByTimeAsync(1100);
+    }
     expect(limiter.effectiveLimit()).toBe(1);
   });
 
