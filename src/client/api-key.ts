@@ -24,7 +24,7 @@ export function keyFingerprint(key: string): string {
   return createHash('sha256').update('payout-batch key fingerprint v1\0').update(key).digest('hex').slice(0, 16);
 }
 
-export type KeySource = 'environment' | 'key-file' | 'option';
+export type KeySource = 'environment' | 'key-file' | 'option' | 'local-sandbox-seed';
 
 export class ApiKey {
   readonly #value: string;

@@ -63,7 +63,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
     sandbox = await startSandbox(options.sandbox ?? {});
     baseUrl = sandbox.url;
     // The local sandbox's seed keys are not secrets: without a key, use the first one.
-    key ??= new ApiKey(sandbox.keys[0]!.key, { source: 'option', environment: 'sandbox', labelSource: 'the local sandbox seed' });
+    key ??= new ApiKey(sandbox.keys[0]!.key, { source: 'local-sandbox-seed', environment: 'sandbox', labelSource: 'the local sandbox seed' });
   }
   try {
     if (!key) {

@@ -1,0 +1,138 @@
+// The real CLI, run as a user would, with known keys: the key must appear in no output and no
+// file, on success, on refusal, with debug-level JSON logs on.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { keyFingerprint } from '../../src/client/api-key.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const GOOD = 'sk_sandbox_acme_primary';
+const REFUSED = 'sk_sandbox_refused_7c2f91d04e';
+const PROPAGATING = 'sk_sandbox_acme_secondary';
+
+let sb: LocalSandbox;
+let stateDir: string;
+let work: string;
+
+beforeAll(async () => {
+  sb = await startSandbox({ rateLimitPerSecond: null, propagatingKeys: [PROPAGATING] });
+  stateDir = await mkdtemp(join(tmpdir(), 'pb-state-'));
+  work = await mkdtemp(join(tmpdir(), 'pb-work-'));
+});
+afterAll(async () => {
+  await sb?.close();
+});
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+function run(args: string[], env: Record<string, string>): Promise<Run> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PAYOUT_'))) as Record<string, string>;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'src/cli/bin.js'), 'account', ...args], {
+      cwd: work,
+      env: { ...base, PAYOUT_BATCH_STATE_DIR: stateDir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await filesUnder(p)));
+    else out.push(p);
+  }
+  return out;
+}
+
+/** Fails naming where a key was found. */
+async function expectNoKey(r: Run, keys: string[]) {
+  for (const key of keys) {
+    expect(r.stdout.includes(key), `key in stdout`).toBe(false);
+    expect(r.stderr.includes(key), `key in stderr`).toBe(false);
+    for (const f of [...(await filesUnder(stateDir)), ...(await filesUnder(work))]) {
+      expect((await readFile(f, 'utf8')).includes(key), `key in ${f}`).toBe(false);
+    }
+  }
+}
+
+describe('payout-batch account', () => {
+  it('shows wallets, pairs and quota as JSON with debug logs on, and the key appears nowhere', async () => {
+    const r = await run(['--base-url', sb.url, '--json', '--log-level', 'debug'], { PAYOUT_API_KEY: GOOD });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.wallets.map((w: { currency: string }) => w.currency)).toContain('USD');
+    expect(out.pairs.length).toBeGreaterThan(0);
+    expect(out.key.fingerprint).toBe(keyFingerprint(GOOD));
+    expect(out.quota.used).toBeGreaterThanOrEqual(2);
+    // The debug logs really were written (so their absence of the key means something).
+    const logs = r.stderr.trim().split('\n').map((l) => JSON.parse(l));
+    expect(logs.filter((l) => l.msg === 'response').map((l) => l.route)).toEqual(['listWallets', 'listPairs']);
+    expect(logs.find((l) => l.msg === 'account: connected').apiKey).toBe('[redacted]');
+    const usage = JSON.parse(await readFile(join(stateDir, 'usage.json'), 'utf8'));
+    expect(Object.keys(usage.keys)).toContain(keyFingerprint(GOOD));
+    await expectNoKey(r, [GOOD]);
+  }, 30_000);
+
+  it('prints a readable summary for the embedded sandbox (--env local)', async () => {
+    const r = await run(['--env', 'local'], { PAYOUT_API_KEY: GOOD });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/Environment {2}local {2}http:\/\/127\.0\.0\.1:\d+/);
+    expect(r.stdout).toMatch(/USD\s+1000000\.00/);
+    expect(r.stdout).toMatch(/requests used in \d{4}-\d{2} \(UTC\), as counted on this machine/);
+    await expectNoKey(r, [GOOD]);
+  }, 30_000);
+
+  it('a key the service refuses: exit 4, a plain message, and still no key anywhere', async () => {
+    const r = await run(['--base-url', sb.url, '--log-level', 'debug'], { PAYOUT_API_KEY: REFUSED });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/401 the service refused the API key/);
+    expect(r.stderr).toMatch(/x-request-id [0-9a-f-]{36}/);
+    await expectNoKey(r, [REFUSED, GOOD]);
+  }, 30_000);
+
+  it('a key still propagating: says new keys need 20 to 30 minutes', async () => {
+    const r = await run(['--base-url', sb.url], { PAYOUT_API_KEY: PROPAGATING });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/20 to 30 minutes/);
+    await expectNoKey(r, [PROPAGATING]);
+  }, 30_000);
+
+  it('refuses a production key file with a non-production server, and a key on the command line', async () => {
+    const keyFile = join(work, 'acme.key');
+    await writeFile(keyFile, `environment=production\nkey=acme-prod-7c2f91d04e\n`);
+    await chmod(keyFile, 0o600);
+    const r = await run(['--base-url', sb.url, '--key-file', keyFile], {});
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/refusing to use a production key/);
+    expect(r.stdout + r.stderr).not.toContain('acme-prod-7c2f91d04e');
+    expect(sb.requestLog().some((e) => e.apiKey === 'acme-prod-7c2f91d04e')).toBe(false);
+
+    const argv = await run(['--base-url', sb.url, '--api-key', `${REFUSED}_argv`], {});
+    expect(argv.code).toBe(2);
+    expect(argv.stderr).toMatch(/never taken from the command line/);
+    expect(argv.stdout + argv.stderr).not.toContain(`${REFUSED}_argv`);
+
+    const none = await run(['--base-url', sb.url], {});
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no API key: set PAYOUT_API_KEY/);
+  }, 30_000);
+
+  it('never falls back to production: without a gateway host the sandbox environment stops', async () => {
+    const r = await run([], { PAYOUT_API_KEY: GOOD });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/PAYOUT_GATEWAY_HOST/);
+    await expectNoKey(r, [GOOD]);
+  }, 30_000);
+});
