@@ -5,7 +5,6 @@ import { extname } from 'node:path';
 import { InputError } from './errors.ts';
 import { sniffKind, parseEncodingName, type Delimiter, type TextEncoding } from './detect.ts';
 import { openCsv } from './csv.ts';
-import { openExcel } from './excel.ts';
 import { shapeRows, type InputWarning, type RawRow } from './rows.ts';
 import type { CanonicalField } from './columns.ts';
 
@@ -102,6 +101,7 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
     } catch (e) {
       throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as Error).message}).`);
     }
+    const { openExcel } = await import('./excel.ts');
     const x = openExcel(buf, file, options.sheet);
     const shaped = await shapeRows(file, x.records, () => {});
     return {

@@ -36,7 +36,16 @@ export interface InputWarning {
 
 const TOTAL_WORD = /^(grand\s*|sub\s*)?totals?\s*:?$|^sum\s*:?$/i;
 
-const isBlank = (values: string[]) => values.every((v) => v.trim() === '');
+function isBlank(values: string[]): boolean {
+  for (const v of values) if (v.length !== 0 && v.trim() !== '') return false;
+  return true;
+}
+/** A cell that labels a total: short, and starting like "total", "grand total", "subtotal" or "sum". */
+function isTotalLabel(v: string): boolean {
+  if (v.length === 0 || v.length > 14) return false;
+  const c = v.charCodeAt(0) | 0x20;
+  return (c === 0x74 || c === 0x67 || c === 0x73 || c === 0x20) && TOTAL_WORD.test(v.trim());
+}
 
 export interface ShapedRows extends ColumnMapping {
   headerRow: number;
@@ -84,7 +93,10 @@ export async function shapeRows(
 
   const toRow = (r: SourceRecord): RawRow => {
     const cells: Record<string, string> = {};
-    for (let i = 0; i < width; i++) cells[columns[i]!] = (r.values[i] ?? '').trim();
+    for (let i = 0; i < width; i++) {
+      const v = r.values[i];
+      cells[columns[i]!] = v === undefined ? '' : v.trim();
+    }
     const row: RawRow = { rowNumber: r.rowNumber, cells };
     if (r.values.length > width) {
       let extra = 0;
@@ -101,7 +113,7 @@ export async function shapeRows(
   };
   const looksLikeTotals = (r: SourceRecord): boolean => {
     const v = (i: number) => (i >= 0 ? (r.values[i] ?? '').trim() : '');
-    if (r.values.some((c) => TOTAL_WORD.test(c.trim()))) return true;
+    for (const c of r.values) if (isTotalLabel(c)) return true;
     return v(refIdx) === '' && v(methodIdx) === '' && v(nameIdx) === '' && v(amountIdx) !== '';
   };
 
@@ -145,7 +157,7 @@ export async function shapeRows(
           code: 'TOTALS_ROW',
           row: pendingTotals.rowNumber,
           message: `row ${pendingTotals.rowNumber} looks like a totals row (last row, ${
-            pendingTotals.values.some((c) => TOTAL_WORD.test(c.trim())) ? 'labelled as a total' : 'an amount with no reference, method or name'
+            pendingTotals.values.some(isTotalLabel) ? 'labelled as a total' : 'an amount with no reference, method or name'
           }) and was skipped`,
         });
       }

@@ -18,7 +18,11 @@ function validGrouping(intPart: string, sep: string): boolean {
 }
 
 /** Reads amount text to a canonical decimal string ("1234.56"), or says why it cannot. */
+const PLAIN = /^(?:0|[1-9]\d*)(?:\.\d{1,2})?$/;
+
 export function readAmountText(raw: string): { ok: true; text: string; readingNote?: string } | Extract<AmountResult, { ok: false }> {
+  // the template's own form, 1234.56, is by far the most common: no separators to weigh
+  if (PLAIN.test(raw)) return { ok: true, text: raw };
   let s = raw.trim().replace(/[\u00a0\u202f\u2009]/g, ' ');
   if (s === '') return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is empty', expected: EXPECTED };
   if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')'))) {
@@ -77,6 +81,12 @@ export function readAmountText(raw: string): { ok: true; text: string; readingNo
   return readingNote ? { ok: true, text, readingNote } : { ok: true, text };
 }
 
+const UNITS = new Map<string, number | undefined>();
+const unitsOf = (currency: string) => {
+  if (!UNITS.has(currency)) UNITS.set(currency, minorUnits(currency));
+  return UNITS.get(currency);
+};
+
 /**
  * An amount for a currency: positive, exact, at most the currency's minor units (JPY 0, USD 2,
  * KWD 3) and at most 15 significant digits (so the JSON number sent is exactly this decimal).
@@ -90,7 +100,7 @@ export function parseAmount(raw: string, currency?: string): AmountResult {
   if (value.precision(true) > 15) {
     return { ok: false, code: 'INVALID_AMOUNT', message: `the amount has ${value.precision(true)} significant digits; at most 15 can be sent exactly`, expected: 'at most 15 significant digits' };
   }
-  const units = currency ? minorUnits(currency) : undefined;
+  const units = currency ? unitsOf(currency) : undefined;
   if (units !== undefined && value.decimalPlaces() > units) {
     const allowed = units === 0 ? `${currency} has no decimal places` : `${currency} has ${units} decimal place${units > 1 ? 's' : ''}`;
     return {

@@ -139,8 +139,6 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
 
   const refs = new Map<number, number>();
   const dupRows = new Map<number, number>();
-  const totals = new Map<string, { rows: number; amount: Dec }>();
-  const byMethod = new Map<string, { rows: number; totals: Map<string, Dec> }>();
   const corridors = new Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>();
 
   function validateOne(raw: RawRow): ValidatedRow {
@@ -174,7 +172,8 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
         problems.push(p);
       } else dupRows.set(key, raw.rowNumber);
     }
-    const valid = !problems.some((p) => p.severity === 'error');
+    let valid = true;
+    for (const p of problems) if (p.severity === 'error') valid = false;
     summary.rows++;
     problems.forEach(count);
     if (!valid || !payout) {
@@ -182,27 +181,35 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
       return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: false };
     }
     summary.valid++;
-    const t = totals.get(payout.sourceCurrency) ?? { rows: 0, amount: new Dec(0) };
-    t.rows++;
-    t.amount = t.amount.plus(payout.sourceAmount);
-    totals.set(payout.sourceCurrency, t);
-    const m = byMethod.get(payout.method) ?? { rows: 0, totals: new Map() };
-    m.rows++;
-    m.totals.set(payout.sourceCurrency, (m.totals.get(payout.sourceCurrency) ?? new Dec(0)).plus(payout.sourceAmount));
-    byMethod.set(payout.method, m);
+    // one running total per corridor; currency and method totals are folded from them at the end
     const ck = `${payout.sourceCurrency}|${payout.destinationCurrency}|${payout.destinationCountryCode}|${payout.method}`;
-    const c = corridors.get(ck) ?? {
-      c: { sourceCurrency: payout.sourceCurrency, destinationCurrency: payout.destinationCurrency, destinationCountryCode: payout.destinationCountryCode, method: payout.method, rows: 0 },
-      amount: new Dec(0),
-    };
-    c.c.rows++;
-    c.amount = c.amount.plus(payout.sourceAmount);
-    corridors.set(ck, c);
+    const c = corridors.get(ck);
+    if (c) {
+      c.c.rows++;
+      c.amount = c.amount.plus(payout.sourceAmount);
+    } else {
+      corridors.set(ck, {
+        c: { sourceCurrency: payout.sourceCurrency, destinationCurrency: payout.destinationCurrency, destinationCountryCode: payout.destinationCountryCode, method: payout.method, rows: 1 },
+        amount: payout.sourceAmount,
+      });
+    }
     return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: true, payout };
   }
 
   function finish() {
     drain();
+    const totals = new Map<string, { rows: number; amount: Dec }>();
+    const byMethod = new Map<string, { rows: number; totals: Map<string, Dec> }>();
+    for (const { c, amount } of corridors.values()) {
+      const t = totals.get(c.sourceCurrency) ?? { rows: 0, amount: new Dec(0) };
+      t.rows += c.rows;
+      t.amount = t.amount.plus(amount);
+      totals.set(c.sourceCurrency, t);
+      const m = byMethod.get(c.method) ?? { rows: 0, totals: new Map<string, Dec>() };
+      m.rows += c.rows;
+      m.totals.set(c.sourceCurrency, (m.totals.get(c.sourceCurrency) ?? new Dec(0)).plus(amount));
+      byMethod.set(c.method, m);
+    }
     summary.totalsBySourceCurrency = Object.fromEntries(
       [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([ccy, t]) => [ccy, { rows: t.rows, amount: formatAmount(t.amount, ccy) }]),
     );

@@ -12,6 +12,23 @@ export type FieldResult =
   | { ok: false; code: ProblemCode; message: string; expected: string; severity?: 'warning' };
 export type FieldCheck = (raw: string) => FieldResult;
 
+/**
+ * Remembers the answers of a check for the last few hundred distinct values: currencies,
+ * countries, methods and bank codes repeat on every row of a batch.
+ */
+export function memo(check: FieldCheck, max = 512): FieldCheck {
+  let cache = new Map<string, FieldResult>();
+  return (raw) => {
+    let r = cache.get(raw);
+    if (r === undefined) {
+      r = check(raw);
+      if (cache.size >= max) cache = new Map();
+      cache.set(raw, r);
+    }
+    return r;
+  };
+}
+
 const ok = (value: string): FieldResult => ({ ok: true, value });
 const bad = (code: ProblemCode, message: string, expected: string): FieldResult => ({ ok: false, code, message, expected });
 
@@ -19,19 +36,19 @@ const bad = (code: ProblemCode, message: string, expected: string): FieldResult 
 
 export const ALPHA3 = new Set(Object.keys(countries.getAlpha3Codes()));
 
-export const currencyCode: FieldCheck = (raw) => {
+export const currencyCode: FieldCheck = memo((raw) => {
   const v = raw.trim().toUpperCase();
   if (isCurrencyCode(v)) return ok(v);
   return bad('INVALID_CURRENCY', `"${raw}" is not an ISO 4217 currency code`, 'a 3-letter ISO 4217 code such as USD, EUR, GBP, NGN');
-};
+});
 
-export const countryCode: FieldCheck = (raw) => {
+export const countryCode: FieldCheck = memo((raw) => {
   const v = raw.trim().toUpperCase();
   if (ALPHA3.has(v)) return ok(v);
   const a3 = /^[A-Z]{2}$/.test(v) ? countries.alpha2ToAlpha3(v) : undefined;
   const hint = a3 ? ` (${v} is the 2-letter code; the service takes ${a3})` : '';
   return bad('INVALID_COUNTRY', `"${raw}" is not an ISO 3166-1 alpha-3 country code${hint}`, 'a 3-letter ISO 3166-1 alpha-3 code such as NGA, USA, GBR, DEU');
-};
+});
 
 // ------------------------------------------------------------------ IBAN and BIC
 

@@ -2,7 +2,6 @@
 // Pure but for reading the first bytes of the documents it names (through ctx.checkDocument).
 import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries';
-import type { ZodError } from 'zod';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
@@ -13,7 +12,7 @@ import { parseAmount } from './amount.ts';
 import { cachedDocumentChecker, type DocumentCheck } from './documents.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
-import { BENEFICIARY_SCHEMAS, PayoutFieldsSchema, methodFields, minDigits, type IssueParams, type PayoutRow } from './schemas.ts';
+import { BENEFICIARY_SCHEMAS, METHOD_FIELD_SETS, OPTIONAL_PAYOUT_FIELDS, PAYOUT_FIELD_CHECKS, minDigits, type IssueParams, type PayoutRow } from './schemas.ts';
 import type { Dec } from '../money.ts';
 
 export interface RowContext {
@@ -39,8 +38,7 @@ export const MASKED_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'iba
 export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
 
 const defaultChecker = cachedDocumentChecker();
-const TOP_FIELDS = Object.keys(PayoutFieldsSchema.shape) as (keyof typeof PayoutFieldsSchema.shape)[];
-const OPTIONAL_TOP = new Set(['remitterAddress', 'withdrawal']);
+const TOP_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as (keyof typeof PAYOUT_FIELD_CHECKS)[];
 
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
@@ -49,65 +47,70 @@ export function validateRow(row: RawRow, ctx: RowContext): Problem[] {
   return parseRow(row, ctx).problems;
 }
 
+// Helpers at module level rather than closures per row: a batch has a million rows.
+const headerOf = (ctx: RowContext, f: string): string => ctx.fields[f as CanonicalField] ?? f;
+function rawOf(row: RawRow, ctx: RowContext, f: string): string {
+  const h = ctx.fields[f as CanonicalField];
+  return h === undefined ? '' : (row.cells[h] ?? '');
+}
+function add(
+  problems: Problem[], row: RawRow, ctx: RowContext, severity: Severity, code: ProblemCode, f: string | undefined,
+  message: string, expected?: string, value?: string,
+): void {
+  const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
+  if (f !== undefined) {
+    p.column = headerOf(ctx, f);
+    const v = value ?? rawOf(row, ctx, f);
+    if (v !== '') p.value = MASKED_FIELDS.has(f) ? maskAccount(v) : v;
+  }
+  p.message = message;
+  if (expected) p.expected = expected;
+  problems.push(p);
+}
+
 export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const problems: Problem[] = [];
-  const header = (f: string) => ctx.fields[f as CanonicalField] ?? f;
-  const raw = (f: string): string => {
-    const h = ctx.fields[f as CanonicalField];
-    return h === undefined ? '' : (row.cells[h] ?? '');
-  };
-  const shown = (f: string, v: string) => (v === '' ? undefined : MASKED_FIELDS.has(f) ? maskAccount(v) : v);
-  const add = (severity: Severity, code: ProblemCode, f: string | undefined, message: string, expected?: string, value?: string) => {
-    const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
-    if (f !== undefined) {
-      p.column = header(f);
-      const v = shown(f, value ?? raw(f));
-      if (v !== undefined) p.value = v;
-    }
-    p.message = message;
-    if (expected) p.expected = expected;
-    problems.push(p);
-  };
 
   // ---- the shape of the row
   if (row.extraCells) {
-    add('error', 'EXTRA_CELLS', undefined, `${row.extraCells} non-empty cell(s) beyond the last column: a value probably holds the delimiter without quotes (e.g. an amount 1,234.56 in a comma-separated file)`, 'as many cells as headers; quote values that hold the delimiter');
+    add(problems, row, ctx, 'error', 'EXTRA_CELLS', undefined, `${row.extraCells} non-empty cell(s) beyond the last column: a value probably holds the delimiter without quotes (e.g. an amount 1,234.56 in a comma-separated file)`, 'as many cells as headers; quote values that hold the delimiter');
   }
-  for (const [h, v] of Object.entries(row.cells)) {
-    if (v.includes('\uFFFD')) {
+  for (const h in row.cells) {
+    if (row.cells[h]!.includes('\uFFFD')) {
       problems.push({ severity: 'error', code: 'ENCODING', file: ctx.file, row: row.rowNumber, column: h, message: 'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding', expected: 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le' });
     }
   }
 
-  // ---- payout fields
+  // ---- payout fields (their validators are those of PayoutFieldsSchema)
   const top: Record<string, string> = {};
   for (const f of TOP_FIELDS) {
-    const v = raw(f);
+    const v = rawOf(row, ctx, f);
     if (v === '') {
-      if (!OPTIONAL_TOP.has(f)) add('error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
+      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) add(problems, row, ctx, 'error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
       continue;
     }
-    const r = PayoutFieldsSchema.shape[f].safeParse(v);
-    if (r.success) {
-      if (r.data !== undefined) top[f] = r.data;
-    } else issuesToProblems(r.error, f, add);
+    const r = PAYOUT_FIELD_CHECKS[f](v);
+    if (r.ok) top[f] = r.value;
+    else add(problems, row, ctx, r.severity ?? 'error', r.code, f, r.message, r.expected);
   }
   const method = top.method as PayoutMethod | undefined;
   const sourceCurrency = top.sourceCurrency;
 
   // ---- Excel traps: identifiers that arrived as numbers
-  const overrides: Record<string, string> = {};
-  const trapped = new Set<string>();
+  let overrides: Record<string, string> | undefined;
+  let trapped: Set<string> | undefined;
   if (row.numbers) {
+    overrides = {};
+    trapped = new Set<string>();
     for (const f of TEXT_ONLY_FIELDS) {
       const h = ctx.fields[f as CanonicalField];
       const n = h === undefined ? undefined : row.numbers[h];
       if (n === undefined) continue;
-      const cell = raw(f);
+      const cell = rawOf(row, ctx, f);
       const label = `the ${f}`;
       if (/e/i.test(cell) || Math.abs(n) >= 1e15) {
         trapped.add(f);
-        add('error', 'EXCEL_DIGITS_LOST', f,
+        add(problems, row, ctx, 'error', 'EXCEL_DIGITS_LOST', f,
           `${label} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
           'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)');
         continue;
@@ -116,20 +119,20 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       const digits = String(n);
       if (f === 'phoneNumber') {
         trapped.add(f);
-        add('error', 'EXCEL_LEADING_ZEROS_LOST', f, `${label} is stored as a number, which dropped its leading + (and any leading 0)`, 'the column formatted as Text, with the number in E.164 form such as +85291234567', digits);
+        add(problems, row, ctx, 'error', 'EXCEL_LEADING_ZEROS_LOST', f, `${label} is stored as a number, which dropped its leading + (and any leading 0)`, 'the column formatted as Text, with the number in E.164 form such as +85291234567', digits);
         continue;
       }
       const min = minDigits(f as BeneficiaryColumn, method);
       if (min !== undefined && digits.length < min) {
         trapped.add(f);
-        add('error', 'EXCEL_LEADING_ZEROS_LOST', f,
+        add(problems, row, ctx, 'error', 'EXCEL_LEADING_ZEROS_LOST', f,
           `${label} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
           `the column formatted as Text and the ${min} digits typed again`, digits);
         continue;
       }
       overrides[f] = digits;
       if (min === undefined && (f === 'accountNumber' || f === 'bankCode')) {
-        add('warning', 'EXCEL_LEADING_ZEROS_LOST', f, `${label} is stored as a number: if it began with 0, Excel dropped the zeros`, 'the column formatted as Text', digits);
+        add(problems, row, ctx, 'warning', 'EXCEL_LEADING_ZEROS_LOST', f, `${label} is stored as a number: if it began with 0, Excel dropped the zeros`, 'the column formatted as Text', digits);
       }
     }
   }
@@ -138,95 +141,106 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   let amount: Dec | undefined;
   const amountHeader = ctx.fields.sourceAmount;
   const amountNumber = amountHeader !== undefined ? row.numbers?.[amountHeader] : undefined;
-  const amountText = amountNumber !== undefined ? excelNumberText(amountNumber) : raw('sourceAmount');
-  if (amountText === '') add('error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
+  const amountCell = rawOf(row, ctx, 'sourceAmount');
+  const amountText = amountNumber !== undefined ? excelNumberText(amountNumber) : amountCell;
+  if (amountText === '') add(problems, row, ctx, 'error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
   else {
     const a = parseAmount(amountText, sourceCurrency);
     if (a.ok) amount = a.value;
     else {
-      const note = amountNumber !== undefined && raw('sourceAmount') !== amountText ? ` (the cell holds ${amountText} and shows ${raw('sourceAmount')})` : '';
-      add('error', a.code, 'sourceAmount', a.message + note, a.expected);
+      const note = amountNumber !== undefined && amountCell !== amountText ? ` (the cell holds ${amountText} and shows ${amountCell})` : '';
+      add(problems, row, ctx, 'error', a.code, 'sourceAmount', a.message + note, a.expected);
     }
   }
 
   // ---- beneficiary, by the method's schema
   let beneficiary: Beneficiary | undefined;
   if (method) {
-    const used = new Set<string>(methodFields(method));
+    const used = METHOD_FIELD_SETS[method];
     const input: Record<string, string> = {};
-    for (const f of used) {
-      const v = overrides[f] ?? raw(f);
-      if (v !== '') input[f] = v;
-    }
     for (const f of BENEFICIARY_COLUMNS) {
-      if (!used.has(f) && raw(f) !== '') {
-        add('warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
+      const cell = rawOf(row, ctx, f);
+      if (used.has(f)) {
+        const v = overrides?.[f] ?? cell;
+        if (v !== '') input[f] = v;
+      } else if (cell !== '') {
+        add(problems, row, ctx, 'warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
       }
     }
     const r = BENEFICIARY_SCHEMAS[method].safeParse(input);
     if (r.success) {
       const b: Record<string, string> = {};
-      for (const [k, v] of Object.entries(r.data)) if (typeof v === 'string' && v !== '') b[k] = v;
+      for (const k in r.data) {
+        const v = (r.data as Record<string, unknown>)[k];
+        if (typeof v === 'string' && v !== '') b[k] = v;
+      }
       beneficiary = b as Beneficiary;
     } else {
-      issuesToProblems(r.error, undefined, (severity, code, f, message, expected, value) => {
-        if (f !== undefined && trapped.has(f)) return;
-        if (code === 'MISSING_ONE_OF' && f === undefined) {
+      for (const iss of r.error.issues) {
+        const f = iss.path[0] as string | undefined;
+        if (f !== undefined && trapped?.has(f)) continue;
+        const params = (iss as { params?: IssueParams }).params;
+        if (iss.code === 'custom' && params?.problem === 'MISSING_ONE_OF') {
           const groups = METHOD_RULES[method].oneOf ?? [];
-          const p = { severity, code, file: ctx.file, row: row.rowNumber, column: [...new Set(groups.flat())].map(header).join(' | '), message } as Problem;
-          if (expected) p.expected = expected;
+          const p = { severity: 'error', code: 'MISSING_ONE_OF', file: ctx.file, row: row.rowNumber, column: [...new Set(groups.flat())].map((g) => headerOf(ctx, g)).join(' | '), message: iss.message } as Problem;
+          if (params.expected) p.expected = params.expected;
           problems.push(p);
-          return;
+        } else if (iss.code === 'custom') {
+          add(problems, row, ctx, params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
+        } else if (iss.code === 'invalid_type') {
+          add(problems, row, ctx, 'error', 'MISSING_VALUE', f, ctx.fields[f as CanonicalField] === undefined ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`);
+        } else {
+          add(problems, row, ctx, 'error', 'INVALID_TEXT', f, iss.message);
         }
-        if (code === 'MISSING_VALUE' && f) {
-          message = ctx.fields[f as CanonicalField] === undefined ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`;
-        }
-        add(severity, code, f, message, expected, value);
-      });
+      }
     }
     if (beneficiary && method === 'NIP' && beneficiary.bankCode?.length === 3 && beneficiary.accountNumber && !nubanCheckDigitOk(beneficiary.bankCode, beneficiary.accountNumber)) {
-      add('warning', 'NUBAN_CHECK_DIGIT', 'accountNumber', `the NUBAN check digit does not match bank code ${beneficiary.bankCode}: the account number or the bank code may be mistyped`, 'the 10-digit NUBAN of an account at that bank');
+      add(problems, row, ctx, 'warning', 'NUBAN_CHECK_DIGIT', 'accountNumber', `the NUBAN check digit does not match bank code ${beneficiary.bankCode}: the account number or the bank code may be mistyped`, 'the 10-digit NUBAN of an account at that bank');
     }
   }
 
   // ---- combinations
   const dest = top.destinationCurrency;
   const country = top.destinationCountryCode;
-  if (method && sourceCurrency && dest && country && !methodsForCorridor(sourceCurrency, dest, country).includes(method)) {
-    const list = methodsForCorridor(sourceCurrency, dest, country);
-    add('warning', 'CORRIDOR_NOT_IN_OVERVIEW', 'method',
-      `${sourceCurrency} to ${dest} in ${country} by ${method} is not in the spec's corridor overview (${list.length ? `it lists ${list.join(', ')}` : 'it lists no method'} for this corridor); the methods route decides when the batch is sent`,
-      list.length ? list.join(' or ') : undefined);
+  if (method && sourceCurrency && dest && country) {
+    const list = corridorMethods(sourceCurrency, dest, country);
+    if (!list.includes(method)) {
+      add(problems, row, ctx, 'warning', 'CORRIDOR_NOT_IN_OVERVIEW', 'method',
+        `${sourceCurrency} to ${dest} in ${country} by ${method} is not in the spec's corridor overview (${list.length ? `it lists ${list.join(', ')}` : 'it lists no method'} for this corridor); the methods route decides when the batch is sent`,
+        list.length ? list.join(' or ') : undefined);
+    }
   }
   if (beneficiary && dest && beneficiary.accountCurrency !== dest) {
-    add('warning', 'ACCOUNT_CURRENCY_MISMATCH', 'accountCurrency', `the account currency ${beneficiary.accountCurrency} differs from the destination currency ${dest}`, dest);
+    add(problems, row, ctx, 'warning', 'ACCOUNT_CURRENCY_MISMATCH', 'accountCurrency', `the account currency ${beneficiary.accountCurrency} differs from the destination currency ${dest}`, dest);
   }
   if (beneficiary?.iban && country) {
     const ibanCountry = countries.alpha2ToAlpha3(beneficiary.iban.slice(0, 2));
     if (ibanCountry && ibanCountry !== country) {
-      add('warning', 'IBAN_MISMATCH', 'iban', `the IBAN is of ${ibanCountry} but destinationCountryCode is ${country}`, `destinationCountryCode ${ibanCountry}`);
+      add(problems, row, ctx, 'warning', 'IBAN_MISMATCH', 'iban', `the IBAN is of ${ibanCountry} but destinationCountryCode is ${country}`, `destinationCountryCode ${ibanCountry}`);
     }
   }
 
   // ---- documents
   const documents: string[] = [];
-  const docList = raw('documents').split(';').map((d) => d.trim()).filter(Boolean);
+  const docCell = rawOf(row, ctx, 'documents');
+  const docList = docCell === '' ? [] : docCell.split(';').map((d) => d.trim()).filter(Boolean);
   if (docList.length > MAX_DOCUMENTS_PER_PAYOUT) {
-    add('error', 'TOO_MANY_DOCUMENTS', 'documents', `${docList.length} documents; the service takes at most ${MAX_DOCUMENTS_PER_PAYOUT} per payout`, `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`);
+    add(problems, row, ctx, 'error', 'TOO_MANY_DOCUMENTS', 'documents', `${docList.length} documents; the service takes at most ${MAX_DOCUMENTS_PER_PAYOUT} per payout`, `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`);
   }
   const check = ctx.checkDocument ?? defaultChecker;
   for (const d of docList) {
     const abs = isAbsolute(d) ? d : resolve(ctx.baseDir, d);
     const r = check(abs, d);
     if (r.ok) documents.push(abs);
-    else add('error', r.code, 'documents', r.message, r.expected, d);
+    else add(problems, row, ctx, 'error', r.code, 'documents', r.message, r.expected, d);
   }
   const withdrawal = top.withdrawal === 'true';
   if (!withdrawal && docList.length === 0) {
-    add('warning', 'NO_DOCUMENT', 'documents', 'no supporting document: the service will hold this payout until one is attached (a withdrawal to an own or UBO account needs none)', 'a PDF, JPEG or PNG path, or withdrawal true');
+    add(problems, row, ctx, 'warning', 'NO_DOCUMENT', 'documents', 'no supporting document: the service will hold this payout until one is attached (a withdrawal to an own or UBO account needs none)', 'a PDF, JPEG or PNG path, or withdrawal true');
   }
 
-  if (problems.some((p) => p.severity === 'error') || !method || !amount || !beneficiary) return { problems };
+  if (!method || !amount || !beneficiary) return { problems };
+  for (const p of problems) if (p.severity === 'error') return { problems };
   const payout: PayoutRow = {
     rowNumber: row.rowNumber,
     reference: top.reference!,
@@ -244,6 +258,18 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   return { problems, payout };
 }
 
+const CORRIDORS = new Map<string, PayoutMethod[]>();
+function corridorMethods(source: string, dest: string, country: string): PayoutMethod[] {
+  const key = `${source}|${dest}|${country}`;
+  let list = CORRIDORS.get(key);
+  if (!list) {
+    list = methodsForCorridor(source, dest, country);
+    if (CORRIDORS.size > 4096) CORRIDORS.clear();
+    CORRIDORS.set(key, list);
+  }
+  return list;
+}
+
 function requiredHint(f: string): string | undefined {
   switch (f) {
     case 'reference': return 'a reference unique in the file, e.g. PAY-2025-001';
@@ -256,18 +282,3 @@ function requiredHint(f: string): string | undefined {
   }
 }
 
-type Add = (severity: Severity, code: ProblemCode, f: string | undefined, message: string, expected?: string, value?: string) => void;
-
-function issuesToProblems(error: ZodError, field: string | undefined, add: Add): void {
-  for (const iss of error.issues) {
-    const f = field ?? (iss.path[0] as string | undefined);
-    if (iss.code === 'custom') {
-      const params = (iss as { params?: IssueParams }).params;
-      add(params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
-    } else if (iss.code === 'invalid_type') {
-      add('error', 'MISSING_VALUE', f, `${f} is required`);
-    } else {
-      add('error', 'INVALID_TEXT', f, iss.message);
-    }
-  }
-}

@@ -34,17 +34,17 @@ export const FIELD_CHECKS: Record<BeneficiaryColumn, F.FieldCheck> = {
   accountCurrency: F.currencyCode,
   accountNumber: F.genericAccountNumber,
   iban: F.iban,
-  swiftCode: F.bic,
-  bankName: F.text(140, 'the bank name'),
+  swiftCode: F.memo(F.bic),
+  bankName: F.memo(F.text(140, 'the bank name')),
   beneficiaryCountry: F.countryCode,
   intermediarySwift: F.bic,
   address: F.text(140, 'the address'),
-  city: F.text(70, 'the city'),
+  city: F.memo(F.text(70, 'the city')),
   postCode: F.text(16, 'the post code'),
-  routingNumber: F.routingNumber,
-  accountType: F.accountType,
-  bankCode: F.anyBankCode,
-  sortCode: F.sortCode,
+  routingNumber: F.memo(F.routingNumber),
+  accountType: F.memo(F.accountType),
+  bankCode: F.memo(F.anyBankCode),
+  sortCode: F.memo(F.sortCode),
   fpsId: F.fpsId,
   phoneNumber: F.phone,
   email: F.email,
@@ -58,10 +58,10 @@ export const FIELD_CHECKS: Record<BeneficiaryColumn, F.FieldCheck> = {
 export const METHOD_FIELD_CHECKS: Partial<Record<PayoutMethod, Partial<Record<BeneficiaryColumn, F.FieldCheck>>>> = {
   FASTER_PAYMENTS: { accountNumber: F.ukAccountNumber },
   BACS: { accountNumber: F.ukAccountNumber },
-  NIP: { accountNumber: F.nuban, bankCode: F.nipBankCode },
+  NIP: { accountNumber: F.nuban, bankCode: F.memo(F.nipBankCode) },
   ACH: { accountNumber: F.usAccountNumber },
   WIRE: { accountNumber: F.usAccountNumber },
-  HK_FPS: { accountNumber: F.hkAccountNumber, bankCode: F.hkBankCode },
+  HK_FPS: { accountNumber: F.hkAccountNumber, bankCode: F.memo(F.hkBankCode) },
 };
 
 /**
@@ -79,10 +79,16 @@ export function minDigits(field: BeneficiaryColumn, method: PayoutMethod | undef
 
 /** The beneficiary fields a method takes, in template order: the rest are not sent. */
 export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
-  const rule = METHOD_RULES[method];
-  const set = new Set<BeneficiaryColumn>([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode'] as BeneficiaryColumn[]);
-  return [...set];
+  return [...METHOD_FIELDS[method]];
 }
+const METHOD_FIELDS = Object.fromEntries(
+  PAYOUT_METHODS.map((m) => {
+    const rule = METHOD_RULES[m];
+    return [m, [...new Set([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode'])] as BeneficiaryColumn[]];
+  }),
+) as unknown as Record<PayoutMethod, readonly BeneficiaryColumn[]>;
+/** The method's fields as a set (shared, do not change). */
+export const METHOD_FIELD_SETS = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, new Set<string>(METHOD_FIELDS[m])])) as unknown as Record<PayoutMethod, ReadonlySet<string>>;
 
 export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required] as BeneficiaryColumn[];
@@ -142,17 +148,23 @@ export const methodCheck: F.FieldCheck = (raw) => {
   return { ok: false, code: 'INVALID_METHOD', message: `"${raw}" is not a payout method of the service`, expected: `one of ${PAYOUT_METHODS.join(', ')} (any case; HONG_KONG_FPS for HK_FPS)` };
 };
 
-/** The payout fields of a row besides the amount and the beneficiary. */
-export const PayoutFieldsSchema = z.object({
-  reference: fieldSchema(F.text(100, 'the reference')),
-  sourceCurrency: fieldSchema(F.currencyCode),
-  destinationCurrency: fieldSchema(F.currencyCode),
-  destinationCountryCode: fieldSchema(F.countryCode),
-  method: fieldSchema(methodCheck),
-  narration: fieldSchema(F.text(140, 'the narration')),
-  remitterAddress: fieldSchema(F.text(200, 'the remitter address')).optional(),
-  withdrawal: fieldSchema(F.booleanText).optional(),
-});
+/** The payout fields of a row besides the amount and the beneficiary, and their validators. */
+export const PAYOUT_FIELD_CHECKS = {
+  reference: F.text(100, 'the reference'),
+  sourceCurrency: F.currencyCode,
+  destinationCurrency: F.currencyCode,
+  destinationCountryCode: F.countryCode,
+  method: F.memo(methodCheck),
+  narration: F.text(140, 'the narration'),
+  remitterAddress: F.text(200, 'the remitter address'),
+  withdrawal: F.memo(F.booleanText),
+} as const;
+export const OPTIONAL_PAYOUT_FIELDS: ReadonlySet<string> = new Set(['remitterAddress', 'withdrawal']);
+export const PayoutFieldsSchema = z.object(
+  Object.fromEntries(
+    Object.entries(PAYOUT_FIELD_CHECKS).map(([f, check]) => [f, OPTIONAL_PAYOUT_FIELDS.has(f) ? fieldSchema(check).optional() : fieldSchema(check)]),
+  ) as { [K in keyof typeof PAYOUT_FIELD_CHECKS]: ReturnType<typeof fieldSchema> },
+);
 
 /** A valid row, ready to become an initiate body (plus its documents to upload). */
 export const PayoutRowSchema = z.object({
