@@ -21,7 +21,8 @@ const self = fileURLToPath(import.meta.url);
 function row(i: number): string[] {
   const n = String(i).padStart(8, '0');
   const kind = i % 5;
-  const ex = { ...EXAMPLES[(['NIP', 'SEPA', 'FASTER_PAYMENTS', 'ACH', 'HK_FPS'] as const)[kind]] };
+  const method = (['NIP', 'SEPA', 'FASTER_PAYMENTS', 'ACH', 'HK_FPS'] as const)[kind]!;
+  const ex = { ...EXAMPLES[method] };
   const r: Record<string, string> = { ...ex, reference: `BENCH-${n}`, documents: 'invoice.pdf', narration: `Salary ${n}` };
   r.sourceAmount = `${(i % 9000) + 100}.${String(i % 100).padStart(2, '0')}`;
   if (kind === 0) r.accountNumber = nubanCheckDigit('058', `1${n}`);
