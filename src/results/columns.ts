@@ -1,0 +1,63 @@
+// The result columns and how a header row splits into the batch's own columns and the result block.
+
+export const RESULT_COLUMNS = [
+  'status', 'payoutId', 'payoutRef', 'idempotencyKey', 'quotedRate', 'appliedRate', 'fee', 'totalDeductible',
+  'destinationAmount', 'errorCode', 'errorMessage', 'requestId', 'documents', 'updatedAt',
+] as const;
+export type ResultColumn = (typeof RESULT_COLUMNS)[number];
+
+/** Written as real numbers in XLSX and never neutralised when they hold a plain decimal. */
+export const NUMERIC_RESULT_COLUMNS: readonly ResultColumn[] = ['quotedRate', 'appliedRate', 'fee', 'totalDeductible', 'destinationAmount'];
+
+/** A header row without these is not a results file (retry cannot work without them). */
+export const REQUIRED_RESULT_COLUMNS: readonly ResultColumn[] = ['status', 'idempotencyKey'];
+
+const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
+export const isNumericResultColumn = (c: ResultColumn): boolean => NUMERIC.has(c);
+
+const RESULT_SET = new Set<string>(RESULT_COLUMNS);
+/** "documents" or "documents (2)": readBatch makes a repeated header unique with " (n)". */
+function resultColumnOf(header: string): ResultColumn | undefined {
+  if (RESULT_SET.has(header)) return header as ResultColumn;
+  const m = / \((\d+)\)$/.exec(header);
+  if (!m) return undefined;
+  const base = header.slice(0, m.index);
+  return RESULT_SET.has(base) ? (base as ResultColumn) : undefined;
+}
+
+export interface ColumnSplit {
+  /** True when every REQUIRED_RESULT_COLUMNS header is present. */
+  isResults: boolean;
+  /** The batch's own columns, in order: every header that is not in the result block. */
+  input: string[];
+  /** result column → the header that holds it (when isResults). */
+  result: Partial<Record<ResultColumn, string>>;
+  /** Result columns absent from the header row. */
+  missing: ResultColumn[];
+}
+
+/**
+ * Splits a header row. The result block comes after the batch's columns, so for each result
+ * column the LAST header naming it is the result column; an earlier one is the batch's own. This
+ * matters for `documents`, which is both a batch column (files to upload) and a result column
+ * (the documentUrls): an input with a documents column gives a results file with two of them,
+ * which readBatch reads as "documents" and "documents (2)".
+ *
+ * Only a header row holding the required result columns (status, idempotencyKey) is a results
+ * layout; otherwise nothing is taken out, so a plain batch with a column that happens to be
+ * called "status" keeps it as its own.
+ */
+export function splitColumns(headers: readonly string[]): ColumnSplit {
+  const last = new Map<ResultColumn, number>();
+  headers.forEach((h, i) => {
+    const c = resultColumnOf(h);
+    if (c) last.set(c, i);
+  });
+  const missing = RESULT_COLUMNS.filter((c) => !last.has(c));
+  const isResults = REQUIRED_RESULT_COLUMNS.every((c) => last.has(c));
+  if (!isResults) return { isResults, input: [...headers], result: {}, missing };
+  const taken = new Set(last.values());
+  const result: Partial<Record<ResultColumn, string>> = {};
+  for (const [c, i] of last) result[c] = headers[i]!;
+  return { isResults, input: headers.filter((_, i) => !taken.has(i)), result, missing };
+}

@@ -1,0 +1,262 @@
+// Reading a results file back: the batch's columns, and per row its cells and result values, with
+// the formula neutralising undone. The whole file is read (results files are read to be retried
+// or refreshed, never streamed to the network), so write → read is an exact round trip: unlike
+// readBatch, cells are not trimmed, and no row is dropped as a "totals" row; only rows with every
+// cell empty are skipped.
+//
+// Encoding, delimiter and kind detection come from src/input so both readers agree on a file;
+// the delimiter is then confirmed by the header (the one under which the result columns appear).
+import { readFile, stat } from 'node:fs/promises';
+import { parse as parseCsv, CsvError } from 'csv-parse/sync';
+import iconv from 'iconv-lite';
+import * as XLSX from 'xlsx';
+import { sniffKind, detectEncoding, detectDelimiter, parseEncodingName, type TextEncoding } from '../input/index.ts';
+import { DELIMITERS, sepLine } from '../input/detect.ts';
+import { RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
+import { unneutralise } from './neutralise.ts';
+import { numberText } from './numbers.ts';
+import { ResultsError } from './errors.ts';
+import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
+import type { ResultsFormat } from './paths.ts';
+
+export interface ReadResultsOptions {
+  /** Excel only: the sheet to read (default: the first). */
+  sheet?: string;
+  /** CSV only: utf-8, utf-16le, utf-16be or windows-1252 (default: detected, as readBatch does). */
+  encoding?: string;
+}
+
+interface Rec {
+  rowNumber: number;
+  values: string[];
+}
+
+const isBlank = (values: readonly string[]) => values.every((v) => v === '');
+
+export async function readResults(path: string, options: ReadResultsOptions = {}): Promise<ResultsTable> {
+  const file = path;
+  let buf: Buffer;
+  try {
+    const st = await stat(path);
+    if (st.isDirectory()) throw new ResultsError('UNREADABLE', file, `${file}: is a folder, not a results file.`);
+    buf = await readFile(path);
+  } catch (e) {
+    if (e instanceof ResultsError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new ResultsError('FILE_NOT_FOUND', file, `${file}: no such file.`, { cause: e });
+    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${code ?? (e as Error).message}).`, { cause: e });
+  }
+  if (buf.length === 0) throw new ResultsError('EMPTY_FILE', file, `${file}: the file is empty (0 bytes).`);
+
+  const kind = sniffKind(buf.subarray(0, 8192));
+  if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
+  if (kind === 'xlsx' || kind === 'xls') {
+    if (options.encoding) throw new ResultsError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
+    return shape(file, 'xlsx', readXlsx(buf, file, options.sheet));
+  }
+  if (options.sheet !== undefined) throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
+  const { records, delimiter } = readCsv(buf, file, options.encoding);
+  return { ...shape(file, 'csv', records), delimiter };
+}
+
+// ---------------------------------------------------------------- shaping
+
+function uniqueHeaders(raw: readonly string[]): string[] {
+  // the same names readBatch gives (src/input/columns.ts mapColumns), so cells are keyed alike
+  const seen = new Map<string, number>();
+  return raw.map((r, i) => {
+    let h = r.trim() || `(column ${i + 1})`;
+    const count = seen.get(h) ?? 0;
+    seen.set(h, count + 1);
+    if (count > 0) h = `${h} (${count + 1})`;
+    return h;
+  });
+}
+
+function shape(file: string, format: ResultsFormat, records: readonly Rec[]): ResultsTable {
+  const headerAt = records.findIndex((r) => !isBlank(r.values));
+  if (headerAt < 0) throw new ResultsError('EMPTY_FILE', file, `${file}: the file has no header row.`);
+  const headerRec = records[headerAt]!;
+  const headers = uniqueHeaders(headerRec.values.map(unneutralise));
+  const split = splitColumns(headers);
+  if (!split.isResults) throw notResults(file, headerRec.rowNumber, split.missing);
+
+  const index = new Map(headers.map((h, i) => [h, i]));
+  const inputIdx = split.input.map((h) => index.get(h)!);
+  const resultIdx: [ResultColumn, number][] = RESULT_COLUMNS.filter((c) => split.result[c] !== undefined).map((c) => [c, index.get(split.result[c]!)!]);
+
+  const rows: ResultRow[] = [];
+  for (let k = headerAt + 1; k < records.length; k++) {
+    const { rowNumber, values } = records[k]!;
+    if (isBlank(values)) continue;
+    const cells: Record<string, string> = {};
+    split.input.forEach((h, j) => {
+      cells[h] = unneutralise(values[inputIdx[j]!] ?? '');
+    });
+    const result: ResultValues = {};
+    for (const [c, i] of resultIdx) {
+      const v = values[i] ?? '';
+      if (v !== '') result[c] = unneutralise(v);
+    }
+    rows.push({ rowNumber, cells, result });
+  }
+  return { format, inputColumns: split.input, rows };
+}
+
+function notResults(file: string, headerRow: number, missing: readonly ResultColumn[]): ResultsError {
+  const required = REQUIRED_RESULT_COLUMNS.filter((c) => missing.includes(c));
+  const what =
+    missing.length === RESULT_COLUMNS.length
+      ? `none of the result columns (${RESULT_COLUMNS.join(', ')}) is in its header row (row ${headerRow}); it looks like a batch file, not the results of one`
+      : `its header row (row ${headerRow}) lacks the result column${required.length > 1 ? 's' : ''} ${required.join(', ')}`;
+  return new ResultsError('NOT_A_RESULTS_FILE', file, `${file}: not a results file: ${what}. Pass the results file a run wrote (e.g. payroll.results.csv).`);
+}
+
+// ---------------------------------------------------------------- CSV
+
+const CSV_OPTIONS = {
+  bom: false, // the BOM was skipped by detectEncoding's byte count: a second U+FEFF belongs to the first header
+  relax_column_count: true,
+  relax_quotes: true,
+  skip_empty_lines: false,
+  record_delimiter: ['\r\n', '\n', '\r'],
+};
+
+function readCsv(buf: Buffer, file: string, encodingName?: string): { records: Rec[]; delimiter: string } {
+  let encoding: TextEncoding;
+  let bomBytes: number;
+  const detected = detectEncoding(buf.subarray(0, 1024 * 1024));
+  if (encodingName) {
+    const e = parseEncodingName(encodingName);
+    if (!e) throw new ResultsError('ENCODING', file, `unknown --encoding "${encodingName}": use utf-8, utf-16le, utf-16be or windows-1252.`);
+    encoding = e;
+    bomBytes = detected.encoding === e ? detected.bomBytes : 0;
+  } else {
+    encoding = detected.encoding;
+    bomBytes = detected.bomBytes;
+  }
+  let text = iconv.decode(buf.subarray(bomBytes), encoding, { stripBOM: false });
+  const sep = sepLine(text.slice(0, 16));
+  if (sep) text = text.slice(text.indexOf('\n') + 1);
+
+  // The detected delimiter first; if the result columns do not appear under it, the one under which they do.
+  const first = sep ?? detectDelimiter(text.slice(0, 1024 * 1024));
+  const candidates = sep ? [sep] : [first, ...DELIMITERS.filter((d) => d !== first)];
+  let delimiter: string = first;
+  for (const d of candidates) {
+    let head: string[][];
+    try {
+      head = parseCsv(text, { ...CSV_OPTIONS, delimiter: d, to: 20 });
+    } catch {
+      continue;
+    }
+    const header = head.find((r) => !isBlank(r));
+    if (header && splitColumns(uniqueHeaders(header.map(unneutralise))).isResults) {
+      delimiter = d;
+      break;
+    }
+  }
+  let values: string[][];
+  try {
+    values = parseCsv(text, { ...CSV_OPTIONS, delimiter });
+  } catch (e) {
+    if (e instanceof CsvError) {
+      const line = (e as CsvError & { lines?: number }).lines;
+      throw new ResultsError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message}`, { cause: e });
+    }
+    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`, { cause: e });
+  }
+  return { records: values.map((v, i) => ({ rowNumber: i + 1, values: v })), delimiter };
+}
+
+// ---------------------------------------------------------------- XLSX
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** XML text of a string (entities, end-of-line normalisation), then OOXML's _xHHHH_ escapes, once. */
+export function decodeOoxmlText(xml: string): string {
+  return xml
+    .replace(/\r\n?/g, '\n')
+    .replace(/&(?:(amp|lt|gt|quot|apos)|#(\d+)|#x([0-9a-fA-F]+));/g, (m, name: string | undefined, dec: string | undefined, hex: string | undefined) => {
+      if (name) return ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name]!;
+      const cp = dec !== undefined ? parseInt(dec, 10) : parseInt(hex!, 16);
+      return cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
+    })
+    .replace(/_x([0-9a-fA-F]{4})_/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+}
+
+const RUN_TEXT = /<(?:\w+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:\w+:)?t>/g;
+const PHONETIC = /<(?:\w+:)?rPh\b[\s\S]*?<\/(?:\w+:)?rPh>/g;
+
+/**
+ * The exact text of a shared-string cell. SheetJS decodes the text itself but then turns every
+ * CR LF into LF, which would lose a CR LF inside a cell; its raw XML (`r`) is decoded here instead.
+ */
+function stringCellText(cell: XLSX.CellObject): string {
+  const raw = (cell as { r?: unknown }).r;
+  if (typeof raw === 'string' && raw.includes('<')) {
+    let out = '';
+    for (const m of raw.replace(PHONETIC, '').matchAll(RUN_TEXT)) out += m[1] ?? '';
+    return decodeOoxmlText(out);
+  }
+  return String(cell.v ?? '');
+}
+
+function cellText(cell: XLSX.CellObject | undefined): string {
+  if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return '';
+  switch (cell.t) {
+    case 's':
+      return stringCellText(cell);
+    case 'n': {
+      const v = cell.v as number;
+      const z = typeof cell.z === 'string' ? cell.z : undefined;
+      if (z !== undefined && XLSX.SSF.is_date(z)) {
+        // as readBatch reads a date: an ISO date, not a serial number
+        const d = XLSX.SSF.parse_date_code(v);
+        if (d) {
+          const date = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
+          return d.H || d.M || d.S ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date;
+        }
+      }
+      return numberText(v, z);
+    }
+    case 'b':
+      return cell.v ? 'TRUE' : 'FALSE';
+    case 'd':
+      return (cell.v as Date).toISOString().replace(/T00:00:00\.000Z$/, '').replace(/\.000Z$/, '');
+    case 'e':
+      return cell.w ?? '#ERROR';
+    default:
+      return String(cell.v);
+  }
+}
+
+function readXlsx(buf: Buffer, file: string, sheetName?: string): Rec[] {
+  let wb: XLSX.WorkBook;
+  try {
+    wb = XLSX.read(buf, { type: 'buffer', dense: true, cellNF: true, cellDates: false, cellFormula: false, cellHTML: false, cellStyles: false });
+  } catch (e) {
+    throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${(e as Error).message}).`, { cause: e });
+  }
+  const sheets = wb.SheetNames;
+  if (sheets.length === 0) throw new ResultsError('EMPTY_FILE', file, `${file}: the workbook has no sheet.`);
+  let name = sheets[0]!;
+  if (sheetName !== undefined) {
+    const found = sheets.find((s) => s === sheetName) ?? sheets.find((s) => s.toLowerCase() === sheetName.toLowerCase());
+    if (!found) throw new ResultsError('SHEET_NOT_FOUND', file, `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`);
+    name = found;
+  }
+  const ws = wb.Sheets[name]!;
+  const ref = ws['!ref'];
+  if (!ref) return [];
+  const range = XLSX.utils.decode_range(ref);
+  const data = (ws as { '!data'?: (XLSX.CellObject | undefined)[][] })['!data'] ?? [];
+  const out: Rec[] = [];
+  for (let r = range.s.r; r <= range.e.r; r++) {
+    const line = data[r];
+    const values: string[] = [];
+    for (let c = range.s.c; c <= range.e.c; c++) values.push(cellText(line?.[c]));
+    out.push({ rowNumber: r + 1, values });
+  }
+  return out;
+}

@@ -1,0 +1,25 @@
+import type { ResultColumn } from './columns.ts';
+import type { ResultsFormat } from './paths.ts';
+
+/** Numbers as exact decimal strings; documents as '; '-joined documentUrls. An empty cell reads back as absent. */
+export type ResultValues = Partial<Record<ResultColumn, string>>;
+
+export interface ResultRow {
+  /**
+   * Writing: orders the rows (the batch's row number). Reading: the row's number in the results
+   * file as a spreadsheet shows it (header row 1), the same numbering readBatch gives.
+   */
+  rowNumber: number;
+  /** The batch's own cells by header (a missing header is written empty). */
+  cells: Record<string, string>;
+  result: ResultValues;
+}
+
+export interface ResultsTable {
+  format: ResultsFormat;
+  /** The batch's headers in order. Result columns among them (a results file retried) are dropped, not repeated. */
+  inputColumns: string[];
+  rows: ResultRow[];
+  /** CSV only: the input's delimiter (default ","). */
+  delimiter?: string;
+}

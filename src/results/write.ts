@@ -1,0 +1,151 @@
+// Writing a results file: the batch's columns in their order, then the result columns.
+//
+// CSV: UTF-8 with a BOM (Excel then reads the accents right), CRLF line endings, the input's
+// delimiter; a field is quoted when it holds the delimiter, a quote, CR or LF, or starts or ends
+// with a space. The CSV is built as one string by hand rather than through csv-stringify: a
+// checkpoint rewrites the whole file every few seconds, and this is a few times faster
+// (100,000 rows well under a second).
+//
+// XLSX (SheetJS): text cells are typed strings (t:'s', through the shared string table). Excel
+// never runs a string cell as a formula, but the same quote prefix is applied anyway so a results
+// file reads back identically whichever format it was written in, and a sheet saved from it as CSV
+// stays safe. The five numeric result columns are real numeric cells (t:'n') when the decimal
+// survives a double exactly (see numbers.ts); otherwise they are text.
+import * as XLSX from 'xlsx';
+import { NUMERIC_RESULT_COLUMNS, RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
+import { neutralise } from './neutralise.ts';
+import { isPlainDecimal, numericCell } from './numbers.ts';
+import { writeFileAtomic, serialised } from './atomic.ts';
+import { ResultsError } from './errors.ts';
+import type { ResultRow, ResultsTable } from './types.ts';
+
+const BOM = '\uFEFF';
+const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
+/** Excel's limit on the text of one cell. */
+export const XLSX_MAX_TEXT = 32767;
+
+/** The header row written for a table: the batch's own columns, then RESULT_COLUMNS. */
+export function resultsHeader(inputColumns: readonly string[]): { input: string[]; header: string[] } {
+  const input = splitColumns(inputColumns).input;
+  return { input, header: [...input, ...RESULT_COLUMNS] };
+}
+
+const byRowNumber = (rows: readonly ResultRow[]): ResultRow[] =>
+  rows.every((r, i) => i === 0 || rows[i - 1]!.rowNumber <= r.rowNumber) ? (rows as ResultRow[]) : [...rows].sort((a, b) => a.rowNumber - b.rowNumber);
+
+/** Writes the results file atomically. Calls for the same path run in call order. Throws ResultsError WRITE_FAILED. */
+export async function writeResults(path: string, table: ResultsTable): Promise<void> {
+  return serialised(path, async () => {
+    let chunks: (string | Uint8Array)[];
+    if (table.format === 'csv') chunks = [csvText(table)];
+    else if (table.format === 'xlsx') chunks = [xlsxBytes(table)];
+    else throw new ResultsError('WRITE_FAILED', path, `${path}: unknown results format "${String(table.format)}".`);
+    try {
+      await writeFileAtomic(path, chunks);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const why =
+        code === 'EACCES' || code === 'EPERM' ? 'permission denied (the folder must be writable: the file is replaced through a temporary file beside it)'
+        : code === 'ENOENT' ? 'the folder does not exist'
+        : code === 'ENOSPC' ? 'the disk is full'
+        : code === 'EISDIR' ? 'a folder has that name'
+        : (code ?? (e as Error).message);
+      throw new ResultsError('WRITE_FAILED', path, `${path}: cannot write the results file: ${why}. The previous version, if any, is unchanged.`, { cause: e });
+    }
+  });
+}
+
+// ---------------------------------------------------------------- CSV
+
+function csvQuoter(delimiter: string): (s: string) => string {
+  if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\r' || delimiter === '\n') {
+    throw new ResultsError('WRITE_FAILED', '', `unusable CSV delimiter ${JSON.stringify(delimiter)}.`);
+  }
+  const special = new RegExp(`["\\r\\n${delimiter.replace(/[\\^\]-]/g, '\\$&')}]|^ | $`);
+  return (s) => {
+    if (s === '' || !special.test(s)) return s;
+    return `"${s.includes('"') ? s.replace(/"/g, '""') : s}"`;
+  };
+}
+
+/** The whole CSV text, BOM included. */
+export function csvText(table: ResultsTable): string {
+  const delimiter = table.delimiter ?? ',';
+  const quote = csvQuoter(delimiter);
+  const { input, header } = resultsHeader(table.inputColumns);
+  const lines: string[] = [header.map((h) => quote(neutralise(h))).join(delimiter)];
+  const rows = byRowNumber(table.rows);
+  const fields: string[] = new Array(header.length);
+  for (const row of rows) {
+    let i = 0;
+    for (const c of input) fields[i++] = quote(neutralise(row.cells[c] ?? ''));
+    for (const c of RESULT_COLUMNS) {
+      const v = row.result[c] ?? '';
+      fields[i++] = NUMERIC.has(c) && isPlainDecimal(v) ? v : quote(neutralise(v));
+    }
+    lines.push(fields.join(delimiter));
+  }
+  return BOM + lines.join('\r\n') + '\r\n';
+}
+
+// ---------------------------------------------------------------- XLSX
+
+/**
+ * SheetJS escapes XML and control characters but not two things OOXML needs for an exact round
+ * trip: a literal "_x0041_" in the text (which readers decode as "A": its underscore is written
+ * _x005F_) and CR (a raw CR is turned into LF by every XML parser: written _x000D_, as Excel does).
+ */
+export function escapeOoxmlText(s: string): string {
+  let out = s;
+  if (out.includes('_')) out = out.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_');
+  if (out.includes('\r')) out = out.replace(/\r/g, '_x000D_');
+  return out;
+}
+
+function textCell(text: string): XLSX.CellObject | undefined {
+  if (text === '') return undefined;
+  let v = neutralise(text);
+  // Excel refuses longer text; cut rather than lose the whole checkpoint (never happens to ids or amounts)
+  if (v.length > XLSX_MAX_TEXT) v = `${v.slice(0, XLSX_MAX_TEXT - 1)}…`;
+  return { t: 's', v: escapeOoxmlText(v) };
+}
+
+function resultCell(c: ResultColumn, text: string | undefined): XLSX.CellObject | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (NUMERIC.has(c)) {
+    const n = numericCell(text);
+    if (n) return { t: 'n', v: n.v, z: n.z };
+  }
+  return textCell(text);
+}
+
+export const RESULTS_SHEET = 'Results';
+
+export function xlsxBytes(table: ResultsTable): Uint8Array {
+  const { input, header } = resultsHeader(table.inputColumns);
+  const rows = byRowNumber(table.rows);
+  const data: (XLSX.CellObject | undefined)[][] = new Array(rows.length + 1);
+  data[0] = header.map((h) => textCell(h));
+  const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
+  rows.forEach((row, r) => {
+    const line: (XLSX.CellObject | undefined)[] = new Array(header.length);
+    let i = 0;
+    for (const c of input) line[i++] = textCell(row.cells[c] ?? '');
+    for (const c of RESULT_COLUMNS) line[i++] = resultCell(c, row.result[c]);
+    if (r < 200) {
+      line.forEach((cell, k) => {
+        const len = cell ? String(cell.v).length + 2 : 0;
+        if (len > widths[k]!) widths[k] = Math.min(60, len);
+      });
+    }
+    data[r + 1] = line;
+  });
+  const ws = {
+    '!data': data as XLSX.CellObject[][],
+    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: rows.length, c: header.length - 1 } }),
+    '!cols': widths.map((wch) => ({ wch })),
+  } as XLSX.WorkSheet;
+  const wb = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(wb, ws, RESULTS_SHEET);
+  return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', bookSST: true, compression: true }) as Uint8Array;
+}
