@@ -5,5 +5,7 @@ import validate from './validate.ts';
 import template from './template.ts';
 import account from './account.ts';
 import demo from './demo.ts';
+import run from './run.ts';
 
 export const commands: CliCommand[] = [demo, sandbox, validate, template, account];
+commands.push(run);

@@ -1,0 +1,77 @@
+// The guards between a plan and the first payout, as pure functions: production named on the
+// command line, a terminal to confirm on or --yes, control totals that must match, a shortfall
+// or a disabled corridor that stops the batch unless --allow-partial.
+import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
+import type { BatchPlan } from './plan.ts';
+
+export interface MoneyFlag {
+  currency: string;
+  amount: DecT;
+}
+
+/** CUR:AMOUNT (e.g. USD:12500.00). */
+export function parseMoneyFlag(text: string, flag: string): MoneyFlag {
+  const m = /^\s*([A-Za-z]{3})\s*[:=]\s*([0-9]+(?:\.[0-9]+)?)\s*$/.exec(text);
+  if (!m) throw new RangeError(`${flag} ${text}: write CUR:AMOUNT, e.g. USD:12500.00`);
+  return { currency: m[1]!.toUpperCase(), amount: new Dec(m[2]!) };
+}
+
+export interface ApprovalInput {
+  plan: BatchPlan;
+  /** The batch's payable rows (created + to send) and totals (payableTotals). */
+  payable: { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> };
+  env: string;
+  /** --env as given on the command line (not from $PAYOUT_ENV). */
+  envFlag?: string;
+  yes: boolean;
+  /** stdin and stdout are terminals: a person can confirm. */
+  interactive: boolean;
+  allowPartial: boolean;
+  expectRows?: number;
+  expectTotals: MoneyFlag[];
+  maxTotals: MoneyFlag[];
+}
+
+export type ApprovalDecision =
+  | { ok: true; /** ask the person on the terminal */ confirm: boolean }
+  | { ok: false; reasons: string[] };
+
+export function decideApproval(a: ApprovalInput): ApprovalDecision {
+  const reasons: string[] = [];
+  const { plan } = a;
+  if (a.env === 'production' && a.envFlag !== 'production') {
+    reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
+  }
+  if (plan.shortfall) {
+    const short = plan.currencies.filter((c) => c.shortfall).map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
+    reasons.push(`insufficient funds: ${short.join('; ')}. Top up the wallet, or pass --allow-partial to send the rows that fit`);
+  }
+  if (plan.corridorBlocked && !a.allowPartial) {
+    const list = plan.corridorsNotEnabled.map((c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${c.rows} row${c.rows === 1 ? '' : 's'})`);
+    reasons.push(`corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`);
+  }
+  if (a.expectRows !== undefined && a.expectRows !== a.payable.rows) {
+    reasons.push(`--expect-rows ${a.expectRows}, but the batch pays ${a.payable.rows} row${a.payable.rows === 1 ? '' : 's'}`);
+  }
+  if (a.expectTotals.length) {
+    const expected = new Map<string, DecT>();
+    for (const e of a.expectTotals) expected.set(e.currency, (expected.get(e.currency) ?? new Dec(0)).plus(e.amount));
+    for (const [ccy, amount] of a.payable.amounts) {
+      const want = expected.get(ccy);
+      if (!want) reasons.push(`--expect-total names no ${ccy}, but the batch pays ${formatAmount(amount, ccy)} ${ccy}`);
+      else if (!want.equals(amount)) reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays ${formatAmount(amount, ccy)} ${ccy} (before fees)`);
+    }
+    for (const [ccy, want] of expected) {
+      if (!a.payable.amounts.has(ccy) && !want.isZero()) reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays nothing in ${ccy}`);
+    }
+  }
+  for (const m of a.maxTotals) {
+    const total = a.payable.withFees.get(m.currency);
+    if (total && total.greaterThan(m.amount)) {
+      reasons.push(`--max-total ${m.currency}:${m.amount.toFixed()}, but the batch pays ${formatAmount(total, m.currency)} ${m.currency} with estimated fees`);
+    }
+  }
+  if (!a.yes && !a.interactive) reasons.push('not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)');
+  if (reasons.length) return { ok: false, reasons };
+  return { ok: true, confirm: !a.yes };
+}

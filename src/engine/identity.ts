@@ -1,0 +1,97 @@
+// A batch's identity and its rows' idempotency keys. Deterministic, never random: the same file
+// (same bytes) under any name, on any machine, gives the same batch id and the same keys, so the
+// service recognises a payout it already created however the file came back.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+
+export const KEY_PREFIX = 'pb1';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** sha256 of a file's bytes, streamed. */
+export async function fileSha256(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+export interface BatchIdentity {
+  /** 64 hex. */
+  batchId: string;
+  source: 'content' | 'flag';
+  /** The --batch-id as given. */
+  label?: string;
+  fileSha256: string;
+}
+
+/** A --batch-id must be short plain text: it appears in file names and messages. */
+export const BATCH_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
+
+/** The batch id: the content hash, or a hash of the --batch-id given (so it is 64 hex either way). */
+export function batchIdentity(contentSha256: string, batchIdFlag?: string): BatchIdentity {
+  if (batchIdFlag === undefined) return { batchId: contentSha256, source: 'content', fileSha256: contentSha256 };
+  if (!BATCH_ID_PATTERN.test(batchIdFlag)) {
+    throw new RangeError('--batch-id must be 1 to 100 letters, digits, dot, colon, dash or underscore, starting with a letter or digit');
+  }
+  return { batchId: sha256(`${KEY_PREFIX}-batch-id|${batchIdFlag}`), source: 'flag', label: batchIdFlag, fileSha256: contentSha256 };
+}
+
+/**
+ * pb1-<first 16 hex of batchId>-<first 24 hex of sha256(pb1|env|batchId|reference|attempt)>-<attempt>.
+ * Self-describing: the batch (for `retry` to find its journal) and the attempt can be read back.
+ */
+export function idempotencyKey(batchId: string, env: string, reference: string, attempt: number): string {
+  if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, not ${attempt}`);
+  const h = sha256(`${KEY_PREFIX}|${env}|${batchId}|${reference}|${attempt}`).slice(0, 24);
+  return `${KEY_PREFIX}-${batchId.slice(0, 16)}-${h}-${attempt}`;
+}
+
+export interface ParsedKey {
+  batchPrefix: string;
+  attempt: number;
+}
+
+export function parseIdempotencyKey(key: string): ParsedKey | undefined {
+  const m = /^pb1-([0-9a-f]{16})-([0-9a-f]{24})-(\d+)$/.exec(key.trim());
+  return m ? { batchPrefix: m[1]!, attempt: Number(m[3]) } : undefined;
+}
+
+/** The journal folder of a batch file: `<batch dir>/.payout-batch`, unless --state-dir names one. */
+export function stateDirFor(batchFile: string, override?: string): string {
+  return override ? resolve(override) : join(dirname(resolve(batchFile)), '.payout-batch');
+}
+
+export function journalPath(stateDir: string, env: string, batchId: string): string {
+  return join(stateDir, `${env}-${batchId.slice(0, 16)}.journal.jsonl`);
+}
+
+/** Journals of one batch prefix in a state folder, whatever the environment. */
+export async function findJournals(stateDir: string, batchPrefix: string): Promise<{ env: string; path: string }[]> {
+  let names: string[];
+  try {
+    names = await readdir(stateDir);
+  } catch {
+    return [];
+  }
+  const out: { env: string; path: string }[] = [];
+  for (const n of names) {
+    const m = /^(.+)-([0-9a-f]{16})\.journal\.jsonl$/.exec(n);
+    if (m && m[2] === batchPrefix) out.push({ env: m[1]!, path: join(stateDir, n) });
+  }
+  return out;
+}
+
+/** Every journal of an environment in a state folder (for the check across batches). */
+export async function journalsOf(stateDir: string, env: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(stateDir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.startsWith(`${env}-`) && n.endsWith('.journal.jsonl')).map((n) => join(stateDir, n));
+}
+
+export const displayName = (p: string) => basename(p);

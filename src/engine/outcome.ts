@@ -1,0 +1,131 @@
+// What became of each row, in the words of the results file, and the summary of a run.
+//
+// The `status` column holds the payout's own status (PENDING, PROCESSING, ...) for a row whose
+// payout exists, and one of our own words otherwise. Ours never collide with the service's
+// statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
+import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
+import { PAYOUT_STATUSES } from '../spec/codes.ts';
+import type { ErrorSnapshot, PayoutSnapshot, RowState } from '../journal/rows.ts';
+import type { ResultValues } from '../results/types.ts';
+
+export const ENGINE_STATUSES = {
+  /** Offline validation or preflight found a problem in the row: never sent; fix it and `retry`. */
+  INVALID: 'INVALID',
+  /** Valid but not sent this time (shortfall under --allow-partial, corridor not enabled, run stopped or refused). */
+  NOT_SENT: 'NOT_SENT',
+  /** The service definitively refused it (a 4xx other than 409/429): fix it and `retry` (attempt + 1). */
+  FAILED_TO_SEND: 'FAILED_TO_SEND',
+  /** The answer to initiate never came: resent with the same key and body on the next run or retry. */
+  UNKNOWN_OUTCOME: 'UNKNOWN_OUTCOME',
+  /** 409 IDEMPOTENCY_KEY_CONFLICT: the key was used with another body. A person resolves it; never resent. */
+  CONFLICT: 'CONFLICT',
+  /** Only in a checkpoint written during a run: not processed yet. */
+  QUEUED: 'QUEUED',
+} as const;
+export type EngineStatus = (typeof ENGINE_STATUSES)[keyof typeof ENGINE_STATUSES];
+
+const PAYOUT_STATUS_SET = new Set<string>(PAYOUT_STATUSES);
+/** A status that means the payout exists at the service. */
+export const isCreatedStatus = (status: string | undefined): boolean => !!status && PAYOUT_STATUS_SET.has(status);
+
+export interface RowOutcome {
+  status: string;
+  payout?: PayoutSnapshot;
+  key?: string;
+  error?: ErrorSnapshot;
+  quote?: RowState['quote'];
+  /** documentUrls attached (or to attach). */
+  documents: string[];
+  updatedAt?: string;
+}
+
+/** The result columns of one row. Numbers are exact decimal strings. */
+export function resultValues(o: RowOutcome): ResultValues {
+  const v: ResultValues = { status: o.status };
+  if (o.key) v.idempotencyKey = o.key;
+  if (o.quote) v.quotedRate = String(o.quote.rate);
+  if (o.payout) {
+    const p = o.payout;
+    v.payoutId = p.id;
+    v.payoutRef = p.payoutRef;
+    v.appliedRate = String(p.exchangeRate);
+    v.fee = formatAmount(fromApi(p.transactionFees), p.sourceCurrency);
+    v.totalDeductible = formatAmount(fromApi(p.sourceAmount).plus(fromApi(p.transactionFees)), p.sourceCurrency);
+    v.destinationAmount = formatAmount(fromApi(p.destinationAmount), p.destinationCurrency);
+    v.updatedAt = p.updatedAt;
+  } else if (o.quote) {
+    v.fee = String(o.quote.fee);
+    v.totalDeductible = String(o.quote.totalDeductible);
+    v.destinationAmount = String(o.quote.destinationAmount);
+  }
+  if (o.error) {
+    if (o.error.code) v.errorCode = o.error.code;
+    v.errorMessage = o.error.message;
+    if (o.error.requestId) v.requestId = o.error.requestId;
+  }
+  if (o.documents.length) v.documents = o.documents.join('; ');
+  if (o.updatedAt && !v.updatedAt) v.updatedAt = o.updatedAt;
+  return v;
+}
+
+/** The outcome a row's journal state shows (for rows this run did not touch, and checkpoints). */
+export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome {
+  const docs = Object.values(s.docs);
+  switch (s.phase) {
+    case 'created':
+      return {
+        status: s.payout!.status, payout: s.payout, key: s.key, quote: s.quote, documents: docs,
+        error: s.patchError ? { ...s.patchError, code: 'DOCUMENTS_NOT_ATTACHED', message: `the payout exists, extra documents not attached yet: ${s.patchError.message}` } : undefined,
+      };
+    case 'initiating':
+    case 'unknown':
+      return { status: ENGINE_STATUSES.UNKNOWN_OUTCOME, key: s.key, quote: s.quote, documents: docs, error: s.error ?? { message: 'the answer to initiate was not recorded (interrupted run): it is settled with the same key and body on the next run' } };
+    case 'rejected':
+      return { status: ENGINE_STATUSES.FAILED_TO_SEND, key: s.key, quote: s.quote, documents: docs, error: s.error };
+    case 'conflict':
+      return { status: ENGINE_STATUSES.CONFLICT, key: s.key, quote: s.quote, documents: docs, error: s.error };
+    default:
+      return fallback;
+  }
+}
+
+export interface CurrencyTotals {
+  rows: number;
+  amount: string;
+  fees: string;
+  totalDeductible: string;
+}
+
+export interface RunSummary {
+  rows: number;
+  byStatus: Record<string, number>;
+  /** Created rows only, by source currency. */
+  createdByCurrency: Record<string, CurrencyTotals>;
+  created: number;
+  /** Rows that need attention: invalid, not sent, failed, unknown, conflict. */
+  notCreated: number;
+}
+
+export function summarise(outcomes: RowOutcome[]): RunSummary {
+  const byStatus: Record<string, number> = {};
+  const sums = new Map<string, { rows: number; amount: DecT; fees: DecT }>();
+  let created = 0;
+  for (const o of outcomes) {
+    byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
+    if (o.payout && isCreatedStatus(o.status)) {
+      created++;
+      const c = o.payout.sourceCurrency;
+      const s = sums.get(c) ?? { rows: 0, amount: new Dec(0), fees: new Dec(0) };
+      s.rows++;
+      s.amount = s.amount.plus(fromApi(o.payout.sourceAmount));
+      s.fees = s.fees.plus(fromApi(o.payout.transactionFees));
+      sums.set(c, s);
+    }
+  }
+  const createdByCurrency = Object.fromEntries(
+    [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([c, s]) => [c, {
+      rows: s.rows, amount: formatAmount(s.amount, c), fees: formatAmount(s.fees, c), totalDeductible: formatAmount(s.amount.plus(s.fees), c),
+    }]),
+  );
+  return { rows: outcomes.length, byStatus, createdByCurrency, created, notCreated: outcomes.length - created };
+}

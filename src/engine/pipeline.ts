@@ -1,0 +1,184 @@
+// One pass of the pipeline over a loaded batch and its open journal, shared by `run` and
+// `retry`: preflight -> plan -> approval guards -> rows -> results file -> summary. Returns values
+// and emits events; never prints, never exits.
+import type { Connection } from '../client/connect.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import { rowState } from '../journal/rows.ts';
+import { Dec, fromApi, type Dec as DecT } from '../money.ts';
+import { writeResults } from '../results/write.ts';
+import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
+import type { ResultsFormat } from '../results/paths.ts';
+import { decideApproval, type MoneyFlag } from './approval.ts';
+import { firstError, type LoadedBatch } from './batch.ts';
+import { executeRows, errorSnapshot, type EngineEvent, type WorkItem } from './execute.ts';
+import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
+import { preflight, type PreflightResult } from './preflight.ts';
+import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues, summarise, type RowOutcome, type RunSummary } from './outcome.ts';
+import type { BatchSession, ResumeReport } from './session.ts';
+
+export interface GuardOptions {
+  envFlag?: string;
+  yes: boolean;
+  interactive: boolean;
+  allowPartial: boolean;
+  enablePairs: boolean;
+  expectRows?: number;
+  expectTotals: MoneyFlag[];
+  maxTotals: MoneyFlag[];
+}
+
+export interface PipelineOptions extends GuardOptions {
+  conn: Connection;
+  quote: boolean;
+  mergeDocuments: boolean;
+  concurrency?: number;
+  results: { path: string; format: ResultsFormat; delimiter?: string };
+  /** Rows to consider (retry, or a plan file): default every row. */
+  only?: Set<number>;
+  /** Result values kept as they are (retry: the created rows of the results file). */
+  keep?: Map<number, ResultValues>;
+  quotedFees?: Map<number, DecT>;
+  mode: 'run' | 'retry';
+  /** Asked on a terminal when no --yes; false declines (exit 3). */
+  confirm?: (plan: BatchPlan) => Promise<boolean>;
+  onPlan?: (plan: BatchPlan) => void;
+  onEvent?: (e: EngineEvent) => void;
+  stop?: AbortSignal;
+  /** Wait before the first request when the last run was killed (default 1100 ms). */
+  crashWaitMs?: number;
+  checkpointMs?: number;
+  settleDelayMs?: number;
+}
+
+export interface PipelineResult {
+  exitCode: 0 | 1 | 3 | 4;
+  report: ResumeReport;
+  plan?: BatchPlan;
+  /** Why nothing was sent (exit 3), or why the run stopped (exit 4). */
+  refused?: string[];
+  halted?: string;
+  stopped?: boolean;
+  summary: RunSummary;
+  resultsPath: string;
+  outcomes: Map<number, RowOutcome>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOptions): Promise<PipelineResult> {
+  const { conn } = o;
+  const { client } = conn;
+  const env = session.header.env;
+  const batchId = session.header.batchId;
+  const inScope = (n: number) => !o.only || o.only.has(n);
+  const { writer, folded } = session;
+  writer.append({ t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
+
+  const executed = new Map<number, RowOutcome>();
+  let plan: BatchPlan | undefined;
+  let started = false;
+
+  /** Every row's outcome now: executed, from the journal, invalid, left out, or queued. */
+  const outcomeOf = (r: LoadedBatch['rows'][number]): RowOutcome => {
+    const done = executed.get(r.rowNumber);
+    if (done) return done;
+    if (!r.payout) {
+      const e = plan?.invalidRows.get(r.rowNumber) ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
+      return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
+    }
+    const s = rowState(folded, r.payout.reference);
+    const inv = plan?.invalidRows.get(r.rowNumber);
+    if (inv && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: inv };
+    const ns = plan?.notSent.get(r.rowNumber);
+    const fallback: RowOutcome = ns
+      ? { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: ns.code, message: ns.message } }
+      : started && plan?.toSend.includes(r.rowNumber)
+        ? { status: ENGINE_STATUSES.QUEUED, documents: [] }
+        : { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' } };
+    if (ns && s.phase === 'rejected') return fallback;
+    return outcomeFromState(s, fallback);
+  };
+
+  const table = (): ResultsTable => {
+    const rows: ResultRow[] = batch.rows.map((r) => {
+      const kept = o.keep?.get(r.rowNumber);
+      return { rowNumber: r.rowNumber, cells: r.cells, result: kept ?? resultValues(outcomeOf(r)) };
+    });
+    return { format: o.results.format, inputColumns: batch.inputColumns, rows, delimiter: o.results.delimiter };
+  };
+  const writeAll = () => writeResults(o.results.path, table());
+  const finish = async (exitCode: PipelineResult['exitCode'], extra: Partial<PipelineResult>): Promise<PipelineResult> => {
+    await writeAll();
+    const outcomes = new Map<number, RowOutcome>();
+    for (const r of batch.rows) {
+      if (!inScope(r.rowNumber) && !o.keep?.has(r.rowNumber)) continue;
+      const kept = o.keep?.get(r.rowNumber);
+      outcomes.set(r.rowNumber, kept ? keptOutcome(kept, r.payout?.sourceCurrency ?? '') : outcomeOf(r));
+    }
+    const summary = summarise([...outcomes.values()]);
+    let code = exitCode;
+    if (code === 0 && summary.notCreated > 0) code = 1;
+    writer.append({ t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
+    writer.close();
+    return { exitCode: code, report: session.report, plan, summary, resultsPath: o.results.path, outcomes, ...extra };
+  };
+
+  if (session.report.interrupted) await sleep(o.crashWaitMs ?? 1100);
+
+  let pf: PreflightResult;
+  try {
+    const toCheck = batch.rows.filter((r) => r.payout && inScope(r.rowNumber) && rowState(folded, r.payout.reference).phase !== 'created')
+      .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
+    pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
+  } catch (e) {
+    if (e instanceof PayoutApiError) return finish(4, { halted: `preflight: ${errorSnapshot(e).message}` });
+    throw e;
+  }
+  await conn.usage?.flush().catch(() => undefined);
+  const usage = await client.quotaUsage().catch(() => undefined);
+  plan = buildPlan(batch, pf, folded, env, { allowPartial: o.allowPartial, quote: o.quote, mergeDocuments: o.mergeDocuments, usage, only: o.only, quotedFees: o.quotedFees });
+  o.onPlan?.(plan);
+
+  const fees = new Map<number, DecT>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
+  for (const r of batch.rows) {
+    const s = r.payout ? rowState(folded, r.payout.reference) : undefined;
+    if (s?.payout) fees.set(r.rowNumber, fromApi(s.payout.transactionFees));
+  }
+  const decision = decideApproval({
+    plan, payable: payableTotals(batch, plan, fees), env, envFlag: o.envFlag, yes: o.yes, interactive: o.interactive,
+    allowPartial: o.allowPartial, expectRows: o.expectRows, expectTotals: o.expectTotals, maxTotals: o.maxTotals,
+  });
+  if (!decision.ok) return finish(3, { refused: decision.reasons });
+  if (decision.confirm && plan.toSend.length > 0) {
+    const yes = o.confirm ? await o.confirm(plan) : false;
+    if (!yes) return finish(3, { refused: ['declined at the confirmation: nothing was sent'] });
+  }
+
+  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
+  const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
+  started = true;
+  const res = await executeRows(items, {
+    client, writer, folded, batchId, env, mode: o.mode, quote: o.quote, mergeDocuments: o.mergeDocuments,
+    concurrency: o.concurrency, onEvent: o.onEvent, stop: o.stop, checkpoint: writeAll, checkpointMs: o.checkpointMs,
+    settleDelayMs: o.settleDelayMs,
+  });
+  for (const [n, out] of res.outcomes) executed.set(n, out);
+  if (res.halted) return finish(4, { halted: res.halted, stopped: res.stopped });
+  return finish(0, { stopped: res.stopped });
+}
+
+/** A kept row of a retried results file, as an outcome for the summary. */
+function keptOutcome(v: ResultValues, currency: string): RowOutcome {
+  const status = v.status ?? ENGINE_STATUSES.NOT_SENT;
+  if (!isCreatedStatus(status) || !v.totalDeductible || !v.payoutId) return { status, documents: [] };
+  const fee = v.fee ?? '0';
+  return {
+    status,
+    documents: [],
+    payout: {
+      id: v.payoutId, payoutRef: v.payoutRef ?? '', status, sourceAmount: Number(new Dec(v.totalDeductible).minus(new Dec(fee)).toFixed()),
+      sourceCurrency: currency, destinationAmount: Number(v.destinationAmount ?? 0), destinationCurrency: '', transactionFees: Number(fee),
+      exchangeRate: Number(v.appliedRate ?? 0), updatedAt: v.updatedAt ?? '', documents: 0,
+    },
+  };
+}

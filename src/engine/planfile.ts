@@ -1,0 +1,95 @@
+// The plan file of `payout-batch plan FILE --out PLAN`: the preflight, the rows to send and their
+// quotes, tied to the batch file's exact bytes. `run --plan PLAN` executes exactly those rows and
+// refuses when the batch file changed since (its sha256 differs) or the environment differs.
+import { readFile, writeFile, rename } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { fileSha256 } from './identity.ts';
+import { BatchRefused } from './session.ts';
+import type { BatchPlan } from './plan.ts';
+
+export const PLAN_KIND = 'payout-batch-plan';
+
+const PlanRow = z.object({
+  rowNumber: z.number().int(),
+  reference: z.string(),
+  sourceCurrency: z.string(),
+  sourceAmount: z.string(),
+  rate: z.number().optional(),
+  fee: z.string().optional(),
+  totalDeductible: z.string().optional(),
+  destinationAmount: z.string().optional(),
+});
+
+export const PlanFileSchema = z.object({
+  kind: z.literal(PLAN_KIND),
+  v: z.literal(1),
+  createdAt: z.string(),
+  file: z.string(),
+  fileSha256: z.string().regex(/^[0-9a-f]{64}$/),
+  batchId: z.string(),
+  batchLabel: z.string().optional(),
+  env: z.string(),
+  baseUrl: z.string(),
+  rows: z.array(PlanRow),
+  currencies: z.array(z.record(z.string(), z.unknown())),
+  warnings: z.array(z.string()),
+  requests: z.record(z.string(), z.unknown()),
+});
+export type PlanFile = z.infer<typeof PlanFileSchema>;
+export type PlanRow = z.infer<typeof PlanRow>;
+
+export async function writePlanFile(path: string, plan: PlanFile): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  await writeFile(tmp, JSON.stringify(plan, null, 2) + '\n');
+  await rename(tmp, path);
+}
+
+export async function readPlanFile(path: string): Promise<PlanFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new RangeError(`cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new RangeError(`${path} is not a plan file (not JSON)`);
+  }
+  const r = PlanFileSchema.safeParse(data);
+  if (!r.success) throw new RangeError(`${path} is not a plan file of payout-batch: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`);
+  return r.data;
+}
+
+/** Refuses (exit 3) a plan whose batch file changed since, or that was made for another environment. */
+export async function verifyPlan(plan: PlanFile, file: string, env: string): Promise<void> {
+  if (resolve(file) !== plan.file) {
+    throw new BatchRefused(`the plan was made for ${plan.file}, not ${resolve(file)}: nothing was sent`, 'plan-other-file');
+  }
+  let sha: string;
+  try {
+    sha = await fileSha256(file);
+  } catch (e) {
+    throw new BatchRefused(`the plan's batch file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): nothing was sent`, 'plan-file-missing');
+  }
+  if (sha !== plan.fileSha256) {
+    throw new BatchRefused(
+      `${file} changed since the plan was made (${plan.createdAt}): nothing was sent. Make a new plan with \`payout-batch plan ${file} --out PLAN\`.`,
+      'plan-file-changed',
+    );
+  }
+  if (plan.env !== env) throw new BatchRefused(`the plan was made for the ${plan.env} environment, not ${env}: nothing was sent`, 'plan-other-env');
+}
+
+export function planFileOf(plan: BatchPlan, extra: { fileSha256: string; batchLabel?: string; baseUrl: string; rows: PlanRow[] }): PlanFile {
+  return {
+    kind: PLAN_KIND, v: 1, createdAt: new Date().toISOString(), file: plan.file, fileSha256: extra.fileSha256,
+    batchId: plan.batchId, ...(extra.batchLabel ? { batchLabel: extra.batchLabel } : {}), env: plan.env, baseUrl: extra.baseUrl,
+    rows: extra.rows,
+    currencies: plan.currencies as unknown as Record<string, unknown>[],
+    warnings: plan.warnings,
+    requests: plan.requests as unknown as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,144 @@
+// Opening a batch's state: find its journal, recognise a batch seen before (I4), fold what the
+// last runs did, and say what a resumed run found.
+import { basename } from 'node:path';
+import { JournalWriter, readJournal } from '../journal/journal.ts';
+import { JOURNAL_VERSION, foldJournal, type BatchHeader, type FoldedJournal, type JournalLine } from '../journal/rows.ts';
+import { journalPath, journalsOf, type BatchIdentity } from './identity.ts';
+
+/** A refusal before anything is sent (exit 3), with a message for the user. */
+export class BatchRefused extends Error {
+  override readonly name = 'BatchRefused';
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ResumeReport {
+  /** The journal existed: this run continues an earlier one. */
+  resumed: boolean;
+  /** The last run never finished (crash, kill): wait before the first request. */
+  interrupted: boolean;
+  runs: number;
+  created: number;
+  /** Rows whose initiate outcome must be settled first (same key, same body). */
+  toSettle: number;
+  rejected: number;
+  conflicts: number;
+  /** Journal lines skipped as torn or unreadable. */
+  skippedLines: number;
+}
+
+export interface BatchSession {
+  journalPath: string;
+  header: BatchHeader;
+  folded: FoldedJournal;
+  writer: JournalWriter;
+  report: ResumeReport;
+}
+
+export interface OpenSessionOptions {
+  identity: BatchIdentity;
+  env: string;
+  /** Absolute path of the batch file (for a new journal's header). */
+  file: string;
+  stateDir: string;
+  /** 'run' refuses a file seen under another name; 'retry' takes the journal as it is. */
+  command: 'run' | 'retry' | 'plan';
+  resultsPath?: string;
+  now?: Date;
+}
+
+export function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
+  let created = 0;
+  let toSettle = 0;
+  let rejected = 0;
+  let conflicts = 0;
+  for (const s of folded.rows.values()) {
+    if (s.phase === 'created') created++;
+    else if (s.phase === 'initiating' || s.phase === 'unknown') toSettle++;
+    else if (s.phase === 'rejected') rejected++;
+    else if (s.phase === 'conflict') conflicts++;
+  }
+  return { resumed, interrupted: folded.interrupted, runs: folded.runs, created, toSettle, rejected, conflicts, skippedLines: skipped };
+}
+
+/** Reads a journal without opening it for writing (plan, checks). */
+export function inspectJournal(path: string): { folded: FoldedJournal; skipped: number; exists: boolean } {
+  const r = readJournal<JournalLine>(path);
+  return { folded: foldJournal(r.events), skipped: r.skipped, exists: r.events.length > 0 || r.tornTail };
+}
+
+/**
+ * I4: the same content under another file name is refused (it was processed before: a second
+ * drop of the same file must not pay twice); the same name is a resume.
+ */
+export function checkSameBatch(folded: FoldedJournal, header: BatchHeader, file: string, identity: BatchIdentity, env: string, journal: string): boolean {
+  const sent = [...folded.rows.values()].some((s) => s.phase !== 'none' || Object.keys(s.docs).length > 0);
+  const renamed = basename(header.file) !== basename(file);
+  if (identity.source === 'content' && renamed && sent) {
+    throw new BatchRefused(
+      `this file has the same content as ${header.file}, already processed on ${header.createdAt.slice(0, 10)} in ${env}` +
+        `${header.results ? ` (results: ${header.results})` : ''} (journal ${journal}). Nothing was sent. ` +
+        'Running it again under another name would pay the same rows twice. To continue that batch, run the original file again; ' +
+        'to send these rows again on purpose, give a new --batch-id.',
+      'same-content-other-name',
+    );
+  }
+  if (header.env !== env) {
+    throw new BatchRefused(`the journal ${journal} belongs to the ${header.env} environment, not ${env}`, 'other-environment');
+  }
+  return renamed;
+}
+
+/**
+ * References of this batch already sent by another batch (another content) of the same
+ * environment in the same state folder: an edited copy of a batch would pay its created rows
+ * again under new keys. Refused unless a --batch-id says it is on purpose.
+ */
+export async function checkOtherBatches(stateDir: string, env: string, ownJournal: string, references: Set<string>): Promise<void> {
+  for (const path of await journalsOf(stateDir, env)) {
+    if (path === ownJournal) continue;
+    const { folded } = inspectJournal(path);
+    const overlap: string[] = [];
+    for (const s of folded.rows.values()) {
+      if (s.phase !== 'none' && s.phase !== 'rejected' && references.has(s.ref)) overlap.push(s.ref);
+    }
+    if (overlap.length) {
+      const h = folded.header;
+      throw new BatchRefused(
+        `${overlap.length} reference${overlap.length === 1 ? '' : 's'} of this file (${overlap.slice(0, 3).join(', ')}${overlap.length > 3 ? ', ...' : ''}) ` +
+          `were already sent by another batch${h ? `, ${h.file}` : ''}${h?.results ? ` (results: ${h.results})` : ''}. Nothing was sent. ` +
+          'To re-send failed rows of that batch, edit its results file and run `payout-batch retry` on it; ' +
+          'to send these rows again on purpose, give a new --batch-id.',
+        'references-sent-by-another-batch',
+      );
+    }
+  }
+}
+
+/** Opens (or creates) the journal of a batch for appending. */
+export function openSession(o: OpenSessionOptions): BatchSession {
+  const path = journalPath(o.stateDir, o.env, o.identity.batchId);
+  const r = readJournal<JournalLine>(path);
+  const folded = foldJournal(r.events);
+  const resumed = !!folded.header;
+  let renamed = false;
+  if (folded.header && o.command === 'run') renamed = checkSameBatch(folded, folded.header, o.file, o.identity, o.env, path);
+  const writer = JournalWriter.open(path);
+  let header = folded.header;
+  if (!header || renamed) {
+    header = {
+      t: 'batch', v: JOURNAL_VERSION, batchId: o.identity.batchId, batchIdSource: o.identity.source,
+      ...(o.identity.label ? { batchLabel: o.identity.label } : {}),
+      env: o.env, file: o.file, fileSha256: o.identity.fileSha256,
+      ...(o.resultsPath ? { results: o.resultsPath } : {}),
+      createdAt: header?.createdAt ?? (o.now ?? new Date()).toISOString(),
+    };
+    writer.append(header, { sync: true });
+    folded.header = header;
+  }
+  return { journalPath: path, header, folded, writer, report: reportOf(folded, resumed, r.skipped) };
+}

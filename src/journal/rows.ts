@@ -1,0 +1,183 @@
+// The events the batch engine writes to a journal, and the fold that turns them back into each
+// row's state. A row is named by its reference (the row identity of the idempotency key).
+//
+// The fold is monotonic where money is concerned: once a row is `created` no later line can make
+// it look unsent, so a resumed run can never send it again.
+import type { JournalEvent } from './journal.ts';
+
+export const JOURNAL_VERSION = 1;
+
+/** The first line of a journal: which batch this is. */
+export interface BatchHeader extends JournalEvent {
+  t: 'batch';
+  v: number;
+  /** 64 hex: sha256 of the file's bytes, or of "pb1-batch-id|" + the --batch-id given. */
+  batchId: string;
+  batchIdSource: 'content' | 'flag';
+  /** The --batch-id as given, when one was. */
+  batchLabel?: string;
+  /** Environment name (local, sandbox, production, custom). */
+  env: string;
+  /** Absolute path of the batch file when the journal was created. */
+  file: string;
+  /** sha256 of the file's bytes (equals batchId when batchIdSource is content). */
+  fileSha256: string;
+  /** Where the results file was written. */
+  results?: string;
+  createdAt: string;
+}
+
+/** What the journal keeps of a created payout: enough for the results file without asking again. */
+export interface PayoutSnapshot {
+  id: string;
+  payoutRef: string;
+  status: string;
+  sourceAmount: number;
+  sourceCurrency: string;
+  destinationAmount: number;
+  destinationCurrency: string;
+  transactionFees: number;
+  exchangeRate: number;
+  updatedAt: string;
+  documents: number;
+}
+
+export interface ErrorSnapshot {
+  status?: number;
+  code?: string;
+  message: string;
+  requestId?: string;
+}
+
+export type RowEvent =
+  | { t: 'run'; at: string; command: string; pid: number }
+  | { t: 'run-end'; at: string; exitCode: number }
+  | { t: 'quote'; ref: string; attempt: number; rate: number; fee: number; totalDeductible: number; destinationAmount: number }
+  /** A document uploaded once; `doc` names the file(s) (path, or "merged:" + paths). */
+  | { t: 'doc'; ref: string; doc: string; url: string }
+  /** Written and fsynced before initiate leaves: the key and the exact body text. */
+  | { t: 'initiating'; ref: string; row: number; attempt: number; key: string; body: string; at: string }
+  | { t: 'created'; ref: string; attempt: number; key: string; requestId: string; payout: PayoutSnapshot; at: string }
+  /** A definitive refusal (4xx other than 409): the row may be edited and sent under attempt + 1. */
+  | { t: 'rejected'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
+  /** The answer never came or was a 5xx: resend the same key and body until known. */
+  | { t: 'unknown'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
+  /** 409 IDEMPOTENCY_KEY_CONFLICT: for a person to resolve, never resent under a new key. */
+  | { t: 'conflict'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
+  | { t: 'patched'; ref: string; payoutId: string; documents: string[]; at: string }
+  | { t: 'patch-failed'; ref: string; payoutId: string; error: ErrorSnapshot; at: string };
+
+export type JournalLine = BatchHeader | RowEvent;
+
+export type RowPhase = 'none' | 'initiating' | 'unknown' | 'created' | 'rejected' | 'conflict';
+
+export interface RowState {
+  ref: string;
+  row?: number;
+  phase: RowPhase;
+  /** The latest attempt journalled (0: never initiated). */
+  attempt: number;
+  /** Key and exact body of the latest attempt. */
+  key?: string;
+  body?: string;
+  payout?: PayoutSnapshot;
+  requestId?: string;
+  error?: ErrorSnapshot;
+  /** document name → documentUrl, uploaded once and reused. */
+  docs: Record<string, string>;
+  patched: boolean;
+  patchError?: ErrorSnapshot;
+  quote?: { attempt: number; rate: number; fee: number; totalDeductible: number; destinationAmount: number };
+}
+
+export interface FoldedJournal {
+  header: BatchHeader | undefined;
+  rows: Map<string, RowState>;
+  runs: number;
+  /** A run started and never wrote its end: it crashed or was killed. */
+  interrupted: boolean;
+}
+
+const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, docs: {}, patched: false });
+
+/** Applies one line to the states (mutating). Unknown event types are ignored (forward compatible). */
+export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
+  if (e.t === 'batch') {
+    // The latest header wins: a batch renamed before anything was sent records its new name.
+    folded.header = e as BatchHeader;
+    return;
+  }
+  if (e.t === 'run') {
+    folded.runs++;
+    folded.interrupted = true;
+    return;
+  }
+  if (e.t === 'run-end') {
+    folded.interrupted = false;
+    return;
+  }
+  const ev = e as RowEvent & { ref?: string };
+  if (typeof ev.ref !== 'string') return;
+  let s = folded.rows.get(ev.ref);
+  if (!s) {
+    s = fresh(ev.ref);
+    folded.rows.set(ev.ref, s);
+  }
+  const created = s.phase === 'created';
+  switch (ev.t) {
+    case 'quote':
+      s.quote = { attempt: ev.attempt, rate: ev.rate, fee: ev.fee, totalDeductible: ev.totalDeductible, destinationAmount: ev.destinationAmount };
+      break;
+    case 'doc':
+      s.docs[ev.doc] = ev.url;
+      break;
+    case 'initiating':
+      if (created) break;
+      s.row = ev.row;
+      s.phase = 'initiating';
+      s.attempt = Math.max(s.attempt, ev.attempt);
+      s.key = ev.key;
+      s.body = ev.body;
+      s.error = undefined;
+      break;
+    case 'created':
+      s.phase = 'created';
+      s.payout = ev.payout;
+      s.requestId = ev.requestId;
+      s.attempt = Math.max(s.attempt, ev.attempt);
+      s.key = ev.key;
+      s.error = undefined;
+      break;
+    case 'rejected':
+    case 'unknown':
+    case 'conflict':
+      if (created) break;
+      s.phase = ev.t;
+      s.error = ev.error;
+      s.requestId = ev.error.requestId;
+      break;
+    case 'patched':
+      s.patched = true;
+      s.patchError = undefined;
+      break;
+    case 'patch-failed':
+      if (!s.patched) s.patchError = ev.error;
+      break;
+  }
+}
+
+export function emptyFold(): FoldedJournal {
+  return { header: undefined, rows: new Map(), runs: 0, interrupted: false };
+}
+
+/** Folds lines, in order, into every row's state. */
+export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
+  const folded = emptyFold();
+  for (const e of lines) applyEvent(folded, e);
+  return folded;
+}
+
+/** The state of one row (a fresh one when the journal never named it). */
+export function rowState(folded: FoldedJournal, ref: string): RowState {
+  return folded.rows.get(ref) ?? fresh(ref);
+}
