@@ -89,10 +89,8 @@ function shape(file: string, format: ResultsFormat, records: readonly Rec[]): Re
   for (let k = headerAt + 1; k < records.length; k++) {
     const { rowNumber, values } = records[k]!;
     if (isBlank(values)) continue;
-    const cells: Record<string, string> = {};
-    split.input.forEach((h, j) => {
-      cells[h] = unneutralise(values[inputIdx[j]!] ?? '');
-    });
+    // fromEntries defines own properties, so a header such as "__proto__" is a cell like any other
+    const cells: Record<string, string> = Object.fromEntries(split.input.map((h, j) => [h, unneutralise(values[inputIdx[j]!] ?? '')]));
     const result: ResultValues = {};
     for (const [c, i] of resultIdx) {
       const v = values[i] ?? '';

@@ -1,0 +1,129 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import {
+  RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, resultsPathFor, splitColumns, writeResults, readResults, ResultsError,
+} from '../../src/results/index.ts';
+import { readBatch, type RawRow } from '../../src/input/index.ts';
+import { BATCH_COLUMNS, batchRow, createdResult, csvLines, table, tempDir } from './helpers.ts';
+
+const tmp = tempDir('pb-results-cols-');
+afterAll(tmp.cleanup);
+
+describe('column order', () => {
+  it('writes the input columns in their order, unknown ones kept, then the result columns', async () => {
+    const p = tmp.path('order.csv');
+    const cols = ['Cost centre', 'reference', 'zzz unknown', ...BATCH_COLUMNS.filter((c) => c !== 'reference' && c !== 'Cost centre')];
+    await writeResults(p, { ...table('csv'), inputColumns: cols });
+    expect(csvLines(p)[0]!.split(',')).toEqual([...cols, ...RESULT_COLUMNS]);
+    const back = await readResults(p);
+    expect(back.inputColumns).toEqual(cols);
+    expect(back.rows[0]!.cells['zzz unknown']).toBe('');
+    expect(back.rows[0]!.cells['Cost centre']).toBe('CC-7');
+  });
+
+  it('sorts rows by rowNumber', async () => {
+    const p = tmp.path('sorted.csv');
+    const t = table('csv', 4);
+    await writeResults(p, { ...t, rows: [...t.rows].reverse() });
+    const back = await readResults(p);
+    expect(back.rows.map((r) => r.cells.reference)).toEqual(['PAY-1', 'PAY-2', 'PAY-3', 'PAY-4']);
+    expect(back.rows.map((r) => r.rowNumber)).toEqual([2, 3, 4, 5]);
+  });
+
+  it('exports the numeric columns', () => {
+    expect([...NUMERIC_RESULT_COLUMNS].sort()).toEqual(['appliedRate', 'destinationAmount', 'fee', 'quotedRate', 'totalDeductible']);
+    expect(RESULT_COLUMNS).toHaveLength(14);
+  });
+
+  it('does not repeat result columns when a results file is retried (columns as readBatch gives them)', async () => {
+    const first = tmp.path('payroll.results.csv');
+    await writeResults(first, table('csv', 2));
+    const src = await readBatch(first);
+    await src.close();
+    // input documents column and the result documents column: readBatch names them "documents" and "documents (2)"
+    expect(src.columns).toEqual([...BATCH_COLUMNS, ...RESULT_COLUMNS.map((c) => (c === 'documents' ? 'documents (2)' : c))]);
+    const retry = tmp.path('payroll.results.retry-1.csv');
+    await writeResults(retry, { format: 'csv', inputColumns: src.columns, rows: [{ rowNumber: 2, cells: batchRow(1), result: { status: 'PENDING', idempotencyKey: 'k2' } }] });
+    expect(csvLines(retry)[0]!.split(',')).toEqual([...BATCH_COLUMNS, ...RESULT_COLUMNS]);
+    const back = await readResults(retry);
+    expect(back.inputColumns).toEqual(BATCH_COLUMNS);
+    expect(back.rows[0]!.cells.documents).toBe('inv.pdf');
+    expect(back.rows[0]!.result).toEqual({ status: 'PENDING', idempotencyKey: 'k2' });
+  });
+
+  it('keeps a batch column that only shares a name with a result column', () => {
+    // a plain batch with its own "status" column is not a results layout: nothing is taken out
+    expect(splitColumns(['reference', 'status', 'documents']).input).toEqual(['reference', 'status', 'documents']);
+    const s = splitColumns(['reference', 'status', 'documents', ...RESULT_COLUMNS]);
+    expect(s.isResults).toBe(true);
+    expect(s.input).toEqual(['reference', 'status', 'documents']);
+    expect(s.result.documents).toBe('documents');
+  });
+
+  it('round-trips a batch whose own columns are named status and documents', async () => {
+    const p = tmp.path('own-status.csv');
+    await writeResults(p, { format: 'csv', inputColumns: ['reference', 'status', 'documents'], rows: [{ rowNumber: 2, cells: { reference: 'R1', status: 'employee', documents: 'a.pdf' }, result: { status: 'PENDING', documents: 'https://x/a.pdf' } }] });
+    const back = await readResults(p);
+    expect(back.inputColumns).toEqual(['reference', 'status', 'documents']);
+    expect(back.rows[0]!.cells).toEqual({ reference: 'R1', status: 'employee', documents: 'a.pdf' });
+    expect(back.rows[0]!.result).toEqual({ status: 'PENDING', documents: 'https://x/a.pdf' });
+  });
+});
+
+describe('reading a results file as a batch (retry input)', () => {
+  it.each(['csv', 'xlsx'] as const)('readBatch maps its canonical columns and keeps result columns as extra cells (%s)', async (format) => {
+    const p = tmp.path(`payroll.results.${format}`);
+    await writeResults(p, { ...table(format, 2), delimiter: ';' });
+    const src = await readBatch(p);
+    const rows: RawRow[] = [];
+    for await (const r of src.rows) rows.push(r);
+    expect(src.fields.reference).toBe('reference');
+    expect(src.fields.sourceAmount).toBe('sourceAmount');
+    expect(src.fields.documents).toBe('documents');
+    expect(src.mapping.status).toBeUndefined();
+    expect(src.mapping.idempotencyKey).toBeUndefined();
+    if (format === 'csv') expect(src.delimiter).toBe(';');
+    expect(rows).toHaveLength(2);
+    expect(rows[0]!.cells.reference).toBe('PAY-1');
+    expect(rows[0]!.cells.status).toBe('PENDING');
+    expect(rows[0]!.cells.idempotencyKey).toBe(createdResult(1).idempotencyKey);
+    expect(rows[0]!.cells.fee).toBe('2.50');
+    expect(rows[0]!.cells['documents (2)']).toBe(createdResult(1).documents);
+    expect(rows[0]!.cells.documents).toBe('inv.pdf');
+  });
+});
+
+describe('resultsPathFor', () => {
+  it.each([
+    ['payroll.csv', 'payroll.results.csv', 'csv'],
+    ['in/payroll.xlsx', join('in', 'payroll.results.xlsx'), 'xlsx'],
+    ['payroll.xls', 'payroll.results.xlsx', 'xlsx'],
+    ['payroll.tsv', 'payroll.results.tsv', 'csv'],
+    ['payroll', 'payroll.results.csv', 'csv'],
+    ['payroll.results.csv', 'payroll.results.retry-1.csv', 'csv'],
+    ['payroll.results.retry-1.csv', 'payroll.results.retry-2.csv', 'csv'],
+    ['payroll.results.retry-9.xlsx', 'payroll.results.retry-10.xlsx', 'xlsx'],
+  ])('%s → %s', (batch, path, format) => {
+    expect(resultsPathFor(batch)).toEqual({ path, format });
+  });
+
+  it('follows the content when the reader found a workbook under a .csv name', () => {
+    expect(resultsPathFor('payroll.csv', undefined, { inputFormat: 'xlsx' })).toEqual({ path: 'payroll.results.xlsx', format: 'xlsx' });
+  });
+
+  it('takes --results as given, its extension deciding the format', () => {
+    expect(resultsPathFor('payroll.csv', 'out/r.xlsx')).toEqual({ path: 'out/r.xlsx', format: 'xlsx' });
+    expect(resultsPathFor('payroll.xlsx', 'r.CSV')).toEqual({ path: 'r.CSV', format: 'csv' });
+  });
+
+  it('refuses --results with another extension or naming the batch itself', () => {
+    expect(() => resultsPathFor('payroll.csv', 'r.xls')).toThrow(ResultsError);
+    expect(() => resultsPathFor('payroll.csv', 'r.json')).toThrow(/\.csv or \.xlsx/);
+    try {
+      resultsPathFor('payroll.csv', './payroll.csv');
+      expect.unreachable();
+    } catch (e) {
+      expect((e as ResultsError).code).toBe('BAD_RESULTS_PATH');
+    }
+  });
+});

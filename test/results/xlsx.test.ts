@@ -1,0 +1,83 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import * as XLSX from 'xlsx';
+import { writeResults, readResults, RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS } from '../../src/results/index.ts';
+import { BATCH_COLUMNS, createdResult, readSheet, table, tempDir } from './helpers.ts';
+
+const tmp = tempDir('pb-results-xlsx-');
+afterAll(tmp.cleanup);
+
+const col = (name: string) => XLSX.utils.encode_col(BATCH_COLUMNS.length + RESULT_COLUMNS.indexOf(name as (typeof RESULT_COLUMNS)[number]));
+
+describe('XLSX results', () => {
+  it('writes the header, string cells as strings and the numeric columns as real numbers', async () => {
+    const p = tmp.path('r.xlsx');
+    await writeResults(p, table('xlsx', 2));
+    const ws = readSheet(p);
+    const header = XLSX.utils.sheet_to_json<string[]>(ws, { header: 1 })[0];
+    expect(header).toEqual([...BATCH_COLUMNS, ...RESULT_COLUMNS]);
+    for (const c of NUMERIC_RESULT_COLUMNS) {
+      const cell = ws[`${col(c)}2`] as XLSX.CellObject;
+      expect(cell.t, c).toBe('n');
+    }
+    expect(ws[`${col('fee')}2`]).toMatchObject({ t: 'n', v: 2.5, z: '0.00', w: '2.50' });
+    expect(ws[`${col('quotedRate')}2`]).toMatchObject({ t: 'n', v: 1.0823 });
+    expect(ws[`${col('status')}2`]).toMatchObject({ t: 's', v: 'PENDING' });
+    expect(ws.J2).toMatchObject({ t: 's', v: "'+447700900123" }); // phoneNumber: text, neutralised like CSV
+    expect(ws.A2).toMatchObject({ t: 's', v: 'PAY-1' });
+  });
+
+  it('round-trips a table exactly', async () => {
+    const t = table('xlsx', 3);
+    t.rows[0]!.cells.narration = 'line 1\r\nline 2\rx\ny _x0041_ <&>';
+    t.rows[1]!.result = { ...t.rows[1]!.result, fee: '-0.50', quotedRate: '0.00000001234', totalDeductible: '1234567890.12345' };
+    t.rows[2]!.result = { status: 'REJECTED', idempotencyKey: 'k', errorMessage: '=cmd|x', requestId: 'r' };
+    const p = tmp.path('rt.xlsx');
+    await writeResults(p, t);
+    const back = await readResults(p);
+    expect(back.format).toBe('xlsx');
+    expect(back.inputColumns).toEqual(BATCH_COLUMNS);
+    expect(back.rows).toEqual(t.rows);
+    expect(readSheet(p)[`${col('fee')}3`]).toMatchObject({ t: 'n', v: -0.5 });
+  });
+
+  it('keeps a number as text when a double cannot hold it exactly (more than 15 significant digits)', async () => {
+    const p = tmp.path('big.xlsx');
+    const exact = '12345678901234567.89';
+    await writeResults(p, { format: 'xlsx', inputColumns: ['reference'], rows: [{ rowNumber: 2, cells: { reference: 'R' }, result: { status: 'PENDING', destinationAmount: exact, fee: '0.1', appliedRate: '1e5' } }] });
+    const ws = readSheet(p);
+    expect(ws[`${XLSX.utils.encode_col(1 + RESULT_COLUMNS.indexOf('destinationAmount'))}2`]).toMatchObject({ t: 's', v: exact });
+    expect(ws[`${XLSX.utils.encode_col(1 + RESULT_COLUMNS.indexOf('fee'))}2`]).toMatchObject({ t: 'n', v: 0.1 });
+    expect(ws[`${XLSX.utils.encode_col(1 + RESULT_COLUMNS.indexOf('appliedRate'))}2`]).toMatchObject({ t: 's', v: '1e5' });
+    expect((await readResults(p)).rows[0]!.result).toMatchObject({ destinationAmount: exact, fee: '0.1', appliedRate: '1e5' });
+  });
+
+  it('reads a results workbook built elsewhere (numbers in General format, a second sheet chosen by name)', async () => {
+    const aoa = [
+      ['reference', 'amount', ...RESULT_COLUMNS],
+      ['R1', 'x', 'SUCCESSFUL', 'id-1', 'PO-1', 'key-1', 1.0823, 1.0825, 2.5, 102.5, 108.25, '', '', 'req', '', '2025-01-31T09:30:00Z'],
+    ];
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([['notes']]), 'Notes');
+    XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(aoa), 'Results');
+    const p = tmp.path('built.xlsx');
+    writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+    const back = await readResults(p, { sheet: 'results' });
+    expect(back.inputColumns).toEqual(['reference', 'amount']);
+    expect(back.rows).toEqual([{
+      rowNumber: 2, cells: { reference: 'R1', amount: 'x' },
+      result: { status: 'SUCCESSFUL', payoutId: 'id-1', payoutRef: 'PO-1', idempotencyKey: 'key-1', quotedRate: '1.0823', appliedRate: '1.0825', fee: '2.5', totalDeductible: '102.5', destinationAmount: '108.25', requestId: 'req', updatedAt: '2025-01-31T09:30:00Z' },
+    }]);
+    await expect(readResults(p, { sheet: 'Nope' })).rejects.toMatchObject({ code: 'SHEET_NOT_FOUND' });
+  });
+
+  it('gives the same table for the same data written as CSV and as XLSX', async () => {
+    const pc = tmp.path('same.csv');
+    const px = tmp.path('same.xlsx');
+    await writeResults(pc, table('csv', 3));
+    await writeResults(px, table('xlsx', 3));
+    const [c, x] = await Promise.all([readResults(pc), readResults(px)]);
+    expect(x.rows).toEqual(c.rows);
+    expect(x.rows[0]!.result).toEqual(createdResult(1));
+  });
+});
