@@ -104,9 +104,11 @@ function shape(file: string, format: ResultsFormat, records: readonly Rec[]): Re
 function notResults(file: string, headerRow: number, missing: readonly ResultColumn[]): ResultsError {
   const required = REQUIRED_RESULT_COLUMNS.filter((c) => missing.includes(c));
   const what =
-    missing.length === RESULT_COLUMNS.length
-      ? `none of the result columns (${RESULT_COLUMNS.join(', ')}) is in its header row (row ${headerRow}); it looks like a batch file, not the results of one`
-      : `its header row (row ${headerRow}) lacks the result column${required.length > 1 ? 's' : ''} ${required.join(', ')}`;
+    required.length === REQUIRED_RESULT_COLUMNS.length
+      ? `its header row (row ${headerRow}) has none of the result columns ${required.join(' and ')}${
+          missing.length === RESULT_COLUMNS.length ? ' (nor any other result column)' : ''
+        }; it looks like a batch file, not the results of a run`
+      : `its header row (row ${headerRow}) lacks the result column ${required.join(', ')}`;
   return new ResultsError('NOT_A_RESULTS_FILE', file, `${file}: not a results file: ${what}. Pass the results file a run wrote (e.g. payroll.results.csv).`);
 }
 

@@ -62,7 +62,7 @@ describe('lossless round trip (fast-check)', () => {
         expect(back.rows).toEqual(written);
         if (format === 'csv') expect(back.delimiter).toBe(delimiter);
       }),
-      { numRuns: format === 'csv' ? 300 : 150 },
+      { numRuns: format === 'csv' ? 200 : 100 },
     );
   });
 });
