@@ -6,6 +6,8 @@ import template from './template.ts';
 import account from './account.ts';
 import demo from './demo.ts';
 import run from './run.ts';
+import retry from './retry.ts';
 
 export const commands: CliCommand[] = [demo, sandbox, validate, template, account];
 commands.push(run);
+commands.push(retry);

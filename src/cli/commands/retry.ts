@@ -1,0 +1,73 @@
+// `payout-batch retry RESULTS`: re-runs the rows of a results file (perhaps edited) that have no
+// payout yet, leaves created rows untouched, writes a new results file. Unknown outcomes are
+// settled with their original key and body first; a refused row that was fixed goes under
+// attempt + 1. A thin layer over src/engine/retry.ts.
+import { defineCommand, UsageError } from '../command.ts';
+import { retryResults } from '../../engine/retry.ts';
+import {
+  askYesNo, connectionOptions, exitReasonText, guardOptions, handleEngineError, isInteractive, jsonSummary, makeLogger,
+  moneyFlags, openConnection, planText, progressSink, summaryText, type ConnectionArgs, type GuardArgs,
+} from './run.ts';
+
+interface RetryArgs extends ConnectionArgs, GuardArgs {
+  results: string;
+  out?: string;
+  'state-dir'?: string;
+  quote: boolean;
+  'merge-documents': boolean;
+  concurrency?: number;
+  json: boolean;
+}
+
+export default defineCommand<RetryArgs>({
+  command: 'retry <results>',
+  describe: 'Send again the rows of a results file that have no payout yet (after fixing them); created rows stay as they are',
+  builder: (y) =>
+    guardOptions(connectionOptions(y))
+      .positional('results', { type: 'string', describe: 'A results file written by run or retry (it may be edited)' })
+      .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
+      .option('state-dir', { type: 'string', describe: 'Journal folder (default: .payout-batch beside the results file)' })
+      .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
+      .option('merge-documents', { type: 'boolean', default: false, describe: "Merge a row's documents into one PDF before upload" })
+      .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default 8)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' }) as never,
+  run: async (args, io) => {
+    if (!args.results) throw new UsageError('name the results file to retry');
+    const logger = makeLogger(args, io, 'retry');
+    const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
+    const maxTotals = moneyFlags(args['max-total'], '--max-total');
+    let batchLabel = '';
+    const progress = progressSink(io, logger, () => batchLabel, args.json);
+    const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e));
+    const stop = new AbortController();
+    void io.stopSignal.then(() => stop.abort());
+    const out = (text: string) => {
+      if (!args.json) io.stdout.write(text);
+    };
+    try {
+      const r = await retryResults({
+        resultsFile: args.results, resultsPath: args.out, stateDir: args['state-dir'], conn,
+        envFlag: args.env, yes: args.yes, interactive: isInteractive(io), allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'],
+        expectRows: args['expect-rows'], expectTotals, maxTotals,
+        quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency, stop: stop.signal,
+        onPlan: (plan) => {
+          batchLabel = plan.batchId.slice(0, 16);
+          out(planText(plan, conn.environment.name));
+          progress.start(plan.toSend.length);
+        },
+        confirm: (plan) => askYesNo(io, `Send ${plan.toSend.length} row${plan.toSend.length === 1 ? '' : 's'} again from ${conn.environment.name}? [y/N] `),
+        onEvent: (e) => progress.onEvent(e),
+      });
+      progress.stop();
+      out(summaryText(r));
+      if (args.json) io.stdout.write(jsonSummary(r, conn.environment.name));
+      else (r.exitCode === 0 ? io.stdout : io.stderr).write(exitReasonText(r));
+      return r.exitCode;
+    } catch (e) {
+      progress.stop();
+      return handleEngineError(e, io);
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  },
+});

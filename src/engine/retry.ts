@@ -1,0 +1,121 @@
+// `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Rows whose payout
+// exists are left exactly as they are; the others (invalid, not sent, refused, unknown) go again:
+//   - an unknown outcome is settled first with its original key and journalled body (I2), edits
+//     to it wait until its outcome is known;
+//   - a row the service refused is validated again as edited and sent under attempt + 1 (I3);
+//   - a conflict stays a conflict (I5).
+// The batch is found through the batch id inside the keys (pb1-<batch>-...), its journal in the
+// state folder (default: .payout-batch beside the results file).
+import { dirname, resolve } from 'node:path';
+import type { Connection } from '../client/connect.ts';
+import { mapColumns } from '../input/columns.ts';
+import { readJournal } from '../journal/journal.ts';
+import { foldJournal, type JournalLine, type RowState } from '../journal/rows.ts';
+import { readResults } from '../results/read.ts';
+import { resultsPathFor } from '../results/paths.ts';
+import type { ResultValues } from '../results/types.ts';
+import { cachedDocumentChecker } from '../validation/documents.ts';
+import { parseRow } from '../validation/row.ts';
+import type { EngineRow, LoadedBatch } from './batch.ts';
+import { findJournals, parseIdempotencyKey, stateDirFor } from './identity.ts';
+import { isCreatedStatus } from './outcome.ts';
+import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
+import { BatchRefused, openSession } from './session.ts';
+
+export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
+  resultsFile: string;
+  conn: Connection;
+  stateDir?: string;
+  /** Where the new results go (default <results>.retry-N beside it). */
+  resultsPath?: string;
+}
+
+export interface RetryResult extends PipelineResult {
+  batchId: string;
+  journalPath: string;
+  /** Rows sent again / settled / left as created. */
+  retried: number;
+  kept: number;
+}
+
+export async function retryResults(o: RetryOptions): Promise<RetryResult> {
+  const resultsFile = resolve(o.resultsFile);
+  const table = await readResults(resultsFile);
+  const env = o.conn.environment.name;
+  const stateDir = o.stateDir ? resolve(o.stateDir) : stateDirFor(resultsFile);
+
+  // Find the batch: through the keys, else a journal whose results are this file.
+  const prefixes = new Set<string>();
+  for (const r of table.rows) {
+    const k = r.result.idempotencyKey ? parseIdempotencyKey(r.result.idempotencyKey) : undefined;
+    if (k) prefixes.add(k.batchPrefix);
+  }
+  if (prefixes.size > 1) throw new BatchRefused(`${o.resultsFile} holds keys of ${prefixes.size} different batches: retry one batch's results at a time`, 'mixed-batches');
+  let journalFile: string | undefined;
+  if (prefixes.size === 1) {
+    const found = (await findJournals(stateDir, [...prefixes][0]!)).filter((j) => j.env === env);
+    journalFile = found[0]?.path;
+    if (!journalFile) {
+      throw new BatchRefused(
+        `no journal of batch ${[...prefixes][0]} for the ${env} environment in ${stateDir}: ` +
+          'give the folder with --state-dir (the .payout-batch folder beside the batch file), and the same --env/--base-url as the run',
+        'journal-not-found',
+      );
+    }
+  } else {
+    throw new BatchRefused(`${o.resultsFile} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`, 'no-keys');
+  }
+  const read = readJournal<JournalLine>(journalFile);
+  const folded = foldJournal(read.events);
+  const header = folded.header;
+  if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
+  if (header.env !== env) throw new BatchRefused(`the batch was run in ${header.env}, not ${env}: use the same environment`, 'other-environment');
+
+  const byKey = new Map<string, RowState>();
+  for (const s of folded.rows.values()) if (s.key) byKey.set(s.key, s);
+
+  // Rows: created ones kept untouched; the others parsed again from their (edited) cells.
+  const mapping = mapColumns(table.inputColumns, resultsFile);
+  const ctx = { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: cachedDocumentChecker() };
+  const rows: EngineRow[] = [];
+  const keep = new Map<number, ResultValues>();
+  const only = new Set<number>();
+  const refs = new Map<string, number>();
+  for (const r of table.rows) {
+    const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
+    const parsed = parseRow({ rowNumber: r.rowNumber, cells }, ctx);
+    const row: EngineRow = { rowNumber: r.rowNumber, cells: r.cells, payout: parsed.payout, problems: parsed.problems };
+    if (parsed.problems.some((p) => p.severity === 'error')) row.payout = undefined;
+    const journalled = r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined;
+    if (isCreatedStatus(r.result.status) || journalled?.phase === 'created') {
+      if (isCreatedStatus(r.result.status)) keep.set(r.rowNumber, r.result);
+      else only.add(r.rowNumber); // the journal knows better than a stale results file
+    } else only.add(r.rowNumber);
+    // The row identity is the reference the journal knows for its key: an edited reference cannot
+    // turn an unknown outcome into a second payout.
+    if (row.payout && journalled && journalled.ref !== row.payout.reference && journalled.phase !== 'rejected' && journalled.phase !== 'none') {
+      row.payout = { ...row.payout, reference: journalled.ref };
+    }
+    if (row.payout) {
+      const first = refs.get(row.payout.reference);
+      if (first !== undefined) {
+        row.problems = [...row.problems, { severity: 'error', code: 'DUPLICATE_REFERENCE', file: o.resultsFile, row: r.rowNumber, message: `the reference is already used on row ${first}` }];
+        row.payout = undefined;
+      } else refs.set(row.payout.reference, r.rowNumber);
+    }
+    rows.push(row);
+  }
+
+  const batch: LoadedBatch = {
+    file: header.file, format: table.format, delimiter: table.delimiter, inputColumns: table.inputColumns, rows, fileProblems: [],
+    identity: { batchId: header.batchId, source: header.batchIdSource, label: header.batchLabel, fileSha256: header.fileSha256 },
+  };
+  const results = resultsPathFor(resultsFile, o.resultsPath);
+  const session = openSession({ identity: batch.identity, env, file: header.file, stateDir, command: 'retry' });
+  const result = await runPipeline(batch, session, {
+    ...o,
+    results: { ...results, delimiter: table.delimiter },
+    only, keep, mode: 'retry',
+  });
+  return { ...result, batchId: header.batchId, journalPath: session.journalPath, retried: only.size, kept: keep.size };
+}

@@ -1,0 +1,120 @@
+// Shared pieces of the engine tests: a generated batch from the sample payroll's same-currency
+// rows (enabled corridors of the default seed), the CLI spawned as a user runs it, sandbox reads.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const KEY = 'sk_sandbox_acme_primary';
+
+const sample = readFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/);
+export const HEADER = sample[0]!.split(',');
+const col = (name: string) => HEADER.indexOf(name);
+/** Same-currency rows of the sample: their corridors need no pair. */
+const TEMPLATES = sample.slice(1).map((l) => l.split(',')).filter((c) => c[col('sourceCurrency')] === c[col('destinationCurrency')]);
+
+export interface GenOptions {
+  rows: number;
+  /** Every n-th row keeps its template's document (absolute path); the others are withdrawals. */
+  documentsEvery?: number;
+  prefix?: string;
+  /** Only templates of these currencies. */
+  currencies?: string[];
+  amount?: (i: number) => string;
+}
+
+/** A CSV of `rows` valid rows, unique references and amounts. */
+export function generateCsv(o: GenOptions): string {
+  const templates = TEMPLATES.filter((t) => !o.currencies || o.currencies.includes(t[col('sourceCurrency')]!));
+  const lines = [HEADER.join(',')];
+  for (let i = 0; i < o.rows; i++) {
+    const c = [...templates[i % templates.length]!];
+    c[col('reference')] = `${o.prefix ?? 'GEN'}-${String(i + 1).padStart(4, '0')}`;
+    c[col('sourceAmount')] = o.amount ? o.amount(i) : `${10 + i}.${String(i % 100).padStart(2, '0')}`;
+    const withDoc = o.documentsEvery && i % o.documentsEvery === 0 && c[col('documents')];
+    if (withDoc) {
+      c[col('documents')] = c[col('documents')]!.split(';').map((d) => join(ROOT, 'samples', d)).join(';');
+      c[col('withdrawal')] = 'false';
+    } else {
+      c[col('documents')] = '';
+      c[col('withdrawal')] = 'true';
+    }
+    lines.push(c.join(','));
+  }
+  return lines.join('\n') + '\n';
+}
+
+export async function workDir(prefix = 'pb-engine-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+export async function writeBatch(dir: string, name: string, o: GenOptions): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, generateCsv(o));
+  return path;
+}
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PAYOUT_'))) as Record<string, string>;
+  return { ...base, PAYOUT_API_KEY: KEY, ...extra };
+}
+
+/** Spawns `node src/cli/bin.js ...args`; `onSpawn` sees the child (to kill it). */
+export function runCli(args: string[], o: { cwd: string; env: Record<string, string>; onSpawn?: (c: ChildProcess) => void; timeoutMs?: number }): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'src/cli/bin.js'), ...args], { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 60_000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    o.onSpawn?.(child);
+  });
+}
+
+export const initiates = (sb: LocalSandbox) => sb.requestLog().filter((r) => r.route === 'initiate');
+
+/** Every payout of the key's business at the sandbox. */
+export async function allPayouts(sb: LocalSandbox, key = KEY): Promise<{ id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]> {
+  const out: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[] = [];
+  for (let page = 1; ; page++) {
+    const r = await fetch(`${sb.url}/v1/payout-api/payouts?page=${page}&limit=100`, { headers: { 'x-api-key': key } });
+    const body = (await r.json()) as { data: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]; meta: { total: number } };
+    out.push(...body.data);
+    if (body.data.length === 0 || page * 100 >= body.meta.total) return out;
+  }
+}
+
+export async function wallets(sb: LocalSandbox, key = KEY): Promise<Map<string, string>> {
+  const r = await fetch(`${sb.url}/v1/payout-api/payouts/wallets`, { headers: { 'x-api-key': key } });
+  const body = (await r.json()) as { data: { currency: string; balance: number }[] };
+  return new Map(body.data.map((w) => [w.currency, String(w.balance)]));
+}
+
+/** The most requests from one key in any rolling 1000 ms of the sandbox's log. */
+export function maxPerRollingSecond(sb: LocalSandbox, key = KEY): number {
+  const at = sb.requestLog().filter((r) => r.apiKey === key).map((r) => r.at).sort((a, b) => a - b);
+  let max = 0;
+  let j = 0;
+  for (let i = 0; i < at.length; i++) {
+    while (at[i]! - at[j]! >= 1000) j++;
+    max = Math.max(max, i - j + 1);
+  }
+  return max;
+}
