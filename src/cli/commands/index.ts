@@ -7,7 +7,9 @@ import account from './account.ts';
 import demo from './demo.ts';
 import run from './run.ts';
 import retry from './retry.ts';
+import plan from './plan.ts';
 
 export const commands: CliCommand[] = [demo, sandbox, validate, template, account];
 commands.push(run);
 commands.push(retry);
+commands.push(plan);

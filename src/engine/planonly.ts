@@ -1,0 +1,76 @@
+// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything; with quotes per
+// row to send (unless --no-quote), written to a plan file that `run --plan` executes exactly.
+// Reads the journal (a resumed batch plans only what is left) but never writes it.
+import type { Connection } from '../client/connect.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import { rowState } from '../journal/rows.ts';
+import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
+import { loadBatch, type LoadOptions } from './batch.ts';
+import { journalPath, stateDirFor } from './identity.ts';
+import { buildPlan, type BatchPlan } from './plan.ts';
+import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './planfile.ts';
+import { preflight } from './preflight.ts';
+import { checkSameBatch, inspectJournal } from './session.ts';
+
+export interface PlanOptions extends LoadOptions {
+  file: string;
+  conn: Connection;
+  stateDir?: string;
+  out?: string;
+  quote: boolean;
+  mergeDocuments: boolean;
+  allowPartial: boolean;
+  enablePairs: boolean;
+}
+
+export interface PlanResult {
+  plan: BatchPlan;
+  planFile?: PlanFile;
+  /** Quotes that failed (row number → message). */
+  quoteErrors: Map<number, string>;
+}
+
+export async function planBatch(o: PlanOptions): Promise<PlanResult> {
+  const batch = await loadBatch(o.file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId });
+  const env = o.conn.environment.name;
+  const stateDir = stateDirFor(batch.file, o.stateDir);
+  const jpath = journalPath(stateDir, env, batch.identity.batchId);
+  const { folded } = inspectJournal(jpath);
+  if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
+  const { client } = o.conn;
+  const toCheck = batch.rows.filter((r) => r.payout && rowState(folded, r.payout.reference).phase !== 'created').map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
+  const pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
+  await o.conn.usage?.flush().catch(() => undefined);
+  const usage = await client.quotaUsage().catch(() => undefined);
+  let plan = buildPlan(batch, pf, folded, env, { allowPartial: o.allowPartial, quote: o.quote, mergeDocuments: o.mergeDocuments, usage });
+
+  const rows: PlanRow[] = [];
+  const quoteErrors = new Map<number, string>();
+  const quotedFees = new Map<number, DecT>();
+  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
+  for (const n of plan.toSend) {
+    const p = byNumber.get(n)!.payout!;
+    const row: PlanRow = { rowNumber: n, reference: p.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount.toFixed() };
+    if (o.quote) {
+      try {
+        const q = await client.quote({ sourceAmount: toApi(p.sourceAmount), sourceCurrency: p.sourceCurrency, destinationCurrency: p.destinationCurrency, destinationCountryCode: p.destinationCountryCode, method: p.method });
+        row.rate = q.exchangeRate;
+        row.fee = formatAmount(fromApi(q.fee.amount), p.sourceCurrency);
+        row.totalDeductible = formatAmount(fromApi(q.totalDeductible), p.sourceCurrency);
+        row.destinationAmount = formatAmount(fromApi(q.destinationAmount), p.destinationCurrency);
+        quotedFees.set(n, fromApi(q.fee.amount));
+      } catch (e) {
+        if (!(e instanceof PayoutApiError)) throw e;
+        quoteErrors.set(n, e.message);
+      }
+    }
+    rows.push(row);
+  }
+  if (quotedFees.size) plan = buildPlan(batch, pf, folded, env, { allowPartial: o.allowPartial, quote: o.quote, mergeDocuments: o.mergeDocuments, usage, quotedFees });
+  let planFile: PlanFile | undefined;
+  if (o.out) {
+    planFile = planFileOf(plan, { fileSha256: batch.identity.fileSha256, batchLabel: batch.identity.label, baseUrl: o.conn.environment.baseUrl, rows: rows.filter((r) => plan.toSend.includes(r.rowNumber)) });
+    await writePlanFile(o.out, planFile);
+  }
+  return { plan, planFile, quoteErrors };
+}

@@ -1,0 +1,156 @@
+// The run, plan and retry commands as a user runs them: the CLI spawned against the sandbox over
+// real HTTP, PAYOUT_API_KEY in its environment.
+import { copyFile, readdir, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { KEY, allPayouts, cleanEnv, initiates, runCli, workDir, writeBatch } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await filesUnder(p)));
+    else out.push(p);
+  }
+  return out;
+}
+
+const setup = async (rows: number, o: Parameters<typeof writeBatch>[2] extends infer T ? Partial<T> : never = {}) => {
+  sb = await startSandbox({ rateLimitPerSecond: null });
+  const dir = await workDir('pb-cli-');
+  const file = await writeBatch(dir, 'payroll.csv', { rows, ...o });
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const run = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
+  return { dir, file, env, run };
+};
+
+describe('I1/I4: the same file dropped twice under two names pays once', () => {
+  it('a second name is refused (exit 3, naming the first file); the same name resumes; without the journal the keys still find the originals', async () => {
+    const { dir, run } = await setup(6);
+    const first = await run('run', 'payroll.csv', '--yes', '--log-level', 'debug');
+    expect(first.code, first.stderr).toBe(0);
+    expect(await allPayouts(sb!)).toHaveLength(6);
+    const sent = initiates(sb!).length;
+
+    await copyFile(join(dir, 'payroll.csv'), join(dir, 'payroll (1).csv'));
+    const dropped = await run('run', 'payroll (1).csv', '--yes');
+    expect(dropped.code).toBe(3);
+    expect(dropped.stderr).toMatch(/same content as .*payroll\.csv/);
+    expect(dropped.stderr).toMatch(/payroll\.results\.csv/);
+    expect(dropped.stderr).toMatch(/--batch-id/);
+    expect(initiates(sb!).length).toBe(sent);
+
+    const again = await run('run', 'payroll.csv', '--yes');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/Resuming this batch.*6 rows already created/);
+    expect(initiates(sb!).length).toBe(sent);
+
+    // The journal lost: the deterministic keys make the service answer with the original payouts.
+    await rm(join(dir, '.payout-batch'), { recursive: true });
+    const lost = await run('run', 'payroll (1).csv', '--yes');
+    expect(lost.code, lost.stderr).toBe(0);
+    expect(initiates(sb!).length).toBe(sent + 6);
+    expect(await allPayouts(sb!)).toHaveLength(6);
+
+    // An explicit new --batch-id sends them again on purpose.
+    const onPurpose = await run('run', 'payroll.csv', '--yes', '--batch-id', 'payroll-2025-01-second-payment');
+    expect(onPurpose.code).toBe(0);
+    expect(await allPayouts(sb!)).toHaveLength(12);
+
+    // Secrets: the key is in no output, results or journal.
+    for (const r of [first, dropped, again, lost, onPurpose]) expect(r.stdout + r.stderr).not.toContain(KEY);
+    expect(first.stderr).toMatch(/"idempotencyKey":"pb1-/); // the JSON lines were there to search
+    for (const f of await filesUnder(dir)) expect(await readFile(f, 'utf8'), f).not.toContain(KEY);
+  });
+
+  it('an edited copy of a batch (other content, same references already sent) is refused', async () => {
+    const { dir, run } = await setup(3);
+    expect((await run('run', 'payroll.csv', '--yes')).code).toBe(0);
+    await appendFile(join(dir, 'payroll.csv'), '\n');
+    await copyFile(join(dir, 'payroll.csv'), join(dir, 'payroll-fixed.csv'));
+    const r = await run('run', 'payroll-fixed.csv', '--yes');
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/already sent by another batch/);
+    expect(await allPayouts(sb!)).toHaveLength(3);
+  });
+});
+
+describe('approval guards and control totals', () => {
+  it('--expect-rows that does not match: exit 3 and not one initiate', async () => {
+    const { run } = await setup(4);
+    const r = await run('run', 'payroll.csv', '--yes', '--expect-rows', '5');
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/--expect-rows 5, but the batch pays 4 rows/);
+    expect(initiates(sb!)).toHaveLength(0);
+    const results = await readFile(r.stdout.match(/results\s+(\S+)/)![1]!, 'utf8');
+    expect(results).toMatch(/NOT_SENT/);
+  });
+
+  it('--expect-total that does not match refuses; matching control totals send', async () => {
+    const { run } = await setup(2, { currencies: ['GBP'], amount: (i) => ['100.00', '250.50'][i]! });
+    const bad = await run('run', 'payroll.csv', '--yes', '--expect-rows', '2', '--expect-total', 'GBP:350.00');
+    expect(bad.code).toBe(3);
+    expect(initiates(sb!)).toHaveLength(0);
+    const capped = await run('run', 'payroll.csv', '--yes', '--max-total', 'GBP:300');
+    expect(capped.code).toBe(3);
+    expect(initiates(sb!)).toHaveLength(0);
+    const good = await run('run', 'payroll.csv', '--yes', '--expect-rows', '2', '--expect-total', 'GBP:350.50', '--max-total', 'GBP:400');
+    expect(good.code, good.stderr).toBe(0);
+    expect(initiates(sb!)).toHaveLength(2);
+  });
+
+  it('not a terminal and no --yes: exit 3, saying to pass --yes', async () => {
+    const { run } = await setup(2);
+    const r = await run('run', 'payroll.csv');
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/pass --yes/);
+    expect(initiates(sb!)).toHaveLength(0);
+  });
+
+  it('a wallet shortfall stops the batch before the first payout; --allow-partial sends the rows that fit', async () => {
+    // GBP wallet 400,000.00: three rows of 150,000 (+ fees) do not fit, two do.
+    const { run } = await setup(3, { currencies: ['GBP'], amount: (i) => `15000${i}.00` });
+    const refused = await run('run', 'payroll.csv', '--yes');
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/insufficient funds: GBP short by/);
+    expect(initiates(sb!)).toHaveLength(0);
+    const partial = await run('run', 'payroll.csv', '--yes', '--allow-partial', '--json');
+    expect(partial.code).toBe(1);
+    const summary = JSON.parse(partial.stdout);
+    expect(summary.summary.byStatus).toEqual({ PENDING: 2, NOT_SENT: 1 });
+    expect(initiates(sb!)).toHaveLength(2);
+  });
+});
+
+describe('plan --out, then run --plan', () => {
+  it('runs exactly the plan; refuses when the batch file changed since', async () => {
+    const { dir, run } = await setup(3, { documentsEvery: 2 });
+    const planned = await run('plan', 'payroll.csv', '--out', 'payroll.plan.json');
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(initiates(sb!)).toHaveLength(0);
+    const plan = JSON.parse(await readFile(join(dir, 'payroll.plan.json'), 'utf8'));
+    expect(plan.rows).toHaveLength(3);
+    expect(plan.rows[0].fee).toMatch(/^\d+\.\d\d$/);
+
+    const ok = await run('run', '--plan', 'payroll.plan.json', '--yes', '--json');
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(initiates(sb!)).toHaveLength(3);
+    expect(sb!.requestLog().filter((r) => r.route === 'quote')).toHaveLength(3); // the plan's, not again
+
+    // Another plan, then the file changes: refused, nothing sent.
+    const file2 = await writeBatch(dir, 'second.csv', { rows: 2, prefix: 'SECOND' });
+    expect((await run('plan', file2, '--out', 'second.plan.json', '--no-quote')).code).toBe(0);
+    await writeFile(file2, (await readFile(file2, 'utf8')).replace('SECOND-0002', 'SECOND-0099'));
+    const changed = await run('run', '--plan', 'second.plan.json', '--yes');
+    expect(changed.code).toBe(3);
+    expect(changed.stderr).toMatch(/changed since the plan/);
+    expect(initiates(sb!)).toHaveLength(3);
+  });
+});
