@@ -4,7 +4,15 @@ export const RESULT_COLUMNS = [
   'status', 'payoutId', 'payoutRef', 'idempotencyKey', 'quotedRate', 'appliedRate', 'fee', 'totalDeductible',
   'destinationAmount', 'errorCode', 'errorMessage', 'requestId', 'documents', 'updatedAt',
 ] as const;
-export type ResultColumn = (typeof RESULT_COLUMNS)[number];
+
+/**
+ * Written after RESULT_COLUMNS, and only when some row holds a value (a results file written by
+ * `run` keeps exactly the 14 columns above). Filled by `status` and `listen` (src/ops):
+ * statusDetail as the service gives it, informationRequests as compact JSON.
+ */
+export const OPTIONAL_RESULT_COLUMNS = ['statusDetail', 'informationRequests'] as const;
+
+export type ResultColumn = (typeof RESULT_COLUMNS)[number] | (typeof OPTIONAL_RESULT_COLUMNS)[number];
 
 /** Written as real numbers in XLSX and never neutralised when they hold a plain decimal. */
 export const NUMERIC_RESULT_COLUMNS: readonly ResultColumn[] = ['quotedRate', 'appliedRate', 'fee', 'totalDeductible', 'destinationAmount'];
@@ -15,7 +23,7 @@ export const REQUIRED_RESULT_COLUMNS: readonly ResultColumn[] = ['status', 'idem
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 export const isNumericResultColumn = (c: ResultColumn): boolean => NUMERIC.has(c);
 
-const RESULT_SET = new Set<string>(RESULT_COLUMNS);
+const RESULT_SET = new Set<string>([...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS]);
 /** "documents" or "documents (2)": readBatch makes a repeated header unique with " (n)". */
 function resultColumnOf(header: string): ResultColumn | undefined {
   if (RESULT_SET.has(header)) return header as ResultColumn;
@@ -53,7 +61,7 @@ export function splitColumns(headers: readonly string[]): ColumnSplit {
     const c = resultColumnOf(h);
     if (c) last.set(c, i);
   });
-  const missing = RESULT_COLUMNS.filter((c) => !last.has(c));
+  const missing: ResultColumn[] = RESULT_COLUMNS.filter((c) => !last.has(c));
   const isResults = REQUIRED_RESULT_COLUMNS.every((c) => last.has(c));
   if (!isResults) return { isResults, input: [...headers], result: {}, missing };
   const taken = new Set(last.values());

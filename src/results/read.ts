@@ -12,7 +12,7 @@ import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { sniffKind, detectEncoding, detectDelimiter, parseEncodingName, type TextEncoding } from '../input/index.ts';
 import { DELIMITERS, sepLine } from '../input/detect.ts';
-import { RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
+import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
 import { unneutralise } from './neutralise.ts';
 import { numberText } from './numbers.ts';
 import { ResultsError } from './errors.ts';
@@ -83,7 +83,7 @@ function shape(file: string, format: ResultsFormat, records: readonly Rec[]): Re
 
   const index = new Map(headers.map((h, i) => [h, i]));
   const inputIdx = split.input.map((h) => index.get(h)!);
-  const resultIdx: [ResultColumn, number][] = RESULT_COLUMNS.filter((c) => split.result[c] !== undefined).map((c) => [c, index.get(split.result[c]!)!]);
+  const resultIdx: [ResultColumn, number][] = [...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS].filter((c) => split.result[c] !== undefined).map((c) => [c, index.get(split.result[c]!)!]);
 
   const rows: ResultRow[] = [];
   for (let k = headerAt + 1; k < records.length; k++) {

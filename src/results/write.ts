@@ -12,7 +12,7 @@
 // stays safe. The five numeric result columns are real numeric cells (t:'n') when the decimal
 // survives a double exactly (see numbers.ts); otherwise they are text.
 import * as XLSX from 'xlsx';
-import { NUMERIC_RESULT_COLUMNS, RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
+import { NUMERIC_RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
 import { neutralise } from './neutralise.ts';
 import { isPlainDecimal, numericCell } from './numbers.ts';
 import { writeFileAtomic, serialised } from './atomic.ts';
@@ -24,10 +24,15 @@ const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 /** Excel's limit on the text of one cell. */
 export const XLSX_MAX_TEXT = 32767;
 
-/** The header row written for a table: the batch's own columns, then RESULT_COLUMNS. */
-export function resultsHeader(inputColumns: readonly string[]): { input: string[]; header: string[] } {
+/**
+ * The header row written for a table: the batch's own columns, then RESULT_COLUMNS, then those
+ * OPTIONAL_RESULT_COLUMNS that some row holds (`rows` absent: none of them).
+ */
+export function resultsHeader(inputColumns: readonly string[], rows?: readonly ResultRow[]): { input: string[]; header: string[]; result: ResultColumn[] } {
   const input = splitColumns(inputColumns).input;
-  return { input, header: [...input, ...RESULT_COLUMNS] };
+  const optional = rows ? OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => (r.result[c] ?? '') !== '')) : [];
+  const result: ResultColumn[] = [...RESULT_COLUMNS, ...optional];
+  return { input, header: [...input, ...result], result };
 }
 
 const byRowNumber = (rows: readonly ResultRow[]): ResultRow[] =>
@@ -72,14 +77,14 @@ function csvQuoter(delimiter: string): (s: string) => string {
 export function csvText(table: ResultsTable): string {
   const delimiter = table.delimiter ?? ',';
   const quote = csvQuoter(delimiter);
-  const { input, header } = resultsHeader(table.inputColumns);
+  const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
   const lines: string[] = [header.map((h) => quote(neutralise(h))).join(delimiter)];
   const rows = byRowNumber(table.rows);
   const fields: string[] = new Array(header.length);
   for (const row of rows) {
     let i = 0;
     for (const c of input) fields[i++] = quote(neutralise(row.cells[c] ?? ''));
-    for (const c of RESULT_COLUMNS) {
+    for (const c of result) {
       const v = row.result[c] ?? '';
       fields[i++] = NUMERIC.has(c) && isPlainDecimal(v) ? v : quote(neutralise(v));
     }
@@ -122,7 +127,7 @@ function resultCell(c: ResultColumn, text: string | undefined): XLSX.CellObject 
 export const RESULTS_SHEET = 'Results';
 
 export function xlsxBytes(table: ResultsTable): Uint8Array {
-  const { input, header } = resultsHeader(table.inputColumns);
+  const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
   const rows = byRowNumber(table.rows);
   const data: (XLSX.CellObject | undefined)[][] = new Array(rows.length + 1);
   data[0] = header.map((h) => textCell(h));
@@ -131,7 +136,7 @@ export function xlsxBytes(table: ResultsTable): Uint8Array {
     const line: (XLSX.CellObject | undefined)[] = new Array(header.length);
     let i = 0;
     for (const c of input) line[i++] = textCell(row.cells[c] ?? '');
-    for (const c of RESULT_COLUMNS) line[i++] = resultCell(c, row.result[c]);
+    for (const c of result) line[i++] = resultCell(c, row.result[c]);
     if (r < 200) {
       line.forEach((cell, k) => {
         const len = cell ? String(cell.v).length + 2 : 0;
