@@ -1,26 +1,38 @@
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { readResults } from '../../src/results/read.ts';
 
 const run = promisify(execFile);
 
 describe('payout-batch demo (npm run demo)', () => {
-  it('initiates one payout with its invoice on the embedded sandbox, idempotently, and debits the quoted total', async () => {
-    const { stdout, stderr } = await run(process.execPath, ['src/cli/bin.js', 'demo', '--json'], { timeout: 60_000 });
+  it('runs the sample payroll end to end on the embedded sandbox: every row created once, results written outside samples/, exact balances', async () => {
+    const { stdout, stderr } = await run(process.execPath, ['src/cli/bin.js', 'demo', '--json'], { timeout: 90_000 });
     expect(stderr).toBe('');
     const outcome = JSON.parse(stdout);
-    expect(outcome.payout.status).toBe('SUCCESSFUL');
-    expect(outcome.payout.supportingDocuments).toHaveLength(1);
-    expect(outcome.replayedSameId).toBe(true);
-    expect(outcome.balanceMatches).toBe(true);
-    expect(outcome.walletBefore).not.toBe(outcome.walletAfter);
+    expect(outcome.first.exitCode).toBe(0);
+    expect(outcome.first.summary.byStatus).toEqual({ PENDING: 52 });
+    expect(outcome.payoutsAtSandbox).toBe(52);
+    // The same batch again found everything created and sent nothing.
+    expect(outcome.replay).toEqual({ exitCode: 0, alreadyCreated: 52, initiatesSent: 0 });
+    expect(outcome.balancesMatch).toBe(true);
+    expect(outcome.resultsPath).not.toMatch(/\/samples\//);
+    const results = await readResults(outcome.resultsPath);
+    expect(results.rows).toHaveLength(52);
+    expect(results.rows.every((r) => r.result.status === 'PENDING' && /^pb1-[0-9a-f]{16}-[0-9a-f]{24}-1$/.test(r.result.idempotencyKey ?? ''))).toBe(true);
+    // Rows with documents carry their documentUrls; the SEPA row with two files has both.
+    expect(results.rows.filter((r) => (r.result.documents ?? '').includes(';')).length).toBeGreaterThanOrEqual(1);
+    expect(await readFile(outcome.journalPath, 'utf8')).toMatch(/"t":"initiating"/);
   });
 
   it('tells the story in plain lines and exits 0', async () => {
-    const { stdout } = await run(process.execPath, ['src/cli/bin.js', 'demo'], { timeout: 60_000 });
-    expect(stdout).toMatch(/Wallets of the business:/);
-    expect(stdout).toMatch(/Methods from USD to NGN in NGA/);
-    expect(stdout).toMatch(/the same payout came back, none was added/);
-    expect(stdout).toMatch(/PENDING -> PROCESSING -> SUCCESSFUL/);
+    const { stdout } = await run(process.execPath, ['src/cli/bin.js', 'demo'], { timeout: 90_000 });
+    expect(stdout).toMatch(/Started the embedded sandbox/);
+    expect(stdout).toMatch(/Confirmation skipped/);
+    expect(stdout).toMatch(/Plan for .*payroll-2025-01\.csv/);
+    expect(stdout).toMatch(/sent 0 initiate requests: nothing was paid twice/);
+    expect(stdout).toMatch(/PENDING\s+52/);
+    expect(stdout).toMatch(/Results file: .*payroll-2025-01\.results\.csv/);
   });
 });

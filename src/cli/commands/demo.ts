@@ -1,18 +1,46 @@
-// `payout-batch demo` (npm run demo): the embedded sandbox and one payout, end to end.
-import { defineCommand } from '../command.ts';
+// `payout-batch demo` (npm run demo): the sample payroll end to end on the embedded sandbox:
+// plan, run with progress, results file, summary, and the same batch again paying nothing twice.
+import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { runTour } from '../../demo/tour.ts';
+import { runDemo } from '../../demo/tour.ts';
+import { createLogger } from '../../log.ts';
+import { planText, progressSink, summaryText } from './run.ts';
 
-export default defineCommand<{ json: boolean }>({
+export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
   command: 'demo',
-  describe: 'Rehearse on the embedded sandbox: wallets, pairs, methods, a quote and one payout with its invoice',
-  builder: (y) => y.option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' }) as never,
+  describe: 'Rehearse on the embedded sandbox: the sample payroll through plan, run, results and a replay that pays nothing twice',
+  builder: (y) =>
+    y
+      .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' })
+      .option('rate', { type: 'number', default: 50, describe: 'Requests per second of the demo sandbox and client (the service allows 5)' })
+      .option('dir', { type: 'string', describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)' }) as never,
   run: async (args, io) => {
-    const outcome = await runTour((line) => {
+    if (!(args.rate > 0)) throw new UsageError('--rate must be above 0');
+    const say = (line: string) => {
       if (!args.json) io.stdout.write(`${line}\n`);
-    });
-    if (args.json) io.stdout.write(`${JSON.stringify(outcome)}\n`);
-    else io.stdout.write('\nDone: no money moved, everything above happened on this machine.\n');
-    return outcome.replayedSameId && outcome.balanceMatches ? ExitCode.OK : ExitCode.ROWS_FAILED;
+    };
+    // Terminal: a progress bar; otherwise quiet (the demo tells its own story on stdout).
+    const logger = createLogger({ level: 'silent' });
+    const progress = progressSink(io, logger, () => 'demo', args.json);
+    const outcome = await runDemo({
+      say,
+      onPlan: (plan, env) => {
+        say(planText(plan, env));
+        progress.start(plan.toSend.length);
+      },
+      onEvent: (e) => progress.onEvent(e),
+      onClientEvent: (e) => progress.onClientEvent(e),
+    }, { rate: args.rate, dir: args.dir });
+    progress.stop();
+    if (args.json) {
+      io.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
+    } else {
+      say(summaryText({ ...outcome.first, resultsPath: outcome.resultsPath } as never));
+      say(`Results file: ${outcome.resultsPath}`);
+      say(`Journal:      ${outcome.journalPath}`);
+      say('\nDone: no money moved, everything above happened on this machine.');
+    }
+    const ok = outcome.first.exitCode === 0 && outcome.replay.initiatesSent === 0 && outcome.balancesMatch;
+    return ok ? ExitCode.OK : ExitCode.ROWS_FAILED;
   },
 });
