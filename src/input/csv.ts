@@ -1,17 +1,23 @@
 // CSV, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records.
-// Memory stays flat however long the file: only the current record is held.
+// Memory stays flat however long the file: only the records of the last chunk read are held.
 import { createReadStream } from 'node:fs';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { InputError } from './errors.ts';
 import { detectDelimiter, detectEncoding, sepLine, type Delimiter, type TextEncoding } from './detect.ts';
-import type { SourceRecord } from './rows.ts';
+import { NEED_MORE, type RecordSource } from './rows.ts';
+
+/**
+ * Bytes read at a time. csv-parse turns a whole chunk into records at once; the smaller the chunk,
+ * the sooner those records are used and dropped (young, not promoted to V8's old space).
+ */
+const READ_CHUNK = 64 * 1024;
 
 export interface CsvOpen {
   encoding: TextEncoding;
   encodingDetectedBy: string;
   delimiter: Delimiter;
-  records: AsyncIterator<SourceRecord>;
+  records: RecordSource;
   close: () => void;
 }
 
@@ -28,7 +34,7 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   const sep = sepLine(sampleText);
   const delimiter = sep ?? detectDelimiter(sampleText);
 
-  const fileStream = createReadStream(path, { start: detected.bomBytes, highWaterMark: 256 * 1024 });
+  const fileStream = createReadStream(path, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
   let input: NodeJS.ReadableStream = fileStream;
   if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
   const parser = parse({
@@ -44,28 +50,60 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   fileStream.on('error', (e) => parser.destroy(e));
   input.pipe(parser);
 
+  // Records are taken with parser.read(), synchronously while csv-parse has some buffered, and a
+  // promise is awaited only when it has none: not one promise (or three generator steps) per row.
+  let rowNumber = 0;
+  let ended = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  parser.on('readable', notify);
+  parser.on('end', () => {
+    ended = true;
+    notify();
+  });
+  parser.on('close', () => {
+    ended = true;
+    notify();
+  });
+  parser.on('error', (e) => {
+    failure ??= e;
+    notify();
+  });
+
   const close = () => {
     fileStream.destroy();
     parser.destroy();
   };
 
-  async function* records(): AsyncGenerator<SourceRecord> {
-    let rowNumber = 0;
-    try {
-      for await (const values of parser as AsyncIterable<string[]>) {
-        rowNumber++;
-        yield { rowNumber, values };
-      }
-    } catch (e) {
-      if (e instanceof CsvError) {
-        const line = (e as CsvError & { lines?: number }).lines;
-        throw new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '')}`, rowNumber + 1);
-      }
-      if (e instanceof InputError) throw e;
-      throw new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
-    } finally {
-      close();
+  const fail = (e: unknown): never => {
+    close();
+    if (e instanceof CsvError) {
+      const line = (e as CsvError & { lines?: number }).lines;
+      throw new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '')}`, rowNumber + 1);
     }
-  }
-  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records: records(), close };
+    if (e instanceof InputError) throw e;
+    throw new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
+  };
+
+  const records: RecordSource = {
+    next() {
+      if (failure !== undefined) fail(failure);
+      const values = parser.read() as string[] | null;
+      if (values !== null) return { rowNumber: ++rowNumber, values };
+      if (failure !== undefined) fail(failure);
+      return ended ? undefined : NEED_MORE;
+    },
+    wait() {
+      if (ended || failure !== undefined) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    },
+  };
+  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close };
 }

@@ -9,12 +9,12 @@
 // lost their leading zeros or digits (the Excel traps) and amounts shown rounded.
 import * as XLSX from 'xlsx';
 import { InputError } from './errors.ts';
-import type { SourceRecord } from './rows.ts';
+import type { RecordSource, SourceRecord } from './rows.ts';
 
 export interface ExcelOpen {
   sheet: string;
   sheets: string[];
-  records: AsyncIterator<SourceRecord>;
+  records: RecordSource;
 }
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
@@ -61,10 +61,12 @@ export function openExcel(buf: Buffer, file: string, sheetName?: string): ExcelO
   }
   const ws = wb.Sheets[name]!;
   const ref = ws['!ref'];
-  async function* records(): AsyncGenerator<SourceRecord> {
-    if (!ref) return;
-    const range = XLSX.utils.decode_range(ref);
-    for (let r = range.s.r; r <= range.e.r; r++) {
+  const range = ref ? XLSX.utils.decode_range(ref) : undefined;
+  let r = range ? range.s.r : 0;
+  // the workbook is in memory: records are made one at a time as rows are read, never awaited
+  const records: RecordSource = {
+    next() {
+      if (!range || r > range.e.r) return undefined;
       const values: string[] = [];
       const numbers: (number | undefined)[] = [];
       let anyNumber = false;
@@ -76,8 +78,10 @@ export function openExcel(buf: Buffer, file: string, sheetName?: string): ExcelO
       }
       const rec: SourceRecord = { rowNumber: r + 1, values };
       if (anyNumber) rec.numbers = numbers;
-      yield rec;
-    }
-  }
-  return { sheet: name, sheets, records: records() };
+      r++;
+      return rec;
+    },
+    wait: () => Promise.resolve(),
+  };
+  return { sheet: name, sheets, records };
 }

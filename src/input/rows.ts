@@ -47,6 +47,38 @@ function isTotalLabel(v: string): boolean {
   return (c === 0x74 || c === 0x67 || c === 0x73 || c === 0x20) && TOTAL_WORD.test(v.trim());
 }
 
+/** What a reader returns when no record is buffered yet: call wait() and ask again. */
+export const NEED_MORE: unique symbol = Symbol('NEED_MORE');
+
+/**
+ * Records pulled from a reader: synchronously while it has some, awaiting only when it has none
+ * (a CSV read 64 KiB at a time holds a few hundred records per chunk).
+ */
+export interface RecordSource {
+  /** The next record, NEED_MORE when none is read yet, or undefined at the end. Throws InputError. */
+  next(): SourceRecord | typeof NEED_MORE | undefined;
+  /** Resolves when next() may have something new. */
+  wait(): Promise<void>;
+}
+
+/** The rows of a batch pulled the same way (internal: for validateBatch, which reads rows alone). */
+export interface RowPull {
+  /** The next row, NEED_MORE when the reader must wait(), or undefined at the end. Throws InputError. */
+  next(): RawRow | typeof NEED_MORE | undefined;
+  wait(): Promise<void>;
+  /** Releases the file; once done or abandoned. */
+  close(): Promise<void>;
+}
+
+const ROW_PULL = Symbol('rowPull');
+/**
+ * The pull behind a BatchSource's rows, when its reader has one. Either it or the async iterable
+ * is read, not both: they share one pass over the file.
+ */
+export function rowPull(rows: AsyncIterable<RawRow>): RowPull | undefined {
+  return (rows as { [ROW_PULL]?: RowPull })[ROW_PULL];
+}
+
 export interface ShapedRows extends ColumnMapping {
   headerRow: number;
   warnings: InputWarning[];
@@ -61,21 +93,29 @@ export interface ShapedRows extends ColumnMapping {
  */
 export async function shapeRows(
   file: string,
-  records: AsyncIterator<SourceRecord>,
+  records: RecordSource,
   onDone: () => Promise<void> | void,
 ): Promise<ShapedRows> {
-  let first: IteratorResult<SourceRecord>;
+  let header: SourceRecord;
   const leadingBlank: number[] = [];
   for (;;) {
-    first = await records.next();
-    if (first.done) {
+    let first: SourceRecord | typeof NEED_MORE | undefined;
+    try {
+      while ((first = records.next()) === NEED_MORE) await records.wait();
+    } catch (e) {
+      await onDone();
+      throw e;
+    }
+    if (first === undefined) {
       await onDone();
       throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
     }
-    if (!isBlank(first.value.values)) break;
-    leadingBlank.push(first.value.rowNumber);
+    if (!isBlank(first.values)) {
+      header = first;
+      break;
+    }
+    leadingBlank.push(first.rowNumber);
   }
-  const header = first.value;
   let mapped: ColumnMapping;
   try {
     mapped = mapColumns(header.values, file, header.rowNumber);
@@ -91,8 +131,13 @@ export async function shapeRows(
   const nameIdx = columns.indexOf(fields.accountName ?? '');
   const amountIdx = columns.indexOf(fields.sourceAmount ?? '');
 
+  // Every row's cells start as a copy of one object that holds every header. Keys added one by
+  // one to {} leave V8 a slow dictionary object per row past a dozen keys; JSON.parse builds the
+  // template in fast mode and a spread copies it at once. ("__proto__" is left out: assigning it
+  // is ignored, as it always was.)
+  const blankCells = JSON.parse(JSON.stringify(Object.fromEntries(columns.filter((c) => c !== '__proto__').map((c) => [c, ''])))) as Record<string, string>;
   const toRow = (r: SourceRecord): RawRow => {
-    const cells: Record<string, string> = {};
+    const cells: Record<string, string> = { ...blankCells };
     for (let i = 0; i < width; i++) {
       const v = r.values[i];
       cells[columns[i]!] = v === undefined ? '' : v.trim();
@@ -117,7 +162,9 @@ export async function shapeRows(
     return v(refIdx) === '' && v(methodIdx) === '' && v(nameIdx) === '' && v(amountIdx) !== '';
   };
 
-  async function* rows(): AsyncGenerator<RawRow> {
+  // The rows, as a synchronous generator over the records: it hands out NEED_MORE when the
+  // reader has nothing buffered, and the caller awaits records.wait() before asking again.
+  function* shape(): Generator<RawRow | typeof NEED_MORE, void, void> {
     let blankFrom: number | undefined;
     let blankTo = 0;
     let pendingTotals: SourceRecord | undefined;
@@ -128,52 +175,80 @@ export async function shapeRows(
       warnings.push({ code: 'BLANK_ROWS', row: blankFrom, rowEnd: blankTo, message: `${range} and skipped` });
       blankFrom = undefined;
     };
-    try {
-      for (;;) {
-        const next = await records.next();
-        if (next.done) break;
-        const r = next.value;
-        if (isBlank(r.values)) {
-          if (blankFrom === undefined) blankFrom = r.rowNumber;
-          blankTo = r.rowNumber;
-          continue;
-        }
-        if (pendingTotals) {
-          // not the last row after all: an ordinary row, validated like any other
-          const held = pendingTotals;
-          pendingTotals = undefined;
-          yielded++;
-          yield toRow(held);
-        }
-        flushBlanks();
-        if (looksLikeTotals(r)) pendingTotals = r;
-        else {
-          yielded++;
-          yield toRow(r);
-        }
+    for (;;) {
+      const r = records.next();
+      if (r === undefined) break;
+      if (r === NEED_MORE) {
+        yield NEED_MORE;
+        continue;
+      }
+      if (isBlank(r.values)) {
+        if (blankFrom === undefined) blankFrom = r.rowNumber;
+        blankTo = r.rowNumber;
+        continue;
       }
       if (pendingTotals) {
-        warnings.push({
-          code: 'TOTALS_ROW',
-          row: pendingTotals.rowNumber,
-          message: `row ${pendingTotals.rowNumber} looks like a totals row (last row, ${
-            pendingTotals.values.some(isTotalLabel) ? 'labelled as a total' : 'an amount with no reference, method or name'
-          }) and was skipped`,
-        });
+        // not the last row after all: an ordinary row, validated like any other
+        const held = pendingTotals;
+        pendingTotals = undefined;
+        yielded++;
+        yield toRow(held);
       }
       flushBlanks();
-      if (yielded === 0) throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
-    } finally {
+      if (looksLikeTotals(r)) pendingTotals = r;
+      else {
+        yielded++;
+        yield toRow(r);
+      }
+    }
+    if (pendingTotals) {
+      warnings.push({
+        code: 'TOTALS_ROW',
+        row: pendingTotals.rowNumber,
+        message: `row ${pendingTotals.rowNumber} looks like a totals row (last row, ${
+          pendingTotals.values.some(isTotalLabel) ? 'labelled as a total' : 'an amount with no reference, method or name'
+        }) and was skipped`,
+      });
+    }
+    flushBlanks();
+    if (yielded === 0) throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
+  }
+
+  const shaped = shape();
+  let closed = false;
+  const pull: RowPull = {
+    next() {
+      const r = shaped.next();
+      return r.done ? undefined : r.value;
+    },
+    wait: () => records.wait(),
+    async close() {
+      if (closed) return;
+      closed = true;
       await onDone();
+    },
+  };
+  async function* rows(): AsyncGenerator<RawRow> {
+    try {
+      for (;;) {
+        const r = pull.next();
+        if (r === undefined) break;
+        if (r === NEED_MORE) await pull.wait();
+        else yield r;
+      }
+    } finally {
+      await pull.close();
     }
   }
+  const rowIterable = rows();
+  Object.defineProperty(rowIterable, ROW_PULL, { value: pull });
 
   if (leadingBlank.length) {
     const a = leadingBlank[0]!;
     const b = leadingBlank[leadingBlank.length - 1]!;
     warnings.push({ code: 'BLANK_ROWS', row: a, rowEnd: b, message: `${a === b ? `row ${a} is` : `rows ${a}-${b} are`} blank above the header and skipped` });
   }
-  return { ...mapped, headerRow: header.rowNumber, warnings, rows: rows() };
+  return { ...mapped, headerRow: header.rowNumber, warnings, rows: rowIterable };
 }
 
 export type { CanonicalField };

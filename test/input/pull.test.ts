@@ -1,0 +1,92 @@
+// Rows pulled from the reader (as validateBatch reads them) against the async iterable of
+// readBatch: the same rows and notes, in the same order, over many 64 KiB chunks; errors and an
+// early stop behave alike.
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readBatch, InputError } from '../../src/input/index.ts';
+import { validateBatch } from '../../src/validation/index.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'pb-pull-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const file = (content: string) => {
+  const p = join(dir, `f${++n}.csv`);
+  writeFileSync(p, content);
+  return p;
+};
+
+const HEAD = 'reference,sourceAmount,sourceCurrency,destinationCurrency,destinationCountryCode,method,accountName,accountCurrency,iban,narration,withdrawal';
+const line = (i: number) => `R${i},${(i % 500) + 1}.00,EUR,EUR,DEU,SEPA,"Name, ${i}",EUR,DE89370400440532013000,"Pay ""${i}""",true`;
+
+/** 6,000 rows over several chunks, with runs of blank rows here and there and a trailing total. */
+function bigFile(): string {
+  const lines = [HEAD];
+  for (let i = 1; i <= 6000; i++) {
+    lines.push(line(i));
+    if (i % 1000 === 0) lines.push('', ',,,');
+  }
+  lines.push('Total,1234.00');
+  return file(lines.join('\r\n') + '\r\n');
+}
+
+describe('rows pulled for validation', () => {
+  it('are the rows of the async iterable, with file notes interleaved at the same places', async () => {
+    const p = bigFile();
+    const src = await readBatch(p);
+    const seen: string[] = [];
+    let notes = 0;
+    for await (const r of src.rows) {
+      for (; notes < src.warnings.length; notes++) seen.push(`${src.warnings[notes]!.code}@${src.warnings[notes]!.row}`);
+      seen.push(`${r.rowNumber}:${r.cells.reference}`);
+    }
+    for (; notes < src.warnings.length; notes++) seen.push(`${src.warnings[notes]!.code}@${src.warnings[notes]!.row}`);
+
+    const v = await validateBatch(p, { allowDuplicateRows: true });
+    const got: string[] = [];
+    let problems = 0;
+    for await (const r of v.rows) {
+      for (; problems < v.fileProblems.length; problems++) got.push(`${v.fileProblems[problems]!.code}@${v.fileProblems[problems]!.row}`);
+      got.push(`${r.rowNumber}:${r.cells.reference}`);
+    }
+    for (; problems < v.fileProblems.length; problems++) got.push(`${v.fileProblems[problems]!.code}@${v.fileProblems[problems]!.row}`);
+
+    expect(got).toEqual(seen);
+    expect(v.summary.rows).toBe(6000);
+    expect(v.summary.skipped).toBe(6 * 2 + 1);
+    expect(seen.filter((s) => s.startsWith('BLANK_ROWS'))).toHaveLength(6);
+    expect(seen.at(-1)).toMatch(/^TOTALS_ROW@/);
+  });
+
+  it('stop early and release the file when the reader stops', async () => {
+    const p = bigFile();
+    const v = await validateBatch(p);
+    let k = 0;
+    for await (const r of v.rows) {
+      expect(r.valid).toBe(true);
+      if (++k === 10) break;
+    }
+    expect(k).toBe(10);
+    await v.close();
+  });
+
+  it('turn a broken record far into the file into MALFORMED_CSV', async () => {
+    const lines = [HEAD];
+    for (let i = 1; i <= 3000; i++) lines.push(line(i));
+    lines.push('R9999,"unclosed');
+    const p = file(lines.join('\n') + '\n');
+    const v = await validateBatch(p);
+    let k = 0;
+    const err = await (async () => {
+      try {
+        for await (const _ of v.rows) k++;
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as InputError).code).toBe('MALFORMED_CSV');
+    expect(k).toBeLessThanOrEqual(3000);
+  });
+});
