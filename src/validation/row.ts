@@ -12,7 +12,7 @@ import { parseAmount } from './amount.ts';
 import { cachedDocumentChecker, type DocumentCheck } from './documents.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
-import { BENEFICIARY_SCHEMAS, METHOD_FIELD_SETS, OPTIONAL_PAYOUT_FIELDS, PAYOUT_FIELD_CHECKS, minDigits, type IssueParams, type PayoutRow } from './schemas.ts';
+import { BENEFICIARY_FAST, BENEFICIARY_SCHEMAS, METHOD_FIELD_SETS, OPTIONAL_PAYOUT_FIELDS, PAYOUT_FIELD_CHECKS, minDigits, type IssueParams, type PayoutRow } from './schemas.ts';
 import type { Dec } from '../money.ts';
 
 export interface RowContext {
@@ -167,7 +167,10 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
         add(problems, row, ctx, 'warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
       }
     }
-    const r = BENEFICIARY_SCHEMAS[method].safeParse(input);
+    // a row with no issue takes the fast path (same fields, validators and rules); any other row
+    // is parsed by the method's zod schema, whose issues become the problems
+    const fast = BENEFICIARY_FAST[method](input);
+    const r = fast ? { success: true as const, data: fast } : BENEFICIARY_SCHEMAS[method].safeParse(input);
     if (r.success) {
       const b: Record<string, string> = {};
       for (const k in r.data) {
