@@ -42,6 +42,8 @@ export interface PipelineOptions extends GuardOptions {
   /** Asked on a terminal when no --yes; false declines (exit 3). */
   confirm?: (plan: BatchPlan) => Promise<boolean>;
   onPlan?: (plan: BatchPlan) => void;
+  /** What the journal showed of earlier runs, before the first request. */
+  onResume?: (report: ResumeReport) => void;
   onEvent?: (e: EngineEvent) => void;
   stop?: AbortSignal;
   /** Wait before the first request when the last run was killed (default 1100 ms). */
@@ -123,6 +125,8 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     return { exitCode: code, report: session.report, plan, summary, resultsPath: o.results.path, outcomes, ...extra };
   };
 
+  if (session.report.resumed) o.onResume?.(session.report);
+  // After a crash, the killed process's last requests and ours must not share a rolling second.
   if (session.report.interrupted) await sleep(o.crashWaitMs ?? 1100);
 
   let pf: PreflightResult;

@@ -301,6 +301,7 @@ export default defineCommand<RunArgs>({
         expectRows: args['expect-rows'], expectTotals, maxTotals,
         quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency,
         stop: stop.signal,
+        onResume: (report) => out(resumeText(report)),
         onPlan: (plan) => {
           batchLabel = plan.batchId.slice(0, 16);
           out(planText(plan, conn.environment.name));
@@ -311,7 +312,6 @@ export default defineCommand<RunArgs>({
         onEvent: (e) => progress.onEvent(e),
       });
       progress.stop();
-      out(resumeText(r.report));
       out(summaryText(r));
       (r.exitCode === 0 ? io.stdout : io.stderr).write(args.json ? '' : exitReasonText(r));
       if (args.json) io.stdout.write(jsonSummary(r, conn.environment.name));
