@@ -1,0 +1,59 @@
+// `payout-batch attach PAYOUT_ID FILE...`: upload documents and attach them to a payout, within
+// the status rule and the 5-document cap. A thin layer over src/ops/attach.ts.
+import type { Argv } from 'yargs';
+import { defineCommand, type CliIO } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { PayoutApiError } from '../../client/errors.ts';
+import { isServiceTrouble } from '../../engine/execute.ts';
+import { AttachRefused, attachDocuments } from '../../ops/attach.ts';
+import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
+
+interface AttachArgs extends ConnectionArgs {
+  payoutId: string;
+  files: string[];
+  merge: boolean;
+  force: boolean;
+  json: boolean;
+}
+
+export default defineCommand<AttachArgs>({
+  command: 'attach <payoutId> <files..>',
+  describe: 'Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED)',
+  builder: (y: Argv) =>
+    connectionOptions(y)
+      .positional('payoutId', { type: 'string', describe: 'The payout id (payoutId column of the results file)' })
+      .positional('files', { type: 'string', array: true, describe: 'PDF, JPEG or PNG files, at most 10 MB each' })
+      .option('merge', { type: 'boolean', default: false, describe: 'Merge all the files into one PDF first (one document of the 5 allowed)' })
+      .option('force', { type: 'boolean', default: false, describe: "Send even when the payout's status forbids documents, to see the service's answer" })
+      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable result on stdout' }) as never,
+  run: async (args, io: CliIO) => {
+    const logger = makeLogger(args, io, 'attach');
+    const conn = await openConnection(args, io, logger);
+    try {
+      const r = await attachDocuments({ client: conn.client, payoutId: args.payoutId, files: args.files.map(String), merge: args.merge, force: args.force, logger });
+      if (args.json) {
+        io.stdout.write(JSON.stringify({ exitCode: 0, payoutId: r.payout.id, status: r.payout.status, uploaded: r.uploaded, totalDocuments: r.response.totalDocuments, merged: r.merged }, null, 2) + '\n');
+      } else {
+        io.stdout.write(
+          `Attached ${r.uploaded.length} document${r.uploaded.length === 1 ? '' : 's'}${r.merged ? ` (${args.files.length} files merged into one PDF)` : ''} ` +
+            `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.response.totalDocuments} of 5.\n` +
+            (r.answers.length ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. Run \`payout-batch status\` later to see the review.\n` : ''),
+        );
+      }
+      return ExitCode.OK;
+    } catch (e) {
+      if (e instanceof AttachRefused) {
+        io.stderr.write(`payout-batch: attach refused: ${e.message}\n`);
+        return e.exitCode;
+      }
+      if (e instanceof PayoutApiError) {
+        // The service's answer, plainly: its code, its message, the request id to quote.
+        io.stderr.write(`payout-batch: the service refused: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`);
+        return isServiceTrouble(e) ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED;
+      }
+      throw e;
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  },
+});

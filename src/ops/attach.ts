@@ -1,0 +1,129 @@
+// `attach PAYOUT_ID FILE...`: upload documents and attach them to a payout (spec §4.5, §4.6).
+//
+//   1. GET the payout. A final status (SUCCESSFUL, FAILED, REJECTED) is refused before anything is
+//      uploaded, in the service's own words (INVALID_PAYOUT_STATUS); `force` sends anyway and
+//      shows the service's answer as it comes.
+//   2. Documents already on the payout + the new ones must stay within 5 (MAX_DOCUMENTS_PER_PAYOUT):
+//      otherwise refused before uploading, unless `merge` (all files become one PDF, pdf-lib).
+//   3. Each file: PDF, JPEG or PNG by its first bytes, at most 10 MB; uploaded (upload-url + PUT),
+//      then one PATCH with all the documentUrls.
+import { readFile, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { Logger } from 'pino';
+import type { PayoutClient } from '../client/client.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import { mergeToPdf } from '../engine/execute.ts';
+import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../spec/codes.ts';
+import type { DocumentsPatchResponse, Payout } from '../spec/schemas.ts';
+import { sniffDocumentType } from '../validation/documents.ts';
+
+export interface AttachOptions {
+  client: PayoutClient;
+  payoutId: string;
+  files: string[];
+  merge?: boolean;
+  /** Send even when the payout's status forbids it (to see the service's own answer). */
+  force?: boolean;
+  logger?: Logger;
+}
+
+/** Refused before anything was uploaded or attached. */
+export class AttachRefused extends Error {
+  override readonly name = 'AttachRefused';
+  constructor(
+    message: string,
+    readonly code: 'INVALID_PAYOUT_STATUS' | 'MAX_DOCUMENTS_EXCEEDED' | 'BAD_FILE' | 'PAYOUT_NOT_FOUND',
+    /** 2: the files or the id are wrong (usage); 3: the payout's state refuses them. */
+    readonly exitCode: 2 | 3,
+  ) {
+    super(message);
+  }
+}
+
+export interface AttachResult {
+  payout: Payout;
+  uploaded: { file: string; documentUrl: string; requestId: string }[];
+  response: DocumentsPatchResponse;
+  merged: boolean;
+  /** The FILE requests of an ADDITIONAL_INFO_REQUIRED payout these documents answer. */
+  answers: string[];
+}
+
+interface LoadedFile {
+  path: string;
+  bytes: Uint8Array;
+  contentType: DocumentContentType;
+  filename: string;
+}
+
+export const documentRuleMessage = (status: string) =>
+  `INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is ${status}`;
+
+async function loadFile(path: string): Promise<LoadedFile> {
+  let size: number;
+  try {
+    const st = await stat(path);
+    if (!st.isFile()) throw new AttachRefused(`${path}: not a file`, 'BAD_FILE', 2);
+    size = st.size;
+  } catch (e) {
+    if (e instanceof AttachRefused) throw e;
+    throw new AttachRefused(`${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, 'BAD_FILE', 2);
+  }
+  if (size > MAX_DOCUMENT_BYTES) throw new AttachRefused(`${path}: ${size} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
+  const bytes = new Uint8Array(await readFile(path));
+  const contentType = sniffDocumentType(bytes.subarray(0, 16));
+  if (!contentType) throw new AttachRefused(`${path}: not a PDF, JPEG or PNG (by its first bytes)`, 'BAD_FILE', 2);
+  return { path, bytes, contentType, filename: basename(path) };
+}
+
+export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
+  if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE', 2);
+  const files: LoadedFile[] = [];
+  for (const f of o.files) files.push(await loadFile(f));
+
+  let payout: Payout;
+  try {
+    payout = await o.client.getPayout(o.payoutId);
+  } catch (e) {
+    if (e instanceof PayoutApiError && e.status === 404) {
+      throw new AttachRefused(`PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId})`, 'PAYOUT_NOT_FOUND', 2);
+    }
+    throw e;
+  }
+  const log = o.logger?.child({ payoutId: payout.id, payoutRef: payout.payoutRef });
+  if (isFinalStatus(payout.status) && !o.force) {
+    throw new AttachRefused(`${documentRuleMessage(payout.status)}. Nothing was uploaded.`, 'INVALID_PAYOUT_STATUS', 3);
+  }
+  const have = payout.supportingDocuments.length;
+  const adding = o.merge ? 1 : files.length;
+  if (have + adding > MAX_DOCUMENTS_PER_PAYOUT && !o.force) {
+    const room = MAX_DOCUMENTS_PER_PAYOUT - have;
+    throw new AttachRefused(
+      `MAX_DOCUMENTS_EXCEEDED: the payout has ${have} document${have === 1 ? '' : 's'} and takes at most ${MAX_DOCUMENTS_PER_PAYOUT}; ` +
+        `${adding} more would make ${have + adding}. ` +
+        (room >= 1 && !o.merge ? 'Pass --merge to attach all the files as one PDF. ' : '') + 'Nothing was uploaded.',
+      'MAX_DOCUMENTS_EXCEEDED', 3,
+    );
+  }
+
+  let toUpload: { bytes: Uint8Array; contentType: DocumentContentType; filename: string; shownAs: string }[];
+  if (o.merge && files.length > 1) {
+    const bytes = await mergeToPdf(files);
+    if (bytes.byteLength > MAX_DOCUMENT_BYTES) throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
+    toUpload = [{ bytes, contentType: 'application/pdf', filename: `${payout.payoutRef.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`, shownAs: files.map((f) => f.path).join(' + ') }];
+  } else {
+    toUpload = files.map((f) => ({ bytes: f.bytes, contentType: f.contentType, filename: f.filename, shownAs: f.path }));
+  }
+  const uploaded: AttachResult['uploaded'] = [];
+  for (const f of toUpload) {
+    const r = await o.client.uploadDocument({ bytes: f.bytes, contentType: f.contentType, filename: f.filename });
+    uploaded.push({ file: f.shownAs, documentUrl: r.documentUrl, requestId: r.requestId });
+    log?.info({ file: f.filename, requestId: r.requestId }, 'document uploaded');
+  }
+  const response = await o.client.patchDocuments(payout.id, uploaded.map((u) => u.documentUrl));
+  log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
+  const answers = payout.status === 'ADDITIONAL_INFO_REQUIRED'
+    ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)
+    : [];
+  return { payout, uploaded, response, merged: toUpload.length === 1 && files.length > 1, answers };
+}

@@ -1,0 +1,187 @@
+// Lock files for the ops commands: who holds it (pid, host, start time) is written inside.
+//
+// Taking a lock is one atomic step: the owner record is written to a private temporary file, then
+// hard-linked to the lock's name; link() fails with EEXIST when the lock exists, so two processes
+// can never both succeed. A lock is stale when its holder is gone: the pid is dead on this host,
+// or the lock is older than `staleMs` (another host, or a pid reused after a crash). Breaking a
+// stale lock is itself guarded by a second lock ("<lock>.break"), so two processes that both see
+// the same stale lock cannot break it twice and remove a fresh one; the break lock can only be
+// left behind by a crash in that window of a few microseconds, and is stale after 10 s.
+import { randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync, utimesSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+export interface LockOwner {
+  pid: number;
+  host: string;
+  startedAt: string;
+  /** What holds it (watch, listen, status). */
+  purpose?: string;
+}
+
+export interface HeldLock {
+  path: string;
+  owner: LockOwner;
+  /** Marks the lock as still in use (its mtime), for locks held longer than staleMs. */
+  touch(): void;
+  release(): void;
+}
+
+export interface LockOptions {
+  /** A lock older than this (mtime) is stale even when its pid seems alive. Default 10 minutes. */
+  staleMs?: number;
+  /** Keep trying this long when the lock is held by a live process (0: one try). Default 0. */
+  waitMs?: number;
+  purpose?: string;
+}
+
+export class LockBusy extends Error {
+  override readonly name = 'LockBusy';
+  constructor(
+    readonly path: string,
+    readonly owner: LockOwner | undefined,
+  ) {
+    super(`${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host} since ${owner.startedAt}${owner.purpose ? ` (${owner.purpose})` : ''}` : 'another process'}`);
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function readOwner(path: string): LockOwner | undefined {
+  try {
+    const o = JSON.parse(readFileSync(path, 'utf8')) as LockOwner;
+    return typeof o.pid === 'number' && typeof o.host === 'string' ? o : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Is the lock at `path` stale? (false when it does not exist) */
+export function isStale(path: string, staleMs: number, now = Date.now()): boolean {
+  let mtime: number;
+  try {
+    mtime = statSync(path).mtimeMs;
+  } catch {
+    return false;
+  }
+  const owner = readOwner(path);
+  if (now - mtime > staleMs) return true;
+  // An unreadable record younger than the bound may be a lock being written: not stale yet.
+  if (!owner) return now - mtime > 2000;
+  return owner.host === hostname() && !pidAlive(owner.pid);
+}
+
+function tryLink(path: string, owner: LockOwner): boolean {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, JSON.stringify(owner) + '\n');
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** Removes a stale lock, once, under the break lock. True when it was removed (or already gone). */
+function breakStale(path: string, staleMs: number): boolean {
+  const guard = `${path}.break`;
+  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), purpose: 'breaking a stale lock' };
+  if (!tryLink(guard, me)) {
+    if (isStale(guard, 10_000)) {
+      try {
+        unlinkSync(guard);
+      } catch {
+        /* someone else did */
+      }
+    }
+    return false;
+  }
+  try {
+    if (!isStale(path, staleMs)) return false;
+    try {
+      unlinkSync(path);
+    } catch {
+      /* gone already */
+    }
+    return true;
+  } finally {
+    try {
+      unlinkSync(guard);
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Takes the lock, breaking a stale one; throws LockBusy when a live holder keeps it past waitMs. */
+export async function acquireLock(path: string, o: LockOptions = {}): Promise<HeldLock> {
+  const staleMs = o.staleMs ?? 10 * 60_000;
+  const deadline = Date.now() + (o.waitMs ?? 0);
+  const owner: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...(o.purpose ? { purpose: o.purpose } : {}) };
+  for (let round = 0; ; round++) {
+    if (tryLink(path, owner)) {
+      let released = false;
+      return {
+        path,
+        owner,
+        touch() {
+          if (released) return;
+          const t = new Date();
+          try {
+            utimesSync(path, t, t);
+          } catch {
+            /* removed under us: nothing to mark */
+          }
+        },
+        release() {
+          if (released) return;
+          released = true;
+          // Only our own lock is removed (a stale-broken and retaken lock belongs to another).
+          const now = readOwner(path);
+          if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) {
+            try {
+              unlinkSync(path);
+            } catch {
+              /* gone */
+            }
+          }
+        },
+      };
+    }
+    if (isStale(path, staleMs) && breakStale(path, staleMs)) continue;
+    if (Date.now() >= deadline) throw new LockBusy(path, readOwner(path));
+    await sleep(Math.min(50 + round * 10, 250));
+  }
+}
+
+/** Runs `job` under the lock, waiting for it (default up to 30 s). */
+export async function withLock<T>(path: string, job: () => Promise<T>, o: LockOptions = {}): Promise<T> {
+  const lock = await acquireLock(path, { waitMs: 30_000, staleMs: 60_000, ...o });
+  try {
+    return await job();
+  } finally {
+    lock.release();
+  }
+}
+
+/** For tests and recovery: writes an owner record as if `owner` held the lock. */
+export function writeOwner(path: string, owner: LockOwner): void {
+  writeFileSync(path, JSON.stringify(owner) + '\n');
+}

@@ -1,0 +1,87 @@
+// `attach PAYOUT_ID FILE...` against the sandbox over real HTTP: answers a FILE request, keeps the
+// status rule (the service's INVALID_PAYOUT_STATUS shown plainly) and the 5-document cap.
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const uploads = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'uploadUrl' || r.route === 'storagePut').length;
+const patches = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'patchDocuments').length;
+async function payout(s: LocalSandbox, id: string) {
+  const r = await fetch(`${s.url}/v1/payout-api/payouts/${id}`, { headers: { 'x-api-key': KEY } });
+  return (await r.json()) as { status: string; statusDetail?: string; supportingDocuments: unknown[] };
+}
+
+describe('payout-batch attach', () => {
+  it('attaches documents to a payout that asks for them: the FILE request is answered (PENDING, under review)', async () => {
+    sb = await startSb();
+    const { dir, ids } = await paidBatch(sb, { rows: 1 });
+    await setStatus(sb, ids[0]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE' }] });
+    const r = await runCli(['attach', ids[0]!, sampleDoc('invoice-de-c1.pdf'), sampleDoc('invoice-eu-c1.pdf'), '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/Attached 2 documents .*now has 2 of 5/);
+    expect(r.stdout).toContain('They answer the request: Invoice');
+    const p = await payout(sb, ids[0]!);
+    expect(p).toMatchObject({ status: 'PENDING', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW' });
+    expect(p.supportingDocuments).toHaveLength(2);
+  });
+
+  it('on a SUCCESSFUL payout: refused before any upload, in the words of the service; sent with --force, the service\'s INVALID_PAYOUT_STATUS is shown plainly', async () => {
+    sb = await startSb();
+    const { dir, ids } = await paidBatch(sb, { rows: 1 });
+    await setStatus(sb, ids[0]!, 'PROCESSING');
+    await setStatus(sb, ids[0]!, 'SUCCESSFUL');
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const before = uploads(sb);
+    const r = await runCli(['attach', ids[0]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is SUCCESSFUL. Nothing was uploaded.');
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(uploads(sb)).toBe(before);
+    expect(patches(sb)).toBe(0);
+
+    const forced = await runCli(['attach', ids[0]!, sampleDoc(), '--base-url', sb.url, '--force'], { cwd: dir, env });
+    expect(forced.code).toBe(1);
+    expect(patches(sb)).toBe(1);
+    expect(forced.stderr).toMatch(/^payout-batch: the service refused: INVALID_PAYOUT_STATUS: .*\(request id [0-9a-f-]{36}\)$/m);
+    expect(forced.stderr).not.toMatch(/\n\s+at /);
+    expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(0);
+  });
+
+  it('refuses more than 5 documents in total before uploading, and --merge sends them as one PDF', async () => {
+    sb = await startSb();
+    const { dir, ids } = await paidBatch(sb, { rows: 1, documentsEvery: 1 });
+    expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(1);
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const five = ['invoice-de-c1.pdf', 'invoice-eu-c1.pdf', 'invoice-eu-c2.pdf', 'invoice-ch-88231.pdf', 'invoice-brightline-0125.pdf'].map(sampleDoc);
+    const before = uploads(sb);
+    const r = await runCli(['attach', ids[0]!, ...five, '--base-url', sb.url], { cwd: dir, env });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('MAX_DOCUMENTS_EXCEEDED: the payout has 1 document and takes at most 5; 5 more would make 6. Pass --merge');
+    expect(uploads(sb)).toBe(before);
+
+    const merged = await runCli(['attach', ids[0]!, ...five, '--merge', '--base-url', sb.url], { cwd: dir, env });
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(merged.stdout).toContain('(5 files merged into one PDF)');
+    expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(2);
+  });
+
+  it('a file that is not a PDF, JPEG or PNG is a usage error (exit 2), nothing sent', async () => {
+    sb = await startSb();
+    const { dir, ids } = await paidBatch(sb, { rows: 1 });
+    const txt = join(dir, 'note.pdf');
+    writeFileSync(txt, 'just text');
+    const before = sb.requestLog().length;
+    const r = await runCli(['attach', ids[0]!, txt, '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('not a PDF, JPEG or PNG');
+    expect(sb.requestLog().length).toBe(before);
+  });
+});

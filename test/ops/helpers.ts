@@ -1,0 +1,55 @@
+// Shared pieces of the ops tests: a sandbox with limits off, an in-process connection, a batch run
+// by the engine to get real payouts and a results file, the sandbox's control route, the CLI.
+import { join } from 'node:path';
+import { PayoutClient } from '../../src/client/client.ts';
+import type { Connection } from '../../src/client/connect.ts';
+import { runBatch } from '../../src/engine/run.ts';
+import { readResults } from '../../src/results/index.ts';
+import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
+
+export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, allPayouts } from '../engine/helpers.ts';
+
+export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> => startSandbox({ rateLimitPerSecond: null, ...o });
+
+export function connectionTo(sb: { url: string }, fetchImpl?: typeof fetch): Connection {
+  const client = new PayoutClient({
+    baseUrl: sb.url, apiKey: KEY, requestsPerSecond: 500, retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 },
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+  return { client, environment: { name: 'custom', keyClass: 'sandbox', baseUrl: sb.url }, usage: undefined, sandbox: undefined, close: async () => {} };
+}
+
+/** Runs a generated batch through the engine: its results file and payout ids in row order. */
+export async function paidBatch(sb: LocalSandbox, o: Partial<GenOptions> & { dir?: string; name?: string } = {}): Promise<{ dir: string; file: string; results: string; ids: string[] }> {
+  const dir = o.dir ?? (await workDir('pb-ops-'));
+  const file = await writeBatch(dir, o.name ?? 'batch.csv', { rows: 3, currencies: ['GBP'], ...o });
+  const r = await runBatch({
+    file, conn: connectionTo(sb), yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [],
+    quote: false, mergeDocuments: false, crashWaitMs: 0, settleDelayMs: 10, checkpointMs: 60_000,
+  });
+  if (r.exitCode !== 0) throw new Error(`batch not paid: exit ${r.exitCode} ${JSON.stringify(r.summary)}`);
+  const table = await readResults(r.resultsPath);
+  return { dir, file, results: r.resultsPath, ids: table.rows.map((x) => x.result.payoutId!) };
+}
+
+/** The sandbox's operations staff: one move of the state table. */
+export async function setStatus(sb: { url: string }, payoutId: string, status: string, extra: Record<string, unknown> = {}): Promise<void> {
+  const r = await fetch(`${sb.url}/_sandbox/payouts/${payoutId}/status`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status, ...extra }),
+  });
+  if (r.status !== 200) throw new Error(`control ${status}: ${r.status} ${await r.text()}`);
+}
+
+export const sampleDoc = (name = 'invoice-de-c1.pdf') => join(ROOT, 'samples/documents', name);
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `check` is true (or throws after `ms`). */
+export async function until(check: () => boolean | Promise<boolean>, ms = 5000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}

@@ -1,0 +1,103 @@
+// `status RESULTS` against the sandbox over real HTTP: refreshes the non-final rows, writes
+// statusDetail and informationRequests, tells the quota first, and never moves a row back.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { applyToResultsFile } from '../../src/ops/apply.ts';
+import { refreshStatus } from '../../src/ops/status.ts';
+import { readResults } from '../../src/results/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { cleanEnv, connectionTo, paidBatch, runCli, setStatus, startSb, until } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const gets = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'getPayout').length;
+
+describe('payout-batch status', () => {
+  it('refreshes every non-final row, forward, with statusDetail and informationRequests; final rows are not asked again', async () => {
+    sb = await startSb();
+    const { dir, results, ids } = await paidBatch(sb, { rows: 4 });
+    await setStatus(sb, ids[0]!, 'PROCESSING');
+    await setStatus(sb, ids[0]!, 'SUCCESSFUL');
+    await setStatus(sb, ids[1]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE', description: 'the signed invoice' }] });
+    await setStatus(sb, ids[2]!, 'ADDITIONAL_INFO_REQUIRED');
+    await setStatus(sb, ids[2]!, 'PENDING');
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const before = gets(sb);
+
+    const r = await runCli(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/this refresh needs 4 requests; this key has used \d+ of 10,000 this month/);
+    expect(r.stdout).toContain('3 moved forward');
+    expect(gets(sb) - before).toBe(4);
+
+    const t = await readResults(results);
+    const row = (i: number) => t.rows[i]!.result;
+    expect(row(0).status).toBe('SUCCESSFUL');
+    expect(row(1).status).toBe('ADDITIONAL_INFO_REQUIRED');
+    expect(JSON.parse(row(1).informationRequests!)).toEqual([{ title: 'Invoice', type: 'FILE', description: 'the signed invoice' }]);
+    expect(row(2)).toMatchObject({ status: 'PENDING', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW' });
+    expect(row(2).informationRequests).toBeUndefined();
+    expect(row(3).status).toBe('PENDING');
+    expect(t.rows.every((x) => x.result.idempotencyKey && x.result.payoutRef)).toBe(true); // the rest of the row is kept
+
+    // The change is recorded in the batch's journal (an event type the engine's fold ignores).
+    const journal = (await import('node:fs')).readdirSync(join(dir, '.payout-batch')).find((n) => n.endsWith('.journal.jsonl'))!;
+    const lines = (await import('node:fs')).readFileSync(join(dir, '.payout-batch', journal), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.t === 'status').map((l) => l.status).sort()).toEqual(['ADDITIONAL_INFO_REQUIRED', 'PENDING', 'SUCCESSFUL']);
+
+    // Second refresh: the SUCCESSFUL row is final and not asked; nothing moved.
+    const again = await runCli(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
+    expect(again.code, again.stderr).toBe(0);
+    const j = JSON.parse(again.stdout);
+    expect(j).toMatchObject({ asked: 3, final: 1, moved: [] });
+  });
+
+  it('a late GET answer (older than what a webhook already applied) never moves the row back', async () => {
+    sb = await startSb();
+    const { results, ids } = await paidBatch(sb, { rows: 1 });
+    // Hold the GET answer until the newer change has been applied to the file.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let answered = false;
+    const slow: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (/\/payouts\/[0-9a-f-]{36}$/.test(url)) {
+        const body = await res.text();
+        answered = true;
+        await held;
+        return new Response(body, { status: res.status, headers: res.headers });
+      }
+      return res;
+    };
+    const refreshing = refreshStatus({ client: connectionTo(sb, slow).client, resultsFile: results });
+    await until(() => answered, 5000, 'the GET answer (PENDING)');
+    await setStatus(sb, ids[0]!, 'PROCESSING');
+    await applyToResultsFile(results, [{ payoutId: ids[0]!, status: 'PROCESSING', at: new Date(Date.now() + 1000).toISOString(), source: 'webhook' }]);
+    release();
+    const r = await refreshing;
+    expect(r.exitCode).toBe(0);
+    expect(r.apply.applied).toHaveLength(0);
+    expect(r.apply.ignored[0]!.decision.why).toBe('older');
+    expect((await readResults(results)).rows[0]!.result.status).toBe('PROCESSING');
+  });
+
+  it('a payout unknown to the service is reported with its request id (exit 1); a batch file is refused (exit 2)', async () => {
+    sb = await startSb();
+    const { dir, file, results } = await paidBatch(sb, { rows: 2 });
+    const t = await readResults(results);
+    const text = (await import('node:fs')).readFileSync(results, 'utf8').replace(t.rows[1]!.result.payoutId!, '00000000-0000-4000-8000-000000000000');
+    (await import('node:fs')).writeFileSync(results, text);
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const r = await runCli(['status', results, '--base-url', sb.url], { cwd: dir, env });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/row 3: PAYOUT_NOT_FOUND: .*request id [0-9a-f-]{36}/);
+    const bad = await runCli(['status', file, '--base-url', sb.url], { cwd: dir, env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('not a results file');
+  });
+});
