@@ -8,8 +8,11 @@ import demo from './demo.ts';
 import run from './run.ts';
 import retry from './retry.ts';
 import plan from './plan.ts';
+import status from './status.ts';
+import attach from './attach.ts';
 
 export const commands: CliCommand[] = [demo, sandbox, validate, template, account];
 commands.push(run);
 commands.push(retry);
 commands.push(plan);
+commands.push(status, attach);
