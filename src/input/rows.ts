@@ -40,6 +40,10 @@ function isBlank(values: string[]): boolean {
   for (const v of values) if (v.length !== 0 && v.trim() !== '') return false;
   return true;
 }
+/** The cell at i is empty or blank (or there is no such column). */
+function isEmptyAt(values: string[], i: number): boolean {
+  return i < 0 || (values[i] ?? '').trim() === '';
+}
 /** A cell that labels a total: short, and starting like "total", "grand total", "subtotal" or "sum". */
 function isTotalLabel(v: string): boolean {
   if (v.length === 0 || v.length > 14) return false;
@@ -157,9 +161,8 @@ export async function shapeRows(
     return row;
   };
   const looksLikeTotals = (r: SourceRecord): boolean => {
-    const v = (i: number) => (i >= 0 ? (r.values[i] ?? '').trim() : '');
     for (const c of r.values) if (isTotalLabel(c)) return true;
-    return v(refIdx) === '' && v(methodIdx) === '' && v(nameIdx) === '' && v(amountIdx) !== '';
+    return isEmptyAt(r.values, refIdx) && isEmptyAt(r.values, methodIdx) && isEmptyAt(r.values, nameIdx) && !isEmptyAt(r.values, amountIdx);
   };
 
   // The rows, as a synchronous generator over the records: it hands out NEED_MORE when the
