@@ -1,6 +1,7 @@
 // Supporting documents named in a row: they must exist, be PDF, JPEG or PNG by their bytes (the
 // magic numbers, not the extension), weigh at most 10 MB (spec §8), at most 5 per row.
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { isAbsolute, resolve, sep } from 'node:path';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -63,4 +64,27 @@ export function cachedDocumentChecker(max = 1000): (absPath: string, shownAs?: s
     cache.set(absPath, r);
     return r;
   };
+}
+
+/** The document paths of a cell: split on ";", each trimmed, empty ones dropped. */
+export function documentPaths(cell: string): string[] {
+  if (cell.indexOf(';') === -1) {
+    const d = cell.trim();
+    return d === '' ? [] : [d];
+  }
+  return cell.split(';').map((d) => d.trim()).filter(Boolean);
+}
+
+// A relative path of plain names (no ".", "..", empty segment or backslash) under a folder that
+// is already absolute and normalized resolves to folder + "/" + path: no need to run resolve().
+const PLAIN_RELATIVE = /^[^/\\.][^/\\]*(?:\/[^/\\.][^/\\]*)*$/;
+let normalBase: string | undefined;
+
+/** The absolute path of a document named in a row: path.resolve(baseDir, d), cheaper for plain names. */
+export function documentPath(baseDir: string, d: string): string {
+  if (sep === '/' && PLAIN_RELATIVE.test(d)) {
+    if (baseDir !== normalBase && baseDir !== '/' && resolve(baseDir) === baseDir) normalBase = baseDir;
+    if (baseDir === normalBase) return `${baseDir}/${d}`;
+  }
+  return isAbsolute(d) ? d : resolve(baseDir, d);
 }

@@ -1,6 +1,5 @@
 // One row → its problems, and when it has no error, the typed PayoutRow ready to be sent.
 // Pure but for reading the first bytes of the documents it names (through ctx.checkDocument).
-import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
@@ -9,7 +8,7 @@ import { maskAccount } from '../log.ts';
 import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
 import type { RawRow } from '../input/rows.ts';
 import { parseAmount } from './amount.ts';
-import { cachedDocumentChecker, type DocumentCheck } from './documents.ts';
+import { cachedDocumentChecker, documentPath, documentPaths, type DocumentCheck } from './documents.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
 import { BENEFICIARY_FAST, BENEFICIARY_SCHEMAS, METHOD_FIELD_SETS, OPTIONAL_PAYOUT_FIELDS, PAYOUT_FIELD_CHECKS, minDigits, type IssueParams, type PayoutRow } from './schemas.ts';
@@ -226,13 +225,13 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   // ---- documents
   const documents: string[] = [];
   const docCell = rawOf(row, ctx, 'documents');
-  const docList = docCell === '' ? [] : docCell.split(';').map((d) => d.trim()).filter(Boolean);
+  const docList = docCell === '' ? [] : documentPaths(docCell);
   if (docList.length > MAX_DOCUMENTS_PER_PAYOUT) {
     add(problems, row, ctx, 'error', 'TOO_MANY_DOCUMENTS', 'documents', `${docList.length} documents; the service takes at most ${MAX_DOCUMENTS_PER_PAYOUT} per payout`, `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`);
   }
   const check = ctx.checkDocument ?? defaultChecker;
   for (const d of docList) {
-    const abs = isAbsolute(d) ? d : resolve(ctx.baseDir, d);
+    const abs = documentPath(ctx.baseDir, d);
     const r = check(abs, d);
     if (r.ok) documents.push(abs);
     else add(problems, row, ctx, 'error', r.code, 'documents', r.message, r.expected, d);
