@@ -16,8 +16,9 @@ import { resultsPathFor } from '../results/paths.ts';
 import type { ResultValues } from '../results/types.ts';
 import { cachedDocumentChecker } from '../validation/documents.ts';
 import { parseRow } from '../validation/row.ts';
-import type { EngineRow, LoadedBatch } from './batch.ts';
-import { findJournals, parseIdempotencyKey, stateDirFor } from './identity.ts';
+import { loadBatch, type EngineRow, type LoadedBatch } from './batch.ts';
+import { accountKey } from '../validation/batch.ts';
+import { fileSha256, findJournals, parseIdempotencyKey, stateDirFor } from './identity.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, openSession } from './session.ts';
@@ -74,36 +75,83 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const byKey = new Map<string, RowState>();
   for (const s of folded.rows.values()) if (s.key) byKey.set(s.key, s);
 
-  // Rows: created ones kept untouched; the others parsed again from their (edited) cells.
+  // The original batch, when it is still there unchanged: a row not edited since keeps its
+  // original verdict (cross-row problems such as a probable duplicate, and a row whose cells
+  // spilled over its columns, cannot be judged again from the results file alone).
   const mapping = mapColumns(table.inputColumns, resultsFile);
+  const refHeader = mapping.fields.reference;
+  const original = new Map<string, EngineRow>();
+  try {
+    if ((await fileSha256(header.file)) === header.fileSha256) {
+      for (const r of (await loadBatch(header.file)).rows) {
+        const ref = r.payout?.reference ?? (refHeader ? r.cells[refHeader] : undefined);
+        if (ref && !original.has(ref)) original.set(ref, r);
+      }
+    }
+  } catch {
+    // moved, changed or unreadable: every row is validated again from its cells
+  }
+
+  // Rows: created ones kept untouched; the others parsed again from their (edited) cells.
+  const sameCells = (a: Record<string, string>, b: Record<string, string>) =>
+    table.inputColumns.every((h) => (a[h] ?? '').trim() === (b[h] ?? '').trim());
   const ctx = { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: cachedDocumentChecker() };
   const rows: EngineRow[] = [];
   const keep = new Map<number, ResultValues>();
   const only = new Set<number>();
-  const refs = new Map<string, number>();
+  const settling = new Set<number>();
   for (const r of table.rows) {
     const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
-    const parsed = parseRow({ rowNumber: r.rowNumber, cells }, ctx);
-    const row: EngineRow = { rowNumber: r.rowNumber, cells: r.cells, payout: parsed.payout, problems: parsed.problems };
-    if (parsed.problems.some((p) => p.severity === 'error')) row.payout = undefined;
+    const orig = refHeader ? original.get(cells[refHeader] ?? '') : undefined;
+    let row: EngineRow;
+    if (orig && !orig.payout && sameCells(orig.cells, cells)) {
+      // Not edited since the batch judged it invalid: the verdict stands.
+      row = { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
+    } else {
+      const parsed = parseRow({ rowNumber: r.rowNumber, cells }, ctx);
+      row = { rowNumber: r.rowNumber, cells: r.cells, payout: parsed.payout, problems: parsed.problems };
+      if (parsed.problems.some((p) => p.severity === 'error')) row.payout = undefined;
+    }
     const journalled = r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined;
-    if (isCreatedStatus(r.result.status) || journalled?.phase === 'created') {
-      if (isCreatedStatus(r.result.status)) keep.set(r.rowNumber, r.result);
-      else only.add(r.rowNumber); // the journal knows better than a stale results file
-    } else only.add(r.rowNumber);
+    if (isCreatedStatus(r.result.status)) keep.set(r.rowNumber, r.result);
+    else only.add(r.rowNumber); // (a row the journal knows as created is reported from the journal, not sent)
+    if (journalled && ['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
     // The row identity is the reference the journal knows for its key: an edited reference cannot
     // turn an unknown outcome into a second payout.
     if (row.payout && journalled && journalled.ref !== row.payout.reference && journalled.phase !== 'rejected' && journalled.phase !== 'none') {
       row.payout = { ...row.payout, reference: journalled.ref };
     }
-    if (row.payout) {
-      const first = refs.get(row.payout.reference);
-      if (first !== undefined) {
-        row.problems = [...row.problems, { severity: 'error', code: 'DUPLICATE_REFERENCE', file: o.resultsFile, row: r.rowNumber, message: `the reference is already used on row ${first}` }];
-        row.payout = undefined;
-      } else refs.set(row.payout.reference, r.rowNumber);
-    }
     rows.push(row);
+  }
+  // The checks across rows, the created rows first: a row to send must not repeat a reference,
+  // nor the account, amount and currencies of another row (a settling row goes regardless: its
+  // journalled body is what is resent).
+  const refs = new Map<string, number>();
+  const dupKeys = new Map<string, number>();
+  const dupKey = (p: NonNullable<EngineRow['payout']>) => `${accountKey(p)}|${p.sourceAmount.toFixed()}|${p.sourceCurrency}|${p.destinationCurrency}`;
+  for (const row of rows) {
+    if (!row.payout || only.has(row.rowNumber)) continue;
+    refs.set(row.payout.reference, row.rowNumber);
+    dupKeys.set(dupKey(row.payout), row.rowNumber);
+  }
+  for (const row of rows) {
+    if (!row.payout || !only.has(row.rowNumber)) continue;
+    const sameRef = refs.get(row.payout.reference);
+    const sameRow = dupKeys.get(dupKey(row.payout));
+    if (!settling.has(row.rowNumber)) {
+      if (sameRef !== undefined) {
+        row.problems = [...row.problems, { severity: 'error', code: 'DUPLICATE_REFERENCE', file: o.resultsFile, row: row.rowNumber, message: `the reference is already used on row ${sameRef}` }];
+        row.payout = undefined;
+        continue;
+      }
+      if (sameRow !== undefined) {
+        row.problems = [...row.problems, { severity: 'error', code: 'PROBABLE_DUPLICATE', file: o.resultsFile, row: row.rowNumber, message: `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate` }];
+        row.payout = undefined;
+        continue;
+      }
+    }
+    refs.set(row.payout.reference, row.rowNumber);
+    dupKeys.set(dupKey(row.payout), row.rowNumber);
   }
 
   const batch: LoadedBatch = {

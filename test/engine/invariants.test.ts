@@ -203,3 +203,39 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
     expect(await readFile(join(dir, 'batch.csv'), 'utf8')).toContain('GEN-0001');
   });
 });
+
+describe('retry never changes a row silently', () => {
+  it('rows not edited since the batch judged them invalid keep their verdict (a spilled-over cell, a probable duplicate): nothing sent', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const file = await writeBatch(dir, 'batch.csv', { rows: 2, currencies: ['USD'] });
+    const lines = (await readFile(file, 'utf8')).trim().split('\n');
+    const cells = lines[1]!.split(',');
+    // Row 4: "1,234.56" without quotes spilled into an extra cell; row 5: the same payment as row 2.
+    const spilled = [...cells];
+    spilled[0] = 'GEN-SPILL';
+    spilled[1] = '1';
+    const dup = [...cells];
+    dup[0] = 'GEN-DUP';
+    writeFileSync(file, [...lines, `${spilled.join(',')},234.56`, dup.join(',')].join('\n') + '\n');
+    const sent: Sent[] = [];
+    const conn = connection(sb, sent);
+    const first = await runBatch(base(conn, file));
+    expect([...first.outcomes.values()].map((o) => [o.status, o.error?.code])).toEqual([
+      ['PENDING', undefined], ['PENDING', undefined], ['INVALID', 'EXTRA_CELLS'], ['INVALID', 'PROBABLE_DUPLICATE'],
+    ]);
+    const n = sent.length;
+    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
+    expect(sent.length).toBe(n);
+    expect([...retried.outcomes.values()].map((o) => o.error?.code ?? o.status)).toEqual(['PENDING', 'PENDING', 'EXTRA_CELLS', 'PROBABLE_DUPLICATE']);
+    // Edited (the amount fixed, the duplicate given its own amount): now they go.
+    const table = await readResults(first.resultsPath);
+    table.rows[2]!.cells.sourceAmount = '1234.56';
+    table.rows[3]!.cells.sourceAmount = '77.00';
+    await writeResults(first.resultsPath, table);
+    const fixed = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath, resultsPath: join(dir, 'fixed.results.csv') });
+    expect(fixed.exitCode).toBe(0);
+    expect(sent.slice(n).map((s) => JSON.parse(s.body).sourceAmount)).toEqual(expect.arrayContaining([1234.56, 77]));
+    expect(await allPayouts(sb)).toHaveLength(4);
+  });
+});
