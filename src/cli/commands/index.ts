@@ -10,9 +10,10 @@ import retry from './retry.ts';
 import plan from './plan.ts';
 import status from './status.ts';
 import attach from './attach.ts';
+import listen from './listen.ts';
 
 export const commands: CliCommand[] = [demo, sandbox, validate, template, account];
 commands.push(run);
 commands.push(retry);
 commands.push(plan);
-commands.push(status, attach);
+commands.push(status, attach, listen);

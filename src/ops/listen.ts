@@ -1,0 +1,300 @@
+// `listen`: a webhook receiver on this machine (spec §6). Each delivery is
+//   1. verified: X-Service-Signature must be the HMAC-SHA256 of the raw body under the secret
+//      (constant-time compare); anything else is answered 401 and nothing is applied;
+//   2. deduplicated by X-Service-Delivery-Id against every id this state folder has ever accepted
+//      (kept on disk, so a replay after a restart is still dropped): a replay is answered 200 and
+//      ignored;
+//   3. appended to the inbox journal (<state>/inbox.jsonl, fsynced) and only then answered 200:
+//      the answer is fast and the delivery is durable before the service is told it arrived;
+//   4. applied afterwards, one at a time, in arrival order: payout.status.changed to the rows of
+//      the results files it is pointed at (forward only, status-rule.ts) and to their journals;
+//      wallet events are logged (they stay in the inbox journal). An "applied" line follows;
+//      deliveries accepted but not applied when the process stopped are applied on the next start.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { PayoutClient } from '../client/client.ts';
+import { verifyWebhook, WebhookVerificationError } from '../client/webhooks.ts';
+import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
+import type { ServiceHeaderNames } from '../spec/http.ts';
+import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../spec/schemas.ts';
+import { applyToResultsFile, type ApplyResult } from './apply.ts';
+import { acquireLock, type HeldLock } from './lock.ts';
+
+export const MAX_DELIVERY_BYTES = 1024 * 1024;
+export const INBOX_FILE = 'inbox.jsonl';
+
+export interface ListenerOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  secret: string;
+  /** Holds inbox.jsonl (accepted deliveries, applied marks) and listen.lock. */
+  stateDir: string;
+  /** Results files to apply status changes to. */
+  results?: string[];
+  /** Watch folders: the results files under done/, failed/ and processing/ (journals in .state). */
+  watchDirs?: string[];
+  logger?: Logger;
+  headerNames?: ServiceHeaderNames;
+}
+
+export interface ListenerStats {
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+  applied: number;
+}
+
+export interface RunningListener {
+  url: string;
+  port: number;
+  stats(): ListenerStats;
+  /** Resolves when every accepted delivery has been applied. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface DeliveryLine extends JournalEvent {
+  t: 'delivery';
+  deliveryId: string;
+  eventType: string;
+  receivedAt: string;
+  /** The body exactly as received (verified JSON text). */
+  raw: string;
+}
+
+export class ListenerInUse extends Error {
+  override readonly name = 'ListenerInUse';
+}
+
+/** The results files a listener is pointed at, found afresh for each event (a watch adds files). */
+export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
+  const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
+  for (const dir of o.watchDirs ?? []) {
+    const stateDirs = [join(resolve(dir), '.state')];
+    for (const sub of ['done', 'failed', 'processing']) {
+      const base = join(resolve(dir), sub);
+      if (!existsSync(base)) continue;
+      for (const claim of readdirSync(base)) {
+        const cdir = join(base, claim);
+        let names: string[];
+        try {
+          if (!statSync(cdir).isDirectory()) continue;
+          names = readdirSync(cdir);
+        } catch {
+          continue;
+        }
+        for (const n of names) if (!n.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(n)) out.push({ file: join(cdir, n), stateDirs });
+      }
+    }
+  }
+  return out;
+}
+
+/** A CSV that does not contain the id cannot hold its row: skip parsing it. */
+function mayHold(file: string, payoutId: string): boolean {
+  if (/\.xlsx$/i.test(file)) return true;
+  try {
+    return readFileSync(file, 'utf8').includes(payoutId);
+  } catch {
+    return false;
+  }
+}
+
+export async function startListener(o: ListenerOptions): Promise<RunningListener> {
+  if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
+  const log = o.logger;
+  const stateDir = resolve(o.stateDir);
+  mkdirSync(stateDir, { recursive: true });
+  let lock: HeldLock;
+  try {
+    lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
+  } catch (e) {
+    if ((e as Error).name === 'LockBusy') throw new ListenerInUse(`another listener uses ${stateDir}: ${(e as Error).message}`);
+    throw e;
+  }
+  const heartbeat = setInterval(() => lock.touch(), 10_000);
+  heartbeat.unref();
+
+  const inboxPath = join(stateDir, INBOX_FILE);
+  const previous = readJournal<DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: string })>(inboxPath);
+  const seen = new Set<string>();
+  const appliedIds = new Set<string>();
+  for (const e of previous.events) {
+    if (e.t === 'delivery') seen.add(e.deliveryId);
+    else if (e.t === 'applied') appliedIds.add(e.deliveryId);
+  }
+  const writer = JournalWriter.open(inboxPath);
+  const stats: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
+
+  // One delivery at a time, in arrival order.
+  let chain: Promise<void> = Promise.resolve();
+  let closed = false;
+  const enqueue = (d: DeliveryLine) => {
+    chain = chain.then(() => applyDelivery(d)).catch((e: unknown) => {
+      log?.error({ deliveryId: d.deliveryId, err: (e as Error).message }, 'delivery not applied: it is applied again on the next start');
+    });
+  };
+
+  async function applyDelivery(d: DeliveryLine): Promise<void> {
+    const event = JSON.parse(d.raw) as WebhookEvent;
+    let rows = 0;
+    if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
+      rows = await applyStatusEvent(event as PayoutStatusChangedEvent, d.deliveryId);
+    } else {
+      const w = event as WalletEvent;
+      log?.info({
+        deliveryId: d.deliveryId, eventType: w.eventType, transactionType: w.data.transactionType, amount: w.data.amount,
+        currency: w.data.currency, reference: w.data.reference, transactionId: w.data.transactionId,
+      }, w.eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited');
+    }
+    writer.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
+    stats.applied++;
+  }
+
+  async function applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
+    const d = e.data;
+    const update = {
+      payoutId: d.payoutId, status: d.newStatus, statusDetail: d.newStatusDetail, informationRequests: d.informationRequests,
+      at: d.changedAt, source: 'webhook' as const, deliveryId, reason: d.reason,
+    };
+    let rows = 0;
+    let matched = false;
+    for (const t of targetFiles(o)) {
+      if (!mayHold(t.file, d.payoutId)) continue;
+      let r: ApplyResult;
+      try {
+        r = await applyToResultsFile(t.file, [update], { stateDirs: t.stateDirs, logger: log });
+      } catch (err) {
+        if ((err as { code?: string }).code === 'FILE_NOT_FOUND') continue; // moved by a watch meanwhile
+        throw err;
+      }
+      for (const c of r.applied) {
+        matched = true;
+        rows++;
+        log?.info({ deliveryId, payoutId: d.payoutId, file: t.file, row: c.rowNumber, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status applied');
+      }
+      for (const c of r.ignored) {
+        matched = true;
+        log?.info({ deliveryId, payoutId: d.payoutId, file: t.file, row: c.rowNumber, held: c.from, received: c.to, why: c.decision.why }, 'status not applied: the row holds a later one');
+      }
+    }
+    if (!matched) log?.info({ deliveryId, payoutId: d.payoutId, newStatus: d.newStatus }, 'no row of the files listened for holds this payout');
+    return rows;
+  }
+
+  // Accepted before a restart but never applied: apply them first, in order.
+  for (const e of previous.events) if (e.t === 'delivery' && !appliedIds.has(e.deliveryId)) enqueue(e as DeliveryLine);
+
+  const answer = (res: ServerResponse, status: number, body: Record<string, unknown>) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST') return answer(res, 405, { error: 'POST a webhook delivery' });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_DELIVERY_BYTES) tooBig = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => {
+      if (tooBig) return answer(res, 413, { error: 'body over 1 MB' });
+      const raw = Buffer.concat(chunks);
+      let verified;
+      try {
+        verified = verifyWebhook({ rawBody: raw, headers: req.headers as Record<string, string>, secret: o.secret, headerNames: o.headerNames });
+      } catch (e) {
+        if (!(e instanceof WebhookVerificationError)) throw e;
+        stats.rejected++;
+        const status = e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401;
+        log?.warn({ reason: e.reason, deliveryId: req.headers[(o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()], remote: req.socket.remoteAddress }, 'delivery refused, nothing applied');
+        return answer(res, status, { error: e.reason });
+      }
+      const id = verified.deliveryId;
+      if (seen.has(id)) {
+        stats.duplicates++;
+        log?.info({ deliveryId: id, eventType: verified.event.eventType }, 'replayed delivery dropped');
+        return answer(res, 200, { received: true, duplicate: true });
+      }
+      const line: DeliveryLine = { t: 'delivery', deliveryId: id, eventType: verified.event.eventType, receivedAt: new Date().toISOString(), raw: raw.toString('utf8') };
+      try {
+        writer.append(line, { sync: true });
+      } catch (e) {
+        log?.error({ deliveryId: id, err: (e as Error).message }, 'delivery not recorded: answered 503 so the service sends it again');
+        return answer(res, 503, { error: 'not recorded' });
+      }
+      seen.add(id);
+      stats.accepted++;
+      answer(res, 200, { received: true });
+      if (!closed) enqueue(line);
+    });
+    req.on('error', () => answer(res, 400, { error: 'bad request' }));
+  };
+
+  const server: Server = createServer((req, res) => {
+    try {
+      handle(req, res);
+    } catch (e) {
+      log?.error({ err: (e as Error).message }, 'listener error');
+      if (!res.headersSent) answer(res, 500, { error: 'internal' });
+    }
+  });
+  try {
+    await new Promise<void>((ok, fail) => {
+      server.once('error', fail);
+      server.listen(o.port, o.host ?? '127.0.0.1', () => ok());
+    });
+  } catch (e) {
+    clearInterval(heartbeat);
+    writer.close();
+    lock.release();
+    throw e;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const host = o.host ?? '127.0.0.1';
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  log?.info({ url, stateDir, results: o.results ?? [], watchDirs: o.watchDirs ?? [] }, 'listening');
+
+  return {
+    url,
+    port,
+    stats: () => ({ ...stats }),
+    idle: async () => {
+      let last: Promise<void>;
+      do {
+        last = chain;
+        await last;
+      } while (last !== chain);
+    },
+    async close() {
+      closed = true;
+      await new Promise<void>((ok) => {
+        server.close(() => ok());
+        server.closeAllConnections?.();
+      });
+      await chain;
+      clearInterval(heartbeat);
+      writer.close();
+      lock.release();
+    },
+  };
+}
+
+/** `--register URL`: creates the business's one subscription, or points the existing one here. */
+export async function registerSubscription(client: PayoutClient, url: string, secret: string): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
+  const existing = (await client.listWebhooks()).data[0];
+  if (existing) {
+    const s = await client.updateWebhook(existing.id, { url, secret });
+    return { action: 'updated', id: s.id, url: s.url };
+  }
+  const s = await client.registerWebhook({ url, secret });
+  return { action: 'created', id: s.id, url: s.url };
+}
