@@ -2,7 +2,7 @@
 // to a problem that says what would be valid. Tables come from maintained libraries: ISO 4217
 // (currency-codes via src/money.ts), ISO 3166 (i18n-iso-countries), IBAN and BIC (ibantools).
 import countries from 'i18n-iso-countries';
-import { validateIBAN, validateBIC, electronicFormatIBAN, getCountrySpecifications, ValidationErrorsIBAN, ValidationErrorsBIC } from 'ibantools';
+import { validateIBAN, validateBIC, electronicFormatIBAN, getCountrySpecifications, countrySpecs, ValidationErrorsIBAN, ValidationErrorsBIC } from 'ibantools';
 import { z } from 'zod';
 import { isCurrencyCode, minorUnits } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
@@ -54,10 +54,55 @@ export const countryCode: FieldCheck = memo((raw) => {
 
 const IBAN_SPECS = getCountrySpecifications();
 
+const BBAN_FORMATS = new Map<string, RegExp | null>();
+/** The country's BBAN format (ibantools' regexp, compiled once: validateIBAN compiles it per call). */
+function bbanFormat(cc: string): RegExp | null {
+  let re = BBAN_FORMATS.get(cc);
+  if (re === undefined) {
+    const spec = countrySpecs[cc];
+    re = spec?.bban_regexp ? new RegExp(spec.bban_regexp) : null;
+    BBAN_FORMATS.set(cc, re);
+  }
+  return re;
+}
+
+/**
+ * What validateIBAN(v).valid is for an electronic-format IBAN of letters and digits, when it can
+ * tell at once: true only when every check of validateIBAN passes (the country's length, BBAN
+ * format and national check, 2 check digits, the mod-97 checksum computed digit by digit). false
+ * means "ask validateIBAN", which also says what is wrong.
+ */
+export function ibanSurelyValid(v: string): boolean {
+  const n = v.length;
+  if (n < 5) return false;
+  const cc = v.slice(0, 2);
+  const spec = countrySpecs[cc]; // as validateIBAN reads it, with the national check functions
+  if (!spec || spec.chars !== n) return false;
+  const format = bbanFormat(cc);
+  if (!format) return false;
+  const bban = v.slice(4);
+  if (!format.test(bban)) return false;
+  if (spec.bban_validation_func && !spec.bban_validation_func(bban)) return false;
+  const c2 = v.charCodeAt(2) - 48;
+  const c3 = v.charCodeAt(3) - 48;
+  if (c2 < 0 || c2 > 9 || c3 < 0 || c3 > 9) return false;
+  // ISO 13616 check digits: 98 - (BBAN, country code, "00", letters as 10..35) mod 97
+  let r = 0;
+  for (let i = 4; i < n + 2; i++) {
+    const c = v.charCodeAt(i < n ? i : i - n);
+    if (c >= 48 && c <= 57) r = (r * 10 + c - 48) % 97;
+    else if (c >= 65 && c <= 90) r = (r * 100 + c - 55) % 97;
+    else return false;
+  }
+  r = (r * 100) % 97;
+  return 98 - r === c2 * 10 + c3;
+}
+
 export const iban: FieldCheck = (raw) => {
   const v = electronicFormatIBAN(raw.trim()) ?? '';
   const expected = 'an IBAN: 2-letter country, 2 check digits, then the national account (spaces allowed)';
   if (!/^[A-Z0-9]+$/.test(v)) return bad('INVALID_IBAN', 'an IBAN has only letters and digits', expected);
+  if (ibanSurelyValid(v)) return ok(v);
   const r = validateIBAN(v);
   if (r.valid) return ok(v);
   const cc = v.slice(0, 2);

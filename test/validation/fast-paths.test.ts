@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { resolve } from 'node:path';
+import { composeIBAN, countrySpecs, validateIBAN } from 'ibantools';
+import { ibanSurelyValid } from '../../src/validation/fields.ts';
 import { documentPath, documentPaths } from '../../src/validation/documents.ts';
 import { FirstRowIndex, accountKey } from '../../src/validation/batch.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
@@ -61,5 +63,41 @@ describe('accountKey', () => {
         expect(accountKey({ beneficiary: b } as unknown as PayoutRow)).toBe(id || '1234567');
       }),
     );
+  });
+});
+
+describe('ibanSurelyValid', () => {
+  // every country ibantools knows, with a BBAN drawn from its format (valid or not) and the right
+  // check digits, then often changed by one character or two
+  const countries = Object.keys(countrySpecs).filter((c) => countrySpecs[c]!.chars && countrySpecs[c]!.bban_regexp);
+  const chars = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  const candidate = fc
+    .record({
+      cc: fc.constantFrom(...countries),
+      body: fc.array(fc.integer({ min: 0, max: 35 }), { minLength: 40, maxLength: 40 }),
+      digitsOnly: fc.boolean(),
+      edits: fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 35 })), { maxLength: 2 }),
+      cut: fc.integer({ min: -2, max: 1 }),
+    })
+    .map(({ cc, body, digitsOnly, edits, cut }) => {
+      const spec = countrySpecs[cc]!;
+      const bban = body.slice(0, spec.chars! - 4).map((n) => chars[digitsOnly ? n % 10 : n]).join('');
+      let v = composeIBAN({ countryCode: cc, bban }) ?? `${cc}00${bban}`;
+      for (const [at, n] of edits) v = v.slice(0, at % v.length) + chars[n] + v.slice((at % v.length) + 1);
+      return cut < 0 ? v.slice(0, cut) : cut > 0 ? v + '0' : v;
+    });
+
+  it('is true only for IBANs validateIBAN finds valid, and for all of them in practice', () => {
+    let valid = 0;
+    fc.assert(
+      fc.property(candidate, (v) => {
+        const truth = validateIBAN(v).valid;
+        if (ibanSurelyValid(v)) expect(truth).toBe(true);
+        else expect(truth).toBe(false);
+        if (truth) valid++;
+      }),
+      { numRuns: 5000 },
+    );
+    expect(valid).toBeGreaterThan(100);
   });
 });
