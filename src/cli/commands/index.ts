@@ -11,9 +11,10 @@ import plan from './plan.ts';
 import status from './status.ts';
 import attach from './attach.ts';
 import listen from './listen.ts';
+import watch from './watch.ts';
 
 export const commands: CliCommand[] = [demo, sandbox, validate, template, account];
 commands.push(run);
 commands.push(retry);
 commands.push(plan);
-commands.push(status, attach, listen);
+commands.push(status, attach, listen, watch);

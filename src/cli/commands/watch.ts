@@ -1,0 +1,71 @@
+// `payout-batch watch DIR [--once]`: unattended runs of the files dropped into DIR/inbox, within
+// the guards of DIR/payout-batch.json. A thin layer over src/ops/watch.ts.
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { LockBusy } from '../../ops/lock.ts';
+import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch.ts';
+import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
+
+interface WatchArgs extends ConnectionArgs {
+  dir: string;
+  once: boolean;
+  json: boolean;
+}
+
+export default defineCommand<WatchArgs>({
+  command: 'watch <dir>',
+  describe: 'Process the batch files dropped into DIR/inbox, unattended, within the guards of DIR/payout-batch.json',
+  builder: (y: Argv) =>
+    connectionOptions(y)
+      .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
+      .option('once', { type: 'boolean', default: false, describe: 'Process what is there, then exit with a code cron can act on' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout at the end' }) as never,
+  run: async (args, io: CliIO) => {
+    const dir = resolve(io.cwd, args.dir);
+    let config;
+    try {
+      config = readWatchConfig(dir);
+    } catch (e) {
+      if (e instanceof WatchConfigError) throw new UsageError(e.message);
+      throw e;
+    }
+    if (args.env && args.env !== config.environment) {
+      throw new UsageError(`--env ${args.env} but ${CONFIG_FILE} says "environment": "${config.environment}"`);
+    }
+    if (config.environment === 'production' && args.env !== 'production') {
+      throw new UsageError(`${CONFIG_FILE} names production: name it on the command line too (--env production) to pay for real`, ExitCode.REFUSED);
+    }
+    const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
+    const conn = await openConnection({
+      ...args,
+      env: config.environment,
+      'base-url': args['base-url'] ?? config.baseUrl,
+      'gateway-host': args['gateway-host'] ?? config.gatewayHost,
+      'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
+      rate: args.rate ?? config.rate,
+    }, io, logger);
+    const stop = new AbortController();
+    void io.stopSignal.then(() => stop.abort());
+    try {
+      const r = await watchFolder({
+        dir, config, conn, once: args.once, envFlag: args.env, logger, stop: stop.signal,
+        onFile: (f) => {
+          if (!args.json) io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
+        },
+      });
+      if (args.json) io.stdout.write(JSON.stringify({ exitCode: r.exitCode, files: r.files, notComplete: r.notComplete }, null, 2) + '\n');
+      else if (!r.files.length) io.stdout.write(`Nothing to process${r.notComplete.length ? ` (${r.notComplete.length} file${r.notComplete.length === 1 ? '' : 's'} not complete yet)` : ''}.\n`);
+      return r.exitCode;
+    } catch (e) {
+      if (e instanceof LockBusy) {
+        io.stderr.write(`payout-batch: ${e.message}\n`);
+        return ExitCode.SERVICE_UNAVAILABLE;
+      }
+      throw e;
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  },
+});

@@ -1,0 +1,509 @@
+// `watch DIR`: unattended runs of the files dropped into DIR/inbox.
+//
+//   DIR/payout-batch.json   the configuration (zod, below): environment, guards, timings
+//   DIR/inbox/              files are dropped here (dotfiles and *.tmp are ignored)
+//   DIR/processing/<claim>/ a claimed file, its results and claim.json (owner, sha256)
+//   DIR/done/<claim>/       every row created: the file, <name>.results.<ext>, <name>.summary.json
+//   DIR/failed/<claim>/     refused, unusable, some rows not created, or already processed
+//   DIR/.state/             the engine's journals (one per batch content) and the listener's inbox
+//   DIR/.watch.lock         held for a few milliseconds around every move (pid, host, start time)
+//
+// A file is taken when complete: a marker "<name>.ready" beside it, or (unless requireReady) its
+// size and mtime unchanged for settleSeconds. It is claimed by an atomic rename into a claim
+// folder of its own under processing/ (a rename succeeds for one process only; a second file of
+// the same name gets another claim folder and cannot overwrite the first). The claim folder
+// keeps the file's name, so the engine's journal (in .state, named by the file's content) makes
+// a claim killed mid-file resumable: on start, claims whose owner is dead (pid gone on this host,
+// or no heartbeat for claimStaleSeconds) are taken over and resumed first, before new files.
+//
+// A new file whose content was already sent (a journal of that content in .state has sent rows),
+// or is being processed under another claim, goes to failed/ with the reason: it is never paid
+// again. Nothing here prints or exits: the CLI does.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, extname, join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { Connection } from '../client/connect.ts';
+import { parseMoneyFlag } from '../engine/approval.ts';
+import { loadBatch } from '../engine/batch.ts';
+import { journalPath } from '../engine/identity.ts';
+import { ENGINE_STATUSES, isCreatedStatus } from '../engine/outcome.ts';
+import { runBatch, type RunResult } from '../engine/run.ts';
+import { BatchRefused, inspectJournal } from '../engine/session.ts';
+import { InputError } from '../input/errors.ts';
+import { ResultsError } from '../results/errors.ts';
+import { acquireLock, pidAlive } from './lock.ts';
+
+export const CONFIG_FILE = 'payout-batch.json';
+
+const money = z.string().refine((s) => {
+  try {
+    parseMoneyFlag(s, 'total');
+    return true;
+  } catch {
+    return false;
+  }
+}, 'CUR:AMOUNT, e.g. "USD:12500.00"');
+
+export const WatchConfig = z.strictObject({
+  /** Which service: local (embedded sandbox), sandbox or production. Required: never a default. */
+  environment: z.enum(['local', 'sandbox', 'production']),
+  /** Another server than the environment's (e.g. a sandbox on this machine). */
+  baseUrl: z.string().url().optional(),
+  /** The production gateway host (else $PAYOUT_GATEWAY_HOST). */
+  gatewayHost: z.string().optional(),
+  /** A key file (relative to DIR); else $PAYOUT_API_KEY / --key-file. Never the key itself. */
+  keyFile: z.string().optional(),
+  /** Control totals checked for every file (the engine's --expect-rows / --expect-total / --max-total). */
+  expectRows: z.number().int().positive().optional(),
+  expectTotals: z.array(money).default([]),
+  maxTotals: z.array(money).default([]),
+  /** Source currencies a file may pay from; any other refuses the file. */
+  allowedCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/)).optional(),
+  /** A file is complete when unchanged this long (or has a .ready marker). */
+  settleSeconds: z.number().min(0).max(3600).default(5),
+  /** Only files with a .ready marker are taken. */
+  requireReady: z.boolean().default(false),
+  /** Scan interval without --once. */
+  pollSeconds: z.number().positive().max(3600).default(5),
+  /** A claim with no heartbeat for this long is taken over (its owner died on another host). */
+  claimStaleSeconds: z.number().positive().default(120),
+  allowPartial: z.boolean().default(false),
+  enablePairs: z.boolean().default(false),
+  quote: z.boolean().default(true),
+  mergeDocuments: z.boolean().default(false),
+  /** Requests per rolling second for the key (the spec allows 5). */
+  rate: z.number().positive().max(1000).optional(),
+  concurrency: z.number().int().positive().max(64).optional(),
+});
+export type WatchConfig = z.infer<typeof WatchConfig>;
+
+export class WatchConfigError extends Error {
+  override readonly name = 'WatchConfigError';
+}
+
+export function readWatchConfig(dir: string): WatchConfig {
+  const path = join(dir, CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new WatchConfigError(`${path}: cannot read the configuration (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); see README "watch"`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new WatchConfigError(`${path}: not JSON (${(e as Error).message})`);
+  }
+  const r = WatchConfig.safeParse(data);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    throw new WatchConfigError(`${path}: ${i.path.join('.') || '(top level)'}: ${i.message}`);
+  }
+  if (typeof (data as Record<string, unknown>).apiKey === 'string') throw new WatchConfigError(`${path}: never put the API key in the configuration; use keyFile`);
+  return r.data;
+}
+
+export interface ClaimRecord {
+  name: string;
+  pid: number;
+  host: string;
+  claimedAt: string;
+  takenOverAt?: string;
+  sha256?: string;
+}
+
+export interface FileOutcome {
+  name: string;
+  claim: string;
+  /** Where the claim folder ended: done, failed, or still processing (service unreachable, stopped). */
+  outcome: 'done' | 'failed' | 'processing';
+  exitCode: 0 | 1 | 2 | 3 | 4;
+  reason?: string;
+  resumed: boolean;
+  folder: string;
+}
+
+export interface WatchOptions {
+  dir: string;
+  config: WatchConfig;
+  conn: Connection;
+  once: boolean;
+  /** --env as given on the command line (production must be named there too). */
+  envFlag?: string;
+  logger?: Logger;
+  stop?: AbortSignal;
+  crashWaitMs?: number;
+  onFile?: (f: FileOutcome) => void;
+}
+
+export interface WatchResult {
+  exitCode: 0 | 1 | 2 | 3 | 4;
+  files: FileOutcome[];
+  /** Files left in the inbox because they were not complete yet. */
+  notComplete: string[];
+}
+
+const SEVERITY: Record<number, number> = { 0: 0, 1: 1, 2: 2, 3: 3, 4: 4 };
+export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 => codes.reduce((a, b) => (SEVERITY[b]! > SEVERITY[a]! ? b : a), 0) as 0 | 1 | 2 | 3 | 4;
+
+const sleep = (ms: number, stop?: AbortSignal) =>
+  new Promise<void>((r) => {
+    const t = setTimeout(r, ms);
+    stop?.addEventListener('abort', () => {
+      clearTimeout(t);
+      r();
+    }, { once: true });
+  });
+
+export function layout(dir: string) {
+  const root = resolve(dir);
+  return {
+    root,
+    inbox: join(root, 'inbox'),
+    processing: join(root, 'processing'),
+    done: join(root, 'done'),
+    failed: join(root, 'failed'),
+    state: join(root, '.state'),
+    lock: join(root, '.watch.lock'),
+    documents: join(root, 'documents'),
+  };
+}
+
+/** Names in the inbox that may be batches: no dotfiles, no temporary files, no markers. */
+export function inboxCandidates(inbox: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(inbox);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => !n.startsWith('.') && !/\.tmp$/i.test(n) && !/\.ready$/i.test(n) && !/\.(part|crdownload|swp)$/i.test(n)).sort();
+}
+
+/** Complete: a .ready marker, or (unless requireReady) unchanged for settleMs. Returns ms still to wait, 0 when complete, -1 when never by time. */
+export function completeIn(inbox: string, name: string, o: { settleMs: number; requireReady: boolean; now?: number }): number {
+  if (existsSync(join(inbox, `${name}.ready`))) return 0;
+  if (o.requireReady) return -1;
+  let st;
+  try {
+    st = statSync(join(inbox, name));
+  } catch {
+    return -1;
+  }
+  if (!st.isFile()) return -1;
+  const age = (o.now ?? Date.now()) - Math.max(st.mtimeMs, st.ctimeMs);
+  return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);
+}
+
+async function sha256Of(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const c of createReadStream(path)) h.update(c as Buffer);
+  return h.digest('hex');
+}
+
+const claimFile = (claimDir: string) => join(claimDir, 'claim.json');
+export function readClaim(claimDir: string): ClaimRecord | undefined {
+  try {
+    return JSON.parse(readFileSync(claimFile(claimDir), 'utf8')) as ClaimRecord;
+  } catch {
+    return undefined;
+  }
+}
+function writeClaim(claimDir: string, c: ClaimRecord): void {
+  const tmp = `${claimFile(claimDir)}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(c, null, 2) + '\n');
+  renameSync(tmp, claimFile(claimDir));
+}
+
+/** Is the owner of a claim gone? */
+export function claimAbandoned(claimDir: string, staleMs: number, now = Date.now()): boolean {
+  const c = readClaim(claimDir);
+  if (!c) return true;
+  let mtime = 0;
+  try {
+    mtime = statSync(claimFile(claimDir)).mtimeMs;
+  } catch {
+    return true;
+  }
+  if (now - mtime > staleMs) return true;
+  if (c.pid === process.pid && c.host === hostname()) return false;
+  return c.host === hostname() && !pidAlive(c.pid);
+}
+
+export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
+  const L = layout(o.dir);
+  for (const d of [L.inbox, L.processing, L.done, L.failed, L.state]) mkdirSync(d, { recursive: true });
+  const cfg = o.config;
+  const log = o.logger;
+  const env = o.conn.environment.name;
+  const files: FileOutcome[] = [];
+  const mine = new Set<string>(); // claim folders this process holds
+  const halted = new Set<string>(); // claims of ours left in processing (service unreachable): retried each poll
+  const staleMs = cfg.claimStaleSeconds * 1000;
+
+  /** The short critical section around every move. */
+  const locked = async <T>(job: () => Promise<T> | T): Promise<T> => {
+    const lock = await acquireLock(L.lock, { waitMs: 60_000, staleMs: 30_000, purpose: 'watch' });
+    try {
+      return await job();
+    } finally {
+      lock.release();
+    }
+  };
+
+  const finish = (f: FileOutcome) => {
+    files.push(f);
+    o.onFile?.(f);
+    log?.[f.exitCode === 0 ? 'info' : 'warn']({ file: f.name, claim: f.claim, outcome: f.outcome, exitCode: f.exitCode, reason: f.reason }, `file ${f.outcome}`);
+  };
+
+  /** Moves a claim folder to done/ or failed/ (summary written first). */
+  const settle = async (claimDir: string, claim: ClaimRecord, out: Omit<FileOutcome, 'folder' | 'claim' | 'name'>, summary: Record<string, unknown>) => {
+    const id = basename(claimDir);
+    if (out.outcome === 'processing') {
+      finish({ ...out, name: claim.name, claim: id, folder: claimDir });
+      return;
+    }
+    const stem = basename(claim.name, extname(claim.name));
+    await writeFile(join(claimDir, `${stem}.summary.json`), JSON.stringify({
+      file: claim.name, sha256: claim.sha256, claim: id, claimedAt: claim.claimedAt, takenOverAt: claim.takenOverAt, finishedAt: new Date().toISOString(),
+      environment: env, outcome: out.outcome, exitCode: out.exitCode, reason: out.reason, ...summary,
+    }, null, 2) + '\n');
+    const target = join(out.outcome === 'done' ? L.done : L.failed, id);
+    await locked(() => renameSync(claimDir, target));
+    mine.delete(claimDir);
+    halted.delete(claimDir);
+    finish({ ...out, name: claim.name, claim: id, folder: target });
+  };
+
+  /** Runs one claimed file through the engine. */
+  const process_ = async (claimDir: string, resumed: boolean): Promise<void> => {
+    const claim = readClaim(claimDir)!;
+    const file = join(claimDir, claim.name);
+    const beat = setInterval(() => {
+      const t = new Date();
+      try {
+        utimesSync(claimFile(claimDir), t, t);
+      } catch {
+        /* moved */
+      }
+    }, Math.max(1000, Math.min(10_000, staleMs / 4)));
+    beat.unref();
+    const base = { resumed };
+    try {
+      if (existsSync(L.documents) && !existsSync(join(claimDir, 'documents'))) {
+        try {
+          symlinkSync(L.documents, join(claimDir, 'documents'), 'dir');
+        } catch {
+          /* documents with absolute paths still work */
+        }
+      }
+      if (cfg.allowedCurrencies) {
+        const batch = await loadBatch(file);
+        const bad = new Map<string, number>();
+        for (const r of batch.rows) {
+          const c = r.payout?.sourceCurrency;
+          if (c && !cfg.allowedCurrencies.includes(c)) bad.set(c, (bad.get(c) ?? 0) + 1);
+        }
+        if (bad.size) {
+          const list = [...bad].map(([c, n]) => `${c} (${n} row${n === 1 ? '' : 's'})`).join(', ');
+          return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 3, reason: `refused: source currencies not allowed by ${CONFIG_FILE}: ${list} (allowed: ${cfg.allowedCurrencies.join(', ')}). Nothing was sent.` }, {});
+        }
+      }
+      let batchLabel = '';
+      let r: RunResult;
+      try {
+        r = await runBatch({
+          file, conn: o.conn, stateDir: L.state, yes: true, interactive: false, envFlag: o.envFlag,
+          allowPartial: cfg.allowPartial, enablePairs: cfg.enablePairs, expectRows: cfg.expectRows,
+          expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')), maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
+          quote: cfg.quote, mergeDocuments: cfg.mergeDocuments, concurrency: cfg.concurrency, stop: o.stop,
+          ...(o.crashWaitMs !== undefined ? { crashWaitMs: o.crashWaitMs } : {}),
+          onPlan: (p) => {
+            batchLabel = p.batchId.slice(0, 16);
+            log?.info({ file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies }, 'plan');
+          },
+          onEvent: (e) => {
+            if (e.type === 'row-done') {
+              const fields = { file: claim.name, batchId: batchLabel, row: e.rowNumber, reference: e.reference, status: e.status, requestId: e.requestId, payoutId: e.payoutId, idempotencyKey: e.key, errorCode: e.errorCode };
+              if (isCreatedStatus(e.status)) log?.info(fields, 'row done');
+              else log?.warn({ ...fields, message: e.message }, 'row not created');
+            } else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
+          },
+        });
+      } catch (e) {
+        if (e instanceof BatchRefused) return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 3, reason: `refused: ${e.message}` }, {});
+        if (e instanceof InputError || e instanceof ResultsError) {
+          return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 2, reason: `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}` }, {});
+        }
+        throw e;
+      }
+      const summary = {
+        batchId: r.batchId, results: basename(r.resultsPath), journal: r.journalPath, summary: r.summary, refused: r.refused, halted: r.halted,
+        resumedRun: r.report.resumed ? r.report : undefined,
+      };
+      if (r.exitCode === 4 || r.stopped) {
+        halted.add(claimDir);
+        return await settle(claimDir, claim, {
+          ...base, outcome: 'processing', exitCode: r.exitCode === 4 ? 4 : 0,
+          reason: r.stopped ? 'stopped on request: resumed on the next start' : `service unavailable: ${r.halted}; left in processing/, resumed on the next run`,
+        }, summary);
+      }
+      if (r.exitCode === 3) return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 3, reason: `refused by the guards: ${(r.refused ?? []).join('; ')}` }, summary);
+      if (r.exitCode === 1) {
+        const bad = Object.entries(r.summary.byStatus).filter(([k]) => !isCreatedStatus(k)).map(([k, n]) => `${n} ${k}`).join(', ');
+        const unknown = r.summary.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key by retry)' : '';
+        return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 1, reason: `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}` }, summary);
+      }
+      return await settle(claimDir, claim, { ...base, outcome: 'done', exitCode: 0 }, summary);
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  /** Takes over claims whose owner is gone (crash), under the lock. */
+  const takeOver = () =>
+    locked(() => {
+      const taken: string[] = [];
+      for (const id of readdirSync(L.processing).sort()) {
+        const claimDir = join(L.processing, id);
+        if (mine.has(claimDir)) continue;
+        let st;
+        try {
+          st = statSync(claimDir);
+        } catch {
+          continue;
+        }
+        if (!st.isDirectory()) continue;
+        const c = readClaim(claimDir);
+        if (!c) {
+          // Crashed between creating the folder and writing claim.json: nothing was claimed.
+          if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
+          continue;
+        }
+        if (!existsSync(join(claimDir, c.name))) {
+          // Crashed between claim.json and the rename: the file is still in the inbox.
+          if (claimAbandoned(claimDir, staleMs)) rmSync(claimDir, { recursive: true, force: true });
+          continue;
+        }
+        if (!claimAbandoned(claimDir, staleMs)) continue;
+        writeClaim(claimDir, { ...c, pid: process.pid, host: hostname(), takenOverAt: new Date().toISOString() });
+        mine.add(claimDir);
+        taken.push(claimDir);
+        log?.warn({ file: c.name, claim: id, previousOwner: { pid: c.pid, host: c.host } }, 'resuming a file left in processing by a stopped run');
+      }
+      return taken;
+    });
+
+  /** Claims one inbox file, and checks its content was never sent before. */
+  const claimNew = (name: string) =>
+    locked(async (): Promise<{ claimDir: string; duplicate?: string } | undefined> => {
+      const src = join(L.inbox, name);
+      if (!existsSync(src)) return undefined;
+      const id = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+      const claimDir = join(L.processing, id);
+      mkdirSync(claimDir);
+      const claim: ClaimRecord = { name, pid: process.pid, host: hostname(), claimedAt: new Date().toISOString() };
+      writeClaim(claimDir, claim);
+      try {
+        renameSync(src, join(claimDir, name));
+      } catch (e) {
+        rmSync(claimDir, { recursive: true, force: true });
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // another process took it
+        throw e;
+      }
+      mine.add(claimDir);
+      try {
+        unlinkSync(`${src}.ready`);
+      } catch {
+        /* no marker */
+      }
+      const sha = await sha256Of(join(claimDir, name));
+      writeClaim(claimDir, { ...claim, sha256: sha });
+      // The same content under another claim still in processing/ (another watch, or one to resume).
+      for (const other of readdirSync(L.processing)) {
+        const od = join(L.processing, other);
+        if (od === claimDir) continue;
+        const oc = readClaim(od);
+        if (oc?.sha256 === sha) return { claimDir, duplicate: `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice` };
+      }
+      // The same content sent before (its journal in .state has sent rows).
+      const jp = journalPath(L.state, env, sha);
+      if (existsSync(jp)) {
+        const { folded } = inspectJournal(jp);
+        const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
+        if (sent > 0) {
+          const h = folded.header;
+          const where = h ? `${basename(h.file)} (claim ${basename(resolve(h.file, '..'))})` : 'an earlier file';
+          return {
+            claimDir,
+            duplicate: `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${env}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
+              'Not paid again. To re-send failed rows of that batch, run `payout-batch retry` on its results file.',
+          };
+        }
+      }
+      return { claimDir };
+    });
+
+  const notComplete: string[] = [];
+  const pass = async (): Promise<void> => {
+    // 1. Claims left by a stopped run (and our own halted ones) first.
+    for (const claimDir of [...(await takeOver()), ...[...halted]]) {
+      if (o.stop?.aborted) return;
+      halted.delete(claimDir);
+      if (existsSync(claimDir)) await process_(claimDir, true);
+    }
+    // 2. New files, complete ones only.
+    const settleMs = cfg.settleSeconds * 1000;
+    let waitedOnce = false;
+    for (;;) {
+      if (o.stop?.aborted) return;
+      const names = inboxCandidates(L.inbox);
+      const ready: string[] = [];
+      let wait = Infinity;
+      notComplete.length = 0;
+      for (const n of names) {
+        const ms = completeIn(L.inbox, n, { settleMs, requireReady: cfg.requireReady });
+        if (ms === 0) ready.push(n);
+        else {
+          notComplete.push(n);
+          if (ms > 0) wait = Math.min(wait, ms);
+        }
+      }
+      for (const n of ready) {
+        if (o.stop?.aborted) return;
+        // Checked again just before the claim: still unchanged.
+        if (completeIn(L.inbox, n, { settleMs, requireReady: cfg.requireReady }) !== 0) continue;
+        const c = await claimNew(n);
+        if (!c) continue;
+        const claim = readClaim(c.claimDir)!;
+        if (c.duplicate) await settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.duplicate, resumed: false }, {});
+        else await process_(c.claimDir, false);
+      }
+      if (ready.length) continue; // new files may have arrived meanwhile
+      // --once: a file that was still being written when we looked gets one more look when it would have settled.
+      if (o.once && !waitedOnce && wait !== Infinity && wait <= settleMs + 1000) {
+        waitedOnce = true;
+        await sleep(wait + 50, o.stop);
+        continue;
+      }
+      break;
+    }
+    for (const n of notComplete) log?.info({ file: n }, 'not complete yet: left in the inbox');
+  };
+
+  if (o.once) {
+    await pass();
+  } else {
+    while (!o.stop?.aborted) {
+      await pass();
+      await sleep(cfg.pollSeconds * 1000, o.stop);
+    }
+  }
+  return { exitCode: worstExit(files.map((f) => f.exitCode)), files, notComplete: [...notComplete] };
+}

@@ -1,0 +1,87 @@
+// The folder mechanics of `watch`, without the service: configuration, which inbox files count,
+// completeness, and the lock's stale recovery.
+import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir, hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acquireLock, LockBusy, writeOwner } from '../../src/ops/lock.ts';
+import { completeIn, inboxCandidates, readWatchConfig, WatchConfigError, worstExit } from '../../src/ops/watch.ts';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'pb-watch-unit-'));
+
+describe('watch configuration', () => {
+  it('is validated with zod, with defaults, and names the field that is wrong', () => {
+    const d = tmp();
+    writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', maxTotals: ['USD:1000.00'] }));
+    expect(readWatchConfig(d)).toMatchObject({ environment: 'sandbox', settleSeconds: 5, requireReady: false, maxTotals: ['USD:1000.00'], quote: true });
+    writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', expectTotals: ['12 dollars'] }));
+    expect(() => readWatchConfig(d)).toThrow(/expectTotals\.0: CUR:AMOUNT/);
+    writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ settleSeconds: 2 }));
+    expect(() => readWatchConfig(d)).toThrow(/environment/);
+    writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', apiKey: 'sk_x' }));
+    expect(() => readWatchConfig(d)).toThrow(WatchConfigError);
+    expect(() => readWatchConfig(tmp())).toThrow(/cannot read the configuration/);
+  });
+});
+
+describe('inbox files', () => {
+  it('ignores dotfiles, temporary files and markers', () => {
+    const d = tmp();
+    for (const n of ['a.csv', '.hidden.csv', '.b.csv.1234.tmp', 'c.csv.tmp', 'a.csv.ready', 'd.xlsx', 'e.csv.part']) writeFileSync(join(d, n), 'x');
+    expect(inboxCandidates(d)).toEqual(['a.csv', 'd.xlsx']);
+  });
+
+  it('a file is complete with a .ready marker at once, or when unchanged for settleSeconds', () => {
+    const d = tmp();
+    writeFileSync(join(d, 'a.csv'), 'reference\n');
+    const now = Date.now();
+    expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: false, now })).toBeGreaterThan(4000);
+    expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: false, now: now + 6000 })).toBe(0);
+    expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now: now + 6000 })).toBe(-1);
+    writeFileSync(join(d, 'a.csv.ready'), '');
+    expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now })).toBe(0);
+  });
+
+  it('orders exit codes by what needs attention most', () => {
+    expect(worstExit([0, 1, 0])).toBe(1);
+    expect(worstExit([1, 3, 2])).toBe(3);
+    expect(worstExit([3, 4])).toBe(4);
+    expect(worstExit([])).toBe(0);
+  });
+});
+
+describe('lock files', () => {
+  it('one holder at a time; the record names pid, host and start time', async () => {
+    const d = tmp();
+    const p = join(d, '.watch.lock');
+    const a = await acquireLock(p);
+    expect(JSON.parse(readFileSync(p, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+    await expect(acquireLock(p)).rejects.toBeInstanceOf(LockBusy);
+    a.release();
+    expect(existsSync(p)).toBe(false);
+    (await acquireLock(p)).release();
+  });
+
+  it('a lock whose pid is dead is recovered; one older than the bound too; a live one is not', async () => {
+    const d = tmp();
+    const p = join(d, 'x.lock');
+    writeOwner(p, { pid: 2 ** 22 + 12345, host: hostname(), startedAt: new Date().toISOString() });
+    const a = await acquireLock(p, { staleMs: 60_000 });
+    expect(a.owner.pid).toBe(process.pid);
+    a.release();
+    writeOwner(p, { pid: process.ppid, host: 'another-host', startedAt: new Date(0).toISOString() });
+    await expect(acquireLock(p, { staleMs: 60_000 })).rejects.toBeInstanceOf(LockBusy);
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(p, old, old);
+    (await acquireLock(p, { staleMs: 60_000 })).release();
+  });
+
+  it('many concurrent takers of a stale lock: exactly one wins', async () => {
+    const d = tmp();
+    mkdirSync(join(d, 'l'));
+    const p = join(d, 'l', 'x.lock');
+    writeOwner(p, { pid: 2 ** 22 + 54321, host: hostname(), startedAt: new Date().toISOString() });
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => acquireLock(p, { staleMs: 60_000 })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  });
+});
