@@ -126,8 +126,11 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   };
 
   if (session.report.resumed) o.onResume?.(session.report);
-  // After a crash, the killed process's last requests and ours must not share a rolling second.
-  if (session.report.interrupted) await sleep(o.crashWaitMs ?? 1100);
+  // The last run's last requests and ours must not share a rolling second: after a crash wait the
+  // whole pause; after a run that ended, what is left of it since its last journal line.
+  const pause = o.crashWaitMs ?? 1100;
+  if (session.report.interrupted) await sleep(pause);
+  else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pause - Date.now()));
 
   let pf: PreflightResult;
   try {

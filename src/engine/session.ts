@@ -1,5 +1,6 @@
 // Opening a batch's state: find its journal, recognise a batch seen before (I4), fold what the
 // last runs did, and say what a resumed run found.
+import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { JournalWriter, readJournal } from '../journal/journal.ts';
 import { JOURNAL_VERSION, foldJournal, type BatchHeader, type FoldedJournal, type JournalLine } from '../journal/rows.ts';
@@ -37,6 +38,8 @@ export interface BatchSession {
   folded: FoldedJournal;
   writer: JournalWriter;
   report: ResumeReport;
+  /** When the journal was last written before this run (ms since the epoch; 0 when new). */
+  lastWriteMs: number;
 }
 
 export interface OpenSessionOptions {
@@ -125,6 +128,12 @@ export function openSession(o: OpenSessionOptions): BatchSession {
   const r = readJournal<JournalLine>(path);
   const folded = foldJournal(r.events);
   const resumed = !!folded.header;
+  let lastWriteMs = 0;
+  try {
+    lastWriteMs = statSync(path).mtimeMs;
+  } catch {
+    // a new journal
+  }
   let renamed = false;
   if (folded.header && o.command === 'run') renamed = checkSameBatch(folded, folded.header, o.file, o.identity, o.env, path);
   const writer = JournalWriter.open(path);
@@ -140,5 +149,5 @@ export function openSession(o: OpenSessionOptions): BatchSession {
     writer.append(header, { sync: true });
     folded.header = header;
   }
-  return { journalPath: path, header, folded, writer, report: reportOf(folded, resumed, r.skipped) };
+  return { journalPath: path, header, folded, writer, report: reportOf(folded, resumed, r.skipped), lastWriteMs };
 }

@@ -88,22 +88,30 @@ export function runCli(args: string[], o: { cwd: string; env: Record<string, str
   });
 }
 
+/** GET as the key, waiting out a 429 (the sandbox's limit) a few times. */
+async function getJson<T>(url: string, key: string): Promise<T> {
+  for (let i = 0; ; i++) {
+    const r = await fetch(url, { headers: { 'x-api-key': key } });
+    if (r.ok || i >= 10) return (await r.json()) as T;
+    await new Promise((res) => setTimeout(res, 250));
+  }
+}
+
 export const initiates = (sb: LocalSandbox) => sb.requestLog().filter((r) => r.route === 'initiate');
 
 /** Every payout of the key's business at the sandbox. */
 export async function allPayouts(sb: LocalSandbox, key = KEY): Promise<{ id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]> {
   const out: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[] = [];
   for (let page = 1; ; page++) {
-    const r = await fetch(`${sb.url}/v1/payout-api/payouts?page=${page}&limit=100`, { headers: { 'x-api-key': key } });
-    const body = (await r.json()) as { data: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]; meta: { total: number } };
+    const body = await getJson<{ data: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]; meta: { total: number } }>(
+      `${sb.url}/v1/payout-api/payouts?page=${page}&limit=100`, key);
     out.push(...body.data);
     if (body.data.length === 0 || page * 100 >= body.meta.total) return out;
   }
 }
 
 export async function wallets(sb: LocalSandbox, key = KEY): Promise<Map<string, string>> {
-  const r = await fetch(`${sb.url}/v1/payout-api/payouts/wallets`, { headers: { 'x-api-key': key } });
-  const body = (await r.json()) as { data: { currency: string; balance: number }[] };
+  const body = await getJson<{ data: { currency: string; balance: number }[] }>(`${sb.url}/v1/payout-api/payouts/wallets`, key);
   return new Map(body.data.map((w) => [w.currency, String(w.balance)]));
 }
 

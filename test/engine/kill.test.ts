@@ -20,14 +20,11 @@ afterAll(async () => {
 
 describe('kill -9 at random moments, then resume (scaled: sandbox and client at 50/s)', () => {
   it(`${ROWS} rows under faults, at least 5 SIGKILLs: one payout per row, exact balances, at most ${RATE} requests per rolling second`, async () => {
-    sb = await startSandbox({
-      rateLimitPerSecond: RATE,
-      faults: { latencyMs: [2, 25], errorAfterCreate: 0.05, dropAfterCreate: 0.05, spurious429: 0.02 },
-      randomSeed: 20261122,
-    });
+    sb = await startSandbox({ rateLimitPerSecond: RATE, randomSeed: 20261122 });
     const dir = await workDir('pb-kill-');
     await writeBatch(dir, 'payroll.csv', { rows: ROWS, documentsEvery: 10, prefix: 'KILL' });
     const opening = await wallets(sb);
+    sb.setFaults({ latencyMs: [2, 25], errorAfterCreate: 0.05, dropAfterCreate: 0.05, spurious429: 0.02 });
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const args = ['run', 'payroll.csv', '--base-url', sb.url, '--yes', '--rate', String(RATE)];
 
@@ -60,6 +57,7 @@ describe('kill -9 at random moments, then resume (scaled: sandbox and client at 
 
     // No rolling second over the limit, across all runs and kills (read before our own reads below).
     expect(maxPerRollingSecond(sb)).toBeLessThanOrEqual(RATE);
+    sb.setFaults({});
     // Exactly one payout per row.
     const payouts = await allPayouts(sb);
     expect(payouts).toHaveLength(ROWS);
