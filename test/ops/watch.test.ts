@@ -1,0 +1,160 @@
+// `watch DIR --once` spawned as cron would, against the sandbox over real HTTP: files done and
+// failed with reasons, content already sent not paid again, two concurrent runs on one folder,
+// a half-written file, and a run killed mid-file then resumed with no duplicate.
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { generateCsv } from '../engine/helpers.ts';
+import { allPayouts, cleanEnv, runCli, sleep, startSb, until, workDir } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+async function folder(s: LocalSandbox, extra: Record<string, unknown> = {}): Promise<string> {
+  const dir = await workDir('pb-watch-');
+  writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: s.url, settleSeconds: 1, rate: 200, quote: false, ...extra }, null, 2));
+  return dir;
+}
+const drop = (dir: string, name: string, rows: number, prefix: string, ready = true) => {
+  const p = join(dir, 'inbox', name);
+  mkdirSync(join(dir, 'inbox'), { recursive: true });
+  writeFileSync(p, generateCsv({ rows, currencies: ['GBP'], prefix }));
+  if (ready) writeFileSync(`${p}.ready`, '');
+  return p;
+};
+
+const watch = (dir: string, extra: string[] = [], onSpawn?: Parameters<typeof runCli>[1]['onSpawn']) =>
+  runCli(['watch', dir, '--once', ...extra], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') }), onSpawn, timeoutMs: 60_000 });
+const claims = (dir: string, sub: string) => (existsSync(join(dir, sub)) ? readdirSync(join(dir, sub)) : []);
+const summaryOf = (dir: string, sub: string, claim: string) => {
+  const f = readdirSync(join(dir, sub, claim)).find((n) => n.endsWith('.summary.json'))!;
+  return JSON.parse(readFileSync(join(dir, sub, claim, f), 'utf8'));
+};
+
+describe('payout-batch watch --once', () => {
+  it('processes complete files into done/ with results and summary; the same content under another name goes to failed/, not paid again', async () => {
+    sb = await startSb();
+    const dir = await folder(sb);
+    drop(dir, 'payroll-a.csv', 3, 'WA');
+    const r = await watch(dir);
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    expect(r.stdout).toContain('payroll-a.csv: done');
+    const [claim] = claims(dir, 'done');
+    expect(readdirSync(join(dir, 'done', claim!)).sort()).toEqual(['claim.json', 'payroll-a.csv', 'payroll-a.results.csv', 'payroll-a.summary.json']);
+    expect(summaryOf(dir, 'done', claim!)).toMatchObject({ file: 'payroll-a.csv', outcome: 'done', exitCode: 0, summary: { created: 3 } });
+    expect(claims(dir, 'processing')).toEqual([]);
+    expect(readdirSync(join(dir, 'inbox'))).toEqual([]);
+    // JSON logs with batch id, row number and request id; never the key.
+    const rowLog = r.stderr.trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.msg === 'row done');
+    expect(rowLog).toMatchObject({ command: 'watch', file: 'payroll-a.csv', row: 2 });
+    expect(rowLog.batchId).toMatch(/^[0-9a-f]{16}$/);
+    expect(r.stdout + r.stderr).not.toContain('sk_sandbox_acme_primary');
+
+    // The same bytes dropped again under another name.
+    writeFileSync(join(dir, 'inbox', 'payroll-a-copy.csv'), readFileSync(join(dir, 'done', claim!, 'payroll-a.csv')));
+    writeFileSync(join(dir, 'inbox', 'payroll-a-copy.csv.ready'), '');
+    const again = await watch(dir);
+    expect(again.code).toBe(3);
+    expect(again.stdout).toMatch(/payroll-a-copy\.csv: failed: already processed: the same content as payroll-a\.csv .* 3 rows sent\. Not paid again/);
+    const [failed] = claims(dir, 'failed');
+    expect(summaryOf(dir, 'failed', failed!)).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(await allPayouts(sb)).toHaveLength(3);
+  });
+
+  it('refuses by the guards of the configuration (allowed currencies, max totals): failed/ with the reason, exit 3, nothing sent', async () => {
+    sb = await startSb();
+    const dir = await folder(sb, { allowedCurrencies: ['USD'] });
+    drop(dir, 'gbp.csv', 2, 'WG');
+    const r = await watch(dir);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain('gbp.csv: failed: refused: source currencies not allowed by payout-batch.json: GBP (2 rows) (allowed: USD)');
+    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 1, quote: false, maxTotals: ['GBP:5.00'] }));
+    drop(dir, 'gbp2.csv', 2, 'WH');
+    const r2 = await watch(dir);
+    expect(r2.code).toBe(3);
+    expect(r2.stdout).toMatch(/gbp2\.csv: failed: refused by the guards: --max-total GBP:5/);
+    expect(await allPayouts(sb)).toHaveLength(0);
+    writeFileSync(join(dir, 'payout-batch.json'), '{"environment": "sandbox", "settleSeconds": "soon"}');
+    const bad = await watch(dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('payout-batch.json: settleSeconds:');
+  });
+
+  it('two concurrent runs on the same folder: each file processed exactly once', async () => {
+    sb = await startSb({ faults: { latencyMs: [5, 15] } });
+    const dir = await folder(sb);
+    const files = ['f1.csv', 'f2.csv', 'f3.csv', 'f4.csv'];
+    files.forEach((f, i) => drop(dir, f, 3, `WC${i}`));
+    const [a, b] = await Promise.all([watch(dir), watch(dir)]);
+    expect(a.code, a.stderr.slice(-1500)).toBe(0);
+    expect(b.code, b.stderr.slice(-1500)).toBe(0);
+    const done = claims(dir, 'done');
+    expect(done).toHaveLength(4);
+    expect(done.map((c) => readFileSync(join(dir, 'done', c, 'claim.json'), 'utf8')).map((t) => JSON.parse(t).name).sort()).toEqual(files);
+    expect(claims(dir, 'failed')).toEqual([]);
+    // Between them the two runs reported each file once.
+    const reported = (a.stdout + b.stdout).split('\n').filter((l) => / done$/.test(l)).map((l) => l.split(':')[0]).sort();
+    expect(reported).toEqual(files);
+    expect(await allPayouts(sb)).toHaveLength(12);
+    expect(sb.requestLog().filter((x) => x.route === 'initiate')).toHaveLength(12);
+  });
+
+  it('a half-written file is not taken until complete', async () => {
+    sb = await startSb();
+    const dir = await folder(sb);
+    const text = generateCsv({ rows: 6, currencies: ['GBP'], prefix: 'WHALF' });
+    const lines = text.split('\n');
+    const path = join(dir, 'inbox', 'slow.csv');
+    mkdirSync(join(dir, 'inbox'), { recursive: true });
+    writeFileSync(path, lines.slice(0, 3).join('\n') + '\n' + lines[3]!.slice(0, 20)); // cut mid-row
+    // A slow writer still at work: the file changes every 200 ms.
+    const writer = setInterval(() => {
+      const t = new Date();
+      utimesSync(path, t, t);
+    }, 200);
+    const first = await watch(dir);
+    clearInterval(writer);
+    expect(first.code, first.stderr.slice(-1500)).toBe(0);
+    expect(first.stdout).toContain('Nothing to process (1 file not complete yet)');
+    expect(readdirSync(join(dir, 'inbox'))).toEqual(['slow.csv']);
+    expect(await allPayouts(sb)).toHaveLength(0);
+    // The writer finishes; once unchanged for settleSeconds the file is taken, whole.
+    writeFileSync(path, text);
+    await sleep(1100);
+    const second = await watch(dir);
+    expect(second.code, second.stderr.slice(-1500)).toBe(0);
+    expect(second.stdout).toContain('slow.csv: done');
+    expect(await allPayouts(sb)).toHaveLength(6);
+  });
+
+  it('a run killed mid-file is resumed by the next run: one payout per row, no duplicate', async () => {
+    sb = await startSb({ faults: { latencyMs: [30, 60] } });
+    const dir = await folder(sb, { rate: 20, concurrency: 2 });
+    const ROWS = 30;
+    drop(dir, 'big.csv', ROWS, 'WK');
+    const killed = await watch(dir, [], (child) => {
+      void until(() => initiatesSeen(sb!) >= 4, 30_000, 'rows under way').then(() => child.kill('SIGKILL'), () => child.kill('SIGKILL'));
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    const sentBeforeKill = initiatesSeen(sb);
+    expect(sentBeforeKill).toBeLessThan(ROWS);
+    expect(claims(dir, 'processing')).toHaveLength(1);
+    expect(claims(dir, 'done')).toEqual([]);
+
+    const resumed = await watch(dir);
+    expect(resumed.code, resumed.stderr.slice(-2000)).toBe(0);
+    expect(resumed.stdout).toContain('big.csv: done (resumed)');
+    const payouts = await allPayouts(sb);
+    expect(payouts).toHaveLength(ROWS);
+    expect(new Set(payouts.map((p) => p.sourceAmount)).size).toBe(ROWS);
+    const [claim] = claims(dir, 'done');
+    expect(summaryOf(dir, 'done', claim!)).toMatchObject({ outcome: 'done', summary: { created: ROWS } });
+    expect(claims(dir, 'processing')).toEqual([]);
+  });
+});
+
+const initiatesSeen = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'initiate').length;
