@@ -79,6 +79,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   const executed = new Map<number, RowOutcome>();
   let plan: BatchPlan | undefined;
   let started = false;
+  let finished = false;
 
   /** Every row's outcome now: executed, from the journal, invalid, left out, or queued. */
   const outcomeOf = (r: LoadedBatch['rows'][number]): RowOutcome => {
@@ -94,7 +95,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     const ns = plan?.notSent.get(r.rowNumber);
     const fallback: RowOutcome = ns
       ? { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: ns.code, message: ns.message } }
-      : started && plan?.toSend.includes(r.rowNumber)
+      : started && !finished && plan?.toSend.includes(r.rowNumber)
         ? { status: ENGINE_STATUSES.QUEUED, documents: [] }
         : { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' } };
     if (ns && s.phase === 'rejected') return fallback;
@@ -110,6 +111,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   };
   const writeAll = () => writeResults(o.results.path, table());
   const finish = async (exitCode: PipelineResult['exitCode'], extra: Partial<PipelineResult>): Promise<PipelineResult> => {
+    finished = true;
     await writeAll();
     const outcomes = new Map<number, RowOutcome>();
     for (const r of batch.rows) {

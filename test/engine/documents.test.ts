@@ -1,0 +1,83 @@
+// Documents of a row: uploaded once each, the first on initiate and the rest PATCHed; or merged
+// into one PDF (--merge-documents, images as pages) and uploaded once.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PDFDocument } from 'pdf-lib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PayoutClient } from '../../src/client/client.ts';
+import type { Connection } from '../../src/client/connect.ts';
+import { mergeToPdf } from '../../src/engine/execute.ts';
+import { runBatch } from '../../src/engine/run.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { HEADER, KEY, ROOT, workDir } from './helpers.ts';
+
+// A 1x1 PNG.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+async function twoDocumentBatch(dir: string): Promise<string> {
+  const sample = (await readFile(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8')).replace(/^\uFEFF/, '').trim().split(/\r?\n/);
+  const row = sample.find((l) => l.includes(';documents/'))!.split(',');
+  const docs = HEADER.indexOf('documents');
+  await writeFile(join(dir, 'scan.png'), PNG);
+  row[docs] = `${row[docs]!.split(';').map((d) => join(ROOT, 'samples', d)).join(';')};scan.png`;
+  const file = join(dir, 'two-docs.csv');
+  await writeFile(file, `${HEADER.join(',')}\n${row.join(',')}\n`);
+  return file;
+}
+
+const conn = (s: LocalSandbox): Connection => ({
+  client: new PayoutClient({ baseUrl: s.url, apiKey: KEY, requestsPerSecond: 200 }),
+  environment: { name: 'custom', keyClass: 'sandbox', baseUrl: s.url }, usage: undefined, sandbox: undefined, close: async () => {},
+});
+const opts = { yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [], quote: false, crashWaitMs: 0 };
+
+describe('documents of a row', () => {
+  it('three files: the first on initiate, the other two PATCHed once; a second run uploads and patches nothing', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const file = await twoDocumentBatch(dir);
+    const c = conn(sb);
+    const r = await runBatch({ ...opts, file, conn: c, mergeDocuments: false });
+    expect(r.exitCode).toBe(0);
+    const out = [...r.outcomes.values()][0]!;
+    expect(out.documents).toHaveLength(3);
+    const payout = await c.client.getPayout(out.payout!.id);
+    expect(payout.supportingDocuments).toHaveLength(3);
+    const log = () => sb!.requestLog().map((x) => x.route);
+    expect(log().filter((x) => x === 'uploadUrl')).toHaveLength(3);
+    expect(log().filter((x) => x === 'patchDocuments')).toHaveLength(1);
+    await runBatch({ ...opts, file, conn: c, mergeDocuments: false });
+    expect(log().filter((x) => x === 'uploadUrl')).toHaveLength(3);
+    expect(log().filter((x) => x === 'patchDocuments')).toHaveLength(1);
+  });
+
+  it('--merge-documents: one PDF (the PDFs\' pages, then the image as a page), one upload, no PATCH', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const file = await twoDocumentBatch(dir);
+    const c = conn(sb);
+    const r = await runBatch({ ...opts, file, conn: c, mergeDocuments: true });
+    expect(r.exitCode).toBe(0);
+    const payout = await c.client.getPayout([...r.outcomes.values()][0]!.payout!.id);
+    expect(payout.supportingDocuments).toHaveLength(1);
+    expect(sb.requestLog().filter((x) => x.route === 'uploadUrl')).toHaveLength(1);
+    expect(sb.requestLog().filter((x) => x.route === 'patchDocuments')).toHaveLength(0);
+  });
+
+  it('mergeToPdf keeps every page and embeds images, and gives the same bytes for the same files', async () => {
+    const a = await PDFDocument.create();
+    a.addPage();
+    a.addPage();
+    const pdf = await a.save();
+    const files = [{ bytes: pdf, contentType: 'application/pdf' as const }, { bytes: new Uint8Array(PNG), contentType: 'image/png' as const }];
+    const merged = await mergeToPdf(files);
+    expect((await PDFDocument.load(merged)).getPageCount()).toBe(3);
+    expect(Buffer.from(await mergeToPdf(files)).equals(Buffer.from(merged))).toBe(true);
+  });
+});
