@@ -40,9 +40,22 @@ function isBlank(values: string[]): boolean {
   for (const v of values) if (v.length !== 0 && v.trim() !== '') return false;
   return true;
 }
+/**
+ * v.trim(), without the call for the usual cell that neither starts nor ends with a character
+ * trim() could remove (every one of those is at most U+0020 or at least U+00A0): per cell, the
+ * call cost as much as building the row.
+ */
+export function trimCell(v: string): string {
+  const n = v.length;
+  if (n === 0) return v;
+  const a = v.charCodeAt(0);
+  const z = v.charCodeAt(n - 1);
+  return a <= 0x20 || a >= 0xa0 || z <= 0x20 || z >= 0xa0 ? v.trim() : v;
+}
+
 /** The cell at i is empty or blank (or there is no such column). */
 function isEmptyAt(values: string[], i: number): boolean {
-  return i < 0 || (values[i] ?? '').trim() === '';
+  return i < 0 || trimCell(values[i] ?? '') === '';
 }
 /** A cell that labels a total: short, and starting like "total", "grand total", "subtotal" or "sum". */
 function isTotalLabel(v: string): boolean {
@@ -144,12 +157,12 @@ export async function shapeRows(
     const cells: Record<string, string> = { ...blankCells };
     for (let i = 0; i < width; i++) {
       const v = r.values[i];
-      cells[columns[i]!] = v === undefined ? '' : v.trim();
+      cells[columns[i]!] = v === undefined ? '' : trimCell(v);
     }
     const row: RawRow = { rowNumber: r.rowNumber, cells };
     if (r.values.length > width) {
       let extra = 0;
-      for (let i = width; i < r.values.length; i++) if (r.values[i]!.trim() !== '') extra++;
+      for (let i = width; i < r.values.length; i++) if (trimCell(r.values[i]!) !== '') extra++;
       if (extra) row.extraCells = extra;
     }
     if (r.numbers) {

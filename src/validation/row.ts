@@ -17,7 +17,7 @@ import type { Dec } from '../money.ts';
 export interface RowContext {
   /** The batch file as given (for the problems). */
   file: string;
-  /** canonical field → the file's header (from readBatch). */
+  /** canonical field → the file's header (from readBatch). Not changed once rows are parsed with it: another mapping is another object. */
   fields: Partial<Record<CanonicalField, string>>;
   /** Folder the document paths are relative to: the batch file's folder. */
   baseDir: string;
@@ -45,6 +45,25 @@ const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)))
 export function validateRow(row: RawRow, ctx: RowContext): Problem[] {
   return parseRow(row, ctx).problems;
 }
+
+/** The file's header of each payout and beneficiary field, looked up once per mapping, not per cell. */
+interface Headers {
+  top: (string | undefined)[];
+  beneficiary: (string | undefined)[];
+}
+let lastFields: RowContext['fields'] | undefined;
+let lastHeaders: Headers = { top: [], beneficiary: [] };
+function headersOf(ctx: RowContext): Headers {
+  if (ctx.fields !== lastFields) {
+    lastHeaders = { top: TOP_FIELDS.map((f) => ctx.fields[f]), beneficiary: BENEFICIARY_COLUMNS.map((f) => ctx.fields[f]) };
+    lastFields = ctx.fields;
+  }
+  return lastHeaders;
+}
+/** Per method, whether it uses each beneficiary column (in BENEFICIARY_COLUMNS order). */
+const METHOD_USES = Object.fromEntries(
+  Object.entries(METHOD_FIELD_SETS).map(([m, used]) => [m, BENEFICIARY_COLUMNS.map((f) => used.has(f))]),
+) as Record<PayoutMethod, boolean[]>;
 
 // Helpers at module level rather than closures per row: a batch has a million rows.
 const headerOf = (ctx: RowContext, f: string): string => ctx.fields[f as CanonicalField] ?? f;
@@ -75,15 +94,19 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     add(problems, row, ctx, 'error', 'EXTRA_CELLS', undefined, `${row.extraCells} non-empty cell(s) beyond the last column: a value probably holds the delimiter without quotes (e.g. an amount 1,234.56 in a comma-separated file)`, 'as many cells as headers; quote values that hold the delimiter');
   }
   for (const h in row.cells) {
-    if (row.cells[h]!.includes('\uFFFD')) {
+    const v = row.cells[h]!;
+    if (v.length !== 0 && v.indexOf('\uFFFD') !== -1) {
       problems.push({ severity: 'error', code: 'ENCODING', file: ctx.file, row: row.rowNumber, column: h, message: 'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding', expected: 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le' });
     }
   }
 
   // ---- payout fields (their validators are those of PayoutFieldsSchema)
+  const headers = headersOf(ctx);
   const top: Record<string, string> = {};
-  for (const f of TOP_FIELDS) {
-    const v = rawOf(row, ctx, f);
+  for (let i = 0; i < TOP_FIELDS.length; i++) {
+    const f = TOP_FIELDS[i]!;
+    const h = headers.top[i];
+    const v = h === undefined ? '' : (row.cells[h] ?? '');
     if (v === '') {
       if (!OPTIONAL_PAYOUT_FIELDS.has(f)) add(problems, row, ctx, 'error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
       continue;
@@ -155,11 +178,13 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   // ---- beneficiary, by the method's schema
   let beneficiary: Beneficiary | undefined;
   if (method) {
-    const used = METHOD_FIELD_SETS[method];
+    const used = METHOD_USES[method];
     const input: Record<string, string> = {};
-    for (const f of BENEFICIARY_COLUMNS) {
-      const cell = rawOf(row, ctx, f);
-      if (used.has(f)) {
+    for (let i = 0; i < BENEFICIARY_COLUMNS.length; i++) {
+      const f = BENEFICIARY_COLUMNS[i]!;
+      const h = headers.beneficiary[i];
+      const cell = h === undefined ? '' : (row.cells[h] ?? '');
+      if (used[i]) {
         const v = overrides?.[f] ?? cell;
         if (v !== '') input[f] = v;
       } else if (cell !== '') {
