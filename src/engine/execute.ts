@@ -145,7 +145,7 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
     outcomes.set(item.rowNumber, out);
     o.onEvent?.({
       type: 'row-done', rowNumber: item.rowNumber, reference: item.payout.reference, status: out.status, key: out.key,
-      requestId: out.error?.requestId, payoutId: out.payout?.id, errorCode: out.error?.code, message: out.error?.message,
+      requestId: out.requestId ?? out.error?.requestId, payoutId: out.payout?.id, errorCode: out.error?.code, message: out.error?.message,
     });
   };
   const halt = (e: unknown) => {

@@ -32,6 +32,8 @@ export interface RowOutcome {
   status: string;
   payout?: PayoutSnapshot;
   key?: string;
+  /** x-request-id of the initiate that created the payout. */
+  requestId?: string;
   error?: ErrorSnapshot;
   quote?: RowState['quote'];
   /** documentUrls attached (or to attach). */
@@ -58,6 +60,7 @@ export function resultValues(o: RowOutcome): ResultValues {
     v.totalDeductible = String(o.quote.totalDeductible);
     v.destinationAmount = String(o.quote.destinationAmount);
   }
+  if (o.requestId) v.requestId = o.requestId;
   if (o.error) {
     if (o.error.code) v.errorCode = o.error.code;
     v.errorMessage = o.error.message;
@@ -74,7 +77,7 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   switch (s.phase) {
     case 'created':
       return {
-        status: s.payout!.status, payout: s.payout, key: s.key, quote: s.quote, documents: docs,
+        status: s.payout!.status, payout: s.payout, key: s.key, requestId: s.requestId, quote: s.quote, documents: docs,
         error: s.patchError ? { ...s.patchError, code: 'DOCUMENTS_NOT_ATTACHED', message: `the payout exists, extra documents not attached yet: ${s.patchError.message}` } : undefined,
       };
     case 'initiating':

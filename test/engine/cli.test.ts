@@ -67,6 +67,7 @@ describe('I1/I4: the same file dropped twice under two names pays once', () => {
     // Secrets: the key is in no output, results or journal.
     for (const r of [first, dropped, again, lost, onPurpose]) expect(r.stdout + r.stderr).not.toContain(KEY);
     expect(first.stderr).toMatch(/"idempotencyKey":"pb1-/); // the JSON lines were there to search
+    expect(first.stderr).toMatch(/"batchId":"[0-9a-f]{16}","row":\d+,"reference":"GEN-\d+","status":"PENDING","requestId":"[0-9a-f-]{36}"/);
     for (const f of await filesUnder(dir)) expect(await readFile(f, 'utf8'), f).not.toContain(KEY);
   });
 
