@@ -34,9 +34,15 @@ export interface LoadedBatch {
 
 export async function loadBatch(path: string, options: LoadOptions = {}): Promise<LoadedBatch> {
   const file = resolve(path);
-  const sha = await fileSha256(file);
-  const identity = batchIdentity(sha, options.batchId);
+  // Opened by the reader first: a missing or unusable file is its InputError (exit 2).
   const v = await validateBatch(file, { encoding: options.encoding, sheet: options.sheet, allowDuplicateRows: options.allowDuplicateRows });
+  let identity: BatchIdentity;
+  try {
+    identity = batchIdentity(await fileSha256(file), options.batchId);
+  } catch (e) {
+    await v.close();
+    throw e;
+  }
   const rows: EngineRow[] = [];
   try {
     for await (const r of v.rows) rows.push(toEngineRow(r));

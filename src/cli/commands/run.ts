@@ -196,6 +196,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
   let bar: cliProgress.SingleBar | undefined;
   let done = 0;
   let failed = 0;
+  let pending = 0;
   const rps = () => {
     const now = Date.now();
     while (starts.length && starts[0]! < now - 5000) starts.shift();
@@ -205,7 +206,13 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
     onClientEvent(e: ClientEvent) {
       if (e.type === 'response') starts.push(Date.now());
     },
+    /** Remembers the total; the bar appears with the first row (after any confirmation question). */
     start(total: number) {
+      pending = total;
+    },
+    show() {
+      const total = pending;
+      pending = 0;
       if (io.stderr.isTTY && !json && total > 0) {
         bar = new cliProgress.SingleBar({
           stream: io.stderr as NodeJS.WriteStream,
@@ -217,6 +224,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
       }
     },
     onEvent(e: EngineEvent) {
+      if (pending) this.show();
       if (e.type === 'row-done') {
         done++;
         if (!isCreatedStatus(e.status)) failed++;
