@@ -38,6 +38,14 @@ export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set(['accountNumber', '
 
 const defaultChecker = cachedDocumentChecker();
 const TOP_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as (keyof typeof PAYOUT_FIELD_CHECKS)[];
+const T_reference = TOP_FIELDS.indexOf('reference');
+const T_sourceCurrency = TOP_FIELDS.indexOf('sourceCurrency');
+const T_destinationCurrency = TOP_FIELDS.indexOf('destinationCurrency');
+const T_destinationCountryCode = TOP_FIELDS.indexOf('destinationCountryCode');
+const T_method = TOP_FIELDS.indexOf('method');
+const T_narration = TOP_FIELDS.indexOf('narration');
+const T_remitterAddress = TOP_FIELDS.indexOf('remitterAddress');
+const T_withdrawal = TOP_FIELDS.indexOf('withdrawal');
 
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
@@ -102,7 +110,8 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
 
   // ---- payout fields (their validators are those of PayoutFieldsSchema)
   const headers = headersOf(ctx);
-  const top: Record<string, string> = {};
+  // the normalized values by TOP_FIELDS index (an array: no object built key by key per row)
+  const top: (string | undefined)[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined];
   for (let i = 0; i < TOP_FIELDS.length; i++) {
     const f = TOP_FIELDS[i]!;
     const h = headers.top[i];
@@ -112,11 +121,11 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       continue;
     }
     const r = PAYOUT_FIELD_CHECKS[f](v);
-    if (r.ok) top[f] = r.value;
+    if (r.ok) top[i] = r.value;
     else add(problems, row, ctx, r.severity ?? 'error', r.code, f, r.message, r.expected);
   }
-  const method = top.method as PayoutMethod | undefined;
-  const sourceCurrency = top.sourceCurrency;
+  const method = top[T_method] as PayoutMethod | undefined;
+  const sourceCurrency = top[T_sourceCurrency];
 
   // ---- Excel traps: identifiers that arrived as numbers
   let overrides: Record<string, string> | undefined;
@@ -179,23 +188,30 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   let beneficiary: Beneficiary | undefined;
   if (method) {
     const used = METHOD_USES[method];
-    const input: Record<string, string> = {};
+    const values: (string | undefined)[] = new Array<string | undefined>(BENEFICIARY_COLUMNS.length).fill(undefined);
     for (let i = 0; i < BENEFICIARY_COLUMNS.length; i++) {
       const f = BENEFICIARY_COLUMNS[i]!;
       const h = headers.beneficiary[i];
       const cell = h === undefined ? '' : (row.cells[h] ?? '');
       if (used[i]) {
         const v = overrides?.[f] ?? cell;
-        if (v !== '') input[f] = v;
+        if (v !== '') values[i] = v;
       } else if (cell !== '') {
         add(problems, row, ctx, 'warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
       }
     }
     // a row with no issue takes the fast path (same fields, validators and rules); any other row
     // is parsed by the method's zod schema, whose issues become the problems
-    const fast = BENEFICIARY_FAST[method](input);
-    const r = fast ? { success: true as const, data: fast } : BENEFICIARY_SCHEMAS[method].safeParse(input);
-    if (r.success) {
+    const fast = BENEFICIARY_FAST[method](values);
+    let r: { success: true; data: Record<string, unknown> } | ReturnType<(typeof BENEFICIARY_SCHEMAS)[PayoutMethod]['safeParse']>;
+    if (fast) r = { success: true, data: fast };
+    else {
+      const input: Record<string, string> = {};
+      for (let i = 0; i < BENEFICIARY_COLUMNS.length; i++) if (values[i] !== undefined) input[BENEFICIARY_COLUMNS[i]!] = values[i]!;
+      r = BENEFICIARY_SCHEMAS[method].safeParse(input);
+    }
+    if (fast) beneficiary = fast as Beneficiary; // already without empty values
+    else if (r.success) {
       const b: Record<string, string> = {};
       for (const k in r.data) {
         const v = (r.data as Record<string, unknown>)[k];
@@ -227,8 +243,8 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   }
 
   // ---- combinations
-  const dest = top.destinationCurrency;
-  const country = top.destinationCountryCode;
+  const dest = top[T_destinationCurrency];
+  const country = top[T_destinationCountryCode];
   if (method && sourceCurrency && dest && country) {
     const list = corridorMethods(sourceCurrency, dest, country);
     if (!list.includes(method)) {
@@ -261,7 +277,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     if (r.ok) documents.push(abs);
     else add(problems, row, ctx, 'error', r.code, 'documents', r.message, r.expected, d);
   }
-  const withdrawal = top.withdrawal === 'true';
+  const withdrawal = top[T_withdrawal] === 'true';
   if (!withdrawal && docList.length === 0) {
     add(problems, row, ctx, 'warning', 'NO_DOCUMENT', 'documents', 'no supporting document: the service will hold this payout until one is attached (a withdrawal to an own or UBO account needs none)', 'a PDF, JPEG or PNG path, or withdrawal true');
   }
@@ -270,18 +286,18 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   for (const p of problems) if (p.severity === 'error') return { problems };
   const payout: PayoutRow = {
     rowNumber: row.rowNumber,
-    reference: top.reference!,
+    reference: top[T_reference]!,
     sourceAmount: amount,
     sourceCurrency: sourceCurrency!,
     destinationCurrency: dest!,
     destinationCountryCode: country!,
     method,
     beneficiary,
-    narration: top.narration!,
+    narration: top[T_narration]!,
     documents,
     withdrawal,
   };
-  if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
+  if (top[T_remitterAddress]) payout.remitterAddress = top[T_remitterAddress];
   return { problems, payout };
 }
 
