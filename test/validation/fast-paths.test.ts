@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { composeIBAN, countrySpecs, validateIBAN } from 'ibantools';
 import { ibanSurelyValid } from '../../src/validation/fields.ts';
 import { documentPath, documentPaths } from '../../src/validation/documents.ts';
-import { FirstRowIndex, accountKey } from '../../src/validation/batch.ts';
+import { FirstRowIndex, accountKey, hash53, hash53Joined } from '../../src/validation/batch.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
 
 describe('document paths', () => {
@@ -99,5 +99,16 @@ describe('ibanSurelyValid', () => {
       { numRuns: 5000 },
     );
     expect(valid).toBeGreaterThan(100);
+  });
+});
+
+describe('hash53Joined', () => {
+  it('is hash53 of the parts joined by "|"', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.string(), fc.string({ unit: 'binary' }), fc.integer({ min: 0, max: 100 }), (a, b, c, d, seed) => {
+        expect(hash53Joined(a, b, c, d, seed)).toBe(hash53(`${a}|${b}|${c}|${d}`, seed));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
