@@ -155,3 +155,28 @@ describe('plan --out, then run --plan', () => {
     expect(initiates(sb!)).toHaveLength(3);
   });
 });
+
+describe('retry RESULTS from the command line', () => {
+  it('an invalid row fixed in the results file is sent by retry into a new results file; created rows are not sent again', async () => {
+    const { dir, file, run } = await setup(3, { currencies: ['EUR'] });
+    await writeFile(file, (await readFile(file, 'utf8')).replace(',EUR,EUR,', ',EURO,EUR,'));
+    const first = await run('run', 'payroll.csv', '--yes');
+    expect(first.code).toBe(1);
+    expect(initiates(sb!)).toHaveLength(2);
+    const { readResults } = await import('../../src/results/read.ts');
+    const { writeResults } = await import('../../src/results/write.ts');
+    const results = join(dir, 'payroll.results.csv');
+    const table = await readResults(results);
+    const bad = table.rows.find((r) => r.result.status === 'INVALID')!;
+    expect(bad.result.errorCode).toBe('INVALID_CURRENCY');
+    bad.cells.sourceCurrency = 'EUR';
+    await writeResults(results, table);
+    const retried = await run('retry', 'payroll.results.csv', '--yes', '--json');
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(JSON.parse(retried.stdout).summary.byStatus).toEqual({ PENDING: 3 });
+    expect(initiates(sb!)).toHaveLength(3);
+    const after = await readResults(join(dir, 'payroll.results.retry-1.csv'));
+    expect(after.rows.map((r) => r.result.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
+    expect(retried.stdout + retried.stderr).not.toContain(KEY);
+  });
+});
