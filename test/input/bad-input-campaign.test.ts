@@ -1,0 +1,113 @@
+// Bad input campaign: malformed batch files (test/input/bad-input-files.ts, generated here, the
+// big ones included) through `payout-batch validate` and `payout-batch run --yes --base-url` as a
+// user runs them (the real bin, a child process), each against a sandbox of its own.
+// Each must give its documented exit code (README "Exit codes": 2 unusable file, 1 rows invalid),
+// a message that names the file, no stack trace, no request to the service, and bounded memory:
+// the big ones run under --max-old-space-size=256 and their peak RSS is read from the child.
+//
+// Left out (reported to the lead, see the report of the measuring issue), because the reader
+// does not handle them yet and tests here are never skipped:
+// - an xlsx zip bomb (zipBomb() in bad-input-files.ts: 417 KB inflating to 400 MB): exit 2, but
+//   940 MB peak RSS under --max-old-space-size=256 (SheetJS inflates the whole part, unbounded);
+// - the same header twice (reference, reference): the second column is silently renamed
+//   "reference (2)" and ignored, the file is valid and is sent.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import pLimit from 'p-limit';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { cleanEnv, runCli, type CliRun } from '../engine/helpers.ts';
+import { BAD_CASES, type BadCase } from './bad-input-files.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'pb-bad-input-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+// Writes the child's peak RSS (KiB) to $PB_RSS_FILE when it exits, whatever the exit.
+const rssHook = join(root, 'rss-hook.cjs');
+writeFileSync(rssHook, 'process.on("exit", () => { try { require("fs").writeFileSync(process.env.PB_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n');
+
+/** Two children at a time: the machine has 2 cores and the rest of the suite runs too. */
+const slots = pLimit(2);
+/**
+ * Peak RSS allowed to a child with a 256 MB old space (Node, tsx and the modules take ~140 MB).
+ * Measured: 10,000 columns ~200 MB; the 50 MB line ~505 MB (csv-parse holds the record, and the
+ * line is decoded and copied: memory grows with the longest line, not with the file).
+ */
+const RSS_LIMIT_MB = 640;
+/** Routes a run may use before it knows it has nothing to send (batch-level preflight reads). */
+const PREFLIGHT_READS = new Set(['wallets', 'countries', 'pairs', 'methods']);
+
+const oneLine = (s: string) => s.trim().split('\n').filter((l) => l.trim() !== '');
+const noStack = (s: string) => expect(s).not.toMatch(/^\s+at .+/m);
+
+interface Outcome { validate: CliRun; run: CliRun; validateRssMb: number; runRssMb: number; routes: string[] }
+
+async function campaign(c: BadCase, i: number): Promise<Outcome> {
+  const dir = join(root, String(i).padStart(2, '0'));
+  mkdirSync(dir);
+  c.write(join(dir, c.name));
+  const sb = await startSandbox({ rateLimitPerSecond: null });
+  try {
+    const rss = (which: string) => join(dir, `.rss-${which}`);
+    const env = (which: string) => cleanEnv({
+      PAYOUT_BATCH_STATE_DIR: join(dir, '.state'),
+      PB_RSS_FILE: rss(which),
+      NODE_OPTIONS: `${c.big ? '--max-old-space-size=256 ' : ''}--require ${rssHook}`,
+    });
+    const args = c.args ?? [];
+    const validate = await runCli(['validate', c.name, ...args], { cwd: dir, env: env('validate'), timeoutMs: 60_000 });
+    const run = await runCli(['run', c.name, '--yes', '--base-url', sb.url, ...args], { cwd: dir, env: env('run'), timeoutMs: 60_000 });
+    const mb = (which: string) => (existsSync(rss(which)) ? Number(readFileSync(rss(which), 'utf8')) / 1024 : NaN);
+    return { validate, run, validateRssMb: mb('validate'), runRssMb: mb('run'), routes: sb.requestLog().map((r) => r.route) };
+  } finally {
+    await sb.close();
+  }
+}
+
+describe('bad input campaign: validate and run on malformed files', () => {
+  it('has at least 40 cases, each file named once', () => {
+    expect(BAD_CASES.length).toBeGreaterThanOrEqual(40);
+    expect(new Set(BAD_CASES.map((c) => c.name)).size).toBe(BAD_CASES.length);
+  });
+
+  BAD_CASES.forEach((c, i) => {
+    it.concurrent(`${c.name}: ${c.what} -> exit ${c.exit} ${c.code}`, async () => {
+      const o = await slots(() => campaign(c, i));
+      const file = basename(c.name);
+      for (const [cmd, r] of [['validate', o.validate], ['run', o.run]] as const) {
+        const all = r.stdout + r.stderr;
+        expect(r.signal, `${cmd} was killed: ${all.slice(-500)}`).toBeNull();
+        expect(r.code, `${cmd}: ${all.slice(-800)}`).toBe(c.exit);
+        noStack(all);
+        expect(all).not.toMatch(/FATAL ERROR|heap out of memory|Unhandled|TypeError|RangeError/);
+      }
+      if (c.exit === 2) {
+        // One line on stderr that names the file and the InputError code; nothing else.
+        for (const r of [o.validate, o.run]) {
+          const lines = oneLine(r.stderr);
+          expect(lines, r.stderr).toHaveLength(1);
+          expect(lines[0]).toMatch(/^payout-batch: /);
+          if (!c.flagOnly) expect(lines[0]).toContain(file);
+          expect(lines[0]).toContain(`[${c.code}]`);
+        }
+        // Not a single request to the service.
+        expect(o.routes).toEqual([]);
+      } else {
+        // Every row refused offline: the problem is named with the file, and no row reaches the
+        // service. The run still makes its batch-level preflight reads before it finds nothing to
+        // send (asked of the engine: skip preflight when no row is valid); never a per-row request.
+        expect(o.validate.stdout).toContain(`${file} row `);
+        expect(o.validate.stdout).toContain(c.code);
+        expect(o.validate.stdout).toMatch(/(\d+) of \1 rows are invalid/);
+        expect(o.run.stderr).toMatch(/INVALID: see the results file/);
+        for (const route of o.routes) expect(PREFLIGHT_READS.has(route), `run sent ${route}`).toBe(true);
+        expect(o.routes.length).toBeLessThanOrEqual(3);
+      }
+      if (c.big) {
+        expect(o.validateRssMb).toBeLessThan(RSS_LIMIT_MB);
+        expect(o.runRssMb).toBeLessThan(RSS_LIMIT_MB);
+      }
+    }, 180_000);
+  });
+});
