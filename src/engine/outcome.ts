@@ -55,6 +55,8 @@ export function resultValues(o: RowOutcome): ResultValues {
     v.totalDeductible = formatAmount(fromApi(p.sourceAmount).plus(fromApi(p.transactionFees)), p.sourceCurrency);
     v.destinationAmount = formatAmount(fromApi(p.destinationAmount), p.destinationCurrency);
     v.updatedAt = p.updatedAt;
+    if (p.statusDetail) v.statusDetail = p.statusDetail;
+    if (p.informationRequests) v.informationRequests = p.informationRequests;
   } else if (o.quote) {
     v.fee = String(o.quote.fee);
     v.totalDeductible = String(o.quote.totalDeductible);

@@ -4,6 +4,7 @@
 // The fold is monotonic where money is concerned: once a row is `created` no later line can make
 // it look unsent, so a resumed run can never send it again.
 import type { JournalEvent } from './journal.ts';
+import { nextStatus } from '../spec/status-order.ts';
 
 export const JOURNAL_VERSION = 1;
 
@@ -40,6 +41,10 @@ export interface PayoutSnapshot {
   exchangeRate: number;
   updatedAt: string;
   documents: number;
+  /** Set by later `status` lines (status refresh, webhooks): ADDITIONAL_INFO_UNDER_REVIEW. */
+  statusDetail?: string;
+  /** Compact JSON of the payout's informationRequests while ADDITIONAL_INFO_REQUIRED. */
+  informationRequests?: string;
 }
 
 export interface ErrorSnapshot {
@@ -65,7 +70,16 @@ export type RowEvent =
   /** 409 IDEMPOTENCY_KEY_CONFLICT: for a person to resolve, never resent under a new key. */
   | { t: 'conflict'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
   | { t: 'patched'; ref: string; payoutId: string; documents: string[]; at: string }
-  | { t: 'patch-failed'; ref: string; payoutId: string; error: ErrorSnapshot; at: string };
+  | { t: 'patch-failed'; ref: string; payoutId: string; error: ErrorSnapshot; at: string }
+  /**
+   * A later status of a created payout, learnt by `status` (GET) or `listen` (webhook). Folded
+   * forward only (spec/status-order.ts), so a resumed run or a retry writes the latest status known
+   * and never moves a row back.
+   */
+  | {
+      t: 'status'; ref: string; payoutId: string; status: string; statusDetail?: string;
+      informationRequests?: string; changedAt?: string; source: 'get' | 'webhook'; deliveryId?: string; at: string;
+    };
 
 export type JournalLine = BatchHeader | RowEvent;
 
@@ -163,6 +177,17 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
     case 'patch-failed':
       if (!s.patched) s.patchError = ev.error;
       break;
+    case 'status': {
+      const p = s.payout;
+      if (!created || !p || p.id !== ev.payoutId) break;
+      const when = ev.changedAt ?? ev.at;
+      if (!nextStatus({ status: p.status, statusDetail: p.statusDetail, at: p.updatedAt }, { status: ev.status, statusDetail: ev.statusDetail, at: when }).apply) break;
+      s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail, updatedAt: when };
+      if (ev.status === 'ADDITIONAL_INFO_REQUIRED') {
+        if (ev.informationRequests) s.payout.informationRequests = ev.informationRequests;
+      } else delete s.payout.informationRequests;
+      break;
+    }
   }
 }
 

@@ -15,7 +15,7 @@ import { readResults, writeResults } from '../results/index.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
 import type { InformationRequest } from '../spec/schemas.ts';
 import { withLock } from './lock.ts';
-import { nextStatus, type StatusDecision } from './status-rule.ts';
+import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
 
 export interface StatusUpdate {
   payoutId: string;
@@ -139,6 +139,7 @@ export async function recordInJournal(file: string, table: ResultsTable, applied
             const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
             w.append({
               t: 'status', ref, payoutId: c.payoutId, status: c.to, ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
+              ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED' ? { informationRequests: JSON.stringify(u.informationRequests) } : {}),
               ...(u?.at ? { changedAt: u.at } : {}), source: u?.source ?? 'get', ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
               at: new Date().toISOString(),
             });

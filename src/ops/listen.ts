@@ -7,7 +7,7 @@
 //   3. appended to the inbox journal (<state>/inbox.jsonl, fsynced) and only then answered 200:
 //      the answer is fast and the delivery is durable before the service is told it arrived;
 //   4. applied afterwards, one at a time, in arrival order: payout.status.changed to the rows of
-//      the results files it is pointed at (forward only, status-rule.ts) and to their journals;
+//      the results files it is pointed at (forward only, spec/status-order.ts) and to their journals;
 //      wallet events are logged (they stay in the inbox journal). An "applied" line follows;
 //      deliveries accepted but not applied when the process stopped are applied on the next start.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

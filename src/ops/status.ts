@@ -1,6 +1,6 @@
 // `status RESULTS`: refresh every payout of a results file that is not in a final status (GET
 // payout through the one throttled client), and rewrite the file with status, statusDetail and
-// informationRequests, forward only (status-rule.ts). Returns values; never prints or exits.
+// informationRequests, forward only (spec/status-order.ts). Returns values; never prints or exits.
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';

@@ -84,3 +84,48 @@ describe('journal: append-only JSON lines', () => {
     expect([...f.rows.values()].every((s) => s.phase === 'created')).toBe(true);
   });
 });
+
+describe('journal: later statuses of a created payout', () => {
+  const created = (): JournalLine[] => [
+    { t: 'initiating', ref: 'R1', row: 2, attempt: 1, key: 'k1', body: '{}', at: 'now' },
+    { t: 'created', ref: 'R1', attempt: 1, key: 'k1', requestId: 'q', payout: snap('p1'), at: 'now' },
+  ];
+  const status = (s: string, changedAt: string, extra: Partial<Extract<JournalLine, { t: 'status' }>> = {}): JournalLine => ({
+    t: 'status', ref: 'R1', payoutId: 'p1', status: s, changedAt, source: 'webhook', at: changedAt, ...extra,
+  });
+
+  it('folds forward only: a late or replayed older status never moves the row back', () => {
+    const f = foldJournal([
+      ...created(),
+      status('PROCESSING', '2026-01-02T00:00:00Z'),
+      status('PENDING', '2026-01-01T12:00:00Z'), // late GET answer
+      status('SUCCESSFUL', '2026-01-03T00:00:00Z'),
+      status('PROCESSING', '2026-01-02T00:00:00Z'), // replayed delivery
+    ]);
+    expect(rowState(f, 'R1').payout).toMatchObject({ status: 'SUCCESSFUL', updatedAt: '2026-01-03T00:00:00Z' });
+  });
+
+  it('keeps statusDetail and the information requests while they apply', () => {
+    const asked = JSON.stringify([{ title: 'Invoice', type: 'FILE' }]);
+    let f = foldJournal([...created(), status('ADDITIONAL_INFO_REQUIRED', '2026-01-02T00:00:00Z', { informationRequests: asked })]);
+    expect(rowState(f, 'R1').payout).toMatchObject({ status: 'ADDITIONAL_INFO_REQUIRED', informationRequests: asked });
+    f = foldJournal([
+      ...created(),
+      status('ADDITIONAL_INFO_REQUIRED', '2026-01-02T00:00:00Z', { informationRequests: asked }),
+      status('PENDING', '2026-01-03T00:00:00Z', { statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW' }),
+    ]);
+    const p = rowState(f, 'R1').payout!;
+    expect(p).toMatchObject({ status: 'PENDING', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW' });
+    expect(p.informationRequests).toBeUndefined();
+  });
+
+  it('ignores a status for another payout or for a row that was never created', () => {
+    const f = foldJournal([
+      ...created(),
+      { ...status('SUCCESSFUL', '2026-01-03T00:00:00Z'), payoutId: 'someone-else' } as JournalLine,
+      { ...status('SUCCESSFUL', '2026-01-03T00:00:00Z'), ref: 'R2' } as JournalLine,
+    ]);
+    expect(rowState(f, 'R1').payout?.status).toBe('PENDING');
+    expect(rowState(f, 'R2').phase).toBe('none');
+  });
+});

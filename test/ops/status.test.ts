@@ -44,7 +44,7 @@ describe('payout-batch status', () => {
     expect(row(3).status).toBe('PENDING');
     expect(t.rows.every((x) => x.result.idempotencyKey && x.result.payoutRef)).toBe(true); // the rest of the row is kept
 
-    // The change is recorded in the batch's journal (an event type the engine's fold ignores).
+    // The change is recorded in the batch's journal, where the engine folds it forward only.
     const journal = (await import('node:fs')).readdirSync(join(dir, '.payout-batch')).find((n) => n.endsWith('.journal.jsonl'))!;
     const lines = (await import('node:fs')).readFileSync(join(dir, '.payout-batch', journal), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.t === 'status').map((l) => l.status).sort()).toEqual(['ADDITIONAL_INFO_REQUIRED', 'PENDING', 'SUCCESSFUL']);
