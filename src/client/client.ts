@@ -29,7 +29,7 @@ export interface PayoutClientOptions {
   apiKey: ApiKey | string;
   /** Request starts per rolling second for this key, shared by every client of the process (spec §8: 5). */
   requestsPerSecond?: number;
-  /** Added to the 1000 ms window on our side, against clock and network skew (default 100 ms). */
+  /** Added to the 1000 ms window on our side, against clock and network skew (default 50 ms, DEFAULT_SAFETY_MARGIN_MS). */
   safetyMarginMs?: number;
   /** Requests in flight at once for this client (default 8). */
   concurrency?: number;

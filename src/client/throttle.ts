@@ -7,6 +7,14 @@
 // than N starts lie in the last (window + margin) ms; the margin absorbs clock and network skew
 // between this process and the server's arrival clock.
 
+
+/**
+ * Added to the 1000 ms window. Starts are dated when their headers leave (see below) and the
+ * server dates arrivals, so the margin only has to cover the jitter of one-way latency between
+ * two requests, not the latency itself: 50 ms keeps 5/1.05 = 0.95 of the limit. On a link with
+ * more jitter, raise it (`--safety-margin`); a 429 is still honoured and slows the pace.
+ */
+export const DEFAULT_SAFETY_MARGIN_MS = 50;
 export interface Clock {
   /** Monotonic milliseconds. */
   now(): number;
@@ -61,7 +69,7 @@ export class SlidingWindowLimiter {
     }
     this.perWindow = options.perWindow;
     this.windowMs = options.windowMs ?? 1000;
-    this.safetyMarginMs = options.safetyMarginMs ?? 100;
+    this.safetyMarginMs = options.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
     this.cooldownMs = options.cooldownMs ?? 2000;
     this.clock = options.clock ?? systemClock;
   }

@@ -98,6 +98,11 @@ export interface PreflightOptions {
 }
 
 export async function preflight(client: PayoutClient, rows: { rowNumber: number; payout: PayoutRow }[], options: PreflightOptions = {}): Promise<PreflightResult> {
+  // Nothing to send (every row invalid, or all created already): ask the service nothing, so an
+  // unusable batch or a finished one costs no request of the monthly quota.
+  if (!rows.length) {
+    return { wallets: [], corridors: [], countries: new Map(), rowIssues: new Map(), estimatedFees: new Map(), warnings: [], requests: 0 };
+  }
   let requests = 0;
   const warnings: string[] = [];
   const wallets = (await client.listWallets()).data;

@@ -6,7 +6,7 @@ import { defineCommand, UsageError } from '../command.ts';
 import { retryResults } from '../../engine/retry.ts';
 import {
   askYesNo, connectionOptions, exitReasonText, guardOptions, handleEngineError, isInteractive, jsonSummary, makeLogger,
-  moneyFlags, openConnection, planText, progressSink, summaryText, type ConnectionArgs, type GuardArgs,
+  inFlightFor, moneyFlags, openConnection, planText, progressSink, summaryText, type ConnectionArgs, type GuardArgs,
 } from './run.ts';
 
 interface RetryArgs extends ConnectionArgs, GuardArgs {
@@ -49,7 +49,7 @@ export default defineCommand<RetryArgs>({
         resultsFile: args.results, resultsPath: args.out, stateDir: args['state-dir'], conn,
         envFlag: args.env, yes: args.yes, interactive: isInteractive(io), allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'],
         expectRows: args['expect-rows'], expectTotals, maxTotals,
-        quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency, stop: stop.signal,
+        quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop: stop.signal,
         onPlan: (plan) => {
           batchLabel = plan.batchId.slice(0, 16);
           out(planText(plan, conn.environment.name));

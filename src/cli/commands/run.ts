@@ -29,6 +29,7 @@ export interface ConnectionArgs {
   'gateway-host'?: string;
   'key-file'?: string;
   rate?: number;
+  'safety-margin'?: number;
   'log-level'?: string;
   'api-key'?: unknown;
 }
@@ -64,6 +65,7 @@ export function connectionOptions(y: Argv): Argv {
     .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)' })
     .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
     .option('rate', { type: 'number', describe: 'Advanced: request starts per rolling second for the key (the spec allows 5; default 5)' })
+    .option('safety-margin', { type: 'number', describe: 'Advanced: ms added to the rolling second against network jitter (default 50)' })
     .option('log-level', { type: 'string', describe: 'JSON log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)' })
     .option('api-key', { hidden: true });
 }
@@ -104,17 +106,30 @@ export function makeLogger(args: ConnectionArgs, io: CliIO, command: string): Lo
 export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Logger, onEvent?: (e: ClientEvent) => void): Promise<Connection> {
   refuseKeyFlag(args);
   if (args.rate !== undefined && !(args.rate > 0 && args.rate <= 1000)) throw new UsageError('--rate must be a number of requests per second above 0');
+  const margin = args['safety-margin'];
+  if (margin !== undefined && !(margin >= 0 && margin <= 5000)) throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
   try {
     return await connect({
       env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], keyFile: args['key-file'],
       vars: io.env, cwd: io.cwd, stateDir: defaultStateDir(io.env), logger,
-      client: { ...(args.rate ? { requestsPerSecond: args.rate } : {}), ...(onEvent ? { onEvent } : {}) },
+      client: {
+        ...(args.rate ? { requestsPerSecond: args.rate } : {}),
+        ...(margin !== undefined ? { safetyMarginMs: margin } : {}),
+        concurrency: inFlightFor(args.rate),
+        ...(onEvent ? { onEvent } : {}),
+      },
     });
   } catch (e) {
     if (e instanceof ClientConfigError) throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
     throw e;
   }
 }
+
+/**
+ * Requests (and rows) in flight: enough to keep `rate` starts per second going while each waits up
+ * to a second for its answer. At the spec's 5/s this is the default 8.
+ */
+export const inFlightFor = (rate: number | undefined): number => Math.max(8, Math.ceil(rate ?? 5));
 
 /** Asks once on the terminal. */
 export async function askYesNo(io: CliIO, question: string): Promise<boolean> {
@@ -307,7 +322,7 @@ export default defineCommand<RunArgs>({
         encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'],
         envFlag: args.env, yes: args.yes, interactive: isInteractive(io), allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'],
         expectRows: args['expect-rows'], expectTotals, maxTotals,
-        quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency,
+        quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate),
         stop: stop.signal,
         onResume: (report) => out(resumeText(report)),
         onPlan: (plan) => {
