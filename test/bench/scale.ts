@@ -1,0 +1,217 @@
+// How our own cost grows with the batch: validate and plan at 1,000, 10,000 and 100,000 rows, and
+// a resume from a journal of 100,000 created rows.
+//   npx tsx test/bench/scale.ts [--sizes 1000,10000,100000] [--runs K]
+//
+// Every measurement is the real CLI in a child process (node src/cli/bin.js, as a user runs it),
+// best wall time of K runs (default 2), and the child's maxRSS (process.resourceUsage() read at its
+// exit). A "startup" run (payout-batch --version: Node, tsx, the modules) is measured the same way
+// and subtracted to give the work itself ("net"); growth per 10x step is net(10N) / net(N)
+// (linear = 10, better than linear < 10).
+//   validate FILE                          offline, no network
+//   plan FILE --no-quote --base-url SB --rate 1000
+//                                          + preflight against a local sandbox (no latency, no rate
+//                                          limit: our cost, not the service's); estimated fees
+//   resume: run FILE --yes --base-url SB --rate 1000, after a journal in which all 100,000 rows are created
+//                                          (written by the engine's own openSession/JournalWriter
+//                                          with the lines a run writes: quote, initiating, created);
+//                                          it reads the journal, validates the file, finds nothing
+//                                          to send and rewrites the results file
+//   journal fold                           readJournal + foldJournal of that journal alone
+// Rows: the sample payroll's same-currency rows, unique references and amounts (test/engine/helpers).
+// Targets (issue): linear or better; resume under 2 s at 100,000.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadBatch } from '../../src/engine/batch.ts';
+import { initiateBody } from '../../src/engine/execute.ts';
+import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
+import { openSession } from '../../src/engine/session.ts';
+import { readJournal } from '../../src/journal/journal.ts';
+import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
+import { toApi } from '../../src/money.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { ROOT, cleanEnv, generateCsv } from '../engine/helpers.ts';
+
+const self = fileURLToPath(import.meta.url);
+const MB = 1024 * 1024;
+const ENV = 'custom'; // the environment name of --base-url alone
+
+// ------------------------------------------------------------------ child phases
+
+if (process.argv[2] === '--phase') {
+  const [, , , phase, a1, a2] = process.argv;
+  const t0 = performance.now();
+  let info: Record<string, unknown> = {};
+  if (phase === 'journal') {
+    // A journal of every row created, as `run` would have left it.
+    const file = a1!;
+    const batch = await loadBatch(file);
+    const stateDir = stateDirFor(batch.file); // where run looks: .payout-batch beside the file
+    const session = openSession({ identity: batch.identity, env: ENV, file: batch.file, stateDir, command: 'run', resultsPath: file.replace(/\.csv$/, '.results.csv') });
+    const w = session.writer;
+    const at = new Date().toISOString();
+    w.append({ t: 'run', at, command: 'run', pid: process.pid });
+    let n = 0;
+    for (const r of batch.rows) {
+      const p = r.payout;
+      if (!p) continue;
+      const key = idempotencyKey(batch.identity.batchId, ENV, p.reference, 1);
+      const amount = Number(toApi(p.sourceAmount));
+      w.append({ t: 'quote', ref: p.reference, attempt: 1, rate: 1, fee: 1.5, totalDeductible: amount + 1.5, destinationAmount: amount });
+      w.append({ t: 'initiating', ref: p.reference, row: r.rowNumber, attempt: 1, key, body: JSON.stringify(initiateBody(p)), at });
+      w.append({
+        t: 'created', ref: p.reference, attempt: 1, key, requestId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, at,
+        payout: {
+          id: `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`, payoutRef: `PO-${String(n).padStart(10, '0')}`, status: 'PENDING',
+          sourceAmount: amount, sourceCurrency: p.sourceCurrency, destinationAmount: amount, destinationCurrency: p.destinationCurrency,
+          transactionFees: 1.5, exchangeRate: 1, updatedAt: at, documents: 0,
+        },
+      });
+      n++;
+    }
+    w.append({ t: 'run-end', at, exitCode: 0 }, { sync: true });
+    w.close();
+    info = { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size };
+  } else if (phase === 'fold') {
+    const r = readJournal<JournalLine>(a1!);
+    const folded = foldJournal(r.events);
+    info = { rows: folded.rows.size };
+  }
+  const ms = performance.now() - t0;
+  process.stdout.write(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, ...info }));
+  process.exit(0);
+}
+
+// ------------------------------------------------------------------ parent
+
+function spawnChild(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const c = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('error', reject);
+    c.on('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 }));
+  });
+}
+
+async function writeBatch(path: string, rows: number): Promise<void> {
+  // generateCsv builds the text in memory; 100,000 rows is ~20 MB: write it in slices
+  const out = createWriteStream(path);
+  const step = 10_000;
+  for (let from = 0; from < rows; from += step) {
+    const n = Math.min(step, rows - from);
+    let text = generateCsv({ rows: n, prefix: `S${from / step}`, amount: (i) => `${10 + ((from + i) % 50_000)}.${String((from + i) % 100).padStart(2, '0')}` });
+    if (from > 0) text = text.slice(text.indexOf('\n') + 1);
+    if (!out.write(text)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+interface Point { ms: number; rssMb: number; code: number | null; extra?: string }
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  let sizes = [1_000, 10_000, 100_000];
+  let runs = 2;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--sizes') sizes = argv[++i]!.split(',').map(Number);
+    else if (argv[i] === '--runs') runs = Number(argv[++i]);
+    else throw new Error(`unknown argument ${argv[i]}: use [--sizes 1000,10000,100000] [--runs K]`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'pb-bench-scale-'));
+  const rssHook = join(dir, 'rss-hook.cjs');
+  writeFileSync(rssHook, 'process.on("exit", () => { try { require("fs").writeFileSync(process.env.PB_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n');
+  const rssFile = join(dir, 'rss');
+  const sb = await startSandbox({ rateLimitPerSecond: null, monthlyQuota: null });
+  /** Best of `runs` of the CLI with these args; maxRSS the worst. */
+  const cli = async (args: string[], cwd: string, stateDir: string, times = runs): Promise<Point> => {
+    let best: Point | undefined;
+    for (let k = 0; k < times; k++) {
+      const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: stateDir, PB_RSS_FILE: rssFile, NODE_OPTIONS: `--require ${rssHook}` });
+      const r = await spawnChild([join(ROOT, 'src/cli/bin.js'), ...args], env, cwd);
+      const rssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
+      if (process.env.SCALE_DEBUG) console.error(r.stdout.slice(-1500), r.stderr.slice(-1500));
+      if ((r.code === 2 || r.code === 4 || r.code === null) && args[0] !== '--version') throw new Error(`${args.join(' ')}: exit ${r.code}\n${r.stderr.slice(-1500)}`);
+      if (!best || r.ms < best.ms) best = { ms: r.ms, rssMb: Math.max(rssMb, best?.rssMb ?? 0), code: r.code };
+      else best.rssMb = Math.max(best.rssMb, rssMb);
+    }
+    return best!;
+  };
+  try {
+    const startup = await cli(['--version'], dir, join(dir, 'state'), Math.max(runs, 3));
+    console.log(`startup (payout-batch --version): ${(startup.ms / 1000).toFixed(2)} s, ${startup.rssMb.toFixed(0)} MB maxRSS; best of ${runs} runs below, net = wall - startup`);
+    const table: { what: string; n: number; p: Point }[] = [];
+    let last = sizes[sizes.length - 1]!;
+    let lastFile = '';
+    for (const n of sizes) {
+      const sub = join(dir, `n${n}`);
+      const file = join(sub, 'batch.csv');
+      (await import('node:fs')).mkdirSync(sub);
+      await writeBatch(file, n);
+      process.stdout.write(`${n.toLocaleString('en')} rows (${(statSync(file).size / MB).toFixed(1)} MB): validate ... `);
+      const v = await cli(['validate', file, '--max-problems', '1'], sub, join(sub, 'state'));
+      process.stdout.write(`${(v.ms / 1000).toFixed(2)} s; plan ... `);
+      const p = await cli(['plan', file, '--no-quote', '--base-url', sb.url, '--rate', '1000'], sub, join(sub, 'state'));
+      console.log(`${(p.ms / 1000).toFixed(2)} s (exit ${p.code})`);
+      if (v.code !== 0) throw new Error(`validate exit ${v.code}: the generated file has invalid rows`);
+      table.push({ what: 'validate', n, p: v }, { what: 'plan --no-quote', n, p });
+      last = n;
+      lastFile = file;
+    }
+
+    // resume from a journal of `last` rows, all created
+    const sub = join(lastFile, '..');
+    process.stdout.write(`journal of ${last.toLocaleString('en')} created rows ... `);
+    const j = await spawnChild(['--import', 'tsx', self, '--phase', 'journal', lastFile], cleanEnv(), ROOT);
+    if (j.code !== 0) throw new Error(j.stderr);
+    const jr = JSON.parse(j.stdout) as { rows: number; journal: string; bytes: number };
+    console.log(`${jr.rows.toLocaleString('en')} rows, ${(jr.bytes / MB).toFixed(1)} MB`);
+    const before = sb.requestLog().length;
+    const resume = await cli(['run', lastFile, '--yes', '--base-url', sb.url, '--rate', '1000'], sub, join(sub, 'state'));
+    const sent = sb.requestLog().slice(before);
+    const folds: { ms: number; maxRssMb: number; rows: number }[] = [];
+    for (let k = 0; k < Math.max(runs, 3); k++) {
+      const f = await spawnChild(['--import', 'tsx', self, '--phase', 'fold', jr.journal], cleanEnv(), ROOT);
+      folds.push(JSON.parse(f.stdout) as { ms: number; maxRssMb: number; rows: number });
+    }
+    const fold = folds.sort((a, b) => a.ms - b.ms)[0]!;
+
+    console.log('');
+    console.log(`${'what'.padEnd(18)}${'rows'.padStart(9)}${'wall'.padStart(9)}${'net'.padStart(9)}${'x per 10x'.padStart(11)}${'maxRSS'.padStart(9)}${'x per 10x'.padStart(11)}  exit`);
+    const net = (p: Point) => Math.max(1, p.ms - startup.ms);
+    for (const what of ['validate', 'plan --no-quote']) {
+      const rows = table.filter((t) => t.what === what);
+      rows.forEach((t, i) => {
+        const prev = rows[i - 1];
+        const step = prev && t.n === prev.n * 10;
+        console.log(`${what.padEnd(18)}${t.n.toLocaleString('en').padStart(9)}${`${(t.p.ms / 1000).toFixed(2)} s`.padStart(9)}${`${(net(t.p) / 1000).toFixed(2)} s`.padStart(9)}` +
+          `${(step ? (net(t.p) / net(prev.p)).toFixed(2) : '').padStart(11)}${`${t.p.rssMb.toFixed(0)} MB`.padStart(9)}${(step ? (t.p.rssMb / prev.p.rssMb).toFixed(2) : '').padStart(11)}  ${t.p.code}`);
+      });
+    }
+    console.log(`${'resume (run)'.padEnd(18)}${last.toLocaleString('en').padStart(9)}${`${(resume.ms / 1000).toFixed(2)} s`.padStart(9)}${`${(net(resume) / 1000).toFixed(2)} s`.padStart(9)}${''.padStart(11)}${`${resume.rssMb.toFixed(0)} MB`.padStart(9)}${''.padStart(11)}  ${resume.code}`);
+    console.log(`${'journal fold'.padEnd(18)}${fold.rows.toLocaleString('en').padStart(9)}${''.padStart(9)}${`${(fold.ms / 1000).toFixed(2)} s`.padStart(9)}${''.padStart(11)}${`${fold.maxRssMb.toFixed(0)} MB`.padStart(9)}`);
+    console.log('');
+    console.log(`resume: ${sent.length} requests to the sandbox (${[...new Set(sent.map((r) => r.route))].join(', ') || 'none'}), no initiate: ${!sent.some((r) => r.route === 'initiate')}`);
+    console.log('plan exit 3 = the generated amounts exceed the seed wallets (the guard that stops a run); the plan is built all the same');
+    const steps = (what: string) => {
+      const rows = table.filter((t) => t.what === what);
+      return rows.slice(1).map((t, i) => net(t.p) / net(rows[i]!.p));
+    };
+    const linear = [...steps('validate'), ...steps('plan --no-quote')].every((x) => x <= 10.5);
+    const resumeOk = net(resume) < 2000;
+    console.log(`targets: growth linear or better (every net step <= 10, 5% slack): ${linear ? 'MET' : 'MISSED'}; resume under 2 s at ${last.toLocaleString('en')} (net of startup): ${resumeOk ? 'MET' : `MISSED (${(net(resume) / 1000).toFixed(2)} s)`}`);
+    return linear && resumeOk ? 0 : 1;
+  } finally {
+    await sb.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();
