@@ -1,11 +1,15 @@
 // CSV, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records.
-// Memory stays flat however long the file: only the records of the last chunk read are held.
+// Memory stays flat however long the file: only the records of the last chunk read are held, and
+// no record longer than MAX_RECORD_BYTES (csv-parse's max_record_size): memory would otherwise
+// grow with the longest line (a 50 MB line took ~510 MB of RSS), and such a record is almost
+// always a quote left open that swallows the rest of the file.
 import { createReadStream } from 'node:fs';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { InputError } from './errors.ts';
 import { detectDelimiter, detectEncoding, sepLine, type Delimiter, type TextEncoding } from './detect.ts';
 import { NEED_MORE, type RecordSource } from './rows.ts';
+import { MAX_RECORD_BYTES, mb } from './limits.ts';
 
 /**
  * Bytes read at a time. csv-parse turns a whole chunk into records at once; the smaller the chunk,
@@ -46,6 +50,7 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     record_delimiter: ['\r\n', '\n', '\r'],
     from_line: sep ? 2 : 1,
     encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
+    max_record_size: MAX_RECORD_BYTES,
   });
   fileStream.on('error', (e) => parser.destroy(e));
   input.pipe(parser);
@@ -82,6 +87,11 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
 
   const fail = (e: unknown): never => {
     close();
+    if (e instanceof CsvError && e.code === 'CSV_MAX_RECORD_SIZE') {
+      // csv-parse counts the records it has given, which may be more than those read yet
+      const row = Math.max(rowNumber, (e as CsvError & { records?: number }).records ?? 0) + 1;
+      throw new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+    }
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
       throw new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '')}`, rowNumber + 1);

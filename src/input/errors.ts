@@ -12,6 +12,8 @@ export const INPUT_ERROR_CODES = [
   'ENCODING',
   'MALFORMED_CSV',
   'SHEET_NOT_FOUND',
+  /** Over a size limit of src/input/limits.ts (a workbook too big, or one that unpacks to too much). */
+  'TOO_LARGE',
 ] as const;
 export type InputErrorCode = (typeof INPUT_ERROR_CODES)[number];
 

@@ -9,6 +9,7 @@
 // lost their leading zeros or digits (the Excel traps) and amounts shown rounded.
 import * as XLSX from 'xlsx';
 import { InputError } from './errors.ts';
+import { checkWorkbook } from './zip-guard.ts';
 import type { RecordSource, SourceRecord } from './rows.ts';
 
 export interface ExcelOpen {
@@ -42,7 +43,9 @@ function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: n
   return { text: cell.w ?? String(cell.v) };
 }
 
-export function openExcel(buf: Buffer, file: string, sheetName?: string): ExcelOpen {
+/** Opens a workbook. Throws InputError TOO_LARGE, before SheetJS sees a byte, for one over the limits. */
+export async function openExcel(buf: Buffer, file: string, sheetName?: string): Promise<ExcelOpen> {
+  await checkWorkbook(buf, file);
   let wb: XLSX.WorkBook;
   try {
     wb = XLSX.read(buf, { type: 'buffer', cellDates: false, cellFormula: false, cellHTML: false, cellStyles: false, dense: false });

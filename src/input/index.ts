@@ -5,6 +5,7 @@ import { extname } from 'node:path';
 import { InputError } from './errors.ts';
 import { sniffKind, parseEncodingName, type Delimiter, type TextEncoding } from './detect.ts';
 import { openCsv } from './csv.ts';
+import { checkWorkbookFileSize } from './zip-guard.ts';
 import { shapeRows, type InputWarning, type RawRow } from './rows.ts';
 import type { CanonicalField } from './columns.ts';
 
@@ -94,6 +95,7 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
 
   if (kind === 'xlsx' || kind === 'xls') {
     if (options.encoding) throw new InputError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
+    checkWorkbookFileSize(file, size); // before reading it whole
     let buf: Buffer;
     try {
       const { readFile } = await import('node:fs/promises');
@@ -102,7 +104,7 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
       throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as Error).message}).`);
     }
     const { openExcel } = await import('./excel.ts');
-    const x = openExcel(buf, file, options.sheet);
+    const x = await openExcel(buf, file, options.sheet);
     const shaped = await shapeRows(file, x.records, () => {});
     return {
       file, format: kind, sheet: x.sheet, sheets: x.sheets, headerRow: shaped.headerRow, columns: shaped.columns,

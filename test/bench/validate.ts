@@ -8,7 +8,8 @@
 //   measured by a phase that reads nothing ("startup") and shown separately.
 // - The baseline reads the file as src/input/csv.ts does: a 64 KiB read stream into csv-parse
 //   with the same options (delimiter, bom, utf8 decoding, relax_column_count, relax_quotes, CR/LF/
-//   CRLF records), records taken with read() as they are buffered (no promise per record).
+//   CRLF records, max_record_size), records taken with read() as they are buffered (no promise per
+//   record).
 // - Timing starts after the imports, at the first read, and ends with the last row consumed. Wall
 //   time (best and median of the runs) and the CPU time of the process over the same span: on a
 //   shared machine, CPU time varies less.
@@ -25,6 +26,7 @@ import { getHeapStatistics } from 'node:v8';
 import { parse } from 'csv-parse';
 import { composeIBAN } from 'ibantools';
 import { CANONICAL_FIELDS } from '../../src/input/columns.ts';
+import { MAX_RECORD_BYTES } from '../../src/input/limits.ts';
 import { EXAMPLES } from '../../src/validation/templates.ts';
 import { nubanCheckDigit } from '../../src/validation/fields.ts';
 import { validateBatch } from '../../src/validation/index.ts';
@@ -78,7 +80,7 @@ async function phaseParse(file: string): Promise<number> {
   const input = createReadStream(file, { highWaterMark: 64 * 1024 });
   const parser = parse({
     delimiter: ',', bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false,
-    record_delimiter: ['\r\n', '\n', '\r'], from_line: 1, encoding: 'utf8',
+    record_delimiter: ['\r\n', '\n', '\r'], from_line: 1, encoding: 'utf8', max_record_size: MAX_RECORD_BYTES,
   });
   input.pipe(parser);
   let ended = false;

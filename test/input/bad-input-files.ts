@@ -204,8 +204,9 @@ export function writeBadCases(dir: string, cases = BAD_CASES): Map<string, strin
  * then spaces) from about 1 KB per MB on disk. Built without holding the inflated bytes: 1 MiB of
  * spaces deflated once with a sync flush (a byte-aligned, non-final block that refers only to
  * itself) is repeated, then a final block; the CRC is carried across the copies.
+ * `declaredSize`, when given, is the uncompressed size its zip headers claim (a lie: 0 or small).
  */
-export function zipBomb(inflatedMb = 400): Buffer {
+export function zipBomb(inflatedMb = 400, declaredSize?: number): Buffer {
   const head = Buffer.from(`<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">${HEADER.map((h, i) => `<c r="${XLSX.utils.encode_col(i)}1" t="inlineStr"><is><t>${h}</t></is></c>`).join('')}</row>`);
   const tail = Buffer.from('</sheetData></worksheet>');
   const pad = Buffer.alloc(MB, 0x20);
@@ -219,6 +220,6 @@ export function zipBomb(inflatedMb = 400): Buffer {
   }
   parts.push(deflateRawSync(tail));
   crc = crc32(tail, crc);
-  const size = head.length + inflatedMb * MB + tail.length;
+  const size = declaredSize ?? head.length + inflatedMb * MB + tail.length;
   return zip(workbookParts({ name: 'xl/worksheets/sheet1.xml', data: Buffer.alloc(0), deflated: Buffer.concat(parts), crc, size }));
 }

@@ -1,0 +1,157 @@
+// Bounds a workbook before SheetJS sees it. SheetJS reads a workbook whole and unpacks every part
+// of an .xlsx (a zip) into a Buffer outside the V8 heap, as large as the part's declared size or,
+// when none is declared, as large as the part inflates to: a 400 KB zip bomb took ~920 MB of RSS
+// whatever --max-old-space-size said. So, with Node alone:
+// - an Excel file over MAX_EXCEL_FILE_BYTES is refused unread;
+// - the zip's directory is walked as SheetJS walks it (cfb's parse_zip: the last end-of-directory
+//   record, its entry count and offset, each entry's local header, zip64 sizes), and the workbook
+//   is refused when the sizes it declares add up to more than MAX_UNPACKED_BYTES or one part
+//   declares an extreme ratio;
+// - declared sizes can lie, so every deflated part is then inflated, streamed and counted (64 KiB
+//   at a time, nothing kept) from where SheetJS starts inflating it, and the workbook is refused as
+//   soon as the parts together give more than MAX_UNPACKED_BYTES.
+import { createInflateRaw } from 'node:zlib';
+import { InputError } from './errors.ts';
+import { MAX_EXCEL_FILE_BYTES, MAX_PART_RATIO, MAX_UNPACKED_BYTES, RATIO_MIN_BYTES, mb } from './limits.ts';
+
+const ADVICE = 'save the sheet as CSV or split it';
+
+/** Refuses an Excel file too big to read whole. */
+export function checkWorkbookFileSize(file: string, bytes: number): void {
+  if (bytes > MAX_EXCEL_FILE_BYTES) {
+    throw new InputError('TOO_LARGE', file, `${file}: the workbook is ${mb(bytes)}, over the ${mb(MAX_EXCEL_FILE_BYTES)} limit for Excel files; ${ADVICE}.`);
+  }
+}
+
+const tooBig = (file: string) =>
+  new InputError('TOO_LARGE', file, `${file}: the workbook unpacks to more than ${mb(MAX_UNPACKED_BYTES)}; ${ADVICE}.`);
+
+const bomb = (file: string, part: string, out: number, packed: number) =>
+  new InputError(
+    'TOO_LARGE',
+    file,
+    `${file}: part ${part} of the workbook unpacks to ${mb(out)} from ${Math.max(1, Math.round(packed / 1024))} KB, over ${MAX_PART_RATIO} times its size (a zip bomb?); ${ADVICE}.`,
+  );
+
+const unreadable = (file: string, why: string) =>
+  new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${why}).`);
+
+interface Part {
+  name: string;
+  method: number;
+  /** Where its data starts (after the local header), as SheetJS reads it. */
+  dataStart: number;
+  packed: number;
+  /** The largest unpacked size any of its headers declares. */
+  declared: number;
+}
+
+/** zip64 sizes (extra field 0x0001) as SheetJS reads them: uncompressed, then compressed, 8 bytes each. */
+function zip64Sizes(extra: Buffer): { usz?: number; csz?: number } {
+  for (let p = 0; p + 4 <= extra.length; ) {
+    const id = extra.readUInt16LE(p);
+    const size = extra.readUInt16LE(p + 2);
+    const body = extra.subarray(p + 4, p + 4 + size);
+    if (id === 0x0001) {
+      return {
+        usz: body.length >= 8 ? Number(body.readBigUInt64LE(0)) : undefined,
+        csz: body.length >= 16 ? Number(body.readBigUInt64LE(8)) : undefined,
+      };
+    }
+    p += 4 + size;
+  }
+  return {};
+}
+
+/** The parts SheetJS will unpack, read from the zip's directory the way it reads it. */
+function zipParts(buf: Buffer, file: string): Part[] {
+  let eocd = buf.length - 4;
+  while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
+  if (eocd < 0 || eocd + 22 > buf.length) throw unreadable(file, 'no zip directory: is the file cut short?');
+  const count = buf.readUInt16LE(eocd + 8);
+  let p = buf.readUInt32LE(eocd + 16);
+  const parts: Part[] = [];
+  for (let i = 0; i < count; i++) {
+    if (p + 46 > buf.length) throw unreadable(file, 'a broken zip directory');
+    let packed = buf.readUInt32LE(p + 20);
+    const sizes = [buf.readUInt32LE(p + 24)];
+    const nameLen = buf.readUInt16LE(p + 28);
+    const extraLen = buf.readUInt16LE(p + 30);
+    const commentLen = buf.readUInt16LE(p + 32);
+    const local = buf.readUInt32LE(p + 42);
+    const name = buf.toString('latin1', p + 46, Math.min(buf.length, p + 46 + nameLen));
+    const z64 = zip64Sizes(buf.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen));
+    if (z64.usz !== undefined) sizes.push(z64.usz);
+    if (z64.csz) packed = z64.csz;
+    p += 46 + nameLen + extraLen + commentLen;
+
+    if (local + 30 > buf.length) throw unreadable(file, `a broken zip entry ${name}`);
+    const method = buf.readUInt16LE(local + 8);
+    sizes.push(buf.readUInt32LE(local + 22));
+    const localNameLen = buf.readUInt16LE(local + 26);
+    const localExtraLen = buf.readUInt16LE(local + 28);
+    const localZ64 = zip64Sizes(buf.subarray(local + 30 + localNameLen, local + 30 + localNameLen + localExtraLen));
+    if (localZ64.usz !== undefined) sizes.push(localZ64.usz);
+    parts.push({ name, method, dataStart: local + 30 + localNameLen + localExtraLen, packed, declared: Math.max(...sizes) });
+  }
+  return parts;
+}
+
+/**
+ * Inflates `data` (raw deflate, as far as its stream goes), counting the output without keeping
+ * it; stops as soon as it passes `budget`. A broken stream counts what it gave (SheetJS says why).
+ */
+function inflatedSize(data: Buffer, budget: number): Promise<{ out: number; consumed: number; over: boolean }> {
+  return new Promise((resolve) => {
+    const z = createInflateRaw({ chunkSize: 64 * 1024 });
+    let out = 0;
+    let done = false;
+    const finish = (over: boolean) => {
+      if (done) return;
+      done = true;
+      const consumed = z.bytesWritten;
+      z.destroy();
+      resolve({ out, consumed, over });
+    };
+    z.on('data', (chunk: Buffer) => {
+      out += chunk.length;
+      if (out > budget) finish(true);
+    });
+    z.on('end', () => finish(false));
+    z.on('error', () => finish(false));
+    z.end(data);
+  });
+}
+
+const isZip = (buf: Buffer) => buf.length >= 4 && buf.readUInt32LE(0) === 0x04034b50;
+
+/**
+ * Refuses (InputError TOO_LARGE) a workbook that is too big or unpacks to too much, before any of
+ * it is handed to SheetJS. Memory stays bounded: nothing unpacked is kept.
+ */
+export async function checkWorkbook(buf: Buffer, file: string): Promise<void> {
+  checkWorkbookFileSize(file, buf.length);
+  if (!isZip(buf)) return; // .xls (OLE2): nothing compressed, the file size bounds it
+  const parts = zipParts(buf, file);
+  let declared = 0;
+  for (const part of parts) {
+    declared += part.declared;
+    if (declared > MAX_UNPACKED_BYTES) throw tooBig(file);
+    if (part.declared > RATIO_MIN_BYTES && part.declared > MAX_PART_RATIO * Math.max(1, part.packed)) {
+      throw bomb(file, part.name, part.declared, part.packed);
+    }
+  }
+  let actual = 0;
+  for (const part of parts) {
+    if (part.dataStart > buf.length) continue;
+    if (part.method === 0) {
+      actual += Math.min(part.packed, buf.length - part.dataStart);
+    } else if (part.method === 8) {
+      const r = await inflatedSize(buf.subarray(part.dataStart), MAX_UNPACKED_BYTES - actual);
+      actual += r.out;
+      if (r.over) throw tooBig(file);
+      if (r.out > RATIO_MIN_BYTES && r.out > MAX_PART_RATIO * Math.max(1, r.consumed)) throw bomb(file, part.name, r.out, r.consumed);
+    } // other methods: SheetJS refuses them
+    if (actual > MAX_UNPACKED_BYTES) throw tooBig(file);
+  }
+}
