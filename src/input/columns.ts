@@ -103,8 +103,12 @@ export interface ColumnMapping {
 
 /**
  * Matches a header row. Throws InputError NO_HEADER when nothing matches, DUPLICATE_COLUMNS when
- * two headers name the same field and neither is its exact name, MISSING_COLUMNS listing every
- * required column that is absent.
+ * two headers name the same field and neither is its exact name, or both are (the same header
+ * twice: "reference" and "reference", or "reference" and "Reference"), MISSING_COLUMNS listing
+ * every required column that is absent. An exact name and an alias of the same field: the exact
+ * name gives the field and the alias column is kept as an extra column, with a note.
+ * Headers are matched as written, before they are made unique: a second "reference" is not the
+ * unknown column "reference (2)". Unknown headers repeated are allowed and made unique.
  */
 export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
   const columns: string[] = [];
@@ -117,14 +121,14 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
     columns.push(h);
   });
 
-  const byField = new Map<CanonicalField, { header: string; by: 'name' | 'alias' }[]>();
-  for (const h of columns) {
-    const m = matchHeader(h);
-    if (!m) continue;
+  const byField = new Map<CanonicalField, { header: string; raw: string; index: number; by: 'name' | 'alias' }[]>();
+  rawHeaders.forEach((raw, index) => {
+    const m = matchHeader(raw);
+    if (!m) return;
     const list = byField.get(m.field) ?? [];
-    list.push({ header: h, by: m.by });
+    list.push({ header: columns[index]!, raw: raw.trim(), index, by: m.by });
     byField.set(m.field, list);
-  }
+  });
   if (byField.size === 0) {
     throw new InputError(
       'NO_HEADER',
@@ -144,7 +148,11 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
     if (exact.length === 1) chosen = exact[0]!.header;
     else if (exact.length === 0 && list.length === 1) chosen = list[0]!.header;
     if (!chosen) {
-      conflicts.push(`${list.map((c) => `"${c.header}"`).join(' and ')} all name ${field}`);
+      // the exact names when there are several (the aliases beside them are not the problem)
+      const named = exact.length > 1 ? exact : list;
+      const shown = named.slice(0, 5).map((c) => `"${c.raw}" (column ${c.index + 1})`);
+      if (named.length > 5) shown.push(`${named.length - 5} more`);
+      conflicts.push(`${shown.join(named.length > 5 ? ', ' : ' and ')} ${named.length === 2 ? 'both' : 'all'} name ${field}`);
       continue;
     }
     mapping[chosen] = field;

@@ -62,6 +62,36 @@ describe('column mapping', () => {
     expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'accountName'), 'Name', 'Beneficiary Name'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
   });
 
+  it('refuses the same header twice, as written or differently written, and names both columns', () => {
+    for (const second of ['reference', 'Reference', ' reference ']) {
+      try {
+        mapColumns([...REQUIRED, second], 'f.csv');
+        expect.unreachable();
+      } catch (e) {
+        expect((e as InputError).code, second).toBe('DUPLICATE_COLUMNS');
+        expect((e as InputError).message).toContain(`"reference" (column 1) and "${second.trim()}" (column 10) both name reference`);
+      }
+    }
+    // the same alias twice with no exact name is two aliases of one field
+    expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'sourceAmount'), 'Amount', 'Amount'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
+  });
+
+  it('keeps unknown headers repeated, made unique', () => {
+    const m = mapColumns([...REQUIRED, 'Notes', 'Notes', ''], 'f.csv');
+    expect(m.columns.slice(-3)).toEqual(['Notes', 'Notes (2)', '(column 12)']);
+    expect(m.notes).toEqual([]);
+  });
+
+  it('prefers the exact name over an alias, even the same alias twice, each with a note', () => {
+    const m = mapColumns([...REQUIRED, 'Amount', 'Amount'], 'f.csv');
+    expect(m.fields.sourceAmount).toBe('sourceAmount');
+    expect(m.columns.slice(-2)).toEqual(['Amount', 'Amount (2)']);
+    expect(m.notes).toEqual([
+      'column "Amount" is kept as an extra column: "sourceAmount" already gives sourceAmount',
+      'column "Amount (2)" is kept as an extra column: "sourceAmount" already gives sourceAmount',
+    ]);
+  });
+
   it('prefers the exact name over an alias and keeps the alias column as an extra', () => {
     const m = mapColumns([...REQUIRED, 'Bank', 'bankName'], 'f.csv');
     expect(m.fields.bankName).toBe('bankName');
