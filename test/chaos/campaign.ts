@@ -1,0 +1,228 @@
+// Chaos campaign: a 1,000-row batch through `payout-batch run` against the sandbox with faults on,
+// the CLI killed with SIGKILL at random moments and restarted each time, a 60-second window in
+// which every request answers 503, then the same file again under another name, then `retry` of
+// the results. Prints what matters to a payer and exits 1 on any miss.
+//   npx tsx test/chaos/campaign.ts                  the real limit: sandbox and client at 5/s (long)
+//   npx tsx test/chaos/campaign.ts --scale 10       sandbox and client at 50/s (a few minutes)
+//   options: --rows N (1000), --kills K (10), --seed S (kill and outage schedule, and the
+//            sandbox's fault PRNG), --outage-seconds T (60), --latency MIN-MAX (150-400)
+//
+// Faults (sandbox FaultConfig, every spec route): latency MIN-MAX ms, errorAfterCreate 0.10 (the
+// payout is created, then a 5xx), dropAfterCreate 0.05 (created, then the socket is destroyed),
+// spurious429 0.05. The outage: at a random moment, PUT the faults with errorBeforeEffect 1 (every
+// request a 500/502/503 before any effect) for T seconds, then back. Monthly quota off (the
+// campaign's retries, 429s and restarts are counted against no month).
+// Every 10th row has a document (upload-url and storage PUT), the others are withdrawals.
+//
+// Measured at the end, faults off:
+//   payouts expected        valid rows of the file
+//   payouts created         payouts of the business at the sandbox
+//   duplicates              payouts beyond one per row (a row is known by its unique amount)
+//   rows lost               rows with no payout at the sandbox, or not created in the results file
+//   balance mismatch        sum over currencies of |opening - closing - results' totalDeductible|
+//   max in a rolling second most requests of the key in any 1000 ms of the sandbox's log, every
+//                           run, kill, retry and 429 included (target: the limit)
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Dec } from '../../src/money.ts';
+import { readResults } from '../../src/results/read.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import type { FaultConfig } from '../../src/sandbox/contract.ts';
+import { KEY, allPayouts, cleanEnv, maxPerRollingSecond, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
+
+interface Args { scale: number; rows: number; kills: number; seed: number; outageSeconds: number; latency: [number, number] }
+
+function parseArgs(argv: string[]): Args {
+  const a: Partial<Args> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const f = argv[i]!;
+    const v = () => {
+      const x = argv[++i];
+      if (x === undefined) throw new Error(`${f} needs a value`);
+      return x;
+    };
+    if (f === '--scale') a.scale = Number(v());
+    else if (f === '--rows') a.rows = Number(v());
+    else if (f === '--kills') a.kills = Number(v());
+    else if (f === '--seed') a.seed = Number(v());
+    else if (f === '--outage-seconds') a.outageSeconds = Number(v());
+    else if (f === '--latency') {
+      const m = /^(\d+)-(\d+)$/.exec(v());
+      if (!m) throw new Error('--latency MIN-MAX, in ms');
+      a.latency = [Number(m[1]), Number(m[2])];
+    } else throw new Error(`unknown argument ${f}: use [--scale 1|10] [--rows N] [--kills K] [--seed S] [--outage-seconds T] [--latency MIN-MAX]`);
+  }
+  return {
+    scale: a.scale ?? 1, rows: a.rows ?? 1000, kills: a.kills ?? 10, seed: a.seed ?? Date.now() % 1_000_000,
+    outageSeconds: a.outageSeconds ?? 60, latency: a.latency ?? [150, 400],
+  };
+}
+
+/** mulberry32: the campaign's own schedule, replayable with --seed. */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function main(): Promise<number> {
+  const a = parseArgs(process.argv.slice(2));
+  const limit = 5 * a.scale;
+  const random = prng(a.seed);
+  const t0 = Date.now();
+  const clock = () => `${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s`;
+  const base: Partial<FaultConfig> = { latencyMs: a.latency, errorAfterCreate: 0.1, dropAfterCreate: 0.05, spurious429: 0.05 };
+  const sb: LocalSandbox = await startSandbox({ rateLimitPerSecond: limit, monthlyQuota: null, randomSeed: a.seed });
+  const dir = await workDir('pb-chaos-');
+  let outageTimer: NodeJS.Timeout | undefined;
+  try {
+    await writeBatch(dir, 'payroll.csv', { rows: a.rows, documentsEvery: 10, prefix: 'CHAOS' });
+    const opening = await wallets(sb);
+    await sleep(1100); // our reads and the first run never share a rolling second
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const conn = ['--base-url', sb.url, '--yes', '--rate', String(limit)];
+    const initiates201 = () => sb.requestLog().filter((r) => r.route === 'initiate' && r.status === 201).length;
+    const requests = () => sb.requestLog().filter((r) => r.apiKey === KEY).length;
+
+    // About 2.6 requests per row (quote, initiate, retries; uploads for 1 row in 10) at the limit,
+    // capped by 8 requests in flight at the mean latency: the expected length of an unkilled run.
+    const inFlightCap = 8 / (((a.latency[0] + a.latency[1]) / 2 + 20) / 1000);
+    const expectedS = (a.rows * 2.6) / Math.min(limit * 0.9, inFlightCap);
+    const outageAt = 10_000 + random() * Math.max(1, expectedS * 500 - 10_000);
+    console.log(`Chaos campaign: ${a.rows} rows, sandbox and client at ${limit}/s per key${a.scale > 1 ? ` (scaled x${a.scale})` : ''}, seed ${a.seed}`);
+    console.log(`faults: latency ${a.latency[0]}-${a.latency[1]} ms, 10% 5xx after create, 5% dropped after create, 5% spurious 429; ` +
+      `${a.outageSeconds} s of 503s from ~${(outageAt / 1000).toFixed(0)} s; ${a.kills} SIGKILLs; an unkilled run would take ~${expectedS.toFixed(0)} s`);
+    sb.setFaults(base);
+    let outage = 'not yet';
+    outageTimer = setTimeout(() => {
+      sb.setFaults({ ...base, errorBeforeEffect: 1 });
+      outage = 'on';
+      console.log(`${clock()}  outage: every request answers 5xx for ${a.outageSeconds} s`);
+      outageTimer = setTimeout(() => {
+        sb.setFaults(base);
+        outage = 'over';
+        console.log(`${clock()}  outage over`);
+      }, a.outageSeconds * 1000);
+    }, outageAt);
+
+    // ---- the run, killed K times at random moments, restarted each time
+    const runs: CliRun[] = [];
+    let kills = 0;
+    let finished = false;
+    const maxDelay = Math.max(3000, (2 * expectedS * 1000) / a.kills);
+    for (let round = 1; round <= a.kills * 4 && !finished; round++) {
+      const killing = kills < a.kills;
+      const delay = 2500 + random() * (maxDelay - 2500); // past startup (~1-2 s), into preflight and sending
+      const r = await runCli(['run', 'payroll.csv', ...conn], {
+        cwd: dir, env, timeoutMs: 30 * 60_000,
+        onSpawn: killing ? (child) => setTimeout(() => child.kill('SIGKILL'), delay) : undefined,
+      });
+      runs.push(r);
+      if (r.signal === 'SIGKILL') kills++;
+      const what = r.signal === 'SIGKILL' ? `killed (SIGKILL ${kills}/${a.kills}) after ${(delay / 1000).toFixed(1)} s` : `exit ${r.code}`;
+      console.log(`${clock()}  run ${String(round).padStart(2)}: ${what.padEnd(36)} initiates answered 201 so far: ${initiates201()}, requests: ${requests()}, outage ${outage}`);
+      if (r.code === 0 && kills >= a.kills) finished = true;
+      else if (r.code === 0 && kills < a.kills) {
+        console.log(`${clock()}  the batch finished before the ${a.kills}th kill: ${kills} kills`);
+        finished = true;
+      } else if (r.code !== null && r.code !== 4 && r.code !== 1) {
+        console.log(`${clock()}  unexpected exit ${r.code}:\n${r.stdout.slice(-800)}\n${r.stderr.split('\n').filter((l) => !l.startsWith('{')).slice(-10).join('\n')}`);
+      }
+    }
+    if (outage !== 'over') {
+      console.log(`${clock()}  waiting for the outage window to pass`);
+      while (outage !== 'over') await sleep(1000);
+      if (!finished) {
+        const r = await runCli(['run', 'payroll.csv', ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
+        runs.push(r);
+        finished = r.code === 0;
+        console.log(`${clock()}  run after the outage: exit ${r.code}`);
+      }
+    }
+
+    // ---- the same file under another name
+    copyFileSync(join(dir, 'payroll.csv'), join(dir, 'payroll-copy.csv'));
+    const before2 = initiates201();
+    const second = await runCli(['run', 'payroll-copy.csv', ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
+    const secondInitiates = sb.requestLog().filter((r) => r.route === 'initiate').length;
+    console.log(`${clock()}  same file as payroll-copy.csv: exit ${second.code} (${second.stderr.split('\n').find((l) => l.includes('refused'))?.slice(0, 140) ?? 'no refusal'}), new 201 initiates: ${initiates201() - before2}`);
+
+    // ---- retry of the results
+    const before3 = sb.requestLog().filter((r) => r.route === 'initiate').length;
+    const retry = await runCli(['retry', 'payroll.results.csv', ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
+    console.log(`${clock()}  retry payroll.results.csv: exit ${retry.code}, initiates sent: ${sb.requestLog().filter((r) => r.route === 'initiate').length - before3}`);
+    void secondInitiates;
+
+    // ---- the figures (faults off; the limit measured before our own reads)
+    if (outageTimer) clearTimeout(outageTimer);
+    const maxRolling = maxPerRollingSecond(sb);
+    const log = sb.requestLog().filter((r) => r.apiKey === KEY);
+    sb.setFaults({});
+    await sleep(1100);
+    const payouts = await allPayouts(sb);
+    const closing = await wallets(sb);
+    const results = await readResults(join(dir, 'payroll.results.csv'));
+    const rowKey = (currency: string, amount: string | number) => `${currency} ${new Dec(amount).toFixed(2)}`;
+    const expected = new Map(results.rows.map((r) => [rowKey(r.cells.sourceCurrency!, r.cells.sourceAmount!), r]));
+    const perRow = new Map<string, number>();
+    let unexpected = 0;
+    for (const p of payouts) {
+      const k = rowKey(p.sourceCurrency, p.sourceAmount);
+      if (!expected.has(k)) unexpected++;
+      perRow.set(k, (perRow.get(k) ?? 0) + 1);
+    }
+    const duplicates = [...perRow.values()].reduce((s, n) => s + Math.max(0, n - 1), 0) + unexpected;
+    const created = (s?: string) => !!s && ['PENDING', 'ADDITIONAL_INFO_REQUIRED', 'PROCESSING', 'SUCCESSFUL'].includes(s);
+    let lost = 0;
+    for (const [k, r] of expected) if (!perRow.has(k) || !created(r.result.status) || !r.result.payoutId) lost++;
+    const debited = new Map<string, Dec>();
+    for (const r of results.rows) {
+      if (!r.result.totalDeductible) continue;
+      const c = r.cells.sourceCurrency!;
+      debited.set(c, (debited.get(c) ?? new Dec(0)).plus(new Dec(r.result.totalDeductible)));
+    }
+    let mismatch = new Dec(0);
+    const mismatchBy: string[] = [];
+    for (const [c, open] of opening) {
+      const d = new Dec(open).minus(new Dec(closing.get(c) ?? '0')).minus(debited.get(c) ?? 0).abs();
+      if (!d.isZero()) mismatchBy.push(`${c} ${d.toFixed(2)}`);
+      mismatch = mismatch.plus(d);
+    }
+    const statusCounts = new Map<number, number>();
+    for (const r of log) statusCounts.set(r.status, (statusCounts.get(r.status) ?? 0) + 1);
+
+    console.log('');
+    console.log(`requests of the key: ${log.length} (by status: ${[...statusCounts].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}: ${n}`).join(', ')}); runs: ${runs.length} (${kills} killed), then the copy and the retry; ${clock().trim()} in all`);
+    const line = (name: string, value: string, target: string, ok: boolean) =>
+      console.log(`${name.padEnd(36)}${value.padStart(10)}   target ${target.padEnd(6)} ${ok ? 'ok' : 'MISSED'}`);
+    const checks = [
+      [`payouts expected`, String(expected.size), '', true],
+      [`payouts created`, String(payouts.length), String(expected.size), payouts.length === expected.size],
+      [`duplicates`, String(duplicates), '0', duplicates === 0],
+      [`rows lost`, String(lost), '0', lost === 0],
+      [`wallet balance mismatch${mismatchBy.length ? ` (${mismatchBy.join(', ')})` : ''}`, mismatch.toFixed(2), '0.00', mismatch.isZero()],
+      [`max requests in any rolling second`, String(maxRolling), `<= ${limit}`, maxRolling <= limit],
+      [`SIGKILLs`, String(kills), String(a.kills), kills >= a.kills],
+      [`finished (a run exited 0)`, String(finished), 'true', finished],
+      [`copy under another name refused`, `exit ${second.code}`, 'exit 3', second.code === 3],
+      [`retry of the results`, `exit ${retry.code}`, 'exit 0', retry.code === 0],
+    ] as const;
+    for (const [n, v, t, ok] of checks) line(n, v, t, ok);
+    const ok = checks.every((c) => c[3]);
+    console.log(ok ? 'All targets met.' : 'Some targets MISSED.');
+    console.log(`replay the schedule: npx tsx test/chaos/campaign.ts ${process.argv.slice(2).filter((x, i, xs) => x !== '--seed' && xs[i - 1] !== '--seed').join(' ')} --seed ${a.seed}`.replace(/ +/g, ' '));
+    return ok ? 0 : 1;
+  } finally {
+    if (outageTimer) clearTimeout(outageTimer);
+    await sb.close();
+  }
+}
+
+process.exitCode = await main();
