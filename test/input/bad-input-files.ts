@@ -23,6 +23,8 @@ export interface BadCase {
   flagOnly?: boolean;
   /** Extra CLI arguments (both commands). */
   args?: string[];
+  /** What the one stderr line must say besides the file and code (file-level cases). */
+  message?: RegExp;
   write(path: string): void;
 }
 
@@ -160,6 +162,8 @@ export const BAD_CASES: BadCase[] = [
   { name: 'unknown-headers.csv', what: 'a header of names we do not know', exit: 2, code: 'NO_HEADER', write: text('Kolonne1,Kolonne2,Kolonne3\n1,2,3\n') },
   { name: 'duplicate-headers-alias.csv', what: 'two aliases of one field and no exact name (Amount, Net Pay)', exit: 2, code: 'DUPLICATE_COLUMNS', write: text(valid(3).split('\n').map((l, i) => (i === 0 ? l.replace('sourceAmount', 'Amount') + ',Net Pay' : l ? l + ',1.00' : l)).join('\n')) },
   { name: 'duplicate-headers-ref.csv', what: 'two aliases of reference and no exact name (Ref, Payment Reference)', exit: 2, code: 'DUPLICATE_COLUMNS', write: text(valid(3).split('\n').map((l, i) => (i === 0 ? l.replace('reference', 'Ref') + ',Payment Reference' : l ? l + ',P-1' : l)).join('\n')) },
+  { name: 'duplicate-headers-exact.csv', what: 'the same header twice (reference, ..., reference)', exit: 2, code: 'DUPLICATE_COLUMNS', message: /"reference" \(column 1\) and "reference" \(column 33\) both name reference/,
+    write: text(valid(3).split('\n').map((l, i) => (i === 0 ? l + ',reference' : l ? l + ',P-1' : l)).join('\n')) },
   { name: 'ten-thousand-aliases.csv', what: '10,000 columns, all aliases of the amount (Amount, Net Pay, ...) and no exact name', exit: 2, code: 'DUPLICATE_COLUMNS', big: true,
     write: text(valid(3).split('\n').map((l, i) => (i === 0 ? l.replace('sourceAmount', 'Amount') + ',Net Pay,Send Amount,Payment Amount,Debit Amount'.repeat(2500).slice(0, -'Debit Amount'.length - 1) : l ? l + ',1.00'.repeat(9_999) : l)).join('\n')) },
   { name: 'ten-thousand-columns.csv', what: '10,000 columns, none of them ours', exit: 2, code: 'NO_HEADER', big: true, write: text(Array.from({ length: 10_000 }, (_, i) => `c${i}`).join(',') + '\n' + Array.from({ length: 10_000 }, (_, i) => String(i)).join(',') + '\n') },
@@ -178,8 +182,14 @@ export const BAD_CASES: BadCase[] = [
   { name: 'unclosed-quote.csv', what: 'a quote opened in a row and never closed', exit: 2, code: 'MALFORMED_CSV', write: text(valid(3).replace('GEN', 'X').replace(/\n(BAD-0002,)/, '\n"$1')) },
   { name: 'unclosed-quote-header.csv', what: 'a quote opened in the header and never closed', exit: 2, code: 'MALFORMED_CSV', write: text('"' + valid(3)) },
   // ---- size
-  { name: 'fifty-mb-line.csv', what: 'one line of 50 MB (no line end, no delimiter)', exit: 2, code: 'NO_HEADER', big: true, write: (p) => writeRepeated(p, '', 'abcdefghij', 50 * MB, '') },
-  { name: 'fifty-mb-quoted-cell.csv', what: 'the header, then a row whose quoted cell runs 50 MB to the end of the file', exit: 2, code: 'MALFORMED_CSV', big: true, write: (p) => writeRepeated(p, header + '\nBIG-1,"', 'abcdefghij', 50 * MB, '') },
+  { name: 'fifty-mb-line.csv', what: 'one line of 50 MB (no line end, no delimiter)', exit: 2, code: 'MALFORMED_CSV', big: true, message: /: row 1: a record longer than 1 MB: is a quote missing\?/,
+    write: (p) => writeRepeated(p, '', 'abcdefghij', 50 * MB, '') },
+  { name: 'fifty-mb-quoted-cell.csv', what: 'the header, then a row whose quoted cell runs 50 MB to the end of the file', exit: 2, code: 'MALFORMED_CSV', big: true, message: /: row 2: a record longer than 1 MB: is a quote missing\?/,
+    write: (p) => writeRepeated(p, header + '\nBIG-1,"', 'abcdefghij', 50 * MB, '') },
+  { name: 'zip-bomb.xlsx', what: 'a 417 KB workbook whose sheet inflates to 400 MB (a zip bomb)', exit: 2, code: 'TOO_LARGE', big: true, message: /: the workbook unpacks to more than 200 MB; save the sheet as CSV or split it\. \[TOO_LARGE\]$/,
+    write: (p) => writeFileSync(p, zipBomb()) },
+  { name: 'zip-bomb-lying.xlsx', what: 'the zip bomb with its sizes declared as 1 KB (a lie): counted as it inflates', exit: 2, code: 'TOO_LARGE', big: true, message: /: the workbook unpacks to more than 200 MB/,
+    write: (p) => writeFileSync(p, zipBomb(400, 1000)) },
   // ---- sheets
   { name: 'no-such-sheet.xlsx', what: '--sheet naming a sheet the workbook does not have', exit: 2, code: 'SHEET_NOT_FOUND', args: ['--sheet', 'February'], write: (p) => writeFileSync(p, xlsxOf(valid(3).trimEnd().split('\n').map((l) => l.split(',')))) },
   { name: 'sheet-on-csv.csv', what: '--sheet given for a CSV', exit: 2, code: 'UNSUPPORTED_FORMAT', args: ['--sheet', 'Sheet1'], write: text(valid(3)) },
