@@ -1,6 +1,6 @@
 // Chaos campaign: a 1,000-row batch through `payout-batch run` against the sandbox with faults on,
-// the CLI killed with SIGKILL at random moments and restarted each time, a 60-second window in
-// which every request answers 503, then the same file again under another name, then `retry` of
+// the CLI killed with SIGKILL at random moments (after a random number of its requests) and
+// restarted each time, a 60-second window in which every request answers 5xx (500/502/503), then the same file again under another name, then `retry` of
 // the results. Prints what matters to a payer and exits 1 on any miss.
 //   npx tsx test/chaos/campaign.ts                  the real limit: sandbox and client at 5/s (long)
 //   npx tsx test/chaos/campaign.ts --scale 10       sandbox and client at 50/s (a few minutes)
@@ -79,7 +79,8 @@ async function main(): Promise<number> {
   const t0 = Date.now();
   const clock = () => `${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s`;
   const base: Partial<FaultConfig> = { latencyMs: a.latency, errorAfterCreate: 0.1, dropAfterCreate: 0.05, spurious429: 0.05 };
-  const sb: LocalSandbox = await startSandbox({ rateLimitPerSecond: limit, monthlyQuota: null, randomSeed: a.seed });
+  let keyRequests = 0; // answered requests of the key so far (the sandbox calls onRequest per answer)
+  const sb: LocalSandbox = await startSandbox({ rateLimitPerSecond: limit, monthlyQuota: null, randomSeed: a.seed, onRequest: (e) => void (e.apiKey === KEY && keyRequests++) });
   const dir = await workDir('pb-chaos-');
   let outageTimer: NodeJS.Timeout | undefined;
   try {
@@ -89,7 +90,7 @@ async function main(): Promise<number> {
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const conn = ['--base-url', sb.url, '--yes', '--rate', String(limit)];
     const initiates201 = () => sb.requestLog().filter((r) => r.route === 'initiate' && r.status === 201).length;
-    const requests = () => sb.requestLog().filter((r) => r.apiKey === KEY).length;
+    const requests = () => keyRequests;
 
     // About 2.6 requests per row (quote, initiate, retries; uploads for 1 row in 10) at the limit,
     // capped by 8 requests in flight at the mean latency: the expected length of an unkilled run.
@@ -116,18 +117,39 @@ async function main(): Promise<number> {
     const runs: CliRun[] = [];
     let kills = 0;
     let finished = false;
-    const maxDelay = Math.max(3000, (2 * expectedS * 1000) / a.kills);
+    // A kill lands after the child has made a random number of requests (uniform over 1 to twice
+    // an even share of the batch's ~2.5 requests per row): at any moment of preflight, sending,
+    // retries or the outage, never wasted on the process's startup.
+    const share = (a.rows * 2.5) / a.kills;
     for (let round = 1; round <= a.kills * 4 && !finished; round++) {
       const killing = kills < a.kills;
-      const delay = 2500 + random() * (maxDelay - 2500); // past startup (~1-2 s), into preflight and sending
+      const after = 1 + Math.floor(random() * 2 * share);
+      let killedAt = '';
+      const from = requests();
+      const started = Date.now();
+      let poll: NodeJS.Timeout | undefined;
       const r = await runCli(['run', 'payroll.csv', ...conn], {
         cwd: dir, env, timeoutMs: 30 * 60_000,
-        onSpawn: killing ? (child) => setTimeout(() => child.kill('SIGKILL'), delay) : undefined,
+        onSpawn: killing
+          ? (child) => {
+            poll = setInterval(() => {
+              if (requests() - from >= after) {
+                clearInterval(poll);
+                killedAt = `after ${after} requests, ${((Date.now() - started) / 1000).toFixed(1)} s`;
+                child.kill('SIGKILL');
+              }
+            }, 10);
+          }
+          : undefined,
       });
+      if (poll) clearInterval(poll);
       runs.push(r);
       if (r.signal === 'SIGKILL') kills++;
-      const what = r.signal === 'SIGKILL' ? `killed (SIGKILL ${kills}/${a.kills}) after ${(delay / 1000).toFixed(1)} s` : `exit ${r.code}`;
-      console.log(`${clock()}  run ${String(round).padStart(2)}: ${what.padEnd(36)} initiates answered 201 so far: ${initiates201()}, requests: ${requests()}, outage ${outage}`);
+      // requests the killed process left in flight are answered (and counted) for up to the latency:
+      // let them land before the next child's count starts
+      if (r.signal === 'SIGKILL') await sleep(a.latency[1] + 100);
+      const what = r.signal === 'SIGKILL' ? `SIGKILL ${kills}/${a.kills} ${killedAt}` : `exit ${r.code}`;
+      console.log(`${clock()}  run ${String(round).padStart(2)}: ${what.padEnd(44)} initiates answered 201 so far: ${initiates201()}, requests: ${requests()}, outage ${outage}`);
       if (r.code === 0 && kills >= a.kills) finished = true;
       else if (r.code === 0 && kills < a.kills) {
         console.log(`${clock()}  the batch finished before the ${a.kills}th kill: ${kills} kills`);
