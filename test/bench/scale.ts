@@ -106,7 +106,7 @@ async function writeBatch(path: string, rows: number): Promise<void> {
   const step = 10_000;
   for (let from = 0; from < rows; from += step) {
     const n = Math.min(step, rows - from);
-    let text = generateCsv({ rows: n, prefix: `S${from / step}`, amount: (i) => `${10 + ((from + i) % 50_000)}.${String((from + i) % 100).padStart(2, '0')}` });
+    let text = generateCsv({ rows: n, prefix: `S${from / step}`, amount: (i) => `${10 + Math.floor((from + i) / 100)}.${String((from + i) % 100).padStart(2, '0')}` }); // unique per row
     if (from > 0) text = text.slice(text.indexOf('\n') + 1);
     if (!out.write(text)) await once(out, 'drain');
   }

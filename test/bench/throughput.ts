@@ -2,14 +2,14 @@
 //   npx tsx test/bench/throughput.ts                     real limit: sandbox and client at 5/s
 //   npx tsx test/bench/throughput.ts --scale 10          scaled: sandbox and client at 50/s
 //   options: --rows N (payout-batch run), --baseline-rows M (each baseline), --latency MIN-MAX (ms,
-//            default 150-400), --no-baselines, --margin MS (also run the engine in a child process
-//            with the client's safetyMarginMs set to MS, which the CLI does not expose;
-//            --client-concurrency C sets that run's requests in flight, default 8, and rows in flight)
+//            default 150-400), --no-baselines, --margin MS (one more payout-batch run with
+//            --safety-margin MS, to compare with the default margin)
 //
 // Each phase gets a fresh sandbox (this process) with latency MIN-MAX ms on every request and its
 // rate limit at 5 x scale per rolling second, the monthly quota off; the phase itself runs in a
 // child process, so the sandbox's event loop and the client's never share a thread:
 //   payout-batch run   the CLI as a user runs it: run FILE --yes --base-url URL --rate 5xscale
+//                      (its defaults: 50 ms safety margin, max(8, rate) requests and rows in flight)
 //   one at a time      the same PayoutClient, limiter effectively off (1000/s): for each row,
 //                      quote then initiate, one request at a time
 //   p-limit(R) alone   the same client and rows, limiter off, p-limit(5 x scale) over the rows
@@ -28,8 +28,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { PayoutClient } from '../../src/client/client.ts';
-import { connect } from '../../src/client/connect.ts';
-import { runBatch } from '../../src/engine/run.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { toApi } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
@@ -61,18 +59,7 @@ async function sendRow(client: PayoutClient, p: PayoutRow, tag: string): Promise
   }
 }
 
-async function childPhase(phase: string, url: string, file: string, rate: number, extra: string): Promise<unknown> {
-  if (phase === 'engine') {
-    // The engine as `payout-batch run` drives it, with the client's safety margin set.
-    const [margin, concurrency] = extra.split(',').map(Number);
-    const conn = await connect({ baseUrl: url, vars: { PAYOUT_API_KEY: KEY }, stateDir: false, client: { requestsPerSecond: rate, safetyMarginMs: margin, concurrency } });
-    try {
-      const r = await runBatch({ file, conn, concurrency, yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [], quote: true, mergeDocuments: false, stateDir: join(file, '..', '.state-engine') });
-      return { created: r.summary.created, exitCode: r.exitCode };
-    } finally {
-      await conn.close();
-    }
-  }
+async function childPhase(phase: string, url: string, file: string, extra: string): Promise<unknown> {
   const rows = await validRows(file);
   // The limiter effectively off: 1000 starts per second, as many in flight as asked.
   const client = new PayoutClient({ baseUrl: url, apiKey: KEY, requestsPerSecond: 1000, concurrency: 1000 });
@@ -88,15 +75,15 @@ async function childPhase(phase: string, url: string, file: string, rate: number
 }
 
 if (process.argv[2] === '--phase') {
-  const [, , , phase, url, file, rate, extra] = process.argv;
-  const r = await childPhase(phase!, url!, file!, Number(rate), extra ?? '');
+  const [, , , phase, url, file, , extra] = process.argv;
+  const r = await childPhase(phase!, url!, file!, extra ?? '');
   process.stdout.write(JSON.stringify({ ...(r as object), maxRssMb: process.resourceUsage().maxRSS / 1024 }));
   process.exit(0);
 }
 
 // ------------------------------------------------------------------ parent
 
-interface Args { scale: number; rows: number; baselineRows: number; latency: [number, number]; baselines: boolean; margin?: number; clientConcurrency: number }
+interface Args { scale: number; rows: number; baselineRows: number; latency: [number, number]; baselines: boolean; margin?: number }
 
 function parseArgs(argv: string[]): Args {
   const a: Partial<Args> = { baselines: true };
@@ -116,8 +103,7 @@ function parseArgs(argv: string[]): Args {
       a.latency = [Number(m[1]), Number(m[2])];
     } else if (f === '--no-baselines') a.baselines = false;
     else if (f === '--margin') a.margin = Number(v());
-    else if (f === '--client-concurrency') a.clientConcurrency = Number(v());
-    else throw new Error(`unknown argument ${f}: use [--scale 1|10] [--rows N] [--baseline-rows M] [--latency MIN-MAX] [--no-baselines] [--margin MS] [--client-concurrency C]`);
+    else throw new Error(`unknown argument ${f}: use [--scale 1|10] [--rows N] [--baseline-rows M] [--latency MIN-MAX] [--no-baselines] [--margin MS]`);
   }
   const scale = a.scale ?? 1;
   if (!(scale >= 1 && Number.isInteger(scale))) throw new Error('--scale is a whole number >= 1');
@@ -129,7 +115,6 @@ function parseArgs(argv: string[]): Args {
     latency: a.latency ?? [150, 400],
     baselines: a.baselines!,
     margin: a.margin,
-    clientConcurrency: a.clientConcurrency ?? 8,
   };
 }
 
@@ -198,31 +183,32 @@ async function main(): Promise<number> {
   const results: Measure[] = [];
   const sandbox = (): Promise<LocalSandbox> =>
     startSandbox({ rateLimitPerSecond: limit, monthlyQuota: null, faults: { latencyMs: a.latency }, randomSeed: 20251122 });
-  const batch = (name: string, rows: number) => {
+  const batch = (name: string, rows: number, prefix = 'TPUT') => {
     const p = join(dir, name);
-    writeFileSync(p, generateCsv({ rows, prefix: 'TPUT' }));
+    writeFileSync(p, generateCsv({ rows, prefix }));
     return p;
   };
   try {
     console.log(`Sandbox limit ${limit}/s per key (rolling 1000 ms), latency ${a.latency[0]}-${a.latency[1]} ms per request, monthly quota off; ` +
       `${a.scale === 1 ? 'the real limit' : `scaled x${a.scale}`}. 2 requests per row (quote, initiate; withdrawals, no documents).`);
 
-    // ---- payout-batch run, as shipped
-    {
-      const file = batch('payroll.csv', a.rows);
+    // ---- payout-batch run, as shipped (and with another --safety-margin)
+    const cliPhase = async (name: string, extra: string[]) => {
+      const file = batch(`payroll-${results.length}.csv`, a.rows, `TPUT${results.length}`); // other content: not refused as the same batch
       const sb = await sandbox();
       const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), PB_RSS_FILE: join(dir, 'rss-cli'), NODE_OPTIONS: `--require ${rssHook}` });
-      process.stdout.write(`payout-batch run: ${a.rows} rows ... `);
+      process.stdout.write(`${name}: ${a.rows} rows ... `);
       const t0 = performance.now();
-      const r = await spawnChild([join(ROOT, 'src/cli/bin.js'), 'run', file, '--yes', '--base-url', sb.url, '--rate', String(limit)], env, dir);
+      const r = await spawnChild([join(ROOT, 'src/cli/bin.js'), 'run', file, '--yes', '--base-url', sb.url, '--rate', String(limit), ...extra], env, dir);
       const wall = performance.now() - t0;
       const created = (/All (\d+) payouts? created/.exec(r.stdout)?.[1]) ?? '0';
       if (r.code !== 0) console.log(`\n  exit ${r.code}: ${r.stderr.split('\n').filter((l) => !l.startsWith('{')).slice(-5).join('\n  ')}`);
-      const m = measure('payout-batch run', a.rows, sb.requestLog(), wall, { created: Number(created), exitCode: r.code, maxRssMb: Number(readFileSync(join(dir, 'rss-cli'), 'utf8')) / 1024 });
       console.log(`${(wall / 1000).toFixed(1)} s`);
-      results.push(m);
+      results.push(measure(name, a.rows, sb.requestLog(), wall, { created: Number(created), exitCode: r.code, maxRssMb: Number(readFileSync(join(dir, 'rss-cli'), 'utf8')) / 1024 }));
       await sb.close();
-    }
+    };
+    await cliPhase('payout-batch run', []);
+    if (a.margin !== undefined) await cliPhase(`run --safety-margin ${a.margin}`, ['--safety-margin', String(a.margin)]);
 
     const phase = async (name: string, phaseName: string, rows: number, extra: string) => {
       const file = batch(`${phaseName}.csv`, rows);
@@ -237,7 +223,6 @@ async function main(): Promise<number> {
       results.push(measure(name, rows, sb.requestLog(), wall, child));
       await sb.close();
     };
-    if (a.margin !== undefined) await phase(`engine, margin ${a.margin}, cc ${a.clientConcurrency}`, 'engine', a.rows, `${a.margin},${a.clientConcurrency}`);
     if (a.baselines) {
       await phase('one at a time', 'sequential', a.baselineRows, '');
       await phase(`p-limit(${limit}) alone`, 'plimit', a.baselineRows, String(limit));

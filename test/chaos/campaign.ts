@@ -117,13 +117,14 @@ async function main(): Promise<number> {
     const runs: CliRun[] = [];
     let kills = 0;
     let finished = false;
-    // A kill lands after the child has made a random number of requests (uniform over 1 to twice
-    // an even share of the batch's ~2.5 requests per row): at any moment of preflight, sending,
-    // retries or the outage, never wasted on the process's startup.
-    const share = (a.rows * 2.5) / a.kills;
+    // A kill lands after the child has made a random number of requests (uniform over 1 to 1.5
+    // times an even share of the batch's ~2.5 requests per row split K + 2 ways, so that the K
+    // kills fall within the batch and leave its end to a run that finishes): at any moment of
+    // preflight, sending, retries or the outage, never wasted on the process's startup.
+    const share = (a.rows * 2.5) / (a.kills + 2);
     for (let round = 1; round <= a.kills * 4 && !finished; round++) {
       const killing = kills < a.kills;
-      const after = 1 + Math.floor(random() * 2 * share);
+      const after = 1 + Math.floor(random() * 1.5 * share);
       let killedAt = '';
       const from = requests();
       const started = Date.now();
