@@ -187,6 +187,14 @@ async function main(): Promise<number> {
     if (outageTimer) clearTimeout(outageTimer);
     const maxRolling = maxPerRollingSecond(sb);
     const log = sb.requestLog().filter((r) => r.apiKey === KEY);
+    // every rolling second over the limit, to see where it happened (run boundaries are printed above)
+    const over: string[] = [];
+    for (let i = 0, j = 0; i < log.length; i++) {
+      while (log[i]!.at - log[j]!.at >= 1000) j++;
+      if (i - j + 1 > limit && (over.length === 0 || !over[over.length - 1]!.startsWith(`${((log[j]!.at - t0) / 1000).toFixed(3)}`))) {
+        over.push(`${((log[j]!.at - t0) / 1000).toFixed(3)} s: ${log.slice(j, i + 1).map((r) => `+${r.at - log[j]!.at}ms ${r.route} ${r.status}`).join(', ')}`);
+      }
+    }
     sb.setFaults({});
     await sleep(1100);
     const payouts = await allPayouts(sb);
@@ -238,6 +246,7 @@ async function main(): Promise<number> {
       [`retry of the results`, `exit ${retry.code}`, 'exit 0', retry.code === 0],
     ] as const;
     for (const [n, v, t, ok] of checks) line(n, v, t, ok);
+    if (over.length) console.log(`rolling seconds over ${limit} (${over.length}; arrival offsets in the window):\n  ${over.slice(0, 10).join('\n  ')}`);
     const ok = checks.every((c) => c[3]);
     console.log(ok ? 'All targets met.' : 'Some targets MISSED.');
     console.log(`replay the schedule: npx tsx test/chaos/campaign.ts ${process.argv.slice(2).filter((x, i, xs) => x !== '--seed' && xs[i - 1] !== '--seed').join(' ')} --seed ${a.seed}`.replace(/ +/g, ' '));
