@@ -76,6 +76,16 @@ describe('column mapping', () => {
     expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'sourceAmount'), 'Amount', 'Amount'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
   });
 
+  it('reads a results file again: the result block's own documents column is not a second documents field', () => {
+    const resultBlock = ['status', 'payoutId', 'payoutRef', 'idempotencyKey', 'fee', 'errorCode', 'documents', 'updatedAt'];
+    const m = mapColumns([...REQUIRED, 'documents', ...resultBlock], 'f.results.csv');
+    expect(m.fields.documents).toBe('documents');
+    expect(m.columns).toContain('documents (2)');
+    expect(m.mapping['documents (2)']).toBeUndefined();
+    // Without a result block the same header twice is still refused.
+    expect(() => mapColumns([...REQUIRED, 'documents', 'documents'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
+  });
+
   it('keeps unknown headers repeated, made unique', () => {
     const m = mapColumns([...REQUIRED, 'Notes', 'Notes', ''], 'f.csv');
     expect(m.columns.slice(-3)).toEqual(['Notes', 'Notes (2)', '(column 12)']);
