@@ -76,7 +76,7 @@ describe('column mapping', () => {
     expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'sourceAmount'), 'Amount', 'Amount'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
   });
 
-  it('reads a results file again: the result block's own documents column is not a second documents field', () => {
+  it('reads a results file again: the documents column of the result block is not a second documents field', () => {
     const resultBlock = ['status', 'payoutId', 'payoutRef', 'idempotencyKey', 'fee', 'errorCode', 'documents', 'updatedAt'];
     const m = mapColumns([...REQUIRED, 'documents', ...resultBlock], 'f.results.csv');
     expect(m.fields.documents).toBe('documents');
