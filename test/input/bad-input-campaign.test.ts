@@ -1,6 +1,7 @@
 // Bad input campaign: malformed batch files (test/input/bad-input-files.ts, generated here, the
-// big ones included) through `payout-batch validate` and `payout-batch run --yes --base-url` as a
-// user runs them (the real bin, a child process), each against a sandbox of its own.
+// big ones included) through `payout-batch validate` and `payout-batch run --yes --base-url`, each
+// against a sandbox of its own: the big ones through the real bin in a child process (their memory
+// is bounded and measured), the others through the same entry point, main(), in this process.
 // Each must give its documented exit code (README "Exit codes": 2 unusable file, 1 rows invalid),
 // a message that names the file, no stack trace, no request to the service, and bounded memory:
 // the big ones run under --max-old-space-size=256 and their peak RSS is read from the child.
@@ -14,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PassThrough, Readable } from 'node:stream';
+import { main } from '../../src/cli/main.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { cleanEnv, runCli, type CliRun } from '../engine/helpers.ts';
 import { BAD_CASES, type BadCase } from './bad-input-files.ts';
@@ -37,6 +40,25 @@ const RSS_LIMIT_MB = 320;
 const oneLine = (s: string) => s.trim().split('\n').filter((l) => l.trim() !== '');
 const noStack = (s: string) => expect(s).not.toMatch(/^\s+at .+/m);
 
+/**
+ * The same entry point as the bin (main(argv, io): the exit code it returns is the process's), in
+ * this process: the small files need no process of their own, which keeps the campaign short.
+ * The big ones still get a child each, so that their memory can be bounded and measured.
+ */
+async function runMain(argv: string[], env: Record<string, string>, cwd: string): Promise<CliRun> {
+  const capture = () => {
+    const s = new PassThrough();
+    const chunks: Buffer[] = [];
+    s.on('data', (c: Buffer) => chunks.push(c));
+    return { s, text: () => Buffer.concat(chunks).toString('utf8') };
+  };
+  const out = capture();
+  const err = capture();
+  const stdin = Readable.from([]) as Readable & { isTTY?: boolean };
+  const code = await main(argv, { stdout: out.s, stderr: err.s, stdin, env, cwd, stopSignal: new Promise(() => {}) });
+  return { code, signal: null, stdout: out.text(), stderr: err.text() };
+}
+
 interface Outcome { validate: CliRun; run: CliRun; validateRssMb: number; runRssMb: number; routes: string[] }
 
 async function campaign(c: BadCase, i: number): Promise<Outcome> {
@@ -52,8 +74,11 @@ async function campaign(c: BadCase, i: number): Promise<Outcome> {
       NODE_OPTIONS: `${c.big ? '--max-old-space-size=256 ' : ''}--require ${rssHook}`,
     });
     const args = c.args ?? [];
-    const validate = await runCli(['validate', c.name, ...args], { cwd: dir, env: env('validate'), timeoutMs: 60_000 });
-    const run = await runCli(['run', c.name, '--yes', '--base-url', sb.url, ...args], { cwd: dir, env: env('run'), timeoutMs: 60_000 });
+    const path = c.big ? c.name : join(dir, c.name);
+    const cli = (argv: string[], which: string) =>
+      c.big ? runCli(argv, { cwd: dir, env: env(which), timeoutMs: 60_000 }) : runMain(argv, cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, '.state') }), dir);
+    const validate = await cli(['validate', path, ...args], 'validate');
+    const run = await cli(['run', path, '--yes', '--base-url', sb.url, ...args], 'run');
     const mb = (which: string) => (existsSync(rss(which)) ? Number(readFileSync(rss(which), 'utf8')) / 1024 : NaN);
     return { validate, run, validateRssMb: mb('validate'), runRssMb: mb('run'), routes: sb.requestLog().map((r) => r.route) };
   } finally {

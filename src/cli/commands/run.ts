@@ -6,6 +6,7 @@ import cliProgress from 'cli-progress';
 import type { Argv } from 'yargs';
 import type { Logger } from 'pino';
 import { createLogger } from '../../log.ts';
+import type { DestinationStream } from 'pino';
 import { defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { ClientConfigError } from '../../client/api-key.ts';
@@ -100,7 +101,9 @@ export function isInteractive(io: CliIO): boolean {
 
 export function makeLogger(args: ConnectionArgs, io: CliIO, command: string): Logger {
   const level = args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? (io.stderr.isTTY ? 'warn' : 'info');
-  return createLogger({ level, bindings: { command } });
+  // Logs go to the command's own stderr (process.stderr from the bin), so an embedding or a test
+  // that runs main() with its own streams gets them too.
+  return createLogger({ level, bindings: { command }, destination: io.stderr as unknown as DestinationStream });
 }
 
 export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Logger, onEvent?: (e: ClientEvent) => void): Promise<Connection> {
