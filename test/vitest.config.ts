@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Most of the long tests wait on the sandbox's rate limit, not on the CPU: on a 2-core machine
+    // vitest's default of one worker would run them end to end.
+    maxWorkers: 2,
   },
 });
