@@ -5,8 +5,8 @@
 import { defineCommand, UsageError } from '../command.ts';
 import { retryResults } from '../../engine/retry.ts';
 import {
-  askYesNo, connectionOptions, exitReasonText, guardOptions, handleEngineError, isInteractive, jsonSummary, makeLogger,
-  inFlightFor, moneyFlags, openConnection, planText, progressSink, summaryText, type ConnectionArgs, type GuardArgs,
+  askYesNo, connectionOptions, exitReasonText, guardOptions, handleEngineError, inFlightFor, isInteractive, jsonSummary,
+  planText, sendingSession, summaryText, type ConnectionArgs, type GuardArgs,
 } from './run.ts';
 
 interface RetryArgs extends ConnectionArgs, GuardArgs {
@@ -33,17 +33,7 @@ export default defineCommand<RetryArgs>({
       .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' }) as never,
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
-    const logger = makeLogger(args, io, 'retry');
-    const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
-    const maxTotals = moneyFlags(args['max-total'], '--max-total');
-    let batchLabel = '';
-    const progress = progressSink(io, logger, () => batchLabel, args.json);
-    const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e));
-    const stop = new AbortController();
-    void io.stopSignal.then(() => stop.abort());
-    const out = (text: string) => {
-      if (!args.json) io.stdout.write(text);
-    };
+    const { expectTotals, maxTotals, label, progress, conn, stop, out } = await sendingSession(args, io, 'retry');
     try {
       const r = await retryResults({
         resultsFile: args.results, resultsPath: args.out, stateDir: args['state-dir'], conn,
@@ -51,7 +41,7 @@ export default defineCommand<RetryArgs>({
         expectRows: args['expect-rows'], expectTotals, maxTotals,
         quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop: stop.signal,
         onPlan: (plan) => {
-          batchLabel = plan.batchId.slice(0, 16);
+          label.batch = plan.batchId.slice(0, 16);
           out(planText(plan, conn.environment.name));
           progress.start(plan.toSend.length);
         },

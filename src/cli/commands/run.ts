@@ -289,6 +289,22 @@ export function jsonSummary(r: PipelineResult & { batchId?: string; journalPath?
   }, null, 2) + '\n';
 }
 
+/** What run and retry set up before sending: logs, control totals, progress, the connection, Ctrl-C. */
+export async function sendingSession(args: ConnectionArgs & GuardArgs & { json: boolean }, io: CliIO, command: string) {
+  const logger = makeLogger(args, io, command);
+  const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
+  const maxTotals = moneyFlags(args['max-total'], '--max-total');
+  const label = { batch: '' };
+  const progress = progressSink(io, logger, () => label.batch, args.json);
+  const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e));
+  const stop = new AbortController();
+  void io.stopSignal.then(() => stop.abort());
+  const out = (text: string) => {
+    if (!args.json) io.stdout.write(text);
+  };
+  return { logger, expectTotals, maxTotals, label, progress, conn, stop, out };
+}
+
 export default defineCommand<RunArgs>({
   command: 'run [file]',
   describe: 'Send a batch: preflight, approval, then each valid row once (resumable, idempotent)',
@@ -308,17 +324,7 @@ export default defineCommand<RunArgs>({
       .option('allow-duplicate-rows', { type: 'boolean', default: false, describe: 'Same account, amount and currency on two rows is intended' }) as never,
   run: async (args, io) => {
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
-    const logger = makeLogger(args, io, 'run');
-    const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
-    const maxTotals = moneyFlags(args['max-total'], '--max-total');
-    let batchLabel = '';
-    const progress = progressSink(io, logger, () => batchLabel, args.json);
-    const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e));
-    const stop = new AbortController();
-    void io.stopSignal.then(() => stop.abort());
-    const out = (text: string) => {
-      if (!args.json) io.stdout.write(text);
-    };
+    const { logger, expectTotals, maxTotals, label, progress, conn, stop, out } = await sendingSession(args, io, 'run');
     try {
       const r = await runBatch({
         file: args.file, planFile: args.plan, conn, batchId: args['batch-id'], stateDir: args['state-dir'], resultsPath: args.results,
@@ -329,9 +335,9 @@ export default defineCommand<RunArgs>({
         stop: stop.signal,
         onResume: (report) => out(resumeText(report)),
         onPlan: (plan) => {
-          batchLabel = plan.batchId.slice(0, 16);
+          label.batch = plan.batchId.slice(0, 16);
           out(planText(plan, conn.environment.name));
-          logger.info({ batchId: batchLabel, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies }, 'plan');
+          logger.info({ batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies }, 'plan');
           progress.start(plan.toSend.length);
         },
         confirm: (plan) => askYesNo(io, `Send ${plan.toSend.length} payout${plan.toSend.length === 1 ? '' : 's'} (${plan.currencies.map((c) => `${c.currency} ${group(c.total)}`).join(', ')}) from ${conn.environment.name}? [y/N] `),
