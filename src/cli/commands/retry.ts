@@ -6,7 +6,7 @@ import { defineCommand, UsageError } from '../command.ts';
 import { retryResults } from '../../engine/retry.ts';
 import {
   askYesNo, connectionOptions, exitReasonText, guardOptions, handleEngineError, inFlightFor, isInteractive, jsonSummary,
-  planText, sendingSession, summaryText, type ConnectionArgs, type GuardArgs,
+  planText, sendingOptions, sendingSession, summaryText, type ConnectionArgs, type GuardArgs,
 } from './run.ts';
 
 interface RetryArgs extends ConnectionArgs, GuardArgs {
@@ -23,14 +23,10 @@ export default defineCommand<RetryArgs>({
   command: 'retry <results>',
   describe: 'Send again the rows of a results file that have no payout yet (after fixing them); created rows stay as they are',
   builder: (y) =>
-    guardOptions(connectionOptions(y))
+    sendingOptions(guardOptions(connectionOptions(y)))
       .positional('results', { type: 'string', describe: 'A results file written by run or retry (it may be edited)' })
       .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
-      .option('state-dir', { type: 'string', describe: 'Journal folder (default: .payout-batch beside the results file)' })
-      .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
-      .option('merge-documents', { type: 'boolean', default: false, describe: "Merge a row's documents into one PDF before upload" })
-      .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default 8)' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' }) as never,
+      .option('state-dir', { type: 'string', describe: 'Journal folder (default: .payout-batch beside the results file)' }) as never,
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
     const { expectTotals, maxTotals, label, progress, conn, stop, out } = await sendingSession(args, io, 'retry');

@@ -289,6 +289,15 @@ export function jsonSummary(r: PipelineResult & { batchId?: string; journalPath?
   }, null, 2) + '\n';
 }
 
+/** The sending flags run and retry share. */
+export function sendingOptions(y: Argv): Argv {
+  return y
+    .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
+    .option('merge-documents', { type: 'boolean', default: false, describe: "Merge a row's documents into one PDF before upload" })
+    .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' });
+}
+
 /** What run and retry set up before sending: logs, control totals, progress, the connection, Ctrl-C. */
 export async function sendingSession(args: ConnectionArgs & GuardArgs & { json: boolean }, io: CliIO, command: string) {
   const logger = makeLogger(args, io, command);
@@ -309,16 +318,12 @@ export default defineCommand<RunArgs>({
   command: 'run [file]',
   describe: 'Send a batch: preflight, approval, then each valid row once (resumable, idempotent)',
   builder: (y) =>
-    guardOptions(connectionOptions(y))
+    sendingOptions(guardOptions(connectionOptions(y)))
       .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel); optional with --plan' })
       .option('plan', { type: 'string', describe: 'Run exactly this plan (from `payout-batch plan FILE --out PLAN`)' })
       .option('batch-id', { type: 'string', describe: 'Batch identity instead of the content hash: a new one sends the same rows again on purpose' })
       .option('state-dir', { type: 'string', describe: 'Journal folder (default: .payout-batch beside the batch file)' })
       .option('results', { type: 'string', describe: 'Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch' })
-      .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
-      .option('merge-documents', { type: 'boolean', default: false, describe: "Merge a row's documents into one PDF before upload" })
-      .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default 8; the client throttles requests)' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' })
       .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
       .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
       .option('allow-duplicate-rows', { type: 'boolean', default: false, describe: 'Same account, amount and currency on two rows is intended' }) as never,
