@@ -1,15 +1,13 @@
 // The real CLI, run as a user would, with known keys: the key must appear in no output and no
 // file, on success, on refusal, with debug-level JSON logs on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { keyFingerprint } from '../../src/client/api-key.ts';
+import { filesUnder, runCli, type CliRun } from '../engine/helpers.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GOOD = 'sk_sandbox_acme_primary';
 const REFUSED = 'sk_sandbox_refused_7c2f91d04e';
 const PROPAGATING = 'sk_sandbox_acme_secondary';
@@ -27,37 +25,14 @@ afterAll(async () => {
   await sb?.close();
 });
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function run(args: string[], env: Record<string, string>): Promise<Run> {
+/** `payout-batch account …` with only the PAYOUT_ variables given (none: no key at all). */
+function run(args: string[], env: Record<string, string>): Promise<CliRun> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PAYOUT_'))) as Record<string, string>;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'src/cli/bin.js'), 'account', ...args], {
-      cwd: work,
-      env: { ...base, PAYOUT_BATCH_STATE_DIR: stateDir, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await filesUnder(p)));
-    else out.push(p);
-  }
-  return out;
+  return runCli(['account', ...args], { cwd: work, env: { ...base, PAYOUT_BATCH_STATE_DIR: stateDir, ...env } });
 }
 
 /** Fails naming where a key was found. */
-async function expectNoKey(r: Run, keys: string[]) {
+async function expectNoKey(r: CliRun, keys: string[]) {
   for (const key of keys) {
     expect(r.stdout.includes(key), `key in stdout`).toBe(false);
     expect(r.stderr.includes(key), `key in stderr`).toBe(false);

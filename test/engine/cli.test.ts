@@ -1,26 +1,16 @@
 // The run, plan and retry commands as a user runs them: the CLI spawned against the sandbox over
 // real HTTP, PAYOUT_API_KEY in its environment.
-import { copyFile, readdir, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
+import { copyFile, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { KEY, allPayouts, cleanEnv, initiates, runCli, workDir, writeBatch } from './helpers.ts';
+import { KEY, allPayouts, cleanEnv, filesUnder, initiates, runCli, workDir, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
   await sb?.close();
   sb = undefined;
 });
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await filesUnder(p)));
-    else out.push(p);
-  }
-  return out;
-}
 
 const setup = async (rows: number, o: Parameters<typeof writeBatch>[2] extends infer T ? Partial<T> : never = {}) => {
   sb = await startSandbox({ rateLimitPerSecond: null });

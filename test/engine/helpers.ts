@@ -2,7 +2,7 @@
 // rows (enabled corridors of the default seed), the CLI spawned as a user runs it, sandbox reads.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +86,12 @@ export function runCli(args: string[], o: { cwd: string; env: Record<string, str
     });
     o.onSpawn?.(child);
   });
+}
+
+/** Every file below a folder (to search them all for a secret). */
+export async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 }
 
 /** GET as the key, waiting out a 429 (the sandbox's limit) a few times. */
