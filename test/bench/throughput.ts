@@ -35,6 +35,7 @@ import type { RequestLogEntry } from '../../src/sandbox/contract.ts';
 import { validateBatch } from '../../src/validation/index.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
 import { KEY, ROOT, cleanEnv, generateCsv } from '../engine/helpers.ts';
+import { readFlags } from './args.ts';
 
 const self = fileURLToPath(import.meta.url);
 const MB = 1024 * 1024;
@@ -86,25 +87,11 @@ if (process.argv[2] === '--phase') {
 interface Args { scale: number; rows: number; baselineRows: number; latency: [number, number]; baselines: boolean; margin?: number }
 
 function parseArgs(argv: string[]): Args {
-  const a: Partial<Args> = { baselines: true };
-  for (let i = 0; i < argv.length; i++) {
-    const f = argv[i]!;
-    const v = () => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${f} needs a value`);
-      return x;
-    };
-    if (f === '--scale') a.scale = Number(v());
-    else if (f === '--rows') a.rows = Number(v());
-    else if (f === '--baseline-rows') a.baselineRows = Number(v());
-    else if (f === '--latency') {
-      const m = /^(\d+)-(\d+)$/.exec(v());
-      if (!m) throw new Error('--latency MIN-MAX, in ms');
-      a.latency = [Number(m[1]), Number(m[2])];
-    } else if (f === '--no-baselines') a.baselines = false;
-    else if (f === '--margin') a.margin = Number(v());
-    else throw new Error(`unknown argument ${f}: use [--scale 1|10] [--rows N] [--baseline-rows M] [--latency MIN-MAX] [--no-baselines] [--margin MS]`);
-  }
+  const f = readFlags(argv, ['scale', 'rows', 'baseline-rows', 'margin'], ['no-baselines'], ['latency']);
+  const a: Partial<Args> = {
+    scale: f.num('scale'), rows: f.num('rows'), baselineRows: f.num('baseline-rows'), margin: f.num('margin'),
+    latency: f.range('latency'), baselines: !f.flag('no-baselines'),
+  };
   const scale = a.scale ?? 1;
   if (!(scale >= 1 && Number.isInteger(scale))) throw new Error('--scale is a whole number >= 1');
   return {

@@ -29,29 +29,16 @@ import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import type { FaultConfig } from '../../src/sandbox/contract.ts';
 import { KEY, allPayouts, cleanEnv, maxPerRollingSecond, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
+import { readFlags } from '../bench/args.ts';
 
 interface Args { scale: number; rows: number; kills: number; seed: number; outageSeconds: number; latency: [number, number] }
 
 function parseArgs(argv: string[]): Args {
-  const a: Partial<Args> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const f = argv[i]!;
-    const v = () => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${f} needs a value`);
-      return x;
-    };
-    if (f === '--scale') a.scale = Number(v());
-    else if (f === '--rows') a.rows = Number(v());
-    else if (f === '--kills') a.kills = Number(v());
-    else if (f === '--seed') a.seed = Number(v());
-    else if (f === '--outage-seconds') a.outageSeconds = Number(v());
-    else if (f === '--latency') {
-      const m = /^(\d+)-(\d+)$/.exec(v());
-      if (!m) throw new Error('--latency MIN-MAX, in ms');
-      a.latency = [Number(m[1]), Number(m[2])];
-    } else throw new Error(`unknown argument ${f}: use [--scale 1|10] [--rows N] [--kills K] [--seed S] [--outage-seconds T] [--latency MIN-MAX]`);
-  }
+  const f = readFlags(argv, ['scale', 'rows', 'kills', 'seed', 'outage-seconds'], [], ['latency']);
+  const a: Partial<Args> = {
+    scale: f.num('scale'), rows: f.num('rows'), kills: f.num('kills'), seed: f.num('seed'),
+    outageSeconds: f.num('outage-seconds'), latency: f.range('latency'),
+  };
   return {
     scale: a.scale ?? 1, rows: a.rows ?? 1000, kills: a.kills ?? 10, seed: a.seed ?? Date.now() % 1_000_000,
     outageSeconds: a.outageSeconds ?? 60, latency: a.latency ?? [150, 400],
