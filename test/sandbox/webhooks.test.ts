@@ -75,10 +75,13 @@ describe('deliveries (spec §6)', () => {
       const credit = WalletEvent.parse(rx.received.find((d) => d.body.eventType === 'wallet.credited')!.body);
       expect(credit.data).toMatchObject({ amount: 1000.07, transactionType: 'cr', reference: p.payoutRef });
       const changes = rx.received.filter((d) => d.body.eventType === 'payout.status.changed').map((d) => PayoutStatusChangedEvent.parse(d.body).data);
-      expect(changes.map((c) => [c.oldStatus, c.newStatus])).toEqual([['PENDING', 'ADDITIONAL_INFO_REQUIRED'], ['ADDITIONAL_INFO_REQUIRED', 'PENDING'], ['PENDING', 'REJECTED']]);
-      expect(changes[0]!.informationRequests?.[0]?.type).toBe('FILE');
-      expect(changes[1]!.newStatusDetail).toBe('ADDITIONAL_INFO_UNDER_REVIEW');
-      expect(changes[2]).toMatchObject({ oldStatusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW', reason: 'Compliance', payoutId: p.id });
+      // Each event is its own delivery, so they may arrive in any order (receivers order them by the
+      // status table, not by arrival): compare the set of transitions, then each one by its new status.
+      expect(changes.map((c) => `${c.oldStatus}->${c.newStatus}`).sort()).toEqual(['ADDITIONAL_INFO_REQUIRED->PENDING', 'PENDING->ADDITIONAL_INFO_REQUIRED', 'PENDING->REJECTED']);
+      const to = (s: string) => changes.find((c) => c.newStatus === s)!;
+      expect(to('ADDITIONAL_INFO_REQUIRED').informationRequests?.[0]?.type).toBe('FILE');
+      expect(to('PENDING').newStatusDetail).toBe('ADDITIONAL_INFO_UNDER_REVIEW');
+      expect(to('REJECTED')).toMatchObject({ oldStatusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW', reason: 'Compliance', payoutId: p.id });
       expect(new Set(rx.received.map((d) => d.body.deliveryId)).size).toBe(rx.received.length);
     } finally {
       await rx.close();
@@ -164,7 +167,8 @@ describe('deliveries (spec §6)', () => {
       await register({ url: slow.url });
       const t0 = Date.now();
       expect((await initiate(sb, nipBody())).status).toBe(201);
-      expect(Date.now() - t0).toBeLessThan(500);
+      // The delivery attempt is allowed 5 s; the answer must not wait for it (2 s leaves room on a loaded machine).
+      expect(Date.now() - t0).toBeLessThan(2000);
     } finally {
       slow.close();
     }
