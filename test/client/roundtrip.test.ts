@@ -155,7 +155,7 @@ describe('round trips against the sandbox', () => {
         sourceWalletId: usd.walletId, destinationWalletId: eur.walletId, swapAmount: 10, swapCurrency: 'USD',
         amountToBeSent: toApi(roundTo(new Dec(10).times(rate), 'EUR')), currencyToBeSent: 'EUR',
       }, { idempotencyKey: `swap-${randomUUID()}` });
-      for (let i = 0; i < 100 && received.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 500 && received.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
       expect(received.map((d) => d.event.eventType).sort()).toEqual(['payout.status.changed', 'wallet.credited', 'wallet.debited']);
       expect(received.every((d) => d.signed && d.deliveryId.length > 0)).toBe(true);
       expect(new Set(received.map((d) => d.deliveryId)).size).toBe(3);
