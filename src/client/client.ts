@@ -19,7 +19,7 @@ import { ApiKey } from './api-key.ts';
 import { PayoutApiError, zodFieldErrors } from './errors.ts';
 import { Transport, defaultSleep, type CallResult, type CallSpec, type ClientEvent, type HttpMethod } from './http.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
-import { limiterForKey, type Clock } from './throttle.ts';
+import { defaultSafetyMarginMs, limiterForKey, type Clock } from './throttle.ts';
 import type { KeyEnvironment, UsageCounter, UsageReport } from './quota.ts';
 
 export interface PayoutClientOptions {
@@ -29,7 +29,7 @@ export interface PayoutClientOptions {
   apiKey: ApiKey | string;
   /** Request starts per rolling second for this key, shared by every client of the process (spec §8: 5). */
   requestsPerSecond?: number;
-  /** Added to the 1000 ms window on our side, against clock and network skew (default 50 ms, DEFAULT_SAFETY_MARGIN_MS). */
+  /** Added to the 1000 ms window on our side, against network jitter (default 50 ms; 25 ms on loopback: defaultSafetyMarginMs). */
   safetyMarginMs?: number;
   /** Requests in flight at once for this client (default 8). */
   concurrency?: number;
@@ -123,7 +123,7 @@ export class PayoutClient {
     this.limit = pLimit(options.concurrency ?? 8);
     const limiter = limiterForKey(this.apiKey.fingerprint, {
       perWindow: options.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
-      safetyMarginMs: options.safetyMarginMs,
+      safetyMarginMs: options.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
       clock: options.clock,
     });
     let labelled = false;

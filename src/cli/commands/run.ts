@@ -66,7 +66,7 @@ export function connectionOptions(y: Argv): Argv {
     .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)' })
     .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
     .option('rate', { type: 'number', describe: 'Advanced: request starts per rolling second for the key (the spec allows 5; default 5)' })
-    .option('safety-margin', { type: 'number', describe: 'Advanced: ms added to the rolling second against network jitter (default 50)' })
+    .option('safety-margin', { type: 'number', describe: 'Advanced: ms added to the rolling second against network jitter (default 50; 25 for a service on 127.0.0.1)' })
     .option('log-level', { type: 'string', describe: 'JSON log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)' })
     .option('api-key', { hidden: true });
 }
