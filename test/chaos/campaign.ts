@@ -22,14 +22,66 @@
 //   balance mismatch        sum over currencies of |opening - closing - results' totalDeductible|
 //   max in a rolling second most requests of the key in any 1000 ms of the sandbox's log, every
 //                           run, kill, retry and 429 included (target: the limit)
+import { fork } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import type { FaultConfig } from '../../src/sandbox/contract.ts';
-import { KEY, allPayouts, cleanEnv, maxPerRollingSecond, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
+import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+import type { FaultConfig, RequestLogEntry } from '../../src/sandbox/contract.ts';
+import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
+
+// ------------------------------------------------------------------ the sandbox, in a process of its own
+//
+// The sandbox dates a request when its event loop gets to it. Hosted in this process, its loop
+// would also run the campaign (spawning, polling, reading results), and a stall there bunches the
+// arrival dates it counts against the rolling second: the measurement would count our own stalls
+// as requests sent too close together. So it runs alone, as a real service would, driven through
+// its control routes (/_sandbox/faults, /_sandbox/requests) and counting the key's requests to us
+// over IPC (the kill schedule needs the count as it goes).
+
+if (process.argv[2] === '--sandbox') {
+  const sb = await startSandbox({
+    ...(JSON.parse(process.argv[3]!) as SandboxOptions),
+    onRequest: (e) => void (e.apiKey === KEY && e.route !== 'control' && process.send!(1)),
+  });
+  process.send!({ url: sb.url });
+  process.on('disconnect', () => void sb.close().then(() => process.exit(0)));
+}
+
+interface SandboxProcess {
+  url: string;
+  /** Answered requests of the key so far (control routes left out). */
+  keyRequests(): number;
+  setFaults(f: Partial<FaultConfig>): Promise<void>;
+  requestLog(): Promise<RequestLogEntry[]>;
+  close(): Promise<void>;
+}
+
+async function sandboxProcess(options: SandboxOptions): Promise<SandboxProcess> {
+  const child = fork(fileURLToPath(import.meta.url), ['--sandbox', JSON.stringify(options)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let count = 0;
+  const [first] = (await once(child, 'message')) as [{ url: string }];
+  child.on('message', (m) => void (m === 1 && count++));
+  const control = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${first.url}/_sandbox/${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!r.ok) throw new Error(`sandbox ${method} ${path}: ${r.status} ${await r.text()}`);
+    return r.json() as Promise<unknown>;
+  };
+  return {
+    url: first.url,
+    keyRequests: () => count,
+    setFaults: async (f) => void (await control('PUT', 'faults', f)),
+    requestLog: async () => ((await control('GET', 'requests')) as { data: RequestLogEntry[] }).data,
+    close: async () => {
+      child.disconnect();
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
 
 interface Args { scale: number; rows: number; kills: number; seed: number; outageSeconds: number; latency: [number, number] }
 
@@ -66,8 +118,7 @@ async function main(): Promise<number> {
   const t0 = Date.now();
   const clock = () => `${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s`;
   const base: Partial<FaultConfig> = { latencyMs: a.latency, errorAfterCreate: 0.1, dropAfterCreate: 0.05, spurious429: 0.05 };
-  let keyRequests = 0; // answered requests of the key so far (the sandbox calls onRequest per answer)
-  const sb: LocalSandbox = await startSandbox({ rateLimitPerSecond: limit, monthlyQuota: null, randomSeed: a.seed, onRequest: (e) => void (e.apiKey === KEY && keyRequests++) });
+  const sb = await sandboxProcess({ rateLimitPerSecond: limit, monthlyQuota: null, randomSeed: a.seed });
   const dir = await workDir('pb-chaos-');
   let outageTimer: NodeJS.Timeout | undefined;
   try {
@@ -76,8 +127,9 @@ async function main(): Promise<number> {
     await sleep(1100); // our reads and the first run never share a rolling second
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const conn = ['--base-url', sb.url, '--yes', '--rate', String(limit)];
-    const initiates201 = () => sb.requestLog().filter((r) => r.route === 'initiate' && r.status === 201).length;
-    const requests = () => keyRequests;
+    const initiates201 = async () => (await sb.requestLog()).filter((r) => r.route === 'initiate' && r.status === 201).length;
+    const initiatesSent = async () => (await sb.requestLog()).filter((r) => r.route === 'initiate').length;
+    const requests = () => sb.keyRequests();
 
     // About 2.6 requests per row (quote, initiate, retries; uploads for 1 row in 10) at the limit,
     // capped by 8 requests in flight at the mean latency: the expected length of an unkilled run.
@@ -87,14 +139,14 @@ async function main(): Promise<number> {
     console.log(`Chaos campaign: ${a.rows} rows, sandbox and client at ${limit}/s per key${a.scale > 1 ? ` (scaled x${a.scale})` : ''}, seed ${a.seed}`);
     console.log(`faults: latency ${a.latency[0]}-${a.latency[1]} ms, 10% 5xx after create, 5% dropped after create, 5% spurious 429; ` +
       `${a.outageSeconds} s of 503s from ~${(outageAt / 1000).toFixed(0)} s; ${a.kills} SIGKILLs; an unkilled run would take ~${expectedS.toFixed(0)} s`);
-    sb.setFaults(base);
+    await sb.setFaults(base);
     let outage = 'not yet';
     outageTimer = setTimeout(() => {
-      sb.setFaults({ ...base, errorBeforeEffect: 1 });
+      void sb.setFaults({ ...base, errorBeforeEffect: 1 });
       outage = 'on';
       console.log(`${clock()}  outage: every request answers 5xx for ${a.outageSeconds} s`);
       outageTimer = setTimeout(() => {
-        sb.setFaults(base);
+        void sb.setFaults(base);
         outage = 'over';
         console.log(`${clock()}  outage over`);
       }, a.outageSeconds * 1000);
@@ -137,7 +189,7 @@ async function main(): Promise<number> {
       // let them land before the next child's count starts
       if (r.signal === 'SIGKILL') await sleep(a.latency[1] + 100);
       const what = r.signal === 'SIGKILL' ? `SIGKILL ${kills}/${a.kills} ${killedAt}` : `exit ${r.code}`;
-      console.log(`${clock()}  run ${String(round).padStart(2)}: ${what.padEnd(44)} initiates answered 201 so far: ${initiates201()}, requests: ${requests()}, outage ${outage}`);
+      console.log(`${clock()}  run ${String(round).padStart(2)}: ${what.padEnd(44)} initiates answered 201 so far: ${await initiates201()}, requests: ${requests()}, outage ${outage}`);
       if (r.code === 0 && kills >= a.kills) finished = true;
       else if (r.code === 0 && kills < a.kills) {
         console.log(`${clock()}  the batch finished before the ${a.kills}th kill: ${kills} kills`);
@@ -159,21 +211,23 @@ async function main(): Promise<number> {
 
     // ---- the same file under another name
     copyFileSync(join(dir, 'payroll.csv'), join(dir, 'payroll-copy.csv'));
-    const before2 = initiates201();
+    const before2 = await initiates201();
     const second = await runCli(['run', 'payroll-copy.csv', ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
-    const secondInitiates = sb.requestLog().filter((r) => r.route === 'initiate').length;
-    console.log(`${clock()}  same file as payroll-copy.csv: exit ${second.code} (${second.stderr.split('\n').find((l) => l.includes('refused'))?.slice(0, 140) ?? 'no refusal'}), new 201 initiates: ${initiates201() - before2}`);
+    console.log(`${clock()}  same file as payroll-copy.csv: exit ${second.code} (${second.stderr.split('\n').find((l) => l.includes('refused'))?.slice(0, 140) ?? 'no refusal'}), new 201 initiates: ${(await initiates201()) - before2}`);
 
     // ---- retry of the results
-    const before3 = sb.requestLog().filter((r) => r.route === 'initiate').length;
+    const before3 = await initiatesSent();
     const retry = await runCli(['retry', 'payroll.results.csv', ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
-    console.log(`${clock()}  retry payroll.results.csv: exit ${retry.code}, initiates sent: ${sb.requestLog().filter((r) => r.route === 'initiate').length - before3}`);
-    void secondInitiates;
+    console.log(`${clock()}  retry payroll.results.csv: exit ${retry.code}, initiates sent: ${(await initiatesSent()) - before3}`);
 
     // ---- the figures (faults off; the limit measured before our own reads)
     if (outageTimer) clearTimeout(outageTimer);
-    const maxRolling = maxPerRollingSecond(sb);
-    const log = sb.requestLog().filter((r) => r.apiKey === KEY);
+    const log = (await sb.requestLog()).filter((r) => r.apiKey === KEY && r.route !== 'control').sort((x, y) => x.at - y.at);
+    let maxRolling = 0;
+    for (let i = 0, j = 0; i < log.length; i++) {
+      while (log[i]!.at - log[j]!.at >= 1000) j++;
+      maxRolling = Math.max(maxRolling, i - j + 1);
+    }
     // every rolling second over the limit, to see where it happened (run boundaries are printed above)
     const over: string[] = [];
     for (let i = 0, j = 0; i < log.length; i++) {
@@ -182,7 +236,7 @@ async function main(): Promise<number> {
         over.push(`${((log[j]!.at - t0) / 1000).toFixed(3)} s: ${log.slice(j, i + 1).map((r) => `+${r.at - log[j]!.at}ms ${r.route} ${r.status}`).join(', ')}`);
       }
     }
-    sb.setFaults({});
+    await sb.setFaults({});
     await sleep(1100);
     const payouts = await allPayouts(sb);
     const closing = await wallets(sb);
@@ -244,4 +298,4 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+if (process.argv[2] !== '--sandbox') process.exitCode = await main();

@@ -106,7 +106,7 @@ async function getJson<T>(url: string, key: string): Promise<T> {
 export const initiates = (sb: LocalSandbox) => sb.requestLog().filter((r) => r.route === 'initiate');
 
 /** Every payout of the key's business at the sandbox. */
-export async function allPayouts(sb: LocalSandbox, key = KEY): Promise<{ id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]> {
+export async function allPayouts(sb: { url: string }, key = KEY): Promise<{ id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]> {
   const out: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[] = [];
   for (let page = 1; ; page++) {
     const body = await getJson<{ data: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]; meta: { total: number } }>(
@@ -116,7 +116,7 @@ export async function allPayouts(sb: LocalSandbox, key = KEY): Promise<{ id: str
   }
 }
 
-export async function wallets(sb: LocalSandbox, key = KEY): Promise<Map<string, string>> {
+export async function wallets(sb: { url: string }, key = KEY): Promise<Map<string, string>> {
   const body = await getJson<{ data: { currency: string; balance: number }[] }>(`${sb.url}/v1/payout-api/payouts/wallets`, key);
   return new Map(body.data.map((w) => [w.currency, String(w.balance)]));
 }
