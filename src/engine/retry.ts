@@ -9,8 +9,7 @@
 import { dirname, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns } from '../input/columns.ts';
-import { readJournal } from '../journal/journal.ts';
-import { foldJournal, type JournalLine, type RowState } from '../journal/rows.ts';
+import { foldJournalFile, type RowState } from '../journal/rows.ts';
 import { readResults } from '../results/read.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import type { ResultValues } from '../results/types.ts';
@@ -66,8 +65,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   } else {
     throw new BatchRefused(`${o.resultsFile} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`, 'no-keys');
   }
-  const read = readJournal<JournalLine>(journalFile);
-  const folded = foldJournal(read.events);
+  const { folded } = foldJournalFile(journalFile);
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
   if (header.env !== env) throw new BatchRefused(`the batch was run in ${header.env}, not ${env}: use the same environment`, 'other-environment');

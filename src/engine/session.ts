@@ -2,8 +2,8 @@
 // last runs did, and say what a resumed run found.
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { JournalWriter, readJournal } from '../journal/journal.ts';
-import { JOURNAL_VERSION, foldJournal, type BatchHeader, type FoldedJournal, type JournalLine } from '../journal/rows.ts';
+import { JournalWriter } from '../journal/journal.ts';
+import { JOURNAL_VERSION, foldJournalFile, type BatchHeader, type FoldedJournal } from '../journal/rows.ts';
 import { journalPath, journalsOf, type BatchIdentity } from './identity.ts';
 
 /** A refusal before anything is sent (exit 3), with a message for the user. */
@@ -70,8 +70,8 @@ export function reportOf(folded: FoldedJournal, resumed: boolean, skipped: numbe
 
 /** Reads a journal without opening it for writing (plan, checks). */
 export function inspectJournal(path: string): { folded: FoldedJournal; skipped: number; exists: boolean } {
-  const r = readJournal<JournalLine>(path);
-  return { folded: foldJournal(r.events), skipped: r.skipped, exists: r.events.length > 0 || r.tornTail };
+  const r = foldJournalFile(path);
+  return { folded: r.folded, skipped: r.skipped, exists: r.events > 0 || r.tornTail };
 }
 
 /**
@@ -125,8 +125,8 @@ export async function checkOtherBatches(stateDir: string, env: string, ownJourna
 /** Opens (or creates) the journal of a batch for appending. */
 export function openSession(o: OpenSessionOptions): BatchSession {
   const path = journalPath(o.stateDir, o.env, o.identity.batchId);
-  const r = readJournal<JournalLine>(path);
-  const folded = foldJournal(r.events);
+  const r = foldJournalFile(path);
+  const folded = r.folded;
   const resumed = !!folded.header;
   let lastWriteMs = 0;
   try {

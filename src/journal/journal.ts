@@ -24,9 +24,23 @@ export interface ReadJournal<E extends JournalEvent = JournalEvent> {
 
 const CHUNK = 1 << 20;
 
-/** Reads every complete event of a journal file, in order. A missing file is an empty journal. */
-export function readJournal<E extends JournalEvent = JournalEvent>(path: string): ReadJournal<E> {
-  const events: E[] = [];
+/** What a pass over a journal file found, besides its events. */
+export interface JournalScan {
+  /** Events handed to the callback. */
+  events: number;
+  /** Lines that were not JSON (a torn last line after a crash; in theory any damaged line). */
+  skipped: number;
+  /** The file did not end with a newline: its last line was torn. */
+  tornTail: boolean;
+}
+
+/**
+ * Hands every complete event of a journal file to `onEvent`, in order, while reading it (1 MiB at
+ * a time): nothing but the current chunk is held, so a fold of a 100 MB journal keeps only the
+ * row states. A missing file is an empty journal.
+ */
+export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void): JournalScan {
+  let events = 0;
   let skipped = 0;
   let tornTail = false;
   if (!existsSync(path)) return { events, skipped, tornTail };
@@ -37,13 +51,17 @@ export function readJournal<E extends JournalEvent = JournalEvent>(path: string)
     const decoder = new TextDecoder('utf-8');
     const take = (line: string) => {
       if (line.trim() === '') return;
+      let v: unknown;
       try {
-        const v = JSON.parse(line) as unknown;
-        if (v && typeof v === 'object' && typeof (v as JournalEvent).t === 'string') events.push(v as E);
-        else skipped++;
+        v = JSON.parse(line) as unknown;
       } catch {
         skipped++;
+        return;
       }
+      if (v && typeof v === 'object' && typeof (v as JournalEvent).t === 'string') {
+        events++;
+        onEvent(v as E);
+      } else skipped++;
     };
     for (;;) {
       const n = readSync(fd, buf, 0, CHUNK, null);
@@ -66,6 +84,13 @@ export function readJournal<E extends JournalEvent = JournalEvent>(path: string)
   } finally {
     closeSync(fd);
   }
+  return { events, skipped, tornTail };
+}
+
+/** Reads every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
+export function readJournal<E extends JournalEvent = JournalEvent>(path: string): ReadJournal<E> {
+  const events: E[] = [];
+  const { skipped, tornTail } = scanJournal<E>(path, (e) => events.push(e));
   return { events, skipped, tornTail };
 }
 

@@ -3,7 +3,7 @@
 //
 // The fold is monotonic where money is concerned: once a row is `created` no later line can make
 // it look unsent, so a resumed run can never send it again.
-import type { JournalEvent } from './journal.ts';
+import { scanJournal, type JournalEvent, type JournalScan } from './journal.ts';
 import { nextStatus } from '../spec/status-order.ts';
 
 export const JOURNAL_VERSION = 1;
@@ -91,8 +91,13 @@ export interface RowState {
   phase: RowPhase;
   /** The latest attempt journalled (0: never initiated). */
   attempt: number;
-  /** Key and exact body of the latest attempt. */
+  /** Key of the latest attempt. */
   key?: string;
+  /**
+   * The exact body text of the latest attempt, kept while the row is unsettled (initiating or
+   * unknown: resent byte for byte) and after a refusal or conflict; dropped once the row is
+   * created, which is never sent again.
+   */
   body?: string;
   payout?: PayoutSnapshot;
   requestId?: string;
@@ -156,6 +161,8 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       break;
     case 'created':
       s.phase = 'created';
+      // Never needed again (a created row is never resent), and most of a journal's bytes.
+      s.body = undefined;
       s.payout = ev.payout;
       s.requestId = ev.requestId;
       s.attempt = Math.max(s.attempt, ev.attempt);
@@ -200,6 +207,20 @@ export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
   const folded = emptyFold();
   for (const e of lines) applyEvent(folded, e);
   return folded;
+}
+
+export interface FoldedJournalFile extends JournalScan {
+  folded: FoldedJournal;
+}
+
+/**
+ * Reads and folds a journal file in one pass: each line is applied as it is read, so no array of
+ * events is built (the same states as foldJournal(readJournal(path).events)).
+ */
+export function foldJournalFile(path: string): FoldedJournalFile {
+  const folded = emptyFold();
+  const scan = scanJournal<JournalLine>(path, (e) => applyEvent(folded, e));
+  return { folded, ...scan };
 }
 
 /** The state of one row (a fresh one when the journal never named it). */

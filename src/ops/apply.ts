@@ -8,8 +8,8 @@
 import { basename, dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { JournalWriter, readJournal } from '../journal/journal.ts';
-import { foldJournal, type JournalLine } from '../journal/rows.ts';
+import { JournalWriter } from '../journal/journal.ts';
+import { foldJournalFile } from '../journal/rows.ts';
 import { findJournals, parseIdempotencyKey } from '../engine/identity.ts';
 import { readResults, writeResults } from '../results/index.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
@@ -128,7 +128,7 @@ export async function recordInJournal(file: string, table: ResultsTable, applied
     for (const dir of dirs) {
       if (!existsSync(dir)) continue;
       for (const { path } of await findJournals(dir, prefix)) {
-        const folded = foldJournal(readJournal<JournalLine>(path).events);
+        const { folded } = foldJournalFile(path);
         const refOf = new Map<string, string>();
         for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
         const w = JournalWriter.open(path);

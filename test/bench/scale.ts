@@ -16,7 +16,7 @@
 //                                          with the lines a run writes: quote, initiating, created);
 //                                          it reads the journal, validates the file, finds nothing
 //                                          to send and rewrites the results file
-//   journal fold                           readJournal + foldJournal of that journal alone
+//   journal fold                           foldJournalFile of that journal alone (what run does: fold while reading)
 // Rows: the sample payroll's same-currency rows, unique references and amounts (test/engine/helpers).
 // Targets (issue): linear or better; resume under 2 s at 100,000.
 import { spawn } from 'node:child_process';
@@ -29,8 +29,7 @@ import { loadBatch } from '../../src/engine/batch.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
 import { openSession } from '../../src/engine/session.ts';
-import { readJournal } from '../../src/journal/journal.ts';
-import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
+import { foldJournalFile } from '../../src/journal/rows.ts';
 import { toApi } from '../../src/money.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { ROOT, cleanEnv, generateCsv } from '../engine/helpers.ts';
@@ -76,8 +75,7 @@ if (process.argv[2] === '--phase') {
     w.close();
     info = { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size };
   } else if (phase === 'fold') {
-    const r = readJournal<JournalLine>(a1!);
-    const folded = foldJournal(r.events);
+    const { folded } = foldJournalFile(a1!);
     info = { rows: folded.rows.size };
   }
   const ms = performance.now() - t0;
