@@ -6,9 +6,15 @@ import currencyCodes from 'currency-codes';
 export const Dec: typeof Decimal = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP, toExpNeg: -30, toExpPos: 40 });
 export type Dec = Decimal;
 
+const UNITS = new Map<string, number | undefined>();
+
 /** ISO 4217 minor units (JPY 0, USD 2, KWD 3); undefined for a code that is not ISO 4217. */
 export function minorUnits(currency: string): number | undefined {
-  return currencyCodes.code(currency.toUpperCase())?.digits;
+  // the table is fixed: look each code up once (a results file asks for every row)
+  if (UNITS.has(currency)) return UNITS.get(currency);
+  const digits = currencyCodes.code(currency.toUpperCase())?.digits;
+  UNITS.set(currency, digits);
+  return digits;
 }
 
 export const isCurrencyCode = (code: string): boolean =>
@@ -39,3 +45,53 @@ export function formatAmount(d: Decimal, currency: string): string {
 }
 
 export const sum = (values: Decimal[]): Decimal => values.reduce((a, b) => a.plus(b), new Dec(0));
+
+// ---------------------------------------------------------------- API numbers as text, exactly
+
+/** A plain decimal as String(number) writes it: sign, digits, maybe a fraction; no exponent. */
+const PLAIN = /^(-?)(\d+)(?:\.(\d+))?$/;
+
+/**
+ * An API number (a JSON number: the shortest decimal that reads as its double) as a scaled integer
+ * of `places` decimals, exactly, or undefined when its text has an exponent or more decimals than
+ * `places` (then the caller takes decimal.js, which rounds). No binary arithmetic: the digits of
+ * String(n) are the decimal fromApi reads.
+ */
+function scaled(n: number, places: number): bigint | undefined {
+  const m = PLAIN.exec(String(n));
+  if (!m) return undefined;
+  const fraction = m[3] ?? '';
+  if (fraction.length > places) return undefined;
+  const v = BigInt(m[2]! + fraction + '0'.repeat(places - fraction.length));
+  return m[1] ? -v : v;
+}
+
+/** A scaled integer as text with exactly `places` decimals, as Decimal.toFixed(places) writes it. */
+function scaledText(v: bigint, places: number): string {
+  const negative = v < 0n;
+  let digits = (negative ? -v : v).toString();
+  if (places > 0) {
+    if (digits.length <= places) digits = '0'.repeat(places - digits.length + 1) + digits;
+    digits = `${digits.slice(0, -places)}.${digits.slice(-places)}`;
+  }
+  return negative ? `-${digits}` : digits;
+}
+
+/**
+ * formatAmount(fromApi(n), currency), without building a Decimal when the number's text already
+ * has no more decimals than the currency (padding is then all toFixed does). The same text, always:
+ * anything else goes through decimal.js.
+ */
+export function formatApiAmount(n: number, currency: string): string {
+  const places = minorUnits(currency) ?? 2;
+  const v = scaled(n, places);
+  return v === undefined ? fromApi(n).toFixed(places) : scaledText(v, places);
+}
+
+/** formatAmount(fromApi(a).plus(fromApi(b)), currency), summed exactly in integers of the minor unit when both fit it. */
+export function formatApiSum(a: number, b: number, currency: string): string {
+  const places = minorUnits(currency) ?? 2;
+  const x = scaled(a, places);
+  const y = x === undefined ? undefined : scaled(b, places);
+  return x === undefined || y === undefined ? fromApi(a).plus(fromApi(b)).toFixed(places) : scaledText(x + y, places);
+}

@@ -3,7 +3,7 @@
 // The `status` column holds the payout's own status (PENDING, PROCESSING, ...) for a row whose
 // payout exists, and one of our own words otherwise. Ours never collide with the service's
 // statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
-import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
+import { Dec, formatAmount, formatApiAmount, formatApiSum, fromApi, type Dec as DecT } from '../money.ts';
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
 import type { ErrorSnapshot, PayoutSnapshot, RowState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
@@ -51,9 +51,10 @@ export function resultValues(o: RowOutcome): ResultValues {
     v.payoutId = p.id;
     v.payoutRef = p.payoutRef;
     v.appliedRate = String(p.exchangeRate);
-    v.fee = formatAmount(fromApi(p.transactionFees), p.sourceCurrency);
-    v.totalDeductible = formatAmount(fromApi(p.sourceAmount).plus(fromApi(p.transactionFees)), p.sourceCurrency);
-    v.destinationAmount = formatAmount(fromApi(p.destinationAmount), p.destinationCurrency);
+    // the same text as formatAmount(fromApi(...)), without a Decimal per amount (100,000 rows on a resume)
+    v.fee = formatApiAmount(p.transactionFees, p.sourceCurrency);
+    v.totalDeductible = formatApiSum(p.sourceAmount, p.transactionFees, p.sourceCurrency);
+    v.destinationAmount = formatApiAmount(p.destinationAmount, p.destinationCurrency);
     v.updatedAt = p.updatedAt;
     if (p.statusDetail) v.statusDetail = p.statusDetail;
     if (p.informationRequests) v.informationRequests = p.informationRequests;
