@@ -95,3 +95,71 @@ export function formatApiSum(a: number, b: number, currency: string): string {
   const y = x === undefined ? undefined : scaled(b, places);
   return x === undefined || y === undefined ? fromApi(a).plus(fromApi(b)).toFixed(places) : scaledText(x + y, places);
 }
+
+/** Under this many units (30 digits) every partial sum of an ExactSum is exact in decimal.js too. */
+const LIMIT = 10n ** 30n;
+
+/**
+ * An exact running sum for many terms (100,000 rows' amounts and fees): the terms' own decimal
+ * digits summed as one scaled integer (BigInt), instead of a new Decimal per addition. Its value
+ * equals the Decimal sum's: while every partial sum has at most 30 significant digits (bounded by
+ * the sum of the terms' magnitudes), decimal.js at 40 digits is exact too; past that, or for a term
+ * written with an exponent, it carries on in decimal.js from the exact partial sum, as a Decimal
+ * sum would have.
+ */
+export class ExactSum {
+  private units = 0n;
+  /** Sum of the terms' magnitudes, in the same units: bounds every partial sum's digits. */
+  private magnitude = 0n;
+  private places = 0;
+  private dec: Decimal | undefined;
+
+  /** Adds an API number (as fromApi reads it). */
+  addApi(n: number): this {
+    return this.addText(String(n));
+  }
+
+  /** Adds a Decimal. */
+  add(d: Decimal): this {
+    if (this.dec) this.dec = this.dec.plus(d);
+    else this.addText(d.toFixed());
+    return this;
+  }
+
+  private addText(text: string): this {
+    // String(number) and Decimal.toFixed() write [-]digits[.digits], or use an exponent (e),
+    // Infinity or NaN: those three go to decimal.js
+    if (this.dec || /[eIN]/.test(text)) {
+      this.dec = this.value().plus(new Dec(text));
+      return this;
+    }
+    const dot = text.indexOf('.');
+    const decimals = dot === -1 ? 0 : text.length - dot - 1;
+    const places = Math.max(this.places, decimals);
+    let digits = dot === -1 ? text : text.slice(0, dot) + text.slice(dot + 1);
+    if (decimals < places) digits += '0'.repeat(places - decimals);
+    const term = BigInt(digits); // signed
+    const k = places === this.places ? 1n : 10n ** BigInt(places - this.places);
+    const magnitude = (k === 1n ? this.magnitude : this.magnitude * k) + (term < 0n ? -term : term);
+    if (magnitude >= LIMIT) {
+      // The sum so far is exact (under 30 digits); from here decimal.js rounds as a Decimal sum would.
+      this.dec = this.value().plus(new Dec(text));
+      return this;
+    }
+    this.units = (k === 1n ? this.units : this.units * k) + term;
+    this.magnitude = magnitude;
+    this.places = places;
+    return this;
+  }
+
+  value(): Decimal {
+    if (this.dec) return this.dec;
+    const negative = this.units < 0n;
+    let digits = (negative ? -this.units : this.units).toString();
+    if (this.places > 0) {
+      if (digits.length <= this.places) digits = '0'.repeat(this.places - digits.length + 1) + digits;
+      digits = `${digits.slice(0, -this.places)}.${digits.slice(-this.places)}`;
+    }
+    return new Dec(negative ? `-${digits}` : digits);
+  }
+}

@@ -3,7 +3,7 @@
 // The `status` column holds the payout's own status (PENDING, PROCESSING, ...) for a row whose
 // payout exists, and one of our own words otherwise. Ours never collide with the service's
 // statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
-import { Dec, formatAmount, formatApiAmount, formatApiSum, fromApi, type Dec as DecT } from '../money.ts';
+import { ExactSum, formatAmount, formatApiAmount, formatApiSum } from '../money.ts';
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
 import type { ErrorSnapshot, PayoutSnapshot, RowState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
@@ -114,24 +114,27 @@ export interface RunSummary {
 
 export function summarise(outcomes: RowOutcome[]): RunSummary {
   const byStatus: Record<string, number> = {};
-  const sums = new Map<string, { rows: number; amount: DecT; fees: DecT }>();
+  // exact sums of the journalled numbers, without a Decimal per row (the same values)
+  const sums = new Map<string, { rows: number; amount: ExactSum; fees: ExactSum }>();
   let created = 0;
   for (const o of outcomes) {
     byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
     if (o.payout && isCreatedStatus(o.status)) {
       created++;
       const c = o.payout.sourceCurrency;
-      const s = sums.get(c) ?? { rows: 0, amount: new Dec(0), fees: new Dec(0) };
+      let s = sums.get(c);
+      if (!s) sums.set(c, (s = { rows: 0, amount: new ExactSum(), fees: new ExactSum() }));
       s.rows++;
-      s.amount = s.amount.plus(fromApi(o.payout.sourceAmount));
-      s.fees = s.fees.plus(fromApi(o.payout.transactionFees));
-      sums.set(c, s);
+      s.amount.addApi(o.payout.sourceAmount);
+      s.fees.addApi(o.payout.transactionFees);
     }
   }
   const createdByCurrency = Object.fromEntries(
-    [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([c, s]) => [c, {
-      rows: s.rows, amount: formatAmount(s.amount, c), fees: formatAmount(s.fees, c), totalDeductible: formatAmount(s.amount.plus(s.fees), c),
-    }]),
+    [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([c, s]) => {
+      const amount = s.amount.value();
+      const fees = s.fees.value();
+      return [c, { rows: s.rows, amount: formatAmount(amount, c), fees: formatAmount(fees, c), totalDeductible: formatAmount(amount.plus(fees), c) }];
+    }),
   );
   return { rows: outcomes.length, byStatus, createdByCurrency, created, notCreated: outcomes.length - created };
 }

@@ -148,10 +148,11 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   plan = buildPlan(batch, pf, folded, env, { allowPartial: o.allowPartial, quote: o.quote, mergeDocuments: o.mergeDocuments, usage, only: o.only, quotedFees: o.quotedFees });
   o.onPlan?.(plan);
 
-  const fees = new Map<number, DecT>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
+  // a created row's fee is the journalled API number (summed exactly as fromApi reads it)
+  const fees = new Map<number, DecT | number>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
   for (const r of batch.rows) {
     const s = r.payout ? rowState(folded, r.payout.reference) : undefined;
-    if (s?.payout) fees.set(r.rowNumber, fromApi(s.payout.transactionFees));
+    if (s?.payout) fees.set(r.rowNumber, s.payout.transactionFees);
   }
   const decision = decideApproval({
     plan, payable: payableTotals(batch, plan, fees), env, envFlag: o.envFlag, yes: o.yes, interactive: o.interactive,

@@ -1,7 +1,7 @@
 // The plan of a batch: which rows go, the totals per source currency with estimated fees, each
 // wallet's balance after the batch, corridors not enabled, the requests the run will use against
 // the monthly quota. Pure: computed from the loaded batch, the preflight and the journal.
-import { Dec, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
+import { Dec, ExactSum, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
 import type { UsageReport } from '../client/quota.ts';
 import type { FoldedJournal } from '../journal/rows.ts';
 import { rowState } from '../journal/rows.ts';
@@ -179,15 +179,26 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
  * amounts before fees, and amounts plus (estimated) fees. What the control totals compare with,
  * so the same command gives the same answer when it resumes.
  */
-export function payableTotals(batch: LoadedBatch, plan: BatchPlan, fees: Map<number, DecT>): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
+export function payableTotals(batch: LoadedBatch, plan: BatchPlan, fees: Map<number, DecT | number>): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
   const pay = new Set([...plan.toSend, ...plan.created]);
-  const amounts = new Map<string, DecT>();
-  const withFees = new Map<string, DecT>();
+  // exact sums without a Decimal per addition (a resumed batch of 100,000 rows): the same values
+  const amounts = new Map<string, ExactSum>();
+  const withFees = new Map<string, ExactSum>();
   for (const r of batch.rows) {
     if (!r.payout || !pay.has(r.rowNumber)) continue;
     const c = r.payout.sourceCurrency;
-    amounts.set(c, (amounts.get(c) ?? new Dec(0)).plus(r.payout.sourceAmount));
-    withFees.set(c, (withFees.get(c) ?? new Dec(0)).plus(r.payout.sourceAmount).plus(fees.get(r.rowNumber) ?? 0));
+    let a = amounts.get(c);
+    let w = withFees.get(c);
+    if (!a || !w) {
+      amounts.set(c, (a = new ExactSum()));
+      withFees.set(c, (w = new ExactSum()));
+    }
+    a.add(r.payout.sourceAmount);
+    w.add(r.payout.sourceAmount);
+    const fee = fees.get(r.rowNumber);
+    if (typeof fee === 'number') w.addApi(fee);
+    else if (fee) w.add(fee);
   }
-  return { rows: pay.size, amounts, withFees };
+  const value = (m: Map<string, ExactSum>) => new Map([...m].map(([c, s]) => [c, s.value()]));
+  return { rows: pay.size, amounts: value(amounts), withFees: value(withFees) };
 }

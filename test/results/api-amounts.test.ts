@@ -1,9 +1,10 @@
 // formatApiAmount and formatApiSum write a created payout's amounts without decimal.js when the
 // number already fits the currency's minor unit. Their text must be exactly what
-// formatAmount(fromApi(...)) writes, for every number: results files stay byte-identical.
+// formatAmount(fromApi(...)) writes, for every number: results files stay byte-identical. ExactSum
+// sums many terms in integers; its value must be the Decimal sum's, rounding at 40 digits included.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatAmount, formatApiAmount, formatApiSum, fromApi } from '../../src/money.ts';
+import { Dec, ExactSum, formatAmount, formatApiAmount, formatApiSum, fromApi } from '../../src/money.ts';
 
 const CURRENCIES = ['JPY', 'USD', 'NGN', 'KWD', 'CLF', 'usd', 'ZZZ']; // 0, 2, 2, 3, 4 decimals; lower case; not ISO (2)
 
@@ -49,5 +50,45 @@ describe('API amounts as text: the same text as decimal.js', () => {
     expect(formatApiSum(-1.5, 1.5, 'USD')).toBe('0.00');
     expect(formatApiSum(0.05, -0.07, 'USD')).toBe('-0.02');
     expect(formatApiSum(10, 1.5, 'JPY')).toBe('12'); // 11.5 rounds half up
+  });
+});
+
+describe('ExactSum: the value a Decimal sum gives', () => {
+  const decimalSum = (terms: (number | string)[]) => terms.reduce<ReturnType<typeof fromApi>>((a, t) => a.plus(typeof t === 'number' ? fromApi(t) : new Dec(t)), new Dec(0));
+  const exactSum = (terms: (number | string)[]) => {
+    const s = new ExactSum();
+    for (const t of terms) typeof t === 'number' ? s.addApi(t) : s.add(new Dec(t));
+    return s.value();
+  };
+  /** Decimal terms as parseAmount makes them: any digits, up to 40 significant. */
+  const decimalText = fc.tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 25n }), fc.integer({ min: 0, max: 15 }))
+    .map(([neg, v, places]) => { const d = v.toString().padStart(places + 1, '0'); return `${neg ? '-' : ''}${places ? `${d.slice(0, -places)}.${d.slice(-places)}` : d}`; });
+
+  it('on random sequences of API numbers and Decimals, huge, tiny and with exponents included', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(apiNumber, decimalText), { maxLength: 60 }), (terms) => {
+        const want = decimalSum(terms);
+        const got = exactSum(terms);
+        expect(got.toFixed()).toBe(want.toFixed());
+        expect(formatAmount(got, 'USD')).toBe(formatAmount(want, 'USD'));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('where decimal.js rounds at 40 digits, the sum rounds the same', () => {
+    const tiny = '0.0000000000000000000000001'; // 1e-25 as a plain decimal: no exponent to send it to decimal.js early
+    const terms = [1e20, tiny, 3.5, '-0.000000000000000000000000000001', 123456789.123];
+    expect(exactSum(terms).toFixed()).toBe(decimalSum(terms).toFixed());
+    expect(decimalSum([1e20, tiny]).toFixed()).toBe('100000000000000000000'); // decimal.js does round there
+    expect(exactSum([1e20, tiny]).toFixed()).toBe('100000000000000000000');
+    expect(exactSum([0.1, 0.2]).toFixed()).toBe('0.3');
+    expect(exactSum([-1.5, 1.5]).toFixed()).toBe('0');
+    expect(exactSum([]).toFixed()).toBe('0');
+    const many = new ExactSum();
+    for (let i = 0; i < 100_000; i++) many.addApi(10 + (i % 997) / 100);
+    let d = new Dec(0);
+    for (let i = 0; i < 100_000; i++) d = d.plus(fromApi(10 + (i % 997) / 100));
+    expect(many.value().toFixed()).toBe(d.toFixed());
   });
 });
