@@ -3,7 +3,7 @@
 // and emits events; never prints, never exits.
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { rowState } from '../journal/rows.ts';
+import { rowState, type RowState } from '../journal/rows.ts';
 import { Dec, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
@@ -81,21 +81,28 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   let started = false;
   let finished = false;
 
-  /** Every row's outcome now: executed, from the journal, invalid, left out, or queued. */
-  const outcomeOf = (r: LoadedBatch['rows'][number]): RowOutcome => {
+  // Each row's journal state, found once by its position: a state the fold holds is a live object
+  // (applyEvent changes it in place, never replaces it), so it stays current; a row the journal
+  // has not named yet is looked up again next time.
+  const states: (RowState | undefined)[] = new Array(batch.rows.length);
+  const stateAt = (i: number, ref: string): RowState => states[i] ?? (states[i] = folded.rows.get(ref)) ?? rowState(folded, ref);
+  let toSendSet: Set<number> | undefined;
+
+  /** Every row's outcome now (the row at position i): executed, from the journal, invalid, left out, or queued. */
+  const outcomeOf = (r: LoadedBatch['rows'][number], i: number): RowOutcome => {
     const done = executed.get(r.rowNumber);
     if (done) return done;
     if (!r.payout) {
       const e = plan?.invalidRows.get(r.rowNumber) ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
       return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
     }
-    const s = rowState(folded, r.payout.reference);
+    const s = stateAt(i, r.payout.reference);
     const inv = plan?.invalidRows.get(r.rowNumber);
     if (inv && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: inv };
     const ns = plan?.notSent.get(r.rowNumber);
     const fallback: RowOutcome = ns
       ? { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: ns.code, message: ns.message } }
-      : started && !finished && plan?.toSend.includes(r.rowNumber)
+      : started && !finished && plan && (toSendSet ??= new Set(plan.toSend)).has(r.rowNumber) // a Set: a checkpoint asks for every row
         ? { status: ENGINE_STATUSES.QUEUED, documents: [] }
         : { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' } };
     if (ns && s.phase === 'rejected') return fallback;
@@ -103,9 +110,9 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   };
 
   const table = (): ResultsTable => {
-    const rows: ResultRow[] = batch.rows.map((r) => {
+    const rows: ResultRow[] = batch.rows.map((r, i) => {
       const kept = o.keep?.get(r.rowNumber);
-      return { rowNumber: r.rowNumber, cells: r.cells, result: kept ?? resultValues(outcomeOf(r)) };
+      return { rowNumber: r.rowNumber, cells: r.cells, result: kept ?? resultValues(outcomeOf(r, i)) };
     });
     return { format: o.results.format, inputColumns: batch.inputColumns, rows, delimiter: o.results.delimiter };
   };
@@ -114,10 +121,11 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     finished = true;
     await writeAll();
     const outcomes = new Map<number, RowOutcome>();
-    for (const r of batch.rows) {
+    for (let i = 0; i < batch.rows.length; i++) {
+      const r = batch.rows[i]!;
       if (!inScope(r.rowNumber) && !o.keep?.has(r.rowNumber)) continue;
       const kept = o.keep?.get(r.rowNumber);
-      outcomes.set(r.rowNumber, kept ? keptOutcome(kept, r.payout?.sourceCurrency ?? '') : outcomeOf(r));
+      outcomes.set(r.rowNumber, kept ? keptOutcome(kept, r.payout?.sourceCurrency ?? '') : outcomeOf(r, i));
     }
     const summary = summarise([...outcomes.values()]);
     let code = exitCode;
@@ -136,7 +144,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
 
   let pf: PreflightResult;
   try {
-    const toCheck = batch.rows.filter((r) => r.payout && inScope(r.rowNumber) && rowState(folded, r.payout.reference).phase !== 'created')
+    const toCheck = batch.rows.filter((r, i) => r.payout && inScope(r.rowNumber) && stateAt(i, r.payout.reference).phase !== 'created')
       .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
     pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
   } catch (e) {
@@ -150,10 +158,10 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
 
   // a created row's fee is the journalled API number (summed exactly as fromApi reads it)
   const fees = new Map<number, DecT | number>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
-  for (const r of batch.rows) {
-    const s = r.payout ? rowState(folded, r.payout.reference) : undefined;
+  batch.rows.forEach((r, i) => {
+    const s = r.payout ? stateAt(i, r.payout.reference) : undefined;
     if (s?.payout) fees.set(r.rowNumber, s.payout.transactionFees);
-  }
+  });
   const decision = decideApproval({
     plan, payable: payableTotals(batch, plan, fees), env, envFlag: o.envFlag, yes: o.yes, interactive: o.interactive,
     allowPartial: o.allowPartial, expectRows: o.expectRows, expectTotals: o.expectTotals, maxTotals: o.maxTotals,
