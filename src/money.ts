@@ -153,13 +153,6 @@ export class ExactSum {
   }
 
   value(): Decimal {
-    if (this.dec) return this.dec;
-    const negative = this.units < 0n;
-    let digits = (negative ? -this.units : this.units).toString();
-    if (this.places > 0) {
-      if (digits.length <= this.places) digits = '0'.repeat(this.places - digits.length + 1) + digits;
-      digits = `${digits.slice(0, -this.places)}.${digits.slice(-this.places)}`;
-    }
-    return new Dec(negative ? `-${digits}` : digits);
+    return this.dec ?? new Dec(scaledText(this.units, this.places));
   }
 }
