@@ -20,7 +20,8 @@ afterAll(async () => {
 
 describe('kill -9 at random moments, then resume (scaled: sandbox and client at 50/s)', () => {
   it(`${ROWS} rows under faults, at least 5 SIGKILLs: one payout per row, exact balances, at most ${RATE} requests per rolling second`, async () => {
-    sb = await startSandbox({ rateLimitPerSecond: RATE, randomSeed: 20261122 });
+    const sandbox = await startSandbox({ rateLimitPerSecond: RATE, randomSeed: 20261122 });
+    sb = sandbox;
     const dir = await workDir('pb-kill-');
     await writeBatch(dir, 'payroll.csv', { rows: ROWS, documentsEvery: 10, prefix: 'KILL' });
     const opening = await wallets(sb);
@@ -40,12 +41,12 @@ describe('kill -9 at random moments, then resume (scaled: sandbox and client at 
     // (a kill there would test nothing, and the journal would not exist yet).
     for (let round = 0; round < 12 && kills < 5; round++) {
       const after = 1 + Math.floor(Math.random() * 120);
-      const from = sb.requestLog().length;
+      const from = sandbox.requestLog().length;
       const r = await runCli(args, {
         cwd: dir, env, timeoutMs: 60_000,
         onSpawn: (child) => {
           const poll = setInterval(() => {
-            if (sb.requestLog().length - from < after) return;
+            if (sandbox.requestLog().length - from < after) return;
             clearInterval(poll);
             child.kill('SIGKILL');
           }, 5);
