@@ -31,6 +31,7 @@ import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import type { FaultConfig, RequestLogEntry } from '../../src/sandbox/contract.ts';
+import { mulberry32 } from '../../src/sandbox/faults.ts';
 import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
 
@@ -97,24 +98,13 @@ function parseArgs(argv: string[]): Args {
   };
 }
 
-/** mulberry32: the campaign's own schedule, replayable with --seed. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<number> {
   const a = parseArgs(process.argv.slice(2));
   const limit = 5 * a.scale;
-  const random = prng(a.seed);
+  const random = mulberry32(a.seed); // the campaign's own schedule, replayable with --seed
   const t0 = Date.now();
   const clock = () => `${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s`;
   const base: Partial<FaultConfig> = { latencyMs: a.latency, errorAfterCreate: 0.1, dropAfterCreate: 0.05, spurious429: 0.05 };

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanJournal, type JournalEvent } from '../../src/journal/journal.ts';
+import { mulberry32 } from '../../src/sandbox/faults.ts';
 
 /** The reader as it was: the whole file as text, one line per newline, the rest torn. */
 function reference(bytes: Uint8Array): { events: JournalEvent[]; skipped: number; tornTail: boolean } {
@@ -31,17 +32,8 @@ function reference(bytes: Uint8Array): { events: JournalEvent[]; skipped: number
   return { events, skipped, tornTail: rest.length > 0 };
 }
 
-/** A small deterministic PRNG (mulberry32), so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG (the sandbox's mulberry32), so a failure replays. */
+const rng = mulberry32;
 
 const WORDS = ['Zoë', '東京', '😀 emoji', 'a\\"b', 'tab\t', 'line\nbreak', 'ß', '\u00a0', '\u2028'];
 
