@@ -14,7 +14,7 @@ import { executeRows, errorSnapshot, type EngineEvent, type WorkItem } from './e
 import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues, summarise, type RowOutcome, type RunSummary } from './outcome.ts';
-import type { BatchSession, ResumeReport } from './session.ts';
+import { catchUpStatuses, type BatchSession, type ResumeReport } from './session.ts';
 
 export interface GuardOptions {
   envFlag?: string;
@@ -91,7 +91,9 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   /** Every row's outcome now (the row at position i): executed, from the journal, invalid, left out, or queued. */
   const outcomeOf = (r: LoadedBatch['rows'][number], i: number): RowOutcome => {
     const done = executed.get(r.rowNumber);
-    if (done) return done;
+    // A row created in this run is read from its journal state, which status lines of `listen`
+    // or `status` may have moved on since (catchUpStatuses); the two are otherwise the same.
+    if (done && !(r.payout && stateAt(i, r.payout.reference).phase === 'created')) return done;
     if (!r.payout) {
       const e = plan?.invalidRows.get(r.rowNumber) ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
       return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
@@ -116,7 +118,10 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     });
     return { format: o.results.format, inputColumns: batch.inputColumns, rows, delimiter: o.results.delimiter };
   };
-  const writeAll = () => writeResults(o.results.path, table());
+  const writeAll = () => {
+    catchUpStatuses(session);
+    return writeResults(o.results.path, table());
+  };
   const finish = async (exitCode: PipelineResult['exitCode'], extra: Partial<PipelineResult>): Promise<PipelineResult> => {
     finished = true;
     await writeAll();

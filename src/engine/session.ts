@@ -2,8 +2,8 @@
 // last runs did, and say what a resumed run found.
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { JournalWriter } from '../journal/journal.ts';
-import { JOURNAL_VERSION, foldJournalFile, type BatchHeader, type FoldedJournal } from '../journal/rows.ts';
+import { JournalWriter, readAppended } from '../journal/journal.ts';
+import { JOURNAL_VERSION, applyEvent, foldJournalFile, type BatchHeader, type FoldedJournal, type JournalLine } from '../journal/rows.ts';
 import { journalPath, journalsOf, type BatchIdentity } from './identity.ts';
 
 /** A refusal before anything is sent (exit 3), with a message for the user. */
@@ -40,6 +40,8 @@ export interface BatchSession {
   report: ResumeReport;
   /** When the journal was last written before this run (ms since the epoch; 0 when new). */
   lastWriteMs: number;
+  /** Byte of the journal up to which lines have been folded (see catchUpStatuses). */
+  readOffset: number;
 }
 
 export interface OpenSessionOptions {
@@ -129,8 +131,11 @@ export function openSession(o: OpenSessionOptions): BatchSession {
   const folded = r.folded;
   const resumed = !!folded.header;
   let lastWriteMs = 0;
+  let readOffset = 0;
   try {
-    lastWriteMs = statSync(path).mtimeMs;
+    const st = statSync(path);
+    lastWriteMs = st.mtimeMs;
+    readOffset = st.size;
   } catch {
     // a new journal
   }
@@ -149,5 +154,23 @@ export function openSession(o: OpenSessionOptions): BatchSession {
     writer.append(header, { sync: true });
     folded.header = header;
   }
-  return { journalPath: path, header, folded, writer, report: reportOf(folded, resumed, r.skipped), lastWriteMs };
+  return { journalPath: path, header, folded, writer, report: reportOf(folded, resumed, r.skipped), lastWriteMs, readOffset };
+}
+
+/**
+ * Folds the `status` lines that other processes appended to the journal since it was read
+ * (`listen` applying webhooks, `status` refreshing) into this run's states, forward only, so the
+ * run's next results file keeps them instead of writing back the status it saw at creation. Every
+ * other line after the offset is this run's own, already folded. Returns how many were applied.
+ */
+export function catchUpStatuses(session: BatchSession): number {
+  const { events, next } = readAppended<JournalLine>(session.journalPath, session.readOffset);
+  session.readOffset = next;
+  let n = 0;
+  for (const e of events) {
+    if (e.t !== 'status') continue;
+    applyEvent(session.folded, e);
+    n++;
+  }
+  return n;
 }

@@ -35,6 +35,18 @@ export interface JournalScan {
   tornTail: boolean;
 }
 
+/** One line: an event, blank, or damaged (not JSON, or not an event). */
+function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged' {
+  if (line.trim() === '') return 'blank';
+  let v: unknown;
+  try {
+    v = JSON.parse(line) as unknown;
+  } catch {
+    return 'damaged';
+  }
+  return v && typeof v === 'object' && typeof (v as JournalEvent).t === 'string' ? (v as E) : 'damaged';
+}
+
 /**
  * Hands every complete event of a journal file to `onEvent`, in order, while reading it (1 MiB at
  * a time): nothing but the current chunk is held, so a fold of a 100 MB journal keeps only the
@@ -53,18 +65,13 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
   let tornTail = false;
   if (!existsSync(path)) return { events, skipped, tornTail };
   const take = (line: string) => {
-    if (line.trim() === '') return;
-    let v: unknown;
-    try {
-      v = JSON.parse(line) as unknown;
-    } catch {
-      skipped++;
-      return;
-    }
-    if (v && typeof v === 'object' && typeof (v as JournalEvent).t === 'string') {
+    const e = parseLine<E>(line);
+    if (e === 'blank') return;
+    if (e === 'damaged') skipped++;
+    else {
       events++;
-      onEvent(v as E);
-    } else skipped++;
+      onEvent(e);
+    }
   };
   const fd = openSync(path, 'r');
   try {
@@ -120,6 +127,38 @@ export function readJournal<E extends JournalEvent = JournalEvent>(path: string)
   const events: E[] = [];
   const { skipped, tornTail } = scanJournal<E>(path, (e) => events.push(e));
   return { events, skipped, tornTail };
+}
+
+/**
+ * The events of the complete lines appended to a journal after byte `from`, and where to read from
+ * next time. While a run goes on, `listen` and `status` append status lines to its journal from
+ * other processes; the run picks them up with this before it rewrites the results file. A line
+ * still without its newline (being written right now) is left for the next call.
+ */
+export function readAppended<E extends JournalEvent = JournalEvent>(path: string, from: number): { events: E[]; next: number } {
+  const events: E[] = [];
+  if (!existsSync(path)) return { events, next: from };
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= from) return { events, next: from };
+    const buf = Buffer.allocUnsafe(size - from);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, from + got);
+      if (n === 0) break;
+      got += n;
+    }
+    const last = got > 0 ? buf.lastIndexOf(NL, got - 1) : -1;
+    if (last === -1) return { events, next: from };
+    for (const line of buf.toString('utf8', 0, last).split('\n')) {
+      const e = parseLine<E>(line);
+      if (e !== 'blank' && e !== 'damaged') events.push(e);
+    }
+    return { events, next: from + last + 1 };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

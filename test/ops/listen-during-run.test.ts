@@ -1,0 +1,70 @@
+// `listen` applying webhooks to a batch while `run` is still sending it: the run's own checkpoints
+// and its final results file must keep the statuses listen recorded (in the journal), not write back
+// the PENDING each payout had when it was created. Real processes and real HTTP: the CLI run in a
+// child, the sandbox's signed webhooks to the listener on 127.0.0.1.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { registerSubscription, startListener, type RunningListener } from '../../src/ops/listen.ts';
+import { readResults } from '../../src/results/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { cleanEnv, connectionTo, runCli, setStatus, startSb, until, workDir, writeBatch } from './helpers.ts';
+
+const SECRET = 'whsec_during_run_0123456789';
+let sb: LocalSandbox | undefined;
+let listener: RunningListener | undefined;
+afterEach(async () => {
+  await listener?.close();
+  listener = undefined;
+  await sb?.close();
+  sb = undefined;
+});
+
+const statusLines = (dir: string) => {
+  const stateDir = join(dir, '.payout-batch');
+  const name = readdirSync(stateDir, { recursive: true }).map(String).find((n) => n.endsWith('.journal.jsonl'));
+  if (!name) return [];
+  return readFileSync(join(stateDir, name), 'utf8').split('\n').filter((l) => l.includes('"t":"status"')).map((l) => JSON.parse(l) as { payoutId: string; status: string });
+};
+
+describe('listen while the batch is still running', () => {
+  it("the run's results file ends with the statuses listen applied during the run", async () => {
+    sb = await startSb();
+    const dir = await workDir('pb-listen-run-');
+    await writeBatch(dir, 'batch.csv', { rows: 200, currencies: ['GBP'], prefix: 'LDR' });
+    const results = join(dir, 'batch.results.csv');
+    listener = await startListener({ port: 0, secret: SECRET, stateDir: join(dir, 'listen-state'), results: [results] });
+    await registerSubscription(connectionTo(sb).client, listener.url, SECRET);
+    // Slow enough that the run is still sending after its first checkpoint (3 s) and the webhooks.
+    sb.setFaults({ latencyMs: [150, 250] });
+
+    let exited = false;
+    const run = runCli(['run', 'batch.csv', '--base-url', sb.url, '--yes', '--rate', '15', '--no-quote'], { cwd: dir, env: cleanEnv(), timeoutMs: 120_000 })
+      .finally(() => (exited = true));
+
+    // The first checkpoint shows created rows; move the first one on at the service.
+    let payoutId = '';
+    await until(async () => {
+      try {
+        payoutId = (await readResults(results)).rows.find((r) => r.result.payoutId)?.result.payoutId ?? '';
+      } catch {
+        payoutId = ''; // not written yet
+      }
+      return payoutId !== '';
+    }, 30_000, 'a checkpoint with a created row');
+    await setStatus(sb, payoutId, 'PROCESSING');
+    await setStatus(sb, payoutId, 'SUCCESSFUL');
+    await until(() => statusLines(dir).some((l) => l.payoutId === payoutId && l.status === 'SUCCESSFUL'), 10_000, 'listen to record SUCCESSFUL');
+    // Otherwise this test would prove nothing: the run must write its results after listen did.
+    expect(exited, 'the run finished before listen applied the webhooks: make the batch longer').toBe(false);
+
+    const r = await run;
+    expect(r.code, r.stderr.slice(-1500)).toBe(0);
+    const row = (await readResults(results)).rows.find((x) => x.result.payoutId === payoutId)!;
+    expect(row.result.status).toBe('SUCCESSFUL');
+    // The others stayed as created, and nothing moved back.
+    const statuses = new Set((await readResults(results)).rows.filter((x) => x.result.payoutId !== payoutId).map((x) => x.result.status));
+    expect([...statuses]).toEqual(['PENDING']);
+    expect(r.stdout).toMatch(/SUCCESSFUL\s+1\b/);
+  }, 120_000);
+});
