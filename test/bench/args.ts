@@ -1,5 +1,7 @@
-// Flags of the bench and chaos scripts, through node's own parseArgs (strict: an unknown flag is an
+// Shared by the bench and chaos scripts: a child process run to its end, and their flags.
+// Flags through node's own parseArgs (strict: an unknown flag is an
 // error naming it). Numbers and MIN-MAX ranges are checked here once.
+import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
 export function readFlags(argv: string[], numbers: string[], booleans: string[] = [], ranges: string[] = []) {
@@ -24,4 +26,18 @@ export function readFlags(argv: string[], numbers: string[], booleans: string[] 
   };
   const flag = (name: string): boolean | undefined => (values[name] === undefined ? undefined : values[name] === true);
   return { num, range, flag };
+}
+
+/** Runs `node ...args` to its end: exit code, output and wall time in ms. */
+export function spawnChild(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const c = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('error', reject);
+    c.on('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 }));
+  });
 }

@@ -19,7 +19,7 @@
 //   journal fold                           foldJournalFile of that journal alone (what run does: fold while reading)
 // Rows: the sample payroll's same-currency rows, unique references and amounts (test/engine/helpers).
 // Targets (issue): linear or better; resume under 2 s at 100,000.
-import { spawn } from 'node:child_process';
+import { spawnChild } from './args.ts';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -84,19 +84,6 @@ if (process.argv[2] === '--phase') {
 }
 
 // ------------------------------------------------------------------ parent
-
-function spawnChild(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const c = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d) => (stdout += d));
-    c.stderr.on('data', (d) => (stderr += d));
-    c.on('error', reject);
-    c.on('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 }));
-  });
-}
 
 async function writeBatch(path: string, rows: number): Promise<void> {
   // generateCsv builds the text in memory; 100,000 rows is ~20 MB: write it in slices

@@ -21,7 +21,6 @@
 // make n - 1 intervals). Ratio = achieved / limit. "accepted" counts answers other than 429.
 // Peak memory: the child's maxRSS (process.resourceUsage(), read at its exit).
 // Targets (issue): payout-batch run >= 0.95 of the limit with zero 429s.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +34,7 @@ import type { RequestLogEntry } from '../../src/sandbox/contract.ts';
 import { validateBatch } from '../../src/validation/index.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
 import { KEY, ROOT, cleanEnv, generateCsv } from '../engine/helpers.ts';
-import { readFlags } from './args.ts';
+import { readFlags, spawnChild } from './args.ts';
 
 const self = fileURLToPath(import.meta.url);
 const MB = 1024 * 1024;
@@ -147,18 +146,6 @@ function measure(name: string, rows: number, log: RequestLogEntry[], wallMs: num
     r429: mine.filter((r) => r.status === 429).length, wallMs, spanMs, rate, acceptedRate,
     rowPhaseRate: rowSpan ? ((rowReqs.length - 1) * 1000) / rowSpan : undefined, maxRssMb: child.maxRssMb, maxRolling: maxRolling(at),
   };
-}
-
-function spawnChild(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d) => (stdout += d));
-    c.stderr.on('data', (d) => (stderr += d));
-    c.on('error', reject);
-    c.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 async function main(): Promise<number> {

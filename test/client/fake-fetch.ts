@@ -1,4 +1,7 @@
 // A scripted fetch for the client's unit tests: each call takes the next step of the script.
+import { expect } from 'vitest';
+import { PayoutApiError } from '../../src/client/errors.ts';
+
 export interface SeenRequest {
   url: string;
   method: string;
@@ -68,3 +71,14 @@ export const INITIATE_BODY = {
   beneficiary: { accountName: 'Erika Mustermann', accountCurrency: 'EUR', iban: 'DE89370400440532013000' },
   narration: 'Invoice 42',
 };
+
+/** The PayoutApiError a call fails with (the test fails if it succeeds or throws anything else). */
+export async function failure(p: Promise<unknown>): Promise<PayoutApiError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(PayoutApiError);
+    return e as PayoutApiError;
+  }
+  throw new Error('expected the call to fail');
+}

@@ -10,6 +10,7 @@ import { PayoutApiError } from '../../src/client/errors.ts';
 import { verifyWebhook, type VerifiedDelivery } from '../../src/client/webhooks.ts';
 import { Dec, roundTo, toApi } from '../../src/money.ts';
 import type { InitiateRequest } from '../../src/spec/schemas.ts';
+import { failure } from './fake-fetch.ts';
 
 let sb: LocalSandbox;
 let client: PayoutClient;
@@ -22,16 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sb?.close();
 });
-
-async function failure(p: Promise<unknown>): Promise<PayoutApiError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(PayoutApiError);
-    return e as PayoutApiError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 const sepa = (amount: string, extra: Partial<InitiateRequest> = {}): InitiateRequest => ({
   sourceAmount: toApi(new Dec(amount)),

@@ -6,7 +6,7 @@ import { PayoutClient, type PayoutClientOptions } from '../../src/client/client.
 import { PayoutApiError } from '../../src/client/errors.ts';
 import { resetLimiters } from '../../src/client/throttle.ts';
 import { UsageCounter } from '../../src/client/quota.ts';
-import { INITIATE_BODY, PAYOUT, json, scriptedFetch, type Step } from './fake-fetch.ts';
+import { INITIATE_BODY, PAYOUT, failure, json, scriptedFetch, type Step } from './fake-fetch.ts';
 
 const KEY = 'sk_sandbox_unit_5c1e0a7f9b2d4e68';
 let n = 0;
@@ -24,16 +24,6 @@ function client(steps: Step[], extra: Partial<PayoutClientOptions> = {}) {
     ...extra,
   });
   return { c, seen: f.seen, delays };
-}
-
-async function failure(p: Promise<unknown>): Promise<PayoutApiError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(PayoutApiError);
-    return e as PayoutApiError;
-  }
-  throw new Error('expected the call to fail');
 }
 
 afterEach(() => resetLimiters());
