@@ -3,7 +3,13 @@
 // no record longer than MAX_RECORD_BYTES (csv-parse's max_record_size): memory would otherwise
 // grow with the longest line (a 50 MB line took ~510 MB of RSS), and such a record is almost
 // always a quote left open that swallows the rest of the file.
-import { createReadStream } from 'node:fs';
+//
+// A file with no quote character anywhere is read without csv-parse (quoteFreeRecords): with no
+// quotes, a record is a line and a cell is the text between two delimiters, so splitting gives
+// csv-parse's own records (test/input/quote-free.test.ts compares the two on random files) about
+// five times faster: csv-parse reads 100,000 rows (12 MB) in about a second, most of `validate`
+// and of a resume. Any quote, anywhere, and csv-parse reads the whole file.
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { InputError } from './errors.ts';
@@ -41,6 +47,22 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   const fileStream = createReadStream(path, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
   let input: NodeJS.ReadableStream = fileStream;
   if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
+  const skipFirst = sep !== undefined; // the "sep=;" line is not a record
+
+  const tooLong = (row: number) => new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+  const close = () => fileStream.destroy();
+  if (!hasQuote(path, detected.bomBytes)) {
+    if (detected.encoding === 'utf-8') fileStream.setEncoding('utf8'); // split characters are joined across reads
+    const records = quoteFreeRecords(input, delimiter, skipFirst, (row) => {
+      close();
+      return tooLong(row);
+    }, (e) => {
+      close();
+      return e instanceof InputError ? e : new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
+    });
+    return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close };
+  }
+
   const parser = parse({
     delimiter,
     bom: true,
@@ -48,7 +70,7 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     relax_quotes: true,
     skip_empty_lines: false,
     record_delimiter: ['\r\n', '\n', '\r'],
-    from_line: sep ? 2 : 1,
+    from_line: skipFirst ? 2 : 1,
     encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
     max_record_size: MAX_RECORD_BYTES,
   });
@@ -80,17 +102,16 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     notify();
   });
 
-  const close = () => {
-    fileStream.destroy();
+  const closeParser = () => {
+    close();
     parser.destroy();
   };
 
   const fail = (e: unknown): never => {
-    close();
+    closeParser();
     if (e instanceof CsvError && e.code === 'CSV_MAX_RECORD_SIZE') {
       // csv-parse counts the records it has given, which may be more than those read yet
-      const row = Math.max(rowNumber, (e as CsvError & { records?: number }).records ?? 0) + 1;
-      throw new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+      throw tooLong(Math.max(rowNumber, (e as CsvError & { records?: number }).records ?? 0) + 1);
     }
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
@@ -115,5 +136,140 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
       });
     },
   };
-  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close };
+  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close: closeParser };
+}
+
+/** Does the file hold a quote byte after `start`? (In UTF-16 a 0x22 byte may be half of another character: read by csv-parse then, to be safe.) */
+function hasQuote(path: string, start: number): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let at = start; ; ) {
+      const n = readSync(fd, buf, 0, buf.length, at);
+      if (n === 0) return false;
+      if (buf.subarray(0, n).indexOf(0x22) !== -1) return true;
+      at += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const RECORD_END = /\r\n|\n|\r/;
+
+/**
+ * The records of a text with no quote, as csv-parse gives them with our options: a record ends at
+ * CRLF, LF or CR, an empty line is one empty cell, nothing follows the last record delimiter, a
+ * BOM at the start is dropped, `skipFirst` drops the first record. A record whose cells hold more
+ * than MAX_RECORD_BYTES characters is refused as csv-parse refuses it, and never held whole: a
+ * line without its end is given up once longer than that.
+ */
+export function quoteFreeRecords(
+  input: NodeJS.ReadableStream,
+  delimiter: Delimiter,
+  skipFirst: boolean,
+  tooLong: (row: number) => Error,
+  failed: (e: unknown) => Error,
+): RecordSource {
+  let rowNumber = 0;
+  let parsed = 0; // records cut so far (rowNumber counts those handed out)
+  let skip = skipFirst;
+  let pending = ''; // text after the last record end
+  let first = true; // the BOM check
+  let ended = false;
+  let failure: Error | undefined;
+  let queue: string[][] = [];
+  let at = 0;
+  // One read at a time: the stream is paused after each chunk and resumed when its records are used up.
+  let chunk: string | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  input.on('data', (c: string | Buffer) => {
+    input.pause();
+    chunk = typeof c === 'string' ? c : c.toString('utf8');
+    notify();
+  });
+  input.on('end', () => {
+    ended = true;
+    notify();
+  });
+  input.on('error', (e) => {
+    failure ??= failed(e);
+    notify();
+  });
+
+  const cut = (text: string, last: boolean) => {
+    let body = text;
+    let held = '';
+    // a CR at the end of a read may be the first half of a CRLF
+    if (!last && body.length > 0 && body.charCodeAt(body.length - 1) === 0x0d) {
+      body = body.slice(0, -1);
+      held = '\r';
+    }
+    const lines = body.split(RECORD_END);
+    pending = lines.pop()! + held;
+    if (last) {
+      if (pending !== '') lines.push(pending); // the last record, without its end
+      pending = '';
+    }
+    const out: string[][] = [];
+    for (const line of lines) {
+      if (skip) {
+        skip = false;
+        continue;
+      }
+      const cells = line.split(delimiter);
+      // csv-parse counts the characters of the cells, not the delimiters between them
+      if (line.length - (cells.length - 1) > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
+      parsed++;
+      out.push(cells);
+    }
+    if (!last && pending.length > MAX_RECORD_BYTES + 1 && pending.length - (pending.split(delimiter).length - 1) > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
+    queue = out;
+    at = 0;
+  };
+
+  return {
+    next() {
+      for (;;) {
+        if (at < queue.length) return { rowNumber: ++rowNumber, values: queue[at++]! };
+        if (failure) throw failure;
+        if (chunk === undefined) {
+          if (!ended) {
+            input.resume();
+            return NEED_MORE;
+          }
+          if (pending === '') return undefined;
+          const rest = pending;
+          try {
+            cut(rest, true);
+          } catch (e) {
+            failure = e as Error;
+          }
+          continue;
+        }
+        let text = chunk;
+        chunk = undefined;
+        if (first) {
+          first = false;
+          if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as csv-parse's bom option
+        }
+        try {
+          cut(pending + text, false);
+        } catch (e) {
+          failure = e as Error;
+        }
+      }
+    },
+    wait() {
+      if (chunk !== undefined || ended || failure) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    },
+  };
 }
