@@ -111,10 +111,11 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     return outcomeFromState(s, fallback);
   };
 
-  const table = (): ResultsTable => {
+  /** The results table; `now` holds each row's outcome when the caller has them already (finish). */
+  const table = (now?: (RowOutcome | undefined)[]): ResultsTable => {
     const rows: ResultRow[] = batch.rows.map((r, i) => {
       const kept = o.keep?.get(r.rowNumber);
-      return { rowNumber: r.rowNumber, cells: r.cells, result: kept ?? resultValues(outcomeOf(r, i)) };
+      return { rowNumber: r.rowNumber, cells: r.cells, result: kept ?? resultValues(now?.[i] ?? outcomeOf(r, i)) };
     });
     return { format: o.results.format, inputColumns: batch.inputColumns, rows, delimiter: o.results.delimiter };
   };
@@ -124,13 +125,16 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   };
   const finish = async (exitCode: PipelineResult['exitCode'], extra: Partial<PipelineResult>): Promise<PipelineResult> => {
     finished = true;
-    await writeAll();
+    catchUpStatuses(session);
+    // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
+    const now = batch.rows.map((r, i) => (o.keep?.has(r.rowNumber) ? undefined : outcomeOf(r, i)));
+    await writeResults(o.results.path, table(now));
     const outcomes = new Map<number, RowOutcome>();
     for (let i = 0; i < batch.rows.length; i++) {
       const r = batch.rows[i]!;
       if (!inScope(r.rowNumber) && !o.keep?.has(r.rowNumber)) continue;
       const kept = o.keep?.get(r.rowNumber);
-      outcomes.set(r.rowNumber, kept ? keptOutcome(kept, r.payout?.sourceCurrency ?? '') : outcomeOf(r, i));
+      outcomes.set(r.rowNumber, kept ? keptOutcome(kept, r.payout?.sourceCurrency ?? '') : now[i]!);
     }
     const summary = summarise([...outcomes.values()]);
     let code = exitCode;
