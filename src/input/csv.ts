@@ -175,6 +175,12 @@ export function quoteFreeRecords(
   let parsed = 0; // records cut so far (rowNumber counts those handed out)
   let skip = skipFirst;
   let pending = ''; // text after the last record end
+  let pendingCells = 0; // its characters less its delimiters: what csv-parse counts
+  const cellChars = (text: string) => {
+    let delimiters = 0;
+    for (let i = text.indexOf(delimiter); i !== -1; i = text.indexOf(delimiter, i + 1)) delimiters++;
+    return text.length - delimiters;
+  };
   let first = true; // the BOM check
   let ended = false;
   let failure: Error | undefined;
@@ -228,7 +234,8 @@ export function quoteFreeRecords(
       parsed++;
       out.push(cells);
     }
-    if (!last && pending.length > MAX_RECORD_BYTES + 1 && pending.length - (pending.split(delimiter).length - 1) > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
+    pendingCells = cellChars(pending);
+    if (pendingCells > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
     queue = out;
     at = 0;
   };
@@ -257,6 +264,13 @@ export function quoteFreeRecords(
         if (first) {
           first = false;
           if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as csv-parse's bom option
+        }
+        if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1 && pending.charCodeAt(pending.length - 1) !== 0x0d) {
+          // the middle of a long line: kept, not cut again with each read
+          pending += text;
+          pendingCells += cellChars(text);
+          if (pendingCells > MAX_RECORD_BYTES + 1) failure = tooLong(parsed + 1);
+          continue;
         }
         try {
           cut(pending + text, false);
