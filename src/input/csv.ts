@@ -49,6 +49,9 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
   const skipFirst = sep !== undefined; // the "sep=;" line is not a record
 
+  /** A read that failed: its own InputError, or the file is unreadable. */
+  const unreadable = (e: unknown): InputError =>
+    e instanceof InputError ? e : new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
   const tooLong = (row: number) => new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
   const close = () => fileStream.destroy();
   if (!hasQuote(path, detected.bomBytes)) {
@@ -58,7 +61,7 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
       return tooLong(row);
     }, (e) => {
       close();
-      return e instanceof InputError ? e : new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
+      return unreadable(e);
     });
     return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close };
   }
@@ -117,8 +120,7 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
       const line = (e as CsvError & { lines?: number }).lines;
       throw new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '')}`, rowNumber + 1);
     }
-    if (e instanceof InputError) throw e;
-    throw new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
+    throw unreadable(e);
   };
 
   const records: RecordSource = {
