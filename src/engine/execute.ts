@@ -19,6 +19,7 @@ import { toApi } from '../money.ts';
 import type { DocumentContentType } from '../spec/codes.ts';
 import type { InitiateRequest, Payout } from '../spec/schemas.ts';
 import { sniffDocumentType } from '../validation/documents.ts';
+import { probableDuplicateKey } from '../validation/batch.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, type RowOutcome } from './outcome.ts';
@@ -157,7 +158,7 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
   /** Sends (or resends) one initiate and journals the answer. Returns the new state. */
   async function initiate(item: WorkItem, key: string, body: string, attempt: number, fresh: boolean): Promise<RowState> {
     const ref = item.payout.reference;
-    if (fresh) journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, at: at() }, true);
+    if (fresh) journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, dup: probableDuplicateKey(item.payout), at: at() }, true);
     try {
       const r = await o.client.initiate(body, { idempotencyKey: key });
       journal({ t: 'created', ref, attempt, key, requestId: r.requestId, payout: snapshot(r.payout), at: at() }, true);

@@ -9,7 +9,7 @@ import { writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type MoneyFlag } from './approval.ts';
-import { firstError, type LoadedBatch } from './batch.ts';
+import { firstError, referenceOf, type LoadedBatch } from './batch.ts';
 import { executeRows, errorSnapshot, type EngineEvent, type WorkItem } from './execute.ts';
 import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
@@ -91,14 +91,15 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   /** Every row's outcome now (the row at position i): executed, from the journal, invalid, left out, or queued. */
   const outcomeOf = (r: LoadedBatch['rows'][number], i: number): RowOutcome => {
     const done = executed.get(r.rowNumber);
+    const ref = referenceOf(r);
     // A row created in this run is read from its journal state, which status lines of `listen`
     // or `status` may have moved on since (catchUpStatuses); the two are otherwise the same.
-    if (done && !(r.payout && stateAt(i, r.payout.reference).phase === 'created')) return done;
-    if (!r.payout) {
+    if (done && !(ref && stateAt(i, ref).phase === 'created')) return done;
+    if (!ref) {
       const e = plan?.invalidRows.get(r.rowNumber) ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
       return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
     }
-    const s = stateAt(i, r.payout.reference);
+    const s = stateAt(i, ref);
     const inv = plan?.invalidRows.get(r.rowNumber);
     if (inv && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: inv };
     const ns = plan?.notSent.get(r.rowNumber);
@@ -168,7 +169,8 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   // a created row's fee is the journalled API number (summed exactly as fromApi reads it)
   const fees = new Map<number, DecT | number>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
   batch.rows.forEach((r, i) => {
-    const s = r.payout ? stateAt(i, r.payout.reference) : undefined;
+    const ref = referenceOf(r);
+    const s = ref ? stateAt(i, ref) : undefined;
     if (s?.payout) fees.set(r.rowNumber, s.payout.transactionFees);
   });
   const decision = decideApproval({

@@ -69,6 +69,13 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const blockedCorridors = new Map<string, BatchPlan['corridorsNotEnabled'][number]>();
   for (const r of batch.rows) {
     if (o.only && !o.only.has(r.rowNumber)) continue;
+    // created by an earlier run and not validated again (loadBatch): its journal state says created
+    if (r.created && rowState(folded, r.created.reference).phase === 'created') {
+      valid++;
+      alreadyCreated++;
+      created.push(r.rowNumber);
+      continue;
+    }
     if (!r.payout) {
       const e = r.problems.find((p) => p.severity === 'error');
       invalidRows.set(r.rowNumber, { code: e?.code ?? 'INVALID', message: e?.message ?? 'invalid row' });
@@ -185,16 +192,24 @@ export function payableTotals(batch: LoadedBatch, plan: BatchPlan, fees: Map<num
   const amounts = new Map<string, ExactSum>();
   const withFees = new Map<string, ExactSum>();
   for (const r of batch.rows) {
-    if (!r.payout || !pay.has(r.rowNumber)) continue;
-    const c = r.payout.sourceCurrency;
+    if (!pay.has(r.rowNumber)) continue;
+    const p = r.payout ?? r.created;
+    if (!p) continue;
+    const c = p.sourceCurrency;
     let a = amounts.get(c);
     let w = withFees.get(c);
     if (!a || !w) {
       amounts.set(c, (a = new ExactSum()));
       withFees.set(c, (w = new ExactSum()));
     }
-    a.add(r.payout.sourceAmount);
-    w.add(r.payout.sourceAmount);
+    // a row created before counts what the service debited, as the journal has it
+    if (r.payout) {
+      a.add(r.payout.sourceAmount);
+      w.add(r.payout.sourceAmount);
+    } else {
+      a.addApi(r.created!.sourceAmount);
+      w.addApi(r.created!.sourceAmount);
+    }
     const fee = fees.get(r.rowNumber);
     if (typeof fee === 'number') w.addApi(fee);
     else if (fee) w.add(fee);

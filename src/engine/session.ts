@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { JournalWriter, readAppended } from '../journal/journal.ts';
-import { JOURNAL_VERSION, applyEvent, foldJournalFile, type BatchHeader, type FoldedJournal, type JournalLine } from '../journal/rows.ts';
+import { JOURNAL_VERSION, applyEvent, foldJournalFile, type BatchHeader, type FoldedJournal, type FoldedJournalFile, type JournalLine } from '../journal/rows.ts';
 import { journalPath, journalsOf, type BatchIdentity } from './identity.ts';
 
 /** A refusal before anything is sent (exit 3), with a message for the user. */
@@ -54,6 +54,34 @@ export interface OpenSessionOptions {
   command: 'run' | 'retry' | 'plan';
   resultsPath?: string;
   now?: Date;
+  /** The journal as read already (readJournal), when the caller needed its states first. */
+  read?: ReadJournal;
+}
+
+/** A journal folded, with the size and time it had just before (0 when it does not exist). */
+export interface ReadJournal {
+  path: string;
+  scan: FoldedJournalFile;
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * Reads and folds a journal. Its size is taken before the fold, so a line another process appends
+ * meanwhile is at or after `size` and catchUpStatuses reads it again (status lines apply forward
+ * only: twice is the same as once), where taking it after could skip it.
+ */
+export function readJournal(path: string): ReadJournal {
+  let size = 0;
+  let mtimeMs = 0;
+  try {
+    const st = statSync(path);
+    size = st.size;
+    mtimeMs = st.mtimeMs;
+  } catch {
+    // a new journal
+  }
+  return { path, scan: foldJournalFile(path), size, mtimeMs };
 }
 
 export function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
@@ -127,18 +155,12 @@ export async function checkOtherBatches(stateDir: string, env: string, ownJourna
 /** Opens (or creates) the journal of a batch for appending. */
 export function openSession(o: OpenSessionOptions): BatchSession {
   const path = journalPath(o.stateDir, o.env, o.identity.batchId);
-  const r = foldJournalFile(path);
+  const read = o.read?.path === path ? o.read : readJournal(path);
+  const r = read.scan;
   const folded = r.folded;
   const resumed = !!folded.header;
-  let lastWriteMs = 0;
-  let readOffset = 0;
-  try {
-    const st = statSync(path);
-    lastWriteMs = st.mtimeMs;
-    readOffset = st.size;
-  } catch {
-    // a new journal
-  }
+  const lastWriteMs = read.mtimeMs;
+  const readOffset = read.size;
   let renamed = false;
   if (folded.header && o.command === 'run') renamed = checkSameBatch(folded, folded.header, o.file, o.identity, o.env, path);
   const writer = JournalWriter.open(path);

@@ -18,6 +18,17 @@ export interface ValidateOptions extends ReadOptions {
   allowDuplicateRows?: boolean;
   /** Replaces the document checker (tests). */
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
+  /**
+   * Rows an earlier run created (the engine's journal): the probable-duplicate key a row was sent
+   * with, by reference and row number. Such a row is not validated again (see ValidatedRow.settled).
+   */
+  settled?: (reference: string, rowNumber: number) => SettledRow | undefined;
+}
+
+/** What the journal knows of a row created by an earlier run. */
+export interface SettledRow {
+  /** probableDuplicateKey() of the payout it was sent as. */
+  dup: number;
 }
 
 export interface ValidatedRow {
@@ -26,8 +37,15 @@ export interface ValidatedRow {
   cells: Record<string, string>;
   problems: Problem[];
   valid: boolean;
-  /** Present when valid. */
+  /** Present when valid, unless settled. */
   payout?: PayoutRow;
+  /**
+   * The row was created by an earlier run (ValidateOptions.settled) and is not validated again:
+   * valid, with no payout. Its payout exists at the service and is never sent again, so what the
+   * file says of it now cannot change anything; only the rules that span rows still see it (its
+   * reference and its probable-duplicate key, from the journal).
+   */
+  settled?: { reference: string };
 }
 
 export interface AmountTotal {
@@ -140,6 +158,15 @@ export function accountKey(p: PayoutRow): string {
 }
 
 /**
+ * The key of the probable-duplicate rule: same beneficiary account, amount and currencies. The
+ * engine journals it with each initiate, so a resumed run can apply the rule to the rows it created
+ * without validating them again.
+ */
+export function probableDuplicateKey(p: PayoutRow): number {
+  return hash53Joined(accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency, 7);
+}
+
+/**
  * 53-bit hash → the first row that had it: open addressing in typed arrays (12 bytes a slot, off
  * the V8 heap, no boxed number per key), where a Map<number, number> takes about 40 bytes and a
  * heap number per entry. Kept under 70% full.
@@ -237,22 +264,30 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   const corridors = new Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>();
 
   function validateOne(raw: RawRow): ValidatedRow {
-    const { problems, payout } = parseRow(raw, ctx);
     const refHeader = src.fields.reference;
     const ref = refHeader ? raw.cells[refHeader] : '';
-    if (ref) {
-      const first = refs.firstOrAdd(hash53(ref), raw.rowNumber);
-      if (first !== undefined) {
-        problems.push({
-          severity: 'error', code: 'DUPLICATE_REFERENCE', file: src.file, row: raw.rowNumber, column: refHeader, value: ref,
-          message: `the reference is already used on row ${first}: each payout needs its own (it makes the payout idempotent)`,
-          expected: 'a reference used by no other row',
-        });
+    const firstWithRef = ref ? refs.firstOrAdd(hash53(ref), raw.rowNumber) : undefined;
+    // A row created by an earlier run skips validation, but only when nothing about it is unusual:
+    // its reference and its duplicate key seen first here, at the row number it was sent from.
+    // Otherwise it is validated as before, and flagged as before.
+    if (ref && firstWithRef === undefined && options.settled) {
+      const s = options.settled(ref, raw.rowNumber);
+      if (s && dupRows.firstOrAdd(s.dup, raw.rowNumber) === undefined) {
+        summary.rows++;
+        summary.valid++;
+        return { rowNumber: raw.rowNumber, cells: raw.cells, problems: [], valid: true, settled: { reference: ref } };
       }
     }
+    const { problems, payout } = parseRow(raw, ctx);
+    if (firstWithRef !== undefined) {
+      problems.push({
+        severity: 'error', code: 'DUPLICATE_REFERENCE', file: src.file, row: raw.rowNumber, column: refHeader, value: ref,
+        message: `the reference is already used on row ${firstWithRef}: each payout needs its own (it makes the payout idempotent)`,
+        expected: 'a reference used by no other row',
+      });
+    }
     if (payout) {
-      const key = hash53Joined(accountKey(payout), payout.sourceAmount.toFixed(), payout.sourceCurrency, payout.destinationCurrency, 7);
-      const first = dupRows.firstOrAdd(key, raw.rowNumber);
+      const first = dupRows.firstOrAdd(probableDuplicateKey(payout), raw.rowNumber);
       if (first !== undefined) {
         const allowed = options.allowDuplicateRows === true;
         const shownAmount = raw.cells[src.fields.sourceAmount ?? ''];

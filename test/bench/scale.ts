@@ -27,6 +27,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadBatch } from '../../src/engine/batch.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
+import { probableDuplicateKey } from '../../src/validation/batch.ts';
 import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
 import { openSession } from '../../src/engine/session.ts';
 import { foldJournalFile } from '../../src/journal/rows.ts';
@@ -60,7 +61,7 @@ if (process.argv[2] === '--phase') {
       const key = idempotencyKey(batch.identity.batchId, ENV, p.reference, 1);
       const amount = Number(toApi(p.sourceAmount));
       w.append({ t: 'quote', ref: p.reference, attempt: 1, rate: 1, fee: 1.5, totalDeductible: amount + 1.5, destinationAmount: amount });
-      w.append({ t: 'initiating', ref: p.reference, row: r.rowNumber, attempt: 1, key, body: JSON.stringify(initiateBody(p)), at });
+      w.append({ t: 'initiating', ref: p.reference, row: r.rowNumber, attempt: 1, key, body: JSON.stringify(initiateBody(p)), dup: probableDuplicateKey(p), at });
       w.append({
         t: 'created', ref: p.reference, attempt: 1, key, requestId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, at,
         payout: {

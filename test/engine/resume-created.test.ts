@@ -1,0 +1,104 @@
+// A resumed run does not validate again the rows its journal shows created (loadBatch's journal
+// lookup): they are never sent again, whatever the file says of them now. The probable-duplicate
+// rule still sees them, through the key each initiate journals. The CLI against the sandbox over
+// real HTTP, as a user runs it.
+import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { ROOT, allPayouts, cleanEnv, generateCsv, initiates, runCli, workDir } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+const setup = async () => {
+  sb = await startSandbox({ rateLimitPerSecond: null });
+  const dir = await workDir('pb-resume-created-');
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  dirs.push(dir);
+  const run = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
+  const offline = (...args: string[]) => runCli(args, { cwd: dir, env });
+  // run keeps the journal beside the batch (PAYOUT_BATCH_STATE_DIR is where the quota counter goes)
+  const journalFile = async () => {
+    const [name] = (await readdir(join(dir, '.payout-batch'))).filter((f) => f.endsWith('.journal.jsonl'));
+    return join(dir, '.payout-batch', name!);
+  };
+  const journalLines = async () =>
+    (await readFile(await journalFile(), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const results = async (name = 'payroll.results.csv') =>
+    parse(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+  return { dir, run, offline, journalLines, journalFile, results };
+};
+
+describe('a resumed run and the rows created before', () => {
+  it('a created row whose document was moved away since stays created on a resume (not INVALID), and nothing is sent', async () => {
+    const { dir, run, offline, journalLines, results } = await setup();
+    // GBP rows of the sample; the first one has a supporting document, copied beside the batch
+    await cp(join(ROOT, 'samples', 'documents'), join(dir, 'documents'), { recursive: true });
+    const csv = generateCsv({ rows: 3, currencies: ['GBP'], documentsEvery: 3 }).replaceAll(join(ROOT, 'samples'), dir);
+    expect(csv).toContain(join(dir, 'documents'));
+    await writeFile(join(dir, 'payroll.csv'), csv);
+
+    const first = await run('run', 'payroll.csv', '--yes');
+    expect(first.code, first.stderr).toBe(0);
+    const sent = initiates(sb!).length;
+    expect(sent).toBe(3);
+    // each initiate journals its probable-duplicate key
+    const initiating = (await journalLines()).filter((l) => l.t === 'initiating');
+    expect(initiating).toHaveLength(3);
+    for (const l of initiating) expect(Number.isSafeInteger(l.dup)).toBe(true);
+
+    // validated again, this row would now be invalid (its document is missing)
+    await rm(join(dir, 'documents'), { recursive: true });
+    const check = await offline('validate', 'payroll.csv');
+    expect(check.code, check.stdout + check.stderr).toBe(1);
+    expect(check.stdout).toMatch(/row 2\b.*documents/i);
+
+    const again = await run('run', 'payroll.csv', '--yes');
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/3 rows already created/);
+    expect(initiates(sb!).length).toBe(sent);
+    const rows = await results();
+    expect(rows.map((r) => r.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
+    expect(rows[0]!.errorCode).toBe('');
+    expect(rows[0]!.payoutId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  for (const journal of ['with the key journalled', 'from a journal written before the key was journalled'] as const) {
+    it(`--batch-id: a row added later that repeats a created one is a probable duplicate and not sent (${journal})`, async () => {
+      const { dir, run, journalLines, journalFile, results } = await setup();
+      const csv = generateCsv({ rows: 3 });
+      await writeFile(join(dir, 'payroll.csv'), csv);
+      const first = await run('run', 'payroll.csv', '--yes', '--batch-id', 'payroll-2025-01');
+      expect(first.code, first.stderr).toBe(0);
+      expect(await allPayouts(sb!)).toHaveLength(3);
+
+      if (journal !== 'with the key journalled') {
+        const lines = (await journalLines()).map((l) => {
+          const { dup: _dup, ...rest } = l;
+          return JSON.stringify(rest);
+        });
+        await writeFile(await journalFile(), lines.join('\n') + '\n');
+        expect(await readFile(await journalFile(), 'utf8')).not.toContain('"dup"');
+      }
+
+      // the same rows, and a fourth that repeats the first under a new reference
+      const lines = csv.trim().split('\n');
+      const copy = lines[1]!.replace('GEN-0001', 'GEN-0004');
+      await writeFile(join(dir, 'payroll.csv'), [...lines, copy].join('\n') + '\n');
+      const again = await run('run', 'payroll.csv', '--yes', '--batch-id', 'payroll-2025-01');
+      expect(again.code, again.stdout + again.stderr).toBe(1);
+      expect(await allPayouts(sb!)).toHaveLength(3);
+      const rows = await results();
+      expect(rows.map((r) => r.status)).toEqual(['PENDING', 'PENDING', 'PENDING', 'INVALID']);
+      expect(rows[3]!.errorCode).toBe('PROBABLE_DUPLICATE');
+      expect(rows[3]!.errorMessage).toMatch(/as row 2\b/);
+    });
+  }
+});
