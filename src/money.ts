@@ -99,15 +99,62 @@ export function formatApiSum(a: number, b: number, currency: string): string {
 /** Under this many units (30 digits) every partial sum of an ExactSum is exact in decimal.js too. */
 const LIMIT = 10n ** 30n;
 
+/** 2^53 - 1: integer Numbers up to this are exact, and so is any sum or product of them that stays up to it. */
+const SAFE = Number.MAX_SAFE_INTEGER;
+/** 10^0 .. 10^22, the powers of ten a double holds exactly (parsed from text: `10 ** k` need not be exact). */
+const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/** Digits (0-9) and '.' as char codes. */
+const ZERO = 48;
+const DOT = 46;
+const MINUS = 45;
+
+/** The decimals of the term parsePlain last read. */
+let readDecimals = 0;
+
+/**
+ * [-]digits[.digits] (what String(number) and Decimal.toFixed() write when there is no exponent,
+ * Infinity or NaN) as the signed integer of all its digits, with its decimals in readDecimals; NaN
+ * for anything else. Exact up to 2^53 - 1; past that it may be rounded, but stays past it, and
+ * ExactSum.addSmall refuses it. One pass over the characters: no regex, slicing or BigInt.
+ */
+function parsePlain(text: string): number {
+  const length = text.length;
+  const negative = text.charCodeAt(0) === MINUS;
+  let i = negative ? 1 : 0;
+  const first = i;
+  let v = 0;
+  let dot = -1;
+  for (; i < length; i++) {
+    const c = text.charCodeAt(i) - ZERO;
+    if (c >= 0 && c <= 9) v = v * 10 + c;
+    else if (c === DOT - ZERO && dot < 0 && i > first) dot = i;
+    else return NaN;
+  }
+  if (i === first || dot === length - 1) return NaN;
+  readDecimals = dot < 0 ? 0 : length - dot - 1;
+  return negative ? -v : v;
+}
+
 /**
  * An exact running sum for many terms (100,000 rows' amounts and fees): the terms' own decimal
- * digits summed as one scaled integer (BigInt), instead of a new Decimal per addition. Its value
- * equals the Decimal sum's: while every partial sum has at most 30 significant digits (bounded by
- * the sum of the terms' magnitudes), decimal.js at 40 digits is exact too; past that, or for a term
- * written with an exponent, it carries on in decimal.js from the exact partial sum, as a Decimal
- * sum would have.
+ * digits summed as one scaled integer, instead of a new Decimal per addition. Its value equals the
+ * Decimal sum's: while every partial sum has at most 30 significant digits (bounded by the sum of
+ * the terms' magnitudes), decimal.js at 40 digits is exact too; past that, or for a term written
+ * with an exponent, it carries on in decimal.js from the exact partial sum, as a Decimal sum would have.
+ *
+ * The scaled integer is a plain Number while it and the magnitude bound stay within 2^53 - 1 (the
+ * usual case: integer additions there are exact, and a BigInt, a string slice and a regex per term
+ * cost most of the time on a 100,000-row resume); the first term that could leave that range, or
+ * that is not a plain decimal, moves the same state to BigInt and the path below, unchanged. Both
+ * paths keep the same units, magnitude and places, so the switch to decimal.js happens at the
+ * same term with the same partial sum (2^53 is far under LIMIT).
  */
 export class ExactSum {
+  /** While true: the sum and its magnitude bound are in `small` and `smallMagnitude` (safe integers). */
+  private isSmall = true;
+  private small = 0;
+  private smallMagnitude = 0;
   private units = 0n;
   /** Sum of the terms' magnitudes, in the same units: bounds every partial sum's digits. */
   private magnitude = 0n;
@@ -116,13 +163,64 @@ export class ExactSum {
 
   /** Adds an API number (as fromApi reads it). */
   addApi(n: number): this {
+    if (this.isSmall) {
+      // String(n) of a safe integer is its digits, exactly
+      if (Number.isSafeInteger(n) && this.addSmall(n, 0)) return this;
+      const text = String(n);
+      const v = parsePlain(text);
+      if (v === v && this.addSmall(v, readDecimals)) return this;
+      return this.toBig().addText(text);
+    }
     return this.addText(String(n));
   }
 
   /** Adds a Decimal. */
   add(d: Decimal): this {
-    if (this.dec) this.dec = this.dec.plus(d);
-    else this.addText(d.toFixed());
+    if (this.dec) {
+      this.dec = this.dec.plus(d);
+      return this;
+    }
+    const text = d.toFixed();
+    if (this.isSmall) {
+      const v = parsePlain(text);
+      if (v === v && this.addSmall(v, readDecimals)) return this;
+      return this.toBig().addText(text);
+    }
+    return this.addText(text);
+  }
+
+  /**
+   * Adds a term of `decimals` decimals, given as the signed integer of its digits, in Numbers, when
+   * the new magnitude bound is within 2^53 - 1; false (nothing changed) otherwise. A product or sum
+   * of safe integers is exact when the true result is safe, and at least 2^53 when it is not (and so
+   * is anything added to it after), so the one check on the computed bound is exact; NaN (0 times a
+   * power of ten past the table) fails it too. Every other value is at most the bound: exact.
+   */
+  private addSmall(term: number, decimals: number): boolean {
+    let units = this.small;
+    let magnitude = this.smallMagnitude;
+    let places = this.places;
+    if (decimals > places) {
+      const k = POW10[decimals - places] ?? Infinity;
+      magnitude *= k;
+      units *= k;
+      places = decimals;
+    } else if (decimals < places) {
+      term *= POW10[places - decimals] ?? Infinity;
+    }
+    magnitude += term < 0 ? -term : term;
+    if (!(magnitude <= SAFE)) return false;
+    this.small = units + term;
+    this.smallMagnitude = magnitude;
+    this.places = places;
+    return true;
+  }
+
+  /** Moves the sum to BigInt for good: its magnitude bound only grows, so it would not fit Numbers again. */
+  private toBig(): this {
+    this.units = BigInt(this.small);
+    this.magnitude = BigInt(this.smallMagnitude);
+    this.isSmall = false;
     return this;
   }
 
@@ -153,6 +251,6 @@ export class ExactSum {
   }
 
   value(): Decimal {
-    return this.dec ?? new Dec(scaledText(this.units, this.places));
+    return this.dec ?? new Dec(scaledText(this.isSmall ? BigInt(this.small) : this.units, this.places));
   }
 }
