@@ -48,6 +48,43 @@ export const sum = (values: Decimal[]): Decimal => values.reduce((a, b) => a.plu
 
 // ---------------------------------------------------------------- API numbers as text, exactly
 
+/** 2^53 - 1: integer Numbers up to this are exact, and so is any sum or product of them that stays up to it. */
+const SAFE = Number.MAX_SAFE_INTEGER;
+/** 10^0 .. 10^22, the powers of ten a double holds exactly (parsed from text: `10 ** k` need not be exact). */
+const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/** Digits (0-9) and '.' as char codes. */
+const ZERO = 48;
+const DOT = 46;
+const MINUS = 45;
+
+/** The decimals of the term parsePlain last read. */
+let readDecimals = 0;
+
+/**
+ * [-]digits[.digits] (what String(number) and Decimal.toFixed() write when there is no exponent,
+ * Infinity or NaN) as the signed integer of all its digits, with its decimals in readDecimals; NaN
+ * for anything else. Exact up to 2^53 - 1; past that it may be rounded, but stays past it, and
+ * its callers' bound on 2^53 - 1 refuses it. One pass over the characters: no regex, slicing or BigInt.
+ */
+function parsePlain(text: string): number {
+  const length = text.length;
+  const negative = text.charCodeAt(0) === MINUS;
+  let i = negative ? 1 : 0;
+  const first = i;
+  let v = 0;
+  let dot = -1;
+  for (; i < length; i++) {
+    const c = text.charCodeAt(i) - ZERO;
+    if (c >= 0 && c <= 9) v = v * 10 + c;
+    else if (c === DOT - ZERO && dot < 0 && i > first) dot = i;
+    else return NaN;
+  }
+  if (i === first || dot === length - 1) return NaN;
+  readDecimals = dot < 0 ? 0 : length - dot - 1;
+  return negative ? -v : v;
+}
+
 /** A plain decimal as String(number) writes it: sign, digits, maybe a fraction; no exponent. */
 const PLAIN = /^(-?)(\d+)(?:\.(\d+))?$/;
 
@@ -67,8 +104,8 @@ function scaled(n: number, places: number): bigint | undefined {
 }
 
 /** A scaled integer as text with exactly `places` decimals, as Decimal.toFixed(places) writes it. */
-function scaledText(v: bigint, places: number): string {
-  const negative = v < 0n;
+function scaledText(v: bigint | number, places: number): string {
+  const negative = v < 0;
   let digits = (negative ? -v : v).toString();
   if (places > 0) {
     if (digits.length <= places) digits = '0'.repeat(places - digits.length + 1) + digits;
@@ -79,62 +116,42 @@ function scaledText(v: bigint, places: number): string {
 
 /**
  * formatAmount(fromApi(n), currency), without building a Decimal when the number's text already
- * has no more decimals than the currency (padding is then all toFixed does). The same text, always:
- * anything else goes through decimal.js.
+ * has no more decimals than the currency: padding with zeros is then all toFixed does. The same
+ * text, always: anything else (more decimals, an exponent, NaN, Infinity) goes through decimal.js.
  */
 export function formatApiAmount(n: number, currency: string): string {
   const places = minorUnits(currency) ?? 2;
-  const v = scaled(n, places);
-  return v === undefined ? fromApi(n).toFixed(places) : scaledText(v, places);
+  const text = String(n);
+  const dot = text.indexOf('.');
+  const decimals = dot === -1 ? 0 : text.length - dot - 1;
+  if (decimals > places || !Number.isFinite(n) || text.indexOf('e') !== -1) return fromApi(n).toFixed(places);
+  if (decimals === places) return text;
+  return (dot === -1 ? `${text}.` : text) + '0'.repeat(places - decimals);
 }
 
-/** formatAmount(fromApi(a).plus(fromApi(b)), currency), summed exactly in integers of the minor unit when both fit it. */
+/**
+ * formatAmount(fromApi(a).plus(fromApi(b)), currency), summed exactly in integers of the minor unit
+ * when both fit it: plain Numbers while the terms and the sum stay safe integers, else BigInt.
+ */
 export function formatApiSum(a: number, b: number, currency: string): string {
   const places = minorUnits(currency) ?? 2;
-  const x = scaled(a, places);
-  const y = x === undefined ? undefined : scaled(b, places);
-  return x === undefined || y === undefined ? fromApi(a).plus(fromApi(b)).toFixed(places) : scaledText(x + y, places);
+  const x = parsePlain(String(a));
+  const dx = readDecimals;
+  const y = parsePlain(String(b));
+  const dy = readDecimals;
+  if (x === x && y === y && dx <= places && dy <= places) {
+    // each product and the sum are exact while the magnitudes' sum is a safe integer
+    const sx = x * (POW10[places - dx] ?? Infinity);
+    const sy = y * (POW10[places - dy] ?? Infinity);
+    if (Math.abs(sx) + Math.abs(sy) <= SAFE) return scaledText(sx + sy, places);
+  }
+  const bx = scaled(a, places);
+  const by = bx === undefined ? undefined : scaled(b, places);
+  return bx === undefined || by === undefined ? fromApi(a).plus(fromApi(b)).toFixed(places) : scaledText(bx + by, places);
 }
 
 /** Under this many units (30 digits) every partial sum of an ExactSum is exact in decimal.js too. */
 const LIMIT = 10n ** 30n;
-
-/** 2^53 - 1: integer Numbers up to this are exact, and so is any sum or product of them that stays up to it. */
-const SAFE = Number.MAX_SAFE_INTEGER;
-/** 10^0 .. 10^22, the powers of ten a double holds exactly (parsed from text: `10 ** k` need not be exact). */
-const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
-
-/** Digits (0-9) and '.' as char codes. */
-const ZERO = 48;
-const DOT = 46;
-const MINUS = 45;
-
-/** The decimals of the term parsePlain last read. */
-let readDecimals = 0;
-
-/**
- * [-]digits[.digits] (what String(number) and Decimal.toFixed() write when there is no exponent,
- * Infinity or NaN) as the signed integer of all its digits, with its decimals in readDecimals; NaN
- * for anything else. Exact up to 2^53 - 1; past that it may be rounded, but stays past it, and
- * ExactSum.addSmall refuses it. One pass over the characters: no regex, slicing or BigInt.
- */
-function parsePlain(text: string): number {
-  const length = text.length;
-  const negative = text.charCodeAt(0) === MINUS;
-  let i = negative ? 1 : 0;
-  const first = i;
-  let v = 0;
-  let dot = -1;
-  for (; i < length; i++) {
-    const c = text.charCodeAt(i) - ZERO;
-    if (c >= 0 && c <= 9) v = v * 10 + c;
-    else if (c === DOT - ZERO && dot < 0 && i > first) dot = i;
-    else return NaN;
-  }
-  if (i === first || dot === length - 1) return NaN;
-  readDecimals = dot < 0 ? 0 : length - dot - 1;
-  return negative ? -v : v;
-}
 
 /**
  * An exact running sum for many terms (100,000 rows' amounts and fees): the terms' own decimal
