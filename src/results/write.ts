@@ -73,12 +73,26 @@ function csvQuoter(delimiter: string): (s: string) => string {
   };
 }
 
+/** Lines joined at a time into one piece of the CSV text (see csvText). */
+const CSV_CHUNK_LINES = 1000;
+
 /** The whole CSV text, BOM included. */
 export function csvText(table: ResultsTable): string {
   const delimiter = table.delimiter ?? ',';
   const quote = csvQuoter(delimiter);
   const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
-  const lines: string[] = [header.map((h) => quote(neutralise(h))).join(delimiter)];
+  // Built this way because a resume rewrites 100,000 rows within a 2 s budget (measured against
+  // one join of all the lines with BOM and last CRLF added around it):
+  // - lines are joined 1,000 at a time: 100,000 line strings all kept to the end outlive the young
+  //   generation and the GC copies them; the lines of one piece die young (-25 ms of ~380);
+  // - the BOM starts the first line and the last CRLF comes from joining a final '', so the text
+  //   is one flat string: BOM + text + CRLF is a rope that writing copies once more to flatten
+  //   before encoding (-40 ms in csvText + Buffer.from).
+  // Not done, measured no faster: skipping empty cells before neutralise/quote, a per-cell char
+  // scan instead of the regex, one check of the whole joined line; a line built by += is 6 times
+  // slower (the final join walks a rope per line).
+  const lines: string[] = [BOM + header.map((h) => quote(neutralise(h))).join(delimiter)];
+  const pieces: string[] = [];
   const rows = byRowNumber(table.rows);
   const fields: string[] = new Array(header.length);
   for (const row of rows) {
@@ -89,8 +103,14 @@ export function csvText(table: ResultsTable): string {
       fields[i++] = NUMERIC.has(c) && isPlainDecimal(v) ? v : quote(neutralise(v));
     }
     lines.push(fields.join(delimiter));
+    if (lines.length === CSV_CHUNK_LINES) {
+      pieces.push(lines.join('\r\n'));
+      lines.length = 0;
+    }
   }
-  return BOM + lines.join('\r\n') + '\r\n';
+  lines.push('');
+  pieces.push(lines.join('\r\n'));
+  return pieces.join('\r\n');
 }
 
 // ---------------------------------------------------------------- XLSX

@@ -1,7 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import iconv from 'iconv-lite';
-import { writeResults, readResults, RESULT_COLUMNS } from '../../src/results/index.ts';
+import fc from 'fast-check';
+import {
+  writeResults, readResults, RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultRow, type ResultsTable, type ResultValues,
+} from '../../src/results/index.ts';
+import { csvText, resultsHeader } from '../../src/results/write.ts';
+import { isPlainDecimal } from '../../src/results/numbers.ts';
 import { BATCH_COLUMNS, createdResult, csvLines, table, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-csv-');
@@ -68,5 +73,118 @@ describe('CSV results', () => {
     writeFileSync(p, `${header}\r\n${r1}\r\n,,,\r\n\r\n${r2}\r\n`);
     const back = await readResults(p);
     expect(back.rows.map((r) => [r.rowNumber, r.cells.reference])).toEqual([[2, 'PAY-1'], [5, 'PAY-2']]);
+  });
+});
+
+// ------------------------------------------------------------ csvText against a reference
+
+// The oracle: csvText and neutralise as they were before csvText was tuned for speed (one join of
+// every line, BOM and last CRLF added around it; neutralise by a Set of the trigger characters),
+// copied here so the tuned code is checked against the plain one.
+const ORACLE_TRIGGERS = new Set(['=', '+', '-', '@', '\t', '\r']);
+const oracleNeutralise = (t: string): string =>
+  t.length > 0 && (ORACLE_TRIGGERS.has(t[0]!) || (t[0] === "'" && t.length > 1 && (ORACLE_TRIGGERS.has(t[1]!) || t[1] === "'"))) ? `'${t}` : t;
+const ORACLE_NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
+function oracleCsvText(t: ResultsTable): string {
+  const delimiter = t.delimiter ?? ',';
+  const special = new RegExp(`["\\r\\n${delimiter.replace(/[\\^\]-]/g, '\\$&')}]|^ | $`);
+  const quote = (s: string): string => (s === '' || !special.test(s) ? s : `"${s.includes('"') ? s.replace(/"/g, '""') : s}"`);
+  const { input, header, result } = resultsHeader(t.inputColumns, t.rows);
+  const lines: string[] = [header.map((h) => quote(oracleNeutralise(h))).join(delimiter)];
+  const rows = t.rows.every((r, i) => i === 0 || t.rows[i - 1]!.rowNumber <= r.rowNumber) ? t.rows : [...t.rows].sort((a, b) => a.rowNumber - b.rowNumber);
+  for (const row of rows) {
+    const fields: string[] = [];
+    for (const c of input) fields.push(quote(oracleNeutralise(row.cells[c] ?? '')));
+    for (const c of result) {
+      const v = row.result[c] ?? '';
+      fields.push(ORACLE_NUMERIC.has(c) && isPlainDecimal(v) ? v : quote(oracleNeutralise(v)));
+    }
+    lines.push(fields.join(delimiter));
+  }
+  return '\uFEFF' + lines.join('\r\n') + '\r\n';
+}
+
+describe('csvText (fast-check, against the reference implementation)', () => {
+  const DELIMITERS = [',', ';', '\t', '|'] as const;
+  // cells: mostly empty or plain, plus every character that neutralising or quoting looks at, at
+  // the start, the end or inside: triggers, quotes, CR/LF, spaces, each delimiter, non-ASCII
+  const piece = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '\r\n', '"', "'", ' ', ',', ';', '|', '0', '1.5', 'é', 'ß', '€', '😀', '\uFEFF', '\uD800') },
+    { weight: 3, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 4 }) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 2 }) },
+  );
+  const cell = fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 4, arbitrary: fc.string({ unit: piece, minLength: 1, maxLength: 6 }) });
+  const decimal = fc
+    .tuple(fc.boolean(), fc.nat({ max: 10 ** 9 }), fc.integer({ min: 0, max: 4 }))
+    .map(([neg, n, dp]) => `${neg ? '-' : ''}${dp ? (n / 10 ** dp).toFixed(dp) : n}`);
+  const RESULT = [...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS];
+  const result: fc.Arbitrary<ResultValues> = fc.record(
+    Object.fromEntries(RESULT.map((c) => [c, NUMERIC_RESULT_COLUMNS.includes(c) ? fc.oneof(decimal, cell, fc.constantFrom('-0', '1e5', ' 1.5', '+1', '01')) : cell])) as Record<(typeof RESULT)[number], fc.Arbitrary<string>>,
+    { requiredKeys: [] },
+  );
+  // headers: any text, sometimes a result column's name (a results file retried: dropped from the
+  // input block, or "documents" kept as the batch's own), sometimes absent from a row's cells
+  const headerName = fc.oneof({ weight: 4, arbitrary: fc.string({ unit: piece, minLength: 1, maxLength: 5 }) }, { weight: 1, arbitrary: fc.constantFrom(...RESULT, 'documents (2)') });
+  const WIDTH = 6;
+  const tables = (rowCount: fc.Arbitrary<number>) =>
+    fc
+      .record({
+        inputColumns: fc.uniqueArray(headerName, { maxLength: WIDTH }),
+        delimiter: fc.option(fc.constantFrom(...DELIMITERS), { nil: undefined }),
+        // a few distinct rows repeated up to rowCount, so long tables cost little to generate
+        distinct: fc.array(
+          fc.record({
+            values: fc.array(cell, { minLength: WIDTH, maxLength: WIDTH }),
+            missing: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat(2 ** WIDTH - 1) }), // bit j: no key for column j
+            stray: fc.dictionary(fc.string({ maxLength: 3 }), cell, { maxKeys: 2 }),
+            result,
+            rowNumber: fc.integer({ min: 2, max: 50 }),
+          }),
+          { minLength: 1, maxLength: 5 },
+        ),
+        n: rowCount,
+        sorted: fc.boolean(),
+      })
+      .map(({ inputColumns, delimiter, distinct, n, sorted }): ResultsTable => {
+        const rows: ResultRow[] = Array.from({ length: n }, (_, k) => {
+          const r = distinct[k % distinct.length]!;
+          const own = inputColumns.map((c, j) => [c, r.values[j]!] as const).filter((_, j) => !((r.missing >> j) & 1));
+          return { rowNumber: sorted ? k + 2 : r.rowNumber + (k % 7), cells: { ...r.stray, ...Object.fromEntries(own) }, result: r.result };
+        });
+        return { format: 'csv', inputColumns, rows, ...(delimiter === undefined ? {} : { delimiter }) };
+      });
+
+  it('gives exactly the text of the reference, on small tables', () => {
+    fc.assert(
+      fc.property(tables(fc.integer({ min: 0, max: 8 })), (t) => {
+        expect(csvText(t)).toBe(oracleCsvText(t));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('gives exactly the text of the reference, on tables around and past the lines joined at a time', () => {
+    // 1,000 lines are joined at a time, the header among them: 999 rows fill the first piece
+    const n = fc.oneof(fc.constantFrom(998, 999, 1000, 1001, 1998, 1999, 2000), fc.integer({ min: 990, max: 3100 }));
+    fc.assert(
+      fc.property(tables(n), (t) => {
+        const text = csvText(t);
+        const expected = oracleCsvText(t);
+        // compared as a whole, but a difference is reported by line rather than as two long texts
+        if (text !== expected) expect(text.split('\r\n')).toEqual(expected.split('\r\n'));
+        expect(text === expected).toBe(true);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('keeps the BOM, the CRLF after every line and nothing after the last one', () => {
+    const t = table('csv', 2500, ';');
+    const text = csvText(t);
+    expect(text).toBe(oracleCsvText(t));
+    expect(text.startsWith('\uFEFF')).toBe(true);
+    expect(text.split('\r\n')).toHaveLength(2502); // header, 2,500 rows, '' after the last CRLF
+    expect(text.endsWith('\r\n') && !text.endsWith('\r\n\r\n')).toBe(true);
+    expect(csvText({ format: 'csv', inputColumns: ['a'], rows: [] })).toBe(oracleCsvText({ format: 'csv', inputColumns: ['a'], rows: [] }));
   });
 });
