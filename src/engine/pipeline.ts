@@ -9,7 +9,7 @@ import { writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type MoneyFlag } from './approval.ts';
-import { firstError, referenceOf, type LoadedBatch } from './batch.ts';
+import { firstError, referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
 import { executeRows, errorSnapshot, type EngineEvent, type WorkItem } from './execute.ts';
 import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
@@ -167,14 +167,14 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   o.onPlan?.(plan);
 
   // a created row's fee is the journalled API number (summed exactly as fromApi reads it)
-  const fees = new Map<number, DecT | number>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
-  batch.rows.forEach((r, i) => {
+  const estimated = new Map<number, DecT>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
+  const feeOf = (r: EngineRow, i: number): DecT | number | undefined => {
     const ref = referenceOf(r);
-    const s = ref ? stateAt(i, ref) : undefined;
-    if (s?.payout) fees.set(r.rowNumber, s.payout.transactionFees);
-  });
+    const p = ref ? stateAt(i, ref).payout : undefined;
+    return p ? p.transactionFees : estimated.get(r.rowNumber);
+  };
   const decision = decideApproval({
-    plan, payable: payableTotals(batch, plan, fees), env, envFlag: o.envFlag, yes: o.yes, interactive: o.interactive,
+    plan, payable: payableTotals(batch, plan, feeOf), env, envFlag: o.envFlag, yes: o.yes, interactive: o.interactive,
     allowPartial: o.allowPartial, expectRows: o.expectRows, expectTotals: o.expectTotals, maxTotals: o.maxTotals,
   });
   if (!decision.ok) return finish(3, { refused: decision.reasons });
@@ -183,8 +183,9 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     if (!yes) return finish(3, { refused: ['declined at the confirmation: nothing was sent'] });
   }
 
-  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
-  const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
+  // (no map of every row when nothing is left to send: a resume of 100,000 created rows)
+  const byNumber = plan.toSend.length ? new Map(batch.rows.map((r) => [r.rowNumber, r])) : undefined;
+  const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber!.get(n)!.payout! }));
   started = true;
   const res = await executeRows(items, {
     client, writer, folded, batchId, env, mode: o.mode, quote: o.quote, mergeDocuments: o.mergeDocuments,

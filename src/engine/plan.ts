@@ -5,7 +5,7 @@ import { Dec, ExactSum, formatAmount, fromApi, type Dec as DecT } from '../money
 import type { UsageReport } from '../client/quota.ts';
 import type { FoldedJournal } from '../journal/rows.ts';
 import { rowState } from '../journal/rows.ts';
-import type { LoadedBatch } from './batch.ts';
+import type { EngineRow, LoadedBatch } from './batch.ts';
 import type { PreflightResult, RowIssue } from './preflight.ts';
 
 export interface CurrencyPlan {
@@ -186,13 +186,29 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
  * amounts before fees, and amounts plus (estimated) fees. What the control totals compare with,
  * so the same command gives the same answer when it resumes.
  */
-export function payableTotals(batch: LoadedBatch, plan: BatchPlan, fees: Map<number, DecT | number>): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
-  const pay = new Set([...plan.toSend, ...plan.created]);
-  // exact sums without a Decimal per addition (a resumed batch of 100,000 rows): the same values
+export function payableTotals(
+  batch: LoadedBatch,
+  plan: BatchPlan,
+  feeOf: (r: EngineRow, index: number) => DecT | number | undefined,
+): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
+  // the payable rows by row number: flags, not a Set of 100,000 numbers (a resumed batch)
+  let last = 0;
+  for (const n of plan.toSend) last = Math.max(last, n);
+  for (const n of plan.created) last = Math.max(last, n);
+  const pay = new Uint8Array(last + 1);
+  let rows = 0;
+  for (const list of [plan.toSend, plan.created]) {
+    for (const n of list) {
+      if (pay[n] === 0) rows++;
+      pay[n] = 1;
+    }
+  }
+  // exact sums without a Decimal per addition: the same values
   const amounts = new Map<string, ExactSum>();
   const withFees = new Map<string, ExactSum>();
-  for (const r of batch.rows) {
-    if (!pay.has(r.rowNumber)) continue;
+  for (let i = 0; i < batch.rows.length; i++) {
+    const r = batch.rows[i]!;
+    if (pay[r.rowNumber] !== 1) continue;
     const p = r.payout ?? r.created;
     if (!p) continue;
     const c = p.sourceCurrency;
@@ -210,10 +226,10 @@ export function payableTotals(batch: LoadedBatch, plan: BatchPlan, fees: Map<num
       a.addApi(r.created!.sourceAmount);
       w.addApi(r.created!.sourceAmount);
     }
-    const fee = fees.get(r.rowNumber);
+    const fee = feeOf(r, i);
     if (typeof fee === 'number') w.addApi(fee);
     else if (fee) w.add(fee);
   }
   const value = (m: Map<string, ExactSum>) => new Map([...m].map(([c, s]) => [c, s.value()]));
-  return { rows: pay.size, amounts: value(amounts), withFees: value(withFees) };
+  return { rows, amounts: value(amounts), withFees: value(withFees) };
 }
