@@ -20,7 +20,9 @@ export interface ValidateOptions extends ReadOptions {
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
   /**
    * Rows an earlier run created (the engine's journal): the probable-duplicate key a row was sent
-   * with, by reference and row number. Such a row is not validated again (see ValidatedRow.settled).
+   * with, by reference and row number. Such a row is not validated again (see ValidatedRow.settled);
+   * the summary counts it valid but leaves it out of its totals and corridors (only the engine
+   * passes this, and it totals created rows from the journal).
    */
   settled?: (reference: string, rowNumber: number) => SettledRow | undefined;
 }
