@@ -3,7 +3,7 @@
 // Reads the journal (a resumed batch plans only what is left) but never writes it.
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { rowState } from '../journal/rows.ts';
+import { emptyFold, rowState } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
 import { journalPath, stateDirFor } from './identity.ts';
@@ -31,11 +31,17 @@ export interface PlanResult {
 }
 
 export async function planBatch(o: PlanOptions): Promise<PlanResult> {
-  const batch = await loadBatch(o.file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId });
   const env = o.conn.environment.name;
-  const stateDir = stateDirFor(batch.file, o.stateDir);
-  const jpath = journalPath(stateDir, env, batch.identity.batchId);
-  const { folded } = inspectJournal(jpath);
+  const stateDir = stateDirFor(o.file, o.stateDir);
+  // As `run` does: the journal read once the identity is known, its created rows not validated again.
+  let jpath = '';
+  let folded = emptyFold();
+  const batch = await loadBatch(o.file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId }, (identity) => {
+    jpath = journalPath(stateDir, env, identity.batchId);
+    folded = inspectJournal(jpath).folded;
+    const rows = folded.rows;
+    return (reference) => rows.get(reference);
+  });
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
   const { client } = o.conn;
   const toCheck = batch.rows.filter((r) => r.payout && rowState(folded, r.payout.reference).phase !== 'created').map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));

@@ -60,6 +60,12 @@ describe('a resumed run and the rows created before', () => {
     expect(check.code, check.stdout + check.stderr).toBe(1);
     expect(check.stdout).toMatch(/row 2\b.*documents/i);
 
+    // plan reads the journal the same way: the row is created, not invalid
+    const plan = await run('plan', 'payroll.csv', '--no-quote');
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    expect(plan.stdout).toMatch(/to send now\s+0; 3 already created/);
+    expect(plan.stdout).toMatch(/3 valid, 0 invalid/);
+
     const again = await run('run', 'payroll.csv', '--yes');
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.stdout).toMatch(/3 rows already created/);
