@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAppended } from '../../src/journal/journal.ts';
+import { journalPath } from '../../src/engine/identity.ts';
+import { catchUpStatuses, openSession, readJournal } from '../../src/engine/session.ts';
 
 describe('readAppended', () => {
   it('returns the complete lines after an offset and where to go on; a line without its newline waits', async () => {
@@ -28,5 +30,37 @@ describe('readAppended', () => {
 
   it('a missing journal has nothing appended', () => {
     expect(readAppended(join(tmpdir(), 'pb-no-such-journal.jsonl'), 10)).toEqual({ events: [], next: 10 });
+  });
+});
+
+// run reads its journal as soon as the batch's identity is known (to leave created rows
+// unvalidated) and opens the session only after the rows are read: a status line that `listen`
+// appends in between is read again by the first catch-up, not skipped.
+describe('a journal read before its session opens', () => {
+  it('a status line appended between readJournal and openSession is caught up', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'pb-read-then-open-'));
+    const identity = { batchId: 'c'.repeat(64), source: 'content' as const, fileSha256: 'c'.repeat(64) };
+    const file = join(stateDir, 'payroll.csv');
+    const path = journalPath(stateDir, 'local', identity.batchId);
+    const payout = {
+      id: 'p-1', payoutRef: 'PO-1', status: 'PENDING', sourceAmount: 10, sourceCurrency: 'USD', destinationAmount: 10, destinationCurrency: 'USD',
+      transactionFees: 1, exchangeRate: 1, updatedAt: '2026-11-22T10:00:00Z', documents: 0,
+    };
+    const first = openSession({ identity, env: 'local', file, stateDir, command: 'run' });
+    first.writer.append({ t: 'run', at: 'now', command: 'run', pid: 1 });
+    first.writer.append({ t: 'created', ref: 'R-1', attempt: 1, key: 'k-1', requestId: 'q-1', payout, at: '2026-11-22T10:00:00Z' });
+    first.writer.append({ t: 'run-end', at: 'now', exitCode: 0 });
+    first.writer.close();
+
+    const read = readJournal(path);
+    expect(read.scan.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
+    // listen, meanwhile
+    appendFileSync(path, JSON.stringify({ t: 'status', ref: 'R-1', payoutId: 'p-1', status: 'PROCESSING', source: 'webhook', at: '2026-11-22T10:05:00Z' }) + '\n');
+
+    const session = openSession({ identity, env: 'local', file, stateDir, command: 'run', read });
+    expect(session.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
+    expect(catchUpStatuses(session)).toBe(1);
+    expect(session.folded.rows.get('R-1')?.payout?.status).toBe('PROCESSING');
+    session.writer.close();
   });
 });
