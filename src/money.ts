@@ -85,24 +85,6 @@ function parsePlain(text: string): number {
   return negative ? -v : v;
 }
 
-/** A plain decimal as String(number) writes it: sign, digits, maybe a fraction; no exponent. */
-const PLAIN = /^(-?)(\d+)(?:\.(\d+))?$/;
-
-/**
- * An API number (a JSON number: the shortest decimal that reads as its double) as a scaled integer
- * of `places` decimals, exactly, or undefined when its text has an exponent or more decimals than
- * `places` (then the caller takes decimal.js, which rounds). No binary arithmetic: the digits of
- * String(n) are the decimal fromApi reads.
- */
-function scaled(n: number, places: number): bigint | undefined {
-  const m = PLAIN.exec(String(n));
-  if (!m) return undefined;
-  const fraction = m[3] ?? '';
-  if (fraction.length > places) return undefined;
-  const v = BigInt(m[2]! + fraction + '0'.repeat(places - fraction.length));
-  return m[1] ? -v : v;
-}
-
 /** A scaled integer as text with exactly `places` decimals, as Decimal.toFixed(places) writes it. */
 function scaledText(v: bigint | number, places: number): string {
   const negative = v < 0;
@@ -131,7 +113,8 @@ export function formatApiAmount(n: number, currency: string): string {
 
 /**
  * formatAmount(fromApi(a).plus(fromApi(b)), currency), summed exactly in integers of the minor unit
- * when both fit it: plain Numbers while the terms and the sum stay safe integers, else BigInt.
+ * while both fit it and the terms and the sum stay safe integers; decimal.js (exact for two API
+ * numbers at its 40 digits) otherwise.
  */
 export function formatApiSum(a: number, b: number, currency: string): string {
   const places = minorUnits(currency) ?? 2;
@@ -145,9 +128,7 @@ export function formatApiSum(a: number, b: number, currency: string): string {
     const sy = y * (POW10[places - dy] ?? Infinity);
     if (Math.abs(sx) + Math.abs(sy) <= SAFE) return scaledText(sx + sy, places);
   }
-  const bx = scaled(a, places);
-  const by = bx === undefined ? undefined : scaled(b, places);
-  return bx === undefined || by === undefined ? fromApi(a).plus(fromApi(b)).toFixed(places) : scaledText(bx + by, places);
+  return fromApi(a).plus(fromApi(b)).toFixed(places);
 }
 
 /** Under this many units (30 digits) every partial sum of an ExactSum is exact in decimal.js too. */
