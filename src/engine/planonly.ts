@@ -10,7 +10,7 @@ import { journalPath, stateDirFor } from './identity.ts';
 import { buildPlan, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './planfile.ts';
 import { preflight } from './preflight.ts';
-import { checkSameBatch, inspectJournal } from './session.ts';
+import { checkSameBatch, journalReader } from './session.ts';
 
 export interface PlanOptions extends LoadOptions {
   file: string;
@@ -34,14 +34,10 @@ export async function planBatch(o: PlanOptions): Promise<PlanResult> {
   const env = o.conn.environment.name;
   const stateDir = stateDirFor(o.file, o.stateDir);
   // As `run` does: the journal read once the identity is known, its created rows not validated again.
-  let jpath = '';
-  let folded = emptyFold();
-  const batch = await loadBatch(o.file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId }, (identity) => {
-    jpath = journalPath(stateDir, env, identity.batchId);
-    folded = inspectJournal(jpath).folded;
-    const rows = folded.rows;
-    return (reference) => rows.get(reference);
-  });
+  const journal = journalReader(stateDir, env);
+  const batch = await loadBatch(o.file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId }, journal.lookup);
+  const jpath = journalPath(stateDir, env, batch.identity.batchId);
+  const folded = journal.read()?.scan.folded ?? emptyFold();
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
   const { client } = o.conn;
   const toCheck = batch.rows.filter((r) => r.payout && rowState(folded, r.payout.reference).phase !== 'created').map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));

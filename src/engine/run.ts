@@ -3,10 +3,10 @@
 // the event sinks.
 import type { Connection } from '../client/connect.ts';
 import { resultsPathFor } from '../results/paths.ts';
-import { loadBatch, type JournalLookup, type LoadOptions } from './batch.ts';
-import { journalPath, stateDirFor } from './identity.ts';
+import { loadBatch, type LoadOptions } from './batch.ts';
+import { stateDirFor } from './identity.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { checkOtherBatches, openSession, readJournal, BatchRefused, type ReadJournal } from './session.ts';
+import { checkOtherBatches, journalReader, openSession, BatchRefused } from './session.ts';
 import { readPlanFile, verifyPlan, type PlanFile } from './planfile.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 import { applyEvent } from '../journal/rows.ts';
@@ -39,17 +39,10 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env);
   const stateDir = stateDirFor(file, o.stateDir);
-  // The journal is read as soon as the batch's identity is known, so the rows it shows created
-  // are not validated again (loadBatch); the session then opens on the same read.
-  let read: ReadJournal | undefined;
-  const journal: JournalLookup = (identity) => {
-    read = readJournal(journalPath(stateDir, env, identity.batchId));
-    const rows = read.scan.folded.rows;
-    return (reference) => rows.get(reference);
-  };
-  const batch = await loadBatch(file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag }, journal);
+  const journal = journalReader(stateDir, env);
+  const batch = await loadBatch(file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag }, journal.lookup);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
-  const session = openSession({ identity: batch.identity, env, file: batch.file, stateDir, command: 'run', resultsPath: results.path, read });
+  const session = openSession({ identity: batch.identity, env, file: batch.file, stateDir, command: 'run', resultsPath: results.path, read: journal.read() });
   try {
     if (!session.report.resumed && batch.identity.source === 'content') {
       const refs = new Set(batch.rows.flatMap((r) => (r.payout ? [r.payout.reference] : [])));

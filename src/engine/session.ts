@@ -4,6 +4,7 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { JournalWriter, readAppended } from '../journal/journal.ts';
 import { JOURNAL_VERSION, applyEvent, foldJournalFile, type BatchHeader, type FoldedJournal, type FoldedJournalFile, type JournalLine } from '../journal/rows.ts';
+import type { JournalLookup } from './batch.ts';
 import { journalPath, journalsOf, type BatchIdentity } from './identity.ts';
 
 /** A refusal before anything is sent (exit 3), with a message for the user. */
@@ -82,6 +83,21 @@ export function readJournal(path: string): ReadJournal {
     // a new journal
   }
   return { path, scan: foldJournalFile(path), size, mtimeMs };
+}
+
+/**
+ * What `run` and `plan` give loadBatch: it reads the batch's journal as soon as the identity is
+ * known (the rows it shows created are then not validated again) and keeps that read, for the
+ * session to open on.
+ */
+export function journalReader(stateDir: string, env: string): { lookup: JournalLookup; read: () => ReadJournal | undefined } {
+  let read: ReadJournal | undefined;
+  const lookup: JournalLookup = (identity) => {
+    read = readJournal(journalPath(stateDir, env, identity.batchId));
+    const rows = read.scan.folded.rows;
+    return (reference) => rows.get(reference);
+  };
+  return { lookup, read: () => read };
 }
 
 export function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
