@@ -20,61 +20,27 @@
 // Rows: the sample payroll's same-currency rows, unique references and amounts (test/engine/helpers).
 // Targets (issue): linear or better; resume under 2 s at 100,000.
 import { spawnChild } from './args.ts';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadBatch } from '../../src/engine/batch.ts';
-import { initiateBody } from '../../src/engine/execute.ts';
-import { probableDuplicateKey } from '../../src/validation/batch.ts';
-import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
-import { openSession } from '../../src/engine/session.ts';
 import { foldJournalFile } from '../../src/journal/rows.ts';
-import { toApi } from '../../src/money.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
-import { ROOT, cleanEnv, generateCsv } from '../engine/helpers.ts';
+import { ROOT, cleanEnv } from '../engine/helpers.ts';
+import { writeCreatedJournal, writeLargeBatch } from './batches.ts';
 
 const self = fileURLToPath(import.meta.url);
 const MB = 1024 * 1024;
-const ENV = 'custom'; // the environment name of --base-url alone
 
 // ------------------------------------------------------------------ child phases
 
 if (process.argv[2] === '--phase') {
-  const [, , , phase, a1, a2] = process.argv;
+  const [, , , phase, a1] = process.argv;
   const t0 = performance.now();
   let info: Record<string, unknown> = {};
   if (phase === 'journal') {
     // A journal of every row created, as `run` would have left it.
-    const file = a1!;
-    const batch = await loadBatch(file);
-    const stateDir = stateDirFor(batch.file); // where run looks: .payout-batch beside the file
-    const session = openSession({ identity: batch.identity, env: ENV, file: batch.file, stateDir, command: 'run', resultsPath: file.replace(/\.csv$/, '.results.csv') });
-    const w = session.writer;
-    const at = new Date().toISOString();
-    w.append({ t: 'run', at, command: 'run', pid: process.pid });
-    let n = 0;
-    for (const r of batch.rows) {
-      const p = r.payout;
-      if (!p) continue;
-      const key = idempotencyKey(batch.identity.batchId, ENV, p.reference, 1);
-      const amount = Number(toApi(p.sourceAmount));
-      w.append({ t: 'quote', ref: p.reference, attempt: 1, rate: 1, fee: 1.5, totalDeductible: amount + 1.5, destinationAmount: amount });
-      w.append({ t: 'initiating', ref: p.reference, row: r.rowNumber, attempt: 1, key, body: JSON.stringify(initiateBody(p)), dup: probableDuplicateKey(p), at });
-      w.append({
-        t: 'created', ref: p.reference, attempt: 1, key, requestId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, at,
-        payout: {
-          id: `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`, payoutRef: `PO-${String(n).padStart(10, '0')}`, status: 'PENDING',
-          sourceAmount: amount, sourceCurrency: p.sourceCurrency, destinationAmount: amount, destinationCurrency: p.destinationCurrency,
-          transactionFees: 1.5, exchangeRate: 1, updatedAt: at, documents: 0,
-        },
-      });
-      n++;
-    }
-    w.append({ t: 'run-end', at, exitCode: 0 }, { sync: true });
-    w.close();
-    info = { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size };
+    info = await writeCreatedJournal(a1!);
   } else if (phase === 'fold') {
     const { folded } = foldJournalFile(a1!);
     info = { rows: folded.rows.size };
@@ -85,20 +51,6 @@ if (process.argv[2] === '--phase') {
 }
 
 // ------------------------------------------------------------------ parent
-
-async function writeBatch(path: string, rows: number): Promise<void> {
-  // generateCsv builds the text in memory; 100,000 rows is ~20 MB: write it in slices
-  const out = createWriteStream(path);
-  const step = 10_000;
-  for (let from = 0; from < rows; from += step) {
-    const n = Math.min(step, rows - from);
-    let text = generateCsv({ rows: n, prefix: `S${from / step}`, amount: (i) => `${10 + Math.floor((from + i) / 100)}.${String((from + i) % 100).padStart(2, '0')}` }); // unique per row
-    if (from > 0) text = text.slice(text.indexOf('\n') + 1);
-    if (!out.write(text)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-}
 
 interface Point { ms: number; rssMb: number; code: number | null; extra?: string }
 
@@ -140,7 +92,7 @@ async function main(): Promise<number> {
       const sub = join(dir, `n${n}`);
       const file = join(sub, 'batch.csv');
       (await import('node:fs')).mkdirSync(sub);
-      await writeBatch(file, n);
+      await writeLargeBatch(file, n);
       process.stdout.write(`${n.toLocaleString('en')} rows (${(statSync(file).size / MB).toFixed(1)} MB): validate ... `);
       const v = await cli(['validate', file, '--max-problems', '1'], sub, join(sub, 'state'));
       process.stdout.write(`${(v.ms / 1000).toFixed(2)} s; plan ... `);

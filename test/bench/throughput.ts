@@ -3,7 +3,9 @@
 //   npx tsx test/bench/throughput.ts --scale 10          scaled: sandbox and client at 50/s
 //   options: --rows N (payout-batch run), --baseline-rows M (each baseline), --latency MIN-MAX (ms,
 //            default 150-400), --no-baselines, --margin MS (one more payout-batch run with
-//            --safety-margin MS, to compare with the default margin)
+//            --safety-margin MS, to compare with the default margin), --created K (the batch has K
+//            more rows, already created in its journal: a big batch's last rows, whose results
+//            file checkpoints rewrite all K + N rows while the N are sent)
 //
 // Each phase gets a fresh sandbox (this process) with latency MIN-MAX ms on every request and its
 // rate limit at 5 x scale per rolling second, the monthly quota off; the phase itself runs in a
@@ -35,6 +37,7 @@ import { validateBatch } from '../../src/validation/index.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
 import { KEY, ROOT, cleanEnv, generateCsv } from '../engine/helpers.ts';
 import { readFlags, spawnChild } from './args.ts';
+import { writeCreatedJournal, writeLargeBatch } from './batches.ts';
 
 const self = fileURLToPath(import.meta.url);
 const MB = 1024 * 1024;
@@ -74,6 +77,13 @@ async function childPhase(phase: string, url: string, file: string, extra: strin
   return { created, exitCode: created === rows.length ? 0 : 1 };
 }
 
+if (process.argv[2] === '--phase' && process.argv[3] === 'journal') {
+  // in a child: the 100,000 rows it loads stay out of the process that hosts the sandboxes
+  const [, , , , file, from] = process.argv;
+  process.stdout.write(JSON.stringify(await writeCreatedJournal(file!, Number(from))));
+  process.exit(0);
+}
+
 if (process.argv[2] === '--phase') {
   const [, , , phase, url, file, , extra] = process.argv;
   const r = await childPhase(phase!, url!, file!, extra ?? '');
@@ -83,10 +93,10 @@ if (process.argv[2] === '--phase') {
 
 // ------------------------------------------------------------------ parent
 
-interface Args { scale: number; rows: number; baselineRows: number; latency: [number, number]; baselines: boolean; margin?: number }
+interface Args { scale: number; rows: number; baselineRows: number; latency: [number, number]; baselines: boolean; margin?: number; created: number }
 
 function parseArgs(argv: string[]): Args {
-  const f = readFlags(argv, ['scale', 'rows', 'baseline-rows', 'margin'], ['no-baselines'], ['latency']);
+  const f = readFlags(argv, ['scale', 'rows', 'baseline-rows', 'margin', 'created'], ['no-baselines'], ['latency']);
   const a: Partial<Args> = {
     scale: f.num('scale'), rows: f.num('rows'), baselineRows: f.num('baseline-rows'), margin: f.num('margin'),
     latency: f.range('latency'), baselines: !f.flag('no-baselines'),
@@ -101,6 +111,7 @@ function parseArgs(argv: string[]): Args {
     latency: a.latency ?? [150, 400],
     baselines: a.baselines!,
     margin: a.margin,
+    created: f.num('created') ?? 0,
   };
 }
 
@@ -168,10 +179,17 @@ async function main(): Promise<number> {
 
     // ---- payout-batch run, as shipped (and with another --safety-margin)
     const cliPhase = async (name: string, extra: string[]) => {
-      const file = batch(`payroll-${results.length}.csv`, a.rows, `TPUT${results.length}`); // other content: not refused as the same batch
+      let file: string;
+      if (a.created) {
+        // the rows to send first, then the created ones (small amounts go first: the wallets cover them)
+        file = join(dir, `payroll-${results.length}.csv`);
+        await writeLargeBatch(file, a.rows + a.created, `T${results.length}-`);
+        const j = await spawnChild(['--import', 'tsx', self, '--phase', 'journal', file, String(a.rows)], cleanEnv(), ROOT);
+        if (j.code !== 0) throw new Error(`the journal of ${file}: ${j.stderr}`);
+      } else file = batch(`payroll-${results.length}.csv`, a.rows, `TPUT${results.length}`); // other content: not refused as the same batch
       const sb = await sandbox();
       const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), PB_RSS_FILE: join(dir, 'rss-cli'), NODE_OPTIONS: `--require ${rssHook}` });
-      process.stdout.write(`${name}: ${a.rows} rows ... `);
+      process.stdout.write(`${name}: ${a.rows} rows${a.created ? ` to send in a batch of ${(a.rows + a.created).toLocaleString('en')}` : ''} ... `);
       const t0 = performance.now();
       const r = await spawnChild([join(ROOT, 'src/cli/bin.js'), 'run', file, '--yes', '--base-url', sb.url, '--rate', String(limit), ...extra], env, dir);
       const wall = performance.now() - t0;

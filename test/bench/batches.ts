@@ -1,0 +1,64 @@
+// Large batches for the bench scripts: a generated file of N rows, and a journal in which rows of
+// it are already created, as `run` would have left it (scale: a resume; throughput: a big batch
+// whose last rows are still to send).
+import { createWriteStream, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { loadBatch } from '../../src/engine/batch.ts';
+import { initiateBody } from '../../src/engine/execute.ts';
+import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
+import { openSession } from '../../src/engine/session.ts';
+import { toApi } from '../../src/money.ts';
+import { probableDuplicateKey } from '../../src/validation/batch.ts';
+import { generateCsv } from '../engine/helpers.ts';
+
+/** The environment name of --base-url alone: where `run --base-url URL` looks for its journal. */
+export const BASE_URL_ENV = 'custom';
+
+/** The sample payroll's same-currency rows, unique references and amounts; written in slices (100,000 rows is ~12 MB). */
+export async function writeLargeBatch(path: string, rows: number, prefix = 'S'): Promise<void> {
+  const out = createWriteStream(path);
+  const step = 10_000;
+  for (let from = 0; from < rows; from += step) {
+    const n = Math.min(step, rows - from);
+    let text = generateCsv({ rows: n, prefix: `${prefix}${from / step}`, amount: (i) => `${10 + Math.floor((from + i) / 100)}.${String((from + i) % 100).padStart(2, '0')}` }); // unique per row
+    if (from > 0) text = text.slice(text.indexOf('\n') + 1);
+    if (!out.write(text)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+/**
+ * Writes the journal of `file` (in .payout-batch beside it) with its valid rows from position
+ * `from` on created: the lines a run writes for each (quote, initiating, created) through the
+ * engine's own openSession/JournalWriter, between a `run` and a `run-end`.
+ */
+export async function writeCreatedJournal(file: string, from = 0): Promise<{ rows: number; journal: string; bytes: number }> {
+  const batch = await loadBatch(file);
+  const stateDir = stateDirFor(batch.file); // where run looks: .payout-batch beside the file
+  const session = openSession({ identity: batch.identity, env: BASE_URL_ENV, file: batch.file, stateDir, command: 'run', resultsPath: file.replace(/\.csv$/, '.results.csv') });
+  const w = session.writer;
+  const at = new Date().toISOString();
+  w.append({ t: 'run', at, command: 'run', pid: process.pid });
+  let n = 0;
+  for (const r of batch.rows.slice(from)) {
+    const p = r.payout;
+    if (!p) continue;
+    const key = idempotencyKey(batch.identity.batchId, BASE_URL_ENV, p.reference, 1);
+    const amount = Number(toApi(p.sourceAmount));
+    w.append({ t: 'quote', ref: p.reference, attempt: 1, rate: 1, fee: 1.5, totalDeductible: amount + 1.5, destinationAmount: amount });
+    w.append({ t: 'initiating', ref: p.reference, row: r.rowNumber, attempt: 1, key, body: JSON.stringify(initiateBody(p)), dup: probableDuplicateKey(p), at });
+    w.append({
+      t: 'created', ref: p.reference, attempt: 1, key, requestId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, at,
+      payout: {
+        id: `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`, payoutRef: `PO-${String(n).padStart(10, '0')}`, status: 'PENDING',
+        sourceAmount: amount, sourceCurrency: p.sourceCurrency, destinationAmount: amount, destinationCurrency: p.destinationCurrency,
+        transactionFees: 1.5, exchangeRate: 1, updatedAt: at, documents: 0,
+      },
+    });
+    n++;
+  }
+  w.append({ t: 'run-end', at, exitCode: 0 }, { sync: true });
+  w.close();
+  return { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size };
+}
