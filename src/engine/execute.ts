@@ -21,6 +21,7 @@ import type { InitiateRequest, Payout } from '../spec/schemas.ts';
 import { sniffDocumentType } from '../validation/documents.ts';
 import { probableDuplicateKey } from '../validation/batch.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
+import { startCheckpoints } from './checkpoints.ts';
 import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, type RowOutcome } from './outcome.ts';
 
@@ -49,7 +50,7 @@ export interface ExecuteOptions {
   onEvent?: (e: EngineEvent) => void;
   /** Aborted: no new row starts (rows in flight finish, so no outcome is left unknown by us). */
   stop?: AbortSignal;
-  /** Called every `checkpointMs` with the outcomes so far (the results file is rewritten). */
+  /** Called every `checkpointMs` or less often (checkpoints.ts) with the outcomes so far (the results file is rewritten). */
   checkpoint?: () => Promise<void>;
   checkpointMs?: number;
   /** Resend pass for rows still unknown at the end: how many and how long to wait first. */
@@ -280,14 +281,7 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
   }
 
   const limit = pLimit(Math.max(1, o.concurrency ?? 8));
-  let timer: NodeJS.Timeout | undefined;
-  let checkpointing: Promise<void> | undefined;
-  if (o.checkpoint) {
-    timer = setInterval(() => {
-      if (!checkpointing) checkpointing = o.checkpoint!().catch(() => undefined).finally(() => (checkpointing = undefined));
-    }, o.checkpointMs ?? 3000);
-    timer.unref();
-  }
+  const checkpoints = o.checkpoint ? startCheckpoints(o.checkpoint, { everyMs: o.checkpointMs ?? 3000 }) : undefined;
   const runAll = async (list: WorkItem[]) => {
     await Promise.all(list.map((item) => limit(async () => {
       if (halted || o.stop?.aborted) return;
@@ -315,8 +309,7 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
       await runAll(unknown);
     }
   } finally {
-    if (timer) clearInterval(timer);
-    await checkpointing;
+    await checkpoints?.stop();
   }
   return { outcomes, halted, stopped: !!o.stop?.aborted };
 }
