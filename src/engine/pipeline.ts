@@ -6,7 +6,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import { rowState, type RowState } from '../journal/rows.ts';
 import { Dec, fromApi, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
-import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
+import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type MoneyFlag } from './approval.ts';
 import { firstError, referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
@@ -112,14 +112,17 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     return outcomeFromState(s, fallback);
   };
 
-  /** The results table; `now` holds each row's outcome when the caller has them already (finish). */
-  const table = (now?: (RowOutcome | undefined)[]): ResultsTable => {
-    const rows: ResultRow[] = batch.rows.map((r, i) => {
-      const kept = o.keep?.get(r.rowNumber);
-      return { rowNumber: r.rowNumber, cells: r.cells, result: kept ?? resultValues(now?.[i] ?? outcomeOf(r, i)) };
-    });
-    return { format: o.results.format, inputColumns: batch.inputColumns, rows, delimiter: o.results.delimiter };
-  };
+  /**
+   * The results table, each row's values made as the writer reaches it; `now` holds each row's
+   * outcome when the caller has them already (finish).
+   */
+  const table = (now?: (RowOutcome | undefined)[]): ResultsSource => ({
+    format: o.results.format, inputColumns: batch.inputColumns, rows: batch.rows, delimiter: o.results.delimiter,
+    resultAt: (i) => {
+      const r = batch.rows[i]!;
+      return o.keep?.get(r.rowNumber) ?? resultValues(now?.[i] ?? outcomeOf(r, i));
+    },
+  });
   const writeAll = () => {
     catchUpStatuses(session);
     return writeResults(o.results.path, table());

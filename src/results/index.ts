@@ -4,7 +4,7 @@ export {
   RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns,
   type ResultColumn, type ColumnSplit,
 } from './columns.ts';
-export type { ResultValues, ResultRow, ResultsTable } from './types.ts';
+export type { ResultValues, ResultRow, ResultsTable, ResultsSource } from './types.ts';
 export { resultsPathFor, type ResultsFormat, type ResultsPathOptions } from './paths.ts';
 export { writeResults, resultsHeader, RESULTS_SHEET } from './write.ts';
 export { readResults, type ReadResultsOptions } from './read.ts';

@@ -23,3 +23,15 @@ export interface ResultsTable {
   /** CSV only: the input's delimiter (default ","). */
   delimiter?: string;
 }
+
+/**
+ * A table to write whose result values are made row by row as the file is written: a checkpoint
+ * of a big batch builds its CSV a piece at a time between the run's other callbacks (writeResults)
+ * and never holds every row's values at once. `resultAt(i)` is the values of `rows[i]` when the
+ * writer reaches it; it is called once per row, or twice when some row holds an
+ * OPTIONAL_RESULT_COLUMNS value (the header is written first).
+ */
+export interface ResultsSource extends Omit<ResultsTable, 'rows'> {
+  rows: readonly Pick<ResultRow, 'rowNumber' | 'cells'>[];
+  resultAt: (index: number) => ResultValues;
+}

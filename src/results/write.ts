@@ -17,7 +17,7 @@ import { neutralise } from './neutralise.ts';
 import { isPlainDecimal, numericCell } from './numbers.ts';
 import { writeFileAtomic, serialised } from './atomic.ts';
 import { ResultsError } from './errors.ts';
-import type { ResultRow, ResultsTable } from './types.ts';
+import type { ResultRow, ResultsSource, ResultsTable, ResultValues } from './types.ts';
 
 const BOM = '\uFEFF';
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
@@ -29,21 +29,42 @@ export const XLSX_MAX_TEXT = 32767;
  * OPTIONAL_RESULT_COLUMNS that some row holds (`rows` absent: none of them).
  */
 export function resultsHeader(inputColumns: readonly string[], rows?: readonly ResultRow[]): { input: string[]; header: string[]; result: ResultColumn[] } {
+  return headerWith(inputColumns, rows ? OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => holds(r.result, c))) : []);
+}
+
+const holds = (v: ResultValues, c: ResultColumn): boolean => (v[c] ?? '') !== '';
+
+function headerWith(inputColumns: readonly string[], optional: readonly ResultColumn[]): { input: string[]; header: string[]; result: ResultColumn[] } {
   const input = splitColumns(inputColumns).input;
-  const optional = rows ? OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => (r.result[c] ?? '') !== '')) : [];
   const result: ResultColumn[] = [...RESULT_COLUMNS, ...optional];
   return { input, header: [...input, ...result], result };
 }
 
-const byRowNumber = (rows: readonly ResultRow[]): ResultRow[] =>
-  rows.every((r, i) => i === 0 || rows[i - 1]!.rowNumber <= r.rowNumber) ? (rows as ResultRow[]) : [...rows].sort((a, b) => a.rowNumber - b.rowNumber);
+/** Positions in row-number order (undefined: the rows are in order already, as a batch's are). */
+function rowOrder(rows: readonly { rowNumber: number }[]): number[] | undefined {
+  for (let i = 1; i < rows.length; i++) {
+    if (rows[i - 1]!.rowNumber > rows[i]!.rowNumber) return rows.map((_, k) => k).sort((a, b) => rows[a]!.rowNumber - rows[b]!.rowNumber);
+  }
+  return undefined;
+}
+
+const byRowNumber = (rows: readonly ResultRow[]): ResultRow[] => {
+  const order = rowOrder(rows);
+  return order ? order.map((i) => rows[i]!) : (rows as ResultRow[]);
+};
+
+/** Every row's values made at once (XLSX, and a CSV some row of which holds an optional column). */
+function materialise(source: ResultsSource): ResultsTable {
+  const { resultAt, rows, ...rest } = source;
+  return { ...rest, rows: rows.map((r, i) => ({ rowNumber: r.rowNumber, cells: r.cells, result: resultAt(i) })) };
+}
 
 /** Writes the results file atomically. Calls for the same path run in call order. Throws ResultsError WRITE_FAILED. */
-export async function writeResults(path: string, table: ResultsTable): Promise<void> {
+export async function writeResults(path: string, table: ResultsTable | ResultsSource): Promise<void> {
   return serialised(path, async () => {
     let chunks: (string | Uint8Array)[];
-    if (table.format === 'csv') chunks = [csvText(table)];
-    else if (table.format === 'xlsx') chunks = [xlsxBytes(table)];
+    if (table.format === 'csv') chunks = [await csvText(table, letOthersIn)];
+    else if (table.format === 'xlsx') chunks = [xlsxBytes('resultAt' in table ? materialise(table) : table)];
     else throw new ResultsError('WRITE_FAILED', path, `${path}: unknown results format "${String(table.format)}".`);
     try {
       await writeFileAtomic(path, chunks);
@@ -76,11 +97,41 @@ function csvQuoter(delimiter: string): (s: string) => string {
 /** Lines joined at a time into one piece of the CSV text (see csvText). */
 const CSV_CHUNK_LINES = 1000;
 
-/** The whole CSV text, BOM included. */
-export function csvText(table: ResultsTable): string {
+/**
+ * Between two pieces of a results file: other callbacks of the event loop run. A checkpoint of
+ * 100,000 rows takes most of a second; in one block, no request would start meanwhile, and the
+ * requests started just before it would reach the service together after it (one piece: ~5 ms).
+ */
+const letOthersIn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** The whole CSV text, BOM included; `pause` is awaited between pieces of CSV_CHUNK_LINES lines. */
+export async function csvText(table: ResultsTable | ResultsSource, pause?: () => Promise<void>): Promise<string> {
+  if ('resultAt' in table) {
+    // The header comes first, so the values made row by row are written for RESULT_COLUMNS alone;
+    // when a row turns out to hold an optional column (statusDetail after `status` or `listen`),
+    // every row's values are made first and the text is built again with those columns.
+    const text = await csvLines(table, table.resultAt, [], pause);
+    if (text !== undefined) return text;
+    table = materialise(table);
+  }
+  const { rows } = table;
+  return (await csvLines(table, (i) => rows[i]!.result, OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => holds(r.result, c))), pause))!;
+}
+
+/**
+ * The CSV text of `table` with the result columns RESULT_COLUMNS + `optional`, each row's values
+ * from `valuesAt(i)`. Undefined when `optional` is empty and a row holds an optional column.
+ */
+async function csvLines(
+  table: ResultsTable | ResultsSource,
+  valuesAt: (index: number) => ResultValues,
+  optional: readonly ResultColumn[],
+  pause: (() => Promise<void>) | undefined,
+): Promise<string | undefined> {
   const delimiter = table.delimiter ?? ',';
   const quote = csvQuoter(delimiter);
-  const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
+  const { input, header, result } = headerWith(table.inputColumns, optional);
+  const strict = optional.length === 0;
   // Built this way because a resume rewrites 100,000 rows within a 2 s budget (measured against
   // one join of all the lines with BOM and last CRLF added around it):
   // - lines are joined 1,000 at a time: 100,000 line strings all kept to the end outlive the young
@@ -93,19 +144,25 @@ export function csvText(table: ResultsTable): string {
   // slower (the final join walks a rope per line).
   const lines: string[] = [BOM + header.map((h) => quote(neutralise(h))).join(delimiter)];
   const pieces: string[] = [];
-  const rows = byRowNumber(table.rows);
+  const { rows } = table;
+  const order = rowOrder(rows);
   const fields: string[] = new Array(header.length);
-  for (const row of rows) {
+  for (let k = 0; k < rows.length; k++) {
+    const at = order ? order[k]! : k;
+    const row = rows[at]!;
+    const values = valuesAt(at);
+    if (strict) for (const c of OPTIONAL_RESULT_COLUMNS) if (holds(values, c)) return undefined;
     let i = 0;
     for (const c of input) fields[i++] = quote(neutralise(row.cells[c] ?? ''));
     for (const c of result) {
-      const v = row.result[c] ?? '';
+      const v = values[c] ?? '';
       fields[i++] = NUMERIC.has(c) && isPlainDecimal(v) ? v : quote(neutralise(v));
     }
     lines.push(fields.join(delimiter));
     if (lines.length === CSV_CHUNK_LINES) {
       pieces.push(lines.join('\r\n'));
       lines.length = 0;
+      if (pause) await pause();
     }
   }
   lines.push('');
