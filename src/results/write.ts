@@ -213,12 +213,13 @@ export const RESULTS_SHEET = 'Results';
 export const XLSX_THREAD_ROWS = 5000;
 
 async function xlsxFile(table: ResultsTable | ResultsSource): Promise<Uint8Array> {
-  if (table.rows.length < XLSX_THREAD_ROWS) return xlsxBytes('resultAt' in table ? materialise(table) : table);
+  const here = () => xlsxBytes('resultAt' in table ? materialise(table) : table);
+  if (table.rows.length < XLSX_THREAD_ROWS) return here();
   try {
     return await xlsxOffThread(table);
   } catch {
     // a worker that cannot start or dies: the same bytes made here, the old way
-    return xlsxBytes('resultAt' in table ? materialise(table) : table);
+    return here();
   }
 }
 
