@@ -15,7 +15,8 @@ import iconv from 'iconv-lite';
 import { InputError } from './errors.ts';
 import { detectDelimiter, detectEncoding, sepLine, type Delimiter, type TextEncoding } from './detect.ts';
 import { NEED_MORE, type RecordSource } from './rows.ts';
-import { MAX_RECORD_BYTES, mb } from './limits.ts';
+import { Transform } from 'node:stream';
+import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './limits.ts';
 
 /**
  * Bytes read at a time. csv-parse turns a whole chunk into records at once; the smaller the chunk,
@@ -53,6 +54,8 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   const unreadable = (e: unknown): InputError =>
     e instanceof InputError ? e : new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
   const tooLong = (row: number) => new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+  const tooWide = (row: number) =>
+    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`, row);
   const close = () => fileStream.destroy();
   if (!hasQuote(path, detected.bomBytes)) {
     if (detected.encoding === 'utf-8') fileStream.setEncoding('utf8'); // split characters are joined across reads
@@ -62,6 +65,9 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     }, (e) => {
       close();
       return unreadable(e);
+    }, (row) => {
+      close();
+      return tooWide(row);
     });
     return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close };
   }
@@ -78,7 +84,9 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     max_record_size: MAX_RECORD_BYTES,
   });
   fileStream.on('error', (e) => parser.destroy(e));
-  input.pipe(parser);
+  const guard = cellGuard(delimiter, skipFirst, tooWide);
+  guard.on('error', (e) => parser.destroy(e));
+  input.pipe(guard).pipe(parser);
 
   // Records are taken with parser.read(), synchronously while csv-parse has some buffered, and a
   // promise is awaited only when it has none: not one promise (or three generator steps) per row.
@@ -141,6 +149,42 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close: closeParser };
 }
 
+/**
+ * The text passed on to csv-parse unchanged, while the cells of the record in progress are
+ * counted: csv-parse has no limit on them and would build a record of millions of empty cells
+ * from a line of delimiters. Quotes are followed as csv-parse reads them (a doubled quote opens
+ * and closes again), delimiters and line ends inside quotes do not count. Works on the bytes of
+ * UTF-8 (every character it looks at is ASCII) and on decoded text alike.
+ */
+function cellGuard(delimiter: Delimiter, skipFirst: boolean, tooWide: (row: number) => Error): Transform {
+  const D = delimiter.charCodeAt(0);
+  let quoted = false;
+  let cells = 1;
+  let record = skipFirst ? 0 : 1; // the "sep=" line is not a row
+  let afterCR = false;
+  return new Transform({
+    transform(chunk: Buffer | string, _encoding, done) {
+      const text = typeof chunk === 'string';
+      const n = chunk.length;
+      for (let i = 0; i < n; i++) {
+        const c = text ? (chunk as string).charCodeAt(i) : (chunk as Buffer)[i]!;
+        if (c === 0x22) quoted = !quoted;
+        else if (quoted) continue;
+        else if (c === D) {
+          if (++cells > MAX_RECORD_CELLS) return done(tooWide(record));
+        } else if (c === 0x0a || c === 0x0d) {
+          if (!(c === 0x0a && afterCR)) {
+            record++;
+            cells = 1;
+          }
+        }
+        afterCR = c === 0x0d && !quoted;
+      }
+      done(null, chunk);
+    },
+  });
+}
+
 /** Does the file hold a quote byte after `start`? (In UTF-16 a 0x22 byte may be half of another character: read by csv-parse then, to be safe.) */
 function hasQuote(path: string, start: number): boolean {
   const fd = openSync(path, 'r');
@@ -172,16 +216,26 @@ export function quoteFreeRecords(
   skipFirst: boolean,
   tooLong: (row: number) => Error,
   failed: (e: unknown) => Error,
+  tooWide: (row: number) => Error,
 ): RecordSource {
   let rowNumber = 0;
   let parsed = 0; // records cut so far (rowNumber counts those handed out)
   let skip = skipFirst;
   let pending = ''; // text after the last record end
   let pendingCells = 0; // its characters less its delimiters: what csv-parse counts
-  const cellChars = (text: string) => {
+  let pendingDelimiters = 0;
+  const delimitersIn = (text: string) => {
     let delimiters = 0;
     for (let i = text.indexOf(delimiter); i !== -1; i = text.indexOf(delimiter, i + 1)) delimiters++;
-    return text.length - delimiters;
+    return delimiters;
+  };
+  /** The pending text grew by `text`: refused once too long or too wide. */
+  const grow = (text: string) => {
+    const d = delimitersIn(text);
+    pendingDelimiters += d;
+    pendingCells += text.length - d;
+    if (pendingCells > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
+    if (pendingDelimiters >= MAX_RECORD_CELLS) throw tooWide(parsed + 1);
   };
   let first = true; // the BOM check
   let ended = false;
@@ -230,14 +284,17 @@ export function quoteFreeRecords(
         skip = false;
         continue;
       }
-      const cells = line.split(delimiter);
+      // (split no further than one cell too many: a line of a million delimiters is not made into cells)
+      const cells = line.split(delimiter, MAX_RECORD_CELLS + 1);
+      if (cells.length > MAX_RECORD_CELLS) throw tooWide(parsed + 1);
       // csv-parse counts the characters of the cells, not the delimiters between them
       if (line.length - (cells.length - 1) > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
       parsed++;
       out.push(cells);
     }
-    pendingCells = cellChars(pending);
-    if (pendingCells > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
+    pendingCells = 0;
+    pendingDelimiters = 0;
+    grow(pending);
     queue = out;
     at = 0;
   };
@@ -270,8 +327,11 @@ export function quoteFreeRecords(
         if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1 && pending.charCodeAt(pending.length - 1) !== 0x0d) {
           // the middle of a long line: kept, not cut again with each read
           pending += text;
-          pendingCells += cellChars(text);
-          if (pendingCells > MAX_RECORD_BYTES + 1) failure = tooLong(parsed + 1);
+          try {
+            grow(text);
+          } catch (e) {
+            failure = e as Error;
+          }
           continue;
         }
         try {

@@ -15,6 +15,12 @@ export const MAX_PART_RATIO = 200;
 export const RATIO_MIN_BYTES = 10 * MB;
 /** A CSV record (one row, all its cells) longer than this is refused (csv-parse max_record_size). */
 export const MAX_RECORD_BYTES = 1 * MB;
+/**
+ * A CSV record of more cells than a spreadsheet has columns (Excel: 16,384) is refused. The size
+ * limit above counts the cells' characters only, so a line of millions of delimiters passed it,
+ * and became an array of millions of empty cells (30 MB of commas took 1.5 GB).
+ */
+export const MAX_RECORD_CELLS = 16_384;
 
 /** "200 MB", as messages say it. */
 export const mb = (bytes: number): string => `${Math.round(bytes / MB)} MB`;

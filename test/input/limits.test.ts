@@ -7,7 +7,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync, ftr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readBatch, InputError, type RawRow } from '../../src/input/index.ts';
-import { MAX_EXCEL_FILE_BYTES, MAX_RECORD_BYTES } from '../../src/input/limits.ts';
+import { MAX_EXCEL_FILE_BYTES, MAX_RECORD_BYTES, MAX_RECORD_CELLS } from '../../src/input/limits.ts';
 import { zipBomb } from './bad-input-files.ts';
 import { HEADER, generateCsv } from '../engine/helpers.ts';
 
@@ -114,5 +114,49 @@ describe('size limit of CSV records', () => {
     for await (const r of s.rows) rows.push(r);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.cells.narration).toHaveLength(MAX_RECORD_BYTES - 4096);
+  });
+});
+
+describe('cells per CSV record', () => {
+  const valid = generateCsv({ rows: 3, prefix: 'W' });
+  const quoted = valid.replace('\nW-0001', '\n"W-0001"'); // one quote: csv-parse reads the file
+  const rowsOf = async (p: string) => {
+    const s = await readBatch(p);
+    const rows: RawRow[] = [];
+    for await (const r of s.rows) rows.push(r);
+    return rows;
+  };
+
+  it(`reads a record of ${MAX_RECORD_CELLS.toLocaleString('en')} cells and refuses one more, with its row, with or without csv-parse, UTF-8 or UTF-16`, async () => {
+    for (const [base, what] of [[valid, 'split'], [quoted, 'csv-parse']] as const) {
+      for (const utf16 of [false, true]) {
+        const enc = (t: string) => (utf16 ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(t, 'utf16le')]) : Buffer.from(t));
+        const most = `W-9${','.repeat(MAX_RECORD_CELLS - 1)}\n`;
+        const rows = await rowsOf(file(enc(base + most), '.csv'));
+        expect(rows, `${what} ${utf16}`).toHaveLength(4);
+        expect(rows[3]!.extraCells ?? 0).toBe(0); // the cells past the header are empty
+        const p = file(enc(base + `W-9${','.repeat(MAX_RECORD_CELLS)}\n` + 'W-10,1\n'), '.csv');
+        const e = await refusal(p);
+        expect(e.code, `${what} ${utf16}`).toBe('MALFORMED_CSV');
+        expect(e.message).toBe(`${p}: row 5: more than 16,384 cells (a spreadsheet's most columns): is the delimiter "," right?`);
+        expect(e.row).toBe(5);
+      }
+    }
+  });
+
+  it('refuses a line of delimiters cut across many reads, without a line end', async () => {
+    const p = file(`${valid}W-9${','.repeat(4 * MAX_RECORD_CELLS)}`, '.csv');
+    expect((await refusal(p)).message).toContain(': row 5: more than 16,384 cells');
+  });
+
+  it('does not count delimiters or line ends inside quotes (csv-parse reads them as text)', async () => {
+    const [head, first] = valid.split('\n');
+    const cells = first!.split(',');
+    const text = 'a,\n'.repeat(MAX_RECORD_CELLS);
+    cells[HEADER.indexOf('narration')] = `"${text}""b"""`;
+    const rows = await rowsOf(file(`${head}\n${cells.join(',')}\nW-9,1\n`, '.csv'));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]!.cells.narration).toBe(`${text}"b"`.trim());
+    expect(rows[1]!.rowNumber).toBe(3);
   });
 });

@@ -31,7 +31,7 @@ function byCsvParse(text: string, delimiter: Delimiter, skipFirst: boolean): str
 /** The text handed over in reads of the lengths given (the next one only once the last is used up), then the end. */
 async function bySplitting(text: string, cuts: number[], delimiter: Delimiter, skipFirst: boolean): Promise<string[][] | 'too long'> {
   const stream = new Readable({ read() {}, encoding: 'utf8', highWaterMark: 1 }); // a push is one read
-  const source: RecordSource = quoteFreeRecords(stream, delimiter, skipFirst, () => new Error('too long'), (e) => e as Error);
+  const source: RecordSource = quoteFreeRecords(stream, delimiter, skipFirst, () => new Error('too long'), (e) => e as Error, () => new Error('too wide'));
   const reads: string[] = [];
   let at = 0;
   for (const n of cuts) {
