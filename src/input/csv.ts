@@ -10,12 +10,12 @@
 // five times faster: csv-parse reads 100,000 rows (12 MB) in about a second, most of `validate`
 // and of a resume. Any quote, anywhere, and csv-parse reads the whole file.
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { Transform } from 'node:stream';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { InputError } from './errors.ts';
 import { detectDelimiter, detectEncoding, sepLine, type Delimiter, type TextEncoding } from './detect.ts';
 import { NEED_MORE, type RecordSource } from './rows.ts';
-import { Transform } from 'node:stream';
 import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './limits.ts';
 
 /**
@@ -153,8 +153,9 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
  * The text passed on to csv-parse unchanged, while the cells of the record in progress are
  * counted: csv-parse has no limit on them and would build a record of millions of empty cells
  * from a line of delimiters. Quotes are followed as csv-parse reads them (a doubled quote opens
- * and closes again), delimiters and line ends inside quotes do not count. Works on the bytes of
- * UTF-8 (every character it looks at is ASCII) and on decoded text alike.
+ * and closes again), delimiters and line ends inside quotes do not count. It sees UTF-8 bytes
+ * (text decoded from another encoding is written to it as a string, which a Transform encodes),
+ * and every character it looks at is ASCII.
  */
 function cellGuard(delimiter: Delimiter, skipFirst: boolean, tooWide: (row: number) => Error): Transform {
   const D = delimiter.charCodeAt(0);
@@ -163,11 +164,10 @@ function cellGuard(delimiter: Delimiter, skipFirst: boolean, tooWide: (row: numb
   let record = skipFirst ? 0 : 1; // the "sep=" line is not a row
   let afterCR = false;
   return new Transform({
-    transform(chunk: Buffer | string, _encoding, done) {
-      const text = typeof chunk === 'string';
+    transform(chunk: Buffer, _encoding, done) {
       const n = chunk.length;
       for (let i = 0; i < n; i++) {
-        const c = text ? (chunk as string).charCodeAt(i) : (chunk as Buffer)[i]!;
+        const c = chunk[i]!;
         if (c === 0x22) quoted = !quoted;
         else if (quoted) continue;
         else if (c === D) {
