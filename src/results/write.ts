@@ -30,10 +30,15 @@ export const XLSX_MAX_TEXT = 32767;
  * OPTIONAL_RESULT_COLUMNS that some row holds (`rows` absent: none of them).
  */
 export function resultsHeader(inputColumns: readonly string[], rows?: readonly ResultRow[]): { input: string[]; header: string[]; result: ResultColumn[] } {
-  return headerWith(inputColumns, rows ? OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => holds(r.result, c))) : []);
+  return headerWith(inputColumns, rows ? optionalHeld(rows) : []);
 }
 
 const holds = (v: ResultValues, c: ResultColumn): boolean => (v[c] ?? '') !== '';
+/** The OPTIONAL_RESULT_COLUMNS that some row holds. */
+const optionalHeld = (rows: readonly ResultRow[]): ResultColumn[] => OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => holds(r.result, c)));
+/** Each row's values by its position, whichever kind of table. */
+const valuesOf = (table: ResultsTable | ResultsSource): ((index: number) => ResultValues) =>
+  'resultAt' in table ? table.resultAt : (i) => table.rows[i]!.result;
 
 function headerWith(inputColumns: readonly string[], optional: readonly ResultColumn[]): { input: string[]; header: string[]; result: ResultColumn[] } {
   const input = splitColumns(inputColumns).input;
@@ -115,8 +120,7 @@ export async function csvText(table: ResultsTable | ResultsSource, pause?: () =>
     if (text !== undefined) return text;
     table = materialise(table);
   }
-  const { rows } = table;
-  return (await csvLines(table, (i) => rows[i]!.result, OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => holds(r.result, c))), pause))!;
+  return (await csvLines(table, valuesOf(table), optionalHeld(table.rows), pause))!;
 }
 
 /**
@@ -229,7 +233,7 @@ async function xlsxFile(table: ResultsTable | ResultsSource): Promise<Uint8Array
  * come back transferred.
  */
 export async function xlsxOffThread(table: ResultsTable | ResultsSource): Promise<Uint8Array> {
-  const valuesAt = 'resultAt' in table ? table.resultAt : (i: number) => table.rows[i]!.result;
+  const valuesAt = valuesOf(table);
   const pieces: string[] = [];
   let lines: string[] = [];
   for (let i = 0; i < table.rows.length; i++) {
