@@ -14,7 +14,7 @@ import { executeRows, errorSnapshot, type EngineEvent, type WorkItem } from './e
 import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues, summarise, type RowOutcome, type RunSummary } from './outcome.ts';
-import { catchUpStatuses, type BatchSession, type ResumeReport } from './session.ts';
+import { catchUpStatuses, record, saveSnapshot, type BatchSession, type ResumeReport } from './session.ts';
 
 export interface GuardOptions {
   envFlag?: string;
@@ -50,6 +50,8 @@ export interface PipelineOptions extends GuardOptions {
   crashWaitMs?: number;
   checkpointMs?: number;
   settleDelayMs?: number;
+  /** A journal snapshot at the end when the journal grew by this many bytes (default SNAPSHOT_MIN_BYTES; tests 0). */
+  snapshotMinBytes?: number;
 }
 
 export interface PipelineResult {
@@ -74,7 +76,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   const batchId = session.header.batchId;
   const inScope = (n: number) => !o.only || o.only.has(n);
   const { writer, folded } = session;
-  writer.append({ t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
+  record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
 
   const executed = new Map<number, RowOutcome>();
   let plan: BatchPlan | undefined;
@@ -143,7 +145,8 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     const summary = summarise([...outcomes.values()]);
     let code = exitCode;
     if (code === 0 && summary.notCreated > 0) code = 1;
-    writer.append({ t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
+    record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
+    await saveSnapshot(session, o.snapshotMinBytes);
     writer.close();
     return { exitCode: code, report: session.report, plan, summary, resultsPath: o.results.path, outcomes, ...extra };
   };

@@ -6,10 +6,9 @@ import { resultsPathFor } from '../results/paths.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
 import { stateDirFor } from './identity.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { checkOtherBatches, journalReader, openSession, BatchRefused } from './session.ts';
+import { checkOtherBatches, journalReader, openSession, record, BatchRefused } from './session.ts';
 import { readPlanFile, verifyPlan, type PlanFile } from './planfile.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
-import { applyEvent } from '../journal/rows.ts';
 
 export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
   file?: string;
@@ -61,8 +60,7 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       const s = session.folded.rows.get(r.reference);
       if (r.rate !== undefined && !s?.quote) {
         const e = { t: 'quote' as const, ref: r.reference, attempt: 1, rate: r.rate, fee: Number(r.fee ?? 0), totalDeductible: Number(r.totalDeductible ?? 0), destinationAmount: Number(r.destinationAmount ?? 0) };
-        session.writer.append(e);
-        applyEvent(session.folded, e);
+        record(session, e);
       }
     }
   }

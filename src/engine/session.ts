@@ -4,6 +4,8 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { JournalWriter, readAppended } from '../journal/journal.ts';
 import { JOURNAL_VERSION, applyEvent, foldJournalFile, type BatchHeader, type FoldedJournal, type FoldedJournalFile, type JournalLine } from '../journal/rows.ts';
+import { SNAPSHOT_MIN_BYTES, encodeSnapshot, prefixSha256, snapshotPathFor } from '../journal/snapshot.ts';
+import { writeFileAtomic } from '../results/atomic.ts';
 import type { JournalLookup } from './batch.ts';
 import { journalPath, journalsOf, type BatchIdentity } from './identity.ts';
 
@@ -43,6 +45,10 @@ export interface BatchSession {
   lastWriteMs: number;
   /** Byte of the journal up to which lines have been folded (see catchUpStatuses). */
   readOffset: number;
+  /** Lines folded so far (before readOffset), as a snapshot reports them. */
+  lines: { events: number; skipped: number };
+  /** The journal bytes the last snapshot covers (0: none), read or written. */
+  snapshotBytes: number;
 }
 
 export interface OpenSessionOptions {
@@ -192,7 +198,41 @@ export function openSession(o: OpenSessionOptions): BatchSession {
     writer.append(header, { sync: true });
     folded.header = header;
   }
-  return { journalPath: path, header, folded, writer, report: reportOf(folded, resumed, r.skipped), lastWriteMs, readOffset };
+  return {
+    journalPath: path, header, folded, writer, report: reportOf(folded, resumed, r.skipped), lastWriteMs, readOffset,
+    lines: { events: r.events, skipped: r.skipped }, snapshotBytes: r.snapshotBytes,
+  };
+}
+
+/** Appends a line of this run to its journal and folds it into the states (they stay the journal's fold). */
+export function record(session: BatchSession, e: JournalLine, options: { sync?: boolean } = {}): void {
+  session.writer.append(e, options);
+  applyEvent(session.folded, e);
+}
+
+/**
+ * At the end of a run: when the journal grew by `minBytes` or more since its last snapshot, a new
+ * snapshot of the states (snapshot.ts), so the next command that reads the journal folds only what
+ * comes after. The states are the fold of every line before readOffset once the lines of other
+ * processes are caught up: this run folds its own lines as it writes them (record, executeRows),
+ * and other processes append only status lines. A snapshot is a cache: failing to write one
+ * costs the next read its speed, nothing else. Returns whether one was written.
+ */
+export async function saveSnapshot(session: BatchSession, minBytes = SNAPSHOT_MIN_BYTES): Promise<boolean> {
+  catchUpStatuses(session);
+  const bytes = session.readOffset;
+  if (bytes - session.snapshotBytes < minBytes || bytes === 0) return false;
+  const sha256 = prefixSha256(session.journalPath, bytes);
+  if (!sha256) return false;
+  const text = encodeSnapshot(session.folded, session.lines, { bytes, sha256 });
+  if (text === undefined) return false;
+  try {
+    await writeFileAtomic(snapshotPathFor(session.journalPath), [text]);
+  } catch {
+    return false;
+  }
+  session.snapshotBytes = bytes;
+  return true;
 }
 
 /**
@@ -202,8 +242,10 @@ export function openSession(o: OpenSessionOptions): BatchSession {
  * other line after the offset is this run's own, already folded. Returns how many were applied.
  */
 export function catchUpStatuses(session: BatchSession): number {
-  const { events, next } = readAppended<JournalLine>(session.journalPath, session.readOffset);
+  const { events, next, skipped } = readAppended<JournalLine>(session.journalPath, session.readOffset);
   session.readOffset = next;
+  session.lines.events += events.length;
+  session.lines.skipped += skipped;
   let n = 0;
   for (const e of events) {
     if (e.t !== 'status') continue;

@@ -58,8 +58,11 @@ function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged
  * as much again as the JSON parsing. A line longer than the buffer grows it. As a TextDecoder
  * does, a UTF-8 BOM at the start of the file is not part of the first line.
  */
-/** `chunkBytes`: the size of a read (tests use tiny ones to cut lines and characters across reads). */
-export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK): JournalScan {
+/**
+ * `chunkBytes`: the size of a read (tests use tiny ones to cut lines and characters across reads).
+ * `from`: the byte to start at, the start of a line (after what a snapshot holds, snapshot.ts).
+ */
+export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK, from = 0): JournalScan {
   let events = 0;
   let skipped = 0;
   let tornTail = false;
@@ -77,15 +80,17 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
   try {
     let buf = Buffer.allocUnsafe(Math.max(4, chunkBytes));
     let held = 0; // bytes at the front of buf not yet cut into lines (a line without its newline yet)
-    let firstRead = true;
+    let firstRead = from === 0;
+    let position = from;
     for (;;) {
       if (held === buf.length) {
         const bigger = Buffer.allocUnsafe(buf.length * 2);
         buf.copy(bigger, 0, 0, held);
         buf = bigger;
       }
-      const n = readSync(fd, buf, held, buf.length - held, null);
+      const n = readSync(fd, buf, held, buf.length - held, position);
       if (n === 0) break;
+      position += n;
       let end = held + n;
       if (firstRead) {
         firstRead = false;
@@ -133,15 +138,17 @@ export function readJournal<E extends JournalEvent = JournalEvent>(path: string)
  * The events of the complete lines appended to a journal after byte `from`, and where to read from
  * next time. While a run goes on, `listen` and `status` append status lines to its journal from
  * other processes; the run picks them up with this before it rewrites the results file. A line
- * still without its newline (being written right now) is left for the next call.
+ * still without its newline (being written right now) is left for the next call; `skipped` counts
+ * the damaged ones (not JSON).
  */
-export function readAppended<E extends JournalEvent = JournalEvent>(path: string, from: number): { events: E[]; next: number } {
+export function readAppended<E extends JournalEvent = JournalEvent>(path: string, from: number): { events: E[]; next: number; skipped: number } {
   const events: E[] = [];
-  if (!existsSync(path)) return { events, next: from };
+  let skipped = 0;
+  if (!existsSync(path)) return { events, next: from, skipped };
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
-    if (size <= from) return { events, next: from };
+    if (size <= from) return { events, next: from, skipped };
     const buf = Buffer.allocUnsafe(size - from);
     let got = 0;
     while (got < buf.length) {
@@ -150,12 +157,13 @@ export function readAppended<E extends JournalEvent = JournalEvent>(path: string
       got += n;
     }
     const last = got > 0 ? buf.lastIndexOf(NL, got - 1) : -1;
-    if (last === -1) return { events, next: from };
+    if (last === -1) return { events, next: from, skipped };
     for (const line of buf.toString('utf8', 0, last).split('\n')) {
       const e = parseLine<E>(line);
-      if (e !== 'blank' && e !== 'damaged') events.push(e);
+      if (e === 'damaged') skipped++;
+      else if (e !== 'blank') events.push(e);
     }
-    return { events, next: from + last + 1 };
+    return { events, next: from + last + 1, skipped };
   } finally {
     closeSync(fd);
   }

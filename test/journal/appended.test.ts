@@ -14,22 +14,23 @@ describe('readAppended', () => {
     const path = join(await mkdtemp(join(tmpdir(), 'pb-appended-')), 'j.jsonl');
     writeFileSync(path, '{"t":"batch"}\n');
     const start = Buffer.byteLength('{"t":"batch"}\n');
-    expect(readAppended(path, start)).toEqual({ events: [], next: start });
+    expect(readAppended(path, start)).toEqual({ events: [], next: start, skipped: 0 });
 
     appendFileSync(path, '{"t":"status","ref":"Zoë-1","status":"PROCESSING"}\nnot json\n{"t":"status","ref":"R-2"');
     const first = readAppended(path, start);
     expect(first.events).toEqual([{ t: 'status', ref: 'Zoë-1', status: 'PROCESSING' }]);
-    // The damaged line is passed over; the unfinished one is not consumed.
+    // The damaged line is passed over and counted; the unfinished one is not consumed.
+    expect(first.skipped).toBe(1);
     expect(first.next).toBe(start + Buffer.byteLength('{"t":"status","ref":"Zoë-1","status":"PROCESSING"}\nnot json\n'));
 
     appendFileSync(path, ',"status":"SUCCESSFUL"}\n');
     const second = readAppended(path, first.next);
     expect(second.events).toEqual([{ t: 'status', ref: 'R-2', status: 'SUCCESSFUL' }]);
-    expect(readAppended(path, second.next)).toEqual({ events: [], next: second.next });
+    expect(readAppended(path, second.next)).toEqual({ events: [], next: second.next, skipped: 0 });
   });
 
   it('a missing journal has nothing appended', () => {
-    expect(readAppended(join(tmpdir(), 'pb-no-such-journal.jsonl'), 10)).toEqual({ events: [], next: 10 });
+    expect(readAppended(join(tmpdir(), 'pb-no-such-journal.jsonl'), 10)).toEqual({ events: [], next: 10, skipped: 0 });
   });
 });
 
