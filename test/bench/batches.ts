@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { loadBatch } from '../../src/engine/batch.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
-import { openSession } from '../../src/engine/session.ts';
+import { openSession, record, saveSnapshot } from '../../src/engine/session.ts';
 import { toApi } from '../../src/money.ts';
 import { probableDuplicateKey } from '../../src/validation/batch.ts';
 import { generateCsv } from '../engine/helpers.ts';
@@ -31,24 +31,25 @@ export async function writeLargeBatch(path: string, rows: number, prefix = 'S'):
 /**
  * Writes the journal of `file` (in .payout-batch beside it) with its valid rows from position
  * `from` on created: the lines a run writes for each (quote, initiating, created) through the
- * engine's own openSession/JournalWriter, between a `run` and a `run-end`.
+ * engine's own openSession and record, between a `run` and a `run-end`, and the snapshot of the
+ * journal's fold that a run leaves at its end (saveSnapshot). `snapshot: false`: none, as a run
+ * killed before its end, or of a version before snapshots, leaves it.
  */
-export async function writeCreatedJournal(file: string, from = 0): Promise<{ rows: number; journal: string; bytes: number }> {
+export async function writeCreatedJournal(file: string, from = 0, o: { snapshot?: boolean } = {}): Promise<{ rows: number; journal: string; bytes: number; snapshot: boolean }> {
   const batch = await loadBatch(file);
   const stateDir = stateDirFor(batch.file); // where run looks: .payout-batch beside the file
   const session = openSession({ identity: batch.identity, env: BASE_URL_ENV, file: batch.file, stateDir, command: 'run', resultsPath: file.replace(/\.csv$/, '.results.csv') });
-  const w = session.writer;
   const at = new Date().toISOString();
-  w.append({ t: 'run', at, command: 'run', pid: process.pid });
+  record(session, { t: 'run', at, command: 'run', pid: process.pid });
   let n = 0;
   for (const r of batch.rows.slice(from)) {
     const p = r.payout;
     if (!p) continue;
     const key = idempotencyKey(batch.identity.batchId, BASE_URL_ENV, p.reference, 1);
     const amount = Number(toApi(p.sourceAmount));
-    w.append({ t: 'quote', ref: p.reference, attempt: 1, rate: 1, fee: 1.5, totalDeductible: amount + 1.5, destinationAmount: amount });
-    w.append({ t: 'initiating', ref: p.reference, row: r.rowNumber, attempt: 1, key, body: JSON.stringify(initiateBody(p)), dup: probableDuplicateKey(p), at });
-    w.append({
+    record(session, { t: 'quote', ref: p.reference, attempt: 1, rate: 1, fee: 1.5, totalDeductible: amount + 1.5, destinationAmount: amount });
+    record(session, { t: 'initiating', ref: p.reference, row: r.rowNumber, attempt: 1, key, body: JSON.stringify(initiateBody(p)), dup: probableDuplicateKey(p), at });
+    record(session, {
       t: 'created', ref: p.reference, attempt: 1, key, requestId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, at,
       payout: {
         id: `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`, payoutRef: `PO-${String(n).padStart(10, '0')}`, status: 'PENDING',
@@ -58,7 +59,8 @@ export async function writeCreatedJournal(file: string, from = 0): Promise<{ row
     });
     n++;
   }
-  w.append({ t: 'run-end', at, exitCode: 0 }, { sync: true });
-  w.close();
-  return { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size };
+  record(session, { t: 'run-end', at, exitCode: 0 }, { sync: true });
+  const snapshot = o.snapshot !== false && (await saveSnapshot(session));
+  session.writer.close();
+  return { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size, snapshot };
 }
