@@ -224,10 +224,10 @@ export async function saveSnapshot(session: BatchSession, minBytes = SNAPSHOT_MI
   if (bytes - session.snapshotBytes < minBytes || bytes === 0) return false;
   const sha256 = prefixSha256(session.journalPath, bytes);
   if (!sha256) return false;
-  const text = encodeSnapshot(session.folded, session.lines, { bytes, sha256 });
-  if (text === undefined) return false;
+  const lines = encodeSnapshot(session.folded, session.lines, { bytes, sha256 });
+  if (lines === undefined) return false;
   try {
-    await writeFileAtomic(snapshotPathFor(session.journalPath), [text]);
+    await writeFileAtomic(snapshotPathFor(session.journalPath), lines);
   } catch {
     return false;
   }
