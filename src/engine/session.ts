@@ -45,7 +45,10 @@ export interface BatchSession {
   lastWriteMs: number;
   /** Byte of the journal up to which lines have been folded (see catchUpStatuses). */
   readOffset: number;
-  /** Lines folded so far (before readOffset), as a snapshot reports them. */
+  /**
+   * Lines folded so far (before readOffset), as a snapshot reports them. (A status line another
+   * process appends while the journal is first read may be counted twice: counts only.)
+   */
   lines: { events: number; skipped: number };
   /** The journal bytes the last snapshot covers (0: none), read or written. */
   snapshotBytes: number;
@@ -219,20 +222,20 @@ export function record(session: BatchSession, e: JournalLine, options: { sync?: 
  * costs the next read its speed, nothing else. Returns whether one was written.
  */
 export async function saveSnapshot(session: BatchSession, minBytes = SNAPSHOT_MIN_BYTES): Promise<boolean> {
-  catchUpStatuses(session);
-  const bytes = session.readOffset;
-  if (bytes - session.snapshotBytes < minBytes || bytes === 0) return false;
-  const sha256 = prefixSha256(session.journalPath, bytes);
-  if (!sha256) return false;
-  const lines = encodeSnapshot(session.folded, session.lines, { bytes, sha256 });
-  if (lines === undefined) return false;
   try {
+    catchUpStatuses(session); // readOffset is then the end of a complete line
+    const bytes = session.readOffset;
+    if (bytes - session.snapshotBytes < minBytes || bytes === 0) return false;
+    const sha256 = prefixSha256(session.journalPath, bytes);
+    if (!sha256) return false;
+    const lines = encodeSnapshot(session.folded, session.lines, { bytes, sha256 });
+    if (lines === undefined) return false;
     await writeFileAtomic(snapshotPathFor(session.journalPath), lines);
+    session.snapshotBytes = bytes;
+    return true;
   } catch {
-    return false;
+    return false; // the run's own work is done and journalled: a cache must not fail it
   }
-  session.snapshotBytes = bytes;
-  return true;
 }
 
 /**
