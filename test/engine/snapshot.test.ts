@@ -2,7 +2,8 @@
 // and the next run folds from it. What the run snapshots is its own states, so they must be
 // exactly the fold of the journal's lines, whoever wrote them: the run's own and the status lines
 // other processes (listen, status) append. The engine against the sandbox over real HTTP.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch, type RunOptions } from '../../src/engine/run.ts';
@@ -16,10 +17,17 @@ import { connectionTo, startSb, workDir, writeBatch } from '../ops/helpers.ts';
 import { initiates } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
+const dirs: string[] = [];
 afterEach(async () => {
   await sb?.close();
   sb = undefined;
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
+const newDir = async () => {
+  const d = await workDir('pb-snapshot-');
+  dirs.push(d);
+  return d;
+};
 
 /** The one journal beside a batch file (run keeps it in .payout-batch). */
 const readJournalPathOf = (file: string): string => {
@@ -35,7 +43,7 @@ const options = (sandbox: LocalSandbox, file: string): RunOptions => ({
 describe('journal snapshots left by runs', () => {
   it('the snapshot a run leaves is the fold of its journal; the next run reads from it and a status line from another process is in the next one', async () => {
     sb = await startSb();
-    const file = await writeBatch(await workDir('pb-snapshot-'), 'batch.csv', { rows: 4, currencies: ['GBP'] });
+    const file = await writeBatch(await newDir(), 'batch.csv', { rows: 4, currencies: ['GBP'] });
     const o = { ...options(sb, file), snapshotMinBytes: 0 };
 
     const first = await runBatch(o);
@@ -77,7 +85,7 @@ describe('journal snapshots left by runs', () => {
 
   it('a status line another process appends while the run goes on is in its snapshot', async () => {
     sb = await startSb();
-    const file = await writeBatch(await workDir('pb-snapshot-'), 'batch.csv', { rows: 3, currencies: ['GBP'] });
+    const file = await writeBatch(await newDir(), 'batch.csv', { rows: 3, currencies: ['GBP'] });
     let appended: { ref: string; id: string } | undefined;
     let journal = '';
     const r = await runBatch({
@@ -97,9 +105,24 @@ describe('journal snapshots left by runs', () => {
     expect(s.folded.rows.get(appended!.ref)?.payout).toMatchObject({ id: appended!.id, status: 'PROCESSING' });
   });
 
+  it('a snapshot that cannot be written fails nothing: the run ends as it would, the next one folds every line', async () => {
+    sb = await startSb();
+    const file = await writeBatch(await newDir(), 'batch.csv', { rows: 2, currencies: ['GBP'] });
+    const first = await runBatch({ ...options(sb, file), snapshotMinBytes: Number.MAX_SAFE_INTEGER });
+    expect(first.exitCode).toBe(0);
+    // a folder (not empty) where the snapshot goes: the rename over it fails
+    mkdirSync(join(snapshotPathFor(first.journalPath), 'x'), { recursive: true });
+    const second = await runBatch({ ...options(sb, file), snapshotMinBytes: 0 });
+    expect(second.exitCode).toBe(0);
+    expect(loadSnapshot(first.journalPath)).toBeUndefined();
+    const r = foldJournalFile(first.journalPath);
+    expect(r.snapshotBytes).toBe(0);
+    expect([...r.folded.rows.values()].map((s) => s.phase)).toEqual(['created', 'created']);
+  });
+
   it('a journal smaller than SNAPSHOT_MIN_BYTES gets no snapshot', async () => {
     sb = await startSb();
-    const file = await writeBatch(await workDir('pb-snapshot-'), 'batch.csv', { rows: 2, currencies: ['GBP'] });
+    const file = await writeBatch(await newDir(), 'batch.csv', { rows: 2, currencies: ['GBP'] });
     const r = await runBatch(options(sb, file));
     expect(r.exitCode).toBe(0);
     expect(existsSync(snapshotPathFor(r.journalPath))).toBe(false);

@@ -3,11 +3,13 @@
 // of its initiate (never sent again); a row still unsettled keeps its body byte for byte.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/journal/journal.ts';
 import { foldJournal, foldJournalFile, rowState, type FoldedJournal, type JournalLine } from '../../src/journal/rows.ts';
 import { inspectJournal } from '../../src/engine/session.ts';
-import { body, dir, mixedJournal } from './journals.ts';
+import { body, dir, mixedJournal, removeDirs } from './journals.ts';
+
+afterAll(removeDirs);
 
 /** What foldJournalFile is expected to keep: the old fold, minus created rows' bodies. */
 function withoutCreatedBodies(f: FoldedJournal): FoldedJournal {

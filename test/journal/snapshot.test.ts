@@ -4,11 +4,13 @@
 import { copyFileSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { JournalWriter } from '../../src/journal/journal.ts';
 import { foldJournalFile, type JournalLine } from '../../src/journal/rows.ts';
 import { SNAPSHOT_VERSION, encodeSnapshot, loadSnapshot, prefixSha256, snapshotPathFor } from '../../src/journal/snapshot.ts';
-import { body, dir, mixedJournal, snap } from './journals.ts';
+import { body, dir, mixedJournal, removeDirs, snap } from './journals.ts';
+
+afterAll(removeDirs);
 
 /** Writes the snapshot a run would write after the journal's first `bytes` bytes; false when there is none to write. */
 async function snapshotAt(journal: string, bytes: number): Promise<boolean> {
