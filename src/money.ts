@@ -165,7 +165,10 @@ const LIMIT = 10n ** 30n;
  * cost most of the time on a 100,000-row resume); the first term that could leave that range, or
  * that is not a plain decimal, moves the same state to BigInt and the path below, unchanged. Both
  * paths keep the same units, magnitude and places, so the switch to decimal.js happens at the
- * same term with the same partial sum (2^53 is far under LIMIT).
+ * same term with the same partial sum (2^53 is far under LIMIT). (A term in cents may be kept with
+ * two places where its text has fewer: the same value, in units ten times smaller. The sum is exact
+ * up to LIMIT whichever places it is kept in, and decimal.js exact below its 40 digits, so where the
+ * switch happens never changes the value.)
  */
 export class ExactSum {
   /** While true: the sum and its magnitude bound are in `small` and `smallMagnitude` (safe integers). */
