@@ -2,7 +2,7 @@
 // rows (enabled corridors of the default seed), the CLI spawned as a user runs it, sandbox reads.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +50,21 @@ export function generateCsv(o: GenOptions): string {
 
 export async function workDir(prefix = 'pb-engine-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** Temporary folders of a test file: `make` one, `remove` all made so far (in afterEach or afterAll). */
+export function tempDirs(prefix: string): { make: () => Promise<string>; remove: () => Promise<void> } {
+  const made: string[] = [];
+  return {
+    make: async () => {
+      const d = await workDir(prefix);
+      made.push(d);
+      return d;
+    },
+    remove: async () => {
+      for (const d of made.splice(0)) await rm(d, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function writeBatch(dir: string, name: string, o: GenOptions): Promise<string> {

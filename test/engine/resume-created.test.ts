@@ -7,21 +7,20 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { ROOT, allPayouts, cleanEnv, generateCsv, initiates, runCli, workDir } from './helpers.ts';
+import { ROOT, allPayouts, cleanEnv, generateCsv, initiates, runCli, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
-const dirs: string[] = [];
+const dirs = tempDirs('pb-resume-created-');
 afterEach(async () => {
   await sb?.close();
   sb = undefined;
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+  await dirs.remove();
 });
 
 const setup = async () => {
   sb = await startSandbox({ rateLimitPerSecond: null });
-  const dir = await workDir('pb-resume-created-');
+  const dir = await dirs.make();
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
-  dirs.push(dir);
   const run = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
   const offline = (...args: string[]) => runCli(args, { cwd: dir, env });
   // run keeps the journal beside the batch (PAYOUT_BATCH_STATE_DIR is where the quota counter goes)

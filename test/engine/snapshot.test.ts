@@ -3,7 +3,6 @@
 // exactly the fold of the journal's lines, whoever wrote them: the run's own and the status lines
 // other processes (listen, status) append. The engine against the sandbox over real HTTP.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch, type RunOptions } from '../../src/engine/run.ts';
@@ -13,21 +12,16 @@ import { foldJournalFile } from '../../src/journal/rows.ts';
 import { loadSnapshot, snapshotPathFor } from '../../src/journal/snapshot.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { connectionTo, startSb, workDir, writeBatch } from '../ops/helpers.ts';
-import { initiates } from './helpers.ts';
+import { connectionTo, startSb, writeBatch } from '../ops/helpers.ts';
+import { initiates, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
-const dirs: string[] = [];
+const dirs = tempDirs('pb-snapshot-');
 afterEach(async () => {
   await sb?.close();
   sb = undefined;
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+  await dirs.remove();
 });
-const newDir = async () => {
-  const d = await workDir('pb-snapshot-');
-  dirs.push(d);
-  return d;
-};
 
 /** The one journal beside a batch file (run keeps it in .payout-batch). */
 const readJournalPathOf = (file: string): string => {
@@ -43,7 +37,7 @@ const options = (sandbox: LocalSandbox, file: string): RunOptions => ({
 describe('journal snapshots left by runs', () => {
   it('the snapshot a run leaves is the fold of its journal; the next run reads from it and a status line from another process is in the next one', async () => {
     sb = await startSb();
-    const file = await writeBatch(await newDir(), 'batch.csv', { rows: 4, currencies: ['GBP'] });
+    const file = await writeBatch(await dirs.make(), 'batch.csv', { rows: 4, currencies: ['GBP'] });
     const o = { ...options(sb, file), snapshotMinBytes: 0 };
 
     const first = await runBatch(o);
@@ -85,7 +79,7 @@ describe('journal snapshots left by runs', () => {
 
   it('a status line another process appends while the run goes on is in its snapshot', async () => {
     sb = await startSb();
-    const file = await writeBatch(await newDir(), 'batch.csv', { rows: 3, currencies: ['GBP'] });
+    const file = await writeBatch(await dirs.make(), 'batch.csv', { rows: 3, currencies: ['GBP'] });
     let appended: { ref: string; id: string } | undefined;
     let journal = '';
     const r = await runBatch({
@@ -107,7 +101,7 @@ describe('journal snapshots left by runs', () => {
 
   it('a snapshot that cannot be written fails nothing: the run ends as it would, the next one folds every line', async () => {
     sb = await startSb();
-    const file = await writeBatch(await newDir(), 'batch.csv', { rows: 2, currencies: ['GBP'] });
+    const file = await writeBatch(await dirs.make(), 'batch.csv', { rows: 2, currencies: ['GBP'] });
     const first = await runBatch({ ...options(sb, file), snapshotMinBytes: Number.MAX_SAFE_INTEGER });
     expect(first.exitCode).toBe(0);
     // a folder (not empty) where the snapshot goes: the rename over it fails
@@ -122,7 +116,7 @@ describe('journal snapshots left by runs', () => {
 
   it('a journal smaller than SNAPSHOT_MIN_BYTES gets no snapshot', async () => {
     sb = await startSb();
-    const file = await writeBatch(await newDir(), 'batch.csv', { rows: 2, currencies: ['GBP'] });
+    const file = await writeBatch(await dirs.make(), 'batch.csv', { rows: 2, currencies: ['GBP'] });
     const r = await runBatch(options(sb, file));
     expect(r.exitCode).toBe(0);
     expect(existsSync(snapshotPathFor(r.journalPath))).toBe(false);

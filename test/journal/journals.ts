@@ -1,20 +1,13 @@
 // Journals for the tests of the fold and of its snapshots.
 import { appendFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JournalWriter } from '../../src/journal/journal.ts';
+import { tempDirs } from '../engine/helpers.ts';
 
-const made: string[] = [];
+const dirs = tempDirs('pb-fold-file-');
 /** A new temporary folder, removed by removeDirs. */
-export const dir = async (): Promise<string> => {
-  const d = await mkdtemp(join(tmpdir(), 'pb-fold-file-'));
-  made.push(d);
-  return d;
-};
-export const removeDirs = async (): Promise<void> => {
-  for (const d of made.splice(0)) await rm(d, { recursive: true, force: true });
-};
+export const dir = dirs.make;
+export const removeDirs = dirs.remove;
 export const snap = (id: string) => ({
   id, payoutRef: `PO-${id}`, status: 'PENDING', sourceAmount: 10, sourceCurrency: 'USD', destinationAmount: 10, destinationCurrency: 'USD',
   transactionFees: 5, exchangeRate: 1, updatedAt: '2026-01-01T00:00:00Z', documents: 0,
