@@ -48,8 +48,7 @@ interface SnapshotHead {
   /** Events and damaged lines in the bytes covered (the counts a fold of them reports). */
   events: number;
   skipped: number;
-  rows: number;
-  /** sha256 of the second line's bytes. */
+  /** sha256 of every line after this one: what the states are read from. */
   states: string;
 }
 
@@ -184,7 +183,7 @@ export function encodeSnapshot(folded: FoldedJournal, counts: { events: number; 
   }
   const hash = createHash('sha256');
   for (const line of lines) hash.update(line);
-  const head: SnapshotHead = { v: SNAPSHOT_VERSION, covers, events: counts.events, skipped: counts.skipped, rows: states.length, states: hash.digest('hex') };
+  const head: SnapshotHead = { v: SNAPSHOT_VERSION, covers, events: counts.events, skipped: counts.skipped, states: hash.digest('hex') };
   return [`${JSON.stringify(head)}\n`, ...lines];
 }
 
@@ -234,7 +233,10 @@ export function loadSnapshot(journal: string): LoadedSnapshot | undefined {
     const meta = line() as SnapshotMeta;
     const columns = <K extends string>(fields: readonly K[]) => Object.fromEntries(fields.map((f) => [f, line()])) as Columns<K>;
     const cols: SnapshotColumns = { state: columns(STATE_FIELDS), quote: columns(QUOTE_FIELDS), payout: columns(PAYOUT_FIELDS) };
-    return { folded: decode(meta, cols, head.rows), bytes: head.covers.bytes, events: head.events, skipped: head.skipped };
+    // as many rows as every column has (nothing outside the hashed lines says how many)
+    const n = cols.state.ref.length;
+    for (const c of [cols.state, cols.quote, cols.payout]) for (const column of Object.values(c)) if (!Array.isArray(column) || column.length !== n) return undefined;
+    return { folded: decode(meta, cols, n), bytes: head.covers.bytes, events: head.events, skipped: head.skipped };
   } catch {
     return undefined;
   }

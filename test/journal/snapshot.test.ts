@@ -154,6 +154,10 @@ describe('journal snapshots: used only while provably the fold of the journal', 
     expectSameFold(path, 0);
     writeFileSync(snapshotPathFor(path), head.replace(`"v":${SNAPSHOT_VERSION}`, `"v":${SNAPSHOT_VERSION + 1}`) + states);
     expectSameFold(path, 0);
+    // the head claims other journal bytes: they do not hash to what it records
+    const bytes = /"bytes":(\d+)/.exec(head)![1]!;
+    writeFileSync(snapshotPathFor(path), head.replace(`"bytes":${bytes}`, `"bytes":${Number(bytes) - 1}`) + states);
+    expectSameFold(path, 0);
     for (const junk of ['', 'not json', '{"v":1}\n{}', text.slice(0, text.length / 2)]) {
       writeFileSync(snapshotPathFor(path), junk);
       expect(loadSnapshot(path)).toBeUndefined();
