@@ -15,9 +15,9 @@
 // - anything else (missing, unreadable, another SNAPSHOT_VERSION) is ignored: the whole journal
 //   is folded, as it was before snapshots existed.
 //
-// File: JSON lines. The first is the head: version, what it covers, counts, the sha256 of all the
-// lines after it. The second: the header, runs and `more`, the rare fields (bodies of unsettled
-// rows, errors, documents, ...) by position. Then one line per column, an array with a value per
+// File: JSON lines. The first is the head: version, what it covers, the sha256 of all the lines
+// after it (nothing else is trusted before that hash is checked). The second: counts, the header,
+// runs and `more`, the rare fields (bodies of unsettled rows, errors, documents, ...) by position. Then one line per column, an array with a value per
 // row: STATE_FIELDS, QUOTE_FIELDS, PAYOUT_FIELDS in that order. One line per column, not one
 // document: written and read a column at a time, it never holds the whole text as one string
 // (at 100,000 rows that string and its copies were 100 MB more at the end of a big run).
@@ -42,13 +42,11 @@ export interface SnapshotCovers {
   sha256: string;
 }
 
+/** The first line: what is checked before anything else is read. */
 interface SnapshotHead {
   v: number;
   covers: SnapshotCovers;
-  /** Events and damaged lines in the bytes covered (the counts a fold of them reports). */
-  events: number;
-  skipped: number;
-  /** sha256 of every line after this one: what the states are read from. */
+  /** sha256 of every line after this one: what the states and counts are read from. */
   states: string;
 }
 
@@ -70,6 +68,9 @@ type Columns<K extends string> = Record<K, Column>;
 
 /** The second line. */
 interface SnapshotMeta {
+  /** Events and damaged lines in the bytes covered (the counts a fold of them reports). */
+  events: number;
+  skipped: number;
   header: BatchHeader | null;
   runs: number;
   interrupted: boolean;
@@ -173,7 +174,7 @@ export function encodeSnapshot(folded: FoldedJournal, counts: { events: number; 
     if (extra) more[i] = extra;
   }
   // (`more` holds values as the journal's JSON gave them: nothing JSON cannot hold)
-  const meta: SnapshotMeta = { header: folded.header ?? null, runs: folded.runs, interrupted: folded.interrupted, more };
+  const meta: SnapshotMeta = { events: counts.events, skipped: counts.skipped, header: folded.header ?? null, runs: folded.runs, interrupted: folded.interrupted, more };
   const lines = [`${JSON.stringify(meta)}\n`];
   for (const columns of [st, q, p] as Record<string, Column | undefined>[]) {
     for (const f of Object.keys(columns)) {
@@ -183,7 +184,7 @@ export function encodeSnapshot(folded: FoldedJournal, counts: { events: number; 
   }
   const hash = createHash('sha256');
   for (const line of lines) hash.update(line);
-  const head: SnapshotHead = { v: SNAPSHOT_VERSION, covers, events: counts.events, skipped: counts.skipped, states: hash.digest('hex') };
+  const head: SnapshotHead = { v: SNAPSHOT_VERSION, covers, states: hash.digest('hex') };
   return [`${JSON.stringify(head)}\n`, ...lines];
 }
 
@@ -236,7 +237,7 @@ export function loadSnapshot(journal: string): LoadedSnapshot | undefined {
     // as many rows as every column has (nothing outside the hashed lines says how many)
     const n = cols.state.ref.length;
     for (const c of [cols.state, cols.quote, cols.payout]) for (const column of Object.values(c)) if (!Array.isArray(column) || column.length !== n) return undefined;
-    return { folded: decode(meta, cols, n), bytes: head.covers.bytes, events: head.events, skipped: head.skipped };
+    return { folded: decode(meta, cols, n), bytes: head.covers.bytes, events: meta.events, skipped: meta.skipped };
   } catch {
     return undefined;
   }
