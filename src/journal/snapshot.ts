@@ -232,6 +232,7 @@ export function loadSnapshot(journal: string): LoadedSnapshot | undefined {
     if (sha256(file.subarray(at)) !== head.states) return undefined;
     if (prefixSha256(journal, head.covers.bytes) !== head.covers.sha256) return undefined;
     const meta = line() as SnapshotMeta;
+    if (typeof meta?.events !== 'number' || typeof meta.skipped !== 'number' || typeof meta.runs !== 'number' || typeof meta.interrupted !== 'boolean' || typeof meta.more !== 'object') return undefined;
     const columns = <K extends string>(fields: readonly K[]) => Object.fromEntries(fields.map((f) => [f, line()])) as Columns<K>;
     const cols: SnapshotColumns = { state: columns(STATE_FIELDS), quote: columns(QUOTE_FIELDS), payout: columns(PAYOUT_FIELDS) };
     // as many rows as every column has (nothing outside the hashed lines says how many)
