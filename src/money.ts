@@ -17,8 +17,7 @@ export function minorUnits(currency: string): number | undefined {
   return digits;
 }
 
-export const isCurrencyCode = (code: string): boolean =>
-  /^[A-Z]{3}$/.test(code) && minorUnits(code) !== undefined;
+export const isCurrencyCode = (code: string): boolean => /^[A-Z]{3}$/.test(code) && minorUnits(code) !== undefined;
 
 /** A JSON number from the API as an exact decimal: its shortest decimal text is what was sent. */
 export function fromApi(n: number | string): Decimal {

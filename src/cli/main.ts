@@ -22,7 +22,9 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     .demandCommand(1, 'Name a command; see the list above.')
     .recommendCommands()
     .wrap(Math.min(110, process.stdout.columns ?? 110))
-    .epilogue('Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable or key refused.')
+    .epilogue(
+      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable or key refused.',
+    )
     .fail((msg, err) => {
       throw err ?? new UsageError(msg);
     });

@@ -112,7 +112,11 @@ function parseEnvironmentWord(word: string, where: string): KeyEnvironment {
  * (acme.production.key). A label that contradicts another is refused.
  */
 export function parseKeyFile(text: string, path: string): ApiKey {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   let key: string | undefined;
   let environment: KeyEnvironment | undefined;
   let labelSource: string | undefined;
@@ -124,7 +128,10 @@ export function parseKeyFile(text: string, path: string): ApiKey {
       const eq = line.indexOf('=');
       if (eq < 1) throw new ClientConfigError(`${where}: expected name=value lines or the key alone on one line`);
       const name = line.slice(0, eq).trim().toLowerCase();
-      const value = line.slice(eq + 1).trim().replace(/^(["'])(.*)\1$/, '$2');
+      const value = line
+        .slice(eq + 1)
+        .trim()
+        .replace(/^(["'])(.*)\1$/, '$2');
       if (name === 'key' || name === 'apikey' || name === 'api_key' || name === 'payout_api_key') key = value;
       else if (name === 'environment' || name === 'env') {
         environment = parseEnvironmentWord(value, where);

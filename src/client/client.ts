@@ -6,14 +6,33 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import {
-  CountryList, DocumentsPatchRequest, DocumentsPatchResponse, InitiateRequest, MethodsQuery, MethodsResponse,
-  PairList, Payout, PayoutList, Quote, QuoteRequest, Swap, SwapCreated, SwapList, SwapRequest, ToggleRequest,
-  TransactionList, UploadUrl, UploadUrlRequest, WalletList, WebhookRegisterRequest, WebhookSubscription,
-  WebhookSubscriptionList, WebhookUpdateRequest, CurrencyPair,
+  CountryList,
+  DocumentsPatchRequest,
+  DocumentsPatchResponse,
+  InitiateRequest,
+  MethodsQuery,
+  MethodsResponse,
+  PairList,
+  Payout,
+  PayoutList,
+  Quote,
+  QuoteRequest,
+  Swap,
+  SwapCreated,
+  SwapList,
+  SwapRequest,
+  ToggleRequest,
+  TransactionList,
+  UploadUrl,
+  UploadUrlRequest,
+  WalletList,
+  WebhookRegisterRequest,
+  WebhookSubscription,
+  WebhookSubscriptionList,
+  WebhookUpdateRequest,
+  CurrencyPair,
 } from '../spec/schemas.ts';
-import {
-  COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX,
-} from '../spec/http.ts';
+import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/http.ts';
 import { LIST_MAX_LIMIT, MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
 import { ApiKey } from './api-key.ts';
 import { PayoutApiError, zodFieldErrors } from './errors.ts';
@@ -94,10 +113,13 @@ const enc = new TextEncoder();
  * http is let through for loopback hosts only (the local sandbox accepts the same).
  */
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const webhookUrl = z.string().url().refine((u) => {
-  const url = new URL(u);
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
-}, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
+const webhookUrl = z
+  .string()
+  .url()
+  .refine((u) => {
+    const url = new URL(u);
+    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+  }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
 const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
 const UpdateBody = WebhookUpdateRequest.extend({ url: webhookUrl.optional() });
 const id = (v: string) => encodeURIComponent(v);
@@ -160,15 +182,33 @@ export class PayoutClient {
   // ------------------------------------------------------------ plumbing
 
   /** Checks a body against its request schema before anything is sent (a definitive error if not). */
-  private checkBody<S extends z.ZodTypeAny>(route: string, method: HttpMethod, path: string, schema: S, body: unknown, requestId?: string): z.infer<S> {
+  private checkBody<S extends z.ZodTypeAny>(
+    route: string,
+    method: HttpMethod,
+    path: string,
+    schema: S,
+    body: unknown,
+    requestId?: string,
+  ): z.infer<S> {
     const parsed = schema.safeParse(body);
     if (parsed.success) return parsed.data;
     const fe = zodFieldErrors(parsed.error);
     const rid = requestId ?? randomUUID();
     throw new PayoutApiError({
-      kind: 'invalid-request', outcome: 'definitive', route, method, path, requestId: rid, fieldErrors: fe, attempts: 0,
-      message: `${route} (${method} ${path}): not sent, the request does not match the spec: ` +
-        fe.slice(0, 5).map((f) => `field "${f.field}": ${f.message}`).join('; '),
+      kind: 'invalid-request',
+      outcome: 'definitive',
+      route,
+      method,
+      path,
+      requestId: rid,
+      fieldErrors: fe,
+      attempts: 0,
+      message:
+        `${route} (${method} ${path}): not sent, the request does not match the spec: ` +
+        fe
+          .slice(0, 5)
+          .map((f) => `field "${f.field}": ${f.message}`)
+          .join('; '),
     });
   }
 
@@ -182,14 +222,29 @@ export class PayoutClient {
   }
 
   private async json<T>(
-    route: string, method: HttpMethod, path: string, body: unknown, schema: z.ZodType<T> | null,
+    route: string,
+    method: HttpMethod,
+    path: string,
+    body: unknown,
+    schema: z.ZodType<T> | null,
     flags: { mutating: boolean; resendSafe: boolean; headers?: Record<string, string>; expectStatus?: number[] },
     opts?: RequestOptions,
   ): Promise<CallResult<T>> {
-    return this.send({
-      route, method, path, body: enc.encode(JSON.stringify(body)), contentType: 'application/json', schema,
-      mutating: flags.mutating, resendSafe: flags.resendSafe, headers: flags.headers, expectStatus: flags.expectStatus,
-    }, opts);
+    return this.send(
+      {
+        route,
+        method,
+        path,
+        body: enc.encode(JSON.stringify(body)),
+        contentType: 'application/json',
+        schema,
+        mutating: flags.mutating,
+        resendSafe: flags.resendSafe,
+        headers: flags.headers,
+        expectStatus: flags.expectStatus,
+      },
+      opts,
+    );
   }
 
   /**
@@ -197,12 +252,23 @@ export class PayoutClient {
    * the same bytes go out on every attempt with the same Idempotency-Key.
    */
   private async created<S extends z.ZodTypeAny, T>(
-    route: string, path: string, requestSchema: S, body: z.input<S> | string, responseSchema: z.ZodType<T>, opts: IdempotentOptions,
+    route: string,
+    path: string,
+    requestSchema: S,
+    body: z.input<S> | string,
+    responseSchema: z.ZodType<T>,
+    opts: IdempotentOptions,
   ): Promise<CreatedResult<T>> {
     const key = opts.idempotencyKey;
     if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key)) {
       throw new PayoutApiError({
-        kind: 'invalid-request', outcome: 'definitive', route, method: 'POST', path, requestId: opts.requestId ?? randomUUID(), attempts: 0,
+        kind: 'invalid-request',
+        outcome: 'definitive',
+        route,
+        method: 'POST',
+        path,
+        requestId: opts.requestId ?? randomUUID(),
+        attempts: 0,
         message: `${route} (POST ${path}): not sent, the Idempotency-Key must be 1 to 255 visible ASCII characters`,
       });
     }
@@ -214,7 +280,13 @@ export class PayoutClient {
         value = JSON.parse(body);
       } catch {
         throw new PayoutApiError({
-          kind: 'invalid-request', outcome: 'definitive', route, method: 'POST', path, requestId: opts.requestId ?? randomUUID(), attempts: 0,
+          kind: 'invalid-request',
+          outcome: 'definitive',
+          route,
+          method: 'POST',
+          path,
+          requestId: opts.requestId ?? randomUUID(),
+          attempts: 0,
           message: `${route} (POST ${path}): not sent, the pre-serialised body is not JSON`,
         });
       }
@@ -223,10 +295,20 @@ export class PayoutClient {
       value = body;
     }
     this.checkBody(route, 'POST', path, requestSchema, value, opts.requestId);
-    const r = await this.send({
-      route, method: 'POST', path, body: enc.encode(text), contentType: 'application/json', schema: responseSchema,
-      mutating: true, resendSafe: true, headers: { [IDEMPOTENCY_KEY_HEADER]: key },
-    }, opts);
+    const r = await this.send(
+      {
+        route,
+        method: 'POST',
+        path,
+        body: enc.encode(text),
+        contentType: 'application/json',
+        schema: responseSchema,
+        mutating: true,
+        resendSafe: true,
+        headers: { [IDEMPOTENCY_KEY_HEADER]: key },
+      },
+      opts,
+    );
     return { data: r.data, requestId: r.requestId, idempotencyKey: key, body: text, status: r.status, attempts: r.attempts };
   }
 
@@ -274,7 +356,8 @@ export class PayoutClient {
   async patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<z.infer<typeof DocumentsPatchResponse>> {
     const path = `${PAYOUTS_PREFIX}/${id(payoutId)}/documents`;
     const body = this.checkBody('patchDocuments', 'PATCH', path, DocumentsPatchRequest, { documents }, opts?.requestId);
-    return (await this.json('patchDocuments', 'PATCH', path, body, DocumentsPatchResponse, { mutating: true, resendSafe: true }, opts)).data;
+    return (await this.json('patchDocuments', 'PATCH', path, body, DocumentsPatchResponse, { mutating: true, resendSafe: true }, opts))
+      .data;
   }
 
   /** POST {payouts}/documents/upload-url. The uploadUrl expires after 15 minutes: PUT at once. */
@@ -295,8 +378,13 @@ export class PayoutClient {
   ): Promise<UploadedDocument> {
     if (file.bytes.byteLength > MAX_DOCUMENT_BYTES) {
       throw new PayoutApiError({
-        kind: 'invalid-request', outcome: 'definitive', route: 'uploadDocument', method: 'PUT', path: '(upload URL)',
-        requestId: opts?.requestId ?? randomUUID(), attempts: 0,
+        kind: 'invalid-request',
+        outcome: 'definitive',
+        route: 'uploadDocument',
+        method: 'PUT',
+        path: '(upload URL)',
+        requestId: opts?.requestId ?? randomUUID(),
+        attempts: 0,
         message: `uploadDocument: not sent, ${file.filename} is ${file.bytes.byteLength} bytes; the spec allows 10 MB per file`,
       });
     }
@@ -309,16 +397,32 @@ export class PayoutClient {
     }
     if (u.protocol !== 'https:' && u.protocol !== 'http:') {
       throw new PayoutApiError({
-        kind: 'invalid-response', outcome: 'definitive', route: 'createUploadUrl', method: 'POST', path: `${PAYOUTS_PREFIX}/documents/upload-url`,
-        requestId: opts?.requestId ?? randomUUID(), fieldErrors: [{ field: 'uploadUrl', message: 'not an http(s) URL' }],
+        kind: 'invalid-response',
+        outcome: 'definitive',
+        route: 'createUploadUrl',
+        method: 'POST',
+        path: `${PAYOUTS_PREFIX}/documents/upload-url`,
+        requestId: opts?.requestId ?? randomUUID(),
+        fieldErrors: [{ field: 'uploadUrl', message: 'not an http(s) URL' }],
         message: 'createUploadUrl: the service returned an uploadUrl that is not an http(s) URL',
       });
     }
-    const r = await this.send({
-      route: 'uploadDocument', method: 'PUT', path: target.uploadUrl, absolute: true, body: file.bytes,
-      headers: { ...target.headers }, schema: null, mutating: true, resendSafe: true, authenticated: false,
-      expectStatus: [200],
-    }, opts);
+    const r = await this.send(
+      {
+        route: 'uploadDocument',
+        method: 'PUT',
+        path: target.uploadUrl,
+        absolute: true,
+        body: file.bytes,
+        headers: { ...target.headers },
+        schema: null,
+        mutating: true,
+        resendSafe: true,
+        authenticated: false,
+        expectStatus: [200],
+      },
+      opts,
+    );
     return { documentUrl: target.documentUrl, requestId: r.requestId };
   }
 
@@ -373,7 +477,9 @@ export class PayoutClient {
   /** POST {webhooks}. Not resent on an unknown outcome: one subscription per business. */
   async registerWebhook(body: WebhookRegisterRequest, opts?: RequestOptions): Promise<WebhookSubscription> {
     this.checkBody('registerWebhook', 'POST', WEBHOOKS_PREFIX, RegisterBody, body, opts?.requestId);
-    return (await this.json('registerWebhook', 'POST', WEBHOOKS_PREFIX, body, WebhookSubscription, { mutating: true, resendSafe: false }, opts)).data;
+    return (
+      await this.json('registerWebhook', 'POST', WEBHOOKS_PREFIX, body, WebhookSubscription, { mutating: true, resendSafe: false }, opts)
+    ).data;
   }
 
   listWebhooks(opts?: RequestOptions): Promise<z.infer<typeof WebhookSubscriptionList>> {
@@ -393,16 +499,29 @@ export class PayoutClient {
 
   /** DELETE {webhooks}/{id}. Not resent on an unknown outcome (a second try would answer 404). */
   async deleteWebhook(webhookId: string, opts?: RequestOptions): Promise<void> {
-    await this.send({
-      route: 'deleteWebhook', method: 'DELETE', path: `${WEBHOOKS_PREFIX}/${id(webhookId)}`, schema: null, mutating: true, resendSafe: false,
-    }, opts);
+    await this.send(
+      {
+        route: 'deleteWebhook',
+        method: 'DELETE',
+        path: `${WEBHOOKS_PREFIX}/${id(webhookId)}`,
+        schema: null,
+        mutating: true,
+        resendSafe: false,
+      },
+      opts,
+    );
   }
 
   // ------------------------------------------------------------ public routes (§4.14, §4.15)
 
   /** GET {base_url}/api/public/auth/countries?limit&filter[currencyCode]. */
   listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions): Promise<CountryList> {
-    return this.get('listCountries', `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`, CountryList, opts);
+    return this.get(
+      'listCountries',
+      `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`,
+      CountryList,
+      opts,
+    );
   }
 
   /** GET {base_url}/api/public/transactions?filter[payoutRef]. */

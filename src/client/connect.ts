@@ -48,13 +48,15 @@ async function loadSandbox(): Promise<SandboxModule> {
 export async function connect(options: ConnectOptions = {}): Promise<Connection> {
   const vars = options.vars ?? process.env;
   const environment = resolveEnvironment({ ...options, vars });
-  const usage = options.stateDir === false
-    ? undefined
-    : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
-  let key = options.apiKey ?? (await loadApiKey({
-    keyFile: options.keyFile, env: vars, cwd: options.cwd,
-    warn: (m) => options.logger?.warn(m),
-  }));
+  const usage = options.stateDir === false ? undefined : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
+  let key =
+    options.apiKey ??
+    (await loadApiKey({
+      keyFile: options.keyFile,
+      env: vars,
+      cwd: options.cwd,
+      warn: (m) => options.logger?.warn(m),
+    }));
 
   let sandbox: RunningSandbox | undefined;
   let baseUrl = environment.baseUrl;
@@ -63,7 +65,11 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
     sandbox = await startSandbox(options.sandbox ?? {});
     baseUrl = sandbox.url;
     // The local sandbox's seed keys are not secrets: without a key, use the first one.
-    key ??= new ApiKey(sandbox.keys[0]!.key, { source: 'local-sandbox-seed', environment: 'sandbox', labelSource: 'the local sandbox seed' });
+    key ??= new ApiKey(sandbox.keys[0]!.key, {
+      source: 'local-sandbox-seed',
+      environment: 'sandbox',
+      labelSource: 'the local sandbox seed',
+    });
   }
   try {
     if (!key) {

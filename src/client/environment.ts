@@ -45,7 +45,11 @@ function normaliseBaseUrl(raw: string): string {
 }
 
 function normaliseHost(raw: string): string {
-  const h = raw.trim().replace(/^https?:\/\//i, '').replace(/\/+$/, '').toLowerCase();
+  const h = raw
+    .trim()
+    .replace(/^https?:\/\//i, '')
+    .replace(/\/+$/, '')
+    .toLowerCase();
   if (!h || /[/?#@\s]/.test(h)) throw new ClientConfigError(`gateway host must be a bare host name, not "${raw}"`);
   if (!h.startsWith('gateway.')) {
     throw new ClientConfigError(`gateway host must start with "gateway." (spec §1.5), not "${h}"`);
@@ -97,14 +101,13 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
  * Refuses a key labelled for the other environment (where the tool can tell: key file, its name,
  * PAYOUT_API_KEY_ENV, the key's prefix, or the environment this machine last saw it work in).
  */
-export function assertKeyFitsEnvironment(
-  key: ApiKey,
-  environment: ResolvedEnvironment,
-  seenIn?: KeyEnvironment,
-): void {
+export function assertKeyFitsEnvironment(key: ApiKey, environment: ResolvedEnvironment, seenIn?: KeyEnvironment): void {
   const refuse = (label: KeyEnvironment, why: string) => {
     const where = environment.name === 'custom' ? `the custom base URL (name --env production to use a production key)` : environment.name;
-    throw new ClientConfigError(`refusing to use a ${label} key (${why}) with ${where}: keys must never be mixed between environments`, 'refused');
+    throw new ClientConfigError(
+      `refusing to use a ${label} key (${why}) with ${where}: keys must never be mixed between environments`,
+      'refused',
+    );
   };
   if (key.environment && key.environment !== environment.keyClass) refuse(key.environment, `labelled by ${key.labelSource}`);
   if (!key.environment && seenIn && seenIn !== environment.keyClass) refuse(seenIn, `this machine has used it in ${seenIn}`);

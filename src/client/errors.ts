@@ -95,18 +95,38 @@ export class PayoutApiError extends Error {
 
   private toInit(): PayoutApiErrorInit {
     return {
-      kind: this.kind, message: this.message, outcome: this.outcome, route: this.route, method: this.method,
-      path: this.path, requestId: this.requestId, status: this.status, code: this.code,
-      fieldErrors: this.fieldErrors, retryAfterMs: this.retryAfterMs, attempts: this.attempts, cause: this.cause,
+      kind: this.kind,
+      message: this.message,
+      outcome: this.outcome,
+      route: this.route,
+      method: this.method,
+      path: this.path,
+      requestId: this.requestId,
+      status: this.status,
+      code: this.code,
+      fieldErrors: this.fieldErrors,
+      retryAfterMs: this.retryAfterMs,
+      attempts: this.attempts,
+      cause: this.cause,
     };
   }
 
   /** A plain object for logs, results and journals. Holds no secret: the key never enters an error. */
   toJSON(): Record<string, unknown> {
     return {
-      name: this.name, kind: this.kind, outcome: this.outcome, status: this.status, code: this.code,
-      message: this.message, fieldErrors: this.fieldErrors, route: this.route, method: this.method,
-      path: this.path, requestId: this.requestId, retryAfterMs: this.retryAfterMs, attempts: this.attempts,
+      name: this.name,
+      kind: this.kind,
+      outcome: this.outcome,
+      status: this.status,
+      code: this.code,
+      message: this.message,
+      fieldErrors: this.fieldErrors,
+      route: this.route,
+      method: this.method,
+      path: this.path,
+      requestId: this.requestId,
+      retryAfterMs: this.retryAfterMs,
+      attempts: this.attempts,
     };
   }
 }

@@ -76,9 +76,19 @@ export interface CallResult<T> {
 
 /** Connection errors raised before any byte of the request could reach the service. */
 const BEFORE_SEND_CODES = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID', 'ERR_INVALID_URL',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_INVALID_URL',
 ]);
 
 function errorCode(e: unknown): string | undefined {
@@ -134,9 +144,7 @@ function forgetSend(id: string, slot: Slot): void {
   if (waiting.length === 0) pendingSends.delete(id);
 }
 
-type AttemptResult<T> =
-  | { ok: true; result: CallResult<T> }
-  | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };
+type AttemptResult<T> = { ok: true; result: CallResult<T> } | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };
 
 /** The spec's codes are UPPER_SNAKE; a framework's "Bad Request" in `error` is not a code. */
 const SPEC_CODE = /^[A-Z][A-Z0-9_]+$/;
@@ -196,16 +204,29 @@ export class Transport {
   private async attempt<T>(spec: CallSpec<T>, requestId: string, attempt: number, authenticated: boolean): Promise<AttemptResult<T>> {
     const o = this.options;
     const path = this.shownPath(spec);
-    const fail = (init: {
-      kind: FailureKind; message: string; outcome: Outcome; status?: number; code?: string;
-      fieldErrors?: FieldError[]; retryAfterMs?: number; cause?: unknown;
-    }, failure: AttemptFailure | undefined): AttemptResult<T> => ({
+    const fail = (
+      init: {
+        kind: FailureKind;
+        message: string;
+        outcome: Outcome;
+        status?: number;
+        code?: string;
+        fieldErrors?: FieldError[];
+        retryAfterMs?: number;
+        cause?: unknown;
+      },
+      failure: AttemptFailure | undefined,
+    ): AttemptResult<T> => ({
       ok: false,
       failure,
       error: new PayoutApiError({
         ...init,
         message: scrubSecret(`${spec.route} (${spec.method} ${path}): ${init.message} [x-request-id ${requestId}]`, o.apiKey.reveal()),
-        route: spec.route, method: spec.method, path, requestId, attempts: attempt,
+        route: spec.route,
+        method: spec.method,
+        path,
+        requestId,
+        attempts: attempt,
       }),
     });
 
@@ -256,11 +277,17 @@ export class Transport {
       } catch (cause) {
         const unknownIfMutating: Outcome = spec.mutating ? 'unknown' : 'definitive';
         if (spec.signal?.aborted) {
-          return fail({ kind: 'aborted', message: 'cancelled by the caller while in flight', outcome: unknownIfMutating, cause }, undefined);
+          return fail(
+            { kind: 'aborted', message: 'cancelled by the caller while in flight', outcome: unknownIfMutating, cause },
+            undefined,
+          );
         }
         if (timeout.signal.aborted) {
           const msg = `no complete answer within ${timeoutMs} ms` + (status ? ` (status ${status} arrived, body did not)` : '');
-          return fail({ kind: 'timeout', message: msg, outcome: unknownIfMutating, status: status || undefined, cause }, { kind: 'timeout' });
+          return fail(
+            { kind: 'timeout', message: msg, outcome: unknownIfMutating, status: status || undefined, cause },
+            { kind: 'timeout' },
+          );
         }
         const code = errorCode(cause);
         const beforeSend = status === 0 && code !== undefined && BEFORE_SEND_CODES.has(code);
@@ -268,7 +295,10 @@ export class Transport {
           ? `could not connect (${code}): nothing was sent`
           : `connection lost (${code ?? (cause instanceof Error ? cause.message : 'error')})` +
             (spec.mutating ? ': the service may or may not have acted' : '');
-        return fail({ kind: 'network', message: msg, outcome: beforeSend ? 'definitive' : unknownIfMutating, cause }, { kind: 'network', beforeSend });
+        return fail(
+          { kind: 'network', message: msg, outcome: beforeSend ? 'definitive' : unknownIfMutating, cause },
+          { kind: 'network', beforeSend },
+        );
       } finally {
         clearTimeout(timer);
         if (slot) forgetSend(requestId, slot);
@@ -293,7 +323,10 @@ export class Transport {
         const parsed = spec.schema.safeParse(json);
         if (!parsed.success) {
           const fe = zodFieldErrors(parsed.error);
-          const list = fe.slice(0, 5).map((f) => `field "${f.field}": ${f.message}`).join('; ');
+          const list = fe
+            .slice(0, 5)
+            .map((f) => `field "${f.field}": ${f.message}`)
+            .join('; ');
           return invalid(`answered ${status} with a body that does not match the spec: ${list}`, fe);
         }
         return { ok: true, result: { data: parsed.data, status, requestId, attempts: attempt } };
@@ -309,11 +342,14 @@ export class Transport {
       }
       const serverMessage = body ? (Array.isArray(body.message) ? body.message.join('; ') : body.message) : text.slice(0, 200).trim();
       const code = body?.error && SPEC_CODE.test(body.error) ? body.error : undefined;
-      const fieldErrors: FieldError[] = body?.errors ?? (Array.isArray(body?.message) ? body.message.map((m) => ({ field: '(body)', message: m })) : []);
+      const fieldErrors: FieldError[] =
+        body?.errors ?? (Array.isArray(body?.message) ? body.message.map((m) => ({ field: '(body)', message: m })) : []);
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), Date.now());
       let message: string;
-      if (status === 401) message = `401 the service refused the API key (${serverMessage || 'Unauthorized'}): check that it belongs to this environment and was not revoked`;
-      else if (status === 403 && authenticated) message = `403 ${KEY_PROPAGATION_MESSAGE}${serverMessage ? ` (service said: ${serverMessage})` : ''}`;
+      if (status === 401)
+        message = `401 the service refused the API key (${serverMessage || 'Unauthorized'}): check that it belongs to this environment and was not revoked`;
+      else if (status === 403 && authenticated)
+        message = `403 ${KEY_PROPAGATION_MESSAGE}${serverMessage ? ` (service said: ${serverMessage})` : ''}`;
       else if (status === 429) message = `429 rate limit or monthly quota exceeded${serverMessage ? ` (${serverMessage})` : ''}`;
       else message = `${status}${code ? ` ${code}` : ''}: ${serverMessage || (status >= 500 ? 'server error' : 'request refused')}`;
       const outcome: Outcome = status >= 500 && spec.mutating ? 'unknown' : 'definitive';
@@ -324,7 +360,18 @@ export class Transport {
 
 function reclassify(e: PayoutApiError, outcome: Outcome, kind: FailureKind = e.kind): PayoutApiError {
   return new PayoutApiError({
-    kind, outcome, message: e.message, route: e.route, method: e.method, path: e.path, requestId: e.requestId,
-    status: e.status, code: e.code, fieldErrors: e.fieldErrors, retryAfterMs: e.retryAfterMs, attempts: e.attempts, cause: e.cause,
+    kind,
+    outcome,
+    message: e.message,
+    route: e.route,
+    method: e.method,
+    path: e.path,
+    requestId: e.requestId,
+    status: e.status,
+    code: e.code,
+    fieldErrors: e.fieldErrors,
+    retryAfterMs: e.retryAfterMs,
+    attempts: e.attempts,
+    cause: e.cause,
   });
 }

@@ -1,21 +1,44 @@
 // The payout service client: the one door through which every request of the tool goes.
 export { PayoutClient } from './client.ts';
 export type {
-  PayoutClientOptions, RequestOptions, IdempotentOptions, CreatedResult, InitiateResult, SwapResult,
-  ListPageQuery, UploadedDocument,
+  PayoutClientOptions,
+  RequestOptions,
+  IdempotentOptions,
+  CreatedResult,
+  InitiateResult,
+  SwapResult,
+  ListPageQuery,
+  UploadedDocument,
 } from './client.ts';
 export { connect, type Connection, type ConnectOptions } from './connect.ts';
 export { PayoutApiError, isPayoutApiError, KEY_PROPAGATION_MESSAGE, type Outcome, type FailureKind, type FieldError } from './errors.ts';
 export { ApiKey, ClientConfigError, loadApiKey, parseKeyFile, keyFingerprint } from './api-key.ts';
 export {
-  resolveEnvironment, assertKeyFitsEnvironment, ENVIRONMENTS, DEFAULT_ENVIRONMENT,
-  type EnvironmentName, type ResolvedEnvironment,
+  resolveEnvironment,
+  assertKeyFitsEnvironment,
+  ENVIRONMENTS,
+  DEFAULT_ENVIRONMENT,
+  type EnvironmentName,
+  type ResolvedEnvironment,
 } from './environment.ts';
-export { decideRetry, parseRetryAfter, backoffMs, DEFAULT_RETRY_POLICY, type RetryPolicy, type RetryDecision, type AttemptFailure } from './retry.ts';
+export {
+  decideRetry,
+  parseRetryAfter,
+  backoffMs,
+  DEFAULT_RETRY_POLICY,
+  type RetryPolicy,
+  type RetryDecision,
+  type AttemptFailure,
+} from './retry.ts';
 export { SlidingWindowLimiter, limiterForKey, resetLimiters } from './throttle.ts';
 export { UsageCounter, defaultStateDir, quotaSentence, type UsageReport, type KeyEnvironment } from './quota.ts';
 export type { ClientEvent, CallResult } from './http.ts';
 export {
-  verifyWebhook, signPayload, signatureMatches, DeliveryDeduplicator, WebhookVerificationError,
-  type VerifiedDelivery, type WebhookFailure,
+  verifyWebhook,
+  signPayload,
+  signatureMatches,
+  DeliveryDeduplicator,
+  WebhookVerificationError,
+  type VerifiedDelivery,
+  type WebhookFailure,
 } from './webhooks.ts';

@@ -40,9 +40,7 @@ export interface RetryInput {
   policy?: RetryPolicy;
 }
 
-export type RetryDecision =
-  | { retry: true; delayMs: number; reason: string }
-  | { retry: false; reason: string };
+export type RetryDecision = { retry: true; delayMs: number; reason: string } | { retry: false; reason: string };
 
 /** Exponential backoff with "equal jitter": half the step fixed, half random. */
 export function backoffMs(attempt: number, random: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {

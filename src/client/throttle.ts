@@ -7,7 +7,6 @@
 // than N starts lie in the last (window + margin) ms; the margin absorbs clock and network skew
 // between this process and the server's arrival clock.
 
-
 /**
  * Added to the 1000 ms window. Starts are dated when their headers leave (see below) and the
  * server dates arrivals, so the margin only has to cover the jitter of one-way latency between

@@ -87,7 +87,10 @@ export function verifyWebhook(options: VerifyOptions): VerifiedDelivery {
   }
   const parsed = WebhookEvent.safeParse(json);
   if (!parsed.success) {
-    const fe = zodFieldErrors(parsed.error).slice(0, 5).map((f) => `field "${f.field}": ${f.message}`).join('; ');
+    const fe = zodFieldErrors(parsed.error)
+      .slice(0, 5)
+      .map((f) => `field "${f.field}": ${f.message}`)
+      .join('; ');
     throw new WebhookVerificationError('invalid-event', `the delivery is not an event of the spec: ${fe}`);
   }
   const deliveryId = header(options.headers, names.deliveryId) ?? parsed.data.deliveryId;

@@ -54,23 +54,36 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
   const batchFile = join(dir, SAMPLE);
 
   const conn = await connect({
-    env: 'local', stateDir: false, sandbox: { rateLimitPerSecond: rate },
+    env: 'local',
+    stateDir: false,
+    sandbox: { rateLimitPerSecond: rate },
     client: { requestsPerSecond: rate, ...(hooks.onClientEvent ? { onEvent: hooks.onClientEvent } : {}) },
   });
   const sandbox = conn.sandbox!;
   try {
     say(`Started the embedded sandbox at ${conn.environment.baseUrl} (nothing leaves this machine).`);
     say(`Copied the sample payroll and its documents to ${dir} (the committed samples stay untouched).`);
-    if (rate !== 5) say(`The sandbox and the client run at ${rate} requests per second to keep the demo short; the service allows 5 (run with --rate 5 to see the real pace).`);
+    if (rate !== 5)
+      say(
+        `The sandbox and the client run at ${rate} requests per second to keep the demo short; the service allows 5 (run with --rate 5 to see the real pace).`,
+      );
     const opening = new Map((await conn.client.listWallets()).data.map((w) => [w.currency, fromApi(w.balance)]));
     say('Confirmation skipped: the demo runs as with --yes (a person at a terminal is asked once, with the totals).\n');
 
     const common = {
-      conn, yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [],
-      quote: true, mergeDocuments: false,
+      conn,
+      yes: true,
+      interactive: false,
+      allowPartial: false,
+      enablePairs: false,
+      expectTotals: [],
+      maxTotals: [],
+      quote: true,
+      mergeDocuments: false,
     };
     const first = await runBatch({
-      ...common, file: batchFile,
+      ...common,
+      file: batchFile,
       onPlan: (plan) => hooks.onPlan?.(plan, conn.environment.name),
       onEvent: hooks.onEvent,
     });
@@ -79,14 +92,19 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     say('\nThe same command again, as after a crash or a second click:');
     const again = await runBatch({ ...common, file: batchFile, crashWaitMs: 0 });
     const initiatesSent = sandbox.requestLog().filter((r) => r.route === 'initiate').length - before;
-    say(`  found ${again.report.created} payouts already created and sent ${initiatesSent} initiate request${initiatesSent === 1 ? '' : 's'}: nothing was paid twice.`);
+    say(
+      `  found ${again.report.created} payouts already created and sent ${initiatesSent} initiate request${initiatesSent === 1 ? '' : 's'}: nothing was paid twice.`,
+    );
 
     const closing = new Map((await conn.client.listWallets()).data.map((w) => [w.currency, fromApi(w.balance)]));
     const debitedByResults = new Map<string, Dec>();
     for (const o of first.outcomes.values()) {
       if (!o.payout) continue;
       const c = o.payout.sourceCurrency;
-      debitedByResults.set(c, (debitedByResults.get(c) ?? new Dec(0)).plus(fromApi(o.payout.sourceAmount)).plus(fromApi(o.payout.transactionFees)));
+      debitedByResults.set(
+        c,
+        (debitedByResults.get(c) ?? new Dec(0)).plus(fromApi(o.payout.sourceAmount)).plus(fromApi(o.payout.transactionFees)),
+      );
     }
     let balancesMatch = true;
     const balances: DemoOutcome['balances'] = {};
@@ -99,10 +117,15 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     const payouts = (await conn.client.listPayouts({ limit: 100 })).meta.total;
     say(`  wallets moved by exactly the results file's totalDeductible per currency: ${balancesMatch ? 'yes' : 'NO'}.`);
     return {
-      dir, batchFile, resultsPath: first.resultsPath, journalPath: first.journalPath,
+      dir,
+      batchFile,
+      resultsPath: first.resultsPath,
+      journalPath: first.journalPath,
       first: { exitCode: first.exitCode, summary: first.summary },
       replay: { exitCode: again.exitCode, alreadyCreated: again.report.created, initiatesSent },
-      payoutsAtSandbox: payouts, balancesMatch, balances,
+      payoutsAtSandbox: payouts,
+      balancesMatch,
+      balances,
     };
   } finally {
     await conn.close();

@@ -32,9 +32,7 @@ export interface ApprovalInput {
   maxTotals: MoneyFlag[];
 }
 
-export type ApprovalDecision =
-  | { ok: true; /** ask the person on the terminal */ confirm: boolean }
-  | { ok: false; reasons: string[] };
+export type ApprovalDecision = { ok: true; /** ask the person on the terminal */ confirm: boolean } | { ok: false; reasons: string[] };
 
 export function decideApproval(a: ApprovalInput): ApprovalDecision {
   const reasons: string[] = [];
@@ -43,12 +41,18 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
     reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
   }
   if (plan.shortfall) {
-    const short = plan.currencies.filter((c) => c.shortfall).map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
+    const short = plan.currencies
+      .filter((c) => c.shortfall)
+      .map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
     reasons.push(`insufficient funds: ${short.join('; ')}. Top up the wallet, or pass --allow-partial to send the rows that fit`);
   }
   if (plan.corridorBlocked && !a.allowPartial) {
-    const list = plan.corridorsNotEnabled.map((c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${c.rows} row${c.rows === 1 ? '' : 's'})`);
-    reasons.push(`corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`);
+    const list = plan.corridorsNotEnabled.map(
+      (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${c.rows} row${c.rows === 1 ? '' : 's'})`,
+    );
+    reasons.push(
+      `corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`,
+    );
   }
   if (a.expectRows !== undefined && a.expectRows !== a.payable.rows) {
     reasons.push(`--expect-rows ${a.expectRows}, but the batch pays ${a.payable.rows} row${a.payable.rows === 1 ? '' : 's'}`);
@@ -59,19 +63,26 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
     for (const [ccy, amount] of a.payable.amounts) {
       const want = expected.get(ccy);
       if (!want) reasons.push(`--expect-total names no ${ccy}, but the batch pays ${formatAmount(amount, ccy)} ${ccy}`);
-      else if (!want.equals(amount)) reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays ${formatAmount(amount, ccy)} ${ccy} (before fees)`);
+      else if (!want.equals(amount))
+        reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays ${formatAmount(amount, ccy)} ${ccy} (before fees)`);
     }
     for (const [ccy, want] of expected) {
-      if (!a.payable.amounts.has(ccy) && !want.isZero()) reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays nothing in ${ccy}`);
+      if (!a.payable.amounts.has(ccy) && !want.isZero())
+        reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays nothing in ${ccy}`);
     }
   }
   for (const m of a.maxTotals) {
     const total = a.payable.withFees.get(m.currency);
     if (total && total.greaterThan(m.amount)) {
-      reasons.push(`--max-total ${m.currency}:${m.amount.toFixed()}, but the batch pays ${formatAmount(total, m.currency)} ${m.currency} with estimated fees`);
+      reasons.push(
+        `--max-total ${m.currency}:${m.amount.toFixed()}, but the batch pays ${formatAmount(total, m.currency)} ${m.currency} with estimated fees`,
+      );
     }
   }
-  if (!a.yes && !a.interactive) reasons.push('not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)');
+  if (!a.yes && !a.interactive)
+    reasons.push(
+      'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',
+    );
   if (reasons.length) return { ok: false, reasons };
   return { ok: true, confirm: !a.yes };
 }

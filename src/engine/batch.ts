@@ -58,7 +58,12 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     return s && s.phase === 'created' && s.payout && s.row === rowNumber && s.dup !== undefined ? { dup: s.dup } : undefined;
   };
   // Opened by the reader first: a missing or unusable file is its InputError (exit 2).
-  const v = await validateBatch(file, { encoding: options.encoding, sheet: options.sheet, allowDuplicateRows: options.allowDuplicateRows, settled: journal ? settled : undefined });
+  const v = await validateBatch(file, {
+    encoding: options.encoding,
+    sheet: options.sheet,
+    allowDuplicateRows: options.allowDuplicateRows,
+    settled: journal ? settled : undefined,
+  });
   let identity: BatchIdentity;
   try {
     identity = batchIdentity(await fileSha256(file), options.batchId);
@@ -87,7 +92,12 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
 export function toEngineRow(r: ValidatedRow, stateOf?: (reference: string) => RowState | undefined): EngineRow {
   const p = r.settled && stateOf?.(r.settled.reference)?.payout;
   if (r.settled && p) {
-    return { rowNumber: r.rowNumber, cells: r.cells, created: { reference: r.settled.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount }, problems: r.problems };
+    return {
+      rowNumber: r.rowNumber,
+      cells: r.cells,
+      created: { reference: r.settled.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount },
+      problems: r.problems,
+    };
   }
   return { rowNumber: r.rowNumber, cells: r.cells, payout: r.valid ? r.payout : undefined, problems: r.problems };
 }

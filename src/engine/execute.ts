@@ -14,7 +14,15 @@ import { PDFDocument } from 'pdf-lib';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { JournalWriter } from '../journal/journal.ts';
-import { applyEvent, rowState, type ErrorSnapshot, type FoldedJournal, type PayoutSnapshot, type RowEvent, type RowState } from '../journal/rows.ts';
+import {
+  applyEvent,
+  rowState,
+  type ErrorSnapshot,
+  type FoldedJournal,
+  type PayoutSnapshot,
+  type RowEvent,
+  type RowState,
+} from '../journal/rows.ts';
 import { toApi } from '../money.ts';
 import type { DocumentContentType } from '../spec/codes.ts';
 import type { InitiateRequest, Payout } from '../spec/schemas.ts';
@@ -27,7 +35,17 @@ import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, type RowOutcome } f
 
 export type EngineEvent =
   | { type: 'row-start'; rowNumber: number; reference: string; attempt: number; settling: boolean }
-  | { type: 'row-done'; rowNumber: number; reference: string; status: string; key?: string; requestId?: string; payoutId?: string; errorCode?: string; message?: string }
+  | {
+      type: 'row-done';
+      rowNumber: number;
+      reference: string;
+      status: string;
+      key?: string;
+      requestId?: string;
+      payoutId?: string;
+      errorCode?: string;
+      message?: string;
+    }
   | { type: 'halted'; reason: string }
   | { type: 'settle-pass'; rows: number };
 
@@ -85,16 +103,34 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
 
 export function snapshot(p: Payout): PayoutSnapshot {
   return {
-    id: p.id, payoutRef: p.payoutRef, status: p.status, sourceAmount: p.sourceAmount, sourceCurrency: p.sourceCurrency,
-    destinationAmount: p.destinationAmount, destinationCurrency: p.destinationCurrency, transactionFees: p.transactionFees,
-    exchangeRate: p.exchangeRate, updatedAt: p.updatedAt, documents: p.supportingDocuments.length,
+    id: p.id,
+    payoutRef: p.payoutRef,
+    status: p.status,
+    sourceAmount: p.sourceAmount,
+    sourceCurrency: p.sourceCurrency,
+    destinationAmount: p.destinationAmount,
+    destinationCurrency: p.destinationCurrency,
+    transactionFees: p.transactionFees,
+    exchangeRate: p.exchangeRate,
+    updatedAt: p.updatedAt,
+    documents: p.supportingDocuments.length,
   };
 }
 
 export function errorSnapshot(e: unknown): ErrorSnapshot {
   if (e instanceof PayoutApiError) {
-    const fields = e.fieldErrors.length ? ` (${e.fieldErrors.slice(0, 3).map((f) => `${f.field}: ${f.message}`).join('; ')})` : '';
-    return { status: e.status, code: e.code ?? (e.status ? `HTTP_${e.status}` : e.kind.toUpperCase().replace(/-/g, '_')), message: e.message + fields, requestId: e.requestId };
+    const fields = e.fieldErrors.length
+      ? ` (${e.fieldErrors
+          .slice(0, 3)
+          .map((f) => `${f.field}: ${f.message}`)
+          .join('; ')})`
+      : '';
+    return {
+      status: e.status,
+      code: e.code ?? (e.status ? `HTTP_${e.status}` : e.kind.toUpperCase().replace(/-/g, '_')),
+      message: e.message + fields,
+      requestId: e.requestId,
+    };
   }
   return { code: 'LOCAL_ERROR', message: e instanceof Error ? e.message : String(e) };
 }
@@ -146,8 +182,15 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
   const emitDone = (item: WorkItem, out: RowOutcome) => {
     outcomes.set(item.rowNumber, out);
     o.onEvent?.({
-      type: 'row-done', rowNumber: item.rowNumber, reference: item.payout.reference, status: out.status, key: out.key,
-      requestId: out.requestId ?? out.error?.requestId, payoutId: out.payout?.id, errorCode: out.error?.code, message: out.error?.message,
+      type: 'row-done',
+      rowNumber: item.rowNumber,
+      reference: item.payout.reference,
+      status: out.status,
+      key: out.key,
+      requestId: out.requestId ?? out.error?.requestId,
+      payoutId: out.payout?.id,
+      errorCode: out.error?.code,
+      message: out.error?.message,
     });
   };
   const halt = (e: unknown) => {
@@ -159,7 +202,8 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
   /** Sends (or resends) one initiate and journals the answer. Returns the new state. */
   async function initiate(item: WorkItem, key: string, body: string, attempt: number, fresh: boolean): Promise<RowState> {
     const ref = item.payout.reference;
-    if (fresh) journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, dup: probableDuplicateKey(item.payout), at: at() }, true);
+    if (fresh)
+      journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, dup: probableDuplicateKey(item.payout), at: at() }, true);
     try {
       const r = await o.client.initiate(body, { idempotencyKey: key });
       journal({ t: 'created', ref, attempt, key, requestId: r.requestId, payout: snapshot(r.payout), at: at() }, true);
@@ -203,7 +247,11 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
       const name = `merged:${p.documents.join('|')}`;
       const url = await upload(name, async () => {
         const files = await Promise.all(p.documents.map(load));
-        return { bytes: await mergeToPdf(files), contentType: 'application/pdf', filename: `${ref.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf` };
+        return {
+          bytes: await mergeToPdf(files),
+          contentType: 'application/pdf',
+          filename: `${ref.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`,
+        };
       });
       return [url];
     }
@@ -258,10 +306,21 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
     if (o.quote) {
       try {
         const q = await o.client.quote({
-          sourceAmount: toApi(p.sourceAmount), sourceCurrency: p.sourceCurrency, destinationCurrency: p.destinationCurrency,
-          destinationCountryCode: p.destinationCountryCode, method: p.method,
+          sourceAmount: toApi(p.sourceAmount),
+          sourceCurrency: p.sourceCurrency,
+          destinationCurrency: p.destinationCurrency,
+          destinationCountryCode: p.destinationCountryCode,
+          method: p.method,
         });
-        journal({ t: 'quote', ref, attempt, rate: q.exchangeRate, fee: q.fee.amount, totalDeductible: q.totalDeductible, destinationAmount: q.destinationAmount });
+        journal({
+          t: 'quote',
+          ref,
+          attempt,
+          rate: q.exchangeRate,
+          fee: q.fee.amount,
+          totalDeductible: q.totalDeductible,
+          destinationAmount: q.destinationAmount,
+        });
       } catch (e) {
         refuse(e);
         return finish();
@@ -283,20 +342,29 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
   const limit = pLimit(Math.max(1, o.concurrency ?? 8));
   const checkpoints = o.checkpoint ? startCheckpoints(o.checkpoint, { everyMs: o.checkpointMs ?? 3000 }) : undefined;
   const runAll = async (list: WorkItem[]) => {
-    await Promise.all(list.map((item) => limit(async () => {
-      if (halted || o.stop?.aborted) return;
-      try {
-        await processRow(item);
-      } catch (e) {
-        if (e instanceof Halt) {
-          emitDone(item, outcomeFromState(rowState(o.folded, item.payout.reference), {
-            status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: 'SERVICE_UNAVAILABLE', message: `not sent: ${e.message}` },
-          }));
-          return;
-        }
-        throw e;
-      }
-    })));
+    await Promise.all(
+      list.map((item) =>
+        limit(async () => {
+          if (halted || o.stop?.aborted) return;
+          try {
+            await processRow(item);
+          } catch (e) {
+            if (e instanceof Halt) {
+              emitDone(
+                item,
+                outcomeFromState(rowState(o.folded, item.payout.reference), {
+                  status: ENGINE_STATUSES.NOT_SENT,
+                  documents: [],
+                  error: { code: 'SERVICE_UNAVAILABLE', message: `not sent: ${e.message}` },
+                }),
+              );
+              return;
+            }
+            throw e;
+          }
+        }),
+      ),
+    );
   };
   try {
     await runAll(items);

@@ -80,12 +80,31 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   switch (s.phase) {
     case 'created':
       return {
-        status: s.payout!.status, payout: s.payout, key: s.key, requestId: s.requestId, quote: s.quote, documents: docs,
-        error: s.patchError ? { ...s.patchError, code: 'DOCUMENTS_NOT_ATTACHED', message: `the payout exists, extra documents not attached yet: ${s.patchError.message}` } : undefined,
+        status: s.payout!.status,
+        payout: s.payout,
+        key: s.key,
+        requestId: s.requestId,
+        quote: s.quote,
+        documents: docs,
+        error: s.patchError
+          ? {
+              ...s.patchError,
+              code: 'DOCUMENTS_NOT_ATTACHED',
+              message: `the payout exists, extra documents not attached yet: ${s.patchError.message}`,
+            }
+          : undefined,
       };
     case 'initiating':
     case 'unknown':
-      return { status: ENGINE_STATUSES.UNKNOWN_OUTCOME, key: s.key, quote: s.quote, documents: docs, error: s.error ?? { message: 'the answer to initiate was not recorded (interrupted run): it is settled with the same key and body on the next run' } };
+      return {
+        status: ENGINE_STATUSES.UNKNOWN_OUTCOME,
+        key: s.key,
+        quote: s.quote,
+        documents: docs,
+        error: s.error ?? {
+          message: 'the answer to initiate was not recorded (interrupted run): it is settled with the same key and body on the next run',
+        },
+      };
     case 'rejected':
       return { status: ENGINE_STATUSES.FAILED_TO_SEND, key: s.key, quote: s.quote, documents: docs, error: s.error };
     case 'conflict':
@@ -130,11 +149,21 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
     }
   }
   const createdByCurrency = Object.fromEntries(
-    [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([c, s]) => {
-      const amount = s.amount.value();
-      const fees = s.fees.value();
-      return [c, { rows: s.rows, amount: formatAmount(amount, c), fees: formatAmount(fees, c), totalDeductible: formatAmount(amount.plus(fees), c) }];
-    }),
+    [...sums]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([c, s]) => {
+        const amount = s.amount.value();
+        const fees = s.fees.value();
+        return [
+          c,
+          {
+            rows: s.rows,
+            amount: formatAmount(amount, c),
+            fees: formatAmount(fees, c),
+            totalDeductible: formatAmount(amount.plus(fees), c),
+          },
+        ];
+      }),
   );
   return { rows: outcomes.length, byStatus, createdByCurrency, created, notCreated: outcomes.length - created };
 }

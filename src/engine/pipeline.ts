@@ -13,7 +13,15 @@ import { firstError, referenceOf, type EngineRow, type LoadedBatch } from './bat
 import { executeRows, errorSnapshot, type EngineEvent, type WorkItem } from './execute.ts';
 import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
-import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues, summarise, type RowOutcome, type RunSummary } from './outcome.ts';
+import {
+  ENGINE_STATUSES,
+  isCreatedStatus,
+  outcomeFromState,
+  resultValues,
+  summarise,
+  type RowOutcome,
+  type RunSummary,
+} from './outcome.ts';
 import { catchUpStatuses, record, saveSnapshot, type BatchSession, type ResumeReport } from './session.ts';
 
 export interface GuardOptions {
@@ -109,7 +117,11 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
       ? { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: ns.code, message: ns.message } }
       : started && !finished && plan && (toSendSet ??= new Set(plan.toSend)).has(r.rowNumber) // a Set: a checkpoint asks for every row
         ? { status: ENGINE_STATUSES.QUEUED, documents: [] }
-        : { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' } };
+        : {
+            status: ENGINE_STATUSES.NOT_SENT,
+            documents: [],
+            error: { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
+          };
     if (ns && s.phase === 'rejected') return fallback;
     return outcomeFromState(s, fallback);
   };
@@ -119,7 +131,10 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
    * outcome when the caller has them already (finish).
    */
   const table = (now?: (RowOutcome | undefined)[]): ResultsSource => ({
-    format: o.results.format, inputColumns: batch.inputColumns, rows: batch.rows, delimiter: o.results.delimiter,
+    format: o.results.format,
+    inputColumns: batch.inputColumns,
+    rows: batch.rows,
+    delimiter: o.results.delimiter,
     resultAt: (i) => {
       const r = batch.rows[i]!;
       return o.keep?.get(r.rowNumber) ?? resultValues(now?.[i] ?? outcomeOf(r, i));
@@ -160,7 +175,8 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
 
   let pf: PreflightResult;
   try {
-    const toCheck = batch.rows.filter((r, i) => r.payout && inScope(r.rowNumber) && stateAt(i, r.payout.reference).phase !== 'created')
+    const toCheck = batch.rows
+      .filter((r, i) => r.payout && inScope(r.rowNumber) && stateAt(i, r.payout.reference).phase !== 'created')
       .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
     pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
   } catch (e) {
@@ -169,7 +185,14 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   }
   await conn.usage?.flush().catch(() => undefined);
   const usage = await client.quotaUsage().catch(() => undefined);
-  plan = buildPlan(batch, pf, folded, env, { allowPartial: o.allowPartial, quote: o.quote, mergeDocuments: o.mergeDocuments, usage, only: o.only, quotedFees: o.quotedFees });
+  plan = buildPlan(batch, pf, folded, env, {
+    allowPartial: o.allowPartial,
+    quote: o.quote,
+    mergeDocuments: o.mergeDocuments,
+    usage,
+    only: o.only,
+    quotedFees: o.quotedFees,
+  });
   o.onPlan?.(plan);
 
   // a created row's fee is the journalled API number (summed exactly as fromApi reads it)
@@ -180,8 +203,16 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     return p ? p.transactionFees : estimated.get(r.rowNumber);
   };
   const decision = decideApproval({
-    plan, payable: payableTotals(batch, plan, feeOf), env, envFlag: o.envFlag, yes: o.yes, interactive: o.interactive,
-    allowPartial: o.allowPartial, expectRows: o.expectRows, expectTotals: o.expectTotals, maxTotals: o.maxTotals,
+    plan,
+    payable: payableTotals(batch, plan, feeOf),
+    env,
+    envFlag: o.envFlag,
+    yes: o.yes,
+    interactive: o.interactive,
+    allowPartial: o.allowPartial,
+    expectRows: o.expectRows,
+    expectTotals: o.expectTotals,
+    maxTotals: o.maxTotals,
   });
   if (!decision.ok) return finish(3, { refused: decision.reasons });
   if (decision.confirm && plan.toSend.length > 0) {
@@ -194,8 +225,19 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber!.get(n)!.payout! }));
   started = true;
   const res = await executeRows(items, {
-    client, writer, folded, batchId, env, mode: o.mode, quote: o.quote, mergeDocuments: o.mergeDocuments,
-    concurrency: o.concurrency, onEvent: o.onEvent, stop: o.stop, checkpoint: writeAll, checkpointMs: o.checkpointMs,
+    client,
+    writer,
+    folded,
+    batchId,
+    env,
+    mode: o.mode,
+    quote: o.quote,
+    mergeDocuments: o.mergeDocuments,
+    concurrency: o.concurrency,
+    onEvent: o.onEvent,
+    stop: o.stop,
+    checkpoint: writeAll,
+    checkpointMs: o.checkpointMs,
     settleDelayMs: o.settleDelayMs,
   });
   for (const [n, out] of res.outcomes) executed.set(n, out);
@@ -212,9 +254,17 @@ function keptOutcome(v: ResultValues, currency: string): RowOutcome {
     status,
     documents: [],
     payout: {
-      id: v.payoutId, payoutRef: v.payoutRef ?? '', status, sourceAmount: Number(new Dec(v.totalDeductible).minus(new Dec(fee)).toFixed()),
-      sourceCurrency: currency, destinationAmount: Number(v.destinationAmount ?? 0), destinationCurrency: '', transactionFees: Number(fee),
-      exchangeRate: Number(v.appliedRate ?? 0), updatedAt: v.updatedAt ?? '', documents: 0,
+      id: v.payoutId,
+      payoutRef: v.payoutRef ?? '',
+      status,
+      sourceAmount: Number(new Dec(v.totalDeductible).minus(new Dec(fee)).toFixed()),
+      sourceCurrency: currency,
+      destinationAmount: Number(v.destinationAmount ?? 0),
+      destinationCurrency: '',
+      transactionFees: Number(fee),
+      exchangeRate: Number(v.appliedRate ?? 0),
+      updatedAt: v.updatedAt ?? '',
+      documents: 0,
     },
   };
 }

@@ -37,7 +37,13 @@ export interface BatchPlan {
   alreadyCreated: number;
   toSettle: number;
   currencies: CurrencyPlan[];
-  corridorsNotEnabled: { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; pairId?: string; rows: number }[];
+  corridorsNotEnabled: {
+    sourceCurrency: string;
+    destinationCurrency: string;
+    destinationCountryCode: string;
+    pairId?: string;
+    rows: number;
+  }[];
   warnings: string[];
   requests: { preflight: number; estimate: number; usedThisMonth?: number; quota?: number };
   /** Blocks the run unless --allow-partial. */
@@ -98,7 +104,13 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
         const p = r.payout;
         const k = `${p.sourceCurrency}>${p.destinationCurrency}@${p.destinationCountryCode}`;
         const c = pf.corridors.find((x) => `${x.sourceCurrency}>${x.destinationCurrency}@${x.destinationCountryCode}` === k);
-        const b = blockedCorridors.get(k) ?? { sourceCurrency: p.sourceCurrency, destinationCurrency: p.destinationCurrency, destinationCountryCode: p.destinationCountryCode, pairId: c?.pairId, rows: 0 };
+        const b = blockedCorridors.get(k) ?? {
+          sourceCurrency: p.sourceCurrency,
+          destinationCurrency: p.destinationCurrency,
+          destinationCountryCode: p.destinationCountryCode,
+          pairId: c?.pairId,
+          rows: 0,
+        };
         b.rows++;
         blockedCorridors.set(k, b);
       }
@@ -129,7 +141,11 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     const after = u.amount.plus(u.fees).plus(c.amount).plus(c.fee);
     // A row being settled may already be debited: it always goes (it cannot pay twice).
     if (!c.settling && after.greaterThan(balance) && o.allowPartial) {
-      notSent.set(c.rowNumber, { status: 'NOT_SENT', code: 'INSUFFICIENT_FUNDS', message: `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it` });
+      notSent.set(c.rowNumber, {
+        status: 'NOT_SENT',
+        code: 'INSUFFICIENT_FUNDS',
+        message: `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it`,
+      });
       continue;
     }
     u.rows++;
@@ -145,8 +161,13 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     const total = u.amount.plus(u.fees);
     const after = balance.minus(total);
     const cp: CurrencyPlan = {
-      currency: ccy, rows: u.rows, amount: formatAmount(u.amount, ccy), estimatedFees: formatAmount(u.fees, ccy), total: formatAmount(total, ccy),
-      balance: formatAmount(balance, ccy), balanceAfter: formatAmount(after, ccy),
+      currency: ccy,
+      rows: u.rows,
+      amount: formatAmount(u.amount, ccy),
+      estimatedFees: formatAmount(u.fees, ccy),
+      total: formatAmount(total, ccy),
+      balance: formatAmount(balance, ccy),
+      balanceAfter: formatAmount(after, ccy),
     };
     if (after.isNegative()) {
       shortfall = true;
@@ -159,7 +180,15 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     if (!u && w.greaterThan(0)) {
       // Every row of this currency was left out by --allow-partial: still show the wallet.
       const balance = balances.get(ccy) ?? new Dec(0);
-      currencies.push({ currency: ccy, rows: 0, amount: formatAmount(new Dec(0), ccy), estimatedFees: formatAmount(new Dec(0), ccy), total: formatAmount(new Dec(0), ccy), balance: formatAmount(balance, ccy), balanceAfter: formatAmount(balance, ccy) });
+      currencies.push({
+        currency: ccy,
+        rows: 0,
+        amount: formatAmount(new Dec(0), ccy),
+        estimatedFees: formatAmount(new Dec(0), ccy),
+        total: formatAmount(new Dec(0), ccy),
+        balance: formatAmount(balance, ccy),
+        balanceAfter: formatAmount(balance, ccy),
+      });
     }
   }
   const warnings = [...pf.warnings];
@@ -167,17 +196,30 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const quota = o.usage?.quota;
   const totalEstimate = estimate + pf.requests;
   if (usedThisMonth !== undefined && quota !== undefined && usedThisMonth + totalEstimate > quota) {
-    warnings.push(`this batch needs about ${totalEstimate} requests and this key has used ${usedThisMonth} of ${quota} this month (as counted here): the monthly quota may run out`);
+    warnings.push(
+      `this batch needs about ${totalEstimate} requests and this key has used ${usedThisMonth} of ${quota} this month (as counted here): the monthly quota may run out`,
+    );
   }
   const corridorBlocked = [...notSent.values()].some((i) => i.code !== 'INSUFFICIENT_FUNDS');
   return {
-    batchId: batch.identity.batchId, env, file: batch.file,
-    rows: o.only ? o.only.size : batch.rows.length, valid, invalid: invalidRows.size,
-    toSend, created, notSent, invalidRows, alreadyCreated, toSettle, currencies,
+    batchId: batch.identity.batchId,
+    env,
+    file: batch.file,
+    rows: o.only ? o.only.size : batch.rows.length,
+    valid,
+    invalid: invalidRows.size,
+    toSend,
+    created,
+    notSent,
+    invalidRows,
+    alreadyCreated,
+    toSettle,
+    currencies,
     corridorsNotEnabled: [...blockedCorridors.values()],
     warnings,
     requests: { preflight: pf.requests, estimate: totalEstimate, usedThisMonth, quota },
-    shortfall, corridorBlocked,
+    shortfall,
+    corridorBlocked,
   };
 }
 

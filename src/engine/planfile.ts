@@ -59,7 +59,8 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
     throw new RangeError(`${path} is not a plan file (not JSON)`);
   }
   const r = PlanFileSchema.safeParse(data);
-  if (!r.success) throw new RangeError(`${path} is not a plan file of payout-batch: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`);
+  if (!r.success)
+    throw new RangeError(`${path} is not a plan file of payout-batch: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`);
   return r.data;
 }
 
@@ -72,7 +73,10 @@ export async function verifyPlan(plan: PlanFile, file: string, env: string): Pro
   try {
     sha = await fileSha256(file);
   } catch (e) {
-    throw new BatchRefused(`the plan's batch file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): nothing was sent`, 'plan-file-missing');
+    throw new BatchRefused(
+      `the plan's batch file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): nothing was sent`,
+      'plan-file-missing',
+    );
   }
   if (sha !== plan.fileSha256) {
     throw new BatchRefused(
@@ -80,13 +84,24 @@ export async function verifyPlan(plan: PlanFile, file: string, env: string): Pro
       'plan-file-changed',
     );
   }
-  if (plan.env !== env) throw new BatchRefused(`the plan was made for the ${plan.env} environment, not ${env}: nothing was sent`, 'plan-other-env');
+  if (plan.env !== env)
+    throw new BatchRefused(`the plan was made for the ${plan.env} environment, not ${env}: nothing was sent`, 'plan-other-env');
 }
 
-export function planFileOf(plan: BatchPlan, extra: { fileSha256: string; batchLabel?: string; baseUrl: string; rows: PlanRow[] }): PlanFile {
+export function planFileOf(
+  plan: BatchPlan,
+  extra: { fileSha256: string; batchLabel?: string; baseUrl: string; rows: PlanRow[] },
+): PlanFile {
   return {
-    kind: PLAN_KIND, v: 1, createdAt: new Date().toISOString(), file: plan.file, fileSha256: extra.fileSha256,
-    batchId: plan.batchId, ...(extra.batchLabel ? { batchLabel: extra.batchLabel } : {}), env: plan.env, baseUrl: extra.baseUrl,
+    kind: PLAN_KIND,
+    v: 1,
+    createdAt: new Date().toISOString(),
+    file: plan.file,
+    fileSha256: extra.fileSha256,
+    batchId: plan.batchId,
+    ...(extra.batchLabel ? { batchLabel: extra.batchLabel } : {}),
+    env: plan.env,
+    baseUrl: extra.baseUrl,
     rows: extra.rows,
     currencies: plan.currencies as unknown as Record<string, unknown>[],
     warnings: plan.warnings,

@@ -35,12 +35,18 @@ export async function planBatch(o: PlanOptions): Promise<PlanResult> {
   const stateDir = stateDirFor(o.file, o.stateDir);
   // As `run` does: the journal read once the identity is known, its created rows not validated again.
   const journal = journalReader(stateDir, env);
-  const batch = await loadBatch(o.file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId }, journal.lookup);
+  const batch = await loadBatch(
+    o.file,
+    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId },
+    journal.lookup,
+  );
   const jpath = journalPath(stateDir, env, batch.identity.batchId);
   const folded = journal.read()?.scan.folded ?? emptyFold();
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
   const { client } = o.conn;
-  const toCheck = batch.rows.filter((r) => r.payout && rowState(folded, r.payout.reference).phase !== 'created').map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
+  const toCheck = batch.rows
+    .filter((r) => r.payout && rowState(folded, r.payout.reference).phase !== 'created')
+    .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
   const pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
   await o.conn.usage?.flush().catch(() => undefined);
   const usage = await client.quotaUsage().catch(() => undefined);
@@ -55,7 +61,13 @@ export async function planBatch(o: PlanOptions): Promise<PlanResult> {
     const row: PlanRow = { rowNumber: n, reference: p.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount.toFixed() };
     if (o.quote) {
       try {
-        const q = await client.quote({ sourceAmount: toApi(p.sourceAmount), sourceCurrency: p.sourceCurrency, destinationCurrency: p.destinationCurrency, destinationCountryCode: p.destinationCountryCode, method: p.method });
+        const q = await client.quote({
+          sourceAmount: toApi(p.sourceAmount),
+          sourceCurrency: p.sourceCurrency,
+          destinationCurrency: p.destinationCurrency,
+          destinationCountryCode: p.destinationCountryCode,
+          method: p.method,
+        });
         row.rate = q.exchangeRate;
         row.fee = formatAmount(fromApi(q.fee.amount), p.sourceCurrency);
         row.totalDeductible = formatAmount(fromApi(q.totalDeductible), p.sourceCurrency);
@@ -68,10 +80,22 @@ export async function planBatch(o: PlanOptions): Promise<PlanResult> {
     }
     rows.push(row);
   }
-  if (quotedFees.size) plan = buildPlan(batch, pf, folded, env, { allowPartial: o.allowPartial, quote: o.quote, mergeDocuments: o.mergeDocuments, usage, quotedFees });
+  if (quotedFees.size)
+    plan = buildPlan(batch, pf, folded, env, {
+      allowPartial: o.allowPartial,
+      quote: o.quote,
+      mergeDocuments: o.mergeDocuments,
+      usage,
+      quotedFees,
+    });
   let planFile: PlanFile | undefined;
   if (o.out) {
-    planFile = planFileOf(plan, { fileSha256: batch.identity.fileSha256, batchLabel: batch.identity.label, baseUrl: o.conn.environment.baseUrl, rows: rows.filter((r) => plan.toSend.includes(r.rowNumber)) });
+    planFile = planFileOf(plan, {
+      fileSha256: batch.identity.fileSha256,
+      batchLabel: batch.identity.label,
+      baseUrl: o.conn.environment.baseUrl,
+      rows: rows.filter((r) => plan.toSend.includes(r.rowNumber)),
+    });
     await writePlanFile(o.out, planFile);
   }
   return { plan, planFile, quoteErrors };

@@ -105,7 +105,11 @@ export interface PreflightOptions {
   now?: Date;
 }
 
-export async function preflight(client: PayoutClient, rows: { rowNumber: number; payout: PayoutRow }[], options: PreflightOptions = {}): Promise<PreflightResult> {
+export async function preflight(
+  client: PayoutClient,
+  rows: { rowNumber: number; payout: PayoutRow }[],
+  options: PreflightOptions = {},
+): Promise<PreflightResult> {
   // Nothing to send (every row invalid, or all created already): ask the service nothing, so an
   // unusable batch or a finished one costs no request of the monthly quota.
   if (!rows.length) {
@@ -128,7 +132,13 @@ export async function preflight(client: PayoutClient, rows: { rowNumber: number;
   for (const { payout: p } of rows) {
     const k = corridorKey(p);
     if (!corridors.has(k)) {
-      corridors.set(k, { sourceCurrency: p.sourceCurrency, destinationCurrency: p.destinationCurrency, destinationCountryCode: p.destinationCountryCode, enabled: false, methods: [] });
+      corridors.set(k, {
+        sourceCurrency: p.sourceCurrency,
+        destinationCurrency: p.destinationCurrency,
+        destinationCountryCode: p.destinationCountryCode,
+        enabled: false,
+        methods: [],
+      });
     }
   }
 
@@ -161,7 +171,11 @@ export async function preflight(client: PayoutClient, rows: { rowNumber: number;
     }
     const load = async () => {
       requests++;
-      const r = await client.listMethods({ sourceCurrency: c.sourceCurrency, destinationCurrency: c.destinationCurrency, destinationCountryCode: c.destinationCountryCode });
+      const r = await client.listMethods({
+        sourceCurrency: c.sourceCurrency,
+        destinationCurrency: c.destinationCurrency,
+        destinationCountryCode: c.destinationCountryCode,
+      });
       c.enabled = true;
       c.rate = String(r.rate.rate);
       c.methods = r.methods;
@@ -173,7 +187,8 @@ export async function preflight(client: PayoutClient, rows: { rowNumber: number;
       c.error = e.code ?? 'CORRIDOR_NOT_ENABLED';
       if (e.code === 'CORRIDOR_NOT_ENABLED' || e.code === undefined) {
         const pair = (await pairsAll()).find(
-          (p) => (p.baseCurrency === c.sourceCurrency && p.quoteCurrency === c.destinationCurrency) ||
+          (p) =>
+            (p.baseCurrency === c.sourceCurrency && p.quoteCurrency === c.destinationCurrency) ||
             (p.baseCurrency === c.destinationCurrency && p.quoteCurrency === c.sourceCurrency),
         );
         c.pairId = pair?.currencyPairId;
@@ -195,17 +210,24 @@ export async function preflight(client: PayoutClient, rows: { rowNumber: number;
   for (const { rowNumber, payout: p } of rows) {
     const country = countries.get(p.destinationCountryCode);
     if (country?.isProhibited) {
-      rowIssues.set(rowNumber, { status: 'INVALID', code: 'PROHIBITED_DESTINATION', message: `payouts to ${country.name} (${country.code}) are prohibited by the service` });
+      rowIssues.set(rowNumber, {
+        status: 'INVALID',
+        code: 'PROHIBITED_DESTINATION',
+        message: `payouts to ${country.name} (${country.code}) are prohibited by the service`,
+      });
       continue;
     }
     if (country && !warnedCountry.has(country.code) && outsideTradingHours(country, now)) {
       warnedCountry.add(country.code);
-      warnings.push(`${country.name} (${country.code}) is outside its trading hours ${country.tradingStartTime}-${country.tradingEndTime} (UTC${country.timeZone >= 0 ? '+' : ''}${country.timeZone}): its payouts will wait for the next window`);
+      warnings.push(
+        `${country.name} (${country.code}) is outside its trading hours ${country.tradingStartTime}-${country.tradingEndTime} (UTC${country.timeZone >= 0 ? '+' : ''}${country.timeZone}): its payouts will wait for the next window`,
+      );
     }
     const c = corridors.get(corridorKey(p))!;
     if (!c.enabled) {
       rowIssues.set(rowNumber, {
-        status: 'NOT_SENT', code: c.error ?? 'CORRIDOR_NOT_ENABLED',
+        status: 'NOT_SENT',
+        code: c.error ?? 'CORRIDOR_NOT_ENABLED',
         message: `the corridor ${p.sourceCurrency} -> ${p.destinationCurrency} (${p.destinationCountryCode}) is not enabled for this business`,
       });
       continue;
@@ -213,14 +235,19 @@ export async function preflight(client: PayoutClient, rows: { rowNumber: number;
     const m = c.methods.find((x) => x.code === p.method);
     if (!m) {
       rowIssues.set(rowNumber, {
-        status: 'INVALID', code: 'METHOD_NOT_AVAILABLE',
+        status: 'INVALID',
+        code: 'METHOD_NOT_AVAILABLE',
         message: `${p.method} is not offered from ${p.sourceCurrency} to ${p.destinationCurrency} in ${p.destinationCountryCode} (offered: ${c.methods.map((x) => x.code).join(', ') || 'none'})`,
       });
       continue;
     }
     const missing = missingRequired(p, m);
     if (missing.length) {
-      rowIssues.set(rowNumber, { status: 'INVALID', code: 'MISSING_REQUIRED_FIELDS', message: `the methods route requires ${missing.join(', ')} for ${p.method}` });
+      rowIssues.set(rowNumber, {
+        status: 'INVALID',
+        code: 'MISSING_REQUIRED_FIELDS',
+        message: `the methods route requires ${missing.join(', ')} for ${p.method}`,
+      });
       continue;
     }
     estimatedFees.set(rowNumber, methodFee(m, p.sourceAmount, p.sourceCurrency, c.rate ? new Dec(c.rate) : undefined));

@@ -50,7 +50,11 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
     const k = r.result.idempotencyKey ? parseIdempotencyKey(r.result.idempotencyKey) : undefined;
     if (k) prefixes.add(k.batchPrefix);
   }
-  if (prefixes.size > 1) throw new BatchRefused(`${o.resultsFile} holds keys of ${prefixes.size} different batches: retry one batch's results at a time`, 'mixed-batches');
+  if (prefixes.size > 1)
+    throw new BatchRefused(
+      `${o.resultsFile} holds keys of ${prefixes.size} different batches: retry one batch's results at a time`,
+      'mixed-batches',
+    );
   let journalFile: string | undefined;
   if (prefixes.size === 1) {
     const found = (await findJournals(stateDir, [...prefixes][0]!)).filter((j) => j.env === env);
@@ -63,12 +67,16 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       );
     }
   } else {
-    throw new BatchRefused(`${o.resultsFile} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`, 'no-keys');
+    throw new BatchRefused(
+      `${o.resultsFile} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`,
+      'no-keys',
+    );
   }
   const { folded } = foldJournalFile(journalFile);
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
-  if (header.env !== env) throw new BatchRefused(`the batch was run in ${header.env}, not ${env}: use the same environment`, 'other-environment');
+  if (header.env !== env)
+    throw new BatchRefused(`the batch was run in ${header.env}, not ${env}: use the same environment`, 'other-environment');
 
   const byKey = new Map<string, RowState>();
   for (const s of folded.rows.values()) if (s.key) byKey.set(s.key, s);
@@ -116,7 +124,13 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
     if (journalled && ['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
     // The row identity is the reference the journal knows for its key: an edited reference cannot
     // turn an unknown outcome into a second payout.
-    if (row.payout && journalled && journalled.ref !== row.payout.reference && journalled.phase !== 'rejected' && journalled.phase !== 'none') {
+    if (
+      row.payout &&
+      journalled &&
+      journalled.ref !== row.payout.reference &&
+      journalled.phase !== 'rejected' &&
+      journalled.phase !== 'none'
+    ) {
       row.payout = { ...row.payout, reference: journalled.ref };
     }
     rows.push(row);
@@ -126,7 +140,8 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   // journalled body is what is resent).
   const refs = new Map<string, number>();
   const dupKeys = new Map<string, number>();
-  const dupKey = (p: NonNullable<EngineRow['payout']>) => `${accountKey(p)}|${p.sourceAmount.toFixed()}|${p.sourceCurrency}|${p.destinationCurrency}`;
+  const dupKey = (p: NonNullable<EngineRow['payout']>) =>
+    `${accountKey(p)}|${p.sourceAmount.toFixed()}|${p.sourceCurrency}|${p.destinationCurrency}`;
   for (const row of rows) {
     if (!row.payout || only.has(row.rowNumber)) continue;
     refs.set(row.payout.reference, row.rowNumber);
@@ -138,12 +153,30 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
     const sameRow = dupKeys.get(dupKey(row.payout));
     if (!settling.has(row.rowNumber)) {
       if (sameRef !== undefined) {
-        row.problems = [...row.problems, { severity: 'error', code: 'DUPLICATE_REFERENCE', file: o.resultsFile, row: row.rowNumber, message: `the reference is already used on row ${sameRef}` }];
+        row.problems = [
+          ...row.problems,
+          {
+            severity: 'error',
+            code: 'DUPLICATE_REFERENCE',
+            file: o.resultsFile,
+            row: row.rowNumber,
+            message: `the reference is already used on row ${sameRef}`,
+          },
+        ];
         row.payout = undefined;
         continue;
       }
       if (sameRow !== undefined) {
-        row.problems = [...row.problems, { severity: 'error', code: 'PROBABLE_DUPLICATE', file: o.resultsFile, row: row.rowNumber, message: `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate` }];
+        row.problems = [
+          ...row.problems,
+          {
+            severity: 'error',
+            code: 'PROBABLE_DUPLICATE',
+            file: o.resultsFile,
+            row: row.rowNumber,
+            message: `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate`,
+          },
+        ];
         row.payout = undefined;
         continue;
       }
@@ -153,7 +186,12 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   }
 
   const batch: LoadedBatch = {
-    file: header.file, format: table.format, delimiter: table.delimiter, inputColumns: table.inputColumns, rows, fileProblems: [],
+    file: header.file,
+    format: table.format,
+    delimiter: table.delimiter,
+    inputColumns: table.inputColumns,
+    rows,
+    fileProblems: [],
     identity: { batchId: header.batchId, source: header.batchIdSource, label: header.batchLabel, fileSha256: header.fileSha256 },
   };
   const results = resultsPathFor(resultsFile, o.resultsPath);
@@ -161,7 +199,9 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const result = await runPipeline(batch, session, {
     ...o,
     results: { ...results, delimiter: table.delimiter },
-    only, keep, mode: 'retry',
+    only,
+    keep,
+    mode: 'retry',
   });
   return { ...result, batchId: header.batchId, journalPath: session.journalPath, retried: only.size, kept: keep.size };
 }

@@ -39,9 +39,21 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   if (planned) await verifyPlan(planned, file, env);
   const stateDir = stateDirFor(file, o.stateDir);
   const journal = journalReader(stateDir, env);
-  const batch = await loadBatch(file, { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag }, journal.lookup);
+  const batch = await loadBatch(
+    file,
+    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag },
+    journal.lookup,
+  );
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
-  const session = openSession({ identity: batch.identity, env, file: batch.file, stateDir, command: 'run', resultsPath: results.path, read: journal.read() });
+  const session = openSession({
+    identity: batch.identity,
+    env,
+    file: batch.file,
+    stateDir,
+    command: 'run',
+    resultsPath: results.path,
+    read: journal.read(),
+  });
   try {
     if (!session.report.resumed && batch.identity.source === 'content') {
       const refs = new Set(batch.rows.flatMap((r) => (r.payout ? [r.payout.reference] : [])));
@@ -59,7 +71,15 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
     for (const r of planned.rows) {
       const s = session.folded.rows.get(r.reference);
       if (r.rate !== undefined && !s?.quote) {
-        const e = { t: 'quote' as const, ref: r.reference, attempt: 1, rate: r.rate, fee: Number(r.fee ?? 0), totalDeductible: Number(r.totalDeductible ?? 0), destinationAmount: Number(r.destinationAmount ?? 0) };
+        const e = {
+          t: 'quote' as const,
+          ref: r.reference,
+          attempt: 1,
+          rate: r.rate,
+          fee: Number(r.fee ?? 0),
+          totalDeductible: Number(r.totalDeductible ?? 0),
+          destinationAmount: Number(r.destinationAmount ?? 0),
+        };
         record(session, e);
       }
     }
@@ -68,7 +88,9 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
     ...o,
     quote: planned ? false : o.quote,
     results: { ...results, delimiter: batch.delimiter },
-    only, quotedFees, mode: 'run',
+    only,
+    quotedFees,
+    mode: 'run',
   });
   return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, plan_: planned };
 }

@@ -3,7 +3,15 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { JournalWriter, readAppended } from '../journal/journal.ts';
-import { JOURNAL_VERSION, applyEvent, foldJournalFile, type BatchHeader, type FoldedJournal, type FoldedJournalFile, type JournalLine } from '../journal/rows.ts';
+import {
+  JOURNAL_VERSION,
+  applyEvent,
+  foldJournalFile,
+  type BatchHeader,
+  type FoldedJournal,
+  type FoldedJournalFile,
+  type JournalLine,
+} from '../journal/rows.ts';
 import { SNAPSHOT_MIN_BYTES, encodeSnapshot, prefixSha256, snapshotPathFor } from '../journal/snapshot.ts';
 import { writeFileAtomic } from '../results/atomic.ts';
 import type { JournalLookup } from './batch.ts';
@@ -133,7 +141,14 @@ export function inspectJournal(path: string): { folded: FoldedJournal; skipped: 
  * I4: the same content under another file name is refused (it was processed before: a second
  * drop of the same file must not pay twice); the same name is a resume.
  */
-export function checkSameBatch(folded: FoldedJournal, header: BatchHeader, file: string, identity: BatchIdentity, env: string, journal: string): boolean {
+export function checkSameBatch(
+  folded: FoldedJournal,
+  header: BatchHeader,
+  file: string,
+  identity: BatchIdentity,
+  env: string,
+  journal: string,
+): boolean {
   const sent = [...folded.rows.values()].some((s) => s.phase !== 'none' || Object.keys(s.docs).length > 0);
   const renamed = basename(header.file) !== basename(file);
   if (identity.source === 'content' && renamed && sent) {
@@ -192,9 +207,14 @@ export function openSession(o: OpenSessionOptions): BatchSession {
   let header = folded.header;
   if (!header || renamed) {
     header = {
-      t: 'batch', v: JOURNAL_VERSION, batchId: o.identity.batchId, batchIdSource: o.identity.source,
+      t: 'batch',
+      v: JOURNAL_VERSION,
+      batchId: o.identity.batchId,
+      batchIdSource: o.identity.source,
       ...(o.identity.label ? { batchLabel: o.identity.label } : {}),
-      env: o.env, file: o.file, fileSha256: o.identity.fileSha256,
+      env: o.env,
+      file: o.file,
+      fileSha256: o.identity.fileSha256,
       ...(o.resultsPath ? { results: o.resultsPath } : {}),
       createdAt: header?.createdAt ?? (o.now ?? new Date()).toISOString(),
     };
@@ -202,8 +222,15 @@ export function openSession(o: OpenSessionOptions): BatchSession {
     folded.header = header;
   }
   return {
-    journalPath: path, header, folded, writer, report: reportOf(folded, resumed, r.skipped), lastWriteMs, readOffset,
-    lines: { events: r.events, skipped: r.skipped }, snapshotBytes: r.snapshotBytes,
+    journalPath: path,
+    header,
+    folded,
+    writer,
+    report: reportOf(folded, resumed, r.skipped),
+    lastWriteMs,
+    readOffset,
+    lines: { events: r.events, skipped: r.skipped },
+    snapshotBytes: r.snapshotBytes,
   };
 }
 

@@ -5,12 +5,38 @@
 import { InputError } from './errors.ts';
 
 /** The payout columns, in template order. */
-export const PAYOUT_COLUMNS = ['reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency', 'destinationCountryCode', 'method'] as const;
+export const PAYOUT_COLUMNS = [
+  'reference',
+  'sourceAmount',
+  'sourceCurrency',
+  'destinationCurrency',
+  'destinationCountryCode',
+  'method',
+] as const;
 /** Beneficiary columns (spec §2 Beneficiary), in template order. */
 export const BENEFICIARY_COLUMNS = [
-  'accountName', 'accountCurrency', 'accountNumber', 'iban', 'swiftCode', 'bankName', 'beneficiaryCountry',
-  'intermediarySwift', 'address', 'city', 'postCode', 'routingNumber', 'accountType', 'bankCode', 'sortCode',
-  'fpsId', 'phoneNumber', 'email', 'alipayId', 'openId', 'wechatUserId', 'countryCode',
+  'accountName',
+  'accountCurrency',
+  'accountNumber',
+  'iban',
+  'swiftCode',
+  'bankName',
+  'beneficiaryCountry',
+  'intermediarySwift',
+  'address',
+  'city',
+  'postCode',
+  'routingNumber',
+  'accountType',
+  'bankCode',
+  'sortCode',
+  'fpsId',
+  'phoneNumber',
+  'email',
+  'alipayId',
+  'openId',
+  'wechatUserId',
+  'countryCode',
 ] as const;
 export const TRAILING_COLUMNS = ['narration', 'remitterAddress', 'documents', 'withdrawal'] as const;
 
@@ -25,28 +51,69 @@ export type BeneficiaryColumn = (typeof BENEFICIARY_COLUMNS)[number];
  * the initiate body requires it (src/spec/schemas.ts).
  */
 export const REQUIRED_COLUMNS: readonly CanonicalField[] = [
-  'reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency', 'destinationCountryCode', 'method',
-  'accountName', 'accountCurrency', 'narration',
+  'reference',
+  'sourceAmount',
+  'sourceCurrency',
+  'destinationCurrency',
+  'destinationCountryCode',
+  'method',
+  'accountName',
+  'accountCurrency',
+  'narration',
 ];
 
 /** Header text as compared: lower case, letters and digits only. */
 export const normalizeHeader = (h: string): string =>
-  h.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]/g, '');
+  h
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
 
 /**
  * Aliases of common export names, written as they appear in files (normalized before use).
  * The README lists the same table; test/input/columns.test.ts checks none collides.
  */
 export const COLUMN_ALIASES: Record<CanonicalField, string[]> = {
-  reference: ['Ref', 'Payment Reference', 'Payout Reference', 'Transaction Reference', 'Your Reference', 'Customer Reference', 'Reference Number', 'Ref No'],
+  reference: [
+    'Ref',
+    'Payment Reference',
+    'Payout Reference',
+    'Transaction Reference',
+    'Your Reference',
+    'Customer Reference',
+    'Reference Number',
+    'Ref No',
+  ],
   sourceAmount: ['Amount', 'Send Amount', 'Payment Amount', 'Amount To Send', 'Net Pay', 'Net Amount', 'Debit Amount'],
   sourceCurrency: ['Currency', 'Send Currency', 'From Currency', 'Debit Currency', 'Source Ccy', 'Ccy'],
   destinationCurrency: ['Receive Currency', 'To Currency', 'Payout Currency', 'Credit Currency', 'Destination Ccy'],
   destinationCountryCode: ['Destination Country', 'Country', 'To Country', 'Receiving Country'],
   method: ['Payment Method', 'Payout Method', 'Payment Type', 'Transfer Method', 'Payment Rail', 'Rail'],
-  accountName: ['Beneficiary Name', 'Beneficiary', 'Payee', 'Payee Name', 'Name', 'Account Holder', 'Account Holder Name', 'Recipient Name', 'Employee Name', 'Full Name'],
+  accountName: [
+    'Beneficiary Name',
+    'Beneficiary',
+    'Payee',
+    'Payee Name',
+    'Name',
+    'Account Holder',
+    'Account Holder Name',
+    'Recipient Name',
+    'Employee Name',
+    'Full Name',
+  ],
   accountCurrency: ['Beneficiary Account Currency', 'Account Ccy'],
-  accountNumber: ['Account No', 'Account No.', 'Acct No', 'Account Num', 'Account', 'Bank Account', 'Bank Account Number', 'Beneficiary Account', 'Beneficiary Account Number', 'NUBAN'],
+  accountNumber: [
+    'Account No',
+    'Account No.',
+    'Acct No',
+    'Account Num',
+    'Account',
+    'Bank Account',
+    'Bank Account Number',
+    'Beneficiary Account',
+    'Beneficiary Account Number',
+    'NUBAN',
+  ],
   iban: ['IBAN Number', 'IBAN Code', 'Beneficiary IBAN', 'International Bank Account Number'],
   swiftCode: ['SWIFT', 'BIC', 'SWIFT/BIC', 'BIC/SWIFT', 'SWIFT BIC', 'SWIFT Code', 'BIC Code', 'SWIFT/BIC Code', 'Bank BIC', 'Bank SWIFT'],
   bankName: ['Bank', 'Beneficiary Bank', 'Name of Bank'],
@@ -66,7 +133,17 @@ export const COLUMN_ALIASES: Record<CanonicalField, string[]> = {
   openId: ['WeChat OpenID', 'WeChat Open ID'],
   wechatUserId: ['WeChat ID', 'WeChat User ID', 'WeChat', 'Weixin ID'],
   countryCode: [],
-  narration: ['Description', 'Payment Description', 'Memo', 'Narrative', 'Payment Details', 'Remittance Information', 'Remittance Info', 'Purpose', 'Payment Purpose'],
+  narration: [
+    'Description',
+    'Payment Description',
+    'Memo',
+    'Narrative',
+    'Payment Details',
+    'Remittance Information',
+    'Remittance Info',
+    'Purpose',
+    'Payment Purpose',
+  ],
   remitterAddress: ['Payer Address', 'Sender Address'],
   documents: ['Document', 'Supporting Document', 'Supporting Documents', 'Invoice', 'Invoices', 'Attachment', 'Attachments'],
   withdrawal: ['Is Withdrawal', 'Own Account', 'Withdraw'],
@@ -169,7 +246,12 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
     }
   }
   if (conflicts.length) {
-    throw new InputError('DUPLICATE_COLUMNS', file, `${file}: ambiguous columns: ${conflicts.join('; ')}. Rename or remove all but one.`, headerRow);
+    throw new InputError(
+      'DUPLICATE_COLUMNS',
+      file,
+      `${file}: ambiguous columns: ${conflicts.join('; ')}. Rename or remove all but one.`,
+      headerRow,
+    );
   }
   const missing = REQUIRED_COLUMNS.filter((f) => !fields[f]);
   if (missing.length) {

@@ -53,22 +53,35 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   /** A read that failed: its own InputError, or the file is unreadable. */
   const unreadable = (e: unknown): InputError =>
     e instanceof InputError ? e : new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
-  const tooLong = (row: number) => new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+  const tooLong = (row: number) =>
+    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
   const tooWide = (row: number) =>
-    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`, row);
+    new InputError(
+      'MALFORMED_CSV',
+      file,
+      `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
+      row,
+    );
   const close = () => fileStream.destroy();
   if (!hasQuote(path, detected.bomBytes)) {
     if (detected.encoding === 'utf-8') fileStream.setEncoding('utf8'); // split characters are joined across reads
-    const records = quoteFreeRecords(input, delimiter, skipFirst, (row) => {
-      close();
-      return tooLong(row);
-    }, (e) => {
-      close();
-      return unreadable(e);
-    }, (row) => {
-      close();
-      return tooWide(row);
-    });
+    const records = quoteFreeRecords(
+      input,
+      delimiter,
+      skipFirst,
+      (row) => {
+        close();
+        return tooLong(row);
+      },
+      (e) => {
+        close();
+        return unreadable(e);
+      },
+      (row) => {
+        close();
+        return tooWide(row);
+      },
+    );
     return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close };
   }
 
@@ -126,7 +139,12 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     }
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
-      throw new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '')}`, rowNumber + 1);
+      throw new InputError(
+        'MALFORMED_CSV',
+        file,
+        `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '')}`,
+        rowNumber + 1,
+      );
     }
     throw unreadable(e);
   };
@@ -190,7 +208,7 @@ function hasQuote(path: string, start: number): boolean {
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(1 << 20);
-    for (let at = start; ; ) {
+    for (let at = start; ;) {
       const n = readSync(fd, buf, 0, buf.length, at);
       if (n === 0) return false;
       if (buf.subarray(0, n).indexOf(0x22) !== -1) return true;

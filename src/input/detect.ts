@@ -53,7 +53,10 @@ export function isValidUtf8Prefix(buf: Uint8Array): boolean {
   const n = buf.length;
   while (i < n) {
     const b = buf[i]!;
-    if (b < 0x80) { i++; continue; }
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
     let need: number;
     if (b >= 0xc2 && b <= 0xdf) need = 1;
     else if (b >= 0xe0 && b <= 0xef) need = 2;
@@ -82,9 +85,18 @@ export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomB
 }
 
 const ENCODING_NAMES: Record<string, TextEncoding> = {
-  utf8: 'utf-8', utf16le: 'utf-16le', utf16be: 'utf-16be', utf16: 'utf-16le', ucs2: 'utf-16le', unicode: 'utf-16le',
-  windows1252: 'windows-1252', cp1252: 'windows-1252', win1252: 'windows-1252', latin1: 'windows-1252',
-  iso88591: 'windows-1252', ansi: 'windows-1252',
+  utf8: 'utf-8',
+  utf16le: 'utf-16le',
+  utf16be: 'utf-16be',
+  utf16: 'utf-16le',
+  ucs2: 'utf-16le',
+  unicode: 'utf-16le',
+  windows1252: 'windows-1252',
+  cp1252: 'windows-1252',
+  win1252: 'windows-1252',
+  latin1: 'windows-1252',
+  iso88591: 'windows-1252',
+  ansi: 'windows-1252',
 };
 export const ENCODING_CHOICES = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
 

@@ -36,7 +36,12 @@ function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: n
   }
   if (cell.t === 'd') {
     const d = cell.v as Date;
-    return { text: d.toISOString().replace(/T00:00:00\.000Z$/, '').replace(/\.000Z$/, '') };
+    return {
+      text: d
+        .toISOString()
+        .replace(/T00:00:00\.000Z$/, '')
+        .replace(/\.000Z$/, ''),
+    };
   }
   if (cell.t === 'b') return { text: cell.w ?? (cell.v ? 'TRUE' : 'FALSE') };
   if (cell.t === 'e') return { text: cell.w ?? '#ERROR' };
@@ -58,7 +63,11 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string): 
   if (sheetName !== undefined) {
     const found = sheets.find((s) => s === sheetName) ?? sheets.find((s) => s.toLowerCase() === sheetName.toLowerCase());
     if (!found) {
-      throw new InputError('SHEET_NOT_FOUND', file, `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`);
+      throw new InputError(
+        'SHEET_NOT_FOUND',
+        file,
+        `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`,
+      );
     }
     name = found;
   }

@@ -11,10 +11,28 @@ import type { CanonicalField } from './columns.ts';
 
 export { InputError, isInputError, INPUT_ERROR_CODES, type InputErrorCode } from './errors.ts';
 export {
-  CANONICAL_FIELDS, REQUIRED_COLUMNS, COLUMN_ALIASES, PAYOUT_COLUMNS, BENEFICIARY_COLUMNS, TRAILING_COLUMNS,
-  normalizeHeader, matchHeader, mapColumns, type CanonicalField, type BeneficiaryColumn, type ColumnMapping,
+  CANONICAL_FIELDS,
+  REQUIRED_COLUMNS,
+  COLUMN_ALIASES,
+  PAYOUT_COLUMNS,
+  BENEFICIARY_COLUMNS,
+  TRAILING_COLUMNS,
+  normalizeHeader,
+  matchHeader,
+  mapColumns,
+  type CanonicalField,
+  type BeneficiaryColumn,
+  type ColumnMapping,
 } from './columns.ts';
-export { detectEncoding, detectDelimiter, parseEncodingName, sniffKind, ENCODING_CHOICES, type TextEncoding, type Delimiter } from './detect.ts';
+export {
+  detectEncoding,
+  detectDelimiter,
+  parseEncodingName,
+  sniffKind,
+  ENCODING_CHOICES,
+  type TextEncoding,
+  type Delimiter,
+} from './detect.ts';
 export type { RawRow, InputWarning, InputWarningCode } from './rows.ts';
 
 export type BatchFormat = 'csv' | 'xlsx' | 'xls';
@@ -81,20 +99,33 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
       await fh.close();
     }
   } catch (e) {
-    throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
+    throw new InputError(
+      'UNREADABLE',
+      file,
+      `${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`,
+    );
   }
 
   const kind = sniffKind(head);
   const ext = extname(path).toLowerCase();
   if (kind === 'binary') {
-    throw new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data). Save the batch as CSV (UTF-8) or .xlsx.`);
+    throw new InputError(
+      'UNSUPPORTED_FORMAT',
+      file,
+      `${file}: not a CSV or Excel file (it holds binary data). Save the batch as CSV (UTF-8) or .xlsx.`,
+    );
   }
   if ((ext === '.xlsx' || ext === '.xls') && kind === 'csv') {
-    throw new InputError('UNSUPPORTED_FORMAT', file, `${file}: named ${ext} but not an Excel workbook; is it a CSV renamed? Rename it .csv or save it again from Excel.`);
+    throw new InputError(
+      'UNSUPPORTED_FORMAT',
+      file,
+      `${file}: named ${ext} but not an Excel workbook; is it a CSV renamed? Rename it .csv or save it again from Excel.`,
+    );
   }
 
   if (kind === 'xlsx' || kind === 'xls') {
-    if (options.encoding) throw new InputError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
+    if (options.encoding)
+      throw new InputError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
     checkWorkbookFileSize(file, size); // before reading it whole
     let buf: Buffer;
     try {
@@ -107,23 +138,42 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
     const x = await openExcel(buf, file, options.sheet);
     const shaped = await shapeRows(file, x.records, () => {});
     return {
-      file, format: kind, sheet: x.sheet, sheets: x.sheets, headerRow: shaped.headerRow, columns: shaped.columns,
-      mapping: shaped.mapping, fields: shaped.fields, warnings: shaped.warnings, rows: shaped.rows,
+      file,
+      format: kind,
+      sheet: x.sheet,
+      sheets: x.sheets,
+      headerRow: shaped.headerRow,
+      columns: shaped.columns,
+      mapping: shaped.mapping,
+      fields: shaped.fields,
+      warnings: shaped.warnings,
+      rows: shaped.rows,
       close: async () => {},
     };
   }
 
-  if (options.sheet !== undefined) throw new InputError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
+  if (options.sheet !== undefined)
+    throw new InputError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
   let encoding: TextEncoding | undefined;
   if (options.encoding) {
     encoding = parseEncodingName(options.encoding);
-    if (!encoding) throw new InputError('ENCODING', file, `unknown --encoding "${options.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);
+    if (!encoding)
+      throw new InputError('ENCODING', file, `unknown --encoding "${options.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);
   }
   const csv = openCsv(path, file, head, encoding);
   const shaped = await shapeRows(file, csv.records, () => csv.close());
   return {
-    file, format: 'csv', encoding: csv.encoding, encodingDetectedBy: csv.encodingDetectedBy, delimiter: csv.delimiter,
-    headerRow: shaped.headerRow, columns: shaped.columns, mapping: shaped.mapping, fields: shaped.fields,
-    warnings: shaped.warnings, rows: shaped.rows, close: async () => csv.close(),
+    file,
+    format: 'csv',
+    encoding: csv.encoding,
+    encodingDetectedBy: csv.encodingDetectedBy,
+    delimiter: csv.delimiter,
+    headerRow: shaped.headerRow,
+    columns: shaped.columns,
+    mapping: shaped.mapping,
+    fields: shaped.fields,
+    warnings: shaped.warnings,
+    rows: shaped.rows,
+    close: async () => csv.close(),
   };
 }

@@ -132,11 +132,7 @@ export interface ShapedRows extends ColumnMapping {
  * with a warning when it is a totals row: a cell reads "Total", "Totals", "Grand total",
  * "Subtotal" or "Sum", or reference, method and accountName are all empty while sourceAmount is not.
  */
-export async function shapeRows(
-  file: string,
-  records: RecordSource,
-  onDone: () => Promise<void> | void,
-): Promise<ShapedRows> {
+export async function shapeRows(file: string, records: RecordSource, onDone: () => Promise<void> | void): Promise<ShapedRows> {
   let header: SourceRecord;
   const leadingBlank: number[] = [];
   for (;;) {
@@ -243,7 +239,8 @@ export async function shapeRows(
       });
     }
     flushBlanks();
-    if (yielded === 0) throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
+    if (yielded === 0)
+      throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
   }
 
   const shaped = shape();
@@ -278,7 +275,12 @@ export async function shapeRows(
   if (leadingBlank.length) {
     const a = leadingBlank[0]!;
     const b = leadingBlank[leadingBlank.length - 1]!;
-    warnings.push({ code: 'BLANK_ROWS', row: a, rowEnd: b, message: `${a === b ? `row ${a} is` : `rows ${a}-${b} are`} blank above the header and skipped` });
+    warnings.push({
+      code: 'BLANK_ROWS',
+      row: a,
+      rowEnd: b,
+      message: `${a === b ? `row ${a} is` : `rows ${a}-${b} are`} blank above the header and skipped`,
+    });
   }
   return { ...mapped, headerRow: header.rowNumber, warnings, rows: rowIterable };
 }

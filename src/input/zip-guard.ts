@@ -19,7 +19,11 @@ const ADVICE = 'save the sheet as CSV or split it';
 /** Refuses an Excel file too big to read whole. */
 export function checkWorkbookFileSize(file: string, bytes: number): void {
   if (bytes > MAX_EXCEL_FILE_BYTES) {
-    throw new InputError('TOO_LARGE', file, `${file}: the workbook is ${mb(bytes)}, over the ${mb(MAX_EXCEL_FILE_BYTES)} limit for Excel files; ${ADVICE}.`);
+    throw new InputError(
+      'TOO_LARGE',
+      file,
+      `${file}: the workbook is ${mb(bytes)}, over the ${mb(MAX_EXCEL_FILE_BYTES)} limit for Excel files; ${ADVICE}.`,
+    );
   }
 }
 
@@ -48,7 +52,7 @@ interface Part {
 
 /** zip64 sizes (extra field 0x0001) as SheetJS reads them: uncompressed, then compressed, 8 bytes each. */
 function zip64Sizes(extra: Buffer): { usz?: number; csz?: number } {
-  for (let p = 0; p + 4 <= extra.length; ) {
+  for (let p = 0; p + 4 <= extra.length;) {
     const id = extra.readUInt16LE(p);
     const size = extra.readUInt16LE(p + 2);
     const body = extra.subarray(p + 4, p + 4 + size);

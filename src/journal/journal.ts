@@ -62,7 +62,12 @@ function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged
  * `chunkBytes`: the size of a read (tests use tiny ones to cut lines and characters across reads).
  * `from`: the byte to start at, the start of a line (after what a snapshot holds, snapshot.ts).
  */
-export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK, from = 0): JournalScan {
+export function scanJournal<E extends JournalEvent = JournalEvent>(
+  path: string,
+  onEvent: (e: E) => void,
+  chunkBytes = CHUNK,
+  from = 0,
+): JournalScan {
   let events = 0;
   let skipped = 0;
   let tornTail = false;
@@ -141,7 +146,10 @@ export function readJournal<E extends JournalEvent = JournalEvent>(path: string)
  * still without its newline (being written right now) is left for the next call; `skipped` counts
  * the damaged ones (not JSON).
  */
-export function readAppended<E extends JournalEvent = JournalEvent>(path: string, from: number): { events: E[]; next: number; skipped: number } {
+export function readAppended<E extends JournalEvent = JournalEvent>(
+  path: string,
+  from: number,
+): { events: E[]; next: number; skipped: number } {
   const events: E[] = [];
   let skipped = 0;
   if (!existsSync(path)) return { events, next: from, skipped };

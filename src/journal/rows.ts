@@ -81,8 +81,16 @@ export type RowEvent =
    * and never moves a row back.
    */
   | {
-      t: 'status'; ref: string; payoutId: string; status: string; statusDetail?: string;
-      informationRequests?: string; changedAt?: string; source: 'get' | 'webhook'; deliveryId?: string; at: string;
+      t: 'status';
+      ref: string;
+      payoutId: string;
+      status: string;
+      statusDetail?: string;
+      informationRequests?: string;
+      changedAt?: string;
+      source: 'get' | 'webhook';
+      deliveryId?: string;
+      at: string;
     };
 
 export type JournalLine = BatchHeader | RowEvent;
@@ -151,7 +159,13 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
   const created = s.phase === 'created';
   switch (ev.t) {
     case 'quote':
-      s.quote = { attempt: ev.attempt, rate: ev.rate, fee: ev.fee, totalDeductible: ev.totalDeductible, destinationAmount: ev.destinationAmount };
+      s.quote = {
+        attempt: ev.attempt,
+        rate: ev.rate,
+        fee: ev.fee,
+        totalDeductible: ev.totalDeductible,
+        destinationAmount: ev.destinationAmount,
+      };
       break;
     case 'doc':
       s.docs[ev.doc] = ev.url;
@@ -195,7 +209,13 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       const p = s.payout;
       if (!created || !p || p.id !== ev.payoutId) break;
       const when = ev.changedAt ?? ev.at;
-      if (!nextStatus({ status: p.status, statusDetail: p.statusDetail, at: p.updatedAt }, { status: ev.status, statusDetail: ev.statusDetail, at: when }).apply) break;
+      if (
+        !nextStatus(
+          { status: p.status, statusDetail: p.statusDetail, at: p.updatedAt },
+          { status: ev.status, statusDetail: ev.statusDetail, at: when },
+        ).apply
+      )
+        break;
       s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail, updatedAt: when };
       if (ev.status === 'ADDITIONAL_INFO_REQUIRED') {
         if (ev.informationRequests) s.payout.informationRequests = ev.informationRequests;

@@ -54,8 +54,17 @@ interface SnapshotHead {
 const STATE_FIELDS = ['ref', 'row', 'phase', 'attempt', 'key', 'dup', 'requestId', 'patched'] as const;
 const QUOTE_FIELDS = ['attempt', 'rate', 'fee', 'totalDeductible', 'destinationAmount'] as const;
 const PAYOUT_FIELDS = [
-  'id', 'payoutRef', 'status', 'sourceAmount', 'sourceCurrency', 'destinationAmount', 'destinationCurrency',
-  'transactionFees', 'exchangeRate', 'updatedAt', 'documents',
+  'id',
+  'payoutRef',
+  'status',
+  'sourceAmount',
+  'sourceCurrency',
+  'destinationAmount',
+  'destinationCurrency',
+  'transactionFees',
+  'exchangeRate',
+  'updatedAt',
+  'documents',
 ] as const;
 const IN_COLUMNS = new Set<string>([...STATE_FIELDS, 'quote', 'payout', 'docs']);
 const QUOTE_IN_COLUMNS = new Set<string>(QUOTE_FIELDS);
@@ -132,9 +141,14 @@ function others(o: object, known: ReadonlySet<string>): Record<string, unknown> 
  * undefined when a state holds a value a column cannot give back (see cell): such a journal is
  * always folded whole.
  */
-export function encodeSnapshot(folded: FoldedJournal, counts: { events: number; skipped: number }, covers: SnapshotCovers): string[] | undefined {
+export function encodeSnapshot(
+  folded: FoldedJournal,
+  counts: { events: number; skipped: number },
+  covers: SnapshotCovers,
+): string[] | undefined {
   const states = [...folded.rows.values()];
-  const empty = <K extends string>(fields: readonly K[]) => Object.fromEntries(fields.map((f) => [f, new Array(states.length)])) as Columns<K>;
+  const empty = <K extends string>(fields: readonly K[]) =>
+    Object.fromEntries(fields.map((f) => [f, new Array(states.length)])) as Columns<K>;
   const st = empty(STATE_FIELDS);
   const q = empty(QUOTE_FIELDS);
   const p = empty(PAYOUT_FIELDS);
@@ -144,27 +158,59 @@ export function encodeSnapshot(folded: FoldedJournal, counts: { events: number; 
   for (let i = 0; i < states.length; i++) {
     const s = states[i]!;
     let extra = others(s, IN_COLUMNS);
-    if (!cell(st.ref, i, s.ref) || !cell(st.row, i, s.row) || !cell(st.phase, i, s.phase) || !cell(st.attempt, i, s.attempt) || !cell(st.key, i, s.key) ||
-      !cell(st.dup, i, s.dup) || !cell(st.requestId, i, s.requestId) || !cell(st.patched, i, s.patched)) return undefined;
+    if (
+      !cell(st.ref, i, s.ref) ||
+      !cell(st.row, i, s.row) ||
+      !cell(st.phase, i, s.phase) ||
+      !cell(st.attempt, i, s.attempt) ||
+      !cell(st.key, i, s.key) ||
+      !cell(st.dup, i, s.dup) ||
+      !cell(st.requestId, i, s.requestId) ||
+      !cell(st.patched, i, s.patched)
+    )
+      return undefined;
     for (const k in s.docs) {
       (extra ??= {}).docs = s.docs;
       break;
     }
     const quote = s.quote;
-    if (quote && quote.attempt !== undefined && quote.rate !== undefined && quote.fee !== undefined && quote.totalDeductible !== undefined &&
-      quote.destinationAmount !== undefined && !others(quote, QUOTE_IN_COLUMNS)) {
-      if (!cell(q.attempt, i, quote.attempt) || !cell(q.rate, i, quote.rate) || !cell(q.fee, i, quote.fee) || !cell(q.totalDeductible, i, quote.totalDeductible) ||
-        !cell(q.destinationAmount, i, quote.destinationAmount)) return undefined;
+    if (
+      quote &&
+      quote.attempt !== undefined &&
+      quote.rate !== undefined &&
+      quote.fee !== undefined &&
+      quote.totalDeductible !== undefined &&
+      quote.destinationAmount !== undefined &&
+      !others(quote, QUOTE_IN_COLUMNS)
+    ) {
+      if (
+        !cell(q.attempt, i, quote.attempt) ||
+        !cell(q.rate, i, quote.rate) ||
+        !cell(q.fee, i, quote.fee) ||
+        !cell(q.totalDeductible, i, quote.totalDeductible) ||
+        !cell(q.destinationAmount, i, quote.destinationAmount)
+      )
+        return undefined;
     } else {
       for (const f of QUOTE_FIELDS) q[f][i] = null;
       if (quote) (extra ??= {}).quote = quote;
     }
     const payout = s.payout;
     if (payout && typeof payout.id === 'string') {
-      if (!cell(p.id, i, payout.id) || !cell(p.payoutRef, i, payout.payoutRef) || !cell(p.status, i, payout.status) || !cell(p.sourceAmount, i, payout.sourceAmount) ||
-        !cell(p.sourceCurrency, i, payout.sourceCurrency) || !cell(p.destinationAmount, i, payout.destinationAmount) ||
-        !cell(p.destinationCurrency, i, payout.destinationCurrency) || !cell(p.transactionFees, i, payout.transactionFees) ||
-        !cell(p.exchangeRate, i, payout.exchangeRate) || !cell(p.updatedAt, i, payout.updatedAt) || !cell(p.documents, i, payout.documents)) return undefined;
+      if (
+        !cell(p.id, i, payout.id) ||
+        !cell(p.payoutRef, i, payout.payoutRef) ||
+        !cell(p.status, i, payout.status) ||
+        !cell(p.sourceAmount, i, payout.sourceAmount) ||
+        !cell(p.sourceCurrency, i, payout.sourceCurrency) ||
+        !cell(p.destinationAmount, i, payout.destinationAmount) ||
+        !cell(p.destinationCurrency, i, payout.destinationCurrency) ||
+        !cell(p.transactionFees, i, payout.transactionFees) ||
+        !cell(p.exchangeRate, i, payout.exchangeRate) ||
+        !cell(p.updatedAt, i, payout.updatedAt) ||
+        !cell(p.documents, i, payout.documents)
+      )
+        return undefined;
       const payoutMore = others(payout, PAYOUT_IN_COLUMNS);
       if (payoutMore) (extra ??= {})[PAYOUT_MORE] = payoutMore;
     } else {
@@ -174,7 +220,14 @@ export function encodeSnapshot(folded: FoldedJournal, counts: { events: number; 
     if (extra) more[i] = extra;
   }
   // (`more` holds values as the journal's JSON gave them: nothing JSON cannot hold)
-  const meta: SnapshotMeta = { events: counts.events, skipped: counts.skipped, header: folded.header ?? null, runs: folded.runs, interrupted: folded.interrupted, more };
+  const meta: SnapshotMeta = {
+    events: counts.events,
+    skipped: counts.skipped,
+    header: folded.header ?? null,
+    runs: folded.runs,
+    interrupted: folded.interrupted,
+    more,
+  };
   const lines = [`${JSON.stringify(meta)}\n`];
   for (const columns of [st, q, p] as Record<string, Column | undefined>[]) {
     for (const f of Object.keys(columns)) {
@@ -232,12 +285,20 @@ export function loadSnapshot(journal: string): LoadedSnapshot | undefined {
     if (sha256(file.subarray(at)) !== head.states) return undefined;
     if (prefixSha256(journal, head.covers.bytes) !== head.covers.sha256) return undefined;
     const meta = line() as SnapshotMeta;
-    if (typeof meta?.events !== 'number' || typeof meta.skipped !== 'number' || typeof meta.runs !== 'number' || typeof meta.interrupted !== 'boolean' || typeof meta.more !== 'object') return undefined;
+    if (
+      typeof meta?.events !== 'number' ||
+      typeof meta.skipped !== 'number' ||
+      typeof meta.runs !== 'number' ||
+      typeof meta.interrupted !== 'boolean' ||
+      typeof meta.more !== 'object'
+    )
+      return undefined;
     const columns = <K extends string>(fields: readonly K[]) => Object.fromEntries(fields.map((f) => [f, line()])) as Columns<K>;
     const cols: SnapshotColumns = { state: columns(STATE_FIELDS), quote: columns(QUOTE_FIELDS), payout: columns(PAYOUT_FIELDS) };
     // as many rows as every column has (nothing outside the hashed lines says how many)
     const n = cols.state.ref.length;
-    for (const c of [cols.state, cols.quote, cols.payout]) for (const column of Object.values(c)) if (!Array.isArray(column) || column.length !== n) return undefined;
+    for (const c of [cols.state, cols.quote, cols.payout])
+      for (const column of Object.values(c)) if (!Array.isArray(column) || column.length !== n) return undefined;
     return { folded: decode(meta, cols, n), bytes: head.covers.bytes, events: meta.events, skipped: meta.skipped };
   } catch {
     return undefined;
@@ -262,17 +323,32 @@ function decode(b: SnapshotMeta, columns: SnapshotColumns, n: number): FoldedJou
       requestId: given(s.requestId[i]) as string | undefined,
       docs: {},
       patched: s.patched[i] as boolean,
-      quote: q.attempt[i] === null ? undefined : {
-        attempt: q.attempt[i] as number, rate: q.rate[i] as number, fee: q.fee[i] as number,
-        totalDeductible: q.totalDeductible[i] as number, destinationAmount: q.destinationAmount[i] as number,
-      },
-      payout: p.id[i] === null ? undefined : {
-        id: p.id[i] as string, payoutRef: given(p.payoutRef[i]) as string, status: given(p.status[i]) as string,
-        sourceAmount: given(p.sourceAmount[i]) as number, sourceCurrency: given(p.sourceCurrency[i]) as string,
-        destinationAmount: given(p.destinationAmount[i]) as number, destinationCurrency: given(p.destinationCurrency[i]) as string,
-        transactionFees: given(p.transactionFees[i]) as number, exchangeRate: given(p.exchangeRate[i]) as number,
-        updatedAt: given(p.updatedAt[i]) as string, documents: given(p.documents[i]) as number,
-      },
+      quote:
+        q.attempt[i] === null
+          ? undefined
+          : {
+              attempt: q.attempt[i] as number,
+              rate: q.rate[i] as number,
+              fee: q.fee[i] as number,
+              totalDeductible: q.totalDeductible[i] as number,
+              destinationAmount: q.destinationAmount[i] as number,
+            },
+      payout:
+        p.id[i] === null
+          ? undefined
+          : {
+              id: p.id[i] as string,
+              payoutRef: given(p.payoutRef[i]) as string,
+              status: given(p.status[i]) as string,
+              sourceAmount: given(p.sourceAmount[i]) as number,
+              sourceCurrency: given(p.sourceCurrency[i]) as string,
+              destinationAmount: given(p.destinationAmount[i]) as number,
+              destinationCurrency: given(p.destinationCurrency[i]) as string,
+              transactionFees: given(p.transactionFees[i]) as number,
+              exchangeRate: given(p.exchangeRate[i]) as number,
+              updatedAt: given(p.updatedAt[i]) as string,
+              documents: given(p.documents[i]) as number,
+            },
     };
     const extra = more[i];
     if (extra) {

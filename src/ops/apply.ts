@@ -58,7 +58,8 @@ export function setRowStatus(row: ResultRow, u: StatusUpdate): void {
   r.status = u.status;
   if (u.statusDetail) r.statusDetail = u.statusDetail;
   else delete r.statusDetail;
-  if (u.status === 'ADDITIONAL_INFO_REQUIRED' && u.informationRequests?.length) r.informationRequests = JSON.stringify(u.informationRequests);
+  if (u.status === 'ADDITIONAL_INFO_REQUIRED' && u.informationRequests?.length)
+    r.informationRequests = JSON.stringify(u.informationRequests);
   else if (u.status !== 'ADDITIONAL_INFO_REQUIRED') delete r.informationRequests;
   if (u.at) r.updatedAt = u.at;
 }
@@ -84,8 +85,14 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
       const current = { status: row.result.status ?? '', statusDetail: row.result.statusDetail, at: row.result.updatedAt };
       const decision = nextStatus(current, { status: u.status, statusDetail: u.statusDetail, at: u.at });
       const change: RowChange = {
-        file, rowNumber: row.rowNumber, reference: row.cells.reference, payoutId: u.payoutId, from: current.status, to: u.status,
-        ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}), decision,
+        file,
+        rowNumber: row.rowNumber,
+        reference: row.cells.reference,
+        payoutId: u.payoutId,
+        from: current.status,
+        to: u.status,
+        ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}),
+        decision,
       };
       if (decision.apply) {
         setRowStatus(row, u);
@@ -104,18 +111,28 @@ export interface ApplyOptions {
 
 /** Reads the results file under its lock, applies the updates forward only, writes it back when a row changed. */
 export async function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
-  const result = await withLock(lockPathFor(file), async () => {
-    const table = await readResults(file);
-    const r = applyToTable(table, file, updates);
-    if (r.applied.length) await writeResults(file, table);
-    return { r, table };
-  }, { purpose: 'results update' });
+  const result = await withLock(
+    lockPathFor(file),
+    async () => {
+      const table = await readResults(file);
+      const r = applyToTable(table, file, updates);
+      if (r.applied.length) await writeResults(file, table);
+      return { r, table };
+    },
+    { purpose: 'results update' },
+  );
   if (result.r.applied.length) await recordInJournal(file, result.table, result.r.applied, updates, o);
   return result.r;
 }
 
 /** Appends `status` lines to the batch's journal, when it can be found. Best effort: never throws. */
-export async function recordInJournal(file: string, table: ResultsTable, applied: RowChange[], updates: StatusUpdate[], o: ApplyOptions): Promise<void> {
+export async function recordInJournal(
+  file: string,
+  table: ResultsTable,
+  applied: RowChange[],
+  updates: StatusUpdate[],
+  o: ApplyOptions,
+): Promise<void> {
   try {
     const prefixes = new Set<string>();
     for (const row of table.rows) {
@@ -138,9 +155,17 @@ export async function recordInJournal(file: string, table: ResultsTable, applied
             if (!ref) continue;
             const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
             w.append({
-              t: 'status', ref, payoutId: c.payoutId, status: c.to, ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
-              ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED' ? { informationRequests: JSON.stringify(u.informationRequests) } : {}),
-              ...(u?.at ? { changedAt: u.at } : {}), source: u?.source ?? 'get', ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
+              t: 'status',
+              ref,
+              payoutId: c.payoutId,
+              status: c.to,
+              ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
+              ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
+                ? { informationRequests: JSON.stringify(u.informationRequests) }
+                : {}),
+              ...(u?.at ? { changedAt: u.at } : {}),
+              source: u?.source ?? 'get',
+              ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
               at: new Date().toISOString(),
             });
           }

@@ -86,7 +86,11 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
     payout = await o.client.getPayout(o.payoutId);
   } catch (e) {
     if (e instanceof PayoutApiError && e.status === 404) {
-      throw new AttachRefused(`PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId})`, 'PAYOUT_NOT_FOUND', 2);
+      throw new AttachRefused(
+        `PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId})`,
+        'PAYOUT_NOT_FOUND',
+        2,
+      );
     }
     throw e;
   }
@@ -101,16 +105,26 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
     throw new AttachRefused(
       `MAX_DOCUMENTS_EXCEEDED: the payout has ${have} document${have === 1 ? '' : 's'} and takes at most ${MAX_DOCUMENTS_PER_PAYOUT}; ` +
         `${adding} more would make ${have + adding}. ` +
-        (room >= 1 && !o.merge ? 'Pass --merge to attach all the files as one PDF. ' : '') + 'Nothing was uploaded.',
-      'MAX_DOCUMENTS_EXCEEDED', 3,
+        (room >= 1 && !o.merge ? 'Pass --merge to attach all the files as one PDF. ' : '') +
+        'Nothing was uploaded.',
+      'MAX_DOCUMENTS_EXCEEDED',
+      3,
     );
   }
 
   let toUpload: { bytes: Uint8Array; contentType: DocumentContentType; filename: string; shownAs: string }[];
   if (o.merge && files.length > 1) {
     const bytes = await mergeToPdf(files);
-    if (bytes.byteLength > MAX_DOCUMENT_BYTES) throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
-    toUpload = [{ bytes, contentType: 'application/pdf', filename: `${payout.payoutRef.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`, shownAs: files.map((f) => f.path).join(' + ') }];
+    if (bytes.byteLength > MAX_DOCUMENT_BYTES)
+      throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
+    toUpload = [
+      {
+        bytes,
+        contentType: 'application/pdf',
+        filename: `${payout.payoutRef.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`,
+        shownAs: files.map((f) => f.path).join(' + '),
+      },
+    ];
   } else {
     toUpload = files.map((f) => ({ bytes: f.bytes, contentType: f.contentType, filename: f.filename, shownAs: f.path }));
   }
@@ -120,10 +134,14 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
     uploaded.push({ file: f.shownAs, documentUrl: r.documentUrl, requestId: r.requestId });
     log?.info({ file: f.filename, requestId: r.requestId }, 'document uploaded');
   }
-  const response = await o.client.patchDocuments(payout.id, uploaded.map((u) => u.documentUrl));
+  const response = await o.client.patchDocuments(
+    payout.id,
+    uploaded.map((u) => u.documentUrl),
+  );
   log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
-  const answers = payout.status === 'ADDITIONAL_INFO_REQUIRED'
-    ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)
-    : [];
+  const answers =
+    payout.status === 'ADDITIONAL_INFO_REQUIRED'
+      ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)
+      : [];
   return { payout, uploaded, response, merged: toUpload.length === 1 && files.length > 1, answers };
 }

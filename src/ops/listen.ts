@@ -88,7 +88,8 @@ export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): 
         } catch {
           continue;
         }
-        for (const n of names) if (!n.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(n)) out.push({ file: join(cdir, n), stateDirs });
+        for (const n of names)
+          if (!n.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(n)) out.push({ file: join(cdir, n), stateDirs });
       }
     }
   }
@@ -135,9 +136,11 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
   let chain: Promise<void> = Promise.resolve();
   let closed = false;
   const enqueue = (d: DeliveryLine) => {
-    chain = chain.then(() => applyDelivery(d)).catch((e: unknown) => {
-      log?.error({ deliveryId: d.deliveryId, err: (e as Error).message }, 'delivery not applied: it is applied again on the next start');
-    });
+    chain = chain
+      .then(() => applyDelivery(d))
+      .catch((e: unknown) => {
+        log?.error({ deliveryId: d.deliveryId, err: (e as Error).message }, 'delivery not applied: it is applied again on the next start');
+      });
   };
 
   async function applyDelivery(d: DeliveryLine): Promise<void> {
@@ -147,10 +150,18 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
       rows = await applyStatusEvent(event as PayoutStatusChangedEvent, d.deliveryId);
     } else {
       const w = event as WalletEvent;
-      log?.info({
-        deliveryId: d.deliveryId, eventType: w.eventType, transactionType: w.data.transactionType, amount: w.data.amount,
-        currency: w.data.currency, reference: w.data.reference, transactionId: w.data.transactionId,
-      }, w.eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited');
+      log?.info(
+        {
+          deliveryId: d.deliveryId,
+          eventType: w.eventType,
+          transactionType: w.data.transactionType,
+          amount: w.data.amount,
+          currency: w.data.currency,
+          reference: w.data.reference,
+          transactionId: w.data.transactionId,
+        },
+        w.eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited',
+      );
     }
     writer.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
     stats.applied++;
@@ -159,8 +170,14 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
   async function applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
     const d = e.data;
     const update = {
-      payoutId: d.payoutId, status: d.newStatus, statusDetail: d.newStatusDetail, informationRequests: d.informationRequests,
-      at: d.changedAt, source: 'webhook' as const, deliveryId, reason: d.reason,
+      payoutId: d.payoutId,
+      status: d.newStatus,
+      statusDetail: d.newStatusDetail,
+      informationRequests: d.informationRequests,
+      at: d.changedAt,
+      source: 'webhook' as const,
+      deliveryId,
+      reason: d.reason,
     };
     let rows = 0;
     let matched = false;
@@ -176,14 +193,21 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
       for (const c of r.applied) {
         matched = true;
         rows++;
-        log?.info({ deliveryId, payoutId: d.payoutId, file: t.file, row: c.rowNumber, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status applied');
+        log?.info(
+          { deliveryId, payoutId: d.payoutId, file: t.file, row: c.rowNumber, from: c.from, to: c.to, statusDetail: c.statusDetail },
+          'status applied',
+        );
       }
       for (const c of r.ignored) {
         matched = true;
-        log?.info({ deliveryId, payoutId: d.payoutId, file: t.file, row: c.rowNumber, held: c.from, received: c.to, why: c.decision.why }, 'status not applied: the row holds a later one');
+        log?.info(
+          { deliveryId, payoutId: d.payoutId, file: t.file, row: c.rowNumber, held: c.from, received: c.to, why: c.decision.why },
+          'status not applied: the row holds a later one',
+        );
       }
     }
-    if (!matched) log?.info({ deliveryId, payoutId: d.payoutId, newStatus: d.newStatus }, 'no row of the files listened for holds this payout');
+    if (!matched)
+      log?.info({ deliveryId, payoutId: d.payoutId, newStatus: d.newStatus }, 'no row of the files listened for holds this payout');
     return rows;
   }
 
@@ -210,12 +234,24 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
       const raw = Buffer.concat(chunks);
       let verified;
       try {
-        verified = verifyWebhook({ rawBody: raw, headers: req.headers as Record<string, string>, secret: o.secret, headerNames: o.headerNames });
+        verified = verifyWebhook({
+          rawBody: raw,
+          headers: req.headers as Record<string, string>,
+          secret: o.secret,
+          headerNames: o.headerNames,
+        });
       } catch (e) {
         if (!(e instanceof WebhookVerificationError)) throw e;
         stats.rejected++;
         const status = e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401;
-        log?.warn({ reason: e.reason, deliveryId: req.headers[(o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()], remote: req.socket.remoteAddress }, 'delivery refused, nothing applied');
+        log?.warn(
+          {
+            reason: e.reason,
+            deliveryId: req.headers[(o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()],
+            remote: req.socket.remoteAddress,
+          },
+          'delivery refused, nothing applied',
+        );
         return answer(res, status, { error: e.reason });
       }
       const id = verified.deliveryId;
@@ -224,7 +260,13 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
         log?.info({ deliveryId: id, eventType: verified.event.eventType }, 'replayed delivery dropped');
         return answer(res, 200, { received: true, duplicate: true });
       }
-      const line: DeliveryLine = { t: 'delivery', deliveryId: id, eventType: verified.event.eventType, receivedAt: new Date().toISOString(), raw: raw.toString('utf8') };
+      const line: DeliveryLine = {
+        t: 'delivery',
+        deliveryId: id,
+        eventType: verified.event.eventType,
+        receivedAt: new Date().toISOString(),
+        raw: raw.toString('utf8'),
+      };
       try {
         writer.append(line, { sync: true });
       } catch (e) {
@@ -289,7 +331,11 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
 }
 
 /** `--register URL`: creates the business's one subscription, or points the existing one here. */
-export async function registerSubscription(client: PayoutClient, url: string, secret: string): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
+export async function registerSubscription(
+  client: PayoutClient,
+  url: string,
+  secret: string,
+): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
   const existing = (await client.listWebhooks()).data[0];
   if (existing) {
     const s = await client.updateWebhook(existing.id, { url, secret });

@@ -41,7 +41,9 @@ export class LockBusy extends Error {
     readonly path: string,
     readonly owner: LockOwner | undefined,
   ) {
-    super(`${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host} since ${owner.startedAt}${owner.purpose ? ` (${owner.purpose})` : ''}` : 'another process'}`);
+    super(
+      `${path} is held by ${owner ? `pid ${owner.pid} on ${owner.host} since ${owner.startedAt}${owner.purpose ? ` (${owner.purpose})` : ''}` : 'another process'}`,
+    );
   }
 }
 
@@ -134,7 +136,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function acquireLock(path: string, o: LockOptions = {}): Promise<HeldLock> {
   const staleMs = o.staleMs ?? 10 * 60_000;
   const deadline = Date.now() + (o.waitMs ?? 0);
-  const owner: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...(o.purpose ? { purpose: o.purpose } : {}) };
+  const owner: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    startedAt: new Date().toISOString(),
+    ...(o.purpose ? { purpose: o.purpose } : {}),
+  };
   for (let round = 0; ; round++) {
     if (tryLink(path, owner)) {
       let released = false;

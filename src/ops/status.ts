@@ -64,30 +64,42 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const failures: RowFailure[] = [];
   let halted: string | undefined;
   // Requests go through the client's throttle (5 per rolling second by default), all in parallel.
-  await Promise.all([...todo].map(async ([payoutId, rowNumber]) => {
-    if (halted || o.stop?.aborted) return;
-    try {
-      const p = await o.client.getPayout(payoutId);
-      updates.push({
-        payoutId, status: p.status, statusDetail: p.statusDetail, informationRequests: p.informationRequests, at: p.updatedAt, source: 'get',
-      });
-      o.logger?.debug({ row: rowNumber, payoutId, status: p.status }, 'payout read');
-    } catch (e) {
-      if (!(e instanceof PayoutApiError)) throw e;
-      if (isServiceTrouble(e)) {
-        halted ??= e.message;
-        o.logger?.error({ row: rowNumber, payoutId, requestId: e.requestId, status: e.status }, 'status refresh halted');
-        return;
+  await Promise.all(
+    [...todo].map(async ([payoutId, rowNumber]) => {
+      if (halted || o.stop?.aborted) return;
+      try {
+        const p = await o.client.getPayout(payoutId);
+        updates.push({
+          payoutId,
+          status: p.status,
+          statusDetail: p.statusDetail,
+          informationRequests: p.informationRequests,
+          at: p.updatedAt,
+          source: 'get',
+        });
+        o.logger?.debug({ row: rowNumber, payoutId, status: p.status }, 'payout read');
+      } catch (e) {
+        if (!(e instanceof PayoutApiError)) throw e;
+        if (isServiceTrouble(e)) {
+          halted ??= e.message;
+          o.logger?.error({ row: rowNumber, payoutId, requestId: e.requestId, status: e.status }, 'status refresh halted');
+          return;
+        }
+        failures.push({ rowNumber, payoutId, code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
+        o.logger?.warn({ row: rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
       }
-      failures.push({ rowNumber, payoutId, code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
-      o.logger?.warn({ row: rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
-    }
-  }));
+    }),
+  );
 
   // What was learnt is applied even when the refresh stopped early.
-  const apply = updates.length ? await applyToResultsFile(file, updates, { stateDirs: o.stateDirs, logger: o.logger }) : { applied: [], ignored: [], unmatched: [] };
-  for (const c of apply.applied) o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
-  for (const c of apply.ignored) if (c.decision.why === 'older') o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
+  const apply = updates.length
+    ? await applyToResultsFile(file, updates, { stateDirs: o.stateDirs, logger: o.logger })
+    : { applied: [], ignored: [], unmatched: [] };
+  for (const c of apply.applied)
+    o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
+  for (const c of apply.ignored)
+    if (c.decision.why === 'older')
+      o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
 
   const after = await readResults(file);
   const byStatus: Record<string, number> = {};
@@ -97,6 +109,12 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   }
   return {
     exitCode: halted ? 4 : failures.length ? 1 : 0,
-    rows: table.rows.length, asked: todo.size, final, apply, failures, halted, byStatus,
+    rows: table.rows.length,
+    asked: todo.size,
+    final,
+    apply,
+    failures,
+    halted,
+    byStatus,
   };
 }

@@ -20,7 +20,20 @@
 // or is being processed under another claim, goes to failed/ with the reason: it is never paid
 // again. Nothing here prints or exits: the CLI does.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, extname, join, resolve } from 'node:path';
@@ -91,7 +104,9 @@ export function readWatchConfig(dir: string): WatchConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new WatchConfigError(`${path}: cannot read the configuration (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); see README "watch"`);
+    throw new WatchConfigError(
+      `${path}: cannot read the configuration (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); see README "watch"`,
+    );
   }
   let data: unknown;
   try {
@@ -104,7 +119,8 @@ export function readWatchConfig(dir: string): WatchConfig {
     const i = r.error.issues[0]!;
     throw new WatchConfigError(`${path}: ${i.path.join('.') || '(top level)'}: ${i.message}`);
   }
-  if (typeof (data as Record<string, unknown>).apiKey === 'string') throw new WatchConfigError(`${path}: never put the API key in the configuration; use keyFile`);
+  if (typeof (data as Record<string, unknown>).apiKey === 'string')
+    throw new WatchConfigError(`${path}: never put the API key in the configuration; use keyFile`);
   return r.data;
 }
 
@@ -149,15 +165,20 @@ export interface WatchResult {
 }
 
 const SEVERITY: Record<number, number> = { 0: 0, 1: 1, 2: 2, 3: 3, 4: 4 };
-export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 => codes.reduce((a, b) => (SEVERITY[b]! > SEVERITY[a]! ? b : a), 0) as 0 | 1 | 2 | 3 | 4;
+export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 =>
+  codes.reduce((a, b) => (SEVERITY[b]! > SEVERITY[a]! ? b : a), 0) as 0 | 1 | 2 | 3 | 4;
 
 const sleep = (ms: number, stop?: AbortSignal) =>
   new Promise<void>((r) => {
     const t = setTimeout(r, ms);
-    stop?.addEventListener('abort', () => {
-      clearTimeout(t);
-      r();
-    }, { once: true });
+    stop?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        r();
+      },
+      { once: true },
+    );
   });
 
 export function layout(dir: string) {
@@ -182,7 +203,9 @@ export function inboxCandidates(inbox: string): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => !n.startsWith('.') && !/\.tmp$/i.test(n) && !/\.ready$/i.test(n) && !/\.(part|crdownload|swp)$/i.test(n)).sort();
+  return names
+    .filter((n) => !n.startsWith('.') && !/\.tmp$/i.test(n) && !/\.ready$/i.test(n) && !/\.(part|crdownload|swp)$/i.test(n))
+    .sort();
 }
 
 /** Complete: a .ready marker, or (unless requireReady) unchanged for settleMs. Returns ms still to wait, 0 when complete, -1 when never by time. */
@@ -259,21 +282,45 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
   const finish = (f: FileOutcome) => {
     files.push(f);
     o.onFile?.(f);
-    log?.[f.exitCode === 0 ? 'info' : 'warn']({ file: f.name, claim: f.claim, outcome: f.outcome, exitCode: f.exitCode, reason: f.reason }, `file ${f.outcome}`);
+    log?.[f.exitCode === 0 ? 'info' : 'warn'](
+      { file: f.name, claim: f.claim, outcome: f.outcome, exitCode: f.exitCode, reason: f.reason },
+      `file ${f.outcome}`,
+    );
   };
 
   /** Moves a claim folder to done/ or failed/ (summary written first). */
-  const settle = async (claimDir: string, claim: ClaimRecord, out: Omit<FileOutcome, 'folder' | 'claim' | 'name'>, summary: Record<string, unknown>) => {
+  const settle = async (
+    claimDir: string,
+    claim: ClaimRecord,
+    out: Omit<FileOutcome, 'folder' | 'claim' | 'name'>,
+    summary: Record<string, unknown>,
+  ) => {
     const id = basename(claimDir);
     if (out.outcome === 'processing') {
       finish({ ...out, name: claim.name, claim: id, folder: claimDir });
       return;
     }
     const stem = basename(claim.name, extname(claim.name));
-    await writeFile(join(claimDir, `${stem}.summary.json`), JSON.stringify({
-      file: claim.name, sha256: claim.sha256, claim: id, claimedAt: claim.claimedAt, takenOverAt: claim.takenOverAt, finishedAt: new Date().toISOString(),
-      environment: env, outcome: out.outcome, exitCode: out.exitCode, reason: out.reason, ...summary,
-    }, null, 2) + '\n');
+    await writeFile(
+      join(claimDir, `${stem}.summary.json`),
+      JSON.stringify(
+        {
+          file: claim.name,
+          sha256: claim.sha256,
+          claim: id,
+          claimedAt: claim.claimedAt,
+          takenOverAt: claim.takenOverAt,
+          finishedAt: new Date().toISOString(),
+          environment: env,
+          outcome: out.outcome,
+          exitCode: out.exitCode,
+          reason: out.reason,
+          ...summary,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
     const target = join(out.outcome === 'done' ? L.done : L.failed, id);
     await locked(() => renameSync(claimDir, target));
     mine.delete(claimDir);
@@ -285,14 +332,17 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
   const process_ = async (claimDir: string, resumed: boolean): Promise<void> => {
     const claim = readClaim(claimDir)!;
     const file = join(claimDir, claim.name);
-    const beat = setInterval(() => {
-      const t = new Date();
-      try {
-        utimesSync(claimFile(claimDir), t, t);
-      } catch {
-        /* moved */
-      }
-    }, Math.max(1000, Math.min(10_000, staleMs / 4)));
+    const beat = setInterval(
+      () => {
+        const t = new Date();
+        try {
+          utimesSync(claimFile(claimDir), t, t);
+        } catch {
+          /* moved */
+        }
+      },
+      Math.max(1000, Math.min(10_000, staleMs / 4)),
+    );
     beat.unref();
     const base = { resumed };
     try {
@@ -312,53 +362,139 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
         }
         if (bad.size) {
           const list = [...bad].map(([c, n]) => `${c} (${n} row${n === 1 ? '' : 's'})`).join(', ');
-          return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 3, reason: `refused: source currencies not allowed by ${CONFIG_FILE}: ${list} (allowed: ${cfg.allowedCurrencies.join(', ')}). Nothing was sent.` }, {});
+          return await settle(
+            claimDir,
+            claim,
+            {
+              ...base,
+              outcome: 'failed',
+              exitCode: 3,
+              reason: `refused: source currencies not allowed by ${CONFIG_FILE}: ${list} (allowed: ${cfg.allowedCurrencies.join(', ')}). Nothing was sent.`,
+            },
+            {},
+          );
         }
       }
       let batchLabel = '';
       let r: RunResult;
       try {
         r = await runBatch({
-          file, conn: o.conn, stateDir: L.state, yes: true, interactive: false, envFlag: o.envFlag,
-          allowPartial: cfg.allowPartial, enablePairs: cfg.enablePairs, expectRows: cfg.expectRows,
-          expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')), maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
-          quote: cfg.quote, mergeDocuments: cfg.mergeDocuments, concurrency: cfg.concurrency, stop: o.stop,
+          file,
+          conn: o.conn,
+          stateDir: L.state,
+          yes: true,
+          interactive: false,
+          envFlag: o.envFlag,
+          allowPartial: cfg.allowPartial,
+          enablePairs: cfg.enablePairs,
+          expectRows: cfg.expectRows,
+          expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
+          maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
+          quote: cfg.quote,
+          mergeDocuments: cfg.mergeDocuments,
+          concurrency: cfg.concurrency,
+          stop: o.stop,
           ...(o.crashWaitMs !== undefined ? { crashWaitMs: o.crashWaitMs } : {}),
           onPlan: (p) => {
             batchLabel = p.batchId.slice(0, 16);
-            log?.info({ file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies }, 'plan');
+            log?.info(
+              {
+                file: claim.name,
+                batchId: batchLabel,
+                toSend: p.toSend.length,
+                alreadyCreated: p.alreadyCreated,
+                currencies: p.currencies,
+              },
+              'plan',
+            );
           },
           onEvent: (e) => {
             if (e.type === 'row-done') {
-              const fields = { file: claim.name, batchId: batchLabel, row: e.rowNumber, reference: e.reference, status: e.status, requestId: e.requestId, payoutId: e.payoutId, idempotencyKey: e.key, errorCode: e.errorCode };
+              const fields = {
+                file: claim.name,
+                batchId: batchLabel,
+                row: e.rowNumber,
+                reference: e.reference,
+                status: e.status,
+                requestId: e.requestId,
+                payoutId: e.payoutId,
+                idempotencyKey: e.key,
+                errorCode: e.errorCode,
+              };
               if (isCreatedStatus(e.status)) log?.info(fields, 'row done');
               else log?.warn({ ...fields, message: e.message }, 'row not created');
             } else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
           },
         });
       } catch (e) {
-        if (e instanceof BatchRefused) return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 3, reason: `refused: ${e.message}` }, {});
+        if (e instanceof BatchRefused)
+          return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 3, reason: `refused: ${e.message}` }, {});
         if (e instanceof InputError || e instanceof ResultsError) {
-          return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 2, reason: `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}` }, {});
+          return await settle(
+            claimDir,
+            claim,
+            {
+              ...base,
+              outcome: 'failed',
+              exitCode: 2,
+              reason: `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`,
+            },
+            {},
+          );
         }
         throw e;
       }
       const summary = {
-        batchId: r.batchId, results: basename(r.resultsPath), journal: r.journalPath, summary: r.summary, refused: r.refused, halted: r.halted,
+        batchId: r.batchId,
+        results: basename(r.resultsPath),
+        journal: r.journalPath,
+        summary: r.summary,
+        refused: r.refused,
+        halted: r.halted,
         resumedRun: r.report.resumed ? r.report : undefined,
       };
       if (r.exitCode === 4 || r.stopped) {
         halted.add(claimDir);
-        return await settle(claimDir, claim, {
-          ...base, outcome: 'processing', exitCode: r.exitCode === 4 ? 4 : 0,
-          reason: r.stopped ? 'stopped on request: resumed on the next start' : `service unavailable: ${r.halted}; left in processing/, resumed on the next run`,
-        }, summary);
+        return await settle(
+          claimDir,
+          claim,
+          {
+            ...base,
+            outcome: 'processing',
+            exitCode: r.exitCode === 4 ? 4 : 0,
+            reason: r.stopped
+              ? 'stopped on request: resumed on the next start'
+              : `service unavailable: ${r.halted}; left in processing/, resumed on the next run`,
+          },
+          summary,
+        );
       }
-      if (r.exitCode === 3) return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 3, reason: `refused by the guards: ${(r.refused ?? []).join('; ')}` }, summary);
+      if (r.exitCode === 3)
+        return await settle(
+          claimDir,
+          claim,
+          { ...base, outcome: 'failed', exitCode: 3, reason: `refused by the guards: ${(r.refused ?? []).join('; ')}` },
+          summary,
+        );
       if (r.exitCode === 1) {
-        const bad = Object.entries(r.summary.byStatus).filter(([k]) => !isCreatedStatus(k)).map(([k, n]) => `${n} ${k}`).join(', ');
-        const unknown = r.summary.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key by retry)' : '';
-        return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 1, reason: `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}` }, summary);
+        const bad = Object.entries(r.summary.byStatus)
+          .filter(([k]) => !isCreatedStatus(k))
+          .map(([k, n]) => `${n} ${k}`)
+          .join(', ');
+        const unknown = r.summary.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME]
+          ? ' (rows of unknown outcome are settled with their original key by retry)'
+          : '';
+        return await settle(
+          claimDir,
+          claim,
+          {
+            ...base,
+            outcome: 'failed',
+            exitCode: 1,
+            reason: `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}`,
+          },
+          summary,
+        );
       }
       return await settle(claimDir, claim, { ...base, outcome: 'done', exitCode: 0 }, summary);
     } finally {
@@ -395,7 +531,10 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
         writeClaim(claimDir, { ...c, pid: process.pid, host: hostname(), takenOverAt: new Date().toISOString() });
         mine.add(claimDir);
         taken.push(claimDir);
-        log?.warn({ file: c.name, claim: id, previousOwner: { pid: c.pid, host: c.host } }, 'resuming a file left in processing by a stopped run');
+        log?.warn(
+          { file: c.name, claim: id, previousOwner: { pid: c.pid, host: c.host } },
+          'resuming a file left in processing by a stopped run',
+        );
       }
       return taken;
     });
@@ -405,7 +544,10 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
     locked(async (): Promise<{ claimDir: string; duplicate?: string } | undefined> => {
       const src = join(L.inbox, name);
       if (!existsSync(src)) return undefined;
-      const id = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+      const id = `${new Date()
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
       const claimDir = join(L.processing, id);
       mkdirSync(claimDir);
       const claim: ClaimRecord = { name, pid: process.pid, host: hostname(), claimedAt: new Date().toISOString() };
@@ -430,7 +572,8 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
         const od = join(L.processing, other);
         if (od === claimDir) continue;
         const oc = readClaim(od);
-        if (oc?.sha256 === sha) return { claimDir, duplicate: `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice` };
+        if (oc?.sha256 === sha)
+          return { claimDir, duplicate: `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice` };
       }
       // The same content sent before (its journal in .state has sent rows).
       const jp = journalPath(L.state, env, sha);
@@ -442,7 +585,8 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
           const where = h ? `${basename(h.file)} (claim ${basename(resolve(h.file, '..'))})` : 'an earlier file';
           return {
             claimDir,
-            duplicate: `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${env}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
+            duplicate:
+              `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${env}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
               'Not paid again. To re-send failed rows of that batch, run `payout-batch retry` on its results file.',
           };
         }

@@ -1,8 +1,20 @@
 // The result columns and how a header row splits into the batch's own columns and the result block.
 
 export const RESULT_COLUMNS = [
-  'status', 'payoutId', 'payoutRef', 'idempotencyKey', 'quotedRate', 'appliedRate', 'fee', 'totalDeductible',
-  'destinationAmount', 'errorCode', 'errorMessage', 'requestId', 'documents', 'updatedAt',
+  'status',
+  'payoutId',
+  'payoutRef',
+  'idempotencyKey',
+  'quotedRate',
+  'appliedRate',
+  'fee',
+  'totalDeductible',
+  'destinationAmount',
+  'errorCode',
+  'errorMessage',
+  'requestId',
+  'documents',
+  'updatedAt',
 ] as const;
 
 /**

@@ -27,4 +27,3 @@ export class ResultsError extends Error {
 }
 
 export const isResultsError = (e: unknown): e is ResultsError => e instanceof ResultsError;
-

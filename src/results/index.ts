@@ -1,8 +1,13 @@
 // Results files: written after and during a run (the batch's columns, then the result columns),
 // read back for retry and status. See README "Results file" and design.md.
 export {
-  RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns,
-  type ResultColumn, type ColumnSplit,
+  RESULT_COLUMNS,
+  OPTIONAL_RESULT_COLUMNS,
+  NUMERIC_RESULT_COLUMNS,
+  REQUIRED_RESULT_COLUMNS,
+  splitColumns,
+  type ResultColumn,
+  type ColumnSplit,
 } from './columns.ts';
 export type { ResultValues, ResultRow, ResultsTable, ResultsSource } from './types.ts';
 export { resultsPathFor, type ResultsFormat, type ResultsPathOptions } from './paths.ts';

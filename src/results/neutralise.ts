@@ -29,7 +29,9 @@ export function neutralise(text: string): string {
 }
 
 export function unneutralise(text: string): string {
-  return text.length > 1 && text.charCodeAt(0) === QUOTE && (isTrigger(text.charCodeAt(1)) || text.charCodeAt(1) === QUOTE) ? text.slice(1) : text;
+  return text.length > 1 && text.charCodeAt(0) === QUOTE && (isTrigger(text.charCodeAt(1)) || text.charCodeAt(1) === QUOTE)
+    ? text.slice(1)
+    : text;
 }
 
 /** Does a spreadsheet see this text as a formula? (for tests and checks) */

@@ -25,7 +25,11 @@ export interface ResultsPathOptions {
   inputFormat?: 'csv' | 'xlsx' | 'xls';
 }
 
-export function resultsPathFor(batchFile: string, override?: string, options: ResultsPathOptions = {}): { path: string; format: ResultsFormat } {
+export function resultsPathFor(
+  batchFile: string,
+  override?: string,
+  options: ResultsPathOptions = {},
+): { path: string; format: ResultsFormat } {
   if (override !== undefined) {
     const ext = extname(override).toLowerCase();
     let format: ResultsFormat;
@@ -33,10 +37,18 @@ export function resultsPathFor(batchFile: string, override?: string, options: Re
     else if (ext === '.xlsx') format = 'xlsx';
     else {
       const hint = ext === '.xls' || ext === '.xlsm' ? ' (results are written as .xlsx)' : '';
-      throw new ResultsError('BAD_RESULTS_PATH', override, `--results ${override}: name the results file .csv or .xlsx${hint}; the extension decides the format.`);
+      throw new ResultsError(
+        'BAD_RESULTS_PATH',
+        override,
+        `--results ${override}: name the results file .csv or .xlsx${hint}; the extension decides the format.`,
+      );
     }
     if (resolve(override) === resolve(batchFile)) {
-      throw new ResultsError('BAD_RESULTS_PATH', override, `--results ${override}: that is the batch file itself; choose another name so the batch is not overwritten.`);
+      throw new ResultsError(
+        'BAD_RESULTS_PATH',
+        override,
+        `--results ${override}: that is the batch file itself; choose another name so the batch is not overwritten.`,
+      );
     }
     return { path: override, format };
   }

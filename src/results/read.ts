@@ -51,10 +51,12 @@ export async function readResults(path: string, options: ReadResultsOptions = {}
   const kind = sniffKind(buf.subarray(0, 8192));
   if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
   if (kind === 'xlsx' || kind === 'xls') {
-    if (options.encoding) throw new ResultsError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
+    if (options.encoding)
+      throw new ResultsError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
     return shape(file, 'xlsx', readXlsx(buf, file, options.sheet));
   }
-  if (options.sheet !== undefined) throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
+  if (options.sheet !== undefined)
+    throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
   const { records, delimiter } = readCsv(buf, file, options.encoding);
   return { ...shape(file, 'csv', records), delimiter };
 }
@@ -83,7 +85,9 @@ function shape(file: string, format: ResultsFormat, records: readonly Rec[]): Re
 
   const index = new Map(headers.map((h, i) => [h, i]));
   const inputIdx = split.input.map((h) => index.get(h)!);
-  const resultIdx: [ResultColumn, number][] = [...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS].filter((c) => split.result[c] !== undefined).map((c) => [c, index.get(split.result[c]!)!]);
+  const resultIdx: [ResultColumn, number][] = [...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS]
+    .filter((c) => split.result[c] !== undefined)
+    .map((c) => [c, index.get(split.result[c]!)!]);
 
   const rows: ResultRow[] = [];
   for (let k = headerAt + 1; k < records.length; k++) {
@@ -109,7 +113,11 @@ function notResults(file: string, headerRow: number, missing: readonly ResultCol
           missing.length === RESULT_COLUMNS.length ? ' (nor any other result column)' : ''
         }; it looks like a batch file, not the results of a run`
       : `its header row (row ${headerRow}) lacks the result column ${required.join(', ')}`;
-  return new ResultsError('NOT_A_RESULTS_FILE', file, `${file}: not a results file: ${what}. Pass the results file a run wrote (e.g. payroll.results.csv).`);
+  return new ResultsError(
+    'NOT_A_RESULTS_FILE',
+    file,
+    `${file}: not a results file: ${what}. Pass the results file a run wrote (e.g. payroll.results.csv).`,
+  );
 }
 
 // ---------------------------------------------------------------- CSV
@@ -128,7 +136,8 @@ function readCsv(buf: Buffer, file: string, encodingName?: string): { records: R
   const detected = detectEncoding(buf.subarray(0, 1024 * 1024));
   if (encodingName) {
     const e = parseEncodingName(encodingName);
-    if (!e) throw new ResultsError('ENCODING', file, `unknown --encoding "${encodingName}": use utf-8, utf-16le, utf-16be or windows-1252.`);
+    if (!e)
+      throw new ResultsError('ENCODING', file, `unknown --encoding "${encodingName}": use utf-8, utf-16le, utf-16be or windows-1252.`);
     encoding = e;
     bomBytes = detected.encoding === e ? detected.bomBytes : 0;
   } else {
@@ -162,7 +171,9 @@ function readCsv(buf: Buffer, file: string, encodingName?: string): { records: R
   } catch (e) {
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
-      throw new ResultsError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message}`, { cause: e });
+      throw new ResultsError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message}`, {
+        cause: e,
+      });
     }
     throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`, { cause: e });
   }
@@ -177,11 +188,14 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 export function decodeOoxmlText(xml: string): string {
   return xml
     .replace(/\r\n?/g, '\n')
-    .replace(/&(?:(amp|lt|gt|quot|apos)|#(\d+)|#x([0-9a-fA-F]+));/g, (m, name: string | undefined, dec: string | undefined, hex: string | undefined) => {
-      if (name) return ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name]!;
-      const cp = dec !== undefined ? parseInt(dec, 10) : parseInt(hex!, 16);
-      return cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
-    })
+    .replace(
+      /&(?:(amp|lt|gt|quot|apos)|#(\d+)|#x([0-9a-fA-F]+));/g,
+      (m, name: string | undefined, dec: string | undefined, hex: string | undefined) => {
+        if (name) return ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name]!;
+        const cp = dec !== undefined ? parseInt(dec, 10) : parseInt(hex!, 16);
+        return cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
+      },
+    )
     .replace(/_x([0-9a-fA-F]{4})_/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
 }
 
@@ -223,7 +237,10 @@ function cellText(cell: XLSX.CellObject | undefined): string {
     case 'b':
       return cell.v ? 'TRUE' : 'FALSE';
     case 'd':
-      return (cell.v as Date).toISOString().replace(/T00:00:00\.000Z$/, '').replace(/\.000Z$/, '');
+      return (cell.v as Date)
+        .toISOString()
+        .replace(/T00:00:00\.000Z$/, '')
+        .replace(/\.000Z$/, '');
     case 'e':
       return cell.w ?? '#ERROR';
     default:
@@ -234,7 +251,15 @@ function cellText(cell: XLSX.CellObject | undefined): string {
 function readXlsx(buf: Buffer, file: string, sheetName?: string): Rec[] {
   let wb: XLSX.WorkBook;
   try {
-    wb = XLSX.read(buf, { type: 'buffer', dense: true, cellNF: true, cellDates: false, cellFormula: false, cellHTML: false, cellStyles: false });
+    wb = XLSX.read(buf, {
+      type: 'buffer',
+      dense: true,
+      cellNF: true,
+      cellDates: false,
+      cellFormula: false,
+      cellHTML: false,
+      cellStyles: false,
+    });
   } catch (e) {
     throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${(e as Error).message}).`, { cause: e });
   }
@@ -243,7 +268,12 @@ function readXlsx(buf: Buffer, file: string, sheetName?: string): Rec[] {
   let name = sheets[0]!;
   if (sheetName !== undefined) {
     const found = sheets.find((s) => s === sheetName) ?? sheets.find((s) => s.toLowerCase() === sheetName.toLowerCase());
-    if (!found) throw new ResultsError('SHEET_NOT_FOUND', file, `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`);
+    if (!found)
+      throw new ResultsError(
+        'SHEET_NOT_FOUND',
+        file,
+        `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`,
+      );
     name = found;
   }
   const ws = wb.Sheets[name]!;

@@ -29,18 +29,25 @@ export const XLSX_MAX_TEXT = 32767;
  * The header row written for a table: the batch's own columns, then RESULT_COLUMNS, then those
  * OPTIONAL_RESULT_COLUMNS that some row holds (`rows` absent: none of them).
  */
-export function resultsHeader(inputColumns: readonly string[], rows?: readonly ResultRow[]): { input: string[]; header: string[]; result: ResultColumn[] } {
+export function resultsHeader(
+  inputColumns: readonly string[],
+  rows?: readonly ResultRow[],
+): { input: string[]; header: string[]; result: ResultColumn[] } {
   return headerWith(inputColumns, rows ? optionalHeld(rows) : []);
 }
 
 const holds = (v: ResultValues, c: ResultColumn): boolean => (v[c] ?? '') !== '';
 /** The OPTIONAL_RESULT_COLUMNS that some row holds. */
-const optionalHeld = (rows: readonly ResultRow[]): ResultColumn[] => OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => holds(r.result, c)));
+const optionalHeld = (rows: readonly ResultRow[]): ResultColumn[] =>
+  OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => holds(r.result, c)));
 /** Each row's values by its position, whichever kind of table. */
 const valuesOf = (table: ResultsTable | ResultsSource): ((index: number) => ResultValues) =>
   'resultAt' in table ? table.resultAt : (i) => table.rows[i]!.result;
 
-function headerWith(inputColumns: readonly string[], optional: readonly ResultColumn[]): { input: string[]; header: string[]; result: ResultColumn[] } {
+function headerWith(
+  inputColumns: readonly string[],
+  optional: readonly ResultColumn[],
+): { input: string[]; header: string[]; result: ResultColumn[] } {
   const input = splitColumns(inputColumns).input;
   const result: ResultColumn[] = [...RESULT_COLUMNS, ...optional];
   return { input, header: [...input, ...result], result };
@@ -77,12 +84,21 @@ export async function writeResults(path: string, table: ResultsTable | ResultsSo
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       const why =
-        code === 'EACCES' || code === 'EPERM' ? 'permission denied (the folder must be writable: the file is replaced through a temporary file beside it)'
-        : code === 'ENOENT' ? 'the folder does not exist'
-        : code === 'ENOSPC' ? 'the disk is full'
-        : code === 'EISDIR' ? 'a folder has that name'
-        : (code ?? (e as Error).message);
-      throw new ResultsError('WRITE_FAILED', path, `${path}: cannot write the results file: ${why}. The previous version, if any, is unchanged.`, { cause: e });
+        code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied (the folder must be writable: the file is replaced through a temporary file beside it)'
+          : code === 'ENOENT'
+            ? 'the folder does not exist'
+            : code === 'ENOSPC'
+              ? 'the disk is full'
+              : code === 'EISDIR'
+                ? 'a folder has that name'
+                : (code ?? (e as Error).message);
+      throw new ResultsError(
+        'WRITE_FAILED',
+        path,
+        `${path}: cannot write the results file: ${why}. The previous version, if any, is unchanged.`,
+        { cause: e },
+      );
     }
   });
 }

@@ -4,10 +4,29 @@ import type { ServiceHeaderNames } from '../spec/http.ts';
 
 /** Names of the spec's routes, used for fault targeting and the request log. */
 export type RouteName =
-  | 'quote' | 'initiate' | 'getPayout' | 'listPayouts' | 'patchDocuments' | 'uploadUrl'
-  | 'swap' | 'listSwaps' | 'getSwap' | 'pairs' | 'togglePair' | 'methods' | 'wallets'
-  | 'registerWebhook' | 'listWebhooks' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook'
-  | 'countries' | 'transactions' | 'storagePut' | 'control' | 'unknown'
+  | 'quote'
+  | 'initiate'
+  | 'getPayout'
+  | 'listPayouts'
+  | 'patchDocuments'
+  | 'uploadUrl'
+  | 'swap'
+  | 'listSwaps'
+  | 'getSwap'
+  | 'pairs'
+  | 'togglePair'
+  | 'methods'
+  | 'wallets'
+  | 'registerWebhook'
+  | 'listWebhooks'
+  | 'getWebhook'
+  | 'updateWebhook'
+  | 'deleteWebhook'
+  | 'countries'
+  | 'transactions'
+  | 'storagePut'
+  | 'control'
+  | 'unknown'
   /** Added by the sandbox: GET of an uploaded document by its owner (not rate limited). */
   | 'storageGet';
 

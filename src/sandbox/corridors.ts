@@ -1,7 +1,14 @@
 // Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
 // method costs (§1.9) and what a payout of an amount converts to. All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
-import { ALWAYS_REQUIRED, METHOD_RULES, feeInSourceCurrency, fieldType, methodsForCorridor, type BeneficiaryField } from '../spec/methods.ts';
+import {
+  ALWAYS_REQUIRED,
+  METHOD_RULES,
+  feeInSourceCurrency,
+  fieldType,
+  methodsForCorridor,
+  type BeneficiaryField,
+} from '../spec/methods.ts';
 import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import { apiError, validationError, type ApiError } from './errors.ts';
@@ -53,7 +60,13 @@ export function exactRate(c: UsableCorridor): Dec {
  * source currency, except NIP's "100 NGN", converted at the corridor's rate when sent from
  * another currency (methods.ts feeInSourceCurrency); rounded half-up to the source minor units.
  */
-export function feeFor(c: UsableCorridor, method: PayoutMethod, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
+export function feeFor(
+  c: UsableCorridor,
+  method: PayoutMethod,
+  sourceAmount: Dec,
+  sourceCurrency: string,
+  destinationCurrency: string,
+): Dec {
   return roundTo(feeInSourceCurrency(method, sourceAmount, { sourceCurrency, destinationCurrency, rate: exactRate(c) }), sourceCurrency);
 }
 
@@ -117,7 +130,9 @@ export function price(store: Store, businessId: string, r: PricingRequest): Pric
   if (problems.length) return validationError(problems);
   const method = canonicalMethod(r.method);
   if (!method) {
-    return validationError([{ field: 'method', message: `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_RULES).join(', ')}` }]);
+    return validationError([
+      { field: 'method', message: `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_RULES).join(', ')}` },
+    ]);
   }
   const prohibited = prohibitedDestination(store, r.destinationCountryCode);
   if (prohibited) return prohibited;
@@ -127,11 +142,14 @@ export function price(store: Store, businessId: string, r: PricingRequest): Pric
   if (!available.includes(method)) {
     // "Complete list of error codes for initiate: not shown": a method the corridor does not
     // offer is a validation failure of the field `method`.
-    return validationError([{
-      field: 'method',
-      message: `${method} is not available from ${r.sourceCurrency} to ${r.destinationCurrency} in ${r.destinationCountryCode}` +
-        (available.length ? `; available: ${available.join(', ')}` : '; no method serves this corridor'),
-    }]);
+    return validationError([
+      {
+        field: 'method',
+        message:
+          `${method} is not available from ${r.sourceCurrency} to ${r.destinationCurrency} in ${r.destinationCountryCode}` +
+          (available.length ? `; available: ${available.join(', ')}` : '; no method serves this corridor'),
+      },
+    ]);
   }
   const fee = feeFor(corridor, method, sourceAmount, r.sourceCurrency, r.destinationCurrency);
   return {
@@ -151,9 +169,7 @@ export function price(store: Store, businessId: string, r: PricingRequest): Pric
  */
 export function prohibitedDestination(store: Store, countryCode: string): ApiError | undefined {
   const c = store.country(countryCode);
-  return c?.isProhibited
-    ? apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`)
-    : undefined;
+  return c?.isProhibited ? apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`) : undefined;
 }
 
 /** Spec §4.1 response. */
@@ -174,9 +190,17 @@ export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrenc
 
 /** A hint of the format a field takes; the spec names one example (email_or_phone). */
 const VALIDATION_HINTS: Partial<Record<string, string>> = {
-  email: 'email', phoneNumber: 'phone', iban: 'iban', swiftCode: 'bic', intermediarySwift: 'bic',
-  routingNumber: 'aba_routing_number', sortCode: 'sort_code', accountType: 'checking_or_savings',
-  accountCurrency: 'iso_4217', beneficiaryCountry: 'iso_3166_alpha3', countryCode: 'iso_3166_alpha3',
+  email: 'email',
+  phoneNumber: 'phone',
+  iban: 'iban',
+  swiftCode: 'bic',
+  intermediarySwift: 'bic',
+  routingNumber: 'aba_routing_number',
+  sortCode: 'sort_code',
+  accountType: 'checking_or_savings',
+  accountCurrency: 'iso_4217',
+  beneficiaryCountry: 'iso_3166_alpha3',
+  countryCode: 'iso_3166_alpha3',
 };
 
 function descriptor(name: string, required: boolean): FieldDescriptor {
@@ -193,7 +217,12 @@ function descriptor(name: string, required: boolean): FieldDescriptor {
  * "openId | wechatUserId"); optionalFields adds countryCode (derived when omitted) and the
  * top-level remitterAddress, optional for every method (spec §2 Payment method).
  */
-export function methodView(method: PayoutMethod, corridor: UsableCorridor, sourceCurrency: string, destinationCurrency: string): PaymentMethod {
+export function methodView(
+  method: PayoutMethod,
+  corridor: UsableCorridor,
+  sourceCurrency: string,
+  destinationCurrency: string,
+): PaymentMethod {
   const rule = METHOD_RULES[method];
   const required: (FieldDescriptor | FieldGroup)[] = [...ALWAYS_REQUIRED, ...rule.required].map((f) => descriptor(f, true));
   if (rule.oneOf) {
@@ -209,7 +238,10 @@ export function methodView(method: PayoutMethod, corridor: UsableCorridor, sourc
       : {
           currency: sourceCurrency,
           amount: toApi(new Dec(rule.fee.bands[0]?.amount ?? 0)),
-          bands: rule.fee.bands.map((b) => ({ below: b.below === null ? null : toApi(new Dec(b.below)), amount: toApi(new Dec(b.amount)) })),
+          bands: rule.fee.bands.map((b) => ({
+            below: b.below === null ? null : toApi(new Dec(b.below)),
+            amount: toApi(new Dec(b.amount)),
+          })),
         };
   return {
     code: method,

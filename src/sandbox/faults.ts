@@ -7,9 +7,30 @@ import type { FaultConfig, RouteName } from './contract.ts';
 
 const probability = z.number().min(0).max(1);
 const ROUTE_NAMES = [
-  'quote', 'initiate', 'getPayout', 'listPayouts', 'patchDocuments', 'uploadUrl', 'swap', 'listSwaps', 'getSwap', 'pairs',
-  'togglePair', 'methods', 'wallets', 'registerWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook',
-  'countries', 'transactions', 'storagePut', 'storageGet', 'control', 'unknown',
+  'quote',
+  'initiate',
+  'getPayout',
+  'listPayouts',
+  'patchDocuments',
+  'uploadUrl',
+  'swap',
+  'listSwaps',
+  'getSwap',
+  'pairs',
+  'togglePair',
+  'methods',
+  'wallets',
+  'registerWebhook',
+  'listWebhooks',
+  'getWebhook',
+  'updateWebhook',
+  'deleteWebhook',
+  'countries',
+  'transactions',
+  'storagePut',
+  'storageGet',
+  'control',
+  'unknown',
 ] as const satisfies readonly RouteName[];
 
 export const FaultConfigSchema = z.strictObject({
@@ -66,7 +87,8 @@ export class Faults {
   /** Validates a fault config; throws a TypeError naming the field. */
   static parse(input: unknown): FaultConfig {
     const r = FaultConfigSchema.safeParse(input);
-    if (!r.success) throw new TypeError(`faults: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`);
+    if (!r.success)
+      throw new TypeError(`faults: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`);
     return r.data as FaultConfig;
   }
 

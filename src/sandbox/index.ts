@@ -59,7 +59,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
   };
 
   const server: Server = createServer(
-    requestHandler({ sb, router: new Router(ROUTES), propagatingKeys: new Set(options.propagatingKeys ?? []), log, ...(options.onRequest ? { onRequest: options.onRequest } : {}) }),
+    requestHandler({
+      sb,
+      router: new Router(ROUTES),
+      propagatingKeys: new Set(options.propagatingKeys ?? []),
+      log,
+      ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+    }),
   );
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {

@@ -17,7 +17,12 @@ export interface StatusChange {
  * (spec §1.10: most payouts need one).
  */
 const DEFAULT_INFORMATION_REQUESTS: InformationRequest[] = [
-  { title: 'Supporting document', description: 'Attach the invoice for this payout (PDF, JPEG or PNG).', type: 'FILE', section: 'Documents' },
+  {
+    title: 'Supporting document',
+    description: 'Attach the invoice for this payout (PDF, JPEG or PNG).',
+    type: 'FILE',
+    section: 'Documents',
+  },
 ];
 
 export interface AutoAdvance {
@@ -80,7 +85,9 @@ export class Lifecycle {
     const wallet = this.store.walletIn(p.businessId, p.sourceCurrency);
     if (!wallet) return;
     this.store.move(wallet, p.sourceAmount.plus(p.fee), p.payoutRef, `Refund of payout ${p.payoutRef} (${status})`, {
-      kind: 'payout_refund', payoutId: p.id, status,
+      kind: 'payout_refund',
+      payoutId: p.id,
+      status,
     });
   }
 
@@ -98,9 +105,16 @@ export class Lifecycle {
       const destination = this.store.wallets.get(s.destinationWalletId);
       if (!source || !destination) return apiError(409, 'INVALID_TRANSITION', 'The swap wallets no longer exist');
       if (destination.balance.lessThan(s.destinationAmount)) {
-        return apiError(409, 'INSUFFICIENT_FUNDS', `The ${destination.currency} wallet no longer holds the swapped amount; the swap cannot be reversed`);
+        return apiError(
+          409,
+          'INSUFFICIENT_FUNDS',
+          `The ${destination.currency} wallet no longer holds the swapped amount; the swap cannot be reversed`,
+        );
       }
-      this.store.move(destination, s.destinationAmount.negated(), s.payoutRef, `Reversal of swap ${s.payoutRef}`, { kind: 'swap_reversal', swapId: s.id });
+      this.store.move(destination, s.destinationAmount.negated(), s.payoutRef, `Reversal of swap ${s.payoutRef}`, {
+        kind: 'swap_reversal',
+        swapId: s.id,
+      });
       this.store.move(source, s.sourceAmount, s.payoutRef, `Reversal of swap ${s.payoutRef}`, { kind: 'swap_reversal', swapId: s.id });
     }
     const from = s.status;
@@ -136,13 +150,26 @@ export class Lifecycle {
   scheduleNext(p: PayoutRec): void {
     if (!this.autoAdvance) return;
     const { toProcessingMs, toSuccessfulMs } = this.autoAdvance;
-    if (p.status === 'PENDING') this.later(toProcessingMs, () => p.status === 'PENDING' && this.changePayout(p, 'PROCESSING', { reason: 'Approved and processing', changedBy: 'sandbox-auto-advance' }));
-    if (p.status === 'PROCESSING') this.later(toSuccessfulMs, () => p.status === 'PROCESSING' && this.changePayout(p, 'SUCCESSFUL', { reason: 'Funds sent', changedBy: 'sandbox-auto-advance' }));
+    if (p.status === 'PENDING')
+      this.later(
+        toProcessingMs,
+        () =>
+          p.status === 'PENDING' &&
+          this.changePayout(p, 'PROCESSING', { reason: 'Approved and processing', changedBy: 'sandbox-auto-advance' }),
+      );
+    if (p.status === 'PROCESSING')
+      this.later(
+        toSuccessfulMs,
+        () => p.status === 'PROCESSING' && this.changePayout(p, 'SUCCESSFUL', { reason: 'Funds sent', changedBy: 'sandbox-auto-advance' }),
+      );
   }
 
   private scheduleSwap(s: SwapRec): void {
     if (!this.autoAdvance || s.status !== 'PROCESSING') return;
-    this.later(this.autoAdvance.toSuccessfulMs, () => s.status === 'PROCESSING' && this.changeSwap(s, 'SUCCESSFUL', { reason: 'Swap confirmed', changedBy: 'sandbox-auto-advance' }));
+    this.later(
+      this.autoAdvance.toSuccessfulMs,
+      () => s.status === 'PROCESSING' && this.changeSwap(s, 'SUCCESSFUL', { reason: 'Swap confirmed', changedBy: 'sandbox-auto-advance' }),
+    );
   }
 
   private later(ms: number, run: () => unknown): void {

@@ -36,7 +36,12 @@ export const SeedBusiness = z
   .superRefine((b, ctx) => {
     const seen = new Set<string>();
     b.wallets.forEach((w, i) => {
-      if (seen.has(w.currency)) ctx.addIssue({ code: 'custom', path: ['wallets', i, 'currency'], message: `a second ${w.currency} wallet (one wallet per currency)` });
+      if (seen.has(w.currency))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['wallets', i, 'currency'],
+          message: `a second ${w.currency} wallet (one wallet per currency)`,
+        });
       seen.add(w.currency);
       const places = minorUnits(w.currency) ?? 2;
       if (new Dec(w.balance).decimalPlaces() > places) {
@@ -45,7 +50,8 @@ export const SeedBusiness = z
     });
     const pairs = new Set<string>();
     b.pairs.forEach((p, i) => {
-      if (p.baseCurrency === p.quoteCurrency) ctx.addIssue({ code: 'custom', path: ['pairs', i, 'quoteCurrency'], message: 'must differ from baseCurrency' });
+      if (p.baseCurrency === p.quoteCurrency)
+        ctx.addIssue({ code: 'custom', path: ['pairs', i, 'quoteCurrency'], message: 'must differ from baseCurrency' });
       const k = `${p.baseCurrency}/${p.quoteCurrency}`;
       if (pairs.has(k)) ctx.addIssue({ code: 'custom', path: ['pairs', i], message: `pair ${k} listed twice` });
       pairs.add(k);
@@ -82,7 +88,8 @@ export const Seed = z
     const keys = new Map<string, number>();
     s.businesses.forEach((b, i) =>
       b.keys.forEach((k, j) => {
-        if (keys.has(k)) ctx.addIssue({ code: 'custom', path: ['businesses', i, 'keys', j], message: `key already used by businesses[${keys.get(k)}]` });
+        if (keys.has(k))
+          ctx.addIssue({ code: 'custom', path: ['businesses', i, 'keys', j], message: `key already used by businesses[${keys.get(k)}]` });
         keys.set(k, i);
       }),
     );

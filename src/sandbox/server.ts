@@ -24,13 +24,15 @@ const REASON: Record<number, string> = { 500: 'Internal Server Error', 502: 'Bad
  * with error RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, and Retry-After in seconds.
  */
 function tooManyRequests(v: NonNullable<LimitVerdict>): ApiError {
-  const e = v.limit === 'quota'
-    ? apiError(429, 'MONTHLY_QUOTA_EXCEEDED', 'Monthly request quota exceeded for this API key')
-    : apiError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests for this API key; retry with backoff');
+  const e =
+    v.limit === 'quota'
+      ? apiError(429, 'MONTHLY_QUOTA_EXCEEDED', 'Monthly request quota exceeded for this API key')
+      : apiError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests for this API key; retry with backoff');
   return new ApiError(429, e.body, { 'retry-after': String(v.retryAfterSeconds) });
 }
 
-const serverError = (status: number): ApiError => apiError(status, REASON[status] ?? 'Internal Server Error', `${REASON[status] ?? 'Internal Server Error'} (injected fault)`);
+const serverError = (status: number): ApiError =>
+  apiError(status, REASON[status] ?? 'Internal Server Error', `${REASON[status] ?? 'Internal Server Error'} (injected fault)`);
 
 interface Body {
   buf: Buffer;
@@ -128,12 +130,21 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         try {
           parsed = JSON.parse(body.buf.toString('utf8'));
         } catch {
-          return finish(apiError(400, 'VALIDATION_ERROR', 'The request body is not valid JSON', [{ field: '(body)', message: 'not valid JSON' }]));
+          return finish(
+            apiError(400, 'VALIDATION_ERROR', 'The request body is not valid JSON', [{ field: '(body)', message: 'not valid JSON' }]),
+          );
         }
       }
       const request: Request = {
-        method, path: url.pathname, params: match!.params, query: url.searchParams, headers: req.headers,
-        body: parsed, rawBody: body.buf, bodySize: body.size, business,
+        method,
+        path: url.pathname,
+        params: match!.params,
+        query: url.searchParams,
+        headers: req.headers,
+        body: parsed,
+        rawBody: body.buf,
+        bodySize: body.size,
+        business,
       };
       let reply: Reply;
       try {

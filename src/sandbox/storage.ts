@@ -88,9 +88,14 @@ export class Storage {
     if (this.clock.now() > f.expiresAt) return storageError(403, 'RequestExpired', 'The upload URL has expired (valid 15 minutes)');
     const mediaType = (contentTypeHeader ?? '').split(';')[0]!.trim().toLowerCase();
     if (mediaType !== f.contentType) {
-      return storageError(403, 'SignatureDoesNotMatch', `Content-Type must be ${f.contentType}, as requested for this upload URL (got ${mediaType || 'none'})`);
+      return storageError(
+        403,
+        'SignatureDoesNotMatch',
+        `Content-Type must be ${f.contentType}, as requested for this upload URL (got ${mediaType || 'none'})`,
+      );
     }
-    if (size > MAX_DOCUMENT_BYTES) return storageError(413, 'EntityTooLarge', `A document is at most ${MAX_DOCUMENT_BYTES} bytes (10 MB); got ${size}`);
+    if (size > MAX_DOCUMENT_BYTES)
+      return storageError(413, 'EntityTooLarge', `A document is at most ${MAX_DOCUMENT_BYTES} bytes (10 MB); got ${size}`);
     if (size === 0) return storageError(400, 'EmptyBody', 'The upload has no content');
     f.uploaded = { bytes: body, at: this.clock.iso() };
     return { status: 200, body: { ok: true, size } };

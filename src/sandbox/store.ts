@@ -123,8 +123,12 @@ export class Store {
       for (const p of b.pairs) {
         const currencyPairId = p.currencyPairId ?? stableId(`pair:${business.id}:${p.baseCurrency}/${p.quoteCurrency}`);
         this.pairs.set(currencyPairId, {
-          currencyPairId, businessId: business.id, baseCurrency: p.baseCurrency, quoteCurrency: p.quoteCurrency,
-          rate: new Dec(p.rate), enabled: p.enabled,
+          currencyPairId,
+          businessId: business.id,
+          baseCurrency: p.baseCurrency,
+          quoteCurrency: p.quoteCurrency,
+          rate: new Dec(p.rate),
+          enabled: p.enabled,
         });
       }
     }

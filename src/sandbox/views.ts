@@ -30,30 +30,53 @@ export function payoutView(p: PayoutRec): Payout {
 /** Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt". */
 export function payoutListItem(p: PayoutRec): PayoutListItem {
   return {
-    id: p.id, payoutRef: p.payoutRef, status: p.status, method: p.method,
-    sourceAmount: toApi(p.sourceAmount), sourceCurrency: p.sourceCurrency,
-    destinationAmount: toApi(p.destinationAmount), destinationCurrency: p.destinationCurrency,
-    exchangeRate: toApi(p.exchangeRate), transactionFees: toApi(p.fee), createdAt: p.createdAt,
+    id: p.id,
+    payoutRef: p.payoutRef,
+    status: p.status,
+    method: p.method,
+    sourceAmount: toApi(p.sourceAmount),
+    sourceCurrency: p.sourceCurrency,
+    destinationAmount: toApi(p.destinationAmount),
+    destinationCurrency: p.destinationCurrency,
+    exchangeRate: toApi(p.exchangeRate),
+    transactionFees: toApi(p.fee),
+    createdAt: p.createdAt,
   };
 }
 
 export function swapListItem(s: SwapRec): SwapListItem {
   return {
-    id: s.id, payoutRef: s.payoutRef, status: s.status, method: 'SWAP',
-    sourceAmount: toApi(s.sourceAmount), sourceCurrency: s.sourceCurrency,
-    destinationAmount: toApi(s.destinationAmount), destinationCurrency: s.destinationCurrency,
-    exchangeRate: toApi(s.exchangeRate), transactionFees: 0, createdAt: s.createdAt,
+    id: s.id,
+    payoutRef: s.payoutRef,
+    status: s.status,
+    method: 'SWAP',
+    sourceAmount: toApi(s.sourceAmount),
+    sourceCurrency: s.sourceCurrency,
+    destinationAmount: toApi(s.destinationAmount),
+    destinationCurrency: s.destinationCurrency,
+    exchangeRate: toApi(s.exchangeRate),
+    transactionFees: 0,
+    createdAt: s.createdAt,
   };
 }
 
 /** Spec §2 Swap "fields on create". */
 export function swapCreatedView(s: SwapRec): SwapCreated {
   return {
-    id: s.id, payoutRef: s.payoutRef, businessId: s.businessId,
-    sourceWalletId: s.sourceWalletId, destinationWalletId: s.destinationWalletId,
-    sourceAmount: toApi(s.sourceAmount), sourceCurrency: s.sourceCurrency,
-    destinationAmount: toApi(s.destinationAmount), destinationCurrency: s.destinationCurrency,
-    exchangeRate: toApi(s.exchangeRate), transactionFees: 0, status: s.status, method: 'SWAP', createdAt: s.createdAt,
+    id: s.id,
+    payoutRef: s.payoutRef,
+    businessId: s.businessId,
+    sourceWalletId: s.sourceWalletId,
+    destinationWalletId: s.destinationWalletId,
+    sourceAmount: toApi(s.sourceAmount),
+    sourceCurrency: s.sourceCurrency,
+    destinationAmount: toApi(s.destinationAmount),
+    destinationCurrency: s.destinationCurrency,
+    exchangeRate: toApi(s.exchangeRate),
+    transactionFees: 0,
+    status: s.status,
+    method: 'SWAP',
+    createdAt: s.createdAt,
   };
 }
 
@@ -63,7 +86,13 @@ export function swapView(s: SwapRec): Swap {
 }
 
 export function pairView(p: PairRec): CurrencyPair {
-  return { currencyPairId: p.currencyPairId, baseCurrency: p.baseCurrency, quoteCurrency: p.quoteCurrency, rate: toApi(p.rate), enabled: p.enabled };
+  return {
+    currencyPairId: p.currencyPairId,
+    baseCurrency: p.baseCurrency,
+    quoteCurrency: p.quoteCurrency,
+    rate: toApi(p.rate),
+    enabled: p.enabled,
+  };
 }
 
 export function walletView(w: WalletRec): Wallet {

@@ -99,10 +99,21 @@ export class Webhooks {
   register(businessId: string, body: z.infer<typeof RegisterBody>): WebhookSubscription | ApiError {
     const existing = this.ofBusiness(businessId);
     if (existing) {
-      return apiError(409, 'WEBHOOK_ALREADY_REGISTERED', `This business already has a webhook subscription (${existing.id}); PATCH it or delete it first`);
+      return apiError(
+        409,
+        'WEBHOOK_ALREADY_REGISTERED',
+        `This business already has a webhook subscription (${existing.id}); PATCH it or delete it first`,
+      );
     }
     const now = this.clock.iso();
-    const s: SubscriptionRec = { id: newId(), businessId, url: body.url, eventTypes: body.eventTypes ?? [], createdAt: now, updatedAt: now };
+    const s: SubscriptionRec = {
+      id: newId(),
+      businessId,
+      url: body.url,
+      eventTypes: body.eventTypes ?? [],
+      createdAt: now,
+      updatedAt: now,
+    };
     if (body.secret) s.secret = body.secret;
     this.subs.set(s.id, s);
     return Webhooks.view(s);
@@ -173,7 +184,15 @@ export class Webhooks {
     const { headers: names, timeoutMs, retryDelaysMs } = this.settings;
     const headers: Record<string, string> = { 'content-type': 'application/json', [names.deliveryId]: deliveryId };
     if (s.secret) headers[names.signature] = `sha256=${createHmac('sha256', s.secret).update(raw).digest('hex')}`;
-    const record: WebhookDeliveryAttempt = { deliveryId, eventType: e.eventType, businessId: e.businessId, url: s.url, attempt: n, status: 0, at: this.clock.now() };
+    const record: WebhookDeliveryAttempt = {
+      deliveryId,
+      eventType: e.eventType,
+      businessId: e.businessId,
+      url: s.url,
+      attempt: n,
+      status: 0,
+      at: this.clock.now(),
+    };
     const abort = new AbortController();
     this.inFlight.add(abort);
     const timer = setTimeout(() => abort.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);

@@ -2,14 +2,7 @@
 import { z } from 'zod';
 
 /** Spec §3: payout statuses, identical in API responses and webhooks. */
-export const PAYOUT_STATUSES = [
-  'PENDING',
-  'ADDITIONAL_INFO_REQUIRED',
-  'PROCESSING',
-  'SUCCESSFUL',
-  'FAILED',
-  'REJECTED',
-] as const;
+export const PAYOUT_STATUSES = ['PENDING', 'ADDITIONAL_INFO_REQUIRED', 'PROCESSING', 'SUCCESSFUL', 'FAILED', 'REJECTED'] as const;
 export const PayoutStatus = z.enum(PAYOUT_STATUSES);
 export type PayoutStatus = z.infer<typeof PayoutStatus>;
 
@@ -37,8 +30,7 @@ export const PAYOUT_TRANSITIONS: Record<PayoutStatus, readonly PayoutStatus[]> =
   FAILED: [],
   REJECTED: [],
 };
-export const canTransition = (from: PayoutStatus, to: PayoutStatus): boolean =>
-  PAYOUT_TRANSITIONS[from].includes(to);
+export const canTransition = (from: PayoutStatus, to: PayoutStatus): boolean => PAYOUT_TRANSITIONS[from].includes(to);
 
 /** Spec §1.8: payment methods. HK_FPS is also written HONG_KONG_FPS. SWAP is for swaps only. */
 export const PAYOUT_METHODS = [
@@ -64,7 +56,10 @@ const METHOD_ALIASES: Record<string, PayoutMethod> = { HONG_KONG_FPS: 'HK_FPS' }
  * we accept any case and the HONG_KONG_FPS alias, and answer with the canonical name.
  */
 export function canonicalMethod(raw: string): PayoutMethod | undefined {
-  const up = raw.trim().toUpperCase().replace(/[\s-]+/g, '_');
+  const up = raw
+    .trim()
+    .toUpperCase()
+    .replace(/[\s-]+/g, '_');
   const aliased = METHOD_ALIASES[up] ?? up;
   return (PAYOUT_METHODS as readonly string[]).includes(aliased) ? (aliased as PayoutMethod) : undefined;
 }

@@ -51,8 +51,7 @@ export interface MethodRule {
 }
 
 export type FeeRule =
-  | { kind: 'flat'; amount: string; currency?: string }
-  | { kind: 'bands'; bands: { below: string | null; amount: string }[] };
+  { kind: 'flat'; amount: string; currency?: string } | { kind: 'bands'; bands: { below: string | null; amount: string }[] };
 
 /** Spec §4.2: every method needs these two. */
 export const ALWAYS_REQUIRED: BeneficiaryField[] = ['accountName', 'accountCurrency'];
@@ -65,9 +64,42 @@ export const fieldType = (f: BeneficiaryField): FieldType => FIELD_TYPES[f] ?? '
 
 /** SEPA reach, ISO 3166-1 alpha-3. */
 export const SEPA_COUNTRIES = [
-  'AUT', 'BEL', 'BGR', 'HRV', 'CYP', 'CZE', 'DNK', 'EST', 'FIN', 'FRA', 'DEU', 'GRC', 'HUN', 'ISL',
-  'IRL', 'ITA', 'LVA', 'LIE', 'LTU', 'LUX', 'MLT', 'MCO', 'NLD', 'NOR', 'POL', 'PRT', 'ROU', 'SMR',
-  'SVK', 'SVN', 'ESP', 'SWE', 'CHE', 'GBR', 'AND', 'VAT',
+  'AUT',
+  'BEL',
+  'BGR',
+  'HRV',
+  'CYP',
+  'CZE',
+  'DNK',
+  'EST',
+  'FIN',
+  'FRA',
+  'DEU',
+  'GRC',
+  'HUN',
+  'ISL',
+  'IRL',
+  'ITA',
+  'LVA',
+  'LIE',
+  'LTU',
+  'LUX',
+  'MLT',
+  'MCO',
+  'NLD',
+  'NOR',
+  'POL',
+  'PRT',
+  'ROU',
+  'SMR',
+  'SVK',
+  'SVN',
+  'ESP',
+  'SWE',
+  'CHE',
+  'GBR',
+  'AND',
+  'VAT',
 ];
 
 /**
@@ -78,66 +110,123 @@ export const SEPA_COUNTRIES = [
  */
 export const METHOD_RULES: Record<PayoutMethod, MethodRule> = {
   ALIPAY: {
-    code: 'ALIPAY', name: 'Alipay', required: ['alipayId'], optional: [],
-    fee: { kind: 'flat', amount: '10' }, settlement: 'under 24 hours',
-    destinationCurrencies: ['CNY'], destinationCountries: ['CHN'],
+    code: 'ALIPAY',
+    name: 'Alipay',
+    required: ['alipayId'],
+    optional: [],
+    fee: { kind: 'flat', amount: '10' },
+    settlement: 'under 24 hours',
+    destinationCurrencies: ['CNY'],
+    destinationCountries: ['CHN'],
   },
   WECHAT: {
-    code: 'WECHAT', name: 'WeChat Pay', required: [], oneOf: [['openId'], ['wechatUserId']], optional: [],
-    fee: { kind: 'flat', amount: '10' }, settlement: 'under 24 hours',
-    destinationCurrencies: ['CNY'], destinationCountries: ['CHN'],
+    code: 'WECHAT',
+    name: 'WeChat Pay',
+    required: [],
+    oneOf: [['openId'], ['wechatUserId']],
+    optional: [],
+    fee: { kind: 'flat', amount: '10' },
+    settlement: 'under 24 hours',
+    destinationCurrencies: ['CNY'],
+    destinationCountries: ['CHN'],
   },
   SEPA: {
-    code: 'SEPA', name: 'SEPA credit transfer', required: ['iban'], optional: ['swiftCode', 'address', 'city', 'postCode'],
-    fee: { kind: 'flat', amount: '5.00' }, settlement: 'under 48 hours',
-    destinationCurrencies: ['EUR'], destinationCountries: SEPA_COUNTRIES,
+    code: 'SEPA',
+    name: 'SEPA credit transfer',
+    required: ['iban'],
+    optional: ['swiftCode', 'address', 'city', 'postCode'],
+    fee: { kind: 'flat', amount: '5.00' },
+    settlement: 'under 48 hours',
+    destinationCurrencies: ['EUR'],
+    destinationCountries: SEPA_COUNTRIES,
   },
   SWIFT: {
-    code: 'SWIFT', name: 'SWIFT international transfer',
+    code: 'SWIFT',
+    name: 'SWIFT international transfer',
     required: ['accountNumber', 'swiftCode', 'bankName', 'beneficiaryCountry'],
     optional: ['iban', 'intermediarySwift', 'address', 'city', 'postCode'],
-    fee: { kind: 'bands', bands: [{ below: '2000', amount: '50' }, { below: '10000', amount: '40' }, { below: null, amount: '0' }] },
+    fee: {
+      kind: 'bands',
+      bands: [
+        { below: '2000', amount: '50' },
+        { below: '10000', amount: '40' },
+        { below: null, amount: '0' },
+      ],
+    },
     settlement: '24 to 72 hours',
   },
   ACH: {
-    code: 'ACH', name: 'ACH transfer', required: ['routingNumber', 'accountNumber', 'accountType'], optional: ['bankName'],
-    fee: { kind: 'flat', amount: '5.00' }, settlement: '1 to 3 days',
-    destinationCurrencies: ['USD'], destinationCountries: ['USA'],
+    code: 'ACH',
+    name: 'ACH transfer',
+    required: ['routingNumber', 'accountNumber', 'accountType'],
+    optional: ['bankName'],
+    fee: { kind: 'flat', amount: '5.00' },
+    settlement: '1 to 3 days',
+    destinationCurrencies: ['USD'],
+    destinationCountries: ['USA'],
   },
   WIRE: {
-    code: 'WIRE', name: 'Domestic wire', required: ['routingNumber', 'accountNumber', 'bankName'],
+    code: 'WIRE',
+    name: 'Domestic wire',
+    required: ['routingNumber', 'accountNumber', 'bankName'],
     optional: ['address', 'city', 'postCode'],
-    fee: { kind: 'flat', amount: '20' }, settlement: '1 day',
-    destinationCurrencies: ['USD'], destinationCountries: ['USA'],
+    fee: { kind: 'flat', amount: '20' },
+    settlement: '1 day',
+    destinationCurrencies: ['USD'],
+    destinationCountries: ['USA'],
   },
   NIP: {
-    code: 'NIP', name: 'NIBSS Instant Payment', required: ['accountNumber', 'bankCode'], optional: [],
+    code: 'NIP',
+    name: 'NIBSS Instant Payment',
+    required: ['accountNumber', 'bankCode'],
+    optional: [],
     // The one fee the table prices in a currency other than every source that uses it: 100 NGN,
     // also when sent from USD (see feeInSourceCurrency).
-    fee: { kind: 'flat', amount: '100', currency: 'NGN' }, settlement: 'under 24 hours',
-    destinationCurrencies: ['NGN'], destinationCountries: ['NGA'],
+    fee: { kind: 'flat', amount: '100', currency: 'NGN' },
+    settlement: 'under 24 hours',
+    destinationCurrencies: ['NGN'],
+    destinationCountries: ['NGA'],
   },
   CHINA_WIRE: {
-    code: 'CHINA_WIRE', name: 'China wire', required: ['accountNumber', 'bankName'],
+    code: 'CHINA_WIRE',
+    name: 'China wire',
+    required: ['accountNumber', 'bankName'],
     optional: ['swiftCode', 'bankCode', 'address', 'city'],
-    fee: { kind: 'flat', amount: '20' }, settlement: '24 to 72 hours',
-    destinationCurrencies: ['CNY', 'USD'], destinationCountries: ['CHN'],
+    fee: { kind: 'flat', amount: '20' },
+    settlement: '24 to 72 hours',
+    destinationCurrencies: ['CNY', 'USD'],
+    destinationCountries: ['CHN'],
   },
   HK_FPS: {
-    code: 'HK_FPS', name: 'Hong Kong Faster Payment System', required: [],
-    oneOf: [['fpsId'], ['phoneNumber'], ['email'], ['accountNumber', 'bankCode']], optional: [],
-    fee: { kind: 'flat', amount: '20' }, settlement: 'under 24 hours',
-    destinationCurrencies: ['HKD', 'USD'], destinationCountries: ['HKG'],
+    code: 'HK_FPS',
+    name: 'Hong Kong Faster Payment System',
+    required: [],
+    oneOf: [['fpsId'], ['phoneNumber'], ['email'], ['accountNumber', 'bankCode']],
+    optional: [],
+    fee: { kind: 'flat', amount: '20' },
+    settlement: 'under 24 hours',
+    destinationCurrencies: ['HKD', 'USD'],
+    destinationCountries: ['HKG'],
   },
   FASTER_PAYMENTS: {
-    code: 'FASTER_PAYMENTS', name: 'UK Faster Payments', required: ['sortCode', 'accountNumber', 'iban'], optional: [],
-    fee: { kind: 'flat', amount: '2.00' }, settlement: 'under 24 hours',
-    destinationCurrencies: ['GBP'], destinationCountries: ['GBR'],
+    code: 'FASTER_PAYMENTS',
+    name: 'UK Faster Payments',
+    required: ['sortCode', 'accountNumber', 'iban'],
+    optional: [],
+    fee: { kind: 'flat', amount: '2.00' },
+    settlement: 'under 24 hours',
+    destinationCurrencies: ['GBP'],
+    destinationCountries: ['GBR'],
   },
   BACS: {
-    code: 'BACS', name: 'UK BACS', required: ['sortCode', 'accountNumber', 'iban'], optional: [],
-    fee: { kind: 'flat', amount: '2.00' }, settlement: 'under 24 hours',
-    destinationCurrencies: ['GBP'], destinationCountries: ['GBR'],
+    code: 'BACS',
+    name: 'UK BACS',
+    required: ['sortCode', 'accountNumber', 'iban'],
+    optional: [],
+    fee: { kind: 'flat', amount: '2.00' },
+    settlement: 'under 24 hours',
+    destinationCurrencies: ['GBP'],
+    destinationCountries: ['GBR'],
   },
 };
 
@@ -173,10 +262,7 @@ export function methodsForCorridor(source: string, destination: string, country:
 }
 
 /** Beneficiary fields a method needs that are missing (spec §4.2); empty when complete. */
-export function missingBeneficiaryFields(
-  method: PayoutMethod,
-  beneficiary: Partial<Record<string, unknown>>,
-): string[] {
+export function missingBeneficiaryFields(method: PayoutMethod, beneficiary: Partial<Record<string, unknown>>): string[] {
   const present = (f: string) => {
     const v = beneficiary[f];
     return v !== undefined && v !== null && String(v).trim() !== '';

@@ -9,7 +9,10 @@ const country = z.string().regex(/^[A-Z]{3}$/, 'an ISO 3166-1 alpha-3 code of 3 
 const positiveAmount = z.number().positive().finite();
 const isoDate = z.string().min(1);
 const uuid = z.string().min(1);
-const httpsUrl = z.string().url().refine((u) => /^https?:\/\//.test(u), 'an http(s) URL');
+const httpsUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), 'an http(s) URL');
 
 // ---------------------------------------------------------------- errors (§7)
 
@@ -146,8 +149,17 @@ export type Payout = z.infer<typeof Payout>;
 
 /** Spec §2: list items carry a subset. */
 export const PayoutListItem = Payout.pick({
-  id: true, payoutRef: true, status: true, method: true, sourceAmount: true, sourceCurrency: true,
-  destinationAmount: true, destinationCurrency: true, exchangeRate: true, transactionFees: true, createdAt: true,
+  id: true,
+  payoutRef: true,
+  status: true,
+  method: true,
+  sourceAmount: true,
+  sourceCurrency: true,
+  destinationAmount: true,
+  destinationCurrency: true,
+  exchangeRate: true,
+  transactionFees: true,
+  createdAt: true,
 });
 export type PayoutListItem = z.infer<typeof PayoutListItem>;
 
@@ -175,7 +187,11 @@ export const DocumentsPatchResponse = z.object({
 export type DocumentsPatchResponse = z.infer<typeof DocumentsPatchResponse>;
 
 export const UploadUrlRequest = z.object({
-  filename: z.string().min(1).max(255).refine((f) => !/[\\/\u0000]/.test(f), 'a file name without path separators'),
+  filename: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine((f) => !/[\\/\u0000]/.test(f), 'a file name without path separators'),
   contentType: DocumentContentType,
 });
 export type UploadUrlRequest = z.infer<typeof UploadUrlRequest>;
@@ -360,7 +376,10 @@ export type TransactionList = z.infer<typeof TransactionList>;
 
 export const WebhookEventType = z.enum(['payout.status.changed', 'payout.status.changed.v1']);
 export const WebhookRegisterRequest = z.object({
-  url: z.string().url().refine((u) => u.startsWith('https://'), 'an HTTPS URL'),
+  url: z
+    .string()
+    .url()
+    .refine((u) => u.startsWith('https://'), 'an HTTPS URL'),
   secret: z.string().min(1).optional(),
   eventTypes: z.array(WebhookEventType).optional(),
 });

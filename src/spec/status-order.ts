@@ -71,8 +71,15 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
   if (isFinalStatus(current.status)) return { apply: false, why: 'final' };
   if (b > a) return { apply: true, why: 'forward' };
   // Down the order: only the table's one cycle, and only when provably newer.
-  if (current.status === 'PENDING' && current.statusDetail === UNDER_REVIEW && incoming.status === 'ADDITIONAL_INFO_REQUIRED' &&
-    canTransition('PENDING', 'ADDITIONAL_INFO_REQUIRED') && tc !== undefined && ti !== undefined && ti > tc) {
+  if (
+    current.status === 'PENDING' &&
+    current.statusDetail === UNDER_REVIEW &&
+    incoming.status === 'ADDITIONAL_INFO_REQUIRED' &&
+    canTransition('PENDING', 'ADDITIONAL_INFO_REQUIRED') &&
+    tc !== undefined &&
+    ti !== undefined &&
+    ti > tc
+  ) {
     return { apply: true, why: 're-request' };
   }
   return { apply: false, why: 'older' };

@@ -6,7 +6,12 @@ import type { ProblemCode } from './problems.ts';
 
 export type AmountResult =
   | { ok: true; value: Dec }
-  | { ok: false; code: Extract<ProblemCode, 'INVALID_AMOUNT' | 'AMBIGUOUS_AMOUNT' | 'AMOUNT_PRECISION'>; message: string; expected: string };
+  | {
+      ok: false;
+      code: Extract<ProblemCode, 'INVALID_AMOUNT' | 'AMBIGUOUS_AMOUNT' | 'AMOUNT_PRECISION'>;
+      message: string;
+      expected: string;
+    };
 
 const EXPECTED = 'a positive amount such as 1234.56 (a dot for decimals; "1,234.56" and "1.234,56" are accepted)';
 const GROUP_CHARS = new Set([' ', "'", ',', '.']);
@@ -26,7 +31,12 @@ export function readAmountText(raw: string): { ok: true; text: string; readingNo
   let s = raw.trim().replace(/[\u00a0\u202f\u2009]/g, ' ');
   if (s === '') return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is empty', expected: EXPECTED };
   if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')'))) {
-    return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is negative; a payout amount must be more than zero', expected: EXPECTED };
+    return {
+      ok: false,
+      code: 'INVALID_AMOUNT',
+      message: 'the amount is negative; a payout amount must be more than zero',
+      expected: EXPECTED,
+    };
   }
   if (s.startsWith('+')) s = s.slice(1).trim();
   if (/^\d(\.\d+)?e[+-]?\d+$/i.test(s)) {
@@ -34,7 +44,12 @@ export function readAmountText(raw: string): { ok: true; text: string; readingNo
   }
   if (/^[.,]\d/.test(s)) s = '0' + s;
   if (!/^\d[\d ,.']*$/.test(s) || !/\d$/.test(s)) {
-    return { ok: false, code: 'INVALID_AMOUNT', message: 'not a number: only digits and the separators , . space and \' are allowed (no currency symbol)', expected: EXPECTED };
+    return {
+      ok: false,
+      code: 'INVALID_AMOUNT',
+      message: "not a number: only digits and the separators , . space and ' are allowed (no currency symbol)",
+      expected: EXPECTED,
+    };
   }
   const dots = s.split('.').length - 1;
   const commas = s.split(',').length - 1;
@@ -67,10 +82,20 @@ export function readAmountText(raw: string): { ok: true; text: string; readingNo
   }
   const groupSeps = [...new Set([...intRaw].filter((c) => GROUP_CHARS.has(c)))];
   if (groupSeps.length > 1) {
-    return { ok: false, code: 'INVALID_AMOUNT', message: `digits grouped with both ${groupSeps.map((g) => `"${g}"`).join(' and ')}`, expected: EXPECTED };
+    return {
+      ok: false,
+      code: 'INVALID_AMOUNT',
+      message: `digits grouped with both ${groupSeps.map((g) => `"${g}"`).join(' and ')}`,
+      expected: EXPECTED,
+    };
   }
   if (groupSeps.length === 1 && !validGrouping(intRaw, groupSeps[0]!)) {
-    return { ok: false, code: 'INVALID_AMOUNT', message: `"${raw.trim()}" groups digits irregularly (thousands groups have 3 digits)`, expected: EXPECTED };
+    return {
+      ok: false,
+      code: 'INVALID_AMOUNT',
+      message: `"${raw.trim()}" groups digits irregularly (thousands groups have 3 digits)`,
+      expected: EXPECTED,
+    };
   }
   const intDigits = groupSeps.length ? intRaw.split(groupSeps[0]!).join('') : intRaw;
   const text = fracRaw ? `${intDigits}.${fracRaw}` : intDigits;
@@ -96,9 +121,15 @@ export function parseAmount(raw: string, currency?: string): AmountResult {
   const read = readAmountText(raw);
   if (!read.ok) return read;
   const value = new Dec(read.text);
-  if (value.isZero()) return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is zero; a payout amount must be more than zero', expected: EXPECTED };
+  if (value.isZero())
+    return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is zero; a payout amount must be more than zero', expected: EXPECTED };
   if (value.precision(true) > 15) {
-    return { ok: false, code: 'INVALID_AMOUNT', message: `the amount has ${value.precision(true)} significant digits; at most 15 can be sent exactly`, expected: 'at most 15 significant digits' };
+    return {
+      ok: false,
+      code: 'INVALID_AMOUNT',
+      message: `the amount has ${value.precision(true)} significant digits; at most 15 can be sent exactly`,
+      expected: 'at most 15 significant digits',
+    };
   }
   const units = currency ? unitsOf(currency) : undefined;
   if (units !== undefined && value.decimalPlaces() > units) {

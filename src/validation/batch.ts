@@ -240,8 +240,18 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   };
   const fileProblems: Problem[] = [];
   const summary: BatchSummary = {
-    file: src.file, format: src.format, rows: 0, valid: 0, invalid: 0, skipped: 0, errors: 0, warnings: 0,
-    problemsByCode: {}, totalsBySourceCurrency: {}, byMethod: {}, corridors: [],
+    file: src.file,
+    format: src.format,
+    rows: 0,
+    valid: 0,
+    invalid: 0,
+    skipped: 0,
+    errors: 0,
+    warnings: 0,
+    problemsByCode: {},
+    totalsBySourceCurrency: {},
+    byMethod: {},
+    corridors: [],
   };
   const count = (p: Problem) => {
     if (p.severity === 'error') summary.errors++;
@@ -283,7 +293,12 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
     const { problems, payout } = parseRow(raw, ctx);
     if (firstWithRef !== undefined) {
       problems.push({
-        severity: 'error', code: 'DUPLICATE_REFERENCE', file: src.file, row: raw.rowNumber, column: refHeader, value: ref,
+        severity: 'error',
+        code: 'DUPLICATE_REFERENCE',
+        file: src.file,
+        row: raw.rowNumber,
+        column: refHeader,
+        value: ref,
         message: `the reference is already used on row ${firstWithRef}: each payout needs its own (it makes the payout idempotent)`,
         expected: 'a reference used by no other row',
       });
@@ -294,7 +309,10 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
         const allowed = options.allowDuplicateRows === true;
         const shownAmount = raw.cells[src.fields.sourceAmount ?? ''];
         const p: Problem = {
-          severity: allowed ? 'warning' : 'error', code: 'PROBABLE_DUPLICATE', file: src.file, row: raw.rowNumber,
+          severity: allowed ? 'warning' : 'error',
+          code: 'PROBABLE_DUPLICATE',
+          file: src.file,
+          row: raw.rowNumber,
           column: src.fields.sourceAmount ?? 'sourceAmount',
           ...(shownAmount ? { value: shownAmount } : {}),
           message: `same beneficiary account, amount and currency as row ${first}: a probable duplicate${allowed ? ' (allowed by --allow-duplicate-rows)' : ''}`,
@@ -320,7 +338,13 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
       c.amount = c.amount.plus(payout.sourceAmount);
     } else {
       corridors.set(ck, {
-        c: { sourceCurrency: payout.sourceCurrency, destinationCurrency: payout.destinationCurrency, destinationCountryCode: payout.destinationCountryCode, method: payout.method, rows: 1 },
+        c: {
+          sourceCurrency: payout.sourceCurrency,
+          destinationCurrency: payout.destinationCurrency,
+          destinationCountryCode: payout.destinationCountryCode,
+          method: payout.method,
+          rows: 1,
+        },
         amount: payout.sourceAmount,
       });
     }
@@ -345,11 +369,20 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
       [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([ccy, t]) => [ccy, { rows: t.rows, amount: formatAmount(t.amount, ccy) }]),
     );
     summary.byMethod = Object.fromEntries(
-      [...byMethod].sort(([a], [b]) => a.localeCompare(b)).map(([m, v]) => [m, { rows: v.rows, totals: Object.fromEntries([...v.totals].sort().map(([ccy, d]) => [ccy, formatAmount(d, ccy)])) }]),
+      [...byMethod]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([m, v]) => [
+          m,
+          { rows: v.rows, totals: Object.fromEntries([...v.totals].sort().map(([ccy, d]) => [ccy, formatAmount(d, ccy)])) },
+        ]),
     );
     summary.corridors = [...corridors.values()]
       .map(({ c, amount }) => ({ ...c, amount: formatAmount(amount, c.sourceCurrency) }))
-      .sort((a, b) => `${a.sourceCurrency}${a.destinationCurrency}${a.destinationCountryCode}${a.method}`.localeCompare(`${b.sourceCurrency}${b.destinationCurrency}${b.destinationCountryCode}${b.method}`));
+      .sort((a, b) =>
+        `${a.sourceCurrency}${a.destinationCurrency}${a.destinationCountryCode}${a.method}`.localeCompare(
+          `${b.sourceCurrency}${b.destinationCurrency}${b.destinationCountryCode}${b.method}`,
+        ),
+      );
   }
 
   async function* rows(): AsyncGenerator<ValidatedRow> {

@@ -7,11 +7,18 @@ import type { ProblemCode } from './problems.ts';
 
 export type DocumentCheck =
   | { ok: true; path: string; contentType: DocumentContentType; bytes: number }
-  | { ok: false; path: string; code: Extract<ProblemCode, 'DOCUMENT_NOT_FOUND' | 'DOCUMENT_TYPE' | 'DOCUMENT_TOO_LARGE'>; message: string; expected: string };
+  | {
+      ok: false;
+      path: string;
+      code: Extract<ProblemCode, 'DOCUMENT_NOT_FOUND' | 'DOCUMENT_TYPE' | 'DOCUMENT_TOO_LARGE'>;
+      message: string;
+      expected: string;
+    };
 
 /** The content type of a file from its first bytes, or undefined when it is none of ours. */
 export function sniffDocumentType(head: Uint8Array): DocumentContentType | undefined {
-  if (head.length >= 5 && head[0] === 0x25 && head[1] === 0x50 && head[2] === 0x44 && head[3] === 0x46 && head[4] === 0x2d) return 'application/pdf'; // %PDF-
+  if (head.length >= 5 && head[0] === 0x25 && head[1] === 0x50 && head[2] === 0x44 && head[3] === 0x46 && head[4] === 0x2d)
+    return 'application/pdf'; // %PDF-
   if (head.length >= 3 && head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
   const png = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
   if (head.length >= 8 && png.every((b, i) => head[i] === b)) return 'image/png';
@@ -25,13 +32,32 @@ export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentC
   let size: number;
   try {
     const st = statSync(absPath);
-    if (!st.isFile()) return { ok: false, path: absPath, code: 'DOCUMENT_NOT_FOUND', message: `"${shownAs}" is not a file`, expected: 'the path of a file, relative to the batch file' };
+    if (!st.isFile())
+      return {
+        ok: false,
+        path: absPath,
+        code: 'DOCUMENT_NOT_FOUND',
+        message: `"${shownAs}" is not a file`,
+        expected: 'the path of a file, relative to the batch file',
+      };
     size = st.size;
   } catch {
-    return { ok: false, path: absPath, code: 'DOCUMENT_NOT_FOUND', message: `"${shownAs}" does not exist`, expected: 'the path of a file, relative to the batch file\'s folder' };
+    return {
+      ok: false,
+      path: absPath,
+      code: 'DOCUMENT_NOT_FOUND',
+      message: `"${shownAs}" does not exist`,
+      expected: "the path of a file, relative to the batch file's folder",
+    };
   }
   if (size > MAX_DOCUMENT_BYTES) {
-    return { ok: false, path: absPath, code: 'DOCUMENT_TOO_LARGE', message: `"${shownAs}" is ${(size / 1024 / 1024).toFixed(1)} MB; the service takes at most 10 MB per file`, expected: 'a file of at most 10 MB' };
+    return {
+      ok: false,
+      path: absPath,
+      code: 'DOCUMENT_TOO_LARGE',
+      message: `"${shownAs}" is ${(size / 1024 / 1024).toFixed(1)} MB; the service takes at most 10 MB per file`,
+      expected: 'a file of at most 10 MB',
+    };
   }
   const head = Buffer.alloc(8);
   let n = 0;
@@ -43,10 +69,23 @@ export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentC
       closeSync(fd);
     }
   } catch (e) {
-    return { ok: false, path: absPath, code: 'DOCUMENT_NOT_FOUND', message: `"${shownAs}" cannot be read (${(e as NodeJS.ErrnoException).code})`, expected: 'a readable file' };
+    return {
+      ok: false,
+      path: absPath,
+      code: 'DOCUMENT_NOT_FOUND',
+      message: `"${shownAs}" cannot be read (${(e as NodeJS.ErrnoException).code})`,
+      expected: 'a readable file',
+    };
   }
   const type = sniffDocumentType(head.subarray(0, n));
-  if (!type) return { ok: false, path: absPath, code: 'DOCUMENT_TYPE', message: `"${shownAs}" is not a PDF, JPEG or PNG (by its content, whatever its name)`, expected: EXPECTED_TYPE };
+  if (!type)
+    return {
+      ok: false,
+      path: absPath,
+      code: 'DOCUMENT_TYPE',
+      message: `"${shownAs}" is not a PDF, JPEG or PNG (by its content, whatever its name)`,
+      expected: EXPECTED_TYPE,
+    };
   return { ok: true, path: absPath, contentType: type, bytes: size };
 }
 
@@ -72,7 +111,10 @@ export function documentPaths(cell: string): string[] {
     const d = cell.trim();
     return d === '' ? [] : [d];
   }
-  return cell.split(';').map((d) => d.trim()).filter(Boolean);
+  return cell
+    .split(';')
+    .map((d) => d.trim())
+    .filter(Boolean);
 }
 
 // A relative path of plain names (no ".", "..", empty segment or backslash) under a folder that

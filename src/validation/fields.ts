@@ -2,14 +2,21 @@
 // to a problem that says what would be valid. Tables come from maintained libraries: ISO 4217
 // (currency-codes via src/money.ts), ISO 3166 (i18n-iso-countries), IBAN and BIC (ibantools).
 import countries from 'i18n-iso-countries';
-import { validateIBAN, validateBIC, electronicFormatIBAN, getCountrySpecifications, countrySpecs, ValidationErrorsIBAN, ValidationErrorsBIC } from 'ibantools';
+import {
+  validateIBAN,
+  validateBIC,
+  electronicFormatIBAN,
+  getCountrySpecifications,
+  countrySpecs,
+  ValidationErrorsIBAN,
+  ValidationErrorsBIC,
+} from 'ibantools';
 import { z } from 'zod';
 import { isCurrencyCode, minorUnits } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
 
 export type FieldResult =
-  | { ok: true; value: string }
-  | { ok: false; code: ProblemCode; message: string; expected: string; severity?: 'warning' };
+  { ok: true; value: string } | { ok: false; code: ProblemCode; message: string; expected: string; severity?: 'warning' };
 export type FieldCheck = (raw: string) => FieldResult;
 
 /**
@@ -47,7 +54,11 @@ export const countryCode: FieldCheck = memo((raw) => {
   if (ALPHA3.has(v)) return ok(v);
   const a3 = /^[A-Z]{2}$/.test(v) ? countries.alpha2ToAlpha3(v) : undefined;
   const hint = a3 ? ` (${v} is the 2-letter code; the service takes ${a3})` : '';
-  return bad('INVALID_COUNTRY', `"${raw}" is not an ISO 3166-1 alpha-3 country code${hint}`, 'a 3-letter ISO 3166-1 alpha-3 code such as NGA, USA, GBR, DEU');
+  return bad(
+    'INVALID_COUNTRY',
+    `"${raw}" is not an ISO 3166-1 alpha-3 country code${hint}`,
+    'a 3-letter ISO 3166-1 alpha-3 code such as NGA, USA, GBR, DEU',
+  );
 });
 
 // ------------------------------------------------------------------ IBAN and BIC
@@ -112,21 +123,34 @@ export const iban: FieldCheck = (raw) => {
     return bad('INVALID_IBAN', `"${cc}" is not a country that uses IBANs`, expected);
   }
   if (e === ValidationErrorsIBAN.WrongBBANLength) {
-    return bad('INVALID_IBAN', `an IBAN of ${cc} has ${spec.chars} characters; this one has ${v.length}`, `${spec.chars} characters for ${cc}`);
+    return bad(
+      'INVALID_IBAN',
+      `an IBAN of ${cc} has ${spec.chars} characters; this one has ${v.length}`,
+      `${spec.chars} characters for ${cc}`,
+    );
   }
   if (e === ValidationErrorsIBAN.WrongBBANFormat) {
     return bad('INVALID_IBAN', `the account part does not have the format of a ${cc} IBAN`, `a ${cc} IBAN of ${spec.chars} characters`);
   }
   if (e === ValidationErrorsIBAN.WrongAccountBankBranchChecksum) {
-    return bad('INVALID_IBAN', `the national check digits inside the ${cc} IBAN are wrong: a character was probably mistyped`, 'the IBAN exactly as the bank gives it');
+    return bad(
+      'INVALID_IBAN',
+      `the national check digits inside the ${cc} IBAN are wrong: a character was probably mistyped`,
+      'the IBAN exactly as the bank gives it',
+    );
   }
-  return bad('INVALID_IBAN', 'the IBAN checksum (mod 97) is wrong: a character was probably mistyped or swapped', 'the IBAN exactly as the bank gives it');
+  return bad(
+    'INVALID_IBAN',
+    'the IBAN checksum (mod 97) is wrong: a character was probably mistyped or swapped',
+    'the IBAN exactly as the bank gives it',
+  );
 };
 
 export const bic: FieldCheck = (raw) => {
   const v = raw.replace(/\s+/g, '').toUpperCase();
   const expected = '8 or 11 characters: 4-letter bank, 2-letter country, 2-character location, optional 3-character branch (e.g. DEUTDEFF)';
-  if (v.length !== 8 && v.length !== 11) return bad('INVALID_BIC', `a SWIFT/BIC code has 8 or 11 characters; this one has ${v.length}`, expected);
+  if (v.length !== 8 && v.length !== 11)
+    return bad('INVALID_BIC', `a SWIFT/BIC code has 8 or 11 characters; this one has ${v.length}`, expected);
   const r = validateBIC(v);
   if (r.valid) return ok(v);
   if (r.errorCodes.includes(ValidationErrorsBIC.NoBICCountry)) {
@@ -154,9 +178,14 @@ export const routingNumber: FieldCheck = (raw) => {
   const v = digitsOnly(raw);
   const expected = '9 digits with a valid ABA checksum (e.g. 021000021)';
   if (!/^\d{9}$/.test(v)) {
-    return bad('INVALID_ROUTING_NUMBER', `an ABA routing number has 9 digits; this has ${/^\d+$/.test(v) ? `${v.length} digits` : 'other characters'}${/^\d{7,8}$/.test(v) ? ' (leading zeros lost?)' : ''}`, expected);
+    return bad(
+      'INVALID_ROUTING_NUMBER',
+      `an ABA routing number has 9 digits; this has ${/^\d+$/.test(v) ? `${v.length} digits` : 'other characters'}${/^\d{7,8}$/.test(v) ? ' (leading zeros lost?)' : ''}`,
+      expected,
+    );
   }
-  if (!abaPrefixOk(v)) return bad('INVALID_ROUTING_NUMBER', `"${v.slice(0, 2)}" is not a Federal Reserve routing prefix (00-12, 21-32, 61-72, 80)`, expected);
+  if (!abaPrefixOk(v))
+    return bad('INVALID_ROUTING_NUMBER', `"${v.slice(0, 2)}" is not a Federal Reserve routing prefix (00-12, 21-32, 61-72, 80)`, expected);
   if (!abaChecksumOk(v)) return bad('INVALID_ROUTING_NUMBER', 'the ABA checksum is wrong: a digit was probably mistyped', expected);
   return ok(v);
 };
@@ -165,19 +194,29 @@ export const sortCode: FieldCheck = (raw) => {
   const v = digitsOnly(raw);
   if (/^\d{6}$/.test(v)) return ok(v);
   const hint = /^\d{5}$/.test(v) ? ' (a leading zero lost?)' : '';
-  return bad('INVALID_SORT_CODE', `a UK sort code has 6 digits; this has ${/^\d+$/.test(v) ? `${v.length}` : 'other characters than'} digits${hint}`, '6 digits, e.g. 601613 or 60-16-13');
+  return bad(
+    'INVALID_SORT_CODE',
+    `a UK sort code has 6 digits; this has ${/^\d+$/.test(v) ? `${v.length}` : 'other characters than'} digits${hint}`,
+    '6 digits, e.g. 601613 or 60-16-13',
+  );
 };
 
-const accountDigits = (label: string, min: number, max: number): FieldCheck => (raw) => {
-  const v = digitsOnly(raw);
-  const expected = min === max ? `${min} digits (${label})` : `${min} to ${max} digits (${label})`;
-  if (!/^\d+$/.test(v)) return bad('INVALID_ACCOUNT_NUMBER', `a ${label} has digits only`, expected);
-  if (v.length < min || v.length > max) {
-    const hint = v.length < min ? ' (leading zeros lost?)' : '';
-    return bad('INVALID_ACCOUNT_NUMBER', `a ${label} has ${min === max ? min : `${min} to ${max}`} digits; this has ${v.length}${hint}`, expected);
-  }
-  return ok(v);
-};
+const accountDigits =
+  (label: string, min: number, max: number): FieldCheck =>
+  (raw) => {
+    const v = digitsOnly(raw);
+    const expected = min === max ? `${min} digits (${label})` : `${min} to ${max} digits (${label})`;
+    if (!/^\d+$/.test(v)) return bad('INVALID_ACCOUNT_NUMBER', `a ${label} has digits only`, expected);
+    if (v.length < min || v.length > max) {
+      const hint = v.length < min ? ' (leading zeros lost?)' : '';
+      return bad(
+        'INVALID_ACCOUNT_NUMBER',
+        `a ${label} has ${min === max ? min : `${min} to ${max}`} digits; this has ${v.length}${hint}`,
+        expected,
+      );
+    }
+    return ok(v);
+  };
 export const ukAccountNumber = accountDigits('UK account number', 8, 8);
 export const nuban = accountDigits('Nigerian NUBAN account number', 10, 10);
 export const usAccountNumber = accountDigits('US account number', 4, 17);
@@ -193,7 +232,11 @@ export const genericAccountNumber: FieldCheck = (raw) => {
 export const nipBankCode: FieldCheck = (raw) => {
   const v = digitsOnly(raw);
   if (/^(\d{3}|\d{5}|\d{6})$/.test(v)) return ok(v);
-  return bad('INVALID_BANK_CODE', `a Nigerian bank code has 3, 5 or 6 digits; this has ${/^\d+$/.test(v) ? v.length : 'other characters than'} digits`, 'a CBN code of 3 digits (e.g. 058) or a NIP institution code of 5 or 6 digits (e.g. 000013)');
+  return bad(
+    'INVALID_BANK_CODE',
+    `a Nigerian bank code has 3, 5 or 6 digits; this has ${/^\d+$/.test(v) ? v.length : 'other characters than'} digits`,
+    'a CBN code of 3 digits (e.g. 058) or a NIP institution code of 5 or 6 digits (e.g. 000013)',
+  );
 };
 export const hkBankCode: FieldCheck = (raw) => {
   const v = digitsOnly(raw);
@@ -257,33 +300,52 @@ export const alipayId: FieldCheck = (raw) => {
   if (emailSchema.safeParse(v).success) return ok(v);
   const p = v.replace(/[\s-]+/g, '');
   if (/^\+[1-9]\d{7,14}$/.test(p) || /^1\d{10}$/.test(p)) return ok(p);
-  return bad('INVALID_ID', 'an Alipay ID is the email address or mobile number of the Alipay account', 'an email address or a mobile number (+8613800138000 or 13800138000)');
+  return bad(
+    'INVALID_ID',
+    'an Alipay ID is the email address or mobile number of the Alipay account',
+    'an email address or a mobile number (+8613800138000 or 13800138000)',
+  );
 };
 
 export const openId: FieldCheck = (raw) => {
   const v = raw.trim();
   if (/^[A-Za-z0-9_-]{6,64}$/.test(v)) return ok(v);
-  return bad('INVALID_ID', 'a WeChat OpenID has letters, digits, "_" and "-" only (6 to 64)', 'an OpenID such as oUpF8uMuAJO_M2pxb1Q9zNjWeS6o');
+  return bad(
+    'INVALID_ID',
+    'a WeChat OpenID has letters, digits, "_" and "-" only (6 to 64)',
+    'an OpenID such as oUpF8uMuAJO_M2pxb1Q9zNjWeS6o',
+  );
 };
 
 export const wechatUserId: FieldCheck = (raw) => {
   const v = raw.trim();
   if (/^[A-Za-z][A-Za-z0-9_-]{5,19}$/.test(v)) return ok(v);
-  return bad('INVALID_ID', 'a WeChat ID starts with a letter and has 6 to 20 letters, digits, "_" or "-"', 'a WeChat ID such as wxid_abc123');
+  return bad(
+    'INVALID_ID',
+    'a WeChat ID starts with a letter and has 6 to 20 letters, digits, "_" or "-"',
+    'a WeChat ID such as wxid_abc123',
+  );
 };
 
 // ------------------------------------------------------------------ free text
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-export const text = (max: number, what: string, multiline = false): FieldCheck => (raw) => {
-  const v = raw.trim();
-  if (CONTROL.test(v) || (!multiline && /[\r\n]/.test(v))) {
-    return bad('INVALID_TEXT', `${what} holds control characters${multiline ? '' : ' or line breaks'}`, `plain text of at most ${max} characters`);
-  }
-  if (v.length > max) return bad('TOO_LONG', `${what} has ${v.length} characters; at most ${max} are allowed`, `at most ${max} characters`);
-  return ok(v);
-};
+export const text =
+  (max: number, what: string, multiline = false): FieldCheck =>
+  (raw) => {
+    const v = raw.trim();
+    if (CONTROL.test(v) || (!multiline && /[\r\n]/.test(v))) {
+      return bad(
+        'INVALID_TEXT',
+        `${what} holds control characters${multiline ? '' : ' or line breaks'}`,
+        `plain text of at most ${max} characters`,
+      );
+    }
+    if (v.length > max)
+      return bad('TOO_LONG', `${what} has ${v.length} characters; at most ${max} are allowed`, `at most ${max} characters`);
+    return ok(v);
+  };
 
 export const booleanText: FieldCheck = (raw) => {
   const v = raw.trim().toLowerCase();

@@ -17,7 +17,7 @@ export const PROBLEM_CODES = {
   ENCODING: 'characters that could not be decoded: the file is not in the encoding read',
   MISSING_VALUE: 'a required value is empty (or its column is absent)',
   MISSING_ONE_OF: 'none of the alternative groups of fields is complete (WECHAT, HK_FPS)',
-  FIELD_NOT_USED: 'a value in a column the row\'s method does not use: it is not sent',
+  FIELD_NOT_USED: "a value in a column the row's method does not use: it is not sent",
   TOO_LONG: 'a value longer than allowed',
   // codes and amounts
   INVALID_METHOD: 'not a payout method of the service',
@@ -26,7 +26,7 @@ export const PROBLEM_CODES = {
   INVALID_AMOUNT: 'not a positive decimal amount',
   AMBIGUOUS_AMOUNT: 'an amount that reads two ways ("1,234")',
   AMOUNT_PRECISION: 'more decimal places than the currency has',
-  CORRIDOR_NOT_IN_OVERVIEW: 'method / currencies / country outside the spec\'s corridor overview: the methods route decides',
+  CORRIDOR_NOT_IN_OVERVIEW: "method / currencies / country outside the spec's corridor overview: the methods route decides",
   ACCOUNT_CURRENCY_MISMATCH: 'the beneficiary account currency differs from the destination currency',
   // beneficiary formats
   INVALID_IBAN: 'not a valid IBAN (country, length, checksum)',
@@ -34,8 +34,8 @@ export const PROBLEM_CODES = {
   INVALID_BIC: 'not a valid SWIFT/BIC code',
   INVALID_ROUTING_NUMBER: 'not a valid ABA routing number (9 digits, checksum)',
   INVALID_SORT_CODE: 'not a UK sort code (6 digits)',
-  INVALID_ACCOUNT_NUMBER: 'not an account number of the method\'s format',
-  INVALID_BANK_CODE: 'not a bank code of the method\'s format',
+  INVALID_ACCOUNT_NUMBER: "not an account number of the method's format",
+  INVALID_BANK_CODE: "not a bank code of the method's format",
   NUBAN_CHECK_DIGIT: 'the NUBAN check digit does not match the bank code',
   INVALID_ACCOUNT_TYPE: 'accountType is not checking or savings',
   INVALID_EMAIL: 'not an email address',

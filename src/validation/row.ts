@@ -11,7 +11,16 @@ import { parseAmount } from './amount.ts';
 import { cachedDocumentChecker, documentPath, documentPaths, type DocumentCheck } from './documents.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
-import { BENEFICIARY_FAST, BENEFICIARY_SCHEMAS, METHOD_FIELD_SETS, OPTIONAL_PAYOUT_FIELDS, PAYOUT_FIELD_CHECKS, minDigits, type IssueParams, type PayoutRow } from './schemas.ts';
+import {
+  BENEFICIARY_FAST,
+  BENEFICIARY_SCHEMAS,
+  METHOD_FIELD_SETS,
+  OPTIONAL_PAYOUT_FIELDS,
+  PAYOUT_FIELD_CHECKS,
+  minDigits,
+  type IssueParams,
+  type PayoutRow,
+} from './schemas.ts';
 import type { Dec } from '../money.ts';
 
 export interface RowContext {
@@ -32,9 +41,25 @@ export interface RowResult {
 }
 
 /** Account identifiers: shown masked (last 4 kept) in every problem. */
-export const MASKED_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'iban', 'alipayId', 'openId', 'wechatUserId', 'fpsId', 'phoneNumber']);
+export const MASKED_FIELDS: ReadonlySet<string> = new Set([
+  'accountNumber',
+  'iban',
+  'alipayId',
+  'openId',
+  'wechatUserId',
+  'fpsId',
+  'phoneNumber',
+]);
 /** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
-export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
+export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set([
+  'accountNumber',
+  'sortCode',
+  'routingNumber',
+  'phoneNumber',
+  'iban',
+  'bankCode',
+  'fpsId',
+]);
 
 const defaultChecker = cachedDocumentChecker();
 const TOP_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as (keyof typeof PAYOUT_FIELD_CHECKS)[];
@@ -80,8 +105,15 @@ function rawOf(row: RawRow, ctx: RowContext, f: string): string {
   return h === undefined ? '' : (row.cells[h] ?? '');
 }
 function add(
-  problems: Problem[], row: RawRow, ctx: RowContext, severity: Severity, code: ProblemCode, f: string | undefined,
-  message: string, expected?: string, value?: string,
+  problems: Problem[],
+  row: RawRow,
+  ctx: RowContext,
+  severity: Severity,
+  code: ProblemCode,
+  f: string | undefined,
+  message: string,
+  expected?: string,
+  value?: string,
 ): void {
   const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
   if (f !== undefined) {
@@ -99,12 +131,29 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
 
   // ---- the shape of the row
   if (row.extraCells) {
-    add(problems, row, ctx, 'error', 'EXTRA_CELLS', undefined, `${row.extraCells} non-empty cell(s) beyond the last column: a value probably holds the delimiter without quotes (e.g. an amount 1,234.56 in a comma-separated file)`, 'as many cells as headers; quote values that hold the delimiter');
+    add(
+      problems,
+      row,
+      ctx,
+      'error',
+      'EXTRA_CELLS',
+      undefined,
+      `${row.extraCells} non-empty cell(s) beyond the last column: a value probably holds the delimiter without quotes (e.g. an amount 1,234.56 in a comma-separated file)`,
+      'as many cells as headers; quote values that hold the delimiter',
+    );
   }
   for (const h in row.cells) {
     const v = row.cells[h]!;
     if (v.length !== 0 && v.indexOf('\uFFFD') !== -1) {
-      problems.push({ severity: 'error', code: 'ENCODING', file: ctx.file, row: row.rowNumber, column: h, message: 'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding', expected: 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le' });
+      problems.push({
+        severity: 'error',
+        code: 'ENCODING',
+        file: ctx.file,
+        row: row.rowNumber,
+        column: h,
+        message: 'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
+        expected: 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
+      });
     }
   }
 
@@ -141,29 +190,64 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       const label = `the ${f}`;
       if (/e/i.test(cell) || Math.abs(n) >= 1e15) {
         trapped.add(f);
-        add(problems, row, ctx, 'error', 'EXCEL_DIGITS_LOST', f,
+        add(
+          problems,
+          row,
+          ctx,
+          'error',
+          'EXCEL_DIGITS_LOST',
+          f,
           `${label} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
-          'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)');
+          'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
+        );
         continue;
       }
       if (!Number.isInteger(n)) continue;
       const digits = String(n);
       if (f === 'phoneNumber') {
         trapped.add(f);
-        add(problems, row, ctx, 'error', 'EXCEL_LEADING_ZEROS_LOST', f, `${label} is stored as a number, which dropped its leading + (and any leading 0)`, 'the column formatted as Text, with the number in E.164 form such as +85291234567', digits);
+        add(
+          problems,
+          row,
+          ctx,
+          'error',
+          'EXCEL_LEADING_ZEROS_LOST',
+          f,
+          `${label} is stored as a number, which dropped its leading + (and any leading 0)`,
+          'the column formatted as Text, with the number in E.164 form such as +85291234567',
+          digits,
+        );
         continue;
       }
       const min = minDigits(f as BeneficiaryColumn, method);
       if (min !== undefined && digits.length < min) {
         trapped.add(f);
-        add(problems, row, ctx, 'error', 'EXCEL_LEADING_ZEROS_LOST', f,
+        add(
+          problems,
+          row,
+          ctx,
+          'error',
+          'EXCEL_LEADING_ZEROS_LOST',
+          f,
           `${label} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
-          `the column formatted as Text and the ${min} digits typed again`, digits);
+          `the column formatted as Text and the ${min} digits typed again`,
+          digits,
+        );
         continue;
       }
       overrides[f] = digits;
       if (min === undefined && (f === 'accountNumber' || f === 'bankCode')) {
-        add(problems, row, ctx, 'warning', 'EXCEL_LEADING_ZEROS_LOST', f, `${label} is stored as a number: if it began with 0, Excel dropped the zeros`, 'the column formatted as Text', digits);
+        add(
+          problems,
+          row,
+          ctx,
+          'warning',
+          'EXCEL_LEADING_ZEROS_LOST',
+          f,
+          `${label} is stored as a number: if it began with 0, Excel dropped the zeros`,
+          'the column formatted as Text',
+          digits,
+        );
       }
     }
   }
@@ -174,7 +258,8 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const amountNumber = amountHeader !== undefined ? row.numbers?.[amountHeader] : undefined;
   const amountCell = rawOf(row, ctx, 'sourceAmount');
   const amountText = amountNumber !== undefined ? excelNumberText(amountNumber) : amountCell;
-  if (amountText === '') add(problems, row, ctx, 'error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
+  if (amountText === '')
+    add(problems, row, ctx, 'error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
   else {
     const a = parseAmount(amountText, sourceCurrency);
     if (a.ok) amount = a.value;
@@ -197,7 +282,16 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
         const v = overrides?.[f] ?? cell;
         if (v !== '') values[i] = v;
       } else if (cell !== '') {
-        add(problems, row, ctx, 'warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
+        add(
+          problems,
+          row,
+          ctx,
+          'warning',
+          'FIELD_NOT_USED',
+          f,
+          `${method} does not use ${f}: the value is not sent`,
+          `${f} left empty for ${method}`,
+        );
       }
     }
     // a row with no issue takes the fast path (same fields, validators and rules); any other row
@@ -210,7 +304,8 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       for (let i = 0; i < BENEFICIARY_COLUMNS.length; i++) if (values[i] !== undefined) input[BENEFICIARY_COLUMNS[i]!] = values[i]!;
       r = BENEFICIARY_SCHEMAS[method].safeParse(input);
     }
-    if (fast) beneficiary = fast as Beneficiary; // already without empty values
+    if (fast)
+      beneficiary = fast as Beneficiary; // already without empty values
     else if (r.success) {
       const b: Record<string, string> = {};
       for (const k in r.data) {
@@ -225,20 +320,52 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
         const params = (iss as { params?: IssueParams }).params;
         if (iss.code === 'custom' && params?.problem === 'MISSING_ONE_OF') {
           const groups = METHOD_RULES[method].oneOf ?? [];
-          const p = { severity: 'error', code: 'MISSING_ONE_OF', file: ctx.file, row: row.rowNumber, column: [...new Set(groups.flat())].map((g) => headerOf(ctx, g)).join(' | '), message: iss.message } as Problem;
+          const p = {
+            severity: 'error',
+            code: 'MISSING_ONE_OF',
+            file: ctx.file,
+            row: row.rowNumber,
+            column: [...new Set(groups.flat())].map((g) => headerOf(ctx, g)).join(' | '),
+            message: iss.message,
+          } as Problem;
           if (params.expected) p.expected = params.expected;
           problems.push(p);
         } else if (iss.code === 'custom') {
           add(problems, row, ctx, params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
         } else if (iss.code === 'invalid_type') {
-          add(problems, row, ctx, 'error', 'MISSING_VALUE', f, ctx.fields[f as CanonicalField] === undefined ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`);
+          add(
+            problems,
+            row,
+            ctx,
+            'error',
+            'MISSING_VALUE',
+            f,
+            ctx.fields[f as CanonicalField] === undefined
+              ? `${method} needs ${f}, and the file has no ${f} column`
+              : `${method} needs ${f}`,
+          );
         } else {
           add(problems, row, ctx, 'error', 'INVALID_TEXT', f, iss.message);
         }
       }
     }
-    if (beneficiary && method === 'NIP' && beneficiary.bankCode?.length === 3 && beneficiary.accountNumber && !nubanCheckDigitOk(beneficiary.bankCode, beneficiary.accountNumber)) {
-      add(problems, row, ctx, 'warning', 'NUBAN_CHECK_DIGIT', 'accountNumber', `the NUBAN check digit does not match bank code ${beneficiary.bankCode}: the account number or the bank code may be mistyped`, 'the 10-digit NUBAN of an account at that bank');
+    if (
+      beneficiary &&
+      method === 'NIP' &&
+      beneficiary.bankCode?.length === 3 &&
+      beneficiary.accountNumber &&
+      !nubanCheckDigitOk(beneficiary.bankCode, beneficiary.accountNumber)
+    ) {
+      add(
+        problems,
+        row,
+        ctx,
+        'warning',
+        'NUBAN_CHECK_DIGIT',
+        'accountNumber',
+        `the NUBAN check digit does not match bank code ${beneficiary.bankCode}: the account number or the bank code may be mistyped`,
+        'the 10-digit NUBAN of an account at that bank',
+      );
     }
   }
 
@@ -248,18 +375,43 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   if (method && sourceCurrency && dest && country) {
     const list = corridorMethods(sourceCurrency, dest, country);
     if (!list.includes(method)) {
-      add(problems, row, ctx, 'warning', 'CORRIDOR_NOT_IN_OVERVIEW', 'method',
+      add(
+        problems,
+        row,
+        ctx,
+        'warning',
+        'CORRIDOR_NOT_IN_OVERVIEW',
+        'method',
         `${sourceCurrency} to ${dest} in ${country} by ${method} is not in the spec's corridor overview (${list.length ? `it lists ${list.join(', ')}` : 'it lists no method'} for this corridor); the methods route decides when the batch is sent`,
-        list.length ? list.join(' or ') : undefined);
+        list.length ? list.join(' or ') : undefined,
+      );
     }
   }
   if (beneficiary && dest && beneficiary.accountCurrency !== dest) {
-    add(problems, row, ctx, 'warning', 'ACCOUNT_CURRENCY_MISMATCH', 'accountCurrency', `the account currency ${beneficiary.accountCurrency} differs from the destination currency ${dest}`, dest);
+    add(
+      problems,
+      row,
+      ctx,
+      'warning',
+      'ACCOUNT_CURRENCY_MISMATCH',
+      'accountCurrency',
+      `the account currency ${beneficiary.accountCurrency} differs from the destination currency ${dest}`,
+      dest,
+    );
   }
   if (beneficiary?.iban && country) {
     const ibanCountry = countries.alpha2ToAlpha3(beneficiary.iban.slice(0, 2));
     if (ibanCountry && ibanCountry !== country) {
-      add(problems, row, ctx, 'warning', 'IBAN_MISMATCH', 'iban', `the IBAN is of ${ibanCountry} but destinationCountryCode is ${country}`, `destinationCountryCode ${ibanCountry}`);
+      add(
+        problems,
+        row,
+        ctx,
+        'warning',
+        'IBAN_MISMATCH',
+        'iban',
+        `the IBAN is of ${ibanCountry} but destinationCountryCode is ${country}`,
+        `destinationCountryCode ${ibanCountry}`,
+      );
     }
   }
 
@@ -268,7 +420,16 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const docCell = rawOf(row, ctx, 'documents');
   const docList = docCell === '' ? [] : documentPaths(docCell);
   if (docList.length > MAX_DOCUMENTS_PER_PAYOUT) {
-    add(problems, row, ctx, 'error', 'TOO_MANY_DOCUMENTS', 'documents', `${docList.length} documents; the service takes at most ${MAX_DOCUMENTS_PER_PAYOUT} per payout`, `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`);
+    add(
+      problems,
+      row,
+      ctx,
+      'error',
+      'TOO_MANY_DOCUMENTS',
+      'documents',
+      `${docList.length} documents; the service takes at most ${MAX_DOCUMENTS_PER_PAYOUT} per payout`,
+      `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`,
+    );
   }
   const check = ctx.checkDocument ?? defaultChecker;
   for (const d of docList) {
@@ -279,7 +440,16 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   }
   const withdrawal = top[T_withdrawal] === 'true';
   if (!withdrawal && docList.length === 0) {
-    add(problems, row, ctx, 'warning', 'NO_DOCUMENT', 'documents', 'no supporting document: the service will hold this payout until one is attached (a withdrawal to an own or UBO account needs none)', 'a PDF, JPEG or PNG path, or withdrawal true');
+    add(
+      problems,
+      row,
+      ctx,
+      'warning',
+      'NO_DOCUMENT',
+      'documents',
+      'no supporting document: the service will hold this payout until one is attached (a withdrawal to an own or UBO account needs none)',
+      'a PDF, JPEG or PNG path, or withdrawal true',
+    );
   }
 
   if (!method || !amount || !beneficiary) return { problems };
@@ -315,13 +485,18 @@ function corridorMethods(source: string, dest: string, country: string): PayoutM
 
 function requiredHint(f: string): string | undefined {
   switch (f) {
-    case 'reference': return 'a reference unique in the file, e.g. PAY-2025-001';
+    case 'reference':
+      return 'a reference unique in the file, e.g. PAY-2025-001';
     case 'sourceCurrency':
-    case 'destinationCurrency': return 'a 3-letter ISO 4217 code such as USD';
-    case 'destinationCountryCode': return 'a 3-letter ISO 3166-1 alpha-3 code such as NGA';
-    case 'method': return 'a payout method such as SEPA, NIP, ACH';
-    case 'narration': return 'a payment description of 1 to 140 characters';
-    default: return undefined;
+    case 'destinationCurrency':
+      return 'a 3-letter ISO 4217 code such as USD';
+    case 'destinationCountryCode':
+      return 'a 3-letter ISO 3166-1 alpha-3 code such as NGA';
+    case 'method':
+      return 'a payout method such as SEPA, NIP, ACH';
+    case 'narration':
+      return 'a payment description of 1 to 140 characters';
+    default:
+      return undefined;
   }
 }
-

@@ -84,11 +84,19 @@ export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
 const METHOD_FIELDS = Object.fromEntries(
   PAYOUT_METHODS.map((m) => {
     const rule = METHOD_RULES[m];
-    return [m, [...new Set([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode'])] as BeneficiaryColumn[]];
+    return [
+      m,
+      [
+        ...new Set([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode']),
+      ] as BeneficiaryColumn[],
+    ];
   }),
 ) as unknown as Record<PayoutMethod, readonly BeneficiaryColumn[]>;
 /** The method's fields as a set (shared, do not change). */
-export const METHOD_FIELD_SETS = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, new Set<string>(METHOD_FIELDS[m])])) as unknown as Record<PayoutMethod, ReadonlySet<string>>;
+export const METHOD_FIELD_SETS = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, new Set<string>(METHOD_FIELDS[m])])) as unknown as Record<
+  PayoutMethod,
+  ReadonlySet<string>
+>;
 
 export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required] as BeneficiaryColumn[];
@@ -128,19 +136,35 @@ function beneficiaryRuleIssues(method: PayoutMethod, b: Record<string, unknown>)
   }
   const iban = typeof b.iban === 'string' ? b.iban : undefined;
   if (iban && method === 'SEPA' && !isSEPACountry(iban.slice(0, 2))) {
-    (issues ??= []).push({ path: ['iban'], message: `SEPA reaches accounts in the SEPA area; ${iban.slice(0, 2)} is not in it`, params: { problem: 'IBAN_MISMATCH', expected: 'an IBAN of a SEPA country (or method SWIFT)' } });
+    (issues ??= []).push({
+      path: ['iban'],
+      message: `SEPA reaches accounts in the SEPA area; ${iban.slice(0, 2)} is not in it`,
+      params: { problem: 'IBAN_MISMATCH', expected: 'an IBAN of a SEPA country (or method SWIFT)' },
+    });
   }
   if (iban && (method === 'FASTER_PAYMENTS' || method === 'BACS')) {
     if (!iban.startsWith('GB')) {
-      (issues ??= []).push({ path: ['iban'], message: `${method} pays UK accounts: the IBAN starts with GB, not ${iban.slice(0, 2)}`, params: { problem: 'IBAN_MISMATCH', expected: 'a GB IBAN' } });
+      (issues ??= []).push({
+        path: ['iban'],
+        message: `${method} pays UK accounts: the IBAN starts with GB, not ${iban.slice(0, 2)}`,
+        params: { problem: 'IBAN_MISMATCH', expected: 'a GB IBAN' },
+      });
     } else {
       const sc = iban.slice(8, 14);
       const acc = iban.slice(14, 22);
       if (typeof b.sortCode === 'string' && b.sortCode !== sc) {
-        (issues ??= []).push({ path: ['sortCode'], message: `the sort code differs from the one inside the IBAN (${sc})`, params: { problem: 'IBAN_MISMATCH', expected: `${sc}, as in the IBAN` } });
+        (issues ??= []).push({
+          path: ['sortCode'],
+          message: `the sort code differs from the one inside the IBAN (${sc})`,
+          params: { problem: 'IBAN_MISMATCH', expected: `${sc}, as in the IBAN` },
+        });
       }
       if (typeof b.accountNumber === 'string' && b.accountNumber !== acc) {
-        (issues ??= []).push({ path: ['accountNumber'], message: 'the account number differs from the one inside the IBAN', params: { problem: 'IBAN_MISMATCH', expected: 'the 8 digits at the end of the IBAN' } });
+        (issues ??= []).push({
+          path: ['accountNumber'],
+          message: 'the account number differs from the one inside the IBAN',
+          params: { problem: 'IBAN_MISMATCH', expected: 'the 8 digits at the end of the IBAN' },
+        });
       }
     }
   }
@@ -166,7 +190,8 @@ function buildBeneficiarySchema(method: PayoutMethod) {
   }
   const schema = z.object(shape).superRefine(
     (b: Record<string, unknown>, ctx) => {
-      for (const i of beneficiaryRuleIssues(method, b) ?? []) ctx.addIssue({ code: 'custom', path: i.path, message: i.message, params: i.params });
+      for (const i of beneficiaryRuleIssues(method, b) ?? [])
+        ctx.addIssue({ code: 'custom', path: i.path, message: i.message, params: i.params });
     },
     { when: () => true },
   );
@@ -188,7 +213,10 @@ function buildBeneficiarySchema(method: PayoutMethod) {
   return { schema, fast };
 }
 
-const BUILT = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, buildBeneficiarySchema(m)])) as Record<PayoutMethod, ReturnType<typeof buildBeneficiarySchema>>;
+const BUILT = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, buildBeneficiarySchema(m)])) as Record<
+  PayoutMethod,
+  ReturnType<typeof buildBeneficiarySchema>
+>;
 
 /** One beneficiary schema per method. */
 export const BENEFICIARY_SCHEMAS: Record<PayoutMethod, (typeof BUILT)[PayoutMethod]['schema']> = Object.fromEntries(
@@ -209,7 +237,12 @@ export const BENEFICIARY_FAST: Record<PayoutMethod, FastBeneficiary> = Object.fr
 export const methodCheck: F.FieldCheck = (raw) => {
   const m = canonicalMethod(raw);
   if (m) return { ok: true, value: m };
-  return { ok: false, code: 'INVALID_METHOD', message: `"${raw}" is not a payout method of the service`, expected: `one of ${PAYOUT_METHODS.join(', ')} (any case; HONG_KONG_FPS for HK_FPS)` };
+  return {
+    ok: false,
+    code: 'INVALID_METHOD',
+    message: `"${raw}" is not a payout method of the service`,
+    expected: `one of ${PAYOUT_METHODS.join(', ')} (any case; HONG_KONG_FPS for HK_FPS)`,
+  };
 };
 
 /** The payout fields of a row besides the amount and the beneficiary, and their validators. */
@@ -226,7 +259,10 @@ export const PAYOUT_FIELD_CHECKS = {
 export const OPTIONAL_PAYOUT_FIELDS: ReadonlySet<string> = new Set(['remitterAddress', 'withdrawal']);
 export const PayoutFieldsSchema = z.object(
   Object.fromEntries(
-    Object.entries(PAYOUT_FIELD_CHECKS).map(([f, check]) => [f, OPTIONAL_PAYOUT_FIELDS.has(f) ? fieldSchema(check).optional() : fieldSchema(check)]),
+    Object.entries(PAYOUT_FIELD_CHECKS).map(([f, check]) => [
+      f,
+      OPTIONAL_PAYOUT_FIELDS.has(f) ? fieldSchema(check).optional() : fieldSchema(check),
+    ]),
   ) as { [K in keyof typeof PAYOUT_FIELD_CHECKS]: ReturnType<typeof fieldSchema> },
 );
 

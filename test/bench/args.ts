@@ -9,7 +9,10 @@ export function readFlags(argv: string[], numbers: string[], booleans: string[] 
     ...[...numbers, ...ranges].map((n) => [n, { type: 'string' as const }]),
     ...booleans.map((n) => [n, { type: 'boolean' as const }]),
   ]);
-  const values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+  const values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Record<
+    string,
+    string | boolean | undefined
+  >;
   const num = (name: string): number | undefined => {
     const v = values[name];
     if (v === undefined) return undefined;
@@ -29,7 +32,11 @@ export function readFlags(argv: string[], numbers: string[], booleans: string[] 
 }
 
 /** Runs `node ...args` to its end: exit code, output and wall time in ms. */
-export function spawnChild(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+export function spawnChild(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const c = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });

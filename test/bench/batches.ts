@@ -20,7 +20,11 @@ export async function writeLargeBatch(path: string, rows: number, prefix = 'S'):
   const step = 10_000;
   for (let from = 0; from < rows; from += step) {
     const n = Math.min(step, rows - from);
-    let text = generateCsv({ rows: n, prefix: `${prefix}${from / step}`, amount: (i) => `${10 + Math.floor((from + i) / 100)}.${String((from + i) % 100).padStart(2, '0')}` }); // unique per row
+    let text = generateCsv({
+      rows: n,
+      prefix: `${prefix}${from / step}`,
+      amount: (i) => `${10 + Math.floor((from + i) / 100)}.${String((from + i) % 100).padStart(2, '0')}`,
+    }); // unique per row
     if (from > 0) text = text.slice(text.indexOf('\n') + 1);
     if (!out.write(text)) await once(out, 'drain');
   }
@@ -35,10 +39,21 @@ export async function writeLargeBatch(path: string, rows: number, prefix = 'S'):
  * journal's fold that a run leaves at its end (saveSnapshot). `snapshot: false`: none, as a run
  * killed before its end, or of a version before snapshots, leaves it.
  */
-export async function writeCreatedJournal(file: string, from = 0, o: { snapshot?: boolean } = {}): Promise<{ rows: number; journal: string; bytes: number; snapshot: boolean }> {
+export async function writeCreatedJournal(
+  file: string,
+  from = 0,
+  o: { snapshot?: boolean } = {},
+): Promise<{ rows: number; journal: string; bytes: number; snapshot: boolean }> {
   const batch = await loadBatch(file);
   const stateDir = stateDirFor(batch.file); // where run looks: .payout-batch beside the file
-  const session = openSession({ identity: batch.identity, env: BASE_URL_ENV, file: batch.file, stateDir, command: 'run', resultsPath: file.replace(/\.csv$/, '.results.csv') });
+  const session = openSession({
+    identity: batch.identity,
+    env: BASE_URL_ENV,
+    file: batch.file,
+    stateDir,
+    command: 'run',
+    resultsPath: file.replace(/\.csv$/, '.results.csv'),
+  });
   const at = new Date().toISOString();
   record(session, { t: 'run', at, command: 'run', pid: process.pid });
   let n = 0;
@@ -47,14 +62,44 @@ export async function writeCreatedJournal(file: string, from = 0, o: { snapshot?
     if (!p) continue;
     const key = idempotencyKey(batch.identity.batchId, BASE_URL_ENV, p.reference, 1);
     const amount = Number(toApi(p.sourceAmount));
-    record(session, { t: 'quote', ref: p.reference, attempt: 1, rate: 1, fee: 1.5, totalDeductible: amount + 1.5, destinationAmount: amount });
-    record(session, { t: 'initiating', ref: p.reference, row: r.rowNumber, attempt: 1, key, body: JSON.stringify(initiateBody(p)), dup: probableDuplicateKey(p), at });
     record(session, {
-      t: 'created', ref: p.reference, attempt: 1, key, requestId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, at,
+      t: 'quote',
+      ref: p.reference,
+      attempt: 1,
+      rate: 1,
+      fee: 1.5,
+      totalDeductible: amount + 1.5,
+      destinationAmount: amount,
+    });
+    record(session, {
+      t: 'initiating',
+      ref: p.reference,
+      row: r.rowNumber,
+      attempt: 1,
+      key,
+      body: JSON.stringify(initiateBody(p)),
+      dup: probableDuplicateKey(p),
+      at,
+    });
+    record(session, {
+      t: 'created',
+      ref: p.reference,
+      attempt: 1,
+      key,
+      requestId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      at,
       payout: {
-        id: `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`, payoutRef: `PO-${String(n).padStart(10, '0')}`, status: 'PENDING',
-        sourceAmount: amount, sourceCurrency: p.sourceCurrency, destinationAmount: amount, destinationCurrency: p.destinationCurrency,
-        transactionFees: 1.5, exchangeRate: 1, updatedAt: at, documents: 0,
+        id: `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+        payoutRef: `PO-${String(n).padStart(10, '0')}`,
+        status: 'PENDING',
+        sourceAmount: amount,
+        sourceCurrency: p.sourceCurrency,
+        destinationAmount: amount,
+        destinationCurrency: p.destinationCurrency,
+        transactionFees: 1.5,
+        exchangeRate: 1,
+        updatedAt: at,
+        documents: 0,
       },
     });
     n++;

@@ -58,7 +58,12 @@ if (process.argv[2] === '--phase') {
 
 // ------------------------------------------------------------------ parent
 
-interface Point { ms: number; rssMb: number; code: number | null; extra?: string }
+interface Point {
+  ms: number;
+  rssMb: number;
+  code: number | null;
+  extra?: string;
+}
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
@@ -71,7 +76,10 @@ async function main(): Promise<number> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'pb-bench-scale-'));
   const rssHook = join(dir, 'rss-hook.cjs');
-  writeFileSync(rssHook, 'process.on("exit", () => { try { require("fs").writeFileSync(process.env.PB_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n');
+  writeFileSync(
+    rssHook,
+    'process.on("exit", () => { try { require("fs").writeFileSync(process.env.PB_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n',
+  );
   const rssFile = join(dir, 'rss');
   const sb = await startSandbox({ rateLimitPerSecond: null, monthlyQuota: null });
   /** Best of `runs` of the CLI with these args; maxRSS the worst. */
@@ -83,7 +91,8 @@ async function main(): Promise<number> {
       const r = await spawnChild([join(ROOT, 'src/cli/bin.js'), ...args], env, cwd);
       const rssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
       if (process.env.SCALE_DEBUG) console.error(r.stdout.slice(-1500), r.stderr.slice(-1500));
-      if ((r.code === 2 || r.code === 4 || r.code === null) && args[0] !== '--version') throw new Error(`${args.join(' ')}: exit ${r.code}\n${r.stderr.slice(-1500)}`);
+      if ((r.code === 2 || r.code === 4 || r.code === null) && args[0] !== '--version')
+        throw new Error(`${args.join(' ')}: exit ${r.code}\n${r.stderr.slice(-1500)}`);
       if (!best || r.ms < best.ms) best = { ms: r.ms, rssMb: Math.max(rssMb, best?.rssMb ?? 0), code: r.code };
       else best.rssMb = Math.max(best.rssMb, rssMb);
     }
@@ -91,7 +100,9 @@ async function main(): Promise<number> {
   };
   try {
     const startup = await cli(['--version'], dir, join(dir, 'state'), Math.max(runs, 3));
-    console.log(`startup (payout-batch --version): ${(startup.ms / 1000).toFixed(2)} s, ${startup.rssMb.toFixed(0)} MB maxRSS; best of ${runs} runs below, net = wall - startup`);
+    console.log(
+      `startup (payout-batch --version): ${(startup.ms / 1000).toFixed(2)} s, ${startup.rssMb.toFixed(0)} MB maxRSS; best of ${runs} runs below, net = wall - startup`,
+    );
     const table: { what: string; n: number; p: Point }[] = [];
     let last = sizes[sizes.length - 1]!;
     let lastFile = '';
@@ -119,7 +130,9 @@ async function main(): Promise<number> {
     const jr = JSON.parse(j.stdout) as { rows: number; journal: string; bytes: number; snapshot: boolean };
     const snapshotFile = snapshotPathFor(jr.journal);
     if (!jr.snapshot) throw new Error('the journal was written without its snapshot');
-    console.log(`${jr.rows.toLocaleString('en')} rows, ${(jr.bytes / MB).toFixed(1)} MB, snapshot ${(statSync(snapshotFile).size / MB).toFixed(1)} MB`);
+    console.log(
+      `${jr.rows.toLocaleString('en')} rows, ${(jr.bytes / MB).toFixed(1)} MB, snapshot ${(statSync(snapshotFile).size / MB).toFixed(1)} MB`,
+    );
     const before = sb.requestLog().length;
     const runArgs = ['run', lastFile, '--yes', '--base-url', sb.url, '--rate', '1000'];
     const resume = await cli(runArgs, sub, join(sub, 'state'));
@@ -140,29 +153,43 @@ async function main(): Promise<number> {
     if (foldSnapshot.snapshotBytes === 0) throw new Error('the snapshot was not used');
 
     console.log('');
-    console.log(`${'what'.padEnd(18)}${'rows'.padStart(9)}${'wall'.padStart(9)}${'net'.padStart(9)}${'x per 10x'.padStart(11)}${'maxRSS'.padStart(9)}${'x per 10x'.padStart(11)}  exit`);
+    console.log(
+      `${'what'.padEnd(18)}${'rows'.padStart(9)}${'wall'.padStart(9)}${'net'.padStart(9)}${'x per 10x'.padStart(11)}${'maxRSS'.padStart(9)}${'x per 10x'.padStart(11)}  exit`,
+    );
     const net = (p: Point) => Math.max(1, p.ms - startup.ms);
     for (const what of ['validate', 'plan --no-quote']) {
       const rows = table.filter((t) => t.what === what);
       rows.forEach((t, i) => {
         const prev = rows[i - 1];
         const step = prev && t.n === prev.n * 10;
-        console.log(`${what.padEnd(18)}${t.n.toLocaleString('en').padStart(9)}${`${(t.p.ms / 1000).toFixed(2)} s`.padStart(9)}${`${(net(t.p) / 1000).toFixed(2)} s`.padStart(9)}` +
-          `${(step ? (net(t.p) / net(prev.p)).toFixed(2) : '').padStart(11)}${`${t.p.rssMb.toFixed(0)} MB`.padStart(9)}${(step ? (t.p.rssMb / prev.p.rssMb).toFixed(2) : '').padStart(11)}  ${t.p.code}`);
+        console.log(
+          `${what.padEnd(18)}${t.n.toLocaleString('en').padStart(9)}${`${(t.p.ms / 1000).toFixed(2)} s`.padStart(9)}${`${(net(t.p) / 1000).toFixed(2)} s`.padStart(9)}` +
+            `${(step ? (net(t.p) / net(prev.p)).toFixed(2) : '').padStart(11)}${`${t.p.rssMb.toFixed(0)} MB`.padStart(9)}${(step ? (t.p.rssMb / prev.p.rssMb).toFixed(2) : '').padStart(11)}  ${t.p.code}`,
+        );
       });
     }
     const runLine = (what: string, p: Point) =>
-      console.log(`${what.padEnd(18)}${last.toLocaleString('en').padStart(9)}${`${(p.ms / 1000).toFixed(2)} s`.padStart(9)}${`${(net(p) / 1000).toFixed(2)} s`.padStart(9)}${''.padStart(11)}${`${p.rssMb.toFixed(0)} MB`.padStart(9)}${''.padStart(11)}  ${p.code}`);
+      console.log(
+        `${what.padEnd(18)}${last.toLocaleString('en').padStart(9)}${`${(p.ms / 1000).toFixed(2)} s`.padStart(9)}${`${(net(p) / 1000).toFixed(2)} s`.padStart(9)}${''.padStart(11)}${`${p.rssMb.toFixed(0)} MB`.padStart(9)}${''.padStart(11)}  ${p.code}`,
+      );
     const foldLine = (what: string, f: { ms: number; maxRssMb: number; rows: number }) =>
-      console.log(`${what.padEnd(18)}${f.rows.toLocaleString('en').padStart(9)}${''.padStart(9)}${`${(f.ms / 1000).toFixed(2)} s`.padStart(9)}${''.padStart(11)}${`${f.maxRssMb.toFixed(0)} MB`.padStart(9)}`);
+      console.log(
+        `${what.padEnd(18)}${f.rows.toLocaleString('en').padStart(9)}${''.padStart(9)}${`${(f.ms / 1000).toFixed(2)} s`.padStart(9)}${''.padStart(11)}${`${f.maxRssMb.toFixed(0)} MB`.padStart(9)}`,
+      );
     runLine('resume (run)', resume);
     runLine('  no snapshot', whole);
     foldLine('journal fold', foldSnapshot);
     foldLine('  every line', fold);
     console.log('');
-    console.log('resume (run): the journal and the snapshot of its fold that a run leaves at its end; no snapshot: every line folded (a journal of');
-    console.log('a version before snapshots, or of a run killed before its end; the run then writes the snapshot at its end, counted here)');
-    console.log(`resume: ${sent.length} requests to the sandbox (${[...new Set(sent.map((r) => r.route))].join(', ') || 'none'}), no initiate: ${!sent.some((r) => r.route === 'initiate')}`);
+    console.log(
+      'resume (run): the journal and the snapshot of its fold that a run leaves at its end; no snapshot: every line folded (a journal of',
+    );
+    console.log(
+      'a version before snapshots, or of a run killed before its end; the run then writes the snapshot at its end, counted here)',
+    );
+    console.log(
+      `resume: ${sent.length} requests to the sandbox (${[...new Set(sent.map((r) => r.route))].join(', ') || 'none'}), no initiate: ${!sent.some((r) => r.route === 'initiate')}`,
+    );
     console.log('plan exit 3 = the generated amounts exceed the seed wallets (the guard that stops a run); the plan is built all the same');
     const steps = (what: string) => {
       const rows = table.filter((t) => t.what === what);
@@ -170,7 +197,9 @@ async function main(): Promise<number> {
     };
     const linear = [...steps('validate'), ...steps('plan --no-quote')].every((x) => x <= 10.5);
     const resumeOk = net(resume) < 2000;
-    console.log(`targets: growth linear or better (every net step <= 10, 5% slack): ${linear ? 'MET' : 'MISSED'}; resume under 2 s at ${last.toLocaleString('en')} (net of startup): ${resumeOk ? 'MET' : `MISSED (${(net(resume) / 1000).toFixed(2)} s)`}`);
+    console.log(
+      `targets: growth linear or better (every net step <= 10, 5% slack): ${linear ? 'MET' : 'MISSED'}; resume under 2 s at ${last.toLocaleString('en')} (net of startup): ${resumeOk ? 'MET' : `MISSED (${(net(resume) / 1000).toFixed(2)} s)`}`,
+    );
     return linear && resumeOk ? 0 : 1;
   } finally {
     await sb.close();

@@ -54,7 +54,13 @@ async function validRows(file: string): Promise<PayoutRow[]> {
 /** One row as a user's loop would send it: quote, then initiate with a key of its own. */
 async function sendRow(client: PayoutClient, p: PayoutRow, tag: string): Promise<boolean> {
   try {
-    await client.quote({ sourceAmount: toApi(p.sourceAmount), sourceCurrency: p.sourceCurrency, destinationCurrency: p.destinationCurrency, destinationCountryCode: p.destinationCountryCode, method: p.method });
+    await client.quote({
+      sourceAmount: toApi(p.sourceAmount),
+      sourceCurrency: p.sourceCurrency,
+      destinationCurrency: p.destinationCurrency,
+      destinationCountryCode: p.destinationCountryCode,
+      method: p.method,
+    });
     await client.initiate(initiateBody(p), { idempotencyKey: `bench-${tag}-${p.reference}` });
     return true;
   } catch {
@@ -93,13 +99,25 @@ if (process.argv[2] === '--phase') {
 
 // ------------------------------------------------------------------ parent
 
-interface Args { scale: number; rows: number; baselineRows: number; latency: [number, number]; baselines: boolean; margin?: number; created: number }
+interface Args {
+  scale: number;
+  rows: number;
+  baselineRows: number;
+  latency: [number, number];
+  baselines: boolean;
+  margin?: number;
+  created: number;
+}
 
 function parseArgs(argv: string[]): Args {
   const f = readFlags(argv, ['scale', 'rows', 'baseline-rows', 'margin', 'created'], ['no-baselines'], ['latency']);
   const a: Partial<Args> = {
-    scale: f.num('scale'), rows: f.num('rows'), baselineRows: f.num('baseline-rows'), margin: f.num('margin'),
-    latency: f.range('latency'), baselines: !f.flag('no-baselines'),
+    scale: f.num('scale'),
+    rows: f.num('rows'),
+    baselineRows: f.num('baseline-rows'),
+    margin: f.num('margin'),
+    latency: f.range('latency'),
+    baselines: !f.flag('no-baselines'),
   };
   const scale = a.scale ?? 1;
   if (!(scale >= 1 && Number.isInteger(scale))) throw new Error('--scale is a whole number >= 1');
@@ -141,7 +159,13 @@ function maxRolling(at: number[]): number {
   return max;
 }
 
-function measure(name: string, rows: number, log: RequestLogEntry[], wallMs: number, child: { created: number; exitCode: number | null; maxRssMb: number }): Measure {
+function measure(
+  name: string,
+  rows: number,
+  log: RequestLogEntry[],
+  wallMs: number,
+  child: { created: number; exitCode: number | null; maxRssMb: number },
+): Measure {
   const mine = log.filter((r) => r.apiKey === KEY && r.route !== 'control').sort((a, b) => a.at - b.at);
   const at = mine.map((r) => r.at);
   const spanMs = at.length > 1 ? at[at.length - 1]! - at[0]! : 0;
@@ -153,9 +177,20 @@ function measure(name: string, rows: number, log: RequestLogEntry[], wallMs: num
   const rowReqs = mine.filter((r) => r.route === 'quote' || r.route === 'initiate');
   const rowSpan = rowReqs.length > 1 ? rowReqs[rowReqs.length - 1]!.at - rowReqs[0]!.at : 0;
   return {
-    name, rows, created: child.created, exitCode: child.exitCode, requests: mine.length, accepted: accepted.length,
-    r429: mine.filter((r) => r.status === 429).length, wallMs, spanMs, rate, acceptedRate,
-    rowPhaseRate: rowSpan ? ((rowReqs.length - 1) * 1000) / rowSpan : undefined, maxRssMb: child.maxRssMb, maxRolling: maxRolling(at),
+    name,
+    rows,
+    created: child.created,
+    exitCode: child.exitCode,
+    requests: mine.length,
+    accepted: accepted.length,
+    r429: mine.filter((r) => r.status === 429).length,
+    wallMs,
+    spanMs,
+    rate,
+    acceptedRate,
+    rowPhaseRate: rowSpan ? ((rowReqs.length - 1) * 1000) / rowSpan : undefined,
+    maxRssMb: child.maxRssMb,
+    maxRolling: maxRolling(at),
   };
 }
 
@@ -164,7 +199,10 @@ async function main(): Promise<number> {
   const limit = 5 * a.scale;
   const dir = mkdtempSync(join(tmpdir(), 'pb-bench-throughput-'));
   const rssHook = join(dir, 'rss-hook.cjs');
-  writeFileSync(rssHook, 'process.on("exit", () => { try { require("fs").writeFileSync(process.env.PB_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n');
+  writeFileSync(
+    rssHook,
+    'process.on("exit", () => { try { require("fs").writeFileSync(process.env.PB_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n',
+  );
   const results: Measure[] = [];
   const sandbox = (): Promise<LocalSandbox> =>
     startSandbox({ rateLimitPerSecond: limit, monthlyQuota: null, faults: { latencyMs: a.latency }, randomSeed: 20251122 });
@@ -174,8 +212,10 @@ async function main(): Promise<number> {
     return p;
   };
   try {
-    console.log(`Sandbox limit ${limit}/s per key (rolling 1000 ms), latency ${a.latency[0]}-${a.latency[1]} ms per request, monthly quota off; ` +
-      `${a.scale === 1 ? 'the real limit' : `scaled x${a.scale}`}. 2 requests per row (quote, initiate; withdrawals, no documents).`);
+    console.log(
+      `Sandbox limit ${limit}/s per key (rolling 1000 ms), latency ${a.latency[0]}-${a.latency[1]} ms per request, monthly quota off; ` +
+        `${a.scale === 1 ? 'the real limit' : `scaled x${a.scale}`}. 2 requests per row (quote, initiate; withdrawals, no documents).`,
+    );
 
     // ---- payout-batch run, as shipped (and with another --safety-margin)
     const cliPhase = async (name: string, extra: string[]) => {
@@ -188,15 +228,38 @@ async function main(): Promise<number> {
         if (j.code !== 0) throw new Error(`the journal of ${file}: ${j.stderr}`);
       } else file = batch(`payroll-${results.length}.csv`, a.rows, `TPUT${results.length}`); // other content: not refused as the same batch
       const sb = await sandbox();
-      const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), PB_RSS_FILE: join(dir, 'rss-cli'), NODE_OPTIONS: `--require ${rssHook}` });
-      process.stdout.write(`${name}: ${a.rows} rows${a.created ? ` to send in a batch of ${(a.rows + a.created).toLocaleString('en')}` : ''} ... `);
+      const env = cleanEnv({
+        PAYOUT_BATCH_STATE_DIR: join(dir, 'state'),
+        PB_RSS_FILE: join(dir, 'rss-cli'),
+        NODE_OPTIONS: `--require ${rssHook}`,
+      });
+      process.stdout.write(
+        `${name}: ${a.rows} rows${a.created ? ` to send in a batch of ${(a.rows + a.created).toLocaleString('en')}` : ''} ... `,
+      );
       const t0 = performance.now();
-      const r = await spawnChild([join(ROOT, 'src/cli/bin.js'), 'run', file, '--yes', '--base-url', sb.url, '--rate', String(limit), ...extra], env, dir);
+      const r = await spawnChild(
+        [join(ROOT, 'src/cli/bin.js'), 'run', file, '--yes', '--base-url', sb.url, '--rate', String(limit), ...extra],
+        env,
+        dir,
+      );
       const wall = performance.now() - t0;
-      const created = (/All (\d+) payouts? created/.exec(r.stdout)?.[1]) ?? '0';
-      if (r.code !== 0) console.log(`\n  exit ${r.code}: ${r.stderr.split('\n').filter((l) => !l.startsWith('{')).slice(-5).join('\n  ')}`);
+      const created = /All (\d+) payouts? created/.exec(r.stdout)?.[1] ?? '0';
+      if (r.code !== 0)
+        console.log(
+          `\n  exit ${r.code}: ${r.stderr
+            .split('\n')
+            .filter((l) => !l.startsWith('{'))
+            .slice(-5)
+            .join('\n  ')}`,
+        );
       console.log(`${(wall / 1000).toFixed(1)} s`);
-      results.push(measure(name, a.rows, sb.requestLog(), wall, { created: Number(created), exitCode: r.code, maxRssMb: Number(readFileSync(join(dir, 'rss-cli'), 'utf8')) / 1024 }));
+      results.push(
+        measure(name, a.rows, sb.requestLog(), wall, {
+          created: Number(created),
+          exitCode: r.code,
+          maxRssMb: Number(readFileSync(join(dir, 'rss-cli'), 'utf8')) / 1024,
+        }),
+      );
       await sb.close();
     };
     await cliPhase('payout-batch run', []);
@@ -207,7 +270,11 @@ async function main(): Promise<number> {
       const sb = await sandbox();
       process.stdout.write(`${name}: ${rows} rows ... `);
       const t0 = performance.now();
-      const r = await spawnChild(['--import', 'tsx', self, '--phase', phaseName, sb.url, file, String(limit), extra], cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }), ROOT);
+      const r = await spawnChild(
+        ['--import', 'tsx', self, '--phase', phaseName, sb.url, file, String(limit), extra],
+        cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+        ROOT,
+      );
       const wall = performance.now() - t0;
       if (r.code !== 0) throw new Error(`${name} failed: ${r.stderr}`);
       const child = JSON.parse(r.stdout) as { created: number; exitCode: number; maxRssMb: number };
@@ -221,26 +288,59 @@ async function main(): Promise<number> {
     }
 
     console.log('');
-    const h = ['', 'rows', 'created', 'requests', '429s', 'wall', 'span', 'req/s', 'ratio', 'accepted/s', 'ratio acc.', 'rows-phase ratio', 'max in 1 s', 'peak RSS'];
+    const h = [
+      '',
+      'rows',
+      'created',
+      'requests',
+      '429s',
+      'wall',
+      'span',
+      'req/s',
+      'ratio',
+      'accepted/s',
+      'ratio acc.',
+      'rows-phase ratio',
+      'max in 1 s',
+      'peak RSS',
+    ];
     const w = [22, 6, 8, 9, 6, 8, 8, 7, 6, 11, 11, 17, 11, 9];
     const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('');
     console.log(fmt(h));
     for (const m of results) {
-      console.log(fmt([
-        m.name, String(m.rows), String(m.created), String(m.requests), String(m.r429), `${(m.wallMs / 1000).toFixed(1)} s`, `${(m.spanMs / 1000).toFixed(1)} s`,
-        m.rate.toFixed(2), (m.rate / limit).toFixed(3), m.acceptedRate.toFixed(2), (m.acceptedRate / limit).toFixed(3),
-        m.rowPhaseRate !== undefined ? (m.rowPhaseRate / limit).toFixed(3) : '', String(m.maxRolling), `${m.maxRssMb.toFixed(0)} MB`,
-      ]));
+      console.log(
+        fmt([
+          m.name,
+          String(m.rows),
+          String(m.created),
+          String(m.requests),
+          String(m.r429),
+          `${(m.wallMs / 1000).toFixed(1)} s`,
+          `${(m.spanMs / 1000).toFixed(1)} s`,
+          m.rate.toFixed(2),
+          (m.rate / limit).toFixed(3),
+          m.acceptedRate.toFixed(2),
+          (m.acceptedRate / limit).toFixed(3),
+          m.rowPhaseRate !== undefined ? (m.rowPhaseRate / limit).toFixed(3) : '',
+          String(m.maxRolling),
+          `${m.maxRssMb.toFixed(0)} MB`,
+        ]),
+      );
     }
     console.log('');
-    console.log(`ratio = (requests - 1) / (last - first request arrival at the sandbox) / ${limit}, over the whole phase (the run's preflight included);`);
+    console.log(
+      `ratio = (requests - 1) / (last - first request arrival at the sandbox) / ${limit}, over the whole phase (the run's preflight included);`,
+    );
     console.log('rows-phase ratio: the same from the first quote to the last initiate; accepted = answers other than 429;');
-    console.log('max in 1 s: most requests of the key in any rolling 1000 ms of the sandbox log; peak RSS: the child process (CLI or loop) maxRSS.');
+    console.log(
+      'max in 1 s: most requests of the key in any rolling 1000 ms of the sandbox log; peak RSS: the child process (CLI or loop) maxRSS.',
+    );
     const ours = results[0]!;
     const ratio = ours.rate / limit;
     const ok = ratio >= 0.95 && ours.r429 === 0 && ours.exitCode === 0;
     console.log(`payout-batch run: ${ratio.toFixed(3)} of the limit, ${ours.r429} 429s (target >= 0.95 and 0): ${ok ? 'MET' : 'MISSED'}`);
-    for (const m of results.slice(1)) console.log(`  beside it: ${m.name} ${(m.acceptedRate / limit).toFixed(3)} of the limit in accepted requests, ${m.r429} 429s`);
+    for (const m of results.slice(1))
+      console.log(`  beside it: ${m.name} ${(m.acceptedRate / limit).toFixed(3)} of the limit in accepted requests, ${m.r429} 429s`);
     return ok ? 0 : 1;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -86,8 +86,15 @@ const sampleHeap = () => {
 async function phaseParse(file: string): Promise<number> {
   const input = createReadStream(file, { highWaterMark: 64 * 1024 });
   const parser = parse({
-    delimiter: ',', bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false,
-    record_delimiter: ['\r\n', '\n', '\r'], from_line: 1, encoding: 'utf8', max_record_size: MAX_RECORD_BYTES,
+    delimiter: ',',
+    bom: true,
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: false,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    from_line: 1,
+    encoding: 'utf8',
+    max_record_size: MAX_RECORD_BYTES,
   });
   input.pipe(parser);
   let ended = false;
@@ -123,7 +130,15 @@ async function phaseValidate(file: string): Promise<number> {
   return v.summary.rows;
 }
 
-interface PhaseResult { rows: number; ms: number; cpuMs: number; maxRssMb: number; peakHeapMb: number; startRssMb: number; startHeapMb: number }
+interface PhaseResult {
+  rows: number;
+  ms: number;
+  cpuMs: number;
+  maxRssMb: number;
+  peakHeapMb: number;
+  startRssMb: number;
+  startHeapMb: number;
+}
 
 if (process.argv[2] === '--phase') {
   const [, , , phase, file] = process.argv;
@@ -136,7 +151,15 @@ if (process.argv[2] === '--phase') {
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(c0);
   sampleHeap();
-  const r: PhaseResult = { rows, ms, cpuMs: (cpu.user + cpu.system) / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024, peakHeapMb: peakHeap / MB, startRssMb, startHeapMb };
+  const r: PhaseResult = {
+    rows,
+    ms,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    peakHeapMb: peakHeap / MB,
+    startRssMb,
+    startHeapMb,
+  };
   process.stdout.write(JSON.stringify(r));
 } else {
   const args = process.argv.slice(2);
@@ -155,9 +178,13 @@ if (process.argv[2] === '--phase') {
     await generate(file, rows);
     const quotedFile = join(dir, 'batch-quoted.csv');
     await generate(quotedFile, rows, true);
-    console.log(`${rows.toLocaleString('en')} rows, ${(statSync(file).size / MB).toFixed(1)} MB CSV, ${CANONICAL_FIELDS.length} columns; ${runs} run(s) per phase, alternating`);
+    console.log(
+      `${rows.toLocaleString('en')} rows, ${(statSync(file).size / MB).toFixed(1)} MB CSV, ${CANONICAL_FIELDS.length} columns; ${runs} run(s) per phase, alternating`,
+    );
     const run = (phase: string): PhaseResult => {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', self, '--phase', phase, phase === 'validate-quoted' ? quotedFile : file], { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', self, '--phase', phase, phase === 'validate-quoted' ? quotedFile : file], {
+        encoding: 'utf8',
+      });
       if (r.status !== 0) throw new Error(`${phase} failed: ${r.stderr}`);
       return JSON.parse(r.stdout) as PhaseResult;
     };
@@ -182,18 +209,28 @@ if (process.argv[2] === '--phase') {
     const pa = stat('parse');
     const va = stat('validate');
     const vq = stat('validate-quoted');
-    if (pa.rows !== va.rows || vq.rows !== va.rows) throw new Error(`parse counted ${pa.rows} rows, validate ${va.rows}, validate of the quoted file ${vq.rows}`);
+    if (pa.rows !== va.rows || vq.rows !== va.rows)
+      throw new Error(`parse counted ${pa.rows} rows, validate ${va.rows}, validate of the quoted file ${vq.rows}`);
     const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
     const line = (name: string, x: ReturnType<typeof stat>) =>
-      `${name.padEnd(16)} ${s(x.best).padStart(8)} ${s(x.median).padStart(8)} ${s(x.cpu).padStart(8)} ${Math.round(x.rows / (x.best / 1000)).toLocaleString('en').padStart(9)}  ` +
+      `${name.padEnd(16)} ${s(x.best).padStart(8)} ${s(x.median).padStart(8)} ${s(x.cpu).padStart(8)} ${Math.round(x.rows / (x.best / 1000))
+        .toLocaleString('en')
+        .padStart(9)}  ` +
       `${x.rss.toFixed(0).padStart(4)} MB (+${(x.rss - st.rss).toFixed(0).padStart(3)})  ${x.heap.toFixed(0).padStart(4)} MB (+${(x.heap - st.heap).toFixed(0).padStart(3)})`;
-    console.log(`${'phase'.padEnd(16)} ${'best'.padStart(8)} ${'median'.padStart(8)} ${'cpu'.padStart(8)} ${'rows/s'.padStart(9)}  ${'max RSS (over startup)'.padEnd(19)}  peak heap used (over startup)`);
-    console.log(`${'startup only'.padEnd(16)} ${''.padStart(8)} ${''.padStart(8)} ${''.padStart(8)} ${''.padStart(9)}  ${st.rss.toFixed(0).padStart(4)} MB         ${st.heap.toFixed(0).padStart(4)} MB`);
+    console.log(
+      `${'phase'.padEnd(16)} ${'best'.padStart(8)} ${'median'.padStart(8)} ${'cpu'.padStart(8)} ${'rows/s'.padStart(9)}  ${'max RSS (over startup)'.padEnd(19)}  peak heap used (over startup)`,
+    );
+    console.log(
+      `${'startup only'.padEnd(16)} ${''.padStart(8)} ${''.padStart(8)} ${''.padStart(8)} ${''.padStart(9)}  ${st.rss.toFixed(0).padStart(4)} MB         ${st.heap.toFixed(0).padStart(4)} MB`,
+    );
     console.log(line('csv-parse alone', pa));
     console.log(line('validate', va));
     console.log(line('validate, quote', vq));
-    const ratio = (x: ReturnType<typeof stat>) => `${(x.best / pa.best).toFixed(2)} best, ${(x.median / pa.median).toFixed(2)} median, ${(x.cpu / pa.cpu).toFixed(2)} by CPU time`;
-    console.log(`ratio validate / parse: ${ratio(va)} (target <= 2); no quote in the file, so it is read without csv-parse (src/input/csv.ts)`);
+    const ratio = (x: ReturnType<typeof stat>) =>
+      `${(x.best / pa.best).toFixed(2)} best, ${(x.median / pa.median).toFixed(2)} median, ${(x.cpu / pa.cpu).toFixed(2)} by CPU time`;
+    console.log(
+      `ratio validate / parse: ${ratio(va)} (target <= 2); no quote in the file, so it is read without csv-parse (src/input/csv.ts)`,
+    );
     console.log(`ratio validate / parse with one quoted cell in the last row (csv-parse reads the whole file): ${ratio(vq)}`);
     console.log('wall times best and median, cpu = median CPU time (user + system, all threads: GC helpers too) of the phase;');
     console.log('startup = node + tsx loader + the modules, no file read; RSS and heap are the worst of the runs');

@@ -67,12 +67,19 @@ interface SandboxProcess {
 }
 
 async function sandboxProcess(options: SandboxOptions): Promise<SandboxProcess> {
-  const child = fork(fileURLToPath(import.meta.url), ['--sandbox', JSON.stringify(options)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--sandbox', JSON.stringify(options)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let count = 0;
   const [first] = (await once(child, 'message')) as [{ url: string }];
   child.on('message', (m) => void (m === 1 && count++));
   const control = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${first.url}/_sandbox/${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(`${first.url}/_sandbox/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     if (!r.ok) throw new Error(`sandbox ${method} ${path}: ${r.status} ${await r.text()}`);
     return r.json() as Promise<unknown>;
   };
@@ -88,20 +95,34 @@ async function sandboxProcess(options: SandboxOptions): Promise<SandboxProcess> 
   };
 }
 
-interface Args { scale: number; rows: number; kills: number; seed: number; outageSeconds: number; latency: [number, number] }
+interface Args {
+  scale: number;
+  rows: number;
+  kills: number;
+  seed: number;
+  outageSeconds: number;
+  latency: [number, number];
+}
 
 function parseArgs(argv: string[]): Args {
   const f = readFlags(argv, ['scale', 'rows', 'kills', 'seed', 'outage-seconds'], [], ['latency']);
   const a: Partial<Args> = {
-    scale: f.num('scale'), rows: f.num('rows'), kills: f.num('kills'), seed: f.num('seed'),
-    outageSeconds: f.num('outage-seconds'), latency: f.range('latency'),
+    scale: f.num('scale'),
+    rows: f.num('rows'),
+    kills: f.num('kills'),
+    seed: f.num('seed'),
+    outageSeconds: f.num('outage-seconds'),
+    latency: f.range('latency'),
   };
   return {
-    scale: a.scale ?? 1, rows: a.rows ?? 1000, kills: a.kills ?? 10, seed: a.seed ?? Date.now() % 1_000_000,
-    outageSeconds: a.outageSeconds ?? 60, latency: a.latency ?? [150, 400],
+    scale: a.scale ?? 1,
+    rows: a.rows ?? 1000,
+    kills: a.kills ?? 10,
+    seed: a.seed ?? Date.now() % 1_000_000,
+    outageSeconds: a.outageSeconds ?? 60,
+    latency: a.latency ?? [150, 400],
   };
 }
-
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -130,9 +151,13 @@ async function main(): Promise<number> {
     const inFlightCap = 8 / (((a.latency[0] + a.latency[1]) / 2 + 20) / 1000);
     const expectedS = (a.rows * 2.6) / Math.min(limit * 0.9, inFlightCap);
     const outageAt = 10_000 + random() * Math.max(1, expectedS * 500 - 10_000);
-    console.log(`Chaos campaign: ${a.rows} rows, sandbox and client at ${limit}/s per key${a.scale > 1 ? ` (scaled x${a.scale})` : ''}, seed ${a.seed}`);
-    console.log(`faults: latency ${a.latency[0]}-${a.latency[1]} ms, 10% 5xx after create, 5% dropped after create, 5% spurious 429; ` +
-      `${a.outageSeconds} s of 503s from ~${(outageAt / 1000).toFixed(0)} s; ${a.kills} SIGKILLs; an unkilled run would take ~${expectedS.toFixed(0)} s`);
+    console.log(
+      `Chaos campaign: ${a.rows} rows, sandbox and client at ${limit}/s per key${a.scale > 1 ? ` (scaled x${a.scale})` : ''}, seed ${a.seed}`,
+    );
+    console.log(
+      `faults: latency ${a.latency[0]}-${a.latency[1]} ms, 10% 5xx after create, 5% dropped after create, 5% spurious 429; ` +
+        `${a.outageSeconds} s of 503s from ~${(outageAt / 1000).toFixed(0)} s; ${a.kills} SIGKILLs; an unkilled run would take ~${expectedS.toFixed(0)} s`,
+    );
     await sb.setFaults(base);
     let outage = 'not yet';
     outageTimer = setTimeout(() => {
@@ -163,17 +188,19 @@ async function main(): Promise<number> {
       const started = Date.now();
       let poll: NodeJS.Timeout | undefined;
       const r = await runCli(['run', 'payroll.csv', ...conn], {
-        cwd: dir, env, timeoutMs: 30 * 60_000,
+        cwd: dir,
+        env,
+        timeoutMs: 30 * 60_000,
         onSpawn: killing
           ? (child) => {
-            poll = setInterval(() => {
-              if (requests() - from >= after) {
-                clearInterval(poll);
-                killedAt = `after ${after} requests, ${((Date.now() - started) / 1000).toFixed(1)} s`;
-                child.kill('SIGKILL');
-              }
-            }, 10);
-          }
+              poll = setInterval(() => {
+                if (requests() - from >= after) {
+                  clearInterval(poll);
+                  killedAt = `after ${after} requests, ${((Date.now() - started) / 1000).toFixed(1)} s`;
+                  child.kill('SIGKILL');
+                }
+              }, 10);
+            }
           : undefined,
       });
       if (poll) clearInterval(poll);
@@ -183,13 +210,21 @@ async function main(): Promise<number> {
       // let them land before the next child's count starts
       if (r.signal === 'SIGKILL') await sleep(a.latency[1] + 100);
       const what = r.signal === 'SIGKILL' ? `SIGKILL ${kills}/${a.kills} ${killedAt}` : `exit ${r.code}`;
-      console.log(`${clock()}  run ${String(round).padStart(2)}: ${what.padEnd(44)} initiates answered 201 so far: ${await initiates201()}, requests: ${requests()}, outage ${outage}`);
+      console.log(
+        `${clock()}  run ${String(round).padStart(2)}: ${what.padEnd(44)} initiates answered 201 so far: ${await initiates201()}, requests: ${requests()}, outage ${outage}`,
+      );
       if (r.code === 0 && kills >= a.kills) finished = true;
       else if (r.code === 0 && kills < a.kills) {
         console.log(`${clock()}  the batch finished before the ${a.kills}th kill: ${kills} kills`);
         finished = true;
       } else if (r.code !== null && r.code !== 4 && r.code !== 1) {
-        console.log(`${clock()}  unexpected exit ${r.code}:\n${r.stdout.slice(-800)}\n${r.stderr.split('\n').filter((l) => !l.startsWith('{')).slice(-10).join('\n')}`);
+        console.log(
+          `${clock()}  unexpected exit ${r.code}:\n${r.stdout.slice(-800)}\n${r.stderr
+            .split('\n')
+            .filter((l) => !l.startsWith('{'))
+            .slice(-10)
+            .join('\n')}`,
+        );
       }
     }
     if (outage !== 'over') {
@@ -207,7 +242,14 @@ async function main(): Promise<number> {
     copyFileSync(join(dir, 'payroll.csv'), join(dir, 'payroll-copy.csv'));
     const before2 = await initiates201();
     const second = await runCli(['run', 'payroll-copy.csv', ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
-    console.log(`${clock()}  same file as payroll-copy.csv: exit ${second.code} (${second.stderr.split('\n').find((l) => l.includes('refused'))?.slice(0, 140) ?? 'no refusal'}), new 201 initiates: ${(await initiates201()) - before2}`);
+    console.log(
+      `${clock()}  same file as payroll-copy.csv: exit ${second.code} (${
+        second.stderr
+          .split('\n')
+          .find((l) => l.includes('refused'))
+          ?.slice(0, 140) ?? 'no refusal'
+      }), new 201 initiates: ${(await initiates201()) - before2}`,
+    );
 
     // ---- retry of the results
     const before3 = await initiatesSent();
@@ -227,7 +269,12 @@ async function main(): Promise<number> {
     for (let i = 0, j = 0; i < log.length; i++) {
       while (log[i]!.at - log[j]!.at >= 1000) j++;
       if (i - j + 1 > limit && (over.length === 0 || !over[over.length - 1]!.startsWith(`${((log[j]!.at - t0) / 1000).toFixed(3)}`))) {
-        over.push(`${((log[j]!.at - t0) / 1000).toFixed(3)} s: ${log.slice(j, i + 1).map((r) => `+${r.at - log[j]!.at}ms ${r.route} ${r.status}`).join(', ')}`);
+        over.push(
+          `${((log[j]!.at - t0) / 1000).toFixed(3)} s: ${log
+            .slice(j, i + 1)
+            .map((r) => `+${r.at - log[j]!.at}ms ${r.route} ${r.status}`)
+            .join(', ')}`,
+        );
       }
     }
     await sb.setFaults({});
@@ -257,7 +304,10 @@ async function main(): Promise<number> {
     let mismatch = new Dec(0);
     const mismatchBy: string[] = [];
     for (const [c, open] of opening) {
-      const d = new Dec(open).minus(new Dec(closing.get(c) ?? '0')).minus(debited.get(c) ?? 0).abs();
+      const d = new Dec(open)
+        .minus(new Dec(closing.get(c) ?? '0'))
+        .minus(debited.get(c) ?? 0)
+        .abs();
       if (!d.isZero()) mismatchBy.push(`${c} ${d.toFixed(2)}`);
       mismatch = mismatch.plus(d);
     }
@@ -268,7 +318,12 @@ async function main(): Promise<number> {
     for (const r of log) statusCounts.set(r.status, (statusCounts.get(r.status) ?? 0) + 1);
 
     console.log('');
-    console.log(`requests of the key: ${log.length} (by status: ${[...statusCounts].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}: ${n}`).join(', ')}); runs: ${runs.length} (${kills} killed), then the copy and the retry; ${clock().trim()} in all`);
+    console.log(
+      `requests of the key: ${log.length} (by status: ${[...statusCounts]
+        .sort((x, y) => x[0] - y[0])
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(', ')}); runs: ${runs.length} (${kills} killed), then the copy and the retry; ${clock().trim()} in all`,
+    );
     const line = (name: string, value: string, target: string, ok: boolean) =>
       console.log(`${name.padEnd(36)}${value.padStart(10)}   target ${target.padEnd(6)} ${ok ? 'ok' : 'MISSED'}`);
     const checks = [
@@ -285,10 +340,16 @@ async function main(): Promise<number> {
       [`journal snapshot = fold of its bytes`, snapshot.text, 'equal', snapshot.ok],
     ] as const;
     for (const [n, v, t, ok] of checks) line(n, v, t, ok);
-    if (over.length) console.log(`rolling seconds over ${limit} (${over.length}; arrival offsets in the window):\n  ${over.slice(0, 10).join('\n  ')}`);
+    if (over.length)
+      console.log(`rolling seconds over ${limit} (${over.length}; arrival offsets in the window):\n  ${over.slice(0, 10).join('\n  ')}`);
     const ok = checks.every((c) => c[3]);
     console.log(ok ? 'All targets met.' : 'Some targets MISSED.');
-    console.log(`replay the schedule: npx tsx test/chaos/campaign.ts ${process.argv.slice(2).filter((x, i, xs) => x !== '--seed' && xs[i - 1] !== '--seed').join(' ')} --seed ${a.seed}`.replace(/ +/g, ' '));
+    console.log(
+      `replay the schedule: npx tsx test/chaos/campaign.ts ${process.argv
+        .slice(2)
+        .filter((x, i, xs) => x !== '--seed' && xs[i - 1] !== '--seed')
+        .join(' ')} --seed ${a.seed}`.replace(/ +/g, ' '),
+    );
     return ok ? 0 : 1;
   } finally {
     if (outageTimer) clearTimeout(outageTimer);
@@ -306,8 +367,10 @@ function snapshotCheck(stateDir: string): { text: string; ok: boolean } {
   const whole = foldJournalFile(prefix, { snapshot: false });
   rmSync(prefix);
   // key order and absent-or-undefined aside, as JSON would have them
-  const canonical = (f: FoldedJournal) => JSON.stringify({ ...f, rows: [...f.rows] }, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v);
+  const canonical = (f: FoldedJournal) =>
+    JSON.stringify({ ...f, rows: [...f.rows] }, (_k, v: unknown) =>
+      v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
+    );
   const ok = canonical(snap.folded) === canonical(whole.folded) && snap.events === whole.events && snap.skipped === whole.skipped;
   return { text: ok ? 'equal' : 'DIFFERENT', ok };
 }

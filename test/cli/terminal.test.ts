@@ -17,11 +17,16 @@ afterAll(() => sb?.close());
 const sent = () => sb.requestLog().filter((r) => r.route === 'quote' || r.route === 'initiate' || r.route === 'uploadUrl').length;
 
 /** Runs `payout-batch run FILE` on a pseudo-terminal and types `answer` at the [y/N] prompt. */
-async function onTerminal(prefix: string, answer: string): Promise<{ code: number | null; screen: string; sentBeforeAnswer: number; prompts: number }> {
+async function onTerminal(
+  prefix: string,
+  answer: string,
+): Promise<{ code: number | null; screen: string; sentBeforeAnswer: number; prompts: number }> {
   const dir = await workDir('pb-tty-');
   const file = join(dir, 'payroll.csv');
   await writeFile(file, generateCsv({ rows: 12, prefix }));
-  const cmd = [process.execPath, join(ROOT, 'src/cli/bin.js'), 'run', file, '--base-url', sb.url, '--rate', '50'].map((a) => `'${a}'`).join(' ');
+  const cmd = [process.execPath, join(ROOT, 'src/cli/bin.js'), 'run', file, '--base-url', sb.url, '--rate', '50']
+    .map((a) => `'${a}'`)
+    .join(' ');
   const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
     env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), TERM: 'xterm', COLUMNS: '120' }),
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -11,7 +11,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'pb-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, [join(root, 'src/cli/bin.js'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, PAYOUT_BATCH_DEBUG: '' } });
+  const r = spawnSync(process.execPath, [join(root, 'src/cli/bin.js'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, PAYOUT_BATCH_DEBUG: '' },
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 const noStack = (s: string) => expect(s).not.toMatch(/\n\s+at .+:\d+:\d+/);
@@ -34,7 +38,9 @@ describe('payout-batch validate', () => {
     expect(r.out).toContain('samples/payroll-broken.csv row 6, column "iban": error INVALID_IBAN');
     expect(r.out).toContain('(value "********3001")');
     expect(r.out).toContain('14 of 18 rows are invalid');
-    const sheet = readFileSync(report, 'utf8').replace(/^\uFEFF/, '').split('\n');
+    const sheet = readFileSync(report, 'utf8')
+      .replace(/^\uFEFF/, '')
+      .split('\n');
     expect(sheet[0]).toBe('severity,code,file,row,column,value,message,expected');
     expect(sheet.filter((l) => /^(error|warning),/.test(l))).toHaveLength(43);
     expect(readFileSync(report, 'utf8')).toContain("'-50.00");
@@ -77,7 +83,9 @@ describe('payout-batch validate', () => {
 
   it('needs no API key and no network', () => {
     const r = spawnSync(process.execPath, [join(root, 'src/cli/bin.js'), 'validate', 'samples/payroll-2025-01.xlsx'], {
-      cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9' },
+      cwd: root,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9' },
     });
     expect(r.status).toBe(0);
   });

@@ -52,7 +52,10 @@ describe('payout-batch account', () => {
     expect(out.key.fingerprint).toBe(keyFingerprint(GOOD));
     expect(out.quota.used).toBeGreaterThanOrEqual(2);
     // The debug logs really were written (so their absence of the key means something).
-    const logs = r.stderr.trim().split('\n').map((l) => JSON.parse(l));
+    const logs = r.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(logs.filter((l) => l.msg === 'response').map((l) => l.route)).toEqual(['listWallets', 'listPairs']);
     expect(logs.find((l) => l.msg === 'account: connected').apiKey).toBe('[redacted]');
     const usage = JSON.parse(await readFile(join(stateDir, 'usage.json'), 'utf8'));

@@ -10,9 +10,15 @@ import { quotaSentence, UsageCounter } from '../../src/client/quota.ts';
 describe('resolveEnvironment', () => {
   const vars = { PAYOUT_GATEWAY_HOST: 'gateway.example.com' };
   it('derives production and sandbox from one gateway host', () => {
-    expect(resolveEnvironment({ env: 'production', vars })).toEqual({ name: 'production', keyClass: 'production', baseUrl: 'https://gateway.example.com' });
+    expect(resolveEnvironment({ env: 'production', vars })).toEqual({
+      name: 'production',
+      keyClass: 'production',
+      baseUrl: 'https://gateway.example.com',
+    });
     expect(resolveEnvironment({ env: 'sandbox', vars }).baseUrl).toBe('https://gateway.staging.example.com');
-    expect(resolveEnvironment({ env: 'sandbox', gatewayHost: 'https://gateway.example.com/', vars: {} }).baseUrl).toBe('https://gateway.staging.example.com');
+    expect(resolveEnvironment({ env: 'sandbox', gatewayHost: 'https://gateway.example.com/', vars: {} }).baseUrl).toBe(
+      'https://gateway.staging.example.com',
+    );
   });
   it('never defaults to production', () => {
     expect(resolveEnvironment({ vars }).name).toBe('sandbox');
@@ -23,7 +29,9 @@ describe('resolveEnvironment', () => {
   it('refuses what it cannot resolve instead of falling back', () => {
     expect(() => resolveEnvironment({ env: 'sandbox', vars: {} })).toThrow(/PAYOUT_GATEWAY_HOST/);
     expect(() => resolveEnvironment({ env: 'prod', vars })).toThrow(/one of local, sandbox, production/);
-    expect(() => resolveEnvironment({ env: 'production', gatewayHost: 'gateway.staging.example.com', vars: {} })).toThrow(/sandbox \(staging\) host/);
+    expect(() => resolveEnvironment({ env: 'production', gatewayHost: 'gateway.staging.example.com', vars: {} })).toThrow(
+      /sandbox \(staging\) host/,
+    );
     expect(() => resolveEnvironment({ env: 'sandbox', gatewayHost: 'api.example.com', vars: {} })).toThrow(/gateway\./);
     expect(() => resolveEnvironment({ env: 'local', baseUrl: 'http://x.test', vars })).toThrow(ClientConfigError);
     expect(() => resolveEnvironment({ baseUrl: 'https://u:p@x.test', vars })).toThrow(/user name/);
@@ -101,7 +109,9 @@ describe('UsageCounter', () => {
 
   it('says what a batch needs against what is left', () => {
     const u = { fingerprint: 'f', month: '2025-03', used: 9_500, quota: 10_000, remaining: 500 };
-    expect(quotaSentence(120, u)).toBe('this batch needs about 120 requests; this key has used 9,500 of 10,000 this month (2025-03, UTC), as counted here');
+    expect(quotaSentence(120, u)).toBe(
+      'this batch needs about 120 requests; this key has used 9,500 of 10,000 this month (2025-03, UTC), as counted here',
+    );
     expect(quotaSentence(600, u)).toMatch(/more than the 500 left/);
   });
 });

@@ -11,11 +11,7 @@ export interface SeenRequest {
   redirect: string | undefined;
 }
 
-export type Step =
-  | Response
-  | { hang: true }
-  | { networkError: string }
-  | ((req: SeenRequest) => Response | Promise<Response>);
+export type Step = Response | { hang: true } | { networkError: string } | ((req: SeenRequest) => Response | Promise<Response>);
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
@@ -28,8 +24,12 @@ export function scriptedFetch(steps: Step[]) {
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
     const bytes = init.body instanceof Uint8Array ? init.body : undefined;
     const req: SeenRequest = {
-      url: String(input), method: init.method ?? 'GET', headers,
-      body: bytes ? Buffer.from(bytes).toString('utf8') : undefined, bytes, redirect: init.redirect,
+      url: String(input),
+      method: init.method ?? 'GET',
+      headers,
+      body: bytes ? Buffer.from(bytes).toString('utf8') : undefined,
+      bytes,
+      redirect: init.redirect,
     };
     seen.push(req);
     const step = steps.length > 1 ? steps.shift()! : steps[0];

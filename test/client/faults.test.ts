@@ -43,26 +43,31 @@ describe('200 payouts under faults', () => {
     const inFlight = pLimit(20);
     let unknownOutcomes = 0;
     const ids = await Promise.all(
-      Array.from({ length: PAYOUTS }, (_, i) => inFlight(async () => {
-        // What the engine will do: serialise once, and on an unknown outcome resend the same key and bytes.
-        const body = JSON.stringify({
-          sourceAmount: toApi(new Dec(10).plus(new Dec(i).div(100))),
-          sourceCurrency: 'USD', destinationCurrency: 'EUR', destinationCountryCode: 'DEU', method: 'SEPA',
-          beneficiary: { accountName: `Beneficiary ${i}`, accountCurrency: 'EUR', iban: 'DE89370400440532013000' },
-          narration: `Batch row ${i}`,
-        });
-        for (;;) {
-          try {
-            return (await client.initiate(body, { idempotencyKey: `faults-test-row-${i}` })).payout.id;
-          } catch (e) {
-            if (e instanceof PayoutApiError && e.outcome === 'unknown') {
-              unknownOutcomes++;
-              continue;
+      Array.from({ length: PAYOUTS }, (_, i) =>
+        inFlight(async () => {
+          // What the engine will do: serialise once, and on an unknown outcome resend the same key and bytes.
+          const body = JSON.stringify({
+            sourceAmount: toApi(new Dec(10).plus(new Dec(i).div(100))),
+            sourceCurrency: 'USD',
+            destinationCurrency: 'EUR',
+            destinationCountryCode: 'DEU',
+            method: 'SEPA',
+            beneficiary: { accountName: `Beneficiary ${i}`, accountCurrency: 'EUR', iban: 'DE89370400440532013000' },
+            narration: `Batch row ${i}`,
+          });
+          for (;;) {
+            try {
+              return (await client.initiate(body, { idempotencyKey: `faults-test-row-${i}` })).payout.id;
+            } catch (e) {
+              if (e instanceof PayoutApiError && e.outcome === 'unknown') {
+                unknownOutcomes++;
+                continue;
+              }
+              throw e;
             }
-            throw e;
           }
-        }
-      })),
+        }),
+      ),
     );
     expect(new Set(ids).size).toBe(PAYOUTS);
 
@@ -81,6 +86,8 @@ describe('200 payouts under faults', () => {
 
     const all = sb.requestLog().filter((e) => e.apiKey === KEY);
     expect(maxPerRollingSecond(all.map((e) => e.at))).toBeLessThanOrEqual(5);
-    console.info(`faults run: ${all.length} requests for ${PAYOUTS} payouts, ${unknownOutcomes} calls ended unknown and were resent, random seed ${sb.randomSeed}`);
+    console.info(
+      `faults run: ${all.length} requests for ${PAYOUTS} payouts, ${unknownOutcomes} calls ended unknown and were resent, random seed ${sb.randomSeed}`,
+    );
   }, 150_000);
 });

@@ -7,7 +7,9 @@ describe('decideRetry', () => {
 
   it('retries a 429 after exactly the Retry-After it was given', () => {
     expect(decideRetry({ ...base, failure: { kind: 'http', status: 429, retryAfterMs: 2000 } })).toEqual({
-      retry: true, delayMs: 2000, reason: expect.stringContaining('Retry-After'),
+      retry: true,
+      delayMs: 2000,
+      reason: expect.stringContaining('Retry-After'),
     });
   });
 
@@ -43,15 +45,20 @@ describe('decideRetry', () => {
   it('stops at maxAttempts', () => {
     const failure = { kind: 'http', status: 503 } as const;
     expect(decideRetry({ ...base, attempt: DEFAULT_RETRY_POLICY.maxAttempts - 1, failure }).retry).toBe(true);
-    expect(decideRetry({ ...base, attempt: DEFAULT_RETRY_POLICY.maxAttempts, failure })).toMatchObject({ retry: false, reason: expect.stringMatching(/gave up/) });
+    expect(decideRetry({ ...base, attempt: DEFAULT_RETRY_POLICY.maxAttempts, failure })).toMatchObject({
+      retry: false,
+      reason: expect.stringMatching(/gave up/),
+    });
   });
 
   it('backs off exponentially with jitter, within [step/2, step] and never above the cap', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 30 }), fc.double({ min: 0, max: 0.999999, noNaN: true }), (attempt, r) => {
-      const step = Math.min(DEFAULT_RETRY_POLICY.maxDelayMs, DEFAULT_RETRY_POLICY.baseDelayMs * 2 ** (attempt - 1));
-      const d = backoffMs(attempt, r);
-      return d >= Math.floor(step / 2) && d <= step;
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }), fc.double({ min: 0, max: 0.999999, noNaN: true }), (attempt, r) => {
+        const step = Math.min(DEFAULT_RETRY_POLICY.maxDelayMs, DEFAULT_RETRY_POLICY.baseDelayMs * 2 ** (attempt - 1));
+        const d = backoffMs(attempt, r);
+        return d >= Math.floor(step / 2) && d <= step;
+      }),
+    );
     expect(backoffMs(1, 0)).toBe(125);
     expect(backoffMs(2, 0.999999)).toBe(500);
     expect(backoffMs(3, 0)).toBe(500);

@@ -53,7 +53,13 @@ describe('round trips against the sandbox', () => {
     expect(methods.methods.map((m) => m.code)).toContain('SEPA');
     expect(methods.rate.rate).toBeGreaterThan(0);
 
-    const q = await client.quote({ sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'EUR', destinationCountryCode: 'DEU', method: 'SEPA' });
+    const q = await client.quote({
+      sourceAmount: 100,
+      sourceCurrency: 'USD',
+      destinationCurrency: 'EUR',
+      destinationCountryCode: 'DEU',
+      method: 'SEPA',
+    });
     expect(q.fee.currency).toBe('USD');
     expect(new Dec(q.totalDeductible).equals(new Dec(q.sourceAmount).plus(q.fee.amount))).toBe(true);
   });
@@ -96,11 +102,17 @@ describe('round trips against the sandbox', () => {
     const eur = wallets.find((w) => w.currency === 'EUR')!;
     const rate = (await client.listPairs()).data.find((p) => p.baseCurrency === 'USD' && p.quoteCurrency === 'EUR')!.rate;
     const swapAmount = new Dec('100');
-    const r = await client.swap({
-      sourceWalletId: usd.walletId, destinationWalletId: eur.walletId,
-      swapAmount: toApi(swapAmount), swapCurrency: 'USD',
-      amountToBeSent: toApi(roundTo(swapAmount.times(rate), 'EUR')), currencyToBeSent: 'EUR',
-    }, { idempotencyKey: `swap-${randomUUID()}` });
+    const r = await client.swap(
+      {
+        sourceWalletId: usd.walletId,
+        destinationWalletId: eur.walletId,
+        swapAmount: toApi(swapAmount),
+        swapCurrency: 'USD',
+        amountToBeSent: toApi(roundTo(swapAmount.times(rate), 'EUR')),
+        currencyToBeSent: 'EUR',
+      },
+      { idempotencyKey: `swap-${randomUUID()}` },
+    );
     expect(r.swap).toMatchObject({ status: 'PROCESSING', method: 'SWAP', transactionFees: 0 });
     expect((await client.getSwap(r.swap.id)).supportingDocuments).toEqual([]);
     expect((await client.listSwaps({ limit: 100 })).data.map((s) => s.id)).toContain(r.swap.id);
@@ -108,10 +120,19 @@ describe('round trips against the sandbox', () => {
     const payouts = await client.listPayouts({ limit: 1 });
     const notSwap = await failure(client.getSwap(payouts.data[0]!.id));
     expect(notSwap).toMatchObject({ status: 404, code: 'SWAP_NOT_FOUND' });
-    const badAmount = await failure(client.swap({
-      sourceWalletId: usd.walletId, destinationWalletId: eur.walletId, swapAmount: 100, swapCurrency: 'USD',
-      amountToBeSent: 1, currencyToBeSent: 'EUR',
-    }, { idempotencyKey: `swap-${randomUUID()}` }));
+    const badAmount = await failure(
+      client.swap(
+        {
+          sourceWalletId: usd.walletId,
+          destinationWalletId: eur.walletId,
+          swapAmount: 100,
+          swapCurrency: 'USD',
+          amountToBeSent: 1,
+          currencyToBeSent: 'EUR',
+        },
+        { idempotencyKey: `swap-${randomUUID()}` },
+      ),
+    );
     expect(badAmount.code).toBeUndefined();
     expect(badAmount.message).toContain('Invalid payout amount');
   });
@@ -142,10 +163,17 @@ describe('round trips against the sandbox', () => {
       const usd = wallets.find((w) => w.currency === 'USD')!;
       const eur = wallets.find((w) => w.currency === 'EUR')!;
       const rate = (await client.listPairs()).data.find((p) => p.baseCurrency === 'USD' && p.quoteCurrency === 'EUR')!.rate;
-      await client.swap({
-        sourceWalletId: usd.walletId, destinationWalletId: eur.walletId, swapAmount: 10, swapCurrency: 'USD',
-        amountToBeSent: toApi(roundTo(new Dec(10).times(rate), 'EUR')), currencyToBeSent: 'EUR',
-      }, { idempotencyKey: `swap-${randomUUID()}` });
+      await client.swap(
+        {
+          sourceWalletId: usd.walletId,
+          destinationWalletId: eur.walletId,
+          swapAmount: 10,
+          swapCurrency: 'USD',
+          amountToBeSent: toApi(roundTo(new Dec(10).times(rate), 'EUR')),
+          currencyToBeSent: 'EUR',
+        },
+        { idempotencyKey: `swap-${randomUUID()}` },
+      );
       for (let i = 0; i < 500 && received.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
       expect(received.map((d) => d.event.eventType).sort()).toEqual(['payout.status.changed', 'wallet.credited', 'wallet.debited']);
       expect(received.every((d) => d.signed && d.deliveryId.length > 0)).toBe(true);
@@ -174,7 +202,9 @@ describe('round trips against the sandbox', () => {
     const corridor = await failure(client.quote(inr));
     await client.togglePair(usdInr.currencyPairId, { enabled: true });
     expect(corridor).toMatchObject({ status: 400, code: 'CORRIDOR_NOT_ENABLED', outcome: 'definitive' });
-    const missing = await failure(client.initiate(sepa('10', { beneficiary: { accountName: 'X', accountCurrency: 'EUR' } }), { idempotencyKey: randomUUID() }));
+    const missing = await failure(
+      client.initiate(sepa('10', { beneficiary: { accountName: 'X', accountCurrency: 'EUR' } }), { idempotencyKey: randomUUID() }),
+    );
     expect(missing.code).toBe('MISSING_REQUIRED_FIELDS');
     expect(missing.fieldErrors.map((f) => f.field)).toContain('beneficiary.iban');
 

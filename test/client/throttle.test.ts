@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
-import { DEFAULT_SAFETY_MARGIN_MS, LOOPBACK_SAFETY_MARGIN_MS, SlidingWindowLimiter, defaultSafetyMarginMs, limiterForKey, resetLimiters } from '../../src/client/throttle.ts';
+import {
+  DEFAULT_SAFETY_MARGIN_MS,
+  LOOPBACK_SAFETY_MARGIN_MS,
+  SlidingWindowLimiter,
+  defaultSafetyMarginMs,
+  limiterForKey,
+  resetLimiters,
+} from '../../src/client/throttle.ts';
 
 /** The largest number of starts inside any window of `span` ms (half-open [t, t + span)). */
 function maxInWindow(starts: number[], span: number): number {
@@ -124,8 +131,15 @@ describe('SlidingWindowLimiter', () => {
 
 describe('the default safety margin', () => {
   it('is the smaller one only for a service on this machine', () => {
-    for (const u of ['http://127.0.0.1:4010', 'http://localhost:9/x', 'http://[::1]:80', 'http://127.1.2.3']) expect(defaultSafetyMarginMs(u)).toBe(LOOPBACK_SAFETY_MARGIN_MS);
-    for (const u of ['https://gateway.example.com', 'https://gateway.staging.example.com/v1', 'http://10.0.0.5:4010', 'http://127.0.0.1.example.com', 'not a url']) {
+    for (const u of ['http://127.0.0.1:4010', 'http://localhost:9/x', 'http://[::1]:80', 'http://127.1.2.3'])
+      expect(defaultSafetyMarginMs(u)).toBe(LOOPBACK_SAFETY_MARGIN_MS);
+    for (const u of [
+      'https://gateway.example.com',
+      'https://gateway.staging.example.com/v1',
+      'http://10.0.0.5:4010',
+      'http://127.0.0.1.example.com',
+      'not a url',
+    ]) {
       expect(defaultSafetyMarginMs(u)).toBe(DEFAULT_SAFETY_MARGIN_MS);
     }
     expect(LOOPBACK_SAFETY_MARGIN_MS).toBeLessThan(DEFAULT_SAFETY_MARGIN_MS);

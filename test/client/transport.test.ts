@@ -43,17 +43,28 @@ describe('requests', () => {
   });
 
   it('uses a caller-supplied x-request-id on every attempt and records it on the error', async () => {
-    const { c, seen } = client([json(503, { statusCode: 503, message: 'busy' }), json(404, { statusCode: 404, message: 'Payout not found', error: 'PAYOUT_NOT_FOUND' })]);
+    const { c, seen } = client([
+      json(503, { statusCode: 503, message: 'busy' }),
+      json(404, { statusCode: 404, message: 'Payout not found', error: 'PAYOUT_NOT_FOUND' }),
+    ]);
     const e = await failure(c.getPayout('abc', { requestId: 'support-ticket-77' }));
     expect(seen.map((s) => s.headers['x-request-id'])).toEqual(['support-ticket-77', 'support-ticket-77']);
-    expect(e).toMatchObject({ status: 404, code: 'PAYOUT_NOT_FOUND', route: 'getPayout', requestId: 'support-ticket-77', outcome: 'definitive', attempts: 2 });
+    expect(e).toMatchObject({
+      status: 404,
+      code: 'PAYOUT_NOT_FOUND',
+      route: 'getPayout',
+      requestId: 'support-ticket-77',
+      outcome: 'definitive',
+      attempts: 2,
+    });
     expect(e.message).toContain('support-ticket-77');
   });
 
   it('builds list and filter queries in the spec words', async () => {
     const page = { data: [], meta: { total: 0, page: 2, limit: 50, size: 0 } };
     const { c, seen } = client([
-      json(200, page), json(200, page),
+      json(200, page),
+      json(200, page),
       json(200, { statusCode: 200, message: 'ok', data: [], meta: page.meta }),
       json(200, { statusCode: 200, message: 'ok', data: [], meta: page.meta }),
       json(200, { data: [] }),
@@ -101,12 +112,23 @@ describe('responses that do not match the spec', () => {
 
 describe('error answers', () => {
   it('carry status, the spec code, message and field errors, and are not retried', async () => {
-    const { c, seen } = client([json(400, {
-      statusCode: 400, message: 'Missing required fields', error: 'MISSING_REQUIRED_FIELDS',
-      errors: [{ field: 'beneficiary.iban', message: 'required for SEPA' }],
-    })]);
+    const { c, seen } = client([
+      json(400, {
+        statusCode: 400,
+        message: 'Missing required fields',
+        error: 'MISSING_REQUIRED_FIELDS',
+        errors: [{ field: 'beneficiary.iban', message: 'required for SEPA' }],
+      }),
+    ]);
     const e = await failure(c.initiate(INITIATE_BODY, { idempotencyKey: 'k-2' }));
-    expect(e).toMatchObject({ kind: 'http', status: 400, code: 'MISSING_REQUIRED_FIELDS', outcome: 'definitive', route: 'initiate', method: 'POST' });
+    expect(e).toMatchObject({
+      kind: 'http',
+      status: 400,
+      code: 'MISSING_REQUIRED_FIELDS',
+      outcome: 'definitive',
+      route: 'initiate',
+      method: 'POST',
+    });
     expect(e.fieldErrors).toEqual([{ field: 'beneficiary.iban', message: 'required for SEPA' }]);
     expect(seen).toHaveLength(1);
   });
@@ -131,8 +153,15 @@ describe('error answers', () => {
   });
 
   it('never carry the key, even when the service echoes it', async () => {
-    const f = scriptedFetch([(req) => json(400, { statusCode: 400, message: `bad key ${req.headers['x-api-key']}`, error: 'VALIDATION_ERROR' })]);
-    const c = new PayoutClient({ baseUrl: 'https://x.test', apiKey: 'sk_sandbox_echo_0123456789', fetch: f.fetch, requestsPerSecond: 1000 });
+    const f = scriptedFetch([
+      (req) => json(400, { statusCode: 400, message: `bad key ${req.headers['x-api-key']}`, error: 'VALIDATION_ERROR' }),
+    ]);
+    const c = new PayoutClient({
+      baseUrl: 'https://x.test',
+      apiKey: 'sk_sandbox_echo_0123456789',
+      fetch: f.fetch,
+      requestsPerSecond: 1000,
+    });
     const e = await failure(c.listWallets());
     const everything = `${e.message} ${JSON.stringify(e)} ${String(e)} ${e.stack}`;
     expect(everything).not.toContain('sk_sandbox_echo_0123456789');
@@ -144,7 +173,10 @@ describe('error answers', () => {
 describe('retries', () => {
   it('honour Retry-After given as an HTTP date, and slow the key down', async () => {
     const inTwoSeconds = new Date(Date.now() + 2000).toUTCString();
-    const { c, delays, seen } = client([json(429, { statusCode: 429, message: 'Too Many Requests' }, { 'retry-after': inTwoSeconds }), json(200, { data: [] })]);
+    const { c, delays, seen } = client([
+      json(429, { statusCode: 429, message: 'Too Many Requests' }, { 'retry-after': inTwoSeconds }),
+      json(200, { data: [] }),
+    ]);
     await c.listWallets();
     expect(seen).toHaveLength(2);
     expect(delays).toHaveLength(1);
@@ -153,12 +185,10 @@ describe('retries', () => {
   });
 
   it('resend initiate with the same Idempotency-Key and byte-identical body after 5xx, timeout and a dropped connection', async () => {
-    const { c, seen } = client([
-      json(502, { statusCode: 502, message: 'Bad gateway' }),
-      { hang: true },
-      { networkError: 'UND_ERR_SOCKET' },
-      json(201, PAYOUT),
-    ], { timeoutMs: 30 });
+    const { c, seen } = client(
+      [json(502, { statusCode: 502, message: 'Bad gateway' }), { hang: true }, { networkError: 'UND_ERR_SOCKET' }, json(201, PAYOUT)],
+      { timeoutMs: 30 },
+    );
     const r = await c.initiate(INITIATE_BODY, { idempotencyKey: 'idem-77' });
     expect(r.payout.id).toBe(PAYOUT.id);
     expect(r.attempts).toBe(4);
@@ -171,7 +201,8 @@ describe('retries', () => {
   });
 
   it('send a pre-serialised body exactly as given', async () => {
-    const raw = '{ "narration":"Invoice 42", "sourceAmount":100.10,"sourceCurrency":"USD","destinationCurrency":"EUR","destinationCountryCode":"DEU","method":"SEPA","beneficiary":{"accountName":"E","accountCurrency":"EUR","iban":"DE89370400440532013000"} }';
+    const raw =
+      '{ "narration":"Invoice 42", "sourceAmount":100.10,"sourceCurrency":"USD","destinationCurrency":"EUR","destinationCountryCode":"DEU","method":"SEPA","beneficiary":{"accountName":"E","accountCurrency":"EUR","iban":"DE89370400440532013000"} }';
     const { c, seen } = client([json(500, { statusCode: 500, message: 'x' }), json(201, PAYOUT)]);
     const r = await c.initiate(raw, { idempotencyKey: 'idem-raw' });
     expect(seen.map((s) => s.body)).toEqual([raw, raw]);
@@ -179,7 +210,9 @@ describe('retries', () => {
   });
 
   it('end "unknown" when the last attempts were refused after an earlier one may have acted', async () => {
-    const { c } = client([{ networkError: 'ECONNRESET' }, json(429, { statusCode: 429, message: 'slow down' })], { retry: { maxAttempts: 3 } });
+    const { c } = client([{ networkError: 'ECONNRESET' }, json(429, { statusCode: 429, message: 'slow down' })], {
+      retry: { maxAttempts: 3 },
+    });
     const e = await failure(c.initiate(INITIATE_BODY, { idempotencyKey: 'k-3' }));
     expect(e.status).toBe(429);
     expect(e.outcome).toBe('unknown');
@@ -201,7 +234,10 @@ describe('retries', () => {
   });
 
   it('retry reads after 5xx and timeouts, ending definitive: a read has no effect', async () => {
-    const { c, seen } = client([json(503, { statusCode: 503, message: 'down' }), { hang: true }], { timeoutMs: 20, retry: { maxAttempts: 3 } });
+    const { c, seen } = client([json(503, { statusCode: 503, message: 'down' }), { hang: true }], {
+      timeoutMs: 20,
+      retry: { maxAttempts: 3 },
+    });
     const e = await failure(c.getPayout(PAYOUT.id));
     expect(e.outcome).toBe('definitive');
     expect(seen).toHaveLength(3);
@@ -245,7 +281,11 @@ describe('requests the client refuses to send', () => {
 describe('uploadDocument', () => {
   it('asks for the upload URL, then PUTs the bytes with exactly the returned headers and no key', async () => {
     const { c, seen } = client([
-      json(200, { uploadUrl: 'https://storage.example.test/b/doc-1?sig=abc', documentUrl: 'https://files.example.test/doc-1', headers: { 'Content-Type': 'application/pdf', 'x-amz-acl': 'private' } }),
+      json(200, {
+        uploadUrl: 'https://storage.example.test/b/doc-1?sig=abc',
+        documentUrl: 'https://files.example.test/doc-1',
+        headers: { 'Content-Type': 'application/pdf', 'x-amz-acl': 'private' },
+      }),
       new Response(null, { status: 200 }),
     ]);
     const bytes = new TextEncoder().encode('%PDF-1.4 test');

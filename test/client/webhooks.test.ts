@@ -6,13 +6,29 @@ const statusEvent = {
   eventType: 'payout.status.changed',
   deliveryId: '6f1c2b8e-4d3a-4c1b-9e2f-1a2b3c4d5e6f',
   occurredAt: '2025-03-01T12:00:00Z',
-  data: { payoutId: 'p-1', businessId: 'b-1', oldStatus: 'PENDING', newStatus: 'PROCESSING', changedAt: '2025-03-01T12:00:00Z', reason: 'approved and processing' },
+  data: {
+    payoutId: 'p-1',
+    businessId: 'b-1',
+    oldStatus: 'PENDING',
+    newStatus: 'PROCESSING',
+    changedAt: '2025-03-01T12:00:00Z',
+    reason: 'approved and processing',
+  },
 };
 const walletEvent = {
   eventType: 'wallet.debited',
   deliveryId: '7f1c2b8e-4d3a-4c1b-9e2f-1a2b3c4d5e6f',
   occurredAt: '2025-03-01T12:00:00Z',
-  data: { businessId: 'b-1', amount: 105, currency: 'USD', transactionId: 't-1', createdAt: '2025-03-01T12:00:00Z', transactionType: 'dr', reference: 'PO-1', narration: 'payout' },
+  data: {
+    businessId: 'b-1',
+    amount: 105,
+    currency: 'USD',
+    transactionId: 't-1',
+    createdAt: '2025-03-01T12:00:00Z',
+    transactionType: 'dr',
+    reference: 'PO-1',
+    narration: 'payout',
+  },
 };
 
 function reason(f: () => unknown): string {
@@ -30,7 +46,8 @@ describe('verifyWebhook', () => {
     // Unusual spacing: the signature is over these bytes, not over a re-serialisation.
     const raw = Buffer.from(JSON.stringify(statusEvent, null, 3));
     const v = verifyWebhook({
-      rawBody: raw, secret: SECRET,
+      rawBody: raw,
+      secret: SECRET,
       headers: { 'x-service-signature': signPayload(raw, SECRET), 'X-Service-Delivery-Id': 'delivery-header-1' },
     });
     expect(v.signed).toBe(true);
@@ -39,7 +56,12 @@ describe('verifyWebhook', () => {
   });
 
   it('parses the three event types, the legacy name included', () => {
-    for (const ev of [statusEvent, { ...statusEvent, eventType: 'payout.status.changed.v1' }, walletEvent, { ...walletEvent, eventType: 'wallet.credited', data: { ...walletEvent.data, transactionType: 'cr' } }]) {
+    for (const ev of [
+      statusEvent,
+      { ...statusEvent, eventType: 'payout.status.changed.v1' },
+      walletEvent,
+      { ...walletEvent, eventType: 'wallet.credited', data: { ...walletEvent.data, transactionType: 'cr' } },
+    ]) {
       const raw = JSON.stringify(ev);
       const v = verifyWebhook({ rawBody: raw, secret: SECRET, headers: new Headers({ 'X-Service-Signature': signPayload(raw, SECRET) }) });
       expect(v.event.eventType).toBe(ev.eventType);
@@ -50,11 +72,17 @@ describe('verifyWebhook', () => {
   it('refuses a tampered body, a wrong secret, a missing or malformed signature', () => {
     const raw = JSON.stringify(walletEvent);
     const sig = signPayload(raw, SECRET);
-    expect(reason(() => verifyWebhook({ rawBody: raw.replace('105', '1050'), secret: SECRET, headers: { 'x-service-signature': sig } }))).toBe('bad-signature');
+    expect(
+      reason(() => verifyWebhook({ rawBody: raw.replace('105', '1050'), secret: SECRET, headers: { 'x-service-signature': sig } })),
+    ).toBe('bad-signature');
     expect(reason(() => verifyWebhook({ rawBody: raw, secret: 'other', headers: { 'x-service-signature': sig } }))).toBe('bad-signature');
     expect(reason(() => verifyWebhook({ rawBody: raw, secret: SECRET, headers: {} }))).toBe('missing-signature');
-    expect(reason(() => verifyWebhook({ rawBody: raw, secret: SECRET, headers: { 'x-service-signature': sig.slice(7) } }))).toBe('malformed-signature');
-    expect(reason(() => verifyWebhook({ rawBody: raw, secret: SECRET, headers: { 'x-service-signature': sig.slice(0, -2) } }))).toBe('malformed-signature');
+    expect(reason(() => verifyWebhook({ rawBody: raw, secret: SECRET, headers: { 'x-service-signature': sig.slice(7) } }))).toBe(
+      'malformed-signature',
+    );
+    expect(reason(() => verifyWebhook({ rawBody: raw, secret: SECRET, headers: { 'x-service-signature': sig.slice(0, -2) } }))).toBe(
+      'malformed-signature',
+    );
   });
 
   it('refuses bodies that are not JSON or not an event of the spec', () => {
@@ -66,9 +94,18 @@ describe('verifyWebhook', () => {
   it('takes configurable header names', () => {
     const raw = JSON.stringify(statusEvent);
     const names = { signature: 'X-Maker-Signature', deliveryId: 'X-Maker-Delivery-Id' };
-    const v = verifyWebhook({ rawBody: raw, secret: SECRET, headerNames: names, headers: { 'x-maker-signature': signPayload(raw, SECRET), 'x-maker-delivery-id': 'd-9' } });
+    const v = verifyWebhook({
+      rawBody: raw,
+      secret: SECRET,
+      headerNames: names,
+      headers: { 'x-maker-signature': signPayload(raw, SECRET), 'x-maker-delivery-id': 'd-9' },
+    });
     expect(v.deliveryId).toBe('d-9');
-    expect(reason(() => verifyWebhook({ rawBody: raw, secret: SECRET, headerNames: names, headers: { 'x-service-signature': signPayload(raw, SECRET) } }))).toBe('missing-signature');
+    expect(
+      reason(() =>
+        verifyWebhook({ rawBody: raw, secret: SECRET, headerNames: names, headers: { 'x-service-signature': signPayload(raw, SECRET) } }),
+      ),
+    ).toBe('missing-signature');
   });
 
   it('accepts unsigned deliveries only when no secret is set', () => {

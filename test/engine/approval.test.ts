@@ -4,23 +4,59 @@ import type { BatchPlan } from '../../src/engine/plan.ts';
 import { Dec } from '../../src/money.ts';
 
 const plan = (over: Partial<BatchPlan> = {}): BatchPlan => ({
-  batchId: 'a'.repeat(64), env: 'sandbox', file: '/b.csv', rows: 2, valid: 2, invalid: 0, toSend: [2, 3], created: [], notSent: new Map(),
-  invalidRows: new Map(), alreadyCreated: 0, toSettle: 0, currencies: [], corridorsNotEnabled: [], warnings: [],
-  requests: { preflight: 3, estimate: 7 }, shortfall: false, corridorBlocked: false, ...over,
+  batchId: 'a'.repeat(64),
+  env: 'sandbox',
+  file: '/b.csv',
+  rows: 2,
+  valid: 2,
+  invalid: 0,
+  toSend: [2, 3],
+  created: [],
+  notSent: new Map(),
+  invalidRows: new Map(),
+  alreadyCreated: 0,
+  toSettle: 0,
+  currencies: [],
+  corridorsNotEnabled: [],
+  warnings: [],
+  requests: { preflight: 3, estimate: 7 },
+  shortfall: false,
+  corridorBlocked: false,
+  ...over,
 });
 const input = (over: Partial<ApprovalInput> = {}): ApprovalInput => ({
-  plan: plan(), payable: { rows: 2, amounts: new Map([['USD', new Dec('30.00')]]), withFees: new Map([['USD', new Dec('40.00')]]) },
-  env: 'sandbox', yes: true, interactive: false, allowPartial: false, expectTotals: [], maxTotals: [], ...over,
+  plan: plan(),
+  payable: { rows: 2, amounts: new Map([['USD', new Dec('30.00')]]), withFees: new Map([['USD', new Dec('40.00')]]) },
+  env: 'sandbox',
+  yes: true,
+  interactive: false,
+  allowPartial: false,
+  expectTotals: [],
+  maxTotals: [],
+  ...over,
 });
 
 describe('approval guards (pure)', () => {
   it('--yes with matching control totals passes without a confirmation; a terminal without --yes asks', () => {
-    expect(decideApproval(input({ expectRows: 2, expectTotals: [parseMoneyFlag('usd:30', 'x')], maxTotals: [parseMoneyFlag('USD:40.00', 'x')] }))).toEqual({ ok: true, confirm: false });
+    expect(
+      decideApproval(
+        input({ expectRows: 2, expectTotals: [parseMoneyFlag('usd:30', 'x')], maxTotals: [parseMoneyFlag('USD:40.00', 'x')] }),
+      ),
+    ).toEqual({ ok: true, confirm: false });
     expect(decideApproval(input({ yes: false, interactive: true }))).toEqual({ ok: true, confirm: true });
   });
 
   it('refuses: production from $PAYOUT_ENV only, no terminal and no --yes, totals off by a cent, a currency not named, a cap exceeded', () => {
-    const r = decideApproval(input({ env: 'production', envFlag: undefined, yes: false, expectRows: 3, expectTotals: [parseMoneyFlag('EUR:1', 'x'), parseMoneyFlag('USD:30.01', 'x')], maxTotals: [parseMoneyFlag('USD:39.99', 'x')] }));
+    const r = decideApproval(
+      input({
+        env: 'production',
+        envFlag: undefined,
+        yes: false,
+        expectRows: 3,
+        expectTotals: [parseMoneyFlag('EUR:1', 'x'), parseMoneyFlag('USD:30.01', 'x')],
+        maxTotals: [parseMoneyFlag('USD:39.99', 'x')],
+      }),
+    );
     expect(r.ok).toBe(false);
     const reasons = (r as { reasons: string[] }).reasons.join('\n');
     expect(reasons).toMatch(/production needs --env production/);
@@ -33,8 +69,31 @@ describe('approval guards (pure)', () => {
   });
 
   it('a shortfall always refuses; a corridor not enabled refuses unless --allow-partial', () => {
-    expect(decideApproval(input({ plan: plan({ shortfall: true, currencies: [{ currency: 'USD', rows: 2, amount: '30.00', estimatedFees: '10.00', total: '40.00', balance: '35.00', balanceAfter: '-5.00', shortfall: '5.00' }] }) })).ok).toBe(false);
-    const blocked = plan({ corridorBlocked: true, corridorsNotEnabled: [{ sourceCurrency: 'USD', destinationCurrency: 'GHS', destinationCountryCode: 'GHA', pairId: 'p1', rows: 1 }] });
+    expect(
+      decideApproval(
+        input({
+          plan: plan({
+            shortfall: true,
+            currencies: [
+              {
+                currency: 'USD',
+                rows: 2,
+                amount: '30.00',
+                estimatedFees: '10.00',
+                total: '40.00',
+                balance: '35.00',
+                balanceAfter: '-5.00',
+                shortfall: '5.00',
+              },
+            ],
+          }),
+        }),
+      ).ok,
+    ).toBe(false);
+    const blocked = plan({
+      corridorBlocked: true,
+      corridorsNotEnabled: [{ sourceCurrency: 'USD', destinationCurrency: 'GHS', destinationCountryCode: 'GHA', pairId: 'p1', rows: 1 }],
+    });
     const r = decideApproval(input({ plan: blocked }));
     expect(r.ok).toBe(false);
     expect((r as { reasons: string[] }).reasons[0]).toMatch(/currency-pairs\/\{currencyPairId\}\/toggle|--enable-pairs/);

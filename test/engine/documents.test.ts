@@ -21,11 +21,16 @@ afterEach(async () => {
 });
 
 async function twoDocumentBatch(dir: string): Promise<string> {
-  const sample = (await readFile(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8')).replace(/^\uFEFF/, '').trim().split(/\r?\n/);
+  const sample = (await readFile(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8'))
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/);
   const row = sample.find((l) => l.includes(';documents/'))!.split(',');
   const docs = HEADER.indexOf('documents');
   await writeFile(join(dir, 'scan.png'), PNG);
-  row[docs] = `${row[docs]!.split(';').map((d) => join(ROOT, 'samples', d)).join(';')};scan.png`;
+  row[docs] = `${row[docs]!.split(';')
+    .map((d) => join(ROOT, 'samples', d))
+    .join(';')};scan.png`;
   const file = join(dir, 'two-docs.csv');
   await writeFile(file, `${HEADER.join(',')}\n${row.join(',')}\n`);
   return file;
@@ -33,9 +38,21 @@ async function twoDocumentBatch(dir: string): Promise<string> {
 
 const conn = (s: LocalSandbox): Connection => ({
   client: new PayoutClient({ baseUrl: s.url, apiKey: KEY, requestsPerSecond: 200 }),
-  environment: { name: 'custom', keyClass: 'sandbox', baseUrl: s.url }, usage: undefined, sandbox: undefined, close: async () => {},
+  environment: { name: 'custom', keyClass: 'sandbox', baseUrl: s.url },
+  usage: undefined,
+  sandbox: undefined,
+  close: async () => {},
 });
-const opts = { yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [], quote: false, crashWaitMs: 0 };
+const opts = {
+  yes: true,
+  interactive: false,
+  allowPartial: false,
+  enablePairs: false,
+  expectTotals: [],
+  maxTotals: [],
+  quote: false,
+  crashWaitMs: 0,
+};
 
 describe('documents of a row', () => {
   it('three files: the first on initiate, the other two PATCHed once; a second run uploads and patches nothing', async () => {
@@ -57,7 +74,7 @@ describe('documents of a row', () => {
     expect(log().filter((x) => x === 'patchDocuments')).toHaveLength(1);
   });
 
-  it('--merge-documents: one PDF (the PDFs\' pages, then the image as a page), one upload, no PATCH', async () => {
+  it("--merge-documents: one PDF (the PDFs' pages, then the image as a page), one upload, no PATCH", async () => {
     sb = await startSandbox({ rateLimitPerSecond: null });
     const dir = await workDir();
     const file = await twoDocumentBatch(dir);
@@ -75,7 +92,10 @@ describe('documents of a row', () => {
     a.addPage();
     a.addPage();
     const pdf = await a.save();
-    const files = [{ bytes: pdf, contentType: 'application/pdf' as const }, { bytes: new Uint8Array(PNG), contentType: 'image/png' as const }];
+    const files = [
+      { bytes: pdf, contentType: 'application/pdf' as const },
+      { bytes: new Uint8Array(PNG), contentType: 'image/png' as const },
+    ];
     const merged = await mergeToPdf(files);
     expect((await PDFDocument.load(merged)).getPageCount()).toBe(3);
     expect(Buffer.from(await mergeToPdf(files)).equals(Buffer.from(merged))).toBe(true);

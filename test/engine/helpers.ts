@@ -11,11 +11,17 @@ import type { LocalSandbox } from '../../src/sandbox/index.ts';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const KEY = 'sk_sandbox_acme_primary';
 
-const sample = readFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/);
+const sample = readFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8')
+  .replace(/^\uFEFF/, '')
+  .trim()
+  .split(/\r?\n/);
 export const HEADER = sample[0]!.split(',');
 const col = (name: string) => HEADER.indexOf(name);
 /** Same-currency rows of the sample: their corridors need no pair. */
-const TEMPLATES = sample.slice(1).map((l) => l.split(',')).filter((c) => c[col('sourceCurrency')] === c[col('destinationCurrency')]);
+const TEMPLATES = sample
+  .slice(1)
+  .map((l) => l.split(','))
+  .filter((c) => c[col('sourceCurrency')] === c[col('destinationCurrency')]);
 
 export interface GenOptions {
   rows: number;
@@ -37,7 +43,9 @@ export function generateCsv(o: GenOptions): string {
     c[col('sourceAmount')] = o.amount ? o.amount(i) : `${10 + i}.${String(i % 100).padStart(2, '0')}`;
     const withDoc = o.documentsEvery && i % o.documentsEvery === 0 && c[col('documents')];
     if (withDoc) {
-      c[col('documents')] = c[col('documents')]!.split(';').map((d) => join(ROOT, 'samples', d)).join(';');
+      c[col('documents')] = c[col('documents')]!.split(';')
+        .map((d) => join(ROOT, 'samples', d))
+        .join(';');
       c[col('withdrawal')] = 'false';
     } else {
       c[col('documents')] = '';
@@ -86,9 +94,16 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
 }
 
 /** Spawns `node src/cli/bin.js ...args`; `onSpawn` sees the child (to kill it). */
-export function runCli(args: string[], o: { cwd: string; env: Record<string, string>; onSpawn?: (c: ChildProcess) => void; timeoutMs?: number }): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  o: { cwd: string; env: Record<string, string>; onSpawn?: (c: ChildProcess) => void; timeoutMs?: number },
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'src/cli/bin.js'), ...args], { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'src/cli/bin.js'), ...args], {
+      cwd: o.cwd,
+      env: o.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -121,11 +136,16 @@ async function getJson<T>(url: string, key: string): Promise<T> {
 export const initiates = (sb: LocalSandbox) => sb.requestLog().filter((r) => r.route === 'initiate');
 
 /** Every payout of the key's business at the sandbox. */
-export async function allPayouts(sb: { url: string }, key = KEY): Promise<{ id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]> {
+export async function allPayouts(
+  sb: { url: string },
+  key = KEY,
+): Promise<{ id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]> {
   const out: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[] = [];
   for (let page = 1; ; page++) {
-    const body = await getJson<{ data: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[]; meta: { total: number } }>(
-      `${sb.url}/v1/payout-api/payouts?page=${page}&limit=100`, key);
+    const body = await getJson<{
+      data: { id: string; sourceAmount: number; sourceCurrency: string; transactionFees: number }[];
+      meta: { total: number };
+    }>(`${sb.url}/v1/payout-api/payouts?page=${page}&limit=100`, key);
     out.push(...body.data);
     if (body.data.length === 0 || page * 100 >= body.meta.total) return out;
   }
@@ -138,7 +158,12 @@ export async function wallets(sb: { url: string }, key = KEY): Promise<Map<strin
 
 /** The most requests of `key` in any rolling 1000 ms of the sandbox's log, from its entry `from` on. */
 export function maxPerRollingSecond(sb: LocalSandbox, key = KEY, from = 0): number {
-  const at = sb.requestLog().slice(from).filter((r) => r.apiKey === key).map((r) => r.at).sort((a, b) => a - b);
+  const at = sb
+    .requestLog()
+    .slice(from)
+    .filter((r) => r.apiKey === key)
+    .map((r) => r.at)
+    .sort((a, b) => a - b);
   let max = 0;
   let j = 0;
   for (let i = 0; i < at.length; i++) {

@@ -17,7 +17,10 @@ import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { KEY, allPayouts, initiates, workDir, writeBatch } from './helpers.ts';
 
-interface Sent { key: string; body: string }
+interface Sent {
+  key: string;
+  body: string;
+}
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -34,13 +37,36 @@ function connection(sandbox: LocalSandbox, sent: Sent[], retry = { maxAttempts: 
     }
     return fetch(input, init);
   };
-  const client = new PayoutClient({ baseUrl: sandbox.url, apiKey: KEY, requestsPerSecond: 200, retry: { ...retry, baseDelayMs: 5, maxDelayMs: 20 }, fetch: recording });
-  return { client, environment: { name: 'custom', keyClass: 'sandbox', baseUrl: sandbox.url }, usage: undefined, sandbox: undefined, close: async () => {} };
+  const client = new PayoutClient({
+    baseUrl: sandbox.url,
+    apiKey: KEY,
+    requestsPerSecond: 200,
+    retry: { ...retry, baseDelayMs: 5, maxDelayMs: 20 },
+    fetch: recording,
+  });
+  return {
+    client,
+    environment: { name: 'custom', keyClass: 'sandbox', baseUrl: sandbox.url },
+    usage: undefined,
+    sandbox: undefined,
+    close: async () => {},
+  };
 }
 
 const base = (conn: Connection, file: string): RunOptions => ({
-  file, conn, yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [],
-  quote: false, mergeDocuments: false, crashWaitMs: 0, settleDelayMs: 10, checkpointMs: 60_000,
+  file,
+  conn,
+  yes: true,
+  interactive: false,
+  allowPartial: false,
+  enablePairs: false,
+  expectTotals: [],
+  maxTotals: [],
+  quote: false,
+  mergeDocuments: false,
+  crashWaitMs: 0,
+  settleDelayMs: 10,
+  checkpointMs: 60_000,
 });
 
 describe('I2: an unknown outcome is settled with the same key and the same bytes', () => {
@@ -152,15 +178,16 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
     let drainId = '';
     // Between the preflight (balance fine) and the first payout, the GBP wallet is emptied.
     const first = await runBatch({
-      ...base(conn, file), yes: false, interactive: true,
+      ...base(conn, file),
+      yes: false,
+      interactive: true,
       confirm: async () => {
         const w = (await conn.client.listWallets()).data.find((x) => x.currency === 'GBP')!;
         const batch = await loadBatch(file);
         const row = batch.rows[0]!.payout!;
-        const drain = await conn.client.initiate(
-          initiateBody({ ...row, sourceAmount: new Dec(String(Math.floor(w.balance - 5))) }),
-          { idempotencyKey: 'test-drain-1' },
-        );
+        const drain = await conn.client.initiate(initiateBody({ ...row, sourceAmount: new Dec(String(Math.floor(w.balance - 5))) }), {
+          idempotencyKey: 'test-drain-1',
+        });
         drainId = drain.payout.id;
         return true;
       },
@@ -171,7 +198,11 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
     expect(firstStatuses.every(([s, c]) => s === 'PENDING' || c === 'INSUFFICIENT_FUNDS')).toBe(true);
 
     // Edit: the refused rows get a smaller amount; the drain is refunded.
-    await fetch(`${sb.url}/_sandbox/payouts/${drainId}/status`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'REJECTED' }) });
+    await fetch(`${sb.url}/_sandbox/payouts/${drainId}/status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'REJECTED' }),
+    });
     const table = await readResults(first.resultsPath);
     const refused = table.rows.filter((r) => r.result.status === 'FAILED_TO_SEND');
     for (const r of refused) r.cells.sourceAmount = '1.23';
@@ -222,12 +253,20 @@ describe('retry never changes a row silently', () => {
     const conn = connection(sb, sent);
     const first = await runBatch(base(conn, file));
     expect([...first.outcomes.values()].map((o) => [o.status, o.error?.code])).toEqual([
-      ['PENDING', undefined], ['PENDING', undefined], ['INVALID', 'EXTRA_CELLS'], ['INVALID', 'PROBABLE_DUPLICATE'],
+      ['PENDING', undefined],
+      ['PENDING', undefined],
+      ['INVALID', 'EXTRA_CELLS'],
+      ['INVALID', 'PROBABLE_DUPLICATE'],
     ]);
     const n = sent.length;
     const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
     expect(sent.length).toBe(n);
-    expect([...retried.outcomes.values()].map((o) => o.error?.code ?? o.status)).toEqual(['PENDING', 'PENDING', 'EXTRA_CELLS', 'PROBABLE_DUPLICATE']);
+    expect([...retried.outcomes.values()].map((o) => o.error?.code ?? o.status)).toEqual([
+      'PENDING',
+      'PENDING',
+      'EXTRA_CELLS',
+      'PROBABLE_DUPLICATE',
+    ]);
     // Edited (the amount fixed, the duplicate given its own amount): now they go.
     const table = await readResults(first.resultsPath);
     table.rows[2]!.cells.sourceAmount = '1234.56';

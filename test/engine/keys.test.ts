@@ -38,7 +38,10 @@ describe('batch identity and idempotency keys', () => {
     expect(flagged.batchId).not.toBe(id);
     expect(flagged.batchId).toMatch(/^[0-9a-f]{64}$/);
     expect(idempotencyKey(flagged.batchId, 'sandbox', 'R1', 1)).not.toBe(k1);
-    expect(parseIdempotencyKey(idempotencyKey(flagged.batchId, 'sandbox', 'R1', 7))).toEqual({ batchPrefix: flagged.batchId.slice(0, 16), attempt: 7 });
+    expect(parseIdempotencyKey(idempotencyKey(flagged.batchId, 'sandbox', 'R1', 7))).toEqual({
+      batchPrefix: flagged.batchId.slice(0, 16),
+      attempt: 7,
+    });
     expect(parseIdempotencyKey('random-uuid')).toBeUndefined();
     expect(() => batchIdentity(id, 'bad id with spaces')).toThrow(RangeError);
     expect(() => idempotencyKey(id, 'sandbox', 'R1', 0)).toThrow(RangeError);

@@ -46,7 +46,9 @@ describe('kill -9 at random moments, then resume (scaled: sandbox and client at 
       const after = 1 + Math.floor(Math.random() * 120);
       const from = sandbox.requestLog().length;
       const r = await runCli(args, {
-        cwd: dir, env, timeoutMs: 60_000,
+        cwd: dir,
+        env,
+        timeoutMs: 60_000,
         onSpawn: (child) => {
           const poll = setInterval(() => {
             if (sandbox.requestLog().length - from < after) return;

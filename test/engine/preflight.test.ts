@@ -18,9 +18,21 @@ let rows: { rowNumber: number; payout: PayoutRow }[];
 /** A USD SWIFT row into `currency` in `country` (the sample's Indian SWIFT row, moved). */
 const swiftRow = (ref: string, currency: string, country: string, amount: string) => {
   const cells: Record<string, string> = {
-    reference: ref, sourceAmount: amount, sourceCurrency: 'USD', destinationCurrency: currency, destinationCountryCode: country,
-    method: 'SWIFT', accountName: 'Priya Sharma', accountCurrency: currency, accountNumber: '123456789012', swiftCode: 'SBININBB',
-    bankName: 'State Bank', beneficiaryCountry: country, city: 'Town', narration: 'Invoice', withdrawal: 'true',
+    reference: ref,
+    sourceAmount: amount,
+    sourceCurrency: 'USD',
+    destinationCurrency: currency,
+    destinationCountryCode: country,
+    method: 'SWIFT',
+    accountName: 'Priya Sharma',
+    accountCurrency: currency,
+    accountNumber: '123456789012',
+    swiftCode: 'SBININBB',
+    bankName: 'State Bank',
+    beneficiaryCountry: country,
+    city: 'Town',
+    narration: 'Invoice',
+    withdrawal: 'true',
   };
   return HEADER.map((h) => cells[h] ?? '').join(',');
 };
@@ -31,14 +43,17 @@ beforeAll(async () => {
   sb = await startSandbox({ rateLimitPerSecond: 50, monthlyQuota: null, faults: { latencyMs: [LATENCY, LATENCY] } });
   const dir = await workDir('pb-preflight-');
   const file = join(dir, 'corridors.csv');
-  await writeFile(file, [
-    HEADER.join(','),
-    swiftRow('P-1', 'NGN', 'NGA', '101.00'), // enabled pair USD/NGN
-    swiftRow('P-2', 'GHS', 'GHA', '102.00'), // pair USD/GHS disabled
-    swiftRow('P-3', 'XOF', 'SEN', '103.00'), // pair USD/XOF disabled ...
-    swiftRow('P-4', 'XOF', 'CIV', '104.00'), // ... into a second country
-    swiftRow('P-5', 'USD', 'IRN', '105.00'), // a prohibited destination
-  ].join('\n') + '\n');
+  await writeFile(
+    file,
+    [
+      HEADER.join(','),
+      swiftRow('P-1', 'NGN', 'NGA', '101.00'), // enabled pair USD/NGN
+      swiftRow('P-2', 'GHS', 'GHA', '102.00'), // pair USD/GHS disabled
+      swiftRow('P-3', 'XOF', 'SEN', '103.00'), // pair USD/XOF disabled ...
+      swiftRow('P-4', 'XOF', 'CIV', '104.00'), // ... into a second country
+      swiftRow('P-5', 'USD', 'IRN', '105.00'), // a prohibited destination
+    ].join('\n') + '\n',
+  );
   const batch = await loadBatch(file);
   rows = batch.rows.flatMap((r) => (r.payout ? [{ rowNumber: r.rowNumber, payout: r.payout }] : []));
   expect(batch.rows.map((r) => r.problems.filter((p) => p.severity === 'error'))).toEqual([[], [], [], [], []]);
@@ -46,7 +61,11 @@ beforeAll(async () => {
 afterAll(() => sb?.close());
 
 const client = () => new PayoutClient({ baseUrl: sb.url, apiKey: KEY, requestsPerSecond: 50, concurrency: 20 });
-const routes = (from: number) => sb.requestLog().slice(from).filter((r) => r.apiKey === KEY);
+const routes = (from: number) =>
+  sb
+    .requestLog()
+    .slice(from)
+    .filter((r) => r.apiKey === KEY);
 const count = (log: { route: RouteName }[], route: RouteName) => log.filter((r) => r.route === route).length;
 
 describe('preflight', () => {
@@ -85,7 +104,12 @@ describe('preflight', () => {
     expect(count(log, 'togglePair')).toBe(2); // USD/GHS and USD/XOF
     expect(count(log, 'methods')).toBe(4 + 3); // each disabled corridor asked again once its pair is on
     expect([...r.rowIssues.values()].map((i) => i.code)).toEqual(['PROHIBITED_DESTINATION']);
-    expect(r.corridors.filter((c) => c.enabledNow).map((c) => c.destinationCountryCode).sort()).toEqual(['CIV', 'GHA', 'SEN']);
+    expect(
+      r.corridors
+        .filter((c) => c.enabledNow)
+        .map((c) => c.destinationCountryCode)
+        .sort(),
+    ).toEqual(['CIV', 'GHA', 'SEN']);
   });
 
   it('asks nothing when there is nothing to send', async () => {

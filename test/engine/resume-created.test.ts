@@ -29,7 +29,10 @@ const setup = async () => {
     return join(dir, '.payout-batch', name!);
   };
   const journalLines = async () =>
-    (await readFile(await journalFile(), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    (await readFile(await journalFile(), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const results = async (name = 'payroll.results.csv') =>
     parse(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
   return { dir, run, offline, journalLines, journalFile, results };

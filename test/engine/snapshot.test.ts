@@ -26,12 +26,26 @@ afterEach(async () => {
 /** The one journal beside a batch file (run keeps it in .payout-batch). */
 const readJournalPathOf = (file: string): string => {
   const d = join(dirname(file), '.payout-batch');
-  return join(d, readdirSync(d).find((n) => n.endsWith('.journal.jsonl'))!);
+  return join(
+    d,
+    readdirSync(d).find((n) => n.endsWith('.journal.jsonl'))!,
+  );
 };
 
 const options = (sandbox: LocalSandbox, file: string): RunOptions => ({
-  file, conn: connectionTo(sandbox), yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [],
-  quote: false, mergeDocuments: false, crashWaitMs: 0, settleDelayMs: 10, checkpointMs: 60_000,
+  file,
+  conn: connectionTo(sandbox),
+  yes: true,
+  interactive: false,
+  allowPartial: false,
+  enablePairs: false,
+  expectTotals: [],
+  maxTotals: [],
+  quote: false,
+  mergeDocuments: false,
+  crashWaitMs: 0,
+  settleDelayMs: 10,
+  checkpointMs: 60_000,
 });
 
 describe('journal snapshots left by runs', () => {
@@ -52,7 +66,13 @@ describe('journal snapshots left by runs', () => {
     // `listen` in another process learns that a payout moved on
     const [row] = s1.folded.rows.values();
     JournalWriter.open(journal).append({
-      t: 'status', ref: row!.ref, payoutId: row!.payout!.id, status: 'PROCESSING', changedAt: '2099-01-01T00:00:00.000Z', source: 'webhook', at: new Date().toISOString(),
+      t: 'status',
+      ref: row!.ref,
+      payoutId: row!.payout!.id,
+      status: 'PROCESSING',
+      changedAt: '2099-01-01T00:00:00.000Z',
+      source: 'webhook',
+      at: new Date().toISOString(),
     });
     expect(readJournal(journal).scan.snapshotBytes).toBe(s1.bytes);
 
@@ -83,12 +103,22 @@ describe('journal snapshots left by runs', () => {
     let appended: { ref: string; id: string } | undefined;
     let journal = '';
     const r = await runBatch({
-      ...options(sb, file), snapshotMinBytes: 0, concurrency: 1,
+      ...options(sb, file),
+      snapshotMinBytes: 0,
+      concurrency: 1,
       onEvent: (e) => {
         if (appended || e.type !== 'row-done' || !e.payoutId) return;
         appended = { ref: e.reference, id: e.payoutId };
         journal = readJournalPathOf(file);
-        JournalWriter.open(journal).append({ t: 'status', ref: e.reference, payoutId: e.payoutId, status: 'PROCESSING', changedAt: '2099-01-01T00:00:00.000Z', source: 'webhook', at: 'now' });
+        JournalWriter.open(journal).append({
+          t: 'status',
+          ref: e.reference,
+          payoutId: e.payoutId,
+          status: 'PROCESSING',
+          changedAt: '2099-01-01T00:00:00.000Z',
+          source: 'webhook',
+          at: 'now',
+        });
       },
     });
     expect(r.exitCode).toBe(0);

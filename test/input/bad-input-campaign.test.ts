@@ -26,7 +26,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 // Writes the child's peak RSS (KiB) to $PB_RSS_FILE when it exits, whatever the exit.
 const rssHook = join(root, 'rss-hook.cjs');
-writeFileSync(rssHook, 'process.on("exit", () => { try { require("fs").writeFileSync(process.env.PB_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n');
+writeFileSync(
+  rssHook,
+  'process.on("exit", () => { try { require("fs").writeFileSync(process.env.PB_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n',
+);
 
 /** Two children at a time: the machine has 2 cores and the rest of the suite runs too. */
 const slots = pLimit(2);
@@ -37,7 +40,11 @@ const slots = pLimit(2);
  */
 const RSS_LIMIT_MB = 320;
 
-const oneLine = (s: string) => s.trim().split('\n').filter((l) => l.trim() !== '');
+const oneLine = (s: string) =>
+  s
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim() !== '');
 const noStack = (s: string) => expect(s).not.toMatch(/^\s+at .+/m);
 
 /**
@@ -59,7 +66,13 @@ async function runMain(argv: string[], env: Record<string, string>, cwd: string)
   return { code, signal: null, stdout: out.text(), stderr: err.text() };
 }
 
-interface Outcome { validate: CliRun; run: CliRun; validateRssMb: number; runRssMb: number; routes: string[] }
+interface Outcome {
+  validate: CliRun;
+  run: CliRun;
+  validateRssMb: number;
+  runRssMb: number;
+  routes: string[];
+}
 
 async function campaign(c: BadCase, i: number): Promise<Outcome> {
   const dir = join(root, String(i).padStart(2, '0'));
@@ -68,15 +81,18 @@ async function campaign(c: BadCase, i: number): Promise<Outcome> {
   const sb = await startSandbox({ rateLimitPerSecond: null });
   try {
     const rss = (which: string) => join(dir, `.rss-${which}`);
-    const env = (which: string) => cleanEnv({
-      PAYOUT_BATCH_STATE_DIR: join(dir, '.state'),
-      PB_RSS_FILE: rss(which),
-      NODE_OPTIONS: `${c.big ? '--max-old-space-size=256 ' : ''}--require ${rssHook}`,
-    });
+    const env = (which: string) =>
+      cleanEnv({
+        PAYOUT_BATCH_STATE_DIR: join(dir, '.state'),
+        PB_RSS_FILE: rss(which),
+        NODE_OPTIONS: `${c.big ? '--max-old-space-size=256 ' : ''}--require ${rssHook}`,
+      });
     const args = c.args ?? [];
     const path = c.big ? c.name : join(dir, c.name);
     const cli = (argv: string[], which: string) =>
-      c.big ? runCli(argv, { cwd: dir, env: env(which), timeoutMs: 60_000 }) : runMain(argv, cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, '.state') }), dir);
+      c.big
+        ? runCli(argv, { cwd: dir, env: env(which), timeoutMs: 60_000 })
+        : runMain(argv, cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, '.state') }), dir);
     const validate = await cli(['validate', path, ...args], 'validate');
     const run = await cli(['run', path, '--yes', '--base-url', sb.url, ...args], 'run');
     const mb = (which: string) => (existsSync(rss(which)) ? Number(readFileSync(rss(which), 'utf8')) / 1024 : NaN);
@@ -93,41 +109,48 @@ describe('bad input campaign: validate and run on malformed files', () => {
   });
 
   BAD_CASES.forEach((c, i) => {
-    it.concurrent(`${c.name}: ${c.what} -> exit ${c.exit} ${c.code}`, async () => {
-      const o = await slots(() => campaign(c, i));
-      const file = basename(c.name);
-      for (const [cmd, r] of [['validate', o.validate], ['run', o.run]] as const) {
-        const all = r.stdout + r.stderr;
-        expect(r.signal, `${cmd} was killed: ${all.slice(-500)}`).toBeNull();
-        expect(r.code, `${cmd}: ${all.slice(-800)}`).toBe(c.exit);
-        noStack(all);
-        expect(all).not.toMatch(/FATAL ERROR|heap out of memory|Unhandled|TypeError|RangeError/);
-      }
-      if (c.exit === 2) {
-        // One line on stderr that names the file and the InputError code; nothing else.
-        for (const r of [o.validate, o.run]) {
-          const lines = oneLine(r.stderr);
-          expect(lines, r.stderr).toHaveLength(1);
-          expect(lines[0]).toMatch(/^payout-batch: /);
-          if (!c.flagOnly) expect(lines[0]).toContain(file);
-          expect(lines[0]).toContain(`[${c.code}]`);
-          if (c.message) expect(lines[0]).toMatch(c.message);
+    it.concurrent(
+      `${c.name}: ${c.what} -> exit ${c.exit} ${c.code}`,
+      async () => {
+        const o = await slots(() => campaign(c, i));
+        const file = basename(c.name);
+        for (const [cmd, r] of [
+          ['validate', o.validate],
+          ['run', o.run],
+        ] as const) {
+          const all = r.stdout + r.stderr;
+          expect(r.signal, `${cmd} was killed: ${all.slice(-500)}`).toBeNull();
+          expect(r.code, `${cmd}: ${all.slice(-800)}`).toBe(c.exit);
+          noStack(all);
+          expect(all).not.toMatch(/FATAL ERROR|heap out of memory|Unhandled|TypeError|RangeError/);
         }
-        // Not a single request to the service.
-        expect(o.routes).toEqual([]);
-      } else {
-        // Every row refused offline: the problem is named with the file, and with no row to send the
-        // run asks the service nothing at all (not even the batch-level preflight reads).
-        expect(o.validate.stdout).toContain(`${file} row `);
-        expect(o.validate.stdout).toContain(c.code);
-        expect(o.validate.stdout).toMatch(/(\d+) of \1 rows are invalid/);
-        expect(o.run.stderr).toMatch(/INVALID: see the results file/);
-        expect(o.routes).toEqual([]);
-      }
-      if (c.big) {
-        expect(o.validateRssMb).toBeLessThan(RSS_LIMIT_MB);
-        expect(o.runRssMb).toBeLessThan(RSS_LIMIT_MB);
-      }
-    }, 180_000);
+        if (c.exit === 2) {
+          // One line on stderr that names the file and the InputError code; nothing else.
+          for (const r of [o.validate, o.run]) {
+            const lines = oneLine(r.stderr);
+            expect(lines, r.stderr).toHaveLength(1);
+            expect(lines[0]).toMatch(/^payout-batch: /);
+            if (!c.flagOnly) expect(lines[0]).toContain(file);
+            expect(lines[0]).toContain(`[${c.code}]`);
+            if (c.message) expect(lines[0]).toMatch(c.message);
+          }
+          // Not a single request to the service.
+          expect(o.routes).toEqual([]);
+        } else {
+          // Every row refused offline: the problem is named with the file, and with no row to send the
+          // run asks the service nothing at all (not even the batch-level preflight reads).
+          expect(o.validate.stdout).toContain(`${file} row `);
+          expect(o.validate.stdout).toContain(c.code);
+          expect(o.validate.stdout).toMatch(/(\d+) of \1 rows are invalid/);
+          expect(o.run.stderr).toMatch(/INVALID: see the results file/);
+          expect(o.routes).toEqual([]);
+        }
+        if (c.big) {
+          expect(o.validateRssMb).toBeLessThan(RSS_LIMIT_MB);
+          expect(o.runRssMb).toBeLessThan(RSS_LIMIT_MB);
+        }
+      },
+      180_000,
+    );
   });
 });

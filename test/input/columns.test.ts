@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { BENEFICIARY_FIELDS } from '../../src/spec/methods.ts';
 import { CANONICAL_FIELDS, COLUMN_ALIASES, InputError, mapColumns, matchHeader, normalizeHeader } from '../../src/input/index.ts';
 
-const REQUIRED = ['reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency', 'destinationCountryCode', 'method', 'accountName', 'accountCurrency', 'narration'];
+const REQUIRED = [
+  'reference',
+  'sourceAmount',
+  'sourceCurrency',
+  'destinationCurrency',
+  'destinationCountryCode',
+  'method',
+  'accountName',
+  'accountCurrency',
+  'narration',
+];
 
 describe('column mapping', () => {
   it('has a column for every beneficiary field of the spec', () => {
@@ -18,10 +28,22 @@ describe('column mapping', () => {
 
   it('knows the aliases of common exports', () => {
     const cases: [string, string][] = [
-      ['Amount', 'sourceAmount'], ['IBAN', 'iban'], ['Beneficiary Name', 'accountName'], ['Sort Code', 'sortCode'],
-      ['SWIFT/BIC', 'swiftCode'], ['BIC', 'swiftCode'], ['Currency', 'sourceCurrency'], ['Account No.', 'accountNumber'],
-      ['ABA Routing Number', 'routingNumber'], ['Payment Method', 'method'], ['Description', 'narration'], ['E-mail', 'email'],
-      ['Mobile', 'phoneNumber'], ['Postal Code', 'postCode'], ['Attachments', 'documents'], ['Ref', 'reference'],
+      ['Amount', 'sourceAmount'],
+      ['IBAN', 'iban'],
+      ['Beneficiary Name', 'accountName'],
+      ['Sort Code', 'sortCode'],
+      ['SWIFT/BIC', 'swiftCode'],
+      ['BIC', 'swiftCode'],
+      ['Currency', 'sourceCurrency'],
+      ['Account No.', 'accountNumber'],
+      ['ABA Routing Number', 'routingNumber'],
+      ['Payment Method', 'method'],
+      ['Description', 'narration'],
+      ['E-mail', 'email'],
+      ['Mobile', 'phoneNumber'],
+      ['Postal Code', 'postCode'],
+      ['Attachments', 'documents'],
+      ['Ref', 'reference'],
     ];
     for (const [h, f] of cases) expect(matchHeader(h)?.field, h).toBe(f);
     expect(matchHeader('Cost centre')).toBeUndefined();
@@ -59,7 +81,9 @@ describe('column mapping', () => {
 
   it('refuses a header row that names no column, and two aliases of one field', () => {
     expect(() => mapColumns(['a', 'b', 'c'], 'f.csv')).toThrow(expect.objectContaining({ code: 'NO_HEADER' }));
-    expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'accountName'), 'Name', 'Beneficiary Name'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
+    expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'accountName'), 'Name', 'Beneficiary Name'], 'f.csv')).toThrow(
+      expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }),
+    );
   });
 
   it('refuses the same header twice, as written or differently written, and names both columns', () => {
@@ -73,7 +97,9 @@ describe('column mapping', () => {
       }
     }
     // the same alias twice with no exact name is two aliases of one field
-    expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'sourceAmount'), 'Amount', 'Amount'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
+    expect(() => mapColumns([...REQUIRED.filter((r) => r !== 'sourceAmount'), 'Amount', 'Amount'], 'f.csv')).toThrow(
+      expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }),
+    );
   });
 
   it('reads a results file again: the documents column of the result block is not a second documents field', () => {
@@ -83,7 +109,9 @@ describe('column mapping', () => {
     expect(m.columns).toContain('documents (2)');
     expect(m.mapping['documents (2)']).toBeUndefined();
     // Without a result block the same header twice is still refused.
-    expect(() => mapColumns([...REQUIRED, 'documents', 'documents'], 'f.csv')).toThrow(expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }));
+    expect(() => mapColumns([...REQUIRED, 'documents', 'documents'], 'f.csv')).toThrow(
+      expect.objectContaining({ code: 'DUPLICATE_COLUMNS' }),
+    );
   });
 
   it('keeps unknown headers repeated, made unique', () => {

@@ -128,7 +128,10 @@ describe('cells per CSV record', () => {
   };
 
   it(`reads a record of ${MAX_RECORD_CELLS.toLocaleString('en')} cells and refuses one more, with its row, with or without csv-parse, UTF-8 or UTF-16`, async () => {
-    for (const [base, what] of [[valid, 'split'], [quoted, 'csv-parse']] as const) {
+    for (const [base, what] of [
+      [valid, 'split'],
+      [quoted, 'csv-parse'],
+    ] as const) {
       for (const utf16 of [false, true]) {
         const enc = (t: string) => (utf16 ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(t, 'utf16le')]) : Buffer.from(t));
         const most = `W-9${','.repeat(MAX_RECORD_CELLS - 1)}\n`;

@@ -17,7 +17,8 @@ const file = (content: string) => {
   return p;
 };
 
-const HEAD = 'reference,sourceAmount,sourceCurrency,destinationCurrency,destinationCountryCode,method,accountName,accountCurrency,iban,narration,withdrawal';
+const HEAD =
+  'reference,sourceAmount,sourceCurrency,destinationCurrency,destinationCountryCode,method,accountName,accountCurrency,iban,narration,withdrawal';
 const line = (i: number) => `R${i},${(i % 500) + 1}.00,EUR,EUR,DEU,SEPA,"Name, ${i}",EUR,DE89370400440532013000,"Pay ""${i}""",true`;
 
 /** 6,000 rows over several chunks, with runs of blank rows here and there and a trailing total. */

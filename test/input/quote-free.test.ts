@@ -19,8 +19,15 @@ import { generateCsv } from '../engine/helpers.ts';
 function byCsvParse(text: string, delimiter: Delimiter, skipFirst: boolean): string[][] | 'too long' {
   try {
     return parse(Buffer.from(text, 'utf8'), {
-      delimiter, bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false,
-      record_delimiter: ['\r\n', '\n', '\r'], from_line: skipFirst ? 2 : 1, encoding: 'utf8', max_record_size: MAX_RECORD_BYTES,
+      delimiter,
+      bom: true,
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: false,
+      record_delimiter: ['\r\n', '\n', '\r'],
+      from_line: skipFirst ? 2 : 1,
+      encoding: 'utf8',
+      max_record_size: MAX_RECORD_BYTES,
     }) as string[][];
   } catch (e) {
     if ((e as { code?: string }).code === 'CSV_MAX_RECORD_SIZE') return 'too long';
@@ -31,7 +38,14 @@ function byCsvParse(text: string, delimiter: Delimiter, skipFirst: boolean): str
 /** The text handed over in reads of the lengths given (the next one only once the last is used up), then the end. */
 async function bySplitting(text: string, cuts: number[], delimiter: Delimiter, skipFirst: boolean): Promise<string[][] | 'too long'> {
   const stream = new Readable({ read() {}, encoding: 'utf8', highWaterMark: 1 }); // a push is one read
-  const source: RecordSource = quoteFreeRecords(stream, delimiter, skipFirst, () => new Error('too long'), (e) => e as Error, () => new Error('too wide'));
+  const source: RecordSource = quoteFreeRecords(
+    stream,
+    delimiter,
+    skipFirst,
+    () => new Error('too long'),
+    (e) => e as Error,
+    () => new Error('too wide'),
+  );
   const reads: string[] = [];
   let at = 0;
   for (const n of cuts) {

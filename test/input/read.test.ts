@@ -15,7 +15,17 @@ const file = (content: string | Buffer, ext = '.csv') => {
   return p;
 };
 
-const HEAD = ['reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency', 'destinationCountryCode', 'method', 'accountName', 'accountCurrency', 'narration'];
+const HEAD = [
+  'reference',
+  'sourceAmount',
+  'sourceCurrency',
+  'destinationCurrency',
+  'destinationCountryCode',
+  'method',
+  'accountName',
+  'accountCurrency',
+  'narration',
+];
 const ROW1 = ['R1', '10.00', 'EUR', 'EUR', 'DEU', 'SEPA', 'Zoë Müller', 'EUR', 'Salaire août'];
 const ROW2 = ['R2', '20.00', 'EUR', 'EUR', 'FRA', 'SEPA', 'François Côté', 'EUR', 'Prime'];
 const csv = (d: string, eol = '\n', rows = [HEAD, ROW1, ROW2]) => rows.map((r) => r.join(d)).join(eol) + eol;
@@ -35,7 +45,10 @@ describe('reading CSV', () => {
   });
 
   it('reads UTF-8 with and without BOM, CRLF and LF', async () => {
-    for (const [content, enc] of [[csv(',', '\r\n'), 'utf-8'], ['\uFEFF' + csv(','), 'utf-8']] as const) {
+    for (const [content, enc] of [
+      [csv(',', '\r\n'), 'utf-8'],
+      ['\uFEFF' + csv(','), 'utf-8'],
+    ] as const) {
       const { s, rows } = await all(file(content));
       expect(s.encoding).toBe(enc);
       expect(s.columns[0]).toBe('reference');
@@ -47,7 +60,10 @@ describe('reading CSV', () => {
   it('reads UTF-16 LE and BE with BOM (Excel "Unicode text", tab-separated)', async () => {
     const le = Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(csv('\t', '\r\n'), 'utf-16le')]);
     const be = Buffer.concat([Buffer.from([0xfe, 0xff]), iconv.encode(csv('\t', '\r\n'), 'utf-16be')]);
-    for (const [buf, enc] of [[le, 'utf-16le'], [be, 'utf-16be']] as const) {
+    for (const [buf, enc] of [
+      [le, 'utf-16le'],
+      [be, 'utf-16be'],
+    ] as const) {
       const { s, rows } = await all(file(buf, '.txt'));
       expect(s.encoding).toBe(enc);
       expect(s.delimiter).toBe('\t');
@@ -77,7 +93,11 @@ describe('reading CSV', () => {
     const rows = [HEAD, ROW1, [], [], ROW2, ['', '30.00', '', '', '', '', '', '', ''], []];
     const { s, rows: got } = await all(file(rows.map((r) => r.join(',')).join('\n') + '\n'));
     expect(got.map((r) => r.rowNumber)).toEqual([2, 5]);
-    expect(s.warnings.map((w) => [w.code, w.row, w.rowEnd])).toEqual([['BLANK_ROWS', 3, 4], ['TOTALS_ROW', 6, undefined], ['BLANK_ROWS', 7, 7]]);
+    expect(s.warnings.map((w) => [w.code, w.row, w.rowEnd])).toEqual([
+      ['BLANK_ROWS', 3, 4],
+      ['TOTALS_ROW', 6, undefined],
+      ['BLANK_ROWS', 7, 7],
+    ]);
   });
 
   it('validates a totals-looking row that is not the last one like any other', async () => {
@@ -157,7 +177,10 @@ describe('reading Excel', () => {
   });
 
   it('reads what the user sees: formatted numbers, dates as ISO dates, formulas as their values', async () => {
-    const ws = XLSX.utils.aoa_to_sheet([[...HEAD, 'Pay date', 'Check'], [...ROW1, '', '']]);
+    const ws = XLSX.utils.aoa_to_sheet([
+      [...HEAD, 'Pay date', 'Check'],
+      [...ROW1, '', ''],
+    ]);
     ws.B2 = { t: 'n', v: 1234.5, z: '#,##0.00' };
     ws.J2 = { t: 'n', v: 45688, z: 'yyyy-mm-dd' };
     ws.K2 = { t: 'n', v: 2469, f: 'B2*2', z: '0' };
@@ -170,7 +193,7 @@ describe('reading Excel', () => {
     expect(rows[0]!.cells.Check).toBe('2469');
   });
 
-  it('uses the sheet\'s own row numbers', async () => {
+  it("uses the sheet's own row numbers", async () => {
     const { rows } = await all(file(workbook({ S: [[], [], HEAD, ROW1] }), '.xlsx'));
     expect(rows[0]!.rowNumber).toBe(4);
   });

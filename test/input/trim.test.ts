@@ -4,14 +4,21 @@ import fc from 'fast-check';
 import { cellsMaker, trimCell } from '../../src/input/rows.ts';
 
 // every character String.prototype.trim removes, and neighbours that it keeps
-const WS = '\t\n\v\f\r \u0085\u00a0\u1680\u180e\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u2028\u2029\u202f\u205f\u3000\ufeff\u001f\u0021\u009f';
+const WS =
+  '\t\n\v\f\r \u0085\u00a0\u1680\u180e\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u2028\u2029\u202f\u205f\u3000\ufeff\u001f\u0021\u009f';
 
 describe('trimCell', () => {
   it('equals trim() on any text, whitespace of every kind included', () => {
     const ch = fc.oneof(fc.constantFrom(...WS), fc.string({ unit: 'grapheme', maxLength: 1 }), fc.constantFrom('a', '1', 'é', '\uFFFD'));
-    fc.assert(fc.property(fc.array(ch, { maxLength: 8 }).map((a) => a.join('')), (v) => {
-      expect(trimCell(v)).toBe(v.trim());
-    }), { numRuns: 5000 });
+    fc.assert(
+      fc.property(
+        fc.array(ch, { maxLength: 8 }).map((a) => a.join('')),
+        (v) => {
+          expect(trimCell(v)).toBe(v.trim());
+        },
+      ),
+      { numRuns: 5000 },
+    );
     for (let c = 0; c <= 0xffff; c++) {
       const v = String.fromCharCode(c);
       expect(trimCell(`${v}x${v}`)).toBe(`${v}x${v}`.trim());
@@ -32,9 +39,30 @@ describe('cellsMaker', () => {
   };
   const header = fc.oneof(
     fc.string({ maxLength: 12 }),
-    fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', '1', '01', '-1', '4294967295', '"', '\\', '`${x}`', '\u2028', '\u2029', '});process.exit(1);({', 'a"b', "it's", 'é', ''),
+    fc.constantFrom(
+      '__proto__',
+      'constructor',
+      'toString',
+      'hasOwnProperty',
+      '1',
+      '01',
+      '-1',
+      '4294967295',
+      '"',
+      '\\',
+      '`${x}`',
+      '\u2028',
+      '\u2029',
+      '});process.exit(1);({',
+      'a"b',
+      "it's",
+      'é',
+      '',
+    ),
   );
-  const value = fc.option(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom(' x ', '\t', '\u00a0a', '=1+2', '"q"')), { nil: undefined });
+  const value = fc.option(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom(' x ', '\t', '\u00a0a', '=1+2', '"q"')), {
+    nil: undefined,
+  });
 
   it('equals assigning the trimmed cells one by one, for any headers (unique, as mapColumns leaves them)', () => {
     fc.assert(

@@ -44,8 +44,17 @@ describe('a journal read before its session opens', () => {
     const file = join(stateDir, 'payroll.csv');
     const path = journalPath(stateDir, 'local', identity.batchId);
     const payout = {
-      id: 'p-1', payoutRef: 'PO-1', status: 'PENDING', sourceAmount: 10, sourceCurrency: 'USD', destinationAmount: 10, destinationCurrency: 'USD',
-      transactionFees: 1, exchangeRate: 1, updatedAt: '2026-11-22T10:00:00Z', documents: 0,
+      id: 'p-1',
+      payoutRef: 'PO-1',
+      status: 'PENDING',
+      sourceAmount: 10,
+      sourceCurrency: 'USD',
+      destinationAmount: 10,
+      destinationCurrency: 'USD',
+      transactionFees: 1,
+      exchangeRate: 1,
+      updatedAt: '2026-11-22T10:00:00Z',
+      documents: 0,
     };
     const first = openSession({ identity, env: 'local', file, stateDir, command: 'run' });
     first.writer.append({ t: 'run', at: 'now', command: 'run', pid: 1 });
@@ -56,7 +65,11 @@ describe('a journal read before its session opens', () => {
     const read = readJournal(path);
     expect(read.scan.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
     // listen, meanwhile
-    appendFileSync(path, JSON.stringify({ t: 'status', ref: 'R-1', payoutId: 'p-1', status: 'PROCESSING', source: 'webhook', at: '2026-11-22T10:05:00Z' }) + '\n');
+    appendFileSync(
+      path,
+      JSON.stringify({ t: 'status', ref: 'R-1', payoutId: 'p-1', status: 'PROCESSING', source: 'webhook', at: '2026-11-22T10:05:00Z' }) +
+        '\n',
+    );
 
     const session = openSession({ identity, env: 'local', file, stateDir, command: 'run', read });
     expect(session.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');

@@ -8,21 +8,49 @@ import { foldJournal, rowState, type JournalLine } from '../../src/journal/rows.
 
 const dir = () => mkdtemp(join(tmpdir(), 'pb-journal-'));
 const snap = (id: string) => ({
-  id, payoutRef: `PO-${id}`, status: 'PENDING', sourceAmount: 10, sourceCurrency: 'USD', destinationAmount: 10, destinationCurrency: 'USD',
-  transactionFees: 5, exchangeRate: 1, updatedAt: '2026-01-01T00:00:00Z', documents: 0,
+  id,
+  payoutRef: `PO-${id}`,
+  status: 'PENDING',
+  sourceAmount: 10,
+  sourceCurrency: 'USD',
+  destinationAmount: 10,
+  destinationCurrency: 'USD',
+  transactionFees: 5,
+  exchangeRate: 1,
+  updatedAt: '2026-01-01T00:00:00Z',
+  documents: 0,
 });
 
 describe('journal: append-only JSON lines', () => {
   it('appends events and folds them back into row states', async () => {
     const path = join(await dir(), 'j.jsonl');
     const w = JournalWriter.open(path);
-    w.append({ t: 'batch', v: 1, batchId: 'a'.repeat(64), batchIdSource: 'content', env: 'local', file: '/x.csv', fileSha256: 'a'.repeat(64), createdAt: 'now' }, { sync: true });
+    w.append(
+      {
+        t: 'batch',
+        v: 1,
+        batchId: 'a'.repeat(64),
+        batchIdSource: 'content',
+        env: 'local',
+        file: '/x.csv',
+        fileSha256: 'a'.repeat(64),
+        createdAt: 'now',
+      },
+      { sync: true },
+    );
     w.append({ t: 'run', at: 'now', command: 'run', pid: 1 });
     w.append({ t: 'doc', ref: 'R1', doc: '/a.pdf', url: 'http://u/1' });
     w.append({ t: 'initiating', ref: 'R1', row: 2, attempt: 1, key: 'k1', body: '{"a":1}', at: 'now' }, { sync: true });
     w.append({ t: 'created', ref: 'R1', attempt: 1, key: 'k1', requestId: 'q', payout: snap('p1'), at: 'now' }, { sync: true });
     w.append({ t: 'initiating', ref: 'R2', row: 3, attempt: 1, key: 'k2', body: '{"b":2}', at: 'now' }, { sync: true });
-    w.append({ t: 'rejected', ref: 'R3', attempt: 1, key: 'k3', error: { status: 400, code: 'INSUFFICIENT_FUNDS', message: 'no' }, at: 'now' });
+    w.append({
+      t: 'rejected',
+      ref: 'R3',
+      attempt: 1,
+      key: 'k3',
+      error: { status: 400, code: 'INSUFFICIENT_FUNDS', message: 'no' },
+      at: 'now',
+    });
     w.close();
     const r = readJournal<JournalLine>(path);
     expect(r.skipped).toBe(0);
@@ -73,7 +101,9 @@ describe('journal: append-only JSON lines', () => {
     const path = join(d, 'big.jsonl');
     const lines: string[] = [];
     for (let i = 0; i < 50_000; i++) {
-      lines.push(JSON.stringify({ t: 'initiating', ref: `R${i}`, row: i + 2, attempt: 1, key: `k${i}`, body: '{"sourceAmount":1}', at: 'x' }));
+      lines.push(
+        JSON.stringify({ t: 'initiating', ref: `R${i}`, row: i + 2, attempt: 1, key: `k${i}`, body: '{"sourceAmount":1}', at: 'x' }),
+      );
       lines.push(JSON.stringify({ t: 'created', ref: `R${i}`, attempt: 1, key: `k${i}`, requestId: 'q', payout: snap(`p${i}`), at: 'x' }));
     }
     writeFileSync(path, lines.join('\n') + '\n');
@@ -91,7 +121,14 @@ describe('journal: later statuses of a created payout', () => {
     { t: 'created', ref: 'R1', attempt: 1, key: 'k1', requestId: 'q', payout: snap('p1'), at: 'now' },
   ];
   const status = (s: string, changedAt: string, extra: Partial<Extract<JournalLine, { t: 'status' }>> = {}): JournalLine => ({
-    t: 'status', ref: 'R1', payoutId: 'p1', status: s, changedAt, source: 'webhook', at: changedAt, ...extra,
+    t: 'status',
+    ref: 'R1',
+    payoutId: 'p1',
+    status: s,
+    changedAt,
+    source: 'webhook',
+    at: changedAt,
+    ...extra,
   });
 
   it('folds forward only: a late or replayed older status never moves the row back', () => {

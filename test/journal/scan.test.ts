@@ -46,13 +46,23 @@ function randomJournal(seed: number): Buffer {
   for (let i = 0; i < lines; i++) {
     const k = r();
     let line: Buffer;
-    if (k < 0.6) line = Buffer.from(JSON.stringify({ t: pick(['quote', 'initiating', 'created', 'status']), ref: `R${i}`, body: pick(WORDS).repeat(1 + Math.floor(r() * 30)) }));
-    else if (k < 0.65) line = Buffer.from(JSON.stringify({ t: 'initiating', ref: `L${i}`, body: 'x'.repeat(200 + Math.floor(r() * 400)) })); // longer than small buffers
+    if (k < 0.6)
+      line = Buffer.from(
+        JSON.stringify({
+          t: pick(['quote', 'initiating', 'created', 'status']),
+          ref: `R${i}`,
+          body: pick(WORDS).repeat(1 + Math.floor(r() * 30)),
+        }),
+      );
+    else if (k < 0.65)
+      line = Buffer.from(JSON.stringify({ t: 'initiating', ref: `L${i}`, body: 'x'.repeat(200 + Math.floor(r() * 400)) })); // longer than small buffers
     else if (k < 0.7) line = Buffer.from('');
     else if (k < 0.75) line = Buffer.from('  \r');
     else if (k < 0.8) line = Buffer.from(JSON.stringify({ t: 'run', at: 'x' }) + '\r');
-    else if (k < 0.85) line = Buffer.from('{"t":"created","ref":"T' + i + '","attem'); // torn, repaired
-    else if (k < 0.9) line = Buffer.concat([Buffer.from('{"t":"doc","ref":"B'), Buffer.from([0xff, 0xc3, 0xe6, 0x9d]), Buffer.from('","doc":"x"}')]); // invalid UTF-8 inside
+    else if (k < 0.85)
+      line = Buffer.from('{"t":"created","ref":"T' + i + '","attem'); // torn, repaired
+    else if (k < 0.9)
+      line = Buffer.concat([Buffer.from('{"t":"doc","ref":"B'), Buffer.from([0xff, 0xc3, 0xe6, 0x9d]), Buffer.from('","doc":"x"}')]); // invalid UTF-8 inside
     else if (k < 0.95) line = Buffer.from(pick(['42', '"text"', '{"no":1}', 'null', '[]']));
     else line = Buffer.from(JSON.stringify({ t: 'doc', ref: `E${i}`, doc: 'é'.repeat(7) }));
     parts.push(line);
@@ -98,8 +108,14 @@ describe('scanJournal: cutting lines in bytes reads what the text reader read', 
     for (const [name, bytes, want] of cases) {
       const path = join(dir, `${name}.jsonl`);
       writeFileSync(path, bytes);
-      expect(scanJournal(path, () => undefined, 4), name).toEqual(want);
-      expect(scanJournal(path, () => undefined), name).toEqual(want);
+      expect(
+        scanJournal(path, () => undefined, 4),
+        name,
+      ).toEqual(want);
+      expect(
+        scanJournal(path, () => undefined),
+        name,
+      ).toEqual(want);
     }
   });
 });

@@ -37,7 +37,11 @@ function expectSameFold(path: string, snapshotBytes: number): void {
   expect(r.snapshotBytes).toBe(snapshotBytes);
   expect(r.folded).toEqual(whole.folded);
   expect([...r.folded.rows.keys()]).toEqual([...whole.folded.rows.keys()]); // reports and results follow this order
-  expect({ events: r.events, skipped: r.skipped, tornTail: r.tornTail }).toEqual({ events: whole.events, skipped: whole.skipped, tornTail: whole.tornTail });
+  expect({ events: r.events, skipped: r.skipped, tornTail: r.tornTail }).toEqual({
+    events: whole.events,
+    skipped: whole.skipped,
+    tornTail: whole.tornTail,
+  });
 }
 
 describe('journal snapshots: the same fold from fewer lines', () => {
@@ -46,7 +50,17 @@ describe('journal snapshots: the same fold from fewer lines', () => {
     // states the columns do not hold: a status detail and information requests, documents, a patch error
     const w = JournalWriter.open(path);
     w.append({ t: 'created', ref: 'X1', attempt: 1, key: 'k-X1-1', requestId: 'qx', payout: snap('px'), at: 'now' });
-    w.append({ t: 'status', ref: 'X1', payoutId: 'px', status: 'ADDITIONAL_INFO_REQUIRED', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW', informationRequests: '[{"id":"ir1"}]', source: 'webhook', at: 'later', changedAt: '2026-02-01T00:00:00Z' });
+    w.append({
+      t: 'status',
+      ref: 'X1',
+      payoutId: 'px',
+      status: 'ADDITIONAL_INFO_REQUIRED',
+      statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW',
+      informationRequests: '[{"id":"ir1"}]',
+      source: 'webhook',
+      at: 'later',
+      changedAt: '2026-02-01T00:00:00Z',
+    });
     w.append({ t: 'doc', ref: 'X1', doc: 'merged:/a.pdf|/b.pdf', url: 'http://u/x' });
     w.append({ t: 'quote', ref: 'Q1', attempt: 1, rate: 1.1 }); // a quote missing fields: kept whole
     w.close();
@@ -73,14 +87,73 @@ describe('journal snapshots: the same fold from fewer lines', () => {
     const line: fc.Arbitrary<JournalLine | string> = fc.oneof(
       fc.record({ t: fc.constant('run' as const), at: fc.constant('t'), command: fc.constant('run'), pid: n }),
       fc.record({ t: fc.constant('run-end' as const), at: fc.constant('t'), exitCode: n }),
-      fc.record({ t: fc.constant('quote' as const), ref, attempt: n, rate: amount, fee: amount, totalDeductible: amount, destinationAmount: amount }),
+      fc.record({
+        t: fc.constant('quote' as const),
+        ref,
+        attempt: n,
+        rate: amount,
+        fee: amount,
+        totalDeductible: amount,
+        destinationAmount: amount,
+      }),
       fc.record({ t: fc.constant('doc' as const), ref, doc: fc.string(), url: fc.string() }),
-      fc.record({ t: fc.constant('initiating' as const), ref, row: n, attempt: n, key: fc.string(), body: fc.string(), dup: fc.option(n, { nil: undefined }), at: fc.constant('t') }, { requiredKeys: ['t', 'ref', 'row', 'attempt', 'key', 'body', 'at'] }),
-      fc.record({ t: fc.constant('created' as const), ref, attempt: n, key: fc.string(), requestId: fc.string(), at: fc.constant('t'), payout: fc.record({ ...Object.fromEntries(Object.entries(snap('p')).map(([k, v]) => [k, fc.constant(v)])), id: fc.constantFrom('p1', 'p2'), status, sourceAmount: amount }) as fc.Arbitrary<ReturnType<typeof snap>> }),
-      fc.record({ t: fc.constantFrom('rejected' as const, 'unknown' as const, 'conflict' as const), ref, attempt: n, key: fc.string(), error, at: fc.constant('t') }),
-      fc.record({ t: fc.constant('patched' as const), ref, payoutId: fc.string(), documents: fc.array(fc.string(), { maxLength: 2 }), at: fc.constant('t') }),
+      fc.record(
+        {
+          t: fc.constant('initiating' as const),
+          ref,
+          row: n,
+          attempt: n,
+          key: fc.string(),
+          body: fc.string(),
+          dup: fc.option(n, { nil: undefined }),
+          at: fc.constant('t'),
+        },
+        { requiredKeys: ['t', 'ref', 'row', 'attempt', 'key', 'body', 'at'] },
+      ),
+      fc.record({
+        t: fc.constant('created' as const),
+        ref,
+        attempt: n,
+        key: fc.string(),
+        requestId: fc.string(),
+        at: fc.constant('t'),
+        payout: fc.record({
+          ...Object.fromEntries(Object.entries(snap('p')).map(([k, v]) => [k, fc.constant(v)])),
+          id: fc.constantFrom('p1', 'p2'),
+          status,
+          sourceAmount: amount,
+        }) as fc.Arbitrary<ReturnType<typeof snap>>,
+      }),
+      fc.record({
+        t: fc.constantFrom('rejected' as const, 'unknown' as const, 'conflict' as const),
+        ref,
+        attempt: n,
+        key: fc.string(),
+        error,
+        at: fc.constant('t'),
+      }),
+      fc.record({
+        t: fc.constant('patched' as const),
+        ref,
+        payoutId: fc.string(),
+        documents: fc.array(fc.string(), { maxLength: 2 }),
+        at: fc.constant('t'),
+      }),
       fc.record({ t: fc.constant('patch-failed' as const), ref, payoutId: fc.string(), error, at: fc.constant('t') }),
-      fc.record({ t: fc.constant('status' as const), ref, payoutId: fc.constantFrom('p1', 'p2'), status, statusDetail: fc.option(fc.constant('ADDITIONAL_INFO_UNDER_REVIEW'), { nil: undefined }), informationRequests: fc.option(fc.constant('[]'), { nil: undefined }), changedAt: fc.constantFrom('2026-01-01T00:00:00Z', '2026-03-01T00:00:00Z'), source: fc.constant('get' as const), at: fc.constant('t') }, { requiredKeys: ['t', 'ref', 'payoutId', 'status', 'changedAt', 'source', 'at'] }),
+      fc.record(
+        {
+          t: fc.constant('status' as const),
+          ref,
+          payoutId: fc.constantFrom('p1', 'p2'),
+          status,
+          statusDetail: fc.option(fc.constant('ADDITIONAL_INFO_UNDER_REVIEW'), { nil: undefined }),
+          informationRequests: fc.option(fc.constant('[]'), { nil: undefined }),
+          changedAt: fc.constantFrom('2026-01-01T00:00:00Z', '2026-03-01T00:00:00Z'),
+          source: fc.constant('get' as const),
+          at: fc.constant('t'),
+        },
+        { requiredKeys: ['t', 'ref', 'payoutId', 'status', 'changedAt', 'source', 'at'] },
+      ),
       fc.constantFrom('not json', '42', '{"no-type":1}', ''), // damaged and blank lines
     );
     const d = await dir();
@@ -119,7 +192,10 @@ describe('journal snapshots: used only while provably the fold of the journal', 
   /** The same lines as mixedJournal's after a first line of its own: other bytes throughout. */
   const otherJournal = async () => {
     const path = join(await dir(), 'other.jsonl');
-    writeFileSync(path, `${JSON.stringify({ t: 'run', at: 'other', command: 'run', pid: 9 })}\n${readFileSync(await mixedJournal(), 'utf8')}`);
+    writeFileSync(
+      path,
+      `${JSON.stringify({ t: 'run', at: 'other', command: 'run', pid: 9 })}\n${readFileSync(await mixedJournal(), 'utf8')}`,
+    );
     return path;
   };
 

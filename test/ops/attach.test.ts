@@ -24,7 +24,10 @@ describe('payout-batch attach', () => {
     sb = await startSb();
     const { dir, ids } = await paidBatch(sb, { rows: 1 });
     await setStatus(sb, ids[0]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE' }] });
-    const r = await runCli(['attach', ids[0]!, sampleDoc('invoice-de-c1.pdf'), sampleDoc('invoice-eu-c1.pdf'), '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) });
+    const r = await runCli(['attach', ids[0]!, sampleDoc('invoice-de-c1.pdf'), sampleDoc('invoice-eu-c1.pdf'), '--base-url', sb.url], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/Attached 2 documents .*now has 2 of 5/);
     expect(r.stdout).toContain('They answer the request: Invoice');
@@ -33,7 +36,7 @@ describe('payout-batch attach', () => {
     expect(p.supportingDocuments).toHaveLength(2);
   });
 
-  it('on a SUCCESSFUL payout: refused before any upload, in the words of the service; sent with --force, the service\'s INVALID_PAYOUT_STATUS is shown plainly', async () => {
+  it("on a SUCCESSFUL payout: refused before any upload, in the words of the service; sent with --force, the service's INVALID_PAYOUT_STATUS is shown plainly", async () => {
     sb = await startSb();
     const { dir, ids } = await paidBatch(sb, { rows: 1 });
     await setStatus(sb, ids[0]!, 'PROCESSING');
@@ -42,7 +45,9 @@ describe('payout-batch attach', () => {
     const before = uploads(sb);
     const r = await runCli(['attach', ids[0]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain('INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is SUCCESSFUL. Nothing was uploaded.');
+    expect(r.stderr).toContain(
+      'INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is SUCCESSFUL. Nothing was uploaded.',
+    );
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(uploads(sb)).toBe(before);
     expect(patches(sb)).toBe(0);
@@ -60,7 +65,9 @@ describe('payout-batch attach', () => {
     const { dir, ids } = await paidBatch(sb, { rows: 1, documentsEvery: 1 });
     expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(1);
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
-    const five = ['invoice-de-c1.pdf', 'invoice-eu-c1.pdf', 'invoice-eu-c2.pdf', 'invoice-ch-88231.pdf', 'invoice-brightline-0125.pdf'].map(sampleDoc);
+    const five = ['invoice-de-c1.pdf', 'invoice-eu-c1.pdf', 'invoice-eu-c2.pdf', 'invoice-ch-88231.pdf', 'invoice-brightline-0125.pdf'].map(
+      sampleDoc,
+    );
     const before = uploads(sb);
     const r = await runCli(['attach', ids[0]!, ...five, '--base-url', sb.url], { cwd: dir, env });
     expect(r.code).toBe(3);
@@ -79,7 +86,10 @@ describe('payout-batch attach', () => {
     const txt = join(dir, 'note.pdf');
     writeFileSync(txt, 'just text');
     const before = sb.requestLog().length;
-    const r = await runCli(['attach', ids[0]!, txt, '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) });
+    const r = await runCli(['attach', ids[0]!, txt, '--base-url', sb.url], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('not a PDF, JPEG or PNG');
     expect(sb.requestLog().length).toBe(before);

@@ -14,19 +14,42 @@ export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> => startS
 
 export function connectionTo(sb: { url: string }, fetchImpl?: typeof fetch): Connection {
   const client = new PayoutClient({
-    baseUrl: sb.url, apiKey: KEY, requestsPerSecond: 500, retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 },
+    baseUrl: sb.url,
+    apiKey: KEY,
+    requestsPerSecond: 500,
+    retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 },
     ...(fetchImpl ? { fetch: fetchImpl } : {}),
   });
-  return { client, environment: { name: 'custom', keyClass: 'sandbox', baseUrl: sb.url }, usage: undefined, sandbox: undefined, close: async () => {} };
+  return {
+    client,
+    environment: { name: 'custom', keyClass: 'sandbox', baseUrl: sb.url },
+    usage: undefined,
+    sandbox: undefined,
+    close: async () => {},
+  };
 }
 
 /** Runs a generated batch through the engine: its results file and payout ids in row order. */
-export async function paidBatch(sb: LocalSandbox, o: Partial<GenOptions> & { dir?: string; name?: string } = {}): Promise<{ dir: string; file: string; results: string; ids: string[] }> {
+export async function paidBatch(
+  sb: LocalSandbox,
+  o: Partial<GenOptions> & { dir?: string; name?: string } = {},
+): Promise<{ dir: string; file: string; results: string; ids: string[] }> {
   const dir = o.dir ?? (await workDir('pb-ops-'));
   const file = await writeBatch(dir, o.name ?? 'batch.csv', { rows: 3, currencies: ['GBP'], ...o });
   const r = await runBatch({
-    file, conn: connectionTo(sb), yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [],
-    quote: false, mergeDocuments: false, crashWaitMs: 0, settleDelayMs: 10, checkpointMs: 60_000,
+    file,
+    conn: connectionTo(sb),
+    yes: true,
+    interactive: false,
+    allowPartial: false,
+    enablePairs: false,
+    expectTotals: [],
+    maxTotals: [],
+    quote: false,
+    mergeDocuments: false,
+    crashWaitMs: 0,
+    settleDelayMs: 10,
+    checkpointMs: 60_000,
   });
   if (r.exitCode !== 0) throw new Error(`batch not paid: exit ${r.exitCode} ${JSON.stringify(r.summary)}`);
   const table = await readResults(r.resultsPath);
@@ -36,7 +59,9 @@ export async function paidBatch(sb: LocalSandbox, o: Partial<GenOptions> & { dir
 /** The sandbox's operations staff: one move of the state table. */
 export async function setStatus(sb: { url: string }, payoutId: string, status: string, extra: Record<string, unknown> = {}): Promise<void> {
   const r = await fetch(`${sb.url}/_sandbox/payouts/${payoutId}/status`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status, ...extra }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ status, ...extra }),
   });
   if (r.status !== 200) throw new Error(`control ${status}: ${r.status} ${await r.text()}`);
 }

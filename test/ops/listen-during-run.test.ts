@@ -22,9 +22,14 @@ afterEach(async () => {
 
 const statusLines = (dir: string) => {
   const stateDir = join(dir, '.payout-batch');
-  const name = readdirSync(stateDir, { recursive: true }).map(String).find((n) => n.endsWith('.journal.jsonl'));
+  const name = readdirSync(stateDir, { recursive: true })
+    .map(String)
+    .find((n) => n.endsWith('.journal.jsonl'));
   if (!name) return [];
-  return readFileSync(join(stateDir, name), 'utf8').split('\n').filter((l) => l.includes('"t":"status"')).map((l) => JSON.parse(l) as { payoutId: string; status: string });
+  return readFileSync(join(stateDir, name), 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"t":"status"'))
+    .map((l) => JSON.parse(l) as { payoutId: string; status: string });
 };
 
 describe('listen while the batch is still running', () => {
@@ -39,22 +44,33 @@ describe('listen while the batch is still running', () => {
     sb.setFaults({ latencyMs: [150, 250] });
 
     let exited = false;
-    const run = runCli(['run', 'batch.csv', '--base-url', sb.url, '--yes', '--rate', '15', '--no-quote'], { cwd: dir, env: cleanEnv(), timeoutMs: 120_000 })
-      .finally(() => (exited = true));
+    const run = runCli(['run', 'batch.csv', '--base-url', sb.url, '--yes', '--rate', '15', '--no-quote'], {
+      cwd: dir,
+      env: cleanEnv(),
+      timeoutMs: 120_000,
+    }).finally(() => (exited = true));
 
     // The first checkpoint shows created rows; move the first one on at the service.
     let payoutId = '';
-    await until(async () => {
-      try {
-        payoutId = (await readResults(results)).rows.find((r) => r.result.payoutId)?.result.payoutId ?? '';
-      } catch {
-        payoutId = ''; // not written yet
-      }
-      return payoutId !== '';
-    }, 30_000, 'a checkpoint with a created row');
+    await until(
+      async () => {
+        try {
+          payoutId = (await readResults(results)).rows.find((r) => r.result.payoutId)?.result.payoutId ?? '';
+        } catch {
+          payoutId = ''; // not written yet
+        }
+        return payoutId !== '';
+      },
+      30_000,
+      'a checkpoint with a created row',
+    );
     await setStatus(sb, payoutId, 'PROCESSING');
     await setStatus(sb, payoutId, 'SUCCESSFUL');
-    await until(() => statusLines(dir).some((l) => l.payoutId === payoutId && l.status === 'SUCCESSFUL'), 10_000, 'listen to record SUCCESSFUL');
+    await until(
+      () => statusLines(dir).some((l) => l.payoutId === payoutId && l.status === 'SUCCESSFUL'),
+      10_000,
+      'listen to record SUCCESSFUL',
+    );
     // Otherwise this test would prove nothing: the run must write its results after listen did.
     expect(exited, 'the run finished before listen applied the webhooks: make the batch longer').toBe(false);
 

@@ -43,7 +43,9 @@ async function startProxy(target: string, policy: Policy): Promise<string> {
       let newStatus: string | undefined;
       try {
         newStatus = JSON.parse(body.toString()).data?.newStatus;
-      } catch { /* not JSON */ }
+      } catch {
+        /* not JSON */
+      }
       const what = policy({ id, body: body.toString(), newStatus, nth });
       if (what === 'refuse') {
         res.writeHead(503).end();
@@ -61,10 +63,19 @@ async function startProxy(target: string, policy: Policy): Promise<string> {
 }
 
 const sign = (body: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-const inbox = (dir: string) => readFileSync(join(dir, 'inbox.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const inbox = (dir: string) =>
+  readFileSync(join(dir, 'inbox.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 const journalStatusLines = (dir: string) => {
   const name = readdirSync(join(dir, '.payout-batch')).find((n) => n.endsWith('.journal.jsonl'))!;
-  return readFileSync(join(dir, '.payout-batch', name), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.t === 'status');
+  return readFileSync(join(dir, '.payout-batch', name), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.t === 'status');
 };
 
 async function setup(o: { listenerSecret?: string; policy?: Policy } = {}) {
@@ -97,10 +108,22 @@ describe('payout-batch listen', () => {
     await until(() => sb!.deliveries().length >= 2, 5000, 'the sandbox to try twice');
     expect(sb!.deliveries().every((d) => d.status === 401)).toBe(true);
     // A forged body with the signature of another body, sent by hand.
-    const genuine = JSON.stringify({ eventType: 'payout.status.changed', deliveryId: '11111111-1111-4111-8111-111111111111', occurredAt: new Date().toISOString(),
-      data: { payoutId: ids[1], businessId: 'b', oldStatus: 'PENDING', newStatus: 'PROCESSING', changedAt: new Date().toISOString() } });
+    const genuine = JSON.stringify({
+      eventType: 'payout.status.changed',
+      deliveryId: '11111111-1111-4111-8111-111111111111',
+      occurredAt: new Date().toISOString(),
+      data: { payoutId: ids[1], businessId: 'b', oldStatus: 'PENDING', newStatus: 'PROCESSING', changedAt: new Date().toISOString() },
+    });
     const forged = genuine.replace('PROCESSING', 'REJECTED');
-    const r = await fetch(listener!.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-delivery-id': '11111111-1111-4111-8111-111111111111', 'x-service-signature': sign(genuine, 'another-secret-entirely') }, body: forged });
+    const r = await fetch(listener!.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-delivery-id': '11111111-1111-4111-8111-111111111111',
+        'x-service-signature': sign(genuine, 'another-secret-entirely'),
+      },
+      body: forged,
+    });
     expect(r.status).toBe(401);
     const unsigned = await fetch(listener!.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: genuine });
     expect(unsigned.status).toBe(401);
@@ -113,7 +136,9 @@ describe('payout-batch listen', () => {
   });
 
   it('a replayed delivery is applied once: the sandbox resends after a lost answer, and a replay after a restart is still dropped', async () => {
-    const { dir, results, ids, stateDir } = await setup({ policy: ({ newStatus, nth }) => (newStatus === 'PROCESSING' && nth === 1 ? 'lose-answer' : 'forward') });
+    const { dir, results, ids, stateDir } = await setup({
+      policy: ({ newStatus, nth }) => (newStatus === 'PROCESSING' && nth === 1 ? 'lose-answer' : 'forward'),
+    });
     await setStatus(sb!, ids[0]!, 'PROCESSING');
     await until(() => listener!.stats().duplicates >= 1, 5000, 'the sandbox to resend the delivery');
     await listener!.idle();
@@ -128,7 +153,15 @@ describe('payout-batch listen', () => {
     await listener!.close();
     listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [results] });
     const recorded = inbox(stateDir).find((l) => l.t === 'delivery')!;
-    const r = await fetch(listener.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-delivery-id': recorded.deliveryId, 'x-service-signature': sign(recorded.raw) }, body: recorded.raw });
+    const r = await fetch(listener.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-delivery-id': recorded.deliveryId,
+        'x-service-signature': sign(recorded.raw),
+      },
+      body: recorded.raw,
+    });
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({ received: true, duplicate: true });
     await listener.idle();
@@ -138,15 +171,23 @@ describe('payout-batch listen', () => {
   });
 
   it('an older status delivered after a newer one (out of order) is ignored', async () => {
-    const { results, ids, stateDir } = await setup({ policy: ({ newStatus, nth }) => (newStatus === 'PROCESSING' && nth === 1 ? 'refuse' : 'forward') });
+    const { results, ids, stateDir } = await setup({
+      policy: ({ newStatus, nth }) => (newStatus === 'PROCESSING' && nth === 1 ? 'refuse' : 'forward'),
+    });
     await setStatus(sb!, ids[0]!, 'PROCESSING');
     await setStatus(sb!, ids[0]!, 'SUCCESSFUL');
     await until(() => listener!.stats().accepted >= 2, 5000, 'both deliveries');
     await listener!.idle();
-    const order = inbox(stateDir).filter((l) => l.t === 'delivery').map((l) => JSON.parse(l.raw).data.newStatus);
+    const order = inbox(stateDir)
+      .filter((l) => l.t === 'delivery')
+      .map((l) => JSON.parse(l.raw).data.newStatus);
     expect(order).toEqual(['SUCCESSFUL', 'PROCESSING']);
     expect((await statusOf(results, 0)).status).toBe('SUCCESSFUL');
-    expect(inbox(stateDir).filter((l) => l.t === 'applied').map((l) => l.rows)).toEqual([1, 0]);
+    expect(
+      inbox(stateDir)
+        .filter((l) => l.t === 'applied')
+        .map((l) => l.rows),
+    ).toEqual([1, 0]);
   });
 
   it('the CLI: --register creates the subscription, applies deliveries, logs wallet events as JSON, never prints the secret, stops cleanly', async () => {
@@ -157,9 +198,26 @@ describe('payout-batch listen', () => {
     await new Promise<void>((r) => free.listen(0, '127.0.0.1', () => r()));
     const port = (free.address() as AddressInfo).port;
     await new Promise<void>((r) => free.close(() => r()));
-    const child = spawn(process.execPath, [join(ROOT, 'src/cli/bin.js'), 'listen', '--port', String(port), '--secret-file', 'webhook.secret',
-      '--register', `http://127.0.0.1:${port}/hooks`, '--results', results, '--base-url', sb.url, '--state-dir', 'listen-state'],
-      { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'src/cli/bin.js'),
+        'listen',
+        '--port',
+        String(port),
+        '--secret-file',
+        'webhook.secret',
+        '--register',
+        `http://127.0.0.1:${port}/hooks`,
+        '--results',
+        results,
+        '--base-url',
+        sb.url,
+        '--state-dir',
+        'listen-state',
+      ],
+      { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -167,20 +225,31 @@ describe('payout-batch listen', () => {
     const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
     try {
       await until(() => stdout.includes('Subscription created'), 15_000, 'the subscription');
-      const subs = await (await fetch(`${sb.url}/v1/payout-api/webhooks`, { headers: { 'x-api-key': KEY } })).json() as { data: { url: string; hasSecret: boolean }[] };
+      const subs = (await (await fetch(`${sb.url}/v1/payout-api/webhooks`, { headers: { 'x-api-key': KEY } })).json()) as {
+        data: { url: string; hasSecret: boolean }[];
+      };
       expect(subs.data).toMatchObject([{ url: `http://127.0.0.1:${port}/hooks`, hasSecret: true }]);
       await setStatus(sb, ids[0]!, 'PROCESSING');
       await until(async () => (await statusOf(results, 0)).status === 'PROCESSING', 5000, 'PROCESSING applied');
-      const wallets = await (await fetch(`${sb.url}/v1/payout-api/payouts/wallets`, { headers: { 'x-api-key': KEY } })).json() as { data: { walletId: string; currency: string }[] };
+      const wallets = (await (await fetch(`${sb.url}/v1/payout-api/payouts/wallets`, { headers: { 'x-api-key': KEY } })).json()) as {
+        data: { walletId: string; currency: string }[];
+      };
       const gbp = wallets.data.find((w) => w.currency === 'GBP')!;
-      await fetch(`${sb.url}/_sandbox/wallets/${gbp.walletId}/credit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '10.00', reference: 'TOPUP-1' }) });
+      await fetch(`${sb.url}/_sandbox/wallets/${gbp.walletId}/credit`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: '10.00', reference: 'TOPUP-1' }),
+      });
       await until(() => stderr.includes('wallet credited'), 5000, 'the wallet event');
     } finally {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
     expect(stdout).toMatch(/Stopped: 2 accepted, 0 replays dropped, 0 refused, 2 applied/);
-    const logs = stderr.trim().split('\n').map((l) => JSON.parse(l));
+    const logs = stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(logs.find((l) => l.msg === 'status applied')).toMatchObject({ command: 'listen', payoutId: ids[0], to: 'PROCESSING', row: 2 });
     expect(logs.find((l) => l.msg === 'wallet credited')).toMatchObject({ currency: 'GBP', amount: 10, reference: 'TOPUP-1' });
     expect(stdout + stderr).not.toContain(SECRET);

@@ -39,8 +39,14 @@ describe('nextStatus', () => {
   });
 
   it('refreshes details of the same status only from a newer copy', () => {
-    expect(nextStatus({ ...AIR, at: '2025-01-01T00:00:00Z' }, { ...AIR, at: '2025-01-01T00:00:01Z' })).toEqual({ apply: true, why: 'newer-details' });
-    expect(nextStatus({ ...AIR, at: '2025-01-01T00:00:01Z' }, { ...AIR, at: '2025-01-01T00:00:00Z' })).toEqual({ apply: false, why: 'same' });
+    expect(nextStatus({ ...AIR, at: '2025-01-01T00:00:00Z' }, { ...AIR, at: '2025-01-01T00:00:01Z' })).toEqual({
+      apply: true,
+      why: 'newer-details',
+    });
+    expect(nextStatus({ ...AIR, at: '2025-01-01T00:00:01Z' }, { ...AIR, at: '2025-01-01T00:00:00Z' })).toEqual({
+      apply: false,
+      why: 'same',
+    });
   });
 
   it("leaves the engine's own words alone", () => {

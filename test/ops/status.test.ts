@@ -22,7 +22,9 @@ describe('payout-batch status', () => {
     const { dir, results, ids } = await paidBatch(sb, { rows: 4 });
     await setStatus(sb, ids[0]!, 'PROCESSING');
     await setStatus(sb, ids[0]!, 'SUCCESSFUL');
-    await setStatus(sb, ids[1]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE', description: 'the signed invoice' }] });
+    await setStatus(sb, ids[1]!, 'ADDITIONAL_INFO_REQUIRED', {
+      informationRequests: [{ title: 'Invoice', type: 'FILE', description: 'the signed invoice' }],
+    });
     await setStatus(sb, ids[2]!, 'ADDITIONAL_INFO_REQUIRED');
     await setStatus(sb, ids[2]!, 'PENDING');
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
@@ -46,8 +48,17 @@ describe('payout-batch status', () => {
 
     // The change is recorded in the batch's journal, where the engine folds it forward only.
     const journal = (await import('node:fs')).readdirSync(join(dir, '.payout-batch')).find((n) => n.endsWith('.journal.jsonl'))!;
-    const lines = (await import('node:fs')).readFileSync(join(dir, '.payout-batch', journal), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines.filter((l) => l.t === 'status').map((l) => l.status).sort()).toEqual(['ADDITIONAL_INFO_REQUIRED', 'PENDING', 'SUCCESSFUL']);
+    const lines = (await import('node:fs'))
+      .readFileSync(join(dir, '.payout-batch', journal), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(
+      lines
+        .filter((l) => l.t === 'status')
+        .map((l) => l.status)
+        .sort(),
+    ).toEqual(['ADDITIONAL_INFO_REQUIRED', 'PENDING', 'SUCCESSFUL']);
 
     // Second refresh: the SUCCESSFUL row is final and not asked; nothing moved.
     const again = await runCli(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
@@ -77,7 +88,9 @@ describe('payout-batch status', () => {
     const refreshing = refreshStatus({ client: connectionTo(sb, slow).client, resultsFile: results });
     await until(() => answered, 5000, 'the GET answer (PENDING)');
     await setStatus(sb, ids[0]!, 'PROCESSING');
-    await applyToResultsFile(results, [{ payoutId: ids[0]!, status: 'PROCESSING', at: new Date(Date.now() + 1000).toISOString(), source: 'webhook' }]);
+    await applyToResultsFile(results, [
+      { payoutId: ids[0]!, status: 'PROCESSING', at: new Date(Date.now() + 1000).toISOString(), source: 'webhook' },
+    ]);
     release();
     const r = await refreshing;
     expect(r.exitCode).toBe(0);
@@ -90,7 +103,9 @@ describe('payout-batch status', () => {
     sb = await startSb();
     const { dir, file, results } = await paidBatch(sb, { rows: 2 });
     const t = await readResults(results);
-    const text = (await import('node:fs')).readFileSync(results, 'utf8').replace(t.rows[1]!.result.payoutId!, '00000000-0000-4000-8000-000000000000');
+    const text = (await import('node:fs'))
+      .readFileSync(results, 'utf8')
+      .replace(t.rows[1]!.result.payoutId!, '00000000-0000-4000-8000-000000000000');
     (await import('node:fs')).writeFileSync(results, text);
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const r = await runCli(['status', results, '--base-url', sb.url], { cwd: dir, env });

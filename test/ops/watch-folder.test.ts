@@ -13,7 +13,13 @@ describe('watch configuration', () => {
   it('is validated with zod, with defaults, and names the field that is wrong', () => {
     const d = tmp();
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', maxTotals: ['USD:1000.00'] }));
-    expect(readWatchConfig(d)).toMatchObject({ environment: 'sandbox', settleSeconds: 5, requireReady: false, maxTotals: ['USD:1000.00'], quote: true });
+    expect(readWatchConfig(d)).toMatchObject({
+      environment: 'sandbox',
+      settleSeconds: 5,
+      requireReady: false,
+      maxTotals: ['USD:1000.00'],
+      quote: true,
+    });
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', expectTotals: ['12 dollars'] }));
     expect(() => readWatchConfig(d)).toThrow(/expectTotals\.0: CUR:AMOUNT/);
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ settleSeconds: 2 }));
@@ -27,7 +33,8 @@ describe('watch configuration', () => {
 describe('inbox files', () => {
   it('ignores dotfiles, temporary files and markers', () => {
     const d = tmp();
-    for (const n of ['a.csv', '.hidden.csv', '.b.csv.1234.tmp', 'c.csv.tmp', 'a.csv.ready', 'd.xlsx', 'e.csv.part']) writeFileSync(join(d, n), 'x');
+    for (const n of ['a.csv', '.hidden.csv', '.b.csv.1234.tmp', 'c.csv.tmp', 'a.csv.ready', 'd.xlsx', 'e.csv.part'])
+      writeFileSync(join(d, n), 'x');
     expect(inboxCandidates(d)).toEqual(['a.csv', 'd.xlsx']);
   });
 

@@ -16,7 +16,10 @@ afterEach(async () => {
 
 async function folder(s: LocalSandbox, extra: Record<string, unknown> = {}): Promise<string> {
   const dir = await workDir('pb-watch-');
-  writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: s.url, settleSeconds: 1, rate: 200, quote: false, ...extra }, null, 2));
+  writeFileSync(
+    join(dir, 'payout-batch.json'),
+    JSON.stringify({ environment: 'sandbox', baseUrl: s.url, settleSeconds: 1, rate: 200, quote: false, ...extra }, null, 2),
+  );
   return dir;
 }
 const drop = (dir: string, name: string, rows: number, prefix: string, ready = true) => {
@@ -28,7 +31,12 @@ const drop = (dir: string, name: string, rows: number, prefix: string, ready = t
 };
 
 const watch = (dir: string, extra: string[] = [], onSpawn?: Parameters<typeof runCli>[1]['onSpawn']) =>
-  runCli(['watch', dir, '--once', ...extra], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') }), onSpawn, timeoutMs: 60_000 });
+  runCli(['watch', dir, '--once', ...extra], {
+    cwd: dir,
+    env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') }),
+    onSpawn,
+    timeoutMs: 60_000,
+  });
 const claims = (dir: string, sub: string) => (existsSync(join(dir, sub)) ? readdirSync(join(dir, sub)) : []);
 const summaryOf = (dir: string, sub: string, claim: string) => {
   const f = readdirSync(join(dir, sub, claim)).find((n) => n.endsWith('.summary.json'))!;
@@ -44,12 +52,21 @@ describe('payout-batch watch --once', () => {
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     expect(r.stdout).toContain('payroll-a.csv: done');
     const [claim] = claims(dir, 'done');
-    expect(readdirSync(join(dir, 'done', claim!)).sort()).toEqual(['claim.json', 'payroll-a.csv', 'payroll-a.results.csv', 'payroll-a.summary.json']);
+    expect(readdirSync(join(dir, 'done', claim!)).sort()).toEqual([
+      'claim.json',
+      'payroll-a.csv',
+      'payroll-a.results.csv',
+      'payroll-a.summary.json',
+    ]);
     expect(summaryOf(dir, 'done', claim!)).toMatchObject({ file: 'payroll-a.csv', outcome: 'done', exitCode: 0, summary: { created: 3 } });
     expect(claims(dir, 'processing')).toEqual([]);
     expect(readdirSync(join(dir, 'inbox'))).toEqual([]);
     // JSON logs with batch id, row number and request id; never the key.
-    const rowLog = r.stderr.trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.msg === 'row done');
+    const rowLog = r.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'row done');
     expect(rowLog).toMatchObject({ command: 'watch', file: 'payroll-a.csv', row: 2 });
     expect(rowLog.batchId).toMatch(/^[0-9a-f]{16}$/);
     expect(r.stdout + r.stderr).not.toContain('sk_sandbox_acme_primary');
@@ -59,7 +76,9 @@ describe('payout-batch watch --once', () => {
     writeFileSync(join(dir, 'inbox', 'payroll-a-copy.csv.ready'), '');
     const again = await watch(dir);
     expect(again.code).toBe(3);
-    expect(again.stdout).toMatch(/payroll-a-copy\.csv: failed: already processed: the same content as payroll-a\.csv .* 3 rows sent\. Not paid again/);
+    expect(again.stdout).toMatch(
+      /payroll-a-copy\.csv: failed: already processed: the same content as payroll-a\.csv .* 3 rows sent\. Not paid again/,
+    );
     const [failed] = claims(dir, 'failed');
     expect(summaryOf(dir, 'failed', failed!)).toMatchObject({ outcome: 'failed', exitCode: 3 });
     expect(await allPayouts(sb)).toHaveLength(3);
@@ -72,7 +91,10 @@ describe('payout-batch watch --once', () => {
     const r = await watch(dir);
     expect(r.code).toBe(3);
     expect(r.stdout).toContain('gbp.csv: failed: refused: source currencies not allowed by payout-batch.json: GBP (2 rows) (allowed: USD)');
-    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 1, quote: false, maxTotals: ['GBP:5.00'] }));
+    writeFileSync(
+      join(dir, 'payout-batch.json'),
+      JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 1, quote: false, maxTotals: ['GBP:5.00'] }),
+    );
     drop(dir, 'gbp2.csv', 2, 'WH');
     const r2 = await watch(dir);
     expect(r2.code).toBe(3);
@@ -94,10 +116,19 @@ describe('payout-batch watch --once', () => {
     expect(b.code, b.stderr.slice(-1500)).toBe(0);
     const done = claims(dir, 'done');
     expect(done).toHaveLength(4);
-    expect(done.map((c) => readFileSync(join(dir, 'done', c, 'claim.json'), 'utf8')).map((t) => JSON.parse(t).name).sort()).toEqual(files);
+    expect(
+      done
+        .map((c) => readFileSync(join(dir, 'done', c, 'claim.json'), 'utf8'))
+        .map((t) => JSON.parse(t).name)
+        .sort(),
+    ).toEqual(files);
     expect(claims(dir, 'failed')).toEqual([]);
     // Between them the two runs reported each file once.
-    const reported = (a.stdout + b.stdout).split('\n').filter((l) => / done$/.test(l)).map((l) => l.split(':')[0]).sort();
+    const reported = (a.stdout + b.stdout)
+      .split('\n')
+      .filter((l) => / done$/.test(l))
+      .map((l) => l.split(':')[0])
+      .sort();
     expect(reported).toEqual(files);
     expect(await allPayouts(sb)).toHaveLength(12);
     expect(sb.requestLog().filter((x) => x.route === 'initiate')).toHaveLength(12);
@@ -137,7 +168,10 @@ describe('payout-batch watch --once', () => {
     const ROWS = 30;
     drop(dir, 'big.csv', ROWS, 'WK');
     const killed = await watch(dir, [], (child) => {
-      void until(() => initiatesSeen(sb!) >= 4, 30_000, 'rows under way').then(() => child.kill('SIGKILL'), () => child.kill('SIGKILL'));
+      void until(() => initiatesSeen(sb!) >= 4, 30_000, 'rows under way').then(
+        () => child.kill('SIGKILL'),
+        () => child.kill('SIGKILL'),
+      );
     });
     expect(killed.signal).toBe('SIGKILL');
     const sentBeforeKill = initiatesSeen(sb);

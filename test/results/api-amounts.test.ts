@@ -14,7 +14,24 @@ const apiNumber = fc.oneof(
   fc.integer({ min: -1e9, max: 1e9 }).map((c) => c / 1000),
   fc.integer({ min: -1e7, max: 1e7 }).map((c) => c / 10000),
   fc.integer({ min: -1e9, max: 1e9 }),
-  fc.constantFrom(0, -0, 0.005, 0.015, 1.005, 2.675, 999999999999999.9, 1e20, 1e21, 123456789012345680000, 5e-7, 1e-7, -1e-7, 0.1 + 0.2, Number.MAX_SAFE_INTEGER, 2 ** 60),
+  fc.constantFrom(
+    0,
+    -0,
+    0.005,
+    0.015,
+    1.005,
+    2.675,
+    999999999999999.9,
+    1e20,
+    1e21,
+    123456789012345680000,
+    5e-7,
+    1e-7,
+    -1e-7,
+    0.1 + 0.2,
+    Number.MAX_SAFE_INTEGER,
+    2 ** 60,
+  ),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
 
@@ -54,15 +71,20 @@ describe('API amounts as text: the same text as decimal.js', () => {
 });
 
 describe('ExactSum: the value a Decimal sum gives', () => {
-  const decimalSum = (terms: (number | string)[]) => terms.reduce<ReturnType<typeof fromApi>>((a, t) => a.plus(typeof t === 'number' ? fromApi(t) : new Dec(t)), new Dec(0));
+  const decimalSum = (terms: (number | string)[]) =>
+    terms.reduce<ReturnType<typeof fromApi>>((a, t) => a.plus(typeof t === 'number' ? fromApi(t) : new Dec(t)), new Dec(0));
   const exactSum = (terms: (number | string)[]) => {
     const s = new ExactSum();
     for (const t of terms) typeof t === 'number' ? s.addApi(t) : s.add(new Dec(t));
     return s.value();
   };
   /** Decimal terms as parseAmount makes them: any digits, up to 40 significant. */
-  const decimalText = fc.tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 25n }), fc.integer({ min: 0, max: 15 }))
-    .map(([neg, v, places]) => { const d = v.toString().padStart(places + 1, '0'); return `${neg ? '-' : ''}${places ? `${d.slice(0, -places)}.${d.slice(-places)}` : d}`; });
+  const decimalText = fc
+    .tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 25n }), fc.integer({ min: 0, max: 15 }))
+    .map(([neg, v, places]) => {
+      const d = v.toString().padStart(places + 1, '0');
+      return `${neg ? '-' : ''}${places ? `${d.slice(0, -places)}.${d.slice(-places)}` : d}`;
+    });
 
   it('on random sequences of API numbers and Decimals, huge, tiny and with exponents included', () => {
     fc.assert(
@@ -108,8 +130,30 @@ describe('ExactSum across its Number, BigInt and decimal.js ranges', () => {
     { weight: 1, arbitrary: fc.constantFrom(0.1, 0.2, 0.3, 0.1 + 0.2, 0.7 + 0.1, 1.1, 1.005, 2.675, 1.5, -0.1, -0) },
     { weight: 1, arbitrary: fc.tuple(fc.maxSafeInteger(), fc.integer({ min: 0, max: 10 })).map(([m, j]) => m / 2 ** j) },
     { weight: 2, arbitrary: fc.tuple(fc.maxSafeInteger(), fc.integer({ min: 1, max: 6 })).map(([m, p]) => m / 10 ** p) },
-    { weight: 3, arbitrary: fc.tuple(fc.integer({ min: -3000, max: 3000 }), fc.integer({ min: 0, max: 6 }), fc.boolean()).map(([d, p, neg]) => ((neg ? -1 : 1) * (2 ** 53 + d)) / 10 ** p) },
-    { weight: 1, arbitrary: fc.constantFrom(SAFE, -SAFE, SAFE - 1, 2 ** 53, 9007199254740993, 2 ** 53 + 2, 4e14, 4e14 - 0.01, 1e15 + 0.25, 1e20, -1e20, 1e21, 123456789012345680000) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(fc.integer({ min: -3000, max: 3000 }), fc.integer({ min: 0, max: 6 }), fc.boolean())
+        .map(([d, p, neg]) => ((neg ? -1 : 1) * (2 ** 53 + d)) / 10 ** p),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        SAFE,
+        -SAFE,
+        SAFE - 1,
+        2 ** 53,
+        9007199254740993,
+        2 ** 53 + 2,
+        4e14,
+        4e14 - 0.01,
+        1e15 + 0.25,
+        1e20,
+        -1e20,
+        1e21,
+        123456789012345680000,
+      ),
+    },
     { weight: 1, arbitrary: fc.constantFrom(1e-6, 1e-7, -1e-7, 5e-7, 0.000001, 0.0000015, 1.5e-10) },
     { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
   );
@@ -120,13 +164,39 @@ describe('ExactSum across its Number, BigInt and decimal.js ranges', () => {
   };
   /** Decimal texts: amounts, near 2^53 units, many decimals, and near the 30-digit LIMIT. */
   const dec = fc.oneof(
-    { weight: 4, arbitrary: fc.tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 8n }), fc.integer({ min: 0, max: 3 })).map(([n, v, p]) => text(n, v, p)) },
-    { weight: 3, arbitrary: fc.tuple(fc.boolean(), fc.bigInt({ min: 2n ** 53n - 3000n, max: 2n ** 53n + 3000n }), fc.integer({ min: 0, max: 6 })).map(([n, v, p]) => text(n, v, p)) },
-    { weight: 1, arbitrary: fc.tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 25n }), fc.integer({ min: 0, max: 30 })).map(([n, v, p]) => text(n, v, p)) },
-    { weight: 1, arbitrary: fc.tuple(fc.boolean(), fc.bigInt({ min: 10n ** 29n - 10n ** 6n, max: 10n ** 29n + 10n ** 6n }), fc.integer({ min: 0, max: 3 })).map(([n, v, p]) => text(n, v, p)) },
-    { weight: 1, arbitrary: fc.constantFrom('9007199254740991', '9007199254740992', '90071992547409.91', '0.00000001', '100000000', '-0', '1e-7') },
+    {
+      weight: 4,
+      arbitrary: fc
+        .tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 8n }), fc.integer({ min: 0, max: 3 }))
+        .map(([n, v, p]) => text(n, v, p)),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(fc.boolean(), fc.bigInt({ min: 2n ** 53n - 3000n, max: 2n ** 53n + 3000n }), fc.integer({ min: 0, max: 6 }))
+        .map(([n, v, p]) => text(n, v, p)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 25n }), fc.integer({ min: 0, max: 30 }))
+        .map(([n, v, p]) => text(n, v, p)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.boolean(), fc.bigInt({ min: 10n ** 29n - 10n ** 6n, max: 10n ** 29n + 10n ** 6n }), fc.integer({ min: 0, max: 3 }))
+        .map(([n, v, p]) => text(n, v, p)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('9007199254740991', '9007199254740992', '90071992547409.91', '0.00000001', '100000000', '-0', '1e-7'),
+    },
   );
-  const term: fc.Arbitrary<Term> = fc.oneof(api.map((n) => ({ api: n })), dec.map((d) => ({ dec: d })));
+  const term: fc.Arbitrary<Term> = fc.oneof(
+    api.map((n) => ({ api: n })),
+    dec.map((d) => ({ dec: d })),
+  );
 
   /** Adds the terms one by one, checking every partial sum against new Dec(0).plus(...) of the same terms. */
   const check = (terms: Term[]) => {
@@ -148,17 +218,43 @@ describe('ExactSum across its Number, BigInt and decimal.js ranges', () => {
     fc.assert(fc.property(fc.array(term, { maxLength: 40 }), check), { numRuns: 3_000 });
   });
 
-  it('a big number after small ones: its text, not the nearest multiple of the sum\'s unit', () => {
+  it("a big number after small ones: its text, not the nearest multiple of the sum's unit", () => {
     // a term with more digits than the sum's places so far: the sum is rescaled, exactly or not at all
-    const small = fc.constantFrom<Term>({ api: 0.5 }, { api: 0.01 }, { api: -0.001 }, { api: 0.0001 }, { dec: '0.00001' }, { api: 0.000001 });
-    const big = fc.tuple(fc.integer({ min: 4e14, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 1, max: 6 }), fc.boolean()).map(([m, p, neg]): Term => ({ api: ((neg ? -1 : 1) * m) / 10 ** p }));
-    fc.assert(fc.property(fc.array(small, { minLength: 1, maxLength: 3 }), big, (s, b) => check([...s, b])), { numRuns: 3_000 });
+    const small = fc.constantFrom<Term>(
+      { api: 0.5 },
+      { api: 0.01 },
+      { api: -0.001 },
+      { api: 0.0001 },
+      { dec: '0.00001' },
+      { api: 0.000001 },
+    );
+    const big = fc
+      .tuple(fc.integer({ min: 4e14, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 1, max: 6 }), fc.boolean())
+      .map(([m, p, neg]): Term => ({ api: ((neg ? -1 : 1) * m) / 10 ** p }));
+    fc.assert(
+      fc.property(fc.array(small, { minLength: 1, maxLength: 3 }), big, (s, b) => check([...s, b])),
+      { numRuns: 3_000 },
+    );
   });
 
   it('sums that climb past 2^53 units one small step at a time', () => {
-    const small = fc.oneof(fc.integer({ min: -3, max: 3 }).map((n) => ({ api: n }) as Term), fc.constantFrom<Term>({ api: 0.01 }, { api: -0.01 }, { api: 0.5 }, { dec: '1' }, { dec: '0.01' }, { dec: '-0.5' }));
-    const start = fc.constantFrom<Term>({ api: SAFE - 2 }, { api: -(SAFE - 2) }, { api: 90071992547409.9 }, { api: 45035996273704.95 }, { dec: '9007199254740989' }, { dec: '90071992547409.89' }, { dec: '9007199254.740989' });
-    fc.assert(fc.property(start, fc.array(small, { minLength: 1, maxLength: 12 }), (s, rest) => check([s, ...rest])), { numRuns: 2_000 });
+    const small = fc.oneof(
+      fc.integer({ min: -3, max: 3 }).map((n) => ({ api: n }) as Term),
+      fc.constantFrom<Term>({ api: 0.01 }, { api: -0.01 }, { api: 0.5 }, { dec: '1' }, { dec: '0.01' }, { dec: '-0.5' }),
+    );
+    const start = fc.constantFrom<Term>(
+      { api: SAFE - 2 },
+      { api: -(SAFE - 2) },
+      { api: 90071992547409.9 },
+      { api: 45035996273704.95 },
+      { dec: '9007199254740989' },
+      { dec: '90071992547409.89' },
+      { dec: '9007199254.740989' },
+    );
+    fc.assert(
+      fc.property(start, fc.array(small, { minLength: 1, maxLength: 12 }), (s, rest) => check([s, ...rest])),
+      { numRuns: 2_000 },
+    );
   });
 
   it('examples at the edges', () => {

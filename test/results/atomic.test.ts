@@ -25,7 +25,10 @@ beforeEach(() => {
   fsState.renames = [];
 });
 
-const withStatus = (t: ResultsTable, status: string): ResultsTable => ({ ...t, rows: t.rows.map((r) => ({ ...r, result: { ...r.result, status } })) });
+const withStatus = (t: ResultsTable, status: string): ResultsTable => ({
+  ...t,
+  rows: t.rows.map((r) => ({ ...r, result: { ...r.result, status } })),
+});
 
 describe('atomic writing', () => {
   it('writes through a temporary file in the same folder, then renames it', async () => {
@@ -39,25 +42,32 @@ describe('atomic writing', () => {
     expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
-  it.each(['csv', 'xlsx'] as const)('a failure before the rename leaves the previous %s file intact and no temporary file behind', async (format) => {
-    const p = tmp.path(`b.${format}`);
-    await writeResults(p, withStatus(table(format, 3), 'PENDING'));
-    const before = readFileSync(p);
-    fsState.failRename = true;
-    const err = await writeResults(p, withStatus(table(format, 5), 'SUCCESSFUL')).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ResultsError);
-    expect(err).toMatchObject({ code: 'WRITE_FAILED' });
-    expect((err as Error).message).toContain(p);
-    expect((err as Error).message).toContain('previous version');
-    expect(readFileSync(p).equals(before)).toBe(true);
-    expect(readdirSync(dirname(p)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-    fsState.failRename = false;
-    expect((await readResults(p)).rows.map((r) => r.result.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
-  });
+  it.each(['csv', 'xlsx'] as const)(
+    'a failure before the rename leaves the previous %s file intact and no temporary file behind',
+    async (format) => {
+      const p = tmp.path(`b.${format}`);
+      await writeResults(p, withStatus(table(format, 3), 'PENDING'));
+      const before = readFileSync(p);
+      fsState.failRename = true;
+      const err = await writeResults(p, withStatus(table(format, 5), 'SUCCESSFUL')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ResultsError);
+      expect(err).toMatchObject({ code: 'WRITE_FAILED' });
+      expect((err as Error).message).toContain(p);
+      expect((err as Error).message).toContain('previous version');
+      expect(readFileSync(p).equals(before)).toBe(true);
+      expect(readdirSync(dirname(p)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+      fsState.failRename = false;
+      expect((await readResults(p)).rows.map((r) => r.result.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
+    },
+  );
 
   it('fails with WRITE_FAILED, not a stack trace, when the folder does not exist', async () => {
     const p = join(tmp.dir, 'missing-folder', 'r.csv');
-    await expect(writeResults(p, table('csv', 1))).rejects.toMatchObject({ code: 'WRITE_FAILED', file: p, message: expect.stringContaining('folder does not exist') });
+    await expect(writeResults(p, table('csv', 1))).rejects.toMatchObject({
+      code: 'WRITE_FAILED',
+      file: p,
+      message: expect.stringContaining('folder does not exist'),
+    });
   });
 
   it('never shows a partial file to a reader while checkpoints rewrite it', async () => {

@@ -1,7 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import {
-  RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, resultsPathFor, splitColumns, writeResults, readResults, ResultsError,
+  RESULT_COLUMNS,
+  NUMERIC_RESULT_COLUMNS,
+  resultsPathFor,
+  splitColumns,
+  writeResults,
+  readResults,
+  ResultsError,
 } from '../../src/results/index.ts';
 import { readBatch, type RawRow } from '../../src/input/index.ts';
 import { BATCH_COLUMNS, batchRow, createdResult, csvLines, table, tempDir } from './helpers.ts';
@@ -43,7 +49,11 @@ describe('column order', () => {
     // input documents column and the result documents column: readBatch names them "documents" and "documents (2)"
     expect(src.columns).toEqual([...BATCH_COLUMNS, ...RESULT_COLUMNS.map((c) => (c === 'documents' ? 'documents (2)' : c))]);
     const retry = tmp.path('payroll.results.retry-1.csv');
-    await writeResults(retry, { format: 'csv', inputColumns: src.columns, rows: [{ rowNumber: 2, cells: batchRow(1), result: { status: 'PENDING', idempotencyKey: 'k2' } }] });
+    await writeResults(retry, {
+      format: 'csv',
+      inputColumns: src.columns,
+      rows: [{ rowNumber: 2, cells: batchRow(1), result: { status: 'PENDING', idempotencyKey: 'k2' } }],
+    });
     expect(csvLines(retry)[0]!.split(',')).toEqual([...BATCH_COLUMNS, ...RESULT_COLUMNS]);
     const back = await readResults(retry);
     expect(back.inputColumns).toEqual(BATCH_COLUMNS);
@@ -62,7 +72,17 @@ describe('column order', () => {
 
   it('round-trips a batch whose own columns are named status and documents', async () => {
     const p = tmp.path('own-status.csv');
-    await writeResults(p, { format: 'csv', inputColumns: ['reference', 'status', 'documents'], rows: [{ rowNumber: 2, cells: { reference: 'R1', status: 'employee', documents: 'a.pdf' }, result: { status: 'PENDING', documents: 'https://x/a.pdf' } }] });
+    await writeResults(p, {
+      format: 'csv',
+      inputColumns: ['reference', 'status', 'documents'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: { reference: 'R1', status: 'employee', documents: 'a.pdf' },
+          result: { status: 'PENDING', documents: 'https://x/a.pdf' },
+        },
+      ],
+    });
     const back = await readResults(p);
     expect(back.inputColumns).toEqual(['reference', 'status', 'documents']);
     expect(back.rows[0]!.cells).toEqual({ reference: 'R1', status: 'employee', documents: 'a.pdf' });

@@ -3,7 +3,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import iconv from 'iconv-lite';
 import fc from 'fast-check';
 import {
-  writeResults, readResults, RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultRow, type ResultsSource, type ResultsTable, type ResultValues,
+  writeResults,
+  readResults,
+  RESULT_COLUMNS,
+  OPTIONAL_RESULT_COLUMNS,
+  NUMERIC_RESULT_COLUMNS,
+  type ResultRow,
+  type ResultsSource,
+  type ResultsTable,
+  type ResultValues,
 } from '../../src/results/index.ts';
 import { csvText, resultsHeader } from '../../src/results/write.ts';
 import { isPlainDecimal } from '../../src/results/numbers.ts';
@@ -37,7 +45,13 @@ describe('CSV results', () => {
     const t = table('csv', 3, ';');
     t.rows[0]!.cells.narration = 'a;b, "c"\r\nd\ne\rf';
     t.rows[1]!.cells.accountName = '  spaced  ';
-    t.rows[2]!.result = { status: 'REJECTED', idempotencyKey: 'k', errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'Balance 10.00; needed "12.50"', requestId: 'r-1' };
+    t.rows[2]!.result = {
+      status: 'REJECTED',
+      idempotencyKey: 'k',
+      errorCode: 'INSUFFICIENT_FUNDS',
+      errorMessage: 'Balance 10.00; needed "12.50"',
+      requestId: 'r-1',
+    };
     const p = tmp.path('q.csv');
     await writeResults(p, t);
     const back = await readResults(p);
@@ -48,7 +62,11 @@ describe('CSV results', () => {
 
   it('writes an absent result value as an empty cell and reads it back as absent', async () => {
     const p = tmp.path('e.csv');
-    await writeResults(p, { format: 'csv', inputColumns: ['reference'], rows: [{ rowNumber: 2, cells: { reference: 'R' }, result: { status: 'INVALID', errorMessage: '' } }] });
+    await writeResults(p, {
+      format: 'csv',
+      inputColumns: ['reference'],
+      rows: [{ rowNumber: 2, cells: { reference: 'R' }, result: { status: 'INVALID', errorMessage: '' } }],
+    });
     expect(csvLines(p)[1]).toBe('R,INVALID' + ','.repeat(RESULT_COLUMNS.length - 1));
     expect((await readResults(p)).rows[0]!.result).toEqual({ status: 'INVALID' });
   });
@@ -72,7 +90,10 @@ describe('CSV results', () => {
     const p = tmp.path('gaps.csv');
     writeFileSync(p, `${header}\r\n${r1}\r\n,,,\r\n\r\n${r2}\r\n`);
     const back = await readResults(p);
-    expect(back.rows.map((r) => [r.rowNumber, r.cells.reference])).toEqual([[2, 'PAY-1'], [5, 'PAY-2']]);
+    expect(back.rows.map((r) => [r.rowNumber, r.cells.reference])).toEqual([
+      [2, 'PAY-1'],
+      [5, 'PAY-2'],
+    ]);
   });
 });
 
@@ -83,7 +104,9 @@ describe('CSV results', () => {
 // copied here so the tuned code is checked against the plain one.
 const ORACLE_TRIGGERS = new Set(['=', '+', '-', '@', '\t', '\r']);
 const oracleNeutralise = (t: string): string =>
-  t.length > 0 && (ORACLE_TRIGGERS.has(t[0]!) || (t[0] === "'" && t.length > 1 && (ORACLE_TRIGGERS.has(t[1]!) || t[1] === "'"))) ? `'${t}` : t;
+  t.length > 0 && (ORACLE_TRIGGERS.has(t[0]!) || (t[0] === "'" && t.length > 1 && (ORACLE_TRIGGERS.has(t[1]!) || t[1] === "'")))
+    ? `'${t}`
+    : t;
 const ORACLE_NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 function oracleCsvText(t: ResultsTable): string {
   const delimiter = t.delimiter ?? ',';
@@ -91,7 +114,9 @@ function oracleCsvText(t: ResultsTable): string {
   const quote = (s: string): string => (s === '' || !special.test(s) ? s : `"${s.includes('"') ? s.replace(/"/g, '""') : s}"`);
   const { input, header, result } = resultsHeader(t.inputColumns, t.rows);
   const lines: string[] = [header.map((h) => quote(oracleNeutralise(h))).join(delimiter)];
-  const rows = t.rows.every((r, i) => i === 0 || t.rows[i - 1]!.rowNumber <= r.rowNumber) ? t.rows : [...t.rows].sort((a, b) => a.rowNumber - b.rowNumber);
+  const rows = t.rows.every((r, i) => i === 0 || t.rows[i - 1]!.rowNumber <= r.rowNumber)
+    ? t.rows
+    : [...t.rows].sort((a, b) => a.rowNumber - b.rowNumber);
   for (const row of rows) {
     const fields: string[] = [];
     for (const c of input) fields.push(quote(oracleNeutralise(row.cells[c] ?? '')));
@@ -109,22 +134,59 @@ describe('csvText (fast-check, against the reference implementation)', () => {
   // cells: mostly empty or plain, plus every character that neutralising or quoting looks at, at
   // the start, the end or inside: triggers, quotes, CR/LF, spaces, each delimiter, non-ASCII
   const piece = fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '\r\n', '"', "'", ' ', ',', ';', '|', '0', '1.5', 'é', 'ß', '€', '😀', '\uFEFF', '\uD800') },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        '=',
+        '+',
+        '-',
+        '@',
+        '\t',
+        '\r',
+        '\n',
+        '\r\n',
+        '"',
+        "'",
+        ' ',
+        ',',
+        ';',
+        '|',
+        '0',
+        '1.5',
+        'é',
+        'ß',
+        '€',
+        '😀',
+        '\uFEFF',
+        '\uD800',
+      ),
+    },
     { weight: 3, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 4 }) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 2 }) },
   );
-  const cell = fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 4, arbitrary: fc.string({ unit: piece, minLength: 1, maxLength: 6 }) });
+  const cell = fc.oneof(
+    { weight: 3, arbitrary: fc.constant('') },
+    { weight: 4, arbitrary: fc.string({ unit: piece, minLength: 1, maxLength: 6 }) },
+  );
   const decimal = fc
     .tuple(fc.boolean(), fc.nat({ max: 10 ** 9 }), fc.integer({ min: 0, max: 4 }))
     .map(([neg, n, dp]) => `${neg ? '-' : ''}${dp ? (n / 10 ** dp).toFixed(dp) : n}`);
   const RESULT = [...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS];
   const result: fc.Arbitrary<ResultValues> = fc.record(
-    Object.fromEntries(RESULT.map((c) => [c, NUMERIC_RESULT_COLUMNS.includes(c) ? fc.oneof(decimal, cell, fc.constantFrom('-0', '1e5', ' 1.5', '+1', '01')) : cell])) as Record<(typeof RESULT)[number], fc.Arbitrary<string>>,
+    Object.fromEntries(
+      RESULT.map((c) => [
+        c,
+        NUMERIC_RESULT_COLUMNS.includes(c) ? fc.oneof(decimal, cell, fc.constantFrom('-0', '1e5', ' 1.5', '+1', '01')) : cell,
+      ]),
+    ) as Record<(typeof RESULT)[number], fc.Arbitrary<string>>,
     { requiredKeys: [] },
   );
   // headers: any text, sometimes a result column's name (a results file retried: dropped from the
   // input block, or "documents" kept as the batch's own), sometimes absent from a row's cells
-  const headerName = fc.oneof({ weight: 4, arbitrary: fc.string({ unit: piece, minLength: 1, maxLength: 5 }) }, { weight: 1, arbitrary: fc.constantFrom(...RESULT, 'documents (2)') });
+  const headerName = fc.oneof(
+    { weight: 4, arbitrary: fc.string({ unit: piece, minLength: 1, maxLength: 5 }) },
+    { weight: 1, arbitrary: fc.constantFrom(...RESULT, 'documents (2)') },
+  );
   const WIDTH = 6;
   const tables = (rowCount: fc.Arbitrary<number>) =>
     fc
@@ -163,12 +225,14 @@ describe('csvText (fast-check, against the reference implementation)', () => {
     );
   });
 
-  it('gives the same text when each row\'s values are made as it is written (a run\'s table), optional columns and row order included', async () => {
+  it("gives the same text when each row's values are made as it is written (a run's table), optional columns and row order included", async () => {
     await fc.assert(
       fc.asyncProperty(tables(fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom(999, 1000, 2001))), async (t) => {
         const made = new Array<number>(t.rows.length).fill(0);
         const source: ResultsSource = {
-          format: 'csv', inputColumns: t.inputColumns, delimiter: t.delimiter,
+          format: 'csv',
+          inputColumns: t.inputColumns,
+          delimiter: t.delimiter,
           rows: t.rows.map((r) => ({ rowNumber: r.rowNumber, cells: r.cells })),
           resultAt: (i) => {
             made[i]!++;
@@ -212,6 +276,8 @@ describe('csvText (fast-check, against the reference implementation)', () => {
     expect(text.startsWith('\uFEFF')).toBe(true);
     expect(text.split('\r\n')).toHaveLength(2502); // header, 2,500 rows, '' after the last CRLF
     expect(text.endsWith('\r\n') && !text.endsWith('\r\n\r\n')).toBe(true);
-    expect(await csvText({ format: 'csv', inputColumns: ['a'], rows: [] })).toBe(oracleCsvText({ format: 'csv', inputColumns: ['a'], rows: [] }));
+    expect(await csvText({ format: 'csv', inputColumns: ['a'], rows: [] })).toBe(
+      oracleCsvText({ format: 'csv', inputColumns: ['a'], rows: [] }),
+    );
   });
 });

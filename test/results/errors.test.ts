@@ -9,7 +9,10 @@ const tmp = tempDir('pb-results-err-');
 afterAll(tmp.cleanup);
 
 async function failure(p: string): Promise<ResultsError> {
-  const e = await readResults(p).then(() => undefined, (err: unknown) => err);
+  const e = await readResults(p).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(isResultsError(e)).toBe(true);
   const err = e as ResultsError;
   expect(err.name).toBe('ResultsError');
@@ -54,9 +57,30 @@ describe('ResultsError', () => {
 
   it.each([
     ['FILE_NOT_FOUND', () => join(tmp.dir, 'nope.csv')],
-    ['EMPTY_FILE', () => { const p = tmp.path('empty.csv'); writeFileSync(p, ''); return p; }],
-    ['EMPTY_FILE', () => { const p = tmp.path('blank.csv'); writeFileSync(p, '\r\n,,\r\n'); return p; }],
-    ['UNSUPPORTED_FORMAT', () => { const p = tmp.path('bin.csv'); writeFileSync(p, Buffer.from([1, 2, 0, 3, 4, 5, 6, 7])); return p; }],
+    [
+      'EMPTY_FILE',
+      () => {
+        const p = tmp.path('empty.csv');
+        writeFileSync(p, '');
+        return p;
+      },
+    ],
+    [
+      'EMPTY_FILE',
+      () => {
+        const p = tmp.path('blank.csv');
+        writeFileSync(p, '\r\n,,\r\n');
+        return p;
+      },
+    ],
+    [
+      'UNSUPPORTED_FORMAT',
+      () => {
+        const p = tmp.path('bin.csv');
+        writeFileSync(p, Buffer.from([1, 2, 0, 3, 4, 5, 6, 7]));
+        return p;
+      },
+    ],
     ['UNREADABLE', () => tmp.dir],
   ] as const)('%s', async (code, make) => {
     const p = make();

@@ -10,7 +10,7 @@ describe('neutralise', () => {
   it.each([
     ['=SUM(A1)', "'=SUM(A1)"],
     ['+447700900123', "'+447700900123"],
-    ['-2+3+cmd|\' /C calc\'!A0', "'-2+3+cmd|' /C calc'!A0"],
+    ["-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"],
     ['@SUM(1)', "'@SUM(1)"],
     ['\tx', "'\tx"],
     ['\rx', "'\rx"],
@@ -31,7 +31,10 @@ describe('neutralise', () => {
   });
 
   it('is a bijection: unneutralise undoes it for every string, and no output starts with a trigger', () => {
-    const unit = fc.oneof(fc.constantFrom('=', '+', '-', '@', '\t', '\r', "'", '\n', ' ', 'a'), fc.string({ unit: 'binary', maxLength: 1 }));
+    const unit = fc.oneof(
+      fc.constantFrom('=', '+', '-', '@', '\t', '\r', "'", '\n', ' ', 'a'),
+      fc.string({ unit: 'binary', maxLength: 1 }),
+    );
     fc.assert(
       fc.property(fc.string({ unit, maxLength: 8 }), (s) => {
         const n = neutralise(s);
@@ -48,7 +51,11 @@ describe('neutralising in the written file', () => {
     const inputColumns = texts.map((_, i) => `c${i}`);
     const cells = Object.fromEntries(texts.map((t, i) => [`c${i}`, t]));
     const p = tmp.path('n.csv');
-    await writeResults(p, { format: 'csv', inputColumns, rows: [{ rowNumber: 2, cells, result: { status: 'REJECTED', errorMessage: '=HYPERLINK("http://x")' } }] });
+    await writeResults(p, {
+      format: 'csv',
+      inputColumns,
+      rows: [{ rowNumber: 2, cells, result: { status: 'REJECTED', errorMessage: '=HYPERLINK("http://x")' } }],
+    });
     const line = csvLines(p).slice(1).join('\r\n');
     expect(line.startsWith(`'=1+1,'+44 20,'-x,'@x,'\tx,"'\rx",REJECTED,`)).toBe(true);
     expect(line).toContain(`"'=HYPERLINK(""http://x"")"`);
@@ -60,18 +67,42 @@ describe('neutralising in the written file', () => {
   it('does not neutralise numbers in numeric columns (negative included), but does text there', async () => {
     const p = tmp.path('num.csv');
     await writeResults(p, {
-      format: 'csv', inputColumns: ['reference'],
-      rows: [{ rowNumber: 2, cells: { reference: 'R1' }, result: { status: 'PENDING', fee: '-1.50', quotedRate: '0.000123', totalDeductible: '-0', destinationAmount: '=1+2', appliedRate: '-' } }],
+      format: 'csv',
+      inputColumns: ['reference'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: { reference: 'R1' },
+          result: {
+            status: 'PENDING',
+            fee: '-1.50',
+            quotedRate: '0.000123',
+            totalDeductible: '-0',
+            destinationAmount: '=1+2',
+            appliedRate: '-',
+          },
+        },
+      ],
     });
     const cells = csvLines(p)[1]!.split(',');
     expect(cells.slice(5, 10)).toEqual(['0.000123', "'-", '-1.50', '-0', "'=1+2"]);
     const back = await readResults(p);
-    expect(back.rows[0]!.result).toMatchObject({ fee: '-1.50', quotedRate: '0.000123', totalDeductible: '-0', destinationAmount: '=1+2', appliedRate: '-' });
+    expect(back.rows[0]!.result).toMatchObject({
+      fee: '-1.50',
+      quotedRate: '0.000123',
+      totalDeductible: '-0',
+      destinationAmount: '=1+2',
+      appliedRate: '-',
+    });
   });
 
   it('neutralises a negative amount in a batch column, which is text like any other input cell', async () => {
     const p = tmp.path('neg.csv');
-    await writeResults(p, { format: 'csv', inputColumns: ['sourceAmount'], rows: [{ rowNumber: 2, cells: { sourceAmount: '-5.00' }, result: { status: 'INVALID' } }] });
+    await writeResults(p, {
+      format: 'csv',
+      inputColumns: ['sourceAmount'],
+      rows: [{ rowNumber: 2, cells: { sourceAmount: '-5.00' }, result: { status: 'INVALID' } }],
+    });
     expect(csvLines(p)[1]!.startsWith("'-5.00,")).toBe(true);
     expect((await readResults(p)).rows[0]!.cells.sourceAmount).toBe('-5.00');
   });

@@ -3,14 +3,49 @@
 // cells and in every result column, and exact decimals in the numeric columns.
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { writeResults, readResults, RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultRow, type ResultValues } from '../../src/results/index.ts';
+import {
+  writeResults,
+  readResults,
+  RESULT_COLUMNS,
+  NUMERIC_RESULT_COLUMNS,
+  type ResultRow,
+  type ResultValues,
+} from '../../src/results/index.ts';
 import { tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-prop-');
 afterAll(tmp.cleanup);
 
-const tricky = fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '\r\n', "'", '"', ',', ';', '|', ' ', '_x0041_', '_x005F_', '_', 'é', '😀', '\u0000', '\uFFFE', '\uFEFF', 'sep=');
-const unit = fc.oneof({ weight: 2, arbitrary: tricky }, { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) }, { weight: 3, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }) });
+const tricky = fc.constantFrom(
+  '=',
+  '+',
+  '-',
+  '@',
+  '\t',
+  '\r',
+  '\n',
+  '\r\n',
+  "'",
+  '"',
+  ',',
+  ';',
+  '|',
+  ' ',
+  '_x0041_',
+  '_x005F_',
+  '_',
+  'é',
+  '😀',
+  '\u0000',
+  '\uFFFE',
+  '\uFEFF',
+  'sep=',
+);
+const unit = fc.oneof(
+  { weight: 2, arbitrary: tricky },
+  { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
+  { weight: 3, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }) },
+);
 const text = fc.string({ unit, maxLength: 12 });
 const nonEmpty = fc.string({ unit, minLength: 1, maxLength: 12 });
 
@@ -27,14 +62,13 @@ const RESERVED = new Set<string>(RESULT_COLUMNS);
 // Headers are trimmed and made unique by every reader, as readBatch does: generate them that way.
 const header = nonEmpty.filter((h) => h.trim() === h && !RESERVED.has(h) && !/ \(\d+\)$/.test(h) && !/^\(column \d+\)$/.test(h));
 
-const resultValues: fc.Arbitrary<ResultValues> = fc
-  .record(
-    Object.fromEntries(RESULT_COLUMNS.map((c) => [c, NUMERIC_RESULT_COLUMNS.includes(c) ? fc.oneof(decimal, nonEmpty) : nonEmpty])) as Record<
-      (typeof RESULT_COLUMNS)[number],
-      fc.Arbitrary<string>
-    >,
-    { requiredKeys: ['status'] },
-  );
+const resultValues: fc.Arbitrary<ResultValues> = fc.record(
+  Object.fromEntries(RESULT_COLUMNS.map((c) => [c, NUMERIC_RESULT_COLUMNS.includes(c) ? fc.oneof(decimal, nonEmpty) : nonEmpty])) as Record<
+    (typeof RESULT_COLUMNS)[number],
+    fc.Arbitrary<string>
+  >,
+  { requiredKeys: ['status'] },
+);
 
 const tables = fc.uniqueArray(header, { minLength: 1, maxLength: 5 }).chain((inputColumns) =>
   fc.record({

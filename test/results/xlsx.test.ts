@@ -45,7 +45,17 @@ describe('XLSX results', () => {
   it('keeps a number as text when a double cannot hold it exactly (more than 15 significant digits)', async () => {
     const p = tmp.path('big.xlsx');
     const exact = '12345678901234567.89';
-    await writeResults(p, { format: 'xlsx', inputColumns: ['reference'], rows: [{ rowNumber: 2, cells: { reference: 'R' }, result: { status: 'PENDING', destinationAmount: exact, fee: '0.1', appliedRate: '1e5' } }] });
+    await writeResults(p, {
+      format: 'xlsx',
+      inputColumns: ['reference'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: { reference: 'R' },
+          result: { status: 'PENDING', destinationAmount: exact, fee: '0.1', appliedRate: '1e5' },
+        },
+      ],
+    });
     const ws = readSheet(p);
     expect(ws[`${XLSX.utils.encode_col(1 + RESULT_COLUMNS.indexOf('destinationAmount'))}2`]).toMatchObject({ t: 's', v: exact });
     expect(ws[`${XLSX.utils.encode_col(1 + RESULT_COLUMNS.indexOf('fee'))}2`]).toMatchObject({ t: 'n', v: 0.1 });
@@ -65,10 +75,25 @@ describe('XLSX results', () => {
     writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
     const back = await readResults(p, { sheet: 'results' });
     expect(back.inputColumns).toEqual(['reference', 'amount']);
-    expect(back.rows).toEqual([{
-      rowNumber: 2, cells: { reference: 'R1', amount: 'x' },
-      result: { status: 'SUCCESSFUL', payoutId: 'id-1', payoutRef: 'PO-1', idempotencyKey: 'key-1', quotedRate: '1.0823', appliedRate: '1.0825', fee: '2.5', totalDeductible: '102.5', destinationAmount: '108.25', requestId: 'req', updatedAt: '2025-01-31T09:30:00Z' },
-    }]);
+    expect(back.rows).toEqual([
+      {
+        rowNumber: 2,
+        cells: { reference: 'R1', amount: 'x' },
+        result: {
+          status: 'SUCCESSFUL',
+          payoutId: 'id-1',
+          payoutRef: 'PO-1',
+          idempotencyKey: 'key-1',
+          quotedRate: '1.0823',
+          appliedRate: '1.0825',
+          fee: '2.5',
+          totalDeductible: '102.5',
+          destinationAmount: '108.25',
+          requestId: 'req',
+          updatedAt: '2025-01-31T09:30:00Z',
+        },
+      },
+    ]);
     await expect(readResults(p, { sheet: 'Nope' })).rejects.toMatchObject({ code: 'SHEET_NOT_FOUND' });
   });
 
@@ -90,9 +115,18 @@ describe('XLSX results', () => {
       t.rows[8]!.result = { status: 'REJECTED', idempotencyKey: 'k', errorMessage: '=cmd|x', requestId: 'r' };
       t.rows[9]!.result = { ...t.rows[9]!.result, statusDetail: 'Held for review', fee: '-0.50', quotedRate: '0.00000001234' };
       [t.rows[10], t.rows[11]] = [t.rows[11]!, t.rows[10]!]; // out of row order
-      return { format: 'xlsx', inputColumns: t.inputColumns, rows: t.rows.map((r) => ({ rowNumber: r.rowNumber, cells: r.cells })), resultAt: (i) => t.rows[i]!.result };
+      return {
+        format: 'xlsx',
+        inputColumns: t.inputColumns,
+        rows: t.rows.map((r) => ({ rowNumber: r.rowNumber, cells: r.cells })),
+        resultAt: (i) => t.rows[i]!.result,
+      };
     };
-    const materialised = (s: ResultsSource) => ({ format: s.format, inputColumns: s.inputColumns, rows: s.rows.map((r, i) => ({ ...r, result: s.resultAt(i) })) });
+    const materialised = (s: ResultsSource) => ({
+      format: s.format,
+      inputColumns: s.inputColumns,
+      rows: s.rows.map((r, i) => ({ ...r, result: s.resultAt(i) })),
+    });
 
     it('reads back exactly as the same table built on this thread', async () => {
       const s = big();
@@ -124,4 +158,3 @@ describe('XLSX results', () => {
     });
   });
 });
-

@@ -11,7 +11,10 @@ const root = new URL('../..', import.meta.url).pathname;
 
 describe('payout-batch sandbox', () => {
   it('starts on --port 0, prints its URL and keys, serves requests, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['src/cli/bin.js', 'sandbox', '--port', '0', '--quiet'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['src/cli/bin.js', 'sandbox', '--port', '0', '--quiet'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     try {
@@ -44,7 +47,10 @@ describe('payout-batch sandbox', () => {
   it('refuses a bad seed file with a message naming the file and the field, no stack trace', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sandbox-seed-'));
     const file = join(dir, 'seed.json');
-    writeFileSync(file, JSON.stringify({ businesses: [{ name: 'X', keys: ['sk_test_xxxxx'], wallets: [{ currency: 'USD', balance: '12.345' }] }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ businesses: [{ name: 'X', keys: ['sk_test_xxxxx'], wallets: [{ currency: 'USD', balance: '12.345' }] }] }),
+    );
     const stderr = new PassThrough();
     let err = '';
     stderr.on('data', (c: Buffer) => (err += c.toString()));
@@ -67,7 +73,10 @@ describe('payout-batch sandbox', () => {
     let stop!: () => void;
     const stopSignal = new Promise<void>((r) => (stop = r));
     const io = { stdout, stderr: new PassThrough(), stdin: new PassThrough(), env: {}, cwd: root, stopSignal };
-    const running = main(['sandbox', '--port', '0', '--rate-limit', 'off', '--quota', '50', '--latency', '0-5', '--auto-advance', '10,10', '--quiet'], io);
+    const running = main(
+      ['sandbox', '--port', '0', '--rate-limit', 'off', '--quota', '50', '--latency', '0-5', '--auto-advance', '10,10', '--quiet'],
+      io,
+    );
     const url = await new Promise<string>((resolve) => {
       const check = () => {
         const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);

@@ -23,7 +23,10 @@ describe('pairs and the toggle (spec §4.9, §4.10)', () => {
 
   it('toggles: {enabled} sets, an empty body flips; the corridor follows', async () => {
     const ghs = PairList.parse((await call(sb, 'GET', `${P}/pairs?status=all`)).body).data.find((p) => p.quoteCurrency === 'GHS')!;
-    const quote = () => call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'GHS', destinationCountryCode: 'GHA', method: 'SWIFT' } });
+    const quote = () =>
+      call(sb, 'POST', `${P}/quote`, {
+        body: { sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'GHS', destinationCountryCode: 'GHA', method: 'SWIFT' },
+      });
     expect((await quote()).body.error).toBe('CORRIDOR_NOT_ENABLED');
     const on = await call(sb, 'PATCH', `${P}/currency-pairs/${ghs.currencyPairId}/toggle`, { body: { enabled: true } });
     expect(on.status).toBe(200);
@@ -36,11 +39,19 @@ describe('pairs and the toggle (spec §4.9, §4.10)', () => {
     const foreign = await call(sb, 'PATCH', `${P}/currency-pairs/${ghs.currencyPairId}/toggle`, { key: GLOBEX, body: {} });
     expect(foreign.status).toBe(404);
     expect(foreign.body.error).toBe('CURRENCY_PAIR_NOT_FOUND');
-    expect((await call(sb, 'PATCH', `${P}/currency-pairs/${ghs.currencyPairId}/toggle`, { body: { enabled: 'yes' } })).body.error).toBe('VALIDATION_ERROR');
+    expect((await call(sb, 'PATCH', `${P}/currency-pairs/${ghs.currencyPairId}/toggle`, { body: { enabled: 'yes' } })).body.error).toBe(
+      'VALIDATION_ERROR',
+    );
   });
 
   it('answers 400 NO_ENABLED_PAIRS when nothing is enabled', async () => {
-    const bare = await start({ seed: { businesses: [{ name: 'Bare', keys: ['sk_test_bare'], pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9', enabled: false }] }] } });
+    const bare = await start({
+      seed: {
+        businesses: [
+          { name: 'Bare', keys: ['sk_test_bare'], pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9', enabled: false }] },
+        ],
+      },
+    });
     try {
       const r = await call(bare, 'GET', `${P}/pairs`, { key: 'sk_test_bare' });
       expect(r.status).toBe(400);
@@ -71,8 +82,19 @@ describe('methods (spec §4.11)', () => {
     expect(group.oneOf.map((g) => g.map((f) => f.name))).toEqual([['fpsId'], ['phoneNumber'], ['email'], ['accountNumber', 'bankCode']]);
     expect(fps.optionalFields.map((f) => f.name)).toContain('remitterAddress');
     const swift = r.methods.find((m) => m.code === 'SWIFT')!;
-    expect(swift.fee.bands).toEqual([{ below: 2000, amount: 50 }, { below: 10000, amount: 40 }, { below: null, amount: 0 }]);
-    expect(swift.requiredFields.map((f) => f.name)).toEqual(['accountName', 'accountCurrency', 'accountNumber', 'swiftCode', 'bankName', 'beneficiaryCountry']);
+    expect(swift.fee.bands).toEqual([
+      { below: 2000, amount: 50 },
+      { below: 10000, amount: 40 },
+      { below: null, amount: 0 },
+    ]);
+    expect(swift.requiredFields.map((f) => f.name)).toEqual([
+      'accountName',
+      'accountCurrency',
+      'accountNumber',
+      'swiftCode',
+      'bankName',
+      'beneficiaryCountry',
+    ]);
   });
 
   it("shows NIP's fee as quote charges it, in the source currency", async () => {
@@ -84,10 +106,16 @@ describe('methods (spec §4.11)', () => {
 
   it('answers 400 for invalid parameters, a disabled corridor, a prohibited country', async () => {
     expect((await methods('sourceCurrency=USD&destinationCurrency=NGN')).body.error).toBe('VALIDATION_ERROR');
-    expect((await methods('sourceCurrency=USD&destinationCurrency=XOF&destinationCountryCode=SEN')).body.error).toBe('CORRIDOR_NOT_ENABLED');
-    expect((await methods('sourceCurrency=USD&destinationCurrency=USD&destinationCountryCode=SYR')).body.error).toBe('PROHIBITED_DESTINATION');
+    expect((await methods('sourceCurrency=USD&destinationCurrency=XOF&destinationCountryCode=SEN')).body.error).toBe(
+      'CORRIDOR_NOT_ENABLED',
+    );
+    expect((await methods('sourceCurrency=USD&destinationCurrency=USD&destinationCountryCode=SYR')).body.error).toBe(
+      'PROHIBITED_DESTINATION',
+    );
     // Globex has USD/GBP disabled.
-    expect((await methods('sourceCurrency=USD&destinationCurrency=GBP&destinationCountryCode=GBR', GLOBEX)).body.error).toBe('CORRIDOR_NOT_ENABLED');
+    expect((await methods('sourceCurrency=USD&destinationCurrency=GBP&destinationCountryCode=GBR', GLOBEX)).body.error).toBe(
+      'CORRIDOR_NOT_ENABLED',
+    );
   });
 });
 
@@ -106,7 +134,12 @@ describe('wallets and countries (spec §4.12, §4.14)', () => {
     expect(all.meta.limit).toBe(50);
     expect(all.data.length).toBeGreaterThanOrEqual(30);
     expect(all.data.find((c) => c.code === 'PRK')?.isProhibited).toBe(true);
-    expect(all.data.find((c) => c.code === 'NGA')).toMatchObject({ currencyCode: 'NGN', tradingStartTime: '08:00:00', timeZone: 1, deletedAt: null });
+    expect(all.data.find((c) => c.code === 'NGA')).toMatchObject({
+      currencyCode: 'NGN',
+      tradingStartTime: '08:00:00',
+      timeZone: 1,
+      deletedAt: null,
+    });
     const eur = CountryList.parse((await call(sb, 'GET', '/api/public/auth/countries?filter[currencyCode]=EUR')).body);
     expect(eur.data.map((c) => c.code)).toEqual(expect.arrayContaining(['DEU', 'FRA', 'ESP', 'ITA', 'NLD', 'IRL']));
     expect(eur.data.every((c) => c.currencyCode === 'EUR' || c.payoutCurrencies.some((p) => p.code === 'EUR'))).toBe(true);

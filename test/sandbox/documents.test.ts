@@ -102,7 +102,9 @@ describe('documents on payouts (spec §4.2, §4.5)', () => {
     const notAUrl = await call(sb, 'PATCH', `${P}/${created.body.id}/documents`, { body: { documents: ['invoice.pdf'] } });
     expect(notAUrl.body).toMatchObject({ statusCode: 400, error: 'VALIDATION_ERROR' });
     expect(notAUrl.body.errors[0].field).toBe('documents.0');
-    const foreign = await call(sb, 'PATCH', `${P}/${created.body.id}/documents`, { body: { documents: ['https://files.example.com/invoice.pdf'] } });
+    const foreign = await call(sb, 'PATCH', `${P}/${created.body.id}/documents`, {
+      body: { documents: ['https://files.example.com/invoice.pdf'] },
+    });
     expect(foreign.body.error).toBe('VALIDATION_ERROR');
     const globexDoc = await uploadDocument(sb, GLOBEX);
     const otherBusiness = await call(sb, 'PATCH', `${P}/${created.body.id}/documents`, { body: { documents: [globexDoc] } });
@@ -119,7 +121,8 @@ describe('documents on payouts (spec §4.2, §4.5)', () => {
     const foreign = await call(sb, 'PATCH', `${P}/${created.body.id}/documents`, { key: GLOBEX, body: { documents: [doc] } });
     expect(foreign.status).toBe(404);
     expect(foreign.body.error).toBe('PAYOUT_NOT_FOUND');
-    for (const status of ['PROCESSING', 'SUCCESSFUL']) expect((await setStatus(sb, 'payouts', created.body.id, { status })).status).toBe(200);
+    for (const status of ['PROCESSING', 'SUCCESSFUL'])
+      expect((await setStatus(sb, 'payouts', created.body.id, { status })).status).toBe(200);
     const late = await call(sb, 'PATCH', `${P}/${created.body.id}/documents`, { body: { documents: [await uploadDocument(sb)] } });
     expect(late.status).toBe(400);
     expect(late.body.error).toBe('INVALID_PAYOUT_STATUS');
@@ -137,7 +140,10 @@ describe('documents on payouts (spec §4.2, §4.5)', () => {
 
     // A TEXT request is not answered by a document: the status stays.
     const other = await initiate(sb, nipBody());
-    await setStatus(sb, 'payouts', other.body.id, { status: 'ADDITIONAL_INFO_REQUIRED', informationRequests: [{ title: 'Purpose', type: 'TEXT' }] });
+    await setStatus(sb, 'payouts', other.body.id, {
+      status: 'ADDITIONAL_INFO_REQUIRED',
+      informationRequests: [{ title: 'Purpose', type: 'TEXT' }],
+    });
     await call(sb, 'PATCH', `${P}/${other.body.id}/documents`, { body: { documents: [await uploadDocument(sb)] } });
     expect((await call(sb, 'GET', `${P}/${other.body.id}`)).body.status).toBe('ADDITIONAL_INFO_REQUIRED');
   });

@@ -84,6 +84,11 @@ describe('fault injection', () => {
     expect(a).toEqual(b);
     expect(a.some((s) => s === 200) && a.some((s) => s >= 500)).toBe(true);
     const r = mulberry32(7);
-    expect([r(), r()]).toEqual((() => { const q = mulberry32(7); return [q(), q()]; })());
+    expect([r(), r()]).toEqual(
+      (() => {
+        const q = mulberry32(7);
+        return [q(), q()];
+      })(),
+    );
   });
 });

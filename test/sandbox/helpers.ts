@@ -82,7 +82,12 @@ export async function initiate(sb: { url: string }, body: Record<string, unknown
 }
 
 /** upload-url then PUT: returns the documentUrl. */
-export async function uploadDocument(sb: { url: string }, key: string = ACME, contentType = 'application/pdf', filename = 'invoice.pdf'): Promise<string> {
+export async function uploadDocument(
+  sb: { url: string },
+  key: string = ACME,
+  contentType = 'application/pdf',
+  filename = 'invoice.pdf',
+): Promise<string> {
   const u = await call(sb, 'POST', `${P}/documents/upload-url`, { key, body: { filename, contentType } });
   if (u.status !== 200) throw new Error(`upload-url answered ${u.status}`);
   const put = await fetch(u.body.uploadUrl, { method: 'PUT', headers: u.body.headers, body: Buffer.from('%PDF-1.4 test document') });
@@ -95,7 +100,12 @@ export async function walletBalance(sb: { url: string }, currency: string, key: 
   return w.body.data.find((x: { currency: string }) => x.currency === currency).balance;
 }
 
-export async function setStatus(sb: { url: string }, kind: 'payouts' | 'swaps', id: string, body: Record<string, unknown>): Promise<Answer> {
+export async function setStatus(
+  sb: { url: string },
+  kind: 'payouts' | 'swaps',
+  id: string,
+  body: Record<string, unknown>,
+): Promise<Answer> {
   return call(sb, 'POST', `/_sandbox/${kind}/${id}/status`, { key: null, body });
 }
 
@@ -117,7 +127,9 @@ export interface Received {
 }
 
 /** A webhook receiver on 127.0.0.1; `answer` decides each status (default 200). */
-export async function receiver(answer: (n: number) => number = () => 200): Promise<{ url: string; received: Received[]; close: () => Promise<void> }> {
+export async function receiver(
+  answer: (n: number) => number = () => 200,
+): Promise<{ url: string; received: Received[]; close: () => Promise<void> }> {
   const received: Received[] = [];
   let count = 0;
   const server: Server = createServer((req, res) => {
@@ -134,6 +146,10 @@ export async function receiver(answer: (n: number) => number = () => 200): Promi
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     received,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -58,7 +58,24 @@ describe('Idempotency-Key on initiate (spec §4.2 rules 1-3)', () => {
   it('scopes keys per business', async () => {
     const key = uniqueKey();
     const acme = await post(nipBody(), key);
-    const globex = await post(nipBody({ sourceAmount: 10, method: 'SWIFT', destinationCurrency: 'EUR', destinationCountryCode: 'DEU', beneficiary: { accountName: 'B', accountCurrency: 'EUR', accountNumber: '1', swiftCode: 'DEUTDEFF', bankName: 'DB', beneficiaryCountry: 'DEU' } }), key, GLOBEX);
+    const globex = await post(
+      nipBody({
+        sourceAmount: 10,
+        method: 'SWIFT',
+        destinationCurrency: 'EUR',
+        destinationCountryCode: 'DEU',
+        beneficiary: {
+          accountName: 'B',
+          accountCurrency: 'EUR',
+          accountNumber: '1',
+          swiftCode: 'DEUTDEFF',
+          bankName: 'DB',
+          beneficiaryCountry: 'DEU',
+        },
+      }),
+      key,
+      GLOBEX,
+    );
     expect(globex.status).toBe(201);
     expect(globex.body.id).not.toBe(acme.body.id);
   });

@@ -61,7 +61,13 @@ describe('payout lifecycle (spec §3)', () => {
       const [refund, debit] = tx.data; // newest first
       expect(debit).toMatchObject({ type: 'DEBIT', amount: -1239.57, currency: 'EUR', reference: p.payoutRef, balanceBefore: before });
       expect(debit!.balanceAfter).toBe(Number((before - 1239.57).toFixed(2)));
-      expect(refund).toMatchObject({ type: 'CREDIT', amount: 1239.57, reference: p.payoutRef, balanceBefore: debit!.balanceAfter, balanceAfter: before });
+      expect(refund).toMatchObject({
+        type: 'CREDIT',
+        amount: 1239.57,
+        reference: p.payoutRef,
+        balanceBefore: debit!.balanceAfter,
+        balanceAfter: before,
+      });
       expect(refund!.wallet.currency).toBe('EUR');
     });
   }
@@ -88,7 +94,10 @@ describe('payout lifecycle (spec §3)', () => {
 
   it('tops a wallet up through the control route, as funding outside the API', async () => {
     const w = (await call(sb, 'GET', `${P}/wallets`)).body.data.find((x: { currency: string }) => x.currency === 'GBP');
-    const r = await call(sb, 'POST', `/_sandbox/wallets/${w.walletId}/credit`, { key: null, body: { amount: '0.10', narration: 'Top-up' } });
+    const r = await call(sb, 'POST', `/_sandbox/wallets/${w.walletId}/credit`, {
+      key: null,
+      body: { amount: '0.10', narration: 'Top-up' },
+    });
     expect(r.status).toBe(200);
     expect(await walletBalance(sb, 'GBP')).toBe(Number((w.balance + 0.1).toFixed(2)));
   });

@@ -4,7 +4,10 @@ import { ACME, call, GLOBEX, P, start, uploadDocument } from './helpers.ts';
 
 /** The most accepted (non-429) requests of one key in any window (t - 1000 ms, t]. */
 function maxInRollingSecond(log: RequestLogEntry[], key: string): number {
-  const accepted = log.filter((e) => e.apiKey === key && e.status !== 429).map((e) => e.at).sort((a, b) => a - b);
+  const accepted = log
+    .filter((e) => e.apiKey === key && e.status !== 429)
+    .map((e) => e.at)
+    .sort((a, b) => a - b);
   let max = 0;
   for (let i = 0, j = 0; i < accepted.length; i++) {
     while (accepted[j]! <= accepted[i]! - 1000) j++;

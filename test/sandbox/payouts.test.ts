@@ -47,20 +47,34 @@ describe('quote (spec §4.1)', () => {
     const q = Quote.parse(r.body);
     // 1234.56 × 0.9215 = 1137.647... → 1137.65; SEPA fee 5.00 in USD.
     expect(q).toEqual({
-      sourceAmount: 1234.56, sourceCurrency: 'USD', destinationAmount: 1137.65, destinationCurrency: 'EUR',
-      totalDeductible: 1239.56, exchangeRate: 0.9215, method: 'SEPA', fee: { amount: 5, currency: 'USD' },
+      sourceAmount: 1234.56,
+      sourceCurrency: 'USD',
+      destinationAmount: 1137.65,
+      destinationCurrency: 'EUR',
+      totalDeductible: 1239.56,
+      exchangeRate: 0.9215,
+      method: 'SEPA',
+      fee: { amount: 5, currency: 'USD' },
     });
   });
 
   it('uses SWIFT bands 50 / 40 / 0 by source amount', async () => {
     const fee = async (sourceAmount: number) =>
-      (await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount, sourceCurrency: 'USD', destinationCurrency: 'INR', destinationCountryCode: 'IND', method: 'SWIFT' } })).body.fee.amount;
+      (
+        await call(sb, 'POST', `${P}/quote`, {
+          body: { sourceAmount, sourceCurrency: 'USD', destinationCurrency: 'INR', destinationCountryCode: 'IND', method: 'SWIFT' },
+        })
+      ).body.fee.amount;
     expect([await fee(1999.99), await fee(2000), await fee(9999.99), await fee(10000)]).toEqual([50, 40, 40, 0]);
   });
 
   it("prices NIP's 100 NGN fee in the source currency: 0.07 USD from USD, 100 NGN from NGN", async () => {
     const q = async (sourceCurrency: string) =>
-      (await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 1000, sourceCurrency, destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' } })).body;
+      (
+        await call(sb, 'POST', `${P}/quote`, {
+          body: { sourceAmount: 1000, sourceCurrency, destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' },
+        })
+      ).body;
     expect((await q('USD')).fee).toEqual({ amount: 0.07, currency: 'USD' }); // 100 / 1530.5 = 0.0653…
     expect((await q('USD')).totalDeductible).toBe(1000.07);
     expect((await q('NGN')).fee).toEqual({ amount: 100, currency: 'NGN' });
@@ -68,45 +82,77 @@ describe('quote (spec §4.1)', () => {
 
   it('serves a pair in reverse at 1/rate, a same-currency corridor at 1', async () => {
     const only = await start({
-      seed: { businesses: [{ name: 'Solo', keys: ['sk_test_solo'], wallets: [{ currency: 'EUR', balance: '1000.00' }], pairs: [{ baseCurrency: 'GBP', quoteCurrency: 'EUR', rate: '1.174' }] }] },
+      seed: {
+        businesses: [
+          {
+            name: 'Solo',
+            keys: ['sk_test_solo'],
+            wallets: [{ currency: 'EUR', balance: '1000.00' }],
+            pairs: [{ baseCurrency: 'GBP', quoteCurrency: 'EUR', rate: '1.174' }],
+          },
+        ],
+      },
     });
     try {
-      const rev = await call(only, 'POST', `${P}/quote`, { key: 'sk_test_solo', body: { sourceAmount: 117.4, sourceCurrency: 'EUR', destinationCurrency: 'GBP', destinationCountryCode: 'GBR', method: 'SWIFT' } });
+      const rev = await call(only, 'POST', `${P}/quote`, {
+        key: 'sk_test_solo',
+        body: { sourceAmount: 117.4, sourceCurrency: 'EUR', destinationCurrency: 'GBP', destinationCountryCode: 'GBR', method: 'SWIFT' },
+      });
       expect(rev.status).toBe(200);
       expect(rev.body.destinationAmount).toBe(100); // 117.4 / 1.174, not 117.4 × a rounded 1/1.174
       expect(rev.body.exchangeRate).toBe(0.851788756388); // 1/1.174 to 12 significant digits
     } finally {
       await only.close();
     }
-    const same = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'USD', destinationCountryCode: 'USA', method: 'ACH' } });
+    const same = await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'USD', destinationCountryCode: 'USA', method: 'ACH' },
+    });
     expect(same.body).toMatchObject({ exchangeRate: 1, destinationAmount: 100, totalDeductible: 105 });
   });
 
   it('refuses a pair that is not enabled with CORRIDOR_NOT_ENABLED', async () => {
-    const r = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'GHS', destinationCountryCode: 'GHA', method: 'SWIFT' } });
+    const r = await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'GHS', destinationCountryCode: 'GHA', method: 'SWIFT' },
+    });
     expect(r.status).toBe(400);
     expect(ErrorBody.parse(r.body).error).toBe('CORRIDOR_NOT_ENABLED');
   });
 
   it('refuses a prohibited destination with PROHIBITED_DESTINATION', async () => {
-    const r = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'USD', destinationCountryCode: 'PRK', method: 'SWIFT' } });
+    const r = await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'USD', destinationCountryCode: 'PRK', method: 'SWIFT' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('PROHIBITED_DESTINATION');
   });
 
   it('answers VALIDATION_ERROR with field errors for a bad body, unknown method or unavailable method', async () => {
-    const bad = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: -1, sourceCurrency: 'usd', destinationCurrency: 'NGN', destinationCountryCode: 'NG', method: 'NIP' } });
+    const bad = await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: -1, sourceCurrency: 'usd', destinationCurrency: 'NGN', destinationCountryCode: 'NG', method: 'NIP' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('VALIDATION_ERROR');
-    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['destinationCountryCode', 'sourceAmount', 'sourceCurrency']);
-    const unknown = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 1, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'PAYPAL' } });
+    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'destinationCountryCode',
+      'sourceAmount',
+      'sourceCurrency',
+    ]);
+    const unknown = await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: 1, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'PAYPAL' },
+    });
     expect(unknown.body.errors[0].field).toBe('method');
-    const unavailable = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 1, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'SEPA' } });
+    const unavailable = await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: 1, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'SEPA' },
+    });
     expect(unavailable.status).toBe(400);
     expect(unavailable.body.errors[0].message).toContain('available: SWIFT, NIP');
-    const decimals = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 10.001, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' } });
+    const decimals = await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: 10.001, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' },
+    });
     expect(decimals.body.errors[0]).toEqual({ field: 'sourceAmount', message: 'USD amounts have at most 2 decimals' });
-    const notIso = await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 1, sourceCurrency: 'ABC', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' } });
+    const notIso = await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: 1, sourceCurrency: 'ABC', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' },
+    });
     expect(notIso.body.errors).toEqual([{ field: 'sourceCurrency', message: 'ABC is not an ISO 4217 currency code' }]);
     const notJson = await call(sb, 'POST', `${P}/quote`, { body: '{"sourceAmount": ' });
     expect(notJson.status).toBe(400);
@@ -115,7 +161,9 @@ describe('quote (spec §4.1)', () => {
 
   it('debits nothing', async () => {
     const before = await walletBalance(sb, 'USD');
-    await call(sb, 'POST', `${P}/quote`, { body: { sourceAmount: 500, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' } });
+    await call(sb, 'POST', `${P}/quote`, {
+      body: { sourceAmount: 500, sourceCurrency: 'USD', destinationCurrency: 'NGN', destinationCountryCode: 'NGA', method: 'NIP' },
+    });
     expect(await walletBalance(sb, 'USD')).toBe(before);
   });
 });
@@ -127,8 +175,15 @@ describe('initiate (spec §4.2)', () => {
     expect(r.status).toBe(201);
     const p = Payout.parse(r.body);
     expect(p).toMatchObject({
-      status: 'PENDING', sourceAmount: 1000.1, sourceCurrency: 'USD', destinationAmount: 1530653.05, destinationCurrency: 'NGN',
-      method: 'NIP', transactionFees: 0.07, exchangeRate: 1530.5, supportingDocuments: [],
+      status: 'PENDING',
+      sourceAmount: 1000.1,
+      sourceCurrency: 'USD',
+      destinationAmount: 1530653.05,
+      destinationCurrency: 'NGN',
+      method: 'NIP',
+      transactionFees: 0.07,
+      exchangeRate: 1530.5,
+      supportingDocuments: [],
     });
     expect(p.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(p.payoutRef).not.toBe(p.id);
@@ -149,8 +204,13 @@ describe('initiate (spec §4.2)', () => {
     expect(r.body.error).toBe('MISSING_REQUIRED_FIELDS');
     expect(r.body.errors.map((e: { field: string }) => e.field)).toEqual(['beneficiary.accountNumber', 'beneficiary.bankCode']);
     const hk = await initiate(sb, {
-      sourceAmount: 100, sourceCurrency: 'USD', destinationCurrency: 'HKD', destinationCountryCode: 'HKG', method: 'HONG_KONG_FPS',
-      narration: 'x', beneficiary: { accountName: 'Li', accountCurrency: 'HKD', accountNumber: '123' },
+      sourceAmount: 100,
+      sourceCurrency: 'USD',
+      destinationCurrency: 'HKD',
+      destinationCountryCode: 'HKG',
+      method: 'HONG_KONG_FPS',
+      narration: 'x',
+      beneficiary: { accountName: 'Li', accountCurrency: 'HKD', accountNumber: '123' },
     });
     expect(hk.body.error).toBe('MISSING_REQUIRED_FIELDS');
     expect(hk.body.errors[0].field).toBe('beneficiary.fpsId | phoneNumber | email | accountNumber+bankCode');
@@ -160,21 +220,52 @@ describe('initiate (spec §4.2)', () => {
 
   it('answers INSUFFICIENT_FUNDS and debits nothing when the wallet is short', async () => {
     const before = await walletBalance(sb, 'USD', GLOBEX);
-    const r = await initiate(sb, { ...nipBody(), sourceAmount: 49_999, destinationCurrency: 'EUR', destinationCountryCode: 'DEU', method: 'SEPA', beneficiary: { accountName: 'A', accountCurrency: 'EUR', iban: 'DE89370400440532013000' } }, GLOBEX);
+    const r = await initiate(
+      sb,
+      {
+        ...nipBody(),
+        sourceAmount: 49_999,
+        destinationCurrency: 'EUR',
+        destinationCountryCode: 'DEU',
+        method: 'SEPA',
+        beneficiary: { accountName: 'A', accountCurrency: 'EUR', iban: 'DE89370400440532013000' },
+      },
+      GLOBEX,
+    );
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('INSUFFICIENT_FUNDS');
     expect(await walletBalance(sb, 'USD', GLOBEX)).toBe(before);
   });
 
   it('answers CORRIDOR_NOT_ENABLED, PROHIBITED_DESTINATION and VALIDATION_ERROR like quote', async () => {
-    expect((await initiate(sb, nipBody({ destinationCurrency: 'GHS', destinationCountryCode: 'GHA', method: 'SWIFT' }))).body.error).toBe('CORRIDOR_NOT_ENABLED');
-    expect((await initiate(sb, nipBody({ beneficiary: { accountName: 'A', accountCurrency: 'NGN', accountNumber: '1', bankCode: '2', countryCode: 'IRN' } }))).body.error).toBe('PROHIBITED_DESTINATION');
+    expect((await initiate(sb, nipBody({ destinationCurrency: 'GHS', destinationCountryCode: 'GHA', method: 'SWIFT' }))).body.error).toBe(
+      'CORRIDOR_NOT_ENABLED',
+    );
+    expect(
+      (
+        await initiate(
+          sb,
+          nipBody({ beneficiary: { accountName: 'A', accountCurrency: 'NGN', accountNumber: '1', bankCode: '2', countryCode: 'IRN' } }),
+        )
+      ).body.error,
+    ).toBe('PROHIBITED_DESTINATION');
     const noNarration = await initiate(sb, nipBody({ narration: undefined }));
     expect(noNarration.body).toMatchObject({ statusCode: 400, error: 'VALIDATION_ERROR' });
     expect(noNarration.body.errors[0].field).toBe('narration');
-    const wrongCurrency = await initiate(sb, nipBody({ beneficiary: { accountName: 'A', accountCurrency: 'USD', accountNumber: '1', bankCode: '2' } }));
+    const wrongCurrency = await initiate(
+      sb,
+      nipBody({ beneficiary: { accountName: 'A', accountCurrency: 'USD', accountNumber: '1', bankCode: '2' } }),
+    );
     expect(wrongCurrency.body.errors[0].field).toBe('beneficiary.accountCurrency');
-    const badType = await initiate(sb, { sourceAmount: 10, sourceCurrency: 'USD', destinationCurrency: 'USD', destinationCountryCode: 'USA', method: 'ACH', narration: 'x', beneficiary: { accountName: 'A', accountCurrency: 'USD', routingNumber: '021000021', accountNumber: '1', accountType: 'business' } });
+    const badType = await initiate(sb, {
+      sourceAmount: 10,
+      sourceCurrency: 'USD',
+      destinationCurrency: 'USD',
+      destinationCountryCode: 'USA',
+      method: 'ACH',
+      narration: 'x',
+      beneficiary: { accountName: 'A', accountCurrency: 'USD', routingNumber: '021000021', accountNumber: '1', accountType: 'business' },
+    });
     expect(badType.body.errors[0].field).toBe('beneficiary.accountType');
   });
 });
@@ -201,7 +292,19 @@ describe('get and list payouts (spec §4.3, §4.4)', () => {
     const list = PayoutList.parse(r.body);
     expect(list.data.map((p) => p.id)).toEqual([b.body.id, a.body.id]);
     expect(Object.keys(r.body.data[0]).sort()).toEqual(
-      ['id', 'payoutRef', 'status', 'method', 'sourceAmount', 'sourceCurrency', 'destinationAmount', 'destinationCurrency', 'exchangeRate', 'transactionFees', 'createdAt'].sort(),
+      [
+        'id',
+        'payoutRef',
+        'status',
+        'method',
+        'sourceAmount',
+        'sourceCurrency',
+        'destinationAmount',
+        'destinationCurrency',
+        'exchangeRate',
+        'transactionFees',
+        'createdAt',
+      ].sort(),
     );
     expect(list.meta).toMatchObject({ page: 1, limit: 2, size: 2 });
     const page2 = await call(sb, 'GET', `${P}?page=2&limit=2`);
@@ -231,7 +334,10 @@ describe('keys of one business', () => {
   it('logs every request with arrival time, key, method, path, route and status', async () => {
     const before = Date.now();
     await call(sb, 'GET', `${P}/wallets`, { key: GLOBEX, headers: { 'x-request-id': uniqueKey() } });
-    const entry = sb.requestLog().filter((e) => e.apiKey === GLOBEX && e.route === 'wallets').at(-1)!;
+    const entry = sb
+      .requestLog()
+      .filter((e) => e.apiKey === GLOBEX && e.route === 'wallets')
+      .at(-1)!;
     expect(entry).toMatchObject({ method: 'GET', path: `${P}/wallets`, status: 200 });
     expect(entry.at).toBeGreaterThanOrEqual(before);
   });

@@ -9,7 +9,9 @@ describe('seed', () => {
     expect(acme).toMatchObject({ name: 'Acme Trading Ltd', keys: [DEFAULT_KEYS.acmePrimary, DEFAULT_KEYS.acmeSecondary] });
     expect(acme!.wallets.map((w) => w.currency)).toEqual(['NGN', 'USD', 'EUR', 'GBP', 'CNY', 'HKD']);
     const enabled = acme!.pairs.filter((p) => p.enabled).map((p) => `${p.baseCurrency}/${p.quoteCurrency}`);
-    expect(enabled).toEqual(expect.arrayContaining(['USD/NGN', 'USD/EUR', 'USD/GBP', 'USD/CNY', 'USD/HKD', 'USD/INR', 'GBP/EUR', 'EUR/GBP', 'NGN/USD']));
+    expect(enabled).toEqual(
+      expect.arrayContaining(['USD/NGN', 'USD/EUR', 'USD/GBP', 'USD/CNY', 'USD/HKD', 'USD/INR', 'GBP/EUR', 'EUR/GBP', 'NGN/USD']),
+    );
     expect(acme!.pairs.some((p) => !p.enabled)).toBe(true);
     expect(globex).toMatchObject({ name: 'Globex Ltd', keys: [DEFAULT_KEYS.globex] });
     expect(seed.countries.length).toBeGreaterThanOrEqual(30);
@@ -19,7 +21,8 @@ describe('seed', () => {
   it('gives the same wallet and pair ids on every start', async () => {
     const [a, b] = [await startSandbox({ rateLimitPerSecond: null }), await startSandbox({ rateLimitPerSecond: null })];
     try {
-      const ids = async (sb: { url: string }) => (await call(sb, 'GET', `${P}/wallets`)).body.data.map((w: { walletId: string }) => w.walletId);
+      const ids = async (sb: { url: string }) =>
+        (await call(sb, 'GET', `${P}/wallets`)).body.data.map((w: { walletId: string }) => w.walletId);
       expect(await ids(a)).toEqual(await ids(b));
       expect(a.keys.map((k) => k.businessId)).toEqual(b.keys.map((k) => k.businessId));
     } finally {
@@ -30,7 +33,15 @@ describe('seed', () => {
   it('refuses a bad seed naming every field at fault', () => {
     const bad = {
       businesses: [
-        { name: 'A', keys: ['sk_test_aaaa'], wallets: [{ currency: 'USD', balance: '1' }, { currency: 'USD', balance: '2' }, { currency: 'ZZZ', balance: '1' }] },
+        {
+          name: 'A',
+          keys: ['sk_test_aaaa'],
+          wallets: [
+            { currency: 'USD', balance: '1' },
+            { currency: 'USD', balance: '2' },
+            { currency: 'ZZZ', balance: '1' },
+          ],
+        },
         { name: 'B', keys: ['sk_test_aaaa'], pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '-1' }] },
       ],
     };
@@ -43,8 +54,28 @@ describe('seed', () => {
     expect(error).toBeInstanceOf(SeedError);
     const paths = (error as SeedError).issues.map((i) => i.path);
     expect(paths).toEqual(expect.arrayContaining(['businesses[0].wallets[2].currency', 'businesses[1].pairs[0].rate']));
-    expect(() => parseSeed({ businesses: [{ name: 'A', keys: ['sk_test_aaaa'], wallets: [{ currency: 'USD', balance: '1' }, { currency: 'USD', balance: '2' }] }] })).toThrow(/wallets\[1\]\.currency: a second USD wallet/);
-    expect(() => parseSeed({ businesses: [{ name: 'A', keys: ['sk_test_aaaa'] }, { name: 'B', keys: ['sk_test_aaaa'] }] })).toThrow(/businesses\[1\]\.keys\[0\]: key already used/);
+    expect(() =>
+      parseSeed({
+        businesses: [
+          {
+            name: 'A',
+            keys: ['sk_test_aaaa'],
+            wallets: [
+              { currency: 'USD', balance: '1' },
+              { currency: 'USD', balance: '2' },
+            ],
+          },
+        ],
+      }),
+    ).toThrow(/wallets\[1\]\.currency: a second USD wallet/);
+    expect(() =>
+      parseSeed({
+        businesses: [
+          { name: 'A', keys: ['sk_test_aaaa'] },
+          { name: 'B', keys: ['sk_test_aaaa'] },
+        ],
+      }),
+    ).toThrow(/businesses\[1\]\.keys\[0\]: key already used/);
     expect(() => parseSeed({ businesses: [] })).toThrow(SeedError);
   });
 
@@ -52,7 +83,14 @@ describe('seed', () => {
     const sb = await startSandbox({
       rateLimitPerSecond: null,
       seed: {
-        businesses: [{ id: '11111111-1111-4111-8111-111111111111', name: 'Initech', keys: ['sk_test_initech'], wallets: [{ walletId: '22222222-2222-4222-8222-222222222222', currency: 'JPY', balance: '1000000' }] }],
+        businesses: [
+          {
+            id: '11111111-1111-4111-8111-111111111111',
+            name: 'Initech',
+            keys: ['sk_test_initech'],
+            wallets: [{ walletId: '22222222-2222-4222-8222-222222222222', currency: 'JPY', balance: '1000000' }],
+          },
+        ],
       },
     });
     try {

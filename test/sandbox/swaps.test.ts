@@ -9,15 +9,25 @@ let globexWallets: Record<string, string>;
 beforeAll(async () => {
   sb = await start();
   const ids = async (key?: string) =>
-    Object.fromEntries((await call(sb, 'GET', `${P}/wallets`, key ? { key } : {})).body.data.map((w: { currency: string; walletId: string }) => [w.currency, w.walletId]));
+    Object.fromEntries(
+      (await call(sb, 'GET', `${P}/wallets`, key ? { key } : {})).body.data.map((w: { currency: string; walletId: string }) => [
+        w.currency,
+        w.walletId,
+      ]),
+    );
   wallets = await ids();
   globexWallets = await ids(GLOBEX);
 });
 afterAll(() => sb.close());
 
 const usdToEur = (overrides: Record<string, unknown> = {}) => ({
-  sourceWalletId: wallets.USD, destinationWalletId: wallets.EUR, swapAmount: 1000, swapCurrency: 'USD',
-  amountToBeSent: 921.5, currencyToBeSent: 'EUR', ...overrides,
+  sourceWalletId: wallets.USD,
+  destinationWalletId: wallets.EUR,
+  swapAmount: 1000,
+  swapCurrency: 'USD',
+  amountToBeSent: 921.5,
+  currencyToBeSent: 'EUR',
+  ...overrides,
 });
 const swap = (body: unknown, idem: string | null = uniqueKey('swap'), key?: string) =>
   call(sb, 'POST', `${P}/swap`, { body, ...(idem ? { idem } : {}), ...(key ? { key } : {}) });
@@ -28,17 +38,35 @@ describe('swap (spec §4.7)', () => {
     const r = await swap(usdToEur({ reference: 'TREASURY-1' }));
     expect(r.status).toBe(201);
     const s = SwapCreated.parse(r.body);
-    expect(s).toMatchObject({ status: 'PROCESSING', method: 'SWAP', transactionFees: 0, payoutRef: 'TREASURY-1', exchangeRate: 0.9215, sourceAmount: 1000, destinationAmount: 921.5 });
+    expect(s).toMatchObject({
+      status: 'PROCESSING',
+      method: 'SWAP',
+      transactionFees: 0,
+      payoutRef: 'TREASURY-1',
+      exchangeRate: 0.9215,
+      sourceAmount: 1000,
+      destinationAmount: 921.5,
+    });
     expect(s.businessId).toBe(sb.keys.find((k) => k.key === 'sk_sandbox_acme_primary')!.businessId);
     expect(await walletBalance(sb, 'USD')).toBe(usd - 1000);
     expect(await walletBalance(sb, 'EUR')).toBe(Number((eur + 921.5).toFixed(2)));
     const tx = (await call(sb, 'GET', '/api/public/transactions?filter[payoutRef]=TREASURY-1')).body.data;
-    expect(tx.map((t: { type: string; amount: number }) => [t.type, t.amount]).sort()).toEqual([['CREDIT', 921.5], ['DEBIT', -1000]]);
+    expect(tx.map((t: { type: string; amount: number }) => [t.type, t.amount]).sort()).toEqual([
+      ['CREDIT', 921.5],
+      ['DEBIT', -1000],
+    ]);
   });
 
   it('generates a reference when none is sent, and converts in reverse by dividing by the pair rate', async () => {
     // NGN→USD has its own pair (0.000653); EUR→USD is USD/EUR reversed: 921.5 / 0.9215 = 1000.00.
-    const r = await swap({ sourceWalletId: wallets.EUR, destinationWalletId: wallets.USD, swapAmount: 921.5, swapCurrency: 'EUR', amountToBeSent: 1000, currencyToBeSent: 'USD' });
+    const r = await swap({
+      sourceWalletId: wallets.EUR,
+      destinationWalletId: wallets.USD,
+      swapAmount: 921.5,
+      swapCurrency: 'EUR',
+      amountToBeSent: 1000,
+      currencyToBeSent: 'USD',
+    });
     expect(r.status).toBe(201);
     expect(r.body.payoutRef).toMatch(/^SW-\d{8}-[0-9A-F]{8}$/);
   });
@@ -56,7 +84,18 @@ describe('swap (spec §4.7)', () => {
     await expectError(usdToEur({ swapCurrency: 'GBP' }), 400, 'INVALID_SOURCE_CURRENCY');
     await expectError(usdToEur({ currencyToBeSent: 'GBP' }), 400, 'INVALID_DESTINATION_CURRENCY');
     // HKD/CNY: no such pair at all. USD/GHS would be disabled, but Acme has no GHS wallet; use a toggled pair below.
-    await expectError({ sourceWalletId: wallets.HKD, destinationWalletId: wallets.CNY, swapAmount: 10, swapCurrency: 'HKD', amountToBeSent: 9, currencyToBeSent: 'CNY' }, 400, 'UNSUPPORTED_CURRENCY_PAIR');
+    await expectError(
+      {
+        sourceWalletId: wallets.HKD,
+        destinationWalletId: wallets.CNY,
+        swapAmount: 10,
+        swapCurrency: 'HKD',
+        amountToBeSent: 9,
+        currencyToBeSent: 'CNY',
+      },
+      400,
+      'UNSUPPORTED_CURRENCY_PAIR',
+    );
     // The spec's mismatch has no code: NestJS's 'Bad Request' reason phrase, and the message.
     await expectError(usdToEur({ amountToBeSent: 921.49 }), 400, 'Bad Request', 'Invalid payout amount');
     await expectError(usdToEur({ swapAmount: 0 }), 400, 'VALIDATION_ERROR');
@@ -68,10 +107,19 @@ describe('swap (spec §4.7)', () => {
   });
 
   it('answers CORRIDOR_NOT_ENABLED when the pair exists but is disabled', async () => {
-    const pair = (await call(sb, 'GET', `${P}/pairs`)).body.data.find((p: { baseCurrency: string; quoteCurrency: string }) => p.baseCurrency === 'USD' && p.quoteCurrency === 'HKD');
+    const pair = (await call(sb, 'GET', `${P}/pairs`)).body.data.find(
+      (p: { baseCurrency: string; quoteCurrency: string }) => p.baseCurrency === 'USD' && p.quoteCurrency === 'HKD',
+    );
     await call(sb, 'PATCH', `${P}/currency-pairs/${pair.currencyPairId}/toggle`, { body: { enabled: false } });
     try {
-      const r = await swap({ sourceWalletId: wallets.USD, destinationWalletId: wallets.HKD, swapAmount: 10, swapCurrency: 'USD', amountToBeSent: 78.12, currencyToBeSent: 'HKD' });
+      const r = await swap({
+        sourceWalletId: wallets.USD,
+        destinationWalletId: wallets.HKD,
+        swapAmount: 10,
+        swapCurrency: 'USD',
+        amountToBeSent: 78.12,
+        currencyToBeSent: 'HKD',
+      });
       expect(r.status).toBe(400);
       expect(r.body.error).toBe('CORRIDOR_NOT_ENABLED');
     } finally {
@@ -83,7 +131,17 @@ describe('swap (spec §4.7)', () => {
     const key = uniqueKey('swap');
     const usd = await walletBalance(sb, 'USD');
     const first = await swap(usdToEur({ swapAmount: 100, amountToBeSent: 92.15 }), key);
-    const again = await swap({ currencyToBeSent: 'EUR', amountToBeSent: 92.15, swapCurrency: 'USD', swapAmount: 100, destinationWalletId: wallets.EUR, sourceWalletId: wallets.USD }, key);
+    const again = await swap(
+      {
+        currencyToBeSent: 'EUR',
+        amountToBeSent: 92.15,
+        swapCurrency: 'USD',
+        swapAmount: 100,
+        destinationWalletId: wallets.EUR,
+        sourceWalletId: wallets.USD,
+      },
+      key,
+    );
     expect(again.status).toBe(201);
     expect(again.body.id).toBe(first.body.id);
     expect(await walletBalance(sb, 'USD')).toBe(usd - 100);

@@ -48,7 +48,9 @@ describe('webhook subscription routes (spec §4.13)', () => {
     const plain = await call(sb, 'POST', W, { body: { url: 'http://hooks.example.com/x' } });
     expect(plain.status).toBe(400);
     expect(plain.body.errors[0].field).toBe('url');
-    expect((await call(sb, 'POST', W, { body: { url: 'https://x.example.com', eventTypes: ['payout.created'] } })).body.error).toBe('VALIDATION_ERROR');
+    expect((await call(sb, 'POST', W, { body: { url: 'https://x.example.com', eventTypes: ['payout.created'] } })).body.error).toBe(
+      'VALIDATION_ERROR',
+    );
     expect((await register({ url: 'http://127.0.0.1:9/hooks' })).status).toBe(201);
   });
 });
@@ -74,10 +76,16 @@ describe('deliveries (spec §6)', () => {
       expect(debit.data).toMatchObject({ amount: 1000.07, currency: 'USD', transactionType: 'dr', reference: p.payoutRef });
       const credit = WalletEvent.parse(rx.received.find((d) => d.body.eventType === 'wallet.credited')!.body);
       expect(credit.data).toMatchObject({ amount: 1000.07, transactionType: 'cr', reference: p.payoutRef });
-      const changes = rx.received.filter((d) => d.body.eventType === 'payout.status.changed').map((d) => PayoutStatusChangedEvent.parse(d.body).data);
+      const changes = rx.received
+        .filter((d) => d.body.eventType === 'payout.status.changed')
+        .map((d) => PayoutStatusChangedEvent.parse(d.body).data);
       // Each event is its own delivery, so they may arrive in any order (receivers order them by the
       // status table, not by arrival): compare the set of transitions, then each one by its new status.
-      expect(changes.map((c) => `${c.oldStatus}->${c.newStatus}`).sort()).toEqual(['ADDITIONAL_INFO_REQUIRED->PENDING', 'PENDING->ADDITIONAL_INFO_REQUIRED', 'PENDING->REJECTED']);
+      expect(changes.map((c) => `${c.oldStatus}->${c.newStatus}`).sort()).toEqual([
+        'ADDITIONAL_INFO_REQUIRED->PENDING',
+        'PENDING->ADDITIONAL_INFO_REQUIRED',
+        'PENDING->REJECTED',
+      ]);
       const to = (s: string) => changes.find((c) => c.newStatus === s)!;
       expect(to('ADDITIONAL_INFO_REQUIRED').informationRequests?.[0]?.type).toBe('FILE');
       expect(to('PENDING').newStatusDetail).toBe('ADDITIONAL_INFO_UNDER_REVIEW');
@@ -92,8 +100,20 @@ describe('deliveries (spec §6)', () => {
     const rx = await receiver();
     try {
       await register({ url: rx.url });
-      const w = Object.fromEntries((await call(sb, 'GET', `${P}/wallets`)).body.data.map((x: { currency: string; walletId: string }) => [x.currency, x.walletId]));
-      const s = await call(sb, 'POST', `${P}/swap`, { idem: uniqueKey(), body: { sourceWalletId: w.USD, destinationWalletId: w.EUR, swapAmount: 10, swapCurrency: 'USD', amountToBeSent: 9.22, currencyToBeSent: 'EUR' } });
+      const w = Object.fromEntries(
+        (await call(sb, 'GET', `${P}/wallets`)).body.data.map((x: { currency: string; walletId: string }) => [x.currency, x.walletId]),
+      );
+      const s = await call(sb, 'POST', `${P}/swap`, {
+        idem: uniqueKey(),
+        body: {
+          sourceWalletId: w.USD,
+          destinationWalletId: w.EUR,
+          swapAmount: 10,
+          swapCurrency: 'USD',
+          amountToBeSent: 9.22,
+          currencyToBeSent: 'EUR',
+        },
+      });
       expect(s.status).toBe(201);
       await eventually(() => (rx.received.length >= 3 ? true : undefined));
       expect(rx.received.map((d) => d.body.eventType).sort()).toEqual(['payout.status.changed', 'wallet.credited', 'wallet.debited']);
@@ -159,7 +179,13 @@ describe('deliveries (spec §6)', () => {
         });
         server.listen(0, '127.0.0.1', () => {
           const { port } = server.address() as { port: number };
-          resolve({ url: `http://127.0.0.1:${port}/`, close: () => { server.closeAllConnections(); server.close(); } });
+          resolve({
+            url: `http://127.0.0.1:${port}/`,
+            close: () => {
+              server.closeAllConnections();
+              server.close();
+            },
+          });
         });
       });
     });

@@ -66,13 +66,17 @@ describe('amounts', () => {
 
   it('property: never throws, and never accepts a non-positive or over-precise amount', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('0', '1', '5', '9', ',', '.', ' ', "'", '-', 'e') , maxLength: 14 }), fc.constantFrom('JPY', 'USD', 'KWD'), (text, ccy) => {
-        const r = parseAmount(text, ccy);
-        if (r.ok) {
-          expect(r.value.greaterThan(0)).toBe(true);
-          expect(r.value.decimalPlaces()).toBeLessThanOrEqual(ccy === 'JPY' ? 0 : ccy === 'USD' ? 2 : 3);
-        }
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom('0', '1', '5', '9', ',', '.', ' ', "'", '-', 'e'), maxLength: 14 }),
+        fc.constantFrom('JPY', 'USD', 'KWD'),
+        (text, ccy) => {
+          const r = parseAmount(text, ccy);
+          if (r.ok) {
+            expect(r.value.greaterThan(0)).toBe(true);
+            expect(r.value.decimalPlaces()).toBeLessThanOrEqual(ccy === 'JPY' ? 0 : ccy === 'USD' ? 2 : 3);
+          }
+        },
+      ),
       { numRuns: 2000 },
     );
   });

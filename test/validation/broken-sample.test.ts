@@ -55,12 +55,26 @@ describe('samples/payroll-broken.csv', () => {
       [22, 'warning', 'TOTALS_ROW', undefined, undefined],
     ]);
     expect(r.problems.every((p) => p.file === broken && p.message.length > 0)).toBe(true);
-    expect(r.problems.filter((p) => p.row !== undefined && p.code !== 'BLANK_ROWS' && p.code !== 'TOTALS_ROW' && p.code !== 'EXTRA_CELLS' && p.code !== 'NO_DOCUMENT' && p.code !== 'MISSING_VALUE' && p.code !== 'MISSING_ONE_OF').every((p) => p.expected)).toBe(true);
+    expect(
+      r.problems
+        .filter(
+          (p) =>
+            p.row !== undefined &&
+            p.code !== 'BLANK_ROWS' &&
+            p.code !== 'TOTALS_ROW' &&
+            p.code !== 'EXTRA_CELLS' &&
+            p.code !== 'NO_DOCUMENT' &&
+            p.code !== 'MISSING_VALUE' &&
+            p.code !== 'MISSING_ONE_OF',
+        )
+        .every((p) => p.expected),
+    ).toBe(true);
     expect(r.summary).toMatchObject({ rows: 18, valid: 4, invalid: 14, skipped: 3, errors: 34, warnings: 9 });
   });
 
   it('masks account identifiers: no full account number, IBAN or phone appears', async () => {
     const text = JSON.stringify((await collectBatch(broken)).problems);
-    for (const secret of ['DE89370400440532013001', '3192681', '0091234567', 'NL91ABNA0417164300', '0123456789']) expect(text).not.toContain(secret);
+    for (const secret of ['DE89370400440532013001', '3192681', '0091234567', 'NL91ABNA0417164300', '0123456789'])
+      expect(text).not.toContain(secret);
   });
 });

@@ -46,12 +46,16 @@ describe('Excel traps', () => {
 
   it('scientific notation or more than 15 digits: digits lost', async () => {
     expect((await trap('CHINA_WIRE', { accountNumber: [1.23e15, '0.00E+00'] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:accountNumber']);
-    expect((await trap('CHINA_WIRE', { accountNumber: [6222020200012345678, '0'] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:accountNumber']);
+    expect((await trap('CHINA_WIRE', { accountNumber: [6222020200012345678, '0'] })).problems).toEqual([
+      'e:EXCEL_DIGITS_LOST:accountNumber',
+    ]);
     expect((await trap('SWIFT', { accountNumber: [123456789012345680000] })).problems).toEqual(['e:EXCEL_DIGITS_LOST:accountNumber']);
   });
 
   it('a phone number as a number lost its +', async () => {
-    expect((await trap('HK_FPS', { fpsId: [1234567], phoneNumber: [85291234567] })).problems).toEqual(['e:EXCEL_LEADING_ZEROS_LOST:phoneNumber']);
+    expect((await trap('HK_FPS', { fpsId: [1234567], phoneNumber: [85291234567] })).problems).toEqual([
+      'e:EXCEL_LEADING_ZEROS_LOST:phoneNumber',
+    ]);
   });
 
   it('a numeric cell that still has all its digits is read as its digits, not its display', async () => {

@@ -13,7 +13,13 @@ const pool: Record<string, string[]> = {};
 for (const f of BENEFICIARY_COLUMNS) {
   pool[f] = [...new Set(PAYOUT_METHODS.map((m) => EXAMPLES[m][f]).filter((v): v is string => !!v))];
 }
-pool.iban!.push('SA0380000000608010167519', 'BR1800360305000010009795493C1', 'DE89 3704 0044 0532 0130 00', 'gb29nwbk60161331926819', 'DE89370400440532013001');
+pool.iban!.push(
+  'SA0380000000608010167519',
+  'BR1800360305000010009795493C1',
+  'DE89 3704 0044 0532 0130 00',
+  'gb29nwbk60161331926819',
+  'DE89370400440532013001',
+);
 pool.sortCode!.push('60-16-13', '200000', '60161', '6016133');
 pool.accountNumber!.push('31926819', '3192 6819', '1234567', '0123456785', '12345678901234567890', 'ABC123');
 pool.bankCode!.push('004', '000013', '12', '0581');
@@ -33,25 +39,27 @@ const noise = fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[0-9 -]
 
 /** An input as parseRow builds it: some of the method's fields, each a non-empty string. */
 const inputFor = (method: PayoutMethod) =>
-  fc.record(
-    Object.fromEntries(
-      methodFields(method).map((f) => {
-        const known = pool[f] ?? [];
-        const example = EXAMPLES[method][f];
-        const choices = [
-          ...(example ? [{ weight: 8, arbitrary: fc.constant(example) }] : []),
-          ...(known.length ? [{ weight: 3, arbitrary: fc.constantFrom(...known) }] : []),
-          { weight: 1, arbitrary: noise },
-          { weight: 2, arbitrary: fc.constant(undefined) },
-        ];
-        return [f, fc.oneof(...choices)];
-      }),
-    ) as Record<BeneficiaryColumn, fc.Arbitrary<string | undefined>>,
-  ).map((r) => {
-    const input: Record<string, string> = {};
-    for (const [k, v] of Object.entries(r)) if (v !== undefined && v !== '') input[k] = v;
-    return input;
-  });
+  fc
+    .record(
+      Object.fromEntries(
+        methodFields(method).map((f) => {
+          const known = pool[f] ?? [];
+          const example = EXAMPLES[method][f];
+          const choices = [
+            ...(example ? [{ weight: 8, arbitrary: fc.constant(example) }] : []),
+            ...(known.length ? [{ weight: 3, arbitrary: fc.constantFrom(...known) }] : []),
+            { weight: 1, arbitrary: noise },
+            { weight: 2, arbitrary: fc.constant(undefined) },
+          ];
+          return [f, fc.oneof(...choices)];
+        }),
+      ) as Record<BeneficiaryColumn, fc.Arbitrary<string | undefined>>,
+    )
+    .map((r) => {
+      const input: Record<string, string> = {};
+      for (const [k, v] of Object.entries(r)) if (v !== undefined && v !== '') input[k] = v;
+      return input;
+    });
 
 describe('the fast beneficiary path', () => {
   it.each(PAYOUT_METHODS)('agrees with the %s zod schema on random inputs', (method) => {
@@ -67,7 +75,9 @@ describe('the fast beneficiary path', () => {
           expect(fast !== undefined).toBe(z.success);
           if (z.success) {
             accepted++;
-            const data = Object.fromEntries(Object.entries(z.data as Record<string, unknown>).filter(([, v]) => v !== undefined && v !== ''));
+            const data = Object.fromEntries(
+              Object.entries(z.data as Record<string, unknown>).filter(([, v]) => v !== undefined && v !== ''),
+            );
             expect(fast).toEqual(data);
             expect(Object.keys(fast!)).toEqual(Object.keys(data));
           } else rejected++;

@@ -9,7 +9,9 @@ import { FirstRowIndex, accountKey, hash53, hash53Joined } from '../../src/valid
 import type { PayoutRow } from '../../src/validation/schemas.ts';
 
 describe('document paths', () => {
-  const pathText = fc.array(fc.constantFrom('a', 'b', '.', '/', '\\', ' ', 'é', ';', '..', '.pdf'), { maxLength: 12 }).map((a) => a.join(''));
+  const pathText = fc
+    .array(fc.constantFrom('a', 'b', '.', '/', '\\', ' ', 'é', ';', '..', '.pdf'), { maxLength: 12 })
+    .map((a) => a.join(''));
 
   it('resolve like path.resolve(baseDir, d), whatever the folder and the name', () => {
     const bases = ['/tmp/batch', '/', '/tmp/x/../batch', '/tmp/batch/', 'relative/dir', '.', '/tmp/ sp ace'];
@@ -24,7 +26,12 @@ describe('document paths', () => {
   it('split a cell as split(";"), trim and drop empty ones', () => {
     fc.assert(
       fc.property(pathText, (cell) => {
-        expect(documentPaths(cell)).toEqual(cell.split(';').map((d) => d.trim()).filter(Boolean));
+        expect(documentPaths(cell)).toEqual(
+          cell
+            .split(';')
+            .map((d) => d.trim())
+            .filter(Boolean),
+        );
       }),
       { numRuns: 2000 },
     );
@@ -34,19 +41,23 @@ describe('document paths', () => {
 describe('FirstRowIndex', () => {
   it('answers as a Map of first rows would, through its growths', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 300 }), { maxLength: 3000 }), fc.integer({ min: 0, max: 2 ** 21 - 1 }), (picks, hi) => {
-        const index = new FirstRowIndex(4);
-        const map = new Map<number, number>();
-        picks.forEach((k, i) => {
-          // 53-bit keys that share their low 32 bits in pairs: collisions in the table
-          const h = (k % 2) * hi * 4294967296 + Math.floor(k / 2) * 65536;
-          const row = i + 2;
-          const want = map.get(h);
-          if (want === undefined) map.set(h, row);
-          expect(index.firstOrAdd(h, row)).toBe(want);
-        });
-        expect(index.size).toBe(map.size);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 300 }), { maxLength: 3000 }),
+        fc.integer({ min: 0, max: 2 ** 21 - 1 }),
+        (picks, hi) => {
+          const index = new FirstRowIndex(4);
+          const map = new Map<number, number>();
+          picks.forEach((k, i) => {
+            // 53-bit keys that share their low 32 bits in pairs: collisions in the table
+            const h = (k % 2) * hi * 4294967296 + Math.floor(k / 2) * 65536;
+            const row = i + 2;
+            const want = map.get(h);
+            if (want === undefined) map.set(h, row);
+            expect(index.firstOrAdd(h, row)).toBe(want);
+          });
+          expect(index.size).toBe(map.size);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -56,12 +67,30 @@ describe('accountKey', () => {
   const opt = fc.option(fc.constantFrom('', '12345678', '601613', '021000021', '058', 'DEUTDEFF'), { nil: undefined });
   it('joins the non-empty bank identifiers with "/" when there is no IBAN', () => {
     fc.assert(
-      fc.property(opt, opt, opt, opt, opt, fc.option(fc.constant('DE89370400440532013000'), { nil: undefined }), (accountNumber, sortCode, routingNumber, bankCode, swiftCode, iban) => {
-        const beneficiary = { accountName: 'N', accountCurrency: 'EUR', accountNumber, sortCode, routingNumber, bankCode, swiftCode, iban, fpsId: '1234567' };
-        const b = beneficiary as Record<string, string | undefined>;
-        const id = iban ?? [accountNumber, sortCode, routingNumber, bankCode, swiftCode].filter(Boolean).join('/');
-        expect(accountKey({ beneficiary: b } as unknown as PayoutRow)).toBe(id || '1234567');
-      }),
+      fc.property(
+        opt,
+        opt,
+        opt,
+        opt,
+        opt,
+        fc.option(fc.constant('DE89370400440532013000'), { nil: undefined }),
+        (accountNumber, sortCode, routingNumber, bankCode, swiftCode, iban) => {
+          const beneficiary = {
+            accountName: 'N',
+            accountCurrency: 'EUR',
+            accountNumber,
+            sortCode,
+            routingNumber,
+            bankCode,
+            swiftCode,
+            iban,
+            fpsId: '1234567',
+          };
+          const b = beneficiary as Record<string, string | undefined>;
+          const id = iban ?? [accountNumber, sortCode, routingNumber, bankCode, swiftCode].filter(Boolean).join('/');
+          expect(accountKey({ beneficiary: b } as unknown as PayoutRow)).toBe(id || '1234567');
+        },
+      ),
     );
   });
 });
@@ -81,7 +110,10 @@ describe('ibanSurelyValid', () => {
     })
     .map(({ cc, body, digitsOnly, edits, cut }) => {
       const spec = countrySpecs[cc]!;
-      const bban = body.slice(0, spec.chars! - 4).map((n) => chars[digitsOnly ? n % 10 : n]).join('');
+      const bban = body
+        .slice(0, spec.chars! - 4)
+        .map((n) => chars[digitsOnly ? n % 10 : n])
+        .join('');
       let v = composeIBAN({ countryCode: cc, bban }) ?? `${cc}00${bban}`;
       for (const [at, n] of edits) v = v.slice(0, at % v.length) + chars[n] + v.slice((at % v.length) + 1);
       return cut < 0 ? v.slice(0, cut) : cut > 0 ? v + '0' : v;
@@ -105,9 +137,16 @@ describe('ibanSurelyValid', () => {
 describe('hash53Joined', () => {
   it('is hash53 of the parts joined by "|"', () => {
     fc.assert(
-      fc.property(fc.string(), fc.string(), fc.string(), fc.string({ unit: 'binary' }), fc.integer({ min: 0, max: 100 }), (a, b, c, d, seed) => {
-        expect(hash53Joined(a, b, c, d, seed)).toBe(hash53(`${a}|${b}|${c}|${d}`, seed));
-      }),
+      fc.property(
+        fc.string(),
+        fc.string(),
+        fc.string(),
+        fc.string({ unit: 'binary' }),
+        fc.integer({ min: 0, max: 100 }),
+        (a, b, c, d, seed) => {
+          expect(hash53Joined(a, b, c, d, seed)).toBe(hash53(`${a}|${b}|${c}|${d}`, seed));
+        },
+      ),
       { numRuns: 2000 },
     );
   });

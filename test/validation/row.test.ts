@@ -3,7 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CANONICAL_FIELDS, type CanonicalField } from '../../src/input/index.ts';
-import { parseRow, validateRow, PayoutRowSchema, sniffDocumentType, checkDocumentFile, type RowContext } from '../../src/validation/index.ts';
+import {
+  parseRow,
+  validateRow,
+  PayoutRowSchema,
+  sniffDocumentType,
+  checkDocumentFile,
+  type RowContext,
+} from '../../src/validation/index.ts';
 import { EXAMPLES } from '../../src/validation/templates.ts';
 import { PAYOUT_METHODS, type PayoutMethod } from '../../src/spec/codes.ts';
 
@@ -23,7 +30,8 @@ const row = (method: PayoutMethod, over: Partial<Record<CanonicalField, string>>
   rowNumber: 7,
   cells: Object.fromEntries(CANONICAL_FIELDS.map((f) => [f, { ...EXAMPLES[method], documents: 'inv.pdf', ...over }[f] ?? ''])),
 });
-const codes = (method: PayoutMethod, over: Partial<Record<CanonicalField, string>> = {}) => validateRow(row(method, over), ctx).map((p) => `${p.severity[0]}:${p.code}:${p.column ?? ''}`);
+const codes = (method: PayoutMethod, over: Partial<Record<CanonicalField, string>> = {}) =>
+  validateRow(row(method, over), ctx).map((p) => `${p.severity[0]}:${p.code}:${p.column ?? ''}`);
 
 describe('one row', () => {
   it.each(PAYOUT_METHODS)('the %s example is valid and becomes a typed PayoutRow', (m) => {
@@ -38,7 +46,10 @@ describe('one row', () => {
     expect(codes('SEPA', { iban: '' })).toEqual(['e:MISSING_VALUE:iban']);
     expect(codes('ACH', { routingNumber: '', accountType: '' })).toEqual(['e:MISSING_VALUE:routingNumber', 'e:MISSING_VALUE:accountType']);
     expect(codes('NIP', { accountCurrency: '' })).toEqual(['e:MISSING_VALUE:accountCurrency']);
-    expect(codes('SWIFT', { bankName: '', beneficiaryCountry: '' })).toEqual(['e:MISSING_VALUE:bankName', 'e:MISSING_VALUE:beneficiaryCountry']);
+    expect(codes('SWIFT', { bankName: '', beneficiaryCountry: '' })).toEqual([
+      'e:MISSING_VALUE:bankName',
+      'e:MISSING_VALUE:beneficiaryCountry',
+    ]);
     expect(codes('FASTER_PAYMENTS', { iban: '' })).toEqual(['e:MISSING_VALUE:iban']);
   });
 
@@ -52,7 +63,9 @@ describe('one row', () => {
     expect(codes('WECHAT', { openId: '' })).toEqual(['e:MISSING_ONE_OF:openId | wechatUserId']);
     expect(codes('WECHAT', { openId: '', wechatUserId: 'wxid_abc123' })).toEqual([]);
     expect(codes('HK_FPS', { fpsId: '', phoneNumber: '+85291234567' })).toEqual([]);
-    expect(codes('HK_FPS', { fpsId: '', accountNumber: '123456789' })).toEqual(['e:MISSING_ONE_OF:fpsId | phoneNumber | email | accountNumber | bankCode']);
+    expect(codes('HK_FPS', { fpsId: '', accountNumber: '123456789' })).toEqual([
+      'e:MISSING_ONE_OF:fpsId | phoneNumber | email | accountNumber | bankCode',
+    ]);
     expect(codes('HK_FPS', { fpsId: '', accountNumber: '123456789', bankCode: '004' })).toEqual([]);
   });
 
@@ -91,7 +104,7 @@ describe('one row', () => {
     expect(checkDocumentFile(join(dir, 'scan.jpg'))).toMatchObject({ ok: true, contentType: 'image/jpeg' });
   });
 
-  it('reads the row\'s amount exactly and with the currency\'s minor units', () => {
+  it("reads the row's amount exactly and with the currency's minor units", () => {
     expect(parseRow(row('SEPA', { sourceAmount: '1.234,56' }), ctx).payout?.sourceAmount.toFixed()).toBe('1234.56');
     expect(codes('SEPA', { sourceAmount: '1,234' })).toEqual(['e:AMBIGUOUS_AMOUNT:sourceAmount']);
     expect(codes('SEPA', { sourceAmount: '1.001' })).toEqual(['e:AMOUNT_PRECISION:sourceAmount']);
@@ -102,7 +115,9 @@ describe('one row', () => {
     const { iban: _drop, ...rest } = fields;
     void _drop;
     const p = validateRow(row('SEPA'), { ...ctx, fields: rest });
-    expect(p.map((x) => [x.code, x.column, x.message])).toEqual([['MISSING_VALUE', 'iban', 'SEPA needs iban, and the file has no iban column']]);
+    expect(p.map((x) => [x.code, x.column, x.message])).toEqual([
+      ['MISSING_VALUE', 'iban', 'SEPA needs iban, and the file has no iban column'],
+    ]);
     expect(codes('SEPA', { accountName: 'M\uFFFDller' })).toEqual(['e:ENCODING:accountName']);
   });
 });

@@ -35,12 +35,19 @@ describe('validateBatch with rows settled by an earlier run', () => {
     const r = await collectBatch(path, { settled });
     expect(r.rows[0]).toMatchObject({ rowNumber: 2, valid: true, problems: [], settled: { reference: 'GEN-0001' } });
     expect(r.rows[0]!.payout).toBeUndefined();
-    expect(r.rows.slice(1).map((x) => [x.valid, !!x.payout, x.settled])).toEqual([[true, true, undefined], [true, true, undefined]]);
-    expect(seen).toEqual([['GEN-0001', 2], ['GEN-0002', 3], ['GEN-0003', 4]]);
+    expect(r.rows.slice(1).map((x) => [x.valid, !!x.payout, x.settled])).toEqual([
+      [true, true, undefined],
+      [true, true, undefined],
+    ]);
+    expect(seen).toEqual([
+      ['GEN-0001', 2],
+      ['GEN-0002', 3],
+      ['GEN-0003', 4],
+    ]);
     expect(r.summary).toMatchObject({ rows: 3, valid: 3, invalid: 0 });
   });
 
-  it('a later row with the settled row\'s probable-duplicate key is flagged, naming the settled row', async () => {
+  it("a later row with the settled row's probable-duplicate key is flagged, naming the settled row", async () => {
     const path = await batch(3, (l) => [...l, l[1]!.replace('GEN-0002', 'GEN-0009')]);
     const plain = await collectBatch(path);
     const key = probableDuplicateKey(plain.rows[1]!.payout!);
@@ -61,10 +68,13 @@ describe('validateBatch with rows settled by an earlier run', () => {
     const dupOfFirst = probableDuplicateKey(plain.rows[0]!.payout!);
     const r = await collectBatch(path, {
       settled: (ref, row) =>
-        ref === 'GEN-0001' && row === 9 ? { dup: 1 } // another row number: validated
-        : ref === 'GEN-0002' ? { dup: 2 } // rows 3 and 5: the second is a repeated reference
-        : ref === 'GEN-0003' && row === 4 ? { dup: dupOfFirst } // a key row 2 had first: validated (with its own key)
-        : undefined,
+        ref === 'GEN-0001' && row === 9
+          ? { dup: 1 } // another row number: validated
+          : ref === 'GEN-0002'
+            ? { dup: 2 } // rows 3 and 5: the second is a repeated reference
+            : ref === 'GEN-0003' && row === 4
+              ? { dup: dupOfFirst } // a key row 2 had first: validated (with its own key)
+              : undefined,
     });
     expect(r.rows.map((x) => !!x.settled)).toEqual([false, true, false, false]);
     expect(r.rows[0]!.payout?.reference).toBe('GEN-0001');

@@ -61,7 +61,10 @@ describe('samples', () => {
     const seedPairs = new Set(['USD>NGN', 'USD>EUR', 'USD>GBP', 'USD>CNY', 'USD>HKD', 'USD>INR', 'GBP>EUR', 'EUR>GBP', 'NGN>USD']);
     const r = await collectBatch(join(root, 'samples', 'payroll-2025-01.csv'));
     for (const c of r.summary.corridors) {
-      expect(c.sourceCurrency === c.destinationCurrency || seedPairs.has(`${c.sourceCurrency}>${c.destinationCurrency}`), JSON.stringify(c)).toBe(true);
+      expect(
+        c.sourceCurrency === c.destinationCurrency || seedPairs.has(`${c.sourceCurrency}>${c.destinationCurrency}`),
+        JSON.stringify(c),
+      ).toBe(true);
     }
   });
 });

@@ -32,7 +32,10 @@ export default defineCommand<AccountArgs>({
         describe: 'local (embedded sandbox), sandbox or production; default $PAYOUT_ENV, else sandbox. Never production unless named.',
       })
       .option('base-url', { type: 'string', describe: 'Talk to this server instead ($PAYOUT_BASE_URL)' })
-      .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST); the sandbox host is derived' })
+      .option('gateway-host', {
+        type: 'string',
+        describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST); the sandbox host is derived',
+      })
       .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON object' })
       .option('log-level', { type: 'string', describe: 'JSON logs on stderr at this level ($PAYOUT_BATCH_LOG_LEVEL; default warn)' })
@@ -40,7 +43,9 @@ export default defineCommand<AccountArgs>({
       .option('api-key', { hidden: true }) as never,
   run: async (args, io) => {
     if (args['api-key'] !== undefined) {
-      throw new UsageError('the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file');
+      throw new UsageError(
+        'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
+      );
     }
     const logger = createLogger({ level: args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn', bindings: { command: 'account' } });
     let conn: Connection;
@@ -56,7 +61,8 @@ export default defineCommand<AccountArgs>({
         logger,
       });
     } catch (e) {
-      if (e instanceof ClientConfigError) throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
+      if (e instanceof ClientConfigError)
+        throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
       throw e;
     }
     try {
@@ -95,14 +101,20 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Retu
   const quota = await client.quotaUsage();
 
   if (args.json) {
-    io.stdout.write(JSON.stringify({
-      environment: environment.name,
-      baseUrl: environment.baseUrl,
-      key: { fingerprint: client.apiKey.fingerprint, source: client.apiKey.source },
-      wallets,
-      pairs,
-      quota: quota ? { ...quota, countedHere: true, file: conn.usage?.path } : null,
-    }, null, 2) + '\n');
+    io.stdout.write(
+      JSON.stringify(
+        {
+          environment: environment.name,
+          baseUrl: environment.baseUrl,
+          key: { fingerprint: client.apiKey.fingerprint, source: client.apiKey.source },
+          wallets,
+          pairs,
+          quota: quota ? { ...quota, countedHere: true, file: conn.usage?.path } : null,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
     return ExitCode.OK;
   }
 
@@ -119,7 +131,10 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Retu
   for (const p of pairs) lines.push(`  ${p.baseCurrency}/${p.quoteCurrency}  ${String(p.rate).padStart(12)}  ${p.currencyPairId}`);
   if (quota) {
     const fmt = (n: number) => n.toLocaleString('en-US');
-    lines.push('', `Quota        ${fmt(quota.used)} of ${fmt(quota.quota)} requests used in ${quota.month} (UTC), as counted on this machine`);
+    lines.push(
+      '',
+      `Quota        ${fmt(quota.used)} of ${fmt(quota.quota)} requests used in ${quota.month} (UTC), as counted on this machine`,
+    );
     lines.push(`             (requests from other machines or tools are not in this count; file ${conn.usage?.path})`);
   }
   io.stdout.write(lines.join('\n') + '\n');

@@ -23,21 +23,51 @@ export default defineCommand<AttachArgs>({
     connectionOptions(y)
       .positional('payoutId', { type: 'string', describe: 'The payout id (payoutId column of the results file)' })
       .positional('files', { type: 'string', array: true, describe: 'PDF, JPEG or PNG files, at most 10 MB each' })
-      .option('merge', { type: 'boolean', default: false, describe: 'Merge all the files into one PDF first (one document of the 5 allowed)' })
-      .option('force', { type: 'boolean', default: false, describe: "Send even when the payout's status forbids documents, to see the service's answer" })
+      .option('merge', {
+        type: 'boolean',
+        default: false,
+        describe: 'Merge all the files into one PDF first (one document of the 5 allowed)',
+      })
+      .option('force', {
+        type: 'boolean',
+        default: false,
+        describe: "Send even when the payout's status forbids documents, to see the service's answer",
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable result on stdout' }) as never,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'attach');
     const conn = await openConnection(args, io, logger);
     try {
-      const r = await attachDocuments({ client: conn.client, payoutId: args.payoutId, files: args.files.map(String), merge: args.merge, force: args.force, logger });
+      const r = await attachDocuments({
+        client: conn.client,
+        payoutId: args.payoutId,
+        files: args.files.map(String),
+        merge: args.merge,
+        force: args.force,
+        logger,
+      });
       if (args.json) {
-        io.stdout.write(JSON.stringify({ exitCode: 0, payoutId: r.payout.id, status: r.payout.status, uploaded: r.uploaded, totalDocuments: r.response.totalDocuments, merged: r.merged }, null, 2) + '\n');
+        io.stdout.write(
+          JSON.stringify(
+            {
+              exitCode: 0,
+              payoutId: r.payout.id,
+              status: r.payout.status,
+              uploaded: r.uploaded,
+              totalDocuments: r.response.totalDocuments,
+              merged: r.merged,
+            },
+            null,
+            2,
+          ) + '\n',
+        );
       } else {
         io.stdout.write(
           `Attached ${r.uploaded.length} document${r.uploaded.length === 1 ? '' : 's'}${r.merged ? ` (${args.files.length} files merged into one PDF)` : ''} ` +
             `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.response.totalDocuments} of 5.\n` +
-            (r.answers.length ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. Run \`payout-batch status\` later to see the review.\n` : ''),
+            (r.answers.length
+              ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. Run \`payout-batch status\` later to see the review.\n`
+              : ''),
         );
       }
       return ExitCode.OK;
@@ -48,7 +78,9 @@ export default defineCommand<AttachArgs>({
       }
       if (e instanceof PayoutApiError) {
         // The service's answer, plainly: its code, its message, the request id to quote.
-        io.stderr.write(`payout-batch: the service refused: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`);
+        io.stderr.write(
+          `payout-batch: the service refused: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`,
+        );
         return isServiceTrouble(e) ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED;
       }
       throw e;

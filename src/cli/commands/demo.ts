@@ -12,8 +12,15 @@ export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
   builder: (y) =>
     y
       .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' })
-      .option('rate', { type: 'number', default: 50, describe: 'Requests per second of the demo sandbox and client (the service allows 5)' })
-      .option('dir', { type: 'string', describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)' }) as never,
+      .option('rate', {
+        type: 'number',
+        default: 50,
+        describe: 'Requests per second of the demo sandbox and client (the service allows 5)',
+      })
+      .option('dir', {
+        type: 'string',
+        describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)',
+      }) as never,
   run: async (args, io) => {
     if (!(args.rate > 0)) throw new UsageError('--rate must be above 0');
     const say = (line: string) => {
@@ -22,15 +29,18 @@ export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
     // Terminal: a progress bar; otherwise quiet (the demo tells its own story on stdout).
     const logger = createLogger({ level: 'silent' });
     const progress = progressSink(io, logger, () => 'demo', args.json);
-    const outcome = await runDemo({
-      say,
-      onPlan: (plan, env) => {
-        say(planText(plan, env));
-        progress.start(plan.toSend.length);
+    const outcome = await runDemo(
+      {
+        say,
+        onPlan: (plan, env) => {
+          say(planText(plan, env));
+          progress.start(plan.toSend.length);
+        },
+        onEvent: (e) => progress.onEvent(e),
+        onClientEvent: (e) => progress.onClientEvent(e),
       },
-      onEvent: (e) => progress.onEvent(e),
-      onClientEvent: (e) => progress.onClientEvent(e),
-    }, { rate: args.rate, dir: args.dir });
+      { rate: args.rate, dir: args.dir },
+    );
     progress.stop();
     if (args.json) {
       io.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);

@@ -28,31 +28,51 @@ export function readSecretFile(path: string, warn: (m: string) => void): string 
   } catch (e) {
     throw new UsageError(`--secret-file ${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  const secret = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l && !l.startsWith('#'));
+  const secret = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .find((l) => l && !l.startsWith('#'));
   if (!secret) throw new UsageError(`--secret-file ${path}: the file holds no secret`);
   return secret;
 }
 
 export default defineCommand<ListenArgs>({
   command: 'listen',
-  describe: 'Receive the service\'s webhooks: verify, drop replays, apply status changes to results files and journals',
+  describe: "Receive the service's webhooks: verify, drop replays, apply status changes to results files and journals",
   builder: (y: Argv) =>
     connectionOptions(y)
       .option('port', { type: 'number', demandOption: true, describe: 'Port to listen on (0: any free one, printed)' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (put a TLS proxy in front for the service)' })
-      .option('secret-file', { type: 'string', demandOption: true, describe: 'File holding the webhook secret (the one given at registration)' })
+      .option('secret-file', {
+        type: 'string',
+        demandOption: true,
+        describe: 'File holding the webhook secret (the one given at registration)',
+      })
       .option('register', { type: 'string', describe: "Create or update the business's one subscription to this URL, with the secret" })
       .option('results', { type: 'string', array: true, describe: 'A results file to keep up to date (repeatable)' })
-      .option('watch-dir', { type: 'string', array: true, describe: 'A watch folder: its done/, failed/ and processing/ results (repeatable)' })
-      .option('state-dir', { type: 'string', describe: 'Inbox journal and delivery ids (default: <watch-dir>/.state/listen, else $PAYOUT_BATCH_STATE_DIR/listen)' }) as never,
+      .option('watch-dir', {
+        type: 'string',
+        array: true,
+        describe: 'A watch folder: its done/, failed/ and processing/ results (repeatable)',
+      })
+      .option('state-dir', {
+        type: 'string',
+        describe: 'Inbox journal and delivery ids (default: <watch-dir>/.state/listen, else $PAYOUT_BATCH_STATE_DIR/listen)',
+      }) as never,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'listen');
     const secret = readSecretFile(resolve(io.cwd, args['secret-file']), (m) => logger.warn(m));
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError('--port must be a port number (0 to 65535)');
+    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
+      throw new UsageError('--port must be a port number (0 to 65535)');
     const watchDirs = (args['watch-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
     const results = (args.results ?? []).map((f) => resolve(io.cwd, String(f)));
-    if (!watchDirs.length && !results.length) logger.warn('no --results or --watch-dir: deliveries are verified and recorded, but applied to no file');
-    const stateDir = args['state-dir'] ? resolve(io.cwd, args['state-dir']) : watchDirs[0] ? join(watchDirs[0], '.state', 'listen') : join(defaultStateDir(io.env), 'listen');
+    if (!watchDirs.length && !results.length)
+      logger.warn('no --results or --watch-dir: deliveries are verified and recorded, but applied to no file');
+    const stateDir = args['state-dir']
+      ? resolve(io.cwd, args['state-dir'])
+      : watchDirs[0]
+        ? join(watchDirs[0], '.state', 'listen')
+        : join(defaultStateDir(io.env), 'listen');
     let listener;
     try {
       listener = await startListener({ port: args.port, host: args.host, secret, stateDir, results, watchDirs, logger });
@@ -72,9 +92,17 @@ export default defineCommand<ListenArgs>({
           logger.info({ subscription: r.id, url: r.url, action: r.action }, 'webhook subscription');
         } catch (e) {
           if (e instanceof PayoutApiError) {
-            io.stderr.write(`payout-batch: registering the webhook failed: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`);
-            return e.outcome === 'definitive' && e.status !== undefined && e.status < 500 && e.status !== 401 && e.status !== 403 && e.status !== 429
-              ? ExitCode.UNUSABLE_INPUT : ExitCode.SERVICE_UNAVAILABLE;
+            io.stderr.write(
+              `payout-batch: registering the webhook failed: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`,
+            );
+            return e.outcome === 'definitive' &&
+              e.status !== undefined &&
+              e.status < 500 &&
+              e.status !== 401 &&
+              e.status !== 403 &&
+              e.status !== 429
+              ? ExitCode.UNUSABLE_INPUT
+              : ExitCode.SERVICE_UNAVAILABLE;
           }
           throw e;
         } finally {

@@ -40,30 +40,67 @@ export default defineCommand<PlanArgs>({
       .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' })
       .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
       .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
-      .option('allow-duplicate-rows', { type: 'boolean', default: false, describe: 'Same account, amount and currency on two rows is intended' }) as never,
+      .option('allow-duplicate-rows', {
+        type: 'boolean',
+        default: false,
+        describe: 'Same account, amount and currency on two rows is intended',
+      }) as never,
   run: async (args, io) => {
     if (!args.file) throw new UsageError('name the batch file');
     const logger = makeLogger(args, io, 'plan');
     const conn = await openConnection(args, io, logger);
     try {
       const r = await planBatch({
-        file: args.file, conn, out: args.out, stateDir: args['state-dir'], batchId: args['batch-id'], quote: args.quote,
-        mergeDocuments: args['merge-documents'], allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'],
-        encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'],
+        file: args.file,
+        conn,
+        out: args.out,
+        stateDir: args['state-dir'],
+        batchId: args['batch-id'],
+        quote: args.quote,
+        mergeDocuments: args['merge-documents'],
+        allowPartial: args['allow-partial'],
+        enablePairs: args['enable-pairs'],
+        encoding: args.encoding,
+        sheet: args.sheet,
+        allowDuplicateRows: args['allow-duplicate-rows'],
       });
       const p = r.plan;
-      const code = p.shortfall || (p.corridorBlocked && !args['allow-partial']) ? ExitCode.REFUSED
-        : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0 ? ExitCode.ROWS_FAILED : ExitCode.OK;
+      const code =
+        p.shortfall || (p.corridorBlocked && !args['allow-partial'])
+          ? ExitCode.REFUSED
+          : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
+            ? ExitCode.ROWS_FAILED
+            : ExitCode.OK;
       if (args.json) {
-        io.stdout.write(JSON.stringify({
-          exitCode: code, environment: conn.environment.name, batchId: p.batchId, rows: p.rows, valid: p.valid, invalid: p.invalid,
-          toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies, corridorsNotEnabled: p.corridorsNotEnabled,
-          warnings: p.warnings, requests: p.requests, planFile: args.out, quoteErrors: Object.fromEntries(r.quoteErrors),
-        }, null, 2) + '\n');
+        io.stdout.write(
+          JSON.stringify(
+            {
+              exitCode: code,
+              environment: conn.environment.name,
+              batchId: p.batchId,
+              rows: p.rows,
+              valid: p.valid,
+              invalid: p.invalid,
+              toSend: p.toSend.length,
+              alreadyCreated: p.alreadyCreated,
+              currencies: p.currencies,
+              corridorsNotEnabled: p.corridorsNotEnabled,
+              warnings: p.warnings,
+              requests: p.requests,
+              planFile: args.out,
+              quoteErrors: Object.fromEntries(r.quoteErrors),
+            },
+            null,
+            2,
+          ) + '\n',
+        );
       } else {
         io.stdout.write(planText(p, conn.environment.name));
         for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
-        if (args.out) io.stdout.write(`\nPlan written to ${args.out}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`);
+        if (args.out)
+          io.stdout.write(
+            `\nPlan written to ${args.out}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
+          );
         if (code === ExitCode.REFUSED) io.stdout.write('As it stands, `run` would refuse this batch (see above).\n');
       }
       return code;

@@ -5,8 +5,20 @@
 import { defineCommand, UsageError } from '../command.ts';
 import { retryResults } from '../../engine/retry.ts';
 import {
-  askYesNo, connectionOptions, exitReasonText, guardOptions, handleEngineError, inFlightFor, isInteractive, jsonSummary,
-  planText, sendingOptions, sendingSession, summaryText, type ConnectionArgs, type GuardArgs,
+  askYesNo,
+  connectionOptions,
+  exitReasonText,
+  guardOptions,
+  handleEngineError,
+  inFlightFor,
+  isInteractive,
+  jsonSummary,
+  planText,
+  sendingOptions,
+  sendingSession,
+  summaryText,
+  type ConnectionArgs,
+  type GuardArgs,
 } from './run.ts';
 
 interface RetryArgs extends ConnectionArgs, GuardArgs {
@@ -32,16 +44,29 @@ export default defineCommand<RetryArgs>({
     const { expectTotals, maxTotals, label, progress, conn, stop, out } = await sendingSession(args, io, 'retry');
     try {
       const r = await retryResults({
-        resultsFile: args.results, resultsPath: args.out, stateDir: args['state-dir'], conn,
-        envFlag: args.env, yes: args.yes, interactive: isInteractive(io), allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'],
-        expectRows: args['expect-rows'], expectTotals, maxTotals,
-        quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop: stop.signal,
+        resultsFile: args.results,
+        resultsPath: args.out,
+        stateDir: args['state-dir'],
+        conn,
+        envFlag: args.env,
+        yes: args.yes,
+        interactive: isInteractive(io),
+        allowPartial: args['allow-partial'],
+        enablePairs: args['enable-pairs'],
+        expectRows: args['expect-rows'],
+        expectTotals,
+        maxTotals,
+        quote: args.quote,
+        mergeDocuments: args['merge-documents'],
+        concurrency: args.concurrency ?? inFlightFor(args.rate),
+        stop: stop.signal,
         onPlan: (plan) => {
           label.batch = plan.batchId.slice(0, 16);
           out(planText(plan, conn.environment.name));
           progress.start(plan.toSend.length);
         },
-        confirm: (plan) => askYesNo(io, `Send ${plan.toSend.length} row${plan.toSend.length === 1 ? '' : 's'} again from ${conn.environment.name}? [y/N] `),
+        confirm: (plan) =>
+          askYesNo(io, `Send ${plan.toSend.length} row${plan.toSend.length === 1 ? '' : 's'} again from ${conn.environment.name}? [y/N] `),
         onEvent: (e) => progress.onEvent(e),
       });
       progress.stop();

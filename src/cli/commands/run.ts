@@ -61,29 +61,49 @@ export interface RunArgs extends ConnectionArgs, GuardArgs {
 
 export function connectionOptions(y: Argv): Argv {
   return y
-    .option('env', { type: 'string', choices: ENVIRONMENTS as unknown as string[], describe: 'local (embedded sandbox), sandbox or production; default $PAYOUT_ENV, else sandbox. Production must be named here.' })
+    .option('env', {
+      type: 'string',
+      choices: ENVIRONMENTS as unknown as string[],
+      describe: 'local (embedded sandbox), sandbox or production; default $PAYOUT_ENV, else sandbox. Production must be named here.',
+    })
     .option('base-url', { type: 'string', describe: 'Talk to this server instead ($PAYOUT_BASE_URL)' })
     .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)' })
     .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
     .option('rate', { type: 'number', describe: 'Advanced: request starts per rolling second for the key (the spec allows 5; default 5)' })
-    .option('safety-margin', { type: 'number', describe: 'Advanced: ms added to the rolling second against network jitter (default 50; 25 for a service on 127.0.0.1)' })
-    .option('log-level', { type: 'string', describe: 'JSON log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)' })
+    .option('safety-margin', {
+      type: 'number',
+      describe: 'Advanced: ms added to the rolling second against network jitter (default 50; 25 for a service on 127.0.0.1)',
+    })
+    .option('log-level', {
+      type: 'string',
+      describe: 'JSON log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)',
+    })
     .option('api-key', { hidden: true });
 }
 
 export function guardOptions(y: Argv): Argv {
   return y
     .option('yes', { type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
-    .option('allow-partial', { type: 'boolean', default: false, describe: 'Send the rows that fit when a wallet falls short or a corridor is not enabled' })
+    .option('allow-partial', {
+      type: 'boolean',
+      default: false,
+      describe: 'Send the rows that fit when a wallet falls short or a corridor is not enabled',
+    })
     .option('enable-pairs', { type: 'boolean', default: false, describe: 'Enable the currency pairs of corridors that are not enabled' })
     .option('expect-rows', { type: 'number', describe: 'Control total: the number of rows the batch pays, or nothing is sent' })
-    .option('expect-total', { type: 'string', array: true, describe: 'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent' })
+    .option('expect-total', {
+      type: 'string',
+      array: true,
+      describe: 'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent',
+    })
     .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' });
 }
 
 export function refuseKeyFlag(args: ConnectionArgs): void {
   if (args['api-key'] !== undefined) {
-    throw new UsageError('the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file');
+    throw new UsageError(
+      'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
+    );
   }
 }
 
@@ -106,15 +126,28 @@ export function makeLogger(args: ConnectionArgs, io: CliIO, command: string): Lo
   return createLogger({ level, bindings: { command }, destination: io.stderr as unknown as DestinationStream });
 }
 
-export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Logger, onEvent?: (e: ClientEvent) => void): Promise<Connection> {
+export async function openConnection(
+  args: ConnectionArgs,
+  io: CliIO,
+  logger: Logger,
+  onEvent?: (e: ClientEvent) => void,
+): Promise<Connection> {
   refuseKeyFlag(args);
-  if (args.rate !== undefined && !(args.rate > 0 && args.rate <= 1000)) throw new UsageError('--rate must be a number of requests per second above 0');
+  if (args.rate !== undefined && !(args.rate > 0 && args.rate <= 1000))
+    throw new UsageError('--rate must be a number of requests per second above 0');
   const margin = args['safety-margin'];
-  if (margin !== undefined && !(margin >= 0 && margin <= 5000)) throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
+  if (margin !== undefined && !(margin >= 0 && margin <= 5000))
+    throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
   try {
     return await connect({
-      env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], keyFile: args['key-file'],
-      vars: io.env, cwd: io.cwd, stateDir: defaultStateDir(io.env), logger,
+      env: args.env,
+      baseUrl: args['base-url'],
+      gatewayHost: args['gateway-host'],
+      keyFile: args['key-file'],
+      vars: io.env,
+      cwd: io.cwd,
+      stateDir: defaultStateDir(io.env),
+      logger,
       client: {
         ...(args.rate ? { requestsPerSecond: args.rate } : {}),
         ...(margin !== undefined ? { safetyMarginMs: margin } : {}),
@@ -123,7 +156,8 @@ export async function openConnection(args: ConnectionArgs, io: CliIO, logger: Lo
       },
     });
   } catch (e) {
-    if (e instanceof ClientConfigError) throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
+    if (e instanceof ClientConfigError)
+      throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
     throw e;
   }
 }
@@ -156,27 +190,38 @@ export function resumeText(r: ResumeReport): string {
   if (r.toSettle) parts.push(`${r.toSettle} whose outcome must be settled first (same key, same body)`);
   if (r.rejected) parts.push(`${r.rejected} refused by the service before`);
   if (r.conflicts) parts.push(`${r.conflicts} in conflict`);
-  return `Resuming this batch (${r.interrupted ? 'the last run was interrupted' : `${r.runs} earlier run${r.runs === 1 ? '' : 's'}`}): ${parts.join(', ')}.` +
-    (r.skippedLines ? ` (${r.skippedLines} torn journal line${r.skippedLines === 1 ? '' : 's'} ignored)` : '') + '\n';
+  return (
+    `Resuming this batch (${r.interrupted ? 'the last run was interrupted' : `${r.runs} earlier run${r.runs === 1 ? '' : 's'}`}): ${parts.join(', ')}.` +
+    (r.skippedLines ? ` (${r.skippedLines} torn journal line${r.skippedLines === 1 ? '' : 's'} ignored)` : '') +
+    '\n'
+  );
 }
 
 export function planText(p: BatchPlan, environment: string): string {
   const l: string[] = [];
   l.push(`Plan for ${p.file} (${environment}, batch ${p.batchId.slice(0, 16)})`);
   l.push(`  rows         ${p.rows}: ${p.valid} valid, ${p.invalid} invalid (never sent)`);
-  l.push(`  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`);
+  l.push(
+    `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
+  );
   if (p.currencies.length) {
     l.push('  by source currency (estimated fees)         wallet balance -> after the batch');
     for (const c of p.currencies) {
-      l.push(`    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${group(c.amount).padStart(16)} + ${group(c.estimatedFees).padStart(10)} = ${group(c.total).padStart(16)}   ${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`);
+      l.push(
+        `    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${group(c.amount).padStart(16)} + ${group(c.estimatedFees).padStart(10)} = ${group(c.total).padStart(16)}   ${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`,
+      );
     }
   }
   for (const c of p.corridorsNotEnabled) {
-    l.push(`  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${c.rows} row${c.rows === 1 ? '' : 's'}: ` +
-      `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`);
+    l.push(
+      `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${c.rows} row${c.rows === 1 ? '' : 's'}: ` +
+        `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`,
+    );
   }
   const q = p.requests;
-  l.push(`  requests     about ${q.estimate}${q.usedThisMonth !== undefined ? `; this key has used ${q.usedThisMonth} of ${q.quota} this month, as counted here` : ''}`);
+  l.push(
+    `  requests     about ${q.estimate}${q.usedThisMonth !== undefined ? `; this key has used ${q.usedThisMonth} of ${q.quota} this month, as counted here` : ''}`,
+  );
   for (const w of p.warnings) l.push(`  warning      ${w}`);
   return l.join('\n') + '\n';
 }
@@ -189,7 +234,10 @@ export function summaryText(r: PipelineResult): string {
   const cur = Object.entries(r.summary.createdByCurrency);
   if (cur.length) {
     l.push('  created, by source currency:      amount           fees    total debited');
-    for (const [c, t] of cur) l.push(`    ${c}  ${String(t.rows).padStart(5)} rows  ${group(t.amount).padStart(16)}  ${group(t.fees).padStart(12)}  ${group(t.totalDeductible).padStart(16)}`);
+    for (const [c, t] of cur)
+      l.push(
+        `    ${c}  ${String(t.rows).padStart(5)} rows  ${group(t.amount).padStart(16)}  ${group(t.fees).padStart(12)}  ${group(t.totalDeductible).padStart(16)}`,
+      );
   }
   l.push(`  results      ${r.resultsPath}`);
   return l.join('\n') + '\n';
@@ -201,9 +249,14 @@ export function exitReasonText(r: PipelineResult): string {
   if (r.stopped) return 'Stopped on request: run the same command again to continue.\n';
   const s = r.summary;
   if (s.notCreated) {
-    const bad = Object.entries(s.byStatus).filter(([k]) => !isCreatedStatus(k)).map(([k, n]) => `${n} ${k}`).join(', ');
-    return `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}\`` +
-      `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`;
+    const bad = Object.entries(s.byStatus)
+      .filter(([k]) => !isCreatedStatus(k))
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ');
+    return (
+      `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}\`` +
+      `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`
+    );
   }
   return `All ${s.created} payout${s.created === 1 ? '' : 's'} created.\n`;
 }
@@ -232,12 +285,15 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
       const total = pending;
       pending = 0;
       if (io.stderr.isTTY && !json && total > 0) {
-        bar = new cliProgress.SingleBar({
-          stream: io.stderr as NodeJS.WriteStream,
-          format: ' {bar} {value}/{total} rows | failed {failed} | {rps} req/s | ETA {eta_formatted}',
-          hideCursor: true,
-          clearOnComplete: false,
-        }, cliProgress.Presets.shades_classic);
+        bar = new cliProgress.SingleBar(
+          {
+            stream: io.stderr as NodeJS.WriteStream,
+            format: ' {bar} {value}/{total} rows | failed {failed} | {rps} req/s | ETA {eta_formatted}',
+            hideCursor: true,
+            clearOnComplete: false,
+          },
+          cliProgress.Presets.shades_classic,
+        );
         bar.start(total, 0, { failed: 0, rps: '0.0' });
       }
     },
@@ -247,7 +303,16 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
         done++;
         if (!isCreatedStatus(e.status)) failed++;
         bar?.update(done, { failed, rps: rps() });
-        const fields = { batchId: batchLabel(), row: e.rowNumber, reference: e.reference, status: e.status, requestId: e.requestId, payoutId: e.payoutId, idempotencyKey: e.key, errorCode: e.errorCode };
+        const fields = {
+          batchId: batchLabel(),
+          row: e.rowNumber,
+          reference: e.reference,
+          status: e.status,
+          requestId: e.requestId,
+          payoutId: e.payoutId,
+          idempotencyKey: e.key,
+          errorCode: e.errorCode,
+        };
         if (isCreatedStatus(e.status)) logger.info(fields, 'row done');
         else logger.warn({ ...fields, message: e.message }, 'row not created');
       } else if (e.type === 'halted') {
@@ -281,12 +346,35 @@ export function handleEngineError(e: unknown, io: CliIO): ExitCode {
 }
 
 export function jsonSummary(r: PipelineResult & { batchId?: string; journalPath?: string }, environment: string): string {
-  return JSON.stringify({
-    exitCode: r.exitCode, environment, batchId: r.batchId, journal: r.journalPath, results: r.resultsPath,
-    resumed: r.report, refused: r.refused, halted: r.halted,
-    plan: r.plan ? { rows: r.plan.rows, valid: r.plan.valid, invalid: r.plan.invalid, toSend: r.plan.toSend.length, alreadyCreated: r.plan.alreadyCreated, currencies: r.plan.currencies, warnings: r.plan.warnings, requests: r.plan.requests } : undefined,
-    summary: r.summary,
-  }, null, 2) + '\n';
+  return (
+    JSON.stringify(
+      {
+        exitCode: r.exitCode,
+        environment,
+        batchId: r.batchId,
+        journal: r.journalPath,
+        results: r.resultsPath,
+        resumed: r.report,
+        refused: r.refused,
+        halted: r.halted,
+        plan: r.plan
+          ? {
+              rows: r.plan.rows,
+              valid: r.plan.valid,
+              invalid: r.plan.invalid,
+              toSend: r.plan.toSend.length,
+              alreadyCreated: r.plan.alreadyCreated,
+              currencies: r.plan.currencies,
+              warnings: r.plan.warnings,
+              requests: r.plan.requests,
+            }
+          : undefined,
+        summary: r.summary,
+      },
+      null,
+      2,
+    ) + '\n'
+  );
 }
 
 /** The sending flags run and retry share. */
@@ -321,31 +409,60 @@ export default defineCommand<RunArgs>({
     sendingOptions(guardOptions(connectionOptions(y)))
       .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel); optional with --plan' })
       .option('plan', { type: 'string', describe: 'Run exactly this plan (from `payout-batch plan FILE --out PLAN`)' })
-      .option('batch-id', { type: 'string', describe: 'Batch identity instead of the content hash: a new one sends the same rows again on purpose' })
+      .option('batch-id', {
+        type: 'string',
+        describe: 'Batch identity instead of the content hash: a new one sends the same rows again on purpose',
+      })
       .option('state-dir', { type: 'string', describe: 'Journal folder (default: .payout-batch beside the batch file)' })
       .option('results', { type: 'string', describe: 'Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch' })
       .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
       .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
-      .option('allow-duplicate-rows', { type: 'boolean', default: false, describe: 'Same account, amount and currency on two rows is intended' }) as never,
+      .option('allow-duplicate-rows', {
+        type: 'boolean',
+        default: false,
+        describe: 'Same account, amount and currency on two rows is intended',
+      }) as never,
   run: async (args, io) => {
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
     const { logger, expectTotals, maxTotals, label, progress, conn, stop, out } = await sendingSession(args, io, 'run');
     try {
       const r = await runBatch({
-        file: args.file, planFile: args.plan, conn, batchId: args['batch-id'], stateDir: args['state-dir'], resultsPath: args.results,
-        encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'],
-        envFlag: args.env, yes: args.yes, interactive: isInteractive(io), allowPartial: args['allow-partial'], enablePairs: args['enable-pairs'],
-        expectRows: args['expect-rows'], expectTotals, maxTotals,
-        quote: args.quote, mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate),
+        file: args.file,
+        planFile: args.plan,
+        conn,
+        batchId: args['batch-id'],
+        stateDir: args['state-dir'],
+        resultsPath: args.results,
+        encoding: args.encoding,
+        sheet: args.sheet,
+        allowDuplicateRows: args['allow-duplicate-rows'],
+        envFlag: args.env,
+        yes: args.yes,
+        interactive: isInteractive(io),
+        allowPartial: args['allow-partial'],
+        enablePairs: args['enable-pairs'],
+        expectRows: args['expect-rows'],
+        expectTotals,
+        maxTotals,
+        quote: args.quote,
+        mergeDocuments: args['merge-documents'],
+        concurrency: args.concurrency ?? inFlightFor(args.rate),
         stop: stop.signal,
         onResume: (report) => out(resumeText(report)),
         onPlan: (plan) => {
           label.batch = plan.batchId.slice(0, 16);
           out(planText(plan, conn.environment.name));
-          logger.info({ batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies }, 'plan');
+          logger.info(
+            { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
+            'plan',
+          );
           progress.start(plan.toSend.length);
         },
-        confirm: (plan) => askYesNo(io, `Send ${plan.toSend.length} payout${plan.toSend.length === 1 ? '' : 's'} (${plan.currencies.map((c) => `${c.currency} ${group(c.total)}`).join(', ')}) from ${conn.environment.name}? [y/N] `),
+        confirm: (plan) =>
+          askYesNo(
+            io,
+            `Send ${plan.toSend.length} payout${plan.toSend.length === 1 ? '' : 's'} (${plan.currencies.map((c) => `${c.currency} ${group(c.total)}`).join(', ')}) from ${conn.environment.name}? [y/N] `,
+          ),
         onEvent: (e) => progress.onEvent(e),
       });
       progress.stop();

@@ -51,18 +51,32 @@ export default defineCommand<SandboxArgs>({
   builder: (y) =>
     y
       .option('port', { type: 'number', default: 4010, describe: 'Port on 127.0.0.1; 0 picks a free one' })
-      .option('seed', { type: 'string', describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)' })
+      .option('seed', {
+        type: 'string',
+        describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)',
+      })
       .option('rate-limit', { type: 'string', default: '5', describe: 'Requests per rolling second per key, or "off"' })
       .option('quota', { type: 'string', default: '10000', describe: 'Requests per calendar month per key, or "off"' })
       .option('latency', { type: 'string', describe: 'Added latency MIN-MAX ms on every API route, e.g. 50-300' })
-      .option('auto-advance', { type: 'string', describe: 'Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)' })
+      .option('auto-advance', {
+        type: 'string',
+        describe: 'Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)',
+      })
       .option('random-seed', { type: 'number', describe: 'Seed of the fault PRNG, to replay a campaign' })
-      .option('propagating-key', { type: 'string', array: true, describe: 'A key that answers 403, as during key propagation (repeatable)' })
+      .option('propagating-key', {
+        type: 'string',
+        array: true,
+        describe: 'A key that answers 403, as during key propagation (repeatable)',
+      })
       .option('quiet', { type: 'boolean', default: false, describe: 'Do not print a line per request' })
       .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
-      .example('$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000', 'A free port, slow answers, payouts that settle by themselves') as never,
+      .example(
+        '$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000',
+        'A free port, slow answers, payouts that settle by themselves',
+      ) as never,
   run: async (args, io) => {
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
+    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
+      throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
     let seed: Seed | undefined;
     if (args.seed) {
       try {
@@ -81,7 +95,12 @@ export default defineCommand<SandboxArgs>({
       ...(args['auto-advance'] ? { autoAdvance: autoAdvanceFlag(args['auto-advance']) } : {}),
       ...(args['random-seed'] !== undefined ? { randomSeed: args['random-seed'] } : {}),
       ...(args['propagating-key'] ? { propagatingKeys: args['propagating-key'] } : {}),
-      ...(args.quiet ? {} : { onRequest: (e) => io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`) }),
+      ...(args.quiet
+        ? {}
+        : {
+            onRequest: (e) =>
+              io.stderr.write(`${new Date(e.at).toISOString()} ${e.status || 'dropped'} ${e.method} ${e.path} (${e.route})\n`),
+          }),
     };
     let sandbox;
     try {

@@ -20,7 +20,11 @@ export default defineCommand<StatusArgs>({
   builder: (y: Argv) =>
     connectionOptions(y)
       .positional('results', { type: 'string', describe: 'A results file written by run, retry or watch' })
-      .option('state-dir', { type: 'string', array: true, describe: "Where the batch's journal is, to record the changes (default: .payout-batch beside the results file)" })
+      .option('state-dir', {
+        type: 'string',
+        array: true,
+        describe: "Where the batch's journal is, to record the changes (default: .payout-batch beside the results file)",
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' }) as never,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'status');
@@ -29,25 +33,59 @@ export default defineCommand<StatusArgs>({
     void io.stopSignal.then(() => stop.abort());
     try {
       const r = await refreshStatus({
-        client: conn.client, resultsFile: args.results, stateDirs: args['state-dir'], logger, stop: stop.signal,
+        client: conn.client,
+        resultsFile: args.results,
+        stateDirs: args['state-dir'],
+        logger,
+        stop: stop.signal,
         onPlan: ({ toRefresh, usage }) => {
-          const text = usage ? quotaSentence(toRefresh, usage).replace(/this batch needs( about)?/, 'this refresh needs') : `this refresh needs ${toRefresh} requests`;
+          const text = usage
+            ? quotaSentence(toRefresh, usage).replace(/this batch needs( about)?/, 'this refresh needs')
+            : `this refresh needs ${toRefresh} requests`;
           if (!args.json) io.stdout.write(`${text}.\n`);
           logger.info({ toRefresh, used: usage?.used, quota: usage?.quota }, 'status refresh');
         },
       });
       if (args.json) {
-        io.stdout.write(JSON.stringify({
-          exitCode: r.exitCode, results: args.results, rows: r.rows, asked: r.asked, final: r.final,
-          moved: r.apply.applied.map((c) => ({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail })),
-          failures: r.failures, halted: r.halted, byStatus: r.byStatus,
-        }, null, 2) + '\n');
+        io.stdout.write(
+          JSON.stringify(
+            {
+              exitCode: r.exitCode,
+              results: args.results,
+              rows: r.rows,
+              asked: r.asked,
+              final: r.final,
+              moved: r.apply.applied.map((c) => ({
+                row: c.rowNumber,
+                payoutId: c.payoutId,
+                from: c.from,
+                to: c.to,
+                statusDetail: c.statusDetail,
+              })),
+              failures: r.failures,
+              halted: r.halted,
+              byStatus: r.byStatus,
+            },
+            null,
+            2,
+          ) + '\n',
+        );
       } else {
         const l: string[] = [];
-        l.push(`Asked about ${r.asked} payout${r.asked === 1 ? '' : 's'} (${r.final} already final, not asked); ${r.apply.applied.length} moved forward.`);
-        for (const c of r.apply.applied) l.push(`  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`);
-        for (const f of r.failures) l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`);
-        l.push(`Now: ${Object.entries(r.byStatus).map(([s, n]) => `${n} ${s}`).join(', ')}`);
+        l.push(
+          `Asked about ${r.asked} payout${r.asked === 1 ? '' : 's'} (${r.final} already final, not asked); ${r.apply.applied.length} moved forward.`,
+        );
+        for (const c of r.apply.applied)
+          l.push(
+            `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,
+          );
+        for (const f of r.failures)
+          l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`);
+        l.push(
+          `Now: ${Object.entries(r.byStatus)
+            .map(([s, n]) => `${n} ${s}`)
+            .join(', ')}`,
+        );
         if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
         io.stdout.write(l.join('\n') + '\n');
       }

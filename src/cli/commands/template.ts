@@ -22,7 +22,10 @@ export default defineCommand<TemplateArgs>({
     y
       .option('method', { type: 'string', describe: `One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)` })
       .option('format', { type: 'string', default: 'csv', choices: ['csv', 'xlsx'], describe: 'File format' })
-      .option('out', { type: 'string', describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)' }) as never,
+      .option('out', {
+        type: 'string',
+        describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)',
+      }) as never,
   run: async (args, io) => {
     let method;
     if (args.method !== undefined) {

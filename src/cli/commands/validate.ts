@@ -47,7 +47,9 @@ function describeSource(v: BatchValidation): string {
 export function summaryText(s: BatchSummary): string {
   const lines: string[] = [];
   lines.push('', `Summary of ${s.file}`);
-  lines.push(`  rows       ${s.rows} read: ${s.valid} valid, ${s.invalid} invalid${s.skipped ? `; ${s.skipped} skipped (blank or totals)` : ''}`);
+  lines.push(
+    `  rows       ${s.rows} read: ${s.valid} valid, ${s.invalid} invalid${s.skipped ? `; ${s.skipped} skipped (blank or totals)` : ''}`,
+  );
   lines.push(`  problems   ${s.errors} error${s.errors === 1 ? '' : 's'}, ${s.warnings} warning${s.warnings === 1 ? '' : 's'}`);
   const codes = Object.entries(s.problemsByCode).sort((a, b) => b[1] - a[1]);
   if (codes.length) lines.push(`  by code    ${codes.map(([c, n]) => `${c} ${n}`).join(', ')}`);
@@ -57,11 +59,17 @@ export function summaryText(s: BatchSummary): string {
     for (const [ccy, t] of totals) lines.push(`    ${ccy}  ${group(t.amount).padStart(18)}  ${t.rows} row${t.rows === 1 ? '' : 's'}`);
     lines.push('  by method');
     for (const [m, v] of Object.entries(s.byMethod)) {
-      lines.push(`    ${m.padEnd(16)} ${String(v.rows).padStart(5)} row${v.rows === 1 ? ' ' : 's'}  ${Object.entries(v.totals).map(([c, a]) => `${c} ${group(a)}`).join(', ')}`);
+      lines.push(
+        `    ${m.padEnd(16)} ${String(v.rows).padStart(5)} row${v.rows === 1 ? ' ' : 's'}  ${Object.entries(v.totals)
+          .map(([c, a]) => `${c} ${group(a)}`)
+          .join(', ')}`,
+      );
     }
     lines.push('  corridors used');
     for (const c of s.corridors) {
-      lines.push(`    ${c.sourceCurrency} -> ${c.destinationCurrency} ${c.destinationCountryCode}  ${c.method.padEnd(16)} ${String(c.rows).padStart(5)} row${c.rows === 1 ? ' ' : 's'}  ${c.sourceCurrency} ${group(c.amount)}`);
+      lines.push(
+        `    ${c.sourceCurrency} -> ${c.destinationCurrency} ${c.destinationCountryCode}  ${c.method.padEnd(16)} ${String(c.rows).padStart(5)} row${c.rows === 1 ? ' ' : 's'}  ${c.sourceCurrency} ${group(c.amount)}`,
+      );
     }
   }
   return lines.join('\n') + '\n';
@@ -77,7 +85,16 @@ async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<
   csv.pipe(out);
   return {
     add: async (p) => {
-      const rec = [p.severity, p.code, p.file, p.row ?? '', neutralize(p.column), neutralize(p.value), neutralize(p.message), neutralize(p.expected)];
+      const rec = [
+        p.severity,
+        p.code,
+        p.file,
+        p.row ?? '',
+        neutralize(p.column),
+        neutralize(p.value),
+        neutralize(p.message),
+        neutralize(p.expected),
+      ];
       if (!csv.write(rec)) await once(csv, 'drain');
     },
     end: async () => {
@@ -127,19 +144,29 @@ export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCo
     if (args.json) {
       await write(io.stdout, `${total ? '\n  ' : ''}],\n  "summary": ${JSON.stringify(s)},\n  "exitCode": ${code}\n}\n`);
     } else {
-      if (total > shown) await write(io.stdout, `  ... ${total - shown} more problem${total - shown === 1 ? '' : 's'} not shown (--max-problems 0 shows all${args.report ? '; all are in the report' : '; --report FILE.csv writes all'})\n`);
+      if (total > shown)
+        await write(
+          io.stdout,
+          `  ... ${total - shown} more problem${total - shown === 1 ? '' : 's'} not shown (--max-problems 0 shows all${args.report ? '; all are in the report' : '; --report FILE.csv writes all'})\n`,
+        );
       await write(io.stdout, summaryText(s));
       if (args.report) await write(io.stdout, `  report     ${total} problem${total === 1 ? '' : 's'} written to ${args.report}\n`);
-      await write(io.stdout, s.invalid > 0
-        ? `\n${s.invalid} of ${s.rows} rows are invalid: they would not be sent. Fix them and validate again.\n`
-        : `\n${s.rows === 1 ? 'The row is' : `All ${s.rows} rows are`} valid${s.warnings ? ' (see the warnings)' : ''}.\n`);
+      await write(
+        io.stdout,
+        s.invalid > 0
+          ? `\n${s.invalid} of ${s.rows} rows are invalid: they would not be sent. Fix them and validate again.\n`
+          : `\n${s.rows === 1 ? 'The row is' : `All ${s.rows} rows are`} valid${s.warnings ? ' (see the warnings)' : ''}.\n`,
+      );
     }
     return code;
   } catch (e) {
     if (report) await report.end().catch(() => {});
     if (e instanceof InputError) {
       if (args.json) {
-        await write(io.stdout, `${jsonStarted ? '\n  ],\n  "error"' : `{\n  "file": ${JSON.stringify(args.file)},\n  "error"`}: ${JSON.stringify({ code: e.code, message: e.message, row: e.row })},\n  "exitCode": 2\n}\n`);
+        await write(
+          io.stdout,
+          `${jsonStarted ? '\n  ],\n  "error"' : `{\n  "file": ${JSON.stringify(args.file)},\n  "error"`}: ${JSON.stringify({ code: e.code, message: e.message, row: e.row })},\n  "exitCode": 2\n}\n`,
+        );
       }
       await write(io.stderr, `payout-batch: ${e.message} [${e.code}]\n`);
       return ExitCode.UNUSABLE_INPUT;
@@ -160,7 +187,15 @@ export default defineCommand<ValidateArgs>({
       .option('sheet', { type: 'string', describe: 'Excel: the sheet to read (default: the first)' })
       .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the problems and summary as JSON' })
-      .option('allow-duplicate-rows', { type: 'boolean', default: false, describe: 'Rows with the same account, amount and currency are a warning, not an error' })
-      .option('max-problems', { type: 'number', default: 100, describe: 'Problems printed on screen (0: all); the report and --json have all' }) as never,
+      .option('allow-duplicate-rows', {
+        type: 'boolean',
+        default: false,
+        describe: 'Rows with the same account, amount and currency are a warning, not an error',
+      })
+      .option('max-problems', {
+        type: 'number',
+        default: 100,
+        describe: 'Problems printed on screen (0: all); the report and --json have all',
+      }) as never,
   run: (args, io) => runValidate(args, io),
 });

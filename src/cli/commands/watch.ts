@@ -35,28 +35,44 @@ export default defineCommand<WatchArgs>({
       throw new UsageError(`--env ${args.env} but ${CONFIG_FILE} says "environment": "${config.environment}"`);
     }
     if (config.environment === 'production' && args.env !== 'production') {
-      throw new UsageError(`${CONFIG_FILE} names production: name it on the command line too (--env production) to pay for real`, ExitCode.REFUSED);
+      throw new UsageError(
+        `${CONFIG_FILE} names production: name it on the command line too (--env production) to pay for real`,
+        ExitCode.REFUSED,
+      );
     }
     const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
-    const conn = await openConnection({
-      ...args,
-      env: config.environment,
-      'base-url': args['base-url'] ?? config.baseUrl,
-      'gateway-host': args['gateway-host'] ?? config.gatewayHost,
-      'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
-      rate: args.rate ?? config.rate,
-    }, io, logger);
+    const conn = await openConnection(
+      {
+        ...args,
+        env: config.environment,
+        'base-url': args['base-url'] ?? config.baseUrl,
+        'gateway-host': args['gateway-host'] ?? config.gatewayHost,
+        'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
+        rate: args.rate ?? config.rate,
+      },
+      io,
+      logger,
+    );
     const stop = new AbortController();
     void io.stopSignal.then(() => stop.abort());
     try {
       const r = await watchFolder({
-        dir, config, conn, once: args.once, envFlag: args.env, logger, stop: stop.signal,
+        dir,
+        config,
+        conn,
+        once: args.once,
+        envFlag: args.env,
+        logger,
+        stop: stop.signal,
         onFile: (f) => {
           if (!args.json) io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
         },
       });
       if (args.json) io.stdout.write(JSON.stringify({ exitCode: r.exitCode, files: r.files, notComplete: r.notComplete }, null, 2) + '\n');
-      else if (!r.files.length) io.stdout.write(`Nothing to process${r.notComplete.length ? ` (${r.notComplete.length} file${r.notComplete.length === 1 ? '' : 's'} not complete yet)` : ''}.\n`);
+      else if (!r.files.length)
+        io.stdout.write(
+          `Nothing to process${r.notComplete.length ? ` (${r.notComplete.length} file${r.notComplete.length === 1 ? '' : 's'} not complete yet)` : ''}.\n`,
+        );
       return r.exitCode;
     } catch (e) {
       if (e instanceof LockBusy) {

@@ -16,7 +16,9 @@ import { pairView } from '../views.ts';
 export const pairs: Handler = (sb, req) => {
   const status = req.query.get('status');
   if (status !== null && status !== 'all' && status !== 'enabled') {
-    return apiError(400, 'VALIDATION_ERROR', 'status is "enabled" (the default) or "all"', [{ field: 'status', message: 'one of enabled, all' }]);
+    return apiError(400, 'VALIDATION_ERROR', 'status is "enabled" (the default) or "all"', [
+      { field: 'status', message: 'one of enabled, all' },
+    ]);
   }
   const all = sb.store.pairsOf(req.business.id);
   const listed = status === 'all' ? all : all.filter((p) => p.enabled);
@@ -52,6 +54,8 @@ export const methods: Handler = (sb, req) => {
   return ok({
     corridor: q,
     rate: { rate: toApi(reportedRate(corridor)) },
-    methods: methodsForCorridor(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) => methodView(m, corridor, q.sourceCurrency, q.destinationCurrency)),
+    methods: methodsForCorridor(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) =>
+      methodView(m, corridor, q.sourceCurrency, q.destinationCurrency),
+    ),
   });
 };

@@ -11,7 +11,14 @@ import { paginate } from '../views.ts';
  * keeps countries whose currencyCode or one of whose payoutCurrencies is that code.
  */
 export const countries: Handler = (sb, req) => {
-  const filter = parseWith(z.string().regex(/^[A-Za-z]{3}$/, 'a 3-letter currency code').optional(), req.query.get('filter[currencyCode]') ?? undefined, 'filter[currencyCode]');
+  const filter = parseWith(
+    z
+      .string()
+      .regex(/^[A-Za-z]{3}$/, 'a 3-letter currency code')
+      .optional(),
+    req.query.get('filter[currencyCode]') ?? undefined,
+    'filter[currencyCode]',
+  );
   if (isApiError(filter)) return filter;
   const code = filter?.toUpperCase();
   const listed = sb.store.countries.filter((c) => !code || c.currencyCode === code || c.payoutCurrencies.some((p) => p.code === code));

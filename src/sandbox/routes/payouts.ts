@@ -27,7 +27,8 @@ export const quote: Handler = (sb, req) => {
 const InitiateShape = InitiateRequest.extend({ beneficiary: z.record(z.string(), z.unknown()) });
 
 const missingIdempotencyKey = () => apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
-const idempotencyConflict = () => apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+const idempotencyConflict = () =>
+  apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
 
 /**
  * Spec §4.2. Reading: 201 with the full payout (NestJS's default for a POST that creates, like
@@ -53,7 +54,8 @@ export const initiate: Handler = (sb, req) => {
   const missing = missingBeneficiaryFields(pricing.method, body.beneficiary);
   if (missing.length) {
     return apiError(
-      400, 'MISSING_REQUIRED_FIELDS',
+      400,
+      'MISSING_REQUIRED_FIELDS',
       `The beneficiary lacks fields required by ${pricing.method}: ${missing.join(', ')}`,
       missing.map((f) => ({ field: `beneficiary.${f}`, message: `required by ${pricing.method}` })),
     );
@@ -62,7 +64,9 @@ export const initiate: Handler = (sb, req) => {
   if (isApiError(beneficiary)) return beneficiary;
   // Reading: the beneficiary's account is in the currency it receives.
   if (beneficiary.accountCurrency !== body.destinationCurrency) {
-    return validationError([{ field: 'beneficiary.accountCurrency', message: `must be the destinationCurrency ${body.destinationCurrency}` }]);
+    return validationError([
+      { field: 'beneficiary.accountCurrency', message: `must be the destinationCurrency ${body.destinationCurrency}` },
+    ]);
   }
   // Spec §2 Beneficiary: countryCode, when given, is the beneficiary's country; it may not be prohibited either.
   const countryCode = typeof beneficiary.countryCode === 'string' ? beneficiary.countryCode : body.destinationCountryCode;
@@ -80,7 +84,8 @@ export const initiate: Handler = (sb, req) => {
   const wallet = sb.store.walletIn(business.id, body.sourceCurrency);
   if (!wallet || wallet.balance.lessThan(pricing.total)) {
     return apiError(
-      400, 'INSUFFICIENT_FUNDS',
+      400,
+      'INSUFFICIENT_FUNDS',
       `The ${body.sourceCurrency} wallet holds ${wallet ? wallet.balance.toFixed() : '0'}; this payout needs ${pricing.total.toFixed()} (amount plus fee)`,
     );
   }
@@ -110,7 +115,10 @@ export const initiate: Handler = (sb, req) => {
   sb.store.payouts.set(p.id, p);
   // Spec §3: debited by amount plus fees; one DEBIT transaction for the total, referencing the payoutRef.
   sb.store.move(wallet, pricing.total.negated(), p.payoutRef, body.narration, {
-    kind: 'payout', payoutId: p.id, sourceAmount: pricing.sourceAmount.toFixed(), fee: pricing.fee.toFixed(),
+    kind: 'payout',
+    payoutId: p.id,
+    sourceAmount: pricing.sourceAmount.toFixed(),
+    fee: pricing.fee.toFixed(),
   });
   sb.idempotency.remember(business.id, key, 'initiate', req.body, p.id);
   sb.lifecycle.scheduleNext(p);
@@ -150,19 +158,25 @@ export const patchDocuments: Handler = (sb, req) => {
   const p = payoutOf(sb, req.business.id, req.params.id);
   if (isApiError(p)) return p;
   if (isFinalStatus(p.status)) {
-    return apiError(400, 'INVALID_PAYOUT_STATUS', `Documents cannot be added to a ${p.status} payout; only while PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING`);
+    return apiError(
+      400,
+      'INVALID_PAYOUT_STATUS',
+      `Documents cannot be added to a ${p.status} payout; only while PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING`,
+    );
   }
   const problems: FieldError[] = [];
   const fresh: { url: string; uploadedAt: string }[] = [];
   body.documents.forEach((url, i) => {
     const file = sb.storage.resolve(url, req.business.id);
     if (typeof file === 'string') problems.push({ field: `documents.${i}`, message: `${url} ${file}` });
-    else if (!p.documents.some((d) => d.url === url) && !fresh.some((d) => d.url === url)) fresh.push({ url, uploadedAt: file.uploaded!.at });
+    else if (!p.documents.some((d) => d.url === url) && !fresh.some((d) => d.url === url))
+      fresh.push({ url, uploadedAt: file.uploaded!.at });
   });
   if (problems.length) return validationError(problems);
   if (p.documents.length + fresh.length > MAX_DOCUMENTS_PER_PAYOUT) {
     return apiError(
-      400, 'MAX_DOCUMENTS_EXCEEDED',
+      400,
+      'MAX_DOCUMENTS_EXCEEDED',
       `A payout holds at most ${MAX_DOCUMENTS_PER_PAYOUT} documents; it has ${p.documents.length} and ${fresh.length} new would make ${p.documents.length + fresh.length}`,
     );
   }

@@ -28,7 +28,8 @@ export const swap: Handler = (sb, req) => {
   if (!key) return apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
   const business = req.business;
   const seen = sb.idempotency.check(business.id, key, 'swap', req.body);
-  if (seen.kind === 'conflict') return apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+  if (seen.kind === 'conflict')
+    return apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
   if (seen.kind === 'replay') {
     return { status: 201, body: swapCreatedView(sb.store.swaps.get(seen.recordId)!), headers: { 'idempotent-replayed': 'true' } };
   }
@@ -46,7 +47,11 @@ export const swap: Handler = (sb, req) => {
     return apiError(400, 'INVALID_SOURCE_CURRENCY', `The source wallet holds ${source.currency}, not swapCurrency ${body.swapCurrency}`);
   }
   if (destination.currency !== body.currencyToBeSent) {
-    return apiError(400, 'INVALID_DESTINATION_CURRENCY', `The destination wallet holds ${destination.currency}, not currencyToBeSent ${body.currencyToBeSent}`);
+    return apiError(
+      400,
+      'INVALID_DESTINATION_CURRENCY',
+      `The destination wallet holds ${destination.currency}, not currencyToBeSent ${body.currencyToBeSent}`,
+    );
   }
   const corridor = corridorOf(sb.store, business.id, body.swapCurrency, body.currencyToBeSent);
   if (corridor.kind === 'none' || corridor.kind === 'same') {
@@ -66,7 +71,11 @@ export const swap: Handler = (sb, req) => {
     return new ApiError(400, { statusCode: 400, message: INVALID_PAYOUT_AMOUNT_MESSAGE, error: 'Bad Request' });
   }
   if (source.balance.lessThan(swapAmount)) {
-    return apiError(400, 'INSUFFICIENT_FUNDS', `The ${source.currency} wallet holds ${source.balance.toFixed()}; the swap needs ${swapAmount.toFixed()}`);
+    return apiError(
+      400,
+      'INSUFFICIENT_FUNDS',
+      `The ${source.currency} wallet holds ${source.balance.toFixed()}; the swap needs ${swapAmount.toFixed()}`,
+    );
   }
 
   const now = sb.clock.iso();
