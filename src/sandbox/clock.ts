@@ -1,10 +1,14 @@
 // The sandbox's clock. It is the wall clock plus an offset that tests and the control route can
 // advance, so the 15-minute upload expiry (spec §8) and the calendar-month quota can be exercised
 // without waiting. Every time the sandbox stamps or compares reads this clock.
+// The time it adds the offset to is Date.now() unless the sandbox is given another source
+// (SandboxOptions.now): tests that check the rate limit pass a clock of their own, that moves only
+// when they move it, so that "6 requests in one second" does not depend on the machine's speed.
 export class Clock {
   private offsetMs = 0;
+  constructor(private readonly source: () => number = Date.now) {}
   now(): number {
-    return Date.now() + this.offsetMs;
+    return this.source() + this.offsetMs;
   }
   iso(): string {
     return new Date(this.now()).toISOString();

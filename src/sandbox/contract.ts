@@ -69,6 +69,12 @@ export interface SandboxOptions {
   webhookTimeoutMs?: number;
   /** Called once per answered request (the CLI prints a line per request with it). */
   onRequest?: (entry: RequestLogEntry) => void;
+  /**
+   * The time the sandbox's clock reads (ms since the epoch) before advanceClock's offset; Date.now
+   * by default. Tests pass a controllable one (the rate limit's window, the month of the quota).
+   * Timers (webhook retries, autoAdvance) still run on real time.
+   */
+  now?: () => number;
 }
 
 /** One attempt to deliver one webhook event (additions of the sandbox). */

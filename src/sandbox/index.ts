@@ -32,7 +32,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
   const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
   const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
   const faults = new Faults(options.faults, randomSeed);
-  const clock = new Clock();
+  const clock = new Clock(options.now);
   const store = new Store(seed, clock);
   let base = '';
   const log: RequestLogEntry[] = [];
