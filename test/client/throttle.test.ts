@@ -8,6 +8,8 @@ import {
   limiterForKey,
   resetLimiters,
 } from '../../src/client/throttle.ts';
+import { PayoutClient } from '../../src/client/client.ts';
+import { json } from './fake-fetch.ts';
 
 /** The largest number of starts inside any window of `span` ms (half-open [t, t + span)). */
 function maxInWindow(starts: number[], span: number): number {
@@ -126,6 +128,40 @@ describe('SlidingWindowLimiter', () => {
     expect(c).toBe(a);
     expect(a.limit).toBe(3);
     expect(limiterForKey('fp2', { perWindow: 5 })).not.toBe(a);
+  });
+});
+
+describe('PayoutClient: the rate promise, by its own record of when each request started', () => {
+  it('never starts more than 5 requests (retries included) in any second, 20 in flight, with 429s and 503s', async () => {
+    // Fake timers: the client's clock, its limiter's timers and its retry sleeps all run on the
+    // test's time, so the start times below are decided by the client alone, not by the machine.
+    vi.useFakeTimers();
+    const starts: number[] = [];
+    let calls = 0;
+    const fetch = (async () => {
+      starts.push(Date.now());
+      const i = calls++;
+      if (i % 7 === 3) return json(429, { statusCode: 429, message: 'slow down', error: 'RATE_LIMIT_EXCEEDED' }, { 'retry-after': '1' });
+      if (i % 11 === 5) return json(503, { statusCode: 503, message: 'busy' });
+      return json(200, { data: [{ walletId: 'w1', currency: 'USD', balance: 10 }] });
+    }) as typeof globalThis.fetch;
+    const client = new PayoutClient({
+      baseUrl: 'https://gateway.example.test',
+      apiKey: 'sk_sandbox_throttle_client_0a1b2c3d',
+      concurrency: 20,
+      fetch,
+      random: () => 0.5,
+      clock: { now: () => Date.now() },
+    });
+    let done = 0;
+    const all = Promise.all(Array.from({ length: 40 }, () => client.listWallets().then(() => void done++)));
+    for (let i = 0; i < 1000 && done < 40; i++) await vi.advanceTimersByTimeAsync(100);
+    await all;
+    expect(done).toBe(40);
+    expect(starts.length).toBeGreaterThan(40); // the 429s and 503s were retried
+    // What the server counts (a rolling 1000 ms), and our own window with the default margin.
+    expect(maxInWindow(starts, 1000)).toBeLessThanOrEqual(5);
+    expect(maxInWindow(starts, 1000 + DEFAULT_SAFETY_MARGIN_MS)).toBeLessThanOrEqual(5);
   });
 });
 
