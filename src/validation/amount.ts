@@ -116,11 +116,29 @@ const unitsOf = (currency: string) => {
  * An amount for a currency: positive, exact, at most the currency's minor units (JPY 0, USD 2,
  * KWD 3) and at most 15 significant digits (so the JSON number sent is exactly this decimal).
  * `currency` may be undefined when it is itself invalid: precision is then not checked.
+ * A lone dot before exactly 3 digits ("1.500") is AMBIGUOUS_AMOUNT unless the currency has 3
+ * decimals or `fromNumber` (the text of a numeric Excel cell, which has no separator to misread).
  */
-export function parseAmount(raw: string, currency?: string): AmountResult {
+export function parseAmount(raw: string, currency?: string, options: { fromNumber?: boolean } = {}): AmountResult {
   const read = readAmountText(raw);
   if (!read.ok) return read;
   const value = new Dec(read.text);
+  const units = currency ? unitsOf(currency) : undefined;
+  // "1.500" in USD: 1500 written the European way, or 1.5? Refused as "1,500" is, unless the
+  // currency has 3 decimals (KWD, BHD: 1.500 is 1.5) or the cell was a number (Excel, no text).
+  if (read.readingNote && !options.fromNumber && !(units !== undefined && units >= 3)) {
+    const thousands = read.text.replace('.', '');
+    const places = units ?? 2;
+    const decimalFits = value.decimalPlaces() <= places;
+    return {
+      ok: false,
+      code: 'AMBIGUOUS_AMOUNT',
+      message: `"${raw.trim()}" reads as ${thousands} (dot groups thousands) or ${value.toFixed()} (dot is the decimal mark)${
+        decimalFits ? '' : `, which ${currency ?? 'the currency'} cannot hold`
+      }`,
+      expected: `${new Dec(thousands).toFixed(places)}${decimalFits ? ` or ${value.toFixed(places)}` : ''}, written without a thousands separator`,
+    };
+  }
   if (value.isZero())
     return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is zero; a payout amount must be more than zero', expected: EXPECTED };
   if (value.precision(true) > 15) {
@@ -131,7 +149,6 @@ export function parseAmount(raw: string, currency?: string): AmountResult {
       expected: 'at most 15 significant digits',
     };
   }
-  const units = currency ? unitsOf(currency) : undefined;
   if (units !== undefined && value.decimalPlaces() > units) {
     const allowed = units === 0 ? `${currency} has no decimal places` : `${currency} has ${units} decimal place${units > 1 ? 's' : ''}`;
     return {

@@ -261,7 +261,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   if (amountText === '')
     add(problems, row, ctx, 'error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
   else {
-    const a = parseAmount(amountText, sourceCurrency);
+    const a = parseAmount(amountText, sourceCurrency, { fromNumber: amountNumber !== undefined });
     if (a.ok) amount = a.value;
     else {
       const note = amountNumber !== undefined && amountCell !== amountText ? ` (the cell holds ${amountText} and shows ${amountCell})` : '';

@@ -574,6 +574,13 @@ export const BAD_CASES: BadCase[] = [
     write: text(everyRow('sourceAmount', (i) => ['=100*2', '@SUM(A1:A2)', '-100', '=1+1'][i % 4]!, 4)),
   },
   {
+    name: 'dot-thousands.csv',
+    what: 'amounts of a European payroll with a dot grouping thousands (1.500, 12.000, 100.000)',
+    exit: 1,
+    code: 'AMBIGUOUS_AMOUNT',
+    write: text(everyRow('sourceAmount', (i) => ['1.500', '12.000', '100.000'][i % 3]!, 3)),
+  },
+  {
     name: 'formula-injection.csv',
     what: 'a DDE formula as the reference and amount of every row',
     exit: 1,

@@ -32,10 +32,42 @@ describe('amounts', () => {
     }
   });
 
+  it('refuses "1.500" in a currency of fewer than 3 decimals, and says both readings', () => {
+    for (const [t, c] of [
+      ['1.500', 'USD'],
+      ['12.000', 'EUR'],
+      ['100.000', 'USD'],
+      ['1.234', 'USD'],
+      ['1.500', 'JPY'],
+    ] as const) {
+      expect(read(t, c), `${t} ${c}`).toBe('AMBIGUOUS_AMOUNT');
+    }
+    const r = parseAmount('1.500', 'USD');
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.message).toBe('"1.500" reads as 1500 (dot groups thousands) or 1.5 (dot is the decimal mark)');
+      expect(r.expected).toBe('1500.00 or 1.50, written without a thousands separator');
+    }
+    const jpy = parseAmount('1.500', 'JPY');
+    if (!jpy.ok) expect(jpy.expected).toBe('1500, written without a thousands separator');
+    // a currency of 3 decimals reads it as a decimal; so does the text of a numeric Excel cell
+    expect(read('1.500', 'KWD')).toBe('1.5');
+    expect(read('1.500', 'BHD')).toBe('1.5');
+    const n = parseAmount('1.5', 'USD', { fromNumber: true });
+    expect(n.ok && n.value.toFixed()).toBe('1.5');
+    expect(parseAmount('1.234', 'USD', { fromNumber: true }).ok).toBe(false);
+    // not a thousands group: read as before
+    expect(read('0.500')).toBe('0.5');
+    expect(read('1234.500')).toBe('1234.5');
+    expect(read('1.50')).toBe('1.5');
+    expect(read('1.500,00', 'EUR')).toBe('1500');
+    expect(read('1.000.000', 'EUR')).toBe('1000000');
+  });
+
   it('follows the currency minor units: JPY 0, USD 2, KWD 3', () => {
     expect(read('100', 'JPY')).toBe('100');
     expect(read('100.5', 'JPY')).toBe('AMOUNT_PRECISION');
-    expect(read('10.123', 'USD')).toBe('AMOUNT_PRECISION');
+    expect(read('10.1234', 'USD')).toBe('AMOUNT_PRECISION');
     expect(read('10.123', 'KWD')).toBe('10.123');
     expect(read('10.1234', 'KWD')).toBe('AMOUNT_PRECISION');
     expect(read('100.00', 'JPY')).toBe('100');

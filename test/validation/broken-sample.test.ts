@@ -17,7 +17,7 @@ describe('samples/payroll-broken.csv', () => {
       [4, 'error', 'INVALID_ACCOUNT_TYPE', 'accountType', 'current'],
       [5, 'error', 'INVALID_SORT_CODE', 'sortCode', '60161'],
       [5, 'error', 'INVALID_ACCOUNT_NUMBER', 'accountNumber', '***2681'],
-      [6, 'error', 'AMOUNT_PRECISION', 'sourceAmount', '100.555'],
+      [6, 'error', 'AMBIGUOUS_AMOUNT', 'sourceAmount', '100.555'],
       [6, 'error', 'INVALID_IBAN', 'iban', '********3001'],
       [7, 'error', 'INVALID_CURRENCY', 'sourceCurrency', 'EURO'],
       [7, 'error', 'INVALID_COUNTRY', 'destinationCountryCode', 'DE'],

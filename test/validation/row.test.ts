@@ -107,7 +107,10 @@ describe('one row', () => {
   it("reads the row's amount exactly and with the currency's minor units", () => {
     expect(parseRow(row('SEPA', { sourceAmount: '1.234,56' }), ctx).payout?.sourceAmount.toFixed()).toBe('1234.56');
     expect(codes('SEPA', { sourceAmount: '1,234' })).toEqual(['e:AMBIGUOUS_AMOUNT:sourceAmount']);
-    expect(codes('SEPA', { sourceAmount: '1.001' })).toEqual(['e:AMOUNT_PRECISION:sourceAmount']);
+    // a dot before 3 digits in EUR: 1001 grouped the European way, or 1.001? Refused, never guessed
+    expect(codes('SEPA', { sourceAmount: '1.001' })).toEqual(['e:AMBIGUOUS_AMOUNT:sourceAmount']);
+    expect(codes('SEPA', { sourceAmount: '1.500' })).toEqual(['e:AMBIGUOUS_AMOUNT:sourceAmount']);
+    expect(codes('SEPA', { sourceAmount: '1.0015' })).toEqual(['e:AMOUNT_PRECISION:sourceAmount']);
     expect(codes('SEPA', { sourceAmount: '' })).toEqual(['e:MISSING_VALUE:sourceAmount']);
   });
 
