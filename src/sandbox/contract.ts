@@ -127,4 +127,9 @@ export interface LocalSandbox extends RunningSandbox {
   deliveries(): WebhookDeliveryAttempt[];
   /** Moves the sandbox's clock forward (upload expiry, monthly quota, timestamps). */
   advanceClock(ms: number): void;
+  /**
+   * Requests received and not yet answered (nor dropped). Tests wait for 0 after killing a client,
+   * so that its last requests have landed before they count the next client's.
+   */
+  inFlight(): number;
 }

@@ -87,6 +87,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     randomSeed,
     deliveries: () => webhooks.deliveries(),
     advanceClock: (ms: number) => clock.advance(ms),
+    inFlight: () => log.reduce((n, e) => n + (e.status < 0 ? 1 : 0), 0),
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         sb.lifecycle.close();
