@@ -11,7 +11,6 @@ import type { RouteName } from '../../src/sandbox/contract.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
 import { HEADER, KEY, workDir } from './helpers.ts';
 
-const LATENCY = 400;
 let sb: LocalSandbox;
 let rows: { rowNumber: number; payout: PayoutRow }[];
 
@@ -38,9 +37,8 @@ const swiftRow = (ref: string, currency: string, country: string, amount: string
 };
 
 beforeAll(async () => {
-  // Both sides at 50/s so that the rate limit never spaces the reads: what is measured is whether
-  // they wait for each other's latency.
-  sb = await startSandbox({ rateLimitPerSecond: 50, monthlyQuota: null, faults: { latencyMs: [LATENCY, LATENCY] } });
+  // The limits off: whether reads are asked together is seen by the client's fetch (gatedFetch).
+  sb = await startSandbox({ rateLimitPerSecond: null, monthlyQuota: null });
   const dir = await workDir('pb-preflight-');
   const file = join(dir, 'corridors.csv');
   await writeFile(
@@ -60,7 +58,40 @@ beforeAll(async () => {
 });
 afterAll(() => sb?.close());
 
-const client = () => new PayoutClient({ baseUrl: sb.url, apiKey: KEY, requestsPerSecond: 50, concurrency: 20 });
+/**
+ * A fetch that holds every `GET .../methods` until `n` of them have been started, and records the
+ * most that were waiting for an answer at once: n when preflight asks them together, 1 when it waits
+ * for each answer before the next question. (If fewer than n are ever started together, the gate
+ * opens after 5 s so that the test fails on the count instead of hanging.)
+ */
+function gatedMethods(n: number) {
+  let started = 0;
+  let waiting = 0;
+  let most = 0;
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  const fallback = setTimeout(() => open(), 5000);
+  const fetchImpl = (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (!url.pathname.endsWith('/methods')) return fetch(input, init);
+    started++;
+    most = Math.max(most, ++waiting);
+    if (started >= n) {
+      clearTimeout(fallback);
+      open();
+    }
+    try {
+      await opened;
+      return await fetch(input, init);
+    } finally {
+      waiting--;
+    }
+  }) as typeof fetch;
+  return { fetch: fetchImpl, most: () => most, done: () => clearTimeout(fallback) };
+}
+
+const client = (fetchImpl?: typeof fetch) =>
+  new PayoutClient({ baseUrl: sb.url, apiKey: KEY, requestsPerSecond: 1000, concurrency: 20, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
 const routes = (from: number) =>
   sb
     .requestLog()
@@ -71,7 +102,9 @@ const count = (log: { route: RouteName }[], route: RouteName) => log.filter((r) 
 describe('preflight', () => {
   it('asks the methods of every corridor at once, skips the prohibited one, and finds the pairs to enable with one pairs read', async () => {
     const from = sb.requestLog().length;
-    const r = await preflight(client(), rows);
+    const gate = gatedMethods(4);
+    const r = await preflight(client(gate.fetch), rows);
+    gate.done();
     const log = routes(from);
     expect(r.requests).toBe(log.length);
     expect(count(log, 'wallets')).toBe(1);
@@ -79,9 +112,8 @@ describe('preflight', () => {
     expect(count(log, 'methods')).toBe(4); // NGA, GHA, SEN, CIV: none for IRN
     expect(count(log, 'pairs')).toBe(1); // three corridors not enabled, one read of the pairs
     expect(count(log, 'togglePair')).toBe(0);
-    const methods = log.filter((x) => x.route === 'methods').map((x) => x.at);
-    // Sent together: the last left before the first could have been answered.
-    expect(Math.max(...methods) - Math.min(...methods)).toBeLessThan(LATENCY);
+    // Asked together: all four were started before any was answered.
+    expect(gate.most()).toBe(4);
 
     const issue = (ref: string) => r.rowIssues.get(rows.find((x) => x.payout.reference === ref)!.rowNumber);
     expect(issue('P-1')).toBeUndefined();
@@ -98,7 +130,12 @@ describe('preflight', () => {
 
   it('--enable-pairs turns on each disabled pair once, even when two corridors need it at the same time', async () => {
     const from = sb.requestLog().length;
-    const r = await preflight(client(), rows, { enablePairs: true });
+    // The first four methods reads held until all are asked: both XOF corridors learn together
+    // that their pair is off.
+    const gate = gatedMethods(4);
+    const r = await preflight(client(gate.fetch), rows, { enablePairs: true });
+    gate.done();
+    expect(gate.most()).toBe(4);
     const log = routes(from);
     expect(r.requests).toBe(log.length);
     expect(count(log, 'togglePair')).toBe(2); // USD/GHS and USD/XOF
