@@ -6,6 +6,7 @@ import { promises as fs } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import type { KeyEnvironment } from './quota.ts';
+import { scrubDeep, scrubText, secretPattern } from './secrets.ts';
 
 /** A problem with the configuration (key, environment, host): nothing was sent. */
 export class ClientConfigError extends Error {
@@ -28,6 +29,7 @@ export type KeySource = 'environment' | 'key-file' | 'option' | 'local-sandbox-s
 
 export class ApiKey {
   readonly #value: string;
+  #pattern: RegExp | undefined | null = null;
   readonly fingerprint: string;
   /** The environment the key is labelled for, where the tool can tell; undefined when it cannot. */
   readonly environment: KeyEnvironment | undefined;
@@ -59,6 +61,21 @@ export class ApiKey {
   /** The secret itself: only the transport calls this, to set the x-api-key header. */
   reveal(): string {
     return this.#value;
+  }
+
+  /** The text with the key removed: as itself in any case, encoded (base64, URL) or cut short (secrets.ts). */
+  scrub(text: string): string {
+    return scrubText(text, this.pattern());
+  }
+
+  /** Every string deep in a value (a parsed body) scrubbed like scrub(). */
+  scrubDeep<T>(value: T): T {
+    return scrubDeep(value, this.pattern());
+  }
+
+  private pattern(): RegExp | undefined {
+    if (this.#pattern === null) this.#pattern = secretPattern(this.#value);
+    return this.#pattern;
   }
 
   toString(): string {
@@ -93,11 +110,12 @@ export function environmentFromFileName(path: string): KeyEnvironment | undefine
   return undefined;
 }
 
+// (The word is not quoted back: in a key file it may be the key itself, written on the wrong line.)
 function parseEnvironmentWord(word: string, where: string): KeyEnvironment {
   const w = word.trim().toLowerCase();
   if (w === 'sandbox' || w === 'staging' || w === 'local') return 'sandbox';
   if (w === 'production' || w === 'prod' || w === 'live') return 'production';
-  throw new ClientConfigError(`${where}: environment must be sandbox or production, not "${word.trim()}"`);
+  throw new ClientConfigError(`${where}: environment must be sandbox or production`);
 }
 
 /**
@@ -112,21 +130,23 @@ function parseEnvironmentWord(word: string, where: string): KeyEnvironment {
  * (acme.production.key). A label that contradicts another is refused.
  */
 export function parseKeyFile(text: string, path: string): ApiKey {
+  // Messages about the file name its line numbers, never its content: any part of a line may be
+  // the key (a key with "=" in it reads as a setting), and these messages end up in cron logs.
   const lines = text
     .replace(/^\uFEFF/, '')
     .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith('#'));
+    .map((l, i) => ({ text: l.trim(), number: i + 1 }))
+    .filter((l) => l.text && !l.text.startsWith('#'));
   let key: string | undefined;
   let environment: KeyEnvironment | undefined;
   let labelSource: string | undefined;
   const where = `key file ${path}`;
-  if (lines.length === 1 && !lines[0]!.includes('=')) {
-    key = lines[0];
+  if (lines.length === 1 && !lines[0]!.text.includes('=')) {
+    key = lines[0]!.text;
   } else {
-    for (const line of lines) {
+    for (const { text: line, number } of lines) {
       const eq = line.indexOf('=');
-      if (eq < 1) throw new ClientConfigError(`${where}: expected name=value lines or the key alone on one line`);
+      if (eq < 1) throw new ClientConfigError(`${where}, line ${number}: expected name=value lines or the key alone on one line`);
       const name = line.slice(0, eq).trim().toLowerCase();
       const value = line
         .slice(eq + 1)
@@ -134,9 +154,13 @@ export function parseKeyFile(text: string, path: string): ApiKey {
         .replace(/^(["'])(.*)\1$/, '$2');
       if (name === 'key' || name === 'apikey' || name === 'api_key' || name === 'payout_api_key') key = value;
       else if (name === 'environment' || name === 'env') {
-        environment = parseEnvironmentWord(value, where);
+        environment = parseEnvironmentWord(value, `${where}, line ${number}`);
         labelSource = `${where}, line environment=`;
-      } else throw new ClientConfigError(`${where}: unknown setting "${name}" (expected key and environment)`);
+      } else
+        throw new ClientConfigError(
+          `${where}, line ${number}: unknown setting (expected key=... and environment=...; ` +
+            'a key that contains "=" is written as key=THE_KEY)',
+        );
     }
   }
   if (!key) throw new ClientConfigError(`${where}: no key in the file`);

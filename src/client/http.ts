@@ -7,7 +7,6 @@ import type { LimitFunction } from 'p-limit';
 import type { z } from 'zod';
 import { ErrorBody } from '../spec/schemas.ts';
 import { API_KEY_HEADER, REQUEST_ID_HEADER } from '../spec/http.ts';
-import { scrubSecret } from '../log.ts';
 import type { ApiKey } from './api-key.ts';
 import { KEY_PROPAGATION_MESSAGE, PayoutApiError, zodFieldErrors, type FailureKind, type FieldError, type Outcome } from './errors.ts';
 import { decideRetry, parseRetryAfter, type AttemptFailure, type RetryPolicy } from './retry.ts';
@@ -219,9 +218,13 @@ export class Transport {
     ): AttemptResult<T> => ({
       ok: false,
       failure,
+      // Every text of an error may hold what the service echoed, the key included: scrubbed here,
+      // once, before it can reach a log, the journal, a results file or stderr.
       error: new PayoutApiError({
         ...init,
-        message: scrubSecret(`${spec.route} (${spec.method} ${path}): ${init.message} [x-request-id ${requestId}]`, o.apiKey.reveal()),
+        message: o.apiKey.scrub(`${spec.route} (${spec.method} ${path}): ${init.message} [x-request-id ${requestId}]`),
+        code: init.code === undefined ? undefined : o.apiKey.scrub(init.code),
+        fieldErrors: init.fieldErrors && o.apiKey.scrubDeep(init.fieldErrors),
         route: spec.route,
         method: spec.method,
         path,
@@ -316,7 +319,8 @@ export class Transport {
           fail({ kind: 'invalid-response', status, message, fieldErrors, outcome: spec.mutating ? 'unknown' : 'definitive' }, undefined);
         let json: unknown;
         try {
-          json = text === '' ? undefined : JSON.parse(text);
+          // (an answer's strings go into the journal and the results file: no key in them either)
+          json = text === '' ? undefined : o.apiKey.scrubDeep(JSON.parse(text));
         } catch {
           return invalid(`answered ${status} with a body that is not JSON`);
         }
@@ -335,12 +339,16 @@ export class Transport {
       // An error answer.
       let body: ErrorBody | undefined;
       try {
-        const p = ErrorBody.safeParse(JSON.parse(text));
+        const p = ErrorBody.safeParse(o.apiKey.scrubDeep(JSON.parse(text)));
         if (p.success) body = p.data;
       } catch {
         body = undefined;
       }
-      const serverMessage = body ? (Array.isArray(body.message) ? body.message.join('; ') : body.message) : text.slice(0, 200).trim();
+      const serverMessage = body
+        ? Array.isArray(body.message)
+          ? body.message.join('; ')
+          : body.message
+        : o.apiKey.scrub(text).slice(0, 200).trim();
       const code = body?.error && SPEC_CODE.test(body.error) ? body.error : undefined;
       const fieldErrors: FieldError[] =
         body?.errors ?? (Array.isArray(body?.message) ? body.message.map((m) => ({ field: '(body)', message: m })) : []);

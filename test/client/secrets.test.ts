@@ -1,0 +1,206 @@
+// The API key never leaves through what the service says back (issue 17, items 4, 5, 6): an echo
+// of the key, in any case, encoded or cut short, anywhere in an error body, is scrubbed before it
+// reaches an error, the journal, the results file or stderr; a key file's content is never quoted;
+// the key never goes over plain http to another machine.
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiKey, ClientConfigError, parseKeyFile } from '../../src/client/api-key.ts';
+import { PayoutClient } from '../../src/client/client.ts';
+import { connect } from '../../src/client/connect.ts';
+import { PayoutApiError } from '../../src/client/errors.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { KEY, cleanEnv, filesUnder, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { PAYOUT, json, scriptedFetch } from './fake-fetch.ts';
+
+const dirs = tempDirs('pb-secrets-');
+let sb: LocalSandbox | undefined;
+let proxy: Server | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  await new Promise((r) => (proxy ? proxy.close(r) : r(undefined)));
+  proxy = undefined;
+  await dirs.remove();
+});
+
+/** The forms in which a service might echo a key. */
+function echoes(key: string) {
+  return {
+    upper: key.toUpperCase(),
+    base64: Buffer.from(key).toString('base64'),
+    base64url: Buffer.from(key).toString('base64url'),
+    urlEncoded: encodeURIComponent(key),
+    truncated: key.slice(0, 14),
+  };
+}
+
+/** Fails when any form of the key (case-insensitively) is in the text. */
+function expectNoKey(text: string, key: string, what: string) {
+  const lower = text.toLowerCase();
+  for (const [name, form] of Object.entries({ exact: key, ...echoes(key) })) {
+    expect(lower.includes(form.toLowerCase()), `${what} holds the key (${name})`).toBe(false);
+  }
+}
+
+/** A 400 whose every string echoes the key, as field errors, an array message and deep inside. */
+function echoBody(key: string) {
+  const e = echoes(key);
+  return {
+    statusCode: 400,
+    message: [`key ${e.upper} is not allowed here`, `encoded ${e.base64}`],
+    error: 'VALIDATION_ERROR',
+    errors: [
+      { field: 'beneficiary.accountNumber', message: `sent with x-api-key ${key} (${e.base64url})` },
+      { field: `header ${e.truncated}`, message: `url ${e.urlEncoded}` },
+    ],
+    details: { nested: [{ deep: `cut ${e.truncated}` }] },
+  };
+}
+
+describe('item 4: the key echoed in an error body', () => {
+  it('is scrubbed from the error: message, array message, field errors, code, in any case and encoding', async () => {
+    const key = 'sk_sandbox_Mixed/Case+Key=2025';
+    const { fetch } = scriptedFetch([json(400, echoBody(key))]);
+    const c = new PayoutClient({ baseUrl: 'https://x.test', apiKey: new ApiKey(key), fetch });
+    const e = await c.listWallets().then(
+      () => undefined,
+      (x: unknown) => x,
+    );
+    expect(e).toBeInstanceOf(PayoutApiError);
+    const err = e as PayoutApiError;
+    expect(err.fieldErrors).toHaveLength(2);
+    expect(err.message).toContain('[redacted]');
+    expectNoKey(JSON.stringify(err.toJSON()) + err.message, key, 'the error');
+  });
+
+  it('is scrubbed from every string of a body the service answered with success', async () => {
+    const key = 'sk_sandbox_acme_primary';
+    const { fetch } = scriptedFetch([json(200, { ...PAYOUT, payoutRef: `PO ${key.toUpperCase()}` })]);
+    const c = new PayoutClient({ baseUrl: 'https://x.test', apiKey: new ApiKey(key), fetch });
+    expect((await c.getPayout(PAYOUT.id)).payoutRef).toBe('PO [redacted]');
+    expect(new ApiKey(key).scrubDeep({ a: [{ b: `x ${key.slice(0, 12)}y` }] })).toEqual({ a: [{ b: 'x [redacted]y' }] });
+  });
+
+  it('end to end: no form of the key in the results file, the journal or the output', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    // Every initiate is answered with the echo; everything else goes to the sandbox.
+    proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (req.method === 'POST' && req.url?.endsWith('/initiate')) {
+        req.resume();
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(echoBody(KEY)));
+        return;
+      }
+      const target = new URL(sb!.url);
+      const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => proxy!.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 2 });
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const r = await runCli(['run', 'payroll.csv', '--yes', '--base-url', url, '--rate', '100', '--log-level', 'debug'], { cwd: dir, env });
+    expect(r.code, r.stderr).toBe(1);
+    const results = await readFile(join(dir, 'payroll.results.csv'), 'utf8');
+    expect(results).toMatch(/VALIDATION_ERROR/);
+    expect(results).toContain('[redacted]');
+    expectNoKey(results, KEY, 'the results file');
+    expectNoKey(r.stdout + r.stderr, KEY, 'the output');
+    expect(r.stderr).toMatch(/row not created/); // the log lines were there to search
+    for (const f of await filesUnder(dir)) expectNoKey(await readFile(f, 'utf8'), KEY, f);
+  });
+});
+
+describe('item 5: a key file is never quoted', () => {
+  it('a key with "=" read as a setting: the error names the line, not its text', () => {
+    const key = 'QmFzZTY0S2V5V2l0aFBhZGRpbmc=';
+    const shown = (text: string) => {
+      try {
+        parseKeyFile(text, '/k/acme.key');
+      } catch (e) {
+        expect(e).toBeInstanceOf(ClientConfigError);
+        return (e as Error).message;
+      }
+      throw new Error('not refused');
+    };
+    for (const text of [`${key}\nenvironment=sandbox\n`, `environment=sandbox\n${key}\n`, `${key}\n\n`]) {
+      const m = shown(text);
+      expect(m).toMatch(/line \d/);
+      expectNoKey(m, key, 'the message');
+      expect(m.toLowerCase()).not.toContain(key.slice(0, 8).toLowerCase());
+    }
+    expect(shown(`environment=${key}\n`)).not.toContain(key.slice(0, 8));
+    // Written as key=..., such a key is read whole.
+    expect(parseKeyFile(`key=${key}\n`, '/k/acme.key').reveal()).toBe(key);
+  });
+
+  it('through the CLI: nothing of the key on stderr', async () => {
+    const dir = await dirs.make();
+    const key = 'sk_sandbox_with=equals_0123456789';
+    await writeFile(join(dir, 'acme.key'), `${key}\n`, { mode: 0o600 });
+    await writeBatch(dir, 'payroll.csv', { rows: 1 });
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    delete env.PAYOUT_API_KEY;
+    const r = await runCli(['run', 'payroll.csv', '--yes', '--base-url', 'http://127.0.0.1:9', '--key-file', 'acme.key'], {
+      cwd: dir,
+      env,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/acme\.key, line 1: unknown setting/);
+    expectNoKey(r.stdout + r.stderr, key, 'the output');
+    expect(r.stderr.toLowerCase()).not.toContain('sk_sandbox_with');
+  });
+});
+
+describe('item 6: plain http only to this machine', () => {
+  it('connect refuses http:// to another host before any request', async () => {
+    const calls: string[] = [];
+    const fetch = (async (u: string | URL | Request) => {
+      calls.push(String(u));
+      return json(200, { data: [] });
+    }) as typeof globalThis.fetch;
+    for (const baseUrl of ['http://192.0.2.2:4741', 'http://example.test', 'http://[2001:db8::1]:80', 'http://10.0.0.1/api']) {
+      const e = await connect({
+        env: 'production',
+        baseUrl,
+        apiKey: new ApiKey('plain_key_0123456789'),
+        stateDir: false,
+        client: { fetch },
+      }).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      expect(e, baseUrl).toBeInstanceOf(ClientConfigError);
+      expect((e as ClientConfigError).reason).toBe('refused');
+      expect((e as Error).message).toMatch(/plain http:\/\/.*use https:\/\//);
+    }
+    expect(calls).toEqual([]);
+    // Loopback stays allowed (the sandbox, a local proxy).
+    for (const baseUrl of ['http://127.0.0.1:1', 'http://127.8.9.10:1', 'http://localhost:1', 'http://[::1]:1', 'https://192.0.2.2']) {
+      const c = await connect({ baseUrl, apiKey: new ApiKey('plain_key_0123456789'), stateDir: false, client: { fetch } });
+      await c.close();
+    }
+  });
+
+  it('the CLI exits 3 (refused) with the reason, and sends nothing', async () => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 1 });
+    const state = join(dir, 'state');
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state, PAYOUT_API_KEY: 'plain_key_0123456789' });
+    const r = await runCli(['run', 'payroll.csv', '--yes', '--env', 'production', '--base-url', 'http://192.0.2.2:4741'], {
+      cwd: dir,
+      env,
+    });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/refusing to send the API key over plain http:\/\/ to 192\.0\.2\.2:4741: use https:\/\//);
+    // The client counts every request it starts (usage.json in the state folder): none.
+    expect(await filesUnder(state).catch(() => [])).toEqual([]);
+  });
+});
