@@ -41,7 +41,21 @@ function normaliseBaseUrl(raw: string): string {
   if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ClientConfigError(`base URL must be http(s): ${raw}`);
   if (u.username || u.password) throw new ClientConfigError('base URL must not carry a user name or password');
   if (u.search || u.hash) throw new ClientConfigError('base URL must not carry a query or fragment');
+  // Every request carries the key in a header: in clear text it is readable on every hop between.
+  if (u.protocol === 'http:' && !isLoopbackHost(u.hostname)) {
+    throw new ClientConfigError(
+      `refusing to send the API key over plain http:// to ${u.host}: use https:// ` +
+        '(plain http is allowed only to this machine: localhost, 127.0.0.0/8, ::1). Nothing was sent.',
+      'refused',
+    );
+  }
   return u.origin + u.pathname.replace(/\/+$/, '');
+}
+
+/** localhost, 127.0.0.0/8 or ::1 (URL.hostname: IPv4 already in dotted decimal, IPv6 in brackets). */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/\.$/, '');
+  return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 function normaliseHost(raw: string): string {
