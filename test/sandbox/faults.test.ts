@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
-import { call, initiate, nipBody, P, start, uniqueKey, walletBalance } from './helpers.ts';
+import { call, eventually, initiate, nipBody, P, start, uniqueKey, walletBalance } from './helpers.ts';
 
 describe('fault injection', () => {
   it('errorAfterCreate: the client sees a 5xx, the payout exists, and a retry with the same key finds it', async () => {
@@ -58,12 +58,24 @@ describe('fault injection', () => {
       expect(r.status).toBe(429);
       expect(r.headers.get('retry-after')).toBe('1');
       expect((await call(sb, 'GET', `${P}/pairs`)).status).toBe(200);
-      await call(sb, 'PUT', '/_sandbox/faults', { key: null, body: { latencyMs: [150, 200] } });
-      const t0 = Date.now();
-      expect((await call(sb, 'GET', `${P}/wallets`)).status).toBe(200);
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+      // A latency fault holds the answer. With a minute of it on wallets only, a wallets read is
+      // still unanswered after a later read of another route has been answered in full (no clock
+      // read: the order of the answers says it).
+      await call(sb, 'PUT', '/_sandbox/faults', { key: null, body: { latencyMs: [60_000, 60_000], routes: ['wallets'] } });
+      let answered = false;
+      const slow = call(sb, 'GET', `${P}/wallets`).then(
+        () => void (answered = true),
+        () => undefined, // cut by close() below
+      );
+      await eventually(() => (sb.inFlight() === 1 ? true : undefined));
+      expect((await call(sb, 'GET', `${P}/pairs`)).status).toBe(200);
+      expect(answered).toBe(false);
+      expect(sb.inFlight()).toBe(1);
       expect((await call(sb, 'PUT', '/_sandbox/faults', { key: null, body: { errorBeforeEffect: 2 } })).status).toBe(400);
       expect(() => sb.setFaults({ latencyMs: [10, 5] })).toThrow(/latencyMs/);
+      await sb.close();
+      await slow;
+      expect(answered).toBe(false);
     } finally {
       await sb.close();
     }
