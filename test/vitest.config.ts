@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/build.setup.ts'],
     exclude: ['test/bench/**', 'test/chaos/**', 'node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -1,12 +1,8 @@
 #!/usr/bin/env node
-// The `payout-batch` executable. tsx runs the TypeScript sources directly on Node 20, so the bin
-// works from a fresh clone after `npm install`, with no build step to forget.
-import { register } from 'tsx/esm/api';
-
-register();
+// The `payout-batch` executable, compiled to dist/cli/bin.js at install (npm's `prepare`).
 // `payout-batch validate big.csv | head`: a closed pipe ends the output quietly, not with an error.
 for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (e) => {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw e;
   });

@@ -1,4 +1,5 @@
-// The shape of one CLI command: a yargs builder plus a run function that returns an exit code.
+// The shape of one CLI command: a yargs builder plus a run function that returns an exit code
+// (its usage line and description are in commands/index.ts, read without loading the module).
 // Commands print through `io` and never call process.exit: only the entry point sets the code.
 import type { Argv } from 'yargs';
 import type { ExitCode } from './exit-codes.ts';
@@ -14,8 +15,6 @@ export interface CliIO {
 }
 
 export interface CliCommand<A = any> {
-  command: string | string[];
-  describe: string;
   builder: (y: Argv) => Argv<A>;
   run: (args: A, io: CliIO) => Promise<ExitCode>;
 }

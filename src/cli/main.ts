@@ -28,17 +28,20 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     .fail((msg, err) => {
       throw err ?? new UsageError(msg);
     });
-  for (const c of commands) {
-    parser = parser.command({
-      command: c.command,
-      describe: c.describe,
-      builder: c.builder,
-      handler: async (args) => {
-        code = await c.run(args, io);
-      },
-    });
-  }
   try {
+    // Only the command named on the line is loaded; the others are listed by name (help, typos).
+    const named = commands.find((c) => c.command.split(' ')[0] === argv.find((a) => !a.startsWith('-')));
+    for (const c of commands) {
+      const full = c === named ? (await c.load()).default : undefined;
+      parser = parser.command({
+        command: c.command,
+        describe: c.describe,
+        builder: full ? full.builder : {},
+        handler: async (args) => {
+          if (full) code = await full.run(args, io);
+        },
+      });
+    }
     await parser.parseAsync();
     return code;
   } catch (err) {

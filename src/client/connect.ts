@@ -37,9 +37,8 @@ interface SandboxModule {
 
 /** Loaded on demand: only `local` needs the simulator in this process. */
 async function loadSandbox(): Promise<SandboxModule> {
-  const specifier = '../sandbox/index.ts';
   try {
-    return (await import(specifier)) as SandboxModule;
+    return (await import('../sandbox/index.ts')) as SandboxModule;
   } catch (e) {
     throw new ClientConfigError(`the local sandbox could not be loaded: ${(e as Error).message}`);
   }

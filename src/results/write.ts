@@ -243,6 +243,10 @@ async function xlsxFile(table: ResultsTable | ResultsSource): Promise<Uint8Array
   }
 }
 
+// Compiled, the worker is plain JavaScript. Run from the TypeScript sources (vitest), a worker
+// thread does not inherit the loader of its parent, so a small entry registers tsx first.
+const WORKER_ENTRY = import.meta.url.endsWith('.ts') ? './xlsx-thread-entry.js' : './xlsx-thread.js';
+
 /**
  * xlsxBytes in a worker thread. The table goes there as one JSON text, built here 1,000 rows at a
  * time with the event loop let in between (each row's values made as it is reached); the bytes
@@ -264,7 +268,7 @@ export async function xlsxOffThread(table: ResultsTable | ResultsSource): Promis
   if (lines.length) pieces.push(lines.join(','));
   const json = `{"format":"xlsx","inputColumns":${JSON.stringify(table.inputColumns)},"rows":[${pieces.join(',')}]}`;
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./xlsx-thread-entry.js', import.meta.url));
+    const worker = new Worker(new URL(WORKER_ENTRY, import.meta.url));
     worker.once('message', (bytes: Uint8Array) => {
       resolve(bytes);
       void worker.terminate();

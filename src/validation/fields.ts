@@ -1,7 +1,8 @@
 // Field validators: one function per format, from text to the normalized value that is sent, or
 // to a problem that says what would be valid. Tables come from maintained libraries: ISO 4217
 // (currency-codes via src/money.ts), ISO 3166 (i18n-iso-countries), IBAN and BIC (ibantools).
-import countries from 'i18n-iso-countries';
+// The package's main entry loads every language's names; the codes need none of them.
+import countries from 'i18n-iso-countries/index.js';
 import {
   validateIBAN,
   validateBIC,

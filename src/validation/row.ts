@@ -1,6 +1,7 @@
 // One row → its problems, and when it has no error, the typed PayoutRow ready to be sent.
 // Pure but for reading the first bytes of the documents it names (through ctx.checkDocument).
-import countries from 'i18n-iso-countries';
+// The package's main entry loads every language's names; the codes need none of them.
+import countries from 'i18n-iso-countries/index.js';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';

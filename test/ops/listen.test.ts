@@ -201,7 +201,7 @@ describe('payout-batch listen', () => {
     const child = spawn(
       process.execPath,
       [
-        join(ROOT, 'src/cli/bin.js'),
+        join(ROOT, 'dist/cli/bin.js'),
         'listen',
         '--port',
         String(port),

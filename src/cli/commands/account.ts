@@ -22,8 +22,6 @@ interface AccountArgs {
 }
 
 export default defineCommand<AccountArgs>({
-  command: 'account',
-  describe: "Show the business's wallets, enabled currency pairs and this key's monthly quota as counted here",
   builder: (y) =>
     y
       .option('env', {

@@ -17,8 +17,6 @@ interface AttachArgs extends ConnectionArgs {
 }
 
 export default defineCommand<AttachArgs>({
-  command: 'attach <payoutId> <files..>',
-  describe: 'Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED)',
   builder: (y: Argv) =>
     connectionOptions(y)
       .positional('payoutId', { type: 'string', describe: 'The payout id (payoutId column of the results file)' })

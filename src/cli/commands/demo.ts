@@ -7,8 +7,6 @@ import { createLogger } from '../../log.ts';
 import { planText, progressSink, summaryText } from './run.ts';
 
 export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
-  command: 'demo',
-  describe: 'Rehearse on the embedded sandbox: the sample payroll through plan, run, results and a replay that pays nothing twice',
   builder: (y) =>
     y
       .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' })

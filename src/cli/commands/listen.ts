@@ -37,8 +37,6 @@ export function readSecretFile(path: string, warn: (m: string) => void): string 
 }
 
 export default defineCommand<ListenArgs>({
-  command: 'listen',
-  describe: "Receive the service's webhooks: verify, drop replays, apply status changes to results files and journals",
   builder: (y: Argv) =>
     connectionOptions(y)
       .option('port', { type: 'number', demandOption: true, describe: 'Port to listen on (0: any free one, printed)' })

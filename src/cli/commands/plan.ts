@@ -25,8 +25,6 @@ interface PlanArgs extends ConnectionArgs {
 }
 
 export default defineCommand<PlanArgs>({
-  command: 'plan <file>',
-  describe: 'Preflight a batch and show (or write, --out) its plan and quotes; nothing is sent',
   builder: (y) =>
     connectionOptions(y)
       .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel)' })

@@ -32,8 +32,6 @@ interface RetryArgs extends ConnectionArgs, GuardArgs {
 }
 
 export default defineCommand<RetryArgs>({
-  command: 'retry <results>',
-  describe: 'Send again the rows of a results file that have no payout yet (after fixing them); created rows stay as they are',
   builder: (y) =>
     sendingOptions(guardOptions(connectionOptions(y)))
       .positional('results', { type: 'string', describe: 'A results file written by run or retry (it may be edited)' })

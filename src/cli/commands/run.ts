@@ -403,8 +403,6 @@ export async function sendingSession(args: ConnectionArgs & GuardArgs & { json: 
 }
 
 export default defineCommand<RunArgs>({
-  command: 'run [file]',
-  describe: 'Send a batch: preflight, approval, then each valid row once (resumable, idempotent)',
   builder: (y) =>
     sendingOptions(guardOptions(connectionOptions(y)))
       .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel); optional with --plan' })

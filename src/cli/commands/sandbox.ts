@@ -46,8 +46,6 @@ function autoAdvanceFlag(value: string): { toProcessingMs: number; toSuccessfulM
 }
 
 export default defineCommand<SandboxArgs>({
-  command: 'sandbox',
-  describe: 'Run a local simulator of the payout service (127.0.0.1 only) until Ctrl+C',
   builder: (y) =>
     y
       .option('port', { type: 'number', default: 4010, describe: 'Port on 127.0.0.1; 0 picks a free one' })

@@ -15,8 +15,6 @@ interface StatusArgs extends ConnectionArgs {
 }
 
 export default defineCommand<StatusArgs>({
-  command: 'status <results>',
-  describe: 'Refresh the status of every payout of a results file that is not final (GET payout), forward only',
   builder: (y: Argv) =>
     connectionOptions(y)
       .positional('results', { type: 'string', describe: 'A results file written by run, retry or watch' })

@@ -16,8 +16,6 @@ interface TemplateArgs {
 }
 
 export default defineCommand<TemplateArgs>({
-  command: 'template',
-  describe: 'Write a batch template (header row and one valid example row) as CSV or XLSX',
   builder: (y) =>
     y
       .option('method', { type: 'string', describe: `One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)` })

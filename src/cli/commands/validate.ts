@@ -178,8 +178,6 @@ export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCo
 }
 
 export default defineCommand<ValidateArgs>({
-  command: 'validate <file>',
-  describe: 'Check every row of a batch file (CSV or Excel) offline: no API key, no network',
   builder: (y) =>
     y
       .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls)' })

@@ -15,8 +15,6 @@ interface WatchArgs extends ConnectionArgs {
 }
 
 export default defineCommand<WatchArgs>({
-  command: 'watch <dir>',
-  describe: 'Process the batch files dropped into DIR/inbox, unattended, within the guards of DIR/payout-batch.json',
   builder: (y: Argv) =>
     connectionOptions(y)
       .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
