@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import type { RowState } from '../journal/rows.ts';
 import { validateBatch, type Problem, type SettledRow, type ValidatedRow } from '../validation/index.ts';
+import { fingerprintingChecker, type DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
 
@@ -44,6 +45,8 @@ export interface LoadedBatch {
   rows: EngineRow[];
   fileProblems: Problem[];
   identity: BatchIdentity;
+  /** What validation saw of each valid document (absolute path): the upload checks it is the same file. */
+  documents?: Map<string, DocumentFingerprint>;
 }
 
 export async function loadBatch(path: string, options: LoadOptions = {}, journal?: JournalLookup): Promise<LoadedBatch> {
@@ -57,8 +60,10 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     const s = stateOf?.(reference);
     return s && s.phase === 'created' && s.payout && s.row === rowNumber && s.dup !== undefined ? { dup: s.dup } : undefined;
   };
+  const docs = fingerprintingChecker();
   // Opened by the reader first: a missing or unusable file is its InputError (exit 2).
   const v = await validateBatch(file, {
+    checkDocument: docs.check,
     encoding: options.encoding,
     sheet: options.sheet,
     allowDuplicateRows: options.allowDuplicateRows,
@@ -86,6 +91,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     rows,
     fileProblems: v.fileProblems,
     identity,
+    documents: docs.fingerprints,
   };
 }
 

@@ -7,7 +7,6 @@
 //   I2  an unknown outcome is resent only with the journalled key and byte-identical body
 //   I3  a definitive refusal may be sent again (retry) under attempt + 1, a new key
 //   I5  409 IDEMPOTENCY_KEY_CONFLICT is CONFLICT, never resent
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import pLimit from 'p-limit';
 import { PDFDocument } from 'pdf-lib';
@@ -26,7 +25,7 @@ import {
 import { toApi } from '../money.ts';
 import type { DocumentContentType } from '../spec/codes.ts';
 import type { InitiateRequest, Payout } from '../spec/schemas.ts';
-import { sniffDocumentType } from '../validation/documents.ts';
+import { readDocumentForUpload, type DocumentFingerprint } from '../validation/documents.ts';
 import { probableDuplicateKey } from '../validation/batch.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
@@ -64,6 +63,8 @@ export interface ExecuteOptions {
   mode: 'run' | 'retry';
   quote: boolean;
   mergeDocuments: boolean;
+  /** What validation saw of each document (absolute path); the upload reads the same file or none. */
+  documents?: Map<string, DocumentFingerprint>;
   concurrency?: number;
   onEvent?: (e: EngineEvent) => void;
   /** Aborted: no new row starts (rows in flight finish, so no outcome is left unknown by us). */
@@ -117,7 +118,19 @@ export function snapshot(p: Payout): PayoutSnapshot {
   };
 }
 
+/** A step of a row that failed here, before any request: recorded on the row with its code. */
+export class RowStepError extends Error {
+  override readonly name = 'RowStepError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export function errorSnapshot(e: unknown): ErrorSnapshot {
+  if (e instanceof RowStepError) return { code: e.code, message: e.message };
   if (e instanceof PayoutApiError) {
     const fields = e.fieldErrors.length
       ? ` (${e.fieldErrors
@@ -230,10 +243,10 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
     if (!p.documents.length) return [];
     const known = rowState(o.folded, ref).docs;
     const load = async (path: string) => {
-      const bytes = new Uint8Array(await readFile(path));
-      const contentType = sniffDocumentType(bytes.subarray(0, 16));
-      if (!contentType) throw new Error(`${path} is not a PDF, JPEG or PNG`);
-      return { bytes, contentType, filename: basename(path) };
+      // The file validated, not whatever is at its path now (a FIFO there would never end a read).
+      const f = await readDocumentForUpload(path, o.documents?.get(path));
+      if (!f.ok) throw new RowStepError(f.code, f.message);
+      return { bytes: f.bytes, contentType: f.contentType, filename: basename(path) };
     };
     const upload = async (name: string, file: () => Promise<{ bytes: Uint8Array; contentType: DocumentContentType; filename: string }>) => {
       const have = known[name];

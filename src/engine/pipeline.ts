@@ -233,6 +233,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     mode: o.mode,
     quote: o.quote,
     mergeDocuments: o.mergeDocuments,
+    documents: batch.documents,
     concurrency: o.concurrency,
     onEvent: o.onEvent,
     stop: o.stop,

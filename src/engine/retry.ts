@@ -13,7 +13,7 @@ import { foldJournalFile, type RowState } from '../journal/rows.ts';
 import { readResults } from '../results/read.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import type { ResultValues } from '../results/types.ts';
-import { cachedDocumentChecker } from '../validation/documents.ts';
+import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow } from '../validation/row.ts';
 import { loadBatch, type EngineRow, type LoadedBatch } from './batch.ts';
 import { accountKey } from '../validation/batch.ts';
@@ -101,7 +101,8 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   // Rows: created ones kept untouched; the others parsed again from their (edited) cells.
   const sameCells = (a: Record<string, string>, b: Record<string, string>) =>
     table.inputColumns.every((h) => (a[h] ?? '').trim() === (b[h] ?? '').trim());
-  const ctx = { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: cachedDocumentChecker() };
+  const docs = fingerprintingChecker();
+  const ctx = { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: docs.check };
   const rows: EngineRow[] = [];
   const keep = new Map<number, ResultValues>();
   const only = new Set<number>();
@@ -193,6 +194,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
     rows,
     fileProblems: [],
     identity: { batchId: header.batchId, source: header.batchIdSource, label: header.batchLabel, fileSha256: header.fileSha256 },
+    documents: docs.fingerprints,
   };
   const results = resultsPathFor(resultsFile, o.resultsPath);
   const session = openSession({ identity: batch.identity, env, file: header.file, stateDir, command: 'retry' });

@@ -1,6 +1,8 @@
 // Supporting documents named in a row: they must exist, be PDF, JPEG or PNG by their bytes (the
 // magic numbers, not the extension), weigh at most 10 MB (spec §8), at most 5 per row.
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { lstat, open } from 'node:fs/promises';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
 import type { ProblemCode } from './problems.ts';
@@ -129,4 +131,124 @@ export function documentPath(baseDir: string, d: string): string {
     if (baseDir === normalBase) return `${baseDir}/${d}`;
   }
   return isAbsolute(d) ? d : resolve(baseDir, d);
+}
+
+// ---- the same file at upload as at validation
+//
+// Validation and upload are apart in time (a whole batch is validated before the first row is
+// sent): a document may be edited, replaced by a symbolic link, a device or a FIFO (whose read
+// never ends) meanwhile. The engine keeps what validation saw (size and SHA-256) and the upload
+// reads the file again through one descriptor opened without blocking, checked with fstat before
+// any read, and compares.
+
+/** What validation saw of a document. */
+export interface DocumentFingerprint {
+  bytes: number;
+  sha256: string;
+  /** The path itself was a symbolic link (then only size and content are compared). */
+  symlink: boolean;
+}
+
+export type DocumentRead =
+  { ok: true; bytes: Uint8Array; contentType: DocumentContentType } | { ok: false; code: 'DOCUMENT_CHANGED'; message: string };
+
+// O_NONBLOCK: opening a FIFO for reading waits for a writer without it; a regular file ignores it.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+function kindOf(st: Stats): string {
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  if (st.isDirectory()) return 'a folder';
+  return 'something other than a regular file';
+}
+
+/** Size and SHA-256 of a document, read through one descriptor; undefined when it is not a regular file of at most 10 MB. */
+export function fingerprintDocument(absPath: string): DocumentFingerprint | undefined {
+  try {
+    const symlink = lstatSync(absPath).isSymbolicLink();
+    const fd = openSync(absPath, OPEN_FLAGS);
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile() || st.size > MAX_DOCUMENT_BYTES) return undefined;
+      const hash = createHash('sha256');
+      const buf = Buffer.alloc(64 * 1024);
+      let bytes = 0;
+      for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) {
+        hash.update(buf.subarray(0, n));
+        bytes += n;
+        if (bytes > MAX_DOCUMENT_BYTES) return undefined;
+      }
+      return { bytes, sha256: hash.digest('hex'), symlink };
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A document checker that also keeps each valid document's fingerprint (by absolute path), for
+ * readDocumentForUpload. A document it cannot fingerprint is refused like one it cannot read.
+ */
+export function fingerprintingChecker(check = cachedDocumentChecker()): {
+  check: (absPath: string, shownAs?: string) => DocumentCheck;
+  fingerprints: Map<string, DocumentFingerprint>;
+} {
+  const fingerprints = new Map<string, DocumentFingerprint>();
+  return {
+    fingerprints,
+    check: (absPath, shownAs) => {
+      const r = check(absPath, shownAs);
+      if (!r.ok || fingerprints.has(absPath)) return r;
+      const fp = fingerprintDocument(absPath);
+      if (!fp)
+        return {
+          ok: false,
+          path: absPath,
+          code: 'DOCUMENT_NOT_FOUND',
+          message: `"${shownAs ?? absPath}" cannot be read as a file`,
+          expected: 'a readable file',
+        };
+      fingerprints.set(absPath, fp);
+      return r;
+    },
+  };
+}
+
+/**
+ * A document's bytes at upload time, when it is still a regular file (fstat on the descriptor
+ * opened without blocking, before any read) and, given what validation saw, the same size and
+ * SHA-256 and not newly a symbolic link. Never throws, never waits on a FIFO or a device.
+ */
+export async function readDocumentForUpload(absPath: string, expected?: DocumentFingerprint): Promise<DocumentRead> {
+  const changed = (why: string): DocumentRead => ({
+    ok: false,
+    code: 'DOCUMENT_CHANGED',
+    message: `${absPath} changed after validation (${why}): not uploaded; check the file and send the row again`,
+  });
+  let fh: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    if (expected && !expected.symlink && (await lstat(absPath)).isSymbolicLink()) return changed('now a symbolic link');
+    fh = await open(absPath, OPEN_FLAGS);
+    const st = await fh.stat();
+    if (!st.isFile()) return changed(`now ${kindOf(st)}`);
+    if (st.size > MAX_DOCUMENT_BYTES) return changed('now over 10 MB');
+    if (expected && st.size !== expected.bytes) return changed(`now ${st.size} bytes, ${expected.bytes} when validated`);
+    // One byte more than fstat said, to see a file that grows while it is read.
+    const buf = Buffer.alloc(st.size + 1);
+    let n = 0;
+    for (let r; n < buf.length && (r = (await fh.read(buf, n, buf.length - n, n)).bytesRead) > 0;) n += r;
+    if (n !== st.size) return changed('its size changed while it was read');
+    const bytes = buf.subarray(0, n);
+    if (expected && createHash('sha256').update(bytes).digest('hex') !== expected.sha256) return changed('other content');
+    const contentType = sniffDocumentType(bytes.subarray(0, 16));
+    if (!contentType) return changed('no longer a PDF, JPEG or PNG');
+    return { ok: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType };
+  } catch (e) {
+    return changed(`cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  } finally {
+    await fh?.close().catch(() => undefined);
+  }
 }
