@@ -22,7 +22,7 @@ import {
   type RowOutcome,
   type RunSummary,
 } from './outcome.ts';
-import { catchUpStatuses, record, saveSnapshot, type BatchSession, type ResumeReport } from './session.ts';
+import { FailedAfterSending, catchUpStatuses, record, saveSnapshot, type BatchSession, type ResumeReport } from './session.ts';
 
 export interface GuardOptions {
   envFlag?: string;
@@ -77,7 +77,20 @@ export interface PipelineResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The pipeline, after which the journal is closed however it ended (finish closes it when it ends well). */
 export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOptions): Promise<PipelineResult> {
+  try {
+    return await pipeline(batch, session, o);
+  } finally {
+    try {
+      session.writer.close();
+    } catch {
+      // (a failed fsync here: the error the run ended with, if any, is the one to report)
+    }
+  }
+}
+
+async function pipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOptions): Promise<PipelineResult> {
   const { conn } = o;
   const { client } = conn;
   const env = session.header.env;
@@ -90,6 +103,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   let plan: BatchPlan | undefined;
   let started = false;
   let finished = false;
+  let ended = false;
 
   // Each row's journal state, found once by its position: a state the fold holds is a live object
   // (applyEvent changes it in place, never replaces it), so it stays current; a row the journal
@@ -161,6 +175,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     let code = exitCode;
     if (code === 0 && summary.notCreated > 0) code = 1;
     record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
+    ended = true;
     await saveSnapshot(session, o.snapshotMinBytes);
     writer.close();
     return { exitCode: code, report: session.report, plan, summary, resultsPath: o.results.path, outcomes, ...extra };
@@ -224,26 +239,39 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   const byNumber = plan.toSend.length ? new Map(batch.rows.map((r) => [r.rowNumber, r])) : undefined;
   const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber!.get(n)!.payout! }));
   started = true;
-  const res = await executeRows(items, {
-    client,
-    writer,
-    folded,
-    batchId,
-    env,
-    mode: o.mode,
-    quote: o.quote,
-    mergeDocuments: o.mergeDocuments,
-    documents: batch.documents,
-    concurrency: o.concurrency,
-    onEvent: o.onEvent,
-    stop: o.stop,
-    checkpoint: writeAll,
-    checkpointMs: o.checkpointMs,
-    settleDelayMs: o.settleDelayMs,
-  });
-  for (const [n, out] of res.outcomes) executed.set(n, out);
-  if (res.halted) return finish(4, { halted: res.halted, stopped: res.stopped });
-  return finish(0, { stopped: res.stopped });
+  // From here requests may have gone out: whatever fails (a results file that cannot be written, a
+  // full disk, a bug) is no longer "nothing was sent" but exit 4, resume is safe.
+  try {
+    const res = await executeRows(items, {
+      client,
+      writer,
+      folded,
+      batchId,
+      env,
+      mode: o.mode,
+      quote: o.quote,
+      mergeDocuments: o.mergeDocuments,
+      documents: batch.documents,
+      concurrency: o.concurrency,
+      onEvent: o.onEvent,
+      stop: o.stop,
+      checkpoint: writeAll,
+      checkpointMs: o.checkpointMs,
+      settleDelayMs: o.settleDelayMs,
+    });
+    for (const [n, out] of res.outcomes) executed.set(n, out);
+    if (res.halted) return await finish(4, { halted: res.halted, stopped: res.stopped });
+    return await finish(0, { stopped: res.stopped });
+  } catch (e) {
+    if (!ended) {
+      try {
+        record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: 4 }, { sync: true });
+      } catch {
+        // the journal itself may be what failed: without run-end the next run treats this one as killed
+      }
+    }
+    throw new FailedAfterSending(session.journalPath, e);
+  }
 }
 
 /** A kept row of a retried results file, as an outcome for the summary. */

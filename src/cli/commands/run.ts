@@ -22,7 +22,7 @@ import type { BatchPlan } from '../../engine/plan.ts';
 import type { PipelineResult } from '../../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus } from '../../engine/outcome.ts';
 import { runBatch } from '../../engine/run.ts';
-import { BatchRefused, type ResumeReport } from '../../engine/session.ts';
+import { BatchRefused, FailedAfterSending, type ResumeReport } from '../../engine/session.ts';
 
 export interface ConnectionArgs {
   env?: string;
@@ -329,6 +329,15 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
 
 /** Maps the engine's errors to exit codes with a message (no stack trace). */
 export function handleEngineError(e: unknown, io: CliIO): ExitCode {
+  // Before anything else: once rows may have been sent, no failure may say "nothing was sent" (2).
+  if (e instanceof FailedAfterSending) {
+    io.stderr.write(
+      `payout-batch: the run failed after sending began: ${e.message}\n` +
+        `Part of the batch may have been sent; every request sent is in the journal (${e.journalPath}). ` +
+        'Resume is safe: fix the cause and run the same command again (nothing is paid twice).\n',
+    );
+    return ExitCode.SERVICE_UNAVAILABLE;
+  }
   if (e instanceof BatchRefused) {
     io.stderr.write(`payout-batch: refused: ${e.message}\n`);
     return ExitCode.REFUSED;
