@@ -132,4 +132,9 @@ export interface LocalSandbox extends RunningSandbox {
    * so that its last requests have landed before they count the next client's.
    */
   inFlight(): number;
+  /**
+   * Webhook delivery attempts scheduled (retries included) or under way: 0 when nothing more will
+   * be delivered until the next event. Tests wait for 0 instead of sleeping.
+   */
+  pendingDeliveries(): number;
 }

@@ -86,6 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     faults: () => faults.get(),
     randomSeed,
     deliveries: () => webhooks.deliveries(),
+    pendingDeliveries: () => webhooks.pending(),
     advanceClock: (ms: number) => clock.advance(ms),
     inFlight: () => log.reduce((n, e) => n + (e.status < 0 ? 1 : 0), 0),
     close: () =>

@@ -156,6 +156,11 @@ export class Webhooks {
     return this.attempts.map((a) => ({ ...a }));
   }
 
+  /** Attempts scheduled (retries included) or in flight: 0 when nothing more will be sent. */
+  pending(): number {
+    return this.timers.size + this.inFlight.size;
+  }
+
   private wants(s: SubscriptionRec, eventType: string): boolean {
     if (eventType !== PAYOUT_STATUS_EVENT) return true;
     return s.eventTypes.length === 0 || s.eventTypes.includes(PAYOUT_STATUS_EVENT) || s.eventTypes.includes(PAYOUT_STATUS_EVENT_LEGACY);
