@@ -1,5 +1,6 @@
 // The entry point: parses flags with yargs, runs one command, turns its outcome into an exit code.
 // Nothing below src/cli reads process.argv, prints or exits.
+import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { commands } from './commands/index.ts';
 import { UsageError, type CliIO } from './command.ts';
@@ -13,10 +14,17 @@ export function processIO(): CliIO {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
 }
 
+/** Ours, read beside dist/ or src/: yargs would guess from the current folder ("unknown" there). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   let code: number = ExitCode.OK;
   let parser = yargs(argv)
     .scriptName('payout-batch')
+    .version(packageVersion())
     .usage('$0 <command> [options]\n\nBatch payouts from a CSV or Excel file, with a local sandbox of the payout service.')
     .strict()
     .demandCommand(1, 'Name a command; see the list above.')
