@@ -71,9 +71,9 @@ describe('item 4: the key echoed in an error body', () => {
     );
     expect(e).toBeInstanceOf(PayoutApiError);
     const err = e as PayoutApiError;
+    expectNoKey(JSON.stringify(err.toJSON()) + err.message, key, 'the error');
     expect(err.fieldErrors).toHaveLength(2);
     expect(err.message).toContain('[redacted]');
-    expectNoKey(JSON.stringify(err.toJSON()) + err.message, key, 'the error');
   });
 
   it('is scrubbed from every string of a body the service answered with success', async () => {
@@ -109,10 +109,10 @@ describe('item 4: the key echoed in an error body', () => {
     const r = await runCli(['run', 'payroll.csv', '--yes', '--base-url', url, '--rate', '100', '--log-level', 'debug'], { cwd: dir, env });
     expect(r.code, r.stderr).toBe(1);
     const results = await readFile(join(dir, 'payroll.results.csv'), 'utf8');
-    expect(results).toMatch(/VALIDATION_ERROR/);
-    expect(results).toContain('[redacted]');
     expectNoKey(results, KEY, 'the results file');
     expectNoKey(r.stdout + r.stderr, KEY, 'the output');
+    expect(results).toMatch(/VALIDATION_ERROR/);
+    expect(results).toContain('[redacted]');
     expect(r.stderr).toMatch(/row not created/); // the log lines were there to search
     for (const f of await filesUnder(dir)) expectNoKey(await readFile(f, 'utf8'), KEY, f);
   });
@@ -132,9 +132,9 @@ describe('item 5: a key file is never quoted', () => {
     };
     for (const text of [`${key}\nenvironment=sandbox\n`, `environment=sandbox\n${key}\n`, `${key}\n\n`]) {
       const m = shown(text);
-      expect(m).toMatch(/line \d/);
       expectNoKey(m, key, 'the message');
       expect(m.toLowerCase()).not.toContain(key.slice(0, 8).toLowerCase());
+      expect(m).toMatch(/line \d/);
     }
     expect(shown(`environment=${key}\n`)).not.toContain(key.slice(0, 8));
     // Written as key=..., such a key is read whole.
@@ -153,9 +153,9 @@ describe('item 5: a key file is never quoted', () => {
       env,
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/acme\.key, line 1: unknown setting/);
     expectNoKey(r.stdout + r.stderr, key, 'the output');
     expect(r.stderr.toLowerCase()).not.toContain('sk_sandbox_with');
+    expect(r.stderr).toMatch(/acme\.key, line 1: unknown setting/);
   });
 });
 
