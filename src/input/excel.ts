@@ -2,15 +2,22 @@
 // rows are then handed out one by one like CSV records.
 //
 // Every cell is read as the text the user sees (SheetJS's formatted text `w`), with two readings:
-// - a date cell is read as its value, an ISO date (2025-01-31, or 2025-01-31T09:30:00 with a time),
-//   not as its serial number nor in the machine's locale format;
+// - a date cell (by its number format, read with cellNF) is read as its value, an ISO date
+//   (2025-01-31, or 2025-01-31T09:30:00 with a time), not as its serial number nor in the machine's
+//   locale format; what it shows ("5/1/26") is handed over too, so that validation can refuse a
+//   date in an amount or identifier column;
 // - a formula cell is read as its cached value, formatted the same way.
 // A numeric cell also hands over its raw number, so validation can catch account numbers that
 // lost their leading zeros or digits (the Excel traps) and amounts shown rounded.
+// The rows walked are those of the cells present (SheetJS dense mode), never the sheet's declared
+// <dimension>, and the event loop gets a turn every YIELD_EVERY rows.
 import * as XLSX from 'xlsx';
 import { InputError } from './errors.ts';
 import { checkWorkbook } from './zip-guard.ts';
-import type { RecordSource, SourceRecord } from './rows.ts';
+import { NEED_MORE, type RecordSource, type SourceRecord } from './rows.ts';
+
+/** Rows read between two turns of the event loop (a signal is handled only on a turn). */
+const YIELD_EVERY = 2000;
 
 export interface ExcelOpen {
   sheet: string;
@@ -20,7 +27,7 @@ export interface ExcelOpen {
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
-function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: number } {
+function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: number; date?: string } {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return { text: '' };
   if (cell.t === 'n') {
     const v = cell.v as number;
@@ -29,7 +36,8 @@ function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: n
       if (d) {
         const date = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
         const hasTime = d.H || d.M || d.S;
-        return { text: hasTime ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date };
+        const text = hasTime ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date;
+        return { text, date: cell.w ?? text };
       }
     }
     return { text: cell.w ?? String(v), number: v };
@@ -53,7 +61,19 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string): 
   await checkWorkbook(buf, file);
   let wb: XLSX.WorkBook;
   try {
-    wb = XLSX.read(buf, { type: 'buffer', cellDates: false, cellFormula: false, cellHTML: false, cellStyles: false, dense: false });
+    // cellNF: each cell's number format, without which a date cell is only its serial number.
+    // dense: rows as arrays of the cells present, so the rows walked are those of the cells, not of
+    // the sheet's <dimension>, which may claim A1:XFD1048576 (17 billion cells) for a few rows.
+    wb = XLSX.read(buf, {
+      type: 'buffer',
+      cellNF: true,
+      cellText: true,
+      cellDates: false,
+      cellFormula: false,
+      cellHTML: false,
+      cellStyles: false,
+      dense: true,
+    });
   } catch (e) {
     throw new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${(e as Error).message}).`);
   }
@@ -72,28 +92,38 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string): 
     name = found;
   }
   const ws = wb.Sheets[name]!;
+  const data = (ws['!data'] ?? []) as (XLSX.CellObject[] | undefined)[];
+  // The declared range gives only where the sheet starts; its end is where the cells end.
   const ref = ws['!ref'];
-  const range = ref ? XLSX.utils.decode_range(ref) : undefined;
-  let r = range ? range.s.r : 0;
-  // the workbook is in memory: records are made one at a time as rows are read, never awaited
+  const start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
+  let r = start.r;
+  let sinceYield = 0;
+  // the workbook is in memory: records are made one at a time as rows are read, with a turn of the
+  // event loop every YIELD_EVERY rows (blank ones included) so that Ctrl-C and SIGTERM are heard
   const records: RecordSource = {
     next() {
-      if (!range || r > range.e.r) return undefined;
+      if (r >= data.length) return undefined;
+      if (++sinceYield > YIELD_EVERY) {
+        sinceYield = 0;
+        return NEED_MORE;
+      }
+      const cells = data[r] ?? [];
       const values: string[] = [];
-      const numbers: (number | undefined)[] = [];
-      let anyNumber = false;
-      for (let c = range.s.c; c <= range.e.c; c++) {
-        const { text, number } = cellText(ws[XLSX.utils.encode_cell({ r, c })] as XLSX.CellObject | undefined);
+      let numbers: (number | undefined)[] | undefined;
+      let dates: (string | undefined)[] | undefined;
+      for (let c = start.c; c < cells.length; c++) {
+        const { text, number, date } = cellText(cells[c]);
         values.push(text);
-        numbers.push(number);
-        if (number !== undefined) anyNumber = true;
+        if (number !== undefined) (numbers ??= [])[c - start.c] = number;
+        if (date !== undefined) (dates ??= [])[c - start.c] = date;
       }
       const rec: SourceRecord = { rowNumber: r + 1, values };
-      if (anyNumber) rec.numbers = numbers;
+      if (numbers) rec.numbers = numbers;
+      if (dates) rec.dates = dates;
       r++;
       return rec;
     },
-    wait: () => Promise.resolve(),
+    wait: () => new Promise<void>((resolve) => setImmediate(resolve)),
   };
   return { sheet: name, sheets, records };
 }

@@ -10,6 +10,8 @@ export interface SourceRecord {
   values: string[];
   /** Excel only: the raw number of a numeric cell, by column index (undefined elsewhere). */
   numbers?: (number | undefined)[];
+  /** Excel only: what a date-formatted cell shows ("5/1/26"), by column index (its value is the ISO date). */
+  dates?: (string | undefined)[];
 }
 
 /** One payout row of the file. */
@@ -20,6 +22,8 @@ export interface RawRow {
   cells: Record<string, string>;
   /** Excel only: cells that were numbers, by header, with their raw value (for the Excel traps). */
   numbers?: Record<string, number>;
+  /** Excel only: cells formatted as dates, by header, with the text Excel shows ("5/1/26"). */
+  dates?: Record<string, string>;
   /** How many non-empty cells lay beyond the last header (a delimiter inside an unquoted value). */
   extraCells?: number;
 }
@@ -181,6 +185,12 @@ export async function shapeRows(file: string, records: RecordSource, onDone: () 
       for (let i = 0; i < width; i++) {
         const n = r.numbers[i];
         if (n !== undefined) (row.numbers ??= {})[columns[i]!] = n;
+      }
+    }
+    if (r.dates) {
+      for (let i = 0; i < width; i++) {
+        const d = r.dates[i];
+        if (d !== undefined) (row.dates ??= {})[columns[i]!] = d;
       }
     }
     return row;

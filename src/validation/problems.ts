@@ -46,6 +46,7 @@ export const PROBLEM_CODES = {
   // Excel traps
   EXCEL_DIGITS_LOST: 'an identifier stored as a number that lost digits (scientific notation, over 15 digits)',
   EXCEL_LEADING_ZEROS_LOST: 'an identifier stored as a number that lost its leading zeros',
+  EXCEL_DATE: 'an amount or identifier cell formatted as a date: its value is a date, not what was typed',
   // batch rules
   DUPLICATE_REFERENCE: 'the reference is already used by an earlier row',
   PROBABLE_DUPLICATE: 'same beneficiary account, amount and currency as an earlier row',

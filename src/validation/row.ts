@@ -62,6 +62,9 @@ export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set([
   'fpsId',
 ]);
 
+/** A date-formatted Excel cell is refused in these columns: the identifiers and the amount. */
+const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount'];
+
 const defaultChecker = cachedDocumentChecker();
 const TOP_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as (keyof typeof PAYOUT_FIELD_CHECKS)[];
 const T_reference = TOP_FIELDS.indexOf('reference');
@@ -177,12 +180,37 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const method = top[T_method] as PayoutMethod | undefined;
   const sourceCurrency = top[T_sourceCurrency];
 
+  // ---- Excel traps: a date-formatted cell where an amount or identifier is expected (German
+  // Excel makes the date 1 May of "1.5"): its value would be a serial number or an ISO date
+  let trapped: Set<string> | undefined;
+  if (row.dates) {
+    for (const f of DATE_TRAP_FIELDS) {
+      const h = ctx.fields[f as CanonicalField];
+      const shown = h === undefined ? undefined : row.dates[h];
+      if (shown === undefined) continue;
+      (trapped ??= new Set<string>()).add(f);
+      const amount = f === 'sourceAmount';
+      add(
+        problems,
+        row,
+        ctx,
+        'error',
+        'EXCEL_DATE',
+        f,
+        `the cell is formatted as a date (shows "${shown}"); format the column as ${amount ? 'a number' : 'Text'}`,
+        amount
+          ? 'the column formatted as a number and the amount typed again, such as 1500.00'
+          : 'the column formatted as Text and the value typed again',
+        shown,
+      );
+    }
+  }
+
   // ---- Excel traps: identifiers that arrived as numbers
   let overrides: Record<string, string> | undefined;
-  let trapped: Set<string> | undefined;
   if (row.numbers) {
     overrides = {};
-    trapped = new Set<string>();
+    trapped ??= new Set<string>();
     for (const f of TEXT_ONLY_FIELDS) {
       const h = ctx.fields[f as CanonicalField];
       const n = h === undefined ? undefined : row.numbers[h];
@@ -259,7 +287,9 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const amountNumber = amountHeader !== undefined ? row.numbers?.[amountHeader] : undefined;
   const amountCell = rawOf(row, ctx, 'sourceAmount');
   const amountText = amountNumber !== undefined ? excelNumberText(amountNumber) : amountCell;
-  if (amountText === '')
+  if (trapped?.has('sourceAmount')) {
+    // refused above: a date is no amount
+  } else if (amountText === '')
     add(problems, row, ctx, 'error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
   else {
     const a = parseAmount(amountText, sourceCurrency, { fromNumber: amountNumber !== undefined });

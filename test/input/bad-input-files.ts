@@ -135,6 +135,26 @@ function workbookParts(sheet: ZipEntry): ZipEntry[] {
   ];
 }
 
+const escapeXml = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/**
+ * A workbook of text cells whose sheet declares the range `dimension` (Excel writes the used
+ * range there; a broken or hostile file may claim all of A1:XFD1048576, 17 billion cells).
+ */
+export function xlsxWithDimension(rows: string[][], dimension: string): Buffer {
+  const body = rows
+    .map(
+      (cells, r) =>
+        `<row r="${r + 1}">${cells
+          .map((v, c) => (v === '' ? '' : `<c r="${XLSX.utils.encode_cell({ r, c })}" t="inlineStr"><is><t>${escapeXml(v)}</t></is></c>`))
+          .join('')}</row>`,
+    )
+    .join('');
+  const sheet = xml(
+    `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><dimension ref="${dimension}"/><sheetData>${body}</sheetData></worksheet>`,
+  );
+  return zip(workbookParts({ name: 'xl/worksheets/sheet1.xml', data: sheet }));
+}
+
 /** A workbook written by SheetJS from an array of rows. */
 function xlsxOf(rows: string[][]): Buffer {
   const wb = XLSX.utils.book_new();
@@ -579,6 +599,40 @@ export const BAD_CASES: BadCase[] = [
     exit: 1,
     code: 'AMBIGUOUS_AMOUNT',
     write: text(everyRow('sourceAmount', (i) => ['1.500', '12.000', '100.000'][i % 3]!, 3)),
+  },
+  {
+    name: 'date-amounts.xlsx',
+    what: 'amounts in cells formatted as dates (German Excel made "1.5" the date 1 May, shown 5/1/26)',
+    exit: 1,
+    code: 'EXCEL_DATE',
+    write: (p) => {
+      const rows = valid(3)
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split(','));
+      const ws = XLSX.utils.aoa_to_sheet(rows);
+      for (let r = 1; r < rows.length; r++) ws[XLSX.utils.encode_cell({ r, c: col('sourceAmount') })] = { t: 'n', v: 46143, z: 'm/d/yy' };
+      const wb = XLSX.utils.book_new();
+      XLSX.utils.book_append_sheet(wb, ws, 'Sheet1');
+      writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+    },
+  },
+  {
+    name: 'huge-dimension.xlsx',
+    what: 'a 2 KB workbook whose sheet claims A1:XFD1048576 (17 billion cells) for 3 rows, amounts 1,234',
+    exit: 1,
+    code: 'AMBIGUOUS_AMOUNT',
+    write: (p) =>
+      writeFileSync(
+        p,
+        xlsxWithDimension(
+          valid(3)
+            .trimEnd()
+            .split('\n')
+            .map((l, i) => l.split(',').map((v, c) => (i > 0 && c === col('sourceAmount') ? '1,234' : v))),
+          'A1:XFD1048576',
+        ),
+      ),
   },
   {
     name: 'formula-injection.csv',

@@ -193,6 +193,17 @@ describe('reading Excel', () => {
     expect(rows[0]!.cells.Check).toBe('2469');
   });
 
+  it('reads number formats: a date cell is its ISO date, and keeps what Excel shows', async () => {
+    const ws = XLSX.utils.aoa_to_sheet([HEAD, ROW1]);
+    ws.B2 = { t: 'n', v: 46143, z: 'm/d/yy' }; // "1.5" typed in German Excel
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'S');
+    const { rows } = await all(file(XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer, '.xlsx'));
+    expect(rows[0]!.cells.sourceAmount).toBe('2026-05-01');
+    expect(rows[0]!.numbers?.sourceAmount).toBeUndefined();
+    expect(rows[0]!.dates).toEqual({ sourceAmount: '5/1/26' });
+  });
+
   it("uses the sheet's own row numbers", async () => {
     const { rows } = await all(file(workbook({ S: [[], [], HEAD, ROW1] }), '.xlsx'));
     expect(rows[0]!.rowNumber).toBe(4);

@@ -69,6 +69,21 @@ describe('Excel traps', () => {
     expect(r.problems).toEqual(['w:EXCEL_LEADING_ZEROS_LOST:accountNumber']);
   });
 
+  it('an amount or identifier cell formatted as a date is refused, with what Excel shows', async () => {
+    // German Excel makes "1.5" the date 1 May: the cell holds 46143 and shows 5/1/26
+    const r = await trap('SEPA', { sourceAmount: [46143, 'm/d/yy'] });
+    expect(r.problems).toEqual(['e:EXCEL_DATE:sourceAmount']);
+    expect(r.all[0]!.message).toBe('the cell is formatted as a date (shows "5/1/26"); format the column as a number');
+    expect(r.all[0]!.value).toBe('5/1/26');
+    expect(r.all[0]!.row).toBe(2);
+    const id = await trap('FASTER_PAYMENTS', { sortCode: [46143, 'dd/mm/yyyy'] });
+    expect(id.problems).toEqual(['e:EXCEL_DATE:sortCode']);
+    expect(id.all[0]!.message).toBe('the cell is formatted as a date (shows "01/05/2026"); format the column as Text');
+    // a number format that is not a date leaves the amount a number
+    const n = await trap('SEPA', { sourceAmount: [46143, '#,##0.00'] });
+    expect(n.problems).toEqual([]);
+  });
+
   it('a numeric amount is read by its value, and a value finer than shown is an error that says so', async () => {
     const ok = await trap('SEPA', { sourceAmount: [1250.5, '#,##0.00'] });
     expect(ok.problems).toEqual([]);
