@@ -2,8 +2,10 @@
 //
 // Taking a lock is one atomic step: the owner record is written to a private temporary file, then
 // hard-linked to the lock's name; link() fails with EEXIST when the lock exists, so two processes
-// can never both succeed. A lock is stale when its holder is gone: the pid is dead on this host,
-// or the lock is older than `staleMs` (another host, or a pid reused after a crash). Breaking a
+// can never both succeed. On this host the process table decides: a lock whose holder is alive
+// is never stale, however old (a process blocked or stopped still holds it), and one whose holder
+// is dead (or whose pid now belongs to a process started later) is stale at once. A lock of
+// another host is stale when older than `staleMs` (its holder no longer touches it). Breaking a
 // stale lock is itself guarded by a second lock ("<lock>.break"), so two processes that both see
 // the same stale lock cannot break it twice and remove a fresh one; the break lock can only be
 // left behind by a crash in that window of a few microseconds, and is stale after 10 s.
@@ -17,6 +19,8 @@ export interface LockOwner {
   startedAt: string;
   /** What holds it (watch, listen, status). */
   purpose?: string;
+  /** The holder's start time (pidStartOf): tells the holder from a later process given the same pid. */
+  pidStart?: string;
 }
 
 export interface HeldLock {
@@ -28,7 +32,7 @@ export interface HeldLock {
 }
 
 export interface LockOptions {
-  /** A lock older than this (mtime) is stale even when its pid seems alive. Default 10 minutes. */
+  /** A lock of another host older than this (mtime) is stale. Default 10 minutes. */
   staleMs?: number;
   /** Keep trying this long when the lock is held by a live process (0: one try). Default 0. */
   waitMs?: number;
@@ -57,6 +61,33 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * When the process `pid` started, as Linux counts it (/proc/<pid>/stat field 22, clock ticks since
+ * boot); undefined elsewhere or when it is gone. Only compared for equality.
+ */
+export function pidStartOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 2 (the command) is in parentheses and may hold spaces: count from the last ")".
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Is the process that wrote an owner record still running? Known on this host only (undefined for
+ * another host: only the age of its heartbeat can tell). A live pid whose start time differs from
+ * the recorded one is another process that was given the same pid after the holder died.
+ */
+export function holderAlive(o: { pid: number; host: string; pidStart?: string }): boolean | undefined {
+  if (o.host !== hostname()) return undefined;
+  if (!pidAlive(o.pid)) return false;
+  if (o.pidStart === undefined) return true;
+  const now = pidStartOf(o.pid);
+  return now === undefined || now === o.pidStart;
+}
+
 export function readOwner(path: string): LockOwner | undefined {
   try {
     const o = JSON.parse(readFileSync(path, 'utf8')) as LockOwner;
@@ -75,10 +106,11 @@ export function isStale(path: string, staleMs: number, now = Date.now()): boolea
     return false;
   }
   const owner = readOwner(path);
-  if (now - mtime > staleMs) return true;
   // An unreadable record younger than the bound may be a lock being written: not stale yet.
-  if (!owner) return now - mtime > 2000;
-  return owner.host === hostname() && !pidAlive(owner.pid);
+  if (!owner) return now - mtime > Math.min(2000, staleMs);
+  const alive = holderAlive(owner);
+  if (alive !== undefined) return !alive;
+  return now - mtime > staleMs;
 }
 
 function tryLink(path: string, owner: LockOwner): boolean {
@@ -102,7 +134,13 @@ function tryLink(path: string, owner: LockOwner): boolean {
 /** Removes a stale lock, once, under the break lock. True when it was removed (or already gone). */
 function breakStale(path: string, staleMs: number): boolean {
   const guard = `${path}.break`;
-  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), purpose: 'breaking a stale lock' };
+  const me: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    startedAt: new Date().toISOString(),
+    purpose: 'breaking a stale lock',
+    ...myStart(),
+  };
   if (!tryLink(guard, me)) {
     if (isStale(guard, 10_000)) {
       try {
@@ -130,6 +168,12 @@ function breakStale(path: string, staleMs: number): boolean {
   }
 }
 
+/** This process's start time, for the records it writes (nothing where it cannot be read). */
+export function myStart(): { pidStart?: string } {
+  const s = pidStartOf(process.pid);
+  return s === undefined ? {} : { pidStart: s };
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Takes the lock, breaking a stale one; throws LockBusy when a live holder keeps it past waitMs. */
@@ -141,6 +185,7 @@ export async function acquireLock(path: string, o: LockOptions = {}): Promise<He
     host: hostname(),
     startedAt: new Date().toISOString(),
     ...(o.purpose ? { purpose: o.purpose } : {}),
+    ...myStart(),
   };
   for (let round = 0; ; round++) {
     if (tryLink(path, owner)) {

@@ -1,7 +1,8 @@
 // `payout-batch validate FILE`: reads a batch (CSV streamed, or Excel) and checks every row
 // offline: no API key, no network. Prints the problems and a summary; --report writes the
 // problems as a CSV sheet, --json prints everything for scripts.
-// Exit 0: every row valid (warnings allowed); 1: some rows invalid; 2: the file cannot be used.
+// Exit 0: every row valid (warnings allowed); 1: some rows invalid; 2: the file cannot be used, or
+// Ctrl-C / SIGTERM stopped the check before the end.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
@@ -109,6 +110,12 @@ export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCo
   let v: BatchValidation | undefined;
   let report: Awaited<ReturnType<typeof openReport>> | undefined;
   let jsonStarted = false;
+  // Ctrl-C or SIGTERM: the rows stop at the next one read (the readers give the event loop a turn
+  // at least every few thousand rows, which is when the signal is heard)
+  let stopped = false;
+  void io.stopSignal.then(() => {
+    stopped = true;
+  });
   try {
     v = await validateBatch(args.file, { encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'] });
     if (args.report) report = await openReport(args.report);
@@ -133,9 +140,24 @@ export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCo
     const flushFileProblems = async () => {
       for (; fileIdx < v!.fileProblems.length; fileIdx++) await emit(v!.fileProblems[fileIdx]!);
     };
+    let lastRow: number | undefined;
     for await (const row of v.rows) {
+      if (stopped) break;
+      lastRow = row.rowNumber;
       await flushFileProblems();
       for (const p of row.problems) await emit(p);
+    }
+    if (stopped) {
+      if (report) await report.end();
+      const message = `${args.file}: stopped (Ctrl-C or SIGTERM) ${lastRow === undefined ? 'before the first row' : `after row ${lastRow}`}: the rest of the file was not checked.`;
+      if (args.json) {
+        await write(
+          io.stdout,
+          `${total ? '\n  ' : ''}],\n  "error": ${JSON.stringify({ code: 'STOPPED', message, row: lastRow })},\n  "exitCode": ${ExitCode.UNUSABLE_INPUT}\n}\n`,
+        );
+      }
+      await write(io.stderr, `payout-batch: ${message} [STOPPED]\n`);
+      return ExitCode.UNUSABLE_INPUT;
     }
     await flushFileProblems();
     if (report) await report.end();
