@@ -9,12 +9,19 @@
 //   DIR/.watch.lock         held for a few milliseconds around every move (pid, host, start time)
 //
 // A file is taken when complete: a marker "<name>.ready" beside it, or (unless requireReady) its
-// size and mtime unchanged for settleSeconds. It is claimed by an atomic rename into a claim
+// size and mtime unchanged for settleSeconds. Its size and mtime are recorded at the claim: a file
+// that changes afterwards (a writer still at work) is refused before anything is sent, or, when it
+// changes once rows are under way, reported in failed/ (the rows added were not processed).
+// Nothing is ever read through a symbolic link: a link in the inbox is refused (moved to failed/
+// unread), and the documents a file names must lie in DIR/documents with no link on the way
+// (unless allowDocumentsOutside). It is claimed by an atomic rename into a claim
 // folder of its own under processing/ (a rename succeeds for one process only; a second file of
 // the same name gets another claim folder and cannot overwrite the first). The claim folder
 // keeps the file's name, so the engine's journal (in .state, named by the file's content) makes
 // a claim killed mid-file resumable: on start, claims whose owner is dead (pid gone on this host,
-// or no heartbeat for claimStaleSeconds) are taken over and resumed first, before new files.
+// or no heartbeat for claimStaleSeconds from another host) are taken over and resumed first,
+// before new files. A claim whose owner is alive on this host is never taken over, however old
+// its heartbeat (a blocked or stopped process still holds it).
 //
 // A new file whose content was already sent (a journal of that content in .state has sent rows),
 // or is being processed under another claim, goes to failed/ with the reason: it is never paid
@@ -23,9 +30,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   createReadStream,
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   statSync,
@@ -33,22 +42,23 @@ import {
   unlinkSync,
   utimesSync,
   writeFileSync,
+  type Stats,
 } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, extname, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag } from '../engine/approval.ts';
-import { loadBatch } from '../engine/batch.ts';
 import { journalPath } from '../engine/identity.ts';
 import { ENGINE_STATUSES, isCreatedStatus } from '../engine/outcome.ts';
 import { runBatch, type RunResult } from '../engine/run.ts';
 import { BatchRefused, inspectJournal } from '../engine/session.ts';
 import { InputError } from '../input/errors.ts';
 import { ResultsError } from '../results/errors.ts';
-import { acquireLock, pidAlive } from './lock.ts';
+import { cachedDocumentChecker, validateBatch, type DocumentCheck } from '../validation/index.ts';
+import { acquireLock, holderAlive, myStart } from './lock.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
 
@@ -78,11 +88,13 @@ export const WatchConfig = z.strictObject({
   allowedCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/)).optional(),
   /** A file is complete when unchanged this long (or has a .ready marker). */
   settleSeconds: z.number().min(0).max(3600).default(5),
-  /** Only files with a .ready marker are taken. */
+  /** Only files with a .ready marker are taken (the writer's word that the file is complete). */
   requireReady: z.boolean().default(false),
+  /** Documents may be named anywhere the watch can read (still never through a symbolic link), not only in DIR/documents. */
+  allowDocumentsOutside: z.boolean().default(false),
   /** Scan interval without --once. */
   pollSeconds: z.number().positive().max(3600).default(5),
-  /** A claim with no heartbeat for this long is taken over (its owner died on another host). */
+  /** A claim of another host with no heartbeat for this long is taken over (on this host: when its pid is dead). */
   claimStaleSeconds: z.number().positive().default(120),
   allowPartial: z.boolean().default(false),
   enablePairs: z.boolean().default(false),
@@ -131,6 +143,11 @@ export interface ClaimRecord {
   claimedAt: string;
   takenOverAt?: string;
   sha256?: string;
+  /** The owner's start time (lock.ts pidStartOf): a pid reused by another process is not the owner. */
+  pidStart?: string;
+  /** The file as claimed: a change afterwards means a writer was still at work. */
+  size?: number;
+  mtimeMs?: number;
 }
 
 export interface FileOutcome {
@@ -155,6 +172,8 @@ export interface WatchOptions {
   stop?: AbortSignal;
   crashWaitMs?: number;
   onFile?: (f: FileOutcome) => void;
+  /** Called once a new file is claimed, before it is read (tests: a writer still at work). */
+  onClaim?: (file: string) => void | Promise<void>;
 }
 
 export interface WatchResult {
@@ -214,13 +233,85 @@ export function completeIn(inbox: string, name: string, o: { settleMs: number; r
   if (o.requireReady) return -1;
   let st;
   try {
-    st = statSync(join(inbox, name));
+    st = lstatSync(join(inbox, name));
   } catch {
     return -1;
   }
   if (!st.isFile()) return -1;
   const age = (o.now ?? Date.now()) - Math.max(st.mtimeMs, st.ctimeMs);
   return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);
+}
+
+/**
+ * Why an inbox entry is refused without being read, or undefined for a regular file (or a folder,
+ * left alone: a writer may stage files in one). A link is never followed: whoever can write the
+ * inbox could otherwise have any file the watch can read paid or read.
+ */
+export function refusedEntry(path: string, st: Stats): string | undefined {
+  if (st.isSymbolicLink()) {
+    let target = '?';
+    try {
+      target = readlinkSync(path);
+    } catch {
+      /* gone meanwhile */
+    }
+    return `a symbolic link (to ${target}): links are never followed; copy the file itself into the inbox`;
+  }
+  if (!st.isFile() && !st.isDirectory()) return 'not a regular file (a FIFO, socket or device)';
+  return undefined;
+}
+
+const WRITE_WHOLE = (name: string) =>
+  `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
+
+const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`;
+
+/** Size or mtime no longer those recorded at the claim: what changed, else undefined. */
+function changedSince(file: string, c: ClaimRecord): string | undefined {
+  if (c.size === undefined || c.mtimeMs === undefined) return undefined; // claimed by an older version
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch {
+    return 'it is gone from its claim folder';
+  }
+  if (st.size !== c.size) return `its size went from ${c.size} to ${st.size} bytes`;
+  if (st.mtimeMs !== c.mtimeMs) return `it was modified at ${new Date(st.mtimeMs).toISOString()}`;
+  return undefined;
+}
+
+/**
+ * Why a document path named in a file is refused, or undefined. `abs` is the path as the
+ * validation resolves it against the claim folder (lexically: ".." cannot step out unseen). It must
+ * lie in DIR/documents (named as documents/… through the claim folder's link, or absolute), with
+ * no symbolic link below that folder; with allowOutside anywhere, but the file itself not a link.
+ * A path that does not exist is left to the validation (DOCUMENT_NOT_FOUND).
+ */
+export function documentRefusal(abs: string, o: { claimDir: string; documents: string; allowOutside: boolean }): string | undefined {
+  const viaClaim = join(o.claimDir, 'documents');
+  const inside = (p: string, root: string) => p.startsWith(root + sep);
+  let real: string | undefined;
+  if (inside(abs, viaClaim)) real = join(o.documents, abs.slice(viaClaim.length));
+  else if (inside(abs, o.documents)) real = abs;
+  if (real === undefined) {
+    if (!o.allowOutside) return `outside ${o.documents} (set "allowDocumentsOutside": true in ${CONFIG_FILE} to allow it)`;
+    try {
+      if (lstatSync(abs).isSymbolicLink()) return 'a symbolic link: links are never followed';
+    } catch {
+      /* missing: the validation says so */
+    }
+    return undefined;
+  }
+  let p = o.documents;
+  for (const part of relative(o.documents, real).split(sep)) {
+    p = join(p, part);
+    try {
+      if (lstatSync(p).isSymbolicLink()) return `a symbolic link (${relative(o.documents, p)}): links are never followed`;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 async function sha256Of(path: string): Promise<string> {
@@ -243,7 +334,11 @@ function writeClaim(claimDir: string, c: ClaimRecord): void {
   renameSync(tmp, claimFile(claimDir));
 }
 
-/** Is the owner of a claim gone? */
+/**
+ * Is the owner of a claim gone? On this host the process table says (a live owner keeps its claim
+ * whatever its heartbeat: a blocked process would otherwise have its file paid twice at once);
+ * for another host, no heartbeat for staleMs.
+ */
 export function claimAbandoned(claimDir: string, staleMs: number, now = Date.now()): boolean {
   const c = readClaim(claimDir);
   if (!c) return true;
@@ -253,9 +348,9 @@ export function claimAbandoned(claimDir: string, staleMs: number, now = Date.now
   } catch {
     return true;
   }
-  if (now - mtime > staleMs) return true;
-  if (c.pid === process.pid && c.host === hostname()) return false;
-  return c.host === hostname() && !pidAlive(c.pid);
+  const alive = holderAlive(c);
+  if (alive !== undefined) return !alive;
+  return now - mtime > staleMs;
 }
 
 export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
@@ -350,31 +445,69 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
         try {
           symlinkSync(L.documents, join(claimDir, 'documents'), 'dir');
         } catch {
-          /* documents with absolute paths still work */
+          /* documents/… paths are then not found: the rows say so */
         }
       }
-      if (cfg.allowedCurrencies) {
-        const batch = await loadBatch(file);
-        const bad = new Map<string, number>();
-        for (const r of batch.rows) {
-          const c = r.payout?.sourceCurrency;
-          if (c && !cfg.allowedCurrencies.includes(c)) bad.set(c, (bad.get(c) ?? 0) + 1);
+      const refuse = (reason: string, exitCode: 2 | 3 = 3, summary: Record<string, unknown> = {}) =>
+        settle(claimDir, claim, { ...base, outcome: 'failed', exitCode, reason }, summary);
+      const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
+      const changedBeforeRun = changedSince(file, claim);
+      if (changedBeforeRun)
+        return await refuse(
+          `refused: ${claim.name} changed after it was claimed (${changedBeforeRun}). ${nothingSent} ${WRITE_WHOLE(claim.name)}`,
+        );
+
+      // One pass over the rows before the engine's, before anything is sent: the documents they
+      // name (checked without following a link, and without reading one that is refused) and the
+      // currencies they pay from.
+      const refusedDocs = new Map<string, string>(); // as written in the file -> why
+      const readDocument = cachedDocumentChecker();
+      const checkDocument = (abs: string, shownAs = abs): DocumentCheck => {
+        const why = documentRefusal(abs, { claimDir, documents: L.documents, allowOutside: cfg.allowDocumentsOutside });
+        if (!why) return readDocument(abs, shownAs);
+        refusedDocs.set(shownAs, why);
+        return {
+          ok: false,
+          path: abs,
+          code: 'DOCUMENT_NOT_FOUND',
+          message: `"${shownAs}" is ${why}`,
+          expected: 'a file in the documents folder',
+        };
+      };
+      const badCurrencies = new Map<string, number>();
+      try {
+        const v = await validateBatch(file, { checkDocument });
+        try {
+          for await (const r of v.rows) {
+            const c = r.payout?.sourceCurrency;
+            if (c && cfg.allowedCurrencies && !cfg.allowedCurrencies.includes(c)) badCurrencies.set(c, (badCurrencies.get(c) ?? 0) + 1);
+          }
+        } finally {
+          await v.close();
         }
-        if (bad.size) {
-          const list = [...bad].map(([c, n]) => `${c} (${n} row${n === 1 ? '' : 's'})`).join(', ');
-          return await settle(
-            claimDir,
-            claim,
-            {
-              ...base,
-              outcome: 'failed',
-              exitCode: 3,
-              reason: `refused: source currencies not allowed by ${CONFIG_FILE}: ${list} (allowed: ${cfg.allowedCurrencies.join(', ')}). Nothing was sent.`,
-            },
-            {},
-          );
-        }
+      } catch (e) {
+        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
+        throw e;
       }
+      if (refusedDocs.size) {
+        const list = [...refusedDocs].slice(0, 5).map(([d, why]) => `"${d}" is ${why}`);
+        if (refusedDocs.size > 5) list.push(`and ${refusedDocs.size - 5} more`);
+        return await refuse(
+          `refused: documents may only come from ${L.documents}, never through a symbolic link: ${list.join('; ')}. ${nothingSent}`,
+        );
+      }
+      if (badCurrencies.size && cfg.allowedCurrencies) {
+        const list = [...badCurrencies].map(([c, n]) => `${c} (${n} row${n === 1 ? '' : 's'})`).join(', ');
+        return await refuse(
+          `refused: source currencies not allowed by ${CONFIG_FILE}: ${list} (allowed: ${cfg.allowedCurrencies.join(', ')}). ${nothingSent}`,
+        );
+      }
+
+      // The engine reads the file again: if it is not what was claimed by the time the plan is
+      // made (all rows read, nothing sent yet), the run is stopped before its first payout.
+      let changedAtPlan: string | undefined;
+      const halt = new AbortController();
+      const stop = o.stop ? AbortSignal.any([o.stop, halt.signal]) : halt.signal;
       let batchLabel = '';
       let r: RunResult;
       try {
@@ -393,9 +526,13 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
           quote: cfg.quote,
           mergeDocuments: cfg.mergeDocuments,
           concurrency: cfg.concurrency,
-          stop: o.stop,
+          stop,
           ...(o.crashWaitMs !== undefined ? { crashWaitMs: o.crashWaitMs } : {}),
           onPlan: (p) => {
+            changedAtPlan =
+              changedSince(file, claim) ??
+              (claim.sha256 && p.batchId !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
+            if (changedAtPlan) halt.abort();
             batchLabel = p.batchId.slice(0, 16);
             log?.info(
               {
@@ -429,19 +566,7 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
       } catch (e) {
         if (e instanceof BatchRefused)
           return await settle(claimDir, claim, { ...base, outcome: 'failed', exitCode: 3, reason: `refused: ${e.message}` }, {});
-        if (e instanceof InputError || e instanceof ResultsError) {
-          return await settle(
-            claimDir,
-            claim,
-            {
-              ...base,
-              outcome: 'failed',
-              exitCode: 2,
-              reason: `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`,
-            },
-            {},
-          );
-        }
+        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
         throw e;
       }
       const summary = {
@@ -453,6 +578,12 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
         halted: r.halted,
         resumedRun: r.report.resumed ? r.report : undefined,
       };
+      if (changedAtPlan)
+        return await refuse(
+          `refused: ${claim.name} changed after it was claimed (${changedAtPlan}). ${nothingSent} ${WRITE_WHOLE(claim.name)}`,
+          3,
+          summary,
+        );
       if (r.exitCode === 4 || r.stopped) {
         halted.add(claimDir);
         return await settle(
@@ -469,6 +600,24 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
           summary,
         );
       }
+      // Changed once rows were under way: they were paid as read at the claim; what the writer
+      // added since was not, and must not pass unseen.
+      const changedInRun = changedSince(file, claim);
+      if (changedInRun)
+        return await settle(
+          claimDir,
+          claim,
+          {
+            ...base,
+            outcome: 'failed',
+            exitCode: 1,
+            reason:
+              `${claim.name} changed while it was processed (${changedInRun}): the rows read at the claim were processed ` +
+              `(${r.summary.created} created, see ${basename(r.resultsPath)}); anything written after was NOT processed: send it in a new file. ` +
+              WRITE_WHOLE(claim.name),
+          },
+          summary,
+        );
       if (r.exitCode === 3)
         return await settle(
           claimDir,
@@ -528,7 +677,13 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
           continue;
         }
         if (!claimAbandoned(claimDir, staleMs)) continue;
-        writeClaim(claimDir, { ...c, pid: process.pid, host: hostname(), takenOverAt: new Date().toISOString() });
+        writeClaim(claimDir, {
+          ...c,
+          pid: process.pid,
+          host: hostname(),
+          pidStart: myStart().pidStart,
+          takenOverAt: new Date().toISOString(),
+        });
         mine.add(claimDir);
         taken.push(claimDir);
         log?.warn(
@@ -539,18 +694,25 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
       return taken;
     });
 
-  /** Claims one inbox file, and checks its content was never sent before. */
+  /**
+   * Claims one inbox entry, and checks its content was never sent before. A link or special file
+   * is claimed too (the link itself: rename never follows it) but never read: `refused` says why.
+   */
   const claimNew = (name: string) =>
-    locked(async (): Promise<{ claimDir: string; duplicate?: string } | undefined> => {
+    locked(async (): Promise<{ claimDir: string; duplicate?: string; refused?: string } | undefined> => {
       const src = join(L.inbox, name);
-      if (!existsSync(src)) return undefined;
+      try {
+        lstatSync(src);
+      } catch {
+        return undefined; // gone (another process took it)
+      }
       const id = `${new Date()
         .toISOString()
         .replace(/[-:]/g, '')
         .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
       const claimDir = join(L.processing, id);
       mkdirSync(claimDir);
-      const claim: ClaimRecord = { name, pid: process.pid, host: hostname(), claimedAt: new Date().toISOString() };
+      const claim: ClaimRecord = { name, pid: process.pid, host: hostname(), ...myStart(), claimedAt: new Date().toISOString() };
       writeClaim(claimDir, claim);
       try {
         renameSync(src, join(claimDir, name));
@@ -565,8 +727,13 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
       } catch {
         /* no marker */
       }
-      const sha = await sha256Of(join(claimDir, name));
-      writeClaim(claimDir, { ...claim, sha256: sha });
+      const claimed = join(claimDir, name);
+      // Looked at again after the rename: what was looked at before may have been replaced meanwhile.
+      const st = lstatSync(claimed);
+      const refused = refusedEntry(claimed, st);
+      if (refused || !st.isFile()) return { claimDir, refused: `inbox/${name} is ${refused ?? 'not a regular file'}` };
+      const sha = await sha256Of(claimed);
+      writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       // The same content under another claim still in processing/ (another watch, or one to resume).
       for (const other of readdirSync(L.processing)) {
         const od = join(L.processing, other);
@@ -612,6 +779,17 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
       let wait = Infinity;
       notComplete.length = 0;
       for (const n of names) {
+        // A link or special file is refused at once: there is nothing to wait for, it is never read.
+        let refused: string | undefined;
+        try {
+          refused = refusedEntry(join(L.inbox, n), lstatSync(join(L.inbox, n)));
+        } catch {
+          continue; // gone
+        }
+        if (refused) {
+          ready.push(n);
+          continue;
+        }
         const ms = completeIn(L.inbox, n, { settleMs, requireReady: cfg.requireReady });
         if (ms === 0) ready.push(n);
         else {
@@ -621,13 +799,29 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
       }
       for (const n of ready) {
         if (o.stop?.aborted) return;
-        // Checked again just before the claim: still unchanged.
-        if (completeIn(L.inbox, n, { settleMs, requireReady: cfg.requireReady }) !== 0) continue;
+        // Checked again just before the claim: still unchanged (a link is refused by claimNew).
+        let refused: string | undefined;
+        try {
+          refused = refusedEntry(join(L.inbox, n), lstatSync(join(L.inbox, n)));
+        } catch {
+          continue; // gone
+        }
+        if (!refused && completeIn(L.inbox, n, { settleMs, requireReady: cfg.requireReady }) !== 0) continue;
         const c = await claimNew(n);
         if (!c) continue;
         const claim = readClaim(c.claimDir)!;
-        if (c.duplicate) await settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.duplicate, resumed: false }, {});
-        else await process_(c.claimDir, false);
+        if (c.refused)
+          await settle(
+            c.claimDir,
+            claim,
+            { outcome: 'failed', exitCode: 3, reason: `refused: ${c.refused}. Nothing was read or sent.`, resumed: false },
+            {},
+          );
+        else if (c.duplicate) await settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.duplicate, resumed: false }, {});
+        else {
+          await o.onClaim?.(join(c.claimDir, claim.name));
+          await process_(c.claimDir, false);
+        }
       }
       if (ready.length) continue; // new files may have arrived meanwhile
       // --once: a file that was still being written when we looked gets one more look when it would have settled.
