@@ -1,18 +1,21 @@
 // `listen`: a webhook receiver on this machine (spec §6). Each delivery is
 //   1. verified: X-Service-Signature must be the HMAC-SHA256 of the raw body under the secret
 //      (constant-time compare); anything else is answered 401 and nothing is applied;
-//   2. deduplicated by X-Service-Delivery-Id against every id this state folder has ever accepted
-//      (kept on disk, so a replay after a restart is still dropped): a replay is answered 200 and
-//      ignored;
+//   2. deduplicated by X-Service-Delivery-Id and by the event itself (its type and `data`: a signed
+//      body sent again under a new delivery id is the same event) against what this state folder
+//      has accepted (kept on disk, rebuilt at start, so a replay after a restart is still dropped;
+//      the newest SEEN_MAX keys in memory): a replay is answered 200 and neither recorded nor
+//      applied again;
 //   3. appended to the inbox journal (<state>/inbox.jsonl, fsynced) and only then answered 200:
 //      the answer is fast and the delivery is durable before the service is told it arrived;
 //   4. applied afterwards, one at a time, in arrival order: payout.status.changed to the rows of
 //      the results files it is pointed at (forward only, spec/status-order.ts) and to their journals;
 //      wallet events are logged (they stay in the inbox journal). An "applied" line follows;
 //      deliveries accepted but not applied when the process stopped are applied on the next start.
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -24,6 +27,8 @@ import { applyToResultsFile, type ApplyResult } from './apply.ts';
 import { acquireLock, type HeldLock } from './lock.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
+/** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */
+export const SEEN_MAX = 200_000;
 export const INBOX_FILE = 'inbox.jsonl';
 
 export interface ListenerOptions {
@@ -65,6 +70,45 @@ interface DeliveryLine extends JournalEvent {
   receivedAt: string;
   /** The body exactly as received (verified JSON text). */
   raw: string;
+  /** eventKey of the event (absent in lines of older versions: computed from raw). */
+  eventKey?: string;
+}
+
+/** Sorted keys at every level: the same object gives the same text whatever its key order. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * What makes an event the same event, whatever delivery carries it: its type and its `data` (for
+ * a status change the payout, the statuses and changedAt; for a wallet event its transaction).
+ * The delivery id and occurredAt are left out: a replay may bear new ones.
+ */
+export function eventKey(event: { eventType: string; data: unknown }): string {
+  return createHash('sha256')
+    .update(`${event.eventType}\n${canonical(event.data)}`)
+    .digest('base64url')
+    .slice(0, 32);
+}
+
+/** The newest `max` keys, oldest forgotten first. */
+class SeenKeys {
+  private readonly keys = new Set<string>();
+  constructor(private readonly max: number) {}
+  has(k: string): boolean {
+    return this.keys.has(k);
+  }
+  add(k: string): void {
+    this.keys.delete(k);
+    this.keys.add(k);
+    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value!);
+  }
 }
 
 export class ListenerInUse extends Error {
@@ -89,11 +133,21 @@ export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): 
           continue;
         }
         for (const n of names)
-          if (!n.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(n)) out.push({ file: join(cdir, n), stateDirs });
+          if (!n.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(n) && !isLink(join(cdir, n)))
+            out.push({ file: join(cdir, n), stateDirs });
       }
     }
   }
   return out;
+}
+
+/** A link (e.g. one refused by a watch and kept in failed/): never written through. */
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return true;
+  }
 }
 
 /** A CSV that does not contain the id cannot hold its row: skip parsing it. */
@@ -123,11 +177,20 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
 
   const inboxPath = join(stateDir, INBOX_FILE);
   const previous = readJournal<DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: string })>(inboxPath);
-  const seen = new Set<string>();
+  // Delivery ids ("id:…") and events ("event:…") already recorded.
+  const seen = new SeenKeys(SEEN_MAX);
   const appliedIds = new Set<string>();
   for (const e of previous.events) {
-    if (e.t === 'delivery') seen.add(e.deliveryId);
-    else if (e.t === 'applied') appliedIds.add(e.deliveryId);
+    if (e.t === 'delivery') {
+      seen.add(`id:${e.deliveryId}`);
+      let key = e.eventKey;
+      try {
+        key ??= eventKey(JSON.parse(e.raw) as WebhookEvent);
+      } catch {
+        /* a line not JSON: its id is enough */
+      }
+      if (key) seen.add(`event:${key}`);
+    } else if (e.t === 'applied') appliedIds.add(e.deliveryId);
   }
   const writer = JournalWriter.open(inboxPath);
   const stats: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
@@ -255,9 +318,14 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
         return answer(res, status, { error: e.reason });
       }
       const id = verified.deliveryId;
-      if (seen.has(id)) {
+      // From the body as received (all of its data, not only the fields the spec names), as at start.
+      const key = eventKey(JSON.parse(raw.toString('utf8')) as WebhookEvent);
+      if (seen.has(`id:${id}`) || seen.has(`event:${key}`)) {
         stats.duplicates++;
-        log?.info({ deliveryId: id, eventType: verified.event.eventType }, 'replayed delivery dropped');
+        log?.info(
+          { deliveryId: id, eventType: verified.event.eventType, eventKey: key, sameDeliveryId: seen.has(`id:${id}`) },
+          'replayed delivery dropped',
+        );
         return answer(res, 200, { received: true, duplicate: true });
       }
       const line: DeliveryLine = {
@@ -265,6 +333,7 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
         deliveryId: id,
         eventType: verified.event.eventType,
         receivedAt: new Date().toISOString(),
+        eventKey: key,
         raw: raw.toString('utf8'),
       };
       try {
@@ -273,7 +342,8 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
         log?.error({ deliveryId: id, err: (e as Error).message }, 'delivery not recorded: answered 503 so the service sends it again');
         return answer(res, 503, { error: 'not recorded' });
       }
-      seen.add(id);
+      seen.add(`id:${id}`);
+      seen.add(`event:${key}`);
       stats.accepted++;
       answer(res, 200, { received: true });
       if (!closed) enqueue(line);

@@ -1,0 +1,122 @@
+// `listen` against replays of signed deliveries under new delivery ids (issue 17, item 9): the
+// inbox keeps one record per event (its type and data), also after a restart and for lines written
+// before the event key was recorded; a replay is answered 200 as a duplicate and applied once.
+import { createHmac, randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_DELIVERY_BYTES, startListener, type RunningListener } from '../../src/ops/listen.ts';
+import { readResults } from '../../src/results/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { tempDirs } from '../engine/helpers.ts';
+import { paidBatch, startSb } from './helpers.ts';
+
+const SECRET = 'whsec_replay_0123456789abcdef';
+const dirs = tempDirs('pb-listen-replay-');
+let sb: LocalSandbox | undefined;
+let listener: RunningListener | undefined;
+afterEach(async () => {
+  await listener?.close();
+  listener = undefined;
+  await sb?.close();
+  sb = undefined;
+  await dirs.remove();
+});
+
+const sign = (body: string) => `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
+/** Posts `body` signed, under the delivery id given (a replay: the same body, a new id). */
+const deliver = async (body: string, deliveryId: string) => {
+  const r = await fetch(listener!.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-delivery-id': deliveryId, 'x-service-signature': sign(body) },
+    body,
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+};
+const statusChanged = (payoutId: string, newStatus: string, changedAt: string) =>
+  JSON.stringify({
+    eventType: 'payout.status.changed',
+    deliveryId: randomUUID(),
+    occurredAt: changedAt,
+    data: { payoutId, businessId: 'biz_acme', oldStatus: 'PENDING', newStatus, changedAt },
+  });
+const inboxLines = (stateDir: string) =>
+  readFileSync(join(stateDir, 'inbox.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+const deliveries = (stateDir: string) => inboxLines(stateDir).filter((l) => l.t === 'delivery');
+
+async function setup() {
+  sb = await startSb();
+  const batch = await paidBatch(sb, { rows: 2, dir: await dirs.make() });
+  const stateDir = join(batch.dir, 'listen-state');
+  listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [batch.results] });
+  return { ...batch, stateDir };
+}
+
+describe('listen: one record per event, whatever the delivery id', () => {
+  it('a signed body replayed under new delivery ids is answered 200 as a duplicate, recorded and applied once, also after a restart', async () => {
+    const { results, ids, stateDir } = await setup();
+    const body = statusChanged(ids[0]!, 'PROCESSING', new Date().toISOString());
+    expect(await deliver(body, randomUUID())).toEqual({ status: 200, body: { received: true } });
+    for (let i = 0; i < 5; i++)
+      expect(await deliver(body, randomUUID())).toEqual({ status: 200, body: { received: true, duplicate: true } });
+    await listener!.idle();
+    expect(listener!.stats()).toMatchObject({ accepted: 1, duplicates: 5, applied: 1 });
+    expect(deliveries(stateDir)).toHaveLength(1);
+    expect((await readResults(results)).rows[0]!.result.status).toBe('PROCESSING');
+
+    // Restarted on the same state folder: the keys are rebuilt from the inbox file.
+    await listener!.close();
+    listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [results] });
+    expect(await deliver(body, randomUUID())).toEqual({ status: 200, body: { received: true, duplicate: true } });
+    // Another event of the same payout is another record.
+    const later = statusChanged(ids[0]!, 'SUCCESSFUL', new Date(Date.now() + 1000).toISOString());
+    expect(await deliver(later, randomUUID())).toEqual({ status: 200, body: { received: true } });
+    expect(await deliver(later, randomUUID())).toEqual({ status: 200, body: { received: true, duplicate: true } });
+    await listener.idle();
+    expect(listener.stats()).toMatchObject({ accepted: 1, duplicates: 2, applied: 1 });
+    expect(deliveries(stateDir).map((l) => JSON.parse(l.raw).data.newStatus)).toEqual(['PROCESSING', 'SUCCESSFUL']);
+    expect((await readResults(results)).rows[0]!.result.status).toBe('SUCCESSFUL');
+  });
+
+  it('an inbox written before event keys were recorded: its events are recognised from the bodies kept', async () => {
+    const { results, ids, stateDir } = await setup();
+    const body = statusChanged(ids[1]!, 'PROCESSING', new Date().toISOString());
+    expect((await deliver(body, randomUUID())).status).toBe(200);
+    await listener!.close();
+    // As an older version wrote it: no eventKey in the delivery line.
+    const lines = inboxLines(stateDir).map(({ eventKey: _k, ...l }) => l);
+    expect(lines.some((l) => 'eventKey' in l)).toBe(false);
+    writeFileSync(join(stateDir, 'inbox.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    listener = await startListener({ port: 0, secret: SECRET, stateDir, results: [results] });
+    expect(await deliver(body, randomUUID())).toEqual({ status: 200, body: { received: true, duplicate: true } });
+    expect(deliveries(stateDir)).toHaveLength(1);
+  });
+
+  it('a wallet event replayed under a new id is one record; a body over the limit is refused (413) and not recorded', async () => {
+    const { stateDir } = await setup();
+    const wallet = JSON.stringify({
+      eventType: 'wallet.credited',
+      deliveryId: randomUUID(),
+      occurredAt: new Date().toISOString(),
+      data: {
+        businessId: 'biz_acme',
+        amount: 10,
+        currency: 'GBP',
+        transactionId: 'txn_replay_1',
+        createdAt: new Date().toISOString(),
+        transactionType: 'cr',
+        reference: 'TOPUP-1',
+        narration: 'top-up',
+      },
+    });
+    expect((await deliver(wallet, randomUUID())).body).toEqual({ received: true });
+    expect((await deliver(wallet, randomUUID())).body).toEqual({ received: true, duplicate: true });
+    const big = wallet.replace('"top-up"', JSON.stringify('x'.repeat(MAX_DELIVERY_BYTES)));
+    expect((await deliver(big, randomUUID())).status).toBe(413);
+    await listener!.idle();
+    expect(deliveries(stateDir)).toHaveLength(1);
+  });
+});
