@@ -98,6 +98,10 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string): 
   const start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
   let r = start.r;
   let sinceYield = 0;
+  // The header's width, once read (the first row with a value, as in rows.ts): a later row's cells
+  // beyond it are only counted (EXTRA_CELLS), so a row with one cell in column XFD costs that cell,
+  // not 16,384 empty ones.
+  let width: number | undefined;
   // the workbook is in memory: records are made one at a time as rows are read, with a turn of the
   // event loop every YIELD_EVERY rows (blank ones included) so that Ctrl-C and SIGTERM are heard
   const records: RecordSource = {
@@ -111,12 +115,18 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string): 
       const values: string[] = [];
       let numbers: (number | undefined)[] | undefined;
       let dates: (string | undefined)[] | undefined;
-      for (let c = start.c; c < cells.length; c++) {
+      const end = width === undefined ? cells.length : Math.min(cells.length, start.c + width);
+      for (let c = start.c; c < end; c++) {
         const { text, number, date } = cellText(cells[c]);
         values.push(text);
         if (number !== undefined) (numbers ??= [])[c - start.c] = number;
         if (date !== undefined) (dates ??= [])[c - start.c] = date;
       }
+      if (end < cells.length) {
+        // beyond the header: the cells present only (the keys of a sparse array), packed after it
+        for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)]).text);
+      }
+      if (width === undefined && values.some((v) => v.trim() !== '')) width = values.length;
       const rec: SourceRecord = { rowNumber: r + 1, values };
       if (numbers) rec.numbers = numbers;
       if (dates) rec.dates = dates;

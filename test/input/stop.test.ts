@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
 import { readBatch, type RawRow } from '../../src/input/index.ts';
+import { openExcel } from '../../src/input/excel.ts';
+import { NEED_MORE } from '../../src/input/rows.ts';
 import { collectBatch } from '../../src/validation/index.ts';
 import { HEADER, cleanEnv, generateCsv, runCli } from '../engine/helpers.ts';
 import { xlsxWithDimension } from './bad-input-files.ts';
@@ -28,6 +30,23 @@ describe('a workbook is read by the cells it has', () => {
     expect(r.summary).toMatchObject({ rows: 4, valid: 4, invalid: 0 });
     expect(r.problems).toEqual([]);
   }, 30_000);
+
+  it('a row with a cell in column XFD costs that cell, not 16,384, and the cell is still an extra cell', async () => {
+    const rows = rowsOf(3).map((cells, i) => {
+      const wide = [...cells];
+      if (i > 0) wide[16_383] = 'stray'; // a sparse array: the cells between are holes
+      return wide;
+    });
+    const buf = xlsxWithDimension(rows, 'A1:XFD4');
+    const x = await openExcel(buf, 'wide.xlsx');
+    const widths: number[] = [];
+    for (let rec = x.records.next(); rec !== undefined; rec = x.records.next()) if (rec !== NEED_MORE) widths.push(rec.values.length);
+    expect(widths).toEqual([HEADER.length, HEADER.length + 1, HEADER.length + 1, HEADER.length + 1]);
+    const p = join(dir, 'wide.xlsx');
+    writeFileSync(p, buf);
+    const r = await collectBatch(p);
+    expect(r.rows.map((x) => x.problems.map((q) => q.code))).toEqual([['EXTRA_CELLS'], ['EXTRA_CELLS'], ['EXTRA_CELLS']]);
+  });
 
   it('rows shorter than the header, and a sheet starting below row 1, keep their cells in place', async () => {
     const [head, row] = rowsOf(1);
