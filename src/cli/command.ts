@@ -14,6 +14,8 @@ export interface CliIO {
   stopSignal: Promise<void>;
 }
 
+// Each command has arguments of its own; the table of commands holds them all.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export interface CliCommand<A = any> {
   builder: (y: Argv) => Argv<A>;
   run: (args: A, io: CliIO) => Promise<ExitCode>;

@@ -137,7 +137,7 @@ const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, docs
 export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
   if (e.t === 'batch') {
     // The latest header wins: a batch renamed before anything was sent records its new name.
-    folded.header = e as BatchHeader;
+    folded.header = e;
     return;
   }
   if (e.t === 'run') {

@@ -169,7 +169,7 @@ export function encodeSnapshot(
       !cell(st.patched, i, s.patched)
     )
       return undefined;
-    for (const k in s.docs) {
+    for (const _ in s.docs) {
       (extra ??= {}).docs = s.docs;
       break;
     }

@@ -265,7 +265,7 @@ export function methodsForCorridor(source: string, destination: string, country:
 export function missingBeneficiaryFields(method: PayoutMethod, beneficiary: Partial<Record<string, unknown>>): string[] {
   const present = (f: string) => {
     const v = beneficiary[f];
-    return v !== undefined && v !== null && String(v).trim() !== '';
+    return v !== undefined && v !== null && (typeof v !== 'string' || v.trim() !== '');
   };
   const rule = METHOD_RULES[method];
   const missing = [...ALWAYS_REQUIRED, ...rule.required].filter((f) => !present(f));

@@ -38,7 +38,7 @@ export default defineCommand<AccountArgs>({
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON object' })
       .option('log-level', { type: 'string', describe: 'JSON logs on stderr at this level ($PAYOUT_BATCH_LOG_LEVEL; default warn)' })
       // Present only to refuse it without echoing its value: a key on the command line shows in `ps`.
-      .option('api-key', { hidden: true }) as never,
+      .option('api-key', { hidden: true }),
   run: async (args, io) => {
     if (args['api-key'] !== undefined) {
       throw new UsageError(

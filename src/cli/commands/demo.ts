@@ -18,7 +18,7 @@ export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
       .option('dir', {
         type: 'string',
         describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)',
-      }) as never,
+      }),
   run: async (args, io) => {
     if (!(args.rate > 0)) throw new UsageError('--rate must be above 0');
     const say = (line: string) => {

@@ -71,7 +71,7 @@ export default defineCommand<SandboxArgs>({
       .example(
         '$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000',
         'A free port, slow answers, payouts that settle by themselves',
-      ) as never,
+      ),
   run: async (args, io) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
       throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);

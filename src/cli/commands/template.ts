@@ -23,7 +23,7 @@ export default defineCommand<TemplateArgs>({
       .option('out', {
         type: 'string',
         describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)',
-      }) as never,
+      }),
   run: async (args, io) => {
     let method;
     if (args.method !== undefined) {
