@@ -600,8 +600,15 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
           summary,
         );
       }
-      // Changed once rows were under way: they were paid as read at the claim; what the writer
-      // added since was not, and must not pass unseen.
+      if (r.exitCode === 3)
+        return await settle(
+          claimDir,
+          claim,
+          { ...base, outcome: 'failed', exitCode: 3, reason: `refused by the guards: ${(r.refused ?? []).join('; ')}` },
+          summary,
+        );
+      // Changed once rows were under way (not refused by the guards above): they were paid as read
+      // at the claim; what the writer added since was not, and must not pass unseen.
       const changedInRun = changedSince(file, claim);
       if (changedInRun)
         return await settle(
@@ -616,13 +623,6 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
               `(${r.summary.created} created, see ${basename(r.resultsPath)}); anything written after was NOT processed: send it in a new file. ` +
               WRITE_WHOLE(claim.name),
           },
-          summary,
-        );
-      if (r.exitCode === 3)
-        return await settle(
-          claimDir,
-          claim,
-          { ...base, outcome: 'failed', exitCode: 3, reason: `refused by the guards: ${(r.refused ?? []).join('; ')}` },
           summary,
         );
       if (r.exitCode === 1) {

@@ -23,7 +23,7 @@ import { acquireLock, LockBusy, pidStartOf, writeOwner } from '../../src/ops/loc
 import { WatchConfig, watchFolder, type WatchResult } from '../../src/ops/watch.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
-import { allPayouts, connectionTo, ROOT, startSb, until } from './helpers.ts';
+import { allPayouts, cleanEnv, connectionTo, ROOT, runCli, startSb, until } from './helpers.ts';
 
 const dirs = tempDirs('pb-watch-hostile-');
 let sb: LocalSandbox | undefined;
@@ -114,6 +114,30 @@ describe('watch: links are never followed', () => {
     expect(JSON.parse(readFileSync(join(f.folder, 'payroll.summary.json'), 'utf8'))).toMatchObject({ outcome: 'failed', exitCode: 3 });
     expect(readFileSync(elsewhere, 'utf8')).toBe(text);
     expect(readdirSync(join(dir, 'inbox'))).toEqual([]);
+  });
+});
+
+describe('watch --once (the CLI, as cron runs it)', () => {
+  it('prints the refusal of a link and exits 3; nothing is sent', async () => {
+    sb = await startSb();
+    const dir = await folder();
+    writeFileSync(
+      join(dir, 'payout-batch.json'),
+      JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, quote: false }),
+    );
+    const elsewhere = join(await dirs.make(), 'payroll.csv');
+    writeFileSync(elsewhere, csv(2, 'CLI'));
+    symlinkSync(elsewhere, join(dir, 'inbox', 'payroll.csv'));
+    const r = await runCli(['watch', dir, '--once'], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') }),
+      timeoutMs: 60_000,
+    });
+    expect(r.code, r.stderr.slice(-1500)).toBe(3);
+    expect(r.stdout).toContain(
+      `payroll.csv: failed: refused: inbox/payroll.csv is a symbolic link (to ${elsewhere}): links are never followed`,
+    );
+    expect(sandboxRequests()).toBe(0);
   });
 });
 
