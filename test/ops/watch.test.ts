@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { generateCsv } from '../engine/helpers.ts';
-import { allPayouts, cleanEnv, runCli, sleep, startSb, until, workDir } from './helpers.ts';
+import { allPayouts, cleanEnv, runCli, startSb, until, workDir } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -84,22 +84,31 @@ describe('payout-batch watch --once', () => {
     expect(await allPayouts(sb)).toHaveLength(3);
   });
 
-  it('refuses by the guards of the configuration (allowed currencies, max totals): failed/ with the reason, exit 3, nothing sent', async () => {
+  it('refuses a file outside the allowed currencies: failed/ with the reason, exit 3, nothing sent', async () => {
     sb = await startSb();
     const dir = await folder(sb, { allowedCurrencies: ['USD'] });
     drop(dir, 'gbp.csv', 2, 'WG');
     const r = await watch(dir);
     expect(r.code).toBe(3);
     expect(r.stdout).toContain('gbp.csv: failed: refused: source currencies not allowed by payout-batch.json: GBP (2 rows) (allowed: USD)');
-    writeFileSync(
-      join(dir, 'payout-batch.json'),
-      JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 1, quote: false, maxTotals: ['GBP:5.00'] }),
-    );
+    expect(claims(dir, 'failed')).toHaveLength(1);
+    expect(await allPayouts(sb)).toHaveLength(0);
+  });
+
+  it('refuses a file over a max total of the configuration: failed/ with the reason, exit 3, nothing sent', async () => {
+    sb = await startSb();
+    const dir = await folder(sb, { maxTotals: ['GBP:5.00'] });
     drop(dir, 'gbp2.csv', 2, 'WH');
     const r2 = await watch(dir);
     expect(r2.code).toBe(3);
     expect(r2.stdout).toMatch(/gbp2\.csv: failed: refused by the guards: --max-total GBP:5/);
+    expect(claims(dir, 'failed')).toHaveLength(1);
     expect(await allPayouts(sb)).toHaveLength(0);
+  });
+
+  it('refuses an invalid payout-batch.json: exit 2, naming the setting', async () => {
+    sb = await startSb();
+    const dir = await folder(sb);
     writeFileSync(join(dir, 'payout-batch.json'), '{"environment": "sandbox", "settleSeconds": "soon"}');
     const bad = await watch(dir);
     expect(bad.code).toBe(2);
@@ -134,9 +143,12 @@ describe('payout-batch watch --once', () => {
     expect(sb.requestLog().filter((x) => x.route === 'initiate')).toHaveLength(12);
   });
 
-  it('a half-written file is not taken until complete', async () => {
+  it('a half-written file, still changing, is not taken', async () => {
     sb = await startSb();
-    const dir = await folder(sb);
+    // settleSeconds 3: --once looks again once the file would have settled (up to 3 s later); the
+    // writer below changes it every 200 ms, so it has changed by then even if this test's timers
+    // are held up for most of those 3 s on a loaded machine.
+    const dir = await folder(sb, { settleSeconds: 3 });
     const text = generateCsv({ rows: 6, currencies: ['GBP'], prefix: 'WHALF' });
     const lines = text.split('\n');
     const path = join(dir, 'inbox', 'slow.csv');
@@ -147,15 +159,24 @@ describe('payout-batch watch --once', () => {
       const t = new Date();
       utimesSync(path, t, t);
     }, 200);
-    const first = await watch(dir);
-    clearInterval(writer);
+    const first = await watch(dir).finally(() => clearInterval(writer));
     expect(first.code, first.stderr.slice(-1500)).toBe(0);
     expect(first.stdout).toContain('Nothing to process (1 file not complete yet)');
     expect(readdirSync(join(dir, 'inbox'))).toEqual(['slow.csv']);
     expect(await allPayouts(sb)).toHaveLength(0);
-    // The writer finishes; once unchanged for settleSeconds the file is taken, whole.
-    writeFileSync(path, text);
-    await sleep(1100);
+  });
+
+  it('a file written in two goes is taken whole once unchanged for settleSeconds', async () => {
+    sb = await startSb();
+    const dir = await folder(sb);
+    const text = generateCsv({ rows: 6, currencies: ['GBP'], prefix: 'WHALF' });
+    const lines = text.split('\n');
+    const path = join(dir, 'inbox', 'slow.csv');
+    mkdirSync(join(dir, 'inbox'), { recursive: true });
+    writeFileSync(path, lines.slice(0, 3).join('\n') + '\n' + lines[3]!.slice(0, 20)); // cut mid-row
+    writeFileSync(path, text); // the writer finishes
+    // No waiting here: the file has not settled yet, and --once looks at it again once it would
+    // have (settleSeconds 1), finds it unchanged and takes it.
     const second = await watch(dir);
     expect(second.code, second.stderr.slice(-1500)).toBe(0);
     expect(second.stdout).toContain('slow.csv: done');
