@@ -163,7 +163,7 @@ describe('item 6: plain http only to this machine', () => {
   it('connect refuses http:// to another host before any request', async () => {
     const calls: string[] = [];
     const fetch = (async (u: string | URL | Request) => {
-      calls.push(String(u));
+      calls.push(typeof u === 'string' ? u : u instanceof URL ? u.href : u.url);
       return json(200, { data: [] });
     }) as typeof globalThis.fetch;
     for (const baseUrl of ['http://192.0.2.2:4741', 'http://example.test', 'http://[2001:db8::1]:80', 'http://10.0.0.1/api']) {
