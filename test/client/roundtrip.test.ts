@@ -10,6 +10,7 @@ import { PayoutApiError } from '../../src/client/errors.ts';
 import { verifyWebhook, type VerifiedDelivery } from '../../src/client/webhooks.ts';
 import { Dec, roundTo, toApi } from '../../src/money.ts';
 import type { InitiateRequest } from '../../src/spec/schemas.ts';
+import { until } from '../ops/helpers.ts';
 import { failure } from './fake-fetch.ts';
 
 let sb: LocalSandbox;
@@ -174,7 +175,9 @@ describe('round trips against the sandbox', () => {
         },
         { idempotencyKey: `swap-${randomUUID()}` },
       );
-      for (let i = 0; i < 500 && received.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+      // Three events; then nothing more scheduled or under way, so three is all there will be.
+      await until(() => received.length >= 3, 10_000, 'three webhook deliveries');
+      await until(() => sb.pendingDeliveries() === 0, 10_000, 'no delivery pending');
       expect(received.map((d) => d.event.eventType).sort()).toEqual(['payout.status.changed', 'wallet.credited', 'wallet.debited']);
       expect(received.every((d) => d.signed && d.deliveryId.length > 0)).toBe(true);
       expect(new Set(received.map((d) => d.deliveryId)).size).toBe(3);
