@@ -210,7 +210,7 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
     const event = JSON.parse(d.raw) as WebhookEvent;
     let rows = 0;
     if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
-      rows = await applyStatusEvent(event as PayoutStatusChangedEvent, d.deliveryId);
+      rows = await applyStatusEvent(event, d.deliveryId);
     } else {
       const w = event as WalletEvent;
       log?.info(
@@ -275,7 +275,7 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
   }
 
   // Accepted before a restart but never applied: apply them first, in order.
-  for (const e of previous.events) if (e.t === 'delivery' && !appliedIds.has(e.deliveryId)) enqueue(e as DeliveryLine);
+  for (const e of previous.events) if (e.t === 'delivery' && !appliedIds.has(e.deliveryId)) enqueue(e);
 
   const answer = (res: ServerResponse, status: number, body: Record<string, unknown>) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -299,7 +299,7 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
       try {
         verified = verifyWebhook({
           rawBody: raw,
-          headers: req.headers as Record<string, string>,
+          headers: req.headers,
           secret: o.secret,
           headerNames: o.headerNames,
         });

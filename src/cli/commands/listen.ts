@@ -56,7 +56,7 @@ export default defineCommand<ListenArgs>({
       .option('state-dir', {
         type: 'string',
         describe: 'Inbox journal and delivery ids (default: <watch-dir>/.state/listen, else $PAYOUT_BATCH_STATE_DIR/listen)',
-      }) as never,
+      }),
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'listen');
     const secret = readSecretFile(resolve(io.cwd, args['secret-file']), (m) => logger.warn(m));
