@@ -54,35 +54,35 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
     resultsPath: results.path,
     read: journal.read(),
   });
+  let only: Set<number> | undefined;
+  let quotedFees: Map<number, DecT> | undefined;
   try {
     if (!session.report.resumed && batch.identity.source === 'content') {
       const refs = new Set(batch.rows.flatMap((r) => (r.payout ? [r.payout.reference] : [])));
       await checkOtherBatches(stateDir, env, session.journalPath, refs);
     }
-  } catch (e) {
-    session.writer.close();
-    throw e;
-  }
-  let only: Set<number> | undefined;
-  let quotedFees: Map<number, DecT> | undefined;
-  if (planned) {
-    only = new Set(planned.rows.map((r) => r.rowNumber));
-    quotedFees = new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
-    for (const r of planned.rows) {
-      const s = session.folded.rows.get(r.reference);
-      if (r.rate !== undefined && !s?.quote) {
-        const e = {
-          t: 'quote' as const,
-          ref: r.reference,
-          attempt: 1,
-          rate: r.rate,
-          fee: Number(r.fee ?? 0),
-          totalDeductible: Number(r.totalDeductible ?? 0),
-          destinationAmount: Number(r.destinationAmount ?? 0),
-        };
-        record(session, e);
+    if (planned) {
+      only = new Set(planned.rows.map((r) => r.rowNumber));
+      quotedFees = new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
+      for (const r of planned.rows) {
+        const s = session.folded.rows.get(r.reference);
+        if (r.rate !== undefined && !s?.quote) {
+          const e = {
+            t: 'quote' as const,
+            ref: r.reference,
+            attempt: 1,
+            rate: r.rate,
+            fee: Number(r.fee ?? 0),
+            totalDeductible: Number(r.totalDeductible ?? 0),
+            destinationAmount: Number(r.destinationAmount ?? 0),
+          };
+          record(session, e);
+        }
       }
     }
+  } catch (e) {
+    session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
+    throw e;
   }
   const result = await runPipeline(batch, session, {
     ...o,
