@@ -4,7 +4,7 @@ import { copyFile, readFile, rm, writeFile, appendFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { KEY, allPayouts, cleanEnv, filesUnder, initiates, runCli, workDir, writeBatch } from './helpers.ts';
+import { KEY, allPayouts, cleanEnv, filesUnder, initiates, runCli, workDir, writeBatch, type CliRun } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -22,13 +22,29 @@ const setup = async (rows: number, o: Parameters<typeof writeBatch>[2] extends i
 };
 
 describe('I1/I4: the same file dropped twice under two names pays once', () => {
-  it('a second name is refused (exit 3, naming the first file); the same name resumes; without the journal the keys still find the originals', async () => {
-    const { dir, run } = await setup(6);
-    const first = await run('run', 'payroll.csv', '--yes', '--log-level', 'debug');
+  /** A first run of a 6-row payroll.csv, every row created: the state each case starts from. */
+  const sentOnce = async () => {
+    const ctx = await setup(6);
+    const first = await ctx.run('run', 'payroll.csv', '--yes', '--log-level', 'debug');
     expect(first.code, first.stderr).toBe(0);
     expect(await allPayouts(sb!)).toHaveLength(6);
-    const sent = initiates(sb!).length;
+    return { ...ctx, first, sent: initiates(sb!).length };
+  };
+  /** Secrets: the key is in no output, results or journal. */
+  const keyNowhere = async (dir: string, runs: CliRun[]) => {
+    for (const r of runs) expect(r.stdout + r.stderr).not.toContain(KEY);
+    for (const f of await filesUnder(dir)) expect(await readFile(f, 'utf8'), f).not.toContain(KEY);
+  };
 
+  it('a first run logs each row as a JSON line with its key and request id, and the API key nowhere', async () => {
+    const { dir, first } = await sentOnce();
+    expect(first.stderr).toMatch(/"idempotencyKey":"pb1-/); // the JSON lines were there to search
+    expect(first.stderr).toMatch(/"batchId":"[0-9a-f]{16}","row":\d+,"reference":"GEN-\d+","status":"PENDING","requestId":"[0-9a-f-]{36}"/);
+    await keyNowhere(dir, [first]);
+  });
+
+  it('a second name is refused (exit 3, naming the first file and its results, suggesting --batch-id)', async () => {
+    const { dir, run, sent } = await sentOnce();
     await copyFile(join(dir, 'payroll.csv'), join(dir, 'payroll (1).csv'));
     const dropped = await run('run', 'payroll (1).csv', '--yes');
     expect(dropped.code).toBe(3);
@@ -36,29 +52,36 @@ describe('I1/I4: the same file dropped twice under two names pays once', () => {
     expect(dropped.stderr).toMatch(/payroll\.results\.csv/);
     expect(dropped.stderr).toMatch(/--batch-id/);
     expect(initiates(sb!).length).toBe(sent);
+    await keyNowhere(dir, [dropped]);
+  });
 
+  it('the same name resumes: every row already created, nothing sent again', async () => {
+    const { dir, run, sent } = await sentOnce();
     const again = await run('run', 'payroll.csv', '--yes');
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/Resuming this batch.*6 rows already created/);
     expect(initiates(sb!).length).toBe(sent);
+    await keyNowhere(dir, [again]);
+  });
 
+  it('without the journal, under a second name, the keys still find the originals', async () => {
+    const { dir, run, sent } = await sentOnce();
+    await copyFile(join(dir, 'payroll.csv'), join(dir, 'payroll (1).csv'));
     // The journal lost: the deterministic keys make the service answer with the original payouts.
     await rm(join(dir, '.payout-batch'), { recursive: true });
     const lost = await run('run', 'payroll (1).csv', '--yes');
     expect(lost.code, lost.stderr).toBe(0);
     expect(initiates(sb!).length).toBe(sent + 6);
     expect(await allPayouts(sb!)).toHaveLength(6);
+    await keyNowhere(dir, [lost]);
+  });
 
-    // An explicit new --batch-id sends them again on purpose.
+  it('an explicit new --batch-id sends them again on purpose', async () => {
+    const { dir, run } = await sentOnce();
     const onPurpose = await run('run', 'payroll.csv', '--yes', '--batch-id', 'payroll-2025-01-second-payment');
     expect(onPurpose.code).toBe(0);
     expect(await allPayouts(sb!)).toHaveLength(12);
-
-    // Secrets: the key is in no output, results or journal.
-    for (const r of [first, dropped, again, lost, onPurpose]) expect(r.stdout + r.stderr).not.toContain(KEY);
-    expect(first.stderr).toMatch(/"idempotencyKey":"pb1-/); // the JSON lines were there to search
-    expect(first.stderr).toMatch(/"batchId":"[0-9a-f]{16}","row":\d+,"reference":"GEN-\d+","status":"PENDING","requestId":"[0-9a-f-]{36}"/);
-    for (const f of await filesUnder(dir)) expect(await readFile(f, 'utf8'), f).not.toContain(KEY);
+    await keyNowhere(dir, [onPurpose]);
   });
 
   it('an edited copy of a batch (other content, same references already sent) is refused', async () => {
@@ -84,14 +107,24 @@ describe('approval guards and control totals', () => {
     expect(results).toMatch(/NOT_SENT/);
   });
 
-  it('--expect-total that does not match refuses; matching control totals send', async () => {
-    const { run } = await setup(2, { currencies: ['GBP'], amount: (i) => ['100.00', '250.50'][i]! });
+  const twoGbpRows = () => setup(2, { currencies: ['GBP'], amount: (i) => ['100.00', '250.50'][i]! });
+
+  it('--expect-total that does not match: exit 3 and not one initiate', async () => {
+    const { run } = await twoGbpRows();
     const bad = await run('run', 'payroll.csv', '--yes', '--expect-rows', '2', '--expect-total', 'GBP:350.00');
     expect(bad.code).toBe(3);
     expect(initiates(sb!)).toHaveLength(0);
+  });
+
+  it('a total over --max-total: exit 3 and not one initiate', async () => {
+    const { run } = await twoGbpRows();
     const capped = await run('run', 'payroll.csv', '--yes', '--max-total', 'GBP:300');
     expect(capped.code).toBe(3);
     expect(initiates(sb!)).toHaveLength(0);
+  });
+
+  it('matching control totals, under --max-total: sent', async () => {
+    const { run } = await twoGbpRows();
     const good = await run('run', 'payroll.csv', '--yes', '--expect-rows', '2', '--expect-total', 'GBP:350.50', '--max-total', 'GBP:400');
     expect(good.code, good.stderr).toBe(0);
     expect(initiates(sb!)).toHaveLength(2);
@@ -105,13 +138,19 @@ describe('approval guards and control totals', () => {
     expect(initiates(sb!)).toHaveLength(0);
   });
 
-  it('a wallet shortfall stops the batch before the first payout; --allow-partial sends the rows that fit', async () => {
-    // GBP wallet 400,000.00: three rows of 150,000 (+ fees) do not fit, two do.
-    const { run } = await setup(3, { currencies: ['GBP'], amount: (i) => `15000${i}.00` });
+  // GBP wallet 400,000.00: three rows of 150,000 (+ fees) do not fit, two do.
+  const overTheWallet = () => setup(3, { currencies: ['GBP'], amount: (i) => `15000${i}.00` });
+
+  it('a wallet shortfall stops the batch before the first payout', async () => {
+    const { run } = await overTheWallet();
     const refused = await run('run', 'payroll.csv', '--yes');
     expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(/insufficient funds: GBP short by/);
     expect(initiates(sb!)).toHaveLength(0);
+  });
+
+  it('a wallet shortfall with --allow-partial sends the rows that fit', async () => {
+    const { run } = await overTheWallet();
     const partial = await run('run', 'payroll.csv', '--yes', '--allow-partial', '--json');
     expect(partial.code).toBe(1);
     const summary = JSON.parse(partial.stdout);
@@ -121,7 +160,7 @@ describe('approval guards and control totals', () => {
 });
 
 describe('plan --out, then run --plan', () => {
-  it('runs exactly the plan; refuses when the batch file changed since', async () => {
+  it("runs exactly the plan, with the plan's quotes", async () => {
     const { dir, run } = await setup(3, { documentsEvery: 2 });
     const planned = await run('plan', 'payroll.csv', '--out', 'payroll.plan.json');
     expect(planned.code, planned.stderr).toBe(0);
@@ -134,15 +173,17 @@ describe('plan --out, then run --plan', () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(initiates(sb!)).toHaveLength(3);
     expect(sb!.requestLog().filter((r) => r.route === 'quote')).toHaveLength(3); // the plan's, not again
+  });
 
-    // Another plan, then the file changes: refused, nothing sent.
+  it('refuses a plan whose batch file changed since: exit 3, nothing sent', async () => {
+    const { dir, run } = await setup(1);
     const file2 = await writeBatch(dir, 'second.csv', { rows: 2, prefix: 'SECOND' });
     expect((await run('plan', file2, '--out', 'second.plan.json', '--no-quote')).code).toBe(0);
     await writeFile(file2, (await readFile(file2, 'utf8')).replace('SECOND-0002', 'SECOND-0099'));
     const changed = await run('run', '--plan', 'second.plan.json', '--yes');
     expect(changed.code).toBe(3);
     expect(changed.stderr).toMatch(/changed since the plan/);
-    expect(initiates(sb!)).toHaveLength(3);
+    expect(initiates(sb!)).toHaveLength(0);
   });
 });
 
