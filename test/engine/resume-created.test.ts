@@ -39,9 +39,14 @@ const setup = async () => {
 };
 
 describe('a resumed run and the rows created before', () => {
-  it('a created row whose document was moved away since stays created on a resume (not INVALID), and nothing is sent', async () => {
-    const { dir, run, offline, journalLines, results } = await setup();
-    // GBP rows of the sample; the first one has a supporting document, copied beside the batch
+  /**
+   * GBP rows of the sample, the first with a supporting document copied beside the batch; a first
+   * run creates all three, then the document is moved away: validated again, that row would now
+   * be invalid.
+   */
+  const createdThenDocumentGone = async () => {
+    const ctx = await setup();
+    const { dir, run, journalLines } = ctx;
     await cp(join(ROOT, 'samples', 'documents'), join(dir, 'documents'), { recursive: true });
     const csv = generateCsv({ rows: 3, currencies: ['GBP'], documentsEvery: 3 }).replaceAll(join(ROOT, 'samples'), dir);
     expect(csv).toContain(join(dir, 'documents'));
@@ -56,18 +61,24 @@ describe('a resumed run and the rows created before', () => {
     expect(initiating).toHaveLength(3);
     for (const l of initiating) expect(Number.isSafeInteger(l.dup)).toBe(true);
 
-    // validated again, this row would now be invalid (its document is missing)
     await rm(join(dir, 'documents'), { recursive: true });
+    return { ...ctx, sent };
+  };
+
+  it('a created row whose document was moved away since: invalid to validate, created to plan (which reads the journal)', async () => {
+    const { run, offline } = await createdThenDocumentGone();
     const check = await offline('validate', 'payroll.csv');
     expect(check.code, check.stdout + check.stderr).toBe(1);
     expect(check.stdout).toMatch(/row 2\b.*documents/i);
 
-    // plan reads the journal the same way: the row is created, not invalid
     const plan = await run('plan', 'payroll.csv', '--no-quote');
     expect(plan.code, plan.stdout + plan.stderr).toBe(0);
     expect(plan.stdout).toMatch(/to send now\s+0; 3 already created/);
     expect(plan.stdout).toMatch(/3 valid, 0 invalid/);
+  });
 
+  it('a created row whose document was moved away since stays created on a resume (not INVALID), and nothing is sent', async () => {
+    const { run, results, sent } = await createdThenDocumentGone();
     const again = await run('run', 'payroll.csv', '--yes');
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.stdout).toMatch(/3 rows already created/);
