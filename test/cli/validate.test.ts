@@ -31,7 +31,7 @@ describe('payout-batch validate', () => {
     expect(r.out).toContain('All 52 rows are valid.');
   });
 
-  it('exit 1 on the broken file, with each problem located and a report sheet and JSON for scripts', () => {
+  it('exit 1 on the broken file, with each problem located and a report sheet', () => {
     const report = join(tmp, 'problems.csv');
     const r = cli('validate', 'samples/payroll-broken.csv', '--report', report);
     expect(r.code).toBe(1);
@@ -44,7 +44,9 @@ describe('payout-batch validate', () => {
     expect(sheet[0]).toBe('severity,code,file,row,column,value,message,expected');
     expect(sheet.filter((l) => /^(error|warning),/.test(l))).toHaveLength(43);
     expect(readFileSync(report, 'utf8')).toContain("'-50.00");
+  });
 
+  it('exit 1 on the broken file, as JSON for scripts', () => {
     const j = cli('validate', 'samples/payroll-broken.csv', '--json');
     expect(j.code).toBe(1);
     const doc = JSON.parse(j.out);
@@ -58,20 +60,24 @@ describe('payout-batch validate', () => {
     expect(j.problems.find((p: { code: string }) => p.code === 'PROBABLE_DUPLICATE').severity).toBe('warning');
   });
 
-  it('exit 2 with a message and no stack trace for a missing, binary or headless file', () => {
+  it('exit 2 with a message and no stack trace for a missing file', () => {
     const missing = cli('validate', 'no/such/file.csv');
     expect(missing.code).toBe(2);
     expect(missing.err).toContain('no such file');
     expect(missing.err).toContain('FILE_NOT_FOUND');
     noStack(missing.err);
+  });
 
+  it('exit 2 with a message and no stack trace for a binary file', () => {
     const bin = join(tmp, 'photo.csv');
     writeFileSync(bin, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]));
     const b = cli('validate', bin);
     expect(b.code).toBe(2);
     expect(b.err).toContain('UNSUPPORTED_FORMAT');
     noStack(b.err);
+  });
 
+  it('exit 2 with a message and no stack trace for a file without our header', () => {
     const cols = join(tmp, 'cols.csv');
     writeFileSync(cols, 'reference,Amount,Currency\nR1,10,USD\n');
     const c = cli('validate', cols, '--json');
@@ -92,15 +98,21 @@ describe('payout-batch validate', () => {
 });
 
 describe('payout-batch template', () => {
-  it('writes CSV to stdout and XLSX to a file, both validating', () => {
+  it('writes CSV to stdout', () => {
     const csv = cli('template', '--method', 'hong_kong_fps');
     expect(csv.code).toBe(0);
     expect(csv.out).toBe(readFileSync(join(root, 'templates/payout-template-hk-fps.csv'), 'utf8'));
+  });
+
+  it('writes XLSX to a file, which validates', () => {
     const out = join(tmp, 't.xlsx');
     const x = cli('template', '--format', 'xlsx', '--out', out);
     expect(x.code).toBe(0);
     expect(readFileSync(out).equals(readFileSync(join(root, 'templates/payout-template-all-methods.xlsx')))).toBe(true);
     expect(cli('validate', out).code).toBe(0);
+  });
+
+  it('an unknown method: exit 2, no stack trace', () => {
     const bad = cli('template', '--method', 'PAYPAL');
     expect(bad.code).toBe(2);
     noStack(bad.err);

@@ -61,7 +61,7 @@ describe('payout-batch account', () => {
     const usage = JSON.parse(await readFile(join(stateDir, 'usage.json'), 'utf8'));
     expect(Object.keys(usage.keys)).toContain(keyFingerprint(GOOD));
     await expectNoKey(r, [GOOD]);
-  }, 30_000);
+  });
 
   it('prints a readable summary for the embedded sandbox (--env local)', async () => {
     const r = await run(['--env', 'local'], { PAYOUT_API_KEY: GOOD });
@@ -70,7 +70,7 @@ describe('payout-batch account', () => {
     expect(r.stdout).toMatch(/USD\s+1000000\.00/);
     expect(r.stdout).toMatch(/requests used in \d{4}-\d{2} \(UTC\), as counted on this machine/);
     await expectNoKey(r, [GOOD]);
-  }, 30_000);
+  });
 
   it('a key the service refuses: exit 4, a plain message, and still no key anywhere', async () => {
     const r = await run(['--base-url', sb.url, '--log-level', 'debug'], { PAYOUT_API_KEY: REFUSED });
@@ -78,16 +78,16 @@ describe('payout-batch account', () => {
     expect(r.stderr).toMatch(/401 the service refused the API key/);
     expect(r.stderr).toMatch(/x-request-id [0-9a-f-]{36}/);
     await expectNoKey(r, [REFUSED, GOOD]);
-  }, 30_000);
+  });
 
   it('a key still propagating: says new keys need 20 to 30 minutes', async () => {
     const r = await run(['--base-url', sb.url], { PAYOUT_API_KEY: PROPAGATING });
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/20 to 30 minutes/);
     await expectNoKey(r, [PROPAGATING]);
-  }, 30_000);
+  });
 
-  it('refuses a production key file with a non-production server, and a key on the command line', async () => {
+  it('refuses a production key file with a non-production server', async () => {
     const keyFile = join(work, 'acme.key');
     await writeFile(keyFile, `environment=production\nkey=acme-prod-7c2f91d04e\n`);
     await chmod(keyFile, 0o600);
@@ -96,21 +96,25 @@ describe('payout-batch account', () => {
     expect(r.stderr).toMatch(/refusing to use a production key/);
     expect(r.stdout + r.stderr).not.toContain('acme-prod-7c2f91d04e');
     expect(sb.requestLog().some((e) => e.apiKey === 'acme-prod-7c2f91d04e')).toBe(false);
+  });
 
+  it('refuses a key on the command line (exit 2) and does not print it', async () => {
     const argv = await run(['--base-url', sb.url, '--api-key', `${REFUSED}_argv`], {});
     expect(argv.code).toBe(2);
     expect(argv.stderr).toMatch(/never taken from the command line/);
     expect(argv.stdout + argv.stderr).not.toContain(`${REFUSED}_argv`);
+  });
 
+  it('without any key: exit 2, saying to set PAYOUT_API_KEY', async () => {
     const none = await run(['--base-url', sb.url], {});
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/no API key: set PAYOUT_API_KEY/);
-  }, 30_000);
+  });
 
   it('never falls back to production: without a gateway host the sandbox environment stops', async () => {
     const r = await run([], { PAYOUT_API_KEY: GOOD });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/PAYOUT_GATEWAY_HOST/);
     await expectNoKey(r, [GOOD]);
-  }, 30_000);
+  });
 });

@@ -36,14 +36,19 @@ describe('payout-batch attach', () => {
     expect(p.supportingDocuments).toHaveLength(2);
   });
 
-  it("on a SUCCESSFUL payout: refused before any upload, in the words of the service; sent with --force, the service's INVALID_PAYOUT_STATUS is shown plainly", async () => {
+  /** A payout that is SUCCESSFUL (final): documents can no longer be added. */
+  const successful = async (s: LocalSandbox) => {
+    const { dir, ids } = await paidBatch(s, { rows: 1 });
+    await setStatus(s, ids[0]!, 'PROCESSING');
+    await setStatus(s, ids[0]!, 'SUCCESSFUL');
+    return { dir, id: ids[0]!, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) };
+  };
+
+  it('on a SUCCESSFUL payout: refused before any upload, in the words of the service', async () => {
     sb = await startSb();
-    const { dir, ids } = await paidBatch(sb, { rows: 1 });
-    await setStatus(sb, ids[0]!, 'PROCESSING');
-    await setStatus(sb, ids[0]!, 'SUCCESSFUL');
-    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const { dir, id, env } = await successful(sb);
     const before = uploads(sb);
-    const r = await runCli(['attach', ids[0]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
+    const r = await runCli(['attach', id, sampleDoc(), '--base-url', sb.url], { cwd: dir, env });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(
       'INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is SUCCESSFUL. Nothing was uploaded.',
@@ -51,33 +56,46 @@ describe('payout-batch attach', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(uploads(sb)).toBe(before);
     expect(patches(sb)).toBe(0);
+  });
 
-    const forced = await runCli(['attach', ids[0]!, sampleDoc(), '--base-url', sb.url, '--force'], { cwd: dir, env });
+  it("on a SUCCESSFUL payout with --force: sent, and the service's INVALID_PAYOUT_STATUS is shown plainly", async () => {
+    sb = await startSb();
+    const { dir, id, env } = await successful(sb);
+    const forced = await runCli(['attach', id, sampleDoc(), '--base-url', sb.url, '--force'], { cwd: dir, env });
     expect(forced.code).toBe(1);
     expect(patches(sb)).toBe(1);
     expect(forced.stderr).toMatch(/^payout-batch: the service refused: INVALID_PAYOUT_STATUS: .*\(request id [0-9a-f-]{36}\)$/m);
     expect(forced.stderr).not.toMatch(/\n\s+at /);
-    expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(0);
+    expect((await payout(sb, id)).supportingDocuments).toHaveLength(0);
   });
 
-  it('refuses more than 5 documents in total before uploading, and --merge sends them as one PDF', async () => {
-    sb = await startSb();
-    const { dir, ids } = await paidBatch(sb, { rows: 1, documentsEvery: 1 });
-    expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(1);
-    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  /** A payout with one document already, and five more to add. */
+  const oneDocument = async (s: LocalSandbox) => {
+    const { dir, ids } = await paidBatch(s, { rows: 1, documentsEvery: 1 });
+    expect((await payout(s, ids[0]!)).supportingDocuments).toHaveLength(1);
     const five = ['invoice-de-c1.pdf', 'invoice-eu-c1.pdf', 'invoice-eu-c2.pdf', 'invoice-ch-88231.pdf', 'invoice-brightline-0125.pdf'].map(
       sampleDoc,
     );
+    return { dir, id: ids[0]!, five, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) };
+  };
+
+  it('refuses more than 5 documents in total before uploading', async () => {
+    sb = await startSb();
+    const { dir, id, five, env } = await oneDocument(sb);
     const before = uploads(sb);
-    const r = await runCli(['attach', ids[0]!, ...five, '--base-url', sb.url], { cwd: dir, env });
+    const r = await runCli(['attach', id, ...five, '--base-url', sb.url], { cwd: dir, env });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('MAX_DOCUMENTS_EXCEEDED: the payout has 1 document and takes at most 5; 5 more would make 6. Pass --merge');
     expect(uploads(sb)).toBe(before);
+  });
 
-    const merged = await runCli(['attach', ids[0]!, ...five, '--merge', '--base-url', sb.url], { cwd: dir, env });
+  it('--merge sends documents over the cap as one PDF', async () => {
+    sb = await startSb();
+    const { dir, id, five, env } = await oneDocument(sb);
+    const merged = await runCli(['attach', id, ...five, '--merge', '--base-url', sb.url], { cwd: dir, env });
     expect(merged.code, merged.stderr).toBe(0);
     expect(merged.stdout).toContain('(5 files merged into one PDF)');
-    expect((await payout(sb, ids[0]!)).supportingDocuments).toHaveLength(2);
+    expect((await payout(sb, id)).supportingDocuments).toHaveLength(2);
   });
 
   it('a file that is not a PDF, JPEG or PNG is a usage error (exit 2), nothing sent', async () => {

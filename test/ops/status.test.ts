@@ -99,9 +99,9 @@ describe('payout-batch status', () => {
     expect((await readResults(results)).rows[0]!.result.status).toBe('PROCESSING');
   });
 
-  it('a payout unknown to the service is reported with its request id (exit 1); a batch file is refused (exit 2)', async () => {
+  it('a payout unknown to the service is reported with its request id (exit 1)', async () => {
     sb = await startSb();
-    const { dir, file, results } = await paidBatch(sb, { rows: 2 });
+    const { dir, results } = await paidBatch(sb, { rows: 2 });
     const t = await readResults(results);
     const text = (await import('node:fs'))
       .readFileSync(results, 'utf8')
@@ -111,6 +111,12 @@ describe('payout-batch status', () => {
     const r = await runCli(['status', results, '--base-url', sb.url], { cwd: dir, env });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/row 3: PAYOUT_NOT_FOUND: .*request id [0-9a-f-]{36}/);
+  });
+
+  it('a batch file given instead of a results file is refused (exit 2)', async () => {
+    sb = await startSb();
+    const { dir, file } = await paidBatch(sb, { rows: 2 });
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const bad = await runCli(['status', file, '--base-url', sb.url], { cwd: dir, env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('not a results file');
