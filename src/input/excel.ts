@@ -27,19 +27,30 @@ export interface ExcelOpen {
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
+// SheetJS's number-format helpers, which its type declarations leave untyped.
+const SSF = XLSX.SSF as {
+  is_date(format: string): boolean;
+  parse_date_code(serial: number): { y: number; m: number; d: number; H: number; M: number; S: number } | null;
+};
+
+/**
+ * A serial number shown with a date format, as an ISO date (2025-01-31, or 2025-01-31T09:30:00
+ * with a time); undefined when the format is no date's. Shared with the results reader.
+ */
+export function excelDateText(serial: number, format: string | undefined): string | undefined {
+  if (format === undefined || !SSF.is_date(format)) return undefined;
+  const d = SSF.parse_date_code(serial);
+  if (!d) return undefined;
+  const date = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
+  return d.H || d.M || d.S ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date;
+}
+
 function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: number; date?: string } {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return { text: '' };
   if (cell.t === 'n') {
     const v = cell.v as number;
-    if (cell.z !== undefined && XLSX.SSF.is_date(cell.z)) {
-      const d = XLSX.SSF.parse_date_code(v);
-      if (d) {
-        const date = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
-        const hasTime = d.H || d.M || d.S;
-        const text = hasTime ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date;
-        return { text, date: cell.w ?? text };
-      }
-    }
+    const text = excelDateText(v, cell.z === undefined ? undefined : String(cell.z));
+    if (text !== undefined) return { text, date: cell.w ?? text };
     return { text: cell.w ?? String(v), number: v };
   }
   if (cell.t === 'd') {

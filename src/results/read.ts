@@ -12,6 +12,7 @@ import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { sniffKind, detectEncoding, detectDelimiter, parseEncodingName, type TextEncoding } from '../input/index.ts';
 import { DELIMITERS, sepLine } from '../input/detect.ts';
+import { excelDateText } from '../input/excel.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
 import { unneutralise } from './neutralise.ts';
 import { numberText } from './numbers.ts';
@@ -182,8 +183,6 @@ function readCsv(buf: Buffer, file: string, encodingName?: string): { records: R
 
 // ---------------------------------------------------------------- XLSX
 
-const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-
 /** XML text of a string (entities, end-of-line normalisation), then OOXML's _xHHHH_ escapes, once. */
 export function decodeOoxmlText(xml: string): string {
   return xml
@@ -224,15 +223,8 @@ function cellText(cell: XLSX.CellObject | undefined): string {
     case 'n': {
       const v = cell.v as number;
       const z = typeof cell.z === 'string' ? cell.z : undefined;
-      if (z !== undefined && XLSX.SSF.is_date(z)) {
-        // as readBatch reads a date: an ISO date, not a serial number
-        const d = XLSX.SSF.parse_date_code(v);
-        if (d) {
-          const date = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
-          return d.H || d.M || d.S ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date;
-        }
-      }
-      return numberText(v, z);
+      // as readBatch reads a date: an ISO date, not a serial number
+      return excelDateText(v, z) ?? numberText(v, z);
     }
     case 'b':
       return cell.v ? 'TRUE' : 'FALSE';
@@ -281,11 +273,18 @@ function readXlsx(buf: Buffer, file: string, sheetName?: string): Rec[] {
   if (!ref) return [];
   const range = XLSX.utils.decode_range(ref);
   const data = (ws as { '!data'?: (XLSX.CellObject | undefined)[][] })['!data'] ?? [];
+  // Bounded by the cells present, never by the declared <dimension>: a sheet may claim
+  // A1:XFD1048576 (17 billion cells) for a handful of rows.
+  const lastRow = Math.min(range.e.r, data.length - 1);
+  const lastCol = Math.min(
+    range.e.c,
+    data.reduce((last, line) => Math.max(last, (line?.length ?? 0) - 1), -1),
+  );
   const out: Rec[] = [];
-  for (let r = range.s.r; r <= range.e.r; r++) {
+  for (let r = range.s.r; r <= lastRow; r++) {
     const line = data[r];
     const values: string[] = [];
-    for (let c = range.s.c; c <= range.e.c; c++) values.push(cellText(line?.[c]));
+    for (let c = range.s.c; c <= lastCol; c++) values.push(cellText(line?.[c]));
     out.push({ rowNumber: r + 1, values });
   }
   return out;
