@@ -26,14 +26,13 @@ describe('trimCell', () => {
   });
 });
 
-// cellsMaker builds each row's cells from one generated object literal (or, past 256 columns, a
-// template copy): it must give what assigning the trimmed cells one by one to {} gives, key order
+// cellsMaker must give what assigning the trimmed cells one by one to {} gives, key order
 // included, whatever the headers are.
 describe('cellsMaker', () => {
   const reference = (columns: string[], values: (string | undefined)[]) => {
     const cells: Record<string, string> = {};
     columns.forEach((c, i) => {
-      if (c !== '__proto__') cells[c] = values[i] === undefined ? '' : values[i]!.trim();
+      if (c !== '__proto__') cells[c] = values[i] === undefined ? '' : values[i].trim();
     });
     return cells;
   };
