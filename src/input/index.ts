@@ -67,7 +67,8 @@ export interface BatchSource {
   /** The payout rows, in file order. Single pass. */
   rows: AsyncIterable<RawRow>;
   /** Releases the file when `rows` is not read to the end. */
-  close(): Promise<void>;
+  /** A function property, not a method: callers take it out of the source and call it later. */
+  close: () => Promise<void>;
 }
 
 const HEAD_BYTES = 1024 * 1024;

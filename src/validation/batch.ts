@@ -231,8 +231,7 @@ export function warningToProblem(file: string, w: InputWarning): Problem {
  */
 export async function validateBatch(path: string, options: ValidateOptions = {}): Promise<BatchValidation> {
   const src = await readBatch(path, options);
-  const { rows: rawRows, warnings, close: _close, ...info } = src;
-  const close = () => src.close();
+  const { rows: rawRows, warnings, close, ...info } = src;
   const ctx: RowContext = {
     file: src.file,
     fields: src.fields,
