@@ -82,5 +82,7 @@ describe('listen while the batch is still running', () => {
     const statuses = new Set((await readResults(results)).rows.filter((x) => x.result.payoutId !== payoutId).map((x) => x.result.status));
     expect([...statuses]).toEqual(['PENDING']);
     expect(r.stdout).toMatch(/SUCCESSFUL\s+1\b/);
+    // Generous: the run is slow on purpose (200 rows at 15/s with 150-250 ms latency, ~15 s) so
+    // that listen applies a webhook while it still runs, and it is a child process on 2 loaded cores.
   }, 120_000);
 });
