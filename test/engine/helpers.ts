@@ -155,20 +155,3 @@ export async function wallets(sb: { url: string }, key = KEY): Promise<Map<strin
   const body = await getJson<{ data: { currency: string; balance: number }[] }>(`${sb.url}/v1/payout-api/payouts/wallets`, key);
   return new Map(body.data.map((w) => [w.currency, String(w.balance)]));
 }
-
-/** The most requests of `key` in any rolling 1000 ms of the sandbox's log, from its entry `from` on. */
-export function maxPerRollingSecond(sb: LocalSandbox, key = KEY, from = 0): number {
-  const at = sb
-    .requestLog()
-    .slice(from)
-    .filter((r) => r.apiKey === key)
-    .map((r) => r.at)
-    .sort((a, b) => a - b);
-  let max = 0;
-  let j = 0;
-  for (let i = 0; i < at.length; i++) {
-    while (at[i]! - at[j]! >= 1000) j++;
-    max = Math.max(max, i - j + 1);
-  }
-  return max;
-}
