@@ -1,5 +1,6 @@
 // `npm run bench`: every benchmark in turn, each in its own process, with its own figures.
-//   npm run bench                  validate, scale, throughput at a scaled 50/s (a few minutes)
+//   npm run bench                  validate, scale, throughput at a scaled 50/s, the memory of
+//                                  the big bad inputs (a few minutes)
 //   npm run bench -- --real        throughput at the real 5/s too (about 5 more minutes)
 // Each script can be run alone with its own flags: see the header of each file.
 import { spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ const steps: [string, string[]][] = [
   ['validate.ts', ['--runs', '1']],
   ['scale.ts', ['--runs', '1']],
   ['throughput.ts', ['--scale', '10']],
+  ['bad-input-memory.ts', []],
   ...(real ? [['throughput.ts', []] as [string, string[]]] : []),
 ];
 let failed = 0;
