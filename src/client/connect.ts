@@ -32,13 +32,13 @@ export interface Connection {
 }
 
 interface SandboxModule {
-  startSandbox(options: SandboxOptions): Promise<RunningSandbox>;
+  startSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
 }
 
 /** Loaded on demand: only `local` needs the simulator in this process. */
 async function loadSandbox(): Promise<SandboxModule> {
   try {
-    return (await import('../sandbox/index.ts')) as SandboxModule;
+    return await import('../sandbox/index.ts');
   } catch (e) {
     throw new ClientConfigError(`the local sandbox could not be loaded: ${(e as Error).message}`);
   }

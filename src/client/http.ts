@@ -102,14 +102,14 @@ function errorCode(e: unknown): string | undefined {
 
 export const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(signal.reason as Error);
     const t = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
       clearTimeout(t);
-      reject(signal!.reason);
+      reject(signal!.reason as Error);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });

@@ -73,7 +73,7 @@ export class UsageCounter {
   count(fingerprint: string, n = 1): void {
     const month = monthOf(this.now());
     let m = this.pending.get(fingerprint);
-    if (!m) this.pending.set(fingerprint, (m = new Map()));
+    if (!m) this.pending.set(fingerprint, (m = new Map<string, number>()));
     m.set(month, (m.get(month) ?? 0) + n);
     this.schedule();
   }
@@ -138,7 +138,7 @@ export class UsageCounter {
 
   private addPending(fp: string, month: string, n: number): void {
     let m = this.pending.get(fp);
-    if (!m) this.pending.set(fp, (m = new Map()));
+    if (!m) this.pending.set(fp, (m = new Map<string, number>()));
     m.set(month, (m.get(month) ?? 0) + n);
   }
 

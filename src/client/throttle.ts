@@ -133,14 +133,14 @@ export class SlidingWindowLimiter {
 
   /** Resolves when this caller may start a request; the start is recorded at that moment. */
   acquire(signal?: AbortSignal): Promise<Slot> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     return new Promise<Slot>((resolve, reject) => {
       const w: Waiter = { resolve, reject, signal };
       if (signal) {
         w.onAbort = () => {
           const i = this.queue.indexOf(w);
           if (i >= 0) this.queue.splice(i, 1);
-          reject(signal.reason);
+          reject(signal.reason as Error);
         };
         signal.addEventListener('abort', w.onAbort, { once: true });
       }

@@ -4,7 +4,7 @@
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { rowState, type RowState } from '../journal/rows.ts';
-import { Dec, fromApi, type Dec as DecT } from '../money.ts';
+import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
@@ -100,7 +100,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOp
   record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
 
   const executed = new Map<number, RowOutcome>();
-  let plan: BatchPlan | undefined;
+  let plan: BatchPlan | undefined = undefined; // read by outcomeOf before preflight has made it
   let started = false;
   let finished = false;
   let ended = false;
@@ -108,7 +108,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOp
   // Each row's journal state, found once by its position: a state the fold holds is a live object
   // (applyEvent changes it in place, never replaces it), so it stays current; a row the journal
   // has not named yet is looked up again next time.
-  const states: (RowState | undefined)[] = new Array(batch.rows.length);
+  const states = new Array<RowState | undefined>(batch.rows.length);
   const stateAt = (i: number, ref: string): RowState => states[i] ?? (states[i] = folded.rows.get(ref)) ?? rowState(folded, ref);
   let toSendSet: Set<number> | undefined;
 

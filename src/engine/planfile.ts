@@ -105,6 +105,6 @@ export function planFileOf(
     rows: extra.rows,
     currencies: plan.currencies as unknown as Record<string, unknown>[],
     warnings: plan.warnings,
-    requests: plan.requests as unknown as Record<string, unknown>,
+    requests: plan.requests,
   };
 }

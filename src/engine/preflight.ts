@@ -5,7 +5,7 @@
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { Dec, fromApi, roundTo, type Dec as DecT } from '../money.ts';
-import type { Country, CurrencyPair, FieldDescriptor, FieldGroup, PaymentMethod, Wallet } from '../spec/schemas.ts';
+import type { Country, CurrencyPair, PaymentMethod, Wallet } from '../spec/schemas.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 
 export interface CorridorInfo {
@@ -67,7 +67,7 @@ const present = (row: PayoutRow, name: string): boolean => {
 /** The fields the methods route requires that the row lacks (a one-of group as "a | b"). */
 export function missingRequired(row: PayoutRow, method: PaymentMethod): string[] {
   const missing: string[] = [];
-  for (const f of method.requiredFields as (FieldDescriptor | FieldGroup)[]) {
+  for (const f of method.requiredFields) {
     if ('oneOf' in f) {
       if (f.required && !f.oneOf.some((g) => g.every((d) => present(row, d.name)))) {
         missing.push(f.oneOf.map((g) => g.map((d) => d.name).join('+')).join(' | '));

@@ -167,7 +167,7 @@ async function csvLines(
   const pieces: string[] = [];
   const { rows } = table;
   const order = rowOrder(rows);
-  const fields: string[] = new Array(header.length);
+  const fields = new Array<string>(header.length);
   for (let k = 0; k < rows.length; k++) {
     const at = order ? order[k]! : k;
     const row = rows[at]!;
@@ -282,11 +282,11 @@ export async function xlsxOffThread(table: ResultsTable | ResultsSource): Promis
 export function xlsxBytes(table: ResultsTable): Uint8Array {
   const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
   const rows = byRowNumber(table.rows);
-  const data: (XLSX.CellObject | undefined)[][] = new Array(rows.length + 1);
+  const data = new Array<(XLSX.CellObject | undefined)[]>(rows.length + 1);
   data[0] = header.map((h) => textCell(h));
   const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
   rows.forEach((row, r) => {
-    const line: (XLSX.CellObject | undefined)[] = new Array(header.length);
+    const line = new Array<XLSX.CellObject | undefined>(header.length);
     let i = 0;
     for (const c of input) line[i++] = textCell(row.cells[c] ?? '');
     for (const c of result) line[i++] = resultCell(c, row.result[c]);

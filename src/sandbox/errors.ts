@@ -48,7 +48,8 @@ export class ApiError implements Reply {
 export const isApiError = (v: unknown): v is ApiError => v instanceof ApiError;
 
 /** Spec §7 error body {statusCode, message, error}, with field errors when there are some. */
-export function apiError(status: number, error: SandboxErrorCode | string, message: string, errors?: FieldError[]): ApiError {
+// `error`: a SandboxErrorCode, or a code of the spec the sandbox answers with as it is.
+export function apiError(status: number, error: string, message: string, errors?: FieldError[]): ApiError {
   return new ApiError(status, { statusCode: status, message, error, ...(errors && errors.length ? { errors } : {}) });
 }
 

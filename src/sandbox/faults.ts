@@ -89,7 +89,7 @@ export class Faults {
     const r = FaultConfigSchema.safeParse(input);
     if (!r.success)
       throw new TypeError(`faults: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`);
-    return r.data as FaultConfig;
+    return r.data;
   }
 
   /**

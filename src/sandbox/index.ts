@@ -81,7 +81,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
   return {
     url: base,
     keys: [...store.businesses.values()].flatMap((b) => b.keys.map((key) => ({ key, businessId: b.id, businessName: b.name }))),
-    requestLog: sb.requestLog,
+    requestLog: () => sb.requestLog(),
     setFaults: (f: Partial<FaultConfig>) => faults.set(f),
     faults: () => faults.get(),
     randomSeed,

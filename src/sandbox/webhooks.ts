@@ -172,7 +172,7 @@ export class Webhooks {
     if (!s || this.closed || !this.wants(s, e.eventType)) return;
     const deliveryId = newId();
     const raw = JSON.stringify({ eventType: e.eventType, deliveryId, occurredAt: this.clock.iso(), data: e.data });
-    this.schedule(0, () => this.attempt(s.id, e, deliveryId, raw, 1));
+    this.schedule(0, () => void this.attempt(s.id, e, deliveryId, raw, 1));
   }
 
   private schedule(ms: number, run: () => void): void {

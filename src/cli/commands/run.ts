@@ -287,7 +287,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
       if (io.stderr.isTTY && !json && total > 0) {
         bar = new cliProgress.SingleBar(
           {
-            stream: io.stderr as NodeJS.WriteStream,
+            stream: io.stderr,
             format: ' {bar} {value}/{total} rows | failed {failed} | {rps} req/s | ETA {eta_formatted}',
             hideCursor: true,
             clearOnComplete: false,

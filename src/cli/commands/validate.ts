@@ -216,6 +216,6 @@ export default defineCommand<ValidateArgs>({
         type: 'number',
         default: 100,
         describe: 'Problems printed on screen (0: all); the report and --json have all',
-      }) as never,
+      }),
   run: (args, io) => runValidate(args, io),
 });

@@ -77,7 +77,7 @@ export const putFaults: Handler = (sb, req) => {
   } catch (err) {
     return apiError(400, 'VALIDATION_ERROR', (err as Error).message);
   }
-  sb.faults.set((req.body ?? {}) as Parameters<Faults['set']>[0]);
+  sb.faults.set(req.body ?? {});
   return ok(sb.faults.get());
 };
 
