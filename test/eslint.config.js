@@ -11,7 +11,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: fileURLToPath(new URL('..', import.meta.url)) },
+      parserOptions: { projectService: true, tsconfigRootDir: fileURLToPath(new globalThis.URL('..', import.meta.url)) },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
+    // *.e2e.test.ts spawn the compiled CLI (dist/, built by the global setup when stale);
+    // npm run test:unit leaves them out for the inner loop.
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/build.setup.ts'],
     exclude: ['test/bench/**', 'test/chaos/**', 'node_modules/**'],

@@ -4,7 +4,7 @@
 //   npx tsx test/bench/bad-input-memory.ts
 // Prints, per case, the child's peak RSS (process.resourceUsage().maxRSS, read at its exit:
 // everything the OS gave it, Node and the modules included) and its exit code.
-// The campaign test (test/input/bad-input-campaign.test.ts) checks the exit codes and messages;
+// The campaign test (test/input/bad-input-campaign.e2e.test.ts) checks the exit codes and messages;
 // memory is measured here only, because it depends on the machine and its load.
 // Reference figures, when the CLI ran from the TypeScript sources through tsx (~140 MB of fixed
 // cost) and the limit was asserted in the test: 10,000 columns ~200 MB; the 50 MB line ~150 MB (it

@@ -52,7 +52,9 @@ console.log(`startup, median of ${runs} rounds (ratio to node -e 0 in the same r
 console.log('| command | median ms | ratio | target | |');
 console.log('|---|---|---|---|---|');
 for (const r of rows)
-  console.log(`| ${r.command} | ${r.medianMs} | ${r.ratio.toFixed(2)} | ${r.target ? `≤ ${r.target}` : ''} | ${r.met === null ? '' : r.met ? 'MET' : 'MISSED'} |`);
+  console.log(
+    `| ${r.command} | ${r.medianMs} | ${r.ratio.toFixed(2)} | ${r.target ? `≤ ${r.target}` : ''} | ${r.met === null ? '' : r.met ? 'MET' : 'MISSED'} |`,
+  );
 mkdirSync(join(ROOT, 'test/bench/results'), { recursive: true });
 writeFileSync(
   join(ROOT, 'test/bench/results/startup.json'),

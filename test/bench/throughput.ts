@@ -40,7 +40,6 @@ import { readFlags, spawnChild } from './args.ts';
 import { writeCreatedJournal, writeLargeBatch } from './batches.ts';
 
 const self = fileURLToPath(import.meta.url);
-const MB = 1024 * 1024;
 
 // ------------------------------------------------------------------ child phases (same client code)
 

@@ -106,7 +106,7 @@ async function phaseParse(file: string): Promise<number> {
   parser.on('error', (e) => ((failure = e), notify()));
   let n = 0;
   for (;;) {
-    if (failure) throw failure;
+    if (failure) throw failure as Error;
     const rec = parser.read() as string[] | null;
     if (rec !== null) {
       if ((++n & 255) === 0) sampleHeap();

@@ -24,7 +24,7 @@ export function scriptedFetch(steps: Step[]) {
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
     const bytes = init.body instanceof Uint8Array ? init.body : undefined;
     const req: SeenRequest = {
-      url: String(input),
+      url: input instanceof Request ? input.url : String(input),
       method: init.method ?? 'GET',
       headers,
       body: bytes ? Buffer.from(bytes).toString('utf8') : undefined,
@@ -38,7 +38,7 @@ export function scriptedFetch(steps: Step[]) {
     if (typeof step === 'function') return step(req);
     if ('hang' in step) {
       return new Promise<Response>((_, reject) => {
-        init.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true });
+        init.signal?.addEventListener('abort', () => reject(init.signal!.reason as Error), { once: true });
       });
     }
     throw new TypeError('fetch failed', { cause: Object.assign(new Error(step.networkError), { code: step.networkError }) });

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { connect } from '../../src/client/connect.ts';
-import { PayoutApiError } from '../../src/client/errors.ts';
 import { verifyWebhook, type VerifiedDelivery } from '../../src/client/webhooks.ts';
 import { Dec, roundTo, toApi } from '../../src/money.ts';
 import type { InitiateRequest } from '../../src/spec/schemas.ts';

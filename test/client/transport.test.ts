@@ -3,7 +3,6 @@ import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PayoutClient, type PayoutClientOptions } from '../../src/client/client.ts';
-import { PayoutApiError } from '../../src/client/errors.ts';
 import { resetLimiters } from '../../src/client/throttle.ts';
 import { UsageCounter } from '../../src/client/quota.ts';
 import { INITIATE_BODY, PAYOUT, failure, json, scriptedFetch, type Step } from './fake-fetch.ts';

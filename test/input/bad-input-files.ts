@@ -1,4 +1,4 @@
-// The malformed batch files of the bad-input campaign (test/input/bad-input-campaign.test.ts),
+// The malformed batch files of the bad-input campaign (test/input/bad-input-campaign.e2e.test.ts),
 // generated into a folder: nothing large is committed. Each case says what a user would have done
 // to get such a file, and what payout-batch must answer: the exit code and the InputError code
 // (file-level cases) or the row problem (cases where every row is refused offline).

@@ -18,7 +18,7 @@ import { generateCsv } from '../engine/helpers.ts';
 /** csv-parse with the options of src/input/csv.ts. */
 function byCsvParse(text: string, delimiter: Delimiter, skipFirst: boolean): string[][] | 'too long' {
   try {
-    return parse(Buffer.from(text, 'utf8'), {
+    const records: string[][] = parse(Buffer.from(text, 'utf8'), {
       delimiter,
       bom: true,
       relax_column_count: true,
@@ -28,7 +28,8 @@ function byCsvParse(text: string, delimiter: Delimiter, skipFirst: boolean): str
       from_line: skipFirst ? 2 : 1,
       encoding: 'utf8',
       max_record_size: MAX_RECORD_BYTES,
-    }) as string[][];
+    });
+    return records;
   } catch (e) {
     if ((e as { code?: string }).code === 'CSV_MAX_RECORD_SIZE') return 'too long';
     throw e;

@@ -183,7 +183,7 @@ describe('deliveries (spec §6)', () => {
     const own = await start({ webhookTimeoutMs: 600_000 });
     let got = 0;
     const slow = await new Promise<{ url: string; close: () => void }>((resolve) => {
-      import('node:http').then(({ createServer }) => {
+      void import('node:http').then(({ createServer }) => {
         const server = createServer(() => {
           got++; /* never answers */
         });

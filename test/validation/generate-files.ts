@@ -379,7 +379,7 @@ async function pdf(title: string, line: string): Promise<Uint8Array> {
 }
 
 function toCsv(rows: Row[], columns: readonly string[] = CANONICAL_FIELDS): string {
-  return stringify([columns as string[], ...rows.map((r) => columns.map((c) => r[c as CanonicalField] ?? ''))], { record_delimiter: '\n' });
+  return stringify([columns, ...rows.map((r) => columns.map((c) => r[c as CanonicalField] ?? ''))], { record_delimiter: '\n' });
 }
 
 /** The payroll as a workbook: amounts are numbers (shown with 2 decimals), every other cell text. */

@@ -113,7 +113,7 @@ describe('Ctrl-C during validate', () => {
       onSpawn: (child) => {
         let out = '';
         child.stdout!.on('data', (d: Buffer) => {
-          out += d;
+          out += d.toString();
           if (out.includes('Reading ') && child.exitCode === null && !child.killed) child.kill('SIGINT');
         });
       },

@@ -34,7 +34,7 @@ const setup = async () => {
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   const results = async (name = 'payroll.results.csv') =>
-    parse(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+    parse<Record<string, string>>(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true });
   return { dir, run, offline, journalLines, journalFile, results };
 };
 

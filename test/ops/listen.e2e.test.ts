@@ -35,7 +35,8 @@ async function startProxy(target: string, policy: Policy): Promise<string> {
   proxy = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
+    req.on('end', () => void forward());
+    const forward = async () => {
       const body = Buffer.concat(chunks);
       const id = String(req.headers['x-service-delivery-id'] ?? '');
       const nth = (seen.get(id) ?? 0) + 1;
@@ -56,10 +57,10 @@ async function startProxy(target: string, policy: Policy): Promise<string> {
       const r = await fetch(target, { method: 'POST', headers, body });
       await r.arrayBuffer();
       res.writeHead(what === 'lose-answer' ? 503 : r.status).end();
-    });
+    };
   });
   await new Promise<void>((r) => proxy!.listen(0, '127.0.0.1', () => r()));
-  return `http://127.0.0.1:${(proxy!.address() as AddressInfo).port}/`;
+  return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`;
 }
 
 const sign = (body: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
