@@ -30,15 +30,3 @@ export function createLogger(options: LogOptions = {}): Logger {
     options.destination ?? pino.destination(2),
   );
 }
-
-/** Account numbers, IBANs and the like in logs and problems: keep the last 4 characters. */
-export function maskAccount(value: string): string {
-  const v = value.replace(/\s+/g, '');
-  if (v.length <= 4) return '*'.repeat(v.length);
-  return '*'.repeat(Math.min(v.length - 4, 8)) + v.slice(-4);
-}
-
-/** Removes a known secret from any text before it is shown or stored. */
-export function scrubSecret(text: string, secret: string | undefined): string {
-  return secret && secret.length >= 4 ? text.split(secret).join('[redacted]') : text;
-}

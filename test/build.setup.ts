@@ -1,4 +1,4 @@
-// vitest globalSetup: the end-to-end tests spawn the compiled CLI (dist/cli/bin.js), as users run
+// vitest globalSetup: the end-to-end tests spawn the compiled CLI (dist/bin.js), as users run
 // it. Build it first when any source is newer than the last build, so a test never runs stale code.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -19,7 +19,7 @@ function newest(dir: string): number {
 export default function buildOnce(): void {
   let built = 0;
   try {
-    built = statSync(join(ROOT, 'dist/cli/bin.js')).mtimeMs;
+    built = statSync(join(ROOT, 'dist/bin.js')).mtimeMs;
   } catch {
     // never built
   }

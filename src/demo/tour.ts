@@ -5,7 +5,7 @@
 import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../package-root.ts';
 import { connect } from '../client/connect.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { Dec, formatAmount, fromApi } from '../money.ts';
@@ -14,7 +14,7 @@ import type { BatchPlan } from '../engine/plan.ts';
 import { runBatch, type RunResult } from '../engine/run.ts';
 
 export const SAMPLE = 'payroll-2025-01.csv';
-const SAMPLES_DIR = fileURLToPath(new URL('../../samples/', import.meta.url));
+const SAMPLES_DIR = join(packageRoot(), 'samples');
 
 export interface DemoHooks {
   say?: (line: string) => void;

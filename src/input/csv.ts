@@ -41,7 +41,11 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   const detected = encoding
     ? { encoding, bomBytes: detectEncoding(head).encoding === encoding ? detectEncoding(head).bomBytes : 0, detectedBy: '--encoding' }
     : detectEncoding(head);
-  const sampleText = iconv.decode(head.subarray(detected.bomBytes), detected.encoding, { stripBOM: true });
+  // UTF-8 as the file stream reads it below, without iconv-lite: most files never load its tables.
+  const sampleText =
+    detected.encoding === 'utf-8'
+      ? new TextDecoder('utf-8').decode(head.subarray(detected.bomBytes))
+      : iconv.decode(head.subarray(detected.bomBytes), detected.encoding, { stripBOM: true });
   const sep = sepLine(sampleText);
   const delimiter = sep ?? detectDelimiter(sampleText);
 

@@ -243,8 +243,9 @@ async function xlsxFile(table: ResultsTable | ResultsSource): Promise<Uint8Array
   }
 }
 
-// Compiled, the worker is plain JavaScript. Run from the TypeScript sources (vitest), a worker
-// thread does not inherit the loader of its parent, so a small entry registers tsx first.
+// Bundled, the worker is dist/xlsx-thread.js beside the chunk holding this code. Run from the
+// TypeScript sources (vitest), a worker thread does not inherit the loader of its parent, so a
+// small entry registers tsx first.
 const WORKER_ENTRY = import.meta.url.endsWith('.ts') ? './xlsx-thread-entry.js' : './xlsx-thread.js';
 
 /**

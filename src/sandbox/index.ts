@@ -21,7 +21,7 @@ import { Store } from './store.ts';
 import { Webhooks } from './webhooks.ts';
 
 export type * from './contract.ts';
-export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed, DEFAULT_SEED_FILE } from './seed.ts';
+export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from './seed.ts';
 export type { Seed, SeedInput } from './seed.ts';
 
 /**

@@ -2,6 +2,8 @@
 // data (spec §2 Country). Validated with zod so a bad seed file is refused with the field named.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+// Imported, not read from disk: the build puts it inside the bundle.
+import defaultSeedJson from './default-seed.json' with { type: 'json' };
 import { Dec, isCurrencyCode, minorUnits } from '../money.ts';
 
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'a decimal string such as "1500.25" (no sign, no exponent)');
@@ -147,11 +149,9 @@ export function readSeedFile(path: string): Seed {
   return parseSeed(raw, path);
 }
 
-export const DEFAULT_SEED_FILE = new URL('./default-seed.json', import.meta.url);
-
 /** The shipped seed: "Acme Trading Ltd" and "Globex Ltd" (README "The sandbox"). */
 export function defaultSeed(): Seed {
-  return parseSeed(JSON.parse(readFileSync(DEFAULT_SEED_FILE, 'utf8')), 'default-seed.json');
+  return parseSeed(defaultSeedJson, 'default-seed.json');
 }
 
 /** The default seed's keys, for tests and demos. */

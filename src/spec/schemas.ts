@@ -3,8 +3,10 @@
 // validates responses with them. Where the spec says "not shown", the reading is written beside.
 import { z } from 'zod';
 import { DocumentContentType, PayoutStatus, StatusDetail, SwapStatus } from './codes.ts';
+import { Beneficiary, currency } from './beneficiary.ts';
 
-const currency = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code of 3 capital letters');
+export { Beneficiary };
+
 const country = z.string().regex(/^[A-Z]{3}$/, 'an ISO 3166-1 alpha-3 code of 3 capital letters');
 const positiveAmount = z.number().positive().finite();
 const isoDate = z.string().min(1);
@@ -78,36 +80,6 @@ export const Quote = z.object({
 export type Quote = z.infer<typeof Quote>;
 
 // ---------------------------------------------------------------- initiate (§4.2)
-
-/**
- * Spec §2 Beneficiary. "Complete closed list of beneficiary fields: not shown": our reading is
- * that unknown fields are accepted and ignored, so the object is loose.
- */
-export const Beneficiary = z.looseObject({
-  accountName: z.string().min(1),
-  accountCurrency: currency,
-  alipayId: z.string().optional(),
-  openId: z.string().optional(),
-  wechatUserId: z.string().optional(),
-  iban: z.string().optional(),
-  accountNumber: z.string().optional(),
-  swiftCode: z.string().optional(),
-  bankName: z.string().optional(),
-  beneficiaryCountry: z.string().optional(),
-  intermediarySwift: z.string().optional(),
-  address: z.string().optional(),
-  city: z.string().optional(),
-  postCode: z.string().optional(),
-  routingNumber: z.string().optional(),
-  accountType: z.enum(['checking', 'savings']).optional(),
-  bankCode: z.string().optional(),
-  sortCode: z.string().optional(),
-  fpsId: z.string().optional(),
-  phoneNumber: z.string().optional(),
-  email: z.string().optional(),
-  countryCode: z.string().optional(),
-});
-export type Beneficiary = z.infer<typeof Beneficiary>;
 
 /**
  * Spec §4.2 body. narration is listed without "optional" while supportingDocument and

@@ -5,7 +5,7 @@ import countries from 'i18n-iso-countries/index.js';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
-import { maskAccount } from '../log.ts';
+import { maskAccount } from '../mask.ts';
 import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
 import type { RawRow } from '../input/rows.ts';
 import { parseAmount } from './amount.ts';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { isSEPACountry } from 'ibantools';
 import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
 import { ALWAYS_REQUIRED, METHOD_RULES } from '../spec/methods.ts';
-import { Beneficiary } from '../spec/schemas.ts';
+import { Beneficiary } from '../spec/beneficiary.ts';
 import { Dec } from '../money.ts';
 import { BENEFICIARY_COLUMNS, type BeneficiaryColumn } from '../input/columns.ts';
 import * as F from './fields.ts';

@@ -2,7 +2,7 @@
 // a resume from a journal of 100,000 created rows.
 //   npx tsx test/bench/scale.ts [--sizes 1000,10000,100000] [--runs K]
 //
-// Every measurement is the real CLI in a child process (node dist/cli/bin.js, as a user runs it),
+// Every measurement is the real CLI in a child process (node dist/bin.js, as a user runs it),
 // best wall time of K runs (default 2), and the child's maxRSS (process.resourceUsage() read at its
 // exit). A "startup" run (payout-batch --version: Node, tsx, the modules) is measured the same way
 // and subtracted to give the work itself ("net"); growth per 10x step is net(10N) / net(N)
@@ -88,7 +88,7 @@ async function main(): Promise<number> {
     for (let k = 0; k < times; k++) {
       before?.();
       const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: stateDir, PB_RSS_FILE: rssFile, NODE_OPTIONS: `--require ${rssHook}` });
-      const r = await spawnChild([join(ROOT, 'dist/cli/bin.js'), ...args], env, cwd);
+      const r = await spawnChild([join(ROOT, 'dist/bin.js'), ...args], env, cwd);
       const rssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
       if (process.env.SCALE_DEBUG) console.error(r.stdout.slice(-1500), r.stderr.slice(-1500));
       if ((r.code === 2 || r.code === 4 || r.code === null) && args[0] !== '--version')

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { readFlags, spawnChild } from './args.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'dist/cli/bin.js');
+const CLI = join(ROOT, 'dist/bin.js');
 const runs = readFlags(process.argv.slice(2), ['runs']).num('runs') ?? 15;
 
 // 50 rows of the sample payroll (52 rows, 9 methods): a small batch of every kind.

@@ -237,7 +237,7 @@ async function main(): Promise<number> {
       );
       const t0 = performance.now();
       const r = await spawnChild(
-        [join(ROOT, 'dist/cli/bin.js'), 'run', file, '--yes', '--base-url', sb.url, '--rate', String(limit), ...extra],
+        [join(ROOT, 'dist/bin.js'), 'run', file, '--yes', '--base-url', sb.url, '--rate', String(limit), ...extra],
         env,
         dir,
       );

@@ -8,7 +8,7 @@ const run = promisify(execFile);
 
 describe('payout-batch demo (npm run demo)', () => {
   it('runs the sample payroll end to end on the embedded sandbox: every row created once, results written outside samples/, exact balances', async () => {
-    const { stdout, stderr } = await run(process.execPath, ['dist/cli/bin.js', 'demo', '--json', '--rate', '200'], { timeout: 90_000 });
+    const { stdout, stderr } = await run(process.execPath, ['dist/bin.js', 'demo', '--json', '--rate', '200'], { timeout: 90_000 });
     expect(stderr).toBe('');
     const outcome = JSON.parse(stdout);
     expect(outcome.first.exitCode).toBe(0);
@@ -29,7 +29,7 @@ describe('payout-batch demo (npm run demo)', () => {
   });
 
   it('tells the story in plain lines and exits 0', async () => {
-    const { stdout } = await run(process.execPath, ['dist/cli/bin.js', 'demo', '--rate', '200'], { timeout: 90_000 });
+    const { stdout } = await run(process.execPath, ['dist/bin.js', 'demo', '--rate', '200'], { timeout: 90_000 });
     expect(stdout).toMatch(/Started the embedded sandbox/);
     expect(stdout).toMatch(/Confirmation skipped/);
     expect(stdout).toMatch(/Plan for .*payroll-2025-01\.csv/);

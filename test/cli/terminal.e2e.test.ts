@@ -24,7 +24,7 @@ async function onTerminal(
   const dir = await workDir('pb-tty-');
   const file = join(dir, 'payroll.csv');
   await writeFile(file, generateCsv({ rows: 12, prefix }));
-  const cmd = [process.execPath, join(ROOT, 'dist/cli/bin.js'), 'run', file, '--base-url', sb.url, '--rate', '50']
+  const cmd = [process.execPath, join(ROOT, 'dist/bin.js'), 'run', file, '--base-url', sb.url, '--rate', '50']
     .map((a) => `'${a}'`)
     .join(' ');
   const child = spawn('script', ['-qfec', cmd, '/dev/null'], {

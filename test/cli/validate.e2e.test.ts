@@ -11,7 +11,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'pb-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, [join(root, 'dist/cli/bin.js'), ...args], {
+  const r = spawnSync(process.execPath, [join(root, 'dist/bin.js'), ...args], {
     cwd: root,
     encoding: 'utf8',
     env: { ...process.env, PAYOUT_BATCH_DEBUG: '' },
@@ -88,7 +88,7 @@ describe('payout-batch validate', () => {
   });
 
   it('needs no API key and no network', () => {
-    const r = spawnSync(process.execPath, [join(root, 'dist/cli/bin.js'), 'validate', 'samples/payroll-2025-01.xlsx'], {
+    const r = spawnSync(process.execPath, [join(root, 'dist/bin.js'), 'validate', 'samples/payroll-2025-01.xlsx'], {
       cwd: root,
       encoding: 'utf8',
       env: { PATH: process.env.PATH, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9' },

@@ -93,13 +93,13 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   return { ...base, PAYOUT_API_KEY: KEY, ...extra };
 }
 
-/** Spawns `node dist/cli/bin.js ...args`; `onSpawn` sees the child (to kill it). */
+/** Spawns `node dist/bin.js ...args`; `onSpawn` sees the child (to kill it). */
 export function runCli(
   args: string[],
   o: { cwd: string; env: Record<string, string>; onSpawn?: (c: ChildProcess) => void; timeoutMs?: number },
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist/cli/bin.js'), ...args], {
+    const child = spawn(process.execPath, [join(ROOT, 'dist/bin.js'), ...args], {
       cwd: o.cwd,
       env: o.env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -202,7 +202,7 @@ describe('payout-batch listen', () => {
     const child = spawn(
       process.execPath,
       [
-        join(ROOT, 'dist/cli/bin.js'),
+        join(ROOT, 'dist/bin.js'),
         'listen',
         '--port',
         String(port),

@@ -11,7 +11,7 @@ const root = new URL('../..', import.meta.url).pathname;
 
 describe('payout-batch sandbox', () => {
   it('starts on --port 0, prints its URL and keys, serves requests, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['dist/cli/bin.js', 'sandbox', '--port', '0', '--quiet'], {
+    const child = spawn(process.execPath, ['dist/bin.js', 'sandbox', '--port', '0', '--quiet'], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
