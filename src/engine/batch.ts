@@ -2,6 +2,7 @@
 // validated offline, held in file order. Invalid rows stay in the list: they go to the results
 // file with their problems and are never sent.
 import { resolve } from 'node:path';
+import { InputError } from '../input/errors.ts';
 import type { RowState } from '../journal/rows.ts';
 import { validateBatch, type Problem, type SettledRow, type ValidatedRow } from '../validation/index.ts';
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/documents.ts';
@@ -13,6 +14,8 @@ export interface LoadOptions {
   sheet?: string;
   allowDuplicateRows?: boolean;
   batchId?: string;
+  /** Ctrl-C or SIGTERM: reading stops at the next row (the reader lets the event loop turn). */
+  stop?: AbortSignal;
 }
 
 /** A batch's journal states by reference, once its identity is known (run: the rows created before). */
@@ -79,7 +82,16 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   }
   const rows: EngineRow[] = [];
   try {
-    for await (const r of v.rows) rows.push(toEngineRow(r, stateOf));
+    for await (const r of v.rows) {
+      if (options.stop?.aborted)
+        throw new InputError(
+          'STOPPED',
+          file,
+          `${file}: stopped (Ctrl-C or SIGTERM) at row ${r.rowNumber}, before anything was sent.`,
+          r.rowNumber,
+        );
+      rows.push(toEngineRow(r, stateOf));
+    }
   } finally {
     await v.close();
   }

@@ -41,7 +41,7 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   const journal = journalReader(stateDir, env);
   const batch = await loadBatch(
     file,
-    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag },
+    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag, stop: o.stop },
     journal.lookup,
   );
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });

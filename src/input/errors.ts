@@ -14,6 +14,8 @@ export const INPUT_ERROR_CODES = [
   'SHEET_NOT_FOUND',
   /** Over a size limit of src/input/limits.ts (a workbook too big, or one that unpacks to too much). */
   'TOO_LARGE',
+  /** Ctrl-C or SIGTERM while the file was read: the rest was not read, and nothing was sent. */
+  'STOPPED',
 ] as const;
 export type InputErrorCode = (typeof INPUT_ERROR_CODES)[number];
 

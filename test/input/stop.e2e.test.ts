@@ -1,7 +1,8 @@
 // Hostile workbooks and long files: the reader's work follows the cells present, not what the sheet
-// declares, and Ctrl-C (SIGINT) stops `validate` in the middle of a big file with a clean message.
+// declares, and Ctrl-C (SIGINT) stops `validate` and `run` in the middle of a big file with a clean
+// message.
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, openSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readdirSync, readlinkSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
@@ -10,6 +11,7 @@ import { openExcel } from '../../src/input/excel.ts';
 import { NEED_MORE } from '../../src/input/rows.ts';
 import { collectBatch } from '../../src/validation/index.ts';
 import { HEADER, cleanEnv, generateCsv, runCli } from '../engine/helpers.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
 import { xlsxWithDimension } from './bad-input-files.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-stop-'));
@@ -88,24 +90,8 @@ describe('a workbook is read by the cells it has', () => {
 
 describe('Ctrl-C during validate', () => {
   it('stops a long validate with a message and exit 2, nothing else on stderr', async () => {
-    // 300,000 rows (about 40 MB): seconds to validate, so it is still reading when the signal comes
     const p = join(dir, 'long.csv');
-    const template = generateCsv({ rows: 1, prefix: 'LONG' }).trimEnd().split('\n')[1]!.split(',');
-    const fd = openSync(p, 'w');
-    try {
-      writeSync(fd, HEADER.join(',') + '\n');
-      const ref = HEADER.indexOf('reference');
-      for (let start = 0; start < 300_000; start += 10_000) {
-        const lines: string[] = [];
-        for (let i = start; i < start + 10_000; i++) {
-          template[ref] = `LONG-${i}`;
-          lines.push(template.join(','));
-        }
-        writeSync(fd, lines.join('\n') + '\n');
-      }
-    } finally {
-      closeSync(fd);
-    }
+    writeLongCsv(p);
     const r = await runCli(['validate', p, '--allow-duplicate-rows'], {
       cwd: dir,
       env: cleanEnv(),
@@ -126,4 +112,71 @@ describe('Ctrl-C during validate', () => {
     expect(r.stdout).not.toContain('Summary of');
     // Generous: writes a 40 MB file, then a child validates it (it is given 120 s) until the signal.
   }, 150_000);
+
+  it('stops a long run while it reads the file: exit 2, and not one request sent', async () => {
+    const p = join(dir, 'long-run.csv');
+    writeLongCsv(p);
+    const sb = await startSandbox({ rateLimitPerSecond: null });
+    try {
+      const r = await runCli(['run', p, '--yes', '--allow-duplicate-rows', '--base-url', sb.url], {
+        cwd: dir,
+        env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+        timeoutMs: 120_000,
+        // run prints nothing while it reads: the signal is sent once the child has the file open
+        onSpawn: (child) => {
+          const poll = setInterval(() => {
+            if (child.exitCode !== null || child.killed) return clearInterval(poll);
+            if (readingFile(child.pid!, p)) {
+              clearInterval(poll);
+              child.kill('SIGINT');
+            }
+          }, 20);
+        },
+      });
+      expect(r.signal).toBeNull();
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/long-run\.csv: stopped \(Ctrl-C or SIGTERM\) at row \d+, before anything was sent\. \[STOPPED\]/);
+      expect(sb.requestLog()).toHaveLength(0);
+    } finally {
+      await sb.close();
+    }
+    // Generous for the same reason as the test above.
+  }, 150_000);
 });
+
+/** The child has `path` open (Linux: /proc/PID/fd). */
+function readingFile(pid: number, path: string): boolean {
+  const fds = `/proc/${pid}/fd`;
+  if (!existsSync(fds)) return false;
+  try {
+    return readdirSync(fds).some((fd) => {
+      try {
+        return readlinkSync(join(fds, fd)) === path;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** 300,000 rows (about 40 MB): seconds to read, so a command is still reading when the signal comes. */
+function writeLongCsv(p: string): void {
+  const template = generateCsv({ rows: 1, prefix: 'LONG' }).trimEnd().split('\n')[1]!.split(',');
+  const fd = openSync(p, 'w');
+  try {
+    writeSync(fd, HEADER.join(',') + '\n');
+    const ref = HEADER.indexOf('reference');
+    for (let start = 0; start < 300_000; start += 10_000) {
+      const lines: string[] = [];
+      for (let i = start; i < start + 10_000; i++) {
+        template[ref] = `LONG-${i}`;
+        lines.push(template.join(','));
+      }
+      writeSync(fd, lines.join('\n') + '\n');
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
