@@ -5,12 +5,11 @@ import { mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PayoutClient } from '../../src/client/client.ts';
-import type { Connection } from '../../src/client/connect.ts';
 import { runBatch } from '../../src/engine/run.ts';
 import { FailedAfterSending } from '../../src/engine/session.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { KEY, allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';
+import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';
+import { UNATTENDED, connectionTo } from '../ops/helpers.ts';
 
 const dirs = tempDirs('pb-after-send-');
 let sb: LocalSandbox | undefined;
@@ -57,26 +56,7 @@ describe('a failure after sending began', () => {
     const file = await writeBatch(dir, 'payroll.csv', { rows: 3 });
     const resultsPath = join(dir, 'payroll.results.csv');
     sb = await sandboxBlocking(resultsPath);
-    const conn: Connection = {
-      client: new PayoutClient({ baseUrl: sb.url, apiKey: KEY, requestsPerSecond: 200 }),
-      environment: { name: 'custom', keyClass: 'sandbox', baseUrl: sb.url },
-      usage: undefined,
-      sandbox: undefined,
-      close: async () => {},
-    };
-    const e = await runBatch({
-      file,
-      conn,
-      yes: true,
-      interactive: false,
-      allowPartial: false,
-      enablePairs: false,
-      expectTotals: [],
-      maxTotals: [],
-      quote: false,
-      mergeDocuments: false,
-      crashWaitMs: 0,
-    }).then(
+    const e = await runBatch({ ...UNATTENDED, file, conn: connectionTo(sb) }).then(
       () => undefined,
       (x: unknown) => x,
     );

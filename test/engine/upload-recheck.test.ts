@@ -6,12 +6,11 @@ import { copyFileSync, readFileSync, rmSync, symlinkSync, writeFileSync } from '
 import { copyFile, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PayoutClient } from '../../src/client/client.ts';
-import type { Connection } from '../../src/client/connect.ts';
 import { runBatch } from '../../src/engine/run.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { fingerprintDocument, readDocumentForUpload } from '../../src/validation/documents.ts';
-import { HEADER, KEY, ROOT, generateCsv, tempDirs } from './helpers.ts';
+import { HEADER, ROOT, generateCsv, tempDirs } from './helpers.ts';
+import { UNATTENDED, connectionTo } from '../ops/helpers.ts';
 
 const PDF = join(ROOT, 'samples/documents/invoice-de-c1.pdf');
 const OTHER_PDF = join(ROOT, 'samples/documents/invoice-eu-c1.pdf'); // one byte longer
@@ -36,31 +35,12 @@ async function batchWithDocument(dir: string): Promise<string> {
   return file;
 }
 
-const conn = (s: LocalSandbox): Connection => ({
-  client: new PayoutClient({ baseUrl: s.url, apiKey: KEY, requestsPerSecond: 200 }),
-  environment: { name: 'custom', keyClass: 'sandbox', baseUrl: s.url },
-  usage: undefined,
-  sandbox: undefined,
-  close: async () => {},
-});
-const opts = {
-  yes: true,
-  interactive: false,
-  allowPartial: false,
-  enablePairs: false,
-  expectTotals: [],
-  maxTotals: [],
-  quote: false,
-  mergeDocuments: false,
-  crashWaitMs: 0,
-};
-
 /** Runs the batch with `swap` applied to doc.pdf after validation (onPlan), before any upload. */
 async function runWithSwap(swap: (doc: string) => void) {
   sb = await startSandbox({ rateLimitPerSecond: null });
   const dir = await dirs.make();
   const file = await batchWithDocument(dir);
-  const r = await runBatch({ ...opts, file, conn: conn(sb), onPlan: () => swap(join(dir, 'doc.pdf')) });
+  const r = await runBatch({ ...UNATTENDED, file, conn: connectionTo(sb), onPlan: () => swap(join(dir, 'doc.pdf')) });
   const [withDoc, without] = [...r.outcomes.values()];
   const routes = sb.requestLog().map((x) => x.route);
   return { r, withDoc: withDoc!, without: without!, routes };

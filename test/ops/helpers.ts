@@ -29,6 +29,19 @@ export function connectionTo(sb: { url: string }, fetchImpl?: typeof fetch): Con
   };
 }
 
+/** runBatch's options for a run nobody watches: no prompt, no quotes, no crash wait. */
+export const UNATTENDED = {
+  yes: true,
+  interactive: false,
+  allowPartial: false,
+  enablePairs: false,
+  expectTotals: [],
+  maxTotals: [],
+  quote: false,
+  mergeDocuments: false,
+  crashWaitMs: 0,
+};
+
 /** Runs a generated batch through the engine: its results file and payout ids in row order. */
 export async function paidBatch(
   sb: LocalSandbox,
@@ -39,15 +52,7 @@ export async function paidBatch(
   const r = await runBatch({
     file,
     conn: connectionTo(sb),
-    yes: true,
-    interactive: false,
-    allowPartial: false,
-    enablePairs: false,
-    expectTotals: [],
-    maxTotals: [],
-    quote: false,
-    mergeDocuments: false,
-    crashWaitMs: 0,
+    ...UNATTENDED,
     settleDelayMs: 10,
     checkpointMs: 60_000,
   });
