@@ -8,7 +8,10 @@ export const ExitCode = {
   UNUSABLE_INPUT: 2,
   /** Refused before sending: preflight, guards, confirmation declined, insufficient funds. */
   REFUSED: 3,
-  /** The service could not be reached or refused the key: resume is safe. */
+  /**
+   * The service could not be reached or refused the key, or a failure came after sending began:
+   * part may have been sent, and resume is safe.
+   */
   SERVICE_UNAVAILABLE: 4,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

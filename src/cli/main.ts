@@ -35,7 +35,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     // costs a tenth of a second's startup, so only a help that is asked for is wrapped.
     .wrap(argv.includes('--help') || argv.includes('-h') ? Math.min(110, process.stdout.columns ?? 110) : null)
     .epilogue(
-      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable or key refused.',
+      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe).',
     )
     .fail((msg, err) => {
       throw err ?? new UsageError(msg);
