@@ -23,6 +23,13 @@ export interface CliCommand<A = any> {
 
 export const defineCommand = <A>(c: CliCommand<A>): CliCommand<A> => c;
 
+/** An AbortSignal that aborts when the user asks to stop (io.stopSignal). */
+export function abortOn(stopSignal: Promise<void>): AbortSignal {
+  const stop = new AbortController();
+  void stopSignal.then(() => stop.abort());
+  return stop.signal;
+}
+
 /** A message for the user that ends the command with a code: no stack trace is shown. */
 export class UsageError extends Error {
   constructor(

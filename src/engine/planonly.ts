@@ -37,7 +37,7 @@ export async function planBatch(o: PlanOptions): Promise<PlanResult> {
   const journal = journalReader(stateDir, env);
   const batch = await loadBatch(
     o.file,
-    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId },
+    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId, stop: o.stop },
     journal.lookup,
   );
   const jpath = journalPath(stateDir, env, batch.identity.batchId);

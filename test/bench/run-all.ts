@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark in turn, each in its own process, with its own figures.
-//   npm run bench                  validate, scale, throughput at a scaled 50/s, the memory of
+//   npm run bench                  startup, validate, scale, throughput at a scaled 50/s, the memory of
 //                                  the big bad inputs (a few minutes)
 //   npm run bench -- --real        throughput at the real 5/s too (about 5 more minutes)
 // Each script can be run alone with its own flags: see the header of each file.
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const real = process.argv.includes('--real');
 const steps: [string, string[]][] = [
+  ['startup.ts', []],
   ['validate.ts', ['--runs', '1']],
   ['scale.ts', ['--runs', '1']],
   ['throughput.ts', ['--scale', '10']],

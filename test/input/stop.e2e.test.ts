@@ -113,35 +113,42 @@ describe('Ctrl-C during validate', () => {
     // Generous: writes a 40 MB file, then a child validates it (it is given 120 s) until the signal.
   }, 150_000);
 
-  it('stops a long run while it reads the file: exit 2, and not one request sent', async () => {
-    const p = join(dir, 'long-run.csv');
-    writeLongCsv(p);
-    const sb = await startSandbox({ rateLimitPerSecond: null });
-    try {
-      const r = await runCli(['run', p, '--yes', '--allow-duplicate-rows', '--base-url', sb.url], {
-        cwd: dir,
-        env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
-        timeoutMs: 120_000,
-        // run prints nothing while it reads: the signal is sent once the child has the file open
-        onSpawn: (child) => {
-          const poll = setInterval(() => {
-            if (child.exitCode !== null || child.killed) return clearInterval(poll);
-            if (readingFile(child.pid!, p)) {
-              clearInterval(poll);
-              child.kill('SIGINT');
-            }
-          }, 20);
-        },
-      });
-      expect(r.signal).toBeNull();
-      expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(/long-run\.csv: stopped \(Ctrl-C or SIGTERM\) at row \d+, before anything was sent\. \[STOPPED\]/);
-      expect(sb.requestLog()).toHaveLength(0);
-    } finally {
-      await sb.close();
-    }
-    // Generous for the same reason as the test above.
-  }, 150_000);
+  it.each([
+    ['run', '--yes'],
+    ['plan', '--no-quote'],
+  ])(
+    'stops a long %s while it reads the file: exit 2, and not one request sent',
+    async (command, flag) => {
+      const p = join(dir, `long-${command}.csv`);
+      writeLongCsv(p);
+      const sb = await startSandbox({ rateLimitPerSecond: null });
+      try {
+        const r = await runCli([command, p, flag, '--allow-duplicate-rows', '--base-url', sb.url], {
+          cwd: dir,
+          env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+          timeoutMs: 120_000,
+          // run prints nothing while it reads: the signal is sent once the child has the file open
+          onSpawn: (child) => {
+            const poll = setInterval(() => {
+              if (child.exitCode !== null || child.killed) return clearInterval(poll);
+              if (readingFile(child.pid!, p)) {
+                clearInterval(poll);
+                child.kill('SIGINT');
+              }
+            }, 20);
+          },
+        });
+        expect(r.signal).toBeNull();
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/long-\w+\.csv: stopped \(Ctrl-C or SIGTERM\) at row \d+, before anything was sent\. \[STOPPED\]/);
+        expect(sb.requestLog()).toHaveLength(0);
+      } finally {
+        await sb.close();
+      }
+      // Generous for the same reason as the test above.
+    },
+    150_000,
+  );
 });
 
 /** The child has `path` open (Linux: /proc/PID/fd). */

@@ -3,7 +3,7 @@
 // payout. With --out, the plan and its quotes go to a file that `run --plan PLAN` executes exactly.
 // Exit 0: the batch could run as planned; 1: some rows invalid or left out; 3: it would be refused
 // (shortfall, corridors); 2: unusable file; 4: the service could not be reached.
-import { defineCommand, UsageError } from '../command.ts';
+import { abortOn, defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch } from '../../engine/planonly.ts';
@@ -61,6 +61,7 @@ export default defineCommand<PlanArgs>({
         encoding: args.encoding,
         sheet: args.sheet,
         allowDuplicateRows: args['allow-duplicate-rows'],
+        stop: abortOn(io.stopSignal),
       });
       const p = r.plan;
       const code =

@@ -1,7 +1,7 @@
 // `payout-batch status RESULTS`: refresh the payouts of a results file that are not final and
 // rewrite it (forward only). A thin layer over src/ops/status.ts.
 import type { Argv } from 'yargs';
-import { defineCommand, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { quotaSentence } from '../../client/quota.ts';
 import { ResultsError } from '../../results/errors.ts';
@@ -27,15 +27,13 @@ export default defineCommand<StatusArgs>({
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'status');
     const conn = await openConnection(args, io, logger);
-    const stop = new AbortController();
-    void io.stopSignal.then(() => stop.abort());
     try {
       const r = await refreshStatus({
         client: conn.client,
         resultsFile: args.results,
         stateDirs: args['state-dir'],
         logger,
-        stop: stop.signal,
+        stop: abortOn(io.stopSignal),
         onPlan: ({ toRefresh, usage }) => {
           const text = usage
             ? quotaSentence(toRefresh, usage).replace(/this batch needs( about)?/, 'this refresh needs')
