@@ -10,6 +10,7 @@ import { mergeToPdf } from '../../src/engine/execute.ts';
 import { runBatch } from '../../src/engine/run.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { HEADER, KEY, ROOT, workDir } from './helpers.ts';
+import { UNATTENDED } from '../ops/helpers.ts';
 
 // A 1x1 PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
@@ -43,16 +44,7 @@ const conn = (s: LocalSandbox): Connection => ({
   sandbox: undefined,
   close: async () => {},
 });
-const opts = {
-  yes: true,
-  interactive: false,
-  allowPartial: false,
-  enablePairs: false,
-  expectTotals: [],
-  maxTotals: [],
-  quote: false,
-  crashWaitMs: 0,
-};
+const opts = UNATTENDED;
 
 describe('documents of a row', () => {
   it('three files: the first on initiate, the other two PATCHed once; a second run uploads and patches nothing', async () => {

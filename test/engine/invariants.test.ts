@@ -16,6 +16,7 @@ import { Dec } from '../../src/money.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { KEY, allPayouts, initiates, workDir, writeBatch } from './helpers.ts';
+import { UNATTENDED } from '../ops/helpers.ts';
 
 interface Sent {
   key: string;
@@ -56,15 +57,7 @@ function connection(sandbox: LocalSandbox, sent: Sent[], retry = { maxAttempts: 
 const base = (conn: Connection, file: string): RunOptions => ({
   file,
   conn,
-  yes: true,
-  interactive: false,
-  allowPartial: false,
-  enablePairs: false,
-  expectTotals: [],
-  maxTotals: [],
-  quote: false,
-  mergeDocuments: false,
-  crashWaitMs: 0,
+  ...UNATTENDED,
   settleDelayMs: 10,
   checkpointMs: 60_000,
 });

@@ -12,7 +12,7 @@ import { foldJournalFile } from '../../src/journal/rows.ts';
 import { loadSnapshot, snapshotPathFor } from '../../src/journal/snapshot.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { connectionTo, startSb, writeBatch } from '../ops/helpers.ts';
+import { UNATTENDED, connectionTo, startSb, writeBatch } from '../ops/helpers.ts';
 import { initiates, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -35,15 +35,7 @@ const readJournalPathOf = (file: string): string => {
 const options = (sandbox: LocalSandbox, file: string): RunOptions => ({
   file,
   conn: connectionTo(sandbox),
-  yes: true,
-  interactive: false,
-  allowPartial: false,
-  enablePairs: false,
-  expectTotals: [],
-  maxTotals: [],
-  quote: false,
-  mergeDocuments: false,
-  crashWaitMs: 0,
+  ...UNATTENDED,
   settleDelayMs: 10,
   checkpointMs: 60_000,
 });
