@@ -1,17 +1,21 @@
 // Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
 // method costs (§1.9) and what a payout of an amount converts to. All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
-import {
-  ALWAYS_REQUIRED,
-  METHOD_RULES,
-  feeInSourceCurrency,
-  fieldType,
-  methodsForCorridor,
-  type BeneficiaryField,
-} from '../spec/methods.ts';
 import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import { apiError, validationError, type ApiError } from './errors.ts';
+import {
+  ALWAYS_REQUIRED,
+  METHOD_FIELDS,
+  OPTIONAL_FOR_EVERY_METHOD,
+  TOP_LEVEL_OPTIONAL,
+  corridorMethods,
+  fieldType,
+  groupName,
+  publishedRow,
+  type Fee,
+  type PublishedRow,
+} from './rules.ts';
 import type { PairRec, Store } from './store.ts';
 
 export type Corridor =
@@ -55,19 +59,23 @@ export function exactRate(c: UsableCorridor): Dec {
   return c.kind === 'direct' ? c.pair.rate : new Dec(1).div(c.pair.rate);
 }
 
+/** Spec §1.9: the published fee for an amount in the source currency (SWIFT by band of the amount). */
+export function publishedFee(fee: Fee, sourceAmount: Dec): Dec {
+  if (fee.kind === 'flat') return new Dec(fee.amount);
+  const band = fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
+  return new Dec(band?.amount ?? 0);
+}
+
 /**
- * Spec §4.1: the fee is always in the source currency. The table's fees are amounts in the
- * source currency, except NIP's "100 NGN", converted at the corridor's rate when sent from
- * another currency (methods.ts feeInSourceCurrency); rounded half-up to the source minor units.
+ * Spec §4.1: the fee is always in the source currency. The table's fees are read as amounts in
+ * the source currency, except one written in the destination currency (NIP's "100 NGN" sent from
+ * USD), which is converted at the corridor's rate; rounded half-up to the source minor units.
  */
-export function feeFor(
-  c: UsableCorridor,
-  method: PayoutMethod,
-  sourceAmount: Dec,
-  sourceCurrency: string,
-  destinationCurrency: string,
-): Dec {
-  return roundTo(feeInSourceCurrency(method, sourceAmount, { sourceCurrency, destinationCurrency, rate: exactRate(c) }), sourceCurrency);
+export function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
+  const fee = publishedFee(row.fee, sourceAmount);
+  const priced = row.fee.kind === 'flat' ? row.fee.currency : undefined;
+  const inSource = priced && priced !== sourceCurrency && priced === destinationCurrency ? fee.dividedBy(exactRate(c)) : fee;
+  return roundTo(inSource, sourceCurrency);
 }
 
 /**
@@ -108,6 +116,8 @@ export interface PricingRequest {
 
 export interface Pricing {
   method: PayoutMethod;
+  /** The §1.9 row that prices the method on this corridor. */
+  row: PublishedRow;
   sourceAmount: Dec;
   destinationAmount: Dec;
   exchangeRate: Dec;
@@ -131,15 +141,16 @@ export function price(store: Store, businessId: string, r: PricingRequest): Pric
   const method = canonicalMethod(r.method);
   if (!method) {
     return validationError([
-      { field: 'method', message: `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_RULES).join(', ')}` },
+      { field: 'method', message: `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_FIELDS).join(', ')}` },
     ]);
   }
   const prohibited = prohibitedDestination(store, r.destinationCountryCode);
   if (prohibited) return prohibited;
   const corridor = corridorOf(store, businessId, r.sourceCurrency, r.destinationCurrency);
   if (!isUsable(corridor)) return corridorNotEnabled(r.sourceCurrency, r.destinationCurrency);
-  const available = methodsForCorridor(r.sourceCurrency, r.destinationCurrency, r.destinationCountryCode);
-  if (!available.includes(method)) {
+  const available = corridorMethods(r.sourceCurrency, r.destinationCurrency, r.destinationCountryCode);
+  const row = publishedRow(method, r.destinationCurrency, r.destinationCountryCode);
+  if (!available.includes(method) || !row) {
     // "Complete list of error codes for initiate: not shown": a method the corridor does not
     // offer is a validation failure of the field `method`.
     return validationError([
@@ -151,9 +162,10 @@ export function price(store: Store, businessId: string, r: PricingRequest): Pric
       },
     ]);
   }
-  const fee = feeFor(corridor, method, sourceAmount, r.sourceCurrency, r.destinationCurrency);
+  const fee = feeFor(corridor, row, sourceAmount, r.sourceCurrency, r.destinationCurrency);
   return {
     method,
+    row,
     sourceAmount,
     destinationAmount: convert(corridor, sourceAmount, r.destinationCurrency),
     exchangeRate: reportedRate(corridor),
@@ -205,40 +217,37 @@ const VALIDATION_HINTS: Partial<Record<string, string>> = {
 
 function descriptor(name: string, required: boolean): FieldDescriptor {
   const hint = VALIDATION_HINTS[name];
-  return { name, type: fieldType(name as BeneficiaryField), required, ...(hint ? { validation: hint } : {}) };
+  return { name, type: fieldType(name), required, ...(hint ? { validation: hint } : {}) };
 }
 
 /**
- * One item of the methods route. Readings: fee {currency: the source currency, amount: the flat
- * fee in the source currency (as quote charges it), or the first band's amount with `bands` for
- * SWIFT}; settlement is the spec's text;
- * requiredFields lists accountName and accountCurrency, the method's fields, then one group whose
- * `oneOf` holds the alternatives (named like the MISSING_REQUIRED_FIELDS entry, e.g.
- * "openId | wechatUserId"); optionalFields adds countryCode (derived when omitted) and the
- * top-level remitterAddress, optional for every method (spec §2 Payment method).
+ * One item of the methods route (rules.ts: the sandbox's own table). Readings: fee {currency: the
+ * source currency, amount: the flat fee in the source currency (as quote charges it), or the first
+ * band's amount with `bands` for SWIFT}; settlement is the spec's text; requiredFields lists
+ * accountName and accountCurrency, the method's fields, then one group whose `oneOf` holds the
+ * alternatives (named like the MISSING_REQUIRED_FIELDS entry, e.g. "openId | wechatUserId");
+ * optionalFields adds countryCode (derived when omitted) and the top-level remitterAddress,
+ * optional for every method (spec §2 Payment method).
  */
 export function methodView(
   method: PayoutMethod,
+  row: PublishedRow,
   corridor: UsableCorridor,
   sourceCurrency: string,
   destinationCurrency: string,
 ): PaymentMethod {
-  const rule = METHOD_RULES[method];
+  const rule = METHOD_FIELDS[method];
   const required: (FieldDescriptor | FieldGroup)[] = [...ALWAYS_REQUIRED, ...rule.required].map((f) => descriptor(f, true));
   if (rule.oneOf) {
-    required.push({
-      name: rule.oneOf.map((g) => g.join('+')).join(' | '),
-      required: true,
-      oneOf: rule.oneOf.map((g) => g.map((f) => descriptor(f, true))),
-    });
+    required.push({ name: groupName(rule.oneOf), required: true, oneOf: rule.oneOf.map((g) => g.map((f) => descriptor(f, true))) });
   }
   const fee =
-    rule.fee.kind === 'flat'
-      ? { currency: sourceCurrency, amount: toApi(feeFor(corridor, method, new Dec(0), sourceCurrency, destinationCurrency)) }
+    row.fee.kind === 'flat'
+      ? { currency: sourceCurrency, amount: toApi(feeFor(corridor, row, new Dec(0), sourceCurrency, destinationCurrency)) }
       : {
           currency: sourceCurrency,
-          amount: toApi(new Dec(rule.fee.bands[0]?.amount ?? 0)),
-          bands: rule.fee.bands.map((b) => ({
+          amount: toApi(new Dec(row.fee.bands[0]?.amount ?? 0)),
+          bands: row.fee.bands.map((b) => ({
             below: b.below === null ? null : toApi(new Dec(b.below)),
             amount: toApi(new Dec(b.amount)),
           })),
@@ -246,9 +255,9 @@ export function methodView(
   return {
     code: method,
     name: rule.name,
-    settlement: rule.settlement,
+    settlement: row.settlement.text,
     fee,
     requiredFields: required,
-    optionalFields: [...rule.optional, 'countryCode', 'remitterAddress'].map((f) => descriptor(f, false)),
+    optionalFields: [...rule.optional, ...OPTIONAL_FOR_EVERY_METHOD, ...TOP_LEVEL_OPTIONAL].map((f) => descriptor(f, false)),
   };
 }

@@ -1,10 +1,10 @@
 // Spec §4.9-4.11: currency pairs, the toggle, and payment methods per corridor.
 import { MethodsQuery, ToggleRequest } from '../../spec/schemas.ts';
-import { methodsForCorridor } from '../../spec/methods.ts';
 import { toApi } from '../../money.ts';
 import { corridorNotEnabled, corridorOf, isUsable, methodView, prohibitedDestination, reportedRate } from '../corridors.ts';
 import type { Handler } from '../context.ts';
 import { apiError, isApiError, notFound, ok, parseWith } from '../errors.ts';
+import { corridorMethods, publishedRow } from '../rules.ts';
 import { pairView } from '../views.ts';
 
 /**
@@ -54,8 +54,8 @@ export const methods: Handler = (sb, req) => {
   return ok({
     corridor: q,
     rate: { rate: toApi(reportedRate(corridor)) },
-    methods: methodsForCorridor(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) =>
-      methodView(m, corridor, q.sourceCurrency, q.destinationCurrency),
+    methods: corridorMethods(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) =>
+      methodView(m, publishedRow(m, q.destinationCurrency, q.destinationCountryCode)!, corridor, q.sourceCurrency, q.destinationCurrency),
     ),
   });
 };

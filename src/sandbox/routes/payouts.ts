@@ -1,11 +1,11 @@
 // Spec §4.1-4.5: quote, initiate, get payout, list payouts, PATCH documents.
 import { z } from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
-import { missingBeneficiaryFields } from '../../spec/methods.ts';
 import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest } from '../../spec/schemas.ts';
 import { IDEMPOTENCY_KEY_HEADER } from '../../spec/http.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, prohibitedDestination, quoteView } from '../corridors.ts';
+import { missingFields } from '../rules.ts';
 import { header, type Handler } from '../context.ts';
 import { apiError, isApiError, notFound, ok, parseWith, validationError, type FieldError } from '../errors.ts';
 import type { PayoutRec } from '../store.ts';
@@ -50,8 +50,8 @@ export const initiate: Handler = (sb, req) => {
   const pricing = price(sb.store, business.id, body);
   if (isApiError(pricing)) return pricing;
 
-  // Spec §4.2 rule 5 and the per-method table.
-  const missing = missingBeneficiaryFields(pricing.method, body.beneficiary);
+  // Spec §4.2 rule 5 and the per-method table (the sandbox's own, rules.ts).
+  const missing = missingFields(pricing.method, body.beneficiary);
   if (missing.length) {
     return apiError(
       400,

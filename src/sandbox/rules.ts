@@ -1,0 +1,277 @@
+// The sandbox's own table of payment methods: required beneficiary fields (spec §4.2), published
+// fees and settlement times (§1.9 table), and which corridors each method serves (§1.9 overview),
+// written from the spec's text for the sandbox alone. The validator reads another table
+// (src/spec/methods.ts); the two are kept apart on purpose, so that a misreading on one side shows
+// up in the tests of the other instead of agreeing with itself by construction (design.md
+// "Readings of the spec where it is silent", issue 14).
+//
+// Where the spec is silent the entry says "reading" and why it was chosen.
+import type { PayoutMethod } from '../spec/codes.ts';
+
+/** Spec §2 Payment method: "Each field descriptor has a type (string, email, phone, number)". */
+export type FieldType = 'string' | 'email' | 'phone' | 'number';
+
+/** Spec §4.2: "Only accountName and accountCurrency are always required" / "AccountCurrency is required for every method". */
+export const ALWAYS_REQUIRED = ['accountName', 'accountCurrency'] as const;
+
+/** Spec §2 Beneficiary: "If countryCode is omitted it is derived from destinationCountryCode", so optional everywhere. */
+export const OPTIONAL_FOR_EVERY_METHOD = ['countryCode'] as const;
+
+/** Spec §2 Payment method: "remitterAddress is top-level on initiate and optional for all methods". */
+export const TOP_LEVEL_OPTIONAL = ['remitterAddress'] as const;
+
+/**
+ * Spec §1.9 settlement times as written, with the hours they span (for answers that give
+ * settlement as a number of hours). "1 day" is read as 24 hours; "under N hours" as 0 to N.
+ */
+export interface Settlement {
+  text: string;
+  minHours: number;
+  maxHours: number;
+}
+const ONE_DAY: Settlement = { text: '1 day', minHours: 24, maxHours: 24 };
+const ONE_TO_THREE_DAYS: Settlement = { text: '1 to 3 days', minHours: 24, maxHours: 72 };
+const DAY_TO_THREE: Settlement = { text: '24 to 72 hours', minHours: 24, maxHours: 72 };
+const UNDER_48_HOURS: Settlement = { text: 'under 48 hours', minHours: 0, maxHours: 48 };
+const UNDER_24_HOURS: Settlement = { text: 'under 24 hours', minHours: 0, maxHours: 24 };
+
+/**
+ * A published fee. `currency` only where the spec's table writes one ("20 USD", "100 NGN");
+ * otherwise the amount is read in the source currency (spec §4.1: the fee "always the source
+ * currency"). SWIFT's fee is by band of the source amount: `below` is exclusive, null is the last band.
+ */
+export type Fee =
+  { kind: 'flat'; amount: string; currency?: string } | { kind: 'bands'; bands: { below: string | null; amount: string }[] };
+
+const SWIFT_BANDS: Fee = {
+  kind: 'bands',
+  // §1.9: "50 (under 2k), 40 (2k to under 10k), 0 (10k and above)".
+  bands: [
+    { below: '2000', amount: '50' },
+    { below: '10000', amount: '40' },
+    { below: null, amount: '0' },
+  ],
+};
+
+/**
+ * One row of the §1.9 table: the currency paid out ("Currency / destination" names the currency
+ * the beneficiary receives and the countries it goes to), the methods, the fee and the settlement.
+ * `currencies` or `countries` undefined means any (SWIFT's "other currencies, other countries").
+ */
+export interface PublishedRow {
+  methods: PayoutMethod[];
+  currencies?: string[];
+  countries?: string[];
+  fee: Fee;
+  settlement: Settlement;
+}
+
+/** Spec §1.9 "EUR to EU countries": the 27 member states of the European Union, ISO 3166-1 alpha-3. */
+export const EU_COUNTRIES = [
+  'AUT',
+  'BEL',
+  'BGR',
+  'HRV',
+  'CYP',
+  'CZE',
+  'DNK',
+  'EST',
+  'FIN',
+  'FRA',
+  'DEU',
+  'GRC',
+  'HUN',
+  'IRL',
+  'ITA',
+  'LVA',
+  'LTU',
+  'LUX',
+  'MLT',
+  'NLD',
+  'POL',
+  'PRT',
+  'ROU',
+  'SVK',
+  'SVN',
+  'ESP',
+  'SWE',
+];
+
+/**
+ * Spec §1.9 table, row by row, then the sandbox's readings for the methods the table does not
+ * price (marked). A (method, currency, country) is served by the first row that names them.
+ */
+export const PUBLISHED: PublishedRow[] = [
+  // "USD to United States | WIRE | 20 USD | 1 day"
+  { methods: ['WIRE'], currencies: ['USD'], countries: ['USA'], fee: { kind: 'flat', amount: '20', currency: 'USD' }, settlement: ONE_DAY },
+  // "USD to United States | ACH | 5.00 USD | 1 to 3 days"
+  {
+    methods: ['ACH'],
+    currencies: ['USD'],
+    countries: ['USA'],
+    fee: { kind: 'flat', amount: '5.00', currency: 'USD' },
+    settlement: ONE_TO_THREE_DAYS,
+  },
+  // "USD to China, Hong Kong | CHINA_WIRE / HK FPS | 20 USD | 24 to 72 hours"; reading: the two
+  // lists pair up in order (CHINA_WIRE to China, HK FPS to Hong Kong).
+  {
+    methods: ['CHINA_WIRE'],
+    currencies: ['USD'],
+    countries: ['CHN'],
+    fee: { kind: 'flat', amount: '20', currency: 'USD' },
+    settlement: DAY_TO_THREE,
+  },
+  {
+    methods: ['HK_FPS'],
+    currencies: ['USD'],
+    countries: ['HKG'],
+    fee: { kind: 'flat', amount: '20', currency: 'USD' },
+    settlement: DAY_TO_THREE,
+  },
+  // "USD, EUR, GBP, CNY, other currencies, other countries | SWIFT | 50/40/0 | 24 to 72 hours".
+  // Reading: "other currencies, other countries" leaves SWIFT open to any currency and country
+  // (the enumerated 'other currencies' GHS ... INR are examples the overview also names).
+  { methods: ['SWIFT'], fee: SWIFT_BANDS, settlement: DAY_TO_THREE },
+  // "EUR to EU countries | SEPA | 5.00 | under 48 hours"
+  { methods: ['SEPA'], currencies: ['EUR'], countries: EU_COUNTRIES, fee: { kind: 'flat', amount: '5.00' }, settlement: UNDER_48_HOURS },
+  // "GBP to United Kingdom | FASTER_PAYMENTS / BACS | 2.00 | under 24 hours"
+  {
+    methods: ['FASTER_PAYMENTS', 'BACS'],
+    currencies: ['GBP'],
+    countries: ['GBR'],
+    fee: { kind: 'flat', amount: '2.00' },
+    settlement: UNDER_24_HOURS,
+  },
+  // "NGN to Nigeria | NIP | 100 NGN | under 24 hours"
+  {
+    methods: ['NIP'],
+    currencies: ['NGN'],
+    countries: ['NGA'],
+    fee: { kind: 'flat', amount: '100', currency: 'NGN' },
+    settlement: UNDER_24_HOURS,
+  },
+  // "HKD to Hong Kong | FPS | 20 | under 24 hours"
+  { methods: ['HK_FPS'], currencies: ['HKD'], countries: ['HKG'], fee: { kind: 'flat', amount: '20' }, settlement: UNDER_24_HOURS },
+  // Reading: CHINA_WIRE paying CNY (overview: "CNY to CNY via SWIFT, CHINA_WIRE", USD to CNY via
+  // CHINA_WIRE) is not priced; taken at the USD row's 20 and 24 to 72 hours.
+  { methods: ['CHINA_WIRE'], currencies: ['CNY'], countries: ['CHN'], fee: { kind: 'flat', amount: '20' }, settlement: DAY_TO_THREE },
+  // Reading: ALIPAY and WECHAT have no published fee or settlement (overview: NGN sends via them);
+  // they pay CNY in China, for 10 in the source currency, under 24 hours.
+  {
+    methods: ['ALIPAY', 'WECHAT'],
+    currencies: ['CNY'],
+    countries: ['CHN'],
+    fee: { kind: 'flat', amount: '10' },
+    settlement: UNDER_24_HOURS,
+  },
+];
+
+/** What a method asks of the beneficiary, besides ALWAYS_REQUIRED. */
+export interface MethodFields {
+  /** The name the methods route shows (reading: the spec names the codes only). */
+  name: string;
+  required: string[];
+  /** Spec §4.2 "one of": one of these groups must be given in full. */
+  oneOf?: string[][];
+  /** Shown as optional by the methods route; never required. */
+  optional: string[];
+}
+
+/**
+ * Spec §4.2 "Beneficiary fields required per method". Listed in the order the sandbox has always
+ * named methods (an unknown method's error lists them so). Optional fields: the spec names them
+ * for SWIFT only; the others are readings (fields such a transfer commonly carries), shown by the
+ * methods route and never required.
+ */
+export const METHOD_FIELDS: Record<PayoutMethod, MethodFields> = {
+  // "ALIPAY | accountName, alipayId"
+  ALIPAY: { name: 'Alipay', required: ['alipayId'], optional: [] },
+  // "WECHAT | accountName and one of openId or wechatUserId"
+  WECHAT: { name: 'WeChat Pay', required: [], oneOf: [['openId'], ['wechatUserId']], optional: [] },
+  // "SEPA | accountName, iban"
+  SEPA: { name: 'SEPA credit transfer', required: ['iban'], optional: ['swiftCode', 'address', 'city', 'postCode'] },
+  // "SWIFT | accountName, accountNumber, swiftCode, bankName, beneficiaryCountry; optional iban, intermediarySwift, address, city, postCode"
+  SWIFT: {
+    name: 'SWIFT international transfer',
+    required: ['accountNumber', 'swiftCode', 'bankName', 'beneficiaryCountry'],
+    optional: ['iban', 'intermediarySwift', 'address', 'city', 'postCode'],
+  },
+  // "ACH | accountName, routingNumber, accountNumber, accountType (checking or savings)"
+  ACH: { name: 'ACH transfer', required: ['routingNumber', 'accountNumber', 'accountType'], optional: ['bankName'] },
+  // Reading: WIRE is not in the spec's table; a US domestic wire needs the ABA routing number,
+  // the account number and the bank's name.
+  WIRE: { name: 'Domestic wire', required: ['routingNumber', 'accountNumber', 'bankName'], optional: ['address', 'city', 'postCode'] },
+  // "NIP | accountName, accountNumber, bankCode"
+  NIP: { name: 'NIBSS Instant Payment', required: ['accountNumber', 'bankCode'], optional: [] },
+  // Reading: CHINA_WIRE is not in the spec's table; a wire to a Chinese bank account needs the
+  // account number and the bank's name.
+  CHINA_WIRE: { name: 'China wire', required: ['accountNumber', 'bankName'], optional: ['swiftCode', 'bankCode', 'address', 'city'] },
+  // "HONG_KONG_FPS | accountName and one of fpsId, phoneNumber, email, or accountNumber together with bankCode"
+  HK_FPS: {
+    name: 'Hong Kong Faster Payment System',
+    required: [],
+    oneOf: [['fpsId'], ['phoneNumber'], ['email'], ['accountNumber', 'bankCode']],
+    optional: [],
+  },
+  // "BACS / FASTER_PAYMENTS | accountName, sortCode, accountNumber, iban"
+  FASTER_PAYMENTS: { name: 'UK Faster Payments', required: ['sortCode', 'accountNumber', 'iban'], optional: [] },
+  BACS: { name: 'UK BACS', required: ['sortCode', 'accountNumber', 'iban'], optional: [] },
+};
+
+/** Spec §2 Payment method types: email and phone have their own; every other field is a string. */
+export const fieldType = (name: string): FieldType => (name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string');
+
+/**
+ * Spec §1.9 "Supported currency to method overview": per source currency, the currencies it pays
+ * out and the methods it uses. Reading: HKD is added from the table's "HKD to Hong Kong | FPS" row
+ * (HKD to HKD via HK_FPS and SWIFT, and USD to HKD), which the overview does not list.
+ */
+export const OVERVIEW: Record<string, { destinations: string[]; methods: PayoutMethod[] }> = {
+  // "NGN sends to NGN, USD, EUR, GBP, CNY and more via NIP, SWIFT, ALIPAY, WECHAT" ("and more" is not a list)
+  NGN: { destinations: ['NGN', 'USD', 'EUR', 'GBP', 'CNY'], methods: ['NIP', 'SWIFT', 'ALIPAY', 'WECHAT'] },
+  // "USD sends to USD, NGN, GHS, XOF, XAF, ZAR, CAD, EUR, GBP, CNY, INR via WIRE, ACH, SWIFT, NIP, CHINA_WIRE, HK_FPS, FASTER_PAYMENTS, SEPA"
+  USD: {
+    destinations: ['USD', 'NGN', 'GHS', 'XOF', 'XAF', 'ZAR', 'CAD', 'EUR', 'GBP', 'CNY', 'INR', 'HKD'],
+    methods: ['WIRE', 'ACH', 'SWIFT', 'NIP', 'CHINA_WIRE', 'HK_FPS', 'FASTER_PAYMENTS', 'SEPA'],
+  },
+  // "EUR to EUR, GBP, NGN, CNY via SEPA, SWIFT"
+  EUR: { destinations: ['EUR', 'GBP', 'NGN', 'CNY'], methods: ['SEPA', 'SWIFT'] },
+  // "GBP to GBP, EUR, NGN, CNY via FASTER_PAYMENTS, BACS, SWIFT"
+  GBP: { destinations: ['GBP', 'EUR', 'NGN', 'CNY'], methods: ['FASTER_PAYMENTS', 'BACS', 'SWIFT'] },
+  // "CNY to CNY via SWIFT, CHINA_WIRE"
+  CNY: { destinations: ['CNY'], methods: ['SWIFT', 'CHINA_WIRE'] },
+  // "INR to INR via SWIFT"
+  INR: { destinations: ['INR'], methods: ['SWIFT'] },
+  HKD: { destinations: ['HKD'], methods: ['HK_FPS', 'SWIFT'] },
+};
+
+/** The §1.9 row that prices a method paying `currency` in `country`; undefined when none serves it. */
+export function publishedRow(method: PayoutMethod, currency: string, country: string): PublishedRow | undefined {
+  return PUBLISHED.find(
+    (r) =>
+      r.methods.includes(method) && (!r.currencies || r.currencies.includes(currency)) && (!r.countries || r.countries.includes(country)),
+  );
+}
+
+/** The methods a corridor offers, in the overview's order: the source sends there, and a §1.9 row serves it. */
+export function corridorMethods(source: string, destination: string, country: string): PayoutMethod[] {
+  const overview = OVERVIEW[source];
+  if (!overview || !overview.destinations.includes(destination)) return [];
+  return overview.methods.filter((m) => publishedRow(m, destination, country) !== undefined);
+}
+
+const given = (beneficiary: Partial<Record<string, unknown>>, field: string): boolean => {
+  const v = beneficiary[field];
+  return v !== undefined && v !== null && (typeof v !== 'string' || v.trim() !== '');
+};
+
+/** Name of a one-of group in a MISSING_REQUIRED_FIELDS answer, e.g. "openId | wechatUserId". */
+export const groupName = (oneOf: string[][]): string => oneOf.map((g) => g.join('+')).join(' | ');
+
+/** Spec §4.2 rule 5: the beneficiary fields a method needs that are missing or blank; empty when complete. */
+export function missingFields(method: PayoutMethod, beneficiary: Partial<Record<string, unknown>>): string[] {
+  const rule = METHOD_FIELDS[method];
+  const missing = [...ALWAYS_REQUIRED, ...rule.required].filter((f) => !given(beneficiary, f));
+  if (rule.oneOf && !rule.oneOf.some((group) => group.every((f) => given(beneficiary, f)))) missing.push(groupName(rule.oneOf));
+  return missing;
+}
