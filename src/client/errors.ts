@@ -5,11 +5,13 @@
 import type { ZodError } from 'zod';
 
 /**
- * 'definitive': the service certainly did not act. Any 4xx (including 429), a failure before the
- *   request left this process (connection refused, DNS, a body the client itself refused), and
- *   every failure of a read-only route (a GET or a quote has no effect to be unsure about).
- * 'unknown': the request may have reached the service and had its effect: a timeout, a dropped
- *   connection or a 5xx on a mutating route, or a 2xx whose body does not match the spec.
+ * 'definitive': the service certainly did not act. The service's own refusal (its error body with
+ *   a 4xx, or a 429: definitive.ts has the table), a failure before the request left this process
+ *   (connection refused, DNS, a body the client itself refused), and every failure of a read-only
+ *   route (a GET or a quote has no effect to be unsure about).
+ * 'unknown': the request may have reached the service and had its effect: on a mutating route a
+ *   timeout, a dropped connection, a 5xx, a 408/425/499, a 4xx without the service's error body
+ *   (an HTML page of a proxy or gateway), or a 2xx whose body does not match the spec.
  *   For initiate and swap the remedy is to resend the same Idempotency-Key with the same bytes.
  */
 export type Outcome = 'definitive' | 'unknown';

@@ -10,6 +10,7 @@ import { API_KEY_HEADER, REQUEST_ID_HEADER } from '../spec/http.ts';
 import type { ApiKey } from './api-key.ts';
 import { KEY_PROPAGATION_MESSAGE, PayoutApiError, zodFieldErrors, type FailureKind, type FieldError, type Outcome } from './errors.ts';
 import { decideRetry, parseRetryAfter, type AttemptFailure, type RetryPolicy } from './retry.ts';
+import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome } from './definitive.ts';
 import type { Slot, SlidingWindowLimiter } from './throttle.ts';
 import type { UsageCounter } from './quota.ts';
 
@@ -144,9 +145,6 @@ function forgetSend(id: string, slot: Slot): void {
 }
 
 type AttemptResult<T> = { ok: true; result: CallResult<T> } | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };
-
-/** The spec's codes are UPPER_SNAKE; a framework's "Bad Request" in `error` is not a code. */
-const SPEC_CODE = /^[A-Z][A-Z0-9_]+$/;
 
 export class Transport {
   constructor(readonly options: TransportOptions) {}
@@ -344,23 +342,35 @@ export class Transport {
       } catch {
         body = undefined;
       }
+      // Which answers are definitive (definitive.ts): only the service's own refusal says it did
+      // not act; what an intermediary answered to a mutating route leaves the outcome unknown.
+      const outcome = errorOutcome({ status, text, mutating: spec.mutating, fromService: authenticated });
+      const foreign = outcome === 'unknown' && status < 500;
       const serverMessage = body
         ? Array.isArray(body.message)
           ? body.message.join('; ')
           : body.message
-        : o.apiKey.scrub(text).slice(0, 200).trim();
-      const code = body?.error && SPEC_CODE.test(body.error) ? body.error : undefined;
-      const fieldErrors: FieldError[] =
-        body?.errors ?? (Array.isArray(body?.message) ? body.message.map((m) => ({ field: '(body)', message: m })) : []);
+        : describeForeignBody(o.apiKey.scrub(text), res.headers.get('content-type'));
+      // (a code is the service's only: an intermediary's body names none)
+      const code = !foreign && body?.error && SPEC_CODE.test(body.error) ? body.error : undefined;
+      const fieldErrors: FieldError[] = foreign
+        ? []
+        : (body?.errors ?? (Array.isArray(body?.message) ? body.message.map((m) => ({ field: '(body)', message: m })) : []));
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), Date.now());
       let message: string;
-      if (status === 401)
+      if (foreign)
+        message =
+          `${status}: ${serverMessage}: ` +
+          (NEVER_DEFINITIVE.has(status) || status < 400
+            ? `a ${status} does not say whether the service acted`
+            : "not the service's error body but the answer of something between us and the service (a proxy or gateway)") +
+          ', so the service may or may not have acted (resend the same request to learn, never a new one)';
+      else if (status === 401)
         message = `401 the service refused the API key (${serverMessage || 'Unauthorized'}): check that it belongs to this environment and was not revoked`;
       else if (status === 403 && authenticated)
         message = `403 ${KEY_PROPAGATION_MESSAGE}${serverMessage ? ` (service said: ${serverMessage})` : ''}`;
       else if (status === 429) message = `429 rate limit or monthly quota exceeded${serverMessage ? ` (${serverMessage})` : ''}`;
       else message = `${status}${code ? ` ${code}` : ''}: ${serverMessage || (status >= 500 ? 'server error' : 'request refused')}`;
-      const outcome: Outcome = status >= 500 && spec.mutating ? 'unknown' : 'definitive';
       return fail({ kind: 'http', status, code, message, fieldErrors, retryAfterMs, outcome }, { kind: 'http', status, retryAfterMs });
     });
   }

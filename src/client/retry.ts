@@ -71,7 +71,11 @@ export function decideRetry(input: RetryInput): RetryDecision {
         if (!input.resendSafe) return { retry: false, reason: `${s} on a route that is not safe to resend` };
         return { retry: true, delayMs: backoff, reason: `${s}, backing off` };
       }
-      return { retry: false, reason: `${s} is a definitive answer` };
+      // The service's refusal is final. A 408/425/499 or a 4xx of something in front of the service
+      // (definitive.ts: an unknown outcome on a mutating route) is not resent here either: such an
+      // answer is seldom over in seconds, and the engine resends an initiate with the same key and
+      // bytes in its settle passes and on the next run.
+      return { retry: false, reason: `${s} is not resent by the client` };
     }
     case 'timeout':
       if (!input.resendSafe) return { retry: false, reason: 'timeout on a route that is not safe to resend' };

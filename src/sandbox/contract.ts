@@ -41,9 +41,19 @@ export interface FaultConfig {
   dropAfterCreate: number;
   /** Probability of a 429 that the limits did not call for (it still counts as a request). */
   spurious429: number;
+  /**
+   * A gateway or proxy in front of the service: with this probability, a creating route's success
+   * (a new payout or swap, or the replay of one: the service acted) reaches the client as the
+   * gateway's answer instead, `status` (one, or one drawn from the list; default 502) with `body`
+   * (default 'html'; 'json' is a JSON body that is not the service's error body). Absent: none.
+   */
+  gatewayAfterCreate?: { probability: number; status: number | number[]; body: GatewayBody };
   /** Routes the probabilistic faults apply to; undefined means all spec routes. */
   routes?: RouteName[];
 }
+
+/** The body of a gateway's answer (FaultConfig.gatewayAfterCreate). */
+export type GatewayBody = 'html' | 'json' | 'text' | 'empty';
 
 export interface SandboxOptions {
   /** 0 (the default) picks a free port. The server listens on 127.0.0.1 only. */

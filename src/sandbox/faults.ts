@@ -1,11 +1,14 @@
 // Fault injection (contract.ts FaultConfig): latency, 5xx before any effect, 5xx or a dropped
-// connection after a payout or swap was created, and spurious 429s, each optionally limited to
-// chosen routes. Decisions come from a seeded PRNG so a failing campaign replays with the same
-// seed and the same request order.
+// connection after a payout or swap was created, a gateway answering instead of the service after
+// it acted, and spurious 429s, each optionally limited to chosen routes. Decisions come from a
+// seeded PRNG so a failing campaign replays with the same seed and the same request order.
 import { z } from 'zod';
-import type { FaultConfig, RouteName } from './contract.ts';
+import type { FaultConfig, GatewayBody, RouteName } from './contract.ts';
+import type { Reply } from './errors.ts';
 
 const probability = z.number().min(0).max(1);
+/** What a gateway or proxy answers in the service's place: a 4xx or 5xx. */
+const gatewayStatus = z.number().int().min(400).max(599);
 const ROUTE_NAMES = [
   'quote',
   'initiate',
@@ -42,6 +45,13 @@ export const FaultConfigSchema = z.strictObject({
   errorAfterCreate: probability.default(0),
   dropAfterCreate: probability.default(0),
   spurious429: probability.default(0),
+  gatewayAfterCreate: z
+    .strictObject({
+      probability,
+      status: z.union([gatewayStatus, z.array(gatewayStatus).nonempty()]).default(502),
+      body: z.enum(['html', 'json', 'text', 'empty']).default('html'),
+    })
+    .optional(),
   routes: z.array(z.enum(ROUTE_NAMES)).optional(),
 });
 
@@ -65,8 +75,12 @@ export interface FaultDecision {
   spurious429: boolean;
   /** 500, 502 or 503 before the route does anything; null for none. */
   errorBeforeEffect: number | null;
-  /** What happens to a creating route's answer once it created: nothing, a 5xx, or a drop. */
-  afterCreate: { kind: 'none' } | { kind: 'error'; status: number } | { kind: 'drop' };
+  /**
+   * What happens to a creating route's answer once it created: nothing, a 5xx, a drop, or a
+   * gateway's answer in place of a success (a new payout or swap, or the replay of one).
+   */
+  afterCreate:
+    { kind: 'none' } | { kind: 'error'; status: number } | { kind: 'drop' } | { kind: 'gateway'; status: number; body: GatewayBody };
 }
 
 const NO_FAULT: FaultDecision = { latencyMs: 0, spurious429: false, errorBeforeEffect: null, afterCreate: { kind: 'none' } };
@@ -114,13 +128,62 @@ export class Faults {
     const status = FIVE_XX[Math.floor(u4 * FIVE_XX.length)] ?? 500;
     const creating = route === 'initiate' || route === 'swap';
     let afterCreate: FaultDecision['afterCreate'] = { kind: 'none' };
+    // (one draw, u5, split between the after-create faults: the sequence of draws, and so every
+    // campaign's replay under its seed, is the same with or without a gateway)
+    const gateway = c.gatewayAfterCreate;
     if (creating && u5 < c.dropAfterCreate) afterCreate = { kind: 'drop' };
     else if (creating && u5 < c.dropAfterCreate + c.errorAfterCreate) afterCreate = { kind: 'error', status };
+    else if (creating && gateway && u5 < c.dropAfterCreate + c.errorAfterCreate + gateway.probability) {
+      const statuses = Array.isArray(gateway.status) ? gateway.status : [gateway.status];
+      afterCreate = { kind: 'gateway', status: statuses[Math.floor(u4 * statuses.length)] ?? statuses[0]!, body: gateway.body };
+    }
     return {
       latencyMs: min + Math.floor(u1 * (max - min + 1)),
       spurious429: u2 < c.spurious429,
       errorBeforeEffect: u3 < c.errorBeforeEffect ? status : null,
       afterCreate,
     };
+  }
+}
+
+const GATEWAY_REASON: Record<number, string> = {
+  400: 'Bad Request',
+  403: 'Forbidden',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  425: 'Too Early',
+  499: 'Client Closed Request',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+/**
+ * The answer of a gateway in front of the service (fault gatewayAfterCreate): an nginx-style HTML
+ * page, a load balancer's JSON of its own shape ({"message"}, never the service's error body),
+ * plain text, or nothing. The service has acted; this answer replaces its success.
+ */
+export function gatewayReply(status: number, body: GatewayBody): Reply {
+  const reason = GATEWAY_REASON[status] ?? 'Error';
+  switch (body) {
+    case 'html':
+      return {
+        status,
+        body: Buffer.from(
+          `<html>\r\n<head><title>${status} ${reason}</title></head>\r\n<body>\r\n<center><h1>${status} ${reason}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`,
+        ),
+        headers: { 'content-type': 'text/html' },
+      };
+    case 'json':
+      return {
+        status,
+        body: Buffer.from(JSON.stringify({ message: `${reason} (gateway)` })),
+        headers: { 'content-type': 'application/json' },
+      };
+    case 'text':
+      return { status, body: Buffer.from(`${status} ${reason}\n`), headers: { 'content-type': 'text/plain' } };
+    case 'empty':
+      return { status, headers: { 'content-length': '0' } };
   }
 }

@@ -11,6 +11,7 @@ import type { RequestLogEntry } from './contract.ts';
 import { header, type Request, type Sandbox } from './context.ts';
 import { ApiError, apiError, forbidden, unauthorized, type Reply } from './errors.ts';
 import type { LimitVerdict } from './limits.ts';
+import { gatewayReply } from './faults.ts';
 import type { Router } from './router.ts';
 import type { Business } from './store.ts';
 
@@ -155,6 +156,9 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       }
       if (reply.created && fault.afterCreate.kind === 'drop') return finish('drop');
       if (reply.created && fault.afterCreate.kind === 'error') return finish(serverError(fault.afterCreate.status));
+      // A gateway answers in the service's place after it acted (a new payout, or its replay).
+      if (fault.afterCreate.kind === 'gateway' && reply.status >= 200 && reply.status < 300)
+        return finish(gatewayReply(fault.afterCreate.status, fault.afterCreate.body));
       finish(reply);
     })();
   };

@@ -1,0 +1,63 @@
+// Issue 15, item 4: a gateway in front of the service answers 408 (an nginx HTML page) to an
+// initiate the service acted on. That answer is not the service's: the rows are UNKNOWN_OUTCOME,
+// not FAILED_TO_SEND, and `retry` settles them by resending the same key and bytes, never under
+// a new attempt. Exactly one payout per reference at the sandbox. The CLI against the sandbox over
+// real HTTP, as a user runs it.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseIdempotencyKey } from '../../src/engine/identity.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+const dirs = tempDirs('pb-gateway-');
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  await dirs.remove();
+});
+
+const ROWS = 4;
+
+describe('a gateway answering 408 after the service created the payout', () => {
+  it('leaves the rows UNKNOWN_OUTCOME; retry settles them with the same keys: one payout per reference', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: ROWS, currencies: ['GBP'], prefix: 'GW' });
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const cli = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
+    const results = async (name: string) =>
+      parse<Record<string, string>>(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true });
+
+    // Every success of initiate (new payout or replay) reaches the client as the gateway's 408.
+    sb.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
+    const first = await cli('run', 'payroll.csv', '--yes', '--no-quote');
+    expect(first.code, first.stdout + first.stderr).toBe(1);
+    const afterRun = await results('payroll.results.csv');
+    expect(afterRun.map((r) => r.status)).toEqual(Array(ROWS).fill('UNKNOWN_OUTCOME'));
+    for (const r of afterRun) {
+      expect(r.errorCode).toBe('HTTP_408');
+      expect(r.errorMessage).toMatch(/HTML page.*may or may not have acted/);
+      expect(r.idempotencyKey).not.toBe('');
+    }
+    // The service did act: one payout per row already, the 408s notwithstanding; the run's settle
+    // passes resent the same keys (replays), which created nothing more.
+    expect(await allPayouts(sb)).toHaveLength(ROWS);
+    expect(initiates(sb).length).toBeGreaterThan(ROWS);
+
+    sb.setFaults({});
+    const retry = await cli('retry', 'payroll.results.csv', '--yes', '--no-quote');
+    expect(retry.code, retry.stdout + retry.stderr).toBe(0);
+    const after = await results('payroll.results.retry-1.csv');
+    expect(after.map((r) => r.status)).toEqual(Array(ROWS).fill('PENDING'));
+    // The same key as the unknown attempt: attempt 1, never a new one.
+    expect(after.map((r) => r.idempotencyKey)).toEqual(afterRun.map((r) => r.idempotencyKey));
+    for (const r of after) expect(parseIdempotencyKey(r.idempotencyKey!)?.attempt).toBe(1);
+
+    const payouts = await allPayouts(sb);
+    expect(payouts).toHaveLength(ROWS);
+    expect(new Set(after.map((r) => r.payoutId))).toEqual(new Set(payouts.map((p) => p.id)));
+  }, 60_000);
+});
