@@ -1,7 +1,7 @@
 // What every route handler receives: the sandbox's parts and one parsed request.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Clock } from './clock.ts';
-import type { RequestLogEntry, RouteName } from './contract.ts';
+import type { RequestLogEntry, RouteName, SandboxShapes } from './contract.ts';
 import type { Reply } from './errors.ts';
 import type { Faults } from './faults.ts';
 import type { IdempotencyStore } from './idempotency.ts';
@@ -20,6 +20,8 @@ export interface Sandbox {
   lifecycle: Lifecycle;
   webhooks: Webhooks;
   faults: Faults;
+  /** The reading answers are given in (shapes.ts); requests are checked the same way in both. */
+  shapes: SandboxShapes;
   /** {base_url} once listening. */
   baseUrl(): string;
   requestLog(): RequestLogEntry[];

@@ -52,6 +52,13 @@ export interface FaultConfig {
   routes?: RouteName[];
 }
 
+/**
+ * Which reading of the spec the sandbox answers in, where the spec says "not shown" or leaves a
+ * shape open: 'strict' (the default) is the sandbox's one reading (views.ts); 'variant' is another
+ * plausible one, the same per route on every call (shapes.ts, README "Readings of the spec").
+ */
+export type SandboxShapes = 'strict' | 'variant';
+
 /** The body of a gateway's answer (FaultConfig.gatewayAfterCreate). */
 export type GatewayBody = 'html' | 'json' | 'text' | 'empty';
 
@@ -85,6 +92,8 @@ export interface SandboxOptions {
    * Timers (webhook retries, autoAdvance) still run on real time.
    */
   now?: () => number;
+  /** The reading answers are given in; 'strict' by default. Requests are checked the same way in both. */
+  shapes?: SandboxShapes;
 }
 
 /** One attempt to deliver one webhook event (additions of the sandbox). */
@@ -131,6 +140,8 @@ export interface RunningSandbox {
 export interface LocalSandbox extends RunningSandbox {
   /** The seed of the fault PRNG (the option, or a random one): pass it back to replay a campaign. */
   randomSeed: number;
+  /** The reading answers are given in (the option, or 'strict'). */
+  shapes: SandboxShapes;
   /** The fault configuration in force. */
   faults(): FaultConfig;
   /** Every webhook delivery attempt so far, oldest first. */

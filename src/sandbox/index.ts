@@ -15,6 +15,7 @@ import { Limits } from './limits.ts';
 import { Router } from './router.ts';
 import { ROUTES } from './routes/index.ts';
 import { defaultSeed, parseSeed } from './seed.ts';
+import { isSandboxShapes, variantEvent } from './shapes.ts';
 import { requestHandler } from './server.ts';
 import { Storage } from './storage.ts';
 import { Store } from './store.ts';
@@ -23,12 +24,15 @@ import { Webhooks } from './webhooks.ts';
 export type * from './contract.ts';
 export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from './seed.ts';
 export type { Seed, SeedInput } from './seed.ts';
+export { SANDBOX_SHAPES } from './shapes.ts';
 
 /**
- * Starts a sandbox. Throws (before listening) on an invalid seed (SeedError) or fault
- * configuration (TypeError), and when the port is taken (the listen error, code EADDRINUSE).
+ * Starts a sandbox. Throws (before listening) on an invalid seed (SeedError), fault configuration
+ * or shapes (TypeError), and when the port is taken (the listen error, code EADDRINUSE).
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<LocalSandbox> {
+  const shapes = options.shapes ?? 'strict';
+  if (!isSandboxShapes(shapes)) throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
   const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
   const randomSeed = options.randomSeed ?? randomInt(0, 2 ** 31);
   const faults = new Faults(options.faults, randomSeed);
@@ -41,7 +45,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     ...(options.webhookRetryDelaysMs ? { retryDelaysMs: options.webhookRetryDelaysMs } : {}),
     ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
   });
-  store.onEvent((e) => webhooks.publish(e));
+  // Events leave in the same reading as the answers (shapes.ts variantEvent).
+  store.onEvent((e) => webhooks.publish(shapes === 'variant' ? variantEvent(e, store) : e));
   const sb: Sandbox = {
     clock,
     store,
@@ -54,6 +59,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     lifecycle: new Lifecycle(store, options.autoAdvance ?? false),
     webhooks,
     faults,
+    shapes,
     baseUrl: () => base,
     requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
   };
@@ -85,6 +91,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     setFaults: (f: Partial<FaultConfig>) => faults.set(f),
     faults: () => faults.get(),
     randomSeed,
+    shapes,
     deliveries: () => webhooks.deliveries(),
     pendingDeliveries: () => webhooks.pending(),
     advanceClock: (ms: number) => clock.advance(ms),

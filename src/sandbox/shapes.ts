@@ -1,0 +1,460 @@
+// The sandbox's second reading of the spec. Where the spec says "not shown" or leaves a shape
+// open, the strict views (views.ts, corridors.ts) answer in one reading; with `shapes: 'variant'`
+// each route's answer is rewritten here into another plausible one: envelopes
+// {statusCode, message, data}, amounts as decimal strings, other identifiers, other fee, settlement
+// and field-descriptor shapes, nulls where a value is absent, extra fields. One function per route,
+// and no randomness: a route always answers the same variant shape, so a failing test replays.
+//
+// What the spec states is kept in both readings: status codes, the error body {statusCode,
+// message, error} with its codes (§7), the list envelope {data, meta} (§4.4, §4.14, §4.15) and the
+// fields it names. Requests are checked the same way in both (design.md "strict in what we send").
+// The values are the same in both readings; only their shape differs.
+import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
+import type { RouteName, SandboxShapes } from './contract.ts';
+import type { Handler, Request, Route, Sandbox } from './context.ts';
+import { isApiError, type ApiError, type Reply } from './errors.ts';
+import { Dec, minorUnits } from '../money.ts';
+import type { methodView, quoteView } from './corridors.ts';
+import { publishedRow } from './rules.ts';
+import type { Store, StoreEvent } from './store.ts';
+import type {
+  Page,
+  pairView,
+  payoutListItem,
+  payoutView,
+  swapCreatedView,
+  swapListItem,
+  swapView,
+  transactionView,
+  walletView,
+} from './views.ts';
+import type { Webhooks } from './webhooks.ts';
+
+export const SANDBOX_SHAPES: readonly SandboxShapes[] = ['strict', 'variant'];
+export const isSandboxShapes = (v: unknown): v is SandboxShapes => SANDBOX_SHAPES.includes(v as SandboxShapes);
+
+/** What a rewrite knows besides the strict body: the sandbox, the request and the status answered. */
+export interface ShapeContext {
+  sb: Sandbox;
+  req: Request;
+  status: number;
+}
+
+type Payout = ReturnType<typeof payoutView>;
+type PayoutItem = ReturnType<typeof payoutListItem>;
+type SwapCreated = ReturnType<typeof swapCreatedView>;
+type SwapItem = ReturnType<typeof swapListItem>;
+type Swap = ReturnType<typeof swapView>;
+type Pair = ReturnType<typeof pairView>;
+type Wallet = ReturnType<typeof walletView>;
+type Transaction = ReturnType<typeof transactionView>;
+type Quote = ReturnType<typeof quoteView>;
+type Method = ReturnType<typeof methodView>;
+type Subscription = ReturnType<typeof Webhooks.view>;
+
+// ---------------------------------------------------------------- values
+
+/**
+ * An amount as a decimal string with the currency's minor digits ("1000.00", "0.50", "1530"
+ * for JPY-like currencies), the same value as the strict JSON number. Never drops a digit: an
+ * amount with more decimals than the currency keeps them.
+ */
+export function amountText(value: number | string, currency: string): string {
+  const d = new Dec(String(value));
+  return d.toFixed(Math.max(minorUnits(currency) ?? 2, d.decimalPlaces()));
+}
+
+/** A rate as a decimal string, its digits as they are ("1530.5", "0.000653"). */
+export const rateText = (value: number | string): string => new Dec(String(value)).toFixed();
+
+/** The envelope of many services built on NestJS: the answer's status, a message, the object in data. */
+const envelope = (ctx: ShapeContext, message: string, data: unknown) => ({ statusCode: ctx.status, message, data });
+
+/** A list in the same envelope, keeping the spec's {data, meta} where there is a meta. */
+const listEnvelope = <T, U>(ctx: ShapeContext, message: string, page: { data: T[]; meta?: Page<T>['meta'] }, item: (t: T) => U) => ({
+  statusCode: ctx.status,
+  message,
+  data: page.data.map(item),
+  ...(page.meta ? { meta: page.meta } : {}),
+});
+
+const links = (ctx: ShapeContext, path: string) => ({ self: { href: `${ctx.sb.baseUrl()}${path}` } });
+
+// ---------------------------------------------------------------- payouts (§4.1-4.5)
+
+/** Spec §4.1 "Response 200": the same fields, amounts as strings, in the envelope. */
+function quote(q: Quote, ctx: ShapeContext) {
+  return envelope(ctx, 'Quote retrieved successfully', {
+    sourceAmount: amountText(q.sourceAmount, q.sourceCurrency),
+    sourceCurrency: q.sourceCurrency,
+    destinationAmount: amountText(q.destinationAmount, q.destinationCurrency),
+    destinationCurrency: q.destinationCurrency,
+    totalDeductible: amountText(q.totalDeductible, q.sourceCurrency),
+    exchangeRate: rateText(q.exchangeRate),
+    method: q.method,
+    fee: { amount: amountText(q.fee.amount, q.fee.currency), currency: q.fee.currency },
+  });
+}
+
+/**
+ * Spec §4.2: "the response includes at least id, status PENDING, payoutRef, sourceAmount,
+ * destinationAmount and exchangeRate ... Full response field list: not shown". This reading gives
+ * that minimum and nothing else (a replay too); GET {payouts}/{id} has the rest.
+ */
+function initiate(p: Payout, ctx: ShapeContext) {
+  return envelope(ctx, 'Payout initiated successfully', {
+    id: p.id,
+    status: p.status,
+    payoutRef: p.payoutRef,
+    sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
+    destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
+    exchangeRate: rateText(p.exchangeRate),
+  });
+}
+
+const payoutAmounts = (p: PayoutItem) => ({
+  sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
+  destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
+  transactionFees: amountText(p.transactionFees, p.sourceCurrency),
+  exchangeRate: rateText(p.exchangeRate),
+});
+
+/** Spec §2 Payout: optional fields present as null when absent, amounts as strings, extra fields. */
+function getPayout(p: Payout, ctx: ShapeContext) {
+  return envelope(ctx, 'Payout retrieved successfully', {
+    ...p,
+    ...payoutAmounts(p),
+    statusDetail: p.statusDetail ?? null,
+    informationRequests: p.informationRequests ?? null,
+    businessId: ctx.req.business.id,
+    _links: links(ctx, ctx.req.path),
+  });
+}
+
+const listPayouts = (page: Page<PayoutItem>, ctx: ShapeContext) =>
+  listEnvelope(ctx, 'Payouts retrieved successfully', page, (p) => ({ ...p, ...payoutAmounts(p) }));
+
+/** Spec §4.5 response, in the envelope; each stored document also says it is not deleted. */
+function patchDocuments(r: { payoutId: string; totalDocuments: number; documents: Payout['supportingDocuments'] }, ctx: ShapeContext) {
+  return envelope(ctx, 'Documents attached successfully', { ...r, documents: r.documents.map((d) => ({ ...d, deletedAt: null })) });
+}
+
+/** Spec §4.6, in the envelope, with how long the uploadUrl lasts (spec §8: 15 minutes) in seconds. */
+function uploadUrl(u: { uploadUrl: string; documentUrl: string; headers: Record<string, string> }, ctx: ShapeContext) {
+  return envelope(ctx, 'Upload URL created successfully', { ...u, expiresIn: UPLOAD_URL_TTL_MS / 1000 });
+}
+
+// ---------------------------------------------------------------- swaps (§4.7, §4.8)
+
+const swapAmounts = (s: SwapItem) => ({
+  sourceAmount: amountText(s.sourceAmount, s.sourceCurrency),
+  destinationAmount: amountText(s.destinationAmount, s.destinationCurrency),
+  transactionFees: amountText(s.transactionFees, s.sourceCurrency),
+  exchangeRate: rateText(s.exchangeRate),
+});
+
+function swap(s: SwapCreated, ctx: ShapeContext) {
+  return envelope(ctx, 'Swap initiated successfully', { ...s, ...swapAmounts(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) });
+}
+
+const listSwaps = (page: Page<SwapItem>, ctx: ShapeContext) =>
+  listEnvelope(ctx, 'Swaps retrieved successfully', page, (s) => ({ ...s, ...swapAmounts(s) }));
+
+function getSwap(s: Swap, ctx: ShapeContext) {
+  return envelope(ctx, 'Swap retrieved successfully', { ...s, ...swapAmounts(s), businessId: ctx.req.business.id, deletedAt: null });
+}
+
+// ---------------------------------------------------------------- pairs and methods (§4.9-4.11)
+
+/**
+ * Spec §2 Currency pair: "an identifier (currencyPairId)", "Other pair fields: not shown". This
+ * reading names the identifier `id`, adds `code` ("USD/NGN"), has no `enabled` (the route lists
+ * enabled pairs only, spec §4.9: routes/corridors.ts ignores `?status=` in this reading), and
+ * gives the rate as a string.
+ */
+const pairs = (list: { data: Pair[] }, ctx: ShapeContext) =>
+  listEnvelope(ctx, 'Currency pairs retrieved successfully', list, (p) => ({
+    id: p.currencyPairId,
+    code: `${p.baseCurrency}/${p.quoteCurrency}`,
+    baseCurrency: p.baseCurrency,
+    quoteCurrency: p.quoteCurrency,
+    rate: rateText(p.rate),
+  }));
+
+/** Spec §4.10 "response of this route: not shown": the pair's id, its currencies and isEnabled. */
+function togglePair(p: Pair, ctx: ShapeContext) {
+  return envelope(ctx, 'Currency pair updated successfully', {
+    id: p.currencyPairId,
+    baseCurrency: p.baseCurrency,
+    quoteCurrency: p.quoteCurrency,
+    isEnabled: p.enabled,
+  });
+}
+
+/** A short description per beneficiary field, for the descriptors of this reading. */
+const FIELD_DESCRIPTIONS: Record<string, string> = {
+  accountName: 'Name on the beneficiary account',
+  accountCurrency: 'Currency of the beneficiary account (ISO 4217)',
+  alipayId: 'Alipay account id',
+  openId: 'WeChat OpenID',
+  wechatUserId: 'WeChat user id',
+  iban: 'IBAN',
+  accountNumber: 'Account number',
+  swiftCode: 'SWIFT/BIC of the beneficiary bank',
+  bankName: 'Name of the beneficiary bank',
+  beneficiaryCountry: 'Country of the beneficiary (ISO 3166-1 alpha-3)',
+  intermediarySwift: 'SWIFT/BIC of the intermediary bank',
+  address: 'Beneficiary street address',
+  city: 'Beneficiary city',
+  postCode: 'Beneficiary post code',
+  routingNumber: 'ABA routing number',
+  accountType: 'checking or savings',
+  bankCode: 'Bank code',
+  sortCode: 'UK sort code',
+  fpsId: 'FPS identifier',
+  phoneNumber: 'Phone number registered for FPS',
+  email: 'Email address registered for FPS',
+  countryCode: 'Country of the beneficiary, derived from destinationCountryCode when omitted',
+  remitterAddress: 'Address of the payer when it is not the onboarded business (top-level on initiate)',
+};
+
+/**
+ * How each method's fee is shown (spec §4.11: "Exact shape of the fee and settlement values of a
+ * method: not shown"): an object {amount, currency, type: 'FLAT'} by default, SWIFT's bands as a
+ * tiered object, NIP's as a bare number, ALIPAY's not at all.
+ */
+const FEE_SHAPE: Partial<Record<PayoutMethod, 'number' | 'absent'>> = { NIP: 'number', ALIPAY: 'absent' };
+
+/**
+ * How each method's required fields are listed (spec §2: descriptors with type, required,
+ * validation): plain names for these methods, descriptors {name, type, description, validation?}
+ * without `required` for the others; one-of groups always as {oneOf: [[names]]}.
+ */
+const NAMES_ONLY: ReadonlySet<string> = new Set<PayoutMethod>(['NIP', 'SEPA', 'ALIPAY', 'WECHAT', 'FASTER_PAYMENTS', 'WIRE']);
+
+/** Spec §1.8: "HK_FPS (also written HONG_KONG_FPS)"; this reading's methods route writes the long name. */
+const CODE_AS_WRITTEN: Partial<Record<PayoutMethod, string>> = { HK_FPS: 'HONG_KONG_FPS' };
+
+type Field = Method['requiredFields'][number];
+const describe = (f: { name: string; type: string; validation?: string }) => ({
+  name: f.name,
+  type: f.type,
+  description: FIELD_DESCRIPTIONS[f.name] ?? f.name,
+  ...(f.validation ? { validation: f.validation } : {}),
+});
+
+function variantFee(m: Method): unknown {
+  const { currency } = m.fee;
+  const shape = FEE_SHAPE[m.code as PayoutMethod];
+  if (shape === 'absent') return undefined;
+  if (shape === 'number') return m.fee.amount;
+  if (!m.fee.bands) return { amount: amountText(m.fee.amount, currency), currency, type: 'FLAT' };
+  // Bands {below (exclusive), amount} as tiers {min, max (inclusive, one minor unit under the next band)}.
+  const unit = new Dec(10).pow(-(minorUnits(currency) ?? 2));
+  let min = new Dec(0);
+  const tiers = m.fee.bands.map((b) => {
+    const tier = {
+      min: amountText(min.toFixed(), currency),
+      max: b.below === null ? null : amountText(new Dec(b.below).minus(unit).toFixed(), currency),
+      amount: amountText(b.amount, currency),
+    };
+    if (b.below !== null) min = new Dec(b.below);
+    return tier;
+  });
+  return { type: 'TIERED', currency, tiers };
+}
+
+function variantMethod(m: Method, corridor: { destinationCurrency: string; destinationCountryCode: string }) {
+  const code = m.code as PayoutMethod;
+  const names = NAMES_ONLY.has(code);
+  const field = (f: Field) => ('oneOf' in f ? { oneOf: f.oneOf.map((group) => group.map((d) => d.name)) } : names ? f.name : describe(f));
+  // Spec §1.9 gives settlement as text; this reading adds the hours it spans (rules.ts).
+  const row = publishedRow(code, corridor.destinationCurrency, corridor.destinationCountryCode);
+  const fee = variantFee(m);
+  return {
+    code: CODE_AS_WRITTEN[code] ?? m.code,
+    name: m.name,
+    settlement: { description: m.settlement, minHours: row?.settlement.minHours ?? null, maxHours: row?.settlement.maxHours ?? null },
+    ...(fee === undefined ? {} : { fee }),
+    requiredFields: m.requiredFields.map(field),
+    ...(names ? {} : { optionalFields: m.optionalFields.map(describe) }),
+  };
+}
+
+/** Spec §4.11: the corridor, the rate (an object with field rate, here a string) and the methods. */
+function methods(
+  r: { corridor: { destinationCurrency: string; destinationCountryCode: string }; rate: { rate: number }; methods: Method[] },
+  ctx: ShapeContext,
+) {
+  return envelope(ctx, 'Payment methods retrieved successfully', {
+    corridor: r.corridor,
+    rate: { rate: rateText(r.rate.rate) },
+    methods: r.methods.map((m) => variantMethod(m, r.corridor)),
+  });
+}
+
+/** Spec §4.12: walletId and currency; "Other wallet fields: not shown": the balance as a string, businessId. */
+const wallets = (list: { data: Wallet[] }, ctx: ShapeContext) =>
+  listEnvelope(ctx, 'Wallets retrieved successfully', list, (w) => ({
+    ...w,
+    balance: amountText(w.balance, w.currency),
+    businessId: ctx.req.business.id,
+  }));
+
+// ---------------------------------------------------------------- webhooks (§4.13)
+
+/**
+ * "Fields of the stored record as returned: not shown": this reading adds businessId, isActive and
+ * deletedAt, and gives eventTypes as null when the subscription takes every payout event.
+ */
+function subscription(s: Subscription, ctx: ShapeContext, deletedAt: string | null = null) {
+  return {
+    ...s,
+    eventTypes: s.eventTypes.length ? s.eventTypes : null,
+    businessId: ctx.req.business.id,
+    isActive: deletedAt === null,
+    deletedAt,
+  };
+}
+
+const registerWebhook = (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook registered successfully', subscription(s, ctx));
+const listWebhooks = (list: { data: Subscription[] }, ctx: ShapeContext) =>
+  listEnvelope(ctx, 'Webhooks retrieved successfully', list, (s) => subscription(s, ctx));
+const getWebhook = (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook retrieved successfully', subscription(s, ctx));
+const updateWebhook = (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook updated successfully', subscription(s, ctx));
+const deleteWebhook = (s: Subscription, ctx: ShapeContext) =>
+  envelope(ctx, 'Webhook deleted successfully', subscription(s, ctx, ctx.sb.clock.iso()));
+
+// ---------------------------------------------------------------- public routes (§4.14, §4.15)
+
+type Country = Store['countries'][number];
+
+/**
+ * Spec §2 Country names the fields, typing only some (timeZone number, isProhibited boolean,
+ * deletedAt nullable). This reading: id always a number, the figures a database keeps as decimals
+ * (cpi, gdpPerCapitaInUsd) as strings, and extra fields.
+ */
+function countries(page: Page<Country> & { statusCode: number; message: string }, ctx: ShapeContext) {
+  const all = ctx.sb.store.countries;
+  return {
+    ...page,
+    data: page.data.map((c) => ({
+      ...c,
+      id: typeof c.id === 'number' ? c.id : all.findIndex((x) => x.code === c.code) + 1,
+      cpi: c.cpi === null ? null : String(c.cpi),
+      gdpPerCapitaInUsd: c.gdpPerCapitaInUsd === null ? null : String(c.gdpPerCapitaInUsd),
+      slug: c.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+      isActive: true,
+    })),
+  };
+}
+
+/** Spec §2 Wallet transaction: "Item fields of data beyond these: not shown": amounts as strings, extra fields. */
+function transactions(page: Page<Transaction> & { statusCode: number; message: string }, ctx: ShapeContext) {
+  return {
+    ...page,
+    data: page.data.map((t) => ({
+      ...t,
+      amount: amountText(t.amount, t.currency),
+      balanceBefore: amountText(t.balanceBefore, t.currency),
+      balanceAfter: amountText(t.balanceAfter, t.currency),
+      walletId: t.wallet.walletId,
+      businessId: ctx.req.business.id,
+    })),
+  };
+}
+
+// ---------------------------------------------------------------- the table and the layer
+
+type Rewrite = (body: unknown, ctx: ShapeContext) => unknown;
+/** The one place a strict body is taken as the shape its route's view gives it. */
+const as =
+  <T>(fn: (body: T, ctx: ShapeContext) => unknown): Rewrite =>
+  (body, ctx) =>
+    fn(body as T, ctx);
+
+/** The variant of each spec route's success answer. */
+export const VARIANTS: Partial<Record<RouteName, Rewrite>> = {
+  quote: as(quote),
+  initiate: as(initiate),
+  getPayout: as(getPayout),
+  listPayouts: as(listPayouts),
+  patchDocuments: as(patchDocuments),
+  uploadUrl: as(uploadUrl),
+  swap: as(swap),
+  listSwaps: as(listSwaps),
+  getSwap: as(getSwap),
+  pairs: as(pairs),
+  togglePair: as(togglePair),
+  methods: as(methods),
+  wallets: as(wallets),
+  registerWebhook: as(registerWebhook),
+  listWebhooks: as(listWebhooks),
+  getWebhook: as(getWebhook),
+  updateWebhook: as(updateWebhook),
+  deleteWebhook: as(deleteWebhook),
+  countries: as(countries),
+  transactions: as(transactions),
+};
+
+/**
+ * Spec §7 states the error body {statusCode, message (string), error}; real NestJS services send
+ * a validation failure's message as an array of strings, one per problem. This reading does so
+ * for VALIDATION_ERROR (statusCode and the code stay), without the sandbox's own `errors` list.
+ */
+function variantError(e: ApiError): Reply {
+  if (e.body.error !== 'VALIDATION_ERROR') return e;
+  const { errors, ...body } = e.body;
+  const message = errors?.length ? errors.map((f) => `${f.field} ${f.message}`) : [body.message].flat();
+  return { status: e.status, body: { ...body, message }, ...(e.headers ? { headers: e.headers } : {}) };
+}
+
+/** A spec route's answer in the sandbox's reading: as the handler gave it, or rewritten (variant). */
+export function variantReply(name: RouteName, reply: Reply, ctx: Omit<ShapeContext, 'status'>): Reply {
+  if (isApiError(reply)) return variantError(reply);
+  const rewrite = VARIANTS[name];
+  if (!rewrite || reply.body === undefined || reply.status >= 300) return reply;
+  return { ...reply, body: rewrite(reply.body, { ...ctx, status: reply.status }) };
+}
+
+/** The route with its answers in the sandbox's reading; storage and control routes answer as they are. */
+export function withShapes(route: Route): Route {
+  if (route.kind !== 'spec') return route;
+  const inner: Handler = route.handler;
+  const handler: Handler = async (sb, req) => {
+    const reply = await inner(sb, req);
+    return sb.shapes === 'variant' ? variantReply(route.name, reply, { sb, req }) : reply;
+  };
+  return { ...route, handler };
+}
+
+// ---------------------------------------------------------------- webhook events (§6)
+
+/**
+ * The event's data in the variant reading. payout.status.changed: the optional fields (spec §6
+ * table: newStatusDetail, oldStatusDetail, informationRequests, reason, changedBy) present as null
+ * when absent, and oldStatus null on a swap's creation event (the spec names no status before it).
+ * Wallet events: the walletId of the movement as an extra field. Amounts stay numbers: §6 types them.
+ */
+export function variantEvent(e: StoreEvent, store: Store): StoreEvent {
+  const d = e.data;
+  if (e.eventType === 'payout.status.changed') {
+    const creation = store.swaps.has(String(d.payoutId)) && d.oldStatus === 'PENDING' && d.newStatus === 'PROCESSING';
+    return {
+      ...e,
+      data: {
+        ...d,
+        oldStatus: creation ? null : d.oldStatus,
+        newStatusDetail: d.newStatusDetail ?? null,
+        oldStatusDetail: d.oldStatusDetail ?? null,
+        informationRequests: d.informationRequests ?? null,
+        reason: d.reason ?? null,
+        changedBy: d.changedBy ?? null,
+      },
+    };
+  }
+  // The store publishes a wallet event right after writing its transaction: look from the end.
+  let tx = store.transactions[store.transactions.length - 1];
+  if (tx?.id !== d.transactionId) tx = store.transactions.find((t) => t.id === d.transactionId);
+  return { ...e, data: { ...d, ...(tx ? { walletId: tx.walletId } : {}) } };
+}
