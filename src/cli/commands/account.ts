@@ -3,6 +3,7 @@
 import { createLogger } from '../../log.ts';
 import { formatAmount, fromApi } from '../../money.ts';
 import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { embeddedSandboxOptions } from '../sandbox-shapes.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { ClientConfigError } from '../../client/api-key.ts';
 import { connect, type Connection } from '../../client/connect.ts';
@@ -46,6 +47,7 @@ export default defineCommand<AccountArgs>({
       );
     }
     const logger = createLogger({ level: args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn', bindings: { command: 'account' } });
+    const sandbox = embeddedSandboxOptions(io.env);
     let conn: Connection;
     try {
       conn = await connect({
@@ -57,6 +59,7 @@ export default defineCommand<AccountArgs>({
         cwd: io.cwd,
         stateDir: defaultStateDir(io.env),
         logger,
+        sandbox,
       });
     } catch (e) {
       if (e instanceof ClientConfigError)

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { createLogger } from '../../log.ts';
 import type { DestinationStream } from 'pino';
 import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { embeddedSandboxOptions } from '../sandbox-shapes.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { ClientConfigError } from '../../client/api-key.ts';
 import { connect, type Connection } from '../../client/connect.ts';
@@ -138,6 +139,7 @@ export async function openConnection(
   const margin = args['safety-margin'];
   if (margin !== undefined && !(margin >= 0 && margin <= 5000))
     throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
+  const sandbox = embeddedSandboxOptions(io.env);
   try {
     return await connect({
       env: args.env,
@@ -148,6 +150,7 @@ export async function openConnection(
       cwd: io.cwd,
       stateDir: defaultStateDir(io.env),
       logger,
+      sandbox,
       client: {
         ...(args.rate ? { requestsPerSecond: args.rate } : {}),
         ...(margin !== undefined ? { safetyMarginMs: margin } : {}),

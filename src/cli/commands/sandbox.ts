@@ -5,6 +5,7 @@ import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/index.ts';
 import type { Seed } from '../../sandbox/seed.ts';
+import { parseShapes, SHAPES_VARIABLE } from '../sandbox-shapes.ts';
 
 interface SandboxArgs {
   port: number;
@@ -15,6 +16,7 @@ interface SandboxArgs {
   'auto-advance'?: string;
   'random-seed'?: number;
   'propagating-key'?: string[];
+  shapes?: string;
   quiet: boolean;
 }
 
@@ -66,15 +68,22 @@ export default defineCommand<SandboxArgs>({
         array: true,
         describe: 'A key that answers 403, as during key propagation (repeatable)',
       })
+      .option('shapes', {
+        type: 'string',
+        describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,
+      })
       .option('quiet', { type: 'boolean', default: false, describe: 'Do not print a line per request' })
       .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
       .example(
         '$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000',
         'A free port, slow answers, payouts that settle by themselves',
-      ),
+      )
+      .example('$0 sandbox --shapes variant', 'Answer in the other reading: envelopes, amounts as strings, other fee shapes, nulls'),
   run: async (args, io) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
       throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
+    // The flag wins over the variable; either one mistyped is a usage error.
+    const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
     let seed: Seed | undefined;
     if (args.seed) {
       try {
@@ -88,6 +97,7 @@ export default defineCommand<SandboxArgs>({
       port: args.port,
       rateLimitPerSecond: limitFlag('rate-limit', args['rate-limit']),
       monthlyQuota: limitFlag('quota', args.quota),
+      shapes,
       ...(seed ? { seed } : {}),
       ...(args.latency ? { faults: { latencyMs: latencyFlag(args.latency) } } : {}),
       ...(args['auto-advance'] ? { autoAdvance: autoAdvanceFlag(args['auto-advance']) } : {}),
@@ -115,6 +125,7 @@ export default defineCommand<SandboxArgs>({
         `Payout service sandbox listening on ${sandbox.url}`,
         `  base_url: ${sandbox.url}  (payouts: ${sandbox.url}/v1/payout-api/payouts)`,
         `  rate limit: ${options.rateLimitPerSecond ?? 'off'}/s per key, quota: ${options.monthlyQuota ?? 'off'}/month per key, fault seed: ${sandbox.randomSeed}`,
+        `  shapes: ${sandbox.shapes} (the reading of the spec its answers follow where the spec says "not shown")`,
         'Keys (x-api-key):',
         ...sandbox.keys.map((k) => `  ${k.key.padEnd(keyWidth)}  ${k.businessName} (${k.businessId})`),
         `Control routes: ${sandbox.url}/_sandbox/... (README "The sandbox"). Ctrl+C stops.`,
