@@ -29,6 +29,7 @@ import { readDocumentForUpload, type DocumentFingerprint } from '../validation/d
 import { probableDuplicateKey } from '../validation/batch.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
+import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, type RowOutcome } from './outcome.ts';
 
@@ -75,7 +76,15 @@ export interface ExecuteOptions {
   /** Resend pass for rows still unknown at the end: how many and how long to wait first. */
   settlePasses?: number;
   settleDelayMs?: number;
+  /** Created rows whose payouts still lack documents: attached after the rows to send (finish-documents.ts). */
+  finish?: FinishItem[];
   now?: () => Date;
+}
+
+/** A row created by an earlier run whose payout still lacks documents (documentsToAttach). */
+export interface FinishItem {
+  rowNumber: number;
+  reference: string;
 }
 
 export interface ExecuteResult {
@@ -211,6 +220,15 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
     o.onEvent?.({ type: 'halted', reason: halted });
     throw new Halt(halted);
   };
+  const attachPending = documentFinisher({
+    client: o.client,
+    journal: (e) => journal(e),
+    at,
+    failure: (e) => {
+      if (isServiceTrouble(e)) halt(e);
+      return errorSnapshot(e);
+    },
+  });
 
   /** Sends (or resends) one initiate and journals the answer. Returns the new state. */
   async function initiate(item: WorkItem, key: string, body: string, attempt: number, fresh: boolean): Promise<RowState> {
@@ -273,18 +291,6 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
     return urls;
   }
 
-  /** PATCH the documents after the first, once, for a created payout. */
-  async function attachRest(item: WorkItem, s: RowState, urls: string[]): Promise<void> {
-    if (urls.length < 2 || s.patched || !s.payout) return;
-    try {
-      await o.client.patchDocuments(s.payout.id, urls.slice(1));
-      journal({ t: 'patched', ref: s.ref, payoutId: s.payout.id, documents: urls.slice(1), at: at() });
-    } catch (e) {
-      if (isServiceTrouble(e)) halt(e);
-      journal({ t: 'patch-failed', ref: s.ref, payoutId: s.payout.id, error: errorSnapshot(e), at: at() });
-    }
-  }
-
   async function processRow(item: WorkItem): Promise<void> {
     const p = item.payout;
     const ref = p.reference;
@@ -292,7 +298,7 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
     const finish = () => emitDone(item, outcomeFromState(rowState(o.folded, ref), { status: ENGINE_STATUSES.NOT_SENT, documents: [] }));
 
     if (s.phase === 'created') {
-      if (p.documents.length > 1 && !o.mergeDocuments && !s.patched) await attachRest(item, s, await uploadDocuments(item));
+      await attachPending(s, false);
       return finish();
     }
     if (s.phase === 'conflict') return finish();
@@ -301,7 +307,8 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
       o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt: s.attempt, settling: true });
       s = await initiate(item, s.key!, s.body!, s.attempt, false);
       if (s.phase === 'created') {
-        if (p.documents.length > 1 && !o.mergeDocuments) await attachRest(item, s, await uploadDocuments(item));
+        // (no PATCH of this payout was ever sent: its outcome was unknown until now)
+        await attachPending(s, true);
         return finish();
       }
       if (s.phase !== 'rejected' || o.mode === 'run') return finish();
@@ -346,9 +353,11 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
       refuse(e);
       return finish();
     }
+    // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
+    if (urls.length) journal({ t: 'attach', ref, attempt, documents: urls.slice(1), at: at() });
     const body = JSON.stringify(initiateBody(p, urls[0]));
     s = await initiate(item, key, body, attempt, true);
-    if (s.phase === 'created') await attachRest(item, s, urls);
+    if (s.phase === 'created') await attachPending(s, true);
     return finish();
   }
 
@@ -379,8 +388,22 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
       ),
     );
   };
+  // Created rows of earlier runs whose documents are not all attached, after the rows to send.
+  const finishAll = (list: FinishItem[]) =>
+    Promise.all(
+      list.map((f) =>
+        limit(async () => {
+          if (halted || o.stop?.aborted) return;
+          try {
+            await attachPending(rowState(o.folded, f.reference), false);
+          } catch (e) {
+            if (!(e instanceof Halt)) throw e;
+          }
+        }),
+      ),
+    );
   try {
-    await runAll(items);
+    await Promise.all([runAll(items), finishAll(o.finish ?? [])]);
     // Rows whose outcome is still unknown: resend the same key and body again before giving up.
     for (let pass = 0; pass < (o.settlePasses ?? 2) && !halted && !o.stop?.aborted; pass++) {
       const unknown = items.filter((i) => outcomes.get(i.rowNumber)?.status === ENGINE_STATUSES.UNKNOWN_OUTCOME);

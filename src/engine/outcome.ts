@@ -5,7 +5,7 @@
 // statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
 import { ExactSum, formatAmount, formatApiAmount, formatApiSum } from '../money.ts';
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
-import type { ErrorSnapshot, PayoutSnapshot, RowState } from '../journal/rows.ts';
+import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
 
 export const ENGINE_STATUSES = {
@@ -92,7 +92,13 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
               code: 'DOCUMENTS_NOT_ATTACHED',
               message: `the payout exists, extra documents not attached yet: ${s.patchError.message}`,
             }
-          : undefined,
+          : documentsToAttach(s).length
+            ? {
+                // (a run stopped between initiate and PATCH documents)
+                code: 'DOCUMENTS_NOT_ATTACHED',
+                message: 'the payout exists, extra documents not attached yet: the next run or retry attaches them',
+              }
+            : undefined,
       };
     case 'initiating':
     case 'unknown':

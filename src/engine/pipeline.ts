@@ -3,14 +3,14 @@
 // and emits events; never prints, never exits.
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { rowState, type RowState } from '../journal/rows.ts';
+import { documentsToAttach, rowState, type RowState } from '../journal/rows.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type MoneyFlag } from './approval.ts';
 import { firstError, referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
-import { executeRows, errorSnapshot, type EngineEvent, type WorkItem } from './execute.ts';
+import { executeRows, errorSnapshot, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
 import {
@@ -90,7 +90,9 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   }
 }
 
-async function pipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOptions): Promise<PipelineResult> {
+async function pipeline(batch: LoadedBatch, session: BatchSession, given: PipelineOptions): Promise<PipelineResult> {
+  // (own copies of the rows in scope and kept: rows whose documents this run finishes move from kept to in scope)
+  const o: PipelineOptions = { ...given, only: given.only && new Set(given.only), keep: given.keep && new Map(given.keep) };
   const { conn } = o;
   const { client } = conn;
   const env = session.header.env;
@@ -238,6 +240,20 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOp
   // (no map of every row when nothing is left to send: a resume of 100,000 created rows)
   const byNumber = plan.toSend.length ? new Map(batch.rows.map((r) => [r.rowNumber, r])) : undefined;
   const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber!.get(n)!.payout! }));
+  // Created rows whose payouts still lack documents (a run stopped between initiate and PATCH, or
+  // the PATCH failed): this run attaches them (finish-documents.ts), and reports them from the
+  // journal even where `retry` keeps a created row's results as they were.
+  const finishing: FinishItem[] = [];
+  for (let i = 0; i < batch.rows.length; i++) {
+    const r = batch.rows[i]!;
+    const ref = referenceOf(r);
+    if (!ref || !(inScope(r.rowNumber) || o.keep?.has(r.rowNumber))) continue;
+    const s = stateAt(i, ref);
+    if (s.phase !== 'created' || !documentsToAttach(s).length) continue;
+    finishing.push({ rowNumber: r.rowNumber, reference: ref });
+    o.keep?.delete(r.rowNumber);
+    o.only?.add(r.rowNumber);
+  }
   started = true;
   // From here requests may have gone out: whatever fails (a results file that cannot be written, a
   // full disk, a bug) is no longer "nothing was sent" but exit 4, resume is safe.
@@ -258,6 +274,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOp
       checkpoint: writeAll,
       checkpointMs: o.checkpointMs,
       settleDelayMs: o.settleDelayMs,
+      finish: finishing,
     });
     for (const [n, out] of res.outcomes) executed.set(n, out);
     if (res.halted) return await finish(4, { halted: res.halted, stopped: res.stopped });

@@ -76,6 +76,12 @@ export type RowEvent =
   | { t: 'patched'; ref: string; payoutId: string; documents: string[]; at: string }
   | { t: 'patch-failed'; ref: string; payoutId: string; error: ErrorSnapshot; at: string }
   /**
+   * Written before a fresh attempt's initiate, for a row with documents: the documentUrls its
+   * payout is to get by PATCH once created (all but the one sent on initiate; none when merged).
+   * Until a `patched` line, every later run attaches them (documentsToAttach).
+   */
+  | { t: 'attach'; ref: string; attempt: number; documents: string[]; at: string }
+  /**
    * A later status of a created payout, learnt by `status` (GET) or `listen` (webhook). Folded
    * forward only (spec/status-order.ts), so a resumed run or a retry writes the latest status known
    * and never moves a row back.
@@ -120,6 +126,8 @@ export interface RowState {
   docs: Record<string, string>;
   patched: boolean;
   patchError?: ErrorSnapshot;
+  /** The `attach` line of the latest attempt that had documents. */
+  attach?: { attempt: number; documents: string[] };
   quote?: { attempt: number; rate: number; fee: number; totalDeductible: number; destinationAmount: number };
 }
 
@@ -202,6 +210,9 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       s.patched = true;
       s.patchError = undefined;
       break;
+    case 'attach':
+      if (!created) s.attach = { attempt: ev.attempt, documents: ev.documents };
+      break;
     case 'patch-failed':
       if (!s.patched) s.patchError = ev.error;
       break;
@@ -264,4 +275,18 @@ export function foldJournalFile(path: string, options: { snapshot?: boolean } = 
 /** The state of one row (a fresh one when the journal never named it). */
 export function rowState(folded: FoldedJournal, ref: string): RowState {
   return folded.rows.get(ref) ?? fresh(ref);
+}
+
+/**
+ * The documentUrls a created payout still needs attached by PATCH: those its attempt's `attach`
+ * line named, until a `patched` line. For journals written before `attach` lines: every document
+ * uploaded for the row, when there are several and none was merged (the one sent on initiate among
+ * them: the service drops a URL it holds, spec §4.5, and the engine sends only the missing ones).
+ */
+export function documentsToAttach(s: RowState): string[] {
+  if (s.phase !== 'created' || s.patched) return [];
+  if (s.attach) return s.attach.attempt === s.attempt ? s.attach.documents : [];
+  const names = Object.keys(s.docs);
+  if (names.length < 2 || names.some((n) => n.startsWith('merged:'))) return [];
+  return names.map((n) => s.docs[n]!);
 }

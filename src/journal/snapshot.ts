@@ -26,7 +26,7 @@ import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import type { BatchHeader, FoldedJournal, RowState } from './rows.ts';
 
 /** Bump when applyEvent or RowState change: an older snapshot is then ignored (folded again). */
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = 2;
 
 /**
  * A run writes a snapshot at its end when its journal grew by this much since the last one

@@ -1,0 +1,167 @@
+// Later runs finish what a created row still needs (issue 15): a payout created without its extra
+// documents (the PATCH failed, or a run stopped between initiate and PATCH) is DOCUMENTS_NOT_ATTACHED
+// in the results until a later run or retry attaches them, each once, never past 5.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PayoutClient } from '../../src/client/client.ts';
+import type { Connection } from '../../src/client/connect.ts';
+import { documentsToAttach, foldJournal, type RowState } from '../../src/journal/rows.ts';
+import { outcomeFromState } from '../../src/engine/outcome.ts';
+import { retryResults } from '../../src/engine/retry.ts';
+import { runBatch } from '../../src/engine/run.ts';
+import { readResults } from '../../src/results/read.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { UNATTENDED } from '../ops/helpers.ts';
+import { KEY, ROOT, tempDirs, writeBatch } from './helpers.ts';
+import { writeFile, readFile } from 'node:fs/promises';
+
+let sb: LocalSandbox | undefined;
+const dirs = tempDirs('pb-docs-later-');
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  await dirs.remove();
+});
+
+const ROWS = 3;
+const doc = (name: string) => join(ROOT, 'samples/documents', name);
+/** Row i's three documents: its payslip and two invoices. */
+const docsOf = (i: number) => [doc(`payslip-2025-01-UK00${i + 1}.pdf`), doc('invoice-uk-c1.pdf'), doc('invoice-uk-c2.pdf')];
+
+/** GBP rows with three documents each. */
+async function threeDocumentBatch(dir: string): Promise<string> {
+  const file = await writeBatch(dir, 'payroll.csv', { rows: ROWS, currencies: ['GBP'], documentsEvery: 1, prefix: 'DOCS' });
+  const lines = (await readFile(file, 'utf8')).trim().split('\n');
+  const header = lines[0]!.split(',');
+  const at = header.indexOf('documents');
+  const out = [
+    lines[0]!,
+    ...lines.slice(1).map((l, i) =>
+      l
+        .split(',')
+        .map((c, j) => (j === at ? docsOf(i).join(';') : c))
+        .join(','),
+    ),
+  ];
+  await writeFile(file, out.join('\n') + '\n');
+  return file;
+}
+
+const conn = (s: LocalSandbox): Connection => ({
+  // two attempts per request, short backoff: a 5xx on PATCH gives up fast and stops the run
+  client: new PayoutClient({
+    baseUrl: s.url,
+    apiKey: KEY,
+    requestsPerSecond: 500,
+    retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 },
+  }),
+  environment: { name: 'custom', keyClass: 'sandbox', baseUrl: s.url },
+  usage: undefined,
+  sandbox: undefined,
+  close: async () => {},
+});
+
+const routes = () => sb!.requestLog().map((x) => x.route);
+const documentsAt = async (c: Connection, id: string) => (await c.client.getPayout(id)).supportingDocuments?.map((d) => d.url) ?? [];
+
+describe('documents a created payout still lacks', () => {
+  it('PATCH failing: DOCUMENTS_NOT_ATTACHED; the next run attaches the missing ones once; a third run sends nothing', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    const file = await threeDocumentBatch(dir);
+    const c = conn(sb);
+    const run = () => runBatch({ ...UNATTENDED, file, conn: c, settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 });
+
+    sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
+    const first = await run();
+    expect(first.exitCode).toBe(4); // a 5xx after the retries stops the run (resume is safe)
+    const afterFirst = await readResults(first.resultsPath);
+    const created = afterFirst.rows.filter((r) => r.result.payoutId);
+    expect(created.length).toBeGreaterThan(0);
+    for (const r of created) {
+      expect(r.result.status).toBe('PENDING');
+      expect(r.result.errorCode).toBe('DOCUMENTS_NOT_ATTACHED');
+      expect(await documentsAt(c, r.result.payoutId!)).toHaveLength(1);
+    }
+
+    sb.setFaults({});
+    const second = await run();
+    expect(second.exitCode).toBe(0);
+    const results = await readResults(second.resultsPath);
+    expect(results.rows).toHaveLength(ROWS);
+    for (const r of results.rows) {
+      expect(r.result.status).toBe('PENDING');
+      expect(r.result.errorCode ?? '').toBe('');
+      const urls = await documentsAt(c, r.result.payoutId!);
+      expect(urls).toHaveLength(3);
+      expect(new Set(urls).size).toBe(3);
+    }
+    // one successful PATCH per payout (the failed ones had no effect: errorBeforeEffect)
+    const patched = sb.requestLog().filter((x) => x.route === 'patchDocuments' && x.status === 200);
+    expect(patched).toHaveLength(ROWS);
+
+    const before = routes().length;
+    expect((await run()).exitCode).toBe(0);
+    expect(routes().slice(before)).not.toContain('patchDocuments');
+    expect(routes().slice(before)).not.toContain('getPayout');
+  });
+
+  it('retry of the results file attaches them too, and reports the rows from the journal', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    const file = await threeDocumentBatch(dir);
+    const c = conn(sb);
+    sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
+    const first = await runBatch({ ...UNATTENDED, file, conn: c, settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 });
+    expect(first.exitCode).toBe(4);
+    sb.setFaults({});
+    const r = await retryResults({ ...UNATTENDED, resultsFile: first.resultsPath, conn: c, settleDelayMs: 10, checkpointMs: 60_000 });
+    expect(r.exitCode).toBe(0);
+    const results = await readResults(r.resultsPath);
+    for (const row of results.rows) {
+      expect(row.result.status).toBe('PENDING');
+      expect(row.result.errorCode ?? '').toBe('');
+      expect(await documentsAt(c, row.result.payoutId!)).toHaveLength(3);
+    }
+  });
+});
+
+describe('documentsToAttach and the results (the journal decides)', () => {
+  const created = (lines: object[]): RowState =>
+    foldJournal([
+      { t: 'doc', ref: 'R', doc: '/a.pdf', url: 'https://s/a' },
+      { t: 'doc', ref: 'R', doc: '/b.pdf', url: 'https://s/b' },
+      ...lines,
+      {
+        t: 'created',
+        ref: 'R',
+        attempt: 1,
+        key: 'k',
+        requestId: 'q',
+        at: '',
+        payout: { id: 'p', status: 'PENDING', sourceAmount: 1, sourceCurrency: 'GBP', destinationCurrency: 'GBP', documents: 1 },
+      },
+    ] as never).rows.get('R')!;
+  const fallback = { status: 'NOT_SENT', documents: [] };
+
+  it('a run stopped between initiate and PATCH: the attach line names what is missing, DOCUMENTS_NOT_ATTACHED', () => {
+    const s = created([{ t: 'attach', ref: 'R', attempt: 1, documents: ['https://s/b'], at: '' }]);
+    expect(documentsToAttach(s)).toEqual(['https://s/b']);
+    expect(outcomeFromState(s, fallback).error?.code).toBe('DOCUMENTS_NOT_ATTACHED');
+  });
+
+  it('nothing to attach: merged, a single document, an attach line of an earlier attempt, or patched', () => {
+    expect(documentsToAttach(created([{ t: 'attach', ref: 'R', attempt: 1, documents: [], at: '' }]))).toEqual([]);
+    expect(documentsToAttach(created([{ t: 'attach', ref: 'R', attempt: 0, documents: ['https://s/b'], at: '' }]))).toEqual([]);
+    const s = created([{ t: 'attach', ref: 'R', attempt: 1, documents: ['https://s/b'], at: '' }]);
+    s.patched = true;
+    expect(documentsToAttach(s)).toEqual([]);
+    expect(outcomeFromState(s, fallback).error).toBeUndefined();
+  });
+
+  it('a journal written before attach lines: every uploaded document, unless merged', () => {
+    expect(documentsToAttach(created([]))).toEqual(['https://s/a', 'https://s/b']);
+    const merged = created([{ t: 'doc', ref: 'R', doc: 'merged:/a.pdf|/b.pdf', url: 'https://s/m' }]);
+    expect(documentsToAttach(merged)).toEqual([]);
+  });
+});
