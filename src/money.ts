@@ -17,6 +17,9 @@ export function minorUnits(currency: string): number | undefined {
   return digits;
 }
 
+/** An amount as the service wrote it: a JSON number, or a decimal string (read exactly by fromApi). */
+export type ApiAmount = number | string;
+
 export const isCurrencyCode = (code: string): boolean => /^[A-Z]{3}$/.test(code) && minorUnits(code) !== undefined;
 
 /** A JSON number from the API as an exact decimal: its shortest decimal text is what was sent. */
@@ -114,8 +117,9 @@ function scaledText(v: bigint | number, places: number): string {
  * has no more decimals than the currency: padding with zeros is then all toFixed does. The same
  * text, always: anything else (more decimals, an exponent, NaN, Infinity) goes through decimal.js.
  */
-export function formatApiAmount(n: number, currency: string): string {
+export function formatApiAmount(n: ApiAmount, currency: string): string {
   const places = minorUnits(currency) ?? 2;
+  if (typeof n === 'string') return fromApi(n).toFixed(places);
   const scaled = scaledExactly(n, places);
   if (scaled !== undefined) return scaledText(scaled, places);
   const text = String(n);
@@ -131,8 +135,9 @@ export function formatApiAmount(n: number, currency: string): string {
  * while both fit it and the terms and the sum stay safe integers; decimal.js (exact for two API
  * numbers at its 40 digits) otherwise.
  */
-export function formatApiSum(a: number, b: number, currency: string): string {
+export function formatApiSum(a: ApiAmount, b: ApiAmount, currency: string): string {
   const places = minorUnits(currency) ?? 2;
+  if (typeof a === 'string' || typeof b === 'string') return fromApi(a).plus(fromApi(b)).toFixed(places);
   const sa = scaledExactly(a, places);
   const sb = scaledExactly(b, places);
   if (sa !== undefined && sb !== undefined) return scaledText(sa + sb, places); // each under 10^15: the sum is exact
@@ -180,8 +185,9 @@ export class ExactSum {
   private places = 0;
   private dec: Decimal | undefined;
 
-  /** Adds an API number (as fromApi reads it). */
-  addApi(n: number): this {
+  /** Adds an API amount (as fromApi reads it). */
+  addApi(n: ApiAmount): this {
+    if (typeof n === 'string') return this.add(fromApi(n));
     if (this.isSmall) {
       // String(n) of a safe integer is its digits, exactly
       if (Number.isSafeInteger(n) && this.addSmall(n, 0)) return this;

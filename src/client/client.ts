@@ -1,37 +1,39 @@
 // PayoutClient: one method per route of the spec, named in the spec's words. Every request goes
-// through one Transport (throttle, retries, timeout, typed errors); every body it sends and every
-// answer it receives is checked against the zod schemas of src/spec/schemas.ts.
+// through one Transport (throttle, retries, timeout, typed errors). Strict in what we send: every
+// body is checked against the spec's request schemas (src/spec/schemas.ts) before it leaves.
+// Liberal in what we accept: answers are read with the tolerant schemas of answers.ts.
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import {
-  CountryList,
   DocumentsPatchRequest,
-  DocumentsPatchResponse,
   InitiateRequest,
   MethodsQuery,
-  MethodsResponse,
-  PairList,
-  Payout,
-  PayoutList,
-  Quote,
   QuoteRequest,
-  Swap,
-  SwapCreated,
-  SwapList,
   SwapRequest,
   ToggleRequest,
-  TransactionList,
-  UploadUrl,
   UploadUrlRequest,
-  WalletList,
   WebhookRegisterRequest,
-  WebhookSubscription,
-  WebhookSubscriptionList,
   WebhookUpdateRequest,
-  CurrencyPair,
 } from '../spec/schemas.ts';
+import {
+  CountryListAnswer,
+  DocumentsPatchAnswer,
+  MethodsAnswer,
+  PairListAnswer,
+  PayoutAnswer,
+  PayoutListAnswer,
+  QuoteAnswer,
+  SwapAnswer,
+  SwapListAnswer,
+  ToggleAnswer,
+  TransactionListAnswer,
+  UploadUrlAnswer,
+  WalletListAnswer,
+  WebhookSubscriptionAnswer,
+  WebhookSubscriptionListAnswer,
+} from './answers.ts';
 import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/http.ts';
 import { LIST_MAX_LIMIT, MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
 import { ApiKey } from './api-key.ts';
@@ -97,8 +99,8 @@ export interface ListPageQuery {
   limit?: number;
 }
 
-export type InitiateResult = CreatedResult<Payout> & { payout: Payout };
-export type SwapResult = CreatedResult<SwapCreated> & { swap: SwapCreated };
+export type InitiateResult = CreatedResult<PayoutAnswer> & { payout: PayoutAnswer };
+export type SwapResult = CreatedResult<SwapAnswer> & { swap: SwapAnswer };
 
 export interface UploadedDocument {
   /** The stable address to pass as supportingDocument on initiate or in PATCH documents. */
@@ -315,10 +317,10 @@ export class PayoutClient {
   // ------------------------------------------------------------ payouts (spec §4.1-4.6)
 
   /** POST {payouts}/quote. Read-only: retried freely. */
-  async quote(body: QuoteRequest, opts?: RequestOptions): Promise<Quote> {
+  async quote(body: QuoteRequest, opts?: RequestOptions): Promise<QuoteAnswer> {
     const path = `${PAYOUTS_PREFIX}/quote`;
     this.checkBody('quote', 'POST', path, QuoteRequest, body, opts?.requestId);
-    return (await this.json('quote', 'POST', path, body, Quote, { mutating: false, resendSafe: true }, opts)).data;
+    return (await this.json('quote', 'POST', path, body, QuoteAnswer, { mutating: false, resendSafe: true }, opts)).data;
   }
 
   /**
@@ -329,42 +331,42 @@ export class PayoutClient {
    * with outcome 'unknown' means: the payout may exist; resend the same key and body to learn.
    */
   async initiate(body: InitiateRequest | string, opts: IdempotentOptions): Promise<InitiateResult> {
-    const r = await this.created('initiate', `${PAYOUTS_PREFIX}/initiate`, InitiateRequest, body, Payout, opts);
+    const r = await this.created('initiate', `${PAYOUTS_PREFIX}/initiate`, InitiateRequest, body, PayoutAnswer, opts);
     return { ...r, payout: r.data };
   }
 
   /** GET {payouts}/{id}. */
-  getPayout(payoutId: string, opts?: RequestOptions): Promise<Payout> {
-    return this.get('getPayout', `${PAYOUTS_PREFIX}/${id(payoutId)}`, Payout, opts);
+  getPayout(payoutId: string, opts?: RequestOptions): Promise<PayoutAnswer> {
+    return this.get('getPayout', `${PAYOUTS_PREFIX}/${id(payoutId)}`, PayoutAnswer, opts);
   }
 
   /** GET {payouts}?page&limit (page from 1, limit at most 100). */
-  listPayouts(q: ListPageQuery = {}, opts?: RequestOptions): Promise<PayoutList> {
-    return this.get('listPayouts', `${PAYOUTS_PREFIX}${query({ page: q.page, limit: q.limit })}`, PayoutList, opts);
+  listPayouts(q: ListPageQuery = {}, opts?: RequestOptions): Promise<PayoutListAnswer> {
+    return this.get('listPayouts', `${PAYOUTS_PREFIX}${query({ page: q.page, limit: q.limit })}`, PayoutListAnswer, opts);
   }
 
-  /** Every page of a list, `limit` 100 at a time. */
-  async *allPages<T>(list: (q: ListPageQuery) => Promise<{ data: T[]; meta: { total: number } }>): AsyncGenerator<T> {
+  /** Every page of a list, `limit` 100 at a time; without meta.total, a short page is the last. */
+  async *allPages<T>(list: (q: ListPageQuery) => Promise<{ data: T[]; meta?: { total?: number } }>): AsyncGenerator<T> {
     for (let page = 1; ; page++) {
       const r = await list({ page, limit: LIST_MAX_LIMIT });
       yield* r.data;
-      if (r.data.length === 0 || page * LIST_MAX_LIMIT >= r.meta.total) return;
+      const total = r.meta?.total;
+      if (r.data.length === 0 || (total !== undefined ? page * LIST_MAX_LIMIT >= total : r.data.length < LIST_MAX_LIMIT)) return;
     }
   }
 
   /** PATCH {payouts}/{id}/documents. Duplicates are filtered by the service, so it is safe to resend. */
-  async patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<z.infer<typeof DocumentsPatchResponse>> {
+  async patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<DocumentsPatchAnswer> {
     const path = `${PAYOUTS_PREFIX}/${id(payoutId)}/documents`;
     const body = this.checkBody('patchDocuments', 'PATCH', path, DocumentsPatchRequest, { documents }, opts?.requestId);
-    return (await this.json('patchDocuments', 'PATCH', path, body, DocumentsPatchResponse, { mutating: true, resendSafe: true }, opts))
-      .data;
+    return (await this.json('patchDocuments', 'PATCH', path, body, DocumentsPatchAnswer, { mutating: true, resendSafe: true }, opts)).data;
   }
 
   /** POST {payouts}/documents/upload-url. The uploadUrl expires after 15 minutes: PUT at once. */
-  async createUploadUrl(body: UploadUrlRequest, opts?: RequestOptions): Promise<UploadUrl> {
+  async createUploadUrl(body: UploadUrlRequest, opts?: RequestOptions): Promise<UploadUrlAnswer> {
     const path = `${PAYOUTS_PREFIX}/documents/upload-url`;
     this.checkBody('createUploadUrl', 'POST', path, UploadUrlRequest, body, opts?.requestId);
-    return (await this.json('createUploadUrl', 'POST', path, body, UploadUrl, { mutating: false, resendSafe: true }, opts)).data;
+    return (await this.json('createUploadUrl', 'POST', path, body, UploadUrlAnswer, { mutating: false, resendSafe: true }, opts)).data;
   }
 
   /**
@@ -430,23 +432,26 @@ export class PayoutClient {
 
   /** POST {payouts}/swap, idempotent like initiate; a string body is sent byte for byte. */
   async swap(body: SwapRequest | string, opts: IdempotentOptions): Promise<SwapResult> {
-    const r = await this.created('swap', `${PAYOUTS_PREFIX}/swap`, SwapRequest, body, SwapCreated, opts);
+    const r = await this.created('swap', `${PAYOUTS_PREFIX}/swap`, SwapRequest, body, SwapAnswer, opts);
     return { ...r, swap: r.data };
   }
 
-  listSwaps(q: ListPageQuery = {}, opts?: RequestOptions): Promise<SwapList> {
-    return this.get('listSwaps', `${PAYOUTS_PREFIX}/swaps${query({ page: q.page, limit: q.limit })}`, SwapList, opts);
+  listSwaps(q: ListPageQuery = {}, opts?: RequestOptions): Promise<SwapListAnswer> {
+    return this.get('listSwaps', `${PAYOUTS_PREFIX}/swaps${query({ page: q.page, limit: q.limit })}`, SwapListAnswer, opts);
   }
 
-  getSwap(swapId: string, opts?: RequestOptions): Promise<Swap> {
-    return this.get('getSwap', `${PAYOUTS_PREFIX}/swaps/${id(swapId)}`, Swap, opts);
+  getSwap(swapId: string, opts?: RequestOptions): Promise<SwapAnswer> {
+    return this.get('getSwap', `${PAYOUTS_PREFIX}/swaps/${id(swapId)}`, SwapAnswer, opts);
   }
 
   // ------------------------------------------------------------ pairs, methods, wallets (§4.9-4.12)
 
-  /** GET {payouts}/pairs: the enabled pairs; `{all: true}` adds the disabled ones (status=all). */
-  listPairs(q: { all?: boolean } = {}, opts?: RequestOptions): Promise<PairList> {
-    return this.get('listPairs', `${PAYOUTS_PREFIX}/pairs${query({ status: q.all ? 'all' : undefined })}`, PairList, opts);
+  /**
+   * GET {payouts}/pairs: the enabled pairs (spec §4.9). `{all: true}` asks for the disabled ones too
+   * with ?status=all, our sandbox's addition: a service that ignores the query lists enabled pairs only.
+   */
+  listPairs(q: { all?: boolean } = {}, opts?: RequestOptions): Promise<PairListAnswer> {
+    return this.get('listPairs', `${PAYOUTS_PREFIX}/pairs${query({ status: q.all ? 'all' : undefined })}`, PairListAnswer, opts);
   }
 
   /**
@@ -454,47 +459,56 @@ export class PayoutClient {
    * idempotent and retried; without it the service flips the pair, so an unknown outcome is not
    * resent (it could flip twice).
    */
-  async togglePair(currencyPairId: string, body: ToggleRequest = {}, opts?: RequestOptions): Promise<CurrencyPair> {
+  async togglePair(currencyPairId: string, body: ToggleRequest = {}, opts?: RequestOptions): Promise<ToggleAnswer> {
     const path = `${PAYOUTS_PREFIX}/currency-pairs/${id(currencyPairId)}/toggle`;
     this.checkBody('togglePair', 'PATCH', path, ToggleRequest, body, opts?.requestId);
     const resendSafe = typeof body.enabled === 'boolean';
-    return (await this.json('togglePair', 'PATCH', path, body, CurrencyPair, { mutating: true, resendSafe }, opts)).data;
+    return (await this.json('togglePair', 'PATCH', path, body, ToggleAnswer, { mutating: true, resendSafe }, opts)).data;
   }
 
   /** GET {payouts}/methods?sourceCurrency&destinationCurrency&destinationCountryCode. */
-  listMethods(q: MethodsQuery, opts?: RequestOptions): Promise<MethodsResponse> {
+  listMethods(q: MethodsQuery, opts?: RequestOptions): Promise<MethodsAnswer> {
     const path = `${PAYOUTS_PREFIX}/methods${query(q)}`;
     this.checkBody('listMethods', 'GET', path, MethodsQuery, q, opts?.requestId);
-    return this.get('listMethods', path, MethodsResponse, opts);
+    return this.get('listMethods', path, MethodsAnswer, opts);
   }
 
-  listWallets(opts?: RequestOptions): Promise<WalletList> {
-    return this.get('listWallets', `${PAYOUTS_PREFIX}/wallets`, WalletList, opts);
+  listWallets(opts?: RequestOptions): Promise<WalletListAnswer> {
+    return this.get('listWallets', `${PAYOUTS_PREFIX}/wallets`, WalletListAnswer, opts);
   }
 
   // ------------------------------------------------------------ webhooks (§4.13)
 
   /** POST {webhooks}. Not resent on an unknown outcome: one subscription per business. */
-  async registerWebhook(body: WebhookRegisterRequest, opts?: RequestOptions): Promise<WebhookSubscription> {
+  async registerWebhook(body: WebhookRegisterRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
     this.checkBody('registerWebhook', 'POST', WEBHOOKS_PREFIX, RegisterBody, body, opts?.requestId);
     return (
-      await this.json('registerWebhook', 'POST', WEBHOOKS_PREFIX, body, WebhookSubscription, { mutating: true, resendSafe: false }, opts)
+      await this.json(
+        'registerWebhook',
+        'POST',
+        WEBHOOKS_PREFIX,
+        body,
+        WebhookSubscriptionAnswer,
+        { mutating: true, resendSafe: false },
+        opts,
+      )
     ).data;
   }
 
-  listWebhooks(opts?: RequestOptions): Promise<z.infer<typeof WebhookSubscriptionList>> {
-    return this.get('listWebhooks', WEBHOOKS_PREFIX, WebhookSubscriptionList, opts);
+  listWebhooks(opts?: RequestOptions): Promise<z.output<typeof WebhookSubscriptionListAnswer>> {
+    return this.get('listWebhooks', WEBHOOKS_PREFIX, WebhookSubscriptionListAnswer, opts);
   }
 
-  getWebhook(webhookId: string, opts?: RequestOptions): Promise<WebhookSubscription> {
-    return this.get('getWebhook', `${WEBHOOKS_PREFIX}/${id(webhookId)}`, WebhookSubscription, opts);
+  getWebhook(webhookId: string, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
+    return this.get('getWebhook', `${WEBHOOKS_PREFIX}/${id(webhookId)}`, WebhookSubscriptionAnswer, opts);
   }
 
   /** PATCH {webhooks}/{id}: setting the same values twice is harmless, so it is resent. */
-  async updateWebhook(webhookId: string, body: WebhookUpdateRequest, opts?: RequestOptions): Promise<WebhookSubscription> {
+  async updateWebhook(webhookId: string, body: WebhookUpdateRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
     this.checkBody('updateWebhook', 'PATCH', path, UpdateBody, body, opts?.requestId);
-    return (await this.json('updateWebhook', 'PATCH', path, body, WebhookSubscription, { mutating: true, resendSafe: true }, opts)).data;
+    return (await this.json('updateWebhook', 'PATCH', path, body, WebhookSubscriptionAnswer, { mutating: true, resendSafe: true }, opts))
+      .data;
   }
 
   /** DELETE {webhooks}/{id}. Not resent on an unknown outcome (a second try would answer 404). */
@@ -515,17 +529,17 @@ export class PayoutClient {
   // ------------------------------------------------------------ public routes (§4.14, §4.15)
 
   /** GET {base_url}/api/public/auth/countries?limit&filter[currencyCode]. */
-  listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions): Promise<CountryList> {
+  listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions): Promise<CountryListAnswer> {
     return this.get(
       'listCountries',
       `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`,
-      CountryList,
+      CountryListAnswer,
       opts,
     );
   }
 
   /** GET {base_url}/api/public/transactions?filter[payoutRef]. */
-  listTransactions(q: { payoutRef?: string } = {}, opts?: RequestOptions): Promise<TransactionList> {
-    return this.get('listTransactions', `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef })}`, TransactionList, opts);
+  listTransactions(q: { payoutRef?: string } = {}, opts?: RequestOptions): Promise<TransactionListAnswer> {
+    return this.get('listTransactions', `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef })}`, TransactionListAnswer, opts);
   }
 }

@@ -1,9 +1,9 @@
 // Incoming webhook deliveries (spec §6): check X-Service-Signature (sha256=<hex HMAC-SHA256 of the
 // raw body, keyed by the shared secret>) with a constant-time compare, parse the event with zod,
 // and report the delivery id so the caller can drop duplicates.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../spec/http.ts';
-import { WebhookEvent } from '../spec/schemas.ts';
+import { WebhookEvent } from './answers.ts';
 import { zodFieldErrors } from './errors.ts';
 
 export type WebhookFailure = 'missing-signature' | 'bad-signature' | 'malformed-signature' | 'not-json' | 'invalid-event';
@@ -93,7 +93,10 @@ export function verifyWebhook(options: VerifyOptions): VerifiedDelivery {
       .join('; ');
     throw new WebhookVerificationError('invalid-event', `the delivery is not an event of the spec: ${fe}`);
   }
-  const deliveryId = header(options.headers, names.deliveryId) ?? parsed.data.deliveryId;
+  // The header is the spec's deduplication id (§6); without it or a body deliveryId, the body's own
+  // hash stands in, so a delivery sent twice is still recognised.
+  const deliveryId =
+    header(options.headers, names.deliveryId) ?? parsed.data.deliveryId ?? `sha256:${createHash('sha256').update(text).digest('hex')}`;
   return { event: parsed.data, deliveryId, signed };
 }
 

@@ -67,7 +67,9 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       say(
         `The sandbox and the client run at ${rate} requests per second to keep the demo short; the service allows 5 (run with --rate 5 to see the real pace).`,
       );
-    const opening = new Map((await conn.client.listWallets()).data.map((w) => [w.currency, fromApi(w.balance)]));
+    const balancesNow = async () =>
+      new Map((await conn.client.listWallets()).data.flatMap((w) => (w.balance === undefined ? [] : [[w.currency, fromApi(w.balance)]])));
+    const opening = await balancesNow();
     say('Confirmation skipped: the demo runs as with --yes (a person at a terminal is asked once, with the totals).\n');
 
     const common = {
@@ -96,14 +98,14 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       `  found ${again.report.created} payouts already created and sent ${initiatesSent} initiate request${initiatesSent === 1 ? '' : 's'}: nothing was paid twice.`,
     );
 
-    const closing = new Map((await conn.client.listWallets()).data.map((w) => [w.currency, fromApi(w.balance)]));
+    const closing = await balancesNow();
     const debitedByResults = new Map<string, Dec>();
     for (const o of first.outcomes.values()) {
       if (!o.payout) continue;
       const c = o.payout.sourceCurrency;
       debitedByResults.set(
         c,
-        (debitedByResults.get(c) ?? new Dec(0)).plus(fromApi(o.payout.sourceAmount)).plus(fromApi(o.payout.transactionFees)),
+        (debitedByResults.get(c) ?? new Dec(0)).plus(fromApi(o.payout.sourceAmount)).plus(fromApi(o.payout.transactionFees ?? NaN)),
       );
     }
     let balancesMatch = true;
@@ -114,7 +116,8 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       if (!open.minus(close).equals(debited)) balancesMatch = false;
       balances[c] = { opening: formatAmount(open, c), closing: formatAmount(close, c), debited: formatAmount(debited, c) };
     }
-    const payouts = (await conn.client.listPayouts({ limit: 100 })).meta.total;
+    const listed = await conn.client.listPayouts({ limit: 100 });
+    const payouts = listed.meta?.total ?? listed.data.length;
     say(`  wallets moved by exactly the results file's totalDeductible per currency: ${balancesMatch ? 'yes' : 'NO'}.`);
     return {
       dir,

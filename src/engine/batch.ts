@@ -1,6 +1,7 @@
 // Loading a batch for the engine: its identity (content hash or --batch-id), and every row
 // validated offline, held in file order. Invalid rows stay in the list: they go to the results
 // file with their problems and are never sent.
+import type { ApiAmount } from '../money.ts';
 import { resolve } from 'node:path';
 import { InputError } from '../input/errors.ts';
 import type { RowState } from '../journal/rows.ts';
@@ -26,7 +27,7 @@ export interface CreatedRow {
   reference: string;
   /** As the service answered at creation (journal), for the totals of what the batch pays. */
   sourceCurrency: string;
-  sourceAmount: number;
+  sourceAmount: ApiAmount;
 }
 
 export interface EngineRow {

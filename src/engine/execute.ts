@@ -13,22 +13,15 @@ import { PDFDocument } from 'pdf-lib';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { JournalWriter } from '../journal/journal.ts';
-import {
-  applyEvent,
-  rowState,
-  type ErrorSnapshot,
-  type FoldedJournal,
-  type PayoutSnapshot,
-  type RowEvent,
-  type RowState,
-} from '../journal/rows.ts';
+import { applyEvent, rowState, type ErrorSnapshot, type FoldedJournal, type RowEvent, type RowState } from '../journal/rows.ts';
 import { toApi } from '../money.ts';
 import type { DocumentContentType } from '../spec/codes.ts';
-import type { InitiateRequest, Payout } from '../spec/schemas.ts';
+import type { InitiateRequest } from '../spec/schemas.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/documents.ts';
 import { probableDuplicateKey } from '../validation/batch.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
+import { completeCreated, sentPayout, snapshotOf } from './created.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, type RowOutcome } from './outcome.ts';
@@ -109,22 +102,6 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
   if (supportingDocument) body.supportingDocument = supportingDocument;
   if (p.remitterAddress) body.remitterAddress = p.remitterAddress;
   return body;
-}
-
-export function snapshot(p: Payout): PayoutSnapshot {
-  return {
-    id: p.id,
-    payoutRef: p.payoutRef,
-    status: p.status,
-    sourceAmount: p.sourceAmount,
-    sourceCurrency: p.sourceCurrency,
-    destinationAmount: p.destinationAmount,
-    destinationCurrency: p.destinationCurrency,
-    transactionFees: p.transactionFees,
-    exchangeRate: p.exchangeRate,
-    updatedAt: p.updatedAt,
-    documents: p.supportingDocuments.length,
-  };
 }
 
 /** A step of a row that failed here, before any request: recorded on the row with its code. */
@@ -237,7 +214,8 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
       journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, dup: probableDuplicateKey(item.payout), at: at() }, true);
     try {
       const r = await o.client.initiate(body, { idempotencyKey: key });
-      journal({ t: 'created', ref, attempt, key, requestId: r.requestId, payout: snapshot(r.payout), at: at() }, true);
+      const payout = snapshotOf(await completeCreated(o.client, r.payout), sentPayout(body));
+      journal({ t: 'created', ref, attempt, key, requestId: r.requestId, payout, at: at() }, true);
     } catch (e) {
       if (!(e instanceof PayoutApiError)) throw e;
       if (e.outcome === 'unknown') {
@@ -337,7 +315,7 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
           ref,
           attempt,
           rate: q.exchangeRate,
-          fee: q.fee.amount,
+          fee: q.fee?.amount,
           totalDeductible: q.totalDeductible,
           destinationAmount: q.destinationAmount,
         });

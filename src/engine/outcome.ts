@@ -45,22 +45,25 @@ export interface RowOutcome {
 export function resultValues(o: RowOutcome): ResultValues {
   const v: ResultValues = { status: o.status };
   if (o.key) v.idempotencyKey = o.key;
-  if (o.quote) v.quotedRate = String(o.quote.rate);
+  if (o.quote?.rate !== undefined) v.quotedRate = String(o.quote.rate);
   if (o.payout) {
     const p = o.payout;
     v.payoutId = p.id;
-    v.payoutRef = p.payoutRef;
-    v.appliedRate = String(p.exchangeRate);
-    // the same text as formatAmount(fromApi(...)), without a Decimal per amount (100,000 rows on a resume)
-    v.fee = formatApiAmount(p.transactionFees, p.sourceCurrency);
-    v.totalDeductible = formatApiSum(p.sourceAmount, p.transactionFees, p.sourceCurrency);
-    v.destinationAmount = formatApiAmount(p.destinationAmount, p.destinationCurrency);
-    v.updatedAt = p.updatedAt;
+    if (p.payoutRef !== undefined) v.payoutRef = p.payoutRef;
+    if (p.exchangeRate !== undefined) v.appliedRate = String(p.exchangeRate);
+    // the same text as formatAmount(fromApi(...)), without a Decimal per amount (100,000 rows on a resume);
+    // a fee the service has not told yet stays empty (`status` fills it in), never a guess
+    if (p.transactionFees !== undefined) {
+      v.fee = formatApiAmount(p.transactionFees, p.sourceCurrency);
+      v.totalDeductible = formatApiSum(p.sourceAmount, p.transactionFees, p.sourceCurrency);
+    }
+    if (p.destinationAmount !== undefined) v.destinationAmount = formatApiAmount(p.destinationAmount, p.destinationCurrency);
+    if (p.updatedAt !== undefined) v.updatedAt = p.updatedAt;
     if (p.statusDetail) v.statusDetail = p.statusDetail;
     if (p.informationRequests) v.informationRequests = p.informationRequests;
   } else if (o.quote) {
-    v.fee = String(o.quote.fee);
-    v.totalDeductible = String(o.quote.totalDeductible);
+    if (o.quote.fee !== undefined) v.fee = String(o.quote.fee);
+    if (o.quote.totalDeductible !== undefined) v.totalDeductible = String(o.quote.totalDeductible);
     v.destinationAmount = String(o.quote.destinationAmount);
   }
   if (o.requestId) v.requestId = o.requestId;
@@ -123,8 +126,10 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
 export interface CurrencyTotals {
   rows: number;
   amount: string;
+  /** Fees the service reported; rows whose fee it has not told yet are counted in feesNotKnown. */
   fees: string;
   totalDeductible: string;
+  feesNotKnown?: number;
 }
 
 export interface RunSummary {
@@ -140,7 +145,7 @@ export interface RunSummary {
 export function summarise(outcomes: RowOutcome[]): RunSummary {
   const byStatus: Record<string, number> = {};
   // exact sums of the journalled numbers, without a Decimal per row (the same values)
-  const sums = new Map<string, { rows: number; amount: ExactSum; fees: ExactSum }>();
+  const sums = new Map<string, { rows: number; amount: ExactSum; fees: ExactSum; feesNotKnown: number }>();
   let created = 0;
   for (const o of outcomes) {
     byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
@@ -148,10 +153,11 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
       created++;
       const c = o.payout.sourceCurrency;
       let s = sums.get(c);
-      if (!s) sums.set(c, (s = { rows: 0, amount: new ExactSum(), fees: new ExactSum() }));
+      if (!s) sums.set(c, (s = { rows: 0, amount: new ExactSum(), fees: new ExactSum(), feesNotKnown: 0 }));
       s.rows++;
       s.amount.addApi(o.payout.sourceAmount);
-      s.fees.addApi(o.payout.transactionFees);
+      if (o.payout.transactionFees === undefined) s.feesNotKnown++;
+      else s.fees.addApi(o.payout.transactionFees);
     }
   }
   const createdByCurrency = Object.fromEntries(
@@ -160,15 +166,14 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
       .map(([c, s]) => {
         const amount = s.amount.value();
         const fees = s.fees.value();
-        return [
-          c,
-          {
-            rows: s.rows,
-            amount: formatAmount(amount, c),
-            fees: formatAmount(fees, c),
-            totalDeductible: formatAmount(amount.plus(fees), c),
-          },
-        ];
+        const t: CurrencyTotals = {
+          rows: s.rows,
+          amount: formatAmount(amount, c),
+          fees: formatAmount(fees, c),
+          totalDeductible: formatAmount(amount.plus(fees), c),
+        };
+        if (s.feesNotKnown) t.feesNotKnown = s.feesNotKnown;
+        return [c, t];
       }),
   );
   return { rows: outcomes.length, byStatus, createdByCurrency, created, notCreated: outcomes.length - created };

@@ -4,7 +4,7 @@
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { documentsToAttach, rowState, type RowState } from '../journal/rows.ts';
-import { Dec, type Dec as DecT } from '../money.ts';
+import { Dec, type ApiAmount, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
@@ -214,7 +214,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
 
   // a created row's fee is the journalled API number (summed exactly as fromApi reads it)
   const estimated = new Map<number, DecT>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
-  const feeOf = (r: EngineRow, i: number): DecT | number | undefined => {
+  const feeOf = (r: EngineRow, i: number): DecT | ApiAmount | undefined => {
     const ref = referenceOf(r);
     const p = ref ? stateAt(i, ref).payout : undefined;
     return p ? p.transactionFees : estimated.get(r.rowNumber);

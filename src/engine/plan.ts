@@ -1,7 +1,7 @@
 // The plan of a batch: which rows go, the totals per source currency with estimated fees, each
 // wallet's balance after the batch, corridors not enabled, the requests the run will use against
 // the monthly quota. Pure: computed from the loaded batch, the preflight and the journal.
-import { Dec, ExactSum, formatAmount, fromApi, type Dec as DecT } from '../money.ts';
+import { Dec, ExactSum, formatAmount, fromApi, type ApiAmount, type Dec as DecT } from '../money.ts';
 import type { UsageReport } from '../client/quota.ts';
 import type { FoldedJournal } from '../journal/rows.ts';
 import { rowState } from '../journal/rows.ts';
@@ -12,10 +12,14 @@ export interface CurrencyPlan {
   currency: string;
   rows: number;
   amount: string;
+  /** Estimated fees of the rows whose fee is known before sending. */
   estimatedFees: string;
+  /** Rows whose fee is not known before sending (the service's answer decides): not in estimatedFees. */
+  feesNotKnown?: number;
   total: string;
-  balance: string;
-  balanceAfter: string;
+  /** Absent when the service's wallet listing gives no balance we can read: no funds check here. */
+  balance?: string;
+  balanceAfter?: string;
   shortfall?: string;
 }
 
@@ -66,7 +70,7 @@ export interface PlanOptions {
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
   const invalidRows = new Map<number, { code: string; message: string }>();
   const notSent = new Map<number, RowIssue>();
-  const candidates: { rowNumber: number; currency: string; amount: DecT; fee: DecT; settling: boolean }[] = [];
+  const candidates: { rowNumber: number; currency: string; amount: DecT; fee: DecT; feeNotKnown: boolean; settling: boolean }[] = [];
   let valid = 0;
   let alreadyCreated = 0;
   const created: number[] = [];
@@ -120,8 +124,17 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     if (s.phase === 'conflict') continue;
     const settling = s.phase === 'initiating' || s.phase === 'unknown';
     if (settling) toSettle++;
-    const fee = o.quotedFees?.get(r.rowNumber) ?? pf.estimatedFees.get(r.rowNumber) ?? new Dec(0);
-    candidates.push({ rowNumber: r.rowNumber, currency: r.payout.sourceCurrency, amount: r.payout.sourceAmount, fee, settling });
+    const known = o.quotedFees?.get(r.rowNumber) ?? pf.estimatedFees.get(r.rowNumber);
+    const fee = known ?? new Dec(0);
+    const feeNotKnown = known === undefined && pf.feesUnknown.has(r.rowNumber);
+    candidates.push({
+      rowNumber: r.rowNumber,
+      currency: r.payout.sourceCurrency,
+      amount: r.payout.sourceAmount,
+      fee,
+      feeNotKnown,
+      settling,
+    });
     const docs = r.payout.documents.length;
     const uploads = docs === 0 ? 0 : o.mergeDocuments ? 1 : docs;
     estimate += settling ? 1 : (o.quote ? 1 : 0) + uploads * 2 + 1 + (!o.mergeDocuments && docs > 1 ? 1 : 0);
@@ -129,18 +142,24 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
 
   // Balances: rows in file order take from their wallet; under --allow-partial a row that no
   // longer fits is left out (NOT_SENT), otherwise the batch stops before the first payout.
+  // A wallet without a readable balance ("other wallet fields: not shown", spec §2) is not checked
+  // here: the service's INSUFFICIENT_FUNDS decides, and the plan says so.
   const balances = new Map<string, DecT>();
-  for (const w of pf.wallets) balances.set(w.currency, fromApi(w.balance));
-  const used = new Map<string, { rows: number; amount: DecT; fees: DecT }>();
+  const balanceNotKnown = new Set<string>();
+  for (const w of pf.wallets) {
+    if (w.balance === undefined) balanceNotKnown.add(w.currency);
+    else balances.set(w.currency, fromApi(w.balance));
+  }
+  const used = new Map<string, { rows: number; amount: DecT; fees: DecT; feesNotKnown: number }>();
   const wanted = new Map<string, DecT>();
   const toSend: number[] = [];
   for (const c of candidates) {
     wanted.set(c.currency, (wanted.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee));
-    const u = used.get(c.currency) ?? { rows: 0, amount: new Dec(0), fees: new Dec(0) };
+    const u = used.get(c.currency) ?? { rows: 0, amount: new Dec(0), fees: new Dec(0), feesNotKnown: 0 };
     const balance = balances.get(c.currency) ?? new Dec(0);
     const after = u.amount.plus(u.fees).plus(c.amount).plus(c.fee);
     // A row being settled may already be debited: it always goes (it cannot pay twice).
-    if (!c.settling && after.greaterThan(balance) && o.allowPartial) {
+    if (!c.settling && !balanceNotKnown.has(c.currency) && after.greaterThan(balance) && o.allowPartial) {
       notSent.set(c.rowNumber, {
         status: 'NOT_SENT',
         code: 'INSUFFICIENT_FUNDS',
@@ -151,6 +170,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     u.rows++;
     u.amount = u.amount.plus(c.amount);
     u.fees = u.fees.plus(c.fee);
+    if (c.feeNotKnown) u.feesNotKnown++;
     used.set(c.currency, u);
     toSend.push(c.rowNumber);
   }
@@ -166,10 +186,13 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
       amount: formatAmount(u.amount, ccy),
       estimatedFees: formatAmount(u.fees, ccy),
       total: formatAmount(total, ccy),
-      balance: formatAmount(balance, ccy),
-      balanceAfter: formatAmount(after, ccy),
     };
-    if (after.isNegative()) {
+    if (u.feesNotKnown) cp.feesNotKnown = u.feesNotKnown;
+    if (!balanceNotKnown.has(ccy)) {
+      cp.balance = formatAmount(balance, ccy);
+      cp.balanceAfter = formatAmount(after, ccy);
+    }
+    if (!balanceNotKnown.has(ccy) && after.isNegative()) {
       shortfall = true;
       cp.shortfall = formatAmount(after.negated(), ccy);
     }
@@ -186,12 +209,16 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
         amount: formatAmount(new Dec(0), ccy),
         estimatedFees: formatAmount(new Dec(0), ccy),
         total: formatAmount(new Dec(0), ccy),
-        balance: formatAmount(balance, ccy),
-        balanceAfter: formatAmount(balance, ccy),
+        ...(balanceNotKnown.has(ccy) ? {} : { balance: formatAmount(balance, ccy), balanceAfter: formatAmount(balance, ccy) }),
       });
     }
   }
   const warnings = [...pf.warnings];
+  for (const ccy of [...balanceNotKnown].filter((c) => wanted.has(c)).sort()) {
+    warnings.push(
+      `the ${ccy} wallet's balance is not in the service's answer: funds are not checked before sending (the service's INSUFFICIENT_FUNDS decides)`,
+    );
+  }
   const usedThisMonth = o.usage?.used;
   const quota = o.usage?.quota;
   const totalEstimate = estimate + pf.requests;
@@ -231,7 +258,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
 export function payableTotals(
   batch: LoadedBatch,
   plan: BatchPlan,
-  feeOf: (r: EngineRow, index: number) => DecT | number | undefined,
+  feeOf: (r: EngineRow, index: number) => DecT | ApiAmount | undefined,
 ): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
   // the payable rows by row number: flags, not a Set of 100,000 numbers (a resumed batch)
   let last = 0;
@@ -269,7 +296,7 @@ export function payableTotals(
       w.addApi(r.created!.sourceAmount);
     }
     const fee = feeOf(r, i);
-    if (typeof fee === 'number') w.addApi(fee);
+    if (typeof fee === 'number' || typeof fee === 'string') w.addApi(fee);
     else if (fee) w.add(fee);
   }
   const value = (m: Map<string, ExactSum>) => new Map([...m].map(([c, s]) => [c, s.value()]));

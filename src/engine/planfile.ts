@@ -15,7 +15,7 @@ const PlanRow = z.object({
   reference: z.string(),
   sourceCurrency: z.string(),
   sourceAmount: z.string(),
-  rate: z.number().optional(),
+  rate: z.union([z.number(), z.string()]).optional(),
   fee: z.string().optional(),
   totalDeductible: z.string().optional(),
   destinationAmount: z.string().optional(),

@@ -68,11 +68,13 @@ export async function planBatch(o: PlanOptions): Promise<PlanResult> {
           destinationCountryCode: p.destinationCountryCode,
           method: p.method,
         });
-        row.rate = q.exchangeRate;
-        row.fee = formatAmount(fromApi(q.fee.amount), p.sourceCurrency);
-        row.totalDeductible = formatAmount(fromApi(q.totalDeductible), p.sourceCurrency);
+        if (q.exchangeRate !== undefined) row.rate = String(q.exchangeRate);
+        if (q.fee) {
+          row.fee = formatAmount(fromApi(q.fee.amount), p.sourceCurrency);
+          quotedFees.set(n, fromApi(q.fee.amount));
+        }
+        if (q.totalDeductible !== undefined) row.totalDeductible = formatAmount(fromApi(q.totalDeductible), p.sourceCurrency);
         row.destinationAmount = formatAmount(fromApi(q.destinationAmount), p.destinationCurrency);
-        quotedFees.set(n, fromApi(q.fee.amount));
       } catch (e) {
         if (!(e instanceof PayoutApiError)) throw e;
         quoteErrors.set(n, e.message);

@@ -5,7 +5,7 @@
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { Dec, fromApi, roundTo, type Dec as DecT } from '../money.ts';
-import type { Country, CurrencyPair, PaymentMethod, Wallet } from '../spec/schemas.ts';
+import type { CountryAnswer, CurrencyPairAnswer, MethodFee, PaymentMethodAnswer, RequiredField, WalletAnswer } from '../client/answers.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 
 export interface CorridorInfo {
@@ -13,9 +13,9 @@ export interface CorridorInfo {
   destinationCurrency: string;
   destinationCountryCode: string;
   enabled: boolean;
-  /** Destination units per source unit, as the methods route reports it. */
+  /** The rate the methods route reports, as text (its direction is not stated by the spec). */
   rate?: string;
-  methods: PaymentMethod[];
+  methods: PaymentMethodAnswer[];
   /** The pair to toggle when not enabled (from GET pairs?status=all). */
   pairId?: string;
   /** Enabled by this preflight (--enable-pairs). */
@@ -33,12 +33,14 @@ export interface RowIssue {
 }
 
 export interface PreflightResult {
-  wallets: Wallet[];
+  wallets: WalletAnswer[];
   corridors: CorridorInfo[];
-  countries: Map<string, Country>;
+  countries: Map<string, CountryAnswer>;
   rowIssues: Map<number, RowIssue>;
   /** Estimated fee per row (source currency), from the methods route's fee. */
   estimatedFees: Map<number, DecT>;
+  /** Rows whose fee is not known before sending (a fee shape we cannot read): the service's answer decides. */
+  feesUnknown: Set<number>;
   warnings: string[];
   requests: number;
 }
@@ -46,17 +48,42 @@ export interface PreflightResult {
 export const corridorKey = (c: { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string }) =>
   `${c.sourceCurrency}>${c.destinationCurrency}@${c.destinationCountryCode}`;
 
-/** The spec's fee of a method for one amount: flat, or by band of the source amount (SWIFT). */
-export function methodFee(m: PaymentMethod, amount: DecT, sourceCurrency: string, rate: DecT | undefined): DecT {
-  let fee = fromApi(m.fee.amount);
-  if (m.fee.bands?.length) {
-    const band = m.fee.bands.find((b) => b.below === null || amount.lessThan(fromApi(b.below)));
-    if (band) fee = fromApi(band.amount);
+/** The tier of a tiered fee that holds `amount`: [from, below) or [from, upTo], open where not given. */
+function tierOf(fee: Extract<MethodFee, { kind: 'tiered' }>, amount: DecT) {
+  return fee.tiers.find(
+    (t) =>
+      (t.from === undefined || amount.greaterThanOrEqualTo(fromApi(t.from))) &&
+      (t.below === undefined || amount.lessThan(fromApi(t.below))) &&
+      (t.upTo === undefined || amount.lessThanOrEqualTo(fromApi(t.upTo))),
+  );
+}
+
+/**
+ * The estimated fee of a method for one amount (flat, or by tier of the source amount as SWIFT's
+ * bands in spec §1.9); undefined when the method's fee shape could not be read. A fee in another
+ * currency than the source (the spec's "100 NGN" of NIP sent from USD) is converted at the
+ * corridor rate read as destination units per source unit: the spec does not state the rate's
+ * direction (§2 Currency pair), so this stays an estimate, and the plan says so.
+ */
+export function methodFee(m: PaymentMethodAnswer, amount: DecT, sourceCurrency: string, rate: DecT | undefined): DecT | undefined {
+  const f = m.fee;
+  let fee: DecT;
+  if (f.kind === 'flat') fee = fromApi(f.amount);
+  else if (f.kind === 'tiered') {
+    const tier = tierOf(f, amount);
+    if (!tier) return undefined;
+    fee = fromApi(tier.amount);
+  } else return undefined;
+  if (f.currency !== undefined && f.currency !== sourceCurrency) {
+    if (!rate || rate.isZero()) return undefined;
+    fee = fee.dividedBy(rate);
   }
-  // A fee in the destination currency (the spec's "100 NGN" of NIP) is converted at the corridor rate.
-  if (m.fee.currency !== sourceCurrency && rate && !rate.isZero()) fee = fee.dividedBy(rate);
   return roundTo(fee, sourceCurrency);
 }
+
+/** Whether a method's fee is converted from another currency at a rate (an estimate, see methodFee). */
+export const feeConverted = (m: PaymentMethodAnswer, sourceCurrency: string): boolean =>
+  m.fee.kind !== 'unknown' && m.fee.currency !== undefined && m.fee.currency !== sourceCurrency;
 
 const present = (row: PayoutRow, name: string): boolean => {
   if (name === 'remitterAddress') return !!row.remitterAddress;
@@ -64,15 +91,20 @@ const present = (row: PayoutRow, name: string): boolean => {
   return typeof v === 'string' ? v.trim() !== '' : v !== undefined && v !== null;
 };
 
-/** The fields the methods route requires that the row lacks (a one-of group as "a | b"). */
-export function missingRequired(row: PayoutRow, method: PaymentMethod): string[] {
+/**
+ * The fields the methods route requires that the row lacks (a one-of group as "a | b"). A field
+ * listed among requiredFields is required unless the service marks it `required: false`.
+ * accountCurrency is filled from the row's destination currency when the file has no column.
+ */
+export function missingRequired(row: PayoutRow, requiredFields: readonly RequiredField[]): string[] {
   const missing: string[] = [];
-  for (const f of method.requiredFields) {
+  for (const f of requiredFields) {
+    if (f.required === false) continue;
     if ('oneOf' in f) {
-      if (f.required && !f.oneOf.some((g) => g.every((d) => present(row, d.name)))) {
+      if (!f.oneOf.some((g) => g.every((d) => present(row, d.name)))) {
         missing.push(f.oneOf.map((g) => g.map((d) => d.name).join('+')).join(' | '));
       }
-    } else if (f.required && !present(row, f.name)) missing.push(f.name);
+    } else if (!present(row, f.name)) missing.push(f.name);
   }
   return missing;
 }
@@ -83,7 +115,8 @@ function minutes(hhmmss: string): number | undefined {
 }
 
 /** Is `now` outside the country's trading hours (in its own time zone)? undefined: cannot tell. */
-export function outsideTradingHours(country: Country, now: Date): boolean | undefined {
+export function outsideTradingHours(country: CountryAnswer, now: Date): boolean | undefined {
+  if (country.tradingStartTime === undefined || country.tradingEndTime === undefined || country.timeZone === undefined) return undefined;
   const start = minutes(country.tradingStartTime);
   const end = minutes(country.tradingEndTime);
   if (start === undefined || end === undefined || start === end) return undefined;
@@ -113,7 +146,16 @@ export async function preflight(
   // Nothing to send (every row invalid, or all created already): ask the service nothing, so an
   // unusable batch or a finished one costs no request of the monthly quota.
   if (!rows.length) {
-    return { wallets: [], corridors: [], countries: new Map(), rowIssues: new Map(), estimatedFees: new Map(), warnings: [], requests: 0 };
+    return {
+      wallets: [],
+      corridors: [],
+      countries: new Map(),
+      rowIssues: new Map(),
+      estimatedFees: new Map(),
+      feesUnknown: new Set(),
+      warnings: [],
+      requests: 0,
+    };
   }
   let requests = 0;
   const warnings: string[] = [];
@@ -124,7 +166,7 @@ export async function preflight(
   requests += 2;
   const [walletList, list] = await settledAll([client.listWallets(), client.listCountries({ limit: 250 })]);
   const wallets = walletList.data;
-  const countries = new Map<string, Country>();
+  const countries = new Map<string, CountryAnswer>();
   for (const c of list.data) countries.set(c.code, c);
 
   // Distinct corridors of the rows.
@@ -143,7 +185,7 @@ export async function preflight(
   }
 
   // Asked at most once, however many corridors need it at the same time.
-  let allPairs: Promise<CurrencyPair[]> | undefined;
+  let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
   const pairsAll = () => {
     if (!allPairs) {
       requests++;
@@ -177,7 +219,7 @@ export async function preflight(
         destinationCountryCode: c.destinationCountryCode,
       });
       c.enabled = true;
-      c.rate = String(r.rate.rate);
+      c.rate = r.rate === undefined ? undefined : String(r.rate);
       c.methods = r.methods;
     };
     try {
@@ -192,7 +234,7 @@ export async function preflight(
             (p.baseCurrency === c.destinationCurrency && p.quoteCurrency === c.sourceCurrency),
         );
         c.pairId = pair?.currencyPairId;
-        if (options.enablePairs && pair) {
+        if (options.enablePairs && pair?.currencyPairId !== undefined) {
           await enablePair(pair.currencyPairId);
           c.enabledNow = true;
           c.error = undefined;
@@ -207,20 +249,27 @@ export async function preflight(
   const warnedCountry = new Set<string>();
   const rowIssues = new Map<number, RowIssue>();
   const estimatedFees = new Map<number, DecT>();
+  const feesUnknown = new Set<number>();
+  const noted = new Set<string>();
+  const noteOnce = (key: string, warning: string) => {
+    if (noted.has(key)) return;
+    noted.add(key);
+    warnings.push(warning);
+  };
   for (const { rowNumber, payout: p } of rows) {
     const country = countries.get(p.destinationCountryCode);
     if (country?.isProhibited) {
       rowIssues.set(rowNumber, {
         status: 'INVALID',
         code: 'PROHIBITED_DESTINATION',
-        message: `payouts to ${country.name} (${country.code}) are prohibited by the service`,
+        message: `payouts to ${country.name ?? country.code} (${country.code}) are prohibited by the service`,
       });
       continue;
     }
     if (country && !warnedCountry.has(country.code) && outsideTradingHours(country, now)) {
       warnedCountry.add(country.code);
       warnings.push(
-        `${country.name} (${country.code}) is outside its trading hours ${country.tradingStartTime}-${country.tradingEndTime} (UTC${country.timeZone >= 0 ? '+' : ''}${country.timeZone}): its payouts will wait for the next window`,
+        `${country.name ?? country.code} (${country.code}) is outside its trading hours ${country.tradingStartTime}-${country.tradingEndTime} (UTC${(country.timeZone ?? 0) >= 0 ? '+' : ''}${country.timeZone}): its payouts will wait for the next window`,
       );
     }
     const c = corridors.get(corridorKey(p))!;
@@ -241,7 +290,13 @@ export async function preflight(
       });
       continue;
     }
-    const missing = missingRequired(p, m);
+    if (!m.requiredFields) {
+      noteOnce(
+        `fields ${p.method}`,
+        `the methods route's requiredFields for ${p.method} (${p.sourceCurrency} -> ${p.destinationCurrency}) could not be read: offline validation alone decides its rows`,
+      );
+    }
+    const missing = m.requiredFields ? missingRequired(p, m.requiredFields) : [];
     if (missing.length) {
       rowIssues.set(rowNumber, {
         status: 'INVALID',
@@ -250,7 +305,22 @@ export async function preflight(
       });
       continue;
     }
-    estimatedFees.set(rowNumber, methodFee(m, p.sourceAmount, p.sourceCurrency, c.rate ? new Dec(c.rate) : undefined));
+    const fee = methodFee(m, p.sourceAmount, p.sourceCurrency, c.rate ? new Dec(c.rate) : undefined);
+    if (fee === undefined) {
+      feesUnknown.add(rowNumber);
+      noteOnce(
+        `fee ${p.method} ${p.sourceCurrency}`,
+        `fee of ${p.method} from ${p.sourceCurrency}: not known before sending (the service's answer decides); the totals below leave it out`,
+      );
+    } else {
+      estimatedFees.set(rowNumber, fee);
+      if (feeConverted(m, p.sourceCurrency)) {
+        noteOnce(
+          `rate ${p.method} ${p.sourceCurrency}`,
+          `fee of ${p.method} is priced in ${m.fee.kind !== 'unknown' ? m.fee.currency : '?'}: converted to ${p.sourceCurrency} at the corridor rate read as ${p.destinationCurrency} per ${p.sourceCurrency}, an estimate (the spec does not state the rate's direction)`,
+        );
+      }
+    }
   }
-  return { wallets, corridors: [...corridors.values()], countries, rowIssues, estimatedFees, warnings, requests };
+  return { wallets, corridors: [...corridors.values()], countries, rowIssues, estimatedFees, feesUnknown, warnings, requests };
 }

@@ -72,9 +72,9 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
             ref: r.reference,
             attempt: 1,
             rate: r.rate,
-            fee: Number(r.fee ?? 0),
-            totalDeductible: Number(r.totalDeductible ?? 0),
-            destinationAmount: Number(r.destinationAmount ?? 0),
+            fee: r.fee,
+            totalDeductible: r.totalDeductible,
+            destinationAmount: r.destinationAmount ?? '0',
           };
           record(session, e);
         }

@@ -6,6 +6,7 @@
 import { scanJournal, type JournalEvent, type JournalScan } from './journal.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { nextStatus } from '../spec/status-order.ts';
+import type { ApiAmount } from '../money.ts';
 
 export const JOURNAL_VERSION = 1;
 
@@ -29,18 +30,24 @@ export interface BatchHeader extends JournalEvent {
   createdAt: string;
 }
 
-/** What the journal keeps of a created payout: enough for the results file without asking again. */
+/**
+ * What the journal keeps of a created payout: enough for the results file without asking again.
+ * Amounts as the service wrote them (JSON numbers, or decimal strings in some readings); the ones
+ * the service's answer may lack (spec §4.2 promises only id, status, payoutRef, sourceAmount,
+ * destinationAmount and exchangeRate) are optional, and the currencies and sourceAmount fall back
+ * on the request that created the payout.
+ */
 export interface PayoutSnapshot {
   id: string;
-  payoutRef: string;
+  payoutRef?: string;
   status: string;
-  sourceAmount: number;
+  sourceAmount: ApiAmount;
   sourceCurrency: string;
-  destinationAmount: number;
+  destinationAmount?: ApiAmount;
   destinationCurrency: string;
-  transactionFees: number;
-  exchangeRate: number;
-  updatedAt: string;
+  transactionFees?: ApiAmount;
+  exchangeRate?: ApiAmount;
+  updatedAt?: string;
   documents: number;
   /** Set by later `status` lines (status refresh, webhooks): ADDITIONAL_INFO_UNDER_REVIEW. */
   statusDetail?: string;
@@ -58,7 +65,15 @@ export interface ErrorSnapshot {
 export type RowEvent =
   | { t: 'run'; at: string; command: string; pid: number }
   | { t: 'run-end'; at: string; exitCode: number }
-  | { t: 'quote'; ref: string; attempt: number; rate: number; fee: number; totalDeductible: number; destinationAmount: number }
+  | {
+      t: 'quote';
+      ref: string;
+      attempt: number;
+      rate?: ApiAmount;
+      fee?: ApiAmount;
+      totalDeductible?: ApiAmount;
+      destinationAmount: ApiAmount;
+    }
   /** A document uploaded once; `doc` names the file(s) (path, or "merged:" + paths). */
   | { t: 'doc'; ref: string; doc: string; url: string }
   /**
@@ -128,7 +143,7 @@ export interface RowState {
   patchError?: ErrorSnapshot;
   /** The `attach` line of the latest attempt that had documents. */
   attach?: { attempt: number; documents: string[] };
-  quote?: { attempt: number; rate: number; fee: number; totalDeductible: number; destinationAmount: number };
+  quote?: { attempt: number; rate?: ApiAmount; fee?: ApiAmount; totalDeductible?: ApiAmount; destinationAmount: ApiAmount };
 }
 
 export interface FoldedJournal {

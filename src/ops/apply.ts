@@ -13,7 +13,7 @@ import { foldJournalFile } from '../journal/rows.ts';
 import { findJournals, parseIdempotencyKey } from '../engine/identity.ts';
 import { readResults, writeResults } from '../results/index.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
-import type { InformationRequest } from '../spec/schemas.ts';
+import type { InformationRequestAnswer as InformationRequest } from '../client/answers.ts';
 import { withLock } from './lock.ts';
 import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
 

@@ -14,7 +14,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { mergeToPdf } from '../engine/execute.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../spec/codes.ts';
-import type { DocumentsPatchResponse, Payout } from '../spec/schemas.ts';
+import type { DocumentsPatchAnswer, PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/documents.ts';
 
 export interface AttachOptions {
@@ -41,9 +41,9 @@ export class AttachRefused extends Error {
 }
 
 export interface AttachResult {
-  payout: Payout;
+  payout: PayoutAnswer;
   uploaded: { file: string; documentUrl: string; requestId: string }[];
-  response: DocumentsPatchResponse;
+  response: DocumentsPatchAnswer;
   merged: boolean;
   /** The FILE requests of an ADDITIONAL_INFO_REQUIRED payout these documents answer. */
   answers: string[];
@@ -81,7 +81,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
   const files: LoadedFile[] = [];
   for (const f of o.files) files.push(await loadFile(f));
 
-  let payout: Payout;
+  let payout: PayoutAnswer;
   try {
     payout = await o.client.getPayout(o.payoutId);
   } catch (e) {
@@ -98,7 +98,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
   if (isFinalStatus(payout.status) && !o.force) {
     throw new AttachRefused(`${documentRuleMessage(payout.status)}. Nothing was uploaded.`, 'INVALID_PAYOUT_STATUS', 3);
   }
-  const have = payout.supportingDocuments.length;
+  const have = payout.supportingDocuments?.length ?? 0;
   const adding = o.merge ? 1 : files.length;
   if (have + adding > MAX_DOCUMENTS_PER_PAYOUT && !o.force) {
     const room = MAX_DOCUMENTS_PER_PAYOUT - have;
@@ -121,7 +121,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
       {
         bytes,
         contentType: 'application/pdf',
-        filename: `${payout.payoutRef.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`,
+        filename: `${(payout.payoutRef ?? payout.id).replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`,
         shownAs: files.map((f) => f.path).join(' + '),
       },
     ];

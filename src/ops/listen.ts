@@ -22,7 +22,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/webhooks.ts';
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
 import type { ServiceHeaderNames } from '../spec/http.ts';
-import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../spec/schemas.ts';
+import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyToResultsFile, type ApplyResult } from './apply.ts';
 import { acquireLock, type HeldLock } from './lock.ts';
 
@@ -409,8 +409,8 @@ export async function registerSubscription(
   const existing = (await client.listWebhooks()).data[0];
   if (existing) {
     const s = await client.updateWebhook(existing.id, { url, secret });
-    return { action: 'updated', id: s.id, url: s.url };
+    return { action: 'updated', id: s.id, url: s.url ?? url };
   }
   const s = await client.registerWebhook({ url, secret });
-  return { action: 'created', id: s.id, url: s.url };
+  return { action: 'created', id: s.id, url: s.url ?? url };
 }

@@ -94,11 +94,22 @@ describe('responses that do not match the spec', () => {
     expect(e.fieldErrors.map((f) => f.field)).toEqual(['status']);
   });
 
-  it('are "unknown" on initiate: the payout may exist, and it is not resent blindly', async () => {
+  it('are "unknown" on initiate when no status says the payout exists; it is not resent blindly', async () => {
     const { c, seen } = client([json(201, { id: PAYOUT.id })]);
     const e = await failure(c.initiate(INITIATE_BODY, { idempotencyKey: 'k-1' }));
     expect(e).toMatchObject({ kind: 'invalid-response', outcome: 'unknown', status: 201 });
-    expect(e.fieldErrors.map((f) => f.field)).toContain('payoutRef');
+    expect(e.fieldErrors.map((f) => f.field)).toContain('status');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('an initiate answer with an id and a status is a created payout, whatever else is missing or extra', async () => {
+    const { c, seen } = client([
+      json(201, { statusCode: 201, message: 'ok', data: { id: PAYOUT.id, status: 'pending', extra: { a: 1 } } }),
+    ]);
+    const r = await c.initiate(INITIATE_BODY, { idempotencyKey: 'k-2' });
+    expect(r.payout).toMatchObject({ id: PAYOUT.id, status: 'PENDING' });
+    expect(r.payout.payoutRef).toBeUndefined();
+    expect(r.payout.transactionFees).toBeUndefined();
     expect(seen).toHaveLength(1);
   });
 

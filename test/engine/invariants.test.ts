@@ -178,7 +178,7 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
         const w = (await conn.client.listWallets()).data.find((x) => x.currency === 'GBP')!;
         const batch = await loadBatch(file);
         const row = batch.rows[0]!.payout!;
-        const drain = await conn.client.initiate(initiateBody({ ...row, sourceAmount: new Dec(String(Math.floor(w.balance - 5))) }), {
+        const drain = await conn.client.initiate(initiateBody({ ...row, sourceAmount: new Dec(w.balance!).minus(5).floor() }), {
           idempotencyKey: 'test-drain-1',
         });
         drainId = drain.payout.id;

@@ -10,7 +10,7 @@ import { connect, type Connection } from '../../client/connect.ts';
 import { ENVIRONMENTS } from '../../client/environment.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
-import type { CurrencyPair, Wallet } from '../../spec/schemas.ts';
+import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
 
 interface AccountArgs {
   env?: string;
@@ -77,8 +77,8 @@ export default defineCommand<AccountArgs>({
 async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: ReturnType<typeof createLogger>): Promise<ExitCode> {
   const { client, environment } = conn;
   logger.debug({ environment: environment.name, baseUrl: environment.baseUrl, apiKey: client.apiKey }, 'account: connected');
-  let wallets: Wallet[];
-  let pairs: CurrencyPair[];
+  let wallets: WalletAnswer[];
+  let pairs: CurrencyPairAnswer[];
   let pairsNote: string | undefined;
   try {
     wallets = (await client.listWallets()).data;
@@ -108,8 +108,12 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Retu
           environment: environment.name,
           baseUrl: environment.baseUrl,
           key: { fingerprint: client.apiKey.fingerprint, source: client.apiKey.source },
-          wallets,
-          pairs,
+          // money as decimal strings with the currency's digits, as everywhere in --json; null: not given
+          wallets: wallets.map((w) => ({
+            ...w,
+            balance: w.balance === undefined ? null : formatAmount(fromApi(w.balance), w.currency),
+          })),
+          pairs: pairs.map((p) => ({ ...p, rate: p.rate === undefined ? null : String(p.rate) })),
           quota: quota ? { ...quota, countedHere: true, file: conn.usage?.path } : null,
         },
         null,
@@ -125,11 +129,15 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Retu
   lines.push('', 'Wallets');
   if (!wallets.length) lines.push('  (none)');
   for (const w of [...wallets].sort((a, b) => a.currency.localeCompare(b.currency))) {
-    lines.push(`  ${w.currency}  ${formatAmount(fromApi(w.balance), w.currency).padStart(20)}  ${w.walletId}`);
+    const balance = w.balance === undefined ? 'balance not shown' : formatAmount(fromApi(w.balance), w.currency);
+    lines.push(`  ${w.currency}  ${balance.padStart(20)}  ${w.walletId}`);
   }
   lines.push('', 'Enabled currency pairs');
   if (!pairs.length) lines.push(`  (${pairsNote ?? 'none'})`);
-  for (const p of pairs) lines.push(`  ${p.baseCurrency}/${p.quoteCurrency}  ${String(p.rate).padStart(12)}  ${p.currencyPairId}`);
+  for (const p of pairs)
+    lines.push(
+      `  ${p.baseCurrency}/${p.quoteCurrency}  ${String(p.rate ?? 'no rate').padStart(12)}  ${p.currencyPairId ?? '(no id given)'}`,
+    );
   if (quota) {
     const fmt = (n: number) => n.toLocaleString('en-US');
     lines.push(

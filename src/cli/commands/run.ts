@@ -211,7 +211,11 @@ export function planText(p: BatchPlan, environment: string): string {
     l.push('  by source currency (estimated fees)         wallet balance -> after the batch');
     for (const c of p.currencies) {
       l.push(
-        `    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${group(c.amount).padStart(16)} + ${group(c.estimatedFees).padStart(10)} = ${group(c.total).padStart(16)}   ${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`,
+        `    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${group(c.amount).padStart(16)} + ${group(c.estimatedFees).padStart(10)} = ${group(c.total).padStart(16)}   ` +
+          (c.balance === undefined || c.balanceAfter === undefined
+            ? 'balance not known'
+            : `${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`) +
+          (c.feesNotKnown ? `   (+ fees of ${c.feesNotKnown} row${c.feesNotKnown === 1 ? '' : 's'} not known before sending)` : ''),
       );
     }
   }
