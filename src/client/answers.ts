@@ -54,6 +54,22 @@ export function unwrapList(v: unknown): unknown {
   return v;
 }
 
+/**
+ * Reads `v` with `schema`; what does not fit is `fallback` (recorded as unreadable, not an error).
+ * `.optional()` first: zod 4 refuses a missing key before a transform can run ("expected
+ * nonoptional"), so without it an absent fee or requiredFields (spec §4.11: "not shown") failed the
+ * whole methods answer instead of reading as unknown.
+ */
+const orElse = <T extends z.ZodType, F>(schema: T, fallback: F) =>
+  z
+    .unknown()
+    .optional()
+    .transform((v): z.output<T> | F => {
+      if (v === undefined || v === null) return fallback;
+      const r = schema.safeParse(v);
+      return r.success ? r.data : fallback;
+    });
+
 /** Spec §4.4 meta, all of it optional: a page without meta ends the listing when it is short. */
 const PageMeta = z.looseObject({ total: maybe(count), page: maybe(count), limit: maybe(count), size: maybe(count) });
 
@@ -68,13 +84,25 @@ const payoutStatus = z
 
 // ---------------------------------------------------------------- payouts (§2, §4.2-4.4)
 
+/** One allowed value of a SELECT request: its value (or, without one, its label). */
+const OptionAnswer = z.union([
+  text,
+  z.number().transform(String),
+  z
+    .looseObject({ value: maybe(z.union([text, z.number().transform(String)])), label: maybe(text) })
+    .refine((o) => (o.value ?? o.label) !== undefined, 'a value')
+    .transform((o) => (o.value ?? o.label)!),
+]);
+
 /** Spec §2 informationRequests item: title and type are stated; the rest optional. */
 export const InformationRequestAnswer = z.looseObject({
   title: text,
   type: z.string().transform((s) => s.toUpperCase()),
   description: maybe(text),
   section: maybe(text),
-  options: maybe(z.array(text)),
+  // "options: allowed values" (spec §2): a value may come as text, a number, or {value, label};
+  // read as the values. A list we cannot read is left out rather than failing the payout.
+  options: orElse(z.array(OptionAnswer), undefined),
   rejectionReason: maybe(text),
 });
 export type InformationRequestAnswer = z.output<typeof InformationRequestAnswer>;
@@ -204,6 +232,20 @@ export type SwapListAnswer = z.output<typeof SwapListAnswer>;
 // ---------------------------------------------------------------- pairs (§4.9, §4.10)
 
 /**
+ * A pair's state from a `status` field, only when it names one: `{status: 'success'}` is how some
+ * services (JSend) say the call worked, and must not read as "disabled".
+ */
+function pairState(status: string | undefined): boolean | undefined {
+  if (status === undefined) return undefined;
+  if (/^(active|enabled|on)$/i.test(status)) return true;
+  if (/^(inactive|disabled|off)$/i.test(status)) return false;
+  return undefined;
+}
+
+/** A currency as its code, or as {code, name} (the form of spec §2 Country payoutCurrencies). */
+const currencyCode = z.union([text, z.looseObject({ code: text }).transform((c) => c.code)]);
+
+/**
  * Spec §2 Currency pair: baseCurrency, quoteCurrency, rate, and an identifier currencyPairId
  * ("other pair fields: not shown"). Read as well: `id` or `pairId` for the identifier, `enabled` /
  * `isEnabled` / `status` for whether it is on. The pairs route lists enabled pairs only (§4.9), so
@@ -214,9 +256,11 @@ export const CurrencyPairAnswer = z
     currencyPairId: maybe(ident),
     id: maybe(ident),
     pairId: maybe(ident),
-    baseCurrency: text,
-    quoteCurrency: text,
-    rate: maybe(amount),
+    baseCurrency: currencyCode,
+    quoteCurrency: currencyCode,
+    // "a rate field" (spec §2), its form not shown: a rate we cannot read ({buy, sell}) is unknown,
+    // not a reason to refuse the list (the tool never computes money from it)
+    rate: orElse(amount, undefined),
     enabled: maybe(flag),
     isEnabled: maybe(flag),
     status: maybe(text),
@@ -224,7 +268,7 @@ export const CurrencyPairAnswer = z
   .transform(({ currencyPairId, id, pairId, enabled, isEnabled, status, ...rest }) => ({
     ...rest,
     currencyPairId: currencyPairId ?? id ?? pairId,
-    enabled: enabled ?? isEnabled ?? (status === undefined ? undefined : /^(active|enabled|on)$/i.test(status)),
+    enabled: enabled ?? isEnabled ?? pairState(status),
   }));
 export type CurrencyPairAnswer = z.output<typeof CurrencyPairAnswer>;
 export const PairListAnswer = listOf(CurrencyPairAnswer);
@@ -238,7 +282,7 @@ export const ToggleAnswer = z.unknown().transform((v): { enabled?: boolean } => 
   const pair = z.looseObject({ enabled: maybe(flag), isEnabled: maybe(flag), status: maybe(text) }).safeParse(unwrapObject(v));
   if (!pair.success) return {};
   const { enabled, isEnabled, status } = pair.data;
-  const on = enabled ?? isEnabled ?? (status === undefined ? undefined : /^(active|enabled|on)$/i.test(status));
+  const on = enabled ?? isEnabled ?? pairState(status);
   return on === undefined ? {} : { enabled: on };
 });
 export type ToggleAnswer = z.output<typeof ToggleAnswer>;
@@ -279,10 +323,27 @@ const FieldGroupAnswer = z
   .looseObject({
     name: maybe(text),
     required: maybe(flag),
-    oneOf: z.array(z.union([z.array(FieldDescriptorAnswer), FieldDescriptorAnswer.transform((d) => [d])])),
+    // each listed group: an array of fields, one field, or {fields: [...]} (spec §2 "field groups")
+    oneOf: z.array(
+      z.union([
+        z.array(FieldDescriptorAnswer),
+        z.looseObject({ fields: z.array(FieldDescriptorAnswer) }).transform((g) => g.fields),
+        FieldDescriptorAnswer.transform((d) => [d]),
+      ]),
+    ),
   })
   .transform((g): FieldGroupRule => ({ name: g.name, required: g.required, oneOf: g.oneOf }));
-const FieldListAnswer = z.array(z.union([FieldGroupAnswer, FieldDescriptorAnswer]));
+/**
+ * requiredFields / optionalFields: an array of names, descriptors or groups; or an object keyed by
+ * field name ({accountName: {type, required}} or {accountName: true}), read as the same descriptors.
+ */
+const FieldListAnswer = z.preprocess(
+  (v) =>
+    isRecord(v) && Object.values(v).every((d) => isRecord(d) || typeof d === 'boolean')
+      ? Object.entries(v).map(([name, d]) => (isRecord(d) ? { ...d, name } : { name, required: d }))
+      : v,
+  z.array(z.union([FieldGroupAnswer, FieldDescriptorAnswer])),
+);
 
 /**
  * A method's fee, normalised ("exact shape of the fee: not shown", spec §4.11): a flat amount, or
@@ -306,46 +367,66 @@ const Tier = z.looseObject({
   amount: maybe(amount),
   fee: maybe(amount),
 });
+/**
+ * Tiers as [from, below) or [from, upTo]. Where ranges are contiguous, an upper bound equal to the
+ * next tier's lower bound belongs to the next tier ({from: 0, to: 2000}, {from: 2000, to: 10000}:
+ * 2000 pays 40 by spec §1.9's "40 (2k to under 10k)"), so it is read as exclusive.
+ */
+function tiersOf(raw: { lo?: ApiAmount; hi?: ApiAmount; amount: ApiAmount }[]) {
+  return raw.map(({ lo, hi, amount: fee }, i) => {
+    const next = raw[i + 1]?.lo;
+    const contiguous = hi !== undefined && next !== undefined && fromApi(hi).eq(fromApi(next));
+    return contiguous ? { from: lo, below: hi, amount: fee } : { from: lo, upTo: hi, amount: fee };
+  });
+}
+
+/** A fee given as a percentage (by its type or a percent field) is not a flat amount. */
+const isPercentage = (f: Record<string, unknown>): boolean =>
+  (typeof f.type === 'string' && /percent|variable/i.test(f.type)) || Object.keys(f).some((k) => /percent/i.test(k) && f[k] != null);
+
 const MethodFeeAnswer = z.union([
   amount.transform((a): MethodFee => ({ kind: 'flat', amount: a })),
-  z
-    .looseObject({ currency: maybe(text), amount: maybe(amount), bands: z.array(Band).min(1) })
-    .transform((f): MethodFee => ({
-      kind: 'tiered',
-      currency: f.currency,
-      tiers: f.bands.map((b) => ({ below: b.below, amount: b.amount })),
-    })),
+  z.looseObject({ currency: maybe(text), amount: maybe(amount), bands: z.array(Band).min(1) }).transform((f): MethodFee => ({
+    kind: 'tiered',
+    currency: f.currency,
+    tiers: f.bands.map((b) => ({ below: b.below, amount: b.amount })),
+  })),
   z
     .looseObject({ currency: maybe(text), tiers: z.array(Tier).min(1) })
     .refine((f) => f.tiers.every((t) => (t.amount ?? t.fee) !== undefined), 'an amount per tier')
     .transform((f): MethodFee => ({
       kind: 'tiered',
       currency: f.currency,
-      tiers: f.tiers.map((t) => ({ from: t.min ?? t.from, upTo: t.max ?? t.to, amount: (t.amount ?? t.fee)! })),
+      tiers: tiersOf(f.tiers.map((t) => ({ lo: t.min ?? t.from, hi: t.max ?? t.to, amount: (t.amount ?? t.fee)! }))),
     })),
-  z.looseObject({ amount, currency: maybe(text) }).transform((f): MethodFee => ({ kind: 'flat', amount: f.amount, currency: f.currency })),
+  // {amount, currency} or {type: 'FIXED', value}; not a percentage, which would read as an amount
+  z
+    .looseObject({ amount: maybe(amount), value: maybe(amount), currency: maybe(text) })
+    .refine((f) => (f.amount ?? f.value) !== undefined && !isPercentage(f), 'a flat amount')
+    .transform((f): MethodFee => ({ kind: 'flat', amount: (f.amount ?? f.value)!, currency: f.currency })),
 ]);
 
-/** Reads `v` with `schema`; what does not fit is `fallback` (recorded as unreadable, not an error). */
-const orElse = <T extends z.ZodType, F>(schema: T, fallback: F) =>
-  z.unknown().transform((v): z.output<T> | F => {
-    if (v === undefined || v === null) return fallback;
-    const r = schema.safeParse(v);
-    return r.success ? r.data : fallback;
+/**
+ * Settlement "not shown" (spec §4.11): a string, or an object whose description (or range) is shown
+ * as text. Optional first, as orElse, so a method without one is read. A range says its unit when
+ * it gives one ({min: 1, max: 3, unit: 'days'} is "1 to 3 days", not hours: spec §1.9 has both).
+ */
+const SettlementAnswer = z
+  .unknown()
+  .optional()
+  .transform((v): string | undefined => {
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number') return `${v}`;
+    if (!isRecord(v)) return undefined;
+    for (const k of ['description', 'text', 'label', 'value']) if (typeof v[k] === 'string') return v[k];
+    const hours = v.minHours !== undefined || v.maxHours !== undefined;
+    const lo = hours ? v.minHours : v.min;
+    const hi = hours ? v.maxHours : v.max;
+    const unit = hours ? 'hours' : typeof v.unit === 'string' ? v.unit.toLowerCase() : 'hours';
+    const show = (x: unknown) => (typeof x === 'number' || typeof x === 'string' ? String(x) : '?');
+    if (lo !== undefined || hi !== undefined) return lo === hi ? `${show(lo)} ${unit}` : `${show(lo)} to ${show(hi)} ${unit}`;
+    return JSON.stringify(v);
   });
-
-/** Settlement "not shown": a string, or an object whose description (or hours) is shown as text. */
-const SettlementAnswer = z.unknown().transform((v): string | undefined => {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number') return `${v}`;
-  if (!isRecord(v)) return undefined;
-  for (const k of ['description', 'text', 'label', 'value']) if (typeof v[k] === 'string') return v[k];
-  const hours = (x: unknown) => (typeof x === 'number' || typeof x === 'string' ? String(x) : undefined);
-  const lo = hours(v.minHours ?? v.min);
-  const hi = hours(v.maxHours ?? v.max);
-  if (lo !== undefined || hi !== undefined) return `${lo ?? '?'} to ${hi ?? '?'} hours`;
-  return JSON.stringify(v);
-});
 
 /**
  * A payment method (spec §2): code, name, settlement, fee, requiredFields, optionalFields. Only the
@@ -366,13 +447,23 @@ export const PaymentMethodAnswer = z
   .transform(({ code, method, ...m }) => ({ ...m, code: (code ?? method)!.toUpperCase() }));
 export type PaymentMethodAnswer = z.output<typeof PaymentMethodAnswer>;
 
-/** Spec §4.11: the corridor, the current rate ("object with field rate") and the methods. */
-export const MethodsAnswer = objectOf(
+/**
+ * Spec §4.11: the corridor, the current rate ("object with field rate") and the methods. Read as
+ * well: the methods alone, as a bare array or as the `data` array of an envelope (no rate then).
+ */
+const methodsBody = (v: unknown): unknown => {
+  if (Array.isArray(v)) return { methods: v };
+  if (isRecord(v) && Array.isArray(v.data) && v.methods === undefined) return { methods: v.data };
+  return unwrapObject(v);
+};
+export const MethodsAnswer = z.preprocess(
+  methodsBody,
   z
     .looseObject({
       corridor: z.unknown().optional(),
-      rate: maybe(z.union([amount, z.looseObject({ rate: maybe(amount) })])),
-      exchangeRate: maybe(amount),
+      // the rate only feeds an estimate (a fee in another currency): unreadable is unknown, not fatal
+      rate: orElse(z.union([amount, z.looseObject({ rate: maybe(amount) })]), undefined),
+      exchangeRate: orElse(amount, undefined),
       methods: z.array(PaymentMethodAnswer),
     })
     .transform(({ rate, exchangeRate, ...r }) => ({
@@ -394,15 +485,25 @@ export const WalletAnswer = z
     walletId: maybe(ident),
     id: maybe(ident),
     currency: text,
-    balance: maybe(z.union([amount, z.looseObject({ amount })])),
-    availableBalance: maybe(amount),
-    available: maybe(amount),
+    // "other wallet fields: not shown" (spec §2): a balance in a form we cannot read ({total,
+    // pending}) is no balance, not a refused listing; {available, ledger} reads the available one
+    balance: orElse(
+      z.union([
+        amount,
+        z
+          .looseObject({ available: maybe(amount), availableBalance: maybe(amount), amount: maybe(amount) })
+          .transform((b) => b.available ?? b.availableBalance ?? b.amount),
+      ]),
+      undefined,
+    ),
+    availableBalance: orElse(amount, undefined),
+    available: orElse(amount, undefined),
   })
   .refine((w) => !!(w.walletId ?? w.id), 'a walletId')
   .transform(({ walletId, id, balance, availableBalance, available, ...w }) => ({
     ...w,
     walletId: (walletId ?? id)!,
-    balance: availableBalance ?? available ?? (typeof balance === 'object' ? balance.amount : balance),
+    balance: availableBalance ?? available ?? balance,
   }));
 export type WalletAnswer = z.output<typeof WalletAnswer>;
 export const WalletListAnswer = listOf(WalletAnswer);
@@ -436,17 +537,32 @@ export type CountryAnswer = z.output<typeof CountryAnswer>;
 export const CountryListAnswer = listOf(CountryAnswer);
 export type CountryListAnswer = z.output<typeof CountryListAnswer>;
 
+/** A JSON object written as text, parsed; anything else as it is. */
+function jsonText(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return v;
+  }
+}
+
 /** Spec §2 Wallet transaction: type, amount (negative for debits), reference; the rest optional. */
 export const WalletTransactionAnswer = z.looseObject({
   id: maybe(ident),
   type: maybe(z.string().transform((s) => s.toUpperCase())),
   amount,
   currency: maybe(text),
-  wallet: maybe(z.looseObject({ walletId: maybe(ident), currency: maybe(text) })),
+  // "wallet details" and "metadata" (spec §2): forms not shown. The wallet as an object or its id;
+  // metadata as an object or the JSON text of one; anything else is left out, not fatal.
+  wallet: orElse(
+    z.union([z.looseObject({ walletId: maybe(ident), currency: maybe(text) }), ident.transform((walletId) => ({ walletId }))]),
+    undefined,
+  ),
   balanceBefore: maybe(amount),
   balanceAfter: maybe(amount),
   reference: maybe(text),
-  metadata: maybe(z.record(z.string(), z.unknown())),
+  metadata: orElse(z.preprocess(jsonText, z.record(z.string(), z.unknown())), undefined),
   createdAt: maybe(text),
 });
 export type WalletTransactionAnswer = z.output<typeof WalletTransactionAnswer>;
@@ -455,19 +571,36 @@ export type TransactionListAnswer = z.output<typeof TransactionListAnswer>;
 
 // ---------------------------------------------------------------- webhooks (§4.13, §6)
 
-/** "Fields of the stored record as returned: not shown": an id is what the routes need. */
-export const WebhookSubscriptionAnswer = objectOf(
-  z.looseObject({
-    id: ident,
+/**
+ * "Fields of the stored record as returned: not shown" (spec §4.13): an id is what the routes need,
+ * as `id` or `webhookId` (the spec names other records' ids walletId, currencyPairId, payoutId).
+ */
+const WebhookRecord = z
+  .looseObject({
+    id: maybe(ident),
+    webhookId: maybe(ident),
     url: maybe(text),
     eventTypes: maybe(z.array(text)),
     hasSecret: maybe(flag),
     createdAt: maybe(text),
     updatedAt: maybe(text),
-  }),
-);
+  })
+  .refine((w) => (w.id ?? w.webhookId) !== undefined, { message: 'an id', path: ['id'] })
+  .transform(({ webhookId, ...w }) => ({ ...w, id: (w.id ?? webhookId)! }));
+export const WebhookSubscriptionAnswer = objectOf(WebhookRecord);
 export type WebhookSubscriptionAnswer = z.output<typeof WebhookSubscriptionAnswer>;
-export const WebhookSubscriptionListAnswer = listOf(WebhookSubscriptionAnswer);
+
+const isWebhookRecord = (v: unknown): boolean => isRecord(v) && (v.id !== undefined || v.webhookId !== undefined);
+/**
+ * The list: "only one active subscription per business" (spec §4.13), so a service may answer with
+ * the one record (bare or as `data`) or `data: null` for none; both are read as a list.
+ */
+export const WebhookSubscriptionListAnswer = z.preprocess((v) => {
+  if (isWebhookRecord(v)) return { data: [v] };
+  if (isRecord(v) && isWebhookRecord(v.data)) return { ...v, data: [v.data] };
+  if (isRecord(v) && 'data' in v && v.data === null) return { ...v, data: [] };
+  return v;
+}, listOf(WebhookRecord));
 
 /**
  * Spec §6 payout.status.changed. payoutId and newStatus are what the tool acts on; oldStatus may be
