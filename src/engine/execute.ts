@@ -295,7 +295,7 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
 
     // A new attempt (I3: after a definitive refusal the key changes with the attempt).
     const attempt = s.attempt + 1;
-    const key = idempotencyKey(o.batchId, o.env, ref, attempt);
+    const key = idempotencyKey(o.batchId, ref, attempt);
     o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt, settling: false });
     const refuse = (e: unknown) => {
       if (isServiceTrouble(e)) halt(e);

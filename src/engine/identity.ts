@@ -6,7 +6,14 @@ import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
+/** The prefix of the batch id hashed from a --batch-id (unchanged since v1: it names journals). */
 export const KEY_PREFIX = 'pb1';
+/**
+ * The prefix of the keys derived now. Keys of v1 (`pb1-`, which also hashed the environment label)
+ * are still read back from journals and results files and resent as journalled: the journal
+ * decides which key a row has (design.md "Idempotency keys"), never this derivation.
+ */
+export const KEY_VERSION = 'pb2';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -39,23 +46,31 @@ export function batchIdentity(contentSha256: string, batchIdFlag?: string): Batc
 }
 
 /**
- * pb1-<first 16 hex of batchId>-<first 24 hex of sha256(pb1|env|batchId|reference|attempt)>-<attempt>.
- * Self-describing: the batch (for `retry` to find its journal) and the attempt can be read back.
+ * pb2-<first 16 hex of batchId>-<first 24 hex of sha256("pb2|" batchId "|" reference "|" attempt)>-<attempt>.
+ * A function of the batch identity, the row identity (its reference) and the attempt only: never of
+ * an environment label, a path or a flag, so the same rows sent to the same service get the same
+ * keys however the command was spelled (design.md "Idempotency keys"). Self-describing: the batch
+ * (for `retry` to find its journal) and the attempt can be read back. Pinned by literal vectors in
+ * test/engine/keys.test.ts: changing it would make a resume after an upgrade pay twice.
  */
-export function idempotencyKey(batchId: string, env: string, reference: string, attempt: number): string {
+export function idempotencyKey(batchId: string, reference: string, attempt: number): string {
   if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, not ${attempt}`);
-  const h = sha256(`${KEY_PREFIX}|${env}|${batchId}|${reference}|${attempt}`).slice(0, 24);
-  return `${KEY_PREFIX}-${batchId.slice(0, 16)}-${h}-${attempt}`;
+  if (!/^[0-9a-f]{64}$/.test(batchId)) throw new RangeError('batchId must be 64 lowercase hex');
+  const h = sha256(`${KEY_VERSION}|${batchId}|${reference}|${attempt}`).slice(0, 24);
+  return `${KEY_VERSION}-${batchId.slice(0, 16)}-${h}-${attempt}`;
 }
 
 export interface ParsedKey {
   batchPrefix: string;
   attempt: number;
+  /** pb1 (v1, which hashed the environment label too) or pb2. */
+  version: 'pb1' | 'pb2';
 }
 
+/** The batch and attempt of a key of this tool, of either version; undefined for any other text. */
 export function parseIdempotencyKey(key: string): ParsedKey | undefined {
-  const m = /^pb1-([0-9a-f]{16})-([0-9a-f]{24})-(\d+)$/.exec(key.trim());
-  return m ? { batchPrefix: m[1]!, attempt: Number(m[3]) } : undefined;
+  const m = /^(pb[12])-([0-9a-f]{16})-([0-9a-f]{24})-(\d+)$/.exec(key.trim());
+  return m ? { batchPrefix: m[2]!, attempt: Number(m[4]), version: m[1] as 'pb1' | 'pb2' } : undefined;
 }
 
 /** The journal folder of a batch file: `<batch dir>/.payout-batch`, unless --state-dir names one. */

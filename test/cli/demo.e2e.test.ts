@@ -21,7 +21,7 @@ describe('payout-batch demo (npm run demo)', () => {
     const results = await readResults(outcome.resultsPath);
     expect(results.rows).toHaveLength(52);
     expect(
-      results.rows.every((r) => r.result.status === 'PENDING' && /^pb1-[0-9a-f]{16}-[0-9a-f]{24}-1$/.test(r.result.idempotencyKey ?? '')),
+      results.rows.every((r) => r.result.status === 'PENDING' && /^pb2-[0-9a-f]{16}-[0-9a-f]{24}-1$/.test(r.result.idempotencyKey ?? '')),
     ).toBe(true);
     // Rows with documents carry their documentUrls; the SEPA row with two files has both.
     expect(results.rows.filter((r) => (r.result.documents ?? '').includes(';')).length).toBeGreaterThanOrEqual(1);

@@ -38,7 +38,7 @@ describe('I1/I4: the same file dropped twice under two names pays once', () => {
 
   it('a first run logs each row as a JSON line with its key and request id, and the API key nowhere', async () => {
     const { dir, first } = await sentOnce();
-    expect(first.stderr).toMatch(/"idempotencyKey":"pb1-/); // the JSON lines were there to search
+    expect(first.stderr).toMatch(/"idempotencyKey":"pb2-/); // the JSON lines were there to search
     expect(first.stderr).toMatch(/"batchId":"[0-9a-f]{16}","row":\d+,"reference":"GEN-\d+","status":"PENDING","requestId":"[0-9a-f-]{36}"/);
     await keyNowhere(dir, [first]);
   });
