@@ -149,6 +149,11 @@ export class PayoutClient {
       perWindow: options.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
       safetyMarginMs: options.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
       clock: options.clock,
+      // with a quota counter, the key's pace is shared with the other processes through its state folder (pace.ts)
+      stateDir: options.usage?.stateDir,
+      baseUrl: this.baseUrl,
+      onSharedPaceError: (e) =>
+        options.logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`),
     });
     let labelled = false;
     this.transport = new Transport({

@@ -303,10 +303,12 @@ export class Transport {
       } finally {
         clearTimeout(timer);
         if (slot) forgetSend(requestId, slot);
+        slot?.done?.();
       }
 
       const ms = Math.round(performance.now() - started);
-      o.logger?.debug({ route: spec.route, method: spec.method, path, status, requestId, attempt, ms }, 'response');
+      // (sentAt: when the headers left, on the wall clock every process shares: the start the pace counts)
+      o.logger?.debug({ route: spec.route, method: spec.method, path, status, requestId, attempt, ms, sentAt: slot?.sentAt }, 'response');
       o.onEvent?.({ type: 'response', route: spec.route, method: spec.method, path, status, requestId, attempt, ms });
 
       const okStatus = spec.expectStatus ? spec.expectStatus.includes(status) : status >= 200 && status < 300;

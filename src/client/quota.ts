@@ -55,6 +55,8 @@ export interface UsageReport {
  */
 export class UsageCounter {
   readonly path: string;
+  /** The folder of the usage file: the per-user state of the keys (pace.ts keeps their pace there too). */
+  readonly stateDir: string;
   private readonly flushMs: number;
   private readonly now: () => Date;
   /** fingerprint -> month -> requests not yet written. */
@@ -65,6 +67,7 @@ export class UsageCounter {
 
   constructor(options: { path?: string; stateDir?: string; flushMs?: number; now?: () => Date } = {}) {
     this.path = options.path ?? join(options.stateDir ?? defaultStateDir(), USAGE_FILE_NAME);
+    this.stateDir = dirname(this.path);
     this.flushMs = options.flushMs ?? 1000;
     this.now = options.now ?? (() => new Date());
   }

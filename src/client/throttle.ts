@@ -1,11 +1,14 @@
 // The request pace: no more than N request starts in any rolling window, per API key, across every
-// route, every concurrent task, every retry and every client instance of this process.
+// route, every concurrent task, every retry and every client instance of this process, and with a
+// state folder (pace.ts) across every process of this user on this host.
 //
 // A token bucket is not enough: a full bucket of 5 lets 5 through at once and refills 5 a moment
 // later, so the server counts 10 in one rolling second. What the server counts is starts in a
 // sliding window, so that is what is kept here: a log of start times. A start is allowed when fewer
 // than N starts lie in the last (window + margin) ms; the margin absorbs clock and network skew
 // between this process and the server's arrival clock.
+
+import { SharedPace, pacePath, wallNow } from './pace.ts';
 
 /**
  * Added to the 1000 ms window. Starts are dated when their headers leave (see below) and the
@@ -50,6 +53,8 @@ export interface RateLimiterOptions {
   /** After a 429 the pace drops by one start per window; one step comes back after this long (default 2 s). */
   cooldownMs?: number;
   clock?: Clock;
+  /** The key's pace shared with the other processes of this host (pace.ts); absent: this process alone. */
+  shared?: SharedPace;
 }
 
 /**
@@ -59,7 +64,11 @@ export interface RateLimiterOptions {
  */
 export interface Slot {
   t: number;
+  /** Wall-clock ms (pace.ts wallNow) when the headers left, once they did: the start as logged and shared. */
+  sentAt?: number;
   markSent(): void;
+  /** The request ended; called whether or not its headers left (a shared start not sent keeps its grant time). */
+  done?(): void;
 }
 
 interface Waiter {
@@ -81,6 +90,7 @@ export class SlidingWindowLimiter {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private penalty = 0;
   private lastPenaltyAt = -Infinity;
+  shared: SharedPace | undefined;
 
   constructor(options: RateLimiterOptions) {
     if (!Number.isInteger(options.perWindow) || options.perWindow < 1) {
@@ -91,6 +101,7 @@ export class SlidingWindowLimiter {
     this.safetyMarginMs = options.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
     this.cooldownMs = options.cooldownMs ?? 2000;
     this.clock = options.clock ?? systemClock;
+    this.shared = options.shared;
   }
 
   /** The configured N. */
@@ -157,25 +168,47 @@ export class SlidingWindowLimiter {
     const now = this.clock.now();
     this.prune(now);
     const limit = this.effectiveLimit(now);
+    let sharedWait = 0;
     while (this.queue.length && this.starts.length < limit) {
+      // The other processes' starts with this key too (pace.ts), when shared.
+      let id = '';
+      if (this.shared) {
+        const taken = this.shared.take(limit, this.span);
+        if (!taken.ok) {
+          sharedWait = taken.waitMs;
+          break;
+        }
+        id = taken.id;
+      }
       const w = this.queue.shift()!;
       if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
+      const shared = this.shared;
+      let sent = false;
       const slot: Slot = {
         t: now,
         markSent: () => {
-          const sent = this.clock.now();
-          if (sent > slot.t) slot.t = sent;
+          const at = this.clock.now();
+          if (at > slot.t) slot.t = at;
+          slot.sentAt = wallNow();
+          sent = true;
+          shared?.markSent(id, slot.sentAt);
+        },
+        done: () => {
+          if (!sent) shared?.unsent(id);
         },
       };
       this.starts.push(slot);
       w.resolve(slot);
     }
     if (this.queue.length) {
-      // The start that must leave the window before the next may begin.
-      const times = this.starts.map((s) => s.t).sort((a, b) => a - b);
-      const blocking = times[times.length - limit]!;
-      const wait = Math.max(1, Math.ceil(blocking + this.span - now) + 1);
-      this.timer = setTimeout(() => this.drain(), wait);
+      let wait = sharedWait;
+      if (this.starts.length >= limit) {
+        // The start that must leave the window before the next may begin.
+        const times = this.starts.map((s) => s.t).sort((a, b) => a - b);
+        const blocking = times[times.length - limit]!;
+        wait = Math.max(wait, Math.ceil(blocking + this.span - now) + 1);
+      }
+      this.timer = setTimeout(() => this.drain(), Math.max(1, wait));
     }
   }
 
@@ -199,13 +232,25 @@ const registry = new Map<string, SlidingWindowLimiter>();
  * fingerprint, never the key). The first caller's options create it; a later caller asking for a
  * lower N lowers it.
  */
-export function limiterForKey(fingerprint: string, options: RateLimiterOptions): SlidingWindowLimiter {
+export function limiterForKey(
+  fingerprint: string,
+  options: RateLimiterOptions & {
+    /** With the service's base URL: share the key's pace with the other processes through this state folder (pace.ts). */
+    stateDir?: string;
+    baseUrl?: string;
+    /** Told once when the shared pace cannot be used (this process then paces alone). */
+    onSharedPaceError?: (e: Error) => void;
+  },
+): SlidingWindowLimiter {
   let l = registry.get(fingerprint);
   if (!l) {
     l = new SlidingWindowLimiter(options);
     registry.set(fingerprint, l);
   } else {
     l.lowerLimit(options.perWindow);
+  }
+  if (!l.shared && options.stateDir && options.baseUrl) {
+    l.shared = new SharedPace(pacePath(options.stateDir, options.baseUrl, fingerprint), options.onSharedPaceError);
   }
   return l;
 }

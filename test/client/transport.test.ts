@@ -331,7 +331,9 @@ describe('the quota counter', () => {
     const text = await readFile(join(dir, 'usage.json'), 'utf8');
     expect(text).toContain(c.apiKey.fingerprint);
     expect(text).not.toContain(c.apiKey.reveal());
-    expect(await readdir(dir)).toEqual(['usage.json']);
+    // beside it, the key's request pace shared with other processes (pace.ts): no key there either
+    expect((await readdir(dir)).sort()).toEqual(['pace', 'usage.json']);
+    for (const f of await readdir(join(dir, 'pace'))) expect(await readFile(join(dir, 'pace', f), 'utf8')).not.toContain(c.apiKey.reveal());
     const again = new UsageCounter({ stateDir: dir });
     expect((await again.usage(c.apiKey.fingerprint)).used).toBe(3);
   });

@@ -1,0 +1,206 @@
+// One request pace per API key for every process of this user on this host (issue 15: a cron
+// `watch` and a person's `run` with one key each took the whole 5 a second, drew 429s, and each
+// 429 also counted against the month).
+//
+// The limiter of a process (throttle.ts) paces its own starts; before it grants one, it also takes
+// one here: a small JSON file per key and service in the per-user state folder (the quota
+// counter's, quota.ts defaultStateDir), holding the starts of the last window of every process,
+// read and written under a short lock (proper-lockfile: an atomic mkdir, taken over when older
+// than 2 s, so a process killed while holding it blocks the others 2 s at most). A start is granted
+// when fewer than N starts of all processes lie in the window; so the starts of all processes
+// together keep the limiter's promise: at most N in any rolling window + margin.
+//
+// A start is dated when its request's headers leave (throttle.ts Slot.markSent), which may be some
+// milliseconds after the grant (a new connection, the first fetch of a process). Until then the
+// other processes count it as starting now (for at most PENDING_MS), never earlier than it will.
+//
+// The file is named by a hash of the service's base URL and the key's fingerprint, never the key.
+// Everything here is synchronous and short (a few small file operations): it runs when a start is
+// granted, a few times a second.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import lockfile from 'proper-lockfile';
+
+/** The folder of the pace files, under the state folder. */
+export const PACE_DIR = 'pace';
+
+/** A start granted whose headers have not left yet counts as starting now, for at most this long. */
+export const PENDING_MS = 2000;
+
+/** How soon to try again when another process holds the lock (for a millisecond or so). */
+const BUSY_RETRY_MS = 2;
+
+/** Wall-clock milliseconds with a fraction, the same clock in every process of the host. */
+export const wallNow = (): number => performance.timeOrigin + performance.now();
+
+interface Start {
+  /** `<pid>.<tag>-<n>`: whose start, to date it when its headers leave. */
+  id: string;
+  t: number;
+  /** Granted, headers not sent yet. */
+  p?: 1;
+}
+
+interface PaceFile {
+  v: 1;
+  starts: Start[];
+}
+
+export type Take = { ok: true; id: string } | { ok: false; waitMs: number };
+
+/** The pace file of one key at one service, in a state folder. */
+export function pacePath(stateDir: string, baseUrl: string, fingerprint: string): string {
+  const name = createHash('sha256')
+    .update(`payout-batch pace v1\0${baseUrl.replace(/\/+$/, '')}\0${fingerprint}`)
+    .digest('hex');
+  return join(stateDir, PACE_DIR, `${name.slice(0, 24)}.json`);
+}
+
+export class SharedPace {
+  private seq = 0;
+  /** Names this process's starts (its pid, and which SharedPace of it: tests run several). */
+  private readonly tag = `${process.pid}.${randomBytes(3).toString('hex')}`;
+  /** Our starts whose headers left (id -> time), or that ended unsent ('unsent'), not written yet. */
+  private marks = new Map<string, number | 'unsent'>();
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The file could not be used: this process paces alone (the local limiter still holds). */
+  failed: Error | undefined;
+
+  constructor(
+    readonly path: string,
+    private readonly onError?: (e: Error) => void,
+  ) {}
+
+  /**
+   * Takes a start when fewer than `limit` starts of all processes lie in the last `spanMs`: then
+   * records it (as not yet sent) and returns its id; otherwise says how long to wait. When the file
+   * cannot be used, every start is let through (see `failed`).
+   */
+  take(limit: number, spanMs: number): Take {
+    if (this.failed) return { ok: true, id: '' };
+    const locked = this.lock();
+    if (locked === 'busy') return { ok: false, waitMs: BUSY_RETRY_MS };
+    if (!locked) return { ok: true, id: '' };
+    try {
+      const now = wallNow();
+      const starts = this.live(this.read(), now, spanMs);
+      const times = starts.map((s) => effective(s, now)).sort((a, b) => a - b);
+      if (times.length >= limit) {
+        const blocking = times[times.length - limit]!;
+        this.write(starts);
+        return { ok: false, waitMs: Math.max(1, Math.ceil(blocking + spanMs - now) + 1) };
+      }
+      const id = `${this.tag}-${++this.seq}`;
+      starts.push({ id, t: now, p: 1 });
+      this.write(starts);
+      return { ok: true, id };
+    } catch (e) {
+      this.fail(e);
+      return { ok: true, id: '' };
+    } finally {
+      locked();
+    }
+  }
+
+  /** The start's headers left (now, or at `at`, wallNow's clock). */
+  markSent(id: string, at: number = wallNow()): void {
+    if (!id || this.failed) return;
+    this.marks.set(id, at);
+    this.scheduleFlush(0);
+  }
+
+  /** The request ended without its headers leaving (never sent): the start keeps its grant time. */
+  unsent(id: string): void {
+    if (!id || this.failed || this.marks.has(id)) return;
+    this.marks.set(id, 'unsent');
+    this.scheduleFlush(0);
+  }
+
+  private scheduleFlush(ms: number): void {
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush();
+    }, ms);
+    // a pending start left behind by an exiting process counts as now for PENDING_MS at most
+    this.flushTimer.unref?.();
+  }
+
+  /** Writes the marks (under the lock); tried again shortly when the lock is busy. */
+  flush(): void {
+    if (!this.marks.size || this.failed) return;
+    const locked = this.lock();
+    if (locked === 'busy') return this.scheduleFlush(BUSY_RETRY_MS);
+    if (!locked) return;
+    try {
+      this.write(this.read());
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      locked();
+    }
+  }
+
+  /** The starts still inside the window, with our marks applied (they are written with them). */
+  private live(starts: Start[], now: number, spanMs: number): Start[] {
+    return starts.filter((s) => effective(s, now) > now - spanMs);
+  }
+
+  private read(): Start[] {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    let file: PaceFile | undefined;
+    try {
+      file = JSON.parse(text) as PaceFile;
+    } catch {
+      // a torn file (a crash in the middle of a write, which the rename makes unlikely): start again
+    }
+    const starts = file?.v === 1 && Array.isArray(file.starts) ? file.starts.filter(isStart) : [];
+    for (const s of starts) {
+      const m = this.marks.get(s.id);
+      if (m === undefined) continue;
+      if (m !== 'unsent' && m > s.t) s.t = m;
+      delete s.p;
+    }
+    this.marks.clear();
+    return starts;
+  }
+
+  private write(starts: Start[]): void {
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ v: 1, starts } satisfies PaceFile), { mode: 0o600 });
+    renameSync(tmp, this.path);
+  }
+
+  /** The lock's release function; 'busy' when another process holds it; undefined when unusable. */
+  private lock(): (() => void) | 'busy' | undefined {
+    try {
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+      return lockfile.lockSync(this.path, { realpath: false, stale: 2000 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ELOCKED') return 'busy';
+      this.fail(e);
+      return undefined;
+    }
+  }
+
+  private fail(e: unknown): void {
+    if (this.failed) return;
+    this.failed = e instanceof Error ? e : new Error(String(e));
+    this.onError?.(this.failed);
+  }
+}
+
+const isStart = (s: unknown): s is Start =>
+  !!s && typeof (s as Start).id === 'string' && typeof (s as Start).t === 'number' && Number.isFinite((s as Start).t);
+
+/** When a start counts: its time; a pending one counts as now, for PENDING_MS at most. */
+function effective(s: Start, now: number): number {
+  return s.p ? Math.max(s.t, Math.min(now, s.t + PENDING_MS)) : s.t;
+}

@@ -1,0 +1,132 @@
+// One request pace and one monthly count per key across processes (issue 15). Each SharedPace or
+// UsageCounter here stands for a process: they share nothing but the files in the state folder.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PENDING_MS, SharedPace, pacePath, wallNow } from '../../src/client/pace.ts';
+import { UsageCounter, monthOf } from '../../src/client/quota.ts';
+import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
+
+const dirs: string[] = [];
+const tempDir = async () => {
+  const d = await mkdtemp(join(tmpdir(), 'pb-pace-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+/** Most starts in any window of `ms` (times sorted). */
+function mostInWindow(times: number[], ms: number): number {
+  const t = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (t[i]! - t[j]! >= ms) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+describe('the shared pace of a key (pace.ts)', () => {
+  it('names the file by the service and the key fingerprint, never the key', () => {
+    const a = pacePath('/s', 'https://gw.example', 'fp1');
+    expect(a).toMatch(/^\/s\/pace\/[0-9a-f]{24}\.json$/);
+    expect(pacePath('/s', 'https://gw.example/', 'fp1')).toBe(a);
+    expect(pacePath('/s', 'https://other.example', 'fp1')).not.toBe(a);
+    expect(pacePath('/s', 'https://gw.example', 'fp2')).not.toBe(a);
+  });
+
+  it('two processes: the second waits for the first one’s starts, and a start marked sent is written so', async () => {
+    const path = pacePath(await tempDir(), 'http://127.0.0.1:1', 'fp');
+    const a = new SharedPace(path);
+    const b = new SharedPace(path);
+    const ids = [a.take(2, 1000), a.take(2, 1000)];
+    expect(ids.every((t) => t.ok)).toBe(true);
+    const refused = b.take(2, 1000);
+    expect(refused.ok).toBe(false);
+    expect(!refused.ok && refused.waitMs).toBeGreaterThan(900);
+    for (const t of ids) if (t.ok) a.markSent(t.id);
+    a.flush();
+    const file = JSON.parse(await readFile(path, 'utf8')) as { starts: { p?: 1 }[] };
+    expect(file.starts).toHaveLength(2);
+    expect(file.starts.filter((s) => s.p)).toHaveLength(0);
+  });
+
+  it('a start not sent yet counts as starting now (for PENDING_MS at most); a sent one from when it left', async () => {
+    const path = pacePath(await tempDir(), 'http://127.0.0.1:4', 'fp');
+    const pace = new SharedPace(path);
+    await mkdir(dirname(path), { recursive: true });
+    const at = async (starts: object[] | string) => {
+      await writeFile(path, typeof starts === 'string' ? starts : JSON.stringify({ v: 1, starts }));
+      return pace.take(1, 1000);
+    };
+    const now = wallNow();
+    const pending = await at([{ id: 'other-1', t: now - 600, p: 1 }]);
+    expect(!pending.ok && pending.waitMs).toBeGreaterThan(990);
+    const sent = await at([{ id: 'other-1', t: now - 600 }]);
+    expect(!sent.ok && sent.waitMs).toBeGreaterThan(300);
+    expect(!sent.ok && sent.waitMs).toBeLessThan(450);
+    // a pending start left by a process that died before sending: it stops counting as now after PENDING_MS
+    const abandoned = await at([{ id: 'other-1', t: now - PENDING_MS - 1100, p: 1 }]);
+    expect(abandoned.ok).toBe(true);
+    // a damaged file is read as empty
+    expect((await at('{"v":1,"starts":[')).ok).toBe(true);
+  });
+
+  it('two limiters sharing the file keep their combined starts within N per window + margin', async () => {
+    const path = pacePath(await tempDir(), 'http://127.0.0.1:2', 'fp');
+    const windowMs = 200;
+    const make = () => new SlidingWindowLimiter({ perWindow: 3, windowMs, safetyMarginMs: 10, shared: new SharedPace(path) });
+    const limiters = [make(), make()];
+    const sent: number[] = [];
+    await Promise.all(
+      limiters.flatMap((l) =>
+        Array.from({ length: 6 }, async () => {
+          const slot = await l.acquire();
+          slot.markSent();
+          sent.push(slot.sentAt!);
+          slot.done?.();
+        }),
+      ),
+    );
+    expect(sent).toHaveLength(12);
+    // the promise, on the times the pace counts (headers sent): at most 3 in any 200 ms
+    expect(mostInWindow(sent, windowMs)).toBeLessThanOrEqual(3);
+  });
+
+  it('a state folder that cannot be used: told once, and this process paces alone', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'pace'), 'a file where the folder should be');
+    const errors: Error[] = [];
+    const pace = new SharedPace(pacePath(dir, 'http://127.0.0.1:3', 'fp'), (e) => errors.push(e));
+    expect(pace.take(1, 1000).ok).toBe(true);
+    expect(pace.take(1, 1000).ok).toBe(true);
+    expect(errors).toHaveLength(1);
+    expect(pace.failed).toBeDefined();
+  });
+});
+
+describe('the monthly count of a key across processes (quota.ts)', () => {
+  it('two counters on one usage file, flushing at once, add up exactly', async () => {
+    const dir = await tempDir();
+    const a = new UsageCounter({ stateDir: dir, flushMs: 0 });
+    const b = new UsageCounter({ stateDir: dir, flushMs: 0 });
+    const rounds = 40;
+    await Promise.all(
+      [a, b].map(async (c, k) => {
+        for (let i = 0; i < rounds; i++) {
+          c.count('fp', k + 1);
+          await c.flush();
+        }
+      }),
+    );
+    const month = monthOf(new Date());
+    const file = JSON.parse(await readFile(join(dir, 'usage.json'), 'utf8')) as {
+      keys: Record<string, { months: Record<string, number> }>;
+    };
+    expect(file.keys.fp!.months[month]).toBe(rounds * 3);
+    expect((await new UsageCounter({ stateDir: dir }).usage('fp')).used).toBe(rounds * 3);
+  });
+});
