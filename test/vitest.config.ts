@@ -8,6 +8,8 @@ export default defineConfig({
     // npm run test:unit leaves them out for the inner loop.
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/build.setup.ts'],
+    // a temporary $PAYOUT_BATCH_STATE_DIR per test: nothing is written to the user's own
+    setupFiles: ['test/state.setup.ts'],
     exclude: ['test/bench/**', 'test/chaos/**', 'node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

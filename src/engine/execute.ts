@@ -72,6 +72,11 @@ export interface ExecuteOptions {
   /** Created rows whose payouts still lack documents: attached after the rows to send (finish-documents.ts). */
   finish?: FinishItem[];
   now?: () => Date;
+  /**
+   * Writes a fresh attempt's `initiating` record under the account's ledger lock, while this run's
+   * reservation of the reference holds (ledger.ts); throws when it no longer does (nothing sent).
+   */
+  guard?: (ref: string, write: () => void) => Promise<void>;
 }
 
 /** A row created by an earlier run whose payout still lacks documents (documentsToAttach). */
@@ -210,8 +215,18 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
   /** Sends (or resends) one initiate and journals the answer. Returns the new state. */
   async function initiate(item: WorkItem, key: string, body: string, attempt: number, fresh: boolean): Promise<RowState> {
     const ref = item.payout.reference;
-    if (fresh)
-      journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, dup: probableDuplicateKey(item.payout), at: at() }, true);
+    if (fresh) {
+      const write = () =>
+        journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, dup: probableDuplicateKey(item.payout), at: at() }, true);
+      if (!o.guard) write();
+      else {
+        try {
+          await o.guard(ref, write);
+        } catch (e) {
+          halt(e); // the reservation is gone: nothing more is sent (resume is safe)
+        }
+      }
+    }
     try {
       const r = await o.client.initiate(body, { idempotencyKey: key });
       const payout = snapshotOf(await completeCreated(o.client, r.payout), sentPayout(body));

@@ -60,6 +60,8 @@ export interface PipelineOptions extends GuardOptions {
   settleDelayMs?: number;
   /** A journal snapshot at the end when the journal grew by this many bytes (default SNAPSHOT_MIN_BYTES; tests 0). */
   snapshotMinBytes?: number;
+  /** Writes a row's `initiating` record under the ledger's lock and reservation (ledger.ts Reservation.guard). */
+  guard?: (ref: string, write: () => void) => Promise<void>;
 }
 
 export interface PipelineResult {
@@ -275,6 +277,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
       checkpointMs: o.checkpointMs,
       settleDelayMs: o.settleDelayMs,
       finish: finishing,
+      guard: o.guard,
     });
     for (const [n, out] of res.outcomes) executed.set(n, out);
     if (res.halted) return await finish(4, { halted: res.halted, stopped: res.stopped });

@@ -6,7 +6,8 @@ import { PayoutApiError } from '../client/errors.ts';
 import { emptyFold, rowState } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
-import { journalPath, stateDirFor } from './identity.ts';
+import { stateDirFor } from './identity.ts';
+import { findBatchJournal, ledgerJournalPath, ledgerOf } from './ledger.ts';
 import { buildPlan, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './planfile.ts';
 import { preflight } from './preflight.ts';
@@ -32,15 +33,18 @@ export interface PlanResult {
 
 export async function planBatch(o: PlanOptions): Promise<PlanResult> {
   const env = o.conn.environment.name;
-  const stateDir = stateDirFor(o.file, o.stateDir);
-  // As `run` does: the journal read once the identity is known, its created rows not validated again.
-  const journal = journalReader(stateDir, env);
+  const ledger = ledgerOf(o.conn, { root: o.stateDir, legacy: [stateDirFor(o.file), ...(o.stateDir ? [o.stateDir] : [])] });
+  // As `run` does: the journal read once the identity is known, its created rows not validated
+  // again (the account's ledger's, else one of the layout before it: read, never adopted here).
+  let jpath = '';
+  const journal = journalReader(
+    (identity) => (jpath = findBatchJournal(ledger, identity.batchId) ?? ledgerJournalPath(ledger, identity.batchId)),
+  );
   const batch = await loadBatch(
     o.file,
     { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId, stop: o.stop },
     journal.lookup,
   );
-  const jpath = journalPath(stateDir, env, batch.identity.batchId);
   const folded = journal.read()?.scan.folded ?? emptyFold();
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
   const { client } = o.conn;

@@ -4,8 +4,14 @@
 //     to it wait until its outcome is known;
 //   - a row the service refused is validated again as edited and sent under attempt + 1 (I3);
 //   - a conflict stays a conflict (I5).
-// The batch is found through the batch id inside the keys (pb1-<batch>-...), its journal in the
-// state folder (default: .payout-batch beside the results file).
+// The batch is found through the batch id inside the keys (pb2-<batch>-..., or pb1- of v1), its
+// journal in the account's ledger (ledger.ts), or in the layout before it (.payout-batch beside the
+// results file, or the --state-dir folder itself), which the ledger then adopts.
+//
+// The journal decides, not the results file's cells (design.md "Idempotency keys"): a row is matched
+// to its journal state by its key cell, else its payoutId, else its row number; a row whose
+// payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
+// was edited or cleared in its cells.
 import { dirname, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns } from '../input/columns.ts';
@@ -17,14 +23,17 @@ import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow } from '../validation/row.ts';
 import { loadBatch, type EngineRow, type LoadedBatch } from './batch.ts';
 import { accountKey } from '../validation/batch.ts';
-import { fileSha256, findJournals, parseIdempotencyKey, stateDirFor } from './identity.ts';
+import { fileSha256, parseIdempotencyKey, stateDirFor } from './identity.ts';
+import { adoptLegacyJournal, findBatchJournal, ledgerOf } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { BatchRefused, openSession } from './session.ts';
+import { reserveRows } from './run.ts';
+import { BatchRefused, openSession, type BatchSession } from './session.ts';
 
 export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
   resultsFile: string;
   conn: Connection;
+  /** The state folder whose ledger holds the journal (default the per-user one); see RunOptions.stateDir. */
   stateDir?: string;
   /** Where the new results go (default <results>.retry-N beside it). */
   resultsPath?: string;
@@ -42,7 +51,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
-  const stateDir = o.stateDir ? resolve(o.stateDir) : stateDirFor(resultsFile);
+  const ledger = ledgerOf(o.conn, { root: o.stateDir, legacy: [stateDirFor(resultsFile), ...(o.stateDir ? [o.stateDir] : [])] });
 
   // Find the batch: through the keys, else a journal whose results are this file.
   const prefixes = new Set<string>();
@@ -57,12 +66,13 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
     );
   let journalFile: string | undefined;
   if (prefixes.size === 1) {
-    const found = (await findJournals(stateDir, [...prefixes][0]!)).filter((j) => j.env === env);
-    journalFile = found[0]?.path;
+    const prefix = [...prefixes][0]!;
+    adoptLegacyJournal(ledger, prefix);
+    journalFile = findBatchJournal(ledger, prefix);
     if (!journalFile) {
       throw new BatchRefused(
-        `no journal of batch ${[...prefixes][0]} for the ${env} environment in ${stateDir}: ` +
-          'give the folder with --state-dir (the .payout-batch folder beside the batch file), and the same --env/--base-url as the run',
+        `no journal of batch ${prefix} for ${ledger.account} in ${ledger.dir}: ` +
+          'use the same --base-url (or --env) as the run, and its --state-dir if it was given one',
         'journal-not-found',
       );
     }
@@ -75,11 +85,20 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const { folded } = foldJournalFile(journalFile);
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
-  if (header.env !== env)
-    throw new BatchRefused(`the batch was run in ${header.env}, not ${env}: use the same environment`, 'other-environment');
 
   const byKey = new Map<string, RowState>();
-  for (const s of folded.rows.values()) if (s.key) byKey.set(s.key, s);
+  const byPayout = new Map<string, RowState>();
+  const byRow = new Map<number, RowState>();
+  for (const s of folded.rows.values()) {
+    if (s.key) byKey.set(s.key, s);
+    if (s.payout) byPayout.set(s.payout.id, s);
+    if (s.row !== undefined && s.phase !== 'none') byRow.set(s.row, s);
+  }
+  /** A row's journal state: by its key cell, else its payoutId cell, else its row number (cells cleared or edited). */
+  const journalledOf = (r: (typeof table.rows)[number]): RowState | undefined =>
+    (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
+    (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined) ??
+    byRow.get(r.rowNumber);
 
   // The original batch, when it is still there unchanged: a row not edited since keeps its
   // original verdict (cross-row problems such as a probable duplicate, and a row whose cells
@@ -119,7 +138,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       row = { rowNumber: r.rowNumber, cells: r.cells, payout: parsed.payout, problems: parsed.problems };
       if (parsed.problems.some((p) => p.severity === 'error')) row.payout = undefined;
     }
-    const journalled = r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined;
+    const journalled = journalledOf(r);
     if (isCreatedStatus(r.result.status)) keep.set(r.rowNumber, r.result);
     else only.add(r.rowNumber); // (a row the journal knows as created is reported from the journal, not sent)
     if (journalled && ['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
@@ -133,6 +152,12 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       journalled.phase !== 'none'
     ) {
       row.payout = { ...row.payout, reference: journalled.ref };
+    }
+    // An unsettled row edited into an invalid one is still settled (its journalled body is what
+    // goes), as the original file's row when that is still there.
+    if (!row.payout && journalled && (journalled.phase === 'initiating' || journalled.phase === 'unknown')) {
+      const first = original.get(journalled.ref)?.payout;
+      if (first) row = { ...row, payout: first, problems: [] };
     }
     rows.push(row);
   }
@@ -197,13 +222,34 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
     documents: docs.fingerprints,
   };
   const results = resultsPathFor(resultsFile, o.resultsPath);
-  const session = openSession({ identity: batch.identity, env, file: header.file, stateDir, command: 'retry' });
-  const result = await runPipeline(batch, session, {
-    ...o,
-    results: { ...results, delimiter: table.delimiter },
-    only,
-    keep,
-    mode: 'retry',
-  });
-  return { ...result, batchId: header.batchId, journalPath: session.journalPath, retried: only.size, kept: keep.size };
+  // Refused here, nothing sent, while a run of this batch goes on, or when another batch sent or
+  // is sending a reference to send again (ledger.ts).
+  const reservation = await reserveRows(ledger, batch, folded.rows, { command: 'retry', results: results.path, only });
+  let session: BatchSession;
+  try {
+    session = openSession({
+      identity: batch.identity,
+      env,
+      account: ledger.account,
+      file: header.file,
+      journal: journalFile,
+      command: 'retry',
+    });
+  } catch (e) {
+    reservation.release();
+    throw e;
+  }
+  try {
+    const result = await runPipeline(batch, session, {
+      ...o,
+      results: { ...results, delimiter: table.delimiter },
+      only,
+      keep,
+      mode: 'retry',
+      guard: reservation.guard,
+    });
+    return { ...result, batchId: header.batchId, journalPath: session.journalPath, retried: only.size, kept: keep.size };
+  } finally {
+    reservation.release();
+  }
 }

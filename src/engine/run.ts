@@ -1,19 +1,30 @@
 // `run` as a function: load the batch, open (or resume) its journal, refuse a batch seen under
 // another name (I4), then the pipeline. The CLI supplies the connection, the confirmation and
 // the event sinks.
+import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
 import { stateDirFor } from './identity.ts';
+import { adoptLegacyJournal, ledgerJournalPath, ledgerOf, reserveBatch, type Ledger, type Reservation } from './ledger.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { checkOtherBatches, journalReader, openSession, record, BatchRefused } from './session.ts';
+import { journalReader, openSession, record, BatchRefused, type BatchSession, type ReadJournal } from './session.ts';
+import type { RowState } from '../journal/rows.ts';
+import type { LoadedBatch } from './batch.ts';
 import { readPlanFile, verifyPlan, type PlanFile } from './planfile.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 
 export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
   file?: string;
   conn: Connection;
+  /**
+   * The state folder whose ledger of the account holds the journals (ledger.ts; default the
+   * per-user one, quota.ts defaultStateDir). Journals of the layout before the ledger, in
+   * `.payout-batch` beside the batch file or directly in this folder, are still read.
+   */
   stateDir?: string;
+  /** More folders of journals of the layout before the ledger (a watch's `.state`). */
+  legacyStateDirs?: string[];
   resultsPath?: string;
   /** A plan written by `payout-batch plan --out`: run exactly it. */
   planFile?: string;
@@ -37,32 +48,51 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   if (!file) throw new RangeError('name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env);
-  const stateDir = stateDirFor(file, o.stateDir);
-  const journal = journalReader(stateDir, env);
+  const ledger = ledgerOf(o.conn, {
+    root: o.stateDir,
+    legacy: [stateDirFor(file), ...(o.stateDir ? [o.stateDir] : []), ...(o.legacyStateDirs ?? [])],
+  });
+  // A journal of the layout before the ledger becomes the ledger's before it is read (a resume
+  // after the upgrade must not pay again): the identity is known once the file is hashed.
+  const journal = journalReader((identity) => {
+    adoptLegacyJournal(ledger, identity.batchId);
+    return ledgerJournalPath(ledger, identity.batchId);
+  });
   const batch = await loadBatch(
     file,
     { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag, stop: o.stop },
     journal.lookup,
   );
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
-  const session = openSession({
-    identity: batch.identity,
-    env,
-    file: batch.file,
-    stateDir,
+  const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
+  // Before the journal is written: a batch another process is sending, or whose references
+  // another batch sent or is sending, is refused here with nothing sent (ledger.ts).
+  const reservation = await reserveRows(ledger, batch, journal.read()?.scan.folded.rows, {
     command: 'run',
-    resultsPath: results.path,
-    read: journal.read(),
+    results: results.path,
+    only,
   });
-  let only: Set<number> | undefined;
+  let session: BatchSession;
+  try {
+    session = openSession({
+      identity: batch.identity,
+      env,
+      account: ledger.account,
+      file: batch.file,
+      journal: ledgerJournalPath(ledger, batch.identity.batchId),
+      command: 'run',
+      resultsPath: results.path,
+      // (read again when another process appended to it since: a run of this batch that ended
+      // meanwhile created rows this one must not send again)
+      read: unchanged(journal.read()),
+    });
+  } catch (e) {
+    reservation.release();
+    throw e;
+  }
   let quotedFees: Map<number, DecT> | undefined;
   try {
-    if (!session.report.resumed && batch.identity.source === 'content') {
-      const refs = new Set(batch.rows.flatMap((r) => (r.payout ? [r.payout.reference] : [])));
-      await checkOtherBatches(stateDir, env, session.journalPath, refs);
-    }
     if (planned) {
-      only = new Set(planned.rows.map((r) => r.rowNumber));
       quotedFees = new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
       for (const r of planned.rows) {
         const s = session.folded.rows.get(r.reference);
@@ -82,17 +112,67 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
     }
   } catch (e) {
     session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
+    reservation.release();
     throw e;
   }
-  const result = await runPipeline(batch, session, {
-    ...o,
-    quote: planned ? false : o.quote,
-    results: { ...results, delimiter: batch.delimiter },
-    only,
-    quotedFees,
-    mode: 'run',
+  try {
+    const result = await runPipeline(batch, session, {
+      ...o,
+      quote: planned ? false : o.quote,
+      results: { ...results, delimiter: batch.delimiter },
+      only,
+      quotedFees,
+      mode: 'run',
+      guard: reservation.guard,
+    });
+    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, plan_: planned };
+  } finally {
+    reservation.release();
+  }
+}
+
+/** The journal as read, when it has not grown since (else undefined: openSession reads it again). */
+function unchanged(read: ReadJournal | undefined): ReadJournal | undefined {
+  if (!read) return undefined;
+  let size = 0;
+  try {
+    size = statSync(read.path).size;
+  } catch {
+    // still none
+  }
+  return size === read.size ? read : undefined;
+}
+
+/**
+ * Reserves in the account's ledger the references a run or retry may send: fresh ones (never
+ * initiated, or refused before when retrying) are checked against every other batch; rows whose
+ * outcome is to be settled go with their journalled keys and are only reserved.
+ */
+export function reserveRows(
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  states: Map<string, RowState> | undefined,
+  o: { command: 'run' | 'retry'; results?: string; only?: Set<number> },
+): Promise<Reservation> {
+  const fresh: string[] = [];
+  const settling: string[] = [];
+  for (const r of batch.rows) {
+    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
+    const ref = r.payout.reference;
+    const s = states?.get(ref);
+    const phase = s?.phase ?? 'none';
+    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
+    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
+  }
+  return reserveBatch(ledger, {
+    batchId: batch.identity.batchId,
+    file: batch.file,
+    results: o.results,
+    command: o.command,
+    fresh,
+    settling,
+    onPurpose: batch.identity.source === 'flag',
   });
-  return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, plan_: planned };
 }
 
 export { BatchRefused };

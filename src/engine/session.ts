@@ -15,7 +15,7 @@ import {
 import { SNAPSHOT_MIN_BYTES, encodeSnapshot, prefixSha256, snapshotPathFor } from '../journal/snapshot.ts';
 import { writeFileAtomic } from '../results/atomic.ts';
 import type { JournalLookup } from './batch.ts';
-import { journalPath, journalsOf, type BatchIdentity } from './identity.ts';
+import type { BatchIdentity } from './identity.ts';
 
 /** A refusal before anything is sent (exit 3), with a message for the user. */
 export class BatchRefused extends Error {
@@ -79,9 +79,12 @@ export interface BatchSession {
 export interface OpenSessionOptions {
   identity: BatchIdentity;
   env: string;
+  /** The service account (ledger.ts accountOf), recorded in a new journal's header. */
+  account?: string;
   /** Absolute path of the batch file (for a new journal's header). */
   file: string;
-  stateDir: string;
+  /** The batch's journal (ledger.ts ledgerJournalPath). */
+  journal: string;
   /** 'run' refuses a file seen under another name; 'retry' takes the journal as it is. */
   command: 'run' | 'retry' | 'plan';
   resultsPath?: string;
@@ -121,10 +124,13 @@ export function readJournal(path: string): ReadJournal {
  * known (the rows it shows created are then not validated again) and keeps that read, for the
  * session to open on.
  */
-export function journalReader(stateDir: string, env: string): { lookup: JournalLookup; read: () => ReadJournal | undefined } {
+export function journalReader(pathOf: (identity: BatchIdentity) => string): {
+  lookup: JournalLookup;
+  read: () => ReadJournal | undefined;
+} {
   let read: ReadJournal | undefined;
   const lookup: JournalLookup = (identity) => {
-    read = readJournal(journalPath(stateDir, env, identity.batchId));
+    read = readJournal(pathOf(identity));
     const rows = read.scan.folded.rows;
     return (reference) => rows.get(reference);
   };
@@ -174,41 +180,14 @@ export function checkSameBatch(
       'same-content-other-name',
     );
   }
-  if (header.env !== env) {
-    throw new BatchRefused(`the journal ${journal} belongs to the ${header.env} environment, not ${env}`, 'other-environment');
-  }
+  // (The environment label is not checked: the journal is the account's, found by the service's
+  // base URL; the same service under another label is the same batch. design.md "Idempotency keys")
   return renamed;
-}
-
-/**
- * References of this batch already sent by another batch (another content) of the same
- * environment in the same state folder: an edited copy of a batch would pay its created rows
- * again under new keys. Refused unless a --batch-id says it is on purpose.
- */
-export async function checkOtherBatches(stateDir: string, env: string, ownJournal: string, references: Set<string>): Promise<void> {
-  for (const path of await journalsOf(stateDir, env)) {
-    if (path === ownJournal) continue;
-    const { folded } = inspectJournal(path);
-    const overlap: string[] = [];
-    for (const s of folded.rows.values()) {
-      if (s.phase !== 'none' && s.phase !== 'rejected' && references.has(s.ref)) overlap.push(s.ref);
-    }
-    if (overlap.length) {
-      const h = folded.header;
-      throw new BatchRefused(
-        `${overlap.length} reference${overlap.length === 1 ? '' : 's'} of this file (${overlap.slice(0, 3).join(', ')}${overlap.length > 3 ? ', ...' : ''}) ` +
-          `were already sent by another batch${h ? `, ${h.file}` : ''}${h?.results ? ` (results: ${h.results})` : ''}. Nothing was sent. ` +
-          'To re-send failed rows of that batch, edit its results file and run `payout-batch retry` on it; ' +
-          'to send these rows again on purpose, give a new --batch-id.',
-        'references-sent-by-another-batch',
-      );
-    }
-  }
 }
 
 /** Opens (or creates) the journal of a batch for appending. */
 export function openSession(o: OpenSessionOptions): BatchSession {
-  const path = journalPath(o.stateDir, o.env, o.identity.batchId);
+  const path = o.journal;
   const read = o.read?.path === path ? o.read : readJournal(path);
   const r = read.scan;
   const folded = r.folded;
@@ -227,6 +206,7 @@ export function openSession(o: OpenSessionOptions): BatchSession {
       batchIdSource: o.identity.source,
       ...(o.identity.label ? { batchLabel: o.identity.label } : {}),
       env: o.env,
+      ...(o.account ? { account: o.account } : {}),
       file: o.file,
       fileSha256: o.identity.fileSha256,
       ...(o.resultsPath ? { results: o.resultsPath } : {}),

@@ -2,16 +2,20 @@
 // recording them in the batch's journal. Shared by `status` and `listen`.
 //
 // A results file is read, changed and replaced atomically under a lock beside it
-// (".<name>.lock"), so `status` and `listen` (and two listeners) never lose each other's updates.
-// The journal gets one `{t: "status", ...}` line per applied change: the engine's fold ignores
-// event types it does not know, so the line is an audit trail that never disturbs a resume.
-import { basename, dirname, join, resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+// (".<name>.lock"), so `status` and `listen` (and two listeners, and a run's own writes of it:
+// engine/pipeline.ts) never lose each other's updates: one writer of a results file at a time.
+// The batch's journal gets one `{t: "status", ...}` line per applied change, under that lock and
+// before the results file is written: a run that rewrites the file meanwhile starts from the
+// journal's latest state, so no write moves a status backward (design.md "Results file").
+import { dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { JournalWriter } from '../journal/journal.ts';
 import { foldJournalFile } from '../journal/rows.ts';
-import { findJournals, parseIdempotencyKey } from '../engine/identity.ts';
+import { parseIdempotencyKey } from '../engine/identity.ts';
+import { journalsOfBatch } from '../engine/ledger.ts';
+import { defaultStateDir } from '../client/quota.ts';
 import { readResults, writeResults } from '../results/index.ts';
+import { resultsLockPath } from '../results/paths.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
 import type { InformationRequestAnswer as InformationRequest } from '../client/answers.ts';
 import { withLock } from './lock.ts';
@@ -50,7 +54,7 @@ export interface ApplyResult {
   unmatched: string[];
 }
 
-export const lockPathFor = (resultsPath: string) => join(dirname(resolve(resultsPath)), `.${basename(resultsPath)}.lock`);
+export const lockPathFor = resultsLockPath;
 
 /** Writes one applied update into a row's result values (mutating). */
 export function setRowStatus(row: ResultRow, u: StatusUpdate): void {
@@ -104,25 +108,32 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
 }
 
 export interface ApplyOptions {
-  /** Folders searched for the batch's journal (by the batch id inside the idempotency keys). */
+  /**
+   * Folders searched for the batch's journal (by the batch id inside the idempotency keys): each
+   * as a state folder (its ledgers, engine/ledger.ts) and as a folder of journals of the layout
+   * before the ledger. `.payout-batch` beside the results file is always searched.
+   */
   stateDirs?: string[];
+  /** State folders whose ledgers are searched too (default: the per-user one, quota.ts defaultStateDir). */
+  stateRoots?: string[];
   logger?: Logger;
 }
 
 /** Reads the results file under its lock, applies the updates forward only, writes it back when a row changed. */
 export async function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
-  const result = await withLock(
+  return withLock(
     lockPathFor(file),
     async () => {
       const table = await readResults(file);
       const r = applyToTable(table, file, updates);
-      if (r.applied.length) await writeResults(file, table);
-      return { r, table };
+      if (r.applied.length) {
+        await recordInJournal(file, table, r.applied, updates, o);
+        await writeResults(file, table);
+      }
+      return r;
     },
     { purpose: 'results update' },
   );
-  if (result.r.applied.length) await recordInJournal(file, result.table, result.r.applied, updates, o);
-  return result.r;
 }
 
 /** Appends `status` lines to the batch's journal, when it can be found. Best effort: never throws. */
@@ -141,39 +152,40 @@ export async function recordInJournal(
     }
     if (prefixes.size !== 1) return;
     const prefix = [...prefixes][0]!;
-    const dirs = o.stateDirs?.length ? o.stateDirs : [join(dirname(resolve(file)), '.payout-batch')];
-    for (const dir of dirs) {
-      if (!existsSync(dir)) continue;
-      for (const { path } of await findJournals(dir, prefix)) {
-        const { folded } = foldJournalFile(path);
-        const refOf = new Map<string, string>();
-        for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
-        const w = JournalWriter.open(path);
-        try {
-          for (const c of applied) {
-            const ref = refOf.get(c.payoutId);
-            if (!ref) continue;
-            const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
-            w.append({
-              t: 'status',
-              ref,
-              payoutId: c.payoutId,
-              status: c.to,
-              ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
-              ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
-                ? { informationRequests: JSON.stringify(u.informationRequests) }
-                : {}),
-              ...(u?.at ? { changedAt: u.at } : {}),
-              source: u?.source ?? 'get',
-              ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
-              at: new Date().toISOString(),
-            });
-          }
-        } finally {
-          w.close();
+    const legacy = [join(dirname(resolve(file)), '.payout-batch'), ...(o.stateDirs ?? [])];
+    const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
+    // The journal of the batch that holds the payout (the same file sent to two services has a
+    // journal in each one's ledger; only the one that created the payout knows its id).
+    for (const path of journalsOfBatch(prefix, { roots, legacy })) {
+      const { folded } = foldJournalFile(path);
+      const refOf = new Map<string, string>();
+      for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
+      if (!applied.some((c) => refOf.has(c.payoutId))) continue;
+      const w = JournalWriter.open(path);
+      try {
+        for (const c of applied) {
+          const ref = refOf.get(c.payoutId);
+          if (!ref) continue;
+          const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
+          w.append({
+            t: 'status',
+            ref,
+            payoutId: c.payoutId,
+            status: c.to,
+            ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
+            ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
+              ? { informationRequests: JSON.stringify(u.informationRequests) }
+              : {}),
+            ...(u?.at ? { changedAt: u.at } : {}),
+            source: u?.source ?? 'get',
+            ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
+            at: new Date().toISOString(),
+          });
         }
-        return;
+      } finally {
+        w.close();
       }
+      return;
     }
   } catch (e) {
     o.logger?.warn({ file, err: (e as Error).message }, 'status change not recorded in the journal');

@@ -39,6 +39,8 @@ export interface ListenerOptions {
   secret: string;
   /** Holds inbox.jsonl (accepted deliveries, applied marks) and listen.lock. */
   stateDir: string;
+  /** State folders whose ledgers hold the batches' journals (apply.ts; default the per-user one). */
+  stateRoots?: string[];
   /** Results files to apply status changes to. */
   results?: string[];
   /** Watch folders: the results files under done/, failed/ and processing/ (journals in .state). */
@@ -119,7 +121,7 @@ export class ListenerInUse extends Error {
 export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
   const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
   for (const dir of o.watchDirs ?? []) {
-    const stateDirs = [join(resolve(dir), '.state')];
+    const stateDirs = [join(resolve(dir), '.state'), ...watchStateDir(dir)];
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
       if (!existsSync(base)) continue;
@@ -139,6 +141,16 @@ export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): 
     }
   }
   return out;
+}
+
+/** The "stateDir" of a watch folder's configuration (its ledgers), when it names one. */
+function watchStateDir(dir: string): string[] {
+  try {
+    const cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as { stateDir?: unknown };
+    return typeof cfg.stateDir === 'string' && cfg.stateDir ? [resolve(dir, cfg.stateDir)] : [];
+  } catch {
+    return [];
+  }
 }
 
 /** A link (e.g. one refused by a watch and kept in failed/): never written through. */
@@ -248,7 +260,7 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
       if (!mayHold(t.file, d.payoutId)) continue;
       let r: ApplyResult;
       try {
-        r = await applyToResultsFile(t.file, [update], { stateDirs: t.stateDirs, logger: log });
+        r = await applyToResultsFile(t.file, [update], { stateDirs: t.stateDirs, stateRoots: o.stateRoots, logger: log });
       } catch (err) {
         if ((err as { code?: string }).code === 'FILE_NOT_FOUND') continue; // moved by a watch meanwhile
         throw err;

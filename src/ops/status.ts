@@ -14,8 +14,9 @@ import { applyToResultsFile, type ApplyResult, type StatusUpdate } from './apply
 export interface StatusOptions {
   client: PayoutClient;
   resultsFile: string;
-  /** Where the batch's journal is (default: .payout-batch beside the results file). */
+  /** Where the batch's journal is (apply.ts ApplyOptions). */
   stateDirs?: string[];
+  stateRoots?: string[];
   logger?: Logger;
   /** Called once before the first request: how many requests, and the key's usage as counted here. */
   onPlan?: (p: { toRefresh: number; usage?: UsageReport }) => void;
@@ -93,7 +94,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
 
   // What was learnt is applied even when the refresh stopped early.
   const apply = updates.length
-    ? await applyToResultsFile(file, updates, { stateDirs: o.stateDirs, logger: o.logger })
+    ? await applyToResultsFile(file, updates, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger })
     : { applied: [], ignored: [], unmatched: [] };
   for (const c of apply.applied)
     o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');

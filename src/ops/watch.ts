@@ -5,7 +5,10 @@
 //   DIR/processing/<claim>/ a claimed file, its results and claim.json (owner, sha256)
 //   DIR/done/<claim>/       every row created: the file, <name>.results.<ext>, <name>.summary.json
 //   DIR/failed/<claim>/     refused, unusable, some rows not created, or already processed
-//   DIR/.state/             the engine's journals (one per batch content) and the listener's inbox
+//   DIR/.state/             journals of versions before the account's ledger (still read)
+//   the engine's journals    in the account's ledger (engine/ledger.ts) of the per-user state folder,
+//                            or of "stateDir" in the configuration: a watch and a person's `run`
+//                            see each other's batches
 //   DIR/.watch.lock         held for a few milliseconds around every move (pid, host, start time)
 //
 // A file is taken when complete: a marker "<name>.ready" beside it, or (unless requireReady) its
@@ -23,7 +26,7 @@
 // before new files. A claim whose owner is alive on this host is never taken over, however old
 // its heartbeat (a blocked or stopped process still holds it).
 //
-// A new file whose content was already sent (a journal of that content in .state has sent rows),
+// A new file whose content was already sent (a journal of that content in the ledger has sent rows),
 // or is being processed under another claim, goes to failed/ with the reason: it is never paid
 // again. Nothing here prints or exits: the CLI does.
 import { createHash, randomBytes } from 'node:crypto';
@@ -51,7 +54,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag } from '../engine/approval.ts';
-import { journalPath } from '../engine/identity.ts';
+import { findBatchJournal, ledgerOf } from '../engine/ledger.ts';
 import { ENGINE_STATUSES, isCreatedStatus } from '../engine/outcome.ts';
 import { runBatch, type RunResult } from '../engine/run.ts';
 import { BatchRefused, inspectJournal } from '../engine/session.ts';
@@ -76,6 +79,11 @@ export const WatchConfig = z.strictObject({
   environment: z.enum(['local', 'sandbox', 'production']),
   /** Another server than the environment's (e.g. a sandbox on this machine). */
   baseUrl: z.string().url().optional(),
+  /**
+   * The state folder (relative to DIR) whose ledgers hold the journals and the quota count;
+   * default the per-user one, shared with every other command (engine/ledger.ts).
+   */
+  stateDir: z.string().min(1).optional(),
   /** The production gateway host (else $PAYOUT_GATEWAY_HOST). */
   gatewayHost: z.string().optional(),
   /** A key file (relative to DIR); else $PAYOUT_API_KEY / --key-file. Never the key itself. */
@@ -168,6 +176,8 @@ export interface WatchOptions {
   once: boolean;
   /** --env as given on the command line (production must be named there too). */
   envFlag?: string;
+  /** The state folder when the configuration names none (the CLI: the per-user one). */
+  stateRoot?: string;
   logger?: Logger;
   stop?: AbortSignal;
   crashWaitMs?: number;
@@ -363,6 +373,8 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
   const mine = new Set<string>(); // claim folders this process holds
   const halted = new Set<string>(); // claims of ours left in processing (service unreachable): retried each poll
   const staleMs = cfg.claimStaleSeconds * 1000;
+  const stateRoot = cfg.stateDir ? resolve(L.root, cfg.stateDir) : o.stateRoot;
+  const ledger = ledgerOf(o.conn, { root: stateRoot, legacy: [L.state] });
 
   /** The short critical section around every move. */
   const locked = async <T>(job: () => Promise<T> | T): Promise<T> => {
@@ -514,7 +526,8 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
         r = await runBatch({
           file,
           conn: o.conn,
-          stateDir: L.state,
+          stateDir: stateRoot,
+          legacyStateDirs: [L.state],
           yes: true,
           interactive: false,
           envFlag: o.envFlag,
@@ -742,9 +755,9 @@ export async function watchFolder(o: WatchOptions): Promise<WatchResult> {
         if (oc?.sha256 === sha)
           return { claimDir, duplicate: `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice` };
       }
-      // The same content sent before (its journal in .state has sent rows).
-      const jp = journalPath(L.state, env, sha);
-      if (existsSync(jp)) {
+      // The same content sent before to this account, from here or anywhere (its journal has sent rows).
+      const jp = findBatchJournal(ledger, sha);
+      if (jp) {
         const { folded } = inspectJournal(jp);
         const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
         if (sent > 0) {

@@ -62,3 +62,9 @@ export function resultsPathFor(
   const name = m ? `${m[1]}.results.retry-${Number(m[2] ?? 0) + 1}${outExt}` : `${stem}.results${outExt}`;
   return { path: join(dirname(batchFile), name), format };
 }
+
+/**
+ * The lock beside a results file (".<name>.lock", ops/lock.ts) held by whoever writes it: a run's
+ * checkpoints and final write, `status`, `listen`. One writer of a results file at a time.
+ */
+export const resultsLockPath = (resultsPath: string): string => join(dirname(resolve(resultsPath)), `.${basename(resultsPath)}.lock`);

@@ -5,13 +5,18 @@ import { createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadBatch } from '../../src/engine/batch.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
+import { join } from 'node:path';
 import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
 import { openSession, record, saveSnapshot } from '../../src/engine/session.ts';
 import { toApi } from '../../src/money.ts';
 import { probableDuplicateKey } from '../../src/validation/batch.ts';
 import { generateCsv } from '../engine/helpers.ts';
 
-/** The environment name of --base-url alone: where `run --base-url URL` looks for its journal. */
+/**
+ * The environment name of --base-url alone. The journal is written in the layout before the
+ * account's ledger (`.payout-batch/custom-<batch>.journal.jsonl` beside the file), which
+ * `run --base-url URL` adopts into the ledger, snapshot and all, when it first meets the batch.
+ */
 export const BASE_URL_ENV = 'custom';
 
 /** The sample payroll's same-currency rows, unique references and amounts; written in slices (100,000 rows is ~12 MB). */
@@ -45,12 +50,12 @@ export async function writeCreatedJournal(
   o: { snapshot?: boolean } = {},
 ): Promise<{ rows: number; journal: string; bytes: number; snapshot: boolean }> {
   const batch = await loadBatch(file);
-  const stateDir = stateDirFor(batch.file); // where run looks: .payout-batch beside the file
+  const journal = join(stateDirFor(batch.file), `${BASE_URL_ENV}-${batch.identity.batchId.slice(0, 16)}.journal.jsonl`);
   const session = openSession({
     identity: batch.identity,
     env: BASE_URL_ENV,
     file: batch.file,
-    stateDir,
+    journal,
     command: 'run',
     resultsPath: file.replace(/\.csv$/, '.results.csv'),
   });

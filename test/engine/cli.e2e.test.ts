@@ -68,7 +68,7 @@ describe('I1/I4: the same file dropped twice under two names pays once', () => {
     const { dir, run, sent } = await sentOnce();
     await copyFile(join(dir, 'payroll.csv'), join(dir, 'payroll (1).csv'));
     // The journal lost: the deterministic keys make the service answer with the original payouts.
-    await rm(join(dir, '.payout-batch'), { recursive: true });
+    await rm(join(dir, 'state', 'ledgers'), { recursive: true });
     const lost = await run('run', 'payroll (1).csv', '--yes');
     expect(lost.code, lost.stderr).toBe(0);
     expect(initiates(sb!).length).toBe(sent + 6);

@@ -1,7 +1,7 @@
 // Shared pieces of the engine tests: a generated batch from the sample payroll's same-currency
 // rows (enabled corridors of the default seed), the CLI spawned as a user runs it, sandbox reads.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,9 +88,35 @@ export interface CliRun {
   stderr: string;
 }
 
+let scriptStateDir: string | undefined;
+
+/**
+ * The state folder of the CLIs a test spawns, unless it names one: the test's own under vitest
+ * (test/state.setup.ts), else (a campaign run with tsx) a temporary one for the process. Never the
+ * user's: the ledgers and the quota count must not see test batches.
+ */
+export function testStateDir(): string {
+  if (process.env.VITEST && process.env.PAYOUT_BATCH_STATE_DIR) return process.env.PAYOUT_BATCH_STATE_DIR;
+  return (scriptStateDir ??= mkdtempSync(join(tmpdir(), 'pb-script-state-')));
+}
+
+/**
+ * Every journal in the ledgers of a state folder (default: the test's own), newest first: where
+ * run, retry and watch keep them (src/engine/ledger.ts), whatever folder the batch file is in.
+ */
+export function ledgerJournals(root = testStateDir()): string[] {
+  const base = join(root, 'ledgers');
+  const out: string[] = [];
+  for (const acct of existsSync(base) ? readdirSync(base) : [])
+    for (const n of readdirSync(join(base, acct))) if (n.endsWith('.journal.jsonl')) out.push(join(base, acct, n));
+  return out.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+}
+
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PAYOUT_'))) as Record<string, string>;
-  return { ...base, PAYOUT_API_KEY: KEY, ...extra };
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('PAYOUT_') && k !== 'XDG_STATE_HOME'),
+  ) as Record<string, string>;
+  return { ...base, PAYOUT_API_KEY: KEY, PAYOUT_BATCH_STATE_DIR: testStateDir(), ...extra };
 }
 
 /** Spawns `node dist/bin.js ...args`; `onSpawn` sees the child (to kill it). */

@@ -15,7 +15,7 @@ import { readResults } from '../../src/results/read.ts';
 import { Dec } from '../../src/money.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { KEY, allPayouts, initiates, workDir, writeBatch } from './helpers.ts';
+import { KEY, allPayouts, initiates, ledgerJournals, workDir, writeBatch } from './helpers.ts';
 import { UNATTENDED } from '../ops/helpers.ts';
 
 interface Sent {
@@ -117,7 +117,7 @@ describe('I2: an unknown outcome is settled with the same key and the same bytes
     expect(await allPayouts(sb)).toHaveLength(3);
     // Cut the journal back to just after the last 'initiating' line: the process "died" there,
     // after the request left (the sandbox has the payout) and before the answer was written.
-    const journal = join(dir, '.payout-batch', readdirSync(join(dir, '.payout-batch'))[0]!);
+    const journal = ledgerJournals()[0]!;
     const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
     const lastInitiating = lines.map((l) => JSON.parse(l).t).lastIndexOf('initiating');
     writeFileSync(journal, lines.slice(0, lastInitiating + 1).join('\n') + '\n{"t":"crea'); // and a torn line

@@ -2,12 +2,12 @@
 // lookup): they are never sent again, whatever the file says of them now. The probable-duplicate
 // rule still sees them, through the key each initiate journals. The CLI against the sandbox over
 // real HTTP, as a user runs it.
-import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { ROOT, allPayouts, cleanEnv, generateCsv, initiates, runCli, tempDirs } from './helpers.ts';
+import { ROOT, allPayouts, cleanEnv, ledgerJournals, generateCsv, initiates, runCli, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-resume-created-');
@@ -23,11 +23,8 @@ const setup = async () => {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const run = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
   const offline = (...args: string[]) => runCli(args, { cwd: dir, env });
-  // run keeps the journal beside the batch (PAYOUT_BATCH_STATE_DIR is where the quota counter goes)
-  const journalFile = async () => {
-    const [name] = (await readdir(join(dir, '.payout-batch'))).filter((f) => f.endsWith('.journal.jsonl'));
-    return join(dir, '.payout-batch', name!);
-  };
+  // run keeps the journal in the account's ledger of the state folder (PAYOUT_BATCH_STATE_DIR)
+  const journalFile = async () => ledgerJournals(join(dir, 'state'))[0]!;
   const journalLines = async () =>
     (await readFile(await journalFile(), 'utf8'))
       .trim()

@@ -2,8 +2,8 @@
 // and the next run folds from it. What the run snapshots is its own states, so they must be
 // exactly the fold of the journal's lines, whoever wrote them: the run's own and the status lines
 // other processes (listen, status) append. The engine against the sandbox over real HTTP.
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch, type RunOptions } from '../../src/engine/run.ts';
 import { readJournal } from '../../src/engine/session.ts';
@@ -13,7 +13,7 @@ import { loadSnapshot, snapshotPathFor } from '../../src/journal/snapshot.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { UNATTENDED, connectionTo, startSb, writeBatch } from '../ops/helpers.ts';
-import { initiates, tempDirs } from './helpers.ts';
+import { initiates, ledgerJournals, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-snapshot-');
@@ -23,14 +23,8 @@ afterEach(async () => {
   await dirs.remove();
 });
 
-/** The one journal beside a batch file (run keeps it in .payout-batch). */
-const readJournalPathOf = (file: string): string => {
-  const d = join(dirname(file), '.payout-batch');
-  return join(
-    d,
-    readdirSync(d).find((n) => n.endsWith('.journal.jsonl'))!,
-  );
-};
+/** The one journal of the test's batch (run keeps it in the account's ledger of the state folder). */
+const readJournalPathOf = (_file: string): string => ledgerJournals()[0]!;
 
 const options = (sandbox: LocalSandbox, file: string): RunOptions => ({
   file,

@@ -56,7 +56,7 @@ describe('a journal read before its session opens', () => {
       updatedAt: '2026-11-22T10:00:00Z',
       documents: 0,
     };
-    const first = openSession({ identity, env: 'local', file, stateDir, command: 'run' });
+    const first = openSession({ identity, env: 'local', file, journal: path, command: 'run' });
     first.writer.append({ t: 'run', at: 'now', command: 'run', pid: 1 });
     first.writer.append({ t: 'created', ref: 'R-1', attempt: 1, key: 'k-1', requestId: 'q-1', payout, at: '2026-11-22T10:00:00Z' });
     first.writer.append({ t: 'run-end', at: 'now', exitCode: 0 });
@@ -71,7 +71,7 @@ describe('a journal read before its session opens', () => {
         '\n',
     );
 
-    const session = openSession({ identity, env: 'local', file, stateDir, command: 'run', read });
+    const session = openSession({ identity, env: 'local', file, journal: path, command: 'run', read });
     expect(session.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
     expect(catchUpStatuses(session)).toBe(1);
     expect(session.folded.rows.get('R-1')?.payout?.status).toBe('PROCESSING');

@@ -8,7 +8,7 @@ import { readResults } from '../../src/results/index.ts';
 import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
 
-export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, allPayouts } from '../engine/helpers.ts';
+export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, allPayouts, ledgerJournals } from '../engine/helpers.ts';
 
 export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> => startSandbox({ rateLimitPerSecond: null, ...o });
 

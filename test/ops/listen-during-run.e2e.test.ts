@@ -2,13 +2,13 @@
 // and its final results file must keep the statuses listen recorded (in the journal), not write back
 // the PENDING each payout had when it was created. Real processes and real HTTP: the CLI run in a
 // child, the sandbox's signed webhooks to the listener on 127.0.0.1.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerSubscription, startListener, type RunningListener } from '../../src/ops/listen.ts';
 import { readResults } from '../../src/results/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { cleanEnv, connectionTo, runCli, setStatus, startSb, until, workDir, writeBatch } from './helpers.ts';
+import { cleanEnv, ledgerJournals, connectionTo, runCli, setStatus, startSb, until, workDir, writeBatch } from './helpers.ts';
 
 const SECRET = 'whsec_during_run_0123456789';
 let sb: LocalSandbox | undefined;
@@ -20,13 +20,10 @@ afterEach(async () => {
   sb = undefined;
 });
 
-const statusLines = (dir: string) => {
-  const stateDir = join(dir, '.payout-batch');
-  const name = readdirSync(stateDir, { recursive: true })
-    .map(String)
-    .find((n) => n.endsWith('.journal.jsonl'));
-  if (!name) return [];
-  return readFileSync(join(stateDir, name), 'utf8')
+const statusLines = (_dir: string) => {
+  const journal = ledgerJournals()[0];
+  if (!journal) return [];
+  return readFileSync(journal, 'utf8')
     .split('\n')
     .filter((l) => l.includes('"t":"status"'))
     .map((l) => JSON.parse(l) as { payoutId: string; status: string });

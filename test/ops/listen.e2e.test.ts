@@ -4,7 +4,7 @@
 // is ignored. A small proxy in front of the listener loses answers or deliveries on purpose.
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { registerSubscription, startListener, type RunningListener } from '../../src/ops/listen.ts';
 import { readResults } from '../../src/results/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { KEY, ROOT, cleanEnv, connectionTo, paidBatch, setStatus, startSb, until } from './helpers.ts';
+import { KEY, ROOT, cleanEnv, ledgerJournals, connectionTo, paidBatch, setStatus, startSb, until } from './helpers.ts';
 
 const SECRET = 'whsec_test_0123456789abcdef';
 let sb: LocalSandbox | undefined;
@@ -70,9 +70,8 @@ const inbox = (dir: string) =>
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l));
-const journalStatusLines = (dir: string) => {
-  const name = readdirSync(join(dir, '.payout-batch')).find((n) => n.endsWith('.journal.jsonl'))!;
-  return readFileSync(join(dir, '.payout-batch', name), 'utf8')
+const journalStatusLines = (_dir: string) => {
+  return readFileSync(ledgerJournals()[0]!, 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l))

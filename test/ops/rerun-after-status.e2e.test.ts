@@ -1,6 +1,5 @@
 // After `status` (or `listen`) moved rows forward, running the same batch again — a resume, or
 // cron retrying the command — must write the latest status known, never the one seen at creation.
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
@@ -19,7 +18,7 @@ describe('run again after status refreshed the results', () => {
     await setStatus(sb, ids[0]!, 'PROCESSING');
     await setStatus(sb, ids[0]!, 'SUCCESSFUL');
     await setStatus(sb, ids[1]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE' }] });
-    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const env = cleanEnv(); // the test's state folder, whose ledger holds the batch paidBatch ran
     const refreshed = await runCli(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
     expect(refreshed.code, refreshed.stderr).toBe(0);
 

@@ -6,7 +6,7 @@ import { applyToResultsFile } from '../../src/ops/apply.ts';
 import { refreshStatus } from '../../src/ops/status.ts';
 import { readResults } from '../../src/results/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { cleanEnv, connectionTo, paidBatch, runCli, setStatus, startSb, until } from './helpers.ts';
+import { cleanEnv, ledgerJournals, connectionTo, paidBatch, runCli, setStatus, startSb, until } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -27,7 +27,7 @@ describe('payout-batch status', () => {
     });
     await setStatus(sb, ids[2]!, 'ADDITIONAL_INFO_REQUIRED');
     await setStatus(sb, ids[2]!, 'PENDING');
-    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const env = cleanEnv(); // the test's state folder: the ledger paidBatch wrote the journal in;
     const before = gets(sb);
 
     const r = await runCli(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
@@ -47,9 +47,9 @@ describe('payout-batch status', () => {
     expect(t.rows.every((x) => x.result.idempotencyKey && x.result.payoutRef)).toBe(true); // the rest of the row is kept
 
     // The change is recorded in the batch's journal, where the engine folds it forward only.
-    const journal = (await import('node:fs')).readdirSync(join(dir, '.payout-batch')).find((n) => n.endsWith('.journal.jsonl'))!;
+    const journal = ledgerJournals()[0]!;
     const lines = (await import('node:fs'))
-      .readFileSync(join(dir, '.payout-batch', journal), 'utf8')
+      .readFileSync(journal, 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));

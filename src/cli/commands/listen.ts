@@ -73,7 +73,10 @@ export default defineCommand<ListenArgs>({
         : join(defaultStateDir(io.env), 'listen');
     let listener;
     try {
-      listener = await startListener({ port: args.port, host: args.host, secret, stateDir, results, watchDirs, logger });
+      // The batches' journals, to record what is applied: the ledgers of the per-user state folder
+      // (and of --state-dir, when everything runs with one).
+      const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
+      listener = await startListener({ port: args.port, host: args.host, secret, stateDir, stateRoots, results, watchDirs, logger });
     } catch (e) {
       if (e instanceof ListenerInUse) throw new UsageError(e.message);
       const code = (e as NodeJS.ErrnoException).code;

@@ -7,7 +7,16 @@ import { abortOn, defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch } from '../../engine/planonly.ts';
-import { connectionOptions, handleEngineError, makeLogger, openConnection, planText, type ConnectionArgs } from './run.ts';
+import {
+  connectionOptions,
+  handleEngineError,
+  makeLogger,
+  openConnection,
+  planText,
+  STATE_DIR_HELP,
+  stateRootOf,
+  type ConnectionArgs,
+} from './run.ts';
 
 interface PlanArgs extends ConnectionArgs {
   file: string;
@@ -30,7 +39,7 @@ export default defineCommand<PlanArgs>({
       .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel)' })
       .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
       .option('batch-id', { type: 'string', describe: 'Batch identity instead of the content hash' })
-      .option('state-dir', { type: 'string', describe: 'Journal folder (default: .payout-batch beside the batch file)' })
+      .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
       .option('quote', { type: 'boolean', default: true, describe: 'Quote each row to send (--no-quote: estimated fees only)' })
       .option('merge-documents', { type: 'boolean', default: false, describe: "Plan for a row's documents merged into one PDF" })
       .option('allow-partial', { type: 'boolean', default: false, describe: 'Plan the rows that fit when a wallet falls short' })
@@ -46,13 +55,13 @@ export default defineCommand<PlanArgs>({
   run: async (args, io) => {
     if (!args.file) throw new UsageError('name the batch file');
     const logger = makeLogger(args, io, 'plan');
-    const conn = await openConnection(args, io, logger);
+    const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
     try {
       const r = await planBatch({
         file: args.file,
         conn,
         out: args.out,
-        stateDir: args['state-dir'],
+        stateDir: stateRootOf(args, io),
         batchId: args['batch-id'],
         quote: args.quote,
         mergeDocuments: args['merge-documents'],

@@ -16,6 +16,8 @@ import {
   planText,
   sendingOptions,
   sendingSession,
+  STATE_DIR_HELP,
+  stateRootOf,
   summaryText,
   type ConnectionArgs,
   type GuardArgs,
@@ -36,7 +38,7 @@ export default defineCommand<RetryArgs>({
     sendingOptions(guardOptions(connectionOptions(y)))
       .positional('results', { type: 'string', describe: 'A results file written by run or retry (it may be edited)' })
       .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
-      .option('state-dir', { type: 'string', describe: 'Journal folder (default: .payout-batch beside the results file)' }) as never,
+      .option('state-dir', { type: 'string', describe: STATE_DIR_HELP }) as never,
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
     const { expectTotals, maxTotals, label, progress, conn, stop, out } = await sendingSession(args, io, 'retry');
@@ -44,7 +46,7 @@ export default defineCommand<RetryArgs>({
       const r = await retryResults({
         resultsFile: args.results,
         resultsPath: args.out,
-        stateDir: args['state-dir'],
+        stateDir: stateRootOf(args, io),
         conn,
         envFlag: args.env,
         yes: args.yes,

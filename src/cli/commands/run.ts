@@ -1,6 +1,7 @@
 // `payout-batch run FILE`: preflight, approval, then every valid row (quote -> documents ->
 // initiate -> PATCH), journalled so that a run killed at any instant continues where it stopped
 // when started again with the same command. A thin layer: flags -> engine -> output -> exit code.
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import cliProgress from 'cli-progress';
 import type { Argv } from 'yargs';
@@ -59,6 +60,9 @@ export interface RunArgs extends ConnectionArgs, GuardArgs {
   sheet?: string;
   'allow-duplicate-rows': boolean;
 }
+
+export const STATE_DIR_HELP =
+  'State folder holding the ledger of each service account and the quota count (default $PAYOUT_BATCH_STATE_DIR, else ~/.local/state/payout-batch)';
 
 export function connectionOptions(y: Argv): Argv {
   return y
@@ -127,11 +131,21 @@ export function makeLogger(args: ConnectionArgs, io: CliIO, command: string): Lo
   return createLogger({ level, bindings: { command }, destination: io.stderr as unknown as DestinationStream });
 }
 
+/**
+ * The state folder: --state-dir (relative to the working folder), else the per-user one
+ * ($PAYOUT_BATCH_STATE_DIR, $XDG_STATE_HOME/payout-batch, ~/.local/state/payout-batch). It holds
+ * the ledger of every service account (engine/ledger.ts) and the quota count.
+ */
+export function stateRootOf(args: { 'state-dir'?: string }, io: CliIO): string {
+  return args['state-dir'] ? resolve(io.cwd, args['state-dir']) : defaultStateDir(io.env);
+}
+
 export async function openConnection(
   args: ConnectionArgs,
   io: CliIO,
   logger: Logger,
   onEvent?: (e: ClientEvent) => void,
+  stateRoot: string = defaultStateDir(io.env),
 ): Promise<Connection> {
   refuseKeyFlag(args);
   if (args.rate !== undefined && !(args.rate > 0 && args.rate <= 1000))
@@ -148,7 +162,7 @@ export async function openConnection(
       keyFile: args['key-file'],
       vars: io.env,
       cwd: io.cwd,
-      stateDir: defaultStateDir(io.env),
+      stateDir: stateRoot,
       logger,
       sandbox,
       client: {
@@ -403,13 +417,17 @@ export function sendingOptions(y: Argv): Argv {
 }
 
 /** What run and retry set up before sending: logs, control totals, progress, the connection, Ctrl-C. */
-export async function sendingSession(args: ConnectionArgs & GuardArgs & { json: boolean }, io: CliIO, command: string) {
+export async function sendingSession(
+  args: ConnectionArgs & GuardArgs & { json: boolean; 'state-dir'?: string },
+  io: CliIO,
+  command: string,
+) {
   const logger = makeLogger(args, io, command);
   const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
   const maxTotals = moneyFlags(args['max-total'], '--max-total');
   const label = { batch: '' };
   const progress = progressSink(io, logger, () => label.batch, args.json);
-  const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e));
+  const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e), stateRootOf(args, io));
   const stop = new AbortController();
   void io.stopSignal.then(() => stop.abort());
   const out = (text: string) => {
@@ -427,7 +445,7 @@ export default defineCommand<RunArgs>({
         type: 'string',
         describe: 'Batch identity instead of the content hash: a new one sends the same rows again on purpose',
       })
-      .option('state-dir', { type: 'string', describe: 'Journal folder (default: .payout-batch beside the batch file)' })
+      .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
       .option('results', { type: 'string', describe: 'Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch' })
       .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
       .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
@@ -445,7 +463,7 @@ export default defineCommand<RunArgs>({
         planFile: args.plan,
         conn,
         batchId: args['batch-id'],
-        stateDir: args['state-dir'],
+        stateDir: stateRootOf(args, io),
         resultsPath: args.results,
         encoding: args.encoding,
         sheet: args.sheet,

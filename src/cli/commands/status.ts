@@ -1,9 +1,10 @@
 // `payout-batch status RESULTS`: refresh the payouts of a results file that are not final and
 // rewrite it (forward only). A thin layer over src/ops/status.ts.
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { quotaSentence } from '../../client/quota.ts';
+import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { refreshStatus } from '../../ops/status.ts';
 import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
@@ -21,7 +22,8 @@ export default defineCommand<StatusArgs>({
       .option('state-dir', {
         type: 'string',
         array: true,
-        describe: "Where the batch's journal is, to record the changes (default: .payout-batch beside the results file)",
+        describe:
+          "A state folder (or a folder of older journals) holding the batch's journal, to record the changes (default: the per-user one)",
       })
       .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' }) as never,
   run: async (args, io: CliIO) => {
@@ -31,7 +33,9 @@ export default defineCommand<StatusArgs>({
       const r = await refreshStatus({
         client: conn.client,
         resultsFile: args.results,
-        stateDirs: args['state-dir'],
+        // (and the ledgers of the per-user state folder: apply.ts)
+        stateDirs: (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d))),
+        stateRoots: [defaultStateDir(io.env)],
         logger,
         stop: abortOn(io.stopSignal),
         onPlan: ({ toRefresh, usage }) => {

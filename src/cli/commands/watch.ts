@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
+import { defaultStateDir } from '../../client/quota.ts';
 import { LockBusy } from '../../ops/lock.ts';
 import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch.ts';
 import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
@@ -39,6 +40,8 @@ export default defineCommand<WatchArgs>({
       );
     }
     const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
+    // The ledgers and the quota count: the configuration's "stateDir", else the per-user folder.
+    const stateRoot = config.stateDir ? resolve(dir, config.stateDir) : defaultStateDir(io.env);
     const conn = await openConnection(
       {
         ...args,
@@ -50,6 +53,8 @@ export default defineCommand<WatchArgs>({
       },
       io,
       logger,
+      undefined,
+      stateRoot,
     );
     const stop = new AbortController();
     void io.stopSignal.then(() => stop.abort());
@@ -60,6 +65,7 @@ export default defineCommand<WatchArgs>({
         conn,
         once: args.once,
         envFlag: args.env,
+        stateRoot,
         logger,
         stop: stop.signal,
         onFile: (f) => {

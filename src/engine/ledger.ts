@@ -1,0 +1,414 @@
+// The ledger of a service account: the journals of every batch sent to one account, in one folder
+// per user, whatever folder the batch files sit in (design.md "The journal, and one ledger per
+// service account"; see src/engine/README.md).
+//
+//   <state root>/ledgers/<host>-<hash of the account>/
+//       <batch16>.journal.jsonl   one journal per batch (journal/journal.ts), named by its identity
+//       <batch16>.reserve.json    the references a live process is sending (a reservation)
+//       ledger.lock               the inter-process lock of the account (ops/lock.ts)
+//
+// The account is what the service is: its normalised base URL. Never an environment label: the same
+// URL under `custom`, `sandbox` or a watch configuration is one account. The business the key belongs
+// to is not part of it (the spec gives no route that names it): two businesses sending from one
+// machine to one service share a ledger, so one may be refused a reference the other sent (a false
+// refusal, never a second payment); give them separate state folders (--state-dir).
+//
+// The embedded sandbox of `--env local` (and the demo) is a new simulator every time: its ledger is a
+// temporary folder of the connection, so the next demo is never refused for the last one's rows.
+//
+// What the lock covers: the check that the references of a batch were not sent and are not being
+// sent by another batch (and that no other process runs this batch), and the reservation of them,
+// are one step under the lock; so is every `initiating` record afterwards (Reservation.guard), which
+// is written only while the reservation is still this process's own. Two processes can never both
+// send a reference.
+//
+// Probable duplicates (same beneficiary account, amount and currencies) are refused within a batch
+// (validation/batch.ts), not across batches: a payroll pays the same people the same amounts every
+// month under new references, and a rule that refused them only while the other batch is being
+// sent would decide by timing.
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import type { Connection } from '../client/connect.ts';
+import { defaultStateDir } from '../client/quota.ts';
+import { holderAlive, myStart, withLock } from '../ops/lock.ts';
+import { inspectJournal, BatchRefused } from './session.ts';
+
+export interface Ledger {
+  /** What identifies the account: the service's normalised base URL. */
+  account: string;
+  /** The folder of the account's journals. */
+  dir: string;
+  /** The embedded sandbox's: a temporary folder, gone with the process. */
+  ephemeral: boolean;
+  /** The environment label (only to read journals of the layout before the ledger, named by it). */
+  label: string;
+  /** Folders of journals of the layout before the ledger (`<label>-<batch16>.journal.jsonl`), still read. */
+  legacy: string[];
+}
+
+/** The normalised base URL: scheme and host in lower case, no default port, no trailing slash. */
+export function accountOf(baseUrl: string): string {
+  const u = new URL(baseUrl);
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
+}
+
+/** `<root>/ledgers/<host>-<12 hex of sha256(account)>`: readable, and one folder per account. */
+export function ledgerDirFor(root: string, account: string): string {
+  const host = new URL(account).host.replace(/[^A-Za-z0-9.-]+/g, '_').slice(0, 60);
+  return join(resolve(root), 'ledgers', `${host}-${createHash('sha256').update(account).digest('hex').slice(0, 12)}`);
+}
+
+const ephemeral = new WeakMap<object, string>();
+
+/**
+ * The ledger of a connection. `root`: the state folder (--state-dir, a watch's "stateDir"; default
+ * quota.ts defaultStateDir(), the per-user one). `legacy`: folders where journals of the layout
+ * before the ledger may be (`.payout-batch` beside the batch file, a watch's `.state`).
+ */
+export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox'>, o: { root?: string; legacy?: string[] } = {}): Ledger {
+  const account = accountOf(conn.environment.baseUrl);
+  const label = conn.environment.name;
+  if (conn.sandbox) {
+    let dir = ephemeral.get(conn.sandbox);
+    if (!dir) {
+      // (left in the temporary folder when the process ends: the demo prints the journal's path)
+      dir = mkdtempSync(join(tmpdir(), 'payout-batch-local-'));
+      ephemeral.set(conn.sandbox, dir);
+    }
+    // (an old `local-…` journal belongs to a simulator that is gone: never read)
+    return { account, dir, ephemeral: true, label, legacy: [] };
+  }
+  return {
+    account,
+    dir: ledgerDirFor(o.root ?? defaultStateDir(), account),
+    ephemeral: false,
+    label,
+    legacy: label === 'local' ? [] : [...new Set((o.legacy ?? []).map((d) => resolve(d)))],
+  };
+}
+
+const JOURNAL_NAME = /^([0-9a-f]{16})\.journal\.jsonl$/;
+
+export const ledgerJournalPath = (ledger: Ledger, batchId: string): string => join(ledger.dir, `${batchId.slice(0, 16)}.journal.jsonl`);
+const reservePath = (ledger: Ledger, batchId: string) => join(ledger.dir, `${batchId.slice(0, 16)}.reserve.json`);
+
+function names(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** A journal of the layout before the ledger for this batch and label, if one exists. */
+export function legacyJournal(ledger: Ledger, batchId: string): string | undefined {
+  for (const dir of ledger.legacy) {
+    const p = join(dir, `${ledger.label}-${batchId.slice(0, 16)}.journal.jsonl`);
+    if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/** The journal of a batch: the ledger's, else one of the layout before (read as it is), else undefined. */
+export function findBatchJournal(ledger: Ledger, batchId: string): string | undefined {
+  const p = ledgerJournalPath(ledger, batchId);
+  return existsSync(p) ? p : legacyJournal(ledger, batchId);
+}
+
+/** Every journal of the account: the ledger's, and the old layout's of this label whose batch has none in the ledger. */
+export function accountJournals(ledger: Ledger): string[] {
+  const own = names(ledger.dir).filter((n) => JOURNAL_NAME.test(n));
+  const seen = new Set(own.map((n) => n.slice(0, 16)));
+  const out = own.map((n) => join(ledger.dir, n));
+  for (const dir of ledger.legacy) {
+    for (const n of names(dir)) {
+      const m = /^(.+)-([0-9a-f]{16})\.journal\.jsonl$/.exec(n);
+      if (!m || m[1] !== ledger.label || seen.has(m[2]!)) continue;
+      seen.add(m[2]!);
+      out.push(join(dir, n));
+    }
+  }
+  return out;
+}
+
+/**
+ * Journals of a batch prefix under state roots (any account) and in folders of the old layout:
+ * for `status` and `listen`, which know a results file, not the service it was sent to.
+ */
+export function journalsOfBatch(prefix: string, o: { roots?: string[]; legacy?: string[] }): string[] {
+  const out: string[] = [];
+  for (const root of o.roots ?? []) {
+    const base = join(resolve(root), 'ledgers');
+    for (const acct of names(base)) {
+      const p = join(base, acct, `${prefix}.journal.jsonl`);
+      if (existsSync(p)) out.push(p);
+    }
+  }
+  for (const dir of o.legacy ?? []) {
+    for (const n of names(dir)) if (n.endsWith(`-${prefix}.journal.jsonl`)) out.push(join(resolve(dir), n));
+  }
+  return [...new Set(out)];
+}
+
+// ------------------------------------------------------------------------------ the lock
+
+const queues = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `job` under the account's inter-process lock, one job at a time within this process too.
+ * Waits up to a minute for another process.
+ *
+ * The lock is ops/lock.ts (an owner record hard-linked into place: atomic; a holder that died on
+ * this host is known at once from the process table, never by age). proper-lockfile was tried
+ * first: it loads signal-exit 3, which re-raises SIGINT/SIGTERM when its own handler is the last
+ * one left and so kills a command in the middle of its clean stop (`listen` ended by the signal
+ * instead of exit 0), and it takes a lock from a live holder blocked past its stale time.
+ */
+export async function withLedgerLock<T>(ledger: Ledger, job: () => T | Promise<T>): Promise<T> {
+  const prev = queues.get(ledger.dir) ?? Promise.resolve();
+  const run = prev.then(() => {
+    mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
+    return withLock(join(ledger.dir, 'ledger.lock'), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: 'ledger' });
+  });
+  const tail = run.catch(() => undefined);
+  queues.set(ledger.dir, tail);
+  void tail.then(() => {
+    if (queues.get(ledger.dir) === tail) queues.delete(ledger.dir);
+  });
+  return run;
+}
+
+/**
+ * A journal of the layout before the ledger becomes the ledger's (copied when the ledger has none
+ * for this batch): a resume after the upgrade continues it and pays nothing again. The copy is
+ * linked into place, which fails when the ledger's journal exists: two processes adopting at once
+ * can never replace a journal one of them already appends to. The old file is left as it was.
+ * Returns the old path when one was adopted.
+ */
+export function adoptLegacyJournal(ledger: Ledger, batchId: string): string | undefined {
+  const target = ledgerJournalPath(ledger, batchId);
+  if (existsSync(target)) return undefined;
+  const from = legacyJournal(ledger, batchId);
+  if (!from) return undefined;
+  mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
+  const tmp = `${target}.${process.pid}.adopt.tmp`;
+  // Its snapshot too (a cache of its fold, valid for the same bytes: journal/snapshot.ts), first.
+  if (existsSync(`${from}.snapshot`) && !existsSync(`${target}.snapshot`)) {
+    try {
+      copyFileSync(`${from}.snapshot`, `${target}.snapshot`);
+    } catch {
+      // a cache: the fold reads every line instead
+    }
+  }
+  copyFileSync(from, tmp);
+  try {
+    linkSync(tmp, target);
+    return from;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw e;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+// ------------------------------------------------------------------------------ reservations
+
+export interface ReserveOwner {
+  pid: number;
+  host: string;
+  startedAt: string;
+  pidStart?: string;
+}
+
+interface ReserveFile {
+  batchId: string;
+  file: string;
+  results?: string;
+  command: string;
+  owner: ReserveOwner;
+  refs: string[];
+}
+
+export interface ReserveOptions {
+  batchId: string;
+  /** Absolute path of the batch file (named in the refusals of others). */
+  file: string;
+  results?: string;
+  command: 'run' | 'retry';
+  /** References this run may send under a new key: checked against every other batch. */
+  fresh: Iterable<string>;
+  /** References it settles with their journalled keys: reserved, not checked (they are sent already). */
+  settling?: Iterable<string>;
+  /** A --batch-id sends references sent before on purpose: only batches still being sent refuse it. */
+  onPurpose?: boolean;
+}
+
+export interface Reservation {
+  path: string;
+  /**
+   * Runs `write` (the `initiating` record) under the ledger lock while this reservation is still
+   * ours and holds `ref`; throws ReservationLost otherwise (nothing is written, nothing sent).
+   */
+  guard: (ref: string, write: () => void) => Promise<void>;
+  release: () => void;
+}
+
+export class ReservationLost extends Error {
+  override readonly name = 'ReservationLost';
+}
+
+/** A reservation on another host whose file was not touched for this long is taken to be dead. */
+const RESERVE_STALE_OTHER_HOST_MS = 120_000;
+const HEARTBEAT_MS = 10_000;
+
+function readReserve(path: string): ReserveFile | undefined {
+  try {
+    const r = JSON.parse(readFileSync(path, 'utf8')) as ReserveFile;
+    return r && typeof r.batchId === 'string' && r.owner && Array.isArray(r.refs) ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const list = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ', ...' : ''}`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * Checks, under the ledger lock, that no other batch of the account sent or is sending the fresh
+ * references, and that no other process runs this batch; then reserves them until release().
+ * Throws BatchRefused (exit 3: nothing was sent) naming the other batch's file and id.
+ */
+export async function reserveBatch(ledger: Ledger, o: ReserveOptions): Promise<Reservation> {
+  const path = reservePath(ledger, o.batchId);
+  const own = ledgerJournalPath(ledger, o.batchId);
+  const fresh = new Set(o.fresh);
+  const refs = new Set([...fresh, ...(o.settling ?? [])]);
+  const owner: ReserveOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...myStart() };
+  const isMe = (w: ReserveOwner) => w.pid === owner.pid && w.host === owner.host && w.startedAt === owner.startedAt;
+  const ino = await withLedgerLock(ledger, () => {
+    const now = Date.now();
+    // 1. Batches being sent right now (a live process holds their reservation).
+    for (const n of names(ledger.dir)) {
+      if (!n.endsWith('.reserve.json')) continue;
+      const p = join(ledger.dir, n);
+      const r = readReserve(p);
+      if (!r) continue;
+      if (isMe(r.owner)) continue;
+      let mtime = 0;
+      try {
+        mtime = statSync(p).mtimeMs;
+      } catch {
+        continue;
+      }
+      const alive = holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS;
+      if (!alive) {
+        unlinkSync(p); // left by a process that is gone: what it sent is in its journal
+        continue;
+      }
+      const who = `${r.file} (batch ${r.batchId.slice(0, 16)}, \`${r.command}\` by pid ${r.owner.pid} on ${r.owner.host} since ${r.owner.startedAt})`;
+      if (r.batchId === o.batchId)
+        throw new BatchRefused(
+          `this batch is being sent right now by another process: ${who}. Nothing was sent. ` +
+            'Wait until it ends, then run the command again (it continues from the journal).',
+          'batch-in-progress',
+        );
+      const overlap = r.refs.filter((x) => fresh.has(x));
+      if (overlap.length)
+        throw new BatchRefused(
+          `${plural(overlap.length, 'reference')} of this file (${list(overlap)}) are being sent right now by another batch, ${who}. ` +
+            'Nothing was sent. When it has ended, run again: the references it created are then refused as sent, the others go.',
+          'references-being-sent',
+        );
+    }
+    // 2. Batches sent before (their journals): a reference created, or whose outcome is not
+    //    known yet, is not sent again under another batch's key (unless on purpose: --batch-id).
+    for (const j of accountJournals(ledger)) {
+      if (j === own || basename(j).endsWith(`-${o.batchId.slice(0, 16)}.journal.jsonl`)) continue;
+      const { folded } = inspectJournal(j);
+      if (folded.header?.batchId === o.batchId) continue;
+      const overlap: string[] = [];
+      if (!o.onPurpose)
+        for (const s of folded.rows.values()) if (s.phase !== 'none' && s.phase !== 'rejected' && fresh.has(s.ref)) overlap.push(s.ref);
+      const h = folded.header;
+      const who = `${h?.file ?? j} (batch ${(h?.batchId ?? '?').slice(0, 16)}${h?.results ? `, results ${h.results}` : ''})`;
+      if (overlap.length)
+        throw new BatchRefused(
+          `${plural(overlap.length, 'reference')} of this file (${list(overlap)}) ` +
+            `were already sent by another batch, ${who}. Nothing was sent. ` +
+            'To re-send failed rows of that batch, edit its results file and run `payout-batch retry` on it; ' +
+            'to send these rows again on purpose, give a new --batch-id.',
+          'references-sent-by-another-batch',
+        );
+    }
+    const body: ReserveFile = {
+      batchId: o.batchId,
+      file: o.file,
+      results: o.results,
+      command: o.command,
+      owner,
+      refs: [...refs],
+    };
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(body) + '\n', { mode: 0o600 });
+    renameSync(tmp, path);
+    return statSync(path).ino;
+  });
+
+  // Touched while held: a reader on another host (a shared state folder) sees it alive.
+  const beat = setInterval(() => {
+    const t = new Date();
+    try {
+      utimesSync(path, t, t);
+    } catch {
+      /* gone: guard() says so */
+    }
+  }, HEARTBEAT_MS);
+  beat.unref();
+  let released = false;
+  return {
+    path,
+    guard: async (ref, write) => {
+      await withLedgerLock(ledger, () => {
+        let st;
+        try {
+          st = statSync(path);
+        } catch {
+          st = undefined;
+        }
+        if (released || !st || st.ino !== ino)
+          throw new ReservationLost(
+            `the reservation of this batch in ${ledger.dir} was removed: nothing more is sent; run again to continue`,
+          );
+        if (!refs.has(ref)) throw new ReservationLost(`reference ${ref} is not in this run's reservation: not sent`);
+        write();
+      });
+    },
+    release: () => {
+      if (released) return;
+      released = true;
+      clearInterval(beat);
+      try {
+        if (statSync(path).ino === ino) unlinkSync(path);
+      } catch {
+        /* gone */
+      }
+    },
+  };
+}
