@@ -6,6 +6,8 @@ import { PayoutApiError } from '../client/errors.ts';
 import { documentsToAttach, rowState, type RowState } from '../journal/rows.ts';
 import { Dec, type ApiAmount, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
+import { resultsLockPath } from '../results/paths.ts';
+import { withLock } from '../ops/lock.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type MoneyFlag } from './approval.ts';
@@ -158,16 +160,24 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
       return o.keep?.get(r.rowNumber) ?? resultValues(now?.[i] ?? outcomeOf(r, i));
     },
   });
-  const writeAll = () => {
-    catchUpStatuses(session);
-    return writeResults(o.results.path, table());
-  };
+  // One writer of the results file at a time (`status` and `listen` take the same lock, and record
+  // a status in the journal before they write the file): each write starts from the journal's
+  // latest state, caught up under the lock, so it never moves a row's status backward.
+  const lockedWrite = <T>(job: () => Promise<T>) => withLock(resultsLockPath(o.results.path), job, { purpose: 'results write' });
+  const writeAll = () =>
+    lockedWrite(() => {
+      catchUpStatuses(session);
+      return writeResults(o.results.path, table());
+    });
   const finish = async (exitCode: PipelineResult['exitCode'], extra: Partial<PipelineResult>): Promise<PipelineResult> => {
     finished = true;
-    catchUpStatuses(session);
     // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
-    const now = batch.rows.map((r, i) => (o.keep?.has(r.rowNumber) ? undefined : outcomeOf(r, i)));
-    await writeResults(o.results.path, table(now));
+    const now = await lockedWrite(async () => {
+      catchUpStatuses(session);
+      const rows = batch.rows.map((r, i) => (o.keep?.has(r.rowNumber) ? undefined : outcomeOf(r, i)));
+      await writeResults(o.results.path, table(rows));
+      return rows;
+    });
     const outcomes = new Map<number, RowOutcome>();
     for (let i = 0; i < batch.rows.length; i++) {
       const r = batch.rows[i]!;
