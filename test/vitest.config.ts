@@ -1,12 +1,23 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The end-to-end tests of the commands that talk to the service after a batch is read (run,
+ * resume, retry, watch, status, listen, attach), run a second time against sandboxes answering in
+ * the `variant` reading of the spec (test/shapes.ts). `npm run test:variant` runs every end-to-end
+ * test that way; `npm test` runs these.
+ */
+const VARIANT_E2E = [
+  'test/ops/status.e2e.test.ts',
+  'test/ops/listen.e2e.test.ts',
+  'test/ops/attach.e2e.test.ts',
+  'test/ops/rerun-after-status.e2e.test.ts',
+  'test/ops/watch.e2e.test.ts',
+];
+
 // Kept under test/ so the top level stays as agreed (package.json, tsconfig.json, src/, ...).
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
-    // *.e2e.test.ts spawn the compiled CLI (dist/, built by the global setup when stale);
-    // npm run test:unit leaves them out for the inner loop.
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/build.setup.ts'],
     // a temporary $PAYOUT_BATCH_STATE_DIR per test: nothing is written to the user's own
     setupFiles: ['test/state.setup.ts'],
@@ -17,5 +28,12 @@ export default defineConfig({
     // Most of the long tests wait on the sandbox's rate limit, not on the CPU: on a 2-core machine
     // vitest's default of one worker would run them end to end.
     maxWorkers: 2,
+    projects: [
+      // the sandboxes answer in the reading PB_SANDBOX_SHAPES names (strict by default)
+      // *.e2e.test.ts spawn the compiled CLI (dist/, built by the global setup when stale);
+      // npm run test:unit leaves them out for the inner loop.
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'variant', include: VARIANT_E2E, env: { PB_SANDBOX_SHAPES: 'variant' } } },
+    ],
   },
 });

@@ -5,6 +5,7 @@
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { Dec, fromApi, roundTo, type Dec as DecT } from '../money.ts';
+import { canonicalMethod } from '../spec/codes.ts';
 import type { CountryAnswer, CurrencyPairAnswer, MethodFee, PaymentMethodAnswer, RequiredField, WalletAnswer } from '../client/answers.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 
@@ -281,7 +282,8 @@ export async function preflight(
       });
       continue;
     }
-    const m = c.methods.find((x) => x.code === p.method);
+    // the spec writes HK FPS two ways (§1.8: HK_FPS, also HONG_KONG_FPS): a method is matched by its canonical name
+    const m = c.methods.find((x) => (canonicalMethod(x.code) ?? x.code) === p.method);
     if (!m) {
       rowIssues.set(rowNumber, {
         status: 'INVALID',

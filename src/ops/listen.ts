@@ -418,6 +418,7 @@ export async function registerSubscription(
   url: string,
   secret: string,
 ): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
+  // the stored record's fields are "not shown" (spec §4.13): the url we sent is the one we know
   const existing = (await client.listWebhooks()).data[0];
   if (existing) {
     const s = await client.updateWebhook(existing.id, { url, secret });

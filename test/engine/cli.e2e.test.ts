@@ -4,6 +4,7 @@ import { copyFile, readFile, rm, writeFile, appendFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, allPayouts, cleanEnv, filesUnder, initiates, runCli, workDir, writeBatch, type CliRun } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -13,7 +14,7 @@ afterEach(async () => {
 });
 
 const setup = async (rows: number, o: Parameters<typeof writeBatch>[2] extends infer T ? Partial<T> : never = {}) => {
-  sb = await startSandbox({ rateLimitPerSecond: null });
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
   const dir = await workDir('pb-cli-');
   const file = await writeBatch(dir, 'payroll.csv', { rows, ...o });
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });

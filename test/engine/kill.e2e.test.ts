@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { until } from '../ops/helpers.ts';
 import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from './helpers.ts';
 
@@ -23,7 +24,7 @@ afterAll(async () => {
 
 describe('kill -9 at random moments, then resume (scaled: the client at 50/s)', () => {
   it(`${ROWS} rows under faults, at least 5 SIGKILLs: one payout per row, exact balances`, async () => {
-    const sandbox = await startSandbox({ rateLimitPerSecond: null, randomSeed: 20261122 });
+    const sandbox = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, randomSeed: 20261122 });
     sb = sandbox;
     const dir = await workDir('pb-kill-');
     await writeBatch(dir, 'payroll.csv', { rows: ROWS, documentsEvery: 10, prefix: 'KILL' });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { ROOT, allPayouts, cleanEnv, ledgerJournals, generateCsv, initiates, runCli, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 const setup = async () => {
-  sb = await startSandbox({ rateLimitPerSecond: null });
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
   const dir = await dirs.make();
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const run = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });

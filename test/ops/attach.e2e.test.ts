@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';
+import { bare } from '../shapes.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -16,7 +17,7 @@ const uploads = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'u
 const patches = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'patchDocuments').length;
 async function payout(s: LocalSandbox, id: string) {
   const r = await fetch(`${s.url}/v1/payout-api/payouts/${id}`, { headers: { 'x-api-key': KEY } });
-  return (await r.json()) as { status: string; statusDetail?: string; supportingDocuments: unknown[] };
+  return bare<{ status: string; statusDetail?: string; supportingDocuments: unknown[] }>(await r.json());
 }
 
 describe('payout-batch attach', () => {

@@ -7,10 +7,12 @@ import { runBatch } from '../../src/engine/run.ts';
 import { readResults } from '../../src/results/index.ts';
 import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 
 export { KEY, ROOT, workDir, writeBatch, cleanEnv, runCli, allPayouts, ledgerJournals } from '../engine/helpers.ts';
 
-export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> => startSandbox({ rateLimitPerSecond: null, ...o });
+export const startSb = (o: SandboxOptions = {}): Promise<LocalSandbox> =>
+  startSandbox({ rateLimitPerSecond: null, shapes: TEST_SHAPES, ...o });
 
 export function connectionTo(sb: { url: string }, fetchImpl?: typeof fetch): Connection {
   const client = new PayoutClient({
