@@ -66,7 +66,8 @@ describe('payout-batch watch --once', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l))
-      .find((l) => l.msg === 'row done');
+      // rows run in parallel: the first row's line, wherever it is in the log
+      .find((l) => l.msg === 'row done' && l.row === 2);
     expect(rowLog).toMatchObject({ command: 'watch', file: 'payroll-a.csv', row: 2 });
     expect(rowLog.batchId).toMatch(/^[0-9a-f]{16}$/);
     expect(r.stdout + r.stderr).not.toContain('sk_sandbox_acme_primary');
