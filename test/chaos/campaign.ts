@@ -27,7 +27,7 @@
 import { fork } from 'node:child_process';
 import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { foldJournalFile, type FoldedJournal } from '../../src/journal/rows.ts';
 import { loadSnapshot } from '../../src/journal/snapshot.ts';
@@ -36,7 +36,7 @@ import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import type { FaultConfig, RequestLogEntry } from '../../src/sandbox/contract.ts';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
-import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
+import { KEY, allPayouts, cleanEnv, ledgerJournals, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
 
 // ------------------------------------------------------------------ the sandbox, in a process of its own
@@ -313,7 +313,9 @@ async function main(): Promise<number> {
     }
     // The snapshot of the journal's fold a run left (if the journal grew past SNAPSHOT_MIN_BYTES in
     // a run that ended): after all the kills, it must be exactly the fold of the bytes it covers.
-    const snapshot = snapshotCheck(join(dir, '.payout-batch'));
+    // (the journals live in the account's ledger of the state folder: engine/ledger.ts)
+    const journals = ledgerJournals();
+    const snapshot = snapshotCheck(journals.length ? dirname(journals[0]!) : join(dir, '.payout-batch'));
     const statusCounts = new Map<number, number>();
     for (const r of log) statusCounts.set(r.status, (statusCounts.get(r.status) ?? 0) + 1);
 

@@ -6,11 +6,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { ROOT, cleanEnv, generateCsv, workDir } from '../engine/helpers.ts';
 
 let sb: LocalSandbox;
 beforeAll(async () => {
-  sb = await startSandbox({ rateLimitPerSecond: 50, monthlyQuota: null });
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: 50, monthlyQuota: null });
 });
 afterAll(() => sb?.close());
 

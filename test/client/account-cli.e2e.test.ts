@@ -5,6 +5,7 @@ import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { keyFingerprint } from '../../src/client/api-key.ts';
 import { filesUnder, runCli, type CliRun } from '../engine/helpers.ts';
 
@@ -17,7 +18,7 @@ let stateDir: string;
 let work: string;
 
 beforeAll(async () => {
-  sb = await startSandbox({ rateLimitPerSecond: null, propagatingKeys: [PROPAGATING] });
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, propagatingKeys: [PROPAGATING] });
   stateDir = await mkdtemp(join(tmpdir(), 'pb-state-'));
   work = await mkdtemp(join(tmpdir(), 'pb-work-'));
 });

@@ -12,6 +12,7 @@ import { PayoutClient } from '../../src/client/client.ts';
 import { connect } from '../../src/client/connect.ts';
 import { PayoutApiError } from '../../src/client/errors.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, cleanEnv, filesUnder, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { PAYOUT, json, scriptedFetch } from './fake-fetch.ts';
 
@@ -85,7 +86,7 @@ describe('item 4: the key echoed in an error body', () => {
   });
 
   it('end to end: no form of the key in the results file, the journal or the output', async () => {
-    sb = await startSandbox({ rateLimitPerSecond: null });
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     // Every initiate is answered with the echo; everything else goes to the sandbox.
     proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
       if (req.method === 'POST' && req.url?.endsWith('/initiate')) {

@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES, bare } from '../shapes.ts';
 import { until } from '../ops/helpers.ts';
 import { KEY, ROOT, allPayouts, cleanEnv, runCli, tempDirs, writeBatch } from './helpers.ts';
 
@@ -25,7 +26,7 @@ const doc = (name: string) => join(ROOT, 'samples/documents', name);
 
 async function documentsOf(id: string): Promise<string[]> {
   const r = await fetch(`${sb!.url}/v1/payout-api/payouts/${id}`, { headers: { 'x-api-key': KEY } });
-  const body = (await r.json()) as { supportingDocuments: { url: string }[] };
+  const body = bare<{ supportingDocuments: { url: string }[] }>(await r.json());
   return body.supportingDocuments.map((d) => d.url);
 }
 
@@ -33,6 +34,7 @@ describe('killed between initiate and PATCH documents', () => {
   it('the next run attaches every missing document, each once', async () => {
     let kill: (() => void) | undefined;
     sb = await startSandbox({
+      shapes: TEST_SHAPES,
       rateLimitPerSecond: null,
       faults: { errorBeforeEffect: 1, routes: ['patchDocuments'] },
       onRequest: (e) => void (e.route === 'patchDocuments' && kill?.()),

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/run.ts';
 import { FailedAfterSending } from '../../src/engine/session.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';
 import { UNATTENDED, connectionTo } from '../ops/helpers.ts';
 
@@ -22,6 +23,7 @@ afterEach(async () => {
 /** A sandbox that puts a folder where the results file goes when the first initiate arrives. */
 async function sandboxBlocking(resultsPath: string): Promise<LocalSandbox> {
   return startSandbox({
+    shapes: TEST_SHAPES,
     rateLimitPerSecond: null,
     onRequest: (e) => {
       if (e.route === 'initiate') mkdirSync(resultsPath, { recursive: true });

@@ -9,6 +9,7 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -23,7 +24,7 @@ const ROWS = 4;
 
 describe('a gateway answering 408 after the service created the payout', () => {
   it('leaves the rows UNKNOWN_OUTCOME; retry settles them with the same keys: one payout per reference', async () => {
-    sb = await startSandbox({ rateLimitPerSecond: null });
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: ROWS, currencies: ['GBP'], prefix: 'GW' });
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, initiates, ledgerJournals, runCli, tempDirs, writeBatch, type CliRun } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -24,7 +25,7 @@ const amount = (i: number) => `${10 + i}.${String(i % 100).padStart(2, '0')}`;
 const edited = (i: number) => (i === 3 ? '77.77' : amount(i));
 
 const setup = async () => {
-  sb = await startSandbox({ rateLimitPerSecond: null });
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
   const dir = await dirs.make();
   const env = cleanEnv(); // one state folder per test: every process of the test shares its ledger
   const run = (cwd: string, ...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd, env });

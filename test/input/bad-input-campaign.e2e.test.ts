@@ -20,6 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PassThrough, Readable } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { cleanEnv, runCli, type CliRun } from '../engine/helpers.ts';
 import { BAD_CASES, type BadCase } from './bad-input-files.ts';
 
@@ -65,7 +66,7 @@ async function campaign(c: BadCase, i: number): Promise<Outcome> {
   const dir = join(root, String(i).padStart(2, '0'));
   mkdirSync(dir);
   c.write(join(dir, c.name));
-  const sb = await startSandbox({ rateLimitPerSecond: null });
+  const sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
   try {
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, '.state'), NODE_OPTIONS: '--max-old-space-size=256' });
     const args = c.args ?? [];

@@ -12,6 +12,7 @@ import { NEED_MORE } from '../../src/input/rows.ts';
 import { collectBatch } from '../../src/validation/index.ts';
 import { HEADER, cleanEnv, generateCsv, runCli } from '../engine/helpers.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
 import { xlsxWithDimension } from './bad-input-files.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-stop-'));
@@ -121,7 +122,7 @@ describe('Ctrl-C during validate', () => {
     async (command, flag) => {
       const p = join(dir, `long-${command}.csv`);
       writeLongCsv(p);
-      const sb = await startSandbox({ rateLimitPerSecond: null });
+      const sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
       try {
         const r = await runCli([command, p, flag, '--allow-duplicate-rows', '--base-url', sb.url], {
           cwd: dir,
