@@ -1,6 +1,6 @@
 // The idempotency invariants, in process against the sandbox over real HTTP, with a fetch that
 // records every initiate's key and exact body. Each test fails without its invariant.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
