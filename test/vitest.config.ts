@@ -12,6 +12,7 @@ const VARIANT_E2E = [
   'test/ops/attach.e2e.test.ts',
   'test/ops/rerun-after-status.e2e.test.ts',
   'test/ops/watch.e2e.test.ts',
+  'test/ops/reconcile.e2e.test.ts',
 ];
 
 // Kept under test/ so the top level stays as agreed (package.json, tsconfig.json, src/, ...).

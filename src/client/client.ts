@@ -543,8 +543,17 @@ export class PayoutClient {
     );
   }
 
-  /** GET {base_url}/api/public/transactions?filter[payoutRef]. */
-  listTransactions(q: { payoutRef?: string } = {}, opts?: RequestOptions): Promise<TransactionListAnswer> {
-    return this.get('listTransactions', `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef })}`, TransactionListAnswer, opts);
+  /**
+   * GET {base_url}/api/public/transactions?filter[payoutRef]. The spec names no paging query for
+   * this route but its answer carries §4.4's meta: page and limit are sent as for the payout list
+   * (a service that ignores them gives its one page; reconcile notices a repeated page).
+   */
+  listTransactions(q: { payoutRef?: string } & ListPageQuery = {}, opts?: RequestOptions): Promise<TransactionListAnswer> {
+    return this.get(
+      'listTransactions',
+      `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef, page: q.page, limit: q.limit })}`,
+      TransactionListAnswer,
+      opts,
+    );
   }
 }

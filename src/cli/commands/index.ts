@@ -56,6 +56,12 @@ export const commands: CommandEntry[] = [
     load: () => import('./status.ts'),
   },
   {
+    command: 'reconcile <results>',
+    describe:
+      "Tie a results file to the wallet's transactions: each payout's debit, each failed one's refund, no debit unexplained; writes <results>.reconciliation.csv/.xlsx",
+    load: () => import('./reconcile.ts'),
+  },
+  {
     command: 'attach <payoutId> <files..>',
     describe: 'Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED)',
     load: () => import('./attach.ts'),

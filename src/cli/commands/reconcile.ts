@@ -1,0 +1,130 @@
+// `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions and the payouts'
+// status; print the reconciliation, write it beside the results. A thin layer over src/ops/reconcile.ts.
+import type { Argv } from 'yargs';
+import { abortOn, defineCommand, type CliIO } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { ResultsError } from '../../results/errors.ts';
+import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
+import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
+
+interface ReconcileArgs extends ConnectionArgs {
+  results: string;
+  since?: string;
+  until?: string;
+  json: boolean;
+}
+
+export default defineCommand<ReconcileArgs>({
+  builder: (y: Argv) =>
+    connectionOptions(y)
+      .positional('results', { type: 'string', describe: 'A results file written by run, retry or watch (and refreshed by status)' })
+      .option('since', {
+        type: 'string',
+        describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
+      })
+      .option('until', {
+        type: 'string',
+        describe: "End of that period (ISO 8601; default: the batch's last movement)",
+      })
+      .option('json', {
+        type: 'boolean',
+        default: false,
+        describe: 'Print the reconciliation as JSON (money as decimal strings)',
+      }) as never,
+  run: async (args, io: CliIO) => {
+    const logger = makeLogger(args, io, 'reconcile');
+    const conn = await openConnection(args, io, logger);
+    try {
+      const r = await reconcile({
+        client: conn.client,
+        resultsFile: args.results,
+        since: args.since,
+        until: args.until,
+        logger,
+        stop: abortOn(io.stopSignal),
+        onPlan: ({ payouts }) => {
+          if (!args.json)
+            io.stdout.write(
+              `Reading the status of ${payouts} payout${payouts === 1 ? '' : 's'} and the wallet transactions (100 a page).\n`,
+            );
+        },
+      });
+      io.stdout.write(args.json ? JSON.stringify(jsonOf(args.results, r), null, 2) + '\n' : textOf(r) + '\n');
+      return r.exitCode;
+    } catch (e) {
+      if (e instanceof ResultsError) {
+        io.stderr.write(`payout-batch: ${e.message}\n`);
+        return ExitCode.UNUSABLE_INPUT;
+      }
+      throw e;
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  },
+});
+
+const usageText = (r: ReconcileResult): string =>
+  `${r.requests.total} request${r.requests.total === 1 ? '' : 's'} (${r.requests.getPayout} payout status, ${r.requests.transactionPages} transaction page${r.requests.transactionPages === 1 ? '' : 's'})` +
+  (r.usage
+    ? `; this key has used ${r.usage.used.toLocaleString('en-US')} of ${r.usage.quota.toLocaleString('en-US')} this month (${r.usage.month}, UTC), as counted here`
+    : '');
+
+function textOf(r: ReconcileResult): string {
+  const l: string[] = [];
+  if (!r.report) {
+    l.push(`Reconciliation stopped: ${r.halted}. Nothing was written; run it again later.`);
+    l.push(`Used ${usageText(r)}.`);
+    return l.join('\n');
+  }
+  const rep = r.report;
+  l.push('Reconciliation');
+  l.push(
+    `  ${rep.counts.created} payouts created of ${rep.counts.rows} rows: ${rep.counts.tiedOut} tie out (${rep.counts.failedRefunded} failed and refunded).`,
+  );
+  for (const t of rep.totals)
+    l.push(
+      `  ${t.currency}: debited ${t.debited}, refunded ${t.refunded}, net ${t.net}; the results say ${t.expectedNet}: ${t.ok ? 'ties out' : 'DOES NOT tie out'}` +
+        (t.walletIds.length ? ` (wallet ${t.walletIds.join(', ')})` : ''),
+    );
+  const period = rep.period.from || rep.period.to ? `${rep.period.from ?? '…'} to ${rep.period.to ?? '…'}` : 'the whole listing';
+  l.push(
+    `  Period checked for other debits: ${period}${rep.period.by === 'listing order' ? ' (by the listing order: no dates)' : ''}; ${rep.notFromBatch.length} not from this batch, ${rep.otherCredits.length} other credit${rep.otherCredits.length === 1 ? '' : 's'}.`,
+  );
+  for (const f of rep.notFromBatch)
+    l.push(
+      `    not from this batch: ${f.amount} ${f.currency ?? ''} reference ${f.reference || '(none)'}${f.createdAt ? ` at ${f.createdAt}` : ''}`,
+    );
+  for (const p of rep.problems.filter((p) => !/ is not from this batch$/.test(p))) l.push(`  ! ${p}`);
+  if (r.listing.ended === 'repeated page')
+    l.push('  ! the transactions route gave the same page twice (it may ignore page): the listing read may be incomplete.');
+  l.push(`  Used ${usageText(r)}.`);
+  l.push(`  Reconciliation file: ${r.reconciliationPath}`);
+  l.push(
+    rep.ok ? 'Everything ties out.' : `Does not tie out: ${rep.problems.length} problem${rep.problems.length === 1 ? '' : 's'} above.`,
+  );
+  return l.join('\n');
+}
+
+function jsonOf(results: string, r: ReconcileResult) {
+  return {
+    exitCode: r.exitCode,
+    results,
+    tiesOut: r.report?.ok ?? false,
+    reconciliationFile: r.reconciliationPath,
+    halted: r.halted,
+    requests: r.requests,
+    listing: r.listing,
+    quota: r.usage ? { used: r.usage.used, quota: r.usage.quota, month: r.usage.month } : undefined,
+    ...(r.report
+      ? {
+          counts: r.report.counts,
+          totals: r.report.totals,
+          period: r.report.period,
+          problems: r.report.problems,
+          notFromBatch: r.report.notFromBatch,
+          otherCredits: r.report.otherCredits,
+          rows: r.report.rows,
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,194 @@
+// The tie-out of `reconcile`, pure: results rows + wallet transactions + payout states -> report;
+// and the I/O step's two ways out without a report (service unreachable, unusable input).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PayoutClient } from '../../src/client/client.ts';
+import { Dec } from '../../src/money.ts';
+import { writeResults } from '../../src/results/index.ts';
+import {
+  normaliseTransaction,
+  reconcile,
+  reconciliationLines,
+  tieOut,
+  type PayoutState,
+  type ReconRow,
+  type ReconTx,
+} from '../../src/ops/reconcile.ts';
+
+const row = (n: number, total: string, extra: Partial<ReconRow> = {}): ReconRow => ({
+  rowNumber: n + 1,
+  reference: `REF-${n}`,
+  status: 'PENDING',
+  payoutId: `p${n}`,
+  payoutRef: `PO-${n}`,
+  currency: 'USD',
+  totalDeductible: total,
+  ...extra,
+});
+const tx = (id: string, amount: string, reference: string, createdAt: string, extra: Partial<ReconTx> = {}): ReconTx => ({
+  id,
+  amount: new Dec(amount),
+  currency: 'USD',
+  walletId: 'w-usd',
+  reference,
+  createdAt,
+  ...extra,
+});
+const states = (entries: [string, PayoutState][]) => new Map(entries);
+const t = (m: number) => `2025-01-31T10:${String(m).padStart(2, '0')}:00.000Z`;
+
+describe('tieOut', () => {
+  it('ties out to the cent with exact decimals (0.1 + 0.2 is 0.3 here), per currency', () => {
+    const rows = [row(1, '0.1'), row(2, '0.2'), row(3, '1000000000000.07')];
+    // newest first, as the listing gives them
+    const txs = [tx('t3', '-1000000000000.07', 'PO-3', t(3)), tx('t2', '-0.2', 'PO-2', t(2)), tx('t1', '-0.1', 'PO-1', t(1))];
+    const r = tieOut({ rows, transactions: txs, payouts: states([]) });
+    expect(r.problems).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(r.totals).toEqual([
+      {
+        currency: 'USD',
+        walletIds: ['w-usd'],
+        debited: '-1000000000000.37',
+        refunded: '0.00',
+        net: '-1000000000000.37',
+        expectedNet: '-1000000000000.37',
+        ok: true,
+      },
+    ]);
+    expect(r.rows.map((x) => [x.debit, x.refund, x.net, x.ok])).toEqual([
+      ['-0.10', '0.00', '-0.10', true],
+      ['-0.20', '0.00', '-0.20', true],
+      ['-1000000000000.07', '0.00', '-1000000000000.07', true],
+    ]);
+    expect(r.counts).toMatchObject({ created: 3, tiedOut: 3 });
+    // more decimals than the currency has are shown as they are, never rounded away
+    const odd = tieOut({ rows: [row(1, '0.105')], transactions: [tx('t1', '-0.1050', 'PO-1', t(1))], payouts: states([]) });
+    expect([odd.ok, odd.rows[0]!.debit]).toEqual([true, '-0.105']);
+  });
+
+  it('a FAILED payout ties out with its refund (net 0) and fails without it', () => {
+    const rows = [row(1, '105.00'), row(2, '52.50')];
+    const debits = [tx('t2', '-52.5', 'PO-2', t(2)), tx('t1', '-105', 'PO-1', t(1))];
+    const payouts = states([
+      ['p1', { status: 'FAILED' }],
+      ['p2', { status: 'SUCCESSFUL' }],
+    ]);
+    const refunded = tieOut({ rows, transactions: [tx('t3', '105.00', 'PO-1', t(3)), ...debits], payouts });
+    expect(refunded.ok).toBe(true);
+    expect(refunded.rows[0]).toMatchObject({ status: 'FAILED', debit: '-105.00', refund: '105.00', net: '0.00', ok: true });
+    expect(refunded.totals[0]).toMatchObject({ debited: '-157.50', refunded: '105.00', net: '-52.50', expectedNet: '-52.50', ok: true });
+    expect(refunded.counts.failedRefunded).toBe(1);
+
+    const notYet = tieOut({ rows, transactions: debits, payouts });
+    expect(notYet.ok).toBe(false);
+    expect(notYet.problems).toContain('row 2 REF-1: FAILED but no refund in the wallet transactions yet');
+    expect(notYet.totals[0]!.ok).toBe(false);
+
+    const partial = tieOut({ rows, transactions: [tx('t3', '100', 'PO-1', t(3)), ...debits], payouts });
+    expect(partial.problems).toContain('row 2 REF-1: FAILED: refunded 100.00 of 105.00 debited');
+  });
+
+  it('a debit no row explains is listed "not from this batch" with its reference, and fails the tie-out', () => {
+    const rows = [row(1, '10.00'), row(2, '20.00')];
+    const txs = [
+      tx('t9', '-5', 'PO-LATER', t(9)), // after the batch's last movement: outside the default period
+      tx('t2', '-20', 'PO-2', t(3)),
+      tx('tf', '-7.25', 'PO-FOREIGN', t(2)),
+      tx('tc', '500', 'TOPUP-1', t(2)), // a top-up: listed, not a failure
+      tx('t1', '-10', 'PO-1', t(1)),
+      tx('t0', '-3', 'PO-EARLIER', t(0)),
+    ];
+    const r = tieOut({ rows, transactions: txs, payouts: states([]) });
+    expect(r.ok).toBe(false);
+    expect(r.notFromBatch).toEqual([
+      { id: 'tf', type: 'DEBIT', amount: '-7.25', currency: 'USD', walletId: 'w-usd', reference: 'PO-FOREIGN', createdAt: t(2) },
+    ]);
+    expect(r.otherCredits.map((c) => c.reference)).toEqual(['TOPUP-1']);
+    expect(r.problems).toEqual(['debit -7.25 USD (reference PO-FOREIGN, transaction tf) is not from this batch']);
+    expect(r.totals[0]!.ok).toBe(true); // the batch itself ties out
+    expect(r.period).toEqual({ from: t(1), to: t(3), by: 'dates' });
+
+    // an explicit period takes in the later debit too
+    const wide = tieOut({ rows, transactions: txs, payouts: states([]), until: '2025-01-31T23:59:59Z' });
+    expect(wide.notFromBatch.map((f) => f.reference)).toEqual(['PO-LATER', 'PO-FOREIGN']);
+
+    // without dates, the listing order places a movement between the batch's first and last
+    const undated = tieOut({ rows, transactions: txs.map((x) => ({ ...x, createdAt: undefined })), payouts: states([]) });
+    expect(undated.period.by).toBe('listing order');
+    expect(undated.notFromBatch.map((f) => f.reference)).toEqual(['PO-FOREIGN']);
+  });
+
+  it('a created row without its debit, or with another amount, does not tie out', () => {
+    const rows = [row(1, '10.00'), row(2, '20.00'), row(3, '', { payoutId: undefined, payoutRef: undefined, status: 'INVALID' })];
+    const r = tieOut({ rows, transactions: [tx('t1', '-10.01', 'PO-1', t(1))], payouts: states([]) });
+    expect(r.ok).toBe(false);
+    expect(r.problems).toEqual([
+      'row 2 REF-1: debited 10.01, the results say 10.00 (totalDeductible)',
+      'row 3 REF-2: no debit for this payout in the wallet transactions',
+      'USD: net movement -10.01, the results say -30.00',
+    ]);
+    expect(r.rows[2]).toMatchObject({ created: false, ok: true, debit: '0.00' });
+    expect(r.counts).toMatchObject({ rows: 3, created: 2, tiedOut: 0 });
+  });
+
+  it('ties by metadata.payoutId when the reference differs; the sign comes from type when given', () => {
+    const read = normaliseTransaction({
+      id: 'x',
+      type: 'DEBIT',
+      amount: '12.30',
+      currency: 'EUR',
+      reference: 'something else',
+      metadata: { payoutId: 'p1' },
+      walletId: 'w-eur',
+    } as never);
+    expect(read).toMatchObject({ amount: new Dec('-12.3'), payoutId: 'p1', walletId: 'w-eur', currency: 'EUR' });
+    const r = tieOut({ rows: [row(1, '12.3', { currency: 'EUR' })], transactions: [read], payouts: states([]) });
+    expect(r.ok).toBe(true);
+  });
+
+  it('the file lines: each row with debit, refund and net, then the debits not from this batch', () => {
+    const r = tieOut({
+      rows: [row(1, '10')],
+      transactions: [tx('t2', '-10', 'PO-1', t(3)), tx('tf', '-1', '=HYPERLINK("x")', t(2)), tx('t1', '-10', 'PO-X', t(1))],
+      payouts: states([['p1', { status: 'PENDING' }]]),
+      since: t(0),
+    });
+    const lines = reconciliationLines(r);
+    expect(lines[0]).toMatchObject({ kind: 'row', row: '2', debit: '-10.00', refund: '0.00', net: '-10.00', tiesOut: 'yes' });
+    expect(lines.slice(1).map((l) => [l.kind, l.reference, l.debit])).toEqual([
+      ['not from this batch', '=HYPERLINK("x")', '-1.00'],
+      ['not from this batch', 'PO-X', '-10.00'],
+    ]);
+  });
+});
+
+describe('reconcile (the I/O step)', () => {
+  it('a service that cannot be reached is exit 4 with nothing written; a date that is not one is unusable input', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pb-reconcile-'));
+    try {
+      const results = join(dir, 'b.results.csv');
+      await writeResults(results, {
+        format: 'csv',
+        inputColumns: ['reference', 'sourceCurrency'],
+        rows: [
+          {
+            rowNumber: 2,
+            cells: { reference: 'R1', sourceCurrency: 'GBP' },
+            result: { status: 'PENDING', payoutId: 'p1', payoutRef: 'PO-1', idempotencyKey: 'k1', totalDeductible: '12.00' },
+          },
+        ],
+      });
+      const client = new PayoutClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'sk_sandbox_x', retry: { maxAttempts: 1 } });
+      const r = await reconcile({ client, resultsFile: results });
+      expect(r.exitCode).toBe(4);
+      expect(r.report).toBeUndefined();
+      expect(r.requests.getPayout).toBe(1);
+      await expect(reconcile({ client, resultsFile: results, since: 'last tuesday' })).rejects.toThrow(/--since last tuesday: not a date/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
