@@ -12,6 +12,7 @@ import { Dec, formatAmount, fromApi } from '../money.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { runBatch, type RunResult } from '../engine/run.ts';
+import { reconcile } from '../ops/reconcile.ts';
 
 export const SAMPLE = 'payroll-2025-01.csv';
 const SAMPLES_DIR = join(packageRoot(), 'samples');
@@ -43,6 +44,8 @@ export interface DemoOutcome {
   /** Per currency: opening balance - closing balance equals the results' totalDeductible. */
   balancesMatch: boolean;
   balances: Record<string, { opening: string; closing: string; debited: string }>;
+  /** `reconcile` of the results file: every payout's debit found in the wallet transactions, nothing else debited. */
+  reconciliation: { tiesOut: boolean; file?: string; requests: number; problems: string[]; totals: { currency: string; net: string }[] };
 }
 
 export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}): Promise<DemoOutcome> {
@@ -119,6 +122,24 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     const listed = await conn.client.listPayouts({ limit: 100 });
     const payouts = listed.meta?.total ?? listed.data.length;
     say(`  wallets moved by exactly the results file's totalDeductible per currency: ${balancesMatch ? 'yes' : 'NO'}.`);
+
+    // Month-end: the results tied to the wallet transactions (payout-batch reconcile RESULTS).
+    const rec = await reconcile({ client: conn.client, resultsFile: first.resultsPath });
+    const report = rec.report;
+    const reconciliation: DemoOutcome['reconciliation'] = {
+      tiesOut: report?.ok ?? false,
+      file: rec.reconciliationPath,
+      requests: rec.requests.total,
+      problems: report?.problems ?? [rec.halted ?? 'not reconciled'],
+      totals: (report?.totals ?? []).map((t) => ({ currency: t.currency, net: t.net })),
+    };
+    say('\nReconcile, as at month-end (payout-batch reconcile RESULTS):');
+    say(
+      `  ${report?.counts.tiedOut ?? 0} of ${report?.counts.created ?? 0} payouts found with their debit in the wallet transactions; ` +
+        `${report?.notFromBatch.length ?? 0} debits not from this batch; ${rec.requests.total} requests.`,
+    );
+    say(`  net per currency: ${reconciliation.totals.map((t) => `${t.currency} ${t.net}`).join(', ')}.`);
+    say(reconciliation.tiesOut ? '  Everything ties out.' : `  Does NOT tie out: ${reconciliation.problems.slice(0, 5).join('; ')}`);
     return {
       dir,
       batchFile,
@@ -129,6 +150,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       payoutsAtSandbox: payouts,
       balancesMatch,
       balances,
+      reconciliation,
     };
   } finally {
     await conn.close();

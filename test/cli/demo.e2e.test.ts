@@ -17,6 +17,9 @@ describe('payout-batch demo (npm run demo)', () => {
     // The same batch again found everything created and sent nothing.
     expect(outcome.replay).toEqual({ exitCode: 0, alreadyCreated: 52, initiatesSent: 0 });
     expect(outcome.balancesMatch).toBe(true);
+    // The month-end reconciliation of the results ties out, and its file is beside them.
+    expect(outcome.reconciliation).toMatchObject({ tiesOut: true, problems: [] });
+    expect(outcome.reconciliation.file).toMatch(/payroll-2025-01\.results\.reconciliation\.csv$/);
     expect(outcome.resultsPath).not.toMatch(/\/samples\//);
     const results = await readResults(outcome.resultsPath);
     expect(results.rows).toHaveLength(52);
@@ -36,5 +39,7 @@ describe('payout-batch demo (npm run demo)', () => {
     expect(stdout).toMatch(/sent 0 initiate requests: nothing was paid twice/);
     expect(stdout).toMatch(/PENDING\s+52/);
     expect(stdout).toMatch(/Results file: .*payroll-2025-01\.results\.csv/);
+    expect(stdout).toMatch(/52 of 52 payouts found with their debit/);
+    expect(stdout).toMatch(/Everything ties out\./);
   });
 });

@@ -46,9 +46,11 @@ export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
       say(summaryText({ ...outcome.first, resultsPath: outcome.resultsPath } as never));
       say(`Results file: ${outcome.resultsPath}`);
       say(`Journal:      ${outcome.journalPath}`);
+      if (outcome.reconciliation.file) say(`Reconciliation file: ${outcome.reconciliation.file}`);
       say('\nDone: no money moved, everything above happened on this machine.');
     }
-    const ok = outcome.first.exitCode === 0 && outcome.replay.initiatesSent === 0 && outcome.balancesMatch;
+    const ok =
+      outcome.first.exitCode === 0 && outcome.replay.initiatesSent === 0 && outcome.balancesMatch && outcome.reconciliation.tiesOut;
     return ok ? ExitCode.OK : ExitCode.ROWS_FAILED;
   },
 });
