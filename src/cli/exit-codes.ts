@@ -13,5 +13,10 @@ export const ExitCode = {
    * part may have been sent, and resume is safe.
    */
   SERVICE_UNAVAILABLE: 4,
+  /**
+   * `status`: nothing failed and nothing waits for us, but some payouts are still in progress
+   * (PENDING, PROCESSING): the batch is not finished, poll again later.
+   */
+  NOT_FINISHED: 5,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -77,6 +77,12 @@ export interface ExecuteOptions {
    * reservation of the reference holds (ledger.ts); throws when it no longer does (nothing sent).
    */
   guard?: (ref: string, write: () => void) => Promise<void>;
+  /**
+   * retry --resend-failed: references whose payout failed after creation and whose refund is
+   * journalled. Such a row gets a `resend` line, then a new attempt (never while the payout is in
+   * progress or paid, nor before its refund: the fold refuses the line otherwise).
+   */
+  resend?: Set<string>;
 }
 
 /** A row created by an earlier run whose payout still lacks documents (documentsToAttach). */
@@ -290,6 +296,10 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
     let s = rowState(o.folded, ref);
     const finish = () => emitDone(item, outcomeFromState(rowState(o.folded, ref), { status: ENGINE_STATUSES.NOT_SENT, documents: [] }));
 
+    if (s.phase === 'created' && o.resend?.has(ref)) {
+      journal({ t: 'resend', ref, payoutId: s.payout!.id, at: at() }, true);
+      s = rowState(o.folded, ref);
+    }
     if (s.phase === 'created') {
       await attachPending(s, false);
       return finish();

@@ -3,7 +3,7 @@
 // The `status` column holds the payout's own status (PENDING, PROCESSING, ...) for a row whose
 // payout exists, and one of our own words otherwise. Ours never collide with the service's
 // statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
-import { ExactSum, formatAmount, formatApiAmount, formatApiSum } from '../money.ts';
+import { ExactSum, formatAmount, formatApiAmount, formatApiSum, type ApiAmount } from '../money.ts';
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
@@ -39,6 +39,166 @@ export interface RowOutcome {
   /** documentUrls attached (or to attach). */
   documents: string[];
   updatedAt?: string;
+  /** Earlier payouts of this row that failed after creation, were refunded and were sent again. */
+  earlier?: PayoutSnapshot[];
+}
+
+// ------------------------------------------------------------------ outcome words
+
+/**
+ * What a treasurer does next, per row:
+ *   paid        SUCCESSFUL: done.
+ *   inProgress  PENDING (also under review), PROCESSING: created and debited; poll `status` again.
+ *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
+ *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
+ *   notCreated  no payout (INVALID, NOT_SENT, FAILED_TO_SEND, UNKNOWN_OUTCOME, CONFLICT): see errorMessage.
+ */
+export const OUTCOMES = ['paid', 'inProgress', 'waiting', 'failed', 'notCreated'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export const OUTCOME_TEXT: Record<Outcome, string> = {
+  paid: 'paid (SUCCESSFUL)',
+  inProgress: 'created, in progress (PENDING, PROCESSING)',
+  waiting: 'waiting for us (ADDITIONAL_INFO_REQUIRED)',
+  failed: 'failed after creation, refunded (FAILED, REJECTED)',
+  notCreated: 'no payout created',
+};
+
+export function outcomeOf(status: string | undefined): Outcome {
+  switch (status) {
+    case 'SUCCESSFUL':
+      return 'paid';
+    case 'PENDING':
+    case 'PROCESSING':
+      return 'inProgress';
+    case 'ADDITIONAL_INFO_REQUIRED':
+      return 'waiting';
+    case 'FAILED':
+    case 'REJECTED':
+      return 'failed';
+    default:
+      return 'notCreated';
+  }
+}
+
+export const countOutcomes = (statuses: Iterable<string | undefined>): Record<Outcome, number> => {
+  const n = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  for (const s of statuses) n[outcomeOf(s)]++;
+  return n;
+};
+
+/** The `nextStep` cell of a row: what to do about it, or nothing when there is nothing to do. */
+export function nextStepOf(status: string | undefined, o: { payoutId?: string; refunded?: string }): string | undefined {
+  switch (outcomeOf(status)) {
+    case 'waiting':
+      return `answer the information requests: payout-batch attach ${o.payoutId ?? 'PAYOUT_ID'} FILE...`;
+    case 'failed':
+      return o.refunded !== undefined
+        ? 'refunded: payout-batch retry RESULTS --resend-failed pays it again'
+        : "refund not in the wallet's transactions yet: run payout-batch status again later";
+    default:
+      return undefined;
+  }
+}
+
+/** One payout of a row, for the money totals: what was debited (amount + fee) and refunded. */
+export interface MoneyEntry {
+  status: string;
+  currency: string;
+  amount: ApiAmount;
+  fee?: ApiAmount;
+  refunded?: ApiAmount;
+}
+
+/** Per source currency, exact decimal strings: what the payouts debited, what came back, and the difference. */
+export interface MoneyTotals {
+  payouts: number;
+  debited: string;
+  refunded: string;
+  net: string;
+  /** Failed payouts whose refund is not in the wallet's transactions yet (not in `refunded`). */
+  refundsNotSeen?: number;
+  /** Payouts whose fee the service has not told yet (only the amount is in `debited`). */
+  feesNotKnown?: number;
+}
+
+export function moneyTotals(entries: Iterable<MoneyEntry>): Record<string, MoneyTotals> {
+  const sums = new Map<string, { n: number; debited: ExactSum; refunded: ExactSum; notSeen: number; feesNotKnown: number }>();
+  for (const e of entries) {
+    let s = sums.get(e.currency);
+    if (!s) sums.set(e.currency, (s = { n: 0, debited: new ExactSum(), refunded: new ExactSum(), notSeen: 0, feesNotKnown: 0 }));
+    s.n++;
+    s.debited.addApi(e.amount);
+    if (e.fee === undefined) s.feesNotKnown++;
+    else s.debited.addApi(e.fee);
+    if (e.refunded !== undefined) s.refunded.addApi(e.refunded);
+    else if (outcomeOf(e.status) === 'failed') s.notSeen++;
+  }
+  return Object.fromEntries(
+    [...sums]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([c, s]) => {
+        const d = s.debited.value();
+        const r = s.refunded.value();
+        const t: MoneyTotals = {
+          payouts: s.n,
+          debited: formatAmount(d, c),
+          refunded: formatAmount(r, c),
+          net: formatAmount(d.minus(r), c),
+        };
+        if (s.notSeen) t.refundsNotSeen = s.notSeen;
+        if (s.feesNotKnown) t.feesNotKnown = s.feesNotKnown;
+        return [c, t];
+      }),
+  );
+}
+
+/** The money entries of a row's payouts (the current one and those it replaced). */
+export function moneyEntriesOf(o: Pick<RowOutcome, 'payout' | 'earlier' | 'status'>): MoneyEntry[] {
+  const out: MoneyEntry[] = [];
+  for (const p of o.earlier ?? [])
+    out.push({ status: p.status, currency: p.sourceCurrency, amount: p.sourceAmount, fee: p.transactionFees, refunded: p.refunded });
+  const p = o.payout;
+  if (p && isCreatedStatus(o.status))
+    out.push({ status: o.status, currency: p.sourceCurrency, amount: p.sourceAmount, fee: p.transactionFees, refunded: p.refunded });
+  return out;
+}
+
+/** The `earlierPayouts` cell: compact JSON of the payouts a row replaced, with what each debited and refunded. */
+export function earlierPayoutsCell(earlier: PayoutSnapshot[]): string {
+  return JSON.stringify(
+    earlier.map((p) => ({
+      payoutId: p.id,
+      payoutRef: p.payoutRef,
+      status: p.status,
+      currency: p.sourceCurrency,
+      amount: formatApiAmount(p.sourceAmount, p.sourceCurrency),
+      ...(p.transactionFees !== undefined ? { fee: formatApiAmount(p.transactionFees, p.sourceCurrency) } : {}),
+      ...(p.refunded !== undefined ? { refunded: p.refunded } : {}),
+    })),
+  );
+}
+
+/** Reads an `earlierPayouts` cell back into money entries (a cell that is not ours is ignored). */
+export function earlierPayoutsFromCell(cell: string | undefined): MoneyEntry[] {
+  if (!cell) return [];
+  try {
+    const v = JSON.parse(cell) as unknown;
+    if (!Array.isArray(v)) return [];
+    const out: MoneyEntry[] = [];
+    for (const x of v as unknown[]) {
+      if (!x || typeof x !== 'object') continue;
+      const e = x as Record<string, unknown>;
+      const str = (k: string) => (typeof e[k] === 'string' ? (e[k]) : undefined);
+      const amount = str('amount');
+      const currency = str('currency');
+      if (amount === undefined || currency === undefined) continue;
+      out.push({ status: str('status') ?? '', currency, amount, fee: str('fee'), refunded: str('refunded') });
+    }
+    return out;
+  } catch {
+    return [];
+  }
 }
 
 /** The result columns of one row. Numbers are exact decimal strings. */
@@ -61,6 +221,10 @@ export function resultValues(o: RowOutcome): ResultValues {
     if (p.updatedAt !== undefined) v.updatedAt = p.updatedAt;
     if (p.statusDetail) v.statusDetail = p.statusDetail;
     if (p.informationRequests) v.informationRequests = p.informationRequests;
+    if (p.reason) v.statusReason = p.reason;
+    if (p.refunded !== undefined) v.refunded = p.refunded;
+    const step = nextStepOf(p.status, { payoutId: p.id, refunded: p.refunded });
+    if (step) v.nextStep = step;
   } else if (o.quote) {
     if (o.quote.fee !== undefined) v.fee = String(o.quote.fee);
     if (o.quote.totalDeductible !== undefined) v.totalDeductible = String(o.quote.totalDeductible);
@@ -74,6 +238,7 @@ export function resultValues(o: RowOutcome): ResultValues {
   }
   if (o.documents.length) v.documents = o.documents.join('; ');
   if (o.updatedAt && !v.updatedAt) v.updatedAt = o.updatedAt;
+  if (o.earlier?.length) v.earlierPayouts = earlierPayoutsCell(o.earlier);
   return v;
 }
 
@@ -83,6 +248,7 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   switch (s.phase) {
     case 'created':
       return {
+        earlier: s.earlier,
         status: s.payout!.status,
         payout: s.payout,
         key: s.key,
@@ -106,6 +272,7 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
     case 'initiating':
     case 'unknown':
       return {
+        earlier: s.earlier,
         status: ENGINE_STATUSES.UNKNOWN_OUTCOME,
         key: s.key,
         quote: s.quote,
@@ -115,7 +282,7 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
         },
       };
     case 'rejected':
-      return { status: ENGINE_STATUSES.FAILED_TO_SEND, key: s.key, quote: s.quote, documents: docs, error: s.error };
+      return { status: ENGINE_STATUSES.FAILED_TO_SEND, key: s.key, quote: s.quote, documents: docs, error: s.error, earlier: s.earlier };
     case 'conflict':
       return { status: ENGINE_STATUSES.CONFLICT, key: s.key, quote: s.quote, documents: docs, error: s.error };
     default:
@@ -140,6 +307,10 @@ export interface RunSummary {
   created: number;
   /** Rows that need attention: invalid, not sent, failed, unknown, conflict. */
   notCreated: number;
+  /** Rows per outcome word (OUTCOMES): paid, inProgress, waiting, failed, notCreated. */
+  outcomes: Record<Outcome, number>;
+  /** Per source currency, over every payout of the rows (and those they replaced): debited, refunded, net. */
+  money: Record<string, MoneyTotals>;
 }
 
 export function summarise(outcomes: RowOutcome[]): RunSummary {
@@ -176,5 +347,13 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
         return [c, t];
       }),
   );
-  return { rows: outcomes.length, byStatus, createdByCurrency, created, notCreated: outcomes.length - created };
+  return {
+    rows: outcomes.length,
+    byStatus,
+    createdByCurrency,
+    created,
+    notCreated: outcomes.length - created,
+    outcomes: countOutcomes(outcomes.map((o) => o.status)),
+    money: moneyTotals(outcomes.flatMap(moneyEntriesOf)),
+  };
 }

@@ -64,6 +64,8 @@ export interface PipelineOptions extends GuardOptions {
   snapshotMinBytes?: number;
   /** Writes a row's `initiating` record under the ledger's lock and reservation (ledger.ts Reservation.guard). */
   guard?: (ref: string, write: () => void) => Promise<void>;
+  /** retry --resend-failed: references whose payout failed after creation and was refunded, sent again under attempt + 1. */
+  resend?: Set<string>;
 }
 
 export interface PipelineResult {
@@ -187,7 +189,8 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
     }
     const summary = summarise([...outcomes.values()]);
     let code = exitCode;
-    if (code === 0 && summary.notCreated > 0) code = 1;
+    // (a payout that failed after creation, or waits for information, is a row that needs someone too)
+    if (code === 0 && (summary.notCreated > 0 || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0)) code = 1;
     record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
     ended = true;
     await saveSnapshot(session, o.snapshotMinBytes);
@@ -205,7 +208,10 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
   let pf: PreflightResult;
   try {
     const toCheck = batch.rows
-      .filter((r, i) => r.payout && inScope(r.rowNumber) && stateAt(i, r.payout.reference).phase !== 'created')
+      .filter(
+        (r, i) =>
+          r.payout && inScope(r.rowNumber) && (stateAt(i, r.payout.reference).phase !== 'created' || !!o.resend?.has(r.payout.reference)),
+      )
       .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
     pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
   } catch (e) {
@@ -221,6 +227,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
     usage,
     only: o.only,
     quotedFees: o.quotedFees,
+    resend: o.resend,
   });
   o.onPlan?.(plan);
 
@@ -261,7 +268,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
     const ref = referenceOf(r);
     if (!ref || !(inScope(r.rowNumber) || o.keep?.has(r.rowNumber))) continue;
     const s = stateAt(i, ref);
-    if (s.phase !== 'created' || !documentsToAttach(s).length) continue;
+    if (s.phase !== 'created' || !documentsToAttach(s).length || o.resend?.has(ref)) continue;
     finishing.push({ rowNumber: r.rowNumber, reference: ref });
     o.keep?.delete(r.rowNumber);
     o.only?.add(r.rowNumber);
@@ -288,6 +295,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
       settleDelayMs: o.settleDelayMs,
       finish: finishing,
       guard: o.guard,
+      resend: o.resend,
     });
     for (const [n, out] of res.outcomes) executed.set(n, out);
     if (res.halted) return await finish(4, { halted: res.halted, stopped: res.stopped });
@@ -324,6 +332,7 @@ function keptOutcome(v: ResultValues, currency: string): RowOutcome {
       exchangeRate: Number(v.appliedRate ?? 0),
       updatedAt: v.updatedAt ?? '',
       documents: 0,
+      ...(v.refunded !== undefined ? { refunded: v.refunded } : {}),
     },
   };
 }

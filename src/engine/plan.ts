@@ -50,6 +50,8 @@ export interface BatchPlan {
   }[];
   warnings: string[];
   requests: { preflight: number; estimate: number; usedThisMonth?: number; quota?: number };
+  /** Rows of toSend whose payout failed after creation and was refunded: sent again, by source currency (amounts, fees not included). */
+  resend?: { rows: number; byCurrency: { currency: string; rows: number; amount: string }[] };
   /** Blocks the run unless --allow-partial. */
   shortfall: boolean;
   /** Valid rows held back only because of a corridor not enabled (blocks unless --allow-partial or --enable-pairs). */
@@ -65,6 +67,8 @@ export interface PlanOptions {
   only?: Set<number>;
   /** Quoted totals from a plan file (row number → fee), preferred to the estimates. */
   quotedFees?: Map<number, DecT>;
+  /** References whose payout failed after creation and was refunded, to send again (retry --resend-failed). */
+  resend?: Set<string>;
 }
 
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
@@ -92,7 +96,8 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
       continue;
     }
     const s = rowState(folded, r.payout.reference);
-    if (s.phase === 'created') {
+    const resending = s.phase === 'created' && !!o.resend?.has(r.payout.reference);
+    if (s.phase === 'created' && !resending) {
       valid++;
       alreadyCreated++;
       created.push(r.rowNumber);
@@ -153,6 +158,12 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const used = new Map<string, { rows: number; amount: DecT; fees: DecT; feesNotKnown: number }>();
   const wanted = new Map<string, DecT>();
   const toSend: number[] = [];
+  const resendRows = new Set(
+    batch.rows
+      .filter((r) => r.payout && o.resend?.has(r.payout.reference) && rowState(folded, r.payout.reference).phase === 'created')
+      .map((r) => r.rowNumber),
+  );
+  const resendBy = new Map<string, { rows: number; amount: DecT }>();
   for (const c of candidates) {
     wanted.set(c.currency, (wanted.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee));
     const u = used.get(c.currency) ?? { rows: 0, amount: new Dec(0), fees: new Dec(0), feesNotKnown: 0 };
@@ -173,6 +184,12 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     if (c.feeNotKnown) u.feesNotKnown++;
     used.set(c.currency, u);
     toSend.push(c.rowNumber);
+    if (resendRows.has(c.rowNumber)) {
+      const b = resendBy.get(c.currency) ?? { rows: 0, amount: new Dec(0) };
+      b.rows++;
+      b.amount = b.amount.plus(c.amount);
+      resendBy.set(c.currency, b);
+    }
   }
   let shortfall = false;
   const currencies: CurrencyPlan[] = [];
@@ -247,6 +264,12 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     requests: { preflight: pf.requests, estimate: totalEstimate, usedThisMonth, quota },
     shortfall,
     corridorBlocked,
+    resend: {
+      rows: [...resendBy.values()].reduce((n, b) => n + b.rows, 0),
+      byCurrency: [...resendBy]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([currency, b]) => ({ currency, rows: b.rows, amount: formatAmount(b.amount, currency) })),
+    },
   };
 }
 

@@ -15,7 +15,11 @@
 import { dirname, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns } from '../input/columns.ts';
-import { foldJournalFile, type RowState } from '../journal/rows.ts';
+import { foldJournalFile, isFailedAfterCreation, type RowEvent, type RowState } from '../journal/rows.ts';
+import { JournalWriter } from '../journal/journal.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import { errorSnapshot, isServiceTrouble } from './execute.ts';
+import { findRefund } from './refund.ts';
 import { readResults } from '../results/read.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import type { ResultValues } from '../results/types.ts';
@@ -37,6 +41,21 @@ export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' |
   stateDir?: string;
   /** Where the new results go (default <results>.retry-N beside it). */
   resultsPath?: string;
+  /**
+   * `--resend-failed`: rows whose payout FAILED or was REJECTED after creation are sent again under
+   * attempt + 1, each only once its refund shows in the wallet's transactions. Without it such rows
+   * are kept as they are, however their cells were edited.
+   */
+  resendFailed?: boolean;
+}
+
+/** A failed row `--resend-failed` did not send again, and why. */
+export interface NotResent {
+  rowNumber: number;
+  reference: string;
+  payoutId: string;
+  status: string;
+  reason: string;
 }
 
 export interface RetryResult extends PipelineResult {
@@ -45,6 +64,10 @@ export interface RetryResult extends PipelineResult {
   /** Rows sent again / settled / left as created. */
   retried: number;
   kept: number;
+  /** Rows whose payout failed after creation and that were sent again under a new attempt. */
+  resent: number;
+  /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
+  notResent: NotResent[];
 }
 
 export async function retryResults(o: RetryOptions): Promise<RetryResult> {
@@ -82,7 +105,22 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       'no-keys',
     );
   }
-  const { folded } = foldJournalFile(journalFile);
+  let { folded } = foldJournalFile(journalFile);
+  const notResent: NotResent[] = [];
+  if (o.resendFailed) {
+    // Failed after creation, by the journal or the results file: confirmed with the service (GET),
+    // and the refund looked up in the wallet's transactions; both journalled, so the journal decides.
+    const lines = await checkFailedRows(o.conn, table.rows, folded.rows, notResent);
+    if (lines.length) {
+      const w = JournalWriter.open(journalFile);
+      try {
+        for (const e of lines) w.append(e, { sync: true });
+      } finally {
+        w.close();
+      }
+      folded = foldJournalFile(journalFile).folded;
+    }
+  }
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
 
@@ -126,6 +164,9 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const keep = new Map<number, ResultValues>();
   const only = new Set<number>();
   const settling = new Set<number>();
+  /** References to send again after a failed, refunded payout. */
+  const resend = new Set<string>();
+  const failedPayout = new Map<string, string>();
   for (const r of table.rows) {
     const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
     const orig = refHeader ? original.get(cells[refHeader] ?? '') : undefined;
@@ -139,7 +180,22 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       if (parsed.problems.some((p) => p.severity === 'error')) row.payout = undefined;
     }
     const journalled = journalledOf(r);
-    if (isCreatedStatus(r.result.status)) keep.set(r.rowNumber, r.result);
+    if (o.resendFailed && journalled && resendable(journalled)) {
+      if (row.payout) {
+        resend.add(journalled.ref);
+        failedPayout.set(journalled.ref, journalled.payout!.id);
+        only.add(r.rowNumber);
+      } else {
+        keep.set(r.rowNumber, r.result);
+        notResent.push({
+          rowNumber: r.rowNumber,
+          reference: journalled.ref,
+          payoutId: journalled.payout!.id,
+          status: journalled.payout!.status,
+          reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
+        });
+      }
+    } else if (isCreatedStatus(r.result.status)) keep.set(r.rowNumber, r.result);
     else only.add(r.rowNumber); // (a row the journal knows as created is reported from the journal, not sent)
     if (journalled && ['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
     // The row identity is the reference the journal knows for its key: an edited reference cannot
@@ -224,7 +280,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // Refused here, nothing sent, while a run of this batch goes on, or when another batch sent or
   // is sending a reference to send again (ledger.ts).
-  const reservation = await reserveRows(ledger, batch, folded.rows, { command: 'retry', results: results.path, only });
+  const reservation = await reserveRows(ledger, batch, folded.rows, { command: 'retry', results: results.path, only, resend });
   let session: BatchSession;
   try {
     session = openSession({
@@ -247,9 +303,96 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       keep,
       mode: 'retry',
       guard: reservation.guard,
+      resend,
     });
-    return { ...result, batchId: header.batchId, journalPath: session.journalPath, retried: only.size, kept: keep.size };
+    return {
+      ...result,
+      batchId: header.batchId,
+      journalPath: session.journalPath,
+      retried: only.size,
+      kept: keep.size,
+      resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
+      notResent,
+    };
   } finally {
     reservation.release();
   }
+}
+
+/** Created, failed after creation, and its refund journalled: `retry --resend-failed` may send it again. */
+export const resendable = (s: RowState): boolean =>
+  s.phase === 'created' && !!s.payout && isFailedAfterCreation(s.payout.status) && s.payout.refunded !== undefined;
+
+/**
+ * For --resend-failed: the journal lines that confirm which created rows failed (GET payout, when
+ * the journal does not know it yet) and that their refund shows in the wallet's transactions.
+ * Rows whose refund is not there yet are added to `notResent`. Throws the service's error when it
+ * cannot be reached (nothing sent).
+ */
+async function checkFailedRows(
+  conn: Connection,
+  rows: { rowNumber: number; result: ResultValues }[],
+  states: Map<string, RowState>,
+  notResent: NotResent[],
+): Promise<RowEvent[]> {
+  const byPayout = new Map<string, RowState>();
+  for (const s of states.values()) if (s.phase === 'created' && s.payout) byPayout.set(s.payout.id, s);
+  const lines: RowEvent[] = [];
+  const at = () => new Date().toISOString();
+  for (const r of rows) {
+    const s = r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined;
+    if (!s?.payout) continue;
+    let p = s.payout;
+    if (!isFailedAfterCreation(p.status) && !isFailedAfterCreation(r.result.status)) continue;
+    try {
+      if (!isFailedAfterCreation(p.status)) {
+        const now = await conn.client.getPayout(p.id);
+        if (!isFailedAfterCreation(now.status)) continue; // the results file says so, the service does not
+        const e: RowEvent = {
+          t: 'status',
+          ref: s.ref,
+          payoutId: p.id,
+          status: now.status,
+          source: 'get',
+          at: at(),
+          ...(now.updatedAt ? { changedAt: now.updatedAt } : {}),
+        };
+        lines.push(e);
+        p = { ...p, status: now.status };
+      }
+      if (p.refunded !== undefined) continue;
+      const refund = await findRefund(conn.client, { id: p.id, payoutRef: p.payoutRef, currency: p.sourceCurrency });
+      if (refund) {
+        lines.push({
+          t: 'refund',
+          ref: s.ref,
+          payoutId: p.id,
+          amount: refund.amount,
+          ...(refund.transactionId ? { transactionId: refund.transactionId } : {}),
+          at: at(),
+        });
+      } else {
+        notResent.push({
+          rowNumber: r.rowNumber,
+          reference: s.ref,
+          payoutId: p.id,
+          status: p.status,
+          reason: `payout ${p.payoutRef ?? p.id} ${p.status}, but its refund is not in the wallet's transactions yet: not sent again; run retry --resend-failed again once it shows`,
+        });
+      }
+    } catch (e) {
+      if (e instanceof PayoutApiError && !isServiceTrouble(e)) {
+        notResent.push({
+          rowNumber: r.rowNumber,
+          reference: s.ref,
+          payoutId: p.id,
+          status: p.status,
+          reason: `could not be checked: ${errorSnapshot(e).message}`,
+        });
+        continue;
+      }
+      throw e;
+    }
+  }
+  return lines;
 }

@@ -152,7 +152,7 @@ export function reserveRows(
   ledger: Ledger,
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
   states: Map<string, RowState> | undefined,
-  o: { command: 'run' | 'retry'; results?: string; only?: Set<number> },
+  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
 ): Promise<Reservation> {
   const fresh: string[] = [];
   const settling: string[] = [];
@@ -163,6 +163,8 @@ export function reserveRows(
     const phase = s?.phase ?? 'none';
     if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
     else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
+    // a payout failed after creation and refunded, sent again on purpose (retry --resend-failed)
+    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
   }
   return reserveBatch(ledger, {
     batchId: batch.identity.batchId,

@@ -53,6 +53,10 @@ export interface PayoutSnapshot {
   statusDetail?: string;
   /** Compact JSON of the payout's informationRequests while ADDITIONAL_INFO_REQUIRED. */
   informationRequests?: string;
+  /** The service's reason for the latest status (webhook data.reason), when one was given. */
+  reason?: string;
+  /** Set by a `refund` line: the CREDIT the wallet's transactions show for this FAILED/REJECTED payout (exact decimal). */
+  refunded?: string;
 }
 
 export interface ErrorSnapshot {
@@ -111,8 +115,20 @@ export type RowEvent =
       changedAt?: string;
       source: 'get' | 'webhook';
       deliveryId?: string;
+      reason?: string;
       at: string;
-    };
+    }
+  /**
+   * The refund of a FAILED or REJECTED payout, seen in the wallet's transactions (a CREDIT
+   * referencing it): its amount as an exact decimal string in the source currency.
+   */
+  | { t: 'refund'; ref: string; payoutId: string; amount: string; transactionId?: string; at: string }
+  /**
+   * `retry --resend-failed`, just before the new attempt's `initiating`: the row's payout FAILED or
+   * was REJECTED and its refund is journalled, so the row is open again for attempt + 1. Folded only
+   * under those conditions (never for a payout in progress or paid); the old payout is kept in `earlier`.
+   */
+  | { t: 'resend'; ref: string; payoutId: string; at: string };
 
 export type JournalLine = BatchHeader | RowEvent;
 
@@ -144,7 +160,12 @@ export interface RowState {
   /** The `attach` line of the latest attempt that had documents. */
   attach?: { attempt: number; documents: string[] };
   quote?: { attempt: number; rate?: ApiAmount; fee?: ApiAmount; totalDeductible?: ApiAmount; destinationAmount: ApiAmount };
+  /** Payouts of earlier attempts that FAILED or were REJECTED, were refunded and were sent again (`resend`). */
+  earlier?: PayoutSnapshot[];
 }
+
+/** A created payout that failed after creation (refunded by the service), which `retry --resend-failed` may send again. */
+export const isFailedAfterCreation = (status: string | undefined): boolean => status === 'FAILED' || status === 'REJECTED';
 
 export interface FoldedJournal {
   header: BatchHeader | undefined;
@@ -243,9 +264,29 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       )
         break;
       s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail, updatedAt: when };
+      if (ev.reason) s.payout.reason = ev.reason;
+      else if (ev.status !== p.status) delete s.payout.reason;
       if (ev.status === 'ADDITIONAL_INFO_REQUIRED') {
         if (ev.informationRequests) s.payout.informationRequests = ev.informationRequests;
       } else delete s.payout.informationRequests;
+      break;
+    }
+    case 'refund':
+      if (created && s.payout && s.payout.id === ev.payoutId) s.payout = { ...s.payout, refunded: ev.amount };
+      break;
+    case 'resend': {
+      // The one way out of `created`: only for this payout, failed after creation, its refund seen.
+      const p = s.payout;
+      if (!created || !p || p.id !== ev.payoutId || !isFailedAfterCreation(p.status) || p.refunded === undefined) break;
+      s.earlier = [...(s.earlier ?? []), p];
+      s.phase = 'rejected';
+      s.payout = undefined;
+      s.patched = false;
+      s.patchError = undefined;
+      s.error = {
+        code: `PAYOUT_${p.status}`,
+        message: `payout ${p.payoutRef ?? p.id} ${p.status} after creation and was refunded (${p.refunded}); sent again under attempt ${s.attempt + 1}`,
+      };
       break;
     }
   }

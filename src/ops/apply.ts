@@ -20,6 +20,8 @@ import type { ResultRow, ResultsTable } from '../results/types.ts';
 import type { InformationRequestAnswer as InformationRequest } from '../client/answers.ts';
 import { withLock } from './lock.ts';
 import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
+import { nextStepOf } from '../engine/outcome.ts';
+import type { RowEvent } from '../journal/rows.ts';
 
 export interface StatusUpdate {
   payoutId: string;
@@ -59,14 +61,31 @@ export const lockPathFor = resultsLockPath;
 /** Writes one applied update into a row's result values (mutating). */
 export function setRowStatus(row: ResultRow, u: StatusUpdate): void {
   const r = row.result;
+  const moved = r.status !== u.status;
   r.status = u.status;
   if (u.statusDetail) r.statusDetail = u.statusDetail;
   else delete r.statusDetail;
   if (u.status === 'ADDITIONAL_INFO_REQUIRED' && u.informationRequests?.length)
     r.informationRequests = JSON.stringify(u.informationRequests);
   else if (u.status !== 'ADDITIONAL_INFO_REQUIRED') delete r.informationRequests;
+  // the service's reason (webhook data.reason) belongs to the status it came with
+  if (u.reason) r.statusReason = u.reason;
+  else if (moved) delete r.statusReason;
   if (u.at) r.updatedAt = u.at;
+  setNextStep(row);
 }
+
+/** The `nextStep` cell from the row's status, payoutId and refund. */
+export function setNextStep(row: ResultRow): void {
+  const r = row.result;
+  const step = nextStepOf(r.status, { payoutId: r.payoutId, refunded: r.refunded });
+  if (step) r.nextStep = step;
+  else delete r.nextStep;
+}
+
+/** A change the status column shows (not a refresh of the same status's details): what `status` reports as moved. */
+export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): boolean =>
+  c.decision.why !== 'newer-details' || c.from !== c.to;
 
 /** Decides and applies updates to a table in memory. */
 export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
@@ -144,6 +163,44 @@ export async function recordInJournal(
   updates: StatusUpdate[],
   o: ApplyOptions,
 ): Promise<void> {
+  appendToBatchJournal(
+    file,
+    table,
+    applied.map((c) => c.payoutId),
+    (payoutId, ref) => {
+      const c = applied.find((x) => x.payoutId === payoutId)!;
+      const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
+      return {
+        t: 'status',
+        ref,
+        payoutId: c.payoutId,
+        status: c.to,
+        ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
+        ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
+          ? { informationRequests: JSON.stringify(u.informationRequests) }
+          : {}),
+        ...(u?.at ? { changedAt: u.at } : {}),
+        source: u?.source ?? 'get',
+        ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
+        ...(u?.reason ? { reason: u.reason } : {}),
+        at: new Date().toISOString(),
+      };
+    },
+    o,
+  );
+}
+
+/**
+ * Appends one line per payout to the journal of the batch that holds the payouts (found through
+ * the batch id inside the results file's keys). Best effort: never throws.
+ */
+export function appendToBatchJournal(
+  file: string,
+  table: ResultsTable,
+  payoutIds: string[],
+  line: (payoutId: string, ref: string) => RowEvent | undefined,
+  o: ApplyOptions,
+): void {
   try {
     const prefixes = new Set<string>();
     for (const row of table.rows) {
@@ -160,27 +217,13 @@ export async function recordInJournal(
       const { folded } = foldJournalFile(path);
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
-      if (!applied.some((c) => refOf.has(c.payoutId))) continue;
+      if (!payoutIds.some((id) => refOf.has(id))) continue;
       const w = JournalWriter.open(path);
       try {
-        for (const c of applied) {
-          const ref = refOf.get(c.payoutId);
-          if (!ref) continue;
-          const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
-          w.append({
-            t: 'status',
-            ref,
-            payoutId: c.payoutId,
-            status: c.to,
-            ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
-            ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
-              ? { informationRequests: JSON.stringify(u.informationRequests) }
-              : {}),
-            ...(u?.at ? { changedAt: u.at } : {}),
-            source: u?.source ?? 'get',
-            ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
-            at: new Date().toISOString(),
-          });
+        for (const id of payoutIds) {
+          const ref = refOf.get(id);
+          const e = ref ? line(id, ref) : undefined;
+          if (e) w.append(e);
         }
       } finally {
         w.close();
@@ -188,6 +231,55 @@ export async function recordInJournal(
       return;
     }
   } catch (e) {
-    o.logger?.warn({ file, err: (e as Error).message }, 'status change not recorded in the journal');
+    o.logger?.warn({ file, err: (e as Error).message }, 'change not recorded in the journal');
   }
+}
+
+/** A refund seen in the wallet's transactions, for the row(s) of a payout. */
+export interface RefundSeen {
+  payoutId: string;
+  amount: string;
+  transactionId?: string;
+}
+
+/** Writes `refunded` (and the next step) into the rows of the refunded payouts, under the results file's lock, and journals them. */
+export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
+  if (!refunds.length) return 0;
+  return withLock(
+    lockPathFor(file),
+    async () => {
+      const table = await readResults(file);
+      const byId = new Map(refunds.map((r) => [r.payoutId, r]));
+      let n = 0;
+      for (const row of table.rows) {
+        const r = row.result.payoutId ? byId.get(row.result.payoutId) : undefined;
+        if (!r || row.result.refunded === r.amount) continue;
+        row.result.refunded = r.amount;
+        setNextStep(row);
+        n++;
+      }
+      if (n) {
+        appendToBatchJournal(
+          file,
+          table,
+          [...byId.keys()],
+          (payoutId, ref) => {
+            const r = byId.get(payoutId)!;
+            return {
+              t: 'refund',
+              ref,
+              payoutId,
+              amount: r.amount,
+              ...(r.transactionId ? { transactionId: r.transactionId } : {}),
+              at: new Date().toISOString(),
+            };
+          },
+          o,
+        );
+        await writeResults(file, table);
+      }
+      return n;
+    },
+    { purpose: 'results update' },
+  );
 }

@@ -9,7 +9,27 @@ import type { UsageReport } from '../client/quota.ts';
 import { isServiceTrouble } from '../engine/execute.ts';
 import { readResults } from '../results/index.ts';
 import { isFinalStatus, PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
-import { applyToResultsFile, type ApplyResult, type StatusUpdate } from './apply.ts';
+import {
+  applyRefundsToResultsFile,
+  applyToResultsFile,
+  isRealMove,
+  type ApplyResult,
+  type RefundSeen,
+  type RowChange,
+  type StatusUpdate,
+} from './apply.ts';
+import { mapColumns } from '../input/columns.ts';
+import {
+  countOutcomes,
+  earlierPayoutsFromCell,
+  moneyTotals,
+  outcomeOf,
+  type MoneyEntry,
+  type MoneyTotals,
+  type Outcome,
+} from '../engine/outcome.ts';
+import { findRefund } from '../engine/refund.ts';
+import type { ResultsTable } from '../results/types.ts';
 
 export interface StatusOptions {
   client: PayoutClient;
@@ -31,9 +51,30 @@ export interface RowFailure {
   requestId?: string;
 }
 
+/** Exit code of `status` when nothing failed or waits for us, but some payouts are still in progress: poll again. */
+export const STATUS_NOT_FINISHED = 5;
+
 export interface StatusResult {
-  /** 0 refreshed; 1 some rows could not be refreshed (e.g. PAYOUT_NOT_FOUND); 4 the service was unreachable or refused the key. */
-  exitCode: 0 | 1 | 4;
+  /**
+   * 0 every row paid (SUCCESSFUL); 1 some rows failed, wait for us (information requested), have
+   * no payout, or could not be read (e.g. PAYOUT_NOT_FOUND); 5 the others are paid or still in
+   * progress: not finished, poll again; 4 the service was unreachable or refused the key.
+   */
+  exitCode: 0 | 1 | 4 | 5;
+  /** Every row paid: nothing left to poll or to do. */
+  finished: boolean;
+  /** Rows per outcome word (engine/outcome.ts OUTCOMES). */
+  outcomes: Record<Outcome, number>;
+  /** Per source currency: debited, refunded, net (exact decimal strings). */
+  money: Record<string, MoneyTotals>;
+  /** Status changes seen (X -> Y, or into / out of review); refreshes of the same status are not moves. */
+  moved: RowChange[];
+  /** Refunds of failed payouts found in the wallet's transactions by this refresh. */
+  refundsFound: RefundSeen[];
+  /** Rows waiting for us: the information requested and the command that answers it. */
+  waiting: { rowNumber: number; reference?: string; payoutId: string; informationRequests?: string; nextStep?: string }[];
+  /** Rows failed after creation: the service's reason, and the refund when seen. */
+  failed: { rowNumber: number; reference?: string; payoutId: string; status: string; reason?: string; refunded?: string }[];
   rows: number;
   /** Rows with a payout not in a final status, asked about. */
   asked: number;
@@ -102,14 +143,75 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     if (c.decision.why === 'older')
       o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
 
+  // Failed payouts whose refund is not known yet: one look at the wallet's transactions each.
+  const refundsFound: RefundSeen[] = [];
+  if (!halted && !o.stop?.aborted) {
+    const current = await readResults(file);
+    const lookups = current.rows.filter(
+      (r) => outcomeOf(r.result.status) === 'failed' && r.result.payoutId && r.result.refunded === undefined,
+    );
+    const seen = new Set<string>();
+    await Promise.all(
+      lookups.map(async (row) => {
+        const payoutId = row.result.payoutId!;
+        if (seen.has(payoutId) || halted) return;
+        seen.add(payoutId);
+        try {
+          const r = await findRefund(o.client, { id: payoutId, payoutRef: row.result.payoutRef, currency: currencyOf(current, row) });
+          if (r) refundsFound.push({ payoutId, ...r });
+        } catch (e) {
+          if (!(e instanceof PayoutApiError)) throw e;
+          if (isServiceTrouble(e)) halted ??= e.message;
+          o.logger?.warn({ row: row.rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
+        }
+      }),
+    );
+    await applyRefundsToResultsFile(file, refundsFound, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger });
+  }
+
   const after = await readResults(file);
   const byStatus: Record<string, number> = {};
   for (const row of after.rows) {
     const s = row.result.status ?? '(none)';
     byStatus[s] = (byStatus[s] ?? 0) + 1;
   }
+  const outcomes = countOutcomes(after.rows.map((r) => r.result.status));
+  const money = moneyTotals(moneyEntries(after));
+  const finished = outcomes.paid === after.rows.length;
+  const exitCode = halted
+    ? 4
+    : failures.length || outcomes.failed || outcomes.waiting || outcomes.notCreated
+      ? 1
+      : finished
+        ? 0
+        : STATUS_NOT_FINISHED;
+  const ref = (r: (typeof after.rows)[number]) => r.cells[mapping(after).reference ?? ''] || undefined;
   return {
-    exitCode: halted ? 4 : failures.length ? 1 : 0,
+    exitCode,
+    finished,
+    outcomes,
+    money,
+    moved: apply.applied.filter(isRealMove),
+    refundsFound,
+    waiting: after.rows
+      .filter((r) => outcomeOf(r.result.status) === 'waiting')
+      .map((r) => ({
+        rowNumber: r.rowNumber,
+        reference: ref(r),
+        payoutId: r.result.payoutId ?? '',
+        informationRequests: r.result.informationRequests,
+        nextStep: r.result.nextStep,
+      })),
+    failed: after.rows
+      .filter((r) => outcomeOf(r.result.status) === 'failed')
+      .map((r) => ({
+        rowNumber: r.rowNumber,
+        reference: ref(r),
+        payoutId: r.result.payoutId ?? '',
+        status: r.result.status!,
+        reason: r.result.statusReason,
+        refunded: r.result.refunded,
+      })),
     rows: table.rows.length,
     asked: todo.size,
     final,
@@ -118,4 +220,49 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     halted,
     byStatus,
   };
+}
+
+const mappings = new WeakMap<ResultsTable, ReturnType<typeof mapColumns>['fields']>();
+function mapping(t: ResultsTable): ReturnType<typeof mapColumns>['fields'] {
+  let m = mappings.get(t);
+  if (!m) {
+    try {
+      m = mapColumns(t.inputColumns, 'results').fields;
+    } catch {
+      m = {};
+    }
+    mappings.set(t, m);
+  }
+  return m;
+}
+
+/** A row's source currency (its batch column), upper case; '' when the file has none. */
+function currencyOf(t: ResultsTable, row: ResultsTable['rows'][number]): string {
+  const h = mapping(t).sourceCurrency;
+  return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
+}
+
+/**
+ * What the payouts of a results file debited and got back: each created row's totalDeductible
+ * (its amount alone while the fee is not known) and refunded cells, and the payouts it replaced.
+ */
+export function moneyEntries(t: ResultsTable): MoneyEntry[] {
+  const out: MoneyEntry[] = [];
+  for (const row of t.rows) {
+    const r = row.result;
+    out.push(...earlierPayoutsFromCell(r.earlierPayouts));
+    if (!r.payoutId || !PAYOUT_SET.has(r.status ?? '')) continue;
+    const amountCell = mapping(t).sourceAmount;
+    const amount = r.totalDeductible ?? (amountCell ? row.cells[amountCell]?.trim() : undefined);
+    if (!amount) continue;
+    // totalDeductible is amount plus fee; without it only the batch's amount is known (feesNotKnown)
+    out.push({
+      status: r.status!,
+      currency: currencyOf(t, row),
+      amount,
+      fee: r.totalDeductible !== undefined ? '0' : undefined,
+      refunded: r.refunded,
+    });
+  }
+  return out;
 }

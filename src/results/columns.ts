@@ -18,11 +18,24 @@ export const RESULT_COLUMNS = [
 ] as const;
 
 /**
- * Written after RESULT_COLUMNS, and only when some row holds a value (a results file written by
- * `run` keeps exactly the 14 columns above). Filled by `status` and `listen` (src/ops):
- * statusDetail as the service gives it, informationRequests as compact JSON.
+ * Written after RESULT_COLUMNS (so after errorMessage, the positions of the 14 never move), and
+ * only when some row holds a value (a results file written by `run` before any payout moved keeps
+ * exactly the 14 columns above). Filled by `status`, `listen` and `retry` (src/ops, src/engine):
+ *   statusDetail         as the service gives it (ADDITIONAL_INFO_UNDER_REVIEW)
+ *   informationRequests  the service's array as compact JSON, while ADDITIONAL_INFO_REQUIRED
+ *   statusReason         the service's reason for the latest status (webhook data.reason)
+ *   refunded             FAILED/REJECTED: the CREDIT the wallet's transactions show for the payout (exact decimal, source currency)
+ *   nextStep             what to do: the `attach` command to answer information requests, `retry --resend-failed`, wait for a refund
+ *   earlierPayouts       compact JSON of the payouts this row replaced (failed, refunded, sent again): payoutId, status, amount, fee, refunded
  */
-export const OPTIONAL_RESULT_COLUMNS = ['statusDetail', 'informationRequests'] as const;
+export const OPTIONAL_RESULT_COLUMNS = [
+  'statusDetail',
+  'informationRequests',
+  'statusReason',
+  'refunded',
+  'nextStep',
+  'earlierPayouts',
+] as const;
 
 export type ResultColumn = (typeof RESULT_COLUMNS)[number] | (typeof OPTIONAL_RESULT_COLUMNS)[number];
 

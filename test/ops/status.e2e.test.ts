@@ -31,7 +31,7 @@ describe('payout-batch status', () => {
     const before = gets(sb);
 
     const r = await runCli(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(1); // one row waits for us (ADDITIONAL_INFO_REQUIRED): not finished, needs someone
     expect(r.stdout).toMatch(/this refresh needs 4 requests; this key has used \d+ of 10,000 this month/);
     expect(r.stdout).toContain('3 moved forward');
     expect(gets(sb) - before).toBe(4);
@@ -62,7 +62,7 @@ describe('payout-batch status', () => {
 
     // Second refresh: the SUCCESSFUL row is final and not asked; nothing moved.
     const again = await runCli(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
-    expect(again.code, again.stderr).toBe(0);
+    expect(again.code, again.stderr).toBe(1);
     const j = JSON.parse(again.stdout);
     expect(j).toMatchObject({ asked: 3, final: 1, moved: [] });
   });
@@ -93,7 +93,7 @@ describe('payout-batch status', () => {
     ]);
     release();
     const r = await refreshing;
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode).toBe(5); // in progress: not finished, poll again
     expect(r.apply.applied).toHaveLength(0);
     expect(r.apply.ignored[0]!.decision.why).toBe('older');
     expect((await readResults(results)).rows[0]!.result.status).toBe('PROCESSING');

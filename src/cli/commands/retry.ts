@@ -31,6 +31,7 @@ interface RetryArgs extends ConnectionArgs, GuardArgs {
   'merge-documents': boolean;
   concurrency?: number;
   json: boolean;
+  'resend-failed': boolean;
 }
 
 export default defineCommand<RetryArgs>({
@@ -38,7 +39,13 @@ export default defineCommand<RetryArgs>({
     sendingOptions(guardOptions(connectionOptions(y)))
       .positional('results', { type: 'string', describe: 'A results file written by run or retry (it may be edited)' })
       .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
-      .option('state-dir', { type: 'string', describe: STATE_DIR_HELP }) as never,
+      .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
+      .option('resend-failed', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "Send again, under a new attempt, the rows whose payout FAILED or was REJECTED after creation, once the refund shows in the wallet's transactions",
+      }) as never,
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
     const { expectTotals, maxTotals, label, progress, conn, stop, out } = await sendingSession(args, io, 'retry');
@@ -58,6 +65,7 @@ export default defineCommand<RetryArgs>({
         maxTotals,
         quote: args.quote,
         mergeDocuments: args['merge-documents'],
+        resendFailed: args['resend-failed'],
         concurrency: args.concurrency ?? inFlightFor(args.rate),
         stop: stop.signal,
         onPlan: (plan) => {
@@ -66,11 +74,23 @@ export default defineCommand<RetryArgs>({
           progress.start(plan.toSend.length);
         },
         confirm: (plan) =>
-          askYesNo(io, `Send ${plan.toSend.length} row${plan.toSend.length === 1 ? '' : 's'} again from ${conn.environment.name}? [y/N] `),
+          askYesNo(
+            io,
+            `Send ${plan.toSend.length} row${plan.toSend.length === 1 ? '' : 's'} again from ${conn.environment.name}` +
+              (plan.resend?.rows
+                ? ` (${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${c.amount}`).join(', ')} plus fees)`
+                : '') +
+              '? [y/N] ',
+          ),
         onEvent: (e) => progress.onEvent(e),
       });
       progress.stop();
       out(summaryText(r));
+      if (args['resend-failed'])
+        out(
+          `Sent again after a failed, refunded payout: ${r.resent} row${r.resent === 1 ? '' : 's'}.\n` +
+            r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join(''),
+        );
       if (args.json) io.stdout.write(jsonSummary(r, conn.environment.name));
       else (r.exitCode === 0 ? io.stdout : io.stderr).write(exitReasonText(r));
       return r.exitCode;

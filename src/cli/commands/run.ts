@@ -22,7 +22,7 @@ import { parseMoneyFlag, type MoneyFlag } from '../../engine/approval.ts';
 import type { EngineEvent } from '../../engine/execute.ts';
 import type { BatchPlan } from '../../engine/plan.ts';
 import type { PipelineResult } from '../../engine/pipeline.ts';
-import { ENGINE_STATUSES, isCreatedStatus } from '../../engine/outcome.ts';
+import { ENGINE_STATUSES, isCreatedStatus, outcomeOf } from '../../engine/outcome.ts';
 import { runBatch } from '../../engine/run.ts';
 import { BatchRefused, FailedAfterSending, type ResumeReport } from '../../engine/session.ts';
 
@@ -243,6 +243,12 @@ export function planText(p: BatchPlan, environment: string): string {
   l.push(
     `  requests     about ${q.estimate}${q.usedThisMonth !== undefined ? `; this key has used ${q.usedThisMonth} of ${q.quota} this month, as counted here` : ''}`,
   );
+  if (p.resend?.rows)
+    l.push(
+      `  sent again   ${p.resend.rows} row${p.resend.rows === 1 ? '' : 's'} whose payout failed and was refunded: ` +
+        p.resend.byCurrency.map((c) => `${c.currency} ${group(c.amount)} (${c.rows})`).join(', ') +
+        ' (plus fees), under a new attempt',
+    );
   for (const w of p.warnings) l.push(`  warning      ${w}`);
   return l.join('\n') + '\n';
 }
@@ -250,19 +256,31 @@ export function planText(p: BatchPlan, environment: string): string {
 export function summaryText(r: PipelineResult): string {
   const l: string[] = ['', 'Summary'];
   for (const [status, n] of Object.entries(r.summary.byStatus).sort((a, b) => b[1] - a[1])) {
-    l.push(`  ${status.padEnd(16)} ${String(n).padStart(6)}${isCreatedStatus(status) ? '  (payout created)' : ''}`);
+    const o = outcomeOf(status);
+    l.push(`  ${status.padEnd(16)} ${String(n).padStart(6)}${o === 'notCreated' ? '' : `  (${OUTCOME_WORDS[o]})`}`);
   }
-  const cur = Object.entries(r.summary.createdByCurrency);
-  if (cur.length) {
-    l.push('  created, by source currency:      amount           fees    total debited');
-    for (const [c, t] of cur)
+  const money = Object.entries(r.summary.money ?? {});
+  if (money.length) {
+    l.push('  by source currency:      debited         refunded              net');
+    for (const [c, t] of money)
       l.push(
-        `    ${c}  ${String(t.rows).padStart(5)} rows  ${group(t.amount).padStart(16)}  ${group(t.fees).padStart(12)}  ${group(t.totalDeductible).padStart(16)}`,
+        `    ${c}  ${group(t.debited).padStart(16)} ${group(t.refunded).padStart(16)} ${group(t.net).padStart(16)}` +
+          (t.refundsNotSeen ? `   (${t.refundsNotSeen} refund${t.refundsNotSeen === 1 ? '' : 's'} not seen yet)` : '') +
+          (t.feesNotKnown ? `   (fees of ${t.feesNotKnown} not known yet)` : ''),
       );
   }
   l.push(`  results      ${r.resultsPath}`);
   return l.join('\n') + '\n';
 }
+
+/** A payout status in a treasurer's words, beside the status in the summary. */
+const OUTCOME_WORDS = {
+  paid: 'paid',
+  inProgress: 'created, in progress',
+  waiting: 'waiting for us: answer with payout-batch attach',
+  failed: 'failed after creation, refunded by the service',
+  notCreated: '',
+} as const;
 
 export function exitReasonText(r: PipelineResult): string {
   if (r.refused) return `Nothing was sent:\n${r.refused.map((x) => `  - ${x}`).join('\n')}\n`;
@@ -279,6 +297,12 @@ export function exitReasonText(r: PipelineResult): string {
       `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`
     );
   }
+  const o = s.outcomes;
+  if (o && (o.failed || o.waiting))
+    return (
+      `${s.created} payout${s.created === 1 ? '' : 's'} created; ${[o.failed ? `${o.failed} failed after creation` : '', o.waiting ? `${o.waiting} waiting for information` : ''].filter(Boolean).join(', ')}: ` +
+      `see the results file and \`payout-batch status ${r.resultsPath}\`.\n`
+    );
   return `All ${s.created} payout${s.created === 1 ? '' : 's'} created.\n`;
 }
 
@@ -397,9 +421,11 @@ export function jsonSummary(r: PipelineResult & { batchId?: string; journalPath?
               currencies: r.plan.currencies,
               warnings: r.plan.warnings,
               requests: r.plan.requests,
+              ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}),
             }
           : undefined,
         summary: r.summary,
+        ...('resent' in r ? { resent: r.resent, notResent: (r as unknown as { notResent: unknown[] }).notResent } : {}),
       },
       null,
       2,

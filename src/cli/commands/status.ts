@@ -6,7 +6,8 @@ import { abortOn, defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { ResultsError } from '../../results/errors.ts';
-import { refreshStatus } from '../../ops/status.ts';
+import { refreshStatus, type StatusResult } from '../../ops/status.ts';
+import { OUTCOME_TEXT, OUTCOMES, type MoneyTotals } from '../../engine/outcome.ts';
 import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
 
 interface StatusArgs extends ConnectionArgs {
@@ -51,11 +52,17 @@ export default defineCommand<StatusArgs>({
           JSON.stringify(
             {
               exitCode: r.exitCode,
+              finished: r.finished,
               results: args.results,
               rows: r.rows,
               asked: r.asked,
               final: r.final,
-              moved: r.apply.applied.map((c) => ({
+              outcomes: r.outcomes,
+              money: r.money,
+              waiting: r.waiting,
+              failed: r.failed,
+              refundsFound: r.refundsFound,
+              moved: r.moved.map((c) => ({
                 row: c.rowNumber,
                 payoutId: c.payoutId,
                 from: c.from,
@@ -73,9 +80,9 @@ export default defineCommand<StatusArgs>({
       } else {
         const l: string[] = [];
         l.push(
-          `Asked about ${r.asked} payout${r.asked === 1 ? '' : 's'} (${r.final} already final, not asked); ${r.apply.applied.length} moved forward.`,
+          `Asked about ${r.asked} payout${r.asked === 1 ? '' : 's'} (${r.final} already final, not asked); ${r.moved.length} moved forward.`,
         );
-        for (const c of r.apply.applied)
+        for (const c of r.moved)
           l.push(
             `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,
           );
@@ -86,6 +93,7 @@ export default defineCommand<StatusArgs>({
             .map(([s, n]) => `${n} ${s}`)
             .join(', ')}`,
         );
+        l.push(...outcomeLines(r, args.results));
         if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
         io.stdout.write(l.join('\n') + '\n');
       }
@@ -101,3 +109,57 @@ export default defineCommand<StatusArgs>({
     }
   },
 });
+
+const group = (s: string) => s.replace(/^(-?\d+)/, (d) => d.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+
+/** The rows by outcome word, what to do about each, the money per currency and whether the batch is finished. */
+export function outcomeLines(
+  r: Pick<StatusResult, 'outcomes' | 'money' | 'waiting' | 'failed' | 'finished' | 'exitCode'>,
+  results: string,
+): string[] {
+  const l: string[] = ['Outcome'];
+  for (const o of OUTCOMES) if (r.outcomes[o]) l.push(`  ${String(r.outcomes[o]).padStart(6)}  ${OUTCOME_TEXT[o]}`);
+  for (const w of r.waiting)
+    l.push(
+      `  row ${w.rowNumber}${w.reference ? ` ${w.reference}` : ''} waits for us: ${requestsText(w.informationRequests)}; ` +
+        `answer with: payout-batch attach ${w.payoutId} FILE...`,
+    );
+  for (const f of r.failed)
+    l.push(
+      `  row ${f.rowNumber}${f.reference ? ` ${f.reference}` : ''} ${f.status}${f.reason ? ` (${f.reason})` : ''}: ` +
+        (f.refunded !== undefined
+          ? `refunded ${group(f.refunded)}; pay it again with: payout-batch retry ${results} --resend-failed`
+          : "refund not in the wallet's transactions yet: run status again later"),
+    );
+  const money = Object.entries(r.money);
+  if (money.length) {
+    l.push('  by source currency:        debited         refunded              net');
+    for (const [c, t] of money) l.push(`    ${c}  ${moneyLine(t)}`);
+  }
+  l.push(
+    r.finished
+      ? 'Finished: every row is paid.'
+      : r.exitCode === ExitCode.NOT_FINISHED
+        ? `Not finished: ${r.outcomes.inProgress} still in progress; run status again later (exit ${ExitCode.NOT_FINISHED}).`
+        : 'Not finished: some rows need you (failed, waiting for information, or no payout): see above and the results file.',
+  );
+  return l;
+}
+
+function moneyLine(t: MoneyTotals): string {
+  const notes = [
+    t.refundsNotSeen ? `${t.refundsNotSeen} refund${t.refundsNotSeen === 1 ? '' : 's'} not seen yet` : '',
+    t.feesNotKnown ? `fees of ${t.feesNotKnown} not known yet` : '',
+  ].filter(Boolean);
+  return `${group(t.debited).padStart(16)} ${group(t.refunded).padStart(16)} ${group(t.net).padStart(16)}${notes.length ? `   (${notes.join('; ')})` : ''}`;
+}
+
+function requestsText(json: string | undefined): string {
+  try {
+    const list = JSON.parse(json ?? '[]') as { title?: string; type?: string }[];
+    if (Array.isArray(list) && list.length) return list.map((x) => `${x.title ?? 'request'}${x.type ? ` (${x.type})` : ''}`).join(', ');
+  } catch {
+    // not ours to judge: shown as it is
+  }
+  return json ? json : 'information requested';
+}

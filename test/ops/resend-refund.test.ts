@@ -1,0 +1,86 @@
+// retry --resend-failed sends nothing while the refund of a failed payout is not in the wallet's
+// transactions (the service's answer is withheld here), and the journal refuses a `resend` line for
+// a payout that is not failed and refunded. `status` reports no X -> X refresh as a move.
+import { describe, expect, it, afterEach } from 'vitest';
+import { retryResults } from '../../src/engine/retry.ts';
+import { refreshStatus } from '../../src/ops/status.ts';
+import { applyToTable, isRealMove } from '../../src/ops/apply.ts';
+import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { UNATTENDED, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+/** A fetch whose wallet transactions never show anything. */
+const noTransactions: typeof fetch = async (input, init) => {
+  const url = String(input instanceof Request ? input.url : input);
+  if (url.includes('/api/public/transactions'))
+    return new Response(JSON.stringify({ statusCode: 200, message: 'ok', data: [], meta: { total: 0, page: 1, limit: 50, size: 0 } }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
+  return fetch(input, init);
+};
+
+describe('resend only after the refund', () => {
+  it('keeps a failed row whose refund is not there yet, sends nothing, and says so', async () => {
+    sb = await startSb();
+    const { results, ids } = await paidBatch(sb, { rows: 2 });
+    await setStatus(sb, ids[0]!, 'FAILED');
+    const conn = connectionTo(sb, noTransactions);
+    const st = await refreshStatus({ client: conn.client, resultsFile: results });
+    expect(st.failed).toEqual([expect.objectContaining({ payoutId: ids[0], refunded: undefined })]);
+    expect(st.money.GBP!.refundsNotSeen).toBe(1);
+    const before = sb.requestLog().filter((r) => r.route === 'initiate').length;
+    const r = await retryResults({ ...UNATTENDED, resultsFile: results, conn, resendFailed: true, settleDelayMs: 10 });
+    expect(sb.requestLog().filter((x) => x.route === 'initiate').length).toBe(before);
+    expect(r.resent).toBe(0);
+    expect(r.notResent).toEqual([
+      expect.objectContaining({ payoutId: ids[0], status: 'FAILED', reason: expect.stringContaining('refund is not in') }),
+    ]);
+    expect(r.exitCode).toBe(1);
+    expect(r.plan?.toSend).toEqual([]);
+  });
+
+  it('folds a resend line only for a failed, refunded payout', () => {
+    const payout = { id: 'p1', status: 'PENDING', sourceAmount: 10, sourceCurrency: 'GBP', destinationCurrency: 'EUR', documents: 0 };
+    const base: JournalLine[] = [
+      { t: 'initiating', ref: 'R', row: 2, attempt: 1, key: 'k1', body: '{}', at: 'a' },
+      { t: 'created', ref: 'R', attempt: 1, key: 'k1', requestId: 'q', payout, at: 'a' },
+    ];
+    const resend: JournalLine = { t: 'resend', ref: 'R', payoutId: 'p1', at: 'b' };
+    expect(foldJournal([...base, resend]).rows.get('R')!.phase).toBe('created'); // in progress
+    const failed: JournalLine = { t: 'status', ref: 'R', payoutId: 'p1', status: 'FAILED', source: 'get', at: 'b' };
+    expect(foldJournal([...base, failed, resend]).rows.get('R')!.phase).toBe('created'); // no refund seen
+    const refund: JournalLine = { t: 'refund', ref: 'R', payoutId: 'p1', amount: '10.50', at: 'c' };
+    const s = foldJournal([...base, failed, refund, resend]).rows.get('R')!;
+    expect(s.phase).toBe('rejected');
+    expect(s.earlier?.map((p) => p.id)).toEqual(['p1']);
+    // a second initiating is accepted only now, for attempt 2
+    const again = foldJournal([
+      ...base,
+      failed,
+      refund,
+      resend,
+      { t: 'initiating', ref: 'R', row: 2, attempt: 2, key: 'k2', body: '{}', at: 'd' },
+    ]);
+    expect(again.rows.get('R')).toMatchObject({ phase: 'initiating', attempt: 2, key: 'k2' });
+  });
+});
+
+describe('status reports only real moves', () => {
+  it('a newer copy of the same status refreshes the row but is not a move', () => {
+    const table = {
+      format: 'csv' as const,
+      inputColumns: ['reference'],
+      rows: [{ rowNumber: 2, cells: { reference: 'R' }, result: { status: 'PENDING', payoutId: 'p1', updatedAt: '2025-01-01T00:00:00Z' } }],
+    };
+    const r = applyToTable(table, 'f.csv', [{ payoutId: 'p1', status: 'PENDING', at: '2025-01-02T00:00:00Z', source: 'get' }]);
+    expect(r.applied).toHaveLength(1);
+    expect(r.applied.filter(isRealMove)).toEqual([]);
+  });
+});
