@@ -189,7 +189,7 @@ export function earlierPayoutsFromCell(cell: string | undefined): MoneyEntry[] {
     for (const x of v as unknown[]) {
       if (!x || typeof x !== 'object') continue;
       const e = x as Record<string, unknown>;
-      const str = (k: string) => (typeof e[k] === 'string' ? (e[k]) : undefined);
+      const str = (k: string) => (typeof e[k] === 'string' ? e[k] : undefined);
       const amount = str('amount');
       const currency = str('currency');
       if (amount === undefined || currency === undefined) continue;
