@@ -3,8 +3,10 @@
 //
 // - tieOut: pure. Rows + transactions (in listing order) + payout states -> a report. Every
 //   created row has one debit of its totalDeductible; every FAILED or REJECTED row a refund (a
-//   CREDIT referencing it) of that debit; every debit of the period that no row explains is listed
-//   "not from this batch"; per currency the net movement equals what the results say.
+//   CREDIT referencing it) of that debit; a row sent again (`retry --resend-failed`) also has,
+//   for each payout it replaced (the `earlierPayouts` cell), that payout's debit and its refund;
+//   every debit of the period that no row explains is listed "not from this batch"; per currency
+//   the net movement equals what the results say.
 // - reconcile: the I/O step. Reads the results, asks each created payout's status, pages the
 //   unfiltered transaction listing (100 a page, newest first, stopping below the period), ties out
 //   and writes `<results name>.reconciliation.csv` (or .xlsx) beside the results.
@@ -41,6 +43,35 @@ export interface ReconRow {
   currency?: string;
   /** Amount plus fee, as the results file holds it (exact decimal text). */
   totalDeductible?: string;
+  /** Payouts this row replaced: FAILED or REJECTED, refunded, sent again (the `earlierPayouts` cell). */
+  earlier?: EarlierPayout[];
+}
+
+/** A payout a row replaced, as its `earlierPayouts` cell gives it. */
+export interface EarlierPayout {
+  payoutId?: string;
+  payoutRef?: string;
+  status?: string;
+  currency?: string;
+  /** sourceAmount + fee (exact decimal text); undefined when the cell gave no fee. */
+  total?: string;
+  /** The refund the run saw (exact decimal text). */
+  refunded?: string;
+}
+
+/** How one earlier payout of a row ties out: its debit and its refund, net 0. */
+export interface EarlierReconciliation {
+  payoutId?: string;
+  payoutRef?: string;
+  status?: string;
+  /** Amount plus fee of that payout, when the cell gave both. */
+  expected?: string;
+  debit: string;
+  refund: string;
+  net: string;
+  transactionIds: string[];
+  ok: boolean;
+  problems: string[];
 }
 
 /** One wallet transaction, normalised: `amount` signed (negative for a debit, spec §2). */
@@ -86,6 +117,9 @@ export interface RowReconciliation {
   /** debit + refund. */
   net: string;
   transactionIds: string[];
+  /** The payouts this row replaced (sent again after a refund), each with its debit and refund. */
+  earlier: EarlierReconciliation[];
+  /** True when the row and every payout it replaced tie out. */
   ok: boolean;
   problems: string[];
 }
@@ -125,7 +159,7 @@ export interface TieOutReport {
   period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
   /** One line per thing that does not tie out. */
   problems: string[];
-  counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; transactions: number };
+  counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; earlierRefunded: number; transactions: number };
 }
 
 export interface TieOutInput {
@@ -160,20 +194,35 @@ const decimalOrUndefined = (s: string | undefined): Dec | undefined => {
   }
 };
 
+/** Which payout of which row a transaction belongs to: slot -1 is the row's current payout, k its k-th earlier one. */
+interface Owner {
+  row: number;
+  slot: number;
+}
+type Hit = { tx: ReconTx; index: number };
+
 export function tieOut(input: TieOutInput): TieOutReport {
-  const byRef = new Map<string, number>();
-  const byId = new Map<string, number>();
+  const byRef = new Map<string, Owner>();
+  const byId = new Map<string, Owner>();
+  const own = (payoutId: string | undefined, payoutRef: string | undefined, o: Owner) => {
+    if (payoutRef && !byRef.has(payoutRef)) byRef.set(payoutRef, o);
+    if (payoutId && !byId.has(payoutId)) byId.set(payoutId, o);
+  };
   input.rows.forEach((r, i) => {
-    if (!r.payoutId) return;
-    if (r.payoutRef && !byRef.has(r.payoutRef)) byRef.set(r.payoutRef, i);
-    if (!byId.has(r.payoutId)) byId.set(r.payoutId, i);
+    if (r.payoutId) own(r.payoutId, r.payoutRef, { row: i, slot: -1 });
+    r.earlier?.forEach((e, k) => own(e.payoutId, e.payoutRef, { row: i, slot: k }));
   });
-  const matched = new Map<number, { tx: ReconTx; index: number }[]>();
-  const unmatched: { tx: ReconTx; index: number }[] = [];
+  const matched = new Map<number, Map<number, Hit[]>>();
+  const unmatched: Hit[] = [];
   input.transactions.forEach((tx, index) => {
-    const i = (tx.reference !== undefined ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
-    if (i === undefined) unmatched.push({ tx, index });
-    else matched.set(i, [...(matched.get(i) ?? []), { tx, index }]);
+    const o = (tx.reference !== undefined ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
+    if (o === undefined) {
+      unmatched.push({ tx, index });
+      return;
+    }
+    let slots = matched.get(o.row);
+    if (!slots) matched.set(o.row, (slots = new Map<number, Hit[]>()));
+    slots.set(o.slot, [...(slots.get(o.slot) ?? []), { tx, index }]);
   });
 
   const problems: string[] = [];
@@ -185,7 +234,7 @@ export function tieOut(input: TieOutInput): TieOutReport {
   };
 
   const rows = input.rows.map((r, i): RowReconciliation => {
-    const mine = matched.get(i) ?? [];
+    const mine = matched.get(i)?.get(-1) ?? [];
     const state = r.payoutId ? input.payouts.get(r.payoutId) : undefined;
     const status = state?.status ?? r.status;
     const created = !!r.payoutId;
@@ -222,6 +271,47 @@ export function tieOut(input: TieOutInput): TieOutReport {
         for (const m of mine) if (m.tx.walletId) t.walletIds.add(m.tx.walletId);
       }
     }
+    const earlier = (r.earlier ?? []).map((e, k): EarlierReconciliation => {
+      const hits = matched.get(i)?.get(k) ?? [];
+      const cur = e.currency ?? currency ?? hits[0]?.tx.currency;
+      const eDebits = hits.filter((m) => m.tx.amount.isNegative());
+      const eCredits = hits.filter((m) => !m.tx.amount.isNegative());
+      const eDebit = eDebits.reduce((a, m) => a.plus(m.tx.amount), ZERO);
+      const eRefund = eCredits.reduce((a, m) => a.plus(m.tx.amount), ZERO);
+      const eExpected = decimalOrUndefined(e.total);
+      const name = `earlier payout ${e.payoutRef ?? e.payoutId ?? `#${k + 1}`} (${e.status ?? 'status unknown'}, sent again)`;
+      const ep: string[] = [];
+      if (eDebits.length === 0) ep.push(`${name}: no debit in the wallet transactions`);
+      else if (eExpected !== undefined && !eDebit.negated().equals(eExpected))
+        ep.push(`${name}: debited ${money(eDebit.negated(), cur)}, the results say ${money(eExpected, cur)}`);
+      if (eDebits.length > 1) ep.push(`${name}: ${eDebits.length} debits reference it`);
+      if (eCredits.length === 0) ep.push(`${name}: no refund in the wallet transactions`);
+      else if (!eRefund.equals(eDebit.negated()))
+        ep.push(`${name}: refunded ${money(eRefund, cur)} of ${money(eDebit.negated(), cur)} debited`);
+      for (const m of hits)
+        if (cur && m.tx.currency && m.tx.currency !== cur)
+          ep.push(`${name}: transaction ${m.tx.id ?? '(no id)'} is in ${m.tx.currency}, the payout in ${cur}`);
+      if (cur) {
+        // debited and refunded: nothing of it in the expected net
+        const t = totalsOf(cur);
+        t.debited = t.debited.plus(eDebit);
+        t.refunded = t.refunded.plus(eRefund);
+        for (const m of hits) if (m.tx.walletId) t.walletIds.add(m.tx.walletId);
+      }
+      rowProblems.push(...ep);
+      return {
+        payoutId: e.payoutId,
+        payoutRef: e.payoutRef,
+        status: e.status,
+        expected: eExpected === undefined ? undefined : money(eExpected, cur),
+        debit: money(eDebit, cur),
+        refund: money(eRefund, cur),
+        net: money(eDebit.plus(eRefund), cur),
+        transactionIds: hits.flatMap((m) => (m.tx.id ? [m.tx.id] : [])),
+        ok: ep.length === 0,
+        problems: ep,
+      };
+    });
     for (const p of rowProblems) problems.push(`row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}: ${p}`);
     return {
       rowNumber: r.rowNumber,
@@ -237,6 +327,7 @@ export function tieOut(input: TieOutInput): TieOutReport {
       refund: money(refund, currency),
       net: money(debit.plus(refund), currency),
       transactionIds: mine.flatMap((m) => (m.tx.id ? [m.tx.id] : [])),
+      earlier,
       ok: rowProblems.length === 0,
       problems: rowProblems,
     };
@@ -244,7 +335,7 @@ export function tieOut(input: TieOutInput): TieOutReport {
 
   // The period: as asked, else the batch's own movements from first to last. A movement without a
   // date is placed by its position in the listing between the batch's first and last movement.
-  const mineAll = [...matched.values()].flat();
+  const mineAll = [...matched.values()].flatMap((slots) => [...slots.values()].flat());
   const dates = [...mineAll.map((m) => time(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => time(p.createdAt))].filter(
     (t): t is number => t !== undefined,
   );
@@ -326,6 +417,7 @@ export function tieOut(input: TieOutInput): TieOutReport {
       created: createdRows.length,
       tiedOut: createdRows.filter((r) => r.ok).length,
       failedRefunded: createdRows.filter((r) => r.ok && r.status !== undefined && REFUNDED_STATUSES.has(r.status)).length,
+      earlierRefunded: rows.reduce((n, r) => n + r.earlier.filter((e) => e.ok).length, 0),
       transactions: input.transactions.length,
     },
   };
@@ -407,6 +499,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     payoutRef: r.result.payoutRef || undefined,
     currency: r.cells.sourceCurrency?.toUpperCase() || undefined,
     totalDeductible: r.result.totalDeductible,
+    earlier: earlierFromCell(r.result.earlierPayouts),
   }));
   const ids = [...new Set(rows.flatMap((r) => (r.payoutId ? [r.payoutId] : [])))];
   o.onPlan?.({ payouts: ids.length, usage: await o.client.quotaUsage().catch(() => undefined) });
@@ -506,6 +599,36 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   }
 }
 
+/** The `earlierPayouts` cell (src/engine/outcome.ts earlierPayoutsCell) read back; a cell that is not ours gives none. */
+export function earlierFromCell(cell: string | undefined): EarlierPayout[] | undefined {
+  if (!cell?.trim()) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(cell);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(v)) return undefined;
+  const out: EarlierPayout[] = [];
+  for (const x of v as unknown[]) {
+    if (!x || typeof x !== 'object') continue;
+    const e = x as Record<string, unknown>;
+    const str = (k: string) => (typeof e[k] === 'string' && e[k] !== '' ? e[k] : undefined);
+    const amount = decimalOrUndefined(str('amount'));
+    const fee = decimalOrUndefined(str('fee'));
+    if (!str('payoutId') && !str('payoutRef')) continue;
+    out.push({
+      payoutId: str('payoutId'),
+      payoutRef: str('payoutRef'),
+      status: str('status'),
+      currency: str('currency')?.toUpperCase(),
+      total: amount !== undefined && fee !== undefined ? amount.plus(fee).toFixed() : undefined,
+      refunded: str('refunded'),
+    });
+  }
+  return out.length ? out : undefined;
+}
+
 function minOf(values: (number | undefined)[]): number | undefined {
   const v = values.filter((x): x is number => x !== undefined);
   return v.length ? Math.min(...v) : undefined;
@@ -534,25 +657,47 @@ export const RECONCILIATION_COLUMNS = [
 type ReconColumn = (typeof RECONCILIATION_COLUMNS)[number];
 const MONEY_COLUMNS = new Set<ReconColumn>(['totalDeductible', 'debit', 'refund', 'net']);
 
-/** Each row of the results, then the debits not from this batch, then the other credits of the period. */
+/**
+ * Each row of the results, each followed by the payouts it replaced (their own debit and refund,
+ * so the money columns add up to the totals), then the debits not from this batch, then the
+ * other credits of the period.
+ */
 export function reconciliationLines(report: TieOutReport): Partial<Record<ReconColumn, string>>[] {
-  const lines: Partial<Record<ReconColumn, string>>[] = report.rows.map((r) => ({
-    kind: r.created ? 'row' : 'row (not created)',
-    row: String(r.rowNumber),
-    reference: r.reference,
-    payoutId: r.payoutId,
-    payoutRef: r.payoutRef,
-    status: r.status,
-    currency: r.currency,
-    walletId: r.walletId,
-    totalDeductible: r.expected,
-    debit: r.debit,
-    refund: r.refund,
-    net: r.net,
-    transactionIds: r.transactionIds.join('; '),
-    tiesOut: r.ok ? 'yes' : 'NO',
-    problem: r.problems.join('; '),
-  }));
+  const lines: Partial<Record<ReconColumn, string>>[] = report.rows.flatMap((r) => [
+    {
+      kind: r.created ? 'row' : 'row (not created)',
+      row: String(r.rowNumber),
+      reference: r.reference,
+      payoutId: r.payoutId,
+      payoutRef: r.payoutRef,
+      status: r.status,
+      currency: r.currency,
+      walletId: r.walletId,
+      totalDeductible: r.expected,
+      debit: r.debit,
+      refund: r.refund,
+      net: r.net,
+      transactionIds: r.transactionIds.join('; '),
+      tiesOut: r.ok ? 'yes' : 'NO',
+      problem: r.problems.join('; '),
+    },
+    ...r.earlier.map((e) => ({
+      kind: 'earlier payout (sent again)',
+      row: String(r.rowNumber),
+      reference: r.reference,
+      payoutId: e.payoutId,
+      payoutRef: e.payoutRef,
+      status: e.status,
+      currency: r.currency,
+      totalDeductible: e.expected,
+      debit: e.debit,
+      refund: e.refund,
+      net: e.net,
+      transactionIds: e.transactionIds.join('; '),
+      tiesOut: e.ok ? 'yes' : 'NO',
+      problem: e.problems.join('; '),
+    })),
+  ]);
   const tx = (kind: string, ok: boolean) => (f: ForeignTransaction) => ({
     kind,
     reference: f.reference,

@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
+import { earlierPayoutsCell } from '../../src/engine/outcome.ts';
 import { Dec } from '../../src/money.ts';
 import { writeResults } from '../../src/results/index.ts';
 import {
+  earlierFromCell,
   normaliseTransaction,
   reconcile,
   reconciliationLines,
@@ -147,6 +149,78 @@ describe('tieOut', () => {
     expect(read).toMatchObject({ amount: new Dec('-12.3'), payoutId: 'p1', walletId: 'w-eur', currency: 'EUR' });
     const r = tieOut({ rows: [row(1, '12.3', { currency: 'EUR' })], transactions: [read], payouts: states([]) });
     expect(r.ok).toBe(true);
+  });
+
+  it("a row sent again after a refund ties its earlier payout's debit and refund to itself", () => {
+    // row 2 (REF-1): PO-1 FAILED, refunded, sent again as PO-1b (the earlierPayouts cell, as run/retry write it)
+    const cell = earlierPayoutsCell([
+      {
+        id: 'p1',
+        payoutRef: 'PO-1',
+        status: 'FAILED',
+        sourceAmount: '100.10',
+        sourceCurrency: 'USD',
+        transactionFees: '1.5',
+        destinationCurrency: 'NGN',
+        documents: 0,
+        refunded: '101.60',
+      },
+    ]);
+    const earlier = earlierFromCell(cell);
+    expect(earlier).toEqual([{ payoutId: 'p1', payoutRef: 'PO-1', status: 'FAILED', currency: 'USD', total: '101.6', refunded: '101.60' }]);
+    expect(earlierFromCell('not json')).toBeUndefined();
+    const rows = [row(1, '101.60', { payoutId: 'p1b', payoutRef: 'PO-1b', earlier }), row(2, '20.00')];
+    const payouts = states([
+      ['p1b', { status: 'SUCCESSFUL' }],
+      ['p2', { status: 'SUCCESSFUL' }],
+    ]);
+    const txs = [
+      tx('t4', '-101.60', 'PO-1b', t(4)),
+      tx('t3', '101.60', 'PO-1', t(3)),
+      tx('t2', '-20', 'PO-2', t(2)),
+      tx('t1', '-101.6', 'PO-1', t(1)),
+    ];
+    const r = tieOut({ rows, transactions: txs, payouts });
+    expect(r.problems).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(r.notFromBatch).toEqual([]);
+    expect(r.rows[0]).toMatchObject({
+      status: 'SUCCESSFUL',
+      debit: '-101.60',
+      refund: '0.00',
+      net: '-101.60',
+      transactionIds: ['t4'],
+      ok: true,
+    });
+    expect(r.rows[0]!.earlier).toEqual([
+      {
+        payoutId: 'p1',
+        payoutRef: 'PO-1',
+        status: 'FAILED',
+        expected: '101.60',
+        debit: '-101.60',
+        refund: '101.60',
+        net: '0.00',
+        transactionIds: ['t3', 't1'],
+        ok: true,
+        problems: [],
+      },
+    ]);
+    expect(r.totals[0]).toMatchObject({ debited: '-223.20', refunded: '101.60', net: '-121.60', expectedNet: '-121.60', ok: true });
+    expect(r.counts).toMatchObject({ created: 2, tiedOut: 2, earlierRefunded: 1 });
+    expect(r.period.from).toBe(t(1)); // the earlier debit opens the batch's period
+    // the file: the earlier payout on its own line after its row, so the money columns add up to the totals
+    expect(reconciliationLines(r).map((l) => [l.kind, l.row, l.payoutRef, l.debit, l.refund, l.net, l.tiesOut])).toEqual([
+      ['row', '2', 'PO-1b', '-101.60', '0.00', '-101.60', 'yes'],
+      ['earlier payout (sent again)', '2', 'PO-1', '-101.60', '101.60', '0.00', 'yes'],
+      ['row', '3', 'PO-2', '-20.00', '0.00', '-20.00', 'yes'],
+    ]);
+
+    // the earlier payout's refund missing: that row does not tie out, and says why
+    const noRefund = tieOut({ rows, transactions: txs.filter((x) => x.id !== 't3'), payouts });
+    expect(noRefund.ok).toBe(false);
+    expect(noRefund.problems).toContain('row 2 REF-1: earlier payout PO-1 (FAILED, sent again): no refund in the wallet transactions');
+    expect(noRefund.rows[0]!.ok).toBe(false);
   });
 
   it('the file lines: each row with debit, refund and net, then the debits not from this batch', () => {

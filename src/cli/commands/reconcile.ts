@@ -79,7 +79,11 @@ function textOf(r: ReconcileResult): string {
   const rep = r.report;
   l.push('Reconciliation');
   l.push(
-    `  ${rep.counts.created} payouts created of ${rep.counts.rows} rows: ${rep.counts.tiedOut} tie out (${rep.counts.failedRefunded} failed and refunded).`,
+    `  ${rep.counts.created} payouts created of ${rep.counts.rows} rows: ${rep.counts.tiedOut} tie out (${rep.counts.failedRefunded} failed and refunded` +
+      (rep.counts.earlierRefunded
+        ? `; ${rep.counts.earlierRefunded} earlier payout${rep.counts.earlierRefunded === 1 ? '' : 's'} refunded and sent again`
+        : '') +
+      ').',
   );
   for (const t of rep.totals)
     l.push(
