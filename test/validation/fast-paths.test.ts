@@ -19,7 +19,7 @@ describe('document paths', () => {
       fc.property(fc.constantFrom(...bases), pathText, (base, d) => {
         expect(documentPath(base, d)).toBe(d.startsWith('/') ? d : resolve(base, d));
       }),
-      { numRuns: 2000 },
+      { numRuns: 500 },
     );
   });
 
@@ -33,7 +33,7 @@ describe('document paths', () => {
             .filter(Boolean),
         );
       }),
-      { numRuns: 2000 },
+      { numRuns: 500 },
     );
   });
 });
@@ -147,7 +147,7 @@ describe('hash53Joined', () => {
           expect(hash53Joined(a, b, c, d, seed)).toBe(hash53(`${a}|${b}|${c}|${d}`, seed));
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 500 },
     );
   });
 });
