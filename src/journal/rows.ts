@@ -2,7 +2,9 @@
 // row's state. A row is named by its reference (the row identity of the idempotency key).
 //
 // The fold is monotonic where money is concerned: once a row is `created` no later line can make
-// it look unsent, so a resumed run can never send it again.
+// it look unsent, so a resumed run can never send it again. The one exception is `resend`
+// (`retry --resend-failed`), folded only when that payout FAILED or was REJECTED and its refund is
+// journalled: the row may then go again under attempt + 1, the old payout kept in `earlier`.
 import { scanJournal, type JournalEvent, type JournalScan } from './journal.ts';
 import { loadSnapshot } from './snapshot.ts';
 import { nextStatus } from '../spec/status-order.ts';
