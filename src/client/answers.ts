@@ -590,6 +590,17 @@ const WebhookRecord = z
 export const WebhookSubscriptionAnswer = objectOf(WebhookRecord);
 export type WebhookSubscriptionAnswer = z.output<typeof WebhookSubscriptionAnswer>;
 
+/**
+ * The PATCH answer ("response bodies of these routes: not shown", spec §4.13): the record, or only
+ * `{statusCode, message}`. Without an id of its own it is the subscription the path named.
+ */
+export const webhookUpdateAnswer = (webhookId: string) =>
+  z.preprocess((v) => {
+    const o = unwrapObject(v);
+    if (!isRecord(o)) return { id: webhookId };
+    return o.id === undefined && o.webhookId === undefined ? { ...o, id: webhookId } : o;
+  }, WebhookRecord);
+
 const isWebhookRecord = (v: unknown): boolean => isRecord(v) && (v.id !== undefined || v.webhookId !== undefined);
 /**
  * The list: "only one active subscription per business" (spec §4.13), so a service may answer with

@@ -33,6 +33,7 @@ import {
   WalletListAnswer,
   WebhookSubscriptionAnswer,
   WebhookSubscriptionListAnswer,
+  webhookUpdateAnswer,
 } from './answers.ts';
 import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/http.ts';
 import { LIST_MAX_LIMIT, MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
@@ -512,8 +513,9 @@ export class PayoutClient {
   async updateWebhook(webhookId: string, body: WebhookUpdateRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
     this.checkBody('updateWebhook', 'PATCH', path, UpdateBody, body, opts?.requestId);
-    return (await this.json('updateWebhook', 'PATCH', path, body, WebhookSubscriptionAnswer, { mutating: true, resendSafe: true }, opts))
-      .data;
+    return (
+      await this.json('updateWebhook', 'PATCH', path, body, webhookUpdateAnswer(webhookId), { mutating: true, resendSafe: true }, opts)
+    ).data;
   }
 
   /** DELETE {webhooks}/{id}. Not resent on an unknown outcome (a second try would answer 404). */

@@ -278,6 +278,14 @@ describe('webhook subscription routes (§4.13)', () => {
     const s = await answering({ ...f, status: 200 }).updateWebhook(WEBHOOK_ID, { url: 'https://hooks.example.test/payouts' });
     expect({ id: s.id, url: s.url }).toEqual(f.expect);
   });
+  it.each([
+    ['only {statusCode, message}', { body: { statusCode: 200, message: 'Webhook updated successfully' } }],
+    ['an empty body', { raw: '' }],
+    ['{statusCode, message, data: null}', { body: { statusCode: 200, message: 'updated', data: null } }],
+  ])('update answering %s: the subscription the path named', async (_, f) => {
+    const s = await answering({ status: 200, ...f }).updateWebhook(WEBHOOK_ID, { url: 'https://hooks.example.test/payouts' });
+    expect(s.id).toBe(WEBHOOK_ID);
+  });
   it.each(named(webhookListFixtures))('list: %s', async (_, f) => {
     const l = await answering(f).listWebhooks();
     expect(l.data.map((s) => ({ id: s.id, url: s.url }))).toEqual(f.expect);
