@@ -31,8 +31,8 @@ import { fileSha256, parseIdempotencyKey, stateDirFor } from './identity.ts';
 import { adoptLegacyJournal, findBatchJournal, ledgerOf } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { reserveRows } from './run.ts';
-import { BatchRefused, openSession, type BatchSession } from './session.ts';
+import { reservedSession } from './run.ts';
+import { BatchRefused, openSession } from './session.ts';
 
 export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
   resultsFile: string;
@@ -280,21 +280,14 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // Refused here, nothing sent, while a run of this batch goes on, or when another batch sent or
   // is sending a reference to send again (ledger.ts).
-  const reservation = await reserveRows(ledger, batch, folded.rows, { command: 'retry', results: results.path, only, resend });
-  let session: BatchSession;
-  try {
-    session = openSession({
-      identity: batch.identity,
-      env,
-      account: ledger.account,
-      file: header.file,
-      journal: journalFile,
-      command: 'retry',
-    });
-  } catch (e) {
-    reservation.release();
-    throw e;
-  }
+  const { reservation, session } = await reservedSession(
+    ledger,
+    batch,
+    folded.rows,
+    { command: 'retry', results: results.path, only, resend },
+    () =>
+      openSession({ identity: batch.identity, env, account: ledger.account, file: header.file, journal: journalFile, command: 'retry' }),
+  );
   try {
     const result = await runPipeline(batch, session, {
       ...o,

@@ -67,29 +67,25 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // Before the journal is written: a batch another process is sending, or whose references
   // another batch sent or is sending, is refused here with nothing sent (ledger.ts).
-  const reservation = await reserveRows(ledger, batch, journal.read()?.scan.folded.rows, {
-    command: 'run',
-    results: results.path,
-    only,
-  });
-  let session: BatchSession;
-  try {
-    session = openSession({
-      identity: batch.identity,
-      env,
-      account: ledger.account,
-      file: batch.file,
-      journal: ledgerJournalPath(ledger, batch.identity.batchId),
-      command: 'run',
-      resultsPath: results.path,
-      // (read again when another process appended to it since: a run of this batch that ended
-      // meanwhile created rows this one must not send again)
-      read: unchanged(journal.read()),
-    });
-  } catch (e) {
-    reservation.release();
-    throw e;
-  }
+  const { reservation, session } = await reservedSession(
+    ledger,
+    batch,
+    journal.read()?.scan.folded.rows,
+    { command: 'run', results: results.path, only },
+    () =>
+      openSession({
+        identity: batch.identity,
+        env,
+        account: ledger.account,
+        file: batch.file,
+        journal: ledgerJournalPath(ledger, batch.identity.batchId),
+        command: 'run',
+        resultsPath: results.path,
+        // (read again when another process appended to it since: a run of this batch that ended
+        // meanwhile created rows this one must not send again)
+        read: unchanged(journal.read()),
+      }),
+  );
   let quotedFees: Map<number, DecT> | undefined;
   try {
     if (planned) {
@@ -141,6 +137,23 @@ function unchanged(read: ReadJournal | undefined): ReadJournal | undefined {
     // still none
   }
   return size === read.size ? read : undefined;
+}
+
+/** Reserves the rows (reserveRows), then opens the session; the reservation is released if it cannot open. */
+export async function reservedSession(
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  states: Map<string, RowState> | undefined,
+  reserve: Parameters<typeof reserveRows>[3],
+  open: () => BatchSession,
+): Promise<{ reservation: Reservation; session: BatchSession }> {
+  const reservation = await reserveRows(ledger, batch, states, reserve);
+  try {
+    return { reservation, session: open() };
+  } catch (e) {
+    reservation.release();
+    throw e;
+  }
 }
 
 /**
