@@ -14,36 +14,13 @@
 import { join } from 'node:path';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { readFlags } from './args.ts';
-import { KEY, cleanEnv, runCli, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
+import { KEY, cleanEnv, runCli, workDir, writeBatch } from '../engine/helpers.ts';
+import { mostInWindow, sentTimes } from '../client/starts.ts';
 
 const f = readFlags(process.argv.slice(2), ['rows', 'scale', 'margin']);
 const ROWS = f.num('rows') ?? 40;
 const LIMIT = 5 * (f.num('scale') ?? 1);
 const MARGIN = f.num('margin');
-
-function mostInWindow(times: number[], ms: number): number {
-  const t = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= ms) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
-
-function sentTimes(run: CliRun): number[] {
-  const out: number[] = [];
-  for (const line of run.stderr.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const e = JSON.parse(line) as { msg?: string; sentAt?: number };
-      if (e.msg === 'response' && typeof e.sentAt === 'number') out.push(e.sentAt);
-    } catch {
-      // not a log line
-    }
-  }
-  return out;
-}
 
 async function scenario(name: string, batches: string[][], sharedState: boolean) {
   const sb = await startSandbox({ rateLimitPerSecond: LIMIT, monthlyQuota: null });

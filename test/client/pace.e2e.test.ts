@@ -13,7 +13,8 @@ import { keyFingerprint } from '../../src/client/api-key.ts';
 import { monthOf } from '../../src/client/quota.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { KEY, cleanEnv, runCli, tempDirs, writeBatch, type CliRun } from '../engine/helpers.ts';
+import { KEY, cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { mostInWindow, sentTimes } from './starts.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-pace-e2e-');
@@ -24,28 +25,6 @@ afterEach(async () => {
 });
 
 const ROWS = 6;
-
-/** Most entries in any window of `ms`. */
-function mostInWindow(times: number[], ms: number): number {
-  const t = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= ms) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
-
-/** The `sentAt` of every request a CLI logged (--log-level debug: one 'response' line per answer). */
-function sentTimes(run: CliRun): number[] {
-  const out: number[] = [];
-  for (const line of run.stderr.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    const e = JSON.parse(line) as { msg?: string; sentAt?: number };
-    if (e.msg === 'response' && typeof e.sentAt === 'number') out.push(e.sentAt);
-  }
-  return out;
-}
 
 describe('two processes with one key at once, the sandbox at 5 requests a second', () => {
   it('no 429, at most 5 starts in any rolling second of both, one quota count', async () => {

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PENDING_MS, SharedPace, pacePath, wallNow } from '../../src/client/pace.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
+import { mostInWindow } from './starts.ts';
 
 const dirs: string[] = [];
 const tempDir = async () => {
@@ -17,17 +18,6 @@ const tempDir = async () => {
 afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
-
-/** Most starts in any window of `ms` (times sorted). */
-function mostInWindow(times: number[], ms: number): number {
-  const t = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= ms) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
 
 describe('the shared pace of a key (pace.ts)', () => {
   it('names the file by the service and the key fingerprint, never the key', () => {
