@@ -1,4 +1,4 @@
-// The size limits of the input boundary, in one place (README "Validating a batch" lists them).
+// The size limits of the input boundary, in one place (src/input/README.md "Size limits" lists them).
 // They bound the memory a hostile or broken file can make the reader take, whatever the heap
 // flags: SheetJS unpacks a workbook into Buffers outside the V8 heap, and csv-parse holds a whole
 // record until its end.

@@ -16,7 +16,7 @@ export interface SourceRecord {
 
 /** One payout row of the file. */
 export interface RawRow {
-  /** Spreadsheet row number: header is row 1, the first data row 2 (see README "Row numbers"). */
+  /** Spreadsheet row number: header is row 1, the first data row 2 (see src/input/README.md "Row numbers"). */
   rowNumber: number;
   /** Every cell by the file's own (unique) header, trimmed of surrounding whitespace. */
   cells: Record<string, string>;

@@ -1,5 +1,5 @@
 // Results files: written after and during a run (the batch's columns, then the result columns),
-// read back for retry and status. See README "Results file" and design.md.
+// read back for retry and status. See src/results/README.md "Results file" and design.md.
 export {
   RESULT_COLUMNS,
   OPTIONAL_RESULT_COLUMNS,

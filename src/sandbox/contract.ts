@@ -55,7 +55,7 @@ export interface FaultConfig {
 /**
  * Which reading of the spec the sandbox answers in, where the spec says "not shown" or leaves a
  * shape open: 'strict' (the default) is the sandbox's one reading (views.ts); 'variant' is another
- * plausible one, the same per route on every call (shapes.ts, README "Readings of the spec").
+ * plausible one, the same per route on every call (shapes.ts, src/sandbox/README.md "Readings of the spec").
  */
 export type SandboxShapes = 'strict' | 'variant';
 

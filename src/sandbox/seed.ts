@@ -149,7 +149,7 @@ export function readSeedFile(path: string): Seed {
   return parseSeed(raw, path);
 }
 
-/** The shipped seed: "Acme Trading Ltd" and "Globex Ltd" (README "The sandbox"). */
+/** The shipped seed: "Acme Trading Ltd" and "Globex Ltd" (src/sandbox/README.md "Keys of the shipped seed"). */
 export function defaultSeed(): Seed {
   return parseSeed(defaultSeedJson, 'default-seed.json');
 }

@@ -1,4 +1,4 @@
-// The sandbox's two readings of the spec (src/sandbox/shapes.ts, README "Readings of the spec"):
+// The sandbox's two readings of the spec (src/sandbox/shapes.ts, src/sandbox/README.md "Readings of the spec"):
 // the same requests to a strict and a variant sandbox, over real HTTP. Variant answers differ
 // from strict ones where the spec says "not shown", carry the same values, and are the same
 // shape on every call; what the spec states (status codes, error codes, request checks) is
