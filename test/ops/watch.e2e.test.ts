@@ -85,6 +85,16 @@ describe('payout-batch watch --once', () => {
     expect(await allPayouts(sb)).toHaveLength(3);
   });
 
+  it('an empty inbox is a quiet cron tick: nothing on stdout or stderr, exit 0; --verbose says so', async () => {
+    sb = await startSb();
+    const dir = await folder(sb);
+    const quiet = await watch(dir);
+    expect({ code: quiet.code, stdout: quiet.stdout, stderr: quiet.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
+    const verbose = await watch(dir, ['--verbose']);
+    expect(verbose.code, verbose.stderr).toBe(0);
+    expect(verbose.stdout).toBe('Nothing to process.\n');
+  });
+
   it('refuses a file outside the allowed currencies: failed/ with the reason, exit 3, nothing sent', async () => {
     sb = await startSb();
     const dir = await folder(sb, { allowedCurrencies: ['USD'] });
@@ -160,7 +170,7 @@ describe('payout-batch watch --once', () => {
       const t = new Date();
       utimesSync(path, t, t);
     }, 200);
-    const first = await watch(dir).finally(() => clearInterval(writer));
+    const first = await watch(dir, ['--verbose']).finally(() => clearInterval(writer));
     expect(first.code, first.stderr.slice(-1500)).toBe(0);
     expect(first.stdout).toContain('Nothing to process (1 file not complete yet)');
     expect(readdirSync(join(dir, 'inbox'))).toEqual(['slow.csv']);

@@ -1,5 +1,5 @@
-// `payout-batch watch DIR [--once]`: unattended runs of the files dropped into DIR/inbox, within
-// the guards of DIR/payout-batch.json. A thin layer over src/ops/watch.ts.
+// `payout-batch watch DIR [--once] [--verbose]`: unattended runs of the files dropped into
+// DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/ops/watch.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, UsageError, type CliIO } from '../command.ts';
@@ -13,6 +13,7 @@ interface WatchArgs extends ConnectionArgs {
   dir: string;
   once: boolean;
   json: boolean;
+  verbose: boolean;
 }
 
 export default defineCommand<WatchArgs>({
@@ -20,7 +21,8 @@ export default defineCommand<WatchArgs>({
     connectionOptions(y)
       .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
       .option('once', { type: 'boolean', default: false, describe: 'Process what is there, then exit with a code cron can act on' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout at the end' }) as never,
+      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout at the end' })
+      .option('verbose', { type: 'boolean', default: false, describe: 'Also say when there was nothing to process' }) as never,
   run: async (args, io: CliIO) => {
     const dir = resolve(io.cwd, args.dir);
     let config;
@@ -73,7 +75,9 @@ export default defineCommand<WatchArgs>({
         },
       });
       if (args.json) io.stdout.write(JSON.stringify({ exitCode: r.exitCode, files: r.files, notComplete: r.notComplete }, null, 2) + '\n');
-      else if (!r.files.length)
+      // Cron mails whatever a job prints: an empty tick (or a file still being written, logged as
+      // such on stderr) prints nothing unless asked.
+      else if (!r.files.length && args.verbose)
         io.stdout.write(
           `Nothing to process${r.notComplete.length ? ` (${r.notComplete.length} file${r.notComplete.length === 1 ? '' : 's'} not complete yet)` : ''}.\n`,
         );
