@@ -1,5 +1,6 @@
 // From configuration to a working client: resolve the environment, load the key, refuse a key of
-// the other environment, start the embedded sandbox for `local`, open the quota counter.
+// the other environment, start the embedded sandbox for `local` (with the starter the caller
+// gives: the client does not depend on the simulator), open the quota counter.
 import type { Logger } from 'pino';
 import type { RunningSandbox, SandboxOptions } from '../sandbox/contract.ts';
 import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
@@ -18,6 +19,11 @@ export interface ConnectOptions extends EnvironmentOptions {
   logger?: Logger;
   /** Options for the embedded sandbox of `local`. */
   sandbox?: SandboxOptions;
+  /**
+   * Starts the embedded sandbox of `local` (src/sandbox startSandbox). Given by the caller so
+   * that the client never loads the simulator itself; without it, `local` is refused.
+   */
+  startSandbox?: (options: SandboxOptions) => Promise<RunningSandbox>;
   client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger'>>;
 }
 
@@ -35,7 +41,7 @@ interface SandboxModule {
   startSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
 }
 
-/** Loaded on demand: only `local` needs the simulator in this process. */
+/** The fallback while callers move to `startSandbox`: loaded on demand. */
 async function loadSandbox(): Promise<SandboxModule> {
   try {
     return await import('../sandbox/index.ts');
@@ -60,7 +66,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
   let sandbox: RunningSandbox | undefined;
   let baseUrl = environment.baseUrl;
   if (environment.name === 'local') {
-    const { startSandbox } = await loadSandbox();
+    const startSandbox = options.startSandbox ?? (await loadSandbox()).startSandbox;
     sandbox = await startSandbox(options.sandbox ?? {});
     baseUrl = sandbox.url;
     // The local sandbox's seed keys are not secrets: without a key, use the first one.

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.ts';
 import { connect } from '../client/connect.ts';
+import { startSandbox } from '../sandbox/index.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { Dec, formatAmount, fromApi } from '../money.ts';
 import type { EngineEvent } from '../engine/execute.ts';
@@ -60,6 +61,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     env: 'local',
     stateDir: false,
     sandbox: { rateLimitPerSecond: rate },
+    startSandbox,
     client: { requestsPerSecond: rate, ...(hooks.onClientEvent ? { onEvent: hooks.onClientEvent } : {}) },
   });
   const sandbox = conn.sandbox!;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { connect } from '../../src/client/connect.ts';
 import { verifyWebhook, type VerifiedDelivery } from '../../src/client/webhooks.ts';
@@ -219,9 +219,18 @@ describe('round trips against the sandbox', () => {
     expect(forbidden.message).toMatch(/20 to 30 minutes/);
   });
 
-  it('connect() starts the embedded sandbox for --env local and uses its seed key', async () => {
-    const conn = await connect({ env: 'local', stateDir: false, vars: {}, client: { requestsPerSecond: 1000 } });
+  it("connect() starts the embedded sandbox for --env local with the caller's starter and uses its seed key", async () => {
+    const asked: SandboxOptions[] = [];
+    const conn = await connect({
+      env: 'local',
+      stateDir: false,
+      vars: {},
+      sandbox: { rateLimitPerSecond: null },
+      startSandbox: (o) => (asked.push(o), startSandbox(o)),
+      client: { requestsPerSecond: 1000 },
+    });
     try {
+      expect(asked).toEqual([{ rateLimitPerSecond: null }]);
       expect(conn.environment.name).toBe('local');
       expect(conn.environment.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect((await conn.client.listWallets()).data.length).toBeGreaterThan(0);
