@@ -6,9 +6,12 @@
 //   payroll.results.retry-1.csv → payroll.results.retry-2.csv
 //   --results FILE              → FILE; its extension decides the format (.csv/.tsv/.txt or .xlsx)
 //
-// The name depends only on the batch's name, never on what is on disk: running the same batch
-// again (resume after a crash) updates the same results file, and a retry never overwrites the
-// file it reads nor the results it came from. A results path equal to the batch itself is refused.
+// A batch's name alone decides its results file, whatever is on disk: running the same batch
+// again (resume after a crash) updates the same results file. A results file being retried gets
+// the first retry-N past every retry-N of the same base already in its folder, so a second retry
+// of payroll.results.csv writes retry-2 and never overwrites retry-1 (nor the file it reads).
+// A results path equal to the batch itself is refused.
+import { readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { ResultsError } from './errors.ts';
 
@@ -58,9 +61,34 @@ export function resultsPathFor(
   const format: ResultsFormat = excel ? 'xlsx' : 'csv';
   const outExt = excel ? '.xlsx' : CSV_EXTS.has(lower) ? ext : '.csv';
   const stem = basename(batchFile, ext);
+  const dir = dirname(batchFile);
   const m = /^(.*)\.results(?:\.retry-(\d+))?$/i.exec(stem);
-  const name = m ? `${m[1]}.results.retry-${Number(m[2] ?? 0) + 1}${outExt}` : `${stem}.results${outExt}`;
-  return { path: join(dirname(batchFile), name), format };
+  if (!m) return { path: join(dir, `${stem}.results${outExt}`), format };
+  const n = Math.max(Number(m[2] ?? 0), highestRetry(dir, m[1]!)) + 1;
+  return { path: join(dir, `${m[1]}.results.retry-${n}${outExt}`), format };
+}
+
+/**
+ * The highest N of the `<base>.results.retry-N.<ext>` files in `dir` (0: none), whatever their
+ * format, so a CSV and a workbook never share a number. An unreadable folder counts as empty: the
+ * write itself then says what is wrong with it.
+ */
+function highestRetry(dir: string, base: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  const prefix = `${base}.results.retry-`.toLowerCase();
+  let highest = 0;
+  for (const name of names) {
+    const lower = name.toLowerCase();
+    if (!lower.startsWith(prefix)) continue;
+    const r = /^(\d+)(\.[^.]*)?$/.exec(lower.slice(prefix.length));
+    if (r && (r[2] === undefined || CSV_EXTS.has(r[2]) || EXCEL_EXTS.has(r[2]))) highest = Math.max(highest, Number(r[1]));
+  }
+  return highest;
 }
 
 /**

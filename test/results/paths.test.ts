@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resultsPathFor } from '../../src/results/index.ts';
+import { tempDir } from './helpers.ts';
+
+const tmp = tempDir('pb-results-paths-');
+afterAll(tmp.cleanup);
+
+/** A fresh folder holding `names` (empty files). */
+function folder(...names: string[]): string {
+  const dir = tmp.path('d');
+  mkdirSync(dir);
+  for (const n of names) writeFileSync(join(dir, n), '');
+  return dir;
+}
+
+describe('retry results never overwrite an earlier retry', () => {
+  it('a second retry of the same results file takes the next free number', () => {
+    const dir = folder('payroll.csv', 'payroll.results.csv');
+    const results = join(dir, 'payroll.results.csv');
+    expect(resultsPathFor(results).path).toBe(join(dir, 'payroll.results.retry-1.csv'));
+    writeFileSync(join(dir, 'payroll.results.retry-1.csv'), '');
+    expect(resultsPathFor(results).path).toBe(join(dir, 'payroll.results.retry-2.csv'));
+  });
+
+  it('goes past every retry-N of the same base, whichever file is retried and whatever its format', () => {
+    const dir = folder('payroll.results.csv', 'payroll.results.retry-1.csv', 'payroll.results.retry-3.xlsx', 'PAYROLL.RESULTS.RETRY-2.CSV');
+    expect(resultsPathFor(join(dir, 'payroll.results.csv')).path).toBe(join(dir, 'payroll.results.retry-4.csv'));
+    expect(resultsPathFor(join(dir, 'payroll.results.retry-1.csv')).path).toBe(join(dir, 'payroll.results.retry-4.csv'));
+    expect(resultsPathFor(join(dir, 'payroll.results.retry-3.xlsx'))).toEqual({
+      path: join(dir, 'payroll.results.retry-4.xlsx'),
+      format: 'xlsx',
+    });
+  });
+
+  it('ignores other bases, locks and names that only start alike', () => {
+    const dir = folder(
+      'other.results.retry-7.csv',
+      '.payroll.results.retry-5.csv.lock',
+      'payroll.results.retry-9.csv.bak',
+      'payroll.results.retry-x.csv',
+      'payroll.results.retry-6.json',
+    );
+    expect(resultsPathFor(join(dir, 'payroll.results.csv')).path).toBe(join(dir, 'payroll.results.retry-1.csv'));
+  });
+
+  it('keeps a batch its own results name, whatever is on disk (a resumed run updates the same file)', () => {
+    const dir = folder('payroll.csv', 'payroll.results.csv', 'payroll.results.retry-1.csv');
+    expect(resultsPathFor(join(dir, 'payroll.csv')).path).toBe(join(dir, 'payroll.results.csv'));
+  });
+
+  it('names the retry in a folder it cannot list as if it were empty', () => {
+    expect(resultsPathFor(join(tmp.dir, 'missing', 'payroll.results.csv')).path).toBe(
+      join(tmp.dir, 'missing', 'payroll.results.retry-1.csv'),
+    );
+  });
+});
