@@ -5,7 +5,7 @@ import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, LockBusy, writeOwner } from '../../src/ops/lock.ts';
-import { completeIn, inboxCandidates, readWatchConfig, WatchConfigError, worstExit } from '../../src/ops/watch.ts';
+import { completeIn, inboxCandidates, readWatchConfig, WatchConfigError, worstExit } from '../../src/ops/watch/index.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'pb-watch-unit-'));
 

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireLock, LockBusy, pidStartOf, writeOwner } from '../../src/ops/lock.ts';
-import { WatchConfig, watchFolder, type WatchResult } from '../../src/ops/watch.ts';
+import { WatchConfig, watchFolder, type WatchResult } from '../../src/ops/watch/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
 import { allPayouts, cleanEnv, connectionTo, ROOT, runCli, startSb, until } from './helpers.ts';

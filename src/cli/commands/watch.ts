@@ -1,12 +1,12 @@
 // `payout-batch watch DIR [--once] [--verbose]`: unattended runs of the files dropped into
-// DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/ops/watch.ts.
+// DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/ops/watch/.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { LockBusy } from '../../ops/lock.ts';
-import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch.ts';
+import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
 import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
 
 interface WatchArgs extends ConnectionArgs {

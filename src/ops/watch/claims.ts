@@ -1,0 +1,80 @@
+// A claim folder, processing/<claim>/: the file, and claim.json saying who holds it (pid, host,
+// start time), what it held at the claim (sha256, size, mtime), touched as a heartbeat.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, lstatSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { holderAlive } from '../lock.ts';
+
+export interface ClaimRecord {
+  name: string;
+  pid: number;
+  host: string;
+  claimedAt: string;
+  takenOverAt?: string;
+  sha256?: string;
+  /** The owner's start time (lock.ts pidStartOf): a pid reused by another process is not the owner. */
+  pidStart?: string;
+  /** The file as claimed: a change afterwards means a writer was still at work. */
+  size?: number;
+  mtimeMs?: number;
+}
+
+/** processing/<time>-<random>-<name>: sorts by claim time, and a second file of a name gets a folder of its own. */
+export const newClaimId = (name: string): string =>
+  `${new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+
+/** Size or mtime no longer those recorded at the claim: what changed, else undefined. */
+export function changedSince(file: string, c: ClaimRecord): string | undefined {
+  if (c.size === undefined || c.mtimeMs === undefined) return undefined; // claimed by an older version
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch {
+    return 'it is gone from its claim folder';
+  }
+  if (st.size !== c.size) return `its size went from ${c.size} to ${st.size} bytes`;
+  if (st.mtimeMs !== c.mtimeMs) return `it was modified at ${new Date(st.mtimeMs).toISOString()}`;
+  return undefined;
+}
+
+export async function sha256Of(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const c of createReadStream(path)) h.update(c as Buffer);
+  return h.digest('hex');
+}
+
+export const claimFile = (claimDir: string) => join(claimDir, 'claim.json');
+export function readClaim(claimDir: string): ClaimRecord | undefined {
+  try {
+    return JSON.parse(readFileSync(claimFile(claimDir), 'utf8')) as ClaimRecord;
+  } catch {
+    return undefined;
+  }
+}
+export function writeClaim(claimDir: string, c: ClaimRecord): void {
+  const tmp = `${claimFile(claimDir)}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(c, null, 2) + '\n');
+  renameSync(tmp, claimFile(claimDir));
+}
+
+/**
+ * Is the owner of a claim gone? On this host the process table says (a live owner keeps its claim
+ * whatever its heartbeat: a blocked process would otherwise have its file paid twice at once);
+ * for another host, no heartbeat for staleMs.
+ */
+export function claimAbandoned(claimDir: string, staleMs: number, now = Date.now()): boolean {
+  const c = readClaim(claimDir);
+  if (!c) return true;
+  let mtime = 0;
+  try {
+    mtime = statSync(claimFile(claimDir)).mtimeMs;
+  } catch {
+    return true;
+  }
+  const alive = holderAlive(c);
+  if (alive !== undefined) return !alive;
+  return now - mtime > staleMs;
+}

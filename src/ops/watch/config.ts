@@ -1,0 +1,88 @@
+// DIR/payout-batch.json: the environment, the guards every file of the folder must pass, and the
+// timings. Unknown fields are refused (a misspelt guard must not pass as no guard), and so is a key
+// written in it: the key comes from a key file or the environment.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { parseMoneyFlag } from '../../engine/approval.ts';
+
+export const CONFIG_FILE = 'payout-batch.json';
+
+const money = z.string().refine((s) => {
+  try {
+    parseMoneyFlag(s, 'total');
+    return true;
+  } catch {
+    return false;
+  }
+}, 'CUR:AMOUNT, e.g. "USD:12500.00"');
+
+export const WatchConfig = z.strictObject({
+  /** Which service: local (embedded sandbox), sandbox or production. Required: never a default. */
+  environment: z.enum(['local', 'sandbox', 'production']),
+  /** Another server than the environment's (e.g. a sandbox on this machine). */
+  baseUrl: z.string().url().optional(),
+  /**
+   * The state folder (relative to DIR) whose ledgers hold the journals and the quota count;
+   * default the per-user one, shared with every other command (engine/ledger.ts).
+   */
+  stateDir: z.string().min(1).optional(),
+  /** The production gateway host (else $PAYOUT_GATEWAY_HOST). */
+  gatewayHost: z.string().optional(),
+  /** A key file (relative to DIR); else $PAYOUT_API_KEY / --key-file. Never the key itself. */
+  keyFile: z.string().optional(),
+  /** Control totals checked for every file (the engine's --expect-rows / --expect-total / --max-total). */
+  expectRows: z.number().int().positive().optional(),
+  expectTotals: z.array(money).default([]),
+  maxTotals: z.array(money).default([]),
+  /** Source currencies a file may pay from; any other refuses the file. */
+  allowedCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/)).optional(),
+  /** A file is complete when unchanged this long (or has a .ready marker). */
+  settleSeconds: z.number().min(0).max(3600).default(5),
+  /** Only files with a .ready marker are taken (the writer's word that the file is complete). */
+  requireReady: z.boolean().default(false),
+  /** Documents may be named anywhere the watch can read (still never through a symbolic link), not only in DIR/documents. */
+  allowDocumentsOutside: z.boolean().default(false),
+  /** Scan interval without --once. */
+  pollSeconds: z.number().positive().max(3600).default(5),
+  /** A claim of another host with no heartbeat for this long is taken over (on this host: when its pid is dead). */
+  claimStaleSeconds: z.number().positive().default(120),
+  allowPartial: z.boolean().default(false),
+  enablePairs: z.boolean().default(false),
+  quote: z.boolean().default(true),
+  mergeDocuments: z.boolean().default(false),
+  /** Requests per rolling second for the key (the spec allows 5). */
+  rate: z.number().positive().max(1000).optional(),
+  concurrency: z.number().int().positive().max(64).optional(),
+});
+export type WatchConfig = z.infer<typeof WatchConfig>;
+
+export class WatchConfigError extends Error {
+  override readonly name = 'WatchConfigError';
+}
+
+export function readWatchConfig(dir: string): WatchConfig {
+  const path = join(dir, CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new WatchConfigError(
+      `${path}: cannot read the configuration (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); see README "watch"`,
+    );
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new WatchConfigError(`${path}: not JSON (${(e as Error).message})`);
+  }
+  const r = WatchConfig.safeParse(data);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    throw new WatchConfigError(`${path}: ${i.path.join('.') || '(top level)'}: ${i.message}`);
+  }
+  if (typeof (data as Record<string, unknown>).apiKey === 'string')
+    throw new WatchConfigError(`${path}: never put the API key in the configuration; use keyFile`);
+  return r.data;
+}

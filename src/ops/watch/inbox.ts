@@ -1,0 +1,64 @@
+// The inbox: which entries may be batches, when one is complete, and which are refused unread.
+import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export function layout(dir: string) {
+  const root = resolve(dir);
+  return {
+    root,
+    inbox: join(root, 'inbox'),
+    processing: join(root, 'processing'),
+    done: join(root, 'done'),
+    failed: join(root, 'failed'),
+    state: join(root, '.state'),
+    lock: join(root, '.watch.lock'),
+    documents: join(root, 'documents'),
+  };
+}
+
+/** Names in the inbox that may be batches: no dotfiles, no temporary files, no markers. */
+export function inboxCandidates(inbox: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(inbox);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => !n.startsWith('.') && !/\.tmp$/i.test(n) && !/\.ready$/i.test(n) && !/\.(part|crdownload|swp)$/i.test(n))
+    .sort();
+}
+
+/** Complete: a .ready marker, or (unless requireReady) unchanged for settleMs. Returns ms still to wait, 0 when complete, -1 when never by time. */
+export function completeIn(inbox: string, name: string, o: { settleMs: number; requireReady: boolean; now?: number }): number {
+  if (existsSync(join(inbox, `${name}.ready`))) return 0;
+  if (o.requireReady) return -1;
+  let st;
+  try {
+    st = lstatSync(join(inbox, name));
+  } catch {
+    return -1;
+  }
+  if (!st.isFile()) return -1;
+  const age = (o.now ?? Date.now()) - Math.max(st.mtimeMs, st.ctimeMs);
+  return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);
+}
+
+/**
+ * Why an inbox entry is refused without being read, or undefined for a regular file (or a folder,
+ * left alone: a writer may stage files in one). A link is never followed: whoever can write the
+ * inbox could otherwise have any file the watch can read paid or read.
+ */
+export function refusedEntry(path: string, st: Stats): string | undefined {
+  if (st.isSymbolicLink()) {
+    let target = '?';
+    try {
+      target = readlinkSync(path);
+    } catch {
+      /* gone meanwhile */
+    }
+    return `a symbolic link (to ${target}): links are never followed; copy the file itself into the inbox`;
+  }
+  if (!st.isFile() && !st.isDirectory()) return 'not a regular file (a FIFO, socket or device)';
+  return undefined;
+}

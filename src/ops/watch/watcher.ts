@@ -1,0 +1,593 @@
+// The watch itself: a cron job's steps over one folder, each a method of FolderWatch.
+//
+//   run()          once: one tick; else a tick every pollSeconds until stopped
+//   tick()         resumeAbandoned(), then takeNewFiles()
+//   resumeAbandoned()  claims whose owner is gone (takeOver()), and our own halted ones, first
+//   takeNewFiles() scanInbox() for complete files, claim() each, then process() it
+//   claim(name)    the atomic rename into processing/<claim>/, and whether its content was sent before
+//   process()      vet the file, send it through the engine (send()), judge the run (outcomeOf())
+//   settle()       summary written, claim folder moved to done/ or failed/ (or left in processing/)
+//
+// Every move happens under the folder's lock (locked()), held for milliseconds; the engine's run is
+// outside it, so two watches on one folder share the files between them.
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, extname, join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { Connection } from '../../client/connect.ts';
+import { parseMoneyFlag } from '../../engine/approval.ts';
+import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
+import { ENGINE_STATUSES, isCreatedStatus } from '../../engine/outcome.ts';
+import { runBatch, type RunResult } from '../../engine/run.ts';
+import { BatchRefused, inspectJournal } from '../../engine/session.ts';
+import { InputError } from '../../input/errors.ts';
+import { ResultsError } from '../../results/errors.ts';
+import { acquireLock, myStart } from '../lock.ts';
+import { vetRows } from './checks.ts';
+import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, sha256Of, writeClaim, type ClaimRecord } from './claims.ts';
+import { CONFIG_FILE, type WatchConfig } from './config.ts';
+import { completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
+
+export interface FileOutcome {
+  name: string;
+  claim: string;
+  /** Where the claim folder ended: done, failed, or still processing (service unreachable, stopped). */
+  outcome: 'done' | 'failed' | 'processing';
+  exitCode: 0 | 1 | 2 | 3 | 4;
+  reason?: string;
+  resumed: boolean;
+  folder: string;
+}
+
+export interface WatchOptions {
+  dir: string;
+  config: WatchConfig;
+  conn: Connection;
+  once: boolean;
+  /** --env as given on the command line (production must be named there too). */
+  envFlag?: string;
+  /** The state folder when the configuration names none (the CLI: the per-user one). */
+  stateRoot?: string;
+  logger?: Logger;
+  stop?: AbortSignal;
+  crashWaitMs?: number;
+  onFile?: (f: FileOutcome) => void;
+  /** Called once a new file is claimed, before it is read (tests: a writer still at work). */
+  onClaim?: (file: string) => void | Promise<void>;
+}
+
+export interface WatchResult {
+  exitCode: 0 | 1 | 2 | 3 | 4;
+  files: FileOutcome[];
+  /** Files left in the inbox because they were not complete yet. */
+  notComplete: string[];
+}
+
+type Outcome = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
+
+const SEVERITY: Record<number, number> = { 0: 0, 1: 1, 2: 2, 3: 3, 4: 4 };
+export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 =>
+  codes.reduce((a, b) => (SEVERITY[b]! > SEVERITY[a]! ? b : a), 0) as 0 | 1 | 2 | 3 | 4;
+
+const sleep = (ms: number, stop?: AbortSignal) =>
+  new Promise<void>((r) => {
+    const t = setTimeout(r, ms);
+    stop?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        r();
+      },
+      { once: true },
+    );
+  });
+
+const WRITE_WHOLE = (name: string) =>
+  `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
+
+const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`;
+
+const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
+  `refused: ${name} changed after it was claimed (${what}). ${nothingSent} ${WRITE_WHOLE(name)}`;
+
+/**
+ * Where a claimed file goes once the engine has run it. `changedAtPlan`: the file was not the one
+ * claimed when the engine had read it (nothing was sent); `changedInRun`: it changed once rows were
+ * under way (they were paid as read at the claim; what the writer added since was not).
+ */
+export function outcomeOf(r: RunResult, o: { name: string; resumed: boolean; changedAtPlan?: string; changedInRun?: string }): Outcome {
+  const { name, resumed } = o;
+  const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
+  if (o.changedAtPlan) return { resumed, outcome: 'failed', exitCode: 3, reason: changedAfterClaim(name, o.changedAtPlan, nothingSent) };
+  if (r.exitCode === 4 || r.stopped)
+    return {
+      resumed,
+      outcome: 'processing',
+      exitCode: r.exitCode === 4 ? 4 : 0,
+      reason: r.stopped
+        ? 'stopped on request: resumed on the next start'
+        : `service unavailable: ${r.halted}; left in processing/, resumed on the next run`,
+    };
+  if (r.exitCode === 3)
+    return { resumed, outcome: 'failed', exitCode: 3, reason: `refused by the guards: ${(r.refused ?? []).join('; ')}` };
+  if (o.changedInRun)
+    return {
+      resumed,
+      outcome: 'failed',
+      exitCode: 1,
+      reason:
+        `${name} changed while it was processed (${o.changedInRun}): the rows read at the claim were processed ` +
+        `(${r.summary.created} created, see ${basename(r.resultsPath)}); anything written after was NOT processed: send it in a new file. ` +
+        WRITE_WHOLE(name),
+    };
+  if (r.exitCode === 1) {
+    const bad = Object.entries(r.summary.byStatus)
+      .filter(([k]) => !isCreatedStatus(k))
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ');
+    const unknown = r.summary.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME]
+      ? ' (rows of unknown outcome are settled with their original key by retry)'
+      : '';
+    return {
+      resumed,
+      outcome: 'failed',
+      exitCode: 1,
+      reason: `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}`,
+    };
+  }
+  return { resumed, outcome: 'done', exitCode: 0 };
+}
+
+/** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
+interface Claimed {
+  claimDir: string;
+  duplicate?: string;
+  refused?: string;
+}
+
+export class FolderWatch {
+  private readonly L: ReturnType<typeof layout>;
+  private readonly cfg: WatchConfig;
+  private readonly log: Logger | undefined;
+  private readonly env: string;
+  private readonly staleMs: number;
+  private readonly settleMs: number;
+  private readonly stateRoot: string | undefined;
+  private readonly ledger: Ledger;
+  private readonly files: FileOutcome[] = [];
+  /** Claim folders this process holds. */
+  private readonly mine = new Set<string>();
+  /** Claims of ours left in processing (service unreachable): tried again on each tick. */
+  private readonly halted = new Set<string>();
+  private notComplete: string[] = [];
+
+  constructor(private readonly o: WatchOptions) {
+    this.L = layout(o.dir);
+    for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed, this.L.state]) mkdirSync(d, { recursive: true });
+    this.cfg = o.config;
+    this.log = o.logger;
+    this.env = o.conn.environment.name;
+    this.staleMs = this.cfg.claimStaleSeconds * 1000;
+    this.settleMs = this.cfg.settleSeconds * 1000;
+    this.stateRoot = this.cfg.stateDir ? resolve(this.L.root, this.cfg.stateDir) : o.stateRoot;
+    this.ledger = ledgerOf(o.conn, { root: this.stateRoot, legacy: [this.L.state] });
+  }
+
+  private get stopped(): boolean {
+    return this.o.stop?.aborted ?? false;
+  }
+
+  /** With --once one tick; else a tick every pollSeconds until stopped. */
+  async run(): Promise<WatchResult> {
+    if (this.o.once) await this.tick();
+    else
+      while (!this.stopped) {
+        await this.tick();
+        await sleep(this.cfg.pollSeconds * 1000, this.o.stop);
+      }
+    return this.result();
+  }
+
+  result(): WatchResult {
+    return { exitCode: worstExit(this.files.map((f) => f.exitCode)), files: [...this.files], notComplete: [...this.notComplete] };
+  }
+
+  /** One look at the folder: claims left by a stopped run first, then new files. */
+  async tick(): Promise<void> {
+    await this.resumeAbandoned();
+    if (this.stopped) return;
+    await this.takeNewFiles();
+  }
+
+  /** Claims left by a stopped run, and our own halted ones, run again through their journals. */
+  private async resumeAbandoned(): Promise<void> {
+    for (const claimDir of [...(await this.takeOver()), ...this.halted]) {
+      if (this.stopped) return;
+      this.halted.delete(claimDir);
+      if (existsSync(claimDir)) await this.process(claimDir, true);
+    }
+  }
+
+  /** New files, complete ones only, until the inbox has none left to take. */
+  private async takeNewFiles(): Promise<void> {
+    let waitedOnce = false;
+    for (;;) {
+      if (this.stopped) return;
+      const { ready, wait } = this.scanInbox();
+      for (const n of ready) {
+        if (this.stopped) return;
+        await this.take(n);
+      }
+      if (ready.length) continue; // new files may have arrived meanwhile
+      // --once: a file that was still being written when we looked gets one more look when it would have settled.
+      if (this.o.once && !waitedOnce && wait !== Infinity && wait <= this.settleMs + 1000) {
+        waitedOnce = true;
+        await sleep(wait + 50, this.o.stop);
+        continue;
+      }
+      break;
+    }
+    for (const n of this.notComplete) this.log?.info({ file: n }, 'not complete yet: left in the inbox');
+  }
+
+  /**
+   * The inbox entries to take now (complete files, and links or special files, refused at once:
+   * there is nothing to wait for, they are never read); the others are `notComplete`, `wait` the
+   * milliseconds until the first of them would have settled.
+   */
+  private scanInbox(): { ready: string[]; wait: number } {
+    const ready: string[] = [];
+    let wait = Infinity;
+    this.notComplete = [];
+    for (const n of inboxCandidates(this.L.inbox)) {
+      const refused = this.refusedInInbox(n);
+      if (refused === null) continue; // gone
+      if (refused) {
+        ready.push(n);
+        continue;
+      }
+      const ms = completeIn(this.L.inbox, n, { settleMs: this.settleMs, requireReady: this.cfg.requireReady });
+      if (ms === 0) ready.push(n);
+      else {
+        this.notComplete.push(n);
+        if (ms > 0) wait = Math.min(wait, ms);
+      }
+    }
+    return { ready, wait };
+  }
+
+  /** Why an inbox entry is refused unread, undefined for a regular file, null when it is gone. */
+  private refusedInInbox(name: string): string | undefined | null {
+    const path = join(this.L.inbox, name);
+    try {
+      return refusedEntry(path, lstatSync(path));
+    } catch {
+      return null;
+    }
+  }
+
+  /** Claims one file found ready, and runs it, or settles it at once when it must not be run. */
+  private async take(name: string): Promise<void> {
+    // Checked again just before the claim: still unchanged (a link is refused by claim()).
+    const refused = this.refusedInInbox(name);
+    if (refused === null) return;
+    if (!refused && completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.cfg.requireReady }) !== 0) return;
+    const c = await this.claim(name);
+    if (!c) return;
+    const claim = readClaim(c.claimDir)!;
+    if (c.refused)
+      await this.settle(
+        c.claimDir,
+        claim,
+        { outcome: 'failed', exitCode: 3, reason: `refused: ${c.refused}. Nothing was read or sent.`, resumed: false },
+        {},
+      );
+    else if (c.duplicate) await this.settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.duplicate, resumed: false }, {});
+    else {
+      await this.o.onClaim?.(join(c.claimDir, claim.name));
+      await this.process(c.claimDir, false);
+    }
+  }
+
+  /** The short critical section around every move. */
+  private async locked<T>(job: () => Promise<T> | T): Promise<T> {
+    const lock = await acquireLock(this.L.lock, { waitMs: 60_000, staleMs: 30_000, purpose: 'watch' });
+    try {
+      return await job();
+    } finally {
+      lock.release();
+    }
+  }
+
+  /** Takes over claims whose owner is gone (crash), under the lock. */
+  private takeOver(): Promise<string[]> {
+    return this.locked(() => {
+      const taken: string[] = [];
+      for (const id of readdirSync(this.L.processing).sort()) {
+        const claimDir = join(this.L.processing, id);
+        if (this.mine.has(claimDir)) continue;
+        let st;
+        try {
+          st = statSync(claimDir);
+        } catch {
+          continue;
+        }
+        if (!st.isDirectory()) continue;
+        const c = readClaim(claimDir);
+        if (!c) {
+          // Crashed between creating the folder and writing claim.json: nothing was claimed.
+          if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
+          continue;
+        }
+        if (!existsSync(join(claimDir, c.name))) {
+          // Crashed between claim.json and the rename: the file is still in the inbox.
+          if (claimAbandoned(claimDir, this.staleMs)) rmSync(claimDir, { recursive: true, force: true });
+          continue;
+        }
+        if (!claimAbandoned(claimDir, this.staleMs)) continue;
+        writeClaim(claimDir, {
+          ...c,
+          pid: process.pid,
+          host: hostname(),
+          pidStart: myStart().pidStart,
+          takenOverAt: new Date().toISOString(),
+        });
+        this.mine.add(claimDir);
+        taken.push(claimDir);
+        this.log?.warn(
+          { file: c.name, claim: id, previousOwner: { pid: c.pid, host: c.host } },
+          'resuming a file left in processing by a stopped run',
+        );
+      }
+      return taken;
+    });
+  }
+
+  /**
+   * Claims one inbox entry, and checks its content was never sent before. A link or special file
+   * is claimed too (the link itself: rename never follows it) but never read: `refused` says why.
+   */
+  private claim(name: string): Promise<Claimed | undefined> {
+    return this.locked(async (): Promise<Claimed | undefined> => {
+      const src = join(this.L.inbox, name);
+      try {
+        lstatSync(src);
+      } catch {
+        return undefined; // gone (another process took it)
+      }
+      const id = newClaimId(name);
+      const claimDir = join(this.L.processing, id);
+      mkdirSync(claimDir);
+      const claim: ClaimRecord = { name, pid: process.pid, host: hostname(), ...myStart(), claimedAt: new Date().toISOString() };
+      writeClaim(claimDir, claim);
+      try {
+        renameSync(src, join(claimDir, name));
+      } catch (e) {
+        rmSync(claimDir, { recursive: true, force: true });
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // another process took it
+        throw e;
+      }
+      this.mine.add(claimDir);
+      try {
+        unlinkSync(`${src}.ready`);
+      } catch {
+        /* no marker */
+      }
+      const claimed = join(claimDir, name);
+      // Looked at again after the rename: what was looked at before may have been replaced meanwhile.
+      const st = lstatSync(claimed);
+      const refused = refusedEntry(claimed, st);
+      if (refused || !st.isFile()) return { claimDir, refused: `inbox/${name} is ${refused ?? 'not a regular file'}` };
+      const sha = await sha256Of(claimed);
+      writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
+      const duplicate = this.duplicateOf(claimDir, sha);
+      return duplicate ? { claimDir, duplicate } : { claimDir };
+    });
+  }
+
+  /** Why content just claimed must not be paid: the same content is being processed, or was sent before. */
+  private duplicateOf(claimDir: string, sha: string): string | undefined {
+    // The same content under another claim still in processing/ (another watch, or one to resume).
+    for (const other of readdirSync(this.L.processing)) {
+      const od = join(this.L.processing, other);
+      if (od === claimDir) continue;
+      const oc = readClaim(od);
+      if (oc?.sha256 === sha) return `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice`;
+    }
+    // The same content sent before to this account, from here or anywhere (its journal has sent rows).
+    const jp = findBatchJournal(this.ledger, sha);
+    if (!jp) return undefined;
+    const { folded } = inspectJournal(jp);
+    const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
+    if (sent === 0) return undefined;
+    const h = folded.header;
+    const where = h ? `${basename(h.file)} (claim ${basename(resolve(h.file, '..'))})` : 'an earlier file';
+    return (
+      `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.env}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
+      'Not paid again. To re-send failed rows of that batch, run `payout-batch retry` on its results file.'
+    );
+  }
+
+  /** Touches claim.json while the file is processed, so other hosts see its owner alive. */
+  private heartbeat(claimDir: string): () => void {
+    const beat = setInterval(
+      () => {
+        const t = new Date();
+        try {
+          utimesSync(claimFile(claimDir), t, t);
+        } catch {
+          /* moved */
+        }
+      },
+      Math.max(1000, Math.min(10_000, this.staleMs / 4)),
+    );
+    beat.unref();
+    return () => clearInterval(beat);
+  }
+
+  /** Runs one claimed file: vetted, sent through the engine, then settled where its outcome says. */
+  private async process(claimDir: string, resumed: boolean): Promise<void> {
+    const claim = readClaim(claimDir)!;
+    const file = join(claimDir, claim.name);
+    const stopBeat = this.heartbeat(claimDir);
+    try {
+      if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
+        try {
+          symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');
+        } catch {
+          /* documents/… paths are then not found: the rows say so */
+        }
+      }
+      const refuse = (reason: string, exitCode: 2 | 3 = 3) =>
+        this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode, reason }, {});
+      const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
+      const changedBeforeRun = changedSince(file, claim);
+      if (changedBeforeRun) return await refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
+      let vetted: string | undefined;
+      try {
+        vetted = await vetRows(file, {
+          claimDir,
+          documents: this.L.documents,
+          allowOutside: this.cfg.allowDocumentsOutside,
+          allowedCurrencies: this.cfg.allowedCurrencies,
+        });
+      } catch (e) {
+        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
+        throw e;
+      }
+      if (vetted) return await refuse(`${vetted}. ${nothingSent}`);
+
+      let sent: { r: RunResult; changedAtPlan?: string };
+      try {
+        sent = await this.send(file, claim);
+      } catch (e) {
+        if (e instanceof BatchRefused) return await refuse(`refused: ${e.message}`);
+        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
+        throw e;
+      }
+      const { r, changedAtPlan } = sent;
+      const out = outcomeOf(r, { name: claim.name, resumed, changedAtPlan, changedInRun: changedSince(file, claim) });
+      if (out.outcome === 'processing') this.halted.add(claimDir);
+      return await this.settle(claimDir, claim, out, {
+        batchId: r.batchId,
+        results: basename(r.resultsPath),
+        journal: r.journalPath,
+        summary: r.summary,
+        refused: r.refused,
+        halted: r.halted,
+        resumedRun: r.report.resumed ? r.report : undefined,
+      });
+    } finally {
+      stopBeat();
+    }
+  }
+
+  /**
+   * The engine's run of a claimed file, with the configuration's guards, logging each row. The
+   * engine reads the file again: if it is not what was claimed by the time the plan is made (all
+   * rows read, nothing sent yet), the run is stopped before its first payout (`changedAtPlan`).
+   */
+  private async send(file: string, claim: ClaimRecord): Promise<{ r: RunResult; changedAtPlan?: string }> {
+    const { cfg, log } = this;
+    let changedAtPlan: string | undefined;
+    const halt = new AbortController();
+    const stop = this.o.stop ? AbortSignal.any([this.o.stop, halt.signal]) : halt.signal;
+    let batchLabel = '';
+    const r = await runBatch({
+      file,
+      conn: this.o.conn,
+      stateDir: this.stateRoot,
+      legacyStateDirs: [this.L.state],
+      yes: true,
+      interactive: false,
+      envFlag: this.o.envFlag,
+      allowPartial: cfg.allowPartial,
+      enablePairs: cfg.enablePairs,
+      expectRows: cfg.expectRows,
+      expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
+      maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
+      quote: cfg.quote,
+      mergeDocuments: cfg.mergeDocuments,
+      concurrency: cfg.concurrency,
+      stop,
+      ...(this.o.crashWaitMs !== undefined ? { crashWaitMs: this.o.crashWaitMs } : {}),
+      onPlan: (p) => {
+        changedAtPlan =
+          changedSince(file, claim) ??
+          (claim.sha256 && p.batchId !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
+        if (changedAtPlan) halt.abort();
+        batchLabel = p.batchId.slice(0, 16);
+        log?.info(
+          { file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies },
+          'plan',
+        );
+      },
+      onEvent: (e) => {
+        if (e.type === 'row-done') {
+          const fields = {
+            file: claim.name,
+            batchId: batchLabel,
+            row: e.rowNumber,
+            reference: e.reference,
+            status: e.status,
+            requestId: e.requestId,
+            payoutId: e.payoutId,
+            idempotencyKey: e.key,
+            errorCode: e.errorCode,
+          };
+          if (isCreatedStatus(e.status)) log?.info(fields, 'row done');
+          else log?.warn({ ...fields, message: e.message }, 'row not created');
+        } else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
+      },
+    });
+    return { r, changedAtPlan };
+  }
+
+  /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
+  private async settle(claimDir: string, claim: ClaimRecord, out: Outcome, summary: Record<string, unknown>): Promise<void> {
+    const id = basename(claimDir);
+    if (out.outcome === 'processing') {
+      this.report({ ...out, name: claim.name, claim: id, folder: claimDir });
+      return;
+    }
+    const stem = basename(claim.name, extname(claim.name));
+    await writeFile(
+      join(claimDir, `${stem}.summary.json`),
+      JSON.stringify(
+        {
+          file: claim.name,
+          sha256: claim.sha256,
+          claim: id,
+          claimedAt: claim.claimedAt,
+          takenOverAt: claim.takenOverAt,
+          finishedAt: new Date().toISOString(),
+          environment: this.env,
+          outcome: out.outcome,
+          exitCode: out.exitCode,
+          reason: out.reason,
+          ...summary,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+    const target = join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
+    await this.locked(() => renameSync(claimDir, target));
+    this.mine.delete(claimDir);
+    this.halted.delete(claimDir);
+    this.report({ ...out, name: claim.name, claim: id, folder: target });
+  }
+
+  private report(f: FileOutcome): void {
+    this.files.push(f);
+    this.o.onFile?.(f);
+    this.log?.[f.exitCode === 0 ? 'info' : 'warn'](
+      { file: f.name, claim: f.claim, outcome: f.outcome, exitCode: f.exitCode, reason: f.reason },
+      `file ${f.outcome}`,
+    );
+  }
+}
+
+/** Watches DIR as the options say; with `once`, one look at it. */
+export const watchFolder = (o: WatchOptions): Promise<WatchResult> => new FolderWatch(o).run();
