@@ -41,7 +41,7 @@ import { ApiKey } from './api-key.ts';
 import { PayoutApiError, zodFieldErrors } from './errors.ts';
 import { Transport, defaultSleep, type CallResult, type CallSpec, type ClientEvent, type HttpMethod } from './http.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
-import { defaultSafetyMarginMs, limiterForKey, type Clock } from './throttle.ts';
+import { createLimiter, defaultSafetyMarginMs, type Clock, type SlidingWindowLimiter } from './throttle.ts';
 import type { KeyEnvironment, UsageCounter, UsageReport } from './quota.ts';
 
 export interface PayoutClientOptions {
@@ -49,7 +49,13 @@ export interface PayoutClientOptions {
   baseUrl: string;
   /** An ApiKey (from loadApiKey) or the key text. */
   apiKey: ApiKey | string;
-  /** Request starts per rolling second for this key, shared by every client of the process (spec §8: 5). */
+  /**
+   * The request pace of this key (throttle.ts). Give the same limiter to every client of one key
+   * that must share a pace; absent: a new one for this client, made of the three options below and,
+   * with a quota counter, shared with the other clients and processes through its state folder (pace.ts).
+   */
+  limiter?: SlidingWindowLimiter;
+  /** Request starts per rolling second for this key (spec §8: 5); for the client's own limiter. */
   requestsPerSecond?: number;
   /** Added to the 1000 ms window on our side, against network jitter (default 50 ms; 25 ms on loopback: defaultSafetyMarginMs). */
   safetyMarginMs?: number;
@@ -64,8 +70,9 @@ export interface PayoutClientOptions {
   keyEnvironment?: KeyEnvironment;
   logger?: Logger;
   onEvent?: (e: ClientEvent) => void;
-  /** For tests: a scripted fetch, sleep, random source and clock. */
+  /** The transport: globalThis.fetch unless given (a proxy's, a test's scripted one). */
   fetch?: typeof fetch;
+  /** For tests: a scripted sleep, random source and clock (the clock of the client's own limiter). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   random?: () => number;
   clock?: Clock;
@@ -146,16 +153,23 @@ export class PayoutClient {
     this.apiKey = typeof options.apiKey === 'string' ? new ApiKey(options.apiKey) : options.apiKey;
     this.usage = options.usage;
     this.limit = pLimit(options.concurrency ?? 8);
-    const limiter = limiterForKey(this.apiKey.fingerprint, {
-      perWindow: options.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
-      safetyMarginMs: options.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
-      clock: options.clock,
-      // with a quota counter, the key's pace is shared with the other processes through its state folder (pace.ts)
-      stateDir: options.usage?.stateDir,
-      baseUrl: this.baseUrl,
-      onSharedPaceError: (e) =>
-        options.logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`),
-    });
+    const stateDir = options.usage?.stateDir;
+    const limiter =
+      options.limiter ??
+      createLimiter({
+        perWindow: options.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
+        safetyMarginMs: options.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
+        clock: options.clock,
+        share: stateDir
+          ? {
+              stateDir,
+              baseUrl: this.baseUrl,
+              fingerprint: this.apiKey.fingerprint,
+              onError: (e) =>
+                options.logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`),
+            }
+          : undefined,
+      });
     let labelled = false;
     this.transport = new Transport({
       baseUrl: this.baseUrl,

@@ -7,6 +7,7 @@ import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment, type EnvironmentOptions, type ResolvedEnvironment } from './environment.ts';
 import { PayoutClient, type PayoutClientOptions } from './client.ts';
 import { UsageCounter, defaultStateDir } from './quota.ts';
+import type { SlidingWindowLimiter } from './throttle.ts';
 
 export interface ConnectOptions extends EnvironmentOptions {
   /** --key-file; else $PAYOUT_API_KEY_FILE, else $PAYOUT_API_KEY. */
@@ -24,7 +25,12 @@ export interface ConnectOptions extends EnvironmentOptions {
    * that the client never loads the simulator itself; without it, `local` is refused.
    */
   startSandbox?: (options: SandboxOptions) => Promise<RunningSandbox>;
-  client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger'>>;
+  /**
+   * The key's request pace. Absent: one for this connection. Give the same limiter to connections
+   * that use one key in one process and must share its pace without a state folder.
+   */
+  limiter?: SlidingWindowLimiter;
+  client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter'>>;
 }
 
 export interface Connection {
@@ -91,6 +97,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
 
   const client = new PayoutClient({
     ...options.client,
+    limiter: options.limiter,
     baseUrl: baseUrl!,
     apiKey: key,
     usage,

@@ -30,7 +30,7 @@ export {
   type RetryDecision,
   type AttemptFailure,
 } from './retry.ts';
-export { SlidingWindowLimiter, limiterForKey, resetLimiters } from './throttle.ts';
+export { SlidingWindowLimiter, createLimiter, type SharedPaceOptions } from './throttle.ts';
 export { UsageCounter, defaultStateDir, quotaSentence, type UsageReport, type KeyEnvironment } from './quota.ts';
 export type { ClientEvent, CallResult } from './http.ts';
 export {

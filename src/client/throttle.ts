@@ -1,6 +1,7 @@
 // The request pace: no more than N request starts in any rolling window, per API key, across every
-// route, every concurrent task, every retry and every client instance of this process, and with a
-// state folder (pace.ts) across every process of this user on this host.
+// route, every concurrent task and every retry of the clients given one limiter, and with a state
+// folder (pace.ts) across every client and process of this user on this host. A limiter is a value
+// its caller creates and passes (PayoutClientOptions.limiter): nothing here is process-wide.
 //
 // A token bucket is not enough: a full bucket of 5 lets 5 through at once and refills 5 a moment
 // later, so the server counts 10 in one rolling second. What the server counts is starts in a
@@ -79,7 +80,7 @@ interface Waiter {
 }
 
 export class SlidingWindowLimiter {
-  private perWindow: number;
+  private readonly perWindow: number;
   readonly windowMs: number;
   readonly safetyMarginMs: number;
   readonly cooldownMs: number;
@@ -90,7 +91,7 @@ export class SlidingWindowLimiter {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private penalty = 0;
   private lastPenaltyAt = -Infinity;
-  shared: SharedPace | undefined;
+  readonly shared: SharedPace | undefined;
 
   constructor(options: RateLimiterOptions) {
     if (!Number.isInteger(options.perWindow) || options.perWindow < 1) {
@@ -107,11 +108,6 @@ export class SlidingWindowLimiter {
   /** The configured N. */
   get limit(): number {
     return this.perWindow;
-  }
-
-  /** A second user of the same key with a lower N lowers it for both; it is never raised. */
-  lowerLimit(n: number): void {
-    if (Number.isInteger(n) && n >= 1 && n < this.perWindow) this.perWindow = n;
   }
 
   /** N minus the current 429 penalty, at least 1. */
@@ -223,39 +219,22 @@ export class SlidingWindowLimiter {
   }
 }
 
-// ---------------------------------------------------------------- one limiter per key per process
-
-const registry = new Map<string, SlidingWindowLimiter>();
-
-/**
- * The limiter of one API key, shared by every PayoutClient of this process (keyed by the key's
- * fingerprint, never the key). The first caller's options create it; a later caller asking for a
- * lower N lowers it.
- */
-export function limiterForKey(
-  fingerprint: string,
-  options: RateLimiterOptions & {
-    /** With the service's base URL: share the key's pace with the other processes through this state folder (pace.ts). */
-    stateDir?: string;
-    baseUrl?: string;
-    /** Told once when the shared pace cannot be used (this process then paces alone). */
-    onSharedPaceError?: (e: Error) => void;
-  },
-): SlidingWindowLimiter {
-  let l = registry.get(fingerprint);
-  if (!l) {
-    l = new SlidingWindowLimiter(options);
-    registry.set(fingerprint, l);
-  } else {
-    l.lowerLimit(options.perWindow);
-  }
-  if (!l.shared && options.stateDir && options.baseUrl) {
-    l.shared = new SharedPace(pacePath(options.stateDir, options.baseUrl, fingerprint), options.onSharedPaceError);
-  }
-  return l;
+/** Where a key's pace is shared with the other clients and processes of this host (pace.ts). */
+export interface SharedPaceOptions {
+  stateDir: string;
+  /** The service's base URL: a key's pace is per service. */
+  baseUrl: string;
+  /** The key's fingerprint (the file is named by it, never by the key). */
+  fingerprint: string;
+  /** Told once when the shared pace cannot be used (the limiter then paces its own starts alone). */
+  onError?: (e: Error) => void;
 }
 
-/** Forget every shared limiter (tests). */
-export function resetLimiters(): void {
-  registry.clear();
+/** A limiter for one key; with `share`, its pace is shared through the state folder (pace.ts). */
+export function createLimiter(options: Omit<RateLimiterOptions, 'shared'> & { share?: SharedPaceOptions }): SlidingWindowLimiter {
+  const { share, ...rest } = options;
+  return new SlidingWindowLimiter({
+    ...rest,
+    shared: share ? new SharedPace(pacePath(share.stateDir, share.baseUrl, share.fingerprint), share.onError) : undefined,
+  });
 }

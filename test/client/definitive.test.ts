@@ -1,9 +1,8 @@
 // Which answers are definitive (src/client/definitive.ts, issue 15): only the service's own refusal
 // says it did not act; every other answer to a mutating route leaves the outcome unknown.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { describeForeignBody, errorOutcome, isServiceRefusal } from '../../src/client/definitive.ts';
-import { resetLimiters } from '../../src/client/throttle.ts';
 import { INITIATE_BODY, failure, json, scriptedFetch } from './fake-fetch.ts';
 
 const body = (o: unknown) => JSON.stringify(o);
@@ -91,7 +90,6 @@ describe('the classification table (a mutating route of the service)', () => {
 });
 
 describe('through the client: initiate', () => {
-  afterEach(() => resetLimiters());
   let n = 0;
   const client = (response: Response) => {
     const f = scriptedFetch([response]);

@@ -5,8 +5,6 @@ import {
   LOOPBACK_SAFETY_MARGIN_MS,
   SlidingWindowLimiter,
   defaultSafetyMarginMs,
-  limiterForKey,
-  resetLimiters,
 } from '../../src/client/throttle.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { json } from './fake-fetch.ts';
@@ -24,7 +22,6 @@ function maxInWindow(starts: number[], span: number): number {
 
 afterEach(() => {
   vi.useRealTimers();
-  resetLimiters();
 });
 
 describe('SlidingWindowLimiter', () => {
@@ -119,15 +116,46 @@ describe('SlidingWindowLimiter', () => {
     await expect(waiting).rejects.toThrow('stop');
     expect(limiter.waiting).toBe(0);
   });
+});
 
-  it('is shared per key across clients; a lower N lowers it, a higher one does not raise it', () => {
-    const a = limiterForKey('fp1', { perWindow: 5 });
-    const b = limiterForKey('fp1', { perWindow: 3 });
-    const c = limiterForKey('fp1', { perWindow: 10 });
-    expect(b).toBe(a);
-    expect(c).toBe(a);
-    expect(a.limit).toBe(3);
-    expect(limiterForKey('fp2', { perWindow: 5 })).not.toBe(a);
+describe('whose limiter a client uses', () => {
+  const KEY = 'sk_sandbox_throttle_owner_7e6d5c4b';
+  const wallets = () => json(200, { data: [{ walletId: 'w1', currency: 'USD', balance: 10 }] });
+  const counting = () => {
+    let calls = 0;
+    const fetch = (async () => (calls++, wallets())) as typeof globalThis.fetch;
+    return { fetch, calls: () => calls };
+  };
+
+  it("is its own unless given one: a second client of the same key is not held by the first one's pace or clock", async () => {
+    vi.useFakeTimers();
+    const clock = { now: () => Date.now() };
+    const a = counting();
+    const first = new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey: KEY, requestsPerSecond: 1, fetch: a.fetch, clock });
+    await first.listWallets();
+    const b = counting();
+    const second = new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey: KEY, requestsPerSecond: 5, fetch: b.fetch, clock });
+    const p = second.listWallets();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(b.calls()).toBe(1);
+    await p;
+  });
+
+  it('given one limiter, two clients of one key share its pace', async () => {
+    vi.useFakeTimers();
+    const clock = { now: () => Date.now() };
+    const limiter = new SlidingWindowLimiter({ perWindow: 1, safetyMarginMs: 50, clock });
+    const a = counting();
+    const b = counting();
+    const first = new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey: KEY, limiter, fetch: a.fetch });
+    const second = new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey: KEY, limiter, fetch: b.fetch });
+    await first.listWallets();
+    const p = second.listWallets();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(b.calls()).toBe(0);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(b.calls()).toBe(1);
+    await p;
   });
 });
 

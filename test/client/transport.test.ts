@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PayoutClient, type PayoutClientOptions } from '../../src/client/client.ts';
-import { resetLimiters } from '../../src/client/throttle.ts';
 import { UsageCounter } from '../../src/client/quota.ts';
 import { INITIATE_BODY, PAYOUT, failure, json, scriptedFetch, type Step } from './fake-fetch.ts';
 
@@ -24,8 +23,6 @@ function client(steps: Step[], extra: Partial<PayoutClientOptions> = {}) {
   });
   return { c, seen: f.seen, delays };
 }
-
-afterEach(() => resetLimiters());
 
 describe('requests', () => {
   it('sends the key, a fresh x-request-id and JSON, never follows redirects, and returns the typed body', async () => {

@@ -4,9 +4,8 @@
 // amounts compared exactly as fromApi(x).toFixed(), identifiers, fees, required fields, balances.
 // The fixtures are not generated from our zod schemas and not copied from our sandbox, so a
 // misreading of the spec in src/client/answers.ts shows up here rather than against a real service.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
-import { resetLimiters } from '../../src/client/throttle.ts';
 import { signPayload, verifyWebhook, WebhookVerificationError } from '../../src/client/webhooks.ts';
 import type { MethodFee, RequiredField, PayoutStatusChangedEvent, WalletEvent } from '../../src/client/answers.ts';
 import { fromApi, type ApiAmount } from '../../src/money.ts';
@@ -55,8 +54,6 @@ const answering = (f: { status?: number; body?: unknown; raw?: string }) => clie
 const exact = (a: ApiAmount | undefined): string | undefined => (a === undefined ? undefined : fromApi(a).toFixed());
 
 const named = <T extends { shape: string }>(fixtures: T[]) => fixtures.map((f) => [f.shape, f] as const);
-
-afterEach(() => resetLimiters());
 
 // ---------------------------------------------------------------- requests the fixtures answer
 
