@@ -22,10 +22,10 @@ async function folder(s: LocalSandbox, extra: Record<string, unknown> = {}): Pro
   );
   return dir;
 }
-const drop = (dir: string, name: string, rows: number, prefix: string, ready = true) => {
+const drop = (dir: string, name: string, rows: number, prefix: string, ready = true, currency = 'GBP') => {
   const p = join(dir, 'inbox', name);
   mkdirSync(join(dir, 'inbox'), { recursive: true });
-  writeFileSync(p, generateCsv({ rows, currencies: ['GBP'], prefix }));
+  writeFileSync(p, generateCsv({ rows, currencies: [currency], prefix }));
   if (ready) writeFileSync(`${p}.ready`, '');
   return p;
 };
@@ -95,15 +95,20 @@ describe('payout-batch watch --once', () => {
     expect(verbose.stdout).toBe('Nothing to process.\n');
   });
 
-  it('refuses a file outside the allowed currencies: failed/ with the reason, exit 3, nothing sent', async () => {
+  it('refuses a file outside the allowed currencies: failed/ with the reason, exit 3, nothing sent; -q prints only that file', async () => {
     sb = await startSb();
     const dir = await folder(sb, { allowedCurrencies: ['USD'] });
     drop(dir, 'gbp.csv', 2, 'WG');
-    const r = await watch(dir);
-    expect(r.code).toBe(3);
-    expect(r.stdout).toContain('gbp.csv: failed: refused: source currencies not allowed by payout-batch.json: GBP (2 rows) (allowed: USD)');
+    drop(dir, 'usd.csv', 1, 'WU', true, 'USD');
+    const r = await watch(dir, ['-q']);
+    expect(r.code, r.stderr.slice(-1500)).toBe(3);
+    // Quiet: the file that needs attention, not the one done.
+    expect(r.stdout).toBe(
+      'gbp.csv: failed: refused: source currencies not allowed by payout-batch.json: GBP (2 rows) (allowed: USD). Nothing was sent.\n',
+    );
     expect(claims(dir, 'failed')).toHaveLength(1);
-    expect(await allPayouts(sb)).toHaveLength(0);
+    expect(claims(dir, 'done')).toHaveLength(1);
+    expect((await allPayouts(sb)).map((p) => p.sourceCurrency)).toEqual(['USD']);
   });
 
   it('refuses a file over a max total of the configuration: failed/ with the reason, exit 3, nothing sent', async () => {

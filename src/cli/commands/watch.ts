@@ -14,6 +14,7 @@ interface WatchArgs extends ConnectionArgs {
   once: boolean;
   json: boolean;
   verbose: boolean;
+  quiet: boolean;
 }
 
 export default defineCommand<WatchArgs>({
@@ -22,7 +23,13 @@ export default defineCommand<WatchArgs>({
       .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
       .option('once', { type: 'boolean', default: false, describe: 'Process what is there, then exit with a code cron can act on' })
       .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout at the end' })
-      .option('verbose', { type: 'boolean', default: false, describe: 'Also say when there was nothing to process' }) as never,
+      .option('verbose', { type: 'boolean', default: false, describe: 'Also say when there was nothing to process' })
+      .option('quiet', {
+        alias: 'q',
+        type: 'boolean',
+        default: false,
+        describe: 'Print only the files that need attention (failed, or left in processing/), not those done',
+      }) as never,
   run: async (args, io: CliIO) => {
     const dir = resolve(io.cwd, args.dir);
     let config;
@@ -71,13 +78,15 @@ export default defineCommand<WatchArgs>({
         logger,
         stop: stop.signal,
         onFile: (f) => {
-          if (!args.json) io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
+          // -q: a cron job run with it mails only when a file needs someone.
+          if (args.json || (args.quiet && f.outcome === 'done')) return;
+          io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
         },
       });
       if (args.json) io.stdout.write(JSON.stringify({ exitCode: r.exitCode, files: r.files, notComplete: r.notComplete }, null, 2) + '\n');
       // Cron mails whatever a job prints: an empty tick (or a file still being written, logged as
       // such on stderr) prints nothing unless asked.
-      else if (!r.files.length && args.verbose)
+      else if (!r.files.length && args.verbose && !args.quiet)
         io.stdout.write(
           `Nothing to process${r.notComplete.length ? ` (${r.notComplete.length} file${r.notComplete.length === 1 ? '' : 's'} not complete yet)` : ''}.\n`,
         );
