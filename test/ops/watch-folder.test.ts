@@ -5,7 +5,8 @@ import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, LockBusy, writeOwner } from '../../src/ops/lock.ts';
-import { completeIn, inboxCandidates, readWatchConfig, WatchConfigError, worstExit } from '../../src/ops/watch/index.ts';
+import type { RunResult } from '../../src/engine/run.ts';
+import { completeIn, inboxCandidates, outcomeOf, readWatchConfig, WatchConfigError, worstExit } from '../../src/ops/watch/index.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'pb-watch-unit-'));
 
@@ -54,6 +55,42 @@ describe('inbox files', () => {
     expect(worstExit([1, 3, 2])).toBe(3);
     expect(worstExit([3, 4])).toBe(4);
     expect(worstExit([])).toBe(0);
+  });
+});
+
+describe('where a run file goes', () => {
+  const run = (r: Partial<RunResult>) =>
+    ({ exitCode: 0, resultsPath: '/w/processing/c/pay.results.csv', summary: { created: 2, byStatus: { PENDING: 2 } }, ...r }) as RunResult;
+  const at = (r: Partial<RunResult>, o: { changedAtPlan?: string; changedInRun?: string } = {}) =>
+    outcomeOf(run(r), { name: 'pay.csv', resumed: false, ...o });
+
+  it('done, failed with the reason, or left in processing/ to resume, by what the engine says', () => {
+    expect(at({})).toEqual({ resumed: false, outcome: 'done', exitCode: 0 });
+    expect(at({ exitCode: 1, summary: { created: 1, byStatus: { PENDING: 1, UNKNOWN_OUTCOME: 1 } } as never })).toMatchObject({
+      outcome: 'failed',
+      exitCode: 1,
+      reason: expect.stringMatching(/^1 created, 1 UNKNOWN_OUTCOME: see pay\.results\.csv; .*settled with their original key by retry\)$/),
+    });
+    expect(at({ exitCode: 3, refused: ['--max-total GBP:5'] })).toMatchObject({
+      outcome: 'failed',
+      exitCode: 3,
+      reason: 'refused by the guards: --max-total GBP:5',
+    });
+    expect(at({ exitCode: 4, halted: 'unreachable' })).toMatchObject({ outcome: 'processing', exitCode: 4 });
+    expect(at({ exitCode: 1, stopped: true })).toMatchObject({ outcome: 'processing', exitCode: 0 });
+  });
+
+  it('a file changed after its claim: refused before sending, or failed once rows were under way', () => {
+    expect(at({ exitCode: 4 }, { changedAtPlan: 'its size went from 1 to 2 bytes' })).toMatchObject({
+      outcome: 'failed',
+      exitCode: 3,
+      reason: expect.stringContaining('changed after it was claimed (its size went from 1 to 2 bytes). Nothing was sent.'),
+    });
+    expect(at({}, { changedInRun: 'it was modified' })).toMatchObject({
+      outcome: 'failed',
+      exitCode: 1,
+      reason: expect.stringContaining('anything written after was NOT processed'),
+    });
   });
 });
 
