@@ -3,13 +3,7 @@
 // no record longer than MAX_RECORD_BYTES (csv-parse's max_record_size): memory would otherwise
 // grow with the longest line (a 50 MB line took ~510 MB of RSS), and such a record is almost
 // always a quote left open that swallows the rest of the file.
-//
-// A file with no quote character anywhere is read without csv-parse (quoteFreeRecords): with no
-// quotes, a record is a line and a cell is the text between two delimiters, so splitting gives
-// csv-parse's own records (test/input/quote-free.test.ts compares the two on random files) about
-// five times faster: csv-parse reads 100,000 rows (12 MB) in about a second, most of `validate`
-// and of a resume. Any quote, anywhere, and csv-parse reads the whole file.
-import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
@@ -66,28 +60,6 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
       `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
       row,
     );
-  const close = () => fileStream.destroy();
-  if (!hasQuote(path, detected.bomBytes)) {
-    if (detected.encoding === 'utf-8') fileStream.setEncoding('utf8'); // split characters are joined across reads
-    const records = quoteFreeRecords(
-      input,
-      delimiter,
-      skipFirst,
-      (row) => {
-        close();
-        return tooLong(row);
-      },
-      (e) => {
-        close();
-        return unreadable(e);
-      },
-      (row) => {
-        close();
-        return tooWide(row);
-      },
-    );
-    return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close };
-  }
 
   const parser = parse({
     delimiter,
@@ -131,7 +103,7 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   });
 
   const closeParser = () => {
-    close();
+    fileStream.destroy();
     parser.destroy();
   };
 
@@ -205,169 +177,4 @@ function cellGuard(delimiter: Delimiter, skipFirst: boolean, tooWide: (row: numb
       done(null, chunk);
     },
   });
-}
-
-/** Does the file hold a quote byte after `start`? (In UTF-16 a 0x22 byte may be half of another character: read by csv-parse then, to be safe.) */
-function hasQuote(path: string, start: number): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(1 << 20);
-    for (let at = start; ;) {
-      const n = readSync(fd, buf, 0, buf.length, at);
-      if (n === 0) return false;
-      if (buf.subarray(0, n).indexOf(0x22) !== -1) return true;
-      at += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-const RECORD_END = /\r\n|\n|\r/;
-
-/**
- * The records of a text with no quote, as csv-parse gives them with our options: a record ends at
- * CRLF, LF or CR, an empty line is one empty cell, nothing follows the last record delimiter, a
- * BOM at the start is dropped, `skipFirst` drops the first record. A record whose cells hold more
- * than MAX_RECORD_BYTES characters is refused as csv-parse refuses it, and never held whole: a
- * line without its end is given up once longer than that.
- */
-export function quoteFreeRecords(
-  input: NodeJS.ReadableStream,
-  delimiter: Delimiter,
-  skipFirst: boolean,
-  tooLong: (row: number) => Error,
-  failed: (e: unknown) => Error,
-  tooWide: (row: number) => Error,
-): RecordSource {
-  let rowNumber = 0;
-  let parsed = 0; // records cut so far (rowNumber counts those handed out)
-  let skip = skipFirst;
-  let pending = ''; // text after the last record end
-  let pendingCells = 0; // its characters less its delimiters: what csv-parse counts
-  let pendingDelimiters = 0;
-  const delimitersIn = (text: string) => {
-    let delimiters = 0;
-    for (let i = text.indexOf(delimiter); i !== -1; i = text.indexOf(delimiter, i + 1)) delimiters++;
-    return delimiters;
-  };
-  /** The pending text grew by `text`: refused once too long or too wide. */
-  const grow = (text: string) => {
-    const d = delimitersIn(text);
-    pendingDelimiters += d;
-    pendingCells += text.length - d;
-    if (pendingCells > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
-    if (pendingDelimiters >= MAX_RECORD_CELLS) throw tooWide(parsed + 1);
-  };
-  let first = true; // the BOM check
-  let ended = false;
-  let failure: Error | undefined;
-  let queue: string[][] = [];
-  let at = 0;
-  // One read at a time: the stream is paused after each chunk and resumed when its records are used up.
-  let chunk: string | undefined;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  input.on('data', (c: string | Buffer) => {
-    input.pause();
-    chunk = typeof c === 'string' ? c : c.toString('utf8');
-    notify();
-  });
-  input.on('end', () => {
-    ended = true;
-    notify();
-  });
-  input.on('error', (e) => {
-    failure ??= failed(e);
-    notify();
-  });
-
-  const cut = (text: string, last: boolean) => {
-    let body = text;
-    let held = '';
-    // a CR at the end of a read may be the first half of a CRLF
-    if (!last && body.length > 0 && body.charCodeAt(body.length - 1) === 0x0d) {
-      body = body.slice(0, -1);
-      held = '\r';
-    }
-    const lines = body.split(RECORD_END);
-    pending = lines.pop()! + held;
-    if (last) {
-      if (pending !== '') lines.push(pending); // the last record, without its end
-      pending = '';
-    }
-    const out: string[][] = [];
-    for (const line of lines) {
-      if (skip) {
-        skip = false;
-        continue;
-      }
-      // (split no further than one cell too many: a line of a million delimiters is not made into cells)
-      const cells = line.split(delimiter, MAX_RECORD_CELLS + 1);
-      if (cells.length > MAX_RECORD_CELLS) throw tooWide(parsed + 1);
-      // csv-parse counts the characters of the cells, not the delimiters between them
-      if (line.length - (cells.length - 1) > MAX_RECORD_BYTES + 1) throw tooLong(parsed + 1);
-      parsed++;
-      out.push(cells);
-    }
-    pendingCells = 0;
-    pendingDelimiters = 0;
-    grow(pending);
-    queue = out;
-    at = 0;
-  };
-
-  return {
-    next() {
-      for (;;) {
-        if (at < queue.length) return { rowNumber: ++rowNumber, values: queue[at++]! };
-        if (failure) throw failure;
-        if (chunk === undefined) {
-          if (!ended) {
-            input.resume();
-            return NEED_MORE;
-          }
-          if (pending === '') return undefined;
-          const rest = pending;
-          try {
-            cut(rest, true);
-          } catch (e) {
-            failure = e as Error;
-          }
-          continue;
-        }
-        let text = chunk;
-        chunk = undefined;
-        if (first) {
-          first = false;
-          if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as csv-parse's bom option
-        }
-        if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1 && pending.charCodeAt(pending.length - 1) !== 0x0d) {
-          // the middle of a long line: kept, not cut again with each read
-          pending += text;
-          try {
-            grow(text);
-          } catch (e) {
-            failure = e as Error;
-          }
-          continue;
-        }
-        try {
-          cut(pending + text, false);
-        } catch (e) {
-          failure = e as Error;
-        }
-      }
-    },
-    wait() {
-      if (chunk !== undefined || ended || failure) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-    },
-  };
 }
