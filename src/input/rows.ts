@@ -41,46 +41,16 @@ export interface InputWarning {
 const TOTAL_WORD = /^(grand\s*|sub\s*)?totals?\s*:?$|^sum\s*:?$/i;
 
 function isBlank(values: string[]): boolean {
-  for (const v of values) if (v.length !== 0 && v.trim() !== '') return false;
-  return true;
-}
-/**
- * v.trim(), without the call for the usual cell that neither starts nor ends with a character
- * trim() could remove (every one of those is at most U+0020 or at least U+00A0): per cell, the
- * call cost as much as building the row.
- */
-export function trimCell(v: string): string {
-  const n = v.length;
-  if (n === 0) return v;
-  const a = v.charCodeAt(0);
-  const z = v.charCodeAt(n - 1);
-  return a <= 0x20 || a >= 0xa0 || z <= 0x20 || z >= 0xa0 ? v.trim() : v;
-}
-
-const cellOf = (v: string | undefined): string => (v === undefined ? '' : trimCell(v));
-
-/**
- * Builds a row's cells (by header, trimmed) from its values. "__proto__" is left out: assigning it
- * was ignored, as it always was.
- */
-export function cellsMaker(columns: string[]): (values: (string | undefined)[]) => Record<string, string> {
-  const keys = columns.map((c, i) => [c, i] as const).filter(([c]) => c !== '__proto__');
-  return (values) => {
-    const cells: Record<string, string> = {};
-    for (const [c, i] of keys) cells[c] = cellOf(values[i]);
-    return cells;
-  };
+  return values.every((v) => v.trim() === '');
 }
 
 /** The cell at i is empty or blank (or there is no such column). */
 function isEmptyAt(values: string[], i: number): boolean {
-  return i < 0 || trimCell(values[i] ?? '') === '';
+  return i < 0 || (values[i] ?? '').trim() === '';
 }
-/** A cell that labels a total: short, and starting like "total", "grand total", "subtotal" or "sum". */
+/** A cell that labels a total: "total", "totals", "grand total", "subtotal" or "sum", with or without a colon. */
 function isTotalLabel(v: string): boolean {
-  if (v.length === 0 || v.length > 14) return false;
-  const c = v.charCodeAt(0) | 0x20;
-  return (c === 0x74 || c === 0x67 || c === 0x73 || c === 0x20) && TOTAL_WORD.test(v.trim());
+  return TOTAL_WORD.test(v.trim());
 }
 
 /** What a reader returns when no record is buffered yet: call wait() and ask again. */
@@ -163,15 +133,15 @@ export async function shapeRows(file: string, records: RecordSource, onDone: () 
   const nameIdx = columns.indexOf(fields.accountName ?? '');
   const amountIdx = columns.indexOf(fields.sourceAmount ?? '');
 
-  const makeCells = cellsMaker(columns);
   const toRow = (r: SourceRecord): RawRow => {
-    const cells = makeCells(r.values);
+    const cells: Record<string, string> = {};
+    // (assigning "__proto__" makes no cell: a header of that name is left out)
+    columns.forEach((c, i) => {
+      if (c !== '__proto__') cells[c] = (r.values[i] ?? '').trim();
+    });
     const row: RawRow = { rowNumber: r.rowNumber, cells };
-    if (r.values.length > width) {
-      let extra = 0;
-      for (let i = width; i < r.values.length; i++) if (trimCell(r.values[i]!) !== '') extra++;
-      if (extra) row.extraCells = extra;
-    }
+    const extra = r.values.slice(width).filter((v) => v.trim() !== '').length;
+    if (extra) row.extraCells = extra;
     if (r.numbers) {
       for (let i = 0; i < width; i++) {
         const n = r.numbers[i];

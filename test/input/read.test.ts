@@ -89,6 +89,13 @@ describe('reading CSV', () => {
     expect(rows[0]!.cells.accountName).toBe('Line one\nline two');
   });
 
+  it('reads a quote inside an unquoted cell as text, and trims every cell as trim() does', async () => {
+    const body = `${HEAD.join(',')}\nR1,1,EUR,EUR,DEU,SEPA,\u00a0Zoë\t,EUR,Salary "January" 2025\u3000\n`;
+    const { rows } = await all(file(body));
+    expect(rows[0]!.cells.narration).toBe('Salary "January" 2025');
+    expect(rows[0]!.cells.accountName).toBe('Zoë');
+  });
+
   it('skips blank rows and a trailing totals row with warnings, never silently', async () => {
     const rows = [HEAD, ROW1, [], [], ROW2, ['', '30.00', '', '', '', '', '', '', ''], []];
     const { s, rows: got } = await all(file(rows.map((r) => r.join(',')).join('\n') + '\n'));
