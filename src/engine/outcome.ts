@@ -236,7 +236,7 @@ export function resultValues(o: RowOutcome): ResultValues {
     v.errorMessage = o.error.message;
     if (o.error.requestId) v.requestId = o.error.requestId;
   }
-  if (o.documents.length) v.documents = o.documents.join('; ');
+  if (o.documents.length) v.documentUrls = o.documents.join('; ');
   if (o.updatedAt && !v.updatedAt) v.updatedAt = o.updatedAt;
   if (o.earlier?.length) v.earlierPayouts = earlierPayoutsCell(o.earlier);
   return v;

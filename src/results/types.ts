@@ -1,7 +1,7 @@
 import type { ResultColumn } from './columns.ts';
 import type { ResultsFormat } from './paths.ts';
 
-/** Numbers as exact decimal strings; documents as '; '-joined documentUrls. An empty cell reads back as absent. */
+/** Numbers as exact decimal strings; documentUrls '; '-joined. An empty cell reads back as absent. */
 export type ResultValues = Partial<Record<ResultColumn, string>>;
 
 export interface ResultRow {

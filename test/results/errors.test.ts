@@ -29,7 +29,10 @@ describe('ResultsError', () => {
     expect(e.code).toBe('NOT_A_RESULTS_FILE');
     expect(e.file).toBe(p);
     expect(e.message).toContain(p);
-    expect(e.message).toContain('has none of the result columns status and idempotencyKey; it looks like a batch file');
+    // its documents column is the batch's own (files to upload), no result column
+    expect(e.message).toContain(
+      'has none of the result columns status and idempotencyKey (nor any other result column); it looks like a batch file',
+    );
   });
 
   it('NOT_A_RESULTS_FILE for a plain batch workbook', async () => {

@@ -62,7 +62,7 @@ export function createdResult(i: number): ResultRow['result'] {
     totalDeductible: `${102 + i}.50`,
     destinationAmount: `${100 + i}.00`,
     requestId: `req-${i}`,
-    documents: 'https://files.example/a.pdf; https://files.example/b.pdf',
+    documentUrls: 'https://files.example/a.pdf; https://files.example/b.pdf',
     updatedAt: '2025-01-31T09:30:00.000Z',
   };
 }
