@@ -51,6 +51,8 @@ export default defineCommand<WatchArgs>({
     const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
     // The ledgers and the quota count: the configuration's "stateDir", else the per-user folder.
     const stateRoot = config.stateDir ? resolve(dir, config.stateDir) : defaultStateDir(io.env);
+    // The one connection of this process: every file and every tick go through its client, so
+    // the key's pace is kept by one limiter.
     const conn = await openConnection(
       {
         ...args,

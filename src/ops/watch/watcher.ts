@@ -43,6 +43,7 @@ export interface FileOutcome {
 export interface WatchOptions {
   dir: string;
   config: WatchConfig;
+  /** Opened once by the caller and used for every file: one client, so one limiter paces the key. */
   conn: Connection;
   once: boolean;
   /** --env as given on the command line (production must be named there too). */
