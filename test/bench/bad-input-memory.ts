@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox } from '../../src/sandbox/index.ts';
+import { saveFigures } from './figures.ts';
 import { cleanEnv, runCli } from '../engine/helpers.ts';
 import { BAD_CASES } from '../input/bad-input-files.ts';
 
@@ -28,6 +29,7 @@ writeFileSync(
 );
 
 let failed = 0;
+const table: string[][] = [];
 try {
   const big = BAD_CASES.filter((c) => c.big);
   console.log(`${big.length} big cases, target peak RSS < ${TARGET_MB} MB\n`);
@@ -54,6 +56,7 @@ try {
         cells.push(`${Number.isNaN(mb) ? '?' : mb.toFixed(0)} MB, ${r.code ?? r.signal}${ok ? '' : ' !'}`.padStart(14));
       }
       console.log([c.name.padEnd(36), ...cells].join(' '));
+      table.push([c.name, ...cells.map((x) => x.trim())]);
     } finally {
       await sb.close();
     }
@@ -61,5 +64,11 @@ try {
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
+saveFigures({
+  name: 'bad-input-memory',
+  caption: `Peak RSS of the CLI under --max-old-space-size=256 on the bad-input campaign's big files, and its exit code (target: under ${TARGET_MB} MB and the documented code)`,
+  columns: ['file', 'validate', 'run --yes'],
+  rows: table,
+});
 if (failed) console.log(`\n${failed} measurement(s) over the target or with an unexpected exit (marked !)`);
 process.exitCode = failed ? 1 : 0;

@@ -2,14 +2,14 @@
 //   npx tsx test/bench/startup.ts [--runs K]          (default 15 rounds)
 // Each round runs every command once, in turn, so a busy moment of this shared machine falls on
 // all of them alike; the figure of each is its median. Targets (issue 18): --help and --version at
-// most 3x node, `validate` of a 50-row file at most 5x. The figures are also written to
-// test/bench/results/startup.json, and the table between the startup markers of
-// test/bench/README.md is written anew. Exit 1 when a target is missed.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+// most 3x node, `validate` of a 50-row file at most 5x. The figures go to
+// test/bench/results/startup.json and the README's table (figures.ts). Exit 1 when a target is missed.
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFlags, spawnChild } from './args.ts';
+import { saveFigures } from './figures.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'dist/bin.js');
@@ -49,26 +49,16 @@ const rows = cases.map((c) => {
   if (met === false) missed++;
   return { command: c.name, medianMs: Math.round(ms), ratio: Number(ratio.toFixed(2)), target: c.target ?? null, met: met ?? null };
 });
-const table = [
-  `Median of ${runs} rounds, ratio to \`node -e 0\` in the same run (Node ${process.version}):`,
-  '',
-  '| command | median ms | ratio | target | |',
-  '|---|---|---|---|---|',
-  ...rows.map(
-    (r) =>
-      `| ${r.command} | ${r.medianMs} | ${r.ratio.toFixed(2)} | ${r.target ? `≤ ${r.target}` : ''} | ${r.met === null ? '' : r.met ? 'MET' : 'MISSED'} |`,
-  ),
-].join('\n');
-console.log(table);
-// The table of test/bench/README.md, between its startup markers, is this run's.
-const readme = join(ROOT, 'test/bench/README.md');
-const text = readFileSync(readme, 'utf8');
-const [open, close] = ['<!-- startup -->', '<!-- /startup -->'];
-if (text.includes(open) && text.includes(close))
-  writeFileSync(readme, `${text.slice(0, text.indexOf(open) + open.length)}\n${table}\n${text.slice(text.indexOf(close))}`);
-mkdirSync(join(ROOT, 'test/bench/results'), { recursive: true });
-writeFileSync(
-  join(ROOT, 'test/bench/results/startup.json'),
-  `${JSON.stringify({ bench: 'startup', node: process.version, runs, rows }, null, 2)}\n`,
-);
+saveFigures({
+  name: 'startup',
+  caption: `Median of ${runs} rounds, each command's time as a ratio to \`node -e 0\` in the same round`,
+  columns: ['command', 'median ms', 'ratio', 'target', ''],
+  rows: rows.map((r) => [
+    r.command,
+    r.medianMs,
+    r.ratio.toFixed(2),
+    r.target ? `≤ ${r.target}` : null,
+    r.met === null ? null : r.met ? 'MET' : 'MISSED',
+  ]),
+});
 process.exitCode = missed ? 1 : 0;

@@ -34,6 +34,7 @@ import { toApi } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import type { RequestLogEntry } from '../../src/sandbox/contract.ts';
 import { validateBatch } from '../../src/validation/index.ts';
+import { saveFigures } from './figures.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
 import { KEY, ROOT, cleanEnv, generateCsv } from '../engine/helpers.ts';
 import { readFlags, spawnChild } from './args.ts';
@@ -340,6 +341,29 @@ async function main(): Promise<number> {
     console.log(`payout-batch run: ${ratio.toFixed(3)} of the limit, ${ours.r429} 429s (target >= 0.95 and 0): ${ok ? 'MET' : 'MISSED'}`);
     for (const m of results.slice(1))
       console.log(`  beside it: ${m.name} ${(m.acceptedRate / limit).toFixed(3)} of the limit in accepted requests, ${m.r429} 429s`);
+    // One table per setting: the real limit, scaled, and a big batch's last rows (--created).
+    const setting = `${limit}${a.created ? '-created' : ''}`;
+    saveFigures({
+      name: `throughput-${setting}`,
+      caption:
+        `Sandbox at ${limit}/s with ${a.latency[0]}-${a.latency[1]} ms latency` +
+        (a.created ? `, the batch's other ${a.created.toLocaleString('en')} rows already created in its journal` : '') +
+        '; ratio = requests per second at the sandbox over the limit, first to last request',
+      columns: ['phase', 'rows', 'requests', '429s', 'wall', 'ratio', 'accepted ratio', 'rows-phase ratio', 'max in 1 s', 'peak RSS'],
+      rows: results.map((m) => [
+        m.name,
+        m.rows,
+        m.requests,
+        m.r429,
+        `${(m.wallMs / 1000).toFixed(1)} s`,
+        (m.rate / limit).toFixed(3),
+        (m.acceptedRate / limit).toFixed(3),
+        m.rowPhaseRate !== undefined ? (m.rowPhaseRate / limit).toFixed(3) : null,
+        m.maxRolling,
+        `${m.maxRssMb.toFixed(0)} MB`,
+      ]),
+      notes: [`Target for payout-batch run: ratio ≥ 0.95 with no 429: ${ok ? 'MET' : 'MISSED'}.`],
+    });
     return ok ? 0 : 1;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -33,6 +33,7 @@ import { MAX_RECORD_BYTES } from '../../src/input/limits.ts';
 import { EXAMPLES } from '../../src/validation/templates.ts';
 import { nubanCheckDigit } from '../../src/validation/fields.ts';
 import { validateBatch } from '../../src/validation/index.ts';
+import { saveFigures } from './figures.ts';
 
 const self = fileURLToPath(import.meta.url);
 const MB = 1024 * 1024;
@@ -234,6 +235,28 @@ if (process.argv[2] === '--phase') {
     console.log(`ratio validate / parse with one quoted cell in the last row (csv-parse reads the whole file): ${ratio(vq)}`);
     console.log('wall times best and median, cpu = median CPU time (user + system, all threads: GC helpers too) of the phase;');
     console.log('startup = node + tsx loader + the modules, no file read; RSS and heap are the worst of the runs');
+    const row = (name: string, x: ReturnType<typeof stat>) => [
+      name,
+      x.rows,
+      s(x.best),
+      s(x.median),
+      s(x.cpu),
+      `${x.rss.toFixed(0)} MB`,
+      `${x.heap.toFixed(0)} MB`,
+      (x.best / pa.best).toFixed(2),
+    ];
+    saveFigures({
+      name: 'validate',
+      caption: `A generated CSV of ${rows.toLocaleString('en')} rows, ${runs} run(s) per phase, each phase in a child process started the same way; ratio = best wall time over csv-parse's`,
+      columns: ['phase', 'rows', 'best', 'median', 'CPU', 'max RSS', 'peak heap used', 'ratio'],
+      rows: [
+        ['startup only (node, tsx, the modules)', null, null, null, null, `${st.rss.toFixed(0)} MB`, `${st.heap.toFixed(0)} MB`, null],
+        row('csv-parse alone', pa),
+        row('validate', va),
+        row('validate, one quoted cell', vq),
+      ],
+      notes: ['Target: validate / csv-parse ≤ 2, memory flat.'],
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
