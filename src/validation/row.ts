@@ -13,7 +13,6 @@ import { cachedDocumentChecker, documentPath, documentPaths, type DocumentCheck 
 import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
 import {
-  BENEFICIARY_FAST,
   BENEFICIARY_SCHEMAS,
   METHOD_FIELD_SETS,
   OPTIONAL_PAYOUT_FIELDS,
@@ -27,7 +26,7 @@ import type { Dec } from '../money.ts';
 export interface RowContext {
   /** The batch file as given (for the problems). */
   file: string;
-  /** canonical field → the file's header (from readBatch). Not changed once rows are parsed with it: another mapping is another object. */
+  /** canonical field → the file's header (from readBatch). */
   fields: Partial<Record<CanonicalField, string>>;
   /** Folder the document paths are relative to: the batch file's folder. */
   baseDir: string;
@@ -66,15 +65,8 @@ export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set([
 const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount'];
 
 const defaultChecker = cachedDocumentChecker();
-const TOP_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as (keyof typeof PAYOUT_FIELD_CHECKS)[];
-const T_reference = TOP_FIELDS.indexOf('reference');
-const T_sourceCurrency = TOP_FIELDS.indexOf('sourceCurrency');
-const T_destinationCurrency = TOP_FIELDS.indexOf('destinationCurrency');
-const T_destinationCountryCode = TOP_FIELDS.indexOf('destinationCountryCode');
-const T_method = TOP_FIELDS.indexOf('method');
-const T_narration = TOP_FIELDS.indexOf('narration');
-const T_remitterAddress = TOP_FIELDS.indexOf('remitterAddress');
-const T_withdrawal = TOP_FIELDS.indexOf('withdrawal');
+type PayoutField = keyof typeof PAYOUT_FIELD_CHECKS;
+const PAYOUT_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as PayoutField[];
 
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
@@ -83,27 +75,9 @@ export function validateRow(row: RawRow, ctx: RowContext): Problem[] {
   return parseRow(row, ctx).problems;
 }
 
-/** The file's header of each payout and beneficiary field, looked up once per mapping, not per cell. */
-interface Headers {
-  top: (string | undefined)[];
-  beneficiary: (string | undefined)[];
-}
-let lastFields: RowContext['fields'] | undefined;
-let lastHeaders: Headers = { top: [], beneficiary: [] };
-function headersOf(ctx: RowContext): Headers {
-  if (ctx.fields !== lastFields) {
-    lastHeaders = { top: TOP_FIELDS.map((f) => ctx.fields[f]), beneficiary: BENEFICIARY_COLUMNS.map((f) => ctx.fields[f]) };
-    lastFields = ctx.fields;
-  }
-  return lastHeaders;
-}
-/** Per method, whether it uses each beneficiary column (in BENEFICIARY_COLUMNS order). */
-const METHOD_USES = Object.fromEntries(
-  Object.entries(METHOD_FIELD_SETS).map(([m, used]) => [m, BENEFICIARY_COLUMNS.map((f) => used.has(f))]),
-) as Record<PayoutMethod, boolean[]>;
-
-// Helpers at module level rather than closures per row: a batch has a million rows.
+/** The file's header of a field (the field's own name when the file has no such column). */
 const headerOf = (ctx: RowContext, f: string): string => ctx.fields[f as CanonicalField] ?? f;
+/** A field's cell as read ('' when the file has no such column). */
 function rawOf(row: RawRow, ctx: RowContext, f: string): string {
   const h = ctx.fields[f as CanonicalField];
   return h === undefined ? '' : (row.cells[h] ?? '');
@@ -147,8 +121,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     );
   }
   for (const h in row.cells) {
-    const v = row.cells[h]!;
-    if (v.length !== 0 && v.indexOf('\uFFFD') !== -1) {
+    if (row.cells[h]!.includes('\uFFFD')) {
       problems.push({
         severity: 'error',
         code: 'ENCODING',
@@ -161,24 +134,20 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     }
   }
 
-  // ---- payout fields (their validators are those of PayoutFieldsSchema)
-  const headers = headersOf(ctx);
-  // the normalized values by TOP_FIELDS index (an array: no object built key by key per row)
-  const top: (string | undefined)[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined];
-  for (let i = 0; i < TOP_FIELDS.length; i++) {
-    const f = TOP_FIELDS[i]!;
-    const h = headers.top[i];
-    const v = h === undefined ? '' : (row.cells[h] ?? '');
+  // ---- payout fields (their validators are those of PayoutFieldsSchema), normalized
+  const top: Partial<Record<PayoutField, string>> = {};
+  for (const f of PAYOUT_FIELDS) {
+    const v = rawOf(row, ctx, f);
     if (v === '') {
       if (!OPTIONAL_PAYOUT_FIELDS.has(f)) add(problems, row, ctx, 'error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
       continue;
     }
     const r = PAYOUT_FIELD_CHECKS[f](v);
-    if (r.ok) top[i] = r.value;
+    if (r.ok) top[f] = r.value;
     else add(problems, row, ctx, r.severity ?? 'error', r.code, f, r.message, r.expected);
   }
-  const method = top[T_method] as PayoutMethod | undefined;
-  const sourceCurrency = top[T_sourceCurrency];
+  const method = top.method as PayoutMethod | undefined;
+  const sourceCurrency = top.sourceCurrency;
 
   // ---- Excel traps: a date-formatted cell where an amount or identifier is expected (German
   // Excel makes the date 1 May of "1.5"): its value would be a serial number or an ISO date
@@ -303,15 +272,14 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   // ---- beneficiary, by the method's schema
   let beneficiary: Beneficiary | undefined;
   if (method) {
-    const used = METHOD_USES[method];
-    const values: (string | undefined)[] = new Array<string | undefined>(BENEFICIARY_COLUMNS.length).fill(undefined);
-    for (let i = 0; i < BENEFICIARY_COLUMNS.length; i++) {
-      const f = BENEFICIARY_COLUMNS[i]!;
-      const h = headers.beneficiary[i];
-      const cell = h === undefined ? '' : (row.cells[h] ?? '');
-      if (used[i]) {
+    const used = METHOD_FIELD_SETS[method];
+    // the method's non-empty fields (an empty cell is a missing value to the schema)
+    const input: Record<string, string> = {};
+    for (const f of BENEFICIARY_COLUMNS) {
+      const cell = rawOf(row, ctx, f);
+      if (used.has(f)) {
         const v = overrides?.[f] ?? cell;
-        if (v !== '') values[i] = v;
+        if (v !== '') input[f] = v;
       } else if (cell !== '') {
         add(
           problems,
@@ -325,24 +293,12 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
         );
       }
     }
-    // a row with no issue takes the fast path (same fields, validators and rules); any other row
-    // is parsed by the method's zod schema, whose issues become the problems
-    const fast = BENEFICIARY_FAST[method](values);
-    let r: { success: true; data: Record<string, unknown> } | ReturnType<(typeof BENEFICIARY_SCHEMAS)[PayoutMethod]['safeParse']>;
-    if (fast) r = { success: true, data: fast };
-    else {
-      const input: Record<string, string> = {};
-      for (let i = 0; i < BENEFICIARY_COLUMNS.length; i++) if (values[i] !== undefined) input[BENEFICIARY_COLUMNS[i]!] = values[i]!;
-      r = BENEFICIARY_SCHEMAS[method].safeParse(input);
-    }
-    if (fast)
-      beneficiary = fast as Beneficiary; // already without empty values
-    else if (r.success) {
+    // the method's zod schema: its issues become the problems
+    const r = BENEFICIARY_SCHEMAS[method].safeParse(input);
+    if (r.success) {
+      // only the non-empty values are sent
       const b: Record<string, string> = {};
-      for (const k in r.data) {
-        const v = (r.data as Record<string, unknown>)[k];
-        if (typeof v === 'string' && v !== '') b[k] = v;
-      }
+      for (const [k, v] of Object.entries(r.data as Record<string, unknown>)) if (typeof v === 'string' && v !== '') b[k] = v;
       beneficiary = b as Beneficiary;
     } else {
       for (const iss of r.error.issues) {
@@ -401,10 +357,10 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   }
 
   // ---- combinations
-  const dest = top[T_destinationCurrency];
-  const country = top[T_destinationCountryCode];
+  const dest = top.destinationCurrency;
+  const country = top.destinationCountryCode;
   if (method && sourceCurrency && dest && country) {
-    const list = corridorMethods(sourceCurrency, dest, country);
+    const list = methodsForCorridor(sourceCurrency, dest, country);
     if (!list.includes(method)) {
       add(
         problems,
@@ -469,7 +425,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     if (r.ok) documents.push(abs);
     else add(problems, row, ctx, 'error', r.code, 'documents', r.message, r.expected, d);
   }
-  const withdrawal = top[T_withdrawal] === 'true';
+  const withdrawal = top.withdrawal === 'true';
   if (!withdrawal && docList.length === 0) {
     add(
       problems,
@@ -487,31 +443,19 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   for (const p of problems) if (p.severity === 'error') return { problems };
   const payout: PayoutRow = {
     rowNumber: row.rowNumber,
-    reference: top[T_reference]!,
+    reference: top.reference!,
     sourceAmount: amount,
     sourceCurrency: sourceCurrency!,
     destinationCurrency: dest!,
     destinationCountryCode: country!,
     method,
     beneficiary,
-    narration: top[T_narration]!,
+    narration: top.narration!,
     documents,
     withdrawal,
   };
-  if (top[T_remitterAddress]) payout.remitterAddress = top[T_remitterAddress];
+  if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
   return { problems, payout };
-}
-
-const CORRIDORS = new Map<string, PayoutMethod[]>();
-function corridorMethods(source: string, dest: string, country: string): PayoutMethod[] {
-  const key = `${source}|${dest}|${country}`;
-  let list = CORRIDORS.get(key);
-  if (!list) {
-    list = methodsForCorridor(source, dest, country);
-    if (CORRIDORS.size > 4096) CORRIDORS.clear();
-    CORRIDORS.set(key, list);
-  }
-  return list;
 }
 
 function requiredHint(f: string): string | undefined {

@@ -8,7 +8,7 @@ import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts'
 import { ALWAYS_REQUIRED, METHOD_RULES } from '../spec/methods.ts';
 import { Beneficiary } from '../spec/beneficiary.ts';
 import { Dec } from '../money.ts';
-import { BENEFICIARY_COLUMNS, type BeneficiaryColumn } from '../input/columns.ts';
+import type { BeneficiaryColumn } from '../input/columns.ts';
 import * as F from './fields.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -102,137 +102,67 @@ export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required] as BeneficiaryColumn[];
 }
 
-/** Whether every field of one of the groups is given. */
-function someGroupGiven(groups: readonly (readonly string[])[], b: Record<string, unknown>): boolean {
-  for (const g of groups) {
-    let all = true;
-    for (const f of g) if (b[f] === undefined) all = false;
-    if (all) return true;
-  }
-  return false;
-}
-
-/** A cross-field issue of a beneficiary (zod custom issue: path, message, params). */
-interface RuleIssue {
-  path: string[];
-  message: string;
-  params: IssueParams;
-}
-
 /**
  * The method's rules across fields, on the parsed beneficiary (values as the field validators
  * return them): one-of groups, and the IBAN against the method and the UK sort code and account.
  */
-function beneficiaryRuleIssues(method: PayoutMethod, b: Record<string, unknown>): RuleIssue[] | undefined {
-  // plain loops and no closures: this runs for every row (and tsx names each closure it creates)
+function checkBeneficiaryRules(method: PayoutMethod, b: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const issue = (path: string[], message: string, params: IssueParams) => ctx.addIssue({ code: 'custom', path, message, params });
   const rule = METHOD_RULES[method];
-  let issues: RuleIssue[] | undefined;
-  if (rule.oneOf && !someGroupGiven(rule.oneOf, b)) {
-    (issues ??= []).push({
-      path: [],
-      message: `${method} needs one of: ${rule.oneOf.map((g) => g.join(' and ')).join('; or ')}`,
-      params: { problem: 'MISSING_ONE_OF', expected: rule.oneOf.map((g) => g.join(' + ')).join(' | ') },
+  if (rule.oneOf && !rule.oneOf.some((group) => group.every((f) => b[f] !== undefined))) {
+    issue([], `${method} needs one of: ${rule.oneOf.map((g) => g.join(' and ')).join('; or ')}`, {
+      problem: 'MISSING_ONE_OF',
+      expected: rule.oneOf.map((g) => g.join(' + ')).join(' | '),
     });
   }
   const iban = typeof b.iban === 'string' ? b.iban : undefined;
-  if (iban && method === 'SEPA' && !isSEPACountry(iban.slice(0, 2))) {
-    (issues ??= []).push({
-      path: ['iban'],
-      message: `SEPA reaches accounts in the SEPA area; ${iban.slice(0, 2)} is not in it`,
-      params: { problem: 'IBAN_MISMATCH', expected: 'an IBAN of a SEPA country (or method SWIFT)' },
+  if (!iban) return;
+  if (method === 'SEPA' && !isSEPACountry(iban.slice(0, 2))) {
+    issue(['iban'], `SEPA reaches accounts in the SEPA area; ${iban.slice(0, 2)} is not in it`, {
+      problem: 'IBAN_MISMATCH',
+      expected: 'an IBAN of a SEPA country (or method SWIFT)',
     });
   }
-  if (iban && (method === 'FASTER_PAYMENTS' || method === 'BACS')) {
-    if (!iban.startsWith('GB')) {
-      (issues ??= []).push({
-        path: ['iban'],
-        message: `${method} pays UK accounts: the IBAN starts with GB, not ${iban.slice(0, 2)}`,
-        params: { problem: 'IBAN_MISMATCH', expected: 'a GB IBAN' },
-      });
-    } else {
-      const sc = iban.slice(8, 14);
-      const acc = iban.slice(14, 22);
-      if (typeof b.sortCode === 'string' && b.sortCode !== sc) {
-        (issues ??= []).push({
-          path: ['sortCode'],
-          message: `the sort code differs from the one inside the IBAN (${sc})`,
-          params: { problem: 'IBAN_MISMATCH', expected: `${sc}, as in the IBAN` },
-        });
-      }
-      if (typeof b.accountNumber === 'string' && b.accountNumber !== acc) {
-        (issues ??= []).push({
-          path: ['accountNumber'],
-          message: 'the account number differs from the one inside the IBAN',
-          params: { problem: 'IBAN_MISMATCH', expected: 'the 8 digits at the end of the IBAN' },
-        });
-      }
-    }
+  if (method !== 'FASTER_PAYMENTS' && method !== 'BACS') return;
+  if (!iban.startsWith('GB')) {
+    issue(['iban'], `${method} pays UK accounts: the IBAN starts with GB, not ${iban.slice(0, 2)}`, {
+      problem: 'IBAN_MISMATCH',
+      expected: 'a GB IBAN',
+    });
+    return;
   }
-  return issues;
+  const sortCode = iban.slice(8, 14);
+  const account = iban.slice(14, 22);
+  if (typeof b.sortCode === 'string' && b.sortCode !== sortCode) {
+    issue(['sortCode'], `the sort code differs from the one inside the IBAN (${sortCode})`, {
+      problem: 'IBAN_MISMATCH',
+      expected: `${sortCode}, as in the IBAN`,
+    });
+  }
+  if (typeof b.accountNumber === 'string' && b.accountNumber !== account) {
+    issue(['accountNumber'], 'the account number differs from the one inside the IBAN', {
+      problem: 'IBAN_MISMATCH',
+      expected: 'the 8 digits at the end of the IBAN',
+    });
+  }
 }
 
-/**
- * A beneficiary parser without zod's machinery, for rows with no issue (see BENEFICIARY_FAST).
- * Its input is the row's non-empty values by BENEFICIARY_COLUMNS index (undefined: empty).
- */
-export type FastBeneficiary = (values: readonly (string | undefined)[]) => Record<string, string> | undefined;
-
-function buildBeneficiarySchema(method: PayoutMethod) {
+function beneficiarySchema(method: PayoutMethod) {
   const required = new Set<string>(requiredFields(method));
   const shape: Record<string, z.ZodType> = {};
-  // the same fields, validators and required flags, for the fast path
-  const plan: { field: string; column: number; check: F.FieldCheck; required: boolean }[] = [];
   for (const f of methodFields(method)) {
-    const check = METHOD_FIELD_CHECKS[method]?.[f] ?? FIELD_CHECKS[f];
-    const s = fieldSchema(check);
+    const s = fieldSchema(METHOD_FIELD_CHECKS[method]?.[f] ?? FIELD_CHECKS[f]);
     shape[f] = required.has(f) ? s : s.optional();
-    plan.push({ field: f, column: BENEFICIARY_COLUMNS.indexOf(f), check, required: required.has(f) });
   }
-  const schema = z.object(shape).superRefine(
-    (b: Record<string, unknown>, ctx) => {
-      for (const i of beneficiaryRuleIssues(method, b) ?? [])
-        ctx.addIssue({ code: 'custom', path: i.path, message: i.message, params: i.params });
-    },
-    { when: () => true },
-  );
-  const fast: FastBeneficiary = (values) => {
-    const out: Record<string, string> = {};
-    for (let i = 0; i < plan.length; i++) {
-      const p = plan[i]!;
-      const v = values[p.column];
-      if (v === undefined) {
-        if (p.required) return undefined;
-        continue;
-      }
-      const r = p.check(v);
-      if (!r.ok) return undefined;
-      if (r.value !== '') out[p.field] = r.value;
-    }
-    return beneficiaryRuleIssues(method, out) ? undefined : out;
-  };
-  return { schema, fast };
+  // `when`: the cross-field rules run even when a field has an issue, so a row's problems are all told at once
+  return z.object(shape).superRefine((b: Record<string, unknown>, ctx) => checkBeneficiaryRules(method, b, ctx), { when: () => true });
 }
 
-const BUILT = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, buildBeneficiarySchema(m)])) as Record<
-  PayoutMethod,
-  ReturnType<typeof buildBeneficiarySchema>
->;
-
 /** One beneficiary schema per method. */
-export const BENEFICIARY_SCHEMAS: Record<PayoutMethod, (typeof BUILT)[PayoutMethod]['schema']> = Object.fromEntries(
-  PAYOUT_METHODS.map((m) => [m, BUILT[m].schema]),
-) as Record<PayoutMethod, (typeof BUILT)[PayoutMethod]['schema']>;
-
-/**
- * Per method, the beneficiary of a row's values for which BENEFICIARY_SCHEMAS[method] reports no
- * issue: the output of its safeParse (empty values left out), built from the same fields,
- * validators and rules, without zod's per-call objects. undefined whenever there is any issue:
- * the row is then parsed by the schema, which says what the issues are.
- * test/validation/fast-beneficiary.test.ts checks that both agree on random rows.
- */
-export const BENEFICIARY_FAST: Record<PayoutMethod, FastBeneficiary> = Object.fromEntries(
-  PAYOUT_METHODS.map((m) => [m, BUILT[m].fast]),
-) as Record<PayoutMethod, FastBeneficiary>;
+export const BENEFICIARY_SCHEMAS = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, beneficiarySchema(m)])) as Record<
+  PayoutMethod,
+  ReturnType<typeof beneficiarySchema>
+>;
 
 export const methodCheck: F.FieldCheck = (raw) => {
   const m = canonicalMethod(raw);

@@ -1,9 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { mkdtempSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CANONICAL_FIELDS, type CanonicalField } from '../../src/input/index.ts';
+import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/index.ts';
 import {
+  FIELD_CHECKS,
+  METHOD_FIELD_CHECKS,
+  methodFields,
+  requiredFields,
   parseRow,
   validateRow,
   PayoutRowSchema,
@@ -122,5 +127,63 @@ describe('one row', () => {
       ['MISSING_VALUE', 'iban', 'SEPA needs iban, and the file has no iban column'],
     ]);
     expect(codes('SEPA', { accountName: 'M\uFFFDller' })).toEqual(['e:ENCODING:accountName']);
+  });
+});
+
+describe('the beneficiary of random rows', () => {
+  // Per field: the examples' values, values that pass one check and fail another (IBANs outside
+  // SEPA or the UK, sort codes and accounts that disagree with a GB IBAN), noise and blanks; every
+  // cell trimmed, as the readers hand them over (RawRow).
+  const pool: Record<string, string[]> = {};
+  for (const f of BENEFICIARY_COLUMNS) pool[f] = [...new Set(PAYOUT_METHODS.map((m) => EXAMPLES[m][f]).filter((v): v is string => !!v))];
+  pool.iban!.push('SA0380000000608010167519', 'DE89 3704 0044 0532 0130 00', 'gb29nwbk60161331926819', 'DE89370400440532013001');
+  pool.sortCode!.push('60-16-13', '200000', '60161');
+  pool.accountNumber!.push('31926819', '3192 6819', '1234567', '12345678901234567890', 'ABC123');
+  pool.bankCode!.push('004', '000013', '12');
+  pool.fpsId!.push('123456789', '123456', '12 345 67');
+  pool.phoneNumber = ['+85291234567', '0085291234567', '+852 9123 4567'];
+  pool.email = ['li@example.com', 'not-an-email', 'a@b.co'];
+  pool.wechatUserId = ['wxid_abc123', '1abcdef'];
+  pool.accountType!.push('Savings', 'current');
+  pool.swiftCode!.push('DEUTXXFF', 'DEUT');
+  pool.accountCurrency!.push('usd', 'EURO');
+  const noise = fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[0-9 -]{1,20}$/)).map((v) => v.trim());
+  const cellsFor = (method: PayoutMethod) =>
+    fc.record(
+      Object.fromEntries(
+        methodFields(method).map((f) => {
+          const example = EXAMPLES[method][f];
+          const choices = [
+            ...(example ? [{ weight: 12, arbitrary: fc.constant(example) }] : []),
+            ...(pool[f]?.length ? [{ weight: 3, arbitrary: fc.constantFrom(...pool[f]) }] : []),
+            { weight: 1, arbitrary: noise },
+            { weight: 2, arbitrary: fc.constant('') },
+          ];
+          return [f, fc.oneof(...choices)];
+        }),
+      ),
+    );
+
+  it.each(PAYOUT_METHODS)('%s: a refused row says why; an accepted one sends only its fields, normalized', (method) => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(cellsFor(method), (cells) => {
+        const r = parseRow(row(method, cells), ctx);
+        const errors = r.problems.filter((p) => p.severity === 'error');
+        expect(r.payout === undefined).toBe(errors.length > 0);
+        for (const p of errors) expect(p.column).toBeTruthy();
+        if (!r.payout) return;
+        accepted++;
+        const b = r.payout.beneficiary as Record<string, string>;
+        for (const f of requiredFields(method)) expect(b[f]).toBeTruthy();
+        for (const [f, v] of Object.entries(b)) {
+          expect(methodFields(method)).toContain(f);
+          const check = METHOD_FIELD_CHECKS[method]?.[f as keyof typeof FIELD_CHECKS] ?? FIELD_CHECKS[f as keyof typeof FIELD_CHECKS];
+          expect(check(v)).toEqual({ ok: true, value: v });
+        }
+      }),
+      { numRuns: 100 },
+    );
+    expect(accepted).toBeGreaterThan(0);
   });
 });
