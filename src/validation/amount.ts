@@ -23,11 +23,7 @@ function validGrouping(intPart: string, sep: string): boolean {
 }
 
 /** Reads amount text to a canonical decimal string ("1234.56"), or says why it cannot. */
-const PLAIN = /^(?:0|[1-9]\d*)(?:\.\d{1,2})?$/;
-
 export function readAmountText(raw: string): { ok: true; text: string; readingNote?: string } | Extract<AmountResult, { ok: false }> {
-  // the template's own form, 1234.56, is by far the most common: no separators to weigh
-  if (PLAIN.test(raw)) return { ok: true, text: raw };
   let s = raw.trim().replace(/[\u00a0\u202f\u2009]/g, ' ');
   if (s === '') return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is empty', expected: EXPECTED };
   if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')'))) {
@@ -106,12 +102,6 @@ export function readAmountText(raw: string): { ok: true; text: string; readingNo
   return readingNote ? { ok: true, text, readingNote } : { ok: true, text };
 }
 
-const UNITS = new Map<string, number | undefined>();
-const unitsOf = (currency: string) => {
-  if (!UNITS.has(currency)) UNITS.set(currency, minorUnits(currency));
-  return UNITS.get(currency);
-};
-
 /**
  * An amount for a currency: positive, exact, at most the currency's minor units (JPY 0, USD 2,
  * KWD 3) and at most 15 significant digits (so the JSON number sent is exactly this decimal).
@@ -123,7 +113,7 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
   const read = readAmountText(raw);
   if (!read.ok) return read;
   const value = new Dec(read.text);
-  const units = currency ? unitsOf(currency) : undefined;
+  const units = currency ? minorUnits(currency) : undefined;
   // "1.500" in USD: 1500 written the European way, or 1.5? Refused as "1,500" is, unless the
   // currency has 3 decimals (KWD, BHD: 1.500 is 1.5) or the cell was a number (Excel, no text).
   if (read.readingNote && !options.fromNumber && !(units !== undefined && units >= 3)) {

@@ -13,7 +13,7 @@ import {
   ValidationErrorsBIC,
 } from 'ibantools';
 import { z } from 'zod';
-import { isCurrencyCode, minorUnits } from '../money.ts';
+import { isCurrencyCode } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
 
 export type FieldResult =
@@ -354,5 +354,3 @@ export const booleanText: FieldCheck = (raw) => {
   if (['false', 'no', 'n', '0', ''].includes(v)) return ok('false');
   return bad('INVALID_BOOLEAN', `"${raw}" is not true or false`, 'true or false (also yes/no, 1/0); empty means false');
 };
-
-export { minorUnits };
