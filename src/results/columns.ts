@@ -39,8 +39,11 @@ export const OPTIONAL_RESULT_COLUMNS = [
 
 export type ResultColumn = (typeof RESULT_COLUMNS)[number] | (typeof OPTIONAL_RESULT_COLUMNS)[number];
 
+/** Amounts: in XLSX, numbers with a money number format (#,##0.00); see numbers.ts moneyCell. */
+export const MONEY_RESULT_COLUMNS: readonly ResultColumn[] = ['fee', 'totalDeductible', 'destinationAmount', 'refunded'];
+
 /** Written as real numbers in XLSX and never neutralised when they hold a plain decimal. */
-export const NUMERIC_RESULT_COLUMNS: readonly ResultColumn[] = ['quotedRate', 'appliedRate', 'fee', 'totalDeductible', 'destinationAmount'];
+export const NUMERIC_RESULT_COLUMNS: readonly ResultColumn[] = ['quotedRate', 'appliedRate', ...MONEY_RESULT_COLUMNS];
 
 /** A header row without these is not a results file (retry cannot work without them). */
 export const REQUIRED_RESULT_COLUMNS: readonly ResultColumn[] = ['status', 'idempotencyKey'];

@@ -9,19 +9,29 @@
 // XLSX (SheetJS): text cells are typed strings (t:'s', through the shared string table). Excel
 // never runs a string cell as a formula, but the same quote prefix is applied anyway so a results
 // file reads back identically whichever format it was written in, and a sheet saved from it as CSV
-// stays safe. The five numeric result columns are real numeric cells (t:'n') when the decimal
-// survives a double exactly (see numbers.ts); otherwise they are text.
+// stays safe. Rates and amounts are real numeric cells (t:'n') when the decimal survives a double
+// exactly (see numbers.ts); otherwise they are text. The amounts (the batch's sourceAmount, fee,
+// totalDeductible, destinationAmount, refunded) carry a money format (#,##0.00), the rates 0.0000.
 import { Worker } from 'node:worker_threads';
 import * as XLSX from 'xlsx';
-import { NUMERIC_RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
+import { matchHeader } from '../input/columns.ts';
+import {
+  MONEY_RESULT_COLUMNS,
+  NUMERIC_RESULT_COLUMNS,
+  OPTIONAL_RESULT_COLUMNS,
+  RESULT_COLUMNS,
+  splitColumns,
+  type ResultColumn,
+} from './columns.ts';
 import { neutralise } from './neutralise.ts';
-import { isPlainDecimal, numericCell } from './numbers.ts';
+import { isPlainDecimal, moneyCell, numericCell } from './numbers.ts';
 import { writeFileAtomic, serialised } from './atomic.ts';
 import { ResultsError } from './errors.ts';
 import type { ResultRow, ResultsSource, ResultsTable, ResultValues } from './types.ts';
 
 const BOM = '\uFEFF';
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
+const MONEY = new Set<string>(MONEY_RESULT_COLUMNS);
 /** Excel's limit on the text of one cell. */
 export const XLSX_MAX_TEXT = 32767;
 
@@ -216,11 +226,20 @@ function textCell(text: string): XLSX.CellObject | undefined {
 function resultCell(c: ResultColumn, text: string | undefined): XLSX.CellObject | undefined {
   if (text === undefined || text === '') return undefined;
   if (NUMERIC.has(c)) {
-    const n = numericCell(text);
+    const n = MONEY.has(c) ? moneyCell(text) : numericCell(text);
     if (n) return { t: 'n', v: n.v, z: n.z };
   }
   return textCell(text);
 }
+
+/** A cell of the batch's amount column: a number as the result amounts are, else text as the batch had it. */
+function amountCell(text: string): XLSX.CellObject | undefined {
+  const n = moneyCell(text);
+  return n ? { t: 'n', v: n.v, z: n.z } : textCell(text);
+}
+
+/** Is this batch header its amount column (sourceAmount, or an alias such as "Amount")? */
+const isAmountHeader = (header: string): boolean => matchHeader(header)?.field === 'sourceAmount';
 
 export const RESULTS_SHEET = 'Results';
 
@@ -282,6 +301,7 @@ export async function xlsxOffThread(table: ResultsTable | ResultsSource): Promis
 
 export function xlsxBytes(table: ResultsTable): Uint8Array {
   const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
+  const amount = input.map(isAmountHeader);
   const rows = byRowNumber(table.rows);
   const data = new Array<(XLSX.CellObject | undefined)[]>(rows.length + 1);
   data[0] = header.map((h) => textCell(h));
@@ -289,7 +309,7 @@ export function xlsxBytes(table: ResultsTable): Uint8Array {
   rows.forEach((row, r) => {
     const line = new Array<XLSX.CellObject | undefined>(header.length);
     let i = 0;
-    for (const c of input) line[i++] = textCell(row.cells[c] ?? '');
+    for (const [k, c] of input.entries()) line[i++] = amount[k] ? amountCell(row.cells[c] ?? '') : textCell(row.cells[c] ?? '');
     for (const c of result) line[i++] = resultCell(c, row.result[c]);
     if (r < 200) {
       line.forEach((cell, k) => {

@@ -39,7 +39,14 @@ describe('column order', () => {
   });
 
   it('exports the numeric columns', () => {
-    expect([...NUMERIC_RESULT_COLUMNS].sort()).toEqual(['appliedRate', 'destinationAmount', 'fee', 'quotedRate', 'totalDeductible']);
+    expect([...NUMERIC_RESULT_COLUMNS].sort()).toEqual([
+      'appliedRate',
+      'destinationAmount',
+      'fee',
+      'quotedRate',
+      'refunded',
+      'totalDeductible',
+    ]);
     expect(RESULT_COLUMNS).toHaveLength(14);
   });
 

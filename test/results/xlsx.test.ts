@@ -1,7 +1,14 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import * as XLSX from 'xlsx';
-import { writeResults, readResults, RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultsSource } from '../../src/results/index.ts';
+import {
+  writeResults,
+  readResults,
+  RESULT_COLUMNS,
+  NUMERIC_RESULT_COLUMNS,
+  type ResultsSource,
+  type ResultsTable,
+} from '../../src/results/index.ts';
 import { XLSX_THREAD_ROWS, xlsxBytes, xlsxOffThread } from '../../src/results/write.ts';
 import { BATCH_COLUMNS, createdResult, readSheet, table, tempDir } from './helpers.ts';
 
@@ -44,11 +51,11 @@ describe('XLSX results', () => {
     const ws = readSheet(p);
     const header = XLSX.utils.sheet_to_json<string[]>(ws, { header: 1 })[0];
     expect(header).toEqual([...BATCH_COLUMNS, ...RESULT_COLUMNS]);
-    for (const c of NUMERIC_RESULT_COLUMNS) {
+    for (const c of NUMERIC_RESULT_COLUMNS.filter((c) => RESULT_COLUMNS.includes(c as (typeof RESULT_COLUMNS)[number]))) {
       const cell = ws[`${col(c)}2`] as XLSX.CellObject;
       expect(cell.t, c).toBe('n');
     }
-    expect(ws[`${col('fee')}2`]).toMatchObject({ t: 'n', v: 2.5, z: '0.00', w: '2.50' });
+    expect(ws[`${col('fee')}2`]).toMatchObject({ t: 'n', v: 2.5, z: '#,##0.00', w: '2.50' });
     expect(ws[`${col('quotedRate')}2`]).toMatchObject({ t: 'n', v: 1.0823 });
     expect(ws[`${col('status')}2`]).toMatchObject({ t: 's', v: 'PENDING' });
     expect(ws.J2).toMatchObject({ t: 's', v: "'+447700900123" }); // phoneNumber: text, neutralised like CSV
@@ -88,6 +95,93 @@ describe('XLSX results', () => {
     expect(ws[`${XLSX.utils.encode_col(1 + RESULT_COLUMNS.indexOf('fee'))}2`]).toMatchObject({ t: 'n', v: 0.1 });
     expect(ws[`${XLSX.utils.encode_col(1 + RESULT_COLUMNS.indexOf('appliedRate'))}2`]).toMatchObject({ t: 's', v: '1e5' });
     expect((await readResults(p)).rows[0]!.result).toMatchObject({ destinationAmount: exact, fee: '0.1', appliedRate: '1e5' });
+  });
+
+  it('writes every amount as a number in a money format showing its decimals, and reads back the same text', async () => {
+    const p = tmp.path('money.xlsx');
+    const cells = (ref: string, amount: string, src: string, dst: string) => ({
+      reference: ref,
+      Amount: amount,
+      sourceCurrency: src,
+      destinationCurrency: dst,
+    });
+    const t: ResultsTable = {
+      format: 'xlsx',
+      inputColumns: ['reference', 'Amount', 'sourceCurrency', 'destinationCurrency'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: cells('EUR-1', '1234.50', 'EUR', 'JPY'),
+          result: {
+            status: 'FAILED',
+            idempotencyKey: 'k1',
+            fee: '2.50',
+            totalDeductible: '1237.00',
+            destinationAmount: '201234',
+            refunded: '1237.00',
+          },
+        },
+        {
+          rowNumber: 3,
+          // a batch workbook's amount as SheetJS shows it (#,##0.00), and KWD's three decimals
+          cells: cells('KWD-1', '12,345,678.125', 'KWD', 'KWD'),
+          result: {
+            status: 'PENDING',
+            idempotencyKey: 'k2',
+            fee: '0.500',
+            totalDeductible: '12345678.625',
+            destinationAmount: '12345678.125',
+          },
+        },
+        {
+          rowNumber: 4,
+          // more than 15 significant digits: a double cannot hold them, so they stay text (exact);
+          // "100" keeps its own (no) decimals; -0.00 would read back as 0.00
+          cells: cells('BIG-1', '1234567890123.4567', 'EUR', 'EUR'),
+          result: {
+            status: 'PENDING',
+            idempotencyKey: 'k3',
+            fee: '-0.00',
+            totalDeductible: '100',
+            destinationAmount: '1234567890123.45678',
+          },
+        },
+      ],
+    };
+    await writeResults(p, t);
+    const ws = readSheet(p);
+    const header = XLSX.utils.sheet_to_json<string[]>(ws, { header: 1 })[0]!;
+    const at = (name: string, row: number) => ws[`${XLSX.utils.encode_col(header.indexOf(name))}${row}`] as XLSX.CellObject;
+    expect(at('Amount', 2)).toMatchObject({ t: 'n', v: 1234.5, z: '#,##0.00', w: '1,234.50' });
+    expect(at('fee', 2)).toMatchObject({ t: 'n', v: 2.5, z: '#,##0.00' });
+    expect(at('totalDeductible', 2)).toMatchObject({ t: 'n', v: 1237, z: '#,##0.00' });
+    expect(at('destinationAmount', 2)).toMatchObject({ t: 'n', v: 201234, z: '#,##0', w: '201,234' });
+    expect(at('refunded', 2)).toMatchObject({ t: 'n', v: 1237, z: '#,##0.00' });
+    expect(at('Amount', 3)).toMatchObject({ t: 'n', v: 12345678.125, w: '12,345,678.125' });
+    expect(at('fee', 3)).toMatchObject({ t: 'n', v: 0.5, z: '#,##0.000', w: '0.500' });
+    expect(at('Amount', 4)).toMatchObject({ t: 's', v: '1234567890123.4567' });
+    expect(at('destinationAmount', 4)).toMatchObject({ t: 's', v: '1234567890123.45678' });
+    expect(at('fee', 4)).toMatchObject({ t: 's', v: "'-0.00" });
+    expect(at('totalDeductible', 4)).toMatchObject({ t: 'n', v: 100, z: '#,##0' });
+    expect(at('sourceCurrency', 2)).toMatchObject({ t: 's', v: 'EUR' });
+    const back = await readResults(p);
+    expect(back.rows).toEqual(t.rows);
+  });
+
+  it('reads the 0.00 number formats of results files from earlier versions', async () => {
+    const aoa = [
+      ['reference', 'sourceAmount', ...RESULT_COLUMNS],
+      ['R1', '100.00', 'SUCCESSFUL', 'id-1', '', 'key-1', '', '', 2.5, 102.5, 100, '', '', '', '', ''],
+    ];
+    const ws = XLSX.utils.aoa_to_sheet(aoa);
+    for (const c of ['I2', 'J2', 'K2']) (ws[c] as XLSX.CellObject).z = '0.00';
+    const wb = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(wb, ws, 'Results');
+    const p = tmp.path('old-formats.xlsx');
+    writeFileSync(p, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
+    const back = await readResults(p);
+    expect(back.rows[0]!.cells.sourceAmount).toBe('100.00');
+    expect(back.rows[0]!.result).toMatchObject({ fee: '2.50', totalDeductible: '102.50', destinationAmount: '100.00' });
   });
 
   it('reads a results workbook built elsewhere (numbers in General format, a second sheet chosen by name)', async () => {
