@@ -1,0 +1,64 @@
+// `retry` as a user runs it (the CLI spawned against the sandbox over real HTTP): a second retry of
+// the same results file writes retry-2 and leaves retry-1 as it was, and a results file of the
+// previous version (its result column documentUrls named "documents", like the batch's own
+// documents column) is read back with the batch's documents and the payouts' URLs apart.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
+import { cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+
+let sb: LocalSandbox | undefined;
+const dirs = tempDirs('pb-retry-names-');
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  await dirs.remove();
+});
+
+describe('retry results names', () => {
+  it('two retries of the same results file give retry-1 then retry-2, the first untouched; an old-format file reads', async () => {
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    const file = await writeBatch(dir, 'payroll.csv', { rows: 3, currencies: ['EUR'], documentsEvery: 1 });
+    // one row invalid, so each retry has a row to try again
+    await writeFile(file, (await readFile(file, 'utf8')).replace(',EUR,EUR,', ',EURO,EUR,'));
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    const cli = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
+
+    const first = await cli('run', 'payroll.csv', '--yes');
+    expect(first.code, first.stderr).toBe(1);
+    const sent = initiates(sb!).length;
+    expect(sent).toBe(2);
+    const results = join(dir, 'payroll.results.csv');
+    const text = await readFile(results, 'utf8');
+    const header = text.slice(1, text.indexOf('\r\n')).split(',');
+    expect(header.filter((h) => h === 'documents')).toHaveLength(1);
+    expect(header).toContain('documentUrls');
+    const urls = (await readResults(results)).rows.map((r) => r.result.documentUrls ?? '');
+    expect(urls.filter((u) => u.startsWith('http'))).toHaveLength(2);
+
+    // the same file as the previous version wrote it: the result column named documents too
+    await writeFile(results, text.replace(',requestId,documentUrls,', ',requestId,documents,'));
+
+    const retry1 = await cli('retry', 'payroll.results.csv', '--yes');
+    expect(retry1.code, retry1.stderr).toBe(1);
+    const one = join(dir, 'payroll.results.retry-1.csv');
+    const oneText = await readFile(one, 'utf8');
+    const read1 = await readResults(one);
+    expect(read1.inputColumns.filter((h) => h === 'documents')).toHaveLength(1);
+    expect(read1.rows.map((r) => r.result.documentUrls ?? '')).toEqual(urls);
+    expect(read1.rows.map((r) => r.cells.documents)).toEqual((await readResults(results)).rows.map((r) => r.cells.documents));
+    expect(read1.rows.map((r) => r.result.status).sort()).toEqual(['INVALID', 'PENDING', 'PENDING']);
+
+    const retry2 = await cli('retry', 'payroll.results.csv', '--yes');
+    expect(retry2.code, retry2.stderr).toBe(1);
+    expect(await readFile(one, 'utf8')).toBe(oneText);
+    const read2 = await readResults(join(dir, 'payroll.results.retry-2.csv'));
+    expect(read2.rows.map((r) => r.result.documentUrls ?? '')).toEqual(urls);
+    // created rows were kept, never sent again
+    expect(initiates(sb!)).toHaveLength(sent);
+  });
+});
