@@ -30,7 +30,7 @@ describe('retry results names', () => {
 
     const first = await cli('run', 'payroll.csv', '--yes');
     expect(first.code, first.stderr).toBe(1);
-    const sent = initiates(sb!).length;
+    const sent = initiates(sb).length;
     expect(sent).toBe(2);
     const results = join(dir, 'payroll.results.csv');
     const text = await readFile(results, 'utf8');
@@ -59,6 +59,6 @@ describe('retry results names', () => {
     const read2 = await readResults(join(dir, 'payroll.results.retry-2.csv'));
     expect(read2.rows.map((r) => r.result.documentUrls ?? '')).toEqual(urls);
     // created rows were kept, never sent again
-    expect(initiates(sb!)).toHaveLength(sent);
+    expect(initiates(sb)).toHaveLength(sent);
   });
 });
