@@ -30,23 +30,68 @@ function packageVersion(): string {
   return pkg.version;
 }
 
+/** The option names a yargs parser knows, aliases included (getOptions: yargs' own, not in its typings). */
+function knownOptions(y: unknown): Set<string> | undefined {
+  const o = (y as { getOptions?: () => { key: Record<string, unknown>; alias: Record<string, string[]> } }).getOptions?.();
+  if (!o) return undefined;
+  return new Set([...Object.keys(o.key), ...Object.entries(o.alias).flatMap(([k, v]) => [k, ...v])]);
+}
+
+/** The flags on the line that the command does not know, each once, as typed (--bogus, -z). */
+function unknownFlags(argv: string[], known: Set<string>): string[] {
+  const out = new Set<string>();
+  for (const a of argv) {
+    if (a === '--') break;
+    if (a.startsWith('--')) {
+      const name = a.slice(2).split('=')[0]!;
+      if (!known.has(name) && !(name.startsWith('no-') && known.has(name.slice(3)))) out.add(`--${name}`);
+    } else if (/^-[^-\d]/.test(a)) {
+      for (const c of a.slice(1).split('=')[0]!) if (!known.has(c)) out.add(`-${c}`);
+    }
+  }
+  return [...out];
+}
+
+/**
+ * yargs' usage messages, reworded: an unknown flag is named once (yargs lists a kebab-case flag
+ * again in camelCase, and reports a missing file first when an unknown flag took it as its value),
+ * and an unknown command says it is one.
+ */
+function usageMessage(msg: string, argv: string[], known: Set<string> | undefined): string {
+  const unknown = known ? unknownFlags(argv, known) : [];
+  if (unknown.length) return `unknown flag${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}`;
+  const word = argv.find((a) => !a.startsWith('-'));
+  const isCommand = !!word && commands.some((c) => c.command.split(' ')[0] === word);
+  if (/^Did you mean /.test(msg)) return `unknown command "${word}": ${msg.replace(/^Did/, 'did')}`;
+  if (/^Unknown arguments?: /.test(msg) && word && !isCommand) return `unknown command "${word}"`;
+  return msg;
+}
+
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   let code: number = ExitCode.OK;
+  // Bare `payout-batch` prints the help (the command list) on stdout and exits 0, as `gh` does.
+  const bare = argv.length === 0;
+  // The parser of the command named on the line, once its builder ran: its flags, for the messages.
+  let commandParser: unknown;
   let parser = yargs(argv)
     .scriptName('payout-batch')
     .version(packageVersion())
+    .alias('h', 'help')
     .usage('$0 <command> [options]\n\nBatch payouts from a CSV or Excel file, with a local sandbox of the payout service.')
     .strict()
-    .demandCommand(1, 'Name a command; see the list above.')
+    // Flags are read by their names as written (--base-url): no camelCase copies, which yargs
+    // would also name in its messages.
+    .parserConfiguration({ 'camel-case-expansion': false })
+    .demandCommand(1, 'name a command ("payout-batch" alone lists them)')
     .recommendCommands()
     // yargs renders a command's help before running it, shown or not: wrapping it to the terminal
     // costs a tenth of a second's startup, so only a help that is asked for is wrapped.
-    .wrap(argv.includes('--help') || argv.includes('-h') ? Math.min(110, process.stdout.columns ?? 110) : null)
+    .wrap(bare || argv.includes('--help') || argv.includes('-h') ? Math.min(110, process.stdout.columns ?? 110) : null)
     .epilogue(
-      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe).',
+      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe), 5 status: payouts still in progress.',
     )
     .fail((msg, err) => {
-      throw err ?? new UsageError(msg);
+      throw err ?? new UsageError(usageMessage(msg, argv, knownOptions(commandParser ?? parser)));
     });
   try {
     // Only the command named on the line is loaded; the others are listed by name (help, typos).
@@ -56,11 +101,15 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       parser = parser.command({
         command: c.command,
         describe: c.describe,
-        builder: full ? full.builder : {},
+        builder: full ? (y) => (commandParser = full.builder(y)) : {},
         handler: async (args) => {
           if (full) code = await full.run(args, io);
         },
       });
+    }
+    if (bare) {
+      io.stdout.write(`${await parser.getHelp()}\n`);
+      return ExitCode.OK;
     }
     await parser.parseAsync();
     return code;
