@@ -27,7 +27,7 @@ describe('payout-batch demo (npm run demo)', () => {
       results.rows.every((r) => r.result.status === 'PENDING' && /^pb2-[0-9a-f]{16}-[0-9a-f]{24}-1$/.test(r.result.idempotencyKey ?? '')),
     ).toBe(true);
     // Rows with documents carry their documentUrls; the SEPA row with two files has both.
-    expect(results.rows.filter((r) => (r.result.documents ?? '').includes(';')).length).toBeGreaterThanOrEqual(1);
+    expect(results.rows.filter((r) => (r.result.documentUrls ?? '').includes(';')).length).toBeGreaterThanOrEqual(1);
     expect(await readFile(outcome.journalPath, 'utf8')).toMatch(/"t":"initiating"/);
   });
 
