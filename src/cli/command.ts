@@ -14,14 +14,26 @@ export interface CliIO {
   stopSignal: Promise<void>;
 }
 
-// Each command has arguments of its own; the table of commands holds them all.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export interface CliCommand<A = any> {
+/** A command with the arguments its builder parses: `run` is typed by what `builder` declares. */
+export interface CliCommand<A> {
   builder: (y: Argv) => Argv<A>;
   run: (args: A, io: CliIO) => Promise<ExitCode>;
 }
 
-export const defineCommand = <A>(c: CliCommand<A>): CliCommand<A> => c;
+/**
+ * A command as the table of commands (commands/index.ts) holds it, its arguments' type erased:
+ * main.ts hands `run` what yargs parsed with this same command's builder.
+ */
+export interface LoadedCommand {
+  builder: (y: Argv) => Argv<unknown>;
+  run: (args: unknown, io: CliIO) => Promise<ExitCode>;
+}
+
+export const defineCommand = <A>(c: CliCommand<A>): LoadedCommand => ({
+  builder: c.builder,
+  // (the one place the type is taken on trust: yargs parsed `args` with c.builder)
+  run: (args, io) => c.run(args as A, io),
+});
 
 /** An AbortSignal that aborts when the user asks to stop (io.stopSignal). */
 export function abortOn(stopSignal: Promise<void>): AbortSignal {

@@ -1,11 +1,14 @@
 // The conventions a user of gh, npm or the Stripe CLI expects, on the compiled CLI: help from the
-// bare command and -h, unknown flags named once. One sandbox for the file; few spawns per case.
+// bare command and -h, short flags (-y, -q), --dry-run that sends nothing, unknown flags named
+// once, money in every --json as decimal strings, `run` off a terminal refused before any request,
+// the environment label explained. One sandbox for the file; few spawns per case.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { commands } from '../../src/cli/commands/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { KEY, cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { KEY, ROOT, allPayouts, cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 
 let sb: LocalSandbox;
 const dirs = tempDirs('pb-conventions-');
@@ -30,7 +33,7 @@ async function batchDir(prefix: string, rows = 3, key = KEY) {
 const names = commands.map((c) => c.command.split(' ')[0]!);
 
 describe('help', () => {
-  it('bare payout-batch and -h list every command on stdout and exit 0; run --help shows its flags', async () => {
+  it('bare payout-batch and -h list every command on stdout and exit 0; run --help shows the short flags', async () => {
     const { cli } = await batchDir('HELP', 1);
     for (const args of [[], ['-h']]) {
       const r = await cli(...args);
@@ -41,7 +44,9 @@ describe('help', () => {
     }
     const run = await cli('run', '--help');
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('--yes');
+    expect(run.stdout).toMatch(/-y, --yes/);
+    expect(run.stdout).toMatch(/-q, --quiet/);
+    expect(run.stdout).toContain('--dry-run');
   });
 });
 
@@ -56,5 +61,107 @@ describe('unknown flags and commands', () => {
     const typo = await cli('validat', 'payroll.csv');
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('unknown command "validat": did you mean validate?');
+  });
+});
+
+describe('run', () => {
+  it('off a terminal without --yes is refused (exit 3) before any request of the key', async () => {
+    const key = sb.keys.find((k) => k.key !== KEY)!.key;
+    const { connected } = await batchDir('NOTTY', 2, key);
+    const r = await connected('run', 'payroll.csv');
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/not a terminal.*pass --yes \(-y\)/);
+    expect(r.stderr).toContain('Nothing was sent');
+    expect(sb.requestLog().filter((e) => e.apiKey === key)).toEqual([]);
+  });
+
+  it('--dry-run shows the plan, with the environment explained, and sends no payout (no --yes needed)', async () => {
+    const before = (await allPayouts(sb)).length;
+    const { connected, dir } = await batchDir('DRYRUN', 3);
+    const r = await connected('run', 'payroll.csv', '--dry-run');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Plan for');
+    expect(r.stdout).toContain(
+      `environment  custom (a base URL given with --base-url or $PAYOUT_BASE_URL; not a known service environment) ${sb.url}`,
+    );
+    expect(sb.requestLog().filter((e) => e.route === 'initiate' && e.apiKey === KEY)).toHaveLength(0);
+    expect(await allPayouts(sb)).toHaveLength(before);
+    expect(existsSync(join(dir, 'payroll.results.csv'))).toBe(false);
+  });
+
+  it('-y -q sends unattended and prints nothing but writes the results', async () => {
+    const before = (await allPayouts(sb)).length;
+    const { connected, dir } = await batchDir('QUIET', 3);
+    const r = await connected('run', 'payroll.csv', '-y', '-q');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('');
+    expect(await allPayouts(sb)).toHaveLength(before + 3);
+    expect(readFileSync(join(dir, 'payroll.results.csv'), 'utf8').split('\n').filter(Boolean)).toHaveLength(4);
+  });
+});
+
+/** Keys whose value is an amount of money (or a rate) wherever they appear in a --json output. */
+const MONEY_KEY =
+  /^(amount|sourceAmount|destinationAmount|balance|balanceAfter|shortfall|fee|fees|estimatedFees|transactionFees|total|totalDeductible|debited|refunded|net|expectedNet|rate|quotedRate|appliedRate)$/;
+
+/** Every money value of a JSON document, with its path. */
+function moneyValues(v: unknown, path = '$', out: { path: string; value: unknown }[] = []) {
+  if (Array.isArray(v)) v.forEach((x, i) => moneyValues(x, `${path}[${i}]`, out));
+  else if (v && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) {
+      // (requests.total: a count of requests, not money)
+      const money = MONEY_KEY.test(k) && !(k === 'total' && path.endsWith('.requests'));
+      if (money && (typeof x === 'number' || typeof x === 'string')) out.push({ path: `${path}.${k}`, value: x });
+      moneyValues(x, `${path}.${k}`, out);
+    }
+  return out;
+}
+
+describe('--json', () => {
+  it('every command gives money as decimal strings, never numbers', async () => {
+    const { connected, cli } = await batchDir('JSONMONEY', 3);
+    const outputs: Record<string, { code: number | null; stdout: string; stderr: string }> = {
+      validate: await cli('validate', 'payroll.csv', '--json'),
+      plan: await connected('plan', 'payroll.csv', '--json'),
+      run: await connected('run', 'payroll.csv', '-y', '--json'),
+      retry: await connected('retry', 'payroll.results.csv', '-y', '--json'),
+      status: await connected('status', 'payroll.results.csv', '--json'),
+      reconcile: await connected('reconcile', 'payroll.results.csv', '--json'),
+      account: await connected('account', '--json'),
+    };
+    let strings = 0;
+    for (const [command, r] of Object.entries(outputs)) {
+      // (status: 5, the payouts are still in progress)
+      expect([0, 1, 5], `${command}: ${r.stderr}`).toContain(r.code);
+      const found = moneyValues(JSON.parse(r.stdout));
+      expect(
+        found.filter((m) => typeof m.value === 'number'),
+        command,
+      ).toEqual([]);
+      strings += found.filter((m) => typeof m.value === 'string' && /^-?\d+(\.\d+)?$/.test(m.value)).length;
+    }
+    expect(strings).toBeGreaterThan(10);
+  });
+});
+
+describe('start-up', () => {
+  it('validate (and its --help) never loads the sandbox: it is a chunk of its own, imported only on demand', () => {
+    const dist = join(ROOT, 'dist');
+    const files = readdirSync(dist).filter((f) => f.endsWith('.js'));
+    const staticImports = (f: string) =>
+      [...readFileSync(join(dist, f), 'utf8').matchAll(/(?:from|import)\s*"\.\/([^"]+\.js)"/g)].map((m) => m[1]!);
+    const main = files.find((f) => f.startsWith('main-'))!;
+    const validate = files.find((f) => f.startsWith('validate-'))!;
+    const loaded = new Set<string>();
+    const visit = (f: string) => {
+      if (loaded.has(f)) return;
+      loaded.add(f);
+      staticImports(f).forEach(visit);
+    };
+    ['bin.js', main, validate].forEach(visit);
+    const sandboxServer = files.filter((f) => readFileSync(join(dist, f), 'utf8').includes('/_sandbox/faults'));
+    expect(sandboxServer.length).toBeGreaterThan(0);
+    for (const f of sandboxServer) expect(loaded.has(f), f).toBe(false);
   });
 });

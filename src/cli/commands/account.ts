@@ -1,71 +1,25 @@
 // `payout-batch account`: what this key can see: the business's wallets, its enabled currency
 // pairs and the key's monthly quota as counted on this machine. A thin layer over the client.
-import { createLogger } from '../../log.ts';
+import type { Argv } from 'yargs';
+import type { Logger } from 'pino';
 import { formatAmount, fromApi } from '../../money.ts';
-import { defineCommand, UsageError, type CliIO } from '../command.ts';
-import { embeddedSandboxOptions } from '../sandbox-shapes.ts';
+import { defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { ClientConfigError } from '../../client/api-key.ts';
-import { connect, type Connection } from '../../client/connect.ts';
-import { ENVIRONMENTS } from '../../client/environment.ts';
+import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
-import { defaultStateDir } from '../../client/quota.ts';
 import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
+import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
-interface AccountArgs {
-  env?: string;
-  'base-url'?: string;
-  'gateway-host'?: string;
-  'key-file'?: string;
-  json: boolean;
-  'log-level'?: string;
-  'api-key'?: unknown;
-}
+const builder = (y: Argv) =>
+  connectionOptions(y).option('json', { type: 'boolean', default: false, describe: 'Print one JSON object (money as decimal strings)' });
+type AccountArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<AccountArgs>({
-  builder: (y) =>
-    y
-      .option('env', {
-        type: 'string',
-        choices: ENVIRONMENTS as unknown as string[],
-        describe: 'local (embedded sandbox), sandbox or production; default $PAYOUT_ENV, else sandbox. Never production unless named.',
-      })
-      .option('base-url', { type: 'string', describe: 'Talk to this server instead ($PAYOUT_BASE_URL)' })
-      .option('gateway-host', {
-        type: 'string',
-        describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST); the sandbox host is derived',
-      })
-      .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print one JSON object' })
-      .option('log-level', { type: 'string', describe: 'JSON logs on stderr at this level ($PAYOUT_BATCH_LOG_LEVEL; default warn)' })
-      // Present only to refuse it without echoing its value: a key on the command line shows in `ps`.
-      .option('api-key', { hidden: true }),
+  builder,
   run: async (args, io) => {
-    if (args['api-key'] !== undefined) {
-      throw new UsageError(
-        'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
-      );
-    }
-    const logger = createLogger({ level: args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn', bindings: { command: 'account' } });
-    const sandbox = embeddedSandboxOptions(io.env);
-    let conn: Connection;
-    try {
-      conn = await connect({
-        env: args.env,
-        baseUrl: args['base-url'],
-        gatewayHost: args['gateway-host'],
-        keyFile: args['key-file'],
-        vars: io.env,
-        cwd: io.cwd,
-        stateDir: defaultStateDir(io.env),
-        logger,
-        sandbox,
-      });
-    } catch (e) {
-      if (e instanceof ClientConfigError)
-        throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
-      throw e;
-    }
+    // (a look-up, not a batch: only warnings on stderr unless a level is asked for)
+    const logger = makeLogger({ 'log-level': args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn' }, io, 'account');
+    const conn = await openConnection(args, io, logger);
     try {
       return await show(conn, args, io, logger);
     } finally {
@@ -74,7 +28,7 @@ export default defineCommand<AccountArgs>({
   },
 });
 
-async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: ReturnType<typeof createLogger>): Promise<ExitCode> {
+async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logger): Promise<ExitCode> {
   const { client, environment } = conn;
   logger.debug({ environment: environment.name, baseUrl: environment.baseUrl, apiKey: client.apiKey }, 'account: connected');
   let wallets: WalletAnswer[];
@@ -109,11 +63,20 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Retu
           baseUrl: environment.baseUrl,
           key: { fingerprint: client.apiKey.fingerprint, source: client.apiKey.source },
           // money as decimal strings with the currency's digits, as everywhere in --json; null: not given
+          // (named fields only: a field the service adds passes through the answer's schema as it
+          // came, a number perhaps, and is not ours to print as money)
           wallets: wallets.map((w) => ({
-            ...w,
+            walletId: w.walletId,
+            currency: w.currency,
             balance: w.balance === undefined ? null : formatAmount(fromApi(w.balance), w.currency),
           })),
-          pairs: pairs.map((p) => ({ ...p, rate: p.rate === undefined ? null : String(p.rate) })),
+          pairs: pairs.map((p) => ({
+            currencyPairId: p.currencyPairId ?? null,
+            baseCurrency: p.baseCurrency,
+            quoteCurrency: p.quoteCurrency,
+            rate: p.rate === undefined ? null : String(p.rate),
+            enabled: p.enabled ?? null,
+          })),
           quota: quota ? { ...quota, countedHere: true, file: conn.usage?.path } : null,
         },
         null,

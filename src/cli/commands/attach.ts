@@ -6,32 +6,27 @@ import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { isServiceTrouble } from '../../engine/execute.ts';
 import { AttachRefused, attachDocuments } from '../../ops/attach.ts';
-import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
+import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
-interface AttachArgs extends ConnectionArgs {
-  payoutId: string;
-  files: string[];
-  merge: boolean;
-  force: boolean;
-  json: boolean;
-}
+const builder = (y: Argv) =>
+  connectionOptions(y)
+    .positional('payoutId', { type: 'string', demandOption: true, describe: 'The payout id (payoutId column of the results file)' })
+    .positional('files', { type: 'string', array: true, demandOption: true, describe: 'PDF, JPEG or PNG files, at most 10 MB each' })
+    .option('merge', {
+      type: 'boolean',
+      default: false,
+      describe: 'Merge all the files into one PDF first (one document of the 5 allowed)',
+    })
+    .option('force', {
+      type: 'boolean',
+      default: false,
+      describe: "Send even when the payout's status forbids documents, to see the service's answer",
+    })
+    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable result on stdout' });
+type AttachArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<AttachArgs>({
-  builder: (y: Argv) =>
-    connectionOptions(y)
-      .positional('payoutId', { type: 'string', describe: 'The payout id (payoutId column of the results file)' })
-      .positional('files', { type: 'string', array: true, describe: 'PDF, JPEG or PNG files, at most 10 MB each' })
-      .option('merge', {
-        type: 'boolean',
-        default: false,
-        describe: 'Merge all the files into one PDF first (one document of the 5 allowed)',
-      })
-      .option('force', {
-        type: 'boolean',
-        default: false,
-        describe: "Send even when the payout's status forbids documents, to see the service's answer",
-      })
-      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable result on stdout' }) as never,
+  builder,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'attach');
     const conn = await openConnection(args, io, logger);

@@ -4,7 +4,7 @@ import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { runDemo } from '../../demo/tour.ts';
 import { createLogger } from '../../log.ts';
-import { planText, progressSink, summaryText } from './run.ts';
+import { planText, progressSink, summaryText } from '../render.ts';
 
 export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
   builder: (y) =>

@@ -8,7 +8,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { ListenerInUse, registerSubscription, startListener } from '../../ops/listen.ts';
-import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
+import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from '../options.ts';
 
 interface ListenArgs extends ConnectionArgs {
   port: number;

@@ -3,123 +3,101 @@
 // payout. With --out, the plan and its quotes go to a file that `run --plan PLAN` executes exactly.
 // Exit 0: the batch could run as planned; 1: some rows invalid or left out; 3: it would be refused
 // (shortfall, corridors); 2: unusable file; 4: the service could not be reached.
-import { abortOn, defineCommand, UsageError } from '../command.ts';
+import type { Argv } from 'yargs';
+import { abortOn, defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch } from '../../engine/planonly.ts';
-import {
-  connectionOptions,
-  handleEngineError,
-  makeLogger,
-  openConnection,
-  planText,
-  STATE_DIR_HELP,
-  stateRootOf,
-  type ConnectionArgs,
-} from './run.ts';
+import { batchFileOptions, connectionOptions, makeLogger, openConnection, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
+import { handleEngineError, planText } from '../render.ts';
 
-interface PlanArgs extends ConnectionArgs {
-  file: string;
-  out?: string;
-  'batch-id'?: string;
-  'state-dir'?: string;
-  quote: boolean;
-  'merge-documents': boolean;
-  'allow-partial': boolean;
-  'enable-pairs': boolean;
-  json: boolean;
-  encoding?: string;
-  sheet?: string;
-  'allow-duplicate-rows': boolean;
-}
+const builder = (y: Argv) =>
+  batchFileOptions(connectionOptions(y))
+    .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV or Excel)' })
+    .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
+    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
+    .option('quote', { type: 'boolean', default: true, describe: 'Quote each row to send (--no-quote: estimated fees only)' })
+    .option('merge-documents', { type: 'boolean', default: false, describe: "Plan for a row's documents merged into one PDF" })
+    .option('allow-partial', { type: 'boolean', default: false, describe: 'Plan the rows that fit when a wallet falls short' })
+    .option('enable-pairs', { type: 'boolean', default: false, describe: 'Enable the currency pairs of corridors that are not enabled' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' });
 
-export default defineCommand<PlanArgs>({
-  builder: (y) =>
-    connectionOptions(y)
-      .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel)' })
-      .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
-      .option('batch-id', { type: 'string', describe: 'Batch identity instead of the content hash' })
-      .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
-      .option('quote', { type: 'boolean', default: true, describe: 'Quote each row to send (--no-quote: estimated fees only)' })
-      .option('merge-documents', { type: 'boolean', default: false, describe: "Plan for a row's documents merged into one PDF" })
-      .option('allow-partial', { type: 'boolean', default: false, describe: 'Plan the rows that fit when a wallet falls short' })
-      .option('enable-pairs', { type: 'boolean', default: false, describe: 'Enable the currency pairs of corridors that are not enabled' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' })
-      .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
-      .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
-      .option('allow-duplicate-rows', {
-        type: 'boolean',
-        default: false,
-        describe: 'Same account, amount and currency on two rows is intended',
-      }) as never,
-  run: async (args, io) => {
-    if (!args.file) throw new UsageError('name the batch file');
-    const logger = makeLogger(args, io, 'plan');
-    const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
-    try {
-      const r = await planBatch({
-        file: args.file,
-        conn,
-        out: args.out,
-        stateDir: stateRootOf(args, io),
-        batchId: args['batch-id'],
-        quote: args.quote,
-        mergeDocuments: args['merge-documents'],
-        allowPartial: args['allow-partial'],
-        enablePairs: args['enable-pairs'],
-        encoding: args.encoding,
-        sheet: args.sheet,
-        allowDuplicateRows: args['allow-duplicate-rows'],
-        stop: abortOn(io.stopSignal),
-      });
-      const p = r.plan;
-      const code =
-        p.shortfall || (p.corridorBlocked && !args['allow-partial'])
-          ? ExitCode.REFUSED
-          : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
-            ? ExitCode.ROWS_FAILED
-            : ExitCode.OK;
-      if (args.json) {
-        io.stdout.write(
-          JSON.stringify(
-            {
-              exitCode: code,
-              environment: conn.environment.name,
-              batchId: p.batchId,
-              rows: p.rows,
-              valid: p.valid,
-              invalid: p.invalid,
-              toSend: p.toSend.length,
-              alreadyCreated: p.alreadyCreated,
-              currencies: p.currencies,
-              corridorsNotEnabled: p.corridorsNotEnabled,
-              warnings: p.warnings,
-              requests: p.requests,
-              planFile: args.out,
-              quoteErrors: Object.fromEntries(r.quoteErrors),
-            },
-            null,
-            2,
-          ) + '\n',
-        );
-      } else {
-        io.stdout.write(planText(p, conn.environment.name));
-        for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
-        if (args.out)
-          io.stdout.write(
-            `\nPlan written to ${args.out}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
-          );
-        if (code === ExitCode.REFUSED) io.stdout.write('As it stands, `run` would refuse this batch (see above).\n');
-      }
-      return code;
-    } catch (e) {
-      if (e instanceof PayoutApiError) {
-        io.stderr.write(`payout-batch: ${e.message}\n`);
-        return ExitCode.SERVICE_UNAVAILABLE;
-      }
-      return handleEngineError(e, io);
-    } finally {
-      await conn.close().catch(() => undefined);
-    }
-  },
+/** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out. */
+export type PlanArgs = Omit<ArgsOf<typeof builder>, 'out'> & { out?: string };
+
+export default defineCommand<ArgsOf<typeof builder>>({
+  builder,
+  run: (args, io) => showPlan(args, io),
 });
+
+/** The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run --dry-run`. */
+export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
+  if (!args.file) throw new UsageError('name the batch file');
+  const logger = makeLogger(args, io, 'plan');
+  const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
+  try {
+    const r = await planBatch({
+      file: args.file,
+      conn,
+      out: args.out,
+      stateDir: stateRootOf(args, io),
+      batchId: args['batch-id'],
+      quote: args.quote,
+      mergeDocuments: args['merge-documents'],
+      allowPartial: args['allow-partial'],
+      enablePairs: args['enable-pairs'],
+      encoding: args.encoding,
+      sheet: args.sheet,
+      allowDuplicateRows: args['allow-duplicate-rows'],
+      stop: abortOn(io.stopSignal),
+    });
+    const p = r.plan;
+    const code =
+      p.shortfall || (p.corridorBlocked && !args['allow-partial'])
+        ? ExitCode.REFUSED
+        : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
+          ? ExitCode.ROWS_FAILED
+          : ExitCode.OK;
+    if (args.json) {
+      io.stdout.write(
+        JSON.stringify(
+          {
+            exitCode: code,
+            environment: conn.environment.name,
+            batchId: p.batchId,
+            rows: p.rows,
+            valid: p.valid,
+            invalid: p.invalid,
+            toSend: p.toSend.length,
+            alreadyCreated: p.alreadyCreated,
+            currencies: p.currencies,
+            corridorsNotEnabled: p.corridorsNotEnabled,
+            warnings: p.warnings,
+            requests: p.requests,
+            planFile: args.out,
+            quoteErrors: Object.fromEntries(r.quoteErrors),
+          },
+          null,
+          2,
+        ) + '\n',
+      );
+    } else {
+      io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl));
+      for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
+      if (args.out)
+        io.stdout.write(
+          `\nPlan written to ${args.out}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
+        );
+      if (code === ExitCode.REFUSED) io.stdout.write('As it stands, `run` would refuse this batch (see above).\n');
+    }
+    return code;
+  } catch (e) {
+    if (e instanceof PayoutApiError) {
+      io.stderr.write(`payout-batch: ${e.message}\n`);
+      return ExitCode.SERVICE_UNAVAILABLE;
+    }
+    return handleEngineError(e, io);
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}

@@ -5,32 +5,32 @@ import { abortOn, defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
-import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
+import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
-interface ReconcileArgs extends ConnectionArgs {
-  results: string;
-  since?: string;
-  until?: string;
-  json: boolean;
-}
+const builder = (y: Argv) =>
+  connectionOptions(y)
+    .positional('results', {
+      type: 'string',
+      demandOption: true,
+      describe: 'A results file written by run, retry or watch (and refreshed by status)',
+    })
+    .option('since', {
+      type: 'string',
+      describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
+    })
+    .option('until', {
+      type: 'string',
+      describe: "End of that period (ISO 8601; default: the batch's last movement)",
+    })
+    .option('json', {
+      type: 'boolean',
+      default: false,
+      describe: 'Print the reconciliation as JSON (money as decimal strings)',
+    });
+type ReconcileArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<ReconcileArgs>({
-  builder: (y: Argv) =>
-    connectionOptions(y)
-      .positional('results', { type: 'string', describe: 'A results file written by run, retry or watch (and refreshed by status)' })
-      .option('since', {
-        type: 'string',
-        describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
-      })
-      .option('until', {
-        type: 'string',
-        describe: "End of that period (ISO 8601; default: the batch's last movement)",
-      })
-      .option('json', {
-        type: 'boolean',
-        default: false,
-        describe: 'Print the reconciliation as JSON (money as decimal strings)',
-      }) as never,
+  builder,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'reconcile');
     const conn = await openConnection(args, io, logger);

@@ -8,25 +8,22 @@ import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
 import { OUTCOME_TEXT, OUTCOMES, type MoneyTotals } from '../../engine/outcome.ts';
-import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
+import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
-interface StatusArgs extends ConnectionArgs {
-  results: string;
-  'state-dir'?: string[];
-  json: boolean;
-}
+const builder = (y: Argv) =>
+  connectionOptions(y)
+    .positional('results', { type: 'string', demandOption: true, describe: 'A results file written by run, retry or watch' })
+    .option('state-dir', {
+      type: 'string',
+      array: true,
+      describe:
+        "A state folder (or a folder of older journals) holding the batch's journal, to record the changes (default: the per-user one)",
+    })
+    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' });
+type StatusArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<StatusArgs>({
-  builder: (y: Argv) =>
-    connectionOptions(y)
-      .positional('results', { type: 'string', describe: 'A results file written by run, retry or watch' })
-      .option('state-dir', {
-        type: 'string',
-        array: true,
-        describe:
-          "A state folder (or a folder of older journals) holding the batch's journal, to record the changes (default: the per-user one)",
-      })
-      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' }) as never,
+  builder,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'status');
     const conn = await openConnection(args, io, logger);

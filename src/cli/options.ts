@@ -1,0 +1,204 @@
+// The flags several commands share (connection, guards, sending, state folder) and what turns them
+// into a connection, a logger or a state folder. Each option set is a function from a yargs
+// parser to a parser with those options added, so a command's argument type is inferred from its
+// builder (ArgsOf) and never written twice.
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Argv } from 'yargs';
+import type { DestinationStream, Logger } from 'pino';
+import { createLogger } from '../log.ts';
+import { UsageError, type CliIO } from './command.ts';
+import { embeddedSandboxOptions } from './sandbox-shapes.ts';
+import { ExitCode } from './exit-codes.ts';
+import { ClientConfigError } from '../client/api-key.ts';
+import { connect, type Connection } from '../client/connect.ts';
+import { ENVIRONMENTS } from '../client/environment.ts';
+import { defaultStateDir } from '../client/quota.ts';
+import type { ClientEvent } from '../client/http.ts';
+import { parseMoneyFlag, type MoneyFlag } from '../engine/approval.ts';
+
+/** The arguments a builder gives its command (what yargs parses with those options). */
+export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
+
+export const STATE_DIR_HELP =
+  'State folder holding the ledger of each service account and the quota count (default $PAYOUT_BATCH_STATE_DIR, else ~/.local/state/payout-batch)';
+
+export function connectionOptions<T>(y: Argv<T>) {
+  return (
+    y
+      .option('env', {
+        type: 'string',
+        choices: ENVIRONMENTS,
+        describe: 'local (embedded sandbox), sandbox or production; default $PAYOUT_ENV, else sandbox. Production must be named here.',
+      })
+      .option('base-url', { type: 'string', describe: 'Talk to this server instead ($PAYOUT_BASE_URL)' })
+      .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)' })
+      .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
+      .option('rate', {
+        type: 'number',
+        describe: 'Advanced: request starts per rolling second for the key (the spec allows 5; default 5)',
+      })
+      .option('safety-margin', {
+        type: 'number',
+        describe: 'Advanced: ms added to the rolling second against network jitter (default 50; 25 for a service on 127.0.0.1)',
+      })
+      .option('log-level', {
+        type: 'string',
+        describe: 'JSON log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)',
+      })
+      // Present only to refuse it without echoing its value: a key on the command line shows in `ps`.
+      .option('api-key', { hidden: true })
+  );
+}
+/** (each optional: an embedding or a test passes only the flags it sets) */
+export type ConnectionArgs = Partial<ArgsOf<typeof connectionOptions>>;
+
+export function guardOptions<T>(y: Argv<T>) {
+  return y
+    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
+    .option('allow-partial', {
+      type: 'boolean',
+      default: false,
+      describe: 'Send the rows that fit when a wallet falls short or a corridor is not enabled',
+    })
+    .option('enable-pairs', { type: 'boolean', default: false, describe: 'Enable the currency pairs of corridors that are not enabled' })
+    .option('expect-rows', { type: 'number', describe: 'Control total: the number of rows the batch pays, or nothing is sent' })
+    .option('expect-total', {
+      type: 'string',
+      array: true,
+      describe: 'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent',
+    })
+    .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' });
+}
+export type GuardArgs = ArgsOf<typeof guardOptions>;
+
+/** The flags run and retry share besides the connection and the guards. */
+export function sendingOptions<T>(y: Argv<T>) {
+  return y
+    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
+    .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
+    .option('merge-documents', { type: 'boolean', default: false, describe: "Merge a row's documents into one PDF before upload" })
+    .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' })
+    .option('quiet', {
+      alias: 'q',
+      type: 'boolean',
+      default: false,
+      describe: 'No plan, progress or summary: only errors (stderr), --json and the results file',
+    });
+}
+export type SendingArgs = ArgsOf<typeof sendingOptions>;
+
+/** How a batch file is read: run and plan. */
+export function batchFileOptions<T>(y: Argv<T>) {
+  return y
+    .option('batch-id', {
+      type: 'string',
+      describe: 'Batch identity instead of the content hash: a new one sends the same rows again on purpose',
+    })
+    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
+    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
+    .option('allow-duplicate-rows', {
+      type: 'boolean',
+      default: false,
+      describe: 'Same account, amount and currency on two rows is intended',
+    });
+}
+
+export function refuseKeyFlag(args: { 'api-key'?: unknown }): void {
+  if (args['api-key'] !== undefined) {
+    throw new UsageError(
+      'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
+    );
+  }
+}
+
+export function moneyFlags(values: (string | number)[] | undefined, flag: string): MoneyFlag[] {
+  try {
+    return (values ?? []).map((v) => parseMoneyFlag(String(v), flag));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+/** Someone can answer a question: stdin and stderr are both a terminal. */
+export function isInteractive(io: CliIO): boolean {
+  return !!io.stdin.isTTY && !!io.stderr.isTTY;
+}
+
+/** JSON logs on stderr: --log-level, else $PAYOUT_BATCH_LOG_LEVEL, else warn on a terminal or under --quiet, info otherwise. */
+export function makeLogger(args: { 'log-level'?: string; quiet?: boolean }, io: CliIO, command: string): Logger {
+  const level = args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? (io.stderr.isTTY || args.quiet ? 'warn' : 'info');
+  // Logs go to the command's own stderr (process.stderr from the bin), so an embedding or a test
+  // that runs main() with its own streams gets them too.
+  return createLogger({ level, bindings: { command }, destination: io.stderr as unknown as DestinationStream });
+}
+
+/**
+ * The state folder: --state-dir (relative to the working folder), else the per-user one
+ * ($PAYOUT_BATCH_STATE_DIR, $XDG_STATE_HOME/payout-batch, ~/.local/state/payout-batch). It holds
+ * the ledger of every service account (engine/ledger.ts) and the quota count.
+ */
+export function stateRootOf(args: { 'state-dir'?: string }, io: CliIO): string {
+  return args['state-dir'] ? resolve(io.cwd, args['state-dir']) : defaultStateDir(io.env);
+}
+
+/** The connection options checked, then connect(); a configuration error becomes a usage error (2, or 3 when refused). */
+export async function openConnection(
+  args: ConnectionArgs,
+  io: CliIO,
+  logger: Logger,
+  onEvent?: (e: ClientEvent) => void,
+  stateRoot: string = defaultStateDir(io.env),
+): Promise<Connection> {
+  refuseKeyFlag(args);
+  if (args.rate !== undefined && !(args.rate > 0 && args.rate <= 1000))
+    throw new UsageError('--rate must be a number of requests per second above 0');
+  const margin = args['safety-margin'];
+  if (margin !== undefined && !(margin >= 0 && margin <= 5000))
+    throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
+  const sandbox = embeddedSandboxOptions(io.env);
+  try {
+    return await connect({
+      env: args.env,
+      baseUrl: args['base-url'],
+      gatewayHost: args['gateway-host'],
+      keyFile: args['key-file'],
+      vars: io.env,
+      cwd: io.cwd,
+      stateDir: stateRoot,
+      logger,
+      sandbox,
+      // A literal dynamic import: esbuild makes the simulator a chunk of its own, loaded only when
+      // --env local starts it, never by a command's start-up.
+      startSandbox: (o) => import('../sandbox/index.ts').then((m) => m.startSandbox(o)),
+      client: {
+        ...(args.rate ? { requestsPerSecond: args.rate } : {}),
+        ...(margin !== undefined ? { safetyMarginMs: margin } : {}),
+        concurrency: inFlightFor(args.rate),
+        ...(onEvent ? { onEvent } : {}),
+      },
+    });
+  } catch (e) {
+    if (e instanceof ClientConfigError)
+      throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
+    throw e;
+  }
+}
+
+/**
+ * Requests (and rows) in flight: enough to keep `rate` starts per second going while each waits up
+ * to a second for its answer. At the spec's 5/s this is the default 8.
+ */
+export const inFlightFor = (rate: number | undefined): number => Math.max(8, Math.ceil(rate ?? 5));
+
+/** Asks once on the terminal. */
+export async function askYesNo(io: CliIO, question: string): Promise<boolean> {
+  const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}

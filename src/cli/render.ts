@@ -1,0 +1,272 @@
+// What run, retry, plan and demo print: the plan, the resume note, the summary, why a run ended,
+// the progress (a bar on a terminal, JSON lines otherwise), the --json summary, and the engine's
+// errors as a message and an exit code. Text only: no flag parsing, no request.
+import cliProgress from 'cli-progress';
+import type { Logger } from 'pino';
+import { UsageError, type CliIO } from './command.ts';
+import { ExitCode } from './exit-codes.ts';
+import type { ClientEvent } from '../client/http.ts';
+import { InputError } from '../input/errors.ts';
+import { ResultsError } from '../results/errors.ts';
+import type { EngineEvent } from '../engine/execute.ts';
+import type { BatchPlan } from '../engine/plan.ts';
+import type { PipelineResult } from '../engine/pipeline.ts';
+import { ENGINE_STATUSES, isCreatedStatus, outcomeOf } from '../engine/outcome.ts';
+import { BatchRefused, FailedAfterSending, type ResumeReport } from '../engine/session.ts';
+
+/** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
+export const group = (amount: string) => {
+  const [i, f] = amount.split('.');
+  return i!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? `.${f}` : '');
+};
+
+export function resumeText(r: ResumeReport): string {
+  if (!r.resumed) return '';
+  const parts = [`${r.created} row${r.created === 1 ? '' : 's'} already created`];
+  if (r.toSettle) parts.push(`${r.toSettle} whose outcome must be settled first (same key, same body)`);
+  if (r.rejected) parts.push(`${r.rejected} refused by the service before`);
+  if (r.conflicts) parts.push(`${r.conflicts} in conflict`);
+  return (
+    `Resuming this batch (${r.interrupted ? 'the last run was interrupted' : `${r.runs} earlier run${r.runs === 1 ? '' : 's'}`}): ${parts.join(', ')}.` +
+    (r.skippedLines ? ` (${r.skippedLines} torn journal line${r.skippedLines === 1 ? '' : 's'} ignored)` : '') +
+    '\n'
+  );
+}
+
+/** Where a label of client/environment.ts sends the payouts, in a treasurer's words. */
+const ENVIRONMENT_MEANING: Record<string, string> = {
+  local: 'the sandbox embedded in this process (--env local); no money moves',
+  sandbox: "the service's sandbox (staging) host; no money moves",
+  production: 'the live service: real money moves',
+  custom: 'a base URL given with --base-url or $PAYOUT_BASE_URL; not a known service environment',
+};
+
+/** "custom (a base URL given with --base-url ...; not a known service environment) http://..." */
+export function environmentText(name: string, baseUrl?: string): string {
+  const meaning = ENVIRONMENT_MEANING[name];
+  return `${name}${meaning ? ` (${meaning})` : ''}${baseUrl ? ` ${baseUrl}` : ''}`;
+}
+
+export function planText(p: BatchPlan, environment: string, baseUrl?: string): string {
+  const l: string[] = [];
+  l.push(`Plan for ${p.file} (${environment}, batch ${p.batchId.slice(0, 16)})`);
+  l.push(`  environment  ${environmentText(environment, baseUrl)}`);
+  l.push(`  rows         ${p.rows}: ${p.valid} valid, ${p.invalid} invalid (never sent)`);
+  l.push(
+    `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
+  );
+  if (p.currencies.length) {
+    l.push('  by source currency (estimated fees)         wallet balance -> after the batch');
+    for (const c of p.currencies) {
+      l.push(
+        `    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${group(c.amount).padStart(16)} + ${group(c.estimatedFees).padStart(10)} = ${group(c.total).padStart(16)}   ` +
+          (c.balance === undefined || c.balanceAfter === undefined
+            ? 'balance not known'
+            : `${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`) +
+          (c.feesNotKnown ? `   (+ fees of ${c.feesNotKnown} row${c.feesNotKnown === 1 ? '' : 's'} not known before sending)` : ''),
+      );
+    }
+  }
+  for (const c of p.corridorsNotEnabled) {
+    l.push(
+      `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${c.rows} row${c.rows === 1 ? '' : 's'}: ` +
+        `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`,
+    );
+  }
+  const q = p.requests;
+  l.push(
+    `  requests     about ${q.estimate}${q.usedThisMonth !== undefined ? `; this key has used ${q.usedThisMonth} of ${q.quota} this month, as counted here` : ''}`,
+  );
+  if (p.resend?.rows)
+    l.push(
+      `  sent again   ${p.resend.rows} row${p.resend.rows === 1 ? '' : 's'} whose payout failed and was refunded: ` +
+        p.resend.byCurrency.map((c) => `${c.currency} ${group(c.amount)} (${c.rows})`).join(', ') +
+        ' (plus fees), under a new attempt',
+    );
+  for (const w of p.warnings) l.push(`  warning      ${w}`);
+  return l.join('\n') + '\n';
+}
+
+export function summaryText(r: PipelineResult): string {
+  const l: string[] = ['', 'Summary'];
+  for (const [status, n] of Object.entries(r.summary.byStatus).sort((a, b) => b[1] - a[1])) {
+    const o = outcomeOf(status);
+    l.push(`  ${status.padEnd(16)} ${String(n).padStart(6)}${o === 'notCreated' ? '' : `  (${OUTCOME_WORDS[o]})`}`);
+  }
+  const money = Object.entries(r.summary.money ?? {});
+  if (money.length) {
+    l.push('  by source currency:      debited         refunded              net');
+    for (const [c, t] of money)
+      l.push(
+        `    ${c}  ${group(t.debited).padStart(16)} ${group(t.refunded).padStart(16)} ${group(t.net).padStart(16)}` +
+          (t.refundsNotSeen ? `   (${t.refundsNotSeen} refund${t.refundsNotSeen === 1 ? '' : 's'} not seen yet)` : '') +
+          (t.feesNotKnown ? `   (fees of ${t.feesNotKnown} not known yet)` : ''),
+      );
+  }
+  l.push(`  results      ${r.resultsPath}`);
+  return l.join('\n') + '\n';
+}
+
+/** A payout status in a treasurer's words, beside the status in the summary. */
+const OUTCOME_WORDS = {
+  paid: 'paid',
+  inProgress: 'created, in progress',
+  waiting: 'waiting for us: answer with payout-batch attach',
+  failed: 'failed after creation, refunded by the service',
+  notCreated: '',
+} as const;
+
+export function exitReasonText(r: PipelineResult): string {
+  if (r.refused) return `Nothing was sent:\n${r.refused.map((x) => `  - ${x}`).join('\n')}\n`;
+  if (r.halted) return `The run stopped: ${r.halted}\nWhat was sent is journalled: run the same command again to continue (it is safe).\n`;
+  if (r.stopped) return 'Stopped on request: run the same command again to continue.\n';
+  const s = r.summary;
+  if (s.notCreated) {
+    const bad = Object.entries(s.byStatus)
+      .filter(([k]) => !isCreatedStatus(k))
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ');
+    return (
+      `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}\`` +
+      `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`
+    );
+  }
+  const o = s.outcomes;
+  if (o && (o.failed || o.waiting))
+    return (
+      `${s.created} payout${s.created === 1 ? '' : 's'} created; ${[o.failed ? `${o.failed} failed after creation` : '', o.waiting ? `${o.waiting} waiting for information` : ''].filter(Boolean).join(', ')}: ` +
+      `see the results file and \`payout-batch status ${r.resultsPath}\`.\n`
+    );
+  return `All ${s.created} payout${s.created === 1 ? '' : 's'} created.\n`;
+}
+
+/** Progress on a terminal (cli-progress) unless quiet (--json, --quiet), and JSON lines through pino. */
+export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string, quiet: boolean) {
+  const starts: number[] = [];
+  let bar: cliProgress.SingleBar | undefined;
+  let done = 0;
+  let failed = 0;
+  let pending = 0;
+  const rps = () => {
+    const now = Date.now();
+    while (starts.length && starts[0]! < now - 5000) starts.shift();
+    return (starts.length / 5).toFixed(1);
+  };
+  return {
+    onClientEvent(e: ClientEvent) {
+      if (e.type === 'response') starts.push(Date.now());
+    },
+    /** Remembers the total; the bar appears with the first row (after any confirmation question). */
+    start(total: number) {
+      pending = total;
+    },
+    show() {
+      const total = pending;
+      pending = 0;
+      if (io.stderr.isTTY && !quiet && total > 0) {
+        bar = new cliProgress.SingleBar(
+          {
+            stream: io.stderr,
+            format: ' {bar} {value}/{total} rows | failed {failed} | {rps} req/s | ETA {eta_formatted}',
+            hideCursor: true,
+            clearOnComplete: false,
+          },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(total, 0, { failed: 0, rps: '0.0' });
+      }
+    },
+    onEvent(e: EngineEvent) {
+      if (pending) this.show();
+      if (e.type === 'row-done') {
+        done++;
+        if (!isCreatedStatus(e.status)) failed++;
+        bar?.update(done, { failed, rps: rps() });
+        const fields = {
+          batchId: batchLabel(),
+          row: e.rowNumber,
+          reference: e.reference,
+          status: e.status,
+          requestId: e.requestId,
+          payoutId: e.payoutId,
+          idempotencyKey: e.key,
+          errorCode: e.errorCode,
+        };
+        if (isCreatedStatus(e.status)) logger.info(fields, 'row done');
+        else logger.warn({ ...fields, message: e.message }, 'row not created');
+      } else if (e.type === 'halted') {
+        logger.error({ batchId: batchLabel(), reason: e.reason }, 'run halted');
+      } else if (e.type === 'settle-pass') {
+        logger.info({ batchId: batchLabel(), rows: e.rows }, 'settling rows of unknown outcome with their original keys');
+      }
+    },
+    stop() {
+      bar?.stop();
+    },
+  };
+}
+
+/** Maps the engine's errors to exit codes with a message (no stack trace). */
+export function handleEngineError(e: unknown, io: CliIO): ExitCode {
+  // Before anything else: once rows may have been sent, no failure may say "nothing was sent" (2).
+  if (e instanceof FailedAfterSending) {
+    io.stderr.write(
+      `payout-batch: the run failed after sending began: ${e.message}\n` +
+        `Part of the batch may have been sent; every request sent is in the journal (${e.journalPath}). ` +
+        'Resume is safe: fix the cause and run the same command again (nothing is paid twice).\n',
+    );
+    return ExitCode.SERVICE_UNAVAILABLE;
+  }
+  if (e instanceof BatchRefused) {
+    io.stderr.write(`payout-batch: refused: ${e.message}\n`);
+    return ExitCode.REFUSED;
+  }
+  if (e instanceof InputError) {
+    io.stderr.write(`payout-batch: ${e.message} [${e.code}]\n`);
+    return ExitCode.UNUSABLE_INPUT;
+  }
+  if (e instanceof ResultsError) {
+    io.stderr.write(`payout-batch: ${e.message}\n`);
+    return ExitCode.UNUSABLE_INPUT;
+  }
+  if (e instanceof RangeError) throw new UsageError(e.message);
+  throw e;
+}
+
+/** The --json summary of run and retry (retry adds what --resend-failed sent again). */
+export function jsonSummary(
+  r: PipelineResult & { batchId?: string; journalPath?: string; resent?: number; notResent?: unknown[] },
+  environment: string,
+): string {
+  return (
+    JSON.stringify(
+      {
+        exitCode: r.exitCode,
+        environment,
+        batchId: r.batchId,
+        journal: r.journalPath,
+        results: r.resultsPath,
+        resumed: r.report,
+        refused: r.refused,
+        halted: r.halted,
+        plan: r.plan
+          ? {
+              rows: r.plan.rows,
+              valid: r.plan.valid,
+              invalid: r.plan.invalid,
+              toSend: r.plan.toSend.length,
+              alreadyCreated: r.plan.alreadyCreated,
+              currencies: r.plan.currencies,
+              warnings: r.plan.warnings,
+              requests: r.plan.requests,
+              ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}),
+            }
+          : undefined,
+        summary: r.summary,
+        ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}

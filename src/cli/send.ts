@@ -1,0 +1,120 @@
+// The one handler of the commands that send payouts, `run` and `retry`: flags -> the refusal off
+// a terminal -> connection and progress -> the engine -> plan, confirmation, summary and exit
+// code. The two commands differ only in which engine function they call with these options.
+import type { Argv } from 'yargs';
+import type { CliIO } from './command.ts';
+import { ExitCode } from './exit-codes.ts';
+import {
+  askYesNo,
+  connectionOptions,
+  guardOptions,
+  inFlightFor,
+  isInteractive,
+  makeLogger,
+  moneyFlags,
+  openConnection,
+  sendingOptions,
+  stateRootOf,
+  type ArgsOf,
+} from './options.ts';
+import { exitReasonText, group, handleEngineError, jsonSummary, planText, progressSink, resumeText, summaryText } from './render.ts';
+import type { GuardOptions, PipelineOptions, PipelineResult } from '../engine/pipeline.ts';
+import type { BatchPlan } from '../engine/plan.ts';
+
+/** The flags of run and retry: connection, guards, sending. */
+export function sendOptions<T>(y: Argv<T>) {
+  return sendingOptions(guardOptions(connectionOptions(y)));
+}
+export type SendArgs = ArgsOf<typeof sendOptions>;
+
+/** What both engine functions (engine/run.ts runBatch, engine/retry.ts retryResults) are given. */
+export type SendEngineOptions = GuardOptions &
+  Pick<PipelineOptions, 'conn' | 'quote' | 'mergeDocuments' | 'concurrency' | 'confirm' | 'onPlan' | 'onResume' | 'onEvent' | 'stop'> & {
+    stateDir: string;
+  };
+
+export const NOT_A_TERMINAL =
+  'not a terminal, so nobody can confirm: pass --yes (-y) for unattended runs (with --expect-rows / --expect-total as control totals)';
+
+/** The confirmation: how many payouts, the totals with fees, paying again what failed, where. */
+export function confirmQuestion(plan: BatchPlan, environment: string): string {
+  const n = plan.toSend.length;
+  const totals = plan.currencies.filter((c) => c.rows > 0).map((c) => `${c.currency} ${group(c.total)}`);
+  const resend = plan.resend?.rows
+    ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${group(c.amount)}`).join(', ')} plus fees`
+    : '';
+  return `Send ${n} payout${n === 1 ? '' : 's'} (${totals.join(', ')}${resend}) from ${environment}? [y/N] `;
+}
+
+export async function sendBatch<R extends PipelineResult & { batchId: string; journalPath: string; resent?: number }>(
+  args: SendArgs,
+  io: CliIO,
+  command: 'run' | 'retry',
+  send: (o: SendEngineOptions) => Promise<R>,
+  /** Text after the summary (retry --resend-failed: what was paid again). */
+  after?: (r: R) => string,
+): Promise<ExitCode> {
+  const quiet = args.quiet || args.json;
+  const out = (text: string) => {
+    if (!quiet) io.stdout.write(text);
+  };
+  const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
+  const maxTotals = moneyFlags(args['max-total'], '--max-total');
+  // Nobody can answer the question: refused before the connection, so not one request of the
+  // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
+  if (!args.yes && !isInteractive(io)) {
+    io.stderr.write(`payout-batch: refused: ${NOT_A_TERMINAL}. Nothing was sent.\n`);
+    if (args.json) io.stdout.write(JSON.stringify({ exitCode: ExitCode.REFUSED, refused: [NOT_A_TERMINAL] }, null, 2) + '\n');
+    return ExitCode.REFUSED;
+  }
+  const logger = makeLogger(args, io, command);
+  const label = { batch: '' };
+  const progress = progressSink(io, logger, () => label.batch, quiet);
+  const stateDir = stateRootOf(args, io);
+  const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e), stateDir);
+  const stop = new AbortController();
+  void io.stopSignal.then(() => stop.abort());
+  const environment = conn.environment.name;
+  try {
+    const r = await send({
+      conn,
+      stateDir,
+      envFlag: args.env,
+      yes: args.yes,
+      interactive: isInteractive(io),
+      allowPartial: args['allow-partial'],
+      enablePairs: args['enable-pairs'],
+      expectRows: args['expect-rows'],
+      expectTotals,
+      maxTotals,
+      quote: args.quote,
+      mergeDocuments: args['merge-documents'],
+      concurrency: args.concurrency ?? inFlightFor(args.rate),
+      stop: stop.signal,
+      onResume: (report) => out(resumeText(report)),
+      onPlan: (plan) => {
+        label.batch = plan.batchId.slice(0, 16);
+        out(planText(plan, environment, conn.environment.baseUrl));
+        logger.info(
+          { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
+          'plan',
+        );
+        progress.start(plan.toSend.length);
+      },
+      confirm: (plan) => askYesNo(io, confirmQuestion(plan, environment)),
+      onEvent: (e) => progress.onEvent(e),
+    });
+    progress.stop();
+    out(summaryText(r));
+    if (after) out(after(r));
+    if (args.json) io.stdout.write(jsonSummary(r, environment));
+    else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r));
+    else out(exitReasonText(r));
+    return r.exitCode;
+  } catch (e) {
+    progress.stop();
+    return handleEngineError(e, io);
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
