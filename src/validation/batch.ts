@@ -109,53 +109,10 @@ export function hash53(str: string, seed = 0): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
-// hash53 over several strings joined by "|", without building the joined string (per valid row)
-let H1 = 0;
-let H2 = 0;
-function mix(str: string): void {
-  let h1 = H1;
-  let h2 = H2;
-  for (let i = 0; i < str.length; i++) {
-    const ch = str.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
-  }
-  H1 = h1;
-  H2 = h2;
-}
-const BAR = '|';
-/** hash53(`${a}|${b}|${c}|${d}`, seed), computed part by part. */
-export function hash53Joined(a: string, b: string, c: string, d: string, seed = 0): number {
-  H1 = 0xdeadbeef ^ seed;
-  H2 = 0x41c6ce57 ^ seed;
-  mix(a);
-  mix(BAR);
-  mix(b);
-  mix(BAR);
-  mix(c);
-  mix(BAR);
-  mix(d);
-  let h1 = H1;
-  let h2 = H2;
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
-}
-
 /** The beneficiary account of a payout, whatever the method: what two rows must share to be duplicates. */
 export function accountKey(p: PayoutRow): string {
   const b = p.beneficiary;
-  // the non-empty ones of accountNumber, sortCode, routingNumber, bankCode, swiftCode joined by "/"
-  // (no array: this runs for every valid row)
-  let id = b.iban;
-  if (id === undefined) {
-    id = '';
-    if (b.accountNumber) id = b.accountNumber;
-    if (b.sortCode) id = id ? `${id}/${b.sortCode}` : b.sortCode;
-    if (b.routingNumber) id = id ? `${id}/${b.routingNumber}` : b.routingNumber;
-    if (b.bankCode) id = id ? `${id}/${b.bankCode}` : b.bankCode;
-    if (b.swiftCode) id = id ? `${id}/${b.swiftCode}` : b.swiftCode;
-  }
+  const id = b.iban ?? [b.accountNumber, b.sortCode, b.routingNumber, b.bankCode, b.swiftCode].filter(Boolean).join('/');
   return id || b.alipayId || b.openId || b.wechatUserId || b.fpsId || b.phoneNumber || b.email || b.accountName;
 }
 
@@ -165,7 +122,7 @@ export function accountKey(p: PayoutRow): string {
  * without validating them again.
  */
 export function probableDuplicateKey(p: PayoutRow): number {
-  return hash53Joined(accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency, 7);
+  return hash53([accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency].join('|'), 7);
 }
 
 /**

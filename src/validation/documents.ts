@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
-import { isAbsolute, resolve, sep } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -109,27 +109,14 @@ export function cachedDocumentChecker(max = 1000): (absPath: string, shownAs?: s
 
 /** The document paths of a cell: split on ";", each trimmed, empty ones dropped. */
 export function documentPaths(cell: string): string[] {
-  if (cell.indexOf(';') === -1) {
-    const d = cell.trim();
-    return d === '' ? [] : [d];
-  }
   return cell
     .split(';')
     .map((d) => d.trim())
     .filter(Boolean);
 }
 
-// A relative path of plain names (no ".", "..", empty segment or backslash) under a folder that
-// is already absolute and normalized resolves to folder + "/" + path: no need to run resolve().
-const PLAIN_RELATIVE = /^[^/\\.][^/\\]*(?:\/[^/\\.][^/\\]*)*$/;
-let normalBase: string | undefined;
-
-/** The absolute path of a document named in a row: path.resolve(baseDir, d), cheaper for plain names. */
+/** The absolute path of a document named in a row: relative to the batch file's folder. */
 export function documentPath(baseDir: string, d: string): string {
-  if (sep === '/' && PLAIN_RELATIVE.test(d)) {
-    if (baseDir !== normalBase && baseDir !== '/' && resolve(baseDir) === baseDir) normalBase = baseDir;
-    if (baseDir === normalBase) return `${baseDir}/${d}`;
-  }
   return isAbsolute(d) ? d : resolve(baseDir, d);
 }
 

@@ -8,7 +8,6 @@ import {
   validateBIC,
   electronicFormatIBAN,
   getCountrySpecifications,
-  countrySpecs,
   ValidationErrorsIBAN,
   ValidationErrorsBIC,
 } from 'ibantools';
@@ -20,23 +19,6 @@ export type FieldResult =
   { ok: true; value: string } | { ok: false; code: ProblemCode; message: string; expected: string; severity?: 'warning' };
 export type FieldCheck = (raw: string) => FieldResult;
 
-/**
- * Remembers the answers of a check for the last few hundred distinct values: currencies,
- * countries, methods and bank codes repeat on every row of a batch.
- */
-export function memo(check: FieldCheck, max = 512): FieldCheck {
-  let cache = new Map<string, FieldResult>();
-  return (raw) => {
-    let r = cache.get(raw);
-    if (r === undefined) {
-      r = check(raw);
-      if (cache.size >= max) cache = new Map();
-      cache.set(raw, r);
-    }
-    return r;
-  };
-}
-
 const ok = (value: string): FieldResult => ({ ok: true, value });
 const bad = (code: ProblemCode, message: string, expected: string): FieldResult => ({ ok: false, code, message, expected });
 
@@ -44,13 +26,13 @@ const bad = (code: ProblemCode, message: string, expected: string): FieldResult 
 
 export const ALPHA3 = new Set(Object.keys(countries.getAlpha3Codes()));
 
-export const currencyCode: FieldCheck = memo((raw) => {
+export const currencyCode: FieldCheck = (raw) => {
   const v = raw.trim().toUpperCase();
   if (isCurrencyCode(v)) return ok(v);
   return bad('INVALID_CURRENCY', `"${raw}" is not an ISO 4217 currency code`, 'a 3-letter ISO 4217 code such as USD, EUR, GBP, NGN');
-});
+};
 
-export const countryCode: FieldCheck = memo((raw) => {
+export const countryCode: FieldCheck = (raw) => {
   const v = raw.trim().toUpperCase();
   if (ALPHA3.has(v)) return ok(v);
   const a3 = /^[A-Z]{2}$/.test(v) ? countries.alpha2ToAlpha3(v) : undefined;
@@ -60,61 +42,16 @@ export const countryCode: FieldCheck = memo((raw) => {
     `"${raw}" is not an ISO 3166-1 alpha-3 country code${hint}`,
     'a 3-letter ISO 3166-1 alpha-3 code such as NGA, USA, GBR, DEU',
   );
-});
+};
 
 // ------------------------------------------------------------------ IBAN and BIC
 
 const IBAN_SPECS = getCountrySpecifications();
 
-const BBAN_FORMATS = new Map<string, RegExp | null>();
-/** The country's BBAN format (ibantools' regexp, compiled once: validateIBAN compiles it per call). */
-function bbanFormat(cc: string): RegExp | null {
-  let re = BBAN_FORMATS.get(cc);
-  if (re === undefined) {
-    const spec = countrySpecs[cc];
-    re = spec?.bban_regexp ? new RegExp(spec.bban_regexp) : null;
-    BBAN_FORMATS.set(cc, re);
-  }
-  return re;
-}
-
-/**
- * What validateIBAN(v).valid is for an electronic-format IBAN of letters and digits, when it can
- * tell at once: true only when every check of validateIBAN passes (the country's length, BBAN
- * format and national check, 2 check digits, the mod-97 checksum computed digit by digit). false
- * means "ask validateIBAN", which also says what is wrong.
- */
-export function ibanSurelyValid(v: string): boolean {
-  const n = v.length;
-  if (n < 5) return false;
-  const cc = v.slice(0, 2);
-  const spec = countrySpecs[cc]; // as validateIBAN reads it, with the national check functions
-  if (!spec || spec.chars !== n) return false;
-  const format = bbanFormat(cc);
-  if (!format) return false;
-  const bban = v.slice(4);
-  if (!format.test(bban)) return false;
-  if (spec.bban_validation_func && !spec.bban_validation_func(bban)) return false;
-  const c2 = v.charCodeAt(2) - 48;
-  const c3 = v.charCodeAt(3) - 48;
-  if (c2 < 0 || c2 > 9 || c3 < 0 || c3 > 9) return false;
-  // ISO 13616 check digits: 98 - (BBAN, country code, "00", letters as 10..35) mod 97
-  let r = 0;
-  for (let i = 4; i < n + 2; i++) {
-    const c = v.charCodeAt(i < n ? i : i - n);
-    if (c >= 48 && c <= 57) r = (r * 10 + c - 48) % 97;
-    else if (c >= 65 && c <= 90) r = (r * 100 + c - 55) % 97;
-    else return false;
-  }
-  r = (r * 100) % 97;
-  return 98 - r === c2 * 10 + c3;
-}
-
 export const iban: FieldCheck = (raw) => {
   const v = electronicFormatIBAN(raw.trim()) ?? '';
   const expected = 'an IBAN: 2-letter country, 2 check digits, then the national account (spaces allowed)';
   if (!/^[A-Z0-9]+$/.test(v)) return bad('INVALID_IBAN', 'an IBAN has only letters and digits', expected);
-  if (ibanSurelyValid(v)) return ok(v);
   const r = validateIBAN(v);
   if (r.valid) return ok(v);
   const cc = v.slice(0, 2);

@@ -34,17 +34,17 @@ export const FIELD_CHECKS: Record<BeneficiaryColumn, F.FieldCheck> = {
   accountCurrency: F.currencyCode,
   accountNumber: F.genericAccountNumber,
   iban: F.iban,
-  swiftCode: F.memo(F.bic),
-  bankName: F.memo(F.text(140, 'the bank name')),
+  swiftCode: F.bic,
+  bankName: F.text(140, 'the bank name'),
   beneficiaryCountry: F.countryCode,
   intermediarySwift: F.bic,
   address: F.text(140, 'the address'),
-  city: F.memo(F.text(70, 'the city')),
+  city: F.text(70, 'the city'),
   postCode: F.text(16, 'the post code'),
-  routingNumber: F.memo(F.routingNumber),
-  accountType: F.memo(F.accountType),
-  bankCode: F.memo(F.anyBankCode),
-  sortCode: F.memo(F.sortCode),
+  routingNumber: F.routingNumber,
+  accountType: F.accountType,
+  bankCode: F.anyBankCode,
+  sortCode: F.sortCode,
   fpsId: F.fpsId,
   phoneNumber: F.phone,
   email: F.email,
@@ -58,10 +58,10 @@ export const FIELD_CHECKS: Record<BeneficiaryColumn, F.FieldCheck> = {
 export const METHOD_FIELD_CHECKS: Partial<Record<PayoutMethod, Partial<Record<BeneficiaryColumn, F.FieldCheck>>>> = {
   FASTER_PAYMENTS: { accountNumber: F.ukAccountNumber },
   BACS: { accountNumber: F.ukAccountNumber },
-  NIP: { accountNumber: F.nuban, bankCode: F.memo(F.nipBankCode) },
+  NIP: { accountNumber: F.nuban, bankCode: F.nipBankCode },
   ACH: { accountNumber: F.usAccountNumber },
   WIRE: { accountNumber: F.usAccountNumber },
-  HK_FPS: { accountNumber: F.hkAccountNumber, bankCode: F.memo(F.hkBankCode) },
+  HK_FPS: { accountNumber: F.hkAccountNumber, bankCode: F.hkBankCode },
 };
 
 /**
@@ -181,10 +181,10 @@ export const PAYOUT_FIELD_CHECKS = {
   sourceCurrency: F.currencyCode,
   destinationCurrency: F.currencyCode,
   destinationCountryCode: F.countryCode,
-  method: F.memo(methodCheck),
+  method: methodCheck,
   narration: F.text(140, 'the narration'),
   remitterAddress: F.text(200, 'the remitter address'),
-  withdrawal: F.memo(F.booleanText),
+  withdrawal: F.booleanText,
 } as const;
 export const OPTIONAL_PAYOUT_FIELDS: ReadonlySet<string> = new Set(['remitterAddress', 'withdrawal']);
 export const PayoutFieldsSchema = z.object(
