@@ -33,7 +33,7 @@ async function batchDir(prefix: string, rows = 3, key = KEY) {
 const names = commands.map((c) => c.command.split(' ')[0]!);
 
 describe('help', () => {
-  it('bare payout-batch and -h list every command on stdout and exit 0; run --help shows the short flags', async () => {
+  it('bare payout-batch and -h list every command on stdout and exit 0; run and sandbox -h show the short flags', async () => {
     const { cli } = await batchDir('HELP', 1);
     for (const args of [[], ['-h']]) {
       const r = await cli(...args);
@@ -47,6 +47,8 @@ describe('help', () => {
     expect(run.stdout).toMatch(/-y, --yes/);
     expect(run.stdout).toMatch(/-q, --quiet/);
     expect(run.stdout).toContain('--dry-run');
+    const sandbox = await cli('sandbox', '-h');
+    expect(sandbox.stdout).toMatch(/-q, --quiet/);
   });
 });
 

@@ -72,7 +72,7 @@ export default defineCommand<SandboxArgs>({
         type: 'string',
         describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,
       })
-      .option('quiet', { type: 'boolean', default: false, describe: 'Do not print a line per request' })
+      .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print a line per request' })
       .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
       .example(
         '$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000',
