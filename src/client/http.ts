@@ -1,7 +1,6 @@
 // The one way a request leaves the tool: concurrency slot -> rate slot -> fetch with a timeout ->
 // read and validate the body -> a typed value or one PayoutApiError; retried as decideRetry says.
 import { randomUUID } from 'node:crypto';
-import { subscribe } from 'node:diagnostics_channel';
 import type { Logger } from 'pino';
 import type { LimitFunction } from 'p-limit';
 import type { z } from 'zod';
@@ -115,38 +114,12 @@ export const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-// When did a request really leave? The rate slot is taken just before fetch() is called, but the
-// headers may go out later: the first fetch of a process loads undici, a new connection needs a
-// TCP (and TLS) handshake. The server counts arrivals, so the slot's time is moved to the moment
-// undici writes the headers to the socket (its diagnostics channel), matched by x-request-id.
-const pendingSends = new Map<string, Slot[]>();
-let watchingSends = false;
-function watchSends(): void {
-  if (watchingSends) return;
-  watchingSends = true;
-  subscribe('undici:client:sendHeaders', (message) => {
-    const raw = (message as { headers?: unknown }).headers;
-    if (typeof raw !== 'string') return;
-    const m = /(?:^|\r\n)x-request-id:[ \t]*([^\r\n]*)/i.exec(raw);
-    const id = m?.[1]?.trim();
-    if (!id) return;
-    const waiting = pendingSends.get(id);
-    const slot = waiting?.shift();
-    if (waiting && waiting.length === 0) pendingSends.delete(id);
-    slot?.markSent();
-  });
-}
-function forgetSend(id: string, slot: Slot): void {
-  const waiting = pendingSends.get(id);
-  if (!waiting) return;
-  const i = waiting.indexOf(slot);
-  if (i >= 0) waiting.splice(i, 1);
-  if (waiting.length === 0) pendingSends.delete(id);
-}
-
 type AttemptResult<T> = { ok: true; result: CallResult<T> } | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };
 
 export class Transport {
+  /** Whether the service has answered this transport once (see "warming" below). */
+  private answered = false;
+
   constructor(readonly options: TransportOptions) {}
 
   async call<T>(spec: CallSpec<T>): Promise<CallResult<T>> {
@@ -258,13 +231,14 @@ export class Transport {
       let status = 0;
       let text: string;
       let res: Response;
-      if (slot && o.fetch === globalThis.fetch) {
-        watchSends();
-        const waiting = pendingSends.get(requestId);
-        if (waiting) waiting.push(slot);
-        else pendingSends.set(requestId, [slot]);
-      }
+      // The start the pace counts is when the request is handed to the transport, whatever the
+      // transport is; the margin absorbs the jitter until it reaches the service. Until the service
+      // has answered once, a request may first wait for fetch to load and for its connection to
+      // open (30 ms on loopback, a TLS handshake remotely), more than the margin: such a start is
+      // dated again when its answer arrives, a time it cannot have reached the service after.
+      const warming = slot !== undefined && !this.answered;
       try {
+        slot?.markSent();
         res = await o.fetch(this.url(spec), {
           method: spec.method,
           headers,
@@ -273,6 +247,10 @@ export class Transport {
           // A redirect would carry the key to wherever it points: never follow one.
           redirect: 'manual',
         });
+        if (warming) {
+          slot!.markSent();
+          this.answered = true;
+        }
         status = res.status;
         text = await res.text();
       } catch (cause) {
@@ -302,12 +280,11 @@ export class Transport {
         );
       } finally {
         clearTimeout(timer);
-        if (slot) forgetSend(requestId, slot);
         slot?.done?.();
       }
 
       const ms = Math.round(performance.now() - started);
-      // (sentAt: when the headers left, on the wall clock every process shares: the start the pace counts)
+      // (sentAt: when the request was handed to fetch, on the wall clock every process shares: the start the pace counts)
       o.logger?.debug({ route: spec.route, method: spec.method, path, status, requestId, attempt, ms, sentAt: slot?.sentAt }, 'response');
       o.onEvent?.({ type: 'response', route: spec.route, method: spec.method, path, status, requestId, attempt, ms });
 

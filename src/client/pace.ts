@@ -10,9 +10,9 @@
 // when fewer than N starts of all processes lie in the window; so the starts of all processes
 // together keep the limiter's promise: at most N in any rolling window + margin.
 //
-// A start is dated when its request's headers leave (throttle.ts Slot.markSent), which may be some
-// milliseconds after the grant (a new connection, the first fetch of a process). Until then the
-// other processes count it as starting now (for at most PENDING_MS), never earlier than it will.
+// A start is dated when its request is sent (throttle.ts Slot.markSent), just after the grant, or
+// later still for the first requests of a process (http.ts). Until then the other processes count
+// it as starting now (for at most PENDING_MS), never earlier than it will.
 //
 // The file is named by a hash of the service's base URL and the key's fingerprint, never the key.
 // Everything here is synchronous and short (a few small file operations): it runs when a start is
@@ -25,7 +25,7 @@ import lockfile from 'proper-lockfile';
 /** The folder of the pace files, under the state folder. */
 export const PACE_DIR = 'pace';
 
-/** A start granted whose headers have not left yet counts as starting now, for at most this long. */
+/** A start granted and not marked sent yet counts as starting now, for at most this long. */
 export const PENDING_MS = 2000;
 
 /** How soon to try again when another process holds the lock (for a millisecond or so). */
@@ -35,10 +35,10 @@ const BUSY_RETRY_MS = 2;
 export const wallNow = (): number => performance.timeOrigin + performance.now();
 
 interface Start {
-  /** `<pid>.<tag>-<n>`: whose start, to date it when its headers leave. */
+  /** `<pid>.<tag>-<n>`: whose start, to date it when it is sent. */
   id: string;
   t: number;
-  /** Granted, headers not sent yet. */
+  /** Granted, not marked sent yet. */
   p?: 1;
 }
 
@@ -61,7 +61,7 @@ export class SharedPace {
   private seq = 0;
   /** Names this process's starts (its pid, and which SharedPace of it: tests run several). */
   private readonly tag = `${process.pid}.${randomBytes(3).toString('hex')}`;
-  /** Our starts whose headers left (id -> time), or that ended unsent ('unsent'), not written yet. */
+  /** Our starts marked sent (id -> time), or that ended unsent ('unsent'), not written yet. */
   private marks = new Map<string, number | 'unsent'>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   /** The file could not be used: this process paces alone (the local limiter still holds). */
@@ -103,14 +103,14 @@ export class SharedPace {
     }
   }
 
-  /** The start's headers left (now, or at `at`, wallNow's clock). */
+  /** The start was sent (now, or at `at`, wallNow's clock); a later mark moves it later. */
   markSent(id: string, at: number = wallNow()): void {
     if (!id || this.failed) return;
     this.marks.set(id, at);
     this.scheduleFlush(0);
   }
 
-  /** The request ended without its headers leaving (never sent): the start keeps its grant time. */
+  /** The request ended without being sent: the start keeps its grant time. */
   unsent(id: string): void {
     if (!id || this.failed || this.marks.has(id)) return;
     this.marks.set(id, 'unsent');

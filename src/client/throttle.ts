@@ -12,17 +12,19 @@
 import { SharedPace, pacePath, wallNow } from './pace.ts';
 
 /**
- * Added to the 1000 ms window. Starts are dated when their headers leave (see below) and the
- * server dates arrivals, so the margin only has to cover the jitter of one-way latency between
- * two requests, not the latency itself: 50 ms keeps 5/1.05 = 0.95 of the limit. On a link with
- * more jitter, raise it (`--safety-margin`); a 429 is still honoured and slows the pace.
+ * Added to the 1000 ms window. Starts are dated when the request is handed to fetch (http.ts) and
+ * the server dates arrivals, so the margin has to cover the difference between two requests' time
+ * from fetch to the service (network jitter, a stall of either event loop), not the latency
+ * itself: 50 ms keeps 5/1.05 = 0.95 of the limit. On a link with more jitter, raise it
+ * (`--safety-margin`); a 429 is still honoured and slows the pace.
  */
 export const DEFAULT_SAFETY_MARGIN_MS = 50;
 
 /**
- * On a loopback link (the embedded sandbox, `payout-batch sandbox`, a local proxy) the jitter
- * between two requests a second apart is a few milliseconds (measured: arrivals 1023 ms apart or
- * more with this margin), so half the margin is enough and keeps 1000/1028 = 0.97 of the limit.
+ * On a loopback link (the embedded sandbox, `payout-batch sandbox`, a local proxy) the time from
+ * fetch to the service is 2 to 6 ms once a connection is open, so half the margin is enough and
+ * keeps 1000/1025 = 0.97 of the limit. (The first requests of a process take 10 to 30 ms: they are
+ * dated by their answer, see http.ts.)
  */
 export const LOOPBACK_SAFETY_MARGIN_MS = 25;
 
@@ -59,16 +61,16 @@ export interface RateLimiterOptions {
 }
 
 /**
- * One granted start. Its time is when the slot was granted; when the transport later learns the
- * moment the request's headers actually left on the socket (after a connection was opened, say),
- * it moves the time there, so a request that waited for a connection is not counted too early.
+ * One granted start. Its time is when the slot was granted; the transport moves it to when it
+ * sends the request (markSent), and may move it later again (never earlier) when it learns the
+ * request cannot have reached the service before some moment.
  */
 export interface Slot {
   t: number;
-  /** Wall-clock ms (pace.ts wallNow) when the headers left, once they did: the start as logged and shared. */
+  /** Wall-clock ms (pace.ts wallNow) of the last markSent: the start as logged and shared. */
   sentAt?: number;
   markSent(): void;
-  /** The request ended; called whether or not its headers left (a shared start not sent keeps its grant time). */
+  /** The request ended; called whether or not it was sent (a shared start not sent keeps its grant time). */
   done?(): void;
 }
 

@@ -10,7 +10,7 @@
 //   two, not shared  the same with a state folder each: the pace before, each process alone.
 // For each: the wall time, the key's requests, their rate from first to last start, the 429s the
 // sandbox answered, and the most starts in a rolling second, by the clients' own records (`sentAt`:
-// headers sent) and by the sandbox's arrival dates.
+// when sent) and by the sandbox's arrival dates.
 import { join } from 'node:path';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { readFlags } from './args.ts';

@@ -1,8 +1,8 @@
 // Issue 15: one rate limit and one quota count per key across processes on this host. Two CLI
 // processes with one key run two batches at once against a sandbox at the spec's real limit (5
 // requests per rolling second per key): no 429 at the sandbox, at most 5 starts in any rolling
-// second of their combined client records (each request's `sentAt` in the JSON logs: when its
-// headers left, on the clock the shared pace counts), and the quota counter holds every request of
+// second of their combined client records (each request's `sentAt` in the JSON logs: when it was
+// sent, on the clock the shared pace counts), and the quota counter holds every request of
 // both. The client's margin is raised to 300 ms (--safety-margin): the sandbox dates arrivals in
 // this test's worker, on a machine shared with other test files (and in CI with two busy loops),
 // and the margin is what absorbs a stall of its event loop; 100 ms was seen to fall short there.
@@ -45,7 +45,7 @@ describe('two processes with one key at once, the sandbox at 5 requests a second
     const mine = sb.requestLog().filter((e) => e.apiKey === KEY);
     expect(mine.filter((e) => e.status === 429)).toEqual([]);
     const sent = [...sentTimes(a), ...sentTimes(b)];
-    // every request of both processes is in their records, each dated when its headers left
+    // every request of both processes is in their records, each dated when it was sent
     expect(sent).toHaveLength(mine.length);
     expect(mostInWindow(sent, 1000)).toBeLessThanOrEqual(5);
 

@@ -82,7 +82,7 @@ describe('the shared pace of a key (pace.ts)', () => {
       ),
     );
     expect(sent).toHaveLength(12);
-    // the promise, on the times the pace counts (headers sent): at most 3 in any 200 ms
+    // the promise, on the times the pace counts (marked sent): at most 3 in any 200 ms
     expect(mostInWindow(sent, windowMs)).toBeLessThanOrEqual(3);
   });
 

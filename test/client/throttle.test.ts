@@ -67,14 +67,14 @@ describe('SlidingWindowLimiter', () => {
     expect(at[10]).toBeGreaterThanOrEqual(2100);
   });
 
-  it('counts a start from when its headers really left, once the transport knows it', async () => {
+  it('counts a start from when the transport marks it sent, not from its grant', async () => {
     vi.useFakeTimers();
     const clock = { now: () => Date.now() };
     const limiter = new SlidingWindowLimiter({ perWindow: 1, safetyMarginMs: 0, clock });
     const t0 = clock.now();
     const first = await limiter.acquire();
     await vi.advanceTimersByTimeAsync(300);
-    first.markSent(); // the first request waited 300 ms for its connection
+    first.markSent(); // the first request was sent 300 ms after its grant
     let next = -1;
     const p = limiter.acquire().then(() => void (next = clock.now() - t0));
     await vi.advanceTimersByTimeAsync(5000);
@@ -156,6 +156,32 @@ describe('whose limiter a client uses', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(b.calls()).toBe(1);
     await p;
+  });
+});
+
+describe('when a start is dated', () => {
+  it('when the request is handed to fetch; before the first answer, when its answer arrives', async () => {
+    vi.useFakeTimers();
+    const clock = { now: () => Date.now() };
+    const t0 = Date.now();
+    const calls: number[] = [];
+    // every answer takes 300 ms: for the first, loading fetch and opening a connection may be part of it
+    const fetch = (async () => {
+      calls.push(Date.now() - t0);
+      await new Promise((r) => setTimeout(r, 300));
+      return json(200, { data: [] });
+    }) as typeof globalThis.fetch;
+    const limiter = new SlidingWindowLimiter({ perWindow: 1, safetyMarginMs: 0, clock });
+    const client = new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey: 'sk_sandbox_throttle_warm_1f2e3d4c', limiter, fetch });
+    const all = Promise.all([client.listWallets(), client.listWallets(), client.listWallets()]);
+    await vi.advanceTimersByTimeAsync(5000);
+    await all;
+    // the first counted from its answer (300 ms), the second from its call: about 1300, then 2300
+    expect(calls[0]).toBe(0);
+    expect(calls[1]).toBeGreaterThanOrEqual(1300);
+    expect(calls[1]).toBeLessThan(1310);
+    expect(calls[2]! - calls[1]!).toBeGreaterThanOrEqual(1000);
+    expect(calls[2]! - calls[1]!).toBeLessThan(1010);
   });
 });
 

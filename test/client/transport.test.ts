@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PayoutClient, type PayoutClientOptions } from '../../src/client/client.ts';
 import { UsageCounter } from '../../src/client/quota.ts';
+import { wallNow } from '../../src/client/pace.ts';
+import { createLogger } from '../../src/log.ts';
 import { INITIATE_BODY, PAYOUT, failure, json, scriptedFetch, type Step } from './fake-fetch.ts';
 
 const KEY = 'sk_sandbox_unit_5c1e0a7f9b2d4e68';
@@ -313,6 +315,32 @@ describe('uploadDocument', () => {
     ]);
     const e = await failure(c.uploadDocument({ bytes: new Uint8Array([1]), filename: 'a.png', contentType: 'image/png' }));
     expect(e).toMatchObject({ route: 'uploadDocument', status: 204 });
+  });
+});
+
+describe('the start the pace counts', () => {
+  it("is when the request is handed to the transport, the caller's fetch as much as the global one", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(l) } });
+    const handed: number[] = [];
+    const answered: number[] = [];
+    const step = () => {
+      handed.push(wallNow());
+      const r = json(200, { data: [] });
+      answered.push(wallNow());
+      return r;
+    };
+    const { c } = client([step, step], { logger });
+    await c.listWallets();
+    await c.listWallets();
+    const sentAt = lines.flatMap((l) => {
+      const e = JSON.parse(l) as { msg: string; sentAt?: number };
+      return e.msg === 'response' ? [e.sentAt] : [];
+    });
+    // the first, before any answer, counts from its answer; the next from when it was handed over
+    expect(sentAt[0]).toBeGreaterThanOrEqual(answered[0]!);
+    expect(sentAt[1]).toBeGreaterThan(sentAt[0]!);
+    expect(sentAt[1]).toBeLessThanOrEqual(handed[1]!);
   });
 });
 
