@@ -5,6 +5,7 @@ import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
 import { UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
+import { environmentText } from './environment.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { InputError } from '../input/errors.ts';
 import { ResultsError } from '../results/errors.ts';
@@ -31,20 +32,6 @@ export function resumeText(r: ResumeReport): string {
     (r.skippedLines ? ` (${r.skippedLines} torn journal line${r.skippedLines === 1 ? '' : 's'} ignored)` : '') +
     '\n'
   );
-}
-
-/** Where a label of client/environment.ts sends the payouts, in a treasurer's words. */
-const ENVIRONMENT_MEANING: Record<string, string> = {
-  local: 'the sandbox embedded in this process (--env local); no money moves',
-  sandbox: "the service's sandbox (staging) host; no money moves",
-  production: 'the live service: real money moves',
-  custom: 'a base URL given with --base-url or $PAYOUT_BASE_URL; not a known service environment',
-};
-
-/** "custom (a base URL given with --base-url ...; not a known service environment) http://..." */
-export function environmentText(name: string, baseUrl?: string): string {
-  const meaning = ENVIRONMENT_MEANING[name];
-  return `${name}${meaning ? ` (${meaning})` : ''}${baseUrl ? ` ${baseUrl}` : ''}`;
 }
 
 export function planText(p: BatchPlan, environment: string, baseUrl?: string): string {

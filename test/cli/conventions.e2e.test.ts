@@ -77,7 +77,7 @@ describe('run', () => {
     expect(sb.requestLog().filter((e) => e.apiKey === key)).toEqual([]);
   });
 
-  it('--dry-run shows the plan, with the environment explained, and sends no payout (no --yes needed)', async () => {
+  it('--dry-run shows the plan, with the environment explained (as account does), and sends no payout (no --yes needed)', async () => {
     const before = (await allPayouts(sb)).length;
     const { connected, dir } = await batchDir('DRYRUN', 3);
     const r = await connected('run', 'payroll.csv', '--dry-run');
@@ -89,6 +89,11 @@ describe('run', () => {
     expect(sb.requestLog().filter((e) => e.route === 'initiate' && e.apiKey === KEY)).toHaveLength(0);
     expect(await allPayouts(sb)).toHaveLength(before);
     expect(existsSync(join(dir, 'payroll.results.csv'))).toBe(false);
+    // account names the environment too, and says what it means
+    const account = await connected('account');
+    expect(account.stdout).toMatch(
+      /Environment {2}custom .*\n {13}a base URL given with --base-url or \$PAYOUT_BASE_URL; not a known service environment\n/,
+    );
   });
 
   it('-y -q sends unattended and prints nothing but writes the results', async () => {

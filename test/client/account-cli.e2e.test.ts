@@ -50,6 +50,12 @@ describe('payout-batch account', () => {
     const out = JSON.parse(r.stdout);
     expect(out.wallets.map((w: { currency: string }) => w.currency)).toContain('USD');
     expect(out.pairs.length).toBeGreaterThan(0);
+    // money as decimal strings with the currency's digits, as in every --json; named fields only
+    for (const w of out.wallets) {
+      expect(Object.keys(w).sort()).toEqual(['balance', 'currency', 'walletId']);
+      expect(w.balance).toMatch(/^-?\d+(\.\d+)?$/);
+    }
+    for (const p of out.pairs) expect(p.rate === null || typeof p.rate === 'string').toBe(true);
     expect(out.key.fingerprint).toBe(keyFingerprint(GOOD));
     expect(out.quota.used).toBeGreaterThanOrEqual(2);
     // The debug logs really were written (so their absence of the key means something).

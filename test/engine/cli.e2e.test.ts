@@ -131,12 +131,12 @@ describe('approval guards and control totals', () => {
     expect(initiates(sb!)).toHaveLength(2);
   });
 
-  it('not a terminal and no --yes: exit 3, saying to pass --yes', async () => {
+  it('not a terminal and no --yes: exit 3, saying to pass --yes, before any request', async () => {
     const { run } = await setup(2);
     const r = await run('run', 'payroll.csv');
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/pass --yes/);
-    expect(initiates(sb!)).toHaveLength(0);
+    expect(sb!.requestLog()).toEqual([]);
   });
 
   // GBP wallet 400,000.00: three rows of 150,000 (+ fees) do not fit, two do.
