@@ -22,7 +22,7 @@ export interface ConnectOptions extends EnvironmentOptions {
   sandbox?: SandboxOptions;
   /**
    * Starts the embedded sandbox of `local` (src/sandbox startSandbox). Given by the caller so
-   * that the client never loads the simulator itself; without it, `local` is refused.
+   * that the client never loads the simulator itself; without it, `local` is a ClientConfigError.
    */
   startSandbox?: (options: SandboxOptions) => Promise<RunningSandbox>;
   /**
@@ -43,19 +43,6 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-interface SandboxModule {
-  startSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
-}
-
-/** The fallback while callers move to `startSandbox`: loaded on demand. */
-async function loadSandbox(): Promise<SandboxModule> {
-  try {
-    return await import('../sandbox/index.ts');
-  } catch (e) {
-    throw new ClientConfigError(`the local sandbox could not be loaded: ${(e as Error).message}`);
-  }
-}
-
 export async function connect(options: ConnectOptions = {}): Promise<Connection> {
   const vars = options.vars ?? process.env;
   const environment = resolveEnvironment({ ...options, vars });
@@ -72,8 +59,11 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
   let sandbox: RunningSandbox | undefined;
   let baseUrl = environment.baseUrl;
   if (environment.name === 'local') {
-    const startSandbox = options.startSandbox ?? (await loadSandbox()).startSandbox;
-    sandbox = await startSandbox(options.sandbox ?? {});
+    if (!options.startSandbox)
+      throw new ClientConfigError(
+        '--env local runs the embedded sandbox, and this caller gave no way to start it (connect() option startSandbox)',
+      );
+    sandbox = await options.startSandbox(options.sandbox ?? {});
     baseUrl = sandbox.url;
     // The local sandbox's seed keys are not secrets: without a key, use the first one.
     key ??= new ApiKey(sandbox.keys[0]!.key, {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { ApiKey, ClientConfigError, keyFingerprint, loadApiKey, parseKeyFile } from '../../src/client/api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment } from '../../src/client/environment.ts';
+import { connect } from '../../src/client/connect.ts';
 import { quotaSentence, UsageCounter } from '../../src/client/quota.ts';
 
 describe('resolveEnvironment', () => {
@@ -35,6 +36,17 @@ describe('resolveEnvironment', () => {
     expect(() => resolveEnvironment({ env: 'sandbox', gatewayHost: 'api.example.com', vars: {} })).toThrow(/gateway\./);
     expect(() => resolveEnvironment({ env: 'local', baseUrl: 'http://x.test', vars })).toThrow(ClientConfigError);
     expect(() => resolveEnvironment({ baseUrl: 'https://u:p@x.test', vars })).toThrow(/user name/);
+  });
+});
+
+describe('connect', () => {
+  it('refuses --env local when its caller gives no way to start the embedded sandbox', async () => {
+    const e: unknown = await connect({ env: 'local', stateDir: false, vars: {} }).then(
+      (c) => c.close(),
+      (x: unknown) => x,
+    );
+    expect(e).toBeInstanceOf(ClientConfigError);
+    expect((e as Error).message).toMatch(/embedded sandbox.*startSandbox/);
   });
 });
 
