@@ -4,7 +4,7 @@
 // arrays), plus small totals.
 import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/index.ts';
-import { NEED_MORE, rowPull, type InputWarning, type RawRow } from '../input/rows.ts';
+import type { InputWarning, RawRow } from '../input/rows.ts';
 import { Dec, formatAmount } from '../money.ts';
 import type { PayoutMethod } from '../spec/codes.ts';
 import type { DocumentCheck } from './documents.ts';
@@ -343,29 +343,9 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   }
 
   async function* rows(): AsyncGenerator<ValidatedRow> {
-    const pull = rowPull(rawRows);
-    if (!pull) {
-      for await (const raw of rawRows) {
-        drain();
-        yield validateOne(raw);
-      }
-      finish();
-      return;
-    }
-    // one async step per row (this generator's), and one per chunk of the file: not three per row
-    try {
-      for (;;) {
-        const raw = pull.next();
-        if (raw === undefined) break;
-        if (raw === NEED_MORE) {
-          await pull.wait();
-          continue;
-        }
-        drain();
-        yield validateOne(raw);
-      }
-    } finally {
-      await pull.close();
+    for await (const raw of rawRows) {
+      drain();
+      yield validateOne(raw);
     }
     finish();
   }
