@@ -74,7 +74,7 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
   return l.join('\n') + '\n';
 }
 
-export function summaryText(r: PipelineResult): string {
+export function summaryText(r: Pick<PipelineResult, 'summary' | 'resultsPath'>): string {
   const l: string[] = ['', 'Summary'];
   for (const [status, n] of Object.entries(r.summary.byStatus).sort((a, b) => b[1] - a[1])) {
     const o = outcomeOf(status);

@@ -43,7 +43,7 @@ export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
     if (args.json) {
       io.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
     } else {
-      say(summaryText({ ...outcome.first, resultsPath: outcome.resultsPath } as never));
+      say(summaryText({ summary: outcome.first.summary, resultsPath: outcome.resultsPath }));
       say(`Results file: ${outcome.resultsPath}`);
       say(`Journal:      ${outcome.journalPath}`);
       if (outcome.reconciliation.file) say(`Reconciliation file: ${outcome.reconciliation.file}`);
