@@ -208,14 +208,6 @@ export function adoptLegacyJournal(ledger: Ledger, batchId: string): string | un
   if (!from) return undefined;
   mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
   const tmp = `${target}.${process.pid}.adopt.tmp`;
-  // Its snapshot too (a cache of its fold, valid for the same bytes: journal/snapshot.ts), first.
-  if (existsSync(`${from}.snapshot`) && !existsSync(`${target}.snapshot`)) {
-    try {
-      copyFileSync(`${from}.snapshot`, `${target}.snapshot`);
-    } catch {
-      // a cache: the fold reads every line instead
-    }
-  }
   copyFileSync(from, tmp);
   try {
     linkSync(tmp, target);

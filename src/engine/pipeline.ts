@@ -24,7 +24,7 @@ import {
   type RowOutcome,
   type RunSummary,
 } from './outcome.ts';
-import { FailedAfterSending, catchUpStatuses, record, saveSnapshot, type BatchSession, type ResumeReport } from './session.ts';
+import { FailedAfterSending, catchUpStatuses, record, type BatchSession, type ResumeReport } from './session.ts';
 
 export interface GuardOptions {
   envFlag?: string;
@@ -60,8 +60,6 @@ export interface PipelineOptions extends GuardOptions {
   crashWaitMs?: number;
   checkpointMs?: number;
   settleDelayMs?: number;
-  /** A journal snapshot at the end when the journal grew by this many bytes (default SNAPSHOT_MIN_BYTES; tests 0). */
-  snapshotMinBytes?: number;
   /** Writes a row's `initiating` record under the ledger's lock and reservation (ledger.ts Reservation.guard). */
   guard?: (ref: string, write: () => void) => Promise<void>;
   /** retry --resend-failed: references whose payout failed after creation and was refunded, sent again under attempt + 1. */
@@ -193,7 +191,6 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
     if (code === 0 && (summary.notCreated > 0 || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0)) code = 1;
     record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
     ended = true;
-    await saveSnapshot(session, o.snapshotMinBytes);
     writer.close();
     return { exitCode: code, report: session.report, plan, summary, resultsPath: o.results.path, outcomes, ...extra };
   };

@@ -12,8 +12,6 @@ import {
   type FoldedJournalFile,
   type JournalLine,
 } from '../journal/rows.ts';
-import { SNAPSHOT_MIN_BYTES, encodeSnapshot, prefixSha256, snapshotPathFor } from '../journal/snapshot.ts';
-import { writeFileAtomic } from '../results/atomic.ts';
 import type { JournalLookup } from './batch.ts';
 import type { BatchIdentity } from './identity.ts';
 
@@ -67,13 +65,6 @@ export interface BatchSession {
   lastWriteMs: number;
   /** Byte of the journal up to which lines have been folded (see catchUpStatuses). */
   readOffset: number;
-  /**
-   * Lines folded so far (before readOffset), as a snapshot reports them. (A status line another
-   * process appends while the journal is first read may be counted twice: counts only.)
-   */
-  lines: { events: number; skipped: number };
-  /** The journal bytes the last snapshot covers (0: none), read or written. */
-  snapshotBytes: number;
 }
 
 export interface OpenSessionOptions {
@@ -223,8 +214,6 @@ export function openSession(o: OpenSessionOptions): BatchSession {
     report: reportOf(folded, resumed, r.skipped),
     lastWriteMs,
     readOffset,
-    lines: { events: r.events, skipped: r.skipped },
-    snapshotBytes: r.snapshotBytes,
   };
 }
 
@@ -235,41 +224,14 @@ export function record(session: BatchSession, e: JournalLine, options: { sync?: 
 }
 
 /**
- * At the end of a run: when the journal grew by `minBytes` or more since its last snapshot, a new
- * snapshot of the states (snapshot.ts), so the next command that reads the journal folds only what
- * comes after. The states are the fold of every line before readOffset once the lines of other
- * processes are caught up: this run folds its own lines as it writes them (record, executeRows),
- * and other processes append only status lines. A snapshot is a cache: failing to write one
- * costs the next read its speed, nothing else. Returns whether one was written.
- */
-export async function saveSnapshot(session: BatchSession, minBytes = SNAPSHOT_MIN_BYTES): Promise<boolean> {
-  try {
-    catchUpStatuses(session); // readOffset is then the end of a complete line
-    const bytes = session.readOffset;
-    if (bytes - session.snapshotBytes < minBytes || bytes === 0) return false;
-    const sha256 = prefixSha256(session.journalPath, bytes);
-    if (!sha256) return false;
-    const lines = encodeSnapshot(session.folded, session.lines, { bytes, sha256 });
-    if (lines === undefined) return false;
-    await writeFileAtomic(snapshotPathFor(session.journalPath), lines);
-    session.snapshotBytes = bytes;
-    return true;
-  } catch {
-    return false; // the run's own work is done and journalled: a cache must not fail it
-  }
-}
-
-/**
  * Folds the `status` lines that other processes appended to the journal since it was read
  * (`listen` applying webhooks, `status` refreshing) into this run's states, forward only, so the
  * run's next results file keeps them instead of writing back the status it saw at creation. Every
  * other line after the offset is this run's own, already folded. Returns how many were applied.
  */
 export function catchUpStatuses(session: BatchSession): number {
-  const { events, next, skipped } = readAppended<JournalLine>(session.journalPath, session.readOffset);
+  const { events, next } = readAppended<JournalLine>(session.journalPath, session.readOffset);
   session.readOffset = next;
-  session.lines.events += events.length;
-  session.lines.skipped += skipped;
   let n = 0;
   for (const e of events) {
     if (e.t !== 'status') continue;

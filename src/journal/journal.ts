@@ -57,17 +57,10 @@ function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged
  * the buffer for the next read. Gluing a decoded remainder to the next chunk's text instead costs
  * as much again as the JSON parsing. A line longer than the buffer grows it. As a TextDecoder
  * does, a UTF-8 BOM at the start of the file is not part of the first line.
- */
-/**
+ *
  * `chunkBytes`: the size of a read (tests use tiny ones to cut lines and characters across reads).
- * `from`: the byte to start at, the start of a line (after what a snapshot holds, snapshot.ts).
  */
-export function scanJournal<E extends JournalEvent = JournalEvent>(
-  path: string,
-  onEvent: (e: E) => void,
-  chunkBytes = CHUNK,
-  from = 0,
-): JournalScan {
+export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK): JournalScan {
   let events = 0;
   let skipped = 0;
   let tornTail = false;
@@ -85,8 +78,8 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(
   try {
     let buf = Buffer.allocUnsafe(Math.max(4, chunkBytes));
     let held = 0; // bytes at the front of buf not yet cut into lines (a line without its newline yet)
-    let firstRead = from === 0;
-    let position = from;
+    let firstRead = true;
+    let position = 0;
     for (;;) {
       if (held === buf.length) {
         const bigger = Buffer.allocUnsafe(buf.length * 2);

@@ -6,7 +6,6 @@
 // (`retry --resend-failed`), folded only when that payout FAILED or was REJECTED and its refund is
 // journalled: the row may then go again under attempt + 1, the old payout kept in `earlier`.
 import { scanJournal, type JournalEvent, type JournalScan } from './journal.ts';
-import { loadSnapshot } from './snapshot.ts';
 import { nextStatus } from '../spec/status-order.ts';
 import type { ApiAmount } from '../money.ts';
 
@@ -307,27 +306,18 @@ export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
 
 export interface FoldedJournalFile extends JournalScan {
   folded: FoldedJournal;
-  /** The journal bytes a snapshot gave the states of (0: none, every line was folded). */
-  snapshotBytes: number;
 }
 
 /**
  * Reads and folds a journal file in one pass: each line is applied as it is read, so no array of
- * events is built (the same states as foldJournal(readJournal(path).events)). When the journal has
- * a snapshot that is provably the fold of its start (snapshot.ts), the fold starts from it and
- * reads only the lines after. `snapshot: false`: every line (tests, benchmarks).
+ * events is built and memory holds only the row states (the same states as
+ * foldJournal(readJournal(path).events)). The journal is the only state: every resume folds it
+ * whole. (A `<journal>.snapshot` file that older versions wrote beside it is never read.)
  */
-export function foldJournalFile(path: string, options: { snapshot?: boolean } = {}): FoldedJournalFile {
-  const snap = options.snapshot === false ? undefined : loadSnapshot(path);
-  const folded = snap?.folded ?? emptyFold();
-  const scan = scanJournal<JournalLine>(path, (e) => applyEvent(folded, e), undefined, snap?.bytes ?? 0);
-  return {
-    folded,
-    events: scan.events + (snap?.events ?? 0),
-    skipped: scan.skipped + (snap?.skipped ?? 0),
-    tornTail: scan.tornTail,
-    snapshotBytes: snap?.bytes ?? 0,
-  };
+export function foldJournalFile(path: string): FoldedJournalFile {
+  const folded = emptyFold();
+  const scan = scanJournal<JournalLine>(path, (e) => applyEvent(folded, e));
+  return { folded, ...scan };
 }
 
 /** The state of one row (a fresh one when the journal never named it). */

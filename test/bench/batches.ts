@@ -7,7 +7,7 @@ import { loadBatch } from '../../src/engine/batch.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { join } from 'node:path';
 import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
-import { openSession, record, saveSnapshot } from '../../src/engine/session.ts';
+import { openSession, record } from '../../src/engine/session.ts';
 import { toApi } from '../../src/money.ts';
 import { probableDuplicateKey } from '../../src/validation/batch.ts';
 import { generateCsv } from '../engine/helpers.ts';
@@ -15,7 +15,7 @@ import { generateCsv } from '../engine/helpers.ts';
 /**
  * The environment name of --base-url alone. The journal is written in the layout before the
  * account's ledger (`.payout-batch/custom-<batch>.journal.jsonl` beside the file), which
- * `run --base-url URL` adopts into the ledger, snapshot and all, when it first meets the batch.
+ * `run --base-url URL` adopts into the ledger when it first meets the batch.
  */
 export const BASE_URL_ENV = 'custom';
 
@@ -40,15 +40,9 @@ export async function writeLargeBatch(path: string, rows: number, prefix = 'S'):
 /**
  * Writes the journal of `file` (in .payout-batch beside it) with its valid rows from position
  * `from` on created: the lines a run writes for each (quote, initiating, created) through the
- * engine's own openSession and record, between a `run` and a `run-end`, and the snapshot of the
- * journal's fold that a run leaves at its end (saveSnapshot). `snapshot: false`: none, as a run
- * killed before its end, or of a version before snapshots, leaves it.
+ * engine's own openSession and record, between a `run` and a `run-end`.
  */
-export async function writeCreatedJournal(
-  file: string,
-  from = 0,
-  o: { snapshot?: boolean } = {},
-): Promise<{ rows: number; journal: string; bytes: number; snapshot: boolean }> {
+export async function writeCreatedJournal(file: string, from = 0): Promise<{ rows: number; journal: string; bytes: number }> {
   const batch = await loadBatch(file);
   const journal = join(stateDirFor(batch.file), `${BASE_URL_ENV}-${batch.identity.batchId.slice(0, 16)}.journal.jsonl`);
   const session = openSession({
@@ -110,7 +104,6 @@ export async function writeCreatedJournal(
     n++;
   }
   record(session, { t: 'run-end', at, exitCode: 0 }, { sync: true });
-  const snapshot = o.snapshot !== false && (await saveSnapshot(session));
   session.writer.close();
-  return { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size, snapshot };
+  return { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size };
 }

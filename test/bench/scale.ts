@@ -13,15 +13,10 @@
 //                                          limit: our cost, not the service's); estimated fees
 //   resume: run FILE --yes --base-url SB --rate 1000, after a journal in which all 100,000 rows are created
 //                                          (written by the engine's own openSession and record with
-//                                          the lines a run writes: quote, initiating, created; and
-//                                          the snapshot of its fold a run leaves at its end);
-//                                          it reads the journal, validates the file, finds nothing
+//                                          the lines a run writes: quote, initiating, created);
+//                                          it folds the journal, validates the file, finds nothing
 //                                          to send and rewrites the results file
-//     no snapshot                          the same with the snapshot deleted before each run: every
-//                                          line folded, then the snapshot written at the run's end
-//   journal fold                           foldJournalFile of that journal alone (what run does:
-//                                          from the snapshot, then the lines after it), and of
-//                                          every line
+//   journal fold                           foldJournalFile of that journal alone (what run does)
 // Rows: the sample payroll's same-currency rows, unique references and amounts (test/engine/helpers).
 // Targets (issue): linear or better; resume under 2 s at 100,000.
 import { spawnChild } from './args.ts';
@@ -30,7 +25,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { foldJournalFile } from '../../src/journal/rows.ts';
-import { snapshotPathFor } from '../../src/journal/snapshot.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { ROOT, cleanEnv } from '../engine/helpers.ts';
 import { writeCreatedJournal, writeLargeBatch } from './batches.ts';
@@ -47,9 +41,8 @@ if (process.argv[2] === '--phase') {
   if (phase === 'journal') {
     // A journal of every row created, as `run` would have left it.
     info = await writeCreatedJournal(a1!);
-  } else if (phase === 'fold' || phase === 'fold-snapshot') {
-    const { folded, snapshotBytes } = foldJournalFile(a1!, { snapshot: phase === 'fold-snapshot' });
-    info = { rows: folded.rows.size, snapshotBytes };
+  } else if (phase === 'fold') {
+    info = { rows: foldJournalFile(a1!).folded.rows.size };
   }
   const ms = performance.now() - t0;
   process.stdout.write(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, ...info }));
@@ -127,21 +120,14 @@ async function main(): Promise<number> {
     process.stdout.write(`journal of ${last.toLocaleString('en')} created rows ... `);
     const j = await spawnChild(['--import', 'tsx', self, '--phase', 'journal', lastFile], cleanEnv(), ROOT);
     if (j.code !== 0) throw new Error(j.stderr);
-    const jr = JSON.parse(j.stdout) as { rows: number; journal: string; bytes: number; snapshot: boolean };
-    const snapshotFile = snapshotPathFor(jr.journal);
-    if (!jr.snapshot) throw new Error('the journal was written without its snapshot');
-    console.log(
-      `${jr.rows.toLocaleString('en')} rows, ${(jr.bytes / MB).toFixed(1)} MB, snapshot ${(statSync(snapshotFile).size / MB).toFixed(1)} MB`,
-    );
+    const jr = JSON.parse(j.stdout) as { rows: number; journal: string; bytes: number };
+    console.log(`${jr.rows.toLocaleString('en')} rows, ${(jr.bytes / MB).toFixed(1)} MB`);
     const before = sb.requestLog().length;
     const runArgs = ['run', lastFile, '--yes', '--base-url', sb.url, '--rate', '1000'];
     const resume = await cli(runArgs, sub, join(sub, 'state'));
-    // the same without the snapshot (a journal of a version before snapshots, or of a run killed
-    // before its end): every line is folded, and the run writes the snapshot at its end
-    const whole = await cli(runArgs, sub, join(sub, 'state'), runs, () => rmSync(snapshotFile, { force: true }));
     const sent = sb.requestLog().slice(before);
     const bestFold = async (phase: string) => {
-      const folds: { ms: number; maxRssMb: number; rows: number; snapshotBytes: number }[] = [];
+      const folds: { ms: number; maxRssMb: number; rows: number }[] = [];
       for (let k = 0; k < Math.max(runs, 3); k++) {
         const f = await spawnChild(['--import', 'tsx', self, '--phase', phase, jr.journal], cleanEnv(), ROOT);
         folds.push(JSON.parse(f.stdout) as (typeof folds)[number]);
@@ -149,8 +135,6 @@ async function main(): Promise<number> {
       return folds.sort((a, b) => a.ms - b.ms)[0]!;
     };
     const fold = await bestFold('fold');
-    const foldSnapshot = await bestFold('fold-snapshot');
-    if (foldSnapshot.snapshotBytes === 0) throw new Error('the snapshot was not used');
 
     console.log('');
     console.log(
@@ -177,16 +161,8 @@ async function main(): Promise<number> {
         `${what.padEnd(18)}${f.rows.toLocaleString('en').padStart(9)}${''.padStart(9)}${`${(f.ms / 1000).toFixed(2)} s`.padStart(9)}${''.padStart(11)}${`${f.maxRssMb.toFixed(0)} MB`.padStart(9)}`,
       );
     runLine('resume (run)', resume);
-    runLine('  no snapshot', whole);
-    foldLine('journal fold', foldSnapshot);
-    foldLine('  every line', fold);
+    foldLine('journal fold', fold);
     console.log('');
-    console.log(
-      'resume (run): the journal and the snapshot of its fold that a run leaves at its end; no snapshot: every line folded (a journal of',
-    );
-    console.log(
-      'a version before snapshots, or of a run killed before its end; the run then writes the snapshot at its end, counted here)',
-    );
     console.log(
       `resume: ${sent.length} requests to the sandbox (${[...new Set(sent.map((r) => r.route))].join(', ') || 'none'}), no initiate: ${!sent.some((r) => r.route === 'initiate')}`,
     );

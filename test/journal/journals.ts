@@ -1,4 +1,4 @@
-// Journals for the tests of the fold and of its snapshots.
+// Journals for the tests of the fold.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JournalWriter } from '../../src/journal/journal.ts';
