@@ -67,24 +67,6 @@ export interface RecordSource {
   wait(): Promise<void>;
 }
 
-/** The rows of a batch pulled the same way (internal: for validateBatch, which reads rows alone). */
-export interface RowPull {
-  /** The next row, NEED_MORE when the reader must wait(), or undefined at the end. Throws InputError. */
-  next(): RawRow | typeof NEED_MORE | undefined;
-  wait(): Promise<void>;
-  /** Releases the file; once done or abandoned. */
-  close(): Promise<void>;
-}
-
-const ROW_PULL = Symbol('rowPull');
-/**
- * The pull behind a BatchSource's rows, when its reader has one. Either it or the async iterable
- * is read, not both: they share one pass over the file.
- */
-export function rowPull(rows: AsyncIterable<RawRow>): RowPull | undefined {
-  return (rows as { [ROW_PULL]?: RowPull })[ROW_PULL];
-}
-
 export interface ShapedRows extends ColumnMapping {
   headerRow: number;
   warnings: InputWarning[];
@@ -215,33 +197,16 @@ export async function shapeRows(file: string, records: RecordSource, onDone: () 
   }
 
   const shaped = shape();
-  let closed = false;
-  const pull: RowPull = {
-    next() {
-      const r = shaped.next();
-      return r.done ? undefined : r.value;
-    },
-    wait: () => records.wait(),
-    async close() {
-      if (closed) return;
-      closed = true;
-      await onDone();
-    },
-  };
   async function* rows(): AsyncGenerator<RawRow> {
     try {
-      for (;;) {
-        const r = pull.next();
-        if (r === undefined) break;
-        if (r === NEED_MORE) await pull.wait();
-        else yield r;
+      for (let r = shaped.next(); !r.done; r = shaped.next()) {
+        if (r.value === NEED_MORE) await records.wait();
+        else yield r.value;
       }
     } finally {
-      await pull.close();
+      await onDone();
     }
   }
-  const rowIterable = rows();
-  Object.defineProperty(rowIterable, ROW_PULL, { value: pull });
 
   if (leadingBlank.length) {
     const a = leadingBlank[0]!;
@@ -253,7 +218,7 @@ export async function shapeRows(file: string, records: RecordSource, onDone: () 
       message: `${a === b ? `row ${a} is` : `rows ${a}-${b} are`} blank above the header and skipped`,
     });
   }
-  return { ...mapped, headerRow: header.rowNumber, warnings, rows: rowIterable };
+  return { ...mapped, headerRow: header.rowNumber, warnings, rows: rows() };
 }
 
 export type { CanonicalField };
