@@ -94,7 +94,10 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       onResume: (report) => out(resumeText(report)),
       onPlan: (plan) => {
         label.batch = plan.batchId.slice(0, 16);
-        out(planText(plan, environment, conn.environment.baseUrl));
+        const text = planText(plan, environment, conn.environment.baseUrl);
+        // Nobody confirms a plan unseen: under --quiet or --json it goes beside the question, on stderr.
+        if (quiet && !args.yes) io.stderr.write(text);
+        else out(text);
         logger.info(
           { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
           'plan',

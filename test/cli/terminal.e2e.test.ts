@@ -21,11 +21,12 @@ const sent = () => sb.requestLog().filter((r) => r.route === 'quote' || r.route 
 async function onTerminal(
   prefix: string,
   answer: string,
+  flags: string[] = [],
 ): Promise<{ code: number | null; screen: string; sentBeforeAnswer: number; prompts: number }> {
   const dir = await workDir('pb-tty-');
   const file = join(dir, 'payroll.csv');
   await writeFile(file, generateCsv({ rows: 12, prefix }));
-  const cmd = [process.execPath, join(ROOT, 'dist/bin.js'), 'run', file, '--base-url', sb.url, '--rate', '50']
+  const cmd = [process.execPath, join(ROOT, 'dist/bin.js'), 'run', file, '--base-url', sb.url, '--rate', '50', ...flags]
     .map((a) => `'${a}'`)
     .join(' ');
   const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
@@ -83,5 +84,15 @@ describe('run on a terminal', () => {
     expect(t.screen).toContain('declined at the confirmation: nothing was sent');
     expect(t.screen).toMatch(/NOT_SENT\s+12/);
     expect(t.screen).not.toMatch(/rows \| failed/);
+  });
+
+  it('-q still shows the plan it asks about, with the environment explained', async () => {
+    const before = sent();
+    const t = await onTerminal('TTYQUIET', 'n\n', ['-q']);
+    expect(t.code, t.screen).toBe(3);
+    expect(t.screen.indexOf('Plan for')).toBeGreaterThanOrEqual(0);
+    expect(t.screen.indexOf('Plan for')).toBeLessThan(t.screen.indexOf('[y/N]'));
+    expect(t.screen).toContain('environment  custom (a base URL given with --base-url');
+    expect(sent()).toBe(before);
   });
 });
