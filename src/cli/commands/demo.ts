@@ -1,24 +1,28 @@
 // `payout-batch demo` (npm run demo): the sample payroll end to end on the embedded sandbox:
 // plan, run with progress, results file, summary, and the same batch again paying nothing twice.
+import type { Argv } from 'yargs';
+import type { ArgsOf } from '../options.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { runDemo } from '../../demo/tour.ts';
 import { createLogger } from '../../log.ts';
 import { planText, progressSink, summaryText } from '../render.ts';
 
-export default defineCommand<{ json: boolean; rate: number; dir?: string }>({
-  builder: (y) =>
-    y
-      .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' })
-      .option('rate', {
-        type: 'number',
-        default: 50,
-        describe: 'Requests per second of the demo sandbox and client (the service allows 5)',
-      })
-      .option('dir', {
-        type: 'string',
-        describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)',
-      }),
+const builder = (y: Argv) =>
+  y
+    .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' })
+    .option('rate', {
+      type: 'number',
+      default: 50,
+      describe: 'Requests per second of the demo sandbox and client (the service allows 5)',
+    })
+    .option('dir', {
+      type: 'string',
+      describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)',
+    });
+
+export default defineCommand<ArgsOf<typeof builder>>({
+  builder,
   run: async (args, io) => {
     if (!(args.rate > 0)) throw new UsageError('--rate must be above 0');
     const say = (line: string) => {

@@ -8,17 +8,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { ListenerInUse, registerSubscription, startListener } from '../../ops/listen.ts';
-import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from '../options.ts';
-
-interface ListenArgs extends ConnectionArgs {
-  port: number;
-  host: string;
-  'secret-file': string;
-  register?: string;
-  results?: string[];
-  'watch-dir'?: string[];
-  'state-dir'?: string;
-}
+import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
 export function readSecretFile(path: string, warn: (m: string) => void): string {
   let text: string;
@@ -36,27 +26,30 @@ export function readSecretFile(path: string, warn: (m: string) => void): string 
   return secret;
 }
 
+const builder = (y: Argv) =>
+  connectionOptions(y)
+    .option('port', { type: 'number', demandOption: true, describe: 'Port to listen on (0: any free one, printed)' })
+    .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (put a TLS proxy in front for the service)' })
+    .option('secret-file', {
+      type: 'string',
+      demandOption: true,
+      describe: 'File holding the webhook secret (the one given at registration)',
+    })
+    .option('register', { type: 'string', describe: "Create or update the business's one subscription to this URL, with the secret" })
+    .option('results', { type: 'string', array: true, describe: 'A results file to keep up to date (repeatable)' })
+    .option('watch-dir', {
+      type: 'string',
+      array: true,
+      describe: 'A watch folder: its done/, failed/ and processing/ results (repeatable)',
+    })
+    .option('state-dir', {
+      type: 'string',
+      describe: 'Inbox journal and delivery ids (default: <watch-dir>/.state/listen, else $PAYOUT_BATCH_STATE_DIR/listen)',
+    });
+type ListenArgs = ArgsOf<typeof builder>;
+
 export default defineCommand<ListenArgs>({
-  builder: (y: Argv) =>
-    connectionOptions(y)
-      .option('port', { type: 'number', demandOption: true, describe: 'Port to listen on (0: any free one, printed)' })
-      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (put a TLS proxy in front for the service)' })
-      .option('secret-file', {
-        type: 'string',
-        demandOption: true,
-        describe: 'File holding the webhook secret (the one given at registration)',
-      })
-      .option('register', { type: 'string', describe: "Create or update the business's one subscription to this URL, with the secret" })
-      .option('results', { type: 'string', array: true, describe: 'A results file to keep up to date (repeatable)' })
-      .option('watch-dir', {
-        type: 'string',
-        array: true,
-        describe: 'A watch folder: its done/, failed/ and processing/ results (repeatable)',
-      })
-      .option('state-dir', {
-        type: 'string',
-        describe: 'Inbox journal and delivery ids (default: <watch-dir>/.state/listen, else $PAYOUT_BATCH_STATE_DIR/listen)',
-      }),
+  builder,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'listen');
     const secret = readSecretFile(resolve(io.cwd, args['secret-file']), (m) => logger.warn(m));

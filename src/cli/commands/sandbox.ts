@@ -1,24 +1,13 @@
 // `payout-batch sandbox`: runs the local simulator of the payout service until Ctrl+C.
 // A thin layer over startSandbox (src/sandbox): it turns flags into SandboxOptions, prints the
 // base URL and the keys, and closes the server when asked to stop.
+import type { Argv } from 'yargs';
+import type { ArgsOf } from '../options.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/index.ts';
 import type { Seed } from '../../sandbox/seed.ts';
 import { parseShapes, SHAPES_VARIABLE } from '../sandbox-shapes.ts';
-
-interface SandboxArgs {
-  port: number;
-  seed?: string;
-  'rate-limit': string;
-  quota: string;
-  latency?: string;
-  'auto-advance'?: string;
-  'random-seed'?: number;
-  'propagating-key'?: string[];
-  shapes?: string;
-  quiet: boolean;
-}
 
 /** "5", or "off" for no limit. */
 function limitFlag(name: string, value: string): number | null {
@@ -47,38 +36,41 @@ function autoAdvanceFlag(value: string): { toProcessingMs: number; toSuccessfulM
   return { toProcessingMs: nums[0]!, toSuccessfulMs: nums[1] ?? nums[0]! };
 }
 
+const builder = (y: Argv) =>
+  y
+    .option('port', { type: 'number', default: 4010, describe: 'Port on 127.0.0.1; 0 picks a free one' })
+    .option('seed', {
+      type: 'string',
+      describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)',
+    })
+    .option('rate-limit', { type: 'string', default: '5', describe: 'Requests per rolling second per key, or "off"' })
+    .option('quota', { type: 'string', default: '10000', describe: 'Requests per calendar month per key, or "off"' })
+    .option('latency', { type: 'string', describe: 'Added latency MIN-MAX ms on every API route, e.g. 50-300' })
+    .option('auto-advance', {
+      type: 'string',
+      describe: 'Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)',
+    })
+    .option('random-seed', { type: 'number', describe: 'Seed of the fault PRNG, to replay a campaign' })
+    .option('propagating-key', {
+      type: 'string',
+      array: true,
+      describe: 'A key that answers 403, as during key propagation (repeatable)',
+    })
+    .option('shapes', {
+      type: 'string',
+      describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,
+    })
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print a line per request' })
+    .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
+    .example(
+      '$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000',
+      'A free port, slow answers, payouts that settle by themselves',
+    )
+    .example('$0 sandbox --shapes variant', 'Answer in the other reading: envelopes, amounts as strings, other fee shapes, nulls');
+type SandboxArgs = ArgsOf<typeof builder>;
+
 export default defineCommand<SandboxArgs>({
-  builder: (y) =>
-    y
-      .option('port', { type: 'number', default: 4010, describe: 'Port on 127.0.0.1; 0 picks a free one' })
-      .option('seed', {
-        type: 'string',
-        describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)',
-      })
-      .option('rate-limit', { type: 'string', default: '5', describe: 'Requests per rolling second per key, or "off"' })
-      .option('quota', { type: 'string', default: '10000', describe: 'Requests per calendar month per key, or "off"' })
-      .option('latency', { type: 'string', describe: 'Added latency MIN-MAX ms on every API route, e.g. 50-300' })
-      .option('auto-advance', {
-        type: 'string',
-        describe: 'Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)',
-      })
-      .option('random-seed', { type: 'number', describe: 'Seed of the fault PRNG, to replay a campaign' })
-      .option('propagating-key', {
-        type: 'string',
-        array: true,
-        describe: 'A key that answers 403, as during key propagation (repeatable)',
-      })
-      .option('shapes', {
-        type: 'string',
-        describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,
-      })
-      .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print a line per request' })
-      .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
-      .example(
-        '$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000',
-        'A free port, slow answers, payouts that settle by themselves',
-      )
-      .example('$0 sandbox --shapes variant', 'Answer in the other reading: envelopes, amounts as strings, other fee shapes, nulls'),
+  builder,
   run: async (args, io) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
       throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);

@@ -3,27 +3,25 @@
 // CSV goes to stdout without --out; XLSX is binary, so without --out it is written to
 // ./payout-template-<method>.xlsx.
 import { writeFile } from 'node:fs/promises';
+import type { Argv } from 'yargs';
+import type { ArgsOf } from '../options.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { canonicalMethod, PAYOUT_METHODS } from '../../spec/codes.ts';
 import { templateCsv, templateFileName, templateXlsx } from '../../validation/templates.ts';
 import { resolve } from 'node:path';
 
-interface TemplateArgs {
-  method?: string;
-  format: string;
-  out?: string;
-}
+const builder = (y: Argv) =>
+  y
+    .option('method', { type: 'string', describe: `One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)` })
+    .option('format', { type: 'string', default: 'csv', choices: ['csv', 'xlsx'], describe: 'File format' })
+    .option('out', {
+      type: 'string',
+      describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)',
+    });
 
-export default defineCommand<TemplateArgs>({
-  builder: (y) =>
-    y
-      .option('method', { type: 'string', describe: `One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)` })
-      .option('format', { type: 'string', default: 'csv', choices: ['csv', 'xlsx'], describe: 'File format' })
-      .option('out', {
-        type: 'string',
-        describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)',
-      }),
+export default defineCommand<ArgsOf<typeof builder>>({
+  builder,
   run: async (args, io) => {
     let method;
     if (args.method !== undefined) {

@@ -6,20 +6,12 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
+import type { Argv } from 'yargs';
+import type { ArgsOf } from '../options.ts';
 import { defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, type ExitCode as ExitCodeT } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/index.ts';
-
-interface ValidateArgs {
-  file: string;
-  encoding?: string;
-  sheet?: string;
-  report?: string;
-  json: boolean;
-  'allow-duplicate-rows': boolean;
-  'max-problems': number;
-}
 
 /** Writes and waits when the stream asks to: a million problems never pile up in memory. */
 async function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
@@ -199,23 +191,26 @@ export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCo
   }
 }
 
+const builder = (y: Argv) =>
+  y
+    .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls)' })
+    .option('encoding', { type: 'string', describe: 'CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252' })
+    .option('sheet', { type: 'string', describe: 'Excel: the sheet to read (default: the first)' })
+    .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print the problems and summary as JSON' })
+    .option('allow-duplicate-rows', {
+      type: 'boolean',
+      default: false,
+      describe: 'Rows with the same account, amount and currency are a warning, not an error',
+    })
+    .option('max-problems', {
+      type: 'number',
+      default: 100,
+      describe: 'Problems printed on screen (0: all); the report and --json have all',
+    });
+type ValidateArgs = ArgsOf<typeof builder>;
+
 export default defineCommand<ValidateArgs>({
-  builder: (y) =>
-    y
-      .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls)' })
-      .option('encoding', { type: 'string', describe: 'CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252' })
-      .option('sheet', { type: 'string', describe: 'Excel: the sheet to read (default: the first)' })
-      .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print the problems and summary as JSON' })
-      .option('allow-duplicate-rows', {
-        type: 'boolean',
-        default: false,
-        describe: 'Rows with the same account, amount and currency are a warning, not an error',
-      })
-      .option('max-problems', {
-        type: 'number',
-        default: 100,
-        describe: 'Problems printed on screen (0: all); the report and --json have all',
-      }),
+  builder,
   run: (args, io) => runValidate(args, io),
 });
