@@ -55,7 +55,7 @@ function unknownFlags(argv: string[], known: Set<string>): string[] {
 /**
  * yargs' usage messages, reworded: an unknown flag is named once (yargs lists a kebab-case flag
  * again in camelCase, and reports a missing file first when an unknown flag took it as its value),
- * and an unknown command says it is one.
+ * an unknown command says it is one, and a missing argument shows the command's usage line.
  */
 function usageMessage(msg: string, argv: string[], known: Set<string> | undefined): string {
   const unknown = known ? unknownFlags(argv, known) : [];
@@ -64,6 +64,8 @@ function usageMessage(msg: string, argv: string[], known: Set<string> | undefine
   const isCommand = !!word && commands.some((c) => c.command.split(' ')[0] === word);
   if (/^Did you mean /.test(msg)) return `unknown command "${word}": ${msg.replace(/^Did/, 'did')}`;
   if (/^Unknown arguments?: /.test(msg) && word && !isCommand) return `unknown command "${word}"`;
+  const entry = isCommand ? commands.find((c) => c.command.split(' ')[0] === word) : undefined;
+  if (/^Not enough non-option arguments/.test(msg) && entry) return `missing an argument: payout-batch ${entry.command}`;
   return msg;
 }
 

@@ -53,7 +53,7 @@ describe('help', () => {
 });
 
 describe('unknown flags and commands', () => {
-  it('names each unknown flag once, as typed, even when it took the file as its value; an unknown command says so', async () => {
+  it('names each unknown flag once, as typed, even when it took the file as its value; an unknown command says so; a missing argument shows the usage line', async () => {
     const { cli } = await batchDir('UNKNOWN', 1);
     const r = await cli('validate', '--bogus-flag', 'x', '--bogus-flag=y', '--max-problem', '3', 'payroll.csv', '-z', 'payroll.csv');
     expect(r.code).toBe(2);
@@ -63,6 +63,9 @@ describe('unknown flags and commands', () => {
     const typo = await cli('validat', 'payroll.csv');
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('unknown command "validat": did you mean validate?');
+    const missing = await cli('attach', 'p_1');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('missing an argument: payout-batch attach <payoutId> <files..>');
   });
 });
 
