@@ -9,7 +9,7 @@ import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { InputError } from './errors.ts';
 import { detectDelimiter, detectEncoding, sepLine, type Delimiter, type TextEncoding } from './detect.ts';
-import { NEED_MORE, type RecordSource } from './rows.ts';
+import type { SourceRecord } from './rows.ts';
 import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './limits.ts';
 
 /**
@@ -22,7 +22,7 @@ export interface CsvOpen {
   encoding: TextEncoding;
   encodingDetectedBy: string;
   delimiter: Delimiter;
-  records: RecordSource;
+  records: AsyncIterable<SourceRecord>;
   close: () => void;
 }
 
@@ -77,70 +77,40 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   guard.on('error', (e) => parser.destroy(e));
   input.pipe(guard).pipe(parser);
 
-  // Records are taken with parser.read(), synchronously while csv-parse has some buffered, and a
-  // promise is awaited only when it has none: not one promise (or three generator steps) per row.
-  let rowNumber = 0;
-  let ended = false;
-  let failure: unknown;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  parser.on('readable', notify);
-  parser.on('end', () => {
-    ended = true;
-    notify();
-  });
-  parser.on('close', () => {
-    ended = true;
-    notify();
-  });
-  parser.on('error', (e) => {
-    failure ??= e;
-    notify();
-  });
-
   const closeParser = () => {
     fileStream.destroy();
     parser.destroy();
   };
 
-  const fail = (e: unknown): never => {
-    closeParser();
+  /** csv-parse's error (or the file's) as the InputError the user is shown; `rowNumber`: records read so far. */
+  const failure = (e: unknown, rowNumber: number): InputError => {
     if (e instanceof CsvError && e.code === 'CSV_MAX_RECORD_SIZE') {
       // csv-parse counts the records it has given, which may be more than those read yet
-      throw tooLong(Math.max(rowNumber, (e as CsvError & { records?: number }).records ?? 0) + 1);
+      return tooLong(Math.max(rowNumber, (e as CsvError & { records?: number }).records ?? 0) + 1);
     }
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
-      throw new InputError(
+      return new InputError(
         'MALFORMED_CSV',
         file,
         `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '')}`,
         rowNumber + 1,
       );
     }
-    throw unreadable(e);
+    return unreadable(e);
   };
 
-  const records: RecordSource = {
-    next() {
-      if (failure !== undefined) fail(failure);
-      const values = parser.read() as string[] | null;
-      if (values !== null) return { rowNumber: ++rowNumber, values };
-      if (failure !== undefined) fail(failure);
-      return ended ? undefined : NEED_MORE;
-    },
-    wait() {
-      if (ended || failure !== undefined) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-    },
-  };
-  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records, close: closeParser };
+  async function* records(): AsyncGenerator<SourceRecord> {
+    let rowNumber = 0;
+    try {
+      for await (const values of parser as AsyncIterable<string[]>) yield { rowNumber: ++rowNumber, values };
+    } catch (e) {
+      throw failure(e, rowNumber);
+    } finally {
+      closeParser();
+    }
+  }
+  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records: records(), close: closeParser };
 }
 
 /**

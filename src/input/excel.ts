@@ -14,7 +14,7 @@
 import * as XLSX from 'xlsx';
 import { InputError } from './errors.ts';
 import { checkWorkbook } from './zip-guard.ts';
-import { NEED_MORE, type RecordSource, type SourceRecord } from './rows.ts';
+import type { SourceRecord } from './rows.ts';
 
 /** Rows read between two turns of the event loop (a signal is handled only on a turn). */
 const YIELD_EVERY = 2000;
@@ -22,7 +22,7 @@ const YIELD_EVERY = 2000;
 export interface ExcelOpen {
   sheet: string;
   sheets: string[];
-  records: RecordSource;
+  records: AsyncIterable<SourceRecord>;
 }
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
@@ -107,21 +107,15 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string): 
   // The declared range gives only where the sheet starts; its end is where the cells end.
   const ref = ws['!ref'];
   const start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
-  let r = start.r;
-  let sinceYield = 0;
   // The header's width, once read (the first row with a value, as in rows.ts): a later row's cells
   // beyond it are only counted (EXTRA_CELLS), so a row with one cell in column XFD costs that cell,
   // not 16,384 empty ones.
   let width: number | undefined;
   // the workbook is in memory: records are made one at a time as rows are read, with a turn of the
   // event loop every YIELD_EVERY rows (blank ones included) so that Ctrl-C and SIGTERM are heard
-  const records: RecordSource = {
-    next() {
-      if (r >= data.length) return undefined;
-      if (++sinceYield > YIELD_EVERY) {
-        sinceYield = 0;
-        return NEED_MORE;
-      }
+  async function* records(): AsyncGenerator<SourceRecord> {
+    for (let r = start.r; r < data.length; r++) {
+      if ((r - start.r + 1) % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const cells = data[r] ?? [];
       const values: string[] = [];
       let numbers: (number | undefined)[] | undefined;
@@ -141,10 +135,8 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string): 
       const rec: SourceRecord = { rowNumber: r + 1, values };
       if (numbers) rec.numbers = numbers;
       if (dates) rec.dates = dates;
-      r++;
-      return rec;
-    },
-    wait: () => new Promise<void>((resolve) => setImmediate(resolve)),
-  };
-  return { sheet: name, sheets, records };
+      yield rec;
+    }
+  }
+  return { sheet: name, sheets, records: records() };
 }

@@ -53,20 +53,6 @@ function isTotalLabel(v: string): boolean {
   return TOTAL_WORD.test(v.trim());
 }
 
-/** What a reader returns when no record is buffered yet: call wait() and ask again. */
-export const NEED_MORE: unique symbol = Symbol('NEED_MORE');
-
-/**
- * Records pulled from a reader: synchronously while it has some, awaiting only when it has none
- * (a CSV read 64 KiB at a time holds a few hundred records per chunk).
- */
-export interface RecordSource {
-  /** The next record, NEED_MORE when none is read yet, or undefined at the end. Throws InputError. */
-  next(): SourceRecord | typeof NEED_MORE | undefined;
-  /** Resolves when next() may have something new. */
-  wait(): Promise<void>;
-}
-
 export interface ShapedRows extends ColumnMapping {
   headerRow: number;
   warnings: InputWarning[];
@@ -79,26 +65,31 @@ export interface ShapedRows extends ColumnMapping {
  * with a warning when it is a totals row: a cell reads "Total", "Totals", "Grand total",
  * "Subtotal" or "Sum", or reference, method and accountName are all empty while sourceAmount is not.
  */
-export async function shapeRows(file: string, records: RecordSource, onDone: () => Promise<void> | void): Promise<ShapedRows> {
+export async function shapeRows(
+  file: string,
+  records: AsyncIterable<SourceRecord>,
+  onDone: () => Promise<void> | void,
+): Promise<ShapedRows> {
+  const it = records[Symbol.asyncIterator]();
   let header: SourceRecord;
   const leadingBlank: number[] = [];
   for (;;) {
-    let first: SourceRecord | typeof NEED_MORE | undefined;
+    let first: IteratorResult<SourceRecord>;
     try {
-      while ((first = records.next()) === NEED_MORE) await records.wait();
+      first = await it.next();
     } catch (e) {
       await onDone();
       throw e;
     }
-    if (first === undefined) {
+    if (first.done) {
       await onDone();
       throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
     }
-    if (!isBlank(first.values)) {
-      header = first;
+    if (!isBlank(first.value.values)) {
+      header = first.value;
       break;
     }
-    leadingBlank.push(first.rowNumber);
+    leadingBlank.push(first.value.rowNumber);
   }
   let mapped: ColumnMapping;
   try {
@@ -138,14 +129,12 @@ export async function shapeRows(file: string, records: RecordSource, onDone: () 
     }
     return row;
   };
-  const looksLikeTotals = (r: SourceRecord): boolean => {
-    for (const c of r.values) if (isTotalLabel(c)) return true;
-    return isEmptyAt(r.values, refIdx) && isEmptyAt(r.values, methodIdx) && isEmptyAt(r.values, nameIdx) && !isEmptyAt(r.values, amountIdx);
-  };
+  const looksLikeTotals = (r: SourceRecord): boolean =>
+    r.values.some(isTotalLabel) ||
+    (isEmptyAt(r.values, refIdx) && isEmptyAt(r.values, methodIdx) && isEmptyAt(r.values, nameIdx) && !isEmptyAt(r.values, amountIdx));
 
-  // The rows, as a synchronous generator over the records: it hands out NEED_MORE when the
-  // reader has nothing buffered, and the caller awaits records.wait() before asking again.
-  function* shape(): Generator<RawRow | typeof NEED_MORE, void, void> {
+  // The rest of the records as rows; the file is released when they end, fail or are abandoned.
+  async function* rows(): AsyncGenerator<RawRow> {
     let blankFrom: number | undefined;
     let blankTo = 0;
     let pendingTotals: SourceRecord | undefined;
@@ -156,54 +145,42 @@ export async function shapeRows(file: string, records: RecordSource, onDone: () 
       warnings.push({ code: 'BLANK_ROWS', row: blankFrom, rowEnd: blankTo, message: `${range} and skipped` });
       blankFrom = undefined;
     };
-    for (;;) {
-      const r = records.next();
-      if (r === undefined) break;
-      if (r === NEED_MORE) {
-        yield NEED_MORE;
-        continue;
-      }
-      if (isBlank(r.values)) {
-        if (blankFrom === undefined) blankFrom = r.rowNumber;
-        blankTo = r.rowNumber;
-        continue;
+    try {
+      for (let next = await it.next(); !next.done; next = await it.next()) {
+        const r = next.value;
+        if (isBlank(r.values)) {
+          if (blankFrom === undefined) blankFrom = r.rowNumber;
+          blankTo = r.rowNumber;
+          continue;
+        }
+        if (pendingTotals) {
+          // not the last row after all: an ordinary row, validated like any other
+          const held = pendingTotals;
+          pendingTotals = undefined;
+          yielded++;
+          yield toRow(held);
+        }
+        flushBlanks();
+        if (looksLikeTotals(r)) pendingTotals = r;
+        else {
+          yielded++;
+          yield toRow(r);
+        }
       }
       if (pendingTotals) {
-        // not the last row after all: an ordinary row, validated like any other
-        const held = pendingTotals;
-        pendingTotals = undefined;
-        yielded++;
-        yield toRow(held);
+        warnings.push({
+          code: 'TOTALS_ROW',
+          row: pendingTotals.rowNumber,
+          message: `row ${pendingTotals.rowNumber} looks like a totals row (last row, ${
+            pendingTotals.values.some(isTotalLabel) ? 'labelled as a total' : 'an amount with no reference, method or name'
+          }) and was skipped`,
+        });
       }
       flushBlanks();
-      if (looksLikeTotals(r)) pendingTotals = r;
-      else {
-        yielded++;
-        yield toRow(r);
-      }
-    }
-    if (pendingTotals) {
-      warnings.push({
-        code: 'TOTALS_ROW',
-        row: pendingTotals.rowNumber,
-        message: `row ${pendingTotals.rowNumber} looks like a totals row (last row, ${
-          pendingTotals.values.some(isTotalLabel) ? 'labelled as a total' : 'an amount with no reference, method or name'
-        }) and was skipped`,
-      });
-    }
-    flushBlanks();
-    if (yielded === 0)
-      throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
-  }
-
-  const shaped = shape();
-  async function* rows(): AsyncGenerator<RawRow> {
-    try {
-      for (let r = shaped.next(); !r.done; r = shaped.next()) {
-        if (r.value === NEED_MORE) await records.wait();
-        else yield r.value;
-      }
+      if (yielded === 0)
+        throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
     } finally {
+      await it.return?.();
       await onDone();
     }
   }

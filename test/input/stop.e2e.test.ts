@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import * as XLSX from 'xlsx';
 import { readBatch, type RawRow } from '../../src/input/index.ts';
 import { openExcel } from '../../src/input/excel.ts';
-import { NEED_MORE } from '../../src/input/rows.ts';
 import { collectBatch } from '../../src/validation/index.ts';
 import { HEADER, cleanEnv, generateCsv, runCli } from '../engine/helpers.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
@@ -43,7 +42,7 @@ describe('a workbook is read by the cells it has', () => {
     const buf = xlsxWithDimension(rows, 'A1:XFD4');
     const x = await openExcel(buf, 'wide.xlsx');
     const widths: number[] = [];
-    for (let rec = x.records.next(); rec !== undefined; rec = x.records.next()) if (rec !== NEED_MORE) widths.push(rec.values.length);
+    for await (const rec of x.records) widths.push(rec.values.length);
     expect(widths).toEqual([HEADER.length, HEADER.length + 1, HEADER.length + 1, HEADER.length + 1]);
     const p = join(dir, 'wide.xlsx');
     writeFileSync(p, buf);
