@@ -7,6 +7,7 @@
 // not JSON: it is skipped and counted, never fatal; the next append starts on a fresh line.
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 
 /** Any event: a type `t` and plain JSON fields. The engine defines the types it writes. */
 export interface JournalEvent {
@@ -49,22 +50,16 @@ function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged
 
 /**
  * Hands every complete event of a journal file to `onEvent`, in order, while reading it (1 MiB at
- * a time): nothing but the current chunk is held, so a fold of a 100 MB journal keeps only the
- * row states. A missing file is an empty journal.
- *
- * The lines are cut in bytes (a newline byte is never inside a UTF-8 character) and each chunk's
- * complete lines are decoded in one piece; the bytes after its last newline move to the front of
- * the buffer for the next read. Gluing a decoded remainder to the next chunk's text instead costs
- * as much again as the JSON parsing. A line longer than the buffer grows it. As a TextDecoder
- * does, a UTF-8 BOM at the start of the file is not part of the first line.
+ * a time): nothing but the current chunk and the line it ends in is held, so a fold of a 100 MB
+ * journal keeps only the row states. A missing file is an empty journal. As a TextDecoder does, a
+ * UTF-8 BOM at the start of the file is not part of the first line.
  *
  * `chunkBytes`: the size of a read (tests use tiny ones to cut lines and characters across reads).
  */
 export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK): JournalScan {
   let events = 0;
   let skipped = 0;
-  let tornTail = false;
-  if (!existsSync(path)) return { events, skipped, tornTail };
+  if (!existsSync(path)) return { events, skipped, tornTail: false };
   const take = (line: string) => {
     const e = parseLine<E>(line);
     if (e === 'blank') return;
@@ -75,54 +70,29 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
     }
   };
   const fd = openSync(path, 'r');
+  let rest = ''; // the text after the last newline read: a line not complete yet
   try {
-    let buf = Buffer.allocUnsafe(Math.max(4, chunkBytes));
-    let held = 0; // bytes at the front of buf not yet cut into lines (a line without its newline yet)
-    let firstRead = true;
-    let position = 0;
-    for (;;) {
-      if (held === buf.length) {
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, held);
-        buf = bigger;
+    const buf = Buffer.allocUnsafe(chunkBytes);
+    const decoder = new StringDecoder('utf8'); // a character cut across two reads is decoded whole
+    let start = true;
+    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null)) {
+      let text = rest + decoder.write(buf.subarray(0, n));
+      if (start && text !== '') {
+        start = false;
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       }
-      const n = readSync(fd, buf, held, buf.length - held, position);
-      if (n === 0) break;
-      position += n;
-      let end = held + n;
-      if (firstRead) {
-        firstRead = false;
-        if (end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
-          buf.copy(buf, 0, 3, end);
-          end -= 3;
-        }
-      }
-      // (end - 1 >= 0: a negative offset would search from the buffer's end)
-      const last = end > 0 ? buf.lastIndexOf(NL, end - 1) : -1;
-      if (last === -1) {
-        held = end; // no complete line yet
-        continue;
-      }
-      const text = buf.toString('utf8', 0, last);
-      let start = 0;
-      for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-        take(text.slice(start, nl));
-        start = nl + 1;
-      }
-      take(text.slice(start));
-      held = end - last - 1;
-      buf.copy(buf, 0, last + 1, end);
+      const lines = text.split('\n');
+      rest = lines.pop()!;
+      lines.forEach(take);
     }
-    if (held > 0) {
-      // No newline after the last line: the write was cut short. Keep it only if it is whole JSON
-      // (a crash between the text and its newline), else skip it.
-      tornTail = true;
-      take(buf.toString('utf8', 0, held));
-    }
+    rest += decoder.end();
   } finally {
     closeSync(fd);
   }
-  return { events, skipped, tornTail };
+  // No newline after the last line: the write was cut short. Kept only if it is whole JSON (a
+  // crash between the text and its newline), else skipped.
+  if (rest !== '') take(rest);
+  return { events, skipped, tornTail: rest !== '' };
 }
 
 /** Reads every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
