@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { makeLogger, openConnection } from '../../src/cli/commands/run.ts';
+import { makeLogger, openConnection } from '../../src/cli/options.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { ACME, P } from './helpers.ts';
 

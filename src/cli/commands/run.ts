@@ -8,10 +8,6 @@ import { sendBatch, sendOptions } from '../send.ts';
 import { runBatch } from '../../engine/run.ts';
 import { showPlan } from './plan.ts';
 
-// watch.ts and test/sandbox/shapes-cli.test.ts still import these from here; they now live in
-// ../options.ts.
-export { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from '../options.ts';
-
 const builder = (y: Argv) =>
   batchFileOptions(sendOptions(y))
     .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel); optional with --plan' })

@@ -7,30 +7,25 @@ import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { LockBusy } from '../../ops/lock.ts';
 import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
-import { connectionOptions, makeLogger, openConnection, type ConnectionArgs } from './run.ts';
+import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
-interface WatchArgs extends ConnectionArgs {
-  dir: string;
-  once: boolean;
-  json: boolean;
-  verbose: boolean;
-  quiet: boolean;
-}
+const builder = (y: Argv) =>
+  connectionOptions(y)
+    .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
+    .option('once', { type: 'boolean', default: false, describe: 'Process what is there, then exit with a code cron can act on' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout at the end' })
+    .option('verbose', { type: 'boolean', default: false, describe: 'Also say when there was nothing to process' })
+    .option('quiet', {
+      alias: 'q',
+      type: 'boolean',
+      default: false,
+      describe: 'Print only the files that need attention (failed, or left in processing/), not those done',
+    });
 
-export default defineCommand<WatchArgs>({
-  builder: (y: Argv) =>
-    connectionOptions(y)
-      .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
-      .option('once', { type: 'boolean', default: false, describe: 'Process what is there, then exit with a code cron can act on' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout at the end' })
-      .option('verbose', { type: 'boolean', default: false, describe: 'Also say when there was nothing to process' })
-      .option('quiet', {
-        alias: 'q',
-        type: 'boolean',
-        default: false,
-        describe: 'Print only the files that need attention (failed, or left in processing/), not those done',
-      }) as never,
+export default defineCommand<ArgsOf<typeof builder>>({
+  builder,
   run: async (args, io: CliIO) => {
+    if (!args.dir) throw new UsageError('name the watch folder');
     const dir = resolve(io.cwd, args.dir);
     let config;
     try {
