@@ -22,21 +22,17 @@
 //   balance mismatch        sum over currencies of |opening - closing - results' totalDeductible|
 //   max in a rolling second most requests of the key in any 1000 ms of the sandbox's log, every
 //                           run, kill, retry and 429 included (target: the limit)
-//   journal snapshot        the snapshot of the journal's fold a run left, if any: exactly the
-//                           fold of the journal bytes it covers (none: the journal stayed small)
 import { fork } from 'node:child_process';
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { foldJournalFile, type FoldedJournal } from '../../src/journal/rows.ts';
-import { loadSnapshot } from '../../src/journal/snapshot.ts';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import type { FaultConfig, RequestLogEntry } from '../../src/sandbox/contract.ts';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
-import { KEY, allPayouts, cleanEnv, ledgerJournals, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
+import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
 
 // ------------------------------------------------------------------ the sandbox, in a process of its own
@@ -311,11 +307,6 @@ async function main(): Promise<number> {
       if (!d.isZero()) mismatchBy.push(`${c} ${d.toFixed(2)}`);
       mismatch = mismatch.plus(d);
     }
-    // The snapshot of the journal's fold a run left (if the journal grew past SNAPSHOT_MIN_BYTES in
-    // a run that ended): after all the kills, it must be exactly the fold of the bytes it covers.
-    // (the journals live in the account's ledger of the state folder: engine/ledger.ts)
-    const journals = ledgerJournals();
-    const snapshot = snapshotCheck(journals.length ? dirname(journals[0]!) : join(dir, '.payout-batch'));
     const statusCounts = new Map<number, number>();
     for (const r of log) statusCounts.set(r.status, (statusCounts.get(r.status) ?? 0) + 1);
 
@@ -339,7 +330,6 @@ async function main(): Promise<number> {
       [`finished (a run exited 0)`, String(finished), 'true', finished],
       [`copy under another name refused`, `exit ${second.code}`, 'exit 3', second.code === 3],
       [`retry of the results`, `exit ${retry.code}`, 'exit 0', retry.code === 0],
-      [`journal snapshot = fold of its bytes`, snapshot.text, 'equal', snapshot.ok],
     ] as const;
     for (const [n, v, t, ok] of checks) line(n, v, t, ok);
     if (over.length)
@@ -357,24 +347,6 @@ async function main(): Promise<number> {
     if (outageTimer) clearTimeout(outageTimer);
     await sb.close();
   }
-}
-
-/** Whether the journal snapshot in a state folder is the fold of the journal bytes it covers (none: nothing to check). */
-function snapshotCheck(stateDir: string): { text: string; ok: boolean } {
-  const name = readdirSync(stateDir).find((n) => n.endsWith('.journal.jsonl'));
-  const snap = name && loadSnapshot(join(stateDir, name));
-  if (!name || !snap) return { text: 'none', ok: true };
-  const prefix = join(stateDir, 'prefix-check.jsonl');
-  writeFileSync(prefix, readFileSync(join(stateDir, name)).subarray(0, snap.bytes));
-  const whole = foldJournalFile(prefix, { snapshot: false });
-  rmSync(prefix);
-  // key order and absent-or-undefined aside, as JSON would have them
-  const canonical = (f: FoldedJournal) =>
-    JSON.stringify({ ...f, rows: [...f.rows] }, (_k, v: unknown) =>
-      v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
-    );
-  const ok = canonical(snap.folded) === canonical(whole.folded) && snap.events === whole.events && snap.skipped === whole.skipped;
-  return { text: ok ? 'equal' : 'DIFFERENT', ok };
 }
 
 if (process.argv[2] !== '--sandbox') process.exitCode = await main();
