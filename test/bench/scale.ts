@@ -18,7 +18,8 @@
 //                                          to send and rewrites the results file
 //   journal fold                           foldJournalFile of that journal alone (what run does)
 // Rows: the sample payroll's same-currency rows, unique references and amounts (test/engine/helpers).
-// Targets (issue): linear or better; resume under 2 s at 100,000.
+// Target: linear or better. The resume has no time target any more: 100,000 rows are 20 months of
+// a key's quota, and the journal's fold has one implementation, with no cache of its own (issue 19).
 import { spawnChild } from './args.ts';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,7 @@ import { foldJournalFile } from '../../src/journal/rows.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { ROOT, cleanEnv } from '../engine/helpers.ts';
 import { writeCreatedJournal, writeLargeBatch } from './batches.ts';
+import { saveFigures } from './figures.ts';
 
 const self = fileURLToPath(import.meta.url);
 const MB = 1024 * 1024;
@@ -172,11 +174,35 @@ async function main(): Promise<number> {
       return rows.slice(1).map((t, i) => net(t.p) / net(rows[i]!.p));
     };
     const linear = [...steps('validate'), ...steps('plan --no-quote')].every((x) => x <= 10.5);
-    const resumeOk = net(resume) < 2000;
-    console.log(
-      `targets: growth linear or better (every net step <= 10, 5% slack): ${linear ? 'MET' : 'MISSED'}; resume under 2 s at ${last.toLocaleString('en')} (net of startup): ${resumeOk ? 'MET' : `MISSED (${(net(resume) / 1000).toFixed(2)} s)`}`,
-    );
-    return linear && resumeOk ? 0 : 1;
+    console.log(`target: growth linear or better (every net step <= 10, 5% slack): ${linear ? 'MET' : 'MISSED'}`);
+    const s2 = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+    const growth = (what: string) => {
+      const rows = table.filter((t) => t.what === what);
+      return rows.map((t, i) => [
+        what,
+        t.n,
+        s2(t.p.ms),
+        s2(net(t.p)),
+        i && t.n === rows[i - 1]!.n * 10 ? (net(t.p) / net(rows[i - 1]!.p)).toFixed(2) : null,
+        `${t.p.rssMb.toFixed(0)} MB`,
+      ]);
+    };
+    saveFigures({
+      name: 'scale',
+      caption: `The CLI in a child process, best of ${runs} run(s); net = minus the start of \`payout-batch --version\` (${s2(startup.ms)}, ${startup.rssMb.toFixed(0)} MB)`,
+      columns: ['what', 'rows', 'wall', 'net', 'net growth per 10×', 'max RSS'],
+      rows: [
+        ...growth('validate'),
+        ...growth('plan --no-quote'),
+        ['resume: `run` with every row created', last, s2(resume.ms), s2(net(resume)), null, `${resume.rssMb.toFixed(0)} MB`],
+        ['journal fold alone (`foldJournalFile`)', fold.rows, s2(fold.ms), null, null, `${fold.maxRssMb.toFixed(0)} MB`],
+      ],
+      notes: [
+        `Target: growth linear or better (net growth per 10× at most 10): ${linear ? 'MET' : 'MISSED'}.`,
+        `The resume sent ${sent.length} request(s) (${[...new Set(sent.map((r) => r.route))].join(', ') || 'none'}), no initiate.`,
+      ],
+    });
+    return linear ? 0 : 1;
   } finally {
     await sb.close();
     rmSync(dir, { recursive: true, force: true });

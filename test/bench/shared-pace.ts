@@ -14,6 +14,7 @@
 import { join } from 'node:path';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { readFlags } from './args.ts';
+import { saveFigures } from './figures.ts';
 import { KEY, cleanEnv, runCli, workDir, writeBatch } from '../engine/helpers.ts';
 import { mostInWindow, sentTimes } from '../client/starts.ts';
 
@@ -87,10 +88,9 @@ const results = [
   await scenario('two processes, shared', [['PA'], ['PB']], true),
   await scenario('two processes, not shared', [['PA'], ['PB']], false),
 ];
-console.log(
-  `One key, sandbox at ${LIMIT}/s, ${ROWS} rows a process${MARGIN === undefined ? '' : `, --safety-margin ${MARGIN}`} (Node ${process.version}):\n`,
-);
-console.log('| run | exit | wall s | requests | starts/s | 429s | most in 1 s (sentAt) | most in 1 s (arrivals) |');
-console.log('|---|---|---|---|---|---|---|---|');
-for (const r of results)
-  console.log(`| ${r.name} | ${r.exits} | ${r.wall} | ${r.requests} | ${r.rate} | ${r.r429} | ${r.mostSent} | ${r.mostArrived} |`);
+saveFigures({
+  name: `shared-pace${MARGIN === undefined ? '' : `-margin${MARGIN}`}`,
+  caption: `One key, sandbox at ${LIMIT}/s, ${ROWS} rows a process, client safety margin ${MARGIN === undefined ? 'the loopback default' : `${MARGIN} ms`}`,
+  columns: ['run', 'exit', 'wall s', 'requests', 'starts/s', '429s', 'most in 1 s (clients)', 'most in 1 s (arrivals)'],
+  rows: results.map((r) => [r.name, r.exits, r.wall, r.requests, r.rate, r.r429, r.mostSent, r.mostArrived]),
+});
