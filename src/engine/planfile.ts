@@ -29,6 +29,8 @@ export const PlanFileSchema = z.object({
   fileSha256: z.string().regex(/^[0-9a-f]{64}$/),
   batchId: z.string(),
   batchLabel: z.string().optional(),
+  /** Who made the plan (`plan --prepared-by`, default the OS user): approvals by this name do not count (src/approvals). Absent in plans of older versions. */
+  preparedBy: z.string().optional(),
   env: z.string(),
   baseUrl: z.string(),
   rows: z.array(PlanRow),
@@ -90,7 +92,7 @@ export async function verifyPlan(plan: PlanFile, file: string, env: string): Pro
 
 export function planFileOf(
   plan: BatchPlan,
-  extra: { fileSha256: string; batchLabel?: string; baseUrl: string; rows: PlanRow[] },
+  extra: { fileSha256: string; batchLabel?: string; baseUrl: string; rows: PlanRow[]; preparedBy?: string },
 ): PlanFile {
   return {
     kind: PLAN_KIND,
@@ -100,6 +102,7 @@ export function planFileOf(
     fileSha256: extra.fileSha256,
     batchId: plan.batchId,
     ...(extra.batchLabel ? { batchLabel: extra.batchLabel } : {}),
+    ...(extra.preparedBy !== undefined ? { preparedBy: extra.preparedBy } : {}),
     env: plan.env,
     baseUrl: extra.baseUrl,
     rows: extra.rows,
