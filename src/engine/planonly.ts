@@ -1,6 +1,7 @@
 // `plan FILE [--out PLAN]`: the preflight and the plan without sending anything; with quotes per
 // row to send (unless --no-quote), written to a plan file that `run --plan` executes exactly.
 // Reads the journal (a resumed batch plans only what is left) but never writes it.
+import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { emptyFold, rowState } from '../journal/rows.ts';
@@ -22,6 +23,17 @@ export interface PlanOptions extends LoadOptions {
   mergeDocuments: boolean;
   allowPartial: boolean;
   enablePairs: boolean;
+  /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. */
+  preparedBy?: string;
+}
+
+/** The OS user's name; $USER (or "unknown") where the user database has no entry (a container's uid). */
+export function osUserName(env: NodeJS.ProcessEnv = process.env): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER || env.USERNAME || 'unknown';
+  }
 }
 
 export interface PlanResult {
@@ -101,6 +113,7 @@ export async function planBatch(o: PlanOptions): Promise<PlanResult> {
       batchLabel: batch.identity.label,
       baseUrl: o.conn.environment.baseUrl,
       rows: rows.filter((r) => plan.toSend.includes(r.rowNumber)),
+      preparedBy: o.preparedBy?.trim() || osUserName(),
     });
     await writePlanFile(o.out, planFile);
   }

@@ -15,6 +15,10 @@ const builder = (y: Argv) =>
   batchFileOptions(connectionOptions(y))
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV or Excel)' })
     .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
+    .option('prepared-by', {
+      type: 'string',
+      describe: 'Who makes the plan, recorded in it (default the OS user name): they cannot approve it (`payout-batch approve`)',
+    })
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
     .option('quote', { type: 'boolean', default: true, describe: 'Quote each row to send (--no-quote: estimated fees only)' })
     .option('merge-documents', { type: 'boolean', default: false, describe: "Plan for a row's documents merged into one PDF" })
@@ -22,8 +26,8 @@ const builder = (y: Argv) =>
     .option('enable-pairs', { type: 'boolean', default: false, describe: 'Enable the currency pairs of corridors that are not enabled' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' });
 
-/** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out. */
-export type PlanArgs = Omit<ArgsOf<typeof builder>, 'out'> & { out?: string };
+/** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out (nor --prepared-by). */
+export type PlanArgs = Omit<ArgsOf<typeof builder>, 'out' | 'prepared-by'> & { out?: string; 'prepared-by'?: string };
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
@@ -40,6 +44,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
       file: args.file,
       conn,
       out: args.out,
+      preparedBy: args['prepared-by'],
       stateDir: stateRootOf(args, io),
       batchId: args['batch-id'],
       quote: args.quote,
