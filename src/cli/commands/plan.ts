@@ -91,7 +91,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
       if (args.out)
         io.stdout.write(
-          `\nPlan written to ${args.out}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
+          `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
         );
       if (code === ExitCode.REFUSED) io.stdout.write('As it stands, `run` would refuse this batch (see above).\n');
     }
