@@ -1,0 +1,31 @@
+// Signing a plan, and checking one signature (Ed25519, node:crypto).
+import { sign, verify } from 'node:crypto';
+import { parsePrivateKey, parsePublicKey, type KeyError } from './keys.ts';
+import { signedBytes, type PlanPayload } from './payload.ts';
+import type { Approval } from './store.ts';
+
+/** An approval of the plan by `name` with the private key in PEM `pem` (read from `where`, named in errors only). */
+export function signPlan(payload: PlanPayload, name: string, pem: string, where: string, now = new Date()): Approval {
+  const k = parsePrivateKey(pem, where);
+  const signedAt = now.toISOString();
+  const signature = sign(null, signedBytes(payload, { name, signedAt }), k.key).toString('base64');
+  return { name, publicKey: k.publicKey, publicKeyFingerprint: k.fingerprint, signedAt, signature };
+}
+
+/** Whether the approval's signature, by the public key it carries, is over this plan's payload. */
+export function verifyApproval(payload: PlanPayload, a: Approval): { ok: true } | { ok: false; reason: string } {
+  let key;
+  try {
+    key = parsePublicKey(a.publicKey).key;
+  } catch (e) {
+    return { ok: false, reason: `its public key is unusable (${(e as KeyError).message})` };
+  }
+  const sig = Buffer.from(a.signature, 'base64');
+  let good = false;
+  try {
+    good = sig.length === 64 && verify(null, signedBytes(payload, a), key, sig);
+  } catch {
+    good = false;
+  }
+  return good ? { ok: true } : { ok: false, reason: 'signature does not match this plan' };
+}

@@ -1,0 +1,113 @@
+// Where approvals live: `<plan>.approvals.json` beside the plan (the plan itself is never rewritten:
+// its bytes are what is signed), a JSON array of approvals; and the approvers list, a JSON array of
+// {name, publicKey} kept by whoever decides who may release a batch.
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { z } from 'zod';
+import { acquireLock } from '../ops/lock.ts';
+import { fingerprintOf, KeyError, parsePublicKey } from './keys.ts';
+import { sameName } from './payload.ts';
+
+export const ApprovalSchema = z.object({
+  name: z.string().min(1),
+  /** The signer's public key: 32 raw bytes in base64 (or PEM). */
+  publicKey: z.string().min(1),
+  publicKeyFingerprint: z.string(),
+  signedAt: z.string(),
+  /** Ed25519 over the plan's payload with name and signedAt (payload.ts signedBytes), base64. */
+  signature: z.string(),
+});
+export type Approval = z.infer<typeof ApprovalSchema>;
+
+export const approvalsPathFor = (planPath: string): string => `${planPath}.approvals.json`;
+
+export class ApprovalsFileError extends Error {
+  override readonly name = 'ApprovalsFileError';
+}
+
+function readJson(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ApprovalsFileError(`cannot read the ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApprovalsFileError(`${path} is not JSON: the ${what} is a JSON array`);
+  }
+}
+
+/** The approvals of a plan; none when the file does not exist. */
+export function readApprovals(path: string): Approval[] {
+  if (!existsSync(path)) return [];
+  const data = readJson(path, 'approvals file');
+  const r = z.array(ApprovalSchema).safeParse(data);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    throw new ApprovalsFileError(`${path} is not an approvals file: [${i.path.join('.')}] ${i.message}`);
+  }
+  return r.data;
+}
+
+/**
+ * Adds an approval to a plan's approvals file; an earlier approval under the same name is replaced
+ * (an approver signs again after the plan was made again). Under a lock, written to a temporary
+ * file then renamed: two approvers signing at once both end up in the file, and a reader never
+ * sees half of it.
+ */
+export async function addApproval(approvalsPath: string, a: Approval): Promise<{ replaced: boolean }> {
+  const lock = await acquireLock(`${approvalsPath}.lock`, { waitMs: 10_000, staleMs: 60_000, purpose: 'approve' });
+  try {
+    const before = readApprovals(approvalsPath);
+    const kept = before.filter((x) => !sameName(x.name, a.name));
+    const tmp = `${approvalsPath}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify([...kept, a], null, 2) + '\n');
+    renameSync(tmp, approvalsPath);
+    return { replaced: kept.length !== before.length };
+  } finally {
+    lock.release();
+  }
+}
+
+export interface Approver {
+  name: string;
+  /** The listed key's raw 32 bytes, base64 (whatever form the list wrote it in). */
+  publicKey: string;
+  fingerprint: string;
+}
+
+const ApproverEntry = z.strictObject({ name: z.string().trim().min(1), publicKey: z.string().min(1) });
+const ApproversFile = z.union([z.array(ApproverEntry), z.strictObject({ approvers: z.array(ApproverEntry) })]);
+
+/**
+ * The approvers list: a JSON array of {name, publicKey} (or {"approvers": [...]}). A name or a
+ * key listed twice is refused: one person, one key, or "distinct approvers" means nothing.
+ */
+export function readApprovers(path: string): Approver[] {
+  const r = ApproversFile.safeParse(readJson(path, 'approvers list'));
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    throw new ApprovalsFileError(
+      `${path} is not an approvers list (${i.path.join('.') || 'top level'}: ${i.message}): a JSON array of {"name": ..., "publicKey": ...}`,
+    );
+  }
+  const entries = Array.isArray(r.data) ? r.data : r.data.approvers;
+  const out: Approver[] = [];
+  for (const [i, e] of entries.entries()) {
+    let raw: Buffer;
+    try {
+      raw = parsePublicKey(e.publicKey).raw;
+    } catch (err) {
+      throw new ApprovalsFileError(`${path}: entry ${i + 1} (${e.name}): publicKey is ${(err as KeyError).message}`);
+    }
+    const a = { name: e.name, publicKey: raw.toString('base64'), fingerprint: fingerprintOf(raw) };
+    const twin = out.find((o) => sameName(o.name, a.name) || o.publicKey === a.publicKey);
+    if (twin)
+      throw new ApprovalsFileError(
+        `${path}: entry ${i + 1} (${e.name}) repeats ${sameName(twin.name, a.name) ? 'the name' : 'the key'} of ${twin.name}: list each approver once, with a key of their own`,
+      );
+    out.push(a);
+  }
+  return out;
+}
