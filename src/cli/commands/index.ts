@@ -51,6 +51,16 @@ export const commands: CommandEntry[] = [
     load: () => import('./plan.ts'),
   },
   {
+    command: 'approve <plan>',
+    describe: 'Sign a plan file as an approver (Ed25519): PLAN.approvals.json beside it, for `run --plan PLAN --require-approvals N`',
+    load: () => import('./approve.ts'),
+  },
+  {
+    command: 'approver-key <action>',
+    describe: "`approver-key new --as NAME`: make an approver's key pair (private key mode 0600, public key for the approvers list)",
+    load: () => import('./approver-key.ts'),
+  },
+  {
     command: 'status <results>',
     describe: 'Refresh the status of every payout of a results file that is not final (GET payout), forward only',
     load: () => import('./status.ts'),

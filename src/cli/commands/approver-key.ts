@@ -1,0 +1,57 @@
+// `payout-batch approver-key new --as NAME [--out DIR]`: an approver's Ed25519 key pair. The private
+// key (PEM, mode 0600) stays with the approver and is never printed; the public key file holds the
+// approvers-list entry to hand to whoever keeps that list.
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { defineCommand, UsageError } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { newKeyPair } from '../../approvals/keys.ts';
+import type { ArgsOf } from '../options.ts';
+
+const builder = (y: Argv) =>
+  y
+    .positional('action', { type: 'string', choices: ['new'] as const, demandOption: true, describe: '`new`: make a key pair' })
+    .option('as', { type: 'string', demandOption: true, describe: "The approver's name, as the approvers list will name them" })
+    .option('out', { type: 'string', describe: 'The folder to write the two files into (default: the current folder)' });
+
+/** A name as a file name: letters, digits, dot, dash and underscore. */
+const slug = (name: string) =>
+  name
+    .trim()
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^\.+/, '_');
+
+export default defineCommand<ArgsOf<typeof builder>>({
+  builder,
+  run: async (args, io) => {
+    const name = args.as.trim();
+    if (!name) throw new UsageError('--as names the approver, e.g. --as "Alice Martin"');
+    const dir = resolve(io.cwd, args.out ?? '.');
+    const k = newKeyPair();
+    const keyPath = join(dir, `${slug(name)}.approver-key.pem`);
+    const pubPath = join(dir, `${slug(name)}.approver.pub.json`);
+    const entry = JSON.stringify({ name, publicKey: k.publicKey });
+    try {
+      // 'wx': an existing key is never overwritten (its approvals would no longer be anyone's).
+      writeFileSync(keyPath, k.privatePem, { mode: 0o600, flag: 'wx' });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new UsageError(
+        code === 'EEXIST'
+          ? `${keyPath} exists: a key is never overwritten; remove it first, or choose another --out folder`
+          : `cannot write ${keyPath}: ${code ?? (e as Error).message}`,
+        ExitCode.UNUSABLE_INPUT,
+      );
+    }
+    writeFileSync(pubPath, entry + '\n');
+    io.stdout.write(
+      `Approver key of ${name}, fingerprint ${k.fingerprint}\n` +
+        `  private key: ${keyPath} (readable by you only: keep it, never share or send it)\n` +
+        `  public key:  ${pubPath}\n` +
+        `Give the public key file to whoever keeps the approvers list; its entry is:\n  ${entry}\n` +
+        `Approve a plan with \`payout-batch approve PLAN --as ${JSON.stringify(name)} --key-file ${keyPath}\`.\n`,
+    );
+    return ExitCode.OK;
+  },
+});
