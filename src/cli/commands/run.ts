@@ -1,10 +1,15 @@
 // `payout-batch run FILE`: preflight, approval, then every valid row (quote -> documents ->
 // initiate -> PATCH), journalled so that a run killed at any instant continues where it stopped
 // when started again with the same command. A thin layer: flags -> engine (cli/send.ts) -> exit code.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, UsageError } from '../command.ts';
+import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
 import { batchFileOptions, type ArgsOf } from '../options.ts';
 import { sendBatch, sendOptions } from '../send.ts';
+import { approvalGate } from '../../approvals/gate.ts';
 import { runBatch } from '../../engine/run.ts';
 import { showPlan } from './plan.ts';
 
@@ -13,6 +18,14 @@ const builder = (y: Argv) =>
     .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel); optional with --plan' })
     .option('plan', { type: 'string', describe: 'Run exactly this plan (from `payout-batch plan FILE --out PLAN`)' })
     .option('results', { type: 'string', describe: 'Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch' })
+    .option('require-approvals', {
+      type: 'number',
+      describe: "With --plan: refuse (nothing sent) unless N distinct listed approvers, none the plan's maker, signed this exact plan",
+    })
+    .option('approvers', {
+      type: 'string',
+      describe: 'The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS',
+    })
     .option('dry-run', {
       type: 'boolean',
       default: false,
@@ -27,17 +40,52 @@ export default defineCommand<ArgsOf<typeof builder>>({
       return showPlan({ ...args, file: args.file }, io);
     }
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
-    return sendBatch(args, io, 'run', (o) =>
-      runBatch({
-        ...o,
-        file: args.file,
-        planFile: args.plan,
-        batchId: args['batch-id'],
-        resultsPath: args.results,
-        encoding: args.encoding,
-        sheet: args.sheet,
-        allowDuplicateRows: args['allow-duplicate-rows'],
-      }),
-    );
+    // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
+    const approved = args['require-approvals'] !== undefined ? approvedPlan(args, io) : undefined;
+    if (typeof approved === 'number') return approved;
+    try {
+      return await send(args, io, approved?.path ?? args.plan);
+    } finally {
+      approved?.cleanup();
+    }
   },
 });
+
+function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefined) {
+  return sendBatch(args, io, 'run', (o) =>
+    runBatch({
+      ...o,
+      file: args.file,
+      planFile,
+      batchId: args['batch-id'],
+      resultsPath: args.results,
+      encoding: args.encoding,
+      sheet: args.sheet,
+      allowDuplicateRows: args['allow-duplicate-rows'],
+    }),
+  );
+}
+
+/**
+ * `--require-approvals N`: the plan's approvals checked (src/approvals); refused, the exit code;
+ * approved, a private copy of the plan's bytes as checked, for the engine to run.
+ */
+function approvedPlan(args: ArgsOf<typeof builder>, io: CliIO): ExitCode | { path: string; cleanup: () => void } {
+  const required = args['require-approvals']!;
+  if (!Number.isInteger(required) || required < 1) throw new UsageError('--require-approvals takes a whole number of approvers, 1 or more');
+  if (!args.plan) throw new UsageError('--require-approvals needs --plan PLAN: approvers sign a plan (`payout-batch approve PLAN`)');
+  const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+  if (!list) throw new UsageError('--require-approvals needs the approvers list: --approvers FILE, or $PAYOUT_BATCH_APPROVERS');
+  const planPath = resolve(io.cwd, args.plan);
+  const g = approvalGate({ planPath, required, approversPath: resolve(io.cwd, list) });
+  if (!g.ok || !g.plan) {
+    io.stderr.write(`payout-batch: refused: ${g.message}. Nothing was sent.\n`);
+    if (args.json) io.stdout.write(JSON.stringify({ exitCode: ExitCode.REFUSED, refused: [g.message] }, null, 2) + '\n');
+    return ExitCode.REFUSED;
+  }
+  if (!args.quiet && !args.json) io.stdout.write(`Approvals: ${g.message}.\n`);
+  const dir = mkdtempSync(join(tmpdir(), 'payout-batch-approved-'));
+  const path = join(dir, basename(planPath));
+  writeFileSync(path, g.plan.bytes, { mode: 0o600 });
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
