@@ -21,6 +21,8 @@ const PlanRow = z.object({
   destinationAmount: z.string().optional(),
 });
 
+const RowNote = z.object({ rowNumber: z.number().int(), code: z.string(), message: z.string() });
+
 export const PlanFileSchema = z.object({
   kind: z.literal(PLAN_KIND),
   v: z.literal(1),
@@ -37,6 +39,15 @@ export const PlanFileSchema = z.object({
   currencies: z.array(z.record(z.string(), z.unknown())),
   warnings: z.array(z.string()),
   requests: z.record(z.string(), z.unknown()),
+  // For the HTML report of a plan file (src/report): the batch's counts and the rows that are not
+  // sent, with why. Optional: plans of older versions lack them; `run --plan` does not use them.
+  rowsInBatch: z.number().int().optional(),
+  valid: z.number().int().optional(),
+  invalid: z.number().int().optional(),
+  alreadyCreated: z.number().int().optional(),
+  invalidRows: z.array(RowNote).optional(),
+  notSent: z.array(RowNote).optional(),
+  corridorsNotEnabled: z.array(z.record(z.string(), z.unknown())).optional(),
 });
 export type PlanFile = z.infer<typeof PlanFileSchema>;
 export type PlanRow = z.infer<typeof PlanRow>;
@@ -109,5 +120,12 @@ export function planFileOf(
     currencies: plan.currencies as unknown as Record<string, unknown>[],
     warnings: plan.warnings,
     requests: plan.requests,
+    rowsInBatch: plan.rows,
+    valid: plan.valid,
+    invalid: plan.invalid,
+    alreadyCreated: plan.alreadyCreated,
+    invalidRows: [...plan.invalidRows].map(([rowNumber, i]) => ({ rowNumber, code: i.code, message: i.message })),
+    notSent: [...plan.notSent].map(([rowNumber, i]) => ({ rowNumber, code: i.code, message: i.message })),
+    corridorsNotEnabled: plan.corridorsNotEnabled as unknown as Record<string, unknown>[],
   };
 }
