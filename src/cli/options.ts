@@ -89,6 +89,15 @@ export function sendingOptions<T>(y: Argv<T>) {
 }
 export type SendingArgs = ArgsOf<typeof sendingOptions>;
 
+/** The HTML report (src/report) that plan, run, retry and reconcile write beside their output; --no-report skips it. */
+export function reportOption<T>(y: Argv<T>) {
+  return y.option('report', {
+    type: 'boolean',
+    default: true,
+    describe: 'Write the HTML report beside the output and print its path (--no-report: skip it)',
+  });
+}
+
 /** How a batch file is read: run and plan. */
 export function batchFileOptions<T>(y: Argv<T>) {
   return y
