@@ -25,7 +25,7 @@ import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { writeFileAtomic } from '../results/atomic.ts';
 import { ResultsError } from '../results/errors.ts';
 import { neutralise } from '../results/neutralise.ts';
-import { numericCell } from '../results/numbers.ts';
+import { moneyCell } from '../results/numbers.ts';
 import { readResults } from '../results/read.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 
@@ -716,6 +716,13 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
   return lines;
 }
 
+/** One XLSX cell: amounts are numbers in a money format, as in the results workbook; text is neutralised. */
+export function reconciliationCell(column: ReconColumn, value: string | undefined): XLSX.CellObject | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = MONEY_COLUMNS.has(column) ? moneyCell(value) : undefined;
+  return n ? { t: 'n', v: n.v, z: n.z } : { t: 's', v: neutralise(value) };
+}
+
 async function writeReconciliation(path: string, format: ResultsFormat, report: TieOutReport): Promise<void> {
   const lines = reconciliationLines(report);
   let bytes: string | Uint8Array;
@@ -733,15 +740,7 @@ async function writeReconciliation(path: string, format: ResultsFormat, report: 
     bytes = '\uFEFF' + text.join('\r\n') + '\r\n';
   } else {
     const data: (XLSX.CellObject | undefined)[][] = [RECONCILIATION_COLUMNS.map((h) => ({ t: 's', v: h }))];
-    for (const l of lines)
-      data.push(
-        RECONCILIATION_COLUMNS.map((c): XLSX.CellObject | undefined => {
-          const v = l[c];
-          if (v === undefined || v === '') return undefined;
-          const n = MONEY_COLUMNS.has(c) ? numericCell(v) : undefined;
-          return n ? { t: 'n', v: n.v, z: n.z } : { t: 's', v: neutralise(v) };
-        }),
-      );
+    for (const l of lines) data.push(RECONCILIATION_COLUMNS.map((c) => reconciliationCell(c, l[c])));
     const ws = {
       '!data': data as XLSX.CellObject[][],
       '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: lines.length, c: RECONCILIATION_COLUMNS.length - 1 } }),

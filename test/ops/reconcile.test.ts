@@ -12,6 +12,7 @@ import {
   earlierFromCell,
   normaliseTransaction,
   reconcile,
+  reconciliationCell,
   reconciliationLines,
   tieOut,
   type PayoutState,
@@ -236,6 +237,13 @@ describe('tieOut', () => {
       ['not from this batch', '=HYPERLINK("x")', '-1.00'],
       ['not from this batch', 'PO-X', '-10.00'],
     ]);
+  });
+
+  it('XLSX cells: amounts are numbers in a money format, text is neutralised', () => {
+    expect(reconciliationCell('debit', '-1234.50')).toEqual({ t: 'n', v: -1234.5, z: '#,##0.00' });
+    expect(reconciliationCell('net', '1500')).toEqual({ t: 'n', v: 1500, z: '#,##0' });
+    expect(reconciliationCell('reference', '=HYPERLINK("x")')).toEqual({ t: 's', v: `'=HYPERLINK("x")` });
+    expect(reconciliationCell('debit', '')).toBeUndefined();
   });
 });
 
