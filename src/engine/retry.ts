@@ -26,7 +26,7 @@ import type { ResultValues } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow } from '../validation/row.ts';
 import { loadBatch, type EngineRow, type LoadedBatch } from './batch.ts';
-import { accountKey } from '../validation/batch.ts';
+import { probableDuplicateKey } from '../validation/batch.ts';
 import { fileSha256, parseIdempotencyKey, stateDirFor } from './identity.ts';
 import { adoptLegacyJournal, findBatchJournal, ledgerOf } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
@@ -221,9 +221,9 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   // nor the account, amount and currencies of another row (a settling row goes regardless: its
   // journalled body is what is resent).
   const refs = new Map<string, number>();
-  const dupKeys = new Map<string, number>();
-  const dupKey = (p: NonNullable<EngineRow['payout']>) =>
-    `${accountKey(p)}|${p.sourceAmount.toFixed()}|${p.sourceCurrency}|${p.destinationCurrency}`;
+  // the same account, amount and currencies as validateBatch's probable-duplicate rule
+  const dupKeys = new Map<number, number>();
+  const dupKey = probableDuplicateKey;
   for (const row of rows) {
     if (!row.payout || only.has(row.rowNumber)) continue;
     refs.set(row.payout.reference, row.rowNumber);
