@@ -270,4 +270,27 @@ describe('retry never changes a row silently', () => {
     expect(sent.slice(n).map((s) => JSON.parse(s.body).sourceAmount)).toEqual(expect.arrayContaining([1234.56, 77]));
     expect(await allPayouts(sb)).toHaveLength(4);
   });
+
+  it('a row edited into the same payment as a created row is refused as a probable duplicate: nothing sent', async () => {
+    sb = await startSandbox({ rateLimitPerSecond: null });
+    const dir = await workDir();
+    const file = await writeBatch(dir, 'batch.csv', { rows: 2, currencies: ['USD'] });
+    const lines = (await readFile(file, 'utf8')).trim().split('\n');
+    const refused = lines[2]!.split(',');
+    refused[1] = 'twelve'; // row 3 refused offline (its amount), row 2 paid
+    lines[2] = refused.join(',');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const sent: Sent[] = [];
+    const conn = connection(sb, sent);
+    const first = await runBatch(base(conn, file));
+    expect([...first.outcomes.values()].map((o) => o.status)).toEqual(['PENDING', 'INVALID']);
+    // "Fixed" by copying row 2's cells under a new reference: the same payment twice.
+    const table = await readResults(first.resultsPath);
+    table.rows[1]!.cells = { ...table.rows[0]!.cells, reference: 'GEN-AGAIN' };
+    await writeResults(first.resultsPath, table);
+    const n = sent.length;
+    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
+    expect(sent.length).toBe(n);
+    expect([...retried.outcomes.values()].map((o) => o.error?.code ?? o.status)).toEqual(['PENDING', 'PROBABLE_DUPLICATE']);
+  });
 });
