@@ -1,10 +1,12 @@
 // The conventions a user of gh, npm or the Stripe CLI expects, on the compiled CLI: help from the
 // bare command and -h, short flags (-y, -q), --dry-run that sends nothing, unknown flags named
 // once, money in every --json as decimal strings, `run` off a terminal refused before any request,
+// XLSX results with unique column names and amounts as numbers,
 // the environment label explained. One sandbox for the file; few spawns per case.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as XLSX from 'xlsx';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { commands } from '../../src/cli/commands/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
@@ -108,6 +110,26 @@ describe('run', () => {
     expect(r.stderr).toBe('');
     expect(await allPayouts(sb)).toHaveLength(before + 3);
     expect(readFileSync(join(dir, 'payroll.results.csv'), 'utf8').split('\n').filter(Boolean)).toHaveLength(4);
+  });
+
+  it('an XLSX results sheet has unique column names and every amount as a number in a money format', async () => {
+    const { connected, dir } = await batchDir('SHEET', 2);
+    const r = await connected('run', 'payroll.csv', '-y', '-q', '--results', 'payroll.results.xlsx');
+    expect(r.code, r.stderr).toBe(0);
+    const book = XLSX.read(readFileSync(join(dir, 'payroll.results.xlsx')), { cellNF: true });
+    const sheet = book.Sheets[book.SheetNames[0]!]!;
+    const [header, ...rows] = XLSX.utils.sheet_to_json<unknown[]>(sheet, { header: 1, raw: true });
+    const names = header!.map(String);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toContain('documentUrls');
+    for (const column of ['sourceAmount', 'fee', 'totalDeductible']) {
+      const c = names.indexOf(column);
+      expect(c, column).toBeGreaterThanOrEqual(0);
+      for (let i = 0; i < rows.length; i++) {
+        const cell = sheet[XLSX.utils.encode_cell({ r: i + 1, c })] as XLSX.CellObject;
+        expect([column, cell.t, cell.z]).toEqual([column, 'n', expect.stringMatching(/^#,##0(\.0+)?/)]);
+      }
+    }
   });
 });
 
