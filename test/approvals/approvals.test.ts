@@ -1,0 +1,245 @@
+// Approvals of plan files, without the CLI: keys, signatures over a plan's exact content, the
+// approvals file, the approvers list and the four-eyes rule.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  addApproval,
+  approvalsPathFor,
+  approvalsView,
+  canonicalJson,
+  checkApprovals,
+  loadPlan,
+  newKeyPair,
+  parsePublicKey,
+  planPayload,
+  readApprovals,
+  readApprovers,
+  signPlan,
+  verifyApproval,
+  type Approval,
+  type Approver,
+} from '../../src/approvals/index.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'pb-approvals-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+function writePlan(o: { preparedBy?: string; amount?: string } = {}): string {
+  const path = join(dir, `plan-${++n}.json`);
+  const plan = {
+    kind: 'payout-batch-plan',
+    v: 1,
+    createdAt: '2026-01-31T09:00:00.000Z',
+    file: '/payroll/january.csv',
+    fileSha256: 'a'.repeat(64),
+    batchId: 'a'.repeat(64),
+    ...(o.preparedBy !== undefined ? { preparedBy: o.preparedBy } : {}),
+    env: 'sandbox',
+    baseUrl: 'https://sandbox.example',
+    rows: [
+      { rowNumber: 2, reference: 'PAY-1', sourceCurrency: 'USD', sourceAmount: '1000.10' },
+      { rowNumber: 3, reference: 'PAY-2', sourceCurrency: 'USD', sourceAmount: o.amount ?? '0.20' },
+      { rowNumber: 4, reference: 'PAY-3', sourceCurrency: 'EUR', sourceAmount: '5' },
+    ],
+    currencies: [],
+    warnings: [],
+    requests: {},
+  };
+  writeFileSync(path, JSON.stringify(plan, null, 2) + '\n');
+  return path;
+}
+
+const alice = newKeyPair();
+const bob = newKeyPair();
+const carol = newKeyPair();
+const approvers: Approver[] = [
+  { name: 'Alice', publicKey: alice.publicKey, fingerprint: alice.fingerprint },
+  { name: 'Bob', publicKey: bob.publicKey, fingerprint: bob.fingerprint },
+  { name: 'Carol', publicKey: carol.publicKey, fingerprint: carol.fingerprint },
+];
+const sign = (planPath: string, name: string, key: { privatePem: string }): Approval =>
+  signPlan(planPayload(loadPlan(planPath)), name, key.privatePem, 'key.pem');
+
+describe('keys', () => {
+  it('a public key reads the same as 32 raw bytes in base64 and as PEM, and anything else is refused', () => {
+    const raw = parsePublicKey(alice.publicKey).raw;
+    expect(raw).toHaveLength(32);
+    const pem = parsePublicKey(alice.publicKey).key.export({ format: 'pem', type: 'spki' }).toString();
+    expect(parsePublicKey(pem).raw.equals(raw)).toBe(true);
+    expect(alice.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+    expect(() => parsePublicKey('bm90IGEga2V5')).toThrow(/not an Ed25519 public key/);
+  });
+
+  it('a private key that is not Ed25519, or not a key, is refused without quoting the file', () => {
+    expect(() => signPlan(planPayload(loadPlan(writePlan({ preparedBy: 'dan' }))), 'Alice', 'SECRET-TEXT', 'k.pem')).toThrow(
+      /^k\.pem is not a private key in PEM/,
+    );
+    try {
+      signPlan(planPayload(loadPlan(writePlan({ preparedBy: 'dan' }))), 'Alice', 'SECRET-TEXT', 'k.pem');
+    } catch (e) {
+      expect((e as Error).message).not.toContain('SECRET');
+    }
+  });
+});
+
+describe('the signed payload', () => {
+  it('is canonical JSON: sorted keys, no whitespace; totals are exact decimal strings per currency', () => {
+    expect(canonicalJson({ b: [1, { d: 'x', c: null }], a: 'é' })).toBe('{"a":"é","b":[1,{"c":null,"d":"x"}]}');
+    const p = planPayload(loadPlan(writePlan({ preparedBy: 'dan' })));
+    expect(p.totals).toEqual({ EUR: '5.00', USD: '1000.30' });
+    expect(p.rows[0]).toEqual({ rowNumber: 2, reference: 'PAY-1', currency: 'USD', amount: '1000.10' });
+    expect(p.preparedBy).toBe('dan');
+    expect(p.planSha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a signature verifies over the plan it was made on, and not once the plan is changed by one byte', () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const a = sign(path, 'Alice', alice);
+    expect(verifyApproval(planPayload(loadPlan(path)), a)).toEqual({ ok: true });
+    // An amount changed, and (separately) a change outside the signed fields: both break it.
+    const text = readFileSync(path, 'utf8');
+    writeFileSync(path, text.replace('"0.20"', '"9000.20"'));
+    expect(verifyApproval(planPayload(loadPlan(path)), a)).toEqual({ ok: false, reason: 'signature does not match this plan' });
+    writeFileSync(path, text.replace('"warnings": []', '"warnings": ["x"]'));
+    expect(verifyApproval(planPayload(loadPlan(path)), a).ok).toBe(false);
+    writeFileSync(path, text);
+    expect(verifyApproval(planPayload(loadPlan(path)), a).ok).toBe(true);
+    // Its name and time are signed too.
+    expect(verifyApproval(planPayload(loadPlan(path)), { ...a, name: 'Bob' }).ok).toBe(false);
+    expect(verifyApproval(planPayload(loadPlan(path)), { ...a, signedAt: '2020-01-01T00:00:00.000Z' }).ok).toBe(false);
+  });
+
+  it('a file that is not a plan is refused', () => {
+    const p = join(dir, 'not-a-plan.json');
+    writeFileSync(p, '{"rows": []}');
+    expect(() => loadPlan(p)).toThrow(/is not a plan file of payout-batch/);
+    writeFileSync(p, 'reference,amount\n');
+    expect(() => loadPlan(p)).toThrow(/is not a plan file \(not JSON\)/);
+  });
+});
+
+describe('the four-eyes rule (checkApprovals)', () => {
+  const check = (path: string, approvals: Approval[], required = 2, list = approvers) =>
+    checkApprovals(loadPlan(path), approvals, list, required);
+
+  it('two distinct listed approvers who did not make the plan: ok', () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const r = check(path, [sign(path, 'Alice', alice), sign(path, 'bob', bob)]);
+    expect(r).toMatchObject({ ok: true, counted: ['Alice', 'Bob'], problems: [] });
+  });
+
+  it("the plan's maker does not count, whatever their key", () => {
+    const path = writePlan({ preparedBy: 'alice' });
+    const r = check(path, [sign(path, 'Alice', alice), sign(path, 'Bob', bob)]);
+    expect(r.ok).toBe(false);
+    expect(r.counted).toEqual(['Bob']);
+    expect(r.message).toBe('1 valid approval of 2 required (Bob): Alice (maker of the plan cannot approve it)');
+  });
+
+  it('the same approver twice counts once', () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const r = check(path, [sign(path, 'Alice', alice), sign(path, 'Alice', alice)]);
+    expect(r.ok).toBe(false);
+    expect(r.counted).toEqual(['Alice']);
+    expect(r.problems).toEqual(['Alice: already counted once']);
+  });
+
+  it('an unlisted name, and a key listed under another name, are refused', () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const eve = newKeyPair();
+    const r = check(path, [sign(path, 'Eve', eve), sign(path, 'Carol', bob), sign(path, 'Alice', alice)]);
+    expect(r.ok).toBe(false);
+    expect(r.counted).toEqual(['Alice']);
+    expect(r.problems).toEqual([
+      'Eve: not in the approvers list',
+      `Carol: signed with key ${bob.fingerprint}, not the key listed for Carol (${carol.fingerprint})`,
+    ]);
+  });
+
+  it('a tampered plan invalidates the approvals made before', () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const approvals = [sign(path, 'Alice', alice), sign(path, 'Bob', bob)];
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"PAY-2"', '"PAY-9"'));
+    const r = check(path, approvals);
+    expect(r.ok).toBe(false);
+    expect(r.message).toBe(
+      '0 valid approvals of 2 required: Alice: signature does not match this plan; Bob: signature does not match this plan',
+    );
+  });
+
+  it('a plan that does not record its maker cannot be approved', () => {
+    const path = writePlan();
+    const r = check(path, [sign(path, 'Alice', alice), sign(path, 'Bob', bob)]);
+    expect(r.ok).toBe(false);
+    expect(r.message).toMatch(/does not record who made it/);
+  });
+});
+
+describe('the approvals file and the approvers list', () => {
+  it('approvals are added beside the plan; the same name again replaces its earlier one; two at once both land', async () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const before = readFileSync(path);
+    const file = approvalsPathFor(path);
+    expect(readApprovals(file)).toEqual([]);
+    await Promise.all([addApproval(file, sign(path, 'Alice', alice)), addApproval(file, sign(path, 'Bob', bob))]);
+    expect(
+      readApprovals(file)
+        .map((a) => a.name)
+        .sort(),
+    ).toEqual(['Alice', 'Bob']);
+    const again = await addApproval(file, sign(path, 'alice', alice));
+    expect(again.replaced).toBe(true);
+    expect(readApprovals(file).map((a) => a.name)).toEqual(['Bob', 'alice']);
+    expect(readFileSync(path).equals(before)).toBe(true); // the plan itself is never rewritten
+
+    const view = approvalsView(path, approvers);
+    expect(view.preparedBy).toBe('dan');
+    expect(view.approvals).toEqual([
+      expect.objectContaining({ name: 'Bob', valid: true, publicKeyFingerprint: bob.fingerprint }),
+      expect.objectContaining({ name: 'alice', valid: true }),
+    ]);
+    writeFileSync(path, before.toString().replace('"EUR"', '"GBP"'));
+    expect(approvalsView(path).approvals.map((a) => a.reason)).toEqual([
+      'signature does not match this plan',
+      'signature does not match this plan',
+    ]);
+  });
+
+  it('the approvers list takes base64 or PEM keys, and refuses a name or a key listed twice', () => {
+    const p = join(dir, 'approvers.json');
+    const pem = parsePublicKey(bob.publicKey).key.export({ format: 'pem', type: 'spki' }).toString();
+    writeFileSync(
+      p,
+      JSON.stringify([
+        { name: 'Alice', publicKey: alice.publicKey },
+        { name: 'Bob', publicKey: pem },
+      ]),
+    );
+    expect(readApprovers(p).map((a) => [a.name, a.publicKey])).toEqual([
+      ['Alice', alice.publicKey],
+      ['Bob', bob.publicKey],
+    ]);
+    writeFileSync(
+      p,
+      JSON.stringify({
+        approvers: [
+          { name: 'Alice', publicKey: alice.publicKey },
+          { name: 'alice', publicKey: bob.publicKey },
+        ],
+      }),
+    );
+    expect(() => readApprovers(p)).toThrow(/entry 2 \(alice\) repeats the name of Alice/);
+    writeFileSync(
+      p,
+      JSON.stringify([
+        { name: 'Alice', publicKey: alice.publicKey },
+        { name: 'Bob', publicKey: alice.publicKey },
+      ]),
+    );
+    expect(() => readApprovers(p)).toThrow(/entry 2 \(Bob\) repeats the key of Alice/);
+    writeFileSync(p, JSON.stringify([{ name: 'Alice', key: alice.publicKey }]));
+    expect(() => readApprovers(p)).toThrow(/is not an approvers list/);
+  });
+});
