@@ -39,10 +39,10 @@ export default defineCommand<ArgsOf<typeof builder>>({
       } catch (e) {
         throw new UsageError(`cannot read the key file ${keyPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }
+      const approval = signPlan(payload, name, pem, keyPath);
       // As ssh does for its keys, said (not refused): a key others can read may be another's signature.
       if (process.platform !== 'win32' && (statSync(keyPath).mode & 0o077) !== 0)
         io.stderr.write(`payout-batch: warning: ${keyPath} is readable by others: \`chmod 600\` it\n`);
-      const approval = signPlan(payload, name, pem, keyPath);
       const approvalsPath = approvalsPathFor(planPath);
       const { replaced } = await addApproval(approvalsPath, approval);
       const all = readApprovals(approvalsPath);

@@ -1,7 +1,7 @@
 // `payout-batch approver-key new --as NAME [--out DIR]`: an approver's Ed25519 key pair. The private
 // key (PEM, mode 0600) stays with the approver and is never printed; the public key file holds the
 // approvers-list entry to hand to whoever keeps that list.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, UsageError } from '../command.ts';
@@ -33,6 +33,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     const pubPath = join(dir, `${slug(name)}.approver.pub.json`);
     const entry = JSON.stringify({ name, publicKey: k.publicKey });
     try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
       // 'wx': an existing key is never overwritten (its approvals would no longer be anyone's).
       writeFileSync(keyPath, k.privatePem, { mode: 0o600, flag: 'wx' });
     } catch (e) {
