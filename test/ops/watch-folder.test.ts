@@ -6,7 +6,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, LockBusy, writeOwner } from '../../src/ops/lock.ts';
 import type { RunResult } from '../../src/engine/run.ts';
-import { completeIn, inboxCandidates, outcomeOf, readWatchConfig, WatchConfigError, worstExit } from '../../src/ops/watch/index.ts';
+import {
+  companionsOf,
+  completeIn,
+  inboxCandidates,
+  outcomeOf,
+  readWatchConfig,
+  WatchConfigError,
+  worstExit,
+} from '../../src/ops/watch/index.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'pb-watch-unit-'));
 
@@ -127,5 +135,26 @@ describe('lock files', () => {
     writeOwner(p, { pid: 2 ** 22 + 54321, host: hostname(), startedAt: new Date().toISOString() });
     const results = await Promise.allSettled(Array.from({ length: 8 }, () => acquireLock(p, { staleMs: 60_000 })));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  });
+});
+
+describe('four eyes in the configuration', () => {
+  it('requireApprovals needs an approvers list, never one in the inbox; plans and approvals are not batches then', () => {
+    const d = tmp();
+    const write = (c: Record<string, unknown>) =>
+      writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', ...c }));
+    write({ requireApprovals: 2 });
+    expect(() => readWatchConfig(d)).toThrow(/requireApprovals: name the approvers list too/);
+    write({ requireApprovals: 2, approvers: 'inbox/approvers.json' });
+    expect(() => readWatchConfig(d)).toThrow(/must not be in the inbox/);
+    write({ requireApprovals: 2, approvers: 'approvers.json' });
+    expect(readWatchConfig(d)).toMatchObject({ requireApprovals: 2, approvers: 'approvers.json' });
+
+    const inbox = join(d, 'inbox');
+    mkdirSync(inbox);
+    for (const n of ['payroll.csv', 'payroll.plan.json', 'payroll.plan.json.approvals.json']) writeFileSync(join(inbox, n), 'x');
+    expect(inboxCandidates(inbox, { companions: true })).toEqual(['payroll.csv']);
+    expect(inboxCandidates(inbox)).toHaveLength(3);
+    expect(companionsOf('payroll.csv')).toEqual({ plan: 'payroll.plan.json', approvals: 'payroll.plan.json.approvals.json' });
   });
 });

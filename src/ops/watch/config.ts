@@ -2,7 +2,7 @@
 // timings. Unknown fields are refused (a misspelt guard must not pass as no guard), and so is a key
 // written in it: the key comes from a key file or the environment.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { parseMoneyFlag } from '../../engine/approval.ts';
 
@@ -54,6 +54,14 @@ export const WatchConfig = z.strictObject({
   /** Requests per rolling second for the key (the spec allows 5). */
   rate: z.number().positive().max(1000).optional(),
   concurrency: z.number().int().positive().max(64).optional(),
+  /**
+   * Four eyes: a file is run only with its plan and that plan's approvals dropped beside it
+   * (`payroll.csv` + `payroll.plan.json` + `payroll.plan.json.approvals.json`), signed by this many
+   * distinct approvers of the `approvers` list, none the plan's maker (src/approvals).
+   */
+  requireApprovals: z.number().int().min(1).max(100).optional(),
+  /** The approvers list (relative to DIR, never in the inbox): a JSON array of {name, publicKey}. */
+  approvers: z.string().min(1).optional(),
 });
 export type WatchConfig = z.infer<typeof WatchConfig>;
 
@@ -84,5 +92,16 @@ export function readWatchConfig(dir: string): WatchConfig {
   }
   if (typeof (data as Record<string, unknown>).apiKey === 'string')
     throw new WatchConfigError(`${path}: never put the API key in the configuration; use keyFile`);
+  if (r.data.requireApprovals !== undefined && !r.data.approvers)
+    throw new WatchConfigError(
+      `${path}: requireApprovals: name the approvers list too ("approvers": "approvers.json", relative to ${dir})`,
+    );
+  if (r.data.approvers) {
+    const list = resolve(dir, r.data.approvers);
+    const inbox = join(resolve(dir), 'inbox');
+    // Whoever can drop a file must not be able to name its approvers.
+    if (list === inbox || list.startsWith(inbox + sep))
+      throw new WatchConfigError(`${path}: approvers: the approvers list must not be in the inbox (anyone who drops files could write it)`);
+  }
   return r.data;
 }

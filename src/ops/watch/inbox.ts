@@ -1,6 +1,6 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
 import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { extname, join, resolve } from 'node:path';
 
 export function layout(dir: string) {
   const root = resolve(dir);
@@ -16,8 +16,21 @@ export function layout(dir: string) {
   };
 }
 
-/** Names in the inbox that may be batches: no dotfiles, no temporary files, no markers. */
-export function inboxCandidates(inbox: string): string[] {
+/** The plan and approvals dropped beside a batch `<stem>.<ext>` for a watch that requires approvals. */
+export function companionsOf(name: string): { plan: string; approvals: string } {
+  const plan = `${name.slice(0, name.length - extname(name).length)}.plan.json`;
+  return { plan, approvals: `${plan}.approvals.json` };
+}
+
+/** A plan or approvals file, taken with its batch rather than as one. */
+export const isCompanion = (name: string): boolean => /\.plan\.json$/i.test(name) || /\.approvals\.json$/i.test(name);
+
+/**
+ * Names in the inbox that may be batches: no dotfiles, no temporary files, no markers; with
+ * `companions` (a watch requiring approvals), no plans or approvals files either: they go with
+ * their batch.
+ */
+export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
   let names: string[];
   try {
     names = readdirSync(inbox);
@@ -26,6 +39,7 @@ export function inboxCandidates(inbox: string): string[] {
   }
   return names
     .filter((n) => !n.startsWith('.') && !/\.tmp$/i.test(n) && !/\.ready$/i.test(n) && !/\.(part|crdownload|swp)$/i.test(n))
+    .filter((n) => !o.companions || !isCompanion(n))
     .sort();
 }
 

@@ -30,10 +30,14 @@
 // or is being processed under another claim, goes to failed/ with the reason: it is never paid
 // again. Nothing here prints or exits: the CLI does.
 //
+// With "requireApprovals" (four eyes), a file runs only with its plan and approvals dropped beside
+// it (<stem>.plan.json, <stem>.plan.json.approvals.json), claimed with it and checked by
+// src/approvals before anything is sent; it then runs exactly that plan.
+//
 // config.ts the configuration; inbox.ts which entries are taken and when; claims.ts claim folders
 // and their owners; checks.ts what is refused before sending; watcher.ts the steps (FolderWatch).
 export { CONFIG_FILE, WatchConfig, WatchConfigError, readWatchConfig } from './config.ts';
-export { completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
+export { companionsOf, completeIn, inboxCandidates, isCompanion, layout, refusedEntry } from './inbox.ts';
 export { claimAbandoned, readClaim, type ClaimRecord } from './claims.ts';
 export { documentRefusal } from './checks.ts';
 export { FolderWatch, outcomeOf, watchFolder, worstExit, type FileOutcome, type WatchOptions, type WatchResult } from './watcher.ts';

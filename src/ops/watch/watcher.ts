@@ -10,11 +10,24 @@
 //
 // Every move happens under the folder's lock (locked()), held for milliseconds; the engine's run is
 // outside it, so two watches on one folder share the files between them.
-import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, extname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { approvalGate } from '../../approvals/gate.ts';
 import type { Connection } from '../../client/connect.ts';
 import { parseMoneyFlag } from '../../engine/approval.ts';
 import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
@@ -27,7 +40,7 @@ import { acquireLock, myStart } from '../lock.ts';
 import { vetRows } from './checks.ts';
 import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, sha256Of, writeClaim, type ClaimRecord } from './claims.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';
-import { completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
+import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
 
 export interface FileOutcome {
   name: string;
@@ -241,7 +254,7 @@ export class FolderWatch {
     const ready: string[] = [];
     let wait = Infinity;
     this.notComplete = [];
-    for (const n of inboxCandidates(this.L.inbox)) {
+    for (const n of inboxCandidates(this.L.inbox, { companions: this.cfg.requireApprovals !== undefined })) {
       const refused = this.refusedInInbox(n);
       if (refused === null) continue; // gone
       if (refused) {
@@ -375,6 +388,15 @@ export class FolderWatch {
       } catch {
         /* no marker */
       }
+      // Its plan and approvals go with it, in the same critical section (renamed, never followed).
+      if (this.cfg.requireApprovals !== undefined)
+        for (const c of Object.values(companionsOf(name))) {
+          try {
+            renameSync(join(this.L.inbox, c), join(claimDir, c));
+          } catch {
+            /* not dropped: process() says so */
+          }
+        }
       const claimed = join(claimDir, name);
       // Looked at again after the rename: what was looked at before may have been replaced meanwhile.
       const st = lstatSync(claimed);
@@ -458,10 +480,12 @@ export class FolderWatch {
         throw e;
       }
       if (vetted) return await refuse(`${vetted}. ${nothingSent}`);
+      const approved = this.cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
+      if (typeof approved === 'string') return await refuse(`refused: ${approved}. ${nothingSent}`);
 
       let sent: { r: RunResult; changedAtPlan?: string };
       try {
-        sent = await this.send(file, claim);
+        sent = await this.send(file, claim, approved?.planFile);
       } catch (e) {
         if (e instanceof BatchRefused) return await refuse(`refused: ${e.message}`);
         if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
@@ -478,6 +502,7 @@ export class FolderWatch {
         refused: r.refused,
         halted: r.halted,
         resumedRun: r.report.resumed ? r.report : undefined,
+        ...(approved ? { approvedBy: approved.approvedBy } : {}),
       });
     } finally {
       stopBeat();
@@ -485,11 +510,42 @@ export class FolderWatch {
   }
 
   /**
+   * With "requireApprovals": the plan and approvals claimed with the file, checked (src/approvals);
+   * why the file is refused, or the plan to run: the one approved, pointed at the claimed copy of the
+   * file (the engine checks a plan's file by path, then sha256 and environment), written from the
+   * bytes that were checked.
+   */
+  private approvedPlan(claimDir: string, claim: ClaimRecord, file: string): { planFile: string; approvedBy: string[] } | string {
+    const required = this.cfg.requireApprovals!;
+    const { plan, approvals } = companionsOf(claim.name);
+    for (const f of [plan, approvals]) {
+      let st;
+      try {
+        st = lstatSync(join(claimDir, f));
+      } catch {
+        return (
+          `no ${f} beside it: ${CONFIG_FILE} requires ${required} approval${required === 1 ? '' : 's'}; drop ${plan} ` +
+          `(\`payout-batch plan FILE --out\`) and ${approvals} (\`payout-batch approve\`) into the inbox before ${claim.name}`
+        );
+      }
+      if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
+    }
+    const g = approvalGate({ planPath: join(claimDir, plan), required, approversPath: resolve(this.L.root, this.cfg.approvers!) });
+    if (!g.ok || !g.plan || !g.check) return g.message;
+    if (g.plan.plan.fileSha256 !== claim.sha256)
+      return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
+    const planFile = join(claimDir, '.approved-plan.json');
+    writeFileSync(planFile, JSON.stringify({ ...g.plan.plan, file }, null, 2) + '\n');
+    this.log?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
+    return { planFile, approvedBy: g.check.counted };
+  }
+
+  /**
    * The engine's run of a claimed file, with the configuration's guards, logging each row. The
    * engine reads the file again: if it is not what was claimed by the time the plan is made (all
    * rows read, nothing sent yet), the run is stopped before its first payout (`changedAtPlan`).
    */
-  private async send(file: string, claim: ClaimRecord): Promise<{ r: RunResult; changedAtPlan?: string }> {
+  private async send(file: string, claim: ClaimRecord, planFile?: string): Promise<{ r: RunResult; changedAtPlan?: string }> {
     const { cfg, log } = this;
     let changedAtPlan: string | undefined;
     const halt = new AbortController();
@@ -497,6 +553,7 @@ export class FolderWatch {
     let batchLabel = '';
     const r = await runBatch({
       file,
+      planFile,
       conn: this.o.conn,
       stateDir: this.stateRoot,
       legacyStateDirs: [this.L.state],

@@ -1,0 +1,99 @@
+// `watch` with "requireApprovals" (four eyes), in process against the sandbox over real HTTP: a
+// batch dropped without its plan and approvals, or with too few that count, goes to failed/ with
+// nothing sent; with two distinct listed approvers it runs exactly its plan.
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { addApproval, approvalsPathFor, loadPlan, newKeyPair, planPayload, signPlan } from '../../src/approvals/index.ts';
+import { planBatch } from '../../src/engine/planonly.ts';
+import { WatchConfig, watchFolder } from '../../src/ops/watch/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { generateCsv, tempDirs } from '../engine/helpers.ts';
+import { connectionTo, startSb } from './helpers.ts';
+
+const dirs = tempDirs('pb-watch-approvals-');
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+  await dirs.remove();
+});
+
+it('a batch runs only with its plan and two approvals beside it that count; otherwise failed/, nothing sent', async () => {
+  sb = await startSb();
+  const dir = await dirs.make();
+  const inbox = join(dir, 'inbox');
+  const staging = join(dir, 'staging');
+  mkdirSync(inbox);
+  mkdirSync(staging);
+  const [alice, bob, dan] = [newKeyPair(), newKeyPair(), newKeyPair()];
+  writeFileSync(
+    join(dir, 'approvers.json'),
+    JSON.stringify([
+      { name: 'Alice', publicKey: alice.publicKey },
+      { name: 'Bob', publicKey: bob.publicKey },
+      { name: 'Dan', publicKey: dan.publicKey },
+    ]),
+  );
+  const conn = connectionTo(sb);
+  const config = WatchConfig.parse({
+    environment: 'sandbox',
+    settleSeconds: 0,
+    quote: false,
+    requireApprovals: 2,
+    approvers: 'approvers.json',
+  });
+  const watch = () => watchFolder({ dir, config, conn, once: true, crashWaitMs: 0 });
+  const initiates = () => sb!.requestLog().filter((r) => r.route === 'initiate').length;
+
+  // Dan prepares the plan of payroll.csv; approvals are kept beside it in staging/.
+  const batch = join(staging, 'payroll.csv');
+  writeFileSync(batch, generateCsv({ rows: 3, currencies: ['GBP'], prefix: 'APPR' }));
+  const plan = join(staging, 'payroll.plan.json');
+  await planBatch({
+    file: batch,
+    conn,
+    out: plan,
+    quote: false,
+    mergeDocuments: false,
+    allowPartial: false,
+    enablePairs: false,
+    preparedBy: 'Dan',
+  });
+  const approve = (name: string, key: { privatePem: string }) =>
+    addApproval(approvalsPathFor(plan), signPlan(planPayload(loadPlan(plan)), name, key.privatePem, `${name}.pem`));
+  /** Drops the plan and approvals as they are now, then the batch. */
+  const drop = (companions = true) => {
+    if (companions)
+      for (const n of ['payroll.plan.json', 'payroll.plan.json.approvals.json']) copyFileSync(join(staging, n), join(inbox, n));
+    copyFileSync(batch, join(inbox, 'payroll.csv'));
+  };
+
+  drop(false);
+  const bare = await watch();
+  expect(bare.files).toMatchObject([{ outcome: 'failed', exitCode: 3 }]);
+  expect(bare.files[0]!.reason).toMatch(/^refused: no payroll\.plan\.json beside it: payout-batch\.json requires 2 approvals/);
+
+  await approve('Dan', dan);
+  await approve('Alice', alice);
+  drop();
+  const makerCounted = await watch();
+  expect(makerCounted.files).toMatchObject([{ outcome: 'failed', exitCode: 3 }]);
+  expect(makerCounted.files[0]!.reason).toBe(
+    'refused: 1 valid approval of 2 required (Alice): Dan (maker of the plan cannot approve it). Nothing was sent.',
+  );
+  expect(readdirSync(inbox)).toEqual([]); // the plan and approvals went with their batch
+  expect(initiates()).toBe(0);
+
+  await approve('Bob', bob);
+  drop();
+  const approved = await watch();
+  expect(approved.exitCode, JSON.stringify(approved.files)).toBe(0);
+  expect(initiates()).toBe(3);
+  const [claim] = readdirSync(join(dir, 'done'));
+  expect(JSON.parse(readFileSync(join(dir, 'done', claim!, 'payroll.summary.json'), 'utf8'))).toMatchObject({
+    outcome: 'done',
+    approvedBy: ['Alice', 'Bob'],
+    summary: { created: 3 },
+  });
+});
