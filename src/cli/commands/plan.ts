@@ -80,6 +80,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
             warnings: p.warnings,
             requests: p.requests,
             planFile: args.out,
+            ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
             quoteErrors: Object.fromEntries(r.quoteErrors),
           },
           null,
