@@ -1,0 +1,53 @@
+// `payout-batch report FILE|PLAN|RESULTS [--out report.html]`: the HTML batch report (src/report)
+// of a plan file, a results file (with its reconciliation when `reconcile` wrote one beside it) or
+// a batch file read offline. Nothing is sent and no key is needed: a report never costs quota.
+// Exit 0: written; 2: the input cannot be used or the report cannot be written.
+import type { Argv } from 'yargs';
+import { defineCommand, type CliIO } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { InputError } from '../../input/index.ts';
+import { ResultsError } from '../../results/errors.ts';
+import { writeReportOf } from '../../report/index.ts';
+import type { ArgsOf } from '../options.ts';
+
+const builder = (y: Argv) =>
+  y
+    .positional('input', {
+      type: 'string',
+      demandOption: true,
+      describe: 'A plan file (plan --out), a results file (run, retry, status, reconcile) or a batch file (read offline)',
+    })
+    .option('out', {
+      type: 'string',
+      describe: 'Write the report here (default: beside the input, as <name>.html; <batch>.plan.html for a batch file)',
+    })
+    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
+    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' });
+
+const WHAT = {
+  plan: 'the plan',
+  results: 'the results',
+  batch: 'the batch file, offline (no fees, balances or quotes: `plan FILE` has them)',
+};
+
+export default defineCommand<ArgsOf<typeof builder>>({
+  builder,
+  run: async (args, io: CliIO) => {
+    try {
+      const r = await writeReportOf(args.input, { out: args.out, sheet: args.sheet, encoding: args.encoding });
+      io.stdout.write(`Report of ${WHAT[r.kind]} written to ${r.path}\n`);
+      return ExitCode.OK;
+    } catch (e) {
+      if (e instanceof ResultsError || e instanceof InputError || e instanceof RangeError) {
+        io.stderr.write(`payout-batch: ${e.message}\n`);
+        return ExitCode.UNUSABLE_INPUT;
+      }
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code) {
+        io.stderr.write(`payout-batch: cannot write or read ${args.out ?? args.input}: ${code}\n`);
+        return ExitCode.UNUSABLE_INPUT;
+      }
+      throw e;
+    }
+  },
+});

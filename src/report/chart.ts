@@ -1,0 +1,79 @@
+// Horizontal bar charts as inline SVG: a label, a bar, the value. No script, no external font;
+// every label goes through the safe tag (escaped in <text> and in attributes). Bar lengths are
+// the only floating point here: a drawing, never a total.
+import { Dec } from '../money.ts';
+import { safe, type SafeHtml } from './safe-html.ts';
+
+export interface Bar {
+  label: string;
+  /** Exact decimal text or a count: shown as given, kept in data-value. */
+  value: string;
+  /** Text shown after the bar (default: the value). */
+  shown?: string;
+  /** Extra data-* attributes of the bar's group (name → value). */
+  data?: Record<string, string>;
+}
+
+const WIDTH = 640;
+const LABEL = 150;
+const VALUE = 150;
+const ROW = 22;
+const COLORS = ['#2f6db5', '#3a9a6a', '#c07a1b', '#8d4fb3', '#b83b4b', '#4a8c9c', '#7a7a2a', '#5c5c8a'];
+
+/** The value as a decimal; 0 for anything that is not one (a drawing must not throw). */
+function decOf(value: string): Dec {
+  try {
+    return new Dec(value);
+  } catch {
+    return new Dec(0);
+  }
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/**
+ * One chart. Bars of different currencies are not comparable in size: the caller passes one unit
+ * per chart, or one group of bars per currency (`groups`), each scaled to its own largest.
+ */
+export function barChart(title: string, section: string, groups: { name?: string; bars: Bar[] }[]): SafeHtml {
+  const rows: SafeHtml[] = [];
+  let y = 4;
+  let colorIndex = 0;
+  for (const g of groups) {
+    if (!g.bars.length) continue;
+    if (g.name) {
+      rows.push(safe`<text class="group" x="0" y="${y + 14}">${clip(g.name, 60)}</text>`);
+      y += ROW;
+    }
+    let max = new Dec(0);
+    for (const b of g.bars) {
+      const v = decOf(b.value);
+      if (v.abs().greaterThan(max)) max = v.abs();
+    }
+    for (const b of g.bars) {
+      const v = decOf(b.value).abs();
+      const len = max.isZero()
+        ? 0
+        : Math.max(
+            v.isZero() ? 0 : 1,
+            Math.round(
+              v
+                .dividedBy(max)
+                .times(WIDTH - LABEL - VALUE - 10)
+                .toNumber(),
+            ),
+          );
+      const color = COLORS[colorIndex++ % COLORS.length]!;
+      const data = Object.entries(b.data ?? {}).map(([k, val]) => safe` data-${k.replace(/[^a-z-]/g, '')}="${val}"`);
+      rows.push(
+        safe`<g data-label="${b.label}" data-value="${b.value}"${data}><title>${b.label}: ${b.shown ?? b.value}</title><text x="${LABEL - 6}" y="${y + 14}" text-anchor="end">${clip(b.label, 22)}</text><rect x="${LABEL}" y="${y + 3}" width="${len}" height="${ROW - 6}" fill="${color}"></rect><text x="${LABEL + len + 6}" y="${y + 14}">${b.shown ?? b.value}</text></g>`,
+      );
+      y += ROW;
+    }
+  }
+  const height = y + 4;
+  return safe`<figure class="chart" data-section="${section}">
+    <figcaption>${title}</figcaption>
+    <svg role="img" aria-label="${title}" viewBox="0 0 ${WIDTH} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">${rows}</svg>
+  </figure>`;
+}

@@ -1,0 +1,295 @@
+// The report as one self-contained HTML document: inline CSS, inline SVG, no script, nothing
+// fetched when it is opened (the CSP meta tag forbids it too). Laid out for a screen and for A4
+// paper. Every value goes through the safe tag (escaped); the data-* hooks are described in
+// README.md ("DOM hooks") and a browser test depends on them.
+import { barChart, type Bar } from './chart.ts';
+import { safe, type SafeHtml } from './safe-html.ts';
+import { GROUP_LABELS, groupOf, type ApprovalsInput, type PlanView, type ResultsView } from './model.ts';
+
+/** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
+export const group = (amount: string): string => {
+  const m = /^(-?)(\d+)(\.\d+)?$/.exec(amount);
+  if (!m) return amount;
+  return m[1]! + m[2]!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (m[3] ?? '');
+};
+
+// The program's own text, no value in it: the tag leaves it as written.
+const CSS = safe`
+@page { size: A4; margin: 14mm 12mm; }
+* { box-sizing: border-box; }
+body { font: 10pt/1.4 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1b1b1b; max-width: 200mm; margin: 0 auto; padding: 6mm; }
+h1 { font-size: 16pt; margin: 0 0 2pt; }
+h2 { font-size: 12pt; margin: 14pt 0 4pt; border-bottom: 2px solid #2f6db5; padding-bottom: 2pt; break-after: avoid; page-break-after: avoid; }
+p { margin: 3pt 0; }
+.sub { color: #555; }
+table { width: 100%; border-collapse: collapse; table-layout: fixed; margin: 2pt 0 6pt; }
+thead { display: table-header-group; }
+th, td { border-bottom: 1px solid #d8d8d8; padding: 2pt 4pt; text-align: left; vertical-align: top; overflow-wrap: anywhere; word-break: break-word; }
+th { background: #f1f4f8; font-weight: 600; }
+tr { break-inside: avoid; page-break-inside: avoid; }
+.num { text-align: right; font-variant-numeric: tabular-nums; }
+.mono { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: 8.5pt; }
+.kv th { width: 28%; }
+.alert { border: 2px solid #b83b4b; background: #fdf0f1; padding: 4pt 8pt; margin: 8pt 0; break-inside: avoid; }
+.ok { color: #2a7a4a; font-weight: 600; }
+.bad { color: #b83b4b; font-weight: 600; }
+.note { color: #555; font-style: italic; }
+figure.chart { margin: 6pt 0; break-inside: avoid; page-break-inside: avoid; }
+figure.chart figcaption { font-weight: 600; margin-bottom: 2pt; }
+figure.chart svg { max-width: 100%; height: auto; font: 9px system-ui, Helvetica, Arial, sans-serif; }
+figure.chart text.group { font-weight: 600; }
+ul { margin: 2pt 0; padding-left: 16pt; }
+li { break-inside: avoid; }
+footer { margin-top: 16pt; color: #777; font-size: 8pt; }
+@media print { body { padding: 0; max-width: none; } h2 { margin-top: 10pt; } }
+`;
+
+// The CSP: no fetch of any kind when the file is opened, whatever a value holds.
+function page(kind: 'plan' | 'results', title: string, offline: boolean, body: SafeHtml[]): string {
+  return safe`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="payout-batch">
+<title>${title}</title>
+<style>${CSS}</style>
+</head>
+<body data-kind="${kind}"${offline ? safe` data-offline="true"` : ''}>
+${body}
+<footer>Written by payout-batch. This file loads nothing and runs nothing: everything it shows is in it.</footer>
+</body>
+</html>
+`.toString();
+}
+
+const money = (field: string, value: string | undefined, cls = 'num') =>
+  safe`<td class="${cls}" data-field="${field}" data-value="${value ?? ''}">${value === undefined ? '—' : group(value)}</td>`;
+const count = (field: string, value: number | undefined) =>
+  safe`<td class="num" data-field="${field}" data-value="${value === undefined ? '' : String(value)}">${value === undefined ? '—' : group(String(value))}</td>`;
+const kv = (label: string, field: string, value: string | number | undefined, mono = false) =>
+  value === undefined || value === ''
+    ? ''
+    : safe`<tr><th>${label}</th><td data-field="${field}"${mono ? safe` class="mono"` : ''}>${String(value)}</td></tr>`;
+const plural = (n: number, word: string) => `${group(String(n))} ${word}${n === 1 ? '' : 's'}`;
+
+// ---------------------------------------------------------------- plan
+
+export function planHtml(v: PlanView): string {
+  const id = v.identity;
+  const body: SafeHtml[] = [];
+  const env = id.environment ? safe` for the <strong>${id.environment}</strong> environment` : '';
+  body.push(
+    safe`<header><h1>${v.offline ? 'Batch file (offline check)' : 'Payout plan'}: ${id.fileName}</h1><p class="sub">Report written ${v.generatedAt}${env}. Nothing has been sent.</p></header>`,
+  );
+  if (v.refusals.length)
+    body.push(
+      safe`<div class="alert" data-section="refusals"><strong>As it stands, run would refuse this batch:</strong><ul>${v.refusals.map((r) => safe`<li>${r}</li>`)}</ul></div>`,
+    );
+  const identity = [
+    kv('File', 'file', id.file, true),
+    kv('SHA-256 of the file', 'sha256', id.sha256, true),
+    id.rows === undefined ? '' : safe`<tr><th>Payout rows</th>${count('rows', id.rows)}</tr>`,
+    id.valid === undefined ? '' : safe`<tr><th>Valid</th>${count('valid', id.valid)}</tr>`,
+    id.invalid === undefined ? '' : safe`<tr><th>Invalid</th>${count('invalid', id.invalid)}</tr>`,
+    id.toSend === undefined ? '' : safe`<tr><th>To send in this run</th>${count('toSend', id.toSend)}</tr>`,
+    id.alreadyCreated === undefined
+      ? ''
+      : safe`<tr><th>Already created (earlier run)</th>${count('alreadyCreated', id.alreadyCreated)}</tr>`,
+    kv('Batch id', 'batchId', id.batchId, true),
+    kv('Batch label', 'batchLabel', id.batchLabel),
+    kv('Environment', 'environment', id.environment),
+    kv('Service', 'baseUrl', id.baseUrl, true),
+    kv('Plan made', 'createdAt', id.createdAt),
+  ];
+  body.push(safe`<section><h2>Batch</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
+  body.push(totalsSection(v));
+  const charts: SafeHtml[] = [];
+  if (v.totals.length)
+    charts.push(
+      barChart(
+        v.offline ? 'Amount per source currency (valid rows, before fees)' : 'Amount per source currency (rows to send, before fees)',
+        'chart-currency',
+        v.totals.map((t) => ({
+          name: t.currency,
+          bars: [{ label: t.currency, value: t.amount, shown: `${group(t.amount)} ${t.currency} (${plural(t.rows, 'row')})` }],
+        })),
+      ),
+    );
+  if (v.byMethod.length) {
+    const currencies = [...new Set(v.byMethod.map((m) => m.currency))];
+    charts.push(
+      barChart(
+        'Amount per method (valid rows of the file, before fees), by source currency',
+        'chart-method',
+        currencies.map((c) => ({
+          name: c,
+          bars: v.byMethod
+            .filter((m) => m.currency === c)
+            .map((m): Bar => ({
+              label: `${m.method} ${m.currency}`,
+              value: m.amount,
+              shown: `${group(m.amount)} ${m.currency} (${plural(m.rows, 'row')})`,
+              data: { method: m.method, currency: m.currency },
+            })),
+        })),
+      ),
+    );
+  }
+  if (charts.length) body.push(safe`<section><h2>Charts</h2>${charts}</section>`);
+  if (v.corridors.length) body.push(corridorsSection(v));
+  if (v.requests) {
+    const r = v.requests;
+    const left = r.quota !== undefined && r.usedThisMonth !== undefined ? r.quota - r.usedThisMonth - r.estimate : undefined;
+    body.push(
+      safe`<section><h2>Requests against the monthly quota</h2><table class="kv" data-section="requests"><tbody>
+<tr><th>Preflight (wallets, pairs, methods, countries)</th>${count('preflight', r.preflight)}</tr>
+<tr><th>This run, about (including preflight)</th>${count('estimate', r.estimate)}</tr>
+<tr><th>Used this month (as counted here)</th>${count('usedThisMonth', r.usedThisMonth)}</tr>
+<tr><th>Monthly quota</th>${count('quota', r.quota)}</tr>
+<tr><th>Left after this run, about</th>${count('leftAfter', left)}</tr>
+</tbody></table></section>`,
+    );
+  }
+  const more = v.warningsOmitted ? safe`<p class="note">and ${plural(v.warningsOmitted, 'more warning')} not listed here.</p>` : '';
+  body.push(
+    safe`<section><h2>Warnings</h2>${
+      v.warnings.length
+        ? safe`<ul data-section="warnings">${v.warnings.map((w) => safe`<li>${w}</li>`)}</ul>${more}`
+        : safe`<p data-section="warnings">None.</p>`
+    }</section>`,
+  );
+  body.push(invalidSection(v));
+  if (v.notSent.length)
+    body.push(
+      safe`<section><h2>Valid rows left out of this run</h2><table data-section="not-sent"><colgroup><col style="width:10%"><col style="width:22%"><col></colgroup><thead><tr><th class="num">Row</th><th>Code</th><th>Why</th></tr></thead><tbody>${v.notSent.map(
+        (r) =>
+          safe`<tr data-row="${String(r.row)}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="code">${r.code}</td><td data-field="message">${r.message}</td></tr>`,
+      )}</tbody></table></section>`,
+    );
+  body.push(approvalsSection(v, v.approvals));
+  if (v.notes.length)
+    body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
+  return page('plan', `Payout plan: ${id.fileName}`, v.offline, body);
+}
+
+function totalsSection(v: PlanView): SafeHtml {
+  if (v.offline)
+    return safe`<section><h2>Totals per source currency (valid rows, before fees)</h2><table data-section="totals"><thead><tr><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th></tr></thead><tbody>${v.totals.map(
+      (t) => safe`<tr data-currency="${t.currency}"><td>${t.currency}</td>${count('rows', t.rows)}${money('amount', t.amount)}</tr>`,
+    )}</tbody></table></section>`;
+  const notKnown = v.totals.filter((t) => t.feesNotKnown);
+  const feesNote = notKnown.length
+    ? safe`<p class="note">Fees not known before sending (the service decides): ${notKnown.map((t) => `${t.currency} ${plural(t.feesNotKnown!, 'row')}`).join(', ')}.</p>`
+    : '';
+  const balanceNote = v.totals.some((t) => t.balance === undefined)
+    ? safe`<p class="note">A wallet without a balance: the service gave none, so funds are not checked before sending.</p>`
+    : '';
+  return safe`<section><h2>Totals per source currency, and the wallets</h2><table data-section="totals"><colgroup><col style="width:9%"><col style="width:7%"><col><col><col><col><col><col></colgroup><thead><tr><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Estimated fees</th><th class="num">Total</th><th class="num">Balance now</th><th class="num">Balance after</th><th class="num">Short by</th></tr></thead><tbody>${v.totals.map(
+    (t) =>
+      safe`<tr data-currency="${t.currency}"><td>${t.currency}</td>${count('rows', t.rows)}${money('amount', t.amount)}${money('fees', t.fees)}${money('total', t.total)}${money('balance', t.balance)}${money('balanceAfter', t.balanceAfter)}${money('shortfall', t.shortfall, t.shortfall ? 'num bad' : 'num')}</tr>`,
+  )}</tbody></table>${feesNote}${balanceNote}</section>`;
+}
+
+function corridorsSection(v: PlanView): SafeHtml {
+  const rateText = (rates: string[]) =>
+    rates.length === 0 ? '' : rates.length <= 3 ? rates.join(', ') : `${rates.length} quotes, ${rates[0]} … ${rates[rates.length - 1]}`;
+  return safe`<section><h2>Corridors and rates</h2><table data-section="corridors"><colgroup><col style="width:22%"><col style="width:16%"><col style="width:8%"><col style="width:18%"><col><col style="width:10%"></colgroup><thead><tr><th>Corridor</th><th>Method</th><th class="num">Rows</th><th class="num">Amount (source)</th><th>Quoted rate</th><th>Enabled</th></tr></thead><tbody>${v.corridors.map(
+    (c) =>
+      safe`<tr data-corridor="${`${c.sourceCurrency}>${c.destinationCurrency}@${c.destinationCountryCode}`}"><td>${c.sourceCurrency} → ${c.destinationCurrency} (${c.destinationCountryCode})</td><td data-field="method">${c.method ?? ''}</td>${count('rows', c.rows)}${money('amount', c.amount)}<td data-field="rate" class="mono">${rateText(c.rates) || (v.offline ? 'quoted by plan' : '—')}</td><td data-field="enabled"${c.enabled === false ? safe` class="bad"` : ''}>${c.enabled === undefined ? '—' : c.enabled ? 'yes' : 'NO'}</td></tr>`,
+  )}</tbody></table><p class="note">Rates as the service quoted them for the rows to send; the rate applied is the one of the payout.</p></section>`;
+}
+
+function invalidSection(v: PlanView): SafeHtml {
+  const n = v.identity.invalid ?? v.invalid.length + v.invalidOmitted;
+  if (!v.invalid.length)
+    return safe`<section><h2>Invalid rows</h2><p data-section="invalid">${n ? `${plural(n, 'invalid row')} (details not available).` : 'None: every row is valid.'}</p></section>`;
+  const lines = (items: (string | undefined)[]) => items.map((t) => safe`<div>${t ?? '—'}</div>`);
+  const more = v.invalidOmitted
+    ? safe`<p class="note">and ${plural(v.invalidOmitted, 'more invalid row')} not listed here: payout-batch validate FILE --report problems.csv lists them all.</p>`
+    : '';
+  return safe`<section><h2>Invalid rows (never sent): ${group(String(n))}</h2><table data-section="invalid"><colgroup><col style="width:8%"><col style="width:18%"><col style="width:20%"><col></colgroup><thead><tr><th class="num">Row</th><th>Column</th><th>Code</th><th>Problem</th></tr></thead><tbody>${v.invalid.map(
+    (r) =>
+      safe`<tr data-row="${String(r.row)}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="column">${lines(r.problems.map((p) => p.column))}</td><td data-field="code">${lines(r.problems.map((p) => p.code))}</td><td data-field="message">${lines(r.problems.map((p) => p.message))}</td></tr>`,
+  )}</tbody></table>${more}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
+}
+
+function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml {
+  const approvals = a?.approvals ?? [];
+  const sent = v.totals.filter((t) => t.rows > 0);
+  const totals = sent.length ? sent.map((t) => `${t.currency} ${group(t.total ?? t.amount)}`).join(', ') : '(none)';
+  const what = v.offline
+    ? safe`<p class="note">An approval signs a plan file (payout-batch plan FILE --out PLAN), not a batch file.</p>`
+    : safe`<p>An approval signs this exact plan: the batch file with SHA-256 <span class="mono" data-field="signed-sha256">${v.identity.sha256 ?? ''}</span>, its <span data-field="signed-rows">${String(v.identity.toSend ?? 0)}</span> rows to send, the totals ${totals}${v.identity.environment ? `, in the ${v.identity.environment} environment` : ''}.</p>`;
+  const list = approvals.length
+    ? safe`<table><colgroup><col style="width:20%"><col style="width:22%"><col style="width:28%"><col style="width:10%"><col></colgroup><thead><tr><th>Approved by</th><th>Signed at</th><th>Key fingerprint</th><th>Valid</th><th>Note</th></tr></thead><tbody>${approvals.map(
+        (x) =>
+          safe`<tr data-approver="${x.name}" data-valid="${x.valid ? 'true' : 'false'}"><td data-field="name">${x.name}</td><td data-field="signedAt">${x.signedAt}</td><td data-field="fingerprint" class="mono">${x.publicKeyFingerprint}</td><td data-field="valid" class="${x.valid ? 'ok' : 'bad'}">${x.valid ? 'yes' : 'NO'}</td><td data-field="reason">${
+            x.reason ?? (a?.preparedBy && x.name === a.preparedBy ? 'the person who prepared the plan: does not count' : '')
+          }</td></tr>`,
+      )}</tbody></table>`
+    : safe`<p data-field="no-approvals">No approvals recorded</p>`;
+  return safe`<section data-section="approvals"><h2>Approvals</h2><p>Prepared by: <strong data-field="preparedBy">${a?.preparedBy || 'not recorded'}</strong></p>${what}${list}</section>`;
+}
+
+// ---------------------------------------------------------------- results
+
+export function resultsHtml(v: ResultsView): string {
+  const id = v.identity;
+  const body: SafeHtml[] = [];
+  body.push(safe`<header><h1>Payout results: ${id.fileName}</h1><p class="sub">Report written ${v.generatedAt}.</p></header>`);
+  const needing = v.action.length + v.actionOmitted;
+  if (needing)
+    body.push(
+      safe`<div class="alert" data-section="action-summary"><strong>${plural(needing, 'row')} need${needing === 1 ? 's' : ''} action</strong>: see "Rows that need action" below.</div>`,
+    );
+  const identity = [
+    kv('File', 'file', id.file, true),
+    safe`<tr><th>Rows</th>${count('rows', id.rows)}</tr>`,
+    kv('Batch id (first 16 characters)', 'batchId', id.batchId, true),
+    kv('Environment', 'environment', id.environment),
+  ];
+  body.push(safe`<section><h2>Results file</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
+  const chart = barChart('Rows per status', 'chart-status', [
+    { bars: v.statusCounts.map((s) => ({ label: s.status, value: String(s.rows), shown: plural(s.rows, 'row') })) },
+  ]);
+  body.push(
+    safe`<section><h2>Status counts</h2><table data-section="status-counts"><thead><tr><th>Status</th><th>Means</th><th class="num">Rows</th></tr></thead><tbody>${v.statusCounts.map(
+      (s) =>
+        safe`<tr data-status="${s.status}"><td>${s.status}</td><td>${GROUP_LABELS[groupOf(s.status)]}</td>${count('rows', s.rows)}</tr>`,
+    )}</tbody></table>${chart}</section>`,
+  );
+  body.push(
+    safe`<section><h2>Paid, in progress, failed and refunded, waiting for information</h2><table data-section="groups"><colgroup><col style="width:22%"><col style="width:10%"><col style="width:8%"><col><col><col></colgroup><thead><tr><th>Group</th><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Total deducted</th><th class="num">Refunded</th></tr></thead><tbody>${v.groups.map(
+      (g) =>
+        safe`<tr data-group="${g.group}" data-currency="${g.currency}"><td>${GROUP_LABELS[g.group]}</td><td>${g.currency || '—'}</td>${count('rows', g.rows)}${money('amount', g.amount)}${money('total', g.total)}${money('refunded', g.refunded)}</tr>`,
+    )}</tbody></table><p class="note">Amount: the rows' sourceAmount before fees; total deducted: amount plus fee, as the service gave it.</p></section>`,
+  );
+  const more = v.actionOmitted ? safe`<p class="note">and ${plural(v.actionOmitted, 'more row')} not listed here.</p>` : '';
+  const action = v.action.length
+    ? safe`<table data-section="action"><colgroup><col style="width:6%"><col style="width:13%"><col style="width:13%"><col style="width:10%"><col style="width:13%"><col style="width:20%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Status</th><th>Why</th><th>What to do</th></tr></thead><tbody>${v.action.map(
+        (r) =>
+          safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason}</td><td data-field="next">${r.next}</td></tr>`,
+      )}</tbody></table>${more}`
+    : safe`<p data-section="action">None.</p>`;
+  body.push(safe`<section><h2>Rows that need action</h2>${action}</section>`);
+  if (v.tieOut) body.push(tieOutSection(v.tieOut));
+  if (v.notes.length)
+    body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
+  return page('results', `Payout results: ${id.fileName}`, false, body);
+}
+
+function tieOutSection(t: NonNullable<ResultsView['tieOut']>): SafeHtml {
+  const verdict = t.ok ? safe`<span class="ok">Everything ties out.</span>` : safe`<span class="bad">Does not tie out.</span>`;
+  const file = t.file ? safe` Reconciliation file: <span class="mono">${t.file}</span>` : '';
+  const problems = t.problems.length ? safe`<ul data-section="tieout-problems">${t.problems.map((p) => safe`<li>${p}</li>`)}</ul>` : '';
+  return safe`<section><h2>Tie-out per wallet (reconcile)</h2><p>${verdict}${file}</p><table data-section="tieout"><colgroup><col style="width:9%"><col style="width:19%"><col><col><col><col><col style="width:9%"></colgroup><thead><tr><th>Currency</th><th>Wallet</th><th class="num">Debited</th><th class="num">Refunded</th><th class="num">Net</th><th class="num">Results say</th><th>Ties out</th></tr></thead><tbody>${t.wallets.map(
+    (w) =>
+      safe`<tr data-currency="${w.currency}" data-wallet="${w.walletIds.join(' ')}"><td>${w.currency}</td><td class="mono">${w.walletIds.join(', ')}</td>${money('debited', w.debited)}${money('refunded', w.refunded)}${money('net', w.net)}${money('expectedNet', w.expectedNet)}<td data-field="ok" class="${w.ok ? 'ok' : 'bad'}">${w.ok ? 'yes' : 'NO'}</td></tr>`,
+  )}</tbody></table>${problems}</section>`;
+}
+
+export function reportHtml(v: PlanView | ResultsView): string {
+  return v.kind === 'plan' ? planHtml(v) : resultsHtml(v);
+}

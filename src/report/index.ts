@@ -1,0 +1,125 @@
+// The HTML batch report (README.md): what the commands call. A report is made from a plan the
+// engine just computed, a plan file, a batch file read offline, or a results file (with its
+// reconciliation beside it, when there is one), and written beside its output.
+import { readFile } from 'node:fs/promises';
+import type { BatchPlan } from '../engine/plan.ts';
+import { PLAN_KIND, readPlanFile, type PlanFile } from '../engine/planfile.ts';
+import { readResults, ResultsError } from '../results/index.ts';
+import type { ValidateOptions } from '../validation/index.ts';
+import { planHtml, resultsHtml } from './html.ts';
+import {
+  planViewOffline,
+  planViewOfPlan,
+  planViewOfPlanFile,
+  readOfflineBatch,
+  resultsViewOf,
+  type ApprovalsInput,
+  type OfflineBatch,
+  type TieOutView,
+} from './model.ts';
+import { findReconciliation, planReportPathFor, readTieOut, reportPathFor, writeReport } from './write.ts';
+
+export { reportPathFor, planReportPathFor, writeReport } from './write.ts';
+export { tieOutViewOf, type ApprovalRecord, type ApprovalsInput, type PlanView, type ResultsView, type TieOutView } from './model.ts';
+export { planHtml, resultsHtml, reportHtml } from './html.ts';
+
+async function offlineOrUndefined(file: string, options: ValidateOptions): Promise<OfflineBatch | undefined> {
+  try {
+    return await readOfflineBatch(file, options);
+  } catch {
+    // moved, deleted or unreadable since: the report says what it could not show
+    return undefined;
+  }
+}
+
+/** The report of the plan `plan` just computed: beside the plan file (--out), else beside the batch. */
+export async function writePlanReport(
+  plan: BatchPlan,
+  o: {
+    environment: string;
+    baseUrl?: string;
+    planFile?: PlanFile;
+    /** Where the plan file was written (the report goes beside it). */
+    planPath?: string;
+    out?: string;
+    batchOptions?: ValidateOptions;
+    approvals?: ApprovalsInput;
+  },
+): Promise<string> {
+  let offline = await offlineOrUndefined(plan.file, o.batchOptions ?? {});
+  const notes: string[] = [];
+  if (offline && o.planFile && offline.sha256 !== o.planFile.fileSha256) {
+    offline = undefined;
+    notes.push('The batch file changed while the plan was made: methods, corridors and invalid columns are not shown.');
+  }
+  const view = planViewOfPlan(plan, {
+    environment: o.environment,
+    baseUrl: o.baseUrl,
+    sha256: o.planFile?.fileSha256,
+    quotes: o.planFile?.rows,
+    offline,
+    approvals: { preparedBy: o.planFile?.preparedBy, ...o.approvals },
+    createdAt: o.planFile?.createdAt,
+    notes,
+  });
+  const path = o.out ?? (o.planPath ? reportPathFor(o.planPath) : planReportPathFor(plan.file));
+  await writeReport(path, planHtml(view));
+  return path;
+}
+
+/** The report of a results file (and of its reconciliation, given or found beside it). */
+export async function writeResultsReport(
+  resultsFile: string,
+  o: { tieOut?: TieOutView; environment?: string; out?: string; sheet?: string; encoding?: string } = {},
+): Promise<string> {
+  const table = await readResults(resultsFile, { sheet: o.sheet, encoding: o.encoding });
+  let tieOut = o.tieOut;
+  if (!tieOut) {
+    const rec = await findReconciliation(resultsFile);
+    if (rec) tieOut = await readTieOut(rec).catch(() => undefined);
+  }
+  const view = resultsViewOf(table, resultsFile, { tieOut, environment: o.environment });
+  const path = o.out ?? reportPathFor(resultsFile);
+  await writeReport(path, resultsHtml(view));
+  return path;
+}
+
+export type ReportInputKind = 'plan' | 'results' | 'batch';
+
+async function looksLikePlan(path: string): Promise<boolean> {
+  let head: string;
+  try {
+    head = (await readFile(path)).subarray(0, 4096).toString('utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RangeError(code === 'ENOENT' ? `${path}: no such file.` : `${path}: cannot read the file (${code ?? (e as Error).message}).`);
+  }
+  return /^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`);
+}
+
+/**
+ * `payout-batch report INPUT`: a plan file, a results file or a batch file (offline). Returns
+ * what it read and where it wrote. Errors are the readers' own (RangeError for a plan,
+ * ResultsError, InputError): one line each.
+ */
+export async function writeReportOf(
+  input: string,
+  o: { out?: string; sheet?: string; encoding?: string; approvals?: ApprovalsInput } = {},
+): Promise<{ kind: ReportInputKind; path: string }> {
+  if (await looksLikePlan(input)) {
+    const pf = await readPlanFile(input);
+    const offline = await offlineOrUndefined(pf.file, {});
+    const path = o.out ?? reportPathFor(input);
+    await writeReport(path, planHtml(planViewOfPlanFile(pf, offline, o.approvals)));
+    return { kind: 'plan', path };
+  }
+  try {
+    return { kind: 'results', path: await writeResultsReport(input, o) };
+  } catch (e) {
+    if (!(e instanceof ResultsError && e.code === 'NOT_A_RESULTS_FILE')) throw e;
+  }
+  const offline = await readOfflineBatch(input, { sheet: o.sheet, encoding: o.encoding });
+  const path = o.out ?? planReportPathFor(input);
+  await writeReport(path, planHtml(planViewOffline(offline)));
+  return { kind: 'batch', path };
+}

