@@ -72,6 +72,12 @@ export const commands: CommandEntry[] = [
     load: () => import('./reconcile.ts'),
   },
   {
+    command: 'report <input>',
+    describe:
+      'Write the HTML report of a plan file, a results file or a batch file (offline): one page to look at, print or attach; nothing is sent',
+    load: () => import('./report.ts'),
+  },
+  {
     command: 'attach <payoutId> <files..>',
     describe: 'Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED)',
     load: () => import('./attach.ts'),
