@@ -8,6 +8,8 @@ export interface Bar {
   label: string;
   /** Exact decimal text or a count: shown as given, kept in data-value. */
   value: string;
+  /** What the bar's length shows, when not the value (amounts of several currencies: their rows). */
+  scale?: string;
   /** Text shown after the bar (default: the value). */
   shown?: string;
   /** Extra data-* attributes of the bar's group (name → value). */
@@ -47,11 +49,11 @@ export function barChart(title: string, section: string, groups: { name?: string
     }
     let max = new Dec(0);
     for (const b of g.bars) {
-      const v = decOf(b.value);
+      const v = decOf(b.scale ?? b.value);
       if (v.abs().greaterThan(max)) max = v.abs();
     }
     for (const b of g.bars) {
-      const v = decOf(b.value).abs();
+      const v = decOf(b.scale ?? b.value).abs();
       const len = max.isZero()
         ? 0
         : Math.max(

@@ -27,7 +27,9 @@ thead { display: table-header-group; }
 th, td { border-bottom: 1px solid #d8d8d8; padding: 2pt 4pt; text-align: left; vertical-align: top; overflow-wrap: anywhere; word-break: break-word; }
 th { background: #f1f4f8; font-weight: 600; }
 tr { break-inside: avoid; page-break-inside: avoid; }
-.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { overflow-wrap: normal; word-break: normal; hyphens: manual; }
+.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; overflow-wrap: normal; word-break: normal; }
+table[data-section="totals"], table[data-section="tieout"], table[data-section="groups"] { font-size: 9pt; }
 .mono { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: 8.5pt; }
 .kv th { width: 28%; }
 .alert { border: 2px solid #b83b4b; background: #fdf0f1; padding: 4pt 8pt; margin: 8pt 0; break-inside: avoid; }
@@ -109,12 +111,21 @@ export function planHtml(v: PlanView): string {
   if (v.totals.length)
     charts.push(
       barChart(
-        v.offline ? 'Amount per source currency (valid rows, before fees)' : 'Amount per source currency (rows to send, before fees)',
+        // amounts of different currencies do not compare: the bar is the rows, the amount is written beside it
+        v.offline
+          ? 'Amount per source currency (valid rows, before fees; bar length: rows)'
+          : 'Amount per source currency (rows to send, before fees; bar length: rows)',
         'chart-currency',
-        v.totals.map((t) => ({
-          name: t.currency,
-          bars: [{ label: t.currency, value: t.amount, shown: `${group(t.amount)} ${t.currency} (${plural(t.rows, 'row')})` }],
-        })),
+        [
+          {
+            bars: v.totals.map((t) => ({
+              label: t.currency,
+              value: t.amount,
+              scale: String(t.rows),
+              shown: `${group(t.amount)} ${t.currency} (${plural(t.rows, 'row')})`,
+            })),
+          },
+        ],
       ),
     );
   if (v.byMethod.length) {
@@ -186,7 +197,7 @@ function totalsSection(v: PlanView): SafeHtml {
   const balanceNote = v.totals.some((t) => t.balance === undefined)
     ? safe`<p class="note">A wallet without a balance: the service gave none, so funds are not checked before sending.</p>`
     : '';
-  return safe`<section><h2>Totals per source currency, and the wallets</h2><table data-section="totals"><colgroup><col style="width:9%"><col style="width:7%"><col><col><col><col><col><col></colgroup><thead><tr><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Estimated fees</th><th class="num">Total</th><th class="num">Balance now</th><th class="num">Balance after</th><th class="num">Short by</th></tr></thead><tbody>${v.totals.map(
+  return safe`<section><h2>Totals per source currency, and the wallets</h2><table data-section="totals"><colgroup><col style="width:10%"><col style="width:7%"><col><col style="width:12%"><col><col><col><col style="width:11%"></colgroup><thead><tr><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Estimated fees</th><th class="num">Total</th><th class="num">Balance now</th><th class="num">Balance after</th><th class="num">Short by</th></tr></thead><tbody>${v.totals.map(
     (t) =>
       safe`<tr data-currency="${t.currency}"><td>${t.currency}</td>${count('rows', t.rows)}${money('amount', t.amount)}${money('fees', t.fees)}${money('total', t.total)}${money('balance', t.balance)}${money('balanceAfter', t.balanceAfter)}${money('shortfall', t.shortfall, t.shortfall ? 'num bad' : 'num')}</tr>`,
   )}</tbody></table>${feesNote}${balanceNote}</section>`;
@@ -261,7 +272,7 @@ export function resultsHtml(v: ResultsView): string {
     )}</tbody></table>${chart}</section>`,
   );
   body.push(
-    safe`<section><h2>Paid, in progress, failed and refunded, waiting for information</h2><table data-section="groups"><colgroup><col style="width:22%"><col style="width:10%"><col style="width:8%"><col><col><col></colgroup><thead><tr><th>Group</th><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Total deducted</th><th class="num">Refunded</th></tr></thead><tbody>${v.groups.map(
+    safe`<section><h2>Paid, in progress, failed and refunded, waiting for information</h2><table data-section="groups"><colgroup><col style="width:22%"><col style="width:11%"><col style="width:8%"><col><col><col></colgroup><thead><tr><th>Group</th><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Total deducted</th><th class="num">Refunded</th></tr></thead><tbody>${v.groups.map(
       (g) =>
         safe`<tr data-group="${g.group}" data-currency="${g.currency}"><td>${GROUP_LABELS[g.group]}</td><td>${g.currency || '—'}</td>${count('rows', g.rows)}${money('amount', g.amount)}${money('total', g.total)}${money('refunded', g.refunded)}</tr>`,
     )}</tbody></table><p class="note">Amount: the rows' sourceAmount before fees; total deducted: amount plus fee, as the service gave it.</p></section>`,
@@ -284,7 +295,7 @@ function tieOutSection(t: NonNullable<ResultsView['tieOut']>): SafeHtml {
   const verdict = t.ok ? safe`<span class="ok">Everything ties out.</span>` : safe`<span class="bad">Does not tie out.</span>`;
   const file = t.file ? safe` Reconciliation file: <span class="mono">${t.file}</span>` : '';
   const problems = t.problems.length ? safe`<ul data-section="tieout-problems">${t.problems.map((p) => safe`<li>${p}</li>`)}</ul>` : '';
-  return safe`<section><h2>Tie-out per wallet (reconcile)</h2><p>${verdict}${file}</p><table data-section="tieout"><colgroup><col style="width:9%"><col style="width:19%"><col><col><col><col><col style="width:9%"></colgroup><thead><tr><th>Currency</th><th>Wallet</th><th class="num">Debited</th><th class="num">Refunded</th><th class="num">Net</th><th class="num">Results say</th><th>Ties out</th></tr></thead><tbody>${t.wallets.map(
+  return safe`<section><h2>Tie-out per wallet (reconcile)</h2><p>${verdict}${file}</p><table data-section="tieout"><colgroup><col style="width:10%"><col style="width:19%"><col><col><col><col><col style="width:9%"></colgroup><thead><tr><th>Currency</th><th>Wallet</th><th class="num">Debited</th><th class="num">Refunded</th><th class="num">Net</th><th class="num">Results say</th><th>Ties out</th></tr></thead><tbody>${t.wallets.map(
     (w) =>
       safe`<tr data-currency="${w.currency}" data-wallet="${w.walletIds.join(' ')}"><td>${w.currency}</td><td class="mono">${w.walletIds.join(', ')}</td>${money('debited', w.debited)}${money('refunded', w.refunded)}${money('net', w.net)}${money('expectedNet', w.expectedNet)}<td data-field="ok" class="${w.ok ? 'ok' : 'bad'}">${w.ok ? 'yes' : 'NO'}</td></tr>`,
   )}</tbody></table>${problems}</section>`;
