@@ -1,7 +1,8 @@
 // The demo of `npm run demo`: the sample payroll (samples/payroll-2025-01.csv and its documents)
 // through the whole batch engine against the embedded sandbox: preflight and plan, the run
 // (quote, upload, initiate, PATCH), the results file, then the same batch started again to show
-// that nothing is paid twice. It returns facts and emits events; the CLI prints.
+// that nothing is paid twice, the reconciliation, and the HTML reports of the plan and of the
+// results (src/report). It returns facts and emits events; the CLI prints.
 import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import type { EngineEvent } from '../engine/execute.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { runBatch, type RunResult } from '../engine/run.ts';
 import { reconcile } from '../ops/reconcile.ts';
+import { tieOutViewOf, writePlanReport, writeResultsReport } from '../report/index.ts';
 
 export const SAMPLE = 'payroll-2025-01.csv';
 const SAMPLES_DIR = join(packageRoot(), 'samples');
@@ -47,6 +49,8 @@ export interface DemoOutcome {
   balances: Record<string, { opening: string; closing: string; debited: string }>;
   /** `reconcile` of the results file: every payout's debit found in the wallet transactions, nothing else debited. */
   reconciliation: { tiesOut: boolean; file?: string; requests: number; problems: string[]; totals: { currency: string; net: string }[] };
+  /** The HTML reports (src/report): the plan as shown before sending, the results with the tie-out. */
+  reports: { plan?: string; results?: string };
 }
 
 export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}): Promise<DemoOutcome> {
@@ -88,10 +92,14 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       quote: true,
       mergeDocuments: false,
     };
+    let planShown: BatchPlan | undefined;
     const first = await runBatch({
       ...common,
       file: batchFile,
-      onPlan: (plan) => hooks.onPlan?.(plan, conn.environment.name),
+      onPlan: (plan) => {
+        planShown = plan;
+        hooks.onPlan?.(plan, conn.environment.name);
+      },
       onEvent: hooks.onEvent,
     });
 
@@ -142,6 +150,15 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     );
     say(`  net per currency: ${reconciliation.totals.map((t) => `${t.currency} ${t.net}`).join(', ')}.`);
     say(reconciliation.tiesOut ? '  Everything ties out.' : `  Does NOT tie out: ${reconciliation.problems.slice(0, 5).join('; ')}`);
+
+    // What a treasurer looks at or prints: the plan before sending, the results after.
+    const reports: DemoOutcome['reports'] = {};
+    if (planShown)
+      reports.plan = await writePlanReport(planShown, { environment: conn.environment.name, baseUrl: conn.environment.baseUrl });
+    reports.results = await writeResultsReport(first.resultsPath, {
+      environment: conn.environment.name,
+      ...(report ? { tieOut: tieOutViewOf(report, rec.reconciliationPath) } : {}),
+    });
     return {
       dir,
       batchFile,
@@ -153,6 +170,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       balancesMatch,
       balances,
       reconciliation,
+      reports,
     };
   } finally {
     await conn.close();

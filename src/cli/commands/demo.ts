@@ -1,5 +1,6 @@
 // `payout-batch demo` (npm run demo): the sample payroll end to end on the embedded sandbox:
-// plan, run with progress, results file, summary, and the same batch again paying nothing twice.
+// plan, run with progress, results file, summary, the same batch again paying nothing twice, and
+// the HTML reports of the plan and the results.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
 import { defineCommand, UsageError } from '../command.ts';
@@ -51,6 +52,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
       say(`Results file: ${outcome.resultsPath}`);
       say(`Journal:      ${outcome.journalPath}`);
       if (outcome.reconciliation.file) say(`Reconciliation file: ${outcome.reconciliation.file}`);
+      if (outcome.reports.plan) say(`Plan report:  ${outcome.reports.plan}`);
+      if (outcome.reports.results) say(`HTML report:  ${outcome.reports.results} (open it in a browser, or print it)`);
       say('\nDone: no money moved, everything above happened on this machine.');
     }
     const ok =
