@@ -1,14 +1,16 @@
 // `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions and the payouts'
-// status; print the reconciliation, write it beside the results. A thin layer over src/ops/reconcile.ts.
+// status; print the reconciliation, write it beside the results, and the results' HTML report with
+// the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/ops/reconcile.ts.
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
-import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
+import { tieOutViewOf, writeResultsReport } from '../../report/index.ts';
+import { connectionOptions, makeLogger, openConnection, reportOption, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  connectionOptions(y)
+  reportOption(connectionOptions(y))
     .positional('results', {
       type: 'string',
       demandOption: true,
@@ -49,7 +51,24 @@ export default defineCommand<ReconcileArgs>({
             );
         },
       });
-      io.stdout.write(args.json ? JSON.stringify(jsonOf(args.results, r), null, 2) + '\n' : textOf(r) + '\n');
+      // The results' report, now with the tie-out (it replaces the one `run` wrote). A report that
+      // cannot be written is said, never a reason to change the exit code of the reconciliation.
+      let report: string | undefined;
+      if (args.report && r.report) {
+        try {
+          report = await writeResultsReport(args.results, {
+            tieOut: tieOutViewOf(r.report, r.reconciliationPath),
+            environment: conn.environment.name,
+          });
+        } catch (e) {
+          io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
+        }
+      }
+      io.stdout.write(
+        args.json
+          ? JSON.stringify({ ...jsonOf(args.results, r), ...(report ? { report } : {}) }, null, 2) + '\n'
+          : textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''),
+      );
       return r.exitCode;
     } catch (e) {
       if (e instanceof ResultsError) {
