@@ -8,11 +8,21 @@ import { abortOn, defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch } from '../../engine/planonly.ts';
-import { batchFileOptions, connectionOptions, makeLogger, openConnection, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
+import {
+  batchFileOptions,
+  connectionOptions,
+  makeLogger,
+  openConnection,
+  reportOption,
+  STATE_DIR_HELP,
+  stateRootOf,
+  type ArgsOf,
+} from '../options.ts';
+import { writePlanReport } from '../../report/index.ts';
 import { handleEngineError, planText } from '../render.ts';
 
 const builder = (y: Argv) =>
-  batchFileOptions(connectionOptions(y))
+  reportOption(batchFileOptions(connectionOptions(y)))
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV or Excel)' })
     .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
     .option('prepared-by', {
@@ -27,7 +37,12 @@ const builder = (y: Argv) =>
     .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' });
 
 /** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out (nor --prepared-by). */
-export type PlanArgs = Omit<ArgsOf<typeof builder>, 'out' | 'prepared-by'> & { out?: string; 'prepared-by'?: string };
+export type PlanArgs = Omit<ArgsOf<typeof builder>, 'out' | 'prepared-by' | 'report'> & {
+  out?: string;
+  'prepared-by'?: string;
+  /** The HTML report (src/report), beside the plan file or the batch; default on. */
+  report?: boolean;
+};
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
@@ -63,6 +78,22 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
         : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
           ? ExitCode.ROWS_FAILED
           : ExitCode.OK;
+    // The HTML report beside the plan file (else the batch file): a report that cannot be written
+    // is said on stderr, never a reason to change what the plan answers.
+    let report: string | undefined;
+    if (args.report !== false) {
+      try {
+        report = await writePlanReport(p, {
+          environment: conn.environment.name,
+          baseUrl: conn.environment.baseUrl,
+          planFile: r.planFile,
+          planPath: args.out,
+          batchOptions: { encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'] },
+        });
+      } catch (e) {
+        io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
+      }
+    }
     if (args.json) {
       io.stdout.write(
         JSON.stringify(
@@ -80,6 +111,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
             warnings: p.warnings,
             requests: p.requests,
             planFile: args.out,
+            ...(report ? { report } : {}),
             ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
             quoteErrors: Object.fromEntries(r.quoteErrors),
           },
@@ -94,6 +126,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
         io.stdout.write(
           `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
         );
+      if (report) io.stdout.write(`Report: ${report}\n`);
       if (code === ExitCode.REFUSED) io.stdout.write('As it stands, `run` would refuse this batch (see above).\n');
     }
     return code;
