@@ -13,6 +13,7 @@ import {
   makeLogger,
   moneyFlags,
   openConnection,
+  reportOption,
   sendingOptions,
   stateRootOf,
   type ArgsOf,
@@ -20,10 +21,12 @@ import {
 import { exitReasonText, group, handleEngineError, jsonSummary, planText, progressSink, resumeText, summaryText } from './render.ts';
 import type { GuardOptions, PipelineOptions, PipelineResult } from '../engine/pipeline.ts';
 import type { BatchPlan } from '../engine/plan.ts';
+import { ResultsError } from '../results/errors.ts';
+import { writeResultsReport } from '../report/index.ts';
 
-/** The flags of run and retry: connection, guards, sending. */
+/** The flags of run and retry: connection, guards, sending, the HTML report. */
 export function sendOptions<T>(y: Argv<T>) {
-  return sendingOptions(guardOptions(connectionOptions(y)));
+  return reportOption(sendingOptions(guardOptions(connectionOptions(y))));
 }
 export type SendArgs = ArgsOf<typeof sendOptions>;
 
@@ -44,6 +47,21 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
     ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${group(c.amount)}`).join(', ')} plus fees`
     : '';
   return `Send ${n} payout${n === 1 ? '' : 's'} (${totals.join(', ')}${resend}) from ${environment}? [y/N] `;
+}
+
+/**
+ * The HTML report of the results file (src/report) beside it. None when the run wrote no results
+ * file (refused before reading the batch); one that cannot be written is said on stderr, never a
+ * reason to change the exit code of a run that may have paid.
+ */
+async function resultsReport(resultsPath: string, environment: string, io: CliIO): Promise<string | undefined> {
+  try {
+    return await writeResultsReport(resultsPath, { environment });
+  } catch (e) {
+    if (!(e instanceof ResultsError && e.code === 'FILE_NOT_FOUND'))
+      io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
+    return undefined;
+  }
 }
 
 export async function sendBatch<R extends PipelineResult & { batchId: string; journalPath: string; resent?: number }>(
@@ -110,6 +128,10 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     progress.stop();
     out(summaryText(r));
     if (after) out(after(r));
+    if (args.report) {
+      const report = await resultsReport(r.resultsPath, environment, io);
+      if (report) out(`Report: ${report}\n`);
+    }
     if (args.json) io.stdout.write(jsonSummary(r, environment));
     else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r));
     else out(exitReasonText(r));
