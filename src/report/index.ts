@@ -3,7 +3,7 @@
 // reconciliation beside it, when there is one), and written beside its output.
 import { readFile } from 'node:fs/promises';
 import type { BatchPlan } from '../engine/plan.ts';
-import { PLAN_KIND, readPlanFile, type PlanFile } from '../engine/planfile.ts';
+import { PLAN_KIND, readPlanFile, type PlanFile, type PlanRow } from '../engine/planfile.ts';
 import { readResults, ResultsError } from '../results/index.ts';
 import type { ValidateOptions } from '../validation/index.ts';
 import { planHtml, resultsHtml } from './html.ts';
@@ -39,6 +39,8 @@ export async function writePlanReport(
     environment: string;
     baseUrl?: string;
     planFile?: PlanFile;
+    /** The rows to send with their quotes, when there is no plan file (default: the plan file's rows). */
+    quotes?: readonly PlanRow[];
     /** Where the plan file was written (the report goes beside it). */
     planPath?: string;
     out?: string;
@@ -56,7 +58,7 @@ export async function writePlanReport(
     environment: o.environment,
     baseUrl: o.baseUrl,
     sha256: o.planFile?.fileSha256,
-    quotes: o.planFile?.rows,
+    quotes: o.planFile?.rows ?? o.quotes,
     offline,
     approvals: { preparedBy: o.planFile?.preparedBy, ...o.approvals },
     createdAt: o.planFile?.createdAt,
