@@ -229,10 +229,14 @@ function invalidSection(v: PlanView): SafeHtml {
 function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml {
   const approvals = a?.approvals ?? [];
   const sent = v.totals.filter((t) => t.rows > 0);
-  const totals = sent.length ? sent.map((t) => `${t.currency} ${group(t.total ?? t.amount)}`).join(', ') : '(none)';
+  // what src/approvals signs: the plan file's bytes, the batch file's sha256, the rows and their amounts (before fees)
+  const totals = sent.length ? sent.map((t) => `${t.currency} ${group(t.amount)}`).join(', ') : '(none)';
+  const planFile = v.identity.planSha256
+    ? safe` plan file with SHA-256 <span class="mono" data-field="signed-plan-sha256">${v.identity.planSha256}</span>:`
+    : ' plan:';
   const what = v.offline
     ? safe`<p class="note">An approval signs a plan file (payout-batch plan FILE --out PLAN), not a batch file.</p>`
-    : safe`<p>An approval signs this exact plan: the batch file with SHA-256 <span class="mono" data-field="signed-sha256">${v.identity.sha256 ?? ''}</span>, its <span data-field="signed-rows">${String(v.identity.toSend ?? 0)}</span> rows to send, the totals ${totals}${v.identity.environment ? `, in the ${v.identity.environment} environment` : ''}.</p>`;
+    : safe`<p>An approval signs this exact${planFile} the batch file with SHA-256 <span class="mono" data-field="signed-sha256">${v.identity.sha256 ?? ''}</span>, its <span data-field="signed-rows">${String(v.identity.toSend ?? 0)}</span> rows to send and their amounts before fees (${totals})${v.identity.environment ? `, for the ${v.identity.environment} environment` : ''}.</p>`;
   const list = approvals.length
     ? safe`<table><colgroup><col style="width:20%"><col style="width:22%"><col style="width:28%"><col style="width:10%"><col></colgroup><thead><tr><th>Approved by</th><th>Signed at</th><th>Key fingerprint</th><th>Valid</th><th>Note</th></tr></thead><tbody>${approvals.map(
         (x) =>

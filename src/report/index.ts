@@ -1,6 +1,7 @@
 // The HTML batch report (README.md): what the commands call. A report is made from a plan the
 // engine just computed, a plan file, a batch file read offline, or a results file (with its
 // reconciliation beside it, when there is one), and written beside its output.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { BatchPlan } from '../engine/plan.ts';
 import { PLAN_KIND, readPlanFile, type PlanFile, type PlanRow } from '../engine/planfile.ts';
@@ -110,9 +111,12 @@ export async function writeReportOf(
 ): Promise<{ kind: ReportInputKind; path: string }> {
   if (await looksLikePlan(input)) {
     const pf = await readPlanFile(input);
+    const planSha256 = createHash('sha256')
+      .update(await readFile(input))
+      .digest('hex');
     const offline = await offlineOrUndefined(pf.file, {});
     const path = o.out ?? reportPathFor(input);
-    await writeReport(path, planHtml(planViewOfPlanFile(pf, offline, o.approvals)));
+    await writeReport(path, planHtml(planViewOfPlanFile(pf, offline, o.approvals, [], planSha256)));
     return { kind: 'plan', path };
   }
   try {

@@ -77,6 +77,8 @@ export interface PlanView {
     file: string;
     fileName: string;
     sha256?: string;
+    /** Of the plan file's own bytes (what an approval signs), when the report is made from one. */
+    planSha256?: string;
     rows?: number;
     valid?: number;
     invalid?: number;
@@ -306,6 +308,7 @@ export function planViewOfPlanFile(
   offline: OfflineBatch | undefined,
   approvals?: ApprovalsInput,
   notes: string[] = [],
+  planSha256?: string,
 ): PlanView {
   const extra = pf;
   const usable = offline && offline.sha256 === pf.fileSha256 ? offline : undefined;
@@ -338,6 +341,7 @@ export function planViewOfPlanFile(
       file: pf.file,
       fileName: basename(pf.file),
       sha256: pf.fileSha256,
+      ...(planSha256 ? { planSha256 } : {}),
       rows: extra.rowsInBatch ?? usable?.summary.rows,
       valid: extra.valid ?? usable?.summary.valid,
       invalid: extra.invalid ?? usable?.summary.invalid,
