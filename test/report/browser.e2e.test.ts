@@ -23,6 +23,7 @@ import { launchChromium } from './chromium.ts';
 const SHOTS = join(ROOT, 'test/report/screenshots');
 const SCRIPT = '<script>alert(1)</script>';
 const IMG = '"><img src=x onerror=alert(1)>';
+const FORMULA = '=HYPERLINK("http://example.com/x","pay here")';
 /** A4's width at 96 px per inch, less 12 mm side margins (the report's @page rule): 703 px. */
 const A4_CONTENT_PX = Math.floor(((210 - 2 * 12) / 25.4) * 96);
 
@@ -45,7 +46,7 @@ const BATCH = `payroll ${IMG}.csv`;
 
 /**
  * Seven valid rows in three source currencies; a valid row's beneficiary name and narration are
- * markup; the last row (row 9 as a spreadsheet numbers it) is invalid: its `withdrawal` cell is a
+ * markup, another's name a spreadsheet formula; the last row (row 9 as a spreadsheet numbers it) is invalid: its `withdrawal` cell is a
  * script tag (the message quotes it), and so is its reference.
  */
 function batchCsv(): string {
@@ -60,6 +61,7 @@ function batchCsv(): string {
   const rows = parts.flatMap((p) => p.slice(1)).map((l) => l.split(','));
   rows[1]![col('accountName')] = IMG;
   rows[1]![col('narration')] = SCRIPT;
+  rows[3]![col('accountName')] = FORMULA;
   const bad = [...rows[0]!];
   bad[col('reference')] = SCRIPT;
   bad[col('withdrawal')] = SCRIPT;
@@ -178,9 +180,16 @@ async function inert(o: Opened): Promise<void> {
       [...e.attributes].filter((a) => a.name.toLowerCase().startsWith('on')).map((a) => `${e.tagName}[${a.name}]`),
     ),
     images: [...document.querySelectorAll('img')].map((i) => i.getAttribute('src')),
+    // a link or a source outside the file (an anchor inside it or a data: image is no fetch)
+    links: [...document.querySelectorAll('*')].flatMap((e) =>
+      ['href', 'src', 'action', 'formaction', 'xlink:href']
+        .map((a) => e.getAttribute(a))
+        .filter((v): v is string => v !== null && !v.startsWith('#') && !v.startsWith('data:')),
+    ),
     text: document.body.innerText,
   }));
   expect(found.scripts).toBe(0);
+  expect(found.links, 'links').toEqual([]);
   expect(found.handlers).toEqual([]);
   expect(found.images).not.toContain('x');
   expect(found.text).toContain(SCRIPT);
@@ -222,14 +231,14 @@ async function screenshotAndPrint(o: Opened, name: string): Promise<void> {
       .map(where);
     // "Curren" over "cy", "FASTER_PAYME" over "NTS": a title, or a word of a cell, split inside.
     // A line may break after a hyphen; long tokens (hashes, ids, paths, references: monospace, or
-    // over 16 characters) may wrap anywhere.
+    // over 16 characters) may wrap anywhere, but a status (ADDITIONAL_INFO_REQUIRED) stays whole.
     const split: string[] = [];
     for (const cell of cells) {
       const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
       for (let n = walk.nextNode(); n; n = walk.nextNode()) {
         if (n.parentElement!.closest('.mono')) continue;
         for (const m of n.textContent!.matchAll(/[^\s-]+/g)) {
-          if (cell.tagName === 'TD' && m[0].length > 16) continue;
+          if (cell.tagName === 'TD' && cell.getAttribute('data-field') !== 'status' && m[0].length > 16) continue;
           const r = document.createRange();
           r.setStart(n, m.index);
           r.setEnd(n, m.index + m[0].length);
@@ -414,6 +423,10 @@ describe('the HTML report in headless Chromium', () => {
         ['9', 'INVALID'],
       ]);
       expect(await page.textContent(`[data-section="action"] tr[data-row="${rowOf('FAILED')}"] [data-field="name"]`)).toBe(IMG);
+      // a formula is the text it is, as the batch had it (not the results file's neutralised '=...)
+      expect(
+        await page.textContent(`[data-section="action"] tr[data-row="${rowOf('ADDITIONAL_INFO_REQUIRED')}"] [data-field="name"]`),
+      ).toBe(FORMULA);
       expect(await page.textContent('[data-section="action"] tr[data-row="9"] [data-field="reference"]')).toBe(SCRIPT);
       // the tie-out per wallet, as reconcile computed it
       const tieout = await cells(page, 'tieout', 'data-currency');
