@@ -126,6 +126,6 @@ export function planFileOf(
     alreadyCreated: plan.alreadyCreated,
     invalidRows: [...plan.invalidRows].map(([rowNumber, i]) => ({ rowNumber, code: i.code, message: i.message })),
     notSent: [...plan.notSent].map(([rowNumber, i]) => ({ rowNumber, code: i.code, message: i.message })),
-    corridorsNotEnabled: plan.corridorsNotEnabled as unknown as Record<string, unknown>[],
+    corridorsNotEnabled: plan.corridorsNotEnabled,
   };
 }
