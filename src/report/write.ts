@@ -50,8 +50,8 @@ export async function findReconciliation(resultsFile: string): Promise<string | 
 /**
  * The tie-out per wallet, read back from a reconciliation file (src/ops/reconcile.ts writes it):
  * per currency and wallet, the debits, refunds and nets of the batch's rows and of the payouts they
- * replaced; a line that does not tie out, or a debit not from this batch, fails its currency.
- * The file has no "expected" total per wallet: that column stays empty here.
+ * replaced, and the net the results say (-totalDeductible of each created row not refunded); a
+ * line that does not tie out, or a debit not from this batch, fails the whole tie-out.
  */
 export async function readTieOut(path: string): Promise<TieOutView> {
   const buf = await readFile(path);
@@ -80,37 +80,45 @@ export async function readTieOut(path: string): Promise<TieOutView> {
     problem: at('problem'),
     reference: at('reference'),
     row: at('row'),
+    status: at('status'),
+    totalDeductible: at('totalDeductible'),
   };
   const get = (l: string[], i: number) => (i < 0 ? '' : unneutralise((l[i] ?? '').trim()));
   const dec = (t: string) => {
     const v = t.replace(/[,\s]/g, '');
     return /^-?\d+(\.\d+)?$/.test(v) ? new Dec(v) : new Dec(0);
   };
-  const byCurrency = new Map<string, { wallets: Set<string>; debited: Dec; refunded: Dec; net: Dec; ok: boolean }>();
+  // As reconcile totals them: the batch's rows and the payouts they replaced; a debit not from this
+  // batch is a problem of the whole tie-out, not a movement of the batch.
+  const byCurrency = new Map<string, { wallets: Set<string>; debited: Dec; refunded: Dec; net: Dec; expectedNet: Dec }>();
   const problems: string[] = [];
+  let linesOk = true;
   for (const l of lines) {
     const kind = get(l, col.kind);
     if (kind === 'other credit') continue;
+    if (get(l, col.ties) === 'NO') {
+      linesOk = false;
+      const row = get(l, col.row);
+      const reference = get(l, col.reference);
+      problems.push(`${row ? `row ${row}` : kind}${reference ? ` (${reference})` : ''}: ${get(l, col.problem) || 'does not tie out'}`);
+    }
+    if (kind === 'not from this batch') continue;
     const currency = get(l, col.currency);
     const w = byCurrency.get(currency) ?? {
       wallets: new Set<string>(),
       debited: new Dec(0),
       refunded: new Dec(0),
       net: new Dec(0),
-      ok: true,
+      expectedNet: new Dec(0),
     };
     const wallet = get(l, col.wallet);
     if (wallet) w.wallets.add(wallet);
     w.debited = w.debited.plus(dec(get(l, col.debit)));
     w.refunded = w.refunded.plus(dec(get(l, col.refund)));
     w.net = w.net.plus(dec(get(l, col.net)));
-    if (get(l, col.ties) === 'NO') {
-      w.ok = false;
-      const row = get(l, col.row);
-      problems.push(
-        `${row ? `row ${row}` : kind}${get(l, col.reference) ? ` (${get(l, col.reference)})` : ''}: ${get(l, col.problem) || 'does not tie out'}`,
-      );
-    }
+    // a created row that was not refunded should have cost its totalDeductible
+    if (kind === 'row' && !['FAILED', 'REJECTED'].includes(get(l, col.status)))
+      w.expectedNet = w.expectedNet.minus(dec(get(l, col.totalDeductible)));
     byCurrency.set(currency, w);
   }
   const fmt = (d: Dec, c: string) => (isCurrencyCode(c) ? formatAmount(d, c) : d.toFixed());
@@ -122,7 +130,8 @@ export async function readTieOut(path: string): Promise<TieOutView> {
       debited: fmt(w.debited, currency),
       refunded: fmt(w.refunded, currency),
       net: fmt(w.net, currency),
-      ok: w.ok,
+      expectedNet: fmt(w.expectedNet, currency),
+      ok: w.net.equals(w.expectedNet),
     }));
-  return { ok: wallets.every((w) => w.ok), wallets, problems, file: path };
+  return { ok: linesOk && wallets.every((w) => w.ok), wallets, problems, file: path };
 }

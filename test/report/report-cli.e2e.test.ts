@@ -52,6 +52,12 @@ describe('the report beside each output', () => {
     const page = await readFile(json.report!, 'utf8');
     expect(page).toMatch(/<body data-kind="results">/);
     expect(page).toMatch(/<tr data-currency="GBP" data-wallet="[^"]+">.*data-field="ok" class="ok">yes</);
+
+    // `report RESULTS` later reads the tie-out back from the reconciliation file: the same figures
+    const again = await cli(['report', results, '--out', join(work, 'again.html')]);
+    expect(again.code, again.stderr).toBe(0);
+    const tieOut = (html: string) => /<table data-section="tieout">[\s\S]*?<\/table>/.exec(html)?.[0];
+    expect(tieOut(await readFile(join(work, 'again.html'), 'utf8'))).toBe(tieOut(page));
   });
 
   it('report makes the offline report of a batch file with no key, and refuses a missing file with one line', async () => {
