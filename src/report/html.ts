@@ -30,6 +30,7 @@ tr { break-inside: avoid; page-break-inside: avoid; }
 th { overflow-wrap: normal; word-break: normal; hyphens: manual; }
 .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; overflow-wrap: normal; word-break: normal; }
 table[data-section="totals"], table[data-section="tieout"], table[data-section="groups"] { font-size: 9pt; }
+table[data-section="action"], table[data-section="invalid"] { font-size: 8.5pt; }
 .mono { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: 8.5pt; }
 .kv th { width: 28%; }
 .alert { border: 2px solid #b83b4b; background: #fdf0f1; padding: 4pt 8pt; margin: 8pt 0; break-inside: avoid; }
@@ -283,7 +284,7 @@ export function resultsHtml(v: ResultsView): string {
   );
   const more = v.actionOmitted ? safe`<p class="note">and ${plural(v.actionOmitted, 'more row')} not listed here.</p>` : '';
   const action = v.action.length
-    ? safe`<table data-section="action"><colgroup><col style="width:6%"><col style="width:13%"><col style="width:13%"><col style="width:10%"><col style="width:13%"><col style="width:20%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Status</th><th>Why</th><th>What to do</th></tr></thead><tbody>${v.action.map(
+    ? safe`<table data-section="action"><colgroup><col style="width:6%"><col style="width:18%"><col style="width:12%"><col style="width:10%"><col style="width:15%"><col style="width:18%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Status</th><th>Why</th><th>What to do</th></tr></thead><tbody>${v.action.map(
         (r) =>
           safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason}</td><td data-field="next">${r.next}</td></tr>`,
       )}</tbody></table>${more}`
