@@ -30,7 +30,9 @@ tr { break-inside: avoid; page-break-inside: avoid; }
 th { overflow-wrap: normal; word-break: normal; hyphens: manual; }
 .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; overflow-wrap: normal; word-break: normal; }
 table[data-section="totals"], table[data-section="tieout"], table[data-section="groups"] { font-size: 9pt; }
-table[data-section="action"], table[data-section="invalid"] { font-size: 8.5pt; }
+table[data-section="invalid"], table[data-section="corridors"] { font-size: 8.5pt; }
+table[data-section="action"] { font-size: 8pt; }
+th.num { white-space: normal; }
 .mono { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: 8.5pt; }
 .kv th { width: 28%; }
 .alert { border: 2px solid #b83b4b; background: #fdf0f1; padding: 4pt 8pt; margin: 8pt 0; break-inside: avoid; }
@@ -207,7 +209,7 @@ function totalsSection(v: PlanView): SafeHtml {
 function corridorsSection(v: PlanView): SafeHtml {
   const rateText = (rates: string[]) =>
     rates.length === 0 ? '' : rates.length <= 3 ? rates.join(', ') : `${rates.length} quotes, ${rates[0]} … ${rates[rates.length - 1]}`;
-  return safe`<section><h2>Corridors and rates</h2><table data-section="corridors"><colgroup><col style="width:22%"><col style="width:16%"><col style="width:8%"><col style="width:18%"><col><col style="width:10%"></colgroup><thead><tr><th>Corridor</th><th>Method</th><th class="num">Rows</th><th class="num">Amount (source)</th><th>Quoted rate</th><th>Enabled</th></tr></thead><tbody>${v.corridors.map(
+  return safe`<section><h2>Corridors and rates</h2><table data-section="corridors"><colgroup><col style="width:22%"><col style="width:20%"><col style="width:7%"><col style="width:17%"><col><col style="width:10%"></colgroup><thead><tr><th>Corridor</th><th>Method</th><th class="num">Rows</th><th class="num">Amount (source)</th><th>Quoted rate</th><th>Enabled</th></tr></thead><tbody>${v.corridors.map(
     (c) =>
       safe`<tr data-corridor="${`${c.sourceCurrency}>${c.destinationCurrency}@${c.destinationCountryCode}`}"><td>${c.sourceCurrency} → ${c.destinationCurrency} (${c.destinationCountryCode})</td><td data-field="method">${c.method ?? ''}</td>${count('rows', c.rows)}${money('amount', c.amount)}<td data-field="rate" class="mono">${rateText(c.rates) || (v.offline ? 'quoted by plan' : '—')}</td><td data-field="enabled"${c.enabled === false ? safe` class="bad"` : ''}>${c.enabled === undefined ? '—' : c.enabled ? 'yes' : 'NO'}</td></tr>`,
   )}</tbody></table><p class="note">Rates as the service quoted them for the rows to send; the rate applied is the one of the payout.</p></section>`;
@@ -284,7 +286,7 @@ export function resultsHtml(v: ResultsView): string {
   );
   const more = v.actionOmitted ? safe`<p class="note">and ${plural(v.actionOmitted, 'more row')} not listed here.</p>` : '';
   const action = v.action.length
-    ? safe`<table data-section="action"><colgroup><col style="width:6%"><col style="width:18%"><col style="width:12%"><col style="width:10%"><col style="width:15%"><col style="width:18%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Status</th><th>Why</th><th>What to do</th></tr></thead><tbody>${v.action.map(
+    ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:11%"><col style="width:10%"><col style="width:26%"><col style="width:18%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Status</th><th>Why</th><th>What to do</th></tr></thead><tbody>${v.action.map(
         (r) =>
           safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason}</td><td data-field="next">${r.next}</td></tr>`,
       )}</tbody></table>${more}`
