@@ -194,6 +194,21 @@ describe('plan report', () => {
     expect(doc).toContain(`data-field="signed-sha256">${'b'.repeat(64)}<`);
   });
 
+  it('says first why run would refuse the plan: a wallet short, a corridor not enabled', () => {
+    const p = plan();
+    p.currencies[0] = { ...p.currencies[0]!, balance: '1000.00', balanceAfter: '-1233570.50', shortfall: '1233570.50' };
+    p.shortfall = true;
+    p.corridorBlocked = true;
+    p.notSent.set(5, { status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED', message: 'USD to NGN is not enabled' });
+    const doc = planHtml(planViewOfPlan(p, { environment: 'local' }));
+    assertInert(doc);
+    const refusals = /<div class="alert" data-section="refusals">(.*?)<\/div>/.exec(doc)![1]!;
+    expect(refusals).toContain('the EUR wallet is short by 1233570.50 EUR');
+    expect(refusals).toContain('not enabled');
+    expect(doc).toContain('data-field="shortfall" data-value="1233570.50"');
+    expect(doc).toMatch(/<table data-section="not-sent">.*<tr data-row="5">.*CORRIDOR_NOT_ENABLED/);
+  });
+
   it('shows who approved, escaped, and flags the maker', () => {
     const doc = planHtml(
       planViewOfPlan(plan(), {
