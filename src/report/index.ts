@@ -107,7 +107,13 @@ async function looksLikePlan(path: string): Promise<boolean> {
  */
 export async function writeReportOf(
   input: string,
-  o: { out?: string; sheet?: string; encoding?: string; approvals?: ApprovalsInput } = {},
+  o: {
+    out?: string;
+    sheet?: string;
+    encoding?: string;
+    /** The approvals of a plan input, given by the caller: the report shows them, never checks them. */
+    approvalsOf?: (planPath: string) => ApprovalsInput;
+  } = {},
 ): Promise<{ kind: ReportInputKind; path: string }> {
   if (await looksLikePlan(input)) {
     const pf = await readPlanFile(input);
@@ -116,7 +122,7 @@ export async function writeReportOf(
       .digest('hex');
     const offline = await offlineOrUndefined(pf.file, {});
     const path = o.out ?? reportPathFor(input);
-    await writeReport(path, planHtml(planViewOfPlanFile(pf, offline, o.approvals, [], planSha256)));
+    await writeReport(path, planHtml(planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), [], planSha256)));
     return { kind: 'plan', path };
   }
   try {

@@ -67,6 +67,14 @@ it("refused without approvals and with the maker's, run with two distinct listed
     const ok = await cli('approve', 'payroll.plan.json', '--as', name!, '--key-file', key!);
     expect(ok.code, ok.stderr).toBe(0);
   }
+  // The plan's report shows who approved, and which approvals count.
+  const report = await cli('report', 'payroll.plan.json', '--approvers', 'approvers.json');
+  expect(report.code, report.stderr).toBe(0);
+  const html = readFileSync(join(dir, 'payroll.plan.html'), 'utf8');
+  expect(html).toMatch(/data-approver="Alice"[^>]*data-valid="true"/);
+  expect(html).toMatch(/data-approver="Bob"[^>]*data-valid="true"/);
+  expect(html).toMatch(/data-approver="Dan"[^>]*data-valid="false"/);
+
   const approved = await run();
   expect(approved.code, approved.stderr).toBe(0);
   expect(approved.stdout).toContain(

@@ -2,12 +2,14 @@
 // of a plan file, a results file (with its reconciliation when `reconcile` wrote one beside it) or
 // a batch file read offline. Nothing is sent and no key is needed: a report never costs quota.
 // Exit 0: written; 2: the input cannot be used or the report cannot be written.
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { writeReportOf } from '../../report/index.ts';
+import { ApprovalsFileError, approvalsView, PlanFileError, readApprovers } from '../../approvals/index.ts';
 import type { ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -20,6 +22,11 @@ const builder = (y: Argv) =>
     .option('out', {
       type: 'string',
       describe: 'Write the report here (default: beside the input, as <name>.html; <batch>.plan.html for a batch file)',
+    })
+    .option('approvers', {
+      type: 'string',
+      describe:
+        'For a plan: the approvers list, to say whether each approver is listed with the key they signed with (default $PAYOUT_BATCH_APPROVERS)',
     })
     .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
     .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' });
@@ -34,11 +41,24 @@ export default defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io: CliIO) => {
     try {
-      const r = await writeReportOf(args.input, { out: args.out, sheet: args.sheet, encoding: args.encoding });
+      const approversFile = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+      const r = await writeReportOf(args.input, {
+        out: args.out,
+        sheet: args.sheet,
+        encoding: args.encoding,
+        // who approved a plan, when and whether each signature holds (src/approvals)
+        approvalsOf: (plan) => approvalsView(plan, approversFile ? readApprovers(resolve(io.cwd, approversFile)) : undefined),
+      });
       io.stdout.write(`Report of ${WHAT[r.kind]} written to ${r.path}\n`);
       return ExitCode.OK;
     } catch (e) {
-      if (e instanceof ResultsError || e instanceof InputError || e instanceof RangeError) {
+      if (
+        e instanceof ResultsError ||
+        e instanceof InputError ||
+        e instanceof RangeError ||
+        e instanceof ApprovalsFileError ||
+        e instanceof PlanFileError
+      ) {
         io.stderr.write(`payout-batch: ${e.message}\n`);
         return ExitCode.UNUSABLE_INPUT;
       }
