@@ -222,7 +222,7 @@ export function handleEngineError(e: unknown, io: CliIO): ExitCode {
 
 /** The --json summary of run and retry (retry adds what --resend-failed sent again). */
 export function jsonSummary(
-  r: PipelineResult & { batchId?: string; journalPath?: string; resent?: number; notResent?: unknown[] },
+  r: PipelineResult & { batchId?: string; journalPath?: string; reportPath?: string; resent?: number; notResent?: unknown[] },
   environment: string,
 ): string {
   return (
@@ -233,6 +233,7 @@ export function jsonSummary(
         batchId: r.batchId,
         journal: r.journalPath,
         results: r.resultsPath,
+        report: r.reportPath,
         resumed: r.report,
         refused: r.refused,
         halted: r.halted,

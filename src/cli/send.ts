@@ -128,11 +128,9 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     progress.stop();
     out(summaryText(r));
     if (after) out(after(r));
-    if (args.report) {
-      const report = await resultsReport(r.resultsPath, environment, io);
-      if (report) out(`Report: ${report}\n`);
-    }
-    if (args.json) io.stdout.write(jsonSummary(r, environment));
+    const report = args.report ? await resultsReport(r.resultsPath, environment, io) : undefined;
+    if (report) out(`Report: ${report}\n`);
+    if (args.json) io.stdout.write(jsonSummary({ ...r, reportPath: report }, environment));
     else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r));
     else out(exitReasonText(r));
     return r.exitCode;

@@ -174,6 +174,9 @@ describe('--json', () => {
       strings += found.filter((m) => typeof m.value === 'string' && /^-?\d+(\.\d+)?$/.test(m.value)).length;
     }
     expect(strings).toBeGreaterThan(10);
+    // the HTML report's path, which --json would otherwise hide
+    expect(JSON.parse(outputs.run!.stdout).report).toMatch(/payroll\.results\.html$/);
+    expect(JSON.parse(outputs.retry!.stdout).report).toMatch(/payroll\.results\.retry-1\.html$/);
   });
 });
 
