@@ -12,12 +12,14 @@ export interface Bar {
   scale?: string;
   /** Text shown after the bar (default: the value). */
   shown?: string;
+  /** The bar's colour, when it means something (a status's outcome); else the next of the palette. */
+  color?: string;
   /** Extra data-* attributes of the bar's group (name → value). */
   data?: Record<string, string>;
 }
 
 const WIDTH = 640;
-const LABEL = 150;
+const LABEL = 190;
 const VALUE = 150;
 const ROW = 22;
 const COLORS = ['#2f6db5', '#3a9a6a', '#c07a1b', '#8d4fb3', '#b83b4b', '#4a8c9c', '#7a7a2a', '#5c5c8a'];
@@ -65,10 +67,10 @@ export function barChart(title: string, section: string, groups: { name?: string
                 .toNumber(),
             ),
           );
-      const color = COLORS[colorIndex++ % COLORS.length]!;
+      const color = b.color ?? COLORS[colorIndex++ % COLORS.length]!;
       const data = Object.entries(b.data ?? {}).map(([k, val]) => safe` data-${k.replace(/[^a-z-]/g, '')}="${val}"`);
       rows.push(
-        safe`<g data-label="${b.label}" data-value="${b.value}"${data}><title>${b.label}: ${b.shown ?? b.value}</title><text x="${LABEL - 6}" y="${y + 14}" text-anchor="end">${clip(b.label, 22)}</text><rect x="${LABEL}" y="${y + 3}" width="${len}" height="${ROW - 6}" fill="${color}"></rect><text x="${LABEL + len + 6}" y="${y + 14}">${b.shown ?? b.value}</text></g>`,
+        safe`<g data-label="${b.label}" data-value="${b.value}"${data}><title>${b.label}: ${b.shown ?? b.value}</title><text x="${LABEL - 6}" y="${y + 14}" text-anchor="end">${clip(b.label, 28)}</text><rect x="${LABEL}" y="${y + 3}" width="${len}" height="${ROW - 6}" fill="${color}"></rect><text x="${LABEL + len + 6}" y="${y + 14}">${b.shown ?? b.value}</text></g>`,
       );
       y += ROW;
     }

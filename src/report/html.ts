@@ -81,6 +81,16 @@ const plural = (n: number, word: string) => `${group(String(n))} ${word}${n === 
 
 // ---------------------------------------------------------------- plan
 
+/** A status's colour in the charts by what it means for the money: paid green, failed red, ... */
+const GROUP_COLORS: Record<ReturnType<typeof groupOf>, string> = {
+  paid: '#3a9a6a',
+  'in-progress': '#2f6db5',
+  'waiting-info': '#c07a1b',
+  'failed-refunded': '#b83b4b',
+  'not-sent': '#7a7a7a',
+  unknown: '#8d4fb3',
+};
+
 export function planHtml(v: PlanView): string {
   const id = v.identity;
   const body: SafeHtml[] = [];
@@ -270,7 +280,14 @@ export function resultsHtml(v: ResultsView): string {
   ];
   body.push(safe`<section><h2>Results file</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
   const chart = barChart('Rows per status', 'chart-status', [
-    { bars: v.statusCounts.map((s) => ({ label: s.status, value: String(s.rows), shown: plural(s.rows, 'row') })) },
+    {
+      bars: v.statusCounts.map((s) => ({
+        label: s.status,
+        value: String(s.rows),
+        shown: plural(s.rows, 'row'),
+        color: GROUP_COLORS[groupOf(s.status)],
+      })),
+    },
   ]);
   body.push(
     safe`<section><h2>Status counts</h2><table data-section="status-counts"><thead><tr><th>Status</th><th>Means</th><th class="num">Rows</th></tr></thead><tbody>${v.statusCounts.map(
@@ -288,7 +305,7 @@ export function resultsHtml(v: ResultsView): string {
   const action = v.action.length
     ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:11%"><col style="width:10%"><col style="width:26%"><col style="width:18%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Status</th><th>Why</th><th>What to do</th></tr></thead><tbody>${v.action.map(
         (r) =>
-          safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason}</td><td data-field="next">${r.next}</td></tr>`,
+          safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason || GROUP_LABELS[groupOf(r.status)]}</td><td data-field="next">${r.next}</td></tr>`,
       )}</tbody></table>${more}`
     : safe`<p data-section="action">None.</p>`;
   body.push(safe`<section><h2>Rows that need action</h2>${action}</section>`);

@@ -146,6 +146,16 @@ describe('results report', () => {
     expect(order).toContain('UNKNOWN_OUTCOME');
     expect(order).not.toContain('SUCCESSFUL');
   });
+
+  it('says why a row needs action even when the service gave no reason; colours a status by its outcome', () => {
+    const t = table();
+    for (const r of t.rows) r.result = { ...r.result, statusReason: undefined, errorCode: undefined, errorMessage: undefined };
+    const doc = resultsHtml(resultsViewOf(t, 'batch.results.csv'));
+    expect(doc).toMatch(/<tr data-row="\d+" data-status="FAILED">.*?<td data-field="reason">Failed \(refunded\)<\/td>/);
+    const fill = (status: string) => new RegExp(`<g data-label="${status}"[^>]*>.*?fill="(#[0-9a-f]{6})"`).exec(doc)?.[1];
+    expect(fill('SUCCESSFUL')).toBe('#3a9a6a');
+    expect(fill('FAILED')).toBe('#b83b4b');
+  });
 });
 
 describe('plan report', () => {
