@@ -12,7 +12,7 @@ import { ResultsError } from '../results/errors.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import type { PipelineResult } from '../engine/pipeline.ts';
-import { ENGINE_STATUSES, isCreatedStatus, outcomeOf } from '../engine/outcome.ts';
+import { ENGINE_STATUSES, isCreatedStatus, logRowDone, outcomeOf } from '../engine/outcome.ts';
 import { BatchRefused, FailedAfterSending, type ResumeReport } from '../engine/session.ts';
 
 /** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
@@ -169,18 +169,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
         done++;
         if (!isCreatedStatus(e.status)) failed++;
         bar?.update(done, { failed, rps: rps() });
-        const fields = {
-          batchId: batchLabel(),
-          row: e.rowNumber,
-          reference: e.reference,
-          status: e.status,
-          requestId: e.requestId,
-          payoutId: e.payoutId,
-          idempotencyKey: e.key,
-          errorCode: e.errorCode,
-        };
-        if (isCreatedStatus(e.status)) logger.info(fields, 'row done');
-        else logger.warn({ ...fields, message: e.message }, 'row not created');
+        logRowDone(logger, e, { batchId: batchLabel() });
       } else if (e.type === 'halted') {
         logger.error({ batchId: batchLabel(), reason: e.reason }, 'run halted');
       } else if (e.type === 'settle-pass') {

@@ -7,6 +7,8 @@ import { ExactSum, formatAmount, formatApiAmount, formatApiSum, type ApiAmount }
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
+import type { Logger } from 'pino';
+import type { EngineEvent } from './execute.ts';
 
 export const ENGINE_STATUSES = {
   /** Offline validation or preflight found a problem in the row: never sent; fix it and `retry`. */
@@ -356,4 +358,27 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
     outcomes: countOutcomes(outcomes.map((o) => o.status)),
     money: moneyTotals(outcomes.flatMap(moneyEntriesOf)),
   };
+}
+
+/**
+ * The log line of a finished row, the same from `run` and from `watch` (context: the batch, the
+ * file): a created row at info, any other at warn with the service's message.
+ */
+export function logRowDone(
+  logger: Pick<Logger, 'info' | 'warn'> | undefined,
+  e: Extract<EngineEvent, { type: 'row-done' }>,
+  context: Record<string, unknown>,
+): void {
+  const fields = {
+    ...context,
+    row: e.rowNumber,
+    reference: e.reference,
+    status: e.status,
+    requestId: e.requestId,
+    payoutId: e.payoutId,
+    idempotencyKey: e.key,
+    errorCode: e.errorCode,
+  };
+  if (isCreatedStatus(e.status)) logger?.info(fields, 'row done');
+  else logger?.warn({ ...fields, message: e.message }, 'row not created');
 }

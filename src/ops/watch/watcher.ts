@@ -31,7 +31,7 @@ import { approvalGate } from '../../approvals/gate.ts';
 import type { Connection } from '../../client/connect.ts';
 import { parseMoneyFlag } from '../../engine/approval.ts';
 import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
-import { ENGINE_STATUSES, isCreatedStatus } from '../../engine/outcome.ts';
+import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
 import { runBatch, type RunResult } from '../../engine/run.ts';
 import { BatchRefused, inspectJournal } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
@@ -582,21 +582,8 @@ export class FolderWatch {
         );
       },
       onEvent: (e) => {
-        if (e.type === 'row-done') {
-          const fields = {
-            file: claim.name,
-            batchId: batchLabel,
-            row: e.rowNumber,
-            reference: e.reference,
-            status: e.status,
-            requestId: e.requestId,
-            payoutId: e.payoutId,
-            idempotencyKey: e.key,
-            errorCode: e.errorCode,
-          };
-          if (isCreatedStatus(e.status)) log?.info(fields, 'row done');
-          else log?.warn({ ...fields, message: e.message }, 'row not created');
-        } else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
+        if (e.type === 'row-done') logRowDone(log, e, { file: claim.name, batchId: batchLabel });
+        else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
       },
     });
     return { r, changedAtPlan };
