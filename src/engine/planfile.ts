@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { fileSha256 } from './identity.ts';
 import { BatchRefused } from './session.ts';
+import { accountOf } from './ledger.ts';
 import type { BatchPlan } from './plan.ts';
 
 export const PLAN_KIND = 'payout-batch-plan';
@@ -77,8 +78,11 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
   return r.data;
 }
 
-/** Refuses (exit 3) a plan whose batch file changed since, or that was made for another environment. */
-export async function verifyPlan(plan: PlanFile, file: string, env: string): Promise<void> {
+/**
+ * Refuses (exit 3) a plan whose batch file changed since, or that was made for another environment
+ * or another service account (base URL): the account is part of what approvers sign.
+ */
+export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string): Promise<void> {
   if (resolve(file) !== plan.file) {
     throw new BatchRefused(`the plan was made for ${plan.file}, not ${resolve(file)}: nothing was sent`, 'plan-other-file');
   }
@@ -99,6 +103,29 @@ export async function verifyPlan(plan: PlanFile, file: string, env: string): Pro
   }
   if (plan.env !== env)
     throw new BatchRefused(`the plan was made for the ${plan.env} environment, not ${env}: nothing was sent`, 'plan-other-env');
+  // (the embedded sandbox of `local` listens on a new port at every start: its URL is no account)
+  if (env !== 'local' && accountOf(plan.baseUrl) !== accountOf(baseUrl))
+    throw new BatchRefused(`the plan was made for the service at ${plan.baseUrl}, not ${baseUrl}: nothing was sent`, 'plan-other-account');
+}
+
+/**
+ * Refuses (exit 3) a batch whose rows, as loaded for the run, are not those of the plan: the file
+ * is hashed again when it is loaded, and a file replaced between the plan's check and that read
+ * must not pay amounts nobody planned or approved.
+ */
+export function verifyPlannedRows(
+  plan: PlanFile,
+  fileSha256: string,
+  rows: ReadonlyMap<number, { reference: string; sourceCurrency: string; sourceAmount: { eq(x: string): boolean } } | undefined>,
+): void {
+  const changed = (why: string) =>
+    new BatchRefused(`${plan.file} changed since the plan was made (${why}): nothing was sent`, 'plan-file-changed');
+  if (fileSha256 !== plan.fileSha256) throw changed('its content hash differs');
+  for (const r of plan.rows) {
+    const p = rows.get(r.rowNumber);
+    if (!p || p.reference !== r.reference || p.sourceCurrency !== r.sourceCurrency || !p.sourceAmount.eq(r.sourceAmount))
+      throw changed(`row ${r.rowNumber} is not the planned ${r.reference}`);
+  }
 }
 
 export function planFileOf(

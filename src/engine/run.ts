@@ -11,7 +11,7 @@ import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeli
 import { journalReader, openSession, record, BatchRefused, type BatchSession, type ReadJournal } from './session.ts';
 import type { RowState } from '../journal/rows.ts';
 import type { LoadedBatch } from './batch.ts';
-import { readPlanFile, verifyPlan, type PlanFile } from './planfile.ts';
+import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './planfile.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 
 export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
@@ -47,7 +47,7 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   }
   if (!file) throw new RangeError('name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;
-  if (planned) await verifyPlan(planned, file, env);
+  if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl);
   const ledger = ledgerOf(o.conn, {
     root: o.stateDir,
     legacy: [stateDirFor(file), ...(o.stateDir ? [o.stateDir] : []), ...(o.legacyStateDirs ?? [])],
@@ -63,6 +63,7 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
     { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag, stop: o.stop },
     journal.lookup,
   );
+  if (planned) verifyPlannedRows(planned, batch.identity.fileSha256, new Map(batch.rows.map((r) => [r.rowNumber, r.payout])));
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // Before the journal is written: a batch another process is sending, or whose references

@@ -176,10 +176,15 @@ describe('plan --out, then run --plan', () => {
     expect(sb!.requestLog().filter((r) => r.route === 'quote')).toHaveLength(3); // the plan's, not again
   });
 
-  it('refuses a plan whose batch file changed since: exit 3, nothing sent', async () => {
-    const { dir, run } = await setup(1);
+  it('refuses a plan run at another service account, or whose batch file changed since: exit 3, nothing sent', async () => {
+    const { dir, env, run } = await setup(1);
     const file2 = await writeBatch(dir, 'second.csv', { rows: 2, prefix: 'SECOND' });
     expect((await run('plan', file2, '--out', 'second.plan.json', '--no-quote')).code).toBe(0);
+    // the same environment label (custom), another base URL: another account than the one planned
+    const elsewhere = sb!.url.replace('127.0.0.1', 'localhost');
+    const other = await runCli(['run', '--plan', 'second.plan.json', '--yes', '--base-url', elsewhere], { cwd: dir, env });
+    expect(other.code).toBe(3);
+    expect(other.stderr).toContain(`the plan was made for the service at ${sb!.url}`);
     await writeFile(file2, (await readFile(file2, 'utf8')).replace('SECOND-0002', 'SECOND-0099'));
     const changed = await run('run', '--plan', 'second.plan.json', '--yes');
     expect(changed.code).toBe(3);
