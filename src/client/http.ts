@@ -116,9 +116,15 @@ export const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
 
 type AttemptResult<T> = { ok: true; result: CallResult<T> } | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };
 
+/** How long an idle keep-alive connection may be kept open (undici's default is 4 s): after a longer gap, assume none is. */
+const KEEP_ALIVE_MS = 4000;
+
 export class Transport {
-  /** Whether the service has answered this transport once (see "warming" below). */
-  private answered = false;
+  // For dating starts (see "warming" below): requests in flight now; the most that were in
+  // flight at once when one of them was answered, i.e. connections known open; the last answer.
+  private inFlight = 0;
+  private openConnections = 0;
+  private lastAnswerAt = -Infinity;
 
   constructor(readonly options: TransportOptions) {}
 
@@ -232,11 +238,14 @@ export class Transport {
       let text: string;
       let res: Response;
       // The start the pace counts is when the request is handed to the transport, whatever the
-      // transport is; the margin absorbs the jitter until it reaches the service. Until the service
-      // has answered once, a request may first wait for fetch to load and for its connection to
-      // open (30 ms on loopback, a TLS handshake remotely), more than the margin: such a start is
-      // dated again when its answer arrives, a time it cannot have reached the service after.
-      const warming = slot !== undefined && !this.answered;
+      // transport is; the margin absorbs the jitter until it reaches the service. A request that
+      // may first have to open a connection (more in flight than have ever been answered at once,
+      // or the first after an idle gap in which keep-alive connections close) can wait for it (30
+      // ms on loopback, a TLS handshake remotely: more than the margin). Such a start is dated
+      // again when its answer arrives, a time it cannot have reached the service after.
+      if (this.inFlight === 0 && Date.now() - this.lastAnswerAt > KEEP_ALIVE_MS) this.openConnections = 0;
+      const level = ++this.inFlight;
+      const warming = slot !== undefined && level > this.openConnections;
       try {
         slot?.markSent();
         res = await o.fetch(this.url(spec), {
@@ -247,10 +256,9 @@ export class Transport {
           // A redirect would carry the key to wherever it points: never follow one.
           redirect: 'manual',
         });
-        if (warming) {
-          slot!.markSent();
-          this.answered = true;
-        }
+        if (warming) slot!.markSent();
+        this.openConnections = Math.max(this.openConnections, level);
+        this.lastAnswerAt = Date.now();
         status = res.status;
         text = await res.text();
       } catch (cause) {
@@ -279,6 +287,7 @@ export class Transport {
           { kind: 'network', beforeSend },
         );
       } finally {
+        this.inFlight--;
         clearTimeout(timer);
         slot?.done?.();
       }

@@ -23,8 +23,8 @@ export const DEFAULT_SAFETY_MARGIN_MS = 50;
 /**
  * On a loopback link (the embedded sandbox, `payout-batch sandbox`, a local proxy) the time from
  * fetch to the service is 2 to 6 ms once a connection is open, so half the margin is enough and
- * keeps 1000/1025 = 0.97 of the limit. (The first requests of a process take 10 to 30 ms: they are
- * dated by their answer, see http.ts.)
+ * keeps 1000/1025 = 0.97 of the limit. (A request on a new connection takes 10 to 30 ms: it is
+ * dated by its answer, see http.ts.)
  */
 export const LOOPBACK_SAFETY_MARGIN_MS = 25;
 

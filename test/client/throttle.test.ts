@@ -183,6 +183,30 @@ describe('when a start is dated', () => {
     expect(calls[2]! - calls[1]!).toBeGreaterThanOrEqual(1000);
     expect(calls[2]! - calls[1]!).toBeLessThan(1010);
   });
+
+  it('a request that may open a new connection (more in flight than ever answered at once) is dated by its answer', async () => {
+    vi.useFakeTimers();
+    const clock = { now: () => Date.now() };
+    const t0 = Date.now();
+    const calls: number[] = [];
+    const fetch = (async () => {
+      calls.push(Date.now() - t0);
+      await new Promise((r) => setTimeout(r, 300));
+      return json(200, { data: [] });
+    }) as typeof globalThis.fetch;
+    const limiter = new SlidingWindowLimiter({ perWindow: 3, safetyMarginMs: 0, clock });
+    const client = new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey: 'sk_sandbox_throttle_conn_5a6b7c8d', limiter, fetch });
+    const first = client.listWallets(); // one connection, known open once answered (at 300)
+    await vi.advanceTimersByTimeAsync(300);
+    await first;
+    const rest = Promise.all([1, 2, 3, 4, 5].map(() => client.listWallets()));
+    await vi.advanceTimersByTimeAsync(5000);
+    await rest;
+    // at 300 two go: the first on the open connection, counted from its call; the second perhaps
+    // on a new one, counted from its answer (600). Two more when the first two expire (1300); the
+    // last when that second one does: 1600, not 1300.
+    expect(calls.map((c) => Math.round(c / 10) * 10)).toEqual([0, 300, 300, 1300, 1300, 1600]);
+  });
 });
 
 describe('PayoutClient: the rate promise, by its own record of when each request started', () => {
