@@ -253,10 +253,14 @@ function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml 
   const list = approvals.length
     ? safe`<table><colgroup><col style="width:20%"><col style="width:22%"><col style="width:28%"><col style="width:10%"><col></colgroup><thead><tr><th>Approved by</th><th>Signed at</th><th>Key fingerprint</th><th>Valid</th><th>Note</th></tr></thead><tbody>${approvals.map(
         (x) =>
-          safe`<tr data-approver="${x.name}" data-valid="${x.valid ? 'true' : 'false'}"><td data-field="name">${x.name}</td><td data-field="signedAt">${x.signedAt}</td><td data-field="fingerprint" class="mono">${x.publicKeyFingerprint}</td><td data-field="valid" class="${x.valid ? 'ok' : 'bad'}">${x.valid ? 'yes' : 'NO'}</td><td data-field="reason">${
+          safe`<tr data-approver="${x.name}" data-valid="${x.valid ? 'true' : 'false'}"><td data-field="name">${x.name}</td><td data-field="signedAt">${x.signedAt}</td><td data-field="fingerprint" class="mono">${x.publicKeyFingerprint}</td><td data-field="valid" class="${x.valid ? (a?.listChecked ? 'ok' : '') : 'bad'}">${x.valid ? (a?.listChecked ? 'yes' : 'signature holds') : 'NO'}</td><td data-field="reason">${
             x.reason ?? (a?.preparedBy && x.name === a.preparedBy ? 'the person who prepared the plan: does not count' : '')
           }</td></tr>`,
-      )}</tbody></table>`
+      )}</tbody></table>${
+        a?.listChecked
+          ? ''
+          : safe`<p class="note" data-field="list-not-checked">No approvers list was given (report --approvers FILE): whether each signer may approve was not checked.</p>`
+      }`
     : safe`<p data-field="no-approvals">No approvals recorded</p>`;
   return safe`<section data-section="approvals"><h2>Approvals</h2><p>Prepared by: <strong data-field="preparedBy">${a?.preparedBy || 'not recorded'}</strong></p>${what}${list}</section>`;
 }

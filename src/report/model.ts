@@ -30,6 +30,11 @@ export interface ApprovalsInput {
   /** Who made the plan (the plan file's preparedBy). */
   preparedBy?: string;
   approvals?: readonly ApprovalRecord[];
+  /**
+   * Whether each signer was checked against an approvers list. Without one, `valid` says only that
+   * the signature holds over this plan and is not the maker's: anyone can make a key.
+   */
+  listChecked?: boolean;
 }
 
 // ---------------------------------------------------------------- plan

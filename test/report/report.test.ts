@@ -236,6 +236,17 @@ describe('plan report', () => {
     expect(doc).toContain('data-field="preparedBy">alice<');
     expect(doc).toMatch(/<tr data-approver="alice" data-valid="true">.*does not count/);
     expect(doc).toContain('data-approver="&lt;script&gt;alert(1)&lt;/script&gt;" data-valid="false"');
+    // without an approvers list, a signature that holds is not a "yes": anyone can make a key
+    expect(doc).toMatch(/<tr data-approver="alice"[^]*?data-field="valid" class="">signature holds</);
+    expect(doc).toContain('data-field="list-not-checked"');
+    const checked = planHtml(
+      planViewOfPlan(plan(), {
+        environment: 'local',
+        approvals: { approvals: [{ name: 'bob', signedAt: 't', publicKeyFingerprint: 'f', valid: true }], listChecked: true },
+      }),
+    );
+    expect(checked).toMatch(/data-field="valid" class="ok">yes</);
+    expect(checked).not.toContain('list-not-checked');
   });
 
   it('reads a hostile batch file offline: invalid rows with row, column and message; no fees claimed', async () => {

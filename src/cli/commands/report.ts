@@ -47,7 +47,10 @@ export default defineCommand<ArgsOf<typeof builder>>({
         sheet: args.sheet,
         encoding: args.encoding,
         // who approved a plan, when and whether each signature holds (src/approvals)
-        approvalsOf: (plan) => approvalsView(plan, approversFile ? readApprovers(resolve(io.cwd, approversFile)) : undefined),
+        approvalsOf: (plan) => ({
+          ...approvalsView(plan, approversFile ? readApprovers(resolve(io.cwd, approversFile)) : undefined),
+          listChecked: approversFile !== undefined,
+        }),
       });
       io.stdout.write(`Report of ${WHAT[r.kind]} written to ${r.path}\n`);
       return ExitCode.OK;
