@@ -213,7 +213,7 @@ export function resultValues(o: RowOutcome): ResultValues {
     v.payoutId = p.id;
     if (p.payoutRef !== undefined) v.payoutRef = p.payoutRef;
     if (p.exchangeRate !== undefined) v.appliedRate = String(p.exchangeRate);
-    // the same text as formatAmount(fromApi(...)), without a Decimal per amount (100,000 rows on a resume);
+    // the service's amounts with the currency's minor units, read exactly (money.ts);
     // a fee the service has not told yet stays empty (`status` fills it in), never a guess
     if (p.transactionFees !== undefined) {
       v.fee = formatApiAmount(p.transactionFees, p.sourceCurrency);
@@ -317,7 +317,7 @@ export interface RunSummary {
 
 export function summarise(outcomes: RowOutcome[]): RunSummary {
   const byStatus: Record<string, number> = {};
-  // exact sums of the journalled numbers, without a Decimal per row (the same values)
+  // exact sums of the journalled numbers (decimal.js)
   const sums = new Map<string, { rows: number; amount: ExactSum; fees: ExactSum; feesNotKnown: number }>();
   let created = 0;
   for (const o of outcomes) {

@@ -295,7 +295,7 @@ export function payableTotals(
       pay[n] = 1;
     }
   }
-  // exact sums without a Decimal per addition: the same values
+  // exact sums (decimal.js)
   const amounts = new Map<string, ExactSum>();
   const withFees = new Map<string, ExactSum>();
   for (let i = 0; i < batch.rows.length; i++) {

@@ -223,16 +223,15 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const refs = new Map<string, number>();
   // the same account, amount and currencies as validateBatch's probable-duplicate rule
   const dupKeys = new Map<number, number>();
-  const dupKey = probableDuplicateKey;
   for (const row of rows) {
     if (!row.payout || only.has(row.rowNumber)) continue;
     refs.set(row.payout.reference, row.rowNumber);
-    dupKeys.set(dupKey(row.payout), row.rowNumber);
+    dupKeys.set(probableDuplicateKey(row.payout), row.rowNumber);
   }
   for (const row of rows) {
     if (!row.payout || !only.has(row.rowNumber)) continue;
     const sameRef = refs.get(row.payout.reference);
-    const sameRow = dupKeys.get(dupKey(row.payout));
+    const sameRow = dupKeys.get(probableDuplicateKey(row.payout));
     if (!settling.has(row.rowNumber)) {
       if (sameRef !== undefined) {
         row.problems = [
@@ -264,7 +263,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       }
     }
     refs.set(row.payout.reference, row.rowNumber);
-    dupKeys.set(dupKey(row.payout), row.rowNumber);
+    dupKeys.set(probableDuplicateKey(row.payout), row.rowNumber);
   }
 
   const batch: LoadedBatch = {

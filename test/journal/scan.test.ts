@@ -1,7 +1,8 @@
-// scanJournal cuts lines in bytes and decodes a chunk's complete lines at once. It must read
-// exactly what decoding the whole file as UTF-8 text (TextDecoder) and splitting it on newlines
-// reads, whatever the read size: lines and multi-byte characters cut across reads, a line longer
-// than the buffer, a BOM, CRLF, blank and damaged lines, invalid UTF-8, a torn tail.
+// scanJournal decodes each chunk (a StringDecoder joins characters cut across reads), then splits
+// its complete lines. It must read exactly what decoding the whole file as UTF-8 text (TextDecoder)
+// and splitting it on newlines reads, whatever the read size: lines and multi-byte characters cut
+// across reads, a line longer than the buffer, a BOM, CRLF, blank and damaged lines, invalid
+// UTF-8, a torn tail.
 import { writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -72,7 +73,7 @@ function randomJournal(seed: number): Buffer {
   return Buffer.concat(parts);
 }
 
-describe('scanJournal: cutting lines in bytes reads what the text reader read', () => {
+describe('scanJournal: reading in chunks reads what the text reader read', () => {
   it('on 300 random journals, at read sizes from 4 bytes to 1 MiB', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pb-scan-'));
     const path = join(dir, 'j.jsonl');
