@@ -1,5 +1,5 @@
-// Rows read through validateBatch over many 64 KiB chunks: an early stop releases the file, and a
-// broken record far into the file is a file error.
+// Rows read through validateBatch over many 64 KiB chunks: every row and file note, an early stop,
+// and a broken record far into the file as a file error.
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,20 @@ function bigFile(): string {
 }
 
 describe('rows read for validation', () => {
+  it('are every row over many chunks, with each run of blank rows and the trailing total noted', async () => {
+    const v = await validateBatch(bigFile(), { allowDuplicateRows: true });
+    let rows = 0;
+    for await (const r of v.rows) {
+      expect(r.cells.reference).toBe(`R${++rows}`);
+    }
+    expect(rows).toBe(6000);
+    expect(v.summary.rows).toBe(6000);
+    expect(v.summary.skipped).toBe(6 * 2 + 1);
+    const codes = v.fileProblems.map((p) => p.code);
+    expect(codes.filter((c) => c === 'BLANK_ROWS')).toHaveLength(6);
+    expect(codes.at(-1)).toBe('TOTALS_ROW');
+  });
+
   it('stop early and release the file when the reader stops', async () => {
     const p = bigFile();
     const v = await validateBatch(p);

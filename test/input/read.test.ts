@@ -38,6 +38,22 @@ async function all(path: string, opts = {}) {
 }
 
 describe('reading CSV', () => {
+  it('a column headed __proto__ or constructor gives a plain cell, never the prototype', async () => {
+    const { rows } = await all(
+      file(
+        csv(',', '\n', [
+          [...HEAD, '__proto__', 'constructor'],
+          [...ROW1, 'x', 'y'],
+        ]),
+      ),
+    );
+    const cells = rows[0]!.cells;
+    expect(Object.getPrototypeOf(cells)).toBe(Object.getPrototypeOf({}));
+    expect(Object.hasOwn(cells, '__proto__')).toBe(false);
+    expect(cells.constructor).toBe('y');
+    expect(cells.reference).toBe('R1');
+  });
+
   it.each([[','], [';'], ['\t'], ['|']])('detects the delimiter %j', async (d) => {
     const { s, rows } = await all(file(csv(d)));
     expect(s.delimiter).toBe(d);
