@@ -160,19 +160,23 @@ describe('whose limiter a client uses', () => {
 });
 
 describe('when a start is dated', () => {
-  it('when the request is handed to fetch; before the first answer, when its answer arrives', async () => {
+  /** A client whose every answer takes 300 ms (fake timers), and when each request reached fetch. */
+  function slowService(perWindow: number, apiKey: string) {
     vi.useFakeTimers();
-    const clock = { now: () => Date.now() };
     const t0 = Date.now();
     const calls: number[] = [];
-    // every answer takes 300 ms: for the first, loading fetch and opening a connection may be part of it
     const fetch = (async () => {
       calls.push(Date.now() - t0);
       await new Promise((r) => setTimeout(r, 300));
       return json(200, { data: [] });
     }) as typeof globalThis.fetch;
-    const limiter = new SlidingWindowLimiter({ perWindow: 1, safetyMarginMs: 0, clock });
-    const client = new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey: 'sk_sandbox_throttle_warm_1f2e3d4c', limiter, fetch });
+    const limiter = new SlidingWindowLimiter({ perWindow, safetyMarginMs: 0, clock: { now: () => Date.now() } });
+    return { calls, client: new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey, limiter, fetch }) };
+  }
+
+  it('when the request is handed to fetch; before the first answer, when its answer arrives', async () => {
+    // for the first, loading fetch and opening a connection may be part of its 300 ms
+    const { calls, client } = slowService(1, 'sk_sandbox_throttle_warm_1f2e3d4c');
     const all = Promise.all([client.listWallets(), client.listWallets(), client.listWallets()]);
     await vi.advanceTimersByTimeAsync(5000);
     await all;
@@ -185,17 +189,7 @@ describe('when a start is dated', () => {
   });
 
   it('a request that may open a new connection (more in flight than ever answered at once) is dated by its answer', async () => {
-    vi.useFakeTimers();
-    const clock = { now: () => Date.now() };
-    const t0 = Date.now();
-    const calls: number[] = [];
-    const fetch = (async () => {
-      calls.push(Date.now() - t0);
-      await new Promise((r) => setTimeout(r, 300));
-      return json(200, { data: [] });
-    }) as typeof globalThis.fetch;
-    const limiter = new SlidingWindowLimiter({ perWindow: 3, safetyMarginMs: 0, clock });
-    const client = new PayoutClient({ baseUrl: 'https://gw.example.test', apiKey: 'sk_sandbox_throttle_conn_5a6b7c8d', limiter, fetch });
+    const { calls, client } = slowService(3, 'sk_sandbox_throttle_conn_5a6b7c8d');
     const first = client.listWallets(); // one connection, known open once answered (at 300)
     await vi.advanceTimersByTimeAsync(300);
     await first;
