@@ -90,6 +90,28 @@ export class PayoutApiError extends Error {
     return this.outcome === 'definitive';
   }
 
+  /**
+   * The service cannot be used now, through no fault of the request: the key refused (401/403,
+   * spec §5), the rate limit or quota outlasting the retries (429, spec §8), the service
+   * unreachable or failing (network, timeout, 5xx after retries), or the caller's abort. A batch
+   * stops on it; resuming is safe.
+   */
+  get serviceTrouble(): boolean {
+    const s = this.status;
+    if (s === 401 || s === 403 || s === 429 || (s !== undefined && s >= 500)) return true;
+    return this.kind === 'network' || this.kind === 'timeout' || this.kind === 'aborted';
+  }
+
+  /** 409 IDEMPOTENCY_KEY_CONFLICT: the key was used with another body (spec §4.2 rule 2). */
+  get conflict(): boolean {
+    return this.status === 409;
+  }
+
+  /** The client refused the request before it left this process: the service never saw it. */
+  get notSent(): boolean {
+    return this.kind === 'invalid-request';
+  }
+
   /** The same error with the attempt count of the whole call. */
   withAttempts(attempts: number): PayoutApiError {
     return new PayoutApiError({ ...this.toInit(), attempts });

@@ -19,7 +19,6 @@ import type { PayoutClient } from '../client/client.ts';
 import type { WalletTransactionAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
-import { isServiceTrouble } from '../engine/execute.ts';
 import { Dec, fromApi, minorUnits } from '../money.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { writeFileAtomic } from '../results/atomic.ts';
@@ -508,7 +507,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const listing: ReconcileResult['listing'] = { pages: 0, transactions: 0, ended: 'end' };
   let halted: string | undefined;
   const trouble = (e: unknown): never => {
-    if (e instanceof PayoutApiError && isServiceTrouble(e)) {
+    if (e instanceof PayoutApiError && e.serviceTrouble) {
       halted ??= e.message;
       throw new Halted(e.message);
     }
@@ -529,7 +528,7 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
               : undefined;
           payouts.set(payoutId, { status: p.status, sourceCurrency: p.sourceCurrency, total, createdAt: p.createdAt });
         } catch (e) {
-          if (e instanceof PayoutApiError && !isServiceTrouble(e)) {
+          if (e instanceof PayoutApiError && !e.serviceTrouble) {
             payouts.set(payoutId, { error: `${e.code ?? `HTTP ${e.status ?? '?'}`} (request id ${e.requestId})` });
             o.logger?.warn({ payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
             return;

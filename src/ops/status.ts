@@ -6,7 +6,6 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
-import { isServiceTrouble } from '../engine/execute.ts';
 import { readResults } from '../results/index.ts';
 import { isFinalStatus, PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
 import {
@@ -122,7 +121,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
         o.logger?.debug({ row: rowNumber, payoutId, status: p.status }, 'payout read');
       } catch (e) {
         if (!(e instanceof PayoutApiError)) throw e;
-        if (isServiceTrouble(e)) {
+        if (e.serviceTrouble) {
           halted ??= e.message;
           o.logger?.error({ row: rowNumber, payoutId, requestId: e.requestId, status: e.status }, 'status refresh halted');
           return;
@@ -161,7 +160,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
           if (r) refundsFound.push({ payoutId, ...r });
         } catch (e) {
           if (!(e instanceof PayoutApiError)) throw e;
-          if (isServiceTrouble(e)) halted ??= e.message;
+          if (e.serviceTrouble) halted ??= e.message;
           o.logger?.warn({ row: row.rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
         }
       }),

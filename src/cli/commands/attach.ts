@@ -4,7 +4,6 @@ import type { Argv } from 'yargs';
 import { defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
-import { isServiceTrouble } from '../../engine/execute.ts';
 import { AttachRefused, attachDocuments } from '../../ops/attach.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
@@ -74,7 +73,7 @@ export default defineCommand<AttachArgs>({
         io.stderr.write(
           `payout-batch: the service refused: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`,
         );
-        return isServiceTrouble(e) ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED;
+        return e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED;
       }
       throw e;
     } finally {
