@@ -34,7 +34,7 @@ export interface DocumentFinisherOptions {
   at: () => string;
   /**
    * A failed request as recorded on the row; throws instead when the failure stops the run (the
-   * key refused, the service unreachable: execute.ts isServiceTrouble).
+   * key refused, the service unreachable: PayoutApiError.serviceTrouble).
    */
   failure: (e: unknown) => ErrorSnapshot;
 }

@@ -12,9 +12,10 @@ import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type MoneyFlag } from './approval.ts';
 import { firstError, referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
-import { executeRows, errorSnapshot, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
+import { executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
+import { snapshotOfError } from './send.ts';
 import {
   ENGINE_STATUSES,
   isCreatedStatus,
@@ -60,8 +61,6 @@ export interface PipelineOptions extends GuardOptions {
   crashWaitMs?: number;
   checkpointMs?: number;
   settleDelayMs?: number;
-  /** Writes a row's `initiating` record under the ledger's lock and reservation (ledger.ts Reservation.guard). */
-  guard?: (ref: string, write: () => void) => Promise<void>;
   /** retry --resend-failed: references whose payout failed after creation and was refunded, sent again under attempt + 1. */
   resend?: Set<string>;
 }
@@ -212,7 +211,7 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
       .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
     pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
   } catch (e) {
-    if (e instanceof PayoutApiError) return finish(4, { halted: `preflight: ${errorSnapshot(e).message}` });
+    if (e instanceof PayoutApiError) return finish(4, { halted: `preflight: ${snapshotOfError(e).message}` });
     throw e;
   }
   await conn.usage?.flush().catch(() => undefined);
@@ -276,10 +275,8 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
   try {
     const res = await executeRows(items, {
       client,
-      writer,
-      folded,
+      session,
       batchId,
-      env,
       mode: o.mode,
       quote: o.quote,
       mergeDocuments: o.mergeDocuments,
@@ -291,7 +288,6 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
       checkpointMs: o.checkpointMs,
       settleDelayMs: o.settleDelayMs,
       finish: finishing,
-      guard: o.guard,
       resend: o.resend,
     });
     for (const [n, out] of res.outcomes) executed.set(n, out);

@@ -18,7 +18,7 @@ import { mapColumns } from '../input/columns.ts';
 import { foldJournalFile, isFailedAfterCreation, type RowEvent, type RowState } from '../journal/rows.ts';
 import { JournalWriter } from '../journal/journal.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { errorSnapshot, isServiceTrouble } from './execute.ts';
+import { snapshotOfError } from './send.ts';
 import { findRefund } from './refund.ts';
 import { readResults } from '../results/read.ts';
 import { resultsPathFor } from '../results/paths.ts';
@@ -294,7 +294,6 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       only,
       keep,
       mode: 'retry',
-      guard: reservation.guard,
       resend,
     });
     return {
@@ -373,13 +372,13 @@ async function checkFailedRows(
         });
       }
     } catch (e) {
-      if (e instanceof PayoutApiError && !isServiceTrouble(e)) {
+      if (e instanceof PayoutApiError && !e.serviceTrouble) {
         notResent.push({
           rowNumber: r.rowNumber,
           reference: s.ref,
           payoutId: p.id,
           status: p.status,
-          reason: `could not be checked: ${errorSnapshot(e).message}`,
+          reason: `could not be checked: ${snapshotOfError(e).message}`,
         });
         continue;
       }

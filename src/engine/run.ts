@@ -120,7 +120,6 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       only,
       quotedFees,
       mode: 'run',
-      guard: reservation.guard,
     });
     return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, plan_: planned };
   } finally {
@@ -150,7 +149,10 @@ export async function reservedSession(
 ): Promise<{ reservation: Reservation; session: BatchSession }> {
   const reservation = await reserveRows(ledger, batch, states, reserve);
   try {
-    return { reservation, session: open() };
+    // The session's `initiating` lines are written under this reservation (session.ts recordInitiating).
+    const session = open();
+    session.reservation = reservation;
+    return { reservation, session };
   } catch (e) {
     reservation.release();
     throw e;

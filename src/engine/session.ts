@@ -11,9 +11,11 @@ import {
   type FoldedJournal,
   type FoldedJournalFile,
   type JournalLine,
+  type RowEvent,
 } from '../journal/rows.ts';
 import type { JournalLookup } from './batch.ts';
 import type { BatchIdentity } from './identity.ts';
+import type { Reservation } from './ledger.ts';
 
 /** A refusal before anything is sent (exit 3), with a message for the user. */
 export class BatchRefused extends Error {
@@ -65,6 +67,8 @@ export interface BatchSession {
   lastWriteMs: number;
   /** Byte of the journal up to which lines have been folded (see catchUpStatuses). */
   readOffset: number;
+  /** This run's reservation of its references in the account's ledger (ledger.ts reserveBatch), once taken. */
+  reservation?: Pick<Reservation, 'guard'>;
 }
 
 export interface OpenSessionOptions {
@@ -221,6 +225,18 @@ export function openSession(o: OpenSessionOptions): BatchSession {
 export function record(session: BatchSession, e: JournalLine, options: { sync?: boolean } = {}): void {
   session.writer.append(e, options);
   applyEvent(session.folded, e);
+}
+
+/**
+ * Journals a fresh attempt's `initiating` line, fsynced, before its request leaves: the line that
+ * makes a crash safe (the next run resends this key and body, never a new one). With a
+ * reservation, under the account's ledger lock and only while the reservation still holds the
+ * reference, so two processes never both send it; throws otherwise, and nothing is written.
+ */
+export async function recordInitiating(session: BatchSession, e: Extract<RowEvent, { t: 'initiating' }>): Promise<void> {
+  const write = () => record(session, e, { sync: true });
+  if (session.reservation) await session.reservation.guard(e.ref, write);
+  else write();
 }
 
 /**

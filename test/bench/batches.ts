@@ -4,7 +4,7 @@
 import { createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadBatch } from '../../src/engine/batch.ts';
-import { initiateBody } from '../../src/engine/execute.ts';
+import { initiateBody } from '../../src/engine/send.ts';
 import { join } from 'node:path';
 import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
 import { openSession, record } from '../../src/engine/session.ts';

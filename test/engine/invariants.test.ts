@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
-import { initiateBody } from '../../src/engine/execute.ts';
+import { initiateBody } from '../../src/engine/send.ts';
 import { loadBatch } from '../../src/engine/batch.ts';
 import { runBatch, type RunOptions } from '../../src/engine/run.ts';
 import { retryResults } from '../../src/engine/retry.ts';
