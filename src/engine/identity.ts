@@ -3,7 +3,6 @@
 // service recognises a payout it already created however the file came back.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
 
 /**
  * What a --batch-id is hashed after, to make its batch id: sha256(BATCH_LABEL_TAG + label). Its
@@ -70,9 +69,4 @@ export interface ParsedKey {
 export function parseIdempotencyKey(key: string): ParsedKey | undefined {
   const m = KEY_PATTERN.exec(key.trim());
   return m ? { batchPrefix: m[1]!, attempt: Number(m[2]) } : undefined;
-}
-
-/** The journal folder of a batch file: `<batch dir>/.payout-batch`, unless --state-dir names one. */
-export function stateDirFor(batchFile: string, override?: string): string {
-  return override ? resolve(override) : join(dirname(resolve(batchFile)), '.payout-batch');
 }
