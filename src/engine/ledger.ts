@@ -1,6 +1,5 @@
 // The ledger of a service account: the journals of every batch sent to one account, in one folder
-// per user, whatever folder the batch files sit in (design.md "The journal, and one ledger per
-// service account"; see src/engine/README.md).
+// per user, whatever folder the batch files sit in (src/engine/README.md, "Where the ledger lives").
 //
 //   <state root>/ledgers/<host>-<hash of the account>/
 //       <batch16>.journal.jsonl   one journal per batch (journal/journal.ts), named by its identity
