@@ -3,16 +3,14 @@
 // service recognises a payout it already created however the file came back.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
 
-/** The prefix of the batch id hashed from a --batch-id (unchanged since v1: it names journals). */
-export const KEY_PREFIX = 'pb1';
 /**
- * The prefix of the keys derived now. Keys of v1 (`pb1-`, which also hashed the environment label)
- * are still read back from journals and results files and resent as journalled: the journal
- * decides which key a row has (design.md "Idempotency keys"), never this derivation.
+ * What a --batch-id is hashed after, to make its batch id: sha256(BATCH_LABEL_TAG + label). Its
+ * `pb1` is a name, not a key version: changing it would change every --batch-id's batch id (and
+ * so its keys), pinned by test/engine/keys.test.ts.
  */
+export const BATCH_LABEL_TAG = 'pb1-batch-id|';
+/** The version prefix of the idempotency keys: the only keys of this tool. */
 export const KEY_VERSION = 'pb2';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -42,14 +40,14 @@ export function batchIdentity(contentSha256: string, batchIdFlag?: string): Batc
   if (!BATCH_ID_PATTERN.test(batchIdFlag)) {
     throw new RangeError('--batch-id must be 1 to 100 letters, digits, dot, colon, dash or underscore, starting with a letter or digit');
   }
-  return { batchId: sha256(`${KEY_PREFIX}-batch-id|${batchIdFlag}`), source: 'flag', label: batchIdFlag, fileSha256: contentSha256 };
+  return { batchId: sha256(BATCH_LABEL_TAG + batchIdFlag), source: 'flag', label: batchIdFlag, fileSha256: contentSha256 };
 }
 
 /**
  * pb2-<first 16 hex of batchId>-<first 24 hex of sha256("pb2|" batchId "|" reference "|" attempt)>-<attempt>.
  * A function of the batch identity, the row identity (its reference) and the attempt only: never of
  * an environment label, a path or a flag, so the same rows sent to the same service get the same
- * keys however the command was spelled (design.md "Idempotency keys"). Self-describing: the batch
+ * keys however the command was spelled. Self-describing: the batch
  * (for `retry` to find its journal) and the attempt can be read back. Pinned by literal vectors in
  * test/engine/keys.test.ts: changing it would make a resume after an upgrade pay twice.
  */
@@ -60,53 +58,15 @@ export function idempotencyKey(batchId: string, reference: string, attempt: numb
   return `${KEY_VERSION}-${batchId.slice(0, 16)}-${h}-${attempt}`;
 }
 
+const KEY_PATTERN = new RegExp(`^${KEY_VERSION}-([0-9a-f]{16})-[0-9a-f]{24}-(\\d+)$`);
+
 export interface ParsedKey {
   batchPrefix: string;
   attempt: number;
-  /** pb1 (v1, which hashed the environment label too) or pb2. */
-  version: 'pb1' | 'pb2';
 }
 
-/** The batch and attempt of a key of this tool, of either version; undefined for any other text. */
+/** The batch and attempt of a key of this tool (`pb2-`); undefined for any other text. */
 export function parseIdempotencyKey(key: string): ParsedKey | undefined {
-  const m = /^(pb[12])-([0-9a-f]{16})-([0-9a-f]{24})-(\d+)$/.exec(key.trim());
-  return m ? { batchPrefix: m[2]!, attempt: Number(m[4]), version: m[1] as 'pb1' | 'pb2' } : undefined;
+  const m = KEY_PATTERN.exec(key.trim());
+  return m ? { batchPrefix: m[1]!, attempt: Number(m[2]) } : undefined;
 }
-
-/** The journal folder of a batch file: `<batch dir>/.payout-batch`, unless --state-dir names one. */
-export function stateDirFor(batchFile: string, override?: string): string {
-  return override ? resolve(override) : join(dirname(resolve(batchFile)), '.payout-batch');
-}
-
-export function journalPath(stateDir: string, env: string, batchId: string): string {
-  return join(stateDir, `${env}-${batchId.slice(0, 16)}.journal.jsonl`);
-}
-
-/** Journals of one batch prefix in a state folder, whatever the environment. */
-export async function findJournals(stateDir: string, batchPrefix: string): Promise<{ env: string; path: string }[]> {
-  let names: string[];
-  try {
-    names = await readdir(stateDir);
-  } catch {
-    return [];
-  }
-  const out: { env: string; path: string }[] = [];
-  for (const n of names) {
-    const m = /^(.+)-([0-9a-f]{16})\.journal\.jsonl$/.exec(n);
-    if (m && m[2] === batchPrefix) out.push({ env: m[1]!, path: join(stateDir, n) });
-  }
-  return out;
-}
-
-/** Every journal of an environment in a state folder (for the check across batches). */
-export async function journalsOf(stateDir: string, env: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(stateDir);
-  } catch {
-    return [];
-  }
-  return names.filter((n) => n.startsWith(`${env}-`) && n.endsWith('.journal.jsonl')).map((n) => join(stateDir, n));
-}
-
-export const displayName = (p: string) => basename(p);

@@ -1,6 +1,5 @@
 // The ledger of a service account: the journals of every batch sent to one account, in one folder
-// per user, whatever folder the batch files sit in (design.md "The journal, and one ledger per
-// service account"; see src/engine/README.md).
+// per user, whatever folder the batch files sit in (src/engine/README.md, "Where the ledger lives").
 //
 //   <state root>/ledgers/<host>-<hash of the account>/
 //       <batch16>.journal.jsonl   one journal per batch (journal/journal.ts), named by its identity
@@ -43,7 +42,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { holderAlive, myStart, withLock } from '../ops/lock.ts';
@@ -56,10 +55,6 @@ export interface Ledger {
   dir: string;
   /** The embedded sandbox's: a temporary folder, gone with the process. */
   ephemeral: boolean;
-  /** The environment label (only to read journals of the layout before the ledger, named by it). */
-  label: string;
-  /** Folders of journals of the layout before the ledger (`<label>-<batch16>.journal.jsonl`), still read. */
-  legacy: string[];
 }
 
 /** The normalised base URL: scheme and host in lower case, no default port, no trailing slash. */
@@ -78,12 +73,10 @@ const ephemeral = new WeakMap<object, string>();
 
 /**
  * The ledger of a connection. `root`: the state folder (--state-dir, a watch's "stateDir"; default
- * quota.ts defaultStateDir(), the per-user one). `legacy`: folders where journals of the layout
- * before the ledger may be (`.payout-batch` beside the batch file, a watch's `.state`).
+ * quota.ts defaultStateDir(), the per-user one).
  */
-export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox'>, o: { root?: string; legacy?: string[] } = {}): Ledger {
+export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox'>, o: { root?: string } = {}): Ledger {
   const account = accountOf(conn.environment.baseUrl);
-  const label = conn.environment.name;
   if (conn.sandbox) {
     let dir = ephemeral.get(conn.sandbox);
     if (!dir) {
@@ -91,16 +84,9 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox'>, o: {
       dir = mkdtempSync(join(tmpdir(), 'payout-batch-local-'));
       ephemeral.set(conn.sandbox, dir);
     }
-    // (an old `local-…` journal belongs to a simulator that is gone: never read)
-    return { account, dir, ephemeral: true, label, legacy: [] };
+    return { account, dir, ephemeral: true };
   }
-  return {
-    account,
-    dir: ledgerDirFor(o.root ?? defaultStateDir(), account),
-    ephemeral: false,
-    label,
-    legacy: label === 'local' ? [] : [...new Set((o.legacy ?? []).map((d) => resolve(d)))],
-  };
+  return { account, dir: ledgerDirFor(o.root ?? defaultStateDir(), account), ephemeral: false };
 }
 
 const JOURNAL_NAME = /^([0-9a-f]{16})\.journal\.jsonl$/;
@@ -116,52 +102,31 @@ function names(dir: string): string[] {
   }
 }
 
-/** A journal of the layout before the ledger for this batch and label, if one exists. */
-export function legacyJournal(ledger: Ledger, batchId: string): string | undefined {
-  for (const dir of ledger.legacy) {
-    const p = join(dir, `${ledger.label}-${batchId.slice(0, 16)}.journal.jsonl`);
-    if (existsSync(p)) return p;
-  }
-  return undefined;
-}
-
-/** The journal of a batch: the ledger's, else one of the layout before (read as it is), else undefined. */
+/** The ledger's journal of a batch (a batch id or its 16-hex prefix), when there is one. */
 export function findBatchJournal(ledger: Ledger, batchId: string): string | undefined {
   const p = ledgerJournalPath(ledger, batchId);
-  return existsSync(p) ? p : legacyJournal(ledger, batchId);
+  return existsSync(p) ? p : undefined;
 }
 
-/** Every journal of the account: the ledger's, and the old layout's of this label whose batch has none in the ledger. */
+/** Every journal of the account. */
 export function accountJournals(ledger: Ledger): string[] {
-  const own = names(ledger.dir).filter((n) => JOURNAL_NAME.test(n));
-  const seen = new Set(own.map((n) => n.slice(0, 16)));
-  const out = own.map((n) => join(ledger.dir, n));
-  for (const dir of ledger.legacy) {
-    for (const n of names(dir)) {
-      const m = /^(.+)-([0-9a-f]{16})\.journal\.jsonl$/.exec(n);
-      if (!m || m[1] !== ledger.label || seen.has(m[2]!)) continue;
-      seen.add(m[2]!);
-      out.push(join(dir, n));
-    }
-  }
-  return out;
+  return names(ledger.dir)
+    .filter((n) => JOURNAL_NAME.test(n))
+    .map((n) => join(ledger.dir, n));
 }
 
 /**
- * Journals of a batch prefix under state roots (any account) and in folders of the old layout:
- * for `status` and `listen`, which know a results file, not the service it was sent to.
+ * Journals of a batch prefix in the ledgers of these state folders (any account): for `status`
+ * and `listen`, which know a results file, not the service it was sent to.
  */
-export function journalsOfBatch(prefix: string, o: { roots?: string[]; legacy?: string[] }): string[] {
+export function journalsOfBatch(prefix: string, roots: string[]): string[] {
   const out: string[] = [];
-  for (const root of o.roots ?? []) {
+  for (const root of roots) {
     const base = join(resolve(root), 'ledgers');
     for (const acct of names(base)) {
       const p = join(base, acct, `${prefix}.journal.jsonl`);
       if (existsSync(p)) out.push(p);
     }
-  }
-  for (const dir of o.legacy ?? []) {
-    for (const n of names(dir)) if (n.endsWith(`-${prefix}.journal.jsonl`)) out.push(join(resolve(dir), n));
   }
   return [...new Set(out)];
 }
@@ -195,17 +160,18 @@ export async function withLedgerLock<T>(ledger: Ledger, job: () => T | Promise<T
 }
 
 /**
- * A journal of the layout before the ledger becomes the ledger's (copied when the ledger has none
- * for this batch): a resume after the upgrade continues it and pays nothing again. The copy is
- * linked into place, which fails when the ledger's journal exists: two processes adopting at once
- * can never replace a journal one of them already appends to. The old file is left as it was.
- * Returns the old path when one was adopted.
+ * A journal `.payout-batch/<label>-<batch16>.journal.jsonl` beside the batch file becomes the
+ * ledger's (copied when the ledger has none for this batch), so `run` resumes it and pays nothing
+ * again (test/engine/never-twice.e2e.test.ts pins this). The copy is linked into place, which
+ * fails when the ledger's journal exists: two processes adopting at once can never replace a
+ * journal one of them already appends to. The old file is left as it was. Never for the embedded
+ * sandbox (a new simulator each time). Returns the old path when one was adopted.
  */
-export function adoptLegacyJournal(ledger: Ledger, batchId: string): string | undefined {
+export function adoptJournalBesideBatch(ledger: Ledger, label: string, batchFile: string, batchId: string): string | undefined {
   const target = ledgerJournalPath(ledger, batchId);
-  if (existsSync(target)) return undefined;
-  const from = legacyJournal(ledger, batchId);
-  if (!from) return undefined;
+  if (ledger.ephemeral || label === 'local' || existsSync(target)) return undefined;
+  const from = join(dirname(resolve(batchFile)), '.payout-batch', `${label}-${batchId.slice(0, 16)}.journal.jsonl`);
+  if (!existsSync(from)) return undefined;
   mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
   const tmp = `${target}.${process.pid}.adopt.tmp`;
   copyFileSync(from, tmp);
@@ -332,7 +298,7 @@ export async function reserveBatch(ledger: Ledger, o: ReserveOptions): Promise<R
     // 2. Batches sent before (their journals): a reference created, or whose outcome is not
     //    known yet, is not sent again under another batch's key (unless on purpose: --batch-id).
     for (const j of accountJournals(ledger)) {
-      if (j === own || basename(j).endsWith(`-${o.batchId.slice(0, 16)}.journal.jsonl`)) continue;
+      if (j === own) continue;
       const { folded } = inspectJournal(j);
       if (folded.header?.batchId === o.batchId) continue;
       const overlap: string[] = [];

@@ -7,8 +7,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import { emptyFold, rowState } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
-import { stateDirFor } from './identity.ts';
-import { findBatchJournal, ledgerJournalPath, ledgerOf } from './ledger.ts';
+import { ledgerJournalPath, ledgerOf } from './ledger.ts';
 import { buildPlan, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './planfile.ts';
 import { preflight } from './preflight.ts';
@@ -45,13 +44,11 @@ export interface PlanResult {
 
 export async function planBatch(o: PlanOptions): Promise<PlanResult> {
   const env = o.conn.environment.name;
-  const ledger = ledgerOf(o.conn, { root: o.stateDir, legacy: [stateDirFor(o.file), ...(o.stateDir ? [o.stateDir] : [])] });
+  const ledger = ledgerOf(o.conn, { root: o.stateDir });
   // As `run` does: the journal read once the identity is known, its created rows not validated
-  // again (the account's ledger's, else one of the layout before it: read, never adopted here).
+  // again.
   let jpath = '';
-  const journal = journalReader(
-    (identity) => (jpath = findBatchJournal(ledger, identity.batchId) ?? ledgerJournalPath(ledger, identity.batchId)),
-  );
+  const journal = journalReader((identity) => (jpath = ledgerJournalPath(ledger, identity.batchId)));
   const batch = await loadBatch(
     o.file,
     { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId, stop: o.stop },

@@ -4,9 +4,8 @@
 //     to it wait until its outcome is known;
 //   - a row the service refused is validated again as edited and sent under attempt + 1 (I3);
 //   - a conflict stays a conflict (I5).
-// The batch is found through the batch id inside the keys (pb2-<batch>-..., or pb1- of v1), its
-// journal in the account's ledger (ledger.ts), or in the layout before it (.payout-batch beside the
-// results file, or the --state-dir folder itself), which the ledger then adopts.
+// The batch is found through the batch id inside the keys (pb2-<batch>-...), its journal in the
+// account's ledger (ledger.ts).
 //
 // The journal decides, not the results file's cells (design.md "Idempotency keys"): a row is matched
 // to its journal state by its key cell, else its payoutId, else its row number; a row whose
@@ -27,8 +26,8 @@ import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow } from '../validation/row.ts';
 import { loadBatch, type EngineRow, type LoadedBatch } from './batch.ts';
 import { probableDuplicateKey } from '../validation/batch.ts';
-import { fileSha256, parseIdempotencyKey, stateDirFor } from './identity.ts';
-import { adoptLegacyJournal, findBatchJournal, ledgerOf } from './ledger.ts';
+import { fileSha256, parseIdempotencyKey } from './identity.ts';
+import { findBatchJournal, ledgerOf } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { reservedSession } from './run.ts';
@@ -74,7 +73,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
-  const ledger = ledgerOf(o.conn, { root: o.stateDir, legacy: [stateDirFor(resultsFile), ...(o.stateDir ? [o.stateDir] : [])] });
+  const ledger = ledgerOf(o.conn, { root: o.stateDir });
 
   // Find the batch: through the keys, else a journal whose results are this file.
   const prefixes = new Set<string>();
@@ -90,7 +89,6 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   let journalFile: string | undefined;
   if (prefixes.size === 1) {
     const prefix = [...prefixes][0]!;
-    adoptLegacyJournal(ledger, prefix);
     journalFile = findBatchJournal(ledger, prefix);
     if (!journalFile) {
       throw new BatchRefused(

@@ -5,8 +5,7 @@ import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
-import { stateDirFor } from './identity.ts';
-import { adoptLegacyJournal, ledgerJournalPath, ledgerOf, reserveBatch, type Ledger, type Reservation } from './ledger.ts';
+import { adoptJournalBesideBatch, ledgerJournalPath, ledgerOf, reserveBatch, type Ledger, type Reservation } from './ledger.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { journalReader, openSession, record, BatchRefused, type BatchSession, type ReadJournal } from './session.ts';
 import type { RowState } from '../journal/rows.ts';
@@ -19,12 +18,9 @@ export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results'
   conn: Connection;
   /**
    * The state folder whose ledger of the account holds the journals (ledger.ts; default the
-   * per-user one, quota.ts defaultStateDir). Journals of the layout before the ledger, in
-   * `.payout-batch` beside the batch file or directly in this folder, are still read.
+   * per-user one, quota.ts defaultStateDir).
    */
   stateDir?: string;
-  /** More folders of journals of the layout before the ledger (a watch's `.state`). */
-  legacyStateDirs?: string[];
   resultsPath?: string;
   /** A plan written by `payout-batch plan --out`: run exactly it. */
   planFile?: string;
@@ -48,14 +44,11 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   if (!file) throw new RangeError('name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl);
-  const ledger = ledgerOf(o.conn, {
-    root: o.stateDir,
-    legacy: [stateDirFor(file), ...(o.stateDir ? [o.stateDir] : []), ...(o.legacyStateDirs ?? [])],
-  });
-  // A journal of the layout before the ledger becomes the ledger's before it is read (a resume
-  // after the upgrade must not pay again): the identity is known once the file is hashed.
+  const ledger = ledgerOf(o.conn, { root: o.stateDir });
+  // A journal beside the batch file becomes the ledger's before it is read (ledger.ts): the
+  // identity is known once the file is hashed.
   const journal = journalReader((identity) => {
-    adoptLegacyJournal(ledger, identity.batchId);
+    adoptJournalBesideBatch(ledger, env, file, identity.batchId);
     return ledgerJournalPath(ledger, identity.batchId);
   });
   const batch = await loadBatch(

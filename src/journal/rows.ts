@@ -15,7 +15,7 @@ export const JOURNAL_VERSION = 1;
 export interface BatchHeader extends JournalEvent {
   t: 'batch';
   v: number;
-  /** 64 hex: sha256 of the file's bytes, or of "pb1-batch-id|" + the --batch-id given. */
+  /** 64 hex: sha256 of the file's bytes, or of "pb1-batch-id|" + the --batch-id given (engine/identity.ts). */
   batchId: string;
   batchIdSource: 'content' | 'flag';
   /** The --batch-id as given, when one was. */
@@ -312,7 +312,7 @@ export interface FoldedJournalFile extends JournalScan {
  * Reads and folds a journal file in one pass: each line is applied as it is read, so no array of
  * events is built and memory holds only the row states (the same states as
  * foldJournal(readJournal(path).events)). The journal is the only state: every resume folds it
- * whole. (A `<journal>.snapshot` file that older versions wrote beside it is never read.)
+ * whole.
  */
 export function foldJournalFile(path: string): FoldedJournalFile {
   const folded = emptyFold();
@@ -327,14 +327,10 @@ export function rowState(folded: FoldedJournal, ref: string): RowState {
 
 /**
  * The documentUrls a created payout still needs attached by PATCH: those its attempt's `attach`
- * line named, until a `patched` line. For journals written before `attach` lines: every document
- * uploaded for the row, when there are several and none was merged (the one sent on initiate among
- * them: the service drops a URL it holds, spec §4.5, and the engine sends only the missing ones).
+ * line named, until a `patched` line. A row with documents always has one (written before its
+ * initiate); a row without has nothing to attach.
  */
 export function documentsToAttach(s: RowState): string[] {
-  if (s.phase !== 'created' || s.patched) return [];
-  if (s.attach) return s.attach.attempt === s.attempt ? s.attach.documents : [];
-  const names = Object.keys(s.docs);
-  if (names.length < 2 || names.some((n) => n.startsWith('merged:'))) return [];
-  return names.map((n) => s.docs[n]!);
+  if (s.phase !== 'created' || s.patched || s.attach?.attempt !== s.attempt) return [];
+  return s.attach.documents;
 }

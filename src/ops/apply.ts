@@ -7,7 +7,6 @@
 // The batch's journal gets one `{t: "status", ...}` line per applied change, under that lock and
 // before the results file is written: a run that rewrites the file meanwhile starts from the
 // journal's latest state, so no write moves a status backward (design.md "Results file").
-import { dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { JournalWriter } from '../journal/journal.ts';
 import { foldJournalFile } from '../journal/rows.ts';
@@ -128,9 +127,8 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
 
 export interface ApplyOptions {
   /**
-   * Folders searched for the batch's journal (by the batch id inside the idempotency keys): each
-   * as a state folder (its ledgers, engine/ledger.ts) and as a folder of journals of the layout
-   * before the ledger. `.payout-batch` beside the results file is always searched.
+   * State folders whose ledgers (engine/ledger.ts) are searched first for the batch's journal (by
+   * the batch id inside the idempotency keys): `--state-dir`, a watch's "stateDir".
    */
   stateDirs?: string[];
   /** State folders whose ledgers are searched too (default: the per-user one, quota.ts defaultStateDir). */
@@ -209,11 +207,10 @@ export function appendToBatchJournal(
     }
     if (prefixes.size !== 1) return;
     const prefix = [...prefixes][0]!;
-    const legacy = [join(dirname(resolve(file)), '.payout-batch'), ...(o.stateDirs ?? [])];
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
     // The journal of the batch that holds the payout (the same file sent to two services has a
     // journal in each one's ledger; only the one that created the payout knows its id).
-    for (const path of journalsOfBatch(prefix, { roots, legacy })) {
+    for (const path of journalsOfBatch(prefix, roots)) {
       const { folded } = foldJournalFile(path);
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);

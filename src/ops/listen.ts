@@ -43,7 +43,7 @@ export interface ListenerOptions {
   stateRoots?: string[];
   /** Results files to apply status changes to. */
   results?: string[];
-  /** Watch folders: the results files under done/, failed/ and processing/ (journals in .state). */
+  /** Watch folders: the results files under done/, failed/ and processing/ (journals in the ledgers). */
   watchDirs?: string[];
   logger?: Logger;
   headerNames?: ServiceHeaderNames;
@@ -121,7 +121,7 @@ export class ListenerInUse extends Error {
 export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
   const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
   for (const dir of o.watchDirs ?? []) {
-    const stateDirs = [join(resolve(dir), '.state'), ...watchStateDir(dir)];
+    const stateDirs = watchStateDir(dir);
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
       if (!existsSync(base)) continue;

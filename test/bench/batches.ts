@@ -5,8 +5,8 @@ import { createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadBatch } from '../../src/engine/batch.ts';
 import { initiateBody } from '../../src/engine/send.ts';
-import { join } from 'node:path';
-import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
+import { dirname, join, resolve } from 'node:path';
+import { idempotencyKey } from '../../src/engine/identity.ts';
 import { openSession, record } from '../../src/engine/session.ts';
 import { toApi } from '../../src/money.ts';
 import { probableDuplicateKey } from '../../src/validation/batch.ts';
@@ -44,7 +44,11 @@ export async function writeLargeBatch(path: string, rows: number, prefix = 'S'):
  */
 export async function writeCreatedJournal(file: string, from = 0): Promise<{ rows: number; journal: string; bytes: number }> {
   const batch = await loadBatch(file);
-  const journal = join(stateDirFor(batch.file), `${BASE_URL_ENV}-${batch.identity.batchId.slice(0, 16)}.journal.jsonl`);
+  const journal = join(
+    dirname(resolve(batch.file)),
+    '.payout-batch',
+    `${BASE_URL_ENV}-${batch.identity.batchId.slice(0, 16)}.journal.jsonl`,
+  );
   const session = openSession({
     identity: batch.identity,
     env: BASE_URL_ENV,

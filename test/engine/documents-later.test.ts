@@ -158,10 +158,4 @@ describe('documentsToAttach and the results (the journal decides)', () => {
     expect(documentsToAttach(s)).toEqual([]);
     expect(outcomeFromState(s, fallback).error).toBeUndefined();
   });
-
-  it('a journal written before attach lines: every uploaded document, unless merged', () => {
-    expect(documentsToAttach(created([]))).toEqual(['https://s/a', 'https://s/b']);
-    const merged = created([{ t: 'doc', ref: 'R', doc: 'merged:/a.pdf|/b.pdf', url: 'https://s/m' }]);
-    expect(documentsToAttach(merged)).toEqual([]);
-  });
 });

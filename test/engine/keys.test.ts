@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { batchIdentity, fileSha256, idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
+import { BATCH_LABEL_TAG, batchIdentity, fileSha256, idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { generateCsv, workDir } from './helpers.ts';
 
 const F = 'f'.repeat(64);
@@ -21,7 +21,8 @@ describe('batch identity and idempotency keys', () => {
     expect(idempotencyKey(batchId, reference, attempt)).toBe(key);
   });
 
-  it('pins the batch id of a --batch-id and its keys', () => {
+  it('pins the batch id of a --batch-id (sha256 of "pb1-batch-id|" + label) and its keys', () => {
+    expect(BATCH_LABEL_TAG).toBe('pb1-batch-id|');
     const flagged = batchIdentity(F, 'payroll-2025-01-rerun');
     expect(flagged).toEqual({
       batchId: '6befc94db2c4c3124ac92b3d0717259a3bde2bd00a1b94baa5f62e812f40fb65',
@@ -59,19 +60,13 @@ describe('batch identity and idempotency keys', () => {
     expect(await fileSha256(join(d, 'a.csv'))).not.toBe(await fileSha256(join(d, 'b.csv')));
   });
 
-  it('keys of both versions are read back: batch and attempt; anything else is not a key of this tool', () => {
-    expect(parseIdempotencyKey('pb2-0123456789abcdef-81f858776d3e07ba459c9db2-1')).toEqual({
+  it('a key of this tool is read back: batch and attempt; anything else is not a key of this tool', () => {
+    expect(parseIdempotencyKey(' pb2-0123456789abcdef-81f858776d3e07ba459c9db2-12 ')).toEqual({
       batchPrefix: '0123456789abcdef',
-      attempt: 1,
-      version: 'pb2',
-    });
-    // v1 (which hashed the environment label too): still in journals and results files written before
-    expect(parseIdempotencyKey(' pb1-ffffffffffffffff-0123456789abcdef01234567-12 ')).toEqual({
-      batchPrefix: 'ffffffffffffffff',
       attempt: 12,
-      version: 'pb1',
     });
     expect(parseIdempotencyKey('random-uuid')).toBeUndefined();
+    expect(parseIdempotencyKey('pb1-ffffffffffffffff-0123456789abcdef01234567-1')).toBeUndefined();
     expect(parseIdempotencyKey('pb3-ffffffffffffffff-0123456789abcdef01234567-1')).toBeUndefined();
     expect(() => batchIdentity(F, 'bad id with spaces')).toThrow(RangeError);
     expect(() => idempotencyKey(F, 'R1', 0)).toThrow(RangeError);

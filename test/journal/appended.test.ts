@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAppended } from '../../src/journal/journal.ts';
-import { journalPath } from '../../src/engine/identity.ts';
 import { catchUpStatuses, openSession, readJournal } from '../../src/engine/session.ts';
 
 describe('readAppended', () => {
@@ -42,7 +41,7 @@ describe('a journal read before its session opens', () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'pb-read-then-open-'));
     const identity = { batchId: 'c'.repeat(64), source: 'content' as const, fileSha256: 'c'.repeat(64) };
     const file = join(stateDir, 'payroll.csv');
-    const path = journalPath(stateDir, 'local', identity.batchId);
+    const path = join(stateDir, 'cccccccccccccccc.journal.jsonl');
     const payout = {
       id: 'p-1',
       payoutRef: 'PO-1',

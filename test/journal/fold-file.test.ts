@@ -1,7 +1,7 @@
 // foldJournalFile folds while it reads (no array of events): it must give the states the fold of
 // the whole event list gives, line for line, except that a created row no longer holds the body
 // of its initiate (never sent again); a row still unsettled keeps its body byte for byte.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/journal/journal.ts';
@@ -61,14 +61,5 @@ describe('foldJournalFile: fold while reading', () => {
     writeFileSync(torn, '{"t":"run","at"');
     expect(inspectJournal(torn)).toMatchObject({ exists: true, skipped: 1 });
     expect(inspectJournal(await mixedJournal()).exists).toBe(true);
-  });
-
-  it('ignores a <journal>.snapshot an older version left beside the journal: the journal is the only state', async () => {
-    const path = await mixedJournal();
-    const alone = foldJournalFile(path);
-    const stale = '{"v":2,"covers":{"bytes":1,"sha256":"0"},"states":"0"}\n["a stale cache"]\n';
-    writeFileSync(`${path}.snapshot`, stale);
-    expect(foldJournalFile(path)).toEqual(alone);
-    expect(readFileSync(`${path}.snapshot`, 'utf8')).toBe(stale); // left as it was
   });
 });

@@ -16,8 +16,7 @@ const builder = (y: Argv) =>
     .option('state-dir', {
       type: 'string',
       array: true,
-      describe:
-        "A state folder (or a folder of older journals) holding the batch's journal, to record the changes (default: the per-user one)",
+      describe: "A state folder whose ledgers hold the batch's journal, to record the changes (default: the per-user one)",
     })
     .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' });
 type StatusArgs = ArgsOf<typeof builder>;

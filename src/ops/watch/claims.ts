@@ -28,7 +28,7 @@ export const newClaimId = (name: string): string =>
 
 /** Size or mtime no longer those recorded at the claim: what changed, else undefined. */
 export function changedSince(file: string, c: ClaimRecord): string | undefined {
-  if (c.size === undefined || c.mtimeMs === undefined) return undefined; // claimed by an older version
+  if (c.size === undefined || c.mtimeMs === undefined) return undefined; // its owner died before recording them
   let st;
   try {
     st = lstatSync(file);

@@ -10,7 +10,6 @@ export function layout(dir: string) {
     processing: join(root, 'processing'),
     done: join(root, 'done'),
     failed: join(root, 'failed'),
-    state: join(root, '.state'),
     lock: join(root, '.watch.lock'),
     documents: join(root, 'documents'),
   };

@@ -5,7 +5,6 @@
 //   DIR/processing/<claim>/ a claimed file, its results and claim.json (owner, sha256)
 //   DIR/done/<claim>/       every row created: the file, <name>.results.<ext>, <name>.summary.json
 //   DIR/failed/<claim>/     refused, unusable, some rows not created, or already processed
-//   DIR/.state/             journals of versions before the account's ledger (still read)
 //   the engine's journals    in the account's ledger (engine/ledger.ts) of the per-user state folder,
 //                            or of "stateDir" in the configuration: a watch and a person's `run`
 //                            see each other's batches
@@ -20,7 +19,7 @@
 // (unless allowDocumentsOutside). It is claimed by an atomic rename into a claim
 // folder of its own under processing/ (a rename succeeds for one process only; a second file of
 // the same name gets another claim folder and cannot overwrite the first). The claim folder
-// keeps the file's name, so the engine's journal (in .state, named by the file's content) makes
+// keeps the file's name, so the engine's journal (in the ledger, named by the file's content) makes
 // a claim killed mid-file resumable: on start, claims whose owner is dead (pid gone on this host,
 // or no heartbeat for claimStaleSeconds from another host) are taken over and resumed first,
 // before new files. A claim whose owner is alive on this host is never taken over, however old

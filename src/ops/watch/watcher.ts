@@ -178,14 +178,14 @@ export class FolderWatch {
 
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir);
-    for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed, this.L.state]) mkdirSync(d, { recursive: true });
+    for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
     this.cfg = o.config;
     this.log = o.logger;
     this.env = o.conn.environment.name;
     this.staleMs = this.cfg.claimStaleSeconds * 1000;
     this.settleMs = this.cfg.settleSeconds * 1000;
     this.stateRoot = this.cfg.stateDir ? resolve(this.L.root, this.cfg.stateDir) : o.stateRoot;
-    this.ledger = ledgerOf(o.conn, { root: this.stateRoot, legacy: [this.L.state] });
+    this.ledger = ledgerOf(o.conn, { root: this.stateRoot });
   }
 
   private get stopped(): boolean {
@@ -556,7 +556,6 @@ export class FolderWatch {
       planFile,
       conn: this.o.conn,
       stateDir: this.stateRoot,
-      legacyStateDirs: [this.L.state],
       yes: true,
       interactive: false,
       envFlag: this.o.envFlag,
