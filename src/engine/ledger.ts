@@ -27,22 +27,19 @@
 // sent would decide by timing.
 import { createHash } from 'node:crypto';
 import {
-  copyFileSync,
   existsSync,
-  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
-  rmSync,
   statSync,
   unlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { holderAlive, myStart, withLock } from '../ops/lock.ts';
@@ -157,33 +154,6 @@ export async function withLedgerLock<T>(ledger: Ledger, job: () => T | Promise<T
     if (queues.get(ledger.dir) === tail) queues.delete(ledger.dir);
   });
   return run;
-}
-
-/**
- * A journal `.payout-batch/<label>-<batch16>.journal.jsonl` beside the batch file becomes the
- * ledger's (copied when the ledger has none for this batch), so `run` resumes it and pays nothing
- * again (test/engine/never-twice.e2e.test.ts pins this). The copy is linked into place, which
- * fails when the ledger's journal exists: two processes adopting at once can never replace a
- * journal one of them already appends to. The old file is left as it was. Never for the embedded
- * sandbox (a new simulator each time). Returns the old path when one was adopted.
- */
-export function adoptJournalBesideBatch(ledger: Ledger, label: string, batchFile: string, batchId: string): string | undefined {
-  const target = ledgerJournalPath(ledger, batchId);
-  if (ledger.ephemeral || label === 'local' || existsSync(target)) return undefined;
-  const from = join(dirname(resolve(batchFile)), '.payout-batch', `${label}-${batchId.slice(0, 16)}.journal.jsonl`);
-  if (!existsSync(from)) return undefined;
-  mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
-  const tmp = `${target}.${process.pid}.adopt.tmp`;
-  copyFileSync(from, tmp);
-  try {
-    linkSync(tmp, target);
-    return from;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-    throw e;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
 }
 
 // ------------------------------------------------------------------------------ reservations

@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
-import { adoptJournalBesideBatch, ledgerJournalPath, ledgerOf, reserveBatch, type Ledger, type Reservation } from './ledger.ts';
+import { ledgerJournalPath, ledgerOf, reserveBatch, type Ledger, type Reservation } from './ledger.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { journalReader, openSession, record, BatchRefused, type BatchSession, type ReadJournal } from './session.ts';
 import type { RowState } from '../journal/rows.ts';
@@ -45,12 +45,7 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl);
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
-  // A journal beside the batch file becomes the ledger's before it is read (ledger.ts): the
-  // identity is known once the file is hashed.
-  const journal = journalReader((identity) => {
-    adoptJournalBesideBatch(ledger, env, file, identity.batchId);
-    return ledgerJournalPath(ledger, identity.batchId);
-  });
+  const journal = journalReader((identity) => ledgerJournalPath(ledger, identity.batchId));
   const batch = await loadBatch(
     file,
     { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag, stop: o.stop },

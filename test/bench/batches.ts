@@ -1,22 +1,18 @@
 // Large batches for the bench scripts: a generated file of N rows, and a journal in which rows of
 // it are already created, as `run` would have left it (scale: a resume; throughput: a big batch
 // whose last rows are still to send).
-import { createWriteStream, statSync } from 'node:fs';
+import { createWriteStream, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadBatch } from '../../src/engine/batch.ts';
 import { initiateBody } from '../../src/engine/send.ts';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { idempotencyKey } from '../../src/engine/identity.ts';
+import { accountOf, ledgerDirFor } from '../../src/engine/ledger.ts';
 import { openSession, record } from '../../src/engine/session.ts';
 import { toApi } from '../../src/money.ts';
-import { probableDuplicateKey } from '../../src/validation/batch.ts';
 import { generateCsv } from '../engine/helpers.ts';
 
-/**
- * The environment name of --base-url alone. The journal is written in the layout before the
- * account's ledger (`.payout-batch/custom-<batch>.journal.jsonl` beside the file), which
- * `run --base-url URL` adopts into the ledger when it first meets the batch.
- */
+/** The environment name of --base-url alone, as the journal's header records it. */
 export const BASE_URL_ENV = 'custom';
 
 /** The sample payroll's same-currency rows, unique references and amounts; written in slices (100,000 rows is ~12 MB). */
@@ -38,17 +34,20 @@ export async function writeLargeBatch(path: string, rows: number, prefix = 'S'):
 }
 
 /**
- * Writes the journal of `file` (in .payout-batch beside it) with its valid rows from position
- * `from` on created: the lines a run writes for each (quote, initiating, created) through the
- * engine's own openSession and record, between a `run` and a `run-end`.
+ * Writes the journal of `file`, in the ledger of the account at `baseUrl` under the state folder
+ * `stateDir` (where `run FILE --base-url URL` with that state folder finds it), with its valid rows
+ * from position `from` on created: the lines a run writes for each (quote, initiating, created)
+ * through the engine's own openSession and record, between a `run` and a `run-end`.
  */
-export async function writeCreatedJournal(file: string, from = 0): Promise<{ rows: number; journal: string; bytes: number }> {
+export async function writeCreatedJournal(
+  file: string,
+  o: { from?: number; baseUrl: string; stateDir: string },
+): Promise<{ rows: number; journal: string; bytes: number }> {
+  const from = o.from ?? 0;
   const batch = await loadBatch(file);
-  const journal = join(
-    dirname(resolve(batch.file)),
-    '.payout-batch',
-    `${BASE_URL_ENV}-${batch.identity.batchId.slice(0, 16)}.journal.jsonl`,
-  );
+  const ledger = ledgerDirFor(o.stateDir, accountOf(o.baseUrl));
+  mkdirSync(ledger, { recursive: true, mode: 0o700 });
+  const journal = join(ledger, `${batch.identity.batchId.slice(0, 16)}.journal.jsonl`);
   const session = openSession({
     identity: batch.identity,
     env: BASE_URL_ENV,
@@ -81,7 +80,6 @@ export async function writeCreatedJournal(file: string, from = 0): Promise<{ row
       attempt: 1,
       key,
       body: JSON.stringify(initiateBody(p)),
-      dup: probableDuplicateKey(p),
       at,
     });
     record(session, {

@@ -37,12 +37,12 @@ const MB = 1024 * 1024;
 // ------------------------------------------------------------------ child phases
 
 if (process.argv[2] === '--phase') {
-  const [, , , phase, a1] = process.argv;
+  const [, , , phase, a1, baseUrl, stateDir] = process.argv;
   const t0 = performance.now();
   let info: Record<string, unknown> = {};
   if (phase === 'journal') {
     // A journal of every row created, as `run` would have left it.
-    info = await writeCreatedJournal(a1!);
+    info = await writeCreatedJournal(a1!, { baseUrl: baseUrl!, stateDir: stateDir! });
   } else if (phase === 'fold') {
     info = { rows: foldJournalFile(a1!).folded.rows.size };
   }
@@ -120,7 +120,7 @@ async function main(): Promise<number> {
     // resume from a journal of `last` rows, all created
     const sub = join(lastFile, '..');
     process.stdout.write(`journal of ${last.toLocaleString('en')} created rows ... `);
-    const j = await spawnChild(['--import', 'tsx', self, '--phase', 'journal', lastFile], cleanEnv(), ROOT);
+    const j = await spawnChild(['--import', 'tsx', self, '--phase', 'journal', lastFile, sb.url, join(sub, 'state')], cleanEnv(), ROOT);
     if (j.code !== 0) throw new Error(j.stderr);
     const jr = JSON.parse(j.stdout) as { rows: number; journal: string; bytes: number };
     console.log(`${jr.rows.toLocaleString('en')} rows, ${(jr.bytes / MB).toFixed(1)} MB`);

@@ -85,8 +85,8 @@ async function childPhase(phase: string, url: string, file: string, extra: strin
 
 if (process.argv[2] === '--phase' && process.argv[3] === 'journal') {
   // in a child: the 100,000 rows it loads stay out of the process that hosts the sandboxes
-  const [, , , , file, from] = process.argv;
-  process.stdout.write(JSON.stringify(await writeCreatedJournal(file!, Number(from))));
+  const [, , , , file, from, baseUrl, stateDir] = process.argv;
+  process.stdout.write(JSON.stringify(await writeCreatedJournal(file!, { from: Number(from), baseUrl: baseUrl!, stateDir: stateDir! })));
   process.exit(0);
 }
 
@@ -220,14 +220,15 @@ async function main(): Promise<number> {
     // ---- payout-batch run, as shipped (and with another --safety-margin)
     const cliPhase = async (name: string, extra: string[]) => {
       let file: string;
+      const sb = await sandbox();
       if (a.created) {
         // the rows to send first, then the created ones (small amounts go first: the wallets cover them)
         file = join(dir, `payroll-${results.length}.csv`);
         await writeLargeBatch(file, a.rows + a.created, `T${results.length}-`);
-        const j = await spawnChild(['--import', 'tsx', self, '--phase', 'journal', file, String(a.rows)], cleanEnv(), ROOT);
+        const journalArgs = [file, String(a.rows), sb.url, join(dir, 'state')];
+        const j = await spawnChild(['--import', 'tsx', self, '--phase', 'journal', ...journalArgs], cleanEnv(), ROOT);
         if (j.code !== 0) throw new Error(`the journal of ${file}: ${j.stderr}`);
       } else file = batch(`payroll-${results.length}.csv`, a.rows, `TPUT${results.length}`); // other content: not refused as the same batch
-      const sb = await sandbox();
       const env = cleanEnv({
         PAYOUT_BATCH_STATE_DIR: join(dir, 'state'),
         PB_RSS_FILE: join(dir, 'rss-cli'),

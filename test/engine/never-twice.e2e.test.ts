@@ -2,8 +2,8 @@
 // user runs it, against the sandbox over HTTP, concurrent cases with real concurrent processes.
 // What counts is at the sandbox: exactly one payout per reference (each generated row has its own
 // amount, so a reference's payouts are those of its amount).
-import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
@@ -153,26 +153,5 @@ describe('the journal decides, not the results file', () => {
     const lines = (await readFile(ledgerJournals()[0]!, 'utf8')).split('\n').filter(Boolean);
     const initiating = lines.map((l) => JSON.parse(l)).filter((e) => e.t === 'initiating');
     expect(initiating.every((e) => e.attempt === 1)).toBe(true);
-  });
-});
-
-describe('journals of the layout before the ledger', () => {
-  it('a journal beside the batch file (.payout-batch/<label>-<batch>) is adopted: the resume sends nothing', async () => {
-    const { dir, run } = await setup();
-    await writeBatch(dir, 'payroll.csv', { rows: ROWS, prefix: 'OLD', amount });
-    const first = await run(dir, 'run', 'payroll.csv', '--yes');
-    expect(first.code, first.stderr).toBe(0);
-    // As an earlier version left it: the journal in .payout-batch beside the file, no ledger.
-    const journal = ledgerJournals()[0]!;
-    await mkdir(join(dir, '.payout-batch'));
-    await rename(journal, join(dir, '.payout-batch', `custom-${basename(journal)}`));
-    await rm(dirname(dirname(journal)), { recursive: true });
-    const sent = initiates(sb!).length;
-    const resumed = await run(dir, 'run', 'payroll.csv', '--yes');
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toMatch(/Resuming this batch.*8 rows already created/);
-    expect(initiates(sb!).length).toBe(sent);
-    expect(ledgerJournals()).toHaveLength(1);
-    await onePerReference();
   });
 });
