@@ -8,7 +8,8 @@ import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { isServiceTrouble } from '../engine/execute.ts';
 import { readResults } from '../results/index.ts';
-import { isFinalStatus, PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
+import { Dec } from '../money.ts';
+import { isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
 import {
   applyRefundsToResultsFile,
   applyToResultsFile,
@@ -19,15 +20,15 @@ import {
   type StatusUpdate,
 } from './apply.ts';
 import { mapColumns } from '../input/columns.ts';
+import { countGroups, isCreatedStatus, outcomeCounts, statusGroup, type OutcomeCounts, type StatusGroup } from '../engine/outcome.ts';
 import {
-  countOutcomes,
-  earlierPayoutsFromCell,
+  moneyEntryOfEarlier,
   moneyTotals,
-  outcomeOf,
+  parseEarlierPayouts,
+  readAmount,
   type MoneyEntry,
   type MoneyTotals,
-  type Outcome,
-} from '../engine/outcome.ts';
+} from '../engine/money-totals.ts';
 import { findRefund } from '../engine/refund.ts';
 import type { ResultsTable } from '../results/types.ts';
 
@@ -63,10 +64,14 @@ export interface StatusResult {
   exitCode: 0 | 1 | 4 | 5;
   /** Every row paid: nothing left to poll or to do. */
   finished: boolean;
-  /** Rows per outcome word (engine/outcome.ts OUTCOMES). */
-  outcomes: Record<Outcome, number>;
+  /** Rows per status group (engine/outcome.ts statusGroup; notSent and unknown as notCreated). */
+  outcomes: OutcomeCounts;
+  /** Rows per status group, the two without a payout apart. */
+  groups: Record<StatusGroup, number>;
   /** Per source currency: debited, refunded, net (exact decimal strings). */
   money: Record<string, MoneyTotals>;
+  /** Cells whose money could not be read, so that `money` leaves them out: one line each, with its row. */
+  moneyProblems: string[];
   /** Status changes seen (X -> Y, or into / out of review); refreshes of the same status are not moves. */
   moved: RowChange[];
   /** Refunds of failed payouts found in the wallet's transactions by this refresh. */
@@ -86,8 +91,6 @@ export interface StatusResult {
   byStatus: Record<string, number>;
 }
 
-const PAYOUT_SET = new Set<string>(PAYOUT_STATUSES);
-
 export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const file = resolve(o.resultsFile);
   const table = await readResults(file);
@@ -96,7 +99,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   for (const row of table.rows) {
     const id = row.result.payoutId;
     const st = row.result.status ?? '';
-    if (!id || !PAYOUT_SET.has(st)) continue;
+    if (!id || !isCreatedStatus(st)) continue;
     if (isFinalStatus(st as PayoutStatus)) final++;
     else if (!todo.has(id)) todo.set(id, row.rowNumber);
   }
@@ -148,7 +151,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   if (!halted && !o.stop?.aborted) {
     const current = await readResults(file);
     const lookups = current.rows.filter(
-      (r) => outcomeOf(r.result.status) === 'failed' && r.result.payoutId && r.result.refunded === undefined,
+      (r) => statusGroup(r.result.status) === 'failed' && r.result.payoutId && r.result.refunded === undefined,
     );
     const seen = new Set<string>();
     await Promise.all(
@@ -175,26 +178,25 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     const s = row.result.status ?? '(none)';
     byStatus[s] = (byStatus[s] ?? 0) + 1;
   }
-  const outcomes = countOutcomes(after.rows.map((r) => r.result.status));
-  const money = moneyTotals(moneyEntries(after));
-  const finished = outcomes.paid === after.rows.length;
-  const exitCode = halted
-    ? 4
-    : failures.length || outcomes.failed || outcomes.waiting || outcomes.notCreated
-      ? 1
-      : finished
-        ? 0
-        : STATUS_NOT_FINISHED;
+  const statuses = after.rows.map((r) => r.result.status);
+  const groups = countGroups(statuses);
+  const { entries, problems: moneyProblems } = moneyEntries(after);
+  const finished = groups.paid === after.rows.length;
+  // a row with no payout (QUEUED included: a run must reach it) needs a person, as do unreadable money cells
+  const needsUs = failures.length || groups.failed || groups.waiting || moneyProblems.length || !statuses.every(isCreatedStatus);
+  const exitCode = halted ? 4 : needsUs ? 1 : finished ? 0 : STATUS_NOT_FINISHED;
   const ref = (r: (typeof after.rows)[number]) => r.cells[mapping(after).reference ?? ''] || undefined;
   return {
     exitCode,
     finished,
-    outcomes,
-    money,
+    outcomes: outcomeCounts(statuses),
+    groups,
+    money: moneyTotals(entries),
+    moneyProblems,
     moved: apply.applied.filter(isRealMove),
     refundsFound,
     waiting: after.rows
-      .filter((r) => outcomeOf(r.result.status) === 'waiting')
+      .filter((r) => statusGroup(r.result.status) === 'waiting')
       .map((r) => ({
         rowNumber: r.rowNumber,
         reference: ref(r),
@@ -203,7 +205,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
         nextStep: r.result.nextStep,
       })),
     failed: after.rows
-      .filter((r) => outcomeOf(r.result.status) === 'failed')
+      .filter((r) => statusGroup(r.result.status) === 'failed')
       .map((r) => ({
         rowNumber: r.rowNumber,
         reference: ref(r),
@@ -245,24 +247,35 @@ function currencyOf(t: ResultsTable, row: ResultsTable['rows'][number]): string 
 /**
  * What the payouts of a results file debited and got back: each created row's totalDeductible
  * (its amount alone while the fee is not known) and refunded cells, and the payouts it replaced.
+ * A cell that cannot be read is a problem, never a 0.
  */
-export function moneyEntries(t: ResultsTable): MoneyEntry[] {
-  const out: MoneyEntry[] = [];
+function moneyEntries(t: ResultsTable): { entries: MoneyEntry[]; problems: string[] } {
+  const entries: MoneyEntry[] = [];
+  const problems: string[] = [];
+  const amountColumn = mapping(t).sourceAmount;
   for (const row of t.rows) {
     const r = row.result;
-    out.push(...earlierPayoutsFromCell(r.earlierPayouts));
-    if (!r.payoutId || !PAYOUT_SET.has(r.status ?? '')) continue;
-    const amountCell = mapping(t).sourceAmount;
-    const amount = r.totalDeductible ?? (amountCell ? row.cells[amountCell]?.trim() : undefined);
-    if (!amount) continue;
+    const earlier = parseEarlierPayouts(r.earlierPayouts);
+    if (earlier.problem) problems.push(`row ${row.rowNumber}: ${earlier.problem}`);
+    entries.push(...earlier.payouts.map(moneyEntryOfEarlier));
+    if (!r.payoutId || !isCreatedStatus(r.status)) continue;
     // totalDeductible is amount plus fee; without it only the batch's amount is known (feesNotKnown)
-    out.push({
+    const [column, text] =
+      r.totalDeductible !== undefined ? ['totalDeductible', r.totalDeductible] : ['sourceAmount', amountColumn && row.cells[amountColumn]];
+    const amount = readAmount(text || undefined);
+    const refunded = readAmount(r.refunded);
+    if (amount === undefined || (r.refunded !== undefined && refunded === undefined)) {
+      const [c, v] = amount === undefined ? [column, text] : ['refunded', r.refunded];
+      problems.push(`row ${row.rowNumber}: ${c} ${JSON.stringify(v ?? '')} is not an amount: its payout is not counted`);
+      continue;
+    }
+    entries.push({
       status: r.status!,
       currency: currencyOf(t, row),
       amount,
-      fee: r.totalDeductible !== undefined ? '0' : undefined,
-      refunded: r.refunded,
+      fee: r.totalDeductible !== undefined ? new Dec(0) : undefined,
+      refunded,
     });
   }
-  return out;
+  return { entries, problems };
 }
