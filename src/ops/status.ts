@@ -91,9 +91,8 @@ export interface StatusResult {
   byStatus: Record<string, number>;
 }
 
-export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
-  const file = resolve(o.resultsFile);
-  const table = await readResults(file);
+/** The payouts to ask about (created, not final; one request per payout), and how many rows are final already. */
+function toRefresh(table: ResultsTable): { todo: Map<string, number>; final: number } {
   const todo = new Map<string, number>();
   let final = 0;
   for (const row of table.rows) {
@@ -103,12 +102,14 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     if (isFinalStatus(st as PayoutStatus)) final++;
     else if (!todo.has(id)) todo.set(id, row.rowNumber);
   }
-  o.onPlan?.({ toRefresh: todo.size, usage: await o.client.quotaUsage().catch(() => undefined) });
+  return { todo, final };
+}
 
+/** One get-payout each, all in parallel through the client's throttle; service trouble halts the rest. */
+async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, number>) {
   const updates: StatusUpdate[] = [];
   const failures: RowFailure[] = [];
   let halted: string | undefined;
-  // Requests go through the client's throttle (5 per rolling second by default), all in parallel.
   await Promise.all(
     [...todo].map(async ([payoutId, rowNumber]) => {
       if (halted || o.stop?.aborted) return;
@@ -135,67 +136,90 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
       }
     }),
   );
+  return { updates, failures, halted };
+}
+
+/** Failed payouts whose refund is not known yet: one look at the wallet's transactions each, written to the file. */
+async function findRefunds(o: StatusOptions, file: string): Promise<{ refundsFound: RefundSeen[]; halted?: string }> {
+  const refundsFound: RefundSeen[] = [];
+  let halted: string | undefined;
+  const current = await readResults(file);
+  const lookups = current.rows.filter(
+    (r) => statusGroup(r.result.status) === 'failed' && r.result.payoutId && r.result.refunded === undefined,
+  );
+  const seen = new Set<string>();
+  await Promise.all(
+    lookups.map(async (row) => {
+      const payoutId = row.result.payoutId!;
+      if (seen.has(payoutId) || halted) return;
+      seen.add(payoutId);
+      try {
+        const r = await findRefund(o.client, { id: payoutId, payoutRef: row.result.payoutRef, currency: currencyOf(current, row) });
+        if (r) refundsFound.push({ payoutId, ...r });
+      } catch (e) {
+        if (!(e instanceof PayoutApiError)) throw e;
+        if (isServiceTrouble(e)) halted ??= e.message;
+        o.logger?.warn({ row: row.rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
+      }
+    }),
+  );
+  await applyRefundsToResultsFile(file, refundsFound, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger });
+  return { refundsFound, halted };
+}
+
+export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
+  const file = resolve(o.resultsFile);
+  const table = await readResults(file);
+  const { todo, final } = toRefresh(table);
+  o.onPlan?.({ toRefresh: todo.size, usage: await o.client.quotaUsage().catch(() => undefined) });
+  const read = await readStatuses(o, todo);
 
   // What was learnt is applied even when the refresh stopped early.
-  const apply = updates.length
-    ? await applyToResultsFile(file, updates, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger })
+  const apply = read.updates.length
+    ? await applyToResultsFile(file, read.updates, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger })
     : { applied: [], ignored: [], unmatched: [] };
   for (const c of apply.applied)
     o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
   for (const c of apply.ignored)
     if (c.decision.why === 'older')
       o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
-
-  // Failed payouts whose refund is not known yet: one look at the wallet's transactions each.
-  const refundsFound: RefundSeen[] = [];
-  if (!halted && !o.stop?.aborted) {
-    const current = await readResults(file);
-    const lookups = current.rows.filter(
-      (r) => statusGroup(r.result.status) === 'failed' && r.result.payoutId && r.result.refunded === undefined,
-    );
-    const seen = new Set<string>();
-    await Promise.all(
-      lookups.map(async (row) => {
-        const payoutId = row.result.payoutId!;
-        if (seen.has(payoutId) || halted) return;
-        seen.add(payoutId);
-        try {
-          const r = await findRefund(o.client, { id: payoutId, payoutRef: row.result.payoutRef, currency: currencyOf(current, row) });
-          if (r) refundsFound.push({ payoutId, ...r });
-        } catch (e) {
-          if (!(e instanceof PayoutApiError)) throw e;
-          if (isServiceTrouble(e)) halted ??= e.message;
-          o.logger?.warn({ row: row.rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
-        }
-      }),
-    );
-    await applyRefundsToResultsFile(file, refundsFound, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger });
-  }
+  const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file);
+  const halted = read.halted ?? refunds.halted;
 
   const after = await readResults(file);
-  const byStatus: Record<string, number> = {};
-  for (const row of after.rows) {
-    const s = row.result.status ?? '(none)';
-    byStatus[s] = (byStatus[s] ?? 0) + 1;
-  }
   const statuses = after.rows.map((r) => r.result.status);
+  const byStatus: Record<string, number> = {};
+  for (const s of statuses) byStatus[s ?? '(none)'] = (byStatus[s ?? '(none)'] ?? 0) + 1;
   const groups = countGroups(statuses);
   const { entries, problems: moneyProblems } = moneyEntries(after);
   const finished = groups.paid === after.rows.length;
   // a row with no payout (QUEUED included: a run must reach it) needs a person, as do unreadable money cells
-  const needsUs = failures.length || groups.failed || groups.waiting || moneyProblems.length || !statuses.every(isCreatedStatus);
-  const exitCode = halted ? 4 : needsUs ? 1 : finished ? 0 : STATUS_NOT_FINISHED;
-  const ref = (r: (typeof after.rows)[number]) => r.cells[mapping(after).reference ?? ''] || undefined;
+  const needsUs = read.failures.length || groups.failed || groups.waiting || moneyProblems.length || !statuses.every(isCreatedStatus);
   return {
-    exitCode,
+    exitCode: halted ? 4 : needsUs ? 1 : finished ? 0 : STATUS_NOT_FINISHED,
     finished,
     outcomes: outcomeCounts(statuses),
     groups,
     money: moneyTotals(entries),
     moneyProblems,
     moved: apply.applied.filter(isRealMove),
-    refundsFound,
-    waiting: after.rows
+    refundsFound: refunds.refundsFound,
+    ...rowsNeedingUs(after),
+    rows: table.rows.length,
+    asked: todo.size,
+    final,
+    apply,
+    failures: read.failures,
+    halted,
+    byStatus,
+  };
+}
+
+/** The rows waiting for us and the rows failed after creation, with what to do about each. */
+function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
+  const ref = (r: (typeof t.rows)[number]) => r.cells[mapping(t).reference ?? ''] || undefined;
+  return {
+    waiting: t.rows
       .filter((r) => statusGroup(r.result.status) === 'waiting')
       .map((r) => ({
         rowNumber: r.rowNumber,
@@ -204,7 +228,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
         informationRequests: r.result.informationRequests,
         nextStep: r.result.nextStep,
       })),
-    failed: after.rows
+    failed: t.rows
       .filter((r) => statusGroup(r.result.status) === 'failed')
       .map((r) => ({
         rowNumber: r.rowNumber,
@@ -214,13 +238,6 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
         reason: r.result.statusReason,
         refunded: r.result.refunded,
       })),
-    rows: table.rows.length,
-    asked: todo.size,
-    final,
-    apply,
-    failures,
-    halted,
-    byStatus,
   };
 }
 

@@ -27,15 +27,19 @@ export interface ReconRow {
   problems?: string[];
 }
 
-/** How one earlier payout of a row ties out: its debit and its refund, net 0. */
-export interface EarlierReconciliation {
+/** How one payout ties out: its debits and its refunds against what the results say. */
+export interface PayoutReconciliation {
   payoutId?: string;
   payoutRef?: string;
+  /** The payout's status now (for a row's own payout, the service's when it was read, else the results file's). */
   status?: string;
-  /** Amount plus fee of that payout, when the cell gave both. */
+  /** What the results say was debited (amount plus fee), as a positive decimal string. */
   expected?: string;
+  /** Sum of the debits referencing the payout (negative), "0" when none. */
   debit: string;
+  /** Sum of the credits referencing it (positive), "0" when none. */
   refund: string;
+  /** debit + refund: 0 for a payout refunded in full. */
   net: string;
   transactionIds: string[];
   ok: boolean;
@@ -65,31 +69,16 @@ export interface PayoutState {
   error?: string;
 }
 
-export interface RowReconciliation {
+/** A row's own payout, and each payout it replaced; `ok` and `problems` cover them all. */
+export interface RowReconciliation extends PayoutReconciliation {
   rowNumber: number;
   reference?: string;
-  payoutId?: string;
-  payoutRef?: string;
-  /** The payout's status now (the service's when it was read, else the results file's). */
-  status?: string;
   currency?: string;
   /** The wallet the row's movements were in (the first one seen). */
   walletId?: string;
   created: boolean;
-  /** What the results say was debited (totalDeductible), as a positive decimal string. */
-  expected?: string;
-  /** Sum of the debits referencing the row (negative), "0" when none. */
-  debit: string;
-  /** Sum of the credits referencing the row (positive), "0" when none. */
-  refund: string;
-  /** debit + refund. */
-  net: string;
-  transactionIds: string[];
   /** The payouts this row replaced (sent again after a refund), each with its debit and refund. */
-  earlier: EarlierReconciliation[];
-  /** True when the row and every payout it replaced tie out. */
-  ok: boolean;
-  problems: string[];
+  earlier: PayoutReconciliation[];
 }
 
 export interface ForeignTransaction {
@@ -262,7 +251,7 @@ function tieOutEarlier(
   hits: Hit[],
   rowCurrency: string | undefined,
   sums: CurrencySums,
-): EarlierReconciliation {
+): PayoutReconciliation {
   const currency = e.currency || rowCurrency || hits[0]?.tx.currency;
   const m = movements(hits);
   const fee = readAmount(e.fee);
