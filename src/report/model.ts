@@ -316,11 +316,10 @@ export function planViewOfPlanFile(
   notes: string[] = [],
   planSha256?: string,
 ): PlanView {
-  const extra = pf;
   const usable = offline && offline.sha256 === pf.fileSha256 ? offline : undefined;
-  const notEnabled = extra.corridorsNotEnabled
+  const notEnabled = pf.corridorsNotEnabled
     ? new Set(
-        extra.corridorsNotEnabled.map((c) =>
+        pf.corridorsNotEnabled.map((c) =>
           corridorKeyOf(c as { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string }),
         ),
       )
@@ -328,9 +327,7 @@ export function planViewOfPlanFile(
   const { corridors, byMethod } = offlineParts(usable, pf.rows, notEnabled);
   const { invalid, invalidOmitted } = mergeInvalid(
     usable,
-    (extra.invalidRows ?? []).map(
-      (r) => [r.rowNumber, { code: r.code, message: r.message }] as [number, { code: string; message: string }],
-    ),
+    (pf.invalidRows ?? []).map((r) => [r.rowNumber, { code: r.code, message: r.message }] as [number, { code: string; message: string }]),
   );
   const totals = pf.currencies.map((c) => totalOf(c as unknown as Parameters<typeof totalOf>[0]));
   const req = pf.requests as { preflight?: unknown; estimate?: unknown; usedThisMonth?: unknown; quota?: unknown };
@@ -348,11 +345,11 @@ export function planViewOfPlanFile(
       fileName: basename(pf.file),
       sha256: pf.fileSha256,
       ...(planSha256 ? { planSha256 } : {}),
-      rows: extra.rowsInBatch ?? usable?.summary.rows,
-      valid: extra.valid ?? usable?.summary.valid,
-      invalid: extra.invalid ?? usable?.summary.invalid,
+      rows: pf.rowsInBatch ?? usable?.summary.rows,
+      valid: pf.valid ?? usable?.summary.valid,
+      invalid: pf.invalid ?? usable?.summary.invalid,
       toSend: pf.rows.length,
-      alreadyCreated: extra.alreadyCreated,
+      alreadyCreated: pf.alreadyCreated,
       batchId: pf.batchId,
       batchLabel: pf.batchLabel,
       environment: pf.env,
@@ -366,7 +363,7 @@ export function planViewOfPlanFile(
     warningsOmitted: usable?.warningsOmitted ?? 0,
     invalid,
     invalidOmitted,
-    notSent: (extra.notSent ?? []).map((r) => ({ row: r.rowNumber, code: r.code, message: r.message })),
+    notSent: (pf.notSent ?? []).map((r) => ({ row: r.rowNumber, code: r.code, message: r.message })),
     requests: {
       preflight: num(req.preflight) ?? 0,
       estimate: num(req.estimate) ?? 0,

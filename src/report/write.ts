@@ -1,7 +1,8 @@
 // Where a report goes and how it is written: beside the output it describes, atomically (a
 // reader never sees half a page), and the tie-out `reconcile` wrote beside a results file.
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
+import { writeFileAtomic } from '../results/atomic.ts';
 import { reconciliationPathFor, TieOutSummarySchema, type TieOutSummary } from '../engine/money-totals.ts';
 
 /**
@@ -21,11 +22,7 @@ export function planReportPathFor(batchFile: string): string {
   return join(dirname(batchFile), `${basename(batchFile, ext)}.plan.html`);
 }
 
-export async function writeReport(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
-}
+export const writeReport = (path: string, text: string): Promise<void> => writeFileAtomic(path, [text]);
 
 /**
  * The tie-out `reconcile` wrote beside a results file (`<results name>.reconciliation.json`), read
