@@ -12,7 +12,8 @@ import { ResultsError } from '../results/errors.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import type { PipelineResult } from '../engine/pipeline.ts';
-import { ENGINE_STATUSES, isCreatedStatus, logRowDone, outcomeOf } from '../engine/outcome.ts';
+import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
+import type { MoneyTotals } from '../engine/money-totals.ts';
 import { BatchRefused, FailedAfterSending, type ResumeReport } from '../engine/session.ts';
 
 /** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
@@ -77,31 +78,26 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
 export function summaryText(r: Pick<PipelineResult, 'summary' | 'resultsPath'>): string {
   const l: string[] = ['', 'Summary'];
   for (const [status, n] of Object.entries(r.summary.byStatus).sort((a, b) => b[1] - a[1])) {
-    const o = outcomeOf(status);
-    l.push(`  ${status.padEnd(16)} ${String(n).padStart(6)}${o === 'notCreated' ? '' : `  (${OUTCOME_WORDS[o]})`}`);
+    l.push(`  ${status.padEnd(16)} ${String(n).padStart(6)}  (${STATUS_GROUP_WORDS[statusGroup(status)].title.toLowerCase()})`);
   }
-  const money = Object.entries(r.summary.money ?? {});
-  if (money.length) {
-    l.push('  by source currency:      debited         refunded              net');
-    for (const [c, t] of money)
-      l.push(
-        `    ${c}  ${group(t.debited).padStart(16)} ${group(t.refunded).padStart(16)} ${group(t.net).padStart(16)}` +
-          (t.refundsNotSeen ? `   (${t.refundsNotSeen} refund${t.refundsNotSeen === 1 ? '' : 's'} not seen yet)` : '') +
-          (t.feesNotKnown ? `   (fees of ${t.feesNotKnown} not known yet)` : ''),
-      );
-  }
+  l.push(...moneyLines(r.summary.money ?? {}));
   l.push(`  results      ${r.resultsPath}`);
   return l.join('\n') + '\n';
 }
 
-/** A payout status in a treasurer's words, beside the status in the summary. */
-const OUTCOME_WORDS = {
-  paid: 'paid',
-  inProgress: 'created, in progress',
-  waiting: 'waiting for us: answer with payout-batch attach',
-  failed: 'failed after creation, refunded by the service',
-  notCreated: '',
-} as const;
+/** Per source currency: what the payouts debited, what came back and the net (engine/money-totals.ts), one line each. */
+export function moneyLines(money: Record<string, MoneyTotals>): string[] {
+  const entries = Object.entries(money);
+  if (!entries.length) return [];
+  const line = (t: MoneyTotals) => {
+    const notes = [
+      t.refundsNotSeen ? `${t.refundsNotSeen} refund${t.refundsNotSeen === 1 ? '' : 's'} not seen yet` : '',
+      t.feesNotKnown ? `fees of ${t.feesNotKnown} not known yet` : '',
+    ].filter(Boolean);
+    return `${group(t.debited).padStart(16)} ${group(t.refunded).padStart(16)} ${group(t.net).padStart(16)}${notes.length ? `   (${notes.join('; ')})` : ''}`;
+  };
+  return ['  by source currency:        debited         refunded              net', ...entries.map(([c, t]) => `    ${c}  ${line(t)}`)];
+}
 
 export function exitReasonText(r: PipelineResult): string {
   if (r.refused) return `Nothing was sent:\n${r.refused.map((x) => `  - ${x}`).join('\n')}\n`;

@@ -3,12 +3,13 @@
 // The `status` column holds the payout's own status (PENDING, PROCESSING, ...) for a row whose
 // payout exists, and one of our own words otherwise. Ours never collide with the service's
 // statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
-import { ExactSum, formatAmount, formatApiAmount, formatApiSum, type ApiAmount } from '../money.ts';
+import { formatApiAmount, formatApiSum } from '../money.ts';
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
 import type { Logger } from 'pino';
 import type { EngineEvent } from './execute.ts';
+import { earlierPayoutsCell, moneyEntryOfPayout, moneyTotals, type MoneyEntry, type MoneyTotals } from './money-totals.ts';
 
 export const ENGINE_STATUSES = {
   /** Offline validation or preflight found a problem in the row: never sent; fix it and `retry`. */
@@ -45,53 +46,75 @@ export interface RowOutcome {
   earlier?: PayoutSnapshot[];
 }
 
-// ------------------------------------------------------------------ outcome words
+// ------------------------------------------------------------------ status groups
 
 /**
- * What a treasurer does next, per row:
+ * What a treasurer does next about a row, by its status (the one grouping of statuses: the run
+ * summary, `status`, the report):
  *   paid        SUCCESSFUL: done.
- *   inProgress  PENDING (also under review), PROCESSING: created and debited; poll `status` again.
+ *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again;
+ *               QUEUED: a checkpoint's row the run has not reached yet.
  *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
  *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
- *   notCreated  no payout (INVALID, NOT_SENT, FAILED_TO_SEND, UNKNOWN_OUTCOME, CONFLICT): see errorMessage.
+ *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`.
+ *   unknown     UNKNOWN_OUTCOME, or a status that is none of ours: run or retry again (same key).
  */
-export const OUTCOMES = ['paid', 'inProgress', 'waiting', 'failed', 'notCreated'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+export const STATUS_GROUPS = ['paid', 'inProgress', 'waiting', 'failed', 'notSent', 'unknown'] as const;
+export type StatusGroup = (typeof STATUS_GROUPS)[number];
 
-export const OUTCOME_TEXT: Record<Outcome, string> = {
-  paid: 'paid (SUCCESSFUL)',
-  inProgress: 'created, in progress (PENDING, PROCESSING)',
-  waiting: 'waiting for us (ADDITIONAL_INFO_REQUIRED)',
-  failed: 'failed after creation, refunded (FAILED, REJECTED)',
-  notCreated: 'no payout created',
+/** Each group in words: a title for a table, a line for a terminal. */
+export const STATUS_GROUP_WORDS: Record<StatusGroup, { title: string; text: string }> = {
+  paid: { title: 'Paid', text: 'paid (SUCCESSFUL)' },
+  inProgress: { title: 'In progress', text: 'in progress (PENDING, PROCESSING; QUEUED: not reached yet)' },
+  waiting: { title: 'Waiting for information', text: 'waiting for us (ADDITIONAL_INFO_REQUIRED): answer with payout-batch attach' },
+  failed: { title: 'Failed (refunded)', text: 'failed after creation, refunded by the service (FAILED, REJECTED)' },
+  notSent: { title: 'Not sent', text: 'not sent, no payout (INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT)' },
+  unknown: { title: 'Outcome unknown', text: 'outcome unknown (UNKNOWN_OUTCOME): run or retry again, same key' },
 };
 
-export function outcomeOf(status: string | undefined): Outcome {
+export function statusGroup(status: string | undefined): StatusGroup {
   switch (status) {
     case 'SUCCESSFUL':
       return 'paid';
     case 'PENDING':
     case 'PROCESSING':
+    case ENGINE_STATUSES.QUEUED:
       return 'inProgress';
     case 'ADDITIONAL_INFO_REQUIRED':
       return 'waiting';
     case 'FAILED':
     case 'REJECTED':
       return 'failed';
+    case ENGINE_STATUSES.INVALID:
+    case ENGINE_STATUSES.NOT_SENT:
+    case ENGINE_STATUSES.FAILED_TO_SEND:
+    case ENGINE_STATUSES.CONFLICT:
+      return 'notSent';
     default:
-      return 'notCreated';
+      return 'unknown';
   }
 }
 
-export const countOutcomes = (statuses: Iterable<string | undefined>): Record<Outcome, number> => {
-  const n = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-  for (const s of statuses) n[outcomeOf(s)]++;
+export const countGroups = (statuses: Iterable<string | undefined>): Record<StatusGroup, number> => {
+  const n = Object.fromEntries(STATUS_GROUPS.map((g) => [g, 0])) as Record<StatusGroup, number>;
+  for (const s of statuses) n[statusGroup(s)]++;
   return n;
 };
 
+/**
+ * The rows per group as the run summary and `status --json` publish them (`outcomes`): the two
+ * groups of rows with no payout to follow, notSent and unknown, as one count, notCreated.
+ */
+export type OutcomeCounts = Record<'paid' | 'inProgress' | 'waiting' | 'failed' | 'notCreated', number>;
+
+export function outcomeCounts(statuses: Iterable<string | undefined>): OutcomeCounts {
+  const { notSent, unknown, ...rest } = countGroups(statuses);
+  return { ...rest, notCreated: notSent + unknown };
+}
+
 /** The `nextStep` cell of a row: what to do about it, or nothing when there is nothing to do. */
 export function nextStepOf(status: string | undefined, o: { payoutId?: string; refunded?: string }): string | undefined {
-  switch (outcomeOf(status)) {
+  switch (statusGroup(status)) {
     case 'waiting':
       return `answer the information requests: payout-batch attach ${o.payoutId ?? 'PAYOUT_ID'} FILE...`;
     case 'failed':
@@ -103,104 +126,11 @@ export function nextStepOf(status: string | undefined, o: { payoutId?: string; r
   }
 }
 
-/** One payout of a row, for the money totals: what was debited (amount + fee) and refunded. */
-export interface MoneyEntry {
-  status: string;
-  currency: string;
-  amount: ApiAmount;
-  fee?: ApiAmount;
-  refunded?: ApiAmount;
-}
-
-/** Per source currency, exact decimal strings: what the payouts debited, what came back, and the difference. */
-export interface MoneyTotals {
-  payouts: number;
-  debited: string;
-  refunded: string;
-  net: string;
-  /** Failed payouts whose refund is not in the wallet's transactions yet (not in `refunded`). */
-  refundsNotSeen?: number;
-  /** Payouts whose fee the service has not told yet (only the amount is in `debited`). */
-  feesNotKnown?: number;
-}
-
-export function moneyTotals(entries: Iterable<MoneyEntry>): Record<string, MoneyTotals> {
-  const sums = new Map<string, { n: number; debited: ExactSum; refunded: ExactSum; notSeen: number; feesNotKnown: number }>();
-  for (const e of entries) {
-    let s = sums.get(e.currency);
-    if (!s) sums.set(e.currency, (s = { n: 0, debited: new ExactSum(), refunded: new ExactSum(), notSeen: 0, feesNotKnown: 0 }));
-    s.n++;
-    s.debited.addApi(e.amount);
-    if (e.fee === undefined) s.feesNotKnown++;
-    else s.debited.addApi(e.fee);
-    if (e.refunded !== undefined) s.refunded.addApi(e.refunded);
-    else if (outcomeOf(e.status) === 'failed') s.notSeen++;
-  }
-  return Object.fromEntries(
-    [...sums]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([c, s]) => {
-        const d = s.debited.value();
-        const r = s.refunded.value();
-        const t: MoneyTotals = {
-          payouts: s.n,
-          debited: formatAmount(d, c),
-          refunded: formatAmount(r, c),
-          net: formatAmount(d.minus(r), c),
-        };
-        if (s.notSeen) t.refundsNotSeen = s.notSeen;
-        if (s.feesNotKnown) t.feesNotKnown = s.feesNotKnown;
-        return [c, t];
-      }),
-  );
-}
-
 /** The money entries of a row's payouts (the current one and those it replaced). */
 export function moneyEntriesOf(o: Pick<RowOutcome, 'payout' | 'earlier' | 'status'>): MoneyEntry[] {
-  const out: MoneyEntry[] = [];
-  for (const p of o.earlier ?? [])
-    out.push({ status: p.status, currency: p.sourceCurrency, amount: p.sourceAmount, fee: p.transactionFees, refunded: p.refunded });
-  const p = o.payout;
-  if (p && isCreatedStatus(o.status))
-    out.push({ status: o.status, currency: p.sourceCurrency, amount: p.sourceAmount, fee: p.transactionFees, refunded: p.refunded });
+  const out = (o.earlier ?? []).map((p) => moneyEntryOfPayout(p));
+  if (o.payout && isCreatedStatus(o.status)) out.push(moneyEntryOfPayout(o.payout, o.status));
   return out;
-}
-
-/** The `earlierPayouts` cell: compact JSON of the payouts a row replaced, with what each debited and refunded. */
-export function earlierPayoutsCell(earlier: PayoutSnapshot[]): string {
-  return JSON.stringify(
-    earlier.map((p) => ({
-      payoutId: p.id,
-      payoutRef: p.payoutRef,
-      status: p.status,
-      currency: p.sourceCurrency,
-      amount: formatApiAmount(p.sourceAmount, p.sourceCurrency),
-      ...(p.transactionFees !== undefined ? { fee: formatApiAmount(p.transactionFees, p.sourceCurrency) } : {}),
-      ...(p.refunded !== undefined ? { refunded: p.refunded } : {}),
-    })),
-  );
-}
-
-/** Reads an `earlierPayouts` cell back into money entries (a cell that is not ours is ignored). */
-export function earlierPayoutsFromCell(cell: string | undefined): MoneyEntry[] {
-  if (!cell) return [];
-  try {
-    const v = JSON.parse(cell) as unknown;
-    if (!Array.isArray(v)) return [];
-    const out: MoneyEntry[] = [];
-    for (const x of v as unknown[]) {
-      if (!x || typeof x !== 'object') continue;
-      const e = x as Record<string, unknown>;
-      const str = (k: string) => (typeof e[k] === 'string' ? e[k] : undefined);
-      const amount = str('amount');
-      const currency = str('currency');
-      if (amount === undefined || currency === undefined) continue;
-      out.push({ status: str('status') ?? '', currency, amount, fee: str('fee'), refunded: str('refunded') });
-    }
-    return out;
-  } catch {
-    return [];
-  }
 }
 
 /** The result columns of one row. Numbers are exact decimal strings. */
@@ -292,70 +222,28 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   }
 }
 
-export interface CurrencyTotals {
-  rows: number;
-  amount: string;
-  /** Fees the service reported; rows whose fee it has not told yet are counted in feesNotKnown. */
-  fees: string;
-  totalDeductible: string;
-  feesNotKnown?: number;
-}
-
 export interface RunSummary {
   rows: number;
   byStatus: Record<string, number>;
-  /** Created rows only, by source currency. */
-  createdByCurrency: Record<string, CurrencyTotals>;
   created: number;
   /** Rows that need attention: invalid, not sent, failed, unknown, conflict. */
   notCreated: number;
-  /** Rows per outcome word (OUTCOMES): paid, inProgress, waiting, failed, notCreated. */
-  outcomes: Record<Outcome, number>;
+  /** Rows per status group (notSent and unknown as notCreated). */
+  outcomes: OutcomeCounts;
   /** Per source currency, over every payout of the rows (and those they replaced): debited, refunded, net. */
   money: Record<string, MoneyTotals>;
 }
 
 export function summarise(outcomes: RowOutcome[]): RunSummary {
   const byStatus: Record<string, number> = {};
-  // exact sums of the journalled numbers (decimal.js)
-  const sums = new Map<string, { rows: number; amount: ExactSum; fees: ExactSum; feesNotKnown: number }>();
-  let created = 0;
-  for (const o of outcomes) {
-    byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
-    if (o.payout && isCreatedStatus(o.status)) {
-      created++;
-      const c = o.payout.sourceCurrency;
-      let s = sums.get(c);
-      if (!s) sums.set(c, (s = { rows: 0, amount: new ExactSum(), fees: new ExactSum(), feesNotKnown: 0 }));
-      s.rows++;
-      s.amount.addApi(o.payout.sourceAmount);
-      if (o.payout.transactionFees === undefined) s.feesNotKnown++;
-      else s.fees.addApi(o.payout.transactionFees);
-    }
-  }
-  const createdByCurrency = Object.fromEntries(
-    [...sums]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([c, s]) => {
-        const amount = s.amount.value();
-        const fees = s.fees.value();
-        const t: CurrencyTotals = {
-          rows: s.rows,
-          amount: formatAmount(amount, c),
-          fees: formatAmount(fees, c),
-          totalDeductible: formatAmount(amount.plus(fees), c),
-        };
-        if (s.feesNotKnown) t.feesNotKnown = s.feesNotKnown;
-        return [c, t];
-      }),
-  );
+  for (const o of outcomes) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
+  const created = outcomes.filter((o) => o.payout && isCreatedStatus(o.status)).length;
   return {
     rows: outcomes.length,
     byStatus,
-    createdByCurrency,
     created,
     notCreated: outcomes.length - created,
-    outcomes: countOutcomes(outcomes.map((o) => o.status)),
+    outcomes: outcomeCounts(outcomes.map((o) => o.status)),
     money: moneyTotals(outcomes.flatMap(moneyEntriesOf)),
   };
 }

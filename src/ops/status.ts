@@ -7,7 +7,8 @@ import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { readResults } from '../results/index.ts';
-import { isFinalStatus, PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
+import { Dec } from '../money.ts';
+import { isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
 import {
   applyRefundsToResultsFile,
   applyToResultsFile,
@@ -18,15 +19,15 @@ import {
   type StatusUpdate,
 } from './apply.ts';
 import { mapColumns } from '../input/columns.ts';
+import { countGroups, isCreatedStatus, outcomeCounts, statusGroup, type OutcomeCounts, type StatusGroup } from '../engine/outcome.ts';
 import {
-  countOutcomes,
-  earlierPayoutsFromCell,
+  moneyEntryOfEarlier,
   moneyTotals,
-  outcomeOf,
+  parseEarlierPayouts,
+  readAmount,
   type MoneyEntry,
   type MoneyTotals,
-  type Outcome,
-} from '../engine/outcome.ts';
+} from '../engine/money-totals.ts';
 import { findRefund } from '../engine/refund.ts';
 import type { ResultsTable } from '../results/types.ts';
 
@@ -62,10 +63,14 @@ export interface StatusResult {
   exitCode: 0 | 1 | 4 | 5;
   /** Every row paid: nothing left to poll or to do. */
   finished: boolean;
-  /** Rows per outcome word (engine/outcome.ts OUTCOMES). */
-  outcomes: Record<Outcome, number>;
+  /** Rows per status group (engine/outcome.ts statusGroup; notSent and unknown as notCreated). */
+  outcomes: OutcomeCounts;
+  /** Rows per status group, the two without a payout apart. */
+  groups: Record<StatusGroup, number>;
   /** Per source currency: debited, refunded, net (exact decimal strings). */
   money: Record<string, MoneyTotals>;
+  /** Cells whose money could not be read, so that `money` leaves them out: one line each, with its row. */
+  moneyProblems: string[];
   /** Status changes seen (X -> Y, or into / out of review); refreshes of the same status are not moves. */
   moved: RowChange[];
   /** Refunds of failed payouts found in the wallet's transactions by this refresh. */
@@ -85,26 +90,25 @@ export interface StatusResult {
   byStatus: Record<string, number>;
 }
 
-const PAYOUT_SET = new Set<string>(PAYOUT_STATUSES);
-
-export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
-  const file = resolve(o.resultsFile);
-  const table = await readResults(file);
+/** The payouts to ask about (created, not final; one request per payout), and how many rows are final already. */
+function toRefresh(table: ResultsTable): { todo: Map<string, number>; final: number } {
   const todo = new Map<string, number>();
   let final = 0;
   for (const row of table.rows) {
     const id = row.result.payoutId;
     const st = row.result.status ?? '';
-    if (!id || !PAYOUT_SET.has(st)) continue;
+    if (!id || !isCreatedStatus(st)) continue;
     if (isFinalStatus(st as PayoutStatus)) final++;
     else if (!todo.has(id)) todo.set(id, row.rowNumber);
   }
-  o.onPlan?.({ toRefresh: todo.size, usage: await o.client.quotaUsage().catch(() => undefined) });
+  return { todo, final };
+}
 
+/** One get-payout each, all in parallel through the client's throttle; service trouble halts the rest. */
+async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, number>) {
   const updates: StatusUpdate[] = [];
   const failures: RowFailure[] = [];
   let halted: string | undefined;
-  // Requests go through the client's throttle (5 per rolling second by default), all in parallel.
   await Promise.all(
     [...todo].map(async ([payoutId, rowNumber]) => {
       if (halted || o.stop?.aborted) return;
@@ -131,69 +135,91 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
       }
     }),
   );
+  return { updates, failures, halted };
+}
+
+/** Failed payouts whose refund is not known yet: one look at the wallet's transactions each, written to the file. */
+async function findRefunds(o: StatusOptions, file: string): Promise<{ refundsFound: RefundSeen[]; halted?: string }> {
+  const refundsFound: RefundSeen[] = [];
+  let halted: string | undefined;
+  const current = await readResults(file);
+  const lookups = current.rows.filter(
+    (r) => statusGroup(r.result.status) === 'failed' && r.result.payoutId && r.result.refunded === undefined,
+  );
+  const seen = new Set<string>();
+  await Promise.all(
+    lookups.map(async (row) => {
+      const payoutId = row.result.payoutId!;
+      if (seen.has(payoutId) || halted) return;
+      seen.add(payoutId);
+      try {
+        const r = await findRefund(o.client, { id: payoutId, payoutRef: row.result.payoutRef, currency: currencyOf(current, row) });
+        if (r) refundsFound.push({ payoutId, ...r });
+      } catch (e) {
+        if (!(e instanceof PayoutApiError)) throw e;
+        if (e.serviceTrouble) halted ??= e.message;
+        o.logger?.warn({ row: row.rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
+      }
+    }),
+  );
+  await applyRefundsToResultsFile(file, refundsFound, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger });
+  return { refundsFound, halted };
+}
+
+export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
+  const file = resolve(o.resultsFile);
+  const table = await readResults(file);
+  const { todo, final } = toRefresh(table);
+  o.onPlan?.({ toRefresh: todo.size, usage: await o.client.quotaUsage().catch(() => undefined) });
+  const read = await readStatuses(o, todo);
 
   // What was learnt is applied even when the refresh stopped early.
-  const apply = updates.length
-    ? await applyToResultsFile(file, updates, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger })
+  const apply = read.updates.length
+    ? await applyToResultsFile(file, read.updates, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger })
     : { applied: [], ignored: [], unmatched: [] };
   for (const c of apply.applied)
     o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
   for (const c of apply.ignored)
     if (c.decision.why === 'older')
       o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
-
-  // Failed payouts whose refund is not known yet: one look at the wallet's transactions each.
-  const refundsFound: RefundSeen[] = [];
-  if (!halted && !o.stop?.aborted) {
-    const current = await readResults(file);
-    const lookups = current.rows.filter(
-      (r) => outcomeOf(r.result.status) === 'failed' && r.result.payoutId && r.result.refunded === undefined,
-    );
-    const seen = new Set<string>();
-    await Promise.all(
-      lookups.map(async (row) => {
-        const payoutId = row.result.payoutId!;
-        if (seen.has(payoutId) || halted) return;
-        seen.add(payoutId);
-        try {
-          const r = await findRefund(o.client, { id: payoutId, payoutRef: row.result.payoutRef, currency: currencyOf(current, row) });
-          if (r) refundsFound.push({ payoutId, ...r });
-        } catch (e) {
-          if (!(e instanceof PayoutApiError)) throw e;
-          if (e.serviceTrouble) halted ??= e.message;
-          o.logger?.warn({ row: row.rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
-        }
-      }),
-    );
-    await applyRefundsToResultsFile(file, refundsFound, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger });
-  }
+  const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file);
+  const halted = read.halted ?? refunds.halted;
 
   const after = await readResults(file);
+  const statuses = after.rows.map((r) => r.result.status);
   const byStatus: Record<string, number> = {};
-  for (const row of after.rows) {
-    const s = row.result.status ?? '(none)';
-    byStatus[s] = (byStatus[s] ?? 0) + 1;
-  }
-  const outcomes = countOutcomes(after.rows.map((r) => r.result.status));
-  const money = moneyTotals(moneyEntries(after));
-  const finished = outcomes.paid === after.rows.length;
-  const exitCode = halted
-    ? 4
-    : failures.length || outcomes.failed || outcomes.waiting || outcomes.notCreated
-      ? 1
-      : finished
-        ? 0
-        : STATUS_NOT_FINISHED;
-  const ref = (r: (typeof after.rows)[number]) => r.cells[mapping(after).reference ?? ''] || undefined;
+  for (const s of statuses) byStatus[s ?? '(none)'] = (byStatus[s ?? '(none)'] ?? 0) + 1;
+  const groups = countGroups(statuses);
+  const { entries, problems: moneyProblems } = moneyEntries(after);
+  const finished = groups.paid === after.rows.length;
+  // a row with no payout (QUEUED included: a run must reach it) needs a person, as do unreadable money cells
+  const needsUs = read.failures.length || groups.failed || groups.waiting || moneyProblems.length || !statuses.every(isCreatedStatus);
   return {
-    exitCode,
+    exitCode: halted ? 4 : needsUs ? 1 : finished ? 0 : STATUS_NOT_FINISHED,
     finished,
-    outcomes,
-    money,
+    outcomes: outcomeCounts(statuses),
+    groups,
+    money: moneyTotals(entries),
+    moneyProblems,
     moved: apply.applied.filter(isRealMove),
-    refundsFound,
-    waiting: after.rows
-      .filter((r) => outcomeOf(r.result.status) === 'waiting')
+    refundsFound: refunds.refundsFound,
+    ...rowsNeedingUs(after),
+    rows: table.rows.length,
+    asked: todo.size,
+    final,
+    apply,
+    failures: read.failures,
+    halted,
+    byStatus,
+  };
+}
+
+/** The rows waiting for us and the rows failed after creation, with what to do about each. */
+function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
+  const ref = (r: (typeof t.rows)[number]) => r.cells[mapping(t).reference ?? ''] || undefined;
+  return {
+    waiting: t.rows
+      .filter((r) => statusGroup(r.result.status) === 'waiting')
       .map((r) => ({
         rowNumber: r.rowNumber,
         reference: ref(r),
@@ -201,8 +227,8 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
         informationRequests: r.result.informationRequests,
         nextStep: r.result.nextStep,
       })),
-    failed: after.rows
-      .filter((r) => outcomeOf(r.result.status) === 'failed')
+    failed: t.rows
+      .filter((r) => statusGroup(r.result.status) === 'failed')
       .map((r) => ({
         rowNumber: r.rowNumber,
         reference: ref(r),
@@ -211,13 +237,6 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
         reason: r.result.statusReason,
         refunded: r.result.refunded,
       })),
-    rows: table.rows.length,
-    asked: todo.size,
-    final,
-    apply,
-    failures,
-    halted,
-    byStatus,
   };
 }
 
@@ -244,24 +263,35 @@ function currencyOf(t: ResultsTable, row: ResultsTable['rows'][number]): string 
 /**
  * What the payouts of a results file debited and got back: each created row's totalDeductible
  * (its amount alone while the fee is not known) and refunded cells, and the payouts it replaced.
+ * A cell that cannot be read is a problem, never a 0.
  */
-export function moneyEntries(t: ResultsTable): MoneyEntry[] {
-  const out: MoneyEntry[] = [];
+function moneyEntries(t: ResultsTable): { entries: MoneyEntry[]; problems: string[] } {
+  const entries: MoneyEntry[] = [];
+  const problems: string[] = [];
+  const amountColumn = mapping(t).sourceAmount;
   for (const row of t.rows) {
     const r = row.result;
-    out.push(...earlierPayoutsFromCell(r.earlierPayouts));
-    if (!r.payoutId || !PAYOUT_SET.has(r.status ?? '')) continue;
-    const amountCell = mapping(t).sourceAmount;
-    const amount = r.totalDeductible ?? (amountCell ? row.cells[amountCell]?.trim() : undefined);
-    if (!amount) continue;
+    const earlier = parseEarlierPayouts(r.earlierPayouts);
+    if (earlier.problem) problems.push(`row ${row.rowNumber}: ${earlier.problem}`);
+    entries.push(...earlier.payouts.map(moneyEntryOfEarlier));
+    if (!r.payoutId || !isCreatedStatus(r.status)) continue;
     // totalDeductible is amount plus fee; without it only the batch's amount is known (feesNotKnown)
-    out.push({
+    const [column, text] =
+      r.totalDeductible !== undefined ? ['totalDeductible', r.totalDeductible] : ['sourceAmount', amountColumn && row.cells[amountColumn]];
+    const amount = readAmount(text || undefined);
+    const refunded = readAmount(r.refunded);
+    if (amount === undefined || (r.refunded !== undefined && refunded === undefined)) {
+      const [c, v] = amount === undefined ? [column, text] : ['refunded', r.refunded];
+      problems.push(`row ${row.rowNumber}: ${c} ${JSON.stringify(v ?? '')} is not an amount: its payout is not counted`);
+      continue;
+    }
+    entries.push({
       status: r.status!,
       currency: currencyOf(t, row),
       amount,
-      fee: r.totalDeductible !== undefined ? '0' : undefined,
-      refunded: r.refunded,
+      fee: r.totalDeductible !== undefined ? new Dec(0) : undefined,
+      refunded,
     });
   }
-  return out;
+  return { entries, problems };
 }

@@ -4,7 +4,8 @@
 // README.md ("DOM hooks") and a browser test depends on them.
 import { barChart, type Bar } from './chart.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
-import { GROUP_LABELS, groupOf, type ApprovalsInput, type PlanView, type ResultsView } from './model.ts';
+import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
+import type { ApprovalsInput, PlanView, ResultsView } from './model.ts';
 
 /** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
 export const group = (amount: string): string => {
@@ -81,15 +82,16 @@ const plural = (n: number, word: string) => `${group(String(n))} ${word}${n === 
 
 // ---------------------------------------------------------------- plan
 
-/** A status's colour in the charts by what it means for the money: paid green, failed red, ... */
-const GROUP_COLORS: Record<ReturnType<typeof groupOf>, string> = {
-  paid: '#3a9a6a',
-  'in-progress': '#2f6db5',
-  'waiting-info': '#c07a1b',
-  'failed-refunded': '#b83b4b',
-  'not-sent': '#7a7a7a',
-  unknown: '#8d4fb3',
+/** Each status group's `data-group` (a DOM hook, README.md) and colour in the charts: paid green, failed red, ... */
+const GROUP_DOM: Record<StatusGroup, { id: string; color: string }> = {
+  paid: { id: 'paid', color: '#3a9a6a' },
+  inProgress: { id: 'in-progress', color: '#2f6db5' },
+  waiting: { id: 'waiting-info', color: '#c07a1b' },
+  failed: { id: 'failed-refunded', color: '#b83b4b' },
+  notSent: { id: 'not-sent', color: '#7a7a7a' },
+  unknown: { id: 'unknown', color: '#8d4fb3' },
 };
+const groupTitle = (status: string) => STATUS_GROUP_WORDS[statusGroup(status)].title;
 
 export function planHtml(v: PlanView): string {
   const id = v.identity;
@@ -289,27 +291,26 @@ export function resultsHtml(v: ResultsView): string {
         label: s.status,
         value: String(s.rows),
         shown: plural(s.rows, 'row'),
-        color: GROUP_COLORS[groupOf(s.status)],
+        color: GROUP_DOM[statusGroup(s.status)].color,
       })),
     },
   ]);
   body.push(
     safe`<section><h2>Status counts</h2><table data-section="status-counts"><thead><tr><th>Status</th><th>Means</th><th class="num">Rows</th></tr></thead><tbody>${v.statusCounts.map(
-      (s) =>
-        safe`<tr data-status="${s.status}"><td>${s.status}</td><td>${GROUP_LABELS[groupOf(s.status)]}</td>${count('rows', s.rows)}</tr>`,
+      (s) => safe`<tr data-status="${s.status}"><td>${s.status}</td><td>${groupTitle(s.status)}</td>${count('rows', s.rows)}</tr>`,
     )}</tbody></table>${chart}</section>`,
   );
   body.push(
     safe`<section><h2>Paid, in progress, failed and refunded, waiting for information</h2><table data-section="groups"><colgroup><col style="width:22%"><col style="width:11%"><col style="width:8%"><col><col><col></colgroup><thead><tr><th>Group</th><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Total deducted</th><th class="num">Refunded</th></tr></thead><tbody>${v.groups.map(
       (g) =>
-        safe`<tr data-group="${g.group}" data-currency="${g.currency}"><td>${GROUP_LABELS[g.group]}</td><td>${g.currency || '—'}</td>${count('rows', g.rows)}${money('amount', g.amount)}${money('total', g.total)}${money('refunded', g.refunded)}</tr>`,
+        safe`<tr data-group="${GROUP_DOM[g.group].id}" data-currency="${g.currency}"><td>${STATUS_GROUP_WORDS[g.group].title}</td><td>${g.currency || '—'}</td>${count('rows', g.rows)}${money('amount', g.amount)}${money('total', g.total)}${money('refunded', g.refunded)}</tr>`,
     )}</tbody></table><p class="note">Amount: the rows' sourceAmount before fees; total deducted: amount plus fee, as the service gave it.</p></section>`,
   );
   const more = v.actionOmitted ? safe`<p class="note">and ${plural(v.actionOmitted, 'more row')} not listed here.</p>` : '';
   const action = v.action.length
     ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:11%"><col style="width:10%"><col style="width:26%"><col style="width:18%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Status</th><th>Why</th><th>What to do</th></tr></thead><tbody>${v.action.map(
         (r) =>
-          safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason || GROUP_LABELS[groupOf(r.status)]}</td><td data-field="next">${r.next}</td></tr>`,
+          safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason || groupTitle(r.status)}</td><td data-field="next">${r.next}</td></tr>`,
       )}</tbody></table>${more}`
     : safe`<p data-section="action">None.</p>`;
   body.push(safe`<section><h2>Rows that need action</h2>${action}</section>`);
@@ -323,7 +324,7 @@ function tieOutSection(t: NonNullable<ResultsView['tieOut']>): SafeHtml {
   const verdict = t.ok ? safe`<span class="ok">Everything ties out.</span>` : safe`<span class="bad">Does not tie out.</span>`;
   const file = t.file ? safe` Reconciliation file: <span class="mono">${t.file}</span>` : '';
   const problems = t.problems.length ? safe`<ul data-section="tieout-problems">${t.problems.map((p) => safe`<li>${p}</li>`)}</ul>` : '';
-  return safe`<section><h2>Tie-out per wallet (reconcile)</h2><p>${verdict}${file}</p><table data-section="tieout"><colgroup><col style="width:10%"><col style="width:19%"><col><col><col><col><col style="width:9%"></colgroup><thead><tr><th>Currency</th><th>Wallet</th><th class="num">Debited</th><th class="num">Refunded</th><th class="num">Net</th><th class="num">Results say</th><th>Ties out</th></tr></thead><tbody>${t.wallets.map(
+  return safe`<section><h2>Tie-out per wallet (reconcile)</h2><p>${verdict}${file}</p><table data-section="tieout"><colgroup><col style="width:10%"><col style="width:19%"><col><col><col><col><col style="width:9%"></colgroup><thead><tr><th>Currency</th><th>Wallet</th><th class="num">Debited</th><th class="num">Refunded</th><th class="num">Net</th><th class="num">Results say</th><th>Ties out</th></tr></thead><tbody>${t.totals.map(
     (w) =>
       safe`<tr data-currency="${w.currency}" data-wallet="${w.walletIds.join(' ')}"><td>${w.currency}</td><td class="mono">${w.walletIds.join(', ')}</td>${money('debited', w.debited)}${money('refunded', w.refunded)}${money('net', w.net)}${money('expectedNet', w.expectedNet)}<td data-field="ok" class="${w.ok ? 'ok' : 'bad'}">${w.ok ? 'yes' : 'NO'}</td></tr>`,
   )}</tbody></table>${problems}</section>`;

@@ -16,12 +16,12 @@ import {
   resultsViewOf,
   type ApprovalsInput,
   type OfflineBatch,
-  type TieOutView,
 } from './model.ts';
-import { findReconciliation, planReportPathFor, readTieOut, reportPathFor, writeReport } from './write.ts';
+import { planReportPathFor, readTieOut, reportPathFor, writeReport } from './write.ts';
+import type { TieOutSummary } from '../engine/money-totals.ts';
 
 export { reportPathFor, planReportPathFor, writeReport } from './write.ts';
-export { tieOutViewOf, type ApprovalRecord, type ApprovalsInput, type PlanView, type ResultsView, type TieOutView } from './model.ts';
+export { tieOutViewOf, type ApprovalRecord, type ApprovalsInput, type PlanView, type ResultsView } from './model.ts';
 export { planHtml, resultsHtml, reportHtml } from './html.ts';
 
 async function offlineOrUndefined(file: string, options: ValidateOptions): Promise<OfflineBatch | undefined> {
@@ -73,15 +73,15 @@ export async function writePlanReport(
 /** The report of a results file (and of its reconciliation, given or found beside it). */
 export async function writeResultsReport(
   resultsFile: string,
-  o: { tieOut?: TieOutView; environment?: string; out?: string; sheet?: string; encoding?: string } = {},
+  o: { tieOut?: TieOutSummary; environment?: string; out?: string; sheet?: string; encoding?: string } = {},
 ): Promise<string> {
   const table = await readResults(resultsFile, { sheet: o.sheet, encoding: o.encoding });
-  let tieOut = o.tieOut;
-  if (!tieOut) {
-    const rec = await findReconciliation(resultsFile);
-    if (rec) tieOut = await readTieOut(rec).catch(() => undefined);
-  }
-  const view = resultsViewOf(table, resultsFile, { tieOut, environment: o.environment });
+  const read = o.tieOut ? { tieOut: o.tieOut } : await readTieOut(resultsFile);
+  const view = resultsViewOf(table, resultsFile, {
+    tieOut: read.tieOut,
+    environment: o.environment,
+    notes: read.problem ? [read.problem] : [],
+  });
   const path = o.out ?? reportPathFor(resultsFile);
   await writeReport(path, resultsHtml(view));
   return path;

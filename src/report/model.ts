@@ -10,7 +10,8 @@ import type { PlanFile, PlanRow } from '../engine/planfile.ts';
 import { fileSha256, parseIdempotencyKey } from '../engine/identity.ts';
 import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/index.ts';
 import type { ResultsTable } from '../results/index.ts';
-import type { TieOutReport } from '../ops/reconcile.ts';
+import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
+import { readAmount, type TieOutSummary } from '../engine/money-totals.ts';
 
 /** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
 export const MAX_LISTED = 2000;
@@ -315,11 +316,10 @@ export function planViewOfPlanFile(
   notes: string[] = [],
   planSha256?: string,
 ): PlanView {
-  const extra = pf;
   const usable = offline && offline.sha256 === pf.fileSha256 ? offline : undefined;
-  const notEnabled = extra.corridorsNotEnabled
+  const notEnabled = pf.corridorsNotEnabled
     ? new Set(
-        extra.corridorsNotEnabled.map((c) =>
+        pf.corridorsNotEnabled.map((c) =>
           corridorKeyOf(c as { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string }),
         ),
       )
@@ -327,9 +327,7 @@ export function planViewOfPlanFile(
   const { corridors, byMethod } = offlineParts(usable, pf.rows, notEnabled);
   const { invalid, invalidOmitted } = mergeInvalid(
     usable,
-    (extra.invalidRows ?? []).map(
-      (r) => [r.rowNumber, { code: r.code, message: r.message }] as [number, { code: string; message: string }],
-    ),
+    (pf.invalidRows ?? []).map((r) => [r.rowNumber, { code: r.code, message: r.message }] as [number, { code: string; message: string }]),
   );
   const totals = pf.currencies.map((c) => totalOf(c as unknown as Parameters<typeof totalOf>[0]));
   const req = pf.requests as { preflight?: unknown; estimate?: unknown; usedThisMonth?: unknown; quota?: unknown };
@@ -347,11 +345,11 @@ export function planViewOfPlanFile(
       fileName: basename(pf.file),
       sha256: pf.fileSha256,
       ...(planSha256 ? { planSha256 } : {}),
-      rows: extra.rowsInBatch ?? usable?.summary.rows,
-      valid: extra.valid ?? usable?.summary.valid,
-      invalid: extra.invalid ?? usable?.summary.invalid,
+      rows: pf.rowsInBatch ?? usable?.summary.rows,
+      valid: pf.valid ?? usable?.summary.valid,
+      invalid: pf.invalid ?? usable?.summary.invalid,
       toSend: pf.rows.length,
-      alreadyCreated: extra.alreadyCreated,
+      alreadyCreated: pf.alreadyCreated,
       batchId: pf.batchId,
       batchLabel: pf.batchLabel,
       environment: pf.env,
@@ -365,7 +363,7 @@ export function planViewOfPlanFile(
     warningsOmitted: usable?.warningsOmitted ?? 0,
     invalid,
     invalidOmitted,
-    notSent: (extra.notSent ?? []).map((r) => ({ row: r.rowNumber, code: r.code, message: r.message })),
+    notSent: (pf.notSent ?? []).map((r) => ({ row: r.rowNumber, code: r.code, message: r.message })),
     requests: {
       preflight: num(req.preflight) ?? 0,
       estimate: num(req.estimate) ?? 0,
@@ -413,42 +411,9 @@ export function planViewOffline(offline: OfflineBatch): PlanView {
 
 // ---------------------------------------------------------------- results
 
-export type GroupId = 'paid' | 'in-progress' | 'failed-refunded' | 'waiting-info' | 'not-sent' | 'unknown';
-
-export const GROUP_LABELS: Record<GroupId, string> = {
-  paid: 'Paid',
-  'in-progress': 'In progress',
-  'failed-refunded': 'Failed (refunded)',
-  'waiting-info': 'Waiting for information',
-  'not-sent': 'Not sent',
-  unknown: 'Outcome unknown',
-};
-
-export function groupOf(status: string): GroupId {
-  switch (status) {
-    case 'SUCCESSFUL':
-      return 'paid';
-    case 'PENDING':
-    case 'PROCESSING':
-    case 'QUEUED':
-      return 'in-progress';
-    case 'FAILED':
-    case 'REJECTED':
-      return 'failed-refunded';
-    case 'ADDITIONAL_INFO_REQUIRED':
-      return 'waiting-info';
-    case 'INVALID':
-    case 'NOT_SENT':
-    case 'FAILED_TO_SEND':
-    case 'CONFLICT':
-      return 'not-sent';
-    default:
-      return 'unknown';
-  }
-}
-
+/** One status group's rows in one source currency (engine/outcome.ts statusGroup). */
 export interface GroupTotal {
-  group: GroupId;
+  group: StatusGroup;
   currency: string;
   rows: number;
   amount: string;
@@ -466,13 +431,6 @@ export interface ActionRow {
   next: string;
 }
 
-export interface TieOutView {
-  ok: boolean;
-  wallets: { currency: string; walletIds: string[]; debited: string; refunded: string; net: string; expectedNet?: string; ok: boolean }[];
-  problems: string[];
-  file?: string;
-}
-
 export interface ResultsView {
   kind: 'results';
   generatedAt: string;
@@ -481,7 +439,7 @@ export interface ResultsView {
   groups: GroupTotal[];
   action: ActionRow[];
   actionOmitted: number;
-  tieOut?: TieOutView;
+  tieOut?: TieOutSummary;
   notes: string[];
 }
 
@@ -513,64 +471,91 @@ const DEFAULT_NEXT: Record<string, string> = {
 
 const ACCOUNT_FIELDS: readonly CanonicalField[] = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'];
 
-/** Parses an amount cell ("1,234.50" as a workbook shows it); undefined when it is not a number. */
-function amountOf(text: string | undefined): DecT | undefined {
-  if (text === undefined) return undefined;
-  const t = text.trim().replace(/[,\s]/g, '');
-  return /^-?\d+(\.\d+)?$/.test(t) ? new Dec(t) : undefined;
-}
-
 const fmt = (d: DecT, currency: string) => (isCurrencyCode(currency) ? formatAmount(d, currency) : d.toFixed());
 
-export function resultsViewOf(table: ResultsTable, file: string, o: { tieOut?: TieOutView; environment?: string } = {}): ResultsView {
+type Row = ResultsTable['rows'][number];
+type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
+
+/** The rows per status group and currency, with their sums; a cell that is no amount is a note, never a 0. */
+function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => string, notes: string[]): GroupTotal[] {
+  const groups = new Map<string, GroupSums>();
+  for (const r of rows) {
+    const group = statusGroup((r.result.status ?? '').trim() || undefined);
+    const currency = cell(r, 'sourceCurrency').toUpperCase();
+    const k = `${group} ${currency}`;
+    const g = groups.get(k) ?? { group, currency, rows: 0, amount: new Dec(0) };
+    g.rows++;
+    const add = (sum: DecT | undefined, column: string, text: string | undefined): DecT | undefined => {
+      if (text === undefined || text.trim() === '') return sum;
+      const d = readAmount(text);
+      if (d !== undefined) return (sum ?? new Dec(0)).plus(d);
+      notes.push(
+        `Row ${r.rowNumber}: ${column} ${JSON.stringify(text)} is not an amount; it is left out of the totals of "${STATUS_GROUP_WORDS[group].title}".`,
+      );
+      return sum;
+    };
+    g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'))!;
+    g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
+    g.refunded = add(g.refunded, 'refunded', r.result.refunded);
+    groups.set(k, g);
+  }
+  return [...groups.values()]
+    .sort((a, b) => STATUS_GROUPS.indexOf(a.group) - STATUS_GROUPS.indexOf(b.group) || a.currency.localeCompare(b.currency))
+    .map((g) => ({
+      group: g.group,
+      currency: g.currency,
+      rows: g.rows,
+      amount: fmt(g.amount, g.currency),
+      ...(g.total ? { total: fmt(g.total, g.currency) } : {}),
+      ...(g.refunded ? { refunded: fmt(g.refunded, g.currency) } : {}),
+    }));
+}
+
+/** The row of the action list, when the row needs one. */
+function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => string): (ActionRow & { urgency: number }) | undefined {
+  const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
+  const urgency = URGENCY[status] ?? (docsMissing ? 3 : undefined);
+  if (urgency === undefined) return undefined;
+  const account = ACCOUNT_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
+  return {
+    urgency,
+    row: r.rowNumber,
+    reference: cell(r, 'reference'),
+    name: cell(r, 'accountName'),
+    account: account ? maskAccount(account) : '',
+    status: docsMissing ? `${status} (documents not attached)` : status,
+    reason: [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x && x.trim()).join(': '),
+    next: r.result.nextStep?.trim() || DEFAULT_NEXT[docsMissing && URGENCY[status] === undefined ? 'DOCUMENTS_NOT_ATTACHED' : status] || '',
+  };
+}
+
+export function resultsViewOf(
+  table: ResultsTable,
+  file: string,
+  o: { tieOut?: TieOutSummary; environment?: string; notes?: string[] } = {},
+): ResultsView {
   const column = new Map<CanonicalField, string>();
   for (const h of table.inputColumns) {
     const m = matchHeader(h);
     if (m && !column.has(m.field)) column.set(m.field, h);
   }
-  const cell = (r: ResultsTable['rows'][number], f: CanonicalField) => {
+  const cell = (r: Row, f: CanonicalField) => {
     const h = column.get(f);
     return h === undefined ? '' : (r.cells[h] ?? '').trim();
   };
   const counts = new Map<string, number>();
-  const groups = new Map<string, { group: GroupId; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT }>();
   const action: (ActionRow & { urgency: number })[] = [];
   let batchPrefix: string | undefined;
   for (const r of table.rows) {
     const status = (r.result.status ?? '').trim() || '(none)';
     counts.set(status, (counts.get(status) ?? 0) + 1);
-    const currency = cell(r, 'sourceCurrency').toUpperCase();
-    const group = groupOf(status);
-    const k = `${group} ${currency}`;
-    const g = groups.get(k) ?? { group, currency, rows: 0, amount: new Dec(0) };
-    g.rows++;
-    const amount = amountOf(cell(r, 'sourceAmount'));
-    if (amount) g.amount = g.amount.plus(amount);
-    const total = amountOf(r.result.totalDeductible);
-    if (total) g.total = (g.total ?? new Dec(0)).plus(total);
-    const refunded = amountOf(r.result.refunded);
-    if (refunded) g.refunded = (g.refunded ?? new Dec(0)).plus(refunded);
-    groups.set(k, g);
     if (!batchPrefix && r.result.idempotencyKey) batchPrefix = parseIdempotencyKey(r.result.idempotencyKey)?.batchPrefix;
-    const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
-    const urgency = URGENCY[status] ?? (docsMissing ? 3 : undefined);
-    if (urgency !== undefined) {
-      const account = ACCOUNT_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
-      action.push({
-        urgency,
-        row: r.rowNumber,
-        reference: cell(r, 'reference'),
-        name: cell(r, 'accountName'),
-        account: account ? maskAccount(account) : '',
-        status: docsMissing ? `${status} (documents not attached)` : status,
-        reason: [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x && x.trim()).join(': '),
-        next:
-          r.result.nextStep?.trim() || DEFAULT_NEXT[docsMissing && URGENCY[status] === undefined ? 'DOCUMENTS_NOT_ATTACHED' : status] || '',
-      });
-    }
+    const a = actionOf(r, status, cell);
+    if (a) action.push(a);
   }
   action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);
-  const order: GroupId[] = ['paid', 'in-progress', 'waiting-info', 'failed-refunded', 'not-sent', 'unknown'];
+  const notes = [...(o.notes ?? [])];
+  const groups = groupTotals(table.rows, cell, notes);
   return {
     kind: 'results',
     generatedAt: new Date().toISOString(),
@@ -584,37 +569,15 @@ export function resultsViewOf(table: ResultsTable, file: string, o: { tieOut?: T
     statusCounts: [...counts]
       .map(([status, rows]) => ({ status, rows }))
       .sort((a, b) => b.rows - a.rows || a.status.localeCompare(b.status)),
-    groups: [...groups.values()]
-      .sort((a, b) => order.indexOf(a.group) - order.indexOf(b.group) || a.currency.localeCompare(b.currency))
-      .map((g) => ({
-        group: g.group,
-        currency: g.currency,
-        rows: g.rows,
-        amount: fmt(g.amount, g.currency),
-        ...(g.total ? { total: fmt(g.total, g.currency) } : {}),
-        ...(g.refunded ? { refunded: fmt(g.refunded, g.currency) } : {}),
-      })),
+    groups,
     action: action.slice(0, MAX_LISTED).map(({ urgency: _u, ...a }) => a),
     actionOmitted: Math.max(0, action.length - MAX_LISTED),
     ...(o.tieOut ? { tieOut: o.tieOut } : {}),
-    notes: [],
+    notes,
   };
 }
 
-/** The tie-out of `reconcile`, per wallet. */
-export function tieOutViewOf(report: TieOutReport, file?: string): TieOutView {
-  return {
-    ok: report.ok,
-    wallets: report.totals.map((t) => ({
-      currency: t.currency,
-      walletIds: t.walletIds,
-      debited: t.debited,
-      refunded: t.refunded,
-      net: t.net,
-      expectedNet: t.expectedNet,
-      ok: t.ok,
-    })),
-    problems: report.problems,
-    ...(file ? { file } : {}),
-  };
+/** What the report shows of `reconcile`'s tie-out: the totals per currency and the problems. */
+export function tieOutViewOf(t: TieOutSummary, file?: string): TieOutSummary {
+  return { ok: t.ok, totals: t.totals, problems: t.problems, ...(file ? { file } : {}) };
 }

@@ -5,20 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
-import { earlierPayoutsCell } from '../../src/engine/outcome.ts';
+import { earlierPayoutsCell, parseEarlierPayouts } from '../../src/engine/money-totals.ts';
 import { Dec } from '../../src/money.ts';
 import { writeResults } from '../../src/results/index.ts';
-import {
-  earlierFromCell,
-  normaliseTransaction,
-  reconcile,
-  reconciliationCell,
-  reconciliationLines,
-  tieOut,
-  type PayoutState,
-  type ReconRow,
-  type ReconTx,
-} from '../../src/ops/reconcile.ts';
+import { reconcile } from '../../src/ops/reconcile.ts';
+import { normaliseTransaction } from '../../src/ops/reconcile-fetch.ts';
+import { reconciliationCell, reconciliationLines } from '../../src/ops/reconcile-file.ts';
+import { tieOut, type PayoutState, type ReconRow, type ReconTx } from '../../src/ops/tie-out.ts';
 
 const row = (n: number, total: string, extra: Partial<ReconRow> = {}): ReconRow => ({
   rowNumber: n + 1,
@@ -167,9 +160,10 @@ describe('tieOut', () => {
         refunded: '101.60',
       },
     ]);
-    const earlier = earlierFromCell(cell);
-    expect(earlier).toEqual([{ payoutId: 'p1', payoutRef: 'PO-1', status: 'FAILED', currency: 'USD', total: '101.6', refunded: '101.60' }]);
-    expect(earlierFromCell('not json')).toBeUndefined();
+    const earlier = parseEarlierPayouts(cell).payouts;
+    expect(earlier).toEqual([
+      { payoutId: 'p1', payoutRef: 'PO-1', status: 'FAILED', currency: 'USD', amount: '100.10', fee: '1.50', refunded: '101.60' },
+    ]);
     const rows = [row(1, '101.60', { payoutId: 'p1b', payoutRef: 'PO-1b', earlier }), row(2, '20.00')];
     const payouts = states([
       ['p1b', { status: 'SUCCESSFUL' }],

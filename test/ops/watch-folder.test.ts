@@ -10,7 +10,7 @@ import {
   companionsOf,
   completeIn,
   inboxCandidates,
-  outcomeOf,
+  judgeRun,
   readWatchConfig,
   WatchConfigError,
   worstExit,
@@ -70,7 +70,7 @@ describe('where a run file goes', () => {
   const run = (r: Partial<RunResult>) =>
     ({ exitCode: 0, resultsPath: '/w/processing/c/pay.results.csv', summary: { created: 2, byStatus: { PENDING: 2 } }, ...r }) as RunResult;
   const at = (r: Partial<RunResult>, o: { changedAtPlan?: string; changedInRun?: string } = {}) =>
-    outcomeOf(run(r), { name: 'pay.csv', resumed: false, ...o });
+    judgeRun(run(r), { name: 'pay.csv', resumed: false, ...o });
 
   it('done, failed with the reason, or left in processing/ to resume, by what the engine says', () => {
     expect(at({})).toEqual({ resumed: false, outcome: 'done', exitCode: 0 });

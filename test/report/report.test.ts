@@ -11,7 +11,7 @@ import { planViewOffline, planViewOfPlan, readOfflineBatch, resultsViewOf } from
 import { escapeHtml, safe } from '../../src/report/safe-html.ts';
 import { planReportPathFor, readTieOut, reportPathFor } from '../../src/report/write.ts';
 import { writeReportOf } from '../../src/report/index.ts';
-import type { ResultsTable } from '../../src/results/index.ts';
+import { writeResults, type ResultsTable } from '../../src/results/index.ts';
 import { HEADER, generateCsv } from '../engine/helpers.ts';
 
 const INJECTIONS = [
@@ -288,21 +288,67 @@ describe('where reports go, and the tie-out read back', () => {
     expect(planReportPathFor('/d/payroll.xlsx')).toBe('/d/payroll.plan.html');
   });
 
-  it('sums a reconciliation file per currency and wallet as reconcile does; a foreign debit fails the whole', async () => {
+  /** A results file of one paid EUR row, with the reconciliation `reconcile` would write beside it. */
+  async function reconciled(net: string): Promise<string> {
     const dir = await tmp();
-    const path = join(dir, 'b.results.reconciliation.csv');
+    const results = join(dir, 'b.results.csv');
+    await writeResults(results, {
+      format: 'csv',
+      inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
+      rows: [
+        {
+          rowNumber: 2,
+          cells: { reference: 'R1', sourceAmount: '10.00', sourceCurrency: 'EUR' },
+          result: { status: 'SUCCESSFUL', payoutId: 'p1', payoutRef: 'PO-1', idempotencyKey: 'k1', totalDeductible: '10.50' },
+        },
+      ],
+    });
+    // the CSV as reconcile writes it, and the tie-out beside it as JSON (the one the report reads)
     await writeFile(
-      path,
+      join(dir, 'b.results.reconciliation.csv'),
       '\uFEFFkind,row,reference,payoutId,payoutRef,status,currency,walletId,totalDeductible,debit,refund,net,transactionIds,createdAt,tiesOut,problem\r\n' +
-        'row,2,R1,p1,,SUCCESSFUL,EUR,w_eur,10.50,-10.50,0.00,-10.50,t1,,yes,\r\n' +
-        'row,3,R2,p2,,FAILED,EUR,w_eur,5.00,-5.00,5.00,0.00,t2; t3,,yes,\r\n' +
-        'not from this batch,,"\'=X",,,,GBP,w_gbp,,-1.00,,-1.00,t9,,NO,debit not from this batch\r\n',
+        `row,2,R1,p1,PO-1,SUCCESSFUL,EUR,w_eur,10.50,-10.50,0.00,${net},t1,,yes,\r\n`,
     );
-    const t = await readTieOut(path);
-    expect(t.ok).toBe(false);
-    expect(t.wallets).toEqual([
-      { currency: 'EUR', walletIds: ['w_eur'], debited: '-15.50', refunded: '5.00', net: '-10.50', expectedNet: '-10.50', ok: true },
-    ]);
-    expect(t.problems).toEqual(['not from this batch (=X): debit not from this batch']);
+    const totals = [{ currency: 'EUR', walletIds: ['w_eur'], debited: '-10.50', refunded: '0.00', net, expectedNet: '-10.50', ok: true }];
+    const summary = { ok: true, totals, problems: [], file: join(dir, 'b.results.reconciliation.csv') };
+    await writeFile(join(dir, 'b.results.reconciliation.json'), JSON.stringify(summary));
+    return results;
+  }
+
+  it("shows reconcile's own tie-out, read back from the JSON beside the results, not summed again", async () => {
+    const results = await reconciled('-10.50');
+    expect((await readTieOut(results)).tieOut?.totals[0]).toMatchObject({ currency: 'EUR', net: '-10.50', ok: true });
+    const { path } = await writeReportOf(results);
+    const doc = await readFile(path, 'utf8');
+    expect(doc).toMatch(
+      /<tr data-currency="EUR" data-wallet="w_eur">.*data-field="net" data-value="-10.50".*data-field="ok" class="ok">yes</,
+    );
+  });
+
+  it('says a reconciliation amount it cannot read is a problem, and never counts it as 0', async () => {
+    // (the report once summed the CSV again, and "-10,5O" became 0: a tie-out that did not exist)
+    const results = await reconciled('-10,5O');
+    const read = await readTieOut(results);
+    expect(read.tieOut).toBeUndefined();
+    expect(read.problem).toMatch(/b\.results\.reconciliation\.json cannot be read \(totals\.0\.net: not an amount\)/);
+    const { path } = await writeReportOf(results);
+    const doc = await readFile(path, 'utf8');
+    expect(doc).not.toContain('<table data-section="tieout"');
+    expect(doc).toMatch(/<ul data-section="notes"><li>The reconciliation .*totals\.0\.net: not an amount/);
+  });
+
+  it('a results amount that is no amount is a note, left out of its total, never a 0', () => {
+    const t: ResultsTable = {
+      format: 'csv',
+      inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
+      rows: [2, 3].map((n) => ({
+        rowNumber: n,
+        cells: { reference: `R${n}`, sourceAmount: n === 2 ? '10.00' : 'ten', sourceCurrency: 'EUR' },
+        result: { status: 'PENDING', payoutId: `p${n}`, totalDeductible: '10.50' },
+      })),
+    };
+    const v = resultsViewOf(t, 'b.results.csv');
+    expect(v.groups).toEqual([{ group: 'inProgress', currency: 'EUR', rows: 2, amount: '10.00', total: '21.00' }]);
+    expect(v.notes).toEqual(['Row 3: sourceAmount "ten" is not an amount; it is left out of the totals of "In progress".']);
   });
 });

@@ -7,7 +7,8 @@ import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
-import { OUTCOME_TEXT, OUTCOMES, type MoneyTotals } from '../../engine/outcome.ts';
+import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
+import { group, moneyLines } from '../render.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -55,6 +56,7 @@ export default defineCommand<StatusArgs>({
               final: r.final,
               outcomes: r.outcomes,
               money: r.money,
+              ...(r.moneyProblems.length ? { moneyProblems: r.moneyProblems } : {}),
               waiting: r.waiting,
               failed: r.failed,
               refundsFound: r.refundsFound,
@@ -106,15 +108,13 @@ export default defineCommand<StatusArgs>({
   },
 });
 
-const group = (s: string) => s.replace(/^(-?\d+)/, (d) => d.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
-
 /** The rows by outcome word, what to do about each, the money per currency and whether the batch is finished. */
-export function outcomeLines(
-  r: Pick<StatusResult, 'outcomes' | 'money' | 'waiting' | 'failed' | 'finished' | 'exitCode'>,
+function outcomeLines(
+  r: Pick<StatusResult, 'groups' | 'money' | 'moneyProblems' | 'waiting' | 'failed' | 'finished' | 'exitCode'>,
   results: string,
 ): string[] {
   const l: string[] = ['Outcome'];
-  for (const o of OUTCOMES) if (r.outcomes[o]) l.push(`  ${String(r.outcomes[o]).padStart(6)}  ${OUTCOME_TEXT[o]}`);
+  for (const g of STATUS_GROUPS) if (r.groups[g]) l.push(`  ${String(r.groups[g]).padStart(6)}  ${STATUS_GROUP_WORDS[g].text}`);
   for (const w of r.waiting)
     l.push(
       `  row ${w.rowNumber}${w.reference ? ` ${w.reference}` : ''} waits for us: ${requestsText(w.informationRequests)}; ` +
@@ -127,27 +127,16 @@ export function outcomeLines(
           ? `refunded ${group(f.refunded)}; pay it again with: payout-batch retry ${results} --resend-failed`
           : "refund not in the wallet's transactions yet: run status again later"),
     );
-  const money = Object.entries(r.money);
-  if (money.length) {
-    l.push('  by source currency:        debited         refunded              net');
-    for (const [c, t] of money) l.push(`    ${c}  ${moneyLine(t)}`);
-  }
+  l.push(...moneyLines(r.money));
+  for (const p of r.moneyProblems) l.push(`  ! ${p}`);
   l.push(
     r.finished
       ? 'Finished: every row is paid.'
       : r.exitCode === ExitCode.NOT_FINISHED
-        ? `Not finished: ${r.outcomes.inProgress} still in progress; run status again later (exit ${ExitCode.NOT_FINISHED}).`
+        ? `Not finished: ${r.groups.inProgress} still in progress; run status again later (exit ${ExitCode.NOT_FINISHED}).`
         : 'Not finished: some rows need you (failed, waiting for information, or no payout): see above and the results file.',
   );
   return l;
-}
-
-function moneyLine(t: MoneyTotals): string {
-  const notes = [
-    t.refundsNotSeen ? `${t.refundsNotSeen} refund${t.refundsNotSeen === 1 ? '' : 's'} not seen yet` : '',
-    t.feesNotKnown ? `fees of ${t.feesNotKnown} not known yet` : '',
-  ].filter(Boolean);
-  return `${group(t.debited).padStart(16)} ${group(t.refunded).padStart(16)} ${group(t.net).padStart(16)}${notes.length ? `   (${notes.join('; ')})` : ''}`;
 }
 
 function requestsText(json: string | undefined): string {

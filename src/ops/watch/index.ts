@@ -39,4 +39,4 @@ export { CONFIG_FILE, WatchConfig, WatchConfigError, readWatchConfig } from './c
 export { companionsOf, completeIn, inboxCandidates, isCompanion, layout, refusedEntry } from './inbox.ts';
 export { claimAbandoned, readClaim, type ClaimRecord } from './claims.ts';
 export { documentRefusal } from './checks.ts';
-export { FolderWatch, outcomeOf, watchFolder, worstExit, type FileOutcome, type WatchOptions, type WatchResult } from './watcher.ts';
+export { FolderWatch, judgeRun, watchFolder, worstExit, type FileOutcome, type WatchOptions, type WatchResult } from './watcher.ts';

@@ -5,7 +5,7 @@
 //   resumeAbandoned()  claims whose owner is gone (takeOver()), and our own halted ones, first
 //   takeNewFiles() scanInbox() for complete files, claim() each, then process() it
 //   claim(name)    the atomic rename into processing/<claim>/, and whether its content was sent before
-//   process()      vet the file, send it through the engine (send()), judge the run (outcomeOf())
+//   process()      vet the file, send it through the engine (send()), judge the run (judgeRun())
 //   settle()       summary written, claim folder moved to done/ or failed/ (or left in processing/)
 //
 // Every move happens under the folder's lock (locked()), held for milliseconds; the engine's run is
@@ -78,7 +78,7 @@ export interface WatchResult {
   notComplete: string[];
 }
 
-type Outcome = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
+type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
 
 const SEVERITY: Record<number, number> = { 0: 0, 1: 1, 2: 2, 3: 3, 4: 4 };
 export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 =>
@@ -110,7 +110,7 @@ const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
  * claimed when the engine had read it (nothing was sent); `changedInRun`: it changed once rows were
  * under way (they were paid as read at the claim; what the writer added since was not).
  */
-export function outcomeOf(r: RunResult, o: { name: string; resumed: boolean; changedAtPlan?: string; changedInRun?: string }): Outcome {
+export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; changedAtPlan?: string; changedInRun?: string }): RunJudgement {
   const { name, resumed } = o;
   const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
   if (o.changedAtPlan) return { resumed, outcome: 'failed', exitCode: 3, reason: changedAfterClaim(name, o.changedAtPlan, nothingSent) };
@@ -492,7 +492,7 @@ export class FolderWatch {
         throw e;
       }
       const { r, changedAtPlan } = sent;
-      const out = outcomeOf(r, { name: claim.name, resumed, changedAtPlan, changedInRun: changedSince(file, claim) });
+      const out = judgeRun(r, { name: claim.name, resumed, changedAtPlan, changedInRun: changedSince(file, claim) });
       if (out.outcome === 'processing') this.halted.add(claimDir);
       return await this.settle(claimDir, claim, out, {
         batchId: r.batchId,
@@ -589,7 +589,7 @@ export class FolderWatch {
   }
 
   /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
-  private async settle(claimDir: string, claim: ClaimRecord, out: Outcome, summary: Record<string, unknown>): Promise<void> {
+  private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown>): Promise<void> {
     const id = basename(claimDir);
     if (out.outcome === 'processing') {
       this.report({ ...out, name: claim.name, claim: id, folder: claimDir });

@@ -1,0 +1,143 @@
+// The files of `reconcile`, beside the results: `<results name>.reconciliation.csv` (.xlsx beside
+// an .xlsx) with one line per row, each followed by the payouts it replaced, then the debits not
+// from this batch and the other credits of the period; and `<results name>.reconciliation.json`,
+// the tie-out itself, which the results report reads back (never the CSV).
+import * as XLSX from 'xlsx';
+import { reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
+import { writeFileAtomic } from '../results/atomic.ts';
+import { ResultsError } from '../results/errors.ts';
+import { neutralise } from '../results/neutralise.ts';
+import { moneyCell } from '../results/numbers.ts';
+import type { ResultsFormat } from '../results/paths.ts';
+import type { ForeignTransaction, TieOutReport } from './tie-out.ts';
+
+export const RECONCILIATION_COLUMNS = [
+  'kind',
+  'row',
+  'reference',
+  'payoutId',
+  'payoutRef',
+  'status',
+  'currency',
+  'walletId',
+  'totalDeductible',
+  'debit',
+  'refund',
+  'net',
+  'transactionIds',
+  'createdAt',
+  'tiesOut',
+  'problem',
+] as const;
+type ReconColumn = (typeof RECONCILIATION_COLUMNS)[number];
+const MONEY_COLUMNS = new Set<ReconColumn>(['totalDeductible', 'debit', 'refund', 'net']);
+
+/**
+ * Each row of the results, each followed by the payouts it replaced (their own debit and refund,
+ * so the money columns add up to the totals), then the debits not from this batch, then the
+ * other credits of the period.
+ */
+export function reconciliationLines(report: TieOutReport): Partial<Record<ReconColumn, string>>[] {
+  const lines: Partial<Record<ReconColumn, string>>[] = report.rows.flatMap((r) => [
+    {
+      kind: r.created ? 'row' : 'row (not created)',
+      row: String(r.rowNumber),
+      reference: r.reference,
+      payoutId: r.payoutId,
+      payoutRef: r.payoutRef,
+      status: r.status,
+      currency: r.currency,
+      walletId: r.walletId,
+      totalDeductible: r.expected,
+      debit: r.debit,
+      refund: r.refund,
+      net: r.net,
+      transactionIds: r.transactionIds.join('; '),
+      tiesOut: r.ok ? 'yes' : 'NO',
+      problem: r.problems.join('; '),
+    },
+    ...r.earlier.map((e) => ({
+      kind: 'earlier payout (sent again)',
+      row: String(r.rowNumber),
+      reference: r.reference,
+      payoutId: e.payoutId,
+      payoutRef: e.payoutRef,
+      status: e.status,
+      currency: r.currency,
+      totalDeductible: e.expected,
+      debit: e.debit,
+      refund: e.refund,
+      net: e.net,
+      transactionIds: e.transactionIds.join('; '),
+      tiesOut: e.ok ? 'yes' : 'NO',
+      problem: e.problems.join('; '),
+    })),
+  ]);
+  const tx = (kind: string, ok: boolean) => (f: ForeignTransaction) => ({
+    kind,
+    reference: f.reference,
+    currency: f.currency,
+    walletId: f.walletId,
+    debit: f.type === 'DEBIT' ? f.amount : undefined,
+    refund: f.type === 'CREDIT' ? f.amount : undefined,
+    net: f.amount,
+    transactionIds: f.id,
+    createdAt: f.createdAt,
+    tiesOut: ok ? '' : 'NO',
+    problem: ok ? '' : 'debit not from this batch',
+  });
+  lines.push(...report.notFromBatch.map(tx('not from this batch', false)));
+  lines.push(...report.otherCredits.map(tx('other credit', true)));
+  return lines;
+}
+
+/** One XLSX cell: amounts are numbers in a money format, as in the results workbook; text is neutralised. */
+export function reconciliationCell(column: ReconColumn, value: string | undefined): XLSX.CellObject | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = MONEY_COLUMNS.has(column) ? moneyCell(value) : undefined;
+  return n ? { t: 'n', v: n.v, z: n.z } : { t: 's', v: neutralise(value) };
+}
+
+function csvBytes(lines: ReturnType<typeof reconciliationLines>): string {
+  const quote = (s: string) => (/[",\r\n]|^ | $/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const text = [
+    RECONCILIATION_COLUMNS.join(','),
+    ...lines.map((l) =>
+      RECONCILIATION_COLUMNS.map((c) => {
+        const v = l[c] ?? '';
+        return MONEY_COLUMNS.has(c) ? v : quote(neutralise(v));
+      }).join(','),
+    ),
+  ];
+  return '\uFEFF' + text.join('\r\n') + '\r\n';
+}
+
+function xlsxBytes(lines: ReturnType<typeof reconciliationLines>): Uint8Array {
+  const data: (XLSX.CellObject | undefined)[][] = [RECONCILIATION_COLUMNS.map((h) => ({ t: 's', v: h }))];
+  for (const l of lines) data.push(RECONCILIATION_COLUMNS.map((c) => reconciliationCell(c, l[c])));
+  const ws = {
+    '!data': data as XLSX.CellObject[][],
+    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: lines.length, c: RECONCILIATION_COLUMNS.length - 1 } }),
+  } as XLSX.WorkSheet;
+  const wb = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(wb, ws, 'Reconciliation');
+  return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', compression: true }) as Uint8Array;
+}
+
+async function writeOne(path: string, bytes: string | Uint8Array): Promise<void> {
+  try {
+    await writeFileAtomic(path, [bytes]);
+  } catch (e) {
+    throw new ResultsError('WRITE_FAILED', path, `${path}: cannot write the reconciliation file (${(e as Error).message}).`, { cause: e });
+  }
+}
+
+/** Writes both files beside the results; returns the reconciliation file's path (CSV or XLSX, as the results). */
+export async function writeReconciliation(resultsFile: string, format: ResultsFormat, report: TieOutReport): Promise<string> {
+  const path = reconciliationPathFor(resultsFile, format);
+  const lines = reconciliationLines(report);
+  await writeOne(path, format === 'csv' ? csvBytes(lines) : xlsxBytes(lines));
+  const summary: TieOutSummary & TieOutReport = { ...report, file: path };
+  await writeOne(reconciliationPathFor(resultsFile, 'json'), JSON.stringify(summary, null, 2) + '\n');
+  return path;
+}

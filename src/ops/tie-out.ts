@@ -1,0 +1,395 @@
+// The tie-out of `reconcile`, pure: the rows of a results file + the wallet transactions (in
+// listing order) + the payouts' states now -> a report (spec §2 Wallet transaction, §4.15; §4.3).
+// Every created row has one debit of its totalDeductible; every FAILED or REJECTED row a refund (a
+// CREDIT referencing it) of that debit; a row sent again (`retry --resend-failed`) also has, for
+// each payout it replaced (its `earlierPayouts` cell), that payout's debit and its refund; every
+// debit of the period that no row explains is listed "not from this batch"; per currency the net
+// movement equals what the results say. Money is exact (decimal.js); amounts leave as decimal
+// strings with the currency's minor units, never rounded.
+import { Dec, minorUnits } from '../money.ts';
+import { isRefundedStatus, readAmount, type CurrencyTieOut, type EarlierPayout } from '../engine/money-totals.ts';
+
+/** One row of a results file, as far as money goes. */
+export interface ReconRow {
+  rowNumber: number;
+  reference?: string;
+  /** The status the results file holds. */
+  status?: string;
+  payoutId?: string;
+  payoutRef?: string;
+  /** The row's source currency (the wallet debited). */
+  currency?: string;
+  /** Amount plus fee, as the results file holds it (decimal text). */
+  totalDeductible?: string;
+  /** Payouts this row replaced: FAILED or REJECTED, refunded, sent again (the `earlierPayouts` cell). */
+  earlier?: EarlierPayout[];
+  /** What could not be read from the row's cells (an earlierPayouts cell that is not ours). */
+  problems?: string[];
+}
+
+/** How one payout ties out: its debits and its refunds against what the results say. */
+export interface PayoutReconciliation {
+  payoutId?: string;
+  payoutRef?: string;
+  /** The payout's status now (for a row's own payout, the service's when it was read, else the results file's). */
+  status?: string;
+  /** What the results say was debited (amount plus fee), as a positive decimal string. */
+  expected?: string;
+  /** Sum of the debits referencing the payout (negative), "0" when none. */
+  debit: string;
+  /** Sum of the credits referencing it (positive), "0" when none. */
+  refund: string;
+  /** debit + refund: 0 for a payout refunded in full. */
+  net: string;
+  transactionIds: string[];
+  ok: boolean;
+  problems: string[];
+}
+
+/** One wallet transaction, normalised: `amount` signed (negative for a debit, spec §2). */
+export interface ReconTx {
+  id?: string;
+  amount: Dec;
+  currency?: string;
+  walletId?: string;
+  reference?: string;
+  /** From metadata, when the service puts it there (a second way to tie a movement to a payout). */
+  payoutId?: string;
+  createdAt?: string;
+}
+
+/** A created payout as the service describes it now (get-payout), or why it could not be read. */
+export interface PayoutState {
+  status?: string;
+  sourceCurrency?: string;
+  /** sourceAmount + transactionFees, when both were given. */
+  total?: Dec;
+  createdAt?: string;
+  /** The service answered with an error for this payout (404 PAYOUT_NOT_FOUND...). */
+  error?: string;
+}
+
+/** A row's own payout, and each payout it replaced; `ok` and `problems` cover them all. */
+export interface RowReconciliation extends PayoutReconciliation {
+  rowNumber: number;
+  reference?: string;
+  currency?: string;
+  /** The wallet the row's movements were in (the first one seen). */
+  walletId?: string;
+  created: boolean;
+  /** The payouts this row replaced (sent again after a refund), each with its debit and refund. */
+  earlier: PayoutReconciliation[];
+}
+
+export interface ForeignTransaction {
+  id?: string;
+  type: 'DEBIT' | 'CREDIT';
+  amount: string;
+  currency?: string;
+  walletId?: string;
+  reference?: string;
+  createdAt?: string;
+}
+
+export interface TieOutReport {
+  ok: boolean;
+  rows: RowReconciliation[];
+  /** Debits of the period that no row explains: "not from this batch". Any of them fails the tie-out. */
+  notFromBatch: ForeignTransaction[];
+  /** Credits of the period that no row explains (top-ups...): listed, not a failure. */
+  otherCredits: ForeignTransaction[];
+  totals: CurrencyTieOut[];
+  /** The period judged for unexplained debits; `by` says how a transaction was placed in it. */
+  period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
+  /** One line per thing that does not tie out. */
+  problems: string[];
+  counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; earlierRefunded: number; transactions: number };
+}
+
+export interface TieOutInput {
+  rows: ReconRow[];
+  /** In the order the listing gave them (newest first at the sandbox). */
+  transactions: ReconTx[];
+  payouts: ReadonlyMap<string, PayoutState>;
+  /** The period for unexplained debits (ISO 8601); default: from the batch's first movement to its last. */
+  since?: string;
+  until?: string;
+}
+
+const ZERO = new Dec(0);
+
+/** An ISO 8601 time in ms, undefined when there is none or it is not a date. */
+export const timeOf = (iso: string | undefined): number | undefined => {
+  if (iso === undefined) return undefined;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? undefined : t;
+};
+
+/** Decimal text with the currency's minor units ("-102.10"), never rounded: more decimals than that are kept. */
+const money = (d: Dec, currency?: string): string => {
+  const v = d.isZero() ? d.abs() : d;
+  const units = currency ? minorUnits(currency) : undefined;
+  return units !== undefined && v.decimalPlaces() <= units ? v.toFixed(units) : v.toFixed();
+};
+
+type Hit = { tx: ReconTx; index: number };
+/** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
+type RowHits = Map<number, Hit[]>;
+
+/** Which payout of which row each transaction belongs to: by reference = payoutRef, else metadata.payoutId. */
+function matchTransactions(rows: readonly ReconRow[], transactions: readonly ReconTx[]) {
+  const byRef = new Map<string, [number, number]>();
+  const byId = new Map<string, [number, number]>();
+  const own = (payoutId: string | undefined, payoutRef: string | undefined, owner: [number, number]) => {
+    if (payoutRef && !byRef.has(payoutRef)) byRef.set(payoutRef, owner);
+    if (payoutId && !byId.has(payoutId)) byId.set(payoutId, owner);
+  };
+  rows.forEach((r, i) => {
+    if (r.payoutId) own(r.payoutId, r.payoutRef, [i, -1]);
+    r.earlier?.forEach((e, k) => own(e.payoutId, e.payoutRef, [i, k]));
+  });
+  const matched = new Map<number, RowHits>();
+  const unmatched: Hit[] = [];
+  transactions.forEach((tx, index) => {
+    const owner = (tx.reference !== undefined ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
+    if (owner === undefined) return void unmatched.push({ tx, index });
+    const [row, slot] = owner;
+    let slots = matched.get(row);
+    if (!slots) matched.set(row, (slots = new Map<number, Hit[]>()));
+    slots.set(slot, [...(slots.get(slot) ?? []), { tx, index }]);
+  });
+  return { matched, unmatched };
+}
+
+/** The debits and credits among a payout's transactions, and their sums. */
+function movements(hits: readonly Hit[]) {
+  const debits = hits.filter((m) => m.tx.amount.isNegative());
+  const credits = hits.filter((m) => !m.tx.amount.isNegative());
+  return {
+    debits,
+    credits,
+    debit: debits.reduce((a, m) => a.plus(m.tx.amount), ZERO),
+    refund: credits.reduce((a, m) => a.plus(m.tx.amount), ZERO),
+    ids: hits.flatMap((m) => (m.tx.id ? [m.tx.id] : [])),
+  };
+}
+
+/** Per currency: the batch's movements and what the results say the net should be. */
+class CurrencySums {
+  private readonly sums = new Map<string, { walletIds: Set<string>; debited: Dec; refunded: Dec; expectedNet: Dec }>();
+
+  add(currency: string | undefined, hits: readonly Hit[], m: { debit: Dec; refund: Dec }, expected: Dec = ZERO): void {
+    if (!currency) return;
+    let t = this.sums.get(currency);
+    if (!t) this.sums.set(currency, (t = { walletIds: new Set(), debited: ZERO, refunded: ZERO, expectedNet: ZERO }));
+    t.debited = t.debited.plus(m.debit);
+    t.refunded = t.refunded.plus(m.refund);
+    t.expectedNet = t.expectedNet.minus(expected);
+    for (const h of hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
+  }
+
+  /** Each currency's tie-out, in currency order; a net that differs is a problem. */
+  tieOuts(problems: string[]): CurrencyTieOut[] {
+    return [...this.sums.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([currency, t]) => {
+        const net = t.debited.plus(t.refunded);
+        const ok = net.equals(t.expectedNet);
+        if (!ok) problems.push(`${currency}: net movement ${money(net, currency)}, the results say ${money(t.expectedNet, currency)}`);
+        return {
+          currency,
+          walletIds: [...t.walletIds].sort(),
+          debited: money(t.debited, currency),
+          refunded: money(t.refunded, currency),
+          net: money(net, currency),
+          expectedNet: money(t.expectedNet, currency),
+          ok,
+        };
+      });
+  }
+}
+
+const inOtherCurrency = (hits: readonly Hit[], currency: string | undefined) =>
+  hits.filter((m) => currency && m.tx.currency && m.tx.currency !== currency);
+
+/** The row's own payout: one debit of what the results say, and a refund exactly when it failed. */
+function tieOutPayout(r: ReconRow, hits: Hit[], state: PayoutState | undefined, sums: CurrencySums) {
+  const status = state?.status ?? r.status;
+  const currency = r.currency ?? state?.sourceCurrency ?? hits[0]?.tx.currency;
+  const m = movements(hits);
+  const read = readAmount(r.totalDeductible);
+  const expected = read ?? state?.total;
+  const problems: string[] = [];
+  if (!r.payoutId) return { status, currency, m, expected, problems };
+  if (state?.error) problems.push(`the service could not give payout ${r.payoutId}: ${state.error}`);
+  if (r.totalDeductible?.trim() && read === undefined)
+    problems.push(`totalDeductible ${JSON.stringify(r.totalDeductible)} is not an amount`);
+  if (expected === undefined) problems.push('no totalDeductible in the results to check the debit against');
+  if (m.debits.length === 0) problems.push('no debit for this payout in the wallet transactions');
+  else if (expected !== undefined && !m.debit.negated().equals(expected))
+    problems.push(`debited ${money(m.debit.negated(), currency)}, the results say ${money(expected, currency)} (totalDeductible)`);
+  if (m.debits.length > 1) problems.push(`${m.debits.length} debits reference this payout`);
+  for (const x of inOtherCurrency(hits, currency))
+    problems.push(`transaction ${x.tx.id ?? '(no id)'} is in ${x.tx.currency}, the row in ${currency}`);
+  const refundDue = isRefundedStatus(status);
+  if (refundDue) {
+    if (m.credits.length === 0) problems.push(`${status} but no refund in the wallet transactions yet`);
+    else if (!m.refund.equals(m.debit.negated()))
+      problems.push(`${status}: refunded ${money(m.refund, currency)} of ${money(m.debit.negated(), currency)} debited`);
+  } else if (m.credits.length > 0) {
+    problems.push(`a credit of ${money(m.refund, currency)} references this payout, which is ${status ?? 'of unknown status'}`);
+  }
+  // a payout not refunded should have cost its totalDeductible
+  sums.add(currency, hits, m, refundDue ? ZERO : expected);
+  return { status, currency, m, expected, problems };
+}
+
+/** A payout the row replaced: debited its amount + fee and refunded, so nothing of it in the expected net. */
+function tieOutEarlier(
+  e: EarlierPayout,
+  k: number,
+  hits: Hit[],
+  rowCurrency: string | undefined,
+  sums: CurrencySums,
+): PayoutReconciliation {
+  const currency = e.currency || rowCurrency || hits[0]?.tx.currency;
+  const m = movements(hits);
+  const fee = readAmount(e.fee);
+  const expected = fee === undefined ? undefined : readAmount(e.amount)!.plus(fee);
+  const name = `earlier payout ${e.payoutRef || e.payoutId || `#${k + 1}`} (${e.status || 'status unknown'}, sent again)`;
+  const problems: string[] = [];
+  if (m.debits.length === 0) problems.push(`${name}: no debit in the wallet transactions`);
+  else if (expected !== undefined && !m.debit.negated().equals(expected))
+    problems.push(`${name}: debited ${money(m.debit.negated(), currency)}, the results say ${money(expected, currency)}`);
+  if (m.debits.length > 1) problems.push(`${name}: ${m.debits.length} debits reference it`);
+  if (m.credits.length === 0) problems.push(`${name}: no refund in the wallet transactions`);
+  else if (!m.refund.equals(m.debit.negated()))
+    problems.push(`${name}: refunded ${money(m.refund, currency)} of ${money(m.debit.negated(), currency)} debited`);
+  for (const x of inOtherCurrency(hits, currency))
+    problems.push(`${name}: transaction ${x.tx.id ?? '(no id)'} is in ${x.tx.currency}, the payout in ${currency}`);
+  sums.add(currency, hits, m);
+  return {
+    payoutId: e.payoutId,
+    payoutRef: e.payoutRef,
+    status: e.status,
+    expected: expected === undefined ? undefined : money(expected, currency),
+    debit: money(m.debit, currency),
+    refund: money(m.refund, currency),
+    net: money(m.debit.plus(m.refund), currency),
+    transactionIds: m.ids,
+    ok: problems.length === 0,
+    problems,
+  };
+}
+
+function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput['payouts'], sums: CurrencySums): RowReconciliation {
+  const mine = hits?.get(-1) ?? [];
+  const own = tieOutPayout(r, mine, r.payoutId ? payouts.get(r.payoutId) : undefined, sums);
+  const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(e, k, hits?.get(k) ?? [], own.currency, sums));
+  const problems = [...(r.problems ?? []), ...own.problems, ...earlier.flatMap((e) => e.problems)];
+  const { currency, m } = own;
+  return {
+    rowNumber: r.rowNumber,
+    reference: r.reference,
+    payoutId: r.payoutId,
+    payoutRef: r.payoutRef,
+    status: own.status,
+    currency,
+    walletId: mine.find((h) => h.tx.walletId)?.tx.walletId,
+    created: !!r.payoutId,
+    expected: own.expected === undefined ? undefined : money(own.expected, currency),
+    debit: money(m.debit, currency),
+    refund: money(m.refund, currency),
+    net: money(m.debit.plus(m.refund), currency),
+    transactionIds: m.ids,
+    earlier,
+    ok: problems.length === 0,
+    problems,
+  };
+}
+
+/**
+ * The period: as asked, else the batch's own movements (and its payouts' createdAt) from first to
+ * last. A movement without a date is placed by its position in the listing between the batch's
+ * first and last movement; with nothing to place it by, it is counted in, so nothing unexplained
+ * is hidden.
+ */
+function periodOf(input: TieOutInput, mine: readonly Hit[]) {
+  const dates = [...mine.map((m) => timeOf(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => timeOf(p.createdAt))].filter(
+    (t): t is number => t !== undefined,
+  );
+  const from = timeOf(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
+  const to = timeOf(input.until) ?? (dates.length ? Math.max(...dates) : undefined);
+  const positions = mine.map((m) => m.index);
+  const byOrder = input.since === undefined && input.until === undefined && positions.length > 0;
+  const lo = Math.min(...positions);
+  const hi = Math.max(...positions);
+  const used = { dates: false, order: false };
+  const contains = ({ tx, index }: Hit): boolean => {
+    const t = timeOf(tx.createdAt);
+    if (t !== undefined && (from !== undefined || to !== undefined)) {
+      used.dates = true;
+      return (from === undefined || t >= from) && (to === undefined || t <= to);
+    }
+    if (!byOrder) return true;
+    used.order = true;
+    return index >= lo && index <= hi;
+  };
+  const described = (): TieOutReport['period'] => ({
+    from: from === undefined ? undefined : new Date(from).toISOString(),
+    to: to === undefined ? undefined : new Date(to).toISOString(),
+    by: used.dates ? 'dates' : used.order ? 'listing order' : 'none',
+  });
+  return { contains, described };
+}
+
+const foreign = (tx: ReconTx): ForeignTransaction => ({
+  id: tx.id,
+  type: tx.amount.isNegative() ? 'DEBIT' : 'CREDIT',
+  amount: money(tx.amount, tx.currency),
+  currency: tx.currency,
+  walletId: tx.walletId,
+  reference: tx.reference,
+  createdAt: tx.createdAt,
+});
+
+const notFromBatchProblem = (f: ForeignTransaction) =>
+  `debit ${f.amount} ${f.currency ?? ''} (reference ${f.reference || '(none)'}${f.id ? `, transaction ${f.id}` : ''}) is not from this batch`.replace(
+    / {2,}/g,
+    ' ',
+  );
+
+export function tieOut(input: TieOutInput): TieOutReport {
+  const { matched, unmatched } = matchTransactions(input.rows, input.transactions);
+  const sums = new CurrencySums();
+  const rows = input.rows.map((r, i) => tieOutRow(r, matched.get(i), input.payouts, sums));
+  const problems = rows.flatMap((r) => r.problems.map((p) => `row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}: ${p}`));
+
+  const period = periodOf(
+    input,
+    [...matched.values()].flatMap((slots) => [...slots.values()].flat()),
+  );
+  const outside = unmatched.filter(period.contains).map((h) => foreign(h.tx));
+  const notFromBatch = outside.filter((f) => f.type === 'DEBIT');
+  problems.push(...notFromBatch.map(notFromBatchProblem));
+  const totals = sums.tieOuts(problems);
+
+  const created = rows.filter((r) => r.created);
+  return {
+    ok: problems.length === 0,
+    rows,
+    notFromBatch,
+    otherCredits: outside.filter((f) => f.type === 'CREDIT'),
+    totals,
+    period: period.described(),
+    problems,
+    counts: {
+      rows: rows.length,
+      created: created.length,
+      tiedOut: created.filter((r) => r.ok).length,
+      failedRefunded: created.filter((r) => r.ok && isRefundedStatus(r.status)).length,
+      earlierRefunded: rows.reduce((n, r) => n + r.earlier.filter((e) => e.ok).length, 0),
+      transactions: input.transactions.length,
+    },
+  };
+}
