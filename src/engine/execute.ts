@@ -18,7 +18,6 @@ import { toApi } from '../money.ts';
 import type { DocumentContentType } from '../spec/codes.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/documents.ts';
-import { probableDuplicateKey } from '../validation/batch.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
 import { completeCreated, sentPayout, snapshotOf } from './created.ts';
@@ -222,8 +221,7 @@ export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise
   async function initiate(item: WorkItem, key: string, body: string, attempt: number, fresh: boolean): Promise<RowState> {
     const ref = item.payout.reference;
     if (fresh) {
-      const write = () =>
-        journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, dup: probableDuplicateKey(item.payout), at: at() }, true);
+      const write = () => journal({ t: 'initiating', ref, row: item.rowNumber, attempt, key, body, at: at() }, true);
       if (!o.guard) write();
       else {
         try {

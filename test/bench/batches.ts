@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { idempotencyKey, stateDirFor } from '../../src/engine/identity.ts';
 import { openSession, record } from '../../src/engine/session.ts';
 import { toApi } from '../../src/money.ts';
-import { probableDuplicateKey } from '../../src/validation/batch.ts';
 import { generateCsv } from '../engine/helpers.ts';
 
 /**
@@ -77,7 +76,6 @@ export async function writeCreatedJournal(file: string, from = 0): Promise<{ row
       attempt: 1,
       key,
       body: JSON.stringify(initiateBody(p)),
-      dup: probableDuplicateKey(p),
       at,
     });
     record(session, {
