@@ -46,8 +46,8 @@ export interface PlanResult {
 export async function planBatch(o: PlanOptions): Promise<PlanResult> {
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir, legacy: [stateDirFor(o.file), ...(o.stateDir ? [o.stateDir] : [])] });
-  // As `run` does: the journal read once the identity is known, its created rows not validated
-  // again (the account's ledger's, else one of the layout before it: read, never adopted here).
+  // As `run` does: the journal read once the identity is known, for the rows it shows created
+  // (the account's ledger's, else one of the layout before it: read, never adopted here).
   let jpath = '';
   const journal = journalReader(
     (identity) => (jpath = findBatchJournal(ledger, identity.batchId) ?? ledgerJournalPath(ledger, identity.batchId)),
