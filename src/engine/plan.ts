@@ -147,7 +147,7 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
       continue;
     }
     valid++;
-    if (v.kind === 'created') created.push({ rowNumber: r.rowNumber, ...(v.debit ? { debit: v.debit } : {}) });
+    if (v.kind === 'created') created.push({ rowNumber: r.rowNumber, debit: v.debit });
     if (v.kind === 'held') {
       held.set(r.rowNumber, v.issue);
       countBlockedCorridor(blockedCorridors, r.payout!, pf);

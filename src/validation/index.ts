@@ -10,16 +10,7 @@ export {
   type Corridor,
   type AmountTotal,
 } from './batch.ts';
-export {
-  parseRow,
-  validateRow,
-  accountKey,
-  probableDuplicateKey,
-  MASKED_FIELDS,
-  TEXT_ONLY_FIELDS,
-  type RowContext,
-  type RowResult,
-} from './row.ts';
+export { parseRow, accountKey, probableDuplicateKey, MASKED_FIELDS, TEXT_ONLY_FIELDS, type RowContext, type RowResult } from './row.ts';
 export {
   PayoutRowSchema,
   BENEFICIARY_SCHEMAS,

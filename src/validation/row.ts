@@ -78,10 +78,6 @@ const PAYOUT_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as PayoutField[];
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
 
-export function validateRow(row: RawRow, ctx: RowContext): Problem[] {
-  return parseRow(row, ctx).problems;
-}
-
 /** The file's header of a field (the field's own name when the file has no such column). */
 const headerOf = (ctx: RowContext, f: string): string => ctx.fields[f as CanonicalField] ?? f;
 /** One row being read: its cells, and the problems found so far. */
