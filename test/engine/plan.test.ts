@@ -5,10 +5,12 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadBatch, type JournalLookup } from '../../src/engine/batch.ts';
+import { loadBatch, type JournalLookup, type LoadedBatch } from '../../src/engine/batch.ts';
 import { buildPlan, payableTotals } from '../../src/engine/plan.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import { foldJournal, type FoldedJournal, type JournalLine } from '../../src/journal/rows.ts';
+import { Dec } from '../../src/money.ts';
+import type { PayoutRow } from '../../src/validation/schemas.ts';
 import { ROOT, generateCsv } from './helpers.ts';
 
 const dirs: string[] = [];
@@ -99,5 +101,82 @@ describe('the plan of a resumed batch', () => {
     const [initiating, created] = createdLines('GEN-0001', 2, 10);
     const withKey = foldJournal([{ ...initiating!, dup: 42 } as JournalLine, created!]);
     expect(withKey.rows.get('GEN-0001')).toEqual(foldJournal([initiating!, created!]).rows.get('GEN-0001'));
+  });
+});
+
+describe('buildPlan, pure', () => {
+  const payout = (rowNumber: number, amount: string, currency = 'GBP'): PayoutRow => ({
+    rowNumber,
+    reference: `R-${rowNumber}`,
+    sourceAmount: new Dec(amount),
+    sourceCurrency: currency,
+    destinationCurrency: currency,
+    destinationCountryCode: 'GBR',
+    method: 'FASTER_PAYMENTS',
+    beneficiary: { accountName: 'A', accountCurrency: currency },
+    narration: 'n',
+    documents: [],
+    withdrawal: true,
+  });
+  const batchOf = (payouts: PayoutRow[]): LoadedBatch => ({
+    file: '/b.csv',
+    format: 'csv',
+    inputColumns: [],
+    rows: payouts.map((p) => ({ rowNumber: p.rowNumber, cells: {}, payout: p, problems: [] })),
+    fileProblems: [],
+    identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
+  });
+  const wallet = (balance: number) => preflight({ wallets: [{ currency: 'GBP', balance } as PreflightResult['wallets'][number]] });
+  const options = { allowPartial: false, quote: true, mergeDocuments: false };
+
+  it('a shortfall blocks the batch; --allow-partial leaves out the rows that no longer fit, in file order', () => {
+    const batch = batchOf([payout(2, '60'), payout(3, '50'), payout(4, '30')]);
+    const blocked = buildPlan(batch, wallet(100), foldJournal([]), 'sandbox', options);
+    expect(blocked).toMatchObject({ shortfall: true, toSend: [2, 3, 4], corridorBlocked: false });
+    expect(blocked.currencies).toEqual([
+      {
+        currency: 'GBP',
+        rows: 3,
+        amount: '140.00',
+        estimatedFees: '0.00',
+        total: '140.00',
+        balance: '100.00',
+        balanceAfter: '-40.00',
+        shortfall: '40.00',
+      },
+    ]);
+    const partial = buildPlan(batch, wallet(100), foldJournal([]), 'sandbox', { ...options, allowPartial: true });
+    expect(partial).toMatchObject({ shortfall: false, toSend: [2, 4], corridorBlocked: false });
+    expect(partial.notSent.get(3)?.code).toBe('INSUFFICIENT_FUNDS');
+    // quote + initiate per row, plus preflight's
+    expect(partial.requests.estimate).toBe(3 * 2 + 3);
+  });
+
+  it('a row whose outcome is unknown goes whatever the balance, with one request (its journalled body again)', () => {
+    const batch = batchOf([payout(2, '60'), payout(3, '50')]);
+    const folded = foldJournal([{ t: 'initiating', ref: 'R-3', row: 3, attempt: 1, key: 'k', body: '{}', at: '2026-01-01T00:00:00Z' }]);
+    const plan = buildPlan(batch, wallet(70), folded, 'sandbox', { ...options, allowPartial: true });
+    expect(plan).toMatchObject({ toSend: [2, 3], toSettle: 1 });
+    expect(plan.requests.estimate).toBe(2 + 1 + 3);
+  });
+
+  it('a corridor not enabled holds its rows back (NOT_SENT, corridorBlocked); a prohibited one makes them invalid', () => {
+    const batch = batchOf([payout(2, '10'), payout(3, '10', 'EUR'), payout(4, '10')]);
+    const pf = preflight({
+      wallets: [
+        { currency: 'GBP', balance: 100 },
+        { currency: 'EUR', balance: 100 },
+      ] as PreflightResult['wallets'],
+      rowIssues: new Map([
+        [3, { status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED', message: 'not enabled' }],
+        [4, { status: 'INVALID', code: 'PROHIBITED_DESTINATION', message: 'prohibited' }],
+      ]),
+    });
+    const plan = buildPlan(batch, pf, foldJournal([]), 'sandbox', options);
+    expect(plan).toMatchObject({ valid: 2, invalid: 1, toSend: [2], corridorBlocked: true });
+    expect(plan.corridorsNotEnabled).toEqual([
+      { sourceCurrency: 'EUR', destinationCurrency: 'EUR', destinationCountryCode: 'GBR', pairId: undefined, rows: 1 },
+    ]);
+    expect(plan.invalidRows.get(4)).toEqual({ code: 'PROHIBITED_DESTINATION', message: 'prohibited' });
   });
 });
