@@ -1,7 +1,7 @@
 // A whole batch: read (streamed for CSV), validate each row, apply the rules that span rows
-// (duplicate references, probable duplicate rows) and total what would be sent. Memory stays flat
-// but for the rules that span rows: each reference and each probable-duplicate key is kept once,
-// with the first row that had it.
+// (duplicate references, probable duplicate rows) and total what would be sent. Across rows only
+// each reference and each probable-duplicate key is kept, with the first row that had it, plus
+// small totals: not the rows.
 import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/index.ts';
 import type { InputWarning, RawRow } from '../input/rows.ts';
