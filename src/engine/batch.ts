@@ -1,11 +1,10 @@
 // Loading a batch for the engine: its identity (content hash or --batch-id), and every row
 // validated offline, held in file order. Invalid rows stay in the list: they go to the results
 // file with their problems and are never sent.
-import type { ApiAmount } from '../money.ts';
 import { resolve } from 'node:path';
 import { InputError } from '../input/errors.ts';
 import type { RowState } from '../journal/rows.ts';
-import { validateBatch, type Problem, type SettledRow, type ValidatedRow } from '../validation/index.ts';
+import { validateBatch, type Problem, type ValidatedRow } from '../validation/index.ts';
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
@@ -19,24 +18,20 @@ export interface LoadOptions {
   stop?: AbortSignal;
 }
 
-/** A batch's journal states by reference, once its identity is known (run: the rows created before). */
+/** A batch's journal states by reference, once its identity is known (run and plan: the rows created before). */
 export type JournalLookup = (identity: BatchIdentity) => ((reference: string) => RowState | undefined) | undefined;
-
-/** What the engine needs of a row created by an earlier run, which is not validated again. */
-export interface CreatedRow {
-  reference: string;
-  /** As the service answered at creation (journal), for the totals of what the batch pays. */
-  sourceCurrency: string;
-  sourceAmount: ApiAmount;
-}
 
 export interface EngineRow {
   rowNumber: number;
   cells: Record<string, string>;
   /** Present when the row passed offline validation. */
   payout?: PayoutRow;
-  /** Present instead when an earlier run created the row (loadBatch's `journal`): never sent again. */
-  created?: CreatedRow;
+  /**
+   * The row's name in the journal when it has no payout but an earlier run created it (loadBatch's
+   * `journal`): its payout exists, so it is reported from the journal and never sent again, even
+   * when the file now fails validation (a document moved away, a rule of a newer version).
+   */
+  reference?: string;
   problems: Problem[];
 }
 
@@ -57,13 +52,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   const file = resolve(path);
   // Known once the identity is (after the reader opened the file, before the first row is read).
   let stateOf: ((reference: string) => RowState | undefined) | undefined;
-  // A resumed batch of 100,000 created rows spends most of its time validating them again, for
-  // nothing: a created row is never sent again. The journal's probable-duplicate key keeps the
-  // rule that spans rows whole (a row created before still makes a later duplicate invalid).
-  const settled = (reference: string, rowNumber: number): SettledRow | undefined => {
-    const s = stateOf?.(reference);
-    return s && s.phase === 'created' && s.payout && s.row === rowNumber && s.dup !== undefined ? { dup: s.dup } : undefined;
-  };
+  const createdBefore = (reference: string) => stateOf?.(reference)?.phase === 'created';
   const docs = fingerprintingChecker();
   // Opened by the reader first: a missing or unusable file is its InputError (exit 2).
   const v = await validateBatch(file, {
@@ -71,7 +60,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     encoding: options.encoding,
     sheet: options.sheet,
     allowDuplicateRows: options.allowDuplicateRows,
-    settled: journal ? settled : undefined,
+    createdBefore: journal ? createdBefore : undefined,
   });
   let identity: BatchIdentity;
   try {
@@ -81,6 +70,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     await v.close();
     throw e;
   }
+  const refHeader = v.source.fields.reference;
   const rows: EngineRow[] = [];
   try {
     for await (const r of v.rows) {
@@ -91,7 +81,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
           `${file}: stopped (Ctrl-C or SIGTERM) at row ${r.rowNumber}, before anything was sent.`,
           r.rowNumber,
         );
-      rows.push(toEngineRow(r, stateOf));
+      rows.push(toEngineRow(r, refHeader ? r.cells[refHeader] : undefined, createdBefore));
     }
   } finally {
     await v.close();
@@ -108,22 +98,21 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   };
 }
 
-export function toEngineRow(r: ValidatedRow, stateOf?: (reference: string) => RowState | undefined): EngineRow {
-  const p = r.settled && stateOf?.(r.settled.reference)?.payout;
-  if (r.settled && p) {
-    return {
-      rowNumber: r.rowNumber,
-      cells: r.cells,
-      created: { reference: r.settled.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount },
-      problems: r.problems,
-    };
-  }
-  return { rowNumber: r.rowNumber, cells: r.cells, payout: r.valid ? r.payout : undefined, problems: r.problems };
+/**
+ * A validated row for the engine. An invalid row keeps its reference cell as its journal name
+ * only when an earlier run created it, and only on the first row with that reference (a later one
+ * repeats it: DUPLICATE_REFERENCE, never that payout).
+ */
+function toEngineRow(r: ValidatedRow, reference: string | undefined, createdBefore: (reference: string) => boolean): EngineRow {
+  const row: EngineRow = { rowNumber: r.rowNumber, cells: r.cells, payout: r.valid ? r.payout : undefined, problems: r.problems };
+  if (!row.payout && reference && createdBefore(reference) && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE'))
+    row.reference = reference;
+  return row;
 }
 
 /** The reference of a row that is or was a payout (validated, or created before): its journal name. */
 export function referenceOf(r: EngineRow): string | undefined {
-  return r.payout?.reference ?? r.created?.reference;
+  return r.payout?.reference ?? r.reference;
 }
 
 /** The first error of a row, for the results file's errorCode and errorMessage. */

@@ -3,10 +3,10 @@
 // the monthly quota. Pure: computed from the loaded batch, the preflight and the journal.
 import { Dec, ExactSum, formatAmount, fromApi, type ApiAmount, type Dec as DecT } from '../money.ts';
 import type { UsageReport } from '../client/quota.ts';
-import type { FoldedJournal } from '../journal/rows.ts';
-import { rowState } from '../journal/rows.ts';
-import type { EngineRow, LoadedBatch } from './batch.ts';
-import type { PreflightResult, RowIssue } from './preflight.ts';
+import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/rows.ts';
+import { referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
+import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
+import type { PayoutRow } from '../validation/schemas.ts';
 
 export interface CurrencyPlan {
   currency: string;
@@ -23,6 +23,13 @@ export interface CurrencyPlan {
   shortfall?: string;
 }
 
+/** A row created by an earlier run: never sent again. */
+export interface CreatedRow {
+  rowNumber: number;
+  /** As the service answered at creation (journal): what the batch's totals count for it. */
+  debit?: Pick<PayoutSnapshot, 'sourceCurrency' | 'sourceAmount'>;
+}
+
 export interface BatchPlan {
   batchId: string;
   env: string;
@@ -32,8 +39,8 @@ export interface BatchPlan {
   invalid: number;
   /** Rows this run will send (new attempts or settling an unknown outcome). */
   toSend: number[];
-  /** Rows whose payout already exists (a resumed batch). */
-  created: number[];
+  /** Rows whose payout already exists (a resumed batch), with what the service debited (journal). */
+  created: CreatedRow[];
   /** Valid rows left out: shortfall under --allow-partial, corridor not enabled. */
   notSent: Map<number, RowIssue>;
   /** Invalid rows, with the preflight's findings (prohibited country, method, required fields). */
@@ -71,107 +78,148 @@ export interface PlanOptions {
   resend?: Set<string>;
 }
 
-export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
+/** What the plan makes of one row before the wallets are looked at. */
+type RowVerdict =
+  | { kind: 'created'; debit?: PayoutSnapshot }
+  | { kind: 'invalid'; code: string; message: string }
+  /** Valid, held back by preflight (a corridor not enabled): NOT_SENT. */
+  | { kind: 'held'; issue: RowIssue }
+  /** Valid; an idempotency conflict is for a person to resolve: not sent, not reported here. */
+  | { kind: 'conflict' }
+  | { kind: 'candidate'; payout: PayoutRow; settling: boolean; resending: boolean };
+
+/** A row that may go, before balances: what it takes from its wallet. */
+interface Candidate {
+  rowNumber: number;
+  currency: string;
+  amount: DecT;
+  fee: DecT;
+  feeNotKnown: boolean;
+  /** Its outcome is unknown (initiating or unknown): resent with its journalled key and body. */
+  settling: boolean;
+  /** retry --resend-failed: its payout failed after creation and was refunded. */
+  resending: boolean;
+}
+
+/** A row's verdict from its validation, its journal state and the preflight. */
+function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: PlanOptions): RowVerdict {
+  const ref = referenceOf(r);
+  const s = ref === undefined ? undefined : rowState(folded, ref);
+  const resending = !!r.payout && s?.phase === 'created' && !!o.resend?.has(r.payout.reference);
+  // A payout that exists is never sent again, whatever the file says of the row now.
+  if (s?.phase === 'created' && !resending) return { kind: 'created', debit: s.payout };
+  if (!r.payout || !s) {
+    const e = r.problems.find((p) => p.severity === 'error');
+    return { kind: 'invalid', code: e?.code ?? 'INVALID', message: e?.message ?? 'invalid row' };
+  }
+  const settling = s.phase === 'initiating' || s.phase === 'unknown';
+  const issue = pf.rowIssues.get(r.rowNumber);
+  // (a row being settled goes whatever preflight says: its journalled body is what is resent)
+  if (issue && !settling) {
+    return issue.status === 'INVALID' ? { kind: 'invalid', code: issue.code, message: issue.message } : { kind: 'held', issue };
+  }
+  if (s.phase === 'conflict') return { kind: 'conflict' };
+  return { kind: 'candidate', payout: r.payout, settling, resending };
+}
+
+/** Requests a row takes: a resend of the journalled body, or quote + uploads + initiate (+ PATCH of the other documents). */
+function requestsOf(p: PayoutRow, settling: boolean, o: PlanOptions): number {
+  if (settling) return 1;
+  const docs = p.documents.length;
+  const uploads = docs === 0 ? 0 : o.mergeDocuments ? 1 : docs;
+  return (o.quote ? 1 : 0) + uploads * 2 + 1 + (!o.mergeDocuments && docs > 1 ? 1 : 0);
+}
+
+/** The rows sorted by verdict: created, invalid, held back by preflight (by corridor), and the candidates in file order. */
+function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, o: PlanOptions) {
   const invalidRows = new Map<number, { code: string; message: string }>();
-  const notSent = new Map<number, RowIssue>();
-  const candidates: { rowNumber: number; currency: string; amount: DecT; fee: DecT; feeNotKnown: boolean; settling: boolean }[] = [];
-  let valid = 0;
-  let alreadyCreated = 0;
-  const created: number[] = [];
-  let toSettle = 0;
-  let estimate = 0;
+  const held = new Map<number, RowIssue>();
   const blockedCorridors = new Map<string, BatchPlan['corridorsNotEnabled'][number]>();
+  const candidates: Candidate[] = [];
+  const created: CreatedRow[] = [];
+  let valid = 0;
+  let estimate = 0;
   for (const r of batch.rows) {
     if (o.only && !o.only.has(r.rowNumber)) continue;
-    // created by an earlier run and not validated again (loadBatch): its journal state says created
-    if (r.created && rowState(folded, r.created.reference).phase === 'created') {
-      valid++;
-      alreadyCreated++;
-      created.push(r.rowNumber);
-      continue;
-    }
-    if (!r.payout) {
-      const e = r.problems.find((p) => p.severity === 'error');
-      invalidRows.set(r.rowNumber, { code: e?.code ?? 'INVALID', message: e?.message ?? 'invalid row' });
-      continue;
-    }
-    const s = rowState(folded, r.payout.reference);
-    const resending = s.phase === 'created' && !!o.resend?.has(r.payout.reference);
-    if (s.phase === 'created' && !resending) {
-      valid++;
-      alreadyCreated++;
-      created.push(r.rowNumber);
-      continue;
-    }
-    const issue = pf.rowIssues.get(r.rowNumber);
-    if (issue && s.phase !== 'initiating' && s.phase !== 'unknown') {
-      if (issue.status === 'INVALID') {
-        invalidRows.set(r.rowNumber, { code: issue.code, message: issue.message });
-      } else {
-        valid++;
-        notSent.set(r.rowNumber, issue);
-        const p = r.payout;
-        const k = `${p.sourceCurrency}>${p.destinationCurrency}@${p.destinationCountryCode}`;
-        const c = pf.corridors.find((x) => `${x.sourceCurrency}>${x.destinationCurrency}@${x.destinationCountryCode}` === k);
-        const b = blockedCorridors.get(k) ?? {
-          sourceCurrency: p.sourceCurrency,
-          destinationCurrency: p.destinationCurrency,
-          destinationCountryCode: p.destinationCountryCode,
-          pairId: c?.pairId,
-          rows: 0,
-        };
-        b.rows++;
-        blockedCorridors.set(k, b);
-      }
+    const v = verdictOf(r, folded, pf, o);
+    if (v.kind === 'invalid') {
+      invalidRows.set(r.rowNumber, { code: v.code, message: v.message });
       continue;
     }
     valid++;
-    if (s.phase === 'conflict') continue;
-    const settling = s.phase === 'initiating' || s.phase === 'unknown';
-    if (settling) toSettle++;
+    if (v.kind === 'created') created.push({ rowNumber: r.rowNumber, debit: v.debit });
+    if (v.kind === 'held') {
+      held.set(r.rowNumber, v.issue);
+      countBlockedCorridor(blockedCorridors, r.payout!, pf);
+    }
+    if (v.kind !== 'candidate') continue;
     const known = o.quotedFees?.get(r.rowNumber) ?? pf.estimatedFees.get(r.rowNumber);
-    const fee = known ?? new Dec(0);
-    const feeNotKnown = known === undefined && pf.feesUnknown.has(r.rowNumber);
     candidates.push({
       rowNumber: r.rowNumber,
-      currency: r.payout.sourceCurrency,
-      amount: r.payout.sourceAmount,
-      fee,
-      feeNotKnown,
-      settling,
+      currency: v.payout.sourceCurrency,
+      amount: v.payout.sourceAmount,
+      fee: known ?? new Dec(0),
+      feeNotKnown: known === undefined && pf.feesUnknown.has(r.rowNumber),
+      settling: v.settling,
+      resending: v.resending,
     });
-    const docs = r.payout.documents.length;
-    const uploads = docs === 0 ? 0 : o.mergeDocuments ? 1 : docs;
-    estimate += settling ? 1 : (o.quote ? 1 : 0) + uploads * 2 + 1 + (!o.mergeDocuments && docs > 1 ? 1 : 0);
+    estimate += requestsOf(v.payout, v.settling, o);
   }
+  return { invalidRows, held, blockedCorridors, candidates, created, valid, estimate };
+}
 
-  // Balances: rows in file order take from their wallet; under --allow-partial a row that no
-  // longer fits is left out (NOT_SENT), otherwise the batch stops before the first payout.
-  // A wallet without a readable balance ("other wallet fields: not shown", spec §2) is not checked
-  // here: the service's INSUFFICIENT_FUNDS decides, and the plan says so.
+function countBlockedCorridor(blocked: Map<string, BatchPlan['corridorsNotEnabled'][number]>, p: PayoutRow, pf: PreflightResult): void {
+  const k = corridorKey(p);
+  const b = blocked.get(k) ?? {
+    sourceCurrency: p.sourceCurrency,
+    destinationCurrency: p.destinationCurrency,
+    destinationCountryCode: p.destinationCountryCode,
+    pairId: pf.corridors.find((c) => corridorKey(c) === k)?.pairId,
+    rows: 0,
+  };
+  b.rows++;
+  blocked.set(k, b);
+}
+
+/**
+ * The wallets' balances by currency. A wallet without a readable balance ("other wallet fields:
+ * not shown", spec §2) is not checked here: the service's INSUFFICIENT_FUNDS decides.
+ */
+function walletBalances(pf: PreflightResult): { balances: Map<string, DecT>; balanceNotKnown: Set<string> } {
   const balances = new Map<string, DecT>();
   const balanceNotKnown = new Set<string>();
   for (const w of pf.wallets) {
     if (w.balance === undefined) balanceNotKnown.add(w.currency);
     else balances.set(w.currency, fromApi(w.balance));
   }
-  const used = new Map<string, { rows: number; amount: DecT; fees: DecT; feesNotKnown: number }>();
+  return { balances, balanceNotKnown };
+}
+
+interface Used {
+  rows: number;
+  amount: DecT;
+  fees: DecT;
+  feesNotKnown: number;
+}
+
+/**
+ * Rows in file order take from their wallet; under --allow-partial a row that no longer fits is
+ * left out (NOT_SENT), otherwise the batch stops before the first payout (the shortfall).
+ */
+function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof walletBalances>, allowPartial: boolean) {
+  const used = new Map<string, Used>();
   const wanted = new Map<string, DecT>();
+  const leftOut = new Map<number, RowIssue>();
   const toSend: number[] = [];
-  const resendRows = new Set(
-    batch.rows
-      .filter((r) => r.payout && o.resend?.has(r.payout.reference) && rowState(folded, r.payout.reference).phase === 'created')
-      .map((r) => r.rowNumber),
-  );
   const resendBy = new Map<string, { rows: number; amount: DecT }>();
   for (const c of candidates) {
     wanted.set(c.currency, (wanted.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee));
     const u = used.get(c.currency) ?? { rows: 0, amount: new Dec(0), fees: new Dec(0), feesNotKnown: 0 };
-    const balance = balances.get(c.currency) ?? new Dec(0);
+    const balance = wallets.balances.get(c.currency) ?? new Dec(0);
     const after = u.amount.plus(u.fees).plus(c.amount).plus(c.fee);
     // A row being settled may already be debited: it always goes (it cannot pay twice).
-    if (!c.settling && !balanceNotKnown.has(c.currency) && after.greaterThan(balance) && o.allowPartial) {
-      notSent.set(c.rowNumber, {
+    if (!c.settling && !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(balance) && allowPartial) {
+      leftOut.set(c.rowNumber, {
         status: 'NOT_SENT',
         code: 'INSUFFICIENT_FUNDS',
         message: `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it`,
@@ -184,13 +232,22 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     if (c.feeNotKnown) u.feesNotKnown++;
     used.set(c.currency, u);
     toSend.push(c.rowNumber);
-    if (resendRows.has(c.rowNumber)) {
+    if (c.resending) {
       const b = resendBy.get(c.currency) ?? { rows: 0, amount: new Dec(0) };
       b.rows++;
       b.amount = b.amount.plus(c.amount);
       resendBy.set(c.currency, b);
     }
   }
+  return { used, wanted, leftOut, toSend, resendBy };
+}
+
+/** Each currency's totals and wallet after the batch; a wallet every row of which was left out is still shown. */
+function currencyPlans(
+  used: Map<string, Used>,
+  wanted: Map<string, DecT>,
+  { balances, balanceNotKnown }: ReturnType<typeof walletBalances>,
+): { currencies: CurrencyPlan[]; shortfall: boolean } {
   let shortfall = false;
   const currencies: CurrencyPlan[] = [];
   for (const [ccy, u] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
@@ -208,65 +265,81 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     if (!balanceNotKnown.has(ccy)) {
       cp.balance = formatAmount(balance, ccy);
       cp.balanceAfter = formatAmount(after, ccy);
-    }
-    if (!balanceNotKnown.has(ccy) && after.isNegative()) {
-      shortfall = true;
-      cp.shortfall = formatAmount(after.negated(), ccy);
+      if (after.isNegative()) {
+        shortfall = true;
+        cp.shortfall = formatAmount(after.negated(), ccy);
+      }
     }
     currencies.push(cp);
   }
   for (const [ccy, w] of wanted) {
-    const u = used.get(ccy);
-    if (!u && w.greaterThan(0)) {
-      // Every row of this currency was left out by --allow-partial: still show the wallet.
-      const balance = balances.get(ccy) ?? new Dec(0);
-      currencies.push({
-        currency: ccy,
-        rows: 0,
-        amount: formatAmount(new Dec(0), ccy),
-        estimatedFees: formatAmount(new Dec(0), ccy),
-        total: formatAmount(new Dec(0), ccy),
-        ...(balanceNotKnown.has(ccy) ? {} : { balance: formatAmount(balance, ccy), balanceAfter: formatAmount(balance, ccy) }),
-      });
-    }
+    if (used.has(ccy) || !w.greaterThan(0)) continue;
+    // Every row of this currency was left out by --allow-partial: still show the wallet.
+    const balance = formatAmount(balances.get(ccy) ?? new Dec(0), ccy);
+    const zero = formatAmount(new Dec(0), ccy);
+    currencies.push({
+      currency: ccy,
+      rows: 0,
+      amount: zero,
+      estimatedFees: zero,
+      total: zero,
+      ...(balanceNotKnown.has(ccy) ? {} : { balance, balanceAfter: balance }),
+    });
   }
+  return { currencies, shortfall };
+}
+
+/** Preflight's warnings, wallets whose balance is not known, and a monthly quota this batch may exhaust. */
+function planWarnings(
+  pf: PreflightResult,
+  balanceNotKnown: Set<string>,
+  wanted: Map<string, DecT>,
+  requests: BatchPlan['requests'],
+): string[] {
   const warnings = [...pf.warnings];
   for (const ccy of [...balanceNotKnown].filter((c) => wanted.has(c)).sort()) {
     warnings.push(
       `the ${ccy} wallet's balance is not in the service's answer: funds are not checked before sending (the service's INSUFFICIENT_FUNDS decides)`,
     );
   }
-  const usedThisMonth = o.usage?.used;
-  const quota = o.usage?.quota;
-  const totalEstimate = estimate + pf.requests;
-  if (usedThisMonth !== undefined && quota !== undefined && usedThisMonth + totalEstimate > quota) {
+  const { estimate, usedThisMonth, quota } = requests;
+  if (usedThisMonth !== undefined && quota !== undefined && usedThisMonth + estimate > quota) {
     warnings.push(
-      `this batch needs about ${totalEstimate} requests and this key has used ${usedThisMonth} of ${quota} this month (as counted here): the monthly quota may run out`,
+      `this batch needs about ${estimate} requests and this key has used ${usedThisMonth} of ${quota} this month (as counted here): the monthly quota may run out`,
     );
   }
-  const corridorBlocked = [...notSent.values()].some((i) => i.code !== 'INSUFFICIENT_FUNDS');
+  return warnings;
+}
+
+export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
+  const rows = sortRows(batch, pf, folded, o);
+  const wallets = walletBalances(pf);
+  const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
+  const { currencies, shortfall } = currencyPlans(taken.used, taken.wanted, wallets);
+  const requests = { preflight: pf.requests, estimate: rows.estimate + pf.requests, usedThisMonth: o.usage?.used, quota: o.usage?.quota };
+  const notSent = new Map([...rows.held, ...taken.leftOut]);
   return {
     batchId: batch.identity.batchId,
     env,
     file: batch.file,
     rows: o.only ? o.only.size : batch.rows.length,
-    valid,
-    invalid: invalidRows.size,
-    toSend,
-    created,
+    valid: rows.valid,
+    invalid: rows.invalidRows.size,
+    toSend: taken.toSend,
+    created: rows.created,
     notSent,
-    invalidRows,
-    alreadyCreated,
-    toSettle,
+    invalidRows: rows.invalidRows,
+    alreadyCreated: rows.created.length,
+    toSettle: rows.candidates.filter((c) => c.settling).length,
     currencies,
-    corridorsNotEnabled: [...blockedCorridors.values()],
-    warnings,
-    requests: { preflight: pf.requests, estimate: totalEstimate, usedThisMonth, quota },
+    corridorsNotEnabled: [...rows.blockedCorridors.values()],
+    warnings: planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests),
+    requests,
     shortfall,
-    corridorBlocked,
+    corridorBlocked: [...notSent.values()].some((i) => i.code !== 'INSUFFICIENT_FUNDS'),
     resend: {
-      rows: [...resendBy.values()].reduce((n, b) => n + b.rows, 0),
-      byCurrency: [...resendBy]
+      rows: [...taken.resendBy.values()].reduce((n, b) => n + b.rows, 0),
+      byCurrency: [...taken.resendBy]
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([currency, b]) => ({ currency, rows: b.rows, amount: formatAmount(b.amount, currency) })),
     },
@@ -283,45 +356,30 @@ export function payableTotals(
   plan: BatchPlan,
   feeOf: (r: EngineRow, index: number) => DecT | ApiAmount | undefined,
 ): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
-  // the payable rows by row number: flags, not a Set of 100,000 numbers (a resumed batch)
-  let last = 0;
-  for (const n of plan.toSend) last = Math.max(last, n);
-  for (const n of plan.created) last = Math.max(last, n);
-  const pay = new Uint8Array(last + 1);
-  let rows = 0;
-  for (const list of [plan.toSend, plan.created]) {
-    for (const n of list) {
-      if (pay[n] === 0) rows++;
-      pay[n] = 1;
-    }
-  }
-  // exact sums (decimal.js)
+  const toSend = new Set(plan.toSend);
+  const created = new Map(plan.created.map((c) => [c.rowNumber, c]));
   const amounts = new Map<string, ExactSum>();
   const withFees = new Map<string, ExactSum>();
-  for (let i = 0; i < batch.rows.length; i++) {
-    const r = batch.rows[i]!;
-    if (pay[r.rowNumber] !== 1) continue;
-    const p = r.payout ?? r.created;
-    if (!p) continue;
-    const c = p.sourceCurrency;
-    let a = amounts.get(c);
-    let w = withFees.get(c);
-    if (!a || !w) {
-      amounts.set(c, (a = new ExactSum()));
-      withFees.set(c, (w = new ExactSum()));
-    }
+  const sumOf = (m: Map<string, ExactSum>, currency: string) => m.get(currency) ?? m.set(currency, new ExactSum()).get(currency)!;
+  batch.rows.forEach((r, i) => {
     // a row created before counts what the service debited, as the journal has it
-    if (r.payout) {
-      a.add(r.payout.sourceAmount);
-      w.add(r.payout.sourceAmount);
+    const debit = created.get(r.rowNumber)?.debit;
+    const payout = toSend.has(r.rowNumber) ? r.payout : undefined;
+    const currency = debit?.sourceCurrency ?? payout?.sourceCurrency;
+    if (currency === undefined) return;
+    const a = sumOf(amounts, currency);
+    const w = sumOf(withFees, currency);
+    if (debit) {
+      a.addApi(debit.sourceAmount);
+      w.addApi(debit.sourceAmount);
     } else {
-      a.addApi(r.created!.sourceAmount);
-      w.addApi(r.created!.sourceAmount);
+      a.add(payout!.sourceAmount);
+      w.add(payout!.sourceAmount);
     }
     const fee = feeOf(r, i);
     if (typeof fee === 'number' || typeof fee === 'string') w.addApi(fee);
     else if (fee) w.add(fee);
-  }
+  });
   const value = (m: Map<string, ExactSum>) => new Map([...m].map(([c, s]) => [c, s.value()]));
-  return { rows, amounts: value(amounts), withFees: value(withFees) };
+  return { rows: toSend.size + created.size, amounts: value(amounts), withFees: value(withFees) };
 }

@@ -45,8 +45,7 @@ export interface PlanResult {
 export async function planBatch(o: PlanOptions): Promise<PlanResult> {
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
-  // As `run` does: the journal read once the identity is known, its created rows not validated
-  // again.
+  // As `run` does: the journal read once the identity is known, for the rows it shows created.
   let jpath = '';
   const journal = journalReader((identity) => (jpath = ledgerJournalPath(ledger, identity.batchId)));
   const batch = await loadBatch(

@@ -144,76 +144,77 @@ export async function preflight(
   rows: { rowNumber: number; payout: PayoutRow }[],
   options: PreflightOptions = {},
 ): Promise<PreflightResult> {
+  const requests = { n: 0 };
   // Nothing to send (every row invalid, or all created already): ask the service nothing, so an
   // unusable batch or a finished one costs no request of the monthly quota.
-  if (!rows.length) {
-    return {
-      wallets: [],
-      corridors: [],
-      countries: new Map(),
-      rowIssues: new Map(),
-      estimatedFees: new Map(),
-      feesUnknown: new Set(),
-      warnings: [],
-      requests: 0,
-    };
-  }
-  let requests = 0;
-  const warnings: string[] = [];
+  if (!rows.length)
+    return { ...checkRows([], new Map(), new Map(), new Date()), wallets: [], corridors: [], countries: new Map(), requests: 0 };
   // The reads go out together, so that they share the rate limit's pipe rather than each waiting
   // for the last one's latency: wallets and countries first (countries say which corridors to skip),
   // then the methods of every corridor at once. Each batch is settled in full before an error is
   // thrown, so nothing is left running (a pair toggle least of all) once preflight has failed.
-  requests += 2;
+  requests.n += 2;
   const [walletList, list] = await settledAll([client.listWallets(), client.listCountries({ limit: 250 })]);
-  const wallets = walletList.data;
-  const countries = new Map<string, CountryAnswer>();
-  for (const c of list.data) countries.set(c.code, c);
+  const countries = new Map<string, CountryAnswer>(list.data.map((c) => [c.code, c]));
+  const corridors = distinctCorridors(rows);
+  await settledAll([...corridors.values()].map(corridorLoader(client, countries, options, requests)));
+  const checked = checkRows(rows, countries, corridors, options.now ?? new Date());
+  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests: requests.n };
+}
 
-  // Distinct corridors of the rows.
+/** The distinct corridors of the rows, by corridorKey, not loaded yet. */
+function distinctCorridors(rows: { payout: PayoutRow }[]): Map<string, CorridorInfo> {
   const corridors = new Map<string, CorridorInfo>();
   for (const { payout: p } of rows) {
     const k = corridorKey(p);
-    if (!corridors.has(k)) {
-      corridors.set(k, {
-        sourceCurrency: p.sourceCurrency,
-        destinationCurrency: p.destinationCurrency,
-        destinationCountryCode: p.destinationCountryCode,
-        enabled: false,
-        methods: [],
-      });
-    }
+    if (corridors.has(k)) continue;
+    corridors.set(k, {
+      sourceCurrency: p.sourceCurrency,
+      destinationCurrency: p.destinationCurrency,
+      destinationCountryCode: p.destinationCountryCode,
+      enabled: false,
+      methods: [],
+    });
   }
+  return corridors;
+}
 
-  // Asked at most once, however many corridors need it at the same time.
+/**
+ * Loads a corridor's methods (spec: the methods route). A corridor not enabled names its pair
+ * (GET pairs?status=all, asked once), and with --enable-pairs is turned on (one toggle per pair,
+ * however many countries) and loaded again. Counts the requests it makes.
+ */
+function corridorLoader(
+  client: PayoutClient,
+  countries: Map<string, CountryAnswer>,
+  options: PreflightOptions,
+  requests: { n: number },
+): (c: CorridorInfo) => Promise<void> {
   let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
   const pairsAll = () => {
     if (!allPairs) {
-      requests++;
+      requests.n++;
       allPairs = client.listPairs({ all: true }).then((r) => r.data);
     }
     return allPairs;
   };
-  // Corridors of one currency pair into several countries are turned on by one toggle.
   const toggled = new Map<string, Promise<unknown>>();
   const enablePair = (pairId: string) => {
     let t = toggled.get(pairId);
     if (!t) {
-      requests++;
+      requests.n++;
       t = client.togglePair(pairId, { enabled: true });
       toggled.set(pairId, t);
     }
     return t;
   };
-
-  const loadCorridor = async (c: CorridorInfo): Promise<void> => {
-    const country = countries.get(c.destinationCountryCode);
-    if (country?.isProhibited) {
+  return async (c) => {
+    if (countries.get(c.destinationCountryCode)?.isProhibited) {
       c.error = 'PROHIBITED_DESTINATION';
       return;
     }
     const load = async () => {
-      requests++;
+      requests.n++;
       const r = await client.listMethods({
         sourceCurrency: c.sourceCurrency,
         destinationCurrency: c.destinationCurrency,
@@ -228,29 +229,34 @@ export async function preflight(
     } catch (e) {
       if (!(e instanceof PayoutApiError) || e.status !== 400) throw e;
       c.error = e.code ?? 'CORRIDOR_NOT_ENABLED';
-      if (e.code === 'CORRIDOR_NOT_ENABLED' || e.code === undefined) {
-        const pair = (await pairsAll()).find(
-          (p) =>
-            (p.baseCurrency === c.sourceCurrency && p.quoteCurrency === c.destinationCurrency) ||
-            (p.baseCurrency === c.destinationCurrency && p.quoteCurrency === c.sourceCurrency),
-        );
-        c.pairId = pair?.currencyPairId;
-        if (options.enablePairs && pair?.currencyPairId !== undefined) {
-          await enablePair(pair.currencyPairId);
-          c.enabledNow = true;
-          c.error = undefined;
-          await load();
-        }
+      if (e.code !== 'CORRIDOR_NOT_ENABLED' && e.code !== undefined) return;
+      const pair = (await pairsAll()).find(
+        (p) =>
+          (p.baseCurrency === c.sourceCurrency && p.quoteCurrency === c.destinationCurrency) ||
+          (p.baseCurrency === c.destinationCurrency && p.quoteCurrency === c.sourceCurrency),
+      );
+      c.pairId = pair?.currencyPairId;
+      if (options.enablePairs && pair?.currencyPairId !== undefined) {
+        await enablePair(pair.currencyPairId);
+        c.enabledNow = true;
+        c.error = undefined;
+        await load();
       }
     }
   };
-  await settledAll([...corridors.values()].map(loadCorridor));
+}
 
-  const now = options.now ?? new Date();
-  const warnedCountry = new Set<string>();
+/** The row checks against the loaded corridors and countries: issues, estimated fees, warnings (each once). */
+function checkRows(
+  rows: { rowNumber: number; payout: PayoutRow }[],
+  countries: Map<string, CountryAnswer>,
+  corridors: Map<string, CorridorInfo>,
+  now: Date,
+): Pick<PreflightResult, 'rowIssues' | 'estimatedFees' | 'feesUnknown' | 'warnings'> {
   const rowIssues = new Map<number, RowIssue>();
   const estimatedFees = new Map<number, DecT>();
   const feesUnknown = new Set<number>();
+  const warnings: string[] = [];
   const noted = new Set<string>();
   const noteOnce = (key: string, warning: string) => {
     if (noted.has(key)) return;
@@ -267,31 +273,19 @@ export async function preflight(
       });
       continue;
     }
-    if (country && !warnedCountry.has(country.code) && outsideTradingHours(country, now)) {
-      warnedCountry.add(country.code);
-      warnings.push(
+    if (country && outsideTradingHours(country, now)) {
+      noteOnce(
+        `hours ${country.code}`,
         `${country.name ?? country.code} (${country.code}) is outside its trading hours ${country.tradingStartTime}-${country.tradingEndTime} (UTC${(country.timeZone ?? 0) >= 0 ? '+' : ''}${country.timeZone}): its payouts will wait for the next window`,
       );
     }
     const c = corridors.get(corridorKey(p))!;
-    if (!c.enabled) {
-      rowIssues.set(rowNumber, {
-        status: 'NOT_SENT',
-        code: c.error ?? 'CORRIDOR_NOT_ENABLED',
-        message: `the corridor ${p.sourceCurrency} -> ${p.destinationCurrency} (${p.destinationCountryCode}) is not enabled for this business`,
-      });
+    const found = methodFor(p, c);
+    if (found.issue) {
+      rowIssues.set(rowNumber, found.issue);
       continue;
     }
-    // the spec writes HK FPS two ways (§1.8: HK_FPS, also HONG_KONG_FPS): a method is matched by its canonical name
-    const m = c.methods.find((x) => (canonicalMethod(x.code) ?? x.code) === p.method);
-    if (!m) {
-      rowIssues.set(rowNumber, {
-        status: 'INVALID',
-        code: 'METHOD_NOT_AVAILABLE',
-        message: `${p.method} is not offered from ${p.sourceCurrency} to ${p.destinationCurrency} in ${p.destinationCountryCode} (offered: ${c.methods.map((x) => x.code).join(', ') || 'none'})`,
-      });
-      continue;
-    }
+    const m = found.method;
     if (!m.requiredFields) {
       noteOnce(
         `fields ${p.method}`,
@@ -314,15 +308,38 @@ export async function preflight(
         `fee ${p.method} ${p.sourceCurrency}`,
         `fee of ${p.method} from ${p.sourceCurrency}: not known before sending (the service's answer decides); the totals below leave it out`,
       );
-    } else {
-      estimatedFees.set(rowNumber, fee);
-      if (feeConverted(m, p.sourceCurrency)) {
-        noteOnce(
-          `rate ${p.method} ${p.sourceCurrency}`,
-          `fee of ${p.method} is priced in ${m.fee.kind !== 'unknown' ? m.fee.currency : '?'}: converted to ${p.sourceCurrency} at the corridor rate read as ${p.destinationCurrency} per ${p.sourceCurrency}, an estimate (the spec does not state the rate's direction)`,
-        );
-      }
+      continue;
+    }
+    estimatedFees.set(rowNumber, fee);
+    if (feeConverted(m, p.sourceCurrency)) {
+      noteOnce(
+        `rate ${p.method} ${p.sourceCurrency}`,
+        `fee of ${p.method} is priced in ${m.fee.kind !== 'unknown' ? m.fee.currency : '?'}: converted to ${p.sourceCurrency} at the corridor rate read as ${p.destinationCurrency} per ${p.sourceCurrency}, an estimate (the spec does not state the rate's direction)`,
+      );
     }
   }
-  return { wallets, corridors: [...corridors.values()], countries, rowIssues, estimatedFees, feesUnknown, warnings, requests };
+  return { rowIssues, estimatedFees, feesUnknown, warnings };
+}
+
+/** The method the corridor offers for the row, or why the row cannot go: corridor not enabled, method not offered. */
+function methodFor(p: PayoutRow, c: CorridorInfo): { method: PaymentMethodAnswer; issue?: undefined } | { issue: RowIssue } {
+  if (!c.enabled) {
+    const issue: RowIssue = {
+      status: 'NOT_SENT',
+      code: c.error ?? 'CORRIDOR_NOT_ENABLED',
+      message: `the corridor ${p.sourceCurrency} -> ${p.destinationCurrency} (${p.destinationCountryCode}) is not enabled for this business`,
+    };
+    return { issue };
+  }
+  // the spec writes HK FPS two ways (§1.8: HK_FPS, also HONG_KONG_FPS): a method is matched by its canonical name
+  const m = c.methods.find((x) => (canonicalMethod(x.code) ?? x.code) === p.method);
+  if (m) return { method: m };
+  const offered = c.methods.map((x) => x.code).join(', ') || 'none';
+  return {
+    issue: {
+      status: 'INVALID',
+      code: 'METHOD_NOT_AVAILABLE',
+      message: `${p.method} is not offered from ${p.sourceCurrency} to ${p.destinationCurrency} in ${p.destinationCountryCode} (offered: ${offered})`,
+    },
+  };
 }

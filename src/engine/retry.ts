@@ -23,9 +23,8 @@ import { readResults } from '../results/read.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import type { ResultValues } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/documents.ts';
-import { parseRow } from '../validation/row.ts';
+import { parseRow, probableDuplicateKey } from '../validation/row.ts';
 import { loadBatch, type EngineRow, type LoadedBatch } from './batch.ts';
-import { probableDuplicateKey } from '../validation/batch.ts';
 import { fileSha256, parseIdempotencyKey } from './identity.ts';
 import { findBatchJournal, ledgerOf } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
@@ -220,7 +219,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   // journalled body is what is resent).
   const refs = new Map<string, number>();
   // the same account, amount and currencies as validateBatch's probable-duplicate rule
-  const dupKeys = new Map<number, number>();
+  const dupKeys = new Map<string, number>();
   for (const row of rows) {
     if (!row.payout || only.has(row.rowNumber)) continue;
     refs.set(row.payout.reference, row.rowNumber);

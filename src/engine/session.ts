@@ -116,8 +116,8 @@ export function readJournal(path: string): ReadJournal {
 
 /**
  * What `run` and `plan` give loadBatch: it reads the batch's journal as soon as the identity is
- * known (the rows it shows created are then not validated again) and keeps that read, for the
- * session to open on.
+ * known (the rows it shows created keep their journal name even when they fail validation now)
+ * and keeps that read, for the session to open on.
  */
 export function journalReader(pathOf: (identity: BatchIdentity) => string): {
   lookup: JournalLookup;

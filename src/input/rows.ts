@@ -71,26 +71,7 @@ export async function shapeRows(
   onDone: () => Promise<void> | void,
 ): Promise<ShapedRows> {
   const it = records[Symbol.asyncIterator]();
-  let header: SourceRecord;
-  const leadingBlank: number[] = [];
-  for (;;) {
-    let first: IteratorResult<SourceRecord>;
-    try {
-      first = await it.next();
-    } catch (e) {
-      await onDone();
-      throw e;
-    }
-    if (first.done) {
-      await onDone();
-      throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
-    }
-    if (!isBlank(first.value.values)) {
-      header = first.value;
-      break;
-    }
-    leadingBlank.push(first.value.rowNumber);
-  }
+  const { header, leadingBlank } = await readHeader(file, it, onDone);
   let mapped: ColumnMapping;
   try {
     mapped = mapColumns(header.values, file, header.rowNumber);
@@ -98,40 +79,9 @@ export async function shapeRows(
     await onDone();
     throw e;
   }
-  const { columns, fields } = mapped;
   const warnings: InputWarning[] = mapped.notes.map((message) => ({ code: 'COLUMN_IGNORED', message }));
-  const width = columns.length;
-  const refIdx = columns.indexOf(fields.reference ?? '');
-  const methodIdx = columns.indexOf(fields.method ?? '');
-  const nameIdx = columns.indexOf(fields.accountName ?? '');
-  const amountIdx = columns.indexOf(fields.sourceAmount ?? '');
-
-  const toRow = (r: SourceRecord): RawRow => {
-    const cells: Record<string, string> = {};
-    // (assigning "__proto__" makes no cell: a header of that name is left out)
-    columns.forEach((c, i) => {
-      if (c !== '__proto__') cells[c] = (r.values[i] ?? '').trim();
-    });
-    const row: RawRow = { rowNumber: r.rowNumber, cells };
-    const extra = r.values.slice(width).filter((v) => v.trim() !== '').length;
-    if (extra) row.extraCells = extra;
-    if (r.numbers) {
-      for (let i = 0; i < width; i++) {
-        const n = r.numbers[i];
-        if (n !== undefined) (row.numbers ??= {})[columns[i]!] = n;
-      }
-    }
-    if (r.dates) {
-      for (let i = 0; i < width; i++) {
-        const d = r.dates[i];
-        if (d !== undefined) (row.dates ??= {})[columns[i]!] = d;
-      }
-    }
-    return row;
-  };
-  const looksLikeTotals = (r: SourceRecord): boolean =>
-    r.values.some(isTotalLabel) ||
-    (isEmptyAt(r.values, refIdx) && isEmptyAt(r.values, methodIdx) && isEmptyAt(r.values, nameIdx) && !isEmptyAt(r.values, amountIdx));
+  const toRow = (r: SourceRecord) => rowOf(r, mapped.columns);
+  const looksLikeTotals = totalsTest(mapped);
 
   // The rest of the records as rows; the file is released when they end, fail or are abandoned.
   async function* rows(): AsyncGenerator<RawRow> {
@@ -196,6 +146,67 @@ export async function shapeRows(
     });
   }
   return { ...mapped, headerRow: header.rowNumber, warnings, rows: rows() };
+}
+
+/** Reads up to the header: the first non-blank record (the blank ones before it noted). */
+async function readHeader(
+  file: string,
+  it: AsyncIterator<SourceRecord>,
+  onDone: () => Promise<void> | void,
+): Promise<{ header: SourceRecord; leadingBlank: number[] }> {
+  const leadingBlank: number[] = [];
+  for (;;) {
+    let first: IteratorResult<SourceRecord>;
+    try {
+      first = await it.next();
+    } catch (e) {
+      await onDone();
+      throw e;
+    }
+    if (first.done) {
+      await onDone();
+      throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
+    }
+    if (!isBlank(first.value.values)) return { header: first.value, leadingBlank };
+    leadingBlank.push(first.value.rowNumber);
+  }
+}
+
+/** A record as a row: its cells by header (trimmed), with the cells beyond the last column counted. */
+function rowOf(r: SourceRecord, columns: string[]): RawRow {
+  const width = columns.length;
+  const cells: Record<string, string> = {};
+  // (assigning "__proto__" makes no cell: a header of that name is left out)
+  columns.forEach((c, i) => {
+    if (c !== '__proto__') cells[c] = (r.values[i] ?? '').trim();
+  });
+  const row: RawRow = { rowNumber: r.rowNumber, cells };
+  const extra = r.values.slice(width).filter((v) => v.trim() !== '').length;
+  if (extra) row.extraCells = extra;
+  if (r.numbers) {
+    for (let i = 0; i < width; i++) {
+      const n = r.numbers[i];
+      if (n !== undefined) (row.numbers ??= {})[columns[i]!] = n;
+    }
+  }
+  if (r.dates) {
+    for (let i = 0; i < width; i++) {
+      const d = r.dates[i];
+      if (d !== undefined) (row.dates ??= {})[columns[i]!] = d;
+    }
+  }
+  return row;
+}
+
+/** Whether a record looks like a totals row: a total label, or an amount with no reference, method or name. */
+function totalsTest({ columns, fields }: ColumnMapping): (r: SourceRecord) => boolean {
+  const refIdx = columns.indexOf(fields.reference ?? '');
+  const methodIdx = columns.indexOf(fields.method ?? '');
+  const nameIdx = columns.indexOf(fields.accountName ?? '');
+  const amountIdx = columns.indexOf(fields.sourceAmount ?? '');
+  return (r) =>
+    r.values.some(isTotalLabel) ||
+    (isEmptyAt(r.values, refIdx) && isEmptyAt(r.values, methodIdx) && isEmptyAt(r.values, nameIdx) && !isEmptyAt(r.values, amountIdx));
 }
 
 export type { CanonicalField };

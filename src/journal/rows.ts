@@ -81,11 +81,8 @@ export type RowEvent =
     }
   /** A document uploaded once; `doc` names the file(s) (path, or "merged:" + paths). */
   | { t: 'doc'; ref: string; doc: string; url: string }
-  /**
-   * Written and fsynced before initiate leaves: the key and the exact body text; `dup`, the row's
-   * probable-duplicate key (absent in journals written before it was added).
-   */
-  | { t: 'initiating'; ref: string; row: number; attempt: number; key: string; body: string; dup?: number; at: string }
+  /** Written and fsynced before initiate leaves: the key and the exact body text. */
+  | { t: 'initiating'; ref: string; row: number; attempt: number; key: string; body: string; at: string }
   | { t: 'created'; ref: string; attempt: number; key: string; requestId: string; payout: PayoutSnapshot; at: string }
   /** A definitive refusal (4xx other than 409): the row may be edited and sent under attempt + 1. */
   | { t: 'rejected'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
@@ -149,8 +146,6 @@ export interface RowState {
    * created, which is never sent again.
    */
   body?: string;
-  /** The probable-duplicate key of the latest attempt's payout, when the journal has it. */
-  dup?: number;
   payout?: PayoutSnapshot;
   requestId?: string;
   error?: ErrorSnapshot;
@@ -222,7 +217,6 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       s.attempt = Math.max(s.attempt, ev.attempt);
       s.key = ev.key;
       s.body = ev.body;
-      s.dup = ev.dup;
       s.error = undefined;
       break;
     case 'created':

@@ -1,7 +1,7 @@
 // A whole batch: read (streamed for CSV), validate each row, apply the rules that span rows
-// (duplicate references, probable duplicate rows) and total what would be sent. Memory stays flat:
-// across rows only a 53-bit hash per reference and per valid row is kept (12 bytes each, in typed
-// arrays), plus small totals.
+// (duplicate references, probable duplicate rows) and total what would be sent. Across rows only
+// each reference and each probable-duplicate key is kept, with the first row that had it, plus
+// small totals: not the rows.
 import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/index.ts';
 import type { InputWarning, RawRow } from '../input/rows.ts';
@@ -10,7 +10,7 @@ import type { PayoutMethod } from '../spec/codes.ts';
 import type { DocumentCheck } from './documents.ts';
 import { cachedDocumentChecker } from './documents.ts';
 import type { Problem } from './problems.ts';
-import { parseRow, type RowContext } from './row.ts';
+import { parseRow, type RowContext, type RowResult } from './row.ts';
 import type { PayoutRow } from './schemas.ts';
 
 export interface ValidateOptions extends ReadOptions {
@@ -19,18 +19,12 @@ export interface ValidateOptions extends ReadOptions {
   /** Replaces the document checker (tests). */
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
   /**
-   * Rows an earlier run created (the engine's journal): the probable-duplicate key a row was sent
-   * with, by reference and row number. Such a row is not validated again (see ValidatedRow.settled);
-   * the summary counts it valid but leaves it out of its totals and corridors (only the engine
-   * passes this, and it totals created rows from the journal).
+   * References an earlier run created (the engine's journal). Such a row is validated like any
+   * other, but its payout exists: it keeps its place in the probable-duplicate rule even when the
+   * file now fails validation (a document moved away, a rule of a newer version), so a later row
+   * that repeats it is still flagged.
    */
-  settled?: (reference: string, rowNumber: number) => SettledRow | undefined;
-}
-
-/** What the journal knows of a row created by an earlier run. */
-export interface SettledRow {
-  /** probableDuplicateKey() of the payout it was sent as. */
-  dup: number;
+  createdBefore?: (reference: string) => boolean;
 }
 
 export interface ValidatedRow {
@@ -39,15 +33,8 @@ export interface ValidatedRow {
   cells: Record<string, string>;
   problems: Problem[];
   valid: boolean;
-  /** Present when valid, unless settled. */
+  /** Present when valid. */
   payout?: PayoutRow;
-  /**
-   * The row was created by an earlier run (ValidateOptions.settled) and is not validated again:
-   * valid, with no payout. Its payout exists at the service and is never sent again, so what the
-   * file says of it now cannot change anything; only the rules that span rows still see it (its
-   * reference and its probable-duplicate key, from the journal).
-   */
-  settled?: { reference: string };
 }
 
 export interface AmountTotal {
@@ -95,87 +82,6 @@ export interface BatchValidation {
   close(): Promise<void>;
 }
 
-/** cyrb53: a fast 53-bit string hash, enough to find duplicates among millions of rows. */
-export function hash53(str: string, seed = 0): number {
-  let h1 = 0xdeadbeef ^ seed;
-  let h2 = 0x41c6ce57 ^ seed;
-  for (let i = 0; i < str.length; i++) {
-    const ch = str.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
-}
-
-/** The beneficiary account of a payout, whatever the method: what two rows must share to be duplicates. */
-export function accountKey(p: PayoutRow): string {
-  const b = p.beneficiary;
-  const id = b.iban ?? [b.accountNumber, b.sortCode, b.routingNumber, b.bankCode, b.swiftCode].filter(Boolean).join('/');
-  return id || b.alipayId || b.openId || b.wechatUserId || b.fpsId || b.phoneNumber || b.email || b.accountName;
-}
-
-/**
- * The key of the probable-duplicate rule: same beneficiary account, amount and currencies. The
- * engine journals it with each initiate, so a resumed run can apply the rule to the rows it created
- * without validating them again.
- */
-export function probableDuplicateKey(p: PayoutRow): number {
-  return hash53([accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency].join('|'), 7);
-}
-
-/**
- * 53-bit hash → the first row that had it: open addressing in typed arrays (12 bytes a slot, off
- * the V8 heap, no boxed number per key), where a Map<number, number> takes about 40 bytes and a
- * heap number per entry. Kept under 70% full.
- */
-export class FirstRowIndex {
-  private keys: Float64Array;
-  private rows: Uint32Array;
-  private mask: number;
-  size = 0;
-
-  constructor(capacity = 1 << 12) {
-    let c = 16;
-    while (c < capacity) c *= 2;
-    this.keys = new Float64Array(c);
-    this.rows = new Uint32Array(c);
-    this.mask = c - 1;
-  }
-
-  /** The row recorded for hash h; when there is none, records `row` (> 0) and returns undefined. */
-  firstOrAdd(h: number, row: number): number | undefined {
-    let i = (h >>> 0) & this.mask;
-    for (;;) {
-      const r = this.rows[i]!;
-      if (r === 0) break;
-      if (this.keys[i] === h) return r;
-      i = (i + 1) & this.mask;
-    }
-    this.keys[i] = h;
-    this.rows[i] = row;
-    if (++this.size * 10 > this.keys.length * 7) this.grow();
-    return undefined;
-  }
-
-  private grow(): void {
-    const { keys, rows } = this;
-    this.keys = new Float64Array(keys.length * 2);
-    this.rows = new Uint32Array(keys.length * 2);
-    this.mask = this.keys.length - 1;
-    for (let j = 0; j < keys.length; j++) {
-      const r = rows[j]!;
-      if (r === 0) continue;
-      const h = keys[j]!;
-      let i = (h >>> 0) & this.mask;
-      while (this.rows[i] !== 0) i = (i + 1) & this.mask;
-      this.keys[i] = h;
-      this.rows[i] = r;
-    }
-  }
-}
-
 export function warningToProblem(file: string, w: InputWarning): Problem {
   const p: Problem = { severity: 'warning', code: w.code, file, message: w.message };
   if (w.row !== undefined) p.row = w.row;
@@ -196,9 +102,55 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
     checkDocument: options.checkDocument ?? cachedDocumentChecker(),
   };
   const fileProblems: Problem[] = [];
-  const summary: BatchSummary = {
-    file: src.file,
-    format: src.format,
+  const summary = emptySummary(src.file, src.format);
+  let drained = 0;
+  /** The reader's warnings so far, as file problems (blank and totals rows counted as skipped). */
+  const drain = () => {
+    for (; drained < warnings.length; drained++) {
+      const w = warnings[drained]!;
+      if (w.code === 'BLANK_ROWS') summary.skipped += (w.rowEnd ?? w.row ?? 0) - (w.row ?? 0) + 1;
+      if (w.code === 'TOTALS_ROW') summary.skipped++;
+      const p = warningToProblem(src.file, w);
+      countProblem(summary, p);
+      fileProblems.push(p);
+    }
+  };
+  drain();
+
+  const acrossRows = crossRowRules(ctx, options);
+  const corridors = new Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>();
+
+  function validateOne(raw: RawRow): ValidatedRow {
+    const parsed = parseRow(raw, ctx);
+    const problems = [...parsed.problems, ...acrossRows(raw, parsed)];
+    const valid = !!parsed.payout && !problems.some((p) => p.severity === 'error');
+    summary.rows++;
+    problems.forEach((p) => countProblem(summary, p));
+    if (!valid) {
+      summary.invalid++;
+      return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: false };
+    }
+    summary.valid++;
+    addToCorridor(corridors, parsed.payout!);
+    return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: true, payout: parsed.payout };
+  }
+
+  async function* rows(): AsyncGenerator<ValidatedRow> {
+    for await (const raw of rawRows) {
+      drain();
+      yield validateOne(raw);
+    }
+    drain();
+    Object.assign(summary, totalsOf(corridors));
+  }
+
+  return { source: info, rows: rows(), fileProblems, summary, close };
+}
+
+function emptySummary(file: string, format: BatchSource['format']): BatchSummary {
+  return {
+    file,
+    format,
     rows: 0,
     valid: 0,
     invalid: 0,
@@ -210,147 +162,125 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
     byMethod: {},
     corridors: [],
   };
-  const count = (p: Problem) => {
-    if (p.severity === 'error') summary.errors++;
-    else summary.warnings++;
-    summary.problemsByCode[p.code] = (summary.problemsByCode[p.code] ?? 0) + 1;
-  };
-  let drained = 0;
-  const drain = () => {
-    for (; drained < warnings.length; drained++) {
-      const w = warnings[drained]!;
-      if (w.code === 'BLANK_ROWS') summary.skipped += (w.rowEnd ?? w.row ?? 0) - (w.row ?? 0) + 1;
-      if (w.code === 'TOTALS_ROW') summary.skipped++;
-      const p = warningToProblem(src.file, w);
-      count(p);
-      fileProblems.push(p);
-    }
-  };
-  drain();
+}
 
-  const refs = new FirstRowIndex();
-  const dupRows = new FirstRowIndex();
-  const corridors = new Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>();
+function countProblem(summary: BatchSummary, p: Problem): void {
+  if (p.severity === 'error') summary.errors++;
+  else summary.warnings++;
+  summary.problemsByCode[p.code] = (summary.problemsByCode[p.code] ?? 0) + 1;
+}
 
-  function validateOne(raw: RawRow): ValidatedRow {
-    const refHeader = src.fields.reference;
+/**
+ * The rules that span rows, applied row after row: a reference already used by an earlier row
+ * (DUPLICATE_REFERENCE), and the same beneficiary account, amount and currencies as an earlier row
+ * (PROBABLE_DUPLICATE). Gives the problems of each row; remembers each reference and each key with
+ * the first row that had it.
+ */
+function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow, parsed: RowResult) => Problem[] {
+  const firstWithReference = new Map<string, number>();
+  const firstWithKey = new Map<string, number>();
+  const refHeader = ctx.fields.reference;
+  const amountHeader = ctx.fields.sourceAmount;
+  const allowed = options.allowDuplicateRows === true;
+  return (raw, parsed) => {
+    const problems: Problem[] = [];
     const ref = refHeader ? raw.cells[refHeader] : '';
-    const firstWithRef = ref ? refs.firstOrAdd(hash53(ref), raw.rowNumber) : undefined;
-    // A row created by an earlier run skips validation, but only when nothing about it is unusual:
-    // its reference and its duplicate key seen first here, at the row number it was sent from.
-    // Otherwise it is validated as before, and flagged as before.
-    if (ref && firstWithRef === undefined && options.settled) {
-      const s = options.settled(ref, raw.rowNumber);
-      if (s && dupRows.firstOrAdd(s.dup, raw.rowNumber) === undefined) {
-        summary.rows++;
-        summary.valid++;
-        return { rowNumber: raw.rowNumber, cells: raw.cells, problems: [], valid: true, settled: { reference: ref } };
-      }
-    }
-    const { problems, payout } = parseRow(raw, ctx);
-    if (firstWithRef !== undefined) {
+    const sameReference = ref ? firstWithReference.get(ref) : undefined;
+    if (ref && sameReference === undefined) firstWithReference.set(ref, raw.rowNumber);
+    if (sameReference !== undefined) {
       problems.push({
         severity: 'error',
         code: 'DUPLICATE_REFERENCE',
-        file: src.file,
+        file: ctx.file,
         row: raw.rowNumber,
         column: refHeader,
         value: ref,
-        message: `the reference is already used on row ${firstWithRef}: each payout needs its own (it makes the payout idempotent)`,
+        message: `the reference is already used on row ${sameReference}: each payout needs its own (it makes the payout idempotent)`,
         expected: 'a reference used by no other row',
       });
     }
-    if (payout) {
-      const first = dupRows.firstOrAdd(probableDuplicateKey(payout), raw.rowNumber);
-      if (first !== undefined) {
-        const allowed = options.allowDuplicateRows === true;
-        const shownAmount = raw.cells[src.fields.sourceAmount ?? ''];
-        const p: Problem = {
-          severity: allowed ? 'warning' : 'error',
-          code: 'PROBABLE_DUPLICATE',
-          file: src.file,
-          row: raw.rowNumber,
-          column: src.fields.sourceAmount ?? 'sourceAmount',
-          ...(shownAmount ? { value: shownAmount } : {}),
-          message: `same beneficiary account, amount and currency as row ${first}: a probable duplicate${allowed ? ' (allowed by --allow-duplicate-rows)' : ''}`,
-        };
-        if (!allowed) p.expected = 'one row per payment, or --allow-duplicate-rows when both are intended';
-        problems.push(p);
-      }
+    // the rows that are or will be payouts: a valid row, and a row an earlier run created under this reference
+    const key = parsed.duplicateKey;
+    const payable = !!parsed.payout || (!!ref && sameReference === undefined && options.createdBefore?.(ref) === true);
+    if (key === undefined || !payable) return problems;
+    const sameKey = firstWithKey.get(key);
+    if (sameKey === undefined) {
+      firstWithKey.set(key, raw.rowNumber);
+      return problems;
     }
-    let valid = true;
-    for (const p of problems) if (p.severity === 'error') valid = false;
-    summary.rows++;
-    problems.forEach(count);
-    if (!valid || !payout) {
-      summary.invalid++;
-      return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: false };
-    }
-    summary.valid++;
-    // one running total per corridor; currency and method totals are folded from them at the end
-    const ck = `${payout.sourceCurrency}|${payout.destinationCurrency}|${payout.destinationCountryCode}|${payout.method}`;
-    const c = corridors.get(ck);
-    if (c) {
-      c.c.rows++;
-      c.amount = c.amount.plus(payout.sourceAmount);
-    } else {
-      corridors.set(ck, {
-        c: {
-          sourceCurrency: payout.sourceCurrency,
-          destinationCurrency: payout.destinationCurrency,
-          destinationCountryCode: payout.destinationCountryCode,
-          method: payout.method,
-          rows: 1,
-        },
-        amount: payout.sourceAmount,
-      });
-    }
-    return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: true, payout };
-  }
+    const shownAmount = raw.cells[amountHeader ?? ''];
+    const p: Problem = {
+      severity: allowed ? 'warning' : 'error',
+      code: 'PROBABLE_DUPLICATE',
+      file: ctx.file,
+      row: raw.rowNumber,
+      column: amountHeader ?? 'sourceAmount',
+      ...(shownAmount ? { value: shownAmount } : {}),
+      message: `same beneficiary account, amount and currency as row ${sameKey}: a probable duplicate${allowed ? ' (allowed by --allow-duplicate-rows)' : ''}`,
+    };
+    if (!allowed) p.expected = 'one row per payment, or --allow-duplicate-rows when both are intended';
+    problems.push(p);
+    return problems;
+  };
+}
 
-  function finish() {
-    drain();
-    const totals = new Map<string, { rows: number; amount: Dec }>();
-    const byMethod = new Map<string, { rows: number; totals: Map<string, Dec> }>();
-    for (const { c, amount } of corridors.values()) {
-      const t = totals.get(c.sourceCurrency) ?? { rows: 0, amount: new Dec(0) };
-      t.rows += c.rows;
-      t.amount = t.amount.plus(amount);
-      totals.set(c.sourceCurrency, t);
-      const m = byMethod.get(c.method) ?? { rows: 0, totals: new Map<string, Dec>() };
-      m.rows += c.rows;
-      m.totals.set(c.sourceCurrency, (m.totals.get(c.sourceCurrency) ?? new Dec(0)).plus(amount));
-      byMethod.set(c.method, m);
-    }
-    summary.totalsBySourceCurrency = Object.fromEntries(
+/** One running total per corridor; currency and method totals are folded from them at the end. */
+function addToCorridor(corridors: Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>, payout: PayoutRow): void {
+  const ck = `${payout.sourceCurrency}|${payout.destinationCurrency}|${payout.destinationCountryCode}|${payout.method}`;
+  const c = corridors.get(ck);
+  if (c) {
+    c.c.rows++;
+    c.amount = c.amount.plus(payout.sourceAmount);
+    return;
+  }
+  corridors.set(ck, {
+    c: {
+      sourceCurrency: payout.sourceCurrency,
+      destinationCurrency: payout.destinationCurrency,
+      destinationCountryCode: payout.destinationCountryCode,
+      method: payout.method,
+      rows: 1,
+    },
+    amount: payout.sourceAmount,
+  });
+}
+
+/** The summary's totals by source currency, by method and by corridor, from the corridors' running totals. */
+function totalsOf(
+  corridors: Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>,
+): Pick<BatchSummary, 'totalsBySourceCurrency' | 'byMethod' | 'corridors'> {
+  const totals = new Map<string, { rows: number; amount: Dec }>();
+  const byMethod = new Map<string, { rows: number; totals: Map<string, Dec> }>();
+  for (const { c, amount } of corridors.values()) {
+    const t = totals.get(c.sourceCurrency) ?? { rows: 0, amount: new Dec(0) };
+    t.rows += c.rows;
+    t.amount = t.amount.plus(amount);
+    totals.set(c.sourceCurrency, t);
+    const m = byMethod.get(c.method) ?? { rows: 0, totals: new Map<string, Dec>() };
+    m.rows += c.rows;
+    m.totals.set(c.sourceCurrency, (m.totals.get(c.sourceCurrency) ?? new Dec(0)).plus(amount));
+    byMethod.set(c.method, m);
+  }
+  return {
+    totalsBySourceCurrency: Object.fromEntries(
       [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([ccy, t]) => [ccy, { rows: t.rows, amount: formatAmount(t.amount, ccy) }]),
-    );
-    summary.byMethod = Object.fromEntries(
+    ),
+    byMethod: Object.fromEntries(
       [...byMethod]
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([m, v]) => [
           m,
           { rows: v.rows, totals: Object.fromEntries([...v.totals].sort().map(([ccy, d]) => [ccy, formatAmount(d, ccy)])) },
         ]),
-    );
-    summary.corridors = [...corridors.values()]
+    ),
+    corridors: [...corridors.values()]
       .map(({ c, amount }) => ({ ...c, amount: formatAmount(amount, c.sourceCurrency) }))
       .sort((a, b) =>
         `${a.sourceCurrency}${a.destinationCurrency}${a.destinationCountryCode}${a.method}`.localeCompare(
           `${b.sourceCurrency}${b.destinationCurrency}${b.destinationCountryCode}${b.method}`,
         ),
-      );
-  }
-
-  async function* rows(): AsyncGenerator<ValidatedRow> {
-    for await (const raw of rawRows) {
-      drain();
-      yield validateOne(raw);
-    }
-    finish();
-  }
-
-  return { source: info, rows: rows(), fileProblems, summary, close };
+      ),
+  };
 }
 
 export interface CollectedBatch {

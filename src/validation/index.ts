@@ -2,19 +2,15 @@
 export {
   validateBatch,
   collectBatch,
-  hash53,
-  accountKey,
-  probableDuplicateKey,
   type ValidateOptions,
   type ValidatedRow,
-  type SettledRow,
   type BatchSummary,
   type BatchValidation,
   type CollectedBatch,
   type Corridor,
   type AmountTotal,
 } from './batch.ts';
-export { parseRow, validateRow, MASKED_FIELDS, TEXT_ONLY_FIELDS, type RowContext, type RowResult } from './row.ts';
+export { parseRow, accountKey, probableDuplicateKey, MASKED_FIELDS, TEXT_ONLY_FIELDS, type RowContext, type RowResult } from './row.ts';
 export {
   PayoutRowSchema,
   BENEFICIARY_SCHEMAS,

@@ -2,6 +2,7 @@
 // Pure but for reading the first bytes of the documents it names (through ctx.checkDocument).
 // The package's main entry loads every language's names; the codes need none of them.
 import countries from 'i18n-iso-countries/index.js';
+import type { z } from 'zod';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
@@ -38,6 +39,12 @@ export interface RowResult {
   problems: Problem[];
   /** Present when the row has no error. */
   payout?: PayoutRow;
+  /**
+   * probableDuplicateKey() of the row, whenever its beneficiary, amount and currencies could be
+   * read (also on a row with other errors: a row created by an earlier run keeps its place in
+   * the probable-duplicate rule, see ValidateOptions.createdBefore).
+   */
+  duplicateKey?: string;
 }
 
 /** Account identifiers: shown masked (last 4 kept) in every problem. */
@@ -71,48 +78,84 @@ const PAYOUT_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as PayoutField[];
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
 
-export function validateRow(row: RawRow, ctx: RowContext): Problem[] {
-  return parseRow(row, ctx).problems;
-}
-
 /** The file's header of a field (the field's own name when the file has no such column). */
 const headerOf = (ctx: RowContext, f: string): string => ctx.fields[f as CanonicalField] ?? f;
-/** A field's cell as read ('' when the file has no such column). */
-function rawOf(row: RawRow, ctx: RowContext, f: string): string {
-  const h = ctx.fields[f as CanonicalField];
-  return h === undefined ? '' : (row.cells[h] ?? '');
-}
-function add(
-  problems: Problem[],
-  row: RawRow,
-  ctx: RowContext,
-  severity: Severity,
-  code: ProblemCode,
-  f: string | undefined,
-  message: string,
-  expected?: string,
-  value?: string,
-): void {
-  const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
-  if (f !== undefined) {
-    p.column = headerOf(ctx, f);
-    const v = value ?? rawOf(row, ctx, f);
-    if (v !== '') p.value = MASKED_FIELDS.has(f) ? maskAccount(v) : v;
-  }
-  p.message = message;
-  if (expected) p.expected = expected;
-  problems.push(p);
+/** One row being read: its cells, and the problems found so far. */
+interface RowReader {
+  row: RawRow;
+  ctx: RowContext;
+  problems: Problem[];
+  /** A field's cell as read ('' when the file has no such column). */
+  cell(f: string): string;
+  /** Records a problem on a field (its column and value, account identifiers masked), or on the row. */
+  add(severity: Severity, code: ProblemCode, f: string | undefined, message: string, expected?: string, value?: string): void;
 }
 
-export function parseRow(row: RawRow, ctx: RowContext): RowResult {
+function readerOf(row: RawRow, ctx: RowContext): RowReader {
   const problems: Problem[] = [];
+  const cell = (f: string) => {
+    const h = ctx.fields[f as CanonicalField];
+    return h === undefined ? '' : (row.cells[h] ?? '');
+  };
+  const add: RowReader['add'] = (severity, code, f, message, expected, value) => {
+    const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
+    if (f !== undefined) {
+      p.column = headerOf(ctx, f);
+      const v = value ?? cell(f);
+      if (v !== '') p.value = MASKED_FIELDS.has(f) ? maskAccount(v) : v;
+    }
+    p.message = message;
+    if (expected) p.expected = expected;
+    problems.push(p);
+  };
+  return { row, ctx, problems, cell, add };
+}
 
-  // ---- the shape of the row
+/**
+ * A row's problems, and when it has no error the typed PayoutRow; section by section: the row's
+ * shape, the payout fields, Excel's traps, the amount, the beneficiary by the method's schema,
+ * the combinations of fields, the documents.
+ */
+export function parseRow(row: RawRow, ctx: RowContext): RowResult {
+  const r = readerOf(row, ctx);
+  checkShape(r);
+  const top = payoutFields(r);
+  const method = top.method as PayoutMethod | undefined;
+  const trapped = excelDateTraps(r);
+  const overrides = excelNumberTraps(r, method, trapped);
+  const amount = sourceAmount(r, top.sourceCurrency, trapped);
+  const beneficiary = method ? beneficiaryOf(r, method, overrides, trapped) : undefined;
+  checkCombinations(r, top, method, beneficiary);
+  const withdrawal = top.withdrawal === 'true';
+  const documents = documentsOf(r, withdrawal);
+
+  const { problems } = r;
+  const { sourceCurrency, destinationCurrency, destinationCountryCode } = top;
+  if (!method || !amount || !beneficiary || !sourceCurrency || !destinationCurrency) return { problems };
+  const duplicateKey = probableDuplicateKey({ beneficiary, sourceAmount: amount, sourceCurrency, destinationCurrency });
+  if (problems.some((p) => p.severity === 'error')) return { problems, duplicateKey };
+  const payout: PayoutRow = {
+    rowNumber: row.rowNumber,
+    reference: top.reference!,
+    sourceAmount: amount,
+    sourceCurrency,
+    destinationCurrency,
+    destinationCountryCode: destinationCountryCode!,
+    method,
+    beneficiary,
+    narration: top.narration!,
+    documents,
+    withdrawal,
+  };
+  if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
+  return { problems, payout, duplicateKey };
+}
+
+/** The shape of the row: cells beyond the last column, characters the encoding could not read. */
+function checkShape(r: RowReader): void {
+  const { row, ctx } = r;
   if (row.extraCells) {
-    add(
-      problems,
-      row,
-      ctx,
+    r.add(
       'error',
       'EXTRA_CELLS',
       undefined,
@@ -122,7 +165,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   }
   for (const h in row.cells) {
     if (row.cells[h]!.includes('\uFFFD')) {
-      problems.push({
+      r.problems.push({
         severity: 'error',
         code: 'ENCODING',
         file: ctx.file,
@@ -133,239 +176,225 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       });
     }
   }
+}
 
-  // ---- payout fields (their validators are those of PayoutFieldsSchema), normalized
+/** The payout fields (their validators are those of PayoutFieldsSchema), normalized. */
+function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
   const top: Partial<Record<PayoutField, string>> = {};
   for (const f of PAYOUT_FIELDS) {
-    const v = rawOf(row, ctx, f);
+    const v = r.cell(f);
     if (v === '') {
-      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) add(problems, row, ctx, 'error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
+      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) r.add('error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
       continue;
     }
-    const r = PAYOUT_FIELD_CHECKS[f](v);
-    if (r.ok) top[f] = r.value;
-    else add(problems, row, ctx, r.severity ?? 'error', r.code, f, r.message, r.expected);
+    const c = PAYOUT_FIELD_CHECKS[f](v);
+    if (c.ok) top[f] = c.value;
+    else r.add(c.severity ?? 'error', c.code, f, c.message, c.expected);
   }
-  const method = top.method as PayoutMethod | undefined;
-  const sourceCurrency = top.sourceCurrency;
+  return top;
+}
 
-  // ---- Excel traps: a date-formatted cell where an amount or identifier is expected (German
-  // Excel makes the date 1 May of "1.5"): its value would be a serial number or an ISO date
-  let trapped: Set<string> | undefined;
-  if (row.dates) {
-    for (const f of DATE_TRAP_FIELDS) {
-      const h = ctx.fields[f as CanonicalField];
-      const shown = h === undefined ? undefined : row.dates[h];
-      if (shown === undefined) continue;
-      (trapped ??= new Set<string>()).add(f);
-      const amount = f === 'sourceAmount';
-      add(
-        problems,
-        row,
-        ctx,
+/**
+ * Excel traps: a date-formatted cell where an amount or identifier is expected (German Excel makes
+ * the date 1 May of "1.5"): its value would be a serial number or an ISO date. The fields refused.
+ */
+function excelDateTraps(r: RowReader): Set<string> {
+  const trapped = new Set<string>();
+  const { row, ctx } = r;
+  if (!row.dates) return trapped;
+  for (const f of DATE_TRAP_FIELDS) {
+    const h = ctx.fields[f as CanonicalField];
+    const shown = h === undefined ? undefined : row.dates[h];
+    if (shown === undefined) continue;
+    trapped.add(f);
+    const amount = f === 'sourceAmount';
+    r.add(
+      'error',
+      'EXCEL_DATE',
+      f,
+      `the cell is formatted as a date (shows "${shown}"); format the column as ${amount ? 'a number' : 'Text'}`,
+      amount
+        ? 'the column formatted as a number and the amount typed again, such as 1500.00'
+        : 'the column formatted as Text and the value typed again',
+      shown,
+    );
+  }
+  return trapped;
+}
+
+/**
+ * Excel traps: identifiers that arrived as numbers. Refused (added to `trapped`) when digits were
+ * lost; otherwise their digits replace the cell (the overrides returned).
+ */
+function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trapped: Set<string>): Record<string, string> {
+  const overrides: Record<string, string> = {};
+  const { row, ctx } = r;
+  if (!row.numbers) return overrides;
+  for (const f of TEXT_ONLY_FIELDS) {
+    const h = ctx.fields[f as CanonicalField];
+    const n = h === undefined ? undefined : row.numbers[h];
+    if (n === undefined) continue;
+    const cell = r.cell(f);
+    const label = `the ${f}`;
+    if (/e/i.test(cell) || Math.abs(n) >= 1e15) {
+      trapped.add(f);
+      r.add(
         'error',
-        'EXCEL_DATE',
+        'EXCEL_DIGITS_LOST',
         f,
-        `the cell is formatted as a date (shows "${shown}"); format the column as ${amount ? 'a number' : 'Text'}`,
-        amount
-          ? 'the column formatted as a number and the amount typed again, such as 1500.00'
-          : 'the column formatted as Text and the value typed again',
-        shown,
+        `${label} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
+        'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
       );
+      continue;
     }
-  }
-
-  // ---- Excel traps: identifiers that arrived as numbers
-  let overrides: Record<string, string> | undefined;
-  if (row.numbers) {
-    overrides = {};
-    trapped ??= new Set<string>();
-    for (const f of TEXT_ONLY_FIELDS) {
-      const h = ctx.fields[f as CanonicalField];
-      const n = h === undefined ? undefined : row.numbers[h];
-      if (n === undefined) continue;
-      const cell = rawOf(row, ctx, f);
-      const label = `the ${f}`;
-      if (/e/i.test(cell) || Math.abs(n) >= 1e15) {
-        trapped.add(f);
-        add(
-          problems,
-          row,
-          ctx,
-          'error',
-          'EXCEL_DIGITS_LOST',
-          f,
-          `${label} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
-          'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
-        );
-        continue;
-      }
-      if (!Number.isInteger(n)) continue;
-      const digits = String(n);
-      if (f === 'phoneNumber') {
-        trapped.add(f);
-        add(
-          problems,
-          row,
-          ctx,
-          'error',
-          'EXCEL_LEADING_ZEROS_LOST',
-          f,
-          `${label} is stored as a number, which dropped its leading + (and any leading 0)`,
-          'the column formatted as Text, with the number in E.164 form such as +85291234567',
-          digits,
-        );
-        continue;
-      }
-      const min = minDigits(f as BeneficiaryColumn, method);
-      if (min !== undefined && digits.length < min) {
-        trapped.add(f);
-        add(
-          problems,
-          row,
-          ctx,
-          'error',
-          'EXCEL_LEADING_ZEROS_LOST',
-          f,
-          `${label} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
-          `the column formatted as Text and the ${min} digits typed again`,
-          digits,
-        );
-        continue;
-      }
-      overrides[f] = digits;
-      if (min === undefined && (f === 'accountNumber' || f === 'bankCode')) {
-        add(
-          problems,
-          row,
-          ctx,
-          'warning',
-          'EXCEL_LEADING_ZEROS_LOST',
-          f,
-          `${label} is stored as a number: if it began with 0, Excel dropped the zeros`,
-          'the column formatted as Text',
-          digits,
-        );
-      }
+    if (!Number.isInteger(n)) continue;
+    const digits = String(n);
+    if (f === 'phoneNumber') {
+      trapped.add(f);
+      r.add(
+        'error',
+        'EXCEL_LEADING_ZEROS_LOST',
+        f,
+        `${label} is stored as a number, which dropped its leading + (and any leading 0)`,
+        'the column formatted as Text, with the number in E.164 form such as +85291234567',
+        digits,
+      );
+      continue;
     }
-  }
-
-  // ---- amount
-  let amount: Dec | undefined;
-  const amountHeader = ctx.fields.sourceAmount;
-  const amountNumber = amountHeader !== undefined ? row.numbers?.[amountHeader] : undefined;
-  const amountCell = rawOf(row, ctx, 'sourceAmount');
-  const amountText = amountNumber !== undefined ? excelNumberText(amountNumber) : amountCell;
-  if (trapped?.has('sourceAmount')) {
-    // refused above: a date is no amount
-  } else if (amountText === '')
-    add(problems, row, ctx, 'error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
-  else {
-    const a = parseAmount(amountText, sourceCurrency, { fromNumber: amountNumber !== undefined });
-    if (a.ok) amount = a.value;
-    else {
-      const note = amountNumber !== undefined && amountCell !== amountText ? ` (the cell holds ${amountText} and shows ${amountCell})` : '';
-      add(problems, row, ctx, 'error', a.code, 'sourceAmount', a.message + note, a.expected);
+    const min = minDigits(f as BeneficiaryColumn, method);
+    if (min !== undefined && digits.length < min) {
+      trapped.add(f);
+      r.add(
+        'error',
+        'EXCEL_LEADING_ZEROS_LOST',
+        f,
+        `${label} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
+        `the column formatted as Text and the ${min} digits typed again`,
+        digits,
+      );
+      continue;
     }
-  }
-
-  // ---- beneficiary, by the method's schema
-  let beneficiary: Beneficiary | undefined;
-  if (method) {
-    const used = METHOD_FIELD_SETS[method];
-    // the method's non-empty fields (an empty cell is a missing value to the schema)
-    const input: Record<string, string> = {};
-    for (const f of BENEFICIARY_COLUMNS) {
-      const cell = rawOf(row, ctx, f);
-      if (used.has(f)) {
-        const v = overrides?.[f] ?? cell;
-        if (v !== '') input[f] = v;
-      } else if (cell !== '') {
-        add(
-          problems,
-          row,
-          ctx,
-          'warning',
-          'FIELD_NOT_USED',
-          f,
-          `${method} does not use ${f}: the value is not sent`,
-          `${f} left empty for ${method}`,
-        );
-      }
-    }
-    // the method's zod schema: its issues become the problems
-    const r = BENEFICIARY_SCHEMAS[method].safeParse(input);
-    if (r.success) {
-      // only the non-empty values are sent
-      const b: Record<string, string> = {};
-      for (const [k, v] of Object.entries(r.data as Record<string, unknown>)) if (typeof v === 'string' && v !== '') b[k] = v;
-      beneficiary = b as Beneficiary;
-    } else {
-      for (const iss of r.error.issues) {
-        const f = iss.path[0] as string | undefined;
-        if (f !== undefined && trapped?.has(f)) continue;
-        const params = (iss as { params?: IssueParams }).params;
-        if (iss.code === 'custom' && params?.problem === 'MISSING_ONE_OF') {
-          const groups = METHOD_RULES[method].oneOf ?? [];
-          const p = {
-            severity: 'error',
-            code: 'MISSING_ONE_OF',
-            file: ctx.file,
-            row: row.rowNumber,
-            column: [...new Set(groups.flat())].map((g) => headerOf(ctx, g)).join(' | '),
-            message: iss.message,
-          } as Problem;
-          if (params.expected) p.expected = params.expected;
-          problems.push(p);
-        } else if (iss.code === 'custom') {
-          add(problems, row, ctx, params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
-        } else if (iss.code === 'invalid_type') {
-          add(
-            problems,
-            row,
-            ctx,
-            'error',
-            'MISSING_VALUE',
-            f,
-            ctx.fields[f as CanonicalField] === undefined
-              ? `${method} needs ${f}, and the file has no ${f} column`
-              : `${method} needs ${f}`,
-          );
-        } else {
-          add(problems, row, ctx, 'error', 'INVALID_TEXT', f, iss.message);
-        }
-      }
-    }
-    if (
-      beneficiary &&
-      method === 'NIP' &&
-      beneficiary.bankCode?.length === 3 &&
-      beneficiary.accountNumber &&
-      !nubanCheckDigitOk(beneficiary.bankCode, beneficiary.accountNumber)
-    ) {
-      add(
-        problems,
-        row,
-        ctx,
+    overrides[f] = digits;
+    if (min === undefined && (f === 'accountNumber' || f === 'bankCode')) {
+      r.add(
         'warning',
-        'NUBAN_CHECK_DIGIT',
-        'accountNumber',
-        `the NUBAN check digit does not match bank code ${beneficiary.bankCode}: the account number or the bank code may be mistyped`,
-        'the 10-digit NUBAN of an account at that bank',
+        'EXCEL_LEADING_ZEROS_LOST',
+        f,
+        `${label} is stored as a number: if it began with 0, Excel dropped the zeros`,
+        'the column formatted as Text',
+        digits,
       );
     }
   }
+  return overrides;
+}
 
-  // ---- combinations
-  const dest = top.destinationCurrency;
-  const country = top.destinationCountryCode;
+/** The amount, exact, in the source currency's minor units (a numeric Excel cell as Excel shows it). */
+function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped: Set<string>): Dec | undefined {
+  const header = r.ctx.fields.sourceAmount;
+  const number = header !== undefined ? r.row.numbers?.[header] : undefined;
+  const cell = r.cell('sourceAmount');
+  const text = number !== undefined ? excelNumberText(number) : cell;
+  if (trapped.has('sourceAmount')) return undefined; // refused as a date: a date is no amount
+  if (text === '') {
+    r.add('error', 'MISSING_VALUE', 'sourceAmount', 'sourceAmount is required', 'a positive amount such as 1234.56');
+    return undefined;
+  }
+  const a = parseAmount(text, sourceCurrency, { fromNumber: number !== undefined });
+  if (a.ok) return a.value;
+  const note = number !== undefined && cell !== text ? ` (the cell holds ${text} and shows ${cell})` : '';
+  r.add('error', a.code, 'sourceAmount', a.message + note, a.expected);
+  return undefined;
+}
+
+/**
+ * The beneficiary, by the method's zod schema (spec §4.2): the method's non-empty fields in, its
+ * issues out as problems. A value in a column the method does not use is not sent.
+ */
+function beneficiaryOf(
+  r: RowReader,
+  method: PayoutMethod,
+  overrides: Record<string, string>,
+  trapped: Set<string>,
+): Beneficiary | undefined {
+  const used = METHOD_FIELD_SETS[method];
+  // the method's non-empty fields (an empty cell is a missing value to the schema)
+  const input: Record<string, string> = {};
+  for (const f of BENEFICIARY_COLUMNS) {
+    const cell = r.cell(f);
+    if (used.has(f)) {
+      const v = overrides[f] ?? cell;
+      if (v !== '') input[f] = v;
+    } else if (cell !== '') {
+      r.add('warning', 'FIELD_NOT_USED', f, `${method} does not use ${f}: the value is not sent`, `${f} left empty for ${method}`);
+    }
+  }
+  const parsed = BENEFICIARY_SCHEMAS[method].safeParse(input);
+  if (!parsed.success) {
+    for (const iss of parsed.error.issues) beneficiaryIssue(r, method, iss, trapped);
+    return undefined;
+  }
+  // only the non-empty values are sent
+  const b: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed.data as Record<string, unknown>)) if (typeof v === 'string' && v !== '') b[k] = v;
+  const beneficiary = b as Beneficiary;
+  if (
+    method === 'NIP' &&
+    beneficiary.bankCode?.length === 3 &&
+    beneficiary.accountNumber &&
+    !nubanCheckDigitOk(beneficiary.bankCode, beneficiary.accountNumber)
+  ) {
+    r.add(
+      'warning',
+      'NUBAN_CHECK_DIGIT',
+      'accountNumber',
+      `the NUBAN check digit does not match bank code ${beneficiary.bankCode}: the account number or the bank code may be mistyped`,
+      'the 10-digit NUBAN of an account at that bank',
+    );
+  }
+  return beneficiary;
+}
+
+/** One issue of a method's schema as a problem (none for a field Excel's traps refused already). */
+function beneficiaryIssue(r: RowReader, method: PayoutMethod, iss: z.core.$ZodIssue, trapped: Set<string>): void {
+  const { ctx, row } = r;
+  const f = iss.path[0] as string | undefined;
+  if (f !== undefined && trapped.has(f)) return;
+  const params = (iss as { params?: IssueParams }).params;
+  if (iss.code === 'custom' && params?.problem === 'MISSING_ONE_OF') {
+    const groups = METHOD_RULES[method].oneOf ?? [];
+    const p = {
+      severity: 'error',
+      code: 'MISSING_ONE_OF',
+      file: ctx.file,
+      row: row.rowNumber,
+      column: [...new Set(groups.flat())].map((g) => headerOf(ctx, g)).join(' | '),
+      message: iss.message,
+    } as Problem;
+    if (params.expected) p.expected = params.expected;
+    r.problems.push(p);
+  } else if (iss.code === 'custom') {
+    r.add(params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
+  } else if (iss.code === 'invalid_type') {
+    const noColumn = ctx.fields[f as CanonicalField] === undefined;
+    r.add('error', 'MISSING_VALUE', f, noColumn ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`);
+  } else {
+    r.add('error', 'INVALID_TEXT', f, iss.message);
+  }
+}
+
+/** Fields that disagree with one another: warnings only (the service decides). */
+function checkCombinations(
+  r: RowReader,
+  top: Partial<Record<PayoutField, string>>,
+  method: PayoutMethod | undefined,
+  beneficiary: Beneficiary | undefined,
+): void {
+  const { sourceCurrency, destinationCurrency: dest, destinationCountryCode: country } = top;
   if (method && sourceCurrency && dest && country) {
     const list = methodsForCorridor(sourceCurrency, dest, country);
     if (!list.includes(method)) {
-      add(
-        problems,
-        row,
-        ctx,
+      r.add(
         'warning',
         'CORRIDOR_NOT_IN_OVERVIEW',
         'method',
@@ -375,10 +404,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     }
   }
   if (beneficiary && dest && beneficiary.accountCurrency !== dest) {
-    add(
-      problems,
-      row,
-      ctx,
+    r.add(
       'warning',
       'ACCOUNT_CURRENCY_MISMATCH',
       'accountCurrency',
@@ -389,10 +415,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   if (beneficiary?.iban && country) {
     const ibanCountry = countries.alpha2ToAlpha3(beneficiary.iban.slice(0, 2));
     if (ibanCountry && ibanCountry !== country) {
-      add(
-        problems,
-        row,
-        ctx,
+      r.add(
         'warning',
         'IBAN_MISMATCH',
         'iban',
@@ -401,36 +424,31 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       );
     }
   }
+}
 
-  // ---- documents
+/** The supporting documents (spec §4.5): at most MAX_DOCUMENTS_PER_PAYOUT, each checked; their absolute paths. */
+function documentsOf(r: RowReader, withdrawal: boolean): string[] {
   const documents: string[] = [];
-  const docCell = rawOf(row, ctx, 'documents');
-  const docList = docCell === '' ? [] : documentPaths(docCell);
-  if (docList.length > MAX_DOCUMENTS_PER_PAYOUT) {
-    add(
-      problems,
-      row,
-      ctx,
+  const cell = r.cell('documents');
+  const list = cell === '' ? [] : documentPaths(cell);
+  if (list.length > MAX_DOCUMENTS_PER_PAYOUT) {
+    r.add(
       'error',
       'TOO_MANY_DOCUMENTS',
       'documents',
-      `${docList.length} documents; the service takes at most ${MAX_DOCUMENTS_PER_PAYOUT} per payout`,
+      `${list.length} documents; the service takes at most ${MAX_DOCUMENTS_PER_PAYOUT} per payout`,
       `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`,
     );
   }
-  const check = ctx.checkDocument ?? defaultChecker;
-  for (const d of docList) {
-    const abs = documentPath(ctx.baseDir, d);
-    const r = check(abs, d);
-    if (r.ok) documents.push(abs);
-    else add(problems, row, ctx, 'error', r.code, 'documents', r.message, r.expected, d);
+  const check = r.ctx.checkDocument ?? defaultChecker;
+  for (const d of list) {
+    const abs = documentPath(r.ctx.baseDir, d);
+    const c = check(abs, d);
+    if (c.ok) documents.push(abs);
+    else r.add('error', c.code, 'documents', c.message, c.expected, d);
   }
-  const withdrawal = top.withdrawal === 'true';
-  if (!withdrawal && docList.length === 0) {
-    add(
-      problems,
-      row,
-      ctx,
+  if (!withdrawal && list.length === 0) {
+    r.add(
       'warning',
       'NO_DOCUMENT',
       'documents',
@@ -438,24 +456,21 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
       'a PDF, JPEG or PNG path, or withdrawal true',
     );
   }
+  return documents;
+}
 
-  if (!method || !amount || !beneficiary) return { problems };
-  for (const p of problems) if (p.severity === 'error') return { problems };
-  const payout: PayoutRow = {
-    rowNumber: row.rowNumber,
-    reference: top.reference!,
-    sourceAmount: amount,
-    sourceCurrency: sourceCurrency!,
-    destinationCurrency: dest!,
-    destinationCountryCode: country!,
-    method,
-    beneficiary,
-    narration: top.narration!,
-    documents,
-    withdrawal,
-  };
-  if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
-  return { problems, payout };
+/** The beneficiary account of a payout, whatever the method: what two rows must share to be duplicates. */
+export function accountKey(p: Pick<PayoutRow, 'beneficiary'>): string {
+  const b = p.beneficiary;
+  const id = b.iban ?? [b.accountNumber, b.sortCode, b.routingNumber, b.bankCode, b.swiftCode].filter(Boolean).join('/');
+  return id || b.alipayId || b.openId || b.wechatUserId || b.fpsId || b.phoneNumber || b.email || b.accountName;
+}
+
+/** The key of the probable-duplicate rule: same beneficiary account, amount and currencies. */
+export function probableDuplicateKey(
+  p: Pick<PayoutRow, 'beneficiary' | 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'>,
+): string {
+  return [accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency].join('|');
 }
 
 function requiredHint(f: string): string | undefined {

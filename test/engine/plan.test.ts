@@ -1,0 +1,182 @@
+// The plan of a resumed batch: every row is validated again, and a row the journal shows created
+// is created (never sent again, counted at what the service debited) whatever the file says of it
+// now. loadBatch with a journal lookup, then buildPlan and payableTotals, offline.
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadBatch, type JournalLookup, type LoadedBatch } from '../../src/engine/batch.ts';
+import { buildPlan, payableTotals } from '../../src/engine/plan.ts';
+import type { PreflightResult } from '../../src/engine/preflight.ts';
+import { foldJournal, type FoldedJournal, type JournalLine } from '../../src/journal/rows.ts';
+import { Dec } from '../../src/money.ts';
+import type { PayoutRow } from '../../src/validation/schemas.ts';
+import { ROOT, generateCsv } from './helpers.ts';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+const preflight = (over: Partial<PreflightResult> = {}): PreflightResult => ({
+  wallets: [{ currency: 'GBP', balance: 1_000_000 } as PreflightResult['wallets'][number]],
+  corridors: [],
+  countries: new Map(),
+  rowIssues: new Map(),
+  estimatedFees: new Map(),
+  feesUnknown: new Set(),
+  warnings: [],
+  requests: 3,
+  ...over,
+});
+
+/** The journal lines of a row created by an earlier run, as execute writes them (no probable-duplicate key). */
+const createdLines = (ref: string, row: number, sourceAmount: number): JournalLine[] => [
+  { t: 'initiating', ref, row, attempt: 1, key: `k-${ref}`, body: '{}', at: '2026-01-01T00:00:00Z' },
+  {
+    t: 'created',
+    ref,
+    attempt: 1,
+    key: `k-${ref}`,
+    requestId: 'r',
+    at: '2026-01-01T00:00:01Z',
+    payout: { id: `p-${ref}`, status: 'PENDING', sourceAmount, sourceCurrency: 'GBP', destinationCurrency: 'GBP', documents: 1 },
+  },
+];
+
+const lookupOf =
+  (folded: FoldedJournal): JournalLookup =>
+  () =>
+  (ref) =>
+    folded.rows.get(ref);
+
+/** Three GBP rows, the first with a supporting document copied beside the batch, then moved away. */
+async function documentMovedAway(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'pb-plan-'));
+  dirs.push(dir);
+  await cp(join(ROOT, 'samples', 'documents'), join(dir, 'documents'), { recursive: true });
+  const csv = generateCsv({ rows: 3, currencies: ['GBP'], documentsEvery: 3 }).replaceAll(join(ROOT, 'samples'), dir);
+  await writeFile(join(dir, 'payroll.csv'), csv);
+  await rm(join(dir, 'documents'), { recursive: true });
+  return join(dir, 'payroll.csv');
+}
+
+describe('the plan of a resumed batch', () => {
+  it('a created row whose document moved away is validated again (its problem kept) and planned as created', async () => {
+    const file = await documentMovedAway();
+    // the journal has no probable-duplicate key: the row is created all the same
+    const folded = foldJournal([...createdLines('GEN-0001', 2, 10)]);
+    const batch = await loadBatch(file, {}, lookupOf(folded));
+    expect(batch.rows[0]!.payout).toBeUndefined();
+    expect(batch.rows[0]!.problems.map((p) => p.code)).toEqual(['DOCUMENT_NOT_FOUND']);
+    const plan = buildPlan(batch, preflight(), folded, 'sandbox', { allowPartial: false, quote: false, mergeDocuments: false });
+    expect(plan).toMatchObject({ valid: 3, invalid: 0, alreadyCreated: 1, toSend: [3, 4] });
+    expect(plan.invalidRows.size).toBe(0);
+    expect(batch.rows[0]!.reference).toBe('GEN-0001');
+    expect(plan.created).toEqual([{ rowNumber: 2, debit: expect.objectContaining({ sourceAmount: 10, sourceCurrency: 'GBP' }) }]);
+  });
+
+  it('without the journal the same row is invalid', async () => {
+    const file = await documentMovedAway();
+    const batch = await loadBatch(file);
+    expect(batch.rows[0]!.reference).toBeUndefined();
+    const plan = buildPlan(batch, preflight(), foldJournal([]), 'sandbox', { allowPartial: false, quote: false, mergeDocuments: false });
+    expect(plan).toMatchObject({ valid: 2, invalid: 1, alreadyCreated: 0, toSend: [3, 4] });
+    expect(plan.invalidRows.get(2)?.code).toBe('DOCUMENT_NOT_FOUND');
+  });
+
+  it('the payable totals count a created row at what the service debited, and a row to send at its amount', async () => {
+    const file = await documentMovedAway();
+    const folded = foldJournal([...createdLines('GEN-0001', 2, 9.5)]);
+    const batch = await loadBatch(file, {}, lookupOf(folded));
+    const plan = buildPlan(batch, preflight(), folded, 'sandbox', { allowPartial: false, quote: false, mergeDocuments: false });
+    const payable = payableTotals(batch, plan, (r) => (r.rowNumber === 2 ? 0.5 : undefined));
+    // rows 3 and 4 of generateCsv: 11.01 and 12.02
+    expect(payable.rows).toBe(3);
+    expect(payable.amounts.get('GBP')?.toFixed(2)).toBe('32.53');
+    expect(payable.withFees.get('GBP')?.toFixed(2)).toBe('33.03');
+  });
+
+  it('a journal line with a field this version does not know (a probable-duplicate key) is folded as without it', () => {
+    const [initiating, created] = createdLines('GEN-0001', 2, 10);
+    const withKey = foldJournal([{ ...initiating!, dup: 42 } as JournalLine, created!]);
+    expect(withKey.rows.get('GEN-0001')).toEqual(foldJournal([initiating!, created!]).rows.get('GEN-0001'));
+  });
+});
+
+describe('buildPlan, pure', () => {
+  const payout = (rowNumber: number, amount: string, currency = 'GBP'): PayoutRow => ({
+    rowNumber,
+    reference: `R-${rowNumber}`,
+    sourceAmount: new Dec(amount),
+    sourceCurrency: currency,
+    destinationCurrency: currency,
+    destinationCountryCode: 'GBR',
+    method: 'FASTER_PAYMENTS',
+    beneficiary: { accountName: 'A', accountCurrency: currency },
+    narration: 'n',
+    documents: [],
+    withdrawal: true,
+  });
+  const batchOf = (payouts: PayoutRow[]): LoadedBatch => ({
+    file: '/b.csv',
+    format: 'csv',
+    inputColumns: [],
+    rows: payouts.map((p) => ({ rowNumber: p.rowNumber, cells: {}, payout: p, problems: [] })),
+    fileProblems: [],
+    identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
+  });
+  const wallet = (balance: number) => preflight({ wallets: [{ currency: 'GBP', balance } as PreflightResult['wallets'][number]] });
+  const options = { allowPartial: false, quote: true, mergeDocuments: false };
+
+  it('a shortfall blocks the batch; --allow-partial leaves out the rows that no longer fit, in file order', () => {
+    const batch = batchOf([payout(2, '60'), payout(3, '50'), payout(4, '30')]);
+    const blocked = buildPlan(batch, wallet(100), foldJournal([]), 'sandbox', options);
+    expect(blocked).toMatchObject({ shortfall: true, toSend: [2, 3, 4], corridorBlocked: false });
+    expect(blocked.currencies).toEqual([
+      {
+        currency: 'GBP',
+        rows: 3,
+        amount: '140.00',
+        estimatedFees: '0.00',
+        total: '140.00',
+        balance: '100.00',
+        balanceAfter: '-40.00',
+        shortfall: '40.00',
+      },
+    ]);
+    const partial = buildPlan(batch, wallet(100), foldJournal([]), 'sandbox', { ...options, allowPartial: true });
+    expect(partial).toMatchObject({ shortfall: false, toSend: [2, 4], corridorBlocked: false });
+    expect(partial.notSent.get(3)?.code).toBe('INSUFFICIENT_FUNDS');
+    // quote + initiate per row, plus preflight's
+    expect(partial.requests.estimate).toBe(3 * 2 + 3);
+  });
+
+  it('a row whose outcome is unknown goes whatever the balance, with one request (its journalled body again)', () => {
+    const batch = batchOf([payout(2, '60'), payout(3, '50')]);
+    const folded = foldJournal([{ t: 'initiating', ref: 'R-3', row: 3, attempt: 1, key: 'k', body: '{}', at: '2026-01-01T00:00:00Z' }]);
+    const plan = buildPlan(batch, wallet(70), folded, 'sandbox', { ...options, allowPartial: true });
+    expect(plan).toMatchObject({ toSend: [2, 3], toSettle: 1 });
+    expect(plan.requests.estimate).toBe(2 + 1 + 3);
+  });
+
+  it('a corridor not enabled holds its rows back (NOT_SENT, corridorBlocked); a prohibited one makes them invalid', () => {
+    const batch = batchOf([payout(2, '10'), payout(3, '10', 'EUR'), payout(4, '10')]);
+    const pf = preflight({
+      wallets: [
+        { currency: 'GBP', balance: 100 },
+        { currency: 'EUR', balance: 100 },
+      ] as PreflightResult['wallets'],
+      rowIssues: new Map([
+        [3, { status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED', message: 'not enabled' }],
+        [4, { status: 'INVALID', code: 'PROHIBITED_DESTINATION', message: 'prohibited' }],
+      ]),
+    });
+    const plan = buildPlan(batch, pf, foldJournal([]), 'sandbox', options);
+    expect(plan).toMatchObject({ valid: 2, invalid: 1, toSend: [2], corridorBlocked: true });
+    expect(plan.corridorsNotEnabled).toEqual([
+      { sourceCurrency: 'EUR', destinationCurrency: 'EUR', destinationCountryCode: 'GBR', pairId: undefined, rows: 1 },
+    ]);
+    expect(plan.invalidRows.get(4)).toEqual({ code: 'PROHIBITED_DESTINATION', message: 'prohibited' });
+  });
+});
