@@ -8,10 +8,10 @@ import { loadBatch, type LoadOptions } from './batch.ts';
 import { stateDirFor } from './identity.ts';
 import { adoptLegacyJournal, ledgerJournalPath, ledgerOf, reserveBatch, type Ledger, type Reservation } from './ledger.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { journalReader, openSession, record, BatchRefused, type BatchSession, type ReadJournal } from './session.ts';
+import { journalReader, openSession, record, BatchRefused, type BatchSession, type BatchJournalRead } from './session.ts';
 import type { RowState } from '../journal/rows.ts';
 import type { LoadedBatch } from './batch.ts';
-import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './planfile.ts';
+import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 
 export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
@@ -33,7 +33,8 @@ export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results'
 export interface RunResult extends PipelineResult {
   batchId: string;
   journalPath: string;
-  plan_?: PlanFile;
+  /** The plan file this run executed (`run --plan`). */
+  planFile?: PlanFile;
 }
 
 export async function runBatch(o: RunOptions): Promise<RunResult> {
@@ -122,14 +123,14 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       mode: 'run',
       guard: reservation.guard,
     });
-    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, plan_: planned };
+    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, planFile: planned };
   } finally {
     reservation.release();
   }
 }
 
 /** The journal as read, when it has not grown since (else undefined: openSession reads it again). */
-function unchanged(read: ReadJournal | undefined): ReadJournal | undefined {
+function unchanged(read: BatchJournalRead | undefined): BatchJournalRead | undefined {
   if (!read) return undefined;
   let size = 0;
   try {

@@ -10,7 +10,7 @@ import { loadBatch, type LoadOptions } from './batch.ts';
 import { stateDirFor } from './identity.ts';
 import { findBatchJournal, ledgerJournalPath, ledgerOf } from './ledger.ts';
 import { buildPlan, type BatchPlan } from './plan.ts';
-import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './planfile.ts';
+import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { preflight } from './preflight.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
