@@ -4,31 +4,29 @@
 import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { emptyFold, rowState } from '../journal/rows.ts';
+import type { PayoutClient } from '../client/client.ts';
+import { emptyFold } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
-import { loadBatch, type LoadOptions } from './batch.ts';
+import { loadBatch, type LoadedBatch, type LoadOptions } from './batch.ts';
 import { stateDirFor } from './identity.ts';
 import { findBatchJournal, ledgerJournalPath, ledgerOf } from './ledger.ts';
 import { buildPlan, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
-import { preflight } from './preflight.ts';
+import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
-export interface PlanOptions extends LoadOptions {
+export interface PlanCommandOptions
+  extends LoadOptions, Pick<PlanStageOptions, 'allowPartial' | 'quote' | 'mergeDocuments' | 'enablePairs'> {
   file: string;
   conn: Connection;
   stateDir?: string;
   out?: string;
-  quote: boolean;
-  mergeDocuments: boolean;
-  allowPartial: boolean;
-  enablePairs: boolean;
   /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. */
   preparedBy?: string;
 }
 
 /** The OS user's name; $USER (or "unknown") where the user database has no entry (a container's uid). */
-export function osUserName(env: NodeJS.ProcessEnv = process.env): string {
+function osUserName(env: NodeJS.ProcessEnv = process.env): string {
   try {
     return userInfo().username;
   } catch {
@@ -36,14 +34,15 @@ export function osUserName(env: NodeJS.ProcessEnv = process.env): string {
   }
 }
 
-export interface PlanResult {
+export interface PlanCommandResult {
   plan: BatchPlan;
   planFile?: PlanFile;
   /** Quotes that failed (row number → message). */
   quoteErrors: Map<number, string>;
 }
 
-export async function planBatch(o: PlanOptions): Promise<PlanResult> {
+/** prepare (the batch and its journal, read, never written) -> the plan stage -> quotes -> the plan file. */
+export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResult> {
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir, legacy: [stateDirFor(o.file), ...(o.stateDir ? [o.stateDir] : [])] });
   // As `run` does: the journal read once the identity is known, its created rows not validated
@@ -59,63 +58,61 @@ export async function planBatch(o: PlanOptions): Promise<PlanResult> {
   );
   const folded = journal.read()?.scan.folded ?? emptyFold();
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
-  const { client } = o.conn;
-  const toCheck = batch.rows
-    .filter((r) => r.payout && rowState(folded, r.payout.reference).phase !== 'created')
-    .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
-  const pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
-  await o.conn.usage?.flush().catch(() => undefined);
-  const usage = await client.quotaUsage().catch(() => undefined);
-  let plan = buildPlan(batch, pf, folded, env, { allowPartial: o.allowPartial, quote: o.quote, mergeDocuments: o.mergeDocuments, usage });
-
-  const rows: PlanRow[] = [];
-  const quoteErrors = new Map<number, string>();
-  const quotedFees = new Map<number, DecT>();
-  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
-  for (const n of plan.toSend) {
-    const p = byNumber.get(n)!.payout!;
-    const row: PlanRow = { rowNumber: n, reference: p.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount.toFixed() };
-    if (o.quote) {
-      try {
-        const q = await client.quote({
-          sourceAmount: toApi(p.sourceAmount),
-          sourceCurrency: p.sourceCurrency,
-          destinationCurrency: p.destinationCurrency,
-          destinationCountryCode: p.destinationCountryCode,
-          method: p.method,
-        });
-        if (q.exchangeRate !== undefined) row.rate = String(q.exchangeRate);
-        if (q.fee) {
-          row.fee = formatAmount(fromApi(q.fee.amount), p.sourceCurrency);
-          quotedFees.set(n, fromApi(q.fee.amount));
-        }
-        if (q.totalDeductible !== undefined) row.totalDeductible = formatAmount(fromApi(q.totalDeductible), p.sourceCurrency);
-        row.destinationAmount = formatAmount(fromApi(q.destinationAmount), p.destinationCurrency);
-      } catch (e) {
-        if (!(e instanceof PayoutApiError)) throw e;
-        quoteErrors.set(n, e.message);
-      }
-    }
-    rows.push(row);
-  }
-  if (quotedFees.size)
-    plan = buildPlan(batch, pf, folded, env, {
-      allowPartial: o.allowPartial,
-      quote: o.quote,
-      mergeDocuments: o.mergeDocuments,
-      usage,
-      quotedFees,
-    });
+  const staged = await planStage(o.conn, batch, folded, env, o);
+  const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, o.quote);
+  // the quoted fees replace the estimates in the plan's totals
+  const plan = quoted.fees.size
+    ? buildPlan(batch, staged.preflight, folded, env, { ...o, usage: staged.usage, quotedFees: quoted.fees })
+    : staged.plan;
   let planFile: PlanFile | undefined;
   if (o.out) {
     planFile = planFileOf(plan, {
       fileSha256: batch.identity.fileSha256,
       batchLabel: batch.identity.label,
       baseUrl: o.conn.environment.baseUrl,
-      rows: rows.filter((r) => plan.toSend.includes(r.rowNumber)),
+      rows: quoted.rows.filter((r) => plan.toSend.includes(r.rowNumber)),
       preparedBy: o.preparedBy?.trim() || osUserName(),
     });
     await writePlanFile(o.out, planFile);
   }
-  return { plan, planFile, quoteErrors };
+  return { plan, planFile, quoteErrors: quoted.errors };
+}
+
+/** The plan file's rows to send, each with its quote (rate, fee, total) unless --no-quote. */
+async function planRows(
+  client: PayoutClient,
+  batch: LoadedBatch,
+  toSend: number[],
+  quote: boolean,
+): Promise<{ rows: PlanRow[]; fees: Map<number, DecT>; errors: Map<number, string> }> {
+  const rows: PlanRow[] = [];
+  const errors = new Map<number, string>();
+  const fees = new Map<number, DecT>();
+  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
+  for (const n of toSend) {
+    const p = byNumber.get(n)!.payout!;
+    const row: PlanRow = { rowNumber: n, reference: p.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount.toFixed() };
+    rows.push(row);
+    if (!quote) continue;
+    try {
+      const q = await client.quote({
+        sourceAmount: toApi(p.sourceAmount),
+        sourceCurrency: p.sourceCurrency,
+        destinationCurrency: p.destinationCurrency,
+        destinationCountryCode: p.destinationCountryCode,
+        method: p.method,
+      });
+      if (q.exchangeRate !== undefined) row.rate = String(q.exchangeRate);
+      if (q.fee) {
+        row.fee = formatAmount(fromApi(q.fee.amount), p.sourceCurrency);
+        fees.set(n, fromApi(q.fee.amount));
+      }
+      if (q.totalDeductible !== undefined) row.totalDeductible = formatAmount(fromApi(q.totalDeductible), p.sourceCurrency);
+      row.destinationAmount = formatAmount(fromApi(q.destinationAmount), p.destinationCurrency);
+    } catch (e) {
+      if (!(e instanceof PayoutApiError)) throw e;
+      errors.set(n, e.message);
+    }
+  }
+  return { rows, fees, errors };
 }

@@ -37,15 +37,40 @@ export interface RunResult extends PipelineResult {
   planFile?: PlanFile;
 }
 
+/** prepare (the plan file, the batch, its journal, the reservation) -> the pipeline. */
 export async function runBatch(o: RunOptions): Promise<RunResult> {
-  let planned: PlanFile | undefined;
-  let file = o.file;
-  let batchIdFlag = o.batchId;
-  if (o.planFile) {
-    planned = await readPlanFile(o.planFile);
-    file ??= planned.file;
-    batchIdFlag = planned.batchLabel;
+  const { batch, session, reservation, planned, results, only } = await prepareRun(o);
+  let quotedFees: Map<number, DecT> | undefined;
+  try {
+    if (planned) quotedFees = recordPlannedQuotes(session, planned);
+  } catch (e) {
+    session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
+    reservation.release();
+    throw e;
   }
+  try {
+    const result = await runPipeline(batch, session, {
+      ...o,
+      quote: planned ? false : o.quote,
+      results: { ...results, delimiter: batch.delimiter },
+      only,
+      quotedFees,
+      mode: 'run',
+      guard: reservation.guard,
+    });
+    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, planFile: planned };
+  } finally {
+    reservation.release();
+  }
+}
+
+/**
+ * The plan file (checked against the batch file and the service), the batch loaded with its
+ * journal, and the session opened under this run's reservation.
+ */
+async function prepareRun(o: RunOptions) {
+  const planned = o.planFile ? await readPlanFile(o.planFile) : undefined;
+  const file = o.file ?? planned?.file;
   if (!file) throw new RangeError('name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl);
@@ -59,9 +84,10 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
     adoptLegacyJournal(ledger, identity.batchId);
     return ledgerJournalPath(ledger, identity.batchId);
   });
+  const batchId = planned ? planned.batchLabel : o.batchId;
   const batch = await loadBatch(
     file,
-    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag, stop: o.stop },
+    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId, stop: o.stop },
     journal.lookup,
   );
   if (planned) verifyPlannedRows(planned, batch.identity.fileSha256, new Map(batch.rows.map((r) => [r.rowNumber, r.payout])));
@@ -88,45 +114,24 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
         read: unchanged(journal.read()),
       }),
   );
-  let quotedFees: Map<number, DecT> | undefined;
-  try {
-    if (planned) {
-      quotedFees = new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
-      for (const r of planned.rows) {
-        const s = session.folded.rows.get(r.reference);
-        if (r.rate !== undefined && !s?.quote) {
-          const e = {
-            t: 'quote' as const,
-            ref: r.reference,
-            attempt: 1,
-            rate: r.rate,
-            fee: r.fee,
-            totalDeductible: r.totalDeductible,
-            destinationAmount: r.destinationAmount ?? '0',
-          };
-          record(session, e);
-        }
-      }
-    }
-  } catch (e) {
-    session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
-    reservation.release();
-    throw e;
-  }
-  try {
-    const result = await runPipeline(batch, session, {
-      ...o,
-      quote: planned ? false : o.quote,
-      results: { ...results, delimiter: batch.delimiter },
-      only,
-      quotedFees,
-      mode: 'run',
-      guard: reservation.guard,
+  return { batch, session, reservation, planned, results, only };
+}
+
+/** The plan file's quotes, journalled for the rows the journal has none for; returns the quoted fees (row number → fee). */
+function recordPlannedQuotes(session: BatchSession, planned: PlanFile): Map<number, DecT> {
+  for (const r of planned.rows) {
+    if (r.rate === undefined || session.folded.rows.get(r.reference)?.quote) continue;
+    record(session, {
+      t: 'quote',
+      ref: r.reference,
+      attempt: 1,
+      rate: r.rate,
+      fee: r.fee,
+      totalDeductible: r.totalDeductible,
+      destinationAmount: r.destinationAmount ?? '0',
     });
-    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, planFile: planned };
-  } finally {
-    reservation.release();
   }
+  return new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
 }
 
 /** The journal as read, when it has not grown since (else undefined: openSession reads it again). */
