@@ -126,9 +126,9 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
 }
 
 /**
- * The last run's last requests and ours must not share a rolling second (spec §1.3, 5 per rolling
- * second): after a crash wait the whole pause; after a run that ended, what is left of it since
- * its last journal line.
+ * The last run's last requests and ours must not share a second of the key's rate (spec §8, 5
+ * requests per second): after a crash wait the whole pause; after a run that ended, what is left
+ * of it since its last journal line.
  */
 async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Promise<void> {
   if (session.report.interrupted) await sleep(pauseMs);

@@ -172,7 +172,7 @@ export function checkSameBatch(
     );
   }
   // (The environment label is not checked: the journal is the account's, found by the service's
-  // base URL; the same service under another label is the same batch. design.md "Idempotency keys")
+  // base URL; the same service under another label is the same batch. README.md, "Where the ledger lives")
   return renamed;
 }
 
