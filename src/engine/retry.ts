@@ -13,6 +13,7 @@
 // payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
 // was edited or cleared in its cells.
 import { dirname, resolve } from 'node:path';
+import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns } from '../input/columns.ts';
 import {
@@ -20,6 +21,7 @@ import {
   isFailedAfterCreation,
   type BatchHeader,
   type FoldedJournal,
+  type PayoutSnapshot,
   type RowEvent,
   type RowState,
 } from '../journal/rows.ts';
@@ -157,7 +159,8 @@ function findJournalOfResults(ledger: Ledger, table: ResultsTable, shownAs: stri
 /**
  * For --resend-failed: rows failed after creation, by the journal or the results file, confirmed
  * with the service (GET) and their refund looked up in the wallet's transactions; both journalled,
- * so the journal decides. Returns the journal folded again.
+ * so the journal decides. Rows whose refund is not there yet go to `notResent`. Returns the
+ * journal folded again; throws the service's error when it cannot be reached (nothing sent).
  */
 async function confirmFailedRows(
   conn: Connection,
@@ -166,7 +169,15 @@ async function confirmFailedRows(
   notResent: NotResent[],
 ): Promise<FoldedJournal> {
   const { folded } = foldJournalFile(journalFile);
-  const lines = await checkFailedRows(conn, rows, folded.rows, notResent);
+  const byPayout = new Map<string, RowState>();
+  for (const s of folded.rows.values()) if (s.phase === 'created' && s.payout) byPayout.set(s.payout.id, s);
+  const lines: RowEvent[] = [];
+  for (const r of rows) {
+    const s = r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined;
+    if (!s?.payout || (!isFailedAfterCreation(s.payout.status) && !isFailedAfterCreation(r.result.status))) continue;
+    const not = await checkFailedRow(conn.client, s.ref, s.payout, lines);
+    if (not) notResent.push({ rowNumber: r.rowNumber, reference: s.ref, payoutId: s.payout.id, ...not });
+  }
   if (!lines.length) return folded;
   const w = JournalWriter.open(journalFile);
   try {
@@ -175,6 +186,39 @@ async function confirmFailedRows(
     w.close();
   }
   return foldJournalFile(journalFile).folded;
+}
+
+/** One created row's failure and refund, as journal lines; returns why it is not sent again, if it is not. */
+async function checkFailedRow(
+  client: PayoutClient,
+  ref: string,
+  payout: PayoutSnapshot,
+  lines: RowEvent[],
+): Promise<{ status: string; reason: string } | undefined> {
+  let p = payout;
+  const at = () => new Date().toISOString();
+  try {
+    if (!isFailedAfterCreation(p.status)) {
+      const now = await client.getPayout(p.id);
+      if (!isFailedAfterCreation(now.status)) return undefined; // the results file says so, the service does not
+      const changedAt = now.updatedAt ? { changedAt: now.updatedAt } : {};
+      lines.push({ t: 'status', ref, payoutId: p.id, status: now.status, source: 'get', at: at(), ...changedAt });
+      p = { ...p, status: now.status };
+    }
+    if (p.refunded !== undefined) return undefined;
+    const refund = await findRefund(client, { id: p.id, payoutRef: p.payoutRef, currency: p.sourceCurrency });
+    if (!refund) {
+      const reason = `payout ${p.payoutRef ?? p.id} ${p.status}, but its refund is not in the wallet's transactions yet: not sent again; run retry --resend-failed again once it shows`;
+      return { status: p.status, reason };
+    }
+    const transactionId = refund.transactionId ? { transactionId: refund.transactionId } : {};
+    lines.push({ t: 'refund', ref, payoutId: p.id, amount: refund.amount, ...transactionId, at: at() });
+    return undefined;
+  } catch (e) {
+    if (e instanceof PayoutApiError && !isServiceTrouble(e))
+      return { status: p.status, reason: `could not be checked: ${errorSnapshot(e).message}` };
+    throw e;
+  }
 }
 
 /** The rows of the results file to send again (`only`), to keep as they are (`keep`), and to send again after a refunded failure (`resend`). */
@@ -353,77 +397,3 @@ function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<num
 /** Created, failed after creation, and its refund journalled: `retry --resend-failed` may send it again. */
 export const resendable = (s: RowState): boolean =>
   s.phase === 'created' && !!s.payout && isFailedAfterCreation(s.payout.status) && s.payout.refunded !== undefined;
-
-/**
- * For --resend-failed: the journal lines that confirm which created rows failed (GET payout, when
- * the journal does not know it yet) and that their refund shows in the wallet's transactions.
- * Rows whose refund is not there yet are added to `notResent`. Throws the service's error when it
- * cannot be reached (nothing sent).
- */
-async function checkFailedRows(
-  conn: Connection,
-  rows: { rowNumber: number; result: ResultValues }[],
-  states: Map<string, RowState>,
-  notResent: NotResent[],
-): Promise<RowEvent[]> {
-  const byPayout = new Map<string, RowState>();
-  for (const s of states.values()) if (s.phase === 'created' && s.payout) byPayout.set(s.payout.id, s);
-  const lines: RowEvent[] = [];
-  const at = () => new Date().toISOString();
-  for (const r of rows) {
-    const s = r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined;
-    if (!s?.payout) continue;
-    let p = s.payout;
-    if (!isFailedAfterCreation(p.status) && !isFailedAfterCreation(r.result.status)) continue;
-    try {
-      if (!isFailedAfterCreation(p.status)) {
-        const now = await conn.client.getPayout(p.id);
-        if (!isFailedAfterCreation(now.status)) continue; // the results file says so, the service does not
-        const e: RowEvent = {
-          t: 'status',
-          ref: s.ref,
-          payoutId: p.id,
-          status: now.status,
-          source: 'get',
-          at: at(),
-          ...(now.updatedAt ? { changedAt: now.updatedAt } : {}),
-        };
-        lines.push(e);
-        p = { ...p, status: now.status };
-      }
-      if (p.refunded !== undefined) continue;
-      const refund = await findRefund(conn.client, { id: p.id, payoutRef: p.payoutRef, currency: p.sourceCurrency });
-      if (refund) {
-        lines.push({
-          t: 'refund',
-          ref: s.ref,
-          payoutId: p.id,
-          amount: refund.amount,
-          ...(refund.transactionId ? { transactionId: refund.transactionId } : {}),
-          at: at(),
-        });
-      } else {
-        notResent.push({
-          rowNumber: r.rowNumber,
-          reference: s.ref,
-          payoutId: p.id,
-          status: p.status,
-          reason: `payout ${p.payoutRef ?? p.id} ${p.status}, but its refund is not in the wallet's transactions yet: not sent again; run retry --resend-failed again once it shows`,
-        });
-      }
-    } catch (e) {
-      if (e instanceof PayoutApiError && !isServiceTrouble(e)) {
-        notResent.push({
-          rowNumber: r.rowNumber,
-          reference: s.ref,
-          payoutId: p.id,
-          status: p.status,
-          reason: `could not be checked: ${errorSnapshot(e).message}`,
-        });
-        continue;
-      }
-      throw e;
-    }
-  }
-  return lines;
-}
