@@ -7,7 +7,7 @@
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { documentsToAttach, rowState, type FoldedJournal } from '../journal/rows.ts';
+import { documentsToAttach, rowState, type FoldedJournal, type RowState } from '../journal/rows.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath } from '../results/paths.ts';
@@ -17,6 +17,7 @@ import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type GuardOptions } from './approval.ts';
 import { firstError, referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
 import { executeRows, errorSnapshot, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
+import { reserveBatch, type Ledger, type Reservation } from './ledger.ts';
 import { buildPlan, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
 import {
@@ -91,6 +92,60 @@ interface Run {
   batch: LoadedBatch;
   session: BatchSession;
   o: PipelineOptions;
+}
+
+/**
+ * The shared part of prepare (`run`, `retry`): reserves the rows (reserveRows), then opens the
+ * session; the reservation is released if it cannot open.
+ */
+export async function reservedSession(
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  states: Map<string, RowState> | undefined,
+  reserve: Parameters<typeof reserveRows>[3],
+  open: () => BatchSession,
+): Promise<{ reservation: Reservation; session: BatchSession }> {
+  const reservation = await reserveRows(ledger, batch, states, reserve);
+  try {
+    return { reservation, session: open() };
+  } catch (e) {
+    reservation.release();
+    throw e;
+  }
+}
+
+/**
+ * Reserves in the account's ledger the references a run or retry may send: fresh ones (never
+ * initiated, or refused before when retrying) are checked against every other batch; rows whose
+ * outcome is to be settled go with their journalled keys and are only reserved.
+ */
+export function reserveRows(
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  states: Map<string, RowState> | undefined,
+  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
+): Promise<Reservation> {
+  const fresh: string[] = [];
+  const settling: string[] = [];
+  for (const r of batch.rows) {
+    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
+    const ref = r.payout.reference;
+    const s = states?.get(ref);
+    const phase = s?.phase ?? 'none';
+    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
+    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
+    // a payout failed after creation and refunded, sent again on purpose (retry --resend-failed)
+    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
+  }
+  return reserveBatch(ledger, {
+    batchId: batch.identity.batchId,
+    file: batch.file,
+    results: o.results,
+    command: o.command,
+    fresh,
+    settling,
+    onPurpose: batch.identity.source === 'flag',
+  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -39,8 +39,7 @@ import { probableDuplicateKey } from '../validation/batch.ts';
 import { fileSha256, parseIdempotencyKey, stateDirFor } from './identity.ts';
 import { adoptLegacyJournal, findBatchJournal, ledgerOf, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
-import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { reservedSession } from './run.ts';
+import { reservedSession, runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, openSession } from './session.ts';
 
 export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
@@ -395,5 +394,5 @@ function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<num
 }
 
 /** Created, failed after creation, and its refund journalled: `retry --resend-failed` may send it again. */
-export const resendable = (s: RowState): boolean =>
+const resendable = (s: RowState): boolean =>
   s.phase === 'created' && !!s.payout && isFailedAfterCreation(s.payout.status) && s.payout.refunded !== undefined;

@@ -6,11 +6,9 @@ import type { Connection } from '../client/connect.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
 import { stateDirFor } from './identity.ts';
-import { adoptLegacyJournal, ledgerJournalPath, ledgerOf, reserveBatch, type Ledger, type Reservation } from './ledger.ts';
-import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { journalReader, openSession, record, BatchRefused, type BatchSession, type BatchJournalRead } from './session.ts';
-import type { RowState } from '../journal/rows.ts';
-import type { LoadedBatch } from './batch.ts';
+import { adoptLegacyJournal, ledgerJournalPath, ledgerOf } from './ledger.ts';
+import { reservedSession, runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
+import { journalReader, openSession, record, type BatchSession, type BatchJournalRead } from './session.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 
@@ -145,56 +143,3 @@ function unchanged(read: BatchJournalRead | undefined): BatchJournalRead | undef
   }
   return size === read.size ? read : undefined;
 }
-
-/** Reserves the rows (reserveRows), then opens the session; the reservation is released if it cannot open. */
-export async function reservedSession(
-  ledger: Ledger,
-  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
-  states: Map<string, RowState> | undefined,
-  reserve: Parameters<typeof reserveRows>[3],
-  open: () => BatchSession,
-): Promise<{ reservation: Reservation; session: BatchSession }> {
-  const reservation = await reserveRows(ledger, batch, states, reserve);
-  try {
-    return { reservation, session: open() };
-  } catch (e) {
-    reservation.release();
-    throw e;
-  }
-}
-
-/**
- * Reserves in the account's ledger the references a run or retry may send: fresh ones (never
- * initiated, or refused before when retrying) are checked against every other batch; rows whose
- * outcome is to be settled go with their journalled keys and are only reserved.
- */
-export function reserveRows(
-  ledger: Ledger,
-  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
-  states: Map<string, RowState> | undefined,
-  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
-): Promise<Reservation> {
-  const fresh: string[] = [];
-  const settling: string[] = [];
-  for (const r of batch.rows) {
-    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
-    const ref = r.payout.reference;
-    const s = states?.get(ref);
-    const phase = s?.phase ?? 'none';
-    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
-    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
-    // a payout failed after creation and refunded, sent again on purpose (retry --resend-failed)
-    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
-  }
-  return reserveBatch(ledger, {
-    batchId: batch.identity.batchId,
-    file: batch.file,
-    results: o.results,
-    command: o.command,
-    fresh,
-    settling,
-    onPurpose: batch.identity.source === 'flag',
-  });
-}
-
-export { BatchRefused };

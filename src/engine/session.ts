@@ -128,7 +128,7 @@ export function journalReader(pathOf: (identity: BatchIdentity) => string): {
   return { lookup, read: () => read };
 }
 
-export function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
+function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
   let created = 0;
   let toSettle = 0;
   let rejected = 0;
