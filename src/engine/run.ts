@@ -31,8 +31,8 @@ export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results'
 export interface RunResult extends PipelineResult {
   batchId: string;
   journalPath: string;
-  /** The plan file this run executed (`run --plan`). */
-  planFile?: PlanFile;
+  /** The plan file's content this run executed (`run --plan`; planFile is its path). */
+  executedPlan?: PlanFile;
 }
 
 /** prepare (the plan file, the batch, its journal, the reservation) -> the pipeline. */
@@ -56,7 +56,7 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       mode: 'run',
       guard: reservation.guard,
     });
-    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, planFile: planned };
+    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
   } finally {
     reservation.release();
   }
