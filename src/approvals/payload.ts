@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { formatAmount, Dec } from '../money.ts';
-import { PlanFileSchema, type PlanFile } from '../engine/planfile.ts';
+import { PlanFileSchema, type PlanFile } from '../engine/plan-file.ts';
 
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
 export interface LoadedPlan {

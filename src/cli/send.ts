@@ -19,7 +19,8 @@ import {
   type ArgsOf,
 } from './options.ts';
 import { exitReasonText, group, handleEngineError, jsonSummary, planText, progressSink, resumeText, summaryText } from './render.ts';
-import type { GuardOptions, PipelineOptions, PipelineResult } from '../engine/pipeline.ts';
+import type { GuardOptions } from '../engine/approval.ts';
+import type { PipelineOptions, PipelineResult } from '../engine/pipeline.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { ResultsError } from '../results/errors.ts';
 import { writeResultsReport } from '../report/index.ts';

@@ -16,20 +16,25 @@ export function parseMoneyFlag(text: string, flag: string): MoneyFlag {
   return { currency: m[1]!.toUpperCase(), amount: new Dec(m[2]!) };
 }
 
-export interface ApprovalInput {
-  plan: BatchPlan;
-  /** The batch's payable rows (created + to send) and totals (payableTotals). */
-  payable: { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> };
-  env: string;
+/** The flags of the guards (`run`, `retry`). */
+export interface GuardOptions {
   /** --env as given on the command line (not from $PAYOUT_ENV). */
   envFlag?: string;
   yes: boolean;
   /** stdin and stdout are terminals: a person can confirm. */
   interactive: boolean;
   allowPartial: boolean;
+  enablePairs: boolean;
   expectRows?: number;
   expectTotals: MoneyFlag[];
   maxTotals: MoneyFlag[];
+}
+
+export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
+  plan: BatchPlan;
+  /** The batch's payable rows (created + to send) and totals (payableTotals). */
+  payable: { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> };
+  env: string;
 }
 
 export type ApprovalDecision = { ok: true; /** ask the person on the terminal */ confirm: boolean } | { ok: false; reasons: string[] };

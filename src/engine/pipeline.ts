@@ -1,19 +1,24 @@
-// One pass of the pipeline over a loaded batch and its open journal, shared by `run` and
-// `retry`: preflight -> plan -> approval guards -> rows -> results file -> summary. Returns values
-// and emits events; never prints, never exits.
+// The stages of `run`, `retry` and `plan`: prepare (run.ts, retry.ts, plan-command.ts: the batch,
+// its journal, the reservation) -> plan (planStage: the preflight's requests, then the plan) ->
+// execute (the guards, then every row to send) -> finish (the results file, the summary, the exit
+// code). A row's outcome is a pure function of its journal state and what this run did
+// (rowOutcome): the journal's fold is the state. Returns values and emits events; never prints,
+// never exits.
 import type { Connection } from '../client/connect.ts';
+import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { documentsToAttach, rowState, type RowState } from '../journal/rows.ts';
-import { Dec, type ApiAmount, type Dec as DecT } from '../money.ts';
+import { documentsToAttach, rowState, type FoldedJournal, type RowState } from '../journal/rows.ts';
+import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath } from '../results/paths.ts';
 import { withLock } from '../ops/lock.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
-import { decideApproval, type MoneyFlag } from './approval.ts';
+import { decideApproval, type GuardOptions } from './approval.ts';
 import { firstError, referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
 import { executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
-import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
+import { reserveBatch, type Ledger, type Reservation } from './ledger.ts';
+import { buildPlan, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
 import { snapshotOfError } from './send.ts';
 import {
@@ -26,17 +31,6 @@ import {
   type RunSummary,
 } from './outcome.ts';
 import { FailedAfterSending, catchUpStatuses, record, type BatchSession, type ResumeReport } from './session.ts';
-
-export interface GuardOptions {
-  envFlag?: string;
-  yes: boolean;
-  interactive: boolean;
-  allowPartial: boolean;
-  enablePairs: boolean;
-  expectRows?: number;
-  expectTotals: MoneyFlag[];
-  maxTotals: MoneyFlag[];
-}
 
 export interface PipelineOptions extends GuardOptions {
   conn: Connection;
@@ -78,12 +72,107 @@ export interface PipelineResult {
   outcomes: Map<number, RowOutcome>;
 }
 
+/** The rows a run reports: those to consider (default every row) and those whose results are kept as they are (retry). */
+interface Scope {
+  only?: Set<number>;
+  keep?: Map<number, ResultValues>;
+}
+
+/** What a row's outcome depends on besides its journal state: the plan, and what this run did. */
+export interface RunView {
+  plan?: BatchPlan;
+  /** Outcomes of the rows this run sent or settled, once they are done. */
+  executed: ReadonlyMap<number, RowOutcome>;
+  /** Rows to send not processed yet (a checkpoint during the run): QUEUED. */
+  queued?: ReadonlySet<number>;
+}
+
+interface Run {
+  batch: LoadedBatch;
+  session: BatchSession;
+  o: PipelineOptions;
+}
+
+/**
+ * The shared part of prepare (`run`, `retry`): reserves the rows (reserveRows), then opens the
+ * session; the reservation is released if it cannot open.
+ */
+export async function reservedSession(
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  states: Map<string, RowState> | undefined,
+  reserve: Parameters<typeof reserveRows>[3],
+  open: () => BatchSession,
+): Promise<{ reservation: Reservation; session: BatchSession }> {
+  const reservation = await reserveRows(ledger, batch, states, reserve);
+  try {
+    // The session's `initiating` lines are written under this reservation (session.ts recordInitiating).
+    const session = open();
+    session.reservation = reservation;
+    return { reservation, session };
+  } catch (e) {
+    reservation.release();
+    throw e;
+  }
+}
+
+/**
+ * Reserves in the account's ledger the references a run or retry may send: fresh ones (never
+ * initiated, or refused before when retrying) are checked against every other batch; rows whose
+ * outcome is to be settled go with their journalled keys and are only reserved.
+ */
+export function reserveRows(
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  states: Map<string, RowState> | undefined,
+  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
+): Promise<Reservation> {
+  const fresh: string[] = [];
+  const settling: string[] = [];
+  for (const r of batch.rows) {
+    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
+    const ref = r.payout.reference;
+    const s = states?.get(ref);
+    const phase = s?.phase ?? 'none';
+    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
+    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
+    // a payout failed after creation and refunded, sent again on purpose (retry --resend-failed)
+    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
+  }
+  return reserveBatch(ledger, {
+    batchId: batch.identity.batchId,
+    file: batch.file,
+    results: o.results,
+    command: o.command,
+    fresh,
+    settling,
+    onPurpose: batch.identity.source === 'flag',
+  });
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The pipeline, after which the journal is closed however it ended (finish closes it when it ends well). */
+/** Plan, execute and finish a prepared batch; the journal is closed however it ends (finish closes it when it ends well). */
 export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOptions): Promise<PipelineResult> {
+  const run: Run = { batch, session, o };
+  const scope: Scope = { only: o.only, keep: o.keep };
   try {
-    return await pipeline(batch, session, o);
+    record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
+    if (session.report.resumed) o.onResume?.(session.report);
+    await waitAfterEarlierRun(session, o.crashWaitMs ?? 1100);
+    let planned: Awaited<ReturnType<typeof planStage>>;
+    try {
+      planned = await planStage(o.conn, batch, session.folded, session.header.env, o);
+    } catch (e) {
+      if (e instanceof PayoutApiError)
+        return await finish(run, scope, { executed: new Map() }, 4, { halted: `preflight: ${snapshotOfError(e).message}` });
+      throw e;
+    }
+    const { plan } = planned;
+    o.onPlan?.(plan);
+    const refused = await approve(run, plan, new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]));
+    if (refused) return await finish(run, scope, { plan, executed: new Map() }, 3, { refused });
+    return await execute(run, plan);
   } finally {
     try {
       session.writer.close();
@@ -93,183 +182,75 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
   }
 }
 
-async function pipeline(batch: LoadedBatch, session: BatchSession, given: PipelineOptions): Promise<PipelineResult> {
-  // (own copies of the rows in scope and kept: rows whose documents this run finishes move from kept to in scope)
-  const o: PipelineOptions = { ...given, only: given.only && new Set(given.only), keep: given.keep && new Map(given.keep) };
-  const { conn } = o;
-  const { client } = conn;
-  const env = session.header.env;
-  const batchId = session.header.batchId;
-  const inScope = (n: number) => !o.only || o.only.has(n);
-  const { writer, folded } = session;
-  record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
+/**
+ * The last run's last requests and ours must not share a second of the key's rate (spec §8, 5
+ * requests per second): after a crash wait the whole pause; after a run that ended, what is left
+ * of it since its last journal line.
+ */
+async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Promise<void> {
+  if (session.report.interrupted) await sleep(pauseMs);
+  else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
+}
 
-  const executed = new Map<number, RowOutcome>();
-  let plan: BatchPlan | undefined = undefined; // read by outcomeOf before preflight has made it
-  let started = false;
-  let finished = false;
-  let ended = false;
+export type PlanStageOptions = Omit<PlanOptions, 'usage'> & { enablePairs: boolean };
 
-  // Each row's journal state, found once by its position: a state the fold holds is a live object
-  // (applyEvent changes it in place, never replaces it), so it stays current; a row the journal
-  // has not named yet is looked up again next time.
-  const states = new Array<RowState | undefined>(batch.rows.length);
-  const stateAt = (i: number, ref: string): RowState => states[i] ?? (states[i] = folded.rows.get(ref)) ?? rowState(folded, ref);
-  let toSendSet: Set<number> | undefined;
-
-  /** Every row's outcome now (the row at position i): executed, from the journal, invalid, left out, or queued. */
-  const outcomeOf = (r: LoadedBatch['rows'][number], i: number): RowOutcome => {
-    const done = executed.get(r.rowNumber);
-    const ref = referenceOf(r);
-    // A row created in this run is read from its journal state, which status lines of `listen`
-    // or `status` may have moved on since (catchUpStatuses); the two are otherwise the same.
-    if (done && !(ref && stateAt(i, ref).phase === 'created')) return done;
-    if (!ref) {
-      const e = plan?.invalidRows.get(r.rowNumber) ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
-      return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
-    }
-    const s = stateAt(i, ref);
-    const inv = plan?.invalidRows.get(r.rowNumber);
-    if (inv && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: inv };
-    const ns = plan?.notSent.get(r.rowNumber);
-    const fallback: RowOutcome = ns
-      ? { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: ns.code, message: ns.message } }
-      : started && !finished && plan && (toSendSet ??= new Set(plan.toSend)).has(r.rowNumber) // a Set: a checkpoint asks for every row
-        ? { status: ENGINE_STATUSES.QUEUED, documents: [] }
-        : {
-            status: ENGINE_STATUSES.NOT_SENT,
-            documents: [],
-            error: { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
-          };
-    if (ns && s.phase === 'rejected') return fallback;
-    return outcomeFromState(s, fallback);
-  };
-
-  /**
-   * The results table, each row's values made as the writer reaches it; `now` holds each row's
-   * outcome when the caller has them already (finish).
-   */
-  const table = (now?: (RowOutcome | undefined)[]): ResultsSource => ({
-    format: o.results.format,
-    inputColumns: batch.inputColumns,
-    rows: batch.rows,
-    delimiter: o.results.delimiter,
-    resultAt: (i) => {
-      const r = batch.rows[i]!;
-      return o.keep?.get(r.rowNumber) ?? resultValues(now?.[i] ?? outcomeOf(r, i));
-    },
-  });
-  // One writer of the results file at a time (`status` and `listen` take the same lock, and record
-  // a status in the journal before they write the file): each write starts from the journal's
-  // latest state, caught up under the lock, so it never moves a row's status backward.
-  const lockedWrite = <T>(job: () => Promise<T>) => withLock(resultsLockPath(o.results.path), job, { purpose: 'results write' });
-  const writeAll = () =>
-    lockedWrite(() => {
-      catchUpStatuses(session);
-      return writeResults(o.results.path, table());
-    });
-  const finish = async (exitCode: PipelineResult['exitCode'], extra: Partial<PipelineResult>): Promise<PipelineResult> => {
-    finished = true;
-    // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
-    const now = await lockedWrite(async () => {
-      catchUpStatuses(session);
-      const rows = batch.rows.map((r, i) => (o.keep?.has(r.rowNumber) ? undefined : outcomeOf(r, i)));
-      await writeResults(o.results.path, table(rows));
-      return rows;
-    });
-    const outcomes = new Map<number, RowOutcome>();
-    for (let i = 0; i < batch.rows.length; i++) {
-      const r = batch.rows[i]!;
-      if (!inScope(r.rowNumber) && !o.keep?.has(r.rowNumber)) continue;
-      const kept = o.keep?.get(r.rowNumber);
-      outcomes.set(r.rowNumber, kept ? keptOutcome(kept, r.payout?.sourceCurrency ?? '') : now[i]!);
-    }
-    const summary = summarise([...outcomes.values()]);
-    let code = exitCode;
-    // (a payout that failed after creation, or waits for information, is a row that needs someone too)
-    if (code === 0 && (summary.notCreated > 0 || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0)) code = 1;
-    record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
-    ended = true;
-    writer.close();
-    return { exitCode: code, report: session.report, plan, summary, resultsPath: o.results.path, outcomes, ...extra };
-  };
-
-  if (session.report.resumed) o.onResume?.(session.report);
-  // The last run's last requests and ours must not share a rolling second: after a crash wait the
-  // whole pause; after a run that ended, what is left of it since its last journal line.
-  const pause = o.crashWaitMs ?? 1100;
-  if (session.report.interrupted) await sleep(pause);
-  else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pause - Date.now()));
-
-  let pf: PreflightResult;
-  try {
-    const toCheck = batch.rows
-      .filter(
-        (r, i) =>
-          r.payout && inScope(r.rowNumber) && (stateAt(i, r.payout.reference).phase !== 'created' || !!o.resend?.has(r.payout.reference)),
-      )
-      .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
-    pf = await preflight(client, toCheck, { enablePairs: o.enablePairs });
-  } catch (e) {
-    if (e instanceof PayoutApiError) return finish(4, { halted: `preflight: ${snapshotOfError(e).message}` });
-    throw e;
-  }
+/**
+ * The plan stage of `run`, `retry` and `plan`: the preflight's requests for the rows to consider
+ * that have no payout yet (or are sent again), then the plan (plan.ts, pure). Throws the service's
+ * PayoutApiError when the preflight cannot be made.
+ */
+export async function planStage(
+  conn: Connection,
+  batch: LoadedBatch,
+  folded: FoldedJournal,
+  env: string,
+  o: PlanStageOptions,
+): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
+  const toCheck = batch.rows
+    .filter(
+      (r) =>
+        r.payout &&
+        (!o.only || o.only.has(r.rowNumber)) &&
+        (rowState(folded, r.payout.reference).phase !== 'created' || !!o.resend?.has(r.payout.reference)),
+    )
+    .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
+  const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs });
   await conn.usage?.flush().catch(() => undefined);
-  const usage = await client.quotaUsage().catch(() => undefined);
-  plan = buildPlan(batch, pf, folded, env, {
-    allowPartial: o.allowPartial,
-    quote: o.quote,
-    mergeDocuments: o.mergeDocuments,
-    usage,
-    only: o.only,
-    quotedFees: o.quotedFees,
-    resend: o.resend,
-  });
-  o.onPlan?.(plan);
+  const usage = await conn.client.quotaUsage().catch(() => undefined);
+  const plan = buildPlan(batch, pf, folded, env, { ...o, usage });
+  return { plan, preflight: pf, usage };
+}
 
+/**
+ * The guards between the plan and the first payout (approval.ts), then the confirmation on a
+ * terminal. Returns why nothing may be sent, or undefined when the rows may go.
+ */
+async function approve({ batch, session, o }: Run, plan: BatchPlan, estimatedFees: Map<number, DecT>): Promise<string[] | undefined> {
   // a created row's fee is the journalled API number (summed exactly as fromApi reads it)
-  const estimated = new Map<number, DecT>([...pf.estimatedFees, ...(o.quotedFees ?? [])]);
-  const feeOf = (r: EngineRow, i: number): DecT | ApiAmount | undefined => {
+  const feeOf = (r: EngineRow) => {
     const ref = referenceOf(r);
-    const p = ref ? stateAt(i, ref).payout : undefined;
-    return p ? p.transactionFees : estimated.get(r.rowNumber);
+    const p = ref ? rowState(session.folded, ref).payout : undefined;
+    return p ? p.transactionFees : estimatedFees.get(r.rowNumber);
   };
-  const decision = decideApproval({
-    plan,
-    payable: payableTotals(batch, plan, feeOf),
-    env,
-    envFlag: o.envFlag,
-    yes: o.yes,
-    interactive: o.interactive,
-    allowPartial: o.allowPartial,
-    expectRows: o.expectRows,
-    expectTotals: o.expectTotals,
-    maxTotals: o.maxTotals,
-  });
-  if (!decision.ok) return finish(3, { refused: decision.reasons });
-  if (decision.confirm && plan.toSend.length > 0) {
-    const yes = o.confirm ? await o.confirm(plan) : false;
-    if (!yes) return finish(3, { refused: ['declined at the confirmation: nothing was sent'] });
-  }
+  const decision = decideApproval({ ...o, plan, payable: payableTotals(batch, plan, feeOf), env: session.header.env });
+  if (!decision.ok) return decision.reasons;
+  if (decision.confirm && plan.toSend.length > 0 && !(o.confirm && (await o.confirm(plan))))
+    return ['declined at the confirmation: nothing was sent'];
+  return undefined;
+}
 
-  // (no map of every row when nothing is left to send: a resume of 100,000 created rows)
-  const byNumber = plan.toSend.length ? new Map(batch.rows.map((r) => [r.rowNumber, r])) : undefined;
-  const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber!.get(n)!.payout! }));
-  // Created rows whose payouts still lack documents (a run stopped between initiate and PATCH, or
-  // the PATCH failed): this run attaches them (finish-documents.ts), and reports them from the
-  // journal even where `retry` keeps a created row's results as they were.
-  const finishing: FinishItem[] = [];
-  for (let i = 0; i < batch.rows.length; i++) {
-    const r = batch.rows[i]!;
-    const ref = referenceOf(r);
-    if (!ref || !(inScope(r.rowNumber) || o.keep?.has(r.rowNumber))) continue;
-    const s = stateAt(i, ref);
-    if (s.phase !== 'created' || !documentsToAttach(s).length || o.resend?.has(ref)) continue;
-    finishing.push({ rowNumber: r.rowNumber, reference: ref });
-    o.keep?.delete(r.rowNumber);
-    o.only?.add(r.rowNumber);
-  }
-  started = true;
+/** Sends the plan's rows (execute.ts) and attaches the documents created rows still lack, then finishes. */
+async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
+  const { batch, session, o } = run;
+  const { client } = o.conn;
+  const { folded } = session;
+  const { batchId } = session.header;
+  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
+  const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
+  const { finishing, scope } = rowsToFinish(batch, folded, o);
+  const writeAll = async () => {
+    await writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) });
+  };
   // From here requests may have gone out: whatever fails (a results file that cannot be written, a
   // full disk, a bug) is no longer "nothing was sent" but exit 4, resume is safe.
   try {
@@ -290,19 +271,122 @@ async function pipeline(batch: LoadedBatch, session: BatchSession, given: Pipeli
       finish: finishing,
       resend: o.resend,
     });
-    for (const [n, out] of res.outcomes) executed.set(n, out);
-    if (res.halted) return await finish(4, { halted: res.halted, stopped: res.stopped });
-    return await finish(0, { stopped: res.stopped });
+    const view: RunView = { plan, executed: res.outcomes };
+    if (res.halted) return await finish(run, scope, view, 4, { halted: res.halted, stopped: res.stopped });
+    return await finish(run, scope, view, 0, { stopped: res.stopped });
   } catch (e) {
-    if (!ended) {
-      try {
-        record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: 4 }, { sync: true });
-      } catch {
-        // the journal itself may be what failed: without run-end the next run treats this one as killed
-      }
+    try {
+      record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: 4 }, { sync: true });
+    } catch {
+      // the journal itself may be what failed (or finish closed it): without run-end the next run treats this one as killed
     }
     throw new FailedAfterSending(session.journalPath, e);
   }
+}
+
+/**
+ * Created rows whose payouts still lack documents (a run stopped between initiate and PATCH, or
+ * the PATCH failed): this run attaches them (finish-documents.ts), and reports them from the
+ * journal even where `retry` keeps a created row's results as they were, so they move from kept
+ * to in scope.
+ */
+function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOptions): { finishing: FinishItem[]; scope: Scope } {
+  const scope: Scope = { only: o.only && new Set(o.only), keep: o.keep && new Map(o.keep) };
+  const finishing: FinishItem[] = [];
+  for (const r of batch.rows) {
+    const ref = referenceOf(r);
+    if (!ref || !(!o.only || o.only.has(r.rowNumber) || o.keep?.has(r.rowNumber))) continue;
+    const s = rowState(folded, ref);
+    if (s.phase !== 'created' || !documentsToAttach(s).length || o.resend?.has(ref)) continue;
+    finishing.push({ rowNumber: r.rowNumber, reference: ref });
+    scope.keep?.delete(r.rowNumber);
+    scope.only?.add(r.rowNumber);
+  }
+  return { finishing, scope };
+}
+
+/** The results file, every row's outcome, the summary and the exit code; the journal's run-end, and the journal closed. */
+async function finish(
+  run: Run,
+  scope: Scope,
+  view: RunView,
+  exitCode: PipelineResult['exitCode'],
+  extra: Partial<PipelineResult>,
+): Promise<PipelineResult> {
+  const { batch, session, o } = run;
+  // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
+  const now = await writeResultsFile(run, scope, view);
+  const outcomes = new Map<number, RowOutcome>();
+  batch.rows.forEach((r, i) => {
+    const kept = scope.keep?.get(r.rowNumber);
+    if (kept) outcomes.set(r.rowNumber, keptOutcome(kept, r.payout?.sourceCurrency ?? ''));
+    else if (!scope.only || scope.only.has(r.rowNumber)) outcomes.set(r.rowNumber, now[i]!);
+  });
+  const summary = summarise([...outcomes.values()]);
+  const code = exitCodeOf(exitCode, summary);
+  record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
+  session.writer.close();
+  return { exitCode: code, report: session.report, plan: view.plan, summary, resultsPath: o.results.path, outcomes, ...extra };
+}
+
+/** A run that went through still exits 1 when a row needs someone: not created, failed after creation, or waiting for information. */
+export function exitCodeOf(exitCode: PipelineResult['exitCode'], summary: RunSummary): PipelineResult['exitCode'] {
+  if (exitCode !== 0) return exitCode;
+  return summary.notCreated > 0 || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0 ? 1 : 0;
+}
+
+/**
+ * Writes the results file and returns each row's outcome as written (undefined for a kept row,
+ * written as it was). One writer of the file at a time: `status` and `listen` take the same lock
+ * and record a status in the journal before they write the file; each write catches up the
+ * journal's latest statuses under the lock first, so it never moves a row's status backward.
+ */
+function writeResultsFile({ batch, session, o }: Run, scope: Scope, view: RunView): Promise<(RowOutcome | undefined)[]> {
+  return withLock(
+    resultsLockPath(o.results.path),
+    async () => {
+      catchUpStatuses(session);
+      const now = batch.rows.map((r) => (scope.keep?.has(r.rowNumber) ? undefined : rowOutcome(r, session.folded, view)));
+      const table: ResultsSource = {
+        format: o.results.format,
+        inputColumns: batch.inputColumns,
+        rows: batch.rows,
+        delimiter: o.results.delimiter,
+        resultAt: (i) => scope.keep?.get(batch.rows[i]!.rowNumber) ?? resultValues(now[i]!),
+      };
+      await writeResults(o.results.path, table);
+      return now;
+    },
+    { purpose: 'results write' },
+  );
+}
+
+/** A row's outcome now: what this run did, else its journal state, else invalid, left out, queued or not sent. */
+export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): RowOutcome {
+  const ref = referenceOf(r);
+  if (!ref) {
+    const e = v.plan?.invalidRows.get(r.rowNumber) ?? firstError(r.problems) ?? { code: 'INVALID', message: 'invalid row' };
+    return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
+  }
+  const s = rowState(folded, ref);
+  // A row created in this run is read from its journal state, which status lines of `listen` or
+  // `status` may have moved on since (catchUpStatuses); the two are otherwise the same.
+  const done = v.executed.get(r.rowNumber);
+  if (done && s.phase !== 'created') return done;
+  const invalid = v.plan?.invalidRows.get(r.rowNumber);
+  if (invalid && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: invalid };
+  const left = v.plan?.notSent.get(r.rowNumber);
+  const fallback: RowOutcome = left
+    ? { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: left.code, message: left.message } }
+    : v.queued?.has(r.rowNumber)
+      ? { status: ENGINE_STATUSES.QUEUED, documents: [] }
+      : {
+          status: ENGINE_STATUSES.NOT_SENT,
+          documents: [],
+          error: { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
+        };
+  if (left && s.phase === 'rejected') return fallback;
+  return outcomeFromState(s, fallback);
 }
 
 /** A kept row of a retried results file, as an outcome for the summary. */

@@ -7,29 +7,37 @@
 // The batch is found through the batch id inside the keys (pb2-<batch>-...), its journal in the
 // account's ledger (ledger.ts).
 //
-// The journal decides, not the results file's cells (design.md "Idempotency keys"): a row is matched
+// The journal decides, not the results file's cells (README.md, "Idempotency keys"): a row is matched
 // to its journal state by its key cell, else its payoutId, else its row number; a row whose
 // payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
 // was edited or cleared in its cells.
 import { dirname, resolve } from 'node:path';
+import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns } from '../input/columns.ts';
-import { foldJournalFile, isFailedAfterCreation, type RowEvent, type RowState } from '../journal/rows.ts';
+import {
+  foldJournalFile,
+  isFailedAfterCreation,
+  type BatchHeader,
+  type FoldedJournal,
+  type PayoutSnapshot,
+  type RowEvent,
+  type RowState,
+} from '../journal/rows.ts';
 import { JournalWriter } from '../journal/journal.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { snapshotOfError } from './send.ts';
 import { findRefund } from './refund.ts';
 import { readResults } from '../results/read.ts';
 import { resultsPathFor } from '../results/paths.ts';
-import type { ResultValues } from '../results/types.ts';
+import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/documents.ts';
-import { parseRow, probableDuplicateKey } from '../validation/row.ts';
+import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, type EngineRow, type LoadedBatch } from './batch.ts';
 import { fileSha256, parseIdempotencyKey } from './identity.ts';
-import { findBatchJournal, ledgerOf } from './ledger.ts';
+import { findBatchJournal, ledgerOf, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
-import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { reservedSession } from './run.ts';
+import { reservedSession, runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, openSession } from './session.ts';
 
 export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
@@ -68,211 +76,18 @@ export interface RetryResult extends PipelineResult {
   notResent: NotResent[];
 }
 
+/** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
 export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
-
-  // Find the batch: through the keys, else a journal whose results are this file.
-  const prefixes = new Set<string>();
-  for (const r of table.rows) {
-    const k = r.result.idempotencyKey ? parseIdempotencyKey(r.result.idempotencyKey) : undefined;
-    if (k) prefixes.add(k.batchPrefix);
-  }
-  if (prefixes.size > 1)
-    throw new BatchRefused(
-      `${o.resultsFile} holds keys of ${prefixes.size} different batches: retry one batch's results at a time`,
-      'mixed-batches',
-    );
-  let journalFile: string | undefined;
-  if (prefixes.size === 1) {
-    const prefix = [...prefixes][0]!;
-    journalFile = findBatchJournal(ledger, prefix);
-    if (!journalFile) {
-      throw new BatchRefused(
-        `no journal of batch ${prefix} for ${ledger.account} in ${ledger.dir}: ` +
-          'use the same --base-url (or --env) as the run, and its --state-dir if it was given one',
-        'journal-not-found',
-      );
-    }
-  } else {
-    throw new BatchRefused(
-      `${o.resultsFile} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`,
-      'no-keys',
-    );
-  }
-  let { folded } = foldJournalFile(journalFile);
+  const journalFile = findJournalOfResults(ledger, table, o.resultsFile);
   const notResent: NotResent[] = [];
-  if (o.resendFailed) {
-    // Failed after creation, by the journal or the results file: confirmed with the service (GET),
-    // and the refund looked up in the wallet's transactions; both journalled, so the journal decides.
-    const lines = await checkFailedRows(o.conn, table.rows, folded.rows, notResent);
-    if (lines.length) {
-      const w = JournalWriter.open(journalFile);
-      try {
-        for (const e of lines) w.append(e, { sync: true });
-      } finally {
-        w.close();
-      }
-      folded = foldJournalFile(journalFile).folded;
-    }
-  }
+  const folded = o.resendFailed ? await confirmFailedRows(o.conn, journalFile, table.rows, notResent) : foldJournalFile(journalFile).folded;
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
-
-  const byKey = new Map<string, RowState>();
-  const byPayout = new Map<string, RowState>();
-  const byRow = new Map<number, RowState>();
-  for (const s of folded.rows.values()) {
-    if (s.key) byKey.set(s.key, s);
-    if (s.payout) byPayout.set(s.payout.id, s);
-    if (s.row !== undefined && s.phase !== 'none') byRow.set(s.row, s);
-  }
-  /** A row's journal state: by its key cell, else its payoutId cell, else its row number (cells cleared or edited). */
-  const journalledOf = (r: (typeof table.rows)[number]): RowState | undefined =>
-    (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
-    (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined) ??
-    byRow.get(r.rowNumber);
-
-  // The original batch, when it is still there unchanged: a row not edited since keeps its
-  // original verdict (cross-row problems such as a probable duplicate, and a row whose cells
-  // spilled over its columns, cannot be judged again from the results file alone).
-  const mapping = mapColumns(table.inputColumns, resultsFile);
-  const refHeader = mapping.fields.reference;
-  const original = new Map<string, EngineRow>();
-  try {
-    if ((await fileSha256(header.file)) === header.fileSha256) {
-      for (const r of (await loadBatch(header.file)).rows) {
-        const ref = r.payout?.reference ?? (refHeader ? r.cells[refHeader] : undefined);
-        if (ref && !original.has(ref)) original.set(ref, r);
-      }
-    }
-  } catch {
-    // moved, changed or unreadable: every row is validated again from its cells
-  }
-
-  // Rows: created ones kept untouched; the others parsed again from their (edited) cells.
-  const sameCells = (a: Record<string, string>, b: Record<string, string>) =>
-    table.inputColumns.every((h) => (a[h] ?? '').trim() === (b[h] ?? '').trim());
-  const docs = fingerprintingChecker();
-  const ctx = { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: docs.check };
-  const rows: EngineRow[] = [];
-  const keep = new Map<number, ResultValues>();
-  const only = new Set<number>();
-  const settling = new Set<number>();
-  /** References to send again after a failed, refunded payout. */
-  const resend = new Set<string>();
-  const failedPayout = new Map<string, string>();
-  for (const r of table.rows) {
-    const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
-    const orig = refHeader ? original.get(cells[refHeader] ?? '') : undefined;
-    let row: EngineRow;
-    if (orig && !orig.payout && sameCells(orig.cells, cells)) {
-      // Not edited since the batch judged it invalid: the verdict stands.
-      row = { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
-    } else {
-      const parsed = parseRow({ rowNumber: r.rowNumber, cells }, ctx);
-      row = { rowNumber: r.rowNumber, cells: r.cells, payout: parsed.payout, problems: parsed.problems };
-      if (parsed.problems.some((p) => p.severity === 'error')) row.payout = undefined;
-    }
-    const journalled = journalledOf(r);
-    if (o.resendFailed && journalled && resendable(journalled)) {
-      if (row.payout) {
-        resend.add(journalled.ref);
-        failedPayout.set(journalled.ref, journalled.payout!.id);
-        only.add(r.rowNumber);
-      } else {
-        keep.set(r.rowNumber, r.result);
-        notResent.push({
-          rowNumber: r.rowNumber,
-          reference: journalled.ref,
-          payoutId: journalled.payout!.id,
-          status: journalled.payout!.status,
-          reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
-        });
-      }
-    } else if (isCreatedStatus(r.result.status)) keep.set(r.rowNumber, r.result);
-    else only.add(r.rowNumber); // (a row the journal knows as created is reported from the journal, not sent)
-    if (journalled && ['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
-    // The row identity is the reference the journal knows for its key: an edited reference cannot
-    // turn an unknown outcome into a second payout.
-    if (
-      row.payout &&
-      journalled &&
-      journalled.ref !== row.payout.reference &&
-      journalled.phase !== 'rejected' &&
-      journalled.phase !== 'none'
-    ) {
-      row.payout = { ...row.payout, reference: journalled.ref };
-    }
-    // An unsettled row edited into an invalid one is still settled (its journalled body is what
-    // goes), as the original file's row when that is still there.
-    if (!row.payout && journalled && (journalled.phase === 'initiating' || journalled.phase === 'unknown')) {
-      const first = original.get(journalled.ref)?.payout;
-      if (first) row = { ...row, payout: first, problems: [] };
-    }
-    rows.push(row);
-  }
-  // The checks across rows, the created rows first: a row to send must not repeat a reference,
-  // nor the account, amount and currencies of another row (a settling row goes regardless: its
-  // journalled body is what is resent).
-  const refs = new Map<string, number>();
-  // the same account, amount and currencies as validateBatch's probable-duplicate rule
-  const dupKeys = new Map<string, number>();
-  for (const row of rows) {
-    if (!row.payout || only.has(row.rowNumber)) continue;
-    refs.set(row.payout.reference, row.rowNumber);
-    dupKeys.set(probableDuplicateKey(row.payout), row.rowNumber);
-  }
-  for (const row of rows) {
-    if (!row.payout || !only.has(row.rowNumber)) continue;
-    const sameRef = refs.get(row.payout.reference);
-    const sameRow = dupKeys.get(probableDuplicateKey(row.payout));
-    if (!settling.has(row.rowNumber)) {
-      if (sameRef !== undefined) {
-        row.problems = [
-          ...row.problems,
-          {
-            severity: 'error',
-            code: 'DUPLICATE_REFERENCE',
-            file: o.resultsFile,
-            row: row.rowNumber,
-            message: `the reference is already used on row ${sameRef}`,
-          },
-        ];
-        row.payout = undefined;
-        continue;
-      }
-      if (sameRow !== undefined) {
-        row.problems = [
-          ...row.problems,
-          {
-            severity: 'error',
-            code: 'PROBABLE_DUPLICATE',
-            file: o.resultsFile,
-            row: row.rowNumber,
-            message: `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate`,
-          },
-        ];
-        row.payout = undefined;
-        continue;
-      }
-    }
-    refs.set(row.payout.reference, row.rowNumber);
-    dupKeys.set(probableDuplicateKey(row.payout), row.rowNumber);
-  }
-
-  const batch: LoadedBatch = {
-    file: header.file,
-    format: table.format,
-    delimiter: table.delimiter,
-    inputColumns: table.inputColumns,
-    rows,
-    fileProblems: [],
-    identity: { batchId: header.batchId, source: header.batchIdSource, label: header.batchLabel, fileSha256: header.fileSha256 },
-    documents: docs.fingerprints,
-  };
+  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // Refused here, nothing sent, while a run of this batch goes on, or when another batch sent or
   // is sending a reference to send again (ledger.ts).
@@ -307,80 +122,273 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   }
 }
 
-/** Created, failed after creation, and its refund journalled: `retry --resend-failed` may send it again. */
-export const resendable = (s: RowState): boolean =>
-  s.phase === 'created' && !!s.payout && isFailedAfterCreation(s.payout.status) && s.payout.refunded !== undefined;
+/** The journal of the batch whose keys the results file holds (one batch's, else refused). */
+function findJournalOfResults(ledger: Ledger, table: ResultsTable, shownAs: string): string {
+  const prefixes = new Set<string>();
+  for (const r of table.rows) {
+    const k = r.result.idempotencyKey ? parseIdempotencyKey(r.result.idempotencyKey) : undefined;
+    if (k) prefixes.add(k.batchPrefix);
+  }
+  if (prefixes.size > 1)
+    throw new BatchRefused(
+      `${shownAs} holds keys of ${prefixes.size} different batches: retry one batch's results at a time`,
+      'mixed-batches',
+    );
+  const prefix = [...prefixes][0];
+  if (prefix === undefined)
+    throw new BatchRefused(
+      `${shownAs} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`,
+      'no-keys',
+    );
+  const journalFile = findBatchJournal(ledger, prefix);
+  if (!journalFile) {
+    throw new BatchRefused(
+      `no journal of batch ${prefix} for ${ledger.account} in ${ledger.dir}: ` +
+        'use the same --base-url (or --env) as the run, and its --state-dir if it was given one',
+      'journal-not-found',
+    );
+  }
+  return journalFile;
+}
 
 /**
- * For --resend-failed: the journal lines that confirm which created rows failed (GET payout, when
- * the journal does not know it yet) and that their refund shows in the wallet's transactions.
- * Rows whose refund is not there yet are added to `notResent`. Throws the service's error when it
- * cannot be reached (nothing sent).
+ * For --resend-failed: rows failed after creation, by the journal or the results file, confirmed
+ * with the service (GET) and their refund looked up in the wallet's transactions; both journalled,
+ * so the journal decides. Rows whose refund is not there yet go to `notResent`. Returns the
+ * journal folded again; throws the service's error when it cannot be reached (nothing sent).
  */
-async function checkFailedRows(
+async function confirmFailedRows(
   conn: Connection,
-  rows: { rowNumber: number; result: ResultValues }[],
-  states: Map<string, RowState>,
+  journalFile: string,
+  rows: ResultsTable['rows'],
   notResent: NotResent[],
-): Promise<RowEvent[]> {
+): Promise<FoldedJournal> {
+  const { folded } = foldJournalFile(journalFile);
   const byPayout = new Map<string, RowState>();
-  for (const s of states.values()) if (s.phase === 'created' && s.payout) byPayout.set(s.payout.id, s);
+  for (const s of folded.rows.values()) if (s.phase === 'created' && s.payout) byPayout.set(s.payout.id, s);
   const lines: RowEvent[] = [];
-  const at = () => new Date().toISOString();
   for (const r of rows) {
     const s = r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined;
-    if (!s?.payout) continue;
-    let p = s.payout;
-    if (!isFailedAfterCreation(p.status) && !isFailedAfterCreation(r.result.status)) continue;
-    try {
-      if (!isFailedAfterCreation(p.status)) {
-        const now = await conn.client.getPayout(p.id);
-        if (!isFailedAfterCreation(now.status)) continue; // the results file says so, the service does not
-        const e: RowEvent = {
-          t: 'status',
-          ref: s.ref,
-          payoutId: p.id,
-          status: now.status,
-          source: 'get',
-          at: at(),
-          ...(now.updatedAt ? { changedAt: now.updatedAt } : {}),
-        };
-        lines.push(e);
-        p = { ...p, status: now.status };
-      }
-      if (p.refunded !== undefined) continue;
-      const refund = await findRefund(conn.client, { id: p.id, payoutRef: p.payoutRef, currency: p.sourceCurrency });
-      if (refund) {
-        lines.push({
-          t: 'refund',
-          ref: s.ref,
-          payoutId: p.id,
-          amount: refund.amount,
-          ...(refund.transactionId ? { transactionId: refund.transactionId } : {}),
-          at: at(),
-        });
-      } else {
-        notResent.push({
-          rowNumber: r.rowNumber,
-          reference: s.ref,
-          payoutId: p.id,
-          status: p.status,
-          reason: `payout ${p.payoutRef ?? p.id} ${p.status}, but its refund is not in the wallet's transactions yet: not sent again; run retry --resend-failed again once it shows`,
-        });
-      }
-    } catch (e) {
-      if (e instanceof PayoutApiError && !e.serviceTrouble) {
-        notResent.push({
-          rowNumber: r.rowNumber,
-          reference: s.ref,
-          payoutId: p.id,
-          status: p.status,
-          reason: `could not be checked: ${snapshotOfError(e).message}`,
-        });
-        continue;
-      }
-      throw e;
-    }
+    if (!s?.payout || (!isFailedAfterCreation(s.payout.status) && !isFailedAfterCreation(r.result.status))) continue;
+    const not = await checkFailedRow(conn.client, s.ref, s.payout, lines);
+    if (not) notResent.push({ rowNumber: r.rowNumber, reference: s.ref, payoutId: s.payout.id, ...not });
   }
-  return lines;
+  if (!lines.length) return folded;
+  const w = JournalWriter.open(journalFile);
+  try {
+    for (const e of lines) w.append(e, { sync: true });
+  } finally {
+    w.close();
+  }
+  return foldJournalFile(journalFile).folded;
 }
+
+/** One created row's failure and refund, as journal lines; returns why it is not sent again, if it is not. */
+async function checkFailedRow(
+  client: PayoutClient,
+  ref: string,
+  payout: PayoutSnapshot,
+  lines: RowEvent[],
+): Promise<{ status: string; reason: string } | undefined> {
+  let p = payout;
+  const at = () => new Date().toISOString();
+  try {
+    if (!isFailedAfterCreation(p.status)) {
+      const now = await client.getPayout(p.id);
+      if (!isFailedAfterCreation(now.status)) return undefined; // the results file says so, the service does not
+      const changedAt = now.updatedAt ? { changedAt: now.updatedAt } : {};
+      lines.push({ t: 'status', ref, payoutId: p.id, status: now.status, source: 'get', at: at(), ...changedAt });
+      p = { ...p, status: now.status };
+    }
+    if (p.refunded !== undefined) return undefined;
+    const refund = await findRefund(client, { id: p.id, payoutRef: p.payoutRef, currency: p.sourceCurrency });
+    if (!refund) {
+      const reason = `payout ${p.payoutRef ?? p.id} ${p.status}, but its refund is not in the wallet's transactions yet: not sent again; run retry --resend-failed again once it shows`;
+      return { status: p.status, reason };
+    }
+    const transactionId = refund.transactionId ? { transactionId: refund.transactionId } : {};
+    lines.push({ t: 'refund', ref, payoutId: p.id, amount: refund.amount, ...transactionId, at: at() });
+    return undefined;
+  } catch (e) {
+    if (e instanceof PayoutApiError && !e.serviceTrouble)
+      return { status: p.status, reason: `could not be checked: ${snapshotOfError(e).message}` };
+    throw e;
+  }
+}
+
+/** The rows of the results file to send again (`only`), to keep as they are (`keep`), and to send again after a refunded failure (`resend`). */
+interface RetryRows {
+  only: Set<number>;
+  keep: Map<number, ResultValues>;
+  resend: Set<string>;
+  /** reference → the failed payout that `resend` replaces. */
+  failedPayout: Map<string, string>;
+}
+
+/** The results file as a batch: each row judged again (retryRow), then the checks across rows. */
+async function retryBatch(
+  table: ResultsTable,
+  resultsFile: string,
+  o: RetryOptions,
+  folded: FoldedJournal,
+  header: BatchHeader,
+  notResent: NotResent[],
+): Promise<RetryRows & { batch: LoadedBatch }> {
+  const mapping = mapColumns(table.inputColumns, resultsFile);
+  const docs = fingerprintingChecker();
+  const ctx: RetryContext = {
+    table,
+    journalledOf: journalIndex(folded),
+    original: await originalRows(header, mapping.fields.reference),
+    refHeader: mapping.fields.reference,
+    parse: { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: docs.check },
+    resendFailed: !!o.resendFailed,
+  };
+  const out: RetryRows = { only: new Set(), keep: new Map(), resend: new Set(), failedPayout: new Map() };
+  const settling = new Set<number>();
+  const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
+  checkAcrossRows(rows, out.only, settling, o.resultsFile);
+  const batch: LoadedBatch = {
+    file: header.file,
+    format: table.format,
+    delimiter: table.delimiter,
+    inputColumns: table.inputColumns,
+    rows,
+    fileProblems: [],
+    identity: { batchId: header.batchId, source: header.batchIdSource, label: header.batchLabel, fileSha256: header.fileSha256 },
+    documents: docs.fingerprints,
+  };
+  return { ...out, batch };
+}
+
+/** A row's journal state: by its key cell, else its payoutId cell, else its row number (cells cleared or edited). */
+function journalIndex(folded: FoldedJournal): (r: ResultRow) => RowState | undefined {
+  const byKey = new Map<string, RowState>();
+  const byPayout = new Map<string, RowState>();
+  const byRow = new Map<number, RowState>();
+  for (const s of folded.rows.values()) {
+    if (s.key) byKey.set(s.key, s);
+    if (s.payout) byPayout.set(s.payout.id, s);
+    if (s.row !== undefined && s.phase !== 'none') byRow.set(s.row, s);
+  }
+  return (r) =>
+    (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
+    (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined) ??
+    byRow.get(r.rowNumber);
+}
+
+/**
+ * The original batch's rows by reference, when its file is still there unchanged: a row not
+ * edited since keeps its original verdict (cross-row problems such as a probable duplicate, and a
+ * row whose cells spilled over its columns, cannot be judged again from the results file alone).
+ */
+async function originalRows(header: BatchHeader, refHeader: string | undefined): Promise<Map<string, EngineRow>> {
+  const original = new Map<string, EngineRow>();
+  try {
+    if ((await fileSha256(header.file)) === header.fileSha256) {
+      for (const r of (await loadBatch(header.file)).rows) {
+        const ref = r.payout?.reference ?? (refHeader ? r.cells[refHeader] : undefined);
+        if (ref && !original.has(ref)) original.set(ref, r);
+      }
+    }
+  } catch {
+    // moved, changed or unreadable: every row is validated again from its cells
+  }
+  return original;
+}
+
+interface RetryContext {
+  table: ResultsTable;
+  journalledOf: (r: ResultRow) => RowState | undefined;
+  original: Map<string, EngineRow>;
+  refHeader: string | undefined;
+  parse: RowContext;
+  resendFailed: boolean;
+}
+
+/**
+ * One row of the results file: created ones kept untouched; the others parsed again from their
+ * (edited) cells and sent again, tied to the reference, key and body the journal knows for them.
+ */
+function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set<number>, notResent: NotResent[]): EngineRow {
+  let row = rowOfCells(r, ctx);
+  const journalled = ctx.journalledOf(r);
+  if (ctx.resendFailed && journalled && resendable(journalled)) {
+    if (row.payout) {
+      out.resend.add(journalled.ref);
+      out.failedPayout.set(journalled.ref, journalled.payout!.id);
+      out.only.add(r.rowNumber);
+    } else {
+      out.keep.set(r.rowNumber, r.result);
+      notResent.push({
+        rowNumber: r.rowNumber,
+        reference: journalled.ref,
+        payoutId: journalled.payout!.id,
+        status: journalled.payout!.status,
+        reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
+      });
+    }
+  } else if (isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
+  else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from the journal, not sent)
+  if (!journalled) return row;
+  if (['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
+  // The row identity is the reference the journal knows for its key: an edited reference cannot
+  // turn an unknown outcome into a second payout.
+  if (row.payout && journalled.ref !== row.payout.reference && journalled.phase !== 'rejected' && journalled.phase !== 'none') {
+    row.payout = { ...row.payout, reference: journalled.ref };
+  }
+  // An unsettled row edited into an invalid one is still settled (its journalled body is what
+  // goes), as the original file's row when that is still there.
+  if (!row.payout && (journalled.phase === 'initiating' || journalled.phase === 'unknown')) {
+    const first = ctx.original.get(journalled.ref)?.payout;
+    if (first) row = { ...row, payout: first, problems: [] };
+  }
+  return row;
+}
+
+/** A row as its cells say now; one not edited since the batch judged it invalid keeps that verdict. */
+function rowOfCells(r: ResultRow, ctx: RetryContext): EngineRow {
+  const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
+  const orig = ctx.refHeader ? ctx.original.get(cells[ctx.refHeader] ?? '') : undefined;
+  const same = (a: Record<string, string>, b: Record<string, string>) =>
+    ctx.table.inputColumns.every((h) => (a[h] ?? '').trim() === (b[h] ?? '').trim());
+  if (orig && !orig.payout && same(orig.cells, cells)) {
+    return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
+  }
+  const parsed = parseRow({ rowNumber: r.rowNumber, cells }, ctx.parse);
+  const invalid = parsed.problems.some((p) => p.severity === 'error');
+  return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
+}
+
+/**
+ * The checks across rows, the created rows first: a row to send must not repeat a reference, nor
+ * the account, amount and currencies of another row (validateBatch's probable-duplicate rule). A
+ * settling row goes regardless: its journalled body is what is resent.
+ */
+function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<number>, file: string): void {
+  const refs = new Map<string, number>();
+  const dupKeys = new Map<string, number>();
+  const take = (row: EngineRow) => {
+    refs.set(row.payout!.reference, row.rowNumber);
+    dupKeys.set(probableDuplicateKey(row.payout!), row.rowNumber);
+  };
+  for (const row of rows) if (row.payout && !only.has(row.rowNumber)) take(row);
+  for (const row of rows) {
+    if (!row.payout || !only.has(row.rowNumber)) continue;
+    const sameRef = refs.get(row.payout.reference);
+    const sameRow = dupKeys.get(probableDuplicateKey(row.payout));
+    const refuse = (code: 'DUPLICATE_REFERENCE' | 'PROBABLE_DUPLICATE', message: string) => {
+      row.problems = [...row.problems, { severity: 'error', code, file, row: row.rowNumber, message }];
+      row.payout = undefined;
+    };
+    if (!settling.has(row.rowNumber) && sameRef !== undefined)
+      refuse('DUPLICATE_REFERENCE', `the reference is already used on row ${sameRef}`);
+    else if (!settling.has(row.rowNumber) && sameRow !== undefined)
+      refuse('PROBABLE_DUPLICATE', `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate`);
+    else take(row);
+  }
+}
+
+/** Created, failed after creation, and its refund journalled: `retry --resend-failed` may send it again. */
+const resendable = (s: RowState): boolean =>
+  s.phase === 'created' && !!s.payout && isFailedAfterCreation(s.payout.status) && s.payout.refunded !== undefined;

@@ -5,12 +5,10 @@ import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import { loadBatch, type LoadOptions } from './batch.ts';
-import { ledgerJournalPath, ledgerOf, reserveBatch, type Ledger, type Reservation } from './ledger.ts';
-import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { journalReader, openSession, record, BatchRefused, type BatchSession, type ReadJournal } from './session.ts';
-import type { RowState } from '../journal/rows.ts';
-import type { LoadedBatch } from './batch.ts';
-import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './planfile.ts';
+import { ledgerJournalPath, ledgerOf } from './ledger.ts';
+import { reservedSession, runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
+import { journalReader, openSession, record, type BatchSession, type BatchJournalRead } from './session.ts';
+import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 
 export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
@@ -29,26 +27,52 @@ export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results'
 export interface RunResult extends PipelineResult {
   batchId: string;
   journalPath: string;
-  plan_?: PlanFile;
+  /** The plan file's content this run executed (`run --plan`; planFile is its path). */
+  executedPlan?: PlanFile;
 }
 
+/** prepare (the plan file, the batch, its journal, the reservation) -> the pipeline. */
 export async function runBatch(o: RunOptions): Promise<RunResult> {
-  let planned: PlanFile | undefined;
-  let file = o.file;
-  let batchIdFlag = o.batchId;
-  if (o.planFile) {
-    planned = await readPlanFile(o.planFile);
-    file ??= planned.file;
-    batchIdFlag = planned.batchLabel;
+  const { batch, session, reservation, planned, results, only } = await prepareRun(o);
+  let quotedFees: Map<number, DecT> | undefined;
+  try {
+    if (planned) quotedFees = recordPlannedQuotes(session, planned);
+  } catch (e) {
+    session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
+    reservation.release();
+    throw e;
   }
+  try {
+    const result = await runPipeline(batch, session, {
+      ...o,
+      quote: planned ? false : o.quote,
+      results: { ...results, delimiter: batch.delimiter },
+      only,
+      quotedFees,
+      mode: 'run',
+    });
+    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
+  } finally {
+    reservation.release();
+  }
+}
+
+/**
+ * The plan file (checked against the batch file and the service), the batch loaded with its
+ * journal, and the session opened under this run's reservation.
+ */
+async function prepareRun(o: RunOptions) {
+  const planned = o.planFile ? await readPlanFile(o.planFile) : undefined;
+  const file = o.file ?? planned?.file;
   if (!file) throw new RangeError('name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl);
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
   const journal = journalReader((identity) => ledgerJournalPath(ledger, identity.batchId));
+  const batchId = planned ? planned.batchLabel : o.batchId;
   const batch = await loadBatch(
     file,
-    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: batchIdFlag, stop: o.stop },
+    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId, stop: o.stop },
     journal.lookup,
   );
   if (planned) verifyPlannedRows(planned, batch.identity.fileSha256, new Map(batch.rows.map((r) => [r.rowNumber, r.payout])));
@@ -75,48 +99,28 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
         read: unchanged(journal.read()),
       }),
   );
-  let quotedFees: Map<number, DecT> | undefined;
-  try {
-    if (planned) {
-      quotedFees = new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
-      for (const r of planned.rows) {
-        const s = session.folded.rows.get(r.reference);
-        if (r.rate !== undefined && !s?.quote) {
-          const e = {
-            t: 'quote' as const,
-            ref: r.reference,
-            attempt: 1,
-            rate: r.rate,
-            fee: r.fee,
-            totalDeductible: r.totalDeductible,
-            destinationAmount: r.destinationAmount ?? '0',
-          };
-          record(session, e);
-        }
-      }
-    }
-  } catch (e) {
-    session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
-    reservation.release();
-    throw e;
-  }
-  try {
-    const result = await runPipeline(batch, session, {
-      ...o,
-      quote: planned ? false : o.quote,
-      results: { ...results, delimiter: batch.delimiter },
-      only,
-      quotedFees,
-      mode: 'run',
+  return { batch, session, reservation, planned, results, only };
+}
+
+/** The plan file's quotes, journalled for the rows the journal has none for; returns the quoted fees (row number → fee). */
+function recordPlannedQuotes(session: BatchSession, planned: PlanFile): Map<number, DecT> {
+  for (const r of planned.rows) {
+    if (r.rate === undefined || session.folded.rows.get(r.reference)?.quote) continue;
+    record(session, {
+      t: 'quote',
+      ref: r.reference,
+      attempt: 1,
+      rate: r.rate,
+      fee: r.fee,
+      totalDeductible: r.totalDeductible,
+      destinationAmount: r.destinationAmount ?? '0',
     });
-    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, plan_: planned };
-  } finally {
-    reservation.release();
   }
+  return new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
 }
 
 /** The journal as read, when it has not grown since (else undefined: openSession reads it again). */
-function unchanged(read: ReadJournal | undefined): ReadJournal | undefined {
+function unchanged(read: BatchJournalRead | undefined): BatchJournalRead | undefined {
   if (!read) return undefined;
   let size = 0;
   try {
@@ -126,59 +130,3 @@ function unchanged(read: ReadJournal | undefined): ReadJournal | undefined {
   }
   return size === read.size ? read : undefined;
 }
-
-/** Reserves the rows (reserveRows), then opens the session; the reservation is released if it cannot open. */
-export async function reservedSession(
-  ledger: Ledger,
-  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
-  states: Map<string, RowState> | undefined,
-  reserve: Parameters<typeof reserveRows>[3],
-  open: () => BatchSession,
-): Promise<{ reservation: Reservation; session: BatchSession }> {
-  const reservation = await reserveRows(ledger, batch, states, reserve);
-  try {
-    // The session's `initiating` lines are written under this reservation (session.ts recordInitiating).
-    const session = open();
-    session.reservation = reservation;
-    return { reservation, session };
-  } catch (e) {
-    reservation.release();
-    throw e;
-  }
-}
-
-/**
- * Reserves in the account's ledger the references a run or retry may send: fresh ones (never
- * initiated, or refused before when retrying) are checked against every other batch; rows whose
- * outcome is to be settled go with their journalled keys and are only reserved.
- */
-export function reserveRows(
-  ledger: Ledger,
-  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
-  states: Map<string, RowState> | undefined,
-  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
-): Promise<Reservation> {
-  const fresh: string[] = [];
-  const settling: string[] = [];
-  for (const r of batch.rows) {
-    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
-    const ref = r.payout.reference;
-    const s = states?.get(ref);
-    const phase = s?.phase ?? 'none';
-    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
-    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
-    // a payout failed after creation and refunded, sent again on purpose (retry --resend-failed)
-    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
-  }
-  return reserveBatch(ledger, {
-    batchId: batch.identity.batchId,
-    file: batch.file,
-    results: o.results,
-    command: o.command,
-    fresh,
-    settling,
-    onPurpose: batch.identity.source === 'flag',
-  });
-}
-
-export { BatchRefused };

@@ -84,12 +84,12 @@ export interface OpenSessionOptions {
   command: 'run' | 'retry' | 'plan';
   resultsPath?: string;
   now?: Date;
-  /** The journal as read already (readJournal), when the caller needed its states first. */
-  read?: ReadJournal;
+  /** The journal as read already (readBatchJournal), when the caller needed its states first. */
+  read?: BatchJournalRead;
 }
 
 /** A journal folded, with the size and time it had just before (0 when it does not exist). */
-export interface ReadJournal {
+export interface BatchJournalRead {
   path: string;
   scan: FoldedJournalFile;
   size: number;
@@ -101,7 +101,7 @@ export interface ReadJournal {
  * meanwhile is at or after `size` and catchUpStatuses reads it again (status lines apply forward
  * only: twice is the same as once), where taking it after could skip it.
  */
-export function readJournal(path: string): ReadJournal {
+export function readBatchJournal(path: string): BatchJournalRead {
   let size = 0;
   let mtimeMs = 0;
   try {
@@ -121,18 +121,18 @@ export function readJournal(path: string): ReadJournal {
  */
 export function journalReader(pathOf: (identity: BatchIdentity) => string): {
   lookup: JournalLookup;
-  read: () => ReadJournal | undefined;
+  read: () => BatchJournalRead | undefined;
 } {
-  let read: ReadJournal | undefined;
+  let read: BatchJournalRead | undefined;
   const lookup: JournalLookup = (identity) => {
-    read = readJournal(pathOf(identity));
+    read = readBatchJournal(pathOf(identity));
     const rows = read.scan.folded.rows;
     return (reference) => rows.get(reference);
   };
   return { lookup, read: () => read };
 }
 
-export function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
+function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): ResumeReport {
   let created = 0;
   let toSettle = 0;
   let rejected = 0;
@@ -176,14 +176,14 @@ export function checkSameBatch(
     );
   }
   // (The environment label is not checked: the journal is the account's, found by the service's
-  // base URL; the same service under another label is the same batch. design.md "Idempotency keys")
+  // base URL; the same service under another label is the same batch. README.md, "Where the ledger lives")
   return renamed;
 }
 
 /** Opens (or creates) the journal of a batch for appending. */
 export function openSession(o: OpenSessionOptions): BatchSession {
   const path = o.journal;
-  const read = o.read?.path === path ? o.read : readJournal(path);
+  const read = o.read?.path === path ? o.read : readBatchJournal(path);
   const r = read.scan;
   const folded = r.folded;
   const resumed = !!folded.header;

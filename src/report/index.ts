@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { BatchPlan } from '../engine/plan.ts';
-import { PLAN_KIND, readPlanFile, type PlanFile, type PlanRow } from '../engine/planfile.ts';
+import { PLAN_KIND, readPlanFile, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { readResults, ResultsError } from '../results/index.ts';
 import type { ValidateOptions } from '../validation/index.ts';
 import { planHtml, resultsHtml } from './html.ts';

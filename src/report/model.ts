@@ -6,7 +6,7 @@ import { Dec, formatAmount, isCurrencyCode, type Dec as DecT } from '../money.ts
 import { maskAccount } from '../mask.ts';
 import { matchHeader, type CanonicalField } from '../input/columns.ts';
 import type { BatchPlan } from '../engine/plan.ts';
-import type { PlanFile, PlanRow } from '../engine/planfile.ts';
+import type { PlanFile, PlanRow } from '../engine/plan-file.ts';
 import { fileSha256, parseIdempotencyKey } from '../engine/identity.ts';
 import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/index.ts';
 import type { ResultsTable } from '../results/index.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAppended } from '../../src/journal/journal.ts';
-import { catchUpStatuses, openSession, readJournal } from '../../src/engine/session.ts';
+import { catchUpStatuses, openSession, readBatchJournal } from '../../src/engine/session.ts';
 
 describe('readAppended', () => {
   it('returns the complete lines after an offset and where to go on; a line without its newline waits', async () => {
@@ -37,7 +37,7 @@ describe('readAppended', () => {
 // unvalidated) and opens the session only after the rows are read: a status line that `listen`
 // appends in between is read again by the first catch-up, not skipped.
 describe('a journal read before its session opens', () => {
-  it('a status line appended between readJournal and openSession is caught up', async () => {
+  it('a status line appended between readBatchJournal and openSession is caught up', async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'pb-read-then-open-'));
     const identity = { batchId: 'c'.repeat(64), source: 'content' as const, fileSha256: 'c'.repeat(64) };
     const file = join(stateDir, 'payroll.csv');
@@ -61,7 +61,7 @@ describe('a journal read before its session opens', () => {
     first.writer.append({ t: 'run-end', at: 'now', exitCode: 0 });
     first.writer.close();
 
-    const read = readJournal(path);
+    const read = readBatchJournal(path);
     expect(read.scan.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
     // listen, meanwhile
     appendFileSync(

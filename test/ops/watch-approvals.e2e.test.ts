@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } fro
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { addApproval, approvalsPathFor, loadPlan, newKeyPair, planPayload, signPlan } from '../../src/approvals/index.ts';
-import { planBatch } from '../../src/engine/planonly.ts';
+import { planBatch } from '../../src/engine/plan-command.ts';
 import { WatchConfig, watchFolder } from '../../src/ops/watch/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';

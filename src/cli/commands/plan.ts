@@ -7,7 +7,7 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
-import { planBatch } from '../../engine/planonly.ts';
+import { planBatch } from '../../engine/plan-command.ts';
 import {
   batchFileOptions,
   connectionOptions,

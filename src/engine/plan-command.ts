@@ -1,0 +1,114 @@
+// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything; with quotes per
+// row to send (unless --no-quote), written to a plan file that `run --plan` executes exactly.
+// Reads the journal (a resumed batch plans only what is left) but never writes it.
+import { userInfo } from 'node:os';
+import type { Connection } from '../client/connect.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import type { PayoutClient } from '../client/client.ts';
+import { emptyFold } from '../journal/rows.ts';
+import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
+import { loadBatch, type LoadedBatch, type LoadOptions } from './batch.ts';
+import { ledgerJournalPath, ledgerOf } from './ledger.ts';
+import { buildPlan, type BatchPlan } from './plan.ts';
+import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
+import { planStage, type PlanStageOptions } from './pipeline.ts';
+import { checkSameBatch, journalReader } from './session.ts';
+
+export interface PlanCommandOptions
+  extends LoadOptions, Pick<PlanStageOptions, 'allowPartial' | 'quote' | 'mergeDocuments' | 'enablePairs'> {
+  file: string;
+  conn: Connection;
+  stateDir?: string;
+  out?: string;
+  /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. */
+  preparedBy?: string;
+}
+
+/** The OS user's name; $USER (or "unknown") where the user database has no entry (a container's uid). */
+function osUserName(env: NodeJS.ProcessEnv = process.env): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER || env.USERNAME || 'unknown';
+  }
+}
+
+export interface PlanCommandResult {
+  plan: BatchPlan;
+  planFile?: PlanFile;
+  /** Quotes that failed (row number → message). */
+  quoteErrors: Map<number, string>;
+}
+
+/** prepare (the batch and its journal, read, never written) -> the plan stage -> quotes -> the plan file. */
+export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResult> {
+  const env = o.conn.environment.name;
+  const ledger = ledgerOf(o.conn, { root: o.stateDir });
+  // As `run` does: the journal read once the identity is known, for the rows it shows created.
+  let jpath = '';
+  const journal = journalReader((identity) => (jpath = ledgerJournalPath(ledger, identity.batchId)));
+  const batch = await loadBatch(
+    o.file,
+    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId, stop: o.stop },
+    journal.lookup,
+  );
+  const folded = journal.read()?.scan.folded ?? emptyFold();
+  if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
+  const staged = await planStage(o.conn, batch, folded, env, o);
+  const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, o.quote);
+  // the quoted fees replace the estimates in the plan's totals
+  const plan = quoted.fees.size
+    ? buildPlan(batch, staged.preflight, folded, env, { ...o, usage: staged.usage, quotedFees: quoted.fees })
+    : staged.plan;
+  let planFile: PlanFile | undefined;
+  if (o.out) {
+    planFile = planFileOf(plan, {
+      fileSha256: batch.identity.fileSha256,
+      batchLabel: batch.identity.label,
+      baseUrl: o.conn.environment.baseUrl,
+      rows: quoted.rows.filter((r) => plan.toSend.includes(r.rowNumber)),
+      preparedBy: o.preparedBy?.trim() || osUserName(),
+    });
+    await writePlanFile(o.out, planFile);
+  }
+  return { plan, planFile, quoteErrors: quoted.errors };
+}
+
+/** The plan file's rows to send, each with its quote (rate, fee, total) unless --no-quote. */
+async function planRows(
+  client: PayoutClient,
+  batch: LoadedBatch,
+  toSend: number[],
+  quote: boolean,
+): Promise<{ rows: PlanRow[]; fees: Map<number, DecT>; errors: Map<number, string> }> {
+  const rows: PlanRow[] = [];
+  const errors = new Map<number, string>();
+  const fees = new Map<number, DecT>();
+  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
+  for (const n of toSend) {
+    const p = byNumber.get(n)!.payout!;
+    const row: PlanRow = { rowNumber: n, reference: p.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount.toFixed() };
+    rows.push(row);
+    if (!quote) continue;
+    try {
+      const q = await client.quote({
+        sourceAmount: toApi(p.sourceAmount),
+        sourceCurrency: p.sourceCurrency,
+        destinationCurrency: p.destinationCurrency,
+        destinationCountryCode: p.destinationCountryCode,
+        method: p.method,
+      });
+      if (q.exchangeRate !== undefined) row.rate = String(q.exchangeRate);
+      if (q.fee) {
+        row.fee = formatAmount(fromApi(q.fee.amount), p.sourceCurrency);
+        fees.set(n, fromApi(q.fee.amount));
+      }
+      if (q.totalDeductible !== undefined) row.totalDeductible = formatAmount(fromApi(q.totalDeductible), p.sourceCurrency);
+      row.destinationAmount = formatAmount(fromApi(q.destinationAmount), p.destinationCurrency);
+    } catch (e) {
+      if (!(e instanceof PayoutApiError)) throw e;
+      errors.set(n, e.message);
+    }
+  }
+  return { rows, fees, errors };
+}

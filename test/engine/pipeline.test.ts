@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { EngineRow } from '../../src/engine/batch.ts';
+import { summarise, type RowOutcome } from '../../src/engine/outcome.ts';
+import { exitCodeOf, rowOutcome, type RunView } from '../../src/engine/pipeline.ts';
+import type { BatchPlan } from '../../src/engine/plan.ts';
+import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
+import type { PayoutRow } from '../../src/validation/schemas.ts';
+
+const plan = (over: Partial<BatchPlan> = {}): BatchPlan => ({
+  batchId: 'a'.repeat(64),
+  env: 'sandbox',
+  file: '/b.csv',
+  rows: 1,
+  valid: 1,
+  invalid: 0,
+  toSend: [2],
+  created: [],
+  notSent: new Map(),
+  invalidRows: new Map(),
+  alreadyCreated: 0,
+  toSettle: 0,
+  currencies: [],
+  corridorsNotEnabled: [],
+  warnings: [],
+  requests: { preflight: 3, estimate: 7 },
+  shortfall: false,
+  corridorBlocked: false,
+  ...over,
+});
+const row = (reference?: string): EngineRow => ({
+  rowNumber: 2,
+  cells: {},
+  payout: reference ? ({ reference } as PayoutRow) : undefined,
+  problems: reference ? [] : [{ severity: 'error', code: 'MISSING_VALUE', file: 'b.csv', row: 2, message: 'reference is missing' }],
+});
+const at = '2026-01-01T00:00:00.000Z';
+const payout = { id: 'p1', payoutRef: 'PO-1', status: 'PENDING', sourceAmount: 10, sourceCurrency: 'USD', updatedAt: at };
+const created: JournalLine[] = [
+  { t: 'initiating', ref: 'R1', row: 2, attempt: 1, key: 'k1', body: '{}', at },
+  { t: 'created', ref: 'R1', attempt: 1, key: 'k1', requestId: 'req1', payout: payout as never, at },
+];
+const none: RunView = { executed: new Map() };
+
+describe('rowOutcome: a row as reported, from its journal state and the run so far (pure)', () => {
+  it('a row to send is QUEUED only in a checkpoint; refused or stopped before it, NOT_SENT', () => {
+    const folded = foldJournal([]);
+    expect(rowOutcome(row('R1'), folded, { plan: plan(), executed: new Map(), queued: new Set([2]) }).status).toBe('QUEUED');
+    expect(rowOutcome(row('R1'), folded, { plan: plan(), executed: new Map() })).toMatchObject({
+      status: 'NOT_SENT',
+      error: { code: 'NOT_SENT' },
+    });
+  });
+
+  it('an invalid row is INVALID with its first problem, or the preflight finding the plan holds', () => {
+    expect(rowOutcome(row(), foldJournal([]), none)).toMatchObject({ status: 'INVALID', error: { code: 'MISSING_VALUE' } });
+    const invalidRows = new Map([[2, { code: 'COUNTRY_PROHIBITED', message: 'no' }]]);
+    expect(rowOutcome(row('R1'), foldJournal([]), { plan: plan({ invalidRows }), executed: new Map() })).toMatchObject({
+      status: 'INVALID',
+      error: { code: 'COUNTRY_PROHIBITED' },
+    });
+  });
+
+  it('what this run did decides, except for a created row, which is read from the journal (statuses caught up since)', () => {
+    const halted: RowOutcome = { status: 'NOT_SENT', documents: [], error: { code: 'SERVICE_UNAVAILABLE', message: 'not sent' } };
+    expect(rowOutcome(row('R1'), foldJournal([]), { executed: new Map([[2, halted]]) })).toBe(halted);
+    const folded = foldJournal([...created, { t: 'status', ref: 'R1', payoutId: 'p1', status: 'SUCCESSFUL', source: 'get', at }]);
+    const stale: RowOutcome = { status: 'PENDING', documents: [] };
+    expect(rowOutcome(row('R1'), folded, { executed: new Map([[2, stale]]) })).toMatchObject({ status: 'SUCCESSFUL', key: 'k1' });
+  });
+
+  it('a row left out by the plan is NOT_SENT with the reason, even after an earlier refusal', () => {
+    const notSent = new Map([[2, { status: 'NOT_SENT' as const, code: 'INSUFFICIENT_FUNDS', message: 'left out' }]]);
+    const folded = foldJournal([
+      { t: 'initiating', ref: 'R1', row: 2, attempt: 1, key: 'k1', body: '{}', at },
+      { t: 'rejected', ref: 'R1', attempt: 1, key: 'k1', error: { code: 'X', message: 'refused' }, at },
+    ]);
+    expect(rowOutcome(row('R1'), folded, { plan: plan({ notSent, toSend: [] }), executed: new Map() })).toMatchObject({
+      status: 'NOT_SENT',
+      error: { code: 'INSUFFICIENT_FUNDS' },
+    });
+  });
+});
+
+describe('exitCodeOf', () => {
+  const summary = (statuses: string[]) => summarise(statuses.map((status) => ({ status, documents: [] })));
+  it('0 only when every row has a payout that needs nobody; a refusal or a halt keeps its code', () => {
+    expect(exitCodeOf(0, summary([]))).toBe(0);
+    expect(exitCodeOf(0, summary(['INVALID']))).toBe(1);
+    expect(exitCodeOf(3, summary(['NOT_SENT']))).toBe(3);
+    expect(exitCodeOf(4, summary([]))).toBe(4);
+  });
+});
