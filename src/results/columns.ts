@@ -52,12 +52,6 @@ const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 export const isNumericResultColumn = (c: ResultColumn): boolean => NUMERIC.has(c);
 
 const RESULT_SET = new Set<string>([...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS]);
-/**
- * The name the result column documentUrls had in results files of earlier versions. It clashed
- * with the batch's own documents column (the files to upload): such a file has two "documents"
- * headers, which readBatch and readResults make "documents" and "documents (2)".
- */
-const LEGACY_DOCUMENT_URLS = 'documents';
 
 /** "fee", or "fee (2)": readBatch makes a repeated header unique with " (n)". */
 function baseOf(header: string): string {
@@ -84,10 +78,7 @@ export interface ColumnSplit {
  * Splits a header row. The result block comes after the batch's columns, so for each result
  * column the LAST header naming it is the result column; an earlier one is the batch's own (a
  * batch may have its own "status" column).
- *
- * A results file of an earlier version has no documentUrls column but a "documents" one in the
- * result block (after status); the last "documents" header after status is then documentUrls,
- * and a "documents" column before it is the batch's own (the files to upload).
+
  *
  * Only a header row holding the required result columns (status, idempotencyKey) is a results
  * layout; otherwise nothing is taken out, so a plain batch with a column that happens to be
@@ -99,14 +90,6 @@ export function splitColumns(headers: readonly string[]): ColumnSplit {
     const c = resultColumnOf(h);
     if (c) last.set(c, i);
   });
-  const status = last.get('status');
-  if (!last.has('documentUrls') && status !== undefined) {
-    for (let i = headers.length - 1; i > status; i--) {
-      if (baseOf(headers[i]!) !== LEGACY_DOCUMENT_URLS) continue;
-      last.set('documentUrls', i);
-      break;
-    }
-  }
   const missing: ResultColumn[] = RESULT_COLUMNS.filter((c) => !last.has(c));
   const isResults = REQUIRED_RESULT_COLUMNS.every((c) => last.has(c));
   if (!isResults) return { isResults, input: [...headers], result: {}, missing };
