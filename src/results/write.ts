@@ -1,4 +1,5 @@
-// Writing a results file: the batch's columns in their order, then the result columns.
+// Writing a results file: the batch's columns in their order, then the result columns (named so
+// that every header is unique: columns.ts resultHeaderOf).
 //
 // CSV (csv-stringify): UTF-8 with a BOM (Excel then reads the accents right), CRLF line endings,
 // the input's delimiter; a field is quoted when it holds the delimiter, a quote, CR or LF, or
@@ -18,6 +19,7 @@ import {
   NUMERIC_RESULT_COLUMNS,
   OPTIONAL_RESULT_COLUMNS,
   RESULT_COLUMNS,
+  resultHeaderOf,
   splitColumns,
   type ResultColumn,
 } from './columns.ts';
@@ -50,7 +52,7 @@ export function resultsHeader(inputColumns: readonly string[], rows: readonly Re
   const input = splitColumns(inputColumns).input;
   const optional = OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => (r.result[c] ?? '') !== ''));
   const result: ResultColumn[] = [...RESULT_COLUMNS, ...optional];
-  return { input, result, header: [...input, ...result] };
+  return { input, result, header: [...input, ...result.map((c) => resultHeaderOf(c, input))] };
 }
 
 /** Rows in row-number order (a stable sort: rows in order already stay as they are). */

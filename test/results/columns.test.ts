@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import * as XLSX from 'xlsx';
+import { resultHeaderOf } from '../../src/results/columns.ts';
 import {
   RESULT_COLUMNS,
   NUMERIC_RESULT_COLUMNS,
@@ -8,9 +10,10 @@ import {
   writeResults,
   readResults,
   ResultsError,
+  type ResultsTable,
 } from '../../src/results/index.ts';
 import { readBatch, type RawRow } from '../../src/input/index.ts';
-import { BATCH_COLUMNS, batchRow, createdResult, csvLines, table, tempDir } from './helpers.ts';
+import { BATCH_COLUMNS, batchRow, createdResult, csvLines, readSheet, table, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-cols-');
 afterAll(tmp.cleanup);
@@ -95,6 +98,54 @@ describe('column order', () => {
     expect(back.inputColumns).toEqual(['reference', 'status', 'documents']);
     expect(back.rows[0]!.cells).toEqual({ reference: 'R1', status: 'employee', documents: 'a.pdf' });
     expect(back.rows[0]!.result).toEqual({ status: 'PENDING', documentUrls: 'https://x/a.pdf' });
+  });
+});
+
+describe('a batch column named like a result column', () => {
+  // the batch's own status and fee (an employee status, a fee it charges itself), and documents
+  const OWN = ['reference', 'sourceAmount', 'status', 'fee', 'documents'];
+  const own: ResultsTable = {
+    format: 'csv',
+    inputColumns: OWN,
+    rows: [
+      {
+        rowNumber: 2,
+        cells: { reference: 'R1', sourceAmount: '100.00', status: 'employee', fee: '1.00', documents: 'a.pdf' },
+        result: { status: 'PENDING', idempotencyKey: 'k1', fee: '2.50', documentUrls: 'https://x/a.pdf' },
+      },
+      {
+        rowNumber: 3,
+        cells: { reference: 'R2', sourceAmount: '7.00', status: 'contractor', fee: '', documents: '' },
+        result: { status: 'INVALID', errorCode: 'AMOUNT', errorMessage: 'too small' },
+      },
+    ],
+  };
+  const header = [...OWN, ...RESULT_COLUMNS.map((c) => (c === 'status' || c === 'fee' ? `result.${c}` : c))];
+
+  it.each(['csv', 'xlsx'] as const)('keeps its name and the result column is result.<name>, read back apart (%s)', async (format) => {
+    const p = tmp.path(`own.results.${format}`);
+    await writeResults(p, { ...own, format });
+    const written = format === 'csv' ? csvLines(p)[0]!.split(',') : XLSX.utils.sheet_to_json<string[]>(readSheet(p), { header: 1 })[0];
+    expect(written).toEqual(header);
+    expect(new Set(written).size).toBe(written!.length);
+    const back = await readResults(p);
+    expect(back.inputColumns).toEqual(OWN);
+    expect(back.rows).toEqual(own.rows);
+    // written again as a retry writes it: the same header, the same table
+    const again = tmp.path(`own.results.retry-1.${format}`);
+    await writeResults(again, back);
+    expect(await readResults(again)).toEqual(back);
+  });
+
+  it('puts the prefix once more than on any batch column named like it', () => {
+    expect(resultHeaderOf('status', ['reference'])).toBe('status');
+    expect(resultHeaderOf('status', ['reference', 'status'])).toBe('result.status');
+    expect(resultHeaderOf('status', ['status', 'result.result.status'])).toBe('result.result.result.status');
+    expect(resultHeaderOf('fee', ['status', 'Fee', 'result.feeds'])).toBe('fee');
+    const batch = ['reference', 'status', 'result.status', 'idempotencyKey'];
+    const split = splitColumns([...batch, ...RESULT_COLUMNS.map((c) => resultHeaderOf(c, batch))]);
+    expect(split.input).toEqual(batch);
+    expect(split.result).toMatchObject({ status: 'result.result.status', idempotencyKey: 'result.idempotencyKey', fee: 'fee' });
   });
 });
 
