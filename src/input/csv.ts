@@ -4,7 +4,6 @@
 // grow with the longest line (a 50 MB line took ~510 MB of RSS), and such a record is almost
 // always a quote left open that swallows the rest of the file.
 import { createReadStream } from 'node:fs';
-import { Transform } from 'node:stream';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { InputError } from './errors.ts';
@@ -71,11 +70,13 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     from_line: skipFirst ? 2 : 1,
     encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
     max_record_size: MAX_RECORD_BYTES,
+    // Past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by
+    // max_record_size: csv-parse has no limit of its own on the cells, and a line of millions of
+    // delimiters (no cell characters for the size limit to count) became as many empty cells.
+    ignore_last_delimiters: MAX_RECORD_CELLS + 1,
   });
   fileStream.on('error', (e) => parser.destroy(e));
-  const guard = cellGuard(delimiter, skipFirst, tooWide);
-  guard.on('error', (e) => parser.destroy(e));
-  input.pipe(guard).pipe(parser);
+  input.pipe(parser);
 
   const closeParser = () => {
     fileStream.destroy();
@@ -86,7 +87,10 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   const failure = (e: unknown, rowNumber: number): InputError => {
     if (e instanceof CsvError && e.code === 'CSV_MAX_RECORD_SIZE') {
       // csv-parse counts the records it has given, which may be more than those read yet
-      return tooLong(Math.max(rowNumber, (e as CsvError & { records?: number }).records ?? 0) + 1);
+      const { records, index } = e as CsvError & { records?: number; index?: number };
+      const row = Math.max(rowNumber, records ?? 0) + 1;
+      // in the cell past the last one: the delimiters of a too wide record made it too long
+      return index === MAX_RECORD_CELLS ? tooWide(row) : tooLong(row);
     }
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
@@ -103,7 +107,10 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
   async function* records(): AsyncGenerator<SourceRecord> {
     let rowNumber = 0;
     try {
-      for await (const values of parser as AsyncIterable<string[]>) yield { rowNumber: ++rowNumber, values };
+      for await (const values of parser as AsyncIterable<string[]>) {
+        if (values.length > MAX_RECORD_CELLS) throw tooWide(rowNumber + 1);
+        yield { rowNumber: ++rowNumber, values };
+      }
     } catch (e) {
       throw failure(e, rowNumber);
     } finally {
@@ -111,40 +118,4 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     }
   }
   return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records: records(), close: closeParser };
-}
-
-/**
- * The text passed on to csv-parse unchanged, while the cells of the record in progress are
- * counted: csv-parse has no limit on them and would build a record of millions of empty cells
- * from a line of delimiters. Quotes are followed as csv-parse reads them (a doubled quote opens
- * and closes again), delimiters and line ends inside quotes do not count. It sees UTF-8 bytes
- * (text decoded from another encoding is written to it as a string, which a Transform encodes),
- * and every character it looks at is ASCII.
- */
-function cellGuard(delimiter: Delimiter, skipFirst: boolean, tooWide: (row: number) => Error): Transform {
-  const D = delimiter.charCodeAt(0);
-  let quoted = false;
-  let cells = 1;
-  let record = skipFirst ? 0 : 1; // the "sep=" line is not a row
-  let afterCR = false;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      const n = chunk.length;
-      for (let i = 0; i < n; i++) {
-        const c = chunk[i]!;
-        if (c === 0x22) quoted = !quoted;
-        else if (quoted) continue;
-        else if (c === D) {
-          if (++cells > MAX_RECORD_CELLS) return done(tooWide(record));
-        } else if (c === 0x0a || c === 0x0d) {
-          if (!(c === 0x0a && afterCR)) {
-            record++;
-            cells = 1;
-          }
-        }
-        afterCR = c === 0x0d && !quoted;
-      }
-      done(null, chunk);
-    },
-  });
 }
