@@ -31,34 +31,10 @@ export interface CsvOpen {
  * whose quoted cell spans several lines is one row, as a spreadsheet shows it.
  */
 export function openCsv(path: string, file: string, head: Buffer, encoding?: TextEncoding): CsvOpen {
-  const detected = encoding
-    ? { encoding, bomBytes: detectEncoding(head).encoding === encoding ? detectEncoding(head).bomBytes : 0, detectedBy: '--encoding' }
-    : detectEncoding(head);
-  // UTF-8 as the file stream reads it below, without iconv-lite: most files never load its tables.
-  const sampleText =
-    detected.encoding === 'utf-8'
-      ? new TextDecoder('utf-8').decode(head.subarray(detected.bomBytes))
-      : iconv.decode(head.subarray(detected.bomBytes), detected.encoding, { stripBOM: true });
-  const sep = sepLine(sampleText);
-  const delimiter = sep ?? detectDelimiter(sampleText);
-
+  const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
   const fileStream = createReadStream(path, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
   let input: NodeJS.ReadableStream = fileStream;
   if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
-  const skipFirst = sep !== undefined; // the "sep=;" line is not a record
-
-  /** A read that failed: its own InputError, or the file is unreadable. */
-  const unreadable = (e: unknown): InputError =>
-    e instanceof InputError ? e : new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
-  const tooLong = (row: number) =>
-    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
-  const tooWide = (row: number) =>
-    new InputError(
-      'MALFORMED_CSV',
-      file,
-      `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
-      row,
-    );
 
   const parser = parse({
     delimiter,
@@ -67,7 +43,7 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     relax_quotes: true,
     skip_empty_lines: false,
     record_delimiter: ['\r\n', '\n', '\r'],
-    from_line: skipFirst ? 2 : 1,
+    from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
     encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
     max_record_size: MAX_RECORD_BYTES,
     // Past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by
@@ -82,9 +58,50 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     fileStream.destroy();
     parser.destroy();
   };
+  const refusal = csvRefusals(file, delimiter);
+  async function* records(): AsyncGenerator<SourceRecord> {
+    let rowNumber = 0;
+    try {
+      for await (const values of parser as AsyncIterable<string[]>) {
+        if (values.length > MAX_RECORD_CELLS) throw refusal.tooWide(rowNumber + 1);
+        yield { rowNumber: ++rowNumber, values };
+      }
+    } catch (e) {
+      throw refusal.of(e, rowNumber);
+    } finally {
+      closeParser();
+    }
+  }
+  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records: records(), close: closeParser };
+}
 
+/** The encoding (given or detected), the delimiter, and whether an Excel "sep=;" line comes first. */
+function csvLayout(head: Buffer, encoding?: TextEncoding) {
+  const found = detectEncoding(head);
+  const detected = encoding ? { encoding, bomBytes: found.encoding === encoding ? found.bomBytes : 0, detectedBy: '--encoding' } : found;
+  // UTF-8 as the file stream reads it, without iconv-lite: most files never load its tables.
+  const sampleText =
+    detected.encoding === 'utf-8'
+      ? new TextDecoder('utf-8').decode(head.subarray(detected.bomBytes))
+      : iconv.decode(head.subarray(detected.bomBytes), detected.encoding, { stripBOM: true });
+  const sep = sepLine(sampleText);
+  return { detected, delimiter: sep ?? detectDelimiter(sampleText), sepLineFirst: sep !== undefined };
+}
+
+/** The InputErrors a CSV read ends with, naming the file and its delimiter. */
+function csvRefusals(file: string, delimiter: Delimiter) {
+  const tooLong = (row: number) =>
+    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+  const tooWide = (row: number) =>
+    new InputError(
+      'MALFORMED_CSV',
+      file,
+      `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
+      row,
+    );
   /** csv-parse's error (or the file's) as the InputError the user is shown; `rowNumber`: records read so far. */
-  const failure = (e: unknown, rowNumber: number): InputError => {
+  const of = (e: unknown, rowNumber: number): InputError => {
+    if (e instanceof InputError) return e;
     if (e instanceof CsvError && e.code === 'CSV_MAX_RECORD_SIZE') {
       // csv-parse counts the records it has given, which may be more than those read yet
       const { records, index } = e as CsvError & { records?: number; index?: number };
@@ -94,28 +111,10 @@ export function openCsv(path: string, file: string, head: Buffer, encoding?: Tex
     }
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
-      return new InputError(
-        'MALFORMED_CSV',
-        file,
-        `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '')}`,
-        rowNumber + 1,
-      );
+      const why = e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '');
+      return new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${why}`, rowNumber + 1);
     }
-    return unreadable(e);
+    return new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
   };
-
-  async function* records(): AsyncGenerator<SourceRecord> {
-    let rowNumber = 0;
-    try {
-      for await (const values of parser as AsyncIterable<string[]>) {
-        if (values.length > MAX_RECORD_CELLS) throw tooWide(rowNumber + 1);
-        yield { rowNumber: ++rowNumber, values };
-      }
-    } catch (e) {
-      throw failure(e, rowNumber);
-    } finally {
-      closeParser();
-    }
-  }
-  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records: records(), close: closeParser };
+  return { tooWide, of };
 }
