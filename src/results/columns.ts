@@ -48,26 +48,40 @@ export const NUMERIC_RESULT_COLUMNS: readonly ResultColumn[] = ['quotedRate', 'a
 /** A header row without these is not a results file (retry cannot work without them). */
 export const REQUIRED_RESULT_COLUMNS: readonly ResultColumn[] = ['status', 'idempotencyKey'];
 
-const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
-export const isNumericResultColumn = (c: ResultColumn): boolean => NUMERIC.has(c);
-
 const RESULT_SET = new Set<string>([...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS]);
-/**
- * The name the result column documentUrls had in results files of earlier versions. It clashed
- * with the batch's own documents column (the files to upload): such a file has two "documents"
- * headers, which readBatch and readResults make "documents" and "documents (2)".
- */
-const LEGACY_DOCUMENT_URLS = 'documents';
 
-/** "fee", or "fee (2)": readBatch makes a repeated header unique with " (n)". */
-function baseOf(header: string): string {
-  const m = / \((\d+)\)$/.exec(header);
-  return m ? header.slice(0, m.index) : header;
+/**
+ * Put before a result column's name when the batch has its own column of that name (a `status` or
+ * `fee` of its own), so every header of a results file is unique: `status` stays the batch's,
+ * the result is `result.status`. Put as many times as needed to name no batch column.
+ */
+export const RESULT_PREFIX = 'result.';
+
+/** "result.result.fee" → { column: 'fee', depth: 2 }; undefined for a header naming no result column. */
+function resultColumnOf(header: string): { column: ResultColumn; depth: number } | undefined {
+  let depth = 0;
+  let name = header;
+  while (!RESULT_SET.has(name) && name.startsWith(RESULT_PREFIX)) {
+    name = name.slice(RESULT_PREFIX.length);
+    depth++;
+  }
+  return RESULT_SET.has(name) ? { column: name as ResultColumn, depth } : undefined;
 }
-const resultColumnOf = (header: string): ResultColumn | undefined => {
-  const base = RESULT_SET.has(header) ? header : baseOf(header);
-  return RESULT_SET.has(base) ? (base as ResultColumn) : undefined;
-};
+
+/**
+ * The header of result column `column` in a results file of the batch columns `batchColumns`: its
+ * own name, or that name with RESULT_PREFIX put before it once more than on any batch column
+ * named like it (`status` → `result.status`; with `result.status` in the batch too,
+ * `result.result.status`).
+ */
+export function resultHeaderOf(column: ResultColumn, batchColumns: readonly string[]): string {
+  let deepest = -1;
+  for (const h of batchColumns) {
+    const named = resultColumnOf(h);
+    if (named?.column === column) deepest = Math.max(deepest, named.depth);
+  }
+  return RESULT_PREFIX.repeat(deepest + 1) + column;
+}
 
 export interface ColumnSplit {
   /** True when every REQUIRED_RESULT_COLUMNS header is present. */
@@ -81,37 +95,28 @@ export interface ColumnSplit {
 }
 
 /**
- * Splits a header row. The result block comes after the batch's columns, so for each result
- * column the LAST header naming it is the result column; an earlier one is the batch's own (a
- * batch may have its own "status" column).
- *
- * A results file of an earlier version has no documentUrls column but a "documents" one in the
- * result block (after status); the last "documents" header after status is then documentUrls,
- * and a "documents" column before it is the batch's own (the files to upload).
+ * Splits a header row into the batch's own columns and the result columns. Of the headers naming
+ * one result column (`status`, `result.status`, ...), the one with the most RESULT_PREFIX is the
+ * result column (resultHeaderOf writes it so), the last of them on a tie (the result block comes
+ * after the batch's columns); the others are the batch's own.
  *
  * Only a header row holding the required result columns (status, idempotencyKey) is a results
  * layout; otherwise nothing is taken out, so a plain batch with a column that happens to be
  * called "status" keeps it as its own.
  */
 export function splitColumns(headers: readonly string[]): ColumnSplit {
-  const last = new Map<ResultColumn, number>();
-  headers.forEach((h, i) => {
-    const c = resultColumnOf(h);
-    if (c) last.set(c, i);
+  const deepest = new Map<ResultColumn, { index: number; depth: number }>();
+  headers.forEach((h, index) => {
+    const named = resultColumnOf(h);
+    if (!named) return;
+    const held = deepest.get(named.column);
+    if (!held || named.depth >= held.depth) deepest.set(named.column, { index, depth: named.depth });
   });
-  const status = last.get('status');
-  if (!last.has('documentUrls') && status !== undefined) {
-    for (let i = headers.length - 1; i > status; i--) {
-      if (baseOf(headers[i]!) !== LEGACY_DOCUMENT_URLS) continue;
-      last.set('documentUrls', i);
-      break;
-    }
-  }
-  const missing: ResultColumn[] = RESULT_COLUMNS.filter((c) => !last.has(c));
-  const isResults = REQUIRED_RESULT_COLUMNS.every((c) => last.has(c));
+  const missing: ResultColumn[] = RESULT_COLUMNS.filter((c) => !deepest.has(c));
+  const isResults = REQUIRED_RESULT_COLUMNS.every((c) => deepest.has(c));
   if (!isResults) return { isResults, input: [...headers], result: {}, missing };
-  const taken = new Set(last.values());
+  const taken = new Set([...deepest.values()].map((d) => d.index));
   const result: Partial<Record<ResultColumn, string>> = {};
-  for (const [c, i] of last) result[c] = headers[i]!;
+  for (const [c, { index }] of deepest) result[c] = headers[index]!;
   return { isResults, input: headers.filter((_, i) => !taken.has(i)), result, missing };
 }

@@ -1,5 +1,5 @@
 // Results files: written after and during a run (the batch's columns, then the result columns),
-// read back for retry and status. See src/results/README.md "Results file" and design.md.
+// read back for retry and status. See src/results/README.md "Results file".
 export {
   RESULT_COLUMNS,
   OPTIONAL_RESULT_COLUMNS,
@@ -11,7 +11,7 @@ export {
 } from './columns.ts';
 export type { ResultValues, ResultRow, ResultsTable, ResultsSource } from './types.ts';
 export { resultsPathFor, type ResultsFormat, type ResultsPathOptions } from './paths.ts';
-export { writeResults, resultsHeader, RESULTS_SHEET } from './write.ts';
+export { writeResults, resultsHeader, RESULTS_SHEET, type ResultsLayout } from './write.ts';
 export { readResults, type ReadResultsOptions } from './read.ts';
 export { neutralise, unneutralise, isFormulaLike } from './neutralise.ts';
 export { ResultsError, isResultsError, RESULTS_ERROR_CODES, type ResultsErrorCode } from './errors.ts';

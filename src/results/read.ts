@@ -19,17 +19,13 @@ import { numberText } from './numbers.ts';
 import { ResultsError } from './errors.ts';
 import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 import type { ResultsFormat } from './paths.ts';
+import type { SourceRecord } from '../input/rows.ts';
 
 export interface ReadResultsOptions {
   /** Excel only: the sheet to read (default: the first). */
   sheet?: string;
   /** CSV only: utf-8, utf-16le, utf-16be or windows-1252 (default: detected, as readBatch does). */
   encoding?: string;
-}
-
-interface Rec {
-  rowNumber: number;
-  values: string[];
 }
 
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
@@ -54,15 +50,15 @@ export async function readResults(path: string, options: ReadResultsOptions = {}
   if (kind === 'xlsx' || kind === 'xls') {
     if (options.encoding)
       throw new ResultsError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
-    return shape(file, 'xlsx', readXlsx(buf, file, options.sheet));
+    return resultsTableOf(file, 'xlsx', readXlsx(buf, file, options.sheet));
   }
   if (options.sheet !== undefined)
     throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
   const { records, delimiter } = readCsv(buf, file, options.encoding);
-  return { ...shape(file, 'csv', records), delimiter };
+  return { ...resultsTableOf(file, 'csv', records), delimiter };
 }
 
-// ---------------------------------------------------------------- shaping
+// ---------------------------------------------------------------- records to table
 
 function uniqueHeaders(raw: readonly string[]): string[] {
   // the same names readBatch gives (src/input/columns.ts mapColumns), so cells are keyed alike
@@ -76,7 +72,7 @@ function uniqueHeaders(raw: readonly string[]): string[] {
   });
 }
 
-function shape(file: string, format: ResultsFormat, records: readonly Rec[]): ResultsTable {
+function resultsTableOf(file: string, format: ResultsFormat, records: readonly SourceRecord[]): ResultsTable {
   const headerAt = records.findIndex((r) => !isBlank(r.values));
   if (headerAt < 0) throw new ResultsError('EMPTY_FILE', file, `${file}: the file has no header row.`);
   const headerRec = records[headerAt]!;
@@ -131,7 +127,7 @@ const CSV_OPTIONS = {
   record_delimiter: ['\r\n', '\n', '\r'],
 };
 
-function readCsv(buf: Buffer, file: string, encodingName?: string): { records: Rec[]; delimiter: string } {
+function readCsv(buf: Buffer, file: string, encodingName?: string): { records: SourceRecord[]; delimiter: string } {
   let encoding: TextEncoding;
   let bomBytes: number;
   const detected = detectEncoding(buf.subarray(0, 1024 * 1024));
@@ -240,7 +236,7 @@ function cellText(cell: XLSX.CellObject | undefined): string {
   }
 }
 
-function readXlsx(buf: Buffer, file: string, sheetName?: string): Rec[] {
+function readXlsx(buf: Buffer, file: string, sheetName?: string): SourceRecord[] {
   let wb: XLSX.WorkBook;
   try {
     wb = XLSX.read(buf, {
@@ -280,7 +276,7 @@ function readXlsx(buf: Buffer, file: string, sheetName?: string): Rec[] {
     range.e.c,
     data.reduce((last, line) => Math.max(last, (line?.length ?? 0) - 1), -1),
   );
-  const out: Rec[] = [];
+  const out: SourceRecord[] = [];
   for (let r = range.s.r; r <= lastRow; r++) {
     const line = data[r];
     const values: string[] = [];

@@ -24,13 +24,7 @@ export interface ResultsTable {
   delimiter?: string;
 }
 
-/**
- * A table to write whose result values are made row by row as the file is written: a checkpoint
- * of a big batch builds its CSV a piece at a time between the run's other callbacks (writeResults)
- * and never holds every row's values at once. `resultAt(i)` is the values of `rows[i]` when the
- * writer reaches it; it is called once per row, or twice when some row holds an
- * OPTIONAL_RESULT_COLUMNS value (the header is written first).
- */
+/** A table whose result values the run makes when the file is written: `resultAt(i)` is those of `rows[i]`. */
 export interface ResultsSource extends Omit<ResultsTable, 'rows'> {
   rows: readonly Pick<ResultRow, 'rowNumber' | 'cells'>[];
   resultAt: (index: number) => ResultValues;

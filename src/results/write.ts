@@ -1,10 +1,9 @@
-// Writing a results file: the batch's columns in their order, then the result columns.
+// Writing a results file: the batch's columns in their order, then the result columns (named so
+// that every header is unique: columns.ts resultHeaderOf).
 //
-// CSV: UTF-8 with a BOM (Excel then reads the accents right), CRLF line endings, the input's
-// delimiter; a field is quoted when it holds the delimiter, a quote, CR or LF, or starts or ends
-// with a space. The CSV is built as one string by hand rather than through csv-stringify: a
-// checkpoint rewrites the whole file every few seconds, and this is a few times faster
-// (100,000 rows well under a second).
+// CSV (csv-stringify): UTF-8 with a BOM (Excel then reads the accents right), CRLF line endings,
+// the input's delimiter; a field is quoted when it holds the delimiter, a quote, CR or LF, or
+// starts or ends with a space (a spreadsheet would trim it).
 //
 // XLSX (SheetJS): text cells are typed strings (t:'s', through the shared string table). Excel
 // never runs a string cell as a formula, but the same quote prefix is applied anyway so a results
@@ -12,7 +11,7 @@
 // stays safe. Rates and amounts are real numeric cells (t:'n') when the decimal survives a double
 // exactly (see numbers.ts); otherwise they are text. The amounts (the batch's sourceAmount, fee,
 // totalDeductible, destinationAmount, refunded) carry a money format (#,##0.00), the rates 0.0000.
-import { Worker } from 'node:worker_threads';
+import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
 import { matchHeader } from '../input/columns.ts';
 import {
@@ -20,6 +19,7 @@ import {
   NUMERIC_RESULT_COLUMNS,
   OPTIONAL_RESULT_COLUMNS,
   RESULT_COLUMNS,
+  resultHeaderOf,
   splitColumns,
   type ResultColumn,
 } from './columns.ts';
@@ -27,82 +27,56 @@ import { neutralise } from './neutralise.ts';
 import { isPlainDecimal, moneyCell, numericCell } from './numbers.ts';
 import { writeFileAtomic, serialised } from './atomic.ts';
 import { ResultsError } from './errors.ts';
-import type { ResultRow, ResultsSource, ResultsTable, ResultValues } from './types.ts';
+import type { ResultRow, ResultsSource, ResultsTable } from './types.ts';
 
-const BOM = '\uFEFF';
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 const MONEY = new Set<string>(MONEY_RESULT_COLUMNS);
 /** Excel's limit on the text of one cell. */
 export const XLSX_MAX_TEXT = 32767;
+export const RESULTS_SHEET = 'Results';
+
+export interface ResultsLayout {
+  /** The batch's own columns, in order (result columns of a results file run again taken out). */
+  input: string[];
+  /** The result columns written: RESULT_COLUMNS, then the OPTIONAL_RESULT_COLUMNS some row holds. */
+  result: ResultColumn[];
+  /** The header row: `input`, then each of `result` under its unique name. */
+  header: string[];
+}
 
 /**
  * The header row written for a table: the batch's own columns, then RESULT_COLUMNS, then those
  * OPTIONAL_RESULT_COLUMNS that some row holds (`rows` absent: none of them).
  */
-export function resultsHeader(
-  inputColumns: readonly string[],
-  rows?: readonly ResultRow[],
-): { input: string[]; header: string[]; result: ResultColumn[] } {
-  return headerWith(inputColumns, rows ? optionalHeld(rows) : []);
-}
-
-const holds = (v: ResultValues, c: ResultColumn): boolean => (v[c] ?? '') !== '';
-/** The OPTIONAL_RESULT_COLUMNS that some row holds. */
-const optionalHeld = (rows: readonly ResultRow[]): ResultColumn[] =>
-  OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => holds(r.result, c)));
-/** Each row's values by its position, whichever kind of table. */
-const valuesOf = (table: ResultsTable | ResultsSource): ((index: number) => ResultValues) =>
-  'resultAt' in table ? table.resultAt : (i) => table.rows[i]!.result;
-
-function headerWith(
-  inputColumns: readonly string[],
-  optional: readonly ResultColumn[],
-): { input: string[]; header: string[]; result: ResultColumn[] } {
+export function resultsHeader(inputColumns: readonly string[], rows: readonly ResultRow[] = []): ResultsLayout {
   const input = splitColumns(inputColumns).input;
+  const optional = OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => (r.result[c] ?? '') !== ''));
   const result: ResultColumn[] = [...RESULT_COLUMNS, ...optional];
-  return { input, header: [...input, ...result], result };
+  return { input, result, header: [...input, ...result.map((c) => resultHeaderOf(c, input))] };
 }
 
-/** Positions in row-number order (undefined: the rows are in order already, as a batch's are). */
-function rowOrder(rows: readonly { rowNumber: number }[]): number[] | undefined {
-  for (let i = 1; i < rows.length; i++) {
-    if (rows[i - 1]!.rowNumber > rows[i]!.rowNumber) return rows.map((_, k) => k).sort((a, b) => rows[a]!.rowNumber - rows[b]!.rowNumber);
-  }
-  return undefined;
-}
+/** Rows in row-number order (a stable sort: rows in order already stay as they are). */
+const byRowNumber = (rows: readonly ResultRow[]): ResultRow[] => [...rows].sort((a, b) => a.rowNumber - b.rowNumber);
 
-const byRowNumber = (rows: readonly ResultRow[]): ResultRow[] => {
-  const order = rowOrder(rows);
-  return order ? order.map((i) => rows[i]!) : (rows as ResultRow[]);
-};
-
-/** Every row's values made at once (XLSX, and a CSV some row of which holds an optional column). */
-function materialise(source: ResultsSource): ResultsTable {
-  const { resultAt, rows, ...rest } = source;
+/** A table whose values the run makes row by row (ResultsSource), as a plain table. */
+function tableOf(table: ResultsTable | ResultsSource): ResultsTable {
+  if (!('resultAt' in table)) return table;
+  const { resultAt, rows, ...rest } = table;
   return { ...rest, rows: rows.map((r, i) => ({ rowNumber: r.rowNumber, cells: r.cells, result: resultAt(i) })) };
 }
 
 /** Writes the results file atomically. Calls for the same path run in call order. Throws ResultsError WRITE_FAILED. */
-export async function writeResults(path: string, table: ResultsTable | ResultsSource): Promise<void> {
+export async function writeResults(path: string, source: ResultsTable | ResultsSource): Promise<void> {
   return serialised(path, async () => {
-    let chunks: (string | Uint8Array)[];
-    if (table.format === 'csv') chunks = [await csvText(table, letOthersIn)];
-    else if (table.format === 'xlsx') chunks = [await xlsxFile(table)];
+    const table = tableOf(source);
+    let content: string | Uint8Array;
+    if (table.format === 'csv') content = csvText(table);
+    else if (table.format === 'xlsx') content = xlsxBytes(table);
     else throw new ResultsError('WRITE_FAILED', path, `${path}: unknown results format "${String(table.format)}".`);
     try {
-      await writeFileAtomic(path, chunks);
+      await writeFileAtomic(path, [content]);
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      const why =
-        code === 'EACCES' || code === 'EPERM'
-          ? 'permission denied (the folder must be writable: the file is replaced through a temporary file beside it)'
-          : code === 'ENOENT'
-            ? 'the folder does not exist'
-            : code === 'ENOSPC'
-              ? 'the disk is full'
-              : code === 'EISDIR'
-                ? 'a folder has that name'
-                : (code ?? (e as Error).message);
+      const why = whyNotWritten(e as NodeJS.ErrnoException);
       throw new ResultsError(
         'WRITE_FAILED',
         path,
@@ -113,92 +87,45 @@ export async function writeResults(path: string, table: ResultsTable | ResultsSo
   });
 }
 
+function whyNotWritten(e: NodeJS.ErrnoException): string {
+  switch (e.code) {
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied (the folder must be writable: the file is replaced through a temporary file beside it)';
+    case 'ENOENT':
+      return 'the folder does not exist';
+    case 'ENOSPC':
+      return 'the disk is full';
+    case 'EISDIR':
+      return 'a folder has that name';
+    default:
+      return e.code ?? e.message;
+  }
+}
+
 // ---------------------------------------------------------------- CSV
 
-function csvQuoter(delimiter: string): (s: string) => string {
-  if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\r' || delimiter === '\n') {
-    throw new ResultsError('WRITE_FAILED', '', `unusable CSV delimiter ${JSON.stringify(delimiter)}.`);
-  }
-  const special = new RegExp(`["\\r\\n${delimiter.replace(/[\\^\]-]/g, '\\$&')}]|^ | $`);
-  return (s) => {
-    if (s === '' || !special.test(s)) return s;
-    return `"${s.includes('"') ? s.replace(/"/g, '""') : s}"`;
-  };
-}
+/** A cell starting or ending with a space is quoted, so that a spreadsheet keeps the space. */
+const EDGE_SPACE = /^ | $/;
 
-/** Rows made into text at a time, with the event loop let in between (csvText, xlsxOffThread). */
-const ROWS_PER_PIECE = 1000;
-
-/**
- * Between two pieces of a results file: other callbacks of the event loop run. A checkpoint of
- * 100,000 rows takes most of a second; in one block, no request would start meanwhile, and the
- * requests started just before it would reach the service together after it (one piece: ~5 ms).
- */
-const letOthersIn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/** The whole CSV text, BOM included; `pause` is awaited between pieces of ROWS_PER_PIECE lines. */
-export async function csvText(table: ResultsTable | ResultsSource, pause?: () => Promise<void>): Promise<string> {
-  if ('resultAt' in table) {
-    // The header comes first, so the values made row by row are written for RESULT_COLUMNS alone;
-    // when a row turns out to hold an optional column (statusDetail after `status` or `listen`),
-    // every row's values are made first and the text is built again with those columns.
-    const text = await csvLines(table, table.resultAt, [], pause);
-    if (text !== undefined) return text;
-    table = materialise(table);
-  }
-  return (await csvLines(table, valuesOf(table), optionalHeld(table.rows), pause))!;
-}
-
-/**
- * The CSV text of `table` with the result columns RESULT_COLUMNS + `optional`, each row's values
- * from `valuesAt(i)`. Undefined when `optional` is empty and a row holds an optional column.
- */
-async function csvLines(
-  table: ResultsTable | ResultsSource,
-  valuesAt: (index: number) => ResultValues,
-  optional: readonly ResultColumn[],
-  pause: (() => Promise<void>) | undefined,
-): Promise<string | undefined> {
-  const delimiter = table.delimiter ?? ',';
-  const quote = csvQuoter(delimiter);
-  const { input, header, result } = headerWith(table.inputColumns, optional);
-  const strict = optional.length === 0;
-  // Built this way because a resume rewrites 100,000 rows within a 2 s budget (measured against
-  // one join of all the lines with BOM and last CRLF added around it):
-  // - lines are joined 1,000 at a time: 100,000 line strings all kept to the end outlive the young
-  //   generation and the GC copies them; the lines of one piece die young (-25 ms of ~380);
-  // - the BOM starts the first line and the last CRLF comes from joining a final '', so the text
-  //   is one flat string: BOM + text + CRLF is a rope that writing copies once more to flatten
-  //   before encoding (-40 ms in csvText + Buffer.from).
-  // Not done, measured no faster: skipping empty cells before neutralise/quote, a per-cell char
-  // scan instead of the regex, one check of the whole joined line; a line built by += is 6 times
-  // slower (the final join walks a rope per line).
-  const lines: string[] = [BOM + header.map((h) => quote(neutralise(h))).join(delimiter)];
-  const pieces: string[] = [];
-  const { rows } = table;
-  const order = rowOrder(rows);
-  const fields = new Array<string>(header.length);
-  for (let k = 0; k < rows.length; k++) {
-    const at = order ? order[k]! : k;
-    const row = rows[at]!;
-    const values = valuesAt(at);
-    if (strict) for (const c of OPTIONAL_RESULT_COLUMNS) if (holds(values, c)) return undefined;
-    let i = 0;
-    for (const c of input) fields[i++] = quote(neutralise(row.cells[c] ?? ''));
-    for (const c of result) {
-      const v = values[c] ?? '';
-      fields[i++] = NUMERIC.has(c) && isPlainDecimal(v) ? v : quote(neutralise(v));
-    }
-    lines.push(fields.join(delimiter));
-    if (lines.length === ROWS_PER_PIECE) {
-      pieces.push(lines.join('\r\n'));
-      lines.length = 0;
-      if (pause) await pause();
-    }
-  }
-  lines.push('');
-  pieces.push(lines.join('\r\n'));
-  return pieces.join('\r\n');
+/** The whole CSV text, BOM and a CRLF after every line included. */
+export function csvText(table: ResultsTable): string {
+  const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
+  const lines = byRowNumber(table.rows).map((row) => [
+    ...input.map((c) => neutralise(row.cells[c] ?? '')),
+    // a plain decimal in a numeric column stays a number: "-12.50" is not neutralised
+    ...result.map((c) => {
+      const v = row.result[c] ?? '';
+      return NUMERIC.has(c) && isPlainDecimal(v) ? v : neutralise(v);
+    }),
+  ]);
+  return stringify([header.map(neutralise), ...lines], {
+    bom: true,
+    delimiter: table.delimiter ?? ',',
+    record_delimiter: '\r\n',
+    quote_record_delimiter: true, // a lone CR or LF in a cell too, not only CRLF
+    quoted_match: EDGE_SPACE,
+  });
 }
 
 // ---------------------------------------------------------------- XLSX
@@ -241,88 +168,32 @@ function amountCell(text: string): XLSX.CellObject | undefined {
 /** Is this batch header its amount column (sourceAmount, or an alias such as "Amount")? */
 const isAmountHeader = (header: string): boolean => matchHeader(header)?.field === 'sourceAmount';
 
-export const RESULTS_SHEET = 'Results';
-
-/**
- * From this many rows, an XLSX results file is built in a worker thread. SheetJS builds a
- * workbook in one block: 0.5 s for 10,000 rows, 6 to 14 s for 100,000, during which a run on this
- * thread would start no request and read no answer. A worker costs about 0.2 s to start (tsx and
- * SheetJS load there), more than a small table takes here.
- */
-export const XLSX_THREAD_ROWS = 5000;
-
-async function xlsxFile(table: ResultsTable | ResultsSource): Promise<Uint8Array> {
-  const here = () => xlsxBytes('resultAt' in table ? materialise(table) : table);
-  if (table.rows.length < XLSX_THREAD_ROWS) return here();
-  try {
-    return await xlsxOffThread(table);
-  } catch {
-    // a worker that cannot start or dies: the same bytes made here, the old way
-    return here();
-  }
-}
-
-// Bundled, the worker is dist/xlsx-thread.js beside the chunk holding this code. Run from the
-// TypeScript sources (vitest), a worker thread does not inherit the loader of its parent, so a
-// small entry registers tsx first.
-const WORKER_ENTRY = import.meta.url.endsWith('.ts') ? './xlsx-thread-entry.js' : './xlsx-thread.js';
-
-/**
- * xlsxBytes in a worker thread. The table goes there as one JSON text, built here 1,000 rows at a
- * time with the event loop let in between (each row's values made as it is reached); the bytes
- * come back transferred.
- */
-export async function xlsxOffThread(table: ResultsTable | ResultsSource): Promise<Uint8Array> {
-  const valuesAt = valuesOf(table);
-  const pieces: string[] = [];
-  let lines: string[] = [];
-  for (let i = 0; i < table.rows.length; i++) {
-    const r = table.rows[i]!;
-    lines.push(JSON.stringify({ rowNumber: r.rowNumber, cells: r.cells, result: valuesAt(i) }));
-    if (lines.length === ROWS_PER_PIECE) {
-      pieces.push(lines.join(','));
-      lines = [];
-      await letOthersIn();
-    }
-  }
-  if (lines.length) pieces.push(lines.join(','));
-  const json = `{"format":"xlsx","inputColumns":${JSON.stringify(table.inputColumns)},"rows":[${pieces.join(',')}]}`;
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(WORKER_ENTRY, import.meta.url));
-    worker.once('message', (bytes: Uint8Array) => {
-      resolve(bytes);
-      void worker.terminate();
+/** Column widths in characters: the header's, widened to the longest of the first 200 rows, at most 60. */
+function columnWidths(header: readonly string[], data: readonly (readonly (XLSX.CellObject | undefined)[])[]): number[] {
+  const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
+  for (const line of data.slice(1, 201)) {
+    line.forEach((cell, k) => {
+      if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
     });
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the XLSX worker stopped (exit code ${code}) before answering`)));
-    worker.postMessage(json);
-  });
+  }
+  return widths;
 }
 
 export function xlsxBytes(table: ResultsTable): Uint8Array {
   const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
   const amount = input.map(isAmountHeader);
   const rows = byRowNumber(table.rows);
-  const data = new Array<(XLSX.CellObject | undefined)[]>(rows.length + 1);
-  data[0] = header.map((h) => textCell(h));
-  const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
-  rows.forEach((row, r) => {
-    const line = new Array<XLSX.CellObject | undefined>(header.length);
-    let i = 0;
-    for (const [k, c] of input.entries()) line[i++] = amount[k] ? amountCell(row.cells[c] ?? '') : textCell(row.cells[c] ?? '');
-    for (const c of result) line[i++] = resultCell(c, row.result[c]);
-    if (r < 200) {
-      line.forEach((cell, k) => {
-        const len = cell ? String(cell.v).length + 2 : 0;
-        if (len > widths[k]!) widths[k] = Math.min(60, len);
-      });
-    }
-    data[r + 1] = line;
-  });
+  const data: (XLSX.CellObject | undefined)[][] = [
+    header.map((h) => textCell(h)),
+    ...rows.map((row) => [
+      ...input.map((c, k) => (amount[k] ? amountCell(row.cells[c] ?? '') : textCell(row.cells[c] ?? ''))),
+      ...result.map((c) => resultCell(c, row.result[c])),
+    ]),
+  ];
   const ws = {
     '!data': data as XLSX.CellObject[][],
     '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: rows.length, c: header.length - 1 } }),
-    '!cols': widths.map((wch) => ({ wch })),
+    '!cols': columnWidths(header, data).map((wch) => ({ wch })),
   } as XLSX.WorkSheet;
   const wb = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(wb, ws, RESULTS_SHEET);

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
+import { resultHeaderOf } from '../../src/results/columns.ts';
 import {
   RESULT_COLUMNS,
   NUMERIC_RESULT_COLUMNS,
@@ -10,9 +10,10 @@ import {
   writeResults,
   readResults,
   ResultsError,
+  type ResultsTable,
 } from '../../src/results/index.ts';
 import { readBatch, type RawRow } from '../../src/input/index.ts';
-import { BATCH_COLUMNS, batchRow, createdResult, csvLines, table, tempDir } from './helpers.ts';
+import { BATCH_COLUMNS, batchRow, createdResult, csvLines, readSheet, table, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-cols-');
 afterAll(tmp.cleanup);
@@ -100,79 +101,51 @@ describe('column order', () => {
   });
 });
 
-describe('results files of the previous version (a "documents" result column)', () => {
-  // As the previous version wrote them: the result column documentUrls was called "documents",
-  // so a batch with its own documents column gave a header row naming "documents" twice.
-  const OLD_RESULT = RESULT_COLUMNS.map((c) => (c === 'documentUrls' ? 'documents' : c));
-  const oldCsv = [
-    ['reference', 'sourceAmount', 'sourceCurrency', 'documents', ...OLD_RESULT].join(','),
-    'PAY-1,100.00,EUR,inv.pdf;scan.png,PENDING,p-1,PO-1,k-1,,1,2.50,102.50,100.00,,,req-1,https://files.example/a.pdf; https://files.example/b.pdf,2025-01-31T09:30:00.000Z',
-    'PAY-2,7.00,EUR,,FAILED_TO_SEND,,,k-2,,,,,,INSUFFICIENT_FUNDS,no funds,req-2,,',
-  ].join('\r\n');
+describe('a batch column named like a result column', () => {
+  // the batch's own status and fee (an employee status, a fee it charges itself), and documents
+  const OWN = ['reference', 'sourceAmount', 'status', 'fee', 'documents'];
+  const own: ResultsTable = {
+    format: 'csv',
+    inputColumns: OWN,
+    rows: [
+      {
+        rowNumber: 2,
+        cells: { reference: 'R1', sourceAmount: '100.00', status: 'employee', fee: '1.00', documents: 'a.pdf' },
+        result: { status: 'PENDING', idempotencyKey: 'k1', fee: '2.50', documentUrls: 'https://x/a.pdf' },
+      },
+      {
+        rowNumber: 3,
+        cells: { reference: 'R2', sourceAmount: '7.00', status: 'contractor', fee: '', documents: '' },
+        result: { status: 'INVALID', errorCode: 'AMOUNT', errorMessage: 'too small' },
+      },
+    ],
+  };
+  const header = [...OWN, ...RESULT_COLUMNS.map((c) => (c === 'status' || c === 'fee' ? `result.${c}` : c))];
 
-  it("reads the batch's documents as its own column and the last one as documentUrls", async () => {
-    const p = tmp.path('old.results.csv');
-    writeFileSync(p, `\uFEFF${oldCsv}\r\n`);
+  it.each(['csv', 'xlsx'] as const)('keeps its name and the result column is result.<name>, read back apart (%s)', async (format) => {
+    const p = tmp.path(`own.results.${format}`);
+    await writeResults(p, { ...own, format });
+    const written = format === 'csv' ? csvLines(p)[0]!.split(',') : XLSX.utils.sheet_to_json<string[]>(readSheet(p), { header: 1 })[0];
+    expect(written).toEqual(header);
+    expect(new Set(written).size).toBe(written!.length);
     const back = await readResults(p);
-    expect(back.inputColumns).toEqual(['reference', 'sourceAmount', 'sourceCurrency', 'documents']);
-    expect(back.rows[0]!.cells.documents).toBe('inv.pdf;scan.png');
-    expect(back.rows[0]!.result).toMatchObject({
-      status: 'PENDING',
-      idempotencyKey: 'k-1',
-      fee: '2.50',
-      documentUrls: 'https://files.example/a.pdf; https://files.example/b.pdf',
-      updatedAt: '2025-01-31T09:30:00.000Z',
-    });
-    expect(back.rows[1]!.result).toEqual({
-      status: 'FAILED_TO_SEND',
-      idempotencyKey: 'k-2',
-      errorCode: 'INSUFFICIENT_FUNDS',
-      errorMessage: 'no funds',
-      requestId: 'req-2',
-    });
-    // written again (a retry's results): the new, unique names
-    const again = tmp.path('old.results.retry-1.csv');
+    expect(back.inputColumns).toEqual(OWN);
+    expect(back.rows).toEqual(own.rows);
+    // written again as a retry writes it: the same header, the same table
+    const again = tmp.path(`own.results.retry-1.${format}`);
     await writeResults(again, back);
-    expect(csvLines(again)[0]!.split(',')).toEqual(['reference', 'sourceAmount', 'sourceCurrency', 'documents', ...RESULT_COLUMNS]);
-    expect((await readResults(again)).rows).toEqual(back.rows);
+    expect(await readResults(again)).toEqual(back);
   });
 
-  it('reads a lone "documents" in the result block as documentUrls, in CSV and XLSX', async () => {
-    const header = ['reference', ...OLD_RESULT];
-    const row = ['PAY-1', 'PENDING', 'p-1', '', 'k-1', '', '', '', '', '', '', '', '', 'https://files.example/a.pdf', ''];
-    const csv = tmp.path('old-lone.results.csv');
-    writeFileSync(csv, `${header.join(',')}\n${row.join(',')}\n`);
-    const xlsx = tmp.path('old-lone.results.xlsx');
-    const wb = XLSX.utils.book_new();
-    XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([header, row]), 'Results');
-    writeFileSync(xlsx, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
-    for (const p of [csv, xlsx]) {
-      const back = await readResults(p);
-      expect(back.inputColumns, p).toEqual(['reference']);
-      expect(back.rows[0]!.result, p).toEqual({
-        status: 'PENDING',
-        payoutId: 'p-1',
-        idempotencyKey: 'k-1',
-        documentUrls: 'https://files.example/a.pdf',
-      });
-    }
-  });
-
-  it('takes a "documents" header for documentUrls only in the result block of a file without documentUrls', () => {
-    // as readResults and readBatch name a repeated header
-    expect(splitColumns(['reference', 'documents', ...OLD_RESULT.map((c) => (c === 'documents' ? 'documents (2)' : c))])).toMatchObject({
-      input: ['reference', 'documents'],
-      result: { documentUrls: 'documents (2)' },
-    });
-    // documentUrls there: every "documents" is the batch's own
-    expect(splitColumns(['reference', 'status', 'idempotencyKey', 'documents', 'documentUrls'])).toMatchObject({
-      input: ['reference', 'documents'],
-      result: { status: 'status', idempotencyKey: 'idempotencyKey', documentUrls: 'documentUrls' },
-    });
-    // documentUrls cut out of a results file by hand: the batch's documents column (before status) stays the batch's
-    const cut = splitColumns(['reference', 'documents', 'status', 'idempotencyKey']);
-    expect(cut.input).toEqual(['reference', 'documents']);
-    expect(cut.result.documentUrls).toBeUndefined();
+  it('puts the prefix once more than on any batch column named like it', () => {
+    expect(resultHeaderOf('status', ['reference'])).toBe('status');
+    expect(resultHeaderOf('status', ['reference', 'status'])).toBe('result.status');
+    expect(resultHeaderOf('status', ['status', 'result.result.status'])).toBe('result.result.result.status');
+    expect(resultHeaderOf('fee', ['status', 'Fee', 'result.feeds'])).toBe('fee');
+    const batch = ['reference', 'status', 'result.status', 'idempotencyKey'];
+    const split = splitColumns([...batch, ...RESULT_COLUMNS.map((c) => resultHeaderOf(c, batch))]);
+    expect(split.input).toEqual(batch);
+    expect(split.result).toMatchObject({ status: 'result.result.status', idempotencyKey: 'result.idempotencyKey', fee: 'fee' });
   });
 });
 

@@ -1,7 +1,6 @@
 // `retry` as a user runs it (the CLI spawned against the sandbox over real HTTP): a second retry of
-// the same results file writes retry-2 and leaves retry-1 as it was, and a results file of the
-// previous version (its result column documentUrls named "documents", like the batch's own
-// documents column) is read back with the batch's documents and the payouts' URLs apart.
+// the same results file writes retry-2 and leaves retry-1 as it was, and the batch's documents
+// and the payouts' URLs (documentUrls) are read back apart.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,7 +18,7 @@ afterEach(async () => {
 });
 
 describe('retry results names', () => {
-  it('two retries of the same results file give retry-1 then retry-2, the first untouched; an old-format file reads', async () => {
+  it('two retries of the same results file give retry-1 then retry-2, the first untouched', async () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     const file = await writeBatch(dir, 'payroll.csv', { rows: 3, currencies: ['EUR'], documentsEvery: 1 });
@@ -39,9 +38,6 @@ describe('retry results names', () => {
     expect(header).toContain('documentUrls');
     const urls = (await readResults(results)).rows.map((r) => r.result.documentUrls ?? '');
     expect(urls.filter((u) => u.startsWith('http'))).toHaveLength(2);
-
-    // the same file as the previous version wrote it: the result column named documents too
-    await writeFile(results, text.replace(',requestId,documentUrls,', ',requestId,documents,'));
 
     const retry1 = await cli('retry', 'payroll.results.csv', '--yes');
     expect(retry1.code, retry1.stderr).toBe(1);

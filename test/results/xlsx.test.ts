@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import * as XLSX from 'xlsx';
 import {
@@ -9,35 +9,7 @@ import {
   type ResultsSource,
   type ResultsTable,
 } from '../../src/results/index.ts';
-import { XLSX_THREAD_ROWS, xlsxBytes, xlsxOffThread } from '../../src/results/write.ts';
 import { BATCH_COLUMNS, createdResult, readSheet, table, tempDir } from './helpers.ts';
-
-/**
- * The worker threads started by the code under test (the real Worker, counted), and the turns this
- * thread's event loop took while each was building, from its start to its answer: none if the
- * build held this thread (or this thread waited for the answer in one block).
- */
-const threads = vi.hoisted(() => ({ started: 0, turnsWhileBuilding: [] as number[] }));
-vi.mock('node:worker_threads', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:worker_threads')>();
-  class Worker extends real.Worker {
-    constructor(...args: ConstructorParameters<typeof real.Worker>) {
-      super(...args);
-      const i = threads.started++;
-      threads.turnsWhileBuilding[i] = 0;
-      let answered = false;
-      this.once('message', () => (answered = true));
-      this.once('exit', () => (answered = true));
-      const spin = () => {
-        if (answered) return;
-        threads.turnsWhileBuilding[i]!++;
-        setImmediate(spin);
-      };
-      setImmediate(spin);
-    }
-  }
-  return { ...real, Worker, default: { ...real, Worker } };
-});
 
 const tmp = tempDir('pb-results-xlsx-');
 afterAll(tmp.cleanup);
@@ -228,55 +200,24 @@ describe('XLSX results', () => {
     expect(x.rows[0]!.result).toEqual(createdResult(1));
   });
 
-  describe(`from ${XLSX_THREAD_ROWS.toLocaleString('en')} rows, built in a worker thread`, () => {
-    // a run's table: values made as the writer reaches each row; some rows unusual on purpose
-    const big = (): ResultsSource => {
-      const t = table('xlsx', XLSX_THREAD_ROWS + 1500);
-      t.rows[7]!.cells.narration = 'line 1\r\nline 2 _x0041_ <&> \uD800 😀';
-      t.rows[8]!.result = { status: 'REJECTED', idempotencyKey: 'k', errorMessage: '=cmd|x', requestId: 'r' };
-      t.rows[9]!.result = { ...t.rows[9]!.result, statusDetail: 'Held for review', fee: '-0.50', quotedRate: '0.00000001234' };
-      [t.rows[10], t.rows[11]] = [t.rows[11]!, t.rows[10]!]; // out of row order
-      return {
-        format: 'xlsx',
-        inputColumns: t.inputColumns,
-        rows: t.rows.map((r) => ({ rowNumber: r.rowNumber, cells: r.cells })),
-        resultAt: (i) => t.rows[i]!.result,
-      };
+  it("reads back a run's table (each row's values made as it is written) exactly as the same table", async () => {
+    const t = table('xlsx', 12);
+    t.rows[7]!.cells.narration = 'line 1\r\nline 2 _x0041_ <&> \uD800 😀';
+    t.rows[8]!.result = { status: 'REJECTED', idempotencyKey: 'k', errorMessage: '=cmd|x', requestId: 'r' };
+    t.rows[9]!.result = { ...t.rows[9]!.result, statusDetail: 'Held for review', fee: '-0.50', quotedRate: '0.00000001234' };
+    [t.rows[10], t.rows[11]] = [t.rows[11]!, t.rows[10]!]; // out of row order
+    const source: ResultsSource = {
+      format: 'xlsx',
+      inputColumns: t.inputColumns,
+      rows: t.rows.map((r) => ({ rowNumber: r.rowNumber, cells: r.cells })),
+      resultAt: (i) => t.rows[i]!.result,
     };
-    const materialised = (s: ResultsSource) => ({
-      format: s.format,
-      inputColumns: s.inputColumns,
-      rows: s.rows.map((r, i) => ({ ...r, result: s.resultAt(i) })),
-    });
-
-    it('reads back exactly as the same table built on this thread', async () => {
-      const s = big();
-      const here = tmp.path('here.xlsx');
-      writeFileSync(here, xlsxBytes(materialised(s)));
-      const there = tmp.path('there.xlsx');
-      writeFileSync(there, await xlsxOffThread(s));
-      const [a, b] = [await readResults(here), await readResults(there)];
-      expect(b.rows.length).toBe(XLSX_THREAD_ROWS + 1500);
-      expect(b).toEqual(a);
-      expect(b.rows[9]!.result.statusDetail).toBe('Held for review');
-      // Generous: two workbooks of 6,500 rows built (one in a worker that loads tsx and SheetJS) and
-      // read back, CPU-bound work that took 16-19 s on 2 cores shared with other test files.
-    }, 90_000);
-
-    it('keeps the event loop running while writeResults builds it (a run goes on sending)', async () => {
-      // Counted, not timed: a worker thread builds the workbook, and this thread's event loop
-      // turns while it does (a run's requests start and its answers are read meanwhile).
-      const s = big();
-      const before = threads.started;
-      await writeResults(tmp.path('run.xlsx'), s);
-      expect(threads.started).toBe(before + 1);
-      expect(threads.turnsWhileBuilding[before]).toBeGreaterThan(0);
-    });
-
-    it('builds a smaller table on this thread, with no worker', async () => {
-      const before = threads.started;
-      await writeResults(tmp.path('small.xlsx'), table('xlsx', XLSX_THREAD_ROWS - 1));
-      expect(threads.started).toBe(before);
-    });
+    const [fromTable, fromSource] = [tmp.path('table.xlsx'), tmp.path('source.xlsx')];
+    await writeResults(fromTable, t);
+    await writeResults(fromSource, source);
+    const [a, b] = [await readResults(fromTable), await readResults(fromSource)];
+    expect(b).toEqual(a);
+    expect(b.rows.map((r) => r.rowNumber)).toEqual(t.rows.map((r) => r.rowNumber).sort((x, y) => x - y));
+    expect(b.rows[9]!.result.statusDetail).toBe('Held for review');
   });
 });
