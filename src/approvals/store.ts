@@ -3,7 +3,7 @@
 // {name, publicKey} kept by whoever decides who may release a batch.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { acquireLock } from '../ops/lock.ts';
+import { acquireLock } from '../files/lock.ts';
 import { fingerprintOf, KeyError, parsePublicKey } from './keys.ts';
 import { sameName } from './payload.ts';
 

@@ -5,7 +5,7 @@
 //   <state root>/ledgers/<host>-<hash of the account>/
 //       <batch16>.journal.jsonl   one journal per batch (journal/journal.ts), named by its identity
 //       <batch16>.reserve.json    the references a live process is sending (a reservation)
-//       ledger.lock               the inter-process lock of the account (ops/lock.ts)
+//       ledger.lock               the inter-process lock of the account (files/lock.ts)
 //
 // The account is what the service is: its normalised base URL. Never an environment label: the same
 // URL under `custom`, `sandbox` or a watch configuration is one account. The business the key belongs
@@ -46,7 +46,7 @@ import { hostname, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
-import { holderAlive, myStart, withLock } from '../ops/lock.ts';
+import { holderAlive, myStart, withLock } from '../files/lock.ts';
 import { inspectJournal, BatchRefused } from './session.ts';
 
 export interface Ledger {
@@ -174,7 +174,7 @@ const queues = new Map<string, Promise<unknown>>();
  * Runs `job` under the account's inter-process lock, one job at a time within this process too.
  * Waits up to a minute for another process.
  *
- * The lock is ops/lock.ts (an owner record hard-linked into place: atomic; a holder that died on
+ * The lock is files/lock.ts (an owner record hard-linked into place: atomic; a holder that died on
  * this host is known at once from the process table, never by age). proper-lockfile was tried
  * first: it loads signal-exit 3, which re-raises SIGINT/SIGTERM when its own handler is the last
  * one left and so kills a command in the middle of its clean stop (`listen` ended by the signal

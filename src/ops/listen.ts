@@ -24,7 +24,7 @@ import { JournalWriter, readJournal, type JournalEvent } from '../journal/journa
 import type { ServiceHeaderNames } from '../spec/http.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyToResultsFile, type ApplyResult } from './apply.ts';
-import { acquireLock, type HeldLock } from './lock.ts';
+import { acquireLock, type HeldLock } from '../files/lock.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */

@@ -22,7 +22,7 @@ import type { UsageReport } from '../client/quota.ts';
 import { isServiceTrouble } from '../engine/execute.ts';
 import { Dec, fromApi, minorUnits } from '../money.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
-import { writeFileAtomic } from '../results/atomic.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
 import { ResultsError } from '../results/errors.ts';
 import { neutralise } from '../results/neutralise.ts';
 import { moneyCell } from '../results/numbers.ts';
