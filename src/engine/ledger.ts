@@ -168,8 +168,6 @@ export function journalsOfBatch(prefix: string, o: { roots?: string[]; legacy?: 
 
 // ------------------------------------------------------------------------------ the lock
 
-const queues = new Map<string, Promise<unknown>>();
-
 /**
  * Runs `job` under the account's inter-process lock, one job at a time within this process too.
  * Waits up to a minute for another process.
@@ -181,17 +179,8 @@ const queues = new Map<string, Promise<unknown>>();
  * instead of exit 0), and it takes a lock from a live holder blocked past its stale time.
  */
 export async function withLedgerLock<T>(ledger: Ledger, job: () => T | Promise<T>): Promise<T> {
-  const prev = queues.get(ledger.dir) ?? Promise.resolve();
-  const run = prev.then(() => {
-    mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
-    return withLock(join(ledger.dir, 'ledger.lock'), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: 'ledger' });
-  });
-  const tail = run.catch(() => undefined);
-  queues.set(ledger.dir, tail);
-  void tail.then(() => {
-    if (queues.get(ledger.dir) === tail) queues.delete(ledger.dir);
-  });
-  return run;
+  mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
+  return withLock(join(ledger.dir, 'ledger.lock'), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: 'ledger' });
 }
 
 /**
