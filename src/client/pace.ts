@@ -174,8 +174,7 @@ export class SharedPace {
   }
 
   private write(starts: Start[]): void {
-    // not fsynced: after a power cut the last second's starts no longer matter
-    writeFileAtomicSync(this.path, JSON.stringify({ v: 1, starts } satisfies PaceFile), { mode: 0o600, durable: false });
+    writeFileAtomicSync(this.path, JSON.stringify({ v: 1, starts } satisfies PaceFile), { mode: 0o600 });
   }
 
   /** The lock's release function; 'busy' when another process holds it; undefined when unusable. */

@@ -3,20 +3,10 @@
 // fsynced so the rename itself survives a power cut. A reader sees the old file or the new one,
 // never a partial one; a crash before the rename leaves the old file as it was (and at worst a
 // stray ".<name>.<pid>.<random>.tmp" beside it, which is never read as a results file).
-//
-// `durable: false` skips both fsyncs, for state worth nothing after a power cut (the shared pace
-// of the last second): the rename still makes the replacement atomic.
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
-
-export interface AtomicWriteOptions {
-  /** The new file's mode (default 0o666 less the umask). */
-  mode?: number;
-  /** fsync the file and its folder (default true). */
-  durable?: boolean;
-}
 
 function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -25,17 +15,16 @@ function tempPathFor(target: string): string {
 export async function writeFileAtomic(
   path: string,
   chunks: string | readonly (string | Uint8Array)[],
-  o: AtomicWriteOptions = {},
+  o: { mode?: number } = {},
 ): Promise<void> {
   const target = resolve(path);
   const tmp = tempPathFor(target);
-  const durable = o.durable ?? true;
   let fh: Awaited<ReturnType<typeof open>> | undefined;
   try {
     fh = await open(tmp, 'wx', o.mode);
     // writeFile loops until every byte is written, from the current position
     for (const chunk of typeof chunks === 'string' ? [chunks] : chunks) await fh.writeFile(chunk);
-    if (durable) await fh.sync();
+    await fh.sync();
     await fh.close();
     fh = undefined;
     await rename(tmp, target);
@@ -44,7 +33,6 @@ export async function writeFileAtomic(
     await rm(tmp, { force: true }).catch(() => {});
     throw e;
   }
-  if (!durable) return;
   // Durability of the rename; some platforms (Windows) cannot open a folder: best effort.
   try {
     const dir = await open(dirname(target), 'r');
@@ -58,40 +46,18 @@ export async function writeFileAtomic(
   }
 }
 
-/** writeFileAtomic for callers that must not yield (the shared pace decides a start in one step). */
-export function writeFileAtomicSync(path: string, text: string, o: AtomicWriteOptions = {}): void {
+/**
+ * writeFileAtomic for callers that must not yield (the shared pace decides a start in one step), and
+ * for state worth nothing after a power cut: atomic, not fsynced.
+ */
+export function writeFileAtomicSync(path: string, text: string, o: { mode?: number } = {}): void {
   const target = resolve(path);
   const tmp = tempPathFor(target);
-  const durable = o.durable ?? true;
-  let fd: number | undefined;
   try {
-    fd = openSync(tmp, 'wx', o.mode);
-    const bytes = Buffer.from(text, 'utf8');
-    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
-    if (durable) fsyncSync(fd);
-    closeSync(fd);
-    fd = undefined;
+    writeFileSync(tmp, text, { flag: 'wx', mode: o.mode });
     renameSync(tmp, target);
   } catch (e) {
-    if (fd !== undefined) {
-      try {
-        closeSync(fd);
-      } catch {
-        /* the write's error is the one to report */
-      }
-    }
     rmSync(tmp, { force: true });
     throw e;
-  }
-  if (!durable) return;
-  try {
-    const dir = openSync(dirname(target), 'r');
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
-  } catch {
-    /* as above */
   }
 }
