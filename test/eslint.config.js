@@ -5,6 +5,62 @@ import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The layers of src/ (src/README.md "Layers"), bottom up: a folder may import the base files
+// (src/*.ts) and the folders listed before its own, never one after it. The base files import no
+// folder. Each folder is named once, here.
+const SPEC = 'spec';
+const LAYERS = [
+  SPEC, // the spec's words: codes, schemas, status order
+  'files', // the lock, the atomic write, the per-path queue
+  'input', // reading CSV and Excel
+  'validation', // rows checked offline
+  'client', // the service's HTTP client
+  'journal', // the append-only journal
+  'results', // the results file
+  'engine', // run, retry, plan
+  'approvals', // signed plans
+  'ops', // watch, listen, status, reconcile, attach
+  'report', // HTML reports
+  'demo', // npm run demo
+  'cli', // the commands
+];
+// Folders beside the layers: they import only `imports` (and the base files), and only `importedBy` import them.
+const BESIDE = { sandbox: { imports: [SPEC], importedBy: ['demo', 'cli'] } };
+
+const FOLDERS = [...LAYERS, ...Object.keys(BESIDE)];
+const mayImport = (folder) =>
+  BESIDE[folder]?.imports ?? [...LAYERS.slice(0, LAYERS.indexOf(folder)), ...FOLDERS.filter((f) => BESIDE[f]?.importedBy.includes(folder))];
+
+/** One config per folder (and one for the base files): no-restricted-imports of every folder it may not import. */
+const layerRules = [undefined, ...FOLDERS].flatMap((folder) => {
+  const allowed = folder ? mayImport(folder) : [];
+  const banned = FOLDERS.filter((f) => f !== folder && !allowed.includes(f));
+  if (!banned.length) return [];
+  const who = folder ? `src/${folder}/` : 'the base files of src/';
+  const list = banned.map((f) => `${f}/`);
+  const what = allowed.length
+    ? `may not import ${list.slice(0, -1).join(', ')}${list.length > 1 ? ' or ' : ''}${list.at(-1)}`
+    : `import${folder ? 's' : ''} no folder of src/`;
+  return [
+    {
+      files: [folder ? `src/${folder}/**/*.{ts,js}` : 'src/*.{ts,js}'],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                regex: `^(?:\\.{1,2}/)+(?:${banned.join('|')})/`,
+                message: `${who} ${what}: layers only point down (src/README.md "Layers").`,
+              },
+            ],
+          },
+        ],
+      },
+    },
+  ];
+});
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -40,4 +96,5 @@ export default tseslint.config(
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
+  ...layerRules,
 );

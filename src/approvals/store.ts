@@ -1,9 +1,10 @@
 // Where approvals live: `<plan>.approvals.json` beside the plan (the plan itself is never rewritten:
 // its bytes are what is signed), a JSON array of approvals; and the approvers list, a JSON array of
 // {name, publicKey} kept by whoever decides who may release a batch.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { acquireLock } from '../ops/lock.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
+import { withLock } from '../files/lock.ts';
 import { fingerprintOf, KeyError, parsePublicKey } from './keys.ts';
 import { sameName } from './payload.ts';
 
@@ -52,22 +53,20 @@ export function readApprovals(path: string): Approval[] {
 
 /**
  * Adds an approval to a plan's approvals file; an earlier approval under the same name is replaced
- * (an approver signs again after the plan was made again). Under a lock, written to a temporary
- * file then renamed: two approvers signing at once both end up in the file, and a reader never
- * sees half of it.
+ * (an approver signs again after the plan was made again). Under a lock, replaced atomically: two
+ * approvers signing at once both end up in the file, and a reader never sees half of it.
  */
 export async function addApproval(approvalsPath: string, a: Approval): Promise<{ replaced: boolean }> {
-  const lock = await acquireLock(`${approvalsPath}.lock`, { waitMs: 10_000, staleMs: 60_000, purpose: 'approve' });
-  try {
-    const before = readApprovals(approvalsPath);
-    const kept = before.filter((x) => !sameName(x.name, a.name));
-    const tmp = `${approvalsPath}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify([...kept, a], null, 2) + '\n');
-    renameSync(tmp, approvalsPath);
-    return { replaced: kept.length !== before.length };
-  } finally {
-    lock.release();
-  }
+  return withLock(
+    `${approvalsPath}.lock`,
+    async () => {
+      const before = readApprovals(approvalsPath);
+      const kept = before.filter((x) => !sameName(x.name, a.name));
+      await writeFileAtomic(approvalsPath, JSON.stringify([...kept, a], null, 2) + '\n');
+      return { replaced: kept.length !== before.length };
+    },
+    { waitMs: 10_000, purpose: 'approve' },
+  );
 }
 
 export interface Approver {

@@ -9,17 +9,11 @@ import { UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 export function processIO(): CliIO {
-  // The handlers stay installed (not `once`): proper-lockfile's signal-exit re-raises a signal that
-  // no other listener handles, which would kill the process before it stops cleanly. A second
-  // signal still ends it at once, as a second Ctrl-C is expected to.
-  let signals = 0;
+  // Once: the first signal asks the command to stop cleanly; a second one finds no handler and
+  // ends the process at once, as a second Ctrl-C is expected to.
   const stopSignal = new Promise<void>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signals++ > 0) process.exit(signal === 'SIGINT' ? 130 : 143);
-      resolve();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
   });
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
 }

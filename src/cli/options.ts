@@ -10,9 +10,9 @@ import { createLogger } from '../log.ts';
 import { UsageError, type CliIO } from './command.ts';
 import { embeddedSandboxOptions } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
-import { ClientConfigError } from '../client/api-key.ts';
-import { connect, type Connection } from '../client/connect.ts';
-import { ENVIRONMENTS } from '../client/environment.ts';
+import { ClientConfigError, type ApiKey } from '../client/api-key.ts';
+import { connect, sandboxSeedKey, type Connection, type EmbeddedSandbox } from '../client/connect.ts';
+import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/approval.ts';
@@ -166,21 +166,19 @@ export async function openConnection(
   const margin = args['safety-margin'];
   if (margin !== undefined && !(margin >= 0 && margin <= 5000))
     throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
-  const sandbox = embeddedSandboxOptions(io.env);
+  const sandboxOptions = embeddedSandboxOptions(io.env);
+  const environment: EnvironmentOptions = { env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env };
   try {
+    // An environment without an address of its own (local) is the embedded sandbox, started here.
+    const local = resolveEnvironment(environment).baseUrl === undefined ? await startEmbeddedSandbox(sandboxOptions) : undefined;
     return await connect({
-      env: args.env,
-      baseUrl: args['base-url'],
-      gatewayHost: args['gateway-host'],
+      ...environment,
       keyFile: args['key-file'],
-      vars: io.env,
       cwd: io.cwd,
       stateDir: stateRoot,
       logger,
-      sandbox,
-      // A literal dynamic import: esbuild makes the simulator a chunk of its own, loaded only when
-      // --env local starts it, never by a command's start-up.
-      startSandbox: (o) => import('../sandbox/index.ts').then((m) => m.startSandbox(o)),
+      sandbox: local?.sandbox,
+      fallbackKey: local?.seedKey,
       client: {
         ...(args.rate ? { requestsPerSecond: args.rate } : {}),
         ...(margin !== undefined ? { safetyMarginMs: margin } : {}),
@@ -193,6 +191,19 @@ export async function openConnection(
       throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
     throw e;
   }
+}
+
+/**
+ * The sandbox of `--env local`, and its first seed key (used when no key is configured). A literal
+ * dynamic import: esbuild makes the simulator a chunk of its own, loaded only when --env local
+ * starts it, never by a command's start-up.
+ */
+async function startEmbeddedSandbox(
+  options: ReturnType<typeof embeddedSandboxOptions>,
+): Promise<{ sandbox: EmbeddedSandbox; seedKey: ApiKey }> {
+  const { startSandbox } = await import('../sandbox/index.ts');
+  const sandbox = await startSandbox(options);
+  return { sandbox, seedKey: sandboxSeedKey(sandbox.keys[0]!.key) };
 }
 
 /**

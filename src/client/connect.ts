@@ -1,8 +1,8 @@
 // From configuration to a working client: resolve the environment, load the key, refuse a key of
-// the other environment, start the embedded sandbox for `local` (with the starter the caller
-// gives: the client does not depend on the simulator), open the quota counter.
+// the other environment, open the quota counter. The embedded sandbox of `--env local` is started
+// by the caller (the CLI, the demo) and handed over as a base URL and a key: the client never
+// loads the simulator.
 import type { Logger } from 'pino';
-import type { RunningSandbox, SandboxOptions } from '../sandbox/contract.ts';
 import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment, type EnvironmentOptions, type ResolvedEnvironment } from './environment.ts';
 import { PayoutClient, type PayoutClientOptions } from './client.ts';
@@ -18,13 +18,10 @@ export interface ConnectOptions extends EnvironmentOptions {
   /** The usage file's folder; defaults to quota.ts defaultStateDir(). false: count nothing. */
   stateDir?: string | false;
   logger?: Logger;
-  /** Options for the embedded sandbox of `local`. */
-  sandbox?: SandboxOptions;
-  /**
-   * Starts the embedded sandbox of `local` (src/sandbox startSandbox). Given by the caller so
-   * that the client never loads the simulator itself; without it, `local` is a ClientConfigError.
-   */
-  startSandbox?: (options: SandboxOptions) => Promise<RunningSandbox>;
+  /** The service of an environment with no address of its own (`local`): required there, refused elsewhere. */
+  sandbox?: EmbeddedSandbox;
+  /** The key used when none is configured (`local`: the embedded sandbox's seed key, sandboxSeedKey). */
+  fallbackKey?: ApiKey;
   /**
    * The key's request pace. Absent: one for this connection. Give the same limiter to connections
    * that use one key in one process and must share its pace without a state folder.
@@ -33,46 +30,45 @@ export interface ConnectOptions extends EnvironmentOptions {
   client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter'>>;
 }
 
+/**
+ * A service the caller started for this connection alone (the embedded sandbox of `--env local`):
+ * its base URL and how to stop it. The connection owns it from then on: it stops it on close, or
+ * when connect() fails.
+ */
+export interface EmbeddedSandbox {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A seed key of the embedded sandbox: not a secret, labelled sandbox. */
+export const sandboxSeedKey = (value: string): ApiKey =>
+  new ApiKey(value, { source: 'local-sandbox-seed', environment: 'sandbox', labelSource: 'the local sandbox seed' });
+
 export interface Connection {
   client: PayoutClient;
   environment: ResolvedEnvironment & { baseUrl: string };
   usage: UsageCounter | undefined;
-  /** The embedded sandbox of `local`. */
-  sandbox: RunningSandbox | undefined;
+  /** The embedded sandbox of `local`, as the caller handed it. */
+  sandbox: EmbeddedSandbox | undefined;
   /** Flushes the usage file and stops the embedded sandbox. */
   close(): Promise<void>;
 }
 
 export async function connect(options: ConnectOptions = {}): Promise<Connection> {
-  const vars = options.vars ?? process.env;
-  const environment = resolveEnvironment({ ...options, vars });
-  const usage = options.stateDir === false ? undefined : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
-  let key =
-    options.apiKey ??
-    (await loadApiKey({
-      keyFile: options.keyFile,
-      env: vars,
-      cwd: options.cwd,
-      warn: (m) => options.logger?.warn(m),
-    }));
-
-  let sandbox: RunningSandbox | undefined;
-  let baseUrl = environment.baseUrl;
-  if (environment.name === 'local') {
-    if (!options.startSandbox)
-      throw new ClientConfigError(
-        '--env local runs the embedded sandbox, and this caller gave no way to start it (connect() option startSandbox)',
-      );
-    sandbox = await options.startSandbox(options.sandbox ?? {});
-    baseUrl = sandbox.url;
-    // The local sandbox's seed keys are not secrets: without a key, use the first one.
-    key ??= new ApiKey(sandbox.keys[0]!.key, {
-      source: 'local-sandbox-seed',
-      environment: 'sandbox',
-      labelSource: 'the local sandbox seed',
-    });
-  }
+  const { sandbox } = options;
   try {
+    const vars = options.vars ?? process.env;
+    const environment = resolveEnvironment({ ...options, vars });
+    // Only an environment without an address of its own (local) runs on an embedded sandbox.
+    if ((environment.baseUrl === undefined) !== (sandbox !== undefined))
+      throw new ClientConfigError(
+        sandbox
+          ? `the ${environment.name} environment has its own address: an embedded sandbox was given too`
+          : `--env ${environment.name} is the embedded sandbox, and this caller started none (connect() option sandbox)`,
+      );
+    const baseUrl = environment.baseUrl ?? sandbox!.url;
+    const usage = options.stateDir === false ? undefined : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
+    const key = (await configuredKey(options, vars)) ?? options.fallbackKey;
     if (!key) {
       throw new ClientConfigError(
         'no API key: set PAYOUT_API_KEY, or give a key file with --key-file (or PAYOUT_API_KEY_FILE). ' +
@@ -80,15 +76,22 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       );
     }
     assertKeyFitsEnvironment(key, environment, await usage?.environmentOf(key.fingerprint));
+    return open(options, { ...environment, baseUrl }, key, usage);
   } catch (e) {
     await sandbox?.close();
     throw e;
   }
+}
 
+const configuredKey = async (options: ConnectOptions, vars: NodeJS.ProcessEnv): Promise<ApiKey | undefined> =>
+  options.apiKey ?? loadApiKey({ keyFile: options.keyFile, env: vars, cwd: options.cwd, warn: (m) => options.logger?.warn(m) });
+
+function open(options: ConnectOptions, environment: Connection['environment'], key: ApiKey, usage: UsageCounter | undefined): Connection {
+  const { sandbox } = options;
   const client = new PayoutClient({
     ...options.client,
     limiter: options.limiter,
-    baseUrl: baseUrl!,
+    baseUrl: environment.baseUrl,
     apiKey: key,
     usage,
     keyEnvironment: environment.keyClass,
@@ -96,7 +99,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
   });
   return {
     client,
-    environment: { ...environment, baseUrl: baseUrl! },
+    environment,
     usage,
     sandbox,
     async close() {

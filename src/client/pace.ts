@@ -5,8 +5,8 @@
 // The limiter of a process (throttle.ts) paces its own starts; before it grants one, it also takes
 // one here: a small JSON file per key and service in the per-user state folder (the quota
 // counter's, quota.ts defaultStateDir), holding the starts of the last window of every process,
-// read and written under a short lock (proper-lockfile: an atomic mkdir, taken over when older
-// than 2 s, so a process killed while holding it blocks the others 2 s at most). A start is granted
+// read and written under a short lock (files/lock.ts: a holder that died on this host is known at
+// once from the process table; one of another host is taken over after 2 s). A start is granted
 // when fewer than N starts of all processes lie in the window; so the starts of all processes
 // together keep the limiter's promise: at most N in any rolling window + margin.
 //
@@ -18,9 +18,10 @@
 // Everything here is synchronous and short (a few small file operations): it runs when a start is
 // granted, a few times a second.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import lockfile from 'proper-lockfile';
+import { writeFileAtomicSync } from '../files/atomic.ts';
+import { tryLock } from '../files/lock.ts';
 
 /** The folder of the pace files, under the state folder. */
 export const PACE_DIR = 'pace';
@@ -173,18 +174,16 @@ export class SharedPace {
   }
 
   private write(starts: Start[]): void {
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ v: 1, starts } satisfies PaceFile), { mode: 0o600 });
-    renameSync(tmp, this.path);
+    writeFileAtomicSync(this.path, JSON.stringify({ v: 1, starts } satisfies PaceFile), { mode: 0o600 });
   }
 
   /** The lock's release function; 'busy' when another process holds it; undefined when unusable. */
   private lock(): (() => void) | 'busy' | undefined {
     try {
       mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-      return lockfile.lockSync(this.path, { realpath: false, stale: 2000 });
+      const held = tryLock(`${this.path}.lock`, { staleMs: 2000, purpose: 'shared pace' });
+      return held ? () => held.release() : 'busy';
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ELOCKED') return 'busy';
       this.fail(e);
       return undefined;
     }

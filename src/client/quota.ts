@@ -7,6 +7,8 @@
 import { promises as fs } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { writeFileAtomic } from '../files/atomic.ts';
+import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
 
 export const USAGE_FILE_NAME = 'usage.json';
@@ -50,8 +52,8 @@ export interface UsageReport {
 
 /**
  * Counts requests in memory and adds them to the file on flush (at most every `flushMs`, and on
- * close). Each flush re-reads the file under a lock file and adds this process's delta, so two
- * processes using the same key add up instead of overwriting each other.
+ * close). Each flush re-reads the file under its lock (files/lock.ts) and adds this process's
+ * delta, so two processes using the same key add up instead of overwriting each other.
  */
 export class UsageCounter {
   readonly path: string;
@@ -117,20 +119,25 @@ export class UsageCounter {
     this.pending = new Map();
     this.labels = new Map();
     try {
-      await withLock(this.path, async () => {
-        const file = await readUsageFile(this.path);
-        const at = this.now().toISOString();
-        for (const [fp, months] of pending) {
-          const k = (file.keys[fp] ??= { months: {} });
-          for (const [month, n] of months) k.months[month] = (k.months[month] ?? 0) + n;
-          k.lastUsedAt = at;
-        }
-        for (const [fp, env] of labels) {
-          const k = (file.keys[fp] ??= { months: {} });
-          k.environment = env;
-        }
-        await writeAtomic(this.path, JSON.stringify(file, null, 2) + '\n');
-      });
+      await fs.mkdir(this.stateDir, { recursive: true, mode: 0o700 });
+      await withLock(
+        `${this.path}.lock`,
+        async () => {
+          const file = await readUsageFile(this.path);
+          const at = this.now().toISOString();
+          for (const [fp, months] of pending) {
+            const k = (file.keys[fp] ??= { months: {} });
+            for (const [month, n] of months) k.months[month] = (k.months[month] ?? 0) + n;
+            k.lastUsedAt = at;
+          }
+          for (const [fp, env] of labels) {
+            const k = (file.keys[fp] ??= { months: {} });
+            k.environment = env;
+          }
+          await writeFileAtomic(this.path, JSON.stringify(file, null, 2) + '\n', { mode: 0o600 });
+        },
+        { waitMs: 5000, staleMs: 10_000, purpose: 'quota count' },
+      );
     } catch (e) {
       // Put the counts back so the next flush retries them.
       for (const [fp, months] of pending) for (const [month, n] of months) this.addPending(fp, month, n);
@@ -184,39 +191,4 @@ async function readUsageFile(path: string): Promise<UsageFile> {
     // fall through: a damaged counter starts again rather than stopping the tool
   }
   return { version: 1, keys: {} };
-}
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  await fs.writeFile(tmp, text, { mode: 0o600 });
-  await fs.rename(tmp, path);
-}
-
-/** A lock file made with O_EXCL; one older than 10 s is taken to be left by a crash. */
-async function withLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
-  const lock = `${path}.lock`;
-  await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    try {
-      const h = await fs.open(lock, 'wx');
-      await h.close();
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const st = await fs.stat(lock).catch(() => undefined);
-      if (st && Date.now() - st.mtimeMs > 10_000) {
-        await fs.rm(lock, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`usage file is locked: ${lock}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    await fs.rm(lock, { force: true });
-  }
 }

@@ -7,7 +7,7 @@ import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.ts';
-import { connect } from '../client/connect.ts';
+import { connect, sandboxSeedKey } from '../client/connect.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { Dec, formatAmount, fromApi } from '../money.ts';
@@ -61,14 +61,14 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
   await cp(join(SAMPLES_DIR, 'documents'), join(dir, 'documents'), { recursive: true });
   const batchFile = join(dir, SAMPLE);
 
+  const sandbox = await startSandbox({ rateLimitPerSecond: rate });
   const conn = await connect({
     env: 'local',
     stateDir: false,
-    sandbox: { rateLimitPerSecond: rate },
-    startSandbox,
+    sandbox,
+    fallbackKey: sandboxSeedKey(sandbox.keys[0]!.key),
     client: { requestsPerSecond: rate, ...(hooks.onClientEvent ? { onEvent: hooks.onClientEvent } : {}) },
   });
-  const sandbox = conn.sandbox!;
   try {
     say(`Started the embedded sandbox at ${conn.environment.baseUrl} (nothing leaves this machine).`);
     say(`Copied the sample payroll and its documents to ${dir} (the committed samples stay untouched).`);

@@ -4,7 +4,7 @@
 //   <state root>/ledgers/<host>-<hash of the account>/
 //       <batch16>.journal.jsonl   one journal per batch (journal/journal.ts), named by its identity
 //       <batch16>.reserve.json    the references a live process is sending (a reservation)
-//       ledger.lock               the inter-process lock of the account (ops/lock.ts)
+//       ledger.lock               the inter-process lock of the account (files/lock.ts)
 //
 // The account is what the service is: its normalised base URL. Never an environment label: the same
 // URL under `custom`, `sandbox` or a watch configuration is one account. The business the key belongs
@@ -42,7 +42,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
-import { holderAlive, myStart, withLock } from '../ops/lock.ts';
+import { holderAlive, myStart, withLock } from '../files/lock.ts';
 import { inspectJournal, BatchRefused } from './session.ts';
 
 export interface Ledger {
@@ -130,30 +130,19 @@ export function journalsOfBatch(prefix: string, roots: string[]): string[] {
 
 // ------------------------------------------------------------------------------ the lock
 
-const queues = new Map<string, Promise<unknown>>();
-
 /**
  * Runs `job` under the account's inter-process lock, one job at a time within this process too.
  * Waits up to a minute for another process.
  *
- * The lock is ops/lock.ts (an owner record hard-linked into place: atomic; a holder that died on
+ * The lock is files/lock.ts (an owner record hard-linked into place: atomic; a holder that died on
  * this host is known at once from the process table, never by age). proper-lockfile was tried
  * first: it loads signal-exit 3, which re-raises SIGINT/SIGTERM when its own handler is the last
  * one left and so kills a command in the middle of its clean stop (`listen` ended by the signal
  * instead of exit 0), and it takes a lock from a live holder blocked past its stale time.
  */
 export async function withLedgerLock<T>(ledger: Ledger, job: () => T | Promise<T>): Promise<T> {
-  const prev = queues.get(ledger.dir) ?? Promise.resolve();
-  const run = prev.then(() => {
-    mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
-    return withLock(join(ledger.dir, 'ledger.lock'), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: 'ledger' });
-  });
-  const tail = run.catch(() => undefined);
-  queues.set(ledger.dir, tail);
-  void tail.then(() => {
-    if (queues.get(ledger.dir) === tail) queues.delete(ledger.dir);
-  });
-  return run;
+  mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
+  return withLock(join(ledger.dir, 'ledger.lock'), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: 'ledger' });
 }
 
 // ------------------------------------------------------------------------------ reservations

@@ -11,7 +11,7 @@ import { documentsToAttach, rowState, type FoldedJournal, type RowState } from '
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath } from '../results/paths.ts';
-import { withLock } from '../ops/lock.ts';
+import { withLock } from '../files/lock.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type GuardOptions } from './approval.ts';

@@ -17,7 +17,7 @@ import { readResults, writeResults } from '../results/index.ts';
 import { resultsLockPath } from '../results/paths.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
 import type { InformationRequestAnswer as InformationRequest } from '../client/answers.ts';
-import { withLock } from './lock.ts';
+import { withLock } from '../files/lock.ts';
 import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
 import { nextStepOf } from '../engine/outcome.ts';
 import type { RowEvent } from '../journal/rows.ts';

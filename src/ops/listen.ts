@@ -24,7 +24,7 @@ import { JournalWriter, readJournal, type JournalEvent } from '../journal/journa
 import type { ServiceHeaderNames } from '../spec/http.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyToResultsFile, type ApplyResult } from './apply.ts';
-import { acquireLock, type HeldLock } from './lock.ts';
+import { acquireLock, type HeldLock } from '../files/lock.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */
@@ -172,60 +172,199 @@ function mayHold(file: string, payoutId: string): boolean {
   }
 }
 
-export async function startListener(o: ListenerOptions): Promise<RunningListener> {
-  if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
-  const log = o.logger;
-  const stateDir = resolve(o.stateDir);
-  mkdirSync(stateDir, { recursive: true });
-  let lock: HeldLock;
-  try {
-    lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
-  } catch (e) {
-    if ((e as Error).name === 'LockBusy') throw new ListenerInUse(`another listener uses ${stateDir}: ${(e as Error).message}`);
-    throw e;
-  }
-  const heartbeat = setInterval(() => lock.touch(), 10_000);
-  heartbeat.unref();
+type InboxLine = DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: string });
 
-  const inboxPath = join(stateDir, INBOX_FILE);
-  const previous = readJournal<DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: string })>(inboxPath);
-  // Delivery ids ("id:…") and events ("event:…") already recorded.
-  const seen = new SeenKeys(SEEN_MAX);
-  const appliedIds = new Set<string>();
-  for (const e of previous.events) {
-    if (e.t === 'delivery') {
-      seen.add(`id:${e.deliveryId}`);
-      let key = e.eventKey;
+/**
+ * A running `listen`: one method per step of a delivery, in the order of the header above:
+ * `receive` (read the body), `accept` (verify, deduplicate, record, answer), then `apply`, one at a
+ * time. `start` takes the state folder's lock and recovers the inbox before it listens.
+ */
+export class WebhookListener implements RunningListener {
+  url = '';
+  port = 0;
+  private readonly log: Logger | undefined;
+  private readonly inbox: JournalWriter;
+  private readonly heartbeat: ReturnType<typeof setInterval>;
+  private readonly server: Server;
+  private readonly counts: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
+  /** Delivery ids ("id:…") and events ("event:…") already recorded. */
+  private readonly seen = new SeenKeys(SEEN_MAX);
+  /** The deliveries being applied, one at a time, in arrival order. */
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly o: ListenerOptions,
+    private readonly stateDir: string,
+    private readonly lock: HeldLock,
+  ) {
+    this.log = o.logger;
+    this.heartbeat = setInterval(() => lock.touch(), 10_000);
+    this.heartbeat.unref();
+    const inboxPath = join(stateDir, INBOX_FILE);
+    const unapplied = this.recover(readJournal<InboxLine>(inboxPath).events);
+    this.inbox = JournalWriter.open(inboxPath);
+    // Accepted before a restart but never applied: apply them first, in order.
+    for (const d of unapplied) this.enqueue(d);
+    this.server = createServer((req, res) => {
       try {
-        key ??= eventKey(JSON.parse(e.raw) as WebhookEvent);
-      } catch {
-        /* a line not JSON: its id is enough */
+        this.receive(req, res);
+      } catch (e) {
+        this.log?.error({ err: (e as Error).message }, 'listener error');
+        if (!res.headersSent) answer(res, 500, { error: 'internal' });
       }
-      if (key) seen.add(`event:${key}`);
-    } else if (e.t === 'applied') appliedIds.add(e.deliveryId);
+    });
   }
-  const writer = JournalWriter.open(inboxPath);
-  const stats: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
 
-  // One delivery at a time, in arrival order.
-  let chain: Promise<void> = Promise.resolve();
-  let closed = false;
-  const enqueue = (d: DeliveryLine) => {
-    chain = chain
-      .then(() => applyDelivery(d))
+  static async start(o: ListenerOptions): Promise<WebhookListener> {
+    if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
+    const stateDir = resolve(o.stateDir);
+    mkdirSync(stateDir, { recursive: true });
+    let lock: HeldLock;
+    try {
+      lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
+    } catch (e) {
+      if ((e as Error).name === 'LockBusy') throw new ListenerInUse(`another listener uses ${stateDir}: ${(e as Error).message}`);
+      throw e;
+    }
+    const listener = new WebhookListener(o, stateDir, lock);
+    try {
+      await listener.listen();
+    } catch (e) {
+      listener.release();
+      throw e;
+    }
+    return listener;
+  }
+
+  /** The inbox as left by the last run: the keys it recorded (seen), and its deliveries not applied. */
+  private recover(lines: InboxLine[]): DeliveryLine[] {
+    const appliedIds = new Set<string>();
+    for (const e of lines) {
+      if (e.t === 'delivery') {
+        this.seen.add(`id:${e.deliveryId}`);
+        let key = e.eventKey;
+        try {
+          key ??= eventKey(JSON.parse(e.raw) as WebhookEvent);
+        } catch {
+          /* a line not JSON: its id is enough */
+        }
+        if (key) this.seen.add(`event:${key}`);
+      } else if (e.t === 'applied') appliedIds.add(e.deliveryId);
+    }
+    return lines.filter((e): e is DeliveryLine => e.t === 'delivery' && !appliedIds.has(e.deliveryId));
+  }
+
+  private async listen(): Promise<void> {
+    const host = this.o.host ?? '127.0.0.1';
+    await new Promise<void>((ok, fail) => {
+      this.server.once('error', fail);
+      this.server.listen(this.o.port, host, () => ok());
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+    this.url = `http://${host.includes(':') ? `[${host}]` : host}:${this.port}/`;
+    this.log?.info(
+      { url: this.url, stateDir: this.stateDir, results: this.o.results ?? [], watchDirs: this.o.watchDirs ?? [] },
+      'listening',
+    );
+  }
+
+  /** Reads a request's body (at most MAX_DELIVERY_BYTES), then hands it to `accept`. */
+  private receive(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== 'POST') return answer(res, 405, { error: 'POST a webhook delivery' });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_DELIVERY_BYTES) tooBig = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => {
+      if (tooBig) return answer(res, 413, { error: 'body over 1 MB' });
+      this.accept(req, Buffer.concat(chunks), res);
+    });
+    req.on('error', () => answer(res, 400, { error: 'bad request' }));
+  }
+
+  /** Steps 1 to 3: verified, not a replay, recorded (fsynced) and only then answered 200. */
+  private accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
+    const verified = this.verify(req, raw);
+    if (!verified.ok) return answer(res, verified.status, { error: verified.reason });
+    const id = verified.deliveryId;
+    // From the body as received (all of its data, not only the fields the spec names), as at start.
+    const key = eventKey(JSON.parse(raw.toString('utf8')) as WebhookEvent);
+    if (this.seen.has(`id:${id}`) || this.seen.has(`event:${key}`)) {
+      this.counts.duplicates++;
+      this.log?.info(
+        { deliveryId: id, eventType: verified.event.eventType, eventKey: key, sameDeliveryId: this.seen.has(`id:${id}`) },
+        'replayed delivery dropped',
+      );
+      return answer(res, 200, { received: true, duplicate: true });
+    }
+    const line: DeliveryLine = {
+      t: 'delivery',
+      deliveryId: id,
+      eventType: verified.event.eventType,
+      receivedAt: new Date().toISOString(),
+      eventKey: key,
+      raw: raw.toString('utf8'),
+    };
+    try {
+      this.inbox.append(line, { sync: true });
+    } catch (e) {
+      this.log?.error({ deliveryId: id, err: (e as Error).message }, 'delivery not recorded: answered 503 so the service sends it again');
+      return answer(res, 503, { error: 'not recorded' });
+    }
+    this.seen.add(`id:${id}`);
+    this.seen.add(`event:${key}`);
+    this.counts.accepted++;
+    answer(res, 200, { received: true });
+    if (!this.closed) this.enqueue(line);
+  }
+
+  /** Step 1: the signature; a refused delivery is counted and logged, with the status to answer. */
+  private verify(
+    req: IncomingMessage,
+    raw: Buffer,
+  ): ({ ok: true } & ReturnType<typeof verifyWebhook>) | { ok: false; status: number; reason: string } {
+    try {
+      return { ok: true, ...verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret, headerNames: this.o.headerNames }) };
+    } catch (e) {
+      if (!(e instanceof WebhookVerificationError)) throw e;
+      this.counts.rejected++;
+      this.log?.warn(
+        {
+          reason: e.reason,
+          deliveryId: req.headers[(this.o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()],
+          remote: req.socket.remoteAddress,
+        },
+        'delivery refused, nothing applied',
+      );
+      return { ok: false, status: e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401, reason: e.reason };
+    }
+  }
+
+  private enqueue(d: DeliveryLine): void {
+    this.chain = this.chain
+      .then(() => this.apply(d))
       .catch((e: unknown) => {
-        log?.error({ deliveryId: d.deliveryId, err: (e as Error).message }, 'delivery not applied: it is applied again on the next start');
+        this.log?.error(
+          { deliveryId: d.deliveryId, err: (e as Error).message },
+          'delivery not applied: it is applied again on the next start',
+        );
       });
-  };
+  }
 
-  async function applyDelivery(d: DeliveryLine): Promise<void> {
+  /** Step 4: a status change to the rows it names; a wallet event logged. Then the "applied" line. */
+  private async apply(d: DeliveryLine): Promise<void> {
     const event = JSON.parse(d.raw) as WebhookEvent;
     let rows = 0;
     if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
-      rows = await applyStatusEvent(event, d.deliveryId);
+      rows = await this.applyStatusEvent(event, d.deliveryId);
     } else {
       const w = event as WalletEvent;
-      log?.info(
+      this.log?.info(
         {
           deliveryId: d.deliveryId,
           eventType: w.eventType,
@@ -238,11 +377,12 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
         w.eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited',
       );
     }
-    writer.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
-    stats.applied++;
+    this.inbox.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
+    this.counts.applied++;
   }
 
-  async function applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
+  /** The status change to every results file listened for that holds the payout; the rows changed. */
+  private async applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
     const d = e.data;
     const update = {
       payoutId: d.payoutId,
@@ -256,160 +396,69 @@ export async function startListener(o: ListenerOptions): Promise<RunningListener
     };
     let rows = 0;
     let matched = false;
-    for (const t of targetFiles(o)) {
+    for (const t of targetFiles(this.o)) {
       if (!mayHold(t.file, d.payoutId)) continue;
       let r: ApplyResult;
       try {
-        r = await applyToResultsFile(t.file, [update], { stateDirs: t.stateDirs, stateRoots: o.stateRoots, logger: log });
+        r = await applyToResultsFile(t.file, [update], { stateDirs: t.stateDirs, stateRoots: this.o.stateRoots, logger: this.log });
       } catch (err) {
         if ((err as { code?: string }).code === 'FILE_NOT_FOUND') continue; // moved by a watch meanwhile
         throw err;
       }
+      const where = { deliveryId, payoutId: d.payoutId, file: t.file };
       for (const c of r.applied) {
         matched = true;
         rows++;
-        log?.info(
-          { deliveryId, payoutId: d.payoutId, file: t.file, row: c.rowNumber, from: c.from, to: c.to, statusDetail: c.statusDetail },
-          'status applied',
-        );
+        this.log?.info({ ...where, row: c.rowNumber, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status applied');
       }
       for (const c of r.ignored) {
         matched = true;
-        log?.info(
-          { deliveryId, payoutId: d.payoutId, file: t.file, row: c.rowNumber, held: c.from, received: c.to, why: c.decision.why },
+        this.log?.info(
+          { ...where, row: c.rowNumber, held: c.from, received: c.to, why: c.decision.why },
           'status not applied: the row holds a later one',
         );
       }
     }
     if (!matched)
-      log?.info({ deliveryId, payoutId: d.payoutId, newStatus: d.newStatus }, 'no row of the files listened for holds this payout');
+      this.log?.info({ deliveryId, payoutId: d.payoutId, newStatus: d.newStatus }, 'no row of the files listened for holds this payout');
     return rows;
   }
 
-  // Accepted before a restart but never applied: apply them first, in order.
-  for (const e of previous.events) if (e.t === 'delivery' && !appliedIds.has(e.deliveryId)) enqueue(e);
-
-  const answer = (res: ServerResponse, status: number, body: Record<string, unknown>) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== 'POST') return answer(res, 405, { error: 'POST a webhook delivery' });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooBig = false;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_DELIVERY_BYTES) tooBig = true;
-      else chunks.push(c);
-    });
-    req.on('end', () => {
-      if (tooBig) return answer(res, 413, { error: 'body over 1 MB' });
-      const raw = Buffer.concat(chunks);
-      let verified;
-      try {
-        verified = verifyWebhook({
-          rawBody: raw,
-          headers: req.headers,
-          secret: o.secret,
-          headerNames: o.headerNames,
-        });
-      } catch (e) {
-        if (!(e instanceof WebhookVerificationError)) throw e;
-        stats.rejected++;
-        const status = e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401;
-        log?.warn(
-          {
-            reason: e.reason,
-            deliveryId: req.headers[(o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()],
-            remote: req.socket.remoteAddress,
-          },
-          'delivery refused, nothing applied',
-        );
-        return answer(res, status, { error: e.reason });
-      }
-      const id = verified.deliveryId;
-      // From the body as received (all of its data, not only the fields the spec names), as at start.
-      const key = eventKey(JSON.parse(raw.toString('utf8')) as WebhookEvent);
-      if (seen.has(`id:${id}`) || seen.has(`event:${key}`)) {
-        stats.duplicates++;
-        log?.info(
-          { deliveryId: id, eventType: verified.event.eventType, eventKey: key, sameDeliveryId: seen.has(`id:${id}`) },
-          'replayed delivery dropped',
-        );
-        return answer(res, 200, { received: true, duplicate: true });
-      }
-      const line: DeliveryLine = {
-        t: 'delivery',
-        deliveryId: id,
-        eventType: verified.event.eventType,
-        receivedAt: new Date().toISOString(),
-        eventKey: key,
-        raw: raw.toString('utf8'),
-      };
-      try {
-        writer.append(line, { sync: true });
-      } catch (e) {
-        log?.error({ deliveryId: id, err: (e as Error).message }, 'delivery not recorded: answered 503 so the service sends it again');
-        return answer(res, 503, { error: 'not recorded' });
-      }
-      seen.add(`id:${id}`);
-      seen.add(`event:${key}`);
-      stats.accepted++;
-      answer(res, 200, { received: true });
-      if (!closed) enqueue(line);
-    });
-    req.on('error', () => answer(res, 400, { error: 'bad request' }));
-  };
-
-  const server: Server = createServer((req, res) => {
-    try {
-      handle(req, res);
-    } catch (e) {
-      log?.error({ err: (e as Error).message }, 'listener error');
-      if (!res.headersSent) answer(res, 500, { error: 'internal' });
-    }
-  });
-  try {
-    await new Promise<void>((ok, fail) => {
-      server.once('error', fail);
-      server.listen(o.port, o.host ?? '127.0.0.1', () => ok());
-    });
-  } catch (e) {
-    clearInterval(heartbeat);
-    writer.close();
-    lock.release();
-    throw e;
+  stats(): ListenerStats {
+    return { ...this.counts };
   }
-  const port = (server.address() as AddressInfo).port;
-  const host = o.host ?? '127.0.0.1';
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  log?.info({ url, stateDir, results: o.results ?? [], watchDirs: o.watchDirs ?? [] }, 'listening');
 
-  return {
-    url,
-    port,
-    stats: () => ({ ...stats }),
-    idle: async () => {
-      let last: Promise<void>;
-      do {
-        last = chain;
-        await last;
-      } while (last !== chain);
-    },
-    async close() {
-      closed = true;
-      await new Promise<void>((ok) => {
-        server.close(() => ok());
-        server.closeAllConnections?.();
-      });
-      await chain;
-      clearInterval(heartbeat);
-      writer.close();
-      lock.release();
-    },
-  };
+  async idle(): Promise<void> {
+    let last: Promise<void>;
+    do {
+      last = this.chain;
+      await last;
+    } while (last !== this.chain);
+  }
+
+  /** Stops taking deliveries, lets the ones accepted be applied, then lets go of the state folder. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await new Promise<void>((ok) => {
+      this.server.close(() => ok());
+      this.server.closeAllConnections?.();
+    });
+    await this.chain;
+    this.release();
+  }
+
+  private release(): void {
+    clearInterval(this.heartbeat);
+    this.inbox.close();
+    this.lock.release();
+  }
+}
+
+export const startListener = (o: ListenerOptions): Promise<RunningListener> => WebhookListener.start(o);
+
+function answer(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
 }
 
 /** `--register URL`: creates the business's one subscription, or points the existing one here. */

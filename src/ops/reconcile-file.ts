@@ -4,7 +4,7 @@
 // the tie-out itself, which the results report reads back (never the CSV).
 import * as XLSX from 'xlsx';
 import { reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
-import { writeFileAtomic } from '../results/atomic.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
 import { ResultsError } from '../results/errors.ts';
 import { neutralise } from '../results/neutralise.ts';
 import { moneyCell } from '../results/numbers.ts';

@@ -2,7 +2,7 @@
 // reader never sees half a page), and the tie-out `reconcile` wrote beside a results file.
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { writeFileAtomic } from '../results/atomic.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
 import { reconciliationPathFor, TieOutSummarySchema, type TieOutSummary } from '../engine/money-totals.ts';
 
 /**

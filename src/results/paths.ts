@@ -92,7 +92,7 @@ function highestRetry(dir: string, base: string): number {
 }
 
 /**
- * The lock beside a results file (".<name>.lock", ops/lock.ts) held by whoever writes it: a run's
+ * The lock beside a results file (".<name>.lock", files/lock.ts) held by whoever writes it: a run's
  * checkpoints and final write, `status`, `listen`. One writer of a results file at a time.
  */
 export const resultsLockPath = (resultsPath: string): string => join(dirname(resolve(resultsPath)), `.${basename(resultsPath)}.lock`);

@@ -25,7 +25,8 @@ import {
 } from './columns.ts';
 import { neutralise } from './neutralise.ts';
 import { isPlainDecimal, moneyCell, numericCell } from './numbers.ts';
-import { writeFileAtomic, serialised } from './atomic.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
+import { serialised } from '../files/queue.ts';
 import { ResultsError } from './errors.ts';
 import type { ResultRow, ResultsSource, ResultsTable } from './types.ts';
 

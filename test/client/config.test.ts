@@ -40,13 +40,24 @@ describe('resolveEnvironment', () => {
 });
 
 describe('connect', () => {
-  it('refuses --env local when its caller gives no way to start the embedded sandbox', async () => {
+  it('refuses --env local when its caller started no embedded sandbox', async () => {
     const e: unknown = await connect({ env: 'local', stateDir: false, vars: {} }).then(
       (c) => c.close(),
       (x: unknown) => x,
     );
     expect(e).toBeInstanceOf(ClientConfigError);
-    expect((e as Error).message).toMatch(/embedded sandbox.*startSandbox/);
+    expect((e as Error).message).toMatch(/embedded sandbox.*option sandbox/);
+  });
+
+  it('refuses an embedded sandbox for an environment with an address of its own, and stops it', async () => {
+    let closed = 0;
+    const sandbox = { url: 'http://127.0.0.1:1', close: async () => void closed++ };
+    const e: unknown = await connect({ baseUrl: 'http://127.0.0.1:2', sandbox, stateDir: false, vars: {} }).then(
+      (c) => c.close(),
+      (x: unknown) => x,
+    );
+    expect(e).toBeInstanceOf(ClientConfigError);
+    expect(closed).toBe(1);
   });
 });
 

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { PayoutClient } from '../../src/client/client.ts';
-import { connect } from '../../src/client/connect.ts';
+import { connect, sandboxSeedKey } from '../../src/client/connect.ts';
 import { verifyWebhook, type VerifiedDelivery } from '../../src/client/webhooks.ts';
 import { Dec, roundTo, toApi } from '../../src/money.ts';
 import type { InitiateRequest } from '../../src/spec/schemas.ts';
@@ -219,23 +219,25 @@ describe('round trips against the sandbox', () => {
     expect(forbidden.message).toMatch(/20 to 30 minutes/);
   });
 
-  it("connect() starts the embedded sandbox for --env local with the caller's starter and uses its seed key", async () => {
-    const asked: SandboxOptions[] = [];
+  it('connect() uses the embedded sandbox its caller started, and its seed key when no key is configured', async () => {
+    const local = await startSandbox({ rateLimitPerSecond: null });
     const conn = await connect({
       env: 'local',
       stateDir: false,
       vars: {},
-      sandbox: { rateLimitPerSecond: null },
-      startSandbox: (o) => (asked.push(o), startSandbox(o)),
+      sandbox: local,
+      fallbackKey: sandboxSeedKey(local.keys[0]!.key),
       client: { requestsPerSecond: 1000 },
     });
     try {
-      expect(asked).toEqual([{ rateLimitPerSecond: null }]);
       expect(conn.environment.name).toBe('local');
-      expect(conn.environment.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(conn.environment.baseUrl).toBe(local.url);
+      expect(conn.client.apiKey.source).toBe('local-sandbox-seed');
       expect((await conn.client.listWallets()).data.length).toBeGreaterThan(0);
     } finally {
       await conn.close();
     }
+    // the connection owned it: closed with it
+    await expect(fetch(`${local.url}/v1/wallets`)).rejects.toThrow();
   });
 });

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync, exists
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, LockBusy, writeOwner } from '../../src/ops/lock.ts';
+import { acquireLock, LockBusy, writeOwner } from '../../src/files/lock.ts';
 import type { RunResult } from '../../src/engine/run.ts';
 import {
   companionsOf,

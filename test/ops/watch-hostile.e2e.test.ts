@@ -19,7 +19,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acquireLock, LockBusy, pidStartOf, writeOwner } from '../../src/ops/lock.ts';
+import { acquireLock, LockBusy, pidStartOf, writeOwner } from '../../src/files/lock.ts';
 import { WatchConfig, watchFolder, type WatchResult } from '../../src/ops/watch/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';

@@ -10,7 +10,7 @@ import { KeyError } from '../../approvals/keys.ts';
 import { loadPlan, payloadText, planPayload, PlanFileError, sameName } from '../../approvals/payload.ts';
 import { signPlan } from '../../approvals/sign.ts';
 import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals } from '../../approvals/store.ts';
-import { LockBusy } from '../../ops/lock.ts';
+import { LockBusy } from '../../files/lock.ts';
 import type { ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>

@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import { defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir } from '../../client/quota.ts';
-import { LockBusy } from '../../ops/lock.ts';
+import { LockBusy } from '../../files/lock.ts';
 import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, lstatSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { holderAlive } from '../lock.ts';
+import { holderAlive } from '../../files/lock.ts';
 
 export interface ClaimRecord {
   name: string;

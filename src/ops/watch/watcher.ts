@@ -36,7 +36,7 @@ import { runBatch, type RunResult } from '../../engine/run.ts';
 import { BatchRefused, inspectJournal } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
-import { acquireLock, myStart } from '../lock.ts';
+import { acquireLock, myStart } from '../../files/lock.ts';
 import { vetRows } from './checks.ts';
 import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, sha256Of, writeClaim, type ClaimRecord } from './claims.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';

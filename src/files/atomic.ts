@@ -3,23 +3,27 @@
 // fsynced so the rename itself survives a power cut. A reader sees the old file or the new one,
 // never a partial one; a crash before the rename leaves the old file as it was (and at worst a
 // stray ".<name>.<pid>.<random>.tmp" beside it, which is never read as a results file).
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 
-export function tempPathFor(path: string): string {
-  const abs = resolve(path);
-  return join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
 
-export async function writeFileAtomic(path: string, chunks: readonly (string | Uint8Array)[]): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  chunks: string | readonly (string | Uint8Array)[],
+  o: { mode?: number } = {},
+): Promise<void> {
   const target = resolve(path);
   const tmp = tempPathFor(target);
   let fh: Awaited<ReturnType<typeof open>> | undefined;
   try {
-    fh = await open(tmp, 'wx');
+    fh = await open(tmp, 'wx', o.mode);
     // writeFile loops until every byte is written, from the current position
-    for (const chunk of chunks) await fh.writeFile(chunk);
+    for (const chunk of typeof chunks === 'string' ? [chunks] : chunks) await fh.writeFile(chunk);
     await fh.sync();
     await fh.close();
     fh = undefined;
@@ -42,19 +46,18 @@ export async function writeFileAtomic(path: string, chunks: readonly (string | U
   }
 }
 
-/** Writes to the same path run one after another, in call order, so an older checkpoint never lands last. */
-const queues = new Map<string, Promise<unknown>>();
-export function serialised<T>(path: string, job: () => Promise<T>): Promise<T> {
-  const key = resolve(path);
-  const before = queues.get(key) ?? Promise.resolve();
-  const run = before.then(job, job);
-  const settled = run.then(
-    () => {},
-    () => {},
-  );
-  queues.set(key, settled);
-  void settled.then(() => {
-    if (queues.get(key) === settled) queues.delete(key);
-  });
-  return run;
+/**
+ * writeFileAtomic for callers that must not yield (the shared pace decides a start in one step), and
+ * for state worth nothing after a power cut: atomic, not fsynced.
+ */
+export function writeFileAtomicSync(path: string, text: string, o: { mode?: number } = {}): void {
+  const target = resolve(path);
+  const tmp = tempPathFor(target);
+  try {
+    writeFileSync(tmp, text, { flag: 'wx', mode: o.mode });
+    renameSync(tmp, target);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
 }

@@ -1,4 +1,6 @@
-// Lock files for the ops commands: who holds it (pid, host, start time) is written inside.
+// The one inter-process lock of the tool: a lock file with its holder (pid, host, start time)
+// written inside. It guards the ledger of an account, a results file, a plan's approvals, a watch
+// folder, a listener's state folder, the quota count and the shared pace of a key.
 //
 // Taking a lock is one atomic step: the owner record is written to a private temporary file, then
 // hard-linked to the lock's name; link() fails with EEXIST when the lock exists, so two processes
@@ -9,9 +11,13 @@
 // stale lock is itself guarded by a second lock ("<lock>.break"), so two processes that both see
 // the same stale lock cannot break it twice and remove a fresh one; the break lock can only be
 // left behind by a crash in that window of a few microseconds, and is stale after 10 s.
+//
+// Within one process, withLock's callers of one path wait in line (queue.ts) rather than poll a
+// lock their own process holds.
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { serialised } from './queue.ts';
 
 export interface LockOwner {
   pid: number;
@@ -134,14 +140,7 @@ function tryLink(path: string, owner: LockOwner): boolean {
 /** Removes a stale lock, once, under the break lock. True when it was removed (or already gone). */
 function breakStale(path: string, staleMs: number): boolean {
   const guard = `${path}.break`;
-  const me: LockOwner = {
-    pid: process.pid,
-    host: hostname(),
-    startedAt: new Date().toISOString(),
-    purpose: 'breaking a stale lock',
-    ...myStart(),
-  };
-  if (!tryLink(guard, me)) {
+  if (!tryLink(guard, ownerRecord('breaking a stale lock'))) {
     if (isStale(guard, 10_000)) {
       try {
         unlinkSync(guard);
@@ -176,61 +175,80 @@ export function myStart(): { pidStart?: string } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Takes the lock, breaking a stale one; throws LockBusy when a live holder keeps it past waitMs. */
-export async function acquireLock(path: string, o: LockOptions = {}): Promise<HeldLock> {
-  const staleMs = o.staleMs ?? 10 * 60_000;
-  const deadline = Date.now() + (o.waitMs ?? 0);
-  const owner: LockOwner = {
+function ownerRecord(purpose: string | undefined): LockOwner {
+  return {
     pid: process.pid,
     host: hostname(),
     startedAt: new Date().toISOString(),
-    ...(o.purpose ? { purpose: o.purpose } : {}),
+    ...(purpose ? { purpose } : {}),
     ...myStart(),
   };
+}
+
+function heldLock(path: string, owner: LockOwner): HeldLock {
+  let released = false;
+  return {
+    path,
+    owner,
+    touch() {
+      if (released) return;
+      const t = new Date();
+      try {
+        utimesSync(path, t, t);
+      } catch {
+        /* removed under us: nothing to mark */
+      }
+    },
+    release() {
+      if (released) return;
+      released = true;
+      // Only our own lock is removed (a stale-broken and retaken lock belongs to another).
+      const now = readOwner(path);
+      if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) {
+        try {
+          unlinkSync(path);
+        } catch {
+          /* gone */
+        }
+      }
+    },
+  };
+}
+
+/**
+ * One attempt, without waiting: the lock (breaking a stale one first), or undefined while a live
+ * holder keeps it. Synchronous, for a caller that decides in one step (the shared pace).
+ */
+export function tryLock(path: string, o: Omit<LockOptions, 'waitMs'> = {}): HeldLock | undefined {
+  const staleMs = o.staleMs ?? 10 * 60_000;
+  const owner = ownerRecord(o.purpose);
+  if (tryLink(path, owner)) return heldLock(path, owner);
+  // once more after breaking a stale lock (never in a loop: a lock that cannot be removed stays busy)
+  if (isStale(path, staleMs) && breakStale(path, staleMs) && tryLink(path, owner)) return heldLock(path, owner);
+  return undefined;
+}
+
+/** Takes the lock, breaking a stale one; throws LockBusy when a live holder keeps it past waitMs. */
+export async function acquireLock(path: string, o: LockOptions = {}): Promise<HeldLock> {
+  const deadline = Date.now() + (o.waitMs ?? 0);
   for (let round = 0; ; round++) {
-    if (tryLink(path, owner)) {
-      let released = false;
-      return {
-        path,
-        owner,
-        touch() {
-          if (released) return;
-          const t = new Date();
-          try {
-            utimesSync(path, t, t);
-          } catch {
-            /* removed under us: nothing to mark */
-          }
-        },
-        release() {
-          if (released) return;
-          released = true;
-          // Only our own lock is removed (a stale-broken and retaken lock belongs to another).
-          const now = readOwner(path);
-          if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) {
-            try {
-              unlinkSync(path);
-            } catch {
-              /* gone */
-            }
-          }
-        },
-      };
-    }
-    if (isStale(path, staleMs) && breakStale(path, staleMs)) continue;
+    const lock = tryLock(path, o);
+    if (lock) return lock;
     if (Date.now() >= deadline) throw new LockBusy(path, readOwner(path));
     await sleep(Math.min(50 + round * 10, 250));
   }
 }
 
-/** Runs `job` under the lock, waiting for it (default up to 30 s). */
-export async function withLock<T>(path: string, job: () => Promise<T>, o: LockOptions = {}): Promise<T> {
-  const lock = await acquireLock(path, { waitMs: 30_000, staleMs: 60_000, ...o });
-  try {
-    return await job();
-  } finally {
-    lock.release();
-  }
+/** Runs `job` under the lock, waiting for it (default up to 30 s), after this process's earlier jobs on it. */
+export function withLock<T>(path: string, job: () => Promise<T>, o: LockOptions = {}): Promise<T> {
+  return serialised(path, async () => {
+    const lock = await acquireLock(path, { waitMs: 30_000, staleMs: 60_000, ...o });
+    try {
+      return await job();
+    } finally {
+      lock.release();
+    }
+  });
 }
 
 /** For tests and recovery: writes an owner record as if `owner` held the lock. */

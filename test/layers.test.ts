@@ -1,0 +1,52 @@
+// The layer rule of test/eslint.config.js (src/README.md "Layers"): a file of a low layer that
+// imports a higher one is an error, and an import downwards is not. Linted as virtual files with
+// only that rule: no type information is needed for it.
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({
+  cwd: new URL('..', import.meta.url).pathname,
+  overrideConfigFile: 'test/eslint.config.js',
+  overrideConfig: { languageOptions: { parserOptions: { projectService: false } } },
+  ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-imports',
+});
+
+async function problems(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('layers only point down', () => {
+  it('refuses a low layer importing a higher one, whatever the form of the import', async () => {
+    for (const code of [
+      "import { runBatch } from '../engine/run.ts';",
+      "import type { RunResult } from '../engine/run.ts';",
+      "export { runBatch } from '../engine/run.ts';",
+    ]) {
+      expect(await problems('src/client/x.ts', code)).toEqual([
+        expect.stringMatching(/^no-restricted-imports: .*src\/client\/ may not import .*engine\/.*layers only point down/),
+      ]);
+    }
+    expect(await problems('src/ops/watch/x.ts', "import { x } from '../../report/index.ts';")).toHaveLength(1);
+    expect(await problems('src/money.ts', "import { x } from './spec/codes.ts';")).toHaveLength(1);
+  });
+
+  it('keeps the sandbox beside the layers: it imports the spec only, and only the CLI and the demo import it', async () => {
+    expect(await problems('src/sandbox/x.ts', "import { x } from '../client/client.ts';")).toHaveLength(1);
+    expect(await problems('src/client/x.ts', "import type { x } from '../sandbox/contract.ts';")).toHaveLength(1);
+    expect(await problems('src/sandbox/x.ts', "import { x } from '../spec/codes.ts';")).toEqual([]);
+    expect(await problems('src/demo/x.ts', "import { x } from '../sandbox/index.ts';")).toEqual([]);
+  });
+
+  it('lets a layer import the ones below it, the base files and its own folder', async () => {
+    const code = [
+      "import { withLock } from '../files/lock.ts';",
+      "import { Dec } from '../money.ts';",
+      "import { x } from './run.ts';",
+      "import { y } from '../client/client.ts';",
+      "import { z } from 'node:fs';",
+    ].join('\n');
+    expect(await problems('src/engine/x.ts', code)).toEqual([]);
+    expect(await problems('src/cli/commands/x.ts', "import { x } from '../../ops/listen.ts';")).toEqual([]);
+  });
+});
