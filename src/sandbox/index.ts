@@ -12,8 +12,6 @@ import { Faults } from './faults.ts';
 import { IdempotencyStore } from './idempotency.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { Limits } from './limits.ts';
-import { Router } from './router.ts';
-import { ROUTES } from './routes/index.ts';
 import { defaultSeed, parseSeed } from './seed.ts';
 import { variantEvent } from './shapes.ts';
 import { requestHandler } from './server.ts';
@@ -41,11 +39,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
   const log: RequestLogEntry[] = [];
   const webhooks = new Webhooks(clock, {
     headers: options.serviceHeaders ?? DEFAULT_SERVICE_HEADERS,
-    ...(options.webhookRetryDelaysMs ? { retryDelaysMs: options.webhookRetryDelaysMs } : {}),
-    ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
+    retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 10_000],
+    timeoutMs: options.webhookTimeoutMs || 5000,
   });
   // Events leave in the same reading as the answers (shapes.ts variantEvent).
-  store.onEvent((e) => webhooks.publish(shapes === 'variant' ? variantEvent(e, store) : e));
+  store.publish = (e) => webhooks.publish(shapes === 'variant' ? variantEvent(e, store) : e);
   const sb: Sandbox = {
     clock,
     store,
@@ -66,7 +64,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
   const server: Server = createServer(
     requestHandler({
       sb,
-      router: new Router(ROUTES),
       propagatingKeys: new Set(options.propagatingKeys ?? []),
       log,
       ...(options.onRequest ? { onRequest: options.onRequest } : {}),

@@ -12,7 +12,7 @@ import { header, type Request, type Sandbox } from './context.ts';
 import { ApiError, apiError, forbidden, unauthorized, type Reply } from './errors.ts';
 import type { LimitVerdict } from './limits.ts';
 import { gatewayReply } from './faults.ts';
-import type { Router } from './router.ts';
+import { matchRoute } from './routes/index.ts';
 import type { Business } from './store.ts';
 
 /** Bodies of the API routes are small JSON; reading: above 1 MB is 413 PAYLOAD_TOO_LARGE. */
@@ -61,20 +61,19 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
 
 export interface ServerDeps {
   sb: Sandbox;
-  router: Router;
   propagatingKeys: ReadonlySet<string>;
   log: RequestLogEntry[];
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
 export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { sb, router, propagatingKeys, log } = deps;
+  const { sb, propagatingKeys, log } = deps;
 
   return (req, res) => {
     const at = sb.clock.now();
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
-    const match = router.match(method, url.pathname);
+    const match = matchRoute(method, url.pathname);
     const route = match?.route;
     const apiKey = header(req.headers, API_KEY_HEADER) ?? '';
     const requestId = header(req.headers, REQUEST_ID_HEADER) ?? header(req.headers, CORRELATION_ID_HEADER) ?? randomUUID();
@@ -137,7 +136,6 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         }
       }
       const request: Request = {
-        method,
         path: url.pathname,
         params: match!.params,
         query: url.searchParams,

@@ -106,7 +106,8 @@ export class Store {
   readonly transactions: TransactionRec[] = [];
   readonly countries: Country[];
   private seq = 0;
-  private listeners: ((e: StoreEvent) => void)[] = [];
+  /** Where every event goes: the webhook deliverer, set by startSandbox. */
+  publish: (e: StoreEvent) => void = () => {};
 
   constructor(
     seed: Seed,
@@ -141,14 +142,6 @@ export class Store {
 
   nextSeq(): number {
     return ++this.seq;
-  }
-
-  onEvent(listener: (e: StoreEvent) => void): void {
-    this.listeners.push(listener);
-  }
-
-  publish(e: StoreEvent): void {
-    for (const l of this.listeners) l(e);
   }
 
   walletsOf(businessId: string): WalletRec[] {
