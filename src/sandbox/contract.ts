@@ -96,7 +96,6 @@ export interface SandboxOptions {
   serviceHeaders?: ServiceHeaderNames;
   /** Seeded randomness for faults, so a failing campaign can be replayed. */
   randomSeed?: number;
-  // ---- additions of the sandbox (optional, so the contract above is unchanged) ----
   /** Delays between webhook delivery attempts, ms; default [500, 2000, 10000] (4 attempts in all). */
   webhookRetryDelaysMs?: number[];
   /** Time allowed for one webhook delivery attempt, ms; default 5000. */

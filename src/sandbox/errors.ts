@@ -12,10 +12,7 @@ export interface Reply {
   created?: boolean;
 }
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export type FieldError = NonNullable<ErrorBody['errors']>[number];
 
 export class ApiError implements Reply {
   constructor(

@@ -413,8 +413,6 @@ export function variantEvent(e: StoreEvent, store: Store): StoreEvent {
       },
     };
   }
-  // The store publishes a wallet event right after writing its transaction: look from the end.
-  let tx = store.transactions[store.transactions.length - 1];
-  if (tx?.id !== d.transactionId) tx = store.transactions.find((t) => t.id === d.transactionId);
+  const tx = store.transactions.find((t) => t.id === d.transactionId);
   return { ...e, data: { ...d, ...(tx ? { walletId: tx.walletId } : {}) } };
 }

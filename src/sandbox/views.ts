@@ -28,20 +28,11 @@ export function payoutView(p: PayoutRec): Payout {
 }
 
 /** Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt", for payouts and swaps alike. */
-const LIST_ITEM_FIELDS = [
-  'id',
-  'payoutRef',
-  'status',
-  'method',
-  'sourceAmount',
-  'sourceCurrency',
-  'destinationAmount',
-  'destinationCurrency',
-  'exchangeRate',
-  'transactionFees',
-  'createdAt',
-] as const;
-type ListItemField = (typeof LIST_ITEM_FIELDS)[number];
+type ListItemField = keyof PayoutListItem;
+const LIST_ITEM_FIELDS =
+  'id payoutRef status method sourceAmount sourceCurrency destinationAmount destinationCurrency exchangeRate transactionFees createdAt'.split(
+    ' ',
+  ) as ListItemField[];
 const listItem = <T extends Record<ListItemField, unknown>>(full: T): Pick<T, ListItemField> =>
   Object.fromEntries(LIST_ITEM_FIELDS.map((k) => [k, full[k]])) as Pick<T, ListItemField>;
 
@@ -131,5 +122,5 @@ export function paginate<T, V>(
   return { data, meta: { total: items.length, page: q.page, limit: q.limit, size: data.length } };
 }
 
-/** Newest first; creation order breaks ties of equal timestamps. */
-export const newestFirst = <T extends { seq: number }>(items: Iterable<T>): T[] => [...items].sort((a, b) => b.seq - a.seq);
+/** Newest first: the store keeps records in creation order (Map insertion order, the ledger's appends). */
+export const newestFirst = <T>(items: Iterable<T>): T[] => [...items].reverse();

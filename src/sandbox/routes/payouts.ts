@@ -99,7 +99,6 @@ export const initiate: Handler = (sb, req) => {
     documents,
     createdAt: now,
     updatedAt: now,
-    seq: sb.store.nextSeq(),
   };
   sb.store.payouts.set(p.id, p);
   // Spec §3: debited by amount plus fees; one DEBIT transaction for the total, referencing the payoutRef.

@@ -86,7 +86,6 @@ export const swap: Handler = (sb, req) => {
     status: 'PROCESSING',
     createdAt: now,
     updatedAt: now,
-    seq: sb.store.nextSeq(),
   };
   sb.store.swaps.set(s.id, s);
   // Spec §3: wallets updated at once; events payout.status.changed, wallet.debited, wallet.credited.
