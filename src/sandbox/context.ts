@@ -28,7 +28,6 @@ export interface Sandbox {
 }
 
 export interface Request {
-  method: string;
   path: string;
   params: Record<string, string>;
   query: URLSearchParams;
@@ -44,12 +43,10 @@ export interface Request {
 
 export type Handler = (sb: Sandbox, req: Request) => Reply | Promise<Reply>;
 
-/** spec: x-api-key and limits apply; storage: presigned object storage; control: the sandbox's own. */
-export type RouteKind = 'spec' | 'storage' | 'control';
-
 export interface Route {
   name: RouteName;
-  kind: RouteKind;
+  /** spec: x-api-key and limits apply; storage: presigned object storage; control: the sandbox's own. */
+  kind: 'spec' | 'storage' | 'control';
   method: string;
   /** Segments, ':name' for a parameter. */
   pattern: string;

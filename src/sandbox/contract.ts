@@ -1,56 +1,73 @@
 // The public face of the sandbox: what tests, the demo, the client's `local` environment and the
 // `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
+import { z } from 'zod';
 import type { ServiceHeaderNames } from '../spec/http.ts';
 
 /** Names of the spec's routes, used for fault targeting and the request log. */
-export type RouteName =
-  | 'quote'
-  | 'initiate'
-  | 'getPayout'
-  | 'listPayouts'
-  | 'patchDocuments'
-  | 'uploadUrl'
-  | 'swap'
-  | 'listSwaps'
-  | 'getSwap'
-  | 'pairs'
-  | 'togglePair'
-  | 'methods'
-  | 'wallets'
-  | 'registerWebhook'
-  | 'listWebhooks'
-  | 'getWebhook'
-  | 'updateWebhook'
-  | 'deleteWebhook'
-  | 'countries'
-  | 'transactions'
-  | 'storagePut'
-  | 'control'
-  | 'unknown'
+export const ROUTE_NAMES = [
+  'quote',
+  'initiate',
+  'getPayout',
+  'listPayouts',
+  'patchDocuments',
+  'uploadUrl',
+  'swap',
+  'listSwaps',
+  'getSwap',
+  'pairs',
+  'togglePair',
+  'methods',
+  'wallets',
+  'registerWebhook',
+  'listWebhooks',
+  'getWebhook',
+  'updateWebhook',
+  'deleteWebhook',
+  'countries',
+  'transactions',
+  'storagePut',
   /** Added by the sandbox: GET of an uploaded document by its owner (not rate limited). */
-  | 'storageGet';
+  'storageGet',
+  'control',
+  'unknown',
+] as const;
+export type RouteName = (typeof ROUTE_NAMES)[number];
 
-export interface FaultConfig {
+const probability = z.number().min(0).max(1);
+/** What a gateway or proxy answers in the service's place: a 4xx or 5xx. */
+const gatewayStatus = z.number().int().min(400).max(599);
+
+export const FaultConfigSchema = z.strictObject({
   /** Added before answering, uniform in [min, max] ms. */
-  latencyMs: [number, number];
+  latencyMs: z
+    .tuple([z.number().int().min(0), z.number().int().min(0)])
+    .refine(([a, b]) => a <= b, 'latencyMs is [min, max] with min <= max')
+    .default([0, 0]),
   /** Probability of a 500/502/503 before the route has any effect. */
-  errorBeforeEffect: number;
+  errorBeforeEffect: probability.default(0),
   /** Probability that a creating route (initiate, swap) creates, then answers 5xx anyway. */
-  errorAfterCreate: number;
+  errorAfterCreate: probability.default(0),
   /** Probability that a creating route creates, then destroys the socket with no answer. */
-  dropAfterCreate: number;
+  dropAfterCreate: probability.default(0),
   /** Probability of a 429 that the limits did not call for (it still counts as a request). */
-  spurious429: number;
+  spurious429: probability.default(0),
   /**
    * A gateway or proxy in front of the service: with this probability, a creating route's success
    * (a new payout or swap, or the replay of one: the service acted) reaches the client as the
    * gateway's answer instead, `status` (one, or one drawn from the list; default 502) with `body`
    * (default 'html'; 'json' is a JSON body that is not the service's error body). Absent: none.
    */
-  gatewayAfterCreate?: { probability: number; status: number | number[]; body: GatewayBody };
+  gatewayAfterCreate: z
+    .strictObject({
+      probability,
+      status: z.union([gatewayStatus, z.array(gatewayStatus).min(1)]).default(502),
+      body: z.enum(['html', 'json', 'text', 'empty']).default('html'),
+    })
+    .optional(),
   /** Routes the probabilistic faults apply to; undefined means all spec routes. */
-  routes?: RouteName[];
-}
+  routes: z.array(z.enum(ROUTE_NAMES)).optional(),
+});
+export type FaultConfig = z.output<typeof FaultConfigSchema>;
 
 /**
  * Which reading of the spec the sandbox answers in, where the spec says "not shown" or leaves a
@@ -60,7 +77,7 @@ export interface FaultConfig {
 export type SandboxShapes = 'strict' | 'variant';
 
 /** The body of a gateway's answer (FaultConfig.gatewayAfterCreate). */
-export type GatewayBody = 'html' | 'json' | 'text' | 'empty';
+export type GatewayBody = NonNullable<FaultConfig['gatewayAfterCreate']>['body'];
 
 export interface SandboxOptions {
   /** 0 (the default) picks a free port. The server listens on 127.0.0.1 only. */
@@ -79,7 +96,6 @@ export interface SandboxOptions {
   serviceHeaders?: ServiceHeaderNames;
   /** Seeded randomness for faults, so a failing campaign can be replayed. */
   randomSeed?: number;
-  // ---- additions of the sandbox (optional, so the contract above is unchanged) ----
   /** Delays between webhook delivery attempts, ms; default [500, 2000, 10000] (4 attempts in all). */
   webhookRetryDelaysMs?: number[];
   /** Time allowed for one webhook delivery attempt, ms; default 5000. */

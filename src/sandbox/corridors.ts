@@ -1,7 +1,7 @@
 // Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
 // method costs (§1.9) and what a payout of an amount converts to. All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
-import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote } from '../spec/schemas.ts';
+import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote, QuoteRequest } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import { apiError, validationError, type ApiError } from './errors.ts';
 import {
@@ -106,14 +106,6 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
   return undefined;
 }
 
-export interface PricingRequest {
-  sourceAmount: number;
-  sourceCurrency: string;
-  destinationCurrency: string;
-  destinationCountryCode: string;
-  method: string;
-}
-
 export interface Pricing {
   method: PayoutMethod;
   /** The §1.9 row that prices the method on this corridor. */
@@ -129,7 +121,7 @@ export interface Pricing {
  * The checks quote and initiate share, in the order the sandbox applies them: amount and currency
  * shape, method name, prohibited destination, corridor enabled, method available on the corridor.
  */
-export function price(store: Store, businessId: string, r: PricingRequest): Pricing | ApiError {
+export function price(store: Store, businessId: string, r: QuoteRequest): Pricing | ApiError {
   const sourceAmount = new Dec(String(r.sourceAmount));
   const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
   const problems = [

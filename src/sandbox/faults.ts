@@ -2,58 +2,8 @@
 // connection after a payout or swap was created, a gateway answering instead of the service after
 // it acted, and spurious 429s, each optionally limited to chosen routes. Decisions come from a
 // seeded PRNG so a failing campaign replays with the same seed and the same request order.
-import { z } from 'zod';
-import type { FaultConfig, GatewayBody, RouteName } from './contract.ts';
+import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName } from './contract.ts';
 import type { Reply } from './errors.ts';
-
-const probability = z.number().min(0).max(1);
-/** What a gateway or proxy answers in the service's place: a 4xx or 5xx. */
-const gatewayStatus = z.number().int().min(400).max(599);
-const ROUTE_NAMES = [
-  'quote',
-  'initiate',
-  'getPayout',
-  'listPayouts',
-  'patchDocuments',
-  'uploadUrl',
-  'swap',
-  'listSwaps',
-  'getSwap',
-  'pairs',
-  'togglePair',
-  'methods',
-  'wallets',
-  'registerWebhook',
-  'listWebhooks',
-  'getWebhook',
-  'updateWebhook',
-  'deleteWebhook',
-  'countries',
-  'transactions',
-  'storagePut',
-  'storageGet',
-  'control',
-  'unknown',
-] as const satisfies readonly RouteName[];
-
-export const FaultConfigSchema = z.strictObject({
-  latencyMs: z
-    .tuple([z.number().int().min(0), z.number().int().min(0)])
-    .refine(([a, b]) => a <= b, 'latencyMs is [min, max] with min <= max')
-    .default([0, 0]),
-  errorBeforeEffect: probability.default(0),
-  errorAfterCreate: probability.default(0),
-  dropAfterCreate: probability.default(0),
-  spurious429: probability.default(0),
-  gatewayAfterCreate: z
-    .strictObject({
-      probability,
-      status: z.union([gatewayStatus, z.array(gatewayStatus).nonempty()]).default(502),
-      body: z.enum(['html', 'json', 'text', 'empty']).default('html'),
-    })
-    .optional(),
-  routes: z.array(z.enum(ROUTE_NAMES)).optional(),
-});
 
 /** Routes the faults reach when `routes` is not given: every route of the spec, not storage or control. */
 const NOT_SPEC: RouteName[] = ['storagePut', 'storageGet', 'control', 'unknown'];
@@ -87,31 +37,24 @@ const NO_FAULT: FaultDecision = { latencyMs: 0, spurious429: false, errorBeforeE
 const FIVE_XX = [500, 502, 503] as const;
 
 export class Faults {
-  private config: FaultConfig;
+  private config = FaultConfigSchema.parse({});
   private readonly random: () => number;
 
-  constructor(
-    initial: Partial<FaultConfig> | undefined,
-    readonly seed: number,
-  ) {
-    this.config = Faults.parse(initial ?? {});
+  constructor(initial: Partial<FaultConfig> | undefined, seed: number) {
+    this.set(initial ?? {});
     this.random = mulberry32(seed);
-  }
-
-  /** Validates a fault config; throws a TypeError naming the field. */
-  static parse(input: unknown): FaultConfig {
-    const r = FaultConfigSchema.safeParse(input);
-    if (!r.success)
-      throw new TypeError(`faults: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`);
-    return r.data;
   }
 
   /**
    * Reading: setting faults replaces the whole configuration (like PUT): fields not given go back
-   * to "no fault", so `setFaults({})` clears every fault.
+   * to "no fault", so `setFaults({})` clears every fault. An invalid configuration is a TypeError
+   * naming the field, and changes nothing.
    */
-  set(input: Partial<FaultConfig>): void {
-    this.config = Faults.parse(input);
+  set(input: unknown): void {
+    const r = FaultConfigSchema.safeParse(input);
+    if (!r.success)
+      throw new TypeError(`faults: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`);
+    this.config = r.data;
   }
 
   get(): FaultConfig {

@@ -8,9 +8,9 @@
 // - only a created payout or swap stores the key: a 4xx answer stores nothing, so the client may
 //   fix the body and send it again under the same key;
 // - stored keys do not expire during the life of the sandbox.
-import type { RouteName } from './contract.ts';
-
-export type IdempotencyOutcome = { kind: 'new' } | { kind: 'replay'; recordId: string } | { kind: 'conflict' };
+import { IDEMPOTENCY_KEY_HEADER } from '../spec/http.ts';
+import { header, type Request } from './context.ts';
+import { apiError, type Reply } from './errors.ts';
 
 /** JSON text with object keys sorted at every level: equal for semantically equal bodies. */
 export function canonicalJson(value: unknown): string {
@@ -24,29 +24,29 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-interface Entry {
-  fingerprint: string;
-  recordId: string;
-}
+type CreatingRoute = 'initiate' | 'swap';
+const slot = (businessId: string, key: string): string => `${businessId}\u0000${key}`;
+const fingerprint = (route: CreatingRoute, body: unknown): string => `${route}\u0000${canonicalJson(body)}`;
 
 export class IdempotencyStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, { fingerprint: string; recordId: string }>();
 
-  private static slot(businessId: string, key: string): string {
-    return `${businessId}\u0000${key}`;
+  /**
+   * Before the body is looked at: the key is required (400 MISSING_IDEMPOTENCY_KEY); a key seen
+   * with the same body answers 201 with its record as it is now and the header
+   * Idempotent-Replayed, with another body 409 IDEMPOTENCY_KEY_CONFLICT. The key when it is new.
+   */
+  begin(req: Request, route: CreatingRoute, view: (recordId: string) => unknown): string | Reply {
+    const key = header(req.headers, IDEMPOTENCY_KEY_HEADER);
+    if (!key) return apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
+    const e = this.entries.get(slot(req.business.id, key));
+    if (!e) return key;
+    if (e.fingerprint !== fingerprint(route, req.body))
+      return apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+    return { status: 201, body: view(e.recordId), headers: { 'idempotent-replayed': 'true' } };
   }
 
-  private static fingerprint(route: RouteName, body: unknown): string {
-    return `${route}\u0000${canonicalJson(body)}`;
-  }
-
-  check(businessId: string, key: string, route: RouteName, body: unknown): IdempotencyOutcome {
-    const e = this.entries.get(IdempotencyStore.slot(businessId, key));
-    if (!e) return { kind: 'new' };
-    return e.fingerprint === IdempotencyStore.fingerprint(route, body) ? { kind: 'replay', recordId: e.recordId } : { kind: 'conflict' };
-  }
-
-  remember(businessId: string, key: string, route: RouteName, body: unknown, recordId: string): void {
-    this.entries.set(IdempotencyStore.slot(businessId, key), { fingerprint: IdempotencyStore.fingerprint(route, body), recordId });
+  remember(businessId: string, key: string, route: CreatingRoute, body: unknown, recordId: string): void {
+    this.entries.set(slot(businessId, key), { fingerprint: fingerprint(route, body), recordId });
   }
 }

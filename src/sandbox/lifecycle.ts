@@ -4,7 +4,7 @@
 import { canTransition, type PayoutStatus, type SwapStatus } from '../spec/codes.ts';
 import type { InformationRequest } from '../spec/schemas.ts';
 import { apiError, type ApiError } from './errors.ts';
-import type { PayoutRec, Store, SwapRec } from './store.ts';
+import type { PayoutRec, Store, StoreEvent, SwapRec } from './store.ts';
 
 export interface StatusChange {
   reason?: string;
@@ -25,17 +25,32 @@ const DEFAULT_INFORMATION_REQUESTS: InformationRequest[] = [
   },
 ];
 
-export interface AutoAdvance {
-  toProcessingMs: number;
-  toSuccessfulMs: number;
+/** Spec §6 payout.status.changed, for a payout or a swap; `details` go between newStatus and changedAt. */
+function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: StatusChange, details = {}): StoreEvent {
+  return {
+    eventType: 'payout.status.changed',
+    businessId: r.businessId,
+    data: {
+      payoutId: r.id,
+      businessId: r.businessId,
+      oldStatus: from,
+      newStatus: r.status,
+      ...details,
+      changedAt: r.updatedAt,
+      ...(change.reason ? { reason: change.reason } : {}),
+      ...(change.changedBy ? { changedBy: change.changedBy } : {}),
+    },
+  };
 }
+
+const AUTO = { changedBy: 'sandbox-auto-advance' };
 
 export class Lifecycle {
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly store: Store,
-    private readonly autoAdvance: AutoAdvance | false,
+    private readonly autoAdvance: { toProcessingMs: number; toSuccessfulMs: number } | false,
   ) {}
 
   /**
@@ -60,22 +75,13 @@ export class Lifecycle {
     }
     if (!p.statusDetail) delete p.statusDetail;
     p.updatedAt = this.store.clock.iso();
-    this.store.publish({
-      eventType: 'payout.status.changed',
-      businessId: p.businessId,
-      data: {
-        payoutId: p.id,
-        businessId: p.businessId,
-        oldStatus: from,
-        newStatus: to,
+    this.store.publish(
+      statusChanged(p, from, change, {
         ...(p.statusDetail ? { newStatusDetail: p.statusDetail } : {}),
         ...(oldDetail ? { oldStatusDetail: oldDetail } : {}),
         ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
-        changedAt: p.updatedAt,
-        ...(change.reason ? { reason: change.reason } : {}),
-        ...(change.changedBy ? { changedBy: change.changedBy } : {}),
-      },
-    });
+      }),
+    );
     if (to === 'FAILED' || to === 'REJECTED') this.refund(p, to);
     this.scheduleNext(p);
     return p;
@@ -130,19 +136,7 @@ export class Lifecycle {
    * created pending and moved to PROCESSING at once.
    */
   publishSwap(s: SwapRec, from: PayoutStatus, change: StatusChange = {}): void {
-    this.store.publish({
-      eventType: 'payout.status.changed',
-      businessId: s.businessId,
-      data: {
-        payoutId: s.id,
-        businessId: s.businessId,
-        oldStatus: from,
-        newStatus: s.status,
-        changedAt: s.updatedAt,
-        ...(change.reason ? { reason: change.reason } : {}),
-        ...(change.changedBy ? { changedBy: change.changedBy } : {}),
-      },
-    });
+    this.store.publish(statusChanged(s, from, change));
     this.scheduleSwap(s);
   }
 
@@ -150,25 +144,21 @@ export class Lifecycle {
   scheduleNext(p: PayoutRec): void {
     if (!this.autoAdvance) return;
     const { toProcessingMs, toSuccessfulMs } = this.autoAdvance;
-    if (p.status === 'PENDING')
+    const at = p.status;
+    if (at === 'PENDING')
       this.later(
         toProcessingMs,
-        () =>
-          p.status === 'PENDING' &&
-          this.changePayout(p, 'PROCESSING', { reason: 'Approved and processing', changedBy: 'sandbox-auto-advance' }),
+        () => p.status === at && this.changePayout(p, 'PROCESSING', { ...AUTO, reason: 'Approved and processing' }),
       );
-    if (p.status === 'PROCESSING')
-      this.later(
-        toSuccessfulMs,
-        () => p.status === 'PROCESSING' && this.changePayout(p, 'SUCCESSFUL', { reason: 'Funds sent', changedBy: 'sandbox-auto-advance' }),
-      );
+    if (at === 'PROCESSING')
+      this.later(toSuccessfulMs, () => p.status === at && this.changePayout(p, 'SUCCESSFUL', { ...AUTO, reason: 'Funds sent' }));
   }
 
   private scheduleSwap(s: SwapRec): void {
     if (!this.autoAdvance || s.status !== 'PROCESSING') return;
     this.later(
       this.autoAdvance.toSuccessfulMs,
-      () => s.status === 'PROCESSING' && this.changeSwap(s, 'SUCCESSFUL', { reason: 'Swap confirmed', changedBy: 'sandbox-auto-advance' }),
+      () => s.status === 'PROCESSING' && this.changeSwap(s, 'SUCCESSFUL', { ...AUTO, reason: 'Swap confirmed' }),
     );
   }
 

@@ -8,11 +8,6 @@
 // - requests refused 401/403 have no valid key and count nowhere;
 // - Retry-After is in whole seconds: until the oldest request leaves the window (at least 1), or
 //   until the first instant of the next month for the quota.
-export interface LimitSettings {
-  rateLimitPerSecond: number | null;
-  monthlyQuota: number | null;
-}
-
 export type LimitVerdict = { limit: 'rate' | 'quota'; retryAfterSeconds: number } | null;
 
 const monthOf = (at: number): string => {
@@ -28,14 +23,12 @@ export class Limits {
   private readonly windows = new Map<string, number[]>();
   private readonly months = new Map<string, { month: string; count: number }>();
 
-  constructor(readonly settings: LimitSettings) {}
+  constructor(private readonly settings: { rateLimitPerSecond: number | null; monthlyQuota: number | null }) {}
 
   check(key: string, at: number): LimitVerdict {
     const { rateLimitPerSecond: perSecond, monthlyQuota: quota } = this.settings;
-    if (quota !== null) {
-      const m = this.months.get(key);
-      const used = m && m.month === monthOf(at) ? m.count : 0;
-      if (used >= quota) return { limit: 'quota', retryAfterSeconds: Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)) };
+    if (quota !== null && this.usedThisMonth(key, at) >= quota) {
+      return { limit: 'quota', retryAfterSeconds: Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)) };
     }
     if (perSecond !== null) {
       const w = this.prune(key, at);
@@ -50,14 +43,10 @@ export class Limits {
   /** Counts one request of this key, in the window and in the month. */
   record(key: string, at: number): void {
     this.prune(key, at).push(at);
-    const month = monthOf(at);
-    const m = this.months.get(key);
-    if (m && m.month === month) m.count++;
-    else this.months.set(key, { month, count: 1 });
+    this.months.set(key, { month: monthOf(at), count: this.usedThisMonth(key, at) + 1 });
   }
 
-  /** Requests counted this month for a key (for the request log and tests). */
-  usedThisMonth(key: string, at: number): number {
+  private usedThisMonth(key: string, at: number): number {
     const m = this.months.get(key);
     return m && m.month === monthOf(at) ? m.count : 0;
   }

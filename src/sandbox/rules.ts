@@ -2,8 +2,7 @@
 // fees and settlement times (§1.9 table), and which corridors each method serves (§1.9 overview),
 // written from the spec's text for the sandbox alone. The validator reads another table
 // (src/spec/methods.ts); the two are kept apart on purpose, so that a misreading on one side shows
-// up in the tests of the other instead of agreeing with itself by construction (design.md
-// "Readings of the spec where it is silent", issue 14).
+// up in the tests of the other instead of agreeing with itself by construction.
 //
 // Where the spec is silent the entry says "reading" and why it was chosen.
 import type { PayoutMethod } from '../spec/codes.ts';
@@ -43,6 +42,9 @@ const UNDER_24_HOURS: Settlement = { text: 'under 24 hours', minHours: 0, maxHou
 export type Fee =
   { kind: 'flat'; amount: string; currency?: string } | { kind: 'bands'; bands: { below: string | null; amount: string }[] };
 
+/** A flat fee, in `currency` where the table writes one. */
+const flat = (amount: string, currency?: string): Fee => ({ kind: 'flat', amount, ...(currency ? { currency } : {}) });
+
 const SWIFT_BANDS: Fee = {
   kind: 'bands',
   // §1.9: "50 (under 2k), 40 (2k to under 10k), 0 (10k and above)".
@@ -67,35 +69,8 @@ export interface PublishedRow {
 }
 
 /** Spec §1.9 "EUR to EU countries": the 27 member states of the European Union, ISO 3166-1 alpha-3. */
-export const EU_COUNTRIES = [
-  'AUT',
-  'BEL',
-  'BGR',
-  'HRV',
-  'CYP',
-  'CZE',
-  'DNK',
-  'EST',
-  'FIN',
-  'FRA',
-  'DEU',
-  'GRC',
-  'HUN',
-  'IRL',
-  'ITA',
-  'LVA',
-  'LTU',
-  'LUX',
-  'MLT',
-  'NLD',
-  'POL',
-  'PRT',
-  'ROU',
-  'SVK',
-  'SVN',
-  'ESP',
-  'SWE',
-];
+export const EU_COUNTRIES =
+  'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN IRL ITA LVA LTU LUX MLT NLD POL PRT ROU SVK SVN ESP SWE'.split(' ');
 
 /**
  * Spec §1.9 table, row by row, then the sandbox's readings for the methods the table does not
@@ -103,67 +78,31 @@ export const EU_COUNTRIES = [
  */
 export const PUBLISHED: PublishedRow[] = [
   // "USD to United States | WIRE | 20 USD | 1 day"
-  { methods: ['WIRE'], currencies: ['USD'], countries: ['USA'], fee: { kind: 'flat', amount: '20', currency: 'USD' }, settlement: ONE_DAY },
+  { methods: ['WIRE'], currencies: ['USD'], countries: ['USA'], fee: flat('20', 'USD'), settlement: ONE_DAY },
   // "USD to United States | ACH | 5.00 USD | 1 to 3 days"
-  {
-    methods: ['ACH'],
-    currencies: ['USD'],
-    countries: ['USA'],
-    fee: { kind: 'flat', amount: '5.00', currency: 'USD' },
-    settlement: ONE_TO_THREE_DAYS,
-  },
+  { methods: ['ACH'], currencies: ['USD'], countries: ['USA'], fee: flat('5.00', 'USD'), settlement: ONE_TO_THREE_DAYS },
   // "USD to China, Hong Kong | CHINA_WIRE / HK FPS | 20 USD | 24 to 72 hours"; reading: the two
   // lists pair up in order (CHINA_WIRE to China, HK FPS to Hong Kong).
-  {
-    methods: ['CHINA_WIRE'],
-    currencies: ['USD'],
-    countries: ['CHN'],
-    fee: { kind: 'flat', amount: '20', currency: 'USD' },
-    settlement: DAY_TO_THREE,
-  },
-  {
-    methods: ['HK_FPS'],
-    currencies: ['USD'],
-    countries: ['HKG'],
-    fee: { kind: 'flat', amount: '20', currency: 'USD' },
-    settlement: DAY_TO_THREE,
-  },
+  { methods: ['CHINA_WIRE'], currencies: ['USD'], countries: ['CHN'], fee: flat('20', 'USD'), settlement: DAY_TO_THREE },
+  { methods: ['HK_FPS'], currencies: ['USD'], countries: ['HKG'], fee: flat('20', 'USD'), settlement: DAY_TO_THREE },
   // "USD, EUR, GBP, CNY, other currencies, other countries | SWIFT | 50/40/0 | 24 to 72 hours".
   // Reading: "other currencies, other countries" leaves SWIFT open to any currency and country
   // (the enumerated 'other currencies' GHS ... INR are examples the overview also names).
   { methods: ['SWIFT'], fee: SWIFT_BANDS, settlement: DAY_TO_THREE },
   // "EUR to EU countries | SEPA | 5.00 | under 48 hours"
-  { methods: ['SEPA'], currencies: ['EUR'], countries: EU_COUNTRIES, fee: { kind: 'flat', amount: '5.00' }, settlement: UNDER_48_HOURS },
+  { methods: ['SEPA'], currencies: ['EUR'], countries: EU_COUNTRIES, fee: flat('5.00'), settlement: UNDER_48_HOURS },
   // "GBP to United Kingdom | FASTER_PAYMENTS / BACS | 2.00 | under 24 hours"
-  {
-    methods: ['FASTER_PAYMENTS', 'BACS'],
-    currencies: ['GBP'],
-    countries: ['GBR'],
-    fee: { kind: 'flat', amount: '2.00' },
-    settlement: UNDER_24_HOURS,
-  },
+  { methods: ['FASTER_PAYMENTS', 'BACS'], currencies: ['GBP'], countries: ['GBR'], fee: flat('2.00'), settlement: UNDER_24_HOURS },
   // "NGN to Nigeria | NIP | 100 NGN | under 24 hours"
-  {
-    methods: ['NIP'],
-    currencies: ['NGN'],
-    countries: ['NGA'],
-    fee: { kind: 'flat', amount: '100', currency: 'NGN' },
-    settlement: UNDER_24_HOURS,
-  },
+  { methods: ['NIP'], currencies: ['NGN'], countries: ['NGA'], fee: flat('100', 'NGN'), settlement: UNDER_24_HOURS },
   // "HKD to Hong Kong | FPS | 20 | under 24 hours"
-  { methods: ['HK_FPS'], currencies: ['HKD'], countries: ['HKG'], fee: { kind: 'flat', amount: '20' }, settlement: UNDER_24_HOURS },
+  { methods: ['HK_FPS'], currencies: ['HKD'], countries: ['HKG'], fee: flat('20'), settlement: UNDER_24_HOURS },
   // Reading: CHINA_WIRE paying CNY (overview: "CNY to CNY via SWIFT, CHINA_WIRE", USD to CNY via
   // CHINA_WIRE) is not priced; taken at the USD row's 20 and 24 to 72 hours.
-  { methods: ['CHINA_WIRE'], currencies: ['CNY'], countries: ['CHN'], fee: { kind: 'flat', amount: '20' }, settlement: DAY_TO_THREE },
+  { methods: ['CHINA_WIRE'], currencies: ['CNY'], countries: ['CHN'], fee: flat('20'), settlement: DAY_TO_THREE },
   // Reading: ALIPAY and WECHAT have no published fee or settlement (overview: NGN sends via them);
   // they pay CNY in China, for 10 in the source currency, under 24 hours.
-  {
-    methods: ['ALIPAY', 'WECHAT'],
-    currencies: ['CNY'],
-    countries: ['CHN'],
-    fee: { kind: 'flat', amount: '10' },
-    settlement: UNDER_24_HOURS,
-  },
+  { methods: ['ALIPAY', 'WECHAT'], currencies: ['CNY'], countries: ['CHN'], fee: flat('10'), settlement: UNDER_24_HOURS },
 ];
 
 /** What a method asks of the beneficiary, besides ALWAYS_REQUIRED. */

@@ -102,17 +102,11 @@ export const Seed = z
     });
   });
 export type Seed = z.infer<typeof Seed>;
-export type SeedInput = z.input<typeof Seed>;
-
-export interface SeedIssue {
-  path: string;
-  message: string;
-}
 
 /** A seed that does not fit the shape: every issue names its field. */
 export class SeedError extends Error {
   constructor(
-    readonly issues: SeedIssue[],
+    readonly issues: { path: string; message: string }[],
     readonly source = 'seed',
   ) {
     super(`${source}: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}`);

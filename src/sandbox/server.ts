@@ -4,7 +4,7 @@
 //   -> body read -> 401 / 403 / 429 -> latency -> spurious 429 -> 5xx before effect
 //   -> handler -> 5xx or dropped connection after create -> answer, request log.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { MAX_DOCUMENT_BYTES } from '../spec/codes.ts';
 import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../spec/http.ts';
 import type { RequestLogEntry } from './contract.ts';
@@ -12,13 +12,12 @@ import { header, type Request, type Sandbox } from './context.ts';
 import { ApiError, apiError, forbidden, unauthorized, type Reply } from './errors.ts';
 import type { LimitVerdict } from './limits.ts';
 import { gatewayReply } from './faults.ts';
-import type { Router } from './router.ts';
+import { matchRoute } from './routes/index.ts';
 import type { Business } from './store.ts';
 
 /** Bodies of the API routes are small JSON; reading: above 1 MB is 413 PAYLOAD_TOO_LARGE. */
 const API_BODY_LIMIT = 1024 * 1024;
 const NO_BUSINESS: Business = { id: '', name: '', keys: [] };
-const REASON: Record<number, string> = { 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' };
 
 /**
  * Spec §8: 429 "retry with backoff"; body and code not shown. Reading: the common error body
@@ -32,17 +31,11 @@ function tooManyRequests(v: NonNullable<LimitVerdict>): ApiError {
   return new ApiError(429, e.body, { 'retry-after': String(v.retryAfterSeconds) });
 }
 
-const serverError = (status: number): ApiError =>
-  apiError(status, REASON[status] ?? 'Internal Server Error', `${REASON[status] ?? 'Internal Server Error'} (injected fault)`);
-
-interface Body {
-  buf: Buffer;
-  size: number;
-  aborted: boolean;
-}
+/** An injected 500, 502 or 503, with the reason phrase as its code. */
+const serverError = (status: number): ApiError => apiError(status, STATUS_CODES[status]!, `${STATUS_CODES[status]} (injected fault)`);
 
 /** Reads the whole body; past `limit` it keeps counting bytes but stops keeping them. */
-function readBody(req: IncomingMessage, limit: number): Promise<Body> {
+function readBody(req: IncomingMessage, limit: number): Promise<{ buf: Buffer; size: number; aborted: boolean }> {
   return new Promise((resolve) => {
     let chunks: Buffer[] = [];
     let size = 0;
@@ -61,20 +54,19 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
 
 export interface ServerDeps {
   sb: Sandbox;
-  router: Router;
   propagatingKeys: ReadonlySet<string>;
   log: RequestLogEntry[];
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
 export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { sb, router, propagatingKeys, log } = deps;
+  const { sb, propagatingKeys, log } = deps;
 
   return (req, res) => {
     const at = sb.clock.now();
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
-    const match = router.match(method, url.pathname);
+    const match = matchRoute(method, url.pathname);
     const route = match?.route;
     const apiKey = header(req.headers, API_KEY_HEADER) ?? '';
     const requestId = header(req.headers, REQUEST_ID_HEADER) ?? header(req.headers, CORRELATION_ID_HEADER) ?? randomUUID();
@@ -137,7 +129,6 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         }
       }
       const request: Request = {
-        method,
         path: url.pathname,
         params: match!.params,
         query: url.searchParams,

@@ -7,31 +7,17 @@
 //
 // What the spec states is kept in both readings: status codes, the error body {statusCode,
 // message, error} with its codes (§7), the list envelope {data, meta} (§4.4, §4.14, §4.15) and the
-// fields it names. Requests are checked the same way in both (design.md "strict in what we send").
+// fields it names. Requests are checked the same way in both.
 // The values are the same in both readings; only their shape differs.
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
-import type { RouteName, SandboxShapes } from './contract.ts';
+import type * as api from '../spec/schemas.ts';
+import type { RouteName } from './contract.ts';
 import type { Handler, Request, Route, Sandbox } from './context.ts';
 import { isApiError, type ApiError, type Reply } from './errors.ts';
 import { Dec, minorUnits } from '../money.ts';
-import type { methodView, quoteView } from './corridors.ts';
 import { publishedRow } from './rules.ts';
 import type { Store, StoreEvent } from './store.ts';
-import type {
-  Page,
-  pairView,
-  payoutListItem,
-  payoutView,
-  swapCreatedView,
-  swapListItem,
-  swapView,
-  transactionView,
-  walletView,
-} from './views.ts';
-import type { Webhooks } from './webhooks.ts';
-
-export const SANDBOX_SHAPES: readonly SandboxShapes[] = ['strict', 'variant'];
-export const isSandboxShapes = (v: unknown): v is SandboxShapes => SANDBOX_SHAPES.includes(v as SandboxShapes);
+import type { Page } from './views.ts';
 
 /** What a rewrite knows besides the strict body: the sandbox, the request and the status answered. */
 export interface ShapeContext {
@@ -39,18 +25,6 @@ export interface ShapeContext {
   req: Request;
   status: number;
 }
-
-type Payout = ReturnType<typeof payoutView>;
-type PayoutItem = ReturnType<typeof payoutListItem>;
-type SwapCreated = ReturnType<typeof swapCreatedView>;
-type SwapItem = ReturnType<typeof swapListItem>;
-type Swap = ReturnType<typeof swapView>;
-type Pair = ReturnType<typeof pairView>;
-type Wallet = ReturnType<typeof walletView>;
-type Transaction = ReturnType<typeof transactionView>;
-type Quote = ReturnType<typeof quoteView>;
-type Method = ReturnType<typeof methodView>;
-type Subscription = ReturnType<typeof Webhooks.view>;
 
 // ---------------------------------------------------------------- values
 
@@ -83,15 +57,13 @@ const links = (ctx: ShapeContext, path: string) => ({ self: { href: `${ctx.sb.ba
 // ---------------------------------------------------------------- payouts (§4.1-4.5)
 
 /** Spec §4.1 "Response 200": the same fields, amounts as strings, in the envelope. */
-function quote(q: Quote, ctx: ShapeContext) {
+function quote(q: api.Quote, ctx: ShapeContext) {
   return envelope(ctx, 'Quote retrieved successfully', {
+    ...q,
     sourceAmount: amountText(q.sourceAmount, q.sourceCurrency),
-    sourceCurrency: q.sourceCurrency,
     destinationAmount: amountText(q.destinationAmount, q.destinationCurrency),
-    destinationCurrency: q.destinationCurrency,
     totalDeductible: amountText(q.totalDeductible, q.sourceCurrency),
     exchangeRate: rateText(q.exchangeRate),
-    method: q.method,
     fee: { amount: amountText(q.fee.amount, q.fee.currency), currency: q.fee.currency },
   });
 }
@@ -101,7 +73,7 @@ function quote(q: Quote, ctx: ShapeContext) {
  * destinationAmount and exchangeRate ... Full response field list: not shown". This reading gives
  * that minimum and nothing else (a replay too); GET {payouts}/{id} has the rest.
  */
-function initiate(p: Payout, ctx: ShapeContext) {
+function initiate(p: api.Payout, ctx: ShapeContext) {
   return envelope(ctx, 'Payout initiated successfully', {
     id: p.id,
     status: p.status,
@@ -112,7 +84,8 @@ function initiate(p: Payout, ctx: ShapeContext) {
   });
 }
 
-const payoutAmounts = (p: PayoutItem) => ({
+/** The amounts of a payout or swap item as strings, the rate as a string. */
+const itemAmounts = (p: api.PayoutListItem | api.SwapListItem) => ({
   sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
   destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
   transactionFees: amountText(p.transactionFees, p.sourceCurrency),
@@ -120,10 +93,10 @@ const payoutAmounts = (p: PayoutItem) => ({
 });
 
 /** Spec §2 Payout: optional fields present as null when absent, amounts as strings, extra fields. */
-function getPayout(p: Payout, ctx: ShapeContext) {
+function getPayout(p: api.Payout, ctx: ShapeContext) {
   return envelope(ctx, 'Payout retrieved successfully', {
     ...p,
-    ...payoutAmounts(p),
+    ...itemAmounts(p),
     statusDetail: p.statusDetail ?? null,
     informationRequests: p.informationRequests ?? null,
     businessId: ctx.req.business.id,
@@ -131,11 +104,11 @@ function getPayout(p: Payout, ctx: ShapeContext) {
   });
 }
 
-const listPayouts = (page: Page<PayoutItem>, ctx: ShapeContext) =>
-  listEnvelope(ctx, 'Payouts retrieved successfully', page, (p) => ({ ...p, ...payoutAmounts(p) }));
+const listPayouts = (page: Page<api.PayoutListItem>, ctx: ShapeContext) =>
+  listEnvelope(ctx, 'Payouts retrieved successfully', page, (p) => ({ ...p, ...itemAmounts(p) }));
 
 /** Spec §4.5 response, in the envelope; each stored document also says it is not deleted. */
-function patchDocuments(r: { payoutId: string; totalDocuments: number; documents: Payout['supportingDocuments'] }, ctx: ShapeContext) {
+function patchDocuments(r: { payoutId: string; totalDocuments: number; documents: api.Payout['supportingDocuments'] }, ctx: ShapeContext) {
   return envelope(ctx, 'Documents attached successfully', { ...r, documents: r.documents.map((d) => ({ ...d, deletedAt: null })) });
 }
 
@@ -146,22 +119,15 @@ function uploadUrl(u: { uploadUrl: string; documentUrl: string; headers: Record<
 
 // ---------------------------------------------------------------- swaps (§4.7, §4.8)
 
-const swapAmounts = (s: SwapItem) => ({
-  sourceAmount: amountText(s.sourceAmount, s.sourceCurrency),
-  destinationAmount: amountText(s.destinationAmount, s.destinationCurrency),
-  transactionFees: amountText(s.transactionFees, s.sourceCurrency),
-  exchangeRate: rateText(s.exchangeRate),
-});
-
-function swap(s: SwapCreated, ctx: ShapeContext) {
-  return envelope(ctx, 'Swap initiated successfully', { ...s, ...swapAmounts(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) });
+function swap(s: api.SwapCreated, ctx: ShapeContext) {
+  return envelope(ctx, 'Swap initiated successfully', { ...s, ...itemAmounts(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) });
 }
 
-const listSwaps = (page: Page<SwapItem>, ctx: ShapeContext) =>
-  listEnvelope(ctx, 'Swaps retrieved successfully', page, (s) => ({ ...s, ...swapAmounts(s) }));
+const listSwaps = (page: Page<api.SwapListItem>, ctx: ShapeContext) =>
+  listEnvelope(ctx, 'Swaps retrieved successfully', page, (s) => ({ ...s, ...itemAmounts(s) }));
 
-function getSwap(s: Swap, ctx: ShapeContext) {
-  return envelope(ctx, 'Swap retrieved successfully', { ...s, ...swapAmounts(s), businessId: ctx.req.business.id, deletedAt: null });
+function getSwap(s: api.Swap, ctx: ShapeContext) {
+  return envelope(ctx, 'Swap retrieved successfully', { ...s, ...itemAmounts(s), businessId: ctx.req.business.id, deletedAt: null });
 }
 
 // ---------------------------------------------------------------- pairs and methods (§4.9-4.11)
@@ -172,7 +138,7 @@ function getSwap(s: Swap, ctx: ShapeContext) {
  * enabled pairs only, spec §4.9: routes/corridors.ts ignores `?status=` in this reading), and
  * gives the rate as a string.
  */
-const pairs = (list: { data: Pair[] }, ctx: ShapeContext) =>
+const pairs = (list: { data: api.CurrencyPair[] }, ctx: ShapeContext) =>
   listEnvelope(ctx, 'Currency pairs retrieved successfully', list, (p) => ({
     id: p.currencyPairId,
     code: `${p.baseCurrency}/${p.quoteCurrency}`,
@@ -182,7 +148,7 @@ const pairs = (list: { data: Pair[] }, ctx: ShapeContext) =>
   }));
 
 /** Spec §4.10 "response of this route: not shown": the pair's id, its currencies and isEnabled. */
-function togglePair(p: Pair, ctx: ShapeContext) {
+function togglePair(p: api.CurrencyPair, ctx: ShapeContext) {
   return envelope(ctx, 'Currency pair updated successfully', {
     id: p.currencyPairId,
     baseCurrency: p.baseCurrency,
@@ -235,7 +201,7 @@ const NAMES_ONLY: ReadonlySet<string> = new Set<PayoutMethod>(['NIP', 'SEPA', 'A
 /** Spec §1.8: "HK_FPS (also written HONG_KONG_FPS)"; this reading's methods route writes the long name. */
 const CODE_AS_WRITTEN: Partial<Record<PayoutMethod, string>> = { HK_FPS: 'HONG_KONG_FPS' };
 
-type Field = Method['requiredFields'][number];
+type Field = api.PaymentMethod['requiredFields'][number];
 const describe = (f: { name: string; type: string; validation?: string }) => ({
   name: f.name,
   type: f.type,
@@ -243,7 +209,7 @@ const describe = (f: { name: string; type: string; validation?: string }) => ({
   ...(f.validation ? { validation: f.validation } : {}),
 });
 
-function variantFee(m: Method): unknown {
+function variantFee(m: api.PaymentMethod): unknown {
   const { currency } = m.fee;
   const shape = FEE_SHAPE[m.code as PayoutMethod];
   if (shape === 'absent') return undefined;
@@ -264,7 +230,7 @@ function variantFee(m: Method): unknown {
   return { type: 'TIERED', currency, tiers };
 }
 
-function variantMethod(m: Method, corridor: { destinationCurrency: string; destinationCountryCode: string }) {
+function variantMethod(m: api.PaymentMethod, corridor: { destinationCurrency: string; destinationCountryCode: string }) {
   const code = m.code as PayoutMethod;
   const names = NAMES_ONLY.has(code);
   const field = (f: Field) => ('oneOf' in f ? { oneOf: f.oneOf.map((group) => group.map((d) => d.name)) } : names ? f.name : describe(f));
@@ -283,7 +249,7 @@ function variantMethod(m: Method, corridor: { destinationCurrency: string; desti
 
 /** Spec §4.11: the corridor, the rate (an object with field rate, here a string) and the methods. */
 function methods(
-  r: { corridor: { destinationCurrency: string; destinationCountryCode: string }; rate: { rate: number }; methods: Method[] },
+  r: { corridor: { destinationCurrency: string; destinationCountryCode: string }; rate: { rate: number }; methods: api.PaymentMethod[] },
   ctx: ShapeContext,
 ) {
   return envelope(ctx, 'Payment methods retrieved successfully', {
@@ -294,7 +260,7 @@ function methods(
 }
 
 /** Spec §4.12: walletId and currency; "Other wallet fields: not shown": the balance as a string, businessId. */
-const wallets = (list: { data: Wallet[] }, ctx: ShapeContext) =>
+const wallets = (list: { data: api.Wallet[] }, ctx: ShapeContext) =>
   listEnvelope(ctx, 'Wallets retrieved successfully', list, (w) => ({
     ...w,
     balance: amountText(w.balance, w.currency),
@@ -307,7 +273,7 @@ const wallets = (list: { data: Wallet[] }, ctx: ShapeContext) =>
  * "Fields of the stored record as returned: not shown": this reading adds businessId, isActive and
  * deletedAt, and gives eventTypes as null when the subscription takes every payout event.
  */
-function subscription(s: Subscription, ctx: ShapeContext, deletedAt: string | null = null) {
+function subscription(s: api.WebhookSubscription, ctx: ShapeContext, deletedAt: string | null = null) {
   return {
     ...s,
     eventTypes: s.eventTypes.length ? s.eventTypes : null,
@@ -317,24 +283,24 @@ function subscription(s: Subscription, ctx: ShapeContext, deletedAt: string | nu
   };
 }
 
-const registerWebhook = (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook registered successfully', subscription(s, ctx));
-const listWebhooks = (list: { data: Subscription[] }, ctx: ShapeContext) =>
+const registerWebhook = (s: api.WebhookSubscription, ctx: ShapeContext) =>
+  envelope(ctx, 'Webhook registered successfully', subscription(s, ctx));
+const listWebhooks = (list: { data: api.WebhookSubscription[] }, ctx: ShapeContext) =>
   listEnvelope(ctx, 'Webhooks retrieved successfully', list, (s) => subscription(s, ctx));
-const getWebhook = (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook retrieved successfully', subscription(s, ctx));
-const updateWebhook = (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook updated successfully', subscription(s, ctx));
-const deleteWebhook = (s: Subscription, ctx: ShapeContext) =>
+const getWebhook = (s: api.WebhookSubscription, ctx: ShapeContext) => envelope(ctx, 'Webhook retrieved successfully', subscription(s, ctx));
+const updateWebhook = (s: api.WebhookSubscription, ctx: ShapeContext) =>
+  envelope(ctx, 'Webhook updated successfully', subscription(s, ctx));
+const deleteWebhook = (s: api.WebhookSubscription, ctx: ShapeContext) =>
   envelope(ctx, 'Webhook deleted successfully', subscription(s, ctx, ctx.sb.clock.iso()));
 
 // ---------------------------------------------------------------- public routes (§4.14, §4.15)
-
-type Country = Store['countries'][number];
 
 /**
  * Spec §2 Country names the fields, typing only some (timeZone number, isProhibited boolean,
  * deletedAt nullable). This reading: id always a number, the figures a database keeps as decimals
  * (cpi, gdpPerCapitaInUsd) as strings, and extra fields.
  */
-function countries(page: Page<Country> & { statusCode: number; message: string }, ctx: ShapeContext) {
+function countries(page: Page<api.Country> & { statusCode: number; message: string }, ctx: ShapeContext) {
   const all = ctx.sb.store.countries;
   return {
     ...page,
@@ -350,7 +316,7 @@ function countries(page: Page<Country> & { statusCode: number; message: string }
 }
 
 /** Spec §2 Wallet transaction: "Item fields of data beyond these: not shown": amounts as strings, extra fields. */
-function transactions(page: Page<Transaction> & { statusCode: number; message: string }, ctx: ShapeContext) {
+function transactions(page: Page<api.WalletTransaction> & { statusCode: number; message: string }, ctx: ShapeContext) {
   return {
     ...page,
     data: page.data.map((t) => ({
@@ -366,35 +332,28 @@ function transactions(page: Page<Transaction> & { statusCode: number; message: s
 
 // ---------------------------------------------------------------- the table and the layer
 
-type Rewrite = (body: unknown, ctx: ShapeContext) => unknown;
-/** The one place a strict body is taken as the shape its route's view gives it. */
-const as =
-  <T>(fn: (body: T, ctx: ShapeContext) => unknown): Rewrite =>
-  (body, ctx) =>
-    fn(body as T, ctx);
-
-/** The variant of each spec route's success answer. */
-export const VARIANTS: Partial<Record<RouteName, Rewrite>> = {
-  quote: as(quote),
-  initiate: as(initiate),
-  getPayout: as(getPayout),
-  listPayouts: as(listPayouts),
-  patchDocuments: as(patchDocuments),
-  uploadUrl: as(uploadUrl),
-  swap: as(swap),
-  listSwaps: as(listSwaps),
-  getSwap: as(getSwap),
-  pairs: as(pairs),
-  togglePair: as(togglePair),
-  methods: as(methods),
-  wallets: as(wallets),
-  registerWebhook: as(registerWebhook),
-  listWebhooks: as(listWebhooks),
-  getWebhook: as(getWebhook),
-  updateWebhook: as(updateWebhook),
-  deleteWebhook: as(deleteWebhook),
-  countries: as(countries),
-  transactions: as(transactions),
+/** The variant of each spec route's success answer, taking the body its route's strict view gives. */
+const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => unknown>> = {
+  quote,
+  initiate,
+  getPayout,
+  listPayouts,
+  patchDocuments,
+  uploadUrl,
+  swap,
+  listSwaps,
+  getSwap,
+  pairs,
+  togglePair,
+  methods,
+  wallets,
+  registerWebhook,
+  listWebhooks,
+  getWebhook,
+  updateWebhook,
+  deleteWebhook,
+  countries,
+  transactions,
 };
 
 /**
@@ -414,7 +373,8 @@ export function variantReply(name: RouteName, reply: Reply, ctx: Omit<ShapeConte
   if (isApiError(reply)) return variantError(reply);
   const rewrite = VARIANTS[name];
   if (!rewrite || reply.body === undefined || reply.status >= 300) return reply;
-  return { ...reply, body: rewrite(reply.body, { ...ctx, status: reply.status }) };
+  // The one place a strict body is taken as the shape its route's view gives it.
+  return { ...reply, body: rewrite(reply.body as never, { ...ctx, status: reply.status }) };
 }
 
 /** The route with its answers in the sandbox's reading; storage and control routes answer as they are. */
@@ -453,8 +413,6 @@ export function variantEvent(e: StoreEvent, store: Store): StoreEvent {
       },
     };
   }
-  // The store publishes a wallet event right after writing its transaction: look from the end.
-  let tx = store.transactions[store.transactions.length - 1];
-  if (tx?.id !== d.transactionId) tx = store.transactions.find((t) => t.id === d.transactionId);
+  const tx = store.transactions.find((t) => t.id === d.transactionId);
   return { ...e, data: { ...d, ...(tx ? { walletId: tx.walletId } : {}) } };
 }

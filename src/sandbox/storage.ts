@@ -13,23 +13,19 @@
 // - the documentUrl is /_storage/documents/{token}/{filename}; it becomes usable on initiate and
 //   PATCH once its file was uploaded, and only for the business that asked for the upload URL;
 // - a filename with an extension must use one that fits the content type (.pdf; .jpg/.jpeg; .png).
-import { DOCUMENT_CONTENT_TYPES, MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
+import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
 import type { UploadUrl } from '../spec/schemas.ts';
 import type { Clock } from './clock.ts';
-import { ApiError, apiError, type Reply } from './errors.ts';
+import { apiError, type Reply } from './errors.ts';
 import { newToken } from './ids.ts';
 
 export const UPLOAD_PATH = '/_storage/uploads/';
 export const DOCUMENT_PATH = '/_storage/documents/';
 
 export interface StoredFile {
-  uploadToken: string;
-  documentToken: string;
   businessId: string;
-  filename: string;
   contentType: DocumentContentType;
   expiresAt: number;
-  documentUrl: string;
   uploaded?: { bytes: Buffer; at: string };
 }
 
@@ -49,8 +45,6 @@ export function filenameProblem(filename: string, contentType: DocumentContentTy
     : `a ${contentType} file must be named .${EXTENSIONS[contentType].join(' or .')}, not .${ext}`;
 }
 
-const storageError = (status: number, error: string, message: string): ApiError => apiError(status, error, message);
-
 export class Storage {
   private readonly byUpload = new Map<string, StoredFile>();
   private readonly byDocument = new Map<string, StoredFile>();
@@ -61,22 +55,14 @@ export class Storage {
   ) {}
 
   issue(businessId: string, filename: string, contentType: DocumentContentType): UploadUrl {
-    const f: StoredFile = {
-      uploadToken: newToken(),
-      documentToken: newToken(),
-      businessId,
-      filename,
-      contentType,
-      expiresAt: this.clock.now() + UPLOAD_URL_TTL_MS,
-      documentUrl: '',
-    };
-    f.documentUrl = `${this.baseUrl()}${DOCUMENT_PATH}${f.documentToken}/${encodeURIComponent(filename)}`;
-    this.byUpload.set(f.uploadToken, f);
-    this.byDocument.set(f.documentToken, f);
+    const [uploadToken, documentToken] = [newToken(), newToken()];
+    const f: StoredFile = { businessId, contentType, expiresAt: this.clock.now() + UPLOAD_URL_TTL_MS };
+    this.byUpload.set(uploadToken, f);
+    this.byDocument.set(documentToken, f);
     const expires = new Date(f.expiresAt).toISOString();
     return {
-      uploadUrl: `${this.baseUrl()}${UPLOAD_PATH}${f.uploadToken}?X-Expires=${encodeURIComponent(expires)}`,
-      documentUrl: f.documentUrl,
+      uploadUrl: `${this.baseUrl()}${UPLOAD_PATH}${uploadToken}?X-Expires=${encodeURIComponent(expires)}`,
+      documentUrl: `${this.baseUrl()}${DOCUMENT_PATH}${documentToken}/${encodeURIComponent(filename)}`,
       headers: { 'Content-Type': contentType },
     };
   }
@@ -84,19 +70,19 @@ export class Storage {
   /** The PUT of a presigned upload. `size` counts every byte sent, even past the limit. */
   put(uploadToken: string, contentTypeHeader: string | undefined, body: Buffer, size: number): Reply {
     const f = this.byUpload.get(uploadToken);
-    if (!f) return storageError(404, 'NoSuchUpload', 'The upload URL is not known');
-    if (this.clock.now() > f.expiresAt) return storageError(403, 'RequestExpired', 'The upload URL has expired (valid 15 minutes)');
+    if (!f) return apiError(404, 'NoSuchUpload', 'The upload URL is not known');
+    if (this.clock.now() > f.expiresAt) return apiError(403, 'RequestExpired', 'The upload URL has expired (valid 15 minutes)');
     const mediaType = (contentTypeHeader ?? '').split(';')[0]!.trim().toLowerCase();
     if (mediaType !== f.contentType) {
-      return storageError(
+      return apiError(
         403,
         'SignatureDoesNotMatch',
         `Content-Type must be ${f.contentType}, as requested for this upload URL (got ${mediaType || 'none'})`,
       );
     }
     if (size > MAX_DOCUMENT_BYTES)
-      return storageError(413, 'EntityTooLarge', `A document is at most ${MAX_DOCUMENT_BYTES} bytes (10 MB); got ${size}`);
-    if (size === 0) return storageError(400, 'EmptyBody', 'The upload has no content');
+      return apiError(413, 'EntityTooLarge', `A document is at most ${MAX_DOCUMENT_BYTES} bytes (10 MB); got ${size}`);
+    if (size === 0) return apiError(400, 'EmptyBody', 'The upload has no content');
     f.uploaded = { bytes: body, at: this.clock.iso() };
     return { status: 200, body: { ok: true, size } };
   }
@@ -104,7 +90,7 @@ export class Storage {
   /** The owner's GET of an uploaded document (a convenience of the sandbox: the dashboard's view). */
   get(documentToken: string, businessId: string | undefined): Reply {
     const f = this.byDocument.get(documentToken);
-    if (!f || !f.uploaded || f.businessId !== businessId) return storageError(404, 'NoSuchKey', 'No such document');
+    if (!f || !f.uploaded || f.businessId !== businessId) return apiError(404, 'NoSuchKey', 'No such document');
     return { status: 200, body: f.uploaded.bytes, headers: { 'content-type': f.contentType } };
   }
 
@@ -127,5 +113,3 @@ export class Storage {
     return f;
   }
 }
-
-export const isDocumentContentType = (v: string): v is DocumentContentType => (DOCUMENT_CONTENT_TYPES as readonly string[]).includes(v);

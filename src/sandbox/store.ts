@@ -1,5 +1,5 @@
 // The sandbox's state: businesses and their keys, wallets, currency pairs, payouts, swaps and the
-// wallet ledger. Everything lives in memory for the life of one sandbox. Every change of a wallet
+// wallet ledger. Everything lives in memory for the life of one sandbox, in creation order. Every change of a wallet
 // balance goes through `move`, which writes the wallet transaction (spec §2 Wallet transaction)
 // and publishes the wallet event (spec §6), so no balance can change without a trace.
 import type { Country, InformationRequest, SupportingDocument } from '../spec/schemas.ts';
@@ -53,8 +53,6 @@ export interface PayoutRec {
   documents: SupportingDocument[];
   createdAt: string;
   updatedAt: string;
-  /** Creation order, for stable newest-first listings. */
-  seq: number;
 }
 
 export interface SwapRec {
@@ -71,7 +69,6 @@ export interface SwapRec {
   status: SwapStatus;
   createdAt: string;
   updatedAt: string;
-  seq: number;
 }
 
 export interface TransactionRec {
@@ -88,7 +85,6 @@ export interface TransactionRec {
   narration: string;
   metadata: Record<string, unknown>;
   createdAt: string;
-  seq: number;
 }
 
 /** What the store tells the webhook deliverer; the envelope is added there (spec §6). */
@@ -105,8 +101,8 @@ export class Store {
   readonly swaps = new Map<string, SwapRec>();
   readonly transactions: TransactionRec[] = [];
   readonly countries: Country[];
-  private seq = 0;
-  private listeners: ((e: StoreEvent) => void)[] = [];
+  /** Where every event goes: the webhook deliverer, set by startSandbox. */
+  publish: (e: StoreEvent) => void = () => {};
 
   constructor(
     seed: Seed,
@@ -137,18 +133,6 @@ export class Store {
       id: c.id ?? i + 1,
       payoutCurrencies: c.payoutCurrencies ?? [{ code: c.currencyCode, name: c.currencyCode }],
     }));
-  }
-
-  nextSeq(): number {
-    return ++this.seq;
-  }
-
-  onEvent(listener: (e: StoreEvent) => void): void {
-    this.listeners.push(listener);
-  }
-
-  publish(e: StoreEvent): void {
-    for (const l of this.listeners) l(e);
   }
 
   walletsOf(businessId: string): WalletRec[] {
@@ -188,7 +172,6 @@ export class Store {
       narration,
       metadata,
       createdAt: this.clock.iso(),
-      seq: this.nextSeq(),
     };
     this.transactions.push(tx);
     const debit = tx.type === 'DEBIT';

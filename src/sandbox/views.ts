@@ -27,38 +27,17 @@ export function payoutView(p: PayoutRec): Payout {
   };
 }
 
-/** Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt". */
-export function payoutListItem(p: PayoutRec): PayoutListItem {
-  return {
-    id: p.id,
-    payoutRef: p.payoutRef,
-    status: p.status,
-    method: p.method,
-    sourceAmount: toApi(p.sourceAmount),
-    sourceCurrency: p.sourceCurrency,
-    destinationAmount: toApi(p.destinationAmount),
-    destinationCurrency: p.destinationCurrency,
-    exchangeRate: toApi(p.exchangeRate),
-    transactionFees: toApi(p.fee),
-    createdAt: p.createdAt,
-  };
-}
+/** Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt", for payouts and swaps alike. */
+type ListItemField = keyof PayoutListItem;
+const LIST_ITEM_FIELDS =
+  'id payoutRef status method sourceAmount sourceCurrency destinationAmount destinationCurrency exchangeRate transactionFees createdAt'.split(
+    ' ',
+  ) as ListItemField[];
+const listItem = <T extends Record<ListItemField, unknown>>(full: T): Pick<T, ListItemField> =>
+  Object.fromEntries(LIST_ITEM_FIELDS.map((k) => [k, full[k]])) as Pick<T, ListItemField>;
 
-export function swapListItem(s: SwapRec): SwapListItem {
-  return {
-    id: s.id,
-    payoutRef: s.payoutRef,
-    status: s.status,
-    method: 'SWAP',
-    sourceAmount: toApi(s.sourceAmount),
-    sourceCurrency: s.sourceCurrency,
-    destinationAmount: toApi(s.destinationAmount),
-    destinationCurrency: s.destinationCurrency,
-    exchangeRate: toApi(s.exchangeRate),
-    transactionFees: 0,
-    createdAt: s.createdAt,
-  };
-}
+export const payoutListItem = (p: PayoutRec): PayoutListItem => listItem(payoutView(p));
+export const swapListItem = (s: SwapRec): SwapListItem => listItem(swapCreatedView(s));
 
 /** Spec §2 Swap "fields on create". */
 export function swapCreatedView(s: SwapRec): SwapCreated {
@@ -131,11 +110,7 @@ export function paginate<T, V>(
   view: (t: T) => V,
   defaults: { limit: number; max: number } = { limit: 20, max: 100 },
 ): Page<V> | ApiError {
-  const raw: Record<string, string> = {};
-  for (const k of ['page', 'limit']) {
-    const v = query.get(k);
-    if (v !== null) raw[k] = v;
-  }
+  const raw = { page: query.get('page') ?? undefined, limit: query.get('limit') ?? undefined };
   const schema = z.object({
     page: z.coerce.number().int().min(1).default(1),
     limit: z.coerce.number().int().min(1).max(defaults.max).default(defaults.limit),
@@ -147,5 +122,5 @@ export function paginate<T, V>(
   return { data, meta: { total: items.length, page: q.page, limit: q.limit, size: data.length } };
 }
 
-/** Newest first; creation order breaks ties of equal timestamps. */
-export const newestFirst = <T extends { seq: number }>(items: Iterable<T>): T[] => [...items].sort((a, b) => b.seq - a.seq);
+/** Newest first: the store keeps records in creation order (Map insertion order, the ledger's appends). */
+export const newestFirst = <T>(items: Iterable<T>): T[] => [...items].reverse();

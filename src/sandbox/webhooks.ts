@@ -19,11 +19,11 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../spec/codes.ts';
-import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../spec/http.ts';
-import { WebhookEventType, type WebhookSubscription } from '../spec/schemas.ts';
+import type { ServiceHeaderNames } from '../spec/http.ts';
+import { WebhookRegisterRequest, type WebhookSubscription } from '../spec/schemas.ts';
 import type { Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import { apiError, isApiError, notFound, type ApiError } from './errors.ts';
+import { notFound, type ApiError } from './errors.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 
@@ -39,19 +39,11 @@ export const webhookUrl = z
   }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
 
 /** The spec's register body, with the sandbox's url rule. */
-export const RegisterBody = z.object({
-  url: webhookUrl,
-  secret: z.string().min(1).optional(),
-  eventTypes: z.array(WebhookEventType).optional(),
-});
+export const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
 /** "The PATCH body: not shown": url, secret and eventTypes, each optional; secret null removes it. */
-export const UpdateBody = z.object({
-  url: webhookUrl.optional(),
-  secret: z.string().min(1).nullable().optional(),
-  eventTypes: z.array(WebhookEventType).optional(),
-});
+export const UpdateBody = RegisterBody.partial().extend({ secret: z.string().min(1).nullable().optional() });
 
-interface SubscriptionRec {
+export interface SubscriptionRec {
   id: string;
   businessId: string;
   url: string;
@@ -67,89 +59,31 @@ export interface WebhookSettings {
   headers: ServiceHeaderNames;
 }
 
-export const DEFAULT_RETRY_DELAYS_MS = [500, 2000, 10_000];
-
 export class Webhooks {
-  private readonly subs = new Map<string, SubscriptionRec>();
+  readonly subs = new Map<string, SubscriptionRec>();
   private readonly attempts: WebhookDeliveryAttempt[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<AbortController>();
   private closed = false;
-  readonly settings: WebhookSettings;
 
   constructor(
     private readonly clock: Clock,
-    settings: Partial<WebhookSettings> = {},
-  ) {
-    this.settings = {
-      retryDelaysMs: settings.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
-      timeoutMs: settings.timeoutMs ?? 5000,
-      headers: settings.headers ?? DEFAULT_SERVICE_HEADERS,
-    };
-  }
+    private readonly settings: WebhookSettings,
+  ) {}
 
   static view(s: SubscriptionRec): WebhookSubscription {
     return { id: s.id, url: s.url, eventTypes: [...s.eventTypes], hasSecret: !!s.secret, createdAt: s.createdAt, updatedAt: s.updatedAt };
   }
 
-  private ofBusiness(businessId: string): SubscriptionRec | undefined {
+  /** The subscription of a business (reading: one at most). */
+  ofBusiness(businessId: string): SubscriptionRec | undefined {
     return [...this.subs.values()].find((s) => s.businessId === businessId);
   }
 
-  register(businessId: string, body: z.infer<typeof RegisterBody>): WebhookSubscription | ApiError {
-    const existing = this.ofBusiness(businessId);
-    if (existing) {
-      return apiError(
-        409,
-        'WEBHOOK_ALREADY_REGISTERED',
-        `This business already has a webhook subscription (${existing.id}); PATCH it or delete it first`,
-      );
-    }
-    const now = this.clock.iso();
-    const s: SubscriptionRec = {
-      id: newId(),
-      businessId,
-      url: body.url,
-      eventTypes: body.eventTypes ?? [],
-      createdAt: now,
-      updatedAt: now,
-    };
-    if (body.secret) s.secret = body.secret;
-    this.subs.set(s.id, s);
-    return Webhooks.view(s);
-  }
-
-  list(businessId: string): WebhookSubscription[] {
-    const s = this.ofBusiness(businessId);
-    return s ? [Webhooks.view(s)] : [];
-  }
-
-  private find(businessId: string, id: string): SubscriptionRec | ApiError {
-    const s = this.subs.get(id);
+  /** A subscription of this business by id, or 404 WEBHOOK_NOT_FOUND (unknown, or another business's). */
+  find(businessId: string, id: string | undefined): SubscriptionRec | ApiError {
+    const s = this.subs.get(id ?? '');
     return s && s.businessId === businessId ? s : notFound('WEBHOOK_NOT_FOUND', 'Webhook subscription');
-  }
-
-  get(businessId: string, id: string): WebhookSubscription | ApiError {
-    const s = this.find(businessId, id);
-    return isApiError(s) ? s : Webhooks.view(s);
-  }
-
-  update(businessId: string, id: string, body: z.infer<typeof UpdateBody>): WebhookSubscription | ApiError {
-    const s = this.find(businessId, id);
-    if (isApiError(s)) return s;
-    if (body.url !== undefined) s.url = body.url;
-    if (body.secret === null) delete s.secret;
-    else if (body.secret !== undefined) s.secret = body.secret;
-    if (body.eventTypes !== undefined) s.eventTypes = body.eventTypes;
-    s.updatedAt = this.clock.iso();
-    return Webhooks.view(s);
-  }
-
-  remove(businessId: string, id: string): WebhookSubscription | ApiError {
-    const s = this.find(businessId, id);
-    if (isApiError(s)) return s;
-    this.subs.delete(s.id);
-    return Webhooks.view(s);
   }
 
   deliveries(): WebhookDeliveryAttempt[] {

@@ -1,5 +1,6 @@
 // The route table: every route of the spec (§4), the object storage of uploads, and the control
-// routes. Static paths come before parameterised ones where both could match.
+// routes. Routes match in the order listed, and static paths come before parameterised ones where
+// both could match, so GET {payouts}/swaps is never taken for GET {payouts}/{id}.
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX as W } from '../../spec/http.ts';
 import type { Route } from '../context.ts';
 import { withShapes } from '../shapes.ts';
@@ -50,4 +51,34 @@ const TABLE: Route[] = [
 ];
 
 /** The table with each spec route answering in the sandbox's reading (shapes.ts). */
-export const ROUTES: Route[] = TABLE.map(withShapes);
+const ROUTES: Route[] = TABLE.map(withShapes);
+
+const split = (p: string): string[] => p.split('/').filter(Boolean);
+
+/** The first route of the table for a method and path, with its parameters. */
+export function matchRoute(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
+  const segments = split(path);
+  for (const route of ROUTES) {
+    if (route.method !== method) continue;
+    const params = matchPattern(split(route.pattern), segments);
+    if (params) return { route, params };
+  }
+  return undefined;
+}
+
+function matchPattern(pattern: string[], segments: string[]): Record<string, string> | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i]!;
+    const s = segments[i]!;
+    if (p.startsWith(':')) {
+      try {
+        params[p.slice(1)] = decodeURIComponent(s);
+      } catch {
+        return undefined;
+      }
+    } else if (p !== s) return undefined;
+  }
+  return params;
+}

@@ -2,11 +2,10 @@
 import { z } from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
 import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest } from '../../spec/schemas.ts';
-import { IDEMPOTENCY_KEY_HEADER } from '../../spec/http.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, prohibitedDestination, quoteView } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
-import { header, type Handler } from '../context.ts';
+import type { Handler } from '../context.ts';
 import { apiError, isApiError, notFound, ok, parseWith, validationError, type FieldError } from '../errors.ts';
 import type { PayoutRec } from '../store.ts';
 import { newestFirst, paginate, payoutListItem, payoutView } from '../views.ts';
@@ -26,24 +25,14 @@ export const quote: Handler = (sb, req) => {
  */
 const InitiateShape = InitiateRequest.extend({ beneficiary: z.record(z.string(), z.unknown()) });
 
-const missingIdempotencyKey = () => apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
-const idempotencyConflict = () =>
-  apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
-
 /**
  * Spec §4.2. Reading: 201 with the full payout (NestJS's default for a POST that creates, like
  * swap); a replay answers 201 with the payout as it is now, plus the header Idempotent-Replayed.
  */
 export const initiate: Handler = (sb, req) => {
-  const key = header(req.headers, IDEMPOTENCY_KEY_HEADER);
-  if (!key) return missingIdempotencyKey();
+  const key = sb.idempotency.begin(req, 'initiate', (id) => payoutView(sb.store.payouts.get(id)!));
+  if (typeof key !== 'string') return key;
   const business = req.business;
-  const seen = sb.idempotency.check(business.id, key, 'initiate', req.body);
-  if (seen.kind === 'conflict') return idempotencyConflict();
-  if (seen.kind === 'replay') {
-    const original = sb.store.payouts.get(seen.recordId)!;
-    return { status: 201, body: payoutView(original), headers: { 'idempotent-replayed': 'true' } };
-  }
 
   const body = parseWith(InitiateShape, req.body);
   if (isApiError(body)) return body;
@@ -110,7 +99,6 @@ export const initiate: Handler = (sb, req) => {
     documents,
     createdAt: now,
     updatedAt: now,
-    seq: sb.store.nextSeq(),
   };
   sb.store.payouts.set(p.id, p);
   // Spec §3: debited by amount plus fees; one DEBIT transaction for the total, referencing the payoutRef.

@@ -1,10 +1,9 @@
 // Spec §4.7 and §4.8: swaps between two wallets of the business, and their listing.
-import { IDEMPOTENCY_KEY_HEADER } from '../../spec/http.ts';
 import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../spec/codes.ts';
 import { SwapRequest } from '../../spec/schemas.ts';
 import { Dec } from '../../money.ts';
 import { amountProblem, convert, corridorNotEnabled, corridorOf, isUsable, reportedRate } from '../corridors.ts';
-import { header, type Handler } from '../context.ts';
+import type { Handler } from '../context.ts';
 import { ApiError, apiError, isApiError, notFound, ok, parseWith, validationError } from '../errors.ts';
 import { newId, newRef } from '../ids.ts';
 import type { SwapRec } from '../store.ts';
@@ -24,15 +23,9 @@ import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '
  * 'Invalid payout amount', error 'Bad Request'} (NestJS's reason phrase, not a code).
  */
 export const swap: Handler = (sb, req) => {
-  const key = header(req.headers, IDEMPOTENCY_KEY_HEADER);
-  if (!key) return apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
+  const key = sb.idempotency.begin(req, 'swap', (id) => swapCreatedView(sb.store.swaps.get(id)!));
+  if (typeof key !== 'string') return key;
   const business = req.business;
-  const seen = sb.idempotency.check(business.id, key, 'swap', req.body);
-  if (seen.kind === 'conflict')
-    return apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
-  if (seen.kind === 'replay') {
-    return { status: 201, body: swapCreatedView(sb.store.swaps.get(seen.recordId)!), headers: { 'idempotent-replayed': 'true' } };
-  }
 
   const body = parseWith(SwapRequest, req.body);
   if (isApiError(body)) return body;
@@ -93,7 +86,6 @@ export const swap: Handler = (sb, req) => {
     status: 'PROCESSING',
     createdAt: now,
     updatedAt: now,
-    seq: sb.store.nextSeq(),
   };
   sb.store.swaps.set(s.id, s);
   // Spec §3: wallets updated at once; events payout.status.changed, wallet.debited, wallet.credited.

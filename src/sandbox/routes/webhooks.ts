@@ -1,30 +1,60 @@
 // Spec §4.13: the webhook subscription routes (readings in ../webhooks.ts).
 import type { Handler } from '../context.ts';
-import { isApiError, ok, parseWith } from '../errors.ts';
-import { RegisterBody, UpdateBody } from '../webhooks.ts';
+import { apiError, isApiError, ok, parseWith } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { RegisterBody, UpdateBody, Webhooks, type SubscriptionRec } from '../webhooks.ts';
 
 export const registerWebhook: Handler = (sb, req) => {
   const body = parseWith(RegisterBody, req.body);
   if (isApiError(body)) return body;
-  const s = sb.webhooks.register(req.business.id, body);
-  return isApiError(s) ? s : ok(s, 201);
+  const existing = sb.webhooks.ofBusiness(req.business.id);
+  if (existing) {
+    return apiError(
+      409,
+      'WEBHOOK_ALREADY_REGISTERED',
+      `This business already has a webhook subscription (${existing.id}); PATCH it or delete it first`,
+    );
+  }
+  const now = sb.clock.iso();
+  const s: SubscriptionRec = {
+    id: newId(),
+    businessId: req.business.id,
+    url: body.url,
+    eventTypes: body.eventTypes ?? [],
+    createdAt: now,
+    updatedAt: now,
+    ...(body.secret ? { secret: body.secret } : {}),
+  };
+  sb.webhooks.subs.set(s.id, s);
+  return ok(Webhooks.view(s), 201);
 };
 
-export const listWebhooks: Handler = (sb, req) => ok({ data: sb.webhooks.list(req.business.id) });
+export const listWebhooks: Handler = (sb, req) => {
+  const s = sb.webhooks.ofBusiness(req.business.id);
+  return ok({ data: s ? [Webhooks.view(s)] : [] });
+};
 
 export const getWebhook: Handler = (sb, req) => {
-  const s = sb.webhooks.get(req.business.id, req.params.id ?? '');
-  return isApiError(s) ? s : ok(s);
+  const s = sb.webhooks.find(req.business.id, req.params.id);
+  return isApiError(s) ? s : ok(Webhooks.view(s));
 };
 
 export const updateWebhook: Handler = (sb, req) => {
   const body = parseWith(UpdateBody, req.body ?? {});
   if (isApiError(body)) return body;
-  const s = sb.webhooks.update(req.business.id, req.params.id ?? '', body);
-  return isApiError(s) ? s : ok(s);
+  const s = sb.webhooks.find(req.business.id, req.params.id);
+  if (isApiError(s)) return s;
+  if (body.url !== undefined) s.url = body.url;
+  if (body.secret === null) delete s.secret;
+  else if (body.secret !== undefined) s.secret = body.secret;
+  if (body.eventTypes !== undefined) s.eventTypes = body.eventTypes;
+  s.updatedAt = sb.clock.iso();
+  return ok(Webhooks.view(s));
 };
 
 export const deleteWebhook: Handler = (sb, req) => {
-  const s = sb.webhooks.remove(req.business.id, req.params.id ?? '');
-  return isApiError(s) ? s : ok(s);
+  const s = sb.webhooks.find(req.business.id, req.params.id);
+  if (isApiError(s)) return s;
+  sb.webhooks.subs.delete(s.id);
+  return ok(Webhooks.view(s));
 };
