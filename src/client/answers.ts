@@ -190,10 +190,13 @@ export const DocumentsPatchAnswer = objectOf(
 );
 export type DocumentsPatchAnswer = z.output<typeof DocumentsPatchAnswer>;
 
-/** Spec §4.6: uploadUrl and documentUrl are what the tool needs; headers may be absent (none to send). */
+/**
+ * Spec §4.6: uploadUrl and documentUrl are what the tool needs; headers may be absent (none to send).
+ * The bytes are PUT to the uploadUrl, so it has to be an http(s) URL.
+ */
 export const UploadUrlAnswer = objectOf(
   z.looseObject({
-    uploadUrl: z.string().min(1),
+    uploadUrl: z.url({ protocol: /^https?$/, error: 'not an http(s) URL' }),
     documentUrl: z.string().min(1),
     headers: maybe(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))).transform((h) => h ?? {}),
   }),

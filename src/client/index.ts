@@ -2,7 +2,6 @@
 export { PayoutClient } from './client.ts';
 export type {
   PayoutClientOptions,
-  RequestOptions,
   IdempotentOptions,
   CreatedResult,
   InitiateResult,
@@ -30,9 +29,9 @@ export {
   type RetryDecision,
   type AttemptFailure,
 } from './retry.ts';
-export { SlidingWindowLimiter, createLimiter, type SharedPaceOptions } from './throttle.ts';
+export { SlidingWindowLimiter } from './throttle.ts';
 export { UsageCounter, defaultStateDir, quotaSentence, type UsageReport, type KeyEnvironment } from './quota.ts';
-export type { ClientEvent, CallResult } from './http.ts';
+export type { ClientEvent, CallResult, RequestOptions } from './http.ts';
 export {
   verifyWebhook,
   signPayload,
