@@ -32,12 +32,4 @@ export {
 export { SlidingWindowLimiter } from './throttle.ts';
 export { UsageCounter, defaultStateDir, quotaSentence, type UsageReport, type KeyEnvironment } from './quota.ts';
 export type { ClientEvent, CallResult, RequestOptions } from './http.ts';
-export {
-  verifyWebhook,
-  signPayload,
-  signatureMatches,
-  DeliveryDeduplicator,
-  WebhookVerificationError,
-  type VerifiedDelivery,
-  type WebhookFailure,
-} from './webhooks.ts';
+export { verifyWebhook, signPayload, WebhookVerificationError, type VerifiedDelivery, type WebhookFailure } from './webhooks.ts';
