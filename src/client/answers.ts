@@ -12,8 +12,6 @@ import { PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
 
 // ---------------------------------------------------------------- pieces
 
-export type { ApiAmount };
-
 const DECIMAL = /^[+-]?\d+(\.\d+)?$/;
 /** A JSON number, or a plain decimal string ("1000.00"); kept as given, so nothing is rounded. */
 export const amount = z.union([
@@ -118,25 +116,24 @@ const SupportingDocumentAnswer = z.union([
  * answer that carries an id and a status means the payout exists, and the engine must record it as
  * created whatever else is missing (what is missing is asked for with get-payout).
  */
-export const PayoutAnswer = objectOf(
-  z.looseObject({
-    id: ident,
-    status: payoutStatus,
-    payoutRef: maybe(text),
-    sourceAmount: maybe(amount),
-    sourceCurrency: maybe(text),
-    destinationAmount: maybe(amount),
-    destinationCurrency: maybe(text),
-    statusDetail: maybe(text),
-    informationRequests: maybe(z.array(InformationRequestAnswer)),
-    method: maybe(text),
-    transactionFees: maybe(amount),
-    exchangeRate: maybe(amount),
-    createdAt: maybe(text),
-    updatedAt: maybe(text),
-    supportingDocuments: maybe(z.array(SupportingDocumentAnswer)),
-  }),
-);
+const PayoutRecord = z.looseObject({
+  id: ident,
+  status: payoutStatus,
+  payoutRef: maybe(text),
+  sourceAmount: maybe(amount),
+  sourceCurrency: maybe(text),
+  destinationAmount: maybe(amount),
+  destinationCurrency: maybe(text),
+  statusDetail: maybe(text),
+  informationRequests: maybe(z.array(InformationRequestAnswer)),
+  method: maybe(text),
+  transactionFees: maybe(amount),
+  exchangeRate: maybe(amount),
+  createdAt: maybe(text),
+  updatedAt: maybe(text),
+  supportingDocuments: maybe(z.array(SupportingDocumentAnswer)),
+});
+export const PayoutAnswer = objectOf(PayoutRecord);
 export type PayoutAnswer = z.output<typeof PayoutAnswer>;
 
 export const PayoutListAnswer = listOf(PayoutAnswer);
@@ -205,27 +202,13 @@ export type UploadUrlAnswer = z.output<typeof UploadUrlAnswer>;
 
 // ---------------------------------------------------------------- swaps (§4.7, §4.8)
 
-const swapStatus = z.string().transform((s) => s.trim().toUpperCase());
-
-/** A swap: id and status required, like a payout; amounts as numbers or decimal strings. */
+/** A swap: a payout's fields but information requests, and its wallets; id and status required, the status in capitals whatever its name. */
 export const SwapAnswer = objectOf(
-  z.looseObject({
-    id: ident,
-    status: swapStatus,
-    payoutRef: maybe(text),
+  PayoutRecord.omit({ statusDetail: true, informationRequests: true }).extend({
+    status: z.string().transform((s) => s.trim().toUpperCase()),
     businessId: maybe(text),
     sourceWalletId: maybe(ident),
     destinationWalletId: maybe(ident),
-    sourceAmount: maybe(amount),
-    sourceCurrency: maybe(text),
-    destinationAmount: maybe(amount),
-    destinationCurrency: maybe(text),
-    exchangeRate: maybe(amount),
-    transactionFees: maybe(amount),
-    method: maybe(text),
-    createdAt: maybe(text),
-    updatedAt: maybe(text),
-    supportingDocuments: maybe(z.array(SupportingDocumentAnswer)),
   }),
 );
 export type SwapAnswer = z.output<typeof SwapAnswer>;
@@ -235,14 +218,14 @@ export type SwapListAnswer = z.output<typeof SwapListAnswer>;
 // ---------------------------------------------------------------- pairs (§4.9, §4.10)
 
 /**
- * A pair's state from a `status` field, only when it names one: `{status: 'success'}` is how some
- * services (JSend) say the call worked, and must not read as "disabled".
+ * Whether a pair is on: `enabled` or `isEnabled`, else a `status` only when it names a state:
+ * `{status: 'success'}` is how some services (JSend) say the call worked, and must not read as "disabled".
  */
-function pairState(status: string | undefined): boolean | undefined {
-  if (status === undefined) return undefined;
-  if (/^(active|enabled|on)$/i.test(status)) return true;
-  if (/^(inactive|disabled|off)$/i.test(status)) return false;
-  return undefined;
+const PairState = { enabled: maybe(flag), isEnabled: maybe(flag), status: maybe(text) };
+function isOn({ enabled, isEnabled, status }: { enabled?: boolean; isEnabled?: boolean; status?: string }): boolean | undefined {
+  if (enabled !== undefined || isEnabled !== undefined) return enabled ?? isEnabled;
+  if (/^(active|enabled|on)$/i.test(status ?? '')) return true;
+  return /^(inactive|disabled|off)$/i.test(status ?? '') ? false : undefined;
 }
 
 /** A currency as its code, or as {code, name} (the form of spec §2 Country payoutCurrencies). */
@@ -264,14 +247,12 @@ export const CurrencyPairAnswer = z
     // "a rate field" (spec §2), its form not shown: a rate we cannot read ({buy, sell}) is unknown,
     // not a reason to refuse the list (the tool never computes money from it)
     rate: orElse(amount, undefined),
-    enabled: maybe(flag),
-    isEnabled: maybe(flag),
-    status: maybe(text),
+    ...PairState,
   })
   .transform(({ currencyPairId, id, pairId, enabled, isEnabled, status, ...rest }) => ({
     ...rest,
     currencyPairId: currencyPairId ?? id ?? pairId,
-    enabled: enabled ?? isEnabled ?? pairState(status),
+    enabled: isOn({ enabled, isEnabled, status }),
   }));
 export type CurrencyPairAnswer = z.output<typeof CurrencyPairAnswer>;
 export const PairListAnswer = listOf(CurrencyPairAnswer);
@@ -282,10 +263,8 @@ export type PairListAnswer = z.output<typeof PairListAnswer>;
  * when it shows the pair's state (`enabled`, `isEnabled` or `status`), that is read.
  */
 export const ToggleAnswer = z.unknown().transform((v): { enabled?: boolean } => {
-  const pair = z.looseObject({ enabled: maybe(flag), isEnabled: maybe(flag), status: maybe(text) }).safeParse(unwrapObject(v));
-  if (!pair.success) return {};
-  const { enabled, isEnabled, status } = pair.data;
-  const on = enabled ?? isEnabled ?? pairState(status);
+  const pair = z.looseObject(PairState).safeParse(unwrapObject(v));
+  const on = pair.success ? isOn(pair.data) : undefined;
   return on === undefined ? {} : { enabled: on };
 });
 export type ToggleAnswer = z.output<typeof ToggleAnswer>;
@@ -525,16 +504,7 @@ export const CountryAnswer = z.looseObject({
   isProhibited: orElse(flag, undefined),
   tradingStartTime: orElse(text, undefined),
   tradingEndTime: orElse(text, undefined),
-  timeZone: orElse(
-    z.union([
-      z.number(),
-      z
-        .string()
-        .regex(/^[+-]?\d+(\.\d+)?$/)
-        .transform(Number),
-    ]),
-    undefined,
-  ),
+  timeZone: orElse(z.union([z.number(), z.string().regex(DECIMAL).transform(Number)]), undefined),
 });
 export type CountryAnswer = z.output<typeof CountryAnswer>;
 export const CountryListAnswer = listOf(CountryAnswer);
