@@ -110,53 +110,40 @@ const enc = new TextEncoder();
  * http is let through for loopback hosts only (the local sandbox accepts the same).
  */
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const webhookUrl = z
-  .string()
-  .url()
-  .refine((u) => {
-    const url = new URL(u);
-    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
-  }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
+const webhookUrl = z.url().refine((u) => {
+  const url = new URL(u);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+}, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
 const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
 const UpdateBody = WebhookUpdateRequest.extend({ url: webhookUrl.optional() });
 const id = (v: string) => encodeURIComponent(v);
 
+/** A query string of the parameters given; empty without any. */
 function query(params: Record<string, string | number | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, String(v));
-  const s = q.toString();
-  return s ? `?${s}` : '';
+  const q = new URLSearchParams(Object.entries(params).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]]))).toString();
+  return q ? `?${q}` : '';
+}
+
+/** Where a refused request would have gone, for its error. */
+interface Where {
+  route: string;
+  method: HttpMethod;
+  path: string;
+  requestId?: string;
 }
 
 /** A request the client refuses to send: nothing left, so the service certainly did not act. */
-function notSent(
-  route: string,
-  method: HttpMethod,
-  path: string,
-  requestId: string | undefined,
-  message: string,
-  fieldErrors?: FieldError[],
-) {
-  return new PayoutApiError({
-    kind: 'invalid-request',
-    outcome: 'definitive',
-    route,
-    method,
-    path,
-    requestId: requestId ?? randomUUID(),
-    fieldErrors,
-    attempts: 0,
-    message,
-  });
+function notSent(at: Where, message: string, fieldErrors?: FieldError[]): PayoutApiError {
+  const requestId = at.requestId ?? randomUUID();
+  return new PayoutApiError({ ...at, requestId, kind: 'invalid-request', outcome: 'definitive', attempts: 0, message, fieldErrors });
 }
 
 /** Checks a body against its request schema before anything is sent (a definitive error if not). */
-function checkBody(route: string, method: HttpMethod, path: string, schema: z.ZodType, body: unknown, requestId?: string): void {
+function checkBody(at: Where, schema: z.ZodType, body: unknown): void {
   const parsed = schema.safeParse(body);
   if (parsed.success) return;
   const fe = zodFieldErrors(parsed.error);
-  const message = `${route} (${method} ${path}): not sent, the request does not match the spec: ${listFieldErrors(fe)}`;
-  throw notSent(route, method, path, requestId, message, fe);
+  throw notSent(at, `${at.route} (${at.method} ${at.path}): not sent, the request does not match the spec: ${listFieldErrors(fe)}`, fe);
 }
 
 export class PayoutClient {
@@ -213,7 +200,7 @@ export class PayoutClient {
     effect: Effect,
     opts?: RequestOptions,
   ): Promise<T> {
-    checkBody(route, method, path, request[0], request[1], opts?.requestId);
+    checkBody({ route, method, path, requestId: opts?.requestId }, request[0], request[1]);
     const body = enc.encode(JSON.stringify(request[1]));
     return (await this.transport.call({ route, method, path, body, schema, ...effect }, opts)).data;
   }
@@ -231,7 +218,8 @@ export class PayoutClient {
     opts: IdempotentOptions,
   ): Promise<CreatedResult<T>> {
     const key = opts.idempotencyKey;
-    const refuse = (why: string) => notSent(route, 'POST', path, opts.requestId, `${route} (POST ${path}): not sent, ${why}`);
+    const at: Where = { route, method: 'POST', path, requestId: opts.requestId };
+    const refuse = (why: string) => notSent(at, `${route} (POST ${path}): not sent, ${why}`);
     if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key))
       throw refuse('the Idempotency-Key must be 1 to 255 visible ASCII characters');
     const text = typeof body === 'string' ? body : JSON.stringify(body);
@@ -241,7 +229,7 @@ export class PayoutClient {
     } catch {
       throw refuse('the pre-serialised body is not JSON');
     }
-    checkBody(route, 'POST', path, requestSchema, value, opts.requestId);
+    checkBody(at, requestSchema, value);
     const headers = { [IDEMPOTENCY_KEY_HEADER]: key };
     const r = await this.transport.call({ route, method: 'POST', path, body: enc.encode(text), headers, schema, ...IDEMPOTENT }, opts);
     return { ...r, idempotencyKey: key, body: text };
@@ -299,7 +287,7 @@ export class PayoutClient {
   ): Promise<UploadedDocument> {
     if (file.bytes.byteLength > MAX_DOCUMENT_BYTES) {
       const message = `uploadDocument: not sent, ${file.filename} is ${file.bytes.byteLength} bytes; the spec allows 10 MB per file`;
-      throw notSent('uploadDocument', 'PUT', '(upload URL)', opts?.requestId, message);
+      throw notSent({ route: 'uploadDocument', method: 'PUT', path: '(upload URL)', requestId: opts?.requestId }, message);
     }
     const target = await this.createUploadUrl({ filename: file.filename, contentType: file.contentType }, opts);
     const r = await this.transport.call(
@@ -358,7 +346,7 @@ export class PayoutClient {
   /** GET {payouts}/methods?sourceCurrency&destinationCurrency&destinationCountryCode. */
   listMethods(q: MethodsQuery, opts?: RequestOptions): Promise<MethodsAnswer> {
     const path = `${PAYOUTS_PREFIX}/methods${query(q)}`;
-    checkBody('listMethods', 'GET', path, MethodsQuery, q, opts?.requestId);
+    checkBody({ route: 'listMethods', method: 'GET', path, requestId: opts?.requestId }, MethodsQuery, q);
     return this.get('listMethods', path, MethodsAnswer, opts);
   }
 

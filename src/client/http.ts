@@ -16,7 +16,7 @@ import {
   type PayoutApiErrorInit,
 } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, type AttemptFailure, type RetryPolicy } from './retry.ts';
-import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome } from './definitive.ts';
+import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome, jsonObject } from './definitive.ts';
 import type { Slot, SlidingWindowLimiter } from './throttle.ts';
 import type { UsageCounter } from './quota.ts';
 
@@ -50,7 +50,6 @@ export interface RequestOptions {
   /** x-request-id to send; a fresh UUID when absent. The same id is sent on every retry of the call. */
   requestId?: string;
   signal?: AbortSignal;
-  timeoutMs?: number;
 }
 
 export interface CallSpec<T> {
@@ -83,31 +82,22 @@ export interface CallResult<T> {
   attempts: number;
 }
 
-/** Connection errors raised before any byte of the request could reach the service. */
+/**
+ * Connection errors raised before any byte of the request could reach the service: no route or
+ * name, no connection, or a certificate refused in the TLS handshake (before the request is written).
+ */
 const BEFORE_SEND_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'CERT_HAS_EXPIRED',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'ERR_INVALID_URL',
+  ...['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'],
+  ...['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL'],
+  ...['CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN'],
+  ...['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID'],
 ]);
 
-function errorCode(e: unknown): string | undefined {
-  let cur: unknown = e;
-  for (let i = 0; i < 5 && cur && typeof cur === 'object'; i++) {
-    const c = (cur as { code?: unknown }).code;
-    if (typeof c === 'string') return c;
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return undefined;
+/** The code of the error or of the first of its causes that has one (fetch wraps the socket's error). */
+function errorCode(e: unknown, depth = 5): string | undefined {
+  if (!e || typeof e !== 'object' || depth === 0) return undefined;
+  const { code, cause } = e as { code?: unknown; cause?: unknown };
+  return typeof code === 'string' ? code : errorCode(cause, depth - 1);
 }
 
 // (the global setTimeout, not node:timers/promises: tests run the retries on fake timers)
@@ -269,7 +259,7 @@ export class Transport {
       headers[API_KEY_HEADER] = this.apiKey.reveal();
       if (spec.body) headers['content-type'] = 'application/json';
     }
-    const timeoutMs = opts.timeoutMs ?? this.o.timeoutMs ?? 30_000;
+    const timeoutMs = this.o.timeoutMs ?? 30_000;
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error('timeout')), timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
@@ -327,13 +317,7 @@ export class Transport {
 
   /** A non-2xx answer as the error it is. */
   private errorAnswer(spec: CallSpec<unknown>, status: number, text: string, headers: Headers): [Failure, AttemptFailure] {
-    let body: ErrorBody | undefined;
-    try {
-      const p = ErrorBody.safeParse(this.apiKey.scrubDeep(JSON.parse(text)));
-      if (p.success) body = p.data;
-    } catch {
-      body = undefined;
-    }
+    const body = ErrorBody.safeParse(this.apiKey.scrubDeep(jsonObject(text))).data;
     // Which answers are definitive (definitive.ts): only the service's own refusal says it did
     // not act; what an intermediary answered to a mutating route leaves the outcome unknown.
     const outcome = errorOutcome({ status, text, mutating: spec.mutating, fromService: !spec.storage });
@@ -370,15 +354,11 @@ export class Transport {
   }
 }
 
-/** The path as shown in errors and logs: no query values of the storage's (presigned) URL. */
+/** The path as shown in errors and logs: no query values of the storage's (presigned) URL (an http(s) URL: UploadUrlAnswer). */
 function shownPath(spec: CallSpec<unknown>): string {
   if (!spec.storage) return spec.path;
-  try {
-    const u = new URL(spec.path);
-    return u.origin + u.pathname;
-  } catch {
-    return '(upload URL)';
-  }
+  const u = new URL(spec.path);
+  return u.origin + u.pathname;
 }
 
 /** The same error with another outcome (and kind). */
