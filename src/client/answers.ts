@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { fromApi, type ApiAmount } from '../money.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
+import { isRecord, jsonObject } from './definitive.ts';
 
 // ---------------------------------------------------------------- pieces
 
@@ -32,8 +33,6 @@ const text = z.string();
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 /** A count as a number or a numeric string. */
 const count = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Fields of a response envelope around the answer itself ({statusCode, message, data} and kin). */
 const ENVELOPE_KEYS = new Set(['statusCode', 'status', 'success', 'message', 'meta', 'error', 'timestamp', 'path', 'requestId']);
@@ -510,16 +509,6 @@ export type CountryAnswer = z.output<typeof CountryAnswer>;
 export const CountryListAnswer = listOf(CountryAnswer);
 export type CountryListAnswer = z.output<typeof CountryListAnswer>;
 
-/** A JSON object written as text, parsed; anything else as it is. */
-function jsonText(v: unknown): unknown {
-  if (typeof v !== 'string') return v;
-  try {
-    return JSON.parse(v) as unknown;
-  } catch {
-    return v;
-  }
-}
-
 /** Spec §2 Wallet transaction: type, amount (negative for debits), reference; the rest optional. */
 export const WalletTransactionAnswer = z.looseObject({
   id: maybe(ident),
@@ -527,7 +516,7 @@ export const WalletTransactionAnswer = z.looseObject({
   amount,
   currency: maybe(text),
   // "wallet details" and "metadata" (spec §2): forms not shown. The wallet as an object or its id;
-  // metadata as an object or the JSON text of one; anything else is left out, not fatal.
+  // metadata as an object or the JSON text of one (parsed); anything else is left out, not fatal.
   wallet: orElse(
     z.union([z.looseObject({ walletId: maybe(ident), currency: maybe(text) }), ident.transform((walletId) => ({ walletId }))]),
     undefined,
@@ -535,7 +524,10 @@ export const WalletTransactionAnswer = z.looseObject({
   balanceBefore: maybe(amount),
   balanceAfter: maybe(amount),
   reference: maybe(text),
-  metadata: orElse(z.preprocess(jsonText, z.record(z.string(), z.unknown())), undefined),
+  metadata: orElse(
+    z.preprocess((v) => (typeof v === 'string' ? (jsonObject(v) ?? v) : v), z.record(z.string(), z.unknown())),
+    undefined,
+  ),
   createdAt: maybe(text),
 });
 export type WalletTransactionAnswer = z.output<typeof WalletTransactionAnswer>;

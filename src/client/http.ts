@@ -22,11 +22,8 @@ import type { UsageCounter } from './quota.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** Progress the client reports; the CLI may show it, the engine may journal it. */
-export type ClientEvent =
-  | { type: 'response'; route: string; method: string; path: string; status: number; requestId: string; attempt: number; ms: number }
-  | { type: 'retry'; route: string; requestId: string; attempt: number; delayMs: number; reason: string }
-  | { type: 'rate-limited'; route: string; requestId: string; retryAfterMs: number | undefined };
+/** Progress the client reports: each answer (the CLI shows the pace of requests); retries are logged. */
+export type ClientEvent = { type: 'response'; route: string; status: number; requestId: string; ms: number };
 
 /** How requests are sent; each has a default. */
 export interface TransportOptions {
@@ -159,10 +156,7 @@ export class Transport {
       if (r.ok) return r.result;
       const { error, failure } = r;
       if (error.outcome === 'unknown') anyUnknown = true;
-      if (failure?.kind === 'http' && failure.status === 429 && !spec.storage) {
-        this.limiter.penalize();
-        this.o.onEvent?.({ type: 'rate-limited', route: spec.route, requestId, retryAfterMs: failure.retryAfterMs });
-      }
+      if (failure?.kind === 'http' && failure.status === 429 && !spec.storage) this.limiter.penalize();
       const decision = failure
         ? decideRetry({ failure, attempt, resendSafe: spec.resendSafe, random: (this.o.random ?? Math.random)(), policy: this.retry })
         : ({ retry: false, reason: error.kind } as const);
@@ -172,7 +166,6 @@ export class Transport {
         { route: spec.route, requestId, attempt, delayMs: decision.delayMs, status: error.status, kind: error.kind },
         `retrying ${spec.route}: ${decision.reason}`,
       );
-      this.o.onEvent?.({ type: 'retry', route: spec.route, requestId, attempt, delayMs: decision.delayMs, reason: decision.reason });
       try {
         await (this.o.sleep ?? sleep)(decision.delayMs, opts.signal);
       } catch {
@@ -220,7 +213,7 @@ export class Transport {
         { route: spec.route, method: spec.method, path, status, requestId, attempt, ms, sentAt: slot?.sentAt },
         'response',
       );
-      this.o.onEvent?.({ type: 'response', route: spec.route, method: spec.method, path, status, requestId, attempt, ms });
+      this.o.onEvent?.({ type: 'response', route: spec.route, status, requestId, ms });
 
       const okStatus = spec.storage ? status === 200 : status >= 200 && status < 300;
       if (!okStatus) return fail(...this.errorAnswer(spec, status, text, headers));

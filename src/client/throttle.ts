@@ -32,12 +32,7 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** The margin for a service at `baseUrl` when none is given: smaller on loopback only. */
 export function defaultSafetyMarginMs(baseUrl: string): number {
-  let host: string;
-  try {
-    host = new URL(baseUrl).hostname;
-  } catch {
-    return DEFAULT_SAFETY_MARGIN_MS;
-  }
+  const host = URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
   return LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host) ? LOOPBACK_SAFETY_MARGIN_MS : DEFAULT_SAFETY_MARGIN_MS;
 }
 export interface Clock {
