@@ -195,14 +195,14 @@ export class PayoutClient {
     route: string,
     method: HttpMethod,
     path: string,
-    request: [schema: z.ZodType, body: unknown],
+    [requestSchema, body]: [z.ZodType, unknown],
     schema: z.ZodType<T>,
     effect: Effect,
     opts?: RequestOptions,
   ): Promise<T> {
-    checkBody({ route, method, path, requestId: opts?.requestId }, request[0], request[1]);
-    const body = enc.encode(JSON.stringify(request[1]));
-    return (await this.transport.call({ route, method, path, body, schema, ...effect }, opts)).data;
+    checkBody({ route, method, path, requestId: opts?.requestId }, requestSchema, body);
+    const bytes = enc.encode(JSON.stringify(body));
+    return (await this.transport.call({ route, method, path, body: bytes, schema, ...effect }, opts)).data;
   }
 
   /**
