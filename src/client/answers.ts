@@ -9,10 +9,9 @@
 import { z } from 'zod';
 import { fromApi, type ApiAmount } from '../money.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
+import { isRecord, jsonObject } from './definitive.ts';
 
 // ---------------------------------------------------------------- pieces
-
-export type { ApiAmount };
 
 const DECIMAL = /^[+-]?\d+(\.\d+)?$/;
 /** A JSON number, or a plain decimal string ("1000.00"); kept as given, so nothing is rounded. */
@@ -34,8 +33,6 @@ const text = z.string();
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 /** A count as a number or a numeric string. */
 const count = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Fields of a response envelope around the answer itself ({statusCode, message, data} and kin). */
 const ENVELOPE_KEYS = new Set(['statusCode', 'status', 'success', 'message', 'meta', 'error', 'timestamp', 'path', 'requestId']);
@@ -118,25 +115,24 @@ const SupportingDocumentAnswer = z.union([
  * answer that carries an id and a status means the payout exists, and the engine must record it as
  * created whatever else is missing (what is missing is asked for with get-payout).
  */
-export const PayoutAnswer = objectOf(
-  z.looseObject({
-    id: ident,
-    status: payoutStatus,
-    payoutRef: maybe(text),
-    sourceAmount: maybe(amount),
-    sourceCurrency: maybe(text),
-    destinationAmount: maybe(amount),
-    destinationCurrency: maybe(text),
-    statusDetail: maybe(text),
-    informationRequests: maybe(z.array(InformationRequestAnswer)),
-    method: maybe(text),
-    transactionFees: maybe(amount),
-    exchangeRate: maybe(amount),
-    createdAt: maybe(text),
-    updatedAt: maybe(text),
-    supportingDocuments: maybe(z.array(SupportingDocumentAnswer)),
-  }),
-);
+const PayoutRecord = z.looseObject({
+  id: ident,
+  status: payoutStatus,
+  payoutRef: maybe(text),
+  sourceAmount: maybe(amount),
+  sourceCurrency: maybe(text),
+  destinationAmount: maybe(amount),
+  destinationCurrency: maybe(text),
+  statusDetail: maybe(text),
+  informationRequests: maybe(z.array(InformationRequestAnswer)),
+  method: maybe(text),
+  transactionFees: maybe(amount),
+  exchangeRate: maybe(amount),
+  createdAt: maybe(text),
+  updatedAt: maybe(text),
+  supportingDocuments: maybe(z.array(SupportingDocumentAnswer)),
+});
+export const PayoutAnswer = objectOf(PayoutRecord);
 export type PayoutAnswer = z.output<typeof PayoutAnswer>;
 
 export const PayoutListAnswer = listOf(PayoutAnswer);
@@ -190,10 +186,13 @@ export const DocumentsPatchAnswer = objectOf(
 );
 export type DocumentsPatchAnswer = z.output<typeof DocumentsPatchAnswer>;
 
-/** Spec §4.6: uploadUrl and documentUrl are what the tool needs; headers may be absent (none to send). */
+/**
+ * Spec §4.6: uploadUrl and documentUrl are what the tool needs; headers may be absent (none to send).
+ * The bytes are PUT to the uploadUrl, so it has to be an http(s) URL.
+ */
 export const UploadUrlAnswer = objectOf(
   z.looseObject({
-    uploadUrl: z.string().min(1),
+    uploadUrl: z.url({ protocol: /^https?$/, error: 'not an http(s) URL' }),
     documentUrl: z.string().min(1),
     headers: maybe(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))).transform((h) => h ?? {}),
   }),
@@ -202,27 +201,13 @@ export type UploadUrlAnswer = z.output<typeof UploadUrlAnswer>;
 
 // ---------------------------------------------------------------- swaps (§4.7, §4.8)
 
-const swapStatus = z.string().transform((s) => s.trim().toUpperCase());
-
-/** A swap: id and status required, like a payout; amounts as numbers or decimal strings. */
+/** A swap: a payout's fields but information requests, and its wallets; id and status required, the status in capitals whatever its name. */
 export const SwapAnswer = objectOf(
-  z.looseObject({
-    id: ident,
-    status: swapStatus,
-    payoutRef: maybe(text),
+  PayoutRecord.omit({ statusDetail: true, informationRequests: true }).extend({
+    status: z.string().transform((s) => s.trim().toUpperCase()),
     businessId: maybe(text),
     sourceWalletId: maybe(ident),
     destinationWalletId: maybe(ident),
-    sourceAmount: maybe(amount),
-    sourceCurrency: maybe(text),
-    destinationAmount: maybe(amount),
-    destinationCurrency: maybe(text),
-    exchangeRate: maybe(amount),
-    transactionFees: maybe(amount),
-    method: maybe(text),
-    createdAt: maybe(text),
-    updatedAt: maybe(text),
-    supportingDocuments: maybe(z.array(SupportingDocumentAnswer)),
   }),
 );
 export type SwapAnswer = z.output<typeof SwapAnswer>;
@@ -232,14 +217,14 @@ export type SwapListAnswer = z.output<typeof SwapListAnswer>;
 // ---------------------------------------------------------------- pairs (§4.9, §4.10)
 
 /**
- * A pair's state from a `status` field, only when it names one: `{status: 'success'}` is how some
- * services (JSend) say the call worked, and must not read as "disabled".
+ * Whether a pair is on: `enabled` or `isEnabled`, else a `status` only when it names a state:
+ * `{status: 'success'}` is how some services (JSend) say the call worked, and must not read as "disabled".
  */
-function pairState(status: string | undefined): boolean | undefined {
-  if (status === undefined) return undefined;
-  if (/^(active|enabled|on)$/i.test(status)) return true;
-  if (/^(inactive|disabled|off)$/i.test(status)) return false;
-  return undefined;
+const PairState = { enabled: maybe(flag), isEnabled: maybe(flag), status: maybe(text) };
+function isOn({ enabled, isEnabled, status }: { enabled?: boolean; isEnabled?: boolean; status?: string }): boolean | undefined {
+  if (enabled !== undefined || isEnabled !== undefined) return enabled ?? isEnabled;
+  if (/^(active|enabled|on)$/i.test(status ?? '')) return true;
+  return /^(inactive|disabled|off)$/i.test(status ?? '') ? false : undefined;
 }
 
 /** A currency as its code, or as {code, name} (the form of spec §2 Country payoutCurrencies). */
@@ -261,14 +246,12 @@ export const CurrencyPairAnswer = z
     // "a rate field" (spec §2), its form not shown: a rate we cannot read ({buy, sell}) is unknown,
     // not a reason to refuse the list (the tool never computes money from it)
     rate: orElse(amount, undefined),
-    enabled: maybe(flag),
-    isEnabled: maybe(flag),
-    status: maybe(text),
+    ...PairState,
   })
   .transform(({ currencyPairId, id, pairId, enabled, isEnabled, status, ...rest }) => ({
     ...rest,
     currencyPairId: currencyPairId ?? id ?? pairId,
-    enabled: enabled ?? isEnabled ?? pairState(status),
+    enabled: isOn({ enabled, isEnabled, status }),
   }));
 export type CurrencyPairAnswer = z.output<typeof CurrencyPairAnswer>;
 export const PairListAnswer = listOf(CurrencyPairAnswer);
@@ -279,10 +262,8 @@ export type PairListAnswer = z.output<typeof PairListAnswer>;
  * when it shows the pair's state (`enabled`, `isEnabled` or `status`), that is read.
  */
 export const ToggleAnswer = z.unknown().transform((v): { enabled?: boolean } => {
-  const pair = z.looseObject({ enabled: maybe(flag), isEnabled: maybe(flag), status: maybe(text) }).safeParse(unwrapObject(v));
-  if (!pair.success) return {};
-  const { enabled, isEnabled, status } = pair.data;
-  const on = enabled ?? isEnabled ?? pairState(status);
+  const pair = z.looseObject(PairState).safeParse(unwrapObject(v));
+  const on = pair.success ? isOn(pair.data) : undefined;
   return on === undefined ? {} : { enabled: on };
 });
 export type ToggleAnswer = z.output<typeof ToggleAnswer>;
@@ -522,30 +503,11 @@ export const CountryAnswer = z.looseObject({
   isProhibited: orElse(flag, undefined),
   tradingStartTime: orElse(text, undefined),
   tradingEndTime: orElse(text, undefined),
-  timeZone: orElse(
-    z.union([
-      z.number(),
-      z
-        .string()
-        .regex(/^[+-]?\d+(\.\d+)?$/)
-        .transform(Number),
-    ]),
-    undefined,
-  ),
+  timeZone: orElse(z.union([z.number(), z.string().regex(DECIMAL).transform(Number)]), undefined),
 });
 export type CountryAnswer = z.output<typeof CountryAnswer>;
 export const CountryListAnswer = listOf(CountryAnswer);
 export type CountryListAnswer = z.output<typeof CountryListAnswer>;
-
-/** A JSON object written as text, parsed; anything else as it is. */
-function jsonText(v: unknown): unknown {
-  if (typeof v !== 'string') return v;
-  try {
-    return JSON.parse(v) as unknown;
-  } catch {
-    return v;
-  }
-}
 
 /** Spec §2 Wallet transaction: type, amount (negative for debits), reference; the rest optional. */
 export const WalletTransactionAnswer = z.looseObject({
@@ -554,7 +516,7 @@ export const WalletTransactionAnswer = z.looseObject({
   amount,
   currency: maybe(text),
   // "wallet details" and "metadata" (spec §2): forms not shown. The wallet as an object or its id;
-  // metadata as an object or the JSON text of one; anything else is left out, not fatal.
+  // metadata as an object or the JSON text of one (parsed); anything else is left out, not fatal.
   wallet: orElse(
     z.union([z.looseObject({ walletId: maybe(ident), currency: maybe(text) }), ident.transform((walletId) => ({ walletId }))]),
     undefined,
@@ -562,7 +524,10 @@ export const WalletTransactionAnswer = z.looseObject({
   balanceBefore: maybe(amount),
   balanceAfter: maybe(amount),
   reference: maybe(text),
-  metadata: orElse(z.preprocess(jsonText, z.record(z.string(), z.unknown())), undefined),
+  metadata: orElse(
+    z.preprocess((v) => (typeof v === 'string' ? (jsonObject(v) ?? v) : v), z.record(z.string(), z.unknown())),
+    undefined,
+  ),
   createdAt: maybe(text),
 });
 export type WalletTransactionAnswer = z.output<typeof WalletTransactionAnswer>;

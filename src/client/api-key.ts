@@ -29,7 +29,8 @@ export type KeySource = 'environment' | 'key-file' | 'option' | 'local-sandbox-s
 
 export class ApiKey {
   readonly #value: string;
-  #pattern: RegExp | undefined | null = null;
+  /** The key's forms to scrub from text (secrets.ts). */
+  readonly #pattern: RegExp | undefined;
   readonly fingerprint: string;
   /** The environment the key is labelled for, where the tool can tell; undefined when it cannot. */
   readonly environment: KeyEnvironment | undefined;
@@ -45,6 +46,7 @@ export class ApiKey {
       throw new ClientConfigError('the API key contains spaces or characters that cannot travel in an HTTP header');
     }
     this.#value = v;
+    this.#pattern = secretPattern(v);
     this.fingerprint = keyFingerprint(v);
     const fromPrefix = environmentFromKeyPrefix(v);
     if (options.environment && fromPrefix && options.environment !== fromPrefix) {
@@ -65,17 +67,12 @@ export class ApiKey {
 
   /** The text with the key removed: as itself in any case, encoded (base64, URL) or cut short (secrets.ts). */
   scrub(text: string): string {
-    return scrubText(text, this.pattern());
+    return scrubText(text, this.#pattern);
   }
 
   /** Every string deep in a value (a parsed body) scrubbed like scrub(). */
   scrubDeep<T>(value: T): T {
-    return scrubDeep(value, this.pattern());
-  }
-
-  private pattern(): RegExp | undefined {
-    if (this.#pattern === null) this.#pattern = secretPattern(this.#value);
-    return this.#pattern;
+    return scrubDeep(value, this.#pattern);
   }
 
   toString(): string {

@@ -3,8 +3,6 @@
 // body is checked against the spec's request schemas (src/spec/schemas.ts) before it leaves.
 // Liberal in what we accept: answers are read with the tolerant schemas of answers.ts.
 import { randomUUID } from 'node:crypto';
-import pLimit, { type LimitFunction } from 'p-limit';
-import type { Logger } from 'pino';
 import { z } from 'zod';
 import {
   DocumentsPatchRequest,
@@ -36,15 +34,23 @@ import {
   webhookUpdateAnswer,
 } from './answers.ts';
 import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/http.ts';
-import { LIST_MAX_LIMIT, MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
+import { MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
 import { ApiKey } from './api-key.ts';
-import { PayoutApiError, zodFieldErrors } from './errors.ts';
-import { Transport, defaultSleep, type CallResult, type CallSpec, type ClientEvent, type HttpMethod } from './http.ts';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
-import { createLimiter, defaultSafetyMarginMs, type Clock, type SlidingWindowLimiter } from './throttle.ts';
+import { PayoutApiError, zodFieldErrors, type FieldError } from './errors.ts';
+import {
+  Transport,
+  listFieldErrors,
+  type CallResult,
+  type CallSpec,
+  type HttpMethod,
+  type RequestOptions,
+  type TransportOptions,
+} from './http.ts';
+import { SharedPace, pacePath } from './pace.ts';
+import { SlidingWindowLimiter, defaultSafetyMarginMs, type Clock } from './throttle.ts';
 import type { KeyEnvironment, UsageCounter, UsageReport } from './quota.ts';
 
-export interface PayoutClientOptions {
+export interface PayoutClientOptions extends TransportOptions {
   /** {base_url}: https://gateway.example.com, or the local sandbox's address. */
   baseUrl: string;
   /** An ApiKey (from loadApiKey) or the key text. */
@@ -59,31 +65,10 @@ export interface PayoutClientOptions {
   requestsPerSecond?: number;
   /** Added to the 1000 ms window on our side, against network jitter (default 50 ms; 25 ms on loopback: defaultSafetyMarginMs). */
   safetyMarginMs?: number;
-  /** Requests in flight at once for this client (default 8). */
-  concurrency?: number;
-  /** Per attempt, until the whole answer is read (default 30 s). */
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  /** The quota counter (see quota.ts); absent: nothing is counted. */
-  usage?: UsageCounter;
+  /** For tests: the clock of the client's own limiter. */
+  clock?: Clock;
   /** The environment this client talks to, recorded with the key's fingerprint after a 2xx. */
   keyEnvironment?: KeyEnvironment;
-  logger?: Logger;
-  onEvent?: (e: ClientEvent) => void;
-  /** The transport: globalThis.fetch unless given (a proxy's, a test's scripted one). */
-  fetch?: typeof fetch;
-  /** For tests: a scripted sleep, random source and clock (the clock of the client's own limiter). */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  random?: () => number;
-  clock?: Clock;
-  userAgent?: string;
-}
-
-export interface RequestOptions {
-  /** x-request-id to send; a fresh UUID when absent. The same id is sent on every retry of the call. */
-  requestId?: string;
-  signal?: AbortSignal;
-  timeoutMs?: number;
 }
 
 export interface IdempotentOptions extends RequestOptions {
@@ -91,15 +76,10 @@ export interface IdempotentOptions extends RequestOptions {
   idempotencyKey: string;
 }
 
-export interface CreatedResult<T> {
-  data: T;
-  /** x-request-id of the call, to quote to support. */
-  requestId: string;
+export interface CreatedResult<T> extends CallResult<T> {
   idempotencyKey: string;
   /** The exact JSON text sent, to journal before or after the call; resend it to retry. */
   body: string;
-  status: number;
-  attempts: number;
 }
 
 export interface ListPageQuery {
@@ -116,6 +96,13 @@ export interface UploadedDocument {
   requestId: string;
 }
 
+/** What a request may do at the service, and so whether it is resent when its effect is unknown. */
+type Effect = Pick<CallSpec<unknown>, 'mutating' | 'resendSafe'>;
+const READ_ONLY: Effect = { mutating: false, resendSafe: true };
+/** Idempotent by nature or by its Idempotency-Key: sending it twice does no more than once. */
+const IDEMPOTENT: Effect = { mutating: true, resendSafe: true };
+const NOT_RESENT: Effect = { mutating: true, resendSafe: false };
+
 const enc = new TextEncoder();
 
 /**
@@ -123,22 +110,40 @@ const enc = new TextEncoder();
  * http is let through for loopback hosts only (the local sandbox accepts the same).
  */
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const webhookUrl = z
-  .string()
-  .url()
-  .refine((u) => {
-    const url = new URL(u);
-    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
-  }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
+const webhookUrl = z.url().refine((u) => {
+  const url = new URL(u);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+}, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
 const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
 const UpdateBody = WebhookUpdateRequest.extend({ url: webhookUrl.optional() });
 const id = (v: string) => encodeURIComponent(v);
 
+/** A query string of the parameters given; empty without any. */
 function query(params: Record<string, string | number | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, String(v));
-  const s = q.toString();
-  return s ? `?${s}` : '';
+  const q = new URLSearchParams(Object.entries(params).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]]))).toString();
+  return q ? `?${q}` : '';
+}
+
+/** Where a refused request would have gone, for its error. */
+interface Where {
+  route: string;
+  method: HttpMethod;
+  path: string;
+  requestId?: string;
+}
+
+/** A request the client refuses to send: nothing left, so the service certainly did not act. */
+function notSent(at: Where, message: string, fieldErrors?: FieldError[]): PayoutApiError {
+  const requestId = at.requestId ?? randomUUID();
+  return new PayoutApiError({ ...at, requestId, kind: 'invalid-request', outcome: 'definitive', attempts: 0, message, fieldErrors });
+}
+
+/** Checks a body against its request schema before anything is sent (a definitive error if not). */
+function checkBody(at: Where, schema: z.ZodType, body: unknown): void {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return;
+  const fe = zodFieldErrors(parsed.error);
+  throw notSent(at, `${at.route} (${at.method} ${at.path}): not sent, the request does not match the spec: ${listFieldErrors(fe)}`, fe);
 }
 
 export class PayoutClient {
@@ -146,54 +151,32 @@ export class PayoutClient {
   readonly apiKey: ApiKey;
   readonly usage: UsageCounter | undefined;
   private readonly transport: Transport;
-  private readonly limit: LimitFunction;
 
   constructor(options: PayoutClientOptions) {
+    const { usage, keyEnvironment, logger } = options;
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = typeof options.apiKey === 'string' ? new ApiKey(options.apiKey) : options.apiKey;
-    this.usage = options.usage;
-    this.limit = pLimit(options.concurrency ?? 8);
-    const stateDir = options.usage?.stateDir;
+    this.usage = usage;
+    const fingerprint = this.apiKey.fingerprint;
     const limiter =
       options.limiter ??
-      createLimiter({
+      new SlidingWindowLimiter({
         perWindow: options.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
         safetyMarginMs: options.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
         clock: options.clock,
-        share: stateDir
-          ? {
-              stateDir,
-              baseUrl: this.baseUrl,
-              fingerprint: this.apiKey.fingerprint,
-              onError: (e) =>
-                options.logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`),
-            }
+        shared: usage?.stateDir
+          ? new SharedPace(pacePath(usage.stateDir, this.baseUrl, fingerprint), (e) =>
+              logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`),
+            )
           : undefined,
       });
     let labelled = false;
-    this.transport = new Transport({
-      baseUrl: this.baseUrl,
-      apiKey: this.apiKey,
-      limiter,
-      concurrency: this.limit,
-      timeoutMs: options.timeoutMs ?? 30_000,
-      retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
-      usage: options.usage,
-      fetch: options.fetch ?? globalThis.fetch,
-      logger: options.logger,
-      random: options.random ?? Math.random,
-      sleep: options.sleep ?? defaultSleep,
-      onEvent: options.onEvent,
-      userAgent: options.userAgent ?? 'payout-batch/0.1 (+node)',
-      onKeyWorks:
-        options.usage && options.keyEnvironment
-          ? () => {
-              if (labelled) return;
-              labelled = true;
-              options.usage!.label(this.apiKey.fingerprint, options.keyEnvironment!);
-            }
-          : undefined,
-    });
+    const onKeyWorks = () => {
+      if (labelled || !usage || !keyEnvironment) return;
+      labelled = true;
+      usage.label(fingerprint, keyEnvironment);
+    };
+    this.transport = new Transport(this.baseUrl, this.apiKey, limiter, options, onKeyWorks);
   }
 
   /** This key's requests this month as counted by this machine (quota.ts); undefined without a counter. */
@@ -203,144 +186,60 @@ export class PayoutClient {
 
   // ------------------------------------------------------------ plumbing
 
-  /** Checks a body against its request schema before anything is sent (a definitive error if not). */
-  private checkBody<S extends z.ZodTypeAny>(
-    route: string,
-    method: HttpMethod,
-    path: string,
-    schema: S,
-    body: unknown,
-    requestId?: string,
-  ): z.infer<S> {
-    const parsed = schema.safeParse(body);
-    if (parsed.success) return parsed.data;
-    const fe = zodFieldErrors(parsed.error);
-    const rid = requestId ?? randomUUID();
-    throw new PayoutApiError({
-      kind: 'invalid-request',
-      outcome: 'definitive',
-      route,
-      method,
-      path,
-      requestId: rid,
-      fieldErrors: fe,
-      attempts: 0,
-      message:
-        `${route} (${method} ${path}): not sent, the request does not match the spec: ` +
-        fe
-          .slice(0, 5)
-          .map((f) => `field "${f.field}": ${f.message}`)
-          .join('; '),
-    });
-  }
-
-  private send<T>(spec: Omit<CallSpec<T>, 'requestId' | 'signal' | 'timeoutMs'>, opts: RequestOptions = {}): Promise<CallResult<T>> {
-    return this.transport.call({ ...spec, requestId: opts.requestId, signal: opts.signal, timeoutMs: opts.timeoutMs });
-  }
-
   private async get<T>(route: string, path: string, schema: z.ZodType<T>, opts?: RequestOptions): Promise<T> {
-    const r = await this.send({ route, method: 'GET', path, schema, mutating: false, resendSafe: true }, opts);
-    return r.data;
+    return (await this.transport.call({ route, method: 'GET', path, schema, ...READ_ONLY }, opts)).data;
   }
 
-  private async json<T>(
+  /** A JSON body, checked against its request schema, then sent. */
+  private async send<T>(
     route: string,
     method: HttpMethod,
     path: string,
-    body: unknown,
-    schema: z.ZodType<T> | null,
-    flags: { mutating: boolean; resendSafe: boolean; headers?: Record<string, string>; expectStatus?: number[] },
+    [requestSchema, body]: [z.ZodType, unknown],
+    schema: z.ZodType<T>,
+    effect: Effect,
     opts?: RequestOptions,
-  ): Promise<CallResult<T>> {
-    return this.send(
-      {
-        route,
-        method,
-        path,
-        body: enc.encode(JSON.stringify(body)),
-        contentType: 'application/json',
-        schema,
-        mutating: flags.mutating,
-        resendSafe: flags.resendSafe,
-        headers: flags.headers,
-        expectStatus: flags.expectStatus,
-      },
-      opts,
-    );
+  ): Promise<T> {
+    checkBody({ route, method, path, requestId: opts?.requestId }, requestSchema, body);
+    const bytes = enc.encode(JSON.stringify(body));
+    return (await this.transport.call({ route, method, path, body: bytes, schema, ...effect }, opts)).data;
   }
 
   /**
    * initiate and swap: the body is serialised once (or taken as given, when it is a string) and
    * the same bytes go out on every attempt with the same Idempotency-Key.
    */
-  private async created<S extends z.ZodTypeAny, T>(
+  private async created<T>(
     route: string,
     path: string,
-    requestSchema: S,
-    body: z.input<S> | string,
-    responseSchema: z.ZodType<T>,
+    requestSchema: z.ZodType,
+    body: unknown,
+    schema: z.ZodType<T>,
     opts: IdempotentOptions,
   ): Promise<CreatedResult<T>> {
     const key = opts.idempotencyKey;
-    if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key)) {
-      throw new PayoutApiError({
-        kind: 'invalid-request',
-        outcome: 'definitive',
-        route,
-        method: 'POST',
-        path,
-        requestId: opts.requestId ?? randomUUID(),
-        attempts: 0,
-        message: `${route} (POST ${path}): not sent, the Idempotency-Key must be 1 to 255 visible ASCII characters`,
-      });
+    const at: Where = { route, method: 'POST', path, requestId: opts.requestId };
+    const refuse = (why: string) => notSent(at, `${route} (POST ${path}): not sent, ${why}`);
+    if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key))
+      throw refuse('the Idempotency-Key must be 1 to 255 visible ASCII characters');
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    let value = body;
+    try {
+      if (typeof body === 'string') value = JSON.parse(body);
+    } catch {
+      throw refuse('the pre-serialised body is not JSON');
     }
-    let text: string;
-    let value: unknown;
-    if (typeof body === 'string') {
-      text = body;
-      try {
-        value = JSON.parse(body);
-      } catch {
-        throw new PayoutApiError({
-          kind: 'invalid-request',
-          outcome: 'definitive',
-          route,
-          method: 'POST',
-          path,
-          requestId: opts.requestId ?? randomUUID(),
-          attempts: 0,
-          message: `${route} (POST ${path}): not sent, the pre-serialised body is not JSON`,
-        });
-      }
-    } else {
-      text = JSON.stringify(body);
-      value = body;
-    }
-    this.checkBody(route, 'POST', path, requestSchema, value, opts.requestId);
-    const r = await this.send(
-      {
-        route,
-        method: 'POST',
-        path,
-        body: enc.encode(text),
-        contentType: 'application/json',
-        schema: responseSchema,
-        mutating: true,
-        resendSafe: true,
-        headers: { [IDEMPOTENCY_KEY_HEADER]: key },
-      },
-      opts,
-    );
-    return { data: r.data, requestId: r.requestId, idempotencyKey: key, body: text, status: r.status, attempts: r.attempts };
+    checkBody(at, requestSchema, value);
+    const headers = { [IDEMPOTENCY_KEY_HEADER]: key };
+    const r = await this.transport.call({ route, method: 'POST', path, body: enc.encode(text), headers, schema, ...IDEMPOTENT }, opts);
+    return { ...r, idempotencyKey: key, body: text };
   }
 
   // ------------------------------------------------------------ payouts (spec §4.1-4.6)
 
   /** POST {payouts}/quote. Read-only: retried freely. */
-  async quote(body: QuoteRequest, opts?: RequestOptions): Promise<QuoteAnswer> {
-    const path = `${PAYOUTS_PREFIX}/quote`;
-    this.checkBody('quote', 'POST', path, QuoteRequest, body, opts?.requestId);
-    return (await this.json('quote', 'POST', path, body, QuoteAnswer, { mutating: false, resendSafe: true }, opts)).data;
+  quote(body: QuoteRequest, opts?: RequestOptions): Promise<QuoteAnswer> {
+    return this.send('quote', 'POST', `${PAYOUTS_PREFIX}/quote`, [QuoteRequest, body], QuoteAnswer, READ_ONLY, opts);
   }
 
   /**
@@ -365,28 +264,16 @@ export class PayoutClient {
     return this.get('listPayouts', `${PAYOUTS_PREFIX}${query({ page: q.page, limit: q.limit })}`, PayoutListAnswer, opts);
   }
 
-  /** Every page of a list, `limit` 100 at a time; without meta.total, a short page is the last. */
-  async *allPages<T>(list: (q: ListPageQuery) => Promise<{ data: T[]; meta?: { total?: number } }>): AsyncGenerator<T> {
-    for (let page = 1; ; page++) {
-      const r = await list({ page, limit: LIST_MAX_LIMIT });
-      yield* r.data;
-      const total = r.meta?.total;
-      if (r.data.length === 0 || (total !== undefined ? page * LIST_MAX_LIMIT >= total : r.data.length < LIST_MAX_LIMIT)) return;
-    }
-  }
-
   /** PATCH {payouts}/{id}/documents. Duplicates are filtered by the service, so it is safe to resend. */
-  async patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<DocumentsPatchAnswer> {
+  patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<DocumentsPatchAnswer> {
     const path = `${PAYOUTS_PREFIX}/${id(payoutId)}/documents`;
-    const body = this.checkBody('patchDocuments', 'PATCH', path, DocumentsPatchRequest, { documents }, opts?.requestId);
-    return (await this.json('patchDocuments', 'PATCH', path, body, DocumentsPatchAnswer, { mutating: true, resendSafe: true }, opts)).data;
+    return this.send('patchDocuments', 'PATCH', path, [DocumentsPatchRequest, { documents }], DocumentsPatchAnswer, IDEMPOTENT, opts);
   }
 
   /** POST {payouts}/documents/upload-url. The uploadUrl expires after 15 minutes: PUT at once. */
-  async createUploadUrl(body: UploadUrlRequest, opts?: RequestOptions): Promise<UploadUrlAnswer> {
+  createUploadUrl(body: UploadUrlRequest, opts?: RequestOptions): Promise<UploadUrlAnswer> {
     const path = `${PAYOUTS_PREFIX}/documents/upload-url`;
-    this.checkBody('createUploadUrl', 'POST', path, UploadUrlRequest, body, opts?.requestId);
-    return (await this.json('createUploadUrl', 'POST', path, body, UploadUrlAnswer, { mutating: false, resendSafe: true }, opts)).data;
+    return this.send('createUploadUrl', 'POST', path, [UploadUrlRequest, body], UploadUrlAnswer, READ_ONLY, opts);
   }
 
   /**
@@ -399,49 +286,20 @@ export class PayoutClient {
     opts?: RequestOptions,
   ): Promise<UploadedDocument> {
     if (file.bytes.byteLength > MAX_DOCUMENT_BYTES) {
-      throw new PayoutApiError({
-        kind: 'invalid-request',
-        outcome: 'definitive',
-        route: 'uploadDocument',
-        method: 'PUT',
-        path: '(upload URL)',
-        requestId: opts?.requestId ?? randomUUID(),
-        attempts: 0,
-        message: `uploadDocument: not sent, ${file.filename} is ${file.bytes.byteLength} bytes; the spec allows 10 MB per file`,
-      });
+      const message = `uploadDocument: not sent, ${file.filename} is ${file.bytes.byteLength} bytes; the spec allows 10 MB per file`;
+      throw notSent({ route: 'uploadDocument', method: 'PUT', path: '(upload URL)', requestId: opts?.requestId }, message);
     }
     const target = await this.createUploadUrl({ filename: file.filename, contentType: file.contentType }, opts);
-    let u: URL;
-    try {
-      u = new URL(target.uploadUrl);
-    } catch {
-      u = new URL('invalid:');
-    }
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') {
-      throw new PayoutApiError({
-        kind: 'invalid-response',
-        outcome: 'definitive',
-        route: 'createUploadUrl',
-        method: 'POST',
-        path: `${PAYOUTS_PREFIX}/documents/upload-url`,
-        requestId: opts?.requestId ?? randomUUID(),
-        fieldErrors: [{ field: 'uploadUrl', message: 'not an http(s) URL' }],
-        message: 'createUploadUrl: the service returned an uploadUrl that is not an http(s) URL',
-      });
-    }
-    const r = await this.send(
+    const r = await this.transport.call(
       {
         route: 'uploadDocument',
         method: 'PUT',
         path: target.uploadUrl,
-        absolute: true,
         body: file.bytes,
         headers: { ...target.headers },
         schema: null,
-        mutating: true,
-        resendSafe: true,
-        authenticated: false,
-        expectStatus: [200],
+        ...IDEMPOTENT,
+        storage: true,
       },
       opts,
     );
@@ -479,17 +337,16 @@ export class PayoutClient {
    * idempotent and retried; without it the service flips the pair, so an unknown outcome is not
    * resent (it could flip twice).
    */
-  async togglePair(currencyPairId: string, body: ToggleRequest = {}, opts?: RequestOptions): Promise<ToggleAnswer> {
+  togglePair(currencyPairId: string, body: ToggleRequest = {}, opts?: RequestOptions): Promise<ToggleAnswer> {
     const path = `${PAYOUTS_PREFIX}/currency-pairs/${id(currencyPairId)}/toggle`;
-    this.checkBody('togglePair', 'PATCH', path, ToggleRequest, body, opts?.requestId);
-    const resendSafe = typeof body.enabled === 'boolean';
-    return (await this.json('togglePair', 'PATCH', path, body, ToggleAnswer, { mutating: true, resendSafe }, opts)).data;
+    const effect = typeof body.enabled === 'boolean' ? IDEMPOTENT : NOT_RESENT;
+    return this.send('togglePair', 'PATCH', path, [ToggleRequest, body], ToggleAnswer, effect, opts);
   }
 
   /** GET {payouts}/methods?sourceCurrency&destinationCurrency&destinationCountryCode. */
   listMethods(q: MethodsQuery, opts?: RequestOptions): Promise<MethodsAnswer> {
     const path = `${PAYOUTS_PREFIX}/methods${query(q)}`;
-    this.checkBody('listMethods', 'GET', path, MethodsQuery, q, opts?.requestId);
+    checkBody({ route: 'listMethods', method: 'GET', path, requestId: opts?.requestId }, MethodsQuery, q);
     return this.get('listMethods', path, MethodsAnswer, opts);
   }
 
@@ -500,19 +357,8 @@ export class PayoutClient {
   // ------------------------------------------------------------ webhooks (§4.13)
 
   /** POST {webhooks}. Not resent on an unknown outcome: one subscription per business. */
-  async registerWebhook(body: WebhookRegisterRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
-    this.checkBody('registerWebhook', 'POST', WEBHOOKS_PREFIX, RegisterBody, body, opts?.requestId);
-    return (
-      await this.json(
-        'registerWebhook',
-        'POST',
-        WEBHOOKS_PREFIX,
-        body,
-        WebhookSubscriptionAnswer,
-        { mutating: true, resendSafe: false },
-        opts,
-      )
-    ).data;
+  registerWebhook(body: WebhookRegisterRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
+    return this.send('registerWebhook', 'POST', WEBHOOKS_PREFIX, [RegisterBody, body], WebhookSubscriptionAnswer, NOT_RESENT, opts);
   }
 
   listWebhooks(opts?: RequestOptions): Promise<z.output<typeof WebhookSubscriptionListAnswer>> {
@@ -524,39 +370,23 @@ export class PayoutClient {
   }
 
   /** PATCH {webhooks}/{id}: setting the same values twice is harmless, so it is resent. */
-  async updateWebhook(webhookId: string, body: WebhookUpdateRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
+  updateWebhook(webhookId: string, body: WebhookUpdateRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
-    this.checkBody('updateWebhook', 'PATCH', path, UpdateBody, body, opts?.requestId);
-    return (
-      await this.json('updateWebhook', 'PATCH', path, body, webhookUpdateAnswer(webhookId), { mutating: true, resendSafe: true }, opts)
-    ).data;
+    return this.send('updateWebhook', 'PATCH', path, [UpdateBody, body], webhookUpdateAnswer(webhookId), IDEMPOTENT, opts);
   }
 
   /** DELETE {webhooks}/{id}. Not resent on an unknown outcome (a second try would answer 404). */
   async deleteWebhook(webhookId: string, opts?: RequestOptions): Promise<void> {
-    await this.send(
-      {
-        route: 'deleteWebhook',
-        method: 'DELETE',
-        path: `${WEBHOOKS_PREFIX}/${id(webhookId)}`,
-        schema: null,
-        mutating: true,
-        resendSafe: false,
-      },
-      opts,
-    );
+    const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
+    await this.transport.call({ route: 'deleteWebhook', method: 'DELETE', path, schema: null, ...NOT_RESENT }, opts);
   }
 
   // ------------------------------------------------------------ public routes (§4.14, §4.15)
 
   /** GET {base_url}/api/public/auth/countries?limit&filter[currencyCode]. */
   listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions): Promise<CountryListAnswer> {
-    return this.get(
-      'listCountries',
-      `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`,
-      CountryListAnswer,
-      opts,
-    );
+    const path = `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`;
+    return this.get('listCountries', path, CountryListAnswer, opts);
   }
 
   /**
@@ -565,11 +395,7 @@ export class PayoutClient {
    * (a service that ignores them gives its one page; reconcile notices a repeated page).
    */
   listTransactions(q: { payoutRef?: string } & ListPageQuery = {}, opts?: RequestOptions): Promise<TransactionListAnswer> {
-    return this.get(
-      'listTransactions',
-      `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef, page: q.page, limit: q.limit })}`,
-      TransactionListAnswer,
-      opts,
-    );
+    const path = `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef, page: q.page, limit: q.limit })}`;
+    return this.get('listTransactions', path, TransactionListAnswer, opts);
   }
 }

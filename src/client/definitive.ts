@@ -30,7 +30,7 @@ export const SPEC_CODE = /^[A-Z][A-Z0-9_]+$/;
 
 const SPEC_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const isText = (v: unknown): boolean =>
   (typeof v === 'string' && v.trim() !== '') || (Array.isArray(v) && v.length > 0 && v.every((m) => typeof m === 'string'));

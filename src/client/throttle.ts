@@ -9,7 +9,7 @@
 // than N starts lie in the last (window + margin) ms; the margin absorbs clock and network skew
 // between this process and the server's arrival clock.
 
-import { SharedPace, pacePath, wallNow } from './pace.ts';
+import { wallNow, type SharedPace } from './pace.ts';
 
 /**
  * Added to the 1000 ms window. Starts are dated when the request is handed to fetch (http.ts) and
@@ -32,19 +32,13 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** The margin for a service at `baseUrl` when none is given: smaller on loopback only. */
 export function defaultSafetyMarginMs(baseUrl: string): number {
-  let host: string;
-  try {
-    host = new URL(baseUrl).hostname;
-  } catch {
-    return DEFAULT_SAFETY_MARGIN_MS;
-  }
+  const host = URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
   return LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host) ? LOOPBACK_SAFETY_MARGIN_MS : DEFAULT_SAFETY_MARGIN_MS;
 }
 export interface Clock {
   /** Monotonic milliseconds. */
   now(): number;
 }
-export const systemClock: Clock = { now: () => performance.now() };
 
 export interface RateLimiterOptions {
   /** N: starts allowed per window (spec §8: 5 per second). */
@@ -83,38 +77,32 @@ interface Waiter {
 
 export class SlidingWindowLimiter {
   private readonly perWindow: number;
-  readonly windowMs: number;
-  readonly safetyMarginMs: number;
-  readonly cooldownMs: number;
+  /** The window and the margin: a start counts against the pace for this long. */
+  private readonly span: number;
+  private readonly cooldownMs: number;
   private readonly clock: Clock;
+  private readonly shared: SharedPace | undefined;
   /** Starts inside the current effective window (not necessarily in time order). */
   private starts: Slot[] = [];
   private queue: Waiter[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private penalty = 0;
   private lastPenaltyAt = -Infinity;
-  readonly shared: SharedPace | undefined;
 
   constructor(options: RateLimiterOptions) {
     if (!Number.isInteger(options.perWindow) || options.perWindow < 1) {
       throw new RangeError(`requests per second must be a whole number of at least 1, not ${options.perWindow}`);
     }
     this.perWindow = options.perWindow;
-    this.windowMs = options.windowMs ?? 1000;
-    this.safetyMarginMs = options.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
+    this.span = (options.windowMs ?? 1000) + (options.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS);
     this.cooldownMs = options.cooldownMs ?? 2000;
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? { now: () => performance.now() };
     this.shared = options.shared;
-  }
-
-  /** The configured N. */
-  get limit(): number {
-    return this.perWindow;
   }
 
   /** N minus the current 429 penalty, at least 1. */
   effectiveLimit(now = this.clock.now()): number {
-    const recovered = this.cooldownMs > 0 ? Math.floor((now - this.lastPenaltyAt) / this.cooldownMs) : this.penalty;
+    const recovered = Math.floor((now - this.lastPenaltyAt) / this.cooldownMs);
     const penalty = Math.max(0, this.penalty - recovered);
     return Math.max(1, this.perWindow - penalty);
   }
@@ -129,15 +117,6 @@ export class SlidingWindowLimiter {
     const current = this.perWindow - this.effectiveLimit(now);
     this.penalty = Math.min(this.perWindow - 1, current + 1);
     this.lastPenaltyAt = now;
-  }
-
-  private get span(): number {
-    return this.windowMs + this.safetyMarginMs;
-  }
-
-  private prune(now: number): void {
-    const from = now - this.span;
-    if (this.starts.some((s) => s.t <= from)) this.starts = this.starts.filter((s) => s.t > from);
   }
 
   /** Resolves when this caller may start a request; the start is recorded at that moment. */
@@ -164,7 +143,7 @@ export class SlidingWindowLimiter {
       this.timer = undefined;
     }
     const now = this.clock.now();
-    this.prune(now);
+    this.starts = this.starts.filter((s) => s.t > now - this.span);
     const limit = this.effectiveLimit(now);
     let sharedWait = 0;
     while (this.queue.length && this.starts.length < limit) {
@@ -210,33 +189,7 @@ export class SlidingWindowLimiter {
     }
   }
 
-  /** Start times recorded in the last window + margin (for tests and diagnostics). */
-  recentStarts(): number[] {
-    this.prune(this.clock.now());
-    return this.starts.map((s) => s.t).sort((a, b) => a - b);
-  }
-
   get waiting(): number {
     return this.queue.length;
   }
-}
-
-/** Where a key's pace is shared with the other clients and processes of this host (pace.ts). */
-export interface SharedPaceOptions {
-  stateDir: string;
-  /** The service's base URL: a key's pace is per service. */
-  baseUrl: string;
-  /** The key's fingerprint (the file is named by it, never by the key). */
-  fingerprint: string;
-  /** Told once when the shared pace cannot be used (the limiter then paces its own starts alone). */
-  onError?: (e: Error) => void;
-}
-
-/** A limiter for one key; with `share`, its pace is shared through the state folder (pace.ts). */
-export function createLimiter(options: Omit<RateLimiterOptions, 'shared'> & { share?: SharedPaceOptions }): SlidingWindowLimiter {
-  const { share, ...rest } = options;
-  return new SlidingWindowLimiter({
-    ...rest,
-    shared: share ? new SharedPace(pacePath(share.stateDir, share.baseUrl, share.fingerprint), share.onError) : undefined,
-  });
 }

@@ -5,6 +5,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../spec/http.ts';
 import { WebhookEvent } from './answers.ts';
 import { zodFieldErrors } from './errors.ts';
+import { listFieldErrors } from './http.ts';
 
 export type WebhookFailure = 'missing-signature' | 'bad-signature' | 'malformed-signature' | 'not-json' | 'invalid-event';
 
@@ -30,25 +31,13 @@ type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 
 function header(headers: HeaderBag, name: string): string | undefined {
   if (headers instanceof Headers) return headers.get(name) ?? undefined;
-  const lower = name.toLowerCase();
-  for (const [k, v] of Object.entries(headers)) {
-    if (k.toLowerCase() === lower) return Array.isArray(v) ? v[0] : v;
-  }
-  return undefined;
+  const v = Object.entries(headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+  return Array.isArray(v) ? v[0] : v;
 }
 
 /** sha256=<hex>, as the service computes it. */
 export function signPayload(rawBody: Uint8Array | string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
-}
-
-/** Constant-time check of a signature header value against the raw body. */
-export function signatureMatches(rawBody: Uint8Array | string, secret: string, signature: string): boolean {
-  const m = /^sha256=([0-9a-fA-F]{64})$/.exec(signature.trim());
-  if (!m) return false;
-  const expected = createHmac('sha256', secret).update(rawBody).digest();
-  const given = Buffer.from(m[1]!, 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 export interface VerifyOptions {
@@ -67,16 +56,14 @@ export interface VerifyOptions {
 export function verifyWebhook(options: VerifyOptions): VerifiedDelivery {
   const names = options.headerNames ?? DEFAULT_SERVICE_HEADERS;
   const signature = header(options.headers, names.signature);
-  let signed = false;
   if (options.secret) {
     if (!signature) throw new WebhookVerificationError('missing-signature', `no ${names.signature} header, but a secret is set`);
-    if (!/^sha256=[0-9a-fA-F]{64}$/.test(signature.trim())) {
-      throw new WebhookVerificationError('malformed-signature', `${names.signature} is not of the form sha256=<64 hex digits>`);
-    }
-    if (!signatureMatches(options.rawBody, options.secret, signature)) {
+    const hex = /^sha256=([0-9a-fA-F]{64})$/.exec(signature.trim())?.[1];
+    if (!hex) throw new WebhookVerificationError('malformed-signature', `${names.signature} is not of the form sha256=<64 hex digits>`);
+    // Constant-time: how much of a forged signature matched must not show in the time to refuse it.
+    if (!timingSafeEqual(Buffer.from(hex, 'hex'), createHmac('sha256', options.secret).update(options.rawBody).digest())) {
       throw new WebhookVerificationError('bad-signature', `${names.signature} does not match the body`);
     }
-    signed = true;
   }
   const text = typeof options.rawBody === 'string' ? options.rawBody : Buffer.from(options.rawBody).toString('utf8');
   let json: unknown;
@@ -87,28 +74,14 @@ export function verifyWebhook(options: VerifyOptions): VerifiedDelivery {
   }
   const parsed = WebhookEvent.safeParse(json);
   if (!parsed.success) {
-    const fe = zodFieldErrors(parsed.error)
-      .slice(0, 5)
-      .map((f) => `field "${f.field}": ${f.message}`)
-      .join('; ');
-    throw new WebhookVerificationError('invalid-event', `the delivery is not an event of the spec: ${fe}`);
+    throw new WebhookVerificationError(
+      'invalid-event',
+      `the delivery is not an event of the spec: ${listFieldErrors(zodFieldErrors(parsed.error))}`,
+    );
   }
   // The header is the spec's deduplication id (§6); without it or a body deliveryId, the body's own
   // hash stands in, so a delivery sent twice is still recognised.
   const deliveryId =
     header(options.headers, names.deliveryId) ?? parsed.data.deliveryId ?? `sha256:${createHash('sha256').update(text).digest('hex')}`;
-  return { event: parsed.data, deliveryId, signed };
-}
-
-/** Remembers delivery ids already handled (bounded), for a listener that must act once per delivery. */
-export class DeliveryDeduplicator {
-  private seen = new Set<string>();
-  constructor(private readonly max = 10_000) {}
-  /** True the first time an id is seen. */
-  firstTime(deliveryId: string): boolean {
-    if (this.seen.has(deliveryId)) return false;
-    this.seen.add(deliveryId);
-    if (this.seen.size > this.max) this.seen.delete(this.seen.values().next().value!);
-    return true;
-  }
+  return { event: parsed.data, deliveryId, signed: !!options.secret };
 }

@@ -1,5 +1,6 @@
 // A scripted fetch for the client's unit tests: each call takes the next step of the script.
 import { expect } from 'vitest';
+import type { PayoutClient } from '../../src/client/client.ts';
 import { PayoutApiError } from '../../src/client/errors.ts';
 
 export interface SeenRequest {
@@ -81,4 +82,14 @@ export async function failure(p: Promise<unknown>): Promise<PayoutApiError> {
     return e as PayoutApiError;
   }
   throw new Error('expected the call to fail');
+}
+
+/** The ids of every payout a client can list, page by page until a short page. */
+export async function allPayoutIds(client: PayoutClient): Promise<string[]> {
+  const ids: string[] = [];
+  for (let page = 1; ; page++) {
+    const r = await client.listPayouts({ page, limit: 100 });
+    ids.push(...r.data.map((p) => p.id));
+    if (r.data.length < 100) return ids;
+  }
 }

@@ -13,6 +13,7 @@ import pLimit from 'p-limit';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { PayoutApiError } from '../../src/client/errors.ts';
+import { allPayoutIds } from './fake-fetch.ts';
 import { Dec, toApi } from '../../src/money.ts';
 
 const KEY = 'sk_sandbox_acme_primary';
@@ -72,8 +73,7 @@ describe('200 payouts under faults', () => {
     expect(initiates.length).toBeGreaterThan(PAYOUTS);
 
     sb.setFaults({});
-    const listed = new Set<string>();
-    for await (const p of client.allPages((q) => client.listPayouts(q))) listed.add(p.id);
+    const listed = new Set(await allPayoutIds(client));
     expect(listed.size).toBe(PAYOUTS);
     expect([...listed].sort()).toEqual([...new Set(ids)].sort());
 

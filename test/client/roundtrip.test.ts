@@ -10,7 +10,7 @@ import { verifyWebhook, type VerifiedDelivery } from '../../src/client/webhooks.
 import { Dec, roundTo, toApi } from '../../src/money.ts';
 import type { InitiateRequest } from '../../src/spec/schemas.ts';
 import { until } from '../ops/helpers.ts';
-import { failure } from './fake-fetch.ts';
+import { allPayoutIds, failure } from './fake-fetch.ts';
 
 let sb: LocalSandbox;
 let client: PayoutClient;
@@ -88,8 +88,7 @@ describe('round trips against the sandbox', () => {
     expect(patched.totalDocuments).toBe(2);
     expect(patched.documents!.map((d) => d.url).sort()).toEqual([doc1.documentUrl, doc2.documentUrl].sort());
 
-    const ids: string[] = [];
-    for await (const p of client.allPages((q) => client.listPayouts(q))) ids.push(p.id);
+    const ids = await allPayoutIds(client);
     expect(ids.filter((i) => i === created.payout.id)).toHaveLength(1);
 
     const tx = await client.listTransactions({ payoutRef: created.payout.payoutRef });
