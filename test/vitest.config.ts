@@ -26,8 +26,10 @@ export default defineConfig({
       ...(process.env.PB_UNIT_ONLY ? ['test/**/*.e2e.test.ts'] : []),
       ...(process.env.PB_SANDBOX_SHAPES === 'variant' ? ['test/report/browser.e2e.test.ts'] : []),
     ],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Generous: the end-to-end tests wait on the sandbox's rate limit and on spawned processes,
+    // and on a busy 2-core machine a 25-second file can take twice that. No test asserts a time.
+    testTimeout: 90_000,
+    hookTimeout: 60_000,
     pool: 'forks',
     // Most of the long tests wait on the sandbox's rate limit, not on the CPU: on a 2-core machine
     // vitest's default of one worker would run them end to end.
