@@ -214,81 +214,85 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  */
 export async function reserveBatch(ledger: Ledger, o: ReserveOptions): Promise<Reservation> {
   const path = reservePath(ledger, o.batchId);
-  const own = ledgerJournalPath(ledger, o.batchId);
   const fresh = new Set(o.fresh);
   const refs = new Set([...fresh, ...(o.settling ?? [])]);
   const owner: ReserveOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...myStart() };
-  const isMe = (w: ReserveOwner) => w.pid === owner.pid && w.host === owner.host && w.startedAt === owner.startedAt;
   const ino = await withLedgerLock(ledger, () => {
-    const now = Date.now();
-    // 1. Batches being sent right now (a live process holds their reservation).
-    for (const n of names(ledger.dir)) {
-      if (!n.endsWith('.reserve.json')) continue;
-      const p = join(ledger.dir, n);
-      const r = readReserve(p);
-      if (!r) continue;
-      if (isMe(r.owner)) continue;
-      let mtime = 0;
-      try {
-        mtime = statSync(p).mtimeMs;
-      } catch {
-        continue;
-      }
-      const alive = holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS;
-      if (!alive) {
-        unlinkSync(p); // left by a process that is gone: what it sent is in its journal
-        continue;
-      }
-      const who = `${r.file} (batch ${r.batchId.slice(0, 16)}, \`${r.command}\` by pid ${r.owner.pid} on ${r.owner.host} since ${r.owner.startedAt})`;
-      if (r.batchId === o.batchId)
-        throw new BatchRefused(
-          `this batch is being sent right now by another process: ${who}. Nothing was sent. ` +
-            'Wait until it ends, then run the command again (it continues from the journal).',
-          'batch-in-progress',
-        );
-      const overlap = r.refs.filter((x) => fresh.has(x));
-      if (overlap.length)
-        throw new BatchRefused(
-          `${plural(overlap.length, 'reference')} of this file (${list(overlap)}) are being sent right now by another batch, ${who}. ` +
-            'Nothing was sent. When it has ended, run again: the references it created are then refused as sent, the others go.',
-          'references-being-sent',
-        );
-    }
-    // 2. Batches sent before (their journals): a reference created, or whose outcome is not
-    //    known yet, is not sent again under another batch's key (unless on purpose: --batch-id).
-    for (const j of accountJournals(ledger)) {
-      if (j === own) continue;
-      const { folded } = inspectJournal(j);
-      if (folded.header?.batchId === o.batchId) continue;
-      const overlap: string[] = [];
-      if (!o.onPurpose)
-        for (const s of folded.rows.values()) if (s.phase !== 'none' && s.phase !== 'rejected' && fresh.has(s.ref)) overlap.push(s.ref);
-      const h = folded.header;
-      const who = `${h?.file ?? j} (batch ${(h?.batchId ?? '?').slice(0, 16)}${h?.results ? `, results ${h.results}` : ''})`;
-      if (overlap.length)
-        throw new BatchRefused(
-          `${plural(overlap.length, 'reference')} of this file (${list(overlap)}) ` +
-            `were already sent by another batch, ${who}. Nothing was sent. ` +
-            'To re-send failed rows of that batch, edit its results file and run `payout-batch retry` on it; ' +
-            'to send these rows again on purpose, give a new --batch-id.',
-          'references-sent-by-another-batch',
-        );
-    }
-    const body: ReserveFile = {
-      batchId: o.batchId,
-      file: o.file,
-      results: o.results,
-      command: o.command,
-      owner,
-      refs: [...refs],
-    };
+    refuseBatchesBeingSent(ledger, o, fresh, owner);
+    refuseReferencesSentBefore(ledger, o, fresh);
+    const body: ReserveFile = { batchId: o.batchId, file: o.file, results: o.results, command: o.command, owner, refs: [...refs] };
     const tmp = `${path}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(body) + '\n', { mode: 0o600 });
     renameSync(tmp, path);
     return statSync(path).ino;
   });
+  return heldReservation(ledger, path, ino, refs);
+}
 
-  // Touched while held: a reader on another host (a shared state folder) sees it alive.
+/** 1. Batches being sent right now (a live process holds their reservation): this one, or one sending these references. */
+function refuseBatchesBeingSent(ledger: Ledger, o: ReserveOptions, fresh: Set<string>, me: ReserveOwner): void {
+  const now = Date.now();
+  for (const n of names(ledger.dir)) {
+    if (!n.endsWith('.reserve.json')) continue;
+    const p = join(ledger.dir, n);
+    const r = readReserve(p);
+    if (!r || (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt)) continue;
+    let mtime = 0;
+    try {
+      mtime = statSync(p).mtimeMs;
+    } catch {
+      continue;
+    }
+    const alive = holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS;
+    if (!alive) {
+      unlinkSync(p); // left by a process that is gone: what it sent is in its journal
+      continue;
+    }
+    const who = `${r.file} (batch ${r.batchId.slice(0, 16)}, \`${r.command}\` by pid ${r.owner.pid} on ${r.owner.host} since ${r.owner.startedAt})`;
+    if (r.batchId === o.batchId)
+      throw new BatchRefused(
+        `this batch is being sent right now by another process: ${who}. Nothing was sent. ` +
+          'Wait until it ends, then run the command again (it continues from the journal).',
+        'batch-in-progress',
+      );
+    const overlap = r.refs.filter((x) => fresh.has(x));
+    if (overlap.length)
+      throw new BatchRefused(
+        `${plural(overlap.length, 'reference')} of this file (${list(overlap)}) are being sent right now by another batch, ${who}. ` +
+          'Nothing was sent. When it has ended, run again: the references it created are then refused as sent, the others go.',
+        'references-being-sent',
+      );
+  }
+}
+
+/**
+ * 2. Batches sent before (their journals): a reference created, or whose outcome is not known
+ * yet, is not sent again under another batch's key (unless on purpose: --batch-id).
+ */
+function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptions, fresh: Set<string>): void {
+  const own = ledgerJournalPath(ledger, o.batchId);
+  for (const j of accountJournals(ledger)) {
+    if (j === own) continue;
+    const { folded } = inspectJournal(j);
+    if (folded.header?.batchId === o.batchId) continue;
+    const overlap: string[] = [];
+    if (!o.onPurpose)
+      for (const s of folded.rows.values()) if (s.phase !== 'none' && s.phase !== 'rejected' && fresh.has(s.ref)) overlap.push(s.ref);
+    const h = folded.header;
+    const who = `${h?.file ?? j} (batch ${(h?.batchId ?? '?').slice(0, 16)}${h?.results ? `, results ${h.results}` : ''})`;
+    if (overlap.length)
+      throw new BatchRefused(
+        `${plural(overlap.length, 'reference')} of this file (${list(overlap)}) ` +
+          `were already sent by another batch, ${who}. Nothing was sent. ` +
+          'To re-send failed rows of that batch, edit its results file and run `payout-batch retry` on it; ' +
+          'to send these rows again on purpose, give a new --batch-id.',
+        'references-sent-by-another-batch',
+      );
+  }
+}
+
+/** The reservation written at `path` (inode `ino`), touched while held so another host sees it alive. */
+function heldReservation(ledger: Ledger, path: string, ino: number, refs: Set<string>): Reservation {
   const beat = setInterval(() => {
     const t = new Date();
     try {
