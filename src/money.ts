@@ -60,6 +60,12 @@ export function formatApiSum(a: ApiAmount, b: ApiAmount, currency: string): stri
   return formatAmount(fromApi(a).plus(fromApi(b)), currency);
 }
 
+/** "-1234567.50" → "-1,234,567.50": digits grouped, the decimal text otherwise as it is (anything else unchanged). */
+export function groupThousands(amount: string): string {
+  const m = /^(-?)(\d+)(\.\d+)?$/.exec(amount);
+  return m ? m[1]! + m[2]!.replace(/\B(?=(\d{3})+$)/g, ',') + (m[3] ?? '') : amount;
+}
+
 /** A running total of many amounts (a batch's amounts and fees), in decimal.js. */
 export class ExactSum {
   private total: Decimal = new Dec(0);

@@ -5,7 +5,7 @@
 // one outside these fields, makes every signature over it invalid.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { formatAmount, Dec } from '../money.ts';
+import { formatAmount, Dec, groupThousands } from '../money.ts';
 import { PlanFileSchema, type PlanFile } from '../engine/plan-file.ts';
 
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
@@ -102,15 +102,10 @@ export function signedBytes(payload: PlanPayload, approver: { name: string; sign
 /** Names compare trimmed and case-insensitively: "Alice" and "alice " are one person. */
 export const sameName = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
 
-const group = (amount: string) => {
-  const [i, f] = amount.split('.');
-  return i!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? `.${f}` : '');
-};
-
 /** What is signed, in one line a person can check before signing: rows, totals, where, who made it and when. */
 export function payloadText(p: PlanPayload): string {
   const n = p.rows.length;
-  const totals = Object.entries(p.totals).map(([c, a]) => `${c} ${group(a)}`);
+  const totals = Object.entries(p.totals).map(([c, a]) => `${c} ${groupThousands(a)}`);
   return (
     `${n} payout${n === 1 ? '' : 's'}${totals.length ? ` (${totals.join(', ')})` : ''} in ${p.environment} (${p.baseUrl}), ` +
     `batch file sha256 ${p.fileSha256.slice(0, 16)}…, prepared by ${p.preparedBy ?? '(not recorded)'} at ${p.createdAt}`

@@ -15,14 +15,6 @@ export interface JournalEvent {
   [field: string]: unknown;
 }
 
-export interface ReadJournal<E extends JournalEvent = JournalEvent> {
-  events: E[];
-  /** Lines that were not JSON (a torn last line after a crash; in theory any damaged line). */
-  skipped: number;
-  /** The file did not end with a newline: its last line was torn. */
-  tornTail: boolean;
-}
-
 const CHUNK = 1 << 20;
 const NL = 0x0a;
 
@@ -96,7 +88,7 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
 }
 
 /** Reads every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
-export function readJournal<E extends JournalEvent = JournalEvent>(path: string): ReadJournal<E> {
+export function readJournal<E extends JournalEvent = JournalEvent>(path: string): Omit<JournalScan, 'events'> & { events: E[] } {
   const events: E[] = [];
   const { skipped, tornTail } = scanJournal<E>(path, (e) => events.push(e));
   return { events, skipped, tornTail };

@@ -22,6 +22,8 @@ const WIDTH = 640;
 const LABEL = 190;
 const VALUE = 150;
 const ROW = 22;
+/** The longest bar: what the label, the value and a margin leave. */
+const BAR_SPACE = WIDTH - LABEL - VALUE - 10;
 const COLORS = ['#2f6db5', '#3a9a6a', '#c07a1b', '#8d4fb3', '#b83b4b', '#4a8c9c', '#7a7a2a', '#5c5c8a'];
 
 /** The value as a decimal; 0 for anything that is not one (a drawing must not throw). */
@@ -49,24 +51,13 @@ export function barChart(title: string, section: string, groups: { name?: string
       rows.push(safe`<text class="group" x="0" y="${y + 14}">${clip(g.name, 60)}</text>`);
       y += ROW;
     }
-    let max = new Dec(0);
+    const scaleOf = (b: Bar) => decOf(b.scale ?? b.value).abs();
+    const max = Dec.max(0, ...g.bars.map(scaleOf));
     for (const b of g.bars) {
-      const v = decOf(b.scale ?? b.value);
-      if (v.abs().greaterThan(max)) max = v.abs();
-    }
-    for (const b of g.bars) {
-      const v = decOf(b.scale ?? b.value).abs();
-      const len = max.isZero()
-        ? 0
-        : Math.max(
-            v.isZero() ? 0 : 1,
-            Math.round(
-              v
-                .dividedBy(max)
-                .times(WIDTH - LABEL - VALUE - 10)
-                .toNumber(),
-            ),
-          );
+      const v = scaleOf(b);
+      // a bar that is not zero stays visible: at least one unit long
+      const share = v.isZero() ? 0 : v.dividedBy(max).times(BAR_SPACE).toNumber();
+      const len = v.isZero() ? 0 : Math.max(1, Math.round(share));
       const color = b.color ?? COLORS[colorIndex++ % COLORS.length]!;
       const data = Object.entries(b.data ?? {}).map(([k, val]) => safe` data-${k.replace(/[^a-z-]/g, '')}="${val}"`);
       rows.push(

@@ -6,13 +6,7 @@ import { barChart, type Bar } from './chart.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import type { ApprovalsInput, PlanView, ResultsView } from './model.ts';
-
-/** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
-export const group = (amount: string): string => {
-  const m = /^(-?)(\d+)(\.\d+)?$/.exec(amount);
-  if (!m) return amount;
-  return m[1]! + m[2]!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (m[3] ?? '');
-};
+import { groupThousands } from '../money.ts';
 
 // The program's own text, no value in it: the tag leaves it as written.
 const CSS = safe`
@@ -71,14 +65,14 @@ ${body}
 }
 
 const money = (field: string, value: string | undefined, cls = 'num') =>
-  safe`<td class="${cls}" data-field="${field}" data-value="${value ?? ''}">${value === undefined ? '—' : group(value)}</td>`;
+  safe`<td class="${cls}" data-field="${field}" data-value="${value ?? ''}">${value === undefined ? '—' : groupThousands(value)}</td>`;
 const count = (field: string, value: number | undefined) =>
-  safe`<td class="num" data-field="${field}" data-value="${value === undefined ? '' : String(value)}">${value === undefined ? '—' : group(String(value))}</td>`;
+  safe`<td class="num" data-field="${field}" data-value="${value === undefined ? '' : String(value)}">${value === undefined ? '—' : groupThousands(String(value))}</td>`;
 const kv = (label: string, field: string, value: string | number | undefined, mono = false) =>
   value === undefined || value === ''
     ? ''
     : safe`<tr><th>${label}</th><td data-field="${field}"${mono ? safe` class="mono"` : ''}>${String(value)}</td></tr>`;
-const plural = (n: number, word: string) => `${group(String(n))} ${word}${n === 1 ? '' : 's'}`;
+const plural = (n: number, word: string) => `${groupThousands(String(n))} ${word}${n === 1 ? '' : 's'}`;
 
 // ---------------------------------------------------------------- plan
 
@@ -137,7 +131,7 @@ export function planHtml(v: PlanView): string {
               label: t.currency,
               value: t.amount,
               scale: String(t.rows),
-              shown: `${group(t.amount)} ${t.currency} (${plural(t.rows, 'row')})`,
+              shown: `${groupThousands(t.amount)} ${t.currency} (${plural(t.rows, 'row')})`,
             })),
           },
         ],
@@ -156,7 +150,7 @@ export function planHtml(v: PlanView): string {
             .map((m): Bar => ({
               label: `${m.method} ${m.currency}`,
               value: m.amount,
-              shown: `${group(m.amount)} ${m.currency} (${plural(m.rows, 'row')})`,
+              shown: `${groupThousands(m.amount)} ${m.currency} (${plural(m.rows, 'row')})`,
               data: { method: m.method, currency: m.currency },
             })),
         })),
@@ -235,7 +229,7 @@ function invalidSection(v: PlanView): SafeHtml {
   const more = v.invalidOmitted
     ? safe`<p class="note">and ${plural(v.invalidOmitted, 'more invalid row')} not listed here: payout-batch validate FILE --report problems.csv lists them all.</p>`
     : '';
-  return safe`<section><h2>Invalid rows (never sent): ${group(String(n))}</h2><table data-section="invalid"><colgroup><col style="width:8%"><col style="width:18%"><col style="width:20%"><col></colgroup><thead><tr><th class="num">Row</th><th>Column</th><th>Code</th><th>Problem</th></tr></thead><tbody>${v.invalid.map(
+  return safe`<section><h2>Invalid rows (never sent): ${groupThousands(String(n))}</h2><table data-section="invalid"><colgroup><col style="width:8%"><col style="width:18%"><col style="width:20%"><col></colgroup><thead><tr><th class="num">Row</th><th>Column</th><th>Code</th><th>Problem</th></tr></thead><tbody>${v.invalid.map(
     (r) =>
       safe`<tr data-row="${String(r.row)}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="column">${lines(r.problems.map((p) => p.column))}</td><td data-field="code">${lines(r.problems.map((p) => p.code))}</td><td data-field="message">${lines(r.problems.map((p) => p.message))}</td></tr>`,
   )}</tbody></table>${more}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
@@ -245,7 +239,7 @@ function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml 
   const approvals = a?.approvals ?? [];
   const sent = v.totals.filter((t) => t.rows > 0);
   // what src/approvals signs: the plan file's bytes, the batch file's sha256, the rows and their amounts (before fees)
-  const totals = sent.length ? sent.map((t) => `${t.currency} ${group(t.amount)}`).join(', ') : '(none)';
+  const totals = sent.length ? sent.map((t) => `${t.currency} ${groupThousands(t.amount)}`).join(', ') : '(none)';
   const planFile = v.identity.planSha256
     ? safe` plan file with SHA-256 <span class="mono" data-field="signed-plan-sha256">${v.identity.planSha256}</span>:`
     : ' plan:';

@@ -5,13 +5,14 @@ import { basename } from 'node:path';
 import { Dec, formatAmount, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { matchHeader, type CanonicalField } from '../input/columns.ts';
-import type { BatchPlan } from '../engine/plan.ts';
+import type { BatchPlan, CurrencyPlan } from '../engine/plan.ts';
 import type { PlanFile, PlanRow } from '../engine/plan-file.ts';
 import { fileSha256, parseIdempotencyKey } from '../engine/identity.ts';
 import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/index.ts';
 import type { ResultsTable } from '../results/index.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { readAmount, type TieOutSummary } from '../engine/money-totals.ts';
+import type { ApprovalsView } from '../approvals/index.ts';
 
 /** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
 export const MAX_LISTED = 2000;
@@ -19,13 +20,7 @@ export const MAX_LISTED = 2000;
 // ---------------------------------------------------------------- approvals (input)
 
 /** One approval of a plan, as src/approvals checked it: the report shows it, never verifies it. */
-export interface ApprovalRecord {
-  name: string;
-  signedAt: string;
-  publicKeyFingerprint: string;
-  valid: boolean;
-  reason?: string;
-}
+export type ApprovalRecord = ApprovalsView['approvals'][number];
 
 export interface ApprovalsInput {
   /** Who made the plan (the plan file's preparedBy). */
@@ -231,27 +226,16 @@ function refusalsOf(p: { currencies: readonly PlanTotal[]; corridorBlocked?: boo
   return out;
 }
 
-const totalOf = (c: {
-  currency: string;
-  rows: number;
-  amount: string;
-  estimatedFees?: string;
-  feesNotKnown?: number;
-  total?: string;
-  balance?: string;
-  balanceAfter?: string;
-  shortfall?: string;
-}): PlanTotal => ({
-  currency: c.currency,
-  rows: c.rows,
-  amount: c.amount,
-  ...(c.estimatedFees !== undefined ? { fees: c.estimatedFees } : {}),
-  ...(c.feesNotKnown ? { feesNotKnown: c.feesNotKnown } : {}),
-  ...(c.total !== undefined ? { total: c.total } : {}),
-  ...(c.balance !== undefined ? { balance: c.balance } : {}),
-  ...(c.balanceAfter !== undefined ? { balanceAfter: c.balanceAfter } : {}),
-  ...(c.shortfall !== undefined ? { shortfall: c.shortfall } : {}),
-});
+type CurrencyTotals = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<CurrencyPlan>;
+
+/** A currency of a plan as the report shows it: its estimatedFees are the fees, a feesNotKnown of 0 is none. */
+function totalOf(c: CurrencyTotals): PlanTotal {
+  const t: PlanTotal = { currency: c.currency, rows: c.rows, amount: c.amount };
+  if (c.estimatedFees !== undefined) t.fees = c.estimatedFees;
+  if (c.feesNotKnown) t.feesNotKnown = c.feesNotKnown;
+  for (const k of ['total', 'balance', 'balanceAfter', 'shortfall'] as const) if (c[k] !== undefined) t[k] = c[k];
+  return t;
+}
 
 /** The plan `plan` (or `run --dry-run`) just computed. */
 export function planViewOfPlan(
@@ -329,7 +313,7 @@ export function planViewOfPlanFile(
     usable,
     (pf.invalidRows ?? []).map((r) => [r.rowNumber, { code: r.code, message: r.message }] as [number, { code: string; message: string }]),
   );
-  const totals = pf.currencies.map((c) => totalOf(c as unknown as Parameters<typeof totalOf>[0]));
+  const totals = pf.currencies.map((c) => totalOf(c as unknown as CurrencyTotals));
   const req = pf.requests as { preflight?: unknown; estimate?: unknown; usedThisMonth?: unknown; quota?: unknown };
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
   const allNotes = [...notes];

@@ -4,7 +4,7 @@
 // significant digits, which a double cannot hold exactly, stays a text cell and reads back as
 // text. The cell's number format carries the count of decimals, so "1.50" reads back as "1.50",
 // not "1.5".
-import { Dec } from '../money.ts';
+import { Dec, groupThousands } from '../money.ts';
 
 /** A canonical plain decimal: no exponent, no plus sign, no leading zeros. */
 const PLAIN_DECIMAL = /^-?(0|[1-9]\d*)(\.\d+)?$/;
@@ -76,12 +76,5 @@ export function numberText(v: number, z?: string): string {
   const formatDp = m ? (m[2]?.length ?? 0) : 0;
   const text = d.toFixed(Math.max(formatDp, d.decimalPlaces()));
   const grouped = m?.[1] !== undefined && sections.length === 2 && sections[1] === `-${sections[0]}`;
-  return grouped ? group(text) : text;
-}
-
-/** "-1234567.50" → "-1,234,567.50". */
-function group(text: string): string {
-  const m = /^(-?)(\d+)(\.\d+)?$/.exec(text);
-  if (!m) return text;
-  return `${m[1]}${m[2]!.replace(/\B(?=(\d{3})+$)/g, ',')}${m[3] ?? ''}`;
+  return grouped ? groupThousands(text) : text;
 }

@@ -99,11 +99,9 @@ export const UPLOAD_URL_TTL_MS = 15 * 60 * 1000;
 /** Spec §8: limits. */
 export const RATE_LIMIT_PER_SECOND = 5;
 export const MONTHLY_QUOTA = 10_000;
-export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
 export const COUNTRIES_DEFAULT_LIMIT = 50;
 
 /** Spec §6: webhook event types. The legacy name matches the same deliveries. */
 export const PAYOUT_STATUS_EVENT = 'payout.status.changed';
 export const PAYOUT_STATUS_EVENT_LEGACY = 'payout.status.changed.v1';
-export const WALLET_EVENTS = ['wallet.credited', 'wallet.debited'] as const;

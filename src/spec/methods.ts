@@ -3,33 +3,11 @@
 // can never disagree about what a method needs.
 import type { PayoutMethod } from './codes.ts';
 import { Dec } from '../money.ts';
+import { Beneficiary } from './beneficiary.ts';
 
-/** Spec §2 Beneficiary: the field names used by the interface. */
-export const BENEFICIARY_FIELDS = [
-  'accountName',
-  'accountCurrency',
-  'alipayId',
-  'openId',
-  'wechatUserId',
-  'iban',
-  'accountNumber',
-  'swiftCode',
-  'bankName',
-  'beneficiaryCountry',
-  'intermediarySwift',
-  'address',
-  'city',
-  'postCode',
-  'routingNumber',
-  'accountType',
-  'bankCode',
-  'sortCode',
-  'fpsId',
-  'phoneNumber',
-  'email',
-  'countryCode',
-] as const;
-export type BeneficiaryField = (typeof BENEFICIARY_FIELDS)[number];
+/** Spec §2 Beneficiary: the field names used by the interface, in the schema's order. */
+export type BeneficiaryField = keyof typeof Beneficiary.shape;
+export const BENEFICIARY_FIELDS = Object.keys(Beneficiary.shape) as BeneficiaryField[];
 
 /** Spec §2 Payment method: a field descriptor's type. */
 export type FieldType = 'string' | 'email' | 'phone' | 'number';
@@ -63,44 +41,10 @@ const FIELD_TYPES: Partial<Record<BeneficiaryField, FieldType>> = {
 export const fieldType = (f: BeneficiaryField): FieldType => FIELD_TYPES[f] ?? 'string';
 
 /** SEPA reach, ISO 3166-1 alpha-3. */
-export const SEPA_COUNTRIES = [
-  'AUT',
-  'BEL',
-  'BGR',
-  'HRV',
-  'CYP',
-  'CZE',
-  'DNK',
-  'EST',
-  'FIN',
-  'FRA',
-  'DEU',
-  'GRC',
-  'HUN',
-  'ISL',
-  'IRL',
-  'ITA',
-  'LVA',
-  'LIE',
-  'LTU',
-  'LUX',
-  'MLT',
-  'MCO',
-  'NLD',
-  'NOR',
-  'POL',
-  'PRT',
-  'ROU',
-  'SMR',
-  'SVK',
-  'SVN',
-  'ESP',
-  'SWE',
-  'CHE',
-  'GBR',
-  'AND',
-  'VAT',
-];
+const SEPA_COUNTRIES = (
+  'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN ISL IRL ITA LVA LIE ' +
+  'LTU LUX MLT MCO NLD NOR POL PRT ROU SMR SVK SVN ESP SWE CHE GBR AND VAT'
+).split(' ');
 
 /**
  * Spec §1.9 fees are "indicative" amounts without a currency for most rows. Our reading: the
@@ -181,7 +125,7 @@ export const METHOD_RULES: Record<PayoutMethod, MethodRule> = {
     required: ['accountNumber', 'bankCode'],
     optional: [],
     // The one fee the table prices in a currency other than every source that uses it: 100 NGN,
-    // also when sent from USD (see feeInSourceCurrency).
+    // also when sent from USD.
     fee: { kind: 'flat', amount: '100', currency: 'NGN' },
     settlement: 'under 24 hours',
     destinationCurrencies: ['NGN'],
@@ -281,22 +225,4 @@ export function indicativeFee(method: PayoutMethod, sourceAmount: Dec): Dec {
   if (fee.kind === 'flat') return new Dec(fee.amount);
   const band = fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
   return new Dec(band?.amount ?? 0);
-}
-
-/**
- * The fee in the source currency, unrounded. A fee priced in the destination currency (NIP's
- * 100 NGN) is converted at the corridor's rate (destination units per source unit); every other
- * fee is the table's amount in the source currency (spec §4.1: the fee is in the source currency).
- */
-export function feeInSourceCurrency(
-  method: PayoutMethod,
-  sourceAmount: Dec,
-  corridor: { sourceCurrency: string; destinationCurrency: string; rate: Dec },
-): Dec {
-  const fee = METHOD_RULES[method].fee;
-  const amount = indicativeFee(method, sourceAmount);
-  if (fee.kind === 'flat' && fee.currency && fee.currency !== corridor.sourceCurrency && fee.currency === corridor.destinationCurrency) {
-    return amount.dividedBy(corridor.rate);
-  }
-  return amount;
 }

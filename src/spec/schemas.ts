@@ -135,16 +135,9 @@ export const PayoutListItem = Payout.pick({
 });
 export type PayoutListItem = z.infer<typeof PayoutListItem>;
 
-export const pageOf = <T extends z.ZodTypeAny>(item: T) => z.object({ data: z.array(item), meta: PageMeta });
+const pageOf = <T extends z.ZodTypeAny>(item: T) => z.object({ data: z.array(item), meta: PageMeta });
 export const PayoutList = pageOf(PayoutListItem);
 export type PayoutList = z.infer<typeof PayoutList>;
-
-/** Spec §4.4 query. */
-export const ListQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-});
-export type ListQuery = z.infer<typeof ListQuery>;
 
 // ---------------------------------------------------------------- documents (§4.5, §4.6)
 
@@ -370,10 +363,9 @@ export const WebhookSubscription = z.object({
   updatedAt: isoDate,
 });
 export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
-export const WebhookSubscriptionList = z.object({ data: z.array(WebhookSubscription) });
 
 export const PayoutStatusChangedEvent = z.object({
-  eventType: z.enum(['payout.status.changed', 'payout.status.changed.v1']),
+  eventType: WebhookEventType,
   deliveryId: uuid,
   occurredAt: isoDate,
   data: z.object({

@@ -30,22 +30,18 @@ export const UNDER_REVIEW = 'ADDITIONAL_INFO_UNDER_REVIEW';
 
 const isPayoutStatus = (s: string): s is PayoutStatus => (PAYOUT_STATUSES as readonly string[]).includes(s);
 
-/** The position of a status in the forward order (higher is later). */
+const RANKS = new Map<string, number>([
+  ['PENDING', 0],
+  ['ADDITIONAL_INFO_REQUIRED', 1],
+  ['PROCESSING', 3],
+  ['SUCCESSFUL', 4],
+  ['FAILED', 4],
+  ['REJECTED', 4],
+]);
+
+/** The position of a status in the forward order (higher is later; -1 for a word that is no payout status). */
 export function statusRank(p: StatusPoint): number {
-  switch (p.status) {
-    case 'PENDING':
-      return p.statusDetail === UNDER_REVIEW ? 2 : 0;
-    case 'ADDITIONAL_INFO_REQUIRED':
-      return 1;
-    case 'PROCESSING':
-      return 3;
-    case 'SUCCESSFUL':
-    case 'FAILED':
-    case 'REJECTED':
-      return 4;
-    default:
-      return -1;
-  }
+  return p.status === 'PENDING' && p.statusDetail === UNDER_REVIEW ? 2 : (RANKS.get(p.status) ?? -1);
 }
 
 const time = (iso: string | undefined): number | undefined => {
