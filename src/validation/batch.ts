@@ -8,7 +8,6 @@ import type { InputWarning, RawRow } from '../input/rows.ts';
 import { Dec, formatAmount } from '../money.ts';
 import type { PayoutMethod } from '../spec/codes.ts';
 import type { DocumentCheck } from './documents.ts';
-import { cachedDocumentChecker } from './documents.ts';
 import type { Problem } from './problems.ts';
 import { parseRow, type RowContext, type RowResult } from './row.ts';
 import type { PayoutRow } from './schemas.ts';
@@ -99,7 +98,7 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
     file: src.file,
     fields: src.fields,
     baseDir: dirname(resolve(path)),
-    checkDocument: options.checkDocument ?? cachedDocumentChecker(),
+    checkDocument: options.checkDocument,
   };
   const fileProblems: Problem[] = [];
   const summary = emptySummary(src.file, src.format);

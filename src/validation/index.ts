@@ -23,6 +23,6 @@ export {
   type PayoutRow,
 } from './schemas.ts';
 export { parseAmount, readAmountText, type AmountResult } from './amount.ts';
-export { checkDocumentFile, cachedDocumentChecker, sniffDocumentType, type DocumentCheck } from './documents.ts';
+export { checkDocumentFile, sniffDocumentType, type DocumentCheck } from './documents.ts';
 export { PROBLEM_CODES, formatProblem, isError, type Problem, type ProblemCode, type Severity } from './problems.ts';
 export * as fields from './fields.ts';

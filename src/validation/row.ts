@@ -10,7 +10,7 @@ import { maskAccount } from '../mask.ts';
 import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
 import type { RawRow } from '../input/rows.ts';
 import { parseAmount } from './amount.ts';
-import { cachedDocumentChecker, documentPath, documentPaths, type DocumentCheck } from './documents.ts';
+import { checkDocumentFile, documentPath, documentPaths, type DocumentCheck } from './documents.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
 import {
@@ -31,7 +31,7 @@ export interface RowContext {
   fields: Partial<Record<CanonicalField, string>>;
   /** Folder the document paths are relative to: the batch file's folder. */
   baseDir: string;
-  /** Document checker; defaults to one reading the files (cached). */
+  /** Document checker; defaults to checkDocumentFile. */
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
 }
 
@@ -71,7 +71,6 @@ export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set([
 /** A date-formatted Excel cell is refused in these columns: the identifiers and the amount. */
 const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount'];
 
-const defaultChecker = cachedDocumentChecker();
 type PayoutField = keyof typeof PAYOUT_FIELD_CHECKS;
 const PAYOUT_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as PayoutField[];
 
@@ -440,7 +439,7 @@ function documentsOf(r: RowReader, withdrawal: boolean): string[] {
       `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`,
     );
   }
-  const check = r.ctx.checkDocument ?? defaultChecker;
+  const check = r.ctx.checkDocument ?? checkDocumentFile;
   for (const d of list) {
     const abs = documentPath(r.ctx.baseDir, d);
     const c = check(abs, d);
