@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/index.ts';
+import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/columns.ts';
 import {
   FIELD_CHECKS,
   METHOD_FIELD_CHECKS,
