@@ -177,13 +177,13 @@ function checkShape(r: RowReader): void {
   }
 }
 
-/** The payout fields (their validators are those of PayoutFieldsSchema), normalized. */
+/** The payout fields, each by its validator (PAYOUT_FIELD_CHECKS), normalized. */
 function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
   const top: Partial<Record<PayoutField, string>> = {};
   for (const f of PAYOUT_FIELDS) {
     const v = r.cell(f);
     if (v === '') {
-      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) r.add('error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
+      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) r.add('error', 'MISSING_VALUE', f, `${f} is required`, REQUIRED_HINTS[f]);
       continue;
     }
     const c = PAYOUT_FIELD_CHECKS[f](v);
@@ -472,20 +472,12 @@ export function probableDuplicateKey(
   return [accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency].join('|');
 }
 
-function requiredHint(f: string): string | undefined {
-  switch (f) {
-    case 'reference':
-      return 'a reference unique in the file, e.g. PAY-2025-001';
-    case 'sourceCurrency':
-    case 'destinationCurrency':
-      return 'a 3-letter ISO 4217 code such as USD';
-    case 'destinationCountryCode':
-      return 'a 3-letter ISO 3166-1 alpha-3 code such as NGA';
-    case 'method':
-      return 'a payout method such as SEPA, NIP, ACH';
-    case 'narration':
-      return 'a payment description of 1 to 140 characters';
-    default:
-      return undefined;
-  }
-}
+/** What a required payout field holds, for its MISSING_VALUE problem. */
+const REQUIRED_HINTS: Partial<Record<PayoutField, string>> = {
+  reference: 'a reference unique in the file, e.g. PAY-2025-001',
+  sourceCurrency: 'a 3-letter ISO 4217 code such as USD',
+  destinationCurrency: 'a 3-letter ISO 4217 code such as USD',
+  destinationCountryCode: 'a 3-letter ISO 3166-1 alpha-3 code such as NGA',
+  method: 'a payout method such as SEPA, NIP, ACH',
+  narration: 'a payment description of 1 to 140 characters',
+};

@@ -20,7 +20,7 @@ export interface IssueParams {
 }
 
 /** A zod schema from a field validator: text in, normalized text out, or an issue. */
-export const fieldSchema = (check: F.FieldCheck) =>
+const fieldSchema = (check: F.FieldCheck) =>
   z.string().transform((v, ctx) => {
     const r = check(v);
     if (r.ok) return r.value;
@@ -164,7 +164,7 @@ export const BENEFICIARY_SCHEMAS = Object.fromEntries(PAYOUT_METHODS.map((m) => 
   ReturnType<typeof beneficiarySchema>
 >;
 
-export const methodCheck: F.FieldCheck = (raw) => {
+const methodCheck: F.FieldCheck = (raw) => {
   const m = canonicalMethod(raw);
   if (m) return { ok: true, value: m };
   return {
@@ -187,14 +187,6 @@ export const PAYOUT_FIELD_CHECKS = {
   withdrawal: F.booleanText,
 } as const;
 export const OPTIONAL_PAYOUT_FIELDS: ReadonlySet<string> = new Set(['remitterAddress', 'withdrawal']);
-export const PayoutFieldsSchema = z.object(
-  Object.fromEntries(
-    Object.entries(PAYOUT_FIELD_CHECKS).map(([f, check]) => [
-      f,
-      OPTIONAL_PAYOUT_FIELDS.has(f) ? fieldSchema(check).optional() : fieldSchema(check),
-    ]),
-  ) as { [K in keyof typeof PAYOUT_FIELD_CHECKS]: ReturnType<typeof fieldSchema> },
-);
 
 /** A valid row, ready to become an initiate body (plus its documents to upload). */
 export const PayoutRowSchema = z.object({
