@@ -15,7 +15,7 @@ import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
 import {
   BENEFICIARY_SCHEMAS,
-  METHOD_FIELD_SETS,
+  methodFields,
   OPTIONAL_PAYOUT_FIELDS,
   PAYOUT_FIELD_CHECKS,
   minDigits,
@@ -316,7 +316,7 @@ function beneficiaryOf(
   overrides: Record<string, string>,
   trapped: Set<string>,
 ): Beneficiary | undefined {
-  const used = METHOD_FIELD_SETS[method];
+  const used = new Set<string>(methodFields(method));
   // the method's non-empty fields (an empty cell is a missing value to the schema)
   const input: Record<string, string> = {};
   for (const f of BENEFICIARY_COLUMNS) {

@@ -77,26 +77,13 @@ export function minDigits(field: BeneficiaryColumn, method: PayoutMethod | undef
   return undefined;
 }
 
-/** The beneficiary fields a method takes, in template order: the rest are not sent. */
+/** The beneficiary fields a method takes (spec §4.2): the rest are not sent. */
 export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
-  return [...METHOD_FIELDS[method]];
+  const rule = METHOD_RULES[method];
+  return [
+    ...new Set([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode']),
+  ] as BeneficiaryColumn[];
 }
-const METHOD_FIELDS = Object.fromEntries(
-  PAYOUT_METHODS.map((m) => {
-    const rule = METHOD_RULES[m];
-    return [
-      m,
-      [
-        ...new Set([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode']),
-      ] as BeneficiaryColumn[],
-    ];
-  }),
-) as unknown as Record<PayoutMethod, readonly BeneficiaryColumn[]>;
-/** The method's fields as a set (shared, do not change). */
-export const METHOD_FIELD_SETS = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, new Set<string>(METHOD_FIELDS[m])])) as unknown as Record<
-  PayoutMethod,
-  ReadonlySet<string>
->;
 
 export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required] as BeneficiaryColumn[];
