@@ -50,17 +50,7 @@ export type BeneficiaryColumn = (typeof BENEFICIARY_COLUMNS)[number];
  * needs a value from an absent column gets a row error instead. narration is required because
  * the initiate body requires it (src/spec/schemas.ts).
  */
-export const REQUIRED_COLUMNS: readonly CanonicalField[] = [
-  'reference',
-  'sourceAmount',
-  'sourceCurrency',
-  'destinationCurrency',
-  'destinationCountryCode',
-  'method',
-  'accountName',
-  'accountCurrency',
-  'narration',
-];
+export const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];
 
 /** Header text as compared: lower case, letters and digits only. */
 export const normalizeHeader = (h: string): string =>

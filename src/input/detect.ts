@@ -1,5 +1,4 @@
 // Telling what a file is from its first bytes: Excel or text, which text encoding, which delimiter.
-import iconv from 'iconv-lite';
 
 export type FileKind = 'xlsx' | 'xls' | 'csv' | 'binary';
 
@@ -24,7 +23,7 @@ export function sniffKind(head: Uint8Array): FileKind {
 /** The encodings we read, under the names iconv-lite uses. */
 export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
 
-export function bomEncoding(head: Uint8Array): { encoding: TextEncoding; bomBytes: number } | undefined {
+function bomEncoding(head: Uint8Array): { encoding: TextEncoding; bomBytes: number } | undefined {
   if (startsWith(head, [0xef, 0xbb, 0xbf])) return { encoding: 'utf-8', bomBytes: 3 };
   if (startsWith(head, [0xff, 0xfe])) return { encoding: 'utf-16le', bomBytes: 2 };
   if (startsWith(head, [0xfe, 0xff])) return { encoding: 'utf-16be', bomBytes: 2 };
@@ -48,7 +47,7 @@ function utf16WithoutBom(head: Uint8Array): TextEncoding | undefined {
 }
 
 /** Is this byte prefix valid UTF-8? A multi-byte sequence cut at the end of the sample is allowed. */
-export function isValidUtf8Prefix(buf: Uint8Array): boolean {
+function isValidUtf8Prefix(buf: Uint8Array): boolean {
   let i = 0;
   const n = buf.length;
   while (i < n) {
@@ -98,13 +97,11 @@ const ENCODING_NAMES: Record<string, TextEncoding> = {
   iso88591: 'windows-1252',
   ansi: 'windows-1252',
 };
-export const ENCODING_CHOICES = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
 
 /** --encoding value → our name; undefined when not one we read. latin1 reads as Windows-1252, its superset. */
 export function parseEncodingName(name: string): TextEncoding | undefined {
   const n = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-  const e = ENCODING_NAMES[n];
-  return e && iconv.encodingExists(e) ? e : undefined;
+  return Object.hasOwn(ENCODING_NAMES, n) ? ENCODING_NAMES[n] : undefined;
 }
 
 export const DELIMITERS = [',', ';', '\t', '|'] as const;

@@ -31,5 +31,3 @@ export class InputError extends Error {
     this.name = 'InputError';
   }
 }
-
-export const isInputError = (e: unknown): e is InputError => e instanceof InputError;

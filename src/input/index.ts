@@ -1,39 +1,17 @@
 // Reading a batch file: CSV (streamed) or Excel, to rows keyed by the file's own headers, with
 // the mapping of those headers to the payout columns. No validation happens here.
-import { open, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { InputError } from './errors.ts';
 import { sniffKind, parseEncodingName, type Delimiter, type TextEncoding } from './detect.ts';
 import { openCsv } from './csv.ts';
 import { checkWorkbookFileSize } from './zip-guard.ts';
-import { shapeRows, type InputWarning, type RawRow } from './rows.ts';
+import { shapeRows, type InputWarning, type RawRow, type ShapedRows } from './rows.ts';
 import type { CanonicalField } from './columns.ts';
 
-export { InputError, isInputError, INPUT_ERROR_CODES, type InputErrorCode } from './errors.ts';
-export {
-  CANONICAL_FIELDS,
-  REQUIRED_COLUMNS,
-  COLUMN_ALIASES,
-  PAYOUT_COLUMNS,
-  BENEFICIARY_COLUMNS,
-  TRAILING_COLUMNS,
-  normalizeHeader,
-  matchHeader,
-  mapColumns,
-  type CanonicalField,
-  type BeneficiaryColumn,
-  type ColumnMapping,
-} from './columns.ts';
-export {
-  detectEncoding,
-  detectDelimiter,
-  parseEncodingName,
-  sniffKind,
-  ENCODING_CHOICES,
-  type TextEncoding,
-  type Delimiter,
-} from './detect.ts';
-export type { RawRow, InputWarning, InputWarningCode } from './rows.ts';
+export { InputError } from './errors.ts';
+export { detectEncoding, detectDelimiter, parseEncodingName, sniffKind, type TextEncoding } from './detect.ts';
+export type { RawRow } from './rows.ts';
 
 export type BatchFormat = 'csv' | 'xlsx' | 'xls';
 
@@ -130,27 +108,13 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
     checkWorkbookFileSize(file, size); // before reading it whole
     let buf: Buffer;
     try {
-      const { readFile } = await import('node:fs/promises');
       buf = await readFile(path);
     } catch (e) {
       throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as Error).message}).`);
     }
     const { openExcel } = await import('./excel.ts');
     const x = await openExcel(buf, file, options.sheet);
-    const shaped = await shapeRows(file, x.records, () => {});
-    return {
-      file,
-      format: kind,
-      sheet: x.sheet,
-      sheets: x.sheets,
-      headerRow: shaped.headerRow,
-      columns: shaped.columns,
-      mapping: shaped.mapping,
-      fields: shaped.fields,
-      warnings: shaped.warnings,
-      rows: shaped.rows,
-      close: async () => {},
-    };
+    return { file, format: kind, sheet: x.sheet, sheets: x.sheets, ...sourceOf(await shapeRows(file, x.records)), close: async () => {} };
   }
 
   if (options.sheet !== undefined)
@@ -162,19 +126,12 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
       throw new InputError('ENCODING', file, `unknown --encoding "${options.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);
   }
   const csv = openCsv(path, file, head, encoding);
-  const shaped = await shapeRows(file, csv.records, () => csv.close());
-  return {
-    file,
-    format: 'csv',
-    encoding: csv.encoding,
-    encodingDetectedBy: csv.encodingDetectedBy,
-    delimiter: csv.delimiter,
-    headerRow: shaped.headerRow,
-    columns: shaped.columns,
-    mapping: shaped.mapping,
-    fields: shaped.fields,
-    warnings: shaped.warnings,
-    rows: shaped.rows,
-    close: async () => csv.close(),
-  };
+  const { encoding: read, encodingDetectedBy, delimiter } = csv;
+  const shaped = sourceOf(await shapeRows(file, csv.records));
+  return { file, format: 'csv', encoding: read, encodingDetectedBy, delimiter, ...shaped, close: async () => csv.close() };
+}
+
+/** The shaped rows as a source's fields, in the order a source lists them. */
+function sourceOf({ headerRow, columns, mapping, fields, warnings, rows }: ShapedRows) {
+  return { headerRow, columns, mapping, fields, warnings, rows };
 }

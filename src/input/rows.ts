@@ -28,9 +28,8 @@ export interface RawRow {
   extraCells?: number;
 }
 
-export type InputWarningCode = 'BLANK_ROWS' | 'TOTALS_ROW' | 'COLUMN_IGNORED';
 export interface InputWarning {
-  code: InputWarningCode;
+  code: 'BLANK_ROWS' | 'TOTALS_ROW' | 'COLUMN_IGNORED';
   /** First row concerned (undefined for header notes). */
   row?: number;
   /** Last row of a range of blank rows. */
@@ -65,18 +64,14 @@ export interface ShapedRows extends ColumnMapping {
  * with a warning when it is a totals row: a cell reads "Total", "Totals", "Grand total",
  * "Subtotal" or "Sum", or reference, method and accountName are all empty while sourceAmount is not.
  */
-export async function shapeRows(
-  file: string,
-  records: AsyncIterable<SourceRecord>,
-  onDone: () => Promise<void> | void,
-): Promise<ShapedRows> {
+export async function shapeRows(file: string, records: AsyncIterable<SourceRecord>): Promise<ShapedRows> {
   const it = records[Symbol.asyncIterator]();
-  const { header, leadingBlank } = await readHeader(file, it, onDone);
+  const { header, leadingBlank } = await readHeader(file, it);
   let mapped: ColumnMapping;
   try {
     mapped = mapColumns(header.values, file, header.rowNumber);
   } catch (e) {
-    await onDone();
+    await it.return?.(); // the reader releases the file when its records are abandoned
     throw e;
   }
   const warnings: InputWarning[] = mapped.notes.map((message) => ({ code: 'COLUMN_IGNORED', message }));
@@ -131,7 +126,6 @@ export async function shapeRows(
         throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
     } finally {
       await it.return?.();
-      await onDone();
     }
   }
 
@@ -148,23 +142,15 @@ export async function shapeRows(
   return { ...mapped, headerRow: header.rowNumber, warnings, rows: rows() };
 }
 
-/** Reads up to the header: the first non-blank record (the blank ones before it noted). */
-async function readHeader(
-  file: string,
-  it: AsyncIterator<SourceRecord>,
-  onDone: () => Promise<void> | void,
-): Promise<{ header: SourceRecord; leadingBlank: number[] }> {
+/**
+ * Reads up to the header: the first non-blank record (the blank ones before it noted). A reader
+ * that fails or ends has released its file already.
+ */
+async function readHeader(file: string, it: AsyncIterator<SourceRecord>): Promise<{ header: SourceRecord; leadingBlank: number[] }> {
   const leadingBlank: number[] = [];
   for (;;) {
-    let first: IteratorResult<SourceRecord>;
-    try {
-      first = await it.next();
-    } catch (e) {
-      await onDone();
-      throw e;
-    }
+    const first = await it.next();
     if (first.done) {
-      await onDone();
       throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
     }
     if (!isBlank(first.value.values)) return { header: first.value, leadingBlank };
@@ -183,17 +169,11 @@ function rowOf(r: SourceRecord, columns: string[]): RawRow {
   const row: RawRow = { rowNumber: r.rowNumber, cells };
   const extra = r.values.slice(width).filter((v) => v.trim() !== '').length;
   if (extra) row.extraCells = extra;
-  if (r.numbers) {
-    for (let i = 0; i < width; i++) {
-      const n = r.numbers[i];
-      if (n !== undefined) (row.numbers ??= {})[columns[i]!] = n;
-    }
-  }
-  if (r.dates) {
-    for (let i = 0; i < width; i++) {
-      const d = r.dates[i];
-      if (d !== undefined) (row.dates ??= {})[columns[i]!] = d;
-    }
+  for (let i = 0; i < width; i++) {
+    const n = r.numbers?.[i];
+    const d = r.dates?.[i];
+    if (n !== undefined) (row.numbers ??= {})[columns[i]!] = n;
+    if (d !== undefined) (row.dates ??= {})[columns[i]!] = d;
   }
   return row;
 }

@@ -15,6 +15,7 @@ export type AmountResult =
 
 const EXPECTED = 'a positive amount such as 1234.56 (a dot for decimals; "1,234.56" and "1.234,56" are accepted)';
 const GROUP_CHARS = new Set([' ', "'", ',', '.']);
+const invalid = (message: string) => ({ ok: false, code: 'INVALID_AMOUNT', message, expected: EXPECTED }) as const;
 
 /** Digits grouped by thousands: a first group of 1-3 digits, then groups of exactly 3. */
 function validGrouping(intPart: string, sep: string): boolean {
@@ -25,27 +26,17 @@ function validGrouping(intPart: string, sep: string): boolean {
 /** Reads amount text to a canonical decimal string ("1234.56"), or says why it cannot. */
 export function readAmountText(raw: string): { ok: true; text: string; readingNote?: string } | Extract<AmountResult, { ok: false }> {
   let s = raw.trim().replace(/[\u00a0\u202f\u2009]/g, ' ');
-  if (s === '') return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is empty', expected: EXPECTED };
+  if (s === '') return invalid('the amount is empty');
   if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')'))) {
-    return {
-      ok: false,
-      code: 'INVALID_AMOUNT',
-      message: 'the amount is negative; a payout amount must be more than zero',
-      expected: EXPECTED,
-    };
+    return invalid('the amount is negative; a payout amount must be more than zero');
   }
   if (s.startsWith('+')) s = s.slice(1).trim();
   if (/^\d(\.\d+)?e[+-]?\d+$/i.test(s)) {
-    return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is in scientific notation', expected: EXPECTED };
+    return invalid('the amount is in scientific notation');
   }
   if (/^[.,]\d/.test(s)) s = '0' + s;
   if (!/^\d[\d ,.']*$/.test(s) || !/\d$/.test(s)) {
-    return {
-      ok: false,
-      code: 'INVALID_AMOUNT',
-      message: "not a number: only digits and the separators , . space and ' are allowed (no currency symbol)",
-      expected: EXPECTED,
-    };
+    return invalid("not a number: only digits and the separators , . space and ' are allowed (no currency symbol)");
   }
   const dots = s.split('.').length - 1;
   const commas = s.split(',').length - 1;
@@ -71,27 +62,15 @@ export function readAmountText(raw: string): { ok: true; text: string; readingNo
   // with a single kind of separator repeated ("1.234.567", "1,234,567") it groups thousands
   const [intRaw, fracRaw = ''] = decimal ? (s.split(decimal) as [string, string?]) : [s];
   if (decimal && s.split(decimal).length > 2) {
-    return { ok: false, code: 'INVALID_AMOUNT', message: `"${decimal}" appears twice as the decimal mark`, expected: EXPECTED };
+    return invalid(`"${decimal}" appears twice as the decimal mark`);
   }
   if (!/^\d*$/.test(fracRaw)) {
-    return { ok: false, code: 'INVALID_AMOUNT', message: 'separators after the decimal mark', expected: EXPECTED };
+    return invalid('separators after the decimal mark');
   }
   const groupSeps = [...new Set([...intRaw].filter((c) => GROUP_CHARS.has(c)))];
-  if (groupSeps.length > 1) {
-    return {
-      ok: false,
-      code: 'INVALID_AMOUNT',
-      message: `digits grouped with both ${groupSeps.map((g) => `"${g}"`).join(' and ')}`,
-      expected: EXPECTED,
-    };
-  }
+  if (groupSeps.length > 1) return invalid(`digits grouped with both ${groupSeps.map((g) => `"${g}"`).join(' and ')}`);
   if (groupSeps.length === 1 && !validGrouping(intRaw, groupSeps[0]!)) {
-    return {
-      ok: false,
-      code: 'INVALID_AMOUNT',
-      message: `"${raw.trim()}" groups digits irregularly (thousands groups have 3 digits)`,
-      expected: EXPECTED,
-    };
+    return invalid(`"${raw.trim()}" groups digits irregularly (thousands groups have 3 digits)`);
   }
   const intDigits = groupSeps.length ? intRaw.split(groupSeps[0]!).join('') : intRaw;
   const text = fracRaw ? `${intDigits}.${fracRaw}` : intDigits;
@@ -129,8 +108,7 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
       expected: `${new Dec(thousands).toFixed(places)}${decimalFits ? ` or ${value.toFixed(places)}` : ''}, written without a thousands separator`,
     };
   }
-  if (value.isZero())
-    return { ok: false, code: 'INVALID_AMOUNT', message: 'the amount is zero; a payout amount must be more than zero', expected: EXPECTED };
+  if (value.isZero()) return invalid('the amount is zero; a payout amount must be more than zero');
   if (value.precision(true) > 15) {
     return {
       ok: false,

@@ -4,11 +4,10 @@
 // small totals: not the rows.
 import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/index.ts';
-import type { InputWarning, RawRow } from '../input/rows.ts';
+import type { RawRow } from '../input/rows.ts';
 import { Dec, formatAmount } from '../money.ts';
 import type { PayoutMethod } from '../spec/codes.ts';
 import type { DocumentCheck } from './documents.ts';
-import { cachedDocumentChecker } from './documents.ts';
 import type { Problem } from './problems.ts';
 import { parseRow, type RowContext, type RowResult } from './row.ts';
 import type { PayoutRow } from './schemas.ts';
@@ -82,12 +81,6 @@ export interface BatchValidation {
   close(): Promise<void>;
 }
 
-export function warningToProblem(file: string, w: InputWarning): Problem {
-  const p: Problem = { severity: 'warning', code: w.code, file, message: w.message };
-  if (w.row !== undefined) p.row = w.row;
-  return p;
-}
-
 /**
  * Opens and validates a batch. Throws InputError when the file cannot be used at all (also while
  * iterating: a CSV broken halfway, or a file with a header and no rows).
@@ -99,7 +92,7 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
     file: src.file,
     fields: src.fields,
     baseDir: dirname(resolve(path)),
-    checkDocument: options.checkDocument ?? cachedDocumentChecker(),
+    checkDocument: options.checkDocument,
   };
   const fileProblems: Problem[] = [];
   const summary = emptySummary(src.file, src.format);
@@ -110,7 +103,13 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
       const w = warnings[drained]!;
       if (w.code === 'BLANK_ROWS') summary.skipped += (w.rowEnd ?? w.row ?? 0) - (w.row ?? 0) + 1;
       if (w.code === 'TOTALS_ROW') summary.skipped++;
-      const p = warningToProblem(src.file, w);
+      const p: Problem = {
+        severity: 'warning',
+        code: w.code,
+        file: src.file,
+        message: w.message,
+        ...(w.row !== undefined && { row: w.row }),
+      };
       countProblem(summary, p);
       fileProblems.push(p);
     }
@@ -226,23 +225,15 @@ function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow,
 
 /** One running total per corridor; currency and method totals are folded from them at the end. */
 function addToCorridor(corridors: Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>, payout: PayoutRow): void {
-  const ck = `${payout.sourceCurrency}|${payout.destinationCurrency}|${payout.destinationCountryCode}|${payout.method}`;
-  const c = corridors.get(ck);
-  if (c) {
-    c.c.rows++;
-    c.amount = c.amount.plus(payout.sourceAmount);
-    return;
-  }
-  corridors.set(ck, {
-    c: {
-      sourceCurrency: payout.sourceCurrency,
-      destinationCurrency: payout.destinationCurrency,
-      destinationCountryCode: payout.destinationCountryCode,
-      method: payout.method,
-      rows: 1,
-    },
-    amount: payout.sourceAmount,
-  });
+  const { sourceCurrency, destinationCurrency, destinationCountryCode, method } = payout;
+  const key = `${sourceCurrency}|${destinationCurrency}|${destinationCountryCode}|${method}`;
+  const c = corridors.get(key) ?? {
+    c: { sourceCurrency, destinationCurrency, destinationCountryCode, method, rows: 0 },
+    amount: new Dec(0),
+  };
+  c.c.rows++;
+  c.amount = c.amount.plus(payout.sourceAmount);
+  corridors.set(key, c);
 }
 
 /** The summary's totals by source currency, by method and by corridor, from the corridors' running totals. */

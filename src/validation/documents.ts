@@ -27,39 +27,26 @@ export function sniffDocumentType(head: Uint8Array): DocumentContentType | undef
   return undefined;
 }
 
-const EXPECTED_TYPE = 'a PDF, JPEG or PNG file';
-
 /** Checks one document on disk (synchronously: a few bytes per file). */
 export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentCheck {
+  const refused = (code: Extract<DocumentCheck, { ok: false }>['code'], message: string, expected: string): DocumentCheck => ({
+    ok: false,
+    path: absPath,
+    code,
+    message: `"${shownAs}" ${message}`,
+    expected,
+  });
   let size: number;
   try {
     const st = statSync(absPath);
-    if (!st.isFile())
-      return {
-        ok: false,
-        path: absPath,
-        code: 'DOCUMENT_NOT_FOUND',
-        message: `"${shownAs}" is not a file`,
-        expected: 'the path of a file, relative to the batch file',
-      };
+    if (!st.isFile()) return refused('DOCUMENT_NOT_FOUND', 'is not a file', 'the path of a file, relative to the batch file');
     size = st.size;
   } catch {
-    return {
-      ok: false,
-      path: absPath,
-      code: 'DOCUMENT_NOT_FOUND',
-      message: `"${shownAs}" does not exist`,
-      expected: "the path of a file, relative to the batch file's folder",
-    };
+    return refused('DOCUMENT_NOT_FOUND', 'does not exist', "the path of a file, relative to the batch file's folder");
   }
   if (size > MAX_DOCUMENT_BYTES) {
-    return {
-      ok: false,
-      path: absPath,
-      code: 'DOCUMENT_TOO_LARGE',
-      message: `"${shownAs}" is ${(size / 1024 / 1024).toFixed(1)} MB; the service takes at most 10 MB per file`,
-      expected: 'a file of at most 10 MB',
-    };
+    const mb = (size / 1024 / 1024).toFixed(1);
+    return refused('DOCUMENT_TOO_LARGE', `is ${mb} MB; the service takes at most 10 MB per file`, 'a file of at most 10 MB');
   }
   const head = Buffer.alloc(8);
   let n = 0;
@@ -71,40 +58,11 @@ export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentC
       closeSync(fd);
     }
   } catch (e) {
-    return {
-      ok: false,
-      path: absPath,
-      code: 'DOCUMENT_NOT_FOUND',
-      message: `"${shownAs}" cannot be read (${(e as NodeJS.ErrnoException).code})`,
-      expected: 'a readable file',
-    };
+    return refused('DOCUMENT_NOT_FOUND', `cannot be read (${(e as NodeJS.ErrnoException).code})`, 'a readable file');
   }
   const type = sniffDocumentType(head.subarray(0, n));
-  if (!type)
-    return {
-      ok: false,
-      path: absPath,
-      code: 'DOCUMENT_TYPE',
-      message: `"${shownAs}" is not a PDF, JPEG or PNG (by its content, whatever its name)`,
-      expected: EXPECTED_TYPE,
-    };
+  if (!type) return refused('DOCUMENT_TYPE', 'is not a PDF, JPEG or PNG (by its content, whatever its name)', 'a PDF, JPEG or PNG file');
   return { ok: true, path: absPath, contentType: type, bytes: size };
-}
-
-/** A checker that remembers the last `max` answers: payrolls often attach the same file to many rows. */
-export function cachedDocumentChecker(max = 1000): (absPath: string, shownAs?: string) => DocumentCheck {
-  const cache = new Map<string, DocumentCheck>();
-  return (absPath, shownAs) => {
-    const hit = cache.get(absPath);
-    if (hit) {
-      if (hit.ok || shownAs === undefined) return hit;
-      return { ...hit, message: hit.message.replace(/^"[^"]*"/, `"${shownAs}"`) };
-    }
-    const r = checkDocumentFile(absPath, shownAs);
-    if (cache.size >= max) cache.delete(cache.keys().next().value!);
-    cache.set(absPath, r);
-    return r;
-  };
 }
 
 /** The document paths of a cell: split on ";", each trimmed, empty ones dropped. */
@@ -179,7 +137,7 @@ export function fingerprintDocument(absPath: string): DocumentFingerprint | unde
  * A document checker that also keeps each valid document's fingerprint (by absolute path), for
  * readDocumentForUpload. A document it cannot fingerprint is refused like one it cannot read.
  */
-export function fingerprintingChecker(check = cachedDocumentChecker()): {
+export function fingerprintingChecker(): {
   check: (absPath: string, shownAs?: string) => DocumentCheck;
   fingerprints: Map<string, DocumentFingerprint>;
 } {
@@ -187,7 +145,7 @@ export function fingerprintingChecker(check = cachedDocumentChecker()): {
   return {
     fingerprints,
     check: (absPath, shownAs) => {
-      const r = check(absPath, shownAs);
+      const r = checkDocumentFile(absPath, shownAs);
       if (!r.ok || fingerprints.has(absPath)) return r;
       const fp = fingerprintDocument(absPath);
       if (!fp)

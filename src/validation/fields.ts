@@ -24,7 +24,7 @@ const bad = (code: ProblemCode, message: string, expected: string): FieldResult 
 
 // ------------------------------------------------------------------ codes
 
-export const ALPHA3 = new Set(Object.keys(countries.getAlpha3Codes()));
+const ALPHA3 = new Set(Object.keys(countries.getAlpha3Codes()));
 
 export const currencyCode: FieldCheck = (raw) => {
   const v = raw.trim().toUpperCase();
@@ -267,19 +267,15 @@ export const wechatUserId: FieldCheck = (raw) => {
 
 // ------------------------------------------------------------------ free text
 
+/** Control characters and line breaks; a tab is allowed. */
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 export const text =
-  (max: number, what: string, multiline = false): FieldCheck =>
+  (max: number, what: string): FieldCheck =>
   (raw) => {
     const v = raw.trim();
-    if (CONTROL.test(v) || (!multiline && /[\r\n]/.test(v))) {
-      return bad(
-        'INVALID_TEXT',
-        `${what} holds control characters${multiline ? '' : ' or line breaks'}`,
-        `plain text of at most ${max} characters`,
-      );
-    }
+    if (CONTROL.test(v))
+      return bad('INVALID_TEXT', `${what} holds control characters or line breaks`, `plain text of at most ${max} characters`);
     if (v.length > max)
       return bad('TOO_LONG', `${what} has ${v.length} characters; at most ${max} are allowed`, `at most ${max} characters`);
     return ok(v);

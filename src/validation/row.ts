@@ -10,12 +10,12 @@ import { maskAccount } from '../mask.ts';
 import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
 import type { RawRow } from '../input/rows.ts';
 import { parseAmount } from './amount.ts';
-import { cachedDocumentChecker, documentPath, documentPaths, type DocumentCheck } from './documents.ts';
+import { checkDocumentFile, documentPath, documentPaths, type DocumentCheck } from './documents.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
 import {
   BENEFICIARY_SCHEMAS,
-  METHOD_FIELD_SETS,
+  methodFields,
   OPTIONAL_PAYOUT_FIELDS,
   PAYOUT_FIELD_CHECKS,
   minDigits,
@@ -31,7 +31,7 @@ export interface RowContext {
   fields: Partial<Record<CanonicalField, string>>;
   /** Folder the document paths are relative to: the batch file's folder. */
   baseDir: string;
-  /** Document checker; defaults to one reading the files (cached). */
+  /** Document checker; defaults to checkDocumentFile. */
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
 }
 
@@ -71,7 +71,6 @@ export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set([
 /** A date-formatted Excel cell is refused in these columns: the identifiers and the amount. */
 const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount'];
 
-const defaultChecker = cachedDocumentChecker();
 type PayoutField = keyof typeof PAYOUT_FIELD_CHECKS;
 const PAYOUT_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as PayoutField[];
 
@@ -178,13 +177,13 @@ function checkShape(r: RowReader): void {
   }
 }
 
-/** The payout fields (their validators are those of PayoutFieldsSchema), normalized. */
+/** The payout fields, each by its validator (PAYOUT_FIELD_CHECKS), normalized. */
 function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
   const top: Partial<Record<PayoutField, string>> = {};
   for (const f of PAYOUT_FIELDS) {
     const v = r.cell(f);
     if (v === '') {
-      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) r.add('error', 'MISSING_VALUE', f, `${f} is required`, requiredHint(f));
+      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) r.add('error', 'MISSING_VALUE', f, `${f} is required`, REQUIRED_HINTS[f]);
       continue;
     }
     const c = PAYOUT_FIELD_CHECKS[f](v);
@@ -317,7 +316,7 @@ function beneficiaryOf(
   overrides: Record<string, string>,
   trapped: Set<string>,
 ): Beneficiary | undefined {
-  const used = METHOD_FIELD_SETS[method];
+  const used = new Set<string>(methodFields(method));
   // the method's non-empty fields (an empty cell is a missing value to the schema)
   const input: Record<string, string> = {};
   for (const f of BENEFICIARY_COLUMNS) {
@@ -440,7 +439,7 @@ function documentsOf(r: RowReader, withdrawal: boolean): string[] {
       `at most ${MAX_DOCUMENTS_PER_PAYOUT} paths separated by ";" (or merge them into one PDF)`,
     );
   }
-  const check = r.ctx.checkDocument ?? defaultChecker;
+  const check = r.ctx.checkDocument ?? checkDocumentFile;
   for (const d of list) {
     const abs = documentPath(r.ctx.baseDir, d);
     const c = check(abs, d);
@@ -473,20 +472,12 @@ export function probableDuplicateKey(
   return [accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency].join('|');
 }
 
-function requiredHint(f: string): string | undefined {
-  switch (f) {
-    case 'reference':
-      return 'a reference unique in the file, e.g. PAY-2025-001';
-    case 'sourceCurrency':
-    case 'destinationCurrency':
-      return 'a 3-letter ISO 4217 code such as USD';
-    case 'destinationCountryCode':
-      return 'a 3-letter ISO 3166-1 alpha-3 code such as NGA';
-    case 'method':
-      return 'a payout method such as SEPA, NIP, ACH';
-    case 'narration':
-      return 'a payment description of 1 to 140 characters';
-    default:
-      return undefined;
-  }
-}
+/** What a required payout field holds, for its MISSING_VALUE problem. */
+const REQUIRED_HINTS: Partial<Record<PayoutField, string>> = {
+  reference: 'a reference unique in the file, e.g. PAY-2025-001',
+  sourceCurrency: 'a 3-letter ISO 4217 code such as USD',
+  destinationCurrency: 'a 3-letter ISO 4217 code such as USD',
+  destinationCountryCode: 'a 3-letter ISO 3166-1 alpha-3 code such as NGA',
+  method: 'a payout method such as SEPA, NIP, ACH',
+  narration: 'a payment description of 1 to 140 characters',
+};

@@ -20,7 +20,7 @@ export interface IssueParams {
 }
 
 /** A zod schema from a field validator: text in, normalized text out, or an issue. */
-export const fieldSchema = (check: F.FieldCheck) =>
+const fieldSchema = (check: F.FieldCheck) =>
   z.string().transform((v, ctx) => {
     const r = check(v);
     if (r.ok) return r.value;
@@ -77,26 +77,13 @@ export function minDigits(field: BeneficiaryColumn, method: PayoutMethod | undef
   return undefined;
 }
 
-/** The beneficiary fields a method takes, in template order: the rest are not sent. */
+/** The beneficiary fields a method takes (spec §4.2): the rest are not sent. */
 export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
-  return [...METHOD_FIELDS[method]];
+  const rule = METHOD_RULES[method];
+  return [
+    ...new Set([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode']),
+  ] as BeneficiaryColumn[];
 }
-const METHOD_FIELDS = Object.fromEntries(
-  PAYOUT_METHODS.map((m) => {
-    const rule = METHOD_RULES[m];
-    return [
-      m,
-      [
-        ...new Set([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode']),
-      ] as BeneficiaryColumn[],
-    ];
-  }),
-) as unknown as Record<PayoutMethod, readonly BeneficiaryColumn[]>;
-/** The method's fields as a set (shared, do not change). */
-export const METHOD_FIELD_SETS = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, new Set<string>(METHOD_FIELDS[m])])) as unknown as Record<
-  PayoutMethod,
-  ReadonlySet<string>
->;
 
 export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required] as BeneficiaryColumn[];
@@ -164,7 +151,7 @@ export const BENEFICIARY_SCHEMAS = Object.fromEntries(PAYOUT_METHODS.map((m) => 
   ReturnType<typeof beneficiarySchema>
 >;
 
-export const methodCheck: F.FieldCheck = (raw) => {
+const methodCheck: F.FieldCheck = (raw) => {
   const m = canonicalMethod(raw);
   if (m) return { ok: true, value: m };
   return {
@@ -187,14 +174,6 @@ export const PAYOUT_FIELD_CHECKS = {
   withdrawal: F.booleanText,
 } as const;
 export const OPTIONAL_PAYOUT_FIELDS: ReadonlySet<string> = new Set(['remitterAddress', 'withdrawal']);
-export const PayoutFieldsSchema = z.object(
-  Object.fromEntries(
-    Object.entries(PAYOUT_FIELD_CHECKS).map(([f, check]) => [
-      f,
-      OPTIONAL_PAYOUT_FIELDS.has(f) ? fieldSchema(check).optional() : fieldSchema(check),
-    ]),
-  ) as { [K in keyof typeof PAYOUT_FIELD_CHECKS]: ReturnType<typeof fieldSchema> },
-);
 
 /** A valid row, ready to become an initiate body (plus its documents to upload). */
 export const PayoutRowSchema = z.object({

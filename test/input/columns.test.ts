@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BENEFICIARY_FIELDS } from '../../src/spec/methods.ts';
-import { CANONICAL_FIELDS, COLUMN_ALIASES, InputError, mapColumns, matchHeader, normalizeHeader } from '../../src/input/index.ts';
+import { CANONICAL_FIELDS, COLUMN_ALIASES, mapColumns, matchHeader, normalizeHeader } from '../../src/input/columns.ts';
+import { InputError } from '../../src/input/errors.ts';
 
 const REQUIRED = [
   'reference',

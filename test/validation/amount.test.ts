@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseAmount } from '../../src/validation/index.ts';
+import { parseAmount } from '../../src/validation/amount.ts';
 import { Dec } from '../../src/money.ts';
 
 const read = (t: string, c = 'USD') => {

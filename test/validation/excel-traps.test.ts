@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
 import { collectBatch } from '../../src/validation/index.ts';
-import { CANONICAL_FIELDS } from '../../src/input/index.ts';
+import { CANONICAL_FIELDS } from '../../src/input/columns.ts';
 import { EXAMPLES } from '../../src/validation/templates.ts';
 import type { PayoutMethod } from '../../src/spec/codes.ts';
 

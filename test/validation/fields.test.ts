@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { composeIBAN } from 'ibantools';
-import { fields as F } from '../../src/validation/index.ts';
+import * as F from '../../src/validation/fields.ts';
 
 const okv = (r: F.FieldResult) => (r.ok ? r.value : `!${r.code}`);
 

@@ -3,18 +3,10 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/index.ts';
-import {
-  FIELD_CHECKS,
-  METHOD_FIELD_CHECKS,
-  methodFields,
-  requiredFields,
-  parseRow,
-  PayoutRowSchema,
-  sniffDocumentType,
-  checkDocumentFile,
-  type RowContext,
-} from '../../src/validation/index.ts';
+import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/columns.ts';
+import { FIELD_CHECKS, METHOD_FIELD_CHECKS, methodFields, requiredFields, PayoutRowSchema } from '../../src/validation/schemas.ts';
+import { parseRow, type RowContext } from '../../src/validation/row.ts';
+import { sniffDocumentType, checkDocumentFile } from '../../src/validation/documents.ts';
 import { EXAMPLES } from '../../src/validation/templates.ts';
 import { PAYOUT_METHODS, type PayoutMethod } from '../../src/spec/codes.ts';
 

@@ -2,7 +2,7 @@
 // documents come from, and which currencies it pays from.
 import { lstatSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { cachedDocumentChecker, validateBatch, type DocumentCheck } from '../../validation/index.ts';
+import { checkDocumentFile, validateBatch, type DocumentCheck } from '../../validation/index.ts';
 import { CONFIG_FILE } from './config.ts';
 
 /**
@@ -50,10 +50,9 @@ export async function vetRows(
   o: { claimDir: string; documents: string; allowOutside: boolean; allowedCurrencies: string[] | undefined },
 ): Promise<string | undefined> {
   const refusedDocs = new Map<string, string>(); // as written in the file -> why
-  const readDocument = cachedDocumentChecker();
   const checkDocument = (abs: string, shownAs = abs): DocumentCheck => {
     const why = documentRefusal(abs, o);
-    if (!why) return readDocument(abs, shownAs);
+    if (!why) return checkDocumentFile(abs, shownAs);
     refusedDocs.set(shownAs, why);
     return {
       ok: false,
