@@ -1,12 +1,6 @@
-// The watch itself: a cron job's steps over one folder, each a method of FolderWatch.
-//
-//   run()          once: one tick; else a tick every pollSeconds until stopped
-//   tick()         resumeAbandoned(), then takeNewFiles()
-//   resumeAbandoned()  claims whose owner is gone (takeOver()), and our own halted ones, first
-//   takeNewFiles() scanInbox() for complete files, claim() each, then process() it
-//   claim(name)    the atomic rename into processing/<claim>/, and whether its content was sent before
-//   process()      vet the file, send it through the engine (send()), judge the run (judgeRun())
-//   settle()       summary written, claim folder moved to done/ or failed/ (or left in processing/)
+// The watch itself: a cron job's steps over one folder, each a method of FolderWatch: tick() takes
+// over abandoned claims first, then claims each complete inbox file, process()es it through the
+// engine and settle()s it into done/ or failed/ (or leaves it in processing/).
 //
 // Every move happens under the folder's lock (locked()), held for milliseconds; the engine's run is
 // outside it, so two watches on one folder share the files between them.
@@ -24,6 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { basename, extname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -80,22 +75,11 @@ export interface WatchResult {
 
 type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
 
-const SEVERITY: Record<number, number> = { 0: 0, 1: 1, 2: 2, 3: 3, 4: 4 };
-export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 =>
-  codes.reduce((a, b) => (SEVERITY[b]! > SEVERITY[a]! ? b : a), 0) as 0 | 1 | 2 | 3 | 4;
+/** The exit codes are ordered by severity: the worst is the highest. */
+export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 => Math.max(0, ...codes) as 0 | 1 | 2 | 3 | 4;
 
-const sleep = (ms: number, stop?: AbortSignal) =>
-  new Promise<void>((r) => {
-    const t = setTimeout(r, ms);
-    stop?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        r();
-      },
-      { once: true },
-    );
-  });
+/** Waits ms, or less when stopped. */
+const sleep = (ms: number, stop?: AbortSignal) => delay(ms, undefined, { signal: stop }).catch(() => undefined);
 
 const WRITE_WHOLE = (name: string) =>
   `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
@@ -156,7 +140,6 @@ export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; chan
 /** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
 interface Claimed {
   claimDir: string;
-  duplicate?: string;
   refused?: string;
 }
 
@@ -290,18 +273,9 @@ export class FolderWatch {
     const c = await this.claim(name);
     if (!c) return;
     const claim = readClaim(c.claimDir)!;
-    if (c.refused)
-      await this.settle(
-        c.claimDir,
-        claim,
-        { outcome: 'failed', exitCode: 3, reason: `refused: ${c.refused}. Nothing was read or sent.`, resumed: false },
-        {},
-      );
-    else if (c.duplicate) await this.settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.duplicate, resumed: false }, {});
-    else {
-      await this.o.onClaim?.(join(c.claimDir, claim.name));
-      await this.process(c.claimDir, false);
-    }
+    if (c.refused) return this.settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.refused, resumed: false });
+    await this.o.onClaim?.(join(c.claimDir, claim.name));
+    await this.process(c.claimDir, false);
   }
 
   /** The short critical section around every move. */
@@ -401,11 +375,11 @@ export class FolderWatch {
       // Looked at again after the rename: what was looked at before may have been replaced meanwhile.
       const st = lstatSync(claimed);
       const refused = refusedEntry(claimed, st);
-      if (refused || !st.isFile()) return { claimDir, refused: `inbox/${name} is ${refused ?? 'not a regular file'}` };
+      if (refused || !st.isFile())
+        return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
       const sha = await sha256Of(claimed);
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
-      const duplicate = this.duplicateOf(claimDir, sha);
-      return duplicate ? { claimDir, duplicate } : { claimDir };
+      return { claimDir, refused: this.duplicateOf(claimDir, sha) };
     });
   }
 
@@ -463,7 +437,7 @@ export class FolderWatch {
         }
       }
       const refuse = (reason: string, exitCode: 2 | 3 = 3) =>
-        this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode, reason }, {});
+        this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode, reason });
       const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
       const changedBeforeRun = changedSince(file, claim);
       if (changedBeforeRun) return await refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
@@ -589,7 +563,7 @@ export class FolderWatch {
   }
 
   /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
-  private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown>): Promise<void> {
+  private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
     const id = basename(claimDir);
     if (out.outcome === 'processing') {
       this.report({ ...out, name: claim.name, claim: id, folder: claimDir });
