@@ -72,8 +72,7 @@ interface DeliveryLine extends JournalEvent {
   receivedAt: string;
   /** The body exactly as received (verified JSON text). */
   raw: string;
-  /** eventKey of the event (absent in lines of older versions: computed from raw). */
-  eventKey?: string;
+  eventKey: string;
 }
 
 /** Sorted keys at every level: the same object gives the same text whatever its key order. */
@@ -243,13 +242,7 @@ export class WebhookListener implements RunningListener {
     for (const e of lines) {
       if (e.t === 'delivery') {
         this.seen.add(`id:${e.deliveryId}`);
-        let key = e.eventKey;
-        try {
-          key ??= eventKey(JSON.parse(e.raw) as WebhookEvent);
-        } catch {
-          /* a line not JSON: its id is enough */
-        }
-        if (key) this.seen.add(`event:${key}`);
+        this.seen.add(`event:${e.eventKey}`);
       } else if (e.t === 'applied') appliedIds.add(e.deliveryId);
     }
     return lines.filter((e): e is DeliveryLine => e.t === 'delivery' && !appliedIds.has(e.deliveryId));
