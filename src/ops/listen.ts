@@ -56,14 +56,7 @@ export interface ListenerStats {
   applied: number;
 }
 
-export interface RunningListener {
-  url: string;
-  port: number;
-  stats(): ListenerStats;
-  /** Resolves when every accepted delivery has been applied. */
-  idle(): Promise<void>;
-  close(): Promise<void>;
-}
+export type RunningListener = Pick<WebhookListener, 'url' | 'port' | 'stats' | 'idle' | 'close'>;
 
 interface DeliveryLine extends JournalEvent {
   t: 'delivery';
@@ -178,7 +171,7 @@ type InboxLine = DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: stri
  * `receive` (read the body), `accept` (verify, deduplicate, record, answer), then `apply`, one at a
  * time. `start` takes the state folder's lock and recovers the inbox before it listens.
  */
-export class WebhookListener implements RunningListener {
+export class WebhookListener {
   url = '';
   port = 0;
   private readonly log: Logger | undefined;
@@ -421,6 +414,7 @@ export class WebhookListener implements RunningListener {
     return { ...this.counts };
   }
 
+  /** Resolves when every accepted delivery has been applied. */
   async idle(): Promise<void> {
     let last: Promise<void>;
     do {
