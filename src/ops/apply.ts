@@ -6,7 +6,7 @@
 // engine/pipeline.ts) never lose each other's updates: one writer of a results file at a time.
 // The batch's journal gets one `{t: "status", ...}` line per applied change, under that lock and
 // before the results file is written: a run that rewrites the file meanwhile starts from the
-// journal's latest state, so no write moves a status backward (design.md "Results file").
+// journal's latest state, so no write moves a status backward.
 import type { Logger } from 'pino';
 import { JournalWriter } from '../journal/journal.ts';
 import { foldJournalFile } from '../journal/rows.ts';
@@ -54,8 +54,6 @@ export interface ApplyResult {
   /** payoutIds of the updates that matched no row of the file. */
   unmatched: string[];
 }
-
-export const lockPathFor = resultsLockPath;
 
 /** Writes one applied update into a row's result values (mutating). */
 export function setRowStatus(row: ResultRow, u: StatusUpdate): void {
@@ -139,12 +137,26 @@ export interface ApplyOptions {
 /** Reads the results file under its lock, applies the updates forward only, writes it back when a row changed. */
 export async function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
   return withLock(
-    lockPathFor(file),
+    resultsLockPath(file),
     async () => {
       const table = await readResults(file);
       const r = applyToTable(table, file, updates);
       if (r.applied.length) {
-        await recordInJournal(file, table, r.applied, updates, o);
+        const line = (payoutId: string, ref: string) => {
+          const c = r.applied.find((x) => x.payoutId === payoutId)!;
+          return statusLine(
+            ref,
+            c,
+            updates.find((x) => x.payoutId === payoutId && x.status === c.to),
+          );
+        };
+        appendToBatchJournal(
+          file,
+          table,
+          r.applied.map((c) => c.payoutId),
+          line,
+          o,
+        );
         await writeResults(file, table);
       }
       return r;
@@ -153,39 +165,23 @@ export async function applyToResultsFile(file: string, updates: StatusUpdate[], 
   );
 }
 
-/** Appends `status` lines to the batch's journal, when it can be found. Best effort: never throws. */
-export async function recordInJournal(
-  file: string,
-  table: ResultsTable,
-  applied: RowChange[],
-  updates: StatusUpdate[],
-  o: ApplyOptions,
-): Promise<void> {
-  appendToBatchJournal(
-    file,
-    table,
-    applied.map((c) => c.payoutId),
-    (payoutId, ref) => {
-      const c = applied.find((x) => x.payoutId === payoutId)!;
-      const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
-      return {
-        t: 'status',
-        ref,
-        payoutId: c.payoutId,
-        status: c.to,
-        ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
-        ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
-          ? { informationRequests: JSON.stringify(u.informationRequests) }
-          : {}),
-        ...(u?.at ? { changedAt: u.at } : {}),
-        source: u?.source ?? 'get',
-        ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
-        ...(u?.reason ? { reason: u.reason } : {}),
-        at: new Date().toISOString(),
-      };
-    },
-    o,
-  );
+/** The journal's `status` line of an applied change. */
+function statusLine(ref: string, c: RowChange, u: StatusUpdate | undefined): RowEvent {
+  return {
+    t: 'status',
+    ref,
+    payoutId: c.payoutId,
+    status: c.to,
+    ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
+    ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
+      ? { informationRequests: JSON.stringify(u.informationRequests) }
+      : {}),
+    ...(u?.at ? { changedAt: u.at } : {}),
+    source: u?.source ?? 'get',
+    ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
+    ...(u?.reason ? { reason: u.reason } : {}),
+    at: new Date().toISOString(),
+  };
 }
 
 /**
@@ -243,7 +239,7 @@ export interface RefundSeen {
 export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
   if (!refunds.length) return 0;
   return withLock(
-    lockPathFor(file),
+    resultsLockPath(file),
     async () => {
       const table = await readResults(file);
       const byId = new Map(refunds.map((r) => [r.payoutId, r]));

@@ -56,19 +56,15 @@ interface LoadedFile {
   filename: string;
 }
 
-export const documentRuleMessage = (status: string) =>
+const documentRuleMessage = (status: string) =>
   `INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is ${status}`;
 
 async function loadFile(path: string): Promise<LoadedFile> {
-  let size: number;
-  try {
-    const st = await stat(path);
-    if (!st.isFile()) throw new AttachRefused(`${path}: not a file`, 'BAD_FILE', 2);
-    size = st.size;
-  } catch (e) {
-    if (e instanceof AttachRefused) throw e;
-    throw new AttachRefused(`${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, 'BAD_FILE', 2);
-  }
+  const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
+    throw new AttachRefused(`${path}: cannot read it (${e.code ?? e.message})`, 'BAD_FILE', 2);
+  });
+  if (!st.isFile()) throw new AttachRefused(`${path}: not a file`, 'BAD_FILE', 2);
+  const size = st.size;
   if (size > MAX_DOCUMENT_BYTES) throw new AttachRefused(`${path}: ${size} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
   const bytes = new Uint8Array(await readFile(path));
   const contentType = sniffDocumentType(bytes.subarray(0, 16));

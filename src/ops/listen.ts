@@ -56,14 +56,7 @@ export interface ListenerStats {
   applied: number;
 }
 
-export interface RunningListener {
-  url: string;
-  port: number;
-  stats(): ListenerStats;
-  /** Resolves when every accepted delivery has been applied. */
-  idle(): Promise<void>;
-  close(): Promise<void>;
-}
+export type RunningListener = Pick<WebhookListener, 'url' | 'port' | 'stats' | 'idle' | 'close'>;
 
 interface DeliveryLine extends JournalEvent {
   t: 'delivery';
@@ -72,8 +65,7 @@ interface DeliveryLine extends JournalEvent {
   receivedAt: string;
   /** The body exactly as received (verified JSON text). */
   raw: string;
-  /** eventKey of the event (absent in lines of older versions: computed from raw). */
-  eventKey?: string;
+  eventKey: string;
 }
 
 /** Sorted keys at every level: the same object gives the same text whatever its key order. */
@@ -179,7 +171,7 @@ type InboxLine = DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: stri
  * `receive` (read the body), `accept` (verify, deduplicate, record, answer), then `apply`, one at a
  * time. `start` takes the state folder's lock and recovers the inbox before it listens.
  */
-export class WebhookListener implements RunningListener {
+export class WebhookListener {
   url = '';
   port = 0;
   private readonly log: Logger | undefined;
@@ -243,13 +235,7 @@ export class WebhookListener implements RunningListener {
     for (const e of lines) {
       if (e.t === 'delivery') {
         this.seen.add(`id:${e.deliveryId}`);
-        let key = e.eventKey;
-        try {
-          key ??= eventKey(JSON.parse(e.raw) as WebhookEvent);
-        } catch {
-          /* a line not JSON: its id is enough */
-        }
-        if (key) this.seen.add(`event:${key}`);
+        this.seen.add(`event:${e.eventKey}`);
       } else if (e.t === 'applied') appliedIds.add(e.deliveryId);
     }
     return lines.filter((e): e is DeliveryLine => e.t === 'delivery' && !appliedIds.has(e.deliveryId));
@@ -428,6 +414,7 @@ export class WebhookListener implements RunningListener {
     return { ...this.counts };
   }
 
+  /** Resolves when every accepted delivery has been applied. */
   async idle(): Promise<void> {
     let last: Promise<void>;
     do {

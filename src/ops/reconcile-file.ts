@@ -2,6 +2,7 @@
 // an .xlsx) with one line per row, each followed by the payouts it replaced, then the debits not
 // from this batch and the other credits of the period; and `<results name>.reconciliation.json`,
 // the tie-out itself, which the results report reads back (never the CSV).
+import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
 import { reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -98,18 +99,10 @@ export function reconciliationCell(column: ReconColumn, value: string | undefine
   return n ? { t: 'n', v: n.v, z: n.z } : { t: 's', v: neutralise(value) };
 }
 
+/** Amounts as they are (never quoted: no comma in them), text neutralised; a space at either end quoted. */
 function csvBytes(lines: ReturnType<typeof reconciliationLines>): string {
-  const quote = (s: string) => (/[",\r\n]|^ | $/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  const text = [
-    RECONCILIATION_COLUMNS.join(','),
-    ...lines.map((l) =>
-      RECONCILIATION_COLUMNS.map((c) => {
-        const v = l[c] ?? '';
-        return MONEY_COLUMNS.has(c) ? v : quote(neutralise(v));
-      }).join(','),
-    ),
-  ];
-  return '\uFEFF' + text.join('\r\n') + '\r\n';
+  const records = lines.map((l) => RECONCILIATION_COLUMNS.map((c) => (MONEY_COLUMNS.has(c) ? (l[c] ?? '') : neutralise(l[c] ?? ''))));
+  return stringify([[...RECONCILIATION_COLUMNS], ...records], { bom: true, record_delimiter: 'windows', quoted_match: /^ | $|[\r\n]/ });
 }
 
 function xlsxBytes(lines: ReturnType<typeof reconciliationLines>): Uint8Array {

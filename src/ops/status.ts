@@ -216,42 +216,24 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
 
 /** The rows waiting for us and the rows failed after creation, with what to do about each. */
 function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
-  const ref = (r: (typeof t.rows)[number]) => r.cells[mapping(t).reference ?? ''] || undefined;
+  const column = mapping(t).reference ?? '';
+  const inGroup = (g: StatusGroup) =>
+    t.rows
+      .filter((r) => statusGroup(r.result.status) === g)
+      .map((r) => ({ r: r.result, rowNumber: r.rowNumber, reference: r.cells[column] || undefined, payoutId: r.result.payoutId ?? '' }));
   return {
-    waiting: t.rows
-      .filter((r) => statusGroup(r.result.status) === 'waiting')
-      .map((r) => ({
-        rowNumber: r.rowNumber,
-        reference: ref(r),
-        payoutId: r.result.payoutId ?? '',
-        informationRequests: r.result.informationRequests,
-        nextStep: r.result.nextStep,
-      })),
-    failed: t.rows
-      .filter((r) => statusGroup(r.result.status) === 'failed')
-      .map((r) => ({
-        rowNumber: r.rowNumber,
-        reference: ref(r),
-        payoutId: r.result.payoutId ?? '',
-        status: r.result.status!,
-        reason: r.result.statusReason,
-        refunded: r.result.refunded,
-      })),
+    waiting: inGroup('waiting').map(({ r, ...row }) => ({ ...row, informationRequests: r.informationRequests, nextStep: r.nextStep })),
+    failed: inGroup('failed').map(({ r, ...row }) => ({ ...row, status: r.status!, reason: r.statusReason, refunded: r.refunded })),
   };
 }
 
-const mappings = new WeakMap<ResultsTable, ReturnType<typeof mapColumns>['fields']>();
+/** The batch's columns of a results file, by field; none when they cannot be mapped. */
 function mapping(t: ResultsTable): ReturnType<typeof mapColumns>['fields'] {
-  let m = mappings.get(t);
-  if (!m) {
-    try {
-      m = mapColumns(t.inputColumns, 'results').fields;
-    } catch {
-      m = {};
-    }
-    mappings.set(t, m);
+  try {
+    return mapColumns(t.inputColumns, 'results').fields;
+  } catch {
+    return {};
   }
-  return m;
 }
 
 /** A row's source currency (its batch column), upper case; '' when the file has none. */

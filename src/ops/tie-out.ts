@@ -132,6 +132,14 @@ const money = (d: Dec, currency?: string): string => {
   return units !== undefined && v.decimalPlaces() <= units ? v.toFixed(units) : v.toFixed();
 };
 
+/** A payout's movements as the report shows them. */
+const shown = (m: { debit: Dec; refund: Dec; ids: string[] }, currency: string | undefined) => ({
+  debit: money(m.debit, currency),
+  refund: money(m.refund, currency),
+  net: money(m.debit.plus(m.refund), currency),
+  transactionIds: m.ids,
+});
+
 type Hit = { tx: ReconTx; index: number };
 /** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
 type RowHits = Map<number, Hit[]>;
@@ -273,10 +281,7 @@ function tieOutEarlier(
     payoutRef: e.payoutRef,
     status: e.status,
     expected: expected === undefined ? undefined : money(expected, currency),
-    debit: money(m.debit, currency),
-    refund: money(m.refund, currency),
-    net: money(m.debit.plus(m.refund), currency),
-    transactionIds: m.ids,
+    ...shown(m, currency),
     ok: problems.length === 0,
     problems,
   };
@@ -298,10 +303,7 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
     walletId: mine.find((h) => h.tx.walletId)?.tx.walletId,
     created: !!r.payoutId,
     expected: own.expected === undefined ? undefined : money(own.expected, currency),
-    debit: money(m.debit, currency),
-    refund: money(m.refund, currency),
-    net: money(m.debit.plus(m.refund), currency),
-    transactionIds: m.ids,
+    ...shown(m, currency),
     earlier,
     ok: problems.length === 0,
     problems,

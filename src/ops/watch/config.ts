@@ -90,8 +90,6 @@ export function readWatchConfig(dir: string): WatchConfig {
     const i = r.error.issues[0]!;
     throw new WatchConfigError(`${path}: ${i.path.join('.') || '(top level)'}: ${i.message}`);
   }
-  if (typeof (data as Record<string, unknown>).apiKey === 'string')
-    throw new WatchConfigError(`${path}: never put the API key in the configuration; use keyFile`);
   if (r.data.requireApprovals !== undefined && !r.data.approvers)
     throw new WatchConfigError(
       `${path}: requireApprovals: name the approvers list too ("approvers": "approvers.json", relative to ${dir})`,

@@ -22,7 +22,7 @@ export function companionsOf(name: string): { plan: string; approvals: string } 
 }
 
 /** A plan or approvals file, taken with its batch rather than as one. */
-export const isCompanion = (name: string): boolean => /\.plan\.json$/i.test(name) || /\.approvals\.json$/i.test(name);
+const isCompanion = (name: string): boolean => /\.plan\.json$/i.test(name) || /\.approvals\.json$/i.test(name);
 
 /**
  * Names in the inbox that may be batches: no dotfiles, no temporary files, no markers; with

@@ -36,7 +36,5 @@
 // config.ts the configuration; inbox.ts which entries are taken and when; claims.ts claim folders
 // and their owners; checks.ts what is refused before sending; watcher.ts the steps (FolderWatch).
 export { CONFIG_FILE, WatchConfig, WatchConfigError, readWatchConfig } from './config.ts';
-export { companionsOf, completeIn, inboxCandidates, isCompanion, layout, refusedEntry } from './inbox.ts';
-export { claimAbandoned, readClaim, type ClaimRecord } from './claims.ts';
-export { documentRefusal } from './checks.ts';
-export { FolderWatch, judgeRun, watchFolder, worstExit, type FileOutcome, type WatchOptions, type WatchResult } from './watcher.ts';
+export { companionsOf, completeIn, inboxCandidates } from './inbox.ts';
+export { judgeRun, watchFolder, worstExit, type FileOutcome, type WatchOptions, type WatchResult } from './watcher.ts';

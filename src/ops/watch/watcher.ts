@@ -1,12 +1,6 @@
-// The watch itself: a cron job's steps over one folder, each a method of FolderWatch.
-//
-//   run()          once: one tick; else a tick every pollSeconds until stopped
-//   tick()         resumeAbandoned(), then takeNewFiles()
-//   resumeAbandoned()  claims whose owner is gone (takeOver()), and our own halted ones, first
-//   takeNewFiles() scanInbox() for complete files, claim() each, then process() it
-//   claim(name)    the atomic rename into processing/<claim>/, and whether its content was sent before
-//   process()      vet the file, send it through the engine (send()), judge the run (judgeRun())
-//   settle()       summary written, claim folder moved to done/ or failed/ (or left in processing/)
+// The watch itself: a cron job's steps over one folder, each a method of FolderWatch: tick() takes
+// over abandoned claims first, then claims each complete inbox file, process()es it through the
+// engine and settle()s it into done/ or failed/ (or leaves it in processing/).
 //
 // Every move happens under the folder's lock (locked()), held for milliseconds; the engine's run is
 // outside it, so two watches on one folder share the files between them.
@@ -24,6 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { basename, extname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -80,22 +75,11 @@ export interface WatchResult {
 
 type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
 
-const SEVERITY: Record<number, number> = { 0: 0, 1: 1, 2: 2, 3: 3, 4: 4 };
-export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 =>
-  codes.reduce((a, b) => (SEVERITY[b]! > SEVERITY[a]! ? b : a), 0) as 0 | 1 | 2 | 3 | 4;
+/** The exit codes are ordered by severity: the worst is the highest. */
+export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 => Math.max(0, ...codes) as 0 | 1 | 2 | 3 | 4;
 
-const sleep = (ms: number, stop?: AbortSignal) =>
-  new Promise<void>((r) => {
-    const t = setTimeout(r, ms);
-    stop?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        r();
-      },
-      { once: true },
-    );
-  });
+/** Waits ms, or less when stopped. */
+const sleep = (ms: number, stop?: AbortSignal) => delay(ms, undefined, { signal: stop }).catch(() => undefined);
 
 const WRITE_WHOLE = (name: string) =>
   `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
@@ -156,15 +140,11 @@ export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; chan
 /** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
 interface Claimed {
   claimDir: string;
-  duplicate?: string;
   refused?: string;
 }
 
 export class FolderWatch {
   private readonly L: ReturnType<typeof layout>;
-  private readonly cfg: WatchConfig;
-  private readonly log: Logger | undefined;
-  private readonly env: string;
   private readonly staleMs: number;
   private readonly settleMs: number;
   private readonly stateRoot: string | undefined;
@@ -179,12 +159,9 @@ export class FolderWatch {
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir);
     for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
-    this.cfg = o.config;
-    this.log = o.logger;
-    this.env = o.conn.environment.name;
-    this.staleMs = this.cfg.claimStaleSeconds * 1000;
-    this.settleMs = this.cfg.settleSeconds * 1000;
-    this.stateRoot = this.cfg.stateDir ? resolve(this.L.root, this.cfg.stateDir) : o.stateRoot;
+    this.staleMs = o.config.claimStaleSeconds * 1000;
+    this.settleMs = o.config.settleSeconds * 1000;
+    this.stateRoot = o.config.stateDir ? resolve(this.L.root, o.config.stateDir) : o.stateRoot;
     this.ledger = ledgerOf(o.conn, { root: this.stateRoot });
   }
 
@@ -198,7 +175,7 @@ export class FolderWatch {
     else
       while (!this.stopped) {
         await this.tick();
-        await sleep(this.cfg.pollSeconds * 1000, this.o.stop);
+        await sleep(this.o.config.pollSeconds * 1000, this.o.stop);
       }
     return this.result();
   }
@@ -242,7 +219,7 @@ export class FolderWatch {
       }
       break;
     }
-    for (const n of this.notComplete) this.log?.info({ file: n }, 'not complete yet: left in the inbox');
+    for (const n of this.notComplete) this.o.logger?.info({ file: n }, 'not complete yet: left in the inbox');
   }
 
   /**
@@ -254,14 +231,14 @@ export class FolderWatch {
     const ready: string[] = [];
     let wait = Infinity;
     this.notComplete = [];
-    for (const n of inboxCandidates(this.L.inbox, { companions: this.cfg.requireApprovals !== undefined })) {
+    for (const n of inboxCandidates(this.L.inbox, { companions: this.o.config.requireApprovals !== undefined })) {
       const refused = this.refusedInInbox(n);
       if (refused === null) continue; // gone
       if (refused) {
         ready.push(n);
         continue;
       }
-      const ms = completeIn(this.L.inbox, n, { settleMs: this.settleMs, requireReady: this.cfg.requireReady });
+      const ms = completeIn(this.L.inbox, n, { settleMs: this.settleMs, requireReady: this.o.config.requireReady });
       if (ms === 0) ready.push(n);
       else {
         this.notComplete.push(n);
@@ -286,22 +263,13 @@ export class FolderWatch {
     // Checked again just before the claim: still unchanged (a link is refused by claim()).
     const refused = this.refusedInInbox(name);
     if (refused === null) return;
-    if (!refused && completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.cfg.requireReady }) !== 0) return;
+    if (!refused && completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.o.config.requireReady }) !== 0) return;
     const c = await this.claim(name);
     if (!c) return;
     const claim = readClaim(c.claimDir)!;
-    if (c.refused)
-      await this.settle(
-        c.claimDir,
-        claim,
-        { outcome: 'failed', exitCode: 3, reason: `refused: ${c.refused}. Nothing was read or sent.`, resumed: false },
-        {},
-      );
-    else if (c.duplicate) await this.settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.duplicate, resumed: false }, {});
-    else {
-      await this.o.onClaim?.(join(c.claimDir, claim.name));
-      await this.process(c.claimDir, false);
-    }
+    if (c.refused) return this.settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.refused, resumed: false });
+    await this.o.onClaim?.(join(c.claimDir, claim.name));
+    await this.process(c.claimDir, false);
   }
 
   /** The short critical section around every move. */
@@ -349,7 +317,7 @@ export class FolderWatch {
         });
         this.mine.add(claimDir);
         taken.push(claimDir);
-        this.log?.warn(
+        this.o.logger?.warn(
           { file: c.name, claim: id, previousOwner: { pid: c.pid, host: c.host } },
           'resuming a file left in processing by a stopped run',
         );
@@ -389,7 +357,7 @@ export class FolderWatch {
         /* no marker */
       }
       // Its plan and approvals go with it, in the same critical section (renamed, never followed).
-      if (this.cfg.requireApprovals !== undefined)
+      if (this.o.config.requireApprovals !== undefined)
         for (const c of Object.values(companionsOf(name))) {
           try {
             renameSync(join(this.L.inbox, c), join(claimDir, c));
@@ -401,11 +369,11 @@ export class FolderWatch {
       // Looked at again after the rename: what was looked at before may have been replaced meanwhile.
       const st = lstatSync(claimed);
       const refused = refusedEntry(claimed, st);
-      if (refused || !st.isFile()) return { claimDir, refused: `inbox/${name} is ${refused ?? 'not a regular file'}` };
+      if (refused || !st.isFile())
+        return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
       const sha = await sha256Of(claimed);
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
-      const duplicate = this.duplicateOf(claimDir, sha);
-      return duplicate ? { claimDir, duplicate } : { claimDir };
+      return { claimDir, refused: this.duplicateOf(claimDir, sha) };
     });
   }
 
@@ -427,7 +395,7 @@ export class FolderWatch {
     const h = folded.header;
     const where = h ? `${basename(h.file)} (claim ${basename(resolve(h.file, '..'))})` : 'an earlier file';
     return (
-      `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.env}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
+      `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
       'Not paid again. To re-send failed rows of that batch, run `payout-batch retry` on its results file.'
     );
   }
@@ -463,7 +431,7 @@ export class FolderWatch {
         }
       }
       const refuse = (reason: string, exitCode: 2 | 3 = 3) =>
-        this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode, reason }, {});
+        this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode, reason });
       const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
       const changedBeforeRun = changedSince(file, claim);
       if (changedBeforeRun) return await refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
@@ -472,15 +440,15 @@ export class FolderWatch {
         vetted = await vetRows(file, {
           claimDir,
           documents: this.L.documents,
-          allowOutside: this.cfg.allowDocumentsOutside,
-          allowedCurrencies: this.cfg.allowedCurrencies,
+          allowOutside: this.o.config.allowDocumentsOutside,
+          allowedCurrencies: this.o.config.allowedCurrencies,
         });
       } catch (e) {
         if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
         throw e;
       }
       if (vetted) return await refuse(`${vetted}. ${nothingSent}`);
-      const approved = this.cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
+      const approved = this.o.config.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
       if (typeof approved === 'string') return await refuse(`refused: ${approved}. ${nothingSent}`);
 
       let sent: { r: RunResult; changedAtPlan?: string };
@@ -516,7 +484,7 @@ export class FolderWatch {
    * bytes that were checked.
    */
   private approvedPlan(claimDir: string, claim: ClaimRecord, file: string): { planFile: string; approvedBy: string[] } | string {
-    const required = this.cfg.requireApprovals!;
+    const required = this.o.config.requireApprovals!;
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
       let st;
@@ -530,13 +498,13 @@ export class FolderWatch {
       }
       if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
     }
-    const g = approvalGate({ planPath: join(claimDir, plan), required, approversPath: resolve(this.L.root, this.cfg.approvers!) });
+    const g = approvalGate({ planPath: join(claimDir, plan), required, approversPath: resolve(this.L.root, this.o.config.approvers!) });
     if (!g.ok || !g.plan || !g.check) return g.message;
     if (g.plan.plan.fileSha256 !== claim.sha256)
       return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
     const planFile = join(claimDir, '.approved-plan.json');
     writeFileSync(planFile, JSON.stringify({ ...g.plan.plan, file }, null, 2) + '\n');
-    this.log?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
+    this.o.logger?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
     return { planFile, approvedBy: g.check.counted };
   }
 
@@ -546,7 +514,7 @@ export class FolderWatch {
    * rows read, nothing sent yet), the run is stopped before its first payout (`changedAtPlan`).
    */
   private async send(file: string, claim: ClaimRecord, planFile?: string): Promise<{ r: RunResult; changedAtPlan?: string }> {
-    const { cfg, log } = this;
+    const { config: cfg, logger: log } = this.o;
     let changedAtPlan: string | undefined;
     const halt = new AbortController();
     const stop = this.o.stop ? AbortSignal.any([this.o.stop, halt.signal]) : halt.signal;
@@ -589,7 +557,7 @@ export class FolderWatch {
   }
 
   /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
-  private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown>): Promise<void> {
+  private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
     const id = basename(claimDir);
     if (out.outcome === 'processing') {
       this.report({ ...out, name: claim.name, claim: id, folder: claimDir });
@@ -606,7 +574,7 @@ export class FolderWatch {
           claimedAt: claim.claimedAt,
           takenOverAt: claim.takenOverAt,
           finishedAt: new Date().toISOString(),
-          environment: this.env,
+          environment: this.o.conn.environment.name,
           outcome: out.outcome,
           exitCode: out.exitCode,
           reason: out.reason,
@@ -626,7 +594,7 @@ export class FolderWatch {
   private report(f: FileOutcome): void {
     this.files.push(f);
     this.o.onFile?.(f);
-    this.log?.[f.exitCode === 0 ? 'info' : 'warn'](
+    this.o.logger?.[f.exitCode === 0 ? 'info' : 'warn'](
       { file: f.name, claim: f.claim, outcome: f.outcome, exitCode: f.exitCode, reason: f.reason },
       `file ${f.outcome}`,
     );
