@@ -71,7 +71,6 @@ export function guardOptions<T>(y: Argv<T>) {
     })
     .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' });
 }
-export type GuardArgs = ArgsOf<typeof guardOptions>;
 
 /** The flags run and retry share besides the connection and the guards. */
 export function sendingOptions<T>(y: Argv<T>) {
@@ -88,7 +87,6 @@ export function sendingOptions<T>(y: Argv<T>) {
       describe: 'No plan, progress or summary: only errors (stderr), --json and the results file',
     });
 }
-export type SendingArgs = ArgsOf<typeof sendingOptions>;
 
 /** The HTML report (src/report) that plan, run, retry and reconcile write beside their output; --no-report skips it. */
 export function reportOption<T>(y: Argv<T>) {

@@ -9,7 +9,7 @@ import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
 import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
-import { environmentMeaning } from '../environment.ts';
+import { ENVIRONMENT_MEANING } from '../environment.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y).option('json', { type: 'boolean', default: false, describe: 'Print one JSON object (money as decimal strings)' });
@@ -77,7 +77,7 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
   }
 
   const lines: string[] = [];
-  lines.push(`Environment  ${environment.name}  ${environment.baseUrl}`, `             ${environmentMeaning(environment.name)}`);
+  lines.push(`Environment  ${environment.name}  ${environment.baseUrl}`, `             ${ENVIRONMENT_MEANING[environment.name] ?? ''}`);
   lines.push(`API key      fingerprint ${client.apiKey.fingerprint} (from ${client.apiKey.source})`);
   lines.push('', 'Wallets');
   if (!wallets.length) lines.push('  (none)');
