@@ -1,6 +1,7 @@
 // The shape of one CLI command: a yargs builder plus a run function that returns an exit code
 // (its usage line and description are in commands/index.ts, read without loading the module).
 // Commands print through `io` and never call process.exit: only the entry point sets the code.
+// Also the few text helpers every command's output uses.
 import type { Argv } from 'yargs';
 import type { ExitCode } from './exit-codes.ts';
 
@@ -22,18 +23,25 @@ export interface CliCommand<A> {
 
 /**
  * A command as the table of commands (commands/index.ts) holds it, its arguments' type erased:
- * main.ts hands `run` what yargs parsed with this same command's builder.
+ * main.ts hands `run` what yargs parsed with this same command's builder (the one place the type
+ * is taken on trust).
  */
-export interface LoadedCommand {
-  builder: (y: Argv) => Argv<unknown>;
-  run: (args: unknown, io: CliIO) => Promise<ExitCode>;
+export type LoadedCommand = CliCommand<unknown>;
+export const defineCommand = <A>(c: CliCommand<A>) => c as unknown as LoadedCommand;
+
+/** The --json output of every command: one object, indented, on stdout. */
+export function printJson(io: CliIO, value: unknown): void {
+  io.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
-export const defineCommand = <A>(c: CliCommand<A>): LoadedCommand => ({
-  builder: c.builder,
-  // (the one place the type is taken on trust: yargs parsed `args` with c.builder)
-  run: (args, io) => c.run(args as A, io),
-});
+/** 3 -> "3 rows", 1 -> "1 row". */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
+export const group = (amount: string) => {
+  const [i, f] = amount.split('.');
+  return i!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? `.${f}` : '');
+};
 
 /** An AbortSignal that aborts when the user asks to stop (io.stopSignal). */
 export function abortOn(stopSignal: Promise<void>): AbortSignal {

@@ -1,7 +1,7 @@
 // The environment labels of client/environment.ts (local, sandbox, production, custom) in a
 // treasurer's words, for every place the CLI names one: the plan, the confirmation's context, account.
 
-const ENVIRONMENT_MEANING: Record<string, string> = {
+export const ENVIRONMENT_MEANING: Record<string, string> = {
   local: 'the sandbox embedded in this process (--env local); no money moves',
   sandbox: "the service's sandbox (staging) host; no money moves",
   production: 'the live service: real money moves',
@@ -13,6 +13,3 @@ export function environmentText(name: string, baseUrl?: string): string {
   const meaning = ENVIRONMENT_MEANING[name];
   return `${name}${meaning ? ` (${meaning})` : ''}${baseUrl ? ` ${baseUrl}` : ''}`;
 }
-
-/** The meaning alone ('' for a label this table does not know). */
-export const environmentMeaning = (name: string): string => ENVIRONMENT_MEANING[name] ?? '';

@@ -31,6 +31,9 @@ function knownOptions(y: unknown): Set<string> | undefined {
   return new Set([...Object.keys(o.key), ...Object.entries(o.alias).flatMap(([k, v]) => [k, ...v])]);
 }
 
+/** The command a word on the line names, if any. */
+const commandNamed = (word: string | undefined) => commands.find((c) => c.command.split(' ')[0] === word);
+
 /** The flags on the line that the command does not know, each once, as typed (--bogus, -z). */
 function unknownFlags(argv: string[], known: Set<string>): string[] {
   const out = new Set<string>();
@@ -55,10 +58,9 @@ function usageMessage(msg: string, argv: string[], known: Set<string> | undefine
   const unknown = known ? unknownFlags(argv, known) : [];
   if (unknown.length) return `unknown flag${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}`;
   const word = argv.find((a) => !a.startsWith('-'));
-  const isCommand = !!word && commands.some((c) => c.command.split(' ')[0] === word);
+  const entry = word ? commandNamed(word) : undefined;
   if (/^Did you mean /.test(msg)) return `unknown command "${word}": ${msg.replace(/^Did/, 'did')}`;
-  if (/^Unknown arguments?: /.test(msg) && word && !isCommand) return `unknown command "${word}"`;
-  const entry = isCommand ? commands.find((c) => c.command.split(' ')[0] === word) : undefined;
+  if (/^Unknown arguments?: /.test(msg) && word && !entry) return `unknown command "${word}"`;
   if (/^Not enough non-option arguments/.test(msg) && entry) return `missing an argument: payout-batch ${entry.command}`;
   return msg;
 }
@@ -91,7 +93,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     });
   try {
     // Only the command named on the line is loaded; the others are listed by name (help, typos).
-    const named = commands.find((c) => c.command.split(' ')[0] === argv.find((a) => !a.startsWith('-')));
+    const named = commandNamed(argv.find((a) => !a.startsWith('-')));
     for (const c of commands) {
       const full = c === named ? (await c.load()).default : undefined;
       parser = parser.command({

@@ -16,6 +16,7 @@ import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../cl
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/approval.ts';
+import { ResultsError } from '../results/errors.ts';
 
 /** The arguments a builder gives its command (what yargs parses with those options). */
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
@@ -70,7 +71,6 @@ export function guardOptions<T>(y: Argv<T>) {
     })
     .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' });
 }
-export type GuardArgs = ArgsOf<typeof guardOptions>;
 
 /** The flags run and retry share besides the connection and the guards. */
 export function sendingOptions<T>(y: Argv<T>) {
@@ -87,7 +87,6 @@ export function sendingOptions<T>(y: Argv<T>) {
       describe: 'No plan, progress or summary: only errors (stderr), --json and the results file',
     });
 }
-export type SendingArgs = ArgsOf<typeof sendingOptions>;
 
 /** The HTML report (src/report) that plan, run, retry and reconcile write beside their output; --no-report skips it. */
 export function reportOption<T>(y: Argv<T>) {
@@ -190,6 +189,43 @@ export async function openConnection(
     if (e instanceof ClientConfigError)
       throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
     throw e;
+  }
+}
+
+/**
+ * A command that talks to the service for the time of `use`: the connection is closed after it,
+ * and a results file it cannot use ends the command with 2 and a message.
+ */
+export async function withConnection(
+  args: ConnectionArgs,
+  io: CliIO,
+  logger: Logger,
+  use: (conn: Connection) => Promise<ExitCode>,
+): Promise<ExitCode> {
+  const conn = await openConnection(args, io, logger);
+  try {
+    return await use(conn);
+  } catch (e) {
+    if (!(e instanceof ResultsError)) throw e;
+    io.stderr.write(`payout-batch: ${e.message}\n`);
+    return ExitCode.UNUSABLE_INPUT;
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The HTML report (src/report) a command writes beside its output: one that cannot be written is
+ * said on stderr, never a reason to change the exit code of what the command did.
+ */
+export async function reportOrNote(io: CliIO, write: () => Promise<string>): Promise<string | undefined> {
+  try {
+    return await write();
+  } catch (e) {
+    // (a run refused before reading the batch wrote no results file: nothing to report, nothing to say)
+    if (!(e instanceof ResultsError && e.code === 'FILE_NOT_FOUND'))
+      io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
+    return undefined;
   }
 }
 

@@ -3,7 +3,7 @@
 // errors as a message and an exit code. Text only: no flag parsing, no request.
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
-import { UsageError, type CliIO } from './command.ts';
+import { group, plural, UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 import { environmentText } from './environment.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -16,21 +16,15 @@ import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import { BatchRefused, FailedAfterSending, type ResumeReport } from '../engine/session.ts';
 
-/** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
-export const group = (amount: string) => {
-  const [i, f] = amount.split('.');
-  return i!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? `.${f}` : '');
-};
-
 export function resumeText(r: ResumeReport): string {
   if (!r.resumed) return '';
-  const parts = [`${r.created} row${r.created === 1 ? '' : 's'} already created`];
+  const parts = [`${plural(r.created, 'row')} already created`];
   if (r.toSettle) parts.push(`${r.toSettle} whose outcome must be settled first (same key, same body)`);
   if (r.rejected) parts.push(`${r.rejected} refused by the service before`);
   if (r.conflicts) parts.push(`${r.conflicts} in conflict`);
   return (
-    `Resuming this batch (${r.interrupted ? 'the last run was interrupted' : `${r.runs} earlier run${r.runs === 1 ? '' : 's'}`}): ${parts.join(', ')}.` +
-    (r.skippedLines ? ` (${r.skippedLines} torn journal line${r.skippedLines === 1 ? '' : 's'} ignored)` : '') +
+    `Resuming this batch (${r.interrupted ? 'the last run was interrupted' : `${plural(r.runs, 'earlier run')}`}): ${parts.join(', ')}.` +
+    (r.skippedLines ? ` (${plural(r.skippedLines, 'torn journal line')} ignored)` : '') +
     '\n'
   );
 }
@@ -51,13 +45,13 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
           (c.balance === undefined || c.balanceAfter === undefined
             ? 'balance not known'
             : `${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`) +
-          (c.feesNotKnown ? `   (+ fees of ${c.feesNotKnown} row${c.feesNotKnown === 1 ? '' : 's'} not known before sending)` : ''),
+          (c.feesNotKnown ? `   (+ fees of ${plural(c.feesNotKnown, 'row')} not known before sending)` : ''),
       );
     }
   }
   for (const c of p.corridorsNotEnabled) {
     l.push(
-      `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${c.rows} row${c.rows === 1 ? '' : 's'}: ` +
+      `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${plural(c.rows, 'row')}: ` +
         `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`,
     );
   }
@@ -67,7 +61,7 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
   );
   if (p.resend?.rows)
     l.push(
-      `  sent again   ${p.resend.rows} row${p.resend.rows === 1 ? '' : 's'} whose payout failed and was refunded: ` +
+      `  sent again   ${plural(p.resend.rows, 'row')} whose payout failed and was refunded: ` +
         p.resend.byCurrency.map((c) => `${c.currency} ${group(c.amount)} (${c.rows})`).join(', ') +
         ' (plus fees), under a new attempt',
     );
@@ -91,7 +85,7 @@ export function moneyLines(money: Record<string, MoneyTotals>): string[] {
   if (!entries.length) return [];
   const line = (t: MoneyTotals) => {
     const notes = [
-      t.refundsNotSeen ? `${t.refundsNotSeen} refund${t.refundsNotSeen === 1 ? '' : 's'} not seen yet` : '',
+      t.refundsNotSeen ? `${plural(t.refundsNotSeen, 'refund')} not seen yet` : '',
       t.feesNotKnown ? `fees of ${t.feesNotKnown} not known yet` : '',
     ].filter(Boolean);
     return `${group(t.debited).padStart(16)} ${group(t.refunded).padStart(16)} ${group(t.net).padStart(16)}${notes.length ? `   (${notes.join('; ')})` : ''}`;
@@ -117,10 +111,10 @@ export function exitReasonText(r: PipelineResult): string {
   const o = s.outcomes;
   if (o && (o.failed || o.waiting))
     return (
-      `${s.created} payout${s.created === 1 ? '' : 's'} created; ${[o.failed ? `${o.failed} failed after creation` : '', o.waiting ? `${o.waiting} waiting for information` : ''].filter(Boolean).join(', ')}: ` +
+      `${plural(s.created, 'payout')} created; ${[o.failed ? `${o.failed} failed after creation` : '', o.waiting ? `${o.waiting} waiting for information` : ''].filter(Boolean).join(', ')}: ` +
       `see the results file and \`payout-batch status ${r.resultsPath}\`.\n`
     );
-  return `All ${s.created} payout${s.created === 1 ? '' : 's'} created.\n`;
+  return `All ${plural(s.created, 'payout')} created.\n`;
 }
 
 /** Progress on a terminal (cli-progress) unless quiet (--json, --quiet), and JSON lines through pino. */
@@ -209,37 +203,31 @@ export function handleEngineError(e: unknown, io: CliIO): ExitCode {
 export function jsonSummary(
   r: PipelineResult & { batchId?: string; journalPath?: string; reportPath?: string; resent?: number; notResent?: unknown[] },
   environment: string,
-): string {
-  return (
-    JSON.stringify(
-      {
-        exitCode: r.exitCode,
-        environment,
-        batchId: r.batchId,
-        journal: r.journalPath,
-        results: r.resultsPath,
-        report: r.reportPath,
-        resumed: r.report,
-        refused: r.refused,
-        halted: r.halted,
-        plan: r.plan
-          ? {
-              rows: r.plan.rows,
-              valid: r.plan.valid,
-              invalid: r.plan.invalid,
-              toSend: r.plan.toSend.length,
-              alreadyCreated: r.plan.alreadyCreated,
-              currencies: r.plan.currencies,
-              warnings: r.plan.warnings,
-              requests: r.plan.requests,
-              ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}),
-            }
-          : undefined,
-        summary: r.summary,
-        ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
-      },
-      null,
-      2,
-    ) + '\n'
-  );
+) {
+  return {
+    exitCode: r.exitCode,
+    environment,
+    batchId: r.batchId,
+    journal: r.journalPath,
+    results: r.resultsPath,
+    report: r.reportPath,
+    resumed: r.report,
+    refused: r.refused,
+    halted: r.halted,
+    plan: r.plan
+      ? {
+          rows: r.plan.rows,
+          valid: r.plan.valid,
+          invalid: r.plan.invalid,
+          toSend: r.plan.toSend.length,
+          alreadyCreated: r.plan.alreadyCreated,
+          currencies: r.plan.currencies,
+          warnings: r.plan.warnings,
+          requests: r.plan.requests,
+          ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}),
+        }
+      : undefined,
+    summary: r.summary,
+    ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
+  };
 }

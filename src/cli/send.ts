@@ -2,7 +2,7 @@
 // a terminal -> connection and progress -> the engine -> plan, confirmation, summary and exit
 // code. The two commands differ only in which engine function they call with these options.
 import type { Argv } from 'yargs';
-import type { CliIO } from './command.ts';
+import { abortOn, group, plural, printJson, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 import {
   askYesNo,
@@ -14,15 +14,15 @@ import {
   moneyFlags,
   openConnection,
   reportOption,
+  reportOrNote,
   sendingOptions,
   stateRootOf,
   type ArgsOf,
 } from './options.ts';
-import { exitReasonText, group, handleEngineError, jsonSummary, planText, progressSink, resumeText, summaryText } from './render.ts';
+import { exitReasonText, handleEngineError, jsonSummary, planText, progressSink, resumeText, summaryText } from './render.ts';
 import type { GuardOptions } from '../engine/approval.ts';
 import type { PipelineOptions, PipelineResult } from '../engine/pipeline.ts';
 import type { BatchPlan } from '../engine/plan.ts';
-import { ResultsError } from '../results/errors.ts';
 import { writeResultsReport } from '../report/index.ts';
 
 /** The flags of run and retry: connection, guards, sending, the HTML report. */
@@ -47,22 +47,7 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const resend = plan.resend?.rows
     ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${group(c.amount)}`).join(', ')} plus fees`
     : '';
-  return `Send ${n} payout${n === 1 ? '' : 's'} (${totals.join(', ')}${resend}) from ${environment}? [y/N] `;
-}
-
-/**
- * The HTML report of the results file (src/report) beside it. None when the run wrote no results
- * file (refused before reading the batch); one that cannot be written is said on stderr, never a
- * reason to change the exit code of a run that may have paid.
- */
-async function resultsReport(resultsPath: string, environment: string, io: CliIO): Promise<string | undefined> {
-  try {
-    return await writeResultsReport(resultsPath, { environment });
-  } catch (e) {
-    if (!(e instanceof ResultsError && e.code === 'FILE_NOT_FOUND'))
-      io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
-    return undefined;
-  }
+  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend}) from ${environment}? [y/N] `;
 }
 
 export async function sendBatch<R extends PipelineResult & { batchId: string; journalPath: string; resent?: number }>(
@@ -83,7 +68,7 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
   if (!args.yes && !isInteractive(io)) {
     io.stderr.write(`payout-batch: refused: ${NOT_A_TERMINAL}. Nothing was sent.\n`);
-    if (args.json) io.stdout.write(JSON.stringify({ exitCode: ExitCode.REFUSED, refused: [NOT_A_TERMINAL] }, null, 2) + '\n');
+    if (args.json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [NOT_A_TERMINAL] });
     return ExitCode.REFUSED;
   }
   const logger = makeLogger(args, io, command);
@@ -91,8 +76,6 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   const progress = progressSink(io, logger, () => label.batch, quiet);
   const stateDir = stateRootOf(args, io);
   const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e), stateDir);
-  const stop = new AbortController();
-  void io.stopSignal.then(() => stop.abort());
   const environment = conn.environment.name;
   try {
     const r = await send({
@@ -109,7 +92,7 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       quote: args.quote,
       mergeDocuments: args['merge-documents'],
       concurrency: args.concurrency ?? inFlightFor(args.rate),
-      stop: stop.signal,
+      stop: abortOn(io.stopSignal),
       onResume: (report) => out(resumeText(report)),
       onPlan: (plan) => {
         label.batch = plan.batchId.slice(0, 16);
@@ -129,9 +112,9 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     progress.stop();
     out(summaryText(r));
     if (after) out(after(r));
-    const report = args.report ? await resultsReport(r.resultsPath, environment, io) : undefined;
+    const report = args.report ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment })) : undefined;
     if (report) out(`Report: ${report}\n`);
-    if (args.json) io.stdout.write(jsonSummary({ ...r, reportPath: report }, environment));
+    if (args.json) printJson(io, jsonSummary({ ...r, reportPath: report }, environment));
     else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r));
     else out(exitReasonText(r));
     return r.exitCode;

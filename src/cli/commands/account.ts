@@ -3,13 +3,13 @@
 import type { Argv } from 'yargs';
 import type { Logger } from 'pino';
 import { formatAmount, fromApi } from '../../money.ts';
-import { defineCommand, type CliIO } from '../command.ts';
+import { defineCommand, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
-import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
-import { environmentMeaning } from '../environment.ts';
+import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
+import { ENVIRONMENT_MEANING } from '../environment.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y).option('json', { type: 'boolean', default: false, describe: 'Print one JSON object (money as decimal strings)' });
@@ -20,12 +20,7 @@ export default defineCommand<AccountArgs>({
   run: async (args, io) => {
     // (a look-up, not a batch: only warnings on stderr unless a level is asked for)
     const logger = makeLogger({ 'log-level': args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn' }, io, 'account');
-    const conn = await openConnection(args, io, logger);
-    try {
-      return await show(conn, args, io, logger);
-    } finally {
-      await conn.close().catch(() => undefined);
-    }
+    return withConnection(args, io, logger, (conn) => show(conn, args, io, logger));
   },
 });
 
@@ -57,38 +52,32 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
   const quota = await client.quotaUsage();
 
   if (args.json) {
-    io.stdout.write(
-      JSON.stringify(
-        {
-          environment: environment.name,
-          baseUrl: environment.baseUrl,
-          key: { fingerprint: client.apiKey.fingerprint, source: client.apiKey.source },
-          // money as decimal strings with the currency's digits, as everywhere in --json; null: not given
-          // (named fields only: a field the service adds passes through the answer's schema as it
-          // came, a number perhaps, and is not ours to print as money)
-          wallets: wallets.map((w) => ({
-            walletId: w.walletId,
-            currency: w.currency,
-            balance: w.balance === undefined ? null : formatAmount(fromApi(w.balance), w.currency),
-          })),
-          pairs: pairs.map((p) => ({
-            currencyPairId: p.currencyPairId ?? null,
-            baseCurrency: p.baseCurrency,
-            quoteCurrency: p.quoteCurrency,
-            rate: p.rate === undefined ? null : String(p.rate),
-            enabled: p.enabled ?? null,
-          })),
-          quota: quota ? { ...quota, countedHere: true, file: conn.usage?.path } : null,
-        },
-        null,
-        2,
-      ) + '\n',
-    );
+    printJson(io, {
+      environment: environment.name,
+      baseUrl: environment.baseUrl,
+      key: { fingerprint: client.apiKey.fingerprint, source: client.apiKey.source },
+      // money as decimal strings with the currency's digits, as everywhere in --json; null: not given
+      // (named fields only: a field the service adds passes through the answer's schema as it
+      // came, a number perhaps, and is not ours to print as money)
+      wallets: wallets.map((w) => ({
+        walletId: w.walletId,
+        currency: w.currency,
+        balance: w.balance === undefined ? null : formatAmount(fromApi(w.balance), w.currency),
+      })),
+      pairs: pairs.map((p) => ({
+        currencyPairId: p.currencyPairId ?? null,
+        baseCurrency: p.baseCurrency,
+        quoteCurrency: p.quoteCurrency,
+        rate: p.rate === undefined ? null : String(p.rate),
+        enabled: p.enabled ?? null,
+      })),
+      quota: quota ? { ...quota, countedHere: true, file: conn.usage?.path } : null,
+    });
     return ExitCode.OK;
   }
 
   const lines: string[] = [];
-  lines.push(`Environment  ${environment.name}  ${environment.baseUrl}`, `             ${environmentMeaning(environment.name)}`);
+  lines.push(`Environment  ${environment.name}  ${environment.baseUrl}`, `             ${ENVIRONMENT_MEANING[environment.name] ?? ''}`);
   lines.push(`API key      fingerprint ${client.apiKey.fingerprint} (from ${client.apiKey.source})`);
   lines.push('', 'Wallets');
   if (!wallets.length) lines.push('  (none)');

@@ -4,7 +4,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, UsageError } from '../command.ts';
+import { defineCommand, plural, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { KeyError } from '../../approvals/keys.ts';
 import { loadPlan, payloadText, planPayload, PlanFileError, sameName } from '../../approvals/payload.ts';
@@ -49,7 +49,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       io.stdout.write(
         `Approved ${args.plan} as ${name} (key ${approval.publicKeyFingerprint}) at ${approval.signedAt}:\n  ${payloadText(payload)}\n` +
           `${replaced ? 'Your earlier approval was replaced. ' : ''}Written to ${approvalsPathFor(args.plan)} ` +
-          `(${all.length} approval${all.length === 1 ? '' : 's'}: ${all.map((a) => a.name).join(', ')}).\n`,
+          `(${plural(all.length, 'approval')}: ${all.map((a) => a.name).join(', ')}).\n`,
       );
       if (payload.preparedBy !== null && sameName(name, payload.preparedBy))
         io.stderr.write(

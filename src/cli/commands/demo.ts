@@ -3,7 +3,7 @@
 // the HTML reports of the plan and the results.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, UsageError } from '../command.ts';
+import { defineCommand, printJson, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { runDemo } from '../../demo/tour.ts';
 import { createLogger } from '../../log.ts';
@@ -46,7 +46,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     );
     progress.stop();
     if (args.json) {
-      io.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
+      printJson(io, outcome);
     } else {
       say(summaryText({ summary: outcome.first.summary, resultsPath: outcome.resultsPath }));
       say(`Results file: ${outcome.resultsPath}`);

@@ -4,7 +4,7 @@
 // Exit 0: the batch could run as planned; 1: some rows invalid or left out; 3: it would be refused
 // (shortfall, corridors); 2: unusable file; 4: the service could not be reached.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, UsageError, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch } from '../../engine/plan-command.ts';
@@ -14,6 +14,7 @@ import {
   makeLogger,
   openConnection,
   reportOption,
+  reportOrNote,
   STATE_DIR_HELP,
   stateRootOf,
   type ArgsOf,
@@ -37,12 +38,8 @@ const builder = (y: Argv) =>
     .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' });
 
 /** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out (nor --prepared-by). */
-export type PlanArgs = Omit<ArgsOf<typeof builder>, 'out' | 'prepared-by' | 'report'> & {
-  out?: string;
-  'prepared-by'?: string;
-  /** The HTML report (src/report), beside the plan file or the batch; default on. */
-  report?: boolean;
-};
+type PlanFlags = ArgsOf<typeof builder>;
+export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by'> & Partial<Pick<PlanFlags, 'out' | 'prepared-by'>>;
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
@@ -78,47 +75,37 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
         : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
           ? ExitCode.ROWS_FAILED
           : ExitCode.OK;
-    // The HTML report beside the plan file (else the batch file): a report that cannot be written
-    // is said on stderr, never a reason to change what the plan answers.
-    let report: string | undefined;
-    if (args.report !== false) {
-      try {
-        report = await writePlanReport(p, {
-          environment: conn.environment.name,
-          baseUrl: conn.environment.baseUrl,
-          planFile: r.planFile,
-          planPath: args.out,
-          batchOptions: { encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'] },
-        });
-      } catch (e) {
-        io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
-      }
-    }
-    if (args.json) {
-      io.stdout.write(
-        JSON.stringify(
-          {
-            exitCode: code,
+    // The HTML report beside the plan file (else the batch file).
+    const report = args.report
+      ? await reportOrNote(io, () =>
+          writePlanReport(p, {
             environment: conn.environment.name,
-            batchId: p.batchId,
-            rows: p.rows,
-            valid: p.valid,
-            invalid: p.invalid,
-            toSend: p.toSend.length,
-            alreadyCreated: p.alreadyCreated,
-            currencies: p.currencies,
-            corridorsNotEnabled: p.corridorsNotEnabled,
-            warnings: p.warnings,
-            requests: p.requests,
-            planFile: args.out,
-            ...(report ? { report } : {}),
-            ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
-            quoteErrors: Object.fromEntries(r.quoteErrors),
-          },
-          null,
-          2,
-        ) + '\n',
-      );
+            baseUrl: conn.environment.baseUrl,
+            planFile: r.planFile,
+            planPath: args.out,
+            batchOptions: { encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'] },
+          }),
+        )
+      : undefined;
+    if (args.json) {
+      printJson(io, {
+        exitCode: code,
+        environment: conn.environment.name,
+        batchId: p.batchId,
+        rows: p.rows,
+        valid: p.valid,
+        invalid: p.invalid,
+        toSend: p.toSend.length,
+        alreadyCreated: p.alreadyCreated,
+        currencies: p.currencies,
+        corridorsNotEnabled: p.corridorsNotEnabled,
+        warnings: p.warnings,
+        requests: p.requests,
+        planFile: args.out,
+        ...(report ? { report } : {}),
+        ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
+        quoteErrors: Object.fromEntries(r.quoteErrors),
+      });
     } else {
       io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl));
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);

@@ -2,12 +2,10 @@
 // status; print the reconciliation, write it beside the results, and the results' HTML report with
 // the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/ops/reconcile.ts.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, type CliIO } from '../command.ts';
-import { ExitCode } from '../exit-codes.ts';
-import { ResultsError } from '../../results/errors.ts';
+import { abortOn, defineCommand, plural, printJson, type CliIO } from '../command.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
 import { tieOutViewOf, writeResultsReport } from '../../report/index.ts';
-import { connectionOptions, makeLogger, openConnection, reportOption, type ArgsOf } from '../options.ts';
+import { connectionOptions, makeLogger, reportOption, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   reportOption(connectionOptions(y))
@@ -35,8 +33,7 @@ export default defineCommand<ReconcileArgs>({
   builder,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'reconcile');
-    const conn = await openConnection(args, io, logger);
-    try {
+    return withConnection(args, io, logger, async (conn) => {
       const r = await reconcile({
         client: conn.client,
         resultsFile: args.results,
@@ -45,45 +42,29 @@ export default defineCommand<ReconcileArgs>({
         logger,
         stop: abortOn(io.stopSignal),
         onPlan: ({ payouts }) => {
-          if (!args.json)
-            io.stdout.write(
-              `Reading the status of ${payouts} payout${payouts === 1 ? '' : 's'} and the wallet transactions (100 a page).\n`,
-            );
+          if (!args.json) io.stdout.write(`Reading the status of ${plural(payouts, 'payout')} and the wallet transactions (100 a page).\n`);
         },
       });
-      // The results' report, now with the tie-out (it replaces the one `run` wrote). A report that
-      // cannot be written is said, never a reason to change the exit code of the reconciliation.
-      let report: string | undefined;
-      if (args.report && r.report) {
-        try {
-          report = await writeResultsReport(args.results, {
-            tieOut: tieOutViewOf(r.report, r.reconciliationPath),
-            environment: conn.environment.name,
-          });
-        } catch (e) {
-          io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
-        }
-      }
-      io.stdout.write(
-        args.json
-          ? JSON.stringify({ ...jsonOf(args.results, r), ...(report ? { report } : {}) }, null, 2) + '\n'
-          : textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''),
-      );
+      // The results' report, now with the tie-out (it replaces the one `run` wrote).
+      const rep = r.report;
+      const report =
+        args.report && rep
+          ? await reportOrNote(io, () =>
+              writeResultsReport(args.results, {
+                tieOut: tieOutViewOf(rep, r.reconciliationPath),
+                environment: conn.environment.name,
+              }),
+            )
+          : undefined;
+      if (args.json) printJson(io, { ...jsonOf(args.results, r), ...(report ? { report } : {}) });
+      else io.stdout.write(textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''));
       return r.exitCode;
-    } catch (e) {
-      if (e instanceof ResultsError) {
-        io.stderr.write(`payout-batch: ${e.message}\n`);
-        return ExitCode.UNUSABLE_INPUT;
-      }
-      throw e;
-    } finally {
-      await conn.close().catch(() => undefined);
-    }
+    });
   },
 });
 
 const usageText = (r: ReconcileResult): string =>
-  `${r.requests.total} request${r.requests.total === 1 ? '' : 's'} (${r.requests.getPayout} payout status, ${r.requests.transactionPages} transaction page${r.requests.transactionPages === 1 ? '' : 's'})` +
+  `${plural(r.requests.total, 'request')} (${r.requests.getPayout} payout status, ${plural(r.requests.transactionPages, 'transaction page')})` +
   (r.usage
     ? `; this key has used ${r.usage.used.toLocaleString('en-US')} of ${r.usage.quota.toLocaleString('en-US')} this month (${r.usage.month}, UTC), as counted here`
     : '');
@@ -99,9 +80,7 @@ function textOf(r: ReconcileResult): string {
   l.push('Reconciliation');
   l.push(
     `  ${rep.counts.created} payouts created of ${rep.counts.rows} rows: ${rep.counts.tiedOut} tie out (${rep.counts.failedRefunded} failed and refunded` +
-      (rep.counts.earlierRefunded
-        ? `; ${rep.counts.earlierRefunded} earlier payout${rep.counts.earlierRefunded === 1 ? '' : 's'} refunded and sent again`
-        : '') +
+      (rep.counts.earlierRefunded ? `; ${plural(rep.counts.earlierRefunded, 'earlier payout')} refunded and sent again` : '') +
       ').',
   );
   for (const t of rep.totals)
@@ -111,7 +90,7 @@ function textOf(r: ReconcileResult): string {
     );
   const period = rep.period.from || rep.period.to ? `${rep.period.from ?? '…'} to ${rep.period.to ?? '…'}` : 'the whole listing';
   l.push(
-    `  Period checked for other debits: ${period}${rep.period.by === 'listing order' ? ' (by the listing order: no dates)' : ''}; ${rep.notFromBatch.length} not from this batch, ${rep.otherCredits.length} other credit${rep.otherCredits.length === 1 ? '' : 's'}.`,
+    `  Period checked for other debits: ${period}${rep.period.by === 'listing order' ? ' (by the listing order: no dates)' : ''}; ${rep.notFromBatch.length} not from this batch, ${plural(rep.otherCredits.length, 'other credit')}.`,
   );
   for (const f of rep.notFromBatch)
     l.push(
@@ -122,9 +101,7 @@ function textOf(r: ReconcileResult): string {
     l.push('  ! the transactions route gave the same page twice (it may ignore page): the listing read may be incomplete.');
   l.push(`  Used ${usageText(r)}.`);
   l.push(`  Reconciliation file: ${r.reconciliationPath}`);
-  l.push(
-    rep.ok ? 'Everything ties out.' : `Does not tie out: ${rep.problems.length} problem${rep.problems.length === 1 ? '' : 's'} above.`,
-  );
+  l.push(rep.ok ? 'Everything ties out.' : `Does not tie out: ${plural(rep.problems.length, 'problem')} above.`);
   return l.join('\n');
 }
 

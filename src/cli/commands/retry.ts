@@ -3,7 +3,7 @@
 // settled with their original key and body first; a refused row that was fixed goes under
 // attempt + 1. The same handler as `run` (cli/send.ts) over src/engine/retry.ts.
 import type { Argv } from 'yargs';
-import { defineCommand, UsageError } from '../command.ts';
+import { defineCommand, plural, UsageError } from '../command.ts';
 import type { ArgsOf } from '../options.ts';
 import { sendBatch, sendOptions } from '../send.ts';
 import { retryResults } from '../../engine/retry.ts';
@@ -30,7 +30,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       (o) => retryResults({ ...o, resultsFile: args.results, resultsPath: args.out, resendFailed: args['resend-failed'] }),
       (r) =>
         args['resend-failed']
-          ? `Sent again after a failed, refunded payout: ${r.resent} row${r.resent === 1 ? '' : 's'}.\n` +
+          ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
             r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
           : '',
     );

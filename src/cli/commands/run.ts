@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { batchFileOptions, type ArgsOf } from '../options.ts';
 import { sendBatch, sendOptions } from '../send.ts';
@@ -80,7 +80,7 @@ function approvedPlan(args: ArgsOf<typeof builder>, io: CliIO): ExitCode | { pat
   const g = approvalGate({ planPath, required, approversPath: resolve(io.cwd, list) });
   if (!g.ok || !g.plan) {
     io.stderr.write(`payout-batch: refused: ${g.message}. Nothing was sent.\n`);
-    if (args.json) io.stdout.write(JSON.stringify({ exitCode: ExitCode.REFUSED, refused: [g.message] }, null, 2) + '\n');
+    if (args.json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [g.message] });
     return ExitCode.REFUSED;
   }
   if (!args.quiet && !args.json) io.stdout.write(`Approvals: ${g.message}.\n`);

@@ -2,14 +2,13 @@
 // rewrite it (forward only). A thin layer over src/ops/status.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, group, plural, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
-import { ResultsError } from '../../results/errors.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
-import { group, moneyLines } from '../render.ts';
-import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
+import { moneyLines } from '../render.ts';
+import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -26,8 +25,7 @@ export default defineCommand<StatusArgs>({
   builder,
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'status');
-    const conn = await openConnection(args, io, logger);
-    try {
+    return withConnection(args, io, logger, async (conn) => {
       const r = await refreshStatus({
         client: conn.client,
         resultsFile: args.results,
@@ -45,41 +43,33 @@ export default defineCommand<StatusArgs>({
         },
       });
       if (args.json) {
-        io.stdout.write(
-          JSON.stringify(
-            {
-              exitCode: r.exitCode,
-              finished: r.finished,
-              results: args.results,
-              rows: r.rows,
-              asked: r.asked,
-              final: r.final,
-              outcomes: r.outcomes,
-              money: r.money,
-              ...(r.moneyProblems.length ? { moneyProblems: r.moneyProblems } : {}),
-              waiting: r.waiting,
-              failed: r.failed,
-              refundsFound: r.refundsFound,
-              moved: r.moved.map((c) => ({
-                row: c.rowNumber,
-                payoutId: c.payoutId,
-                from: c.from,
-                to: c.to,
-                statusDetail: c.statusDetail,
-              })),
-              failures: r.failures,
-              halted: r.halted,
-              byStatus: r.byStatus,
-            },
-            null,
-            2,
-          ) + '\n',
-        );
+        printJson(io, {
+          exitCode: r.exitCode,
+          finished: r.finished,
+          results: args.results,
+          rows: r.rows,
+          asked: r.asked,
+          final: r.final,
+          outcomes: r.outcomes,
+          money: r.money,
+          ...(r.moneyProblems.length ? { moneyProblems: r.moneyProblems } : {}),
+          waiting: r.waiting,
+          failed: r.failed,
+          refundsFound: r.refundsFound,
+          moved: r.moved.map((c) => ({
+            row: c.rowNumber,
+            payoutId: c.payoutId,
+            from: c.from,
+            to: c.to,
+            statusDetail: c.statusDetail,
+          })),
+          failures: r.failures,
+          halted: r.halted,
+          byStatus: r.byStatus,
+        });
       } else {
         const l: string[] = [];
-        l.push(
-          `Asked about ${r.asked} payout${r.asked === 1 ? '' : 's'} (${r.final} already final, not asked); ${r.moved.length} moved forward.`,
-        );
+        l.push(`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`);
         for (const c of r.moved)
           l.push(
             `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,
@@ -96,15 +86,7 @@ export default defineCommand<StatusArgs>({
         io.stdout.write(l.join('\n') + '\n');
       }
       return r.exitCode;
-    } catch (e) {
-      if (e instanceof ResultsError) {
-        io.stderr.write(`payout-batch: ${e.message}\n`);
-        return ExitCode.UNUSABLE_INPUT;
-      }
-      throw e;
-    } finally {
-      await conn.close().catch(() => undefined);
-    }
+    });
   },
 });
 

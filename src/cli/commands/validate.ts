@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, group, plural, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, type ExitCode as ExitCodeT } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/index.ts';
@@ -22,11 +22,6 @@ const REPORT_COLUMNS = ['severity', 'code', 'file', 'row', 'column', 'value', 'm
 
 /** A cell a spreadsheet would run as a formula gets a leading quote, as in the results file. */
 const neutralize = (v: string | undefined): string => (v && /^[=+\-@\t\r]/.test(v) ? `'${v}` : (v ?? ''));
-
-const group = (amount: string) => {
-  const [i, f] = amount.split('.');
-  return i!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? `.${f}` : '');
-};
 
 function describeSource(v: BatchValidation): string {
   const s = v.source;
@@ -43,13 +38,13 @@ export function summaryText(s: BatchSummary): string {
   lines.push(
     `  rows       ${s.rows} read: ${s.valid} valid, ${s.invalid} invalid${s.skipped ? `; ${s.skipped} skipped (blank or totals)` : ''}`,
   );
-  lines.push(`  problems   ${s.errors} error${s.errors === 1 ? '' : 's'}, ${s.warnings} warning${s.warnings === 1 ? '' : 's'}`);
+  lines.push(`  problems   ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}`);
   const codes = Object.entries(s.problemsByCode).sort((a, b) => b[1] - a[1]);
   if (codes.length) lines.push(`  by code    ${codes.map(([c, n]) => `${c} ${n}`).join(', ')}`);
   const totals = Object.entries(s.totalsBySourceCurrency);
   if (totals.length) {
     lines.push('  totals of the valid rows by source currency (before fees)');
-    for (const [ccy, t] of totals) lines.push(`    ${ccy}  ${group(t.amount).padStart(18)}  ${t.rows} row${t.rows === 1 ? '' : 's'}`);
+    for (const [ccy, t] of totals) lines.push(`    ${ccy}  ${group(t.amount).padStart(18)}  ${plural(t.rows, 'row')}`);
     lines.push('  by method');
     for (const [m, v] of Object.entries(s.byMethod)) {
       lines.push(
@@ -161,10 +156,10 @@ export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCo
       if (total > shown)
         await write(
           io.stdout,
-          `  ... ${total - shown} more problem${total - shown === 1 ? '' : 's'} not shown (--max-problems 0 shows all${args.report ? '; all are in the report' : '; --report FILE.csv writes all'})\n`,
+          `  ... ${plural(total - shown, 'more problem')} not shown (--max-problems 0 shows all${args.report ? '; all are in the report' : '; --report FILE.csv writes all'})\n`,
         );
       await write(io.stdout, summaryText(s));
-      if (args.report) await write(io.stdout, `  report     ${total} problem${total === 1 ? '' : 's'} written to ${args.report}\n`);
+      if (args.report) await write(io.stdout, `  report     ${plural(total, 'problem')} written to ${args.report}\n`);
       await write(
         io.stdout,
         s.invalid > 0

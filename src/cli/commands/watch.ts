@@ -2,7 +2,7 @@
 // DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/ops/watch/.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { LockBusy } from '../../files/lock.ts';
@@ -62,8 +62,6 @@ export default defineCommand<ArgsOf<typeof builder>>({
       undefined,
       stateRoot,
     );
-    const stop = new AbortController();
-    void io.stopSignal.then(() => stop.abort());
     try {
       const r = await watchFolder({
         dir,
@@ -73,19 +71,19 @@ export default defineCommand<ArgsOf<typeof builder>>({
         envFlag: args.env,
         stateRoot,
         logger,
-        stop: stop.signal,
+        stop: abortOn(io.stopSignal),
         onFile: (f) => {
           // -q: a cron job run with it mails only when a file needs someone.
           if (args.json || (args.quiet && f.outcome === 'done')) return;
           io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
         },
       });
-      if (args.json) io.stdout.write(JSON.stringify({ exitCode: r.exitCode, files: r.files, notComplete: r.notComplete }, null, 2) + '\n');
+      if (args.json) printJson(io, { exitCode: r.exitCode, files: r.files, notComplete: r.notComplete });
       // Cron mails whatever a job prints: an empty tick (or a file still being written, logged as
       // such on stderr) prints nothing unless asked.
       else if (!r.files.length && args.verbose && !args.quiet)
         io.stdout.write(
-          `Nothing to process${r.notComplete.length ? ` (${r.notComplete.length} file${r.notComplete.length === 1 ? '' : 's'} not complete yet)` : ''}.\n`,
+          `Nothing to process${r.notComplete.length ? ` (${plural(r.notComplete.length, 'file')} not complete yet)` : ''}.\n`,
         );
       return r.exitCode;
     } catch (e) {
