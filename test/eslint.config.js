@@ -8,9 +8,9 @@ import tseslint from 'typescript-eslint';
 // The layers of src/ (src/README.md "Layers"), bottom up: a folder may import the base files
 // (src/*.ts) and the folders listed before its own, never one after it. The base files import no
 // folder. Each folder is named once, here.
-const SPEC = 'spec';
+const INTERFACE = 'interface';
 const LAYERS = [
-  SPEC, // the spec's words: codes, schemas, status order
+  INTERFACE, // the spec's words: codes, schemas, status order
   'files', // the lock, the atomic write, the per-path queue
   'input', // reading CSV and Excel
   'validation', // rows checked offline
@@ -25,7 +25,7 @@ const LAYERS = [
   'cli', // the commands
 ];
 // Folders beside the layers: they import only `imports` (and the base files), and only `importedBy` import them.
-const BESIDE = { sandbox: { imports: [SPEC], importedBy: ['demo', 'cli'] } };
+const BESIDE = { sandbox: { imports: [INTERFACE], importedBy: ['demo', 'cli'] } };
 
 const FOLDERS = [...LAYERS, ...Object.keys(BESIDE)];
 const mayImport = (folder) =>

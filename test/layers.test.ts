@@ -28,13 +28,13 @@ describe('layers only point down', () => {
       ]);
     }
     expect(await problems('src/ops/watch/x.ts', "import { x } from '../../report/index.ts';")).toHaveLength(1);
-    expect(await problems('src/money.ts', "import { x } from './spec/codes.ts';")).toHaveLength(1);
+    expect(await problems('src/money.ts', "import { x } from './interface/codes.ts';")).toHaveLength(1);
   });
 
   it('keeps the sandbox beside the layers: it imports the spec only, and only the CLI and the demo import it', async () => {
     expect(await problems('src/sandbox/x.ts', "import { x } from '../client/client.ts';")).toHaveLength(1);
     expect(await problems('src/client/x.ts', "import type { x } from '../sandbox/contract.ts';")).toHaveLength(1);
-    expect(await problems('src/sandbox/x.ts', "import { x } from '../spec/codes.ts';")).toEqual([]);
+    expect(await problems('src/sandbox/x.ts', "import { x } from '../interface/codes.ts';")).toEqual([]);
     expect(await problems('src/demo/x.ts', "import { x } from '../sandbox/index.ts';")).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 // Which reading of the spec a local sandbox answers in (src/sandbox/shapes.ts): `--shapes` of
 // `payout-batch sandbox`, and $PAYOUT_SANDBOX_SHAPES for it and for the sandbox embedded by
-// `--env local`. Read here, in the CLI layer: the core never reads process.env (design.md).
+// `--env local`. Read here, in the CLI layer: the core never reads process.env.
 // Type-only import: commands that never start a sandbox do not load it.
 import type { SandboxOptions, SandboxShapes } from '../sandbox/contract.ts';
 import { UsageError } from './command.ts';

@@ -1,6 +1,6 @@
 // PayoutClient: one method per route of the spec, named in the spec's words. Every request goes
 // through one Transport (throttle, retries, timeout, typed errors). Strict in what we send: every
-// body is checked against the spec's request schemas (src/spec/schemas.ts) before it leaves.
+// body is checked against the spec's request schemas (src/interface/schemas.ts) before it leaves.
 // Liberal in what we accept: answers are read with the tolerant schemas of answers.ts.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -14,7 +14,7 @@ import {
   UploadUrlRequest,
   WebhookRegisterRequest,
   WebhookUpdateRequest,
-} from '../spec/schemas.ts';
+} from '../interface/schemas.ts';
 import {
   CountryListAnswer,
   DocumentsPatchAnswer,
@@ -33,8 +33,8 @@ import {
   WebhookSubscriptionListAnswer,
   webhookUpdateAnswer,
 } from './answers.ts';
-import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/http.ts';
-import { MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
+import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../interface/http.ts';
+import { MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../interface/codes.ts';
 import { ApiKey } from './api-key.ts';
 import { PayoutApiError, zodFieldErrors, type FieldError } from './errors.ts';
 import {

@@ -19,7 +19,7 @@
 // Read-only routes are always definitive (there is no effect to be unsure about), and so is a 4xx
 // of the document storage (not the service: its PUT is idempotent and resent as it is). The
 // engine settles an unknown outcome by resending the same Idempotency-Key with the same bytes.
-import { ERROR_CODES, INVALID_PAYOUT_AMOUNT_MESSAGE } from '../spec/codes.ts';
+import { ERROR_CODES, INVALID_PAYOUT_AMOUNT_MESSAGE } from '../interface/codes.ts';
 import type { Outcome } from './errors.ts';
 
 /** Statuses that never prove the service did not act, whatever their body says. */

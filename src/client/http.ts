@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { ErrorBody } from '../spec/schemas.ts';
-import { API_KEY_HEADER, REQUEST_ID_HEADER } from '../spec/http.ts';
+import { ErrorBody } from '../interface/schemas.ts';
+import { API_KEY_HEADER, REQUEST_ID_HEADER } from '../interface/http.ts';
 import type { ApiKey } from './api-key.ts';
 import {
   KEY_PROPAGATION_MESSAGE,

@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
-import { MONTHLY_QUOTA } from '../spec/codes.ts';
+import { MONTHLY_QUOTA } from '../interface/codes.ts';
 
 export const USAGE_FILE_NAME = 'usage.json';
 

@@ -2,7 +2,7 @@
 // raw body, keyed by the shared secret>) with a constant-time compare, parse the event with zod,
 // and report the delivery id so the caller can drop duplicates.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../spec/http.ts';
+import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../interface/http.ts';
 import { WebhookEvent } from './answers.ts';
 import { zodFieldErrors } from './errors.ts';
 import { listFieldErrors } from './http.ts';

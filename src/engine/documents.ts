@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import type { PayoutClient } from '../client/client.ts';
 import { rowState } from '../journal/rows.ts';
-import type { DocumentContentType } from '../spec/codes.ts';
+import type { DocumentContentType } from '../interface/codes.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { RowStepError } from './send.ts';

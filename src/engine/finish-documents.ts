@@ -15,7 +15,7 @@
 // nothing twice.
 import type { PayoutClient } from '../client/client.ts';
 import { documentsToAttach, type ErrorSnapshot, type RowEvent, type RowState } from '../journal/rows.ts';
-import { FINAL_STATUSES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
+import { FINAL_STATUSES, MAX_DOCUMENTS_PER_PAYOUT } from '../interface/codes.ts';
 
 const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
 

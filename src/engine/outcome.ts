@@ -4,7 +4,7 @@
 // payout exists, and one of our own words otherwise. Ours never collide with the service's
 // statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
 import { formatApiAmount, formatApiSum } from '../money.ts';
-import { PAYOUT_STATUSES } from '../spec/codes.ts';
+import { PAYOUT_STATUSES } from '../interface/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
 import type { Logger } from 'pino';

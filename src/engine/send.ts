@@ -12,7 +12,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { ErrorSnapshot, PayoutSnapshot } from '../journal/rows.ts';
 import { toApi } from '../money.ts';
-import type { InitiateRequest } from '../spec/schemas.ts';
+import type { InitiateRequest } from '../interface/schemas.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
 

@@ -48,7 +48,7 @@ export type BeneficiaryColumn = (typeof BENEFICIARY_COLUMNS)[number];
  * Columns every file must have (a missing one is a file-level error). Per-method beneficiary
  * columns are not required of the file: a SEPA-only file needs no sortCode column; a row that
  * needs a value from an absent column gets a row error instead. narration is required because
- * the initiate body requires it (src/spec/schemas.ts).
+ * the initiate body requires it (src/interface/schemas.ts).
  */
 export const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];
 

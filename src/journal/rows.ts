@@ -6,7 +6,7 @@
 // (`retry --resend-failed`), folded only when that payout FAILED or was REJECTED and its refund is
 // journalled: the row may then go again under attempt + 1, the old payout kept in `earlier`.
 import { scanJournal, type JournalEvent, type JournalScan } from './journal.ts';
-import { nextStatus } from '../spec/status-order.ts';
+import { nextStatus } from '../interface/status-order.ts';
 import type { ApiAmount } from '../money.ts';
 
 export const JOURNAL_VERSION = 1;
@@ -100,7 +100,7 @@ export type RowEvent =
   | { t: 'attach'; ref: string; attempt: number; documents: string[]; at: string }
   /**
    * A later status of a created payout, learnt by `status` (GET) or `listen` (webhook). Folded
-   * forward only (spec/status-order.ts), so a resumed run or a retry writes the latest status known
+   * forward only (interface/status-order.ts), so a resumed run or a retry writes the latest status known
    * and never moves a row back.
    */
   | {

@@ -18,7 +18,7 @@ import { resultsLockPath } from '../results/paths.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
 import type { InformationRequestAnswer as InformationRequest } from '../client/answers.ts';
 import { withLock } from '../files/lock.ts';
-import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
+import { nextStatus, type StatusDecision } from '../interface/status-order.ts';
 import { nextStepOf } from '../engine/outcome.ts';
 import type { RowEvent } from '../journal/rows.ts';
 

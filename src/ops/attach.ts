@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { mergeToPdf } from '../engine/documents.ts';
-import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../spec/codes.ts';
+import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../interface/codes.ts';
 import type { DocumentsPatchAnswer, PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/documents.ts';
 

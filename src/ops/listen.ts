@@ -9,7 +9,7 @@
 //   3. appended to the inbox journal (<state>/inbox.jsonl, fsynced) and only then answered 200:
 //      the answer is fast and the delivery is durable before the service is told it arrived;
 //   4. applied afterwards, one at a time, in arrival order: payout.status.changed to the rows of
-//      the results files it is pointed at (forward only, spec/status-order.ts) and to their journals;
+//      the results files it is pointed at (forward only, interface/status-order.ts) and to their journals;
 //      wallet events are logged (they stay in the inbox journal). An "applied" line follows;
 //      deliveries accepted but not applied when the process stopped are applied on the next start.
 import { createHash } from 'node:crypto';
@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/webhooks.ts';
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
-import type { ServiceHeaderNames } from '../spec/http.ts';
+import type { ServiceHeaderNames } from '../interface/http.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyToResultsFile, type ApplyResult } from './apply.ts';
 import { acquireLock, type HeldLock } from '../files/lock.ts';

@@ -8,7 +8,7 @@ import type { PayoutClient } from '../client/client.ts';
 import type { WalletTransactionAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { fromApi } from '../money.ts';
-import { LIST_MAX_LIMIT } from '../spec/codes.ts';
+import { LIST_MAX_LIMIT } from '../interface/codes.ts';
 import { timeOf, type PayoutState, type ReconTx } from './tie-out.ts';
 
 /** The service could not be used (unreachable, 5xx, key refused): what was read is not a reconciliation. */

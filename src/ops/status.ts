@@ -1,6 +1,6 @@
 // `status RESULTS`: refresh every payout of a results file that is not in a final status (GET
 // payout through the one throttled client), and rewrite the file with status, statusDetail and
-// informationRequests, forward only (spec/status-order.ts). Returns values; never prints or exits.
+// informationRequests, forward only (interface/status-order.ts). Returns values; never prints or exits.
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -8,7 +8,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { readResults } from '../results/index.ts';
 import { Dec } from '../money.ts';
-import { isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
+import { isFinalStatus, type PayoutStatus } from '../interface/codes.ts';
 import {
   applyRefundsToResultsFile,
   applyToResultsFile,

@@ -1,7 +1,7 @@
 // The public face of the sandbox: what tests, the demo, the client's `local` environment and the
 // `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
 import { z } from 'zod';
-import type { ServiceHeaderNames } from '../spec/http.ts';
+import type { ServiceHeaderNames } from '../interface/http.ts';
 
 /** Names of the spec's routes, used for fault targeting and the request log. */
 export const ROUTE_NAMES = [

@@ -1,7 +1,7 @@
 // Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
 // method costs (§1.9) and what a payout of an amount converts to. All arithmetic is decimal.
-import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
-import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote, QuoteRequest } from '../spec/schemas.ts';
+import { canonicalMethod, type PayoutMethod } from '../interface/codes.ts';
+import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote, QuoteRequest } from '../interface/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import { apiError, validationError, type ApiError } from './errors.ts';
 import {

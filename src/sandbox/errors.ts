@@ -1,7 +1,7 @@
 // Answers of the sandbox as values. A handler returns a Reply; a helper that can fail returns its
 // value or an ApiError (never throws), so every refusal carries the spec's status and code.
 import type { z } from 'zod';
-import type { ErrorBody } from '../spec/schemas.ts';
+import type { ErrorBody } from '../interface/schemas.ts';
 
 export interface Reply {
   status: number;

@@ -8,7 +8,7 @@
 // - only a created payout or swap stores the key: a 4xx answer stores nothing, so the client may
 //   fix the body and send it again under the same key;
 // - stored keys do not expire during the life of the sandbox.
-import { IDEMPOTENCY_KEY_HEADER } from '../spec/http.ts';
+import { IDEMPOTENCY_KEY_HEADER } from '../interface/http.ts';
 import { header, type Request } from './context.ts';
 import { apiError, type Reply } from './errors.ts';
 

@@ -3,8 +3,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomInt } from 'node:crypto';
-import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
-import { DEFAULT_SERVICE_HEADERS } from '../spec/http.ts';
+import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../interface/codes.ts';
+import { DEFAULT_SERVICE_HEADERS } from '../interface/http.ts';
 import { Clock } from './clock.ts';
 import type { FaultConfig, LocalSandbox, RequestLogEntry, SandboxOptions } from './contract.ts';
 import type { Sandbox } from './context.ts';

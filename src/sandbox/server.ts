@@ -5,8 +5,8 @@
 //   -> handler -> 5xx or dropped connection after create -> answer, request log.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { MAX_DOCUMENT_BYTES } from '../spec/codes.ts';
-import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../spec/http.ts';
+import { MAX_DOCUMENT_BYTES } from '../interface/codes.ts';
+import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../interface/http.ts';
 import type { RequestLogEntry } from './contract.ts';
 import { header, type Request, type Sandbox } from './context.ts';
 import { ApiError, apiError, forbidden, unauthorized, type Reply } from './errors.ts';

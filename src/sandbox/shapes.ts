@@ -9,8 +9,8 @@
 // message, error} with its codes (§7), the list envelope {data, meta} (§4.4, §4.14, §4.15) and the
 // fields it names. Requests are checked the same way in both.
 // The values are the same in both readings; only their shape differs.
-import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
-import type * as api from '../spec/schemas.ts';
+import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../interface/codes.ts';
+import type * as api from '../interface/schemas.ts';
 import type { RouteName } from './contract.ts';
 import type { Handler, Request, Route, Sandbox } from './context.ts';
 import { isApiError, type ApiError, type Reply } from './errors.ts';

@@ -2,7 +2,16 @@
 // refuses any value a double could not carry exactly.
 import { toApi } from '../money.ts';
 import { z } from 'zod';
-import type { CurrencyPair, Payout, PayoutListItem, Swap, SwapCreated, SwapListItem, Wallet, WalletTransaction } from '../spec/schemas.ts';
+import type {
+  CurrencyPair,
+  Payout,
+  PayoutListItem,
+  Swap,
+  SwapCreated,
+  SwapListItem,
+  Wallet,
+  WalletTransaction,
+} from '../interface/schemas.ts';
 import { isApiError, parseWith, type ApiError } from './errors.ts';
 import type { PairRec, PayoutRec, SwapRec, TransactionRec, WalletRec } from './store.ts';
 

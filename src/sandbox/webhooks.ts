@@ -18,9 +18,9 @@
 // - eventTypes filters payout events only; wallet events always go (spec §4.13).
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../spec/codes.ts';
-import type { ServiceHeaderNames } from '../spec/http.ts';
-import { WebhookRegisterRequest, type WebhookSubscription } from '../spec/schemas.ts';
+import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../interface/codes.ts';
+import type { ServiceHeaderNames } from '../interface/http.ts';
+import { WebhookRegisterRequest, type WebhookSubscription } from '../interface/schemas.ts';
 import type { Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
 import { notFound, type ApiError } from './errors.ts';

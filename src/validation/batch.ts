@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/index.ts';
 import type { RawRow } from '../input/rows.ts';
 import { Dec, formatAmount } from '../money.ts';
-import type { PayoutMethod } from '../spec/codes.ts';
+import type { PayoutMethod } from '../interface/codes.ts';
 import type { DocumentCheck } from './documents.ts';
 import type { Problem } from './problems.ts';
 import { parseRow, type RowContext, type RowResult } from './row.ts';

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
+import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../interface/codes.ts';
 import type { ProblemCode } from './problems.ts';
 
 export type DocumentCheck =

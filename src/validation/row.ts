@@ -3,9 +3,9 @@
 // The package's main entry loads every language's names; the codes need none of them.
 import countries from 'i18n-iso-countries/index.js';
 import type { z } from 'zod';
-import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
-import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
-import type { Beneficiary } from '../spec/schemas.ts';
+import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../interface/codes.ts';
+import { METHOD_RULES, methodsForCorridor } from '../interface/methods.ts';
+import type { Beneficiary } from '../interface/schemas.ts';
 import { maskAccount } from '../mask.ts';
 import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
 import type { RawRow } from '../input/rows.ts';

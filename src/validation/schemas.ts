@@ -1,12 +1,12 @@
 // The zod schemas of a batch row: one beneficiary schema per method, built from the spec's
-// method table (src/spec/methods.ts: required, one-of and optional fields) and the field
+// method table (src/interface/methods.ts: required, one-of and optional fields) and the field
 // validators (fields.ts). They are the single source of truth of each method's shape: the row
 // validator parses with them, the templates list their fields, and PayoutRow is inferred.
 import { z } from 'zod';
 import { isSEPACountry } from 'ibantools';
-import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
-import { ALWAYS_REQUIRED, METHOD_RULES } from '../spec/methods.ts';
-import { Beneficiary } from '../spec/beneficiary.ts';
+import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../interface/codes.ts';
+import { ALWAYS_REQUIRED, METHOD_RULES } from '../interface/methods.ts';
+import { Beneficiary } from '../interface/beneficiary.ts';
 import { Dec } from '../money.ts';
 import type { BeneficiaryColumn } from '../input/columns.ts';
 import * as F from './fields.ts';

@@ -3,7 +3,7 @@
 // test/validation/generate-files.ts writes the committed copies under templates/.
 import * as XLSX from 'xlsx';
 import { stringify } from 'csv-stringify/sync';
-import { PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
+import { PAYOUT_METHODS, type PayoutMethod } from '../interface/codes.ts';
 import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, PAYOUT_COLUMNS, TRAILING_COLUMNS, type CanonicalField } from '../input/columns.ts';
 import { methodFields } from './schemas.ts';
 

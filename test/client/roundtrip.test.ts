@@ -8,7 +8,7 @@ import { PayoutClient } from '../../src/client/client.ts';
 import { connect, sandboxSeedKey } from '../../src/client/connect.ts';
 import { verifyWebhook, type VerifiedDelivery } from '../../src/client/webhooks.ts';
 import { Dec, roundTo, toApi } from '../../src/money.ts';
-import type { InitiateRequest } from '../../src/spec/schemas.ts';
+import type { InitiateRequest } from '../../src/interface/schemas.ts';
 import { until } from '../ops/helpers.ts';
 import { allPayoutIds, failure } from './fake-fetch.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BENEFICIARY_FIELDS } from '../../src/spec/methods.ts';
+import { BENEFICIARY_FIELDS } from '../../src/interface/methods.ts';
 import { CANONICAL_FIELDS, COLUMN_ALIASES, mapColumns, matchHeader, normalizeHeader } from '../../src/input/columns.ts';
 import { InputError } from '../../src/input/errors.ts';
 

@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startSandbox, DEFAULT_KEYS, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { PAYOUTS_PREFIX, WEBHOOKS_PREFIX } from '../../src/spec/http.ts';
+import { PAYOUTS_PREFIX, WEBHOOKS_PREFIX } from '../../src/interface/http.ts';
 
 export { DEFAULT_KEYS };
 export const ACME = DEFAULT_KEYS.acmePrimary;

@@ -7,7 +7,7 @@ import * as XLSX from 'xlsx';
 import { collectBatch } from '../../src/validation/index.ts';
 import { CANONICAL_FIELDS } from '../../src/input/columns.ts';
 import { EXAMPLES } from '../../src/validation/templates.ts';
-import type { PayoutMethod } from '../../src/spec/codes.ts';
+import type { PayoutMethod } from '../../src/interface/codes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-xl-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,7 +8,7 @@ import { FIELD_CHECKS, METHOD_FIELD_CHECKS, methodFields, requiredFields, Payout
 import { parseRow, type RowContext } from '../../src/validation/row.ts';
 import { sniffDocumentType, checkDocumentFile } from '../../src/validation/documents.ts';
 import { EXAMPLES } from '../../src/validation/templates.ts';
-import { PAYOUT_METHODS, type PayoutMethod } from '../../src/spec/codes.ts';
+import { PAYOUT_METHODS, type PayoutMethod } from '../../src/interface/codes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-row-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

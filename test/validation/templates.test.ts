@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { collectBatch } from '../../src/validation/index.ts';
 import { TEMPLATE_METHODS, templateFileName, templateRows } from '../../src/validation/templates.ts';
 import { writeSamples, writeTemplates } from './generate-files.ts';
-import { PAYOUT_METHODS } from '../../src/spec/codes.ts';
+import { PAYOUT_METHODS } from '../../src/interface/codes.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'pb-tpl-'));

@@ -1,5 +1,5 @@
 // Spec §4.9-4.11: currency pairs, the toggle, and payment methods per corridor.
-import { MethodsQuery, ToggleRequest } from '../../spec/schemas.ts';
+import { MethodsQuery, ToggleRequest } from '../../interface/schemas.ts';
 import { toApi } from '../../money.ts';
 import { corridorNotEnabled, corridorOf, isUsable, methodView, prohibitedDestination, reportedRate } from '../corridors.ts';
 import type { Handler } from '../context.ts';

@@ -1,6 +1,6 @@
 // Spec §4.14: the countries reference data.
 import { z } from 'zod';
-import { COUNTRIES_DEFAULT_LIMIT } from '../../spec/codes.ts';
+import { COUNTRIES_DEFAULT_LIMIT } from '../../interface/codes.ts';
 import type { Handler } from '../context.ts';
 import { isApiError, ok, parseWith } from '../errors.ts';
 import { paginate } from '../views.ts';

@@ -1,6 +1,6 @@
 // Spec §4.6: the upload URL, and the sandbox's object storage that receives the PUT.
-import { UploadUrlRequest } from '../../spec/schemas.ts';
-import { API_KEY_HEADER } from '../../spec/http.ts';
+import { UploadUrlRequest } from '../../interface/schemas.ts';
+import { API_KEY_HEADER } from '../../interface/http.ts';
 import { header, type Handler } from '../context.ts';
 import { isApiError, ok, parseWith, validationError } from '../errors.ts';
 import { filenameProblem } from '../storage.ts';

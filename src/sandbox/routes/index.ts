@@ -1,7 +1,7 @@
 // The route table: every route of the spec (§4), the object storage of uploads, and the control
 // routes. Routes match in the order listed, and static paths come before parameterised ones where
 // both could match, so GET {payouts}/swaps is never taken for GET {payouts}/{id}.
-import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX as W } from '../../spec/http.ts';
+import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX as W } from '../../interface/http.ts';
 import type { Route } from '../context.ts';
 import { withShapes } from '../shapes.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH } from '../storage.ts';

@@ -1,7 +1,7 @@
 // Spec §4.1-4.5: quote, initiate, get payout, list payouts, PATCH documents.
 import { z } from 'zod';
-import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
-import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest } from '../../spec/schemas.ts';
+import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../interface/codes.ts';
+import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest } from '../../interface/schemas.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, prohibitedDestination, quoteView } from '../corridors.ts';
 import { missingFields } from '../rules.ts';

@@ -1,6 +1,6 @@
 // Spec §4.7 and §4.8: swaps between two wallets of the business, and their listing.
-import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../spec/codes.ts';
-import { SwapRequest } from '../../spec/schemas.ts';
+import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../interface/codes.ts';
+import { SwapRequest } from '../../interface/schemas.ts';
 import { Dec } from '../../money.ts';
 import { amountProblem, convert, corridorNotEnabled, corridorOf, isUsable, reportedRate } from '../corridors.ts';
 import type { Handler } from '../context.ts';

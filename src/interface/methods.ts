@@ -1,6 +1,7 @@
 // Per-method rules of the spec: beneficiary fields (§4.2), fees and settlement (§1.9) and the
-// corridor overview (§1.9). The validator and the sandbox both read these tables, so the two
-// can never disagree about what a method needs.
+// corridor overview (§1.9), as the validator reads them. The sandbox keeps its own tables, written
+// from the spec apart from these (sandbox/rules.ts), so that a misreading on one side shows up in
+// the tests of the other instead of agreeing with itself.
 import type { PayoutMethod } from './codes.ts';
 import { Dec } from '../money.ts';
 import { Beneficiary } from './beneficiary.ts';
