@@ -3,14 +3,11 @@
 // not FAILED_TO_SEND, and `retry` settles them by resending the same key and bytes, never under
 // a new attempt. Exactly one payout per reference at the sandbox. The CLI against the sandbox over
 // real HTTP, as a user runs it.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';
+import { allPayouts, cliIn, initiates, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-gateway-');
@@ -27,10 +24,7 @@ describe('a gateway answering 408 after the service created the payout', () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: ROWS, currencies: ['GBP'], prefix: 'GW' });
-    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
-    const cli = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
-    const results = async (name: string) =>
-      parse<Record<string, string>>(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true });
+    const { cli, results } = cliIn(dir, sb.url);
 
     // Every success of initiate (new payout or replay) reaches the client as the gateway's 408.
     sb.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });

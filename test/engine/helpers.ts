@@ -2,10 +2,11 @@
 // rows (enabled corridors of the default seed), the CLI spawned as a user runs it, sandbox reads.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -79,6 +80,27 @@ export async function writeBatch(dir: string, name: string, o: GenOptions): Prom
   const path = join(dir, name);
   await writeFile(path, generateCsv(o));
   return path;
+}
+
+/**
+ * The CLI in `dir` against the sandbox at `url`, with the state folder `dir/state`, and the rows
+ * of a results file written there.
+ */
+export function cliIn(
+  dir: string,
+  url: string,
+): {
+  state: string;
+  cli: (...args: string[]) => Promise<CliRun>;
+  results: (name: string) => Promise<Record<string, string>[]>;
+} {
+  const state = join(dir, 'state');
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state });
+  return {
+    state,
+    cli: (...args) => runCli([...args, '--base-url', url, '--rate', '100'], { cwd: dir, env }),
+    results: async (name) => parse<Record<string, string>>(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true }),
+  };
 }
 
 export interface CliRun {

@@ -6,14 +6,11 @@
 // under its journalled key, and `retry` must not send a new attempt under a new key (a second
 // payout). The CLI against the sandbox over real HTTP, as a user runs it.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { allPayouts, cleanEnv, ledgerJournals, runCli, tempDirs, writeBatch } from './helpers.ts';
+import { allPayouts, cliIn, ledgerJournals, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-resend-hazard-');
@@ -48,11 +45,7 @@ describe('a resend of an unknown outcome that this version refuses to send', () 
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: ROWS, currencies: ['GBP'], prefix: 'RH' });
-    const state = join(dir, 'state');
-    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state });
-    const cli = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
-    const results = async (name: string) =>
-      parse<Record<string, string>>(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true });
+    const { state, cli, results } = cliIn(dir, sb.url);
 
     // The service creates each payout; the client only ever sees the gateway's 408.
     sb.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
