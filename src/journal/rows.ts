@@ -175,20 +175,7 @@ const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, docs
 
 /** Applies one line to the states (mutating). Unknown event types are ignored (forward compatible). */
 export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
-  if (e.t === 'batch') {
-    // The latest header wins: a batch renamed before anything was sent records its new name.
-    folded.header = e;
-    return;
-  }
-  if (e.t === 'run') {
-    folded.runs++;
-    folded.interrupted = true;
-    return;
-  }
-  if (e.t === 'run-end') {
-    folded.interrupted = false;
-    return;
-  }
+  if (e.t === 'batch' || e.t === 'run' || e.t === 'run-end') return applyBatchLine(folded, e);
   const ev = e as RowEvent & { ref?: string };
   if (typeof ev.ref !== 'string') return;
   let s = folded.rows.get(ev.ref);
@@ -247,44 +234,56 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
     case 'patch-failed':
       if (!s.patched) s.patchError = ev.error;
       break;
-    case 'status': {
-      const p = s.payout;
-      if (!created || !p || p.id !== ev.payoutId) break;
-      const when = ev.changedAt ?? ev.at;
-      if (
-        !nextStatus(
-          { status: p.status, statusDetail: p.statusDetail, at: p.updatedAt },
-          { status: ev.status, statusDetail: ev.statusDetail, at: when },
-        ).apply
-      )
-        break;
-      s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail, updatedAt: when };
-      if (ev.reason) s.payout.reason = ev.reason;
-      else if (ev.status !== p.status) delete s.payout.reason;
-      if (ev.status === 'ADDITIONAL_INFO_REQUIRED') {
-        if (ev.informationRequests) s.payout.informationRequests = ev.informationRequests;
-      } else delete s.payout.informationRequests;
+    case 'status':
+      if (created) applyStatus(s, ev);
       break;
-    }
     case 'refund':
       if (created && s.payout && s.payout.id === ev.payoutId) s.payout = { ...s.payout, refunded: ev.amount };
       break;
-    case 'resend': {
-      // The one way out of `created`: only for this payout, failed after creation, its refund seen.
-      const p = s.payout;
-      if (!created || !p || p.id !== ev.payoutId || !isFailedAfterCreation(p.status) || p.refunded === undefined) break;
-      s.earlier = [...(s.earlier ?? []), p];
-      s.phase = 'rejected';
-      s.payout = undefined;
-      s.patched = false;
-      s.patchError = undefined;
-      s.error = {
-        code: `PAYOUT_${p.status}`,
-        message: `payout ${p.payoutRef ?? p.id} ${p.status} after creation and was refunded (${p.refunded}); sent again under attempt ${s.attempt + 1}`,
-      };
+    case 'resend':
+      if (created) applyResend(s, ev);
       break;
-    }
   }
+}
+
+/** A line about the batch, not a row: its header, and the start and end of each run. */
+function applyBatchLine(folded: FoldedJournal, e: Extract<JournalLine, { t: 'batch' | 'run' | 'run-end' }>): void {
+  // The latest header wins: a batch renamed before anything was sent records its new name.
+  if (e.t === 'batch') folded.header = e;
+  else if (e.t === 'run') {
+    folded.runs++;
+    folded.interrupted = true;
+  } else folded.interrupted = false;
+}
+
+/** A status of the created payout, forward only (status-order.ts): an older or equal one changes nothing. */
+function applyStatus(s: RowState, ev: Extract<RowEvent, { t: 'status' }>): void {
+  const p = s.payout;
+  if (!p || p.id !== ev.payoutId) return;
+  const when = ev.changedAt ?? ev.at;
+  const from = { status: p.status, statusDetail: p.statusDetail, at: p.updatedAt };
+  if (!nextStatus(from, { status: ev.status, statusDetail: ev.statusDetail, at: when }).apply) return;
+  s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail, updatedAt: when };
+  if (ev.reason) s.payout.reason = ev.reason;
+  else if (ev.status !== p.status) delete s.payout.reason;
+  if (ev.status === 'ADDITIONAL_INFO_REQUIRED') {
+    if (ev.informationRequests) s.payout.informationRequests = ev.informationRequests;
+  } else delete s.payout.informationRequests;
+}
+
+/** The one way out of `created`: only for this payout, failed after creation, its refund seen. */
+function applyResend(s: RowState, ev: Extract<RowEvent, { t: 'resend' }>): void {
+  const p = s.payout;
+  if (!p || p.id !== ev.payoutId || !isFailedAfterCreation(p.status) || p.refunded === undefined) return;
+  s.earlier = [...(s.earlier ?? []), p];
+  s.phase = 'rejected';
+  s.payout = undefined;
+  s.patched = false;
+  s.patchError = undefined;
+  s.error = {
+    code: `PAYOUT_${p.status}`,
+    message: `payout ${p.payoutRef ?? p.id} ${p.status} after creation and was refunded (${p.refunded}); sent again under attempt ${s.attempt + 1}`,
+  };
 }
 
 export function emptyFold(): FoldedJournal {
