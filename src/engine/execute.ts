@@ -18,7 +18,7 @@ import { startCheckpoints } from './checkpoints.ts';
 import { uploadDocuments } from './documents.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
-import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, type RowOutcome } from './outcome.ts';
+import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
 import { initiateBody, sendInitiate, snapshotOfError, type Attempt, type SendContext } from './send.ts';
 import { record, type BatchSession } from './session.ts';
 
@@ -259,5 +259,3 @@ class RowLoop {
     throw new Halt(this.halted);
   }
 }
-
-export { isCreatedStatus };
