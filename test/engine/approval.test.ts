@@ -1,29 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { decideApproval, parseMoneyFlag, type ApprovalInput } from '../../src/engine/approval.ts';
-import type { BatchPlan } from '../../src/engine/plan.ts';
+import { planFixture } from './plan-fixture.ts';
 import { Dec } from '../../src/money.ts';
 
-const plan = (over: Partial<BatchPlan> = {}): BatchPlan => ({
-  batchId: 'a'.repeat(64),
-  env: 'sandbox',
-  file: '/b.csv',
-  rows: 2,
-  valid: 2,
-  invalid: 0,
-  toSend: [2, 3],
-  created: [],
-  notSent: new Map(),
-  invalidRows: new Map(),
-  alreadyCreated: 0,
-  toSettle: 0,
-  currencies: [],
-  corridorsNotEnabled: [],
-  warnings: [],
-  requests: { preflight: 3, estimate: 7 },
-  shortfall: false,
-  corridorBlocked: false,
-  ...over,
-});
+const plan = planFixture;
 const input = (over: Partial<ApprovalInput> = {}): ApprovalInput => ({
   plan: plan(),
   payable: { rows: 2, amounts: new Map([['USD', new Dec('30.00')]]), withFees: new Map([['USD', new Dec('40.00')]]) },

@@ -3,30 +3,11 @@ import type { EngineRow } from '../../src/engine/batch.ts';
 import { summarise, type RowOutcome } from '../../src/engine/outcome.ts';
 import { exitCodeOf, rowOutcome, type RunView } from '../../src/engine/pipeline.ts';
 import type { BatchPlan } from '../../src/engine/plan.ts';
+import { planFixture } from './plan-fixture.ts';
 import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
 
-const plan = (over: Partial<BatchPlan> = {}): BatchPlan => ({
-  batchId: 'a'.repeat(64),
-  env: 'sandbox',
-  file: '/b.csv',
-  rows: 1,
-  valid: 1,
-  invalid: 0,
-  toSend: [2],
-  created: [],
-  notSent: new Map(),
-  invalidRows: new Map(),
-  alreadyCreated: 0,
-  toSettle: 0,
-  currencies: [],
-  corridorsNotEnabled: [],
-  warnings: [],
-  requests: { preflight: 3, estimate: 7 },
-  shortfall: false,
-  corridorBlocked: false,
-  ...over,
-});
+const plan = (over: Partial<BatchPlan> = {}): BatchPlan => planFixture({ rows: 1, valid: 1, toSend: [2], ...over });
 const row = (reference?: string): EngineRow => ({
   rowNumber: 2,
   cells: {},
