@@ -19,9 +19,9 @@ async function problems(filePath: string, code: string): Promise<string[]> {
 describe('layers only point down', () => {
   it('refuses a low layer importing a higher one, whatever the form of the import', async () => {
     for (const code of [
-      "import { runBatch } from '../engine/run.ts';",
-      "import type { RunResult } from '../engine/run.ts';",
-      "export { runBatch } from '../engine/run.ts';",
+      "import { runBatch } from '../engine/pipeline.ts';",
+      "import type { RunResult } from '../engine/pipeline.ts';",
+      "export { runBatch } from '../engine/pipeline.ts';",
     ]) {
       expect(await problems('src/client/x.ts', code)).toEqual([
         expect.stringMatching(/^no-restricted-imports: .*src\/client\/ may not import .*engine\/.*layers only point down/),
@@ -42,7 +42,7 @@ describe('layers only point down', () => {
     const code = [
       "import { withLock } from '../files/lock.ts';",
       "import { Dec } from '../money.ts';",
-      "import { x } from './run.ts';",
+      "import { x } from './pipeline.ts';",
       "import { y } from '../client/client.ts';",
       "import { z } from 'node:fs';",
     ].join('\n');

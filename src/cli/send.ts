@@ -31,7 +31,7 @@ export function sendOptions<T>(y: Argv<T>) {
 }
 export type SendArgs = ArgsOf<typeof sendOptions>;
 
-/** What both engine functions (engine/run.ts runBatch, engine/retry.ts retryResults) are given. */
+/** What both engine functions (engine/pipeline.ts runBatch, engine/retry.ts retryResults) are given. */
 export type SendEngineOptions = GuardOptions &
   Pick<PipelineOptions, 'conn' | 'quote' | 'mergeDocuments' | 'concurrency' | 'confirm' | 'onPlan' | 'onResume' | 'onEvent' | 'stop'> & {
     stateDir: string;

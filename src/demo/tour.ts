@@ -13,7 +13,7 @@ import type { ClientEvent } from '../client/http.ts';
 import { Dec, formatAmount, fromApi } from '../money.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import type { BatchPlan } from '../engine/plan.ts';
-import { runBatch, type RunResult } from '../engine/run.ts';
+import { runBatch, type RunResult } from '../engine/pipeline.ts';
 import { reconcile } from '../ops/reconcile.ts';
 import { tieOutViewOf, writePlanReport, writeResultsReport } from '../report/index.ts';
 

@@ -9,7 +9,6 @@ import { rowState } from '../journal/rows.ts';
 import type { DocumentContentType } from '../interface/codes.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
-import { RowStepError } from './send.ts';
 import { record, type BatchSession } from './session.ts';
 
 interface UploadFile {
@@ -74,4 +73,15 @@ export async function mergeToPdf(files: { bytes: Uint8Array; contentType: Docume
   out.setCreationDate(new Date(0));
   out.setModificationDate(new Date(0));
   return out.save();
+}
+
+/** A step of a row that failed here, before any request: recorded on the row with its code. */
+export class RowStepError extends Error {
+  override readonly name = 'RowStepError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }

@@ -1,26 +1,22 @@
-// The stages of `run`, `retry` and `plan`: prepare (run.ts, retry.ts, plan-command.ts: the batch,
-// its journal, the reservation) -> plan (planStage: the preflight's requests, then the plan) ->
+// The stages of `run`, `retry` and `plan`: prepare (prepare.ts; runBatch below, retry.ts,
+// plan-command.ts: the batch, its journal, the reservation) -> plan (planStage: the preflight's requests, then the plan) ->
 // execute (the guards, then every row to send) -> finish (the results file, the summary, the exit
 // code). A row's outcome is a pure function of its journal state and what this run did
 // (rowOutcome): the journal's fold is the state. Returns values and emits events; never prints,
 // never exits.
+import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { documentsToAttach, rowState, type FoldedJournal, type RowState } from '../journal/rows.ts';
+import { withLock } from '../files/lock.ts';
+import { documentsToAttach, rowState, type FoldedJournal } from '../journal/rows.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
-import { resultsLockPath } from '../results/paths.ts';
-import { withLock } from '../files/lock.ts';
+import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
-import type { ResultsFormat } from '../results/paths.ts';
 import { decideApproval, type GuardOptions } from './approval.ts';
-import { firstError, referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
-import { executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
-import { reserveBatch, type Ledger, type Reservation } from './ledger.ts';
-import { buildPlan, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
-import { preflight, type PreflightResult } from './preflight.ts';
-import { snapshotOfError } from './send.ts';
+import { executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
+import { ledgerJournalPath, ledgerOf } from './ledger.ts';
 import {
   ENGINE_STATUSES,
   isCreatedStatus,
@@ -30,7 +26,20 @@ import {
   type RowOutcome,
   type RunSummary,
 } from './outcome.ts';
-import { FailedAfterSending, catchUpStatuses, record, type BatchSession, type ResumeReport } from './session.ts';
+import { buildPlan, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
+import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
+import { preflight, type PreflightResult } from './preflight.ts';
+import { firstError, loadBatch, referenceOf, reservedSession, type EngineRow, type LoadedBatch, type LoadOptions } from './prepare.ts';
+import {
+  FailedAfterSending,
+  catchUpStatuses,
+  journalReader,
+  openSession,
+  record,
+  type BatchJournalRead,
+  type BatchSession,
+  type ResumeReport,
+} from './session.ts';
 
 export interface PipelineOptions extends GuardOptions {
   conn: Connection;
@@ -91,63 +100,6 @@ interface Run {
   batch: LoadedBatch;
   session: BatchSession;
   o: PipelineOptions;
-}
-
-/**
- * The shared part of prepare (`run`, `retry`): reserves the rows (reserveRows), then opens the
- * session; the reservation is released if it cannot open.
- */
-export async function reservedSession(
-  ledger: Ledger,
-  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
-  states: Map<string, RowState> | undefined,
-  reserve: Parameters<typeof reserveRows>[3],
-  open: () => BatchSession,
-): Promise<{ reservation: Reservation; session: BatchSession }> {
-  const reservation = await reserveRows(ledger, batch, states, reserve);
-  try {
-    // The session's `initiating` lines are written under this reservation (session.ts recordInitiating).
-    const session = open();
-    session.reservation = reservation;
-    return { reservation, session };
-  } catch (e) {
-    reservation.release();
-    throw e;
-  }
-}
-
-/**
- * Reserves in the account's ledger the references a run or retry may send: fresh ones (never
- * initiated, or refused before when retrying) are checked against every other batch; rows whose
- * outcome is to be settled go with their journalled keys and are only reserved.
- */
-export function reserveRows(
-  ledger: Ledger,
-  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
-  states: Map<string, RowState> | undefined,
-  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
-): Promise<Reservation> {
-  const fresh: string[] = [];
-  const settling: string[] = [];
-  for (const r of batch.rows) {
-    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
-    const ref = r.payout.reference;
-    const s = states?.get(ref);
-    const phase = s?.phase ?? 'none';
-    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
-    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
-    // a payout failed after creation and refunded, sent again on purpose (retry --resend-failed)
-    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
-  }
-  return reserveBatch(ledger, {
-    batchId: batch.identity.batchId,
-    file: batch.file,
-    results: o.results,
-    command: o.command,
-    fresh,
-    settling,
-    onPurpose: batch.identity.source === 'flag',
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -412,4 +364,127 @@ function keptOutcome(v: ResultValues, currency: string): RowOutcome {
       ...(v.refunded !== undefined ? { refunded: v.refunded } : {}),
     },
   };
+}
+
+// ---- `run`: load the batch, open (or resume) its journal, refuse a batch seen under another name
+// (I4), then the pipeline. The CLI supplies the connection, the confirmation and the event sinks.
+
+export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
+  file?: string;
+  conn: Connection;
+  /**
+   * The state folder whose ledger of the account holds the journals (ledger.ts; default the
+   * per-user one, quota.ts defaultStateDir).
+   */
+  stateDir?: string;
+  resultsPath?: string;
+  /** A plan written by `payout-batch plan --out`: run exactly it. */
+  planFile?: string;
+}
+
+export interface RunResult extends PipelineResult {
+  batchId: string;
+  journalPath: string;
+  /** The plan file's content this run executed (`run --plan`; planFile is its path). */
+  executedPlan?: PlanFile;
+}
+
+/** prepare (the plan file, the batch, its journal, the reservation) -> the pipeline. */
+export async function runBatch(o: RunOptions): Promise<RunResult> {
+  const { batch, session, reservation, planned, results, only } = await prepareRun(o);
+  let quotedFees: Map<number, DecT> | undefined;
+  try {
+    if (planned) quotedFees = recordPlannedQuotes(session, planned);
+  } catch (e) {
+    session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
+    reservation.release();
+    throw e;
+  }
+  try {
+    const result = await runPipeline(batch, session, {
+      ...o,
+      quote: planned ? false : o.quote,
+      results: { ...results, delimiter: batch.delimiter },
+      only,
+      quotedFees,
+      mode: 'run',
+    });
+    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
+  } finally {
+    reservation.release();
+  }
+}
+
+/**
+ * The plan file (checked against the batch file and the service), the batch loaded with its
+ * journal, and the session opened under this run's reservation.
+ */
+async function prepareRun(o: RunOptions) {
+  const planned = o.planFile ? await readPlanFile(o.planFile) : undefined;
+  const file = o.file ?? planned?.file;
+  if (!file) throw new RangeError('name the batch file (or --plan PLAN)');
+  const env = o.conn.environment.name;
+  if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl);
+  const ledger = ledgerOf(o.conn, { root: o.stateDir });
+  const journal = journalReader((identity) => ledgerJournalPath(ledger, identity.batchId));
+  const batchId = planned ? planned.batchLabel : o.batchId;
+  const batch = await loadBatch(
+    file,
+    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId, stop: o.stop },
+    journal.lookup,
+  );
+  if (planned) verifyPlannedRows(planned, batch.identity.fileSha256, new Map(batch.rows.map((r) => [r.rowNumber, r.payout])));
+  const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
+  const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
+  // Before the journal is written: a batch another process is sending, or whose references
+  // another batch sent or is sending, is refused here with nothing sent (ledger.ts).
+  const { reservation, session } = await reservedSession(
+    ledger,
+    batch,
+    journal.read()?.scan.folded.rows,
+    { command: 'run', results: results.path, only },
+    () =>
+      openSession({
+        identity: batch.identity,
+        env,
+        account: ledger.account,
+        file: batch.file,
+        journal: ledgerJournalPath(ledger, batch.identity.batchId),
+        command: 'run',
+        resultsPath: results.path,
+        // (read again when another process appended to it since: a run of this batch that ended
+        // meanwhile created rows this one must not send again)
+        read: unchanged(journal.read()),
+      }),
+  );
+  return { batch, session, reservation, planned, results, only };
+}
+
+/** The plan file's quotes, journalled for the rows the journal has none for; returns the quoted fees (row number → fee). */
+function recordPlannedQuotes(session: BatchSession, planned: PlanFile): Map<number, DecT> {
+  for (const r of planned.rows) {
+    if (r.rate === undefined || session.folded.rows.get(r.reference)?.quote) continue;
+    record(session, {
+      t: 'quote',
+      ref: r.reference,
+      attempt: 1,
+      rate: r.rate,
+      fee: r.fee,
+      totalDeductible: r.totalDeductible,
+      destinationAmount: r.destinationAmount ?? '0',
+    });
+  }
+  return new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
+}
+
+/** The journal as read, when it has not grown since (else undefined: openSession reads it again). */
+function unchanged(read: BatchJournalRead | undefined): BatchJournalRead | undefined {
+  if (!read) return undefined;
+  let size = 0;
+  try {
+    size = statSync(read.path).size;
+  } catch {
+    // still none
+  }
+  return size === read.size ? read : undefined;
 }

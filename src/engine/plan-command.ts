@@ -7,7 +7,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
 import { emptyFold } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
-import { loadBatch, type LoadedBatch, type LoadOptions } from './batch.ts';
+import { loadBatch, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { ledgerJournalPath, ledgerOf } from './ledger.ts';
 import { buildPlan, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';

@@ -4,7 +4,7 @@
 import { Dec, ExactSum, formatAmount, fromApi, type ApiAmount, type Dec as DecT } from '../money.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/rows.ts';
-import { referenceOf, type EngineRow, type LoadedBatch } from './batch.ts';
+import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 

@@ -26,18 +26,18 @@ import {
 } from '../journal/rows.ts';
 import { JournalWriter } from '../journal/journal.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { snapshotOfError } from './send.ts';
+import { snapshotOfError } from './execute.ts';
 import { findRefund } from './refund.ts';
 import { readResults } from '../results/read.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
-import { loadBatch, type EngineRow, type LoadedBatch } from './batch.ts';
+import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { fileSha256, parseIdempotencyKey } from './identity.ts';
 import { findBatchJournal, ledgerOf, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
-import { reservedSession, runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
+import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, openSession } from './session.ts';
 
 export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {

@@ -12,8 +12,8 @@ import {
   type FoldedJournalFile,
   type JournalLine,
   type RowEvent,
+  type RowState,
 } from '../journal/rows.ts';
-import type { JournalLookup } from './batch.ts';
 import type { BatchIdentity } from './identity.ts';
 import type { Reservation } from './ledger.ts';
 
@@ -113,6 +113,9 @@ export function readBatchJournal(path: string): BatchJournalRead {
   }
   return { path, scan: foldJournalFile(path), size, mtimeMs };
 }
+
+/** A batch's journal states by reference, once its identity is known (run and plan: the rows created before). */
+export type JournalLookup = (identity: BatchIdentity) => ((reference: string) => RowState | undefined) | undefined;
 
 /**
  * What `run` and `plan` give loadBatch: it reads the batch's journal as soon as the identity is

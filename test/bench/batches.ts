@@ -3,8 +3,8 @@
 // whose last rows are still to send).
 import { createWriteStream, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { loadBatch } from '../../src/engine/batch.ts';
-import { initiateBody } from '../../src/engine/send.ts';
+import { loadBatch } from '../../src/engine/prepare.ts';
+import { initiateBody } from '../../src/engine/execute.ts';
 import { join } from 'node:path';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { accountOf, ledgerDirFor } from '../../src/engine/ledger.ts';

@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { PayoutClient } from '../../src/client/client.ts';
-import { initiateBody } from '../../src/engine/send.ts';
+import { initiateBody } from '../../src/engine/execute.ts';
 import { toApi } from '../../src/money.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import type { RequestLogEntry } from '../../src/sandbox/contract.ts';

@@ -8,7 +8,7 @@ import type { Connection } from '../../src/client/connect.ts';
 import { documentsToAttach, foldJournal, type RowState } from '../../src/journal/rows.ts';
 import { outcomeFromState } from '../../src/engine/outcome.ts';
 import { retryResults } from '../../src/engine/retry.ts';
-import { runBatch } from '../../src/engine/run.ts';
+import { runBatch } from '../../src/engine/pipeline.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { UNATTENDED } from '../ops/helpers.ts';

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
 import { mergeToPdf } from '../../src/engine/documents.ts';
-import { runBatch } from '../../src/engine/run.ts';
+import { runBatch } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { HEADER, KEY, ROOT, workDir } from './helpers.ts';
 import { UNATTENDED } from '../ops/helpers.ts';

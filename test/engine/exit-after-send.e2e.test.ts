@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runBatch } from '../../src/engine/run.ts';
+import { runBatch } from '../../src/engine/pipeline.ts';
 import { FailedAfterSending } from '../../src/engine/session.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineRow } from '../../src/engine/batch.ts';
+import type { EngineRow } from '../../src/engine/prepare.ts';
 import { summarise, type RowOutcome } from '../../src/engine/outcome.ts';
 import { exitCodeOf, rowOutcome, type RunView } from '../../src/engine/pipeline.ts';
 import type { BatchPlan } from '../../src/engine/plan.ts';

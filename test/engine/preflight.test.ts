@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
-import { loadBatch } from '../../src/engine/batch.ts';
+import { loadBatch } from '../../src/engine/prepare.ts';
 import { preflight } from '../../src/engine/preflight.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import type { RouteName } from '../../src/sandbox/contract.ts';

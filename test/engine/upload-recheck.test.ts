@@ -6,7 +6,7 @@ import { copyFileSync, readFileSync, rmSync, symlinkSync, writeFileSync } from '
 import { copyFile, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runBatch } from '../../src/engine/run.ts';
+import { runBatch } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { fingerprintDocument, readDocumentForUpload } from '../../src/validation/documents.ts';
 import { HEADER, ROOT, generateCsv, tempDirs } from './helpers.ts';

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
-import { runBatch } from '../../src/engine/run.ts';
+import { runBatch } from '../../src/engine/pipeline.ts';
 import { readResults } from '../../src/results/index.ts';
 import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';

@@ -5,7 +5,7 @@ import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, LockBusy, writeOwner } from '../../src/files/lock.ts';
-import type { RunResult } from '../../src/engine/run.ts';
+import type { RunResult } from '../../src/engine/pipeline.ts';
 import {
   companionsOf,
   completeIn,

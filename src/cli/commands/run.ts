@@ -10,7 +10,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { batchFileOptions, type ArgsOf } from '../options.ts';
 import { sendBatch, sendOptions } from '../send.ts';
 import { approvalGate } from '../../approvals/gate.ts';
-import { runBatch } from '../../engine/run.ts';
+import { runBatch } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
 
 const builder = (y: Argv) =>

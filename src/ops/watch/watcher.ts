@@ -27,7 +27,7 @@ import type { Connection } from '../../client/connect.ts';
 import { parseMoneyFlag } from '../../engine/approval.ts';
 import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
-import { runBatch, type RunResult } from '../../engine/run.ts';
+import { runBatch, type RunResult } from '../../engine/pipeline.ts';
 import { BatchRefused, inspectJournal } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';

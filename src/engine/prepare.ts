@@ -1,6 +1,8 @@
-// Loading a batch for the engine: its identity (content hash or --batch-id), and every row
-// validated offline, held in file order. Invalid rows stay in the list: they go to the results
-// file with their problems and are never sent.
+// Prepare, the first stage of `run` and `retry` (pipeline.ts, retry.ts): the batch loaded (its
+// identity, content hash or --batch-id, and every row validated offline, held in file order), then
+// its references reserved in the account's ledger and its journal opened under that reservation.
+// Invalid rows stay in the list: they go to the results file with their problems and are never
+// sent.
 import { resolve } from 'node:path';
 import { InputError } from '../input/errors.ts';
 import type { RowState } from '../journal/rows.ts';
@@ -8,6 +10,8 @@ import { validateBatch, type Problem, type ValidatedRow } from '../validation/in
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
+import { reserveBatch, type Ledger, type Reservation } from './ledger.ts';
+import type { BatchSession, JournalLookup } from './session.ts';
 
 export interface LoadOptions {
   encoding?: string;
@@ -17,9 +21,6 @@ export interface LoadOptions {
   /** Ctrl-C or SIGTERM: reading stops at the next row (the reader lets the event loop turn). */
   stop?: AbortSignal;
 }
-
-/** A batch's journal states by reference, once its identity is known (run and plan: the rows created before). */
-export type JournalLookup = (identity: BatchIdentity) => ((reference: string) => RowState | undefined) | undefined;
 
 export interface EngineRow {
   rowNumber: number;
@@ -122,4 +123,61 @@ export function firstError(problems: Problem[]): { code: string; message: string
   const e = errors[0]!;
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : '';
   return { code: e.code, message: `${e.column ? `${e.column}: ` : ''}${e.message}${more}` };
+}
+
+/**
+ * The shared part of prepare (`run`, `retry`): reserves the rows (reserveRows), then opens the
+ * session; the reservation is released if it cannot open.
+ */
+export async function reservedSession(
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  states: Map<string, RowState> | undefined,
+  reserve: Parameters<typeof reserveRows>[3],
+  open: () => BatchSession,
+): Promise<{ reservation: Reservation; session: BatchSession }> {
+  const reservation = await reserveRows(ledger, batch, states, reserve);
+  try {
+    // The session's `initiating` lines are written under this reservation (session.ts recordInitiating).
+    const session = open();
+    session.reservation = reservation;
+    return { reservation, session };
+  } catch (e) {
+    reservation.release();
+    throw e;
+  }
+}
+
+/**
+ * Reserves in the account's ledger the references a run or retry may send: fresh ones (never
+ * initiated, or refused before when retrying) are checked against every other batch; rows whose
+ * outcome is to be settled go with their journalled keys and are only reserved.
+ */
+export function reserveRows(
+  ledger: Ledger,
+  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
+  states: Map<string, RowState> | undefined,
+  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
+): Promise<Reservation> {
+  const fresh: string[] = [];
+  const settling: string[] = [];
+  for (const r of batch.rows) {
+    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
+    const ref = r.payout.reference;
+    const s = states?.get(ref);
+    const phase = s?.phase ?? 'none';
+    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
+    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
+    // a payout failed after creation and refunded, sent again on purpose (retry --resend-failed)
+    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
+  }
+  return reserveBatch(ledger, {
+    batchId: batch.identity.batchId,
+    file: batch.file,
+    results: o.results,
+    command: o.command,
+    fresh,
+    settling,
+    onPurpose: batch.identity.source === 'flag',
+  });
 }
