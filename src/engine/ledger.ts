@@ -28,6 +28,7 @@
 import { createHash } from 'node:crypto';
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -54,9 +55,16 @@ export interface Ledger {
   ephemeral: boolean;
 }
 
-/** The normalised base URL: scheme and host in lower case, no default port, no trailing slash. */
+/**
+ * The account a base URL names, however it is spelled: scheme and host in lower case, no default
+ * port (the URL parser drops it), no trailing dot or slash, and every loopback name (`localhost`,
+ * 127.0.0.0/8, `::1`) as 127.0.0.1, so `http://localhost:P` and `http://127.0.0.1:P` are one ledger.
+ */
 export function accountOf(baseUrl: string): string {
   const u = new URL(baseUrl);
+  const host = u.hostname.replace(/\.$/, '');
+  if (host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host)) u.hostname = '127.0.0.1';
+  else u.hostname = host;
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
 }
 
@@ -64,6 +72,37 @@ export function accountOf(baseUrl: string): string {
 export function ledgerDirFor(root: string, account: string): string {
   const host = new URL(account).host.replace(/[^A-Za-z0-9.-]+/g, '_').slice(0, 60);
   return join(resolve(root), 'ledgers', `${host}-${createHash('sha256').update(account).digest('hex').slice(0, 12)}`);
+}
+
+/**
+ * Refuses a state folder another user could change, as ssh does for its own: the folder, its
+ * `ledgers` and the account's ledger may not be symbolic links, must belong to this user and may
+ * not be writable by group or others. Whoever can write there can remove a journal or a
+ * reservation and so make a payout go out twice. Folders this tool creates are 0700.
+ */
+export function checkStateFolder(root: string, ledgerDir: string): void {
+  const uid = process.getuid?.();
+  for (const path of [resolve(root), join(resolve(root), 'ledgers'), ledgerDir]) {
+    let st;
+    try {
+      st = lstatSync(path);
+    } catch {
+      continue; // created 0700 when first needed
+    }
+    const why = st.isSymbolicLink()
+      ? 'is a symbolic link'
+      : uid !== undefined && st.uid !== uid
+        ? `belongs to another user (uid ${st.uid})`
+        : (st.mode & 0o022) !== 0
+          ? `is writable by ${st.mode & 0o020 ? 'its group' : 'others'} (mode ${(st.mode & 0o777).toString(8)})`
+          : undefined;
+    if (why)
+      throw new BatchRefused(
+        `the state folder ${path} ${why}: another user could change the ledger and make a payout go out twice. ` +
+          `Use a folder of your own (chmod 700 ${path}, or --state-dir)`,
+        'UNSAFE_STATE_FOLDER',
+      );
+  }
 }
 
 const ephemeral = new WeakMap<object, string>();
@@ -83,7 +122,10 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox'>, o: {
     }
     return { account, dir, ephemeral: true };
   }
-  return { account, dir: ledgerDirFor(o.root ?? defaultStateDir(), account), ephemeral: false };
+  const root = o.root ?? defaultStateDir();
+  const dir = ledgerDirFor(root, account);
+  checkStateFolder(root, dir);
+  return { account, dir, ephemeral: false };
 }
 
 const JOURNAL_NAME = /^([0-9a-f]{16})\.journal\.jsonl$/;

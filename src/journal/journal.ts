@@ -146,10 +146,13 @@ export class JournalWriter {
     this.fd = fd;
   }
 
-  /** Opens (creating it and its folder when absent) for appending; repairs a torn tail. */
+  /**
+   * Opens (creating it and its folder when absent) for appending; repairs a torn tail. Created for
+   * this user only (0600 in a 0700 folder): a journal holds beneficiaries and account numbers.
+   */
   static open(path: string): JournalWriter {
-    mkdirSync(dirname(path), { recursive: true });
-    const fd = openSync(path, 'a+');
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const fd = openSync(path, 'a+', 0o600);
     const size = fstatSync(fd).size;
     if (size > 0) {
       const last = Buffer.alloc(1);

@@ -211,7 +211,7 @@ export class WebhookListener {
   static async start(o: ListenerOptions): Promise<WebhookListener> {
     if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
     const stateDir = resolve(o.stateDir);
-    mkdirSync(stateDir, { recursive: true });
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     let lock: HeldLock;
     try {
       lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });

@@ -1,10 +1,9 @@
 // `payout-batch watch DIR [--once] [--verbose]`: unattended runs of the files dropped into
 // DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/ops/watch/.
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { defaultStateDir } from '../../client/quota.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
@@ -44,8 +43,9 @@ export default defineCommand<ArgsOf<typeof builder>>({
       );
     }
     const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
-    // The ledgers and the quota count: the configuration's "stateDir", else the per-user folder.
-    const stateRoot = config.stateDir ? resolve(dir, config.stateDir) : defaultStateDir(io.env);
+    // The ledgers and the quota count: the configuration's "stateDir", else DIR/.state: the same
+    // for every user and HOME that runs this watch, so no one pays a dropped file again.
+    const stateRoot = config.stateDir ? resolve(dir, config.stateDir) : join(dir, '.state');
     // The one connection of this process: every file and every tick go through its client, so
     // the key's pace is kept by one limiter.
     const conn = await openConnection(

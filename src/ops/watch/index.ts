@@ -5,9 +5,10 @@
 //   DIR/processing/<claim>/ a claimed file, its results and claim.json (owner, sha256)
 //   DIR/done/<claim>/       every row created: the file, <name>.results.<ext>, <name>.summary.json
 //   DIR/failed/<claim>/     refused, unusable, some rows not created, or already processed
-//   the engine's journals    in the account's ledger (engine/ledger.ts) of the per-user state folder,
-//                            or of "stateDir" in the configuration: a watch and a person's `run`
-//                            see each other's batches
+//   DIR/.state/             the engine's journals: the account's ledger (engine/ledger.ts) of
+//                            "stateDir" in the configuration, by default DIR/.state, whoever runs
+//                            the watch (a person's `run` keeps its own ledger: the service's
+//                            idempotency keys, from the references, guard between the two)
 //   DIR/.watch.lock         held for a few milliseconds around every move (pid, host, start time)
 //
 // A file is taken when complete: a marker "<name>.ready" beside it, or (unless requireReady) its

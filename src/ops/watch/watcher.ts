@@ -56,7 +56,7 @@ export interface WatchOptions {
   once: boolean;
   /** --env as given on the command line (production must be named there too). */
   envFlag?: string;
-  /** The state folder when the configuration names none (the CLI: the per-user one). */
+  /** The state folder when the configuration names none (default DIR/.state, as the CLI). */
   stateRoot?: string;
   logger?: Logger;
   stop?: AbortSignal;
@@ -161,7 +161,7 @@ export class FolderWatch {
     for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
     this.staleMs = o.config.claimStaleSeconds * 1000;
     this.settleMs = o.config.settleSeconds * 1000;
-    this.stateRoot = o.config.stateDir ? resolve(this.L.root, o.config.stateDir) : o.stateRoot;
+    this.stateRoot = o.config.stateDir ? resolve(this.L.root, o.config.stateDir) : (o.stateRoot ?? join(this.L.root, '.state'));
     this.ledger = ledgerOf(o.conn, { root: this.stateRoot });
   }
 
