@@ -258,6 +258,7 @@ function checkRows(
   const feesUnknown = new Set<number>();
   const warnings: string[] = [];
   const noted = new Set<string>();
+  const closed = new Map<string, CountryAnswer>();
   const noteOnce = (key: string, warning: string) => {
     if (noted.has(key)) return;
     noted.add(key);
@@ -273,12 +274,7 @@ function checkRows(
       });
       continue;
     }
-    if (country && outsideTradingHours(country, now)) {
-      noteOnce(
-        `hours ${country.code}`,
-        `${country.name ?? country.code} (${country.code}) is outside its trading hours ${country.tradingStartTime}-${country.tradingEndTime} (UTC${(country.timeZone ?? 0) >= 0 ? '+' : ''}${country.timeZone}): its payouts will wait for the next window`,
-      );
-    }
+    if (country && outsideTradingHours(country, now)) closed.set(country.code, country);
     const c = corridors.get(corridorKey(p))!;
     const found = methodFor(p, c);
     if (found.issue) {
@@ -318,8 +314,16 @@ function checkRows(
       );
     }
   }
+  // One line for the rule, the countries listed: ten countries are one fact, not ten warnings.
+  if (closed.size)
+    warnings.unshift(
+      `outside trading hours now, so their payouts wait for the next window: ${[...closed.values()].map(tradingHours).join('; ')}`,
+    );
   return { rowIssues, estimatedFees, feesUnknown, warnings };
 }
+
+const tradingHours = (c: CountryAnswer) =>
+  `${c.name ?? c.code} (${c.code}) ${c.tradingStartTime}-${c.tradingEndTime} UTC${(c.timeZone ?? 0) >= 0 ? '+' : ''}${c.timeZone}`;
 
 /** The method the corridor offers for the row, or why the row cannot go: corridor not enabled, method not offered. */
 function methodFor(p: PayoutRow, c: CorridorInfo): { method: PaymentMethodAnswer; issue?: undefined } | { issue: RowIssue } {
