@@ -4,6 +4,7 @@
 // way), documents stay in DIR/documents, and a live owner's claim is never taken over.
 import { spawn, type ChildProcess } from 'node:child_process';
 import {
+  linkSync,
   appendFileSync,
   copyFileSync,
   existsSync,
@@ -114,6 +115,22 @@ describe('watch: links are never followed', () => {
     expect(JSON.parse(readFileSync(join(f.folder, 'payroll.summary.json'), 'utf8'))).toMatchObject({ outcome: 'failed', exitCode: 3 });
     expect(readFileSync(elsewhere, 'utf8')).toBe(text);
     expect(readdirSync(join(dir, 'inbox'))).toEqual([]);
+  });
+});
+
+describe('watch: hard links are refused (issue 29)', () => {
+  it('a file with a second name outside the inbox is refused unread: failed/, exit 3, nothing sent', async () => {
+    sb = await startSb();
+    const dir = await folder();
+    const elsewhere = join(await dirs.make(), 'payroll.csv');
+    writeFileSync(elsewhere, csv(3, 'HL'));
+    linkSync(elsewhere, join(dir, 'inbox', 'payroll.csv'));
+
+    const r = await run(dir);
+    expect(r.exitCode).toBe(3);
+    expect(r.files.map((f) => [f.name, f.outcome, f.exitCode])).toEqual([['payroll.csv', 'failed', 3]]);
+    expect(r.files[0]!.reason).toContain('inbox/payroll.csv is a file with 2 hard links');
+    expect(sandboxRequests()).toBe(0);
   });
 });
 

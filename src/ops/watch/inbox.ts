@@ -58,8 +58,8 @@ export function completeIn(inbox: string, name: string, o: { settleMs: number; r
 }
 
 /**
- * Why an inbox entry is refused without being read, or undefined for a regular file (or a folder,
- * left alone: a writer may stage files in one). A link is never followed: whoever can write the
+ * Why an inbox entry is refused without being read, or undefined for a regular file of one name
+ * (or a folder, left alone: a writer may stage files in one). A link is never followed: whoever can write the
  * inbox could otherwise have any file the watch can read paid or read.
  */
 export function refusedEntry(path: string, st: Stats): string | undefined {
@@ -73,5 +73,9 @@ export function refusedEntry(path: string, st: Stats): string | undefined {
     return `a symbolic link (to ${target}): links are never followed; copy the file itself into the inbox`;
   }
   if (!st.isFile() && !st.isDirectory()) return 'not a regular file (a FIFO, socket or device)';
+  // The same file under another name, outside the inbox: whoever holds that name can change what
+  // is paid after the claim, or have a file the watch can read paid.
+  if (st.isFile() && st.nlink > 1)
+    return `a file with ${st.nlink} hard links: another name can change it; copy the file itself into the inbox`;
   return undefined;
 }
