@@ -18,13 +18,13 @@
 // Everything here is synchronous and short (a few small file operations): it runs when a start is
 // granted, a few times a second.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { writeFileAtomicSync } from '../files/atomic.ts';
+import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
 import { tryLock } from '../files/lock.ts';
 
 /** The folder of the pace files, under the state folder. */
-export const PACE_DIR = 'pace';
+const PACE_DIR = 'pace';
 
 /** A start granted and not marked sent yet counts as starting now, for at most this long. */
 export const PENDING_MS = 2000;
@@ -149,19 +149,7 @@ export class SharedPace {
   }
 
   private read(): Start[] {
-    let text: string;
-    try {
-      text = readFileSync(this.path, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
-    }
-    let file: PaceFile | undefined;
-    try {
-      file = JSON.parse(text) as PaceFile;
-    } catch {
-      // a torn file (a crash in the middle of a write, which the rename makes unlikely): start again
-    }
+    const file = readJsonFile(this.path) as PaceFile | undefined;
     const starts = file?.v === 1 && Array.isArray(file.starts) ? file.starts.filter(isStart) : [];
     for (const s of starts) {
       const m = this.marks.get(s.id);

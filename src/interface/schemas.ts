@@ -182,38 +182,12 @@ export const SwapRequest = z.strictObject({
 });
 export type SwapRequest = z.infer<typeof SwapRequest>;
 
-export const SwapCreated = z.object({
-  id: uuid,
-  payoutRef: z.string(),
-  businessId: z.string(),
-  sourceWalletId: uuid,
-  destinationWalletId: uuid,
-  sourceAmount: z.number(),
-  sourceCurrency: z.string(),
-  destinationAmount: z.number(),
-  destinationCurrency: z.string(),
-  exchangeRate: z.number(),
-  transactionFees: z.number(),
-  status: SwapStatus,
-  method: z.literal('SWAP'),
-  createdAt: isoDate,
-});
-export type SwapCreated = z.infer<typeof SwapCreated>;
-
-export const SwapListItem = z.object({
-  id: uuid,
-  payoutRef: z.string(),
-  status: SwapStatus,
-  method: z.literal('SWAP'),
-  sourceAmount: z.number(),
-  sourceCurrency: z.string(),
-  destinationAmount: z.number(),
-  destinationCurrency: z.string(),
-  exchangeRate: z.number(),
-  transactionFees: z.number(),
-  createdAt: isoDate,
-});
+/** Spec §2 swap: list items have a payout list item's fields, with the swap's statuses and method SWAP. */
+export const SwapListItem = PayoutListItem.extend({ status: SwapStatus, method: z.literal('SWAP') });
 export type SwapListItem = z.infer<typeof SwapListItem>;
+/** Spec §2 swap, as created: its business and wallets besides. */
+export const SwapCreated = SwapListItem.extend({ businessId: z.string(), sourceWalletId: uuid, destinationWalletId: uuid });
+export type SwapCreated = z.infer<typeof SwapCreated>;
 export const Swap = SwapListItem.extend({ updatedAt: isoDate, supportingDocuments: z.array(SupportingDocument) });
 export type Swap = z.infer<typeof Swap>;
 export const SwapList = pageOf(SwapListItem);
