@@ -82,16 +82,11 @@ export type Quote = z.infer<typeof Quote>;
 // ---------------------------------------------------------------- initiate (§4.2)
 
 /**
- * Spec §4.2 body. narration is listed without "optional" while supportingDocument and
+ * Spec §4.2 body: the quote's fields (§4.1), then these. narration is listed without "optional" while supportingDocument and
  * remitterAddress are marked optional: our reading is that narration is required. Bounds are
  * "not shown"; we take 1..140 characters for narration, the common bank-transfer limit.
  */
-export const InitiateRequest = z.object({
-  sourceAmount: positiveAmount,
-  sourceCurrency: currency,
-  destinationCurrency: currency,
-  destinationCountryCode: country,
-  method: z.string().min(1),
+export const InitiateRequest = QuoteRequest.extend({
   beneficiary: Beneficiary,
   narration: z.string().min(1).max(140),
   supportingDocument: httpsUrl.optional(),
@@ -246,11 +241,8 @@ export const PaymentMethod = z.object({
 });
 export type PaymentMethod = z.infer<typeof PaymentMethod>;
 
-export const MethodsQuery = z.object({
-  sourceCurrency: currency,
-  destinationCurrency: currency,
-  destinationCountryCode: country,
-});
+/** Spec §4.11 query: the quote's corridor fields. */
+export const MethodsQuery = QuoteRequest.pick({ sourceCurrency: true, destinationCurrency: true, destinationCountryCode: true });
 export type MethodsQuery = z.infer<typeof MethodsQuery>;
 
 export const MethodsResponse = z.object({

@@ -185,15 +185,11 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
   }
   const created = s.phase === 'created';
   switch (ev.t) {
-    case 'quote':
-      s.quote = {
-        attempt: ev.attempt,
-        rate: ev.rate,
-        fee: ev.fee,
-        totalDeductible: ev.totalDeductible,
-        destinationAmount: ev.destinationAmount,
-      };
+    case 'quote': {
+      const { attempt, rate, fee, totalDeductible, destinationAmount } = ev;
+      s.quote = { attempt, rate, fee, totalDeductible, destinationAmount };
       break;
+    }
     case 'doc':
       s.docs[ev.doc] = ev.url;
       break;
