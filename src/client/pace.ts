@@ -85,7 +85,8 @@ export class SharedPace {
     if (!locked) return { ok: true, id: '' };
     try {
       const now = wallNow();
-      const starts = this.live(this.read(), now, spanMs);
+      // the starts still inside the window (read() applied our marks: they are written with them)
+      const starts = this.read().filter((s) => effective(s, now) > now - spanMs);
       const times = starts.map((s) => effective(s, now)).sort((a, b) => a - b);
       if (times.length >= limit) {
         const blocking = times[times.length - limit]!;
@@ -141,11 +142,6 @@ export class SharedPace {
     } finally {
       locked();
     }
-  }
-
-  /** The starts still inside the window, with our marks applied (they are written with them). */
-  private live(starts: Start[], now: number, spanMs: number): Start[] {
-    return starts.filter((s) => effective(s, now) > now - spanMs);
   }
 
   private read(): Start[] {
