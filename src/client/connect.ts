@@ -68,7 +68,9 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       );
     const baseUrl = environment.baseUrl ?? sandbox!.url;
     const usage = options.stateDir === false ? undefined : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
-    const key = (await configuredKey(options, vars)) ?? options.fallbackKey;
+    const warn = (m: string) => options.logger?.warn(m);
+    const key =
+      options.apiKey ?? (await loadApiKey({ keyFile: options.keyFile, env: vars, cwd: options.cwd, warn })) ?? options.fallbackKey;
     if (!key) {
       throw new ClientConfigError(
         'no API key: set PAYOUT_API_KEY, or give a key file with --key-file (or PAYOUT_API_KEY_FILE). ' +
@@ -76,38 +78,30 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       );
     }
     assertKeyFitsEnvironment(key, environment, await usage?.environmentOf(key.fingerprint));
-    return open(options, { ...environment, baseUrl }, key, usage);
+    const client = new PayoutClient({
+      ...options.client,
+      limiter: options.limiter,
+      baseUrl,
+      apiKey: key,
+      usage,
+      keyEnvironment: environment.keyClass,
+      logger: options.logger,
+    });
+    return {
+      client,
+      environment: { ...environment, baseUrl },
+      usage,
+      sandbox,
+      async close() {
+        try {
+          await usage?.close();
+        } finally {
+          await sandbox?.close();
+        }
+      },
+    };
   } catch (e) {
     await sandbox?.close();
     throw e;
   }
-}
-
-const configuredKey = async (options: ConnectOptions, vars: NodeJS.ProcessEnv): Promise<ApiKey | undefined> =>
-  options.apiKey ?? loadApiKey({ keyFile: options.keyFile, env: vars, cwd: options.cwd, warn: (m) => options.logger?.warn(m) });
-
-function open(options: ConnectOptions, environment: Connection['environment'], key: ApiKey, usage: UsageCounter | undefined): Connection {
-  const { sandbox } = options;
-  const client = new PayoutClient({
-    ...options.client,
-    limiter: options.limiter,
-    baseUrl: environment.baseUrl,
-    apiKey: key,
-    usage,
-    keyEnvironment: environment.keyClass,
-    logger: options.logger,
-  });
-  return {
-    client,
-    environment,
-    usage,
-    sandbox,
-    async close() {
-      try {
-        await usage?.close();
-      } finally {
-        await sandbox?.close();
-      }
-    },
-  };
 }

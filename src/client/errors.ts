@@ -86,10 +86,6 @@ export class PayoutApiError extends Error {
     this.attempts = init.attempts ?? 1;
   }
 
-  get definitive(): boolean {
-    return this.outcome === 'definitive';
-  }
-
   /**
    * The service cannot be used now, through no fault of the request: the key refused (401/403,
    * spec §5), the rate limit or quota outlasting the retries (429, spec §8), the service
@@ -112,29 +108,6 @@ export class PayoutApiError extends Error {
     return this.kind === 'invalid-request';
   }
 
-  /** The same error with the attempt count of the whole call. */
-  withAttempts(attempts: number): PayoutApiError {
-    return new PayoutApiError({ ...this.toInit(), attempts });
-  }
-
-  private toInit(): PayoutApiErrorInit {
-    return {
-      kind: this.kind,
-      message: this.message,
-      outcome: this.outcome,
-      route: this.route,
-      method: this.method,
-      path: this.path,
-      requestId: this.requestId,
-      status: this.status,
-      code: this.code,
-      fieldErrors: this.fieldErrors,
-      retryAfterMs: this.retryAfterMs,
-      attempts: this.attempts,
-      cause: this.cause,
-    };
-  }
-
   /** A plain object for logs, results and journals. Holds no secret: the key never enters an error. */
   toJSON(): Record<string, unknown> {
     return {
@@ -154,8 +127,6 @@ export class PayoutApiError extends Error {
     };
   }
 }
-
-export const isPayoutApiError = (e: unknown): e is PayoutApiError => e instanceof PayoutApiError;
 
 /** Zod issues as {field, message}, the field written as a dotted path ("data.0.status"). */
 export function zodFieldErrors(error: ZodError): FieldError[] {

@@ -18,13 +18,13 @@
 // Everything here is synchronous and short (a few small file operations): it runs when a start is
 // granted, a few times a second.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { writeFileAtomicSync } from '../files/atomic.ts';
+import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
 import { tryLock } from '../files/lock.ts';
 
 /** The folder of the pace files, under the state folder. */
-export const PACE_DIR = 'pace';
+const PACE_DIR = 'pace';
 
 /** A start granted and not marked sent yet counts as starting now, for at most this long. */
 export const PENDING_MS = 2000;
@@ -85,7 +85,8 @@ export class SharedPace {
     if (!locked) return { ok: true, id: '' };
     try {
       const now = wallNow();
-      const starts = this.live(this.read(), now, spanMs);
+      // the starts still inside the window (read() applied our marks: they are written with them)
+      const starts = this.read().filter((s) => effective(s, now) > now - spanMs);
       const times = starts.map((s) => effective(s, now)).sort((a, b) => a - b);
       if (times.length >= limit) {
         const blocking = times[times.length - limit]!;
@@ -143,25 +144,8 @@ export class SharedPace {
     }
   }
 
-  /** The starts still inside the window, with our marks applied (they are written with them). */
-  private live(starts: Start[], now: number, spanMs: number): Start[] {
-    return starts.filter((s) => effective(s, now) > now - spanMs);
-  }
-
   private read(): Start[] {
-    let text: string;
-    try {
-      text = readFileSync(this.path, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
-    }
-    let file: PaceFile | undefined;
-    try {
-      file = JSON.parse(text) as PaceFile;
-    } catch {
-      // a torn file (a crash in the middle of a write, which the rename makes unlikely): start again
-    }
+    const file = readJsonFile(this.path) as PaceFile | undefined;
     const starts = file?.v === 1 && Array.isArray(file.starts) ? file.starts.filter(isStart) : [];
     for (const s of starts) {
       const m = this.marks.get(s.id);

@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { writeFileAtomic } from '../files/atomic.ts';
+import { readJsonFile, writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../interface/codes.ts';
 
@@ -76,10 +76,7 @@ export class UsageCounter {
 
   /** One request sent with the key of this fingerprint. */
   count(fingerprint: string, n = 1): void {
-    const month = monthOf(this.now());
-    let m = this.pending.get(fingerprint);
-    if (!m) this.pending.set(fingerprint, (m = new Map<string, number>()));
-    m.set(month, (m.get(month) ?? 0) + n);
+    this.addPending(fingerprint, monthOf(this.now()), n);
     this.schedule();
   }
 
@@ -123,7 +120,7 @@ export class UsageCounter {
       await withLock(
         `${this.path}.lock`,
         async () => {
-          const file = await readUsageFile(this.path);
+          const file = readUsageFile(this.path);
           const at = this.now().toISOString();
           for (const [fp, months] of pending) {
             const k = (file.keys[fp] ??= { months: {} });
@@ -155,14 +152,14 @@ export class UsageCounter {
   /** This month's count for a key: the file plus what this process has not written yet. */
   async usage(fingerprint: string, quota: number = MONTHLY_QUOTA): Promise<UsageReport> {
     const month = monthOf(this.now());
-    const file = await readUsageFile(this.path);
+    const file = readUsageFile(this.path);
     const used = (file.keys[fingerprint]?.months[month] ?? 0) + (this.pending.get(fingerprint)?.get(month) ?? 0);
     return { fingerprint, month, used, quota, remaining: Math.max(0, quota - used) };
   }
 
   /** The environment a key was last seen working in, if any. */
   async environmentOf(fingerprint: string): Promise<KeyEnvironment | undefined> {
-    const file = await readUsageFile(this.path);
+    const file = readUsageFile(this.path);
     return this.labels.get(fingerprint) ?? file.keys[fingerprint]?.environment;
   }
 }
@@ -176,19 +173,8 @@ export function quotaSentence(needed: number, usage: UsageReport): string {
   return needed > usage.remaining ? `${base}: that is more than the ${fmt(usage.remaining)} left` : base;
 }
 
-async function readUsageFile(path: string): Promise<UsageFile> {
-  let text: string;
-  try {
-    text = await fs.readFile(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: {} };
-    throw e;
-  }
-  try {
-    const parsed = JSON.parse(text) as UsageFile;
-    if (parsed && parsed.version === 1 && typeof parsed.keys === 'object' && parsed.keys) return parsed;
-  } catch {
-    // fall through: a damaged counter starts again rather than stopping the tool
-  }
-  return { version: 1, keys: {} };
+function readUsageFile(path: string): UsageFile {
+  const parsed = readJsonFile(path) as UsageFile | undefined;
+  // a damaged counter starts again rather than stopping the tool
+  return parsed?.version === 1 && typeof parsed.keys === 'object' && parsed.keys ? parsed : { version: 1, keys: {} };
 }

@@ -9,6 +9,7 @@
 // than N starts lie in the last (window + margin) ms; the margin absorbs clock and network skew
 // between this process and the server's arrival clock.
 
+import { isLoopbackHost } from './environment.ts';
 import { wallNow, type SharedPace } from './pace.ts';
 
 /**
@@ -28,12 +29,10 @@ export const DEFAULT_SAFETY_MARGIN_MS = 50;
  */
 export const LOOPBACK_SAFETY_MARGIN_MS = 25;
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
 /** The margin for a service at `baseUrl` when none is given: smaller on loopback only. */
 export function defaultSafetyMarginMs(baseUrl: string): number {
-  const host = URL.canParse(baseUrl) ? new URL(baseUrl).hostname : '';
-  return LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host) ? LOOPBACK_SAFETY_MARGIN_MS : DEFAULT_SAFETY_MARGIN_MS;
+  const loopback = URL.canParse(baseUrl) && isLoopbackHost(new URL(baseUrl).hostname);
+  return loopback ? LOOPBACK_SAFETY_MARGIN_MS : DEFAULT_SAFETY_MARGIN_MS;
 }
 export interface Clock {
   /** Monotonic milliseconds. */

@@ -3,7 +3,7 @@
 // fsynced so the rename itself survives a power cut. A reader sees the old file or the new one,
 // never a partial one; a crash before the rename leaves the old file as it was (and at worst a
 // stray ".<name>.<pid>.<random>.tmp" beside it, which is never read as a results file).
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -59,5 +59,25 @@ export function writeFileAtomicSync(path: string, text: string, o: { mode?: numb
   } catch (e) {
     rmSync(tmp, { force: true });
     throw e;
+  }
+}
+
+/**
+ * A small JSON state file (the quota count, the shared pace) as parsed, or undefined when it is
+ * missing or not JSON: a torn file (a crash in the middle of a write, which the rename makes
+ * unlikely) starts again rather than stopping the tool. Other read errors are thrown.
+ */
+export function readJsonFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }

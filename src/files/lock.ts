@@ -129,11 +129,16 @@ function tryLink(path: string, owner: LockOwner): boolean {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw e;
   } finally {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* already gone */
-    }
+    removeIfThere(tmp);
+  }
+}
+
+/** Removes a file another process may have removed first. */
+function removeIfThere(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* gone already */
   }
 }
 
@@ -141,29 +146,15 @@ function tryLink(path: string, owner: LockOwner): boolean {
 function breakStale(path: string, staleMs: number): boolean {
   const guard = `${path}.break`;
   if (!tryLink(guard, ownerRecord('breaking a stale lock'))) {
-    if (isStale(guard, 10_000)) {
-      try {
-        unlinkSync(guard);
-      } catch {
-        /* someone else did */
-      }
-    }
+    if (isStale(guard, 10_000)) removeIfThere(guard);
     return false;
   }
   try {
     if (!isStale(path, staleMs)) return false;
-    try {
-      unlinkSync(path);
-    } catch {
-      /* gone already */
-    }
+    removeIfThere(path);
     return true;
   } finally {
-    try {
-      unlinkSync(guard);
-    } catch {
-      /* gone */
-    }
+    removeIfThere(guard);
   }
 }
 
@@ -204,13 +195,7 @@ function heldLock(path: string, owner: LockOwner): HeldLock {
       released = true;
       // Only our own lock is removed (a stale-broken and retaken lock belongs to another).
       const now = readOwner(path);
-      if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) {
-        try {
-          unlinkSync(path);
-        } catch {
-          /* gone */
-        }
-      }
+      if (now && now.pid === owner.pid && now.host === owner.host && now.startedAt === owner.startedAt) removeIfThere(path);
     },
   };
 }

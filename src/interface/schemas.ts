@@ -82,16 +82,11 @@ export type Quote = z.infer<typeof Quote>;
 // ---------------------------------------------------------------- initiate (§4.2)
 
 /**
- * Spec §4.2 body. narration is listed without "optional" while supportingDocument and
+ * Spec §4.2 body: the quote's fields (§4.1), then these. narration is listed without "optional" while supportingDocument and
  * remitterAddress are marked optional: our reading is that narration is required. Bounds are
  * "not shown"; we take 1..140 characters for narration, the common bank-transfer limit.
  */
-export const InitiateRequest = z.object({
-  sourceAmount: positiveAmount,
-  sourceCurrency: currency,
-  destinationCurrency: currency,
-  destinationCountryCode: country,
-  method: z.string().min(1),
+export const InitiateRequest = QuoteRequest.extend({
   beneficiary: Beneficiary,
   narration: z.string().min(1).max(140),
   supportingDocument: httpsUrl.optional(),
@@ -182,38 +177,12 @@ export const SwapRequest = z.strictObject({
 });
 export type SwapRequest = z.infer<typeof SwapRequest>;
 
-export const SwapCreated = z.object({
-  id: uuid,
-  payoutRef: z.string(),
-  businessId: z.string(),
-  sourceWalletId: uuid,
-  destinationWalletId: uuid,
-  sourceAmount: z.number(),
-  sourceCurrency: z.string(),
-  destinationAmount: z.number(),
-  destinationCurrency: z.string(),
-  exchangeRate: z.number(),
-  transactionFees: z.number(),
-  status: SwapStatus,
-  method: z.literal('SWAP'),
-  createdAt: isoDate,
-});
-export type SwapCreated = z.infer<typeof SwapCreated>;
-
-export const SwapListItem = z.object({
-  id: uuid,
-  payoutRef: z.string(),
-  status: SwapStatus,
-  method: z.literal('SWAP'),
-  sourceAmount: z.number(),
-  sourceCurrency: z.string(),
-  destinationAmount: z.number(),
-  destinationCurrency: z.string(),
-  exchangeRate: z.number(),
-  transactionFees: z.number(),
-  createdAt: isoDate,
-});
+/** Spec §2 swap: list items have a payout list item's fields, with the swap's statuses and method SWAP. */
+export const SwapListItem = PayoutListItem.extend({ status: SwapStatus, method: z.literal('SWAP') });
 export type SwapListItem = z.infer<typeof SwapListItem>;
+/** Spec §2 swap, as created: its business and wallets besides. */
+export const SwapCreated = SwapListItem.extend({ businessId: z.string(), sourceWalletId: uuid, destinationWalletId: uuid });
+export type SwapCreated = z.infer<typeof SwapCreated>;
 export const Swap = SwapListItem.extend({ updatedAt: isoDate, supportingDocuments: z.array(SupportingDocument) });
 export type Swap = z.infer<typeof Swap>;
 export const SwapList = pageOf(SwapListItem);
@@ -272,11 +241,8 @@ export const PaymentMethod = z.object({
 });
 export type PaymentMethod = z.infer<typeof PaymentMethod>;
 
-export const MethodsQuery = z.object({
-  sourceCurrency: currency,
-  destinationCurrency: currency,
-  destinationCountryCode: country,
-});
+/** Spec §4.11 query: the quote's corridor fields. */
+export const MethodsQuery = QuoteRequest.pick({ sourceCurrency: true, destinationCurrency: true, destinationCountryCode: true });
 export type MethodsQuery = z.infer<typeof MethodsQuery>;
 
 export const MethodsResponse = z.object({

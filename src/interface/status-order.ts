@@ -11,7 +11,7 @@
 // asks a second time): the only move that goes down the order. It is taken only when the incoming
 // change is known to be newer than what the row holds (its changedAt / updatedAt is later);
 // without that proof it is treated as a late copy of the first request and ignored.
-import { PAYOUT_STATUSES, canTransition, isFinalStatus, type PayoutStatus } from './codes.ts';
+import { PAYOUT_STATUSES, isFinalStatus, type PayoutStatus } from './codes.ts';
 
 export interface StatusPoint {
   status: string;
@@ -71,7 +71,6 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
     current.status === 'PENDING' &&
     current.statusDetail === UNDER_REVIEW &&
     incoming.status === 'ADDITIONAL_INFO_REQUIRED' &&
-    canTransition('PENDING', 'ADDITIONAL_INFO_REQUIRED') &&
     tc !== undefined &&
     ti !== undefined &&
     ti > tc

@@ -7,7 +7,6 @@
 // not JSON: it is skipped and counted, never fatal; the next append starts on a fresh line.
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 
 /** Any event: a type `t` and plain JSON fields. The engine defines the types it writes. */
 export interface JournalEvent {
@@ -17,6 +16,7 @@ export interface JournalEvent {
 
 const CHUNK = 1 << 20;
 const NL = 0x0a;
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** What a pass over a journal file found, besides its events. */
 export interface JournalScan {
@@ -41,50 +41,57 @@ function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged
 }
 
 /**
- * Hands every complete event of a journal file to `onEvent`, in order, while reading it (1 MiB at
- * a time): nothing but the current chunk and the line it ends in is held, so a fold of a 100 MB
- * journal keeps only the row states. A missing file is an empty journal. As a TextDecoder does, a
- * UTF-8 BOM at the start of the file is not part of the first line.
- *
- * `chunkBytes`: the size of a read (tests use tiny ones to cut lines and characters across reads).
+ * Hands each complete line of the file from byte `from` to `onLine`, reading `chunkBytes` at a time:
+ * nothing but the current chunk and the line it ends in is held. Lines are cut at the newline byte,
+ * which is never part of a multi-byte UTF-8 character, so a character cut across reads is decoded
+ * whole. As a TextDecoder does, a UTF-8 BOM at the start of the file is not part of the first line.
+ * Returns the bytes after the last newline (a line not complete yet) and the offset just past it.
  */
-export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK): JournalScan {
-  let events = 0;
-  let skipped = 0;
-  if (!existsSync(path)) return { events, skipped, tornTail: false };
-  const take = (line: string) => {
-    const e = parseLine<E>(line);
-    if (e === 'blank') return;
-    if (e === 'damaged') skipped++;
-    else {
-      events++;
-      onEvent(e);
-    }
-  };
+function readLines(path: string, from: number, chunkBytes: number, onLine: (line: string) => void): { rest: Buffer; next: number } {
+  let rest = Buffer.alloc(0);
+  let next = from;
+  if (!existsSync(path)) return { rest, next };
   const fd = openSync(path, 'r');
-  let rest = ''; // the text after the last newline read: a line not complete yet
   try {
-    const buf = Buffer.allocUnsafe(chunkBytes);
-    const decoder = new StringDecoder('utf8'); // a character cut across two reads is decoded whole
-    let start = true;
-    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null)) {
-      let text = rest + decoder.write(buf.subarray(0, n));
-      if (start && text !== '') {
-        start = false;
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    const buf = Buffer.allocUnsafe(Math.max(chunkBytes, BOM.length));
+    if (next === 0 && readSync(fd, buf, 0, BOM.length, 0) === BOM.length && buf.subarray(0, BOM.length).equals(BOM)) next = BOM.length;
+    for (let n = readSync(fd, buf, 0, chunkBytes, next); n > 0; n = readSync(fd, buf, 0, chunkBytes, next + rest.length)) {
+      const bytes = rest.length ? Buffer.concat([rest, buf.subarray(0, n)]) : buf.subarray(0, n);
+      let start = 0;
+      for (let nl = bytes.indexOf(NL); nl !== -1; nl = bytes.indexOf(NL, start)) {
+        onLine(bytes.toString('utf8', start, nl));
+        start = nl + 1;
       }
-      const lines = text.split('\n');
-      rest = lines.pop()!;
-      lines.forEach(take);
+      next += start;
+      rest = Buffer.from(bytes.subarray(start)); // a copy: buf is read into again
     }
-    rest += decoder.end();
   } finally {
     closeSync(fd);
   }
+  return { rest, next };
+}
+
+/**
+ * Hands every complete event of a journal file to `onEvent`, in order, while reading it (1 MiB at
+ * a time), so a fold of a 100 MB journal keeps only the row states. A missing file is an empty
+ * journal. `chunkBytes`: the size of a read (tests use tiny ones to cut lines and characters across reads).
+ */
+export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK): JournalScan {
+  const scan: JournalScan = { events: 0, skipped: 0, tornTail: false };
+  const take = (line: string) => {
+    const e = parseLine<E>(line);
+    if (e === 'damaged') scan.skipped++;
+    else if (e !== 'blank') {
+      scan.events++;
+      onEvent(e);
+    }
+  };
+  const { rest } = readLines(path, 0, chunkBytes, take);
   // No newline after the last line: the write was cut short. Kept only if it is whole JSON (a
   // crash between the text and its newline), else skipped.
-  if (rest !== '') take(rest);
-  return { events, skipped, tornTail: rest !== '' };
+  scan.tornTail = rest.length > 0;
+  if (scan.tornTail) take(rest.toString('utf8'));
+  return scan;
 }
 
 /** Reads every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
@@ -107,29 +114,12 @@ export function readAppended<E extends JournalEvent = JournalEvent>(
 ): { events: E[]; next: number; skipped: number } {
   const events: E[] = [];
   let skipped = 0;
-  if (!existsSync(path)) return { events, next: from, skipped };
-  const fd = openSync(path, 'r');
-  try {
-    const size = fstatSync(fd).size;
-    if (size <= from) return { events, next: from, skipped };
-    const buf = Buffer.allocUnsafe(size - from);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, from + got);
-      if (n === 0) break;
-      got += n;
-    }
-    const last = got > 0 ? buf.lastIndexOf(NL, got - 1) : -1;
-    if (last === -1) return { events, next: from, skipped };
-    for (const line of buf.toString('utf8', 0, last).split('\n')) {
-      const e = parseLine<E>(line);
-      if (e === 'damaged') skipped++;
-      else if (e !== 'blank') events.push(e);
-    }
-    return { events, next: from + last + 1, skipped };
-  } finally {
-    closeSync(fd);
-  }
+  const { next } = readLines(path, from, CHUNK, (line) => {
+    const e = parseLine<E>(line);
+    if (e === 'damaged') skipped++;
+    else if (e !== 'blank') events.push(e);
+  });
+  return { events, next, skipped };
 }
 
 /**
@@ -169,10 +159,6 @@ export class JournalWriter {
     const line = JSON.stringify(event) + '\n';
     writeSync(this.fd, line);
     if (options.sync) fsyncSync(this.fd);
-  }
-
-  sync(): void {
-    if (this.fd !== undefined) fsyncSync(this.fd);
   }
 
   close(): void {

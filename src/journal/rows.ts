@@ -84,12 +84,12 @@ export type RowEvent =
   /** Written and fsynced before initiate leaves: the key and the exact body text. */
   | { t: 'initiating'; ref: string; row: number; attempt: number; key: string; body: string; at: string }
   | { t: 'created'; ref: string; attempt: number; key: string; requestId: string; payout: PayoutSnapshot; at: string }
-  /** A definitive refusal (4xx other than 409): the row may be edited and sent under attempt + 1. */
-  | { t: 'rejected'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
-  /** The answer never came or was a 5xx: resend the same key and body until known. */
-  | { t: 'unknown'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
-  /** 409 IDEMPOTENCY_KEY_CONFLICT: for a person to resolve, never resent under a new key. */
-  | { t: 'conflict'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
+  /**
+   * rejected: a definitive refusal (4xx other than 409): the row may be edited and sent under attempt + 1.
+   * unknown: the answer never came or was a 5xx: resend the same key and body until known.
+   * conflict: 409 IDEMPOTENCY_KEY_CONFLICT: for a person to resolve, never resent under a new key.
+   */
+  | { t: 'rejected' | 'unknown' | 'conflict'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
   | { t: 'patched'; ref: string; payoutId: string; documents: string[]; at: string }
   | { t: 'patch-failed'; ref: string; payoutId: string; error: ErrorSnapshot; at: string }
   /**
@@ -185,15 +185,11 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
   }
   const created = s.phase === 'created';
   switch (ev.t) {
-    case 'quote':
-      s.quote = {
-        attempt: ev.attempt,
-        rate: ev.rate,
-        fee: ev.fee,
-        totalDeductible: ev.totalDeductible,
-        destinationAmount: ev.destinationAmount,
-      };
+    case 'quote': {
+      const { attempt, rate, fee, totalDeductible, destinationAmount } = ev;
+      s.quote = { attempt, rate, fee, totalDeductible, destinationAmount };
       break;
+    }
     case 'doc':
       s.docs[ev.doc] = ev.url;
       break;

@@ -1,5 +1,5 @@
-// scanJournal decodes each chunk (a StringDecoder joins characters cut across reads), then splits
-// its complete lines. It must read exactly what decoding the whole file as UTF-8 text (TextDecoder)
+// scanJournal cuts each chunk at its newline bytes and decodes each complete line (a character cut
+// across reads is joined before it is decoded). It must read exactly what decoding the whole file as UTF-8 text (TextDecoder)
 // and splitting it on newlines reads, whatever the read size: lines and multi-byte characters cut
 // across reads, a line longer than the buffer, a BOM, CRLF, blank and damaged lines, invalid
 // UTF-8, a torn tail.
