@@ -8,10 +8,10 @@ import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger } from '../log.ts';
 import { UsageError, type CliIO } from './command.ts';
-import { embeddedSandboxOptions } from './sandbox-shapes.ts';
+import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
-import { ClientConfigError, type ApiKey } from '../client/api-key.ts';
-import { connect, sandboxSeedKey, type Connection, type EmbeddedSandbox } from '../client/connect.ts';
+import { ClientConfigError } from '../client/api-key.ts';
+import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -113,14 +113,6 @@ export function batchFileOptions<T>(y: Argv<T>) {
     });
 }
 
-export function refuseKeyFlag(args: { 'api-key'?: unknown }): void {
-  if (args['api-key'] !== undefined) {
-    throw new UsageError(
-      'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
-    );
-  }
-}
-
 export function moneyFlags(values: (string | number)[] | undefined, flag: string): MoneyFlag[] {
   try {
     return (values ?? []).map((v) => parseMoneyFlag(String(v), flag));
@@ -159,25 +151,33 @@ export async function openConnection(
   onEvent?: (e: ClientEvent) => void,
   stateRoot: string = defaultStateDir(io.env),
 ): Promise<Connection> {
-  refuseKeyFlag(args);
+  if (args['api-key'] !== undefined)
+    throw new UsageError(
+      'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
+    );
   if (args.rate !== undefined && !(args.rate > 0 && args.rate <= 1000))
     throw new UsageError('--rate must be a number of requests per second above 0');
   const margin = args['safety-margin'];
   if (margin !== undefined && !(margin >= 0 && margin <= 5000))
     throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
-  const sandboxOptions = embeddedSandboxOptions(io.env);
+  // Checked whatever the environment, so a mistyped value is reported at once rather than the day
+  // the command runs locally.
+  const shapes = parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE);
   const environment: EnvironmentOptions = { env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env };
   try {
-    // An environment without an address of its own (local) is the embedded sandbox, started here.
-    const local = resolveEnvironment(environment).baseUrl === undefined ? await startEmbeddedSandbox(sandboxOptions) : undefined;
+    // An environment without an address of its own (local) is the embedded sandbox, started here,
+    // its first seed key used when no key is configured. A literal dynamic import: esbuild makes the
+    // simulator a chunk of its own, loaded only when --env local starts it, never at start-up.
+    const local = resolveEnvironment(environment).baseUrl === undefined;
+    const sandbox = local ? await (await import('../sandbox/index.ts')).startSandbox({ shapes }) : undefined;
     return await connect({
       ...environment,
       keyFile: args['key-file'],
       cwd: io.cwd,
       stateDir: stateRoot,
       logger,
-      sandbox: local?.sandbox,
-      fallbackKey: local?.seedKey,
+      sandbox,
+      fallbackKey: sandbox && sandboxSeedKey(sandbox.keys[0]!.key),
       client: {
         ...(args.rate ? { requestsPerSecond: args.rate } : {}),
         ...(margin !== undefined ? { safetyMarginMs: margin } : {}),
@@ -227,19 +227,6 @@ export async function reportOrNote(io: CliIO, write: () => Promise<string>): Pro
       io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
     return undefined;
   }
-}
-
-/**
- * The sandbox of `--env local`, and its first seed key (used when no key is configured). A literal
- * dynamic import: esbuild makes the simulator a chunk of its own, loaded only when --env local
- * starts it, never by a command's start-up.
- */
-async function startEmbeddedSandbox(
-  options: ReturnType<typeof embeddedSandboxOptions>,
-): Promise<{ sandbox: EmbeddedSandbox; seedKey: ApiKey }> {
-  const { startSandbox } = await import('../sandbox/index.ts');
-  const sandbox = await startSandbox(options);
-  return { sandbox, seedKey: sandboxSeedKey(sandbox.keys[0]!.key) };
 }
 
 /**
