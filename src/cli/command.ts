@@ -59,3 +59,6 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
+
+/** A boolean flag, false unless given: the most common shape of a yargs option here. */
+export const flag = (describe: string) => ({ type: 'boolean', default: false, describe }) as const;

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger } from '../log.ts';
-import { UsageError, type CliIO } from './command.ts';
+import { flag, UsageError, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
 import { ClientConfigError } from '../client/api-key.ts';
@@ -57,12 +57,8 @@ export type ConnectionArgs = Partial<ArgsOf<typeof connectionOptions>>;
 export function guardOptions<T>(y: Argv<T>) {
   return y
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
-    .option('allow-partial', {
-      type: 'boolean',
-      default: false,
-      describe: 'Send the rows that fit when a wallet falls short or a corridor is not enabled',
-    })
-    .option('enable-pairs', { type: 'boolean', default: false, describe: 'Enable the currency pairs of corridors that are not enabled' })
+    .option('allow-partial', flag('Send the rows that fit when a wallet falls short or a corridor is not enabled'))
+    .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
     .option('expect-rows', { type: 'number', describe: 'Control total: the number of rows the batch pays, or nothing is sent' })
     .option('expect-total', {
       type: 'string',
@@ -77,9 +73,9 @@ export function sendingOptions<T>(y: Argv<T>) {
   return y
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
     .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
-    .option('merge-documents', { type: 'boolean', default: false, describe: "Merge a row's documents into one PDF before upload" })
+    .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
     .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' })
+    .option('json', flag('Print a machine-readable summary on stdout'))
     .option('quiet', {
       alias: 'q',
       type: 'boolean',
@@ -106,11 +102,7 @@ export function batchFileOptions<T>(y: Argv<T>) {
     })
     .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
     .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
-    .option('allow-duplicate-rows', {
-      type: 'boolean',
-      default: false,
-      describe: 'Same account, amount and currency on two rows is intended',
-    });
+    .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
 
 export function moneyFlags(values: (string | number)[] | undefined, flag: string): MoneyFlag[] {

@@ -3,7 +3,7 @@
 import type { Argv } from 'yargs';
 import type { Logger } from 'pino';
 import { formatAmount, fromApi } from '../../money.ts';
-import { defineCommand, printJson, type CliIO } from '../command.ts';
+import { defineCommand, flag, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
@@ -11,8 +11,7 @@ import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
 import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
 import { ENVIRONMENT_MEANING } from '../environment.ts';
 
-const builder = (y: Argv) =>
-  connectionOptions(y).option('json', { type: 'boolean', default: false, describe: 'Print one JSON object (money as decimal strings)' });
+const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
 type AccountArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<AccountArgs>({

@@ -2,7 +2,7 @@
 // status; print the reconciliation, write it beside the results, and the results' HTML report with
 // the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/ops/reconcile.ts.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, plural, printJson, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
 import { tieOutViewOf, writeResultsReport } from '../../report/index.ts';
 import { connectionOptions, makeLogger, reportOption, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
@@ -22,11 +22,7 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: "End of that period (ISO 8601; default: the batch's last movement)",
     })
-    .option('json', {
-      type: 'boolean',
-      default: false,
-      describe: 'Print the reconciliation as JSON (money as decimal strings)',
-    });
+    .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
 type ReconcileArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<ReconcileArgs>({

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, group, plural, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, flag, group, plural, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/index.ts';
@@ -185,12 +185,8 @@ const builder = (y: Argv) =>
     .option('encoding', { type: 'string', describe: 'CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252' })
     .option('sheet', { type: 'string', describe: 'Excel: the sheet to read (default: the first)' })
     .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print the problems and summary as JSON' })
-    .option('allow-duplicate-rows', {
-      type: 'boolean',
-      default: false,
-      describe: 'Rows with the same account, amount and currency are a warning, not an error',
-    })
+    .option('json', flag('Print the problems and summary as JSON'))
+    .option('allow-duplicate-rows', flag('Rows with the same account, amount and currency are a warning, not an error'))
     .option('max-problems', {
       type: 'number',
       default: 100,
