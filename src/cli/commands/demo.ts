@@ -12,15 +12,8 @@ import { planText, progressSink, summaryText } from '../render.ts';
 const builder = (y: Argv) =>
   y
     .option('json', flag('Print the outcome as JSON'))
-    .option('rate', {
-      type: 'number',
-      default: 50,
-      describe: 'Requests per second of the demo sandbox and client (the service allows 5)',
-    })
-    .option('dir', {
-      type: 'string',
-      describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)',
-    });
+    .option('rate', { type: 'number', default: 50, describe: 'Requests per second of the demo sandbox and client (the service allows 5)' })
+    .option('dir', { type: 'string', describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)' });
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,

@@ -41,10 +41,7 @@ const builder = (y: Argv) =>
 type PlanFlags = ArgsOf<typeof builder>;
 export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by'> & Partial<Pick<PlanFlags, 'out' | 'prepared-by'>>;
 
-export default defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: (args, io) => showPlan(args, io),
-});
+export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
 
 /** The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run --dry-run`. */
 export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {

@@ -18,10 +18,7 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
     })
-    .option('until', {
-      type: 'string',
-      describe: "End of that period (ISO 8601; default: the batch's last movement)",
-    })
+    .option('until', { type: 'string', describe: "End of that period (ISO 8601; default: the batch's last movement)" })
     .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
 type ReconcileArgs = ArgsOf<typeof builder>;
 
@@ -46,10 +43,7 @@ export default defineCommand<ReconcileArgs>({
       const report =
         args.report && rep
           ? await reportOrNote(io, () =>
-              writeResultsReport(args.results, {
-                tieOut: tieOutViewOf(rep, r.reconciliationPath),
-                environment: conn.environment.name,
-              }),
+              writeResultsReport(args.results, { tieOut: tieOutViewOf(rep, r.reconciliationPath), environment: conn.environment.name }),
             )
           : undefined;
       if (args.json) printJson(io, { ...jsonOf(args.results, r), ...(report ? { report } : {}) });
