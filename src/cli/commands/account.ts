@@ -75,10 +75,13 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
     return ExitCode.OK;
   }
 
-  const lines: string[] = [];
-  lines.push(`Environment  ${environment.name}  ${environment.baseUrl}`, `             ${ENVIRONMENT_MEANING[environment.name] ?? ''}`);
-  lines.push(`API key      fingerprint ${client.apiKey.fingerprint} (from ${client.apiKey.source})`);
-  lines.push('', 'Wallets');
+  const lines = [
+    `Environment  ${environment.name}  ${environment.baseUrl}`,
+    `             ${ENVIRONMENT_MEANING[environment.name] ?? ''}`,
+    `API key      fingerprint ${client.apiKey.fingerprint} (from ${client.apiKey.source})`,
+    '',
+    'Wallets',
+  ];
   if (!wallets.length) lines.push('  (none)');
   for (const w of [...wallets].sort((a, b) => a.currency.localeCompare(b.currency))) {
     const balance = w.balance === undefined ? 'balance not shown' : formatAmount(fromApi(w.balance), w.currency);
@@ -95,8 +98,8 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
     lines.push(
       '',
       `Quota        ${fmt(quota.used)} of ${fmt(quota.quota)} requests used in ${quota.month} (UTC), as counted on this machine`,
+      `             (requests from other machines or tools are not in this count; file ${conn.usage?.path})`,
     );
-    lines.push(`             (requests from other machines or tools are not in this count; file ${conn.usage?.path})`);
   }
   io.stdout.write(lines.join('\n') + '\n');
   return ExitCode.OK;
