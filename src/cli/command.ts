@@ -26,8 +26,7 @@ export interface CliCommand<A> {
  * main.ts hands `run` what yargs parsed with this same command's builder (the one place the type
  * is taken on trust).
  */
-export type LoadedCommand = CliCommand<unknown>;
-export const defineCommand = <A>(c: CliCommand<A>) => c as unknown as LoadedCommand;
+export const defineCommand = <A>(c: CliCommand<A>) => c as unknown as CliCommand<unknown>;
 
 /** The --json output of every command: one object, indented, on stdout. */
 export function printJson(io: CliIO, value: unknown): void {
@@ -60,3 +59,6 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
+
+/** A boolean flag, false unless given: the most common shape of a yargs option here. */
+export const flag = (describe: string) => ({ type: 'boolean', default: false, describe }) as const;

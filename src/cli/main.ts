@@ -18,12 +18,6 @@ export function processIO(): CliIO {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
 }
 
-/** Ours: yargs would guess from the current folder ("unknown" there). */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
-}
-
 /** The option names a yargs parser knows, aliases included (getOptions: yargs' own, not in its typings). */
 function knownOptions(y: unknown): Set<string> | undefined {
   const o = (y as { getOptions?: () => { key: Record<string, unknown>; alias: Record<string, string[]> } }).getOptions?.();
@@ -73,7 +67,8 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
   let commandParser: unknown;
   let parser = yargs(argv)
     .scriptName('payout-batch')
-    .version(packageVersion())
+    // Ours: yargs would guess from the current folder ("unknown" there).
+    .version((JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version)
     .alias('h', 'help')
     .usage('$0 <command> [options]\n\nBatch payouts from a CSV or Excel file, with a local sandbox of the payout service.')
     .strict()

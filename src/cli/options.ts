@@ -7,11 +7,11 @@ import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger } from '../log.ts';
-import { UsageError, type CliIO } from './command.ts';
-import { embeddedSandboxOptions } from './sandbox-shapes.ts';
+import { flag, UsageError, type CliIO } from './command.ts';
+import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
-import { ClientConfigError, type ApiKey } from '../client/api-key.ts';
-import { connect, sandboxSeedKey, type Connection, type EmbeddedSandbox } from '../client/connect.ts';
+import { ClientConfigError } from '../client/api-key.ts';
+import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -57,12 +57,8 @@ export type ConnectionArgs = Partial<ArgsOf<typeof connectionOptions>>;
 export function guardOptions<T>(y: Argv<T>) {
   return y
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
-    .option('allow-partial', {
-      type: 'boolean',
-      default: false,
-      describe: 'Send the rows that fit when a wallet falls short or a corridor is not enabled',
-    })
-    .option('enable-pairs', { type: 'boolean', default: false, describe: 'Enable the currency pairs of corridors that are not enabled' })
+    .option('allow-partial', flag('Send the rows that fit when a wallet falls short or a corridor is not enabled'))
+    .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
     .option('expect-rows', { type: 'number', describe: 'Control total: the number of rows the batch pays, or nothing is sent' })
     .option('expect-total', {
       type: 'string',
@@ -77,9 +73,9 @@ export function sendingOptions<T>(y: Argv<T>) {
   return y
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
     .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
-    .option('merge-documents', { type: 'boolean', default: false, describe: "Merge a row's documents into one PDF before upload" })
+    .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
     .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' })
+    .option('json', flag('Print a machine-readable summary on stdout'))
     .option('quiet', {
       alias: 'q',
       type: 'boolean',
@@ -106,19 +102,7 @@ export function batchFileOptions<T>(y: Argv<T>) {
     })
     .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
     .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
-    .option('allow-duplicate-rows', {
-      type: 'boolean',
-      default: false,
-      describe: 'Same account, amount and currency on two rows is intended',
-    });
-}
-
-export function refuseKeyFlag(args: { 'api-key'?: unknown }): void {
-  if (args['api-key'] !== undefined) {
-    throw new UsageError(
-      'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
-    );
-  }
+    .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
 
 export function moneyFlags(values: (string | number)[] | undefined, flag: string): MoneyFlag[] {
@@ -159,25 +143,33 @@ export async function openConnection(
   onEvent?: (e: ClientEvent) => void,
   stateRoot: string = defaultStateDir(io.env),
 ): Promise<Connection> {
-  refuseKeyFlag(args);
+  if (args['api-key'] !== undefined)
+    throw new UsageError(
+      'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
+    );
   if (args.rate !== undefined && !(args.rate > 0 && args.rate <= 1000))
     throw new UsageError('--rate must be a number of requests per second above 0');
   const margin = args['safety-margin'];
   if (margin !== undefined && !(margin >= 0 && margin <= 5000))
     throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
-  const sandboxOptions = embeddedSandboxOptions(io.env);
+  // Checked whatever the environment, so a mistyped value is reported at once rather than the day
+  // the command runs locally.
+  const shapes = parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE);
   const environment: EnvironmentOptions = { env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env };
   try {
-    // An environment without an address of its own (local) is the embedded sandbox, started here.
-    const local = resolveEnvironment(environment).baseUrl === undefined ? await startEmbeddedSandbox(sandboxOptions) : undefined;
+    // An environment without an address of its own (local) is the embedded sandbox, started here,
+    // its first seed key used when no key is configured. A literal dynamic import: esbuild makes the
+    // simulator a chunk of its own, loaded only when --env local starts it, never at start-up.
+    const local = resolveEnvironment(environment).baseUrl === undefined;
+    const sandbox = local ? await (await import('../sandbox/index.ts')).startSandbox({ shapes }) : undefined;
     return await connect({
       ...environment,
       keyFile: args['key-file'],
       cwd: io.cwd,
       stateDir: stateRoot,
       logger,
-      sandbox: local?.sandbox,
-      fallbackKey: local?.seedKey,
+      sandbox,
+      fallbackKey: sandbox && sandboxSeedKey(sandbox.keys[0]!.key),
       client: {
         ...(args.rate ? { requestsPerSecond: args.rate } : {}),
         ...(margin !== undefined ? { safetyMarginMs: margin } : {}),
@@ -227,19 +219,6 @@ export async function reportOrNote(io: CliIO, write: () => Promise<string>): Pro
       io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
     return undefined;
   }
-}
-
-/**
- * The sandbox of `--env local`, and its first seed key (used when no key is configured). A literal
- * dynamic import: esbuild makes the simulator a chunk of its own, loaded only when --env local
- * starts it, never by a command's start-up.
- */
-async function startEmbeddedSandbox(
-  options: ReturnType<typeof embeddedSandboxOptions>,
-): Promise<{ sandbox: EmbeddedSandbox; seedKey: ApiKey }> {
-  const { startSandbox } = await import('../sandbox/index.ts');
-  const sandbox = await startSandbox(options);
-  return { sandbox, seedKey: sandboxSeedKey(sandbox.keys[0]!.key) };
 }
 
 /**

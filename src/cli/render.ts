@@ -74,7 +74,7 @@ export function summaryText(r: Pick<PipelineResult, 'summary' | 'resultsPath'>):
   for (const [status, n] of Object.entries(r.summary.byStatus).sort((a, b) => b[1] - a[1])) {
     l.push(`  ${status.padEnd(16)} ${String(n).padStart(6)}  (${STATUS_GROUP_WORDS[statusGroup(status)].title.toLowerCase()})`);
   }
-  l.push(...moneyLines(r.summary.money ?? {}));
+  l.push(...moneyLines(r.summary.money));
   l.push(`  results      ${r.resultsPath}`);
   return l.join('\n') + '\n';
 }
@@ -109,7 +109,7 @@ export function exitReasonText(r: PipelineResult): string {
     );
   }
   const o = s.outcomes;
-  if (o && (o.failed || o.waiting))
+  if (o.failed || o.waiting)
     return (
       `${plural(s.created, 'payout')} created; ${[o.failed ? `${o.failed} failed after creation` : '', o.waiting ? `${o.waiting} waiting for information` : ''].filter(Boolean).join(', ')}: ` +
       `see the results file and \`payout-batch status ${r.resultsPath}\`.\n`
@@ -137,10 +137,8 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
     start(total: number) {
       pending = total;
     },
-    show() {
-      const total = pending;
-      pending = 0;
-      if (io.stderr.isTTY && !quiet && total > 0) {
+    onEvent(e: EngineEvent) {
+      if (pending && io.stderr.isTTY && !quiet) {
         bar = new cliProgress.SingleBar(
           {
             stream: io.stderr,
@@ -150,11 +148,9 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
           },
           cliProgress.Presets.shades_classic,
         );
-        bar.start(total, 0, { failed: 0, rps: '0.0' });
+        bar.start(pending, 0, { failed: 0, rps: '0.0' });
       }
-    },
-    onEvent(e: EngineEvent) {
-      if (pending) this.show();
+      pending = 0;
       if (e.type === 'row-done') {
         done++;
         if (!isCreatedStatus(e.status)) failed++;
@@ -187,12 +183,8 @@ export function handleEngineError(e: unknown, io: CliIO): ExitCode {
     io.stderr.write(`payout-batch: refused: ${e.message}\n`);
     return ExitCode.REFUSED;
   }
-  if (e instanceof InputError) {
-    io.stderr.write(`payout-batch: ${e.message} [${e.code}]\n`);
-    return ExitCode.UNUSABLE_INPUT;
-  }
-  if (e instanceof ResultsError) {
-    io.stderr.write(`payout-batch: ${e.message}\n`);
+  if (e instanceof InputError || e instanceof ResultsError) {
+    io.stderr.write(`payout-batch: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}\n`);
     return ExitCode.UNUSABLE_INPUT;
   }
   if (e instanceof RangeError) throw new UsageError(e.message);

@@ -2,7 +2,7 @@
 // `payout-batch sandbox`, and $PAYOUT_SANDBOX_SHAPES for it and for the sandbox embedded by
 // `--env local`. Read here, in the CLI layer: the core never reads process.env.
 // Type-only import: commands that never start a sandbox do not load it.
-import type { SandboxOptions, SandboxShapes } from '../sandbox/contract.ts';
+import type { SandboxShapes } from '../sandbox/contract.ts';
 import { UsageError } from './command.ts';
 
 export const SHAPES_VARIABLE = 'PAYOUT_SANDBOX_SHAPES';
@@ -14,14 +14,4 @@ export function parseShapes(value: string | undefined, source: string): SandboxS
   if (!v) return undefined;
   if ((CHOICES as readonly string[]).includes(v)) return v as SandboxShapes;
   throw new UsageError(`${source} is strict or variant (got "${value}")`);
-}
-
-/**
- * Options for the sandbox embedded by `--env local`, from the command's environment: empty
- * unless $PAYOUT_SANDBOX_SHAPES is set. Checked whatever the environment, so a mistyped value is
- * reported at once rather than the day the command runs locally.
- */
-export function embeddedSandboxOptions(env: NodeJS.ProcessEnv): Pick<SandboxOptions, 'shapes'> {
-  const shapes = parseShapes(env[SHAPES_VARIABLE], SHAPES_VARIABLE);
-  return shapes ? { shapes } : {};
 }

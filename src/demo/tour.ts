@@ -10,8 +10,10 @@ import { packageRoot } from '../package-root.ts';
 import { connect, sandboxSeedKey } from '../client/connect.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import type { ClientEvent } from '../client/http.ts';
+import type { PayoutClient } from '../client/client.ts';
 import { Dec, formatAmount, fromApi } from '../money.ts';
 import type { EngineEvent } from '../engine/execute.ts';
+import type { MoneyTotals } from '../engine/money-totals.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { runBatch, type RunResult } from '../engine/pipeline.ts';
 import { reconcile } from '../ops/reconcile.ts';
@@ -69,20 +71,20 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     fallbackKey: sandboxSeedKey(sandbox.keys[0]!.key),
     client: { requestsPerSecond: rate, ...(hooks.onClientEvent ? { onEvent: hooks.onClientEvent } : {}) },
   });
+  const { name: environment, baseUrl } = conn.environment;
   try {
-    say(`Started the embedded sandbox at ${conn.environment.baseUrl} (nothing leaves this machine).`);
+    say(`Started the embedded sandbox at ${baseUrl} (nothing leaves this machine).`);
     say(`Copied the sample payroll and its documents to ${dir} (the committed samples stay untouched).`);
     if (rate !== 5)
       say(
         `The sandbox and the client run at ${rate} requests per second to keep the demo short; the service allows 5 (run with --rate 5 to see the real pace).`,
       );
-    const balancesNow = async () =>
-      new Map((await conn.client.listWallets()).data.flatMap((w) => (w.balance === undefined ? [] : [[w.currency, fromApi(w.balance)]])));
-    const opening = await balancesNow();
+    const opening = await balancesOf(conn.client);
     say('Confirmation skipped: the demo runs as with --yes (a person at a terminal is asked once, with the totals).\n');
 
     const common = {
       conn,
+      file: batchFile,
       yes: true,
       interactive: false,
       allowPartial: false,
@@ -95,70 +97,32 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     let planShown: BatchPlan | undefined;
     const first = await runBatch({
       ...common,
-      file: batchFile,
       onPlan: (plan) => {
         planShown = plan;
-        hooks.onPlan?.(plan, conn.environment.name);
+        hooks.onPlan?.(plan, environment);
       },
       onEvent: hooks.onEvent,
     });
 
-    const before = sandbox.requestLog().filter((r) => r.route === 'initiate').length;
+    const initiates = () => sandbox.requestLog().filter((r) => r.route === 'initiate').length;
+    const before = initiates();
     say('\nThe same command again, as after a crash or a second click:');
-    const again = await runBatch({ ...common, file: batchFile, crashWaitMs: 0 });
-    const initiatesSent = sandbox.requestLog().filter((r) => r.route === 'initiate').length - before;
+    const again = await runBatch({ ...common, crashWaitMs: 0 });
+    const initiatesSent = initiates() - before;
     say(
       `  found ${again.report.created} payouts already created and sent ${initiatesSent} initiate request${initiatesSent === 1 ? '' : 's'}: nothing was paid twice.`,
     );
 
-    const closing = await balancesNow();
-    const debitedByResults = new Map<string, Dec>();
-    for (const o of first.outcomes.values()) {
-      if (!o.payout) continue;
-      const c = o.payout.sourceCurrency;
-      debitedByResults.set(
-        c,
-        (debitedByResults.get(c) ?? new Dec(0)).plus(fromApi(o.payout.sourceAmount)).plus(fromApi(o.payout.transactionFees ?? NaN)),
-      );
-    }
-    let balancesMatch = true;
-    const balances: DemoOutcome['balances'] = {};
-    for (const [c, open] of opening) {
-      const close = closing.get(c) ?? new Dec(0);
-      const debited = debitedByResults.get(c) ?? new Dec(0);
-      if (!open.minus(close).equals(debited)) balancesMatch = false;
-      balances[c] = { opening: formatAmount(open, c), closing: formatAmount(close, c), debited: formatAmount(debited, c) };
-    }
+    const { balances, balancesMatch } = compareBalances(opening, await balancesOf(conn.client), first.summary.money);
     const listed = await conn.client.listPayouts({ limit: 100 });
-    const payouts = listed.meta?.total ?? listed.data.length;
     say(`  wallets moved by exactly the results file's totalDeductible per currency: ${balancesMatch ? 'yes' : 'NO'}.`);
 
-    // Month-end: the results tied to the wallet transactions (payout-batch reconcile RESULTS).
-    const rec = await reconcile({ client: conn.client, resultsFile: first.resultsPath });
-    const report = rec.report;
-    const reconciliation: DemoOutcome['reconciliation'] = {
-      tiesOut: report?.ok ?? false,
-      file: rec.reconciliationPath,
-      requests: rec.requests.total,
-      problems: report?.problems ?? [rec.halted ?? 'not reconciled'],
-      totals: (report?.totals ?? []).map((t) => ({ currency: t.currency, net: t.net })),
-    };
-    say('\nReconcile, as at month-end (payout-batch reconcile RESULTS):');
-    say(
-      `  ${report?.counts.tiedOut ?? 0} of ${report?.counts.created ?? 0} payouts found with their debit in the wallet transactions; ` +
-        `${report?.notFromBatch.length ?? 0} debits not from this batch; ${rec.requests.total} requests.`,
-    );
-    say(`  net per currency: ${reconciliation.totals.map((t) => `${t.currency} ${t.net}`).join(', ')}.`);
-    say(reconciliation.tiesOut ? '  Everything ties out.' : `  Does NOT tie out: ${reconciliation.problems.slice(0, 5).join('; ')}`);
-
+    const { reconciliation, tieOut } = await reconcileResults(conn.client, first.resultsPath, say);
     // What a treasurer looks at or prints: the plan before sending, the results after.
-    const reports: DemoOutcome['reports'] = {};
-    if (planShown)
-      reports.plan = await writePlanReport(planShown, { environment: conn.environment.name, baseUrl: conn.environment.baseUrl });
-    reports.results = await writeResultsReport(first.resultsPath, {
-      environment: conn.environment.name,
-      ...(report ? { tieOut: tieOutViewOf(report, rec.reconciliationPath) } : {}),
-    });
+    const reports = {
+      plan: planShown && (await writePlanReport(planShown, { environment, baseUrl })),
+      results: await writeResultsReport(first.resultsPath, { environment, tieOut }),
+    };
     return {
       dir,
       batchFile,
@@ -166,7 +130,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       journalPath: first.journalPath,
       first: { exitCode: first.exitCode, summary: first.summary },
       replay: { exitCode: again.exitCode, alreadyCreated: again.report.created, initiatesSent },
-      payoutsAtSandbox: payouts,
+      payoutsAtSandbox: listed.meta?.total ?? listed.data.length,
       balancesMatch,
       balances,
       reconciliation,
@@ -175,4 +139,41 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
   } finally {
     await conn.close();
   }
+}
+
+const balancesOf = async (client: PayoutClient) =>
+  new Map((await client.listWallets()).data.flatMap((w) => (w.balance === undefined ? [] : [[w.currency, fromApi(w.balance)]])));
+
+/** Per currency: did the wallet move by what the run's summary says its payouts debited (amount plus fee)? */
+function compareBalances(opening: Map<string, Dec>, closing: Map<string, Dec>, money: Record<string, MoneyTotals>) {
+  let balancesMatch = true;
+  const balances: DemoOutcome['balances'] = {};
+  for (const [c, open] of opening) {
+    const close = closing.get(c) ?? new Dec(0);
+    const debited = new Dec(money[c]?.debited ?? 0);
+    if (!open.minus(close).equals(debited)) balancesMatch = false;
+    balances[c] = { opening: formatAmount(open, c), closing: formatAmount(close, c), debited: formatAmount(debited, c) };
+  }
+  return { balances, balancesMatch };
+}
+
+/** Month-end: the results tied to the wallet transactions (payout-batch reconcile RESULTS). */
+async function reconcileResults(client: PayoutClient, resultsFile: string, say: (line: string) => void) {
+  const rec = await reconcile({ client, resultsFile });
+  const report = rec.report;
+  const reconciliation: DemoOutcome['reconciliation'] = {
+    tiesOut: report?.ok ?? false,
+    file: rec.reconciliationPath,
+    requests: rec.requests.total,
+    problems: report?.problems ?? [rec.halted ?? 'not reconciled'],
+    totals: (report?.totals ?? []).map((t) => ({ currency: t.currency, net: t.net })),
+  };
+  say('\nReconcile, as at month-end (payout-batch reconcile RESULTS):');
+  say(
+    `  ${report?.counts.tiedOut ?? 0} of ${report?.counts.created ?? 0} payouts found with their debit in the wallet transactions; ` +
+      `${report?.notFromBatch.length ?? 0} debits not from this batch; ${rec.requests.total} requests.`,
+  );
+  say(`  net per currency: ${reconciliation.totals.map((t) => `${t.currency} ${t.net}`).join(', ')}.`);
+  say(reconciliation.tiesOut ? '  Everything ties out.' : `  Does NOT tie out: ${reconciliation.problems.slice(0, 5).join('; ')}`);
+  return { reconciliation, tieOut: report && tieOutViewOf(report, rec.reconciliationPath) };
 }

@@ -3,7 +3,7 @@
 import type { Argv } from 'yargs';
 import type { Logger } from 'pino';
 import { formatAmount, fromApi } from '../../money.ts';
-import { defineCommand, printJson, type CliIO } from '../command.ts';
+import { defineCommand, flag, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
@@ -11,8 +11,7 @@ import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
 import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
 import { ENVIRONMENT_MEANING } from '../environment.ts';
 
-const builder = (y: Argv) =>
-  connectionOptions(y).option('json', { type: 'boolean', default: false, describe: 'Print one JSON object (money as decimal strings)' });
+const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
 type AccountArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<AccountArgs>({
@@ -76,10 +75,13 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
     return ExitCode.OK;
   }
 
-  const lines: string[] = [];
-  lines.push(`Environment  ${environment.name}  ${environment.baseUrl}`, `             ${ENVIRONMENT_MEANING[environment.name] ?? ''}`);
-  lines.push(`API key      fingerprint ${client.apiKey.fingerprint} (from ${client.apiKey.source})`);
-  lines.push('', 'Wallets');
+  const lines = [
+    `Environment  ${environment.name}  ${environment.baseUrl}`,
+    `             ${ENVIRONMENT_MEANING[environment.name] ?? ''}`,
+    `API key      fingerprint ${client.apiKey.fingerprint} (from ${client.apiKey.source})`,
+    '',
+    'Wallets',
+  ];
   if (!wallets.length) lines.push('  (none)');
   for (const w of [...wallets].sort((a, b) => a.currency.localeCompare(b.currency))) {
     const balance = w.balance === undefined ? 'balance not shown' : formatAmount(fromApi(w.balance), w.currency);
@@ -96,8 +98,8 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
     lines.push(
       '',
       `Quota        ${fmt(quota.used)} of ${fmt(quota.quota)} requests used in ${quota.month} (UTC), as counted on this machine`,
+      `             (requests from other machines or tools are not in this count; file ${conn.usage?.path})`,
     );
-    lines.push(`             (requests from other machines or tools are not in this count; file ${conn.usage?.path})`);
   }
   io.stdout.write(lines.join('\n') + '\n');
   return ExitCode.OK;

@@ -1,7 +1,7 @@
 // `payout-batch attach PAYOUT_ID FILE...`: upload documents and attach them to a payout, within
 // the status rule and the 5-document cap. A thin layer over src/ops/attach.ts.
 import type { Argv } from 'yargs';
-import { defineCommand, plural, printJson, type CliIO } from '../command.ts';
+import { defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { AttachRefused, attachDocuments } from '../../ops/attach.ts';
@@ -11,17 +11,9 @@ const builder = (y: Argv) =>
   connectionOptions(y)
     .positional('payoutId', { type: 'string', demandOption: true, describe: 'The payout id (payoutId column of the results file)' })
     .positional('files', { type: 'string', array: true, demandOption: true, describe: 'PDF, JPEG or PNG files, at most 10 MB each' })
-    .option('merge', {
-      type: 'boolean',
-      default: false,
-      describe: 'Merge all the files into one PDF first (one document of the 5 allowed)',
-    })
-    .option('force', {
-      type: 'boolean',
-      default: false,
-      describe: "Send even when the payout's status forbids documents, to see the service's answer",
-    })
-    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable result on stdout' });
+    .option('merge', flag('Merge all the files into one PDF first (one document of the 5 allowed)'))
+    .option('force', flag("Send even when the payout's status forbids documents, to see the service's answer"))
+    .option('json', flag('Print a machine-readable result on stdout'));
 type AttachArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<AttachArgs>({

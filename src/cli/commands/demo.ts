@@ -3,7 +3,7 @@
 // the HTML reports of the plan and the results.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, printJson, UsageError } from '../command.ts';
+import { defineCommand, flag, printJson, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { runDemo } from '../../demo/tour.ts';
 import { createLogger } from '../../log.ts';
@@ -11,16 +11,9 @@ import { planText, progressSink, summaryText } from '../render.ts';
 
 const builder = (y: Argv) =>
   y
-    .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' })
-    .option('rate', {
-      type: 'number',
-      default: 50,
-      describe: 'Requests per second of the demo sandbox and client (the service allows 5)',
-    })
-    .option('dir', {
-      type: 'string',
-      describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)',
-    });
+    .option('json', flag('Print the outcome as JSON'))
+    .option('rate', { type: 'number', default: 50, describe: 'Requests per second of the demo sandbox and client (the service allows 5)' })
+    .option('dir', { type: 'string', describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)' });
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,

@@ -1,12 +1,12 @@
 // Every command of the CLI: its usage line and description here, its module loaded only when
 // that command runs, so `--help`, `--version` and a cron job's `watch --once` start without the
 // modules of the other commands (the engine, the sandbox, SheetJS...).
-import type { LoadedCommand } from '../command.ts';
+import type { CliCommand } from '../command.ts';
 
 export interface CommandEntry {
   command: string;
   describe: string;
-  load: () => Promise<{ default: LoadedCommand }>;
+  load: () => Promise<{ default: CliCommand<unknown> }>;
 }
 
 export const commands: CommandEntry[] = [

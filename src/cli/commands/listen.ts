@@ -10,7 +10,7 @@ import { defaultStateDir } from '../../client/quota.ts';
 import { ListenerInUse, registerSubscription, startListener } from '../../ops/listen.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
-export function readSecretFile(path: string, warn: (m: string) => void): string {
+function readSecretFile(path: string, warn: (m: string) => void): string {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -89,14 +89,8 @@ export default defineCommand<ListenArgs>({
             io.stderr.write(
               `payout-batch: registering the webhook failed: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`,
             );
-            return e.outcome === 'definitive' &&
-              e.status !== undefined &&
-              e.status < 500 &&
-              e.status !== 401 &&
-              e.status !== 403 &&
-              e.status !== 429
-              ? ExitCode.UNUSABLE_INPUT
-              : ExitCode.SERVICE_UNAVAILABLE;
+            // A definitive answer of the service about the subscription is ours to fix (2), not the service's trouble (4).
+            return e.definitive && e.status !== undefined && !e.serviceTrouble ? ExitCode.UNUSABLE_INPUT : ExitCode.SERVICE_UNAVAILABLE;
           }
           throw e;
         } finally {

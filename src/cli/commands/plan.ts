@@ -4,7 +4,7 @@
 // Exit 0: the batch could run as planned; 1: some rows invalid or left out; 3: it would be refused
 // (shortfall, corridors); 2: unusable file; 4: the service could not be reached.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, printJson, UsageError, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch } from '../../engine/plan-command.ts';
@@ -32,19 +32,16 @@ const builder = (y: Argv) =>
     })
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
     .option('quote', { type: 'boolean', default: true, describe: 'Quote each row to send (--no-quote: estimated fees only)' })
-    .option('merge-documents', { type: 'boolean', default: false, describe: "Plan for a row's documents merged into one PDF" })
-    .option('allow-partial', { type: 'boolean', default: false, describe: 'Plan the rows that fit when a wallet falls short' })
-    .option('enable-pairs', { type: 'boolean', default: false, describe: 'Enable the currency pairs of corridors that are not enabled' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' });
+    .option('merge-documents', flag("Plan for a row's documents merged into one PDF"))
+    .option('allow-partial', flag('Plan the rows that fit when a wallet falls short'))
+    .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
+    .option('json', flag('Print the plan as JSON'));
 
 /** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out (nor --prepared-by). */
 type PlanFlags = ArgsOf<typeof builder>;
 export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by'> & Partial<Pick<PlanFlags, 'out' | 'prepared-by'>>;
 
-export default defineCommand<ArgsOf<typeof builder>>({
-  builder,
-  run: (args, io) => showPlan(args, io),
-});
+export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
 
 /** The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run --dry-run`. */
 export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {

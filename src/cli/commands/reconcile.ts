@@ -2,7 +2,7 @@
 // status; print the reconciliation, write it beside the results, and the results' HTML report with
 // the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/ops/reconcile.ts.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, plural, printJson, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
 import { tieOutViewOf, writeResultsReport } from '../../report/index.ts';
 import { connectionOptions, makeLogger, reportOption, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
@@ -18,15 +18,8 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
     })
-    .option('until', {
-      type: 'string',
-      describe: "End of that period (ISO 8601; default: the batch's last movement)",
-    })
-    .option('json', {
-      type: 'boolean',
-      default: false,
-      describe: 'Print the reconciliation as JSON (money as decimal strings)',
-    });
+    .option('until', { type: 'string', describe: "End of that period (ISO 8601; default: the batch's last movement)" })
+    .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
 type ReconcileArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<ReconcileArgs>({
@@ -50,10 +43,7 @@ export default defineCommand<ReconcileArgs>({
       const report =
         args.report && rep
           ? await reportOrNote(io, () =>
-              writeResultsReport(args.results, {
-                tieOut: tieOutViewOf(rep, r.reconciliationPath),
-                environment: conn.environment.name,
-              }),
+              writeResultsReport(args.results, { tieOut: tieOutViewOf(rep, r.reconciliationPath), environment: conn.environment.name }),
             )
           : undefined;
       if (args.json) printJson(io, { ...jsonOf(args.results, r), ...(report ? { report } : {}) });

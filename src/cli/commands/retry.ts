@@ -3,7 +3,7 @@
 // settled with their original key and body first; a refused row that was fixed goes under
 // attempt + 1. The same handler as `run` (cli/send.ts) over src/engine/retry.ts.
 import type { Argv } from 'yargs';
-import { defineCommand, plural, UsageError } from '../command.ts';
+import { defineCommand, flag, plural, UsageError } from '../command.ts';
 import type { ArgsOf } from '../options.ts';
 import { sendBatch, sendOptions } from '../send.ts';
 import { retryResults } from '../../engine/retry.ts';
@@ -12,12 +12,12 @@ const builder = (y: Argv) =>
   sendOptions(y)
     .positional('results', { type: 'string', demandOption: true, describe: 'A results file written by run or retry (it may be edited)' })
     .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
-    .option('resend-failed', {
-      type: 'boolean',
-      default: false,
-      describe:
+    .option(
+      'resend-failed',
+      flag(
         "Send again, under a new attempt, the rows whose payout FAILED or was REJECTED after creation, once the refund shows in the wallet's transactions",
-    });
+      ),
+    );
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, printJson, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { batchFileOptions, type ArgsOf } from '../options.ts';
 import { sendBatch, sendOptions } from '../send.ts';
@@ -26,11 +26,7 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: 'The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS',
     })
-    .option('dry-run', {
-      type: 'boolean',
-      default: false,
-      describe: 'Do what `plan` does (validate, quote, print the plan) and send nothing',
-    });
+    .option('dry-run', flag('Do what `plan` does (validate, quote, print the plan) and send nothing'));
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,

@@ -39,10 +39,7 @@ function autoAdvanceFlag(value: string): { toProcessingMs: number; toSuccessfulM
 const builder = (y: Argv) =>
   y
     .option('port', { type: 'number', default: 4010, describe: 'Port on 127.0.0.1; 0 picks a free one' })
-    .option('seed', {
-      type: 'string',
-      describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)',
-    })
+    .option('seed', { type: 'string', describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)' })
     .option('rate-limit', { type: 'string', default: '5', describe: 'Requests per rolling second per key, or "off"' })
     .option('quota', { type: 'string', default: '10000', describe: 'Requests per calendar month per key, or "off"' })
     .option('latency', { type: 'string', describe: 'Added latency MIN-MAX ms on every API route, e.g. 50-300' })
@@ -51,11 +48,7 @@ const builder = (y: Argv) =>
       describe: 'Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)',
     })
     .option('random-seed', { type: 'number', describe: 'Seed of the fault PRNG, to replay a campaign' })
-    .option('propagating-key', {
-      type: 'string',
-      array: true,
-      describe: 'A key that answers 403, as during key propagation (repeatable)',
-    })
+    .option('propagating-key', { type: 'string', array: true, describe: 'A key that answers 403, as during key propagation (repeatable)' })
     .option('shapes', {
       type: 'string',
       describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,

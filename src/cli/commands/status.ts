@@ -2,7 +2,7 @@
 // rewrite it (forward only). A thin layer over src/ops/status.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, group, plural, printJson, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, group, plural, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
@@ -18,7 +18,7 @@ const builder = (y: Argv) =>
       array: true,
       describe: "A state folder whose ledgers hold the batch's journal, to record the changes (default: the per-user one)",
     })
-    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout' });
+    .option('json', flag('Print a machine-readable summary on stdout'));
 type StatusArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<StatusArgs>({
@@ -56,13 +56,7 @@ export default defineCommand<StatusArgs>({
           waiting: r.waiting,
           failed: r.failed,
           refundsFound: r.refundsFound,
-          moved: r.moved.map((c) => ({
-            row: c.rowNumber,
-            payoutId: c.payoutId,
-            from: c.from,
-            to: c.to,
-            statusDetail: c.statusDetail,
-          })),
+          moved: r.moved.map((c) => ({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail })),
           failures: r.failures,
           halted: r.halted,
           byStatus: r.byStatus,

@@ -15,10 +15,7 @@ const builder = (y: Argv) =>
   y
     .option('method', { type: 'string', describe: `One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)` })
     .option('format', { type: 'string', default: 'csv', choices: ['csv', 'xlsx'], describe: 'File format' })
-    .option('out', {
-      type: 'string',
-      describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)',
-    });
+    .option('out', { type: 'string', describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)' });
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,

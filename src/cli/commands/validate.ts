@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, group, plural, UsageError, type CliIO } from '../command.ts';
-import { ExitCode, type ExitCode as ExitCodeT } from '../exit-codes.ts';
+import { defineCommand, flag, group, plural, UsageError, type CliIO } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/index.ts';
 
@@ -32,7 +32,7 @@ function describeSource(v: BatchValidation): string {
   return `${s.format.toUpperCase()} workbook, sheet "${s.sheet}"${s.sheets && s.sheets.length > 1 ? ` of ${s.sheets.length}` : ''}, header on row ${s.headerRow}`;
 }
 
-export function summaryText(s: BatchSummary): string {
+function batchSummaryText(s: BatchSummary): string {
   const lines: string[] = [];
   lines.push('', `Summary of ${s.file}`);
   lines.push(
@@ -92,38 +92,47 @@ async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<
   };
 }
 
-export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCodeT> {
+/**
+ * The --json document: the fields indented by two, one problem a line (a script can grep them),
+ * printed once at the end.
+ */
+function jsonDocument(doc: Record<string, unknown>): string {
+  const value = (v: unknown) =>
+    Array.isArray(v) && v.length ? `[\n${v.map((x) => `    ${JSON.stringify(x)}`).join(',\n')}\n  ]` : JSON.stringify(v);
+  return `{\n${Object.entries(doc)
+    .map(([k, v]) => `  ${JSON.stringify(k)}: ${value(v)}`)
+    .join(',\n')}\n}\n`;
+}
+
+async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCode> {
   const maxShown = args['max-problems'] > 0 ? args['max-problems'] : Infinity;
+  // --json: the fields in the order they are learnt; the problems are kept only for it.
+  const doc: Record<string, unknown> = { file: args.file };
+  const problems: Problem[] = [];
+  let total = 0;
   let v: BatchValidation | undefined;
   let report: Awaited<ReturnType<typeof openReport>> | undefined;
-  let jsonStarted = false;
   // Ctrl-C or SIGTERM: the rows stop at the next one read (the readers give the event loop a turn
   // at least every few thousand rows, which is when the signal is heard)
   let stopped = false;
-  void io.stopSignal.then(() => {
-    stopped = true;
-  });
+  void io.stopSignal.then(() => (stopped = true));
+  const unusable = async (error: { code: string; message: string; row?: number }) => {
+    if (args.json) await write(io.stdout, jsonDocument({ ...doc, error, exitCode: ExitCode.UNUSABLE_INPUT }));
+    await write(io.stderr, `payout-batch: ${error.message} [${error.code}]\n`);
+    return ExitCode.UNUSABLE_INPUT;
+  };
   try {
     v = await validateBatch(args.file, { encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'] });
     if (args.report) report = await openReport(args.report);
-    let shown = 0;
-    let total = 0;
-    let fileIdx = 0;
+    Object.assign(doc, { source: v.source, problems });
     const emit = async (p: Problem) => {
       total++;
       if (report) await report.add(p);
-      if (args.json) await write(io.stdout, `${total > 1 ? ',\n' : '\n'}    ${JSON.stringify(p)}`);
-      else if (shown < maxShown) {
-        shown++;
-        await write(io.stdout, `  ${formatProblem(p)}\n`);
-      }
+      if (args.json) problems.push(p);
+      else if (total <= maxShown) await write(io.stdout, `  ${formatProblem(p)}\n`);
     };
-    if (args.json) {
-      await write(io.stdout, `{\n  "file": ${JSON.stringify(args.file)},\n  "source": ${JSON.stringify(v.source)},\n  "problems": [`);
-      jsonStarted = true;
-    } else {
-      await write(io.stdout, `Reading ${args.file}: ${describeSource(v)}\n`);
-    }
+    if (!args.json) await write(io.stdout, `Reading ${args.file}: ${describeSource(v)}\n`);
+    let fileIdx = 0;
     const flushFileProblems = async () => {
       for (; fileIdx < v!.fileProblems.length; fileIdx++) await emit(v!.fileProblems[fileIdx]!);
     };
@@ -137,49 +146,33 @@ export async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCo
     if (stopped) {
       if (report) await report.end();
       const message = `${args.file}: stopped (Ctrl-C or SIGTERM) ${lastRow === undefined ? 'before the first row' : `after row ${lastRow}`}: the rest of the file was not checked.`;
-      if (args.json) {
-        await write(
-          io.stdout,
-          `${total ? '\n  ' : ''}],\n  "error": ${JSON.stringify({ code: 'STOPPED', message, row: lastRow })},\n  "exitCode": ${ExitCode.UNUSABLE_INPUT}\n}\n`,
-        );
-      }
-      await write(io.stderr, `payout-batch: ${message} [STOPPED]\n`);
-      return ExitCode.UNUSABLE_INPUT;
+      return await unusable({ code: 'STOPPED', message, row: lastRow });
     }
     await flushFileProblems();
     if (report) await report.end();
     const s = v.summary;
     const code = s.invalid > 0 ? ExitCode.ROWS_FAILED : ExitCode.OK;
     if (args.json) {
-      await write(io.stdout, `${total ? '\n  ' : ''}],\n  "summary": ${JSON.stringify(s)},\n  "exitCode": ${code}\n}\n`);
-    } else {
-      if (total > shown)
-        await write(
-          io.stdout,
-          `  ... ${plural(total - shown, 'more problem')} not shown (--max-problems 0 shows all${args.report ? '; all are in the report' : '; --report FILE.csv writes all'})\n`,
-        );
-      await write(io.stdout, summaryText(s));
-      if (args.report) await write(io.stdout, `  report     ${plural(total, 'problem')} written to ${args.report}\n`);
+      await write(io.stdout, jsonDocument({ ...doc, summary: s, exitCode: code }));
+      return code;
+    }
+    if (total > maxShown)
       await write(
         io.stdout,
-        s.invalid > 0
-          ? `\n${s.invalid} of ${s.rows} rows are invalid: they would not be sent. Fix them and validate again.\n`
-          : `\n${s.rows === 1 ? 'The row is' : `All ${s.rows} rows are`} valid${s.warnings ? ' (see the warnings)' : ''}.\n`,
+        `  ... ${plural(total - maxShown, 'more problem')} not shown (--max-problems 0 shows all${args.report ? '; all are in the report' : '; --report FILE.csv writes all'})\n`,
       );
-    }
+    await write(io.stdout, batchSummaryText(s));
+    if (args.report) await write(io.stdout, `  report     ${plural(total, 'problem')} written to ${args.report}\n`);
+    await write(
+      io.stdout,
+      s.invalid > 0
+        ? `\n${s.invalid} of ${s.rows} rows are invalid: they would not be sent. Fix them and validate again.\n`
+        : `\n${s.rows === 1 ? 'The row is' : `All ${s.rows} rows are`} valid${s.warnings ? ' (see the warnings)' : ''}.\n`,
+    );
     return code;
   } catch (e) {
     if (report) await report.end().catch(() => {});
-    if (e instanceof InputError) {
-      if (args.json) {
-        await write(
-          io.stdout,
-          `${jsonStarted ? '\n  ],\n  "error"' : `{\n  "file": ${JSON.stringify(args.file)},\n  "error"`}: ${JSON.stringify({ code: e.code, message: e.message, row: e.row })},\n  "exitCode": 2\n}\n`,
-        );
-      }
-      await write(io.stderr, `payout-batch: ${e.message} [${e.code}]\n`);
-      return ExitCode.UNUSABLE_INPUT;
-    }
+    if (e instanceof InputError) return await unusable({ code: e.code, message: e.message, row: e.row });
     throw e;
   } finally {
     await v?.close();
@@ -192,12 +185,8 @@ const builder = (y: Argv) =>
     .option('encoding', { type: 'string', describe: 'CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252' })
     .option('sheet', { type: 'string', describe: 'Excel: the sheet to read (default: the first)' })
     .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print the problems and summary as JSON' })
-    .option('allow-duplicate-rows', {
-      type: 'boolean',
-      default: false,
-      describe: 'Rows with the same account, amount and currency are a warning, not an error',
-    })
+    .option('json', flag('Print the problems and summary as JSON'))
+    .option('allow-duplicate-rows', flag('Rows with the same account, amount and currency are a warning, not an error'))
     .option('max-problems', {
       type: 'number',
       default: 100,
@@ -205,7 +194,4 @@ const builder = (y: Argv) =>
     });
 type ValidateArgs = ArgsOf<typeof builder>;
 
-export default defineCommand<ValidateArgs>({
-  builder,
-  run: (args, io) => runValidate(args, io),
-});
+export default defineCommand<ValidateArgs>({ builder, run: runValidate });

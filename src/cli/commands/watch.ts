@@ -2,7 +2,7 @@
 // DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/ops/watch/.
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
@@ -11,9 +11,9 @@ import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../o
 const builder = (y: Argv) =>
   connectionOptions(y)
     .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
-    .option('once', { type: 'boolean', default: false, describe: 'Process what is there, then exit with a code cron can act on' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable summary on stdout at the end' })
-    .option('verbose', { type: 'boolean', default: false, describe: 'Also say when there was nothing to process' })
+    .option('once', flag('Process what is there, then exit with a code cron can act on'))
+    .option('json', flag('Print a machine-readable summary on stdout at the end'))
+    .option('verbose', flag('Also say when there was nothing to process'))
     .option('quiet', {
       alias: 'q',
       type: 'boolean',
