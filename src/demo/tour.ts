@@ -15,7 +15,7 @@ import type { EngineEvent } from '../engine/execute.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { runBatch, type RunResult } from '../engine/run.ts';
 import { reconcile } from '../ops/reconcile.ts';
-import { tieOutViewOf, writePlanReport, writeResultsReport } from '../report/index.ts';
+import { writePlanReport, writeResultsReport } from '../report/index.ts';
 
 export const SAMPLE = 'payroll-2025-01.csv';
 const SAMPLES_DIR = join(packageRoot(), 'samples');
@@ -155,10 +155,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     const reports: DemoOutcome['reports'] = {};
     if (planShown)
       reports.plan = await writePlanReport(planShown, { environment: conn.environment.name, baseUrl: conn.environment.baseUrl });
-    reports.results = await writeResultsReport(first.resultsPath, {
-      environment: conn.environment.name,
-      ...(report ? { tieOut: tieOutViewOf(report, rec.reconciliationPath) } : {}),
-    });
+    reports.results = await writeResultsReport(first.resultsPath, { environment: conn.environment.name });
     return {
       dir,
       batchFile,
