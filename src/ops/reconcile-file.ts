@@ -8,7 +8,7 @@ import { reconciliationPathFor, type TieOutSummary } from '../engine/money-total
 import { writeFileAtomic } from '../files/atomic.ts';
 import { ResultsError } from '../results/errors.ts';
 import { neutralise } from '../results/neutralise.ts';
-import { moneyCell } from '../results/numbers.ts';
+import { numberCell } from '../results/numbers.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import type { ForeignTransaction, TieOutReport } from './tie-out.ts';
 
@@ -95,8 +95,7 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
 /** One XLSX cell: amounts are numbers in a money format, as in the results workbook; text is neutralised. */
 export function reconciliationCell(column: ReconColumn, value: string | undefined): XLSX.CellObject | undefined {
   if (value === undefined || value === '') return undefined;
-  const n = MONEY_COLUMNS.has(column) ? moneyCell(value) : undefined;
-  return n ? { t: 'n', v: n.v, z: n.z } : { t: 's', v: neutralise(value) };
+  return (MONEY_COLUMNS.has(column) && numberCell(value, true)) || { t: 's', v: neutralise(value) };
 }
 
 /** Amounts as they are (never quoted: no comma in them), text neutralised; a space at either end quoted. */
