@@ -56,7 +56,7 @@ export interface ApplyResult {
 }
 
 /** Writes one applied update into a row's result values (mutating). */
-export function setRowStatus(row: ResultRow, u: StatusUpdate): void {
+function setRowStatus(row: ResultRow, u: StatusUpdate): void {
   const r = row.result;
   const moved = r.status !== u.status;
   r.status = u.status;
@@ -73,7 +73,7 @@ export function setRowStatus(row: ResultRow, u: StatusUpdate): void {
 }
 
 /** The `nextStep` cell from the row's status, payoutId and refund. */
-export function setNextStep(row: ResultRow): void {
+function setNextStep(row: ResultRow): void {
   const r = row.result;
   const step = nextStepOf(r.status, { payoutId: r.payoutId, refunded: r.refunded });
   if (step) r.nextStep = step;
@@ -87,13 +87,7 @@ export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): bool
 /** Decides and applies updates to a table in memory. */
 export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
   const byId = new Map<string, ResultRow[]>();
-  for (const row of table.rows) {
-    const id = row.result.payoutId;
-    if (!id) continue;
-    const list = byId.get(id) ?? [];
-    list.push(row);
-    byId.set(id, list);
-  }
+  for (const row of table.rows) if (row.result.payoutId) byId.set(row.result.payoutId, [...(byId.get(row.result.payoutId) ?? []), row]);
   const out: ApplyResult = { applied: [], ignored: [], unmatched: [] };
   for (const u of updates) {
     const rows = byId.get(u.payoutId);
@@ -134,39 +128,50 @@ export interface ApplyOptions {
   logger?: Logger;
 }
 
-/** Reads the results file under its lock, applies the updates forward only, writes it back when a row changed. */
-export async function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
+/** The journal line of a payout's change, once the journal of the row holding it is found. */
+type LineOf = (payoutId: string, ref: string) => RowEvent | undefined;
+
+/**
+ * Reads the results file under its lock and lets `update` change its rows; when it changed some,
+ * the payouts' lines go to the batch's journal first, then the file is written back.
+ */
+function updateResultsFile<T>(
+  file: string,
+  o: ApplyOptions,
+  update: (table: ResultsTable) => { out: T; journal?: { payoutIds: string[]; line: LineOf } },
+): Promise<T> {
   return withLock(
     resultsLockPath(file),
     async () => {
       const table = await readResults(file);
-      const r = applyToTable(table, file, updates);
-      if (r.applied.length) {
-        const line = (payoutId: string, ref: string) => {
-          const c = r.applied.find((x) => x.payoutId === payoutId)!;
-          return statusLine(
-            ref,
-            c,
-            updates.find((x) => x.payoutId === payoutId && x.status === c.to),
-          );
-        };
-        appendToBatchJournal(
-          file,
-          table,
-          r.applied.map((c) => c.payoutId),
-          line,
-          o,
-        );
+      const { out, journal } = update(table);
+      if (journal) {
+        appendToBatchJournal(file, table, journal.payoutIds, journal.line, o);
         await writeResults(file, table);
       }
-      return r;
+      return out;
     },
     { purpose: 'results update' },
   );
 }
 
-/** The journal's `status` line of an applied change. */
-function statusLine(ref: string, c: RowChange, u: StatusUpdate | undefined): RowEvent {
+/** Applies the updates to the results file forward only; writes it back when a row changed. */
+export function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
+  return updateResultsFile(file, o, (table) => {
+    const r = applyToTable(table, file, updates);
+    const line = (payoutId: string, ref: string) =>
+      statusLine(
+        ref,
+        r.applied.find((c) => c.payoutId === payoutId)!,
+        updates,
+      );
+    return { out: r, journal: r.applied.length ? { payoutIds: r.applied.map((c) => c.payoutId), line } : undefined };
+  });
+}
+
+/** The journal's `status` line of an applied change (with what its update said). */
+function statusLine(ref: string, c: RowChange, updates: StatusUpdate[]): RowEvent {
+  const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
   return {
     t: 'status',
     ref,
@@ -188,13 +193,7 @@ function statusLine(ref: string, c: RowChange, u: StatusUpdate | undefined): Row
  * Appends one line per payout to the journal of the batch that holds the payouts (found through
  * the batch id inside the results file's keys). Best effort: never throws.
  */
-export function appendToBatchJournal(
-  file: string,
-  table: ResultsTable,
-  payoutIds: string[],
-  line: (payoutId: string, ref: string) => RowEvent | undefined,
-  o: ApplyOptions,
-): void {
+function appendToBatchJournal(file: string, table: ResultsTable, payoutIds: string[], line: LineOf, o: ApplyOptions): void {
   try {
     const prefixes = new Set<string>();
     for (const row of table.rows) {
@@ -238,41 +237,20 @@ export interface RefundSeen {
 /** Writes `refunded` (and the next step) into the rows of the refunded payouts, under the results file's lock, and journals them. */
 export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
   if (!refunds.length) return 0;
-  return withLock(
-    resultsLockPath(file),
-    async () => {
-      const table = await readResults(file);
-      const byId = new Map(refunds.map((r) => [r.payoutId, r]));
-      let n = 0;
-      for (const row of table.rows) {
-        const r = row.result.payoutId ? byId.get(row.result.payoutId) : undefined;
-        if (!r || row.result.refunded === r.amount) continue;
-        row.result.refunded = r.amount;
-        setNextStep(row);
-        n++;
-      }
-      if (n) {
-        appendToBatchJournal(
-          file,
-          table,
-          [...byId.keys()],
-          (payoutId, ref) => {
-            const r = byId.get(payoutId)!;
-            return {
-              t: 'refund',
-              ref,
-              payoutId,
-              amount: r.amount,
-              ...(r.transactionId ? { transactionId: r.transactionId } : {}),
-              at: new Date().toISOString(),
-            };
-          },
-          o,
-        );
-        await writeResults(file, table);
-      }
-      return n;
-    },
-    { purpose: 'results update' },
-  );
+  const byId = new Map(refunds.map((r) => [r.payoutId, r]));
+  const line = (payoutId: string, ref: string): RowEvent => {
+    const { amount, transactionId } = byId.get(payoutId)!;
+    return { t: 'refund', ref, payoutId, amount, ...(transactionId ? { transactionId } : {}), at: new Date().toISOString() };
+  };
+  return updateResultsFile(file, o, (table) => {
+    let n = 0;
+    for (const row of table.rows) {
+      const r = row.result.payoutId ? byId.get(row.result.payoutId) : undefined;
+      if (!r || row.result.refunded === r.amount) continue;
+      row.result.refunded = r.amount;
+      setNextStep(row);
+      n++;
+    }
+    return { out: n, journal: n ? { payoutIds: [...byId.keys()], line } : undefined };
+  });
 }

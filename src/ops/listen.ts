@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -23,7 +23,7 @@ import { verifyWebhook, WebhookVerificationError } from '../client/webhooks.ts';
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
 import type { ServiceHeaderNames } from '../interface/http.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
-import { applyToResultsFile, type ApplyResult } from './apply.ts';
+import { applyToResultsFile, type ApplyResult, type StatusUpdate } from './apply.ts';
 import { acquireLock, type HeldLock } from '../files/lock.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
@@ -49,12 +49,7 @@ export interface ListenerOptions {
   headerNames?: ServiceHeaderNames;
 }
 
-export interface ListenerStats {
-  accepted: number;
-  duplicates: number;
-  rejected: number;
-  applied: number;
-}
+export type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
 
 export type RunningListener = Pick<WebhookListener, 'url' | 'port' | 'stats' | 'idle' | 'close'>;
 
@@ -91,20 +86,6 @@ export function eventKey(event: { eventType: string; data: unknown }): string {
     .slice(0, 32);
 }
 
-/** The newest `max` keys, oldest forgotten first. */
-class SeenKeys {
-  private readonly keys = new Set<string>();
-  constructor(private readonly max: number) {}
-  has(k: string): boolean {
-    return this.keys.has(k);
-  }
-  add(k: string): void {
-    this.keys.delete(k);
-    this.keys.add(k);
-    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value!);
-  }
-}
-
 export class ListenerInUse extends Error {
   override readonly name = 'ListenerInUse';
 }
@@ -121,8 +102,7 @@ export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): 
         const cdir = join(base, claim);
         let names: string[];
         try {
-          if (!statSync(cdir).isDirectory()) continue;
-          names = readdirSync(cdir);
+          names = readdirSync(cdir); // (a file there is no claim: ENOTDIR)
         } catch {
           continue;
         }
@@ -179,8 +159,8 @@ export class WebhookListener {
   private readonly heartbeat: ReturnType<typeof setInterval>;
   private readonly server: Server;
   private readonly counts: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
-  /** Delivery ids ("id:…") and events ("event:…") already recorded. */
-  private readonly seen = new SeenKeys(SEEN_MAX);
+  /** Delivery ids ("id:…") and events ("event:…") already recorded: the newest SEEN_MAX, in insertion order. */
+  private readonly seen = new Set<string>();
   /** The deliveries being applied, one at a time, in arrival order. */
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
@@ -233,12 +213,19 @@ export class WebhookListener {
   private recover(lines: InboxLine[]): DeliveryLine[] {
     const appliedIds = new Set<string>();
     for (const e of lines) {
-      if (e.t === 'delivery') {
-        this.seen.add(`id:${e.deliveryId}`);
-        this.seen.add(`event:${e.eventKey}`);
-      } else if (e.t === 'applied') appliedIds.add(e.deliveryId);
+      if (e.t === 'delivery') this.remember(e);
+      else if (e.t === 'applied') appliedIds.add(e.deliveryId);
     }
     return lines.filter((e): e is DeliveryLine => e.t === 'delivery' && !appliedIds.has(e.deliveryId));
+  }
+
+  /** A recorded delivery's id and event, as the newest keys (the oldest forgotten past SEEN_MAX). */
+  private remember(d: DeliveryLine): void {
+    for (const k of [`id:${d.deliveryId}`, `event:${d.eventKey}`]) {
+      this.seen.delete(k);
+      this.seen.add(k);
+    }
+    while (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.values().next().value!);
   }
 
   private async listen(): Promise<void> {
@@ -275,8 +262,16 @@ export class WebhookListener {
 
   /** Steps 1 to 3: verified, not a replay, recorded (fsynced) and only then answered 200. */
   private accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
-    const verified = this.verify(req, raw);
-    if (!verified.ok) return answer(res, verified.status, { error: verified.reason });
+    let verified: ReturnType<typeof verifyWebhook>;
+    try {
+      verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret, headerNames: this.o.headerNames });
+    } catch (e) {
+      if (!(e instanceof WebhookVerificationError)) throw e;
+      this.counts.rejected++;
+      const deliveryId = req.headers[(this.o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()];
+      this.log?.warn({ reason: e.reason, deliveryId, remote: req.socket.remoteAddress }, 'delivery refused, nothing applied');
+      return answer(res, e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401, { error: e.reason });
+    }
     const id = verified.deliveryId;
     // From the body as received (all of its data, not only the fields the spec names), as at start.
     const key = eventKey(JSON.parse(raw.toString('utf8')) as WebhookEvent);
@@ -302,33 +297,10 @@ export class WebhookListener {
       this.log?.error({ deliveryId: id, err: (e as Error).message }, 'delivery not recorded: answered 503 so the service sends it again');
       return answer(res, 503, { error: 'not recorded' });
     }
-    this.seen.add(`id:${id}`);
-    this.seen.add(`event:${key}`);
+    this.remember(line);
     this.counts.accepted++;
     answer(res, 200, { received: true });
     if (!this.closed) this.enqueue(line);
-  }
-
-  /** Step 1: the signature; a refused delivery is counted and logged, with the status to answer. */
-  private verify(
-    req: IncomingMessage,
-    raw: Buffer,
-  ): ({ ok: true } & ReturnType<typeof verifyWebhook>) | { ok: false; status: number; reason: string } {
-    try {
-      return { ok: true, ...verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret, headerNames: this.o.headerNames }) };
-    } catch (e) {
-      if (!(e instanceof WebhookVerificationError)) throw e;
-      this.counts.rejected++;
-      this.log?.warn(
-        {
-          reason: e.reason,
-          deliveryId: req.headers[(this.o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()],
-          remote: req.socket.remoteAddress,
-        },
-        'delivery refused, nothing applied',
-      );
-      return { ok: false, status: e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401, reason: e.reason };
-    }
   }
 
   private enqueue(d: DeliveryLine): void {
@@ -349,19 +321,10 @@ export class WebhookListener {
     if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
       rows = await this.applyStatusEvent(event, d.deliveryId);
     } else {
-      const w = event as WalletEvent;
-      this.log?.info(
-        {
-          deliveryId: d.deliveryId,
-          eventType: w.eventType,
-          transactionType: w.data.transactionType,
-          amount: w.data.amount,
-          currency: w.data.currency,
-          reference: w.data.reference,
-          transactionId: w.data.transactionId,
-        },
-        w.eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited',
-      );
+      const { eventType, data } = event as WalletEvent;
+      const { transactionType, amount, currency, reference, transactionId } = data;
+      const fields = { deliveryId: d.deliveryId, eventType, transactionType, amount, currency, reference, transactionId };
+      this.log?.info(fields, eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited');
     }
     this.inbox.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
     this.counts.applied++;
@@ -369,21 +332,12 @@ export class WebhookListener {
 
   /** The status change to every results file listened for that holds the payout; the rows changed. */
   private async applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
-    const d = e.data;
-    const update = {
-      payoutId: d.payoutId,
-      status: d.newStatus,
-      statusDetail: d.newStatusDetail,
-      informationRequests: d.informationRequests,
-      at: d.changedAt,
-      source: 'webhook' as const,
-      deliveryId,
-      reason: d.reason,
-    };
+    const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
+    const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
     let rows = 0;
     let matched = false;
     for (const t of targetFiles(this.o)) {
-      if (!mayHold(t.file, d.payoutId)) continue;
+      if (!mayHold(t.file, payoutId)) continue;
       let r: ApplyResult;
       try {
         r = await applyToResultsFile(t.file, [update], { stateDirs: t.stateDirs, stateRoots: this.o.stateRoots, logger: this.log });
@@ -391,22 +345,18 @@ export class WebhookListener {
         if ((err as { code?: string }).code === 'FILE_NOT_FOUND') continue; // moved by a watch meanwhile
         throw err;
       }
-      const where = { deliveryId, payoutId: d.payoutId, file: t.file };
-      for (const c of r.applied) {
-        matched = true;
-        rows++;
+      rows += r.applied.length;
+      matched ||= r.applied.length + r.ignored.length > 0;
+      const where = { deliveryId, payoutId, file: t.file };
+      for (const c of r.applied)
         this.log?.info({ ...where, row: c.rowNumber, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status applied');
-      }
-      for (const c of r.ignored) {
-        matched = true;
+      for (const c of r.ignored)
         this.log?.info(
           { ...where, row: c.rowNumber, held: c.from, received: c.to, why: c.decision.why },
           'status not applied: the row holds a later one',
         );
-      }
     }
-    if (!matched)
-      this.log?.info({ deliveryId, payoutId: d.payoutId, newStatus: d.newStatus }, 'no row of the files listened for holds this payout');
+    if (!matched) this.log?.info({ deliveryId, payoutId, newStatus: status }, 'no row of the files listened for holds this payout');
     return rows;
   }
 

@@ -8,9 +8,9 @@ import { reconciliationPathFor, type TieOutSummary } from '../engine/money-total
 import { writeFileAtomic } from '../files/atomic.ts';
 import { ResultsError } from '../results/errors.ts';
 import { neutralise } from '../results/neutralise.ts';
-import { moneyCell } from '../results/numbers.ts';
+import { numberCell } from '../results/numbers.ts';
 import type { ResultsFormat } from '../results/paths.ts';
-import type { ForeignTransaction, TieOutReport } from './tie-out.ts';
+import type { ForeignTransaction, PayoutReconciliation, RowReconciliation, TieOutReport } from './tie-out.ts';
 
 export const RECONCILIATION_COLUMNS = [
   'kind',
@@ -39,40 +39,26 @@ const MONEY_COLUMNS = new Set<ReconColumn>(['totalDeductible', 'debit', 'refund'
  * other credits of the period.
  */
 export function reconciliationLines(report: TieOutReport): Partial<Record<ReconColumn, string>>[] {
+  const line = (kind: string, r: RowReconciliation, p: PayoutReconciliation, walletId?: string) => ({
+    kind,
+    row: String(r.rowNumber),
+    reference: r.reference,
+    payoutId: p.payoutId,
+    payoutRef: p.payoutRef,
+    status: p.status,
+    currency: r.currency,
+    walletId,
+    totalDeductible: p.expected,
+    debit: p.debit,
+    refund: p.refund,
+    net: p.net,
+    transactionIds: p.transactionIds.join('; '),
+    tiesOut: p.ok ? 'yes' : 'NO',
+    problem: p.problems.join('; '),
+  });
   const lines: Partial<Record<ReconColumn, string>>[] = report.rows.flatMap((r) => [
-    {
-      kind: r.created ? 'row' : 'row (not created)',
-      row: String(r.rowNumber),
-      reference: r.reference,
-      payoutId: r.payoutId,
-      payoutRef: r.payoutRef,
-      status: r.status,
-      currency: r.currency,
-      walletId: r.walletId,
-      totalDeductible: r.expected,
-      debit: r.debit,
-      refund: r.refund,
-      net: r.net,
-      transactionIds: r.transactionIds.join('; '),
-      tiesOut: r.ok ? 'yes' : 'NO',
-      problem: r.problems.join('; '),
-    },
-    ...r.earlier.map((e) => ({
-      kind: 'earlier payout (sent again)',
-      row: String(r.rowNumber),
-      reference: r.reference,
-      payoutId: e.payoutId,
-      payoutRef: e.payoutRef,
-      status: e.status,
-      currency: r.currency,
-      totalDeductible: e.expected,
-      debit: e.debit,
-      refund: e.refund,
-      net: e.net,
-      transactionIds: e.transactionIds.join('; '),
-      tiesOut: e.ok ? 'yes' : 'NO',
-      problem: e.problems.join('; '),
-    })),
+    line(r.created ? 'row' : 'row (not created)', r, r, r.walletId),
+    ...r.earlier.map((e) => line('earlier payout (sent again)', r, e)),
   ]);
   const tx = (kind: string, ok: boolean) => (f: ForeignTransaction) => ({
     kind,
@@ -95,8 +81,7 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
 /** One XLSX cell: amounts are numbers in a money format, as in the results workbook; text is neutralised. */
 export function reconciliationCell(column: ReconColumn, value: string | undefined): XLSX.CellObject | undefined {
   if (value === undefined || value === '') return undefined;
-  const n = MONEY_COLUMNS.has(column) ? moneyCell(value) : undefined;
-  return n ? { t: 'n', v: n.v, z: n.z } : { t: 's', v: neutralise(value) };
+  return (MONEY_COLUMNS.has(column) && numberCell(value, true)) || { t: 's', v: neutralise(value) };
 }
 
 /** Amounts as they are (never quoted: no comma in them), text neutralised; a space at either end quoted. */

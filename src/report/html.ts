@@ -323,7 +323,3 @@ function tieOutSection(t: NonNullable<ResultsView['tieOut']>): SafeHtml {
       safe`<tr data-currency="${w.currency}" data-wallet="${w.walletIds.join(' ')}"><td>${w.currency}</td><td class="mono">${w.walletIds.join(', ')}</td>${money('debited', w.debited)}${money('refunded', w.refunded)}${money('net', w.net)}${money('expectedNet', w.expectedNet)}<td data-field="ok" class="${w.ok ? 'ok' : 'bad'}">${w.ok ? 'yes' : 'NO'}</td></tr>`,
   )}</tbody></table>${problems}</section>`;
 }
-
-export function reportHtml(v: PlanView | ResultsView): string {
-  return v.kind === 'plan' ? planHtml(v) : resultsHtml(v);
-}

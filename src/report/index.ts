@@ -1,10 +1,12 @@
 // The HTML batch report (README.md): what the commands call. A report is made from a plan the
 // engine just computed, a plan file, a batch file read offline, or a results file (with its
-// reconciliation beside it, when there is one), and written beside its output.
+// reconciliation beside it, when there is one), and written beside its output, atomically (a
+// reader never sees half a page).
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../files/atomic.ts';
 import type { BatchPlan } from '../engine/plan.ts';
-import { PLAN_KIND, readPlanFile, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
+import { PLAN_KIND, readPlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { readResults, ResultsError } from '../results/index.ts';
 import type { ValidateOptions } from '../validation/index.ts';
 import { planHtml, resultsHtml } from './html.ts';
@@ -17,12 +19,7 @@ import {
   type ApprovalsInput,
   type OfflineBatch,
 } from './model.ts';
-import { planReportPathFor, readTieOut, reportPathFor, writeReport } from './write.ts';
-import type { TieOutSummary } from '../engine/money-totals.ts';
-
-export { reportPathFor, planReportPathFor, writeReport } from './write.ts';
-export { tieOutViewOf, type ApprovalRecord, type ApprovalsInput, type PlanView, type ResultsView } from './model.ts';
-export { planHtml, resultsHtml, reportHtml } from './html.ts';
+import { planReportPathFor, readTieOut, reportPathFor } from './write.ts';
 
 async function offlineOrUndefined(file: string, options: ValidateOptions): Promise<OfflineBatch | undefined> {
   try {
@@ -40,13 +37,9 @@ export async function writePlanReport(
     environment: string;
     baseUrl?: string;
     planFile?: PlanFile;
-    /** The rows to send with their quotes, when there is no plan file (default: the plan file's rows). */
-    quotes?: readonly PlanRow[];
     /** Where the plan file was written (the report goes beside it). */
     planPath?: string;
-    out?: string;
     batchOptions?: ValidateOptions;
-    approvals?: ApprovalsInput;
   },
 ): Promise<string> {
   let offline = await offlineOrUndefined(plan.file, o.batchOptions ?? {});
@@ -55,39 +48,34 @@ export async function writePlanReport(
     offline = undefined;
     notes.push('The batch file changed while the plan was made: methods, corridors and invalid columns are not shown.');
   }
+  if (!offline) notes.push('The batch file was not read offline: methods, corridors and invalid columns are not shown.');
   const view = planViewOfPlan(plan, {
     environment: o.environment,
     baseUrl: o.baseUrl,
     sha256: o.planFile?.fileSha256,
-    quotes: o.planFile?.rows ?? o.quotes,
+    quotes: o.planFile?.rows,
     offline,
-    approvals: { preparedBy: o.planFile?.preparedBy, ...o.approvals },
+    approvals: { preparedBy: o.planFile?.preparedBy },
     createdAt: o.planFile?.createdAt,
     notes,
   });
-  const path = o.out ?? (o.planPath ? reportPathFor(o.planPath) : planReportPathFor(plan.file));
-  await writeReport(path, planHtml(view));
+  const path = o.planPath ? reportPathFor(o.planPath) : planReportPathFor(plan.file);
+  await writeFileAtomic(path, [planHtml(view)]);
   return path;
 }
 
-/** The report of a results file (and of its reconciliation, given or found beside it). */
+/** The report of a results file, with the tie-out `reconcile` wrote beside it when there is one. */
 export async function writeResultsReport(
   resultsFile: string,
-  o: { tieOut?: TieOutSummary; environment?: string; out?: string; sheet?: string; encoding?: string } = {},
+  o: { environment?: string; out?: string; sheet?: string; encoding?: string } = {},
 ): Promise<string> {
   const table = await readResults(resultsFile, { sheet: o.sheet, encoding: o.encoding });
-  const read = o.tieOut ? { tieOut: o.tieOut } : await readTieOut(resultsFile);
-  const view = resultsViewOf(table, resultsFile, {
-    tieOut: read.tieOut,
-    environment: o.environment,
-    notes: read.problem ? [read.problem] : [],
-  });
+  const { tieOut, problem } = await readTieOut(resultsFile);
+  const view = resultsViewOf(table, resultsFile, { tieOut, environment: o.environment, notes: problem ? [problem] : [] });
   const path = o.out ?? reportPathFor(resultsFile);
-  await writeReport(path, resultsHtml(view));
+  await writeFileAtomic(path, [resultsHtml(view)]);
   return path;
 }
-
-export type ReportInputKind = 'plan' | 'results' | 'batch';
 
 async function looksLikePlan(path: string): Promise<boolean> {
   let head: string;
@@ -114,7 +102,7 @@ export async function writeReportOf(
     /** The approvals of a plan input, given by the caller: the report shows them, never checks them. */
     approvalsOf?: (planPath: string) => ApprovalsInput;
   } = {},
-): Promise<{ kind: ReportInputKind; path: string }> {
+): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
   if (await looksLikePlan(input)) {
     const pf = await readPlanFile(input);
     const planSha256 = createHash('sha256')
@@ -122,7 +110,7 @@ export async function writeReportOf(
       .digest('hex');
     const offline = await offlineOrUndefined(pf.file, {});
     const path = o.out ?? reportPathFor(input);
-    await writeReport(path, planHtml(planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), [], planSha256)));
+    await writeFileAtomic(path, [planHtml(planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), planSha256))]);
     return { kind: 'plan', path };
   }
   try {
@@ -132,6 +120,6 @@ export async function writeReportOf(
   }
   const offline = await readOfflineBatch(input, { sheet: o.sheet, encoding: o.encoding });
   const path = o.out ?? planReportPathFor(input);
-  await writeReport(path, planHtml(planViewOffline(offline)));
+  await writeFileAtomic(path, [planHtml(planViewOffline(offline))]);
   return { kind: 'batch', path };
 }

@@ -19,13 +19,11 @@ export const MAX_LISTED = 2000;
 
 // ---------------------------------------------------------------- approvals (input)
 
-/** One approval of a plan, as src/approvals checked it: the report shows it, never verifies it. */
-export type ApprovalRecord = ApprovalsView['approvals'][number];
-
 export interface ApprovalsInput {
   /** Who made the plan (the plan file's preparedBy). */
   preparedBy?: string;
-  approvals?: readonly ApprovalRecord[];
+  /** As src/approvals checked them: the report shows them, never verifies them. */
+  approvals?: ApprovalsView['approvals'];
   /**
    * Whether each signer was checked against an approvers list. Without one, `valid` says only that
    * the signature holds over this plan and is not the maker's: anyone can make a key.
@@ -120,7 +118,8 @@ export interface OfflineBatch {
   corridorOf: Map<number, string>;
 }
 
-const corridorKeyOf = (c: { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; method?: string }) =>
+type Corridor = { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; method?: string };
+const corridorKeyOf = (c: Corridor) =>
   `${c.sourceCurrency}>${c.destinationCurrency}@${c.destinationCountryCode}${c.method ? `/${c.method}` : ''}`;
 
 /** Reads and validates a batch file offline: no key, no network (as `payout-batch validate`). */
@@ -218,11 +217,11 @@ function mergeInvalid(offline: OfflineBatch | undefined, planInvalid: Iterable<[
   return { invalid: [...rows.values()].sort((a, b) => a.row - b.row), invalidOmitted: omitted };
 }
 
-function refusalsOf(p: { currencies: readonly PlanTotal[]; corridorBlocked?: boolean }): string[] {
+function refusalsOf(currencies: readonly PlanTotal[], corridorBlocked: boolean): string[] {
   const out: string[] = [];
-  for (const c of p.currencies)
+  for (const c of currencies)
     if (c.shortfall) out.push(`the ${c.currency} wallet is short by ${c.shortfall} ${c.currency} (amounts plus estimated fees)`);
-  if (p.corridorBlocked) out.push('some rows use a corridor that is not enabled (--enable-pairs, or --allow-partial to leave them out)');
+  if (corridorBlocked) out.push('some rows use a corridor that is not enabled (--enable-pairs, or --allow-partial to leave them out)');
   return out;
 }
 
@@ -237,13 +236,32 @@ function totalOf(c: CurrencyTotals): PlanTotal {
   return t;
 }
 
-/** The plan `plan` (or `run --dry-run`) just computed. */
+type RowNote = { code: string; message: string };
+
+/**
+ * What a plan report shows of a plan: the engine's BatchPlan is one, and a plan file is read into
+ * one (planViewOfPlanFile), lacking the counts and corridors a plan file of an older version lacks.
+ */
+type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 'corridorBlocked'> &
+  Partial<Pick<BatchPlan, 'rows' | 'valid' | 'invalid' | 'alreadyCreated'>> & {
+    toSend: readonly unknown[];
+    currencies: readonly CurrencyTotals[];
+    invalidRows: Iterable<[number, RowNote]>;
+    notSent: Iterable<[number, RowNote]>;
+    /** Absent: whether each corridor is enabled is not known. */
+    corridorsNotEnabled?: readonly Corridor[];
+  };
+
+/** The plan `plan` (or `run --dry-run`) just computed, or a plan file read back. */
 export function planViewOfPlan(
-  plan: BatchPlan,
+  plan: PlanFacts,
   o: {
     environment: string;
     baseUrl?: string;
     sha256?: string;
+    /** Of the plan file's own bytes (what an approval signs), when the report is made from one. */
+    planSha256?: string;
+    batchLabel?: string;
     /** The rows to send with their quotes (the plan file's rows). */
     quotes?: readonly PlanRow[];
     offline?: OfflineBatch;
@@ -252,7 +270,7 @@ export function planViewOfPlan(
     notes?: string[];
   },
 ): PlanView {
-  const notEnabled = new Set(plan.corridorsNotEnabled.map((c) => corridorKeyOf(c)));
+  const notEnabled = plan.corridorsNotEnabled && new Set(plan.corridorsNotEnabled.map(corridorKeyOf));
   const { corridors, byMethod } = offlineParts(o.offline, o.quotes, notEnabled);
   const { invalid, invalidOmitted } = mergeInvalid(o.offline, plan.invalidRows);
   const totals = plan.currencies.map(totalOf);
@@ -264,12 +282,14 @@ export function planViewOfPlan(
       file: plan.file,
       fileName: basename(plan.file),
       sha256: o.sha256 ?? o.offline?.sha256,
+      planSha256: o.planSha256,
       rows: plan.rows,
       valid: plan.valid,
       invalid: plan.invalid,
       toSend: plan.toSend.length,
       alreadyCreated: plan.alreadyCreated,
       batchId: plan.batchId,
+      batchLabel: o.batchLabel,
       environment: o.environment,
       baseUrl: o.baseUrl,
       createdAt: o.createdAt,
@@ -283,11 +303,8 @@ export function planViewOfPlan(
     invalidOmitted,
     notSent: [...plan.notSent].map(([row, i]) => ({ row, code: i.code, message: i.message })).sort((a, b) => a.row - b.row),
     requests: { ...plan.requests },
-    refusals: refusalsOf({ currencies: totals, corridorBlocked: plan.corridorBlocked }),
-    notes: [
-      ...(o.notes ?? []),
-      ...(o.offline ? [] : ['The batch file was not read offline: methods, corridors and invalid columns are not shown.']),
-    ],
+    refusals: refusalsOf(totals, plan.corridorBlocked),
+    notes: o.notes ?? [],
     ...(o.approvals ? { approvals: o.approvals } : {}),
   };
 }
@@ -297,67 +314,46 @@ export function planViewOfPlanFile(
   pf: PlanFile,
   offline: OfflineBatch | undefined,
   approvals?: ApprovalsInput,
-  notes: string[] = [],
   planSha256?: string,
 ): PlanView {
   const usable = offline && offline.sha256 === pf.fileSha256 ? offline : undefined;
-  const notEnabled = pf.corridorsNotEnabled
-    ? new Set(
-        pf.corridorsNotEnabled.map((c) =>
-          corridorKeyOf(c as { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string }),
-        ),
-      )
-    : undefined;
-  const { corridors, byMethod } = offlineParts(usable, pf.rows, notEnabled);
-  const { invalid, invalidOmitted } = mergeInvalid(
-    usable,
-    (pf.invalidRows ?? []).map((r) => [r.rowNumber, { code: r.code, message: r.message }] as [number, { code: string; message: string }]),
-  );
-  const totals = pf.currencies.map((c) => totalOf(c as unknown as CurrencyTotals));
-  const req = pf.requests as { preflight?: unknown; estimate?: unknown; usedThisMonth?: unknown; quota?: unknown };
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-  const allNotes = [...notes];
-  if (offline && !usable)
-    allNotes.push(`${pf.file} changed since the plan was made (its sha256 differs): methods, corridors and invalid columns are not shown.`);
-  else if (!offline) allNotes.push(`${pf.file} could not be read: methods, corridors and invalid columns are not shown.`);
-  return {
-    kind: 'plan',
-    offline: false,
-    generatedAt: new Date().toISOString(),
-    identity: {
-      file: pf.file,
-      fileName: basename(pf.file),
-      sha256: pf.fileSha256,
-      ...(planSha256 ? { planSha256 } : {}),
-      rows: pf.rowsInBatch ?? usable?.summary.rows,
-      valid: pf.valid ?? usable?.summary.valid,
-      invalid: pf.invalid ?? usable?.summary.invalid,
-      toSend: pf.rows.length,
-      alreadyCreated: pf.alreadyCreated,
-      batchId: pf.batchId,
-      batchLabel: pf.batchLabel,
-      environment: pf.env,
-      baseUrl: pf.baseUrl,
-      createdAt: pf.createdAt,
-    },
-    totals,
-    byMethod,
-    corridors,
-    warnings: [...pf.warnings, ...(usable?.warnings ?? [])],
-    warningsOmitted: usable?.warningsOmitted ?? 0,
-    invalid,
-    invalidOmitted,
-    notSent: (pf.notSent ?? []).map((r) => ({ row: r.rowNumber, code: r.code, message: r.message })),
+  const byRow = (notes: PlanFile['notSent']) => (notes ?? []).map((r): [number, RowNote] => [r.rowNumber, r]);
+  const corridorsNotEnabled = pf.corridorsNotEnabled as Corridor[] | undefined;
+  const plan: PlanFacts = {
+    file: pf.file,
+    batchId: pf.batchId,
+    rows: pf.rowsInBatch ?? usable?.summary.rows,
+    valid: pf.valid ?? usable?.summary.valid,
+    invalid: pf.invalid ?? usable?.summary.invalid,
+    alreadyCreated: pf.alreadyCreated,
+    toSend: pf.rows,
+    currencies: pf.currencies as unknown as CurrencyTotals[],
+    warnings: pf.warnings,
+    invalidRows: byRow(pf.invalidRows),
+    notSent: byRow(pf.notSent),
     requests: {
-      preflight: num(req.preflight) ?? 0,
-      estimate: num(req.estimate) ?? 0,
-      usedThisMonth: num(req.usedThisMonth),
-      quota: num(req.quota),
+      preflight: num(pf.requests.preflight) ?? 0,
+      estimate: num(pf.requests.estimate) ?? 0,
+      usedThisMonth: num(pf.requests.usedThisMonth),
+      quota: num(pf.requests.quota),
     },
-    refusals: refusalsOf({ currencies: totals, corridorBlocked: !!notEnabled?.size }),
-    notes: allNotes,
-    approvals: { preparedBy: pf.preparedBy, ...approvals },
+    corridorsNotEnabled,
+    corridorBlocked: !!corridorsNotEnabled?.length,
   };
+  const why = offline ? 'changed since the plan was made (its sha256 differs)' : 'could not be read';
+  return planViewOfPlan(plan, {
+    environment: pf.env,
+    baseUrl: pf.baseUrl,
+    sha256: pf.fileSha256,
+    planSha256,
+    batchLabel: pf.batchLabel,
+    quotes: pf.rows,
+    offline: usable,
+    approvals: { preparedBy: pf.preparedBy, ...approvals },
+    createdAt: pf.createdAt,
+    notes: usable ? [] : [`${pf.file} ${why}: methods, corridors and invalid columns are not shown.`],
+  });
 }
 
 /** A batch file alone, offline: what it would pay before fees, and what is wrong with it. */
@@ -559,9 +555,4 @@ export function resultsViewOf(
     ...(o.tieOut ? { tieOut: o.tieOut } : {}),
     notes,
   };
-}
-
-/** What the report shows of `reconcile`'s tie-out: the totals per currency and the problems. */
-export function tieOutViewOf(t: TieOutSummary, file?: string): TieOutSummary {
-  return { ok: t.ok, totals: t.totals, problems: t.problems, ...(file ? { file } : {}) };
 }

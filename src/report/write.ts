@@ -1,8 +1,7 @@
-// Where a report goes and how it is written: beside the output it describes, atomically (a
-// reader never sees half a page), and the tie-out `reconcile` wrote beside a results file.
+// Where a report goes (beside the output it describes), and the tie-out `reconcile` wrote beside a
+// results file.
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { writeFileAtomic } from '../files/atomic.ts';
 import { reconciliationPathFor, TieOutSummarySchema, type TieOutSummary } from '../engine/money-totals.ts';
 
 /**
@@ -21,8 +20,6 @@ export function planReportPathFor(batchFile: string): string {
   const ext = extname(batchFile);
   return join(dirname(batchFile), `${basename(batchFile, ext)}.plan.html`);
 }
-
-export const writeReport = (path: string, text: string): Promise<void> => writeFileAtomic(path, [text]);
 
 /**
  * The tie-out `reconcile` wrote beside a results file (`<results name>.reconciliation.json`), read

@@ -39,7 +39,7 @@ export const OPTIONAL_RESULT_COLUMNS = [
 
 export type ResultColumn = (typeof RESULT_COLUMNS)[number] | (typeof OPTIONAL_RESULT_COLUMNS)[number];
 
-/** Amounts: in XLSX, numbers with a money number format (#,##0.00); see numbers.ts moneyCell. */
+/** Amounts: in XLSX, numbers with a money number format (#,##0.00); see numbers.ts numberCell. */
 export const MONEY_RESULT_COLUMNS: readonly ResultColumn[] = ['fee', 'totalDeductible', 'destinationAmount', 'refunded'];
 
 /** Written as real numbers in XLSX and never neutralised when they hold a plain decimal. */

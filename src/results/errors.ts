@@ -25,5 +25,3 @@ export class ResultsError extends Error {
     this.name = 'ResultsError';
   }
 }
-
-export const isResultsError = (e: unknown): e is ResultsError => e instanceof ResultsError;

@@ -16,11 +16,7 @@
 const NEEDS_QUOTE = /^'?[=+\-@\t\r]|^''/;
 /** What neutralise wrote: "'" and then a trigger or another "'". */
 const NEUTRALISED = /^'[=+\-@\t\r']/;
-const TRIGGER = /^[=+\-@\t\r]/;
 
 export const neutralise = (text: string): string => (NEEDS_QUOTE.test(text) ? `'${text}` : text);
 
 export const unneutralise = (text: string): string => (NEUTRALISED.test(text) ? text.slice(1) : text);
-
-/** Does a spreadsheet see this text as a formula? (for tests and checks) */
-export const isFormulaLike = (text: string): boolean => TRIGGER.test(text);

@@ -28,46 +28,35 @@ function exactDouble(text: string): number | undefined {
   return v;
 }
 
-/** The numeric XLSX cell for a decimal string (a rate: format 0.0000), or undefined when it must stay text. */
-export function numericCell(text: string): { v: number; z: string } | undefined {
-  if (!PLAIN_DECIMAL.test(text)) return undefined;
-  const dp = decimalsOf(text);
-  if (dp > MAX_DECIMALS) return undefined;
-  const v = exactDouble(text);
-  if (v === undefined) return undefined;
-  return { v, z: dp ? `0.${'0'.repeat(dp)}` : '0' };
-}
-
-const moneyFormat = (dp: number): string => (dp ? `#,##0.${'0'.repeat(dp)}` : '#,##0');
-
 /**
- * The numeric XLSX cell for an amount, or undefined when it must stay text. The format is a
- * money format with the amount's own decimals (#,##0.00 for "1234.50", #,##0 for "1234"): every
- * amount the service gives is written with its currency's minor units (formatApiAmount), so the
- * sheet shows EUR as #,##0.00, JPY as #,##0, KWD as #,##0.000; a batch cell typed with other
- * decimals ("100" for EUR) keeps its own, so that it reads back as the same text.
+ * The numeric XLSX cell for a decimal string, or undefined when it must stay text. A rate's format
+ * is 0 with its own decimals (0.0000 for "1.0850"); an amount's (`money`) is a money format with the amount's own decimals (#,##0.00 for
+ * "1234.50", #,##0 for "1234"): every amount the service gives is written with its currency's
+ * minor units (formatApiAmount), so the sheet shows EUR as #,##0.00, JPY as #,##0, KWD as
+ * #,##0.000; a batch cell typed with other decimals ("100" for EUR) keeps its own, so that it
+ * reads back as the same text.
  *
  * A batch's amount read from a workbook with thousands separators ("1,234.50") is a number too,
  * written with the format repeated for negatives ("#,##0.00;-#,##0.00"): Excel shows it the same,
  * and the reader (numberText) gives back the separators from it.
  */
-export function moneyCell(text: string): { v: number; z: string } | undefined {
-  const grouped = GROUPED_DECIMAL.test(text);
+export function numberCell(text: string, money: boolean): { t: 'n'; v: number; z: string } | undefined {
+  const grouped = money && GROUPED_DECIMAL.test(text);
   if (!grouped && !PLAIN_DECIMAL.test(text)) return undefined;
   const dp = decimalsOf(text);
   if (dp > MAX_DECIMALS) return undefined;
   const v = exactDouble(grouped ? text.replace(/,/g, '') : text);
   if (v === undefined) return undefined;
-  const z = moneyFormat(dp);
-  return { v, z: grouped ? `${z};-${z}` : z };
+  const z = `${money ? '#,##0' : '0'}${dp ? `.${'0'.repeat(dp)}` : ''}`;
+  return { t: 'n', v, z: grouped ? `${z};-${z}` : z };
 }
 
 const FIXED_FORMAT = /^(#,##)?0(?:\.(0+))?$/;
 
 /**
  * The exact decimal text of a numeric cell: the shortest decimal that reads as the double (what
- * was written, for a value numericCell or moneyCell accepted), padded to the decimals of a 0.00
- * or #,##0.00 format, with thousands separators for the format moneyCell writes for them.
+ * was written, for a value numberCell accepted), padded to the decimals of a 0.00
+ * or #,##0.00 format, with thousands separators for the format numberCell writes for them.
  */
 export function numberText(v: number, z?: string): string {
   const d = new Dec(String(v));

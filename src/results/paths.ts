@@ -20,18 +20,14 @@ export type ResultsFormat = 'csv' | 'xlsx';
 const CSV_EXTS = new Set(['.csv', '.tsv', '.txt']);
 const EXCEL_EXTS = new Set(['.xlsx', '.xls', '.xlsm']);
 
-export interface ResultsPathOptions {
-  /**
-   * The batch's format as its reader found it (readBatch sniffs the content: a .csv that is really
-   * a workbook is Excel). Defaults to the format the extension suggests.
-   */
-  inputFormat?: 'csv' | 'xlsx' | 'xls';
-}
-
 export function resultsPathFor(
   batchFile: string,
   override?: string,
-  options: ResultsPathOptions = {},
+  /**
+   * inputFormat: the batch's format as its reader found it (readBatch sniffs the content: a .csv
+   * that is really a workbook is Excel). Defaults to the format the extension suggests.
+   */
+  options: { inputFormat?: 'csv' | 'xlsx' | 'xls' } = {},
 ): { path: string; format: ResultsFormat } {
   if (override !== undefined) {
     const ext = extname(override).toLowerCase();

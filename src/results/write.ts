@@ -24,7 +24,7 @@ import {
   type ResultColumn,
 } from './columns.ts';
 import { neutralise } from './neutralise.ts';
-import { isPlainDecimal, moneyCell, numericCell } from './numbers.ts';
+import { isPlainDecimal, numberCell } from './numbers.ts';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { serialised } from '../files/queue.ts';
 import { ResultsError } from './errors.ts';
@@ -33,8 +33,8 @@ import type { ResultRow, ResultsSource, ResultsTable } from './types.ts';
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 const MONEY = new Set<string>(MONEY_RESULT_COLUMNS);
 /** Excel's limit on the text of one cell. */
-export const XLSX_MAX_TEXT = 32767;
-export const RESULTS_SHEET = 'Results';
+const XLSX_MAX_TEXT = 32767;
+const RESULTS_SHEET = 'Results';
 
 export interface ResultsLayout {
   /** The batch's own columns, in order (result columns of a results file run again taken out). */
@@ -70,14 +70,12 @@ function tableOf(table: ResultsTable | ResultsSource): ResultsTable {
 export async function writeResults(path: string, source: ResultsTable | ResultsSource): Promise<void> {
   return serialised(path, async () => {
     const table = tableOf(source);
-    let content: string | Uint8Array;
-    if (table.format === 'csv') content = csvText(table);
-    else if (table.format === 'xlsx') content = xlsxBytes(table);
-    else throw new ResultsError('WRITE_FAILED', path, `${path}: unknown results format "${String(table.format)}".`);
+    const content = table.format === 'csv' ? csvText(table) : xlsxBytes(table);
     try {
       await writeFileAtomic(path, [content]);
     } catch (e) {
-      const why = whyNotWritten(e as NodeJS.ErrnoException);
+      const { code, message } = e as NodeJS.ErrnoException;
+      const why = (code && WHY_NOT_WRITTEN[code]) ?? code ?? message;
       throw new ResultsError(
         'WRITE_FAILED',
         path,
@@ -88,21 +86,14 @@ export async function writeResults(path: string, source: ResultsTable | ResultsS
   });
 }
 
-function whyNotWritten(e: NodeJS.ErrnoException): string {
-  switch (e.code) {
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied (the folder must be writable: the file is replaced through a temporary file beside it)';
-    case 'ENOENT':
-      return 'the folder does not exist';
-    case 'ENOSPC':
-      return 'the disk is full';
-    case 'EISDIR':
-      return 'a folder has that name';
-    default:
-      return e.code ?? e.message;
-  }
-}
+const DENIED = 'permission denied (the folder must be writable: the file is replaced through a temporary file beside it)';
+const WHY_NOT_WRITTEN: Record<string, string> = {
+  EACCES: DENIED,
+  EPERM: DENIED,
+  ENOENT: 'the folder does not exist',
+  ENOSPC: 'the disk is full',
+  EISDIR: 'a folder has that name',
+};
 
 // ---------------------------------------------------------------- CSV
 
@@ -136,7 +127,7 @@ export function csvText(table: ResultsTable): string {
  * trip: a literal "_x0041_" in the text (which readers decode as "A": its underscore is written
  * _x005F_) and CR (a raw CR is turned into LF by every XML parser: written _x000D_, as Excel does).
  */
-export function escapeOoxmlText(s: string): string {
+function escapeOoxmlText(s: string): string {
   let out = s;
   if (out.includes('_')) out = out.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_');
   if (out.includes('\r')) out = out.replace(/\r/g, '_x000D_');
@@ -153,17 +144,7 @@ function textCell(text: string): XLSX.CellObject | undefined {
 
 function resultCell(c: ResultColumn, text: string | undefined): XLSX.CellObject | undefined {
   if (text === undefined || text === '') return undefined;
-  if (NUMERIC.has(c)) {
-    const n = MONEY.has(c) ? moneyCell(text) : numericCell(text);
-    if (n) return { t: 'n', v: n.v, z: n.z };
-  }
-  return textCell(text);
-}
-
-/** A cell of the batch's amount column: a number as the result amounts are, else text as the batch had it. */
-function amountCell(text: string): XLSX.CellObject | undefined {
-  const n = moneyCell(text);
-  return n ? { t: 'n', v: n.v, z: n.z } : textCell(text);
+  return (NUMERIC.has(c) && numberCell(text, MONEY.has(c))) || textCell(text);
 }
 
 /** Is this batch header its amount column (sourceAmount, or an alias such as "Amount")? */
@@ -187,7 +168,8 @@ export function xlsxBytes(table: ResultsTable): Uint8Array {
   const data: (XLSX.CellObject | undefined)[][] = [
     header.map((h) => textCell(h)),
     ...rows.map((row) => [
-      ...input.map((c, k) => (amount[k] ? amountCell(row.cells[c] ?? '') : textCell(row.cells[c] ?? ''))),
+      // the batch's amount column: a number as the result amounts are, else text as the batch had it
+      ...input.map((c, k) => (amount[k] && numberCell(row.cells[c] ?? '', true)) || textCell(row.cells[c] ?? '')),
       ...result.map((c) => resultCell(c, row.result[c])),
     ]),
   ];

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
-import { readResults, ResultsError, isResultsError, RESULT_COLUMNS } from '../../src/results/index.ts';
+import { readResults, ResultsError, RESULT_COLUMNS } from '../../src/results/index.ts';
 import { BATCH_COLUMNS, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-err-');
@@ -13,7 +13,7 @@ async function failure(p: string): Promise<ResultsError> {
     () => undefined,
     (err: unknown) => err,
   );
-  expect(isResultsError(e)).toBe(true);
+  expect(e).toBeInstanceOf(ResultsError);
   const err = e as ResultsError;
   expect(err.name).toBe('ResultsError');
   expect(err.message).not.toContain('\n'); // one line for the user

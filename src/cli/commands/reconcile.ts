@@ -4,7 +4,7 @@
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
-import { tieOutViewOf, writeResultsReport } from '../../report/index.ts';
+import { writeResultsReport } from '../../report/index.ts';
 import { connectionOptions, makeLogger, reportOption, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -43,7 +43,8 @@ export default defineCommand<ReconcileArgs>({
       const report =
         args.report && rep
           ? await reportOrNote(io, () =>
-              writeResultsReport(args.results, { tieOut: tieOutViewOf(rep, r.reconciliationPath), environment: conn.environment.name }),
+              // (the tie-out it reads back is the one reconcile has just written beside the results)
+              writeResultsReport(args.results, { environment: conn.environment.name }),
             )
           : undefined;
       if (args.json) printJson(io, { ...jsonOf(args.results, r), ...(report ? { report } : {}) });
