@@ -3,7 +3,7 @@
 import { canonicalMethod, type PayoutMethod } from '../interface/codes.ts';
 import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote, QuoteRequest } from '../interface/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
-import { apiError, validationError, type ApiError } from './errors.ts';
+import { apiError, validationError } from './errors.ts';
 import {
   ALWAYS_REQUIRED,
   METHOD_FIELDS,
@@ -43,8 +43,14 @@ export function corridorOf(store: Store, businessId: string, source: string, des
   return known ? { kind: 'disabled', pair: known } : { kind: 'none' };
 }
 
-export type UsableCorridor = Extract<Corridor, { kind: 'same' | 'direct' | 'reverse' }>;
-export const isUsable = (c: Corridor): c is UsableCorridor => c.kind === 'same' || c.kind === 'direct' || c.kind === 'reverse';
+type UsableCorridor = Extract<Corridor, { kind: 'same' | 'direct' | 'reverse' }>;
+
+/** The corridor when it can be used; otherwise 400 CORRIDOR_NOT_ENABLED. */
+export function usableCorridor(store: Store, businessId: string, source: string, destination: string): UsableCorridor {
+  const c = corridorOf(store, businessId, source, destination);
+  if (c.kind === 'same' || c.kind === 'direct' || c.kind === 'reverse') return c;
+  throw apiError(400, 'CORRIDOR_NOT_ENABLED', `The currency pair ${source}/${destination} is not enabled for this business`);
+}
 
 /** The rate reported to the client: the pair's rate, or 1/rate to 12 significant digits in reverse. */
 export function reportedRate(c: UsableCorridor): Dec {
@@ -88,10 +94,6 @@ export function convert(c: UsableCorridor, amount: Dec, destinationCurrency: str
   return roundTo(raw, destinationCurrency);
 }
 
-export function corridorNotEnabled(source: string, destination: string): ApiError {
-  return apiError(400, 'CORRIDOR_NOT_ENABLED', `The currency pair ${source}/${destination} is not enabled for this business`);
-}
-
 /**
  * Spec §8: "minimum or maximum payout amounts: not shown". Readings: an amount has at most the
  * currency's minor-unit decimals, and at most 1,000,000,000 units (so every figure stays within
@@ -121,7 +123,7 @@ export interface Pricing {
  * The checks quote and initiate share, in the order the sandbox applies them: amount and currency
  * shape, method name, prohibited destination, corridor enabled, method available on the corridor.
  */
-export function price(store: Store, businessId: string, r: QuoteRequest): Pricing | ApiError {
+export function price(store: Store, businessId: string, r: QuoteRequest): Pricing {
   const sourceAmount = new Dec(String(r.sourceAmount));
   const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
   const problems = [
@@ -129,23 +131,21 @@ export function price(store: Store, businessId: string, r: QuoteRequest): Pricin
     { field: 'sourceAmount', message: notIso(r.sourceCurrency) ? undefined : amountProblem(sourceAmount, r.sourceCurrency) },
     { field: 'destinationCurrency', message: notIso(r.destinationCurrency) },
   ].filter((p): p is { field: string; message: string } => p.message !== undefined);
-  if (problems.length) return validationError(problems);
+  if (problems.length) throw validationError(problems);
   const method = canonicalMethod(r.method);
   if (!method) {
-    return validationError([
+    throw validationError([
       { field: 'method', message: `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_FIELDS).join(', ')}` },
     ]);
   }
-  const prohibited = prohibitedDestination(store, r.destinationCountryCode);
-  if (prohibited) return prohibited;
-  const corridor = corridorOf(store, businessId, r.sourceCurrency, r.destinationCurrency);
-  if (!isUsable(corridor)) return corridorNotEnabled(r.sourceCurrency, r.destinationCurrency);
+  refuseProhibited(store, r.destinationCountryCode);
+  const corridor = usableCorridor(store, businessId, r.sourceCurrency, r.destinationCurrency);
   const available = corridorMethods(r.sourceCurrency, r.destinationCurrency, r.destinationCountryCode);
   const row = publishedRow(method, r.destinationCurrency, r.destinationCountryCode);
   if (!available.includes(method) || !row) {
     // "Complete list of error codes for initiate: not shown": a method the corridor does not
     // offer is a validation failure of the field `method`.
-    return validationError([
+    throw validationError([
       {
         field: 'method',
         message:
@@ -171,9 +171,9 @@ export function price(store: Store, businessId: string, r: QuoteRequest): Pricin
  * the sandbox answers 400 PROHIBITED_DESTINATION. A country absent from the reference data is not
  * refused (the listing is reference data, not a whitelist).
  */
-export function prohibitedDestination(store: Store, countryCode: string): ApiError | undefined {
+export function refuseProhibited(store: Store, countryCode: string): void {
   const c = store.country(countryCode);
-  return c?.isProhibited ? apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`) : undefined;
+  if (c?.isProhibited) throw apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`);
 }
 
 /** Spec §4.1 response. */

@@ -12,8 +12,8 @@
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../interface/codes.ts';
 import type * as api from '../interface/schemas.ts';
 import type { RouteName } from './contract.ts';
-import type { Handler, Request, Route, Sandbox } from './context.ts';
-import { isApiError, type ApiError, type Reply } from './errors.ts';
+import type { Request, Sandbox } from './context.ts';
+import { ApiError, type Reply } from './errors.ts';
 import { Dec, minorUnits } from '../money.ts';
 import { publishedRow } from './rules.ts';
 import type { Store, StoreEvent } from './store.ts';
@@ -368,24 +368,13 @@ function variantError(e: ApiError): Reply {
   return { status: e.status, body: { ...body, message }, ...(e.headers ? { headers: e.headers } : {}) };
 }
 
-/** A spec route's answer in the sandbox's reading: as the handler gave it, or rewritten (variant). */
+/** A spec route's answer rewritten into the variant reading. */
 export function variantReply(name: RouteName, reply: Reply, ctx: Omit<ShapeContext, 'status'>): Reply {
-  if (isApiError(reply)) return variantError(reply);
+  if (reply instanceof ApiError) return variantError(reply);
   const rewrite = VARIANTS[name];
   if (!rewrite || reply.body === undefined || reply.status >= 300) return reply;
   // The one place a strict body is taken as the shape its route's view gives it.
   return { ...reply, body: rewrite(reply.body as never, { ...ctx, status: reply.status }) };
-}
-
-/** The route with its answers in the sandbox's reading; storage and control routes answer as they are. */
-export function withShapes(route: Route): Route {
-  if (route.kind !== 'spec') return route;
-  const inner: Handler = route.handler;
-  const handler: Handler = async (sb, req) => {
-    const reply = await inner(sb, req);
-    return sb.shapes === 'variant' ? variantReply(route.name, reply, { sb, req }) : reply;
-  };
-  return { ...route, handler };
 }
 
 // ---------------------------------------------------------------- webhook events (§6)

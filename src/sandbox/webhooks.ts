@@ -23,7 +23,7 @@ import type { ServiceHeaderNames } from '../interface/http.ts';
 import { WebhookRegisterRequest, type WebhookSubscription } from '../interface/schemas.ts';
 import type { Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import { notFound, type ApiError } from './errors.ts';
+import { notFound } from './errors.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 
@@ -80,10 +80,11 @@ export class Webhooks {
     return [...this.subs.values()].find((s) => s.businessId === businessId);
   }
 
-  /** A subscription of this business by id, or 404 WEBHOOK_NOT_FOUND (unknown, or another business's). */
-  find(businessId: string, id: string | undefined): SubscriptionRec | ApiError {
+  /** A subscription of this business by id; 404 WEBHOOK_NOT_FOUND (unknown, or another business's). */
+  find(businessId: string, id: string | undefined): SubscriptionRec {
     const s = this.subs.get(id ?? '');
-    return s && s.businessId === businessId ? s : notFound('WEBHOOK_NOT_FOUND', 'Webhook subscription');
+    if (s?.businessId === businessId) return s;
+    throw notFound('WEBHOOK_NOT_FOUND', 'Webhook subscription');
   }
 
   deliveries(): WebhookDeliveryAttempt[] {
