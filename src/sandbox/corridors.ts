@@ -13,7 +13,6 @@ import {
   fieldType,
   groupName,
   publishedRow,
-  type Fee,
   type PublishedRow,
 } from './rules.ts';
 import type { PairRec, Store } from './store.ts';
@@ -60,25 +59,20 @@ export function reportedRate(c: UsableCorridor): Dec {
 }
 
 /** Destination units per source unit, exact (for converting a fee priced in the destination currency). */
-export function exactRate(c: UsableCorridor): Dec {
+function exactRate(c: UsableCorridor): Dec {
   if (c.kind === 'same') return new Dec(1);
   return c.kind === 'direct' ? c.pair.rate : new Dec(1).div(c.pair.rate);
 }
 
-/** Spec §1.9: the published fee for an amount in the source currency (SWIFT by band of the amount). */
-export function publishedFee(fee: Fee, sourceAmount: Dec): Dec {
-  if (fee.kind === 'flat') return new Dec(fee.amount);
-  const band = fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
-  return new Dec(band?.amount ?? 0);
-}
-
 /**
+ * Spec §1.9: the published fee for an amount in the source currency (SWIFT by band of the amount).
  * Spec §4.1: the fee is always in the source currency. The table's fees are read as amounts in
  * the source currency, except one written in the destination currency (NIP's "100 NGN" sent from
  * USD), which is converted at the corridor's rate; rounded half-up to the source minor units.
  */
-export function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
-  const fee = publishedFee(row.fee, sourceAmount);
+function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
+  const band = row.fee.kind === 'flat' ? row.fee : row.fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
+  const fee = new Dec(band?.amount ?? 0);
   const priced = row.fee.kind === 'flat' ? row.fee.currency : undefined;
   const inSource = priced && priced !== sourceCurrency && priced === destinationCurrency ? fee.dividedBy(exactRate(c)) : fee;
   return roundTo(inSource, sourceCurrency);
@@ -110,8 +104,6 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
 
 export interface Pricing {
   method: PayoutMethod;
-  /** The §1.9 row that prices the method on this corridor. */
-  row: PublishedRow;
   sourceAmount: Dec;
   destinationAmount: Dec;
   exchangeRate: Dec;
@@ -157,7 +149,6 @@ export function price(store: Store, businessId: string, r: QuoteRequest): Pricin
   const fee = feeFor(corridor, row, sourceAmount, r.sourceCurrency, r.destinationCurrency);
   return {
     method,
-    row,
     sourceAmount,
     destinationAmount: convert(corridor, sourceAmount, r.destinationCurrency),
     exchangeRate: reportedRate(corridor),

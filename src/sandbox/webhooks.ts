@@ -43,15 +43,7 @@ export const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
 /** "The PATCH body: not shown": url, secret and eventTypes, each optional; secret null removes it. */
 export const UpdateBody = RegisterBody.partial().extend({ secret: z.string().min(1).nullable().optional() });
 
-export interface SubscriptionRec {
-  id: string;
-  businessId: string;
-  url: string;
-  secret?: string;
-  eventTypes: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+export type SubscriptionRec = Omit<WebhookSubscription, 'hasSecret'> & { businessId: string; secret?: string };
 
 export interface WebhookSettings {
   retryDelaysMs: number[];

@@ -53,8 +53,7 @@ export const initiate: Handler = (sb, req) => {
     ]);
   }
   // Spec §2 Beneficiary: countryCode, when given, is the beneficiary's country; it may not be prohibited either.
-  const countryCode = typeof beneficiary.countryCode === 'string' ? beneficiary.countryCode : body.destinationCountryCode;
-  refuseProhibited(sb.store, countryCode);
+  if (typeof beneficiary.countryCode === 'string') refuseProhibited(sb.store, beneficiary.countryCode);
 
   const documents: PayoutRec['documents'] = [];
   if (body.supportingDocument) {
