@@ -138,7 +138,8 @@ export interface RequestLogEntry {
   status: number;
 }
 
-export interface RunningSandbox {
+/** What startSandbox returns. */
+export interface LocalSandbox {
   /** {base_url}, for example http://127.0.0.1:40123 */
   url: string;
   /** The keys the seed accepts, with their business. */
@@ -147,13 +148,6 @@ export interface RunningSandbox {
   /** Replaces the fault configuration: fields not given mean "no fault" (setFaults({}) clears). */
   setFaults(faults: Partial<FaultConfig>): void;
   close(): Promise<void>;
-}
-
-/**
- * What startSandbox actually returns: RunningSandbox plus a few additions. Kept as a separate
- * interface so anything written against RunningSandbox (test doubles included) stays valid.
- */
-export interface LocalSandbox extends RunningSandbox {
   /** The seed of the fault PRNG (the option, or a random one): pass it back to replay a campaign. */
   randomSeed: number;
   /** The reading answers are given in (the option, or 'strict'). */

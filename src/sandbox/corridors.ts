@@ -3,7 +3,7 @@
 import { canonicalMethod, type PayoutMethod } from '../interface/codes.ts';
 import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote, QuoteRequest } from '../interface/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
-import { apiError, validationError, type ApiError } from './errors.ts';
+import { apiError, validationError } from './errors.ts';
 import {
   ALWAYS_REQUIRED,
   METHOD_FIELDS,
@@ -13,7 +13,6 @@ import {
   fieldType,
   groupName,
   publishedRow,
-  type Fee,
   type PublishedRow,
 } from './rules.ts';
 import type { PairRec, Store } from './store.ts';
@@ -43,8 +42,14 @@ export function corridorOf(store: Store, businessId: string, source: string, des
   return known ? { kind: 'disabled', pair: known } : { kind: 'none' };
 }
 
-export type UsableCorridor = Extract<Corridor, { kind: 'same' | 'direct' | 'reverse' }>;
-export const isUsable = (c: Corridor): c is UsableCorridor => c.kind === 'same' || c.kind === 'direct' || c.kind === 'reverse';
+type UsableCorridor = Extract<Corridor, { kind: 'same' | 'direct' | 'reverse' }>;
+
+/** The corridor when it can be used; otherwise 400 CORRIDOR_NOT_ENABLED. */
+export function usableCorridor(store: Store, businessId: string, source: string, destination: string): UsableCorridor {
+  const c = corridorOf(store, businessId, source, destination);
+  if (c.kind === 'same' || c.kind === 'direct' || c.kind === 'reverse') return c;
+  throw apiError(400, 'CORRIDOR_NOT_ENABLED', `The currency pair ${source}/${destination} is not enabled for this business`);
+}
 
 /** The rate reported to the client: the pair's rate, or 1/rate to 12 significant digits in reverse. */
 export function reportedRate(c: UsableCorridor): Dec {
@@ -54,25 +59,20 @@ export function reportedRate(c: UsableCorridor): Dec {
 }
 
 /** Destination units per source unit, exact (for converting a fee priced in the destination currency). */
-export function exactRate(c: UsableCorridor): Dec {
+function exactRate(c: UsableCorridor): Dec {
   if (c.kind === 'same') return new Dec(1);
   return c.kind === 'direct' ? c.pair.rate : new Dec(1).div(c.pair.rate);
 }
 
-/** Spec §1.9: the published fee for an amount in the source currency (SWIFT by band of the amount). */
-export function publishedFee(fee: Fee, sourceAmount: Dec): Dec {
-  if (fee.kind === 'flat') return new Dec(fee.amount);
-  const band = fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
-  return new Dec(band?.amount ?? 0);
-}
-
 /**
+ * Spec §1.9: the published fee for an amount in the source currency (SWIFT by band of the amount).
  * Spec §4.1: the fee is always in the source currency. The table's fees are read as amounts in
  * the source currency, except one written in the destination currency (NIP's "100 NGN" sent from
  * USD), which is converted at the corridor's rate; rounded half-up to the source minor units.
  */
-export function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
-  const fee = publishedFee(row.fee, sourceAmount);
+function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
+  const band = row.fee.kind === 'flat' ? row.fee : row.fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
+  const fee = new Dec(band?.amount ?? 0);
   const priced = row.fee.kind === 'flat' ? row.fee.currency : undefined;
   const inSource = priced && priced !== sourceCurrency && priced === destinationCurrency ? fee.dividedBy(exactRate(c)) : fee;
   return roundTo(inSource, sourceCurrency);
@@ -86,10 +86,6 @@ export function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, 
 export function convert(c: UsableCorridor, amount: Dec, destinationCurrency: string): Dec {
   const raw = c.kind === 'same' ? amount : c.kind === 'direct' ? amount.times(c.pair.rate) : amount.div(c.pair.rate);
   return roundTo(raw, destinationCurrency);
-}
-
-export function corridorNotEnabled(source: string, destination: string): ApiError {
-  return apiError(400, 'CORRIDOR_NOT_ENABLED', `The currency pair ${source}/${destination} is not enabled for this business`);
 }
 
 /**
@@ -108,8 +104,6 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
 
 export interface Pricing {
   method: PayoutMethod;
-  /** The §1.9 row that prices the method on this corridor. */
-  row: PublishedRow;
   sourceAmount: Dec;
   destinationAmount: Dec;
   exchangeRate: Dec;
@@ -121,7 +115,7 @@ export interface Pricing {
  * The checks quote and initiate share, in the order the sandbox applies them: amount and currency
  * shape, method name, prohibited destination, corridor enabled, method available on the corridor.
  */
-export function price(store: Store, businessId: string, r: QuoteRequest): Pricing | ApiError {
+export function price(store: Store, businessId: string, r: QuoteRequest): Pricing {
   const sourceAmount = new Dec(String(r.sourceAmount));
   const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
   const problems = [
@@ -129,23 +123,21 @@ export function price(store: Store, businessId: string, r: QuoteRequest): Pricin
     { field: 'sourceAmount', message: notIso(r.sourceCurrency) ? undefined : amountProblem(sourceAmount, r.sourceCurrency) },
     { field: 'destinationCurrency', message: notIso(r.destinationCurrency) },
   ].filter((p): p is { field: string; message: string } => p.message !== undefined);
-  if (problems.length) return validationError(problems);
+  if (problems.length) throw validationError(problems);
   const method = canonicalMethod(r.method);
   if (!method) {
-    return validationError([
+    throw validationError([
       { field: 'method', message: `unknown payout method "${r.method}"; one of ${Object.keys(METHOD_FIELDS).join(', ')}` },
     ]);
   }
-  const prohibited = prohibitedDestination(store, r.destinationCountryCode);
-  if (prohibited) return prohibited;
-  const corridor = corridorOf(store, businessId, r.sourceCurrency, r.destinationCurrency);
-  if (!isUsable(corridor)) return corridorNotEnabled(r.sourceCurrency, r.destinationCurrency);
+  refuseProhibited(store, r.destinationCountryCode);
+  const corridor = usableCorridor(store, businessId, r.sourceCurrency, r.destinationCurrency);
   const available = corridorMethods(r.sourceCurrency, r.destinationCurrency, r.destinationCountryCode);
   const row = publishedRow(method, r.destinationCurrency, r.destinationCountryCode);
   if (!available.includes(method) || !row) {
     // "Complete list of error codes for initiate: not shown": a method the corridor does not
     // offer is a validation failure of the field `method`.
-    return validationError([
+    throw validationError([
       {
         field: 'method',
         message:
@@ -157,7 +149,6 @@ export function price(store: Store, businessId: string, r: QuoteRequest): Pricin
   const fee = feeFor(corridor, row, sourceAmount, r.sourceCurrency, r.destinationCurrency);
   return {
     method,
-    row,
     sourceAmount,
     destinationAmount: convert(corridor, sourceAmount, r.destinationCurrency),
     exchangeRate: reportedRate(corridor),
@@ -171,9 +162,9 @@ export function price(store: Store, businessId: string, r: QuoteRequest): Pricin
  * the sandbox answers 400 PROHIBITED_DESTINATION. A country absent from the reference data is not
  * refused (the listing is reference data, not a whitelist).
  */
-export function prohibitedDestination(store: Store, countryCode: string): ApiError | undefined {
+export function refuseProhibited(store: Store, countryCode: string): void {
   const c = store.country(countryCode);
-  return c?.isProhibited ? apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`) : undefined;
+  if (c?.isProhibited) throw apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`);
 }
 
 /** Spec §4.1 response. */

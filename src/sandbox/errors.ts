@@ -1,5 +1,5 @@
-// Answers of the sandbox as values. A handler returns a Reply; a helper that can fail returns its
-// value or an ApiError (never throws), so every refusal carries the spec's status and code.
+// Answers of the sandbox. A handler returns a Reply; a refusal anywhere below it is an ApiError
+// thrown, which the server answers as it is, so every refusal carries the spec's status and code.
 import type { z } from 'zod';
 import type { ErrorBody } from '../interface/schemas.ts';
 
@@ -14,15 +14,15 @@ export interface Reply {
 
 export type FieldError = NonNullable<ErrorBody['errors']>[number];
 
-export class ApiError implements Reply {
+export class ApiError extends Error implements Reply {
   constructor(
     readonly status: number,
     readonly body: ErrorBody,
     readonly headers?: Record<string, string>,
-  ) {}
+  ) {
+    super(String(body.message));
+  }
 }
-
-export const isApiError = (v: unknown): v is ApiError => v instanceof ApiError;
 
 /**
  * Spec §7 error body {statusCode, message, error}, with field errors when there are some. `error`
@@ -47,11 +47,11 @@ export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }
 
-/** Parses with a zod schema, answering VALIDATION_ERROR with one field error per issue. */
-export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> | ApiError {
+/** Parses with a zod schema; throws VALIDATION_ERROR with one field error per issue. */
+export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  return validationError(
+  throw validationError(
     r.error.issues.map((i) => ({ field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)', message: i.message })),
   );
 }

@@ -3,6 +3,7 @@
 // it acted, and spurious 429s, each optionally limited to chosen routes. Decisions come from a
 // seeded PRNG so a failing campaign replays with the same seed and the same request order.
 import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName } from './contract.ts';
+import { STATUS_CODES } from 'node:http';
 import type { Reply } from './errors.ts';
 
 /** Routes the faults reach when `routes` is not given: every route of the spec, not storage or control. */
@@ -89,17 +90,10 @@ export class Faults {
   }
 }
 
-const GATEWAY_REASON: Record<number, string> = {
-  400: 'Bad Request',
-  403: 'Forbidden',
-  404: 'Not Found',
-  408: 'Request Timeout',
-  425: 'Too Early',
+/** The reason phrases a gateway writes; any other status reads 'Error'. 499 is nginx's own. */
+const GATEWAY_REASON: Record<number, string | undefined> = {
+  ...Object.fromEntries([400, 403, 404, 408, 425, 500, 502, 503, 504].map((s) => [s, STATUS_CODES[s]])),
   499: 'Client Closed Request',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
 };
 
 /**
@@ -109,24 +103,16 @@ const GATEWAY_REASON: Record<number, string> = {
  */
 export function gatewayReply(status: number, body: GatewayBody): Reply {
   const reason = GATEWAY_REASON[status] ?? 'Error';
-  switch (body) {
-    case 'html':
-      return {
-        status,
-        body: Buffer.from(
-          `<html>\r\n<head><title>${status} ${reason}</title></head>\r\n<body>\r\n<center><h1>${status} ${reason}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`,
-        ),
-        headers: { 'content-type': 'text/html' },
-      };
-    case 'json':
-      return {
-        status,
-        body: Buffer.from(JSON.stringify({ message: `${reason} (gateway)` })),
-        headers: { 'content-type': 'application/json' },
-      };
-    case 'text':
-      return { status, body: Buffer.from(`${status} ${reason}\n`), headers: { 'content-type': 'text/plain' } };
-    case 'empty':
-      return { status, headers: { 'content-length': '0' } };
-  }
+  const title = `${status} ${reason}`;
+  if (body === 'empty') return { status, headers: { 'content-length': '0' } };
+  const answers: Record<typeof body, [string, string]> = {
+    html: [
+      'text/html',
+      `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`,
+    ],
+    json: ['application/json', JSON.stringify({ message: `${reason} (gateway)` })],
+    text: ['text/plain', `${title}\n`],
+  };
+  const [type, text] = answers[body];
+  return { status, body: Buffer.from(text), headers: { 'content-type': type } };
 }

@@ -3,7 +3,7 @@
 // optional timed PENDING -> PROCESSING -> SUCCESSFUL.
 import { canTransition, type PayoutStatus, type SwapStatus } from '../interface/codes.ts';
 import type { InformationRequest } from '../interface/schemas.ts';
-import { apiError, type ApiError } from './errors.ts';
+import { apiError } from './errors.ts';
 import type { PayoutRec, Store, StoreEvent, SwapRec } from './store.ts';
 
 export interface StatusChange {
@@ -60,10 +60,8 @@ export class Lifecycle {
    * statusDetail ADDITIONAL_INFO_UNDER_REVIEW is set on ADDITIONAL_INFO_REQUIRED -> PENDING and
    * cleared by the next change; informationRequests exist only while ADDITIONAL_INFO_REQUIRED.
    */
-  changePayout(p: PayoutRec, to: PayoutStatus, change: StatusChange = {}): PayoutRec | ApiError {
-    if (!canTransition(p.status, to)) {
-      return apiError(409, 'INVALID_TRANSITION', `A payout cannot move from ${p.status} to ${to}`);
-    }
+  changePayout(p: PayoutRec, to: PayoutStatus, change: StatusChange = {}): void {
+    if (!canTransition(p.status, to)) throw apiError(409, 'INVALID_TRANSITION', `A payout cannot move from ${p.status} to ${to}`);
     const from = p.status;
     const oldDetail = p.statusDetail;
     p.status = to;
@@ -84,7 +82,6 @@ export class Lifecycle {
     );
     if (to === 'FAILED' || to === 'REJECTED') this.refund(p, to);
     this.scheduleNext(p);
-    return p;
   }
 
   private refund(p: PayoutRec, status: PayoutStatus): void {
@@ -102,16 +99,15 @@ export class Lifecycle {
    * reverse). Reading: a reversal puts both wallets back (destination debited, source credited),
    * and is refused when the destination wallet no longer holds the credited amount.
    */
-  changeSwap(s: SwapRec, to: SwapStatus, change: StatusChange = {}): SwapRec | ApiError {
-    if (s.status !== 'PROCESSING' || to === 'PROCESSING') {
-      return apiError(409, 'INVALID_TRANSITION', `A swap cannot move from ${s.status} to ${to}`);
-    }
+  changeSwap(s: SwapRec, to: SwapStatus, change: StatusChange = {}): void {
+    if (s.status !== 'PROCESSING' || to === 'PROCESSING')
+      throw apiError(409, 'INVALID_TRANSITION', `A swap cannot move from ${s.status} to ${to}`);
     if (to === 'REJECTED') {
-      const source = this.store.wallets.get(s.sourceWalletId);
-      const destination = this.store.wallets.get(s.destinationWalletId);
-      if (!source || !destination) return apiError(409, 'INVALID_TRANSITION', 'The swap wallets no longer exist');
+      // Wallets are never removed: both of a swap's are still there.
+      const source = this.store.wallets.get(s.sourceWalletId)!;
+      const destination = this.store.wallets.get(s.destinationWalletId)!;
       if (destination.balance.lessThan(s.destinationAmount)) {
-        return apiError(
+        throw apiError(
           409,
           'INSUFFICIENT_FUNDS',
           `The ${destination.currency} wallet no longer holds the swapped amount; the swap cannot be reversed`,
@@ -127,7 +123,6 @@ export class Lifecycle {
     s.status = to;
     s.updatedAt = this.store.clock.iso();
     this.publishSwap(s, from, change);
-    return s;
   }
 
   /**

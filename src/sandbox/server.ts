@@ -13,6 +13,7 @@ import { ApiError, apiError, forbidden, unauthorized, type Reply } from './error
 import type { LimitVerdict } from './limits.ts';
 import { gatewayReply } from './faults.ts';
 import { matchRoute } from './routes/index.ts';
+import { variantReply } from './shapes.ts';
 import type { Business } from './store.ts';
 
 /** Bodies of the API routes are small JSON; reading: above 1 MB is 413 PAYLOAD_TOO_LARGE. */
@@ -142,9 +143,11 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       try {
         reply = await route!.handler(sb, request);
       } catch (err) {
-        // A bug of the sandbox, never a reading of the spec: say so plainly.
-        reply = apiError(500, 'Internal Server Error', `sandbox error: ${(err as Error).message}`);
+        // Anything but a refusal is a bug of the sandbox, never a reading of the spec: say so plainly.
+        reply = err instanceof ApiError ? err : apiError(500, 'Internal Server Error', `sandbox error: ${(err as Error).message}`);
       }
+      // A spec route's answer in the sandbox's reading (shapes.ts); storage and control routes answer as they are.
+      if (route!.kind === 'spec' && sb.shapes === 'variant') reply = variantReply(route!.name, reply, { sb, req: request });
       if (reply.created && fault.afterCreate.kind === 'drop') return finish('drop');
       if (reply.created && fault.afterCreate.kind === 'error') return finish(serverError(fault.afterCreate.status));
       // A gateway answers in the service's place after it acted (a new payout, or its replay).

@@ -2,7 +2,7 @@
 // open, the strict views (views.ts, corridors.ts) answer in one reading; with `shapes: 'variant'`
 // each route's answer is rewritten here into another plausible one: envelopes
 // {statusCode, message, data}, amounts as decimal strings, other identifiers, other fee, settlement
-// and field-descriptor shapes, nulls where a value is absent, extra fields. One function per route,
+// and field-descriptor shapes, nulls where a value is absent, extra fields. One writer per route,
 // and no randomness: a route always answers the same variant shape, so a failing test replays.
 //
 // What the spec states is kept in both readings: status codes, the error body {statusCode,
@@ -12,15 +12,15 @@
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../interface/codes.ts';
 import type * as api from '../interface/schemas.ts';
 import type { RouteName } from './contract.ts';
-import type { Handler, Request, Route, Sandbox } from './context.ts';
-import { isApiError, type ApiError, type Reply } from './errors.ts';
+import type { Request, Sandbox } from './context.ts';
+import { ApiError, type Reply } from './errors.ts';
 import { Dec, minorUnits } from '../money.ts';
 import { publishedRow } from './rules.ts';
 import type { Store, StoreEvent } from './store.ts';
 import type { Page } from './views.ts';
 
 /** What a rewrite knows besides the strict body: the sandbox, the request and the status answered. */
-export interface ShapeContext {
+interface ShapeContext {
   sb: Sandbox;
   req: Request;
   status: number;
@@ -54,36 +54,6 @@ const listEnvelope = <T, U>(ctx: ShapeContext, message: string, page: { data: T[
 
 const links = (ctx: ShapeContext, path: string) => ({ self: { href: `${ctx.sb.baseUrl()}${path}` } });
 
-// ---------------------------------------------------------------- payouts (§4.1-4.5)
-
-/** Spec §4.1 "Response 200": the same fields, amounts as strings, in the envelope. */
-function quote(q: api.Quote, ctx: ShapeContext) {
-  return envelope(ctx, 'Quote retrieved successfully', {
-    ...q,
-    sourceAmount: amountText(q.sourceAmount, q.sourceCurrency),
-    destinationAmount: amountText(q.destinationAmount, q.destinationCurrency),
-    totalDeductible: amountText(q.totalDeductible, q.sourceCurrency),
-    exchangeRate: rateText(q.exchangeRate),
-    fee: { amount: amountText(q.fee.amount, q.fee.currency), currency: q.fee.currency },
-  });
-}
-
-/**
- * Spec §4.2: "the response includes at least id, status PENDING, payoutRef, sourceAmount,
- * destinationAmount and exchangeRate ... Full response field list: not shown". This reading gives
- * that minimum and nothing else (a replay too); GET {payouts}/{id} has the rest.
- */
-function initiate(p: api.Payout, ctx: ShapeContext) {
-  return envelope(ctx, 'Payout initiated successfully', {
-    id: p.id,
-    status: p.status,
-    payoutRef: p.payoutRef,
-    sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
-    destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
-    exchangeRate: rateText(p.exchangeRate),
-  });
-}
-
 /** The amounts of a payout or swap item as strings, the rate as a string. */
 const itemAmounts = (p: api.PayoutListItem | api.SwapListItem) => ({
   sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
@@ -91,71 +61,6 @@ const itemAmounts = (p: api.PayoutListItem | api.SwapListItem) => ({
   transactionFees: amountText(p.transactionFees, p.sourceCurrency),
   exchangeRate: rateText(p.exchangeRate),
 });
-
-/** Spec §2 Payout: optional fields present as null when absent, amounts as strings, extra fields. */
-function getPayout(p: api.Payout, ctx: ShapeContext) {
-  return envelope(ctx, 'Payout retrieved successfully', {
-    ...p,
-    ...itemAmounts(p),
-    statusDetail: p.statusDetail ?? null,
-    informationRequests: p.informationRequests ?? null,
-    businessId: ctx.req.business.id,
-    _links: links(ctx, ctx.req.path),
-  });
-}
-
-const listPayouts = (page: Page<api.PayoutListItem>, ctx: ShapeContext) =>
-  listEnvelope(ctx, 'Payouts retrieved successfully', page, (p) => ({ ...p, ...itemAmounts(p) }));
-
-/** Spec §4.5 response, in the envelope; each stored document also says it is not deleted. */
-function patchDocuments(r: { payoutId: string; totalDocuments: number; documents: api.Payout['supportingDocuments'] }, ctx: ShapeContext) {
-  return envelope(ctx, 'Documents attached successfully', { ...r, documents: r.documents.map((d) => ({ ...d, deletedAt: null })) });
-}
-
-/** Spec §4.6, in the envelope, with how long the uploadUrl lasts (spec §8: 15 minutes) in seconds. */
-function uploadUrl(u: { uploadUrl: string; documentUrl: string; headers: Record<string, string> }, ctx: ShapeContext) {
-  return envelope(ctx, 'Upload URL created successfully', { ...u, expiresIn: UPLOAD_URL_TTL_MS / 1000 });
-}
-
-// ---------------------------------------------------------------- swaps (§4.7, §4.8)
-
-function swap(s: api.SwapCreated, ctx: ShapeContext) {
-  return envelope(ctx, 'Swap initiated successfully', { ...s, ...itemAmounts(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) });
-}
-
-const listSwaps = (page: Page<api.SwapListItem>, ctx: ShapeContext) =>
-  listEnvelope(ctx, 'Swaps retrieved successfully', page, (s) => ({ ...s, ...itemAmounts(s) }));
-
-function getSwap(s: api.Swap, ctx: ShapeContext) {
-  return envelope(ctx, 'Swap retrieved successfully', { ...s, ...itemAmounts(s), businessId: ctx.req.business.id, deletedAt: null });
-}
-
-// ---------------------------------------------------------------- pairs and methods (§4.9-4.11)
-
-/**
- * Spec §2 Currency pair: "an identifier (currencyPairId)", "Other pair fields: not shown". This
- * reading names the identifier `id`, adds `code` ("USD/NGN"), has no `enabled` (the route lists
- * enabled pairs only, spec §4.9: routes/corridors.ts ignores `?status=` in this reading), and
- * gives the rate as a string.
- */
-const pairs = (list: { data: api.CurrencyPair[] }, ctx: ShapeContext) =>
-  listEnvelope(ctx, 'Currency pairs retrieved successfully', list, (p) => ({
-    id: p.currencyPairId,
-    code: `${p.baseCurrency}/${p.quoteCurrency}`,
-    baseCurrency: p.baseCurrency,
-    quoteCurrency: p.quoteCurrency,
-    rate: rateText(p.rate),
-  }));
-
-/** Spec §4.10 "response of this route: not shown": the pair's id, its currencies and isEnabled. */
-function togglePair(p: api.CurrencyPair, ctx: ShapeContext) {
-  return envelope(ctx, 'Currency pair updated successfully', {
-    id: p.currencyPairId,
-    baseCurrency: p.baseCurrency,
-    quoteCurrency: p.quoteCurrency,
-    isEnabled: p.enabled,
-  });
-}
 
 /** A short description per beneficiary field, for the descriptors of this reading. */
 const FIELD_DESCRIPTIONS: Record<string, string> = {
@@ -247,28 +152,6 @@ function variantMethod(m: api.PaymentMethod, corridor: { destinationCurrency: st
   };
 }
 
-/** Spec §4.11: the corridor, the rate (an object with field rate, here a string) and the methods. */
-function methods(
-  r: { corridor: { destinationCurrency: string; destinationCountryCode: string }; rate: { rate: number }; methods: api.PaymentMethod[] },
-  ctx: ShapeContext,
-) {
-  return envelope(ctx, 'Payment methods retrieved successfully', {
-    corridor: r.corridor,
-    rate: { rate: rateText(r.rate.rate) },
-    methods: r.methods.map((m) => variantMethod(m, r.corridor)),
-  });
-}
-
-/** Spec §4.12: walletId and currency; "Other wallet fields: not shown": the balance as a string, businessId. */
-const wallets = (list: { data: api.Wallet[] }, ctx: ShapeContext) =>
-  listEnvelope(ctx, 'Wallets retrieved successfully', list, (w) => ({
-    ...w,
-    balance: amountText(w.balance, w.currency),
-    businessId: ctx.req.business.id,
-  }));
-
-// ---------------------------------------------------------------- webhooks (§4.13)
-
 /**
  * "Fields of the stored record as returned: not shown": this reading adds businessId, isActive and
  * deletedAt, and gives eventTypes as null when the subscription takes every payout event.
@@ -283,41 +166,146 @@ function subscription(s: api.WebhookSubscription, ctx: ShapeContext, deletedAt: 
   };
 }
 
-const registerWebhook = (s: api.WebhookSubscription, ctx: ShapeContext) =>
-  envelope(ctx, 'Webhook registered successfully', subscription(s, ctx));
-const listWebhooks = (list: { data: api.WebhookSubscription[] }, ctx: ShapeContext) =>
-  listEnvelope(ctx, 'Webhooks retrieved successfully', list, (s) => subscription(s, ctx));
-const getWebhook = (s: api.WebhookSubscription, ctx: ShapeContext) => envelope(ctx, 'Webhook retrieved successfully', subscription(s, ctx));
-const updateWebhook = (s: api.WebhookSubscription, ctx: ShapeContext) =>
-  envelope(ctx, 'Webhook updated successfully', subscription(s, ctx));
-const deleteWebhook = (s: api.WebhookSubscription, ctx: ShapeContext) =>
-  envelope(ctx, 'Webhook deleted successfully', subscription(s, ctx, ctx.sb.clock.iso()));
+/** The variant of each spec route's success answer, taking the body its route's strict view gives. */
+const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => unknown>> = {
+  // ---------------------------------------------------------------- payouts (§4.1-4.5)
 
-// ---------------------------------------------------------------- public routes (§4.14, §4.15)
+  /** Spec §4.1 "Response 200": the same fields, amounts as strings, in the envelope. */
+  quote: (q: api.Quote, ctx: ShapeContext) =>
+    envelope(ctx, 'Quote retrieved successfully', {
+      ...q,
+      sourceAmount: amountText(q.sourceAmount, q.sourceCurrency),
+      destinationAmount: amountText(q.destinationAmount, q.destinationCurrency),
+      totalDeductible: amountText(q.totalDeductible, q.sourceCurrency),
+      exchangeRate: rateText(q.exchangeRate),
+      fee: { amount: amountText(q.fee.amount, q.fee.currency), currency: q.fee.currency },
+    }),
 
-/**
- * Spec §2 Country names the fields, typing only some (timeZone number, isProhibited boolean,
- * deletedAt nullable). This reading: id always a number, the figures a database keeps as decimals
- * (cpi, gdpPerCapitaInUsd) as strings, and extra fields.
- */
-function countries(page: Page<api.Country> & { statusCode: number; message: string }, ctx: ShapeContext) {
-  const all = ctx.sb.store.countries;
-  return {
+  /**
+   * Spec §4.2: "the response includes at least id, status PENDING, payoutRef, sourceAmount,
+   * destinationAmount and exchangeRate ... Full response field list: not shown". This reading gives
+   * that minimum and nothing else (a replay too); GET {payouts}/{id} has the rest.
+   */
+  initiate: (p: api.Payout, ctx: ShapeContext) =>
+    envelope(ctx, 'Payout initiated successfully', {
+      id: p.id,
+      status: p.status,
+      payoutRef: p.payoutRef,
+      sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
+      destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
+      exchangeRate: rateText(p.exchangeRate),
+    }),
+
+  /** Spec §2 Payout: optional fields present as null when absent, amounts as strings, extra fields. */
+  getPayout: (p: api.Payout, ctx: ShapeContext) =>
+    envelope(ctx, 'Payout retrieved successfully', {
+      ...p,
+      ...itemAmounts(p),
+      statusDetail: p.statusDetail ?? null,
+      informationRequests: p.informationRequests ?? null,
+      businessId: ctx.req.business.id,
+      _links: links(ctx, ctx.req.path),
+    }),
+
+  listPayouts: (page: Page<api.PayoutListItem>, ctx: ShapeContext) =>
+    listEnvelope(ctx, 'Payouts retrieved successfully', page, (p) => ({ ...p, ...itemAmounts(p) })),
+
+  /** Spec §4.5 response, in the envelope; each stored document also says it is not deleted. */
+  patchDocuments: (r: { payoutId: string; totalDocuments: number; documents: api.Payout['supportingDocuments'] }, ctx: ShapeContext) =>
+    envelope(ctx, 'Documents attached successfully', { ...r, documents: r.documents.map((d) => ({ ...d, deletedAt: null })) }),
+
+  /** Spec §4.6, in the envelope, with how long the uploadUrl lasts (spec §8: 15 minutes) in seconds. */
+  uploadUrl: (u: { uploadUrl: string; documentUrl: string; headers: Record<string, string> }, ctx: ShapeContext) =>
+    envelope(ctx, 'Upload URL created successfully', { ...u, expiresIn: UPLOAD_URL_TTL_MS / 1000 }),
+
+  // ---------------------------------------------------------------- swaps (§4.7, §4.8)
+
+  swap: (s: api.SwapCreated, ctx: ShapeContext) =>
+    envelope(ctx, 'Swap initiated successfully', { ...s, ...itemAmounts(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) }),
+
+  listSwaps: (page: Page<api.SwapListItem>, ctx: ShapeContext) =>
+    listEnvelope(ctx, 'Swaps retrieved successfully', page, (s) => ({ ...s, ...itemAmounts(s) })),
+
+  getSwap: (s: api.Swap, ctx: ShapeContext) =>
+    envelope(ctx, 'Swap retrieved successfully', { ...s, ...itemAmounts(s), businessId: ctx.req.business.id, deletedAt: null }),
+
+  // ---------------------------------------------------------------- pairs and methods (§4.9-4.11)
+
+  /**
+   * Spec §2 Currency pair: "an identifier (currencyPairId)", "Other pair fields: not shown". This
+   * reading names the identifier `id`, adds `code` ("USD/NGN"), has no `enabled` (the route lists
+   * enabled pairs only, spec §4.9: routes/corridors.ts ignores `?status=` in this reading), and
+   * gives the rate as a string.
+   */
+  pairs: (list: { data: api.CurrencyPair[] }, ctx: ShapeContext) =>
+    listEnvelope(ctx, 'Currency pairs retrieved successfully', list, (p) => ({
+      id: p.currencyPairId,
+      code: `${p.baseCurrency}/${p.quoteCurrency}`,
+      baseCurrency: p.baseCurrency,
+      quoteCurrency: p.quoteCurrency,
+      rate: rateText(p.rate),
+    })),
+
+  /** Spec §4.10 "response of this route: not shown": the pair's id, its currencies and isEnabled. */
+  togglePair: (p: api.CurrencyPair, ctx: ShapeContext) =>
+    envelope(ctx, 'Currency pair updated successfully', {
+      id: p.currencyPairId,
+      baseCurrency: p.baseCurrency,
+      quoteCurrency: p.quoteCurrency,
+      isEnabled: p.enabled,
+    }),
+
+  /** Spec §4.11: the corridor, the rate (an object with field rate, here a string) and the methods. */
+  methods: (
+    r: { corridor: { destinationCurrency: string; destinationCountryCode: string }; rate: { rate: number }; methods: api.PaymentMethod[] },
+    ctx: ShapeContext,
+  ) =>
+    envelope(ctx, 'Payment methods retrieved successfully', {
+      corridor: r.corridor,
+      rate: { rate: rateText(r.rate.rate) },
+      methods: r.methods.map((m) => variantMethod(m, r.corridor)),
+    }),
+
+  /** Spec §4.12: walletId and currency; "Other wallet fields: not shown": the balance as a string, businessId. */
+  wallets: (list: { data: api.Wallet[] }, ctx: ShapeContext) =>
+    listEnvelope(ctx, 'Wallets retrieved successfully', list, (w) => ({
+      ...w,
+      balance: amountText(w.balance, w.currency),
+      businessId: ctx.req.business.id,
+    })),
+
+  // ---------------------------------------------------------------- webhooks (§4.13)
+
+  registerWebhook: (s: api.WebhookSubscription, ctx: ShapeContext) =>
+    envelope(ctx, 'Webhook registered successfully', subscription(s, ctx)),
+  listWebhooks: (list: { data: api.WebhookSubscription[] }, ctx: ShapeContext) =>
+    listEnvelope(ctx, 'Webhooks retrieved successfully', list, (s) => subscription(s, ctx)),
+  getWebhook: (s: api.WebhookSubscription, ctx: ShapeContext) => envelope(ctx, 'Webhook retrieved successfully', subscription(s, ctx)),
+  updateWebhook: (s: api.WebhookSubscription, ctx: ShapeContext) => envelope(ctx, 'Webhook updated successfully', subscription(s, ctx)),
+  deleteWebhook: (s: api.WebhookSubscription, ctx: ShapeContext) =>
+    envelope(ctx, 'Webhook deleted successfully', subscription(s, ctx, ctx.sb.clock.iso())),
+
+  // ---------------------------------------------------------------- public routes (§4.14, §4.15)
+
+  /**
+   * Spec §2 Country names the fields, typing only some (timeZone number, isProhibited boolean,
+   * deletedAt nullable). This reading: id always a number, the figures a database keeps as decimals
+   * (cpi, gdpPerCapitaInUsd) as strings, and extra fields.
+   */
+  countries: (page: Page<api.Country> & { statusCode: number; message: string }, ctx: ShapeContext) => ({
     ...page,
     data: page.data.map((c) => ({
       ...c,
-      id: typeof c.id === 'number' ? c.id : all.findIndex((x) => x.code === c.code) + 1,
+      id: typeof c.id === 'number' ? c.id : ctx.sb.store.countries.findIndex((x) => x.code === c.code) + 1,
       cpi: c.cpi === null ? null : String(c.cpi),
       gdpPerCapitaInUsd: c.gdpPerCapitaInUsd === null ? null : String(c.gdpPerCapitaInUsd),
       slug: c.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
       isActive: true,
     })),
-  };
-}
+  }),
 
-/** Spec §2 Wallet transaction: "Item fields of data beyond these: not shown": amounts as strings, extra fields. */
-function transactions(page: Page<api.WalletTransaction> & { statusCode: number; message: string }, ctx: ShapeContext) {
-  return {
+  /** Spec §2 Wallet transaction: "Item fields of data beyond these: not shown": amounts as strings, extra fields. */
+  transactions: (page: Page<api.WalletTransaction> & { statusCode: number; message: string }, ctx: ShapeContext) => ({
     ...page,
     data: page.data.map((t) => ({
       ...t,
@@ -327,33 +315,7 @@ function transactions(page: Page<api.WalletTransaction> & { statusCode: number; 
       walletId: t.wallet.walletId,
       businessId: ctx.req.business.id,
     })),
-  };
-}
-
-// ---------------------------------------------------------------- the table and the layer
-
-/** The variant of each spec route's success answer, taking the body its route's strict view gives. */
-const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => unknown>> = {
-  quote,
-  initiate,
-  getPayout,
-  listPayouts,
-  patchDocuments,
-  uploadUrl,
-  swap,
-  listSwaps,
-  getSwap,
-  pairs,
-  togglePair,
-  methods,
-  wallets,
-  registerWebhook,
-  listWebhooks,
-  getWebhook,
-  updateWebhook,
-  deleteWebhook,
-  countries,
-  transactions,
+  }),
 };
 
 /**
@@ -368,24 +330,13 @@ function variantError(e: ApiError): Reply {
   return { status: e.status, body: { ...body, message }, ...(e.headers ? { headers: e.headers } : {}) };
 }
 
-/** A spec route's answer in the sandbox's reading: as the handler gave it, or rewritten (variant). */
+/** A spec route's answer rewritten into the variant reading. */
 export function variantReply(name: RouteName, reply: Reply, ctx: Omit<ShapeContext, 'status'>): Reply {
-  if (isApiError(reply)) return variantError(reply);
+  if (reply instanceof ApiError) return variantError(reply);
   const rewrite = VARIANTS[name];
   if (!rewrite || reply.body === undefined || reply.status >= 300) return reply;
   // The one place a strict body is taken as the shape its route's view gives it.
   return { ...reply, body: rewrite(reply.body as never, { ...ctx, status: reply.status }) };
-}
-
-/** The route with its answers in the sandbox's reading; storage and control routes answer as they are. */
-export function withShapes(route: Route): Route {
-  if (route.kind !== 'spec') return route;
-  const inner: Handler = route.handler;
-  const handler: Handler = async (sb, req) => {
-    const reply = await inner(sb, req);
-    return sb.shapes === 'variant' ? variantReply(route.name, reply, { sb, req }) : reply;
-  };
-  return { ...route, handler };
 }
 
 // ---------------------------------------------------------------- webhook events (§6)

@@ -40,16 +40,12 @@ export interface PayoutRec {
   sourceCurrency: string;
   destinationAmount: Dec;
   destinationCurrency: string;
-  destinationCountryCode: string;
   method: PayoutMethod;
   fee: Dec;
   exchangeRate: Dec;
   status: PayoutStatus;
   statusDetail?: StatusDetail;
   informationRequests?: InformationRequest[];
-  beneficiary: Record<string, unknown>;
-  narration: string;
-  remitterAddress?: string;
   documents: SupportingDocument[];
   createdAt: string;
   updatedAt: string;
@@ -88,9 +84,11 @@ export interface TransactionRec {
 }
 
 /** What the store tells the webhook deliverer; the envelope is added there (spec §6). */
-export type StoreEvent =
-  | { eventType: 'payout.status.changed'; businessId: string; data: Record<string, unknown> }
-  | { eventType: 'wallet.debited' | 'wallet.credited'; businessId: string; data: Record<string, unknown> };
+export interface StoreEvent {
+  eventType: 'payout.status.changed' | 'wallet.debited' | 'wallet.credited';
+  businessId: string;
+  data: Record<string, unknown>;
+}
 
 export class Store {
   readonly businesses = new Map<string, Business>();

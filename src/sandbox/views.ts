@@ -12,7 +12,7 @@ import type {
   Wallet,
   WalletTransaction,
 } from '../interface/schemas.ts';
-import { isApiError, parseWith, type ApiError } from './errors.ts';
+import { parseWith } from './errors.ts';
 import type { PairRec, PayoutRec, SwapRec, TransactionRec, WalletRec } from './store.ts';
 
 /** Spec §2 Payout. Reading: initiate answers with this same full shape. */
@@ -118,14 +118,13 @@ export function paginate<T, V>(
   query: URLSearchParams,
   view: (t: T) => V,
   defaults: { limit: number; max: number } = { limit: 20, max: 100 },
-): Page<V> | ApiError {
+): Page<V> {
   const raw = { page: query.get('page') ?? undefined, limit: query.get('limit') ?? undefined };
   const schema = z.object({
     page: z.coerce.number().int().min(1).default(1),
     limit: z.coerce.number().int().min(1).max(defaults.max).default(defaults.limit),
   });
   const q = parseWith(schema, raw);
-  if (isApiError(q)) return q;
   const start = (q.page - 1) * q.limit;
   const data = items.slice(start, start + q.limit).map(view);
   return { data, meta: { total: items.length, page: q.page, limit: q.limit, size: data.length } };

@@ -23,7 +23,7 @@ import type { ServiceHeaderNames } from '../interface/http.ts';
 import { WebhookRegisterRequest, type WebhookSubscription } from '../interface/schemas.ts';
 import type { Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import { notFound, type ApiError } from './errors.ts';
+import { notFound } from './errors.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 
@@ -43,15 +43,7 @@ export const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
 /** "The PATCH body: not shown": url, secret and eventTypes, each optional; secret null removes it. */
 export const UpdateBody = RegisterBody.partial().extend({ secret: z.string().min(1).nullable().optional() });
 
-export interface SubscriptionRec {
-  id: string;
-  businessId: string;
-  url: string;
-  secret?: string;
-  eventTypes: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+export type SubscriptionRec = Omit<WebhookSubscription, 'hasSecret'> & { businessId: string; secret?: string };
 
 export interface WebhookSettings {
   retryDelaysMs: number[];
@@ -80,10 +72,11 @@ export class Webhooks {
     return [...this.subs.values()].find((s) => s.businessId === businessId);
   }
 
-  /** A subscription of this business by id, or 404 WEBHOOK_NOT_FOUND (unknown, or another business's). */
-  find(businessId: string, id: string | undefined): SubscriptionRec | ApiError {
+  /** A subscription of this business by id; 404 WEBHOOK_NOT_FOUND (unknown, or another business's). */
+  find(businessId: string, id: string | undefined): SubscriptionRec {
     const s = this.subs.get(id ?? '');
-    return s && s.businessId === businessId ? s : notFound('WEBHOOK_NOT_FOUND', 'Webhook subscription');
+    if (s?.businessId === businessId) return s;
+    throw notFound('WEBHOOK_NOT_FOUND', 'Webhook subscription');
   }
 
   deliveries(): WebhookDeliveryAttempt[] {

@@ -6,39 +6,35 @@ import { PayoutStatus, SwapStatus } from '../../interface/codes.ts';
 import { InformationRequest } from '../../interface/schemas.ts';
 import { Dec, toApi } from '../../money.ts';
 import type { Handler } from '../context.ts';
-import { apiError, isApiError, notFound, ok, parseWith } from '../errors.ts';
+import { apiError, notFound, ok, parseWith } from '../errors.ts';
 import { amountProblem } from '../corridors.ts';
 import { pairView, payoutView, swapView, walletView } from '../views.ts';
 
 const decimalInput = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/)]).transform((v) => new Dec(String(v)));
-
 const PayoutStatusBody = z.object({
   status: PayoutStatus,
   reason: z.string().optional(),
   informationRequests: z.array(InformationRequest).optional(),
   changedBy: z.string().optional(),
 });
+const SwapStatusBody = z.object({ status: SwapStatus, reason: z.string().optional(), changedBy: z.string().optional() });
 
 /** POST /_sandbox/payouts/{id}/status: one move of the state table; 409 INVALID_TRANSITION otherwise. */
 export const setPayoutStatus: Handler = (sb, req) => {
   const body = parseWith(PayoutStatusBody, req.body);
-  if (isApiError(body)) return body;
   const p = sb.store.payouts.get(req.params.id ?? '');
   if (!p) return notFound('PAYOUT_NOT_FOUND', 'Payout');
-  const r = sb.lifecycle.changePayout(p, body.status, { changedBy: 'sandbox-control', ...body });
-  return isApiError(r) ? r : ok(payoutView(r));
+  sb.lifecycle.changePayout(p, body.status, { changedBy: 'sandbox-control', ...body });
+  return ok(payoutView(p));
 };
-
-const SwapStatusBody = z.object({ status: SwapStatus, reason: z.string().optional(), changedBy: z.string().optional() });
 
 /** POST /_sandbox/swaps/{id}/status: SUCCESSFUL (confirm) or REJECTED (reverse). */
 export const setSwapStatus: Handler = (sb, req) => {
   const body = parseWith(SwapStatusBody, req.body);
-  if (isApiError(body)) return body;
   const s = sb.store.swaps.get(req.params.id ?? '');
   if (!s) return notFound('SWAP_NOT_FOUND', 'Swap');
-  const r = sb.lifecycle.changeSwap(s, body.status, { changedBy: 'sandbox-control', ...body });
-  return isApiError(r) ? r : ok(swapView(r));
+  sb.lifecycle.changeSwap(s, body.status, { changedBy: 'sandbox-control', ...body });
+  return ok(swapView(s));
 };
 
 const CreditBody = z.object({ amount: decimalInput, narration: z.string().optional(), reference: z.string().optional() });
@@ -46,7 +42,6 @@ const CreditBody = z.object({ amount: decimalInput, narration: z.string().option
 /** POST /_sandbox/wallets/{walletId}/credit: a top-up "outside this API" (spec §1.3), with its CREDIT and wallet.credited. */
 export const creditWallet: Handler = (sb, req) => {
   const body = parseWith(CreditBody, req.body);
-  if (isApiError(body)) return body;
   const w = sb.store.wallets.get(req.params.walletId ?? '');
   if (!w) return notFound('NOT_FOUND', 'Wallet');
   const problem = body.amount.lessThanOrEqualTo(0) ? 'must be above 0' : amountProblem(body.amount, w.currency);
@@ -55,12 +50,9 @@ export const creditWallet: Handler = (sb, req) => {
   return ok({ wallet: walletView(w), transactionId: tx.id, balanceAfter: toApi(tx.balanceAfter) });
 };
 
-const RateBody = z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), 'a rate above 0') });
-
 /** PUT /_sandbox/pairs/{currencyPairId}/rate: moves the live rate (spec §1.11: rates are not locked). */
 export const setRate: Handler = (sb, req) => {
-  const body = parseWith(RateBody, req.body);
-  if (isApiError(body)) return body;
+  const body = parseWith(z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), 'a rate above 0') }), req.body);
   const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
   if (!pair) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
   pair.rate = body.rate.toSignificantDigits(12);
@@ -83,12 +75,8 @@ export const getRequests: Handler = (sb) => ok({ data: sb.requestLog() });
 
 export const getDeliveries: Handler = (sb) => ok({ data: sb.webhooks.deliveries() });
 
-const AdvanceBody = z.object({ ms: z.number().int().min(0) });
-
 /** POST /_sandbox/clock/advance {ms}: moves the sandbox clock forward (upload expiry, quota month). */
 export const advanceClock: Handler = (sb, req) => {
-  const body = parseWith(AdvanceBody, req.body);
-  if (isApiError(body)) return body;
-  sb.clock.advance(body.ms);
+  sb.clock.advance(parseWith(z.object({ ms: z.number().int().min(0) }), req.body).ms);
   return ok({ now: sb.clock.iso() });
 };

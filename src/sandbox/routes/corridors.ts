@@ -1,9 +1,9 @@
 // Spec §4.9-4.11: currency pairs, the toggle, and payment methods per corridor.
 import { MethodsQuery, ToggleRequest } from '../../interface/schemas.ts';
 import { toApi } from '../../money.ts';
-import { corridorNotEnabled, corridorOf, isUsable, methodView, prohibitedDestination, reportedRate } from '../corridors.ts';
+import { methodView, refuseProhibited, reportedRate, usableCorridor } from '../corridors.ts';
 import type { Handler } from '../context.ts';
-import { apiError, isApiError, notFound, ok, parseWith } from '../errors.ts';
+import { apiError, notFound, ok, parseWith } from '../errors.ts';
 import { corridorMethods, publishedRow } from '../rules.ts';
 import { pairView } from '../views.ts';
 
@@ -35,7 +35,6 @@ export const pairs: Handler = (sb, req) => {
  */
 export const togglePair: Handler = (sb, req) => {
   const body = parseWith(ToggleRequest, req.body ?? {});
-  if (isApiError(body)) return body;
   const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
   if (!pair || pair.businessId !== req.business.id) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
   pair.enabled = body.enabled ?? !pair.enabled;
@@ -48,11 +47,8 @@ export const togglePair: Handler = (sb, req) => {
  */
 export const methods: Handler = (sb, req) => {
   const q = parseWith(MethodsQuery, Object.fromEntries(req.query));
-  if (isApiError(q)) return q;
-  const prohibited = prohibitedDestination(sb.store, q.destinationCountryCode);
-  if (prohibited) return prohibited;
-  const corridor = corridorOf(sb.store, req.business.id, q.sourceCurrency, q.destinationCurrency);
-  if (!isUsable(corridor)) return corridorNotEnabled(q.sourceCurrency, q.destinationCurrency);
+  refuseProhibited(sb.store, q.destinationCountryCode);
+  const corridor = usableCorridor(sb.store, req.business.id, q.sourceCurrency, q.destinationCurrency);
   return ok({
     corridor: q,
     rate: { rate: toApi(reportedRate(corridor)) },

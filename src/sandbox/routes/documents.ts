@@ -2,13 +2,12 @@
 import { UploadUrlRequest } from '../../interface/schemas.ts';
 import { API_KEY_HEADER } from '../../interface/http.ts';
 import { header, type Handler } from '../context.ts';
-import { isApiError, ok, parseWith, validationError } from '../errors.ts';
+import { ok, parseWith, validationError } from '../errors.ts';
 import { filenameProblem } from '../storage.ts';
 
 /** Reading: answers 200 (the spec names no status; nothing is created at the service yet). */
 export const uploadUrl: Handler = (sb, req) => {
   const body = parseWith(UploadUrlRequest, req.body);
-  if (isApiError(body)) return body;
   const problem = filenameProblem(body.filename, body.contentType);
   if (problem) return validationError([{ field: 'filename', message: problem }]);
   return ok(sb.storage.issue(req.business.id, body.filename, body.contentType));

@@ -3,7 +3,6 @@
 // both could match, so GET {payouts}/swaps is never taken for GET {payouts}/{id}.
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX as W } from '../../interface/http.ts';
 import type { Route } from '../context.ts';
-import { withShapes } from '../shapes.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH } from '../storage.ts';
 import * as control from './control.ts';
 import { countries } from './countries.ts';
@@ -14,7 +13,7 @@ import { getSwap, listSwaps, swap } from './swaps.ts';
 import { transactions, wallets } from './wallets.ts';
 import { deleteWebhook, getWebhook, listWebhooks, registerWebhook, updateWebhook } from './webhooks.ts';
 
-const TABLE: Route[] = [
+const ROUTES: Route[] = [
   { name: 'quote', kind: 'spec', method: 'POST', pattern: `${P}/quote`, handler: quote },
   { name: 'initiate', kind: 'spec', method: 'POST', pattern: `${P}/initiate`, handler: initiate },
   { name: 'uploadUrl', kind: 'spec', method: 'POST', pattern: `${P}/documents/upload-url`, handler: uploadUrl },
@@ -49,9 +48,6 @@ const TABLE: Route[] = [
   { name: 'control', kind: 'control', method: 'GET', pattern: '/_sandbox/deliveries', handler: control.getDeliveries },
   { name: 'control', kind: 'control', method: 'POST', pattern: '/_sandbox/clock/advance', handler: control.advanceClock },
 ];
-
-/** The table with each spec route answering in the sandbox's reading (shapes.ts). */
-const ROUTES: Route[] = TABLE.map(withShapes);
 
 const split = (p: string): string[] => p.split('/').filter(Boolean);
 

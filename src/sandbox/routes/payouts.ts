@@ -3,19 +3,17 @@ import { z } from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../interface/codes.ts';
 import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest } from '../../interface/schemas.ts';
 import { newId, newRef } from '../ids.ts';
-import { price, prohibitedDestination, quoteView } from '../corridors.ts';
+import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
-import type { Handler } from '../context.ts';
-import { apiError, isApiError, notFound, ok, parseWith, validationError, type FieldError } from '../errors.ts';
+import type { Handler, Request, Sandbox } from '../context.ts';
+import { apiError, notFound, ok, parseWith, validationError, type FieldError } from '../errors.ts';
 import type { PayoutRec } from '../store.ts';
 import { newestFirst, paginate, payoutListItem, payoutView } from '../views.ts';
 
 /** Spec §4.1: read-only; 200 with the quote. */
 export const quote: Handler = (sb, req) => {
   const body = parseWith(QuoteRequest, req.body);
-  if (isApiError(body)) return body;
   const pricing = price(sb.store, req.business.id, body);
-  if (isApiError(pricing)) return pricing;
   return ok(quoteView(pricing, body.sourceCurrency, body.destinationCurrency));
 };
 
@@ -35,9 +33,7 @@ export const initiate: Handler = (sb, req) => {
   const business = req.business;
 
   const body = parseWith(InitiateShape, req.body);
-  if (isApiError(body)) return body;
   const pricing = price(sb.store, business.id, body);
-  if (isApiError(pricing)) return pricing;
 
   // Spec §4.2 rule 5 and the per-method table (the sandbox's own, rules.ts).
   const missing = missingFields(pricing.method, body.beneficiary);
@@ -50,7 +46,6 @@ export const initiate: Handler = (sb, req) => {
     );
   }
   const beneficiary = parseWith(Beneficiary, body.beneficiary, 'beneficiary');
-  if (isApiError(beneficiary)) return beneficiary;
   // Reading: the beneficiary's account is in the currency it receives.
   if (beneficiary.accountCurrency !== body.destinationCurrency) {
     return validationError([
@@ -58,9 +53,7 @@ export const initiate: Handler = (sb, req) => {
     ]);
   }
   // Spec §2 Beneficiary: countryCode, when given, is the beneficiary's country; it may not be prohibited either.
-  const countryCode = typeof beneficiary.countryCode === 'string' ? beneficiary.countryCode : body.destinationCountryCode;
-  const prohibited = prohibitedDestination(sb.store, countryCode);
-  if (prohibited) return prohibited;
+  if (typeof beneficiary.countryCode === 'string') refuseProhibited(sb.store, beneficiary.countryCode);
 
   const documents: PayoutRec['documents'] = [];
   if (body.supportingDocument) {
@@ -88,14 +81,10 @@ export const initiate: Handler = (sb, req) => {
     sourceCurrency: body.sourceCurrency,
     destinationAmount: pricing.destinationAmount,
     destinationCurrency: body.destinationCurrency,
-    destinationCountryCode: body.destinationCountryCode,
     method: pricing.method,
     fee: pricing.fee,
     exchangeRate: pricing.exchangeRate,
     status: 'PENDING',
-    beneficiary: { ...beneficiary, countryCode },
-    narration: body.narration,
-    ...(body.remitterAddress ? { remitterAddress: body.remitterAddress } : {}),
     documents,
     createdAt: now,
     updatedAt: now,
@@ -113,22 +102,19 @@ export const initiate: Handler = (sb, req) => {
   return { status: 201, body: payoutView(p), created: true };
 };
 
-/** A payout of this business, or 404 PAYOUT_NOT_FOUND (unknown, another business's, or a swap). */
-export function payoutOf(sb: Parameters<Handler>[0], businessId: string, id: string | undefined): PayoutRec | ReturnType<typeof notFound> {
-  const p = id ? sb.store.payouts.get(id) : undefined;
-  return p && p.businessId === businessId ? p : notFound('PAYOUT_NOT_FOUND', 'Payout');
+/** A payout of this business; 404 PAYOUT_NOT_FOUND (unknown, another business's, or a swap). */
+function payoutOf(sb: Sandbox, req: Request): PayoutRec {
+  const p = sb.store.payouts.get(req.params.id ?? '');
+  if (p?.businessId === req.business.id) return p;
+  throw notFound('PAYOUT_NOT_FOUND', 'Payout');
 }
 
-export const getPayout: Handler = (sb, req) => {
-  const p = payoutOf(sb, req.business.id, req.params.id);
-  return isApiError(p) ? p : ok(payoutView(p));
-};
+export const getPayout: Handler = (sb, req) => ok(payoutView(payoutOf(sb, req)));
 
 /** Spec §4.4: swaps excluded. */
 export const listPayouts: Handler = (sb, req) => {
   const mine = newestFirst([...sb.store.payouts.values()].filter((p) => p.businessId === req.business.id));
-  const page = paginate(mine, req.query, payoutListItem);
-  return isApiError(page) ? page : ok(page);
+  return ok(paginate(mine, req.query, payoutListItem));
 };
 
 /**
@@ -142,9 +128,7 @@ export const listPayouts: Handler = (sb, req) => {
  */
 export const patchDocuments: Handler = (sb, req) => {
   const body = parseWith(DocumentsPatchRequest, req.body);
-  if (isApiError(body)) return body;
-  const p = payoutOf(sb, req.business.id, req.params.id);
-  if (isApiError(p)) return p;
+  const p = payoutOf(sb, req);
   if (isFinalStatus(p.status)) {
     return apiError(
       400,

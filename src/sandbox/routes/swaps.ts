@@ -2,9 +2,9 @@
 import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../interface/codes.ts';
 import { SwapRequest } from '../../interface/schemas.ts';
 import { Dec } from '../../money.ts';
-import { amountProblem, convert, corridorNotEnabled, corridorOf, isUsable, reportedRate } from '../corridors.ts';
+import { amountProblem, convert, corridorOf, reportedRate, usableCorridor } from '../corridors.ts';
 import type { Handler } from '../context.ts';
-import { ApiError, apiError, isApiError, notFound, ok, parseWith, validationError } from '../errors.ts';
+import { ApiError, apiError, notFound, ok, parseWith, validationError } from '../errors.ts';
 import { newId, newRef } from '../ids.ts';
 import type { SwapRec } from '../store.ts';
 import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '../views.ts';
@@ -28,7 +28,6 @@ export const swap: Handler = (sb, req) => {
   const business = req.business;
 
   const body = parseWith(SwapRequest, req.body);
-  if (isApiError(body)) return body;
   if (body.sourceWalletId === body.destinationWalletId) {
     return apiError(400, 'SWAP_WALLETS_MUST_DIFFER', 'sourceWalletId and destinationWalletId must be different wallets');
   }
@@ -46,11 +45,11 @@ export const swap: Handler = (sb, req) => {
       `The destination wallet holds ${destination.currency}, not currencyToBeSent ${body.currencyToBeSent}`,
     );
   }
-  const corridor = corridorOf(sb.store, business.id, body.swapCurrency, body.currencyToBeSent);
-  if (corridor.kind === 'none' || corridor.kind === 'same') {
+  const known = corridorOf(sb.store, business.id, body.swapCurrency, body.currencyToBeSent);
+  if (known.kind === 'none' || known.kind === 'same') {
     return apiError(400, 'UNSUPPORTED_CURRENCY_PAIR', `${body.swapCurrency}/${body.currencyToBeSent} is not an active currency pair`);
   }
-  if (!isUsable(corridor)) return corridorNotEnabled(body.swapCurrency, body.currencyToBeSent);
+  const corridor = usableCorridor(sb.store, business.id, body.swapCurrency, body.currencyToBeSent);
 
   const swapAmount = new Dec(String(body.swapAmount));
   const amountToBeSent = new Dec(String(body.amountToBeSent));
@@ -99,8 +98,7 @@ export const swap: Handler = (sb, req) => {
 
 export const listSwaps: Handler = (sb, req) => {
   const mine = newestFirst([...sb.store.swaps.values()].filter((s) => s.businessId === req.business.id));
-  const page = paginate(mine, req.query, swapListItem);
-  return isApiError(page) ? page : ok(page);
+  return ok(paginate(mine, req.query, swapListItem));
 };
 
 /** Spec §4.8: 404 SWAP_NOT_FOUND for an unknown id, another business's swap, or a payout's id. */

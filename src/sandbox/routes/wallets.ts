@@ -1,6 +1,6 @@
 // Spec §4.12 wallets and §4.15 wallet transactions.
 import type { Handler } from '../context.ts';
-import { isApiError, ok } from '../errors.ts';
+import { ok } from '../errors.ts';
 import { newestFirst, paginate, transactionView, walletView } from '../views.ts';
 
 /** Spec §4.12: {data: [wallet]}; reading: each wallet also carries its balance. */
@@ -14,6 +14,5 @@ export const wallets: Handler = (sb, req) => ok({ data: sb.store.walletsOf(req.b
 export const transactions: Handler = (sb, req) => {
   const ref = req.query.get('filter[payoutRef]');
   const mine = newestFirst(sb.store.transactions.filter((t) => t.businessId === req.business.id && (ref === null || t.reference === ref)));
-  const page = paginate(mine, req.query, transactionView);
-  return isApiError(page) ? page : ok({ statusCode: 200, message: 'Transactions retrieved successfully', ...page });
+  return ok({ statusCode: 200, message: 'Transactions retrieved successfully', ...paginate(mine, req.query, transactionView) });
 };

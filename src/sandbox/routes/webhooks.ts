@@ -1,12 +1,11 @@
 // Spec §4.13: the webhook subscription routes (readings in ../webhooks.ts).
 import type { Handler } from '../context.ts';
-import { apiError, isApiError, ok, parseWith } from '../errors.ts';
+import { apiError, ok, parseWith } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { RegisterBody, UpdateBody, Webhooks, type SubscriptionRec } from '../webhooks.ts';
 
 export const registerWebhook: Handler = (sb, req) => {
   const body = parseWith(RegisterBody, req.body);
-  if (isApiError(body)) return body;
   const existing = sb.webhooks.ofBusiness(req.business.id);
   if (existing) {
     return apiError(
@@ -34,16 +33,11 @@ export const listWebhooks: Handler = (sb, req) => {
   return ok({ data: s ? [Webhooks.view(s)] : [] });
 };
 
-export const getWebhook: Handler = (sb, req) => {
-  const s = sb.webhooks.find(req.business.id, req.params.id);
-  return isApiError(s) ? s : ok(Webhooks.view(s));
-};
+export const getWebhook: Handler = (sb, req) => ok(Webhooks.view(sb.webhooks.find(req.business.id, req.params.id)));
 
 export const updateWebhook: Handler = (sb, req) => {
   const body = parseWith(UpdateBody, req.body ?? {});
-  if (isApiError(body)) return body;
   const s = sb.webhooks.find(req.business.id, req.params.id);
-  if (isApiError(s)) return s;
   if (body.url !== undefined) s.url = body.url;
   if (body.secret === null) delete s.secret;
   else if (body.secret !== undefined) s.secret = body.secret;
@@ -54,7 +48,6 @@ export const updateWebhook: Handler = (sb, req) => {
 
 export const deleteWebhook: Handler = (sb, req) => {
   const s = sb.webhooks.find(req.business.id, req.params.id);
-  if (isApiError(s)) return s;
   sb.webhooks.subs.delete(s.id);
   return ok(Webhooks.view(s));
 };
