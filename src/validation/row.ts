@@ -17,10 +17,10 @@ import type { Problem, ProblemCode, Severity } from './problems.ts';
 import {
   BENEFICIARY_SCHEMAS,
   methodFields,
-  OPTIONAL_PAYOUT_FIELDS,
-  PAYOUT_FIELD_CHECKS,
+  PAYOUT_FIELDS,
   minDigits,
   type IssueParams,
+  type PayoutField,
   type PayoutRow,
 } from './schemas.ts';
 import type { Dec } from '../money.ts';
@@ -55,9 +55,6 @@ const TEXT_ONLY_FIELDS = new Set(['accountNumber', 'sortCode', 'routingNumber', 
 
 /** A date-formatted Excel cell is refused in these columns: the identifiers and the amount. */
 const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount'];
-
-type PayoutField = keyof typeof PAYOUT_FIELD_CHECKS;
-const PAYOUT_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as PayoutField[];
 
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
@@ -172,16 +169,16 @@ function checkShape(r: RowReader): void {
   }
 }
 
-/** The payout fields, each by its validator (PAYOUT_FIELD_CHECKS), normalized. */
+/** The payout fields, each by its validator (PAYOUT_FIELDS), normalized. */
 function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
   const top: Partial<Record<PayoutField, string>> = {};
-  for (const f of PAYOUT_FIELDS) {
+  for (const [f, { check, required }] of Object.entries(PAYOUT_FIELDS) as [PayoutField, (typeof PAYOUT_FIELDS)[PayoutField]][]) {
     const v = r.cell(f);
     if (v === '') {
-      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) r.add('error', 'MISSING_VALUE', f, `${f} is required`, REQUIRED_HINTS[f]);
+      if (required) r.add('error', 'MISSING_VALUE', f, `${f} is required`, required);
       continue;
     }
-    const c = PAYOUT_FIELD_CHECKS[f](v);
+    const c = check(v);
     if (c.ok) top[f] = c.value;
     else r.add(c.severity ?? 'error', c.code, f, c.message, c.expected);
   }
@@ -451,13 +448,3 @@ export function probableDuplicateKey(
 ): string {
   return [accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency].join('|');
 }
-
-/** What a required payout field holds, for its MISSING_VALUE problem. */
-const REQUIRED_HINTS: Partial<Record<PayoutField, string>> = {
-  reference: 'a reference unique in the file, e.g. PAY-2025-001',
-  sourceCurrency: 'a 3-letter ISO 4217 code such as USD',
-  destinationCurrency: 'a 3-letter ISO 4217 code such as USD',
-  destinationCountryCode: 'a 3-letter ISO 3166-1 alpha-3 code such as NGA',
-  method: 'a payout method such as SEPA, NIP, ACH',
-  narration: 'a payment description of 1 to 140 characters',
-};
