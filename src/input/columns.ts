@@ -50,7 +50,7 @@ export type BeneficiaryColumn = (typeof BENEFICIARY_COLUMNS)[number];
  * needs a value from an absent column gets a row error instead. narration is required because
  * the initiate body requires it (src/interface/schemas.ts).
  */
-export const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];
+const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];
 
 /** Header text as compared: lower case, letters and digits only. */
 export const normalizeHeader = (h: string): string =>
@@ -60,89 +60,51 @@ export const normalizeHeader = (h: string): string =>
     .replace(/[^a-z0-9]/g, '');
 
 /**
- * Aliases of common export names, written as they appear in files (normalized before use).
- * The README lists the same table; test/input/columns.test.ts checks none collides.
+ * Aliases of common export names, written as they appear in files (normalized before use) and
+ * separated by ", ". The README lists the same table; test/input/columns.test.ts checks none collides.
  */
-export const COLUMN_ALIASES: Record<CanonicalField, string[]> = {
-  reference: [
-    'Ref',
-    'Payment Reference',
-    'Payout Reference',
-    'Transaction Reference',
-    'Your Reference',
-    'Customer Reference',
-    'Reference Number',
-    'Ref No',
-  ],
-  sourceAmount: ['Amount', 'Send Amount', 'Payment Amount', 'Amount To Send', 'Net Pay', 'Net Amount', 'Debit Amount'],
-  sourceCurrency: ['Currency', 'Send Currency', 'From Currency', 'Debit Currency', 'Source Ccy', 'Ccy'],
-  destinationCurrency: ['Receive Currency', 'To Currency', 'Payout Currency', 'Credit Currency', 'Destination Ccy'],
-  destinationCountryCode: ['Destination Country', 'Country', 'To Country', 'Receiving Country'],
-  method: ['Payment Method', 'Payout Method', 'Payment Type', 'Transfer Method', 'Payment Rail', 'Rail'],
-  accountName: [
-    'Beneficiary Name',
-    'Beneficiary',
-    'Payee',
-    'Payee Name',
-    'Name',
-    'Account Holder',
-    'Account Holder Name',
-    'Recipient Name',
-    'Employee Name',
-    'Full Name',
-  ],
-  accountCurrency: ['Beneficiary Account Currency', 'Account Ccy'],
-  accountNumber: [
-    'Account No',
-    'Account No.',
-    'Acct No',
-    'Account Num',
-    'Account',
-    'Bank Account',
-    'Bank Account Number',
-    'Beneficiary Account',
-    'Beneficiary Account Number',
-    'NUBAN',
-  ],
-  iban: ['IBAN Number', 'IBAN Code', 'Beneficiary IBAN', 'International Bank Account Number'],
-  swiftCode: ['SWIFT', 'BIC', 'SWIFT/BIC', 'BIC/SWIFT', 'SWIFT BIC', 'SWIFT Code', 'BIC Code', 'SWIFT/BIC Code', 'Bank BIC', 'Bank SWIFT'],
-  bankName: ['Bank', 'Beneficiary Bank', 'Name of Bank'],
-  beneficiaryCountry: ['Recipient Country', 'Beneficiary Country Code'],
-  intermediarySwift: ['Intermediary BIC', 'Intermediary SWIFT Code', 'Intermediary Bank BIC', 'Correspondent BIC'],
-  address: ['Beneficiary Address', 'Street', 'Street Address', 'Address Line 1', 'Address 1'],
-  city: ['Town', 'Beneficiary City'],
-  postCode: ['Postal Code', 'Post Code', 'Postcode', 'ZIP', 'ZIP Code'],
-  routingNumber: ['Routing', 'ABA', 'ABA Number', 'ABA Routing Number', 'Routing Transit Number', 'RTN'],
-  accountType: ['Checking/Savings', 'Type of Account'],
-  bankCode: ['NIP Code', 'NIBSS Code', 'CBN Code', 'NIP Bank Code'],
-  sortCode: ['Sort', 'Bank Sort Code', 'Sort Code Number'],
-  fpsId: ['FPS', 'FPS ID', 'FPS Identifier', 'FPS Proxy ID'],
-  phoneNumber: ['Phone', 'Mobile', 'Mobile Number', 'Mobile No', 'Telephone', 'Tel', 'Phone No', 'MSISDN'],
-  email: ['E-mail', 'Email Address', 'E-mail Address', 'Beneficiary Email'],
-  alipayId: ['Alipay', 'Alipay ID', 'Alipay Account'],
-  openId: ['WeChat OpenID', 'WeChat Open ID'],
-  wechatUserId: ['WeChat ID', 'WeChat User ID', 'WeChat', 'Weixin ID'],
-  countryCode: [],
-  narration: [
-    'Description',
-    'Payment Description',
-    'Memo',
-    'Narrative',
-    'Payment Details',
-    'Remittance Information',
-    'Remittance Info',
-    'Purpose',
-    'Payment Purpose',
-  ],
-  remitterAddress: ['Payer Address', 'Sender Address'],
-  documents: ['Document', 'Supporting Document', 'Supporting Documents', 'Invoice', 'Invoices', 'Attachment', 'Attachments'],
-  withdrawal: ['Is Withdrawal', 'Own Account', 'Withdraw'],
+export const COLUMN_ALIASES: Partial<Record<CanonicalField, string>> = {
+  reference:
+    'Ref, Payment Reference, Payout Reference, Transaction Reference, Your Reference, Customer Reference, Reference Number, Ref No',
+  sourceAmount: 'Amount, Send Amount, Payment Amount, Amount To Send, Net Pay, Net Amount, Debit Amount',
+  sourceCurrency: 'Currency, Send Currency, From Currency, Debit Currency, Source Ccy, Ccy',
+  destinationCurrency: 'Receive Currency, To Currency, Payout Currency, Credit Currency, Destination Ccy',
+  destinationCountryCode: 'Destination Country, Country, To Country, Receiving Country',
+  method: 'Payment Method, Payout Method, Payment Type, Transfer Method, Payment Rail, Rail',
+  accountName:
+    'Beneficiary Name, Beneficiary, Payee, Payee Name, Name, Account Holder, Account Holder Name, Recipient Name, Employee Name, Full Name',
+  accountCurrency: 'Beneficiary Account Currency, Account Ccy',
+  accountNumber:
+    'Account No, Account No., Acct No, Account Num, Account, Bank Account, Bank Account Number, Beneficiary Account, Beneficiary Account Number, NUBAN',
+  iban: 'IBAN Number, IBAN Code, Beneficiary IBAN, International Bank Account Number',
+  swiftCode: 'SWIFT, BIC, SWIFT/BIC, BIC/SWIFT, SWIFT BIC, SWIFT Code, BIC Code, SWIFT/BIC Code, Bank BIC, Bank SWIFT',
+  bankName: 'Bank, Beneficiary Bank, Name of Bank',
+  beneficiaryCountry: 'Recipient Country, Beneficiary Country Code',
+  intermediarySwift: 'Intermediary BIC, Intermediary SWIFT Code, Intermediary Bank BIC, Correspondent BIC',
+  address: 'Beneficiary Address, Street, Street Address, Address Line 1, Address 1',
+  city: 'Town, Beneficiary City',
+  postCode: 'Postal Code, Post Code, Postcode, ZIP, ZIP Code',
+  routingNumber: 'Routing, ABA, ABA Number, ABA Routing Number, Routing Transit Number, RTN',
+  accountType: 'Checking/Savings, Type of Account',
+  bankCode: 'NIP Code, NIBSS Code, CBN Code, NIP Bank Code',
+  sortCode: 'Sort, Bank Sort Code, Sort Code Number',
+  fpsId: 'FPS, FPS ID, FPS Identifier, FPS Proxy ID',
+  phoneNumber: 'Phone, Mobile, Mobile Number, Mobile No, Telephone, Tel, Phone No, MSISDN',
+  email: 'E-mail, Email Address, E-mail Address, Beneficiary Email',
+  alipayId: 'Alipay, Alipay ID, Alipay Account',
+  openId: 'WeChat OpenID, WeChat Open ID',
+  wechatUserId: 'WeChat ID, WeChat User ID, WeChat, Weixin ID',
+  narration:
+    'Description, Payment Description, Memo, Narrative, Payment Details, Remittance Information, Remittance Info, Purpose, Payment Purpose',
+  remitterAddress: 'Payer Address, Sender Address',
+  documents: 'Document, Supporting Document, Supporting Documents, Invoice, Invoices, Attachment, Attachments',
+  withdrawal: 'Is Withdrawal, Own Account, Withdraw',
 };
 
 const EXACT = new Map<string, CanonicalField>(CANONICAL_FIELDS.map((f) => [normalizeHeader(f), f]));
 const ALIAS = new Map<string, CanonicalField>();
 for (const f of CANONICAL_FIELDS) {
-  for (const a of COLUMN_ALIASES[f]) {
+  for (const a of COLUMN_ALIASES[f]?.split(', ') ?? []) {
     const n = normalizeHeader(a);
     if (!EXACT.has(n)) ALIAS.set(n, f);
   }
@@ -178,14 +140,12 @@ export interface ColumnMapping {
  * unknown column "reference (2)". Unknown headers repeated are allowed and made unique.
  */
 export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
-  const columns: string[] = [];
   const seen = new Map<string, number>();
-  rawHeaders.forEach((raw, i) => {
-    let h = raw.trim() || `(column ${i + 1})`;
-    const count = seen.get(h) ?? 0;
-    seen.set(h, count + 1);
-    if (count > 0) h = `${h} (${count + 1})`;
-    columns.push(h);
+  const columns = rawHeaders.map((raw, i) => {
+    const h = raw.trim() || `(column ${i + 1})`;
+    const count = (seen.get(h) ?? 0) + 1;
+    seen.set(h, count);
+    return count > 1 ? `${h} (${count})` : h;
   });
 
   // A results file (src/results) is a valid input again: its result block starts at "status" and

@@ -1,11 +1,9 @@
 // Telling what a file is from its first bytes: Excel or text, which text encoding, which delimiter.
 
-export type FileKind = 'xlsx' | 'xls' | 'csv' | 'binary';
-
 const startsWith = (buf: Uint8Array, bytes: number[]) => bytes.every((b, i) => buf[i] === b);
 
 /** By content, never by name alone: a .csv that is really a workbook is read as one. */
-export function sniffKind(head: Uint8Array): FileKind {
+export function sniffKind(head: Uint8Array): 'xlsx' | 'xls' | 'csv' | 'binary' {
   if (startsWith(head, [0x50, 0x4b, 0x03, 0x04])) return 'xlsx'; // zip container (xlsx)
   if (startsWith(head, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return 'xls'; // OLE2 (BIFF .xls)
   if (bomEncoding(head) || utf16WithoutBom(head)) return 'csv';
@@ -46,26 +44,14 @@ function utf16WithoutBom(head: Uint8Array): TextEncoding | undefined {
   return undefined;
 }
 
-/** Is this byte prefix valid UTF-8? A multi-byte sequence cut at the end of the sample is allowed. */
+/** Is this byte prefix valid UTF-8? A multi-byte sequence cut at the end of the sample is allowed (`stream`). */
 function isValidUtf8Prefix(buf: Uint8Array): boolean {
-  let i = 0;
-  const n = buf.length;
-  while (i < n) {
-    const b = buf[i]!;
-    if (b < 0x80) {
-      i++;
-      continue;
-    }
-    let need: number;
-    if (b >= 0xc2 && b <= 0xdf) need = 1;
-    else if (b >= 0xe0 && b <= 0xef) need = 2;
-    else if (b >= 0xf0 && b <= 0xf4) need = 3;
-    else return false;
-    if (i + need >= n) return true; // cut by the sample
-    for (let k = 1; k <= need; k++) if ((buf[i + k]! & 0xc0) !== 0x80) return false;
-    i += need + 1;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(buf, { stream: true });
+    return true;
+  } catch {
+    return false;
   }
-  return true;
 }
 
 /**

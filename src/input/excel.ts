@@ -19,12 +19,6 @@ import type { SourceRecord } from './rows.ts';
 /** Rows read between two turns of the event loop (a signal is handled only on a turn). */
 const YIELD_EVERY = 2000;
 
-export interface ExcelOpen {
-  sheet: string;
-  sheets: string[];
-  records: AsyncIterable<SourceRecord>;
-}
-
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 // SheetJS's number-format helpers, which its type declarations leave untyped.
@@ -53,36 +47,26 @@ function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: n
     if (text !== undefined) return { text, date: cell.w ?? text };
     return { text: cell.w ?? String(v), number: v };
   }
-  if (cell.t === 'd') {
-    const d = cell.v as Date;
-    return {
-      text: d
-        .toISOString()
-        .replace(/T00:00:00\.000Z$/, '')
-        .replace(/\.000Z$/, ''),
-    };
-  }
   if (cell.t === 'b') return { text: cell.w ?? (cell.v ? 'TRUE' : 'FALSE') };
   if (cell.t === 'e') return { text: cell.w ?? '#ERROR' };
   return { text: cell.w ?? String(cell.v) };
 }
 
 /** Opens a workbook. Throws InputError TOO_LARGE, before SheetJS sees a byte, for one over the limits. */
-export async function openExcel(buf: Buffer, file: string, sheetName?: string): Promise<ExcelOpen> {
+export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   await checkWorkbook(buf, file);
   let wb: XLSX.WorkBook;
   try {
-    // cellNF: each cell's number format, without which a date cell is only its serial number.
+    // cellNF: each cell's number format, without which a date cell is only its serial number;
+    // cellDates false: a date cell is that number (t 'n', never 'd'), read by cellText.
     // dense: rows as arrays of the cells present, so the rows walked are those of the cells, not of
     // the sheet's <dimension>, which may claim A1:XFD1048576 (17 billion cells) for a few rows.
     wb = XLSX.read(buf, {
       type: 'buffer',
       cellNF: true,
-      cellText: true,
       cellDates: false,
       cellFormula: false,
       cellHTML: false,
-      cellStyles: false,
       dense: true,
     });
   } catch (e) {
@@ -132,10 +116,7 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string): 
         for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)]).text);
       }
       if (width === undefined && values.some((v) => v.trim() !== '')) width = values.length;
-      const rec: SourceRecord = { rowNumber: r + 1, values };
-      if (numbers) rec.numbers = numbers;
-      if (dates) rec.dates = dates;
-      yield rec;
+      yield { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }) };
     }
   }
   return { sheet: name, sheets, records: records() };

@@ -43,18 +43,23 @@ function isBlank(values: string[]): boolean {
   return values.every((v) => v.trim() === '');
 }
 
-/** The cell at i is empty or blank (or there is no such column). */
-function isEmptyAt(values: string[], i: number): boolean {
-  return i < 0 || (values[i] ?? '').trim() === '';
-}
 /** A cell that labels a total: "total", "totals", "grand total", "subtotal" or "sum", with or without a colon. */
 function isTotalLabel(v: string): boolean {
   return TOTAL_WORD.test(v.trim());
 }
 
-export interface ShapedRows extends ColumnMapping {
+const blankRows = (from: number, to: number, where = ''): InputWarning => ({
+  code: 'BLANK_ROWS',
+  row: from,
+  rowEnd: to,
+  message: `${from === to ? `row ${from} is` : `rows ${from}-${to} are`} blank${where} and skipped`,
+});
+
+export interface ShapedRows extends Omit<ColumnMapping, 'notes'> {
   headerRow: number;
+  /** Notes about the file, appended while rows are read: complete once `rows` is exhausted. */
   warnings: InputWarning[];
+  /** The payout rows, in file order. Single pass. */
   rows: AsyncIterable<RawRow>;
 }
 
@@ -66,7 +71,12 @@ export interface ShapedRows extends ColumnMapping {
  */
 export async function shapeRows(file: string, records: AsyncIterable<SourceRecord>): Promise<ShapedRows> {
   const it = records[Symbol.asyncIterator]();
-  const { header, leadingBlank } = await readHeader(file, it);
+  // up to the header, the first non-blank record (a reader that fails or ends has released its file)
+  const leadingBlank: number[] = [];
+  let first = await it.next();
+  for (; !first.done && isBlank(first.value.values); first = await it.next()) leadingBlank.push(first.value.rowNumber);
+  if (first.done) throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
+  const header = first.value;
   let mapped: ColumnMapping;
   try {
     mapped = mapColumns(header.values, file, header.rowNumber);
@@ -74,119 +84,67 @@ export async function shapeRows(file: string, records: AsyncIterable<SourceRecor
     await it.return?.(); // the reader releases the file when its records are abandoned
     throw e;
   }
-  const warnings: InputWarning[] = mapped.notes.map((message) => ({ code: 'COLUMN_IGNORED', message }));
-  const toRow = (r: SourceRecord) => rowOf(r, mapped.columns);
+  const { columns, mapping, fields, notes } = mapped;
+  const warnings: InputWarning[] = notes.map((message) => ({ code: 'COLUMN_IGNORED', message }));
+  if (leadingBlank.length) warnings.push(blankRows(leadingBlank[0]!, leadingBlank.at(-1)!, ' above the header'));
   const looksLikeTotals = totalsTest(mapped);
 
   // The rest of the records as rows; the file is released when they end, fail or are abandoned.
   async function* rows(): AsyncGenerator<RawRow> {
-    let blankFrom: number | undefined;
-    let blankTo = 0;
-    let pendingTotals: SourceRecord | undefined;
-    let yielded = 0;
-    const flushBlanks = () => {
-      if (blankFrom === undefined) return;
-      const range = blankFrom === blankTo ? `row ${blankFrom} is blank` : `rows ${blankFrom}-${blankTo} are blank`;
-      warnings.push({ code: 'BLANK_ROWS', row: blankFrom, rowEnd: blankTo, message: `${range} and skipped` });
-      blankFrom = undefined;
-    };
+    let blank: [number, number] | undefined;
+    let held: SourceRecord | undefined; // a totals row: skipped if it is the last
+    let read = 0; // non-blank records
     try {
       for (let next = await it.next(); !next.done; next = await it.next()) {
         const r = next.value;
         if (isBlank(r.values)) {
-          if (blankFrom === undefined) blankFrom = r.rowNumber;
-          blankTo = r.rowNumber;
+          blank = [blank?.[0] ?? r.rowNumber, r.rowNumber];
           continue;
         }
-        if (pendingTotals) {
-          // not the last row after all: an ordinary row, validated like any other
-          const held = pendingTotals;
-          pendingTotals = undefined;
-          yielded++;
-          yield toRow(held);
-        }
-        flushBlanks();
-        if (looksLikeTotals(r)) pendingTotals = r;
-        else {
-          yielded++;
-          yield toRow(r);
-        }
+        read++;
+        if (held) yield rowOf(held, columns); // not the last row after all: an ordinary row, validated like any other
+        if (blank) warnings.push(blankRows(...blank));
+        blank = undefined;
+        held = looksLikeTotals(r) ? r : undefined;
+        if (!held) yield rowOf(r, columns);
       }
-      if (pendingTotals) {
+      if (held) {
+        const why = held.values.some(isTotalLabel) ? 'labelled as a total' : 'an amount with no reference, method or name';
         warnings.push({
           code: 'TOTALS_ROW',
-          row: pendingTotals.rowNumber,
-          message: `row ${pendingTotals.rowNumber} looks like a totals row (last row, ${
-            pendingTotals.values.some(isTotalLabel) ? 'labelled as a total' : 'an amount with no reference, method or name'
-          }) and was skipped`,
+          row: held.rowNumber,
+          message: `row ${held.rowNumber} looks like a totals row (last row, ${why}) and was skipped`,
         });
       }
-      flushBlanks();
-      if (yielded === 0)
+      if (blank) warnings.push(blankRows(...blank));
+      if (read === (held ? 1 : 0))
         throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
     } finally {
       await it.return?.();
     }
   }
-
-  if (leadingBlank.length) {
-    const a = leadingBlank[0]!;
-    const b = leadingBlank[leadingBlank.length - 1]!;
-    warnings.push({
-      code: 'BLANK_ROWS',
-      row: a,
-      rowEnd: b,
-      message: `${a === b ? `row ${a} is` : `rows ${a}-${b} are`} blank above the header and skipped`,
-    });
-  }
-  return { ...mapped, headerRow: header.rowNumber, warnings, rows: rows() };
-}
-
-/**
- * Reads up to the header: the first non-blank record (the blank ones before it noted). A reader
- * that fails or ends has released its file already.
- */
-async function readHeader(file: string, it: AsyncIterator<SourceRecord>): Promise<{ header: SourceRecord; leadingBlank: number[] }> {
-  const leadingBlank: number[] = [];
-  for (;;) {
-    const first = await it.next();
-    if (first.done) {
-      throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
-    }
-    if (!isBlank(first.value.values)) return { header: first.value, leadingBlank };
-    leadingBlank.push(first.value.rowNumber);
-  }
+  return { headerRow: header.rowNumber, columns, mapping, fields, warnings, rows: rows() };
 }
 
 /** A record as a row: its cells by header (trimmed), with the cells beyond the last column counted. */
 function rowOf(r: SourceRecord, columns: string[]): RawRow {
-  const width = columns.length;
-  const cells: Record<string, string> = {};
-  // (assigning "__proto__" makes no cell: a header of that name is left out)
-  columns.forEach((c, i) => {
-    if (c !== '__proto__') cells[c] = (r.values[i] ?? '').trim();
-  });
-  const row: RawRow = { rowNumber: r.rowNumber, cells };
-  const extra = r.values.slice(width).filter((v) => v.trim() !== '').length;
+  const row: RawRow = { rowNumber: r.rowNumber, cells: {} };
+  const extra = r.values.slice(columns.length).filter((v) => v.trim() !== '').length;
   if (extra) row.extraCells = extra;
-  for (let i = 0; i < width; i++) {
-    const n = r.numbers?.[i];
-    const d = r.dates?.[i];
-    if (n !== undefined) (row.numbers ??= {})[columns[i]!] = n;
-    if (d !== undefined) (row.dates ??= {})[columns[i]!] = d;
-  }
+  columns.forEach((c, i) => {
+    // (assigning "__proto__" makes no cell: a header of that name is left out)
+    if (c !== '__proto__') row.cells[c] = (r.values[i] ?? '').trim();
+    if (r.numbers?.[i] !== undefined) (row.numbers ??= {})[c] = r.numbers[i];
+    if (r.dates?.[i] !== undefined) (row.dates ??= {})[c] = r.dates[i];
+  });
   return row;
 }
 
 /** Whether a record looks like a totals row: a total label, or an amount with no reference, method or name. */
 function totalsTest({ columns, fields }: ColumnMapping): (r: SourceRecord) => boolean {
-  const refIdx = columns.indexOf(fields.reference ?? '');
-  const methodIdx = columns.indexOf(fields.method ?? '');
-  const nameIdx = columns.indexOf(fields.accountName ?? '');
-  const amountIdx = columns.indexOf(fields.sourceAmount ?? '');
-  return (r) =>
-    r.values.some(isTotalLabel) ||
-    (isEmptyAt(r.values, refIdx) && isEmptyAt(r.values, methodIdx) && isEmptyAt(r.values, nameIdx) && !isEmptyAt(r.values, amountIdx));
+  const at = (f: CanonicalField) => columns.indexOf(fields[f] ?? '');
+  const [reference, method, name, amount] = [at('reference'), at('method'), at('accountName'), at('sourceAmount')];
+  /** The cell at i is empty or blank (or there is no such column). */
+  const empty = (values: string[], i: number) => i < 0 || (values[i] ?? '').trim() === '';
+  return (r) => r.values.some(isTotalLabel) || ([reference, method, name].every((i) => empty(r.values, i)) && !empty(r.values, amount));
 }
-
-export type { CanonicalField };

@@ -127,15 +127,13 @@ function inflatedSize(data: Buffer, budget: number): Promise<{ out: number; cons
   });
 }
 
-const isZip = (buf: Buffer) => buf.length >= 4 && buf.readUInt32LE(0) === 0x04034b50;
-
 /**
- * Refuses (InputError TOO_LARGE) a workbook that is too big or unpacks to too much, before any of
- * it is handed to SheetJS. Memory stays bounded: nothing unpacked is kept.
+ * Refuses (InputError TOO_LARGE) a workbook that unpacks to too much, before any of it is handed
+ * to SheetJS (readBatch refused one too big to read already). Memory stays bounded: nothing
+ * unpacked is kept.
  */
 export async function checkWorkbook(buf: Buffer, file: string): Promise<void> {
-  checkWorkbookFileSize(file, buf.length);
-  if (!isZip(buf)) return; // .xls (OLE2): nothing compressed, the file size bounds it
+  if (buf.length < 4 || buf.readUInt32LE(0) !== 0x04034b50) return; // .xls (OLE2): nothing compressed, the file size bounds it
   const parts = zipParts(buf, file);
   let declared = 0;
   for (const part of parts) {

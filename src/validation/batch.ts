@@ -36,12 +36,6 @@ export interface ValidatedRow {
   payout?: PayoutRow;
 }
 
-export interface AmountTotal {
-  rows: number;
-  /** Exact decimal text with the currency's minor units. */
-  amount: string;
-}
-
 export interface BatchSummary {
   file: string;
   format: BatchSource['format'];
@@ -54,8 +48,8 @@ export interface BatchSummary {
   errors: number;
   warnings: number;
   problemsByCode: Record<string, number>;
-  /** Of the valid rows: what would be debited, before fees. */
-  totalsBySourceCurrency: Record<string, AmountTotal>;
+  /** Of the valid rows: what would be debited, before fees (exact decimal text with the currency's minor units). */
+  totalsBySourceCurrency: Record<string, { rows: number; amount: string }>;
   byMethod: Record<string, { rows: number; totals: Record<string, string> }>;
   corridors: Corridor[];
 }
@@ -88,14 +82,22 @@ export interface BatchValidation {
 export async function validateBatch(path: string, options: ValidateOptions = {}): Promise<BatchValidation> {
   const src = await readBatch(path, options);
   const { rows: rawRows, warnings, close, ...info } = src;
-  const ctx: RowContext = {
-    file: src.file,
-    fields: src.fields,
-    baseDir: dirname(resolve(path)),
-    checkDocument: options.checkDocument,
-  };
+  const ctx: RowContext = { file: src.file, fields: src.fields, baseDir: dirname(resolve(path)), checkDocument: options.checkDocument };
   const fileProblems: Problem[] = [];
-  const summary = emptySummary(src.file, src.format);
+  const summary: BatchSummary = {
+    file: src.file,
+    format: src.format,
+    rows: 0,
+    valid: 0,
+    invalid: 0,
+    skipped: 0,
+    errors: 0,
+    warnings: 0,
+    problemsByCode: {},
+    totalsBySourceCurrency: {},
+    byMethod: {},
+    corridors: [],
+  };
   let drained = 0;
   /** The reader's warnings so far, as file problems (blank and totals rows counted as skipped). */
   const drain = () => {
@@ -117,21 +119,17 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   drain();
 
   const acrossRows = crossRowRules(ctx, options);
-  const corridors = new Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>();
+  const corridors = new Map<string, RunningTotal>();
 
   function validateOne(raw: RawRow): ValidatedRow {
     const parsed = parseRow(raw, ctx);
     const problems = [...parsed.problems, ...acrossRows(raw, parsed)];
-    const valid = !!parsed.payout && !problems.some((p) => p.severity === 'error');
+    const payout = problems.some((p) => p.severity === 'error') ? undefined : parsed.payout;
     summary.rows++;
     problems.forEach((p) => countProblem(summary, p));
-    if (!valid) {
-      summary.invalid++;
-      return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: false };
-    }
-    summary.valid++;
-    addToCorridor(corridors, parsed.payout!);
-    return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: true, payout: parsed.payout };
+    summary[payout ? 'valid' : 'invalid']++;
+    if (payout) addToCorridor(corridors, payout);
+    return { rowNumber: raw.rowNumber, cells: raw.cells, problems, valid: !!payout, ...(payout && { payout }) };
   }
 
   async function* rows(): AsyncGenerator<ValidatedRow> {
@@ -144,23 +142,6 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
   }
 
   return { source: info, rows: rows(), fileProblems, summary, close };
-}
-
-function emptySummary(file: string, format: BatchSource['format']): BatchSummary {
-  return {
-    file,
-    format,
-    rows: 0,
-    valid: 0,
-    invalid: 0,
-    skipped: 0,
-    errors: 0,
-    warnings: 0,
-    problemsByCode: {},
-    totalsBySourceCurrency: {},
-    byMethod: {},
-    corridors: [],
-  };
 }
 
 function countProblem(summary: BatchSummary, p: Problem): void {
@@ -223,26 +204,29 @@ function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow,
   };
 }
 
+type RunningTotal = { corridor: Omit<Corridor, 'amount'>; amount: Dec };
+
 /** One running total per corridor; currency and method totals are folded from them at the end. */
-function addToCorridor(corridors: Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>, payout: PayoutRow): void {
+function addToCorridor(corridors: Map<string, RunningTotal>, payout: PayoutRow): void {
   const { sourceCurrency, destinationCurrency, destinationCountryCode, method } = payout;
   const key = `${sourceCurrency}|${destinationCurrency}|${destinationCountryCode}|${method}`;
-  const c = corridors.get(key) ?? {
-    c: { sourceCurrency, destinationCurrency, destinationCountryCode, method, rows: 0 },
+  const t = corridors.get(key) ?? {
+    corridor: { sourceCurrency, destinationCurrency, destinationCountryCode, method, rows: 0 },
     amount: new Dec(0),
   };
-  c.c.rows++;
-  c.amount = c.amount.plus(payout.sourceAmount);
-  corridors.set(key, c);
+  t.corridor.rows++;
+  t.amount = t.amount.plus(payout.sourceAmount);
+  corridors.set(key, t);
 }
 
+/** Entries in the order of their keys (codes and corridor keys of fixed-width parts). */
+const byKey = <T>(m: Map<string, T>): [string, T][] => [...m].sort(([a], [b]) => a.localeCompare(b));
+
 /** The summary's totals by source currency, by method and by corridor, from the corridors' running totals. */
-function totalsOf(
-  corridors: Map<string, { c: Omit<Corridor, 'amount'>; amount: Dec }>,
-): Pick<BatchSummary, 'totalsBySourceCurrency' | 'byMethod' | 'corridors'> {
+function totalsOf(corridors: Map<string, RunningTotal>): Pick<BatchSummary, 'totalsBySourceCurrency' | 'byMethod' | 'corridors'> {
   const totals = new Map<string, { rows: number; amount: Dec }>();
   const byMethod = new Map<string, { rows: number; totals: Map<string, Dec> }>();
-  for (const { c, amount } of corridors.values()) {
+  for (const { corridor: c, amount } of corridors.values()) {
     const t = totals.get(c.sourceCurrency) ?? { rows: 0, amount: new Dec(0) };
     t.rows += c.rows;
     t.amount = t.amount.plus(amount);
@@ -252,38 +236,21 @@ function totalsOf(
     m.totals.set(c.sourceCurrency, (m.totals.get(c.sourceCurrency) ?? new Dec(0)).plus(amount));
     byMethod.set(c.method, m);
   }
+  const formatted = (m: Map<string, Dec>) => Object.fromEntries(byKey(m).map(([ccy, d]) => [ccy, formatAmount(d, ccy)]));
   return {
     totalsBySourceCurrency: Object.fromEntries(
-      [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([ccy, t]) => [ccy, { rows: t.rows, amount: formatAmount(t.amount, ccy) }]),
+      byKey(totals).map(([ccy, t]) => [ccy, { rows: t.rows, amount: formatAmount(t.amount, ccy) }]),
     ),
-    byMethod: Object.fromEntries(
-      [...byMethod]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([m, v]) => [
-          m,
-          { rows: v.rows, totals: Object.fromEntries([...v.totals].sort().map(([ccy, d]) => [ccy, formatAmount(d, ccy)])) },
-        ]),
-    ),
-    corridors: [...corridors.values()]
-      .map(({ c, amount }) => ({ ...c, amount: formatAmount(amount, c.sourceCurrency) }))
-      .sort((a, b) =>
-        `${a.sourceCurrency}${a.destinationCurrency}${a.destinationCountryCode}${a.method}`.localeCompare(
-          `${b.sourceCurrency}${b.destinationCurrency}${b.destinationCountryCode}${b.method}`,
-        ),
-      ),
+    byMethod: Object.fromEntries(byKey(byMethod).map(([m, v]) => [m, { rows: v.rows, totals: formatted(v.totals) }])),
+    corridors: byKey(corridors).map(([, { corridor: c, amount }]) => ({ ...c, amount: formatAmount(amount, c.sourceCurrency) })),
   };
 }
 
-export interface CollectedBatch {
-  source: BatchValidation['source'];
-  rows: ValidatedRow[];
-  /** Every problem, file problems included, in row order. */
-  problems: Problem[];
-  summary: BatchSummary;
-}
-
-/** validateBatch read to the end, everything kept in memory: for tests, templates and small files. */
-export async function collectBatch(path: string, options: ValidateOptions = {}): Promise<CollectedBatch> {
+/**
+ * validateBatch read to the end, everything kept in memory (every problem, file problems included,
+ * in row order): for tests, templates and small files.
+ */
+export async function collectBatch(path: string, options: ValidateOptions = {}) {
   const v = await validateBatch(path, options);
   const rows: ValidatedRow[] = [];
   for await (const r of v.rows) rows.push(r);

@@ -3,7 +3,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../interface/codes.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -17,14 +16,14 @@ export type DocumentCheck =
       expected: string;
     };
 
+const MAGIC_NUMBERS: [DocumentContentType, number[]][] = [
+  ['application/pdf', [0x25, 0x50, 0x44, 0x46, 0x2d]], // %PDF-
+  ['image/jpeg', [0xff, 0xd8, 0xff]],
+  ['image/png', [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]],
+];
 /** The content type of a file from its first bytes, or undefined when it is none of ours. */
 export function sniffDocumentType(head: Uint8Array): DocumentContentType | undefined {
-  if (head.length >= 5 && head[0] === 0x25 && head[1] === 0x50 && head[2] === 0x44 && head[3] === 0x46 && head[4] === 0x2d)
-    return 'application/pdf'; // %PDF-
-  if (head.length >= 3 && head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
-  const png = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-  if (head.length >= 8 && png.every((b, i) => head[i] === b)) return 'image/png';
-  return undefined;
+  return MAGIC_NUMBERS.find(([, magic]) => magic.every((b, i) => head[i] === b))?.[0];
 }
 
 /** Checks one document on disk (synchronously: a few bytes per file). */
@@ -65,19 +64,6 @@ export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentC
   return { ok: true, path: absPath, contentType: type, bytes: size };
 }
 
-/** The document paths of a cell: split on ";", each trimmed, empty ones dropped. */
-export function documentPaths(cell: string): string[] {
-  return cell
-    .split(';')
-    .map((d) => d.trim())
-    .filter(Boolean);
-}
-
-/** The absolute path of a document named in a row: relative to the batch file's folder. */
-export function documentPath(baseDir: string, d: string): string {
-  return isAbsolute(d) ? d : resolve(baseDir, d);
-}
-
 // ---- the same file at upload as at validation
 //
 // Validation and upload are apart in time (a whole batch is validated before the first row is
@@ -94,7 +80,7 @@ export interface DocumentFingerprint {
   symlink: boolean;
 }
 
-export type DocumentRead =
+type DocumentRead =
   { ok: true; bytes: Uint8Array; contentType: DocumentContentType } | { ok: false; code: 'DOCUMENT_CHANGED'; message: string };
 
 // O_NONBLOCK: opening a FIFO for reading waits for a writer without it; a regular file ignores it.

@@ -50,38 +50,25 @@ const IBAN_SPECS = getCountrySpecifications();
 
 export const iban: FieldCheck = (raw) => {
   const v = electronicFormatIBAN(raw.trim()) ?? '';
+  const invalid = (message: string, expected = 'the IBAN exactly as the bank gives it') => bad('INVALID_IBAN', message, expected);
   const expected = 'an IBAN: 2-letter country, 2 check digits, then the national account (spaces allowed)';
-  if (!/^[A-Z0-9]+$/.test(v)) return bad('INVALID_IBAN', 'an IBAN has only letters and digits', expected);
+  if (!/^[A-Z0-9]+$/.test(v)) return invalid('an IBAN has only letters and digits', expected);
   const r = validateIBAN(v);
   if (r.valid) return ok(v);
   const cc = v.slice(0, 2);
   const spec = IBAN_SPECS[cc];
   const e = r.errorCodes[0];
-  if (e === ValidationErrorsIBAN.NoIBANCountry || !spec?.chars) {
-    return bad('INVALID_IBAN', `"${cc}" is not a country that uses IBANs`, expected);
-  }
+  if (e === ValidationErrorsIBAN.NoIBANCountry || !spec?.chars) return invalid(`"${cc}" is not a country that uses IBANs`, expected);
   if (e === ValidationErrorsIBAN.WrongBBANLength) {
-    return bad(
-      'INVALID_IBAN',
-      `an IBAN of ${cc} has ${spec.chars} characters; this one has ${v.length}`,
-      `${spec.chars} characters for ${cc}`,
-    );
+    return invalid(`an IBAN of ${cc} has ${spec.chars} characters; this one has ${v.length}`, `${spec.chars} characters for ${cc}`);
   }
   if (e === ValidationErrorsIBAN.WrongBBANFormat) {
-    return bad('INVALID_IBAN', `the account part does not have the format of a ${cc} IBAN`, `a ${cc} IBAN of ${spec.chars} characters`);
+    return invalid(`the account part does not have the format of a ${cc} IBAN`, `a ${cc} IBAN of ${spec.chars} characters`);
   }
   if (e === ValidationErrorsIBAN.WrongAccountBankBranchChecksum) {
-    return bad(
-      'INVALID_IBAN',
-      `the national check digits inside the ${cc} IBAN are wrong: a character was probably mistyped`,
-      'the IBAN exactly as the bank gives it',
-    );
+    return invalid(`the national check digits inside the ${cc} IBAN are wrong: a character was probably mistyped`);
   }
-  return bad(
-    'INVALID_IBAN',
-    'the IBAN checksum (mod 97) is wrong: a character was probably mistyped or swapped',
-    'the IBAN exactly as the bank gives it',
-  );
+  return invalid('the IBAN checksum (mod 97) is wrong: a character was probably mistyped or swapped');
 };
 
 export const bic: FieldCheck = (raw) => {
@@ -101,9 +88,8 @@ export const bic: FieldCheck = (raw) => {
 
 const digitsOnly = (raw: string) => raw.replace(/[\s-]+/g, '');
 
-/** ABA routing transit number: 9 digits, a known Federal Reserve prefix and the 3-7-1 checksum. */
-export function abaChecksumOk(v: string): boolean {
-  if (!/^\d{9}$/.test(v)) return false;
+/** The 3-7-1 checksum of an ABA routing transit number (9 digits). */
+function abaChecksumOk(v: string): boolean {
   const d = [...v].map(Number);
   const sum = 3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + (d[2]! + d[5]! + d[8]!);
   return sum % 10 === 0;

@@ -74,8 +74,6 @@ export interface Problem {
   expected?: string;
 }
 
-export const isError = (p: Problem): boolean => p.severity === 'error';
-
 /** One line for a terminal: `file:row  column  error CODE  message (value "x"); expected: …`. */
 export function formatProblem(p: Problem): string {
   const where = `${p.file}${p.row !== undefined ? ` row ${p.row}` : ''}${p.column ? `, column "${p.column}"` : ''}`;

@@ -1,6 +1,7 @@
 // One row → its problems, and when it has no error, the typed PayoutRow ready to be sent.
 // Pure but for reading the first bytes of the documents it names (through ctx.checkDocument).
 // The package's main entry loads every language's names; the codes need none of them.
+import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries/index.js';
 import type { z } from 'zod';
 import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../interface/codes.ts';
@@ -10,16 +11,16 @@ import { maskAccount } from '../mask.ts';
 import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
 import type { RawRow } from '../input/rows.ts';
 import { parseAmount } from './amount.ts';
-import { checkDocumentFile, documentPath, documentPaths, type DocumentCheck } from './documents.ts';
+import { checkDocumentFile, type DocumentCheck } from './documents.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import type { Problem, ProblemCode, Severity } from './problems.ts';
 import {
   BENEFICIARY_SCHEMAS,
   methodFields,
-  OPTIONAL_PAYOUT_FIELDS,
-  PAYOUT_FIELD_CHECKS,
+  PAYOUT_FIELDS,
   minDigits,
   type IssueParams,
+  type PayoutField,
   type PayoutRow,
 } from './schemas.ts';
 import type { Dec } from '../money.ts';
@@ -48,31 +49,12 @@ export interface RowResult {
 }
 
 /** Account identifiers: shown masked (last 4 kept) in every problem. */
-export const MASKED_FIELDS: ReadonlySet<string> = new Set([
-  'accountNumber',
-  'iban',
-  'alipayId',
-  'openId',
-  'wechatUserId',
-  'fpsId',
-  'phoneNumber',
-]);
+const MASKED_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'iban', 'alipayId', 'openId', 'wechatUserId', 'fpsId', 'phoneNumber']);
 /** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
-export const TEXT_ONLY_FIELDS: ReadonlySet<string> = new Set([
-  'accountNumber',
-  'sortCode',
-  'routingNumber',
-  'phoneNumber',
-  'iban',
-  'bankCode',
-  'fpsId',
-]);
+const TEXT_ONLY_FIELDS = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
 
 /** A date-formatted Excel cell is refused in these columns: the identifiers and the amount. */
 const DATE_TRAP_FIELDS: readonly string[] = [...TEXT_ONLY_FIELDS, 'sourceAmount'];
-
-type PayoutField = keyof typeof PAYOUT_FIELD_CHECKS;
-const PAYOUT_FIELDS = Object.keys(PAYOUT_FIELD_CHECKS) as PayoutField[];
 
 /** Excel shows at most 15 significant digits; a number is read as Excel would show it in General. */
 const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)));
@@ -86,28 +68,40 @@ interface RowReader {
   problems: Problem[];
   /** A field's cell as read ('' when the file has no such column). */
   cell(f: string): string;
-  /** Records a problem on a field (its column and value, account identifiers masked), or on the row. */
-  add(severity: Severity, code: ProblemCode, f: string | undefined, message: string, expected?: string, value?: string): void;
+  /** Excel only: a field's cell as a number, or what a date-formatted cell shows. */
+  number(f: string): number | undefined;
+  date(f: string): string | undefined;
+  /** Records a problem on a field (its column and value, account identifiers masked), on given columns, or on the row. */
+  add(
+    severity: Severity,
+    code: ProblemCode,
+    at: string | { column: string } | undefined,
+    message: string,
+    expected?: string,
+    value?: string,
+  ): void;
 }
 
 function readerOf(row: RawRow, ctx: RowContext): RowReader {
   const problems: Problem[] = [];
-  const cell = (f: string) => {
+  const of = <T>(byHeader: Record<string, T> | undefined, f: string): T | undefined => {
     const h = ctx.fields[f as CanonicalField];
-    return h === undefined ? '' : (row.cells[h] ?? '');
+    return h === undefined ? undefined : byHeader?.[h];
   };
-  const add: RowReader['add'] = (severity, code, f, message, expected, value) => {
+  const cell = (f: string) => of(row.cells, f) ?? '';
+  const add: RowReader['add'] = (severity, code, at, message, expected, value) => {
     const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
-    if (f !== undefined) {
-      p.column = headerOf(ctx, f);
-      const v = value ?? cell(f);
-      if (v !== '') p.value = MASKED_FIELDS.has(f) ? maskAccount(v) : v;
+    if (typeof at === 'object') p.column = at.column;
+    else if (at !== undefined) {
+      p.column = headerOf(ctx, at);
+      const v = value ?? cell(at);
+      if (v !== '') p.value = MASKED_FIELDS.has(at) ? maskAccount(v) : v;
     }
     p.message = message;
     if (expected) p.expected = expected;
     problems.push(p);
   };
-  return { row, ctx, problems, cell, add };
+  return { row, ctx, problems, cell, number: (f) => of(row.numbers, f), date: (f) => of(row.dates, f), add };
 }
 
 /**
@@ -152,7 +146,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
 
 /** The shape of the row: cells beyond the last column, characters the encoding could not read. */
 function checkShape(r: RowReader): void {
-  const { row, ctx } = r;
+  const { row } = r;
   if (row.extraCells) {
     r.add(
       'error',
@@ -164,29 +158,27 @@ function checkShape(r: RowReader): void {
   }
   for (const h in row.cells) {
     if (row.cells[h]!.includes('\uFFFD')) {
-      r.problems.push({
-        severity: 'error',
-        code: 'ENCODING',
-        file: ctx.file,
-        row: row.rowNumber,
-        column: h,
-        message: 'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
-        expected: 'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
-      });
+      r.add(
+        'error',
+        'ENCODING',
+        { column: h },
+        'characters that are not valid in the encoding read (shown as \uFFFD): the file is probably in another encoding',
+        'the file saved as UTF-8, or --encoding windows-1252 / utf-16le',
+      );
     }
   }
 }
 
-/** The payout fields, each by its validator (PAYOUT_FIELD_CHECKS), normalized. */
+/** The payout fields, each by its validator (PAYOUT_FIELDS), normalized. */
 function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
   const top: Partial<Record<PayoutField, string>> = {};
-  for (const f of PAYOUT_FIELDS) {
+  for (const [f, { check, required }] of Object.entries(PAYOUT_FIELDS) as [PayoutField, (typeof PAYOUT_FIELDS)[PayoutField]][]) {
     const v = r.cell(f);
     if (v === '') {
-      if (!OPTIONAL_PAYOUT_FIELDS.has(f)) r.add('error', 'MISSING_VALUE', f, `${f} is required`, REQUIRED_HINTS[f]);
+      if (required) r.add('error', 'MISSING_VALUE', f, `${f} is required`, required);
       continue;
     }
-    const c = PAYOUT_FIELD_CHECKS[f](v);
+    const c = check(v);
     if (c.ok) top[f] = c.value;
     else r.add(c.severity ?? 'error', c.code, f, c.message, c.expected);
   }
@@ -199,11 +191,8 @@ function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
  */
 function excelDateTraps(r: RowReader): Set<string> {
   const trapped = new Set<string>();
-  const { row, ctx } = r;
-  if (!row.dates) return trapped;
   for (const f of DATE_TRAP_FIELDS) {
-    const h = ctx.fields[f as CanonicalField];
-    const shown = h === undefined ? undefined : row.dates[h];
+    const shown = r.date(f);
     if (shown === undefined) continue;
     trapped.add(f);
     const amount = f === 'sourceAmount';
@@ -227,11 +216,8 @@ function excelDateTraps(r: RowReader): Set<string> {
  */
 function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trapped: Set<string>): Record<string, string> {
   const overrides: Record<string, string> = {};
-  const { row, ctx } = r;
-  if (!row.numbers) return overrides;
   for (const f of TEXT_ONLY_FIELDS) {
-    const h = ctx.fields[f as CanonicalField];
-    const n = h === undefined ? undefined : row.numbers[h];
+    const n = r.number(f);
     if (n === undefined) continue;
     const cell = r.cell(f);
     const label = `the ${f}`;
@@ -290,8 +276,7 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
 
 /** The amount, exact, in the source currency's minor units (a numeric Excel cell as Excel shows it). */
 function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped: Set<string>): Dec | undefined {
-  const header = r.ctx.fields.sourceAmount;
-  const number = header !== undefined ? r.row.numbers?.[header] : undefined;
+  const number = r.number('sourceAmount');
   const cell = r.cell('sourceAmount');
   const text = number !== undefined ? excelNumberText(number) : cell;
   if (trapped.has('sourceAmount')) return undefined; // refused as a date: a date is no amount
@@ -356,22 +341,13 @@ function beneficiaryOf(
 
 /** One issue of a method's schema as a problem (none for a field Excel's traps refused already). */
 function beneficiaryIssue(r: RowReader, method: PayoutMethod, iss: z.core.$ZodIssue, trapped: Set<string>): void {
-  const { ctx, row } = r;
+  const { ctx } = r;
   const f = iss.path[0] as string | undefined;
   if (f !== undefined && trapped.has(f)) return;
   const params = (iss as { params?: IssueParams }).params;
   if (iss.code === 'custom' && params?.problem === 'MISSING_ONE_OF') {
-    const groups = METHOD_RULES[method].oneOf ?? [];
-    const p = {
-      severity: 'error',
-      code: 'MISSING_ONE_OF',
-      file: ctx.file,
-      row: row.rowNumber,
-      column: [...new Set(groups.flat())].map((g) => headerOf(ctx, g)).join(' | '),
-      message: iss.message,
-    } as Problem;
-    if (params.expected) p.expected = params.expected;
-    r.problems.push(p);
+    const fields = new Set((METHOD_RULES[method].oneOf ?? []).flat());
+    r.add('error', 'MISSING_ONE_OF', { column: [...fields].map((g) => headerOf(ctx, g)).join(' | ') }, iss.message, params.expected);
   } else if (iss.code === 'custom') {
     r.add(params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
   } else if (iss.code === 'invalid_type') {
@@ -428,8 +404,9 @@ function checkCombinations(
 /** The supporting documents (spec §4.5): at most MAX_DOCUMENTS_PER_PAYOUT, each checked; their absolute paths. */
 function documentsOf(r: RowReader, withdrawal: boolean): string[] {
   const documents: string[] = [];
+  // paths separated by ";" (the cell is trimmed), relative to the batch file's folder
   const cell = r.cell('documents');
-  const list = cell === '' ? [] : documentPaths(cell);
+  const list = cell.split(/\s*;\s*/).filter(Boolean);
   if (list.length > MAX_DOCUMENTS_PER_PAYOUT) {
     r.add(
       'error',
@@ -441,7 +418,7 @@ function documentsOf(r: RowReader, withdrawal: boolean): string[] {
   }
   const check = r.ctx.checkDocument ?? checkDocumentFile;
   for (const d of list) {
-    const abs = documentPath(r.ctx.baseDir, d);
+    const abs = isAbsolute(d) ? d : resolve(r.ctx.baseDir, d);
     const c = check(abs, d);
     if (c.ok) documents.push(abs);
     else r.add('error', c.code, 'documents', c.message, c.expected, d);
@@ -471,13 +448,3 @@ export function probableDuplicateKey(
 ): string {
   return [accountKey(p), p.sourceAmount.toFixed(), p.sourceCurrency, p.destinationCurrency].join('|');
 }
-
-/** What a required payout field holds, for its MISSING_VALUE problem. */
-const REQUIRED_HINTS: Partial<Record<PayoutField, string>> = {
-  reference: 'a reference unique in the file, e.g. PAY-2025-001',
-  sourceCurrency: 'a 3-letter ISO 4217 code such as USD',
-  destinationCurrency: 'a 3-letter ISO 4217 code such as USD',
-  destinationCountryCode: 'a 3-letter ISO 3166-1 alpha-3 code such as NGA',
-  method: 'a payout method such as SEPA, NIP, ACH',
-  narration: 'a payment description of 1 to 140 characters',
-};

@@ -8,7 +8,7 @@ import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../interface/code
 import { ALWAYS_REQUIRED, METHOD_RULES } from '../interface/methods.ts';
 import { Beneficiary } from '../interface/beneficiary.ts';
 import { Dec } from '../money.ts';
-import type { BeneficiaryColumn } from '../input/columns.ts';
+import type { BeneficiaryColumn, CanonicalField } from '../input/columns.ts';
 import * as F from './fields.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -162,18 +162,22 @@ const methodCheck: F.FieldCheck = (raw) => {
   };
 };
 
-/** The payout fields of a row besides the amount and the beneficiary, and their validators. */
-export const PAYOUT_FIELD_CHECKS = {
-  reference: F.text(100, 'the reference'),
-  sourceCurrency: F.currencyCode,
-  destinationCurrency: F.currencyCode,
-  destinationCountryCode: F.countryCode,
-  method: methodCheck,
-  narration: F.text(140, 'the narration'),
-  remitterAddress: F.text(200, 'the remitter address'),
-  withdrawal: F.booleanText,
-} as const;
-export const OPTIONAL_PAYOUT_FIELDS: ReadonlySet<string> = new Set(['remitterAddress', 'withdrawal']);
+export type PayoutField = Exclude<CanonicalField, BeneficiaryColumn | 'sourceAmount' | 'documents'>;
+
+/**
+ * The payout fields of a row besides the amount and the beneficiary: their validators, and for a
+ * required one what it holds (said when it is missing).
+ */
+export const PAYOUT_FIELDS: Record<PayoutField, { check: F.FieldCheck; required?: string }> = {
+  reference: { check: F.text(100, 'the reference'), required: 'a reference unique in the file, e.g. PAY-2025-001' },
+  sourceCurrency: { check: F.currencyCode, required: 'a 3-letter ISO 4217 code such as USD' },
+  destinationCurrency: { check: F.currencyCode, required: 'a 3-letter ISO 4217 code such as USD' },
+  destinationCountryCode: { check: F.countryCode, required: 'a 3-letter ISO 3166-1 alpha-3 code such as NGA' },
+  method: { check: methodCheck, required: 'a payout method such as SEPA, NIP, ACH' },
+  narration: { check: F.text(140, 'the narration'), required: 'a payment description of 1 to 140 characters' },
+  remitterAddress: { check: F.text(200, 'the remitter address') },
+  withdrawal: { check: F.booleanText },
+};
 
 /** A valid row, ready to become an initiate body (plus its documents to upload). */
 export const PayoutRowSchema = z.object({

@@ -54,7 +54,7 @@ describe('column mapping', () => {
     const seen = new Map<string, string>();
     for (const f of CANONICAL_FIELDS) seen.set(normalizeHeader(f), f);
     for (const f of CANONICAL_FIELDS) {
-      for (const a of COLUMN_ALIASES[f]) {
+      for (const a of COLUMN_ALIASES[f]?.split(', ') ?? []) {
         const n = normalizeHeader(a);
         expect(seen.get(n) ?? f, `${a} of ${f}`).toBe(f);
         seen.set(n, f);
