@@ -148,6 +148,17 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
     return count > 1 ? `${h} (${count})` : h;
   });
 
+  // A cell of a row is keyed by its header: "__proto__" cannot be a key of a plain object, and a
+  // column silently left out is a row silently changed.
+  const unusable = rawHeaders.findIndex((h) => h.trim() === '__proto__');
+  if (unusable >= 0)
+    throw new InputError(
+      'UNUSABLE_HEADER',
+      file,
+      `${file}: column ${unusable + 1} of header row ${headerRow} is headed "__proto__", which cannot name a column. Rename it.`,
+      headerRow,
+    );
+
   // A results file (src/results) is a valid input again: its result block starts at "status" and
   // holds "idempotencyKey", and its own "documents" column (the documentUrls) comes after the
   // input's "documents" (the local paths). The block's columns are kept as extra cells, not fields.

@@ -9,6 +9,8 @@ export const INPUT_ERROR_CODES = [
   'NO_HEADER',
   'MISSING_COLUMNS',
   'DUPLICATE_COLUMNS',
+  /** A header no cell can be named by (`__proto__`). */
+  'UNUSABLE_HEADER',
   'ENCODING',
   'MALFORMED_CSV',
   'SHEET_NOT_FOUND',

@@ -132,8 +132,7 @@ function rowOf(r: SourceRecord, columns: string[]): RawRow {
   const extra = r.values.slice(columns.length).filter((v) => v.trim() !== '').length;
   if (extra) row.extraCells = extra;
   columns.forEach((c, i) => {
-    // (assigning "__proto__" makes no cell: a header of that name is left out)
-    if (c !== '__proto__') row.cells[c] = (r.values[i] ?? '').trim();
+    row.cells[c] = (r.values[i] ?? '').trim(); // (a "__proto__" header is refused: columns.ts)
     if (r.numbers?.[i] !== undefined) (row.numbers ??= {})[c] = r.numbers[i];
     if (r.dates?.[i] !== undefined) (row.dates ??= {})[c] = r.dates[i];
   });
