@@ -4,9 +4,17 @@
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** Text for an HTML text node or a quoted attribute value. */
+/** Invisible and bidirectional format characters (validation refuses them in a batch; the service may still send them). */
+const FORMAT = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
+
+/**
+ * Text for an HTML text node or a quoted attribute value. A format character is shown as its code
+ * point ("[U+202E]"), never applied: a right-to-left override would make the text read otherwise.
+ */
 export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return value
+    .replace(/[&<>"']/g, (c) => ESCAPES[c]!)
+    .replace(FORMAT, (c) => `[U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);
 }
 
 /** Markup made by `safe` (its literal parts are the program's, its values escaped). */

@@ -144,7 +144,37 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   return { problems, payout, duplicateKey };
 }
 
-/** The shape of the row: cells beyond the last column, characters the encoding could not read. */
+/**
+ * Invisible and bidirectional format characters: a right-to-left override turns "Invoice 0012"
+ * into what reads as another text in the results file and the report. Refused in every cell (each
+ * is sent, or shown beside the payout) with the character's name.
+ */
+const FORMAT_CHARACTERS: Record<string, string> = {
+  '\u061C': 'ARABIC LETTER MARK',
+  '\u200B': 'ZERO WIDTH SPACE',
+  '\u200C': 'ZERO WIDTH NON-JOINER',
+  '\u200D': 'ZERO WIDTH JOINER',
+  '\u200E': 'LEFT-TO-RIGHT MARK',
+  '\u200F': 'RIGHT-TO-LEFT MARK',
+  '\u202A': 'LEFT-TO-RIGHT EMBEDDING',
+  '\u202B': 'RIGHT-TO-LEFT EMBEDDING',
+  '\u202C': 'POP DIRECTIONAL FORMATTING',
+  '\u202D': 'LEFT-TO-RIGHT OVERRIDE',
+  '\u202E': 'RIGHT-TO-LEFT OVERRIDE',
+  '\u2060': 'WORD JOINER',
+  '\u2061': 'FUNCTION APPLICATION',
+  '\u2062': 'INVISIBLE TIMES',
+  '\u2063': 'INVISIBLE SEPARATOR',
+  '\u2064': 'INVISIBLE PLUS',
+  '\u2066': 'LEFT-TO-RIGHT ISOLATE',
+  '\u2067': 'RIGHT-TO-LEFT ISOLATE',
+  '\u2068': 'FIRST STRONG ISOLATE',
+  '\u2069': 'POP DIRECTIONAL ISOLATE',
+  '\uFEFF': 'ZERO WIDTH NO-BREAK SPACE',
+};
+const FORMAT_CHARACTER = /[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/;
+
+/** The shape of the row: cells beyond the last column, characters the encoding could not read, format characters. */
 function checkShape(r: RowReader): void {
   const { row } = r;
   if (row.extraCells) {
@@ -157,6 +187,17 @@ function checkShape(r: RowReader): void {
     );
   }
   for (const h in row.cells) {
+    const format = FORMAT_CHARACTER.exec(row.cells[h]!)?.[0];
+    if (format) {
+      const code = `U+${format.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      r.add(
+        'error',
+        'INVALID_TEXT',
+        { column: h },
+        `holds the invisible character ${code} ${FORMAT_CHARACTERS[format]}, which changes how the text reads`,
+        'the text without invisible or direction-changing characters',
+      );
+    }
     if (row.cells[h]!.includes('\uFFFD')) {
       r.add(
         'error',

@@ -89,6 +89,11 @@ describe('safe-html', () => {
       '<p title="&quot;onx=&quot;"><b>&lt;i&gt;</b>&lt;<br>0</p>',
     );
   });
+
+  it('shows a format character from the service as its code point, never applies it (issue 29)', () => {
+    expect(escapeHtml('rejected: \u202Eelbaliava ton\u200B')).toBe('rejected: [U+202E]elbaliava ton[U+200B]');
+    expect(safe`<td>${'Zo\uFEFFë'}</td>`.toString()).toBe('<td>Zo[U+FEFF]ë</td>');
+  });
 });
 
 describe('results report', () => {

@@ -49,6 +49,22 @@ describe('one row', () => {
     expect(codes('FASTER_PAYMENTS', { iban: '' })).toEqual(['e:MISSING_VALUE:iban']);
   });
 
+  it('refuses invisible and bidirectional format characters in any cell, naming the character (issue 29)', () => {
+    const rtl = parseRow(row('SEPA', { narration: 'Invoice \u202E2100 ecioval' }), ctx).problems;
+    expect(rtl).toEqual([
+      expect.objectContaining({
+        severity: 'error',
+        code: 'INVALID_TEXT',
+        column: 'narration',
+        row: 7,
+        message: 'holds the invisible character U+202E RIGHT-TO-LEFT OVERRIDE, which changes how the text reads',
+      }),
+    ]);
+    for (const c of ['\u061C', '\u200B', '\u200F', '\u202A', '\u2060', '\u2064', '\u2066', '\u2069', '\uFEFF'])
+      expect(codes('SEPA', { accountName: `Zo${c}e Muller` }), c.codePointAt(0)!.toString(16)).toEqual(['e:INVALID_TEXT:accountName']);
+    expect(codes('SEPA', { accountName: 'Zoë Müller — Ørsted' })).toEqual([]);
+  });
+
   it('accepts method names in any case and the HONG_KONG_FPS alias', () => {
     expect(parseRow(row('HK_FPS', { method: 'hong_kong_fps' }), ctx).payout?.method).toBe('HK_FPS');
     expect(parseRow(row('SEPA', { method: 'sepa' }), ctx).payout?.method).toBe('SEPA');
