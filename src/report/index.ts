@@ -60,6 +60,7 @@ export async function writePlanReport(
     baseUrl: o.baseUrl,
     sha256: o.planFile?.fileSha256,
     quotes: o.planFile?.rows ?? o.quotes,
+    sheet: o.planFile?.sheet,
     offline,
     approvals: { preparedBy: o.planFile?.preparedBy, ...o.approvals },
     createdAt: o.planFile?.createdAt,
