@@ -22,7 +22,9 @@ import {
   type Approver,
 } from '../../src/approvals/index.ts';
 import { nameProblem, sameName } from '../../src/engine/approval.ts';
-import { bodyDigest } from '../../src/engine/plan-file.ts';
+import { bodyDigest, parsePlanFile, verifyPlannedRows } from '../../src/engine/plan-file.ts';
+import { emptyFold } from '../../src/journal/rows.ts';
+import { Dec } from '../../src/money.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-approvals-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -344,5 +346,48 @@ describe('plan files', () => {
     const p = join(dir, 'old.plan.json');
     writeFileSync(p, readFileSync(writePlan({ preparedBy: 'dan' }), 'utf8').replace('"v": 2', '"v": 1'));
     expect(() => loadPlan(p)).toThrow(/was made by an older version of payout-batch, and does not record the bodies it pays/);
+  });
+});
+
+describe('what run --plan checks against the signed bodies (verifyPlannedRows)', () => {
+  const payout = (name: string, documents: string[] = []) => ({
+    rowNumber: 2,
+    reference: 'PAY-1',
+    sourceAmount: new Dec('1000.10'),
+    sourceCurrency: 'USD',
+    destinationCurrency: 'EUR',
+    destinationCountryCode: 'DEU',
+    method: 'SEPA' as const,
+    beneficiary: { accountName: name, accountCurrency: 'EUR', iban: 'DE89370400440532013002' },
+    narration: 'January',
+    documents,
+    withdrawal: true,
+  });
+  const plan = parsePlanFile(readFileSync(writePlan({ preparedBy: 'dan' }), 'utf8'), 'p.json');
+  plan.rows = plan.rows.slice(0, 1);
+  const batch = (name: string, sha = 'c'.repeat(64)) => ({
+    identity: { batchId: 'a'.repeat(64), source: 'content' as const, fileSha256: 'a'.repeat(64) },
+    rows: [{ rowNumber: 2, cells: {}, payout: payout(name, ['/d/slip.pdf']), problems: [] }],
+    documents: new Map([['/d/slip.pdf', { bytes: 1, sha256: sha, symlink: false }]]),
+  });
+  plan.rows[0]!.documents = [{ file: '/d/slip.pdf', sha256: 'c'.repeat(64) }];
+
+  it('the body digest is of canonical JSON without the document URL', () => {
+    const b = body(1, 'USD', 'Ann', 'DE1');
+    expect(bodyDigest({ ...b, supportingDocument: 'https://x/doc' })).toBe(bodyDigest(b));
+    expect(bodyDigest(Object.fromEntries(Object.entries(b).reverse()))).toBe(bodyDigest(b));
+    expect(bodyDigest({ ...b, beneficiary: { ...b.beneficiary, accountName: 'Mallory' } })).not.toBe(bodyDigest(b));
+  });
+
+  it('sends the planned bodies or refuses: another payee, other document bytes, another journalled body', () => {
+    expect(() => verifyPlannedRows(plan, batch('Ann Lee'), undefined)).not.toThrow();
+    expect(() => verifyPlannedRows(plan, batch('Mallory'), undefined)).toThrow(/row 2 does not give the planned body of PAY-1/);
+    expect(() => verifyPlannedRows(plan, batch('Ann Lee', 'd'.repeat(64)), undefined)).toThrow(
+      /the documents of PAY-1 are not the planned ones/,
+    );
+    const sent = JSON.stringify({ ...plan.rows[0]!.body, beneficiary: { ...plan.rows[0]!.body.beneficiary, accountName: 'Mallory' } });
+    const folded = emptyFold();
+    folded.rows.set('PAY-1', { ref: 'PAY-1', phase: 'unknown', attempt: 1, body: sent, docs: {}, patched: false });
+    expect(() => verifyPlannedRows(plan, batch('Ann Lee'), folded)).toThrow(/PAY-1 was sent before with another body/);
   });
 });
