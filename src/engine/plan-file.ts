@@ -163,8 +163,9 @@ export function payeeOf(r: PlanRow): Payee {
 }
 
 /**
- * Refuses (exit 3) a plan whose batch file changed since, or that was made for another environment
- * or another service account (base URL): the account is part of what approvers sign.
+ * Refuses (exit 3) a plan run with a --sheet other than its own, whose batch file changed since, or
+ * that was made for another environment or another service account (base URL): the sheet and the
+ * account are part of what approvers sign.
  */
 export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string, sheet?: string): Promise<void> {
   // A --sheet given with --plan must name the planned sheet: the plan's is the one read.
