@@ -105,7 +105,9 @@ export function parsePlanFile(text: string, path: string): PlanFile {
   if (r.success) return r.data;
   const d = data as { kind?: unknown; v?: unknown } | null;
   if (d?.kind === PLAN_KIND && typeof d.v === 'number' && d.v < PLAN_VERSION)
-    throw new RangeError(`${path} was made by an older version of payout-batch, and does not record the bodies it pays: ${make} again`);
+    throw new RangeError(
+      `${path} is not a plan file of payout-batch: v: ${d.v} is the format of an older version, which does not record the bodies it pays: ${make} again`,
+    );
   const i = r.error.issues[0];
   throw new RangeError(`${path} is not a plan file of payout-batch: ${i?.path.join('.') || 'top level'}: ${i?.message}: ${make}`);
 }

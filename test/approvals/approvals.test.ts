@@ -345,7 +345,9 @@ describe('plan files', () => {
   it('one made by an older version (no bodies) is refused, saying to make it again', () => {
     const p = join(dir, 'old.plan.json');
     writeFileSync(p, readFileSync(writePlan({ preparedBy: 'dan' }), 'utf8').replace('"v": 2', '"v": 1'));
-    expect(() => loadPlan(p)).toThrow(/was made by an older version of payout-batch, and does not record the bodies it pays/);
+    expect(() => loadPlan(p)).toThrow(
+      /is not a plan file of payout-batch: v: 1 is the format of an older version, which does not record the bodies it pays/,
+    );
   });
 });
 
