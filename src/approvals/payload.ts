@@ -4,11 +4,10 @@
 // batch file (its sha256 and sheet), the environment and the service account, any deliberate
 // re-send (--batch-id), who made the plan and when; and the sha256 of the plan file's exact bytes,
 // so that any change to the plan, even one outside these fields, makes every signature invalid.
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
-import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, type Payee, type PlanFile } from '../engine/plan-file.ts';
+import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, sha256Hex, type Payee, type PlanFile } from '../engine/plan-file.ts';
 
 export { canonicalJson };
 export { sameName } from '../engine/approval.ts';
@@ -38,8 +37,6 @@ export function loadPlan(path: string): LoadedPlan {
     throw new PlanFileError((e as Error).message);
   }
 }
-
-export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 export const PAYLOAD_PURPOSE = 'payout-batch plan approval';
 

@@ -124,7 +124,7 @@ export function canonicalJson(v: unknown): string {
     .join(',')}}`;
 }
 
-const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
+export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 /**
  * The digest of an initiate body as planned and signed: sha256 of its canonical JSON, without the
