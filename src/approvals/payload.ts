@@ -1,12 +1,16 @@
 // What an approver signs: a canonical serialisation of the plan (sorted keys, no whitespace) that
-// names what is paid (each row's reference, currency and amount; totals per currency), where
-// (environment and the service's base URL), from which batch file (its sha256), who made the plan
-// and when, and the sha256 of the plan file's exact bytes, so that any change to the plan, even
-// one outside these fields, makes every signature over it invalid.
-import { createHash } from 'node:crypto';
+// names everything that is paid: per row, the payee and amount as its initiate body says them and
+// the digests of that body (spec §4.2, beneficiary included) and of each document's bytes; the
+// batch file (its sha256 and sheet), the environment and the service account, any deliberate
+// re-send (--batch-id), who made the plan and when; and the sha256 of the plan file's exact bytes,
+// so that any change to the plan, even one outside these fields, makes every signature invalid.
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
-import { PlanFileSchema, type PlanFile } from '../engine/plan-file.ts';
+import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, sha256Hex, type Payee, type PlanFile } from '../engine/plan-file.ts';
+
+export { canonicalJson };
+export { sameName } from '../engine/approval.ts';
 
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
 export interface LoadedPlan {
@@ -27,68 +31,70 @@ export function loadPlan(path: string): LoadedPlan {
   } catch (e) {
     throw new PlanFileError(`cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  let data: unknown;
   try {
-    data = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw new PlanFileError(`${path} is not a plan file (not JSON): make one with \`payout-batch plan FILE --out PLAN\``);
+    return { path, bytes, plan: parsePlanFile(bytes.toString('utf8'), path) };
+  } catch (e) {
+    throw new PlanFileError((e as Error).message);
   }
-  const r = PlanFileSchema.safeParse(data);
-  if (!r.success) {
-    const i = r.error.issues[0];
-    throw new PlanFileError(
-      `${path} is not a plan file of payout-batch (${i?.path.join('.') || 'top level'}: ${i?.message}): make one with \`payout-batch plan FILE --out PLAN\``,
-    );
-  }
-  return { path, bytes, plan: r.data };
-}
-
-export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
-
-/** JSON with keys sorted at every level and no whitespace: one text for one value. */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-    .join(',')}}`;
 }
 
 export const PAYLOAD_PURPOSE = 'payout-batch plan approval';
 
+/** One payout as signed: who is paid (the account masked), how much, and the digests of exactly what is sent. */
+export interface SignedRow extends Payee {
+  /** plan-file.ts bodyDigest: the initiate body, beneficiary included, without the document URL. */
+  bodySha256: string;
+  /** The sha256 of each supporting document's bytes, in order. */
+  documents: string[];
+}
+
 /** What the plan says, as an approver reads and signs it. */
 export interface PlanPayload {
   purpose: typeof PAYLOAD_PURPOSE;
-  v: 1;
+  v: 2;
   kind: string;
   planSha256: string;
+  file: string;
   fileSha256: string;
-  rows: { rowNumber: number; reference: string; currency: string; amount: string }[];
+  /** Excel: the sheet the rows are read from; null for a CSV file. */
+  sheet: string | null;
+  rows: SignedRow[];
   /** Per source currency, the exact sum of the rows' amounts with the currency's minor units. */
   totals: Record<string, string>;
   environment: string;
   baseUrl: string;
-  /** null for a plan made before plans recorded their maker. */
+  account: string;
+  /** A deliberate re-send: the `--batch-id` the plan was made under (null: none). */
+  batchLabel: string | null;
+  /** null for a plan that does not record its maker. */
   preparedBy: string | null;
   createdAt: string;
 }
 
+const signedRow = (r: PlanFile['rows'][number]): SignedRow => ({
+  ...payeeOf(r),
+  bodySha256: bodyDigest(r.body),
+  documents: r.documents.map((d) => d.sha256),
+});
+
 export function planPayload(p: LoadedPlan): PlanPayload {
+  const rows = p.plan.rows.map(signedRow);
   const sums = new Map<string, Dec>();
-  for (const r of p.plan.rows) sums.set(r.sourceCurrency, (sums.get(r.sourceCurrency) ?? new Dec(0)).plus(new Dec(r.sourceAmount)));
+  for (const r of rows) sums.set(r.currency, (sums.get(r.currency) ?? new Dec(0)).plus(new Dec(r.amount)));
   return {
     purpose: PAYLOAD_PURPOSE,
-    v: 1,
+    v: 2,
     kind: p.plan.kind,
     planSha256: sha256Hex(p.bytes),
+    file: p.plan.file,
     fileSha256: p.plan.fileSha256,
-    rows: p.plan.rows.map((r) => ({ rowNumber: r.rowNumber, reference: r.reference, currency: r.sourceCurrency, amount: r.sourceAmount })),
+    sheet: p.plan.sheet ?? null,
+    rows,
     totals: Object.fromEntries([...sums].sort(([a], [b]) => (a < b ? -1 : 1)).map(([c, d]) => [c, formatAmount(d, c)])),
     environment: p.plan.env,
     baseUrl: p.plan.baseUrl,
+    account: p.plan.account,
+    batchLabel: p.plan.batchLabel ?? null,
     preparedBy: p.plan.preparedBy ?? null,
     createdAt: p.plan.createdAt,
   };
@@ -99,15 +105,21 @@ export function signedBytes(payload: PlanPayload, approver: { name: string; sign
   return Buffer.from(canonicalJson({ ...payload, approver: approver.name, signedAt: approver.signedAt }), 'utf8');
 }
 
-/** Names compare trimmed and case-insensitively: "Alice" and "alice " are one person. */
-export const sameName = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
-
-/** What is signed, in one line a person can check before signing: rows, totals, where, who made it and when. */
+/**
+ * What is signed, as a person checks it before signing: the payouts and totals per currency, the
+ * service account, the batch file and sheet, any deliberate re-send, who made the plan and when,
+ * then every payee (reference, beneficiary, masked account, method, amount).
+ */
 export function payloadText(p: PlanPayload): string {
   const n = p.rows.length;
   const totals = Object.entries(p.totals).map(([c, a]) => `${c} ${groupThousands(a)}`);
-  return (
-    `${n} payout${n === 1 ? '' : 's'}${totals.length ? ` (${totals.join(', ')})` : ''} in ${p.environment} (${p.baseUrl}), ` +
-    `batch file sha256 ${p.fileSha256.slice(0, 16)}…, prepared by ${p.preparedBy ?? '(not recorded)'} at ${p.createdAt}`
-  );
+  const lines = [
+    `${n} payout${n === 1 ? '' : 's'}${totals.length ? ` (${totals.join(', ')})` : ''} in ${p.environment} (${p.baseUrl}), account ${p.account}`,
+    `batch file ${basename(p.file)}${p.sheet !== null ? `, sheet "${p.sheet}"` : ''} (sha256 ${p.fileSha256.slice(0, 16)}…), ` +
+      `prepared by ${p.preparedBy ?? '(not recorded)'} at ${p.createdAt}`,
+  ];
+  if (p.batchLabel !== null) lines.push(`sent again on purpose under --batch-id ${p.batchLabel}`);
+  for (const r of p.rows)
+    lines.push(`${r.reference} | ${r.beneficiary} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`);
+  return lines.join('\n  ');
 }

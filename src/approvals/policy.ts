@@ -1,6 +1,8 @@
 // The four-eyes rule: a plan may be run when `required` distinct listed approvers, none of them its
-// maker, signed its exact content. Pure: the plan, its approvals and the list are given.
-import { parsePublicKey } from './keys.ts';
+// maker (by name, or by a key the maker signed this plan with), signed its exact content. Pure: the
+// plan, its approvals and the list are given.
+import { nameProblem } from '../engine/approval.ts';
+import { fingerprintOf, parsePublicKey } from './keys.ts';
 import { planPayload, sameName, type LoadedPlan, type PlanPayload } from './payload.ts';
 import { verifyApproval } from './sign.ts';
 import type { Approval, Approver } from './store.ts';
@@ -15,28 +17,68 @@ export interface ApprovalCheck {
   message: string;
 }
 
-/** Why one approval does not count, or undefined when it does (`payload` and `maker` of the plan). */
+/** The raw public key (base64) of an approval, or undefined when it is no Ed25519 key. */
+function rawKey(a: Approval): string | undefined {
+  try {
+    return parsePublicKey(a.publicKey).raw.toString('base64');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The keys the plan's maker signed it with: a maker may sign their own plan (it records that they
+ * released it), and a key that did so never counts as an approver's, whatever name it signs under.
+ */
+export function makerKeys(payload: PlanPayload, approvals: Approval[]): Set<string> {
+  const keys = new Set<string>();
+  const maker = payload.preparedBy;
+  for (const a of approvals) {
+    const raw = maker !== null && sameName(a.name, maker) ? rawKey(a) : undefined;
+    if (raw && verifyApproval(payload, a).ok) keys.add(raw);
+  }
+  return keys;
+}
+
+/**
+ * Why one approval does not count, or undefined when it does. `makers`: makerKeys of the plan.
+ * The fingerprint shown and compared is always computed from the key the approval carries; one
+ * stored in the approvals file that differs makes the approval invalid (it was edited).
+ */
 export function approvalProblem(
   payload: PlanPayload,
   a: Approval,
   approvers: Approver[] | undefined,
+  makers: Set<string> = new Set(),
 ): { reason: string; maker?: boolean } | undefined {
   if (payload.preparedBy !== null && sameName(a.name, payload.preparedBy))
     return { reason: 'maker of the plan cannot approve it', maker: true };
+  const badName = nameProblem(a.name);
+  if (badName) return { reason: badName };
+  const raw = rawKey(a);
+  if (!raw) return { reason: 'its public key is unusable' };
+  const fingerprint = fingerprintOf(Buffer.from(raw, 'base64'));
+  if (a.publicKeyFingerprint !== fingerprint)
+    return {
+      reason: `its stored fingerprint ${a.publicKeyFingerprint} is not that of its key (${fingerprint}): the approvals file was edited`,
+    };
+  if (makers.has(raw)) return { reason: `signed with key ${fingerprint}, which the plan's maker signed it with`, maker: true };
   if (approvers) {
     const listed = approvers.find((x) => sameName(x.name, a.name));
     if (!listed) return { reason: 'not in the approvers list' };
-    let raw: string;
-    try {
-      raw = parsePublicKey(a.publicKey).raw.toString('base64');
-    } catch {
-      return { reason: 'its public key is unusable' };
-    }
     if (raw !== listed.publicKey)
-      return { reason: `signed with key ${a.publicKeyFingerprint}, not the key listed for ${listed.name} (${listed.fingerprint})` };
+      return { reason: `signed with key ${fingerprint}, not the key listed for ${listed.name} (${listed.fingerprint})` };
   }
   const v = verifyApproval(payload, a);
   return v.ok ? undefined : { reason: v.reason };
+}
+
+/** Why the plan cannot be approved at all, whoever signs it: its maker is not known by a usable name. */
+function planProblem(payload: PlanPayload): string | undefined {
+  if (payload.preparedBy === null)
+    return 'the plan does not record who made it, so four eyes cannot be checked: make it again with `payout-batch plan FILE --out PLAN`';
+  const bad = nameProblem(payload.preparedBy);
+  return bad ? `the plan's maker ${JSON.stringify(payload.preparedBy)} cannot be told from an approver: ${bad}` : undefined;
 }
 
 export function checkApprovals(plan: LoadedPlan, approvals: Approval[], approvers: Approver[], required: number): ApprovalCheck {
@@ -44,12 +86,11 @@ export function checkApprovals(plan: LoadedPlan, approvals: Approval[], approver
   const counted: string[] = [];
   const countedKeys = new Set<string>();
   const problems: string[] = [];
-  if (payload.preparedBy === null)
-    problems.push(
-      'the plan does not record who made it (made by an older version), so four eyes cannot be checked: make it again with `payout-batch plan FILE --out PLAN`',
-    );
+  const unusable = planProblem(payload);
+  if (unusable) problems.push(unusable);
+  const makers = makerKeys(payload, approvals);
   for (const a of approvals) {
-    const p = approvalProblem(payload, a, approvers);
+    const p = approvalProblem(payload, a, approvers, makers);
     if (p) {
       problems.push(p.maker ? `${a.name} (${p.reason})` : `${a.name}: ${p.reason}`);
       continue;
@@ -62,7 +103,7 @@ export function checkApprovals(plan: LoadedPlan, approvals: Approval[], approver
     counted.push(listed.name);
     countedKeys.add(listed.publicKey);
   }
-  const ok = payload.preparedBy !== null && counted.length >= required;
+  const ok = !unusable && counted.length >= required;
   const n = `${counted.length} valid approval${counted.length === 1 ? '' : 's'}`;
   const by = counted.length ? ` (${counted.join(', ')})` : '';
   const why = problems.length ? problems.join('; ') : approvals.length ? '' : 'no approvals';

@@ -5,8 +5,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
+import { nameProblem, sameName } from '../engine/approval.ts';
 import { fingerprintOf, KeyError, parsePublicKey } from './keys.ts';
-import { sameName } from './payload.ts';
 
 export const ApprovalSchema = z.object({
   name: z.string().min(1),
@@ -81,7 +81,8 @@ const ApproversFile = z.union([z.array(ApproverEntry), z.strictObject({ approver
 
 /**
  * The approvers list: a JSON array of {name, publicKey} (or {"approvers": [...]}). A name or a
- * key listed twice is refused: one person, one key, or "distinct approvers" means nothing.
+ * key listed twice is refused: one person, one key, or "distinct approvers" means nothing; so is a
+ * look-alike name (engine/approval.ts nameProblem).
  */
 export function readApprovers(path: string): Approver[] {
   const r = ApproversFile.safeParse(readJson(path, 'approvers list'));
@@ -94,6 +95,8 @@ export function readApprovers(path: string): Approver[] {
   const entries = Array.isArray(r.data) ? r.data : r.data.approvers;
   const out: Approver[] = [];
   for (const [i, e] of entries.entries()) {
+    const bad = nameProblem(e.name);
+    if (bad) throw new ApprovalsFileError(`${path}: entry ${i + 1} (${JSON.stringify(e.name)}): ${bad}`);
     let raw: Buffer;
     try {
       raw = parsePublicKey(e.publicKey).raw;

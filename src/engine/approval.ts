@@ -91,3 +91,63 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
   if (reasons.length) return { ok: false, reasons };
   return { ok: true, confirm: !a.yes };
 }
+
+// ---- the names of a plan's maker and approvers (four eyes, src/approvals)
+
+/**
+ * One form per name for comparing: Unicode NFKC (full-width and compatibility forms become their
+ * plain letters), case folded (upper then lower case: "Straße" and "STRASSE" are one), spaces
+ * collapsed. Names are compared only in this form.
+ */
+export function foldName(name: string): string {
+  return name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/g, ' ');
+}
+
+export const sameName = (a: string, b: string): boolean => foldName(a) === foldName(b);
+
+/** Characters that show nothing or reorder the text around them: control, format, bidi, default-ignorable. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u;
+
+const SCRIPTS = [
+  'Latin', 'Greek', 'Cyrillic', 'Armenian', 'Georgian', 'Hebrew', 'Arabic', 'Syriac', 'Thaana', 'Devanagari', 'Bengali',
+  'Gurmukhi', 'Gujarati', 'Oriya', 'Tamil', 'Telugu', 'Kannada', 'Malayalam', 'Sinhala', 'Thai', 'Lao', 'Tibetan',
+  'Myanmar', 'Khmer', 'Mongolian', 'Ethiopic', 'Cherokee', 'Han', 'Hiragana', 'Katakana', 'Hangul', 'Bopomofo',
+] as const; // prettier-ignore
+const SCRIPT_OF = SCRIPTS.map((s) => [s, new RegExp(`^\\p{Script=${s}}$`, 'u')] as const);
+
+/**
+ * The scripts one name may mix (Unicode TR39 "highly restrictive"): Latin with the scripts of
+ * Japanese, of Chinese, or of Korean. Any other mix is how a look-alike is made ("Dаn" with a
+ * Cyrillic а is not "Dan").
+ */
+const ONE_WRITING = [
+  new Set(['Latin', 'Han', 'Hiragana', 'Katakana']),
+  new Set(['Latin', 'Han', 'Bopomofo']),
+  new Set(['Latin', 'Han', 'Hangul']),
+];
+
+/** The scripts of a name's letters (a letter of none of SCRIPTS counts as "another script"). */
+function scriptsOf(name: string): Set<string> {
+  const found = new Set<string>();
+  for (const ch of name) {
+    if (!/\p{L}/u.test(ch)) continue; // digits, spaces, punctuation and marks are in every script
+    found.add(SCRIPT_OF.find(([, re]) => re.test(ch))?.[0] ?? 'another script');
+  }
+  return found;
+}
+
+/**
+ * Why a person's name (a plan's maker, an approver) cannot be used, or undefined: empty, an
+ * invisible or bidirectional control character, or letters of scripts that no one name mixes.
+ */
+export function nameProblem(name: string): string | undefined {
+  const n = name.normalize('NFKC').trim();
+  if (!n) return 'the name is empty';
+  const bad = [...n].find((ch) => INVISIBLE.test(ch));
+  if (bad)
+    return `the name holds an invisible or bidirectional control character (U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
+  const scripts = scriptsOf(n);
+  if (scripts.size > 1 && !ONE_WRITING.some((w) => [...scripts].every((s) => w.has(s))))
+    return `the name mixes the ${[...scripts].join(' and ')} scripts (a look-alike of another name)`;
+  return undefined;
+}

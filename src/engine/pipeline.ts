@@ -424,16 +424,16 @@ async function prepareRun(o: RunOptions) {
   const file = o.file ?? planned?.file;
   if (!file) throw new RangeError('name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;
-  if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl);
+  if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl, o.sheet);
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
   const journal = journalReader((identity) => ledgerJournalPath(ledger, identity.batchId));
   const batchId = planned ? planned.batchLabel : o.batchId;
   const batch = await loadBatch(
     file,
-    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId, stop: o.stop },
+    { encoding: o.encoding, sheet: planned ? planned.sheet : o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId, stop: o.stop },
     journal.lookup,
   );
-  if (planned) verifyPlannedRows(planned, batch.identity.fileSha256, new Map(batch.rows.map((r) => [r.rowNumber, r.payout])));
+  if (planned) verifyPlannedRows(planned, batch, journal.read()?.scan.folded);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // Before the journal is written: a batch another process is sending, or whose references

@@ -1,12 +1,15 @@
-// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything; with quotes per
-// row to send (unless --no-quote), written to a plan file that `run --plan` executes exactly.
-// Reads the journal (a resumed batch plans only what is left) but never writes it.
+// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything; with, per row to
+// send, its initiate body, its documents' sha256 and its quote (unless --no-quote), written to a
+// plan file that `run --plan` executes exactly. Reads the journal (a resumed batch plans only what
+// is left) but never writes it.
 import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
 import { emptyFold } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
+import { nameProblem } from './approval.ts';
+import { initiateBody } from './execute.ts';
 import { loadBatch, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { ledgerJournalPath, ledgerOf } from './ledger.ts';
 import { buildPlan, type BatchPlan } from './plan.ts';
@@ -20,7 +23,7 @@ export interface PlanCommandOptions
   conn: Connection;
   stateDir?: string;
   out?: string;
-  /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. */
+  /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. A look-alike name is refused (RangeError). */
   preparedBy?: string;
 }
 
@@ -42,6 +45,9 @@ export interface PlanCommandResult {
 
 /** prepare (the batch and its journal, read, never written) -> the plan stage -> quotes -> the plan file. */
 export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResult> {
+  const preparedBy = o.out ? o.preparedBy?.trim() || osUserName() : undefined;
+  const bad = preparedBy !== undefined ? nameProblem(preparedBy) : undefined;
+  if (bad) throw new RangeError(`--prepared-by ${JSON.stringify(preparedBy)}: ${bad}; write the maker's name in one script`);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
   // As `run` does: the journal read once the identity is known, for the rows it shows created.
@@ -65,9 +71,10 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
     planFile = planFileOf(plan, {
       fileSha256: batch.identity.fileSha256,
       batchLabel: batch.identity.label,
+      sheet: batch.sheet,
       baseUrl: o.conn.environment.baseUrl,
       rows: quoted.rows.filter((r) => plan.toSend.includes(r.rowNumber)),
-      preparedBy: o.preparedBy?.trim() || osUserName(),
+      preparedBy,
     });
     await writePlanFile(o.out, planFile);
   }
@@ -87,7 +94,15 @@ async function planRows(
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
   for (const n of toSend) {
     const p = byNumber.get(n)!.payout!;
-    const row: PlanRow = { rowNumber: n, reference: p.reference, sourceCurrency: p.sourceCurrency, sourceAmount: p.sourceAmount.toFixed() };
+    const row: PlanRow = {
+      rowNumber: n,
+      reference: p.reference,
+      sourceCurrency: p.sourceCurrency,
+      sourceAmount: p.sourceAmount.toFixed(),
+      body: initiateBody(p),
+      // (validation fingerprinted every document of a valid row: loadBatch)
+      documents: p.documents.map((file) => ({ file, sha256: batch.documents!.get(file)!.sha256 })),
+    };
     rows.push(row);
     if (!quote) continue;
     try {

@@ -1,21 +1,40 @@
-// The plan file of `payout-batch plan FILE --out PLAN`: the preflight, the rows to send and their
-// quotes, tied to the batch file's exact bytes. `run --plan PLAN` executes exactly those rows and
-// refuses when the batch file changed since (its sha256 differs) or the environment differs.
+// The plan file of `payout-batch plan FILE --out PLAN`: the preflight, the rows to send with the
+// initiate body each will be sent with (spec §4.2, but for the documentUrl the upload gives) and
+// the sha256 of each of its documents, and their quotes, tied to the batch file's exact bytes and
+// sheet. `run --plan PLAN` sends exactly those bodies or nothing: it refuses when the batch file
+// changed since, when a row or a document no longer gives the planned body, or when the
+// environment or the service account differs.
+import { createHash } from 'node:crypto';
 import { readFile, writeFile, rename } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { InitiateRequest } from '../interface/schemas.ts';
+import { maskAccount } from '../mask.ts';
+import { formatAmount, fromApi } from '../money.ts';
+import type { FoldedJournal } from '../journal/rows.ts';
+import { initiateBody } from './execute.ts';
 import { fileSha256 } from './identity.ts';
 import { BatchRefused } from './session.ts';
 import { accountOf } from './ledger.ts';
 import type { BatchPlan } from './plan.ts';
+import type { LoadedBatch } from './prepare.ts';
 
 export const PLAN_KIND = 'payout-batch-plan';
+/** 2: rows carry their initiate body and documents' sha256, the plan its sheet and account. */
+export const PLAN_VERSION = 2;
+
+/** The initiate body a row is sent with, but for `supportingDocument` (the upload's URL, known only then). */
+export const PlannedBody = InitiateRequest.omit({ supportingDocument: true });
+export type PlannedBody = z.infer<typeof PlannedBody>;
 
 const PlanRow = z.object({
   rowNumber: z.number().int(),
   reference: z.string(),
   sourceCurrency: z.string(),
   sourceAmount: z.string(),
+  body: PlannedBody,
+  /** The row's supporting documents in order: the path planned and the sha256 of its bytes. */
+  documents: z.array(z.object({ file: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) })),
   rate: z.union([z.number(), z.string()]).optional(),
   fee: z.string().optional(),
   totalDeductible: z.string().optional(),
@@ -26,7 +45,7 @@ const RowNote = z.object({ rowNumber: z.number().int(), code: z.string(), messag
 
 export const PlanFileSchema = z.object({
   kind: z.literal(PLAN_KIND),
-  v: z.literal(1),
+  v: z.literal(PLAN_VERSION),
   createdAt: z.string(),
   file: z.string(),
   fileSha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -34,8 +53,12 @@ export const PlanFileSchema = z.object({
   batchLabel: z.string().optional(),
   /** Who made the plan (`plan --prepared-by`, default the OS user): approvals by this name do not count (src/approvals). Absent in plans of older versions. */
   preparedBy: z.string().optional(),
+  /** Excel: the sheet the rows were read from (`run --plan` reads that one). */
+  sheet: z.string().optional(),
   env: z.string(),
   baseUrl: z.string(),
+  /** The service account (ledger.ts accountOf of baseUrl) the plan pays from. */
+  account: z.string(),
   rows: z.array(PlanRow),
   currencies: z.array(z.record(z.string(), z.unknown())),
   warnings: z.array(z.string()),
@@ -66,23 +89,93 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
   } catch (e) {
     throw new RangeError(`cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  return parsePlanFile(text, path);
+}
+
+/** A plan file's text, checked against its schema; RangeError with the reason otherwise. */
+export function parsePlanFile(text: string, path: string): PlanFile {
+  const make = 'make one with `payout-batch plan FILE --out PLAN`';
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
-    throw new RangeError(`${path} is not a plan file (not JSON)`);
+    throw new RangeError(`${path} is not a plan file (not JSON): ${make}`);
   }
   const r = PlanFileSchema.safeParse(data);
-  if (!r.success)
-    throw new RangeError(`${path} is not a plan file of payout-batch: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`);
-  return r.data;
+  if (r.success) return r.data;
+  const d = data as { kind?: unknown; v?: unknown } | null;
+  if (d?.kind === PLAN_KIND && typeof d.v === 'number' && d.v < PLAN_VERSION)
+    throw new RangeError(
+      `${path} is not a plan file of payout-batch: v: ${d.v} is the format of an older version, which does not record the bodies it pays: ${make} again`,
+    );
+  const i = r.error.issues[0];
+  throw new RangeError(`${path} is not a plan file of payout-batch: ${i?.path.join('.') || 'top level'}: ${i?.message}: ${make}`);
+}
+
+/** JSON with keys sorted at every level and no whitespace: one text for one value. */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .join(',')}}`;
+}
+
+export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+
+/**
+ * The digest of an initiate body as planned and signed: sha256 of its canonical JSON, without the
+ * `supportingDocument` URL (the documents are signed by their bytes' sha256 instead).
+ */
+export function bodyDigest(body: object): string {
+  const { supportingDocument: _url, ...rest } = body as { supportingDocument?: unknown };
+  return sha256Hex(canonicalJson(rest));
+}
+
+/** Who a planned row pays, as the approval text and the report show it (the account masked, src/mask.ts). */
+export interface Payee {
+  rowNumber: number;
+  reference: string;
+  beneficiary: string;
+  account: string;
+  method: string;
+  currency: string;
+  amount: string;
+}
+
+/** The beneficiary fields that name the account paid, in the order one is shown. */
+const ACCOUNT_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'email', 'alipayId', 'wechatUserId', 'openId'] as const;
+
+/** A planned row's payee, read from the body it is sent with. */
+export function payeeOf(r: PlanRow): Payee {
+  const b = r.body;
+  const account = ACCOUNT_FIELDS.map((f) => b.beneficiary[f]).find((v) => typeof v === 'string' && v !== '');
+  return {
+    rowNumber: r.rowNumber,
+    reference: r.reference,
+    beneficiary: b.beneficiary.accountName,
+    account: account ? maskAccount(account) : '',
+    method: b.method,
+    currency: b.sourceCurrency,
+    amount: formatAmount(fromApi(b.sourceAmount), b.sourceCurrency),
+  };
 }
 
 /**
- * Refuses (exit 3) a plan whose batch file changed since, or that was made for another environment
- * or another service account (base URL): the account is part of what approvers sign.
+ * Refuses (exit 3) a plan run with a --sheet other than its own, whose batch file changed since, or
+ * that was made for another environment or another service account (base URL): the sheet and the
+ * account are part of what approvers sign.
  */
-export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string): Promise<void> {
+export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string, sheet?: string): Promise<void> {
+  // A --sheet given with --plan must name the planned sheet: the plan's is the one read.
+  if (sheet !== undefined && sheet.toLowerCase() !== plan.sheet?.toLowerCase())
+    throw new BatchRefused(
+      `the plan was made from ${plan.sheet ? `the sheet "${plan.sheet}"` : 'a file without sheets'}, not "${sheet}" (a plan reads its own sheet: leave --sheet out): nothing was sent`,
+      'plan-other-sheet',
+    );
   if (resolve(file) !== plan.file) {
     throw new BatchRefused(`the plan was made for ${plan.file}, not ${resolve(file)}: nothing was sent`, 'plan-other-file');
   }
@@ -109,40 +202,55 @@ export async function verifyPlan(plan: PlanFile, file: string, env: string, base
 }
 
 /**
- * Refuses (exit 3) a batch whose rows, as loaded for the run, are not those of the plan: the file
- * is hashed again when it is loaded, and a file replaced between the plan's check and that read
- * must not pay amounts nobody planned or approved.
+ * Refuses (exit 3) a batch that would not send exactly the planned bodies: the file is hashed
+ * again when it is loaded (a file replaced between the plan's check and that read must not pay
+ * what nobody planned or approved), each planned row must give the planned initiate body, its
+ * documents the planned bytes, and a row whose outcome is to be settled must have been sent
+ * with that body (its journalled body is what a resend sends again).
  */
 export function verifyPlannedRows(
   plan: PlanFile,
-  fileSha256: string,
-  rows: ReadonlyMap<number, { reference: string; sourceCurrency: string; sourceAmount: { eq(x: string): boolean } } | undefined>,
+  batch: Pick<LoadedBatch, 'rows' | 'documents' | 'identity'>,
+  folded: FoldedJournal | undefined,
 ): void {
   const changed = (why: string) =>
     new BatchRefused(`${plan.file} changed since the plan was made (${why}): nothing was sent`, 'plan-file-changed');
-  if (fileSha256 !== plan.fileSha256) throw changed('its content hash differs');
+  if (batch.identity.fileSha256 !== plan.fileSha256) throw changed('its content hash differs');
+  const rows = new Map(batch.rows.map((r) => [r.rowNumber, r.payout]));
   for (const r of plan.rows) {
     const p = rows.get(r.rowNumber);
-    if (!p || p.reference !== r.reference || p.sourceCurrency !== r.sourceCurrency || !p.sourceAmount.eq(r.sourceAmount))
-      throw changed(`row ${r.rowNumber} is not the planned ${r.reference}`);
+    const planned = bodyDigest(r.body);
+    if (!p || p.reference !== r.reference || bodyDigest(initiateBody(p)) !== planned)
+      throw changed(`row ${r.rowNumber} does not give the planned body of ${r.reference}`);
+    const docs = p.documents.map((d) => batch.documents?.get(d)?.sha256);
+    if (docs.length !== r.documents.length || r.documents.some((d, i) => d.sha256 !== docs[i]))
+      throw changed(`the documents of ${r.reference} are not the planned ones`);
+    const s = folded?.rows.get(r.reference);
+    if (s?.body && (s.phase === 'initiating' || s.phase === 'unknown') && bodyDigest(JSON.parse(s.body) as object) !== planned)
+      throw new BatchRefused(
+        `${r.reference} was sent before with another body than the planned one, and its outcome is not known: the plan cannot be run over it: nothing was sent`,
+        'plan-file-changed',
+      );
   }
 }
 
 export function planFileOf(
   plan: BatchPlan,
-  extra: { fileSha256: string; batchLabel?: string; baseUrl: string; rows: PlanRow[]; preparedBy?: string },
+  extra: { fileSha256: string; batchLabel?: string; sheet?: string; baseUrl: string; rows: PlanRow[]; preparedBy?: string },
 ): PlanFile {
   return {
     kind: PLAN_KIND,
-    v: 1,
+    v: PLAN_VERSION,
     createdAt: new Date().toISOString(),
     file: plan.file,
     fileSha256: extra.fileSha256,
     batchId: plan.batchId,
     ...(extra.batchLabel ? { batchLabel: extra.batchLabel } : {}),
     ...(extra.preparedBy !== undefined ? { preparedBy: extra.preparedBy } : {}),
+    ...(extra.sheet !== undefined ? { sheet: extra.sheet } : {}),
     env: plan.env,
     baseUrl: extra.baseUrl,
+    account: accountOf(extra.baseUrl),
     rows: extra.rows,
     currencies: plan.currencies as unknown as Record<string, unknown>[],
     warnings: plan.warnings,

@@ -40,6 +40,8 @@ export interface LoadedBatch {
   /** Absolute path. */
   file: string;
   format: 'csv' | 'xlsx' | 'xls';
+  /** Excel: the sheet read. */
+  sheet?: string;
   delimiter?: string;
   inputColumns: string[];
   rows: EngineRow[];
@@ -90,6 +92,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   return {
     file,
     format: v.source.format,
+    ...(v.source.sheet !== undefined ? { sheet: v.source.sheet } : {}),
     delimiter: v.source.delimiter,
     inputColumns: v.source.columns,
     rows,

@@ -110,6 +110,7 @@ export function planHtml(v: PlanView): string {
       : safe`<tr><th>Already created (earlier run)</th>${count('alreadyCreated', id.alreadyCreated)}</tr>`,
     kv('Batch id', 'batchId', id.batchId, true),
     kv('Batch label', 'batchLabel', id.batchLabel),
+    kv('Sheet', 'sheet', id.sheet),
     kv('Environment', 'environment', id.environment),
     kv('Service', 'baseUrl', id.baseUrl, true),
     kv('Plan made', 'createdAt', id.createdAt),
@@ -188,6 +189,7 @@ export function planHtml(v: PlanView): string {
           safe`<tr data-row="${String(r.row)}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="code">${r.code}</td><td data-field="message">${r.message}</td></tr>`,
       )}</tbody></table></section>`,
     );
+  if (v.payees) body.push(payeesSection(v.payees));
   body.push(approvalsSection(v, v.approvals));
   if (v.notes.length)
     body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
@@ -235,6 +237,14 @@ function invalidSection(v: PlanView): SafeHtml {
   )}</tbody></table>${more}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
 }
 
+function payeesSection(payees: NonNullable<PlanView['payees']>): SafeHtml {
+  if (!payees.length) return safe`<section><h2>Payees</h2><p data-section="payees">None: no row to send.</p></section>`;
+  return safe`<section><h2>Payees: every row to send</h2><table data-section="payees"><colgroup><col style="width:8%"><col style="width:18%"><col><col style="width:16%"><col style="width:14%"><col style="width:16%"></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Method</th><th class="num">Amount</th></tr></thead><tbody>${payees.map(
+    (p) =>
+      safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary}</td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td>${money('amount', p.amount)}</tr>`,
+  )}</tbody></table><p class="note">What each initiate body pays (account numbers masked); the body, beneficiary included, and each document's bytes are what an approval signs.</p></section>`;
+}
+
 function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml {
   const approvals = a?.approvals ?? [];
   const sent = v.totals.filter((t) => t.rows > 0);
@@ -245,7 +255,7 @@ function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml 
     : ' plan:';
   const what = v.offline
     ? safe`<p class="note">An approval signs a plan file (payout-batch plan FILE --out PLAN), not a batch file.</p>`
-    : safe`<p>An approval signs this exact${planFile} the batch file with SHA-256 <span class="mono" data-field="signed-sha256">${v.identity.sha256 ?? ''}</span>, its <span data-field="signed-rows">${String(v.identity.toSend ?? 0)}</span> rows to send and their amounts before fees (${totals})${v.identity.environment ? `, for the ${v.identity.environment} environment` : ''}.</p>`;
+    : safe`<p>An approval signs this exact${planFile} the batch file with SHA-256 <span class="mono" data-field="signed-sha256">${v.identity.sha256 ?? ''}</span>${v.identity.sheet ? `, sheet "${v.identity.sheet}"` : ''}, its <span data-field="signed-rows">${String(v.identity.toSend ?? 0)}</span> rows to send (each one's initiate body, beneficiary included, and documents, by their digests) and their amounts before fees (${totals})${v.identity.environment ? `, for the ${v.identity.environment} environment` : ''}${v.identity.baseUrl ? ` at ${v.identity.baseUrl}` : ''}.</p>`;
   const list = approvals.length
     ? safe`<table><colgroup><col style="width:20%"><col style="width:22%"><col style="width:28%"><col style="width:10%"><col></colgroup><thead><tr><th>Approved by</th><th>Signed at</th><th>Key fingerprint</th><th>Valid</th><th>Note</th></tr></thead><tbody>${approvals.map(
         (x) =>

@@ -54,6 +54,7 @@ export async function writePlanReport(
     baseUrl: o.baseUrl,
     sha256: o.planFile?.fileSha256,
     quotes: o.planFile?.rows,
+    sheet: o.planFile?.sheet,
     offline,
     approvals: { preparedBy: o.planFile?.preparedBy },
     createdAt: o.planFile?.createdAt,

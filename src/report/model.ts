@@ -6,7 +6,7 @@ import { Dec, formatAmount, isCurrencyCode, type Dec as DecT } from '../money.ts
 import { maskAccount } from '../mask.ts';
 import { matchHeader, type CanonicalField } from '../input/columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/plan.ts';
-import type { PlanFile, PlanRow } from '../engine/plan-file.ts';
+import { payeeOf, type Payee, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256, parseIdempotencyKey } from '../engine/identity.ts';
 import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/index.ts';
 import type { ResultsTable } from '../results/index.ts';
@@ -85,11 +85,15 @@ export interface PlanView {
     alreadyCreated?: number;
     batchId?: string;
     batchLabel?: string;
+    /** Excel: the sheet the plan's rows are read from. */
+    sheet?: string;
     environment?: string;
     baseUrl?: string;
     createdAt?: string;
   };
   totals: PlanTotal[];
+  /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes). */
+  payees?: Payee[];
   byMethod: { method: string; currency: string; rows: number; amount: string }[];
   corridors: CorridorView[];
   warnings: string[];
@@ -264,6 +268,7 @@ export function planViewOfPlan(
     batchLabel?: string;
     /** The rows to send with their quotes (the plan file's rows). */
     quotes?: readonly PlanRow[];
+    sheet?: string;
     offline?: OfflineBatch;
     approvals?: ApprovalsInput;
     createdAt?: string;
@@ -290,11 +295,13 @@ export function planViewOfPlan(
       alreadyCreated: plan.alreadyCreated,
       batchId: plan.batchId,
       batchLabel: o.batchLabel,
+      ...(o.sheet !== undefined ? { sheet: o.sheet } : {}),
       environment: o.environment,
       baseUrl: o.baseUrl,
       createdAt: o.createdAt,
     },
     totals,
+    payees: (o.quotes ?? []).map(payeeOf),
     byMethod,
     corridors,
     warnings: [...plan.warnings, ...(o.offline?.warnings ?? [])],
@@ -349,6 +356,7 @@ export function planViewOfPlanFile(
     planSha256,
     batchLabel: pf.batchLabel,
     quotes: pf.rows,
+    sheet: pf.sheet,
     offline: usable,
     approvals: { preparedBy: pf.preparedBy, ...approvals },
     createdAt: pf.createdAt,

@@ -21,16 +21,37 @@ import {
   type Approval,
   type Approver,
 } from '../../src/approvals/index.ts';
+import { nameProblem, sameName } from '../../src/engine/approval.ts';
+import { bodyDigest, parsePlanFile, verifyPlannedRows } from '../../src/engine/plan-file.ts';
+import { emptyFold } from '../../src/journal/rows.ts';
+import { Dec } from '../../src/money.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-approvals-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let n = 0;
+const body = (amount: number, currency: string, accountName: string, iban: string) => ({
+  sourceAmount: amount,
+  sourceCurrency: currency,
+  destinationCurrency: 'EUR',
+  destinationCountryCode: 'DEU',
+  method: 'SEPA',
+  beneficiary: { accountName, accountCurrency: 'EUR', iban },
+  narration: 'January',
+});
 function writePlan(o: { preparedBy?: string; amount?: string } = {}): string {
   const path = join(dir, `plan-${++n}.json`);
+  const row = (rowNumber: number, reference: string, currency: string, amount: string, name: string) => ({
+    rowNumber,
+    reference,
+    sourceCurrency: currency,
+    sourceAmount: amount,
+    body: body(Number(amount), currency, name, `DE8937040044053201300${rowNumber}`),
+    documents: [],
+  });
   const plan = {
     kind: 'payout-batch-plan',
-    v: 1,
+    v: 2,
     createdAt: '2026-01-31T09:00:00.000Z',
     file: '/payroll/january.csv',
     fileSha256: 'a'.repeat(64),
@@ -38,10 +59,11 @@ function writePlan(o: { preparedBy?: string; amount?: string } = {}): string {
     ...(o.preparedBy !== undefined ? { preparedBy: o.preparedBy } : {}),
     env: 'sandbox',
     baseUrl: 'https://sandbox.example',
+    account: 'https://sandbox.example',
     rows: [
-      { rowNumber: 2, reference: 'PAY-1', sourceCurrency: 'USD', sourceAmount: '1000.10' },
-      { rowNumber: 3, reference: 'PAY-2', sourceCurrency: 'USD', sourceAmount: o.amount ?? '0.20' },
-      { rowNumber: 4, reference: 'PAY-3', sourceCurrency: 'EUR', sourceAmount: '5' },
+      row(2, 'PAY-1', 'USD', '1000.10', 'Ann Lee'),
+      row(3, 'PAY-2', 'USD', o.amount ?? '0.20', 'Bo Chen'),
+      row(4, 'PAY-3', 'EUR', '5', 'Cy Diaz'),
     ],
     currencies: [],
     warnings: [],
@@ -89,7 +111,17 @@ describe('the signed payload', () => {
     expect(canonicalJson({ b: [1, { d: 'x', c: null }], a: 'é' })).toBe('{"a":"é","b":[1,{"c":null,"d":"x"}]}');
     const p = planPayload(loadPlan(writePlan({ preparedBy: 'dan' })));
     expect(p.totals).toEqual({ EUR: '5.00', USD: '1000.30' });
-    expect(p.rows[0]).toEqual({ rowNumber: 2, reference: 'PAY-1', currency: 'USD', amount: '1000.10' });
+    expect(p.rows[0]).toEqual({
+      rowNumber: 2,
+      reference: 'PAY-1',
+      beneficiary: 'Ann Lee',
+      account: '********3002',
+      method: 'SEPA',
+      currency: 'USD',
+      amount: '1000.10',
+      bodySha256: bodyDigest(body(1000.1, 'USD', 'Ann Lee', 'DE89370400440532013002')),
+      documents: [],
+    });
     expect(p.preparedBy).toBe('dan');
     expect(p.planSha256).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -100,7 +132,7 @@ describe('the signed payload', () => {
     expect(verifyApproval(planPayload(loadPlan(path)), a)).toEqual({ ok: true });
     // An amount changed, and (separately) a change outside the signed fields: both break it.
     const text = readFileSync(path, 'utf8');
-    writeFileSync(path, text.replace('"0.20"', '"9000.20"'));
+    writeFileSync(path, text.replace('"sourceAmount": 0.2', '"sourceAmount": 9000.2'));
     expect(verifyApproval(planPayload(loadPlan(path)), a)).toEqual({ ok: false, reason: 'signature does not match this plan' });
     writeFileSync(path, text.replace('"warnings": []', '"warnings": ["x"]'));
     expect(verifyApproval(planPayload(loadPlan(path)), a).ok).toBe(false);
@@ -241,5 +273,123 @@ describe('the approvals file and the approvers list', () => {
     expect(() => readApprovers(p)).toThrow(/entry 2 \(Bob\) repeats the key of Alice/);
     writeFileSync(p, JSON.stringify([{ name: 'Alice', key: alice.publicKey }]));
     expect(() => readApprovers(p)).toThrow(/is not an approvers list/);
+  });
+});
+
+describe('names of makers and approvers', () => {
+  it('compare after NFKC and case folding', () => {
+    expect(sameName('Dan', ' DAN ')).toBe(true);
+    expect(sameName('Ｄａｎ', 'dan')).toBe(true); // full-width
+    expect(sameName('Straße', 'STRASSE')).toBe(true);
+    expect(sameName('Dаn', 'Dan')).toBe(false); // Cyrillic а: refused below, never equal
+  });
+
+  it('a name that mixes scripts, or holds an invisible or bidi control character, is refused with the reason', () => {
+    expect(nameProblem('Dаn')).toBe('the name mixes the Latin and Cyrillic scripts (a look-alike of another name)');
+    expect(nameProblem('Da\u200bn')).toMatch(/invisible or bidirectional control character \(U\+200B\)/);
+    expect(nameProblem('\u202eDan')).toMatch(/U\+202E/);
+    expect(nameProblem('  ')).toBe('the name is empty');
+    for (const ok of ['Dan', 'Zoë Müller-Łukasz', 'Дмитрий', '山田 太郎', '田中さん', 'Ana 2', "O'Brien"])
+      expect(nameProblem(ok)).toBeUndefined();
+  });
+
+  it('a look-alike maker makes the plan unapprovable; a look-alike approver does not count; a list naming one is refused', () => {
+    const path = writePlan({ preparedBy: 'Dаn' });
+    const r = checkApprovals(loadPlan(path), [sign(path, 'Alice', alice), sign(path, 'Bob', bob)], approvers, 2);
+    expect(r.ok).toBe(false);
+    expect(r.problems[0]).toMatch(/^the plan's maker "Dаn" cannot be told from an approver: the name mixes the Latin and Cyrillic scripts/);
+    const plain = writePlan({ preparedBy: 'dan' });
+    expect(checkApprovals(loadPlan(plain), [sign(plain, 'Аlice', alice)], approvers, 1).problems).toEqual([
+      'Аlice: the name mixes the Cyrillic and Latin scripts (a look-alike of another name)',
+    ]);
+    const list = join(dir, 'lookalike-approvers.json');
+    writeFileSync(list, JSON.stringify([{ name: 'Dаn', publicKey: alice.publicKey }]));
+    expect(() => readApprovers(list)).toThrow(/entry 1 \("Dаn"\): the name mixes the Latin and Cyrillic scripts/);
+  });
+
+  it("a key the maker signed the plan with never counts as an approver's, whatever name it signs under", () => {
+    const path = writePlan({ preparedBy: 'Dan' });
+    const dan = newKeyPair();
+    const list: Approver[] = [...approvers.slice(1), { name: 'Daniel', publicKey: dan.publicKey, fingerprint: dan.fingerprint }];
+    const r = checkApprovals(loadPlan(path), [sign(path, 'Dan', dan), sign(path, 'Daniel', dan), sign(path, 'Bob', bob)], list, 2);
+    expect(r.ok).toBe(false);
+    expect(r.counted).toEqual(['Bob']);
+    expect(r.problems).toEqual([
+      'Dan (maker of the plan cannot approve it)',
+      `Daniel (signed with key ${dan.fingerprint}, which the plan's maker signed it with)`,
+    ]);
+  });
+});
+
+describe('fingerprints', () => {
+  it('are computed from the key: a stored fingerprint that differs makes the approval invalid, in the view and the rule', () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const dan = newKeyPair();
+    // Alice's name signed with Dan's key, its fingerprint then edited to Alice's; and Bob's own approval with its fingerprint edited.
+    const forged = { ...sign(path, 'Alice', dan), publicKeyFingerprint: alice.fingerprint };
+    const edited = { ...sign(path, 'Bob', bob), publicKeyFingerprint: 'f'.repeat(16) };
+    const r = checkApprovals(loadPlan(path), [forged, edited], approvers, 1);
+    expect(r.ok).toBe(false);
+    expect(r.problems).toEqual([
+      `Alice: its stored fingerprint ${alice.fingerprint} is not that of its key (${dan.fingerprint}): the approvals file was edited`,
+      `Bob: its stored fingerprint ${'f'.repeat(16)} is not that of its key (${bob.fingerprint}): the approvals file was edited`,
+    ]);
+    writeFileSync(approvalsPathFor(path), JSON.stringify([forged]));
+    expect(approvalsView(path).approvals).toEqual([
+      expect.objectContaining({ name: 'Alice', publicKeyFingerprint: dan.fingerprint, valid: false }),
+    ]);
+  });
+});
+
+describe('plan files', () => {
+  it('one made by an older version (no bodies) is refused, saying to make it again', () => {
+    const p = join(dir, 'old.plan.json');
+    writeFileSync(p, readFileSync(writePlan({ preparedBy: 'dan' }), 'utf8').replace('"v": 2', '"v": 1'));
+    expect(() => loadPlan(p)).toThrow(
+      /is not a plan file of payout-batch: v: 1 is the format of an older version, which does not record the bodies it pays/,
+    );
+  });
+});
+
+describe('what run --plan checks against the signed bodies (verifyPlannedRows)', () => {
+  const payout = (name: string, documents: string[] = []) => ({
+    rowNumber: 2,
+    reference: 'PAY-1',
+    sourceAmount: new Dec('1000.10'),
+    sourceCurrency: 'USD',
+    destinationCurrency: 'EUR',
+    destinationCountryCode: 'DEU',
+    method: 'SEPA' as const,
+    beneficiary: { accountName: name, accountCurrency: 'EUR', iban: 'DE89370400440532013002' },
+    narration: 'January',
+    documents,
+    withdrawal: true,
+  });
+  const plan = parsePlanFile(readFileSync(writePlan({ preparedBy: 'dan' }), 'utf8'), 'p.json');
+  plan.rows = plan.rows.slice(0, 1);
+  const batch = (name: string, sha = 'c'.repeat(64)) => ({
+    identity: { batchId: 'a'.repeat(64), source: 'content' as const, fileSha256: 'a'.repeat(64) },
+    rows: [{ rowNumber: 2, cells: {}, payout: payout(name, ['/d/slip.pdf']), problems: [] }],
+    documents: new Map([['/d/slip.pdf', { bytes: 1, sha256: sha, symlink: false }]]),
+  });
+  plan.rows[0]!.documents = [{ file: '/d/slip.pdf', sha256: 'c'.repeat(64) }];
+
+  it('the body digest is of canonical JSON without the document URL', () => {
+    const b = body(1, 'USD', 'Ann', 'DE1');
+    expect(bodyDigest({ ...b, supportingDocument: 'https://x/doc' })).toBe(bodyDigest(b));
+    expect(bodyDigest(Object.fromEntries(Object.entries(b).reverse()))).toBe(bodyDigest(b));
+    expect(bodyDigest({ ...b, beneficiary: { ...b.beneficiary, accountName: 'Mallory' } })).not.toBe(bodyDigest(b));
+  });
+
+  it('sends the planned bodies or refuses: another payee, other document bytes, another journalled body', () => {
+    expect(() => verifyPlannedRows(plan, batch('Ann Lee'), undefined)).not.toThrow();
+    expect(() => verifyPlannedRows(plan, batch('Mallory'), undefined)).toThrow(/row 2 does not give the planned body of PAY-1/);
+    expect(() => verifyPlannedRows(plan, batch('Ann Lee', 'd'.repeat(64)), undefined)).toThrow(
+      /the documents of PAY-1 are not the planned ones/,
+    );
+    const sent = JSON.stringify({ ...plan.rows[0]!.body, beneficiary: { ...plan.rows[0]!.body.beneficiary, accountName: 'Mallory' } });
+    const folded = emptyFold();
+    folded.rows.set('PAY-1', { ref: 'PAY-1', phase: 'unknown', attempt: 1, body: sent, docs: {}, patched: false });
+    expect(() => verifyPlannedRows(plan, batch('Ann Lee'), folded)).toThrow(/PAY-1 was sent before with another body/);
   });
 });

@@ -7,6 +7,7 @@ import type { Argv } from 'yargs';
 import { defineCommand, plural, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { KeyError } from '../../approvals/keys.ts';
+import { nameProblem } from '../../engine/approval.ts';
 import { loadPlan, payloadText, planPayload, PlanFileError, sameName } from '../../approvals/payload.ts';
 import { signPlan } from '../../approvals/sign.ts';
 import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals } from '../../approvals/store.ts';
@@ -28,6 +29,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
   run: async (args, io) => {
     const name = args.as.trim();
     if (!name) throw new UsageError('--as names you, as the approvers list does');
+    const bad = nameProblem(name);
+    if (bad) throw new UsageError(`--as ${JSON.stringify(name)}: ${bad}`);
     const planPath = resolve(io.cwd, args.plan);
     const keyPath = resolve(io.cwd, args['key-file']);
     try {
@@ -53,7 +56,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       );
       if (payload.preparedBy !== null && sameName(name, payload.preparedBy))
         io.stderr.write(
-          `payout-batch: note: ${payload.preparedBy} made this plan, so this approval does not count for \`run --require-approvals\` (four eyes)\n`,
+          `payout-batch: note: ${payload.preparedBy} made this plan: this signature records it, and neither it nor your key counts as an approval for \`run --require-approvals\` (four eyes)\n`,
         );
       return ExitCode.OK;
     } catch (e) {

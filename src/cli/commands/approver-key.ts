@@ -7,6 +7,7 @@ import type { Argv } from 'yargs';
 import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { newKeyPair } from '../../approvals/keys.ts';
+import { nameProblem } from '../../engine/approval.ts';
 import type { ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -27,6 +28,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
   run: async (args, io) => {
     const name = args.as.trim();
     if (!name) throw new UsageError('--as names the approver, e.g. --as "Alice Martin"');
+    const bad = nameProblem(name);
+    if (bad) throw new UsageError(`--as ${JSON.stringify(name)}: ${bad}`);
     const dir = resolve(io.cwd, args.out ?? '.');
     const k = newKeyPair();
     const keyPath = join(dir, `${slug(name)}.approver-key.pem`);
