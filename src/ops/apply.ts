@@ -10,8 +10,7 @@
 import type { Logger } from 'pino';
 import { JournalWriter } from '../journal/journal.ts';
 import { foldJournalFile } from '../journal/rows.ts';
-import { parseIdempotencyKey } from '../engine/identity.ts';
-import { journalsOfBatch } from '../engine/ledger.ts';
+import { journalsIn } from '../engine/ledger.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { readResults, writeResults } from '../results/index.ts';
 import { resultsLockPath } from '../results/paths.ts';
@@ -152,7 +151,6 @@ export async function applyToResultsFile(file: string, updates: StatusUpdate[], 
         };
         appendToBatchJournal(
           file,
-          table,
           r.applied.map((c) => c.payoutId),
           line,
           o,
@@ -185,28 +183,20 @@ function statusLine(ref: string, c: RowChange, u: StatusUpdate | undefined): Row
 }
 
 /**
- * Appends one line per payout to the journal of the batch that holds the payouts (found through
- * the batch id inside the results file's keys). Best effort: never throws.
+ * Appends one line per payout to the journal of the batch that holds the payouts (found by their
+ * ids among the state folders' journals: a key names no batch). Best effort: never throws.
  */
 export function appendToBatchJournal(
   file: string,
-  table: ResultsTable,
   payoutIds: string[],
   line: (payoutId: string, ref: string) => RowEvent | undefined,
   o: ApplyOptions,
 ): void {
   try {
-    const prefixes = new Set<string>();
-    for (const row of table.rows) {
-      const k = row.result.idempotencyKey ? parseIdempotencyKey(row.result.idempotencyKey) : undefined;
-      if (k) prefixes.add(k.batchPrefix);
-    }
-    if (prefixes.size !== 1) return;
-    const prefix = [...prefixes][0]!;
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
     // The journal of the batch that holds the payout (the same file sent to two services has a
     // journal in each one's ledger; only the one that created the payout knows its id).
-    for (const path of journalsOfBatch(prefix, roots)) {
+    for (const path of journalsIn(roots)) {
       const { folded } = foldJournalFile(path);
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
@@ -254,7 +244,6 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
       if (n) {
         appendToBatchJournal(
           file,
-          table,
           [...byId.keys()],
           (payoutId, ref) => {
             const r = byId.get(payoutId)!;
