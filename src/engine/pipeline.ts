@@ -411,8 +411,9 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   let sentElsewhere: PipelineOptions['sentElsewhere'];
   try {
     if (planned) quotedFees = recordPlannedQuotes(session, planned);
-    // (the rows this run sends were checked under the lock when reserved; these are the others)
-    sentElsewhere = sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
+    // The rows this run may send were checked under the lock when reserved; a plan's other rows
+    // say why they are left out (the plan leaves out those another batch sent).
+    if (planned) sentElsewhere = sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
   } catch (e) {
     session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
     reservation.release();
