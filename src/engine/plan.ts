@@ -120,13 +120,13 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   const s = ref === undefined ? undefined : rowState(folded, ref);
   const resending = !!r.payout && s?.phase === 'created' && !!o.resend?.has(r.payout.reference);
   // A payout that exists is never sent again, whatever the file says of the row now.
-  if (s?.phase === 'created' && !resending) return { kind: 'created', debit: s.payout };
+  if (s?.phase === 'created' && !resending)
+    // (one the service answered with that this ledger never created is not this batch's: execute.ts)
+    return s.payout?.existedBefore ? { kind: 'elsewhere', issue: alreadyPaidIssue(s.payout) } : { kind: 'created', debit: s.payout };
   if (!r.payout || !s) {
     const e = r.problems.find((p) => p.severity === 'error');
     return { kind: 'invalid', code: e?.code ?? 'INVALID', message: e?.message ?? 'invalid row' };
   }
-  // A payout the service answered with that this ledger never created (execute.ts): paid before.
-  if (s.phase === 'created' && s.payout?.existedBefore) return { kind: 'elsewhere', issue: alreadyPaidIssue(s.payout.existedBefore) };
   const elsewhere = (s.phase === 'none' || s.phase === 'rejected') && o.sentElsewhere?.get(r.payout.reference);
   if (elsewhere) return { kind: 'elsewhere', issue: sentElsewhereIssue(elsewhere) };
   const settling = s.phase === 'initiating' || s.phase === 'unknown';
@@ -147,8 +147,9 @@ function sentElsewhereIssue(x: SentElsewhere): LeftOut {
 }
 
 /** A payout the service answered with that existed before this batch sent it. */
-function alreadyPaidIssue(createdAt: string): RowIssue {
-  return { status: 'NOT_SENT', code: ENGINE_STATUSES.ALREADY_PAID, message: `already paid at this account (payout created ${createdAt})` };
+function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
+  const message = `already paid at this account (payout ${p.payoutRef ?? p.id}, created ${p.existedBefore}, before this batch sent it)`;
+  return { status: 'NOT_SENT', code: ENGINE_STATUSES.ALREADY_PAID, message, payout: p };
 }
 
 /** Requests a row takes: a resend of the journalled body, or quote + uploads + initiate (+ PATCH of the other documents). */
