@@ -306,10 +306,11 @@ export function sentByOtherBatches(ledger: Ledger, batchId: string, refs: Set<st
   return out;
 }
 
-/** Where a reference was sent, in words: "already paid at this account by batch ... (payout ...)". */
+/** Where a reference was sent, in words: "already paid at this account (payout ..., batch ...)". */
 export function sentElsewhereText(x: SentElsewhere): string {
   const batch = `batch ${x.batchId.slice(0, 16)}, ${x.file}${x.results ? `, results ${x.results}` : ''}${x.since ? `, first run ${x.since.slice(0, 10)}` : ''}`;
   if (x.phase === 'created') return `already paid at this account (payout ${x.payout?.payoutRef ?? x.payout?.id}, ${batch})`;
+  if (x.phase === 'conflict') return `already sent at this account with other content, answered 409 (${batch})`;
   return `already sent at this account, outcome not known yet (${batch}): that batch settles it`;
 }
 
