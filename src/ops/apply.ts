@@ -124,8 +124,8 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
 
 export interface ApplyOptions {
   /**
-   * State folders whose ledgers (engine/ledger.ts) are searched first for the batch's journal (by
-   * the batch id inside the idempotency keys): `--state-dir`, a watch's "stateDir".
+   * State folders whose ledgers (engine/ledger.ts) are searched first for the batch's journal (the
+   * one holding the payout ids): `--state-dir`, a watch's "stateDir".
    */
   stateDirs?: string[];
   /** State folders whose ledgers are searched too (default: the per-user one, quota.ts defaultStateDir). */
