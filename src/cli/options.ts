@@ -98,7 +98,7 @@ export function batchFileOptions<T>(y: Argv<T>) {
   return y
     .option('batch-id', {
       type: 'string',
-      describe: 'Batch identity instead of the content hash: a new one sends the same rows again on purpose',
+      describe: 'A label naming the batch (its journal) instead of the content hash; never pays a reference again',
     })
     .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
     .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })

@@ -103,6 +103,8 @@ export function exitReasonText(r: PipelineResult): string {
       .filter(([k]) => !isCreatedStatus(k))
       .map(([k, n]) => `${n} ${k}`)
       .join(', ');
+    if (s.byStatus[ENGINE_STATUSES.ALREADY_PAID] === s.notCreated)
+      return `${bad}: paid before at this account, nothing created by this run (see the results file); paying again takes new references.\n`;
     return (
       `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}\`` +
       `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`

@@ -83,9 +83,10 @@ export function classify(e: unknown, resend: boolean): Verdict {
 export async function sendInitiate(ctx: SendContext, a: Attempt): Promise<{ halt?: unknown }> {
   const { client, session, at } = ctx;
   const { ref, attempt, key } = a;
+  const sentAt = at();
   if (!a.resend) {
     try {
-      await recordInitiating(session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at: at() });
+      await recordInitiating(session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at: sentAt });
     } catch (e) {
       return { halt: e }; // the reservation is gone or the lock failed: nothing was sent
     }
@@ -95,12 +96,42 @@ export async function sendInitiate(ctx: SendContext, a: Attempt): Promise<{ halt
     answer = await client.initiate(a.body, { idempotencyKey: key });
   } catch (e) {
     const v = classify(e, a.resend);
-    if (v.line) record(session, { t: v.line, ref, attempt, key, error: snapshotOfError(e, a.resend), at: at() }, { sync: true });
+    const error = v.line === 'conflict' && !a.resend && attempt === 1 ? usedBefore(snapshotOfError(e)) : snapshotOfError(e, a.resend);
+    if (v.line) record(session, { t: v.line, ref, attempt, key, error, at: at() }, { sync: true });
     return v.halt ? { halt: e } : {};
   }
-  const payout = snapshotOf(await completeCreated(client, answer.payout), JSON.parse(a.body) as SentPayout);
+  const p = await completeCreated(client, answer.payout, !a.resend);
+  const payout = snapshotOf(p, JSON.parse(a.body) as SentPayout);
+  if (!a.resend && createdBefore(p.createdAt, sentAt)) payout.existedBefore = p.createdAt;
   record(session, { t: 'created', ref, attempt, key, requestId: answer.requestId, payout, at: at() }, { sync: true });
   return {};
+}
+
+/**
+ * Whether a payout the service answered a fresh attempt with existed before that attempt's
+ * `initiating` line. The spec shows no replay marker: rule 1 of §4.2 returns "the original
+ * payout", and §2 gives each payout its createdAt. A payout this request created is created after
+ * the line was written; one created earlier was created under this key by someone else (another
+ * state folder, user or host, or a journal lost since): already paid at this account. Without a
+ * createdAt we cannot tell and take it as created now.
+ */
+export function createdBefore(createdAt: string | undefined, sentAt: string): boolean {
+  const t = createdAt === undefined ? NaN : Date.parse(createdAt);
+  return Number.isFinite(t) && t < Date.parse(sentAt);
+}
+
+/**
+ * A 409 on a first attempt (spec §4.2 rule 2): this reference's key was used before, with another
+ * body, by a batch this ledger does not hold. Nothing was created by this run.
+ */
+function usedBefore(e: ErrorSnapshot): ErrorSnapshot {
+  return {
+    ...e,
+    message:
+      `reference used before with other content: the service holds this reference's key with another body (${e.message}); ` +
+      'nothing was created by this run and it is never sent again. It may be paid at this account already: look it up; ' +
+      'to pay this person again, give the row a new reference',
+  };
 }
 
 /** The initiate body of a row (spec §4.2). Field order is fixed: the same row always gives the same text. */
@@ -171,9 +202,12 @@ const lacksResultValues = (p: PayoutAnswer): boolean =>
 const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
-/** The initiate answer completed by get-payout when it lacks what the results show. Never throws. */
-async function completeCreated(client: PayoutClient, p: PayoutAnswer): Promise<PayoutAnswer> {
-  if (!lacksResultValues(p)) return p;
+/**
+ * The initiate answer completed by get-payout when it lacks what the results show (or, for a
+ * fresh attempt, the createdAt that tells a payout created before it). Never throws.
+ */
+async function completeCreated(client: PayoutClient, p: PayoutAnswer, fresh: boolean): Promise<PayoutAnswer> {
+  if (!lacksResultValues(p) && !(fresh && p.createdAt === undefined)) return p;
   try {
     const read = await client.getPayout(p.id);
     return read.id === p.id ? { ...p, ...defined(read) } : p;
@@ -226,7 +260,6 @@ export interface ExecuteOptions {
   client: PayoutClient;
   /** The batch's journal, its fold, and this run's reservation in the ledger (session.ts). */
   session: BatchSession;
-  batchId: string;
   /** 'run': a row refused before stays refused (FAILED_TO_SEND); 'retry': it goes again under attempt + 1. */
   mode: 'run' | 'retry';
   quote: boolean;
@@ -340,7 +373,7 @@ class RowLoop {
   private async newAttempt(item: WorkItem, attempt: number): Promise<void> {
     const p = item.payout;
     const ref = p.reference;
-    const key = idempotencyKey(this.o.batchId, ref, attempt);
+    const key = idempotencyKey(ref, attempt);
     this.o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt, settling: false });
     let urls: string[];
     try {

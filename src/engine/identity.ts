@@ -1,17 +1,19 @@
-// A batch's identity and its rows' idempotency keys. Deterministic, never random: the same file
-// (same bytes) under any name, on any machine, gives the same batch id and the same keys, so the
-// service recognises a payout it already created however the file came back.
+// A batch's identity (which journal holds it) and its rows' idempotency keys (which payment a
+// request is). Deterministic, never random. The batch id names a journal: the same file (same
+// bytes) under any name gives the same one. The key names a payment: the reference and the
+// attempt only, so the service recognises a payout it already created however the row came back.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 
 /**
  * What a --batch-id is hashed after, to make its batch id: sha256(BATCH_LABEL_TAG + label). Its
  * `pb1` is a name, not a key version: changing it would change every --batch-id's batch id (and
- * so its keys), pinned by test/engine/keys.test.ts.
+ * so the journal a resume finds), pinned by test/engine/keys.test.ts. A --batch-id only labels a
+ * batch: its keys are those of its references, as in any other batch.
  */
 export const BATCH_LABEL_TAG = 'pb1-batch-id|';
-/** The version prefix of the idempotency keys: the only keys of this tool. */
-export const KEY_VERSION = 'pb2';
+/** The version prefix of the idempotency keys this version derives. */
+export const KEY_VERSION = 'pb3';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -44,29 +46,30 @@ export function batchIdentity(contentSha256: string, batchIdFlag?: string): Batc
 }
 
 /**
- * pb2-<first 16 hex of batchId>-<first 24 hex of sha256("pb2|" batchId "|" reference "|" attempt)>-<attempt>.
- * A function of the batch identity, the row identity (its reference) and the attempt only: never of
- * an environment label, a path or a flag, so the same rows sent to the same service get the same
- * keys however the command was spelled. Self-describing: the batch
- * (for `retry` to find its journal) and the attempt can be read back. Pinned by literal vectors in
- * test/engine/keys.test.ts: changing it would make a resume after an upgrade pay twice.
+ * pb3-<first 32 hex of sha256("pb3|" reference "|" attempt)>-<attempt>.
+ * A function of the payment alone: the row's reference and the attempt, under a fixed version
+ * tag. Never of the file (its bytes, name, format, sheet or folder), the batch, a state folder, an
+ * environment label or a URL spelling: the service scopes keys per business (spec §4.2), so the
+ * same reference at the same account always carries the same key, and a re-saved, renamed or
+ * converted file sent by anyone from anywhere gets the original payout back (rule 1) or 409 (rule
+ * 2), never a second one. Pinned by literal vectors in test/engine/keys.test.ts: changing it would
+ * make a resume after an upgrade pay twice. Journals of earlier versions (`pb2-`, which hashed the
+ * batch in) resume with their journalled keys: a key is read from the journal, never derived again.
  */
-export function idempotencyKey(batchId: string, reference: string, attempt: number): string {
+export function idempotencyKey(reference: string, attempt: number): string {
   if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, not ${attempt}`);
-  if (!/^[0-9a-f]{64}$/.test(batchId)) throw new RangeError('batchId must be 64 lowercase hex');
-  const h = sha256(`${KEY_VERSION}|${batchId}|${reference}|${attempt}`).slice(0, 24);
-  return `${KEY_VERSION}-${batchId.slice(0, 16)}-${h}-${attempt}`;
+  if (reference === '') throw new RangeError('a key needs a reference');
+  return `${KEY_VERSION}-${sha256(`${KEY_VERSION}|${reference}|${attempt}`).slice(0, 32)}-${attempt}`;
 }
 
-const KEY_PATTERN = new RegExp(`^${KEY_VERSION}-([0-9a-f]{16})-[0-9a-f]{24}-(\\d+)$`);
+/** The keys of this tool, this version's and the earlier `pb2-<batch>-<hash>-<attempt>`: the attempt is the last part. */
+const KEY_PATTERN = /^(?:pb3-[0-9a-f]{32}|pb2-[0-9a-f]{16}-[0-9a-f]{24})-(\d+)$/;
 
-export interface ParsedKey {
-  batchPrefix: string;
-  attempt: number;
-}
-
-/** The batch and attempt of a key of this tool (`pb2-`); undefined for any other text. */
-export function parseIdempotencyKey(key: string): ParsedKey | undefined {
+/**
+ * The attempt of a key of this tool (`pb3-`, or `pb2-` of earlier journals); undefined for any
+ * other text. A key names no batch: a results file's journal is found by its rows (retry.ts).
+ */
+export function parseIdempotencyKey(key: string): { attempt: number } | undefined {
   const m = KEY_PATTERN.exec(key.trim());
-  return m ? { batchPrefix: m[1]!, attempt: Number(m[2]) } : undefined;
+  return m ? { attempt: Number(m[1]) } : undefined;
 }

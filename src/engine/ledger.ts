@@ -44,6 +44,7 @@ import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
+import type { PayoutSnapshot } from '../journal/rows.ts';
 import { inspectJournal, BatchRefused } from './session.ts';
 
 export interface Ledger {
@@ -148,24 +149,22 @@ export function findBatchJournal(ledger: Ledger, batchId: string): string | unde
 }
 
 /** Every journal of the account. */
-export function accountJournals(ledger: Ledger): string[] {
+export function accountJournals(ledger: Pick<Ledger, 'dir'>): string[] {
   return names(ledger.dir)
     .filter((n) => JOURNAL_NAME.test(n))
     .map((n) => join(ledger.dir, n));
 }
 
 /**
- * Journals of a batch prefix in the ledgers of these state folders (any account): for `status`
- * and `listen`, which know a results file, not the service it was sent to.
+ * Every journal in the ledgers of these state folders (any account): for `status` and `listen`,
+ * which know a results file and its payout ids, not the service it was sent to nor its batch (a
+ * key names no batch: identity.ts).
  */
-export function journalsOfBatch(prefix: string, roots: string[]): string[] {
+export function journalsIn(roots: string[]): string[] {
   const out: string[] = [];
   for (const root of roots) {
     const base = join(resolve(root), 'ledgers');
-    for (const acct of names(base)) {
-      const p = join(base, acct, `${prefix}.journal.jsonl`);
-      if (existsSync(p)) out.push(p);
-    }
+    for (const acct of names(base)) out.push(...accountJournals({ dir: join(base, acct) }));
   }
   return [...new Set(out)];
 }
@@ -215,8 +214,6 @@ export interface ReserveOptions {
   fresh: Iterable<string>;
   /** References it settles with their journalled keys: reserved, not checked (they are sent already). */
   settling?: Iterable<string>;
-  /** A --batch-id sends references sent before on purpose: only batches still being sent refuse it. */
-  onPurpose?: boolean;
 }
 
 export interface Reservation {
@@ -307,30 +304,76 @@ function refuseBatchesBeingSent(ledger: Ledger, o: ReserveOptions, fresh: Set<st
   }
 }
 
+/** A reference another batch of the account sent: created there, or of an outcome not known yet. */
+export interface SentElsewhere {
+  ref: string;
+  /** created: already paid at this account (that batch's payout); otherwise sent, outcome not known yet. */
+  phase: 'created' | 'initiating' | 'unknown' | 'conflict';
+  batchId: string;
+  /** The batch file, its results, and when that batch was first run (its journal's header). */
+  file: string;
+  results?: string;
+  since?: string;
+  /** That batch's payout, when created. */
+  payout?: PayoutSnapshot;
+}
+
 /**
- * 2. Batches sent before (their journals): a reference created, or whose outcome is not known
- * yet, is not sent again under another batch's key (unless on purpose: --batch-id).
+ * The references among `refs` that another batch's journal in the account's ledger shows sent
+ * (created, or of unknown outcome): a reference is paid once per account, whatever the batch or
+ * its --batch-id. A refused one (`rejected`) is not: it may be sent again, as `retry` would.
  */
-function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptions, fresh: Set<string>): void {
-  const own = ledgerJournalPath(ledger, o.batchId);
+export function sentByOtherBatches(ledger: Ledger, batchId: string, refs: Set<string>): Map<string, SentElsewhere> {
+  const out = new Map<string, SentElsewhere>();
+  if (!refs.size) return out;
+  const own = ledgerJournalPath(ledger, batchId);
   for (const j of accountJournals(ledger)) {
     if (j === own) continue;
     const { folded } = inspectJournal(j);
-    if (folded.header?.batchId === o.batchId) continue;
-    const overlap: string[] = [];
-    if (!o.onPurpose)
-      for (const s of folded.rows.values()) if (s.phase !== 'none' && s.phase !== 'rejected' && fresh.has(s.ref)) overlap.push(s.ref);
     const h = folded.header;
-    const who = `${h?.file ?? j} (batch ${(h?.batchId ?? '?').slice(0, 16)}${h?.results ? `, results ${h.results}` : ''})`;
-    if (overlap.length)
-      throw new BatchRefused(
-        `${plural(overlap.length, 'reference')} of this file (${list(overlap)}) ` +
-          `were already sent by another batch, ${who}. Nothing was sent. ` +
-          'To re-send failed rows of that batch, edit its results file and run `payout-batch retry` on it; ' +
-          'to send these rows again on purpose, give a new --batch-id.',
-        'references-sent-by-another-batch',
-      );
+    if (h?.batchId === batchId) continue;
+    for (const s of folded.rows.values()) {
+      if (s.phase === 'none' || s.phase === 'rejected' || !refs.has(s.ref) || out.get(s.ref)?.phase === 'created') continue;
+      out.set(s.ref, {
+        ref: s.ref,
+        phase: s.phase,
+        batchId: h?.batchId ?? '?',
+        file: h?.file ?? j,
+        ...(h?.results ? { results: h.results } : {}),
+        ...(h?.createdAt ? { since: h.createdAt } : {}),
+        ...(s.payout ? { payout: s.payout } : {}),
+      });
+    }
   }
+  return out;
+}
+
+/** Where a reference was sent, in words: "already paid at this account (payout ..., batch ...)". */
+export function sentElsewhereText(x: SentElsewhere): string {
+  const batch = `batch ${x.batchId.slice(0, 16)}, ${x.file}${x.results ? `, results ${x.results}` : ''}${x.since ? `, first run ${x.since.slice(0, 10)}` : ''}`;
+  if (x.phase === 'created') return `already paid at this account (payout ${x.payout?.payoutRef ?? x.payout?.id}, ${batch})`;
+  if (x.phase === 'conflict') return `already sent at this account with other content, answered 409 (${batch})`;
+  return `already sent at this account, outcome not known yet (${batch}): that batch settles it`;
+}
+
+/**
+ * 2. Batches sent before (their journals): a reference created, or whose outcome is not known
+ * yet, is not sent again under another batch, --batch-id or not: paying the same person again
+ * takes a new reference.
+ */
+function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptions, fresh: Set<string>): void {
+  const sent = [...sentByOtherBatches(ledger, o.batchId, fresh).values()];
+  if (!sent.length) return;
+  const first = sent[0]!;
+  const who = `${first.file} (batch ${first.batchId.slice(0, 16)}${first.results ? `, results ${first.results}` : ''})`;
+  const paid = sent.filter((x) => x.phase === 'created').length;
+  throw new BatchRefused(
+    `${plural(sent.length, 'reference')} of this file (${list(sent.map((x) => x.ref))}) ` +
+      `were already sent by another batch, ${who}${paid ? `: ${paid} already paid at this account` : ''}. Nothing was sent. ` +
+      'A reference is paid once per account, whatever the file or its --batch-id: to pay the same person again, give the row a new reference. ' +
+      'To re-send failed rows of that batch, edit its results file and run `payout-batch retry` on it.',
+    'references-sent-by-another-batch',
+  );
 }
 
 /** The reservation written at `path` (inode `ino`), touched while held so another host sees it alive. */

@@ -20,8 +20,18 @@ export const ENGINE_STATUSES = {
   FAILED_TO_SEND: 'FAILED_TO_SEND',
   /** The answer to initiate never came: resent with the same key and body on the next run or retry. */
   UNKNOWN_OUTCOME: 'UNKNOWN_OUTCOME',
-  /** 409 IDEMPOTENCY_KEY_CONFLICT: the key was used with another body. A person resolves it; never resent. */
+  /**
+   * 409 IDEMPOTENCY_KEY_CONFLICT: the key was used with another body. A person resolves it; never
+   * resent. On a first attempt: the reference was used before with other content.
+   */
   CONFLICT: 'CONFLICT',
+  /**
+   * The reference was paid before at this account, not by this batch: the ledger shows another
+   * batch's payout (the row is left out), or the service answered this row's key with a payout
+   * created before this batch sent it (spec §4.2 rule 1). Its payoutId is that payout; this
+   * batch debited nothing for it and never sends it again. Paying again takes a new reference.
+   */
+  ALREADY_PAID: 'ALREADY_PAID',
   /** Only in a checkpoint written during a run: not processed yet. */
   QUEUED: 'QUEUED',
 } as const;
@@ -56,7 +66,8 @@ export interface RowOutcome {
  *               QUEUED: a checkpoint's row the run has not reached yet.
  *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
  *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
- *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`.
+ *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`;
+ *               ALREADY_PAID: no payout of this batch, the reference was paid before at this account.
  *   unknown     UNKNOWN_OUTCOME, or a status that is none of ours: run or retry again (same key).
  */
 export const STATUS_GROUPS = ['paid', 'inProgress', 'waiting', 'failed', 'notSent', 'unknown'] as const;
@@ -68,7 +79,7 @@ export const STATUS_GROUP_WORDS: Record<StatusGroup, { title: string; text: stri
   inProgress: { title: 'In progress', text: 'in progress (PENDING, PROCESSING; QUEUED: not reached yet)' },
   waiting: { title: 'Waiting for information', text: 'waiting for us (ADDITIONAL_INFO_REQUIRED): answer with payout-batch attach' },
   failed: { title: 'Failed (refunded)', text: 'failed after creation, refunded by the service (FAILED, REJECTED)' },
-  notSent: { title: 'Not sent', text: 'not sent, no payout (INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT)' },
+  notSent: { title: 'Not sent', text: 'not sent, no payout of this batch (INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT, ALREADY_PAID)' },
   unknown: { title: 'Outcome unknown', text: 'outcome unknown (UNKNOWN_OUTCOME): run or retry again, same key' },
 };
 
@@ -89,6 +100,7 @@ export function statusGroup(status: string | undefined): StatusGroup {
     case ENGINE_STATUSES.NOT_SENT:
     case ENGINE_STATUSES.FAILED_TO_SEND:
     case ENGINE_STATUSES.CONFLICT:
+    case ENGINE_STATUSES.ALREADY_PAID:
       return 'notSent';
     default:
       return 'unknown';
@@ -179,6 +191,7 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   const docs = Object.values(s.docs);
   switch (s.phase) {
     case 'created':
+      if (s.payout!.existedBefore) return alreadyPaid(s, docs);
       return {
         earlier: s.earlier,
         status: s.payout!.status,
@@ -220,6 +233,24 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
     default:
       return fallback;
   }
+}
+
+/** A created row whose payout existed before this batch sent it (execute.ts sendInitiate): never counted as this batch's. */
+function alreadyPaid(s: RowState, documents: string[]): RowOutcome {
+  const p = s.payout!;
+  return {
+    status: ENGINE_STATUSES.ALREADY_PAID,
+    payout: p,
+    key: s.key,
+    requestId: s.requestId,
+    documents,
+    error: {
+      code: ENGINE_STATUSES.ALREADY_PAID,
+      message:
+        `already paid at this account: payout ${p.payoutRef ?? p.id} (${p.status}) was created ${p.existedBefore}, before this batch sent the row; ` +
+        'not created by this run, never sent again. To pay this person again, give the row a new reference',
+    },
+  };
 }
 
 export interface RunSummary {

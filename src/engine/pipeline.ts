@@ -16,7 +16,7 @@ import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import { decideApproval, type GuardOptions } from './approval.ts';
 import { executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
-import { ledgerJournalPath, ledgerOf } from './ledger.ts';
+import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
 import {
   ENGINE_STATUSES,
   isCreatedStatus,
@@ -29,7 +29,16 @@ import {
 import { buildPlan, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
-import { firstError, loadBatch, referenceOf, reservedSession, type EngineRow, type LoadedBatch, type LoadOptions } from './prepare.ts';
+import {
+  firstError,
+  loadBatch,
+  referenceOf,
+  reservedSession,
+  validReferences,
+  type EngineRow,
+  type LoadedBatch,
+  type LoadOptions,
+} from './prepare.ts';
 import {
   FailedAfterSending,
   catchUpStatuses,
@@ -66,6 +75,8 @@ export interface PipelineOptions extends GuardOptions {
   settleDelayMs?: number;
   /** retry --resend-failed: references whose payout failed after creation and was refunded, sent again under attempt + 1. */
   resend?: Set<string>;
+  /** References other batches of the account sent (ledger.ts sentByOtherBatches): reported as such, never sent. */
+  sentElsewhere?: PlanOptions['sentElsewhere'];
 }
 
 export interface PipelineResult {
@@ -196,7 +207,6 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
   const { batch, session, o } = run;
   const { client } = o.conn;
   const { folded } = session;
-  const { batchId } = session.header;
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
   const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
   const { finishing, scope } = rowsToFinish(batch, folded, o);
@@ -209,7 +219,6 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
     const res = await executeRows(items, {
       client,
       session,
-      batchId,
       mode: o.mode,
       quote: o.quote,
       mergeDocuments: o.mergeDocuments,
@@ -329,7 +338,13 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
   if (invalid && s.phase === 'none') return { status: ENGINE_STATUSES.INVALID, documents: [], error: invalid };
   const left = v.plan?.notSent.get(r.rowNumber);
   const fallback: RowOutcome = left
-    ? { status: ENGINE_STATUSES.NOT_SENT, documents: [], error: { code: left.code, message: left.message } }
+    ? {
+        // (ALREADY_PAID: its reference was paid by another batch of the account, whose payout it shows)
+        status: left.code === ENGINE_STATUSES.ALREADY_PAID ? ENGINE_STATUSES.ALREADY_PAID : ENGINE_STATUSES.NOT_SENT,
+        ...(left.payout ? { payout: left.payout } : {}),
+        documents: [],
+        error: { code: left.code, message: left.message },
+      }
     : v.queued?.has(r.rowNumber)
       ? { status: ENGINE_STATUSES.QUEUED, documents: [] }
       : {
@@ -391,10 +406,14 @@ export interface RunResult extends PipelineResult {
 
 /** prepare (the plan file, the batch, its journal, the reservation) -> the pipeline. */
 export async function runBatch(o: RunOptions): Promise<RunResult> {
-  const { batch, session, reservation, planned, results, only } = await prepareRun(o);
+  const { batch, session, reservation, planned, results, only, ledger } = await prepareRun(o);
   let quotedFees: Map<number, DecT> | undefined;
+  let sentElsewhere: PipelineOptions['sentElsewhere'];
   try {
     if (planned) quotedFees = recordPlannedQuotes(session, planned);
+    // The rows this run may send were checked under the lock when reserved; a plan's other rows
+    // say why they are left out (the plan leaves out those another batch sent).
+    if (planned) sentElsewhere = sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
   } catch (e) {
     session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
     reservation.release();
@@ -408,6 +427,7 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       only,
       quotedFees,
       mode: 'run',
+      sentElsewhere,
     });
     return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
   } finally {
@@ -457,7 +477,7 @@ async function prepareRun(o: RunOptions) {
         read: unchanged(journal.read()),
       }),
   );
-  return { batch, session, reservation, planned, results, only };
+  return { batch, session, reservation, planned, results, only, ledger };
 }
 
 /** The plan file's quotes, journalled for the rows the journal has none for; returns the quoted fees (row number → fee). */

@@ -10,8 +10,8 @@ import { emptyFold } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
 import { nameProblem } from './approval.ts';
 import { initiateBody } from './execute.ts';
-import { loadBatch, type LoadedBatch, type LoadOptions } from './prepare.ts';
-import { ledgerJournalPath, ledgerOf } from './ledger.ts';
+import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
+import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
 import { buildPlan, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
@@ -60,11 +60,13 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   );
   const folded = journal.read()?.scan.folded ?? emptyFold();
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
-  const staged = await planStage(o.conn, batch, folded, env, o);
+  // A reference another batch of the account sent is left out, as `run` would refuse it.
+  const sentElsewhere = sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
+  const staged = await planStage(o.conn, batch, folded, env, { ...o, sentElsewhere });
   const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, o.quote);
   // the quoted fees replace the estimates in the plan's totals
   const plan = quoted.fees.size
-    ? buildPlan(batch, staged.preflight, folded, env, { ...o, usage: staged.usage, quotedFees: quoted.fees })
+    ? buildPlan(batch, staged.preflight, folded, env, { ...o, sentElsewhere, usage: staged.usage, quotedFees: quoted.fees })
     : staged.plan;
   let planFile: PlanFile | undefined;
   if (o.out) {

@@ -5,6 +5,8 @@ import { Dec, ExactSum, formatAmount, fromApi, type ApiAmount, type Dec as DecT 
 import type { UsageReport } from '../client/quota.ts';
 import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/rows.ts';
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { sentElsewhereText, type SentElsewhere } from './ledger.ts';
+import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 
@@ -22,6 +24,9 @@ export interface CurrencyPlan {
   balanceAfter?: string;
   shortfall?: string;
 }
+
+/** A valid row left out, and why; ALREADY_PAID: with the payout that paid its reference, when the ledger has it. */
+export type LeftOut = RowIssue & { payout?: PayoutSnapshot };
 
 /** A row created by an earlier run: never sent again. */
 export interface CreatedRow {
@@ -41,8 +46,12 @@ export interface BatchPlan {
   toSend: number[];
   /** Rows whose payout already exists (a resumed batch), with what the service debited (journal). */
   created: CreatedRow[];
-  /** Valid rows left out: shortfall under --allow-partial, corridor not enabled. */
-  notSent: Map<number, RowIssue>;
+  /**
+   * Valid rows left out: shortfall under --allow-partial, corridor not enabled, or a reference
+   * another batch of the account sent (ALREADY_PAID, SENT_BY_ANOTHER_BATCH: never approved, as
+   * `run` would refuse it).
+   */
+  notSent: Map<number, LeftOut>;
   /** Invalid rows, with the preflight's findings (prohibited country, method, required fields). */
   invalidRows: Map<number, { code: string; message: string }>;
   alreadyCreated: number;
@@ -76,6 +85,8 @@ export interface PlanOptions {
   quotedFees?: Map<number, DecT>;
   /** References whose payout failed after creation and was refunded, to send again (retry --resend-failed). */
   resend?: Set<string>;
+  /** References other batches of the account sent (ledger.ts sentByOtherBatches): left out, whatever `only` says. */
+  sentElsewhere?: Map<string, SentElsewhere>;
 }
 
 /** What the plan makes of one row before the wallets are looked at. */
@@ -84,6 +95,8 @@ type RowVerdict =
   | { kind: 'invalid'; code: string; message: string }
   /** Valid, held back by preflight (a corridor not enabled): NOT_SENT. */
   | { kind: 'held'; issue: RowIssue }
+  /** Its reference was sent by another batch of the account: never sent by this one. */
+  | { kind: 'elsewhere'; issue: LeftOut }
   /** Valid; an idempotency conflict is for a person to resolve: not sent, not reported here. */
   | { kind: 'conflict' }
   | { kind: 'candidate'; payout: PayoutRow; settling: boolean; resending: boolean };
@@ -107,11 +120,15 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   const s = ref === undefined ? undefined : rowState(folded, ref);
   const resending = !!r.payout && s?.phase === 'created' && !!o.resend?.has(r.payout.reference);
   // A payout that exists is never sent again, whatever the file says of the row now.
-  if (s?.phase === 'created' && !resending) return { kind: 'created', debit: s.payout };
+  if (s?.phase === 'created' && !resending)
+    // (one the service answered with that this ledger never created is not this batch's: execute.ts)
+    return s.payout?.existedBefore ? { kind: 'elsewhere', issue: alreadyPaidIssue(s.payout) } : { kind: 'created', debit: s.payout };
   if (!r.payout || !s) {
     const e = r.problems.find((p) => p.severity === 'error');
     return { kind: 'invalid', code: e?.code ?? 'INVALID', message: e?.message ?? 'invalid row' };
   }
+  const elsewhere = (s.phase === 'none' || s.phase === 'rejected') && o.sentElsewhere?.get(r.payout.reference);
+  if (elsewhere) return { kind: 'elsewhere', issue: sentElsewhereIssue(elsewhere) };
   const settling = s.phase === 'initiating' || s.phase === 'unknown';
   const issue = pf.rowIssues.get(r.rowNumber);
   // (a row being settled goes whatever preflight says: its journalled body is what is resent)
@@ -120,6 +137,19 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   }
   if (s.phase === 'conflict') return { kind: 'conflict' };
   return { kind: 'candidate', payout: r.payout, settling, resending };
+}
+
+/** A reference another batch of the account sent, as a row left out. */
+function sentElsewhereIssue(x: SentElsewhere): LeftOut {
+  const code = x.phase === 'created' ? ENGINE_STATUSES.ALREADY_PAID : 'SENT_BY_ANOTHER_BATCH';
+  const message = `${sentElsewhereText(x)}: left out, a reference is paid once per account`;
+  return { status: 'NOT_SENT', code, message, ...(x.payout ? { payout: x.payout } : {}) };
+}
+
+/** A payout the service answered with that existed before this batch sent it. */
+function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
+  const message = `already paid at this account (payout ${p.payoutRef ?? p.id}, created ${p.existedBefore}, before this batch sent it)`;
+  return { status: 'NOT_SENT', code: ENGINE_STATUSES.ALREADY_PAID, message, payout: p };
 }
 
 /** Requests a row takes: a resend of the journalled body, or quote + uploads + initiate (+ PATCH of the other documents). */
@@ -139,9 +169,12 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
   const created: CreatedRow[] = [];
   let valid = 0;
   let estimate = 0;
+  const elsewhere = new Map<number, LeftOut>();
   for (const r of batch.rows) {
-    if (o.only && !o.only.has(r.rowNumber)) continue;
     const v = verdictOf(r, folded, pf, o);
+    // (out of scope too: a row `run --plan` leaves out says why in the results)
+    if (v.kind === 'elsewhere') elsewhere.set(r.rowNumber, v.issue);
+    if (o.only && !o.only.has(r.rowNumber)) continue;
     if (v.kind === 'invalid') {
       invalidRows.set(r.rowNumber, { code: v.code, message: v.message });
       continue;
@@ -165,7 +198,7 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
     });
     estimate += requestsOf(v.payout, v.settling, o);
   }
-  return { invalidRows, held, blockedCorridors, candidates, created, valid, estimate };
+  return { invalidRows, held, elsewhere, blockedCorridors, candidates, created, valid, estimate };
 }
 
 function countBlockedCorridor(blocked: Map<string, BatchPlan['corridorsNotEnabled'][number]>, p: PayoutRow, pf: PreflightResult): void {
@@ -311,13 +344,24 @@ function planWarnings(
   return warnings;
 }
 
+/** One warning for the references other batches sent: what approvers must see. */
+function elsewhereWarnings(elsewhere: Map<number, LeftOut>): string[] {
+  if (!elsewhere.size) return [];
+  const rows = [...elsewhere].sort(([a], [b]) => a - b);
+  const shown = rows.slice(0, 3).map(([n, i]) => `row ${n}: ${i.message}`);
+  const more = rows.length > 3 ? `; and ${rows.length - 3} more` : '';
+  return [
+    `${rows.length === 1 ? '1 row' : `${rows.length} rows`} left out, the reference already sent at this account: ${shown.join('; ')}${more}`,
+  ];
+}
+
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
   const rows = sortRows(batch, pf, folded, o);
   const wallets = walletBalances(pf);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
   const { currencies, shortfall } = currencyPlans(taken.used, taken.wanted, wallets);
   const requests = { preflight: pf.requests, estimate: rows.estimate + pf.requests, usedThisMonth: o.usage?.used, quota: o.usage?.quota };
-  const notSent = new Map([...rows.held, ...taken.leftOut]);
+  const notSent = new Map<number, LeftOut>([...rows.held, ...taken.leftOut, ...rows.elsewhere]);
   return {
     batchId: batch.identity.batchId,
     env,
@@ -333,10 +377,10 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     toSettle: rows.candidates.filter((c) => c.settling).length,
     currencies,
     corridorsNotEnabled: [...rows.blockedCorridors.values()],
-    warnings: planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests),
+    warnings: [...planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests), ...elsewhereWarnings(rows.elsewhere)],
     requests,
     shortfall,
-    corridorBlocked: [...notSent.values()].some((i) => i.code !== 'INSUFFICIENT_FUNDS'),
+    corridorBlocked: rows.held.size > 0,
     resend: {
       rows: [...taken.resendBy.values()].reduce((n, b) => n + b.rows, 0),
       byCurrency: [...taken.resendBy]

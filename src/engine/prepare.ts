@@ -119,6 +119,11 @@ export function referenceOf(r: EngineRow): string | undefined {
   return r.payout?.reference ?? r.reference;
 }
 
+/** The references of a batch's valid rows. */
+export function validReferences(rows: EngineRow[]): Set<string> {
+  return new Set(rows.flatMap((r) => (r.payout ? [r.payout.reference] : [])));
+}
+
 /** The first error of a row, for the results file's errorCode and errorMessage. */
 export function firstError(problems: Problem[]): { code: string; message: string } | undefined {
   const errors = problems.filter((p) => p.severity === 'error');
@@ -181,6 +186,5 @@ export function reserveRows(
     command: o.command,
     fresh,
     settling,
-    onPurpose: batch.identity.source === 'flag',
   });
 }

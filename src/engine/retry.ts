@@ -4,8 +4,8 @@
 //     to it wait until its outcome is known;
 //   - a row the service refused is validated again as edited and sent under attempt + 1 (I3);
 //   - a conflict stays a conflict (I5).
-// The batch is found through the batch id inside the keys (pb2-<batch>-...), its journal in the
-// account's ledger (ledger.ts).
+// The batch is found in the account's ledger (ledger.ts): the journal holding the results file's
+// payout ids, keys and references (a key names no batch: identity.ts).
 //
 // The journal decides, not the results file's cells (README.md, "Idempotency keys"): a row is matched
 // to its journal state by its key cell, else its payoutId, else its row number; a row whose
@@ -34,8 +34,8 @@ import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts'
 import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
-import { fileSha256, parseIdempotencyKey } from './identity.ts';
-import { findBatchJournal, ledgerOf, type Ledger } from './ledger.ts';
+import { fileSha256 } from './identity.ts';
+import { accountJournals, ledgerOf, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, openSession } from './session.ts';
@@ -82,7 +82,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
-  const journalFile = findJournalOfResults(ledger, table, o.resultsFile);
+  const journalFile = findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
   const notResent: NotResent[] = [];
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, journalFile, table.rows, notResent) : foldJournalFile(journalFile).folded;
   const header = folded.header;
@@ -122,34 +122,47 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   }
 }
 
-/** The journal of the batch whose keys the results file holds (one batch's, else refused). */
-function findJournalOfResults(ledger: Ledger, table: ResultsTable, shownAs: string): string {
-  const prefixes = new Set<string>();
-  for (const r of table.rows) {
-    const k = r.result.idempotencyKey ? parseIdempotencyKey(r.result.idempotencyKey) : undefined;
-    if (k) prefixes.add(k.batchPrefix);
-  }
-  if (prefixes.size > 1)
-    throw new BatchRefused(
-      `${shownAs} holds keys of ${prefixes.size} different batches: retry one batch's results at a time`,
-      'mixed-batches',
-    );
-  const prefix = [...prefixes][0];
-  if (prefix === undefined)
+/**
+ * The journal of the batch the results file was written for, among the account's journals: the
+ * one holding most of its rows, by payout id, key or reference (a key names no batch: identity.ts).
+ * On a tie, the one whose results file this is (or a retry of it); else refused, naming them.
+ */
+function findJournalOfResults(ledger: Ledger, table: ResultsTable, resultsFile: string, shownAs: string): string {
+  const refHeader = mapColumns(table.inputColumns, resultsFile).fields.reference;
+  const ids = new Set(table.rows.flatMap((r) => (r.result.payoutId ? [r.result.payoutId] : [])));
+  const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey.trim()] : [])));
+  const refs = new Set(table.rows.flatMap((r) => (refHeader && r.cells[refHeader]?.trim() ? [r.cells[refHeader].trim()] : [])));
+  if (!keys.size && !ids.size)
     throw new BatchRefused(
       `${shownAs} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`,
       'no-keys',
     );
-  const journalFile = findBatchJournal(ledger, prefix);
-  if (!journalFile) {
-    throw new BatchRefused(
-      `no journal of batch ${prefix} for ${ledger.account} in ${ledger.dir}: ` +
-        'use the same --base-url (or --env) as the run, and its --state-dir if it was given one',
-      'journal-not-found',
-    );
+  let best: { path: string; n: number; ours: boolean }[] = [];
+  for (const path of accountJournals(ledger)) {
+    const { folded } = foldJournalFile(path);
+    let n = 0;
+    for (const s of folded.rows.values())
+      if ((s.payout && ids.has(s.payout.id)) || (s.key && keys.has(s.key)) || (s.phase !== 'none' && refs.has(s.ref))) n++;
+    const ours = !!folded.header?.results && resultsFamily(folded.header.results) === resultsFamily(resultsFile);
+    if (n > 0 && (!best.length || n > best[0]!.n)) best = [{ path, n, ours }];
+    else if (n > 0 && n === best[0]!.n) best.push({ path, n, ours });
   }
-  return journalFile;
+  const found = best.length > 1 ? best.filter((b) => b.ours) : best;
+  if (found.length === 1) return found[0]!.path;
+  if (best.length > 1)
+    throw new BatchRefused(
+      `${shownAs} matches the journals of ${best.length} batches equally (${best.map((b) => b.path).join(', ')}): retry the results file that run wrote`,
+      'mixed-batches',
+    );
+  throw new BatchRefused(
+    `no journal for the rows of ${shownAs} for ${ledger.account} in ${ledger.dir}: ` +
+      'use the same --base-url (or --env) as the run, and its --state-dir if it was given one',
+    'journal-not-found',
+  );
 }
+
+/** A results file and its retries as one name: `x.results.retry-2.csv` → `x.results`. */
+const resultsFamily = (path: string): string => resolve(path).replace(/(\.retry-\d+)?\.(csv|xlsx)$/i, '');
 
 /**
  * For --resend-failed: rows failed after creation, by the journal or the results file, confirmed

@@ -174,7 +174,7 @@ export function checkSameBatch(
       `this file has the same content as ${header.file}, already processed on ${header.createdAt.slice(0, 10)} in ${env}` +
         `${header.results ? ` (results: ${header.results})` : ''} (journal ${journal}). Nothing was sent. ` +
         'Running it again under another name would pay the same rows twice. To continue that batch, run the original file again; ' +
-        'to send these rows again on purpose, give a new --batch-id.',
+        'a reference is paid once per account: to pay the same people again, give the rows new references.',
       'same-content-other-name',
     );
   }

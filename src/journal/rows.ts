@@ -58,6 +58,12 @@ export interface PayoutSnapshot {
   reason?: string;
   /** Set by a `refund` line: the CREDIT the wallet's transactions show for this FAILED/REJECTED payout (exact decimal). */
   refunded?: string;
+  /**
+   * The payout's createdAt when it is before the `initiating` line of the attempt that received
+   * it: the service answered the key with a payout this ledger never created (spec §4.2 rule 1),
+   * already paid at this account (engine/execute.ts).
+   */
+  existedBefore?: string;
 }
 
 export interface ErrorSnapshot {

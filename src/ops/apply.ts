@@ -10,8 +10,7 @@
 import type { Logger } from 'pino';
 import { JournalWriter } from '../journal/journal.ts';
 import { foldJournalFile } from '../journal/rows.ts';
-import { parseIdempotencyKey } from '../engine/identity.ts';
-import { journalsOfBatch } from '../engine/ledger.ts';
+import { journalsIn } from '../engine/ledger.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { readResults, writeResults } from '../results/index.ts';
 import { resultsLockPath } from '../results/paths.ts';
@@ -119,8 +118,8 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
 
 export interface ApplyOptions {
   /**
-   * State folders whose ledgers (engine/ledger.ts) are searched first for the batch's journal (by
-   * the batch id inside the idempotency keys): `--state-dir`, a watch's "stateDir".
+   * State folders whose ledgers (engine/ledger.ts) are searched first for the batch's journal (the
+   * one holding the payout ids): `--state-dir`, a watch's "stateDir".
    */
   stateDirs?: string[];
   /** State folders whose ledgers are searched too (default: the per-user one, quota.ts defaultStateDir). */
@@ -146,7 +145,7 @@ function updateResultsFile<T>(
       const table = await readResults(file);
       const { out, journal } = update(table);
       if (journal) {
-        appendToBatchJournal(file, table, journal.payoutIds, journal.line, o);
+        appendToBatchJournal(file, journal.payoutIds, journal.line, o);
         await writeResults(file, table);
       }
       return out;
@@ -190,22 +189,15 @@ function statusLine(ref: string, c: RowChange, updates: StatusUpdate[]): RowEven
 }
 
 /**
- * Appends one line per payout to the journal of the batch that holds the payouts (found through
- * the batch id inside the results file's keys). Best effort: never throws.
+ * Appends one line per payout to the journal of the batch that holds the payouts (found by their
+ * ids among the state folders' journals: a key names no batch). Best effort: never throws.
  */
-function appendToBatchJournal(file: string, table: ResultsTable, payoutIds: string[], line: LineOf, o: ApplyOptions): void {
+function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o: ApplyOptions): void {
   try {
-    const prefixes = new Set<string>();
-    for (const row of table.rows) {
-      const k = row.result.idempotencyKey ? parseIdempotencyKey(row.result.idempotencyKey) : undefined;
-      if (k) prefixes.add(k.batchPrefix);
-    }
-    if (prefixes.size !== 1) return;
-    const prefix = [...prefixes][0]!;
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
     // The journal of the batch that holds the payout (the same file sent to two services has a
     // journal in each one's ledger; only the one that created the payout knows its id).
-    for (const path of journalsOfBatch(prefix, roots)) {
+    for (const path of journalsIn(roots)) {
       const { folded } = foldJournalFile(path);
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);

@@ -7,7 +7,7 @@ import { maskAccount } from '../mask.ts';
 import { matchHeader, type CanonicalField } from '../input/columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/plan.ts';
 import { payeeOf, type Payee, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
-import { fileSha256, parseIdempotencyKey } from '../engine/identity.ts';
+import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/index.ts';
 import type { ResultsTable } from '../results/index.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
@@ -533,11 +533,9 @@ export function resultsViewOf(
   };
   const counts = new Map<string, number>();
   const action: (ActionRow & { urgency: number })[] = [];
-  let batchPrefix: string | undefined;
   for (const r of table.rows) {
     const status = (r.result.status ?? '').trim() || '(none)';
     counts.set(status, (counts.get(status) ?? 0) + 1);
-    if (!batchPrefix && r.result.idempotencyKey) batchPrefix = parseIdempotencyKey(r.result.idempotencyKey)?.batchPrefix;
     const a = actionOf(r, status, cell);
     if (a) action.push(a);
   }
@@ -551,7 +549,6 @@ export function resultsViewOf(
       file,
       fileName: basename(file),
       rows: table.rows.length,
-      ...(batchPrefix ? { batchId: batchPrefix } : {}),
       ...(o.environment ? { environment: o.environment } : {}),
     },
     statusCounts: [...counts]

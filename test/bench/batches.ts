@@ -62,7 +62,7 @@ export async function writeCreatedJournal(
   for (const r of batch.rows.slice(from)) {
     const p = r.payout;
     if (!p) continue;
-    const key = idempotencyKey(batch.identity.batchId, p.reference, 1);
+    const key = idempotencyKey(p.reference, 1);
     const amount = Number(toApi(p.sourceAmount));
     record(session, {
       t: 'quote',

@@ -23,9 +23,9 @@ describe('payout-batch demo (npm run demo)', () => {
     expect(outcome.resultsPath).not.toMatch(/\/samples\//);
     const results = await readResults(outcome.resultsPath);
     expect(results.rows).toHaveLength(52);
-    expect(
-      results.rows.every((r) => r.result.status === 'PENDING' && /^pb2-[0-9a-f]{16}-[0-9a-f]{24}-1$/.test(r.result.idempotencyKey ?? '')),
-    ).toBe(true);
+    expect(results.rows.every((r) => r.result.status === 'PENDING' && /^pb3-[0-9a-f]{32}-1$/.test(r.result.idempotencyKey ?? ''))).toBe(
+      true,
+    );
     // Rows with documents carry their documentUrls; the SEPA row with two files has both.
     expect(results.rows.filter((r) => (r.result.documentUrls ?? '').includes(';')).length).toBeGreaterThanOrEqual(1);
     expect(await readFile(outcome.journalPath, 'utf8')).toMatch(/"t":"initiating"/);

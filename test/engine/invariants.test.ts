@@ -142,7 +142,7 @@ describe('I5: 409 IDEMPOTENCY_KEY_CONFLICT', () => {
     const conn = connection(sb, sent);
     const batch = await loadBatch(file);
     const row = batch.rows[0]!.payout!;
-    const key = idempotencyKey(batch.identity.batchId, row.reference, 1);
+    const key = idempotencyKey(row.reference, 1);
     // Someone used the row's key with another body (another amount).
     await conn.client.initiate(initiateBody({ ...row, sourceAmount: row.sourceAmount.plus(1) }), { idempotencyKey: key });
 

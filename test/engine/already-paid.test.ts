@@ -1,0 +1,109 @@
+// A reference is paid once per account (issue 26), as pure functions: the plan leaves out a
+// reference another batch of the account sent, and a payout the service answered with that existed
+// before the attempt's `initiating` line is ALREADY_PAID, never this batch's payout nor its money.
+import { describe, expect, it } from 'vitest';
+import { createdBefore } from '../../src/engine/execute.ts';
+import type { SentElsewhere } from '../../src/engine/ledger.ts';
+import { outcomeFromState, summarise } from '../../src/engine/outcome.ts';
+import { rowOutcome } from '../../src/engine/pipeline.ts';
+import { buildPlan } from '../../src/engine/plan.ts';
+import type { PreflightResult } from '../../src/engine/preflight.ts';
+import type { LoadedBatch } from '../../src/engine/prepare.ts';
+import { foldJournal, rowState, type PayoutSnapshot } from '../../src/journal/rows.ts';
+import { Dec } from '../../src/money.ts';
+import type { PayoutRow } from '../../src/validation/schemas.ts';
+
+const payout = (rowNumber: number): PayoutRow => ({
+  rowNumber,
+  reference: `R-${rowNumber}`,
+  sourceAmount: new Dec('10'),
+  sourceCurrency: 'GBP',
+  destinationCurrency: 'GBP',
+  destinationCountryCode: 'GBR',
+  method: 'FASTER_PAYMENTS',
+  beneficiary: { accountName: 'A', accountCurrency: 'GBP' },
+  narration: 'n',
+  documents: [],
+  withdrawal: true,
+});
+const batch: LoadedBatch = {
+  file: '/again.csv',
+  format: 'csv',
+  inputColumns: [],
+  rows: [2, 3, 4].map((n) => ({ rowNumber: n, cells: {}, payout: payout(n), problems: [] })),
+  fileProblems: [],
+  identity: { batchId: 'b'.repeat(64), source: 'flag', label: 'again-1', fileSha256: 'a'.repeat(64) },
+};
+const preflight: PreflightResult = {
+  wallets: [{ currency: 'GBP', balance: 1000 } as PreflightResult['wallets'][number]],
+  corridors: [],
+  countries: new Map(),
+  rowIssues: new Map(),
+  estimatedFees: new Map(),
+  feesUnknown: new Set(),
+  warnings: [],
+  requests: 3,
+};
+const options = { allowPartial: false, quote: false, mergeDocuments: false };
+const paid: PayoutSnapshot = {
+  id: 'p-2',
+  payoutRef: 'PR-2',
+  status: 'PENDING',
+  sourceAmount: 10,
+  sourceCurrency: 'GBP',
+  destinationCurrency: 'GBP',
+  transactionFees: 2,
+  documents: 0,
+};
+const sentElsewhere = new Map<string, SentElsewhere>([
+  ['R-2', { ref: 'R-2', phase: 'created', batchId: 'a'.repeat(64), file: '/paid.csv', since: '2026-01-31T09:00:00Z', payout: paid }],
+  ['R-3', { ref: 'R-3', phase: 'unknown', batchId: 'a'.repeat(64), file: '/paid.csv' }],
+]);
+
+describe('the plan leaves out a reference another batch of the account sent', () => {
+  it('ALREADY_PAID with that payout, SENT_BY_ANOTHER_BATCH while its outcome is unknown; a warning; no corridor blocked', () => {
+    const plan = buildPlan(batch, preflight, foldJournal([]), 'sandbox', { ...options, sentElsewhere });
+    expect(plan.toSend).toEqual([4]);
+    expect(plan.corridorBlocked).toBe(false);
+    expect(plan.notSent.get(2)).toMatchObject({ code: 'ALREADY_PAID', payout: paid });
+    expect(plan.notSent.get(2)?.message).toMatch(
+      /^already paid at this account \(payout PR-2, batch aaaaaaaaaaaaaaaa, \/paid\.csv, first run 2026-01-31\)/,
+    );
+    expect(plan.notSent.get(3)?.code).toBe('SENT_BY_ANOTHER_BATCH');
+    expect(plan.warnings.join('\n')).toMatch(/2 rows left out, the reference already sent at this account: row 2: already paid/);
+    // the results of `run --plan` say so, with that payout, and it is not this batch's money
+    const out = rowOutcome(batch.rows[0]!, foldJournal([]), { plan, executed: new Map() });
+    expect(out).toMatchObject({ status: 'ALREADY_PAID', payout: { id: 'p-2' } });
+    expect(summarise([out])).toMatchObject({ created: 0, notCreated: 1, money: {} });
+  });
+
+  it("a row out of the plan's scope (run --plan) is left out as well, so its results say why", () => {
+    const plan = buildPlan(batch, preflight, foldJournal([]), 'sandbox', { ...options, sentElsewhere, only: new Set([4]) });
+    expect(plan.toSend).toEqual([4]);
+    expect(plan.notSent.get(2)?.code).toBe('ALREADY_PAID');
+  });
+});
+
+describe('a payout the service answered with that existed before the attempt', () => {
+  const at = '2026-02-01T10:00:00.000Z';
+  it('is told by its createdAt before the initiating line; none, or a later one, is this attempt', () => {
+    expect(createdBefore('2026-01-31T09:00:00Z', at)).toBe(true);
+    expect(createdBefore('2026-02-01T10:00:00.001Z', at)).toBe(false);
+    expect(createdBefore(undefined, at)).toBe(false);
+    expect(createdBefore('not a date', at)).toBe(false);
+  });
+
+  it('is ALREADY_PAID with that payout: left out of the plan, not counted as created nor in the money', () => {
+    const folded = foldJournal([
+      { t: 'initiating', ref: 'R-2', row: 2, attempt: 1, key: 'k', body: '{}', at },
+      { t: 'created', ref: 'R-2', attempt: 1, key: 'k', requestId: 'q', payout: { ...paid, existedBefore: '2026-01-31T09:00:00Z' }, at },
+    ]);
+    const out = outcomeFromState(rowState(folded, 'R-2'), { status: 'NOT_SENT', documents: [] });
+    expect(out).toMatchObject({ status: 'ALREADY_PAID', payout: { id: 'p-2' }, error: { code: 'ALREADY_PAID' } });
+    expect(out.error?.message).toMatch(/^already paid at this account: payout PR-2 \(PENDING\) was created 2026-01-31T09:00:00Z/);
+    expect(summarise([out])).toMatchObject({ created: 0, notCreated: 1, money: {} });
+    const plan = buildPlan(batch, preflight, folded, 'sandbox', options);
+    expect(plan).toMatchObject({ toSend: [3, 4], alreadyCreated: 0 });
+    expect(plan.notSent.get(2)?.code).toBe('ALREADY_PAID');
+  });
+});
