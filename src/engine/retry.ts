@@ -8,9 +8,10 @@
 // account's ledger (ledger.ts).
 //
 // The journal decides, not the results file's cells (README.md, "Idempotency keys"): a row is matched
-// to its journal state by its key cell, else its payoutId, else its row number; a row whose
+// to its journal state by its key cell, else its payoutId (the payout now or one it replaced), else
+// its reference, never by its line number (blank, sorted or deleted rows move it); a row whose
 // payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
-// was edited or cleared in its cells.
+// was edited or cleared in its cells, and is reported from the journal's latest state.
 import { dirname, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
@@ -238,7 +239,7 @@ async function retryBatch(
   const docs = fingerprintingChecker();
   const ctx: RetryContext = {
     table,
-    journalledOf: journalIndex(folded),
+    journalledOf: ledgerStates([folded]),
     original: await originalRows(header, mapping.fields.reference),
     refHeader: mapping.fields.reference,
     parse: { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: docs.check },
@@ -246,7 +247,9 @@ async function retryBatch(
   };
   const out: RetryRows = { only: new Set(), keep: new Map(), resend: new Set(), failedPayout: new Map() };
   const settling = new Set<number>();
-  const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
+  const named = new Set<string>();
+  const rows = table.rows.map((r) => retryRow(r, ctx, { out, settling, named }, notResent));
+  refuseUnnamedUnsettled(folded, named, o.resultsFile);
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
@@ -261,20 +264,45 @@ async function retryBatch(
   return { ...out, batch };
 }
 
-/** A row's journal state: by its key cell, else its payoutId cell, else its row number (cells cleared or edited). */
-function journalIndex(folded: FoldedJournal): (r: ResultRow) => RowState | undefined {
+/**
+ * The ledger's latest state of a results row (spec §4.2: the key names one payment of a reference):
+ * by its key cell, else its payoutId cell (the payout now, or one it replaced after a failure),
+ * else its reference. Never its line number: blank, sorted or deleted rows move it. A reference
+ * that several journals name (status reads every journal of the account) is matched only through
+ * its key or payout id.
+ */
+export function ledgerStates(folds: Iterable<FoldedJournal>): (r: ResultRow, reference: string | undefined) => RowState | undefined {
   const byKey = new Map<string, RowState>();
   const byPayout = new Map<string, RowState>();
-  const byRow = new Map<number, RowState>();
-  for (const s of folded.rows.values()) {
-    if (s.key) byKey.set(s.key, s);
-    if (s.payout) byPayout.set(s.payout.id, s);
-    if (s.row !== undefined && s.phase !== 'none') byRow.set(s.row, s);
-  }
-  return (r) =>
+  const byRef = new Map<string, RowState | null>();
+  for (const folded of folds)
+    for (const s of folded.rows.values()) {
+      if (s.phase === 'none') continue;
+      if (s.key) byKey.set(s.key, s);
+      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) byPayout.set(p.id, s);
+      byRef.set(s.ref, byRef.has(s.ref) ? null : s);
+    }
+  return (r, reference) =>
     (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
     (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined) ??
-    byRow.get(r.rowNumber);
+    (reference ? (byRef.get(reference) ?? undefined) : undefined);
+}
+
+/**
+ * An unsettled row (initiating or unknown) that no row of the results file names, by key, payout
+ * id or reference, is refused before anything is sent: its outcome must be settled with its
+ * journalled key first, and the row that was it (reference edited and key cleared, or deleted)
+ * cannot be told from a new payment.
+ */
+function refuseUnnamedUnsettled(folded: FoldedJournal, named: Set<string>, file: string): void {
+  const lost = [...folded.rows.values()].filter((s) => (s.phase === 'initiating' || s.phase === 'unknown') && !named.has(s.ref));
+  if (!lost.length) return;
+  throw new BatchRefused(
+    `${file}: no row names ${lost.map((s) => `${s.ref} (key ${s.key})`).join(', ')}, whose outcome is unknown: ` +
+      'its reference and key were edited, cleared or deleted. Nothing was sent. Put the reference or the key back ' +
+      'so that it is settled with its journalled key first.',
+    'unsettled-row-not-named',
+  );
 }
 
 /**
@@ -299,7 +327,7 @@ async function originalRows(header: BatchHeader, refHeader: string | undefined):
 
 interface RetryContext {
   table: ResultsTable;
-  journalledOf: (r: ResultRow) => RowState | undefined;
+  journalledOf: ReturnType<typeof ledgerStates>;
   original: Map<string, EngineRow>;
   refHeader: string | undefined;
   parse: RowContext;
@@ -310,9 +338,15 @@ interface RetryContext {
  * One row of the results file: created ones kept untouched; the others parsed again from their
  * (edited) cells and sent again, tied to the reference, key and body the journal knows for them.
  */
-function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set<number>, notResent: NotResent[]): EngineRow {
+function retryRow(
+  r: ResultRow,
+  ctx: RetryContext,
+  { out, settling, named }: { out: RetryRows; settling: Set<number>; named: Set<string> },
+  notResent: NotResent[],
+): EngineRow {
   let row = rowOfCells(r, ctx);
-  const journalled = ctx.journalledOf(r);
+  const journalled = ctx.journalledOf(r, ctx.refHeader ? r.cells[ctx.refHeader]?.trim() : undefined);
+  if (journalled) named.add(journalled.ref);
   if (ctx.resendFailed && journalled && resendable(journalled)) {
     if (row.payout) {
       out.resend.add(journalled.ref);
@@ -328,9 +362,11 @@ function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set
         reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
       });
     }
-  } else if (isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
-  else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from the journal, not sent)
+  } else if (!journalled && isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
+  else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
   if (!journalled) return row;
+  // reported from the journal even when its cells no longer validate (prepare.ts EngineRow.reference)
+  if (journalled.phase === 'created') row.reference = journalled.ref;
   if (['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
   // The row identity is the reference the journal knows for its key: an edited reference cannot
   // turn an unknown outcome into a second payout.
@@ -372,9 +408,9 @@ function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<num
     refs.set(row.payout!.reference, row.rowNumber);
     dupKeys.set(probableDuplicateKey(row.payout!), row.rowNumber);
   };
-  for (const row of rows) if (row.payout && !only.has(row.rowNumber)) take(row);
+  for (const row of rows) if (row.payout && (!only.has(row.rowNumber) || settling.has(row.rowNumber))) take(row);
   for (const row of rows) {
-    if (!row.payout || !only.has(row.rowNumber)) continue;
+    if (!row.payout || !only.has(row.rowNumber) || settling.has(row.rowNumber)) continue;
     const sameRef = refs.get(row.payout.reference);
     const sameRow = dupKeys.get(probableDuplicateKey(row.payout));
     const refuse = (code: 'DUPLICATE_REFERENCE' | 'PROBABLE_DUPLICATE', message: string) => {
