@@ -1,5 +1,6 @@
 // `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Rows whose payout
-// exists are left exactly as they are; the others (invalid, not sent, refused, unknown) go again:
+// exists are never sent again (written as the journal's latest state); the others (invalid, not
+// sent, refused, unknown) go again:
 //   - an unknown outcome is settled first with its original key and journalled body (I2), edits
 //     to it wait until its outcome is known;
 //   - a row the service refused is validated again as edited and sent under attempt + 1 (I3);
