@@ -69,9 +69,6 @@ export interface NotResent {
 export interface RetryResult extends PipelineResult {
   batchId: string;
   journalPath: string;
-  /** Rows sent again / settled / left as created. */
-  retried: number;
-  kept: number;
   /** Rows whose payout failed after creation and that were sent again under a new attempt. */
   resent: number;
   /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
@@ -114,8 +111,6 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       ...result,
       batchId: header.batchId,
       journalPath: session.journalPath,
-      retried: only.size,
-      kept: keep.size,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
       notResent,
     };

@@ -243,7 +243,8 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
  * journal already says it, so nothing is appended. Returns how many rows changed.
  */
 async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Promise<number> {
-  const folds = ledgers.flatMap(accountJournals).map((path) => foldJournalFile(path).folded);
+  // (once each: --state-dir may name the per-user state folder too)
+  const folds = [...new Set(ledgers.flatMap(accountJournals))].map((path) => foldJournalFile(path).folded);
   if (!folds.length) return 0;
   const stateOf = ledgerStates(folds);
   return withLock(
