@@ -235,7 +235,9 @@ async function retryBatch(
   const docs = fingerprintingChecker();
   const ctx: RetryContext = {
     table,
-    journalledOf: ledgerStates([folded]),
+    journalled: ledgerStates([folded], table.rows, (r) =>
+      mapping.fields.reference ? r.cells[mapping.fields.reference]?.trim() : undefined,
+    ),
     original: await originalRows(header, mapping.fields.reference),
     refHeader: mapping.fields.reference,
     parse: { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: docs.check },
@@ -243,9 +245,8 @@ async function retryBatch(
   };
   const out: RetryRows = { only: new Set(), keep: new Map(), resend: new Set(), failedPayout: new Map() };
   const settling = new Set<number>();
-  const named = new Set<string>();
-  const rows = table.rows.map((r) => retryRow(r, ctx, { out, settling, named }, notResent));
-  refuseUnnamedUnsettled(folded, named, o.resultsFile);
+  refuseUnnamedUnsettled(folded, ctx.journalled, o.resultsFile);
+  const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
@@ -261,13 +262,18 @@ async function retryBatch(
 }
 
 /**
- * The ledger's latest state of a results row (spec §4.2: the key names one payment of a reference):
- * by its key cell, else its payoutId cell (the payout now, or one it replaced after a failure),
- * else its reference. Never its line number: blank, sorted or deleted rows move it. A reference
- * that several journals name (status reads every journal of the account) is matched only through
- * its key or payout id.
+ * Each results row's latest state in the ledger: by its key cell (spec §4.2: one key per payout),
+ * else its payoutId cell (the payout now, or one it replaced after a failure), else its reference.
+ * Never its line number: blank, sorted or deleted rows move it. A state goes to one row at most,
+ * key and payout id first, then references in file order, so a row repeating another's reference
+ * never takes its payout. A reference that several journals name (status reads every journal of
+ * the account) is matched only through its key or payout id.
  */
-export function ledgerStates(folds: Iterable<FoldedJournal>): (r: ResultRow, reference: string | undefined) => RowState | undefined {
+export function ledgerStates(
+  folds: Iterable<FoldedJournal>,
+  rows: readonly ResultRow[],
+  referenceOf: (r: ResultRow) => string | undefined,
+): Map<ResultRow, RowState> {
   const byKey = new Map<string, RowState>();
   const byPayout = new Map<string, RowState>();
   const byRef = new Map<string, RowState | null>();
@@ -278,10 +284,22 @@ export function ledgerStates(folds: Iterable<FoldedJournal>): (r: ResultRow, ref
       for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) byPayout.set(p.id, s);
       byRef.set(s.ref, byRef.has(s.ref) ? null : s);
     }
-  return (r, reference) =>
+  const out = new Map<ResultRow, RowState>();
+  const claimed = new Set<RowState>();
+  const claim = (r: ResultRow, s: RowState | null | undefined) => {
+    if (!s || claimed.has(s)) return;
+    claimed.add(s);
+    out.set(r, s);
+  };
+  const strong = (r: ResultRow) =>
     (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
-    (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined) ??
-    (reference ? (byRef.get(reference) ?? undefined) : undefined);
+    (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined);
+  for (const r of rows) claim(r, strong(r));
+  for (const r of rows) {
+    const ref = referenceOf(r);
+    if (!out.has(r) && ref) claim(r, byRef.get(ref));
+  }
+  return out;
 }
 
 /**
@@ -290,7 +308,8 @@ export function ledgerStates(folds: Iterable<FoldedJournal>): (r: ResultRow, ref
  * journalled key first, and the row that was it (reference edited and key cleared, or deleted)
  * cannot be told from a new payment.
  */
-function refuseUnnamedUnsettled(folded: FoldedJournal, named: Set<string>, file: string): void {
+function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<ResultRow, RowState>, file: string): void {
+  const named = new Set([...matched.values()].map((s) => s.ref));
   const lost = [...folded.rows.values()].filter((s) => (s.phase === 'initiating' || s.phase === 'unknown') && !named.has(s.ref));
   if (!lost.length) return;
   throw new BatchRefused(
@@ -323,7 +342,7 @@ async function originalRows(header: BatchHeader, refHeader: string | undefined):
 
 interface RetryContext {
   table: ResultsTable;
-  journalledOf: ReturnType<typeof ledgerStates>;
+  journalled: Map<ResultRow, RowState>;
   original: Map<string, EngineRow>;
   refHeader: string | undefined;
   parse: RowContext;
@@ -331,18 +350,13 @@ interface RetryContext {
 }
 
 /**
- * One row of the results file: created ones kept untouched; the others parsed again from their
- * (edited) cells and sent again, tied to the reference, key and body the journal knows for them.
+ * One row of the results file: created ones reported from the journal, never sent; the others
+ * parsed again from their (edited) cells and sent again, tied to the reference, key and body the
+ * journal knows for them.
  */
-function retryRow(
-  r: ResultRow,
-  ctx: RetryContext,
-  { out, settling, named }: { out: RetryRows; settling: Set<number>; named: Set<string> },
-  notResent: NotResent[],
-): EngineRow {
+function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set<number>, notResent: NotResent[]): EngineRow {
   let row = rowOfCells(r, ctx);
-  const journalled = ctx.journalledOf(r, ctx.refHeader ? r.cells[ctx.refHeader]?.trim() : undefined);
-  if (journalled) named.add(journalled.ref);
+  const journalled = ctx.journalled.get(r);
   if (ctx.resendFailed && journalled && resendable(journalled)) {
     if (row.payout) {
       out.resend.add(journalled.ref);

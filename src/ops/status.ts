@@ -246,15 +246,15 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Prom
   // (once each: --state-dir may name the per-user state folder too)
   const folds = [...new Set(ledgers.flatMap(accountJournals))].map((path) => foldJournalFile(path).folded);
   if (!folds.length) return 0;
-  const stateOf = ledgerStates(folds);
   return withLock(
     resultsLockPath(file),
     async () => {
       const table = await readResults(file);
       const reference = batchColumns(table).reference;
+      const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
       let n = 0;
       for (const row of table.rows) {
-        const s = stateOf(row, reference ? row.cells[reference]?.trim() : undefined);
+        const s = states.get(row);
         const latest = s && ledgerAhead(row.result, s);
         if (!latest) continue;
         row.result = latest;
