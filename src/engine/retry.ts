@@ -1,5 +1,6 @@
 // `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Rows whose payout
-// exists are left exactly as they are; the others (invalid, not sent, refused, unknown) go again:
+// exists are never sent again (written as the journal's latest state); the others (invalid, not
+// sent, refused, unknown) go again:
 //   - an unknown outcome is settled first with its original key and journalled body (I2), edits
 //     to it wait until its outcome is known;
 //   - a row the service refused is validated again as edited and sent under attempt + 1 (I3);
@@ -8,9 +9,10 @@
 // payout ids, keys and references (a key names no batch: identity.ts).
 //
 // The journal decides, not the results file's cells (README.md, "Idempotency keys"): a row is matched
-// to its journal state by its key cell, else its payoutId, else its row number; a row whose
+// to its journal state by its key cell, else its payoutId (the payout now or one it replaced), else
+// its reference, never by its line number (blank, sorted or deleted rows move it); a row whose
 // payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
-// was edited or cleared in its cells.
+// was edited or cleared in its cells, and is reported from the journal's latest state.
 import { dirname, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
@@ -67,9 +69,6 @@ export interface NotResent {
 export interface RetryResult extends PipelineResult {
   batchId: string;
   journalPath: string;
-  /** Rows sent again / settled / left as created. */
-  retried: number;
-  kept: number;
   /** Rows whose payout failed after creation and that were sent again under a new attempt. */
   resent: number;
   /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
@@ -112,8 +111,6 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       ...result,
       batchId: header.batchId,
       journalPath: session.journalPath,
-      retried: only.size,
-      kept: keep.size,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
       notResent,
     };
@@ -251,7 +248,9 @@ async function retryBatch(
   const docs = fingerprintingChecker();
   const ctx: RetryContext = {
     table,
-    journalledOf: journalIndex(folded),
+    journalled: ledgerStates([folded], table.rows, (r) =>
+      mapping.fields.reference ? r.cells[mapping.fields.reference]?.trim() : undefined,
+    ),
     original: await originalRows(header, mapping.fields.reference),
     refHeader: mapping.fields.reference,
     parse: { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: docs.check },
@@ -259,6 +258,7 @@ async function retryBatch(
   };
   const out: RetryRows = { only: new Set(), keep: new Map(), resend: new Set(), failedPayout: new Map() };
   const settling = new Set<number>();
+  refuseUnnamedUnsettled(folded, ctx.journalled, o.resultsFile);
   const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
   const batch: LoadedBatch = {
@@ -274,20 +274,63 @@ async function retryBatch(
   return { ...out, batch };
 }
 
-/** A row's journal state: by its key cell, else its payoutId cell, else its row number (cells cleared or edited). */
-function journalIndex(folded: FoldedJournal): (r: ResultRow) => RowState | undefined {
+/**
+ * Each results row's latest state in the ledger: by its key cell (spec §4.2: one key per payout),
+ * else its payoutId cell (the payout now, or one it replaced after a failure), else its reference.
+ * Never its line number: blank, sorted or deleted rows move it. A state goes to one row at most,
+ * key and payout id first, then references in file order, so a row repeating another's reference
+ * never takes its payout. A reference that several journals name (status reads every journal of
+ * the account) is matched only through its key or payout id.
+ */
+export function ledgerStates(
+  folds: Iterable<FoldedJournal>,
+  rows: readonly ResultRow[],
+  referenceOf: (r: ResultRow) => string | undefined,
+): Map<ResultRow, RowState> {
   const byKey = new Map<string, RowState>();
   const byPayout = new Map<string, RowState>();
-  const byRow = new Map<number, RowState>();
-  for (const s of folded.rows.values()) {
-    if (s.key) byKey.set(s.key, s);
-    if (s.payout) byPayout.set(s.payout.id, s);
-    if (s.row !== undefined && s.phase !== 'none') byRow.set(s.row, s);
-  }
-  return (r) =>
+  const byRef = new Map<string, RowState | null>();
+  for (const folded of folds)
+    for (const s of folded.rows.values()) {
+      if (s.phase === 'none') continue;
+      if (s.key) byKey.set(s.key, s);
+      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) byPayout.set(p.id, s);
+      byRef.set(s.ref, byRef.has(s.ref) ? null : s);
+    }
+  const out = new Map<ResultRow, RowState>();
+  const claimed = new Set<RowState>();
+  const claim = (r: ResultRow, s: RowState | null | undefined) => {
+    if (!s || claimed.has(s)) return;
+    claimed.add(s);
+    out.set(r, s);
+  };
+  const strong = (r: ResultRow) =>
     (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
-    (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined) ??
-    byRow.get(r.rowNumber);
+    (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined);
+  for (const r of rows) claim(r, strong(r));
+  for (const r of rows) {
+    const ref = referenceOf(r);
+    if (!out.has(r) && ref) claim(r, byRef.get(ref));
+  }
+  return out;
+}
+
+/**
+ * An unsettled row (initiating or unknown) that no row of the results file names, by key, payout
+ * id or reference, is refused before anything is sent: its outcome must be settled with its
+ * journalled key first, and the row that was it (reference edited and key cleared, or deleted)
+ * cannot be told from a new payment.
+ */
+function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<ResultRow, RowState>, file: string): void {
+  const named = new Set([...matched.values()].map((s) => s.ref));
+  const lost = [...folded.rows.values()].filter((s) => (s.phase === 'initiating' || s.phase === 'unknown') && !named.has(s.ref));
+  if (!lost.length) return;
+  throw new BatchRefused(
+    `${file}: no row names ${lost.map((s) => `${s.ref} (key ${s.key})`).join(', ')}, whose outcome is unknown: ` +
+      'its reference and key were edited, cleared or deleted. Nothing was sent. Put the reference or the key back ' +
+      'so that it is settled with its journalled key first.',
+    'unsettled-row-not-named',
+  );
 }
 
 /**
@@ -312,7 +355,7 @@ async function originalRows(header: BatchHeader, refHeader: string | undefined):
 
 interface RetryContext {
   table: ResultsTable;
-  journalledOf: (r: ResultRow) => RowState | undefined;
+  journalled: Map<ResultRow, RowState>;
   original: Map<string, EngineRow>;
   refHeader: string | undefined;
   parse: RowContext;
@@ -320,12 +363,13 @@ interface RetryContext {
 }
 
 /**
- * One row of the results file: created ones kept untouched; the others parsed again from their
- * (edited) cells and sent again, tied to the reference, key and body the journal knows for them.
+ * One row of the results file: created ones reported from the journal, never sent; the others
+ * parsed again from their (edited) cells and sent again, tied to the reference, key and body the
+ * journal knows for them.
  */
 function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set<number>, notResent: NotResent[]): EngineRow {
   let row = rowOfCells(r, ctx);
-  const journalled = ctx.journalledOf(r);
+  const journalled = ctx.journalled.get(r);
   if (ctx.resendFailed && journalled && resendable(journalled)) {
     if (row.payout) {
       out.resend.add(journalled.ref);
@@ -341,9 +385,11 @@ function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set
         reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
       });
     }
-  } else if (isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
-  else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from the journal, not sent)
+  } else if (!journalled && isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
+  else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
   if (!journalled) return row;
+  // reported from the journal even when its cells no longer validate (prepare.ts EngineRow.reference)
+  if (journalled.phase === 'created') row.reference = journalled.ref;
   if (['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
   // The row identity is the reference the journal knows for its key: an edited reference cannot
   // turn an unknown outcome into a second payout.
@@ -385,9 +431,9 @@ function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<num
     refs.set(row.payout!.reference, row.rowNumber);
     dupKeys.set(probableDuplicateKey(row.payout!), row.rowNumber);
   };
-  for (const row of rows) if (row.payout && !only.has(row.rowNumber)) take(row);
+  for (const row of rows) if (row.payout && (!only.has(row.rowNumber) || settling.has(row.rowNumber))) take(row);
   for (const row of rows) {
-    if (!row.payout || !only.has(row.rowNumber)) continue;
+    if (!row.payout || !only.has(row.rowNumber) || settling.has(row.rowNumber)) continue;
     const sameRef = refs.get(row.payout.reference);
     const sameRow = dupKeys.get(probableDuplicateKey(row.payout));
     const refuse = (code: 'DUPLICATE_REFERENCE' | 'PROBABLE_DUPLICATE', message: string) => {

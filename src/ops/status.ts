@@ -1,12 +1,22 @@
-// `status RESULTS`: refresh every payout of a results file that is not in a final status (GET
-// payout through the one throttled client), and rewrite the file with status, statusDetail and
-// informationRequests, forward only (interface/status-order.ts). Returns values; never prints or exits.
+// `status RESULTS`: bring every row up to the ledger's latest state (the account's journals, a row
+// matched by its key, payout id or reference, never its line number), then refresh every payout
+// that is not in a final status (GET payout through the one throttled client), and rewrite the
+// file with status, statusDetail and informationRequests, forward only (interface/status-order.ts).
+// Returns values; never prints or exits.
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
-import { readResults } from '../results/index.ts';
+import { readResults, writeResults } from '../results/index.ts';
+import { batchColumns } from '../results/read.ts';
+import { resultsLockPath } from '../results/paths.ts';
+import type { ResultValues } from '../results/types.ts';
+import { withLock } from '../files/lock.ts';
+import { foldJournalFile, type RowState } from '../journal/rows.ts';
+import { nextStatus } from '../interface/status-order.ts';
+import { accountJournals, type Ledger } from '../engine/ledger.ts';
+import { ledgerStates } from '../engine/retry.ts';
 import { Dec } from '../money.ts';
 import { isFinalStatus, type PayoutStatus } from '../interface/codes.ts';
 import {
@@ -18,8 +28,16 @@ import {
   type RowChange,
   type StatusUpdate,
 } from './apply.ts';
-import { mapColumns } from '../input/columns.ts';
-import { countGroups, isCreatedStatus, outcomeCounts, statusGroup, type OutcomeCounts, type StatusGroup } from '../engine/outcome.ts';
+import {
+  countGroups,
+  isCreatedStatus,
+  outcomeCounts,
+  outcomeFromState,
+  resultValues,
+  statusGroup,
+  type OutcomeCounts,
+  type StatusGroup,
+} from '../engine/outcome.ts';
 import {
   moneyEntryOfEarlier,
   moneyTotals,
@@ -37,6 +55,8 @@ export interface StatusOptions {
   /** Where the batch's journal is (apply.ts ApplyOptions). */
   stateDirs?: string[];
   stateRoots?: string[];
+  /** The account's ledgers (engine/ledger.ts), whose journals hold each row's latest state. */
+  ledgers?: Ledger[];
   logger?: Logger;
   /** Called once before the first request: how many requests, and the key's usage as counted here. */
   onPlan?: (p: { toRefresh: number; usage?: UsageReport }) => void;
@@ -168,6 +188,8 @@ async function findRefunds(o: StatusOptions, file: string): Promise<{ refundsFou
 
 export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const file = resolve(o.resultsFile);
+  const caughtUp = await catchUpWithLedger(file, o.ledgers ?? []);
+  if (caughtUp) o.logger?.info({ rows: caughtUp }, "rows brought up to the ledger's latest state");
   const table = await readResults(file);
   const { todo, final } = toRefresh(table);
   o.onPlan?.({ toRefresh: todo.size, usage: await o.client.quotaUsage().catch(() => undefined) });
@@ -214,9 +236,52 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   };
 }
 
+/**
+ * Every row the ledger knows more of than its cells (another payout or attempt since, a later
+ * status, a refund) is written as the ledger's latest state: an older results file shows a row
+ * resent and paid since as paid, with its new payout id. Under the results file's lock; the
+ * journal already says it, so nothing is appended. Returns how many rows changed.
+ */
+async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Promise<number> {
+  // (once each: --state-dir may name the per-user state folder too)
+  const folds = [...new Set(ledgers.flatMap(accountJournals))].map((path) => foldJournalFile(path).folded);
+  if (!folds.length) return 0;
+  return withLock(
+    resultsLockPath(file),
+    async () => {
+      const table = await readResults(file);
+      const reference = batchColumns(table).reference;
+      const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
+      let n = 0;
+      for (const row of table.rows) {
+        const s = states.get(row);
+        const latest = s && ledgerAhead(row.result, s);
+        if (!latest) continue;
+        row.result = latest;
+        n++;
+      }
+      if (n) await writeResults(file, table);
+      return n;
+    },
+    { purpose: 'results update' },
+  );
+}
+
+/** The ledger's values of a row when they say more than its cells, else undefined. */
+function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined {
+  const v = resultValues(outcomeFromState(s, { status: cells.status ?? '', documents: [] }));
+  if (v.payoutId !== cells.payoutId || v.idempotencyKey !== cells.idempotencyKey) return v;
+  const forward =
+    !isCreatedStatus(cells.status) ||
+    nextStatus({ status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt }, { status: v.status!, at: v.updatedAt })
+      .apply;
+  if (v.status !== cells.status && forward) return v;
+  return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
+}
+
 /** The rows waiting for us and the rows failed after creation, with what to do about each. */
 function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
-  const column = mapping(t).reference ?? '';
+  const column = batchColumns(t).reference ?? '';
   const inGroup = (g: StatusGroup) =>
     t.rows
       .filter((r) => statusGroup(r.result.status) === g)
@@ -227,18 +292,9 @@ function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'
   };
 }
 
-/** The batch's columns of a results file, by field; none when they cannot be mapped. */
-function mapping(t: ResultsTable): ReturnType<typeof mapColumns>['fields'] {
-  try {
-    return mapColumns(t.inputColumns, 'results').fields;
-  } catch {
-    return {};
-  }
-}
-
 /** A row's source currency (its batch column), upper case; '' when the file has none. */
 function currencyOf(t: ResultsTable, row: ResultsTable['rows'][number]): string {
-  const h = mapping(t).sourceCurrency;
+  const h = batchColumns(t).sourceCurrency;
   return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
 }
 
@@ -250,7 +306,7 @@ function currencyOf(t: ResultsTable, row: ResultsTable['rows'][number]): string 
 function moneyEntries(t: ResultsTable): { entries: MoneyEntry[]; problems: string[] } {
   const entries: MoneyEntry[] = [];
   const problems: string[] = [];
-  const amountColumn = mapping(t).sourceAmount;
+  const amountColumn = batchColumns(t).sourceAmount;
   for (const row of t.rows) {
     const r = row.result;
     const earlier = parseEarlierPayouts(r.earlierPayouts);

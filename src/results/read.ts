@@ -11,6 +11,7 @@ import { parse as parseCsv, CsvError } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { DELIMITERS, sepLine, sniffKind, detectEncoding, detectDelimiter, parseEncodingName, type TextEncoding } from '../input/detect.ts';
+import { mapColumns, type ColumnMapping } from '../input/columns.ts';
 import { excelDateText } from '../input/excel.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
 import { unneutralise } from './neutralise.ts';
@@ -55,6 +56,19 @@ export async function readResults(path: string, options: ReadResultsOptions = {}
     throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
   const { records, delimiter } = readCsv(buf, file, options.encoding);
   return { ...resultsTableOf(file, 'csv', records), delimiter };
+}
+
+/**
+ * The batch's columns of a results file by field (input/columns.ts, the names readBatch maps);
+ * none when they cannot be mapped. A row is identified by its reference cell, never by its line
+ * number: `retry` and `status` match it to the ledger by that cell (or its key or payout id).
+ */
+export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>): ColumnMapping['fields'] {
+  try {
+    return mapColumns(t.inputColumns, 'results').fields;
+  } catch {
+    return {};
+  }
 }
 
 // ---------------------------------------------------------------- records to table

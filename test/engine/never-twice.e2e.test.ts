@@ -127,7 +127,7 @@ describe('two processes on one batch', () => {
 });
 
 describe('the journal decides, not the results file', () => {
-  it('retry of an UNKNOWN_OUTCOME row whose key cell was cleared and reference edited resends the journalled key: one payout', async () => {
+  it('retry of an UNKNOWN_OUTCOME row whose key cell was cleared and reference edited is refused; put back, it resends the journalled key: one payout', async () => {
     const { dir, run } = await setup();
     await writeBatch(dir, 'payroll.csv', { rows: 3, prefix: 'UNK', amount });
     // The service creates each payout and a gateway answers 408 instead, every time: unknown outcomes.
@@ -144,6 +144,17 @@ describe('the journal decides, not the results file', () => {
     // A person clears the key and edits the reference of the unknown row.
     unknown!.result.idempotencyKey = '';
     unknown!.cells.reference = 'UNK-EDITED';
+    await writeResults(results, { ...table, rows: table.rows });
+
+    // Neither its key nor its reference names the row now (a row is never found by its line
+    // number, issue 26): refused, nothing sent, naming the journalled reference.
+    const before = initiates(sb!).length;
+    const refused = await run(dir, 'retry', 'payroll.results.csv', '--yes');
+    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(/no row names UNK-\d{4} \(key pb2-/);
+    expect(initiates(sb!).length).toBe(before);
+    // The reference put back: settled with its journalled key.
+    unknown!.cells.reference = /no row names (UNK-\d{4})/.exec(refused.stderr)![1]!;
     await writeResults(results, { ...table, rows: table.rows });
 
     const again = await run(dir, 'retry', 'payroll.results.csv', '--yes');

@@ -6,6 +6,7 @@ import { abortOn, defineCommand, flag, group, plural, printJson, type CliIO } fr
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
+import { ledgerOf } from '../../engine/ledger.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines } from '../render.ts';
 import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
@@ -26,12 +27,14 @@ export default defineCommand<StatusArgs>({
   run: async (args, io: CliIO) => {
     const logger = makeLogger(args, io, 'status');
     return withConnection(args, io, logger, async (conn) => {
+      const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
       const r = await refreshStatus({
         client: conn.client,
         resultsFile: args.results,
         // (and the ledgers of the per-user state folder: apply.ts)
-        stateDirs: (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d))),
+        stateDirs,
         stateRoots: [defaultStateDir(io.env)],
+        ledgers: [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root })),
         logger,
         stop: abortOn(io.stopSignal),
         onPlan: ({ toRefresh, usage }) => {

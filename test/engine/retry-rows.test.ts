@@ -1,0 +1,63 @@
+// How retry and status find a results row's state in the ledger (engine/retry.ts ledgerStates):
+// by key, else payout id (now or replaced), else reference; never by line number.
+import { describe, expect, it } from 'vitest';
+import { ledgerStates } from '../../src/engine/retry.ts';
+import { foldJournal, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../../src/journal/rows.ts';
+import type { ResultRow } from '../../src/results/types.ts';
+
+const at = '2026-01-01T00:00:00.000Z';
+const payout = (id: string, status = 'PENDING'): PayoutSnapshot => ({
+  id,
+  status,
+  sourceAmount: 10,
+  sourceCurrency: 'GBP',
+  destinationCurrency: 'GBP',
+  documents: 0,
+});
+const created = (ref: string, row: number, id: string, attempt = 1): JournalLine[] => [
+  { t: 'initiating', ref, row, attempt, key: `k-${ref}-${attempt}`, body: '{}', at },
+  { t: 'created', ref, attempt, key: `k-${ref}-${attempt}`, requestId: 'r', payout: payout(id), at },
+];
+const row = (reference: string | undefined, result: ResultRow['result'] = {}, rowNumber = 9): ResultRow => ({
+  rowNumber,
+  cells: reference === undefined ? {} : { reference },
+  result,
+});
+/** The payout id (else the ref, else '-') each row is matched to. */
+const match = (folds: FoldedJournal[], rows: ResultRow[]) => {
+  const m = ledgerStates(folds, rows, (r) => r.cells.reference);
+  return rows.map((r) => m.get(r)?.payout?.id ?? m.get(r)?.ref ?? '-');
+};
+
+describe('ledgerStates', () => {
+  const folded = foldJournal([
+    ...created('A', 2, 'pA'),
+    ...created('B', 4, 'pB-old'),
+    { t: 'status', ref: 'B', payoutId: 'pB-old', status: 'FAILED', source: 'get', at },
+    { t: 'refund', ref: 'B', payoutId: 'pB-old', amount: '12.00', at },
+    { t: 'resend', ref: 'B', payoutId: 'pB-old', at },
+    ...created('B', 4, 'pB-new', 2),
+    { t: 'quote', ref: 'C', attempt: 1, destinationAmount: 1 },
+  ]);
+
+  it('finds a row by its key, its payout id (now or replaced) or its reference', () => {
+    expect(match([folded], [row(undefined, { idempotencyKey: 'k-A-1' })])).toEqual(['pA']);
+    expect(match([folded], [row(undefined, { payoutId: 'pB-old', idempotencyKey: 'k-B-1' })])).toEqual(['pB-new']);
+    expect(match([folded], [row('B')])).toEqual(['pB-new']);
+  });
+
+  it('never by its line number, nor a reference the journal never sent', () => {
+    expect(match([folded], [row('C', {}, 4), row(undefined, {}, 2)])).toEqual(['-', '-']); // rows 2 and 4 are A's and B's in the journal
+  });
+
+  it("a row repeating another's reference never takes its payout, wherever it stands", () => {
+    expect(match([folded], [row('A'), row('A', { idempotencyKey: 'k-A-1' })])).toEqual(['-', 'pA']);
+    expect(match([folded], [row('A'), row('A')])).toEqual(['pA', '-']);
+  });
+
+  it('a reference two journals name is found only through its key or payout id', () => {
+    const other = foldJournal(created('A', 2, 'pA-2'));
+    expect(match([folded, other], [row('A')])).toEqual(['-']);
+    expect(match([folded, other], [row('A', { payoutId: 'pA-2' })])).toEqual(['pA-2']);
+  });
+});
