@@ -90,7 +90,9 @@ export default defineCommand<ListenArgs>({
               `payout-batch: registering the webhook failed: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`,
             );
             // A definitive answer of the service about the subscription is ours to fix (2), not the service's trouble (4).
-            return e.outcome === 'definitive' && e.status !== undefined && !e.serviceTrouble ? ExitCode.UNUSABLE_INPUT : ExitCode.SERVICE_UNAVAILABLE;
+            return e.outcome === 'definitive' && e.status !== undefined && !e.serviceTrouble
+              ? ExitCode.UNUSABLE_INPUT
+              : ExitCode.SERVICE_UNAVAILABLE;
           }
           throw e;
         } finally {
