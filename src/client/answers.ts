@@ -70,6 +70,23 @@ const orElse = <T extends z.ZodType, F>(schema: T, fallback: F) =>
 /** Spec §4.4 meta, all of it optional: a page without meta ends the listing when it is short. */
 const PageMeta = z.looseObject({ total: maybe(count), page: maybe(count), limit: maybe(count), size: maybe(count) });
 
+/**
+ * A field services name in several ways (the spec shows one name; "other fields: not shown"):
+ * `names` maps the name the tool reads to the others it may come under, by preference. The first
+ * given (not null) is read under the tool's name; the others are dropped.
+ */
+const renamed = <T extends z.ZodType>(names: Record<string, readonly string[]>, schema: T) =>
+  z.preprocess((v) => {
+    if (!isRecord(v)) return v;
+    const out = { ...v };
+    for (const [name, others] of Object.entries(names)) {
+      const given = [name, ...others].find((k) => v[k] != null);
+      for (const k of others) delete out[k];
+      if (given) out[name] = v[given];
+    }
+    return out;
+  }, schema);
+
 const listOf = <T extends z.ZodType>(item: T) => z.preprocess(unwrapList, z.looseObject({ data: z.array(item), meta: maybe(PageMeta) }));
 const objectOf = <T extends z.ZodType>(schema: T) => z.preprocess(unwrapObject, schema);
 
@@ -82,14 +99,8 @@ const payoutStatus = z
 // ---------------------------------------------------------------- payouts (§2, §4.2-4.4)
 
 /** One allowed value of a SELECT request: its value (or, without one, its label). */
-const OptionAnswer = z.union([
-  text,
-  z.number().transform(String),
-  z
-    .looseObject({ value: maybe(z.union([text, z.number().transform(String)])), label: maybe(text) })
-    .refine((o) => (o.value ?? o.label) !== undefined, 'a value')
-    .transform((o) => (o.value ?? o.label)!),
-]);
+const optionValue = z.union([text, z.number().transform(String)]);
+const OptionAnswer = z.union([optionValue, renamed({ value: ['label'] }, z.looseObject({ value: optionValue })).transform((o) => o.value)]);
 
 /** Spec §2 informationRequests item: title and type are stated; the rest optional. */
 export const InformationRequestAnswer = z.looseObject({
@@ -220,9 +231,10 @@ export type SwapListAnswer = z.output<typeof SwapListAnswer>;
  * Whether a pair is on: `enabled` or `isEnabled`, else a `status` only when it names a state:
  * `{status: 'success'}` is how some services (JSend) say the call worked, and must not read as "disabled".
  */
-const PairState = { enabled: maybe(flag), isEnabled: maybe(flag), status: maybe(text) };
-function isOn({ enabled, isEnabled, status }: { enabled?: boolean; isEnabled?: boolean; status?: string }): boolean | undefined {
-  if (enabled !== undefined || isEnabled !== undefined) return enabled ?? isEnabled;
+const PairState = { enabled: maybe(flag), status: maybe(text) };
+const PAIR_STATE_NAMES = { enabled: ['isEnabled'] };
+function isOn({ enabled, status }: { enabled?: boolean; status?: string }): boolean | undefined {
+  if (enabled !== undefined) return enabled;
   if (/^(active|enabled|on)$/i.test(status ?? '')) return true;
   return /^(inactive|disabled|off)$/i.test(status ?? '') ? false : undefined;
 }
@@ -236,23 +248,20 @@ const currencyCode = z.union([text, z.looseObject({ code: text }).transform((c) 
  * `isEnabled` / `status` for whether it is on. The pairs route lists enabled pairs only (§4.9), so
  * a listed pair without such a field is taken as enabled.
  */
-export const CurrencyPairAnswer = z
-  .looseObject({
-    currencyPairId: maybe(ident),
-    id: maybe(ident),
-    pairId: maybe(ident),
-    baseCurrency: currencyCode,
-    quoteCurrency: currencyCode,
-    // "a rate field" (spec §2), its form not shown: a rate we cannot read ({buy, sell}) is unknown,
-    // not a reason to refuse the list (the tool never computes money from it)
-    rate: orElse(amount, undefined),
-    ...PairState,
-  })
-  .transform(({ currencyPairId, id, pairId, enabled, isEnabled, status, ...rest }) => ({
-    ...rest,
-    currencyPairId: currencyPairId ?? id ?? pairId,
-    enabled: isOn({ enabled, isEnabled, status }),
-  }));
+export const CurrencyPairAnswer = renamed(
+  { currencyPairId: ['id', 'pairId'], ...PAIR_STATE_NAMES },
+  z
+    .looseObject({
+      currencyPairId: maybe(ident),
+      baseCurrency: currencyCode,
+      quoteCurrency: currencyCode,
+      // "a rate field" (spec §2), its form not shown: a rate we cannot read ({buy, sell}) is unknown,
+      // not a reason to refuse the list (the tool never computes money from it)
+      rate: orElse(amount, undefined),
+      ...PairState,
+    })
+    .transform(({ enabled, status, ...rest }) => ({ ...rest, enabled: isOn({ enabled, status }) })),
+);
 export type CurrencyPairAnswer = z.output<typeof CurrencyPairAnswer>;
 export const PairListAnswer = listOf(CurrencyPairAnswer);
 export type PairListAnswer = z.output<typeof PairListAnswer>;
@@ -262,7 +271,7 @@ export type PairListAnswer = z.output<typeof PairListAnswer>;
  * when it shows the pair's state (`enabled`, `isEnabled` or `status`), that is read.
  */
 export const ToggleAnswer = z.unknown().transform((v): { enabled?: boolean } => {
-  const pair = z.looseObject(PairState).safeParse(unwrapObject(v));
+  const pair = renamed(PAIR_STATE_NAMES, z.looseObject(PairState)).safeParse(unwrapObject(v));
   const on = pair.success ? isOn(pair.data) : undefined;
   return on === undefined ? {} : { enabled: on };
 });
@@ -270,60 +279,39 @@ export type ToggleAnswer = z.output<typeof ToggleAnswer>;
 
 // ---------------------------------------------------------------- methods (§2 Payment method, §4.11)
 
-/** A required or optional field of a method, normalised: a name, and its type and validation when given. */
-export interface FieldRule {
-  name: string;
-  type?: string;
-  validation?: string;
-  /** false only when the service says so of a field listed among the required ones. */
-  required?: boolean;
-}
-/** One of the listed groups must be given in full (spec §2: WECHAT openId or wechatUserId). */
-export interface FieldGroupRule {
-  name?: string;
-  required?: boolean;
-  oneOf: FieldRule[][];
-}
-export type RequiredField = FieldRule | FieldGroupRule;
-
-const FieldDescriptorAnswer = z.union([
-  z.string().transform((name): FieldRule => ({ name })),
-  z
-    .looseObject({
-      name: maybe(text),
-      field: maybe(text),
-      key: maybe(text),
-      type: maybe(text),
-      validation: maybe(text),
-      required: maybe(flag),
-    })
-    .refine((d) => !!(d.name ?? d.field ?? d.key), 'a field name')
-    .transform((d): FieldRule => ({ name: (d.name ?? d.field ?? d.key)!, type: d.type, validation: d.validation, required: d.required })),
-]);
-const FieldGroupAnswer = z
-  .looseObject({
-    name: maybe(text),
-    required: maybe(flag),
-    // each listed group: an array of fields, one field, or {fields: [...]} (spec §2 "field groups")
-    oneOf: z.array(
-      z.union([
-        z.array(FieldDescriptorAnswer),
-        z.looseObject({ fields: z.array(FieldDescriptorAnswer) }).transform((g) => g.fields),
-        FieldDescriptorAnswer.transform((d) => [d]),
-      ]),
-    ),
-  })
-  .transform((g): FieldGroupRule => ({ name: g.name, required: g.required, oneOf: g.oneOf }));
 /**
- * requiredFields / optionalFields: an array of names, descriptors or groups; or an object keyed by
- * field name ({accountName: {type, required}} or {accountName: true}), read as the same descriptors.
+ * A field of a method: its name (also written `field` or `key`), or the name alone. `required` is
+ * false only when the service says so of a field listed among the required ones.
+ */
+const FieldAnswer = z.preprocess(
+  (v) => (typeof v === 'string' ? { name: v } : v),
+  renamed({ name: ['field', 'key'] }, z.object({ name: z.string().min(1), required: maybe(flag) })),
+);
+/** One of the listed groups must be given in full (spec §2: WECHAT openId or wechatUserId). */
+const FieldGroupAnswer = z.object({
+  required: maybe(flag),
+  // each listed group: an array of fields, one field, or {fields: [...]} (spec §2 "field groups")
+  oneOf: z.array(
+    z.union([
+      z.array(FieldAnswer),
+      z.looseObject({ fields: z.array(FieldAnswer) }).transform((g) => g.fields),
+      FieldAnswer.transform((d) => [d]),
+    ]),
+  ),
+});
+const RequiredFieldAnswer = z.union([FieldGroupAnswer, FieldAnswer]);
+export type RequiredField = z.output<typeof RequiredFieldAnswer>;
+
+/**
+ * requiredFields: an array of names, descriptors or groups; or an object keyed by field name
+ * ({accountName: {type, required}} or {accountName: true}), read as the same descriptors.
  */
 const FieldListAnswer = z.preprocess(
   (v) =>
     isRecord(v) && Object.values(v).every((d) => isRecord(d) || typeof d === 'boolean')
       ? Object.entries(v).map(([name, d]) => (isRecord(d) ? { ...d, name } : { name, required: d }))
       : v,
-  z.array(z.union([FieldGroupAnswer, FieldDescriptorAnswer])),
+  z.array(RequiredFieldAnswer),
 );
 
 /**
@@ -340,24 +328,18 @@ export type MethodFee =
 const UNKNOWN_FEE: MethodFee = { kind: 'unknown' };
 
 const Band = z.looseObject({ below: maybe(amount), amount });
-const Tier = z.looseObject({
-  min: maybe(amount),
-  max: maybe(amount),
-  from: maybe(amount),
-  to: maybe(amount),
-  amount: maybe(amount),
-  fee: maybe(amount),
-});
+/** A tier's bounds as min and max (or from and to), its fee as amount (or fee). */
+const Tier = renamed({ min: ['from'], max: ['to'], amount: ['fee'] }, z.looseObject({ min: maybe(amount), max: maybe(amount), amount }));
 /**
  * Tiers as [from, below) or [from, upTo]. Where ranges are contiguous, an upper bound equal to the
  * next tier's lower bound belongs to the next tier ({from: 0, to: 2000}, {from: 2000, to: 10000}:
  * 2000 pays 40 by spec §1.9's "40 (2k to under 10k)"), so it is read as exclusive.
  */
-function tiersOf(raw: { lo?: ApiAmount; hi?: ApiAmount; amount: ApiAmount }[]) {
-  return raw.map(({ lo, hi, amount: fee }, i) => {
-    const next = raw[i + 1]?.lo;
-    const contiguous = hi !== undefined && next !== undefined && fromApi(hi).eq(fromApi(next));
-    return contiguous ? { from: lo, below: hi, amount: fee } : { from: lo, upTo: hi, amount: fee };
+function tiersOf(raw: { min?: ApiAmount; max?: ApiAmount; amount: ApiAmount }[]) {
+  return raw.map(({ min, max, amount: fee }, i) => {
+    const next = raw[i + 1]?.min;
+    const contiguous = max !== undefined && next !== undefined && fromApi(max).eq(fromApi(next));
+    return contiguous ? { from: min, below: max, amount: fee } : { from: min, upTo: max, amount: fee };
   });
 }
 
@@ -374,17 +356,11 @@ const MethodFeeAnswer = z.union([
   })),
   z
     .looseObject({ currency: maybe(text), tiers: z.array(Tier).min(1) })
-    .refine((f) => f.tiers.every((t) => (t.amount ?? t.fee) !== undefined), 'an amount per tier')
-    .transform((f): MethodFee => ({
-      kind: 'tiered',
-      currency: f.currency,
-      tiers: tiersOf(f.tiers.map((t) => ({ lo: t.min ?? t.from, hi: t.max ?? t.to, amount: (t.amount ?? t.fee)! }))),
-    })),
+    .transform((f): MethodFee => ({ kind: 'tiered', currency: f.currency, tiers: tiersOf(f.tiers) })),
   // {amount, currency} or {type: 'FIXED', value}; not a percentage, which would read as an amount
-  z
-    .looseObject({ amount: maybe(amount), value: maybe(amount), currency: maybe(text) })
-    .refine((f) => (f.amount ?? f.value) !== undefined && !isPercentage(f), 'a flat amount')
-    .transform((f): MethodFee => ({ kind: 'flat', amount: (f.amount ?? f.value)!, currency: f.currency })),
+  renamed({ amount: ['value'] }, z.looseObject({ amount, currency: maybe(text) }))
+    .refine((f) => !isPercentage(f), 'a flat amount')
+    .transform((f): MethodFee => ({ kind: 'flat', amount: f.amount, currency: f.currency })),
 ]);
 
 /**
@@ -410,22 +386,23 @@ const SettlementAnswer = z
   });
 
 /**
- * A payment method (spec §2): code, name, settlement, fee, requiredFields, optionalFields. Only the
- * code is required (it is what a row names). A fee or a field list the client cannot read is kept
- * as `{kind: 'unknown'}` / undefined, so one odd method does not stop a whole corridor.
+ * A payment method (spec §2): code, name, settlement, fee, requiredFields, optionalFields; the tool
+ * reads the code (also written `method`), settlement, fee and requiredFields. Only the code is
+ * required (it is what a row names). A fee or a field list the client cannot read is kept as
+ * `{kind: 'unknown'}` / undefined, so one odd method does not stop a whole corridor.
  */
-export const PaymentMethodAnswer = z
-  .looseObject({
-    code: maybe(text),
-    method: maybe(text),
-    name: maybe(text),
-    settlement: SettlementAnswer,
-    fee: orElse(MethodFeeAnswer, UNKNOWN_FEE),
-    requiredFields: orElse(FieldListAnswer, undefined),
-    optionalFields: orElse(FieldListAnswer, undefined),
-  })
-  .refine((m) => !!(m.code ?? m.method), 'a method code')
-  .transform(({ code, method, ...m }) => ({ ...m, code: (code ?? method)!.toUpperCase() }));
+export const PaymentMethodAnswer = renamed(
+  { code: ['method'] },
+  z
+    .looseObject({
+      code: maybe(text),
+      settlement: SettlementAnswer,
+      fee: orElse(MethodFeeAnswer, UNKNOWN_FEE),
+      requiredFields: orElse(FieldListAnswer, undefined),
+    })
+    .refine((m) => !!m.code, 'a method code')
+    .transform((m) => ({ ...m, code: m.code!.toUpperCase() })),
+);
 export type PaymentMethodAnswer = z.output<typeof PaymentMethodAnswer>;
 
 /**
@@ -461,31 +438,33 @@ export type MethodsAnswer = z.output<typeof MethodsAnswer>;
  * `balance`, `availableBalance` or `available` when there; absent, the plan says the balance is not
  * known and the service's INSUFFICIENT_FUNDS decides.
  */
-export const WalletAnswer = z
-  .looseObject({
-    walletId: maybe(ident),
-    id: maybe(ident),
-    currency: text,
-    // "other wallet fields: not shown" (spec §2): a balance in a form we cannot read ({total,
-    // pending}) is no balance, not a refused listing; {available, ledger} reads the available one
-    balance: orElse(
-      z.union([
-        amount,
-        z
-          .looseObject({ available: maybe(amount), availableBalance: maybe(amount), amount: maybe(amount) })
-          .transform((b) => b.available ?? b.availableBalance ?? b.amount),
-      ]),
-      undefined,
-    ),
-    availableBalance: orElse(amount, undefined),
-    available: orElse(amount, undefined),
-  })
-  .refine((w) => !!(w.walletId ?? w.id), 'a walletId')
-  .transform(({ walletId, id, balance, availableBalance, available, ...w }) => ({
-    ...w,
-    walletId: (walletId ?? id)!,
-    balance: availableBalance ?? available ?? balance,
-  }));
+export const WalletAnswer = renamed(
+  { walletId: ['id'] },
+  z
+    .looseObject({
+      walletId: maybe(ident),
+      currency: text,
+      // "other wallet fields: not shown" (spec §2): a balance in a form we cannot read ({total,
+      // pending}) is no balance, not a refused listing; {available, ledger} reads the available one
+      balance: orElse(
+        z.union([
+          amount,
+          z
+            .looseObject({ available: maybe(amount), availableBalance: maybe(amount), amount: maybe(amount) })
+            .transform((b) => b.available ?? b.availableBalance ?? b.amount),
+        ]),
+        undefined,
+      ),
+      availableBalance: orElse(amount, undefined),
+      available: orElse(amount, undefined),
+    })
+    .refine((w) => !!w.walletId, 'a walletId')
+    .transform(({ walletId, balance, availableBalance, available, ...w }) => ({
+      ...w,
+      walletId: walletId!,
+      balance: availableBalance ?? available ?? balance,
+    })),
+);
 export type WalletAnswer = z.output<typeof WalletAnswer>;
 export const WalletListAnswer = listOf(WalletAnswer);
 export type WalletListAnswer = z.output<typeof WalletListAnswer>;
@@ -540,18 +519,20 @@ export type TransactionListAnswer = z.output<typeof TransactionListAnswer>;
  * "Fields of the stored record as returned: not shown" (spec §4.13): an id is what the routes need,
  * as `id` or `webhookId` (the spec names other records' ids walletId, currencyPairId, payoutId).
  */
-const WebhookRecord = z
-  .looseObject({
-    id: maybe(ident),
-    webhookId: maybe(ident),
-    url: maybe(text),
-    eventTypes: maybe(z.array(text)),
-    hasSecret: maybe(flag),
-    createdAt: maybe(text),
-    updatedAt: maybe(text),
-  })
-  .refine((w) => (w.id ?? w.webhookId) !== undefined, { message: 'an id', path: ['id'] })
-  .transform(({ webhookId, ...w }) => ({ ...w, id: (w.id ?? webhookId)! }));
+const WebhookRecord = renamed(
+  { id: ['webhookId'] },
+  z
+    .looseObject({
+      id: maybe(ident),
+      url: maybe(text),
+      eventTypes: maybe(z.array(text)),
+      hasSecret: maybe(flag),
+      createdAt: maybe(text),
+      updatedAt: maybe(text),
+    })
+    .refine((w) => w.id !== undefined, { message: 'an id', path: ['id'] })
+    .transform((w) => ({ ...w, id: w.id! })),
+);
 export const WebhookSubscriptionAnswer = objectOf(WebhookRecord);
 export type WebhookSubscriptionAnswer = z.output<typeof WebhookSubscriptionAnswer>;
 

@@ -4,35 +4,8 @@
 // Liberal in what we accept: answers are read with the tolerant schemas of answers.ts.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import {
-  DocumentsPatchRequest,
-  InitiateRequest,
-  MethodsQuery,
-  QuoteRequest,
-  SwapRequest,
-  ToggleRequest,
-  UploadUrlRequest,
-  WebhookRegisterRequest,
-  WebhookUpdateRequest,
-} from '../interface/schemas.ts';
-import {
-  CountryListAnswer,
-  DocumentsPatchAnswer,
-  MethodsAnswer,
-  PairListAnswer,
-  PayoutAnswer,
-  PayoutListAnswer,
-  QuoteAnswer,
-  SwapAnswer,
-  SwapListAnswer,
-  ToggleAnswer,
-  TransactionListAnswer,
-  UploadUrlAnswer,
-  WalletListAnswer,
-  WebhookSubscriptionAnswer,
-  WebhookSubscriptionListAnswer,
-  webhookUpdateAnswer,
-} from './answers.ts';
+import * as requests from '../interface/schemas.ts';
+import * as answers from './answers.ts';
 import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../interface/http.ts';
 import { MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../interface/codes.ts';
 import { ApiKey } from './api-key.ts';
@@ -87,8 +60,8 @@ export interface ListPageQuery {
   limit?: number;
 }
 
-export type InitiateResult = CreatedResult<PayoutAnswer> & { payout: PayoutAnswer };
-export type SwapResult = CreatedResult<SwapAnswer> & { swap: SwapAnswer };
+export type InitiateResult = CreatedResult<answers.PayoutAnswer> & { payout: answers.PayoutAnswer };
+export type SwapResult = CreatedResult<answers.SwapAnswer> & { swap: answers.SwapAnswer };
 
 export interface UploadedDocument {
   /** The stable address to pass as supportingDocument on initiate or in PATCH documents. */
@@ -114,8 +87,8 @@ const webhookUrl = z.url().refine((u) => {
   const url = new URL(u);
   return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
 }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
-const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
-const UpdateBody = WebhookUpdateRequest.extend({ url: webhookUrl.optional() });
+const RegisterBody = requests.WebhookRegisterRequest.extend({ url: webhookUrl });
+const UpdateBody = requests.WebhookUpdateRequest.extend({ url: webhookUrl.optional() });
 const id = (v: string) => encodeURIComponent(v);
 
 /** A query string of the parameters given; empty without any. */
@@ -238,8 +211,8 @@ export class PayoutClient {
   // ------------------------------------------------------------ payouts (spec §4.1-4.6)
 
   /** POST {payouts}/quote. Read-only: retried freely. */
-  quote(body: QuoteRequest, opts?: RequestOptions): Promise<QuoteAnswer> {
-    return this.send('quote', 'POST', `${PAYOUTS_PREFIX}/quote`, [QuoteRequest, body], QuoteAnswer, READ_ONLY, opts);
+  quote(body: requests.QuoteRequest, opts?: RequestOptions): Promise<answers.QuoteAnswer> {
+    return this.send('quote', 'POST', `${PAYOUTS_PREFIX}/quote`, [requests.QuoteRequest, body], answers.QuoteAnswer, READ_ONLY, opts);
   }
 
   /**
@@ -249,31 +222,32 @@ export class PayoutClient {
    * (429, 5xx, timeouts, dropped connections) resend the same key and the same bytes. An error
    * with outcome 'unknown' means: the payout may exist; resend the same key and body to learn.
    */
-  async initiate(body: InitiateRequest | string, opts: IdempotentOptions): Promise<InitiateResult> {
-    const r = await this.created('initiate', `${PAYOUTS_PREFIX}/initiate`, InitiateRequest, body, PayoutAnswer, opts);
+  async initiate(body: requests.InitiateRequest | string, opts: IdempotentOptions): Promise<InitiateResult> {
+    const r = await this.created('initiate', `${PAYOUTS_PREFIX}/initiate`, requests.InitiateRequest, body, answers.PayoutAnswer, opts);
     return { ...r, payout: r.data };
   }
 
   /** GET {payouts}/{id}. */
-  getPayout(payoutId: string, opts?: RequestOptions): Promise<PayoutAnswer> {
-    return this.get('getPayout', `${PAYOUTS_PREFIX}/${id(payoutId)}`, PayoutAnswer, opts);
+  getPayout(payoutId: string, opts?: RequestOptions): Promise<answers.PayoutAnswer> {
+    return this.get('getPayout', `${PAYOUTS_PREFIX}/${id(payoutId)}`, answers.PayoutAnswer, opts);
   }
 
   /** GET {payouts}?page&limit (page from 1, limit at most 100). */
-  listPayouts(q: ListPageQuery = {}, opts?: RequestOptions): Promise<PayoutListAnswer> {
-    return this.get('listPayouts', `${PAYOUTS_PREFIX}${query({ page: q.page, limit: q.limit })}`, PayoutListAnswer, opts);
+  listPayouts(q: ListPageQuery = {}, opts?: RequestOptions): Promise<answers.PayoutListAnswer> {
+    return this.get('listPayouts', `${PAYOUTS_PREFIX}${query({ page: q.page, limit: q.limit })}`, answers.PayoutListAnswer, opts);
   }
 
   /** PATCH {payouts}/{id}/documents. Duplicates are filtered by the service, so it is safe to resend. */
-  patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<DocumentsPatchAnswer> {
+  patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<answers.DocumentsPatchAnswer> {
     const path = `${PAYOUTS_PREFIX}/${id(payoutId)}/documents`;
-    return this.send('patchDocuments', 'PATCH', path, [DocumentsPatchRequest, { documents }], DocumentsPatchAnswer, IDEMPOTENT, opts);
+    const request: [z.ZodType, unknown] = [requests.DocumentsPatchRequest, { documents }];
+    return this.send('patchDocuments', 'PATCH', path, request, answers.DocumentsPatchAnswer, IDEMPOTENT, opts);
   }
 
   /** POST {payouts}/documents/upload-url. The uploadUrl expires after 15 minutes: PUT at once. */
-  createUploadUrl(body: UploadUrlRequest, opts?: RequestOptions): Promise<UploadUrlAnswer> {
+  createUploadUrl(body: requests.UploadUrlRequest, opts?: RequestOptions): Promise<answers.UploadUrlAnswer> {
     const path = `${PAYOUTS_PREFIX}/documents/upload-url`;
-    return this.send('createUploadUrl', 'POST', path, [UploadUrlRequest, body], UploadUrlAnswer, READ_ONLY, opts);
+    return this.send('createUploadUrl', 'POST', path, [requests.UploadUrlRequest, body], answers.UploadUrlAnswer, READ_ONLY, opts);
   }
 
   /**
@@ -309,17 +283,17 @@ export class PayoutClient {
   // ------------------------------------------------------------ swaps (spec §4.7, §4.8)
 
   /** POST {payouts}/swap, idempotent like initiate; a string body is sent byte for byte. */
-  async swap(body: SwapRequest | string, opts: IdempotentOptions): Promise<SwapResult> {
-    const r = await this.created('swap', `${PAYOUTS_PREFIX}/swap`, SwapRequest, body, SwapAnswer, opts);
+  async swap(body: requests.SwapRequest | string, opts: IdempotentOptions): Promise<SwapResult> {
+    const r = await this.created('swap', `${PAYOUTS_PREFIX}/swap`, requests.SwapRequest, body, answers.SwapAnswer, opts);
     return { ...r, swap: r.data };
   }
 
-  listSwaps(q: ListPageQuery = {}, opts?: RequestOptions): Promise<SwapListAnswer> {
-    return this.get('listSwaps', `${PAYOUTS_PREFIX}/swaps${query({ page: q.page, limit: q.limit })}`, SwapListAnswer, opts);
+  listSwaps(q: ListPageQuery = {}, opts?: RequestOptions): Promise<answers.SwapListAnswer> {
+    return this.get('listSwaps', `${PAYOUTS_PREFIX}/swaps${query({ page: q.page, limit: q.limit })}`, answers.SwapListAnswer, opts);
   }
 
-  getSwap(swapId: string, opts?: RequestOptions): Promise<SwapAnswer> {
-    return this.get('getSwap', `${PAYOUTS_PREFIX}/swaps/${id(swapId)}`, SwapAnswer, opts);
+  getSwap(swapId: string, opts?: RequestOptions): Promise<answers.SwapAnswer> {
+    return this.get('getSwap', `${PAYOUTS_PREFIX}/swaps/${id(swapId)}`, answers.SwapAnswer, opts);
   }
 
   // ------------------------------------------------------------ pairs, methods, wallets (§4.9-4.12)
@@ -328,8 +302,8 @@ export class PayoutClient {
    * GET {payouts}/pairs: the enabled pairs (spec §4.9). `{all: true}` asks for the disabled ones too
    * with ?status=all, our sandbox's addition: a service that ignores the query lists enabled pairs only.
    */
-  listPairs(q: { all?: boolean } = {}, opts?: RequestOptions): Promise<PairListAnswer> {
-    return this.get('listPairs', `${PAYOUTS_PREFIX}/pairs${query({ status: q.all ? 'all' : undefined })}`, PairListAnswer, opts);
+  listPairs(q: { all?: boolean } = {}, opts?: RequestOptions): Promise<answers.PairListAnswer> {
+    return this.get('listPairs', `${PAYOUTS_PREFIX}/pairs${query({ status: q.all ? 'all' : undefined })}`, answers.PairListAnswer, opts);
   }
 
   /**
@@ -337,42 +311,42 @@ export class PayoutClient {
    * idempotent and retried; without it the service flips the pair, so an unknown outcome is not
    * resent (it could flip twice).
    */
-  togglePair(currencyPairId: string, body: ToggleRequest = {}, opts?: RequestOptions): Promise<ToggleAnswer> {
+  togglePair(currencyPairId: string, body: requests.ToggleRequest = {}, opts?: RequestOptions): Promise<answers.ToggleAnswer> {
     const path = `${PAYOUTS_PREFIX}/currency-pairs/${id(currencyPairId)}/toggle`;
     const effect = typeof body.enabled === 'boolean' ? IDEMPOTENT : NOT_RESENT;
-    return this.send('togglePair', 'PATCH', path, [ToggleRequest, body], ToggleAnswer, effect, opts);
+    return this.send('togglePair', 'PATCH', path, [requests.ToggleRequest, body], answers.ToggleAnswer, effect, opts);
   }
 
   /** GET {payouts}/methods?sourceCurrency&destinationCurrency&destinationCountryCode. */
-  listMethods(q: MethodsQuery, opts?: RequestOptions): Promise<MethodsAnswer> {
+  listMethods(q: requests.MethodsQuery, opts?: RequestOptions): Promise<answers.MethodsAnswer> {
     const path = `${PAYOUTS_PREFIX}/methods${query(q)}`;
-    checkBody({ route: 'listMethods', method: 'GET', path, requestId: opts?.requestId }, MethodsQuery, q);
-    return this.get('listMethods', path, MethodsAnswer, opts);
+    checkBody({ route: 'listMethods', method: 'GET', path, requestId: opts?.requestId }, requests.MethodsQuery, q);
+    return this.get('listMethods', path, answers.MethodsAnswer, opts);
   }
 
-  listWallets(opts?: RequestOptions): Promise<WalletListAnswer> {
-    return this.get('listWallets', `${PAYOUTS_PREFIX}/wallets`, WalletListAnswer, opts);
+  listWallets(opts?: RequestOptions): Promise<answers.WalletListAnswer> {
+    return this.get('listWallets', `${PAYOUTS_PREFIX}/wallets`, answers.WalletListAnswer, opts);
   }
 
   // ------------------------------------------------------------ webhooks (§4.13)
 
   /** POST {webhooks}. Not resent on an unknown outcome: one subscription per business. */
-  registerWebhook(body: WebhookRegisterRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
-    return this.send('registerWebhook', 'POST', WEBHOOKS_PREFIX, [RegisterBody, body], WebhookSubscriptionAnswer, NOT_RESENT, opts);
+  registerWebhook(body: requests.WebhookRegisterRequest, opts?: RequestOptions): Promise<answers.WebhookSubscriptionAnswer> {
+    return this.send('registerWebhook', 'POST', WEBHOOKS_PREFIX, [RegisterBody, body], answers.WebhookSubscriptionAnswer, NOT_RESENT, opts);
   }
 
-  listWebhooks(opts?: RequestOptions): Promise<z.output<typeof WebhookSubscriptionListAnswer>> {
-    return this.get('listWebhooks', WEBHOOKS_PREFIX, WebhookSubscriptionListAnswer, opts);
+  listWebhooks(opts?: RequestOptions): Promise<z.output<typeof answers.WebhookSubscriptionListAnswer>> {
+    return this.get('listWebhooks', WEBHOOKS_PREFIX, answers.WebhookSubscriptionListAnswer, opts);
   }
 
-  getWebhook(webhookId: string, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
-    return this.get('getWebhook', `${WEBHOOKS_PREFIX}/${id(webhookId)}`, WebhookSubscriptionAnswer, opts);
+  getWebhook(webhookId: string, opts?: RequestOptions): Promise<answers.WebhookSubscriptionAnswer> {
+    return this.get('getWebhook', `${WEBHOOKS_PREFIX}/${id(webhookId)}`, answers.WebhookSubscriptionAnswer, opts);
   }
 
   /** PATCH {webhooks}/{id}: setting the same values twice is harmless, so it is resent. */
-  updateWebhook(webhookId: string, body: WebhookUpdateRequest, opts?: RequestOptions): Promise<WebhookSubscriptionAnswer> {
+  updateWebhook(webhookId: string, body: requests.WebhookUpdateRequest, opts?: RequestOptions): Promise<answers.WebhookSubscriptionAnswer> {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
-    return this.send('updateWebhook', 'PATCH', path, [UpdateBody, body], webhookUpdateAnswer(webhookId), IDEMPOTENT, opts);
+    return this.send('updateWebhook', 'PATCH', path, [UpdateBody, body], answers.webhookUpdateAnswer(webhookId), IDEMPOTENT, opts);
   }
 
   /** DELETE {webhooks}/{id}. Not resent on an unknown outcome (a second try would answer 404). */
@@ -384,9 +358,9 @@ export class PayoutClient {
   // ------------------------------------------------------------ public routes (§4.14, §4.15)
 
   /** GET {base_url}/api/public/auth/countries?limit&filter[currencyCode]. */
-  listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions): Promise<CountryListAnswer> {
+  listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions): Promise<answers.CountryListAnswer> {
     const path = `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`;
-    return this.get('listCountries', path, CountryListAnswer, opts);
+    return this.get('listCountries', path, answers.CountryListAnswer, opts);
   }
 
   /**
@@ -394,8 +368,8 @@ export class PayoutClient {
    * this route but its answer carries §4.4's meta: page and limit are sent as for the payout list
    * (a service that ignores them gives its one page; reconcile notices a repeated page).
    */
-  listTransactions(q: { payoutRef?: string } & ListPageQuery = {}, opts?: RequestOptions): Promise<TransactionListAnswer> {
+  listTransactions(q: { payoutRef?: string } & ListPageQuery = {}, opts?: RequestOptions): Promise<answers.TransactionListAnswer> {
     const path = `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef, page: q.page, limit: q.limit })}`;
-    return this.get('listTransactions', path, TransactionListAnswer, opts);
+    return this.get('listTransactions', path, answers.TransactionListAnswer, opts);
   }
 }

@@ -110,23 +110,14 @@ export class PayoutApiError extends Error {
 
   /** A plain object for logs, results and journals. Holds no secret: the key never enters an error. */
   toJSON(): Record<string, unknown> {
-    return {
-      name: this.name,
-      kind: this.kind,
-      outcome: this.outcome,
-      status: this.status,
-      code: this.code,
-      message: this.message,
-      fieldErrors: this.fieldErrors,
-      route: this.route,
-      method: this.method,
-      path: this.path,
-      requestId: this.requestId,
-      retryAfterMs: this.retryAfterMs,
-      attempts: this.attempts,
-    };
+    return Object.fromEntries(JSON_FIELDS.map((k) => [k, this[k]]));
   }
 }
+
+/** The fields of an error as a plain object, in the order it has always been written out. */
+const JSON_FIELDS = 'name kind outcome status code message fieldErrors route method path requestId retryAfterMs attempts'.split(' ') as (
+  keyof PayoutApiErrorInit | 'name'
+)[];
 
 /** Zod issues as {field, message}, the field written as a dotted path ("data.0.status"). */
 export function zodFieldErrors(error: ZodError): FieldError[] {

@@ -83,7 +83,6 @@ export const ERROR_CODES = [
   'DESTINATION_WALLET_NOT_FOUND',
   'IDEMPOTENCY_KEY_CONFLICT',
 ] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Spec §7: the swap amount mismatch has no code, only this message. */
 export const INVALID_PAYOUT_AMOUNT_MESSAGE = 'Invalid payout amount';

@@ -114,20 +114,8 @@ export const Payout = z.object({
 });
 export type Payout = z.infer<typeof Payout>;
 
-/** Spec §2: list items carry a subset. */
-export const PayoutListItem = Payout.pick({
-  id: true,
-  payoutRef: true,
-  status: true,
-  method: true,
-  sourceAmount: true,
-  sourceCurrency: true,
-  destinationAmount: true,
-  destinationCurrency: true,
-  exchangeRate: true,
-  transactionFees: true,
-  createdAt: true,
-});
+/** Spec §2: list items carry a subset (no statusDetail, informationRequests, updatedAt or documents). */
+export const PayoutListItem = Payout.omit({ statusDetail: true, informationRequests: true, updatedAt: true, supportingDocuments: true });
 export type PayoutListItem = z.infer<typeof PayoutListItem>;
 
 const pageOf = <T extends z.ZodTypeAny>(item: T) => z.object({ data: z.array(item), meta: PageMeta });

@@ -60,22 +60,15 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
   const b = statusRank(incoming);
   const tc = time(current.at);
   const ti = time(incoming.at);
+  const provablyNewer = tc !== undefined && ti !== undefined && ti > tc;
   if (a === b && current.status === incoming.status) {
     // Same place: only a newer copy may refresh the details (new informationRequests, updatedAt).
-    return tc !== undefined && ti !== undefined && ti > tc ? { apply: true, why: 'newer-details' } : { apply: false, why: 'same' };
+    return provablyNewer ? { apply: true, why: 'newer-details' } : { apply: false, why: 'same' };
   }
   if (isFinalStatus(current.status)) return { apply: false, why: 'final' };
   if (b > a) return { apply: true, why: 'forward' };
   // Down the order: only the table's one cycle, and only when provably newer.
-  if (
-    current.status === 'PENDING' &&
-    current.statusDetail === UNDER_REVIEW &&
-    incoming.status === 'ADDITIONAL_INFO_REQUIRED' &&
-    tc !== undefined &&
-    ti !== undefined &&
-    ti > tc
-  ) {
-    return { apply: true, why: 're-request' };
-  }
-  return { apply: false, why: 'older' };
+  const underReview = current.status === 'PENDING' && current.statusDetail === UNDER_REVIEW;
+  const reRequest = underReview && incoming.status === 'ADDITIONAL_INFO_REQUIRED';
+  return reRequest && provablyNewer ? { apply: true, why: 're-request' } : { apply: false, why: 'older' };
 }

@@ -127,14 +127,10 @@ export function readAppended<E extends JournalEvent = JournalEvent>(
  * with `sync`, on the disk) when append returns, and concurrent rows cannot interleave bytes.
  */
 export class JournalWriter {
-  private fd: number | undefined;
-
   private constructor(
     readonly path: string,
-    fd: number,
-  ) {
-    this.fd = fd;
-  }
+    private fd: number | undefined,
+  ) {}
 
   /**
    * Opens (creating it and its folder when absent) for appending; repairs a torn tail. Created for
