@@ -25,6 +25,7 @@ import type { Logger } from 'pino';
 import { approvalGate } from '../../approvals/gate.ts';
 import type { Connection } from '../../client/connect.ts';
 import { parseMoneyFlag } from '../../engine/approval.ts';
+import { fileSha256 } from '../../engine/identity.ts';
 import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
 import { runBatch, type RunResult } from '../../engine/pipeline.ts';
@@ -33,7 +34,7 @@ import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { acquireLock, myStart } from '../../files/lock.ts';
 import { vetRows } from './checks.ts';
-import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, sha256Of, writeClaim, type ClaimRecord } from './claims.ts';
+import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
 
@@ -177,10 +178,6 @@ export class FolderWatch {
         await this.tick();
         await sleep(this.o.config.pollSeconds * 1000, this.o.stop);
       }
-    return this.result();
-  }
-
-  result(): WatchResult {
     return { exitCode: worstExit(this.files.map((f) => f.exitCode)), files: [...this.files], notComplete: [...this.notComplete] };
   }
 
@@ -371,7 +368,7 @@ export class FolderWatch {
       const refused = refusedEntry(claimed, st);
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
-      const sha = await sha256Of(claimed);
+      const sha = await fileSha256(claimed);
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       return { claimDir, refused: this.duplicateOf(claimDir, sha) };
     });
