@@ -97,29 +97,21 @@ const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
  */
 export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; changedAtPlan?: string; changedInRun?: string }): RunJudgement {
   const { name, resumed } = o;
+  const judged = (outcome: RunJudgement['outcome'], exitCode: RunJudgement['exitCode'], reason?: string): RunJudgement =>
+    reason === undefined ? { resumed, outcome, exitCode } : { resumed, outcome, exitCode, reason };
   const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
-  if (o.changedAtPlan) return { resumed, outcome: 'failed', exitCode: 3, reason: changedAfterClaim(name, o.changedAtPlan, nothingSent) };
-  if (r.exitCode === 4 || r.stopped)
-    return {
-      resumed,
-      outcome: 'processing',
-      exitCode: r.exitCode === 4 ? 4 : 0,
-      reason: r.stopped
-        ? 'stopped on request: resumed on the next start'
-        : `service unavailable: ${r.halted}; left in processing/, resumed on the next run`,
-    };
-  if (r.exitCode === 3)
-    return { resumed, outcome: 'failed', exitCode: 3, reason: `refused by the guards: ${(r.refused ?? []).join('; ')}` };
+  if (o.changedAtPlan) return judged('failed', 3, changedAfterClaim(name, o.changedAtPlan, nothingSent));
+  if (r.stopped) return judged('processing', r.exitCode === 4 ? 4 : 0, 'stopped on request: resumed on the next start');
+  if (r.exitCode === 4) return judged('processing', 4, `service unavailable: ${r.halted}; left in processing/, resumed on the next run`);
+  if (r.exitCode === 3) return judged('failed', 3, `refused by the guards: ${(r.refused ?? []).join('; ')}`);
   if (o.changedInRun)
-    return {
-      resumed,
-      outcome: 'failed',
-      exitCode: 1,
-      reason:
-        `${name} changed while it was processed (${o.changedInRun}): the rows read at the claim were processed ` +
+    return judged(
+      'failed',
+      1,
+      `${name} changed while it was processed (${o.changedInRun}): the rows read at the claim were processed ` +
         `(${r.summary.created} created, see ${basename(r.resultsPath)}); anything written after was NOT processed: send it in a new file. ` +
         WRITE_WHOLE(name),
-    };
+    );
   if (r.exitCode === 1) {
     const bad = Object.entries(r.summary.byStatus)
       .filter(([k]) => !isCreatedStatus(k))
@@ -128,14 +120,10 @@ export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; chan
     const unknown = r.summary.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME]
       ? ' (rows of unknown outcome are settled with their original key by retry)'
       : '';
-    return {
-      resumed,
-      outcome: 'failed',
-      exitCode: 1,
-      reason: `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}`,
-    };
+    const reason = `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}`;
+    return judged('failed', 1, reason);
   }
-  return { resumed, outcome: 'done', exitCode: 0 };
+  return judged('done', 0);
 }
 
 /** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
