@@ -50,7 +50,8 @@ export interface AttachResult {
 }
 
 interface LoadedFile {
-  path: string;
+  /** As the output names it: the path, or the paths merged into it. */
+  shownAs: string;
   bytes: Uint8Array;
   contentType: DocumentContentType;
   filename: string;
@@ -69,7 +70,16 @@ async function loadFile(path: string): Promise<LoadedFile> {
   const bytes = new Uint8Array(await readFile(path));
   const contentType = sniffDocumentType(bytes.subarray(0, 16));
   if (!contentType) throw new AttachRefused(`${path}: not a PDF, JPEG or PNG (by its first bytes)`, 'BAD_FILE', 2);
-  return { path, bytes, contentType, filename: basename(path) };
+  return { shownAs: path, bytes, contentType, filename: basename(path) };
+}
+
+/** All the files as one PDF (pdf-lib), named after the payout. */
+async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
+  const bytes = await mergeToPdf(files);
+  if (bytes.byteLength > MAX_DOCUMENT_BYTES)
+    throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
+  const filename = `${(payout.payoutRef ?? payout.id).replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
+  return { bytes, contentType: 'application/pdf', filename, shownAs: files.map((f) => f.shownAs).join(' + ') };
 }
 
 export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
@@ -108,22 +118,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
     );
   }
 
-  let toUpload: { bytes: Uint8Array; contentType: DocumentContentType; filename: string; shownAs: string }[];
-  if (o.merge && files.length > 1) {
-    const bytes = await mergeToPdf(files);
-    if (bytes.byteLength > MAX_DOCUMENT_BYTES)
-      throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
-    toUpload = [
-      {
-        bytes,
-        contentType: 'application/pdf',
-        filename: `${(payout.payoutRef ?? payout.id).replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`,
-        shownAs: files.map((f) => f.path).join(' + '),
-      },
-    ];
-  } else {
-    toUpload = files.map((f) => ({ bytes: f.bytes, contentType: f.contentType, filename: f.filename, shownAs: f.path }));
-  }
+  const toUpload = o.merge && files.length > 1 ? [await mergedFile(files, payout)] : files;
   const uploaded: AttachResult['uploaded'] = [];
   for (const f of toUpload) {
     const r = await o.client.uploadDocument({ bytes: f.bytes, contentType: f.contentType, filename: f.filename });

@@ -80,10 +80,9 @@ export async function fetchPayoutStates(
             : undefined;
         payouts.set(payoutId, { status: p.status, sourceCurrency: p.sourceCurrency, total, createdAt: p.createdAt });
       } catch (e) {
-        if (!(e instanceof PayoutApiError) || e.serviceTrouble) haltOnTrouble(e);
-        const err = e as PayoutApiError;
-        payouts.set(payoutId, { error: `${err.code ?? `HTTP ${err.status ?? '?'}`} (request id ${err.requestId})` });
-        o.logger?.warn({ payoutId, requestId: err.requestId, errorCode: err.code }, 'payout could not be read');
+        if (!(e instanceof PayoutApiError) || e.serviceTrouble) return haltOnTrouble(e);
+        payouts.set(payoutId, { error: `${e.code ?? `HTTP ${e.status ?? '?'}`} (request id ${e.requestId})` });
+        o.logger?.warn({ payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
       }
     }),
   );

@@ -58,10 +58,7 @@ function reconRowsOf(table: ResultsTable): ReconRow[] {
 }
 
 function checkPeriod(o: ReconcileOptions): void {
-  for (const [flag, v] of [
-    ['--since', o.since],
-    ['--until', o.until],
-  ] as const)
+  for (const [flag, v] of Object.entries({ '--since': o.since, '--until': o.until }))
     if (v !== undefined && timeOf(v) === undefined)
       throw new ResultsError(
         'UNREADABLE',
@@ -69,11 +66,6 @@ function checkPeriod(o: ReconcileOptions): void {
         `${flag} ${v}: not a date (use ISO 8601, e.g. 2025-01-31 or 2025-01-31T23:59:59Z).`,
       );
 }
-
-const minOf = (values: (number | undefined)[]): number | undefined => {
-  const v = values.filter((x): x is number => x !== undefined);
-  return v.length ? Math.min(...v) : undefined;
-};
 
 export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const table = await readResults(o.resultsFile);
@@ -87,7 +79,8 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
     const payouts = await fetchPayoutStates(ids, o, requests);
-    const stopBelow = timeOf(o.since) ?? minOf([...payouts.values()].map((p) => timeOf(p.createdAt)));
+    const created = [...payouts.values()].flatMap((p) => timeOf(p.createdAt) ?? []);
+    const stopBelow = timeOf(o.since) ?? (created.length ? Math.min(...created) : undefined);
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requests.getPayout + requests.transactionPages;
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until });

@@ -174,6 +174,7 @@ function movements(hits: readonly Hit[]) {
   const debits = hits.filter((m) => m.tx.amount.isNegative());
   const credits = hits.filter((m) => !m.tx.amount.isNegative());
   return {
+    hits,
     debits,
     credits,
     debit: debits.reduce((a, m) => a.plus(m.tx.amount), ZERO),
@@ -181,19 +182,20 @@ function movements(hits: readonly Hit[]) {
     ids: hits.flatMap((m) => (m.tx.id ? [m.tx.id] : [])),
   };
 }
+type Movements = ReturnType<typeof movements>;
 
 /** Per currency: the batch's movements and what the results say the net should be. */
 class CurrencySums {
   private readonly sums = new Map<string, { walletIds: Set<string>; debited: Dec; refunded: Dec; expectedNet: Dec }>();
 
-  add(currency: string | undefined, hits: readonly Hit[], m: { debit: Dec; refund: Dec }, expected: Dec = ZERO): void {
+  add(currency: string | undefined, m: Movements, expected: Dec = ZERO): void {
     if (!currency) return;
     let t = this.sums.get(currency);
     if (!t) this.sums.set(currency, (t = { walletIds: new Set(), debited: ZERO, refunded: ZERO, expectedNet: ZERO }));
     t.debited = t.debited.plus(m.debit);
     t.refunded = t.refunded.plus(m.refund);
     t.expectedNet = t.expectedNet.minus(expected);
-    for (const h of hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
+    for (const h of m.hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
   }
 
   /** Each currency's tie-out, in currency order; a net that differs is a problem. */
@@ -217,65 +219,46 @@ class CurrencySums {
   }
 }
 
-const inOtherCurrency = (hits: readonly Hit[], currency: string | undefined) =>
-  hits.filter((m) => currency && m.tx.currency && m.tx.currency !== currency);
-
-/** The row's own payout: one debit of what the results say, and a refund exactly when it failed. */
-function tieOutPayout(r: ReconRow, hits: Hit[], state: PayoutState | undefined, sums: CurrencySums) {
-  const status = state?.status ?? r.status;
-  const currency = r.currency ?? state?.sourceCurrency ?? hits[0]?.tx.currency;
-  const m = movements(hits);
-  const read = readAmount(r.totalDeductible);
-  const expected = read ?? state?.total;
+/**
+ * The checks of one payout's movements (spec §2), for a row's own payout and for one it replaced
+ * (`name`, put before each of its problems): each keeps its own words.
+ */
+function payoutProblems(
+  m: Movements,
+  p: { name?: string; status?: string; currency?: string; expected?: Dec; refundDue: boolean },
+): string[] {
+  const own = p.name === undefined;
+  const debited = money(m.debit.negated(), p.currency);
   const problems: string[] = [];
-  if (!r.payoutId) return { status, currency, m, expected, problems };
-  if (state?.error) problems.push(`the service could not give payout ${r.payoutId}: ${state.error}`);
-  if (r.totalDeductible?.trim() && read === undefined)
-    problems.push(`totalDeductible ${JSON.stringify(r.totalDeductible)} is not an amount`);
-  if (expected === undefined) problems.push('no totalDeductible in the results to check the debit against');
-  if (m.debits.length === 0) problems.push('no debit for this payout in the wallet transactions');
-  else if (expected !== undefined && !m.debit.negated().equals(expected))
-    problems.push(`debited ${money(m.debit.negated(), currency)}, the results say ${money(expected, currency)} (totalDeductible)`);
-  if (m.debits.length > 1) problems.push(`${m.debits.length} debits reference this payout`);
-  for (const x of inOtherCurrency(hits, currency))
-    problems.push(`transaction ${x.tx.id ?? '(no id)'} is in ${x.tx.currency}, the row in ${currency}`);
-  const refundDue = isRefundedStatus(status);
-  if (refundDue) {
-    if (m.credits.length === 0) problems.push(`${status} but no refund in the wallet transactions yet`);
+  if (m.debits.length === 0) problems.push(`no debit ${own ? 'for this payout ' : ''}in the wallet transactions`);
+  else if (p.expected !== undefined && !m.debit.negated().equals(p.expected))
+    problems.push(`debited ${debited}, the results say ${money(p.expected, p.currency)}${own ? ' (totalDeductible)' : ''}`);
+  if (m.debits.length > 1) problems.push(`${m.debits.length} debits reference ${own ? 'this payout' : 'it'}`);
+  const inOtherCurrency = m.hits
+    .filter((h) => p.currency && h.tx.currency && h.tx.currency !== p.currency)
+    .map((h) => `transaction ${h.tx.id ?? '(no id)'} is in ${h.tx.currency}, the ${own ? 'row' : 'payout'} in ${p.currency}`);
+  if (own) problems.push(...inOtherCurrency);
+  if (p.refundDue) {
+    if (m.credits.length === 0)
+      problems.push(own ? `${p.status} but no refund in the wallet transactions yet` : 'no refund in the wallet transactions');
     else if (!m.refund.equals(m.debit.negated()))
-      problems.push(`${status}: refunded ${money(m.refund, currency)} of ${money(m.debit.negated(), currency)} debited`);
+      problems.push(`${own ? `${p.status}: ` : ''}refunded ${money(m.refund, p.currency)} of ${debited} debited`);
   } else if (m.credits.length > 0) {
-    problems.push(`a credit of ${money(m.refund, currency)} references this payout, which is ${status ?? 'of unknown status'}`);
+    problems.push(`a credit of ${money(m.refund, p.currency)} references this payout, which is ${p.status ?? 'of unknown status'}`);
   }
-  // a payout not refunded should have cost its totalDeductible
-  sums.add(currency, hits, m, refundDue ? ZERO : expected);
-  return { status, currency, m, expected, problems };
+  if (!own) problems.push(...inOtherCurrency);
+  return own ? problems : problems.map((x) => `${p.name}: ${x}`);
 }
 
 /** A payout the row replaced: debited its amount + fee and refunded, so nothing of it in the expected net. */
-function tieOutEarlier(
-  e: EarlierPayout,
-  k: number,
-  hits: Hit[],
-  rowCurrency: string | undefined,
-  sums: CurrencySums,
-): PayoutReconciliation {
+function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hit[], rowCurrency?: string): PayoutReconciliation {
   const currency = e.currency || rowCurrency || hits[0]?.tx.currency;
   const m = movements(hits);
   const fee = readAmount(e.fee);
   const expected = fee === undefined ? undefined : readAmount(e.amount)!.plus(fee);
   const name = `earlier payout ${e.payoutRef || e.payoutId || `#${k + 1}`} (${e.status || 'status unknown'}, sent again)`;
-  const problems: string[] = [];
-  if (m.debits.length === 0) problems.push(`${name}: no debit in the wallet transactions`);
-  else if (expected !== undefined && !m.debit.negated().equals(expected))
-    problems.push(`${name}: debited ${money(m.debit.negated(), currency)}, the results say ${money(expected, currency)}`);
-  if (m.debits.length > 1) problems.push(`${name}: ${m.debits.length} debits reference it`);
-  if (m.credits.length === 0) problems.push(`${name}: no refund in the wallet transactions`);
-  else if (!m.refund.equals(m.debit.negated()))
-    problems.push(`${name}: refunded ${money(m.refund, currency)} of ${money(m.debit.negated(), currency)} debited`);
-  for (const x of inOtherCurrency(hits, currency))
-    problems.push(`${name}: transaction ${x.tx.id ?? '(no id)'} is in ${x.tx.currency}, the payout in ${currency}`);
-  sums.add(currency, hits, m);
+  const problems = payoutProblems(m, { name, currency, expected, refundDue: true });
+  sums.add(currency, m);
   return {
     payoutId: e.payoutId,
     payoutRef: e.payoutRef,
@@ -287,22 +270,38 @@ function tieOutEarlier(
   };
 }
 
+/** A row: its own payout (one debit of what the results say, refunded exactly when it failed), then those it replaced. */
 function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput['payouts'], sums: CurrencySums): RowReconciliation {
+  const state = r.payoutId ? payouts.get(r.payoutId) : undefined;
   const mine = hits?.get(-1) ?? [];
-  const own = tieOutPayout(r, mine, r.payoutId ? payouts.get(r.payoutId) : undefined, sums);
-  const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(e, k, hits?.get(k) ?? [], own.currency, sums));
-  const problems = [...(r.problems ?? []), ...own.problems, ...earlier.flatMap((e) => e.problems)];
-  const { currency, m } = own;
+  const status = state?.status ?? r.status;
+  const currency = r.currency ?? state?.sourceCurrency ?? mine[0]?.tx.currency;
+  const m = movements(mine);
+  const read = readAmount(r.totalDeductible);
+  const expected = read ?? state?.total;
+  const problems = [...(r.problems ?? [])];
+  if (r.payoutId) {
+    if (state?.error) problems.push(`the service could not give payout ${r.payoutId}: ${state.error}`);
+    if (r.totalDeductible?.trim() && read === undefined)
+      problems.push(`totalDeductible ${JSON.stringify(r.totalDeductible)} is not an amount`);
+    if (expected === undefined) problems.push('no totalDeductible in the results to check the debit against');
+    const refundDue = isRefundedStatus(status);
+    problems.push(...payoutProblems(m, { status, currency, expected, refundDue }));
+    // a payout not refunded should have cost its totalDeductible
+    sums.add(currency, m, refundDue ? ZERO : expected);
+  }
+  const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(sums, e, k, hits?.get(k) ?? [], currency));
+  problems.push(...earlier.flatMap((e) => e.problems));
   return {
     rowNumber: r.rowNumber,
     reference: r.reference,
     payoutId: r.payoutId,
     payoutRef: r.payoutRef,
-    status: own.status,
+    status,
     currency,
     walletId: mine.find((h) => h.tx.walletId)?.tx.walletId,
     created: !!r.payoutId,
-    expected: own.expected === undefined ? undefined : money(own.expected, currency),
+    expected: expected === undefined ? undefined : money(expected, currency),
     ...shown(m, currency),
     earlier,
     ok: problems.length === 0,

@@ -72,6 +72,9 @@ const kv = (label: string, field: string, value: string | number | undefined, mo
   value === undefined || value === ''
     ? ''
     : safe`<tr><th>${label}</th><td data-field="${field}"${mono ? safe` class="mono"` : ''}>${String(value)}</td></tr>`;
+/** A count's row of a key-value table; none when the count is not known. */
+const countRow = (label: string, field: string, value: number | undefined) =>
+  value === undefined ? '' : safe`<tr><th>${label}</th>${count(field, value)}</tr>`;
 const plural = (n: number, word: string) => `${groupThousands(String(n))} ${word}${n === 1 ? '' : 's'}`;
 
 // ---------------------------------------------------------------- plan
@@ -101,13 +104,11 @@ export function planHtml(v: PlanView): string {
   const identity = [
     kv('File', 'file', id.file, true),
     kv('SHA-256 of the file', 'sha256', id.sha256, true),
-    id.rows === undefined ? '' : safe`<tr><th>Payout rows</th>${count('rows', id.rows)}</tr>`,
-    id.valid === undefined ? '' : safe`<tr><th>Valid</th>${count('valid', id.valid)}</tr>`,
-    id.invalid === undefined ? '' : safe`<tr><th>Invalid</th>${count('invalid', id.invalid)}</tr>`,
-    id.toSend === undefined ? '' : safe`<tr><th>To send in this run</th>${count('toSend', id.toSend)}</tr>`,
-    id.alreadyCreated === undefined
-      ? ''
-      : safe`<tr><th>Already created (earlier run)</th>${count('alreadyCreated', id.alreadyCreated)}</tr>`,
+    countRow('Payout rows', 'rows', id.rows),
+    countRow('Valid', 'valid', id.valid),
+    countRow('Invalid', 'invalid', id.invalid),
+    countRow('To send in this run', 'toSend', id.toSend),
+    countRow('Already created (earlier run)', 'alreadyCreated', id.alreadyCreated),
     kv('Batch id', 'batchId', id.batchId, true),
     kv('Batch label', 'batchLabel', id.batchLabel),
     kv('Sheet', 'sheet', id.sheet),
@@ -284,7 +285,7 @@ export function resultsHtml(v: ResultsView): string {
     );
   const identity = [
     kv('File', 'file', id.file, true),
-    safe`<tr><th>Rows</th>${count('rows', id.rows)}</tr>`,
+    countRow('Rows', 'rows', id.rows),
     kv('Batch id (first 16 characters)', 'batchId', id.batchId, true),
     kv('Environment', 'environment', id.environment),
   ];

@@ -158,17 +158,13 @@ export async function readOfflineBatch(file: string, options: ValidateOptions = 
 }
 
 /** Distinct rates by corridor key, from the quotes of the rows to send. */
-function ratesByCorridor(offline: OfflineBatch | undefined, quotes: readonly PlanRow[] | undefined): Map<string, string[]> {
+function ratesByCorridor(offline: OfflineBatch, quotes: readonly PlanRow[] = []): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  if (!offline || !quotes) return out;
   for (const q of quotes) {
-    if (q.rate === undefined) continue;
-    const k = offline.corridorOf.get(q.rowNumber);
+    const k = q.rate === undefined ? undefined : offline.corridorOf.get(q.rowNumber);
     if (!k) continue;
-    const list = out.get(k) ?? [];
-    const rate = String(q.rate);
-    if (!list.includes(rate)) list.push(rate);
-    out.set(k, list);
+    const list = out.get(k) ?? out.set(k, []).get(k)!;
+    if (!list.includes(String(q.rate))) list.push(String(q.rate));
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // A claim folder, processing/<claim>/: the file, and claim.json saying who holds it (pid, host,
 // start time), what it held at the claim (sha256, size, mtime), touched as a heartbeat.
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, lstatSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { lstatSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { holderAlive } from '../../files/lock.ts';
 
@@ -38,12 +38,6 @@ export function changedSince(file: string, c: ClaimRecord): string | undefined {
   if (st.size !== c.size) return `its size went from ${c.size} to ${st.size} bytes`;
   if (st.mtimeMs !== c.mtimeMs) return `it was modified at ${new Date(st.mtimeMs).toISOString()}`;
   return undefined;
-}
-
-export async function sha256Of(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const c of createReadStream(path)) h.update(c as Buffer);
-  return h.digest('hex');
 }
 
 export const claimFile = (claimDir: string) => join(claimDir, 'claim.json');

@@ -25,6 +25,7 @@ import type { Logger } from 'pino';
 import { approvalGate } from '../../approvals/gate.ts';
 import type { Connection } from '../../client/connect.ts';
 import { parseMoneyFlag } from '../../engine/approval.ts';
+import { fileSha256 } from '../../engine/identity.ts';
 import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
 import { runBatch, type RunResult } from '../../engine/pipeline.ts';
@@ -33,7 +34,7 @@ import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { acquireLock, myStart } from '../../files/lock.ts';
 import { vetRows } from './checks.ts';
-import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, sha256Of, writeClaim, type ClaimRecord } from './claims.ts';
+import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
 
@@ -96,29 +97,21 @@ const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
  */
 export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; changedAtPlan?: string; changedInRun?: string }): RunJudgement {
   const { name, resumed } = o;
+  const judged = (outcome: RunJudgement['outcome'], exitCode: RunJudgement['exitCode'], reason?: string): RunJudgement =>
+    reason === undefined ? { resumed, outcome, exitCode } : { resumed, outcome, exitCode, reason };
   const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
-  if (o.changedAtPlan) return { resumed, outcome: 'failed', exitCode: 3, reason: changedAfterClaim(name, o.changedAtPlan, nothingSent) };
-  if (r.exitCode === 4 || r.stopped)
-    return {
-      resumed,
-      outcome: 'processing',
-      exitCode: r.exitCode === 4 ? 4 : 0,
-      reason: r.stopped
-        ? 'stopped on request: resumed on the next start'
-        : `service unavailable: ${r.halted}; left in processing/, resumed on the next run`,
-    };
-  if (r.exitCode === 3)
-    return { resumed, outcome: 'failed', exitCode: 3, reason: `refused by the guards: ${(r.refused ?? []).join('; ')}` };
+  if (o.changedAtPlan) return judged('failed', 3, changedAfterClaim(name, o.changedAtPlan, nothingSent));
+  if (r.stopped) return judged('processing', r.exitCode === 4 ? 4 : 0, 'stopped on request: resumed on the next start');
+  if (r.exitCode === 4) return judged('processing', 4, `service unavailable: ${r.halted}; left in processing/, resumed on the next run`);
+  if (r.exitCode === 3) return judged('failed', 3, `refused by the guards: ${(r.refused ?? []).join('; ')}`);
   if (o.changedInRun)
-    return {
-      resumed,
-      outcome: 'failed',
-      exitCode: 1,
-      reason:
-        `${name} changed while it was processed (${o.changedInRun}): the rows read at the claim were processed ` +
+    return judged(
+      'failed',
+      1,
+      `${name} changed while it was processed (${o.changedInRun}): the rows read at the claim were processed ` +
         `(${r.summary.created} created, see ${basename(r.resultsPath)}); anything written after was NOT processed: send it in a new file. ` +
         WRITE_WHOLE(name),
-    };
+    );
   if (r.exitCode === 1) {
     const bad = Object.entries(r.summary.byStatus)
       .filter(([k]) => !isCreatedStatus(k))
@@ -127,14 +120,10 @@ export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; chan
     const unknown = r.summary.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME]
       ? ' (rows of unknown outcome are settled with their original key by retry)'
       : '';
-    return {
-      resumed,
-      outcome: 'failed',
-      exitCode: 1,
-      reason: `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}`,
-    };
+    const reason = `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}`;
+    return judged('failed', 1, reason);
   }
-  return { resumed, outcome: 'done', exitCode: 0 };
+  return judged('done', 0);
 }
 
 /** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
@@ -177,10 +166,6 @@ export class FolderWatch {
         await this.tick();
         await sleep(this.o.config.pollSeconds * 1000, this.o.stop);
       }
-    return this.result();
-  }
-
-  result(): WatchResult {
     return { exitCode: worstExit(this.files.map((f) => f.exitCode)), files: [...this.files], notComplete: [...this.notComplete] };
   }
 
@@ -371,7 +356,7 @@ export class FolderWatch {
       const refused = refusedEntry(claimed, st);
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
-      const sha = await sha256Of(claimed);
+      const sha = await fileSha256(claimed);
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
       return { claimDir, refused: this.duplicateOf(claimDir, sha) };
     });
