@@ -3,6 +3,7 @@
 // optional timed PENDING -> PROCESSING -> SUCCESSFUL.
 import { canTransition, type PayoutStatus, type SwapStatus } from '../interface/codes.ts';
 import type { InformationRequest } from '../interface/schemas.ts';
+import { later } from './clock.ts';
 import { apiError } from './errors.ts';
 import type { PayoutRec, Store, StoreEvent, SwapRec } from './store.ts';
 
@@ -43,7 +44,13 @@ function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: Statu
   };
 }
 
-const AUTO = { changedBy: 'sandbox-auto-advance' };
+/** The timed walk when autoAdvance is on: from a payout's status (or a new swap) the next one, after which delay, and why. */
+const AUTO_STEPS = {
+  PENDING: { to: 'PROCESSING', after: 'toProcessingMs', reason: 'Approved and processing' },
+  PROCESSING: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Funds sent' },
+  swap: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Swap confirmed' },
+} as const;
+type AutoStep = (typeof AUTO_STEPS)[keyof typeof AUTO_STEPS];
 
 export class Lifecycle {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -132,38 +139,21 @@ export class Lifecycle {
    */
   publishSwap(s: SwapRec, from: PayoutStatus, change: StatusChange = {}): void {
     this.store.publish(statusChanged(s, from, change));
-    this.scheduleSwap(s);
+    if (s.status === 'PROCESSING') this.advanceLater(s, AUTO_STEPS.swap, (to, c) => this.changeSwap(s, to, c));
   }
 
-  /** The timed walk, when autoAdvance is on: only from the status it was scheduled for. */
+  /** The timed walk, when autoAdvance is on (the swap's is in publishSwap). */
   scheduleNext(p: PayoutRec): void {
+    if (p.status === 'PENDING' || p.status === 'PROCESSING')
+      this.advanceLater(p, AUTO_STEPS[p.status], (to, c) => this.changePayout(p, to, c));
+  }
+
+  /** One step of the walk, taken only from the status it was scheduled for. */
+  private advanceLater(r: PayoutRec | SwapRec, step: AutoStep, change: (to: AutoStep['to'], c: StatusChange) => void): void {
     if (!this.autoAdvance) return;
-    const { toProcessingMs, toSuccessfulMs } = this.autoAdvance;
-    const at = p.status;
-    if (at === 'PENDING')
-      this.later(
-        toProcessingMs,
-        () => p.status === at && this.changePayout(p, 'PROCESSING', { ...AUTO, reason: 'Approved and processing' }),
-      );
-    if (at === 'PROCESSING')
-      this.later(toSuccessfulMs, () => p.status === at && this.changePayout(p, 'SUCCESSFUL', { ...AUTO, reason: 'Funds sent' }));
-  }
-
-  private scheduleSwap(s: SwapRec): void {
-    if (!this.autoAdvance || s.status !== 'PROCESSING') return;
-    this.later(
-      this.autoAdvance.toSuccessfulMs,
-      () => s.status === 'PROCESSING' && this.changeSwap(s, 'SUCCESSFUL', { ...AUTO, reason: 'Swap confirmed' }),
-    );
-  }
-
-  private later(ms: number, run: () => unknown): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      run();
-    }, ms);
-    t.unref();
-    this.timers.add(t);
+    const at = r.status;
+    const run = () => r.status === at && change(step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
+    later(this.timers, this.autoAdvance[step.after], run).unref();
   }
 
   close(): void {
