@@ -120,11 +120,9 @@ export class Lifecycle {
           `The ${destination.currency} wallet no longer holds the swapped amount; the swap cannot be reversed`,
         );
       }
-      this.store.move(destination, s.destinationAmount.negated(), s.payoutRef, `Reversal of swap ${s.payoutRef}`, {
-        kind: 'swap_reversal',
-        swapId: s.id,
-      });
-      this.store.move(source, s.sourceAmount, s.payoutRef, `Reversal of swap ${s.payoutRef}`, { kind: 'swap_reversal', swapId: s.id });
+      const narration = `Reversal of swap ${s.payoutRef}`;
+      this.store.move(destination, s.destinationAmount.negated(), s.payoutRef, narration, { kind: 'swap_reversal', swapId: s.id });
+      this.store.move(source, s.sourceAmount, s.payoutRef, narration, { kind: 'swap_reversal', swapId: s.id });
     }
     const from = s.status;
     s.status = to;
