@@ -87,18 +87,12 @@ export class Lifecycle {
         ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
       }),
     );
-    if (to === 'FAILED' || to === 'REJECTED') this.refund(p, to);
-    this.scheduleNext(p);
-  }
-
-  private refund(p: PayoutRec, status: PayoutStatus): void {
     const wallet = this.store.walletIn(p.businessId, p.sourceCurrency);
-    if (!wallet) return;
-    this.store.move(wallet, p.sourceAmount.plus(p.fee), p.payoutRef, `Refund of payout ${p.payoutRef} (${status})`, {
-      kind: 'payout_refund',
-      payoutId: p.id,
-      status,
-    });
+    if ((to === 'FAILED' || to === 'REJECTED') && wallet) {
+      const metadata = { kind: 'payout_refund', payoutId: p.id, status: to };
+      this.store.move(wallet, p.sourceAmount.plus(p.fee), p.payoutRef, `Refund of payout ${p.payoutRef} (${to})`, metadata);
+    }
+    this.scheduleNext(p);
   }
 
   /**
