@@ -18,3 +18,16 @@ export class Clock {
     this.offsetMs += ms;
   }
 }
+
+/**
+ * A timeout on real time (the offset above does not move it), kept in `pending` until it has run
+ * so that close() can cancel what is left; returned so the caller may unref it.
+ */
+export function later(pending: Set<NodeJS.Timeout>, ms: number, run: () => unknown): NodeJS.Timeout {
+  const t = setTimeout(() => {
+    pending.delete(t);
+    run();
+  }, ms);
+  pending.add(t);
+  return t;
+}

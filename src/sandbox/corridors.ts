@@ -6,6 +6,7 @@ import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import { apiError, validationError } from './errors.ts';
 import {
   ALWAYS_REQUIRED,
+  FIELDS,
   METHOD_FIELDS,
   OPTIONAL_FOR_EVERY_METHOD,
   TOP_LEVEL_OPTIONAL,
@@ -183,23 +184,8 @@ export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrenc
 
 // ---------------------------------------------------------------- methods route (§2, §4.11)
 
-/** A hint of the format a field takes; the spec names one example (email_or_phone). */
-const VALIDATION_HINTS: Partial<Record<string, string>> = {
-  email: 'email',
-  phoneNumber: 'phone',
-  iban: 'iban',
-  swiftCode: 'bic',
-  intermediarySwift: 'bic',
-  routingNumber: 'aba_routing_number',
-  sortCode: 'sort_code',
-  accountType: 'checking_or_savings',
-  accountCurrency: 'iso_4217',
-  beneficiaryCountry: 'iso_3166_alpha3',
-  countryCode: 'iso_3166_alpha3',
-};
-
 function descriptor(name: string, required: boolean): FieldDescriptor {
-  const hint = VALIDATION_HINTS[name];
+  const hint = FIELDS[name]?.validation;
   return { name, type: fieldType(name), required, ...(hint ? { validation: hint } : {}) };
 }
 

@@ -1,5 +1,6 @@
 // startSandbox: a faithful, stateful local simulator of the payout service
 // (../../../shared/payout-service-spec.md), listening on 127.0.0.1 only.
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomInt } from 'node:crypto';
@@ -61,22 +62,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
   };
 
-  const server: Server = createServer(
-    requestHandler({
-      sb,
-      propagatingKeys: new Set(options.propagatingKeys ?? []),
-      log,
-      ...(options.onRequest ? { onRequest: options.onRequest } : {}),
-    }),
-  );
+  const propagatingKeys = new Set(options.propagatingKeys);
+  const server: Server = createServer(requestHandler({ sb, propagatingKeys, log, onRequest: options.onRequest }));
   server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  // Rejects with the listen error (EADDRINUSE) when the port is taken.
+  await once(server.listen(options.port ?? 0, '127.0.0.1'), 'listening');
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   let closed: Promise<void> | undefined;

@@ -3,6 +3,7 @@
 // optional timed PENDING -> PROCESSING -> SUCCESSFUL.
 import { canTransition, type PayoutStatus, type SwapStatus } from '../interface/codes.ts';
 import type { InformationRequest } from '../interface/schemas.ts';
+import { later } from './clock.ts';
 import { apiError } from './errors.ts';
 import type { PayoutRec, Store, StoreEvent, SwapRec } from './store.ts';
 
@@ -43,7 +44,13 @@ function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: Statu
   };
 }
 
-const AUTO = { changedBy: 'sandbox-auto-advance' };
+/** The timed walk when autoAdvance is on: from a payout's status (or a new swap) the next one, after which delay, and why. */
+const AUTO_STEPS = {
+  PENDING: { to: 'PROCESSING', after: 'toProcessingMs', reason: 'Approved and processing' },
+  PROCESSING: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Funds sent' },
+  swap: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Swap confirmed' },
+} as const;
+type AutoStep = (typeof AUTO_STEPS)[keyof typeof AUTO_STEPS];
 
 export class Lifecycle {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -80,18 +87,12 @@ export class Lifecycle {
         ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
       }),
     );
-    if (to === 'FAILED' || to === 'REJECTED') this.refund(p, to);
-    this.scheduleNext(p);
-  }
-
-  private refund(p: PayoutRec, status: PayoutStatus): void {
     const wallet = this.store.walletIn(p.businessId, p.sourceCurrency);
-    if (!wallet) return;
-    this.store.move(wallet, p.sourceAmount.plus(p.fee), p.payoutRef, `Refund of payout ${p.payoutRef} (${status})`, {
-      kind: 'payout_refund',
-      payoutId: p.id,
-      status,
-    });
+    if ((to === 'FAILED' || to === 'REJECTED') && wallet) {
+      const metadata = { kind: 'payout_refund', payoutId: p.id, status: to };
+      this.store.move(wallet, p.sourceAmount.plus(p.fee), p.payoutRef, `Refund of payout ${p.payoutRef} (${to})`, metadata);
+    }
+    this.scheduleNext(p);
   }
 
   /**
@@ -113,11 +114,9 @@ export class Lifecycle {
           `The ${destination.currency} wallet no longer holds the swapped amount; the swap cannot be reversed`,
         );
       }
-      this.store.move(destination, s.destinationAmount.negated(), s.payoutRef, `Reversal of swap ${s.payoutRef}`, {
-        kind: 'swap_reversal',
-        swapId: s.id,
-      });
-      this.store.move(source, s.sourceAmount, s.payoutRef, `Reversal of swap ${s.payoutRef}`, { kind: 'swap_reversal', swapId: s.id });
+      const narration = `Reversal of swap ${s.payoutRef}`;
+      this.store.move(destination, s.destinationAmount.negated(), s.payoutRef, narration, { kind: 'swap_reversal', swapId: s.id });
+      this.store.move(source, s.sourceAmount, s.payoutRef, narration, { kind: 'swap_reversal', swapId: s.id });
     }
     const from = s.status;
     s.status = to;
@@ -132,38 +131,21 @@ export class Lifecycle {
    */
   publishSwap(s: SwapRec, from: PayoutStatus, change: StatusChange = {}): void {
     this.store.publish(statusChanged(s, from, change));
-    this.scheduleSwap(s);
+    if (s.status === 'PROCESSING') this.advanceLater(s, AUTO_STEPS.swap, (to, c) => this.changeSwap(s, to, c));
   }
 
-  /** The timed walk, when autoAdvance is on: only from the status it was scheduled for. */
+  /** The timed walk, when autoAdvance is on (the swap's is in publishSwap). */
   scheduleNext(p: PayoutRec): void {
+    if (p.status === 'PENDING' || p.status === 'PROCESSING')
+      this.advanceLater(p, AUTO_STEPS[p.status], (to, c) => this.changePayout(p, to, c));
+  }
+
+  /** One step of the walk, taken only from the status it was scheduled for. */
+  private advanceLater(r: PayoutRec | SwapRec, step: AutoStep, change: (to: AutoStep['to'], c: StatusChange) => void): void {
     if (!this.autoAdvance) return;
-    const { toProcessingMs, toSuccessfulMs } = this.autoAdvance;
-    const at = p.status;
-    if (at === 'PENDING')
-      this.later(
-        toProcessingMs,
-        () => p.status === at && this.changePayout(p, 'PROCESSING', { ...AUTO, reason: 'Approved and processing' }),
-      );
-    if (at === 'PROCESSING')
-      this.later(toSuccessfulMs, () => p.status === at && this.changePayout(p, 'SUCCESSFUL', { ...AUTO, reason: 'Funds sent' }));
-  }
-
-  private scheduleSwap(s: SwapRec): void {
-    if (!this.autoAdvance || s.status !== 'PROCESSING') return;
-    this.later(
-      this.autoAdvance.toSuccessfulMs,
-      () => s.status === 'PROCESSING' && this.changeSwap(s, 'SUCCESSFUL', { ...AUTO, reason: 'Swap confirmed' }),
-    );
-  }
-
-  private later(ms: number, run: () => unknown): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      run();
-    }, ms);
-    t.unref();
-    this.timers.add(t);
+    const at = r.status;
+    const run = () => r.status === at && change(step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
+    later(this.timers, this.autoAdvance[step.after], run).unref();
   }
 
   close(): void {

@@ -157,6 +157,39 @@ export const METHOD_FIELDS: Record<PayoutMethod, MethodFields> = {
   BACS: { name: 'UK BACS', required: ['sortCode', 'accountNumber', 'iban'], optional: [] },
 };
 
+/**
+ * Each beneficiary field as the methods route describes it: `validation` hints at its format (the
+ * spec names one example, email_or_phone); `description` is the variant reading's (shapes.ts).
+ */
+export const FIELDS: Partial<Record<string, { description: string; validation?: string }>> = {
+  accountName: { description: 'Name on the beneficiary account' },
+  accountCurrency: { description: 'Currency of the beneficiary account (ISO 4217)', validation: 'iso_4217' },
+  alipayId: { description: 'Alipay account id' },
+  openId: { description: 'WeChat OpenID' },
+  wechatUserId: { description: 'WeChat user id' },
+  iban: { description: 'IBAN', validation: 'iban' },
+  accountNumber: { description: 'Account number' },
+  swiftCode: { description: 'SWIFT/BIC of the beneficiary bank', validation: 'bic' },
+  bankName: { description: 'Name of the beneficiary bank' },
+  beneficiaryCountry: { description: 'Country of the beneficiary (ISO 3166-1 alpha-3)', validation: 'iso_3166_alpha3' },
+  intermediarySwift: { description: 'SWIFT/BIC of the intermediary bank', validation: 'bic' },
+  address: { description: 'Beneficiary street address' },
+  city: { description: 'Beneficiary city' },
+  postCode: { description: 'Beneficiary post code' },
+  routingNumber: { description: 'ABA routing number', validation: 'aba_routing_number' },
+  accountType: { description: 'checking or savings', validation: 'checking_or_savings' },
+  bankCode: { description: 'Bank code' },
+  sortCode: { description: 'UK sort code', validation: 'sort_code' },
+  fpsId: { description: 'FPS identifier' },
+  phoneNumber: { description: 'Phone number registered for FPS', validation: 'phone' },
+  email: { description: 'Email address registered for FPS', validation: 'email' },
+  countryCode: {
+    description: 'Country of the beneficiary, derived from destinationCountryCode when omitted',
+    validation: 'iso_3166_alpha3',
+  },
+  remitterAddress: { description: 'Address of the payer when it is not the onboarded business (top-level on initiate)' },
+};
+
 /** Spec §2 Payment method types: email and phone have their own; every other field is a string. */
 export const fieldType = (name: string): FieldType => (name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string');
 

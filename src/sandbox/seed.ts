@@ -11,6 +11,19 @@ const currencyCode = z.string().refine(isCurrencyCode, 'an ISO 4217 currency cod
 const countryCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 3166-1 alpha-3 code such as "NGA"');
 const time = z.string().regex(/^\d{2}:\d{2}:\d{2}$/, 'a time of day HH:MM:SS');
 
+/**
+ * The seed's "one entry per key" rules: each call gives a key, the index of its entry and where to
+ * report; a key given before is an issue, `message` getting the index of its previous entry.
+ */
+const onePerKey = (ctx: z.RefinementCtx, message: (key: string, earlier: number) => string) => {
+  const seen = new Map<string, number>();
+  return (key: string, at: number, path: (string | number)[]) => {
+    const earlier = seen.get(key);
+    if (earlier !== undefined) ctx.addIssue({ code: 'custom', path, message: message(key, earlier) });
+    seen.set(key, at);
+  };
+};
+
 export const SeedWallet = z.strictObject({
   walletId: z.uuid().optional(),
   currency: currencyCode,
@@ -36,27 +49,19 @@ export const SeedBusiness = z
     pairs: z.array(SeedPair).default([]),
   })
   .superRefine((b, ctx) => {
-    const seen = new Set<string>();
+    const wallet = onePerKey(ctx, (currency) => `a second ${currency} wallet (one wallet per currency)`);
     b.wallets.forEach((w, i) => {
-      if (seen.has(w.currency))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['wallets', i, 'currency'],
-          message: `a second ${w.currency} wallet (one wallet per currency)`,
-        });
-      seen.add(w.currency);
+      wallet(w.currency, i, ['wallets', i, 'currency']);
       const places = minorUnits(w.currency) ?? 2;
       if (new Dec(w.balance).decimalPlaces() > places) {
         ctx.addIssue({ code: 'custom', path: ['wallets', i, 'balance'], message: `${w.currency} amounts have at most ${places} decimals` });
       }
     });
-    const pairs = new Set<string>();
+    const pair = onePerKey(ctx, (k) => `pair ${k} listed twice`);
     b.pairs.forEach((p, i) => {
       if (p.baseCurrency === p.quoteCurrency)
         ctx.addIssue({ code: 'custom', path: ['pairs', i, 'quoteCurrency'], message: 'must differ from baseCurrency' });
-      const k = `${p.baseCurrency}/${p.quoteCurrency}`;
-      if (pairs.has(k)) ctx.addIssue({ code: 'custom', path: ['pairs', i], message: `pair ${k} listed twice` });
-      pairs.add(k);
+      pair(`${p.baseCurrency}/${p.quoteCurrency}`, i, ['pairs', i]);
     });
   });
 
@@ -87,19 +92,10 @@ export const Seed = z
     countries: z.array(SeedCountry).default([]),
   })
   .superRefine((s, ctx) => {
-    const keys = new Map<string, number>();
-    s.businesses.forEach((b, i) =>
-      b.keys.forEach((k, j) => {
-        if (keys.has(k))
-          ctx.addIssue({ code: 'custom', path: ['businesses', i, 'keys', j], message: `key already used by businesses[${keys.get(k)}]` });
-        keys.set(k, i);
-      }),
-    );
-    const codes = new Set<string>();
-    s.countries.forEach((c, i) => {
-      if (codes.has(c.code)) ctx.addIssue({ code: 'custom', path: ['countries', i, 'code'], message: `country ${c.code} listed twice` });
-      codes.add(c.code);
-    });
+    const key = onePerKey(ctx, (_, earlier) => `key already used by businesses[${earlier}]`);
+    s.businesses.forEach((b, i) => b.keys.forEach((k, j) => key(k, i, ['businesses', i, 'keys', j])));
+    const country = onePerKey(ctx, (code) => `country ${code} listed twice`);
+    s.countries.forEach((c, i) => country(c.code, i, ['countries', i, 'code']));
   });
 export type Seed = z.infer<typeof Seed>;
 

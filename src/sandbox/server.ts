@@ -8,7 +8,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { MAX_DOCUMENT_BYTES } from '../interface/codes.ts';
 import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../interface/http.ts';
 import type { RequestLogEntry } from './contract.ts';
-import { header, type Request, type Sandbox } from './context.ts';
+import { header, type Request, type Route, type Sandbox } from './context.ts';
 import { ApiError, apiError, forbidden, unauthorized, type Reply } from './errors.ts';
 import type { LimitVerdict } from './limits.ts';
 import { gatewayReply } from './faults.ts';
@@ -60,8 +60,23 @@ export interface ServerDeps {
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
+/**
+ * On arrival, before any await (so the limits count in arrival order): the business of a spec
+ * route's key, or its refusal 401, 403 or 429. Storage and control routes ask for no key.
+ */
+function admit({ sb, propagatingKeys }: ServerDeps, route: Route, apiKey: string, at: number): Business | Reply {
+  if (route.kind !== 'spec') return NO_BUSINESS;
+  const business = apiKey ? sb.store.businessByKey.get(apiKey) : undefined;
+  if (!business) return unauthorized();
+  if (propagatingKeys.has(apiKey)) return forbidden();
+  const verdict = sb.limits.check(apiKey, at);
+  if (verdict) return tooManyRequests(verdict);
+  sb.limits.record(apiKey, at);
+  return business;
+}
+
 export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { sb, propagatingKeys, log } = deps;
+  const { sb, log } = deps;
 
   return (req, res) => {
     const at = sb.clock.now();
@@ -77,24 +92,8 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
 
     // Everything that depends on arrival order is decided now, before any await.
     const fault = sb.faults.decide(entry.route);
-    let business = NO_BUSINESS;
-    let early: Reply | undefined;
-    if (!route) {
-      // Like NestJS for an unmatched route; no key is asked for.
-      early = apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
-    } else if (route.kind === 'spec') {
-      const b = apiKey ? sb.store.businessByKey.get(apiKey) : undefined;
-      if (!b) early = unauthorized();
-      else if (propagatingKeys.has(apiKey)) early = forbidden();
-      else {
-        const verdict = sb.limits.check(apiKey, at);
-        if (verdict) early = tooManyRequests(verdict);
-        else {
-          sb.limits.record(apiKey, at);
-          business = b;
-        }
-      }
-    }
+    // Like NestJS for an unmatched route; no key is asked for.
+    const admitted = route ? admit(deps, route, apiKey, at) : apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
 
     const finish = (reply: Reply | 'drop') => {
       if (reply === 'drop') {
@@ -113,7 +112,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         entry.status = 0;
         return;
       }
-      if (early) return finish(early);
+      if ('status' in admitted) return finish(admitted);
       if (fault.latencyMs) await sleep(fault.latencyMs);
       if (fault.spurious429) return finish(tooManyRequests({ limit: 'rate', retryAfterSeconds: 1 }));
       if (fault.errorBeforeEffect !== null) return finish(serverError(fault.errorBeforeEffect));
@@ -137,7 +136,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         body: parsed,
         rawBody: body.buf,
         bodySize: body.size,
-        business,
+        business: admitted,
       };
       let reply: Reply;
       try {

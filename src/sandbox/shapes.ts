@@ -15,7 +15,7 @@ import type { RouteName } from './contract.ts';
 import type { Request, Sandbox } from './context.ts';
 import { ApiError, type Reply } from './errors.ts';
 import { Dec, minorUnits } from '../money.ts';
-import { publishedRow } from './rules.ts';
+import { FIELDS, publishedRow } from './rules.ts';
 import type { Store, StoreEvent } from './store.ts';
 import type { Page } from './views.ts';
 
@@ -62,33 +62,6 @@ const itemAmounts = (p: api.PayoutListItem | api.SwapListItem) => ({
   exchangeRate: rateText(p.exchangeRate),
 });
 
-/** A short description per beneficiary field, for the descriptors of this reading. */
-const FIELD_DESCRIPTIONS: Record<string, string> = {
-  accountName: 'Name on the beneficiary account',
-  accountCurrency: 'Currency of the beneficiary account (ISO 4217)',
-  alipayId: 'Alipay account id',
-  openId: 'WeChat OpenID',
-  wechatUserId: 'WeChat user id',
-  iban: 'IBAN',
-  accountNumber: 'Account number',
-  swiftCode: 'SWIFT/BIC of the beneficiary bank',
-  bankName: 'Name of the beneficiary bank',
-  beneficiaryCountry: 'Country of the beneficiary (ISO 3166-1 alpha-3)',
-  intermediarySwift: 'SWIFT/BIC of the intermediary bank',
-  address: 'Beneficiary street address',
-  city: 'Beneficiary city',
-  postCode: 'Beneficiary post code',
-  routingNumber: 'ABA routing number',
-  accountType: 'checking or savings',
-  bankCode: 'Bank code',
-  sortCode: 'UK sort code',
-  fpsId: 'FPS identifier',
-  phoneNumber: 'Phone number registered for FPS',
-  email: 'Email address registered for FPS',
-  countryCode: 'Country of the beneficiary, derived from destinationCountryCode when omitted',
-  remitterAddress: 'Address of the payer when it is not the onboarded business (top-level on initiate)',
-};
-
 /**
  * How each method's fee is shown (spec §4.11: "Exact shape of the fee and settlement values of a
  * method: not shown"): an object {amount, currency, type: 'FLAT'} by default, SWIFT's bands as a
@@ -110,7 +83,7 @@ type Field = api.PaymentMethod['requiredFields'][number];
 const describe = (f: { name: string; type: string; validation?: string }) => ({
   name: f.name,
   type: f.type,
-  description: FIELD_DESCRIPTIONS[f.name] ?? f.name,
+  description: FIELDS[f.name]?.description ?? f.name,
   ...(f.validation ? { validation: f.validation } : {}),
 });
 

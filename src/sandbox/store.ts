@@ -32,7 +32,8 @@ export interface PairRec {
   enabled: boolean;
 }
 
-export interface PayoutRec {
+/** What a payout and a swap both record (the spec lists both with the same item fields, §2). */
+interface MovementRec {
   id: string;
   payoutRef: string;
   businessId: string;
@@ -40,31 +41,24 @@ export interface PayoutRec {
   sourceCurrency: string;
   destinationAmount: Dec;
   destinationCurrency: string;
-  method: PayoutMethod;
-  fee: Dec;
   exchangeRate: Dec;
-  status: PayoutStatus;
-  statusDetail?: StatusDetail;
-  informationRequests?: InformationRequest[];
-  documents: SupportingDocument[];
   createdAt: string;
   updatedAt: string;
 }
 
-export interface SwapRec {
-  id: string;
-  payoutRef: string;
-  businessId: string;
+export interface PayoutRec extends MovementRec {
+  method: PayoutMethod;
+  fee: Dec;
+  status: PayoutStatus;
+  statusDetail?: StatusDetail;
+  informationRequests?: InformationRequest[];
+  documents: SupportingDocument[];
+}
+
+export interface SwapRec extends MovementRec {
   sourceWalletId: string;
   destinationWalletId: string;
-  sourceAmount: Dec;
-  sourceCurrency: string;
-  destinationAmount: Dec;
-  destinationCurrency: string;
-  exchangeRate: Dec;
   status: SwapStatus;
-  createdAt: string;
-  updatedAt: string;
 }
 
 export interface TransactionRec {

@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../interface/codes.ts';
 import type { ServiceHeaderNames } from '../interface/http.ts';
 import { WebhookRegisterRequest, type WebhookSubscription } from '../interface/schemas.ts';
-import type { Clock } from './clock.ts';
+import { later, type Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
 import { notFound } from './errors.ts';
 import { newId } from './ids.ts';
@@ -99,15 +99,7 @@ export class Webhooks {
     if (!s || this.closed || !this.wants(s, e.eventType)) return;
     const deliveryId = newId();
     const raw = JSON.stringify({ eventType: e.eventType, deliveryId, occurredAt: this.clock.iso(), data: e.data });
-    this.schedule(0, () => void this.attempt(s.id, e, deliveryId, raw, 1));
-  }
-
-  private schedule(ms: number, run: () => void): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      run();
-    }, ms);
-    this.timers.add(t);
+    later(this.timers, 0, () => void this.attempt(s.id, e, deliveryId, raw, 1));
   }
 
   private async attempt(subId: string, e: StoreEvent, deliveryId: string, raw: string, n: number): Promise<void> {
@@ -141,7 +133,8 @@ export class Webhooks {
     this.attempts.push(record);
     const delivered = record.status >= 200 && record.status < 300;
     const delay = retryDelaysMs[n - 1];
-    if (!delivered && delay !== undefined && !this.closed) this.schedule(delay, () => void this.attempt(subId, e, deliveryId, raw, n + 1));
+    if (!delivered && delay !== undefined && !this.closed)
+      later(this.timers, delay, () => void this.attempt(subId, e, deliveryId, raw, n + 1));
   }
 
   close(): void {

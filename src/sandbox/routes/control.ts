@@ -11,13 +11,8 @@ import { amountProblem } from '../corridors.ts';
 import { pairView, payoutView, swapView, walletView } from '../views.ts';
 
 const decimalInput = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/)]).transform((v) => new Dec(String(v)));
-const PayoutStatusBody = z.object({
-  status: PayoutStatus,
-  reason: z.string().optional(),
-  informationRequests: z.array(InformationRequest).optional(),
-  changedBy: z.string().optional(),
-});
 const SwapStatusBody = z.object({ status: SwapStatus, reason: z.string().optional(), changedBy: z.string().optional() });
+const PayoutStatusBody = SwapStatusBody.extend({ status: PayoutStatus, informationRequests: z.array(InformationRequest).optional() });
 
 /** POST /_sandbox/payouts/{id}/status: one move of the state table; 409 INVALID_TRANSITION otherwise. */
 export const setPayoutStatus: Handler = (sb, req) => {

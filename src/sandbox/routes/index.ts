@@ -5,12 +5,11 @@ import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX
 import type { Route } from '../context.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH } from '../storage.ts';
 import * as control from './control.ts';
-import { countries } from './countries.ts';
 import { methods, pairs, togglePair } from './corridors.ts';
 import { storageGet, storagePut, uploadUrl } from './documents.ts';
+import { countries, transactions, wallets } from './lists.ts';
 import { getPayout, initiate, listPayouts, patchDocuments, quote } from './payouts.ts';
 import { getSwap, listSwaps, swap } from './swaps.ts';
-import { transactions, wallets } from './wallets.ts';
 import { deleteWebhook, getWebhook, listWebhooks, registerWebhook, updateWebhook } from './webhooks.ts';
 
 const ROUTES: Route[] = [
