@@ -69,48 +69,37 @@ export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomB
   return { encoding: 'windows-1252', bomBytes: 0, detectedBy: 'not valid UTF-8' };
 }
 
-const ENCODING_NAMES: Record<string, TextEncoding> = {
-  utf8: 'utf-8',
-  utf16le: 'utf-16le',
-  utf16be: 'utf-16be',
-  utf16: 'utf-16le',
-  ucs2: 'utf-16le',
-  unicode: 'utf-16le',
-  windows1252: 'windows-1252',
-  cp1252: 'windows-1252',
-  win1252: 'windows-1252',
-  latin1: 'windows-1252',
-  iso88591: 'windows-1252',
-  ansi: 'windows-1252',
+/** The --encoding names of each encoding we read, lower case, letters and digits only. */
+const ENCODING_NAMES: Record<TextEncoding, string[]> = {
+  'utf-8': ['utf8'],
+  'utf-16le': ['utf16le', 'utf16', 'ucs2', 'unicode'],
+  'utf-16be': ['utf16be'],
+  'windows-1252': ['windows1252', 'cp1252', 'win1252', 'latin1', 'iso88591', 'ansi'],
 };
 
 /** --encoding value → our name; undefined when not one we read. latin1 reads as Windows-1252, its superset. */
 export function parseEncodingName(name: string): TextEncoding | undefined {
   const n = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-  return Object.hasOwn(ENCODING_NAMES, n) ? ENCODING_NAMES[n] : undefined;
+  return (Object.keys(ENCODING_NAMES) as TextEncoding[]).find((e) => ENCODING_NAMES[e].includes(n));
 }
 
 export const DELIMITERS = [',', ';', '\t', '|'] as const;
 export type Delimiter = (typeof DELIMITERS)[number];
 
-/** Counts each candidate delimiter outside double quotes, per line, over the first lines. */
-function countsPerLine(text: string, maxLines: number): Map<Delimiter, number[]> {
-  const counts = new Map<Delimiter, number[]>(DELIMITERS.map((d) => [d, [0]]));
-  let inQuotes = false;
-  let lines = 0;
-  for (let i = 0; i < text.length && lines < maxLines; i++) {
-    const c = text[i]!;
-    if (c === '"') inQuotes = !inQuotes;
-    else if (!inQuotes && (c === '\n' || c === '\r')) {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      lines++;
-      for (const arr of counts.values()) arr.push(0);
-    } else if (!inQuotes && (DELIMITERS as readonly string[]).includes(c)) {
-      const arr = counts.get(c as Delimiter)!;
-      arr[arr.length - 1]!++;
-    }
+/**
+ * Each line's count of each candidate delimiter outside double quotes, over the first 50 lines.
+ * A quote runs to the next quote (an escaped "" is two such runs), across line ends. The last
+ * line of the sample may be cut short: it is left out.
+ */
+function delimitersPerLine(sample: string): Partial<Record<Delimiter, number>>[] {
+  const lines: Partial<Record<Delimiter, number>>[] = [{}];
+  for (const [token] of sample.matchAll(/"[^"]*(?:"|$)|\r\n?|\n|[,;\t|]/g)) {
+    const line = lines.at(-1)!;
+    if (token === '\n' || token[0] === '\r') {
+      if (lines.push({}) > 50) break;
+    } else if (token[0] !== '"') line[token as Delimiter] = (line[token as Delimiter] ?? 0) + 1;
   }
-  return counts;
+  return lines.length > 1 ? lines.slice(0, -1) : lines;
 }
 
 /**
@@ -119,17 +108,14 @@ function countsPerLine(text: string, maxLines: number): Map<Delimiter, number[]>
  * the header, then to the order , ; tab |. A header with none of them is a one-column file: ",".
  */
 export function detectDelimiter(sample: string): Delimiter {
-  const counts = countsPerLine(sample, 50);
+  const lines = delimitersPerLine(sample);
   let best: Delimiter = ',';
   let bestScore = -1;
   let bestHeader = 0;
   for (const d of DELIMITERS) {
-    const perLine = counts.get(d)!;
-    // the last line of the sample may be cut short: ignore it
-    const lines = perLine.length > 1 ? perLine.slice(0, -1) : perLine;
-    const header = lines[0] ?? 0;
+    const header = lines[0]![d] ?? 0;
     if (header === 0) continue;
-    const rest = lines.slice(1).filter((c) => c > 0);
+    const rest = lines.slice(1).flatMap((l) => l[d] ?? []);
     const consistent = rest.filter((c) => c === header).length;
     const score = rest.length === 0 ? 0 : consistent / rest.length;
     if (score > bestScore || (score === bestScore && header > bestHeader)) {

@@ -39,14 +39,10 @@ export interface InputWarning {
 
 const TOTAL_WORD = /^(grand\s*|sub\s*)?totals?\s*:?$|^sum\s*:?$/i;
 
-function isBlank(values: string[]): boolean {
-  return values.every((v) => v.trim() === '');
-}
+const isBlank = (values: string[]): boolean => values.every((v) => v.trim() === '');
 
 /** A cell that labels a total: "total", "totals", "grand total", "subtotal" or "sum", with or without a colon. */
-function isTotalLabel(v: string): boolean {
-  return TOTAL_WORD.test(v.trim());
-}
+const isTotalLabel = (v: string): boolean => TOTAL_WORD.test(v.trim());
 
 const blankRows = (from: number, to: number, where = ''): InputWarning => ({
   code: 'BLANK_ROWS',

@@ -1,7 +1,7 @@
 // Supporting documents named in a row: they must exist, be PDF, JPEG or PNG by their bytes (the
 // magic numbers, not the extension), weigh at most 10 MB (spec §8), at most 5 per row.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../interface/codes.ts';
 import type { ProblemCode } from './problems.ts';
@@ -26,7 +26,7 @@ export function sniffDocumentType(head: Uint8Array): DocumentContentType | undef
   return MAGIC_NUMBERS.find(([, magic]) => magic.every((b, i) => head[i] === b))?.[0];
 }
 
-/** Checks one document on disk (synchronously: a few bytes per file). */
+/** Checks one document on disk (synchronously: a file of at most 10 MB). */
 export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentCheck {
   const refused = (code: Extract<DocumentCheck, { ok: false }>['code'], message: string, expected: string): DocumentCheck => ({
     ok: false,
@@ -47,19 +47,13 @@ export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentC
     const mb = (size / 1024 / 1024).toFixed(1);
     return refused('DOCUMENT_TOO_LARGE', `is ${mb} MB; the service takes at most 10 MB per file`, 'a file of at most 10 MB');
   }
-  const head = Buffer.alloc(8);
-  let n = 0;
+  let head: Uint8Array;
   try {
-    const fd = openSync(absPath, 'r');
-    try {
-      n = readSync(fd, head, 0, 8, 0);
-    } finally {
-      closeSync(fd);
-    }
+    head = readFileSync(absPath).subarray(0, 8); // a regular file of at most 10 MB, as just checked
   } catch (e) {
     return refused('DOCUMENT_NOT_FOUND', `cannot be read (${(e as NodeJS.ErrnoException).code})`, 'a readable file');
   }
-  const type = sniffDocumentType(head.subarray(0, n));
+  const type = sniffDocumentType(head);
   if (!type) return refused('DOCUMENT_TYPE', 'is not a PDF, JPEG or PNG (by its content, whatever its name)', 'a PDF, JPEG or PNG file');
   return { ok: true, path: absPath, contentType: type, bytes: size };
 }

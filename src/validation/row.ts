@@ -251,6 +251,39 @@ function excelDateTraps(r: RowReader): Set<string> {
   return trapped;
 }
 
+/** Why an identifier that arrived as the number `n` is refused: digits were lost; else undefined. */
+function lostDigits(
+  f: string,
+  n: number,
+  cell: string,
+  method: PayoutMethod | undefined,
+): [ProblemCode, string, string, string?] | undefined {
+  if (/e/i.test(cell) || Math.abs(n) >= 1e15)
+    return [
+      'EXCEL_DIGITS_LOST',
+      `the ${f} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
+      'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
+    ];
+  if (!Number.isInteger(n)) return undefined;
+  const digits = String(n);
+  if (f === 'phoneNumber')
+    return [
+      'EXCEL_LEADING_ZEROS_LOST',
+      `the ${f} is stored as a number, which dropped its leading + (and any leading 0)`,
+      'the column formatted as Text, with the number in E.164 form such as +85291234567',
+      digits,
+    ];
+  const min = minDigits(f as BeneficiaryColumn, method);
+  if (min !== undefined && digits.length < min)
+    return [
+      'EXCEL_LEADING_ZEROS_LOST',
+      `the ${f} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
+      `the column formatted as Text and the ${min} digits typed again`,
+      digits,
+    ];
+  return undefined;
+}
+
 /**
  * Excel traps: identifiers that arrived as numbers. Refused (added to `trapped`) when digits were
  * lost; otherwise their digits replace the cell (the overrides returned).
@@ -260,56 +293,21 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
   for (const f of TEXT_ONLY_FIELDS) {
     const n = r.number(f);
     if (n === undefined) continue;
-    const cell = r.cell(f);
-    const label = `the ${f}`;
-    if (/e/i.test(cell) || Math.abs(n) >= 1e15) {
+    const refused = lostDigits(f, n, r.cell(f), method);
+    if (refused) {
       trapped.add(f);
-      r.add(
-        'error',
-        'EXCEL_DIGITS_LOST',
-        f,
-        `${label} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
-        'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
-      );
-      continue;
-    }
-    if (!Number.isInteger(n)) continue;
-    const digits = String(n);
-    if (f === 'phoneNumber') {
-      trapped.add(f);
-      r.add(
-        'error',
-        'EXCEL_LEADING_ZEROS_LOST',
-        f,
-        `${label} is stored as a number, which dropped its leading + (and any leading 0)`,
-        'the column formatted as Text, with the number in E.164 form such as +85291234567',
-        digits,
-      );
-      continue;
-    }
-    const min = minDigits(f as BeneficiaryColumn, method);
-    if (min !== undefined && digits.length < min) {
-      trapped.add(f);
-      r.add(
-        'error',
-        'EXCEL_LEADING_ZEROS_LOST',
-        f,
-        `${label} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
-        `the column formatted as Text and the ${min} digits typed again`,
-        digits,
-      );
-      continue;
-    }
-    overrides[f] = digits;
-    if (min === undefined && (f === 'accountNumber' || f === 'bankCode')) {
-      r.add(
-        'warning',
-        'EXCEL_LEADING_ZEROS_LOST',
-        f,
-        `${label} is stored as a number: if it began with 0, Excel dropped the zeros`,
-        'the column formatted as Text',
-        digits,
-      );
+      r.add('error', refused[0], f, refused[1], refused[2], refused[3]);
+    } else if (Number.isInteger(n)) {
+      overrides[f] = String(n);
+      if (minDigits(f as BeneficiaryColumn, method) === undefined && (f === 'accountNumber' || f === 'bankCode'))
+        r.add(
+          'warning',
+          'EXCEL_LEADING_ZEROS_LOST',
+          f,
+          `the ${f} is stored as a number: if it began with 0, Excel dropped the zeros`,
+          'the column formatted as Text',
+          String(n),
+        );
     }
   }
   return overrides;
