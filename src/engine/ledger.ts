@@ -44,8 +44,8 @@ import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
-import type { PayoutSnapshot } from '../journal/rows.ts';
-import { inspectJournal, BatchRefused } from './session.ts';
+import { foldJournalFile, type PayoutSnapshot } from '../journal/rows.ts';
+import { BatchRefused } from './session.ts';
 
 export interface Ledger {
   /** What identifies the account: the service's normalised base URL. */
@@ -329,7 +329,7 @@ export function sentByOtherBatches(ledger: Ledger, batchId: string, refs: Set<st
   const own = ledgerJournalPath(ledger, batchId);
   for (const j of accountJournals(ledger)) {
     if (j === own) continue;
-    const { folded } = inspectJournal(j);
+    const { folded } = foldJournalFile(j);
     const h = folded.header;
     if (h?.batchId === batchId) continue;
     for (const s of folded.rows.values()) {
