@@ -9,9 +9,6 @@ import { basename } from 'node:path';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
 import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, sha256Hex, type Payee, type PlanFile } from '../engine/plan-file.ts';
 
-export { canonicalJson };
-export { sameName } from '../engine/approval.ts';
-
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
 export interface LoadedPlan {
   path: string;
