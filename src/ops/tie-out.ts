@@ -7,7 +7,8 @@
 // movement equals what the results say. Money is exact (decimal.js); amounts leave as decimal
 // strings with the currency's minor units, never rounded.
 import { Dec, minorUnits } from '../money.ts';
-import { isRefundedStatus, readAmount, type CurrencyTieOut, type EarlierPayout } from '../engine/money-totals.ts';
+import { isFailedAfterCreation } from '../journal/rows.ts';
+import { readAmount, type CurrencyTieOut, type EarlierPayout } from '../engine/money-totals.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -239,7 +240,7 @@ function tieOutPayout(r: ReconRow, hits: Hit[], state: PayoutState | undefined, 
   if (m.debits.length > 1) problems.push(`${m.debits.length} debits reference this payout`);
   for (const x of inOtherCurrency(hits, currency))
     problems.push(`transaction ${x.tx.id ?? '(no id)'} is in ${x.tx.currency}, the row in ${currency}`);
-  const refundDue = isRefundedStatus(status);
+  const refundDue = isFailedAfterCreation(status);
   if (refundDue) {
     if (m.credits.length === 0) problems.push(`${status} but no refund in the wallet transactions yet`);
     else if (!m.refund.equals(m.debit.negated()))
@@ -389,7 +390,7 @@ export function tieOut(input: TieOutInput): TieOutReport {
       rows: rows.length,
       created: created.length,
       tiedOut: created.filter((r) => r.ok).length,
-      failedRefunded: created.filter((r) => r.ok && isRefundedStatus(r.status)).length,
+      failedRefunded: created.filter((r) => r.ok && isFailedAfterCreation(r.status)).length,
       earlierRefunded: rows.reduce((n, r) => n + r.earlier.filter((e) => e.ok).length, 0),
       transactions: input.transactions.length,
     },
