@@ -1,7 +1,8 @@
 // Ed25519 keys of approvers (node:crypto): a key pair made by `approver-key new`, the private key
 // read back by `approve`, and public keys as approvers lists and approvals carry them (the 32 raw
 // bytes in base64, or a PEM block), each known by a short fingerprint.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { sha256Hex } from '../engine/identity.ts';
 
 /** The DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410): then the 32 raw bytes. */
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -32,7 +33,7 @@ const rawOf = (k: KeyObject): Buffer => k.export({ format: 'der', type: 'spki' }
 
 /** sha256 of the raw public key, the first 16 hex digits (64 bits), as `ssh-keygen -l` shows a key. */
 export function fingerprintOf(raw: Buffer): string {
-  return createHash('sha256').update(raw).digest('hex').slice(0, 16);
+  return sha256Hex(raw).slice(0, 16);
 }
 
 /**

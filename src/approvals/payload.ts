@@ -6,11 +6,9 @@
 // so that any change to the plan, even one outside these fields, makes every signature invalid.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
-import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, sha256Hex, type Payee, type PlanFile } from '../engine/plan-file.ts';
-
-export { canonicalJson };
-export { sameName } from '../engine/approval.ts';
+import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, type Payee, type PlanFile } from '../engine/plan-file.ts';
 
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
 export interface LoadedPlan {

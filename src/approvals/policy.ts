@@ -1,9 +1,9 @@
 // The four-eyes rule: a plan may be run when `required` distinct listed approvers, none of them its
 // maker (by name, or by a key the maker signed this plan with), signed its exact content. Pure: the
 // plan, its approvals and the list are given.
-import { nameProblem } from '../engine/approval.ts';
+import { nameProblem, sameName } from '../engine/approval.ts';
 import { fingerprintOf, parsePublicKey } from './keys.ts';
-import { planPayload, sameName, type LoadedPlan, type PlanPayload } from './payload.ts';
+import { planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
 import { verifyApproval } from './sign.ts';
 import type { Approval, Approver } from './store.ts';
 

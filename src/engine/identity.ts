@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 
 /**
- * What a --batch-id is hashed after, to make its batch id: sha256(BATCH_LABEL_TAG + label). Its
+ * What a --batch-id is hashed after, to make its batch id: sha256Hex(BATCH_LABEL_TAG + label). Its
  * `pb1` is a name, not a key version: changing it would change every --batch-id's batch id (and
  * so the journal a resume finds), pinned by test/engine/keys.test.ts. A --batch-id only labels a
  * batch: its keys are those of its references, as in any other batch.
@@ -15,7 +15,8 @@ export const BATCH_LABEL_TAG = 'pb1-batch-id|';
 /** The version prefix of the idempotency keys this version derives. */
 export const KEY_VERSION = 'pb3';
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** The sha256 of bytes or text, in hex: the one digest of this tool (keys, batches, plans, ledgers). */
+export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 /** sha256 of a file's bytes, streamed. */
 export async function fileSha256(path: string): Promise<string> {
@@ -42,7 +43,7 @@ export function batchIdentity(contentSha256: string, batchIdFlag?: string): Batc
   if (!BATCH_ID_PATTERN.test(batchIdFlag)) {
     throw new RangeError('--batch-id must be 1 to 100 letters, digits, dot, colon, dash or underscore, starting with a letter or digit');
   }
-  return { batchId: sha256(BATCH_LABEL_TAG + batchIdFlag), source: 'flag', label: batchIdFlag, fileSha256: contentSha256 };
+  return { batchId: sha256Hex(BATCH_LABEL_TAG + batchIdFlag), source: 'flag', label: batchIdFlag, fileSha256: contentSha256 };
 }
 
 /**
@@ -59,7 +60,7 @@ export function batchIdentity(contentSha256: string, batchIdFlag?: string): Batc
 export function idempotencyKey(reference: string, attempt: number): string {
   if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, not ${attempt}`);
   if (reference === '') throw new RangeError('a key needs a reference');
-  return `${KEY_VERSION}-${sha256(`${KEY_VERSION}|${reference}|${attempt}`).slice(0, 32)}-${attempt}`;
+  return `${KEY_VERSION}-${sha256Hex(`${KEY_VERSION}|${reference}|${attempt}`).slice(0, 32)}-${attempt}`;
 }
 
 /** The keys of this tool, this version's and the earlier `pb2-<batch>-<hash>-<attempt>`: the attempt is the last part. */

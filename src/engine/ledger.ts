@@ -25,7 +25,6 @@
 // (validation/batch.ts), not across batches: a payroll pays the same people the same amounts every
 // month under new references, and a rule that refused them only while the other batch is being
 // sent would decide by timing.
-import { createHash } from 'node:crypto';
 import {
   existsSync,
   lstatSync,
@@ -44,8 +43,9 @@ import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
-import type { PayoutSnapshot } from '../journal/rows.ts';
-import { inspectJournal, BatchRefused } from './session.ts';
+import { foldJournalFile, type PayoutSnapshot } from '../journal/rows.ts';
+import { sha256Hex } from './identity.ts';
+import { BatchRefused } from './session.ts';
 
 export interface Ledger {
   /** What identifies the account: the service's normalised base URL. */
@@ -72,7 +72,7 @@ export function accountOf(baseUrl: string): string {
 /** `<root>/ledgers/<host>-<12 hex of sha256(account)>`: readable, and one folder per account. */
 export function ledgerDirFor(root: string, account: string): string {
   const host = new URL(account).host.replace(/[^A-Za-z0-9.-]+/g, '_').slice(0, 60);
-  return join(resolve(root), 'ledgers', `${host}-${createHash('sha256').update(account).digest('hex').slice(0, 12)}`);
+  return join(resolve(root), 'ledgers', `${host}-${sha256Hex(account).slice(0, 12)}`);
 }
 
 /**
@@ -329,7 +329,7 @@ export function sentByOtherBatches(ledger: Ledger, batchId: string, refs: Set<st
   const own = ledgerJournalPath(ledger, batchId);
   for (const j of accountJournals(ledger)) {
     if (j === own) continue;
-    const { folded } = inspectJournal(j);
+    const { folded } = foldJournalFile(j);
     const h = folded.header;
     if (h?.batchId === batchId) continue;
     for (const s of folded.rows.values()) {

@@ -8,7 +8,7 @@
 import { basename, dirname, extname, join } from 'node:path';
 import { z } from 'zod';
 import { Dec, ExactSum, formatAmount, formatApiAmount, fromApi } from '../money.ts';
-import type { PayoutSnapshot } from '../journal/rows.ts';
+import { isFailedAfterCreation, type PayoutSnapshot } from '../journal/rows.ts';
 
 const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
 
@@ -50,10 +50,6 @@ export interface MoneyTotals {
   feesNotKnown?: number;
 }
 
-const REFUNDED_STATUSES: ReadonlySet<string> = new Set(['FAILED', 'REJECTED']);
-/** A payout status after which the service gives the debit back (spec §2 Payout status: FAILED, REJECTED). */
-export const isRefundedStatus = (status: string | undefined): boolean => status !== undefined && REFUNDED_STATUSES.has(status);
-
 export function moneyTotals(entries: Iterable<MoneyEntry>): Record<string, MoneyTotals> {
   const sums = new Map<string, { n: number; debited: ExactSum; refunded: ExactSum; notSeen: number; feesNotKnown: number }>();
   for (const e of entries) {
@@ -64,7 +60,7 @@ export function moneyTotals(entries: Iterable<MoneyEntry>): Record<string, Money
     if (e.fee === undefined) s.feesNotKnown++;
     else s.debited.add(e.fee);
     if (e.refunded !== undefined) s.refunded.add(e.refunded);
-    else if (isRefundedStatus(e.status)) s.notSeen++;
+    else if (isFailedAfterCreation(e.status)) s.notSeen++;
   }
   return Object.fromEntries(
     [...sums]

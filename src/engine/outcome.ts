@@ -35,7 +35,6 @@ export const ENGINE_STATUSES = {
   /** Only in a checkpoint written during a run: not processed yet. */
   QUEUED: 'QUEUED',
 } as const;
-export type EngineStatus = (typeof ENGINE_STATUSES)[keyof typeof ENGINE_STATUSES];
 
 const PAYOUT_STATUS_SET = new Set<string>(PAYOUT_STATUSES);
 /** A status that means the payout exists at the service. */

@@ -4,7 +4,6 @@
 // sheet. `run --plan PLAN` sends exactly those bodies or nothing: it refuses when the batch file
 // changed since, when a row or a document no longer gives the planned body, or when the
 // environment or the service account differs.
-import { createHash } from 'node:crypto';
 import { readFile, writeFile, rename } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -13,7 +12,7 @@ import { maskAccount } from '../mask.ts';
 import { formatAmount, fromApi } from '../money.ts';
 import type { FoldedJournal } from '../journal/rows.ts';
 import { initiateBody } from './execute.ts';
-import { fileSha256 } from './identity.ts';
+import { fileSha256, sha256Hex } from './identity.ts';
 import { BatchRefused } from './session.ts';
 import { accountOf } from './ledger.ts';
 import type { BatchPlan } from './plan.ts';
@@ -123,8 +122,6 @@ export function canonicalJson(v: unknown): string {
     .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
     .join(',')}}`;
 }
-
-export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 /**
  * The digest of an initiate body as planned and signed: sha256 of its canonical JSON, without the

@@ -149,12 +149,6 @@ function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): Res
   return { resumed, interrupted: folded.interrupted, runs: folded.runs, created, toSettle, rejected, conflicts, skippedLines: skipped };
 }
 
-/** Reads a journal without opening it for writing (plan, checks). */
-export function inspectJournal(path: string): { folded: FoldedJournal; skipped: number; exists: boolean } {
-  const r = foldJournalFile(path);
-  return { folded: r.folded, skipped: r.skipped, exists: r.events > 0 || r.tornTail };
-}
-
 /**
  * I4: the same content under another file name is refused (it was processed before: a second
  * drop of the same file must not pay twice); the same name is a resume.

@@ -7,7 +7,8 @@
 // movement equals what the results say. Money is exact (decimal.js); amounts leave as decimal
 // strings with the currency's minor units, never rounded.
 import { Dec, minorUnits } from '../money.ts';
-import { isRefundedStatus, readAmount, type CurrencyTieOut, type EarlierPayout } from '../engine/money-totals.ts';
+import { isFailedAfterCreation } from '../journal/rows.ts';
+import { readAmount, type CurrencyTieOut, type EarlierPayout } from '../engine/money-totals.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -285,7 +286,7 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
     if (r.totalDeductible?.trim() && read === undefined)
       problems.push(`totalDeductible ${JSON.stringify(r.totalDeductible)} is not an amount`);
     if (expected === undefined) problems.push('no totalDeductible in the results to check the debit against');
-    const refundDue = isRefundedStatus(status);
+    const refundDue = isFailedAfterCreation(status);
     problems.push(...payoutProblems(m, { status, currency, expected, refundDue }));
     // a payout not refunded should have cost its totalDeductible
     sums.add(currency, m, refundDue ? ZERO : expected);
@@ -388,7 +389,7 @@ export function tieOut(input: TieOutInput): TieOutReport {
       rows: rows.length,
       created: created.length,
       tiedOut: created.filter((r) => r.ok).length,
-      failedRefunded: created.filter((r) => r.ok && isRefundedStatus(r.status)).length,
+      failedRefunded: created.filter((r) => r.ok && isFailedAfterCreation(r.status)).length,
       earlierRefunded: rows.reduce((n, r) => n + r.earlier.filter((e) => e.ok).length, 0),
       transactions: input.transactions.length,
     },

@@ -8,7 +8,6 @@ import {
   addApproval,
   approvalsPathFor,
   approvalsView,
-  canonicalJson,
   checkApprovals,
   loadPlan,
   newKeyPair,
@@ -22,7 +21,7 @@ import {
   type Approver,
 } from '../../src/approvals/index.ts';
 import { nameProblem, sameName } from '../../src/engine/approval.ts';
-import { bodyDigest, parsePlanFile, verifyPlannedRows } from '../../src/engine/plan-file.ts';
+import { bodyDigest, canonicalJson, parsePlanFile, verifyPlannedRows } from '../../src/engine/plan-file.ts';
 import { emptyFold } from '../../src/journal/rows.ts';
 import { Dec } from '../../src/money.ts';
 

@@ -29,7 +29,8 @@ import { fileSha256 } from '../../engine/identity.ts';
 import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
 import { runBatch, type RunResult } from '../../engine/pipeline.ts';
-import { BatchRefused, inspectJournal } from '../../engine/session.ts';
+import { foldJournalFile } from '../../journal/rows.ts';
+import { BatchRefused } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { acquireLock, myStart } from '../../files/lock.ts';
@@ -374,7 +375,7 @@ export class FolderWatch {
     // The same content sent before to this account, from here or anywhere (its journal has sent rows).
     const jp = findBatchJournal(this.ledger, sha);
     if (!jp) return undefined;
-    const { folded } = inspectJournal(jp);
+    const { folded } = foldJournalFile(jp);
     const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
     if (sent === 0) return undefined;
     const h = folded.header;
