@@ -5,15 +5,10 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
 import { writeResultsReport } from '../../report/index.ts';
-import { connectionOptions, makeLogger, reportOption, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
+import { reportOption, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  reportOption(connectionOptions(y))
-    .positional('results', {
-      type: 'string',
-      demandOption: true,
-      describe: 'A results file written by run, retry or watch (and refreshed by status)',
-    })
+  reportOption(resultsFileOptions(y, 'A results file written by run, retry or watch (and refreshed by status)'))
     .option('since', {
       type: 'string',
       describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
@@ -24,9 +19,8 @@ type ReconcileArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<ReconcileArgs>({
   builder,
-  run: async (args, io: CliIO) => {
-    const logger = makeLogger(args, io, 'reconcile');
-    return withConnection(args, io, logger, async (conn) => {
+  run: (args, io: CliIO) =>
+    withConnection(args, io, 'reconcile', async (conn, logger) => {
       const r = await reconcile({
         client: conn.client,
         resultsFile: args.results,
@@ -50,8 +44,7 @@ export default defineCommand<ReconcileArgs>({
       if (args.json) printJson(io, { ...jsonOf(args.results, r), ...(report ? { report } : {}) });
       else io.stdout.write(textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''));
       return r.exitCode;
-    });
-  },
+    }),
 });
 
 const usageText = (r: ReconcileResult): string =>

@@ -8,11 +8,10 @@ import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines } from '../render.ts';
-import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
+import { resultsFileOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  connectionOptions(y)
-    .positional('results', { type: 'string', demandOption: true, describe: 'A results file written by run, retry or watch' })
+  resultsFileOptions(y, 'A results file written by run, retry or watch')
     .option('state-dir', {
       type: 'string',
       array: true,
@@ -23,9 +22,8 @@ type StatusArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<StatusArgs>({
   builder,
-  run: async (args, io: CliIO) => {
-    const logger = makeLogger(args, io, 'status');
-    return withConnection(args, io, logger, async (conn) => {
+  run: (args, io: CliIO) =>
+    withConnection(args, io, 'status', async (conn, logger) => {
       const r = await refreshStatus({
         client: conn.client,
         resultsFile: args.results,
@@ -80,8 +78,7 @@ export default defineCommand<StatusArgs>({
         io.stdout.write(l.join('\n') + '\n');
       }
       return r.exitCode;
-    });
-  },
+    }),
 });
 
 /** The rows by outcome word, what to do about each, the money per currency and whether the batch is finished. */
