@@ -80,12 +80,7 @@ export function sendingOptions<T>(y: Argv<T>) {
     .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
     .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
     .option('json', flag('Print a machine-readable summary on stdout'))
-    .option('quiet', {
-      alias: 'q',
-      type: 'boolean',
-      default: false,
-      describe: 'No plan, progress or summary: only errors (stderr), --json and the results file',
-    });
+    .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
 
 /** The HTML report (src/report) that plan, run, retry and reconcile write beside their output; --no-report skips it. */

@@ -33,9 +33,8 @@ export default defineCommand<ReconcileArgs>({
         },
       });
       // The results' report, now with the tie-out (it replaces the one `run` wrote).
-      const rep = r.report;
       const report =
-        args.report && rep
+        args.report && r.report
           ? await reportOrNote(io, () =>
               // (the tie-out it reads back is the one reconcile has just written beside the results)
               writeResultsReport(args.results, { environment: conn.environment.name }),
@@ -54,19 +53,14 @@ const usageText = (r: ReconcileResult): string =>
     : '');
 
 function textOf(r: ReconcileResult): string {
-  const l: string[] = [];
-  if (!r.report) {
-    l.push(`Reconciliation stopped: ${r.halted}. Nothing was written; run it again later.`);
-    l.push(`Used ${usageText(r)}.`);
-    return l.join('\n');
-  }
+  if (!r.report) return `Reconciliation stopped: ${r.halted}. Nothing was written; run it again later.\nUsed ${usageText(r)}.`;
   const rep = r.report;
-  l.push('Reconciliation');
-  l.push(
+  const l = [
+    'Reconciliation',
     `  ${rep.counts.created} payouts created of ${rep.counts.rows} rows: ${rep.counts.tiedOut} tie out (${rep.counts.failedRefunded} failed and refunded` +
       (rep.counts.earlierRefunded ? `; ${plural(rep.counts.earlierRefunded, 'earlier payout')} refunded and sent again` : '') +
       ').',
-  );
+  ];
   for (const t of rep.totals)
     l.push(
       `  ${t.currency}: debited ${t.debited}, refunded ${t.refunded}, net ${t.net}; the results say ${t.expectedNet}: ${t.ok ? 'ties out' : 'DOES NOT tie out'}` +
@@ -83,9 +77,11 @@ function textOf(r: ReconcileResult): string {
   for (const p of rep.problems.filter((p) => !/ is not from this batch$/.test(p))) l.push(`  ! ${p}`);
   if (r.listing.ended === 'repeated page')
     l.push('  ! the transactions route gave the same page twice (it may ignore page): the listing read may be incomplete.');
-  l.push(`  Used ${usageText(r)}.`);
-  l.push(`  Reconciliation file: ${r.reconciliationPath}`);
-  l.push(rep.ok ? 'Everything ties out.' : `Does not tie out: ${plural(rep.problems.length, 'problem')} above.`);
+  l.push(
+    `  Used ${usageText(r)}.`,
+    `  Reconciliation file: ${r.reconciliationPath}`,
+    rep.ok ? 'Everything ties out.' : `Does not tie out: ${plural(rep.problems.length, 'problem')} above.`,
+  );
   return l.join('\n');
 }
 

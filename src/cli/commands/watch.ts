@@ -14,12 +14,7 @@ const builder = (y: Argv) =>
     .option('once', flag('Process what is there, then exit with a code cron can act on'))
     .option('json', flag('Print a machine-readable summary on stdout at the end'))
     .option('verbose', flag('Also say when there was nothing to process'))
-    .option('quiet', {
-      alias: 'q',
-      type: 'boolean',
-      default: false,
-      describe: 'Print only the files that need attention (failed, or left in processing/), not those done',
-    });
+    .option('quiet', { ...flag('Print only the files that need attention (failed, or left in processing/), not those done'), alias: 'q' });
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
