@@ -60,8 +60,7 @@ export default defineCommand<StatusArgs>({
           byStatus: r.byStatus,
         });
       } else {
-        const l: string[] = [];
-        l.push(`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`);
+        const l = [`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`];
         for (const c of r.moved)
           l.push(
             `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,

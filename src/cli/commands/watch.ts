@@ -43,20 +43,15 @@ export default defineCommand<ArgsOf<typeof builder>>({
     const stateRoot = config.stateDir ? resolve(dir, config.stateDir) : join(dir, '.state');
     // The one connection of this process: every file and every tick go through its client, so
     // the key's pace is kept by one limiter.
-    const conn = await openConnection(
-      {
-        ...args,
-        env: config.environment,
-        'base-url': args['base-url'] ?? config.baseUrl,
-        'gateway-host': args['gateway-host'] ?? config.gatewayHost,
-        'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
-        rate: args.rate ?? config.rate,
-      },
-      io,
-      logger,
-      undefined,
-      stateRoot,
-    );
+    const flags = {
+      ...args,
+      env: config.environment,
+      'base-url': args['base-url'] ?? config.baseUrl,
+      'gateway-host': args['gateway-host'] ?? config.gatewayHost,
+      'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
+      rate: args.rate ?? config.rate,
+    };
+    const conn = await openConnection(flags, io, logger, undefined, stateRoot);
     try {
       const r = await watchFolder({
         dir,
