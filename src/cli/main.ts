@@ -26,7 +26,7 @@ function knownOptions(y: unknown): Set<string> | undefined {
 }
 
 /** The command a word on the line names, if any. */
-const commandNamed = (word: string | undefined) => commands.find((c) => c.command.split(' ')[0] === word);
+const commandNamed = (word: string | undefined) => commands.find((c) => c.word === word);
 
 /** The flags on the line that the command does not know, each once, as typed (--bogus, -z). */
 function unknownFlags(argv: string[], known: Set<string>): string[] {

@@ -54,6 +54,10 @@ export function connectionOptions<T>(y: Argv<T>) {
 /** (each optional: an embedding or a test passes only the flags it sets) */
 export type ConnectionArgs = Partial<ArgsOf<typeof connectionOptions>>;
 
+/** status and reconcile: the connection and the results file they check against the service. */
+export const resultsFileOptions = (y: Argv, describe: string) =>
+  connectionOptions(y).positional('results', { type: 'string', demandOption: true, describe });
+
 export function guardOptions<T>(y: Argv<T>) {
   return y
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
@@ -76,12 +80,7 @@ export function sendingOptions<T>(y: Argv<T>) {
     .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
     .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
     .option('json', flag('Print a machine-readable summary on stdout'))
-    .option('quiet', {
-      alias: 'q',
-      type: 'boolean',
-      default: false,
-      describe: 'No plan, progress or summary: only errors (stderr), --json and the results file',
-    });
+    .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
 
 /** The HTML report (src/report) that plan, run, retry and reconcile write beside their output; --no-report skips it. */
@@ -185,18 +184,19 @@ export async function openConnection(
 }
 
 /**
- * A command that talks to the service for the time of `use`: the connection is closed after it,
- * and a results file it cannot use ends the command with 2 and a message.
+ * A command that talks to the service for the time of `use`, logging as `command`: the connection
+ * is closed after it, and a results file it cannot use ends the command with 2 and a message.
  */
 export async function withConnection(
   args: ConnectionArgs,
   io: CliIO,
-  logger: Logger,
-  use: (conn: Connection) => Promise<ExitCode>,
+  command: string,
+  use: (conn: Connection, logger: Logger) => Promise<ExitCode>,
 ): Promise<ExitCode> {
+  const logger = makeLogger(args, io, command);
   const conn = await openConnection(args, io, logger);
   try {
-    return await use(conn);
+    return await use(conn, logger);
   } catch (e) {
     if (!(e instanceof ResultsError)) throw e;
     io.stderr.write(`payout-batch: ${e.message}\n`);

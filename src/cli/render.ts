@@ -193,6 +193,22 @@ export function handleEngineError(e: unknown, io: CliIO): ExitCode {
   throw e;
 }
 
+/**
+ * A plan as every --json gives it (plan, and run's and retry's `plan`), in one key order; `plan`
+ * also names the corridors not enabled (run and retry refuse a batch over them).
+ */
+export const planJson = (p: BatchPlan, withCorridors = false) => ({
+  rows: p.rows,
+  valid: p.valid,
+  invalid: p.invalid,
+  toSend: p.toSend.length,
+  alreadyCreated: p.alreadyCreated,
+  currencies: p.currencies,
+  ...(withCorridors ? { corridorsNotEnabled: p.corridorsNotEnabled } : {}),
+  warnings: p.warnings,
+  requests: p.requests,
+});
+
 /** The --json summary of run and retry (retry adds what --resend-failed sent again). */
 export function jsonSummary(
   r: PipelineResult & { batchId?: string; journalPath?: string; reportPath?: string; resent?: number; notResent?: unknown[] },
@@ -208,19 +224,7 @@ export function jsonSummary(
     resumed: r.report,
     refused: r.refused,
     halted: r.halted,
-    plan: r.plan
-      ? {
-          rows: r.plan.rows,
-          valid: r.plan.valid,
-          invalid: r.plan.invalid,
-          toSend: r.plan.toSend.length,
-          alreadyCreated: r.plan.alreadyCreated,
-          currencies: r.plan.currencies,
-          warnings: r.plan.warnings,
-          requests: r.plan.requests,
-          ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}),
-        }
-      : undefined,
+    plan: r.plan ? { ...planJson(r.plan), ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}) } : undefined,
     summary: r.summary,
     ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
   };

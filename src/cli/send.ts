@@ -20,8 +20,8 @@ import {
   type ArgsOf,
 } from './options.ts';
 import { exitReasonText, handleEngineError, jsonSummary, planText, progressSink, resumeText, summaryText } from './render.ts';
-import type { GuardOptions } from '../engine/approval.ts';
-import type { PipelineOptions, PipelineResult } from '../engine/pipeline.ts';
+import type { PipelineResult, RunOptions } from '../engine/pipeline.ts';
+import type { RetryOptions } from '../engine/retry.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { writeResultsReport } from '../report/index.ts';
 
@@ -31,11 +31,8 @@ export function sendOptions<T>(y: Argv<T>) {
 }
 export type SendArgs = ArgsOf<typeof sendOptions>;
 
-/** What both engine functions (engine/pipeline.ts runBatch, engine/retry.ts retryResults) are given. */
-export type SendEngineOptions = GuardOptions &
-  Pick<PipelineOptions, 'conn' | 'quote' | 'mergeDocuments' | 'concurrency' | 'confirm' | 'onPlan' | 'onResume' | 'onEvent' | 'stop'> & {
-    stateDir: string;
-  };
+/** What both engine functions (engine/pipeline.ts runBatch, engine/retry.ts retryResults) are given: the options they share. */
+export type SendEngineOptions = Pick<RunOptions, keyof RunOptions & keyof RetryOptions>;
 
 export const NOT_A_TERMINAL =
   'not a terminal, so nobody can confirm: pass --yes (-y) for unattended runs (with --expect-rows / --expect-total as control totals)';

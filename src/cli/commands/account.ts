@@ -8,7 +8,7 @@ import { ExitCode } from '../exit-codes.ts';
 import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
-import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
+import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
 import { ENVIRONMENT_MEANING } from '../environment.ts';
 
 const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
@@ -16,11 +16,11 @@ type AccountArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<AccountArgs>({
   builder,
-  run: async (args, io) => {
-    // (a look-up, not a batch: only warnings on stderr unless a level is asked for)
-    const logger = makeLogger({ 'log-level': args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn' }, io, 'account');
-    return withConnection(args, io, logger, (conn) => show(conn, args, io, logger));
-  },
+  // (a look-up, not a batch: only warnings on stderr unless a level is asked for)
+  run: (args, io) =>
+    withConnection({ ...args, 'log-level': args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? 'warn' }, io, 'account', (conn, logger) =>
+      show(conn, args, io, logger),
+    ),
 });
 
 async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logger): Promise<ExitCode> {

@@ -5,7 +5,7 @@ import { defineCommand, flag, plural, printJson, type CliIO } from '../command.t
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { AttachRefused, attachDocuments } from '../../ops/attach.ts';
-import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
+import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -18,9 +18,8 @@ type AttachArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<AttachArgs>({
   builder,
-  run: async (args, io: CliIO) => {
-    const logger = makeLogger(args, io, 'attach');
-    return withConnection(args, io, logger, async (conn) => {
+  run: (args, io: CliIO) =>
+    withConnection(args, io, 'attach', async (conn, logger) => {
       try {
         const r = await attachDocuments({
           client: conn.client,
@@ -63,6 +62,5 @@ export default defineCommand<AttachArgs>({
         }
         throw e;
       }
-    });
-  },
+    }),
 });

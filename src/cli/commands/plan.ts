@@ -20,7 +20,7 @@ import {
   type ArgsOf,
 } from '../options.ts';
 import { writePlanReport } from '../../report/index.ts';
-import { handleEngineError, planText } from '../render.ts';
+import { handleEngineError, planJson, planText } from '../render.ts';
 
 const builder = (y: Argv) =>
   reportOption(batchFileOptions(connectionOptions(y)))
@@ -89,15 +89,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
         exitCode: code,
         environment: conn.environment.name,
         batchId: p.batchId,
-        rows: p.rows,
-        valid: p.valid,
-        invalid: p.invalid,
-        toSend: p.toSend.length,
-        alreadyCreated: p.alreadyCreated,
-        currencies: p.currencies,
-        corridorsNotEnabled: p.corridorsNotEnabled,
-        warnings: p.warnings,
-        requests: p.requests,
+        ...planJson(p, true),
         planFile: args.out,
         ...(report ? { report } : {}),
         ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),

@@ -5,15 +5,10 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
 import { writeResultsReport } from '../../report/index.ts';
-import { connectionOptions, makeLogger, reportOption, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
+import { reportOption, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  reportOption(connectionOptions(y))
-    .positional('results', {
-      type: 'string',
-      demandOption: true,
-      describe: 'A results file written by run, retry or watch (and refreshed by status)',
-    })
+  reportOption(resultsFileOptions(y, 'A results file written by run, retry or watch (and refreshed by status)'))
     .option('since', {
       type: 'string',
       describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
@@ -24,9 +19,8 @@ type ReconcileArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<ReconcileArgs>({
   builder,
-  run: async (args, io: CliIO) => {
-    const logger = makeLogger(args, io, 'reconcile');
-    return withConnection(args, io, logger, async (conn) => {
+  run: (args, io: CliIO) =>
+    withConnection(args, io, 'reconcile', async (conn, logger) => {
       const r = await reconcile({
         client: conn.client,
         resultsFile: args.results,
@@ -39,9 +33,8 @@ export default defineCommand<ReconcileArgs>({
         },
       });
       // The results' report, now with the tie-out (it replaces the one `run` wrote).
-      const rep = r.report;
       const report =
-        args.report && rep
+        args.report && r.report
           ? await reportOrNote(io, () =>
               // (the tie-out it reads back is the one reconcile has just written beside the results)
               writeResultsReport(args.results, { environment: conn.environment.name }),
@@ -50,8 +43,7 @@ export default defineCommand<ReconcileArgs>({
       if (args.json) printJson(io, { ...jsonOf(args.results, r), ...(report ? { report } : {}) });
       else io.stdout.write(textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''));
       return r.exitCode;
-    });
-  },
+    }),
 });
 
 const usageText = (r: ReconcileResult): string =>
@@ -61,19 +53,14 @@ const usageText = (r: ReconcileResult): string =>
     : '');
 
 function textOf(r: ReconcileResult): string {
-  const l: string[] = [];
-  if (!r.report) {
-    l.push(`Reconciliation stopped: ${r.halted}. Nothing was written; run it again later.`);
-    l.push(`Used ${usageText(r)}.`);
-    return l.join('\n');
-  }
+  if (!r.report) return `Reconciliation stopped: ${r.halted}. Nothing was written; run it again later.\nUsed ${usageText(r)}.`;
   const rep = r.report;
-  l.push('Reconciliation');
-  l.push(
+  const l = [
+    'Reconciliation',
     `  ${rep.counts.created} payouts created of ${rep.counts.rows} rows: ${rep.counts.tiedOut} tie out (${rep.counts.failedRefunded} failed and refunded` +
       (rep.counts.earlierRefunded ? `; ${plural(rep.counts.earlierRefunded, 'earlier payout')} refunded and sent again` : '') +
       ').',
-  );
+  ];
   for (const t of rep.totals)
     l.push(
       `  ${t.currency}: debited ${t.debited}, refunded ${t.refunded}, net ${t.net}; the results say ${t.expectedNet}: ${t.ok ? 'ties out' : 'DOES NOT tie out'}` +
@@ -90,9 +77,11 @@ function textOf(r: ReconcileResult): string {
   for (const p of rep.problems.filter((p) => !/ is not from this batch$/.test(p))) l.push(`  ! ${p}`);
   if (r.listing.ended === 'repeated page')
     l.push('  ! the transactions route gave the same page twice (it may ignore page): the listing read may be incomplete.');
-  l.push(`  Used ${usageText(r)}.`);
-  l.push(`  Reconciliation file: ${r.reconciliationPath}`);
-  l.push(rep.ok ? 'Everything ties out.' : `Does not tie out: ${plural(rep.problems.length, 'problem')} above.`);
+  l.push(
+    `  Used ${usageText(r)}.`,
+    `  Reconciliation file: ${r.reconciliationPath}`,
+    rep.ok ? 'Everything ties out.' : `Does not tie out: ${plural(rep.problems.length, 'problem')} above.`,
+  );
   return l.join('\n');
 }
 

@@ -55,14 +55,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
       io.stdout.write(`Report of ${WHAT[r.kind]} written to ${r.path}\n`);
       return ExitCode.OK;
     } catch (e) {
-      if (
-        e instanceof ResultsError ||
-        e instanceof InputError ||
-        e instanceof RangeError ||
-        e instanceof ApprovalsFileError ||
-        e instanceof PlanFileError
-      ) {
-        io.stderr.write(`payout-batch: ${e.message}\n`);
+      if ([ResultsError, InputError, RangeError, ApprovalsFileError, PlanFileError].some((c) => e instanceof c)) {
+        io.stderr.write(`payout-batch: ${(e as Error).message}\n`);
         return ExitCode.UNUSABLE_INPUT;
       }
       const code = (e as NodeJS.ErrnoException).code;

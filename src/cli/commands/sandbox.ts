@@ -3,7 +3,7 @@
 // base URL and the keys, and closes the server when asked to stop.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, UsageError } from '../command.ts';
+import { defineCommand, flag, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/index.ts';
 import type { Seed } from '../../sandbox/seed.ts';
@@ -53,7 +53,7 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,
     })
-    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print a line per request' })
+    .option('quiet', { ...flag('Do not print a line per request'), alias: 'q' })
     .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
     .example(
       '$0 sandbox --port 0 --latency 50-300 --auto-advance 2000,5000',

@@ -9,11 +9,10 @@ import { refreshStatus, type StatusResult } from '../../ops/status.ts';
 import { ledgerOf } from '../../engine/ledger.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines } from '../render.ts';
-import { connectionOptions, makeLogger, withConnection, type ArgsOf } from '../options.ts';
+import { resultsFileOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  connectionOptions(y)
-    .positional('results', { type: 'string', demandOption: true, describe: 'A results file written by run, retry or watch' })
+  resultsFileOptions(y, 'A results file written by run, retry or watch')
     .option('state-dir', {
       type: 'string',
       array: true,
@@ -24,9 +23,8 @@ type StatusArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<StatusArgs>({
   builder,
-  run: async (args, io: CliIO) => {
-    const logger = makeLogger(args, io, 'status');
-    return withConnection(args, io, logger, async (conn) => {
+  run: (args, io: CliIO) =>
+    withConnection(args, io, 'status', async (conn, logger) => {
       const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
       const r = await refreshStatus({
         client: conn.client,
@@ -65,8 +63,7 @@ export default defineCommand<StatusArgs>({
           byStatus: r.byStatus,
         });
       } else {
-        const l: string[] = [];
-        l.push(`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`);
+        const l = [`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`];
         for (const c of r.moved)
           l.push(
             `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,
@@ -83,8 +80,7 @@ export default defineCommand<StatusArgs>({
         io.stdout.write(l.join('\n') + '\n');
       }
       return r.exitCode;
-    });
-  },
+    }),
 });
 
 /** The rows by outcome word, what to do about each, the money per currency and whether the batch is finished. */

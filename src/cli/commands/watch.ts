@@ -14,12 +14,7 @@ const builder = (y: Argv) =>
     .option('once', flag('Process what is there, then exit with a code cron can act on'))
     .option('json', flag('Print a machine-readable summary on stdout at the end'))
     .option('verbose', flag('Also say when there was nothing to process'))
-    .option('quiet', {
-      alias: 'q',
-      type: 'boolean',
-      default: false,
-      describe: 'Print only the files that need attention (failed, or left in processing/), not those done',
-    });
+    .option('quiet', { ...flag('Print only the files that need attention (failed, or left in processing/), not those done'), alias: 'q' });
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
@@ -48,20 +43,15 @@ export default defineCommand<ArgsOf<typeof builder>>({
     const stateRoot = config.stateDir ? resolve(dir, config.stateDir) : join(dir, '.state');
     // The one connection of this process: every file and every tick go through its client, so
     // the key's pace is kept by one limiter.
-    const conn = await openConnection(
-      {
-        ...args,
-        env: config.environment,
-        'base-url': args['base-url'] ?? config.baseUrl,
-        'gateway-host': args['gateway-host'] ?? config.gatewayHost,
-        'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
-        rate: args.rate ?? config.rate,
-      },
-      io,
-      logger,
-      undefined,
-      stateRoot,
-    );
+    const flags = {
+      ...args,
+      env: config.environment,
+      'base-url': args['base-url'] ?? config.baseUrl,
+      'gateway-host': args['gateway-host'] ?? config.gatewayHost,
+      'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
+      rate: args.rate ?? config.rate,
+    };
+    const conn = await openConnection(flags, io, logger, undefined, stateRoot);
     try {
       const r = await watchFolder({
         dir,
