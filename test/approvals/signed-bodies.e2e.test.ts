@@ -42,11 +42,14 @@ function row(reference: string, name: string, account: string, document = ''): s
   return HEADER.map((h) => cells[h] ?? '');
 }
 
-/** Mallory's row on the first sheet, "Draft"; the real employee's on "Approved". */
-function twoSheets(path: string): void {
+/**
+ * Mallory's row on the first sheet, "Draft"; the real employee's on "Approved". Each test pays its
+ * own reference: the sandbox is shared, and a reference is paid once per account.
+ */
+function twoSheets(path: string, reference = 'SH-001'): void {
   const wb = XLSX.utils.book_new();
-  XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([HEADER, row('SH-001', 'Mallory', '999999999999')]), 'Draft');
-  XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([HEADER, row('SH-001', 'Jane Employee', '000123456789')]), 'Approved');
+  XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([HEADER, row(reference, 'Mallory', '999999999999')]), 'Draft');
+  XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([HEADER, row(reference, 'Jane Employee', '000123456789')]), 'Approved');
   writeFileSync(path, XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' }) as Buffer);
 }
 
@@ -135,7 +138,7 @@ it('the same through `watch` with "requireApprovals": the plan\'s sheet is run, 
       approvers: 'approvers.json',
     }),
   );
-  twoSheets(join(t.dir, 'pay.xlsx'));
+  twoSheets(join(t.dir, 'pay.xlsx'), 'SH-002');
   const planned = await t.cli(
     'plan',
     'pay.xlsx',

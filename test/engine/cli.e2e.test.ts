@@ -185,7 +185,8 @@ describe('plan --out, then run --plan', () => {
     const file2 = await writeBatch(dir, 'second.csv', { rows: 2, prefix: 'SECOND' });
     expect((await run('plan', file2, '--out', 'second.plan.json', '--no-quote')).code).toBe(0);
     // the same environment label (custom), another base URL: another account than the one planned
-    const elsewhere = sb!.url.replace('127.0.0.1', 'localhost');
+    // (another port: localhost would be the same account, every loopback name is one)
+    const elsewhere = sb!.url.replace(/:(\d+)$/, (_, port: string) => `:${Number(port) + 1}`);
     const other = await runCli(['run', '--plan', 'second.plan.json', '--yes', '--base-url', elsewhere], { cwd: dir, env });
     expect(other.code).toBe(3);
     expect(other.stderr).toContain(`the plan was made for the service at ${sb!.url}`);

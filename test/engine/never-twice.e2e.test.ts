@@ -94,10 +94,12 @@ describe('two edited copies, another folder, another label: the second batch is 
     expect(sandbox.stdout).toMatch(/Resuming this batch.*8 rows already created/);
     expect(initiates(sb!).length).toBe(sent);
 
-    // A watch configured with the other label, the same file dropped in its inbox: already processed.
+    // A watch configured with the other label and the same state folder (a watch keeps its own
+    // ledger in DIR/.state unless told), the same file dropped in its inbox: already processed.
     const w = join(dir, 'watch');
     await mkdir(join(w, 'inbox'), { recursive: true });
-    await writeFile(join(w, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb!.url, settleSeconds: 0 }));
+    const config = { environment: 'sandbox', baseUrl: sb!.url, settleSeconds: 0, stateDir: env.PAYOUT_BATCH_STATE_DIR };
+    await writeFile(join(w, 'payout-batch.json'), JSON.stringify(config));
     await copyFile(join(dir, 'payroll.csv'), join(w, 'inbox', 'payroll.csv'));
     const watched = await runCli(['watch', w, '--once'], { cwd: dir, env });
     expect(watched.code, watched.stdout + watched.stderr).toBe(3);
@@ -151,7 +153,7 @@ describe('the journal decides, not the results file', () => {
     const before = initiates(sb!).length;
     const refused = await run(dir, 'retry', 'payroll.results.csv', '--yes');
     expect(refused.code, refused.stdout + refused.stderr).toBe(3);
-    expect(refused.stderr).toMatch(/no row names UNK-\d{4} \(key pb2-/);
+    expect(refused.stderr).toMatch(/no row names UNK-\d{4} \(key pb3-/);
     expect(initiates(sb!).length).toBe(before);
     // The reference put back: settled with its journalled key.
     unknown!.cells.reference = /no row names (UNK-\d{4})/.exec(refused.stderr)![1]!;
