@@ -3,6 +3,7 @@
 // or a disabled corridor that stops the batch unless --allow-partial.
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import type { BatchPlan } from './plan.ts';
+import unhomoglyph from 'unhomoglyph';
 
 export interface MoneyFlag {
   currency: string;
@@ -103,7 +104,14 @@ export function foldName(name: string): string {
   return name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/g, ' ');
 }
 
-export const sameName = (a: string, b: string): boolean => foldName(a) === foldName(b);
+/**
+ * The name's confusable skeleton (Unicode TR39, through unhomoglyph's table of confusables.txt),
+ * taken of its upper case so that a lower-case look-alike ("вох", Cyrillic) meets its Latin twin.
+ */
+const skeleton = (name: string): string => unhomoglyph(foldName(name).toUpperCase()).toLowerCase();
+
+/** One person: the same folded name, or names that look alike (a maker may not approve as "Dаn"). */
+export const sameName = (a: string, b: string): boolean => foldName(a) === foldName(b) || skeleton(a) === skeleton(b);
 
 /** Characters that show nothing or reorder the text around them: control, format, bidi, default-ignorable. */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u;
