@@ -12,6 +12,7 @@ import type { LoadedBatch } from '../../src/engine/prepare.ts';
 import { foldJournal, rowState, type PayoutSnapshot } from '../../src/journal/rows.ts';
 import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
+import { preflightOf } from './helpers.ts';
 
 const payout = (rowNumber: number): PayoutRow => ({
   rowNumber,
@@ -34,16 +35,7 @@ const batch: LoadedBatch = {
   fileProblems: [],
   identity: { batchId: 'b'.repeat(64), source: 'flag', label: 'again-1', fileSha256: 'a'.repeat(64) },
 };
-const preflight: PreflightResult = {
-  wallets: [{ currency: 'GBP', balance: 1000 } as PreflightResult['wallets'][number]],
-  corridors: [],
-  countries: new Map(),
-  rowIssues: new Map(),
-  estimatedFees: new Map(),
-  feesUnknown: new Set(),
-  warnings: [],
-  requests: 3,
-};
+const preflight = preflightOf({ wallets: [{ currency: 'GBP', balance: 1000 } as PreflightResult['wallets'][number]] });
 const options = { allowPartial: false, quote: false, mergeDocuments: false };
 const paid: PayoutSnapshot = {
   id: 'p-2',

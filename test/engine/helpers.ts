@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
+import type { PreflightResult } from '../../src/engine/preflight.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -203,3 +204,16 @@ export async function wallets(sb: { url: string }, key = KEY): Promise<Map<strin
   const body = await getJson<{ data: { currency: string; balance: number }[] }>(`${sb.url}/v1/payout-api/payouts/wallets`, key);
   return new Map(body.data.map((w) => [w.currency, String(w.balance)]));
 }
+
+/** A preflight that found nothing to say: one GBP wallet of 1,000,000, three requests. */
+export const preflightOf = (over: Partial<PreflightResult> = {}): PreflightResult => ({
+  wallets: [{ currency: 'GBP', balance: 1_000_000 } as PreflightResult['wallets'][number]],
+  corridors: [],
+  countries: new Map(),
+  rowIssues: new Map(),
+  estimatedFees: new Map(),
+  feesUnknown: new Set(),
+  warnings: [],
+  requests: 3,
+  ...over,
+});

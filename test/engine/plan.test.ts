@@ -12,24 +12,14 @@ import type { PreflightResult } from '../../src/engine/preflight.ts';
 import { foldJournal, type FoldedJournal, type JournalLine } from '../../src/journal/rows.ts';
 import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
-import { ROOT, generateCsv } from './helpers.ts';
+import { ROOT, generateCsv, preflightOf } from './helpers.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-const preflight = (over: Partial<PreflightResult> = {}): PreflightResult => ({
-  wallets: [{ currency: 'GBP', balance: 1_000_000 } as PreflightResult['wallets'][number]],
-  corridors: [],
-  countries: new Map(),
-  rowIssues: new Map(),
-  estimatedFees: new Map(),
-  feesUnknown: new Set(),
-  warnings: [],
-  requests: 3,
-  ...over,
-});
+const preflight = preflightOf;
 
 /** The journal lines of a row created by an earlier run, as execute writes them (no probable-duplicate key). */
 const createdLines = (ref: string, row: number, sourceAmount: number): JournalLine[] => [
