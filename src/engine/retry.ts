@@ -81,9 +81,10 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
-  const journalFile = findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
+  const found = findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
+  const journalFile = found.path;
   const notResent: NotResent[] = [];
-  const folded = o.resendFailed ? await confirmFailedRows(o.conn, journalFile, table.rows, notResent) : foldJournalFile(journalFile).folded;
+  const folded = o.resendFailed ? await confirmFailedRows(o.conn, found, table.rows, notResent) : found.folded;
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
@@ -124,7 +125,12 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
  * one holding most of its rows, by payout id, key or reference (a key names no batch: identity.ts).
  * On a tie, the one whose results file this is (or a retry of it); else refused, naming them.
  */
-function findJournalOfResults(ledger: Ledger, table: ResultsTable, resultsFile: string, shownAs: string): string {
+function findJournalOfResults(
+  ledger: Ledger,
+  table: ResultsTable,
+  resultsFile: string,
+  shownAs: string,
+): { path: string; folded: FoldedJournal } {
   const refHeader = mapColumns(table.inputColumns, resultsFile).fields.reference;
   const ids = new Set(table.rows.flatMap((r) => (r.result.payoutId ? [r.result.payoutId] : [])));
   const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey.trim()] : [])));
@@ -134,18 +140,19 @@ function findJournalOfResults(ledger: Ledger, table: ResultsTable, resultsFile: 
       `${shownAs} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`,
       'no-keys',
     );
-  let best: { path: string; n: number; ours: boolean }[] = [];
+  // (each journal is folded once: the one chosen is returned with its fold)
+  let best: { path: string; folded: FoldedJournal; n: number; ours: boolean }[] = [];
   for (const path of accountJournals(ledger)) {
     const { folded } = foldJournalFile(path);
     let n = 0;
     for (const s of folded.rows.values())
       if ((s.payout && ids.has(s.payout.id)) || (s.key && keys.has(s.key)) || (s.phase !== 'none' && refs.has(s.ref))) n++;
     const ours = !!folded.header?.results && resultsFamily(folded.header.results) === resultsFamily(resultsFile);
-    if (n > 0 && (!best.length || n > best[0]!.n)) best = [{ path, n, ours }];
-    else if (n > 0 && n === best[0]!.n) best.push({ path, n, ours });
+    if (n > 0 && (!best.length || n > best[0]!.n)) best = [{ path, folded, n, ours }];
+    else if (n > 0 && n === best[0]!.n) best.push({ path, folded, n, ours });
   }
   const found = best.length > 1 ? best.filter((b) => b.ours) : best;
-  if (found.length === 1) return found[0]!.path;
+  if (found.length === 1) return found[0]!;
   if (best.length > 1)
     throw new BatchRefused(
       `${shownAs} matches the journals of ${best.length} batches equally (${best.map((b) => b.path).join(', ')}): retry the results file that run wrote`,
@@ -165,15 +172,14 @@ const resultsFamily = (path: string): string => resolve(path).replace(/(\.retry-
  * For --resend-failed: rows failed after creation, by the journal or the results file, confirmed
  * with the service (GET) and their refund looked up in the wallet's transactions; both journalled,
  * so the journal decides. Rows whose refund is not there yet go to `notResent`. Returns the
- * journal folded again; throws the service's error when it cannot be reached (nothing sent).
+ * journal folded again when lines were added; throws the service's error when it cannot be reached (nothing sent).
  */
 async function confirmFailedRows(
   conn: Connection,
-  journalFile: string,
+  { path: journalFile, folded }: { path: string; folded: FoldedJournal },
   rows: ResultsTable['rows'],
   notResent: NotResent[],
 ): Promise<FoldedJournal> {
-  const { folded } = foldJournalFile(journalFile);
   const byPayout = new Map<string, RowState>();
   for (const s of folded.rows.values()) if (s.phase === 'created' && s.payout) byPayout.set(s.payout.id, s);
   const lines: RowEvent[] = [];
