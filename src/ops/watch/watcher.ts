@@ -33,9 +33,9 @@ import { foldJournalFile } from '../../journal/rows.ts';
 import { BatchRefused } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
-import { acquireLock, myStart } from '../../files/lock.ts';
+import { isStale, myStart, withLock } from '../../files/lock.ts';
 import { vetRows } from './checks.ts';
-import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
+import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
 
@@ -259,13 +259,8 @@ export class FolderWatch {
   }
 
   /** The short critical section around every move. */
-  private async locked<T>(job: () => Promise<T> | T): Promise<T> {
-    const lock = await acquireLock(this.L.lock, { waitMs: 60_000, staleMs: 30_000, purpose: 'watch' });
-    try {
-      return await job();
-    } finally {
-      lock.release();
-    }
+  private locked<T>(job: () => Promise<T> | T): Promise<T> {
+    return withLock(this.L.lock, async () => job(), { waitMs: 60_000, staleMs: 30_000, purpose: 'watch' });
   }
 
   /** Takes over claims whose owner is gone (crash), under the lock. */
@@ -288,12 +283,16 @@ export class FolderWatch {
           if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
+        // Its owner is gone: on this host by the process table (a live owner keeps its claim whatever
+        // its heartbeat: a blocked process would otherwise have its file paid twice at once); from
+        // another host, no heartbeat for claimStaleSeconds.
+        const abandoned = isStale(claimFile(claimDir), this.staleMs);
         if (!existsSync(join(claimDir, c.name))) {
           // Crashed between claim.json and the rename: the file is still in the inbox.
-          if (claimAbandoned(claimDir, this.staleMs)) rmSync(claimDir, { recursive: true, force: true });
+          if (abandoned) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
-        if (!claimAbandoned(claimDir, this.staleMs)) continue;
+        if (!abandoned) continue;
         writeClaim(claimDir, {
           ...c,
           pid: process.pid,
@@ -522,7 +521,7 @@ export class FolderWatch {
       mergeDocuments: cfg.mergeDocuments,
       concurrency: cfg.concurrency,
       stop,
-      ...(this.o.crashWaitMs !== undefined ? { crashWaitMs: this.o.crashWaitMs } : {}),
+      crashWaitMs: this.o.crashWaitMs,
       onPlan: (p) => {
         changedAtPlan =
           changedSince(file, claim) ??
