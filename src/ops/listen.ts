@@ -10,7 +10,6 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/webhooks.ts';
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
-import type { ServiceHeaderNames } from '../interface/http.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyToResultsFile, type ApplyResult, type StatusUpdate } from './apply.ts';
 import { acquireLock, type HeldLock } from '../files/lock.ts';
@@ -36,7 +35,6 @@ export interface ListenerOptions {
   /** Watch folders: the results files under done/, failed/ and processing/ (journals in the ledgers). */
   watchDirs?: string[];
   logger?: Logger;
-  headerNames?: ServiceHeaderNames;
 }
 
 export type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
@@ -233,11 +231,11 @@ export class WebhookListener {
   private accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
     let verified: ReturnType<typeof verifyWebhook>;
     try {
-      verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret, headerNames: this.o.headerNames });
+      verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret });
     } catch (e) {
       if (!(e instanceof WebhookVerificationError)) throw e;
       this.counts.rejected++;
-      const deliveryId = req.headers[(this.o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()];
+      const deliveryId = req.headers['x-service-delivery-id'];
       this.log?.warn({ reason: e.reason, deliveryId, remote: req.socket.remoteAddress }, 'delivery refused, nothing applied');
       return answer(res, e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401, { error: e.reason });
     }

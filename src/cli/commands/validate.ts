@@ -11,6 +11,7 @@ import type { ArgsOf } from '../options.ts';
 import { defineCommand, flag, group, plural, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
+import { neutralise } from '../../results/neutralise.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/index.ts';
 
 /** Writes and waits when the stream asks to: a million problems never pile up in memory. */
@@ -19,9 +20,6 @@ async function write(stream: NodeJS.WritableStream, text: string): Promise<void>
 }
 
 const REPORT_COLUMNS = ['severity', 'code', 'file', 'row', 'column', 'value', 'message', 'expected'] as const;
-
-/** A cell a spreadsheet would run as a formula gets a leading quote, as in the results file. */
-const neutralize = (v: string | undefined): string => (v && /^[=+\-@\t\r]/.test(v) ? `'${v}` : (v ?? ''));
 
 function describeSource(v: BatchValidation): string {
   const s = v.source;
@@ -73,16 +71,9 @@ async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<
   csv.pipe(out);
   return {
     add: async (p) => {
-      const rec = [
-        p.severity,
-        p.code,
-        p.file,
-        p.row ?? '',
-        neutralize(p.column),
-        neutralize(p.value),
-        neutralize(p.message),
-        neutralize(p.expected),
-      ];
+      // A cell a spreadsheet would run as a formula gets a leading quote, as in the results file.
+      const text = [p.column, p.value, p.message, p.expected].map((v) => neutralise(v ?? ''));
+      const rec = [p.severity, p.code, p.file, p.row ?? '', ...text];
       if (!csv.write(rec)) await once(csv, 'drain');
     },
     end: async () => {

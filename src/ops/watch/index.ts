@@ -3,5 +3,5 @@
 // and when; claims.ts claim folders and their owners; checks.ts what is refused before sending;
 // watcher.ts the steps (FolderWatch). Nothing here prints or exits: the CLI does.
 export { CONFIG_FILE, WatchConfig, WatchConfigError, readWatchConfig } from './config.ts';
-export { companionsOf, completeIn, inboxCandidates } from './inbox.ts';
+export { companionsOf, completeIn, inboxCandidates, layout } from './inbox.ts';
 export { judgeRun, watchFolder, worstExit, type FileOutcome, type WatchOptions, type WatchResult } from './watcher.ts';

@@ -58,8 +58,6 @@ export interface WatchOptions {
   once: boolean;
   /** --env as given on the command line (production must be named there too). */
   envFlag?: string;
-  /** The state folder when the configuration names none (default DIR/.state, as the CLI). */
-  stateRoot?: string;
   logger?: Logger;
   stop?: AbortSignal;
   crashWaitMs?: number;
@@ -137,7 +135,6 @@ export class FolderWatch {
   private readonly L: ReturnType<typeof layout>;
   private readonly staleMs: number;
   private readonly settleMs: number;
-  private readonly stateRoot: string | undefined;
   private readonly ledger: Ledger;
   private readonly files: FileOutcome[] = [];
   /** Claim folders this process holds. */
@@ -147,12 +144,11 @@ export class FolderWatch {
   private notComplete: string[] = [];
 
   constructor(private readonly o: WatchOptions) {
-    this.L = layout(o.dir);
+    this.L = layout(o.dir, o.config);
     for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
     this.staleMs = o.config.claimStaleSeconds * 1000;
     this.settleMs = o.config.settleSeconds * 1000;
-    this.stateRoot = o.config.stateDir ? resolve(this.L.root, o.config.stateDir) : (o.stateRoot ?? join(this.L.root, '.state'));
-    this.ledger = ledgerOf(o.conn, { root: this.stateRoot });
+    this.ledger = ledgerOf(o.conn, { root: this.L.state });
   }
 
   private get stopped(): boolean {
@@ -508,7 +504,7 @@ export class FolderWatch {
       file,
       planFile,
       conn: this.o.conn,
-      stateDir: this.stateRoot,
+      stateDir: this.L.state,
       yes: true,
       interactive: false,
       envFlag: this.o.envFlag,
