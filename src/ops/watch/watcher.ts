@@ -14,10 +14,9 @@ import {
   statSync,
   symlinkSync,
   unlinkSync,
-  utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { utimes, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { basename, extname, join, resolve } from 'node:path';
@@ -204,25 +203,15 @@ export class FolderWatch {
     for (const n of this.notComplete) this.o.logger?.info({ file: n }, 'not complete yet: left in the inbox');
   }
 
-  /**
-   * The inbox entries to take now (complete files, and links or special files, refused at once:
-   * there is nothing to wait for, they are never read); the others are `notComplete`, `wait` the
-   * milliseconds until the first of them would have settled.
-   */
+  /** The inbox entries to take now; the others are `notComplete`, `wait` the ms until the first of them would have settled. */
   private scanInbox(): { ready: string[]; wait: number } {
     const ready: string[] = [];
     let wait = Infinity;
     this.notComplete = [];
     for (const n of inboxCandidates(this.L.inbox, { companions: this.o.config.requireApprovals !== undefined })) {
-      const refused = this.refusedInInbox(n);
-      if (refused === null) continue; // gone
-      if (refused) {
-        ready.push(n);
-        continue;
-      }
-      const ms = completeIn(this.L.inbox, n, { settleMs: this.settleMs, requireReady: this.o.config.requireReady });
+      const ms = this.readyIn(n);
       if (ms === 0) ready.push(n);
-      else {
+      else if (ms !== null) {
         this.notComplete.push(n);
         if (ms > 0) wait = Math.min(wait, ms);
       }
@@ -230,22 +219,25 @@ export class FolderWatch {
     return { ready, wait };
   }
 
-  /** Why an inbox entry is refused unread, undefined for a regular file, null when it is gone. */
-  private refusedInInbox(name: string): string | undefined | null {
+  /**
+   * Milliseconds until an inbox entry may be taken: 0 now (complete, or a link or special file,
+   * refused at once: there is nothing to wait for, it is never read), -1 never by time (it needs
+   * its marker), null when it is gone.
+   */
+  private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
     try {
-      return refusedEntry(path, lstatSync(path));
+      if (refusedEntry(path, lstatSync(path))) return 0;
     } catch {
       return null;
     }
+    return completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.o.config.requireReady });
   }
 
   /** Claims one file found ready, and runs it, or settles it at once when it must not be run. */
   private async take(name: string): Promise<void> {
     // Checked again just before the claim: still unchanged (a link is refused by claim()).
-    const refused = this.refusedInInbox(name);
-    if (refused === null) return;
-    if (!refused && completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.o.config.requireReady }) !== 0) return;
+    if (this.readyIn(name) !== 0) return;
     const c = await this.claim(name);
     if (!c) return;
     const claim = readClaim(c.claimDir)!;
@@ -383,17 +375,8 @@ export class FolderWatch {
 
   /** Touches claim.json while the file is processed, so other hosts see its owner alive. */
   private heartbeat(claimDir: string): () => void {
-    const beat = setInterval(
-      () => {
-        const t = new Date();
-        try {
-          utimesSync(claimFile(claimDir), t, t);
-        } catch {
-          /* moved */
-        }
-      },
-      Math.max(1000, Math.min(10_000, this.staleMs / 4)),
-    );
+    const touch = () => utimes(claimFile(claimDir), new Date(), new Date()).catch(() => undefined); // (moved meanwhile)
+    const beat = setInterval(() => void touch(), Math.max(1000, Math.min(10_000, this.staleMs / 4)));
     beat.unref();
     return () => clearInterval(beat);
   }
@@ -544,27 +527,21 @@ export class FolderWatch {
       this.report({ ...out, name: claim.name, claim: id, folder: claimDir });
       return;
     }
+    const record = {
+      file: claim.name,
+      sha256: claim.sha256,
+      claim: id,
+      claimedAt: claim.claimedAt,
+      takenOverAt: claim.takenOverAt,
+      finishedAt: new Date().toISOString(),
+      environment: this.o.conn.environment.name,
+      outcome: out.outcome,
+      exitCode: out.exitCode,
+      reason: out.reason,
+      ...summary,
+    };
     const stem = basename(claim.name, extname(claim.name));
-    await writeFile(
-      join(claimDir, `${stem}.summary.json`),
-      JSON.stringify(
-        {
-          file: claim.name,
-          sha256: claim.sha256,
-          claim: id,
-          claimedAt: claim.claimedAt,
-          takenOverAt: claim.takenOverAt,
-          finishedAt: new Date().toISOString(),
-          environment: this.o.conn.environment.name,
-          outcome: out.outcome,
-          exitCode: out.exitCode,
-          reason: out.reason,
-          ...summary,
-        },
-        null,
-        2,
-      ) + '\n',
-    );
+    await writeFile(join(claimDir, `${stem}.summary.json`), JSON.stringify(record, null, 2) + '\n');
     const target = join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
     await this.locked(() => renameSync(claimDir, target));
     this.mine.delete(claimDir);
