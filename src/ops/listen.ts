@@ -63,10 +63,6 @@ export function eventKey(event: { eventType: string; data: unknown }): string {
     .slice(0, 32);
 }
 
-export class ListenerInUse extends Error {
-  override readonly name = 'ListenerInUse';
-}
-
 /** The results files a listener is pointed at, found afresh for each event (a watch adds files). */
 export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
   const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
@@ -159,13 +155,8 @@ export class WebhookListener {
     if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
     const stateDir = resolve(o.stateDir);
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    let lock: HeldLock;
-    try {
-      lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
-    } catch (e) {
-      if ((e as Error).name === 'LockBusy') throw new ListenerInUse(`another listener uses ${stateDir}: ${(e as Error).message}`);
-      throw e;
-    }
+    // One listener per state folder: another one's lock is LockBusy.
+    const lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
     const listener = new WebhookListener(o, stateDir, lock);
     try {
       await listener.listen();
