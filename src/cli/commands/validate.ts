@@ -3,7 +3,7 @@
 // problems as a CSV sheet, --json prints everything for scripts.
 // Exit 0: every row valid (warnings allowed); 1: some rows invalid; 2: the file cannot be used, or
 // Ctrl-C / SIGTERM stopped the check before the end.
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
@@ -62,10 +62,9 @@ function batchSummaryText(s: BatchSummary): string {
 }
 
 async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<void>; end: () => Promise<void> }> {
-  const out: WriteStream = createWriteStream(path);
-  await new Promise<void>((resolve, reject) => {
-    out.once('open', () => resolve());
-    out.once('error', (e) => reject(new UsageError(`cannot write the report ${path}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
+  const out = createWriteStream(path);
+  await once(out, 'open').catch((e: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot write the report ${path}: ${e.code ?? e.message}`);
   });
   const csv = stringify({ header: true, columns: [...REPORT_COLUMNS], bom: true });
   csv.pipe(out);
