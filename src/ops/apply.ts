@@ -50,8 +50,6 @@ export interface ApplyResult {
   applied: RowChange[];
   /** Rows matched but left as they were (older, same, final). */
   ignored: RowChange[];
-  /** payoutIds of the updates that matched no row of the file. */
-  unmatched: string[];
 }
 
 /** Writes one applied update into a row's result values (mutating). */
@@ -87,14 +85,9 @@ export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): bool
 export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
   const byId = new Map<string, ResultRow[]>();
   for (const row of table.rows) if (row.result.payoutId) byId.set(row.result.payoutId, [...(byId.get(row.result.payoutId) ?? []), row]);
-  const out: ApplyResult = { applied: [], ignored: [], unmatched: [] };
+  const out: ApplyResult = { applied: [], ignored: [] };
   for (const u of updates) {
-    const rows = byId.get(u.payoutId);
-    if (!rows) {
-      out.unmatched.push(u.payoutId);
-      continue;
-    }
-    for (const row of rows) {
+    for (const row of byId.get(u.payoutId) ?? []) {
       const current = { status: row.result.status ?? '', statusDetail: row.result.statusDetail, at: row.result.updatedAt };
       const decision = nextStatus(current, { status: u.status, statusDetail: u.statusDetail, at: u.at });
       const change: RowChange = {
@@ -158,7 +151,7 @@ function updateResultsFile<T>(
 export function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
   return updateResultsFile(file, o, (table) => {
     const r = applyToTable(table, file, updates);
-    const line = (payoutId: string, ref: string) =>
+    const line: LineOf = (payoutId, ref) =>
       statusLine(
         ref,
         r.applied.find((c) => c.payoutId === payoutId)!,

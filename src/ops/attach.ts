@@ -121,7 +121,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
   const toUpload = o.merge && files.length > 1 ? [await mergedFile(files, payout)] : files;
   const uploaded: AttachResult['uploaded'] = [];
   for (const f of toUpload) {
-    const r = await o.client.uploadDocument({ bytes: f.bytes, contentType: f.contentType, filename: f.filename });
+    const r = await o.client.uploadDocument(f);
     uploaded.push({ file: f.shownAs, documentUrl: r.documentUrl, requestId: r.requestId });
     log?.info({ file: f.filename, requestId: r.requestId }, 'document uploaded');
   }

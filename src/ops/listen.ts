@@ -1,30 +1,19 @@
-// `listen`: a webhook receiver on this machine (spec §6). Each delivery is
-//   1. verified: X-Service-Signature must be the HMAC-SHA256 of the raw body under the secret
-//      (constant-time compare); anything else is answered 401 and nothing is applied;
-//   2. deduplicated by X-Service-Delivery-Id and by the event itself (its type and `data`: a signed
-//      body sent again under a new delivery id is the same event) against what this state folder
-//      has accepted (kept on disk, rebuilt at start, so a replay after a restart is still dropped;
-//      the newest SEEN_MAX keys in memory): a replay is answered 200 and neither recorded nor
-//      applied again;
-//   3. appended to the inbox journal (<state>/inbox.jsonl, fsynced) and only then answered 200:
-//      the answer is fast and the delivery is durable before the service is told it arrived;
-//   4. applied afterwards, one at a time, in arrival order: payout.status.changed to the rows of
-//      the results files it is pointed at (forward only, interface/status-order.ts) and to their journals;
-//      wallet events are logged (they stay in the inbox journal). An "applied" line follows;
-//      deliveries accepted but not applied when the process stopped are applied on the next start.
+// `listen`: a webhook receiver on this machine (spec §6), its steps as in src/ops/README.md:
+// verify, drop replays, record (fsynced) and only then answer 200 (the delivery is durable before
+// the service is told it arrived), then apply, one at a time in arrival order, forward only.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/webhooks.ts';
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
-import type { ServiceHeaderNames } from '../interface/http.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyToResultsFile, type ApplyResult, type StatusUpdate } from './apply.ts';
 import { acquireLock, type HeldLock } from '../files/lock.ts';
+import { canonicalJson } from '../engine/plan-file.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */
@@ -46,7 +35,6 @@ export interface ListenerOptions {
   /** Watch folders: the results files under done/, failed/ and processing/ (journals in the ledgers). */
   watchDirs?: string[];
   logger?: Logger;
-  headerNames?: ServiceHeaderNames;
 }
 
 export type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
@@ -63,17 +51,6 @@ interface DeliveryLine extends JournalEvent {
   eventKey: string;
 }
 
-/** Sorted keys at every level: the same object gives the same text whatever its key order. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object')
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
-}
-
 /**
  * What makes an event the same event, whatever delivery carries it: its type and its `data` (for
  * a status change the payout, the statuses and changedAt; for a wallet event its transaction).
@@ -81,13 +58,9 @@ function canonical(v: unknown): string {
  */
 export function eventKey(event: { eventType: string; data: unknown }): string {
   return createHash('sha256')
-    .update(`${event.eventType}\n${canonical(event.data)}`)
+    .update(`${event.eventType}\n${canonicalJson(event.data)}`)
     .digest('base64url')
     .slice(0, 32);
-}
-
-export class ListenerInUse extends Error {
-  override readonly name = 'ListenerInUse';
 }
 
 /** The results files a listener is pointed at, found afresh for each event (a watch adds files). */
@@ -97,18 +70,17 @@ export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): 
     const stateDirs = watchStateDir(dir);
     for (const sub of ['done', 'failed', 'processing']) {
       const base = join(resolve(dir), sub);
-      if (!existsSync(base)) continue;
-      for (const claim of readdirSync(base)) {
-        const cdir = join(base, claim);
-        let names: string[];
+      for (const claim of existsSync(base) ? readdirSync(base) : []) {
+        let entries: Dirent[];
         try {
-          names = readdirSync(cdir); // (a file there is no claim: ENOTDIR)
+          entries = readdirSync(join(base, claim), { withFileTypes: true }); // (a file there is no claim: ENOTDIR)
         } catch {
           continue;
         }
-        for (const n of names)
-          if (!n.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(n) && !isLink(join(cdir, n)))
-            out.push({ file: join(cdir, n), stateDirs });
+        // Regular files only: a link (e.g. one refused by a watch and kept in failed/) is never written through.
+        for (const e of entries)
+          if (e.isFile() && !e.name.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(e.name))
+            out.push({ file: join(base, claim, e.name), stateDirs });
       }
     }
   }
@@ -122,15 +94,6 @@ function watchStateDir(dir: string): string[] {
     return typeof cfg.stateDir === 'string' && cfg.stateDir ? [resolve(dir, cfg.stateDir)] : [];
   } catch {
     return [];
-  }
-}
-
-/** A link (e.g. one refused by a watch and kept in failed/): never written through. */
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return true;
   }
 }
 
@@ -192,13 +155,8 @@ export class WebhookListener {
     if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
     const stateDir = resolve(o.stateDir);
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    let lock: HeldLock;
-    try {
-      lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
-    } catch (e) {
-      if ((e as Error).name === 'LockBusy') throw new ListenerInUse(`another listener uses ${stateDir}: ${(e as Error).message}`);
-      throw e;
-    }
+    // One listener per state folder: another one's lock is LockBusy.
+    const lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
     const listener = new WebhookListener(o, stateDir, lock);
     try {
       await listener.listen();
@@ -264,11 +222,11 @@ export class WebhookListener {
   private accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
     let verified: ReturnType<typeof verifyWebhook>;
     try {
-      verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret, headerNames: this.o.headerNames });
+      verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret });
     } catch (e) {
       if (!(e instanceof WebhookVerificationError)) throw e;
       this.counts.rejected++;
-      const deliveryId = req.headers[(this.o.headerNames?.deliveryId ?? 'X-Service-Delivery-Id').toLowerCase()];
+      const deliveryId = req.headers['x-service-delivery-id'];
       this.log?.warn({ reason: e.reason, deliveryId, remote: req.socket.remoteAddress }, 'delivery refused, nothing applied');
       return answer(res, e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401, { error: e.reason });
     }

@@ -7,7 +7,8 @@ import { defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
-import { ListenerInUse, registerSubscription, startListener } from '../../ops/listen.ts';
+import { registerSubscription, startListener } from '../../ops/listen.ts';
+import { LockBusy } from '../../files/lock.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
@@ -71,7 +72,7 @@ export default defineCommand<ListenArgs>({
       const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
       listener = await startListener({ port: args.port, host: args.host, secret, stateDir, stateRoots, results, watchDirs, logger });
     } catch (e) {
-      if (e instanceof ListenerInUse) throw new UsageError(e.message);
+      if (e instanceof LockBusy) throw new UsageError(`another listener uses ${stateDir}: ${e.message}`);
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE' || code === 'EACCES') throw new UsageError(`cannot listen on ${args.host}:${args.port} (${code})`);
       throw e;

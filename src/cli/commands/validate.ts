@@ -3,7 +3,7 @@
 // problems as a CSV sheet, --json prints everything for scripts.
 // Exit 0: every row valid (warnings allowed); 1: some rows invalid; 2: the file cannot be used, or
 // Ctrl-C / SIGTERM stopped the check before the end.
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
@@ -11,6 +11,7 @@ import type { ArgsOf } from '../options.ts';
 import { defineCommand, flag, group, plural, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
+import { neutralise } from '../../results/neutralise.ts';
 import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/index.ts';
 
 /** Writes and waits when the stream asks to: a million problems never pile up in memory. */
@@ -19,9 +20,6 @@ async function write(stream: NodeJS.WritableStream, text: string): Promise<void>
 }
 
 const REPORT_COLUMNS = ['severity', 'code', 'file', 'row', 'column', 'value', 'message', 'expected'] as const;
-
-/** A cell a spreadsheet would run as a formula gets a leading quote, as in the results file. */
-const neutralize = (v: string | undefined): string => (v && /^[=+\-@\t\r]/.test(v) ? `'${v}` : (v ?? ''));
 
 function describeSource(v: BatchValidation): string {
   const s = v.source;
@@ -64,25 +62,17 @@ function batchSummaryText(s: BatchSummary): string {
 }
 
 async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<void>; end: () => Promise<void> }> {
-  const out: WriteStream = createWriteStream(path);
-  await new Promise<void>((resolve, reject) => {
-    out.once('open', () => resolve());
-    out.once('error', (e) => reject(new UsageError(`cannot write the report ${path}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
+  const out = createWriteStream(path);
+  await once(out, 'open').catch((e: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot write the report ${path}: ${e.code ?? e.message}`);
   });
   const csv = stringify({ header: true, columns: [...REPORT_COLUMNS], bom: true });
   csv.pipe(out);
   return {
     add: async (p) => {
-      const rec = [
-        p.severity,
-        p.code,
-        p.file,
-        p.row ?? '',
-        neutralize(p.column),
-        neutralize(p.value),
-        neutralize(p.message),
-        neutralize(p.expected),
-      ];
+      // A cell a spreadsheet would run as a formula gets a leading quote, as in the results file.
+      const text = [p.column, p.value, p.message, p.expected].map((v) => neutralise(v ?? ''));
+      const rec = [p.severity, p.code, p.file, p.row ?? '', ...text];
       if (!csv.write(rec)) await once(csv, 'drain');
     },
     end: async () => {

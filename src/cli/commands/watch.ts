@@ -1,11 +1,11 @@
 // `payout-batch watch DIR [--once] [--verbose]`: unattended runs of the files dropped into
 // DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/ops/watch/.
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
-import { readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
+import { layout, readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -38,9 +38,6 @@ export default defineCommand<ArgsOf<typeof builder>>({
       );
     }
     const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
-    // The ledgers and the quota count: the configuration's "stateDir", else DIR/.state: the same
-    // for every user and HOME that runs this watch, so no one pays a dropped file again.
-    const stateRoot = config.stateDir ? resolve(dir, config.stateDir) : join(dir, '.state');
     // The one connection of this process: every file and every tick go through its client, so
     // the key's pace is kept by one limiter.
     const flags = {
@@ -51,7 +48,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
       rate: args.rate ?? config.rate,
     };
-    const conn = await openConnection(flags, io, logger, undefined, stateRoot);
+    const conn = await openConnection(flags, io, logger, undefined, layout(dir, config).state);
     try {
       const r = await watchFolder({
         dir,
@@ -59,7 +56,6 @@ export default defineCommand<ArgsOf<typeof builder>>({
         conn,
         once: args.once,
         envFlag: args.env,
-        stateRoot,
         logger,
         stop: abortOn(io.stopSignal),
         onFile: (f) => {

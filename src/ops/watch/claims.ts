@@ -1,9 +1,9 @@
 // A claim folder, processing/<claim>/: the file, and claim.json saying who holds it (pid, host,
 // start time), what it held at the claim (sha256, size, mtime), touched as a heartbeat.
 import { randomBytes } from 'node:crypto';
-import { lstatSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { holderAlive } from '../../files/lock.ts';
+import { writeFileAtomicSync } from '../../files/atomic.ts';
 
 export interface ClaimRecord {
   name: string;
@@ -48,27 +48,5 @@ export function readClaim(claimDir: string): ClaimRecord | undefined {
     return undefined;
   }
 }
-export function writeClaim(claimDir: string, c: ClaimRecord): void {
-  const tmp = `${claimFile(claimDir)}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(c, null, 2) + '\n');
-  renameSync(tmp, claimFile(claimDir));
-}
-
-/**
- * Is the owner of a claim gone? On this host the process table says (a live owner keeps its claim
- * whatever its heartbeat: a blocked process would otherwise have its file paid twice at once);
- * for another host, no heartbeat for staleMs.
- */
-export function claimAbandoned(claimDir: string, staleMs: number, now = Date.now()): boolean {
-  const c = readClaim(claimDir);
-  if (!c) return true;
-  let mtime = 0;
-  try {
-    mtime = statSync(claimFile(claimDir)).mtimeMs;
-  } catch {
-    return true;
-  }
-  const alive = holderAlive(c);
-  if (alive !== undefined) return !alive;
-  return now - mtime > staleMs;
-}
+export const writeClaim = (claimDir: string, c: ClaimRecord): void =>
+  writeFileAtomicSync(claimFile(claimDir), JSON.stringify(c, null, 2) + '\n');

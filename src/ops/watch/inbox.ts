@@ -1,11 +1,15 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
 import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
+import type { WatchConfig } from './config.ts';
 
-export function layout(dir: string) {
+export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {
   const root = resolve(dir);
   return {
     root,
+    // The ledgers and the quota count: the configuration's "stateDir", else DIR/.state: the same for
+    // every user and HOME that runs this watch, so no one pays a dropped file again.
+    state: config.stateDir ? resolve(root, config.stateDir) : join(root, '.state'),
     inbox: join(root, 'inbox'),
     processing: join(root, 'processing'),
     done: join(root, 'done'),

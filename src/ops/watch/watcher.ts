@@ -14,10 +14,9 @@ import {
   statSync,
   symlinkSync,
   unlinkSync,
-  utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { utimes, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { basename, extname, join, resolve } from 'node:path';
@@ -33,9 +32,9 @@ import { foldJournalFile } from '../../journal/rows.ts';
 import { BatchRefused } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
-import { acquireLock, myStart } from '../../files/lock.ts';
+import { isStale, myStart, withLock } from '../../files/lock.ts';
 import { vetRows } from './checks.ts';
-import { changedSince, claimAbandoned, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
+import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
 
@@ -58,8 +57,6 @@ export interface WatchOptions {
   once: boolean;
   /** --env as given on the command line (production must be named there too). */
   envFlag?: string;
-  /** The state folder when the configuration names none (default DIR/.state, as the CLI). */
-  stateRoot?: string;
   logger?: Logger;
   stop?: AbortSignal;
   crashWaitMs?: number;
@@ -137,7 +134,6 @@ export class FolderWatch {
   private readonly L: ReturnType<typeof layout>;
   private readonly staleMs: number;
   private readonly settleMs: number;
-  private readonly stateRoot: string | undefined;
   private readonly ledger: Ledger;
   private readonly files: FileOutcome[] = [];
   /** Claim folders this process holds. */
@@ -147,12 +143,11 @@ export class FolderWatch {
   private notComplete: string[] = [];
 
   constructor(private readonly o: WatchOptions) {
-    this.L = layout(o.dir);
+    this.L = layout(o.dir, o.config);
     for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
     this.staleMs = o.config.claimStaleSeconds * 1000;
     this.settleMs = o.config.settleSeconds * 1000;
-    this.stateRoot = o.config.stateDir ? resolve(this.L.root, o.config.stateDir) : (o.stateRoot ?? join(this.L.root, '.state'));
-    this.ledger = ledgerOf(o.conn, { root: this.stateRoot });
+    this.ledger = ledgerOf(o.conn, { root: this.L.state });
   }
 
   private get stopped(): boolean {
@@ -208,25 +203,15 @@ export class FolderWatch {
     for (const n of this.notComplete) this.o.logger?.info({ file: n }, 'not complete yet: left in the inbox');
   }
 
-  /**
-   * The inbox entries to take now (complete files, and links or special files, refused at once:
-   * there is nothing to wait for, they are never read); the others are `notComplete`, `wait` the
-   * milliseconds until the first of them would have settled.
-   */
+  /** The inbox entries to take now; the others are `notComplete`, `wait` the ms until the first of them would have settled. */
   private scanInbox(): { ready: string[]; wait: number } {
     const ready: string[] = [];
     let wait = Infinity;
     this.notComplete = [];
     for (const n of inboxCandidates(this.L.inbox, { companions: this.o.config.requireApprovals !== undefined })) {
-      const refused = this.refusedInInbox(n);
-      if (refused === null) continue; // gone
-      if (refused) {
-        ready.push(n);
-        continue;
-      }
-      const ms = completeIn(this.L.inbox, n, { settleMs: this.settleMs, requireReady: this.o.config.requireReady });
+      const ms = this.readyIn(n);
       if (ms === 0) ready.push(n);
-      else {
+      else if (ms !== null) {
         this.notComplete.push(n);
         if (ms > 0) wait = Math.min(wait, ms);
       }
@@ -234,22 +219,25 @@ export class FolderWatch {
     return { ready, wait };
   }
 
-  /** Why an inbox entry is refused unread, undefined for a regular file, null when it is gone. */
-  private refusedInInbox(name: string): string | undefined | null {
+  /**
+   * Milliseconds until an inbox entry may be taken: 0 now (complete, or a link or special file,
+   * refused at once: there is nothing to wait for, it is never read), -1 never by time (it needs
+   * its marker), null when it is gone.
+   */
+  private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
     try {
-      return refusedEntry(path, lstatSync(path));
+      if (refusedEntry(path, lstatSync(path))) return 0;
     } catch {
       return null;
     }
+    return completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.o.config.requireReady });
   }
 
   /** Claims one file found ready, and runs it, or settles it at once when it must not be run. */
   private async take(name: string): Promise<void> {
     // Checked again just before the claim: still unchanged (a link is refused by claim()).
-    const refused = this.refusedInInbox(name);
-    if (refused === null) return;
-    if (!refused && completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.o.config.requireReady }) !== 0) return;
+    if (this.readyIn(name) !== 0) return;
     const c = await this.claim(name);
     if (!c) return;
     const claim = readClaim(c.claimDir)!;
@@ -259,13 +247,8 @@ export class FolderWatch {
   }
 
   /** The short critical section around every move. */
-  private async locked<T>(job: () => Promise<T> | T): Promise<T> {
-    const lock = await acquireLock(this.L.lock, { waitMs: 60_000, staleMs: 30_000, purpose: 'watch' });
-    try {
-      return await job();
-    } finally {
-      lock.release();
-    }
+  private locked<T>(job: () => Promise<T> | T): Promise<T> {
+    return withLock(this.L.lock, async () => job(), { waitMs: 60_000, staleMs: 30_000, purpose: 'watch' });
   }
 
   /** Takes over claims whose owner is gone (crash), under the lock. */
@@ -288,12 +271,16 @@ export class FolderWatch {
           if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
+        // Its owner is gone: on this host by the process table (a live owner keeps its claim whatever
+        // its heartbeat: a blocked process would otherwise have its file paid twice at once); from
+        // another host, no heartbeat for claimStaleSeconds.
+        const abandoned = isStale(claimFile(claimDir), this.staleMs);
         if (!existsSync(join(claimDir, c.name))) {
           // Crashed between claim.json and the rename: the file is still in the inbox.
-          if (claimAbandoned(claimDir, this.staleMs)) rmSync(claimDir, { recursive: true, force: true });
+          if (abandoned) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
-        if (!claimAbandoned(claimDir, this.staleMs)) continue;
+        if (!abandoned) continue;
         writeClaim(claimDir, {
           ...c,
           pid: process.pid,
@@ -388,17 +375,8 @@ export class FolderWatch {
 
   /** Touches claim.json while the file is processed, so other hosts see its owner alive. */
   private heartbeat(claimDir: string): () => void {
-    const beat = setInterval(
-      () => {
-        const t = new Date();
-        try {
-          utimesSync(claimFile(claimDir), t, t);
-        } catch {
-          /* moved */
-        }
-      },
-      Math.max(1000, Math.min(10_000, this.staleMs / 4)),
-    );
+    const touch = () => utimes(claimFile(claimDir), new Date(), new Date()).catch(() => undefined); // (moved meanwhile)
+    const beat = setInterval(() => void touch(), Math.max(1000, Math.min(10_000, this.staleMs / 4)));
     beat.unref();
     return () => clearInterval(beat);
   }
@@ -509,7 +487,7 @@ export class FolderWatch {
       file,
       planFile,
       conn: this.o.conn,
-      stateDir: this.stateRoot,
+      stateDir: this.L.state,
       yes: true,
       interactive: false,
       envFlag: this.o.envFlag,
@@ -522,7 +500,7 @@ export class FolderWatch {
       mergeDocuments: cfg.mergeDocuments,
       concurrency: cfg.concurrency,
       stop,
-      ...(this.o.crashWaitMs !== undefined ? { crashWaitMs: this.o.crashWaitMs } : {}),
+      crashWaitMs: this.o.crashWaitMs,
       onPlan: (p) => {
         changedAtPlan =
           changedSince(file, claim) ??
@@ -549,27 +527,21 @@ export class FolderWatch {
       this.report({ ...out, name: claim.name, claim: id, folder: claimDir });
       return;
     }
+    const record = {
+      file: claim.name,
+      sha256: claim.sha256,
+      claim: id,
+      claimedAt: claim.claimedAt,
+      takenOverAt: claim.takenOverAt,
+      finishedAt: new Date().toISOString(),
+      environment: this.o.conn.environment.name,
+      outcome: out.outcome,
+      exitCode: out.exitCode,
+      reason: out.reason,
+      ...summary,
+    };
     const stem = basename(claim.name, extname(claim.name));
-    await writeFile(
-      join(claimDir, `${stem}.summary.json`),
-      JSON.stringify(
-        {
-          file: claim.name,
-          sha256: claim.sha256,
-          claim: id,
-          claimedAt: claim.claimedAt,
-          takenOverAt: claim.takenOverAt,
-          finishedAt: new Date().toISOString(),
-          environment: this.o.conn.environment.name,
-          outcome: out.outcome,
-          exitCode: out.exitCode,
-          reason: out.reason,
-          ...summary,
-        },
-        null,
-        2,
-      ) + '\n',
-    );
+    await writeFile(join(claimDir, `${stem}.summary.json`), JSON.stringify(record, null, 2) + '\n');
     const target = join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
     await this.locked(() => renameSync(claimDir, target));
     this.mine.delete(claimDir);
