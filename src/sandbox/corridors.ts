@@ -1,7 +1,7 @@
 // Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
 // method costs (§1.9) and what a payout of an amount converts to. All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../interface/codes.ts';
-import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote, QuoteRequest } from '../interface/schemas.ts';
+import type { QuoteRequest } from '../interface/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import { apiError, validationError } from './errors.ts';
 import {
@@ -169,7 +169,7 @@ export function refuseProhibited(store: Store, countryCode: string): void {
 }
 
 /** Spec §4.1 response. */
-export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrency: string): Quote {
+export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrency: string) {
   return {
     sourceAmount: toApi(p.sourceAmount),
     sourceCurrency,
@@ -184,10 +184,11 @@ export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrenc
 
 // ---------------------------------------------------------------- methods route (§2, §4.11)
 
-function descriptor(name: string, required: boolean): FieldDescriptor {
+function descriptor(name: string, required: boolean) {
   const hint = FIELDS[name]?.validation;
   return { name, type: fieldType(name), required, ...(hint ? { validation: hint } : {}) };
 }
+type FieldDescriptor = ReturnType<typeof descriptor>;
 
 /**
  * One item of the methods route (rules.ts: the sandbox's own table). Readings: fee {currency: the
@@ -204,9 +205,12 @@ export function methodView(
   corridor: UsableCorridor,
   sourceCurrency: string,
   destinationCurrency: string,
-): PaymentMethod {
+) {
   const rule = METHOD_FIELDS[method];
-  const required: (FieldDescriptor | FieldGroup)[] = [...ALWAYS_REQUIRED, ...rule.required].map((f) => descriptor(f, true));
+  const required: (FieldDescriptor | { name: string; required: boolean; oneOf: FieldDescriptor[][] })[] = [
+    ...ALWAYS_REQUIRED,
+    ...rule.required,
+  ].map((f) => descriptor(f, true));
   if (rule.oneOf) {
     required.push({ name: groupName(rule.oneOf), required: true, oneOf: rule.oneOf.map((g) => g.map((f) => descriptor(f, true))) });
   }

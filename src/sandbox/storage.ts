@@ -14,7 +14,6 @@
 //   PATCH once its file was uploaded, and only for the business that asked for the upload URL;
 // - a filename with an extension must use one that fits the content type (.pdf; .jpg/.jpeg; .png).
 import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../interface/codes.ts';
-import type { UploadUrl } from '../interface/schemas.ts';
 import type { Clock } from './clock.ts';
 import { apiError, type Reply } from './errors.ts';
 import { newToken } from './ids.ts';
@@ -54,7 +53,7 @@ export class Storage {
     private readonly clock: Clock,
   ) {}
 
-  issue(businessId: string, filename: string, contentType: DocumentContentType): UploadUrl {
+  issue(businessId: string, filename: string, contentType: DocumentContentType) {
     const [uploadToken, documentToken] = [newToken(), newToken()];
     const f: StoredFile = { businessId, contentType, expiresAt: this.clock.now() + UPLOAD_URL_TTL_MS };
     this.byUpload.set(uploadToken, f);

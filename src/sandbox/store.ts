@@ -2,12 +2,16 @@
 // wallet ledger. Everything lives in memory for the life of one sandbox, in creation order. Every change of a wallet
 // balance goes through `move`, which writes the wallet transaction (spec §2 Wallet transaction)
 // and publishes the wallet event (spec §6), so no balance can change without a trace.
-import type { Country, InformationRequest, SupportingDocument } from '../interface/schemas.ts';
+import type { InformationRequest } from '../interface/schemas.ts';
 import type { PayoutMethod, PayoutStatus, StatusDetail, SwapStatus } from '../interface/codes.ts';
 import { Dec, toApi } from '../money.ts';
 import type { Clock } from './clock.ts';
 import { newId, stableId } from './ids.ts';
 import type { Seed } from './seed.ts';
+
+/** Spec §2 Country: the seed's, its id and payoutCurrencies filled in. */
+type SeedCountry = Seed['countries'][number];
+export type Country = SeedCountry & Required<Pick<SeedCountry, 'id' | 'payoutCurrencies'>>;
 
 export interface Business {
   id: string;
@@ -52,7 +56,8 @@ export interface PayoutRec extends MovementRec {
   status: PayoutStatus;
   statusDetail?: StatusDetail;
   informationRequests?: InformationRequest[];
-  documents: SupportingDocument[];
+  /** Spec §2 supportingDocuments. */
+  documents: { id: string; url: string; uploadedAt: string }[];
 }
 
 export interface SwapRec extends MovementRec {

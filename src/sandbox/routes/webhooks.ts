@@ -2,11 +2,12 @@
 import type { Handler } from '../context.ts';
 import { apiError, ok, parseWith } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { RegisterBody, UpdateBody, Webhooks, type SubscriptionRec } from '../webhooks.ts';
+import { WebhookRegisterRequest } from '../../interface/schemas.ts';
+import { UpdateBody, Webhooks, type SubscriptionRec } from '../webhooks.ts';
 
 export const registerWebhook: Handler = (sb, req) => {
-  const body = parseWith(RegisterBody, req.body);
-  const existing = sb.webhooks.ofBusiness(req.business.id);
+  const body = parseWith(WebhookRegisterRequest, req.body);
+  const existing = sb.webhooks.subs.get(req.business.id);
   if (existing) {
     return apiError(
       409,
@@ -24,12 +25,12 @@ export const registerWebhook: Handler = (sb, req) => {
     updatedAt: now,
     ...(body.secret ? { secret: body.secret } : {}),
   };
-  sb.webhooks.subs.set(s.id, s);
+  sb.webhooks.subs.set(s.businessId, s);
   return ok(Webhooks.view(s), 201);
 };
 
 export const listWebhooks: Handler = (sb, req) => {
-  const s = sb.webhooks.ofBusiness(req.business.id);
+  const s = sb.webhooks.subs.get(req.business.id);
   return ok({ data: s ? [Webhooks.view(s)] : [] });
 };
 
@@ -48,6 +49,6 @@ export const updateWebhook: Handler = (sb, req) => {
 
 export const deleteWebhook: Handler = (sb, req) => {
   const s = sb.webhooks.find(req.business.id, req.params.id);
-  sb.webhooks.subs.delete(s.id);
+  sb.webhooks.subs.delete(s.businessId);
   return ok(Webhooks.view(s));
 };
