@@ -18,13 +18,13 @@ import { FIELDS, publishedRow } from './rules.ts';
 import type { Country, Store, StoreEvent } from './store.ts';
 import type { methodView, quoteView } from './corridors.ts';
 import type * as views from './views.ts';
-import type { Webhooks } from './webhooks.ts';
+import type { subscriptionView } from './webhooks.ts';
 
 // The strict bodies rewritten here, as their views write them.
 type Quote = ReturnType<typeof quoteView>;
 type ListItem = ReturnType<typeof views.payoutListItem | typeof views.swapListItem>;
 type PaymentMethod = ReturnType<typeof methodView>;
-type Subscription = ReturnType<typeof Webhooks.view>;
+type Subscription = ReturnType<typeof subscriptionView>;
 type Pair = ReturnType<typeof views.pairView>;
 
 /** What a rewrite knows besides the strict body: the sandbox, the request and the status answered. */

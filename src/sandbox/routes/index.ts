@@ -10,7 +10,7 @@ import { storageGet, storagePut, uploadUrl } from './documents.ts';
 import { countries, transactions, wallets } from './lists.ts';
 import { getPayout, initiate, listPayouts, patchDocuments, quote } from './payouts.ts';
 import { getSwap, listSwaps, swap } from './swaps.ts';
-import { deleteWebhook, getWebhook, listWebhooks, registerWebhook, updateWebhook } from './webhooks.ts';
+import { deleteWebhook, getWebhook, listWebhooks, registerWebhook, updateWebhook } from '../webhooks.ts';
 
 const ROUTES: Route[] = [
   { name: 'quote', kind: 'spec', method: 'POST', pattern: `${P}/quote`, handler: quote },
