@@ -103,20 +103,11 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
   return undefined;
 }
 
-export interface Pricing {
-  method: PayoutMethod;
-  sourceAmount: Dec;
-  destinationAmount: Dec;
-  exchangeRate: Dec;
-  fee: Dec;
-  total: Dec;
-}
-
 /**
  * The checks quote and initiate share, in the order the sandbox applies them: amount and currency
  * shape, method name, prohibited destination, corridor enabled, method available on the corridor.
  */
-export function price(store: Store, businessId: string, r: QuoteRequest): Pricing {
+export function price(store: Store, businessId: string, r: QuoteRequest) {
   const sourceAmount = new Dec(String(r.sourceAmount));
   const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
   const problems = [
@@ -169,7 +160,7 @@ export function refuseProhibited(store: Store, countryCode: string): void {
 }
 
 /** Spec §4.1 response. */
-export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrency: string) {
+export function quoteView(p: ReturnType<typeof price>, sourceCurrency: string, destinationCurrency: string) {
   return {
     sourceAmount: toApi(p.sourceAmount),
     sourceCurrency,

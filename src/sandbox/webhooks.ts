@@ -46,12 +46,6 @@ export function subscriptionView(s: SubscriptionRec) {
   return { id: s.id, url: s.url, eventTypes: [...s.eventTypes], hasSecret: !!s.secret, createdAt: s.createdAt, updatedAt: s.updatedAt };
 }
 
-export interface WebhookSettings {
-  retryDelaysMs: number[];
-  timeoutMs: number;
-  headers: ServiceHeaderNames;
-}
-
 export class Webhooks {
   /** By business: one subscription at most each (spec §4.13). */
   readonly subs = new Map<string, SubscriptionRec>();
@@ -62,7 +56,7 @@ export class Webhooks {
 
   constructor(
     private readonly clock: Clock,
-    private readonly settings: WebhookSettings,
+    private readonly settings: { retryDelaysMs: number[]; timeoutMs: number; headers: ServiceHeaderNames },
   ) {}
 
   /** A subscription of this business by id; 404 WEBHOOK_NOT_FOUND (unknown, or another business's). */
