@@ -215,7 +215,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   /**
    * Spec §2 Currency pair: "an identifier (currencyPairId)", "Other pair fields: not shown". This
    * reading names the identifier `id`, adds `code` ("USD/NGN"), has no `enabled` (the route lists
-   * enabled pairs only, spec §4.9: routes/corridors.ts ignores `?status=` in this reading), and
+   * enabled pairs only, spec §4.9: corridors.ts pairs ignores `?status=` in this reading), and
    * gives the rate as a string.
    */
   pairs: (list: { data: Pair[] }, ctx: ShapeContext) =>

@@ -3,8 +3,8 @@
 // both could match, so GET {payouts}/swaps is never taken for GET {payouts}/{id}.
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX as W } from '../../interface/http.ts';
 import type { Route } from '../context.ts';
+import { methods, pairs, togglePair } from '../corridors.ts';
 import * as control from './control.ts';
-import { methods, pairs, togglePair } from './corridors.ts';
 import { DOCUMENT_PATH, storageGet, storagePut, UPLOAD_PATH, uploadUrl } from '../storage.ts';
 import { countries, transactions, wallets } from './lists.ts';
 import { getPayout, initiate, listPayouts, patchDocuments, quote } from './payouts.ts';
