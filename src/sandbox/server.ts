@@ -18,7 +18,7 @@ import type { Business } from './store.ts';
 
 /** Bodies of the API routes are small JSON; reading: above 1 MB is 413 PAYLOAD_TOO_LARGE. */
 const API_BODY_LIMIT = 1024 * 1024;
-const NO_BUSINESS: Business = { id: '', name: '', keys: [] };
+const NO_BUSINESS: Business = { id: '', name: '' };
 
 /**
  * Spec §8: 429 "retry with backoff"; body and code not shown. Reading: the common error body

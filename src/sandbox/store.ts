@@ -16,7 +16,6 @@ export type Country = SeedCountry & Required<Pick<SeedCountry, 'id' | 'payoutCur
 export interface Business {
   id: string;
   name: string;
-  keys: string[];
 }
 
 export interface WalletRec {
@@ -90,7 +89,7 @@ export interface StoreEvent {
 }
 
 export class Store {
-  readonly businesses = new Map<string, Business>();
+  /** Each key's business, in the seed's order (spec §5.1: a key is scoped to one tenant). */
   readonly businessByKey = new Map<string, Business>();
   readonly wallets = new Map<string, WalletRec>();
   readonly pairs = new Map<string, PairRec>();
@@ -106,8 +105,7 @@ export class Store {
     readonly clock: Clock,
   ) {
     for (const b of seed.businesses) {
-      const business: Business = { id: b.id ?? stableId(`business:${b.name}`), name: b.name, keys: [...b.keys] };
-      this.businesses.set(business.id, business);
+      const business: Business = { id: b.id ?? stableId(`business:${b.name}`), name: b.name };
       for (const k of b.keys) this.businessByKey.set(k, business);
       for (const w of b.wallets) {
         const walletId = w.walletId ?? stableId(`wallet:${business.id}:${w.currency}`);
