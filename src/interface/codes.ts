@@ -88,8 +88,7 @@ export const ERROR_CODES = [
 export const INVALID_PAYOUT_AMOUNT_MESSAGE = 'Invalid payout amount';
 
 /** Spec §2 and §8: supporting documents. */
-export const DOCUMENT_CONTENT_TYPES = ['application/pdf', 'image/jpeg', 'image/png'] as const;
-export const DocumentContentType = z.enum(DOCUMENT_CONTENT_TYPES);
+export const DocumentContentType = z.enum(['application/pdf', 'image/jpeg', 'image/png']);
 export type DocumentContentType = z.infer<typeof DocumentContentType>;
 export const MAX_DOCUMENTS_PER_PAYOUT = 5;
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;

@@ -16,14 +16,8 @@ export const CORRELATION_ID_HEADER = 'x-correlation-id';
  * the neutral word "Service". They are kept here, and both the sandbox and the client take
  * overrides, so that pointing the tool at the real service is a configuration change.
  */
-export interface ServiceHeaderNames {
-  signature: string;
-  deliveryId: string;
-}
-export const DEFAULT_SERVICE_HEADERS: ServiceHeaderNames = {
-  signature: 'X-Service-Signature',
-  deliveryId: 'X-Service-Delivery-Id',
-};
+export const DEFAULT_SERVICE_HEADERS = { signature: 'X-Service-Signature', deliveryId: 'X-Service-Delivery-Id' };
+export type ServiceHeaderNames = typeof DEFAULT_SERVICE_HEADERS;
 
 /** Spec §1.5: the sandbox host is the production host with 'staging' inserted after 'gateway.' (environment.ts checks it has one). */
 export const sandboxHostOf = (productionHost: string): string => productionHost.replace(/^gateway\./, 'gateway.staging.');

@@ -1,7 +1,7 @@
 // What every route handler receives: the sandbox's parts and one parsed request.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Clock } from './clock.ts';
-import type { RequestLogEntry, RouteName, SandboxShapes } from './contract.ts';
+import type { RequestLogEntry, SandboxShapes } from './contract.ts';
 import type { Reply } from './errors.ts';
 import type { Faults } from './faults.ts';
 import type { IdempotencyStore } from './idempotency.ts';
@@ -44,7 +44,7 @@ export interface Request {
 export type Handler = (sb: Sandbox, req: Request) => Reply | Promise<Reply>;
 
 export interface Route {
-  name: RouteName;
+  name: string;
   /** spec: x-api-key and limits apply; storage: presigned object storage; control: the sandbox's own. */
   kind: 'spec' | 'storage' | 'control';
   method: string;

@@ -2,36 +2,9 @@
 // `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
 import { z } from 'zod';
 import type { ServiceHeaderNames } from '../interface/http.ts';
+import { ROUTE_NAMES, type RouteName } from './routes/index.ts';
 
-/** Names of the spec's routes, used for fault targeting and the request log. */
-export const ROUTE_NAMES = [
-  'quote',
-  'initiate',
-  'getPayout',
-  'listPayouts',
-  'patchDocuments',
-  'uploadUrl',
-  'swap',
-  'listSwaps',
-  'getSwap',
-  'pairs',
-  'togglePair',
-  'methods',
-  'wallets',
-  'registerWebhook',
-  'listWebhooks',
-  'getWebhook',
-  'updateWebhook',
-  'deleteWebhook',
-  'countries',
-  'transactions',
-  'storagePut',
-  /** Added by the sandbox: GET of an uploaded document by its owner (not rate limited). */
-  'storageGet',
-  'control',
-  'unknown',
-] as const;
-export type RouteName = (typeof ROUTE_NAMES)[number];
+export type { RouteName };
 
 const probability = z.number().min(0).max(1);
 /** What a gateway or proxy answers in the service's place: a 4xx or 5xx. */

@@ -1,9 +1,11 @@
 // Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
-// method costs (§1.9) and what a payout of an amount converts to. All arithmetic is decimal.
+// method costs (§1.9) and what a payout of an amount converts to, and the routes that show them:
+// pairs, the toggle and the methods (§4.9-4.11). All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../interface/codes.ts';
-import type { FieldDescriptor, FieldGroup, PaymentMethod, Quote, QuoteRequest } from '../interface/schemas.ts';
+import { MethodsQuery, ToggleRequest, type QuoteRequest } from '../interface/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
-import { apiError, validationError } from './errors.ts';
+import type { Handler } from './context.ts';
+import { apiError, notFound, ok, parseWith, validationError } from './errors.ts';
 import {
   ALWAYS_REQUIRED,
   FIELDS,
@@ -17,6 +19,7 @@ import {
   type PublishedRow,
 } from './rules.ts';
 import type { PairRec, Store } from './store.ts';
+import { pairView } from './views.ts';
 
 export type Corridor =
   | { kind: 'same' }
@@ -103,20 +106,11 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
   return undefined;
 }
 
-export interface Pricing {
-  method: PayoutMethod;
-  sourceAmount: Dec;
-  destinationAmount: Dec;
-  exchangeRate: Dec;
-  fee: Dec;
-  total: Dec;
-}
-
 /**
  * The checks quote and initiate share, in the order the sandbox applies them: amount and currency
  * shape, method name, prohibited destination, corridor enabled, method available on the corridor.
  */
-export function price(store: Store, businessId: string, r: QuoteRequest): Pricing {
+export function price(store: Store, businessId: string, r: QuoteRequest) {
   const sourceAmount = new Dec(String(r.sourceAmount));
   const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
   const problems = [
@@ -169,7 +163,7 @@ export function refuseProhibited(store: Store, countryCode: string): void {
 }
 
 /** Spec §4.1 response. */
-export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrency: string): Quote {
+export function quoteView(p: ReturnType<typeof price>, sourceCurrency: string, destinationCurrency: string) {
   return {
     sourceAmount: toApi(p.sourceAmount),
     sourceCurrency,
@@ -184,10 +178,11 @@ export function quoteView(p: Pricing, sourceCurrency: string, destinationCurrenc
 
 // ---------------------------------------------------------------- methods route (§2, §4.11)
 
-function descriptor(name: string, required: boolean): FieldDescriptor {
+function descriptor(name: string, required: boolean) {
   const hint = FIELDS[name]?.validation;
   return { name, type: fieldType(name), required, ...(hint ? { validation: hint } : {}) };
 }
+type FieldDescriptor = ReturnType<typeof descriptor>;
 
 /**
  * One item of the methods route (rules.ts: the sandbox's own table). Readings: fee {currency: the
@@ -204,9 +199,12 @@ export function methodView(
   corridor: UsableCorridor,
   sourceCurrency: string,
   destinationCurrency: string,
-): PaymentMethod {
+) {
   const rule = METHOD_FIELDS[method];
-  const required: (FieldDescriptor | FieldGroup)[] = [...ALWAYS_REQUIRED, ...rule.required].map((f) => descriptor(f, true));
+  const required: (FieldDescriptor | { name: string; required: boolean; oneOf: FieldDescriptor[][] })[] = [
+    ...ALWAYS_REQUIRED,
+    ...rule.required,
+  ].map((f) => descriptor(f, true));
   if (rule.oneOf) {
     required.push({ name: groupName(rule.oneOf), required: true, oneOf: rule.oneOf.map((g) => g.map((f) => descriptor(f, true))) });
   }
@@ -230,3 +228,56 @@ export function methodView(
     optionalFields: [...rule.optional, ...OPTIONAL_FOR_EVERY_METHOD, ...TOP_LEVEL_OPTIONAL].map((f) => descriptor(f, false)),
   };
 }
+
+// ---------------------------------------------------------------- the routes (§4.9-4.11)
+
+/**
+ * Spec §4.9. Readings: the envelope is {data: [pair]}; each pair carries currencyPairId,
+ * baseCurrency, quoteCurrency, rate and enabled. By default only enabled pairs are listed and
+ * none enabled is 400 NO_ENABLED_PAIRS; `?status=all` lists disabled pairs too (so a tool can
+ * find the currencyPairId to toggle) and never fails for want of enabled ones.
+ * The variant reading (shapes.ts) has no `?status=`: the spec's route "returns the currency pairs
+ * enabled for the business", so the query is ignored there.
+ */
+export const pairs: Handler = (sb, req) => {
+  const status = sb.shapes === 'variant' ? null : req.query.get('status');
+  if (status !== null && status !== 'all' && status !== 'enabled') {
+    return apiError(400, 'VALIDATION_ERROR', 'status is "enabled" (the default) or "all"', [
+      { field: 'status', message: 'one of enabled, all' },
+    ]);
+  }
+  const all = sb.store.pairsOf(req.business.id);
+  const listed = status === 'all' ? all : all.filter((p) => p.enabled);
+  if (!listed.length && status !== 'all') return apiError(400, 'NO_ENABLED_PAIRS', 'No currency pair is enabled for this business');
+  return ok({ data: listed.map(pairView) });
+};
+
+/**
+ * Spec §4.10, body and response "not shown". Readings: body {enabled?: boolean}; `enabled` sets
+ * the state, an empty or absent body flips it; the answer is 200 with the pair; an unknown id or
+ * another business's pair is 404 CURRENCY_PAIR_NOT_FOUND.
+ */
+export const togglePair: Handler = (sb, req) => {
+  const body = parseWith(ToggleRequest, req.body ?? {});
+  const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
+  if (!pair || pair.businessId !== req.business.id) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
+  pair.enabled = body.enabled ?? !pair.enabled;
+  return ok(pairView(pair));
+};
+
+/**
+ * Spec §4.11: {corridor, rate: {rate}, methods}. Readings: a prohibited destination is 400
+ * PROHIBITED_DESTINATION; an enabled corridor that no method serves answers 200 with methods [].
+ */
+export const methods: Handler = (sb, req) => {
+  const q = parseWith(MethodsQuery, Object.fromEntries(req.query));
+  refuseProhibited(sb.store, q.destinationCountryCode);
+  const corridor = usableCorridor(sb.store, req.business.id, q.sourceCurrency, q.destinationCurrency);
+  return ok({
+    corridor: q,
+    rate: { rate: toApi(reportedRate(corridor)) },
+    methods: corridorMethods(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) =>
+      methodView(m, publishedRow(m, q.destinationCurrency, q.destinationCountryCode)!, corridor, q.sourceCurrency, q.destinationCurrency),
+    ),
+  });
+};

@@ -6,9 +6,6 @@ import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName }
 import { STATUS_CODES } from 'node:http';
 import type { Reply } from './errors.ts';
 
-/** Routes the faults reach when `routes` is not given: every route of the spec, not storage or control. */
-const NOT_SPEC: RouteName[] = ['storagePut', 'storageGet', 'control', 'unknown'];
-
 /** mulberry32: small, fast and good enough to pick faults; the same seed gives the same sequence. */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -62,10 +59,13 @@ export class Faults {
     return structuredClone(this.config);
   }
 
-  /** Draws the fault decision for one request; five draws per targeted request, in arrival order. */
-  decide(route: RouteName): FaultDecision {
+  /**
+   * Draws the fault decision for one request; five draws per targeted request, in arrival order.
+   * Without `routes`, the faults reach every route of the spec (`spec`), not storage or control.
+   */
+  decide(route: RouteName, spec: boolean): FaultDecision {
     const c = this.config;
-    const targeted = c.routes ? c.routes.includes(route) : !NOT_SPEC.includes(route);
+    const targeted = c.routes ? c.routes.includes(route) : spec;
     if (!targeted) return NO_FAULT;
     const [u1, u2, u3, u4, u5] = [this.random(), this.random(), this.random(), this.random(), this.random()];
     const [min, max] = c.latencyMs;

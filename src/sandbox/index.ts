@@ -72,7 +72,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
   let closed: Promise<void> | undefined;
   return {
     url: base,
-    keys: [...store.businesses.values()].flatMap((b) => b.keys.map((key) => ({ key, businessId: b.id, businessName: b.name }))),
+    keys: [...store.businessByKey].map(([key, b]) => ({ key, businessId: b.id, businessName: b.name })),
     requestLog: () => sb.requestLog(),
     setFaults: (f: Partial<FaultConfig>) => faults.set(f),
     faults: () => faults.get(),

@@ -18,7 +18,7 @@ import type { Business } from './store.ts';
 
 /** Bodies of the API routes are small JSON; reading: above 1 MB is 413 PAYLOAD_TOO_LARGE. */
 const API_BODY_LIMIT = 1024 * 1024;
-const NO_BUSINESS: Business = { id: '', name: '', keys: [] };
+const NO_BUSINESS: Business = { id: '', name: '' };
 
 /**
  * Spec §8: 429 "retry with backoff"; body and code not shown. Reading: the common error body
@@ -91,7 +91,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     if (log.length > 100_000) log.splice(0, log.length - 100_000);
 
     // Everything that depends on arrival order is decided now, before any await.
-    const fault = sb.faults.decide(entry.route);
+    const fault = sb.faults.decide(entry.route, route?.kind === 'spec');
     // Like NestJS for an unmatched route; no key is asked for.
     const admitted = route ? admit(deps, route, apiKey, at) : apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
 

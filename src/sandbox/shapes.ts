@@ -10,14 +10,22 @@
 // fields it names. Requests are checked the same way in both.
 // The values are the same in both readings; only their shape differs.
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../interface/codes.ts';
-import type * as api from '../interface/schemas.ts';
 import type { RouteName } from './contract.ts';
 import type { Request, Sandbox } from './context.ts';
 import { ApiError, type Reply } from './errors.ts';
 import { Dec, minorUnits } from '../money.ts';
 import { FIELDS, publishedRow } from './rules.ts';
-import type { Store, StoreEvent } from './store.ts';
-import type { Page } from './views.ts';
+import type { Country, Store, StoreEvent } from './store.ts';
+import type { methodView, quoteView } from './corridors.ts';
+import type * as views from './views.ts';
+import type { subscriptionView } from './webhooks.ts';
+
+// The strict bodies rewritten here, as their views write them.
+type Quote = ReturnType<typeof quoteView>;
+type ListItem = ReturnType<typeof views.payoutListItem | typeof views.swapListItem>;
+type PaymentMethod = ReturnType<typeof methodView>;
+type Subscription = ReturnType<typeof subscriptionView>;
+type Pair = ReturnType<typeof views.pairView>;
 
 /** What a rewrite knows besides the strict body: the sandbox, the request and the status answered. */
 interface ShapeContext {
@@ -45,7 +53,7 @@ export const rateText = (value: number | string): string => new Dec(String(value
 const envelope = (ctx: ShapeContext, message: string, data: unknown) => ({ statusCode: ctx.status, message, data });
 
 /** A list in the same envelope, keeping the spec's {data, meta} where there is a meta. */
-const listEnvelope = <T, U>(ctx: ShapeContext, message: string, page: { data: T[]; meta?: Page<T>['meta'] }, item: (t: T) => U) => ({
+const listEnvelope = <T, U>(ctx: ShapeContext, message: string, page: { data: T[]; meta?: views.Page<T>['meta'] }, item: (t: T) => U) => ({
   statusCode: ctx.status,
   message,
   data: page.data.map(item),
@@ -55,7 +63,7 @@ const listEnvelope = <T, U>(ctx: ShapeContext, message: string, page: { data: T[
 const links = (ctx: ShapeContext, path: string) => ({ self: { href: `${ctx.sb.baseUrl()}${path}` } });
 
 /** The amounts of a payout or swap item as strings, the rate as a string. */
-const itemAmounts = (p: api.PayoutListItem | api.SwapListItem) => ({
+const itemAmounts = (p: ListItem) => ({
   sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
   destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
   transactionFees: amountText(p.transactionFees, p.sourceCurrency),
@@ -79,7 +87,7 @@ const NAMES_ONLY: ReadonlySet<string> = new Set<PayoutMethod>(['NIP', 'SEPA', 'A
 /** Spec §1.8: "HK_FPS (also written HONG_KONG_FPS)"; this reading's methods route writes the long name. */
 const CODE_AS_WRITTEN: Partial<Record<PayoutMethod, string>> = { HK_FPS: 'HONG_KONG_FPS' };
 
-type Field = api.PaymentMethod['requiredFields'][number];
+type Field = PaymentMethod['requiredFields'][number];
 const describe = (f: { name: string; type: string; validation?: string }) => ({
   name: f.name,
   type: f.type,
@@ -87,9 +95,9 @@ const describe = (f: { name: string; type: string; validation?: string }) => ({
   ...(f.validation ? { validation: f.validation } : {}),
 });
 
-function variantFee(m: api.PaymentMethod): unknown {
+function variantFee(m: PaymentMethod): unknown {
   const { currency } = m.fee;
-  const shape = FEE_SHAPE[m.code as PayoutMethod];
+  const shape = FEE_SHAPE[m.code];
   if (shape === 'absent') return undefined;
   if (shape === 'number') return m.fee.amount;
   if (!m.fee.bands) return { amount: amountText(m.fee.amount, currency), currency, type: 'FLAT' };
@@ -108,15 +116,15 @@ function variantFee(m: api.PaymentMethod): unknown {
   return { type: 'TIERED', currency, tiers };
 }
 
-function variantMethod(m: api.PaymentMethod, corridor: { destinationCurrency: string; destinationCountryCode: string }) {
-  const code = m.code as PayoutMethod;
+function variantMethod(m: PaymentMethod, corridor: { destinationCurrency: string; destinationCountryCode: string }) {
+  const { code } = m;
   const names = NAMES_ONLY.has(code);
   const field = (f: Field) => ('oneOf' in f ? { oneOf: f.oneOf.map((group) => group.map((d) => d.name)) } : names ? f.name : describe(f));
   // Spec §1.9 gives settlement as text; this reading adds the hours it spans (rules.ts).
   const row = publishedRow(code, corridor.destinationCurrency, corridor.destinationCountryCode);
   const fee = variantFee(m);
   return {
-    code: CODE_AS_WRITTEN[code] ?? m.code,
+    code: CODE_AS_WRITTEN[code] ?? code,
     name: m.name,
     settlement: { description: m.settlement, minHours: row?.settlement.minHours ?? null, maxHours: row?.settlement.maxHours ?? null },
     ...(fee === undefined ? {} : { fee }),
@@ -129,7 +137,7 @@ function variantMethod(m: api.PaymentMethod, corridor: { destinationCurrency: st
  * "Fields of the stored record as returned: not shown": this reading adds businessId, isActive and
  * deletedAt, and gives eventTypes as null when the subscription takes every payout event.
  */
-function subscription(s: api.WebhookSubscription, ctx: ShapeContext, deletedAt: string | null = null) {
+function subscription(s: Subscription, ctx: ShapeContext, deletedAt: string | null = null) {
   return {
     ...s,
     eventTypes: s.eventTypes.length ? s.eventTypes : null,
@@ -144,7 +152,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   // ---------------------------------------------------------------- payouts (§4.1-4.5)
 
   /** Spec §4.1 "Response 200": the same fields, amounts as strings, in the envelope. */
-  quote: (q: api.Quote, ctx: ShapeContext) =>
+  quote: (q: Quote, ctx: ShapeContext) =>
     envelope(ctx, 'Quote retrieved successfully', {
       ...q,
       sourceAmount: amountText(q.sourceAmount, q.sourceCurrency),
@@ -159,7 +167,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
    * destinationAmount and exchangeRate ... Full response field list: not shown". This reading gives
    * that minimum and nothing else (a replay too); GET {payouts}/{id} has the rest.
    */
-  initiate: (p: api.Payout, ctx: ShapeContext) =>
+  initiate: (p: views.Payout, ctx: ShapeContext) =>
     envelope(ctx, 'Payout initiated successfully', {
       id: p.id,
       status: p.status,
@@ -170,7 +178,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
     }),
 
   /** Spec §2 Payout: optional fields present as null when absent, amounts as strings, extra fields. */
-  getPayout: (p: api.Payout, ctx: ShapeContext) =>
+  getPayout: (p: views.Payout, ctx: ShapeContext) =>
     envelope(ctx, 'Payout retrieved successfully', {
       ...p,
       ...itemAmounts(p),
@@ -180,11 +188,11 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
       _links: links(ctx, ctx.req.path),
     }),
 
-  listPayouts: (page: Page<api.PayoutListItem>, ctx: ShapeContext) =>
+  listPayouts: (page: views.Page<ListItem>, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Payouts retrieved successfully', page, (p) => ({ ...p, ...itemAmounts(p) })),
 
   /** Spec §4.5 response, in the envelope; each stored document also says it is not deleted. */
-  patchDocuments: (r: { payoutId: string; totalDocuments: number; documents: api.Payout['supportingDocuments'] }, ctx: ShapeContext) =>
+  patchDocuments: (r: { payoutId: string; totalDocuments: number; documents: views.Payout['supportingDocuments'] }, ctx: ShapeContext) =>
     envelope(ctx, 'Documents attached successfully', { ...r, documents: r.documents.map((d) => ({ ...d, deletedAt: null })) }),
 
   /** Spec §4.6, in the envelope, with how long the uploadUrl lasts (spec §8: 15 minutes) in seconds. */
@@ -193,13 +201,13 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
 
   // ---------------------------------------------------------------- swaps (§4.7, §4.8)
 
-  swap: (s: api.SwapCreated, ctx: ShapeContext) =>
+  swap: (s: ReturnType<typeof views.swapCreatedView>, ctx: ShapeContext) =>
     envelope(ctx, 'Swap initiated successfully', { ...s, ...itemAmounts(s), _links: links(ctx, `${ctx.req.path}s/${s.id}`) }),
 
-  listSwaps: (page: Page<api.SwapListItem>, ctx: ShapeContext) =>
+  listSwaps: (page: views.Page<ListItem>, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Swaps retrieved successfully', page, (s) => ({ ...s, ...itemAmounts(s) })),
 
-  getSwap: (s: api.Swap, ctx: ShapeContext) =>
+  getSwap: (s: ReturnType<typeof views.swapView>, ctx: ShapeContext) =>
     envelope(ctx, 'Swap retrieved successfully', { ...s, ...itemAmounts(s), businessId: ctx.req.business.id, deletedAt: null }),
 
   // ---------------------------------------------------------------- pairs and methods (§4.9-4.11)
@@ -207,10 +215,10 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   /**
    * Spec §2 Currency pair: "an identifier (currencyPairId)", "Other pair fields: not shown". This
    * reading names the identifier `id`, adds `code` ("USD/NGN"), has no `enabled` (the route lists
-   * enabled pairs only, spec §4.9: routes/corridors.ts ignores `?status=` in this reading), and
+   * enabled pairs only, spec §4.9: corridors.ts pairs ignores `?status=` in this reading), and
    * gives the rate as a string.
    */
-  pairs: (list: { data: api.CurrencyPair[] }, ctx: ShapeContext) =>
+  pairs: (list: { data: Pair[] }, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Currency pairs retrieved successfully', list, (p) => ({
       id: p.currencyPairId,
       code: `${p.baseCurrency}/${p.quoteCurrency}`,
@@ -220,7 +228,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
     })),
 
   /** Spec §4.10 "response of this route: not shown": the pair's id, its currencies and isEnabled. */
-  togglePair: (p: api.CurrencyPair, ctx: ShapeContext) =>
+  togglePair: (p: Pair, ctx: ShapeContext) =>
     envelope(ctx, 'Currency pair updated successfully', {
       id: p.currencyPairId,
       baseCurrency: p.baseCurrency,
@@ -230,7 +238,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
 
   /** Spec §4.11: the corridor, the rate (an object with field rate, here a string) and the methods. */
   methods: (
-    r: { corridor: { destinationCurrency: string; destinationCountryCode: string }; rate: { rate: number }; methods: api.PaymentMethod[] },
+    r: { corridor: { destinationCurrency: string; destinationCountryCode: string }; rate: { rate: number }; methods: PaymentMethod[] },
     ctx: ShapeContext,
   ) =>
     envelope(ctx, 'Payment methods retrieved successfully', {
@@ -240,7 +248,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
     }),
 
   /** Spec §4.12: walletId and currency; "Other wallet fields: not shown": the balance as a string, businessId. */
-  wallets: (list: { data: api.Wallet[] }, ctx: ShapeContext) =>
+  wallets: (list: { data: ReturnType<typeof views.walletView>[] }, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Wallets retrieved successfully', list, (w) => ({
       ...w,
       balance: amountText(w.balance, w.currency),
@@ -249,13 +257,12 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
 
   // ---------------------------------------------------------------- webhooks (§4.13)
 
-  registerWebhook: (s: api.WebhookSubscription, ctx: ShapeContext) =>
-    envelope(ctx, 'Webhook registered successfully', subscription(s, ctx)),
-  listWebhooks: (list: { data: api.WebhookSubscription[] }, ctx: ShapeContext) =>
+  registerWebhook: (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook registered successfully', subscription(s, ctx)),
+  listWebhooks: (list: { data: Subscription[] }, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Webhooks retrieved successfully', list, (s) => subscription(s, ctx)),
-  getWebhook: (s: api.WebhookSubscription, ctx: ShapeContext) => envelope(ctx, 'Webhook retrieved successfully', subscription(s, ctx)),
-  updateWebhook: (s: api.WebhookSubscription, ctx: ShapeContext) => envelope(ctx, 'Webhook updated successfully', subscription(s, ctx)),
-  deleteWebhook: (s: api.WebhookSubscription, ctx: ShapeContext) =>
+  getWebhook: (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook retrieved successfully', subscription(s, ctx)),
+  updateWebhook: (s: Subscription, ctx: ShapeContext) => envelope(ctx, 'Webhook updated successfully', subscription(s, ctx)),
+  deleteWebhook: (s: Subscription, ctx: ShapeContext) =>
     envelope(ctx, 'Webhook deleted successfully', subscription(s, ctx, ctx.sb.clock.iso())),
 
   // ---------------------------------------------------------------- public routes (§4.14, §4.15)
@@ -265,7 +272,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
    * deletedAt nullable). This reading: id always a number, the figures a database keeps as decimals
    * (cpi, gdpPerCapitaInUsd) as strings, and extra fields.
    */
-  countries: (page: Page<api.Country> & { statusCode: number; message: string }, ctx: ShapeContext) => ({
+  countries: (page: views.Page<Country> & { statusCode: number; message: string }, ctx: ShapeContext) => ({
     ...page,
     data: page.data.map((c) => ({
       ...c,
@@ -278,7 +285,10 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   }),
 
   /** Spec §2 Wallet transaction: "Item fields of data beyond these: not shown": amounts as strings, extra fields. */
-  transactions: (page: Page<api.WalletTransaction> & { statusCode: number; message: string }, ctx: ShapeContext) => ({
+  transactions: (
+    page: views.Page<ReturnType<typeof views.transactionView>> & { statusCode: number; message: string },
+    ctx: ShapeContext,
+  ) => ({
     ...page,
     data: page.data.map((t) => ({
       ...t,

@@ -2,17 +2,20 @@
 // wallet ledger. Everything lives in memory for the life of one sandbox, in creation order. Every change of a wallet
 // balance goes through `move`, which writes the wallet transaction (spec §2 Wallet transaction)
 // and publishes the wallet event (spec §6), so no balance can change without a trace.
-import type { Country, InformationRequest, SupportingDocument } from '../interface/schemas.ts';
+import type { InformationRequest } from '../interface/schemas.ts';
 import type { PayoutMethod, PayoutStatus, StatusDetail, SwapStatus } from '../interface/codes.ts';
 import { Dec, toApi } from '../money.ts';
 import type { Clock } from './clock.ts';
 import { newId, stableId } from './ids.ts';
 import type { Seed } from './seed.ts';
 
+/** Spec §2 Country: the seed's, its id and payoutCurrencies filled in. */
+type SeedCountry = Seed['countries'][number];
+export type Country = SeedCountry & Required<Pick<SeedCountry, 'id' | 'payoutCurrencies'>>;
+
 export interface Business {
   id: string;
   name: string;
-  keys: string[];
 }
 
 export interface WalletRec {
@@ -52,7 +55,8 @@ export interface PayoutRec extends MovementRec {
   status: PayoutStatus;
   statusDetail?: StatusDetail;
   informationRequests?: InformationRequest[];
-  documents: SupportingDocument[];
+  /** Spec §2 supportingDocuments. */
+  documents: { id: string; url: string; uploadedAt: string }[];
 }
 
 export interface SwapRec extends MovementRec {
@@ -85,7 +89,7 @@ export interface StoreEvent {
 }
 
 export class Store {
-  readonly businesses = new Map<string, Business>();
+  /** Each key's business, in the seed's order (spec §5.1: a key is scoped to one tenant). */
   readonly businessByKey = new Map<string, Business>();
   readonly wallets = new Map<string, WalletRec>();
   readonly pairs = new Map<string, PairRec>();
@@ -101,8 +105,7 @@ export class Store {
     readonly clock: Clock,
   ) {
     for (const b of seed.businesses) {
-      const business: Business = { id: b.id ?? stableId(`business:${b.name}`), name: b.name, keys: [...b.keys] };
-      this.businesses.set(business.id, business);
+      const business: Business = { id: b.id ?? stableId(`business:${b.name}`), name: b.name };
       for (const k of b.keys) this.businessByKey.set(k, business);
       for (const w of b.wallets) {
         const walletId = w.walletId ?? stableId(`wallet:${business.id}:${w.currency}`);

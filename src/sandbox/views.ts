@@ -1,22 +1,13 @@
-// Records as the spec's response shapes (§2, §4). Amounts leave as JSON numbers via toApi, which
-// refuses any value a double could not carry exactly.
+// Records as the spec's response shapes (§2, §4), in the strict reading: these functions are the
+// shapes (the variant reading rewrites their output, shapes.ts). Amounts leave as JSON numbers via
+// toApi, which refuses any value a double could not carry exactly.
 import { toApi } from '../money.ts';
 import { z } from 'zod';
-import type {
-  CurrencyPair,
-  Payout,
-  PayoutListItem,
-  Swap,
-  SwapCreated,
-  SwapListItem,
-  Wallet,
-  WalletTransaction,
-} from '../interface/schemas.ts';
 import { parseWith } from './errors.ts';
 import type { PairRec, PayoutRec, SwapRec, TransactionRec, WalletRec } from './store.ts';
 
 /** Spec §2 Payout. Reading: initiate answers with this same full shape. */
-export function payoutView(p: PayoutRec): Payout {
+export function payoutView(p: PayoutRec) {
   return {
     id: p.id,
     payoutRef: p.payoutRef,
@@ -36,8 +27,13 @@ export function payoutView(p: PayoutRec): Payout {
   };
 }
 
-/** Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt", for payouts and swaps alike. */
-type ListItemField = keyof PayoutListItem;
+export type Payout = ReturnType<typeof payoutView>;
+
+/**
+ * Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt", for payouts and
+ * swaps alike: no statusDetail, informationRequests, updatedAt or documents.
+ */
+type ListItemField = Exclude<keyof Payout, 'statusDetail' | 'informationRequests' | 'updatedAt' | 'supportingDocuments'>;
 const LIST_ITEM_FIELDS =
   'id payoutRef status method sourceAmount sourceCurrency destinationAmount destinationCurrency exchangeRate transactionFees createdAt'.split(
     ' ',
@@ -45,11 +41,11 @@ const LIST_ITEM_FIELDS =
 const listItem = <T extends Record<ListItemField, unknown>>(full: T): Pick<T, ListItemField> =>
   Object.fromEntries(LIST_ITEM_FIELDS.map((k) => [k, full[k]])) as Pick<T, ListItemField>;
 
-export const payoutListItem = (p: PayoutRec): PayoutListItem => listItem(payoutView(p));
-export const swapListItem = (s: SwapRec): SwapListItem => listItem(swapCreatedView(s));
+export const payoutListItem = (p: PayoutRec) => listItem(payoutView(p));
+export const swapListItem = (s: SwapRec) => listItem(swapCreatedView(s));
 
 /** Spec §2 Swap "fields on create". */
-export function swapCreatedView(s: SwapRec): SwapCreated {
+export function swapCreatedView(s: SwapRec) {
   return {
     id: s.id,
     payoutRef: s.payoutRef,
@@ -63,17 +59,17 @@ export function swapCreatedView(s: SwapRec): SwapCreated {
     exchangeRate: toApi(s.exchangeRate),
     transactionFees: 0,
     status: s.status,
-    method: 'SWAP',
+    method: 'SWAP' as const,
     createdAt: s.createdAt,
   };
 }
 
 /** Spec §2 Swap retrieval: list fields plus updatedAt and an empty supportingDocuments. */
-export function swapView(s: SwapRec): Swap {
+export function swapView(s: SwapRec) {
   return { ...swapListItem(s), updatedAt: s.updatedAt, supportingDocuments: [] };
 }
 
-export function pairView(p: PairRec): CurrencyPair {
+export function pairView(p: PairRec) {
   return {
     currencyPairId: p.currencyPairId,
     baseCurrency: p.baseCurrency,
@@ -83,12 +79,12 @@ export function pairView(p: PairRec): CurrencyPair {
   };
 }
 
-export function walletView(w: WalletRec): Wallet {
+export function walletView(w: WalletRec) {
   return { walletId: w.walletId, currency: w.currency, balance: toApi(w.balance) };
 }
 
 /** Spec §2 Wallet transaction; the fields beyond those named are the schema's reading. */
-export function transactionView(t: TransactionRec): WalletTransaction {
+export function transactionView(t: TransactionRec) {
   return {
     id: t.id,
     type: t.type,

@@ -6,7 +6,7 @@
 // - a second register while one exists is 409 WEBHOOK_ALREADY_REGISTERED; an unknown id (or one
 //   of another business) is 404 WEBHOOK_NOT_FOUND;
 // - the url must be HTTPS, except http://127.0.0.1, http://localhost and http://[::1], accepted
-//   because there is no TLS on loopback;
+//   because there is no TLS on loopback (the register body's schema);
 // - deliveries leave after the API answer (never delaying it), each event on its own; an attempt
 //   succeeds on any 2xx within the timeout (5 s); otherwise it is retried after 0.5 s, 2 s and
 //   10 s (4 attempts in all). Every attempt of one delivery carries the same deliveryId and
@@ -20,38 +20,34 @@ import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../interface/codes.ts';
 import type { ServiceHeaderNames } from '../interface/http.ts';
-import { WebhookRegisterRequest, type WebhookSubscription } from '../interface/schemas.ts';
+import { WebhookRegisterRequest } from '../interface/schemas.ts';
 import { later, type Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import { notFound } from './errors.ts';
+import type { Handler } from './context.ts';
+import { apiError, notFound, ok, parseWith } from './errors.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/** Spec §4.13 url: HTTPS; plain http only on loopback (no TLS locally). */
-export const webhookUrl = z
-  .string()
-  .url()
-  .refine((u) => {
-    const url = new URL(u);
-    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
-
-/** The spec's register body, with the sandbox's url rule. */
-export const RegisterBody = WebhookRegisterRequest.extend({ url: webhookUrl });
 /** "The PATCH body: not shown": url, secret and eventTypes, each optional; secret null removes it. */
-export const UpdateBody = RegisterBody.partial().extend({ secret: z.string().min(1).nullable().optional() });
+const UpdateBody = WebhookRegisterRequest.partial().extend({ secret: z.string().min(1).nullable().optional() });
 
-export type SubscriptionRec = Omit<WebhookSubscription, 'hasSecret'> & { businessId: string; secret?: string };
+interface SubscriptionRec {
+  id: string;
+  businessId: string;
+  url: string;
+  eventTypes: string[];
+  secret?: string;
+  createdAt: string;
+  updatedAt: string;
+}
 
-export interface WebhookSettings {
-  retryDelaysMs: number[];
-  timeoutMs: number;
-  headers: ServiceHeaderNames;
+/** "Fields of the stored record as returned: not shown": the record, the secret never in it. */
+export function subscriptionView(s: SubscriptionRec) {
+  return { id: s.id, url: s.url, eventTypes: [...s.eventTypes], hasSecret: !!s.secret, createdAt: s.createdAt, updatedAt: s.updatedAt };
 }
 
 export class Webhooks {
+  /** By business: one subscription at most each (spec §4.13). */
   readonly subs = new Map<string, SubscriptionRec>();
   private readonly attempts: WebhookDeliveryAttempt[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -60,22 +56,13 @@ export class Webhooks {
 
   constructor(
     private readonly clock: Clock,
-    private readonly settings: WebhookSettings,
+    private readonly settings: { retryDelaysMs: number[]; timeoutMs: number; headers: ServiceHeaderNames },
   ) {}
-
-  static view(s: SubscriptionRec): WebhookSubscription {
-    return { id: s.id, url: s.url, eventTypes: [...s.eventTypes], hasSecret: !!s.secret, createdAt: s.createdAt, updatedAt: s.updatedAt };
-  }
-
-  /** The subscription of a business (reading: one at most). */
-  ofBusiness(businessId: string): SubscriptionRec | undefined {
-    return [...this.subs.values()].find((s) => s.businessId === businessId);
-  }
 
   /** A subscription of this business by id; 404 WEBHOOK_NOT_FOUND (unknown, or another business's). */
   find(businessId: string, id: string | undefined): SubscriptionRec {
-    const s = this.subs.get(id ?? '');
-    if (s?.businessId === businessId) return s;
+    const s = this.subs.get(businessId);
+    if (s && s.id === id) return s;
     throw notFound('WEBHOOK_NOT_FOUND', 'Webhook subscription');
   }
 
@@ -95,7 +82,7 @@ export class Webhooks {
 
   /** Takes an event from the store; sends it after the current answer, if the business listens. */
   publish(e: StoreEvent): void {
-    const s = this.ofBusiness(e.businessId);
+    const s = this.subs.get(e.businessId);
     if (!s || this.closed || !this.wants(s, e.eventType)) return;
     const deliveryId = newId();
     const raw = JSON.stringify({ eventType: e.eventType, deliveryId, occurredAt: this.clock.iso(), data: e.data });
@@ -103,8 +90,8 @@ export class Webhooks {
   }
 
   private async attempt(subId: string, e: StoreEvent, deliveryId: string, raw: string, n: number): Promise<void> {
-    const s = this.subs.get(subId);
-    if (!s || this.closed) return;
+    const s = this.subs.get(e.businessId);
+    if (s?.id !== subId || this.closed) return;
     const { headers: names, timeoutMs, retryDelaysMs } = this.settings;
     const headers: Record<string, string> = { 'content-type': 'application/json', [names.deliveryId]: deliveryId };
     if (s.secret) headers[names.signature] = `sha256=${createHmac('sha256', s.secret).update(raw).digest('hex')}`;
@@ -144,3 +131,53 @@ export class Webhooks {
     for (const a of this.inFlight) a.abort(new Error('sandbox closed'));
   }
 }
+
+// ---------------------------------------------------------------- the subscription routes (§4.13)
+
+export const registerWebhook: Handler = (sb, req) => {
+  const body = parseWith(WebhookRegisterRequest, req.body);
+  const existing = sb.webhooks.subs.get(req.business.id);
+  if (existing) {
+    return apiError(
+      409,
+      'WEBHOOK_ALREADY_REGISTERED',
+      `This business already has a webhook subscription (${existing.id}); PATCH it or delete it first`,
+    );
+  }
+  const now = sb.clock.iso();
+  const s: SubscriptionRec = {
+    id: newId(),
+    businessId: req.business.id,
+    url: body.url,
+    eventTypes: body.eventTypes ?? [],
+    createdAt: now,
+    updatedAt: now,
+    ...(body.secret ? { secret: body.secret } : {}),
+  };
+  sb.webhooks.subs.set(s.businessId, s);
+  return ok(subscriptionView(s), 201);
+};
+
+export const listWebhooks: Handler = (sb, req) => {
+  const s = sb.webhooks.subs.get(req.business.id);
+  return ok({ data: s ? [subscriptionView(s)] : [] });
+};
+
+export const getWebhook: Handler = (sb, req) => ok(subscriptionView(sb.webhooks.find(req.business.id, req.params.id)));
+
+export const updateWebhook: Handler = (sb, req) => {
+  const body = parseWith(UpdateBody, req.body ?? {});
+  const s = sb.webhooks.find(req.business.id, req.params.id);
+  if (body.url !== undefined) s.url = body.url;
+  if (body.secret === null) delete s.secret;
+  else if (body.secret !== undefined) s.secret = body.secret;
+  if (body.eventTypes !== undefined) s.eventTypes = body.eventTypes;
+  s.updatedAt = sb.clock.iso();
+  return ok(subscriptionView(s));
+};
+
+export const deleteWebhook: Handler = (sb, req) => {
+  const s = sb.webhooks.find(req.business.id, req.params.id);
+  sb.webhooks.subs.delete(s.businessId);
+  return ok(subscriptionView(s));
+};

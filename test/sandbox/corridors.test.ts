@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { CountryList, MethodsResponse, PairList, WalletList } from '../../src/interface/schemas.ts';
+import { CountryList, MethodsResponse, PairList, WalletList } from './strict.ts';
 import { call, GLOBEX, P, start } from './helpers.ts';
 
 let sb: LocalSandbox;

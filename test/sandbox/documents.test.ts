@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { DocumentsPatchResponse, UploadUrl } from '../../src/interface/schemas.ts';
+import { DocumentsPatchResponse, UploadUrl } from './strict.ts';
 import { call, GLOBEX, initiate, nipBody, P, setStatus, start, uploadDocument } from './helpers.ts';
 
 let sb: LocalSandbox;

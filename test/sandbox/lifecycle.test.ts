@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { TransactionList } from '../../src/interface/schemas.ts';
+import { TransactionList } from './strict.ts';
 import { call, eventually, initiate, nipBody, P, sepaBody, setStatus, start, walletBalance } from './helpers.ts';
 
 let sb: LocalSandbox;

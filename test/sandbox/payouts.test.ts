@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { ErrorBody, Payout, PayoutList, Quote } from '../../src/interface/schemas.ts';
+import { ErrorBody } from '../../src/interface/schemas.ts';
+import { Payout, PayoutList, Quote } from './strict.ts';
 import { ACME, call, GLOBEX, initiate, nipBody, P, sepaBody, start, uniqueKey, walletBalance } from './helpers.ts';
 
 let sb: LocalSandbox;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { Swap, SwapCreated, SwapList } from '../../src/interface/schemas.ts';
+import { Swap, SwapCreated, SwapList } from './strict.ts';
 import { call, GLOBEX, initiate, nipBody, P, setStatus, start, uniqueKey, walletBalance } from './helpers.ts';
 
 let sb: LocalSandbox;

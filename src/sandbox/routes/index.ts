@@ -1,20 +1,21 @@
-// The route table: every route of the spec (§4), the object storage of uploads, and the control
-// routes. Routes match in the order listed, and static paths come before parameterised ones where
-// both could match, so GET {payouts}/swaps is never taken for GET {payouts}/{id}.
+// The route table: every route of the spec (§4) in the spec's order, the object storage of uploads,
+// and the control routes. The names, in this order, are what fault targeting accepts.
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX as W } from '../../interface/http.ts';
 import type { Route } from '../context.ts';
-import { DOCUMENT_PATH, UPLOAD_PATH } from '../storage.ts';
+import { methods, pairs, togglePair } from '../corridors.ts';
 import * as control from './control.ts';
-import { methods, pairs, togglePair } from './corridors.ts';
-import { storageGet, storagePut, uploadUrl } from './documents.ts';
+import { DOCUMENT_PATH, storageGet, storagePut, UPLOAD_PATH, uploadUrl } from '../storage.ts';
 import { countries, transactions, wallets } from './lists.ts';
 import { getPayout, initiate, listPayouts, patchDocuments, quote } from './payouts.ts';
 import { getSwap, listSwaps, swap } from './swaps.ts';
-import { deleteWebhook, getWebhook, listWebhooks, registerWebhook, updateWebhook } from './webhooks.ts';
+import { deleteWebhook, getWebhook, listWebhooks, registerWebhook, updateWebhook } from '../webhooks.ts';
 
-const ROUTES: Route[] = [
+const ROUTES = [
   { name: 'quote', kind: 'spec', method: 'POST', pattern: `${P}/quote`, handler: quote },
   { name: 'initiate', kind: 'spec', method: 'POST', pattern: `${P}/initiate`, handler: initiate },
+  { name: 'getPayout', kind: 'spec', method: 'GET', pattern: `${P}/:id`, handler: getPayout },
+  { name: 'listPayouts', kind: 'spec', method: 'GET', pattern: P, handler: listPayouts },
+  { name: 'patchDocuments', kind: 'spec', method: 'PATCH', pattern: `${P}/:id/documents`, handler: patchDocuments },
   { name: 'uploadUrl', kind: 'spec', method: 'POST', pattern: `${P}/documents/upload-url`, handler: uploadUrl },
   { name: 'swap', kind: 'spec', method: 'POST', pattern: `${P}/swap`, handler: swap },
   { name: 'listSwaps', kind: 'spec', method: 'GET', pattern: `${P}/swaps`, handler: listSwaps },
@@ -23,9 +24,6 @@ const ROUTES: Route[] = [
   { name: 'togglePair', kind: 'spec', method: 'PATCH', pattern: `${P}/currency-pairs/:currencyPairId/toggle`, handler: togglePair },
   { name: 'methods', kind: 'spec', method: 'GET', pattern: `${P}/methods`, handler: methods },
   { name: 'wallets', kind: 'spec', method: 'GET', pattern: `${P}/wallets`, handler: wallets },
-  { name: 'patchDocuments', kind: 'spec', method: 'PATCH', pattern: `${P}/:id/documents`, handler: patchDocuments },
-  { name: 'getPayout', kind: 'spec', method: 'GET', pattern: `${P}/:id`, handler: getPayout },
-  { name: 'listPayouts', kind: 'spec', method: 'GET', pattern: P, handler: listPayouts },
   { name: 'registerWebhook', kind: 'spec', method: 'POST', pattern: W, handler: registerWebhook },
   { name: 'listWebhooks', kind: 'spec', method: 'GET', pattern: W, handler: listWebhooks },
   { name: 'getWebhook', kind: 'spec', method: 'GET', pattern: `${W}/:id`, handler: getWebhook },
@@ -46,14 +44,21 @@ const ROUTES: Route[] = [
   { name: 'control', kind: 'control', method: 'GET', pattern: '/_sandbox/requests', handler: control.getRequests },
   { name: 'control', kind: 'control', method: 'GET', pattern: '/_sandbox/deliveries', handler: control.getDeliveries },
   { name: 'control', kind: 'control', method: 'POST', pattern: '/_sandbox/clock/advance', handler: control.advanceClock },
-];
+] as const satisfies readonly Route[];
+
+/** Names of the routes, for fault targeting and the request log; 'unknown' for a path no route matches. */
+export type RouteName = (typeof ROUTES)[number]['name'] | 'unknown';
+export const ROUTE_NAMES: RouteName[] = [...new Set(ROUTES.map((r) => r.name)), 'unknown'];
+
+/** Static paths before parameterised ones (the sort is stable), so GET {payouts}/swaps is never taken for GET {payouts}/{id}. */
+const BY_PARAMS = [...ROUTES].sort((a, b) => a.pattern.split(':').length - b.pattern.split(':').length);
 
 const split = (p: string): string[] => p.split('/').filter(Boolean);
 
-/** The first route of the table for a method and path, with its parameters. */
-export function matchRoute(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
+/** The route for a method and path, with its parameters. */
+export function matchRoute(method: string, path: string) {
   const segments = split(path);
-  for (const route of ROUTES) {
+  for (const route of BY_PARAMS) {
     if (route.method !== method) continue;
     const params = matchPattern(split(route.pattern), segments);
     if (params) return { route, params };
