@@ -78,17 +78,6 @@ const NOT_RESENT: Effect = { mutating: true, resendSafe: false };
 
 const enc = new TextEncoder();
 
-/**
- * The spec asks for an HTTPS webhook url (§4.13). A listener on this machine has no TLS, so plain
- * http is let through for loopback hosts only (the local sandbox accepts the same).
- */
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const webhookUrl = z.url().refine((u) => {
-  const url = new URL(u);
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
-}, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)');
-const RegisterBody = requests.WebhookRegisterRequest.extend({ url: webhookUrl });
-const UpdateBody = requests.WebhookUpdateRequest.extend({ url: webhookUrl.optional() });
 const id = (v: string) => encodeURIComponent(v);
 
 /** A query string of the parameters given; empty without any. */
@@ -332,7 +321,15 @@ export class PayoutClient {
 
   /** POST {webhooks}. Not resent on an unknown outcome: one subscription per business. */
   registerWebhook(body: requests.WebhookRegisterRequest, opts?: RequestOptions): Promise<answers.WebhookSubscriptionAnswer> {
-    return this.send('registerWebhook', 'POST', WEBHOOKS_PREFIX, [RegisterBody, body], answers.WebhookSubscriptionAnswer, NOT_RESENT, opts);
+    return this.send(
+      'registerWebhook',
+      'POST',
+      WEBHOOKS_PREFIX,
+      [requests.WebhookRegisterRequest, body],
+      answers.WebhookSubscriptionAnswer,
+      NOT_RESENT,
+      opts,
+    );
   }
 
   listWebhooks(opts?: RequestOptions): Promise<z.output<typeof answers.WebhookSubscriptionListAnswer>> {
@@ -346,7 +343,15 @@ export class PayoutClient {
   /** PATCH {webhooks}/{id}: setting the same values twice is harmless, so it is resent. */
   updateWebhook(webhookId: string, body: requests.WebhookUpdateRequest, opts?: RequestOptions): Promise<answers.WebhookSubscriptionAnswer> {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
-    return this.send('updateWebhook', 'PATCH', path, [UpdateBody, body], answers.webhookUpdateAnswer(webhookId), IDEMPOTENT, opts);
+    return this.send(
+      'updateWebhook',
+      'PATCH',
+      path,
+      [requests.WebhookUpdateRequest, body],
+      answers.webhookUpdateAnswer(webhookId),
+      IDEMPOTENT,
+      opts,
+    );
   }
 
   /** DELETE {webhooks}/{id}. Not resent on an unknown outcome (a second try would answer 404). */

@@ -119,9 +119,10 @@ export const WebhookEventType = z.enum(['payout.status.changed', 'payout.status.
  * through for loopback hosts only (the local sandbox and a local `listen`).
  */
 export const WebhookRegisterRequest = z.object({
+  // (zod runs the refinement even when z.url() failed: a text that is no URL is no HTTPS URL either)
   url: z.url().refine((u) => {
-    const url = new URL(u);
-    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+    const url = URL.canParse(u) ? new URL(u) : undefined;
+    return url?.protocol === 'https:' || (url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
   }, 'an HTTPS URL (plain http only on 127.0.0.1 or localhost)'),
   secret: z.string().min(1).optional(),
   eventTypes: z.array(WebhookEventType).optional(),

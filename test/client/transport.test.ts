@@ -252,6 +252,14 @@ describe('retries', () => {
     expect(seen).toHaveLength(3);
   });
 
+  it('refuse a webhook url that is no URL before sending, as a field error (not a crash)', async () => {
+    const { c, seen } = client([json(201, { id: 'w1' })]);
+    const e = await failure(c.registerWebhook({ url: 'nope' }));
+    expect(e).toMatchObject({ outcome: 'definitive' });
+    expect(e.message).toMatch(/url/);
+    expect(seen).toHaveLength(0);
+  });
+
   it('do not resend a route that is not safe to resend when its effect is unknown', async () => {
     const { c, seen } = client([json(503, { statusCode: 503, message: 'down' })]);
     const e = await failure(c.registerWebhook({ url: 'https://hooks.example.test/payouts' }));

@@ -51,6 +51,10 @@ describe('webhook subscription routes (spec §4.13)', () => {
     expect((await call(sb, 'POST', W, { body: { url: 'https://x.example.com', eventTypes: ['payout.created'] } })).body.error).toBe(
       'VALIDATION_ERROR',
     );
+    // a text that is no URL at all: a 400 naming the field, not the sandbox's own 500
+    const notUrl = await call(sb, 'POST', W, { body: { url: 'nope' } });
+    expect(notUrl.status).toBe(400);
+    expect(notUrl.body.errors[0].field).toBe('url');
     expect((await register({ url: 'http://127.0.0.1:9/hooks' })).status).toBe(201);
   });
 });
