@@ -119,6 +119,17 @@ export function matchHeader(header: string): { field: CanonicalField; by: 'name'
   return alias ? { field: alias, by: 'alias' } : undefined;
 }
 
+/** A file's headers in order, made unique ("Notes", "Notes (2)") and never empty; the results reader names them alike. */
+export function uniqueColumns(rawHeaders: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return rawHeaders.map((raw, i) => {
+    const h = raw.trim() || `(column ${i + 1})`;
+    const count = (seen.get(h) ?? 0) + 1;
+    seen.set(h, count);
+    return count > 1 ? `${h} (${count})` : h;
+  });
+}
+
 export interface ColumnMapping {
   /** The file's headers in order, made unique ("Notes", "Notes (2)") and never empty. */
   columns: string[];
@@ -140,13 +151,7 @@ export interface ColumnMapping {
  * unknown column "reference (2)". Unknown headers repeated are allowed and made unique.
  */
 export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
-  const seen = new Map<string, number>();
-  const columns = rawHeaders.map((raw, i) => {
-    const h = raw.trim() || `(column ${i + 1})`;
-    const count = (seen.get(h) ?? 0) + 1;
-    seen.set(h, count);
-    return count > 1 ? `${h} (${count})` : h;
-  });
+  const columns = uniqueColumns(rawHeaders);
 
   // A cell of a row is keyed by its header: "__proto__" cannot be a key of a plain object, and a
   // column silently left out is a row silently changed.

@@ -33,3 +33,9 @@ export class InputError extends Error {
     this.name = 'InputError';
   }
 }
+
+/** Makes a reader's error from a code and a message: an InputError here, a ResultsError for a results file. */
+export type Refuse = (
+  code: Extract<InputErrorCode, 'FILE_NOT_FOUND' | 'UNREADABLE' | 'UNSUPPORTED_FORMAT' | 'EMPTY_FILE' | 'ENCODING' | 'SHEET_NOT_FOUND'>,
+  message: string,
+) => Error;
