@@ -7,6 +7,13 @@ import { stringify } from 'csv-stringify/sync';
 import { PAYOUT_METHODS, type PayoutMethod } from '../../src/interface/codes.ts';
 import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, PAYOUT_COLUMNS, TRAILING_COLUMNS, type CanonicalField } from '../../src/input/columns.ts';
 import { methodFields } from '../../src/validation/schemas.ts';
+import { nubanCheckDigitOk } from '../../src/validation/fields.ts';
+
+/** A NUBAN: the 9-digit serial at a 3-digit bank code and the check digit that makes it valid. */
+export function nubanCheckDigit(bankCode3: string, serial9: string): string {
+  for (let d = 0; d <= 9; d++) if (nubanCheckDigitOk(bankCode3, serial9 + d)) return serial9 + d;
+  throw new Error('unreachable');
+}
 
 type Example = Partial<Record<CanonicalField, string>>;
 

@@ -11,8 +11,7 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { composeIBAN } from 'ibantools';
 import { CANONICAL_FIELDS, type CanonicalField } from '../../src/input/columns.ts';
 import { templateFileName } from '../../src/validation/templates.ts';
-import { TEMPLATE_METHODS, templateCsv, templateXlsx } from './examples.ts';
-import { nubanCheckDigit } from '../../src/validation/fields.ts';
+import { TEMPLATE_METHODS, nubanCheckDigit, templateCsv, templateXlsx } from './examples.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
