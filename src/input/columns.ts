@@ -164,15 +164,10 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
       headerRow,
     );
 
-  // A results file (src/results) is a valid input again: its result block starts at "status" and
-  // holds "idempotencyKey", and its own "documents" column (the documentUrls) comes after the
-  // input's "documents" (the local paths). The block's columns are kept as extra cells, not fields.
-  const trimmed = rawHeaders.map((h) => h.trim());
-  const keyAt = trimmed.lastIndexOf('idempotencyKey');
-  const resultBlockAt = keyAt >= 0 ? trimmed.lastIndexOf('status', keyAt) : -1;
+  // A results file (src/results) is a valid input again: no result column names a payout field,
+  // so its result columns are kept as extra cells.
   const byField = new Map<CanonicalField, { header: string; raw: string; index: number; by: 'name' | 'alias' }[]>();
   rawHeaders.forEach((raw, index) => {
-    if (resultBlockAt >= 0 && index > resultBlockAt) return;
     const m = matchHeader(raw);
     if (!m) return;
     const list = byField.get(m.field) ?? [];
