@@ -2,6 +2,7 @@
 // Headers match ignoring case and every character that is not a letter or a digit, so
 // "Source Amount", "source_amount" and "SOURCE-AMOUNT" are all sourceAmount; then a fixed list of
 // aliases covers the names common exports use ("Amount", "IBAN", "Beneficiary Name", ...).
+import type { Beneficiary } from '../interface/beneficiary.ts';
 import { InputError } from './errors.ts';
 
 /** The payout columns, in template order. */
@@ -13,36 +14,16 @@ export const PAYOUT_COLUMNS = [
   'destinationCountryCode',
   'method',
 ] as const;
-/** Beneficiary columns (spec §2 Beneficiary), in template order. */
-export const BENEFICIARY_COLUMNS = [
-  'accountName',
-  'accountCurrency',
-  'accountNumber',
-  'iban',
-  'swiftCode',
-  'bankName',
-  'beneficiaryCountry',
-  'intermediarySwift',
-  'address',
-  'city',
-  'postCode',
-  'routingNumber',
-  'accountType',
-  'bankCode',
-  'sortCode',
-  'fpsId',
-  'phoneNumber',
-  'email',
-  'alipayId',
-  'openId',
-  'wechatUserId',
-  'countryCode',
-] as const;
+/** Beneficiary columns (spec §2 Beneficiary: the fields of its schema), in template order. */
+export const BENEFICIARY_COLUMNS = (
+  'accountName accountCurrency accountNumber iban swiftCode bankName beneficiaryCountry intermediarySwift address city ' +
+  'postCode routingNumber accountType bankCode sortCode fpsId phoneNumber email alipayId openId wechatUserId countryCode'
+).split(' ') as BeneficiaryColumn[];
 export const TRAILING_COLUMNS = ['narration', 'remitterAddress', 'documents', 'withdrawal'] as const;
 
 export const CANONICAL_FIELDS = [...PAYOUT_COLUMNS, ...BENEFICIARY_COLUMNS, ...TRAILING_COLUMNS] as const;
 export type CanonicalField = (typeof CANONICAL_FIELDS)[number];
-export type BeneficiaryColumn = (typeof BENEFICIARY_COLUMNS)[number];
+export type BeneficiaryColumn = keyof typeof Beneficiary.shape;
 
 /**
  * Columns every file must have (a missing one is a file-level error). Per-method beneficiary

@@ -25,6 +25,7 @@ const REQUIRED = [
 
 describe('column mapping', () => {
   it('has a column for every beneficiary field of the spec', () => {
+    expect([...BENEFICIARY_COLUMNS].sort()).toEqual([...BENEFICIARY_FIELDS].sort());
     for (const f of BENEFICIARY_FIELDS) expect(CANONICAL_FIELDS).toContain(f);
   });
 
