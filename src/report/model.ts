@@ -357,9 +357,8 @@ export function planViewOffline(offline: OfflineBatch): PlanView {
       valid: s.valid,
       invalid: s.invalid,
     },
-    totals: Object.entries(s.totalsBySourceCurrency)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([currency, t]) => ({ currency, rows: t.rows, amount: t.amount })),
+    // in the summary's order: by currency
+    totals: Object.entries(s.totalsBySourceCurrency).map(([currency, t]) => ({ currency, ...t })),
     byMethod,
     corridors,
     warnings: offline.warnings,
