@@ -198,11 +198,7 @@ function cellText(cell: XLSX.CellObject | undefined): string {
     }
     case 'b':
       return cell.v ? 'TRUE' : 'FALSE';
-    case 'd':
-      return (cell.v as Date)
-        .toISOString()
-        .replace(/T00:00:00\.000Z$/, '')
-        .replace(/\.000Z$/, '');
+    // no 'd': read with cellDates false, SheetJS gives a date cell as its serial number ('n')
     case 'e':
       return cell.w ?? '#ERROR';
     default:
