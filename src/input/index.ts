@@ -74,13 +74,12 @@ export function encodingOption(file: string, kind: 'csv' | 'xlsx' | 'xls', o: Re
 }
 
 /** Opens a batch file. Throws InputError for a file that cannot be used (exit code 2). */
-export async function readBatch(path: string, options: ReadOptions = {}): Promise<BatchSource> {
-  const file = path;
+export async function readBatch(file: string, options: ReadOptions = {}): Promise<BatchSource> {
   const refuse: Refuse = (code, message) => new InputError(code, file, message);
   const size = await fileSize(file, 'a batch file', refuse);
   let head: Buffer;
   try {
-    const fh = await open(path, 'r');
+    const fh = await open(file, 'r');
     try {
       const buf = Buffer.alloc(Math.min(size, HEAD_BYTES));
       head = buf.subarray(0, (await fh.read(buf, 0, buf.length, 0)).bytesRead);
@@ -92,7 +91,7 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
   }
 
   const kind = sniffKind(head);
-  const ext = extname(path).toLowerCase();
+  const ext = extname(file).toLowerCase();
   if (kind === 'binary') {
     throw new InputError(
       'UNSUPPORTED_FORMAT',
@@ -113,7 +112,7 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
     checkWorkbookFileSize(file, size); // before reading it whole
     let buf: Buffer;
     try {
-      buf = await readFile(path);
+      buf = await readFile(file);
     } catch (e) {
       throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as Error).message}).`);
     }
@@ -122,7 +121,7 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
     return { file, format: kind, sheet: x.sheet, sheets: x.sheets, ...(await shapeRows(file, x.records)), close: async () => {} };
   }
 
-  const csv = openCsv(path, file, head, encoding);
+  const csv = openCsv(file, head, encoding);
   const { encoding: read, encodingDetectedBy, delimiter } = csv;
   const shaped = await shapeRows(file, csv.records);
   return { file, format: 'csv', encoding: read, encodingDetectedBy, delimiter, ...shaped, close: async () => csv.close() };
@@ -139,9 +138,9 @@ const READ_CHUNK = 64 * 1024;
  * the encoding (unless given) and the delimiter. Row numbers count records, not lines: a record
  * whose quoted cell spans several lines is one row, as a spreadsheet shows it.
  */
-function openCsv(path: string, file: string, head: Buffer, encoding?: TextEncoding) {
+function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
   const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
-  const fileStream = createReadStream(path, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
+  const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
   let input: NodeJS.ReadableStream = fileStream;
   if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
 

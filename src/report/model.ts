@@ -240,7 +240,6 @@ export function planViewOfPlan(
     environment: string;
     baseUrl?: string;
     sha256?: string;
-    /** Of the plan file's own bytes (what an approval signs), when the report is made from one. */
     planSha256?: string;
     batchLabel?: string;
     /** The rows to send with their quotes (the plan file's rows). */

@@ -25,13 +25,12 @@ import type { SourceRecord } from '../input/rows.ts';
 
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
-export async function readResults(path: string, options: ReadOptions = {}): Promise<ResultsTable> {
-  const file = path;
+export async function readResults(file: string, options: ReadOptions = {}): Promise<ResultsTable> {
   const refuse: Refuse = (code, message) => new ResultsError(code, file, message);
   await fileSize(file, 'a results file', refuse);
   let buf: Buffer;
   try {
-    buf = await readFile(path);
+    buf = await readFile(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${code ?? (e as Error).message}).`, { cause: e });
