@@ -2,6 +2,7 @@
 // Headers match ignoring case and every character that is not a letter or a digit, so
 // "Source Amount", "source_amount" and "SOURCE-AMOUNT" are all sourceAmount; then a fixed list of
 // aliases covers the names common exports use ("Amount", "IBAN", "Beneficiary Name", ...).
+import type { Beneficiary } from '../interface/beneficiary.ts';
 import { InputError } from './errors.ts';
 
 /** The payout columns, in template order. */
@@ -13,36 +14,16 @@ export const PAYOUT_COLUMNS = [
   'destinationCountryCode',
   'method',
 ] as const;
-/** Beneficiary columns (spec §2 Beneficiary), in template order. */
-export const BENEFICIARY_COLUMNS = [
-  'accountName',
-  'accountCurrency',
-  'accountNumber',
-  'iban',
-  'swiftCode',
-  'bankName',
-  'beneficiaryCountry',
-  'intermediarySwift',
-  'address',
-  'city',
-  'postCode',
-  'routingNumber',
-  'accountType',
-  'bankCode',
-  'sortCode',
-  'fpsId',
-  'phoneNumber',
-  'email',
-  'alipayId',
-  'openId',
-  'wechatUserId',
-  'countryCode',
-] as const;
+/** Beneficiary columns (spec §2 Beneficiary: the fields of its schema), in template order. */
+export const BENEFICIARY_COLUMNS = (
+  'accountName accountCurrency accountNumber iban swiftCode bankName beneficiaryCountry intermediarySwift address city ' +
+  'postCode routingNumber accountType bankCode sortCode fpsId phoneNumber email alipayId openId wechatUserId countryCode'
+).split(' ') as BeneficiaryColumn[];
 export const TRAILING_COLUMNS = ['narration', 'remitterAddress', 'documents', 'withdrawal'] as const;
 
 export const CANONICAL_FIELDS = [...PAYOUT_COLUMNS, ...BENEFICIARY_COLUMNS, ...TRAILING_COLUMNS] as const;
 export type CanonicalField = (typeof CANONICAL_FIELDS)[number];
-export type BeneficiaryColumn = (typeof BENEFICIARY_COLUMNS)[number];
+export type BeneficiaryColumn = keyof typeof Beneficiary.shape;
 
 /**
  * Columns every file must have (a missing one is a file-level error). Per-method beneficiary
@@ -119,6 +100,17 @@ export function matchHeader(header: string): { field: CanonicalField; by: 'name'
   return alias ? { field: alias, by: 'alias' } : undefined;
 }
 
+/** A file's headers in order, made unique ("Notes", "Notes (2)") and never empty; the results reader names them alike. */
+export function uniqueColumns(rawHeaders: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return rawHeaders.map((raw, i) => {
+    const h = raw.trim() || `(column ${i + 1})`;
+    const count = (seen.get(h) ?? 0) + 1;
+    seen.set(h, count);
+    return count > 1 ? `${h} (${count})` : h;
+  });
+}
+
 export interface ColumnMapping {
   /** The file's headers in order, made unique ("Notes", "Notes (2)") and never empty. */
   columns: string[];
@@ -140,13 +132,7 @@ export interface ColumnMapping {
  * unknown column "reference (2)". Unknown headers repeated are allowed and made unique.
  */
 export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
-  const seen = new Map<string, number>();
-  const columns = rawHeaders.map((raw, i) => {
-    const h = raw.trim() || `(column ${i + 1})`;
-    const count = (seen.get(h) ?? 0) + 1;
-    seen.set(h, count);
-    return count > 1 ? `${h} (${count})` : h;
-  });
+  const columns = uniqueColumns(rawHeaders);
 
   // A cell of a row is keyed by its header: "__proto__" cannot be a key of a plain object, and a
   // column silently left out is a row silently changed.
@@ -159,15 +145,10 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
       headerRow,
     );
 
-  // A results file (src/results) is a valid input again: its result block starts at "status" and
-  // holds "idempotencyKey", and its own "documents" column (the documentUrls) comes after the
-  // input's "documents" (the local paths). The block's columns are kept as extra cells, not fields.
-  const trimmed = rawHeaders.map((h) => h.trim());
-  const keyAt = trimmed.lastIndexOf('idempotencyKey');
-  const resultBlockAt = keyAt >= 0 ? trimmed.lastIndexOf('status', keyAt) : -1;
+  // A results file (src/results) is a valid input again: no result column names a payout field,
+  // so its result columns are kept as extra cells.
   const byField = new Map<CanonicalField, { header: string; raw: string; index: number; by: 'name' | 'alias' }[]>();
   rawHeaders.forEach((raw, index) => {
-    if (resultBlockAt >= 0 && index > resultBlockAt) return;
     const m = matchHeader(raw);
     if (!m) return;
     const list = byField.get(m.field) ?? [];

@@ -44,16 +44,6 @@ function utf16WithoutBom(head: Uint8Array): TextEncoding | undefined {
   return undefined;
 }
 
-/** Is this byte prefix valid UTF-8? A multi-byte sequence cut at the end of the sample is allowed (`stream`). */
-function isValidUtf8Prefix(buf: Uint8Array): boolean {
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(buf, { stream: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The encoding of a text file from its first bytes: a BOM decides; otherwise UTF-16 by its NUL
  * pattern; otherwise UTF-8 when the sample is valid UTF-8, else Windows-1252 (what Excel on
@@ -65,8 +55,13 @@ export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomB
   if (bom) return { ...bom, detectedBy: 'byte order mark' };
   const u16 = utf16WithoutBom(head);
   if (u16) return { encoding: u16, bomBytes: 0, detectedBy: 'NUL byte pattern' };
-  if (isValidUtf8Prefix(head)) return { encoding: 'utf-8', bomBytes: 0, detectedBy: 'valid UTF-8' };
-  return { encoding: 'windows-1252', bomBytes: 0, detectedBy: 'not valid UTF-8' };
+  try {
+    // a multi-byte sequence cut at the end of the sample is allowed (`stream`)
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+    return { encoding: 'utf-8', bomBytes: 0, detectedBy: 'valid UTF-8' };
+  } catch {
+    return { encoding: 'windows-1252', bomBytes: 0, detectedBy: 'not valid UTF-8' };
+  }
 }
 
 /** The --encoding names of each encoding we read, lower case, letters and digits only. */

@@ -1,25 +1,23 @@
 // The one error type of the input boundary: a file that cannot be used as a batch at all.
 // The CLI turns it into a one-line message and exit code 2; rows are never sent after one.
 
-export const INPUT_ERROR_CODES = [
-  'FILE_NOT_FOUND',
-  'UNREADABLE',
-  'UNSUPPORTED_FORMAT',
-  'EMPTY_FILE',
-  'NO_HEADER',
-  'MISSING_COLUMNS',
-  'DUPLICATE_COLUMNS',
+export type InputErrorCode =
+  | 'FILE_NOT_FOUND'
+  | 'UNREADABLE'
+  | 'UNSUPPORTED_FORMAT'
+  | 'EMPTY_FILE'
+  | 'NO_HEADER'
+  | 'MISSING_COLUMNS'
+  | 'DUPLICATE_COLUMNS'
   /** A header no cell can be named by (`__proto__`). */
-  'UNUSABLE_HEADER',
-  'ENCODING',
-  'MALFORMED_CSV',
-  'SHEET_NOT_FOUND',
+  | 'UNUSABLE_HEADER'
+  | 'ENCODING'
+  | 'MALFORMED_CSV'
+  | 'SHEET_NOT_FOUND'
   /** Over a size limit of src/input/limits.ts (a workbook too big, or one that unpacks to too much). */
-  'TOO_LARGE',
+  | 'TOO_LARGE'
   /** Ctrl-C or SIGTERM while the file was read: the rest was not read, and nothing was sent. */
-  'STOPPED',
-] as const;
-export type InputErrorCode = (typeof INPUT_ERROR_CODES)[number];
+  | 'STOPPED';
 
 export class InputError extends Error {
   constructor(
@@ -33,3 +31,9 @@ export class InputError extends Error {
     this.name = 'InputError';
   }
 }
+
+/** Makes a reader's error from a code and a message: an InputError here, a ResultsError for a results file. */
+export type Refuse = (
+  code: Extract<InputErrorCode, 'FILE_NOT_FOUND' | 'UNREADABLE' | 'UNSUPPORTED_FORMAT' | 'EMPTY_FILE' | 'ENCODING' | 'SHEET_NOT_FOUND'>,
+  message: string,
+) => Error;

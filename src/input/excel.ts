@@ -12,7 +12,7 @@
 // The rows walked are those of the cells present (SheetJS dense mode), never the sheet's declared
 // <dimension>, and the event loop gets a turn every YIELD_EVERY rows.
 import * as XLSX from 'xlsx';
-import { InputError } from './errors.ts';
+import { InputError, type Refuse } from './errors.ts';
 import { checkWorkbook } from './zip-guard.ts';
 import type { SourceRecord } from './rows.ts';
 
@@ -52,9 +52,11 @@ function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: n
   return { text: cell.w ?? String(cell.v) };
 }
 
-/** Opens a workbook. Throws InputError TOO_LARGE, before SheetJS sees a byte, for one over the limits. */
-export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
-  await checkWorkbook(buf, file);
+/**
+ * A workbook's sheet to read: the first, or the one named (exactly, else ignoring case). Shared
+ * with the results reader, which refuses with its own error type.
+ */
+export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
   let wb: XLSX.WorkBook;
   try {
     // cellNF: each cell's number format, without which a date cell is only its serial number;
@@ -70,23 +72,27 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
       dense: true,
     });
   } catch (e) {
-    throw new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${(e as Error).message}).`);
+    throw refuse('UNSUPPORTED_FORMAT', `${file}: not a readable Excel workbook (${(e as Error).message}).`);
   }
   const sheets = wb.SheetNames;
-  if (sheets.length === 0) throw new InputError('EMPTY_FILE', file, `${file}: the workbook has no sheet.`);
+  if (sheets.length === 0) throw refuse('EMPTY_FILE', `${file}: the workbook has no sheet.`);
   let name = sheets[0]!;
   if (sheetName !== undefined) {
     const found = sheets.find((s) => s === sheetName) ?? sheets.find((s) => s.toLowerCase() === sheetName.toLowerCase());
-    if (!found) {
-      throw new InputError(
+    if (!found)
+      throw refuse(
         'SHEET_NOT_FOUND',
-        file,
         `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`,
       );
-    }
     name = found;
   }
-  const ws = wb.Sheets[name]!;
+  return { name, sheets, ws: wb.Sheets[name]! };
+}
+
+/** Opens a workbook. Throws InputError TOO_LARGE, before SheetJS sees a byte, for one over the limits. */
+export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
+  await checkWorkbook(buf, file);
+  const { name, sheets, ws } = readSheet(buf, file, sheetName, (code, message) => new InputError(code, file, message));
   const data = (ws['!data'] ?? []) as (XLSX.CellObject[] | undefined)[];
   // The declared range gives only where the sheet starts; its end is where the cells end.
   const ref = ws['!ref'];

@@ -11,7 +11,7 @@ import { open, readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
-import { InputError } from './errors.ts';
+import { InputError, type Refuse } from './errors.ts';
 import { detectDelimiter, detectEncoding, parseEncodingName, sepLine, sniffKind, type Delimiter, type TextEncoding } from './detect.ts';
 import { checkWorkbookFileSize } from './zip-guard.ts';
 import { shapeRows, type ShapedRows, type SourceRecord } from './rows.ts';
@@ -45,26 +45,41 @@ export interface BatchSource extends ShapedRows {
 
 const HEAD_BYTES = 1024 * 1024;
 
-/** Opens a batch file. Throws InputError for a file that cannot be used (exit code 2). */
-export async function readBatch(path: string, options: ReadOptions = {}): Promise<BatchSource> {
-  const file = path;
-  const cannotRead = (e: unknown) =>
-    new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
-  let size: number;
+/** The size of a file to read; refused when it is missing, a folder (not `what`), unreadable or empty. */
+export async function fileSize(file: string, what: string, refuse: Refuse): Promise<number> {
+  let st;
   try {
-    const st = await stat(path);
-    if (st.isDirectory()) throw new InputError('UNREADABLE', file, `${file}: is a folder, not a batch file.`);
-    size = st.size;
+    st = await stat(file);
   } catch (e) {
-    if (e instanceof InputError) throw e;
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError('FILE_NOT_FOUND', file, `${file}: no such file.`);
-    throw cannotRead(e);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw refuse('FILE_NOT_FOUND', `${file}: no such file.`);
+    throw refuse('UNREADABLE', `${file}: cannot read the file (${code ?? (e as Error).message}).`);
   }
-  if (size === 0) throw new InputError('EMPTY_FILE', file, `${file}: the file is empty (0 bytes).`);
+  if (st.isDirectory()) throw refuse('UNREADABLE', `${file}: is a folder, not ${what}.`);
+  if (st.size === 0) throw refuse('EMPTY_FILE', `${file}: the file is empty (0 bytes).`);
+  return st.size;
+}
 
+/** The --encoding of a CSV (undefined: detect it); refused when --encoding or --sheet does not apply to a file of this kind. */
+export function encodingOption(file: string, kind: 'csv' | 'xlsx' | 'xls', o: ReadOptions, refuse: Refuse): TextEncoding | undefined {
+  if (kind !== 'csv') {
+    if (o.encoding) throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
+    return undefined;
+  }
+  if (o.sheet !== undefined) throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
+  const encoding = o.encoding ? parseEncodingName(o.encoding) : undefined;
+  if (o.encoding && !encoding)
+    throw refuse('ENCODING', `unknown --encoding "${o.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);
+  return encoding;
+}
+
+/** Opens a batch file. Throws InputError for a file that cannot be used (exit code 2). */
+export async function readBatch(file: string, options: ReadOptions = {}): Promise<BatchSource> {
+  const refuse: Refuse = (code, message) => new InputError(code, file, message);
+  const size = await fileSize(file, 'a batch file', refuse);
   let head: Buffer;
   try {
-    const fh = await open(path, 'r');
+    const fh = await open(file, 'r');
     try {
       const buf = Buffer.alloc(Math.min(size, HEAD_BYTES));
       head = buf.subarray(0, (await fh.read(buf, 0, buf.length, 0)).bytesRead);
@@ -72,11 +87,11 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
       await fh.close();
     }
   } catch (e) {
-    throw cannotRead(e);
+    throw refuse('UNREADABLE', `${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
   }
 
   const kind = sniffKind(head);
-  const ext = extname(path).toLowerCase();
+  const ext = extname(file).toLowerCase();
   if (kind === 'binary') {
     throw new InputError(
       'UNSUPPORTED_FORMAT',
@@ -91,14 +106,13 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
       `${file}: named ${ext} but not an Excel workbook; is it a CSV renamed? Rename it .csv or save it again from Excel.`,
     );
   }
+  const encoding = encodingOption(file, kind, options, refuse);
 
   if (kind === 'xlsx' || kind === 'xls') {
-    if (options.encoding)
-      throw new InputError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
     checkWorkbookFileSize(file, size); // before reading it whole
     let buf: Buffer;
     try {
-      buf = await readFile(path);
+      buf = await readFile(file);
     } catch (e) {
       throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as Error).message}).`);
     }
@@ -107,12 +121,7 @@ export async function readBatch(path: string, options: ReadOptions = {}): Promis
     return { file, format: kind, sheet: x.sheet, sheets: x.sheets, ...(await shapeRows(file, x.records)), close: async () => {} };
   }
 
-  if (options.sheet !== undefined)
-    throw new InputError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
-  const encoding = options.encoding ? parseEncodingName(options.encoding) : undefined;
-  if (options.encoding && !encoding)
-    throw new InputError('ENCODING', file, `unknown --encoding "${options.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);
-  const csv = openCsv(path, file, head, encoding);
+  const csv = openCsv(file, head, encoding);
   const { encoding: read, encodingDetectedBy, delimiter } = csv;
   const shaped = await shapeRows(file, csv.records);
   return { file, format: 'csv', encoding: read, encodingDetectedBy, delimiter, ...shaped, close: async () => csv.close() };
@@ -129,9 +138,9 @@ const READ_CHUNK = 64 * 1024;
  * the encoding (unless given) and the delimiter. Row numbers count records, not lines: a record
  * whose quoted cell spans several lines is one row, as a spreadsheet shows it.
  */
-function openCsv(path: string, file: string, head: Buffer, encoding?: TextEncoding) {
+function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
   const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
-  const fileStream = createReadStream(path, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
+  const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
   let input: NodeJS.ReadableStream = fileStream;
   if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
 
@@ -175,7 +184,7 @@ function openCsv(path: string, file: string, head: Buffer, encoding?: TextEncodi
 }
 
 /** The encoding (given or detected), the delimiter, and whether an Excel "sep=;" line comes first. */
-function csvLayout(head: Buffer, encoding?: TextEncoding) {
+export function csvLayout(head: Buffer, encoding?: TextEncoding) {
   const found = detectEncoding(head);
   const detected = encoding ? { encoding, bomBytes: found.encoding === encoding ? found.bomBytes : 0, detectedBy: '--encoding' } : found;
   // UTF-8 as the file stream reads it, without iconv-lite: most files never load its tables.

@@ -2,11 +2,11 @@
 // engine just computed, a plan file, a batch file read offline, or a results file (with its
 // reconciliation beside it, when there is one), and written beside its output, atomically (a
 // reader never sees half a page).
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../files/atomic.ts';
 import type { BatchPlan } from '../engine/plan.ts';
-import { PLAN_KIND, readPlanFile, type PlanFile } from '../engine/plan-file.ts';
+import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
+import { sha256Hex } from '../engine/identity.ts';
 import { readResults, ResultsError } from '../results/index.ts';
 import type { ValidateOptions } from '../validation/index.ts';
 import { planHtml, resultsHtml } from './html.ts';
@@ -78,17 +78,6 @@ export async function writeResultsReport(
   return path;
 }
 
-async function looksLikePlan(path: string): Promise<boolean> {
-  let head: string;
-  try {
-    head = (await readFile(path)).subarray(0, 4096).toString('utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new RangeError(code === 'ENOENT' ? `${path}: no such file.` : `${path}: cannot read the file (${code ?? (e as Error).message}).`);
-  }
-  return /^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`);
-}
-
 /**
  * `payout-batch report INPUT`: a plan file, a results file or a batch file (offline). Returns
  * what it read and where it wrote. Errors are the readers' own (RangeError for a plan,
@@ -104,14 +93,21 @@ export async function writeReportOf(
     approvalsOf?: (planPath: string) => ApprovalsInput;
   } = {},
 ): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
-  if (await looksLikePlan(input)) {
-    const pf = await readPlanFile(input);
-    const planSha256 = createHash('sha256')
-      .update(await readFile(input))
-      .digest('hex');
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(input);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RangeError(
+      code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${code ?? (e as Error).message}).`,
+    );
+  }
+  const head = bytes.subarray(0, 4096).toString('utf8');
+  if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
+    const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file, {});
     const path = o.out ?? reportPathFor(input);
-    await writeFileAtomic(path, [planHtml(planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), planSha256))]);
+    await writeFileAtomic(path, [planHtml(planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), sha256Hex(bytes)))]);
     return { kind: 'plan', path };
   }
   try {

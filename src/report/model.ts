@@ -118,8 +118,6 @@ export interface OfflineBatch {
   invalidOmitted: number;
   warnings: string[];
   warningsOmitted: number;
-  /** Row number → its corridor key (corridorKeyOf), for the valid rows. */
-  corridorOf: Map<number, string>;
 }
 
 type Corridor = { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; method?: string };
@@ -134,7 +132,6 @@ export async function readOfflineBatch(file: string, options: ValidateOptions = 
   let invalidOmitted = 0;
   const warnings: string[] = [];
   let warningsOmitted = 0;
-  const corridorOf = new Map<number, string>();
   const warn = (text: string) => {
     if (warnings.length < MAX_LISTED) warnings.push(text);
     else warningsOmitted++;
@@ -148,44 +145,28 @@ export async function readOfflineBatch(file: string, options: ValidateOptions = 
           invalid.push({ row: r.rowNumber, problems: errors.map((p) => ({ column: p.column, code: p.code, message: p.message })) });
         else invalidOmitted++;
       }
-      if (r.payout) corridorOf.set(r.rowNumber, corridorKeyOf(r.payout));
     }
     for (const p of v.fileProblems) warn(`${p.row ? `row ${p.row}: ` : ''}${p.message}`);
   } finally {
     await v.close();
   }
-  return { file, sha256, summary: v.summary, invalid, invalidOmitted, warnings, warningsOmitted, corridorOf };
+  return { file, sha256, summary: v.summary, invalid, invalidOmitted, warnings, warningsOmitted };
 }
 
-/** Distinct rates by corridor key, from the quotes of the rows to send. */
-function ratesByCorridor(offline: OfflineBatch, quotes: readonly PlanRow[] = []): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const q of quotes) {
-    const k = q.rate === undefined ? undefined : offline.corridorOf.get(q.rowNumber);
-    if (!k) continue;
-    const list = out.get(k) ?? out.set(k, []).get(k)!;
-    if (!list.includes(String(q.rate))) list.push(String(q.rate));
-  }
-  return out;
-}
-
-function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRow[] | undefined, notEnabled: Set<string> | undefined) {
+/** The file's corridors, with the distinct rates the quotes of the rows to send gave in each, and by method and currency. */
+function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRow[] = [], notEnabled: Set<string> | undefined) {
   if (!offline) return { corridors: [], byMethod: [] };
-  const rates = ratesByCorridor(offline, quotes);
-  const corridors: CorridorView[] = offline.summary.corridors.map((c) => {
-    const k = corridorKeyOf(c);
-    const pair = corridorKeyOf({ ...c, method: undefined });
-    return {
-      sourceCurrency: c.sourceCurrency,
-      destinationCurrency: c.destinationCurrency,
-      destinationCountryCode: c.destinationCountryCode,
-      method: c.method,
-      rows: c.rows,
-      amount: c.amount,
-      rates: rates.get(k) ?? [],
-      ...(notEnabled ? { enabled: !notEnabled.has(pair) } : {}),
-    };
-  });
+  const rates = new Map<string, string[]>();
+  for (const q of quotes) {
+    const k = corridorKeyOf(q.body);
+    const list = rates.get(k) ?? [];
+    if (q.rate !== undefined && !list.includes(String(q.rate))) rates.set(k, [...list, String(q.rate)]);
+  }
+  const corridors: CorridorView[] = offline.summary.corridors.map((c) => ({
+    ...c,
+    rates: rates.get(corridorKeyOf(c)) ?? [],
+    ...(notEnabled ? { enabled: !notEnabled.has(corridorKeyOf({ ...c, method: undefined })) } : {}),
+  }));
   const byMethod = new Map<string, { method: string; currency: string; rows: number; amount: DecT }>();
   for (const c of offline.summary.corridors) {
     const k = `${c.method} ${c.sourceCurrency}`;
@@ -259,7 +240,6 @@ export function planViewOfPlan(
     environment: string;
     baseUrl?: string;
     sha256?: string;
-    /** Of the plan file's own bytes (what an approval signs), when the report is made from one. */
     planSha256?: string;
     batchLabel?: string;
     /** The rows to send with their quotes (the plan file's rows). */
@@ -376,9 +356,8 @@ export function planViewOffline(offline: OfflineBatch): PlanView {
       valid: s.valid,
       invalid: s.invalid,
     },
-    totals: Object.entries(s.totalsBySourceCurrency)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([currency, t]) => ({ currency, rows: t.rows, amount: t.amount })),
+    // in the summary's order: by currency
+    totals: Object.entries(s.totalsBySourceCurrency).map(([currency, t]) => ({ currency, ...t })),
     byMethod,
     corridors,
     warnings: offline.warnings,
@@ -427,31 +406,26 @@ export interface ResultsView {
   notes: string[];
 }
 
-/** Most urgent first: a deadline (information requested), then what may have paid, then what a person fixes. */
-const URGENCY: Record<string, number> = {
-  ADDITIONAL_INFO_REQUIRED: 0,
-  UNKNOWN_OUTCOME: 1,
-  CONFLICT: 2,
-  FAILED_TO_SEND: 3,
-  FAILED: 4,
-  REJECTED: 4,
-  INVALID: 5,
-  NOT_SENT: 6,
-  QUEUED: 7,
-};
+type Action = { urgency: number; next: string };
+const refund = 'Check the refund (payout-batch reconcile), then retry --resend-failed to pay again';
 
-const DEFAULT_NEXT: Record<string, string> = {
-  ADDITIONAL_INFO_REQUIRED: 'Answer the information request: payout-batch attach PAYOUT_ID FILES',
-  UNKNOWN_OUTCOME: 'Run or retry again: it is resent with the same key, so it cannot pay twice',
-  CONFLICT: 'A person looks: the key was used with another body (never resent under a new key)',
-  FAILED_TO_SEND: 'Fix the cause, then payout-batch retry RESULTS',
-  FAILED: 'Check the refund (payout-batch reconcile), then retry --resend-failed to pay again',
-  REJECTED: 'Check the refund (payout-batch reconcile), then retry --resend-failed to pay again',
-  INVALID: 'Fix the row in the results file, then payout-batch retry RESULTS',
-  NOT_SENT: 'Fix the cause (funds, corridor), then run again or retry',
-  QUEUED: 'The run stopped before this row: run the same command again',
-  DOCUMENTS_NOT_ATTACHED: 'Run or retry again: the documents are attached to the existing payout',
+/**
+ * The statuses that need action and what to do. Most urgent first: a deadline (information
+ * requested), then what may have paid, then what a person fixes.
+ */
+const ACTIONS: Record<string, Action> = {
+  ADDITIONAL_INFO_REQUIRED: { urgency: 0, next: 'Answer the information request: payout-batch attach PAYOUT_ID FILES' },
+  UNKNOWN_OUTCOME: { urgency: 1, next: 'Run or retry again: it is resent with the same key, so it cannot pay twice' },
+  CONFLICT: { urgency: 2, next: 'A person looks: the key was used with another body (never resent under a new key)' },
+  FAILED_TO_SEND: { urgency: 3, next: 'Fix the cause, then payout-batch retry RESULTS' },
+  FAILED: { urgency: 4, next: refund },
+  REJECTED: { urgency: 4, next: refund },
+  INVALID: { urgency: 5, next: 'Fix the row in the results file, then payout-batch retry RESULTS' },
+  NOT_SENT: { urgency: 6, next: 'Fix the cause (funds, corridor), then run again or retry' },
+  QUEUED: { urgency: 7, next: 'The run stopped before this row: run the same command again' },
 };
+/** A payout of any other status whose documents are not attached yet. */
+const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents are attached to the existing payout' };
 
 const ACCOUNT_FIELDS: readonly CanonicalField[] = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'];
 
@@ -498,18 +472,18 @@ function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => 
 /** The row of the action list, when the row needs one. */
 function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => string): (ActionRow & { urgency: number }) | undefined {
   const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
-  const urgency = URGENCY[status] ?? (docsMissing ? 3 : undefined);
-  if (urgency === undefined) return undefined;
+  const action = ACTIONS[status] ?? (docsMissing ? ATTACH : undefined);
+  if (!action) return undefined;
   const account = ACCOUNT_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
   return {
-    urgency,
+    urgency: action.urgency,
     row: r.rowNumber,
     reference: cell(r, 'reference'),
     name: cell(r, 'accountName'),
     account: account ? maskAccount(account) : '',
     status: docsMissing ? `${status} (documents not attached)` : status,
     reason: [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x && x.trim()).join(': '),
-    next: r.result.nextStep?.trim() || DEFAULT_NEXT[docsMissing && URGENCY[status] === undefined ? 'DOCUMENTS_NOT_ATTACHED' : status] || '',
+    next: r.result.nextStep?.trim() || action.next,
   };
 }
 

@@ -1,18 +1,9 @@
 // The one error type of the results boundary. Its message is one line for the user (file and
 // what is wrong); the CLI prints it without a stack trace.
-export const RESULTS_ERROR_CODES = [
-  'NOT_A_RESULTS_FILE',
-  'FILE_NOT_FOUND',
-  'UNREADABLE',
-  'UNSUPPORTED_FORMAT',
-  'EMPTY_FILE',
-  'ENCODING',
-  'MALFORMED_CSV',
-  'SHEET_NOT_FOUND',
-  'WRITE_FAILED',
-  'BAD_RESULTS_PATH',
-] as const;
-export type ResultsErrorCode = (typeof RESULTS_ERROR_CODES)[number];
+import type { Refuse } from '../input/errors.ts';
+
+/** The refusals the results reader shares with the batch reader, and its own. */
+export type ResultsErrorCode = Parameters<Refuse>[0] | 'NOT_A_RESULTS_FILE' | 'MALFORMED_CSV' | 'WRITE_FAILED' | 'BAD_RESULTS_PATH';
 
 export class ResultsError extends Error {
   constructor(

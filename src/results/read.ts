@@ -6,13 +6,15 @@
 //
 // Encoding, delimiter and kind detection come from src/input so both readers agree on a file;
 // the delimiter is then confirmed by the header (the one under which the result columns appear).
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { parse as parseCsv, CsvError } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
-import { DELIMITERS, sepLine, sniffKind, detectEncoding, detectDelimiter, parseEncodingName, type TextEncoding } from '../input/detect.ts';
-import { mapColumns, type ColumnMapping } from '../input/columns.ts';
-import { excelDateText } from '../input/excel.ts';
+import { DELIMITERS, sniffKind, type TextEncoding } from '../input/detect.ts';
+import { mapColumns, uniqueColumns, type ColumnMapping } from '../input/columns.ts';
+import { excelDateText, readSheet } from '../input/excel.ts';
+import type { Refuse } from '../input/errors.ts';
+import { csvLayout, encodingOption, fileSize, type ReadOptions } from '../input/index.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
 import { unneutralise } from './neutralise.ts';
 import { numberText } from './numbers.ts';
@@ -21,40 +23,23 @@ import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/rows.ts';
 
-export interface ReadResultsOptions {
-  /** Excel only: the sheet to read (default: the first). */
-  sheet?: string;
-  /** CSV only: utf-8, utf-16le, utf-16be or windows-1252 (default: detected, as readBatch does). */
-  encoding?: string;
-}
-
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
-export async function readResults(path: string, options: ReadResultsOptions = {}): Promise<ResultsTable> {
-  const file = path;
+export async function readResults(file: string, options: ReadOptions = {}): Promise<ResultsTable> {
+  const refuse: Refuse = (code, message) => new ResultsError(code, file, message);
+  await fileSize(file, 'a results file', refuse);
   let buf: Buffer;
   try {
-    const st = await stat(path);
-    if (st.isDirectory()) throw new ResultsError('UNREADABLE', file, `${file}: is a folder, not a results file.`);
-    buf = await readFile(path);
+    buf = await readFile(file);
   } catch (e) {
-    if (e instanceof ResultsError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new ResultsError('FILE_NOT_FOUND', file, `${file}: no such file.`, { cause: e });
     throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file (${code ?? (e as Error).message}).`, { cause: e });
   }
-  if (buf.length === 0) throw new ResultsError('EMPTY_FILE', file, `${file}: the file is empty (0 bytes).`);
-
   const kind = sniffKind(buf.subarray(0, 8192));
   if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
-  if (kind === 'xlsx' || kind === 'xls') {
-    if (options.encoding)
-      throw new ResultsError('ENCODING', file, `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
-    return resultsTableOf(file, 'xlsx', readXlsx(buf, file, options.sheet));
-  }
-  if (options.sheet !== undefined)
-    throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
-  const { records, delimiter } = readCsv(buf, file, options.encoding);
+  const encoding = encodingOption(file, kind, options, refuse);
+  if (kind !== 'csv') return resultsTableOf(file, 'xlsx', readXlsx(buf, file, options.sheet, refuse));
+  const { records, delimiter } = readCsv(buf, file, encoding);
   return { ...resultsTableOf(file, 'csv', records), delimiter };
 }
 
@@ -73,23 +58,11 @@ export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>): ColumnMappi
 
 // ---------------------------------------------------------------- records to table
 
-function uniqueHeaders(raw: readonly string[]): string[] {
-  // the same names readBatch gives (src/input/columns.ts mapColumns), so cells are keyed alike
-  const seen = new Map<string, number>();
-  return raw.map((r, i) => {
-    let h = r.trim() || `(column ${i + 1})`;
-    const count = seen.get(h) ?? 0;
-    seen.set(h, count + 1);
-    if (count > 0) h = `${h} (${count + 1})`;
-    return h;
-  });
-}
-
 function resultsTableOf(file: string, format: ResultsFormat, records: readonly SourceRecord[]): ResultsTable {
   const headerAt = records.findIndex((r) => !isBlank(r.values));
   if (headerAt < 0) throw new ResultsError('EMPTY_FILE', file, `${file}: the file has no header row.`);
   const headerRec = records[headerAt]!;
-  const headers = uniqueHeaders(headerRec.values.map(unneutralise));
+  const headers = uniqueColumns(headerRec.values.map(unneutralise));
   const split = splitColumns(headers);
   if (!split.isResults) throw notResults(file, headerRec.rowNumber, split.missing);
 
@@ -140,27 +113,14 @@ const CSV_OPTIONS = {
   record_delimiter: ['\r\n', '\n', '\r'],
 };
 
-function readCsv(buf: Buffer, file: string, encodingName?: string): { records: SourceRecord[]; delimiter: string } {
-  let encoding: TextEncoding;
-  let bomBytes: number;
-  const detected = detectEncoding(buf.subarray(0, 1024 * 1024));
-  if (encodingName) {
-    const e = parseEncodingName(encodingName);
-    if (!e)
-      throw new ResultsError('ENCODING', file, `unknown --encoding "${encodingName}": use utf-8, utf-16le, utf-16be or windows-1252.`);
-    encoding = e;
-    bomBytes = detected.encoding === e ? detected.bomBytes : 0;
-  } else {
-    encoding = detected.encoding;
-    bomBytes = detected.bomBytes;
-  }
-  let text = iconv.decode(buf.subarray(bomBytes), encoding, { stripBOM: false });
-  const sep = sepLine(text.slice(0, 16));
-  if (sep) text = text.slice(text.indexOf('\n') + 1);
+function readCsv(buf: Buffer, file: string, encoding?: TextEncoding): { records: SourceRecord[]; delimiter: string } {
+  const layout = csvLayout(buf.subarray(0, 1024 * 1024), encoding);
+  let text = iconv.decode(buf.subarray(layout.detected.bomBytes), layout.detected.encoding, { stripBOM: false });
+  if (layout.sepLineFirst) text = text.slice(text.indexOf('\n') + 1);
 
   // The detected delimiter first; if the result columns do not appear under it, the one under which they do.
-  const first = sep ?? detectDelimiter(text.slice(0, 1024 * 1024));
-  const candidates = sep ? [sep] : [first, ...DELIMITERS.filter((d) => d !== first)];
+  const first = layout.delimiter;
+  const candidates = layout.sepLineFirst ? [first] : [first, ...DELIMITERS.filter((d) => d !== first)];
   let delimiter: string = first;
   for (const d of candidates) {
     let head: string[][];
@@ -170,7 +130,7 @@ function readCsv(buf: Buffer, file: string, encodingName?: string): { records: S
       continue;
     }
     const header = head.find((r) => !isBlank(r));
-    if (header && splitColumns(uniqueHeaders(header.map(unneutralise))).isResults) {
+    if (header && splitColumns(uniqueColumns(header.map(unneutralise))).isResults) {
       delimiter = d;
       break;
     }
@@ -237,11 +197,7 @@ function cellText(cell: XLSX.CellObject | undefined): string {
     }
     case 'b':
       return cell.v ? 'TRUE' : 'FALSE';
-    case 'd':
-      return (cell.v as Date)
-        .toISOString()
-        .replace(/T00:00:00\.000Z$/, '')
-        .replace(/\.000Z$/, '');
+    // no 'd': read with cellDates false, SheetJS gives a date cell as its serial number ('n')
     case 'e':
       return cell.w ?? '#ERROR';
     default:
@@ -249,35 +205,8 @@ function cellText(cell: XLSX.CellObject | undefined): string {
   }
 }
 
-function readXlsx(buf: Buffer, file: string, sheetName?: string): SourceRecord[] {
-  let wb: XLSX.WorkBook;
-  try {
-    wb = XLSX.read(buf, {
-      type: 'buffer',
-      dense: true,
-      cellNF: true,
-      cellDates: false,
-      cellFormula: false,
-      cellHTML: false,
-      cellStyles: false,
-    });
-  } catch (e) {
-    throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${(e as Error).message}).`, { cause: e });
-  }
-  const sheets = wb.SheetNames;
-  if (sheets.length === 0) throw new ResultsError('EMPTY_FILE', file, `${file}: the workbook has no sheet.`);
-  let name = sheets[0]!;
-  if (sheetName !== undefined) {
-    const found = sheets.find((s) => s === sheetName) ?? sheets.find((s) => s.toLowerCase() === sheetName.toLowerCase());
-    if (!found)
-      throw new ResultsError(
-        'SHEET_NOT_FOUND',
-        file,
-        `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`,
-      );
-    name = found;
-  }
-  const ws = wb.Sheets[name]!;
+function readXlsx(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse): SourceRecord[] {
+  const { ws } = readSheet(buf, file, sheetName, refuse);
   const ref = ws['!ref'];
   if (!ref) return [];
   const range = XLSX.utils.decode_range(ref);

@@ -1,13 +1,13 @@
 // Supporting documents named in a row: they must exist, be PDF, JPEG or PNG by their bytes (the
 // magic numbers, not the extension), weigh at most 10 MB (spec §8), at most 5 per row.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
+import { constants, lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../interface/codes.ts';
 import type { ProblemCode } from './problems.ts';
 
 export type DocumentCheck =
-  | { ok: true; path: string; contentType: DocumentContentType; bytes: number }
+  | { ok: true; path: string; contentType: DocumentContentType; fingerprint: DocumentFingerprint }
   | {
       ok: false;
       path: string;
@@ -26,7 +26,21 @@ export function sniffDocumentType(head: Uint8Array): DocumentContentType | undef
   return MAGIC_NUMBERS.find(([, magic]) => magic.every((b, i) => head[i] === b))?.[0];
 }
 
-/** Checks one document on disk (synchronously: a file of at most 10 MB). */
+// Validation and upload are apart in time (a whole batch is validated before the first row is
+// sent): a document may be edited, replaced by a symbolic link, a device or a FIFO (whose read
+// never ends) meanwhile. Validation keeps what it saw (size and SHA-256) and the upload reads the
+// file again through one descriptor opened without blocking, checked with fstat before any read,
+// and compares.
+
+/** What validation saw of a document. */
+export interface DocumentFingerprint {
+  bytes: number;
+  sha256: string;
+  /** The path itself was a symbolic link (then only size and content are compared). */
+  symlink: boolean;
+}
+
+/** Checks one document on disk (synchronously: a file of at most 10 MB), and what it saw of a valid one. */
 export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentCheck {
   const refused = (code: Extract<DocumentCheck, { ok: false }>['code'], message: string, expected: string): DocumentCheck => ({
     ok: false,
@@ -47,31 +61,18 @@ export function checkDocumentFile(absPath: string, shownAs = absPath): DocumentC
     const mb = (size / 1024 / 1024).toFixed(1);
     return refused('DOCUMENT_TOO_LARGE', `is ${mb} MB; the service takes at most 10 MB per file`, 'a file of at most 10 MB');
   }
-  let head: Uint8Array;
+  let content: Buffer;
+  let symlink: boolean;
   try {
-    head = readFileSync(absPath).subarray(0, 8); // a regular file of at most 10 MB, as just checked
+    symlink = lstatSync(absPath).isSymbolicLink();
+    content = readFileSync(absPath); // a regular file of at most 10 MB, as just checked
   } catch (e) {
     return refused('DOCUMENT_NOT_FOUND', `cannot be read (${(e as NodeJS.ErrnoException).code})`, 'a readable file');
   }
-  const type = sniffDocumentType(head);
+  const type = sniffDocumentType(content);
   if (!type) return refused('DOCUMENT_TYPE', 'is not a PDF, JPEG or PNG (by its content, whatever its name)', 'a PDF, JPEG or PNG file');
-  return { ok: true, path: absPath, contentType: type, bytes: size };
-}
-
-// ---- the same file at upload as at validation
-//
-// Validation and upload are apart in time (a whole batch is validated before the first row is
-// sent): a document may be edited, replaced by a symbolic link, a device or a FIFO (whose read
-// never ends) meanwhile. The engine keeps what validation saw (size and SHA-256) and the upload
-// reads the file again through one descriptor opened without blocking, checked with fstat before
-// any read, and compares.
-
-/** What validation saw of a document. */
-export interface DocumentFingerprint {
-  bytes: number;
-  sha256: string;
-  /** The path itself was a symbolic link (then only size and content are compared). */
-  symlink: boolean;
+  const sha256 = createHash('sha256').update(content).digest('hex');
+  return { ok: true, path: absPath, contentType: type, fingerprint: { bytes: content.length, sha256, symlink } };
 }
 
 type DocumentRead =
@@ -88,58 +89,15 @@ function kindOf(st: Stats): string {
   return 'something other than a regular file';
 }
 
-/** Size and SHA-256 of a document, read through one descriptor; undefined when it is not a regular file of at most 10 MB. */
-export function fingerprintDocument(absPath: string): DocumentFingerprint | undefined {
-  try {
-    const symlink = lstatSync(absPath).isSymbolicLink();
-    const fd = openSync(absPath, OPEN_FLAGS);
-    try {
-      const st = fstatSync(fd);
-      if (!st.isFile() || st.size > MAX_DOCUMENT_BYTES) return undefined;
-      const hash = createHash('sha256');
-      const buf = Buffer.alloc(64 * 1024);
-      let bytes = 0;
-      for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) {
-        hash.update(buf.subarray(0, n));
-        bytes += n;
-        if (bytes > MAX_DOCUMENT_BYTES) return undefined;
-      }
-      return { bytes, sha256: hash.digest('hex'), symlink };
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A document checker that also keeps each valid document's fingerprint (by absolute path), for
- * readDocumentForUpload. A document it cannot fingerprint is refused like one it cannot read.
- */
-export function fingerprintingChecker(): {
-  check: (absPath: string, shownAs?: string) => DocumentCheck;
-  fingerprints: Map<string, DocumentFingerprint>;
-} {
+/** A document checker that also keeps the fingerprint of each valid document (by absolute path), for readDocumentForUpload. */
+export function fingerprintingChecker() {
   const fingerprints = new Map<string, DocumentFingerprint>();
-  return {
-    fingerprints,
-    check: (absPath, shownAs) => {
-      const r = checkDocumentFile(absPath, shownAs);
-      if (!r.ok || fingerprints.has(absPath)) return r;
-      const fp = fingerprintDocument(absPath);
-      if (!fp)
-        return {
-          ok: false,
-          path: absPath,
-          code: 'DOCUMENT_NOT_FOUND',
-          message: `"${shownAs ?? absPath}" cannot be read as a file`,
-          expected: 'a readable file',
-        };
-      fingerprints.set(absPath, fp);
-      return r;
-    },
+  const check = (absPath: string, shownAs?: string): DocumentCheck => {
+    const r = checkDocumentFile(absPath, shownAs);
+    if (r.ok && !fingerprints.has(absPath)) fingerprints.set(absPath, r.fingerprint);
+    return r;
   };
+  return { check, fingerprints };
 }
 
 /**

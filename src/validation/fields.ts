@@ -184,10 +184,6 @@ export function nubanCheckDigitOk(bankCode3: string, account: string): boolean {
   for (let i = 0; i < 12; i++) sum += Number(s[i]) * w[i]!;
   return (10 - (sum % 10)) % 10 === Number(account[9]);
 }
-export function nubanCheckDigit(bankCode3: string, serial9: string): string {
-  for (let d = 0; d <= 9; d++) if (nubanCheckDigitOk(bankCode3, serial9 + d)) return serial9 + d;
-  throw new Error('unreachable');
-}
 
 export const accountType: FieldCheck = (raw) => {
   const v = raw.trim().toLowerCase();

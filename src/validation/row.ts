@@ -62,34 +62,25 @@ const excelNumberText = (v: number): string => String(Number(v.toPrecision(15)))
 /** The file's header of a field (the field's own name when the file has no such column). */
 const headerOf = (ctx: RowContext, f: string): string => ctx.fields[f as CanonicalField] ?? f;
 /** One row being read: its cells, and the problems found so far. */
-interface RowReader {
-  row: RawRow;
-  ctx: RowContext;
-  problems: Problem[];
+type RowReader = ReturnType<typeof readerOf>;
+
+function readerOf(row: RawRow, ctx: RowContext) {
+  const problems: Problem[] = [];
+  const of = <T>(byHeader: Record<string, T> | undefined, f: string): T | undefined => {
+    const h = ctx.fields[f as CanonicalField];
+    return h === undefined ? undefined : byHeader?.[h];
+  };
   /** A field's cell as read ('' when the file has no such column). */
-  cell(f: string): string;
-  /** Excel only: a field's cell as a number, or what a date-formatted cell shows. */
-  number(f: string): number | undefined;
-  date(f: string): string | undefined;
+  const cell = (f: string) => of(row.cells, f) ?? '';
   /** Records a problem on a field (its column and value, account identifiers masked), on given columns, or on the row. */
-  add(
+  const add = (
     severity: Severity,
     code: ProblemCode,
     at: string | { column: string } | undefined,
     message: string,
     expected?: string,
     value?: string,
-  ): void;
-}
-
-function readerOf(row: RawRow, ctx: RowContext): RowReader {
-  const problems: Problem[] = [];
-  const of = <T>(byHeader: Record<string, T> | undefined, f: string): T | undefined => {
-    const h = ctx.fields[f as CanonicalField];
-    return h === undefined ? undefined : byHeader?.[h];
-  };
-  const cell = (f: string) => of(row.cells, f) ?? '';
-  const add: RowReader['add'] = (severity, code, at, message, expected, value) => {
+  ) => {
     const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
     if (typeof at === 'object') p.column = at.column;
     else if (at !== undefined) {
@@ -101,7 +92,10 @@ function readerOf(row: RawRow, ctx: RowContext): RowReader {
     if (expected) p.expected = expected;
     problems.push(p);
   };
-  return { row, ctx, problems, cell, number: (f) => of(row.numbers, f), date: (f) => of(row.dates, f), add };
+  // Excel only: a field's cell as a number, or what a date-formatted cell shows
+  const number = (f: string) => of(row.numbers, f);
+  const date = (f: string) => of(row.dates, f);
+  return { row, ctx, problems, cell, number, date, add };
 }
 
 /**
@@ -251,15 +245,19 @@ function excelDateTraps(r: RowReader): Set<string> {
   return trapped;
 }
 
-/** Why an identifier that arrived as the number `n` is refused: digits were lost; else undefined. */
+/**
+ * What an identifier that arrived as the number `n` lost: an error when digits were lost, a
+ * warning when leading zeros may have been; else undefined. [severity, code, message, expected, value shown]
+ */
 function lostDigits(
   f: string,
   n: number,
   cell: string,
   method: PayoutMethod | undefined,
-): [ProblemCode, string, string, string?] | undefined {
+): [Severity, ProblemCode, string, string, string?] | undefined {
   if (/e/i.test(cell) || Math.abs(n) >= 1e15)
     return [
+      'error',
       'EXCEL_DIGITS_LOST',
       `the ${f} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
       'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
@@ -268,6 +266,7 @@ function lostDigits(
   const digits = String(n);
   if (f === 'phoneNumber')
     return [
+      'error',
       'EXCEL_LEADING_ZEROS_LOST',
       `the ${f} is stored as a number, which dropped its leading + (and any leading 0)`,
       'the column formatted as Text, with the number in E.164 form such as +85291234567',
@@ -276,9 +275,18 @@ function lostDigits(
   const min = minDigits(f as BeneficiaryColumn, method);
   if (min !== undefined && digits.length < min)
     return [
+      'error',
       'EXCEL_LEADING_ZEROS_LOST',
       `the ${f} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
       `the column formatted as Text and the ${min} digits typed again`,
+      digits,
+    ];
+  if (min === undefined && (f === 'accountNumber' || f === 'bankCode'))
+    return [
+      'warning',
+      'EXCEL_LEADING_ZEROS_LOST',
+      `the ${f} is stored as a number: if it began with 0, Excel dropped the zeros`,
+      'the column formatted as Text',
       digits,
     ];
   return undefined;
@@ -293,22 +301,10 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
   for (const f of TEXT_ONLY_FIELDS) {
     const n = r.number(f);
     if (n === undefined) continue;
-    const refused = lostDigits(f, n, r.cell(f), method);
-    if (refused) {
-      trapped.add(f);
-      r.add('error', refused[0], f, refused[1], refused[2], refused[3]);
-    } else if (Number.isInteger(n)) {
-      overrides[f] = String(n);
-      if (minDigits(f as BeneficiaryColumn, method) === undefined && (f === 'accountNumber' || f === 'bankCode'))
-        r.add(
-          'warning',
-          'EXCEL_LEADING_ZEROS_LOST',
-          f,
-          `the ${f} is stored as a number: if it began with 0, Excel dropped the zeros`,
-          'the column formatted as Text',
-          String(n),
-        );
-    }
+    const lost = lostDigits(f, n, r.cell(f), method);
+    if (lost) r.add(lost[0], lost[1], f, lost[2], lost[3], lost[4]);
+    if (lost?.[0] === 'error') trapped.add(f);
+    else if (Number.isInteger(n)) overrides[f] = String(n);
   }
   return overrides;
 }

@@ -80,13 +80,12 @@ export function minDigits(field: BeneficiaryColumn, method: PayoutMethod | undef
 /** The beneficiary fields a method takes (spec §4.2): the rest are not sent. */
 export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
   const rule = METHOD_RULES[method];
-  return [
-    ...new Set([...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode']),
-  ] as BeneficiaryColumn[];
+  const fields: BeneficiaryColumn[] = [...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode'];
+  return [...new Set(fields)];
 }
 
 export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
-  return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required] as BeneficiaryColumn[];
+  return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required];
 }
 
 /**

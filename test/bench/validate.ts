@@ -29,8 +29,7 @@ import { parse } from 'csv-parse';
 import { composeIBAN } from 'ibantools';
 import { CANONICAL_FIELDS } from '../../src/input/columns.ts';
 import { MAX_RECORD_BYTES } from '../../src/input/limits.ts';
-import { EXAMPLES } from '../../src/validation/templates.ts';
-import { nubanCheckDigit } from '../../src/validation/fields.ts';
+import { EXAMPLES, nubanCheckDigit } from '../validation/examples.ts';
 import { validateBatch } from '../../src/validation/index.ts';
 import { saveFigures } from './figures.ts';
 

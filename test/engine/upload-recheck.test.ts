@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { fingerprintDocument, readDocumentForUpload } from '../../src/validation/documents.ts';
+import { checkDocumentFile, readDocumentForUpload } from '../../src/validation/documents.ts';
 import { HEADER, ROOT, generateCsv, tempDirs } from './helpers.ts';
 import { UNATTENDED, connectionTo } from '../ops/helpers.ts';
 
@@ -97,6 +97,10 @@ describe('a document swapped between validation and upload', () => {
 });
 
 describe('readDocumentForUpload', () => {
+  const fingerprintDocument = (path: string) => {
+    const c = checkDocumentFile(path);
+    return c.ok ? c.fingerprint : undefined;
+  };
   it('never reads a FIFO or a device; compares with the fingerprint', async () => {
     const dir = await dirs.make();
     const doc = join(dir, 'a.pdf');

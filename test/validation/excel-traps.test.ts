@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as XLSX from 'xlsx';
 import { collectBatch } from '../../src/validation/index.ts';
 import { CANONICAL_FIELDS } from '../../src/input/columns.ts';
-import { EXAMPLES } from '../../src/validation/templates.ts';
+import { EXAMPLES } from './examples.ts';
 import type { PayoutMethod } from '../../src/interface/codes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-xl-'));

@@ -1,5 +1,5 @@
-// Writes the committed templates/ and samples/ from their one source (src/validation/templates.ts
-// for templates, the tables below for samples). Run once after changing either:
+// Writes the committed templates/ and samples/ from their one source (examples.ts for templates,
+// the tables below for samples). Run once after changing either:
 //   npx tsx test/validation/generate-files.ts
 // test/validation/templates.test.ts checks the committed templates equal what this produces.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -10,8 +10,8 @@ import * as XLSX from 'xlsx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { composeIBAN } from 'ibantools';
 import { CANONICAL_FIELDS, type CanonicalField } from '../../src/input/columns.ts';
-import { TEMPLATE_METHODS, templateCsv, templateFileName, templateXlsx } from '../../src/validation/templates.ts';
-import { nubanCheckDigit } from '../../src/validation/fields.ts';
+import { templateFileName } from '../../src/validation/templates.ts';
+import { TEMPLATE_METHODS, nubanCheckDigit, templateCsv, templateXlsx } from './examples.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

@@ -7,7 +7,7 @@ import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../.
 import { FIELD_CHECKS, METHOD_FIELD_CHECKS, methodFields, requiredFields, PayoutRowSchema } from '../../src/validation/schemas.ts';
 import { parseRow, type RowContext } from '../../src/validation/row.ts';
 import { sniffDocumentType, checkDocumentFile } from '../../src/validation/documents.ts';
-import { EXAMPLES } from '../../src/validation/templates.ts';
+import { EXAMPLES } from './examples.ts';
 import { PAYOUT_METHODS, type PayoutMethod } from '../../src/interface/codes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-row-'));

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { collectBatch } from '../../src/validation/index.ts';
-import { TEMPLATE_METHODS, templateFileName, templateRows } from '../../src/validation/templates.ts';
+import { templateFileName } from '../../src/validation/templates.ts';
+import { TEMPLATE_METHODS, templateRows } from './examples.ts';
 import { writeSamples, writeTemplates } from './generate-files.ts';
 import { PAYOUT_METHODS } from '../../src/interface/codes.ts';
 

@@ -8,7 +8,7 @@ import type { ArgsOf } from '../options.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { canonicalMethod, PAYOUT_METHODS } from '../../interface/codes.ts';
-import { templateCsv, templateFileName, templateXlsx } from '../../validation/templates.ts';
+import { readTemplate, templateFileName } from '../../validation/templates.ts';
 import { resolve } from 'node:path';
 
 const builder = (y: Argv) =>
@@ -26,7 +26,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       if (!method) throw new UsageError(`unknown --method "${args.method}": use one of ${PAYOUT_METHODS.join(', ')}`);
     }
     const format = args.format === 'xlsx' ? 'xlsx' : 'csv';
-    const content = format === 'xlsx' ? templateXlsx(method) : templateCsv(method);
+    const content = readTemplate(method, format);
     const out = args.out ?? (format === 'xlsx' ? templateFileName(method, 'xlsx') : undefined);
     if (out === undefined) {
       io.stdout.write(content);
