@@ -60,29 +60,61 @@ export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
   };
 }
 
+/** The payouts of a status poll or a reconcile, as the list and get-payout gave them. */
+export interface PayoutsRead {
+  /** Items of the payout list (spec §2: status, amounts, fees, rate, createdAt). */
+  listed: Map<string, PayoutAnswer>;
+  /** get-payout's answers: for a payout no page showed, or one the list cannot answer for (`ask`). */
+  got: Map<string, PayoutAnswer>;
+  /** The service's error for a payout (404 PAYOUT_NOT_FOUND...). */
+  errors: Map<string, PayoutApiError>;
+  /** Service trouble (unreachable, 5xx, key refused): the payouts not read by then were not asked. */
+  halted?: PayoutApiError;
+}
+
 /**
- * The payout list's items, by id, until every payout of `ids` is seen (or the pages end: pages.ts);
- * `missing` are the ids no page showed. A list the service refuses (a 4xx) shows none: each payout
- * is then asked for by itself. Service trouble is thrown as the client's error.
+ * Each payout of `ids` from the payout list (spec §4.4, 100 a page, paged as pages.ts says), and
+ * one get-payout (§4.3) for each the pages did not show or `ask` sends for, in parallel through the
+ * client's throttle. A list the service refuses (a 4xx) shows none: each payout is asked for.
  */
-export async function listedPayouts(
+export async function readPayouts(
   ids: Iterable<string>,
   o: FetchOptions,
   requests: RequestCounts,
-): Promise<{ listed: Map<string, PayoutAnswer>; missing: string[] }> {
-  const wanted = new Set(ids);
+  ask: (listed: PayoutAnswer) => boolean = () => false,
+): Promise<PayoutsRead> {
+  const out: PayoutsRead = { listed: new Map(), got: new Map(), errors: new Map() };
+  const all = [...new Set(ids)];
+  const missing = new Set(all);
   const fetch = (page: number) => {
     requests.payoutPages++;
     return o.client.listPayouts({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
   };
   try {
-    const { items } = await readPages({ fetch, wanted, what: 'payouts', logger: o.logger, stop: o.stop });
-    return { listed: new Map(items.map((p) => [p.id, p])), missing: [...wanted] };
+    const { items } = await readPages({ fetch, wanted: missing, what: 'payouts', logger: o.logger, stop: o.stop });
+    for (const p of items) out.listed.set(p.id, p);
   } catch (e) {
-    if (!(e instanceof PayoutApiError) || e.serviceTrouble) throw e;
+    if (!(e instanceof PayoutApiError)) throw e;
+    if (e.serviceTrouble) return { ...out, halted: e };
     o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'the payout list could not be read: each payout is asked for');
-    return { listed: new Map(), missing: [...new Set(ids)] };
+    for (const id of all) missing.add(id);
   }
+  const toGet = all.filter((id) => missing.has(id) || ask(out.listed.get(id)!));
+  await Promise.all(
+    toGet.map(async (payoutId) => {
+      if (out.halted || o.stop?.aborted) return;
+      requests.getPayout++;
+      try {
+        out.got.set(payoutId, await o.client.getPayout(payoutId, { signal: o.stop }));
+      } catch (e) {
+        if (!(e instanceof PayoutApiError)) throw e;
+        if (e.serviceTrouble) out.halted ??= e;
+        else out.errors.set(payoutId, e);
+        o.logger?.warn({ payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
+      }
+    }),
+  );
+  return out;
 }
 
 /** What reconcile needs of a payout, from a list item or get-payout (spec §2: both carry these fields). */
@@ -92,31 +124,22 @@ function stateOf(p: PayoutAnswer): PayoutState {
   return { status: p.status, sourceCurrency: p.sourceCurrency, total, createdAt: p.createdAt };
 }
 
-/** Each payout's state now, from the list; a payout the service answers an error for (404...) carries that error. */
+/** Each payout's state now; a payout the service answers an error for (404...) carries that error. */
 export async function fetchPayoutStates(
   ids: readonly string[],
   o: FetchOptions,
   requests: RequestCounts,
 ): Promise<Map<string, PayoutState>> {
-  const { listed, missing } = await listedPayouts(ids, o, requests).catch(haltOnTrouble);
+  const read = await readPayouts(ids, o, requests);
+  if (read.halted) throw new Halted(read.halted.message);
+  if (o.stop?.aborted) throw new Halted('stopped');
   const payouts = new Map<string, PayoutState>();
   for (const id of ids) {
-    const p = listed.get(id);
+    const p = read.listed.get(id) ?? read.got.get(id);
+    const e = read.errors.get(id);
     if (p) payouts.set(id, stateOf(p));
+    else if (e) payouts.set(id, { error: `${e.code ?? `HTTP ${e.status ?? '?'}`} (request id ${e.requestId})` });
   }
-  await Promise.all(
-    missing.map(async (payoutId) => {
-      if (o.stop?.aborted) throw new Halted('stopped');
-      requests.getPayout++;
-      try {
-        payouts.set(payoutId, stateOf(await o.client.getPayout(payoutId, { signal: o.stop })));
-      } catch (e) {
-        if (!(e instanceof PayoutApiError) || e.serviceTrouble) return haltOnTrouble(e);
-        payouts.set(payoutId, { error: `${e.code ?? `HTTP ${e.status ?? '?'}`} (request id ${e.requestId})` });
-        o.logger?.warn({ payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
-      }
-    }),
-  );
   return payouts;
 }
 

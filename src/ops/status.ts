@@ -50,7 +50,7 @@ import {
 } from '../engine/money-totals.ts';
 import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
 import { readPages } from '../client/pages.ts';
-import { listedPayouts, type RequestCounts } from './reconcile-fetch.ts';
+import { readPayouts, type RequestCounts } from './reconcile-fetch.ts';
 import { timeOf } from './tie-out.ts';
 import type { ResultsTable } from '../results/types.ts';
 
@@ -163,54 +163,31 @@ const needsGet = (listed: string, held: string): boolean =>
   listed === 'ADDITIONAL_INFO_REQUIRED' || (listed === 'PENDING' && held === 'ADDITIONAL_INFO_REQUIRED');
 
 /**
- * The payouts' statuses from the payout list (reconcile-fetch.ts listedPayouts); one get-payout each
- * only where the list cannot answer (needsGet) or did not show the payout, all in parallel through
- * the client's throttle. Service trouble halts the rest. Also each payout's createdAt seen.
+ * The payouts' statuses from the payout list, and get-payout where the list cannot answer (needsGet)
+ * or did not show the payout (reconcile-fetch.ts readPayouts); each payout's createdAt as seen.
  */
 async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, requests: RequestCounts) {
+  const read = await readPayouts(todo.keys(), o, requests, (p) => needsGet(p.status, todo.get(p.id)!.status));
   const updates: StatusUpdate[] = [];
-  const failures: RowFailure[] = [];
-  const createdAt = new Map<string, string>();
-  let halted: string | undefined;
-  const trouble = (e: unknown, log: Record<string, unknown>) => {
-    if (!(e instanceof PayoutApiError) || !e.serviceTrouble) return false;
-    halted ??= e.message;
-    o.logger?.error({ ...log, requestId: e.requestId, status: e.status }, 'status refresh halted');
-    return true;
-  };
-  const toGet: string[] = [];
-  try {
-    const { listed, missing } = await listedPayouts(todo.keys(), o, requests);
-    toGet.push(...missing);
-    for (const p of listed.values()) if (p.createdAt) createdAt.set(p.id, p.createdAt);
-    for (const [payoutId, held] of todo) {
-      const p = listed.get(payoutId);
-      if (p && needsGet(p.status, held.status)) toGet.push(payoutId);
-      else if (p && p.status !== held.status) updates.push({ payoutId, status: p.status, source: 'get' });
-    }
-  } catch (e) {
-    if (!trouble(e, {})) throw e;
+  for (const [payoutId, held] of todo) {
+    const got = read.got.get(payoutId);
+    const listed = read.listed.get(payoutId);
+    if (got) {
+      const { status, statusDetail, informationRequests, updatedAt } = got;
+      updates.push({ payoutId, status, statusDetail, informationRequests, at: updatedAt, source: 'get' });
+    } else if (listed && listed.status !== held.status) updates.push({ payoutId, status: listed.status, source: 'get' });
   }
-  await Promise.all(
-    toGet.map(async (payoutId) => {
-      const rowNumber = todo.get(payoutId)!.rowNumber;
-      if (halted || o.stop?.aborted) return;
-      requests.getPayout++;
-      try {
-        const p = await o.client.getPayout(payoutId);
-        if (p.createdAt) createdAt.set(payoutId, p.createdAt);
-        const { status, statusDetail, informationRequests } = p;
-        updates.push({ payoutId, status, statusDetail, informationRequests, at: p.updatedAt, source: 'get' });
-        o.logger?.debug({ row: rowNumber, payoutId, status: p.status }, 'payout read');
-      } catch (e) {
-        if (!(e instanceof PayoutApiError)) throw e;
-        if (trouble(e, { row: rowNumber, payoutId })) return;
-        failures.push({ rowNumber, payoutId, code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
-        o.logger?.warn({ row: rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
-      }
-    }),
-  );
-  return { updates, failures, halted, createdAt };
+  const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({
+    rowNumber: todo.get(payoutId)!.rowNumber,
+    payoutId,
+    code: e.code ?? `HTTP_${e.status ?? 0}`,
+    message: e.message,
+    requestId: e.requestId,
+  }));
+  if (read.halted) o.logger?.error({ requestId: read.halted.requestId, status: read.halted.status }, 'status refresh halted');
+  const createdAt = new Map<string, string>();
+  for (const [id, p] of [...read.listed, ...read.got]) if (p.createdAt) createdAt.set(id, p.createdAt);
+  return { updates, failures, halted: read.halted?.message, createdAt };
 }
 
 /**
