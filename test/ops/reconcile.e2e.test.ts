@@ -55,7 +55,9 @@ describe('payout-batch reconcile', () => {
     const again = await runCli(['reconcile', results, '--base-url', sb.url, '--rate', '100', '--until', '2999-01-01'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(1);
     expect(again.stdout).toMatch(new RegExp(`not from this batch: -[\\d.]+ GBP reference ${otherRef}`));
-    expect(again.stdout).toMatch(/Used 2 requests \(1 payout page, 0 payout status, 1 transaction page\); this key has used \d+ of 10,000 this month/);
+    expect(again.stdout).toMatch(
+      /Used 2 requests \(1 payout page, 0 payout status, 1 transaction page\); this key has used \d+ of 10,000 this month/,
+    );
     expect(again.stdout).toMatch(/Does not tie out: 1 problem/);
     expect(existsSync(j.reconciliationFile)).toBe(true);
   });
