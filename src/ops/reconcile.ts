@@ -75,20 +75,20 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const usage = () => o.client.quotaUsage().catch(() => undefined);
   o.onPlan?.({ payouts: ids.length, usage: await usage() });
 
-  const requests: RequestCounts = { getPayout: 0, transactionPages: 0, total: 0 };
+  const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
     const payouts = await fetchPayoutStates(ids, o, requests);
     const created = [...payouts.values()].flatMap((p) => timeOf(p.createdAt) ?? []);
     const stopBelow = timeOf(o.since) ?? (created.length ? Math.min(...created) : undefined);
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
-    requests.total = requests.getPayout + requests.transactionPages;
+    requests.total = requests.payoutPages + requests.getPayout + requests.transactionPages;
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until });
     const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
     return { exitCode: report.ok ? 0 : 1, report, reconciliationPath, requests, listing, usage: await usage() };
   } catch (e) {
     if (!(e instanceof Halted)) throw e;
-    requests.total = requests.getPayout + requests.transactionPages;
+    requests.total = requests.payoutPages + requests.getPayout + requests.transactionPages;
     return { exitCode: 4, requests, listing, halted: e.message, usage: await usage() };
   }
 }

@@ -29,7 +29,7 @@ describe('payout-batch reconcile', () => {
     const j = JSON.parse(r.stdout);
     expect(j.tiesOut).toBe(true);
     expect(j.problems).toEqual([]);
-    expect(j.requests).toEqual({ getPayout: 3, transactionPages: 1, total: 4 });
+    expect(j.requests).toEqual({ payoutPages: 1, getPayout: 0, transactionPages: 1, total: 2 }); // pages, not rows
     expect(j.quota).toMatchObject({ quota: 10000 });
     expect(j.rows.map((x: { status: string; debit: string; refund: string; net: string }) => [x.status, x.debit, x.refund, x.net])).toEqual(
       [
@@ -55,7 +55,9 @@ describe('payout-batch reconcile', () => {
     const again = await runCli(['reconcile', results, '--base-url', sb.url, '--rate', '100', '--until', '2999-01-01'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(1);
     expect(again.stdout).toMatch(new RegExp(`not from this batch: -[\\d.]+ GBP reference ${otherRef}`));
-    expect(again.stdout).toMatch(/Used 4 requests \(3 payout status, 1 transaction page\); this key has used \d+ of 10,000 this month/);
+    expect(again.stdout).toMatch(
+      /Used 2 requests \(1 payout page, 0 payout status, 1 transaction page\); this key has used \d+ of 10,000 this month/,
+    );
     expect(again.stdout).toMatch(/Does not tie out: 1 problem/);
     expect(existsSync(j.reconciliationFile)).toBe(true);
   });

@@ -261,7 +261,7 @@ describe('reconcile (the I/O step)', () => {
       const r = await reconcile({ client, resultsFile: results });
       expect(r.exitCode).toBe(4);
       expect(r.report).toBeUndefined();
-      expect(r.requests.getPayout).toBe(1);
+      expect(r.requests.payoutPages).toBe(1);
       await expect(reconcile({ client, resultsFile: results, since: 'last tuesday' })).rejects.toThrow(/--since last tuesday: not a date/);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -47,7 +47,7 @@ export default defineCommand<ReconcileArgs>({
 });
 
 const usageText = (r: ReconcileResult): string =>
-  `${plural(r.requests.total, 'request')} (${r.requests.getPayout} payout status, ${plural(r.requests.transactionPages, 'transaction page')})` +
+  `${plural(r.requests.total, 'request')} (${plural(r.requests.payoutPages, 'payout page')}, ${r.requests.getPayout} payout status, ${plural(r.requests.transactionPages, 'transaction page')})` +
   (r.usage
     ? `; this key has used ${r.usage.used.toLocaleString('en-US')} of ${r.usage.quota.toLocaleString('en-US')} this month (${r.usage.month}, UTC), as counted here`
     : '');
