@@ -3,8 +3,8 @@
 // The row loop: every row to send goes through its life, rows in parallel through the one client
 // (which keeps the rate limit), a row's own steps in order:
 //
-//   settle an unknown outcome (same key, same bytes) | quote → upload documents → initiate
-//   → PATCH the other documents
+//   settle an unknown outcome (same key, same bytes) | quote → documents (each distinct one
+//   uploaded once per batch: documents.ts) → initiate → PATCH the other documents
 //
 // The journal is the state: each step reads the row's phase from the fold. A run that cannot go
 // on (the key refused, the service unreachable) halts: rows not started stay as journalled, and
@@ -29,7 +29,7 @@ import { toApi } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
-import { RowStepError, uploadDocuments } from './documents.ts';
+import { RowStepError, documentUploader, type DocumentUrls } from './documents.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
@@ -314,11 +314,14 @@ class RowLoop {
   private readonly send: SendContext;
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly attachPending: (s: RowState, fresh: boolean) => Promise<void>;
+  private readonly documentUrls: DocumentUrls;
 
   constructor(private readonly o: ExecuteOptions) {
     const now = o.now ?? (() => new Date());
     this.send = { client: o.client, session: o.session, at: () => now().toISOString() };
     this.limit = pLimit(Math.max(1, o.concurrency ?? 8));
+    const { client, session, mergeDocuments } = o;
+    this.documentUrls = documentUploader({ client, session, mergeDocuments, fingerprints: o.documents });
     this.attachPending = documentFinisher({
       client: o.client,
       journal: (e) => record(o.session, e),
@@ -378,15 +381,15 @@ class RowLoop {
     let urls: string[];
     try {
       if (this.o.quote) await this.quote(p, attempt);
-      const { client, session, mergeDocuments } = this.o;
-      urls = await uploadDocuments(p, { client, session, mergeDocuments, fingerprints: this.o.documents });
+      urls = await this.documentUrls(p);
     } catch (e) {
       if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
       return;
     }
     // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
-    if (urls.length) record(this.o.session, { t: 'attach', ref, attempt, documents: urls.slice(1), at: this.send.at() });
+    if (urls.length)
+      record(this.o.session, { t: 'attach', ref, attempt, supportingDocument: urls[0], documents: urls.slice(1), at: this.send.at() });
     const body = JSON.stringify(initiateBody(p, urls[0]));
     await this.initiate({ ref, row: item.rowNumber, attempt, key, body, resend: false });
   }
