@@ -3,8 +3,11 @@
 // The row loop: every row to send goes through its life, rows in parallel through the one client
 // (which keeps the rate limit), a row's own steps in order:
 //
-//   settle an unknown outcome (same key, same bytes) | quote → documents (each distinct one
-//   uploaded once per batch: documents.ts) → initiate → PATCH the other documents
+//   settle an unknown outcome (same key, same bytes) | documents (each distinct one uploaded once
+//   per batch: documents.ts) → initiate → PATCH the other documents
+//
+// No quote: the initiate's answer carries the rate and fee applied (spec §4.2), which the results
+// keep; a row's quotedRate is the plan's quote, journalled by `run --plan` (pipeline.ts).
 //
 // The journal is the state: each step reads the row's phase from the fold. A run that cannot go
 // on (the key refused, the service unreachable) halts: rows not started stay as journalled, and
@@ -262,7 +265,6 @@ export interface ExecuteOptions {
   session: BatchSession;
   /** 'run': a row refused before stays refused (FAILED_TO_SEND); 'retry': it goes again under attempt + 1. */
   mode: 'run' | 'retry';
-  quote: boolean;
   mergeDocuments: boolean;
   /** What validation saw of each document (absolute path); the upload reads the same file or none. */
   documents?: Map<string, DocumentFingerprint>;
@@ -372,7 +374,7 @@ class RowLoop {
     this.done(item);
   }
 
-  /** A new attempt under a new key: quote → documents → initiate → PATCH the other documents. */
+  /** A new attempt under a new key: documents → initiate → PATCH the other documents. */
   private async newAttempt(item: WorkItem, attempt: number): Promise<void> {
     const p = item.payout;
     const ref = p.reference;
@@ -380,7 +382,6 @@ class RowLoop {
     this.o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt, settling: false });
     let urls: string[];
     try {
-      if (this.o.quote) await this.quote(p, attempt);
       urls = await this.documentUrls(p);
     } catch (e) {
       if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
@@ -402,19 +403,6 @@ class RowLoop {
     // Right after creation the payout holds only the initiate's document: PATCH the rest.
     if (s.phase === 'created') await this.attachPending(s, true);
     return this.state(a.ref);
-  }
-
-  /** One quote per attempt (spec §4.1), journalled for the results file's quotedRate. */
-  private async quote(p: PayoutRow, attempt: number): Promise<void> {
-    const q = await this.o.client.quote({
-      sourceAmount: toApi(p.sourceAmount),
-      sourceCurrency: p.sourceCurrency,
-      destinationCurrency: p.destinationCurrency,
-      destinationCountryCode: p.destinationCountryCode,
-      method: p.method,
-    });
-    const line = { rate: q.exchangeRate, fee: q.fee?.amount, totalDeductible: q.totalDeductible, destinationAmount: q.destinationAmount };
-    record(this.o.session, { t: 'quote', ref: p.reference, attempt, ...line });
   }
 
   private async finishDocuments(f: FinishItem): Promise<void> {

@@ -1,6 +1,8 @@
 // Issue 27: each distinct document is uploaded once per batch (by the sha256 of its bytes) and its
-// documentUrl reused on every row that names it, also after a kill -9 and a resume. The CLI against
-// the sandbox over real HTTP, counting the requests the sandbox answered.
+// documentUrl reused on every row that names it, also after a kill -9 and a resume; and the run
+// sends no quote (the initiate's answer carries the rate and fee applied, spec §4.2), `run --plan`
+// taking its quotedRate from the plan. The CLI against the sandbox over real HTTP, counting the
+// requests the sandbox answered.
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -75,7 +77,7 @@ const docLines = (state: string) =>
   readFile(ledgerJournals(state)[0]!, 'utf8').then((t) => t.split('\n').filter((l) => l.includes('"t":"doc"')).length);
 
 describe('each distinct document uploaded once per batch', () => {
-  it('30 rows naming one file: one upload-url and one PUT, every payout holds that document', async () => {
+  it('30 rows naming one file: one upload-url and one PUT, every payout holds that document, no quote', async () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     await copyFile(sampleDoc(), join(dir, 'invoice.pdf'));
@@ -88,6 +90,7 @@ describe('each distinct document uploaded once per batch', () => {
     expect(count('initiate')).toBe(30);
     expect(count('uploadUrl')).toBe(1);
     expect(count('storagePut')).toBe(1);
+    expect(sb.requestLog().filter((e) => e.route === 'quote')).toHaveLength(0);
     await expectEachPayoutHolds(dir, docsOf);
     const urls = (await readResults(join(dir, 'payroll.results.csv'))).rows.map((x) => x.result.documentUrls);
     expect(new Set(urls).size).toBe(1);
@@ -155,5 +158,28 @@ describe('each distinct document uploaded once per batch', () => {
     const held = [...(await documentsHeld()).values()];
     expect(held).toHaveLength(8);
     for (const files of held) expect(files).toEqual(held[0]);
+  });
+});
+
+describe('no quote in the run', () => {
+  it("run --plan sends no quote for the rows the plan quoted; the results' quotedRate is the plan's", async () => {
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 4, prefix: 'PLANQ' });
+    const { run } = cliIn(dir);
+    const planned = await run(['plan', 'payroll.csv', '--out', 'payroll.plan.json']);
+    expect(planned.code, planned.stderr).toBe(0);
+    const plan = JSON.parse(await readFile(join(dir, 'payroll.plan.json'), 'utf8')) as { rows: { reference: string; rate?: string }[] };
+    expect(plan.rows.every((row) => row.rate !== undefined)).toBe(true);
+    const quotes = count('quote');
+    expect(quotes).toBe(4);
+
+    const r = await run(['run', '--plan', 'payroll.plan.json', '--yes']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(count('initiate')).toBe(4);
+    expect(sb.requestLog().filter((e) => e.route === 'quote')).toHaveLength(quotes);
+    const results = await readResults(join(dir, 'payroll.results.csv'));
+    const rateOf = new Map(plan.rows.map((row) => [row.reference, row.rate]));
+    for (const row of results.rows) expect(row.result.quotedRate).toBe(rateOf.get(row.cells.reference!));
   });
 });
