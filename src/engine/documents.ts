@@ -1,13 +1,9 @@
 // A row's supporting documents before its initiate (spec §4.6: upload-url, then a PUT to the
-// storage). Each distinct document is uploaded once per batch: keyed by the sha256 of the bytes
-// sent, its documentUrl is journalled once (a `doc` line) and reused by every row, attempt and
-// later run that sends the same bytes; the spec's documentUrl is stable (only the uploadUrl expires,
-// after 15 minutes) and a payout may name any documentUrl of the business (spec §4.2, §4.5). Rows
-// sending at the same time share the one upload in flight. Every use reads the file again and
-// compares it with what validation saw, so a documentUrl reused stands for the bytes validated.
-// `--merge-documents` merges a row's files into one PDF first (spec §4.5: "several files for one
-// request should be merged into one PDF"), keyed by the merged bytes: the key is always the hash
-// of what the storage holds, and the merge is deterministic (mergeToPdf).
+// storage), each distinct one uploaded once per batch: keyed by the sha256 of the bytes sent, its
+// documentUrl (stable; only the uploadUrl expires) is journalled once and reused by every row,
+// attempt and later run sending the same bytes; rows sending at once share the upload in flight.
+// Each use reads the file again and compares it with what validation saw. `--merge-documents`
+// merges a row's files into one PDF first (spec §4.5), keyed by the merged bytes (deterministic).
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { PDFDocument } from 'pdf-lib';

@@ -86,10 +86,9 @@ export type RowEvent =
       destinationAmount: ApiAmount;
     }
   /**
-   * A document uploaded, once per batch: the sha256 of the bytes sent (for --merge-documents, of
-   * the merged PDF) and its documentUrl, reused by every row, attempt and run that sends the same
-   * bytes (spec §4.6: the documentUrl is stable). A line of the batch, not of a row. (Earlier
-   * versions wrote one per row, with `ref` and the file's name: folded as that row's documents.)
+   * A line of the batch, not of a row: a document uploaded, once per batch, by the sha256 of the
+   * bytes sent (for --merge-documents, of the merged PDF), and its documentUrl, reused by every
+   * row, attempt and run sending the same bytes (spec §4.6: the documentUrl is stable).
    */
   | { t: 'doc'; sha256: string; url: string }
   /** Written and fsynced before initiate leaves: the key and the exact body text. */
@@ -142,13 +141,6 @@ export type RowEvent =
 
 export type JournalLine = BatchHeader | RowEvent;
 
-/** A `doc` line of an earlier version: one row's upload, named by the file. */
-interface RowDocLine {
-  t: 'doc';
-  ref: string;
-  url: string;
-}
-
 export type RowPhase = 'none' | 'initiating' | 'unknown' | 'created' | 'rejected' | 'conflict';
 
 export interface RowState {
@@ -198,7 +190,8 @@ const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, docu
 export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
   if (e.t === 'batch' || e.t === 'run' || e.t === 'run-end') return applyBatchLine(folded, e);
   if (e.t === 'doc' && typeof e.sha256 === 'string') return void folded.uploads.set(e.sha256, e.url);
-  const ev = e as (RowEvent | RowDocLine) & { ref?: string };
+  // (a `doc` line with a `ref`: an earlier version's, one row's upload named by its file)
+  const ev = e as (RowEvent | { t: 'doc'; ref: string; url: string }) & { ref?: string };
   if (typeof ev.ref !== 'string') return;
   let s = folded.rows.get(ev.ref);
   if (!s) {
