@@ -86,7 +86,6 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       expectRows: args['expect-rows'],
       expectTotals,
       maxTotals,
-      quote: args.quote,
       mergeDocuments: args['merge-documents'],
       concurrency: args.concurrency ?? inFlightFor(args.rate),
       stop: abortOn(io.stopSignal),

@@ -1,6 +1,6 @@
 // The demo of `npm run demo`: the sample payroll (samples/payroll-2025-01.csv and its documents)
 // through the whole batch engine against the embedded sandbox: preflight and plan, the run
-// (quote, upload, initiate, PATCH), the results file, then the same batch started again to show
+// (upload, initiate, PATCH), the results file, then the same batch started again to show
 // that nothing is paid twice, the reconciliation, and the HTML reports of the plan and of the
 // results (src/report). It returns facts and emits events; the CLI prints.
 import { cp, mkdtemp } from 'node:fs/promises';
@@ -91,7 +91,6 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       enablePairs: false,
       expectTotals: [],
       maxTotals: [],
-      quote: true,
       mergeDocuments: false,
     };
     let planShown: BatchPlan | undefined;

@@ -3,8 +3,11 @@
 // The row loop: every row to send goes through its life, rows in parallel through the one client
 // (which keeps the rate limit), a row's own steps in order:
 //
-//   settle an unknown outcome (same key, same bytes) | quote → upload documents → initiate
-//   → PATCH the other documents
+//   settle an unknown outcome (same key, same bytes) | documents (each distinct one uploaded once
+//   per batch: documents.ts) → initiate → PATCH the other documents
+//
+// No quote: the initiate's answer carries the rate and fee applied (spec §4.2), which the results
+// keep; a row's quotedRate is the plan's quote, journalled by `run --plan` (pipeline.ts).
 //
 // The journal is the state: each step reads the row's phase from the fold. A run that cannot go
 // on (the key refused, the service unreachable) halts: rows not started stay as journalled, and
@@ -29,7 +32,7 @@ import { toApi } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
-import { RowStepError, uploadDocuments } from './documents.ts';
+import { RowStepError, documentUploader, type DocumentUrls } from './documents.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
@@ -262,7 +265,6 @@ export interface ExecuteOptions {
   session: BatchSession;
   /** 'run': a row refused before stays refused (FAILED_TO_SEND); 'retry': it goes again under attempt + 1. */
   mode: 'run' | 'retry';
-  quote: boolean;
   mergeDocuments: boolean;
   /** What validation saw of each document (absolute path); the upload reads the same file or none. */
   documents?: Map<string, DocumentFingerprint>;
@@ -314,11 +316,14 @@ class RowLoop {
   private readonly send: SendContext;
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly attachPending: (s: RowState, fresh: boolean) => Promise<void>;
+  private readonly documentUrls: DocumentUrls;
 
   constructor(private readonly o: ExecuteOptions) {
     const now = o.now ?? (() => new Date());
     this.send = { client: o.client, session: o.session, at: () => now().toISOString() };
     this.limit = pLimit(Math.max(1, o.concurrency ?? 8));
+    const { client, session, mergeDocuments } = o;
+    this.documentUrls = documentUploader({ client, session, mergeDocuments, fingerprints: o.documents });
     this.attachPending = documentFinisher({
       client: o.client,
       journal: (e) => record(o.session, e),
@@ -369,7 +374,7 @@ class RowLoop {
     this.done(item);
   }
 
-  /** A new attempt under a new key: quote → documents → initiate → PATCH the other documents. */
+  /** A new attempt under a new key: documents → initiate → PATCH the other documents. */
   private async newAttempt(item: WorkItem, attempt: number): Promise<void> {
     const p = item.payout;
     const ref = p.reference;
@@ -377,16 +382,15 @@ class RowLoop {
     this.o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt, settling: false });
     let urls: string[];
     try {
-      if (this.o.quote) await this.quote(p, attempt);
-      const { client, session, mergeDocuments } = this.o;
-      urls = await uploadDocuments(p, { client, session, mergeDocuments, fingerprints: this.o.documents });
+      urls = await this.documentUrls(p);
     } catch (e) {
       if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
       return;
     }
     // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
-    if (urls.length) record(this.o.session, { t: 'attach', ref, attempt, documents: urls.slice(1), at: this.send.at() });
+    if (urls.length)
+      record(this.o.session, { t: 'attach', ref, attempt, supportingDocument: urls[0], documents: urls.slice(1), at: this.send.at() });
     const body = JSON.stringify(initiateBody(p, urls[0]));
     await this.initiate({ ref, row: item.rowNumber, attempt, key, body, resend: false });
   }
@@ -399,19 +403,6 @@ class RowLoop {
     // Right after creation the payout holds only the initiate's document: PATCH the rest.
     if (s.phase === 'created') await this.attachPending(s, true);
     return this.state(a.ref);
-  }
-
-  /** One quote per attempt (spec §4.1), journalled for the results file's quotedRate. */
-  private async quote(p: PayoutRow, attempt: number): Promise<void> {
-    const q = await this.o.client.quote({
-      sourceAmount: toApi(p.sourceAmount),
-      sourceCurrency: p.sourceCurrency,
-      destinationCurrency: p.destinationCurrency,
-      destinationCountryCode: p.destinationCountryCode,
-      method: p.method,
-    });
-    const line = { rate: q.exchangeRate, fee: q.fee?.amount, totalDeductible: q.totalDeductible, destinationAmount: q.destinationAmount };
-    record(this.o.session, { t: 'quote', ref: p.reference, attempt, ...line });
   }
 
   private async finishDocuments(f: FinishItem): Promise<void> {

@@ -52,7 +52,6 @@ import {
 
 export interface PipelineOptions extends GuardOptions {
   conn: Connection;
-  quote: boolean;
   mergeDocuments: boolean;
   concurrency?: number;
   results: { path: string; format: ResultsFormat; delimiter?: string };
@@ -125,7 +124,8 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     await waitAfterEarlierRun(session, o.crashWaitMs ?? 1100);
     let planned: Awaited<ReturnType<typeof planStage>>;
     try {
-      planned = await planStage(o.conn, batch, session.folded, session.header.env, o);
+      // (the run sends no quote: the initiate's answer carries the rate and fee applied, spec §4.2)
+      planned = await planStage(o.conn, batch, session.folded, session.header.env, { ...o, quote: false });
     } catch (e) {
       if (e instanceof PayoutApiError)
         return await finish(run, scope, { executed: new Map() }, 4, { halted: `preflight: ${snapshotOfError(e).message}` });
@@ -220,7 +220,6 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
       client,
       session,
       mode: o.mode,
-      quote: o.quote,
       mergeDocuments: o.mergeDocuments,
       documents: batch.documents,
       concurrency: o.concurrency,
@@ -422,7 +421,6 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   try {
     const result = await runPipeline(batch, session, {
       ...o,
-      quote: planned ? false : o.quote,
       results: { ...results, delimiter: batch.delimiter },
       only,
       quotedFees,

@@ -395,7 +395,7 @@ describe('what run --plan checks against the signed bodies (verifyPlannedRows)',
     );
     const sent = JSON.stringify({ ...plan.rows[0]!.body, beneficiary: { ...plan.rows[0]!.body.beneficiary, accountName: 'Mallory' } });
     const folded = emptyFold();
-    folded.rows.set('PAY-1', { ref: 'PAY-1', phase: 'unknown', attempt: 1, body: sent, docs: {}, patched: false });
+    folded.rows.set('PAY-1', { ref: 'PAY-1', phase: 'unknown', attempt: 1, body: sent, documents: [], patched: false });
     expect(() => verifyPlannedRows(plan, batch('Ann Lee'), folded)).toThrow(/PAY-1 was sent before with another body/);
   });
 });

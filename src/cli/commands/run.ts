@@ -1,5 +1,5 @@
-// `payout-batch run FILE`: preflight, approval, then every valid row (quote -> documents ->
-// initiate -> PATCH), journalled so that a run killed at any instant continues where it stopped
+// `payout-batch run FILE`: preflight, approval, then every valid row (documents -> initiate
+// -> PATCH), journalled so that a run killed at any instant continues where it stopped
 // when started again with the same command. A thin layer: flags -> engine (cli/send.ts) -> exit code.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -518,7 +518,6 @@ export class FolderWatch {
       expectRows: cfg.expectRows,
       expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
       maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
-      quote: cfg.quote,
       mergeDocuments: cfg.mergeDocuments,
       concurrency: cfg.concurrency,
       stop,
