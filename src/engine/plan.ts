@@ -4,7 +4,7 @@
 // month. Pure: computed from the loaded batch, the preflight and the journal.
 import { z } from 'zod';
 import { Dec, ExactSum, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
-import type { UsageReport } from '../client/quota.ts';
+import { quotaSentence, type UsageReport } from '../client/quota.ts';
 import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/rows.ts';
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { sentElsewhereText, type SentElsewhere } from './ledger.ts';
@@ -217,14 +217,10 @@ export function requestCost(
       if (digests.length > 1) patches++;
     }
   }
-  const quotes = o.quoteRows ? rows.length : 0;
-  const { preflight } = o;
-  const counted = { preflight, quotes, uploadUrls: contents.size, initiates: rows.length, patches };
-  const u = o.usage;
+  const [quotes, uploads, u] = [o.quoteRows ? rows.length : 0, contents.size, o.usage];
   return {
-    estimate: preflight + quotes + contents.size + rows.length + patches,
-    ...counted,
-    storagePuts: contents.size,
+    estimate: o.preflight + quotes + uploads + rows.length + patches,
+    ...{ preflight: o.preflight, quotes, uploadUrls: uploads, storagePuts: uploads, initiates: rows.length, patches },
     ...(u ? { usedThisMonth: u.used, quota: u.quota, remaining: u.remaining } : {}),
   };
 }
@@ -454,7 +450,8 @@ function planWarnings(
   pf: PreflightResult,
   balanceNotKnown: Set<string>,
   wanted: Map<string, DecT>,
-  requests: BatchPlan['requests'],
+  estimate: number,
+  usage?: UsageReport,
 ): string[] {
   const warnings = [...pf.warnings];
   for (const ccy of [...balanceNotKnown].filter((c) => wanted.has(c)).sort()) {
@@ -462,12 +459,7 @@ function planWarnings(
       `the ${ccy} wallet's balance is not in the service's answer: funds are not checked before sending (the service's INSUFFICIENT_FUNDS decides)`,
     );
   }
-  const { estimate, usedThisMonth, quota } = requests;
-  if (usedThisMonth !== undefined && quota !== undefined && usedThisMonth + estimate > quota) {
-    warnings.push(
-      `this batch needs about ${estimate} requests and this key has used ${usedThisMonth} of ${quota} this month (as counted here): the monthly quota may run out`,
-    );
-  }
+  if (usage && estimate > usage.remaining) warnings.push(`${quotaSentence(estimate, usage)}: the monthly quota may run out`);
   return warnings;
 }
 
@@ -504,7 +496,11 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     toSettle: rows.candidates.filter((c) => c.settling).length,
     currencies,
     corridorsNotEnabled: [...rows.blockedCorridors.values()],
-    warnings: [...planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests), ...marginShort, ...elsewhereWarnings(rows.elsewhere)],
+    warnings: [
+      ...planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests.estimate, o.usage),
+      ...marginShort,
+      ...elsewhereWarnings(rows.elsewhere),
+    ],
     requests,
     shortfall,
     corridorBlocked: rows.held.size > 0,
