@@ -11,6 +11,7 @@ import {
   inFlightFor,
   isInteractive,
   makeLogger,
+  maxRequestsOf,
   moneyFlags,
   openConnection,
   reportOption,
@@ -61,6 +62,7 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   };
   const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
   const maxTotals = moneyFlags(args['max-total'], '--max-total');
+  const maxRequests = maxRequestsOf(args);
   // Nobody can answer the question: refused before the connection, so not one request of the
   // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
   if (!args.yes && !isInteractive(io)) {
@@ -86,6 +88,7 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       expectRows: args['expect-rows'],
       expectTotals,
       maxTotals,
+      maxRequests,
       mergeDocuments: args['merge-documents'],
       concurrency: args.concurrency ?? inFlightFor(args.rate),
       stop: abortOn(io.stopSignal),

@@ -2,7 +2,7 @@
 // command line, a terminal to confirm on or --yes, control totals that must match, a shortfall
 // or a disabled corridor that stops the batch unless --allow-partial.
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
-import type { BatchPlan } from './plan.ts';
+import { requestLimitReason, type BatchPlan } from './plan.ts';
 import unhomoglyph from 'unhomoglyph';
 
 export interface MoneyFlag {
@@ -29,6 +29,8 @@ export interface GuardOptions {
   expectRows?: number;
   expectTotals: MoneyFlag[];
   maxTotals: MoneyFlag[];
+  /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
+  maxRequests?: number;
 }
 
 export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
@@ -85,6 +87,8 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
       );
     }
   }
+  const overLimit = requestLimitReason(plan.requests, a.maxRequests);
+  if (overLimit) reasons.push(overLimit);
   if (!a.yes && !a.interactive)
     reasons.push(
       'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',

@@ -124,8 +124,7 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     await waitAfterEarlierRun(session, o.crashWaitMs ?? 1100);
     let planned: Awaited<ReturnType<typeof planStage>>;
     try {
-      // (the run sends no quote: the initiate's answer carries the rate and fee applied, spec §4.2)
-      planned = await planStage(o.conn, batch, session.folded, session.header.env, { ...o, quote: false });
+      planned = await planStage(o.conn, batch, session.folded, session.header.env, o);
     } catch (e) {
       if (e instanceof PayoutApiError)
         return await finish(run, scope, { executed: new Map() }, 4, { halted: `preflight: ${snapshotOfError(e).message}` });

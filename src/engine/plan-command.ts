@@ -1,7 +1,8 @@
-// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything; with, per row to
-// send, its initiate body, its documents' sha256 and its quote (unless --no-quote), written to a
-// plan file that `run --plan` executes exactly. Reads the journal (a resumed batch plans only what
-// is left) but never writes it.
+// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything, its fees the
+// methods route's (estimated); with --out, per row to send, its initiate body, its documents'
+// sha256 and its quote (unless --no-quote: its fees exact), written to a plan file that `run
+// --plan` executes exactly. Reads the journal (a resumed batch plans only what is left) but never
+// writes it.
 import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -12,14 +13,17 @@ import { nameProblem } from './approval.ts';
 import { initiateBody } from './execute.ts';
 import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
-import { buildPlan, type BatchPlan } from './plan.ts';
+import { buildPlan, requestLimitReason, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
-export interface PlanCommandOptions
-  extends LoadOptions, Pick<PlanStageOptions, 'allowPartial' | 'quote' | 'mergeDocuments' | 'enablePairs'> {
+export interface PlanCommandOptions extends LoadOptions, Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs'> {
   file: string;
+  /** With `out`: quote each row to send (a quote per row, its fee exact); without `out` nothing is quoted. */
+  quote: boolean;
+  /** --max-requests: a batch that needs more is refused before a quote is sent, and no plan file is written. */
+  maxRequests?: number;
   conn: Connection;
   stateDir?: string;
   out?: string;
@@ -41,6 +45,8 @@ export interface PlanCommandResult {
   planFile?: PlanFile;
   /** Quotes that failed (row number → message). */
   quoteErrors: Map<number, string>;
+  /** Why `run` would refuse the batch before anything is quoted (--max-requests). */
+  refused?: string[];
 }
 
 /** prepare (the batch and its journal, read, never written) -> the plan stage -> quotes -> the plan file. */
@@ -62,11 +68,16 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
   // A reference another batch of the account sent is left out, as `run` would refuse it.
   const sentElsewhere = sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
-  const staged = await planStage(o.conn, batch, folded, env, { ...o, sentElsewhere });
-  const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, o.quote);
+  // Only a plan file needs each row's quote (`run --plan` pays what it shows); a preview prices
+  // rows from the methods route's fee, as `run` does.
+  const quoteRows = !!o.out && o.quote;
+  const staged = await planStage(o.conn, batch, folded, env, { ...o, quoteRows, sentElsewhere });
+  const overLimit = requestLimitReason(staged.plan.requests, o.maxRequests);
+  if (overLimit) return { plan: staged.plan, quoteErrors: new Map(), refused: [overLimit] };
+  const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, quoteRows);
   // the quoted fees replace the estimates in the plan's totals
   const plan = quoted.fees.size
-    ? buildPlan(batch, staged.preflight, folded, env, { ...o, sentElsewhere, usage: staged.usage, quotedFees: quoted.fees })
+    ? buildPlan(batch, staged.preflight, folded, env, { ...o, quoteRows, sentElsewhere, usage: staged.usage, quotedFees: quoted.fees })
     : staged.plan;
   let planFile: PlanFile | undefined;
   if (o.out) {

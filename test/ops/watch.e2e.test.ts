@@ -122,6 +122,17 @@ describe('payout-batch watch --once', () => {
     expect(await allPayouts(sb)).toHaveLength(0);
   });
 
+  it('refuses a file whose plan needs more requests than maxRequests: failed/ with the reason, exit 3, nothing sent', async () => {
+    sb = await startSb();
+    const dir = await folder(sb, { maxRequests: 3 });
+    drop(dir, 'gbp3.csv', 2, 'WR');
+    const r = await watch(dir);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/gbp3\.csv: failed: refused by the guards: --max-requests 3, but this batch needs about \d+ requests/);
+    expect(claims(dir, 'failed')).toHaveLength(1);
+    expect(sb.requestLog().filter((e) => e.route === 'initiate')).toHaveLength(0);
+  });
+
   it('refuses an invalid payout-batch.json: exit 2, naming the setting', async () => {
     sb = await startSb();
     const dir = await folder(sb);

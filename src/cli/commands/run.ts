@@ -26,7 +26,7 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: 'The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS',
     })
-    .option('dry-run', flag('Do what `plan` does (validate, quote, print the plan) and send nothing'));
+    .option('dry-run', flag('Do what `plan` does (validate, preflight, print the plan) and send nothing'));
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,

@@ -518,6 +518,7 @@ export class FolderWatch {
       expectRows: cfg.expectRows,
       expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
       maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
+      maxRequests: cfg.maxRequests,
       mergeDocuments: cfg.mergeDocuments,
       concurrency: cfg.concurrency,
       stop,
