@@ -7,8 +7,7 @@
 //
 // This step reads the results and the account's ledger, fetches, ties out and writes. It returns
 // values; never prints.
-import { readdirSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import type { UsageReport } from '../client/quota.ts';
@@ -18,6 +17,7 @@ import { outcomeFromState, resultValues } from '../engine/outcome.ts';
 import { ledgerStates } from '../engine/retry.ts';
 import { foldJournalFile, type FoldedJournal } from '../journal/rows.ts';
 import { ResultsError } from '../results/errors.ts';
+import { resultsPathFor } from '../results/paths.ts';
 import { batchColumns, readResults } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fetchPayoutStates, fetchTransactions, Halted, type Listing, type RequestCounts } from './reconcile-fetch.ts';
@@ -101,24 +101,12 @@ function ledgerBatchOf(f: FoldedJournal): LedgerBatch[] {
   ];
 }
 
-/** The newest `retry` output of this results file beside it (`x.results.retry-N.csv`, results/paths.ts), past its own N. */
+/** The newest `retry` output beside this results file (`x.results.retry-N.csv`, results/paths.ts), when later than it. */
 function latestRetryOutput(resultsFile: string): string | undefined {
-  const name = /^(.+\.results)(?:\.retry-(\d+))?\.(csv|tsv|txt|xlsx)$/i;
-  const own = name.exec(basename(resultsFile));
-  if (!own) return undefined;
-  let latest: { n: number; file?: string } = { n: Number(own[2] ?? 0) };
-  let names: string[] = [];
-  try {
-    names = readdirSync(dirname(resultsFile));
-  } catch {
-    // unreadable: the latest file is not named
-  }
-  for (const other of names) {
-    const m = name.exec(other);
-    if (m?.[2] && m[1]!.toLowerCase() === own[1]!.toLowerCase() && Number(m[2]) > latest.n)
-      latest = { n: Number(m[2]), file: join(dirname(resultsFile), other) };
-  }
-  return latest.file;
+  const n = (path: string) => Number(/\.retry-(\d+)\.[^.]+$/.exec(path)?.[1] ?? 0);
+  const next = resultsPathFor(resultsFile).path; // retry-(highest N + 1)
+  const latest = next.replace(/\.retry-\d+(\.[^.]+)$/, `.retry-${n(next) - 1}$1`);
+  return n(next) - 1 > n(resultsFile) && existsSync(latest) ? latest : undefined;
 }
 
 function checkPeriod(o: ReconcileOptions): void {

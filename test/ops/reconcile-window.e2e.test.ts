@@ -82,10 +82,8 @@ describe('reconcile looks past the batch', () => {
 
     const text = await runCli(['reconcile', results, ...conn], { cwd: dir, env });
     expect(text.code, text.stderr).toBe(1);
-    expect(text.stdout).toContain('1 debit that no batch of this account explains:');
-    expect(text.stdout).toContain(
-      `-${stray.total} GBP, wallet ${debit!.walletId}, ${debit!.createdAt}, reference ${stray.ref}, transaction ${debit!.id}`,
-    );
+    expect(text.stdout).toContain('1 unexplained debit, ');
+    expect(text.stdout).toContain(`  ! ${j.problems[0]}`);
     expect(text.stdout).not.toContain('Everything ties out');
 
     // The period ended before that debit: the batch ties out.
@@ -93,7 +91,7 @@ describe('reconcile looks past the batch', () => {
     const bounded = await runCli(['reconcile', results, ...conn, '--until', until, '--json'], { cwd: dir, env });
     expect(bounded.code, bounded.stdout).toBe(0);
     expect(JSON.parse(bounded.stdout)).toMatchObject({ tiesOut: true, unexplained: [], period: { to: until } });
-  });
+  }, 180_000);
 
   it('reconciles an original results file after a resend with the latest state, and names the latest file', async () => {
     sb = await startSb();
@@ -122,5 +120,5 @@ describe('reconcile looks past the batch', () => {
     const text = await runCli(['reconcile', results, ...conn], { cwd: dir, env });
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain(`the latest results file is ${latest}`);
-  });
+  }, 180_000);
 });

@@ -85,14 +85,16 @@ function textOf(r: ReconcileResult): string {
   const period = `${rep.period.from ?? 'the start of the listing'} to ${rep.period.to ?? 'now'}`;
   l.push(
     `  Period checked for other debits: ${period}${rep.period.by === 'listing order' ? ' (by the listing order: no dates)' : ''}; ${plural(rep.unexplained.length, 'unexplained debit')}, ${plural(rep.otherCredits.length, 'other credit')}.`,
-    ...debitLines(rep.unexplained, rep.explained, r.reconciliationPath),
+    ...explainedLine(rep.explained),
   );
   if (r.superseded)
     l.push(
       `  The ledger knows a later payout of ${plural(r.superseded.rows.length, 'row')} (${r.superseded.rows.join(', ')}) than this file (sent again since): reconciled with their latest state; ` +
         (r.superseded.latest ? `the latest results file is ${r.superseded.latest}` : 'the latest results file is not beside this one'),
     );
-  for (const p of rep.problems.filter((p) => !p.startsWith('unexplained debit '))) l.push(`  ! ${p}`);
+  const unexplained = rep.problems.filter((p) => p.startsWith('unexplained debit '));
+  for (const p of [...rep.problems.filter((p) => !unexplained.includes(p)), ...unexplained.slice(0, SHOWN)]) l.push(`  ! ${p}`);
+  if (unexplained.length > SHOWN) l.push(`  ! … and ${unexplained.length - SHOWN} more unexplained debits: ${r.reconciliationPath}`);
   if (r.listing.ended === 'repeated page')
     l.push('  ! the transactions route gave the same page twice (it may ignore page): the listing read may be incomplete.');
   l.push(
@@ -103,22 +105,16 @@ function textOf(r: ReconcileResult): string {
   return l.join('\n');
 }
 
-/** Shown on a terminal: how many, the first few unexplained, and who explains the others (all of them in the reconciliation file). */
+/** On a terminal, the first few unexplained debits (all of them in the reconciliation file). */
 const SHOWN = 5;
-function debitLines(unexplained: ForeignTransaction[], explained: ForeignTransaction[], file?: string): string[] {
-  const l: string[] = [];
-  if (unexplained.length) l.push(`  ${plural(unexplained.length, 'debit')} that no batch of this account explains:`);
-  for (const f of unexplained.slice(0, SHOWN))
-    l.push(
-      `    ${f.amount} ${f.currency ?? ''}, wallet ${f.walletId ?? '?'}, ${f.createdAt ?? 'no date'}, reference ${f.reference || '(none)'}, transaction ${f.id ?? '?'}`,
-    );
-  if (unexplained.length > SHOWN) l.push(`    … and ${unexplained.length - SHOWN} more in ${file}`);
+
+/** The debits of other batches or swaps: how many, per what explains them. */
+function explainedLine(explained: ForeignTransaction[]): string[] {
   const by = new Map<string, number>();
   for (const f of explained) by.set(f.explainedBy!, (by.get(f.explainedBy!) ?? 0) + 1);
   const named = [...by].slice(0, SHOWN).map(([who, n]) => `${who} (${n})`);
-  if (by.size > SHOWN) named.push(`${by.size - SHOWN} more in ${file}`);
-  if (explained.length) l.push(`  ${plural(explained.length, 'debit')} explained elsewhere: ${named.join('; ')}`);
-  return l;
+  if (by.size > SHOWN) named.push(`${by.size - SHOWN} more in the reconciliation file`);
+  return explained.length ? [`  ${plural(explained.length, 'debit')} explained elsewhere: ${named.join('; ')}`] : [];
 }
 
 function jsonOf(results: string, r: ReconcileResult) {
