@@ -113,10 +113,7 @@ export interface TieOutReport {
   /** Credits of the period that no row explains (top-ups...): listed, not a failure. */
   otherCredits: ForeignTransaction[];
   totals: CurrencyTieOut[];
-  /**
-   * The period judged for unexplained debits: from `--since` or the batch's first movement, to
-   * `--until` or (no `to`) the time the listing was read. `by` says how a transaction was placed in it.
-   */
+  /** The period judged for unexplained debits (no `to`: up to the time the listing was read); `by` says how a transaction was placed in it. */
   period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
   /** One line per thing that does not tie out. */
   problems: string[];
@@ -128,10 +125,7 @@ export interface TieOutInput {
   /** In the order the listing gave them (newest first at the sandbox). */
   transactions: ReconTx[];
   payouts: ReadonlyMap<string, PayoutState>;
-  /**
-   * The period for unexplained debits (ISO 8601; an `until` that is a date is the end of that day,
-   * UTC); default: from the batch's first movement to the time the listing was read.
-   */
+  /** The period for unexplained debits (ISO 8601); default: from the batch's first movement to the time the listing was read. */
   since?: string;
   until?: string;
   /** The batches of the account's ledger, whose payouts explain a debit no row does. */
@@ -139,7 +133,6 @@ export interface TieOutInput {
 }
 
 const ZERO = new Dec(0);
-const DAY_MS = 86_400_000;
 
 /** An ISO 8601 time in ms, undefined when there is none or it is not a date. */
 export const timeOf = (iso: string | undefined): number | undefined => {
@@ -149,9 +142,9 @@ export const timeOf = (iso: string | undefined): number | undefined => {
 };
 
 /** The end of a period: a date alone ("2025-01-31") is the end of that day, UTC. */
-export const untilTime = (iso: string | undefined): number | undefined => {
+const untilTime = (iso: string | undefined): number | undefined => {
   const t = timeOf(iso);
-  return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(iso!.trim()) ? t + DAY_MS - 1 : t;
+  return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(iso!.trim()) ? t + 86_399_999 : t;
 };
 
 /** Decimal text with the currency's minor units ("-102.10"), never rounded: more decimals than that are kept. */
