@@ -110,12 +110,12 @@ describe('reconcile looks past the batch', () => {
     const r = await runCli(['reconcile', results, ...conn, '--json'], { cwd: dir, env });
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j.superseded).toEqual({ rows: [3], latest });
-    expect(j.rows.map((x: { payoutId: string }) => x.payoutId)).toEqual(now.map((x) => x.payoutId));
-    expect(j.rows[1].earlier).toEqual([expect.objectContaining({ payoutId: ids[1], net: '0.00', ok: true })]);
     // the net is what the wallet moved: the three payouts now, the failed one refunded
     const paid = now.reduce((a, x) => a.plus(x.totalDeductible!), new Dec(0)).toFixed(2);
     expect(j.totals).toMatchObject([{ currency: 'GBP', net: `-${paid}`, expectedNet: `-${paid}`, ok: true }]);
+    expect(j.rows.map((x: { payoutId: string }) => x.payoutId)).toEqual(now.map((x) => x.payoutId));
+    expect(j.superseded).toEqual({ rows: [3], latest });
+    expect(j.rows[1].earlier).toEqual([expect.objectContaining({ payoutId: ids[1], net: '0.00', ok: true })]);
 
     const text = await runCli(['reconcile', results, ...conn], { cwd: dir, env });
     expect(text.code, text.stderr).toBe(0);
