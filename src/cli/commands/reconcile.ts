@@ -15,7 +15,8 @@ const builder = (y: Argv) =>
   reportOption(resultsFileOptions(y, 'A results file written by run, retry or watch (and refreshed by status)'))
     .option('since', {
       type: 'string',
-      describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
+      describe:
+        "Start of the period whose debits must be explained by a row, another batch of this account or a swap (ISO 8601; default: the batch's first movement)",
     })
     .option('until', {
       type: 'string',
