@@ -171,7 +171,7 @@ async function reconcileResults(client: PayoutClient, resultsFile: string, say: 
   say('\nReconcile, as at month-end (payout-batch reconcile RESULTS):');
   say(
     `  ${report?.counts.tiedOut ?? 0} of ${report?.counts.created ?? 0} payouts found with their debit in the wallet transactions; ` +
-      `${report?.notFromBatch.length ?? 0} debits not from this batch; ${rec.requests.total} requests.`,
+      `${report?.unexplained.length ?? 0} debits no batch explains; ${rec.requests.total} requests.`,
   );
   say(`  net per currency: ${reconciliation.totals.map((t) => `${t.currency} ${t.net}`).join(', ')}.`);
   say(reconciliation.tiesOut ? '  Everything ties out.' : `  Does NOT tie out: ${reconciliation.problems.slice(0, 5).join('; ')}`);

@@ -87,7 +87,7 @@ describe('month end: run, status, attach, retry --resend-failed, reconcile', () 
     const j = JSON.parse(recon.stdout);
     expect(j.problems).toEqual([]);
     expect(j.tiesOut).toBe(true);
-    expect(j.notFromBatch).toEqual([]);
+    expect(j.unexplained).toEqual([]);
     expect(j.counts).toMatchObject({ rows: 5, created: 5, tiedOut: 5, earlierRefunded: 1 });
     const total = (r: { totalDeductible?: string }) => r.totalDeductible!;
     const rows = j.rows as RowJson[];
