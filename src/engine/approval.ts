@@ -31,6 +31,8 @@ export interface GuardOptions {
   maxTotals: MoneyFlag[];
   /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
   maxRequests?: number;
+  /** The account's approval policy (src/approvals/account-policy.ts): why this plan may not be sent, if so. */
+  policy?: (plan: Pick<BatchPlan, 'currencies'>) => string | undefined;
 }
 
 export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
@@ -45,6 +47,8 @@ export type ApprovalDecision = { ok: true; /** ask the person on the terminal */
 export function decideApproval(a: ApprovalInput): ApprovalDecision {
   const reasons: string[] = [];
   const { plan } = a;
+  const policy = a.policy?.(plan);
+  if (policy) reasons.push(policy);
   if (a.env === 'production' && a.envFlag !== 'production') {
     reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
   }

@@ -169,6 +169,19 @@ describe('the four-eyes rule (checkApprovals)', () => {
     expect(r.message).toBe('1 valid approval of 2 required (Bob): Alice (maker of the plan cannot approve it)');
   });
 
+  it("under an account policy's expiry, an approval older than it, or dated after now, does not count", () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const approvals = [sign(path, 'Alice', alice), sign(path, 'Bob', bob)];
+    const signedAt = Date.parse(approvals[0]!.signedAt);
+    const expiry = (now: number) => ({ afterMs: 3_600_000, label: '1h', now: new Date(now) });
+    expect(checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt + 60_000)).ok).toBe(true);
+    const late = checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt + 2 * 3_600_000));
+    expect(late.ok).toBe(false);
+    expect(late.problems[0]).toMatch(/^Alice: signed .*: the account's policy counts approvals of the last 1h only, sign again$/);
+    const early = checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt - 3_600_000));
+    expect(early.problems[0]).toMatch(/^Alice: dated .*, after now$/);
+  });
+
   it('the same approver twice counts once', () => {
     const path = writePlan({ preparedBy: 'dan' });
     const r = check(path, [sign(path, 'Alice', alice), sign(path, 'Alice', alice)]);
