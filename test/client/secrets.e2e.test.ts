@@ -39,10 +39,13 @@ function echoBody(key: string) {
   const e = echoes(key);
   return {
     statusCode: 400,
-    message: [`key ${e.upper} is not allowed here`, `encoded ${e.base64}`],
+    // (the message reaches the results file, the journal and the logs whole; field errors the first three)
+    message: Object.entries(e).map(([form, echo]) => `key sent ${form}: ${echo}`),
     error: 'VALIDATION_ERROR',
     errors: [
-      ...Object.entries(e).map(([form, echo]) => ({ field: 'beneficiary.accountNumber', message: `sent ${form}: ${echo}` })),
+      ...Object.entries(e)
+        .reverse()
+        .map(([form, echo]) => ({ field: 'beneficiary.accountNumber', message: `sent ${form}: ${echo}` })),
       { field: `header ${e.truncated}`, message: `url ${e.urlEncoded}` },
     ],
     details: { nested: [{ deep: `cut ${e.truncated}`, hex: e.hex, offset: e.base64AfterKeyEquals }] },
