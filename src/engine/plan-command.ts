@@ -6,13 +6,13 @@ import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
-import { emptyFold } from '../journal/rows.ts';
+import { emptyFold, rowState } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
 import { nameProblem } from './approval.ts';
 import { initiateBody } from './execute.ts';
-import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
+import { loadBatch, referenceOf, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
-import { buildPlan, type BatchPlan } from './plan.ts';
+import { buildPlan, payableTotals, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
@@ -41,6 +41,8 @@ export interface PlanCommandResult {
   planFile?: PlanFile;
   /** Quotes that failed (row number → message). */
   quoteErrors: Map<number, string>;
+  /** What the control totals compare with, as `run` counts it: `run --dry-run` checks them. */
+  payable: ReturnType<typeof payableTotals>;
 }
 
 /** prepare (the batch and its journal, read, never written) -> the plan stage -> quotes -> the plan file. */
@@ -80,7 +82,13 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
     });
     await writePlanFile(o.out, planFile);
   }
-  return { plan, planFile, quoteErrors: quoted.errors };
+  // (as pipeline.ts approve: a created row's journalled fee, else the preflight's estimate)
+  const payable = payableTotals(batch, staged.plan, (r) => {
+    const ref = referenceOf(r);
+    const p = ref ? rowState(folded, ref).payout : undefined;
+    return p ? p.transactionFees : staged.preflight.estimatedFees.get(r.rowNumber);
+  });
+  return { plan, planFile, quoteErrors: quoted.errors, payable };
 }
 
 /** The plan file's rows to send, each with its quote (rate, fee, total) unless --no-quote. */
