@@ -64,21 +64,13 @@ export function scrubText(text: string, matcher: SecretMatcher | undefined): str
   if (!matcher) return text;
   const lower = lowerAscii(text);
   const hit = new Uint8Array(text.length);
-  let found = false;
   for (const [width, runs] of matcher)
-    for (let i = 0; i + width <= text.length; i++)
-      if (runs.has(lower.slice(i, i + width))) {
-        hit.fill(1, i, i + width);
-        found = true;
-      }
-  if (!found) return text;
+    for (let i = 0; i + width <= text.length; i++) if (runs.has(lower.slice(i, i + width))) hit.fill(1, i, i + width);
+  if (!hit.includes(1)) return text;
   let out = '';
-  for (let i = 0; i < text.length;) {
-    const end = hit.indexOf(hit[i]! ? 0 : 1, i);
-    const stop = end === -1 ? text.length : end;
-    out += hit[i] ? REDACTED : text.slice(i, stop);
-    i = stop;
-  }
+  for (let i = 0; i < text.length; i++)
+    if (!hit[i]) out += text[i];
+    else if (!hit[i - 1]) out += REDACTED; // one for each stretch
   return out;
 }
 
