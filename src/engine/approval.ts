@@ -66,6 +66,20 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
       `corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`,
     );
   }
+  reasons.push(...controlTotalReasons(a));
+  const overLimit = requestLimitReason(plan.requests, a.maxRequests);
+  if (overLimit) reasons.push(overLimit);
+  if (!a.yes && !a.interactive)
+    reasons.push(
+      'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',
+    );
+  if (reasons.length) return { ok: false, reasons };
+  return { ok: true, confirm: !a.yes };
+}
+
+/** Each mismatch of the control totals (--expect-rows, --expect-total, --max-total) with what the batch pays. */
+export function controlTotalReasons(a: Pick<ApprovalInput, 'expectRows' | 'expectTotals' | 'maxTotals' | 'payable'>): string[] {
+  const reasons: string[] = [];
   if (a.expectRows !== undefined && a.expectRows !== a.payable.rows) {
     reasons.push(`--expect-rows ${a.expectRows}, but the batch pays ${a.payable.rows} row${a.payable.rows === 1 ? '' : 's'}`);
   }
@@ -91,14 +105,7 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
       );
     }
   }
-  const overLimit = requestLimitReason(plan.requests, a.maxRequests);
-  if (overLimit) reasons.push(overLimit);
-  if (!a.yes && !a.interactive)
-    reasons.push(
-      'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',
-    );
-  if (reasons.length) return { ok: false, reasons };
-  return { ok: true, confirm: !a.yes };
+  return reasons;
 }
 
 // ---- the names of a plan's maker and approvers (four eyes, src/approvals)

@@ -8,7 +8,7 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
-import { planBatch } from '../../engine/plan-command.ts';
+import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
 import {
   batchFileOptions,
   connectionOptions,
@@ -51,8 +51,11 @@ export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by'> & Partial<Pick<Pla
 
 export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
 
-/** The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run --dry-run`. */
-export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
+/**
+ * The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run
+ * --dry-run`, whose `refusals` (its control totals) make it exit as `run` would: 3, naming them.
+ */
+export async function showPlan(args: PlanArgs, io: CliIO, refusals?: (r: PlanCommandResult) => string[]): Promise<ExitCode> {
   if (!args.file) throw new UsageError('name the batch file');
   const logger = makeLogger(args, io, 'plan');
   const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
@@ -75,8 +78,9 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
       stop: abortOn(io.stopSignal),
     });
     const p = r.plan;
+    const refused = [...(r.refused ?? []), ...(refusals?.(r) ?? [])];
     const code =
-      r.refused || p.shortfall || (p.corridorBlocked && !args['allow-partial'])
+      p.shortfall || (p.corridorBlocked && !args['allow-partial']) || refused.length
         ? ExitCode.REFUSED
         : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
           ? ExitCode.ROWS_FAILED
@@ -103,7 +107,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
         ...(report ? { report } : {}),
         ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
         quoteErrors: Object.fromEntries(r.quoteErrors),
-        ...(r.refused ? { refused: r.refused } : {}),
+        ...(refused.length ? { refused } : {}),
       });
     } else {
       io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl));
@@ -117,6 +121,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
           `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
         );
       if (report) io.stdout.write(`Report: ${report}\n`);
+      if (refused.length) io.stderr.write(`payout-batch: refused: ${refused.join('; ')}. Nothing was sent.\n`);
       if (code === ExitCode.REFUSED) io.stdout.write('As it stands, `run` would refuse this batch (see above).\n');
     }
     return code;

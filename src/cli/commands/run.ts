@@ -7,12 +7,12 @@ import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
-import { batchFileOptions, type ArgsOf } from '../options.ts';
+import { batchFileOptions, moneyFlags, type ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
-import type { GuardOptions } from '../../engine/approval.ts';
+import { controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
 import { runBatch } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
 
@@ -36,7 +36,13 @@ export default defineCommand<ArgsOf<typeof builder>>({
   run: async (args, io) => {
     if (args['dry-run']) {
       if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
-      return showPlan({ ...args, file: args.file }, io);
+      // The control totals checked as `run` checks them (exit 3 on a mismatch); nothing is sent either way.
+      const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
+      const maxTotals = moneyFlags(args['max-total'], '--max-total');
+      const expectRows = args['expect-rows'];
+      return showPlan({ ...args, file: args.file }, io, (r) =>
+        controlTotalReasons({ expectRows, expectTotals, maxTotals, payable: r.payable }),
+      );
     }
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
     // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
