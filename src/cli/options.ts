@@ -90,7 +90,6 @@ export function maxRequestsOf(args: { 'max-requests'?: number }): number | undef
 export function sendingOptions<T>(y: Argv<T>) {
   return y
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
-    .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
     .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
     .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
     .option('json', flag('Print a machine-readable summary on stdout'))

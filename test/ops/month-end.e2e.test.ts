@@ -65,7 +65,7 @@ describe('month end: run, status, attach, retry --resend-failed, reconcile', () 
     // Pay the failed row again: one initiate, under attempt 2, for that row only.
     const before = initiates(sb);
     const out = `${dir}/batch.month-end.csv`;
-    const retry = await runCli(['retry', results, '--resend-failed', '--yes', '--no-quote', '--out', out, ...conn], { cwd: dir, env });
+    const retry = await runCli(['retry', results, '--resend-failed', '--yes', '--out', out, ...conn], { cwd: dir, env });
     expect(retry.code, retry.stderr + retry.stdout).toBe(0);
     expect(retry.stdout).toContain('Sent again after a failed, refunded payout: 1 row.');
     expect(initiates(sb) - before).toBe(1);

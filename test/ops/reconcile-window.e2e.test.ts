@@ -100,7 +100,7 @@ describe('reconcile looks past the batch', () => {
     const env = cleanEnv();
     const conn = ['--base-url', sb.url, '--rate', '100'];
     expect((await runCli(['status', results, ...conn], { cwd: dir, env })).code).toBe(1);
-    const retry = await runCli(['retry', results, '--resend-failed', '--yes', '--no-quote', ...conn], { cwd: dir, env });
+    const retry = await runCli(['retry', results, '--resend-failed', '--yes', ...conn], { cwd: dir, env });
     expect(retry.code, retry.stderr + retry.stdout).toBe(0);
     const latest = join(dir, 'batch.results.retry-1.csv');
     expect(existsSync(latest)).toBe(true);

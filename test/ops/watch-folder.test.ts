@@ -27,7 +27,6 @@ describe('watch configuration', () => {
       settleSeconds: 5,
       requireReady: false,
       maxTotals: ['USD:1000.00'],
-      quote: true,
     });
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', expectTotals: ['12 dollars'] }));
     expect(() => readWatchConfig(d)).toThrow(/expectTotals\.0: CUR:AMOUNT/);

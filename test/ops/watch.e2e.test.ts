@@ -18,7 +18,7 @@ async function folder(s: LocalSandbox, extra: Record<string, unknown> = {}): Pro
   const dir = await workDir('pb-watch-');
   writeFileSync(
     join(dir, 'payout-batch.json'),
-    JSON.stringify({ environment: 'sandbox', baseUrl: s.url, settleSeconds: 1, rate: 200, quote: false, ...extra }, null, 2),
+    JSON.stringify({ environment: 'sandbox', baseUrl: s.url, settleSeconds: 1, rate: 200, ...extra }, null, 2),
   );
   return dir;
 }

@@ -40,7 +40,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
       const maxTotals = moneyFlags(args['max-total'], '--max-total');
       const expectRows = args['expect-rows'];
-      return showPlan({ ...args, file: args.file }, io, (r) =>
+      return showPlan({ ...args, file: args.file, quote: false }, io, (r) =>
         controlTotalReasons({ expectRows, expectTotals, maxTotals, payable: r.payable }),
       );
     }

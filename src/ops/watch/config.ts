@@ -51,7 +51,6 @@ export const WatchConfig = z.strictObject({
   claimStaleSeconds: z.number().positive().default(120),
   allowPartial: z.boolean().default(false),
   enablePairs: z.boolean().default(false),
-  quote: z.boolean().default(true),
   mergeDocuments: z.boolean().default(false),
   /** Requests per rolling second for the key (the spec allows 5). */
   rate: z.number().positive().max(1000).optional(),
