@@ -26,9 +26,11 @@ import pLimit from 'p-limit';
 import type { PayoutAnswer } from '../client/answers.ts';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
+import { readPages } from '../client/pages.ts';
+import { LIST_MAX_LIMIT } from '../interface/codes.ts';
 import type { InitiateRequest } from '../interface/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
-import { toApi } from '../money.ts';
+import { toApi, type ApiAmount } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
@@ -103,9 +105,10 @@ export async function sendInitiate(ctx: SendContext, a: Attempt): Promise<{ halt
     if (v.line) record(session, { t: v.line, ref, attempt, key, error, at: at() }, { sync: true });
     return v.halt ? { halt: e } : {};
   }
-  const p = await completeCreated(client, answer.payout, !a.resend);
+  const p = answer.payout;
   const payout = snapshotOf(p, JSON.parse(a.body) as SentPayout);
   if (!a.resend && createdBefore(p.createdAt, sentAt)) payout.existedBefore = p.createdAt;
+  if (lacksResultValues(p) || (!a.resend && p.createdAt === undefined)) payout.incomplete = { sentAt, fresh: !a.resend };
   record(session, { t: 'created', ref, attempt, key, requestId: answer.requestId, payout, at: at() }, { sync: true });
   return {};
 }
@@ -185,12 +188,12 @@ export function snapshotOfError(e: unknown, resend = false): ErrorSnapshot {
 // exchangeRate on the initiate answer ("full response field list: not shown"). An answer with an
 // id and a status means the payout exists: it is recorded as created, whatever else is missing.
 // What the results file needs and the answer lacks (the fee above all: rule 8 says the applied fee
-// is in transactionFees) is read once with get-payout; if that read fails, the row is still created
-// and the gaps stay empty until `status` reads the payout.
+// is in transactionFees) is read after the rows from the payout list (completeCreated); if that
+// read fails, the row is still created and the gaps are read by the next run.
 
 /** The request's own values, for what the answer does not repeat. */
 interface SentPayout {
-  sourceAmount: number;
+  sourceAmount: ApiAmount;
   sourceCurrency: string;
   destinationCurrency: string;
 }
@@ -206,16 +209,32 @@ const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /**
- * The initiate answer completed by get-payout when it lacks what the results show (or, for a
- * fresh attempt, the createdAt that tells a payout created before it). Never throws.
+ * The created payouts whose initiate answer lacked what the results show (or, for a fresh attempt,
+ * the createdAt that tells a payout created before it), this run's and any an earlier run left so:
+ * read from the payout list (spec §4.4: its items carry fees, rate and createdAt), 100 a page and
+ * one GET each for those the pages did not show (client/pages.ts), rather than one GET per row;
+ * then journalled again whole. Never throws: what cannot be read now is read by the next run.
  */
-async function completeCreated(client: PayoutClient, p: PayoutAnswer, fresh: boolean): Promise<PayoutAnswer> {
-  if (!lacksResultValues(p) && !(fresh && p.createdAt === undefined)) return p;
+export async function completeCreated({ client, session, at }: SendContext): Promise<void> {
+  const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
+  if (!pending.length) return;
+  const listed = new Map<string, PayoutAnswer>();
+  const wanted = new Set(pending.map((s) => s.payout!.id));
   try {
-    const read = await client.getPayout(p.id);
-    return read.id === p.id ? { ...p, ...defined(read) } : p;
+    const r = await readPages({ fetch: (page) => client.listPayouts({ page, limit: LIST_MAX_LIMIT }), wanted, what: 'payouts' });
+    for (const item of r.items) listed.set(item.id, item);
   } catch {
-    return p;
+    // (a list the service refuses: one GET each below)
+  }
+  for (const s of pending) {
+    const { incomplete, ...known } = s.payout!;
+    const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch(() => undefined));
+    if (read?.id !== known.id) continue;
+    // (a list item carries no documents: the count stays the initiate's)
+    const payout: PayoutSnapshot = { ...known, ...defined(snapshotOf(read, known)), documents: known.documents };
+    if (incomplete!.fresh && createdBefore(read.createdAt, incomplete!.sentAt)) payout.existedBefore = read.createdAt;
+    const line = { t: 'created' as const, ref: s.ref, attempt: s.attempt, key: s.key!, requestId: s.requestId ?? '', payout, at: at() };
+    record(session, line, { sync: true });
   }
 }
 
@@ -348,6 +367,7 @@ class RowLoop {
         await new Promise((r) => setTimeout(r, o.settleDelayMs ?? 1000));
         await this.each(unknown, (i) => this.row(i));
       }
+      if (this.going()) await completeCreated(this.send);
     } finally {
       await stopCheckpoints?.();
     }

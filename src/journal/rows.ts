@@ -64,6 +64,11 @@ export interface PayoutSnapshot {
    * already paid at this account (engine/execute.ts).
    */
   existedBefore?: string;
+  /**
+   * The initiate answer lacked what the results show, or the createdAt of a fresh attempt (sent at
+   * `sentAt`): read later from the payout list (engine/execute.ts completeCreated).
+   */
+  incomplete?: { sentAt: string; fresh: boolean };
 }
 
 export interface ErrorSnapshot {
