@@ -66,7 +66,7 @@ function writePlan(o: { preparedBy?: string; amount?: string } = {}): string {
     ],
     currencies: [],
     warnings: [],
-    requests: {},
+    requests: { preflight: 0, estimate: 0 },
   };
   writeFileSync(path, JSON.stringify(plan, null, 2) + '\n');
   return path;

@@ -79,8 +79,9 @@ describe('item 4: the key echoed in an error body', () => {
   it('end to end: a gateway echoing every form of the key to quote, upload-url and initiate: in no file, log or output', async () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     // The gateway answers 400 with the echo to every initiate and upload-url, and to the quote of
-    // row 2 (11.01): so row 1 (with a document) fails at its upload, row 2 at its quote, rows 3
-    // and 4 at their initiate. Everything else goes to the sandbox.
+    // row 2 (11.01): so in the run (which quotes nothing) row 1 (with a document) fails at its
+    // upload, rows 2 to 4 at their initiate; `plan --out` fails at row 2's quote. Everything else
+    // goes to the sandbox.
     const echoed: string[] = [];
     proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
       const chunks: Buffer[] = [];
@@ -111,7 +112,7 @@ describe('item 4: the key echoed in an error body', () => {
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state });
     const r = await runCli(['run', 'payroll.csv', '--yes', '--base-url', url, '--rate', '100', '--log-level', 'debug'], { cwd: dir, env });
     expect(r.code, r.stderr).toBe(1);
-    expect(echoed.sort()).toEqual(['initiate', 'initiate', 'quote', 'upload-url']);
+    expect(echoed.sort()).toEqual(['initiate', 'initiate', 'initiate', 'upload-url']);
     const results = await readFile(join(dir, 'payroll.results.csv'), 'utf8');
     expectNoKey(results, KEY, 'the results file');
     const rows = parse<Record<string, string>>(results, { columns: true, bom: true });
@@ -133,6 +134,11 @@ describe('item 4: the key echoed in an error body', () => {
     expectNoKey(html, KEY, 'the report');
     expect(html).toContain('VALIDATION_ERROR');
     expectNoKey(report.stdout + report.stderr, KEY, 'the output of report');
+    // The quote of a plan file: its failure is shown and kept, the key nowhere.
+    const plan = await runCli(['plan', 'payroll.csv', '--out', 'p.json', '--base-url', url, '--rate', '100'], { cwd: dir, env });
+    expect(echoed.filter((e) => e === 'quote')).toHaveLength(1);
+    expect(plan.stdout).toMatch(/quote failed on row 3: .*\[redacted\]/);
+    expectNoKey(plan.stdout + plan.stderr, KEY, 'the output of plan');
     for (const f of await filesUnder(dir)) expectNoKey(await readFile(f, 'utf8'), KEY, f);
   });
 });
