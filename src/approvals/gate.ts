@@ -2,13 +2,16 @@
 // plan, its approvals and the approvers list read and checked once, and the plan's bytes as they
 // were checked, for the engine to run (not the file again, which could have changed since).
 import { loadPlan, PlanFileError, type LoadedPlan } from './payload.ts';
-import { checkApprovals, type ApprovalCheck } from './policy.ts';
-import { approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers } from './store.ts';
+import { checkApprovals, type ApprovalCheck, type Expiry } from './policy.ts';
+import { approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from './store.ts';
 
 export interface GateInput {
-  planPath: string;
+  /** The plan's path, or the plan as another gate already read it (checked on the same bytes). */
+  plan: string | LoadedPlan;
   required: number;
-  approversPath: string;
+  /** The approvers list's path, or the list itself (an account policy's). */
+  approvers: string | Approver[];
+  expiry?: Expiry;
   /** Default `<plan>.approvals.json`. */
   approvalsPath?: string;
 }
@@ -19,15 +22,15 @@ export type GateResult = ({ ok: true } | { ok: false }) & { check?: ApprovalChec
 export function approvalGate(g: GateInput): GateResult {
   let plan: LoadedPlan;
   try {
-    plan = loadPlan(g.planPath);
+    plan = typeof g.plan === 'string' ? loadPlan(g.plan) : g.plan;
   } catch (e) {
     if (e instanceof PlanFileError) return { ok: false, message: e.message };
     throw e;
   }
   try {
-    const approvers = readApprovers(g.approversPath);
-    const approvals = readApprovals(g.approvalsPath ?? approvalsPathFor(g.planPath));
-    const check = checkApprovals(plan, approvals, approvers, g.required);
+    const approvers = typeof g.approvers === 'string' ? readApprovers(g.approvers) : g.approvers;
+    const approvals = readApprovals(g.approvalsPath ?? approvalsPathFor(plan.path));
+    const check = checkApprovals(plan, approvals, approvers, g.required, g.expiry);
     return { ok: check.ok, check, plan, message: check.message };
   } catch (e) {
     if (e instanceof ApprovalsFileError) return { ok: false, plan, message: e.message };

@@ -81,7 +81,31 @@ function planProblem(payload: PlanPayload): string | undefined {
   return bad ? `the plan's maker ${JSON.stringify(payload.preparedBy)} cannot be told from an approver: ${bad}` : undefined;
 }
 
-export function checkApprovals(plan: LoadedPlan, approvals: Approval[], approvers: Approver[], required: number): ApprovalCheck {
+/** An account policy's expiry (account-policy.ts): approvals signed longer ago than this do not count. */
+export interface Expiry {
+  afterMs: number;
+  /** The expiry as the policy was written ("7d"). */
+  label: string;
+  now?: Date;
+}
+
+/** Why an approval no longer counts under the expiry: too old, or dated after now. */
+function expiryProblem(a: Approval, e: Expiry): string | undefined {
+  const now = (e.now ?? new Date()).getTime();
+  const at = Date.parse(a.signedAt);
+  // (five minutes for the clocks of the approver's machine and this one)
+  if (!(at <= now + 5 * 60_000)) return `dated ${a.signedAt}, after now`;
+  if (at >= now - e.afterMs) return undefined;
+  return `signed ${a.signedAt}: the account's policy counts approvals of the last ${e.label} only, sign again`;
+}
+
+export function checkApprovals(
+  plan: LoadedPlan,
+  approvals: Approval[],
+  approvers: Approver[],
+  required: number,
+  expiry?: Expiry,
+): ApprovalCheck {
   const payload = planPayload(plan);
   const counted: string[] = [];
   const countedKeys = new Set<string>();
@@ -90,7 +114,8 @@ export function checkApprovals(plan: LoadedPlan, approvals: Approval[], approver
   if (unusable) problems.push(unusable);
   const makers = makerKeys(payload, approvals);
   for (const a of approvals) {
-    const p = approvalProblem(payload, a, approvers, makers);
+    const expired = expiry && expiryProblem(a, expiry);
+    const p = approvalProblem(payload, a, approvers, makers) ?? (expired ? { reason: expired } : undefined);
     if (p) {
       problems.push(p.maker ? `${a.name} (${p.reason})` : `${a.name}: ${p.reason}`);
       continue;

@@ -69,14 +69,27 @@ export function guardOptions<T>(y: Argv<T>) {
       array: true,
       describe: 'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent',
     })
-    .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' });
+    .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' })
+    .option('max-requests', MAX_REQUESTS);
+}
+
+/** --max-requests N: run, retry and plan. */
+export const MAX_REQUESTS = {
+  type: 'number',
+  describe: "Refuse the batch (exit 3, nothing sent) when it needs more than N requests of the key's month (the plan lists them by kind)",
+} as const;
+
+/** --max-requests as given: a whole number, 0 or more. */
+export function maxRequestsOf(args: { 'max-requests'?: number }): number | undefined {
+  const n = args['max-requests'];
+  if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new UsageError('--max-requests takes a whole number of requests');
+  return n;
 }
 
 /** The flags run and retry share besides the connection and the guards. */
 export function sendingOptions<T>(y: Argv<T>) {
   return y
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
-    .option('quote', { type: 'boolean', default: true, describe: 'Quote each row before sending (--no-quote skips it)' })
     .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
     .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
     .option('json', flag('Print a machine-readable summary on stdout'))

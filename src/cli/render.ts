@@ -10,7 +10,7 @@ import type { ClientEvent } from '../client/http.ts';
 import { InputError } from '../input/errors.ts';
 import { ResultsError } from '../results/errors.ts';
 import type { EngineEvent } from '../engine/execute.ts';
-import type { BatchPlan } from '../engine/plan.ts';
+import { requestKindsText, type BatchPlan } from '../engine/plan.ts';
 import type { PipelineResult } from '../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
@@ -38,14 +38,14 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
   );
   if (p.currencies.length) {
-    l.push('  by source currency (estimated fees)         wallet balance -> after the batch');
+    l.push('  by source currency: amount + fees = total     wallet balance -> after the batch');
     for (const c of p.currencies) {
       l.push(
         `    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${group(c.amount).padStart(16)} + ${group(c.estimatedFees).padStart(10)} = ${group(c.total).padStart(16)}   ` +
           (c.balance === undefined || c.balanceAfter === undefined
             ? 'balance not known'
             : `${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`) +
-          (c.feesNotKnown ? `   (+ fees of ${plural(c.feesNotKnown, 'row')} not known before sending)` : ''),
+          feesText(c),
       );
     }
   }
@@ -56,9 +56,11 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
     );
   }
   const q = p.requests;
-  l.push(
-    `  requests     about ${q.estimate}${q.usedThisMonth !== undefined ? `; this key has used ${q.usedThisMonth} of ${q.quota} this month, as counted here` : ''}`,
-  );
+  l.push(`  requests     about ${q.estimate} of the key's month: ${requestKindsText(q)}`);
+  if (q.usedThisMonth !== undefined && q.quota !== undefined)
+    l.push(
+      `  quota        ${n(q.usedThisMonth)} of ${n(q.quota)} used this month, as counted here: about ${n(Math.max(0, q.quota - q.usedThisMonth - q.estimate))} left after this batch`,
+    );
   if (p.resend?.rows)
     l.push(
       `  sent again   ${plural(p.resend.rows, 'row')} whose payout failed and was refunded: ` +
@@ -67,6 +69,21 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
     );
   for (const w of p.warnings) l.push(`  warning      ${w}`);
   return l.join('\n') + '\n';
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+/** Which fees of a currency are exact (quoted) and which estimated (the methods route's), with the margin kept for them. */
+function feesText(c: BatchPlan['currencies'][number]): string {
+  const notes = [
+    c.feesEstimated
+      ? `fees of ${plural(c.feesEstimated, 'row')} estimated, margin ${group(c.feeMargin ?? '0')}`
+      : c.rows > (c.feesNotKnown ?? 0)
+        ? 'fees exact (quoted)'
+        : '',
+    c.feesNotKnown ? `+ fees of ${plural(c.feesNotKnown, 'row')} not known before sending` : '',
+  ].filter(Boolean);
+  return notes.length ? `   (${notes.join('; ')})` : '';
 }
 
 export function summaryText(r: Pick<PipelineResult, 'summary' | 'resultsPath'>): string {

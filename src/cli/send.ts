@@ -11,6 +11,7 @@ import {
   inFlightFor,
   isInteractive,
   makeLogger,
+  maxRequestsOf,
   moneyFlags,
   openConnection,
   reportOption,
@@ -24,6 +25,9 @@ import type { PipelineResult, RunOptions } from '../engine/pipeline.ts';
 import type { RetryOptions } from '../engine/retry.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { writeResultsReport } from '../report/index.ts';
+import { accountPolicyAt, PolicyError, type AccountPolicy } from '../approvals/account-policy.ts';
+import { resolveEnvironment } from '../client/environment.ts';
+import type { GuardOptions } from '../engine/approval.ts';
 
 /** The flags of run and retry: connection, guards, sending, the HTML report. */
 export function sendOptions<T>(y: Argv<T>) {
@@ -47,6 +51,33 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
   return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend}) from ${environment}? [y/N] `;
 }
 
+/** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
+export function refused(io: CliIO, json: boolean | undefined, reason: string): ExitCode {
+  io.stderr.write(`payout-batch: refused: ${reason}. Nothing was sent.\n`);
+  if (json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [reason] });
+  return ExitCode.REFUSED;
+}
+
+/**
+ * The approval policy of the account these flags name (src/approvals/account-policy.ts), read
+ * before the connection opens; a string when it cannot be trusted or read (why nothing may be
+ * sent). An environment that cannot be resolved has none here: opening the connection says why.
+ */
+export function accountPolicyOf(args: SendArgs, io: CliIO): AccountPolicy | string | undefined {
+  let baseUrl: string | undefined;
+  try {
+    baseUrl = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env }).baseUrl;
+  } catch {
+    return undefined;
+  }
+  try {
+    return accountPolicyAt(baseUrl, stateRootOf(args, io));
+  } catch (e) {
+    if (e instanceof PolicyError) return e.message;
+    throw e;
+  }
+}
+
 export async function sendBatch<R extends PipelineResult & { batchId: string; journalPath: string; resent?: number }>(
   args: SendArgs,
   io: CliIO,
@@ -54,6 +85,8 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   send: (o: SendEngineOptions) => Promise<R>,
   /** Text after the summary (retry --resend-failed: what was paid again). */
   after?: (r: R) => string,
+  /** The account's approval policy, as a guard of the plan (account-policy.ts policyGuard). */
+  policy?: GuardOptions['policy'],
 ): Promise<ExitCode> {
   const quiet = args.quiet || args.json;
   const out = (text: string) => {
@@ -61,13 +94,10 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   };
   const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
   const maxTotals = moneyFlags(args['max-total'], '--max-total');
+  const maxRequests = maxRequestsOf(args);
   // Nobody can answer the question: refused before the connection, so not one request of the
   // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
-  if (!args.yes && !isInteractive(io)) {
-    io.stderr.write(`payout-batch: refused: ${NOT_A_TERMINAL}. Nothing was sent.\n`);
-    if (args.json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [NOT_A_TERMINAL] });
-    return ExitCode.REFUSED;
-  }
+  if (!args.yes && !isInteractive(io)) return refused(io, args.json, NOT_A_TERMINAL);
   const logger = makeLogger(args, io, command);
   const label = { batch: '' };
   const progress = progressSink(io, logger, () => label.batch, quiet);
@@ -86,7 +116,8 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       expectRows: args['expect-rows'],
       expectTotals,
       maxTotals,
-      quote: args.quote,
+      maxRequests,
+      policy,
       mergeDocuments: args['merge-documents'],
       concurrency: args.concurrency ?? inFlightFor(args.rate),
       stop: abortOn(io.stopSignal),

@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import type { KeyEnvironment } from './quota.ts';
-import { scrubDeep, scrubText, secretPattern } from './secrets.ts';
+import { scrubDeep, scrubText, secretMatcher, type SecretMatcher } from './secrets.ts';
 
 /** A problem with the configuration (key, environment, host): nothing was sent. */
 export class ClientConfigError extends Error {
@@ -30,7 +30,7 @@ export type KeySource = 'environment' | 'key-file' | 'option' | 'local-sandbox-s
 export class ApiKey {
   readonly #value: string;
   /** The key's forms to scrub from text (secrets.ts). */
-  readonly #pattern: RegExp | undefined;
+  readonly #forms: SecretMatcher | undefined;
   readonly fingerprint: string;
   /** The environment the key is labelled for, where the tool can tell; undefined when it cannot. */
   readonly environment: KeyEnvironment | undefined;
@@ -46,7 +46,7 @@ export class ApiKey {
       throw new ClientConfigError('the API key contains spaces or characters that cannot travel in an HTTP header');
     }
     this.#value = v;
-    this.#pattern = secretPattern(v);
+    this.#forms = secretMatcher(v);
     this.fingerprint = keyFingerprint(v);
     const fromPrefix = environmentFromKeyPrefix(v);
     if (options.environment && fromPrefix && options.environment !== fromPrefix) {
@@ -65,14 +65,14 @@ export class ApiKey {
     return this.#value;
   }
 
-  /** The text with the key removed: as itself in any case, encoded (base64, URL) or cut short (secrets.ts). */
+  /** The text with the key removed: any 12 characters of it, in any case or encoding (secrets.ts). */
   scrub(text: string): string {
-    return scrubText(text, this.#pattern);
+    return scrubText(text, this.#forms);
   }
 
   /** Every string deep in a value (a parsed body) scrubbed like scrub(). */
   scrubDeep<T>(value: T): T {
-    return scrubDeep(value, this.#pattern);
+    return scrubDeep(value, this.#forms);
   }
 
   toString(): string {

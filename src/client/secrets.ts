@@ -1,57 +1,86 @@
-// Removing a secret (the API key) from text that came from outside: a service may echo the key it
-// was sent, in any case, encoded, or cut short, anywhere in an error body. Whatever reaches a log,
-// a journal, a results file or stderr goes through here first (http.ts, where an answer becomes a
-// value or a PayoutApiError).
+// Removing a secret (the API key) from text that came from outside: a service, or a gateway in
+// front of it, may echo the key it was sent, in any case, encoded, cut short or inside a longer
+// encoded text, anywhere in an error body. Whatever reaches a log, a journal, a results file, a
+// report or stderr goes through here first (http.ts, where an answer becomes a value or a
+// PayoutApiError).
 
 export const REDACTED = '[redacted]';
 
-/** A cut-off key still identifies it: this many leading characters (of any form) are scrubbed. */
-export const MIN_PREFIX = 12;
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * Fewer characters of a form could be an ordinary word or an identifier; this many consecutive
+ * characters of one of the key's forms identify the key (a form shorter than this counts whole).
+ */
+export const MIN_RUN = 12;
 
 /**
- * `form` or any prefix of it of at least `min` characters, the longest that is there:
- * "abcdef" with min 3 gives abc(?:d(?:e(?:f)?)?)?
+ * base64 (or base64url) of the secret as it reads inside a longer encoded text, where it starts
+ * `offset` bytes into a group of three ("key=" + key): the characters that encode the secret's
+ * bits only, without those shared with the bytes before it.
  */
-function prefixPattern(form: string, min: number): string {
-  const head = escapeRegExp(form.slice(0, min));
-  let tail = '';
-  for (let i = form.length - 1; i >= min; i--) tail = `(?:${escapeRegExp(form[i]!)}${tail})?`;
-  return head + tail;
+function base64At(secret: Buffer, offset: number, encoding: 'base64' | 'base64url'): string {
+  const text = Buffer.concat([Buffer.alloc(offset), secret]).toString(encoding);
+  return text.replace(/=+$/, '').slice(Math.ceil((offset * 8) / 6));
 }
 
 /**
- * A matcher for the secret, case-insensitively, as itself, in base64 (padded or not), base64url
- * and URL-encoded, each also cut short to MIN_PREFIX characters or more. Undefined for a secret
- * too short to look for without mangling ordinary words.
+ * The forms in which a service or a gateway might echo the secret, compared without case (so
+ * upper, lower and mixed case of each count). Any MIN_RUN characters of one of them are
+ * scrubbed: that covers a key cut short and the key without its `sk_sandbox_` style prefix
+ * (api-key.ts), whose forms are parts of these.
  */
-export function secretPattern(secret: string | undefined): RegExp | undefined {
+const FORMS: ((secret: Buffer) => string)[] = [
+  (s) => s.toString('utf8'), // as sent
+  (s) => s.toString('hex'), // hex
+  (s) => base64At(s, 0, 'base64'), // base64, the secret alone or at the start of a group of 3 bytes
+  (s) => base64At(s, 1, 'base64'), // base64, one byte into a group ("key=" + key)
+  (s) => base64At(s, 2, 'base64'), // base64, two bytes into a group
+  (s) => base64At(s, 0, 'base64url'), // base64url, at each offset likewise
+  (s) => base64At(s, 1, 'base64url'),
+  (s) => base64At(s, 2, 'base64url'),
+  (s) => encodeURIComponent(s.toString('utf8')), // URL-encoded as a query value
+  (s) => s.toString('hex').replace(/../g, '%$&'), // URL-encoded byte by byte, unreserved ones too (%73%6B%5F)
+];
+
+/** ASCII letters in lower case, nothing else: the string keeps its length (the forms are ASCII). */
+const lowerAscii = (s: string): string => s.replace(/[A-Z]+/g, (c) => c.toLowerCase());
+
+/** The secret's forms as their runs of MIN_RUN characters (or whole, when shorter), by length: built once per key. */
+export type SecretMatcher = ReadonlyMap<number, ReadonlySet<string>>;
+
+/** The matcher of a secret; undefined for one too short to look for without mangling ordinary words. */
+export function secretMatcher(secret: string | undefined): SecretMatcher | undefined {
   if (!secret || secret.length < 4) return undefined;
-  const b64 = Buffer.from(secret, 'utf8').toString('base64');
-  const forms = new Set([
-    secret,
-    b64,
-    b64.replace(/=+$/, ''),
-    Buffer.from(secret, 'utf8').toString('base64url'),
-    encodeURIComponent(secret),
-  ]);
-  // Longest forms first: the alternation takes the first that matches at a position.
-  const parts = [...forms].sort((a, b) => b.length - a.length).map((f) => prefixPattern(f, Math.min(MIN_PREFIX, f.length)));
-  return new RegExp(parts.join('|'), 'gi');
+  const runs = new Map<number, Set<string>>();
+  for (const form of FORMS.map((f) => lowerAscii(f(Buffer.from(secret, 'utf8'))))) {
+    const width = Math.min(MIN_RUN, form.length);
+    const set = runs.get(width) ?? runs.set(width, new Set()).get(width)!;
+    for (let i = 0; i + width <= form.length; i++) set.add(form.slice(i, i + width));
+  }
+  return runs;
 }
 
-export function scrubText(text: string, pattern: RegExp | undefined): string {
-  return pattern ? text.replace(pattern, REDACTED) : text;
+/** The text with every character that lies in a run of one of the secret's forms replaced; each stretch by one REDACTED. */
+export function scrubText(text: string, matcher: SecretMatcher | undefined): string {
+  if (!matcher) return text;
+  const lower = lowerAscii(text);
+  const hit = new Uint8Array(text.length);
+  for (const [width, runs] of matcher)
+    for (let i = 0; i + width <= text.length; i++) if (runs.has(lower.slice(i, i + width))) hit.fill(1, i, i + width);
+  if (!hit.includes(1)) return text;
+  let out = '';
+  for (let i = 0; i < text.length; i++)
+    if (!hit[i]) out += text[i];
+    else if (!hit[i - 1]) out += REDACTED; // one for each stretch
+  return out;
 }
 
 /** Every string in a JSON value (keys included), scrubbed; other values as they are. */
-export function scrubDeep<T>(value: T, pattern: RegExp | undefined): T {
-  if (!pattern) return value;
+export function scrubDeep<T>(value: T, matcher: SecretMatcher | undefined): T {
+  if (!matcher) return value;
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return scrubText(v, pattern);
+    if (typeof v === 'string') return scrubText(v, matcher);
     if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [scrubText(k, pattern), walk(x)]));
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [scrubText(k, matcher), walk(x)]));
     return v;
   };
   return walk(value) as T;

@@ -1,6 +1,6 @@
 // The demo of `npm run demo`: the sample payroll (samples/payroll-2025-01.csv and its documents)
 // through the whole batch engine against the embedded sandbox: preflight and plan, the run
-// (quote, upload, initiate, PATCH), the results file, then the same batch started again to show
+// (upload, initiate, PATCH), the results file, then the same batch started again to show
 // that nothing is paid twice, the reconciliation, and the HTML reports of the plan and of the
 // results (src/report). It returns facts and emits events; the CLI prints.
 import { cp, mkdtemp } from 'node:fs/promises';
@@ -91,7 +91,6 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       enablePairs: false,
       expectTotals: [],
       maxTotals: [],
-      quote: true,
       mergeDocuments: false,
     };
     let planShown: BatchPlan | undefined;
@@ -172,7 +171,7 @@ async function reconcileResults(client: PayoutClient, resultsFile: string, say: 
   say('\nReconcile, as at month-end (payout-batch reconcile RESULTS):');
   say(
     `  ${report?.counts.tiedOut ?? 0} of ${report?.counts.created ?? 0} payouts found with their debit in the wallet transactions; ` +
-      `${report?.notFromBatch.length ?? 0} debits not from this batch; ${rec.requests.total} requests.`,
+      `${report?.unexplained.length ?? 0} debits no batch explains; ${rec.requests.total} requests.`,
   );
   say(`  net per currency: ${reconciliation.totals.map((t) => `${t.currency} ${t.net}`).join(', ')}.`);
   say(reconciliation.tiesOut ? '  Everything ties out.' : `  Does NOT tie out: ${reconciliation.problems.slice(0, 5).join('; ')}`);

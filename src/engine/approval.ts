@@ -2,7 +2,7 @@
 // command line, a terminal to confirm on or --yes, control totals that must match, a shortfall
 // or a disabled corridor that stops the batch unless --allow-partial.
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
-import type { BatchPlan } from './plan.ts';
+import { requestLimitReason, type BatchPlan } from './plan.ts';
 import unhomoglyph from 'unhomoglyph';
 
 export interface MoneyFlag {
@@ -29,6 +29,10 @@ export interface GuardOptions {
   expectRows?: number;
   expectTotals: MoneyFlag[];
   maxTotals: MoneyFlag[];
+  /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
+  maxRequests?: number;
+  /** The account's approval policy (src/approvals/account-policy.ts): why this plan may not be sent, if so. */
+  policy?: (plan: Pick<BatchPlan, 'currencies'>) => string | undefined;
 }
 
 export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
@@ -43,6 +47,8 @@ export type ApprovalDecision = { ok: true; /** ask the person on the terminal */
 export function decideApproval(a: ApprovalInput): ApprovalDecision {
   const reasons: string[] = [];
   const { plan } = a;
+  const policy = a.policy?.(plan);
+  if (policy) reasons.push(policy);
   if (a.env === 'production' && a.envFlag !== 'production') {
     reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
   }
@@ -60,6 +66,20 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
       `corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`,
     );
   }
+  reasons.push(...controlTotalReasons(a));
+  const overLimit = requestLimitReason(plan.requests, a.maxRequests);
+  if (overLimit) reasons.push(overLimit);
+  if (!a.yes && !a.interactive)
+    reasons.push(
+      'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',
+    );
+  if (reasons.length) return { ok: false, reasons };
+  return { ok: true, confirm: !a.yes };
+}
+
+/** Each mismatch of the control totals (--expect-rows, --expect-total, --max-total) with what the batch pays. */
+export function controlTotalReasons(a: Pick<ApprovalInput, 'expectRows' | 'expectTotals' | 'maxTotals' | 'payable'>): string[] {
+  const reasons: string[] = [];
   if (a.expectRows !== undefined && a.expectRows !== a.payable.rows) {
     reasons.push(`--expect-rows ${a.expectRows}, but the batch pays ${a.payable.rows} row${a.payable.rows === 1 ? '' : 's'}`);
   }
@@ -85,12 +105,7 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
       );
     }
   }
-  if (!a.yes && !a.interactive)
-    reasons.push(
-      'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',
-    );
-  if (reasons.length) return { ok: false, reasons };
-  return { ok: true, confirm: !a.yes };
+  return reasons;
 }
 
 // ---- the names of a plan's maker and approvers (four eyes, src/approvals)

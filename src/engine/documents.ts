@@ -1,11 +1,13 @@
-// A row's supporting documents before its initiate: each file uploaded (spec §4.6: upload-url,
-// then a PUT to the storage) unless the journal already holds its documentUrl, which every later
-// attempt reuses instead of uploading again. `--merge-documents` merges a row's files into one
-// PDF first (spec §4.5: "several files for one request should be merged into one PDF").
+// A row's supporting documents before its initiate (spec §4.6: upload-url, then a PUT to the
+// storage), each distinct one uploaded once per batch: keyed by the sha256 of the bytes sent, its
+// documentUrl (stable; only the uploadUrl expires) is journalled once and reused by every row,
+// attempt and later run sending the same bytes; rows sending at once share the upload in flight.
+// Each use reads the file again and compares it with what validation saw. `--merge-documents`
+// merges a row's files into one PDF first (spec §4.5), keyed by the merged bytes (deterministic).
+import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import type { PayoutClient } from '../client/client.ts';
-import { rowState } from '../journal/rows.ts';
 import type { DocumentContentType } from '../interface/codes.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
@@ -26,34 +28,45 @@ export interface DocumentOptions {
 }
 
 /** The documentUrls of a row's files, in order (one, merged, with --merge-documents). */
-export async function uploadDocuments(p: PayoutRow, o: DocumentOptions): Promise<string[]> {
-  const ref = p.reference;
-  if (!p.documents.length) return [];
-  const known = rowState(o.session.folded, ref).docs;
+export type DocumentUrls = (p: PayoutRow) => Promise<string[]>;
+
+/** One per run: the uploads in flight (sha256 → documentUrl to come) are shared by its rows. */
+export function documentUploader(o: DocumentOptions): DocumentUrls {
+  const inFlight = new Map<string, Promise<string>>();
+  const upload = async (sha256: string, file: UploadFile): Promise<string> => {
+    try {
+      const { documentUrl } = await o.client.uploadDocument(file);
+      record(o.session, { t: 'doc', sha256, url: documentUrl });
+      return documentUrl;
+    } finally {
+      inFlight.delete(sha256); // journalled now, or failed: a later row tries again
+    }
+  };
+  const urlOf = (file: UploadFile): Promise<string> => {
+    const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+    const journalled = o.session.folded.uploads.get(sha256);
+    if (journalled) return Promise.resolve(journalled);
+    let pending = inFlight.get(sha256);
+    if (!pending) inFlight.set(sha256, (pending = upload(sha256, file)));
+    return pending;
+  };
   const load = async (path: string): Promise<UploadFile> => {
     // The file validated, not whatever is at its path now (a FIFO there would never end a read).
     const f = await readDocumentForUpload(path, o.fingerprints?.get(path));
     if (!f.ok) throw new RowStepError(f.code, f.message);
     return { bytes: f.bytes, contentType: f.contentType, filename: basename(path) };
   };
-  const upload = async (name: string, file: () => Promise<UploadFile>) => {
-    const have = known[name];
-    if (have) return have;
-    const r = await o.client.uploadDocument(await file());
-    record(o.session, { t: 'doc', ref, doc: name, url: r.documentUrl });
-    return r.documentUrl;
+  return async (p) => {
+    if (!p.documents.length) return [];
+    if (o.mergeDocuments && p.documents.length > 1) {
+      const files = await Promise.all(p.documents.map(load));
+      const filename = `${p.reference.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
+      return [await urlOf({ bytes: await mergeToPdf(files), contentType: 'application/pdf', filename })];
+    }
+    const urls: string[] = [];
+    for (const path of p.documents) urls.push(await urlOf(await load(path)));
+    return urls;
   };
-  if (o.mergeDocuments && p.documents.length > 1) {
-    const url = await upload(`merged:${p.documents.join('|')}`, async () => ({
-      bytes: await mergeToPdf(await Promise.all(p.documents.map(load))),
-      contentType: 'application/pdf',
-      filename: `${ref.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`,
-    }));
-    return [url];
-  }
-  const urls: string[] = [];
-  for (const path of p.documents) urls.push(await upload(path, () => load(path)));
-  return urls;
 }
 
 /** Merges PDFs and images (one page each) into one PDF, for --merge-documents. */

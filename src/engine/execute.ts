@@ -3,8 +3,11 @@
 // The row loop: every row to send goes through its life, rows in parallel through the one client
 // (which keeps the rate limit), a row's own steps in order:
 //
-//   settle an unknown outcome (same key, same bytes) | quote → upload documents → initiate
-//   → PATCH the other documents
+//   settle an unknown outcome (same key, same bytes) | documents (each distinct one uploaded once
+//   per batch: documents.ts) → initiate → PATCH the other documents
+//
+// No quote: the initiate's answer carries the rate and fee applied (spec §4.2), which the results
+// keep; a row's quotedRate is the plan's quote, journalled by `run --plan` (pipeline.ts).
 //
 // The journal is the state: each step reads the row's phase from the fold. A run that cannot go
 // on (the key refused, the service unreachable) halts: rows not started stay as journalled, and
@@ -23,13 +26,15 @@ import pLimit from 'p-limit';
 import type { PayoutAnswer } from '../client/answers.ts';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
+import { readPages } from '../client/pages.ts';
+import { LIST_MAX_LIMIT } from '../interface/codes.ts';
 import type { InitiateRequest } from '../interface/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
-import { toApi } from '../money.ts';
+import { toApi, type ApiAmount } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
-import { RowStepError, uploadDocuments } from './documents.ts';
+import { RowStepError, documentUploader, type DocumentUrls } from './documents.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
@@ -100,9 +105,10 @@ export async function sendInitiate(ctx: SendContext, a: Attempt): Promise<{ halt
     if (v.line) record(session, { t: v.line, ref, attempt, key, error, at: at() }, { sync: true });
     return v.halt ? { halt: e } : {};
   }
-  const p = await completeCreated(client, answer.payout, !a.resend);
+  const p = answer.payout;
   const payout = snapshotOf(p, JSON.parse(a.body) as SentPayout);
   if (!a.resend && createdBefore(p.createdAt, sentAt)) payout.existedBefore = p.createdAt;
+  if (lacksResultValues(p) || (!a.resend && p.createdAt === undefined)) payout.incomplete = { sentAt, fresh: !a.resend };
   record(session, { t: 'created', ref, attempt, key, requestId: answer.requestId, payout, at: at() }, { sync: true });
   return {};
 }
@@ -182,12 +188,12 @@ export function snapshotOfError(e: unknown, resend = false): ErrorSnapshot {
 // exchangeRate on the initiate answer ("full response field list: not shown"). An answer with an
 // id and a status means the payout exists: it is recorded as created, whatever else is missing.
 // What the results file needs and the answer lacks (the fee above all: rule 8 says the applied fee
-// is in transactionFees) is read once with get-payout; if that read fails, the row is still created
-// and the gaps stay empty until `status` reads the payout.
+// is in transactionFees) is read after the rows from the payout list (completeCreated); if that
+// read fails, the row is still created and the gaps are read by the next run.
 
 /** The request's own values, for what the answer does not repeat. */
 interface SentPayout {
-  sourceAmount: number;
+  sourceAmount: ApiAmount;
   sourceCurrency: string;
   destinationCurrency: string;
 }
@@ -203,16 +209,32 @@ const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /**
- * The initiate answer completed by get-payout when it lacks what the results show (or, for a
- * fresh attempt, the createdAt that tells a payout created before it). Never throws.
+ * The created payouts whose initiate answer lacked what the results show (or, for a fresh attempt,
+ * the createdAt that tells a payout created before it), this run's and any an earlier run left so:
+ * read from the payout list (spec §4.4: its items carry fees, rate and createdAt), 100 a page and
+ * one GET each for those the pages did not show (client/pages.ts), rather than one GET per row;
+ * then journalled again whole. Never throws: what cannot be read now is read by the next run.
  */
-async function completeCreated(client: PayoutClient, p: PayoutAnswer, fresh: boolean): Promise<PayoutAnswer> {
-  if (!lacksResultValues(p) && !(fresh && p.createdAt === undefined)) return p;
+export async function completeCreated({ client, session, at }: SendContext): Promise<void> {
+  const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
+  if (!pending.length) return;
+  const listed = new Map<string, PayoutAnswer>();
+  const wanted = new Set(pending.map((s) => s.payout!.id));
   try {
-    const read = await client.getPayout(p.id);
-    return read.id === p.id ? { ...p, ...defined(read) } : p;
+    const r = await readPages({ fetch: (page) => client.listPayouts({ page, limit: LIST_MAX_LIMIT }), wanted, what: 'payouts' });
+    for (const item of r.items) listed.set(item.id, item);
   } catch {
-    return p;
+    // (a list the service refuses: one GET each below)
+  }
+  for (const s of pending) {
+    const { incomplete, ...known } = s.payout!;
+    const read = listed.get(known.id) ?? (await client.getPayout(known.id).catch(() => undefined));
+    if (read?.id !== known.id) continue;
+    // (a list item carries no documents: the count stays the initiate's)
+    const payout: PayoutSnapshot = { ...known, ...defined(snapshotOf(read, known)), documents: known.documents };
+    if (incomplete!.fresh && createdBefore(read.createdAt, incomplete!.sentAt)) payout.existedBefore = read.createdAt;
+    const line = { t: 'created' as const, ref: s.ref, attempt: s.attempt, key: s.key!, requestId: s.requestId ?? '', payout, at: at() };
+    record(session, line, { sync: true });
   }
 }
 
@@ -262,7 +284,6 @@ export interface ExecuteOptions {
   session: BatchSession;
   /** 'run': a row refused before stays refused (FAILED_TO_SEND); 'retry': it goes again under attempt + 1. */
   mode: 'run' | 'retry';
-  quote: boolean;
   mergeDocuments: boolean;
   /** What validation saw of each document (absolute path); the upload reads the same file or none. */
   documents?: Map<string, DocumentFingerprint>;
@@ -314,11 +335,14 @@ class RowLoop {
   private readonly send: SendContext;
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly attachPending: (s: RowState, fresh: boolean) => Promise<void>;
+  private readonly documentUrls: DocumentUrls;
 
   constructor(private readonly o: ExecuteOptions) {
     const now = o.now ?? (() => new Date());
     this.send = { client: o.client, session: o.session, at: () => now().toISOString() };
     this.limit = pLimit(Math.max(1, o.concurrency ?? 8));
+    const { client, session, mergeDocuments } = o;
+    this.documentUrls = documentUploader({ client, session, mergeDocuments, fingerprints: o.documents });
     this.attachPending = documentFinisher({
       client: o.client,
       journal: (e) => record(o.session, e),
@@ -343,6 +367,7 @@ class RowLoop {
         await new Promise((r) => setTimeout(r, o.settleDelayMs ?? 1000));
         await this.each(unknown, (i) => this.row(i));
       }
+      if (this.going()) await completeCreated(this.send);
     } finally {
       await stopCheckpoints?.();
     }
@@ -369,7 +394,7 @@ class RowLoop {
     this.done(item);
   }
 
-  /** A new attempt under a new key: quote → documents → initiate → PATCH the other documents. */
+  /** A new attempt under a new key: documents → initiate → PATCH the other documents. */
   private async newAttempt(item: WorkItem, attempt: number): Promise<void> {
     const p = item.payout;
     const ref = p.reference;
@@ -377,16 +402,15 @@ class RowLoop {
     this.o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt, settling: false });
     let urls: string[];
     try {
-      if (this.o.quote) await this.quote(p, attempt);
-      const { client, session, mergeDocuments } = this.o;
-      urls = await uploadDocuments(p, { client, session, mergeDocuments, fingerprints: this.o.documents });
+      urls = await this.documentUrls(p);
     } catch (e) {
       if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
       return;
     }
     // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
-    if (urls.length) record(this.o.session, { t: 'attach', ref, attempt, documents: urls.slice(1), at: this.send.at() });
+    if (urls.length)
+      record(this.o.session, { t: 'attach', ref, attempt, supportingDocument: urls[0], documents: urls.slice(1), at: this.send.at() });
     const body = JSON.stringify(initiateBody(p, urls[0]));
     await this.initiate({ ref, row: item.rowNumber, attempt, key, body, resend: false });
   }
@@ -399,19 +423,6 @@ class RowLoop {
     // Right after creation the payout holds only the initiate's document: PATCH the rest.
     if (s.phase === 'created') await this.attachPending(s, true);
     return this.state(a.ref);
-  }
-
-  /** One quote per attempt (spec §4.1), journalled for the results file's quotedRate. */
-  private async quote(p: PayoutRow, attempt: number): Promise<void> {
-    const q = await this.o.client.quote({
-      sourceAmount: toApi(p.sourceAmount),
-      sourceCurrency: p.sourceCurrency,
-      destinationCurrency: p.destinationCurrency,
-      destinationCountryCode: p.destinationCountryCode,
-      method: p.method,
-    });
-    const line = { rate: q.exchangeRate, fee: q.fee?.amount, totalDeductible: q.totalDeductible, destinationAmount: q.destinationAmount };
-    record(this.o.session, { t: 'quote', ref: p.reference, attempt, ...line });
   }
 
   private async finishDocuments(f: FinishItem): Promise<void> {

@@ -187,7 +187,7 @@ export function resultValues(o: RowOutcome): ResultValues {
 
 /** The outcome a row's journal state shows (for rows this run did not touch, and checkpoints). */
 export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome {
-  const docs = Object.values(s.docs);
+  const docs = s.documents;
   switch (s.phase) {
     case 'created':
       if (s.payout!.existedBefore) return alreadyPaid(s, docs);

@@ -52,7 +52,6 @@ import {
 
 export interface PipelineOptions extends GuardOptions {
   conn: Connection;
-  quote: boolean;
   mergeDocuments: boolean;
   concurrency?: number;
   results: { path: string; format: ResultsFormat; delimiter?: string };
@@ -220,7 +219,6 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
       client,
       session,
       mode: o.mode,
-      quote: o.quote,
       mergeDocuments: o.mergeDocuments,
       documents: batch.documents,
       concurrency: o.concurrency,
@@ -422,7 +420,6 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
   try {
     const result = await runPipeline(batch, session, {
       ...o,
-      quote: planned ? false : o.quote,
       results: { ...results, delimiter: batch.delimiter },
       only,
       quotedFees,

@@ -1,25 +1,29 @@
-// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything; with, per row to
-// send, its initiate body, its documents' sha256 and its quote (unless --no-quote), written to a
-// plan file that `run --plan` executes exactly. Reads the journal (a resumed batch plans only what
-// is left) but never writes it.
+// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything, its fees the
+// methods route's (estimated); with --out, per row to send, its initiate body, its documents'
+// sha256 and its quote (unless --no-quote: its fees exact), written to a plan file that `run
+// --plan` executes exactly. Reads the journal (a resumed batch plans only what is left) but never
+// writes it.
 import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
-import { emptyFold } from '../journal/rows.ts';
+import { emptyFold, rowState } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
 import { nameProblem } from './approval.ts';
 import { initiateBody } from './execute.ts';
-import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
+import { loadBatch, referenceOf, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
-import { buildPlan, type BatchPlan } from './plan.ts';
+import { buildPlan, payableTotals, requestLimitReason, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
-export interface PlanCommandOptions
-  extends LoadOptions, Pick<PlanStageOptions, 'allowPartial' | 'quote' | 'mergeDocuments' | 'enablePairs'> {
+export interface PlanCommandOptions extends LoadOptions, Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs'> {
   file: string;
+  /** With `out`: quote each row to send (a quote per row, its fee exact); without `out` nothing is quoted. */
+  quote: boolean;
+  /** --max-requests: a batch that needs more is refused before a quote is sent, and no plan file is written. */
+  maxRequests?: number;
   conn: Connection;
   stateDir?: string;
   out?: string;
@@ -41,6 +45,10 @@ export interface PlanCommandResult {
   planFile?: PlanFile;
   /** Quotes that failed (row number → message). */
   quoteErrors: Map<number, string>;
+  /** Why `run` would refuse the batch before anything is quoted (--max-requests). */
+  refused?: string[];
+  /** What the control totals compare with, as `run` counts it: `run --dry-run` checks them. */
+  payable: ReturnType<typeof payableTotals>;
 }
 
 /** prepare (the batch and its journal, read, never written) -> the plan stage -> quotes -> the plan file. */
@@ -62,11 +70,22 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
   // A reference another batch of the account sent is left out, as `run` would refuse it.
   const sentElsewhere = sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
-  const staged = await planStage(o.conn, batch, folded, env, { ...o, sentElsewhere });
-  const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, o.quote);
+  // Only a plan file needs each row's quote (`run --plan` pays what it shows); a preview prices
+  // rows from the methods route's fee, as `run` does.
+  const quoteRows = !!o.out && o.quote;
+  const staged = await planStage(o.conn, batch, folded, env, { ...o, quoteRows, sentElsewhere });
+  // (as pipeline.ts approve: a created row's journalled fee, else the preflight's estimate)
+  const payable = payableTotals(batch, staged.plan, (r) => {
+    const ref = referenceOf(r);
+    const p = ref ? rowState(folded, ref).payout : undefined;
+    return p ? p.transactionFees : staged.preflight.estimatedFees.get(r.rowNumber);
+  });
+  const overLimit = requestLimitReason(staged.plan.requests, o.maxRequests);
+  if (overLimit) return { plan: staged.plan, quoteErrors: new Map(), refused: [overLimit], payable };
+  const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, quoteRows);
   // the quoted fees replace the estimates in the plan's totals
   const plan = quoted.fees.size
-    ? buildPlan(batch, staged.preflight, folded, env, { ...o, sentElsewhere, usage: staged.usage, quotedFees: quoted.fees })
+    ? buildPlan(batch, staged.preflight, folded, env, { ...o, quoteRows, sentElsewhere, usage: staged.usage, quotedFees: quoted.fees })
     : staged.plan;
   let planFile: PlanFile | undefined;
   if (o.out) {
@@ -80,7 +99,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
     });
     await writePlanFile(o.out, planFile);
   }
-  return { plan, planFile, quoteErrors: quoted.errors };
+  return { plan, planFile, quoteErrors: quoted.errors, payable };
 }
 
 /** The plan file's rows to send, each with its quote (rate, fee, total) unless --no-quote. */

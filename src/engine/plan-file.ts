@@ -15,7 +15,7 @@ import { initiateBody } from './execute.ts';
 import { fileSha256, sha256Hex } from './identity.ts';
 import { BatchRefused } from './session.ts';
 import { accountOf } from './ledger.ts';
-import type { BatchPlan } from './plan.ts';
+import { RequestCostSchema, type BatchPlan } from './plan.ts';
 import type { LoadedBatch } from './prepare.ts';
 
 export const PLAN_KIND = 'payout-batch-plan';
@@ -61,7 +61,7 @@ export const PlanFileSchema = z.object({
   rows: z.array(PlanRow),
   currencies: z.array(z.record(z.string(), z.unknown())),
   warnings: z.array(z.string()),
-  requests: z.record(z.string(), z.unknown()),
+  requests: RequestCostSchema,
   // For the HTML report of a plan file (src/report): the batch's counts and the rows that are not
   // sent, with why. Optional: plans of older versions lack them; `run --plan` does not use them.
   rowsInBatch: z.number().int().optional(),

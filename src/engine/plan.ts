@@ -1,8 +1,10 @@
-// The plan of a batch: which rows go, the totals per source currency with estimated fees, each
-// wallet's balance after the batch, corridors not enabled, the requests the run will use against
-// the monthly quota. Pure: computed from the loaded batch, the preflight and the journal.
-import { Dec, ExactSum, formatAmount, fromApi, type ApiAmount, type Dec as DecT } from '../money.ts';
-import type { UsageReport } from '../client/quota.ts';
+// The plan of a batch: which rows go, the totals per source currency with their fees (quoted, so
+// exact, or the methods route's, so estimated, with a margin), each wallet's balance after the
+// batch, corridors not enabled, and the requests the batch will spend by kind against the key's
+// month. Pure: computed from the loaded batch, the preflight and the journal.
+import { z } from 'zod';
+import { Dec, ExactSum, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
+import { quotaSentence, type UsageReport } from '../client/quota.ts';
 import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/rows.ts';
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { sentElsewhereText, type SentElsewhere } from './ledger.ts';
@@ -14,8 +16,12 @@ export interface CurrencyPlan {
   currency: string;
   rows: number;
   amount: string;
-  /** Estimated fees of the rows whose fee is known before sending. */
+  /** The fees of the rows whose fee is known before sending: quoted (exact) or the methods route's (estimated). */
   estimatedFees: string;
+  /** Rows whose fee is the methods route's, an estimate; absent: every known fee was quoted, so the total is exact. */
+  feesEstimated?: number;
+  /** The margin kept above the total for the estimated fees (feeMargin); absent with feesEstimated. */
+  feeMargin?: string;
   /** Rows whose fee is not known before sending (the service's answer decides): not in estimatedFees. */
   feesNotKnown?: number;
   total: string;
@@ -65,7 +71,7 @@ export interface BatchPlan {
     rows: number;
   }[];
   warnings: string[];
-  requests: { preflight: number; estimate: number; usedThisMonth?: number; quota?: number };
+  requests: RequestCost;
   /** Rows of toSend whose payout failed after creation and was refunded: sent again, by source currency (amounts, fees not included). */
   resend?: { rows: number; byCurrency: { currency: string; rows: number; amount: string }[] };
   /** Blocks the run unless --allow-partial. */
@@ -74,9 +80,41 @@ export interface BatchPlan {
   corridorBlocked: boolean;
 }
 
+const count = z.number().int().nonnegative();
+
+/**
+ * The requests a batch will spend, by kind, as the plan, its JSON and its file hold them. Every
+ * request to the service counts against the key's 10,000 a month (spec §8); the PUTs to the
+ * document storage go to the storage's presigned URL without the key (spec §4.6), so the client
+ * neither paces nor counts them (client/http.ts `storage`): listed, not in the estimate. (A plan
+ * file of an older version has only preflight and estimate: the kinds read as 0.)
+ */
+export const RequestCostSchema = z.object({
+  /** The requests counted against the key: every kind below but storagePuts. */
+  estimate: count,
+  /** Wallets, countries, the methods of each corridor, pairs (preflight.ts): once per command that plans. */
+  preflight: count,
+  /** Quotes this command sends: one per row to send by `plan --out` (none with --no-quote); `run` sends none. */
+  quotes: count.default(0),
+  /** One upload-url per distinct document content (sha256) among the rows to send, once per batch. */
+  uploadUrls: count.default(0),
+  /** The PUT of each upload to the storage: not counted by the service. */
+  storagePuts: count.default(0),
+  /** One initiate per row to send (a row being settled resends its journalled one). */
+  initiates: count.default(0),
+  /** One PATCH documents per row naming more than one document (none under --merge-documents). */
+  patches: count.default(0),
+  /** This key's requests this month, its quota and what remains of it, as counted here (client/quota.ts). */
+  usedThisMonth: count.optional(),
+  quota: count.optional(),
+  remaining: count.optional(),
+});
+export type RequestCost = z.infer<typeof RequestCostSchema>;
+
 export interface PlanOptions {
   allowPartial: boolean;
-  quote: boolean;
+  /** This command quotes each row to send (`plan --out` without --no-quote): the quotes are in its cost. */
+  quoteRows?: boolean;
   mergeDocuments: boolean;
   usage?: UsageReport;
   /** Row numbers to consider (retry: the rows not created yet). Default: every row. */
@@ -104,9 +142,12 @@ type RowVerdict =
 /** A row that may go, before balances: what it takes from its wallet. */
 interface Candidate {
   rowNumber: number;
+  payout: PayoutRow;
   currency: string;
   amount: DecT;
   fee: DecT;
+  /** Its fee is the methods route's (not quoted): the balance check keeps a margin for it. */
+  feeEstimated: boolean;
   feeNotKnown: boolean;
   /** Its outcome is unknown (initiating or unknown): resent with its journalled key and body. */
   settling: boolean;
@@ -152,12 +193,55 @@ function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
   return { status: 'NOT_SENT', code: ENGINE_STATUSES.ALREADY_PAID, message, payout: p };
 }
 
-/** Requests a row takes: a resend of the journalled body, or quote + uploads + initiate (+ PATCH of the other documents). */
-function requestsOf(p: PayoutRow, settling: boolean, o: PlanOptions): number {
-  if (settling) return 1;
-  const docs = p.documents.length;
-  const uploads = docs === 0 ? 0 : o.mergeDocuments ? 1 : docs;
-  return (o.quote ? 1 : 0) + uploads * 2 + 1 + (!o.mergeDocuments && docs > 1 ? 1 : 0);
+/**
+ * What a batch's rows to send will cost, by kind: a row being settled resends its journalled
+ * initiate alone; a new attempt sends an initiate, the upload of each document content the batch
+ * has not uploaded yet (one per distinct sha256: a document named by many rows is uploaded once),
+ * and one PATCH with its other documents. `sha256Of` gives a document's digest (loadBatch's
+ * fingerprints); one it does not know counts by its path.
+ */
+export function requestCost(
+  rows: readonly { payout: PayoutRow; settling: boolean }[],
+  sha256Of: (path: string) => string | undefined,
+  o: { preflight: number; quoteRows?: boolean; mergeDocuments: boolean; usage?: UsageReport },
+): RequestCost {
+  const contents = new Set<string>();
+  let patches = 0;
+  for (const { payout: p, settling } of rows) {
+    if (settling || !p.documents.length) continue;
+    const digests = p.documents.map((d) => sha256Of(d) ?? `path:${d}`);
+    // --merge-documents: one PDF of the row's files, the same bytes for the same files (documents.ts)
+    if (o.mergeDocuments && digests.length > 1) contents.add(`merged:${digests.join('|')}`);
+    else {
+      for (const d of digests) contents.add(d);
+      if (digests.length > 1) patches++;
+    }
+  }
+  const [quotes, uploads, u] = [o.quoteRows ? rows.length : 0, contents.size, o.usage];
+  return {
+    estimate: o.preflight + quotes + uploads + rows.length + patches,
+    ...{ preflight: o.preflight, quotes, uploadUrls: uploads, storagePuts: uploads, initiates: rows.length, patches },
+    ...(u ? { usedThisMonth: u.used, quota: u.quota, remaining: u.remaining } : {}),
+  };
+}
+
+/** The kinds of a cost that are not zero, for a person: "13 preflight, 400 initiate, ... (+ 14 storage PUTs, not counted)". */
+export function requestKindsText(r: RequestCost): string {
+  const kinds: [number, string][] = [
+    [r.preflight, 'preflight'],
+    [r.quotes, 'quote'],
+    [r.uploadUrls, 'upload-url'],
+    [r.initiates, 'initiate'],
+    [r.patches, 'PATCH documents'],
+  ];
+  const text = kinds.filter(([n]) => n > 0).map(([n, k]) => `${n} ${k}`);
+  return (text.join(', ') || 'none') + (r.storagePuts ? ` (+ ${r.storagePuts} storage PUTs, not counted)` : '');
+}
+
+/** The guard of --max-requests N (a watch's maxRequests): why the batch is refused, or undefined. */
+export function requestLimitReason(r: RequestCost, max: number | undefined): string | undefined {
+  if (max === undefined || r.estimate <= max) return undefined;
+  return `--max-requests ${max}, but this batch needs about ${r.estimate} requests of the key's month (${requestKindsText(r)})`;
 }
 
 /** The rows sorted by verdict: created, invalid, held back by preflight (by corridor), and the candidates in file order. */
@@ -168,7 +252,6 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
   const candidates: Candidate[] = [];
   const created: CreatedRow[] = [];
   let valid = 0;
-  let estimate = 0;
   const elsewhere = new Map<number, LeftOut>();
   for (const r of batch.rows) {
     const v = verdictOf(r, folded, pf, o);
@@ -186,19 +269,21 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
       countBlockedCorridor(blockedCorridors, r.payout!, pf);
     }
     if (v.kind !== 'candidate') continue;
-    const known = o.quotedFees?.get(r.rowNumber) ?? pf.estimatedFees.get(r.rowNumber);
+    const quoted = o.quotedFees?.get(r.rowNumber);
+    const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
     candidates.push({
       rowNumber: r.rowNumber,
+      payout: v.payout,
       currency: v.payout.sourceCurrency,
       amount: v.payout.sourceAmount,
       fee: known ?? new Dec(0),
+      feeEstimated: quoted === undefined && known !== undefined,
       feeNotKnown: known === undefined && pf.feesUnknown.has(r.rowNumber),
       settling: v.settling,
       resending: v.resending,
     });
-    estimate += requestsOf(v.payout, v.settling, o);
   }
-  return { invalidRows, held, elsewhere, blockedCorridors, candidates, created, valid, estimate };
+  return { invalidRows, held, elsewhere, blockedCorridors, candidates, created, valid };
 }
 
 function countBlockedCorridor(blocked: Map<string, BatchPlan['corridorsNotEnabled'][number]>, p: PayoutRow, pf: PreflightResult): void {
@@ -232,7 +317,23 @@ interface Used {
   rows: number;
   amount: DecT;
   fees: DecT;
+  /** The part of `fees` that is the methods route's estimate, and its rows. */
+  estimated: DecT;
+  feesEstimated: number;
   feesNotKnown: number;
+}
+
+/**
+ * The margin the balance check keeps above the estimated fees of a currency: the larger of 2% of
+ * them and one minor unit per row whose fee is estimated, rounded up to the minor unit. The
+ * methods route's fee is the live one (spec §4.11), so an estimate moves only with the rate a fee
+ * in another currency is converted at (NIP's NGN fee: rates move, spec §1.11) and with rounding,
+ * a minor unit a row at most.
+ */
+export function feeMargin(estimated: DecT, rows: number, currency: string): DecT {
+  const digits = minorUnits(currency) ?? 2;
+  const perRow = new Dec(rows).times(new Dec(10).pow(-digits));
+  return Dec.max(estimated.times('0.02'), perRow).toDecimalPlaces(digits, Dec.ROUND_UP);
 }
 
 /**
@@ -243,11 +344,18 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wal
   const used = new Map<string, Used>();
   const wanted = new Map<string, DecT>();
   const leftOut = new Map<number, RowIssue>();
-  const toSend: number[] = [];
+  const toSend: Candidate[] = [];
   const resendBy = new Map<string, { rows: number; amount: DecT }>();
   for (const c of candidates) {
     wanted.set(c.currency, (wanted.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee));
-    const u = used.get(c.currency) ?? { rows: 0, amount: new Dec(0), fees: new Dec(0), feesNotKnown: 0 };
+    const u = used.get(c.currency) ?? {
+      rows: 0,
+      amount: new Dec(0),
+      fees: new Dec(0),
+      estimated: new Dec(0),
+      feesEstimated: 0,
+      feesNotKnown: 0,
+    };
     const balance = wallets.balances.get(c.currency) ?? new Dec(0);
     const after = u.amount.plus(u.fees).plus(c.amount).plus(c.fee);
     // A row being settled may already be debited: it always goes (it cannot pay twice).
@@ -262,9 +370,13 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wal
     u.rows++;
     u.amount = u.amount.plus(c.amount);
     u.fees = u.fees.plus(c.fee);
+    if (c.feeEstimated) {
+      u.estimated = u.estimated.plus(c.fee);
+      u.feesEstimated++;
+    }
     if (c.feeNotKnown) u.feesNotKnown++;
     used.set(c.currency, u);
-    toSend.push(c.rowNumber);
+    toSend.push(c);
     if (c.resending) {
       const b = resendBy.get(c.currency) ?? { rows: 0, amount: new Dec(0) };
       b.rows++;
@@ -280,8 +392,9 @@ function currencyPlans(
   used: Map<string, Used>,
   wanted: Map<string, DecT>,
   { balances, balanceNotKnown }: ReturnType<typeof walletBalances>,
-): { currencies: CurrencyPlan[]; shortfall: boolean } {
+): { currencies: CurrencyPlan[]; shortfall: boolean; marginShort: string[] } {
   let shortfall = false;
+  const marginShort: string[] = [];
   const currencies: CurrencyPlan[] = [];
   for (const [ccy, u] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
     const balance = balances.get(ccy) ?? new Dec(0);
@@ -294,14 +407,20 @@ function currencyPlans(
       estimatedFees: formatAmount(u.fees, ccy),
       total: formatAmount(total, ccy),
     };
+    const margin = feeMargin(u.estimated, u.feesEstimated, ccy);
+    if (u.feesEstimated) {
+      cp.feesEstimated = u.feesEstimated;
+      cp.feeMargin = formatAmount(margin, ccy);
+    }
     if (u.feesNotKnown) cp.feesNotKnown = u.feesNotKnown;
     if (!balanceNotKnown.has(ccy)) {
       cp.balance = formatAmount(balance, ccy);
       cp.balanceAfter = formatAmount(after, ccy);
+      // The estimate itself does not fit: refused. It fits but not its margin: a warning.
       if (after.isNegative()) {
         shortfall = true;
         cp.shortfall = formatAmount(after.negated(), ccy);
-      }
+      } else if (after.lessThan(margin)) marginShort.push(marginWarning(cp, margin));
     }
     currencies.push(cp);
   }
@@ -319,15 +438,20 @@ function currencyPlans(
       ...(balanceNotKnown.has(ccy) ? {} : { balance, balanceAfter: balance }),
     });
   }
-  return { currencies, shortfall };
+  return { currencies, shortfall, marginShort };
 }
+
+const marginWarning = (c: CurrencyPlan, margin: DecT) =>
+  `the ${c.currency} wallet covers the batch with its estimated fees (${c.total}, balance ${c.balance}) but not the margin of ` +
+  `${formatAmount(margin, c.currency)} kept for fees that may be higher: a row the wallet no longer covers is refused by the service (INSUFFICIENT_FUNDS)`;
 
 /** Preflight's warnings, wallets whose balance is not known, and a monthly quota this batch may exhaust. */
 function planWarnings(
   pf: PreflightResult,
   balanceNotKnown: Set<string>,
   wanted: Map<string, DecT>,
-  requests: BatchPlan['requests'],
+  estimate: number,
+  usage?: UsageReport,
 ): string[] {
   const warnings = [...pf.warnings];
   for (const ccy of [...balanceNotKnown].filter((c) => wanted.has(c)).sort()) {
@@ -335,12 +459,7 @@ function planWarnings(
       `the ${ccy} wallet's balance is not in the service's answer: funds are not checked before sending (the service's INSUFFICIENT_FUNDS decides)`,
     );
   }
-  const { estimate, usedThisMonth, quota } = requests;
-  if (usedThisMonth !== undefined && quota !== undefined && usedThisMonth + estimate > quota) {
-    warnings.push(
-      `this batch needs about ${estimate} requests and this key has used ${usedThisMonth} of ${quota} this month (as counted here): the monthly quota may run out`,
-    );
-  }
+  if (usage && estimate > usage.remaining) warnings.push(`${quotaSentence(estimate, usage)}: the monthly quota may run out`);
   return warnings;
 }
 
@@ -359,8 +478,8 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const rows = sortRows(batch, pf, folded, o);
   const wallets = walletBalances(pf);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
-  const { currencies, shortfall } = currencyPlans(taken.used, taken.wanted, wallets);
-  const requests = { preflight: pf.requests, estimate: rows.estimate + pf.requests, usedThisMonth: o.usage?.used, quota: o.usage?.quota };
+  const { currencies, shortfall, marginShort } = currencyPlans(taken.used, taken.wanted, wallets);
+  const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, { ...o, preflight: pf.requests });
   const notSent = new Map<number, LeftOut>([...rows.held, ...taken.leftOut, ...rows.elsewhere]);
   return {
     batchId: batch.identity.batchId,
@@ -369,7 +488,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     rows: o.only ? o.only.size : batch.rows.length,
     valid: rows.valid,
     invalid: rows.invalidRows.size,
-    toSend: taken.toSend,
+    toSend: taken.toSend.map((c) => c.rowNumber),
     created: rows.created,
     notSent,
     invalidRows: rows.invalidRows,
@@ -377,7 +496,11 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     toSettle: rows.candidates.filter((c) => c.settling).length,
     currencies,
     corridorsNotEnabled: [...rows.blockedCorridors.values()],
-    warnings: [...planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests), ...elsewhereWarnings(rows.elsewhere)],
+    warnings: [
+      ...planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests.estimate, o.usage),
+      ...marginShort,
+      ...elsewhereWarnings(rows.elsewhere),
+    ],
     requests,
     shortfall,
     corridorBlocked: rows.held.size > 0,

@@ -29,11 +29,15 @@ export function isRefundOf(t: WalletTransactionAnswer, p: PayoutToRefund): boole
   return refs.some((r) => r === p.id || (p.payoutRef !== undefined && r === p.payoutRef));
 }
 
-/** The payout's refund in the wallet's transactions (one request), or undefined when none shows yet. */
-export async function findRefund(client: PayoutClient, p: PayoutToRefund): Promise<Refund | undefined> {
-  const list = await client.listTransactions(p.payoutRef ? { payoutRef: p.payoutRef } : {});
-  const credits = list.data.filter((t) => isRefundOf(t, p));
+/** The payout's refund among these transactions (the sum of the credits referencing it), or undefined when none shows. */
+export function refundIn(transactions: readonly WalletTransactionAnswer[], p: PayoutToRefund): Refund | undefined {
+  const credits = transactions.filter((t) => isRefundOf(t, p));
   if (!credits.length) return undefined;
   const total = credits.reduce((a, t) => a.plus(fromApi(t.amount)), fromApi(0));
   return { amount: formatAmount(total, p.currency), ...(credits[0]!.id ? { transactionId: String(credits[0]!.id) } : {}) };
+}
+
+/** The payout's refund in the wallet's transactions filtered by its payoutRef (one request), or undefined when none shows yet. */
+export async function findRefund(client: PayoutClient, p: PayoutToRefund): Promise<Refund | undefined> {
+  return refundIn((await client.listTransactions(p.payoutRef ? { payoutRef: p.payoutRef } : {})).data, p);
 }

@@ -31,7 +31,8 @@ import { PayoutApiError } from '../client/errors.ts';
 import { snapshotOfError } from './execute.ts';
 import { findRefund } from './refund.ts';
 import { readResults } from '../results/read.ts';
-import { resultsPathFor } from '../results/paths.ts';
+import { partialResultsPath, resultsPathFor } from '../results/paths.ts';
+import { publishResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
@@ -89,6 +90,9 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
   const results = resultsPathFor(resultsFile, o.resultsPath);
+  // Written under a partial name until complete (checkpoints too), then renamed: a retry killed
+  // midway leaves no output that looks finished, and the next retry takes its number (paths.ts).
+  const partial = partialResultsPath(results.path);
   // Refused here, nothing sent, while a run of this batch goes on, or when another batch sent or
   // is sending a reference to send again (ledger.ts).
   const { reservation, session } = await reservedSession(
@@ -102,14 +106,16 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   try {
     const result = await runPipeline(batch, session, {
       ...o,
-      results: { ...results, delimiter: table.delimiter },
+      results: { ...results, path: partial, delimiter: table.delimiter },
       only,
       keep,
       mode: 'retry',
       resend,
     });
+    await publishResults(partial, results.path);
     return {
       ...result,
+      resultsPath: results.path,
       batchId: header.batchId,
       journalPath: session.journalPath,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,

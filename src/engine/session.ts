@@ -161,7 +161,7 @@ export function checkSameBatch(
   env: string,
   journal: string,
 ): boolean {
-  const sent = [...folded.rows.values()].some((s) => s.phase !== 'none' || Object.keys(s.docs).length > 0);
+  const sent = folded.uploads.size > 0 || [...folded.rows.values()].some((s) => s.phase !== 'none' || s.documents.length > 0);
   const renamed = basename(header.file) !== basename(file);
   if (identity.source === 'content' && renamed && sent) {
     throw new BatchRefused(

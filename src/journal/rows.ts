@@ -64,6 +64,11 @@ export interface PayoutSnapshot {
    * already paid at this account (engine/execute.ts).
    */
   existedBefore?: string;
+  /**
+   * The initiate answer lacked what the results show, or the createdAt of a fresh attempt (sent at
+   * `sentAt`): read later from the payout list (engine/execute.ts completeCreated).
+   */
+  incomplete?: { sentAt: string; fresh: boolean };
 }
 
 export interface ErrorSnapshot {
@@ -85,8 +90,12 @@ export type RowEvent =
       totalDeductible?: ApiAmount;
       destinationAmount: ApiAmount;
     }
-  /** A document uploaded once; `doc` names the file(s) (path, or "merged:" + paths). */
-  | { t: 'doc'; ref: string; doc: string; url: string }
+  /**
+   * A line of the batch, not of a row: a document uploaded, once per batch, by the sha256 of the
+   * bytes sent (for --merge-documents, of the merged PDF), and its documentUrl, reused by every
+   * row, attempt and run sending the same bytes (spec §4.6: the documentUrl is stable).
+   */
+  | { t: 'doc'; sha256: string; url: string }
   /** Written and fsynced before initiate leaves: the key and the exact body text. */
   | { t: 'initiating'; ref: string; row: number; attempt: number; key: string; body: string; at: string }
   | { t: 'created'; ref: string; attempt: number; key: string; requestId: string; payout: PayoutSnapshot; at: string }
@@ -99,11 +108,12 @@ export type RowEvent =
   | { t: 'patched'; ref: string; payoutId: string; documents: string[]; at: string }
   | { t: 'patch-failed'; ref: string; payoutId: string; error: ErrorSnapshot; at: string }
   /**
-   * Written before a fresh attempt's initiate, for a row with documents: the documentUrls its
-   * payout is to get by PATCH once created (all but the one sent on initiate; none when merged).
-   * Until a `patched` line, every later run attaches them (documentsToAttach).
+   * Written before a fresh attempt's initiate, for a row with documents: the documentUrl sent on
+   * initiate (`supportingDocument`; absent in earlier versions' lines) and those its payout is to
+   * get by PATCH once created (all the others; none when merged). Until a `patched` line, every
+   * later run attaches them (documentsToAttach).
    */
-  | { t: 'attach'; ref: string; attempt: number; documents: string[]; at: string }
+  | { t: 'attach'; ref: string; attempt: number; supportingDocument?: string; documents: string[]; at: string }
   /**
    * A later status of a created payout, learnt by `status` (GET) or `listen` (webhook). Folded
    * forward only (interface/status-order.ts), so a resumed run or a retry writes the latest status known
@@ -155,8 +165,8 @@ export interface RowState {
   payout?: PayoutSnapshot;
   requestId?: string;
   error?: ErrorSnapshot;
-  /** document name → documentUrl, uploaded once and reused. */
-  docs: Record<string, string>;
+  /** The documentUrls of the latest attempt with documents, in order (the initiate's first). */
+  documents: string[];
   patched: boolean;
   patchError?: ErrorSnapshot;
   /** The `attach` line of the latest attempt that had documents. */
@@ -172,17 +182,21 @@ export const isFailedAfterCreation = (status: string | undefined): boolean => st
 export interface FoldedJournal {
   header: BatchHeader | undefined;
   rows: Map<string, RowState>;
+  /** The documents uploaded for the batch: sha256 of the bytes sent → documentUrl (`doc` lines). */
+  uploads: Map<string, string>;
   runs: number;
   /** A run started and never wrote its end: it crashed or was killed. */
   interrupted: boolean;
 }
 
-const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, docs: {}, patched: false });
+const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, documents: [], patched: false });
 
 /** Applies one line to the states (mutating). Unknown event types are ignored (forward compatible). */
 export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
   if (e.t === 'batch' || e.t === 'run' || e.t === 'run-end') return applyBatchLine(folded, e);
-  const ev = e as RowEvent & { ref?: string };
+  if (e.t === 'doc' && typeof e.sha256 === 'string') return void folded.uploads.set(e.sha256, e.url);
+  // (a `doc` line with a `ref`: an earlier version's, one row's upload named by its file)
+  const ev = e as (RowEvent | { t: 'doc'; ref: string; url: string }) & { ref?: string };
   if (typeof ev.ref !== 'string') return;
   let s = folded.rows.get(ev.ref);
   if (!s) {
@@ -197,7 +211,7 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       break;
     }
     case 'doc':
-      s.docs[ev.doc] = ev.url;
+      if (!s.documents.includes(ev.url)) s.documents.push(ev.url);
       break;
     case 'initiating':
       if (created) break;
@@ -231,7 +245,9 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       s.patchError = undefined;
       break;
     case 'attach':
-      if (!created) s.attach = { attempt: ev.attempt, documents: ev.documents };
+      if (created) break;
+      s.attach = { attempt: ev.attempt, documents: ev.documents };
+      if (ev.supportingDocument) s.documents = [ev.supportingDocument, ...ev.documents];
       break;
     case 'patch-failed':
       if (!s.patched) s.patchError = ev.error;
@@ -289,7 +305,7 @@ function applyResend(s: RowState, ev: Extract<RowEvent, { t: 'resend' }>): void 
 }
 
 export function emptyFold(): FoldedJournal {
-  return { header: undefined, rows: new Map(), runs: 0, interrupted: false };
+  return { header: undefined, rows: new Map(), uploads: new Map(), runs: 0, interrupted: false };
 }
 
 /** Folds lines, in order, into every row's state. */

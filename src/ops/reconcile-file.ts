@@ -1,6 +1,7 @@
 // The files of `reconcile`, beside the results: `<results name>.reconciliation.csv` (.xlsx beside
-// an .xlsx) with one line per row, each followed by the payouts it replaced, then the debits not
-// from this batch and the other credits of the period; and `<results name>.reconciliation.json`,
+// an .xlsx) with one line per row, each followed by the payouts it replaced, then the debits of
+// the period no row explains (unexplained, then those another batch or a swap explains) and the
+// other credits; and `<results name>.reconciliation.json`,
 // the tie-out itself, which the results report reads back (never the CSV).
 import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
@@ -29,14 +30,15 @@ export const RECONCILIATION_COLUMNS = [
   'createdAt',
   'tiesOut',
   'problem',
+  'explainedBy',
 ] as const;
 type ReconColumn = (typeof RECONCILIATION_COLUMNS)[number];
 const MONEY_COLUMNS = new Set<ReconColumn>(['totalDeductible', 'debit', 'refund', 'net']);
 
 /**
  * Each row of the results, each followed by the payouts it replaced (their own debit and refund,
- * so the money columns add up to the totals), then the debits not from this batch, then the
- * other credits of the period.
+ * so the money columns add up to the totals), then every unexplained debit of the period, the
+ * debits another batch of the account or a swap explains, then the other credits.
  */
 export function reconciliationLines(report: TieOutReport): Partial<Record<ReconColumn, string>>[] {
   const line = (kind: string, r: RowReconciliation, p: PayoutReconciliation, walletId?: string) => ({
@@ -60,7 +62,7 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
     line(r.created ? 'row' : 'row (not created)', r, r, r.walletId),
     ...r.earlier.map((e) => line('earlier payout (sent again)', r, e)),
   ]);
-  const tx = (kind: string, ok: boolean) => (f: ForeignTransaction) => ({
+  const tx = (kind: string, problem?: string) => (f: ForeignTransaction) => ({
     kind,
     reference: f.reference,
     currency: f.currency,
@@ -70,11 +72,13 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
     net: f.amount,
     transactionIds: f.id,
     createdAt: f.createdAt,
-    tiesOut: ok ? '' : 'NO',
-    problem: ok ? '' : 'debit not from this batch',
+    tiesOut: problem ? 'NO' : '',
+    problem,
+    explainedBy: f.explainedBy,
   });
-  lines.push(...report.notFromBatch.map(tx('not from this batch', false)));
-  lines.push(...report.otherCredits.map(tx('other credit', true)));
+  lines.push(...report.unexplained.map(tx('unexplained debit', 'no row, batch of this account or swap explains it')));
+  lines.push(...report.explained.map(tx('debit explained elsewhere')));
+  lines.push(...report.otherCredits.map(tx('other credit')));
   return lines;
 }
 

@@ -5,23 +5,32 @@
 // - reconcile-fetch.ts: the requests. Each created payout's status, the transaction listing.
 // - reconcile-file.ts: `<results name>.reconciliation.csv` (or .xlsx) and `.json` beside the results.
 //
-// This step reads the results, fetches, ties out and writes. It returns values; never prints.
+// This step reads the results and the account's ledger, fetches, ties out and writes. It returns
+// values; never prints.
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import type { UsageReport } from '../client/quota.ts';
+import { accountJournals, type Ledger } from '../engine/ledger.ts';
 import { parseEarlierPayouts } from '../engine/money-totals.ts';
+import { outcomeFromState, resultValues } from '../engine/outcome.ts';
+import { ledgerStates } from '../engine/retry.ts';
+import { foldJournalFile, type FoldedJournal } from '../journal/rows.ts';
 import { ResultsError } from '../results/errors.ts';
-import { readResults } from '../results/read.ts';
-import type { ResultsTable } from '../results/types.ts';
+import { resultsPathFor } from '../results/paths.ts';
+import { batchColumns, readResults } from '../results/read.ts';
+import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fetchPayoutStates, fetchTransactions, Halted, type Listing, type RequestCounts } from './reconcile-fetch.ts';
 import { writeReconciliation } from './reconcile-file.ts';
-import { tieOut, timeOf, type ReconRow, type TieOutReport } from './tie-out.ts';
+import { tieOut, timeOf, type LedgerBatch, type ReconRow, type TieOutReport } from './tie-out.ts';
 
 export interface ReconcileOptions {
   client: PayoutClient;
   resultsFile: string;
   since?: string;
   until?: string;
+  /** The account's ledgers (engine/ledger.ts): each row's latest state, and the batches that explain other debits. */
+  ledgers?: Ledger[];
   logger?: Logger;
   stop?: AbortSignal;
   /** Called once before the first request: payouts to ask about and the key's usage as counted here. */
@@ -37,24 +46,67 @@ export interface ReconcileResult {
   listing: Listing;
   usage?: UsageReport;
   halted?: string;
+  /** Rows sent again since this results file was written, reconciled with their latest state; the latest `retry` output beside it. */
+  superseded?: { rows: number[]; latest?: string };
 }
 
-/** A results file's rows, as far as money goes; a cell that cannot be read is a problem of its row. */
-function reconRowsOf(table: ResultsTable): ReconRow[] {
+/**
+ * A results file's rows, as far as money goes, each as its latest state when the ledger knows a
+ * later payout of it; a cell that cannot be read is a problem of its row.
+ */
+function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultValues>): ReconRow[] {
   return table.rows.map((r) => {
-    const earlier = parseEarlierPayouts(r.result.earlierPayouts);
+    const v = latest.get(r) ?? r.result;
+    const earlier = parseEarlierPayouts(v.earlierPayouts);
     return {
       rowNumber: r.rowNumber,
       reference: r.cells.reference || undefined,
-      status: r.result.status,
-      payoutId: r.result.payoutId || undefined,
-      payoutRef: r.result.payoutRef || undefined,
+      status: v.status,
+      payoutId: v.payoutId || undefined,
+      payoutRef: v.payoutRef || undefined,
       currency: r.cells.sourceCurrency?.toUpperCase() || undefined,
-      totalDeductible: r.result.totalDeductible,
+      totalDeductible: v.totalDeductible,
       ...(earlier.payouts.length ? { earlier: earlier.payouts } : {}),
       ...(earlier.problem ? { problems: [earlier.problem] } : {}),
     };
   });
+}
+
+/**
+ * The account's journals, folded once each: the rows a `retry --resend-failed` sent again since this
+ * file was written, as the ledger has them now (the new payout, the failed one among its earlier
+ * payouts: engine/retry.ts ledgerStates), and every batch's payouts, which explain debits no row does.
+ */
+function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
+  const folds = [...new Set(ledgers.flatMap(accountJournals))].map((path) => foldJournalFile(path).folded);
+  const reference = batchColumns(table).reference;
+  const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
+  const latest = new Map<ResultRow, ResultValues>();
+  for (const [row, s] of states)
+    if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId)
+      latest.set(row, resultValues(outcomeFromState(s, { status: row.result.status ?? '', documents: [] })));
+  return { latest, ledgerBatches: folds.flatMap(ledgerBatchOf) };
+}
+
+/** A journal as the batch that explains its payouts' debits. */
+function ledgerBatchOf(f: FoldedJournal): LedgerBatch[] {
+  const payouts = [...f.rows.values()].flatMap((s) => [...(s.payout ? [s.payout] : []), ...(s.earlier ?? [])]);
+  if (!f.header || !payouts.length) return [];
+  return [
+    {
+      name: `batch ${f.header.batchId.slice(0, 16)} (${f.header.file})`,
+      payoutRefs: payouts.flatMap((p) => (p.payoutRef ? [p.payoutRef] : [])),
+      payoutIds: payouts.map((p) => p.id),
+    },
+  ];
+}
+
+/** The newest `retry` output beside this results file (`x.results.retry-N.csv`, results/paths.ts), when later than it. */
+function latestRetryOutput(resultsFile: string): string | undefined {
+  const n = (path: string) => Number(/\.retry-(\d+)\.[^.]+$/.exec(path)?.[1] ?? 0);
+  const next = resultsPathFor(resultsFile).path; // retry-(highest N + 1)
+  const latest = next.replace(/\.retry-\d+(\.[^.]+)$/, `.retry-${n(next) - 1}$1`);
+  return n(next) - 1 > n(resultsFile) && existsSync(latest) ? latest : undefined;
 }
 
 function checkPeriod(o: ReconcileOptions): void {
@@ -70,25 +122,29 @@ function checkPeriod(o: ReconcileOptions): void {
 export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const table = await readResults(o.resultsFile);
   checkPeriod(o);
-  const rows = reconRowsOf(table);
+  const { latest, ledgerBatches } = readLedgers(o.ledgers ?? [], table);
+  const rows = reconRowsOf(table, latest);
+  const superseded = latest.size
+    ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
+    : undefined;
   const ids = [...new Set(rows.flatMap((r) => (r.payoutId ? [r.payoutId] : [])))];
   const usage = () => o.client.quotaUsage().catch(() => undefined);
   o.onPlan?.({ payouts: ids.length, usage: await usage() });
 
-  const requests: RequestCounts = { getPayout: 0, transactionPages: 0, total: 0 };
+  const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
     const payouts = await fetchPayoutStates(ids, o, requests);
     const created = [...payouts.values()].flatMap((p) => timeOf(p.createdAt) ?? []);
     const stopBelow = timeOf(o.since) ?? (created.length ? Math.min(...created) : undefined);
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
-    requests.total = requests.getPayout + requests.transactionPages;
-    const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until });
+    requests.total = requests.payoutPages + requests.getPayout + requests.transactionPages;
+    const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches });
     const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
-    return { exitCode: report.ok ? 0 : 1, report, reconciliationPath, requests, listing, usage: await usage() };
+    return { exitCode: report.ok ? 0 : 1, report, reconciliationPath, requests, listing, usage: await usage(), superseded };
   } catch (e) {
     if (!(e instanceof Halted)) throw e;
-    requests.total = requests.getPayout + requests.transactionPages;
-    return { exitCode: 4, requests, listing, halted: e.message, usage: await usage() };
+    requests.total = requests.payoutPages + requests.getPayout + requests.transactionPages;
+    return { exitCode: 4, requests, listing, halted: e.message, usage: await usage(), superseded };
   }
 }

@@ -1,7 +1,9 @@
 // `status RESULTS`: bring every row up to the ledger's latest state (the account's journals, a row
 // matched by its key, payout id or reference, never its line number), then refresh every payout
-// that is not in a final status (GET payout through the one throttled client), and rewrite the
-// file with status, statusDetail and informationRequests, forward only (interface/status-order.ts).
+// that is not in a final status from the payout list (spec §4.4, 100 a page; get-payout only where
+// the list cannot answer), find the refunds of failed payouts in the wallet's transactions, and
+// rewrite the file with status, statusDetail and informationRequests, forward only
+// (interface/status-order.ts).
 // Returns values; never prints or exits.
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -18,7 +20,7 @@ import { nextStatus } from '../interface/status-order.ts';
 import { accountJournals, type Ledger } from '../engine/ledger.ts';
 import { ledgerStates } from '../engine/retry.ts';
 import { Dec } from '../money.ts';
-import { isFinalStatus, type PayoutStatus } from '../interface/codes.ts';
+import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../interface/codes.ts';
 import {
   applyRefundsToResultsFile,
   applyToResultsFile,
@@ -46,7 +48,10 @@ import {
   type MoneyEntry,
   type MoneyTotals,
 } from '../engine/money-totals.ts';
-import { findRefund } from '../engine/refund.ts';
+import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
+import { readPages } from '../client/pages.ts';
+import { readPayouts, type RequestCounts } from './reconcile-fetch.ts';
+import { timeOf } from './tie-out.ts';
 import type { ResultsTable } from '../results/types.ts';
 
 export interface StatusOptions {
@@ -58,8 +63,8 @@ export interface StatusOptions {
   /** The account's ledgers (engine/ledger.ts), whose journals hold each row's latest state. */
   ledgers?: Ledger[];
   logger?: Logger;
-  /** Called once before the first request: how many requests, and the key's usage as counted here. */
-  onPlan?: (p: { toRefresh: number; usage?: UsageReport }) => void;
+  /** Called once before the first request: about how many requests, and the key's usage as counted here. */
+  onPlan?: (p: { requests: number; usage?: UsageReport }) => void;
   stop?: AbortSignal;
 }
 
@@ -100,88 +105,134 @@ export interface StatusResult {
   /** Rows failed after creation: the service's reason, and the refund when seen. */
   failed: { rowNumber: number; reference?: string; payoutId: string; status: string; reason?: string; refunded?: string }[];
   rows: number;
-  /** Rows with a payout not in a final status, asked about. */
+  /** Payouts not in a final status, asked about (by the list or one by one). */
   asked: number;
   /** Rows already final, not asked. */
   final: number;
+  /** The requests this refresh made: list pages, get-payouts, transactions pages (and look-ups). */
+  requests: RequestCounts;
   apply: ApplyResult;
   failures: RowFailure[];
   halted?: string;
   byStatus: Record<string, number>;
 }
 
-/** The payouts to ask about (created, not final; one request per payout), and how many rows are final already. */
-function toRefresh(table: ResultsTable): { todo: Map<string, number>; final: number } {
-  const todo = new Map<string, number>();
+/** A payout to ask about: the first row holding it and that row's status. */
+interface Asked {
+  rowNumber: number;
+  status: string;
+}
+
+/** The payouts to ask about (created, not final), and how many rows are final already. */
+function toRefresh(table: ResultsTable): { todo: Map<string, Asked>; final: number } {
+  const todo = new Map<string, Asked>();
   let final = 0;
   for (const row of table.rows) {
     const id = row.result.payoutId;
     const st = row.result.status ?? '';
     if (!id || !isCreatedStatus(st)) continue;
     if (isFinalStatus(st as PayoutStatus)) final++;
-    else if (!todo.has(id)) todo.set(id, row.rowNumber);
+    else if (!todo.has(id)) todo.set(id, { rowNumber: row.rowNumber, status: st });
   }
   return { todo, final };
 }
 
-/** One get-payout each, all in parallel through the client's throttle; service trouble halts the rest. */
-async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, number>) {
-  const updates: StatusUpdate[] = [];
-  const failures: RowFailure[] = [];
-  let halted: string | undefined;
-  await Promise.all(
-    [...todo].map(async ([payoutId, rowNumber]) => {
-      if (halted || o.stop?.aborted) return;
-      try {
-        const p = await o.client.getPayout(payoutId);
-        updates.push({
-          payoutId,
-          status: p.status,
-          statusDetail: p.statusDetail,
-          informationRequests: p.informationRequests,
-          at: p.updatedAt,
-          source: 'get',
-        });
-        o.logger?.debug({ row: rowNumber, payoutId, status: p.status }, 'payout read');
-      } catch (e) {
-        if (!(e instanceof PayoutApiError)) throw e;
-        if (e.serviceTrouble) {
-          halted ??= e.message;
-          o.logger?.error({ row: rowNumber, payoutId, requestId: e.requestId, status: e.status }, 'status refresh halted');
-          return;
-        }
-        failures.push({ rowNumber, payoutId, code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
-        o.logger?.warn({ row: rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
-      }
-    }),
-  );
-  return { updates, failures, halted };
+/** Failed rows whose refund is not known yet, by payout. */
+function refundsSought(t: ResultsTable): Map<string, PayoutToRefund> {
+  const sought = new Map<string, PayoutToRefund>();
+  for (const row of t.rows) {
+    const { payoutId, payoutRef, status, refunded } = row.result;
+    if (payoutId && statusGroup(status) === 'failed' && refunded === undefined)
+      sought.set(payoutId, { id: payoutId, payoutRef, currency: currencyOf(t, row) });
+  }
+  return sought;
 }
 
-/** Failed payouts whose refund is not known yet: one look at the wallet's transactions each, written to the file. */
-async function findRefunds(o: StatusOptions, file: string): Promise<{ refundsFound: RefundSeen[]; halted?: string }> {
+/** About how many requests a refresh costs: the list's pages, a get-payout per payout waiting for us, a transactions page for refunds. */
+function requestsExpected(table: ResultsTable, todo: ReadonlyMap<string, Asked>): number {
+  const waiting = [...todo.values()].filter((a) => a.status === 'ADDITIONAL_INFO_REQUIRED').length;
+  return Math.ceil(todo.size / LIST_MAX_LIMIT) + waiting + (refundsSought(table).size ? 1 : 0);
+}
+
+/**
+ * Where the list item cannot answer: the information requests of a payout waiting for us (spec §2:
+ * list items carry no informationRequests), and whether a PENDING after a request for information
+ * is under review (no statusDetail either; without it the row would stay waiting for us).
+ */
+const needsGet = (listed: string, held: string): boolean =>
+  listed === 'ADDITIONAL_INFO_REQUIRED' || (listed === 'PENDING' && held === 'ADDITIONAL_INFO_REQUIRED');
+
+/**
+ * The payouts' statuses from the payout list, and get-payout where the list cannot answer (needsGet)
+ * or did not show the payout (reconcile-fetch.ts readPayouts); each payout's createdAt as seen.
+ */
+async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, requests: RequestCounts) {
+  const read = await readPayouts(todo.keys(), o, requests, (p) => needsGet(p.status, todo.get(p.id)!.status));
+  const updates: StatusUpdate[] = [];
+  for (const [payoutId, held] of todo) {
+    const got = read.got.get(payoutId);
+    const listed = read.listed.get(payoutId);
+    if (got) {
+      const { status, statusDetail, informationRequests, updatedAt } = got;
+      updates.push({ payoutId, status, statusDetail, informationRequests, at: updatedAt, source: 'get' });
+    } else if (listed && listed.status !== held.status) updates.push({ payoutId, status: listed.status, source: 'get' });
+  }
+  const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({
+    rowNumber: todo.get(payoutId)!.rowNumber,
+    payoutId,
+    code: e.code ?? `HTTP_${e.status ?? 0}`,
+    message: e.message,
+    requestId: e.requestId,
+  }));
+  if (read.halted) o.logger?.error({ requestId: read.halted.requestId, status: read.halted.status }, 'status refresh halted');
+  const createdAt = new Map<string, string>();
+  for (const [id, p] of [...read.listed, ...read.got]) if (p.createdAt) createdAt.set(id, p.createdAt);
+  return { updates, failures, halted: read.halted?.message, createdAt };
+}
+
+/**
+ * Failed payouts whose refund is not known yet: the wallet's transactions (spec §4.15),
+ * unfiltered, newest first, down to the oldest of those payouts less a margin (pages.ts). Only when
+ * the pages stopped short (budget, a service ignoring page) is a payout still unsettled looked up
+ * by its payoutRef, one request each. The refunds found are written to the file.
+ */
+async function findRefunds(
+  o: StatusOptions,
+  file: string,
+  createdAt: ReadonlyMap<string, string>,
+  requests: RequestCounts,
+): Promise<{ refundsFound: RefundSeen[]; halted?: string }> {
+  const sought = refundsSought(await readResults(file));
+  if (!sought.size) return { refundsFound: [] };
   const refundsFound: RefundSeen[] = [];
+  const found = (p: PayoutToRefund, r: Refund | undefined) => r && refundsFound.push({ payoutId: p.id, ...r });
   let halted: string | undefined;
-  const current = await readResults(file);
-  const lookups = current.rows.filter(
-    (r) => statusGroup(r.result.status) === 'failed' && r.result.payoutId && r.result.refunded === undefined,
-  );
-  const seen = new Set<string>();
-  await Promise.all(
-    lookups.map(async (row) => {
-      const payoutId = row.result.payoutId!;
-      if (seen.has(payoutId) || halted) return;
-      seen.add(payoutId);
-      try {
-        const r = await findRefund(o.client, { id: payoutId, payoutRef: row.result.payoutRef, currency: currencyOf(current, row) });
-        if (r) refundsFound.push({ payoutId, ...r });
-      } catch (e) {
-        if (!(e instanceof PayoutApiError)) throw e;
-        if (e.serviceTrouble) halted ??= e.message;
-        o.logger?.warn({ row: row.rowNumber, payoutId, requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
-      }
-    }),
-  );
+  const times = [...sought.keys()].map((id) => timeOf(createdAt.get(id)));
+  const wanted = new Set(sought.keys());
+  try {
+    const listing = await readPages({
+      fetch: (page) => {
+        requests.transactionPages++;
+        return o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
+      },
+      wanted,
+      settles: (t) => [...sought.values()].find((p) => isRefundOf(t, p))?.id,
+      stopBelow: times.every((t) => t !== undefined) ? Math.min(...times) : undefined,
+      what: 'transactions',
+      logger: o.logger,
+      stop: o.stop,
+    });
+    for (const p of sought.values()) found(p, refundIn(listing.items, p));
+    const short = listing.ended === 'budget' || listing.ended === 'repeated page';
+    for (const id of short ? wanted : []) {
+      requests.transactionPages++;
+      found(sought.get(id)!, await findRefund(o.client, sought.get(id)!));
+    }
+  } catch (e) {
+    if (!(e instanceof PayoutApiError)) throw e;
+    o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
+    if (e.serviceTrouble) halted = e.message;
+  }
   await applyRefundsToResultsFile(file, refundsFound, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger });
   return { refundsFound, halted };
 }
@@ -192,8 +243,9 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   if (caughtUp) o.logger?.info({ rows: caughtUp }, "rows brought up to the ledger's latest state");
   const table = await readResults(file);
   const { todo, final } = toRefresh(table);
-  o.onPlan?.({ toRefresh: todo.size, usage: await o.client.quotaUsage().catch(() => undefined) });
-  const read = await readStatuses(o, todo);
+  o.onPlan?.({ requests: requestsExpected(table, todo), usage: await o.client.quotaUsage().catch(() => undefined) });
+  const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
+  const read = await readStatuses(o, todo, requests);
 
   // What was learnt is applied even when the refresh stopped early.
   const apply = read.updates.length
@@ -204,8 +256,9 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   for (const c of apply.ignored)
     if (c.decision.why === 'older')
       o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
-  const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file);
+  const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, read.createdAt, requests);
   const halted = read.halted ?? refunds.halted;
+  requests.total = requests.payoutPages + requests.getPayout + requests.transactionPages;
 
   const after = await readResults(file);
   const statuses = after.rows.map((r) => r.result.status);
@@ -229,6 +282,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     rows: table.rows.length,
     asked: todo.size,
     final,
+    requests,
     apply,
     failures: read.failures,
     halted,

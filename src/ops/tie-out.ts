@@ -3,7 +3,8 @@
 // Every created row has one debit of its totalDeductible; every FAILED or REJECTED row a refund (a
 // CREDIT referencing it) of that debit; a row sent again (`retry --resend-failed`) also has, for
 // each payout it replaced (its `earlierPayouts` cell), that payout's debit and its refund; every
-// debit of the period that no row explains is listed "not from this batch"; per currency the net
+// debit from the batch's first movement on that no row explains is listed, named when another
+// batch of the account or a swap explains it, else "unexplained" (a failure); per currency the net
 // movement equals what the results say. Money is exact (decimal.js); amounts leave as decimal
 // strings with the currency's minor units, never rounded.
 import { Dec, minorUnits } from '../money.ts';
@@ -90,17 +91,29 @@ export interface ForeignTransaction {
   walletId?: string;
   reference?: string;
   createdAt?: string;
+  /** What explains a debit no row of the batch does: another batch of the account, or a swap. */
+  explainedBy?: string;
+}
+
+/** A batch of the account's ledger (its journal): the payouts it created, by payoutRef and id. */
+export interface LedgerBatch {
+  /** How it is named: "batch <16 hex of its id> (<its file>)". */
+  name: string;
+  payoutRefs: readonly string[];
+  payoutIds: readonly string[];
 }
 
 export interface TieOutReport {
   ok: boolean;
   rows: RowReconciliation[];
-  /** Debits of the period that no row explains: "not from this batch". Any of them fails the tie-out. */
-  notFromBatch: ForeignTransaction[];
+  /** Debits of the period that no row, no batch of the account and no swap explains. Any of them fails the tie-out. */
+  unexplained: ForeignTransaction[];
+  /** Debits of the period that another batch of the account or a swap explains (`explainedBy`): listed, not a failure. */
+  explained: ForeignTransaction[];
   /** Credits of the period that no row explains (top-ups...): listed, not a failure. */
   otherCredits: ForeignTransaction[];
   totals: CurrencyTieOut[];
-  /** The period judged for unexplained debits; `by` says how a transaction was placed in it. */
+  /** The period judged for unexplained debits (no `to`: up to the time the listing was read); `by` says how a transaction was placed in it. */
   period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
   /** One line per thing that does not tie out. */
   problems: string[];
@@ -112,9 +125,11 @@ export interface TieOutInput {
   /** In the order the listing gave them (newest first at the sandbox). */
   transactions: ReconTx[];
   payouts: ReadonlyMap<string, PayoutState>;
-  /** The period for unexplained debits (ISO 8601); default: from the batch's first movement to its last. */
+  /** The period for unexplained debits (ISO 8601); default: from the batch's first movement to the time the listing was read. */
   since?: string;
   until?: string;
+  /** The batches of the account's ledger, whose payouts explain a debit no row does. */
+  ledgerBatches?: readonly LedgerBatch[];
 }
 
 const ZERO = new Dec(0);
@@ -124,6 +139,12 @@ export const timeOf = (iso: string | undefined): number | undefined => {
   if (iso === undefined) return undefined;
   const t = Date.parse(iso);
   return Number.isNaN(t) ? undefined : t;
+};
+
+/** The end of a period: a date alone ("2025-01-31") is the end of that day, UTC. */
+const untilTime = (iso: string | undefined): number | undefined => {
+  const t = timeOf(iso);
+  return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(iso!.trim()) ? t + 86_399_999 : t;
 };
 
 /** Decimal text with the currency's minor units ("-102.10"), never rounded: more decimals than that are kept. */
@@ -311,9 +332,11 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
 }
 
 /**
- * The period: as asked, else the batch's own movements (and its payouts' createdAt) from first to
- * last. A movement without a date is placed by its position in the listing between the batch's
- * first and last movement; with nothing to place it by, it is counted in, so nothing unexplained
+ * The period: from `--since`, else the batch's first movement (or its payouts' earliest
+ * createdAt), to `--until`, else with no end: whatever the listing holds was made before it was
+ * read, so a debit a minute after the batch's last movement is judged too. A movement without a
+ * date is placed by its position in the listing (newest first): in the period when it is above the
+ * batch's oldest movement; with nothing to place it by, it is counted in, so nothing unexplained
  * is hidden.
  */
 function periodOf(input: TieOutInput, mine: readonly Hit[]) {
@@ -321,11 +344,9 @@ function periodOf(input: TieOutInput, mine: readonly Hit[]) {
     (t): t is number => t !== undefined,
   );
   const from = timeOf(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
-  const to = timeOf(input.until) ?? (dates.length ? Math.max(...dates) : undefined);
-  const positions = mine.map((m) => m.index);
-  const byOrder = input.since === undefined && input.until === undefined && positions.length > 0;
-  const lo = Math.min(...positions);
-  const hi = Math.max(...positions);
+  const to = untilTime(input.until);
+  const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
+  const oldest = Math.max(...mine.map((m) => m.index));
   const used = { dates: false, order: false };
   const contains = ({ tx, index }: Hit): boolean => {
     const t = timeOf(tx.createdAt);
@@ -335,7 +356,7 @@ function periodOf(input: TieOutInput, mine: readonly Hit[]) {
     }
     if (!byOrder) return true;
     used.order = true;
-    return index >= lo && index <= hi;
+    return index <= oldest;
   };
   const described = (): TieOutReport['period'] => ({
     from: from === undefined ? undefined : new Date(from).toISOString(),
@@ -345,7 +366,7 @@ function periodOf(input: TieOutInput, mine: readonly Hit[]) {
   return { contains, described };
 }
 
-const foreign = (tx: ReconTx): ForeignTransaction => ({
+const foreign = (tx: ReconTx, explainedBy?: string): ForeignTransaction => ({
   id: tx.id,
   type: tx.amount.isNegative() ? 'DEBIT' : 'CREDIT',
   amount: money(tx.amount, tx.currency),
@@ -353,10 +374,34 @@ const foreign = (tx: ReconTx): ForeignTransaction => ({
   walletId: tx.walletId,
   reference: tx.reference,
   createdAt: tx.createdAt,
+  ...(explainedBy ? { explainedBy } : {}),
 });
 
-const notFromBatchProblem = (f: ForeignTransaction) =>
-  `debit ${f.amount} ${f.currency ?? ''} (reference ${f.reference || '(none)'}${f.id ? `, transaction ${f.id}` : ''}) is not from this batch`.replace(
+/**
+ * What explains a debit no row of the batch does: a payout another batch of the account's ledger
+ * created (its payoutRef as the reference, or its id in metadata), else a swap between the
+ * business's wallets (spec §4.7: its debit and its credit share the reference, in two currencies;
+ * a refund is in the debit's own currency).
+ */
+function explainer(batches: readonly LedgerBatch[], transactions: readonly ReconTx[]) {
+  const byRef = new Map<string, string>();
+  const byId = new Map<string, string>();
+  for (const b of batches) {
+    for (const r of b.payoutRefs) if (!byRef.has(r)) byRef.set(r, b.name);
+    for (const id of b.payoutIds) if (!byId.has(id)) byId.set(id, b.name);
+  }
+  return (tx: ReconTx): string | undefined => {
+    const batch = (tx.reference ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
+    if (batch) return batch;
+    const leg = transactions.find(
+      (c) => tx.reference && c.reference === tx.reference && !c.amount.isNegative() && c.currency !== tx.currency,
+    );
+    return leg ? `swap to the ${leg.currency} wallet${leg.walletId ? ` ${leg.walletId}` : ''}` : undefined;
+  };
+}
+
+const unexplainedProblem = (f: ForeignTransaction) =>
+  `unexplained debit ${f.amount} ${f.currency ?? ''}${f.walletId ? ` in wallet ${f.walletId}` : ''}${f.createdAt ? ` at ${f.createdAt}` : ''} (reference ${f.reference || '(none)'}${f.id ? `, transaction ${f.id}` : ''})`.replace(
     / {2,}/g,
     ' ',
   );
@@ -371,17 +416,20 @@ export function tieOut(input: TieOutInput): TieOutReport {
     input,
     [...matched.values()].flatMap((slots) => [...slots.values()].flat()),
   );
-  const outside = unmatched.filter(period.contains).map((h) => foreign(h.tx));
-  const notFromBatch = outside.filter((f) => f.type === 'DEBIT');
-  problems.push(...notFromBatch.map(notFromBatchProblem));
+  const inPeriod = unmatched.filter(period.contains).map((h) => h.tx);
+  const explain = explainer(input.ledgerBatches ?? [], input.transactions);
+  const debits = inPeriod.filter((tx) => tx.amount.isNegative()).map((tx) => foreign(tx, explain(tx)));
+  const unexplained = debits.filter((f) => !f.explainedBy);
+  problems.push(...unexplained.map(unexplainedProblem));
   const totals = sums.tieOuts(problems);
 
   const created = rows.filter((r) => r.created);
   return {
     ok: problems.length === 0,
     rows,
-    notFromBatch,
-    otherCredits: outside.filter((f) => f.type === 'CREDIT'),
+    unexplained,
+    explained: debits.filter((f) => f.explainedBy),
+    otherCredits: inPeriod.filter((tx) => !tx.amount.isNegative()).map((tx) => foreign(tx)),
     totals,
     period: period.described(),
     problems,

@@ -300,7 +300,6 @@ export function planViewOfPlanFile(
   planSha256?: string,
 ): PlanView {
   const usable = offline && offline.sha256 === pf.fileSha256 ? offline : undefined;
-  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
   const byRow = (notes: PlanFile['notSent']) => (notes ?? []).map((r): [number, RowNote] => [r.rowNumber, r]);
   const corridorsNotEnabled = pf.corridorsNotEnabled as Corridor[] | undefined;
   const plan: PlanFacts = {
@@ -315,12 +314,7 @@ export function planViewOfPlanFile(
     warnings: pf.warnings,
     invalidRows: byRow(pf.invalidRows),
     notSent: byRow(pf.notSent),
-    requests: {
-      preflight: num(pf.requests.preflight) ?? 0,
-      estimate: num(pf.requests.estimate) ?? 0,
-      usedThisMonth: num(pf.requests.usedThisMonth),
-      quota: num(pf.requests.quota),
-    },
+    requests: pf.requests,
     corridorsNotEnabled,
     corridorBlocked: !!corridorsNotEnabled?.length,
   };

@@ -10,7 +10,10 @@
 // again (resume after a crash) updates the same results file. A results file being retried gets
 // the first retry-N past every retry-N of the same base already in its folder, so a second retry
 // of payroll.results.csv writes retry-2 and never overwrites retry-1 (nor the file it reads).
-// A results path equal to the batch itself is refused.
+// A results path equal to the batch itself is refused. A retry writes under a partial name
+// (payroll.results.retry-1.partial.csv) until its results are complete, then renames it: the
+// partial name is never a retry-N, so a retry killed midway leaves nothing that looks finished and
+// the next retry takes the same number.
 import { readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { ResultsError } from './errors.ts';
@@ -66,7 +69,7 @@ export function resultsPathFor(
 
 /**
  * The highest N of the `<base>.results.retry-N.<ext>` files in `dir` (0: none), whatever their
- * format, so a CSV and a workbook never share a number. An unreadable folder counts as empty: the
+ * format, so a CSV and a workbook never share a number; a partial `retry-N.partial.<ext>` is not one. An unreadable folder counts as empty: the
  * write itself then says what is wrong with it.
  */
 function highestRetry(dir: string, base: string): number {
@@ -85,6 +88,12 @@ function highestRetry(dir: string, base: string): number {
     if (r && (r[2] === undefined || CSV_EXTS.has(r[2]) || EXCEL_EXTS.has(r[2]))) highest = Math.max(highest, Number(r[1]));
   }
   return highest;
+}
+
+/** Where a retry writes its results (checkpoints included) until they are complete: `<name>.partial.<ext>`. */
+export function partialResultsPath(path: string): string {
+  const ext = extname(path);
+  return join(dirname(path), `${basename(path, ext)}.partial${ext}`);
 }
 
 /**

@@ -25,8 +25,11 @@ import {
 } from './columns.ts';
 import { neutralise } from './neutralise.ts';
 import { isPlainDecimal, numberCell } from './numbers.ts';
+import { rename } from 'node:fs/promises';
 import { writeFileAtomic } from '../files/atomic.ts';
+import { withLock } from '../files/lock.ts';
 import { serialised } from '../files/queue.ts';
+import { resultsLockPath } from './paths.ts';
 import { ResultsError } from './errors.ts';
 import type { ResultRow, ResultsSource, ResultsTable } from './types.ts';
 
@@ -84,6 +87,23 @@ export async function writeResults(path: string, source: ResultsTable | ResultsS
       );
     }
   });
+}
+
+/**
+ * A results file complete under its partial name (paths.ts partialResultsPath) put in its place:
+ * one rename, under the lock of the place (`status` may be writing a file of that name). Throws
+ * ResultsError WRITE_FAILED.
+ */
+export async function publishResults(partial: string, path: string): Promise<void> {
+  try {
+    await withLock(resultsLockPath(path), () => rename(partial, path), { purpose: 'results write' });
+  } catch (e) {
+    const { code, message } = e as NodeJS.ErrnoException;
+    const why = (code && WHY_NOT_WRITTEN[code]) ?? code ?? message;
+    throw new ResultsError('WRITE_FAILED', path, `${path}: cannot put the results in place: ${why}. They are complete in ${partial}.`, {
+      cause: e,
+    });
+  }
 }
 
 const DENIED = 'permission denied (the folder must be writable: the file is replaced through a temporary file beside it)';

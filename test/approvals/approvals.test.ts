@@ -66,7 +66,7 @@ function writePlan(o: { preparedBy?: string; amount?: string } = {}): string {
     ],
     currencies: [],
     warnings: [],
-    requests: {},
+    requests: { preflight: 0, estimate: 0 },
   };
   writeFileSync(path, JSON.stringify(plan, null, 2) + '\n');
   return path;
@@ -167,6 +167,19 @@ describe('the four-eyes rule (checkApprovals)', () => {
     expect(r.ok).toBe(false);
     expect(r.counted).toEqual(['Bob']);
     expect(r.message).toBe('1 valid approval of 2 required (Bob): Alice (maker of the plan cannot approve it)');
+  });
+
+  it("under an account policy's expiry, an approval older than it, or dated after now, does not count", () => {
+    const path = writePlan({ preparedBy: 'dan' });
+    const approvals = [sign(path, 'Alice', alice), sign(path, 'Bob', bob)];
+    const signedAt = Date.parse(approvals[0]!.signedAt);
+    const expiry = (now: number) => ({ afterMs: 3_600_000, label: '1h', now: new Date(now) });
+    expect(checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt + 60_000)).ok).toBe(true);
+    const late = checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt + 2 * 3_600_000));
+    expect(late.ok).toBe(false);
+    expect(late.problems[0]).toMatch(/^Alice: signed .*: the account's policy counts approvals of the last 1h only, sign again$/);
+    const early = checkApprovals(loadPlan(path), approvals, approvers, 2, expiry(signedAt - 3_600_000));
+    expect(early.problems[0]).toMatch(/^Alice: dated .*, after now$/);
   });
 
   it('the same approver twice counts once', () => {
@@ -395,7 +408,7 @@ describe('what run --plan checks against the signed bodies (verifyPlannedRows)',
     );
     const sent = JSON.stringify({ ...plan.rows[0]!.body, beneficiary: { ...plan.rows[0]!.body.beneficiary, accountName: 'Mallory' } });
     const folded = emptyFold();
-    folded.rows.set('PAY-1', { ref: 'PAY-1', phase: 'unknown', attempt: 1, body: sent, docs: {}, patched: false });
+    folded.rows.set('PAY-1', { ref: 'PAY-1', phase: 'unknown', attempt: 1, body: sent, documents: [], patched: false });
     expect(() => verifyPlannedRows(plan, batch('Ann Lee'), folded)).toThrow(/PAY-1 was sent before with another body/);
   });
 });

@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark in turn, each in its own process, with its own figures.
 //   npm run bench                  startup, validate, scale, throughput at a scaled 50/s, the memory of
-//                                  the big bad inputs (a few minutes)
+//                                  the big bad inputs, the month-end loop's requests (a few minutes)
 //   npm run bench -- --real        throughput at the real 5/s too (about 5 more minutes)
 // Each script can be run alone with its own flags: see the header of each file.
 import { spawnSync } from 'node:child_process';
@@ -15,6 +15,7 @@ const steps: [string, string[]][] = [
   ['scale.ts', ['--runs', '1']],
   ['throughput.ts', ['--scale', '10']],
   ['bad-input-memory.ts', []],
+  ['month-end.ts', []],
   ...(real ? [['throughput.ts', []] as [string, string[]]] : []),
 ];
 let failed = 0;

@@ -50,7 +50,6 @@ async function scenario(name: string, batches: string[][], sharedState: boolean)
             '--base-url',
             sb.url,
             '--yes',
-            '--no-quote',
             '--log-level',
             'debug',
             '--rate',

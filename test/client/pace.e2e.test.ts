@@ -34,7 +34,7 @@ describe('two processes with one key at once, the sandbox at 5 requests a second
     await writeBatch(dir, 'b.csv', { rows: ROWS, currencies: ['GBP'], prefix: 'PACE-B', amount: (i) => `${300 + i}.00` });
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const cli = (file: string) =>
-      runCli(['run', file, '--base-url', sb!.url, '--yes', '--no-quote', '--log-level', 'debug', '--safety-margin', '300'], {
+      runCli(['run', file, '--base-url', sb!.url, '--yes', '--log-level', 'debug', '--safety-margin', '300'], {
         cwd: dir,
         env,
       });

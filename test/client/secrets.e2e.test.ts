@@ -2,6 +2,7 @@
 // of the key, in any case, encoded or cut short, anywhere in an error body, is scrubbed before it
 // reaches an error, the journal, the results file or stderr; a key file's content is never quoted;
 // the key never goes over plain http to another machine.
+import { parse } from 'csv-parse/sync';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, cleanEnv, filesUnder, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { PAYOUT, json, scriptedFetch } from './fake-fetch.ts';
+import { echoes, keyFormsIn } from './key-forms.ts';
 
 const dirs = tempDirs('pb-secrets-');
 let sb: LocalSandbox | undefined;
@@ -27,37 +29,26 @@ afterEach(async () => {
   await dirs.remove();
 });
 
-/** The forms in which a service might echo a key. */
-function echoes(key: string) {
-  return {
-    upper: key.toUpperCase(),
-    base64: Buffer.from(key).toString('base64'),
-    base64url: Buffer.from(key).toString('base64url'),
-    urlEncoded: encodeURIComponent(key),
-    truncated: key.slice(0, 14),
-  };
-}
-
-/** Fails when any form of the key (case-insensitively) is in the text. */
+/** Fails when some 12 characters of a form of the key, in any case or encoding, are in the text. */
 function expectNoKey(text: string, key: string, what: string) {
-  const lower = text.toLowerCase();
-  for (const [name, form] of Object.entries({ exact: key, ...echoes(key) })) {
-    expect(lower.includes(form.toLowerCase()), `${what} holds the key (${name})`).toBe(false);
-  }
+  expect(keyFormsIn(text, key), `${what} holds the key`).toEqual([]);
 }
 
-/** A 400 whose every string echoes the key, as field errors, an array message and deep inside. */
+/** A 400 whose every string echoes the key, every form of it (key-forms.ts), as field errors, an array message and deep inside. */
 function echoBody(key: string) {
   const e = echoes(key);
   return {
     statusCode: 400,
-    message: [`key ${e.upper} is not allowed here`, `encoded ${e.base64}`],
+    // (the message reaches the results file, the journal and the logs whole; field errors the first three)
+    message: Object.entries(e).map(([form, echo]) => `key sent ${form}: ${echo}`),
     error: 'VALIDATION_ERROR',
     errors: [
-      { field: 'beneficiary.accountNumber', message: `sent with x-api-key ${key} (${e.base64url})` },
+      ...Object.entries(e)
+        .reverse()
+        .map(([form, echo]) => ({ field: 'beneficiary.accountNumber', message: `sent ${form}: ${echo}` })),
       { field: `header ${e.truncated}`, message: `url ${e.urlEncoded}` },
     ],
-    details: { nested: [{ deep: `cut ${e.truncated}` }] },
+    details: { nested: [{ deep: `cut ${e.truncated}`, hex: e.hex, offset: e.base64AfterKeyEquals }] },
   };
 }
 
@@ -73,7 +64,7 @@ describe('item 4: the key echoed in an error body', () => {
     expect(e).toBeInstanceOf(PayoutApiError);
     const err = e as PayoutApiError;
     expectNoKey(JSON.stringify(err.toJSON()) + err.message, key, 'the error');
-    expect(err.fieldErrors).toHaveLength(2);
+    expect(err.fieldErrors).toHaveLength(Object.keys(echoes(key)).length + 1);
     expect(err.message).toContain('[redacted]');
   });
 
@@ -85,36 +76,69 @@ describe('item 4: the key echoed in an error body', () => {
     expect(new ApiKey(key).scrubDeep({ a: [{ b: `x ${key.slice(0, 12)}y` }] })).toEqual({ a: [{ b: 'x [redacted]y' }] });
   });
 
-  it('end to end: no form of the key in the results file, the journal or the output', async () => {
+  it('end to end: a gateway echoing every form of the key to quote, upload-url and initiate: in no file, log or output', async () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
-    // Every initiate is answered with the echo; everything else goes to the sandbox.
+    // The gateway answers 400 with the echo to every initiate and upload-url, and to the quote of
+    // row 2 (11.01): so in the run (which quotes nothing) row 1 (with a document) fails at its
+    // upload, rows 2 to 4 at their initiate; `plan --out` fails at row 2's quote. Everything else
+    // goes to the sandbox.
+    const echoed: string[] = [];
     proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
-      if (req.method === 'POST' && req.url?.endsWith('/initiate')) {
-        req.resume();
-        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(echoBody(KEY)));
-        return;
-      }
-      const target = new URL(sb!.url);
-      const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const route = req.url!.replace(/\?.*$/, '').split('/').pop()!;
+        const quoteOfRow2 = route === 'quote' && JSON.parse(body.toString()).sourceAmount === 11.01;
+        if (req.method === 'POST' && (route === 'initiate' || route === 'upload-url' || quoteOfRow2)) {
+          echoed.push(route);
+          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(echoBody(KEY)));
+          return;
+        }
+        const target = new URL(sb!.url);
+        const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        });
+        up.end(body);
       });
-      req.pipe(up);
     });
     await new Promise<void>((r) => proxy!.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
 
     const dir = await dirs.make();
-    await writeBatch(dir, 'payroll.csv', { rows: 2 });
-    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    await writeBatch(dir, 'payroll.csv', { rows: 4, documentsEvery: 4 });
+    const state = join(dir, 'state');
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state });
     const r = await runCli(['run', 'payroll.csv', '--yes', '--base-url', url, '--rate', '100', '--log-level', 'debug'], { cwd: dir, env });
     expect(r.code, r.stderr).toBe(1);
+    expect(echoed.sort()).toEqual(['initiate', 'initiate', 'initiate', 'upload-url']);
     const results = await readFile(join(dir, 'payroll.results.csv'), 'utf8');
     expectNoKey(results, KEY, 'the results file');
-    expectNoKey(r.stdout + r.stderr, KEY, 'the output');
-    expect(results).toMatch(/VALIDATION_ERROR/);
+    const rows = parse<Record<string, string>>(results, { columns: true, bom: true });
+    expect(rows.map((x) => x.errorCode)).toEqual(['VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR']);
     expect(results).toContain('[redacted]');
-    expect(r.stderr).toMatch(/row not created/); // the log lines were there to search
+    // The logs: JSON lines on stderr, a line per row not created.
+    expectNoKey(r.stdout + r.stderr, KEY, 'the output');
+    expect(r.stderr.match(/"msg":"row not created"/g)).toHaveLength(4);
+    // The journal, in the account's ledger in the state folder: each rejection is there.
+    const journals = (await filesUnder(state)).filter((f) => f.endsWith('.journal.jsonl'));
+    expect(journals).toHaveLength(1);
+    const journal = await readFile(journals[0]!, 'utf8');
+    expectNoKey(journal, KEY, 'the journal');
+    expect(journal.match(/"t":"rejected"/g)).toHaveLength(4);
+    // The HTML report of the results file.
+    const report = await runCli(['report', 'payroll.results.csv', '--out', 'report.html'], { cwd: dir, env });
+    expect(report.code, report.stderr).toBe(0);
+    const html = await readFile(join(dir, 'report.html'), 'utf8');
+    expectNoKey(html, KEY, 'the report');
+    expect(html).toContain('VALIDATION_ERROR');
+    expectNoKey(report.stdout + report.stderr, KEY, 'the output of report');
+    // The quote of a plan file: its failure is shown and kept, the key nowhere.
+    const plan = await runCli(['plan', 'payroll.csv', '--out', 'p.json', '--base-url', url, '--rate', '100'], { cwd: dir, env });
+    expect(echoed.filter((e) => e === 'quote')).toHaveLength(1);
+    expect(plan.stdout).toMatch(/quote failed on row 3: .*\[redacted\]/);
+    expectNoKey(plan.stdout + plan.stderr, KEY, 'the output of plan');
     for (const f of await filesUnder(dir)) expectNoKey(await readFile(f, 'utf8'), KEY, f);
   });
 });

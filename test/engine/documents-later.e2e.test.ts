@@ -59,7 +59,7 @@ describe('killed between initiate and PATCH documents', () => {
     );
 
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
-    const args = ['run', 'payroll.csv', '--base-url', sb.url, '--yes', '--no-quote', '--rate', '100'];
+    const args = ['run', 'payroll.csv', '--base-url', sb.url, '--yes', '--rate', '100'];
     const killed = await runCli(args, {
       cwd: dir,
       env,

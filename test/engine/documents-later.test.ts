@@ -129,8 +129,8 @@ describe('documents a created payout still lacks', () => {
 describe('documentsToAttach and the results (the journal decides)', () => {
   const created = (lines: object[]): RowState =>
     foldJournal([
-      { t: 'doc', ref: 'R', doc: '/a.pdf', url: 'https://s/a' },
-      { t: 'doc', ref: 'R', doc: '/b.pdf', url: 'https://s/b' },
+      { t: 'doc', sha256: 'a'.repeat(64), url: 'https://s/a' },
+      { t: 'doc', sha256: 'b'.repeat(64), url: 'https://s/b' },
       ...lines,
       {
         t: 'created',

@@ -28,7 +28,7 @@ describe('a gateway answering 408 after the service created the payout', () => {
 
     // Every success of initiate (new payout or replay) reaches the client as the gateway's 408.
     sb.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
-    const first = await cli('run', 'payroll.csv', '--yes', '--no-quote');
+    const first = await cli('run', 'payroll.csv', '--yes');
     expect(first.code, first.stdout + first.stderr).toBe(1);
     const afterRun = await results('payroll.results.csv');
     expect(afterRun.map((r) => r.status)).toEqual(Array(ROWS).fill('UNKNOWN_OUTCOME'));
@@ -43,7 +43,7 @@ describe('a gateway answering 408 after the service created the payout', () => {
     expect(initiates(sb).length).toBeGreaterThan(ROWS);
 
     sb.setFaults({});
-    const retry = await cli('retry', 'payroll.results.csv', '--yes', '--no-quote');
+    const retry = await cli('retry', 'payroll.results.csv', '--yes');
     expect(retry.code, retry.stdout + retry.stderr).toBe(0);
     const after = await results('payroll.results.retry-1.csv');
     expect(after.map((r) => r.status)).toEqual(Array(ROWS).fill('PENDING'));

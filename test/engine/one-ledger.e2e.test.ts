@@ -45,12 +45,12 @@ describe('one ledger per account', () => {
         env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: state }),
       });
 
-    const first = await cli('127.0.0.1', 'run', 'payroll.csv', '--yes', '--no-quote');
+    const first = await cli('127.0.0.1', 'run', 'payroll.csv', '--yes');
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const results = readFileSync(join(dir, 'payroll.results.csv'), 'utf8');
     expect(initiates(sb)).toHaveLength(3);
 
-    const again = await cli('localhost', 'run', 'payroll.csv', '--yes', '--no-quote');
+    const again = await cli('localhost', 'run', 'payroll.csv', '--yes');
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(initiates(sb)).toHaveLength(3);
     expect(await allPayouts(sb)).toHaveLength(3);
@@ -67,7 +67,7 @@ describe('a state folder another user could change', () => {
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'], prefix: 'SF' });
     const stateDir = prepare(join(dir, 'state'), dir);
-    const r = await runCli(['run', 'payroll.csv', '--yes', '--no-quote', '--base-url', sb.url, '--state-dir', stateDir], {
+    const r = await runCli(['run', 'payroll.csv', '--yes', '--base-url', sb.url, '--state-dir', stateDir], {
       cwd: dir,
       env: cleanEnv(),
     });
@@ -100,7 +100,7 @@ describe('a state folder another user could change', () => {
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: 1, currencies: ['GBP'], prefix: 'SP' });
     const state = join(dir, 'fresh', 'state');
-    const r = await runCli(['run', 'payroll.csv', '--yes', '--no-quote', '--base-url', sb.url, '--state-dir', state], {
+    const r = await runCli(['run', 'payroll.csv', '--yes', '--base-url', sb.url, '--state-dir', state], {
       cwd: dir,
       env: cleanEnv(),
     });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadBatch, type LoadedBatch } from '../../src/engine/prepare.ts';
 import type { JournalLookup } from '../../src/engine/session.ts';
-import { buildPlan, payableTotals } from '../../src/engine/plan.ts';
+import { buildPlan, feeMargin, payableTotals, requestCost, requestLimitReason } from '../../src/engine/plan.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import { foldJournal, type FoldedJournal, type JournalLine } from '../../src/journal/rows.ts';
 import { Dec } from '../../src/money.ts';
@@ -60,7 +60,7 @@ describe('the plan of a resumed batch', () => {
     const batch = await loadBatch(file, {}, lookupOf(folded));
     expect(batch.rows[0]!.payout).toBeUndefined();
     expect(batch.rows[0]!.problems.map((p) => p.code)).toEqual(['DOCUMENT_NOT_FOUND']);
-    const plan = buildPlan(batch, preflight(), folded, 'sandbox', { allowPartial: false, quote: false, mergeDocuments: false });
+    const plan = buildPlan(batch, preflight(), folded, 'sandbox', { allowPartial: false, mergeDocuments: false });
     expect(plan).toMatchObject({ valid: 3, invalid: 0, alreadyCreated: 1, toSend: [3, 4] });
     expect(plan.invalidRows.size).toBe(0);
     expect(batch.rows[0]!.reference).toBe('GEN-0001');
@@ -71,7 +71,7 @@ describe('the plan of a resumed batch', () => {
     const file = await documentMovedAway();
     const batch = await loadBatch(file);
     expect(batch.rows[0]!.reference).toBeUndefined();
-    const plan = buildPlan(batch, preflight(), foldJournal([]), 'sandbox', { allowPartial: false, quote: false, mergeDocuments: false });
+    const plan = buildPlan(batch, preflight(), foldJournal([]), 'sandbox', { allowPartial: false, mergeDocuments: false });
     expect(plan).toMatchObject({ valid: 2, invalid: 1, alreadyCreated: 0, toSend: [3, 4] });
     expect(plan.invalidRows.get(2)?.code).toBe('DOCUMENT_NOT_FOUND');
   });
@@ -80,7 +80,7 @@ describe('the plan of a resumed batch', () => {
     const file = await documentMovedAway();
     const folded = foldJournal([...createdLines('GEN-0001', 2, 9.5)]);
     const batch = await loadBatch(file, {}, lookupOf(folded));
-    const plan = buildPlan(batch, preflight(), folded, 'sandbox', { allowPartial: false, quote: false, mergeDocuments: false });
+    const plan = buildPlan(batch, preflight(), folded, 'sandbox', { allowPartial: false, mergeDocuments: false });
     const payable = payableTotals(batch, plan, (r) => (r.rowNumber === 2 ? 0.5 : undefined));
     // rows 3 and 4 of generateCsv: 11.01 and 12.02
     expect(payable.rows).toBe(3);
@@ -118,7 +118,8 @@ describe('buildPlan, pure', () => {
     identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
   });
   const wallet = (balance: number) => preflight({ wallets: [{ currency: 'GBP', balance } as PreflightResult['wallets'][number]] });
-  const options = { allowPartial: false, quote: true, mergeDocuments: false };
+  // (plan --out: a quote per row to send)
+  const options = { allowPartial: false, quoteRows: true, mergeDocuments: false };
 
   it('a shortfall blocks the batch; --allow-partial leaves out the rows that no longer fit, in file order', () => {
     const batch = batchOf([payout(2, '60'), payout(3, '50'), payout(4, '30')]);
@@ -139,8 +140,8 @@ describe('buildPlan, pure', () => {
     const partial = buildPlan(batch, wallet(100), foldJournal([]), 'sandbox', { ...options, allowPartial: true });
     expect(partial).toMatchObject({ shortfall: false, toSend: [2, 4], corridorBlocked: false });
     expect(partial.notSent.get(3)?.code).toBe('INSUFFICIENT_FUNDS');
-    // quote + initiate per row, plus preflight's
-    expect(partial.requests.estimate).toBe(3 * 2 + 3);
+    // quote + initiate per row sent (not the one left out), plus preflight's
+    expect(partial.requests).toMatchObject({ estimate: 2 * 2 + 3, preflight: 3, quotes: 2, initiates: 2, uploadUrls: 0, patches: 0 });
   });
 
   it('a row whose outcome is unknown goes whatever the balance, with one request (its journalled body again)', () => {
@@ -148,7 +149,7 @@ describe('buildPlan, pure', () => {
     const folded = foldJournal([{ t: 'initiating', ref: 'R-3', row: 3, attempt: 1, key: 'k', body: '{}', at: '2026-01-01T00:00:00Z' }]);
     const plan = buildPlan(batch, wallet(70), folded, 'sandbox', { ...options, allowPartial: true });
     expect(plan).toMatchObject({ toSend: [2, 3], toSettle: 1 });
-    expect(plan.requests.estimate).toBe(2 + 1 + 3);
+    expect(plan.requests.estimate).toBe(2 + 2 + 3);
   });
 
   it('a corridor not enabled holds its rows back (NOT_SENT, corridorBlocked); a prohibited one makes them invalid', () => {
@@ -169,5 +170,133 @@ describe('buildPlan, pure', () => {
       { sourceCurrency: 'EUR', destinationCurrency: 'EUR', destinationCountryCode: 'GBR', pairId: undefined, rows: 1 },
     ]);
     expect(plan.invalidRows.get(4)).toEqual({ code: 'PROHIBITED_DESTINATION', message: 'prohibited' });
+  });
+});
+
+describe('what a batch costs, by kind', () => {
+  const row = (n: number, documents: string[]): { payout: PayoutRow; settling: boolean } => ({
+    payout: { reference: `R-${n}`, documents } as unknown as PayoutRow,
+    settling: false,
+  });
+  // two copies of one invoice under two names: one content, one upload
+  const digests = new Map([
+    ['/d/invoice.pdf', 'a'.repeat(64)],
+    ['/copy/invoice.pdf', 'a'.repeat(64)],
+    ['/d/contract.pdf', 'b'.repeat(64)],
+  ]);
+  const sha256Of = (path: string) => digests.get(path);
+  const five = [
+    row(2, ['/d/invoice.pdf']),
+    row(3, ['/d/invoice.pdf']),
+    row(4, ['/copy/invoice.pdf']),
+    row(5, ['/d/contract.pdf']),
+    row(6, ['/d/contract.pdf']),
+  ];
+
+  it('3 rows naming one document and 2 another: 2 uploads (each content once), 5 initiates, no PATCH, no quote in a run', () => {
+    expect(requestCost(five, sha256Of, { preflight: 4, mergeDocuments: false })).toEqual({
+      estimate: 4 + 2 + 5,
+      preflight: 4,
+      quotes: 0,
+      uploadUrls: 2,
+      storagePuts: 2,
+      initiates: 5,
+      patches: 0,
+    });
+  });
+
+  it('plan --out adds a quote per row; a second document adds a PATCH, merged it is one upload of its own', () => {
+    const six = [...five, row(7, ['/d/invoice.pdf', '/d/contract.pdf'])];
+    const usage = { fingerprint: 'f', month: '2026-11', used: 9_000, quota: 10_000, remaining: 1_000 };
+    expect(requestCost(six, sha256Of, { preflight: 4, quoteRows: true, mergeDocuments: false, usage })).toMatchObject({
+      estimate: 4 + 6 + 2 + 6 + 1,
+      quotes: 6,
+      uploadUrls: 2,
+      patches: 1,
+      usedThisMonth: 9_000,
+      remaining: 1_000,
+    });
+    expect(requestCost(six, sha256Of, { preflight: 4, mergeDocuments: true })).toMatchObject({ uploadUrls: 3, patches: 0 });
+  });
+
+  it('a row being settled resends its initiate alone', () => {
+    const settling = { ...row(2, ['/d/invoice.pdf', '/d/contract.pdf']), settling: true };
+    expect(requestCost([settling], sha256Of, { preflight: 0, mergeDocuments: false })).toMatchObject({
+      estimate: 1,
+      uploadUrls: 0,
+      patches: 0,
+    });
+  });
+
+  it('--max-requests: refused above N with the kinds said, not at N', () => {
+    const cost = requestCost(five, sha256Of, { preflight: 4, mergeDocuments: false });
+    expect(requestLimitReason(cost, 11)).toBeUndefined();
+    expect(requestLimitReason(cost, undefined)).toBeUndefined();
+    expect(requestLimitReason(cost, 10)).toBe(
+      "--max-requests 10, but this batch needs about 11 requests of the key's month (4 preflight, 2 upload-url, 5 initiate (+ 2 storage PUTs, not counted))",
+    );
+  });
+});
+
+describe('fees exact or estimated, and the margin of the balance check', () => {
+  const payout = (rowNumber: number, amount: string): PayoutRow => ({
+    rowNumber,
+    reference: `R-${rowNumber}`,
+    sourceAmount: new Dec(amount),
+    sourceCurrency: 'GBP',
+    destinationCurrency: 'GBP',
+    destinationCountryCode: 'GBR',
+    method: 'FASTER_PAYMENTS',
+    beneficiary: { accountName: 'A', accountCurrency: 'GBP' },
+    narration: 'n',
+    documents: [],
+    withdrawal: true,
+  });
+  const batch: LoadedBatch = {
+    file: '/b.csv',
+    format: 'csv',
+    inputColumns: [],
+    rows: [payout(2, '100'), payout(3, '100')].map((p) => ({ rowNumber: p.rowNumber, cells: {}, payout: p, problems: [] })),
+    fileProblems: [],
+    identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
+  };
+  const fees = new Map([
+    [2, new Dec('2.00')],
+    [3, new Dec('2.00')],
+  ]);
+  const planAt = (balance: string, quotedFees?: Map<number, Dec>) =>
+    buildPlan(
+      batch,
+      preflightOf({ wallets: [{ currency: 'GBP', balance } as PreflightResult['wallets'][number]], estimatedFees: fees }),
+      foldJournal([]),
+      'sandbox',
+      { allowPartial: false, mergeDocuments: false, quotedFees },
+    );
+
+  it('the margin is the larger of 2% of the estimated fees and a minor unit per row, rounded up', () => {
+    expect(feeMargin(new Dec('4.00'), 2, 'GBP').toFixed()).toBe('0.08');
+    expect(feeMargin(new Dec('0.10'), 3, 'GBP').toFixed()).toBe('0.03');
+    expect(feeMargin(new Dec('1001'), 1, 'JPY').toFixed()).toBe('21');
+    expect(feeMargin(new Dec(0), 0, 'GBP').toFixed()).toBe('0');
+  });
+
+  it('estimated fees: said, with their margin; a wallet that covers the estimate but not the margin is a warning, not a refusal', () => {
+    const plan = planAt('204.05');
+    expect(plan.shortfall).toBe(false);
+    expect(plan.currencies[0]).toMatchObject({ total: '204.00', estimatedFees: '4.00', feesEstimated: 2, feeMargin: '0.08' });
+    expect(plan.warnings).toEqual([
+      expect.stringMatching(
+        /^the GBP wallet covers the batch with its estimated fees \(204\.00, balance 204\.05\) but not the margin of 0\.08/,
+      ),
+    ]);
+    expect(planAt('204.08').warnings).toEqual([]);
+    expect(planAt('203.99')).toMatchObject({ shortfall: true, currencies: [expect.objectContaining({ shortfall: '0.01' })] });
+  });
+
+  it('quoted fees are exact: no margin, no warning at the exact total', () => {
+    const plan = planAt('204.00', fees);
+    expect(plan.currencies[0]).not.toHaveProperty('feesEstimated');
+    expect(plan.currencies[0]).not.toHaveProperty('feeMargin');
+    expect(plan).toMatchObject({ shortfall: false, warnings: [] });
   });
 });

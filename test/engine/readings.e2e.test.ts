@@ -27,7 +27,7 @@ async function payIn(shapes: SandboxShapes) {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const run = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
 
-  const first = await run('run', 'payroll.csv', '--yes', '--quote');
+  const first = await run('run', 'payroll.csv', '--yes');
   expect(first.code, first.stderr).toBe(0);
   const sent = initiates(sb).length;
   // a second run finds every payout created and sends nothing

@@ -49,7 +49,7 @@ describe('a resend of an unknown outcome that this version refuses to send', () 
 
     // The service creates each payout; the client only ever sees the gateway's 408.
     sb.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
-    const first = await cli('run', 'payroll.csv', '--yes', '--no-quote');
+    const first = await cli('run', 'payroll.csv', '--yes');
     expect(first.code, first.stdout + first.stderr).toBe(1);
     const afterRun = await results('payroll.results.csv');
     expect(afterRun.map((r) => r.status)).toEqual(Array(ROWS).fill('UNKNOWN_OUTCOME'));
@@ -60,7 +60,7 @@ describe('a resend of an unknown outcome that this version refuses to send', () 
     expect(ageJournalledBodies(journals[0]!)).toBe(ROWS);
 
     sb.setFaults({});
-    const retry = await cli('retry', 'payroll.results.csv', '--yes', '--no-quote');
+    const retry = await cli('retry', 'payroll.results.csv', '--yes');
     expect(retry.code, retry.stdout + retry.stderr).toBe(1);
     const after = await results('payroll.results.retry-1.csv');
     expect(after.map((r) => r.status)).toEqual(Array(ROWS).fill('UNKNOWN_OUTCOME'));

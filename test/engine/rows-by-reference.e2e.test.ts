@@ -47,7 +47,7 @@ describe('a row is identified by its reference, never by its line number', () =>
     await writeFile(join(dir, 'pay.csv'), batchWithBlankLine());
     const { cli, results } = cliIn(dir, sb.url);
 
-    const run = await cli('run', 'pay.csv', '--yes', '--no-quote');
+    const run = await cli('run', 'pay.csv', '--yes');
     expect(run.code, run.stdout + run.stderr).toBe(1);
     const first = await results('pay.results.csv');
     expect(first.map((r) => [r.reference, r.status, r.errorCode])).toEqual([
@@ -58,7 +58,7 @@ describe('a row is identified by its reference, never by its line number', () =>
     const ids = first.map((r) => r.payoutId);
     const sent = initiates(sb).length;
 
-    const retry = await cli('retry', 'pay.results.csv', '-y', '--no-quote');
+    const retry = await cli('retry', 'pay.results.csv', '-y');
     expect(retry.code, retry.stdout + retry.stderr).toBe(1); // one row is still refused
     expect(retry.stdout).not.toContain('All 3 payouts created');
     const again = await results('pay.results.retry-1.csv');
@@ -78,7 +78,7 @@ describe('a row is identified by its reference, never by its line number', () =>
     // Rows sorted the other way, and a blank line between them: still each row its own payout.
     const text = (await readFile(join(dir, 'pay.results.csv'), 'utf8')).trim().split('\n');
     await writeFile(join(dir, 'sorted.results.csv'), [text[0], text[3], '', text[2], text[1]].join('\n') + '\n');
-    const sorted = await cli('retry', 'sorted.results.csv', '-y', '--no-quote');
+    const sorted = await cli('retry', 'sorted.results.csv', '-y');
     expect(sorted.code, sorted.stdout + sorted.stderr).toBe(1);
     const back = await results('sorted.results.retry-1.csv');
     expect(back.map((r) => [r.reference, r.status, r.payoutId])).toEqual([
@@ -97,7 +97,7 @@ describe('retry and status read the ledger’s latest state, whatever results fi
     const dir = await dirs.make();
     await writeFile(join(dir, 'pay.csv'), generateCsv({ rows: 3, currencies: ['GBP'], prefix: 'RS' }));
     const { cli, results } = cliIn(dir, sb.url);
-    expect((await cli('run', 'pay.csv', '--yes', '--no-quote')).code).toBe(0);
+    expect((await cli('run', 'pay.csv', '--yes')).code).toBe(0);
     const ids = (await results('pay.results.csv')).map((r) => r.payoutId!);
 
     // The second payout FAILS (the sandbox refunds it); status records it and its refund.
@@ -107,7 +107,7 @@ describe('retry and status read the ledger’s latest state, whatever results fi
     expect(failed[1]).toMatchObject({ status: 'FAILED', nextStep: expect.stringContaining('--resend-failed') });
     for (const older of ['older-a.results.csv', 'older-b.results.csv']) await copyFile(join(dir, 'pay.results.csv'), join(dir, older));
 
-    const resend = await cli('retry', 'pay.results.csv', '--resend-failed', '-y', '--no-quote', '--out', 'resent.results.csv');
+    const resend = await cli('retry', 'pay.results.csv', '--resend-failed', '-y', '--out', 'resent.results.csv');
     expect(resend.code, resend.stdout + resend.stderr).toBe(0);
     const newId = (await results('resent.results.csv'))[1]!.payoutId!;
     expect(newId).not.toBe(ids[1]);
@@ -128,7 +128,7 @@ describe('retry and status read the ledger’s latest state, whatever results fi
     expect(JSON.parse(a[1]!.earlierPayouts!)).toEqual([expect.objectContaining({ payoutId: ids[1], status: 'FAILED' })]);
 
     // the same retry on the other older copy: paid with the new payout id, no "pays it again", nothing sent
-    const retry = await cli('retry', 'older-b.results.csv', '--resend-failed', '-y', '--no-quote');
+    const retry = await cli('retry', 'older-b.results.csv', '--resend-failed', '-y');
     expect(retry.code, retry.stdout + retry.stderr).toBe(0);
     expect(retry.stdout + retry.stderr).not.toMatch(/pays it again|--resend-failed/);
     const b = await results('older-b.results.retry-1.csv');

@@ -39,7 +39,8 @@ describe('journal: append-only JSON lines', () => {
       { sync: true },
     );
     w.append({ t: 'run', at: 'now', command: 'run', pid: 1 });
-    w.append({ t: 'doc', ref: 'R1', doc: '/a.pdf', url: 'http://u/1' });
+    w.append({ t: 'doc', sha256: 'd'.repeat(64), url: 'http://u/1' });
+    w.append({ t: 'attach', ref: 'R1', attempt: 1, supportingDocument: 'http://u/1', documents: [], at: 'now' });
     w.append({ t: 'initiating', ref: 'R1', row: 2, attempt: 1, key: 'k1', body: '{"a":1}', at: 'now' }, { sync: true });
     w.append({ t: 'created', ref: 'R1', attempt: 1, key: 'k1', requestId: 'q', payout: snap('p1'), at: 'now' }, { sync: true });
     w.append({ t: 'initiating', ref: 'R2', row: 3, attempt: 1, key: 'k2', body: '{"b":2}', at: 'now' }, { sync: true });
@@ -57,12 +58,13 @@ describe('journal: append-only JSON lines', () => {
     const f = foldJournal(r.events);
     expect(f.header?.batchId).toBe('a'.repeat(64));
     expect(f.interrupted).toBe(true);
-    expect(rowState(f, 'R1')).toMatchObject({ phase: 'created', attempt: 1, key: 'k1', docs: { '/a.pdf': 'http://u/1' } });
+    expect(rowState(f, 'R1')).toMatchObject({ phase: 'created', attempt: 1, key: 'k1', documents: ['http://u/1'] });
+    expect(f.uploads).toEqual(new Map([['d'.repeat(64), 'http://u/1']]));
     expect(rowState(f, 'R2')).toMatchObject({ phase: 'initiating', key: 'k2', body: '{"b":2}' });
     expect(rowState(f, 'R3')).toMatchObject({ phase: 'rejected', error: { code: 'INSUFFICIENT_FUNDS' } });
     expect(rowState(f, 'R9').phase).toBe('none');
     // Each append added exactly one line: the file is never rewritten.
-    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(7);
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(8);
   });
 
   it('ignores a torn last line, and the next append starts on a fresh line', async () => {
@@ -93,6 +95,36 @@ describe('journal: append-only JSON lines', () => {
       { t: 'initiating', ref: 'R', row: 2, attempt: 2, key: 'k2', body: '{}', at: 'x' },
     ]);
     expect(rowState(f, 'R')).toMatchObject({ phase: 'created', key: 'k', payout: { id: 'p' } });
+  });
+
+  it("a doc line is the batch's: every row that sends the same bytes gets its documentUrl", () => {
+    const h = (c: string) => c.repeat(64);
+    const f = foldJournal([
+      { t: 'doc', sha256: h('a'), url: 'https://s/a' },
+      { t: 'attach', ref: 'R1', attempt: 1, supportingDocument: 'https://s/a', documents: [], at: 'x' },
+      { t: 'doc', sha256: h('b'), url: 'https://s/b' },
+      { t: 'attach', ref: 'R2', attempt: 1, supportingDocument: 'https://s/a', documents: ['https://s/b'], at: 'x' },
+    ]);
+    expect(f.uploads).toEqual(
+      new Map([
+        [h('a'), 'https://s/a'],
+        [h('b'), 'https://s/b'],
+      ]),
+    );
+    expect(rowState(f, 'R1').documents).toEqual(['https://s/a']);
+    expect(rowState(f, 'R2').documents).toEqual(['https://s/a', 'https://s/b']);
+    expect(f.rows.size).toBe(2); // no row named by a doc line
+  });
+
+  it("an earlier version's doc lines (a row's own upload, by file name) are that row's documents, never reused", () => {
+    const legacy = [
+      { t: 'doc', ref: 'R1', doc: '/a.pdf', url: 'https://s/a' },
+      { t: 'doc', ref: 'R1', doc: '/b.pdf', url: 'https://s/b' },
+      { t: 'attach', ref: 'R1', attempt: 1, documents: ['https://s/b'], at: 'x' },
+    ] as unknown as JournalLine[];
+    const f = foldJournal(legacy);
+    expect(rowState(f, 'R1').documents).toEqual(['https://s/a', 'https://s/b']);
+    expect(f.uploads.size).toBe(0);
   });
 
   it('a missing journal is empty, and 100,000 lines fold', async () => {

@@ -91,18 +91,15 @@ describe('retry --resend-failed', () => {
     const firstKey = (await readResults(results)).rows[1]!.result.idempotencyKey!;
 
     // without the flag nothing is sent again
-    const plain = await runCli(['retry', results, '--yes', '--base-url', sb.url, '--rate', '100', '--no-quote'], { cwd: dir, env });
+    const plain = await runCli(['retry', results, '--yes', '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
     expect(plain.code, plain.stderr).toBe(1);
     expect(initiates(sb)).toBe(before);
 
     const out = `${dir}/again.csv`;
-    const r = await runCli(
-      ['retry', results, '--resend-failed', '--yes', '--base-url', sb.url, '--rate', '100', '--no-quote', '--out', out],
-      {
-        cwd: dir,
-        env,
-      },
-    );
+    const r = await runCli(['retry', results, '--resend-failed', '--yes', '--base-url', sb.url, '--rate', '100', '--out', out], {
+      cwd: dir,
+      env,
+    });
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(initiates(sb) - before).toBe(1);
     expect(r.stdout).toMatch(/sent again\s+1 row whose payout failed and was refunded: GBP /);
@@ -117,7 +114,7 @@ describe('retry --resend-failed', () => {
     expect([rows[0]!.payoutId, rows[2]!.payoutId]).toEqual([ids[0], ids[2]]);
 
     // once more: the new payout is in progress, nothing is sent
-    const again = await runCli(['retry', out, '--resend-failed', '--yes', '--base-url', sb.url, '--rate', '100', '--no-quote'], {
+    const again = await runCli(['retry', out, '--resend-failed', '--yes', '--base-url', sb.url, '--rate', '100'], {
       cwd: dir,
       env,
     });

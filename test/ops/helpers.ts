@@ -39,7 +39,6 @@ export const UNATTENDED = {
   enablePairs: false,
   expectTotals: [],
   maxTotals: [],
-  quote: false,
   mergeDocuments: false,
   crashWaitMs: 0,
 };

@@ -41,7 +41,7 @@ describe('listen while the batch is still running', () => {
     sb.setFaults({ latencyMs: [150, 250] });
 
     let exited = false;
-    const run = runCli(['run', 'batch.csv', '--base-url', sb.url, '--yes', '--rate', '15', '--no-quote'], {
+    const run = runCli(['run', 'batch.csv', '--base-url', sb.url, '--yes', '--rate', '15'], {
       cwd: dir,
       env: cleanEnv(),
       timeoutMs: 120_000,

@@ -65,7 +65,7 @@ describe('month end: run, status, attach, retry --resend-failed, reconcile', () 
     // Pay the failed row again: one initiate, under attempt 2, for that row only.
     const before = initiates(sb);
     const out = `${dir}/batch.month-end.csv`;
-    const retry = await runCli(['retry', results, '--resend-failed', '--yes', '--no-quote', '--out', out, ...conn], { cwd: dir, env });
+    const retry = await runCli(['retry', results, '--resend-failed', '--yes', '--out', out, ...conn], { cwd: dir, env });
     expect(retry.code, retry.stderr + retry.stdout).toBe(0);
     expect(retry.stdout).toContain('Sent again after a failed, refunded payout: 1 row.');
     expect(initiates(sb) - before).toBe(1);
@@ -87,7 +87,7 @@ describe('month end: run, status, attach, retry --resend-failed, reconcile', () 
     const j = JSON.parse(recon.stdout);
     expect(j.problems).toEqual([]);
     expect(j.tiesOut).toBe(true);
-    expect(j.notFromBatch).toEqual([]);
+    expect(j.unexplained).toEqual([]);
     expect(j.counts).toMatchObject({ rows: 5, created: 5, tiedOut: 5, earlierRefunded: 1 });
     const total = (r: { totalDeductible?: string }) => r.totalDeductible!;
     const rows = j.rows as RowJson[];

@@ -1,6 +1,6 @@
 // `reconcile RESULTS` against the sandbox over real HTTP: a batch where one payout succeeds, one
 // FAILED (refunded by the sandbox) and one is pending ties out to the cent; then a payout of
-// another batch shows as a debit "not from this batch".
+// another batch of the account is named as that batch's debit.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/index.ts';
@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 describe('payout-batch reconcile', () => {
-  it('ties a batch with a FAILED (refunded) payout out to the cent, then lists a foreign debit as not from this batch', async () => {
+  it("ties a batch with a FAILED (refunded) payout out to the cent, then names another batch's debit as that batch's", async () => {
     sb = await startSb();
     const { dir, results, ids } = await paidBatch(sb, { rows: 3, amount: (i) => ['100.10', '250.05', '0.30'][i]! });
     await setStatus(sb, ids[0]!, 'PROCESSING');
@@ -29,7 +29,7 @@ describe('payout-batch reconcile', () => {
     const j = JSON.parse(r.stdout);
     expect(j.tiesOut).toBe(true);
     expect(j.problems).toEqual([]);
-    expect(j.requests).toEqual({ getPayout: 3, transactionPages: 1, total: 4 });
+    expect(j.requests).toEqual({ payoutPages: 1, getPayout: 0, transactionPages: 1, total: 2 }); // pages, not rows
     expect(j.quota).toMatchObject({ quota: 10000 });
     expect(j.rows.map((x: { status: string; debit: string; refund: string; net: string }) => [x.status, x.debit, x.refund, x.net])).toEqual(
       [
@@ -41,22 +41,23 @@ describe('payout-batch reconcile', () => {
     const [gbp] = j.totals;
     expect(gbp).toMatchObject({ currency: 'GBP', ok: true });
     expect(gbp.net).toBe(gbp.expectedNet);
-    expect(j.notFromBatch).toEqual([]);
+    expect(j.unexplained).toEqual([]);
     const csv = readFileSync(j.reconciliationFile, 'utf8');
     expect(j.reconciliationFile).toMatch(/batch\.results\.reconciliation\.csv$/);
     expect(csv.split('\r\n')[0]).toBe(
-      '\uFEFFkind,row,reference,payoutId,payoutRef,status,currency,walletId,totalDeductible,debit,refund,net,transactionIds,createdAt,tiesOut,problem',
+      '\uFEFFkind,row,reference,payoutId,payoutRef,status,currency,walletId,totalDeductible,debit,refund,net,transactionIds,createdAt,tiesOut,problem,explainedBy',
     );
     expect(csv).toContain(`,FAILED,GBP,${gbp.walletIds[0]},${total(1)},-${total(1)},${total(1)},0.00,`);
 
-    // Another batch's payout debits the same wallet: not from this batch (the period named to take it in).
+    // Another batch of the account debits the same wallet after this one: named as that batch's, not a failure.
     const other = await paidBatch(sb, { rows: 1, prefix: 'OTHER', amount: () => '7.77' });
-    const otherRef = (await readResults(other.results)).rows[0]!.result.payoutRef!;
-    const again = await runCli(['reconcile', results, '--base-url', sb.url, '--rate', '100', '--until', '2999-01-01'], { cwd: dir, env });
-    expect(again.code, again.stderr).toBe(1);
-    expect(again.stdout).toMatch(new RegExp(`not from this batch: -[\\d.]+ GBP reference ${otherRef}`));
-    expect(again.stdout).toMatch(/Used 4 requests \(3 payout status, 1 transaction page\); this key has used \d+ of 10,000 this month/);
-    expect(again.stdout).toMatch(/Does not tie out: 1 problem/);
+    const again = await runCli(['reconcile', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`1 debit explained elsewhere: batch [0-9a-f]{16} \\(${other.file}\\) \\(1\\)`));
+    expect(again.stdout).toMatch(
+      /Used 2 requests \(1 payout page, 0 payout status, 1 transaction page\); this key has used \d+ of 10,000 this month/,
+    );
+    expect(again.stdout).toMatch(/Everything ties out/);
     expect(existsSync(j.reconciliationFile)).toBe(true);
   });
 });

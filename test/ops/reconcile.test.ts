@@ -87,34 +87,81 @@ describe('tieOut', () => {
     expect(partial.problems).toContain('row 2 REF-1: FAILED: refunded 100.00 of 105.00 debited');
   });
 
-  it('a debit no row explains is listed "not from this batch" with its reference, and fails the tie-out', () => {
+  it('a debit no row explains, up to now or --until, is listed unexplained with its wallet, time, reference and id, and fails', () => {
     const rows = [row(1, '10.00'), row(2, '20.00')];
     const txs = [
-      tx('t9', '-5', 'PO-LATER', t(9)), // after the batch's last movement: outside the default period
+      tx('t9', '-5', 'PO-LATER', t(9)), // a minute after the batch's last movement: still judged
       tx('t2', '-20', 'PO-2', t(3)),
       tx('tf', '-7.25', 'PO-FOREIGN', t(2)),
       tx('tc', '500', 'TOPUP-1', t(2)), // a top-up: listed, not a failure
       tx('t1', '-10', 'PO-1', t(1)),
-      tx('t0', '-3', 'PO-EARLIER', t(0)),
+      tx('t0', '-3', 'PO-EARLIER', t(0)), // before the batch's first movement
     ];
     const r = tieOut({ rows, transactions: txs, payouts: states([]) });
     expect(r.ok).toBe(false);
-    expect(r.notFromBatch).toEqual([
+    expect(r.unexplained).toEqual([
+      { id: 't9', type: 'DEBIT', amount: '-5.00', currency: 'USD', walletId: 'w-usd', reference: 'PO-LATER', createdAt: t(9) },
       { id: 'tf', type: 'DEBIT', amount: '-7.25', currency: 'USD', walletId: 'w-usd', reference: 'PO-FOREIGN', createdAt: t(2) },
     ]);
     expect(r.otherCredits.map((c) => c.reference)).toEqual(['TOPUP-1']);
-    expect(r.problems).toEqual(['debit -7.25 USD (reference PO-FOREIGN, transaction tf) is not from this batch']);
+    expect(r.problems).toEqual([
+      `unexplained debit -5.00 USD in wallet w-usd at ${t(9)} (reference PO-LATER, transaction t9)`,
+      `unexplained debit -7.25 USD in wallet w-usd at ${t(2)} (reference PO-FOREIGN, transaction tf)`,
+    ]);
     expect(r.totals[0]!.ok).toBe(true); // the batch itself ties out
-    expect(r.period).toEqual({ from: t(1), to: t(3), by: 'dates' });
+    expect(r.period).toEqual({ from: t(1), to: undefined, by: 'dates' });
 
-    // an explicit period takes in the later debit too
-    const wide = tieOut({ rows, transactions: txs, payouts: states([]), until: '2025-01-31T23:59:59Z' });
-    expect(wide.notFromBatch.map((f) => f.reference)).toEqual(['PO-LATER', 'PO-FOREIGN']);
+    // --until before the later debit leaves it out; a date alone is the end of that day (UTC)
+    const until = (u: string) => tieOut({ rows, transactions: txs, payouts: states([]), until: u }).unexplained.map((f) => f.reference);
+    expect(until(t(8))).toEqual(['PO-FOREIGN']);
+    expect(until('2025-01-31')).toEqual(['PO-LATER', 'PO-FOREIGN']);
+    expect(until('2025-01-30')).toEqual([]);
+    expect(tieOut({ rows, transactions: txs, payouts: states([]), until: '2025-01-31' }).period.to).toBe('2025-01-31T23:59:59.999Z');
 
-    // without dates, the listing order places a movement between the batch's first and last
+    // without dates, the listing order (newest first) places a movement above the batch's oldest one in the period
     const undated = tieOut({ rows, transactions: txs.map((x) => ({ ...x, createdAt: undefined })), payouts: states([]) });
     expect(undated.period.by).toBe('listing order');
-    expect(undated.notFromBatch.map((f) => f.reference)).toEqual(['PO-FOREIGN']);
+    expect(undated.unexplained.map((f) => f.reference)).toEqual(['PO-LATER', 'PO-FOREIGN']);
+  });
+
+  it("a debit of another batch of the account or a swap's is named, not a failure; nothing else explains one", () => {
+    const rows = [row(1, '10.00')];
+    const txs = [
+      tx('ts2', '8.10', 'SW-1', t(6), { currency: 'EUR', walletId: 'w-eur' }), // the swap's credit leg
+      tx('ts1', '-9', 'SW-1', t(6)), // the swap's debit
+      tx('tm', '-4', 'other text', t(5), { payoutId: 'q2' }), // another batch's payout, by metadata.payoutId
+      tx('tb', '-30', 'PO-MARCH-1', t(4)), // another batch's payout, by reference
+      tx('tr', '30', 'PO-MARCH-1', t(4)), // ... and a refund of it: another credit
+      tx('tx', '-2', 'PO-STRAY', t(3)),
+      tx('t1', '-10', 'PO-1', t(1)),
+    ];
+    const march = { name: 'batch 0123456789abcdef (/data/march.csv)', payoutRefs: ['PO-MARCH-1'], payoutIds: ['q1', 'q2'] };
+    const r = tieOut({ rows, transactions: txs, payouts: states([]), ledgerBatches: [march] });
+    expect(r.explained.map((f) => [f.id, f.explainedBy])).toEqual([
+      ['ts1', 'swap to the EUR wallet w-eur'],
+      ['tm', march.name],
+      ['tb', march.name],
+    ]);
+    expect(r.unexplained.map((f) => f.id)).toEqual(['tx']);
+    expect(r.problems).toEqual([`unexplained debit -2.00 USD in wallet w-usd at ${t(3)} (reference PO-STRAY, transaction tx)`]);
+    expect(r.otherCredits.map((f) => f.id)).toEqual(['ts2', 'tr']);
+    // without the ledger, another batch's debits are unexplained
+    const alone = tieOut({ rows, transactions: txs, payouts: states([]) });
+    expect(alone.unexplained.map((f) => f.id)).toEqual(['tm', 'tb', 'tx']);
+    expect(alone.ok).toBe(false);
+    // the file: unexplained first, then those explained elsewhere, with who explains them
+    expect(
+      reconciliationLines(r)
+        .slice(1)
+        .map((l) => [l.kind, l.transactionIds, l.tiesOut, l.explainedBy ?? '']),
+    ).toEqual([
+      ['unexplained debit', 'tx', 'NO', ''],
+      ['debit explained elsewhere', 'ts1', '', 'swap to the EUR wallet w-eur'],
+      ['debit explained elsewhere', 'tm', '', march.name],
+      ['debit explained elsewhere', 'tb', '', march.name],
+      ['other credit', 'ts2', '', ''],
+      ['other credit', 'tr', '', ''],
+    ]);
   });
 
   it('a created row without its debit, or with another amount, does not tie out', () => {
@@ -178,7 +225,7 @@ describe('tieOut', () => {
     const r = tieOut({ rows, transactions: txs, payouts });
     expect(r.problems).toEqual([]);
     expect(r.ok).toBe(true);
-    expect(r.notFromBatch).toEqual([]);
+    expect(r.unexplained).toEqual([]);
     expect(r.rows[0]).toMatchObject({
       status: 'SUCCESSFUL',
       debit: '-101.60',
@@ -218,7 +265,7 @@ describe('tieOut', () => {
     expect(noRefund.rows[0]!.ok).toBe(false);
   });
 
-  it('the file lines: each row with debit, refund and net, then the debits not from this batch', () => {
+  it('the file lines: each row with debit, refund and net, then the unexplained debits', () => {
     const r = tieOut({
       rows: [row(1, '10')],
       transactions: [tx('t2', '-10', 'PO-1', t(3)), tx('tf', '-1', '=HYPERLINK("x")', t(2)), tx('t1', '-10', 'PO-X', t(1))],
@@ -228,8 +275,8 @@ describe('tieOut', () => {
     const lines = reconciliationLines(r);
     expect(lines[0]).toMatchObject({ kind: 'row', row: '2', debit: '-10.00', refund: '0.00', net: '-10.00', tiesOut: 'yes' });
     expect(lines.slice(1).map((l) => [l.kind, l.reference, l.debit])).toEqual([
-      ['not from this batch', '=HYPERLINK("x")', '-1.00'],
-      ['not from this batch', 'PO-X', '-10.00'],
+      ['unexplained debit', '=HYPERLINK("x")', '-1.00'],
+      ['unexplained debit', 'PO-X', '-10.00'],
     ]);
   });
 
@@ -261,7 +308,7 @@ describe('reconcile (the I/O step)', () => {
       const r = await reconcile({ client, resultsFile: results });
       expect(r.exitCode).toBe(4);
       expect(r.report).toBeUndefined();
-      expect(r.requests.getPayout).toBe(1);
+      expect(r.requests.payoutPages).toBe(1);
       await expect(reconcile({ client, resultsFile: results, since: 'last tuesday' })).rejects.toThrow(/--since last tuesday: not a date/);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -23,7 +23,7 @@ describe('run again after status refreshed the results', () => {
     expect(refreshed.code, refreshed.stderr).toBe(1); // a row waits for us
 
     const initiatesBefore = sb.requestLog().filter((r) => r.route === 'initiate').length;
-    const again = await runCli(['run', file, '--yes', '--base-url', sb.url, '--rate', '100', '--no-quote'], { cwd: dir, env });
+    const again = await runCli(['run', file, '--yes', '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(1); // nothing sent; the waiting row needs someone (attach)
     expect(sb.requestLog().filter((r) => r.route === 'initiate').length).toBe(initiatesBefore);
 

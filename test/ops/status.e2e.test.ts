@@ -17,7 +17,7 @@ afterEach(async () => {
 const gets = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'getPayout').length;
 
 describe('payout-batch status', () => {
-  it('refreshes every non-final row, forward, with statusDetail and informationRequests; final rows are not asked again', async () => {
+  it('refreshes every non-final row from the list, forward, with statusDetail and informationRequests; final rows are not asked again', async () => {
     sb = await startSb();
     const { dir, results, ids } = await paidBatch(sb, { rows: 4 });
     await setStatus(sb, ids[0]!, 'PROCESSING');
@@ -26,15 +26,26 @@ describe('payout-batch status', () => {
       informationRequests: [{ title: 'Invoice', type: 'FILE', description: 'the signed invoice' }],
     });
     await setStatus(sb, ids[2]!, 'ADDITIONAL_INFO_REQUIRED');
-    await setStatus(sb, ids[2]!, 'PENDING');
     const env = cleanEnv(); // the test's state folder: the ledger paidBatch wrote the journal in;
     const before = gets(sb);
 
     const r = await runCli(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env });
-    expect(r.code, r.stderr).toBe(1); // one row waits for us (ADDITIONAL_INFO_REQUIRED): not finished, needs someone
-    expect(r.stdout).toMatch(/this refresh needs 4 requests; this key has used \d+ of 10,000 this month/);
+    expect(r.code, r.stderr).toBe(1); // rows wait for us (ADDITIONAL_INFO_REQUIRED): not finished, needs someone
+    expect(r.stdout).toMatch(/this refresh needs about 1 request; this key has used \d+ of 10,000 this month/);
     expect(r.stdout).toContain('3 moved forward');
-    expect(gets(sb) - before).toBe(4);
+    expect(r.stdout).toContain('Used 3 requests (1 payout page, 2 payout status, 0 transaction pages)');
+    expect(gets(sb) - before).toBe(2); // the list settles the rest; a GET only for the information requests
+
+    // The service takes the answer of row 4 under review: the list says PENDING, only a GET says under review.
+    await setStatus(sb, ids[2]!, 'PENDING');
+    const reviewed = await runCli(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
+    expect(reviewed.code, reviewed.stderr).toBe(1);
+    expect(JSON.parse(reviewed.stdout)).toMatchObject({
+      asked: 3,
+      final: 1,
+      requests: { payoutPages: 1, getPayout: 2, transactionPages: 0, total: 3 },
+      moved: [{ row: 4, from: 'ADDITIONAL_INFO_REQUIRED', to: 'PENDING', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW' }],
+    });
 
     const t = await readResults(results);
     const row = (i: number) => t.rows[i]!.result;
@@ -46,7 +57,7 @@ describe('payout-batch status', () => {
     expect(row(3).status).toBe('PENDING');
     expect(t.rows.every((x) => x.result.idempotencyKey && x.result.payoutRef)).toBe(true); // the rest of the row is kept
 
-    // The change is recorded in the batch's journal, where the engine folds it forward only.
+    // The changes are recorded in the batch's journal, where the engine folds them forward only.
     const journal = ledgerJournals()[0]!;
     const lines = (await import('node:fs'))
       .readFileSync(journal, 'utf8')
@@ -58,13 +69,12 @@ describe('payout-batch status', () => {
         .filter((l) => l.t === 'status')
         .map((l) => l.status)
         .sort(),
-    ).toEqual(['ADDITIONAL_INFO_REQUIRED', 'PENDING', 'SUCCESSFUL']);
+    ).toEqual(['ADDITIONAL_INFO_REQUIRED', 'ADDITIONAL_INFO_REQUIRED', 'PENDING', 'SUCCESSFUL']);
 
-    // Second refresh: the SUCCESSFUL row is final and not asked; nothing moved.
+    // Once more: the SUCCESSFUL row is final and not asked; nothing moved.
     const again = await runCli(['status', results, '--base-url', sb.url, '--rate', '100', '--json'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(1);
-    const j = JSON.parse(again.stdout);
-    expect(j).toMatchObject({ asked: 3, final: 1, moved: [] });
+    expect(JSON.parse(again.stdout)).toMatchObject({ asked: 3, final: 1, moved: [] });
   });
 
   it('a late GET answer (older than what a webhook already applied) never moves the row back', async () => {
@@ -85,8 +95,10 @@ describe('payout-batch status', () => {
       }
       return res;
     };
+    await setStatus(sb, ids[0]!, 'ADDITIONAL_INFO_REQUIRED'); // the list cannot answer it: a GET asks
     const refreshing = refreshStatus({ client: connectionTo(sb, slow).client, resultsFile: results });
-    await until(() => answered, 5000, 'the GET answer (PENDING)');
+    await until(() => answered, 5000, 'the GET answer (ADDITIONAL_INFO_REQUIRED)');
+    await setStatus(sb, ids[0]!, 'PENDING');
     await setStatus(sb, ids[0]!, 'PROCESSING');
     await applyToResultsFile(results, [
       { payoutId: ids[0]!, status: 'PROCESSING', at: new Date(Date.now() + 1000).toISOString(), source: 'webhook' },

@@ -39,7 +39,6 @@ it('a batch runs only with its plan and two approvals beside it that count; othe
   const config = WatchConfig.parse({
     environment: 'sandbox',
     settleSeconds: 0,
-    quote: false,
     requireApprovals: 2,
     approvers: 'approvers.json',
   });

@@ -27,10 +27,13 @@ describe('watch configuration', () => {
       settleSeconds: 5,
       requireReady: false,
       maxTotals: ['USD:1000.00'],
-      quote: true,
     });
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', expectTotals: ['12 dollars'] }));
     expect(() => readWatchConfig(d)).toThrow(/expectTotals\.0: CUR:AMOUNT/);
+    writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', maxRequests: 1200 }));
+    expect(readWatchConfig(d)).toMatchObject({ maxRequests: 1200 });
+    writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', maxRequests: 12.5 }));
+    expect(() => readWatchConfig(d)).toThrow(/maxRequests/);
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ settleSeconds: 2 }));
     expect(() => readWatchConfig(d)).toThrow(/environment/);
     writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', apiKey: 'sk_x' }));

@@ -23,10 +23,7 @@ describe('watch under two HOMEs', () => {
   it('keeps one ledger in DIR/.state: a re-saved copy dropped later is not paid again', async () => {
     sb = await startSb();
     const dir = await dirs.make();
-    writeFileSync(
-      join(dir, 'payout-batch.json'),
-      JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 1, rate: 200, quote: false }),
-    );
+    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 1, rate: 200 }));
     mkdirSync(join(dir, 'inbox'));
     const drop = (name: string, text: string) => {
       writeFileSync(join(dir, 'inbox', name), text);

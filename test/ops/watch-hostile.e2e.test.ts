@@ -49,7 +49,7 @@ const run = (
 ) =>
   watchFolder({
     dir,
-    config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, quote: false, ...extra }),
+    config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, ...extra }),
     conn: connectionTo(sb!, o.fetch),
     once: true,
     crashWaitMs: 0,
@@ -138,10 +138,7 @@ describe('watch --once (the CLI, as cron runs it)', () => {
   it('prints the refusal of a link and exits 3; nothing is sent', async () => {
     sb = await startSb();
     const dir = await folder();
-    writeFileSync(
-      join(dir, 'payout-batch.json'),
-      JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, quote: false }),
-    );
+    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0 }));
     const elsewhere = join(await dirs.make(), 'payroll.csv');
     writeFileSync(elsewhere, csv(2, 'CLI'));
     symlinkSync(elsewhere, join(dir, 'inbox', 'payroll.csv'));

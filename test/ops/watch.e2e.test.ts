@@ -18,7 +18,7 @@ async function folder(s: LocalSandbox, extra: Record<string, unknown> = {}): Pro
   const dir = await workDir('pb-watch-');
   writeFileSync(
     join(dir, 'payout-batch.json'),
-    JSON.stringify({ environment: 'sandbox', baseUrl: s.url, settleSeconds: 1, rate: 200, quote: false, ...extra }, null, 2),
+    JSON.stringify({ environment: 'sandbox', baseUrl: s.url, settleSeconds: 1, rate: 200, ...extra }, null, 2),
   );
   return dir;
 }
@@ -120,6 +120,17 @@ describe('payout-batch watch --once', () => {
     expect(r2.stdout).toMatch(/gbp2\.csv: failed: refused by the guards: --max-total GBP:5/);
     expect(claims(dir, 'failed')).toHaveLength(1);
     expect(await allPayouts(sb)).toHaveLength(0);
+  });
+
+  it('refuses a file whose plan needs more requests than maxRequests: failed/ with the reason, exit 3, nothing sent', async () => {
+    sb = await startSb();
+    const dir = await folder(sb, { maxRequests: 3 });
+    drop(dir, 'gbp3.csv', 2, 'WR');
+    const r = await watch(dir);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/gbp3\.csv: failed: refused by the guards: --max-requests 3, but this batch needs about \d+ requests/);
+    expect(claims(dir, 'failed')).toHaveLength(1);
+    expect(sb.requestLog().filter((e) => e.route === 'initiate')).toHaveLength(0);
   });
 
   it('refuses an invalid payout-batch.json: exit 2, naming the setting', async () => {

@@ -190,7 +190,17 @@ describe('plan report', () => {
     ],
     corridorsNotEnabled: [],
     warnings: [INJECTIONS[5]!],
-    requests: { preflight: 4, estimate: 10, usedThisMonth: 100, quota: 10000 },
+    requests: {
+      preflight: 4,
+      estimate: 10,
+      quotes: 2,
+      uploadUrls: 1,
+      storagePuts: 1,
+      initiates: 2,
+      patches: 1,
+      usedThisMonth: 100,
+      quota: 10000,
+    },
     shortfall: false,
     corridorBlocked: false,
   });

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resultsPathFor } from '../../src/results/index.ts';
+import { partialResultsPath } from '../../src/results/paths.ts';
 import { tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-paths-');
@@ -42,6 +43,13 @@ describe('retry results never overwrite an earlier retry', () => {
       'payroll.results.retry-x.csv',
       'payroll.results.retry-6.json',
     );
+    expect(resultsPathFor(join(dir, 'payroll.results.csv')).path).toBe(join(dir, 'payroll.results.retry-1.csv'));
+  });
+
+  it('a partial retry output (a retry killed midway) is not a retry: the next retry takes its number', () => {
+    expect(partialResultsPath(join('d', 'payroll.results.retry-1.csv'))).toBe(join('d', 'payroll.results.retry-1.partial.csv'));
+    expect(partialResultsPath('out.xlsx')).toBe('out.partial.xlsx');
+    const dir = folder('payroll.results.csv', 'payroll.results.retry-1.partial.csv', 'PAYROLL.RESULTS.RETRY-2.PARTIAL.XLSX');
     expect(resultsPathFor(join(dir, 'payroll.results.csv')).path).toBe(join(dir, 'payroll.results.retry-1.csv'));
   });
 

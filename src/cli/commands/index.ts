@@ -16,6 +16,8 @@ const USAGE = {
   'approve <plan>': 'Sign a plan file as an approver (Ed25519): PLAN.approvals.json beside it, for `run --plan PLAN --require-approvals N`',
   'approver-key <action>':
     "`approver-key new --as NAME`: make an approver's key pair (private key mode 0600, public key for the approvers list)",
+  'policy <action>':
+    "`policy set --require-approvals N --approvers FILE`: the account's approval policy, needed by every run, retry and watch; `policy show`",
   'status <results>': 'Refresh the status of every payout of a results file that is not final (GET payout), forward only',
   'reconcile <results>':
     "Tie a results file to the wallet's transactions: each payout's debit, each failed one's refund, no debit unexplained; writes <results>.reconciliation.csv/.xlsx",

@@ -1,17 +1,20 @@
 // `payout-batch plan FILE [--out PLAN]`: the preflight and the plan (rows to send, totals with
-// fees, balances after, corridors not enabled, requests against the quota) without sending a
-// payout. With --out, the plan and its quotes go to a file that `run --plan PLAN` executes exactly.
-// Exit 0: the batch could run as planned; 1: some rows invalid or left out; 3: it would be refused
-// (shortfall, corridors); 2: unusable file; 4: the service could not be reached.
+// fees, balances after, corridors not enabled, requests by kind against the key's month) without
+// sending a payout. With --out, the plan and its quotes go to a file that `run --plan PLAN`
+// executes exactly. Exit 0: the batch could run as planned; 1: some rows invalid or left out; 3:
+// it would be refused (shortfall, corridors, --max-requests); 2: unusable file; 4: the service
+// could not be reached.
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
-import { planBatch } from '../../engine/plan-command.ts';
+import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
 import {
   batchFileOptions,
   connectionOptions,
   makeLogger,
+  MAX_REQUESTS,
+  maxRequestsOf,
   openConnection,
   reportOption,
   reportOrNote,
@@ -31,7 +34,12 @@ const builder = (y: Argv) =>
       describe: 'Who makes the plan, recorded in it (default the OS user name): they cannot approve it (`payout-batch approve`)',
     })
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
-    .option('quote', { type: 'boolean', default: true, describe: 'Quote each row to send (--no-quote: estimated fees only)' })
+    .option('quote', {
+      type: 'boolean',
+      default: true,
+      describe: 'With --out: quote each row to send, for exact fees (--no-quote: estimated fees only); without --out nothing is quoted',
+    })
+    .option('max-requests', MAX_REQUESTS)
     .option('merge-documents', flag("Plan for a row's documents merged into one PDF"))
     .option('allow-partial', flag('Plan the rows that fit when a wallet falls short'))
     .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
@@ -43,8 +51,11 @@ export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by'> & Partial<Pick<Pla
 
 export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
 
-/** The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run --dry-run`. */
-export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
+/**
+ * The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run
+ * --dry-run`, whose `refusals` (its control totals) make it exit as `run` would: 3, naming them.
+ */
+export async function showPlan(args: PlanArgs, io: CliIO, refusals?: (r: PlanCommandResult) => string[]): Promise<ExitCode> {
   if (!args.file) throw new UsageError('name the batch file');
   const logger = makeLogger(args, io, 'plan');
   const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
@@ -57,6 +68,7 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
       stateDir: stateRootOf(args, io),
       batchId: args['batch-id'],
       quote: args.quote,
+      maxRequests: maxRequestsOf(args),
       mergeDocuments: args['merge-documents'],
       allowPartial: args['allow-partial'],
       enablePairs: args['enable-pairs'],
@@ -66,8 +78,9 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
       stop: abortOn(io.stopSignal),
     });
     const p = r.plan;
+    const refused = [...(r.refused ?? []), ...(refusals?.(r) ?? [])];
     const code =
-      p.shortfall || (p.corridorBlocked && !args['allow-partial'])
+      p.shortfall || (p.corridorBlocked && !args['allow-partial']) || refused.length
         ? ExitCode.REFUSED
         : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
           ? ExitCode.ROWS_FAILED
@@ -94,15 +107,21 @@ export async function showPlan(args: PlanArgs, io: CliIO): Promise<ExitCode> {
         ...(report ? { report } : {}),
         ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
         quoteErrors: Object.fromEntries(r.quoteErrors),
+        ...(refused.length ? { refused } : {}),
       });
     } else {
       io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl));
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
-      if (args.out)
+      if (r.refused)
+        io.stdout.write(
+          `Refused: nothing quoted${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`,
+        );
+      if (r.planFile)
         io.stdout.write(
           `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
         );
       if (report) io.stdout.write(`Report: ${report}\n`);
+      if (refused.length) io.stderr.write(`payout-batch: refused: ${refused.join('; ')}. Nothing was sent.\n`);
       if (code === ExitCode.REFUSED) io.stdout.write('As it stands, `run` would refuse this batch (see above).\n');
     }
     return code;

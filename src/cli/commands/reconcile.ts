@@ -1,9 +1,13 @@
 // `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions and the payouts'
 // status; print the reconciliation, write it beside the results, and the results' HTML report with
 // the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/ops/reconcile.ts.
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
+import { defaultStateDir } from '../../client/quota.ts';
+import { ledgerOf } from '../../engine/ledger.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
+import type { ForeignTransaction } from '../../ops/tie-out.ts';
 import { writeResultsReport } from '../../report/index.ts';
 import { reportOption, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
@@ -11,9 +15,18 @@ const builder = (y: Argv) =>
   reportOption(resultsFileOptions(y, 'A results file written by run, retry or watch (and refreshed by status)'))
     .option('since', {
       type: 'string',
-      describe: "Start of the period whose debits must all be explained (ISO 8601; default: the batch's first movement)",
+      describe:
+        "Start of the period whose debits must be explained by a row, another batch of this account or a swap (ISO 8601; default: the batch's first movement)",
     })
-    .option('until', { type: 'string', describe: "End of that period (ISO 8601; default: the batch's last movement)" })
+    .option('until', {
+      type: 'string',
+      describe: 'End of that period (ISO 8601 date-time, or a date: the end of that day, UTC; default: now, when the listing is read)',
+    })
+    .option('state-dir', {
+      type: 'string',
+      array: true,
+      describe: "A state folder whose ledgers hold the account's batches (default: the per-user one)",
+    })
     .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
 type ReconcileArgs = ArgsOf<typeof builder>;
 
@@ -26,6 +39,10 @@ export default defineCommand<ReconcileArgs>({
         resultsFile: args.results,
         since: args.since,
         until: args.until,
+        // the rows' latest state, and the other batches of the account that explain a debit
+        ledgers: [...(args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d))), defaultStateDir(io.env)].map((root) =>
+          ledgerOf(conn, { root }),
+        ),
         logger,
         stop: abortOn(io.stopSignal),
         onPlan: ({ payouts }) => {
@@ -47,7 +64,7 @@ export default defineCommand<ReconcileArgs>({
 });
 
 const usageText = (r: ReconcileResult): string =>
-  `${plural(r.requests.total, 'request')} (${r.requests.getPayout} payout status, ${plural(r.requests.transactionPages, 'transaction page')})` +
+  `${plural(r.requests.total, 'request')} (${plural(r.requests.payoutPages, 'payout page')}, ${r.requests.getPayout} payout status, ${plural(r.requests.transactionPages, 'transaction page')})` +
   (r.usage
     ? `; this key has used ${r.usage.used.toLocaleString('en-US')} of ${r.usage.quota.toLocaleString('en-US')} this month (${r.usage.month}, UTC), as counted here`
     : '');
@@ -66,15 +83,19 @@ function textOf(r: ReconcileResult): string {
       `  ${t.currency}: debited ${t.debited}, refunded ${t.refunded}, net ${t.net}; the results say ${t.expectedNet}: ${t.ok ? 'ties out' : 'DOES NOT tie out'}` +
         (t.walletIds.length ? ` (wallet ${t.walletIds.join(', ')})` : ''),
     );
-  const period = rep.period.from || rep.period.to ? `${rep.period.from ?? '…'} to ${rep.period.to ?? '…'}` : 'the whole listing';
+  const period = `${rep.period.from ?? 'the start of the listing'} to ${rep.period.to ?? 'now'}`;
   l.push(
-    `  Period checked for other debits: ${period}${rep.period.by === 'listing order' ? ' (by the listing order: no dates)' : ''}; ${rep.notFromBatch.length} not from this batch, ${plural(rep.otherCredits.length, 'other credit')}.`,
+    `  Period checked for other debits: ${period}${rep.period.by === 'listing order' ? ' (by the listing order: no dates)' : ''}; ${plural(rep.unexplained.length, 'unexplained debit')}, ${plural(rep.otherCredits.length, 'other credit')}.`,
+    ...explainedLine(rep.explained),
   );
-  for (const f of rep.notFromBatch)
+  if (r.superseded)
     l.push(
-      `    not from this batch: ${f.amount} ${f.currency ?? ''} reference ${f.reference || '(none)'}${f.createdAt ? ` at ${f.createdAt}` : ''}`,
+      `  The ledger knows a later payout of ${plural(r.superseded.rows.length, 'row')} (${r.superseded.rows.join(', ')}) than this file (sent again since): reconciled with their latest state; ` +
+        (r.superseded.latest ? `the latest results file is ${r.superseded.latest}` : 'the latest results file is not beside this one'),
     );
-  for (const p of rep.problems.filter((p) => !/ is not from this batch$/.test(p))) l.push(`  ! ${p}`);
+  const unexplained = rep.problems.filter((p) => p.startsWith('unexplained debit '));
+  for (const p of [...rep.problems.filter((p) => !unexplained.includes(p)), ...unexplained.slice(0, SHOWN)]) l.push(`  ! ${p}`);
+  if (unexplained.length > SHOWN) l.push(`  ! … and ${unexplained.length - SHOWN} more unexplained debits: ${r.reconciliationPath}`);
   if (r.listing.ended === 'repeated page')
     l.push('  ! the transactions route gave the same page twice (it may ignore page): the listing read may be incomplete.');
   l.push(
@@ -85,6 +106,18 @@ function textOf(r: ReconcileResult): string {
   return l.join('\n');
 }
 
+/** On a terminal, the first few unexplained debits (all of them in the reconciliation file). */
+const SHOWN = 5;
+
+/** The debits of other batches or swaps: how many, per what explains them. */
+function explainedLine(explained: ForeignTransaction[]): string[] {
+  const by = new Map<string, number>();
+  for (const f of explained) by.set(f.explainedBy!, (by.get(f.explainedBy!) ?? 0) + 1);
+  const named = [...by].slice(0, SHOWN).map(([who, n]) => `${who} (${n})`);
+  if (by.size > SHOWN) named.push(`${by.size - SHOWN} more in the reconciliation file`);
+  return explained.length ? [`  ${plural(explained.length, 'debit')} explained elsewhere: ${named.join('; ')}`] : [];
+}
+
 function jsonOf(results: string, r: ReconcileResult) {
   return {
     exitCode: r.exitCode,
@@ -92,6 +125,7 @@ function jsonOf(results: string, r: ReconcileResult) {
     tiesOut: r.report?.ok ?? false,
     reconciliationFile: r.reconciliationPath,
     halted: r.halted,
+    superseded: r.superseded,
     requests: r.requests,
     listing: r.listing,
     quota: r.usage ? { used: r.usage.used, quota: r.usage.quota, month: r.usage.month } : undefined,
@@ -101,7 +135,8 @@ function jsonOf(results: string, r: ReconcileResult) {
           totals: r.report.totals,
           period: r.report.period,
           problems: r.report.problems,
-          notFromBatch: r.report.notFromBatch,
+          unexplained: r.report.unexplained,
+          explained: r.report.explained,
           otherCredits: r.report.otherCredits,
           rows: r.report.rows,
         }

@@ -5,7 +5,8 @@
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, UsageError } from '../command.ts';
 import type { ArgsOf } from '../options.ts';
-import { sendBatch, sendOptions } from '../send.ts';
+import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
+import { policyGuard } from '../../approvals/account-policy.ts';
 import { retryResults } from '../../engine/retry.ts';
 
 const builder = (y: Argv) =>
@@ -23,6 +24,10 @@ export default defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
+    // A retry carries no plan: under the account's approval policy it goes only when what it would
+    // send needs no approvals (nothing, or less than the policy's `above` amounts); else exit 3.
+    const policy = accountPolicyOf(args, io);
+    if (typeof policy === 'string') return refused(io, args.json, policy);
     return sendBatch(
       args,
       io,
@@ -33,6 +38,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
           ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
             r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
           : '',
+      policy && policyGuard(policy),
     );
   },
 });

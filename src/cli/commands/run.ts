@@ -1,15 +1,18 @@
-// `payout-batch run FILE`: preflight, approval, then every valid row (quote -> documents ->
-// initiate -> PATCH), journalled so that a run killed at any instant continues where it stopped
+// `payout-batch run FILE`: preflight, approval, then every valid row (documents -> initiate
+// -> PATCH), journalled so that a run killed at any instant continues where it stopped
 // when started again with the same command. A thin layer: flags -> engine (cli/send.ts) -> exit code.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
-import { ExitCode } from '../exit-codes.ts';
-import { batchFileOptions, type ArgsOf } from '../options.ts';
-import { sendBatch, sendOptions } from '../send.ts';
+import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
+import type { ExitCode } from '../exit-codes.ts';
+import { batchFileOptions, moneyFlags, type ArgsOf } from '../options.ts';
+import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
+import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
+import type { LoadedPlan } from '../../approvals/payload.ts';
+import { controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
 import { runBatch } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
 
@@ -26,62 +29,98 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: 'The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS',
     })
-    .option('dry-run', flag('Do what `plan` does (validate, quote, print the plan) and send nothing'));
+    .option('dry-run', flag('Do what `plan` does (validate, preflight, print the plan) and send nothing'));
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
     if (args['dry-run']) {
       if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
-      return showPlan({ ...args, file: args.file }, io);
+      // The control totals checked as `run` checks them (exit 3 on a mismatch); nothing is sent either way.
+      const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
+      const maxTotals = moneyFlags(args['max-total'], '--max-total');
+      const expectRows = args['expect-rows'];
+      return showPlan({ ...args, file: args.file, quote: false }, io, (r) =>
+        controlTotalReasons({ expectRows, expectTotals, maxTotals, payable: r.payable }),
+      );
     }
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
     // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
-    const approved = args['require-approvals'] !== undefined ? approvedPlan(args, io) : undefined;
+    const approved = approvedPlan(args, io);
     if (typeof approved === 'number') return approved;
     try {
-      return await send(args, io, approved?.path ?? args.plan);
+      return await send(args, io, approved.path ?? args.plan, approved.guard);
     } finally {
-      approved?.cleanup();
+      approved.cleanup?.();
     }
   },
 });
 
-function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefined) {
-  return sendBatch(args, io, 'run', (o) =>
-    runBatch({
-      ...o,
-      file: args.file,
-      planFile,
-      batchId: args['batch-id'],
-      resultsPath: args.results,
-      encoding: args.encoding,
-      sheet: args.sheet,
-      allowDuplicateRows: args['allow-duplicate-rows'],
-    }),
+function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefined, policy?: GuardOptions['policy']) {
+  return sendBatch(
+    args,
+    io,
+    'run',
+    (o) =>
+      runBatch({
+        ...o,
+        file: args.file,
+        planFile,
+        batchId: args['batch-id'],
+        resultsPath: args.results,
+        encoding: args.encoding,
+        sheet: args.sheet,
+        allowDuplicateRows: args['allow-duplicate-rows'],
+      }),
+    undefined,
+    policy,
   );
 }
 
 /**
- * `--require-approvals N`: the plan's approvals checked (src/approvals); refused, the exit code;
- * approved, a private copy of the plan's bytes as checked, for the engine to run.
+ * The approvals a run needs, checked before anything is sent: `--require-approvals N` (refused at
+ * once) and the account's approval policy (src/approvals/account-policy.ts: refused at once when it
+ * applies to every batch; otherwise the engine's guard decides, once the plan's totals are known).
+ * A plan that passed is run from a private copy of the bytes that were checked.
  */
-function approvedPlan(args: ArgsOf<typeof builder>, io: CliIO): ExitCode | { path: string; cleanup: () => void } {
-  const required = args['require-approvals']!;
-  if (!Number.isInteger(required) || required < 1) throw new UsageError('--require-approvals takes a whole number of approvers, 1 or more');
-  if (!args.plan) throw new UsageError('--require-approvals needs --plan PLAN: approvers sign a plan (`payout-batch approve PLAN`)');
-  const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-  if (!list) throw new UsageError('--require-approvals needs the approvers list: --approvers FILE, or $PAYOUT_BATCH_APPROVERS');
-  const planPath = resolve(io.cwd, args.plan);
-  const g = approvalGate({ planPath, required, approversPath: resolve(io.cwd, list) });
-  if (!g.ok || !g.plan) {
-    io.stderr.write(`payout-batch: refused: ${g.message}. Nothing was sent.\n`);
-    if (args.json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [g.message] });
-    return ExitCode.REFUSED;
+function approvedPlan(
+  args: ArgsOf<typeof builder>,
+  io: CliIO,
+): ExitCode | { path?: string; cleanup?: () => void; guard?: GuardOptions['policy'] } {
+  const policy = accountPolicyOf(args, io);
+  if (typeof policy === 'string') return refused(io, args.json, policy);
+  const required = args['require-approvals'];
+  if (required === undefined && !policy) return {};
+  const planPath = args.plan && resolve(io.cwd, args.plan);
+  const passed: string[] = [];
+  let plan: LoadedPlan | undefined;
+  if (required !== undefined) {
+    if (!Number.isInteger(required) || required < 1)
+      throw new UsageError('--require-approvals takes a whole number of approvers, 1 or more');
+    if (!planPath) throw new UsageError('--require-approvals needs --plan PLAN: approvers sign a plan (`payout-batch approve PLAN`)');
+    const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+    if (!list) throw new UsageError('--require-approvals needs the approvers list: --approvers FILE, or $PAYOUT_BATCH_APPROVERS');
+    const g = approvalGate({ plan: planPath, required, approvers: resolve(io.cwd, list) });
+    if (!g.ok || !g.plan) return refused(io, args.json, g.message);
+    plan = g.plan;
+    passed.push(`Approvals: ${g.message}.`);
   }
-  if (!args.quiet && !args.json) io.stdout.write(`Approvals: ${g.message}.\n`);
+  let guard: GuardOptions['policy'];
+  if (policy) {
+    const g = planPath ? policyGate(policy, plan ?? planPath) : undefined;
+    if (g?.ok && g.plan) {
+      plan = g.plan;
+      passed.push(`Approvals under this account's policy: ${g.message}.`);
+    }
+    guard = policyGuard(policy, g);
+    // without amounts to look at, the policy applies to every batch: refused before any request
+    const now = policy.above ? undefined : policyRefusal(policy, g);
+    if (now) return refused(io, args.json, now);
+  }
+  if (!args.quiet && !args.json) for (const line of passed) io.stdout.write(`${line}\n`);
+  if (!plan) return { guard };
   const dir = mkdtempSync(join(tmpdir(), 'payout-batch-approved-'));
-  const path = join(dir, basename(planPath));
-  writeFileSync(path, g.plan.bytes, { mode: 0o600 });
-  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const path = join(dir, basename(plan.path));
+  writeFileSync(path, plan.bytes, { mode: 0o600 });
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }), guard };
 }

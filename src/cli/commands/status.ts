@@ -35,12 +35,11 @@ export default defineCommand<StatusArgs>({
         ledgers: [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root })),
         logger,
         stop: abortOn(io.stopSignal),
-        onPlan: ({ toRefresh, usage }) => {
-          const text = usage
-            ? quotaSentence(toRefresh, usage).replace(/this batch needs( about)?/, 'this refresh needs')
-            : `this refresh needs ${toRefresh} requests`;
+        onPlan: ({ requests, usage }) => {
+          const needs = `this refresh needs about ${plural(requests, 'request')}`;
+          const text = usage ? quotaSentence(requests, usage).replace(/this batch needs about \d+ requests/, needs) : needs;
           if (!args.json) io.stdout.write(`${text}.\n`);
-          logger.info({ toRefresh, used: usage?.used, quota: usage?.quota }, 'status refresh');
+          logger.info({ requests, used: usage?.used, quota: usage?.quota }, 'status refresh');
         },
       });
       if (args.json) {
@@ -51,6 +50,7 @@ export default defineCommand<StatusArgs>({
           rows: r.rows,
           asked: r.asked,
           final: r.final,
+          requests: r.requests,
           outcomes: r.outcomes,
           money: r.money,
           ...(r.moneyProblems.length ? { moneyProblems: r.moneyProblems } : {}),
@@ -63,7 +63,11 @@ export default defineCommand<StatusArgs>({
           byStatus: r.byStatus,
         });
       } else {
-        const l = [`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`];
+        const q = r.requests;
+        const l = [
+          `Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`,
+          `Used ${plural(q.total, 'request')} (${plural(q.payoutPages, 'payout page')}, ${q.getPayout} payout status, ${plural(q.transactionPages, 'transaction page')}).`,
+        ];
         for (const c of r.moved)
           l.push(
             `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,

@@ -35,6 +35,8 @@ export const WatchConfig = z.strictObject({
   expectRows: z.number().int().positive().optional(),
   expectTotals: z.array(money).default([]),
   maxTotals: z.array(money).default([]),
+  /** The engine's --max-requests: a file whose plan needs more requests of the key's month is refused, nothing sent. */
+  maxRequests: z.number().int().nonnegative().optional(),
   /** Source currencies a file may pay from; any other refuses the file. */
   allowedCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/)).optional(),
   /** A file is complete when unchanged this long (or has a .ready marker). */
@@ -49,7 +51,6 @@ export const WatchConfig = z.strictObject({
   claimStaleSeconds: z.number().positive().default(120),
   allowPartial: z.boolean().default(false),
   enablePairs: z.boolean().default(false),
-  quote: z.boolean().default(true),
   mergeDocuments: z.boolean().default(false),
   /** Requests per rolling second for the key (the spec allows 5). */
   rate: z.number().positive().max(1000).optional(),

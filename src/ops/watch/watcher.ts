@@ -22,8 +22,10 @@ import { hostname } from 'node:os';
 import { basename, extname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { approvalGate } from '../../approvals/gate.ts';
+import { PolicyError, policyGate, policyGuard, readAccountPolicy, type AccountPolicy } from '../../approvals/account-policy.ts';
+import type { LoadedPlan } from '../../approvals/payload.ts';
 import type { Connection } from '../../client/connect.ts';
-import { parseMoneyFlag } from '../../engine/approval.ts';
+import { parseMoneyFlag, type GuardOptions } from '../../engine/approval.ts';
 import { fileSha256 } from '../../engine/identity.ts';
 import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
@@ -412,12 +414,21 @@ export class FolderWatch {
         throw e;
       }
       if (vetted) return await refuse(`${vetted}. ${nothingSent}`);
+      let policy: AccountPolicy | undefined;
+      try {
+        policy = this.ledger.ephemeral ? undefined : readAccountPolicy(this.ledger.dir);
+      } catch (e) {
+        if (e instanceof PolicyError) return await refuse(`refused: ${e.message}`);
+        throw e;
+      }
       const approved = this.o.config.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
       if (typeof approved === 'string') return await refuse(`refused: ${approved}. ${nothingSent}`);
+      // The account's approval policy applies too, to the same checked plan (none: the engine refuses what needs one).
+      const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
 
       let sent: { r: RunResult; changedAtPlan?: string };
       try {
-        sent = await this.send(file, claim, approved?.planFile);
+        sent = await this.send(file, claim, approved?.planFile, guard);
       } catch (e) {
         if (e instanceof BatchRefused) return await refuse(`refused: ${e.message}`);
         if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
@@ -447,7 +458,11 @@ export class FolderWatch {
    * file (the engine checks a plan's file by path, then sha256 and environment), written from the
    * bytes that were checked.
    */
-  private approvedPlan(claimDir: string, claim: ClaimRecord, file: string): { planFile: string; approvedBy: string[] } | string {
+  private approvedPlan(
+    claimDir: string,
+    claim: ClaimRecord,
+    file: string,
+  ): { planFile: string; approvedBy: string[]; checked: LoadedPlan } | string {
     const required = this.o.config.requireApprovals!;
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
@@ -462,14 +477,14 @@ export class FolderWatch {
       }
       if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
     }
-    const g = approvalGate({ planPath: join(claimDir, plan), required, approversPath: resolve(this.L.root, this.o.config.approvers!) });
+    const g = approvalGate({ plan: join(claimDir, plan), required, approvers: resolve(this.L.root, this.o.config.approvers!) });
     if (!g.ok || !g.plan || !g.check) return g.message;
     if (g.plan.plan.fileSha256 !== claim.sha256)
       return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
     const planFile = join(claimDir, '.approved-plan.json');
     writeFileSync(planFile, JSON.stringify({ ...g.plan.plan, file }, null, 2) + '\n');
     this.o.logger?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
-    return { planFile, approvedBy: g.check.counted };
+    return { planFile, approvedBy: g.check.counted, checked: g.plan };
   }
 
   /**
@@ -477,7 +492,12 @@ export class FolderWatch {
    * engine reads the file again: if it is not what was claimed by the time the plan is made (all
    * rows read, nothing sent yet), the run is stopped before its first payout (`changedAtPlan`).
    */
-  private async send(file: string, claim: ClaimRecord, planFile?: string): Promise<{ r: RunResult; changedAtPlan?: string }> {
+  private async send(
+    file: string,
+    claim: ClaimRecord,
+    planFile?: string,
+    policy?: GuardOptions['policy'],
+  ): Promise<{ r: RunResult; changedAtPlan?: string }> {
     const { config: cfg, logger: log } = this.o;
     let changedAtPlan: string | undefined;
     const halt = new AbortController();
@@ -496,7 +516,8 @@ export class FolderWatch {
       expectRows: cfg.expectRows,
       expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
       maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
-      quote: cfg.quote,
+      maxRequests: cfg.maxRequests,
+      policy,
       mergeDocuments: cfg.mergeDocuments,
       concurrency: cfg.concurrency,
       stop,

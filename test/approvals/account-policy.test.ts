@@ -1,0 +1,44 @@
+// The account's approval policy, pure parts: which totals need approvals, durations, and approvals
+// that expire.
+import { describe, expect, it } from 'vitest';
+import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
+
+const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
+  v: 1,
+  account: 'https://api.example.com',
+  requireApprovals: 2,
+  approvers: [{ name: 'Alice', publicKey: 'a', fingerprint: 'fa' }],
+  setAt: '2026-01-01T00:00:00.000Z',
+  setBy: 'tester@host',
+  ...over,
+});
+const usd = (amount: string, rows = 1) => ({ currencies: [{ currency: 'USD', rows, amount }] });
+
+describe('needsApprovals', () => {
+  it('without amounts: every run that sends something', () => {
+    expect(needsApprovals(policy(), usd('0.01'))).toBe(true);
+    expect(needsApprovals(policy(), usd('500.00', 0))).toBe(false);
+  });
+
+  it('with --above: only more than the amount in that currency, and any amount in a currency it does not name', () => {
+    const p = policy({ above: { USD: '10000' } });
+    expect(needsApprovals(p, usd('10000.00'))).toBe(false);
+    expect(needsApprovals(p, usd('10000.01'))).toBe(true);
+    expect(needsApprovals(p, { currencies: [{ currency: 'EUR', rows: 1, amount: '1.00' }] })).toBe(true);
+  });
+
+  it('the guard says which policy refuses, and nothing when approved', () => {
+    expect(policyGuard(policy())(usd('1.00'))).toMatch(/^this account's approval policy needs 2 approvals of Alice: make a plan/);
+    expect(policyGuard(policy(), { ok: false, message: '1 valid approval of 2 required' })(usd('1.00'))).toContain(
+      ': 1 valid approval of 2 required',
+    );
+    expect(policyGuard(policy(), { ok: true, message: '' })(usd('1.00'))).toBeUndefined();
+  });
+});
+
+it('parseDuration reads days, hours and minutes, and refuses anything else', () => {
+  expect(parseDuration('7d')).toBe(7 * 86_400_000);
+  expect(parseDuration('12h')).toBe(12 * 3_600_000);
+  expect(parseDuration('90m')).toBe(90 * 60_000);
+  for (const bad of ['0d', '7', '1w', '-1d']) expect(() => parseDuration(bad)).toThrow(/write a duration/);
+});

@@ -1,0 +1,60 @@
+// `run --dry-run` checks the control totals exactly as `run` does (issue 29, item 5): the same
+// reasons and exit 3 on a mismatch, 0 when they match; nothing is sent either way.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
+import { cliIn, initiates, tempDirs, writeBatch } from '../engine/helpers.ts';
+
+let sb: LocalSandbox;
+const dirs = tempDirs('pb-dry-run-totals-');
+beforeAll(async () => {
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null });
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+/** Two GBP rows, 100.00 and 250.50. */
+async function twoGbpRows() {
+  const dir = await dirs.make();
+  await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'], amount: (i) => ['100.00', '250.50'][i]! });
+  return cliIn(dir, sb.url);
+}
+
+/** The reasons a refusal names, one per line of "Nothing was sent:" (run) or after "refused:" (dry run). */
+const reasonsOf = (stderr: string) =>
+  stderr
+    .split('\n')
+    .flatMap((l) => (/^\s+- /.test(l) ? [l.replace(/^\s+- /, '')] : (/refused: (.*)\. Nothing was sent/.exec(l)?.[1]?.split('; ') ?? [])))
+    .filter((l) => l.startsWith('--'));
+
+describe('run --dry-run and the control totals', () => {
+  it('a wrong --expect-rows, --expect-total or --max-total: exit 3 naming it, as run says it; nothing sent', async () => {
+    const { cli } = await twoGbpRows();
+    const flags = ['--expect-rows', '3', '--expect-total', 'GBP:350.00', '--max-total', 'GBP:300'];
+    const dry = await cli('run', 'payroll.csv', '--dry-run', ...flags);
+    expect(dry.code, dry.stderr).toBe(3);
+    expect(dry.stdout).toContain('Plan for');
+    const named = reasonsOf(dry.stderr);
+    expect(named[0]).toBe('--expect-rows 3, but the batch pays 2 rows');
+    expect(named[1]).toMatch(/^--expect-total GBP:350, but the batch pays 350\.50 GBP/);
+    expect(named[2]).toMatch(/^--max-total GBP:300, but the batch pays/);
+    const run = await cli('run', 'payroll.csv', '--yes', ...flags);
+    expect(run.code, run.stderr).toBe(3);
+    expect(reasonsOf(run.stderr)).toEqual(named);
+    expect(initiates(sb)).toHaveLength(0);
+  });
+
+  it('--expect-total right (with --expect-rows and --max-total): exit 0, nothing sent; --json lists no refusal', async () => {
+    const { cli } = await twoGbpRows();
+    const flags = ['--expect-rows', '2', '--expect-total', 'GBP:350.50', '--max-total', 'GBP:400'];
+    const dry = await cli('run', 'payroll.csv', '--dry-run', ...flags);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).not.toMatch(/refused/);
+    const json = await cli('run', 'payroll.csv', '--dry-run', '--json', '--expect-rows', '1');
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 3, refused: ['--expect-rows 1, but the batch pays 2 rows'] });
+    expect(initiates(sb)).toHaveLength(0);
+  });
+});

@@ -1,0 +1,33 @@
+// A service whose initiate answers with only what spec §4.2 promises (the sandbox's variant reading:
+// no fee, no createdAt): what the results need is read from the payout list after the rows, a page
+// for up to 100 payouts, never one GET per row, and every row still shows the fee applied.
+import { afterAll, expect, it } from 'vitest';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/read.ts';
+import { cliIn, initiates, tempDirs, writeBatch } from './helpers.ts';
+import { join } from 'node:path';
+
+const dirs = tempDirs('pb-complete-');
+let sb: LocalSandbox | undefined;
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+it('a minimal initiate answer is completed from the payout list, not by a GET per row', async () => {
+  sb = await startSandbox({ shapes: 'variant', rateLimitPerSecond: null });
+  const dir = await dirs.make();
+  await writeBatch(dir, 'payroll.csv', { rows: 12 });
+  const { cli } = cliIn(dir, sb.url);
+  const run = await cli('run', 'payroll.csv', '--yes');
+  expect(run.code, run.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(12);
+  const count = (route: string) => sb!.requestLog().filter((r) => r.route === route).length;
+  expect(count('getPayout')).toBe(0);
+  expect(count('listPayouts')).toBe(1);
+  const table = await readResults(join(dir, 'payroll.results.csv'));
+  for (const row of table.rows) {
+    expect(row.result.status).toBe('PENDING');
+    expect(row.result.fee, `row ${row.rowNumber}`).toMatch(/^\d+\.\d+$/);
+  }
+});

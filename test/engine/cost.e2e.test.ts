@@ -1,0 +1,110 @@
+// What a batch costs, as the plan states it, and `--max-requests` (issue 27): the CLI spawned
+// against the sandbox over real HTTP, every request counted at the sandbox.
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
+import { HEADER, ROOT, cleanEnv, generateCsv, runCli, workDir } from './helpers.ts';
+
+let sb: LocalSandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+/** Five rows: three name one invoice (under two file names, one content), two another. */
+async function fiveRowsTwoDocuments() {
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
+  const dir = await workDir('pb-cost-');
+  const doc = (name: string) => join(ROOT, 'samples/documents', name);
+  await copyFile(doc('invoice-de-c1.pdf'), join(dir, 'same-invoice.pdf'));
+  const docs = [
+    doc('invoice-de-c1.pdf'),
+    doc('invoice-de-c1.pdf'),
+    join(dir, 'same-invoice.pdf'),
+    doc('invoice-eu-c1.pdf'),
+    doc('invoice-eu-c1.pdf'),
+  ];
+  const [header, ...lines] = generateCsv({ rows: 5, currencies: ['GBP'] })
+    .trim()
+    .split('\n');
+  const rows = lines.map((l, i) => {
+    const c = l.split(',');
+    c[HEADER.indexOf('documents')] = docs[i]!;
+    c[HEADER.indexOf('withdrawal')] = 'false';
+    return c.join(',');
+  });
+  await writeFile(join(dir, 'payroll.csv'), [header, ...rows].join('\n') + '\n');
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const run = (...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env });
+  return { dir, run };
+}
+
+const routes = (s: LocalSandbox) => s.requestLog().map((r) => r.route);
+const sent = (s: LocalSandbox, route: string) => routes(s).filter((r) => r === route).length;
+
+describe('the plan states what the batch costs', () => {
+  it('by kind: one upload per distinct document, one initiate per row, no quote in a plain plan; in the text and in --json', async () => {
+    const { run } = await fiveRowsTwoDocuments();
+    const text = await run('plan', 'payroll.csv');
+    expect(text.code, text.stderr).toBe(0);
+    // a plain plan prices from the methods route: every request it made is preflight
+    const preflight = sb!.requestLog().length;
+    expect(sent(sb!, 'quote')).toBe(0);
+    expect(text.stdout).toContain(
+      `  requests     about ${preflight + 7} of the key's month: ${preflight} preflight, 2 upload-url, 5 initiate (+ 2 storage PUTs, not counted)\n`,
+    );
+    expect(text.stdout).toMatch(/GBP +5 rows .*\(fees of 5 rows estimated, margin \d+\.\d\d\)/);
+
+    const json = await run('plan', 'payroll.csv', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout).requests).toMatchObject({
+      estimate: preflight + 7,
+      preflight,
+      quotes: 0,
+      uploadUrls: 2,
+      storagePuts: 2,
+      initiates: 5,
+      patches: 0,
+      quota: 10_000,
+    });
+  });
+
+  it('plan --out quotes each row (fees exact) and writes the cost in the plan file', async () => {
+    const { dir, run } = await fiveRowsTwoDocuments();
+    const planned = await run('plan', 'payroll.csv', '--out', 'payroll.plan.json');
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(sent(sb!, 'quote')).toBe(5);
+    expect(planned.stdout).toMatch(/GBP +5 rows .*\(fees exact \(quoted\)\)/);
+    const file = JSON.parse(await readFile(join(dir, 'payroll.plan.json'), 'utf8'));
+    expect(file.requests).toMatchObject({ quotes: 5, uploadUrls: 2, storagePuts: 2, initiates: 5, patches: 0 });
+  });
+});
+
+describe('--max-requests', () => {
+  it('refuses a batch that needs more: exit 3, the reason listed, nothing sent (no initiate, no upload, no quote)', async () => {
+    const { run } = await fiveRowsTwoDocuments();
+    const refused = await run('run', 'payroll.csv', '--yes', '--max-requests', '5');
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(
+      /Nothing was sent:\n {2}- --max-requests 5, but this batch needs about \d+ requests of the key's month \(\d+ preflight, 2 upload-url, 5 initiate/,
+    );
+    for (const route of ['initiate', 'uploadUrl', 'storagePut', 'quote', 'patchDocuments']) expect(sent(sb!, route), route).toBe(0);
+  });
+
+  it('plan --out refuses before quoting and writes no plan file; at the estimate itself the batch goes', async () => {
+    const { dir, run } = await fiveRowsTwoDocuments();
+    const refused = await run('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--max-requests', '5', '--json');
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(JSON.parse(refused.stdout).refused).toEqual([expect.stringMatching(/^--max-requests 5, but this batch needs about/)]);
+    expect(sent(sb!, 'quote')).toBe(0);
+    expect(existsSync(join(dir, 'payroll.plan.json'))).toBe(false);
+
+    const estimate = JSON.parse((await run('plan', 'payroll.csv', '--json')).stdout).requests.estimate as number;
+    const ok = await run('run', 'payroll.csv', '--yes', '--max-requests', String(estimate));
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(sent(sb!, 'initiate')).toBe(5);
+  });
+});
