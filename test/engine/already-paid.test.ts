@@ -10,33 +10,17 @@ import { buildPlan } from '../../src/engine/plan.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import type { LoadedBatch } from '../../src/engine/prepare.ts';
 import { foldJournal, rowState, type PayoutSnapshot } from '../../src/journal/rows.ts';
-import { Dec } from '../../src/money.ts';
-import type { PayoutRow } from '../../src/validation/schemas.ts';
-import { preflightOf } from './helpers.ts';
+import { batchOf, payoutRow, preflightOf } from './helpers.ts';
 
-const payout = (rowNumber: number): PayoutRow => ({
-  rowNumber,
-  reference: `R-${rowNumber}`,
-  sourceAmount: new Dec('10'),
-  sourceCurrency: 'GBP',
-  destinationCurrency: 'GBP',
-  destinationCountryCode: 'GBR',
-  method: 'FASTER_PAYMENTS',
-  beneficiary: { accountName: 'A', accountCurrency: 'GBP' },
-  narration: 'n',
-  documents: [],
-  withdrawal: true,
-});
 const batch: LoadedBatch = {
-  file: '/again.csv',
-  format: 'csv',
-  inputColumns: [],
-  rows: [2, 3, 4].map((n) => ({ rowNumber: n, cells: {}, payout: payout(n), problems: [] })),
-  fileProblems: [],
+  ...batchOf(
+    [2, 3, 4].map((n) => payoutRow(n)),
+    '/again.csv',
+  ),
   identity: { batchId: 'b'.repeat(64), source: 'flag', label: 'again-1', fileSha256: 'a'.repeat(64) },
 };
 const preflight = preflightOf({ wallets: [{ currency: 'GBP', balance: 1000 } as PreflightResult['wallets'][number]] });
-const options = { allowPartial: false, quote: false, mergeDocuments: false };
+const options = { allowPartial: false, mergeDocuments: false };
 const paid: PayoutSnapshot = {
   id: 'p-2',
   payoutRef: 'PR-2',

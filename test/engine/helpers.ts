@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
+import type { LoadedBatch } from '../../src/engine/prepare.ts';
+import { Dec } from '../../src/money.ts';
+import type { PayoutRow } from '../../src/validation/schemas.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -216,4 +219,29 @@ export const preflightOf = (over: Partial<PreflightResult> = {}): PreflightResul
   warnings: [],
   requests: 3,
   ...over,
+});
+
+/** A valid row for the engine's pure tests: a GBP withdrawal by Faster Payments. */
+export const payoutRow = (rowNumber: number, amount = '10', currency = 'GBP'): PayoutRow => ({
+  rowNumber,
+  reference: `R-${rowNumber}`,
+  sourceAmount: new Dec(amount),
+  sourceCurrency: currency,
+  destinationCurrency: currency,
+  destinationCountryCode: 'GBR',
+  method: 'FASTER_PAYMENTS',
+  beneficiary: { accountName: 'A', accountCurrency: currency },
+  narration: 'n',
+  documents: [],
+  withdrawal: true,
+});
+
+/** A loaded CSV batch of these rows, its identity fixed. */
+export const batchOf = (payouts: PayoutRow[], file = '/b.csv'): LoadedBatch => ({
+  file,
+  format: 'csv',
+  inputColumns: [],
+  rows: payouts.map((p) => ({ rowNumber: p.rowNumber, cells: {}, payout: p, problems: [] })),
+  fileProblems: [],
+  identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
 });

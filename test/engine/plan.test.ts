@@ -5,14 +5,14 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadBatch, type LoadedBatch } from '../../src/engine/prepare.ts';
+import { loadBatch } from '../../src/engine/prepare.ts';
 import type { JournalLookup } from '../../src/engine/session.ts';
 import { buildPlan, feeMargin, payableTotals, requestCost, requestLimitReason } from '../../src/engine/plan.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import { foldJournal, type FoldedJournal, type JournalLine } from '../../src/journal/rows.ts';
 import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/schemas.ts';
-import { ROOT, generateCsv, preflightOf } from './helpers.ts';
+import { ROOT, batchOf, generateCsv, payoutRow, preflightOf } from './helpers.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -96,27 +96,7 @@ describe('the plan of a resumed batch', () => {
 });
 
 describe('buildPlan, pure', () => {
-  const payout = (rowNumber: number, amount: string, currency = 'GBP'): PayoutRow => ({
-    rowNumber,
-    reference: `R-${rowNumber}`,
-    sourceAmount: new Dec(amount),
-    sourceCurrency: currency,
-    destinationCurrency: currency,
-    destinationCountryCode: 'GBR',
-    method: 'FASTER_PAYMENTS',
-    beneficiary: { accountName: 'A', accountCurrency: currency },
-    narration: 'n',
-    documents: [],
-    withdrawal: true,
-  });
-  const batchOf = (payouts: PayoutRow[]): LoadedBatch => ({
-    file: '/b.csv',
-    format: 'csv',
-    inputColumns: [],
-    rows: payouts.map((p) => ({ rowNumber: p.rowNumber, cells: {}, payout: p, problems: [] })),
-    fileProblems: [],
-    identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
-  });
+  const payout = payoutRow;
   const wallet = (balance: number) => preflight({ wallets: [{ currency: 'GBP', balance } as PreflightResult['wallets'][number]] });
   // (plan --out: a quote per row to send)
   const options = { allowPartial: false, quoteRows: true, mergeDocuments: false };
@@ -239,27 +219,7 @@ describe('what a batch costs, by kind', () => {
 });
 
 describe('fees exact or estimated, and the margin of the balance check', () => {
-  const payout = (rowNumber: number, amount: string): PayoutRow => ({
-    rowNumber,
-    reference: `R-${rowNumber}`,
-    sourceAmount: new Dec(amount),
-    sourceCurrency: 'GBP',
-    destinationCurrency: 'GBP',
-    destinationCountryCode: 'GBR',
-    method: 'FASTER_PAYMENTS',
-    beneficiary: { accountName: 'A', accountCurrency: 'GBP' },
-    narration: 'n',
-    documents: [],
-    withdrawal: true,
-  });
-  const batch: LoadedBatch = {
-    file: '/b.csv',
-    format: 'csv',
-    inputColumns: [],
-    rows: [payout(2, '100'), payout(3, '100')].map((p) => ({ rowNumber: p.rowNumber, cells: {}, payout: p, problems: [] })),
-    fileProblems: [],
-    identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
-  };
+  const batch = batchOf([payoutRow(2, '100'), payoutRow(3, '100')]);
   const fees = new Map([
     [2, new Dec('2.00')],
     [3, new Dec('2.00')],
