@@ -1,14 +1,16 @@
 // An account's approval policy over the real CLI and a sandbox over HTTP: once `policy set`, a run
 // against the account needs the approvals without any flag saying so, refused runs make not one
 // initiate, `--above` lets small batches go, and every change is logged in the ledger.
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { newKeyPair } from '../../src/approvals/keys.ts';
 import { policyPath } from '../../src/approvals/account-policy.ts';
 import { accountOf, ledgerDirFor } from '../../src/engine/ledger.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/read.ts';
 import { TEST_SHAPES } from '../shapes.ts';
+import { setStatus } from '../ops/helpers.ts';
 import { cleanEnv, cliIn, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 
 const dirs = tempDirs('pb-policy-');
@@ -66,6 +68,14 @@ it('a policy set once is needed by every run against the account, and no flag tu
   expect(approved.code, approved.stderr).toBe(0);
   expect(approved.stdout).toContain("Approvals under this account's policy: 2 valid approvals of 2 required (Alice, Bob).");
   expect(initiates(sb)).toHaveLength(3);
+  // retry carries no plan: paying a failed row again needs the policy's approvals too
+  const [first] = (await readResults(join(dir, 'payroll.results.csv'))).rows;
+  await setStatus(sb, first!.result.payoutId!, 'FAILED');
+  expect((await cli('status', 'payroll.results.csv')).code).toBe(1);
+  const retry = await cli('retry', 'payroll.results.csv', '--resend-failed', '--yes');
+  expect(retry.code, retry.stderr).toBe(3);
+  expect(retry.stderr).toContain("this account's approval policy needs 2 approvals of Alice, Bob");
+  expect(initiates(sb)).toHaveLength(3);
 
   // above an amount only: a small batch goes without approvals; the change is logged with the one before
   const above = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', '--above', 'USD:100000');
@@ -93,4 +103,26 @@ it('a policy set once is needed by every run against the account, and no flag tu
   expect(unsafe.code).toBe(3);
   expect(unsafe.stderr).toContain('writable by others');
   expect(initiates(sb)).toHaveLength(5);
+});
+
+it('a watch folder against an account with a policy runs no file the policy has not approved', async () => {
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
+  const dir = await dirs.make();
+  const alice = newKeyPair();
+  writeFileSync(join(dir, 'approvers.json'), JSON.stringify([{ name: 'Alice', publicKey: alice.publicKey }]));
+  writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0 }));
+  mkdirSync(join(dir, 'inbox'));
+  const env = cleanEnv({});
+  // the watch's ledger is DIR/.state: the policy is set there, for the account the watch sends to
+  const set = await runCli(
+    ['policy', 'set', '--require-approvals', '1', '--approvers', 'approvers.json', '--base-url', sb.url, '--state-dir', '.state'],
+    { cwd: dir, env },
+  );
+  expect(set.code, set.stderr).toBe(0);
+  await writeBatch(join(dir, 'inbox'), 'payroll.csv', { rows: 2, currencies: ['USD'] });
+  writeFileSync(join(dir, 'inbox', 'payroll.csv.ready'), '');
+  const w = await runCli(['watch', dir, '--once'], { cwd: dir, env });
+  expect(w.stdout + w.stderr).toContain("this account's approval policy needs 1 approval of Alice");
+  expect(readdirSync(join(dir, 'failed'))).toHaveLength(1);
+  expect(initiates(sb)).toHaveLength(0);
 });
