@@ -213,7 +213,8 @@ const defined = <T extends object>(o: T): Partial<T> =>
  * the createdAt that tells a payout created before it), this run's and any an earlier run left so:
  * read from the payout list (spec §4.4: its items carry fees, rate and createdAt), 100 a page and
  * one GET each for those the pages did not show (client/pages.ts), rather than one GET per row;
- * then journalled again whole. Never throws: what cannot be read now is read by the next run.
+ * then journalled whole (a `completed` line). Never throws: what cannot be read now is read by
+ * the next run.
  */
 export async function completeCreated({ client, session, at }: SendContext): Promise<void> {
   const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
@@ -233,8 +234,7 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
     // (a list item carries no documents: the count stays the initiate's)
     const payout: PayoutSnapshot = { ...known, ...defined(snapshotOf(read, known)), documents: known.documents };
     if (incomplete!.fresh && createdBefore(read.createdAt, incomplete!.sentAt)) payout.existedBefore = read.createdAt;
-    const line = { t: 'created' as const, ref: s.ref, attempt: s.attempt, key: s.key!, requestId: s.requestId ?? '', payout, at: at() };
-    record(session, line, { sync: true });
+    record(session, { t: 'completed', ref: s.ref, payoutId: known.id, payout, at: at() }, { sync: true });
   }
 }
 

@@ -137,6 +137,8 @@ export type RowEvent =
    * referencing it): its amount as an exact decimal string in the source currency.
    */
   | { t: 'refund'; ref: string; payoutId: string; amount: string; transactionId?: string; at: string }
+  /** The payout of a `created` line marked `incomplete`, completed from the payout list (engine/execute.ts completeCreated). */
+  | { t: 'completed'; ref: string; payoutId: string; payout: PayoutSnapshot; at: string }
   /**
    * `retry --resend-failed`, just before the new attempt's `initiating`: the row's payout FAILED or
    * was REJECTED and its refund is journalled, so the row is open again for attempt + 1. Folded only
@@ -257,6 +259,9 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       break;
     case 'refund':
       if (created && s.payout && s.payout.id === ev.payoutId) s.payout = { ...s.payout, refunded: ev.amount };
+      break;
+    case 'completed':
+      if (created && s.payout && s.payout.id === ev.payoutId) s.payout = ev.payout;
       break;
     case 'resend':
       if (created) applyResend(s, ev);
