@@ -11,10 +11,11 @@ const VARIANT_E2E = ['test/ops/status.e2e.test.ts', 'test/ops/reconcile.e2e.test
 
 /**
  * Test files run without isolation share each worker's module cache, which saves the import of
- * src/ for every file (about a minute of CPU on two cores). A file that mocks a module (vi.mock)
- * needs a module graph of its own: it runs in the `isolated` project.
+ * src/ for every file (about a minute of CPU on two cores). A file that needs a module graph of
+ * its own runs in the `isolated` project: one that mocks a module (vi.mock), and one that compares
+ * generated XLSX bytes (SheetJS keeps the number formats of every workbook read in one table).
  */
-const ISOLATED = ['test/results/atomic.test.ts'];
+const ISOLATED = ['test/results/atomic.test.ts', 'test/validation/templates.test.ts'];
 
 // (an --exclude on the command line is ignored once projects are configured, so the scripts
 // narrow the run here: test:unit leaves out every e2e file, and test:variant the browser test,
