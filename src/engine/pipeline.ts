@@ -26,7 +26,7 @@ import {
   type RowOutcome,
   type RunSummary,
 } from './outcome.ts';
-import { buildPlan, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
+import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
 import {
@@ -188,13 +188,8 @@ export async function planStage(
  * terminal. Returns why nothing may be sent, or undefined when the rows may go.
  */
 async function approve({ batch, session, o }: Run, plan: BatchPlan, estimatedFees: Map<number, DecT>): Promise<string[] | undefined> {
-  // a created row's fee is the journalled API number (summed exactly as fromApi reads it)
-  const feeOf = (r: EngineRow) => {
-    const ref = referenceOf(r);
-    const p = ref ? rowState(session.folded, ref).payout : undefined;
-    return p ? p.transactionFees : estimatedFees.get(r.rowNumber);
-  };
-  const decision = decideApproval({ ...o, plan, payable: payableTotals(batch, plan, feeOf), env: session.header.env });
+  const payable = payableTotals(batch, plan, feeForTotals(session.folded, estimatedFees));
+  const decision = decideApproval({ ...o, plan, payable, env: session.header.env });
   if (!decision.ok) return decision.reasons;
   if (decision.confirm && plan.toSend.length > 0 && !(o.confirm && (await o.confirm(plan))))
     return ['declined at the confirmation: nothing was sent'];

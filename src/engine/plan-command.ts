@@ -7,13 +7,13 @@ import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
-import { emptyFold, rowState } from '../journal/rows.ts';
+import { emptyFold } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
 import { nameProblem } from './approval.ts';
 import { initiateBody } from './execute.ts';
-import { loadBatch, referenceOf, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
+import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
-import { buildPlan, payableTotals, requestLimitReason, type BatchPlan } from './plan.ts';
+import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
@@ -74,12 +74,8 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   // rows from the methods route's fee, as `run` does.
   const quoteRows = !!o.out && o.quote;
   const staged = await planStage(o.conn, batch, folded, env, { ...o, quoteRows, sentElsewhere });
-  // (as pipeline.ts approve: a created row's journalled fee, else the preflight's estimate)
-  const payable = payableTotals(batch, staged.plan, (r) => {
-    const ref = referenceOf(r);
-    const p = ref ? rowState(folded, ref).payout : undefined;
-    return p ? p.transactionFees : staged.preflight.estimatedFees.get(r.rowNumber);
-  });
+  // (as `run` counts it: pipeline.ts approve)
+  const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
   const overLimit = requestLimitReason(staged.plan.requests, o.maxRequests);
   if (overLimit) return { plan: staged.plan, quoteErrors: new Map(), refused: [overLimit], payable };
   const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, quoteRows);

@@ -518,6 +518,15 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
  * amounts before fees, and amounts plus (estimated) fees. What the control totals compare with,
  * so the same command gives the same answer when it resumes.
  */
+/** A row's fee in the control totals: a created row's journalled API number (summed exactly as fromApi reads it), else its estimate. */
+export const feeForTotals =
+  (folded: FoldedJournal, estimated: ReadonlyMap<number, DecT>) =>
+  (r: EngineRow): DecT | ApiAmount | undefined => {
+    const ref = referenceOf(r);
+    const p = ref ? rowState(folded, ref).payout : undefined;
+    return p ? p.transactionFees : estimated.get(r.rowNumber);
+  };
+
 export function payableTotals(
   batch: LoadedBatch,
   plan: BatchPlan,
