@@ -120,3 +120,44 @@ export const SwapEventSchema = z.discriminatedUnion('phase', [
   }),
 ]);
 export type SwapEvent = z.infer<typeof SwapEventSchema>;
+
+/** Where a batch's swap for one currency stands, folded from its journal lines in order. */
+export interface SwapState {
+  currency: string;
+  reference: string;
+  /** The highest attempt journalled, and its key. */
+  attempt: number;
+  key: string;
+  /** The last phase of that attempt ('status' lines update `swap`, not the phase). */
+  phase: Exclude<SwapEvent['phase'], 'status'>;
+  /** The exact body of the attempt's request, as journalled before it left. */
+  body?: string;
+  /** The swap as last known (created, or a later status). */
+  swap?: SwapSnapshot;
+  error?: { status?: number; code?: string; message: string };
+}
+
+/** Folds a journal's swap lines (any other line is ignored) into one state per short currency. */
+export function foldSwaps(events: Iterable<{ t: string }>): Map<string, SwapState> {
+  const states = new Map<string, SwapState>();
+  for (const raw of events) {
+    if (raw.t !== 'swap') continue;
+    const parsed = SwapEventSchema.safeParse(raw);
+    if (!parsed.success) continue;
+    const e = parsed.data;
+    const s = states.get(e.currency);
+    if (e.phase === 'status') {
+      if (s) s.swap = e.swap;
+      continue;
+    }
+    const next: SwapState =
+      s && s.attempt === e.attempt ? s : { currency: e.currency, reference: e.reference, attempt: e.attempt, key: e.key, phase: e.phase };
+    next.phase = e.phase;
+    if (e.phase === 'initiating') next.body = e.body;
+    if (e.phase === 'created') next.swap = e.swap;
+    if (e.phase === 'unknown' || e.phase === 'rejected' || e.phase === 'stale-rate') next.error = e.error;
+    // a created swap stands whatever attempt came after it: the batch has its one swap
+    if (!s || e.attempt >= s.attempt || e.phase === 'created') states.set(e.currency, next);
+  }
+  return states;
+}
