@@ -58,6 +58,14 @@ export const PROBLEM_CODES = {
 } as const;
 export type ProblemCode = keyof typeof PROBLEM_CODES;
 
+/**
+ * Warnings that mean "this may pay the wrong person": the row can be sent, but an account
+ * identifier in it is probably wrong (a mistyped NUBAN or bank code, an account number Excel may
+ * have cut the leading zeros of, an IBAN of another country than the payee's). Marked `risky`; a
+ * watch refuses a file with one, as with an invalid row, unless "allowPartial".
+ */
+export const RISKY_WARNINGS: ReadonlySet<ProblemCode> = new Set(['NUBAN_CHECK_DIGIT', 'EXCEL_LEADING_ZEROS_LOST', 'IBAN_MISMATCH']);
+
 export interface Problem {
   severity: Severity;
   code: ProblemCode;
@@ -72,6 +80,8 @@ export interface Problem {
   message: string;
   /** What would be valid. */
   expected?: string;
+  /** A warning that may pay the wrong person (RISKY_WARNINGS). */
+  risky?: true;
 }
 
 /** One line for a terminal: `file:row  column  error CODE  message (value "x"); expected: …`. */

@@ -13,7 +13,7 @@ import type { RawRow } from '../input/rows.ts';
 import { parseAmount } from './amount.ts';
 import { checkDocumentFile, type DocumentCheck } from './documents.ts';
 import { nubanCheckDigitOk } from './fields.ts';
-import type { Problem, ProblemCode, Severity } from './problems.ts';
+import { RISKY_WARNINGS, type Problem, type ProblemCode, type Severity } from './problems.ts';
 import {
   BENEFICIARY_SCHEMAS,
   methodFields,
@@ -90,6 +90,7 @@ function readerOf(row: RawRow, ctx: RowContext) {
     }
     p.message = message;
     if (expected) p.expected = expected;
+    if (severity === 'warning' && RISKY_WARNINGS.has(code)) p.risky = true;
     problems.push(p);
   };
   // Excel only: a field's cell as a number, or what a date-formatted cell shows
