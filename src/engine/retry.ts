@@ -13,7 +13,8 @@
 // its reference, never by its line number (blank, sorted or deleted rows move it); a row whose
 // payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
 // was edited or cleared in its cells, and is reported from the journal's latest state.
-import { dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns } from '../input/columns.ts';
@@ -258,14 +259,15 @@ async function retryBatch(
 ): Promise<RetryRows & { batch: LoadedBatch }> {
   const mapping = mapColumns(table.inputColumns, resultsFile);
   const docs = fingerprintingChecker();
+  const batchFile = batchFileNow(header.file, resultsFile);
   const ctx: RetryContext = {
     table,
     journalled: ledgerStates([folded], table.rows, (r) =>
       mapping.fields.reference ? r.cells[mapping.fields.reference]?.trim() : undefined,
     ),
-    original: await originalRows(header, mapping.fields.reference),
+    original: await originalRows({ ...header, file: batchFile }, mapping.fields.reference),
     refHeader: mapping.fields.reference,
-    parse: { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(header.file), checkDocument: docs.check },
+    parse: { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(batchFile), checkDocument: docs.check },
     resendFailed: !!o.resendFailed,
   };
   const out: RetryRows = { only: new Set(), keep: new Map(), resend: new Set(), failedPayout: new Map() };
@@ -343,6 +345,17 @@ function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<ResultRow, R
       'so that it is settled with its journalled key first.',
     'unsettled-row-not-named',
   );
+}
+
+/**
+ * The batch file where it is now, whose folder its document paths are relative to: where it was
+ * run, else beside the results file when the two moved together (a watch moves a claim folder
+ * whole from processing/ to done/ or failed/).
+ */
+function batchFileNow(file: string, resultsFile: string): string {
+  if (existsSync(file)) return file;
+  const beside = join(dirname(resultsFile), basename(file));
+  return existsSync(beside) ? beside : file;
 }
 
 /**
