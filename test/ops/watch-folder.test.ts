@@ -15,6 +15,8 @@ import {
   WatchConfigError,
   worstExit,
 } from '../../src/ops/watch/index.ts';
+import { refusalText, wholeFileProblems } from '../../src/ops/watch/checks.ts';
+import { otherAccount } from '../../src/ops/watch/watcher.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'pb-watch-unit-'));
 
@@ -159,5 +161,58 @@ describe('four eyes in the configuration', () => {
     expect(inboxCandidates(inbox, { companions: true })).toEqual(['payroll.csv']);
     expect(inboxCandidates(inbox)).toHaveLength(3);
     expect(companionsOf('payroll.csv')).toEqual({ plan: 'payroll.plan.json', approvals: 'payroll.plan.json.approvals.json' });
+  });
+});
+
+describe('all or nothing, and plans across labels (issue 31)', () => {
+  it('a file stopped at its plan for its problems is refused (failed/, exit 3), not left to resume', () => {
+    const r = { exitCode: 0, stopped: true, resultsPath: '/w/p/c/pay.results.csv', summary: { created: 0, byStatus: {} } } as never;
+    expect(judgeRun(r, { name: 'pay.csv', resumed: false, refusedWhole: 'refused: 1 invalid row (row 2)' })).toEqual({
+      resumed: false,
+      outcome: 'failed',
+      exitCode: 3,
+      reason: 'refused: 1 invalid row (row 2)',
+    });
+  });
+
+  it("the problems that refuse a file: the validation's, and each row the preflight found invalid besides, in row order", () => {
+    const found = [
+      { severity: 'error' as const, code: 'INVALID_IBAN', file: 'pay.csv', row: 4, column: 'iban', message: 'checksum' },
+      {
+        severity: 'warning' as const,
+        code: 'NUBAN_CHECK_DIGIT',
+        file: 'pay.csv',
+        row: 2,
+        message: 'may be mistyped',
+        risky: true as const,
+      },
+    ];
+    const plan = {
+      invalidRows: new Map([
+        [4, { code: 'INVALID_IBAN', message: 'checksum' }],
+        [3, { code: 'METHOD_NOT_AVAILABLE', message: 'NIP is not offered' }],
+      ]),
+    };
+    const all = wholeFileProblems(found, plan, 'pay.csv');
+    expect(all.map((p) => [p.row, p.code])).toEqual([
+      [2, 'NUBAN_CHECK_DIGIT'],
+      [3, 'METHOD_NOT_AVAILABLE'],
+      [4, 'INVALID_IBAN'],
+    ]);
+    expect(refusalText({ problems: all }, '/w/failed/c/pay.summary.json', 'Nothing was sent.')).toBe(
+      'refused: 2 invalid rows (rows 3, 4) and 1 row with a warning that may pay the wrong person (row 2): a watch pays a file whole ' +
+        'or not at all. Every problem (row, column, what would be valid) is in /w/failed/c/pay.summary.json and the log: fix the rows, ' +
+        'then drop the file again. Nothing was sent.',
+    );
+  });
+
+  it('a plan is for the same account whatever its label: the base URL normalised decides (local by label)', () => {
+    const watchEnv = { name: 'sandbox', baseUrl: 'http://127.0.0.1:4010' };
+    expect(otherAccount({ env: 'custom', baseUrl: 'http://localhost:4010/' }, watchEnv)).toBeUndefined();
+    expect(otherAccount({ env: 'sandbox', baseUrl: 'http://127.0.0.1:4011' }, watchEnv)).toBe(
+      'was made for the service at http://127.0.0.1:4011, this watch pays at http://127.0.0.1:4010: make the plan with --env sandbox --base-url http://127.0.0.1:4010',
+    );
+    expect(otherAccount({ env: 'local', baseUrl: 'http://127.0.0.1:4010' }, watchEnv)).toMatch(/^was made for the local environment/);
+    expect(otherAccount({ env: 'local', baseUrl: 'http://127.0.0.1:5555' }, { name: 'local' })).toBeUndefined();
   });
 });

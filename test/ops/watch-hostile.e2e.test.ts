@@ -170,9 +170,13 @@ describe('watch: documents stay in DIR/documents', () => {
     );
     const outside = only(await run(dir));
     expect(outside).toMatchObject({ name: 'outside.csv', outcome: 'failed', exitCode: 3 });
+    // The rows first (each names a document outside), then where documents may come from, and how
+    // to get them there: never a setting that loosens the rule (issue 31).
     expect(outside.reason).toBe(
-      `refused: documents may only come from ${join(dir, 'documents')}, never through a symbolic link: ` +
-        `"${sample()}" is outside ${join(dir, 'documents')} (set "allowDocumentsOutside": true in payout-batch.json to allow it). Nothing was sent.`,
+      `refused: 2 invalid rows (rows 2, 3): a watch pays a file whole or not at all. Every problem (row, column, what would be valid) ` +
+        `is in ${join(outside.folder, 'outside.summary.json')} and the log: fix the rows, then drop the file again. ` +
+        `Documents may only come from ${join(dir, 'documents')}, never through a symbolic link: ` +
+        `"${sample()}" is outside ${join(dir, 'documents')}. Copy each into ${join(dir, 'documents')} and name it documents/NAME in the file. Nothing was sent.`,
     );
 
     writeFileSync(

@@ -19,7 +19,7 @@ import {
 import { utimes, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { hostname } from 'node:os';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
 import { approvalGate } from '../../approvals/gate.ts';
 import { PolicyError, policyGate, policyGuard, readAccountPolicy, type AccountPolicy } from '../../approvals/account-policy.ts';
@@ -27,7 +27,8 @@ import type { LoadedPlan } from '../../approvals/payload.ts';
 import type { Connection } from '../../client/connect.ts';
 import { parseMoneyFlag, type GuardOptions } from '../../engine/approval.ts';
 import { fileSha256 } from '../../engine/identity.ts';
-import { findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
+import { accountOf, findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
+import type { PlanFile } from '../../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
 import { runBatch, type RunResult } from '../../engine/pipeline.ts';
 import { foldJournalFile } from '../../journal/rows.ts';
@@ -35,7 +36,7 @@ import { BatchRefused } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { isStale, myStart, withLock } from '../../files/lock.ts';
-import { vetRows } from './checks.ts';
+import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
 import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
 import { CONFIG_FILE, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
@@ -95,12 +96,16 @@ const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
  * claimed when the engine had read it (nothing was sent); `changedInRun`: it changed once rows were
  * under way (they were paid as read at the claim; what the writer added since was not).
  */
-export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; changedAtPlan?: string; changedInRun?: string }): RunJudgement {
+export function judgeRun(
+  r: RunResult,
+  o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string },
+): RunJudgement {
   const { name, resumed } = o;
   const judged = (outcome: RunJudgement['outcome'], exitCode: RunJudgement['exitCode'], reason?: string): RunJudgement =>
     reason === undefined ? { resumed, outcome, exitCode } : { resumed, outcome, exitCode, reason };
   const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
   if (o.changedAtPlan) return judged('failed', 3, changedAfterClaim(name, o.changedAtPlan, nothingSent));
+  if (o.refusedWhole) return judged('failed', 3, o.refusedWhole);
   if (r.stopped) return judged('processing', r.exitCode === 4 ? 4 : 0, 'stopped on request: resumed on the next start');
   if (r.exitCode === 4) return judged('processing', 4, `service unavailable: ${r.halted}; left in processing/, resumed on the next run`);
   if (r.exitCode === 3) return judged('failed', 3, `refused by the guards: ${(r.refused ?? []).join('; ')}`);
@@ -120,11 +125,27 @@ export function judgeRun(r: RunResult, o: { name: string; resumed: boolean; chan
     const unknown = r.summary.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME]
       ? ' (rows of unknown outcome are settled with their original key by retry)'
       : '';
-    const reason = `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows and run \`payout-batch retry\` on it${unknown}`;
+    const retry = o.retry ?? `payout-batch retry ${basename(r.resultsPath)}`;
+    const reason = `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows in it, then run \`${retry}\`${unknown}`;
     return judged('failed', 1, reason);
   }
   return judged('done', 0);
 }
+
+/**
+ * Why a plan was made for another service account than the watch's, or undefined: the account is
+ * the service's base URL, normalised (accountOf), never the environment's label. The embedded
+ * sandbox of `local` starts on a new port each time: its plans match by label only.
+ */
+export function otherAccount(plan: Pick<PlanFile, 'env' | 'baseUrl'>, env: { name: string; baseUrl?: string }): string | undefined {
+  if (plan.env === 'local' || env.name === 'local' || !env.baseUrl)
+    return plan.env === env.name ? undefined : `was made for the ${plan.env} environment, this watch pays in ${env.name}`;
+  if (accountOf(plan.baseUrl) === accountOf(env.baseUrl)) return undefined;
+  return `was made for the service at ${plan.baseUrl}, this watch pays at ${env.baseUrl}: make the plan with --env ${env.name} --base-url ${env.baseUrl}`;
+}
+
+/** `<stem>.summary.json`, beside the file in its claim folder. */
+const summaryName = (name: string) => `${basename(name, extname(name))}.summary.json`;
 
 /** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
 interface Claimed {
@@ -368,11 +389,45 @@ export class FolderWatch {
     const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
     if (sent === 0) return undefined;
     const h = folded.header;
-    const where = h ? `${basename(h.file)} (claim ${basename(resolve(h.file, '..'))})` : 'an earlier file';
+    const first = h ? this.whereNow(h.file) : undefined;
+    const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
+    const retry = h?.results ? `\`${this.retryCommand(this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
     return (
       `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
-      'Not paid again. To re-send failed rows of that batch, run `payout-batch retry` on its results file.'
+      `Not paid again. To re-send failed rows of that batch (once fixed in its results file): ${retry}`
     );
+  }
+
+  /**
+   * A path under processing/ as it is now: a claim folder moves whole to done/ or failed/ once
+   * settled, so a path its journal or an engine's message recorded there may be stale.
+   */
+  private whereNow(path: string): string {
+    const rel = relative(this.L.processing, path);
+    if (rel.startsWith('..') || isAbsolute(rel)) return path;
+    for (const d of [this.L.processing, this.L.done, this.L.failed]) if (existsSync(join(d, rel.split(sep)[0]!))) return join(d, rel);
+    return path;
+  }
+
+  /**
+   * An engine's refusal as a watch's: the paths of other claims where they are now, and no
+   * --batch-id, which `run` has and a watch has not.
+   */
+  private forTheWatch(message: string): string {
+    const escaped = this.L.processing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const claimPath = new RegExp(`${escaped}/[A-Za-z0-9._-]*[A-Za-z0-9_-]`, 'g');
+    return message.replace(claimPath, (p) => this.whereNow(p)).replaceAll(' or its --batch-id', '');
+  }
+
+  /** The command that sends a results file of this folder again, as printed: its ledger (state folder), service and key. */
+  private retryCommand(results: string): string {
+    const q = (x: string) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
+    const env = this.o.conn.environment;
+    const parts = ['payout-batch retry', q(results), '--state-dir', q(this.L.state)];
+    if (env.name !== 'custom') parts.push('--env', env.name);
+    if (env.name !== 'local' && env.baseUrl) parts.push('--base-url', q(env.baseUrl));
+    if (this.o.config.keyFile) parts.push('--key-file', q(resolve(this.L.root, this.o.config.keyFile)));
+    return parts.join(' ');
   }
 
   /** Touches claim.json while the file is processed, so other hosts see its owner alive. */
@@ -396,14 +451,15 @@ export class FolderWatch {
           /* documents/… paths are then not found: the rows say so */
         }
       }
-      const refuse = (reason: string, exitCode: 2 | 3 = 3) =>
-        this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode, reason });
+      const refuse = (reason: string, exitCode: 2 | 3 = 3, summary: Record<string, unknown> = {}) =>
+        this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode, reason }, summary);
       const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
       const changedBeforeRun = changedSince(file, claim);
       if (changedBeforeRun) return await refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
-      let vetted: string | undefined;
+      let vetted;
       try {
         vetted = await vetRows(file, {
+          name: claim.name,
           claimDir,
           documents: this.L.documents,
           allowOutside: this.o.config.allowDocumentsOutside,
@@ -413,7 +469,11 @@ export class FolderWatch {
         if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
         throw e;
       }
-      if (vetted) return await refuse(`${vetted}. ${nothingSent}`);
+      // All or nothing (unless "allowPartial"): every invalid row and risky warning refuses the file.
+      const whole = this.o.config.allowPartial ? undefined : vetted.problems;
+      const summaryAt = join(this.L.failed, basename(claimDir), summaryName(claim.name));
+      if (vetted.documents || vetted.currencies)
+        return await refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 3, { problems: vetted.problems });
       let policy: AccountPolicy | undefined;
       try {
         policy = this.ledger.ephemeral ? undefined : readAccountPolicy(this.ledger.dir);
@@ -426,16 +486,18 @@ export class FolderWatch {
       // The account's approval policy applies too, to the same checked plan (none: the engine refuses what needs one).
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
 
-      let sent: { r: RunResult; changedAtPlan?: string };
+      let sent: Awaited<ReturnType<FolderWatch['send']>>;
       try {
-        sent = await this.send(file, claim, approved?.planFile, guard);
+        sent = await this.send(file, claim, { planFile: approved?.planFile, policy: guard, whole });
       } catch (e) {
-        if (e instanceof BatchRefused) return await refuse(`refused: ${e.message}`);
+        if (e instanceof BatchRefused) return await refuse(`refused: ${this.forTheWatch(e.message)}`);
         if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
         throw e;
       }
-      const { r, changedAtPlan } = sent;
-      const out = judgeRun(r, { name: claim.name, resumed, changedAtPlan, changedInRun: changedSince(file, claim) });
+      const { r, changedAtPlan, refusedAtPlan } = sent;
+      const refusedWhole = refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent);
+      const retry = this.retryCommand(join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
+      const out = judgeRun(r, { name: claim.name, resumed, changedAtPlan, refusedWhole, changedInRun: changedSince(file, claim), retry });
       if (out.outcome === 'processing') this.halted.add(claimDir);
       return await this.settle(claimDir, claim, out, {
         batchId: r.batchId,
@@ -446,6 +508,7 @@ export class FolderWatch {
         halted: r.halted,
         resumedRun: r.report.resumed ? r.report : undefined,
         ...(approved ? { approvedBy: approved.approvedBy } : {}),
+        ...(refusedAtPlan ? { problems: refusedAtPlan } : {}),
       });
     } finally {
       stopBeat();
@@ -481,8 +544,12 @@ export class FolderWatch {
     if (!g.ok || !g.plan || !g.check) return g.message;
     if (g.plan.plan.fileSha256 !== claim.sha256)
       return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
+    const other = otherAccount(g.plan.plan, this.o.conn.environment);
+    if (other) return `${plan} ${other}`;
+    // The same account under another label (a plan made with --base-url is "custom"): the account is
+    // what the approvers signed, so the copy run says this watch's environment.
     const planFile = join(claimDir, '.approved-plan.json');
-    writeFileSync(planFile, JSON.stringify({ ...g.plan.plan, file }, null, 2) + '\n');
+    writeFileSync(planFile, JSON.stringify({ ...g.plan.plan, file, env: this.o.conn.environment.name }, null, 2) + '\n');
     this.o.logger?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
     return { planFile, approvedBy: g.check.counted, checked: g.plan };
   }
@@ -495,11 +562,12 @@ export class FolderWatch {
   private async send(
     file: string,
     claim: ClaimRecord,
-    planFile?: string,
-    policy?: GuardOptions['policy'],
-  ): Promise<{ r: RunResult; changedAtPlan?: string }> {
+    o: { planFile?: string; policy?: GuardOptions['policy']; whole?: FileProblem[] },
+  ): Promise<{ r: RunResult; changedAtPlan?: string; refusedAtPlan?: FileProblem[] }> {
     const { config: cfg, logger: log } = this.o;
+    const { planFile, policy } = o;
     let changedAtPlan: string | undefined;
+    let refusedAtPlan: FileProblem[] | undefined;
     const halt = new AbortController();
     const stop = this.o.stop ? AbortSignal.any([this.o.stop, halt.signal]) : halt.signal;
     let batchLabel = '';
@@ -526,7 +594,11 @@ export class FolderWatch {
         changedAtPlan =
           changedSince(file, claim) ??
           (claim.sha256 && p.batchId !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
-        if (changedAtPlan) halt.abort();
+        // A file none of whose rows is under way yet is paid whole or not at all: any row invalid
+        // (the preflight's findings too) or with a risky warning stops it before its first payout.
+        const problems = o.whole && p.alreadyCreated === 0 && p.toSettle === 0 ? wholeFileProblems(o.whole, p, claim.name) : [];
+        if (problems.length) refusedAtPlan = problems;
+        if (changedAtPlan || refusedAtPlan) halt.abort();
         batchLabel = p.batchId.slice(0, 16);
         log?.info(
           { file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies },
@@ -538,7 +610,7 @@ export class FolderWatch {
         else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
       },
     });
-    return { r, changedAtPlan };
+    return { r, changedAtPlan, refusedAtPlan };
   }
 
   /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
@@ -561,8 +633,9 @@ export class FolderWatch {
       reason: out.reason,
       ...summary,
     };
-    const stem = basename(claim.name, extname(claim.name));
-    await writeFile(join(claimDir, `${stem}.summary.json`), JSON.stringify(record, null, 2) + '\n');
+    await writeFile(join(claimDir, summaryName(claim.name)), JSON.stringify(record, null, 2) + '\n');
+    for (const p of (summary.problems as FileProblem[] | undefined) ?? [])
+      this.o.logger?.warn({ file: p.file, row: p.row, column: p.column, code: p.code, expected: p.expected, risky: p.risky }, p.message);
     const target = join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
     await this.locked(() => renameSync(claimDir, target));
     this.mine.delete(claimDir);
