@@ -144,6 +144,9 @@ export function otherAccount(plan: Pick<PlanFile, 'env' | 'baseUrl'>, env: { nam
   return `was made for the service at ${plan.baseUrl}, this watch pays at ${env.baseUrl}: make the plan with --env ${env.name} --base-url ${env.baseUrl}`;
 }
 
+/** A word of a command as a shell reads it: quoted when it holds anything but plain characters. */
+const shellWord = (x: string): string => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
+
 /** `<stem>.summary.json`, beside the file in its claim folder. */
 const summaryName = (name: string) => `${basename(name, extname(name))}.summary.json`;
 
@@ -419,15 +422,19 @@ export class FolderWatch {
     return message.replace(claimPath, (p) => this.whereNow(p)).replaceAll(' or its --batch-id', '');
   }
 
-  /** The command that sends a results file of this folder again, as printed: its ledger (state folder), service and key. */
-  private retryCommand(results: string): string {
-    const q = (x: string) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
+  /** A command as printed for this folder's files: with its ledger (state folder), service and key, as the watch runs them. */
+  private command(verb: 'retry' | 'plan', ...args: string[]): string {
     const env = this.o.conn.environment;
-    const parts = ['payout-batch retry', q(results), '--state-dir', q(this.L.state)];
+    const parts = ['payout-batch', verb, ...args, '--state-dir', this.L.state];
     if (env.name !== 'custom') parts.push('--env', env.name);
-    if (env.name !== 'local' && env.baseUrl) parts.push('--base-url', q(env.baseUrl));
-    if (this.o.config.keyFile) parts.push('--key-file', q(resolve(this.L.root, this.o.config.keyFile)));
-    return parts.join(' ');
+    if (env.name !== 'local' && env.baseUrl) parts.push('--base-url', env.baseUrl);
+    if (this.o.config.keyFile) parts.push('--key-file', resolve(this.L.root, this.o.config.keyFile));
+    return parts.map(shellWord).join(' ');
+  }
+
+  /** The command that sends the rows of a results file of this folder again (once fixed in it). */
+  private retryCommand(results: string): string {
+    return this.command('retry', results);
   }
 
   /** Touches claim.json while the file is processed, so other hosts see its owner alive. */
@@ -535,7 +542,8 @@ export class FolderWatch {
       } catch {
         return (
           `no ${f} beside it: ${CONFIG_FILE} requires ${required} approval${required === 1 ? '' : 's'}; drop ${plan} ` +
-          `(\`payout-batch plan FILE --out\`) and ${approvals} (\`payout-batch approve\`) into the inbox before ${claim.name}`
+          `(\`${this.command('plan', claim.name, '--out', plan)}\`) and ${approvals} ` +
+          `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${claim.name}`
         );
       }
       if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
