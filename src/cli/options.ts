@@ -67,8 +67,10 @@ export function guardOptions<T>(y: Argv<T>) {
     .option('expect-total', {
       type: 'string',
       array: true,
-      describe: 'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent',
+      describe:
+        'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent. A currency the batch pays and no --expect-total names is reported, not refused',
     })
+    .option('strict-totals', flag('--expect-total must name every currency the batch pays, or nothing is sent'))
     .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' })
     .option('max-requests', MAX_REQUESTS);
 }

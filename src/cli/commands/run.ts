@@ -12,7 +12,7 @@ import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
-import { controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
+import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
 import { runBatch } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
 
@@ -40,9 +40,11 @@ export default defineCommand<ArgsOf<typeof builder>>({
       const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
       const maxTotals = moneyFlags(args['max-total'], '--max-total');
       const expectRows = args['expect-rows'];
-      return showPlan({ ...args, file: args.file, quote: false }, io, (r) =>
-        controlTotalReasons({ expectRows, expectTotals, maxTotals, payable: r.payable }),
-      );
+      const strictTotals = args['strict-totals'];
+      return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
+        refused: controlTotalReasons({ expectRows, expectTotals, maxTotals, strictTotals, payable: r.payable }),
+        notes: controlTotalNotes({ expectTotals, strictTotals, payable: r.payable }),
+      }));
     }
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
     // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
