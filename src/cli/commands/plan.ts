@@ -126,7 +126,7 @@ export async function showPlan(
         );
       if (r.planFile)
         io.stdout.write(
-          `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
+          `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out}${conn.environment.name === 'production' ? ' --env production' : ''} --yes\` (the plan's service; refused if the batch file changes).\n`,
         );
       if (report) io.stdout.write(`Report: ${report}\n`);
       if (refused.length) io.stderr.write(`payout-batch: refused: ${refused.join('; ')}. Nothing was sent.\n`);

@@ -15,6 +15,7 @@ import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
 import { runBatch } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
+import { withPlanEnvironment } from '../environment.ts';
 
 const builder = (y: Argv) =>
   batchFileOptions(sendOptions(y))
@@ -33,7 +34,9 @@ const builder = (y: Argv) =>
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
-  run: async (args, io) => {
+  run: async (flags, cliIO) => {
+    // --plan: the plan's environment and base URL (a flag naming another service is refused, exit 3)
+    const [args, io] = withPlanEnvironment(flags, cliIO);
     if (args['dry-run']) {
       if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
       // The control totals checked as `run` checks them (exit 3 on a mismatch); nothing is sent either way.
