@@ -9,7 +9,7 @@ import { UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 export const ENVIRONMENT_MEANING: Record<string, string> = {
-  local: 'the sandbox embedded in this process (--env local); no money moves',
+  local: 'the sandbox embedded in the command, its state kept in the state folder (--env local); no money moves',
   sandbox: "the service's sandbox (staging) host; no money moves",
   production: 'the live service: real money moves',
   custom: 'a base URL given with --base-url or $PAYOUT_BASE_URL; not a known service environment',
