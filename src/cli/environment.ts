@@ -55,6 +55,16 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
   ];
 }
 
+/**
+ * The connection flags a command was given, to repeat in a command it prints (`payout-batch status
+ * RESULTS`, `retry`, `attach`), so that the hint works as printed: without them it would talk to
+ * $PAYOUT_ENV's service, or the default sandbox. Empty when the environment came from the variables.
+ */
+export function connectionHint(args: EnvironmentFlags): string {
+  const url = args['base-url'];
+  return `${args.env ? ` --env ${args.env}` : ''}${url ? ` --base-url ${url}` : ''}`;
+}
+
 /** The plan's service; undefined when it cannot be read (the engine says why, exit 2). */
 function planService(path: string): { env: string; baseUrl: string } | undefined {
   try {

@@ -27,6 +27,7 @@ import type { BatchPlan } from '../engine/plan.ts';
 import { writeResultsReport } from '../report/index.ts';
 import { accountPolicyAt, PolicyError, type AccountPolicy } from '../approvals/account-policy.ts';
 import { resolveEnvironment } from '../client/environment.ts';
+import { connectionHint } from './environment.ts';
 import type { GuardOptions } from '../engine/approval.ts';
 
 /** The flags of run and retry: connection, guards, sending, the HTML report. */
@@ -151,8 +152,8 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     const report = args.report ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment })) : undefined;
     if (report) out(`Report: ${report}\n`);
     if (args.json) printJson(io, { ...jsonSummary({ ...r, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
-    else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r));
-    else out(exitReasonText(r));
+    else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
+    else out(exitReasonText(r, connectionHint(args)));
     return r.exitCode;
   } catch (e) {
     progress.stop();
