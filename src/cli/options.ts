@@ -30,14 +30,15 @@ export function connectionOptions<T>(y: Argv<T>) {
       .option('env', {
         type: 'string',
         choices: ENVIRONMENTS,
-        describe: 'local (embedded sandbox), sandbox or production; default $PAYOUT_ENV, else sandbox. Production must be named here.',
+        describe:
+          'local (the embedded sandbox, which keeps its state in the state folder), sandbox or production; default $PAYOUT_ENV, else sandbox. Production must be named here.',
       })
       .option('base-url', { type: 'string', describe: 'Talk to this server instead ($PAYOUT_BASE_URL)' })
       .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)' })
       .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
       .option('rate', {
         type: 'number',
-        describe: 'Advanced: request starts per rolling second for the key (the spec allows 5; default 5)',
+        describe: 'Advanced: request starts per rolling second for the key (the spec allows 5; default $PAYOUT_BATCH_RATE, else 5)',
       })
       .option('safety-margin', {
         type: 'number',
@@ -67,8 +68,10 @@ export function guardOptions<T>(y: Argv<T>) {
     .option('expect-total', {
       type: 'string',
       array: true,
-      describe: 'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent',
+      describe:
+        'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent. A currency the batch pays and no --expect-total names is reported, not refused',
     })
+    .option('strict-totals', flag('--expect-total must name every currency the batch pays, or nothing is sent'))
     .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' })
     .option('max-requests', MAX_REQUESTS);
 }
@@ -159,8 +162,10 @@ export async function openConnection(
     throw new UsageError(
       'the API key is never taken from the command line (other users see it in ps): set PAYOUT_API_KEY or use --key-file',
     );
-  if (args.rate !== undefined && !(args.rate > 0 && args.rate <= 1000))
-    throw new UsageError('--rate must be a number of requests per second above 0');
+  const envRate = io.env.PAYOUT_BATCH_RATE?.trim();
+  const rate = args.rate ?? (envRate ? Number(envRate) : undefined);
+  if (rate !== undefined && !(rate > 0 && rate <= 1000))
+    throw new UsageError(`${args.rate === undefined ? '$PAYOUT_BATCH_RATE' : '--rate'} must be a number of requests per second above 0`);
   const margin = args['safety-margin'];
   if (margin !== undefined && !(margin >= 0 && margin <= 5000))
     throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
@@ -169,11 +174,14 @@ export async function openConnection(
   const shapes = parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE);
   const environment: EnvironmentOptions = { env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env };
   try {
-    // An environment without an address of its own (local) is the embedded sandbox, started here,
-    // its first seed key used when no key is configured. A literal dynamic import: esbuild makes the
-    // simulator a chunk of its own, loaded only when --env local starts it, never at start-up.
+    // An environment without an address of its own (local) is the embedded sandbox, started here
+    // from the state it kept in the state folder (local-sandbox.ts), its first seed key used when
+    // no key is configured. A literal dynamic import: esbuild makes the simulator a chunk of its
+    // own, loaded only when --env local starts it, never at start-up.
     const local = resolveEnvironment(environment).baseUrl === undefined;
-    const sandbox = local ? await (await import('../sandbox/index.ts')).startSandbox({ shapes }) : undefined;
+    const sandbox = local
+      ? await (await import('./local-sandbox.ts')).startLocalSandbox(stateRoot, { shapes, rate, vars: io.env })
+      : undefined;
     return await connect({
       ...environment,
       keyFile: args['key-file'],
@@ -183,9 +191,9 @@ export async function openConnection(
       sandbox,
       fallbackKey: sandbox && sandboxSeedKey(sandbox.keys[0]!.key),
       client: {
-        ...(args.rate ? { requestsPerSecond: args.rate } : {}),
+        ...(rate ? { requestsPerSecond: rate } : {}),
         ...(margin !== undefined ? { safetyMarginMs: margin } : {}),
-        concurrency: inFlightFor(args.rate),
+        concurrency: inFlightFor(rate),
         ...(onEvent ? { onEvent } : {}),
       },
     });

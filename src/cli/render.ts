@@ -110,7 +110,8 @@ export function moneyLines(money: Record<string, MoneyTotals>): string[] {
   return ['  by source currency:        debited         refunded              net', ...entries.map(([c, t]) => `    ${c}  ${line(t)}`)];
 }
 
-export function exitReasonText(r: PipelineResult): string {
+/** `connection`: the flags to repeat in a command printed here, so it works as printed (environment.ts connectionHint). */
+export function exitReasonText(r: PipelineResult, connection = ''): string {
   if (r.refused) return `Nothing was sent:\n${r.refused.map((x) => `  - ${x}`).join('\n')}\n`;
   if (r.halted) return `The run stopped: ${r.halted}\nWhat was sent is journalled: run the same command again to continue (it is safe).\n`;
   if (r.stopped) return 'Stopped on request: run the same command again to continue.\n';
@@ -123,7 +124,7 @@ export function exitReasonText(r: PipelineResult): string {
     if (s.byStatus[ENGINE_STATUSES.ALREADY_PAID] === s.notCreated)
       return `${bad}: paid before at this account, nothing created by this run (see the results file); paying again takes new references.\n`;
     return (
-      `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}\`` +
+      `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}${connection}\`` +
       `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`
     );
   }
@@ -131,7 +132,7 @@ export function exitReasonText(r: PipelineResult): string {
   if (o.failed || o.waiting)
     return (
       `${plural(s.created, 'payout')} created; ${[o.failed ? `${o.failed} failed after creation` : '', o.waiting ? `${o.waiting} waiting for information` : ''].filter(Boolean).join(', ')}: ` +
-      `see the results file and \`payout-batch status ${r.resultsPath}\`.\n`
+      `see the results file and \`payout-batch status ${r.resultsPath}${connection}\`.\n`
     );
   return `All ${plural(s.created, 'payout')} created.\n`;
 }

@@ -27,6 +27,7 @@ import type { BatchPlan } from '../engine/plan.ts';
 import { writeResultsReport } from '../report/index.ts';
 import { accountPolicyAt, PolicyError, type AccountPolicy } from '../approvals/account-policy.ts';
 import { resolveEnvironment } from '../client/environment.ts';
+import { connectionHint } from './environment.ts';
 import type { GuardOptions } from '../engine/approval.ts';
 
 /** The flags of run and retry: connection, guards, sending, the HTML report. */
@@ -95,6 +96,7 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
   const maxTotals = moneyFlags(args['max-total'], '--max-total');
   const maxRequests = maxRequestsOf(args);
+  const notes: string[] = [];
   // Nobody can answer the question: refused before the connection, so not one request of the
   // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
   if (!args.yes && !isInteractive(io)) return refused(io, args.json, NOT_A_TERMINAL);
@@ -116,6 +118,13 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       expectRows: args['expect-rows'],
       expectTotals,
       maxTotals,
+      strictTotals: args['strict-totals'],
+      onNote: (note) => {
+        notes.push(note);
+        // (beside the plan: on stderr when the plan went there)
+        if (quiet && !args.yes) io.stderr.write(`Control totals: ${note}.\n`);
+        else out(`Control totals: ${note}.\n`);
+      },
       maxRequests,
       policy,
       mergeDocuments: args['merge-documents'],
@@ -142,9 +151,9 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     if (after) out(after(r));
     const report = args.report ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment })) : undefined;
     if (report) out(`Report: ${report}\n`);
-    if (args.json) printJson(io, jsonSummary({ ...r, reportPath: report }, environment));
-    else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r));
-    else out(exitReasonText(r));
+    if (args.json) printJson(io, { ...jsonSummary({ ...r, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
+    else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
+    else out(exitReasonText(r, connectionHint(args)));
     return r.exitCode;
   } catch (e) {
     progress.stop();

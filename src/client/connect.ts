@@ -37,6 +37,12 @@ export interface ConnectOptions extends EnvironmentOptions {
  */
 export interface EmbeddedSandbox {
   url: string;
+  /**
+   * The account of a sandbox that keeps its state between commands (the CLI's `local`): its
+   * ledger is kept too, under this name (engine/ledger.ts). Absent: a sandbox of this process
+   * alone (the demo), whose ledger is a temporary folder.
+   */
+  account?: string;
   close(): Promise<void>;
 }
 

@@ -29,6 +29,10 @@ export interface GuardOptions {
   expectRows?: number;
   expectTotals: MoneyFlag[];
   maxTotals: MoneyFlag[];
+  /** --strict-totals: --expect-total must name every currency the batch pays (controlTotalReasons). */
+  strictTotals?: boolean;
+  /** Told each control-total note (controlTotalNotes) of a batch that passed the guards. */
+  onNote?: (note: string) => void;
   /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
   maxRequests?: number;
   /** The account's approval policy (src/approvals/account-policy.ts): why this plan may not be sent, if so. */
@@ -77,25 +81,29 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
   return { ok: true, confirm: !a.yes };
 }
 
-/** Each mismatch of the control totals (--expect-rows, --expect-total, --max-total) with what the batch pays. */
-export function controlTotalReasons(a: Pick<ApprovalInput, 'expectRows' | 'expectTotals' | 'maxTotals' | 'payable'>): string[] {
+type ControlTotals = Pick<ApprovalInput, 'expectRows' | 'expectTotals' | 'maxTotals' | 'strictTotals' | 'payable'>;
+
+/**
+ * Each mismatch of the control totals (--expect-rows, --expect-total, --max-total) with what the
+ * batch pays: a reason to send nothing. A currency the batch pays that --expect-total does not name
+ * is one only under --strict-totals; otherwise it is a note (controlTotalNotes), so that checking
+ * the one currency a person knows the total of does not refuse a payroll in five.
+ */
+export function controlTotalReasons(a: ControlTotals): string[] {
   const reasons: string[] = [];
   if (a.expectRows !== undefined && a.expectRows !== a.payable.rows) {
     reasons.push(`--expect-rows ${a.expectRows}, but the batch pays ${a.payable.rows} row${a.payable.rows === 1 ? '' : 's'}`);
   }
-  if (a.expectTotals.length) {
-    const expected = new Map<string, DecT>();
-    for (const e of a.expectTotals) expected.set(e.currency, (expected.get(e.currency) ?? new Dec(0)).plus(e.amount));
-    for (const [ccy, amount] of a.payable.amounts) {
-      const want = expected.get(ccy);
-      if (!want) reasons.push(`--expect-total names no ${ccy}, but the batch pays ${formatAmount(amount, ccy)} ${ccy}`);
-      else if (!want.equals(amount))
-        reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays ${formatAmount(amount, ccy)} ${ccy} (before fees)`);
-    }
-    for (const [ccy, want] of expected) {
-      if (!a.payable.amounts.has(ccy) && !want.isZero())
-        reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays nothing in ${ccy}`);
-    }
+  const expected = expectedTotals(a.expectTotals);
+  for (const [ccy, amount] of a.payable.amounts) {
+    const want = expected.get(ccy);
+    if (want && !want.equals(amount))
+      reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays ${formatAmount(amount, ccy)} ${ccy} (before fees)`);
+  }
+  if (a.strictTotals) reasons.push(...unnamedTotals(a).map((n) => `${n} (--strict-totals)`));
+  for (const [ccy, want] of expected) {
+    if (!a.payable.amounts.has(ccy) && !want.isZero())
+      reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays nothing in ${ccy}`);
   }
   for (const m of a.maxTotals) {
     const total = a.payable.withFees.get(m.currency);
@@ -106,6 +114,26 @@ export function controlTotalReasons(a: Pick<ApprovalInput, 'expectRows' | 'expec
     }
   }
   return reasons;
+}
+
+/** What the control totals did not check and did not refuse: each currency --expect-total leaves out (none under --strict-totals). */
+export function controlTotalNotes(a: Pick<ControlTotals, 'expectTotals' | 'strictTotals' | 'payable'>): string[] {
+  return a.strictTotals ? [] : unnamedTotals(a).map((n) => `${n}: not checked (--strict-totals refuses it)`);
+}
+
+function unnamedTotals(a: Pick<ControlTotals, 'expectTotals' | 'payable'>): string[] {
+  if (!a.expectTotals.length) return [];
+  const expected = expectedTotals(a.expectTotals);
+  return [...a.payable.amounts]
+    .filter(([ccy]) => !expected.has(ccy))
+    .map(([ccy, amount]) => `--expect-total names no ${ccy}, and the batch pays ${formatAmount(amount, ccy)} ${ccy}`);
+}
+
+/** --expect-total summed per currency (a currency named twice adds up). */
+function expectedTotals(flags: MoneyFlag[]): Map<string, DecT> {
+  const expected = new Map<string, DecT>();
+  for (const e of flags) expected.set(e.currency, (expected.get(e.currency) ?? new Dec(0)).plus(e.amount));
+  return expected;
 }
 
 // ---- the names of a plan's maker and approvers (four eyes, src/approvals)

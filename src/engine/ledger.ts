@@ -12,8 +12,10 @@
 // machine to one service share a ledger, so one may be refused a reference the other sent (a false
 // refusal, never a second payment); give them separate state folders (--state-dir).
 //
-// The embedded sandbox of `--env local` (and the demo) is a new simulator every time: its ledger is a
-// temporary folder of the connection, so the next demo is never refused for the last one's rows.
+// The demo's embedded sandbox is a new simulator every time: its ledger is a temporary folder of
+// the connection, so the next demo is never refused for the last one's rows. The sandbox of
+// `--env local` keeps its state in the state folder (cli/local-sandbox.ts), and so its ledger,
+// `<state root>/ledgers/local/`: its address changes at every start, so it is named, not a URL.
 //
 // What the lock covers: the check that the references of a batch were not sent and are not being
 // sent by another batch (and that no other process runs this batch), and the reservation of them,
@@ -113,8 +115,9 @@ const ephemeral = new WeakMap<object, string>();
  * quota.ts defaultStateDir(), the per-user one).
  */
 export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox'>, o: { root?: string } = {}): Ledger {
-  const account = accountOf(conn.environment.baseUrl);
-  if (conn.sandbox) {
+  const kept = conn.sandbox?.account;
+  const account = kept ?? accountOf(conn.environment.baseUrl);
+  if (conn.sandbox && !kept) {
     let dir = ephemeral.get(conn.sandbox);
     if (!dir) {
       // (left in the temporary folder when the process ends: the demo prints the journal's path)
@@ -124,7 +127,7 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox'>, o: {
     return { account, dir, ephemeral: true };
   }
   const root = o.root ?? defaultStateDir();
-  const dir = ledgerDirFor(root, account);
+  const dir = kept ? join(resolve(root), 'ledgers', kept) : ledgerDirFor(root, account);
   checkStateFolder(root, dir);
   return { account, dir, ephemeral: false };
 }

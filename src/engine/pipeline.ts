@@ -14,7 +14,7 @@ import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
-import { decideApproval, type GuardOptions } from './approval.ts';
+import { controlTotalNotes, decideApproval, type GuardOptions } from './approval.ts';
 import { executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
 import {
@@ -191,6 +191,7 @@ async function approve({ batch, session, o }: Run, plan: BatchPlan, estimatedFee
   const payable = payableTotals(batch, plan, feeForTotals(session.folded, estimatedFees));
   const decision = decideApproval({ ...o, plan, payable, env: session.header.env });
   if (!decision.ok) return decision.reasons;
+  for (const note of controlTotalNotes({ ...o, payable })) o.onNote?.(note);
   if (decision.confirm && plan.toSend.length > 0 && !(o.confirm && (await o.confirm(plan))))
     return ['declined at the confirmation: nothing was sent'];
   return undefined;

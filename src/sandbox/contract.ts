@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { ServiceHeaderNames } from '../interface/http.ts';
 import { ROUTE_NAMES, type RouteName } from './routes/index.ts';
+import type { SandboxState } from './persist.ts';
 
 export type { RouteName };
 
@@ -83,6 +84,8 @@ export interface SandboxOptions {
   now?: () => number;
   /** The reading answers are given in; 'strict' by default. Requests are checked the same way in both. */
   shapes?: SandboxShapes;
+  /** A snapshot of an earlier sandbox of the same seed to go on from (persist.ts; the CLI's `local`). */
+  state?: SandboxState;
 }
 
 /** One attempt to deliver one webhook event (additions of the sandbox). */
@@ -141,4 +144,6 @@ export interface LocalSandbox {
    * be delivered until the next event. Tests wait for 0 instead of sleeping.
    */
   pendingDeliveries(): number;
+  /** The state a later sandbox can go on from (SandboxOptions.state). */
+  snapshot(): SandboxState;
 }

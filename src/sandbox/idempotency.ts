@@ -29,7 +29,8 @@ const slot = (businessId: string, key: string): string => `${businessId}\u0000${
 const fingerprint = (route: CreatingRoute, body: unknown): string => `${route}\u0000${canonicalJson(body)}`;
 
 export class IdempotencyStore {
-  private readonly entries = new Map<string, { fingerprint: string; recordId: string }>();
+  /** By business and key (read and filled by persist.ts for the local sandbox). */
+  readonly entries = new Map<string, { fingerprint: string; recordId: string }>();
 
   /**
    * Before the body is looked at: the key is required (400 MISSING_IDEMPOTENCY_KEY); a key seen

@@ -13,6 +13,7 @@ import { Faults } from './faults.ts';
 import { IdempotencyStore } from './idempotency.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { Limits } from './limits.ts';
+import { restoreState, snapshotState } from './persist.ts';
 import { defaultSeed, parseSeed } from './seed.ts';
 import { variantEvent } from './shapes.ts';
 import { requestHandler } from './server.ts';
@@ -23,6 +24,7 @@ import { Webhooks } from './webhooks.ts';
 export type * from './contract.ts';
 export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from './seed.ts';
 export type { Seed } from './seed.ts';
+export { SandboxStateSchema } from './persist.ts';
 
 /**
  * Starts a sandbox. Throws (before listening) on an invalid seed (SeedError), fault configuration
@@ -62,6 +64,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
   };
 
+  if (options.state) restoreState(sb, options.state, options.autoAdvance ?? false);
+
   const propagatingKeys = new Set(options.propagatingKeys);
   const server: Server = createServer(requestHandler({ sb, propagatingKeys, log, onRequest: options.onRequest }));
   server.keepAliveTimeout = 5000;
@@ -82,6 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     pendingDeliveries: () => webhooks.pending(),
     advanceClock: (ms: number) => clock.advance(ms),
     inFlight: () => log.reduce((n, e) => n + (e.status < 0 ? 1 : 0), 0),
+    snapshot: () => snapshotState(sb),
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         sb.lifecycle.close();

@@ -48,8 +48,11 @@ function filenameProblem(filename: string, contentType: DocumentContentType): st
 }
 
 export class Storage {
-  private readonly byUpload = new Map<string, StoredFile>();
-  private readonly byDocument = new Map<string, StoredFile>();
+  // (read and filled by persist.ts for the local sandbox, which keeps its documents between commands)
+  readonly byUpload = new Map<string, StoredFile>();
+  readonly byDocument = new Map<string, StoredFile>();
+  /** Hosts an earlier life of this sandbox listened on (persist.ts): its documentUrls name them. */
+  readonly formerHosts = new Set<string>();
 
   constructor(
     private readonly baseUrl: () => string,
@@ -109,7 +112,7 @@ export class Storage {
     }
     const base = new URL(this.baseUrl());
     const token = u.pathname.startsWith(DOCUMENT_PATH) ? u.pathname.slice(DOCUMENT_PATH.length).split('/')[0] : undefined;
-    const f = u.host === base.host && token ? this.byDocument.get(token) : undefined;
+    const f = (u.host === base.host || this.formerHosts.has(u.host)) && token ? this.byDocument.get(token) : undefined;
     if (!f || f.businessId !== businessId) return 'is not a documentUrl issued by the upload-url route to this business';
     if (!f.uploaded) return 'has no uploaded file yet: PUT the file to its uploadUrl first';
     return f;

@@ -1,9 +1,12 @@
 // `run --dry-run` checks the control totals exactly as `run` does (issue 29, item 5): the same
-// reasons and exit 3 on a mismatch, 0 when they match; nothing is sent either way.
+// reasons and exit 3 on a mismatch, 0 when they match; nothing is sent either way. A currency no
+// --expect-total names is a note unless --strict-totals (issue 31).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { cliIn, initiates, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cliIn, generateCsv, initiates, tempDirs, writeBatch } from '../engine/helpers.ts';
 
 let sb: LocalSandbox;
 const dirs = tempDirs('pb-dry-run-totals-');
@@ -55,6 +58,26 @@ describe('run --dry-run and the control totals', () => {
     const json = await cli('run', 'payroll.csv', '--dry-run', '--json', '--expect-rows', '1');
     expect(json.code).toBe(3);
     expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 3, refused: ['--expect-rows 1, but the batch pays 2 rows'] });
+    expect(initiates(sb)).toHaveLength(0);
+  });
+
+  it('a currency --expect-total does not name is noted (output and --json), refused only with --strict-totals (issue 31)', async () => {
+    const dir = await dirs.make();
+    const eur = generateCsv({ rows: 1, currencies: ['EUR'], prefix: 'EUR', amount: () => '100.00' })
+      .split('\n')
+      .slice(1)
+      .join('\n');
+    await writeFile(join(dir, 'payroll.csv'), generateCsv({ rows: 1, currencies: ['GBP'], amount: () => '100.00' }) + eur);
+    const { cli } = cliIn(dir, sb.url);
+    const named = ['--expect-total', 'GBP:100.00'];
+    const dry = await cli('run', 'payroll.csv', '--dry-run', ...named);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/Control totals: --expect-total names no EUR, and the batch pays 100\.00 EUR: not checked/);
+    const json = await cli('run', 'payroll.csv', '--dry-run', '--json', ...named);
+    expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 0, notes: [expect.stringMatching(/names no EUR/)] });
+    const strict = await cli('run', 'payroll.csv', '--dry-run', '--json', '--strict-totals', ...named);
+    expect(strict.code).toBe(3);
+    expect(JSON.parse(strict.stdout)).toMatchObject({ refused: [expect.stringMatching(/names no EUR.*--strict-totals/)] });
     expect(initiates(sb)).toHaveLength(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideApproval, parseMoneyFlag, type ApprovalInput } from '../../src/engine/approval.ts';
+import { controlTotalNotes, controlTotalReasons, decideApproval, parseMoneyFlag, type ApprovalInput } from '../../src/engine/approval.ts';
 import { planFixture } from './plan-fixture.ts';
 import { Dec } from '../../src/money.ts';
 
@@ -46,6 +46,37 @@ describe('approval guards (pure)', () => {
     expect(reasons).toMatch(/--expect-total EUR:1, but the batch pays nothing in EUR/);
     expect(reasons).toMatch(/--max-total USD:39.99/);
     expect(decideApproval(input({ env: 'production', envFlag: 'production' })).ok).toBe(true);
+  });
+
+  it('a currency the batch pays that --expect-total leaves out is a note, and a refusal only under --strict-totals (issue 31)', () => {
+    const payable = {
+      rows: 3,
+      amounts: new Map([
+        ['USD', new Dec('103075.00')],
+        ['EUR', new Dec('8200.50')],
+      ]),
+      withFees: new Map([
+        ['USD', new Dec('103200.00')],
+        ['EUR', new Dec('8215.50')],
+      ]),
+    };
+    const totals = { expectRows: 3, expectTotals: [parseMoneyFlag('USD:103075.00', 'x')], maxTotals: [], payable };
+    expect(controlTotalReasons(totals)).toEqual([]);
+    const notes = controlTotalNotes(totals);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(
+      /^--expect-total names no EUR, and the batch pays 8,?200\.50 EUR: not checked \(--strict-totals refuses it\)$/,
+    );
+    expect(decideApproval(input({ ...totals })).ok).toBe(true);
+    const strict = controlTotalReasons({ ...totals, strictTotals: true });
+    expect(strict).toHaveLength(1);
+    expect(strict[0]).toMatch(/^--expect-total names no EUR, and the batch pays 8,?200\.50 EUR \(--strict-totals\)$/);
+    expect(controlTotalNotes({ ...totals, strictTotals: true })).toEqual([]);
+    expect(decideApproval(input({ ...totals, strictTotals: true })).ok).toBe(false);
+    // a named currency off by a cent refuses either way; no --expect-total at all notes nothing
+    const wrong = { ...totals, expectTotals: [parseMoneyFlag('USD:103075.01', 'x')] };
+    expect(controlTotalReasons(wrong)).toHaveLength(1);
+    expect(controlTotalNotes({ ...totals, expectTotals: [] })).toEqual([]);
   });
 
   it('a shortfall always refuses; a corridor not enabled refuses unless --allow-partial', () => {

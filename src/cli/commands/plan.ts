@@ -55,7 +55,11 @@ export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) 
  * The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run
  * --dry-run`, whose `refusals` (its control totals) make it exit as `run` would: 3, naming them.
  */
-export async function showPlan(args: PlanArgs, io: CliIO, refusals?: (r: PlanCommandResult) => string[]): Promise<ExitCode> {
+export async function showPlan(
+  args: PlanArgs,
+  io: CliIO,
+  controlTotals?: (r: PlanCommandResult) => { refused: string[]; notes: string[] },
+): Promise<ExitCode> {
   if (!args.file) throw new UsageError('name the batch file');
   const logger = makeLogger(args, io, 'plan');
   const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
@@ -78,7 +82,9 @@ export async function showPlan(args: PlanArgs, io: CliIO, refusals?: (r: PlanCom
       stop: abortOn(io.stopSignal),
     });
     const p = r.plan;
-    const refused = [...(r.refused ?? []), ...(refusals?.(r) ?? [])];
+    const totals = controlTotals?.(r);
+    const refused = [...(r.refused ?? []), ...(totals?.refused ?? [])];
+    const notes = totals?.notes ?? [];
     const code =
       p.shortfall || (p.corridorBlocked && !args['allow-partial']) || refused.length
         ? ExitCode.REFUSED
@@ -108,17 +114,19 @@ export async function showPlan(args: PlanArgs, io: CliIO, refusals?: (r: PlanCom
         ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
         quoteErrors: Object.fromEntries(r.quoteErrors),
         ...(refused.length ? { refused } : {}),
+        ...(notes.length ? { notes } : {}),
       });
     } else {
       io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl));
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
+      for (const note of notes) io.stdout.write(`Control totals: ${note}.\n`);
       if (r.refused)
         io.stdout.write(
           `Refused: nothing quoted${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`,
         );
       if (r.planFile)
         io.stdout.write(
-          `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out} --yes\` (refused if the batch file changes).\n`,
+          `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out}${conn.environment.name === 'production' ? ' --env production' : ''} --yes\` (the plan's service; refused if the batch file changes).\n`,
         );
       if (report) io.stdout.write(`Report: ${report}\n`);
       if (refused.length) io.stderr.write(`payout-batch: refused: ${refused.join('; ')}. Nothing was sent.\n`);

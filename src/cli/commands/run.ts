@@ -12,9 +12,10 @@ import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
-import { controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
+import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
 import { runBatch } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
+import { withPlanEnvironment } from '../environment.ts';
 
 const builder = (y: Argv) =>
   batchFileOptions(sendOptions(y))
@@ -33,16 +34,20 @@ const builder = (y: Argv) =>
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
-  run: async (args, io) => {
+  run: async (flags, cliIO) => {
+    // --plan: the plan's environment and base URL (a flag naming another service is refused, exit 3)
+    const [args, io] = withPlanEnvironment(flags, cliIO);
     if (args['dry-run']) {
       if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
       // The control totals checked as `run` checks them (exit 3 on a mismatch); nothing is sent either way.
       const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
       const maxTotals = moneyFlags(args['max-total'], '--max-total');
       const expectRows = args['expect-rows'];
-      return showPlan({ ...args, file: args.file, quote: false }, io, (r) =>
-        controlTotalReasons({ expectRows, expectTotals, maxTotals, payable: r.payable }),
-      );
+      const strictTotals = args['strict-totals'];
+      return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
+        refused: controlTotalReasons({ expectRows, expectTotals, maxTotals, strictTotals, payable: r.payable }),
+        notes: controlTotalNotes({ expectTotals, strictTotals, payable: r.payable }),
+      }));
     }
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
     // Four eyes: checked before the connection is opened, so a refused plan costs not one request.

@@ -8,6 +8,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/index.ts';
 import type { Seed } from '../../sandbox/seed.ts';
 import { parseShapes, SHAPES_VARIABLE } from '../sandbox-shapes.ts';
+import { autoAdvanceFlag } from '../local-sandbox.ts';
 
 /** "5", or "off" for no limit. */
 function limitFlag(name: string, value: string): number | null {
@@ -24,16 +25,6 @@ function latencyFlag(value: string): [number, number] {
   const max = m?.[2] === undefined ? min : Number(m[2]);
   if (!m || min > max) throw new UsageError(`--latency takes MIN-MAX in milliseconds, e.g. 50-300 (got "${value}")`);
   return [min, max];
-}
-
-/** "PROCESSING_MS,SUCCESSFUL_MS" or one number for both. */
-function autoAdvanceFlag(value: string): { toProcessingMs: number; toSuccessfulMs: number } {
-  const parts = value.split(',').map((s) => s.trim());
-  const nums = parts.map(Number);
-  if (parts.length > 2 || nums.some((n) => !Number.isInteger(n) || n < 0)) {
-    throw new UsageError(`--auto-advance takes MS or PROCESSING_MS,SUCCESSFUL_MS, e.g. 2000,5000 (got "${value}")`);
-  }
-  return { toProcessingMs: nums[0]!, toSuccessfulMs: nums[1] ?? nums[0]! };
 }
 
 const builder = (y: Argv) =>

@@ -3,6 +3,7 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, group, plural, printJson, type CliIO } from '../command.ts';
+import { connectionHint } from '../environment.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
@@ -79,7 +80,7 @@ export default defineCommand<StatusArgs>({
             .map(([s, n]) => `${n} ${s}`)
             .join(', ')}`,
         );
-        l.push(...outcomeLines(r, args.results));
+        l.push(...outcomeLines(r, args.results, connectionHint(args)));
         if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
         io.stdout.write(l.join('\n') + '\n');
       }
@@ -91,19 +92,21 @@ export default defineCommand<StatusArgs>({
 function outcomeLines(
   r: Pick<StatusResult, 'groups' | 'money' | 'moneyProblems' | 'waiting' | 'failed' | 'finished' | 'exitCode'>,
   results: string,
+  /** The connection flags to repeat in the commands printed (environment.ts connectionHint). */
+  connection: string,
 ): string[] {
   const l: string[] = ['Outcome'];
   for (const g of STATUS_GROUPS) if (r.groups[g]) l.push(`  ${String(r.groups[g]).padStart(6)}  ${STATUS_GROUP_WORDS[g].text}`);
   for (const w of r.waiting)
     l.push(
       `  row ${w.rowNumber}${w.reference ? ` ${w.reference}` : ''} waits for us: ${requestsText(w.informationRequests)}; ` +
-        `answer with: payout-batch attach ${w.payoutId} FILE...`,
+        `answer with: payout-batch attach ${w.payoutId}${connection} FILE...`,
     );
   for (const f of r.failed)
     l.push(
       `  row ${f.rowNumber}${f.reference ? ` ${f.reference}` : ''} ${f.status}${f.reason ? ` (${f.reason})` : ''}: ` +
         (f.refunded !== undefined
-          ? `refunded ${group(f.refunded)}; pay it again with: payout-batch retry ${results} --resend-failed`
+          ? `refunded ${group(f.refunded)}; pay it again with: payout-batch retry ${results} --resend-failed${connection}`
           : "refund not in the wallet's transactions yet: run status again later"),
     );
   l.push(...moneyLines(r.money));

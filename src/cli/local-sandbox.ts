@@ -1,0 +1,87 @@
+// The `local` environment: the sandbox embedded in the command, which keeps its state in the state
+// folder between commands, so a walkthrough can be rehearsed command after command (`run`, then
+// `status`, `retry`, `reconcile`) on one simulated service. Loaded only when `--env local` starts it.
+//
+//   <state>/local-sandbox.json   the sandbox's state (src/sandbox/persist.ts), 0600
+//   <state>/local-sandbox.lock   held by the one command using it (files/lock.ts)
+//   <state>/ledgers/local/       the journals of the batches sent to it (engine/ledger.ts)
+//
+// One command at a time uses a state folder's local sandbox: another waits for it (up to a
+// minute). The state is written after every request that may change it and when the command
+// ends, so a command killed at any instant leaves what the service did. Payouts move only when
+// $PAYOUT_SANDBOX_AUTO_ADVANCE says so (the `--auto-advance` of `payout-batch sandbox`), also for
+// the time between commands.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { acquireLock, LockBusy } from '../files/lock.ts';
+import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
+import { SandboxStateSchema, startSandbox, type LocalSandbox, type SandboxShapes } from '../sandbox/index.ts';
+import { RATE_LIMIT_PER_SECOND } from '../interface/codes.ts';
+import { UsageError } from './command.ts';
+import { ExitCode } from './exit-codes.ts';
+
+export const AUTO_ADVANCE_VARIABLE = 'PAYOUT_SANDBOX_AUTO_ADVANCE';
+/** The ledger's name of the local sandbox: its address changes at every start, so no URL names it. */
+export const LOCAL_ACCOUNT = 'local';
+
+/** "PROCESSING_MS,SUCCESSFUL_MS" or one number for both (`source`: the flag or variable, for the message). */
+export function autoAdvanceFlag(value: string, source = '--auto-advance'): { toProcessingMs: number; toSuccessfulMs: number } {
+  const parts = value.split(',').map((s) => s.trim());
+  const nums = parts.map(Number);
+  if (parts.length > 2 || nums.some((n) => !Number.isInteger(n) || n < 0)) {
+    throw new UsageError(`${source} takes MS or PROCESSING_MS,SUCCESSFUL_MS, e.g. 2000,5000 (got "${value}")`);
+  }
+  return { toProcessingMs: nums[0]!, toSuccessfulMs: nums[1] ?? nums[0]! };
+}
+
+/** The local sandbox of a state folder, started from its saved state; close() saves it and lets the next command have it. */
+export async function startLocalSandbox(
+  stateRoot: string,
+  /** rate: the client's pace (--rate, $PAYOUT_BATCH_RATE): the sandbox's limit is raised to it, never lowered below the spec's 5. */
+  o: { shapes?: SandboxShapes; rate?: number; vars: NodeJS.ProcessEnv },
+): Promise<LocalSandbox & { account: string }> {
+  const advance = o.vars[AUTO_ADVANCE_VARIABLE]?.trim();
+  const autoAdvance = advance ? autoAdvanceFlag(advance, `$${AUTO_ADVANCE_VARIABLE}`) : false;
+  mkdirSync(stateRoot, { recursive: true, mode: 0o700 });
+  const path = join(stateRoot, 'local-sandbox.json');
+  let lock;
+  try {
+    lock = await acquireLock(`${path.slice(0, -'.json'.length)}.lock`, { waitMs: 60_000, purpose: 'local sandbox' });
+  } catch (e) {
+    if (!(e instanceof LockBusy)) throw e;
+    throw new UsageError(`the local sandbox of ${stateRoot} is in use: ${e.message}; try again when it ends`, ExitCode.SERVICE_UNAVAILABLE);
+  }
+  try {
+    const saved = readJsonFile(path);
+    const parsed = saved === undefined ? undefined : SandboxStateSchema.safeParse(saved);
+    if (parsed && !parsed.success)
+      throw new UsageError(`${path} is not the state of a local sandbox of this version: move it away to start afresh`);
+    // (requests arrive only once startSandbox has returned: `sandbox` is set by then)
+    const save = () => writeFileAtomicSync(path, JSON.stringify(sandbox.snapshot()), { mode: 0o600 });
+    const sandbox: LocalSandbox = await startSandbox({
+      shapes: o.shapes,
+      autoAdvance,
+      rateLimitPerSecond: Math.max(RATE_LIMIT_PER_SECOND, Math.ceil(o.rate ?? 0)),
+      ...(parsed ? { state: parsed.data } : {}),
+      onRequest: (e) => {
+        if (e.method !== 'GET') save();
+      },
+    });
+    save();
+    return {
+      ...sandbox,
+      account: LOCAL_ACCOUNT,
+      close: async () => {
+        try {
+          await sandbox.close();
+          save();
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}

@@ -1,0 +1,136 @@
+// The sandbox's state as data, for a sandbox that outlives its process: the `local` environment of
+// the CLI keeps it in the state folder between commands (src/cli/local-sandbox.ts), so `status`
+// after `run` finds the payouts. What a later command needs is kept: wallets, pairs, payouts,
+// swaps, the wallet ledger, idempotency keys (a resumed run gets its payouts back, never new ones)
+// and uploaded documents (journalled documentUrls are sent again by later runs). What belongs to
+// one process is not: the rate limit's window and the month's count, faults, the request log and
+// webhook subscriptions (a subscription points at a listener of that command).
+//
+// documentUrls name the host the sandbox listened on, which changes at every start: a restored
+// sandbox accepts the URLs it issued under each of its earlier hosts (Storage.formerHosts).
+import { z } from 'zod';
+import type { PayoutStatus } from '../interface/codes.ts';
+import { Dec } from '../money.ts';
+import type { Sandbox } from './context.ts';
+import type { StoredFile } from './storage.ts';
+import type { PayoutRec, SwapRec, TransactionRec } from './store.ts';
+
+const STATE_VERSION = 1;
+
+const Entries = z.array(z.record(z.string(), z.unknown()));
+
+/** The state file's shape; records are the store's own, amounts as decimal strings. */
+export const SandboxStateSchema = z.object({
+  v: z.literal(STATE_VERSION),
+  hosts: z.array(z.string()),
+  wallets: z.array(z.object({ walletId: z.string(), balance: z.string() })),
+  pairs: z.array(z.object({ currencyPairId: z.string(), rate: z.string(), enabled: z.boolean() })),
+  payouts: Entries,
+  swaps: Entries,
+  transactions: Entries,
+  idempotency: z.array(z.object({ slot: z.string(), fingerprint: z.string(), recordId: z.string() })),
+  documents: z.array(
+    z.object({
+      uploadToken: z.string(),
+      documentToken: z.string(),
+      businessId: z.string(),
+      contentType: z.enum(['application/pdf', 'image/jpeg', 'image/png']),
+      expiresAt: z.number(),
+      uploaded: z.object({ base64: z.string(), at: z.string() }).optional(),
+    }),
+  ),
+});
+export type SandboxState = z.infer<typeof SandboxStateSchema>;
+
+/** The sandbox's state now (Dec amounts become strings through their toJSON). */
+export function snapshotState(sb: Sandbox): SandboxState {
+  const { store, storage, idempotency } = sb;
+  const plain = (r: object) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
+  const tokenOf = new Map([...storage.byDocument].map(([token, f]) => [f, token]));
+  return {
+    v: STATE_VERSION,
+    hosts: [new URL(sb.baseUrl()).host, ...storage.formerHosts],
+    wallets: [...store.wallets.values()].map((w) => ({ walletId: w.walletId, balance: w.balance.toFixed() })),
+    pairs: [...store.pairs.values()].map((p) => ({ currencyPairId: p.currencyPairId, rate: p.rate.toFixed(), enabled: p.enabled })),
+    payouts: [...store.payouts.values()].map(plain),
+    swaps: [...store.swaps.values()].map(plain),
+    transactions: store.transactions.map(plain),
+    idempotency: [...idempotency.entries].map(([slot, e]) => ({ slot, ...e })),
+    documents: [...storage.byUpload].map(([uploadToken, f]) => ({
+      uploadToken,
+      documentToken: tokenOf.get(f) ?? '',
+      businessId: f.businessId,
+      contentType: f.contentType,
+      expiresAt: f.expiresAt,
+      ...(f.uploaded ? { uploaded: { base64: f.uploaded.bytes.toString('base64'), at: f.uploaded.at } } : {}),
+    })),
+  };
+}
+
+const decs = (r: Record<string, unknown>, fields: string[]) => {
+  for (const f of fields) r[f] = new Dec(String(r[f]));
+  return r;
+};
+
+/**
+ * Puts a snapshot back into a sandbox just built from the same seed (wallets and pairs the seed no
+ * longer has are left out). With `autoAdvance`, the payouts whose next step fell due while no
+ * command ran take it now, one step a delay (lifecycle.ts), as if the sandbox had kept running.
+ */
+export function restoreState(
+  sb: Sandbox,
+  state: SandboxState,
+  autoAdvance: { toProcessingMs: number; toSuccessfulMs: number } | false,
+): void {
+  const { store, storage, idempotency } = sb;
+  for (const w of state.wallets) {
+    const wallet = store.wallets.get(w.walletId);
+    if (wallet) wallet.balance = new Dec(w.balance);
+  }
+  for (const p of state.pairs) {
+    const pair = store.pairs.get(p.currencyPairId);
+    if (pair) Object.assign(pair, { rate: new Dec(p.rate), enabled: p.enabled });
+  }
+  for (const p of state.payouts) {
+    const r = decs({ ...p }, ['sourceAmount', 'destinationAmount', 'exchangeRate', 'fee']) as unknown as PayoutRec;
+    store.payouts.set(r.id, r);
+  }
+  for (const s of state.swaps) {
+    const r = decs({ ...s }, ['sourceAmount', 'destinationAmount', 'exchangeRate']) as unknown as SwapRec;
+    store.swaps.set(r.id, r);
+  }
+  for (const t of state.transactions)
+    store.transactions.push(decs({ ...t }, ['amount', 'balanceBefore', 'balanceAfter']) as unknown as TransactionRec);
+  for (const e of state.idempotency) idempotency.entries.set(e.slot, { fingerprint: e.fingerprint, recordId: e.recordId });
+  for (const d of state.documents) {
+    const f: StoredFile = { businessId: d.businessId, contentType: d.contentType, expiresAt: d.expiresAt };
+    if (d.uploaded) f.uploaded = { bytes: Buffer.from(d.uploaded.base64, 'base64'), at: d.uploaded.at };
+    storage.byUpload.set(d.uploadToken, f);
+    storage.byDocument.set(d.documentToken, f);
+  }
+  for (const h of state.hosts) storage.formerHosts.add(h);
+  if (autoAdvance) catchUp(sb, autoAdvance);
+}
+
+const NEXT: Partial<Record<PayoutStatus, { to: PayoutStatus; after: 'toProcessingMs' | 'toSuccessfulMs'; reason: string }>> = {
+  PENDING: { to: 'PROCESSING', after: 'toProcessingMs', reason: 'Approved and processing' },
+  PROCESSING: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Funds sent' },
+};
+
+/** The steps of the timed walk that fell due while the sandbox was not running (lifecycle.ts AUTO_STEPS). */
+function catchUp(sb: Sandbox, delays: { toProcessingMs: number; toSuccessfulMs: number }): void {
+  const now = sb.clock.now();
+  for (const p of sb.store.payouts.values()) {
+    let due = Date.parse(p.updatedAt);
+    let moved = false;
+    for (let step = NEXT[p.status]; step && !p.statusDetail && (due += delays[step.after]) <= now; step = NEXT[p.status]) {
+      sb.lifecycle.changePayout(p, step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
+      moved = true;
+    }
+    // (a move schedules the next step; a payout not yet due waits a whole delay from now)
+    if (!moved) sb.lifecycle.scheduleNext(p);
+  }
+  for (const s of sb.store.swaps.values())
+    if (s.status === 'PROCESSING' && Date.parse(s.updatedAt) + delays.toSuccessfulMs <= now)
+      sb.lifecycle.changeSwap(s, 'SUCCESSFUL', { changedBy: 'sandbox-auto-advance', reason: 'Swap confirmed' });
+}

@@ -1,0 +1,40 @@
+// The `local` environment keeps its sandbox between commands (issue 31, item 1): `status` after
+// `run`, in another process, finds the payouts (on main every one answered 404), a second run pays
+// nothing again, and $PAYOUT_SANDBOX_AUTO_ADVANCE moves payouts, also for the time between commands.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+
+const dirs = tempDirs('pb-local-sandbox-');
+afterAll(() => dirs.remove());
+
+describe('--env local keeps its state in the state folder', () => {
+  it('status after run finds the payouts; they move with $PAYOUT_SANDBOX_AUTO_ADVANCE; nothing is paid twice', async () => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 3, currencies: ['GBP'], documentsEvery: 2 });
+    const state = join(dir, 'state');
+    const cli = (args: string[], extra: Record<string, string> = {}) =>
+      runCli([...args, '--env', 'local'], {
+        cwd: dir,
+        env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: state, PAYOUT_BATCH_RATE: '100', ...extra }),
+      });
+    const run = await cli(['run', 'payroll.csv', '--yes']);
+    expect(run.code, run.stderr).toBe(0);
+
+    const pending = await cli(['status', 'payroll.results.csv']);
+    expect(pending.code, pending.stdout + pending.stderr).toBe(5);
+    expect(pending.stdout).not.toMatch(/NOT_FOUND/);
+    expect(pending.stdout).toMatch(/3 still in progress/);
+
+    // every step already due (0 ms): the next command finds them paid
+    const paid = await cli(['status', 'payroll.results.csv'], { PAYOUT_SANDBOX_AUTO_ADVANCE: '0' });
+    expect(paid.code, paid.stdout + paid.stderr).toBe(0);
+    expect(paid.stdout).toMatch(/Finished: every row is paid/);
+
+    const again = await cli(['run', 'payroll.csv', '--yes']);
+    expect(again.code, again.stderr).toBe(0);
+    const saved = JSON.parse(readFileSync(join(state, 'local-sandbox.json'), 'utf8')) as { payouts: { status: string }[] };
+    expect(saved.payouts.map((p) => p.status)).toEqual(['SUCCESSFUL', 'SUCCESSFUL', 'SUCCESSFUL']);
+  });
+});

@@ -1,0 +1,46 @@
+// `run --plan` takes the environment and base URL from the plan (issue 31, item 2): the command
+// `plan` prints is run exactly as printed, with no connection flag and no $PAYOUT_BASE_URL, and a
+// flag naming another service is refused (exit 3) before any request.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
+import { cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+
+let sb: LocalSandbox;
+const dirs = tempDirs('pb-run-plan-env-');
+beforeAll(async () => {
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null });
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+describe('run --plan and the plan environment', () => {
+  it('runs the printed hint on the service of the plan; --env or --base-url naming another is refused, nothing sent', async () => {
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'] });
+    const cli = (...args: string[]) => runCli([...args, '--rate', '100'], { cwd: dir, env: cleanEnv() });
+    const plan = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--base-url', sb.url);
+    expect(plan.code, plan.stderr).toBe(0);
+    const hint = /run it with `payout-batch ([^`]+)`/.exec(plan.stdout)?.[1];
+    expect(hint).toBe('run --plan payroll.plan.json --yes');
+
+    const otherEnv = await cli('run', '--plan', 'payroll.plan.json', '--yes', '--env', 'local');
+    expect(otherEnv.code).toBe(3);
+    expect(otherEnv.stderr).toMatch(/--env local, but the plan was made for custom .*127\.0\.0\.1/);
+    const otherUrl = await cli('run', '--plan', 'payroll.plan.json', '--yes', '--base-url', 'http://127.0.0.1:9');
+    expect(otherUrl.code).toBe(3);
+    expect(otherUrl.stderr).toMatch(/--base-url http:\/\/127\.0\.0\.1:9, but the plan was made for/);
+    expect(initiates(sb)).toHaveLength(0);
+
+    // exactly as printed, with $PAYOUT_ENV naming another environment: the plan wins over it
+    const run = await runCli([...hint!.split(' '), '--rate', '100'], { cwd: dir, env: cleanEnv({ PAYOUT_ENV: 'sandbox' }) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(initiates(sb)).toHaveLength(2);
+    // the same base URL spelt another way is the same account: agreed, and nothing is paid twice
+    const again = await cli('run', '--plan', 'payroll.plan.json', '--yes', '--base-url', sb.url.replace('127.0.0.1', 'localhost'));
+    expect(again.code, again.stderr).toBe(0);
+    expect(initiates(sb)).toHaveLength(2);
+  });
+});
