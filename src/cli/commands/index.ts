@@ -13,9 +13,12 @@ const USAGE = {
   'run [file]': 'Send a batch: preflight, approval, then each valid row once (resumable, idempotent)',
   'retry <results>': 'Send again the rows of a results file that have no payout yet (after fixing them); created rows stay as they are',
   'plan <file>': 'Preflight a batch and show (or write, --out) its plan and quotes; nothing is sent',
-  'approve <plan>': 'Sign a plan file as an approver (Ed25519): PLAN.approvals.json beside it, for `run --plan PLAN --require-approvals N`',
+  'approve <plan>':
+    'Show a plan file, ask, and sign it as an approver (Ed25519): PLAN.approvals.json beside it, for `run --plan PLAN --require-approvals N`',
   'approver-key <action>':
     "`approver-key new --as NAME`: make an approver's key pair (private key mode 0600, public key for the approvers list)",
+  'approvers <action> <files..>':
+    '`approvers add NAME.approver.pub.json... --out approvers.json`: create or extend the approvers list (each approver once)',
   'policy <action>':
     "`policy set --require-approvals N --approvers FILE`: the account's approval policy, needed by every run, retry and watch; `policy show`",
   'status <results>': 'Refresh the status of every payout of a results file that is not final (GET payout), forward only',
