@@ -26,7 +26,8 @@ const USAGE = {
     "Tie a results file to the wallet's transactions: each payout's debit, each failed one's refund, no debit unexplained; writes <results>.reconciliation.csv/.xlsx",
   'report <input>':
     'Write the HTML report of a plan file, a results file or a batch file (offline): one page to look at, print or attach; nothing is sent',
-  'attach <payoutId> <files..>': 'Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED)',
+  'attach <payout> <files..>':
+    "Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED), named by its id, payoutRef or row's reference",
   listen: "Receive the service's webhooks: verify, drop replays, apply status changes to results files and journals",
   'watch <dir>': 'Process the batch files dropped into DIR/inbox, unattended, within the guards of DIR/payout-batch.json',
 };
