@@ -13,4 +13,4 @@ export {
   type Approver,
 } from './store.ts';
 export { checkApprovals } from './policy.ts';
-export { approvalsView, type ApprovalsView } from './view.ts';
+export { approvalsView, approveText, type ApprovalsView } from './view.ts';
