@@ -2,6 +2,15 @@
 export { newKeyPair, parsePublicKey } from './keys.ts';
 export { loadPlan, planPayload, PlanFileError, type LoadedPlan } from './payload.ts';
 export { signPlan, verifyApproval } from './sign.ts';
-export { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approval, type Approver } from './store.ts';
+export {
+  addApproval,
+  addApprovers,
+  approvalsPathFor,
+  ApprovalsFileError,
+  readApprovals,
+  readApprovers,
+  type Approval,
+  type Approver,
+} from './store.ts';
 export { checkApprovals } from './policy.ts';
-export { approvalsView, type ApprovalsView } from './view.ts';
+export { approvalsView, approveText, type ApprovalsView } from './view.ts';

@@ -106,9 +106,9 @@ export function signedBytes(payload: PlanPayload, approver: { name: string; sign
 /**
  * What is signed, as a person checks it before signing: the payouts and totals per currency, the
  * service account, the batch file and sheet, any deliberate re-send, who made the plan and when,
- * then every payee (reference, beneficiary, masked account, method, amount).
+ * then the first `shown` payees (reference, beneficiary, masked account, method, amount).
  */
-export function payloadText(p: PlanPayload): string {
+export function payloadText(p: PlanPayload, shown = p.rows.length): string {
   const n = p.rows.length;
   const totals = Object.entries(p.totals).map(([c, a]) => `${c} ${groupThousands(a)}`);
   const lines = [
@@ -117,7 +117,8 @@ export function payloadText(p: PlanPayload): string {
       `prepared by ${p.preparedBy ?? '(not recorded)'} at ${p.createdAt}`,
   ];
   if (p.batchLabel !== null) lines.push(`sent again on purpose under --batch-id ${p.batchLabel}`);
-  for (const r of p.rows)
+  for (const r of p.rows.slice(0, shown))
     lines.push(`${r.reference} | ${r.beneficiary} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`);
+  if (n > shown) lines.push(`… and ${n - shown} more payee${n - shown === 1 ? '' : 's'}`);
   return lines.join('\n  ');
 }

@@ -25,7 +25,14 @@ export class ApprovalsFileError extends Error {
   override readonly name = 'ApprovalsFileError';
 }
 
-function readJson(path: string, what: string): unknown {
+/** Builds an approvers list from the files of `approver-key new`: what a refusal of a list advises. */
+const ADD_APPROVERS = 'build it with `payout-batch approvers add *.approver.pub.json --out FILE`';
+
+/**
+ * A JSON file; with `lines`, also one JSON value per line (what `cat *.approver.pub.json` gives),
+ * read as an array of them.
+ */
+function readJson(path: string, what: string, lines = false): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -35,7 +42,12 @@ function readJson(path: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApprovalsFileError(`${path} is not JSON: the ${what} is a JSON array`);
+    try {
+      if (lines) return text.split('\n').flatMap((l) => (l.trim() ? [JSON.parse(l) as unknown] : []));
+    } catch {
+      // not JSON lines either: said below
+    }
+    throw new ApprovalsFileError(`${path} is not JSON: the ${what} is a JSON array${lines ? `; ${ADD_APPROVERS}` : ''}`);
   }
 }
 
@@ -77,22 +89,27 @@ export interface Approver {
 }
 
 const ApproverEntry = z.strictObject({ name: z.string().trim().min(1), publicKey: z.string().min(1) });
-const ApproversFile = z.union([z.array(ApproverEntry), z.strictObject({ approvers: z.array(ApproverEntry) })]);
+const ApproversFile = z.union([z.array(ApproverEntry), z.strictObject({ approvers: z.array(ApproverEntry) }), ApproverEntry]);
 
 /**
- * The approvers list: a JSON array of {name, publicKey} (or {"approvers": [...]}). A name or a
- * key listed twice is refused: one person, one key, or "distinct approvers" means nothing; so is a
- * look-alike name (engine/approval.ts nameProblem).
+ * The approvers list: a JSON array of {name, publicKey} (or {"approvers": [...]}), or what
+ * `approver-key new` writes: one {name, publicKey} object, or several one per line (`cat`). A
+ * name or a key listed twice is refused: one person, one key, or "distinct approvers" means
+ * nothing; so is a look-alike name (engine/approval.ts nameProblem).
  */
 export function readApprovers(path: string): Approver[] {
-  const r = ApproversFile.safeParse(readJson(path, 'approvers list'));
+  const r = ApproversFile.safeParse(readJson(path, 'approvers list', true));
   if (!r.success) {
     const i = r.error.issues[0]!;
     throw new ApprovalsFileError(
-      `${path} is not an approvers list (${i.path.join('.') || 'top level'}: ${i.message}): a JSON array of {"name": ..., "publicKey": ...}`,
+      `${path} is not an approvers list (${i.path.join('.') || 'top level'}: ${i.message}): a JSON array of {"name": ..., "publicKey": ...}; ${ADD_APPROVERS}`,
     );
   }
-  const entries = Array.isArray(r.data) ? r.data : r.data.approvers;
+  return withoutTwins(path, Array.isArray(r.data) ? r.data : 'approvers' in r.data ? r.data.approvers : [r.data]);
+}
+
+/** Entries as approvers, each name usable and each name and key listed once; refused with the entry otherwise. */
+function withoutTwins(path: string, entries: { name: string; publicKey: string }[]): Approver[] {
   const out: Approver[] = [];
   for (const [i, e] of entries.entries()) {
     const bad = nameProblem(e.name);
@@ -112,4 +129,35 @@ export function readApprovers(path: string): Approver[] {
     out.push(a);
   }
   return out;
+}
+
+/**
+ * `approvers add FILE... --out LIST`: the list with the approvers of FILE... added (each file a
+ * list in any form readApprovers takes: the `.approver.pub.json` of `approver-key new`, an array).
+ * An approver already listed with the same key is kept once; a name or key listed for someone
+ * else, or a look-alike of a listed name, is refused and nothing is written. Under a lock, the
+ * list replaced atomically.
+ */
+export async function addApprovers(listPath: string, files: string[]): Promise<{ added: string[]; kept: string[]; all: Approver[] }> {
+  return withLock(
+    `${listPath}.lock`,
+    async () => {
+      const all = existsSync(listPath) ? readApprovers(listPath) : [];
+      const added: string[] = [];
+      const kept: string[] = [];
+      for (const f of files)
+        for (const a of readApprovers(f)) {
+          if (all.some((o) => o.publicKey === a.publicKey && o.name === a.name)) kept.push(a.name);
+          else {
+            withoutTwins(`${listPath} with ${f}`, [...all, a]);
+            all.push(a);
+            added.push(a.name);
+          }
+        }
+      const list = all.map(({ name, publicKey }) => ({ name, publicKey }));
+      await writeFileAtomic(listPath, JSON.stringify(list, null, 2) + '\n');
+      return { added, kept, all };
+    },
+    { waitMs: 10_000, purpose: 'approvers add' },
+  );
 }

@@ -1,7 +1,7 @@
 // Who approved a plan, when, with which key, and whether each approval holds: for the HTML report
 // (and anything else that shows a plan). Reads the plan and `<plan>.approvals.json` beside it.
 import { fingerprintOf, parsePublicKey } from './keys.ts';
-import { loadPlan, planPayload } from './payload.ts';
+import { loadPlan, payloadText, planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
 import { approvalProblem, makerKeys } from './policy.ts';
 import { approvalsPathFor, readApprovals, type Approver } from './store.ts';
 
@@ -44,4 +44,26 @@ function computedFingerprint(publicKey: string): string {
   } catch {
     return '(unusable key)';
   }
+}
+
+/** How many payees `approve` lists before it counts the rest (the plan's report lists every one). */
+const PAYEES_SHOWN = 15;
+
+/**
+ * What `approve` shows before it asks and signs: the signed payload's text (service, account,
+ * totals per currency, maker, the first PAYEES_SHOWN payees), then what the plan says is paid
+ * already and is not paid again by it: rows an earlier run of this batch created, and references
+ * another batch of the account paid (left out: a reference is paid once per account).
+ */
+export function approveText(plan: LoadedPlan, payload: PlanPayload, planArg: string): string {
+  const lines = [payloadText(payload, PAYEES_SHOWN)];
+  if (payload.rows.length > PAYEES_SHOWN) lines.push(`every payee: \`payout-batch report ${planArg}\``);
+  const created = plan.plan.alreadyCreated ?? 0;
+  const elsewhere = (plan.plan.notSent ?? []).filter((n) => n.code === 'ALREADY_PAID' || n.code === 'SENT_BY_ANOTHER_BATCH');
+  if (!created && !elsewhere.length) lines.push('already paid: nothing (no row of this batch was paid before)');
+  if (created)
+    lines.push(`already paid: ${created} row${created === 1 ? '' : 's'} of this batch, created by an earlier run: not paid again`);
+  for (const n of elsewhere.slice(0, 5)) lines.push(`already paid: row ${n.rowNumber}: ${n.message}`);
+  if (elsewhere.length > 5) lines.push(`already paid: and ${elsewhere.length - 5} more rows left out for the same reason`);
+  return lines.join('\n  ');
 }

@@ -1,5 +1,7 @@
-// `attach PAYOUT_ID FILE...`: upload documents and attach them to a payout (spec §4.5, §4.6).
+// `attach PAYOUT FILE...`: upload documents and attach them to a payout (spec §4.5, §4.6).
 //
+//   0. PAYOUT is the payout's id, its payoutRef or the row's reference: looked up (no request) in
+//      the results file when one is given, then in the account's journals (payoutIdOf).
 //   1. GET the payout. A final status (SUCCESSFUL, FAILED, REJECTED) is refused before anything is
 //      uploaded, in the service's own words (INVALID_PAYOUT_STATUS); `force` sends anyway and
 //      shows the service's answer as it comes.
@@ -16,6 +18,9 @@ import { mergeToPdf } from '../engine/documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../interface/codes.ts';
 import type { DocumentsPatchAnswer, PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/documents.ts';
+import { foldJournalFile } from '../journal/rows.ts';
+import { readResults } from '../results/index.ts';
+import { batchColumns } from '../results/read.ts';
 
 export interface AttachOptions {
   client: PayoutClient;
@@ -38,6 +43,36 @@ export class AttachRefused extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * The payout id of `attach PAYOUT`, where PAYOUT is a payout id, a payoutRef or a row's reference:
+ * the row of the results file (when given) whose payoutId, payoutRef or reference it is; else the
+ * payout of the account's journals with that payoutRef or reference; else PAYOUT itself, an id
+ * the service answers for (get-payout). Refused when the results file has no such row, or its row
+ * has no payout.
+ */
+export async function payoutIdOf(payout: string, o: { resultsFile?: string; journals?: string[] }): Promise<string> {
+  if (o.resultsFile) {
+    const table = await readResults(o.resultsFile);
+    const column = batchColumns(table).reference;
+    const row = table.rows.find(
+      (r) => [r.result.payoutId, r.result.payoutRef, column && r.cells[column]?.trim()].includes(payout) && payout !== '',
+    );
+    if (!row)
+      throw new AttachRefused(`no row of ${o.resultsFile} has ${payout} as its payoutId, payoutRef or reference`, 'PAYOUT_NOT_FOUND', 2);
+    if (!row.result.payoutId)
+      throw new AttachRefused(
+        `row ${row.rowNumber} of ${o.resultsFile} (${payout}) has no payout (${row.result.status ?? 'no status'}): there is nothing to attach to`,
+        'PAYOUT_NOT_FOUND',
+        2,
+      );
+    return row.result.payoutId;
+  }
+  for (const path of o.journals ?? [])
+    for (const s of foldJournalFile(path).folded.rows.values())
+      if (s.payout && (s.payout.payoutRef === payout || s.ref === payout)) return s.payout.id;
+  return payout;
 }
 
 export interface AttachResult {
@@ -93,7 +128,8 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
   } catch (e) {
     if (e instanceof PayoutApiError && e.status === 404) {
       throw new AttachRefused(
-        `PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId})`,
+        `PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId}); ` +
+          'name the payout by the payoutId, payoutRef or reference of a row with its results file: `--results FILE`',
         'PAYOUT_NOT_FOUND',
         2,
       );

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
+import type { PayoutAnswer } from '../client/answers.ts';
 import { readResults, writeResults } from '../results/index.ts';
 import { batchColumns } from '../results/read.ts';
 import { resultsLockPath } from '../results/paths.ts';
@@ -102,8 +103,16 @@ export interface StatusResult {
   refundsFound: RefundSeen[];
   /** Rows waiting for us: the information requested and the command that answers it. */
   waiting: { rowNumber: number; reference?: string; payoutId: string; informationRequests?: string; nextStep?: string }[];
-  /** Rows failed after creation: the service's reason, and the refund when seen. */
-  failed: { rowNumber: number; reference?: string; payoutId: string; status: string; reason?: string; refunded?: string }[];
+  /** Rows failed after creation: the service's reason, and the refund (in the row's source currency) when seen. */
+  failed: {
+    rowNumber: number;
+    reference?: string;
+    payoutId: string;
+    status: string;
+    reason?: string;
+    currency: string;
+    refunded?: string;
+  }[];
   rows: number;
   /** Payouts not in a final status, asked about (by the list or one by one). */
   asked: number;
@@ -159,23 +168,39 @@ function requestsExpected(table: ResultsTable, todo: ReadonlyMap<string, Asked>)
  * list items carry no informationRequests), and whether a PENDING after a request for information
  * is under review (no statusDetail either; without it the row would stay waiting for us).
  */
-const needsGet = (listed: string, held: string): boolean =>
-  listed === 'ADDITIONAL_INFO_REQUIRED' || (listed === 'PENDING' && held === 'ADDITIONAL_INFO_REQUIRED');
+const needsGet = (listed: PayoutAnswer, held: string): boolean =>
+  listed.status === 'ADDITIONAL_INFO_REQUIRED' ||
+  (listed.status === 'PENDING' && held === 'ADDITIONAL_INFO_REQUIRED') ||
+  failedWithoutReason(listed);
+
+/**
+ * The service's reason for a payout's FAILED or REJECTED, where its answer gives one. Spec §2 shows
+ * no such field on a payout (only the event's data.reason, §6): read as the plausible names.
+ */
+export function failureReasonOf(p: PayoutAnswer): string | undefined {
+  const o = p as Record<string, unknown>;
+  const r = ['failureReason', 'reason', 'statusReason', 'rejectionReason'].map((k) => o[k]).find((v) => typeof v === 'string' && v.trim());
+  return r as string | undefined;
+}
+
+/** A payout the list shows FAILED or REJECTED without a reason: one get-payout asks for it (counted). */
+const failedWithoutReason = (p: PayoutAnswer): boolean => (p.status === 'FAILED' || p.status === 'REJECTED') && !failureReasonOf(p);
 
 /**
  * The payouts' statuses from the payout list, and get-payout where the list cannot answer (needsGet)
  * or did not show the payout (reconcile-fetch.ts readPayouts); each payout's createdAt as seen.
  */
 async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, requests: RequestCounts) {
-  const read = await readPayouts(todo.keys(), o, requests, (p) => needsGet(p.status, todo.get(p.id)!.status));
+  const read = await readPayouts(todo.keys(), o, requests, (p) => needsGet(p, todo.get(p.id)!.status));
   const updates: StatusUpdate[] = [];
   for (const [payoutId, held] of todo) {
     const got = read.got.get(payoutId);
     const listed = read.listed.get(payoutId);
     if (got) {
       const { status, statusDetail, informationRequests, updatedAt } = got;
-      updates.push({ payoutId, status, statusDetail, informationRequests, at: updatedAt, source: 'get' });
-    } else if (listed && listed.status !== held.status) updates.push({ payoutId, status: listed.status, source: 'get' });
+      updates.push({ payoutId, status, statusDetail, informationRequests, at: updatedAt, reason: failureReasonOf(got), source: 'get' });
+    } else if (listed && listed.status !== held.status)
+      updates.push({ payoutId, status: listed.status, reason: failureReasonOf(listed), source: 'get' });
   }
   const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({
     rowNumber: todo.get(payoutId)!.rowNumber,
@@ -251,7 +276,8 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const apply = read.updates.length
     ? await applyToResultsFile(file, read.updates, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger })
     : { applied: [], ignored: [], unmatched: [] };
-  for (const c of apply.applied)
+  // (a refresh of the same status's details is no move: PENDING -> PENDING is not logged as one)
+  for (const c of apply.applied.filter(isRealMove))
     o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
   for (const c of apply.ignored)
     if (c.decision.why === 'older')
@@ -339,10 +365,26 @@ function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'
   const inGroup = (g: StatusGroup) =>
     t.rows
       .filter((r) => statusGroup(r.result.status) === g)
-      .map((r) => ({ r: r.result, rowNumber: r.rowNumber, reference: r.cells[column] || undefined, payoutId: r.result.payoutId ?? '' }));
+      .map((r) => ({
+        r: r.result,
+        rowNumber: r.rowNumber,
+        reference: r.cells[column] || undefined,
+        payoutId: r.result.payoutId ?? '',
+        row: r,
+      }));
   return {
-    waiting: inGroup('waiting').map(({ r, ...row }) => ({ ...row, informationRequests: r.informationRequests, nextStep: r.nextStep })),
-    failed: inGroup('failed').map(({ r, ...row }) => ({ ...row, status: r.status!, reason: r.statusReason, refunded: r.refunded })),
+    waiting: inGroup('waiting').map(({ r, row: _, ...row }) => ({
+      ...row,
+      informationRequests: r.informationRequests,
+      nextStep: r.nextStep,
+    })),
+    failed: inGroup('failed').map(({ r, row: full, ...row }) => ({
+      ...row,
+      status: r.status!,
+      reason: r.statusReason,
+      currency: currencyOf(t, full),
+      refunded: r.refunded,
+    })),
   };
 }
 

@@ -27,6 +27,10 @@ th { overflow-wrap: normal; word-break: normal; hyphens: manual; }
 table[data-section="totals"], table[data-section="tieout"], table[data-section="groups"] { font-size: 9pt; }
 table[data-section="invalid"], table[data-section="corridors"] { font-size: 8.5pt; }
 table[data-section="action"] { font-size: 8pt; }
+/* A command on a line of its own, whole: it wraps at spaces only, never inside an id, a flag or a path. */
+table[data-section="action"] tr[data-row] td { border-bottom: none; }
+code.cmd { display: block; font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; user-select: all; }
+code.cmd span { white-space: nowrap; }
 th.num { white-space: normal; }
 .mono { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: 8.5pt; }
 .kv th { width: 28%; }
@@ -313,16 +317,24 @@ export function resultsHtml(v: ResultsView): string {
   );
   const more = v.actionOmitted ? safe`<p class="note">and ${plural(v.actionOmitted, 'more row')} not listed here.</p>` : '';
   const action = v.action.length
-    ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:11%"><col style="width:10%"><col style="width:26%"><col style="width:18%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Status</th><th>Why</th><th>What to do</th></tr></thead><tbody>${v.action.map(
-        (r) =>
-          safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason || groupTitle(r.status)}</td><td data-field="next">${r.next}</td></tr>`,
-      )}</tbody></table>${more}`
+    ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:12%"><col style="width:11%"><col style="width:14%"><col style="width:26%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th class="num">Amount</th><th>Status</th><th>Why</th></tr></thead><tbody>${v.action.map(actionRow)}</tbody></table>${more}`
     : safe`<p data-section="action">None.</p>`;
   body.push(safe`<section><h2>Rows that need action</h2>${action}</section>`);
   if (v.tieOut) body.push(tieOutSection(v.tieOut));
   if (v.notes.length)
     body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
   return page('results', `Payout results: ${id.fileName}`, false, body);
+}
+
+/**
+ * A row of "Rows that need action", then what to do on a full-width line of its own under it: the
+ * words, and the command whole (`code.cmd` wraps at spaces only, never inside an id or a path).
+ */
+function actionRow(r: ResultsView['action'][number]): SafeHtml {
+  // each word unbreakable, the spaces between them the only places a long command wraps
+  const words = (r.command ?? '').split(' ').map((w, i) => safe`${i ? ' ' : ''}<span>${w}</span>`);
+  const command = r.command ? safe` <code class="cmd" data-field="command">${words}</code>` : '';
+  return safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td class="num" data-field="amount" data-value="${r.amount}" data-currency="${r.currency}">${r.currency} ${groupThousands(r.amount)}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason || groupTitle(r.status)}</td></tr><tr class="next" data-next-of="${String(r.row)}"><td></td><td colspan="6" data-field="next">${r.next}${command}</td></tr>`;
 }
 
 function tieOutSection(t: NonNullable<ResultsView['tieOut']>): SafeHtml {

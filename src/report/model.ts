@@ -383,9 +383,14 @@ export interface ActionRow {
   reference: string;
   name: string;
   account: string;
+  /** The row's sourceAmount (formatted when it reads as one) and source currency. */
+  amount: string;
+  currency: string;
   status: string;
   reason: string;
   next: string;
+  /** The command of the next step, as it runs (shown on a line of its own). */
+  command?: string;
 }
 
 export interface ResultsView {
@@ -400,23 +405,34 @@ export interface ResultsView {
   notes: string[];
 }
 
-type Action = { urgency: number; next: string };
-const refund = 'Check the refund (payout-batch reconcile), then retry --resend-failed to pay again';
+/** What to do, and the command that does it (RESULTS: this results file; PAYOUT_ID: the row's payout). */
+type Action = { urgency: number; next: string; command?: string };
+const refund: Action = {
+  urgency: 4,
+  next: 'Check the refund (reconcile), then pay it again',
+  command: 'payout-batch retry RESULTS --resend-failed',
+};
 
 /**
  * The statuses that need action and what to do. Most urgent first: a deadline (information
  * requested), then what may have paid, then what a person fixes.
  */
 const ACTIONS: Record<string, Action> = {
-  ADDITIONAL_INFO_REQUIRED: { urgency: 0, next: 'Answer the information request: payout-batch attach PAYOUT_ID FILES' },
+  ADDITIONAL_INFO_REQUIRED: { urgency: 0, next: 'Answer the information request', command: 'payout-batch attach PAYOUT_ID FILE...' },
   UNKNOWN_OUTCOME: { urgency: 1, next: 'Run or retry again: it is resent with the same key, so it cannot pay twice' },
   CONFLICT: { urgency: 2, next: 'A person looks: the key was used with another body (never resent under a new key)' },
-  FAILED_TO_SEND: { urgency: 3, next: 'Fix the cause, then payout-batch retry RESULTS' },
-  FAILED: { urgency: 4, next: refund },
-  REJECTED: { urgency: 4, next: refund },
-  INVALID: { urgency: 5, next: 'Fix the row in the results file, then payout-batch retry RESULTS' },
+  FAILED_TO_SEND: { urgency: 3, next: 'Fix the cause, then send it again', command: 'payout-batch retry RESULTS' },
+  FAILED: refund,
+  REJECTED: refund,
+  INVALID: { urgency: 5, next: 'Fix the row in the results file, then send it', command: 'payout-batch retry RESULTS' },
   NOT_SENT: { urgency: 6, next: 'Fix the cause (funds, corridor), then run again or retry' },
   QUEUED: { urgency: 7, next: 'The run stopped before this row: run the same command again' },
+};
+/** A failed payout whose refund the results do not show yet: look again before paying again. */
+const REFUND_NOT_SEEN: Action = {
+  urgency: 4,
+  next: 'The refund is not seen yet: look again later',
+  command: 'payout-batch status RESULTS',
 };
 /** A payout of any other status whose documents are not attached yet. */
 const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents are attached to the existing payout' };
@@ -463,11 +479,30 @@ function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => 
     }));
 }
 
+/** A command with the row's own values for its placeholders, so that it runs as shown (a path with spaces quoted). */
+function commandOf(a: Action, file: string, payoutId: string | undefined): string | undefined {
+  const path = /[^\w./:@+-]/.test(file) ? `'${file.replace(/'/g, `'\\''`)}'` : file;
+  return a.command?.replace('RESULTS', path).replace('PAYOUT_ID', payoutId || 'PAYOUT_ID');
+}
+
+/** The row's amount with its currency, formatted when it reads as an amount (else as written). */
+function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<ActionRow, 'amount' | 'currency'> {
+  const currency = cell(r, 'sourceCurrency').toUpperCase();
+  const d = readAmount(cell(r, 'sourceAmount'));
+  return { amount: d !== undefined ? fmt(d, currency) : cell(r, 'sourceAmount'), currency };
+}
+
 /** The row of the action list, when the row needs one. */
-function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => string): (ActionRow & { urgency: number }) | undefined {
+function actionOf(
+  r: Row,
+  status: string,
+  cell: (r: Row, f: CanonicalField) => string,
+  file: string,
+): (ActionRow & { urgency: number }) | undefined {
   const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
-  const action = ACTIONS[status] ?? (docsMissing ? ATTACH : undefined);
-  if (!action) return undefined;
+  const known = ACTIONS[status] ?? (docsMissing ? ATTACH : undefined);
+  if (!known) return undefined;
+  const action = known === refund && r.result.refunded === undefined ? REFUND_NOT_SEEN : known;
   const account = ACCOUNT_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
   return {
     urgency: action.urgency,
@@ -475,9 +510,11 @@ function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => s
     reference: cell(r, 'reference'),
     name: cell(r, 'accountName'),
     account: account ? maskAccount(account) : '',
+    ...amountOf(r, cell),
     status: docsMissing ? `${status} (documents not attached)` : status,
     reason: [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x && x.trim()).join(': '),
-    next: r.result.nextStep?.trim() || action.next,
+    next: action.next,
+    ...(action.command ? { command: commandOf(action, file, r.result.payoutId) } : {}),
   };
 }
 
@@ -500,7 +537,7 @@ export function resultsViewOf(
   for (const r of table.rows) {
     const status = (r.result.status ?? '').trim() || '(none)';
     counts.set(status, (counts.get(status) ?? 0) + 1);
-    const a = actionOf(r, status, cell);
+    const a = actionOf(r, status, cell, file);
     if (a) action.push(a);
   }
   action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);

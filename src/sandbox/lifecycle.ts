@@ -79,6 +79,7 @@ export class Lifecycle {
       delete p.informationRequests;
     }
     if (!p.statusDetail) delete p.statusDetail;
+    if ((to === 'FAILED' || to === 'REJECTED') && change.reason) p.failureReason = change.reason;
     p.updatedAt = this.store.clock.iso();
     this.store.publish(
       statusChanged(p, from, change, {

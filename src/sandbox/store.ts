@@ -55,6 +55,8 @@ export interface PayoutRec extends MovementRec {
   status: PayoutStatus;
   statusDetail?: StatusDetail;
   informationRequests?: InformationRequest[];
+  /** The reason given with the move into FAILED or REJECTED (get-payout's failureReason: a reading, README). */
+  failureReason?: string;
   /** Spec §2 supportingDocuments. */
   documents: { id: string; url: string; uploadedAt: string }[];
 }

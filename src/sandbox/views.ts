@@ -18,6 +18,7 @@ export function payoutView(p: PayoutRec) {
     status: p.status,
     ...(p.statusDetail ? { statusDetail: p.statusDetail } : {}),
     ...(p.informationRequests ? { informationRequests: p.informationRequests } : {}),
+    ...(p.failureReason ? { failureReason: p.failureReason } : {}),
     method: p.method,
     transactionFees: toApi(p.fee),
     exchangeRate: toApi(p.exchangeRate),
@@ -33,7 +34,7 @@ export type Payout = ReturnType<typeof payoutView>;
  * Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt", for payouts and
  * swaps alike: no statusDetail, informationRequests, updatedAt or documents.
  */
-type ListItemField = Exclude<keyof Payout, 'statusDetail' | 'informationRequests' | 'updatedAt' | 'supportingDocuments'>;
+type ListItemField = Exclude<keyof Payout, 'statusDetail' | 'informationRequests' | 'failureReason' | 'updatedAt' | 'supportingDocuments'>;
 const LIST_ITEM_FIELDS =
   'id payoutRef status method sourceAmount sourceCurrency destinationAmount destinationCurrency exchangeRate transactionFees createdAt'.split(
     ' ',

@@ -39,7 +39,10 @@ it('a policy set once is needed by every run against the account, and no flag tu
   );
   const ledgerDir = ledgerDirFor(state, accountOf(sb.url));
   const approve = (name: string) =>
-    runCli(['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name.toLowerCase()}.pem`], { cwd: dir, env: cleanEnv({}) });
+    runCli(['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name.toLowerCase()}.pem`, '--yes'], {
+      cwd: dir,
+      env: cleanEnv({}),
+    });
 
   expect((await cli('policy', 'show')).stdout).toContain('no approval policy');
   const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', '--approvals-expire-after', '7d');

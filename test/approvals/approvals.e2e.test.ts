@@ -52,7 +52,7 @@ it("refused without approvals and with the maker's, run with two distinct listed
   expect(none.code).toBe(3);
   expect(none.stderr).toContain('refused: 0 valid approvals of 2 required: no approvals. Nothing was sent.');
 
-  const byMaker = await cli('approve', 'payroll.plan.json', '--as', 'Dan', '--key-file', 'dan.pem');
+  const byMaker = await cli('approve', 'payroll.plan.json', '--as', 'Dan', '--key-file', 'dan.pem', '--yes');
   expect(byMaker.code, byMaker.stderr).toBe(0);
   expect(byMaker.stdout).toMatch(/3 payouts \(.*\) in custom/);
   const makerOnly = await run();
@@ -64,7 +64,7 @@ it("refused without approvals and with the maker's, run with two distinct listed
     ['Alice', 'keys/Alice.approver-key.pem'],
     ['Bob', 'bob.pem'],
   ]) {
-    const ok = await cli('approve', 'payroll.plan.json', '--as', name!, '--key-file', key!);
+    const ok = await cli('approve', 'payroll.plan.json', '--as', name!, '--key-file', key!, '--yes');
     expect(ok.code, ok.stderr).toBe(0);
   }
   // The plan's report shows who approved, and which approvals count.

@@ -8,6 +8,7 @@ import {
   addApproval,
   approvalsPathFor,
   approvalsView,
+  approveText,
   checkApprovals,
   loadPlan,
   newKeyPair,
@@ -38,7 +39,7 @@ const body = (amount: number, currency: string, accountName: string, iban: strin
   beneficiary: { accountName, accountCurrency: 'EUR', iban },
   narration: 'January',
 });
-function writePlan(o: { preparedBy?: string; amount?: string } = {}): string {
+function writePlan(o: { preparedBy?: string; amount?: string; more?: number; extra?: object } = {}): string {
   const path = join(dir, `plan-${++n}.json`);
   const row = (rowNumber: number, reference: string, currency: string, amount: string, name: string) => ({
     rowNumber,
@@ -63,10 +64,12 @@ function writePlan(o: { preparedBy?: string; amount?: string } = {}): string {
       row(2, 'PAY-1', 'USD', '1000.10', 'Ann Lee'),
       row(3, 'PAY-2', 'USD', o.amount ?? '0.20', 'Bo Chen'),
       row(4, 'PAY-3', 'EUR', '5', 'Cy Diaz'),
+      ...Array.from({ length: o.more ?? 0 }, (_, i) => row(5 + i, `PAY-${4 + i}`, 'EUR', '1', 'Di Eng')),
     ],
     currencies: [],
     warnings: [],
     requests: { preflight: 0, estimate: 0 },
+    ...o.extra,
   };
   writeFileSync(path, JSON.stringify(plan, null, 2) + '\n');
   return path;
@@ -285,6 +288,16 @@ describe('the approvals file and the approvers list', () => {
     expect(() => readApprovers(p)).toThrow(/entry 2 \(Bob\) repeats the key of Alice/);
     writeFileSync(p, JSON.stringify([{ name: 'Alice', key: alice.publicKey }]));
     expect(() => readApprovers(p)).toThrow(/is not an approvers list/);
+    // what `approver-key new` writes: one object a file, one a line when several are `cat` together
+    writeFileSync(p, JSON.stringify({ name: 'Alice', publicKey: alice.publicKey }) + '\n');
+    expect(readApprovers(p).map((a) => a.name)).toEqual(['Alice']);
+    writeFileSync(
+      p,
+      `${JSON.stringify({ name: 'Alice', publicKey: alice.publicKey })}\n${JSON.stringify({ name: 'Bob', publicKey: bob.publicKey })}\n`,
+    );
+    expect(readApprovers(p).map((a) => a.name)).toEqual(['Alice', 'Bob']);
+    writeFileSync(p, '{"name": "Alice",');
+    expect(() => readApprovers(p)).toThrow(/is not JSON: .*payout-batch approvers add \*\.approver\.pub\.json --out FILE/);
   });
 });
 
@@ -410,5 +423,30 @@ describe('what run --plan checks against the signed bodies (verifyPlannedRows)',
     const folded = emptyFold();
     folded.rows.set('PAY-1', { ref: 'PAY-1', phase: 'unknown', attempt: 1, body: sent, documents: [], patched: false });
     expect(() => verifyPlannedRows(plan, batch('Ann Lee'), folded)).toThrow(/PAY-1 was sent before with another body/);
+  });
+});
+
+describe('what approve shows before it signs (approveText)', () => {
+  it('the totals, the maker, the first 15 payees and a count, and what is already paid', () => {
+    const path = writePlan({
+      preparedBy: 'dan',
+      more: 15,
+      extra: {
+        alreadyCreated: 2,
+        notSent: [{ rowNumber: 30, code: 'ALREADY_PAID', message: 'already paid at this account (payout PO-1)' }],
+      },
+    });
+    const plan = loadPlan(path);
+    const text = approveText(plan, planPayload(plan), 'p.json');
+    expect(text).toContain('18 payouts (EUR 20.00, USD 1,000.30) in sandbox (https://sandbox.example), account https://sandbox.example');
+    expect(text).toContain('prepared by dan at 2026-01-31T09:00:00.000Z');
+    expect(text).toContain('PAY-1 | Ann Lee | ');
+    expect(text).toContain('PAY-15 | Di Eng');
+    expect(text).not.toContain('PAY-16 |');
+    expect(text).toContain('… and 3 more payees\n  every payee: `payout-batch report p.json`');
+    expect(text).toContain('already paid: 2 rows of this batch, created by an earlier run: not paid again');
+    expect(text).toContain('already paid: row 30: already paid at this account (payout PO-1)');
+    const small = loadPlan(writePlan({ preparedBy: 'dan' }));
+    expect(approveText(small, planPayload(small), 'p.json')).toContain('already paid: nothing');
   });
 });

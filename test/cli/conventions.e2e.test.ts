@@ -67,7 +67,7 @@ describe('unknown flags and commands', () => {
     expect(typo.stderr).toContain('unknown command "validat": did you mean validate?');
     const missing = await cli('attach', 'p_1');
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('missing an argument: payout-batch attach <payoutId> <files..>');
+    expect(missing.stderr).toContain('missing an argument: payout-batch attach <payout> <files..>');
   });
 });
 

@@ -73,7 +73,7 @@ describe('status and reconcile of 250 payouts read pages, not payouts', () => {
     });
   });
 
-  it('failed payouts are settled and their refunds found in the transactions listing, not one look each', async () => {
+  it('failed payouts are settled, their reasons read once each, and their refunds found in the transactions listing', async () => {
     for (const i of FAILED) await setStatus(sb, batch.ids[i]!, 'FAILED', { reason: 'bank closed the account' });
     const n = counter();
     const r = await cli('status');
@@ -81,9 +81,11 @@ describe('status and reconcile of 250 payouts read pages, not payouts', () => {
     const j = JSON.parse(r.stdout);
     expect(j.outcomes).toMatchObject({ failed: FAILED.length, waiting: WAITING.length });
     expect(j.failed).toHaveLength(FAILED.length);
-    for (const f of j.failed) expect(f.refunded).toMatch(/^\d+\.\d{2}$/);
+    for (const f of j.failed)
+      expect(f).toMatchObject({ refunded: expect.stringMatching(/^\d+\.\d{2}$/), reason: 'bank closed the account' });
     expect(n.lists()).toBeLessThanOrEqual(3);
-    expect(n.gets()).toBe(WAITING.length);
+    // the list gives no reason: one get-payout per payout newly failed, none per refund
+    expect(n.gets()).toBe(WAITING.length + FAILED.length);
     expect(n.transactions()).toBe(1); // the refunds are the newest movements: one page finds all five
   });
 

@@ -28,7 +28,7 @@ const INJECTIONS = [
 ];
 
 const ALLOWED_TAGS = new Set(
-  'html head meta title style body header footer section h1 h2 p strong span div ul li table colgroup col thead tbody tr th td figure figcaption svg g text rect'.split(
+  'html head meta title style body header footer section h1 h2 p strong span code div ul li table colgroup col thead tbody tr th td figure figcaption svg g text rect'.split(
     ' ',
   ),
 );
@@ -160,6 +160,38 @@ describe('results report', () => {
     const fill = (status: string) => new RegExp(`<g data-label="${status}"[^>]*>.*?fill="(#[0-9a-f]{6})"`).exec(doc)?.[1];
     expect(fill('SUCCESSFUL')).toBe('#3a9a6a');
     expect(fill('FAILED')).toBe('#b83b4b');
+  });
+});
+
+describe('rows that need action (issue 31)', () => {
+  it('give each amount with its currency and each command whole, on a line of its own that wraps at spaces only', () => {
+    const id = '3f2a9c1e-5b7d-4e8a-9c0f-1a2b3c4d5e6f';
+    const row = (n: number, status: string, extra: Record<string, string> = {}) => ({
+      rowNumber: n,
+      cells: { reference: `R-${n}`, sourceAmount: '1820', sourceCurrency: 'usd', accountName: 'Ann Lee', iban: 'GB29NWBK60161331926819' },
+      result: { status, payoutId: id, ...extra },
+    });
+    const t: ResultsTable = {
+      format: 'csv',
+      inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'accountName', 'iban'],
+      rows: [
+        row(2, 'ADDITIONAL_INFO_REQUIRED'),
+        row(3, 'FAILED', { refunded: '1825.00', statusReason: 'bank closed the account' }),
+        row(4, 'REJECTED'),
+      ],
+    };
+    const doc = resultsHtml(resultsViewOf(t, '/data/jan payroll.results.csv'));
+    expect(doc).toContain('<td class="num" data-field="amount" data-value="1820.00" data-currency="USD">USD 1,820.00</td>');
+    // each word of a command in a span that does not wrap: a line breaks only at a space between them
+    const commands = [...doc.matchAll(/<code class="cmd" data-field="command">((?:<span>[^<\s]*<\/span> ?)+)<\/code>/g)].map((m) =>
+      m[1]!.replace(/<\/?span>/g, ''),
+    );
+    expect(commands).toEqual([
+      `payout-batch attach ${id} FILE...`,
+      'payout-batch retry &#39;/data/jan payroll.results.csv&#39; --resend-failed',
+      'payout-batch status &#39;/data/jan payroll.results.csv&#39;', // REJECTED, its refund not seen yet (quotes escaped)
+    ]);
+    expect(doc).toContain('code.cmd span { white-space: nowrap; }');
   });
 });
 

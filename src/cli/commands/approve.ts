@@ -1,18 +1,20 @@
-// `payout-batch approve PLAN --as NAME --key-file KEY`: signs the plan's exact content (Ed25519) and
-// adds the approval to PLAN.approvals.json beside it; the plan itself is never rewritten. Prints
-// what was signed, so the approver sees the rows, totals and service they release.
+// `payout-batch approve PLAN --as NAME --key-file KEY [--yes]`: shows what is signed (the service
+// and account, totals, payees, what is already paid, the maker), asks on a terminal, then signs the
+// plan's exact content (Ed25519) and adds the approval to PLAN.approvals.json beside it; the plan
+// itself is never rewritten. Nothing is signed unseen: not a terminal and no --yes is refused.
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, plural, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { KeyError } from '../../approvals/keys.ts';
+import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
 import { nameProblem, sameName } from '../../engine/approval.ts';
-import { loadPlan, payloadText, planPayload, PlanFileError } from '../../approvals/payload.ts';
+import { loadPlan, planPayload, PlanFileError } from '../../approvals/payload.ts';
+import { approveText } from '../../approvals/view.ts';
 import { signPlan } from '../../approvals/sign.ts';
 import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals } from '../../approvals/store.ts';
 import { LockBusy } from '../../files/lock.ts';
-import type { ArgsOf } from '../options.ts';
+import { askYesNo, isInteractive, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   y
@@ -22,7 +24,8 @@ const builder = (y: Argv) =>
       type: 'string',
       demandOption: true,
       describe: 'Your private approver key (PEM, from `payout-batch approver-key new`)',
-    });
+    })
+    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Sign without the question (after reading the plan)' });
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
@@ -42,6 +45,19 @@ export default defineCommand<ArgsOf<typeof builder>>({
       } catch (e) {
         throw new UsageError(`cannot read the key file ${keyPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }
+      parsePrivateKey(pem, keyPath); // a key that cannot sign is said before the question
+      io.stdout.write(`You sign, as ${name}:\n  ${approveText(plan, payload, args.plan)}\n`);
+      if (!args.yes) {
+        if (!isInteractive(io))
+          throw new UsageError(
+            'not a terminal, so nobody can confirm: read the plan above, then pass --yes (-y) to sign it; nothing was signed',
+            ExitCode.REFUSED,
+          );
+        if (!(await askYesNo(io, `Sign this plan as ${name}? [y/N] `))) {
+          io.stderr.write('payout-batch: declined: nothing was signed\n');
+          return ExitCode.REFUSED;
+        }
+      }
       const approval = signPlan(payload, name, pem, keyPath);
       // As ssh does for its keys, said (not refused): a key others can read may be another's signature.
       if (process.platform !== 'win32' && (statSync(keyPath).mode & 0o077) !== 0)
@@ -50,7 +66,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       const { replaced } = await addApproval(approvalsPath, approval);
       const all = readApprovals(approvalsPath);
       io.stdout.write(
-        `Approved ${args.plan} as ${name} (key ${approval.publicKeyFingerprint}) at ${approval.signedAt}:\n  ${payloadText(payload)}\n` +
+        `Approved ${args.plan} as ${name} (key ${approval.publicKeyFingerprint}) at ${approval.signedAt}. ` +
           `${replaced ? 'Your earlier approval was replaced. ' : ''}Written to ${approvalsPathFor(args.plan)} ` +
           `(${plural(all.length, 'approval')}: ${all.map((a) => a.name).join(', ')}).\n`,
       );

@@ -53,7 +53,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
       `Approver key of ${name}, fingerprint ${k.fingerprint}\n` +
         `  private key: ${keyPath} (readable by you only: keep it, never share or send it)\n` +
         `  public key:  ${pubPath}\n` +
-        `Give the public key file to whoever keeps the approvers list; its entry is:\n  ${entry}\n` +
+        `Give the public key file to whoever keeps the approvers list, who adds it with ` +
+        `\`payout-batch approvers add ${pubPath} --out approvers.json\`; its entry is:\n  ${entry}\n` +
         `Approve a plan with \`payout-batch approve PLAN --as ${JSON.stringify(name)} --key-file ${keyPath}\`.\n`,
     );
     return ExitCode.OK;

@@ -1,16 +1,25 @@
-// `payout-batch attach PAYOUT_ID FILE...`: upload documents and attach them to a payout, within
-// the status rule and the 5-document cap. A thin layer over src/ops/attach.ts.
+// `payout-batch attach PAYOUT FILE... [--results RESULTS]`: upload documents and attach them to a
+// payout (named by its id, its payoutRef or its row's reference), within the status rule and the
+// 5-document cap. A thin layer over src/ops/attach.ts.
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
-import { AttachRefused, attachDocuments } from '../../ops/attach.ts';
+import { AttachRefused, attachDocuments, payoutIdOf } from '../../ops/attach.ts';
+import { defaultStateDir } from '../../client/quota.ts';
+import { accountJournals, ledgerOf } from '../../engine/ledger.ts';
 import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
-    .positional('payoutId', { type: 'string', demandOption: true, describe: 'The payout id (payoutId column of the results file)' })
+    .positional('payout', {
+      type: 'string',
+      demandOption: true,
+      describe: "The payout: its id, its payoutRef, or its row's reference (with --results, or as this account's journals know it)",
+    })
     .positional('files', { type: 'string', array: true, demandOption: true, describe: 'PDF, JPEG or PNG files, at most 10 MB each' })
+    .option('results', { type: 'string', describe: 'The results file whose row names the payout (by payoutId, payoutRef or reference)' })
     .option('merge', flag('Merge all the files into one PDF first (one document of the 5 allowed)'))
     .option('force', flag("Send even when the payout's status forbids documents, to see the service's answer"))
     .option('json', flag('Print a machine-readable result on stdout'));
@@ -21,9 +30,13 @@ export default defineCommand<AttachArgs>({
   run: (args, io: CliIO) =>
     withConnection(args, io, 'attach', async (conn, logger) => {
       try {
+        const payoutId = await payoutIdOf(args.payout, {
+          ...(args.results ? { resultsFile: resolve(io.cwd, args.results) } : {}),
+          journals: accountJournals(ledgerOf(conn, { root: defaultStateDir(io.env) })),
+        });
         const r = await attachDocuments({
           client: conn.client,
-          payoutId: args.payoutId,
+          payoutId,
           files: args.files.map(String),
           merge: args.merge,
           force: args.force,
@@ -43,7 +56,10 @@ export default defineCommand<AttachArgs>({
             `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${args.files.length} files merged into one PDF)` : ''} ` +
               `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.response.totalDocuments} of 5.\n` +
               (r.answers.length
-                ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. Run \`payout-batch status\` later to see the review.\n`
+                ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. ` +
+                  (args.results
+                    ? `See the review later with \`payout-batch status ${args.results}\`.\n`
+                    : 'See the review later with `payout-batch status` on its results file.\n')
                 : ''),
           );
         }

@@ -13,9 +13,12 @@ const USAGE = {
   'run [file]': 'Send a batch: preflight, approval, then each valid row once (resumable, idempotent)',
   'retry <results>': 'Send again the rows of a results file that have no payout yet (after fixing them); created rows stay as they are',
   'plan <file>': 'Preflight a batch and show (or write, --out) its plan and quotes; nothing is sent',
-  'approve <plan>': 'Sign a plan file as an approver (Ed25519): PLAN.approvals.json beside it, for `run --plan PLAN --require-approvals N`',
+  'approve <plan>':
+    'Show a plan file, ask, and sign it as an approver (Ed25519): PLAN.approvals.json beside it, for `run --plan PLAN --require-approvals N`',
   'approver-key <action>':
     "`approver-key new --as NAME`: make an approver's key pair (private key mode 0600, public key for the approvers list)",
+  'approvers <action> <files..>':
+    '`approvers add NAME.approver.pub.json... --out approvers.json`: create or extend the approvers list (each approver once)',
   'policy <action>':
     "`policy set --require-approvals N --approvers FILE`: the account's approval policy, needed by every run, retry and watch; `policy show`",
   'status <results>': 'Refresh the status of every payout of a results file that is not final (GET payout), forward only',
@@ -23,7 +26,8 @@ const USAGE = {
     "Tie a results file to the wallet's transactions: each payout's debit, each failed one's refund, no debit unexplained; writes <results>.reconciliation.csv/.xlsx",
   'report <input>':
     'Write the HTML report of a plan file, a results file or a batch file (offline): one page to look at, print or attach; nothing is sent',
-  'attach <payoutId> <files..>': 'Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED)',
+  'attach <payout> <files..>':
+    "Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED), named by its id, payoutRef or row's reference",
   listen: "Receive the service's webhooks: verify, drop replays, apply status changes to results files and journals",
   'watch <dir>': 'Process the batch files dropped into DIR/inbox, unattended, within the guards of DIR/payout-batch.json',
 };

@@ -102,13 +102,7 @@ function outcomeLines(
       `  row ${w.rowNumber}${w.reference ? ` ${w.reference}` : ''} waits for us: ${requestsText(w.informationRequests)}; ` +
         `answer with: payout-batch attach ${w.payoutId}${connection} FILE...`,
     );
-  for (const f of r.failed)
-    l.push(
-      `  row ${f.rowNumber}${f.reference ? ` ${f.reference}` : ''} ${f.status}${f.reason ? ` (${f.reason})` : ''}: ` +
-        (f.refunded !== undefined
-          ? `refunded ${group(f.refunded)}; pay it again with: payout-batch retry ${results} --resend-failed${connection}`
-          : "refund not in the wallet's transactions yet: run status again later"),
-    );
+  for (const f of r.failed) l.push(failedLine(f, results, connection));
   l.push(...moneyLines(r.money));
   for (const p of r.moneyProblems) l.push(`  ! ${p}`);
   l.push(
@@ -129,4 +123,14 @@ function requestsText(json: string | undefined): string {
     // not ours to judge: shown as it is
   }
   return json ? json : 'information requested';
+}
+
+/** A row failed after creation: its status, the refund with its currency, the service's reason, what to do. */
+function failedLine(f: StatusResult['failed'][number], results: string, connection: string): string {
+  const refund = f.refunded !== undefined ? `refunded ${f.currency ? `${f.currency} ` : ''}${group(f.refunded)}` : 'refund not seen yet';
+  const next =
+    f.refunded !== undefined
+      ? `pay it again with: payout-batch retry ${results} --resend-failed${connection}`
+      : "not in the wallet's transactions yet: run status again later";
+  return `  row ${f.rowNumber}${f.reference ? ` ${f.reference}` : ''} ${f.status}: ${refund} — ${f.reason ?? 'no reason given by the service'}; ${next}`;
 }

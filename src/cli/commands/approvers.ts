@@ -1,0 +1,45 @@
+// `payout-batch approvers add FILE... --out LIST`: the approvers list from the public key files of
+// `approver-key new` (created, or extended), each approver once, look-alike names refused as the
+// list's rules refuse them (src/approvals/store.ts addApprovers). Nothing is sent.
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { defineCommand, plural, UsageError } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { addApprovers, ApprovalsFileError } from '../../approvals/store.ts';
+import { LockBusy } from '../../files/lock.ts';
+import type { ArgsOf } from '../options.ts';
+
+const builder = (y: Argv) =>
+  y
+    .positional('action', { type: 'string', choices: ['add'] as const, demandOption: true, describe: '`add`: add approvers to the list' })
+    .positional('files', {
+      type: 'string',
+      array: true,
+      demandOption: true,
+      describe: 'Public key files of `approver-key new` (NAME.approver.pub.json), or approvers lists',
+    })
+    .option('out', { type: 'string', demandOption: true, describe: 'The approvers list to create or extend (JSON)' });
+
+export default defineCommand<ArgsOf<typeof builder>>({
+  builder,
+  run: async (args, io) => {
+    const out = resolve(io.cwd, args.out);
+    try {
+      const r = await addApprovers(
+        out,
+        args.files.map((f) => resolve(io.cwd, String(f))),
+      );
+      io.stdout.write(
+        `${args.out}: ${plural(r.all.length, 'approver')} (${r.all.map((a) => `${a.name} ${a.fingerprint}`).join(', ')})` +
+          `${r.added.length ? `; added ${r.added.join(', ')}` : ''}${r.kept.length ? `; already listed ${r.kept.join(', ')}` : ''}.\n` +
+          `Use it with \`payout-batch run --plan PLAN --require-approvals N --approvers ${args.out}\` or \`payout-batch policy set\`.\n`,
+      );
+      return ExitCode.OK;
+    } catch (e) {
+      if (e instanceof ApprovalsFileError) throw new UsageError(`${e.message}: nothing was written`, ExitCode.UNUSABLE_INPUT);
+      if (e instanceof LockBusy)
+        throw new UsageError(`${args.out} is being written by another command (${e.message}): try again`, ExitCode.REFUSED);
+      throw e;
+    }
+  },
+});
