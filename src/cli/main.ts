@@ -9,11 +9,17 @@ import { UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 export function processIO(): CliIO {
-  // Once: the first signal asks the command to stop cleanly; a second one finds no handler and
-  // ends the process at once, as a second Ctrl-C is expected to.
+  // Once: the first signal (SIGINT or SIGTERM) asks the command to stop cleanly; a second one,
+  // of either kind, finds no handler and ends the process at once, as a second Ctrl-C is expected
+  // to (safe: the journal holds every request sent).
   const stopSignal = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
+    const first = () => {
+      process.off('SIGINT', first);
+      process.off('SIGTERM', first);
+      resolve();
+    };
+    process.on('SIGINT', first);
+    process.on('SIGTERM', first);
   });
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
 }

@@ -112,10 +112,11 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       mode: 'retry',
       resend,
     });
-    await publishResults(partial, results.path);
+    // (nothing sent, so no new results file: the one retried still holds every row)
+    if (result.resultsWritten) await publishResults(partial, results.path);
     return {
       ...result,
-      resultsPath: results.path,
+      resultsPath: result.resultsWritten ? results.path : resultsFile,
       batchId: header.batchId,
       journalPath: session.journalPath,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
