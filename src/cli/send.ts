@@ -127,6 +127,7 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       stop,
       onResume: (report) => out(resumeText(report)),
       onPlan: (plan) => {
+        progress.start(plan.toSend.length); // (first: it clears the preflight's line)
         label.batch = plan.batchId.slice(0, 16);
         const text = planText(plan, environment, conn.environment.baseUrl);
         // Nobody confirms a plan unseen: under --quiet or --json it goes beside the question, on stderr.
@@ -136,7 +137,6 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
           { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
           'plan',
         );
-        progress.start(plan.toSend.length);
       },
       confirm: (plan) => askYesNo(io, confirmQuestion(plan, environment)),
       onEvent: (e) => progress.onEvent(e),

@@ -91,9 +91,9 @@ export interface PipelineResult {
   /** The results file: the one this run wrote, or (`resultsWritten` false) the one it would have written. */
   resultsPath: string;
   /**
-   * False when the run sent nothing: refused (declined, a guard, stopped before sending), preflight
-   * failed, or a retry with nothing to send. No results file was written then; one already there
-   * (an earlier run's) is left as it is.
+   * False when the run sent nothing: refused (declined, a guard, stopped before sending), or
+   * preflight failed (and a retry whose results say nothing the file retried does not: retry.ts).
+   * No results file was written then; one already there (an earlier run's) is left as it is.
    */
   resultsWritten: boolean;
   outcomes: Map<number, RowOutcome>;
@@ -219,8 +219,6 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
   const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
   const { finishing, scope } = rowsToFinish(batch, folded, o);
-  // A retry with nothing to send writes no new results file: the one retried holds every row.
-  if (o.mode === 'retry' && !items.length && !finishing.length) return finish(run, scope, { plan, executed: new Map() }, 0, {}, false);
   const writeAll = async () => {
     await writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) });
   };

@@ -77,6 +77,7 @@ describe('Ctrl-C during a run', () => {
     expect(notSent).toHaveLength(ROWS - journalled.length);
     for (const line of notSent) expect(line).toMatch(/stopped on request \(Ctrl-C\) before this payout started/);
     expect(r.stderr).toMatch(/Stopped on request: no payout was started after the signal/);
+    expect(r.stderr).not.toContain('preflight:'); // (its steps are for a terminal)
 
     const again = await runCli(args, { cwd: dir, env });
     expect(again.code, again.stderr).toBe(0);

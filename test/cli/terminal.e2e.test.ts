@@ -67,6 +67,9 @@ describe('run on a terminal', () => {
     // The question names the rows and the total per source currency, fees included.
     expect(t.screen).toMatch(/Send 12 payouts \(NGN [\d,]+\.\d\d, USD [\d,]+\.\d\d\) from custom\? \[y\/N\]/);
     expect(t.screen.indexOf('Plan for')).toBeLessThan(t.screen.indexOf('[y/N]'));
+    // Preflight says what it is doing as it happens, before the plan (one line, rewritten in place).
+    expect(t.screen).toMatch(/preflight: reading the payment methods of \d+ corridors? \(\d+ done\)/);
+    expect(t.screen.indexOf('preflight: reading the wallets')).toBeLessThan(t.screen.indexOf('Plan for'));
     // The bar: rows done of the total, failures, pace.
     expect(t.screen).toMatch(/12\/12 rows \| failed 0 \| [\d.]+ req\/s/);
     expect(t.screen).toContain('All 12 payouts created.');
