@@ -18,5 +18,11 @@ export const ExitCode = {
    * (PENDING, PROCESSING): the batch is not finished, poll again later.
    */
   NOT_FINISHED: 5,
+  /**
+   * `run`, `retry`: stopped by Ctrl-C (SIGINT) or SIGTERM, 128 + SIGINT's number as shells report
+   * it. No payout was started after the signal; the requests in flight were answered and
+   * journalled, rows not started are NOT_SENT, and running the same command again resumes (safe).
+   */
+  INTERRUPTED: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -9,11 +9,17 @@ import { UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 export function processIO(): CliIO {
-  // Once: the first signal asks the command to stop cleanly; a second one finds no handler and
-  // ends the process at once, as a second Ctrl-C is expected to.
+  // Once: the first signal (SIGINT or SIGTERM) asks the command to stop cleanly; a second one,
+  // of either kind, finds no handler and ends the process at once, as a second Ctrl-C is expected
+  // to (safe: the journal holds every request sent).
   const stopSignal = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
+    const first = () => {
+      process.off('SIGINT', first);
+      process.off('SIGTERM', first);
+      resolve();
+    };
+    process.on('SIGINT', first);
+    process.on('SIGTERM', first);
   });
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
 }
@@ -81,7 +87,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     // costs a tenth of a second's startup, so only a help that is asked for is wrapped.
     .wrap(bare || argv.includes('--help') || argv.includes('-h') ? Math.min(110, process.stdout.columns ?? 110) : null)
     .epilogue(
-      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe), 5 status: payouts still in progress.',
+      'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe), 5 status: payouts still in progress, 130 run/retry stopped by Ctrl-C (resume is safe).',
     )
     .fail((msg, err) => {
       throw err ?? new UsageError(usageMessage(msg, argv, knownOptions(commandParser ?? parser)));

@@ -252,7 +252,14 @@ export const inFlightFor = (rate: number | undefined): number => Math.max(8, Mat
 export async function askYesNo(io: CliIO, question: string): Promise<boolean> {
   const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: true });
   try {
-    const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
+    const answer = await new Promise<string>((resolve) => {
+      rl.question(question, resolve);
+      // Ctrl-C at the question (the terminal is in raw mode: no SIGINT) answers no.
+      rl.once('SIGINT', () => {
+        io.stderr.write('^C\n');
+        resolve('');
+      });
+    });
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     rl.close();

@@ -15,6 +15,7 @@ import type { PipelineResult } from '../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import { BatchRefused, FailedAfterSending, type ResumeReport } from '../engine/session.ts';
+import { barLine, preflightText, requestMeter, stoppingText, type BarValues } from './progress.ts';
 
 export function resumeText(r: ResumeReport): string {
   if (!r.resumed) return '';
@@ -114,7 +115,11 @@ export function moneyLines(money: Record<string, MoneyTotals>): string[] {
 export function exitReasonText(r: PipelineResult, connection = ''): string {
   if (r.refused) return `Nothing was sent:\n${r.refused.map((x) => `  - ${x}`).join('\n')}\n`;
   if (r.halted) return `The run stopped: ${r.halted}\nWhat was sent is journalled: run the same command again to continue (it is safe).\n`;
-  if (r.stopped) return 'Stopped on request: run the same command again to continue.\n';
+  if (r.stopped)
+    return (
+      'Stopped on request: no payout was started after the signal; the rows not started are NOT_SENT in the results file. ' +
+      'Run the same command again to continue (safe: nothing is paid twice).\n'
+    );
   const s = r.summary;
   if (s.notCreated) {
     const bad = Object.entries(s.byStatus)
@@ -137,44 +142,55 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
   return `All ${plural(s.created, 'payout')} created.\n`;
 }
 
-/** Progress on a terminal (cli-progress) unless quiet (--json, --quiet), and JSON lines through pino. */
+/**
+ * Progress on a terminal (cli-progress) unless quiet (--json, --quiet), and JSON lines through
+ * pino. On a terminal the preflight's current step is one line on stderr, rewritten in place and
+ * cleared when the plan comes.
+ */
 export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string, quiet: boolean) {
-  const starts: number[] = [];
+  const onTerminal = !!io.stderr.isTTY && !quiet;
+  const meter = requestMeter();
   let bar: cliProgress.SingleBar | undefined;
+  let stepShown = false;
   let done = 0;
   let failed = 0;
   let pending = 0;
-  const rps = () => {
-    const now = Date.now();
-    while (starts.length && starts[0]! < now - 5000) starts.shift();
-    return (starts.length / 5).toFixed(1);
+  /** Rows started and not done; undefined until sending begins. */
+  let underWay: Set<number> | undefined;
+  const clearStep = () => {
+    if (stepShown) io.stderr.write('\r\x1b[K');
+    stepShown = false;
   };
   return {
     onClientEvent(e: ClientEvent) {
-      if (e.type === 'response') starts.push(Date.now());
+      meter.add(e);
     },
     /** Remembers the total; the bar appears with the first row (after any confirmation question). */
     start(total: number) {
+      clearStep();
       pending = total;
     },
     onEvent(e: EngineEvent) {
-      if (pending && io.stderr.isTTY && !quiet) {
+      if (e.type === 'preflight') {
+        if (onTerminal) io.stderr.write(`\r\x1b[K${preflightText(e.step)}`);
+        stepShown = onTerminal;
+        return;
+      }
+      if (pending && onTerminal) {
         bar = new cliProgress.SingleBar(
-          {
-            stream: io.stderr,
-            format: ' {bar} {value}/{total} rows | failed {failed} | {rps} req/s | ETA {eta_formatted}',
-            hideCursor: true,
-            clearOnComplete: false,
-          },
+          { stream: io.stderr, format: (_o, p, payload: BarValues) => barLine({ ...payload, ...p }, p.maxWidth), hideCursor: true },
           cliProgress.Presets.shades_classic,
         );
         bar.start(pending, 0, { failed: 0, rps: '0.0' });
       }
       pending = 0;
-      if (e.type === 'row-done') {
+      underWay ??= new Set();
+      if (e.type === 'row-start') underWay.add(e.rowNumber);
+      else if (e.type === 'row-done') {
+        underWay.delete(e.rowNumber);
         done++;
         if (!isCreatedStatus(e.status)) failed++;
-        bar?.update(done, { failed, rps: rps() });
+        bar?.update(done, { failed, rps: meter.perSecond() });
         logRowDone(logger, e, { batchId: batchLabel() });
       } else if (e.type === 'halted') {
         logger.error({ batchId: batchLabel(), reason: e.reason }, 'run halted');
@@ -182,7 +198,17 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
         logger.info({ batchId: batchLabel(), rows: e.rows }, 'settling rows of unknown outcome with their original keys');
       }
     },
+    /** Asked to stop (Ctrl-C): the bar ends where it is and the answer is shown at once, quiet or not. */
+    stopping() {
+      clearStep();
+      bar?.stop();
+      bar = undefined;
+      pending = 0;
+      io.stderr.write(stoppingText(underWay?.size));
+      logger.info({ batchId: batchLabel(), rowsInFlight: underWay?.size ?? 0 }, 'stopping on request');
+    },
     stop() {
+      clearStep();
       bar?.stop();
     },
   };
@@ -229,7 +255,14 @@ export const planJson = (p: BatchPlan, withCorridors = false) => ({
 
 /** The --json summary of run and retry (retry adds what --resend-failed sent again). */
 export function jsonSummary(
-  r: PipelineResult & { batchId?: string; journalPath?: string; reportPath?: string; resent?: number; notResent?: unknown[] },
+  r: Omit<PipelineResult, 'exitCode'> & {
+    exitCode: ExitCode;
+    batchId?: string;
+    journalPath?: string;
+    reportPath?: string;
+    resent?: number;
+    notResent?: unknown[];
+  },
   environment: string,
 ) {
   return {
@@ -237,7 +270,7 @@ export function jsonSummary(
     environment,
     batchId: r.batchId,
     journal: r.journalPath,
-    results: r.resultsPath,
+    results: r.resultsWritten ? r.resultsPath : undefined,
     report: r.reportPath,
     resumed: r.report,
     refused: r.refused,

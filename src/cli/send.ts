@@ -106,6 +106,10 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   const stateDir = stateRootOf(args, io);
   const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e), stateDir);
   const environment = conn.environment.name;
+  // Ctrl-C (SIGINT) or SIGTERM: the engine starts no new payout, and the CLI says so at once.
+  const stop = abortOn(io.stopSignal);
+  let running = true;
+  stop.addEventListener('abort', () => running && progress.stopping(), { once: true });
   try {
     const r = await send({
       conn,
@@ -129,9 +133,10 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       policy,
       mergeDocuments: args['merge-documents'],
       concurrency: args.concurrency ?? inFlightFor(args.rate),
-      stop: abortOn(io.stopSignal),
+      stop,
       onResume: (report) => out(resumeText(report)),
       onPlan: (plan) => {
+        progress.start(plan.toSend.length); // (first: it clears the preflight's line)
         label.batch = plan.batchId.slice(0, 16);
         const text = planText(plan, environment, conn.environment.baseUrl);
         // Nobody confirms a plan unseen: under --quiet or --json it goes beside the question, on stderr.
@@ -141,23 +146,30 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
           { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
           'plan',
         );
-        progress.start(plan.toSend.length);
       },
       confirm: (plan) => askYesNo(io, confirmQuestion(plan, environment)),
       onEvent: (e) => progress.onEvent(e),
     });
+    running = false;
     progress.stop();
-    out(summaryText(r));
+    // A run that sent nothing wrote nothing (no results file, no report): its summary would only list NOT_SENT rows.
+    const sentNothing = !!(r.refused ?? r.halted) && !r.resultsWritten;
+    if (!sentNothing) out(summaryText(r));
     if (after) out(after(r));
-    const report = args.report ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment })) : undefined;
+    const report =
+      args.report && r.resultsWritten ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment })) : undefined;
     if (report) out(`Report: ${report}\n`);
-    if (args.json) printJson(io, { ...jsonSummary({ ...r, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
-    else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
+    const exitCode = r.stopped ? ExitCode.INTERRUPTED : r.exitCode;
+    if (args.json) printJson(io, { ...jsonSummary({ ...r, exitCode, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
+    else if (exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
     else out(exitReasonText(r, connectionHint(args)));
-    return r.exitCode;
+    return exitCode;
   } catch (e) {
+    running = false;
     progress.stop();
-    return handleEngineError(e, io);
+    const code = handleEngineError(e, io);
+    // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
+    return stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code;
   } finally {
     await conn.close().catch(() => undefined);
   }

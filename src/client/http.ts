@@ -23,7 +23,8 @@ import type { UsageCounter } from './quota.ts';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** Progress the client reports: each answer (the CLI shows the pace of requests); retries are logged. */
-export type ClientEvent = { type: 'response'; route: string; status: number; requestId: string; ms: number };
+/** An answer: `storage` for the PUT to the document storage (spec §4.6), which is not a request to the service. */
+export type ClientEvent = { type: 'response'; route: string; status: number; requestId: string; ms: number; storage?: true };
 
 /** How requests are sent; each has a default. */
 export interface TransportOptions {
@@ -213,7 +214,7 @@ export class Transport {
         { route: spec.route, method: spec.method, path, status, requestId, attempt, ms, sentAt: slot?.sentAt },
         'response',
       );
-      this.o.onEvent?.({ type: 'response', route: spec.route, status, requestId, ms });
+      this.o.onEvent?.({ type: 'response', route: spec.route, status, requestId, ms, ...(spec.storage ? { storage: true } : {}) });
 
       const okStatus = spec.storage ? status === 200 : status >= 200 && status < 300;
       if (!okStatus) return fail(...this.errorAnswer(spec, status, text, headers));

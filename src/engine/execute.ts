@@ -11,7 +11,9 @@
 //
 // The journal is the state: each step reads the row's phase from the fold. A run that cannot go
 // on (the key refused, the service unreachable) halts: rows not started stay as journalled, and
-// resuming is safe.
+// resuming is safe. A stop on request (Ctrl-C) ends it the same way, and no `initiating` line is
+// written after it (checked under the ledger's lock): no payout starts after the signal, the
+// requests in flight are answered and journalled.
 //
 // The send step (sendInitiate):
 //
@@ -38,6 +40,7 @@ import { RowStepError, documentUploader, type DocumentUrls } from './documents.t
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
+import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
 
 // ---- the send step
@@ -57,6 +60,8 @@ export interface SendContext {
   session: BatchSession;
   /** Now, as the journal writes it. */
   at: () => string;
+  /** Aborted (Ctrl-C): no `initiating` line is written after it, so no payout starts after it. */
+  stop?: AbortSignal;
 }
 
 /** What an initiate that did not create a payout means for its row. */
@@ -83,17 +88,19 @@ export function classify(e: unknown, resend: boolean): Verdict {
 
 /**
  * Sends one initiate and journals what it means. Returns the error that stops the run, if any
- * (the row is then as journalled: resuming resends it with the same key and body).
+ * (the row is then as journalled: resuming resends it with the same key and body), or `stopped`
+ * when the stop came before its `initiating` line (nothing journalled, nothing sent).
  */
-export async function sendInitiate(ctx: SendContext, a: Attempt): Promise<{ halt?: unknown }> {
+export async function sendInitiate(ctx: SendContext, a: Attempt): Promise<{ halt?: unknown; stopped?: boolean }> {
   const { client, session, at } = ctx;
   const { ref, attempt, key } = a;
   const sentAt = at();
   if (!a.resend) {
     try {
-      await recordInitiating(session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at: sentAt });
+      await recordInitiating(session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at: sentAt }, ctx.stop);
     } catch (e) {
-      return { halt: e }; // the reservation is gone or the lock failed: nothing was sent
+      // nothing was written or sent: stopped on request, or the reservation is gone or the lock failed
+      return ctx.stop?.aborted ? { stopped: true } : { halt: e };
     }
   }
   let answer: { payout: PayoutAnswer; requestId: string };
@@ -271,7 +278,8 @@ export type EngineEvent =
       message?: string;
     }
   | { type: 'halted'; reason: string }
-  | { type: 'settle-pass'; rows: number };
+  | { type: 'settle-pass'; rows: number }
+  | { type: 'preflight'; step: PreflightStep };
 
 export interface WorkItem {
   rowNumber: number;
@@ -324,6 +332,14 @@ export interface ExecuteResult {
 
 /** Thrown inside a row when the run halts; the loop catches it and records the row as not sent. */
 class Halt extends Error {}
+/** Thrown inside a row stopped on request before its payout started; recorded as not sent. */
+class Stopped extends Error {}
+
+/** The reason a row not started before a stop (Ctrl-C) gives in the results. */
+export const STOPPED_BEFORE_ROW: ErrorSnapshot = {
+  code: 'NOT_SENT',
+  message: 'not sent: the run was stopped on request (Ctrl-C) before this payout started; run the same command again to send it',
+};
 
 export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise<ExecuteResult> {
   return new RowLoop(o).run(items);
@@ -339,7 +355,7 @@ class RowLoop {
 
   constructor(private readonly o: ExecuteOptions) {
     const now = o.now ?? (() => new Date());
-    this.send = { client: o.client, session: o.session, at: () => now().toISOString() };
+    this.send = { client: o.client, session: o.session, at: () => now().toISOString(), stop: o.stop };
     this.limit = pLimit(Math.max(1, o.concurrency ?? 8));
     const { client, session, mergeDocuments } = o;
     this.documentUrls = documentUploader({ client, session, mergeDocuments, fingerprints: o.documents });
@@ -408,6 +424,8 @@ class RowLoop {
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
       return;
     }
+    // Stopped while the documents were uploaded: the payout does not start (they are reused on resume).
+    if (this.o.stop?.aborted) throw new Stopped();
     // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
     if (urls.length)
       record(this.o.session, { t: 'attach', ref, attempt, supportingDocument: urls[0], documents: urls.slice(1), at: this.send.at() });
@@ -417,7 +435,8 @@ class RowLoop {
 
   /** The send step, then the documents a payout it created still lacks. */
   private async initiate(a: Attempt): Promise<RowState> {
-    const { halt } = await sendInitiate(this.send, a);
+    const { halt, stopped } = await sendInitiate(this.send, a);
+    if (stopped) throw new Stopped();
     if (halt) this.halt(halt);
     const s = this.state(a.ref);
     // Right after creation the payout holds only the initiate's document: PATCH the rest.
@@ -431,7 +450,8 @@ class RowLoop {
 
   /**
    * Runs `step` for each item through the concurrency limit; after a halt or a stop no new one
-   * starts. A row the halt interrupted is recorded as not sent, with the reason.
+   * starts. A row the halt or the stop interrupted before its payout started is recorded as not
+   * sent, with the reason.
    */
   private each<T extends WorkItem | FinishItem>(list: T[], step: (item: T) => Promise<void>): Promise<void[]> {
     const guarded = async (item: T) => {
@@ -439,8 +459,9 @@ class RowLoop {
       try {
         await step(item);
       } catch (e) {
-        if (!(e instanceof Halt)) throw e;
-        if ('payout' in item) this.done(item, `not sent: ${e.message}`);
+        if (!(e instanceof Halt || e instanceof Stopped)) throw e;
+        const why = e instanceof Halt ? { code: 'SERVICE_UNAVAILABLE', message: `not sent: ${e.message}` } : STOPPED_BEFORE_ROW;
+        if ('payout' in item) this.done(item, why);
       }
     };
     return Promise.all(list.map((item) => this.limit(() => guarded(item))));
@@ -454,12 +475,12 @@ class RowLoop {
     return rowState(this.o.session.folded, ref);
   }
 
-  /** Records the row's outcome as its journal now says (`haltedWith`: the run halted before it was sent). */
-  private done(item: WorkItem, haltedWith?: string): void {
+  /** Records the row's outcome as its journal now says (`notSent`: why it was not sent, when the run halted or stopped first). */
+  private done(item: WorkItem, notSent?: ErrorSnapshot): void {
     const out = outcomeFromState(this.state(item.payout.reference), {
       status: ENGINE_STATUSES.NOT_SENT,
       documents: [],
-      ...(haltedWith ? { error: { code: 'SERVICE_UNAVAILABLE', message: haltedWith } } : {}),
+      ...(notSent ? { error: notSent } : {}),
     });
     this.outcomes.set(item.rowNumber, out);
     this.o.onEvent?.({

@@ -15,7 +15,7 @@ import { writeResults } from '../results/write.ts';
 import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './approval.ts';
-import { executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
+import { STOPPED_BEFORE_ROW, executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
 import {
   ENGINE_STATUSES,
@@ -28,7 +28,7 @@ import {
 } from './outcome.ts';
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
-import { preflight, type PreflightResult } from './preflight.ts';
+import { preflight, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
   firstError,
   loadBatch,
@@ -85,9 +85,17 @@ export interface PipelineResult {
   /** Why nothing was sent (exit 3), or why the run stopped (exit 4). */
   refused?: string[];
   halted?: string;
+  /** Stopped on request (Ctrl-C): before sending (with `refused`), or while sending. */
   stopped?: boolean;
   summary: RunSummary;
+  /** The results file: the one this run wrote, or (`resultsWritten` false) the one it would have written. */
   resultsPath: string;
+  /**
+   * False when the run sent nothing: refused (declined, a guard, stopped before sending), or
+   * preflight failed (and a retry whose results say nothing the file retried does not: retry.ts).
+   * No results file was written then; one already there (an earlier run's) is left as it is.
+   */
+  resultsWritten: boolean;
   outcomes: Map<number, RowOutcome>;
 }
 
@@ -104,6 +112,8 @@ export interface RunView {
   executed: ReadonlyMap<number, RowOutcome>;
   /** Rows to send not processed yet (a checkpoint during the run): QUEUED. */
   queued?: ReadonlySet<number>;
+  /** The run was stopped on request: a row not started says so. */
+  stopped?: boolean;
 }
 
 interface Run {
@@ -127,13 +137,15 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
       planned = await planStage(o.conn, batch, session.folded, session.header.env, o);
     } catch (e) {
       if (e instanceof PayoutApiError)
-        return await finish(run, scope, { executed: new Map() }, 4, { halted: `preflight: ${snapshotOfError(e).message}` });
+        return await finish(run, scope, { executed: new Map() }, 4, { halted: `preflight: ${snapshotOfError(e).message}` }, false);
       throw e;
     }
     const { plan } = planned;
     o.onPlan?.(plan);
     const refused = await approve(run, plan, new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]));
-    if (refused) return await finish(run, scope, { plan, executed: new Map() }, 3, { refused });
+    // Nothing sent: no results file is written (an earlier run's stays as it is).
+    const stopped = !!o.stop?.aborted;
+    if (refused) return await finish(run, scope, { plan, executed: new Map(), stopped }, 3, { refused, stopped }, false);
     return await execute(run, plan);
   } finally {
     try {
@@ -154,7 +166,7 @@ async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Prom
   else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
 }
 
-export type PlanStageOptions = Omit<PlanOptions, 'usage'> & { enablePairs: boolean };
+export type PlanStageOptions = Omit<PlanOptions, 'usage'> & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void };
 
 /**
  * The plan stage of `run`, `retry` and `plan`: the preflight's requests for the rows to consider
@@ -176,7 +188,8 @@ export async function planStage(
         (rowState(folded, r.payout.reference).phase !== 'created' || !!o.resend?.has(r.payout.reference)),
     )
     .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
-  const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs });
+  const onStep = o.onEvent && ((step: PreflightStep) => o.onEvent!({ type: 'preflight', step }));
+  const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs, onStep });
   await conn.usage?.flush().catch(() => undefined);
   const usage = await conn.client.quotaUsage().catch(() => undefined);
   const plan = buildPlan(batch, pf, folded, env, { ...o, usage });
@@ -192,9 +205,11 @@ async function approve({ batch, session, o }: Run, plan: BatchPlan, estimatedFee
   const decision = decideApproval({ ...o, plan, payable, env: session.header.env });
   if (!decision.ok) return decision.reasons;
   for (const note of controlTotalNotes({ ...o, payable })) o.onNote?.(note);
+  const stoppedBefore = () => (o.stop?.aborted ? ['stopped on request (Ctrl-C) before the first payout: nothing was sent'] : undefined);
+  if (stoppedBefore()) return stoppedBefore();
   if (decision.confirm && plan.toSend.length > 0 && !(o.confirm && (await o.confirm(plan))))
     return ['declined at the confirmation: nothing was sent'];
-  return undefined;
+  return stoppedBefore();
 }
 
 /** Sends the plan's rows (execute.ts) and attaches the documents created rows still lack, then finishes. */
@@ -226,9 +241,9 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
       finish: finishing,
       resend: o.resend,
     });
-    const view: RunView = { plan, executed: res.outcomes };
-    if (res.halted) return await finish(run, scope, view, 4, { halted: res.halted, stopped: res.stopped });
-    return await finish(run, scope, view, 0, { stopped: res.stopped });
+    const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
+    if (res.halted) return await finish(run, scope, view, 4, { halted: res.halted, stopped: res.stopped }, true);
+    return await finish(run, scope, view, 0, { stopped: res.stopped }, true);
   } catch (e) {
     try {
       record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: 4 }, { sync: true });
@@ -260,17 +275,21 @@ function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOpti
   return { finishing, scope };
 }
 
-/** The results file, every row's outcome, the summary and the exit code; the journal's run-end, and the journal closed. */
+/**
+ * The results file (`write`: only once the run may have sent something), every row's outcome, the
+ * summary and the exit code; the journal's run-end, and the journal closed.
+ */
 async function finish(
   run: Run,
   scope: Scope,
   view: RunView,
   exitCode: PipelineResult['exitCode'],
   extra: Partial<PipelineResult>,
+  write: boolean,
 ): Promise<PipelineResult> {
   const { batch, session, o } = run;
   // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
-  const now = await writeResultsFile(run, scope, view);
+  const now = write ? await writeResultsFile(run, scope, view) : outcomesNow(run, scope, view);
   const outcomes = new Map<number, RowOutcome>();
   batch.rows.forEach((r, i) => {
     const kept = scope.keep?.get(r.rowNumber);
@@ -281,7 +300,16 @@ async function finish(
   const code = exitCodeOf(exitCode, summary);
   record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
   session.writer.close();
-  return { exitCode: code, report: session.report, plan: view.plan, summary, resultsPath: o.results.path, outcomes, ...extra };
+  return {
+    exitCode: code,
+    report: session.report,
+    plan: view.plan,
+    summary,
+    resultsPath: o.results.path,
+    resultsWritten: write,
+    outcomes,
+    ...extra,
+  };
 }
 
 /** A run that went through still exits 1 when a row needs someone: not created, failed after creation, or waiting for information. */
@@ -300,8 +328,7 @@ function writeResultsFile({ batch, session, o }: Run, scope: Scope, view: RunVie
   return withLock(
     resultsLockPath(o.results.path),
     async () => {
-      catchUpStatuses(session);
-      const now = batch.rows.map((r) => (scope.keep?.has(r.rowNumber) ? undefined : rowOutcome(r, session.folded, view)));
+      const now = outcomesNow({ batch, session, o }, scope, view);
       const table: ResultsSource = {
         format: o.results.format,
         inputColumns: batch.inputColumns,
@@ -314,6 +341,12 @@ function writeResultsFile({ batch, session, o }: Run, scope: Scope, view: RunVie
     },
     { purpose: 'results write' },
   );
+}
+
+/** Each row's outcome now (undefined for a kept row), the journal's latest statuses caught up first. */
+function outcomesNow({ batch, session }: Run, scope: Scope, view: RunView): (RowOutcome | undefined)[] {
+  catchUpStatuses(session);
+  return batch.rows.map((r) => (scope.keep?.has(r.rowNumber) ? undefined : rowOutcome(r, session.folded, view)));
 }
 
 /** A row's outcome now: what this run did, else its journal state, else invalid, left out, queued or not sent. */
@@ -344,7 +377,7 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
       : {
           status: ENGINE_STATUSES.NOT_SENT,
           documents: [],
-          error: { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
+          error: v.stopped ? STOPPED_BEFORE_ROW : { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
         };
   if (left && s.phase === 'rejected') return fallback;
   return outcomeFromState(s, fallback);

@@ -133,10 +133,14 @@ async function settledAll<T extends readonly unknown[]>(promises: { [K in keyof 
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
+/** The step preflight is at, as it happens: a terminal shows it (`run --plan` waits on it for seconds). */
+export type PreflightStep = { step: 'wallets' } | { step: 'methods'; corridors: number; done: number };
+
 export interface PreflightOptions {
   /** Turn on the pairs of corridors that are not enabled (PATCH toggle {enabled: true}). */
   enablePairs?: boolean;
   now?: Date;
+  onStep?: (s: PreflightStep) => void;
 }
 
 export async function preflight(
@@ -154,10 +158,21 @@ export async function preflight(
   // then the methods of every corridor at once. Each batch is settled in full before an error is
   // thrown, so nothing is left running (a pair toggle least of all) once preflight has failed.
   requests.n += 2;
+  options.onStep?.({ step: 'wallets' });
   const [walletList, list] = await settledAll([client.listWallets(), client.listCountries({ limit: 250 })]);
   const countries = new Map<string, CountryAnswer>(list.data.map((c) => [c.code, c]));
   const corridors = distinctCorridors(rows);
-  await settledAll([...corridors.values()].map(corridorLoader(client, countries, options, requests)));
+  const loader = corridorLoader(client, countries, options, requests);
+  let done = 0;
+  const methodsStep = () => options.onStep?.({ step: 'methods', corridors: corridors.size, done });
+  methodsStep();
+  await settledAll(
+    [...corridors.values()].map(async (c) => {
+      await loader(c);
+      done++;
+      methodsStep();
+    }),
+  );
   const checked = checkRows(rows, countries, corridors, options.now ?? new Date());
   return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests: requests.n };
 }

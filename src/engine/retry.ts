@@ -14,6 +14,7 @@
 // payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
 // was edited or cleared in its cells, and is reported from the journal's latest state.
 import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
@@ -113,10 +114,15 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
       mode: 'retry',
       resend,
     });
-    await publishResults(partial, results.path);
+    // A retry that has nothing new to say (nothing sent, every row as the file retried shows it)
+    // writes no retry-N file: the file retried holds every row.
+    const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
+    if (written) await publishResults(partial, results.path);
+    else await rm(partial, { force: true });
     return {
       ...result,
-      resultsPath: results.path,
+      resultsWritten: written,
+      resultsPath: written ? results.path : resultsFile,
       batchId: header.batchId,
       journalPath: session.journalPath,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
@@ -126,6 +132,14 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
     reservation.release();
   }
 }
+
+const sameBytes = async (a: string, b: string): Promise<boolean> => {
+  try {
+    return (await readFile(a)).equals(await readFile(b));
+  } catch {
+    return false;
+  }
+};
 
 /**
  * The journal of the batch the results file was written for, among the account's journals: the

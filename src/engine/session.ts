@@ -229,9 +229,17 @@ export function record(session: BatchSession, e: JournalLine, options: { sync?: 
  * makes a crash safe (the next run resends this key and body, never a new one). With a
  * reservation, under the account's ledger lock and only while the reservation still holds the
  * reference, so two processes never both send it; throws otherwise, and nothing is written.
+ * Once `stop` is aborted it throws too, under the lock: no payout starts after a stop.
  */
-export async function recordInitiating(session: BatchSession, e: Extract<RowEvent, { t: 'initiating' }>): Promise<void> {
-  const write = () => record(session, e, { sync: true });
+export async function recordInitiating(
+  session: BatchSession,
+  e: Extract<RowEvent, { t: 'initiating' }>,
+  stop?: AbortSignal,
+): Promise<void> {
+  const write = () => {
+    stop?.throwIfAborted();
+    record(session, e, { sync: true });
+  };
   if (session.reservation) await session.reservation.guard(e.ref, write);
   else write();
 }

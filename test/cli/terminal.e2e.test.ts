@@ -2,7 +2,7 @@
 // before "y", then a progress bar and the summary. The CLI runs under `script` (util-linux), which
 // gives it a real pseudo-terminal for stdin, stdout and stderr; we answer through that terminal.
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
@@ -22,7 +22,7 @@ async function onTerminal(
   prefix: string,
   answer: string,
   flags: string[] = [],
-): Promise<{ code: number | null; screen: string; sentBeforeAnswer: number; prompts: number }> {
+): Promise<{ code: number | null; screen: string; sentBeforeAnswer: number; prompts: number; files: string[] }> {
   const dir = await workDir('pb-tty-');
   const file = join(dir, 'payroll.csv');
   await writeFile(file, generateCsv({ rows: 12, prefix }));
@@ -54,7 +54,7 @@ async function onTerminal(
       resolve(c);
     });
   });
-  return { code, screen, sentBeforeAnswer, prompts: screen.split('[y/N]').length - 1 };
+  return { code, screen, sentBeforeAnswer, prompts: screen.split('[y/N]').length - 1, files: await readdir(dir) };
 }
 
 describe('run on a terminal', () => {
@@ -67,6 +67,9 @@ describe('run on a terminal', () => {
     // The question names the rows and the total per source currency, fees included.
     expect(t.screen).toMatch(/Send 12 payouts \(NGN [\d,]+\.\d\d, USD [\d,]+\.\d\d\) from custom\? \[y\/N\]/);
     expect(t.screen.indexOf('Plan for')).toBeLessThan(t.screen.indexOf('[y/N]'));
+    // Preflight says what it is doing as it happens, before the plan (one line, rewritten in place).
+    expect(t.screen).toMatch(/preflight: reading the payment methods of \d+ corridors? \(\d+ done\)/);
+    expect(t.screen.indexOf('preflight: reading the wallets')).toBeLessThan(t.screen.indexOf('Plan for'));
     // The bar: rows done of the total, failures, pace.
     expect(t.screen).toMatch(/12\/12 rows \| failed 0 \| [\d.]+ req\/s/);
     expect(t.screen).toContain('All 12 payouts created.');
@@ -75,21 +78,23 @@ describe('run on a terminal', () => {
     expect(sent() - before).toBeGreaterThanOrEqual(12); // an initiate per row (the run sends no quote)
   });
 
-  it('anything but yes sends nothing and exits 3', async () => {
+  it('anything but yes sends nothing, writes nothing (no results file, no report) and exits 3', async () => {
     const before = sent();
-    const t = await onTerminal('TTYNO', 'n\n');
+    const t = await onTerminal('TTYNO', 'n\n', ['--report']);
     expect(t.code, t.screen).toBe(3);
     expect(t.prompts).toBe(1);
     expect(sent()).toBe(before);
     expect(t.screen).toContain('declined at the confirmation: nothing was sent');
-    expect(t.screen).toMatch(/NOT_SENT\s+12/);
+    expect(t.files.filter((f) => f !== 'state')).toEqual(['payroll.csv']);
+    expect(t.screen).not.toMatch(/NOT_SENT|results /);
     expect(t.screen).not.toMatch(/rows \| failed/);
   });
 
-  it('-q still shows the plan it asks about, with the environment explained', async () => {
+  it('-q still shows the plan it asks about, with the environment explained; Ctrl-C at the question answers no', async () => {
     const before = sent();
-    const t = await onTerminal('TTYQUIET', 'n\n', ['-q']);
+    const t = await onTerminal('TTYQUIET', '\x03', ['-q']);
     expect(t.code, t.screen).toBe(3);
+    expect(t.screen).toContain('declined at the confirmation: nothing was sent');
     expect(t.screen.indexOf('Plan for')).toBeGreaterThanOrEqual(0);
     expect(t.screen.indexOf('Plan for')).toBeLessThan(t.screen.indexOf('[y/N]'));
     expect(t.screen).toContain('environment  custom (a base URL given with --base-url');

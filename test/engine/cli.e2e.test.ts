@@ -1,5 +1,6 @@
 // The run, plan and retry commands as a user runs them: the CLI spawned against the sandbox over
 // real HTTP, PAYOUT_API_KEY in its environment.
+import { existsSync } from 'node:fs';
 import { copyFile, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -103,13 +104,14 @@ describe('I1/I4: the same file dropped twice under two names pays once', () => {
 
 describe('approval guards and control totals', () => {
   it('--expect-rows that does not match: exit 3 and not one initiate', async () => {
-    const { run } = await setup(4);
+    const { dir, run } = await setup(4);
     const r = await run('run', 'payroll.csv', '--yes', '--expect-rows', '5');
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/--expect-rows 5, but the batch pays 4 rows/);
     expect(initiates(sb!)).toHaveLength(0);
-    const results = await readFile(r.stdout.match(/results\s+(\S+)/)![1]!, 'utf8');
-    expect(results).toMatch(/NOT_SENT/);
+    // A run refused before sending writes nothing: no results file, no summary of NOT_SENT rows.
+    expect(r.stdout).not.toMatch(/results\s|NOT_SENT/);
+    expect(existsSync(join(dir, 'payroll.results.csv'))).toBe(false);
   });
 
   const twoGbpRows = () => setup(2, { currencies: ['GBP'], amount: (i) => ['100.00', '250.50'][i]! });

@@ -1,6 +1,7 @@
 // Issue 26, items 7 and 9: a row of a results file is identified by its reference (or its key or
 // payout id), never by its line number, and `retry` and `status` read the ledger's latest state
 // of every row whatever results file they are given. The CLI against the sandbox over real HTTP.
+import { existsSync } from 'node:fs';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,15 +62,17 @@ describe('a row is identified by its reference, never by its line number', () =>
     const retry = await cli('retry', 'pay.results.csv', '-y');
     expect(retry.code, retry.stdout + retry.stderr).toBe(1); // one row is still refused
     expect(retry.stdout).not.toContain('All 3 payouts created');
-    const again = await results('pay.results.retry-1.csv');
-    expect(again.map((r) => [r.reference, r.status, r.payoutId, r.errorCode])).toEqual([
+    // Nothing sent and every row as the file shows it (each its own payout): no retry-1 file.
+    expect(existsSync(join(dir, 'pay.results.retry-1.csv'))).toBe(false);
+    expect((await results('pay.results.csv')).map((r) => [r.reference, r.status, r.payoutId, r.errorCode])).toEqual([
       ['BL-0001', 'PENDING', ids[0], ''],
       ['BL-0002', 'PENDING', ids[1], ''],
       ['BL-0003', 'INVALID', '', 'METHOD_NOT_AVAILABLE'],
     ]);
-    expect(again[2]!.fee).toBe('');
+    expect(first[2]!.fee).toBe('');
 
-    const status = await cli('status', 'pay.results.retry-1.csv', '--json');
+    await copyFile(join(dir, 'pay.results.csv'), join(dir, 'checked.results.csv'));
+    const status = await cli('status', 'checked.results.csv', '--json');
     expect(status.code, status.stdout + status.stderr).toBe(1);
     const s = JSON.parse(status.stdout) as { money: Record<string, unknown>; outcomes: Record<string, number> };
     expect(Object.keys(s.money)).toEqual(['GBP']); // no EUR debit: the EUR row was never sent

@@ -29,8 +29,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
       {
         say,
         onPlan: (plan, env) => {
-          say(planText(plan, env));
           progress.start(plan.toSend.length);
+          say(planText(plan, env));
         },
         onEvent: (e) => progress.onEvent(e),
         onClientEvent: (e) => progress.onClientEvent(e),

@@ -508,7 +508,7 @@ export class FolderWatch {
       if (out.outcome === 'processing') this.halted.add(claimDir);
       return await this.settle(claimDir, claim, out, {
         batchId: r.batchId,
-        results: basename(r.resultsPath),
+        results: r.resultsWritten ? basename(r.resultsPath) : undefined, // (none when nothing was sent)
         journal: r.journalPath,
         summary: r.summary,
         refused: r.refused,
