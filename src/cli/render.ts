@@ -91,7 +91,7 @@ function currencyLines(p: BatchPlan): string[] {
     '  by source currency: amount + fees = total     wallet balance -> after the batch',
     ...p.currencies.map(
       (c) =>
-        `    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${g(c.amount, 16)} + ${g(c.estimatedFees, 10)} = ${g(c.total, 16)}   ` +
+        `    ${c.currency}  ${plural(c.rows, 'row').padStart(10)}  ${g(c.amount, 16)} + ${g(c.estimatedFees, 10)} = ${g(c.total, 16)}   ` +
         (c.balance === undefined || c.balanceAfter === undefined
           ? 'balance not known'
           : `${g(c.balance, 16)} -> ${groupThousands(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${groupThousands(c.shortfall)}` : ''}`) +
@@ -161,8 +161,8 @@ export function fitToScreen(lines: string[], notes: Set<string>, s: Screen): str
     shown = shown.filter((line) => line !== drop);
   }
   const shortened = left > 0 || lines.some((line) => line.length > s.columns);
-  const more = left ? `${plural(left, 'line')} more; ` : '';
-  return [...shown.map(cut), ...(shortened ? [cut(`  (${more}shortened to fit the screen: ${s.whole})`)] : [])];
+  const note = left ? `${plural(left, 'line')} left out to fit the screen` : 'shortened to fit the screen';
+  return [...shown.map(cut), ...(shortened ? [cut(`  (${note}: ${s.whole})`)] : [])];
 }
 
 const n = (x: number) => x.toLocaleString('en-US');

@@ -44,8 +44,8 @@ export const NOT_A_TERMINAL =
 
 /** Where the whole plan can be read when the confirmation shows it shortened to the screen. */
 const WHOLE_PLAN = {
-  run: 'the same command with --dry-run prints it whole',
-  retry: 'the same command with stdout to a file (> plan.txt) writes it whole',
+  run: 'add --dry-run to print it whole',
+  retry: 'add > plan.txt to write it whole',
 };
 
 /** The confirmation: how many payouts, the totals with fees, paying again what failed, where. */

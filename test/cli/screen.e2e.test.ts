@@ -66,6 +66,6 @@ describe('run on an 80×24 terminal', () => {
     expect(shown).toMatch(/^ {2}warning {6}outside trading hours now: \d+ rows \(rows \d+, \d+, \d+ and \d+ more\)/m);
     expect(shown.match(/trading hours/g)).toHaveLength(1);
     // what is cut to fit says where the whole plan is
-    expect(shown).toContain('shortened to fit the screen: the same command with --dry-run prints it whole');
+    expect(shown).toContain('(shortened to fit the screen: add --dry-run to print it whole)');
   });
 });

@@ -2,7 +2,8 @@
 // rewrite it (forward only). A thin layer over src/ops/status.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, flag, group, plural, printJson, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
+import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
@@ -103,7 +104,7 @@ function outcomeLines(
     l.push(
       `  row ${f.rowNumber}${f.reference ? ` ${f.reference}` : ''} ${f.status}${f.reason ? ` (${f.reason})` : ''}: ` +
         (f.refunded !== undefined
-          ? `refunded ${group(f.refunded)}; pay it again with: payout-batch retry ${results} --resend-failed`
+          ? `refunded ${groupThousands(f.refunded)}; pay it again with: payout-batch retry ${results} --resend-failed`
           : "refund not in the wallet's transactions yet: run status again later"),
     );
   l.push(...moneyLines(r.money));
