@@ -36,12 +36,6 @@ export function printJson(io: CliIO, value: unknown): void {
 /** 3 -> "3 rows", 1 -> "1 row". */
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** 1234567.5 -> 1,234,567.5: digits grouped, the decimal string otherwise as it is. */
-export const group = (amount: string) => {
-  const [i, f] = amount.split('.');
-  return i!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? `.${f}` : '');
-};
-
 /** An AbortSignal that aborts when the user asks to stop (io.stopSignal). */
 export function abortOn(stopSignal: Promise<void>): AbortSignal {
   const stop = new AbortController();

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
-import { createLogger } from '../log.ts';
+import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
 import { flag, UsageError, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
@@ -46,7 +46,11 @@ export function connectionOptions<T>(y: Argv<T>) {
       })
       .option('log-level', {
         type: 'string',
-        describe: 'JSON log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)',
+        describe: 'Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)',
+      })
+      .option('log-format', {
+        choices: LOG_FORMATS,
+        describe: 'Logs on stderr as JSON lines or as a short human line each (default human on a terminal, else json)',
       })
       // Present only to refuse it without echoing its value: a key on the command line shows in `ps`.
       .option('api-key', { hidden: true })
@@ -133,12 +137,17 @@ export function isInteractive(io: CliIO): boolean {
   return !!io.stdin.isTTY && !!io.stderr.isTTY;
 }
 
-/** JSON logs on stderr: --log-level, else $PAYOUT_BATCH_LOG_LEVEL, else warn on a terminal or under --quiet, info otherwise. */
-export function makeLogger(args: { 'log-level'?: string; quiet?: boolean }, io: CliIO, command: string): Logger {
+/**
+ * Logs on stderr: --log-level, else $PAYOUT_BATCH_LOG_LEVEL, else warn on a terminal or under
+ * --quiet, info otherwise; --log-format, else a human line each on a terminal (a person reads it
+ * among the plan and the progress), JSON lines otherwise (a machine does).
+ */
+export function makeLogger(args: { 'log-level'?: string; 'log-format'?: LogFormat; quiet?: boolean }, io: CliIO, command: string): Logger {
   const level = args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? (io.stderr.isTTY || args.quiet ? 'warn' : 'info');
+  const format = args['log-format'] ?? (io.stderr.isTTY ? 'human' : 'json');
   // Logs go to the command's own stderr (process.stderr from the bin), so an embedding or a test
   // that runs main() with its own streams gets them too.
-  return createLogger({ level, bindings: { command }, destination: io.stderr as unknown as DestinationStream });
+  return createLogger({ level, format, bindings: { command }, destination: io.stderr as unknown as DestinationStream });
 }
 
 /**

@@ -1,9 +1,11 @@
 // What run, retry, plan and demo print: the plan, the resume note, the summary, why a run ended,
 // the progress (a bar on a terminal, JSON lines otherwise), the --json summary, and the engine's
 // errors as a message and an exit code. Text only: no flag parsing, no request.
+import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
-import { group, plural, UsageError, type CliIO } from './command.ts';
+import { plural, UsageError, type CliIO } from './command.ts';
+import { groupThousands } from '../money.ts';
 import { ExitCode } from './exit-codes.ts';
 import { environmentText } from './environment.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -30,31 +32,38 @@ export function resumeText(r: ResumeReport): string {
   );
 }
 
-export function planText(p: BatchPlan, environment: string, baseUrl?: string): string {
+/**
+ * A terminal the plan is fitted to, before the confirmation question: its width, the lines the
+ * plan may take (the terminal's less the question's) and where the whole plan can be read.
+ */
+export interface Screen {
+  columns: number;
+  rows: number;
+  whole: string;
+}
+
+/**
+ * The plan as text: whole (a file, a pipe, `plan`), or fitted to a `screen` so that the totals
+ * and the question after it are on one screen (issue 31: ten warnings pushed them off 80×24).
+ */
+export function planText(p: BatchPlan, environment: string, baseUrl?: string, screen?: Screen): string {
   const l: string[] = [];
-  l.push(`Plan for ${p.file} (${environment}, batch ${p.batchId.slice(0, 16)})`);
+  /** Lines that give way, last first, when the plan does not fit the screen. */
+  const notes = new Set<string>();
+  // (on a screen the file's name only: the batch id after it must not be cut off)
+  l.push(`Plan for ${screen ? basename(p.file) : p.file} (${environment}, batch ${p.batchId.slice(0, 16)})`);
   l.push(`  environment  ${environmentText(environment, baseUrl)}`);
   l.push(`  rows         ${p.rows}: ${p.valid} valid, ${p.invalid} invalid (never sent)`);
   l.push(
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
   );
-  if (p.currencies.length) {
-    l.push('  by source currency: amount + fees = total     wallet balance -> after the batch');
-    for (const c of p.currencies) {
-      l.push(
-        `    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${group(c.amount).padStart(16)} + ${group(c.estimatedFees).padStart(10)} = ${group(c.total).padStart(16)}   ` +
-          (c.balance === undefined || c.balanceAfter === undefined
-            ? 'balance not known'
-            : `${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`) +
-          feesText(c),
-      );
-    }
-  }
+  l.push(...(screen ? currencyTable(p) : currencyLines(p)));
   for (const c of p.corridorsNotEnabled) {
-    l.push(
+    const line =
       `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${plural(c.rows, 'row')}: ` +
-        `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`,
-    );
+      `PATCH /v1/payout-api/payouts/currency-pairs/${c.pairId ?? '{currencyPairId}'}/toggle {"enabled": true}, or --enable-pairs`;
+    l.push(line);
+    notes.add(line);
   }
   const q = p.requests;
   l.push(`  requests     about ${q.estimate} of the key's month: ${requestKindsText(q)}`);
@@ -65,11 +74,96 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
   if (p.resend?.rows)
     l.push(
       `  sent again   ${plural(p.resend.rows, 'row')} whose payout failed and was refunded: ` +
-        p.resend.byCurrency.map((c) => `${c.currency} ${group(c.amount)} (${c.rows})`).join(', ') +
+        p.resend.byCurrency.map((c) => `${c.currency} ${groupThousands(c.amount)} (${c.rows})`).join(', ') +
         ' (plus fees), under a new attempt',
     );
-  for (const w of p.warnings) l.push(`  warning      ${w}`);
-  return l.join('\n') + '\n';
+  for (const w of p.warnings) {
+    l.push(`  warning      ${w}`);
+    notes.add(l.at(-1)!);
+  }
+  return (screen ? fitToScreen(l, notes, screen) : l).join('\n') + '\n';
+}
+
+/** The totals by source currency, whole: amounts, fees, balances and how each fee is known. */
+function currencyLines(p: BatchPlan): string[] {
+  if (!p.currencies.length) return [];
+  const g = (amount: string, width: number) => groupThousands(amount).padStart(width);
+  return [
+    '  by source currency: amount + fees = total     wallet balance -> after the batch',
+    ...p.currencies.map(
+      (c) =>
+        `    ${c.currency}  ${plural(c.rows, 'row').padStart(10)}  ${g(c.amount, 16)} + ${g(c.estimatedFees, 10)} = ${g(c.total, 16)}   ` +
+        (c.balance === undefined || c.balanceAfter === undefined
+          ? 'balance not known'
+          : `${g(c.balance, 16)} -> ${groupThousands(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${groupThousands(c.shortfall)}` : ''}`) +
+        feesText(c),
+    ),
+  ];
+}
+
+/**
+ * The totals by source currency for a terminal: columns as wide as their widest value, the wallet
+ * after the batch (or its shortfall) instead of before and after, and how fees are known in one line.
+ */
+function currencyTable(p: BatchPlan): string[] {
+  if (!p.currencies.length) return [];
+  const cells = p.currencies.map((c) => [
+    plural(c.rows, 'row'),
+    groupThousands(c.amount),
+    groupThousands(c.estimatedFees),
+    groupThousands(c.total),
+    c.shortfall
+      ? `SHORT BY ${groupThousands(c.shortfall)}`
+      : c.balanceAfter === undefined
+        ? 'balance not known'
+        : groupThousands(c.balanceAfter),
+  ]);
+  const w = [0, 1, 2, 3, 4].map((i) => Math.max(...cells.map((r) => r[i]!.length)));
+  const lines = p.currencies.map((c, i) => {
+    const [r, a, f, t, after] = cells[i]!.map((cell, j) => cell.padStart(w[j]!));
+    return `    ${c.currency}  ${r}  ${a} + ${f} = ${t} -> ${after}`;
+  });
+  const estimated = p.currencies.reduce((sum, c) => sum + (c.feesEstimated ?? 0), 0);
+  const notKnown = p.currencies.reduce((sum, c) => sum + (c.feesNotKnown ?? 0), 0);
+  const feeNotes = [
+    estimated ? `${plural(estimated, 'row')} estimated (the methods route's), a margin kept` : 'exact (quoted)',
+    notKnown ? `${plural(notKnown, 'row')} not known before sending, left out of the totals` : '',
+  ].filter(Boolean);
+  return ['  by source currency: amount + fees = total -> wallet after the batch', ...lines, `  fees         ${feeNotes.join('; ')}`];
+}
+
+/**
+ * The screen a plan is fitted to before `question`: the terminal `stream` is (its size, else
+ * $COLUMNS and $LINES, else 80×24), less the lines the question wraps to; none off a terminal.
+ */
+export function screenFor(
+  stream: { isTTY?: boolean; columns?: number; rows?: number },
+  env: NodeJS.ProcessEnv,
+  question: string,
+  whole: string,
+): Screen | undefined {
+  if (!stream.isTTY) return undefined;
+  const columns = stream.columns || Number(env.COLUMNS) || 80;
+  const rows = stream.rows || Number(env.LINES) || 24;
+  return { columns, rows: rows - Math.ceil(question.length / columns), whole };
+}
+
+/**
+ * Lines fitted to a screen: each cut to its width, and when there are more than its rows, the
+ * `notes` last in the plan give way to one line that says how many and where to read the whole.
+ */
+export function fitToScreen(lines: string[], notes: Set<string>, s: Screen): string[] {
+  const cut = (line: string) => (line.length > s.columns ? `${line.slice(0, s.columns - 1)}…` : line);
+  let shown = lines;
+  let left = 0;
+  const dropped = [...lines].reverse().filter((line) => notes.has(line));
+  while (shown.length + 1 > s.rows && left < dropped.length) {
+    const drop = dropped[left++]!;
+    shown = shown.filter((line) => line !== drop);
+  }
+  const shortened = left > 0 || lines.some((line) => line.length > s.columns);
+  const note = left ? `${plural(left, 'line')} left out to fit the screen` : 'shortened to fit the screen';
+  return [...shown.map(cut), ...(shortened ? [cut(`  (${note}: ${s.whole})`)] : [])];
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -78,7 +172,7 @@ const n = (x: number) => x.toLocaleString('en-US');
 function feesText(c: BatchPlan['currencies'][number]): string {
   const notes = [
     c.feesEstimated
-      ? `fees of ${plural(c.feesEstimated, 'row')} estimated, margin ${group(c.feeMargin ?? '0')}`
+      ? `fees of ${plural(c.feesEstimated, 'row')} estimated, margin ${groupThousands(c.feeMargin ?? '0')}`
       : c.rows > (c.feesNotKnown ?? 0)
         ? 'fees exact (quoted)'
         : '',
@@ -106,7 +200,7 @@ export function moneyLines(money: Record<string, MoneyTotals>): string[] {
       t.refundsNotSeen ? `${plural(t.refundsNotSeen, 'refund')} not seen yet` : '',
       t.feesNotKnown ? `fees of ${t.feesNotKnown} not known yet` : '',
     ].filter(Boolean);
-    return `${group(t.debited).padStart(16)} ${group(t.refunded).padStart(16)} ${group(t.net).padStart(16)}${notes.length ? `   (${notes.join('; ')})` : ''}`;
+    return `${groupThousands(t.debited).padStart(16)} ${groupThousands(t.refunded).padStart(16)} ${groupThousands(t.net).padStart(16)}${notes.length ? `   (${notes.join('; ')})` : ''}`;
   };
   return ['  by source currency:        debited         refunded              net', ...entries.map(([c, t]) => `    ${c}  ${line(t)}`)];
 }

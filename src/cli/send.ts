@@ -2,7 +2,8 @@
 // a terminal -> connection and progress -> the engine -> plan, confirmation, summary and exit
 // code. The two commands differ only in which engine function they call with these options.
 import type { Argv } from 'yargs';
-import { abortOn, group, plural, printJson, type CliIO } from './command.ts';
+import { abortOn, plural, printJson, type CliIO } from './command.ts';
+import { groupThousands } from '../money.ts';
 import { ExitCode } from './exit-codes.ts';
 import {
   askYesNo,
@@ -20,7 +21,7 @@ import {
   stateRootOf,
   type ArgsOf,
 } from './options.ts';
-import { exitReasonText, handleEngineError, jsonSummary, planText, progressSink, resumeText, summaryText } from './render.ts';
+import { exitReasonText, handleEngineError, jsonSummary, planText, progressSink, resumeText, screenFor, summaryText } from './render.ts';
 import type { PipelineResult, RunOptions } from '../engine/pipeline.ts';
 import type { RetryOptions } from '../engine/retry.ts';
 import type { BatchPlan } from '../engine/plan.ts';
@@ -42,12 +43,18 @@ export type SendEngineOptions = Pick<RunOptions, keyof RunOptions & keyof RetryO
 export const NOT_A_TERMINAL =
   'not a terminal, so nobody can confirm: pass --yes (-y) for unattended runs (with --expect-rows / --expect-total as control totals)';
 
+/** Where the whole plan can be read when the confirmation shows it shortened to the screen. */
+const WHOLE_PLAN = {
+  run: 'add --dry-run to print it whole',
+  retry: 'add > plan.txt to write it whole',
+};
+
 /** The confirmation: how many payouts, the totals with fees, paying again what failed, where. */
 export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const n = plan.toSend.length;
-  const totals = plan.currencies.filter((c) => c.rows > 0).map((c) => `${c.currency} ${group(c.total)}`);
+  const totals = plan.currencies.filter((c) => c.rows > 0).map((c) => `${c.currency} ${groupThousands(c.total)}`);
   const resend = plan.resend?.rows
-    ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${group(c.amount)}`).join(', ')} plus fees`
+    ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${groupThousands(c.amount)}`).join(', ')} plus fees`
     : '';
   return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend}) from ${environment}? [y/N] `;
 }
@@ -138,8 +145,12 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
       onPlan: (plan) => {
         progress.start(plan.toSend.length); // (first: it clears the preflight's line)
         label.batch = plan.batchId.slice(0, 16);
-        const text = planText(plan, environment, conn.environment.baseUrl);
         // Nobody confirms a plan unseen: under --quiet or --json it goes beside the question, on stderr.
+        // On a terminal it is fitted to the screen, so the totals and the question are seen together.
+        const screen = args.yes
+          ? undefined
+          : screenFor(quiet ? io.stderr : io.stdout, io.env, confirmQuestion(plan, environment), WHOLE_PLAN[command]);
+        const text = planText(plan, environment, conn.environment.baseUrl, screen);
         if (quiet && !args.yes) io.stderr.write(text);
         else out(text);
         logger.info(

@@ -241,7 +241,7 @@ export function requestKindsText(r: RequestCost): string {
 /** The guard of --max-requests N (a watch's maxRequests): why the batch is refused, or undefined. */
 export function requestLimitReason(r: RequestCost, max: number | undefined): string | undefined {
   if (max === undefined || r.estimate <= max) return undefined;
-  return `--max-requests ${max}, but this batch needs about ${r.estimate} requests of the key's month (${requestKindsText(r)})`;
+  return `--max-requests ${max}, but this batch needs about ${r.estimate} request${r.estimate === 1 ? '' : 's'} of the key's month (${requestKindsText(r)})`;
 }
 
 /** The rows sorted by verdict: created, invalid, held back by preflight (by corridor), and the candidates in file order. */

@@ -274,6 +274,7 @@ function checkRows(
   const warnings: string[] = [];
   const noted = new Set<string>();
   const closed = new Map<string, CountryAnswer>();
+  const closedRows: number[] = [];
   const noteOnce = (key: string, warning: string) => {
     if (noted.has(key)) return;
     noted.add(key);
@@ -289,7 +290,10 @@ function checkRows(
       });
       continue;
     }
-    if (country && outsideTradingHours(country, now)) closed.set(country.code, country);
+    if (country && outsideTradingHours(country, now)) {
+      closed.set(country.code, country);
+      closedRows.push(rowNumber);
+    }
     const c = corridors.get(corridorKey(p))!;
     const found = methodFor(p, c);
     if (found.issue) {
@@ -329,12 +333,20 @@ function checkRows(
       );
     }
   }
-  // One line for the rule, the countries listed: ten countries are one fact, not ten warnings.
+  // One line for the rule, its rows counted and the countries listed: ten countries are one fact,
+  // not ten warnings (and the count comes first, so a line cut to a terminal's width still says it).
   if (closed.size)
     warnings.unshift(
-      `outside trading hours now, so their payouts wait for the next window: ${[...closed.values()].map(tradingHours).join('; ')}`,
+      `outside trading hours now: ${rowsText(closedRows)}, whose payouts wait for the next window: ${[...closed.values()].map(tradingHours).join('; ')}`,
     );
   return { rowIssues, estimatedFees, feesUnknown, warnings };
+}
+
+/** "10 rows (rows 3, 7, 12 and 7 more)", "1 row (row 4)" */
+function rowsText(rows: number[]): string {
+  const shown = rows.slice(0, 3).join(', ');
+  if (rows.length === 1) return `1 row (row ${shown})`;
+  return `${rows.length} rows (rows ${shown}${rows.length > 3 ? ` and ${rows.length - 3} more` : ''})`;
 }
 
 const tradingHours = (c: CountryAnswer) =>

@@ -24,7 +24,7 @@ function validGrouping(intPart: string, sep: string): boolean {
 }
 
 /** Reads amount text to a canonical decimal string ("1234.56"), or says why it cannot. */
-export function readAmountText(raw: string): { ok: true; text: string; readingNote?: string } | Extract<AmountResult, { ok: false }> {
+export function readAmountText(raw: string): { ok: true; text: string; dotMayGroup?: true } | Extract<AmountResult, { ok: false }> {
   let s = raw.trim().replace(/[\u00a0\u202f\u2009]/g, ' ');
   if (s === '') return invalid('the amount is empty');
   if (s.startsWith('-') || (s.startsWith('(') && s.endsWith(')'))) {
@@ -74,11 +74,9 @@ export function readAmountText(raw: string): { ok: true; text: string; readingNo
   }
   const intDigits = groupSeps.length ? intRaw.split(groupSeps[0]!).join('') : intRaw;
   const text = fracRaw ? `${intDigits}.${fracRaw}` : intDigits;
-  const readingNote =
-    decimal === '.' && dots === 1 && !commas && !spacey && fracRaw.length === 3 && /^[1-9]\d{0,2}$/.test(intDigits)
-      ? `if "." groups thousands here, write ${intDigits}${fracRaw}`
-      : undefined;
-  return readingNote ? { ok: true, text, readingNote } : { ok: true, text };
+  // "1.500": a lone dot before 3 digits may group thousands (parseAmount decides with the currency)
+  const dotMayGroup = decimal === '.' && dots === 1 && !commas && !spacey && fracRaw.length === 3 && /^[1-9]\d{0,2}$/.test(intDigits);
+  return dotMayGroup ? { ok: true, text, dotMayGroup } : { ok: true, text };
 }
 
 /**
@@ -95,17 +93,17 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
   const units = currency ? minorUnits(currency) : undefined;
   // "1.500" in USD: 1500 written the European way, or 1.5? Refused as "1,500" is, unless the
   // currency has 3 decimals (KWD, BHD: 1.500 is 1.5) or the cell was a number (Excel, no text).
-  if (read.readingNote && !options.fromNumber && !(units !== undefined && units >= 3)) {
-    const thousands = read.text.replace('.', '');
+  if (read.dotMayGroup && !options.fromNumber && !(units !== undefined && units >= 3)) {
     const places = units ?? 2;
-    const decimalFits = value.decimalPlaces() <= places;
+    // Both readings are named only when both are amounts of the currency: a lone suggestion a
+    // thousand times the decimal reading ("100.555" EUR -> 100555.00) would pay 1,000 times the intent.
+    if (value.decimalPlaces() > places) return tooManyDecimals('AMBIGUOUS_AMOUNT', `"${raw.trim()}"`, 3, value, currency, places);
+    const thousands = read.text.replace('.', '');
     return {
       ok: false,
       code: 'AMBIGUOUS_AMOUNT',
-      message: `"${raw.trim()}" reads as ${thousands} (dot groups thousands) or ${value.toFixed()} (dot is the decimal mark)${
-        decimalFits ? '' : `, which ${currency ?? 'the currency'} cannot hold`
-      }`,
-      expected: `${new Dec(thousands).toFixed(places)}${decimalFits ? ` or ${value.toFixed(places)}` : ''}, written without a thousands separator`,
+      message: `"${raw.trim()}" reads as ${thousands} (dot groups thousands) or ${value.toFixed()} (dot is the decimal mark)`,
+      expected: `${new Dec(thousands).toFixed(places)} or ${value.toFixed(places)}, written without a thousands separator`,
     };
   }
   if (value.isZero()) return invalid('the amount is zero; a payout amount must be more than zero');
@@ -117,14 +115,32 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
       expected: 'at most 15 significant digits',
     };
   }
-  if (units !== undefined && value.decimalPlaces() > units) {
-    const allowed = units === 0 ? `${currency} has no decimal places` : `${currency} has ${units} decimal place${units > 1 ? 's' : ''}`;
-    return {
-      ok: false,
-      code: 'AMOUNT_PRECISION',
-      message: `${value.toFixed()} has ${value.decimalPlaces()} decimal places but ${allowed}${read.readingNote ? ` (${read.readingNote})` : ''}`,
-      expected: `at most ${units} decimal place${units === 1 ? '' : 's'} for ${currency}`,
-    };
-  }
+  if (units !== undefined && value.decimalPlaces() > units)
+    return tooManyDecimals('AMOUNT_PRECISION', value.toFixed(), value.decimalPlaces(), value, currency, units);
   return { ok: true, value };
+}
+
+/**
+ * More decimals than the currency has: the hint keeps the value, rounded either way by the person
+ * who knows the intent ("100.555" EUR: 100.56 or 100.55), never shifted by a power of ten.
+ */
+function tooManyDecimals(
+  code: 'AMBIGUOUS_AMOUNT' | 'AMOUNT_PRECISION',
+  shown: string,
+  /** the decimals `shown` has as written ("1.500": 3) */
+  written: number,
+  value: Dec,
+  currency: string | undefined,
+  places: number,
+): Extract<AmountResult, { ok: false }> {
+  const name = currency ?? 'the currency';
+  const decimals = (n: number) => `${n} decimal${n === 1 ? '' : 's'}`;
+  const up = value.toDecimalPlaces(places, Dec.ROUND_UP).toFixed(places);
+  const down = value.toDecimalPlaces(places, Dec.ROUND_DOWN).toFixed(places);
+  return {
+    ok: false,
+    code,
+    message: `${shown} has ${decimals(written)}; ${name} has ${places ? places : 'none'}: round it to ${up} or ${down} yourself`,
+    expected: `at most ${decimals(places)} for ${name}`,
+  };
 }

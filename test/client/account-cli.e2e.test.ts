@@ -74,7 +74,7 @@ describe('payout-batch account', () => {
     const r = await run(['--env', 'local'], { PAYOUT_API_KEY: GOOD });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/Environment {2}local {2}http:\/\/127\.0\.0\.1:\d+/);
-    expect(r.stdout).toMatch(/USD\s+1000000\.00/);
+    expect(r.stdout).toMatch(/USD\s+1,000,000\.00/);
     expect(r.stdout).toMatch(/requests used in \d{4}-\d{2} \(UTC\), as counted on this machine/);
     await expectNoKey(r, [GOOD]);
   });

@@ -149,11 +149,11 @@ describe('preflight', () => {
     ).toEqual(['CIV', 'GHA', 'SEN']);
   });
 
-  it('warns about trading hours in one line for the rule, every closed country listed (issue 29)', async () => {
+  it('warns about trading hours in one line for the rule, its rows counted, every closed country listed (issues 29, 31)', async () => {
     const r = await preflight(client(), rows, { now: new Date('2026-11-27T03:00:00Z') });
     const hours = r.warnings.filter((w) => w.includes('trading hours'));
     expect(hours).toEqual([
-      "outside trading hours now, so their payouts wait for the next window: Nigeria (NGA) 08:00:00-17:00:00 UTC+1; Ghana (GHA) 08:00:00-17:00:00 UTC+0; Senegal (SEN) 08:00:00-16:00:00 UTC+0; Cote d'Ivoire (CIV) 08:00:00-16:00:00 UTC+0",
+      "outside trading hours now: 4 rows (rows 2, 3, 4 and 1 more), whose payouts wait for the next window: Nigeria (NGA) 08:00:00-17:00:00 UTC+1; Ghana (GHA) 08:00:00-17:00:00 UTC+0; Senegal (SEN) 08:00:00-16:00:00 UTC+0; Cote d'Ivoire (CIV) 08:00:00-16:00:00 UTC+0",
     ]);
   });
 

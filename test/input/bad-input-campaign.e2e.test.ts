@@ -122,7 +122,7 @@ describe('bad input campaign: validate and run on malformed files', () => {
           // run asks the service nothing at all (not even the batch-level preflight reads).
           expect(o.validate.stdout).toContain(`${file} row `);
           expect(o.validate.stdout).toContain(c.code);
-          expect(o.validate.stdout).toMatch(/(\d+) of \1 rows are invalid/);
+          expect(o.validate.stdout).toMatch(/(\d+) of \1 rows? (?:are|is) invalid/);
           expect(o.run.stderr).toMatch(/INVALID: see the results file/);
           expect(o.routes).toEqual([]);
         }

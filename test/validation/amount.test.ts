@@ -48,8 +48,6 @@ describe('amounts', () => {
       expect(r.message).toBe('"1.500" reads as 1500 (dot groups thousands) or 1.5 (dot is the decimal mark)');
       expect(r.expected).toBe('1500.00 or 1.50, written without a thousands separator');
     }
-    const jpy = parseAmount('1.500', 'JPY');
-    if (!jpy.ok) expect(jpy.expected).toBe('1500, written without a thousands separator');
     // a currency of 3 decimals reads it as a decimal; so does the text of a numeric Excel cell
     expect(read('1.500', 'KWD')).toBe('1.5');
     expect(read('1.500', 'BHD')).toBe('1.5');
@@ -62,6 +60,63 @@ describe('amounts', () => {
     expect(read('1.50')).toBe('1.5');
     expect(read('1.500,00', 'EUR')).toBe('1500');
     expect(read('1.000.000', 'EUR')).toBe('1000000');
+  });
+
+  // Issue 31: "expected 100555.00" for the EUR amount "100.555" was a thousand times the likely intent.
+  it('never hints an amount shifted by a power of ten: a value with too many decimals is rounded by the person', () => {
+    const hint = (t: string, c: string, o?: { fromNumber?: boolean }) => {
+      const r = parseAmount(t, c, o);
+      return r.ok ? r.value.toFixed() : [r.code, r.message, r.expected];
+    };
+    expect(hint('100.555', 'EUR')).toEqual([
+      'AMBIGUOUS_AMOUNT',
+      '"100.555" has 3 decimals; EUR has 2: round it to 100.56 or 100.55 yourself',
+      'at most 2 decimals for EUR',
+    ]);
+    expect(hint('1.500', 'JPY')).toEqual([
+      'AMBIGUOUS_AMOUNT',
+      '"1.500" has 3 decimals; JPY has none: round it to 2 or 1 yourself',
+      'at most 0 decimals for JPY',
+    ]);
+    // the text of a numeric Excel cell has no thousands separator: nothing hints that it had one
+    expect(hint('100.555', 'EUR', { fromNumber: true })).toEqual([
+      'AMOUNT_PRECISION',
+      '100.555 has 3 decimals; EUR has 2: round it to 100.56 or 100.55 yourself',
+      'at most 2 decimals for EUR',
+    ]);
+    expect(hint('10.1234', 'USD')).toEqual([
+      'AMOUNT_PRECISION',
+      '10.1234 has 4 decimals; USD has 2: round it to 10.13 or 10.12 yourself',
+      'at most 2 decimals for USD',
+    ]);
+    expect(hint('100.5', 'JPY')).toEqual([
+      'AMOUNT_PRECISION',
+      '100.5 has 1 decimal; JPY has none: round it to 101 or 100 yourself',
+      'at most 0 decimals for JPY',
+    ]);
+    // each locale's way of writing 100,555.50 reads as that value, with no hint at all
+    for (const t of ['100,555.50', '100.555,50', '100 555,50', '100\u00a0555,50', "100'555.50", '100555.50', '100555,50'])
+      expect(hint(t, 'EUR'), t).toBe('100555.5');
+    // a reading the tool cannot choose names both, never one of them as the amount expected
+    for (const [t, c] of [
+      ['1,500', 'USD'],
+      ['100,555', 'EUR'],
+      ['1.500', 'USD'],
+    ] as const) {
+      const r = parseAmount(t, c);
+      expect(r.ok, t).toBe(false);
+      if (!r.ok) expect(r.expected, t).toMatch(/^[\d.]+ or [\d.]+, written without/);
+    }
+    // no hint of any amount text differs from a reading of it by a power of ten, whatever the currency's digits
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 999 }), fc.integer({ min: 0, max: 999 }), fc.constantFrom('EUR', 'JPY', 'USD'), (i, f, c) => {
+        const r = parseAmount(`${i}.${String(f).padStart(3, '0')}`, c);
+        if (r.ok || r.code !== 'AMBIGUOUS_AMOUNT' || r.expected.includes(' or ')) return;
+        const value = new Dec(`${i}.${String(f).padStart(3, '0')}`);
+        const [, up, down] = /round it to ([\d.]+) or ([\d.]+) yourself$/.exec(r.message) ?? [];
+        for (const n of [up!, down!]) expect(new Dec(n).minus(value).abs().lt(1), `${n} for ${value.toFixed()} ${c}`).toBe(true);
+      }),
+    );
   });
 
   it('follows the currency minor units: JPY 0, USD 2, KWD 3', () => {

@@ -2,7 +2,7 @@
 // pairs and the key's monthly quota as counted on this machine. A thin layer over the client.
 import type { Argv } from 'yargs';
 import type { Logger } from 'pino';
-import { formatAmount, fromApi } from '../../money.ts';
+import { formatAmount, fromApi, groupThousands } from '../../money.ts';
 import { defineCommand, flag, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Connection } from '../../client/connect.ts';
@@ -84,7 +84,7 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
   ];
   if (!wallets.length) lines.push('  (none)');
   for (const w of [...wallets].sort((a, b) => a.currency.localeCompare(b.currency))) {
-    const balance = w.balance === undefined ? 'balance not shown' : formatAmount(fromApi(w.balance), w.currency);
+    const balance = w.balance === undefined ? 'balance not shown' : groupThousands(formatAmount(fromApi(w.balance), w.currency));
     lines.push(`  ${w.currency}  ${balance.padStart(20)}  ${w.walletId}`);
   }
   lines.push('', 'Enabled currency pairs');

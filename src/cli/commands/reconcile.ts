@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
+import { groupThousands } from '../../money.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { ledgerOf } from '../../engine/ledger.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
@@ -74,13 +75,13 @@ function textOf(r: ReconcileResult): string {
   const rep = r.report;
   const l = [
     'Reconciliation',
-    `  ${rep.counts.created} payouts created of ${rep.counts.rows} rows: ${rep.counts.tiedOut} tie out (${rep.counts.failedRefunded} failed and refunded` +
+    `  ${plural(rep.counts.created, 'payout')} created of ${plural(rep.counts.rows, 'row')}: ${rep.counts.tiedOut} tie out (${rep.counts.failedRefunded} failed and refunded` +
       (rep.counts.earlierRefunded ? `; ${plural(rep.counts.earlierRefunded, 'earlier payout')} refunded and sent again` : '') +
       ').',
   ];
   for (const t of rep.totals)
     l.push(
-      `  ${t.currency}: debited ${t.debited}, refunded ${t.refunded}, net ${t.net}; the results say ${t.expectedNet}: ${t.ok ? 'ties out' : 'DOES NOT tie out'}` +
+      `  ${t.currency}: debited ${groupThousands(t.debited)}, refunded ${groupThousands(t.refunded)}, net ${groupThousands(t.net)}; the results say ${groupThousands(t.expectedNet)}: ${t.ok ? 'ties out' : 'DOES NOT tie out'}` +
         (t.walletIds.length ? ` (wallet ${t.walletIds.join(', ')})` : ''),
     );
   const period = `${rep.period.from ?? 'the start of the listing'} to ${rep.period.to ?? 'now'}`;

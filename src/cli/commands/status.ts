@@ -2,8 +2,9 @@
 // rewrite it (forward only). A thin layer over src/ops/status.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, flag, group, plural, printJson, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { connectionHint } from '../environment.ts';
+import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
@@ -127,7 +128,7 @@ function requestsText(json: string | undefined): string {
 
 /** A row failed after creation: its status, the refund with its currency, the service's reason, what to do. */
 function failedLine(f: StatusResult['failed'][number], results: string, connection: string): string {
-  const refund = f.refunded !== undefined ? `refunded ${f.currency ? `${f.currency} ` : ''}${group(f.refunded)}` : 'refund not seen yet';
+  const refund = f.refunded !== undefined ? `refunded ${f.currency ? `${f.currency} ` : ''}${groupThousands(f.refunded)}` : 'refund not seen yet';
   const next =
     f.refunded !== undefined
       ? `pay it again with: payout-batch retry ${results} --resend-failed${connection}`

@@ -8,7 +8,8 @@ import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, flag, group, plural, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, flag, plural, UsageError, type CliIO } from '../command.ts';
+import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
 import { neutralise } from '../../results/neutralise.ts';
@@ -42,19 +43,19 @@ function batchSummaryText(s: BatchSummary): string {
   const totals = Object.entries(s.totalsBySourceCurrency);
   if (totals.length) {
     lines.push('  totals of the valid rows by source currency (before fees)');
-    for (const [ccy, t] of totals) lines.push(`    ${ccy}  ${group(t.amount).padStart(18)}  ${plural(t.rows, 'row')}`);
+    for (const [ccy, t] of totals) lines.push(`    ${ccy}  ${groupThousands(t.amount).padStart(18)}  ${plural(t.rows, 'row')}`);
     lines.push('  by method');
     for (const [m, v] of Object.entries(s.byMethod)) {
       lines.push(
         `    ${m.padEnd(16)} ${String(v.rows).padStart(5)} row${v.rows === 1 ? ' ' : 's'}  ${Object.entries(v.totals)
-          .map(([c, a]) => `${c} ${group(a)}`)
+          .map(([c, a]) => `${c} ${groupThousands(a)}`)
           .join(', ')}`,
       );
     }
     lines.push('  corridors used');
     for (const c of s.corridors) {
       lines.push(
-        `    ${c.sourceCurrency} -> ${c.destinationCurrency} ${c.destinationCountryCode}  ${c.method.padEnd(16)} ${String(c.rows).padStart(5)} row${c.rows === 1 ? ' ' : 's'}  ${c.sourceCurrency} ${group(c.amount)}`,
+        `    ${c.sourceCurrency} -> ${c.destinationCurrency} ${c.destinationCountryCode}  ${c.method.padEnd(16)} ${String(c.rows).padStart(5)} row${c.rows === 1 ? ' ' : 's'}  ${c.sourceCurrency} ${groupThousands(c.amount)}`,
       );
     }
   }
@@ -156,7 +157,7 @@ async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCode> {
     await write(
       io.stdout,
       s.invalid > 0
-        ? `\n${s.invalid} of ${s.rows} rows are invalid: they would not be sent. Fix them and validate again.\n`
+        ? `\n${s.invalid} of ${plural(s.rows, 'row')} ${s.invalid === 1 ? 'is' : 'are'} invalid: ${s.invalid === 1 ? 'it' : 'they'} would not be sent. Fix ${s.invalid === 1 ? 'it' : 'them'} and validate again.\n`
         : `\n${s.rows === 1 ? 'The row is' : `All ${s.rows} rows are`} valid${s.warnings ? ' (see the warnings)' : ''}.\n`,
     );
     return code;

@@ -1,0 +1,35 @@
+// The human log line (src/log.ts): what a person at a terminal reads instead of pino's JSON.
+import { describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { createLogger, humanLine } from '../../src/log.ts';
+
+describe('human log lines', () => {
+  it('gives the level, the message and the plain fields a person needs, first the row, reference, status and request id', () => {
+    const line = humanLine(
+      JSON.stringify({
+        level: 40,
+        time: 1,
+        command: 'run',
+        msg: 'retrying initiate: 429',
+        requestId: 'req-1',
+        status: 429,
+        reference: 'PAY-7',
+        row: 3,
+        idempotencyKey: 'k',
+        currencies: [{ currency: 'USD' }],
+        headers: { 'x-api-key': '[redacted]' },
+      }),
+    );
+    expect(line).toBe('warn: retrying initiate: 429 (row=3 reference=PAY-7 status=429 requestId=req-1)\n');
+    expect(humanLine('{"level":50,"msg":"account: request failed","err":{"message":"the service could not be reached"}}')).toBe(
+      'error: account: request failed (error=the service could not be reached)\n',
+    );
+  });
+
+  it('is written from the redacted JSON: a key never reaches the line', () => {
+    let text = '';
+    const out = new Writable({ write: (c: Buffer, _e, done) => ((text += c.toString()), done()) });
+    createLogger({ format: 'human', destination: out }).warn({ apiKey: 'sk_live_secret', route: 'wallets' }, 'connected');
+    expect(text).toBe('warn: connected (route=wallets apiKey=[redacted])\n');
+  });
+});

@@ -1,0 +1,86 @@
+// The plan as text (src/cli/render.ts): whole for a file or a pipe, fitted to a terminal before the
+// confirmation (issue 31), with plurals and amounts grouped by thousands.
+import { describe, expect, it } from 'vitest';
+import { fitToScreen, planText } from '../../src/cli/render.ts';
+import type { BatchPlan } from '../../src/engine/plan.ts';
+
+const plan = (over: Partial<BatchPlan> = {}): BatchPlan => ({
+  batchId: '0123456789abcdef0123',
+  env: 'local',
+  file: '/a/long/folder/name/payroll.csv',
+  rows: 2,
+  valid: 2,
+  invalid: 0,
+  toSend: [2, 3],
+  created: [],
+  notSent: new Map(),
+  invalidRows: new Map(),
+  alreadyCreated: 0,
+  toSettle: 0,
+  currencies: [
+    {
+      currency: 'NGN',
+      rows: 1,
+      amount: '8600000.50',
+      estimatedFees: '100.00',
+      feesEstimated: 1,
+      feeMargin: '2.00',
+      total: '8600100.50',
+      balance: '250000000.00',
+      balanceAfter: '241399899.50',
+    },
+    {
+      currency: 'USD',
+      rows: 1,
+      amount: '103075.00',
+      estimatedFees: '20.00',
+      total: '103095.00',
+      balance: '100000.00',
+      balanceAfter: '-3095.00',
+      shortfall: '3095.00',
+    },
+  ],
+  corridorsNotEnabled: [],
+  warnings: [],
+  requests: { estimate: 4, preflight: 2, quotes: 0, uploadUrls: 0, initiates: 2, patches: 0, storagePuts: 0 },
+  shortfall: true,
+  corridorBlocked: false,
+  ...over,
+});
+const SCREEN = { columns: 80, rows: 22, whole: 'add --dry-run to print it whole' };
+
+describe('the plan as text', () => {
+  it('says "1 row", never "1 rows", and groups every amount by thousands, whole and on a screen', () => {
+    for (const text of [planText(plan(), 'local'), planText(plan(), 'local', undefined, SCREEN)]) {
+      expect(text).not.toMatch(/\b1 rows\b/);
+      expect(text).toMatch(/NGN +1 row +8,600,000\.50 \+ +100\.00 = +8,600,100\.50/);
+      expect(text).toMatch(/USD +1 row .*SHORT BY 3,095\.00/);
+    }
+  });
+
+  it('on a screen: the file by its name, lines cut to the width, warnings giving way last first with where to read them', () => {
+    const warnings = Array.from({ length: 12 }, (_, i) => `rule ${i + 1}: ${'a long explanation '.repeat(8)}`);
+    const text = planText(plan({ warnings }), 'local', undefined, { ...SCREEN, rows: 16 });
+    const lines = text.trimEnd().split('\n');
+    expect(lines).toHaveLength(16);
+    expect(lines.every((l) => l.length <= 80)).toBe(true);
+    expect(lines[0]).toBe('Plan for payroll.csv (local, batch 0123456789abcdef)');
+    // both totals, the first warnings, then the count of what gave way and where to read it whole
+    expect(text).toMatch(/^ {4}NGN .* -> +241,399,899\.50$/m);
+    expect(text).toMatch(/^ {4}USD .* -> SHORT BY 3,095\.00$/m);
+    expect(text).toContain('  warning      rule 1: a long');
+    expect(text).not.toContain('rule 12:');
+    expect(lines.at(-1)).toMatch(/^ {2}\(\d+ lines left out to fit the screen: add --dry-run to print it whole\)$/);
+    // whole, nothing gives way
+    expect(planText(plan({ warnings }), 'local')).toContain('rule 12:');
+  });
+
+  it('fitToScreen leaves lines that fit as they are, with no note', () => {
+    expect(fitToScreen(['a', 'b'], new Set(['b']), { columns: 80, rows: 5, whole: 'x' })).toEqual(['a', 'b']);
+    expect(fitToScreen(['a', 'b', 'c'], new Set(['b', 'c']), { columns: 80, rows: 3, whole: 'x' })).toEqual([
+      'a',
+      'b',
+      '  (1 line left out to fit the screen: x)',
+    ]);
+  });
+});
