@@ -14,6 +14,8 @@ import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
+import { swapLinesOf, type SwapLine } from '../results/swaps.ts';
+import { journalSwaps } from './swap.ts';
 import { decideApproval, type GuardOptions } from './approval.ts';
 import { executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
@@ -269,14 +271,15 @@ async function finish(
 ): Promise<PipelineResult> {
   const { batch, session, o } = run;
   // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
-  const now = await writeResultsFile(run, scope, view);
+  const swaps = swapLinesOf(journalSwaps(session.journalPath).values());
+  const now = await writeResultsFile(run, scope, view, swaps);
   const outcomes = new Map<number, RowOutcome>();
   batch.rows.forEach((r, i) => {
     const kept = scope.keep?.get(r.rowNumber);
     if (kept) outcomes.set(r.rowNumber, keptOutcome(kept, r.payout?.sourceCurrency ?? ''));
     else if (!scope.only || scope.only.has(r.rowNumber)) outcomes.set(r.rowNumber, now[i]!);
   });
-  const summary = summarise([...outcomes.values()]);
+  const summary = { ...summarise([...outcomes.values()]), ...(swaps.length ? { swaps } : {}) };
   const code = exitCodeOf(exitCode, summary);
   record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
   session.writer.close();
@@ -295,7 +298,12 @@ export function exitCodeOf(exitCode: PipelineResult['exitCode'], summary: RunSum
  * and record a status in the journal before they write the file; each write catches up the
  * journal's latest statuses under the lock first, so it never moves a row's status backward.
  */
-function writeResultsFile({ batch, session, o }: Run, scope: Scope, view: RunView): Promise<(RowOutcome | undefined)[]> {
+function writeResultsFile(
+  { batch, session, o }: Run,
+  scope: Scope,
+  view: RunView,
+  swaps?: SwapLine[],
+): Promise<(RowOutcome | undefined)[]> {
   return withLock(
     resultsLockPath(o.results.path),
     async () => {
@@ -307,6 +315,7 @@ function writeResultsFile({ batch, session, o }: Run, scope: Scope, view: RunVie
         rows: batch.rows,
         delimiter: o.results.delimiter,
         resultAt: (i) => scope.keep?.get(batch.rows[i]!.rowNumber) ?? resultValues(now[i]!),
+        ...(swaps?.length ? { swaps } : {}),
       };
       await writeResults(o.results.path, table);
       return now;

@@ -3,6 +3,7 @@
 // currency, and reconciled. This file holds what the plan proposes and approvers sign
 // (`SwapProposal`), the swap's identity (its reference and keys), and the journal lines of its life.
 import { z } from 'zod';
+import { scanJournal } from '../journal/journal.ts';
 import { sha256Hex } from './identity.ts';
 
 /**
@@ -160,4 +161,13 @@ export function foldSwaps(events: Iterable<{ t: string }>): Map<string, SwapStat
     if (!s || e.attempt >= s.attempt || e.phase === 'created') states.set(e.currency, next);
   }
   return states;
+}
+
+/** A batch journal's swaps: its `swap` lines folded (foldSwaps); a missing journal has none. */
+export function journalSwaps(journalPath: string): Map<string, SwapState> {
+  const lines: { t: string }[] = [];
+  scanJournal(journalPath, (e) => {
+    if (e.t === 'swap') lines.push(e);
+  });
+  return foldSwaps(lines);
 }
