@@ -140,7 +140,9 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     progress.stop();
     out(summaryText(r));
     if (after) out(after(r));
-    const report = args.report ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment })) : undefined;
+    const report = args.report
+      ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps }))
+      : undefined;
     if (report) out(`Report: ${report}\n`);
     if (args.json) printJson(io, jsonSummary({ ...r, reportPath: report }, environment));
     else if (r.exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r));
