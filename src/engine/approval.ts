@@ -31,6 +31,8 @@ export interface GuardOptions {
   maxTotals: MoneyFlag[];
   /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
   maxRequests?: number;
+  /** --fund-by-swap: a shortfall the plan's swap covers is covered (the swap is sent before the rows, swap-send.ts). */
+  fundBySwap?: boolean;
   /** The account's approval policy (src/approvals/account-policy.ts): why this plan may not be sent, if so. */
   policy?: (plan: Pick<BatchPlan, 'currencies'>) => string | undefined;
 }

@@ -27,6 +27,8 @@ import {
   type RunSummary,
 } from './outcome.ts';
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
+import { fundBySwaps, type SwapFunding } from './swap-send.ts';
+import type { SwapProposal } from './swap.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
 import {
@@ -76,6 +78,10 @@ export interface PipelineOptions extends GuardOptions {
   resend?: Set<string>;
   /** References other batches of the account sent (ledger.ts sentByOtherBatches): reported as such, never sent. */
   sentElsewhere?: PlanOptions['sentElsewhere'];
+  /** The swaps a plan file holds (`run --plan`): approved, so they are the ones sent, whatever the flags. */
+  plannedSwaps?: SwapProposal[];
+  /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
+  swapRateTolerance?: DecT;
 }
 
 export interface PipelineResult {
@@ -197,19 +203,30 @@ async function approve({ batch, session, o }: Run, plan: BatchPlan, estimatedFee
 }
 
 /** Sends the plan's rows (execute.ts) and attaches the documents created rows still lack, then finishes. */
-async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
+async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
+  let plan = approved;
   const { batch, session, o } = run;
   const { client } = o.conn;
   const { folded } = session;
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
-  const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
   const { finishing, scope } = rowsToFinish(batch, folded, o);
-  const writeAll = async () => {
-    await writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) });
-  };
   // From here requests may have gone out: whatever fails (a results file that cannot be written, a
   // full disk, a bug) is no longer "nothing was sent" but exit 4, resume is safe.
   try {
+    // The approved swaps go before any row of their currency; a currency whose swap stopped keeps
+    // its rows NOT_SENT, the other currencies go (spec §4.7).
+    const funding = await fundBySwaps(
+      { client, session, batchId: batch.identity.batchId, onEvent: o.onEvent, stop: o.stop },
+      swapsToSend(plan, o),
+      { rateTolerance: o.swapRateTolerance ?? new Dec('0.01') },
+    );
+    const stopped = [...funding.values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
+    plan = withoutStoppedCurrencies(plan, stopped, byNumber);
+    const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
+    const toSendNow = plan;
+    const writeAll = async () => {
+      await writeResultsFile(run, scope, { plan: toSendNow, executed: new Map(), queued: new Set(toSendNow.toSend) });
+    };
     const res = await executeRows(items, {
       client,
       session,
@@ -227,6 +244,9 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
     });
     const view: RunView = { plan, executed: res.outcomes };
     if (res.halted) return await finish(run, scope, view, 4, { halted: res.halted, stopped: res.stopped });
+    const halted = stopped.find((f) => f.exitClass === 4);
+    if (halted) return await finish(run, scope, view, 4, { halted: halted.reason, stopped: res.stopped });
+    if (stopped.length) return await finish(run, scope, view, 3, { refused: stopped.map((f) => f.reason), stopped: res.stopped });
     return await finish(run, scope, view, 0, { stopped: res.stopped });
   } catch (e) {
     try {
@@ -236,6 +256,28 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
     }
     throw new FailedAfterSending(session.journalPath, e);
   }
+}
+
+/** The swaps this run sends: a plan file's (approved), else the plan's under --fund-by-swap, else none. */
+function swapsToSend(plan: BatchPlan, o: PipelineOptions): SwapProposal[] {
+  return o.plannedSwaps ?? (o.fundBySwap ? plan.swaps : []);
+}
+
+/** The plan with the rows of each stopped currency moved from toSend to notSent, saying why. */
+function withoutStoppedCurrencies(
+  plan: BatchPlan,
+  stopped: readonly Extract<SwapFunding, { funded: false }>[],
+  byNumber: Map<number, EngineRow>,
+): BatchPlan {
+  if (!stopped.length) return plan;
+  const why = new Map(stopped.map((f) => [f.currency, f]));
+  const notSent = new Map(plan.notSent);
+  const toSend = plan.toSend.filter((n) => {
+    const f = why.get(byNumber.get(n)!.payout!.sourceCurrency);
+    if (f) notSent.set(n, { status: 'NOT_SENT', code: f.code, message: f.reason });
+    return !f;
+  });
+  return { ...plan, toSend, notSent };
 }
 
 /**

@@ -11,6 +11,7 @@ import { sentElsewhereText, type SentElsewhere } from './ledger.ts';
 import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
+import type { SwapProposal } from './swap.ts';
 
 export interface CurrencyPlan {
   currency: string;
@@ -74,6 +75,8 @@ export interface BatchPlan {
   requests: RequestCost;
   /** Rows of toSend whose payout failed after creation and was refunded: sent again, by source currency (amounts, fees not included). */
   resend?: { rows: number; byCurrency: { currency: string; rows: number; amount: string }[] };
+  /** The swaps proposed to fund short wallets (spec §4.7), one per short currency at most. */
+  swaps: SwapProposal[];
   /** Blocks the run unless --allow-partial. */
   shortfall: boolean;
   /** Valid rows held back only because of a corridor not enabled (blocks unless --allow-partial or --enable-pairs). */
@@ -502,6 +505,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
       ...elsewhereWarnings(rows.elsewhere),
     ],
     requests,
+    swaps: [],
     shortfall,
     corridorBlocked: rows.held.size > 0,
     resend: {

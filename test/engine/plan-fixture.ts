@@ -19,6 +19,7 @@ export const planFixture = (over: Partial<BatchPlan> = {}): BatchPlan => ({
   corridorsNotEnabled: [],
   warnings: [],
   requests: { preflight: 3, estimate: 5, quotes: 0, uploadUrls: 0, storagePuts: 0, initiates: 2, patches: 0 },
+  swaps: [],
   shortfall: false,
   corridorBlocked: false,
   ...over,

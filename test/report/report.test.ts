@@ -201,6 +201,7 @@ describe('plan report', () => {
       usedThisMonth: 100,
       quota: 10000,
     },
+    swaps: [],
     shortfall: false,
     corridorBlocked: false,
   });
