@@ -213,19 +213,25 @@ async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
   // From here requests may have gone out: whatever fails (a results file that cannot be written, a
   // full disk, a bug) is no longer "nothing was sent" but exit 4, resume is safe.
   try {
-    // The approved swaps go before any row of their currency; a currency whose swap stopped keeps
-    // its rows NOT_SENT, the other currencies go (spec §4.7).
-    const funding = await fundBySwaps(
-      { client, session, batchId: batch.identity.batchId, onEvent: o.onEvent, stop: o.stop },
-      swapsToSend(plan, o),
+    // The approved swaps go before any row of their currency, and before the rows that pay from
+    // their source wallet; a currency whose swap stopped keeps its rows NOT_SENT, the other
+    // currencies go at once (spec §4.7).
+    const swaps = swapsToSend(plan, o);
+    const funding = fundBySwaps(
+      { client, session, batchId: batch.identity.batchId, need: needOf(plan), onEvent: o.onEvent, stop: o.stop },
+      swaps,
       { rateTolerance: o.swapRateTolerance ?? new Dec('0.01') },
     );
-    const stopped = [...funding.values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
-    plan = withoutStoppedCurrencies(plan, stopped, byNumber);
+    funding.catch(() => undefined); // (awaited below, also when no row waits for it)
+    const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
+    const before = async (item: WorkItem) => {
+      if (!waiting.has(item.payout.sourceCurrency)) return undefined;
+      const f = (await funding).get(item.payout.sourceCurrency);
+      return f && !f.funded ? { code: f.code, message: f.reason } : undefined;
+    };
     const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
-    const toSendNow = plan;
     const writeAll = async () => {
-      await writeResultsFile(run, scope, { plan: toSendNow, executed: new Map(), queued: new Set(toSendNow.toSend) });
+      await writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) });
     };
     const res = await executeRows(items, {
       client,
@@ -241,12 +247,21 @@ async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
       settleDelayMs: o.settleDelayMs,
       finish: finishing,
       resend: o.resend,
+      ...(swaps.length ? { before } : {}),
     });
+    const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
+    plan = withoutStoppedCurrencies(plan, stopped, byNumber);
     const view: RunView = { plan, executed: res.outcomes };
     if (res.halted) return await finish(run, scope, view, 4, { halted: res.halted, stopped: res.stopped });
     const halted = stopped.find((f) => f.exitClass === 4);
     if (halted) return await finish(run, scope, view, 4, { halted: halted.reason, stopped: res.stopped });
-    if (stopped.length) return await finish(run, scope, view, 3, { refused: stopped.map((f) => f.reason), stopped: res.stopped });
+    // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
+    const sentAny = [...res.outcomes.values()].some((r) => isCreatedStatus(r.status));
+    if (stopped.length)
+      return await finish(run, scope, view, 3, {
+        ...(sentAny ? { halted: stopped.map((f) => f.reason).join('; ') } : { refused: stopped.map((f) => f.reason) }),
+        stopped: res.stopped,
+      });
     return await finish(run, scope, view, 0, { stopped: res.stopped });
   } catch (e) {
     try {
@@ -262,6 +277,12 @@ async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
 function swapsToSend(plan: BatchPlan, o: PipelineOptions): SwapProposal[] {
   return o.plannedSwaps ?? (o.fundBySwap ? plan.swaps : []);
 }
+
+/** What the rows to send of a currency need in its wallet: amounts, fees and the fee margin (the swap's credit must show that much). */
+const needOf = (plan: BatchPlan) => (currency: string) => {
+  const c = plan.currencies.find((x) => x.currency === currency);
+  return c && new Dec(c.total).plus(c.feeMargin ?? 0);
+};
 
 /** The plan with the rows of each stopped currency moved from toSend to notSent, saying why. */
 function withoutStoppedCurrencies(
