@@ -19,7 +19,7 @@ import type { CurrencyPairAnswer, SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
 import { INVALID_PAYOUT_AMOUNT_MESSAGE, LIST_MAX_LIMIT } from '../interface/codes.ts';
-import { Dec, formatAmount, fromApi, roundTo, toApi } from '../money.ts';
+import { Dec, formatAmount, formatApiAmount, fromApi, roundTo, toApi, type ApiAmount } from '../money.ts';
 import { classify, snapshotOfError, type EngineEvent } from './execute.ts';
 import { recordSwap, recordSwapInitiating, swapLines, type BatchSession } from './session.ts';
 import { foldSwaps, swapKey, type SwapEvent, type SwapProposal, type SwapSnapshot, type SwapState } from './swap.ts';
@@ -313,19 +313,20 @@ export function isStaleRate(e: unknown): boolean {
   return e instanceof PayoutApiError && e.status === 400 && e.code === undefined && e.message.includes(INVALID_PAYOUT_AMOUNT_MESSAGE);
 }
 
-/** The swap as the journal keeps it (amounts as exact decimal text). */
+/** The swap as the journal keeps it: amounts as exact decimal text in their currency's minor units. */
 export function snapshotOf(a: SwapAnswer): SwapSnapshot {
-  const dec = (v: string | number | undefined) => (v === undefined ? undefined : fromApi(v).toFixed());
-  const s: SwapSnapshot = { id: a.id, status: a.status };
+  const amount = (v: ApiAmount | undefined, currency: string | undefined) =>
+    v === undefined ? undefined : currency ? formatApiAmount(v, currency) : fromApi(v).toFixed();
   const fields = {
     payoutRef: a.payoutRef,
-    sourceAmount: dec(a.sourceAmount),
+    sourceAmount: amount(a.sourceAmount, a.sourceCurrency),
     sourceCurrency: a.sourceCurrency,
-    destinationAmount: dec(a.destinationAmount),
+    destinationAmount: amount(a.destinationAmount, a.destinationCurrency),
     destinationCurrency: a.destinationCurrency,
-    exchangeRate: dec(a.exchangeRate),
+    exchangeRate: a.exchangeRate === undefined ? undefined : fromApi(a.exchangeRate).toFixed(),
     createdAt: a.createdAt,
   };
+  const s: SwapSnapshot = { id: a.id, status: a.status };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) (s as Record<string, string>)[k] = v;
   return s;
 }
