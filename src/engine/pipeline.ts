@@ -216,12 +216,14 @@ async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
     // The approved swaps go before any row of their currency, and before the rows that pay from
     // their source wallet; a currency whose swap stopped keeps its rows NOT_SENT, the other
     // currencies go at once (spec §4.7).
+    // (without --fund-by-swap or a plan file's swap, not even the journal's swap lines are read)
     const swaps = swapsToSend(plan, o);
-    const funding = fundBySwaps(
-      { client, session, batchId: batch.identity.batchId, need: needOf(plan), onEvent: o.onEvent, stop: o.stop },
-      swaps,
-      { rateTolerance: o.swapRateTolerance ?? new Dec('0.01') },
-    );
+    const funding =
+      o.fundBySwap || o.plannedSwaps?.length
+        ? fundBySwaps({ client, session, batchId: batch.identity.batchId, need: needOf(plan), onEvent: o.onEvent, stop: o.stop }, swaps, {
+            rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
+          })
+        : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
     const before = async (item: WorkItem) => {
