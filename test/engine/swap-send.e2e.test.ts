@@ -3,7 +3,8 @@
 // journalled `initiating`, an unknown outcome, the rate moving), and the refusals that stop a
 // currency with nothing of it sent. Each test is a business of its own (its own key and wallets):
 // a short USD wallet, a full EUR wallet, the USD/EUR pair enabled.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
@@ -13,10 +14,12 @@ import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-s
 import { swapKey, swapReference, type SwapProposal } from '../../src/engine/swap.ts';
 import { Dec } from '../../src/money.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { ROOT, startSb, workDir } from '../ops/helpers.ts';
+import { ROOT, startSb, until, workDir } from '../ops/helpers.ts';
+import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './helpers.ts';
+import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 8;
+const BUSINESSES = 11;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -250,3 +253,102 @@ function sessionArgs(s: BatchSession): Parameters<typeof openSession>[0] {
     command: 'run',
   };
 }
+
+describe('payout-batch run with a swap', () => {
+  /** Business n's CLI in a folder of its own, with a batch of 2 USD and 2 GBP rows (USD 31.01 with fees; the wallet holds 20.00). */
+  async function batchOf(n: number) {
+    const dir = await workDir('pb-swap-run-');
+    const state = join(dir, 'state');
+    const env = cleanEnv({ PAYOUT_API_KEY: keyOf(n), PAYOUT_BATCH_STATE_DIR: state });
+    const [header, ...usd] = generateCsv({ rows: 2, currencies: ['USD'], prefix: `SW${n}U` })
+      .trim()
+      .split('\n');
+    const gbp = generateCsv({ rows: 2, currencies: ['GBP'], prefix: `SW${n}G`, amount: (i) => `${20 + i}.50` })
+      .trim()
+      .split('\n')
+      .slice(1);
+    await writeFile(join(dir, 'payroll.csv'), [header, usd[0], gbp[0], usd[1], gbp[1]].join('\n') + '\n');
+    const start = sb.requestLog().length;
+    return {
+      dir,
+      state,
+      cli: (args: string[], onSpawn?: (c: ChildProcess) => void): Promise<CliRun> =>
+        runCli([...args, '--base-url', sb.url, '--rate', '200'], { cwd: dir, env, onSpawn }),
+      routes: () =>
+        sb
+          .requestLog()
+          .slice(start)
+          .filter((r) => r.apiKey === keyOf(n))
+          .map((r) => r.route),
+      results: async () => (await import('../../src/results/index.ts')).readResults(join(dir, 'payroll.results.csv')),
+    };
+  }
+
+  it('plan --out, then run --plan: the approved swap once, then every row, USD and GBP', async () => {
+    const b = await batchOf(9);
+    const plan = await b.cli(['plan', 'payroll.csv', '--out', 'payroll.plan.json']);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    const run = await b.cli(['run', '--plan', 'payroll.plan.json', '--yes']);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(count(b.routes(), 'swap')).toBe(1);
+    expect(count(b.routes(), 'initiate')).toBe(4);
+    const rows = (await b.results()).rows;
+    expect(rows.map((r) => [r.cells.sourceCurrency, r.result.status])).toEqual([
+      ['USD', 'PENDING'],
+      ['GBP', 'PENDING'],
+      ['USD', 'PENDING'],
+      ['GBP', 'PENDING'],
+    ]);
+  });
+
+  it("killed right after the swap's `initiating` line, then resumed: one swap, every row paid", async () => {
+    const b = await batchOf(10);
+    const killed = await b.cli(['run', 'payroll.csv', '--fund-by-swap', '--yes'], (child) => {
+      const poll = setInterval(() => {
+        const [journal] = ledgerJournals(b.state);
+        if (!journal || !existsSync(journal) || !readFileSync(journal, 'utf8').includes('"phase":"initiating"')) return;
+        clearInterval(poll);
+        child.kill('SIGKILL');
+      }, 1);
+      child.on('exit', () => clearInterval(poll));
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    await until(() => sb.inFlight() === 0);
+    const resumed = await b.cli(['run', 'payroll.csv', '--fund-by-swap', '--yes']);
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    const [journal] = ledgerJournals(b.state);
+    const lines = readFileSync(journal!, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"t":"swap"'))
+      .map((l) => JSON.parse(l) as { phase: string; attempt: number });
+    expect(lines.every((l) => l.attempt === 1)).toBe(true); // never a second key
+    expect(lines.at(-1)!.phase).toBe('created');
+    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(10) });
+    expect((await client.listSwaps({ limit: 100 })).data).toHaveLength(1);
+    expect((await b.results()).rows.every((r) => r.result.status === 'PENDING')).toBe(true);
+  });
+
+  it('the rate moved past the tolerance between plan --out and run --plan: no swap, its rows NOT_SENT, the GBP rows paid, exit 3', async () => {
+    const b = await batchOf(11);
+    expect((await b.cli(['plan', 'payroll.csv', '--out', 'payroll.plan.json'])).code).toBe(0);
+    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(11) });
+    const id = (await client.listPairs()).data.find((p) => p.baseCurrency === 'USD' && p.quoteCurrency === 'EUR')!.currencyPairId!;
+    const moved = await fetch(`${sb.url}/_sandbox/pairs/${id}/rate`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rate: '0.90' }),
+    });
+    expect(moved.status).toBe(200);
+    const run = await b.cli(['run', '--plan', 'payroll.plan.json', '--yes']);
+    expect(run.code, run.stdout + run.stderr).toBe(3);
+    expect(run.stderr).toMatch(/moved from 0\.9215 \(approved\) to 0\.9 \(live\)/);
+    expect(count(b.routes(), 'swap')).toBe(0);
+    const rows = (await b.results()).rows;
+    expect(rows.map((r) => [r.cells.sourceCurrency, r.result.status, r.result.errorCode ?? ''])).toEqual([
+      ['USD', 'NOT_SENT', 'SWAP_REFUSED'],
+      ['GBP', 'PENDING', ''],
+      ['USD', 'NOT_SENT', 'SWAP_REFUSED'],
+      ['GBP', 'PENDING', ''],
+    ]);
+  });
+});
