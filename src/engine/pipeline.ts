@@ -30,7 +30,7 @@ import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOption
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
 import type { SwapProposal } from './swap.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
-import { preflight, type PreflightResult } from './preflight.ts';
+import { preflight, readSwapPairs, type PreflightResult } from './preflight.ts';
 import {
   firstError,
   loadBatch,
@@ -79,7 +79,7 @@ export interface PipelineOptions extends GuardOptions {
   /** References other batches of the account sent (ledger.ts sentByOtherBatches): reported as such, never sent. */
   sentElsewhere?: PlanOptions['sentElsewhere'];
   /** The swaps a plan file holds (`run --plan`): approved, so they are the ones sent, whatever the flags. */
-  plannedSwaps?: SwapProposal[];
+  approvedSwaps?: SwapProposal[];
   /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
   swapRateTolerance?: DecT;
 }
@@ -183,10 +183,16 @@ export async function planStage(
     )
     .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
   const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs });
-  await conn.usage?.flush().catch(() => undefined);
-  const usage = await conn.client.quotaUsage().catch(() => undefined);
-  const plan = buildPlan(batch, pf, folded, env, { ...o, usage });
-  return { plan, preflight: pf, usage };
+  const planned = async () => {
+    await conn.usage?.flush().catch(() => undefined);
+    const usage = await conn.client.quotaUsage().catch(() => undefined);
+    return { plan: buildPlan(batch, pf, folded, env, { ...o, usage }), preflight: pf, usage };
+  };
+  const first = await planned();
+  // A wallet is short and no pair was read: the pairs price its swap (spec §4.9), one request.
+  if (!first.plan.swapRefusals.length || pf.pairs || o.approvedSwaps) return first;
+  await readSwapPairs(conn.client, pf);
+  return planned();
 }
 
 /**
@@ -217,13 +223,12 @@ async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
     // their source wallet; a currency whose swap stopped keeps its rows NOT_SENT, the other
     // currencies go at once (spec §4.7).
     // (without --fund-by-swap or a plan file's swap, not even the journal's swap lines are read)
-    const swaps = swapsToSend(plan, o);
-    const funding =
-      o.fundBySwap || o.plannedSwaps?.length
-        ? fundBySwaps({ client, session, batchId: batch.identity.batchId, need: needOf(plan), onEvent: o.onEvent, stop: o.stop }, swaps, {
-            rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
-          })
-        : Promise.resolve(new Map<string, SwapFunding>());
+    const swaps = swapsToSend(plan);
+    const funding = plan.fundedBySwaps
+      ? fundBySwaps({ client, session, batchId: batch.identity.batchId, need: needOf(plan), onEvent: o.onEvent, stop: o.stop }, swaps, {
+          rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
+        })
+      : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
     const before = async (item: WorkItem) => {
@@ -275,9 +280,9 @@ async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
   }
 }
 
-/** The swaps this run sends: a plan file's (approved), else the plan's under --fund-by-swap, else none. */
-function swapsToSend(plan: BatchPlan, o: PipelineOptions): SwapProposal[] {
-  return o.plannedSwaps ?? (o.fundBySwap ? plan.swaps : []);
+/** The swaps this run sends: the plan's when they fund the batch (--fund-by-swap, or a plan file's for the currencies short now). */
+function swapsToSend(plan: BatchPlan): SwapProposal[] {
+  return plan.fundedBySwaps ? plan.swaps : [];
 }
 
 /** What the rows to send of a currency need in its wallet: amounts, fees and the fee margin (the swap's credit must show that much). */
@@ -485,6 +490,8 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       quotedFees,
       mode: 'run',
       sentElsewhere,
+      // (a plan file's swaps are the approved ones: none, when it holds none)
+      ...(planned ? { approvedSwaps: planned.swaps ?? [] } : {}),
     });
     return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
   } finally {

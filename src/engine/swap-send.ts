@@ -19,10 +19,10 @@ import type { CurrencyPairAnswer, SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
 import { INVALID_PAYOUT_AMOUNT_MESSAGE, LIST_MAX_LIMIT } from '../interface/codes.ts';
-import { Dec, formatAmount, formatApiAmount, fromApi, roundTo, toApi, type ApiAmount } from '../money.ts';
+import { Dec, formatAmount, formatApiAmount, fromApi, toApi, type ApiAmount } from '../money.ts';
 import { classify, snapshotOfError, type EngineEvent } from './execute.ts';
 import { recordSwap, recordSwapInitiating, swapLines, type BatchSession } from './session.ts';
-import { foldSwaps, swapKey, type SwapEvent, type SwapProposal, type SwapSnapshot, type SwapState } from './swap.ts';
+import { convertAtRate, foldSwaps, swapKey, type SwapEvent, type SwapProposal, type SwapSnapshot, type SwapState } from './swap.ts';
 
 /** What the send step of a swap works with: the run's client, journal and identity. */
 export interface SwapSendContext {
@@ -348,9 +348,8 @@ export function swapBody(p: SwapProposal, amountToBeSent: Dec): string {
  * S5 and the recomputation (spec §7: "recompute from pairs"): the approved swapAmount converted at
  * the live rate of the approved pair, or why the swap is refused: the pair gone, its rate moved
  * further than the tolerance from the approved one, or a credit that no longer covers the
- * shortfall. Reading of spec §2 and §4.9 (the direction is not stated): a pair's rate is
- * quoteCurrency units per baseCurrency unit; from the base currency the amount is multiplied, from
- * the quote currency divided; rounded half-up to the credited currency's minor units.
+ * shortfall. The conversion is the plan's (swap.ts convertAtRate: the rate read as quoteCurrency
+ * units per baseCurrency unit, spec §2 and §4.9).
  */
 export function priceAtLiveRate(
   p: SwapProposal,
@@ -369,9 +368,7 @@ export function priceAtLiveRate(
         `the ${pair} rate moved from ${approved.toFixed()} (approved) to ${rate.toFixed()} (live), more than the tolerance of ` +
         `${tolerance.times(100).toFixed()}%: the ${p.currency} swap was not sent; plan again, the approvers signed a rate`,
     };
-  const swapAmount = new Dec(p.swapAmount);
-  const raw = p.fromCurrency === baseCurrency ? swapAmount.times(rate) : swapAmount.div(rate);
-  const amountToBeSent = roundTo(raw, p.currency);
+  const amountToBeSent = convertAtRate(new Dec(p.swapAmount), p.currency, rate, p.fromCurrency === baseCurrency);
   if (amountToBeSent.lessThan(new Dec(p.shortfall)))
     return {
       refused:

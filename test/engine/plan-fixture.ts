@@ -20,6 +20,8 @@ export const planFixture = (over: Partial<BatchPlan> = {}): BatchPlan => ({
   warnings: [],
   requests: { preflight: 3, estimate: 5, quotes: 0, uploadUrls: 0, storagePuts: 0, initiates: 2, patches: 0 },
   swaps: [],
+  swapRefusals: [],
+  fundedBySwaps: false,
   shortfall: false,
   corridorBlocked: false,
   ...over,

@@ -202,6 +202,8 @@ describe('plan report', () => {
       quota: 10000,
     },
     swaps: [],
+    swapRefusals: [],
+    fundedBySwaps: false,
     shortfall: false,
     corridorBlocked: false,
   });
