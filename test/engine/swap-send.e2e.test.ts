@@ -19,7 +19,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 11;
+const BUSINESSES = 10;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -284,21 +284,43 @@ describe('payout-batch run with a swap', () => {
     };
   }
 
-  it('plan --out, then run --plan: the approved swap once, then every row, USD and GBP', async () => {
+  it('plan --out; the rate moves past the tolerance: run --plan pays GBP, not USD (exit 3); back within it: one swap, then the USD rows', async () => {
     const b = await batchOf(9);
     const plan = await b.cli(['plan', 'payroll.csv', '--out', 'payroll.plan.json']);
     expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(9) });
+    const id = (await client.listPairs()).data.find((p) => p.baseCurrency === 'USD' && p.quoteCurrency === 'EUR')!.currencyPairId!;
+    const setRate = (rate: string) =>
+      fetch(`${sb.url}/_sandbox/pairs/${id}/rate`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ rate }),
+      });
+    expect((await setRate('0.90')).status).toBe(200);
+    const refused = await b.cli(['run', '--plan', 'payroll.plan.json', '--yes']);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(/moved from 0\.9215 \(approved\) to 0\.9 \(live\)/);
+    expect(count(b.routes(), 'swap')).toBe(0);
+    const status = async () => (await b.results()).rows.map((r) => [r.cells.sourceCurrency, r.result.status, r.result.errorCode ?? '']);
+    expect(await status()).toEqual([
+      ['USD', 'NOT_SENT', 'SWAP_REFUSED'],
+      ['GBP', 'PENDING', ''],
+      ['USD', 'NOT_SENT', 'SWAP_REFUSED'],
+      ['GBP', 'PENDING', ''],
+    ]);
+
+    expect((await setRate('0.9230')).status).toBe(200); // moved 0.16%: within the tolerance, priced again
     const run = await b.cli(['run', '--plan', 'payroll.plan.json', '--yes']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(count(b.routes(), 'swap')).toBe(1);
     expect(count(b.routes(), 'initiate')).toBe(4);
-    const rows = (await b.results()).rows;
-    expect(rows.map((r) => [r.cells.sourceCurrency, r.result.status])).toEqual([
-      ['USD', 'PENDING'],
-      ['GBP', 'PENDING'],
-      ['USD', 'PENDING'],
-      ['GBP', 'PENDING'],
-    ]);
+    expect((await status()).map(([c, s]) => `${c} ${s}`)).toEqual(['USD PENDING', 'GBP PENDING', 'USD PENDING', 'GBP PENDING']);
+    const [swap] = (await client.listSwaps({ limit: 100 })).data;
+    expect(swap).toMatchObject({
+      sourceCurrency: 'EUR',
+      destinationCurrency: 'USD',
+      exchangeRate: Number(new Dec(1).div('0.9230').toSignificantDigits(12).toFixed()),
+    });
   });
 
   it("killed right after the swap's `initiating` line, then resumed: one swap, every row paid", async () => {
@@ -326,29 +348,5 @@ describe('payout-batch run with a swap', () => {
     const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(10) });
     expect((await client.listSwaps({ limit: 100 })).data).toHaveLength(1);
     expect((await b.results()).rows.every((r) => r.result.status === 'PENDING')).toBe(true);
-  });
-
-  it('the rate moved past the tolerance between plan --out and run --plan: no swap, its rows NOT_SENT, the GBP rows paid, exit 3', async () => {
-    const b = await batchOf(11);
-    expect((await b.cli(['plan', 'payroll.csv', '--out', 'payroll.plan.json'])).code).toBe(0);
-    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(11) });
-    const id = (await client.listPairs()).data.find((p) => p.baseCurrency === 'USD' && p.quoteCurrency === 'EUR')!.currencyPairId!;
-    const moved = await fetch(`${sb.url}/_sandbox/pairs/${id}/rate`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ rate: '0.90' }),
-    });
-    expect(moved.status).toBe(200);
-    const run = await b.cli(['run', '--plan', 'payroll.plan.json', '--yes']);
-    expect(run.code, run.stdout + run.stderr).toBe(3);
-    expect(run.stderr).toMatch(/moved from 0\.9215 \(approved\) to 0\.9 \(live\)/);
-    expect(count(b.routes(), 'swap')).toBe(0);
-    const rows = (await b.results()).rows;
-    expect(rows.map((r) => [r.cells.sourceCurrency, r.result.status, r.result.errorCode ?? ''])).toEqual([
-      ['USD', 'NOT_SENT', 'SWAP_REFUSED'],
-      ['GBP', 'PENDING', ''],
-      ['USD', 'NOT_SENT', 'SWAP_REFUSED'],
-      ['GBP', 'PENDING', ''],
-    ]);
   });
 });
