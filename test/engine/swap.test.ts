@@ -2,7 +2,11 @@
 // pair directions and in currencies of 0, 2 and 3 decimals, checked against the sandbox's own
 // conversion (written from the spec separately), the funding wallet chosen, and each refusal.
 import { describe, expect, it } from 'vitest';
+import { buildPlan } from '../../src/engine/plan.ts';
+import type { PreflightResult } from '../../src/engine/preflight.ts';
+import { foldJournal } from '../../src/journal/rows.ts';
 import { Dec } from '../../src/money.ts';
+import { batchOf, payoutRow, preflightOf } from './helpers.ts';
 import { convert } from '../../src/sandbox/corridors.ts';
 import type { PairRec } from '../../src/sandbox/store.ts';
 import { priceSwap, proposeSwaps, swapMargin, swapReference, type SwapPair, type SwapWallet } from '../../src/engine/swap.ts';
@@ -137,5 +141,48 @@ describe('proposeSwaps', () => {
     expect(from('EUR').refusals[0]!.reason).toContain('--swap-from EUR: no EUR wallet with a balance and an enabled EUR/USD pair');
     expect(from('GBP').refusals[0]!.reason).toContain('--swap-from GBP: the GBP wallet has 10.00 GBP to spare');
     expect(from('USD').refusals[0]!.reason).toBe('--swap-from USD names the short currency itself');
+  });
+});
+
+describe('the plan with its swap (buildPlan)', () => {
+  // GBP rows of 60 + 50 + 30 against a GBP wallet of 100 and a EUR wallet of 1,000 with an enabled EUR/GBP pair
+  const batch = batchOf([payoutRow(2, '60'), payoutRow(3, '50'), payoutRow(4, '30')]);
+  const w = (currency: string, balance: number) => ({ walletId: `w-${currency}`, currency, balance }) as PreflightResult['wallets'][number];
+  const pf = (gbp = 100, eur = 1000) =>
+    preflightOf({
+      wallets: [w('GBP', gbp), w('EUR', eur)],
+      pairs: [{ currencyPairId: 'p1', baseCurrency: 'EUR', quoteCurrency: 'GBP', rate: 0.8518, enabled: true }],
+    });
+  const plan = (o: Parameters<typeof buildPlan>[4], p = pf()) => buildPlan(batch, p, foldJournal([]), 'sandbox', o);
+  const options = { allowPartial: false, mergeDocuments: false };
+
+  it('proposes it without counting it (run without --fund-by-swap); counts it under --fund-by-swap, --allow-partial leaving out nothing', () => {
+    const proposed = plan(options);
+    expect(proposed).toMatchObject({ shortfall: true, fundedBySwaps: false, toSend: [2, 3, 4], swapRefusals: [] });
+    // 40.00 + margin 0.40 = 40.40 GBP / 0.8518 = 47.4289... -> 47.43 EUR, × 0.8518 = 40.400874 -> 40.40 GBP
+    expect(proposed.swaps).toEqual([expect.objectContaining({ fromCurrency: 'EUR', swapAmount: '47.43', amountToBeSent: '40.40' })]);
+    expect(proposed.currencies[0]).toMatchObject({ balance: '100.00', balanceAfter: '-40.00', shortfall: '40.00' });
+    const funded = plan({ ...options, allowPartial: true, fundBySwap: true });
+    expect(funded).toMatchObject({ shortfall: false, fundedBySwaps: true, toSend: [2, 3, 4] });
+    expect(funded.currencies[0]).toEqual(expect.objectContaining({ balance: '100.00', swap: '+40.40', balanceAfter: '0.40' }));
+    expect(funded.currencies[0]!.shortfall).toBeUndefined();
+  });
+
+  it("a plan file's swap is used as approved while its currency is short, and refused when it no longer fits", () => {
+    const approved = plan({ ...options, fundBySwap: true }).swaps;
+    expect(plan({ ...options, approvedSwaps: approved })).toMatchObject({ shortfall: false, swaps: approved, fundedBySwaps: true });
+    // the swap was made already (a resumed run): its wallet is funded, nothing to send again
+    expect(plan({ ...options, approvedSwaps: approved }, pf(140.4, 952.57))).toMatchObject({ shortfall: false, swaps: [] });
+    const refused = (o: Parameters<typeof plan>[0], p?: PreflightResult) => plan(o, p).swapRefusals.map((r) => r.reason);
+    expect(refused({ ...options, approvedSwaps: [] })).toEqual([
+      'the plan holds no swap for GBP: make a new plan (it proposes one) and have it approved',
+    ]);
+    expect(refused({ ...options, approvedSwaps: [{ ...approved[0]!, reference: swapReference('b'.repeat(64), 'GBP') }] })).toEqual([
+      expect.stringMatching(/^the plan's swap for GBP is not this batch's/),
+    ]);
+    expect(refused({ ...options, approvedSwaps: approved }, pf(100, 47))).toEqual([
+      "the EUR wallet no longer pays the plan's swap of 47.43 EUR once its own rows are paid",
+    ]);
+    expect(plan({ ...options, approvedSwaps: approved }, pf(100, 47))).toMatchObject({ shortfall: true });
   });
 });
