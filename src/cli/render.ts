@@ -11,6 +11,7 @@ import { InputError } from '../input/errors.ts';
 import { ResultsError } from '../results/errors.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import { requestKindsText, type BatchPlan } from '../engine/plan.ts';
+import { swapText } from '../engine/swap.ts';
 import type { PipelineResult } from '../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
@@ -44,11 +45,14 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string): s
         `    ${c.currency}  ${String(c.rows).padStart(5)} rows  ${group(c.amount).padStart(16)} + ${group(c.estimatedFees).padStart(10)} = ${group(c.total).padStart(16)}   ` +
           (c.balance === undefined || c.balanceAfter === undefined
             ? 'balance not known'
-            : `${group(c.balance).padStart(16)} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`) +
+            : `${group(c.balance).padStart(16)}${c.swap ? ` ${group(c.swap)} swap` : ''} -> ${group(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${group(c.shortfall)}` : ''}`) +
           feesText(c),
       );
     }
   }
+  for (const s of p.swaps)
+    l.push(`  swap ${s.currency}     ${swapText(s)}${p.fundedBySwaps ? '' : ' (proposed: not sent without --fund-by-swap)'}`);
+  for (const r of p.swapRefusals) l.push(`  no swap ${r.currency}  short by ${group(r.shortfall)}: ${r.reason}`);
   for (const c of p.corridorsNotEnabled) {
     l.push(
       `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${plural(c.rows, 'row')}: ` +
@@ -222,6 +226,8 @@ export const planJson = (p: BatchPlan, withCorridors = false) => ({
   alreadyCreated: p.alreadyCreated,
   currencies: p.currencies,
   ...(withCorridors ? { corridorsNotEnabled: p.corridorsNotEnabled } : {}),
+  ...(p.swaps.length ? { swaps: p.swaps } : {}),
+  ...(p.swapRefusals.length ? { swapRefusals: p.swapRefusals } : {}),
   warnings: p.warnings,
   requests: p.requests,
 });

@@ -306,6 +306,11 @@ export interface ExecuteOptions {
    * progress or paid, nor before its refund: the fold refuses the line otherwise).
    */
   resend?: Set<string>;
+  /**
+   * What a row waits for before it starts, outside the concurrency limit so that the other rows go
+   * meanwhile (a swap that funds its wallet: swap-send.ts); a reason leaves it NOT_SENT, saying why.
+   */
+  before?: (item: WorkItem) => Promise<ErrorSnapshot | undefined>;
 }
 
 /** A row created by an earlier run whose payout still lacks documents (documentsToAttach). */
@@ -440,10 +445,15 @@ class RowLoop {
         await step(item);
       } catch (e) {
         if (!(e instanceof Halt)) throw e;
-        if ('payout' in item) this.done(item, `not sent: ${e.message}`);
+        if ('payout' in item) this.done(item, { code: 'SERVICE_UNAVAILABLE', message: `not sent: ${e.message}` });
       }
     };
-    return Promise.all(list.map((item) => this.limit(() => guarded(item))));
+    const before = this.o.before;
+    if (!before) return Promise.all(list.map((item) => this.limit(() => guarded(item))));
+    const held = (item: T) => ('payout' in item ? before(item) : Promise.resolve(undefined));
+    return Promise.all(
+      list.map((item) => held(item).then((why) => (why ? this.done(item as WorkItem, why) : this.limit(() => guarded(item))))),
+    );
   }
 
   private going(): boolean {
@@ -454,12 +464,12 @@ class RowLoop {
     return rowState(this.o.session.folded, ref);
   }
 
-  /** Records the row's outcome as its journal now says (`haltedWith`: the run halted before it was sent). */
-  private done(item: WorkItem, haltedWith?: string): void {
+  /** Records the row's outcome as its journal now says (`notSent`: why it was not sent, when the run halted or held it). */
+  private done(item: WorkItem, notSent?: ErrorSnapshot): void {
     const out = outcomeFromState(this.state(item.payout.reference), {
       status: ENGINE_STATUSES.NOT_SENT,
       documents: [],
-      ...(haltedWith ? { error: { code: 'SERVICE_UNAVAILABLE', message: haltedWith } } : {}),
+      ...(notSent ? { error: notSent } : {}),
     });
     this.outcomes.set(item.rowNumber, out);
     this.o.onEvent?.({

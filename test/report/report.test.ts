@@ -201,6 +201,9 @@ describe('plan report', () => {
       usedThisMonth: 100,
       quota: 10000,
     },
+    swaps: [],
+    swapRefusals: [],
+    fundedBySwaps: false,
     shortfall: false,
     corridorBlocked: false,
   });
