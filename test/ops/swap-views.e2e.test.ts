@@ -11,7 +11,8 @@ import { ledgerOf } from '../../src/engine/ledger.ts';
 import { refreshStatus } from '../../src/ops/status.ts';
 import { swapSnapshotOf } from '../../src/ops/swap-views.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { cleanEnv, connectionTo, ledgerJournals, paidBatch, runCli, startSb, UNATTENDED } from './helpers.ts';
+import { cliIn } from '../engine/helpers.ts';
+import { cleanEnv, connectionTo, ledgerJournals, paidBatch, runCli, startSb, UNATTENDED, workDir, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox;
 beforeAll(async () => {
@@ -100,5 +101,31 @@ describe('the batch swap after the run', () => {
         exchangeRate: '0.8518',
       },
     ]);
+  });
+
+  it('run --fund-by-swap swaps once and pays every row; its summary lists the swap and reconcile ties out with it', async () => {
+    // two USD withdrawals the USD wallet (1,000,000.00) cannot cover; the EUR wallet funds the rest
+    const dir = await workDir('pb-swap-views-');
+    await writeBatch(dir, 'payroll.csv', { rows: 2, prefix: 'FUND', currencies: ['USD'], amount: (i) => ['600000.00', '450000.00'][i]! });
+    const { cli } = cliIn(dir, sb.url);
+    const run = await cli('run', 'payroll.csv', '--yes', '--fund-by-swap', '--json', '--no-report');
+    expect(run.code, run.stderr).toBe(0);
+    const { summary } = JSON.parse(run.stdout);
+    expect(summary.created).toBe(2);
+    expect(summary.swaps).toMatchObject([{ currency: 'USD', status: 'PROCESSING', sourceCurrency: 'EUR', destinationCurrency: 'USD' }]);
+    const reference = summary.swaps[0].reference as string;
+    const swaps = (await connectionTo(sb).client.listSwaps({ limit: 100 })).data.filter((x) => x.payoutRef === reference);
+    expect(swaps.map((x) => x.id)).toEqual([summary.swaps[0].id]);
+
+    const rec = await cli('reconcile', 'payroll.results.csv', '--json', '--no-report');
+    expect(rec.code, rec.stderr + rec.stdout).toBe(0);
+    const j = JSON.parse(rec.stdout);
+    expect(j.swaps).toMatchObject([
+      { currency: 'USD', reference, credit: summary.swaps[0].destinationAmount, debit: `-${summary.swaps[0].sourceAmount}`, ok: true },
+    ]);
+    expect(j.totals.find((t: { currency: string }) => t.currency === 'USD')).toMatchObject({
+      swapped: summary.swaps[0].destinationAmount,
+      ok: true,
+    });
   });
 });
