@@ -9,6 +9,7 @@ import { basename } from 'node:path';
 import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
 import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, type Payee, type PlanFile } from '../engine/plan-file.ts';
+import { swapText, type SwapProposal } from '../engine/swap.ts';
 
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
 export interface LoadedPlan {
@@ -67,6 +68,12 @@ export interface PlanPayload {
   /** null for a plan that does not record its maker. */
   preparedBy: string | null;
   createdAt: string;
+  /**
+   * The swaps that fund short wallets before their rows (spec §4.7), each as the plan holds it:
+   * currencies, wallets, amounts, the pair and its rate, the reference, the margin and balances.
+   * Absent for a plan without swaps, so that approvals of such plans read as they were signed.
+   */
+  swaps?: SwapProposal[];
 }
 
 const signedRow = (r: PlanFile['rows'][number]): SignedRow => ({
@@ -95,6 +102,7 @@ export function planPayload(p: LoadedPlan): PlanPayload {
     batchLabel: p.plan.batchLabel ?? null,
     preparedBy: p.plan.preparedBy ?? null,
     createdAt: p.plan.createdAt,
+    ...(p.plan.swaps?.length ? { swaps: p.plan.swaps } : {}),
   };
 }
 
@@ -106,7 +114,7 @@ export function signedBytes(payload: PlanPayload, approver: { name: string; sign
 /**
  * What is signed, as a person checks it before signing: the payouts and totals per currency, the
  * service account, the batch file and sheet, any deliberate re-send, who made the plan and when,
- * then the first `shown` payees (reference, beneficiary, masked account, method, amount).
+ * each swap sent before the rows, then the first `shown` payees (reference, beneficiary, masked account, method, amount).
  */
 export function payloadText(p: PlanPayload, shown = p.rows.length): string {
   const n = p.rows.length;
@@ -117,6 +125,7 @@ export function payloadText(p: PlanPayload, shown = p.rows.length): string {
       `prepared by ${p.preparedBy ?? '(not recorded)'} at ${p.createdAt}`,
   ];
   if (p.batchLabel !== null) lines.push(`sent again on purpose under --batch-id ${p.batchLabel}`);
+  for (const s of p.swaps ?? []) lines.push(`swap first, reference ${s.reference}: ${swapText(s)}`);
   for (const r of p.rows.slice(0, shown))
     lines.push(`${r.reference} | ${r.beneficiary} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`);
   if (n > shown) lines.push(`… and ${n - shown} more payee${n - shown === 1 ? '' : 's'}`);

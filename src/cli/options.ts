@@ -16,6 +16,7 @@ import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../cl
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/approval.ts';
+import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/errors.ts';
 
 /** The arguments a builder gives its command (what yargs parses with those options). */
@@ -130,6 +131,36 @@ export function moneyFlags(values: (string | number)[] | undefined, flag: string
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+}
+
+/** The swap that funds a short wallet (spec §4.7): `plan` proposes it, `run` sends it (engine/README.md "Funding by a swap"). */
+export function swapOptions<T>(y: Argv<T>) {
+  return y
+    .option('swap-from', {
+      type: 'string',
+      describe: 'Fund a short wallet by a swap from the CUR wallet (default: a wallet with an enabled pair to it and the most to spare)',
+    })
+    .option('max-swap', {
+      type: 'string',
+      array: true,
+      describe: 'Refuse (exit 3, nothing sent) a swap that credits more than AMOUNT to the CUR wallet: CUR:AMOUNT, repeatable',
+    });
+}
+
+/** --swap-from and --max-swap as the engine takes them. */
+export function swapFlags(args: { 'swap-from'?: string; 'max-swap'?: (string | number)[] }): { swapFrom?: string; maxSwaps: MoneyFlag[] } {
+  const from = args['swap-from']?.trim().toUpperCase();
+  if (from !== undefined && !isCurrencyCode(from)) throw new UsageError(`--swap-from ${args['swap-from']}: name a currency, e.g. EUR`);
+  return { ...(from !== undefined ? { swapFrom: from } : {}), maxSwaps: moneyFlags(args['max-swap'], '--max-swap') };
+}
+
+/** --swap-rate-tolerance PCT ("1", "0.5%") as a fraction (0.01); default 1%. */
+export function swapRateTolerance(text: string | number | undefined): DecT {
+  if (text === undefined) return new Dec('0.01');
+  const m = /^\s*([0-9]+(?:\.[0-9]+)?)\s*%?\s*$/.exec(String(text));
+  if (!m || new Dec(m[1]!).greaterThan(100))
+    throw new UsageError(`--swap-rate-tolerance ${text}: a percentage from 0 to 100, e.g. 1 or 0.5%`);
+  return new Dec(m[1]!).dividedBy(100);
 }
 
 /** Someone can answer a question: stdin and stderr are both a terminal. */

@@ -13,6 +13,7 @@ import { InputError } from '../input/errors.ts';
 import { ResultsError } from '../results/errors.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import { requestKindsText, type BatchPlan } from '../engine/plan.ts';
+import { swapText } from '../engine/swap.ts';
 import type { PipelineResult } from '../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
@@ -58,6 +59,9 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
   );
   l.push(...(screen ? currencyTable(p) : currencyLines(p)));
+  for (const s of p.swaps)
+    l.push(`  swap ${s.currency}     ${swapText(s)}${p.fundedBySwaps ? '' : ' (proposed: not sent without --fund-by-swap)'}`);
+  for (const r of p.swapRefusals) l.push(`  no swap ${r.currency}  short by ${groupThousands(r.shortfall)}: ${r.reason}`);
   for (const c of p.corridorsNotEnabled) {
     const line =
       `  not enabled  ${c.sourceCurrency} -> ${c.destinationCurrency} (${c.destinationCountryCode}), ${plural(c.rows, 'row')}: ` +
@@ -95,7 +99,7 @@ function currencyLines(p: BatchPlan): string[] {
         `    ${c.currency}  ${plural(c.rows, 'row').padStart(10)}  ${g(c.amount, 16)} + ${g(c.estimatedFees, 10)} = ${g(c.total, 16)}   ` +
         (c.balance === undefined || c.balanceAfter === undefined
           ? 'balance not known'
-          : `${g(c.balance, 16)} -> ${groupThousands(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${groupThousands(c.shortfall)}` : ''}`) +
+          : `${g(c.balance, 16)}${c.swap ? ` ${groupThousands(c.swap)} swap` : ''} -> ${groupThousands(c.balanceAfter)}${c.shortfall ? `   SHORT BY ${groupThousands(c.shortfall)}` : ''}`) +
         feesText(c),
     ),
   ];
@@ -343,6 +347,8 @@ export const planJson = (p: BatchPlan, withCorridors = false) => ({
   alreadyCreated: p.alreadyCreated,
   currencies: p.currencies,
   ...(withCorridors ? { corridorsNotEnabled: p.corridorsNotEnabled } : {}),
+  ...(p.swaps.length ? { swaps: p.swaps } : {}),
+  ...(p.swapRefusals.length ? { swapRefusals: p.swapRefusals } : {}),
   warnings: p.warnings,
   requests: p.requests,
 });

@@ -25,6 +25,7 @@ import { exitReasonText, handleEngineError, jsonSummary, planText, progressSink,
 import type { PipelineResult, RunOptions } from '../engine/pipeline.ts';
 import type { RetryOptions } from '../engine/retry.ts';
 import type { BatchPlan } from '../engine/plan.ts';
+import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/index.ts';
 import { accountPolicyAt, PolicyError, type AccountPolicy } from '../approvals/account-policy.ts';
 import { resolveEnvironment } from '../client/environment.ts';
@@ -56,7 +57,8 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const resend = plan.resend?.rows
     ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${groupThousands(c.amount)}`).join(', ')} plus fees`
     : '';
-  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend}) from ${environment}? [y/N] `;
+  const swaps = plan.fundedBySwaps ? plan.swaps.map((s) => `, after swapping ${swapText(s)}`).join('') : '';
+  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend})${swaps} from ${environment}? [y/N] `;
 }
 
 /** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
@@ -168,7 +170,9 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     if (!sentNothing) out(summaryText(r));
     if (after) out(after(r));
     const report =
-      args.report && r.resultsWritten ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment })) : undefined;
+      args.report && r.resultsWritten
+        ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps }))
+        : undefined;
     if (report) out(`Report: ${report}\n`);
     const exitCode = r.stopped ? ExitCode.INTERRUPTED : r.exitCode;
     if (args.json) printJson(io, { ...jsonSummary({ ...r, exitCode, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });

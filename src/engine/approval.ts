@@ -35,6 +35,14 @@ export interface GuardOptions {
   onNote?: (note: string) => void;
   /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
   maxRequests?: number;
+  /** --fund-by-swap: a shortfall the plan's swap covers is covered (the swap is sent before the rows, swap-send.ts). */
+  fundBySwap?: boolean;
+  /** --swap-from CUR: the funding wallet of every swap; a plan file's swap from another is refused. */
+  swapFrom?: string;
+  /** --max-swap CUR:AMOUNT, repeatable: the most a swap may credit to the CUR wallet (its amountToBeSent). */
+  maxSwaps?: MoneyFlag[];
+  /** The command that would fund the batch by the plan's swap, as the refusal without --fund-by-swap says it. */
+  swapCommand?: string;
   /** The account's approval policy (src/approvals/account-policy.ts): why this plan may not be sent, if so. */
   policy?: (plan: Pick<BatchPlan, 'currencies'>) => string | undefined;
 }
@@ -60,8 +68,9 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
     const short = plan.currencies
       .filter((c) => c.shortfall)
       .map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
-    reasons.push(`insufficient funds: ${short.join('; ')}. Top up the wallet, or pass --allow-partial to send the rows that fit`);
+    reasons.push(`insufficient funds: ${short.join('; ')}. ${fundingHint(plan, a.swapCommand)}`);
   }
+  reasons.push(...swapReasons(plan, a));
   if (plan.corridorBlocked && !a.allowPartial) {
     const list = plan.corridorsNotEnabled.map(
       (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${c.rows} row${c.rows === 1 ? '' : 's'})`,
@@ -79,6 +88,35 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
     );
   if (reasons.length) return { ok: false, reasons };
   return { ok: true, confirm: !a.yes };
+}
+
+/** What would fund a short batch: the plan's swaps (without --fund-by-swap), or why no swap can. */
+function fundingHint(plan: BatchPlan, swapCommand: string | undefined): string {
+  const partial = 'or pass --allow-partial to send the rows that fit';
+  if (plan.swapRefusals.length)
+    return `No swap can fund it: ${plan.swapRefusals.map((r) => `${r.currency}: ${r.reason}`).join('; ')}. Top up the wallet, ${partial}`;
+  if (plan.swaps.length && !plan.fundedBySwaps)
+    return `Top up the wallet, fund it by the swap${plan.swaps.length === 1 ? '' : 's'} the plan proposes (${swapCommand ?? 'pass --fund-by-swap'}), ${partial}`;
+  return `Top up the wallet, ${partial}`;
+}
+
+/**
+ * The guards of the swaps that fund the batch (each is sent before any row of its currency):
+ * --max-swap CUR:AMOUNT caps what a swap credits to the CUR wallet (amountToBeSent, the amount the
+ * batch needs: the debit of the funding wallet follows the rate); --swap-from must name the
+ * funding wallet of a plan file's swap.
+ */
+export function swapReasons(plan: Pick<BatchPlan, 'swaps' | 'fundedBySwaps'>, a: Pick<GuardOptions, 'maxSwaps' | 'swapFrom'>): string[] {
+  if (!plan.fundedBySwaps) return [];
+  const reasons: string[] = [];
+  for (const s of plan.swaps) {
+    const swap = `the swap credits ${s.amountToBeSent} ${s.currency} for ${s.swapAmount} ${s.fromCurrency} from the ${s.fromCurrency} wallet`;
+    for (const m of a.maxSwaps ?? [])
+      if (m.currency === s.currency && new Dec(s.amountToBeSent).greaterThan(m.amount))
+        reasons.push(`--max-swap ${m.currency}:${m.amount.toFixed()}, but ${swap}`);
+    if (a.swapFrom !== undefined && a.swapFrom !== s.fromCurrency) reasons.push(`--swap-from ${a.swapFrom}, but ${swap}`);
+  }
+  return reasons;
 }
 
 type ControlTotals = Pick<ApprovalInput, 'expectRows' | 'expectTotals' | 'maxTotals' | 'strictTotals' | 'payable'>;

@@ -314,6 +314,11 @@ export interface ExecuteOptions {
    * progress or paid, nor before its refund: the fold refuses the line otherwise).
    */
   resend?: Set<string>;
+  /**
+   * What a row waits for before it starts, outside the concurrency limit so that the other rows go
+   * meanwhile (a swap that funds its wallet: swap-send.ts); a reason leaves it NOT_SENT, saying why.
+   */
+  before?: (item: WorkItem) => Promise<ErrorSnapshot | undefined>;
 }
 
 /** A row created by an earlier run whose payout still lacks documents (documentsToAttach). */
@@ -464,7 +469,12 @@ class RowLoop {
         if ('payout' in item) this.done(item, why);
       }
     };
-    return Promise.all(list.map((item) => this.limit(() => guarded(item))));
+    const before = this.o.before;
+    if (!before) return Promise.all(list.map((item) => this.limit(() => guarded(item))));
+    const held = (item: T) => ('payout' in item ? before(item) : Promise.resolve(undefined));
+    return Promise.all(
+      list.map((item) => held(item).then((why) => (why ? this.done(item as WorkItem, why) : this.limit(() => guarded(item))))),
+    );
   }
 
   private going(): boolean {
@@ -475,7 +485,7 @@ class RowLoop {
     return rowState(this.o.session.folded, ref);
   }
 
-  /** Records the row's outcome as its journal now says (`notSent`: why it was not sent, when the run halted or stopped first). */
+  /** Records the row's outcome as its journal now says (`notSent`: why it was not sent, when the run halted, stopped or held it first). */
   private done(item: WorkItem, notSent?: ErrorSnapshot): void {
     const out = outcomeFromState(this.state(item.payout.reference), {
       status: ENGINE_STATUSES.NOT_SENT,

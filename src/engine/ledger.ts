@@ -223,9 +223,10 @@ export interface Reservation {
   path: string;
   /**
    * Runs `write` (the `initiating` record) under the ledger lock while this reservation is still
-   * ours and holds `ref`; throws ReservationLost otherwise (nothing is written, nothing sent).
+   * ours and holds `ref` (null: a write of the batch's own, its swap's, whose reference names the
+   * batch); throws ReservationLost otherwise (nothing is written, nothing sent).
    */
-  guard: (ref: string, write: () => void) => Promise<void>;
+  guard: (ref: string | null, write: () => void) => Promise<void>;
   release: () => void;
 }
 
@@ -405,7 +406,7 @@ function heldReservation(ledger: Ledger, path: string, ino: number, refs: Set<st
           throw new ReservationLost(
             `the reservation of this batch in ${ledger.dir} was removed: nothing more is sent; run again to continue`,
           );
-        if (!refs.has(ref)) throw new ReservationLost(`reference ${ref} is not in this run's reservation: not sent`);
+        if (ref !== null && !refs.has(ref)) throw new ReservationLost(`reference ${ref} is not in this run's reservation: not sent`);
         write();
       });
     },

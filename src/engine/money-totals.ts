@@ -166,11 +166,33 @@ export const CurrencyTieOutSchema = z.object({
   /** Sum of the batch's refunds (positive). */
   refunded: amountText,
   net: amountText,
-  /** What the results and the statuses say the net should be: -(totalDeductible of the rows not failed). */
+  /** What the results and the statuses say the net should be: -(totalDeductible of the rows not failed), plus the swap's. */
   expectedNet: amountText,
+  /** The batch's swap in this wallet (spec §4.7), counted apart from payouts: its debit (negative) or credit (positive). */
+  swapped: amountText.optional(),
   ok: z.boolean(),
 });
 export type CurrencyTieOut = z.infer<typeof CurrencyTieOutSchema>;
+
+/** How one swap of the batch ties out: its debit in the source wallet and its credit in the destination wallet. */
+export const SwapTieOutSchema = z.object({
+  /** The short currency it funds. */
+  currency: z.string(),
+  reference: z.string(),
+  id: z.string().optional(),
+  status: z.string().optional(),
+  sourceCurrency: z.string().optional(),
+  /** Sum of its movements in the source wallet (negative), "0" when none. */
+  debit: amountText,
+  destinationCurrency: z.string().optional(),
+  /** Sum of its movements in the destination wallet (positive), "0" when none. */
+  credit: amountText,
+  exchangeRate: z.string().optional(),
+  transactionIds: z.array(z.string()),
+  ok: z.boolean(),
+  problems: z.array(z.string()),
+});
+export type SwapTieOut = z.infer<typeof SwapTieOutSchema>;
 
 /**
  * What `reconcile` concluded, per currency, with one line per thing that does not tie out: what
@@ -179,6 +201,8 @@ export type CurrencyTieOut = z.infer<typeof CurrencyTieOutSchema>;
 export const TieOutSummarySchema = z.object({
   ok: z.boolean(),
   totals: z.array(CurrencyTieOutSchema),
+  /** The batch's swaps, each with both legs. */
+  swaps: z.array(SwapTieOutSchema).optional(),
   problems: z.array(z.string()),
   /** The reconciliation file (CSV or XLSX) it goes with. */
   file: z.string().optional(),

@@ -7,6 +7,7 @@ import { formatApiAmount, formatApiSum } from '../money.ts';
 import { PAYOUT_STATUSES } from '../interface/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
+import type { SwapLine } from '../results/swaps.ts';
 import type { Logger } from 'pino';
 import type { EngineEvent } from './execute.ts';
 import { earlierPayoutsCell, moneyEntryOfPayout, moneyTotals, type MoneyEntry, type MoneyTotals } from './money-totals.ts';
@@ -262,6 +263,8 @@ export interface RunSummary {
   outcomes: OutcomeCounts;
   /** Per source currency, over every payout of the rows (and those they replaced): debited, refunded, net. */
   money: Record<string, MoneyTotals>;
+  /** The batch's swaps (spec §4.7), from its journal, when it has any. */
+  swaps?: SwapLine[];
 }
 
 export function summarise(outcomes: RowOutcome[]): RunSummary {

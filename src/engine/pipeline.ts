@@ -14,6 +14,7 @@ import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
+import { swapLinesOf, type SwapLine } from '../results/swaps.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './approval.ts';
 import { STOPPED_BEFORE_ROW, executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
@@ -27,8 +28,10 @@ import {
   type RunSummary,
 } from './outcome.ts';
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
+import { fundBySwaps, type SwapFunding } from './swap-send.ts';
+import { foldSwaps, type SwapProposal } from './swap.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
-import { preflight, type PreflightResult, type PreflightStep } from './preflight.ts';
+import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
   firstError,
   loadBatch,
@@ -42,6 +45,7 @@ import {
 import {
   FailedAfterSending,
   catchUpStatuses,
+  swapLines,
   journalReader,
   openSession,
   record,
@@ -76,6 +80,10 @@ export interface PipelineOptions extends GuardOptions {
   resend?: Set<string>;
   /** References other batches of the account sent (ledger.ts sentByOtherBatches): reported as such, never sent. */
   sentElsewhere?: PlanOptions['sentElsewhere'];
+  /** The swaps a plan file holds (`run --plan`): approved, so they are the ones sent, whatever the flags. */
+  approvedSwaps?: SwapProposal[];
+  /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
+  swapRateTolerance?: DecT;
 }
 
 export interface PipelineResult {
@@ -190,10 +198,16 @@ export async function planStage(
     .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
   const onStep = o.onEvent && ((step: PreflightStep) => o.onEvent!({ type: 'preflight', step }));
   const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs, onStep });
-  await conn.usage?.flush().catch(() => undefined);
-  const usage = await conn.client.quotaUsage().catch(() => undefined);
-  const plan = buildPlan(batch, pf, folded, env, { ...o, usage });
-  return { plan, preflight: pf, usage };
+  const planned = async () => {
+    await conn.usage?.flush().catch(() => undefined);
+    const usage = await conn.client.quotaUsage().catch(() => undefined);
+    return { plan: buildPlan(batch, pf, folded, env, { ...o, usage }), preflight: pf, usage };
+  };
+  const first = await planned();
+  // A wallet is short and no pair was read: the pairs price its swap (spec §4.9), one request.
+  if (!first.plan.swapRefusals.length || pf.pairs || o.approvedSwaps) return first;
+  await readSwapPairs(conn.client, pf);
+  return planned();
 }
 
 /**
@@ -213,19 +227,37 @@ async function approve({ batch, session, o }: Run, plan: BatchPlan, estimatedFee
 }
 
 /** Sends the plan's rows (execute.ts) and attaches the documents created rows still lack, then finishes. */
-async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
+async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
+  let plan = approved;
   const { batch, session, o } = run;
   const { client } = o.conn;
   const { folded } = session;
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
-  const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
   const { finishing, scope } = rowsToFinish(batch, folded, o);
-  const writeAll = async () => {
-    await writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) });
-  };
   // From here requests may have gone out: whatever fails (a results file that cannot be written, a
   // full disk, a bug) is no longer "nothing was sent" but exit 4, resume is safe.
   try {
+    // The approved swaps go before any row of their currency, and before the rows that pay from
+    // their source wallet; a currency whose swap stopped keeps its rows NOT_SENT, the other
+    // currencies go at once (spec §4.7).
+    // (without --fund-by-swap or a plan file's swap, not even the journal's swap lines are read)
+    const swaps = swapsToSend(plan);
+    const funding = plan.fundedBySwaps
+      ? fundBySwaps({ client, session, batchId: batch.identity.batchId, need: needOf(plan), onEvent: o.onEvent, stop: o.stop }, swaps, {
+          rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
+        })
+      : Promise.resolve(new Map<string, SwapFunding>());
+    funding.catch(() => undefined); // (awaited below, also when no row waits for it)
+    const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
+    const before = async (item: WorkItem) => {
+      if (!waiting.has(item.payout.sourceCurrency)) return undefined;
+      const f = (await funding).get(item.payout.sourceCurrency);
+      return f && !f.funded ? { code: f.code, message: f.reason } : undefined;
+    };
+    const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
+    const writeAll = async () => {
+      await writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) });
+    };
     const res = await executeRows(items, {
       client,
       session,
@@ -240,9 +272,25 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
       settleDelayMs: o.settleDelayMs,
       finish: finishing,
       resend: o.resend,
+      ...(swaps.length ? { before } : {}),
     });
+    const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
+    plan = withoutStoppedCurrencies(plan, stopped, byNumber);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
     if (res.halted) return await finish(run, scope, view, 4, { halted: res.halted, stopped: res.stopped }, true);
+    const halted = stopped.find((f) => f.exitClass === 4);
+    if (halted) return await finish(run, scope, view, 4, { halted: halted.reason, stopped: res.stopped }, true);
+    // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
+    const sentAny = [...res.outcomes.values()].some((r) => isCreatedStatus(r.status));
+    if (stopped.length)
+      return await finish(
+        run,
+        scope,
+        view,
+        3,
+        { ...(sentAny ? { halted: stopped.map((f) => f.reason).join('; ') } : { refused: stopped.map((f) => f.reason) }), stopped: res.stopped },
+        true,
+      );
     return await finish(run, scope, view, 0, { stopped: res.stopped }, true);
   } catch (e) {
     try {
@@ -252,6 +300,34 @@ async function execute(run: Run, plan: BatchPlan): Promise<PipelineResult> {
     }
     throw new FailedAfterSending(session.journalPath, e);
   }
+}
+
+/** The swaps this run sends: the plan's when they fund the batch (--fund-by-swap, or a plan file's for the currencies short now). */
+function swapsToSend(plan: BatchPlan): SwapProposal[] {
+  return plan.fundedBySwaps ? plan.swaps : [];
+}
+
+/** What the rows to send of a currency need in its wallet: amounts, fees and the fee margin (the swap's credit must show that much). */
+const needOf = (plan: BatchPlan) => (currency: string) => {
+  const c = plan.currencies.find((x) => x.currency === currency);
+  return c && new Dec(c.total).plus(c.feeMargin ?? 0);
+};
+
+/** The plan with the rows of each stopped currency moved from toSend to notSent, saying why. */
+function withoutStoppedCurrencies(
+  plan: BatchPlan,
+  stopped: readonly Extract<SwapFunding, { funded: false }>[],
+  byNumber: Map<number, EngineRow>,
+): BatchPlan {
+  if (!stopped.length) return plan;
+  const why = new Map(stopped.map((f) => [f.currency, f]));
+  const notSent = new Map(plan.notSent);
+  const toSend = plan.toSend.filter((n) => {
+    const f = why.get(byNumber.get(n)!.payout!.sourceCurrency);
+    if (f) notSent.set(n, { status: 'NOT_SENT', code: f.code, message: f.reason });
+    return !f;
+  });
+  return { ...plan, toSend, notSent };
 }
 
 /**
@@ -289,14 +365,15 @@ async function finish(
 ): Promise<PipelineResult> {
   const { batch, session, o } = run;
   // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
-  const now = write ? await writeResultsFile(run, scope, view) : outcomesNow(run, scope, view);
+  const swaps = swapLinesOf(foldSwaps(swapLines(session)).values());
+  const now = write ? await writeResultsFile(run, scope, view, swaps) : outcomesNow(run, scope, view);
   const outcomes = new Map<number, RowOutcome>();
   batch.rows.forEach((r, i) => {
     const kept = scope.keep?.get(r.rowNumber);
     if (kept) outcomes.set(r.rowNumber, keptOutcome(kept, r.payout?.sourceCurrency ?? ''));
     else if (!scope.only || scope.only.has(r.rowNumber)) outcomes.set(r.rowNumber, now[i]!);
   });
-  const summary = summarise([...outcomes.values()]);
+  const summary = { ...summarise([...outcomes.values()]), ...(swaps.length ? { swaps } : {}) };
   const code = exitCodeOf(exitCode, summary);
   record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
   session.writer.close();
@@ -324,7 +401,12 @@ export function exitCodeOf(exitCode: PipelineResult['exitCode'], summary: RunSum
  * and record a status in the journal before they write the file; each write catches up the
  * journal's latest statuses under the lock first, so it never moves a row's status backward.
  */
-function writeResultsFile({ batch, session, o }: Run, scope: Scope, view: RunView): Promise<(RowOutcome | undefined)[]> {
+function writeResultsFile(
+  { batch, session, o }: Run,
+  scope: Scope,
+  view: RunView,
+  swaps?: SwapLine[],
+): Promise<(RowOutcome | undefined)[]> {
   return withLock(
     resultsLockPath(o.results.path),
     async () => {
@@ -335,6 +417,7 @@ function writeResultsFile({ batch, session, o }: Run, scope: Scope, view: RunVie
         rows: batch.rows,
         delimiter: o.results.delimiter,
         resultAt: (i) => scope.keep?.get(batch.rows[i]!.rowNumber) ?? resultValues(now[i]!),
+        ...(swaps?.length ? { swaps } : {}),
       };
       await writeResults(o.results.path, table);
       return now;
@@ -454,6 +537,8 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       quotedFees,
       mode: 'run',
       sentElsewhere,
+      // (a plan file's swaps are the approved ones: none, when it holds none)
+      ...(planned ? { approvedSwaps: planned.swaps ?? [] } : {}),
     });
     return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
   } finally {

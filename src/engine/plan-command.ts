@@ -9,7 +9,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
 import { emptyFold } from '../journal/rows.ts';
 import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
-import { nameProblem } from './approval.ts';
+import { nameProblem, swapReasons, type GuardOptions } from './approval.ts';
 import { initiateBody } from './execute.ts';
 import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
@@ -18,7 +18,11 @@ import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-f
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
-export interface PlanCommandOptions extends LoadOptions, Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs'> {
+export interface PlanCommandOptions
+  extends
+    LoadOptions,
+    Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom'>,
+    Pick<GuardOptions, 'maxSwaps'> {
   file: string;
   /** With `out`: quote each row to send (a quote per row, its fee exact); without `out` nothing is quoted. */
   quote: boolean;
@@ -73,16 +77,27 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   // Only a plan file needs each row's quote (`run --plan` pays what it shows); a preview prices
   // rows from the methods route's fee, as `run` does.
   const quoteRows = !!o.out && o.quote;
-  const staged = await planStage(o.conn, batch, folded, env, { ...o, quoteRows, sentElsewhere });
+  // The plan proposes a swap for a short wallet, and counts it: `run --plan` sends it, `run --fund-by-swap` too.
+  const staged = await planStage(o.conn, batch, folded, env, { ...o, quoteRows, sentElsewhere, fundBySwap: true });
   // (as `run` counts it: pipeline.ts approve)
   const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
-  const overLimit = requestLimitReason(staged.plan.requests, o.maxRequests);
-  if (overLimit) return { plan: staged.plan, quoteErrors: new Map(), refused: [overLimit], payable };
+  const overLimit = [requestLimitReason(staged.plan.requests, o.maxRequests) ?? [], swapReasons(staged.plan, o)].flat();
+  if (overLimit.length) return { plan: staged.plan, quoteErrors: new Map(), refused: overLimit, payable };
   const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, quoteRows);
   // the quoted fees replace the estimates in the plan's totals
   const plan = quoted.fees.size
-    ? buildPlan(batch, staged.preflight, folded, env, { ...o, quoteRows, sentElsewhere, usage: staged.usage, quotedFees: quoted.fees })
+    ? buildPlan(batch, staged.preflight, folded, env, {
+        ...o,
+        quoteRows,
+        sentElsewhere,
+        usage: staged.usage,
+        quotedFees: quoted.fees,
+        fundBySwap: true,
+      })
     : staged.plan;
+  // (the swap priced again with the quoted fees: its cap is checked again)
+  const overCap = plan === staged.plan ? [] : swapReasons(plan, o);
+  if (overCap.length) return { plan, quoteErrors: quoted.errors, refused: overCap, payable };
   let planFile: PlanFile | undefined;
   if (o.out) {
     planFile = planFileOf(plan, {

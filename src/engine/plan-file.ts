@@ -17,6 +17,7 @@ import { BatchRefused } from './session.ts';
 import { accountOf } from './ledger.ts';
 import { RequestCostSchema, type BatchPlan } from './plan.ts';
 import type { LoadedBatch } from './prepare.ts';
+import { SwapProposalSchema } from './swap.ts';
 
 export const PLAN_KIND = 'payout-batch-plan';
 /** 2: rows carry their initiate body and documents' sha256, the plan its sheet and account. */
@@ -71,6 +72,12 @@ export const PlanFileSchema = z.object({
   invalidRows: z.array(RowNote).optional(),
   notSent: z.array(RowNote).optional(),
   corridorsNotEnabled: z.array(z.record(z.string(), z.unknown())).optional(),
+  /**
+   * The swaps that fund short wallets before their rows (spec §4.7), as approvers sign them:
+   * `run --plan` sends exactly these (recomputed only within its rate tolerance), never others.
+   * Absent in plans of older versions and in plans that need none.
+   */
+  swaps: z.array(SwapProposalSchema).optional(),
 });
 export type PlanFile = z.infer<typeof PlanFileSchema>;
 export type PlanRow = z.infer<typeof PlanRow>;
@@ -259,5 +266,6 @@ export function planFileOf(
     invalidRows: [...plan.invalidRows].map(([rowNumber, i]) => ({ rowNumber, code: i.code, message: i.message })),
     notSent: [...plan.notSent].map(([rowNumber, i]) => ({ rowNumber, code: i.code, message: i.message })),
     corridorsNotEnabled: plan.corridorsNotEnabled,
+    ...(plan.swaps.length ? { swaps: plan.swaps } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { sentElsewhereText, type SentElsewhere } from './ledger.ts';
 import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
+import { proposeSwaps, swapReference, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 
 export interface CurrencyPlan {
   currency: string;
@@ -27,6 +28,8 @@ export interface CurrencyPlan {
   total: string;
   /** Absent when the service's wallet listing gives no balance we can read: no funds check here. */
   balance?: string;
+  /** What the plan's swaps move in or out of this wallet (+ credited, - debited), when they fund the batch. */
+  swap?: string;
   balanceAfter?: string;
   shortfall?: string;
 }
@@ -74,6 +77,12 @@ export interface BatchPlan {
   requests: RequestCost;
   /** Rows of toSend whose payout failed after creation and was refunded: sent again, by source currency (amounts, fees not included). */
   resend?: { rows: number; byCurrency: { currency: string; rows: number; amount: string }[] };
+  /** The swaps proposed to fund short wallets (spec §4.7), one per short currency at most. */
+  swaps: SwapProposal[];
+  /** The short currencies no swap can fund, and what is missing. */
+  swapRefusals: SwapRefusal[];
+  /** The swaps fund this batch (`plan`, `run --fund-by-swap`, a plan file's swaps): the balances after count them. */
+  fundedBySwaps: boolean;
   /** Blocks the run unless --allow-partial. */
   shortfall: boolean;
   /** Valid rows held back only because of a corridor not enabled (blocks unless --allow-partial or --enable-pairs). */
@@ -125,6 +134,12 @@ export interface PlanOptions {
   resend?: Set<string>;
   /** References other batches of the account sent (ledger.ts sentByOtherBatches): left out, whatever `only` says. */
   sentElsewhere?: Map<string, SentElsewhere>;
+  /** The swaps fund the batch: the balances after count them (`plan` proposes them so; `run` with --fund-by-swap). */
+  fundBySwap?: boolean;
+  /** --swap-from CUR: the funding wallet of every swap. */
+  swapFrom?: string;
+  /** A plan file's swaps (`run --plan`): approved, so used as they are, never priced again; they fund the batch. */
+  approvedSwaps?: SwapProposal[];
 }
 
 /** What the plan makes of one row before the wallets are looked at. */
@@ -336,6 +351,75 @@ export function feeMargin(estimated: DecT, rows: number, currency: string): DecT
   return Dec.max(estimated.times('0.02'), perRow).toDecimalPlaces(digits, Dec.ROUND_UP);
 }
 
+/** Each currency's needs from all its rows that may go (before --allow-partial leaves any out): their total and fee margin. */
+function needsOf(candidates: readonly Candidate[]): SwapNeed[] {
+  const by = new Map<string, { total: DecT; estimated: DecT; rows: number }>();
+  for (const c of candidates) {
+    const n = by.get(c.currency) ?? { total: new Dec(0), estimated: new Dec(0), rows: 0 };
+    n.total = n.total.plus(c.amount).plus(c.fee);
+    if (c.feeEstimated) {
+      n.estimated = n.estimated.plus(c.fee);
+      n.rows++;
+    }
+    by.set(c.currency, n);
+  }
+  return [...by].map(([currency, n]) => ({
+    currency,
+    total: n.total,
+    feeMargin: n.rows ? feeMargin(n.estimated, n.rows, currency) : new Dec(0),
+  }));
+}
+
+/**
+ * The swaps of the plan: a plan file's (approved, for the currencies short now: a swap already
+ * made left its wallet funded), else those priced from the pairs route (spec §4.9), or why a short
+ * currency cannot be funded.
+ */
+function swapsOf(
+  batchId: string,
+  needs: SwapNeed[],
+  pf: PreflightResult,
+  o: PlanOptions,
+): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
+  const wallets = pf.wallets.map((w) => ({ ...w, balance: w.balance === undefined ? undefined : fromApi(w.balance) }));
+  if (!o.approvedSwaps) return proposeSwaps(batchId, needs, wallets, pf.pairs ?? [], { from: o.swapFrom });
+  const swaps: SwapProposal[] = [];
+  const refusals: SwapRefusal[] = [];
+  const balance = new Map(wallets.map((w) => [w.currency, w.balance]));
+  const need = new Map(needs.map((n) => [n.currency, n]));
+  for (const n of needs) {
+    const b = balance.get(n.currency);
+    if (b === undefined || !n.total.greaterThan(b)) continue;
+    const shortfall = formatAmount(n.total.plus(n.feeMargin).minus(b), n.currency);
+    const s = o.approvedSwaps.find((x) => x.currency === n.currency);
+    const own = s && need.get(s.fromCurrency);
+    const spare = s && balance.get(s.fromCurrency)?.minus(own ? own.total.plus(own.feeMargin) : 0);
+    const why = !s
+      ? `the plan holds no swap for ${n.currency}: make a new plan (it proposes one) and have it approved`
+      : s.reference !== swapReference(batchId, n.currency)
+        ? `the plan's swap for ${n.currency} is not this batch's (reference ${s.reference})`
+        : !spare?.greaterThanOrEqualTo(new Dec(s.swapAmount))
+          ? `the ${s.fromCurrency} wallet no longer pays the plan's swap of ${s.swapAmount} ${s.fromCurrency} once its own rows are paid`
+          : undefined;
+    if (why) refusals.push({ currency: n.currency, shortfall, reason: why });
+    else swaps.push(s!);
+  }
+  return { swaps, refusals };
+}
+
+/** The wallets' balances with the swaps that fund the batch counted, and what each swap moves per currency. */
+function withSwaps(wallets: ReturnType<typeof walletBalances>, swaps: readonly SwapProposal[]) {
+  const moved = new Map<string, DecT>();
+  const add = (c: string, d: DecT) => moved.set(c, (moved.get(c) ?? new Dec(0)).plus(d));
+  for (const s of swaps) {
+    add(s.currency, new Dec(s.amountToBeSent));
+    add(s.fromCurrency, new Dec(s.swapAmount).negated());
+  }
+  const balances = new Map(wallets.balances);
+  for (const [c, d] of moved) balances.set(c, (balances.get(c) ?? new Dec(0)).plus(d));
+  return { balances, balanceNotKnown: wallets.balanceNotKnown, moved };
+}
+
 /**
  * Rows in file order take from their wallet; under --allow-partial a row that no longer fits is
  * left out (NOT_SENT), otherwise the batch stops before the first payout (the shortfall).
@@ -391,7 +475,7 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wal
 function currencyPlans(
   used: Map<string, Used>,
   wanted: Map<string, DecT>,
-  { balances, balanceNotKnown }: ReturnType<typeof walletBalances>,
+  { balances, balanceNotKnown, moved }: ReturnType<typeof withSwaps>,
 ): { currencies: CurrencyPlan[]; shortfall: boolean; marginShort: string[] } {
   let shortfall = false;
   const marginShort: string[] = [];
@@ -414,7 +498,9 @@ function currencyPlans(
     }
     if (u.feesNotKnown) cp.feesNotKnown = u.feesNotKnown;
     if (!balanceNotKnown.has(ccy)) {
-      cp.balance = formatAmount(balance, ccy);
+      const swap = moved.get(ccy);
+      cp.balance = formatAmount(swap ? balance.minus(swap) : balance, ccy);
+      if (swap) cp.swap = `${swap.isNegative() ? '' : '+'}${formatAmount(swap, ccy)}`;
       cp.balanceAfter = formatAmount(after, ccy);
       // The estimate itself does not fit: refused. It fits but not its margin: a warning.
       if (after.isNegative()) {
@@ -476,7 +562,9 @@ function elsewhereWarnings(elsewhere: Map<number, LeftOut>): string[] {
 
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
   const rows = sortRows(batch, pf, folded, o);
-  const wallets = walletBalances(pf);
+  const funding = swapsOf(batch.identity.batchId, needsOf(rows.candidates), pf, o);
+  const fundedBySwaps = !!o.fundBySwap || !!o.approvedSwaps;
+  const wallets = withSwaps(walletBalances(pf), fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
   const { currencies, shortfall, marginShort } = currencyPlans(taken.used, taken.wanted, wallets);
   const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, { ...o, preflight: pf.requests });
@@ -502,6 +590,9 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
       ...elsewhereWarnings(rows.elsewhere),
     ],
     requests,
+    swaps: funding.swaps,
+    swapRefusals: funding.refusals,
+    fundedBySwaps,
     shortfall,
     corridorBlocked: rows.held.size > 0,
     resend: {

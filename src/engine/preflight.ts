@@ -44,6 +44,11 @@ export interface PreflightResult {
   feesUnknown: Set<number>;
   warnings: string[];
   requests: number;
+  /**
+   * The pairs (spec §4.9), when read: by the corridors not enabled (GET pairs?status=all) or, when
+   * a wallet is short, to price its swap (readSwapPairs).
+   */
+  pairs?: CurrencyPairAnswer[];
 }
 
 export const corridorKey = (c: { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string }) =>
@@ -162,7 +167,8 @@ export async function preflight(
   const [walletList, list] = await settledAll([client.listWallets(), client.listCountries({ limit: 250 })]);
   const countries = new Map<string, CountryAnswer>(list.data.map((c) => [c.code, c]));
   const corridors = distinctCorridors(rows);
-  const loader = corridorLoader(client, countries, options, requests);
+  const loaded: { pairs?: CurrencyPairAnswer[] } = {};
+  const loader = corridorLoader(client, countries, options, requests, loaded);
   let done = 0;
   const methodsStep = () => options.onStep?.({ step: 'methods', corridors: corridors.size, done });
   methodsStep();
@@ -174,7 +180,23 @@ export async function preflight(
     }),
   );
   const checked = checkRows(rows, countries, corridors, options.now ?? new Date());
-  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests: requests.n };
+  return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests: requests.n, ...loaded };
+}
+
+/**
+ * The pairs a short wallet's swap is priced from (spec §4.9), read once: the listing preflight
+ * already read for the corridors not enabled is used as it is; else GET pairs, one request more
+ * in the preflight's count. "400 when no pair is enabled": no pair.
+ */
+export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
+  if (pf.pairs) return;
+  pf.requests++;
+  try {
+    pf.pairs = (await client.listPairs()).data;
+  } catch (e) {
+    if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
+    pf.pairs = [];
+  }
 }
 
 /** The distinct corridors of the rows, by corridorKey, not loaded yet. */
@@ -204,12 +226,13 @@ function corridorLoader(
   countries: Map<string, CountryAnswer>,
   options: PreflightOptions,
   requests: { n: number },
+  loaded: { pairs?: CurrencyPairAnswer[] },
 ): (c: CorridorInfo) => Promise<void> {
   let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
   const pairsAll = () => {
     if (!allPairs) {
       requests.n++;
-      allPairs = client.listPairs({ all: true }).then((r) => r.data);
+      allPairs = client.listPairs({ all: true }).then((r) => (loaded.pairs = r.data));
     }
     return allPairs;
   };
@@ -253,6 +276,7 @@ function corridorLoader(
       c.pairId = pair?.currencyPairId;
       if (options.enablePairs && pair?.currencyPairId !== undefined) {
         await enablePair(pair.currencyPairId);
+        pair.enabled = true; // (the listing, read before, is what a swap is priced from)
         c.enabledNow = true;
         c.error = undefined;
         await load();

@@ -2,7 +2,7 @@
 // last runs did, and say what a resumed run found.
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { JournalWriter, readAppended } from '../journal/journal.ts';
+import { JournalWriter, readAppended, scanJournal } from '../journal/journal.ts';
 import {
   JOURNAL_VERSION,
   applyEvent,
@@ -16,6 +16,7 @@ import {
 } from '../journal/rows.ts';
 import type { BatchIdentity } from './identity.ts';
 import type { Reservation } from './ledger.ts';
+import type { SwapEvent } from './swap.ts';
 
 /** A refusal before anything is sent (exit 3), with a message for the user. */
 export class BatchRefused extends Error {
@@ -242,6 +243,32 @@ export async function recordInitiating(
   };
   if (session.reservation) await session.reservation.guard(e.ref, write);
   else write();
+}
+
+/**
+ * A swap's `initiating` line (swap.ts), fsynced before the swap leaves, as recordInitiating is for
+ * a row: under the ledger's lock while this run's reservation is still its own. The swap's
+ * reference names the batch (swapReference), so no other batch can hold it: the lock needs only
+ * the reservation to be this run's (no reference of it).
+ */
+export async function recordSwapInitiating(session: BatchSession, e: Extract<SwapEvent, { phase: 'initiating' }>): Promise<void> {
+  const write = () => recordSwap(session, e);
+  if (session.reservation) await session.reservation.guard(null, write);
+  else write();
+}
+
+/** Appends a swap line, fsynced (the rows' fold ignores it: swap.ts foldSwaps folds them). */
+export function recordSwap(session: BatchSession, e: SwapEvent): void {
+  session.writer.append(e, { sync: true });
+}
+
+/** The batch's swap lines in its journal, in order (swap.ts foldSwaps). */
+export function swapLines(session: Pick<BatchSession, 'journalPath'>): SwapEvent[] {
+  const lines: SwapEvent[] = [];
+  scanJournal<SwapEvent>(session.journalPath, (e) => {
+    if (e.t === 'swap') lines.push(e);
+  });
+  return lines;
 }
 
 /**

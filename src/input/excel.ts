@@ -86,7 +86,7 @@ export function readSheet(buf: Buffer, file: string, sheetName: string | undefin
       );
     name = found;
   }
-  return { name, sheets, ws: wb.Sheets[name]! };
+  return { name, sheets, ws: wb.Sheets[name]!, workbook: wb };
 }
 
 /** Opens a workbook. Throws InputError TOO_LARGE, before SheetJS sees a byte, for one over the limits. */

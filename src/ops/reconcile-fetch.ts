@@ -25,8 +25,15 @@ export interface RequestCounts {
   payoutPages: number;
   getPayout: number;
   transactionPages: number;
+  /** The swaps list's pages and get-swaps (swap-views.ts): present only when the batch has a swap to ask about. */
+  swapPages?: number;
+  getSwap?: number;
   total: number;
 }
+
+/** The requests counted, in all. */
+export const requestsTotal = (r: RequestCounts): number =>
+  r.payoutPages + r.getPayout + r.transactionPages + (r.swapPages ?? 0) + (r.getSwap ?? 0);
 
 /** How the transactions listing ended (pages.ts): 'end', 'period' or 'repeated page' (page ignored). */
 export interface Listing {

@@ -1,7 +1,7 @@
 // The files of `reconcile`, beside the results: `<results name>.reconciliation.csv` (.xlsx beside
 // an .xlsx) with one line per row, each followed by the payouts it replaced, then the debits of
-// the period no row explains (unexplained, then those another batch or a swap explains) and the
-// other credits; and `<results name>.reconciliation.json`,
+// the batch's swaps (a line per leg), the debits of the period no row explains (unexplained, then
+// those another batch or a swap explains) and the other credits; and `<results name>.reconciliation.json`,
 // the tie-out itself, which the results report reads back (never the CSV).
 import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
@@ -76,6 +76,25 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
     problem,
     explainedBy: f.explainedBy,
   });
+  // the batch's swaps, one line per leg (spec §6: a swap emits a debit and a credit), counted apart from payouts
+  for (const w of report.swaps)
+    for (const [kind, currency, amount] of [
+      ['swap debit', w.sourceCurrency, w.debit],
+      ['swap credit', w.destinationCurrency, w.credit],
+    ] as const)
+      lines.push({
+        kind,
+        reference: w.reference,
+        payoutId: w.id,
+        payoutRef: w.reference,
+        status: w.status,
+        currency,
+        ...(kind === 'swap debit' ? { debit: amount } : {}),
+        net: amount,
+        transactionIds: w.transactionIds.join('; '),
+        tiesOut: w.ok ? 'yes' : 'NO',
+        problem: w.problems.join('; '),
+      });
   lines.push(...report.unexplained.map(tx('unexplained debit', 'no row, batch of this account or swap explains it')));
   lines.push(...report.explained.map(tx('debit explained elsewhere')));
   lines.push(...report.otherCredits.map(tx('other credit')));

@@ -5,7 +5,8 @@
 // - reconcile-fetch.ts: the requests. Each created payout's status, the transaction listing.
 // - reconcile-file.ts: `<results name>.reconciliation.csv` (or .xlsx) and `.json` beside the results.
 //
-// This step reads the results and the account's ledger, fetches, ties out and writes. It returns
+// This step reads the results and the account's ledger (each row's latest state, the batch's
+// swaps: swap-views.ts), fetches, ties out and writes. It returns
 // values; never prints.
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
@@ -20,9 +21,11 @@ import { ResultsError } from '../results/errors.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import { batchColumns, readResults } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
-import { fetchPayoutStates, fetchTransactions, Halted, type Listing, type RequestCounts } from './reconcile-fetch.ts';
+import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal, type Listing, type RequestCounts } from './reconcile-fetch.ts';
+import { batchSwapsOf } from './swap-views.ts';
+import { swapReference } from '../engine/swap.ts';
 import { writeReconciliation } from './reconcile-file.ts';
-import { tieOut, timeOf, type LedgerBatch, type ReconRow, type TieOutReport } from './tie-out.ts';
+import { tieOut, timeOf, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 
 export interface ReconcileOptions {
   client: PayoutClient;
@@ -119,11 +122,28 @@ function checkPeriod(o: ReconcileOptions): void {
       );
 }
 
+/**
+ * The batch's swaps (spec §4.7): for each currency of its rows the reference swapReference gives,
+ * and those its journal holds, with the swap as the journal last knew it. None without the batch's
+ * journal: a swap's reference then is another's, explained as a swap as before.
+ */
+function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[]): ReconSwap[] {
+  const batch = batchSwapsOf(table, o.resultsFile, (o.ledgers ?? []).flatMap(accountJournals));
+  if (!batch) return [];
+  const swaps = new Map<string, ReconSwap>();
+  for (const c of new Set(rows.flatMap((r) => (r.currency ? [r.currency] : []))))
+    swaps.set(c, { currency: c, reference: swapReference(batch.batchId, c) });
+  for (const s of batch.swaps.values())
+    swaps.set(s.currency, { currency: s.currency, reference: s.reference, ...(s.swap ? { swap: s.swap } : {}) });
+  return [...swaps.values()];
+}
+
 export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const table = await readResults(o.resultsFile);
   checkPeriod(o);
   const { latest, ledgerBatches } = readLedgers(o.ledgers ?? [], table);
   const rows = reconRowsOf(table, latest);
+  const swaps = batchSwaps(o, table, rows);
   const superseded = latest.size
     ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
     : undefined;
@@ -138,13 +158,13 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     const created = [...payouts.values()].flatMap((p) => timeOf(p.createdAt) ?? []);
     const stopBelow = timeOf(o.since) ?? (created.length ? Math.min(...created) : undefined);
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
-    requests.total = requests.payoutPages + requests.getPayout + requests.transactionPages;
-    const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches });
+    requests.total = requestsTotal(requests);
+    const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });
     const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
     return { exitCode: report.ok ? 0 : 1, report, reconciliationPath, requests, listing, usage: await usage(), superseded };
   } catch (e) {
     if (!(e instanceof Halted)) throw e;
-    requests.total = requests.payoutPages + requests.getPayout + requests.transactionPages;
+    requests.total = requestsTotal(requests);
     return { exitCode: 4, requests, listing, halted: e.message, usage: await usage(), superseded };
   }
 }

@@ -51,7 +51,9 @@ import {
 } from '../engine/money-totals.ts';
 import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
 import { readPages } from '../client/pages.ts';
-import { readPayouts, type RequestCounts } from './reconcile-fetch.ts';
+import { readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
+import { statusOfSwaps, type SwapMove, type SwapsRefresh } from './swap-views.ts';
+import type { SwapLine } from '../results/swaps.ts';
 import { timeOf } from './tie-out.ts';
 import type { ResultsTable } from '../results/types.ts';
 
@@ -124,6 +126,10 @@ export interface StatusResult {
   failures: RowFailure[];
   halted?: string;
   byStatus: Record<string, number>;
+  /** The batch's swaps as now known (spec §4.7), those the service moved since the journal's, and those it could not give. */
+  swaps: SwapLine[];
+  swapsMoved: SwapMove[];
+  swapFailures: SwapsRefresh['failures'];
 }
 
 /** A payout to ask about: the first row holding it and that row's status. */
@@ -283,8 +289,9 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     if (c.decision.why === 'older')
       o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
   const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, read.createdAt, requests);
-  const halted = read.halted ?? refunds.halted;
-  requests.total = requests.payoutPages + requests.getPayout + requests.transactionPages;
+  const swaps = await swapsStep(o, file, requests, read.halted ?? refunds.halted);
+  const halted = read.halted ?? refunds.halted ?? swaps.halted;
+  requests.total = requestsTotal(requests);
 
   const after = await readResults(file);
   const statuses = after.rows.map((r) => r.result.status);
@@ -294,7 +301,13 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const { entries, problems: moneyProblems } = moneyEntries(after);
   const finished = groups.paid === after.rows.length;
   // a row with no payout (QUEUED included: a run must reach it) needs a person, as do unreadable money cells
-  const needsUs = read.failures.length || groups.failed || groups.waiting || moneyProblems.length || !statuses.every(isCreatedStatus);
+  const needsUs =
+    read.failures.length ||
+    swaps.failures.length ||
+    groups.failed ||
+    groups.waiting ||
+    moneyProblems.length ||
+    !statuses.every(isCreatedStatus);
   return {
     exitCode: halted ? 4 : needsUs ? 1 : finished ? 0 : STATUS_NOT_FINISHED,
     finished,
@@ -313,7 +326,20 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     failures: read.failures,
     halted,
     byStatus,
+    swaps: swaps.swaps,
+    swapsMoved: swaps.moved,
+    swapFailures: swaps.failures,
   };
+}
+
+/**
+ * The batch's swaps (swap-views.ts): refreshed from the swaps list when the batch's journal in the
+ * account's ledgers has one; no request otherwise, nor once the refresh was halted.
+ */
+async function swapsStep(o: StatusOptions, file: string, requests: RequestCounts, halted: string | undefined) {
+  const journals = (o.ledgers ?? []).flatMap(accountJournals);
+  if (halted || o.stop?.aborted) return { swaps: [], moved: [], failures: [] };
+  return statusOfSwaps(o, file, journals, requests);
 }
 
 /**

@@ -5,11 +5,13 @@
 // each payout it replaced (its `earlierPayouts` cell), that payout's debit and its refund; every
 // debit from the batch's first movement on that no row explains is listed, named when another
 // batch of the account or a swap explains it, else "unexplained" (a failure); per currency the net
-// movement equals what the results say. Money is exact (decimal.js); amounts leave as decimal
-// strings with the currency's minor units, never rounded.
+// movement equals what the results say. A swap of the batch (spec §4.7) ties its debit in the
+// source wallet and its credit in the destination wallet (spec §6: a swap emits both), counted
+// apart from payouts. Money is exact (decimal.js); amounts leave as decimal strings with the
+// currency's minor units, never rounded.
 import { Dec, minorUnits } from '../money.ts';
 import { isFailedAfterCreation } from '../journal/rows.ts';
-import { readAmount, type CurrencyTieOut, type EarlierPayout } from '../engine/money-totals.ts';
+import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -113,11 +115,32 @@ export interface TieOutReport {
   /** Credits of the period that no row explains (top-ups...): listed, not a failure. */
   otherCredits: ForeignTransaction[];
   totals: CurrencyTieOut[];
+  /** The batch's swaps that exist (the journal knows one, or movements carry its reference), each with both legs. */
+  swaps: SwapTieOut[];
   /** The period judged for unexplained debits (no `to`: up to the time the listing was read); `by` says how a transaction was placed in it. */
   period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
   /** One line per thing that does not tie out. */
   problems: string[];
   counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; earlierRefunded: number; transactions: number };
+}
+
+/**
+ * A swap of the batch: its reference (swapReference of the batch and the short currency, or the
+ * journal's), and the swap as the journal last knew it, when it did.
+ */
+export interface ReconSwap {
+  /** The short currency it funds (currencyToBeSent). */
+  currency: string;
+  reference: string;
+  swap?: {
+    id: string;
+    status: string;
+    sourceAmount?: string;
+    sourceCurrency?: string;
+    destinationAmount?: string;
+    destinationCurrency?: string;
+    exchangeRate?: string;
+  };
 }
 
 export interface TieOutInput {
@@ -130,6 +153,8 @@ export interface TieOutInput {
   until?: string;
   /** The batches of the account's ledger, whose payouts explain a debit no row does. */
   ledgerBatches?: readonly LedgerBatch[];
+  /** The batch's swaps: their movements tie out apart from the payouts'. */
+  swaps?: readonly ReconSwap[];
 }
 
 const ZERO = new Dec(0);
@@ -167,7 +192,7 @@ type Hit = { tx: ReconTx; index: number };
 type RowHits = Map<number, Hit[]>;
 
 /** Which payout of which row each transaction belongs to: by reference = payoutRef, else metadata.payoutId. */
-function matchTransactions(rows: readonly ReconRow[], transactions: readonly ReconTx[]) {
+function matchTransactions(rows: readonly ReconRow[], transactions: readonly ReconTx[], swaps: readonly ReconSwap[] = []) {
   const byRef = new Map<string, [number, number]>();
   const byId = new Map<string, [number, number]>();
   const own = (payoutId: string | undefined, payoutRef: string | undefined, owner: [number, number]) => {
@@ -180,7 +205,10 @@ function matchTransactions(rows: readonly ReconRow[], transactions: readonly Rec
   });
   const matched = new Map<number, RowHits>();
   const unmatched: Hit[] = [];
+  const swapHits = new Map<string, Hit[]>(swaps.map((w) => [w.reference, []]));
   transactions.forEach((tx, index) => {
+    const swap = tx.reference !== undefined ? swapHits.get(tx.reference) : undefined;
+    if (swap) return void swap.push({ tx, index });
     const owner = (tx.reference !== undefined ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
     if (owner === undefined) return void unmatched.push({ tx, index });
     const [row, slot] = owner;
@@ -188,7 +216,7 @@ function matchTransactions(rows: readonly ReconRow[], transactions: readonly Rec
     if (!slots) matched.set(row, (slots = new Map<number, Hit[]>()));
     slots.set(slot, [...(slots.get(slot) ?? []), { tx, index }]);
   });
-  return { matched, unmatched };
+  return { matched, unmatched, swapHits };
 }
 
 /** The debits and credits among a payout's transactions, and their sums. */
@@ -208,16 +236,29 @@ type Movements = ReturnType<typeof movements>;
 
 /** Per currency: the batch's movements and what the results say the net should be. */
 class CurrencySums {
-  private readonly sums = new Map<string, { walletIds: Set<string>; debited: Dec; refunded: Dec; expectedNet: Dec }>();
+  private readonly sums = new Map<string, { walletIds: Set<string>; debited: Dec; refunded: Dec; swapped?: Dec; expectedNet: Dec }>();
+
+  private of(currency: string) {
+    let t = this.sums.get(currency);
+    if (!t) this.sums.set(currency, (t = { walletIds: new Set(), debited: ZERO, refunded: ZERO, expectedNet: ZERO }));
+    return t;
+  }
 
   add(currency: string | undefined, m: Movements, expected: Dec = ZERO): void {
     if (!currency) return;
-    let t = this.sums.get(currency);
-    if (!t) this.sums.set(currency, (t = { walletIds: new Set(), debited: ZERO, refunded: ZERO, expectedNet: ZERO }));
+    const t = this.of(currency);
     t.debited = t.debited.plus(m.debit);
     t.refunded = t.refunded.plus(m.refund);
     t.expectedNet = t.expectedNet.minus(expected);
     for (const h of m.hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
+  }
+
+  /** A swap's movements in one wallet, apart from the payouts': `expected` what its journal says they net to. */
+  addSwap(currency: string, hits: readonly Hit[], expected: Dec): void {
+    const t = this.of(currency);
+    t.swapped = hits.reduce((a, h) => a.plus(h.tx.amount), t.swapped ?? ZERO);
+    t.expectedNet = t.expectedNet.plus(expected);
+    for (const h of hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
   }
 
   /** Each currency's tie-out, in currency order; a net that differs is a problem. */
@@ -225,7 +266,7 @@ class CurrencySums {
     return [...this.sums.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([currency, t]) => {
-        const net = t.debited.plus(t.refunded);
+        const net = t.debited.plus(t.refunded).plus(t.swapped ?? ZERO);
         const ok = net.equals(t.expectedNet);
         if (!ok) problems.push(`${currency}: net movement ${money(net, currency)}, the results say ${money(t.expectedNet, currency)}`);
         return {
@@ -235,6 +276,7 @@ class CurrencySums {
           refunded: money(t.refunded, currency),
           net: money(net, currency),
           expectedNet: money(t.expectedNet, currency),
+          ...(t.swapped ? { swapped: money(t.swapped, currency) } : {}),
           ok,
         };
       });
@@ -332,6 +374,50 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
 }
 
 /**
+ * A swap of the batch (spec §4.7, §6: a swap emits both a debit and a credit, sharing its
+ * reference): a debit in the source wallet and a credit in the destination wallet, of the amounts
+ * the journal holds when it holds the swap; a REJECTED one put back in both (spec §3). Undefined
+ * for a swap that does not exist (no swap known, no movement of its reference).
+ */
+function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): SwapTieOut | undefined {
+  if (!w.swap && !hits.length) return undefined;
+  const to = w.swap?.destinationCurrency ?? w.currency;
+  const from = w.swap?.sourceCurrency ?? hits.find((h) => h.tx.currency && h.tx.currency !== to)?.tx.currency;
+  const leg = (c: string | undefined) => hits.filter((h) => h.tx.currency === c);
+  const [debitLeg, creditLeg] = [leg(from), leg(to)];
+  const sum = (legs: readonly Hit[]) => legs.reduce((a, h) => a.plus(h.tx.amount), ZERO);
+  const rejected = w.swap?.status === 'REJECTED';
+  const problems: string[] = [];
+  if (!debitLeg.some((h) => h.tx.amount.isNegative())) problems.push(`no debit in the ${from ?? 'source'} wallet`);
+  if (!creditLeg.some((h) => !h.tx.amount.isNegative())) problems.push(`no credit in the ${to} wallet`);
+  const others = hits.filter((h) => h.tx.currency !== from && h.tx.currency !== to);
+  if (others.length) problems.push(`${others.length} movement(s) of its reference in another currency`);
+  const expect = (legs: readonly Hit[], currency: string | undefined, amount: string | undefined, sign: 1 | -1) => {
+    const want = rejected ? ZERO : readAmount(amount)?.times(sign);
+    if (want !== undefined && legs.length && !sum(legs).equals(want))
+      problems.push(
+        `${rejected ? 'REJECTED: ' : ''}${money(sum(legs), currency)} ${currency} moved, the swap says ${money(want, currency)}`,
+      );
+    if (currency) sums.addSwap(currency, legs, want ?? sum(legs));
+  };
+  expect(debitLeg, from, w.swap?.sourceAmount, -1);
+  expect(creditLeg, to, w.swap?.destinationAmount, 1);
+  return {
+    currency: w.currency,
+    reference: w.reference,
+    ...(w.swap ? { id: w.swap.id, status: w.swap.status } : {}),
+    sourceCurrency: from,
+    debit: money(sum(debitLeg), from),
+    destinationCurrency: to,
+    credit: money(sum(creditLeg), to),
+    ...(w.swap?.exchangeRate ? { exchangeRate: w.swap.exchangeRate } : {}),
+    transactionIds: hits.flatMap((h) => (h.tx.id ? [h.tx.id] : [])),
+    ok: problems.length === 0,
+    problems: problems.map((p) => `swap ${w.reference}${w.swap ? ` (${w.swap.id})` : ''}: ${p}`),
+  };
+}
+
+/**
  * The period: from `--since`, else the batch's first movement (or its payouts' earliest
  * createdAt), to `--until`, else with no end: whatever the listing holds was made before it was
  * read, so a debit a minute after the batch's last movement is judged too. A movement without a
@@ -407,15 +493,17 @@ const unexplainedProblem = (f: ForeignTransaction) =>
   );
 
 export function tieOut(input: TieOutInput): TieOutReport {
-  const { matched, unmatched } = matchTransactions(input.rows, input.transactions);
+  const { matched, unmatched, swapHits } = matchTransactions(input.rows, input.transactions, input.swaps);
   const sums = new CurrencySums();
   const rows = input.rows.map((r, i) => tieOutRow(r, matched.get(i), input.payouts, sums));
   const problems = rows.flatMap((r) => r.problems.map((p) => `row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}: ${p}`));
+  const swaps = (input.swaps ?? []).flatMap((w) => tieOutSwap(w, swapHits.get(w.reference) ?? [], sums) ?? []);
+  problems.push(...swaps.flatMap((w) => w.problems));
 
-  const period = periodOf(
-    input,
-    [...matched.values()].flatMap((slots) => [...slots.values()].flat()),
-  );
+  const period = periodOf(input, [
+    ...[...matched.values()].flatMap((slots) => [...slots.values()].flat()),
+    ...[...swapHits.values()].flat(),
+  ]);
   const inPeriod = unmatched.filter(period.contains).map((h) => h.tx);
   const explain = explainer(input.ledgerBatches ?? [], input.transactions);
   const debits = inPeriod.filter((tx) => tx.amount.isNegative()).map((tx) => foreign(tx, explain(tx)));
@@ -431,6 +519,7 @@ export function tieOut(input: TieOutInput): TieOutReport {
     explained: debits.filter((f) => f.explainedBy),
     otherCredits: inPeriod.filter((tx) => !tx.amount.isNegative()).map((tx) => foreign(tx)),
     totals,
+    swaps,
     period: period.described(),
     problems,
     counts: {

@@ -2,6 +2,7 @@
 // fetched when it is opened (the CSP meta tag forbids it too). Laid out for a screen and for A4
 // paper. Every value goes through the safe tag (escaped); the data-* hooks are described in
 // README.md ("DOM hooks") and a browser test depends on them.
+import type { SwapLine } from '../results/swaps.ts';
 import { barChart, type Bar } from './chart.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
@@ -194,6 +195,7 @@ export function planHtml(v: PlanView): string {
           safe`<tr data-row="${String(r.row)}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="code">${r.code}</td><td data-field="message">${r.message}</td></tr>`,
       )}</tbody></table></section>`,
     );
+  if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps proposed to fund short wallets'));
   if (v.payees) body.push(payeesSection(v.payees));
   body.push(approvalsSection(v, v.approvals));
   if (v.notes.length)
@@ -320,6 +322,7 @@ export function resultsHtml(v: ResultsView): string {
     ? safe`<table data-section="action"><colgroup><col style="width:5%"><col style="width:14%"><col style="width:12%"><col style="width:11%"><col style="width:14%"><col style="width:26%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th class="num">Amount</th><th>Status</th><th>Why</th></tr></thead><tbody>${v.action.map(actionRow)}</tbody></table>${more}`
     : safe`<p data-section="action">None.</p>`;
   body.push(safe`<section><h2>Rows that need action</h2>${action}</section>`);
+  if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps that funded short wallets'));
   if (v.tieOut) body.push(tieOutSection(v.tieOut));
   if (v.notes.length)
     body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
@@ -335,6 +338,16 @@ function actionRow(r: ResultsView['action'][number]): SafeHtml {
   const words = (r.command ?? '').split(' ').map((w, i) => safe`${i ? ' ' : ''}<span>${w}</span>`);
   const command = r.command ? safe` <code class="cmd" data-field="command">${words}</code>` : '';
   return safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td class="num" data-field="amount" data-value="${r.amount}" data-currency="${r.currency}">${r.currency} ${groupThousands(r.amount)}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason || groupTitle(r.status)}</td></tr><tr class="next" data-next-of="${String(r.row)}"><td></td><td colspan="6" data-field="next">${r.next}${command}</td></tr>`;
+}
+
+/** The batch's swaps (spec §4.7, §2 Swap): one row per short currency, its amounts with their currencies and its rate. */
+function swapsSection(swaps: readonly SwapLine[], title: string): SafeHtml {
+  const amount = (field: string, value: string | undefined, currency: string | undefined) =>
+    safe`<td class="num" data-field="${field}" data-value="${value ?? ''}" data-currency="${currency ?? ''}">${value === undefined ? '—' : `${groupThousands(value)} ${currency ?? ''}`.trim()}</td>`;
+  return safe`<section><h2>${title}</h2><table data-section="swaps"><colgroup><col style="width:8%"><col style="width:24%"><col style="width:22%"><col style="width:11%"><col><col><col style="width:11%"></colgroup><thead><tr><th>For</th><th>Reference</th><th>Swap id</th><th>Status</th><th class="num">From</th><th class="num">To</th><th>Rate</th></tr></thead><tbody>${swaps.map(
+    (s) =>
+      safe`<tr data-currency="${s.currency}" data-reference="${s.reference}"><td>${s.currency}</td><td data-field="reference" class="mono">${s.reference}</td><td data-field="id" class="mono">${s.id ?? '—'}</td><td data-field="status">${s.status}</td>${amount('sourceAmount', s.sourceAmount, s.sourceCurrency)}${amount('destinationAmount', s.destinationAmount, s.destinationCurrency)}<td data-field="exchangeRate">${s.exchangeRate ?? '—'}</td></tr>`,
+  )}</tbody></table></section>`;
 }
 
 function tieOutSection(t: NonNullable<ResultsView['tieOut']>): SafeHtml {

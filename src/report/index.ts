@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { readResults, ResultsError } from '../results/index.ts';
+import { readResults, ResultsError, type SwapLine } from '../results/index.ts';
 import type { ValidateOptions } from '../validation/index.ts';
 import { planHtml, resultsHtml } from './html.ts';
 import {
@@ -65,14 +65,17 @@ export async function writePlanReport(
   return path;
 }
 
-/** The report of a results file, with the tie-out `reconcile` wrote beside it when there is one. */
+/**
+ * The report of a results file, with the tie-out `reconcile` wrote beside it when there is one, and
+ * the batch's swaps: `swaps` (the run's summary), else the workbook's Swaps sheet, else the tie-out's.
+ */
 export async function writeResultsReport(
   resultsFile: string,
-  o: { environment?: string; out?: string; sheet?: string; encoding?: string } = {},
+  o: { environment?: string; out?: string; sheet?: string; encoding?: string; swaps?: SwapLine[] } = {},
 ): Promise<string> {
   const table = await readResults(resultsFile, { sheet: o.sheet, encoding: o.encoding });
   const { tieOut, problem } = await readTieOut(resultsFile);
-  const view = resultsViewOf(table, resultsFile, { tieOut, environment: o.environment, notes: problem ? [problem] : [] });
+  const view = resultsViewOf(table, resultsFile, { tieOut, environment: o.environment, notes: problem ? [problem] : [], swaps: o.swaps });
   const path = o.out ?? reportPathFor(resultsFile);
   await writeFileAtomic(path, [resultsHtml(view)]);
   return path;

@@ -13,6 +13,9 @@ import type { ResultsTable } from '../results/index.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { readAmount, type TieOutSummary } from '../engine/money-totals.ts';
 import type { ApprovalsView } from '../approvals/index.ts';
+import { z } from 'zod';
+import { SwapProposalSchema } from '../engine/swap.ts';
+import type { SwapLine } from '../results/swaps.ts';
 
 /** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
 export const MAX_LISTED = 2000;
@@ -107,6 +110,8 @@ export interface PlanView {
   /** What the report could not show, and why. */
   notes: string[];
   approvals?: ApprovalsInput;
+  /** The swaps the plan proposes to fund short wallets (spec §4.7), status PROPOSED. */
+  swaps: SwapLine[];
 }
 
 /** What the batch file says, read offline (src/validation): the part of a plan no request is needed for. */
@@ -231,7 +236,32 @@ type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 
     notSent: Iterable<[number, RowNote]>;
     /** Absent: whether each corridor is enabled is not known. */
     corridorsNotEnabled?: readonly Corridor[];
+    /** The proposed swaps (SwapProposal[]), read defensively: proposedSwaps. */
+    swaps?: unknown;
   };
+
+/**
+ * The swaps a plan or plan file proposes (its optional `swaps`, engine/swap.ts SwapProposal), as
+ * the report shows swaps; a value that is not a list of proposals is a note, never a guess.
+ */
+export function proposedSwaps(value: unknown, notes: string[]): SwapLine[] {
+  if (value === undefined) return [];
+  const r = z.array(SwapProposalSchema).safeParse(value);
+  if (!r.success) {
+    notes.push('The plan holds swaps that could not be read: they are not shown.');
+    return [];
+  }
+  return r.data.map((p) => ({
+    currency: p.currency,
+    reference: p.reference,
+    status: 'PROPOSED',
+    sourceAmount: p.swapAmount,
+    sourceCurrency: p.fromCurrency,
+    destinationAmount: p.amountToBeSent,
+    destinationCurrency: p.currency,
+    exchangeRate: `${p.pair.baseCurrency}/${p.pair.quoteCurrency} ${p.pair.rate}`,
+  }));
+}
 
 /** The plan `plan` (or `run --dry-run`) just computed, or a plan file read back. */
 export function planViewOfPlan(
@@ -255,6 +285,8 @@ export function planViewOfPlan(
   const { corridors, byMethod } = offlineParts(o.offline, o.quotes, notEnabled);
   const { invalid, invalidOmitted } = mergeInvalid(o.offline, plan.invalidRows);
   const totals = plan.currencies.map(totalOf);
+  const notes = [...(o.notes ?? [])];
+  const swaps = proposedSwaps(plan.swaps, notes);
   return {
     kind: 'plan',
     offline: false,
@@ -287,8 +319,9 @@ export function planViewOfPlan(
     notSent: [...plan.notSent].map(([row, i]) => ({ row, code: i.code, message: i.message })).sort((a, b) => a.row - b.row),
     requests: { ...plan.requests },
     refusals: refusalsOf(totals, plan.corridorBlocked),
-    notes: o.notes ?? [],
+    notes,
     ...(o.approvals ? { approvals: o.approvals } : {}),
+    swaps,
   };
 }
 
@@ -317,6 +350,7 @@ export function planViewOfPlanFile(
     requests: pf.requests,
     corridorsNotEnabled,
     corridorBlocked: !!corridorsNotEnabled?.length,
+    swaps: (pf as { swaps?: unknown }).swaps,
   };
   const why = offline ? 'changed since the plan was made (its sha256 differs)' : 'could not be read';
   return planViewOfPlan(plan, {
@@ -341,6 +375,7 @@ export function planViewOffline(offline: OfflineBatch): PlanView {
   return {
     kind: 'plan',
     offline: true,
+    swaps: [],
     generatedAt: new Date().toISOString(),
     identity: {
       file: offline.file,
@@ -402,6 +437,8 @@ export interface ResultsView {
   action: ActionRow[];
   actionOmitted: number;
   tieOut?: TieOutSummary;
+  /** The batch's swaps (spec §4.7): the run's, the results workbook's Swaps sheet, or the tie-out's. */
+  swaps: SwapLine[];
   notes: string[];
 }
 
@@ -521,7 +558,7 @@ function actionOf(
 export function resultsViewOf(
   table: ResultsTable,
   file: string,
-  o: { tieOut?: TieOutSummary; environment?: string; notes?: string[] } = {},
+  o: { tieOut?: TieOutSummary; environment?: string; notes?: string[]; swaps?: SwapLine[] } = {},
 ): ResultsView {
   const column = new Map<CanonicalField, string>();
   for (const h of table.inputColumns) {
@@ -559,6 +596,25 @@ export function resultsViewOf(
     action: action.slice(0, MAX_LISTED).map(({ urgency: _u, ...a }) => a),
     actionOmitted: Math.max(0, action.length - MAX_LISTED),
     ...(o.tieOut ? { tieOut: o.tieOut } : {}),
+    swaps: o.swaps ?? table.swaps ?? (o.tieOut?.swaps ?? []).map(swapOfTieOut),
     notes,
   };
+}
+
+/** A swap as the tie-out gives it (its two legs), when nothing else does: the legs' amounts. */
+function swapOfTieOut(w: NonNullable<TieOutSummary['swaps']>[number]): SwapLine {
+  const debit = readAmount(w.debit)?.negated();
+  const line: SwapLine = {
+    currency: w.currency,
+    reference: w.reference,
+    id: w.id,
+    status: w.status ?? '',
+    sourceAmount: debit && (w.sourceCurrency ? formatAmount(debit, w.sourceCurrency) : debit.toFixed()),
+    sourceCurrency: w.sourceCurrency,
+    destinationAmount: w.credit,
+    destinationCurrency: w.destinationCurrency,
+    exchangeRate: w.exchangeRate,
+  };
+  for (const k of Object.keys(line) as (keyof SwapLine)[]) if (line[k] === undefined) delete line[k];
+  return line;
 }

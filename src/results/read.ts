@@ -22,6 +22,7 @@ import { ResultsError } from './errors.ts';
 import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 import type { ResultsFormat } from './paths.ts';
 import type { SourceRecord } from '../input/rows.ts';
+import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swaps.ts';
 
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
@@ -38,7 +39,10 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
   const kind = sniffKind(buf.subarray(0, 8192));
   if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
   const encoding = encodingOption(file, kind, options, refuse);
-  if (kind !== 'csv') return resultsTableOf(file, 'xlsx', readXlsx(buf, file, options.sheet, refuse));
+  if (kind !== 'csv') {
+    const { records, swaps } = readXlsx(buf, file, options.sheet, refuse);
+    return { ...resultsTableOf(file, 'xlsx', records), ...(swaps.length ? { swaps } : {}) };
+  }
   const { records, delimiter } = readCsv(buf, file, encoding);
   return { ...resultsTableOf(file, 'csv', records), delimiter };
 }
@@ -205,8 +209,34 @@ function cellText(cell: XLSX.CellObject | undefined): string {
   }
 }
 
-function readXlsx(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse): SourceRecord[] {
-  const { ws } = readSheet(buf, file, sheetName, refuse);
+function readXlsx(
+  buf: Buffer,
+  file: string,
+  sheetName: string | undefined,
+  refuse: Refuse,
+): { records: SourceRecord[]; swaps: SwapLine[] } {
+  const { ws, name, workbook } = readSheet(buf, file, sheetName, refuse);
+  const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
+  return { records: sheetRecords(ws), swaps: swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [] };
+}
+
+/** The batch's swaps of a Swaps sheet (write.ts), by its header; lines without a currency are skipped. */
+function swapsOfSheet(records: readonly SourceRecord[]): SwapLine[] {
+  const [header, ...lines] = records.map((r) => r.values);
+  const at = SWAP_COLUMNS.map((c) => header?.indexOf(c) ?? -1);
+  return lines.flatMap((values) => {
+    const cell = (k: number) => (at[k]! < 0 ? '' : unneutralise(values[at[k]!] ?? ''));
+    if (!cell(0)) return [];
+    const s: SwapLine = { currency: cell(0), reference: cell(1), status: cell(3) };
+    SWAP_COLUMNS.forEach((c, k) => {
+      if (cell(k)) s[c] = cell(k);
+    });
+    return [s];
+  });
+}
+
+/** Every line of a sheet's cells as text. */
+function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
   const ref = ws['!ref'];
   if (!ref) return [];
   const range = XLSX.utils.decode_range(ref);

@@ -1,5 +1,6 @@
 import type { ResultColumn } from './columns.ts';
 import type { ResultsFormat } from './paths.ts';
+import type { SwapLine } from './swaps.ts';
 
 /** Numbers as exact decimal strings; documentUrls '; '-joined. An empty cell reads back as absent. */
 export type ResultValues = Partial<Record<ResultColumn, string>>;
@@ -22,6 +23,8 @@ export interface ResultsTable {
   rows: ResultRow[];
   /** CSV only: the input's delimiter (default ","). */
   delimiter?: string;
+  /** XLSX only: the batch's swaps, on the second sheet "Swaps" (swaps.ts); a CSV file has none. */
+  swaps?: SwapLine[];
 }
 
 /** A table whose result values the run makes when the file is written: `resultAt(i)` is those of `rows[i]`. */

@@ -32,6 +32,7 @@ import { serialised } from '../files/queue.ts';
 import { resultsLockPath } from './paths.ts';
 import { ResultsError } from './errors.ts';
 import type { ResultRow, ResultsSource, ResultsTable } from './types.ts';
+import { SWAP_AMOUNT_COLUMNS, SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swaps.ts';
 
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 const MONEY = new Set<string>(MONEY_RESULT_COLUMNS);
@@ -200,5 +201,21 @@ export function xlsxBytes(table: ResultsTable): Uint8Array {
   } as XLSX.WorkSheet;
   const wb = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(wb, ws, RESULTS_SHEET);
+  if (table.swaps?.length) XLSX.utils.book_append_sheet(wb, swapsSheet(table.swaps), SWAPS_SHEET);
   return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', bookSST: true, compression: true }) as Uint8Array;
+}
+
+/** The second sheet "Swaps": the batch's swaps, after the results sheet so `retry` still reads the rows first. */
+function swapsSheet(swaps: readonly SwapLine[]): XLSX.WorkSheet {
+  const cell = (c: (typeof SWAP_COLUMNS)[number], text = '') =>
+    (c === 'exchangeRate' || SWAP_AMOUNT_COLUMNS.includes(c) ? numberCell(text, c !== 'exchangeRate') : undefined) ?? textCell(text);
+  const data: (XLSX.CellObject | undefined)[][] = [
+    SWAP_COLUMNS.map((c) => textCell(c)),
+    ...swaps.map((s) => SWAP_COLUMNS.map((c) => cell(c, s[c]))),
+  ];
+  return {
+    '!data': data,
+    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: swaps.length, c: SWAP_COLUMNS.length - 1 } }),
+    '!cols': columnWidths(SWAP_COLUMNS, data).map((wch) => ({ wch })),
+  } as XLSX.WorkSheet;
 }

@@ -38,6 +38,27 @@ export const FaultConfigSchema = z.strictObject({
       body: z.enum(['html', 'json', 'text', 'empty']).default('html'),
     })
     .optional(),
+  /**
+   * The rate moves between a pairs read and the swap (spec §1.11 rates are not locked; §7 'Invalid
+   * payout amount'): once a GET pairs has arrived, the next new swap finds the rate of its pair
+   * moved by `pct` percent before its amount is checked, `times` times in all (default once), then
+   * the fault is spent. Deterministic: no draw. Absent: rates move only through the control route.
+   */
+  rateMoveAfterPairsRead: z
+    .strictObject({
+      pct: z
+        .number()
+        .gt(-100)
+        .refine((v) => v !== 0, 'pct is a move: not 0'),
+      times: z.number().int().min(1).default(1),
+    })
+    .optional(),
+  /**
+   * The next N new swaps come out REJECTED (spec §3: operations reverse it): the 201 answer says
+   * PROCESSING as spec §4.7 does, and the reversal (both wallets put back, its event) follows at
+   * once, before the next request. Deterministic; spent one per swap. Absent or 0: none.
+   */
+  rejectNextSwaps: z.number().int().min(0).optional(),
   /** Routes the probabilistic faults apply to; undefined means all spec routes. */
   routes: z.array(z.enum(ROUTE_NAMES)).optional(),
 });

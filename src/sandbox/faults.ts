@@ -1,7 +1,9 @@
 // Fault injection (contract.ts FaultConfig): latency, 5xx before any effect, 5xx or a dropped
 // connection after a payout or swap was created, a gateway answering instead of the service after
 // it acted, and spurious 429s, each optionally limited to chosen routes. Decisions come from a
-// seeded PRNG so a failing campaign replays with the same seed and the same request order.
+// seeded PRNG so a failing campaign replays with the same seed and the same request order. Two
+// deterministic swap faults are spent one per swap: the rate moving after a pairs read, and a
+// swap coming out REJECTED.
 import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName } from './contract.ts';
 import { STATUS_CODES } from 'node:http';
 import type { Reply } from './errors.ts';
@@ -37,6 +39,8 @@ const FIVE_XX = [500, 502, 503] as const;
 export class Faults {
   private config = FaultConfigSchema.parse({});
   private readonly random: () => number;
+  /** A GET pairs arrived since the configuration was set or the rate last moved (rateMoveAfterPairsRead). */
+  private pairsRead = false;
 
   constructor(initial: Partial<FaultConfig> | undefined, seed: number) {
     this.set(initial ?? {});
@@ -53,6 +57,7 @@ export class Faults {
     if (!r.success)
       throw new TypeError(`faults: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`);
     this.config = r.data;
+    this.pairsRead = false;
   }
 
   get(): FaultConfig {
@@ -65,6 +70,7 @@ export class Faults {
    */
   decide(route: RouteName, spec: boolean): FaultDecision {
     const c = this.config;
+    if (route === 'pairs') this.pairsRead = true;
     const targeted = c.routes ? c.routes.includes(route) : spec;
     if (!targeted) return NO_FAULT;
     const [u1, u2, u3, u4, u5] = [this.random(), this.random(), this.random(), this.random(), this.random()];
@@ -87,6 +93,28 @@ export class Faults {
       errorBeforeEffect: u3 < c.errorBeforeEffect ? status : null,
       afterCreate,
     };
+  }
+
+  /**
+   * For a new swap (rateMoveAfterPairsRead): the percent its pair's rate moves by now, when a pairs
+   * read came before it and the fault is not spent; each move spends one of `times`.
+   */
+  takeRateMove(): number | undefined {
+    const move = this.config.rateMoveAfterPairsRead;
+    if (!move || !this.pairsRead) return undefined;
+    this.pairsRead = false;
+    if (move.times > 1) move.times--;
+    else delete this.config.rateMoveAfterPairsRead;
+    return move.pct;
+  }
+
+  /** For a new swap (rejectNextSwaps): whether it comes out REJECTED; spends one. */
+  takeSwapRejection(): boolean {
+    const n = this.config.rejectNextSwaps ?? 0;
+    if (n <= 0) return false;
+    if (n > 1) this.config.rejectNextSwaps = n - 1;
+    else delete this.config.rejectNextSwaps;
+    return true;
   }
 }
 

@@ -25,6 +25,8 @@ import { nameProblem, sameName } from '../../src/engine/approval.ts';
 import { bodyDigest, canonicalJson, parsePlanFile, verifyPlannedRows } from '../../src/engine/plan-file.ts';
 import { emptyFold } from '../../src/journal/rows.ts';
 import { Dec } from '../../src/money.ts';
+import { payloadText, signedBytes } from '../../src/approvals/payload.ts';
+import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-approvals-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,7 +41,7 @@ const body = (amount: number, currency: string, accountName: string, iban: strin
   beneficiary: { accountName, accountCurrency: 'EUR', iban },
   narration: 'January',
 });
-function writePlan(o: { preparedBy?: string; amount?: string; more?: number; extra?: object } = {}): string {
+function writePlan(o: { preparedBy?: string; amount?: string; more?: number; extra?: object; swaps?: SwapProposal[] } = {}): string {
   const path = join(dir, `plan-${++n}.json`);
   const row = (rowNumber: number, reference: string, currency: string, amount: string, name: string) => ({
     rowNumber,
@@ -70,6 +72,7 @@ function writePlan(o: { preparedBy?: string; amount?: string; more?: number; ext
     warnings: [],
     requests: { preflight: 0, estimate: 0 },
     ...o.extra,
+    ...(o.swaps ? { swaps: o.swaps } : {}),
   };
   writeFileSync(path, JSON.stringify(plan, null, 2) + '\n');
   return path;
@@ -143,6 +146,61 @@ describe('the signed payload', () => {
     // Its name and time are signed too.
     expect(verifyApproval(planPayload(loadPlan(path)), { ...a, name: 'Bob' }).ok).toBe(false);
     expect(verifyApproval(planPayload(loadPlan(path)), { ...a, signedAt: '2020-01-01T00:00:00.000Z' }).ok).toBe(false);
+  });
+
+  it('covers each swap of the plan: changing any of its fields changes the signed bytes; a plan without swaps signs as before', () => {
+    const swap: SwapProposal = {
+      reference: swapReference('a'.repeat(64), 'USD'),
+      currency: 'USD',
+      fromCurrency: 'EUR',
+      sourceWalletId: '11111111-1111-4111-8111-111111111111',
+      destinationWalletId: '22222222-2222-4222-8222-222222222222',
+      swapAmount: '930.91',
+      amountToBeSent: '1010.21',
+      pair: { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' },
+      shortfall: '1000.20',
+      margin: '10.01',
+      balances: [
+        { currency: 'EUR', before: '500000.00', afterSwap: '499069.09', afterBatch: '499069.09' },
+        { currency: 'USD', before: '100.00', afterSwap: '1110.21', afterBatch: '10.21' },
+      ],
+    };
+    const payload = planPayload(loadPlan(writePlan({ preparedBy: 'dan', swaps: [swap] })));
+    expect(payload.swaps).toEqual([swap]);
+    expect(payloadText(payload)).toContain(
+      `swap first, reference ${swap.reference}: 930.91 EUR from the EUR wallet -> 1,010.21 USD, at USD/EUR 0.9215 (EUR per USD); shortfall 1,000.20 + margin 10.01 USD`,
+    );
+    // (the plan file's digest aside, which any byte changes: the swap itself is in what is signed)
+    const bytes = (swaps: SwapProposal[]) =>
+      signedBytes(
+        { ...planPayload(loadPlan(writePlan({ preparedBy: 'dan', swaps }))), planSha256: '' },
+        { name: 'Alice', signedAt: 'now' },
+      );
+    const signed = bytes([swap]).toString();
+    const changed = (path: string[], value: string) => {
+      const s = structuredClone(swap) as unknown as Record<string, unknown>;
+      let o = s;
+      for (const k of path.slice(0, -1)) o = o[k] as Record<string, unknown>;
+      o[path.at(-1)!] = value;
+      return bytes([s as unknown as SwapProposal]).toString();
+    };
+    const fields = [
+      ['reference'],
+      ['currency'],
+      ['fromCurrency'],
+      ['sourceWalletId'],
+      ['destinationWalletId'],
+      ['swapAmount'],
+      ['amountToBeSent'],
+      ['pair', 'baseCurrency'],
+      ['pair', 'quoteCurrency'],
+      ['pair', 'rate'],
+      ['margin'],
+      ['balances', '1', 'afterBatch'],
+    ];
+    for (const f of fields) expect(changed(f, '1'), f.join('.')).not.toBe(signed);
+    const none = planPayload(loadPlan(writePlan({ preparedBy: 'dan' })));
+    expect('swaps' in none).toBe(false);
   });
 
   it('a file that is not a plan is refused', () => {

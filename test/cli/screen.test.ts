@@ -45,6 +45,9 @@ const plan = (over: Partial<BatchPlan> = {}): BatchPlan => ({
   requests: { estimate: 4, preflight: 2, quotes: 0, uploadUrls: 0, initiates: 2, patches: 0, storagePuts: 0 },
   shortfall: true,
   corridorBlocked: false,
+  swaps: [],
+  swapRefusals: [],
+  fundedBySwaps: false,
   ...over,
 });
 const SCREEN = { columns: 80, rows: 22, whole: 'add --dry-run to print it whole' };

@@ -111,6 +111,45 @@ describe('approval guards (pure)', () => {
     expect(decideApproval(input({ plan: blocked, allowPartial: true })).ok).toBe(true);
   });
 
+  it('a swap that funds the batch: --max-swap caps what it credits, --swap-from must name its wallet; a proposed swap is only a hint', () => {
+    const swap = {
+      reference: 'PBS-x-USD',
+      currency: 'USD',
+      fromCurrency: 'EUR',
+      sourceWalletId: 'w-EUR',
+      destinationWalletId: 'w-USD',
+      swapAmount: '930.91',
+      amountToBeSent: '1010.21',
+      pair: { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' },
+      shortfall: '1000.20',
+      margin: '10.01',
+      balances: [],
+    };
+    const funded = plan({ swaps: [swap], fundedBySwaps: true });
+    const cap = (amount: string) => decideApproval(input({ plan: funded, maxSwaps: [parseMoneyFlag(`USD:${amount}`, 'x')] }));
+    expect(cap('1010.21')).toEqual({ ok: true, confirm: false });
+    expect(cap('1010.20')).toEqual({
+      ok: false,
+      reasons: ['--max-swap USD:1010.2, but the swap credits 1010.21 USD for 930.91 EUR from the EUR wallet'],
+    });
+    expect(decideApproval(input({ plan: funded, maxSwaps: [parseMoneyFlag('EUR:1', 'x')] })).ok).toBe(true);
+    expect(decideApproval(input({ plan: funded, swapFrom: 'GBP' }))).toEqual({
+      ok: false,
+      reasons: ['--swap-from GBP, but the swap credits 1010.21 USD for 930.91 EUR from the EUR wallet'],
+    });
+    const usd = { currency: 'USD', rows: 2, amount: '30.00', estimatedFees: '10.00', total: '1100.00', balance: '100.00' };
+    const short = plan({ shortfall: true, swaps: [swap], currencies: [{ ...usd, balanceAfter: '-1000.00', shortfall: '1000.00' }] });
+    const r = decideApproval(
+      input({ plan: short, maxSwaps: [parseMoneyFlag('USD:1', 'x')], swapCommand: '`payout-batch run b.csv --fund-by-swap`' }),
+    );
+    expect(r).toEqual({
+      ok: false,
+      reasons: [
+        'insufficient funds: USD short by 1000.00 (balance 100.00, batch 1100.00). Top up the wallet, fund it by the swap the plan proposes (`payout-batch run b.csv --fund-by-swap`), or pass --allow-partial to send the rows that fit',
+      ],
+    });
+  });
+
   it('money flags are CUR:AMOUNT in exact decimals', () => {
     expect(parseMoneyFlag('GBP:1234.56', '--expect-total').amount.toFixed()).toBe('1234.56');
     expect(() => parseMoneyFlag('1234.56', '--expect-total')).toThrow(/CUR:AMOUNT/);

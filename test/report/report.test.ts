@@ -233,6 +233,9 @@ describe('plan report', () => {
       usedThisMonth: 100,
       quota: 10000,
     },
+    swaps: [],
+    swapRefusals: [],
+    fundedBySwaps: false,
     shortfall: false,
     corridorBlocked: false,
   });

@@ -20,13 +20,15 @@ import {
   reportOrNote,
   STATE_DIR_HELP,
   stateRootOf,
+  swapFlags,
+  swapOptions,
   type ArgsOf,
 } from '../options.ts';
 import { writePlanReport } from '../../report/index.ts';
 import { handleEngineError, planJson, planText } from '../render.ts';
 
 const builder = (y: Argv) =>
-  reportOption(batchFileOptions(connectionOptions(y)))
+  swapOptions(reportOption(batchFileOptions(connectionOptions(y))))
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV or Excel)' })
     .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
     .option('prepared-by', {
@@ -79,6 +81,7 @@ export async function showPlan(
       encoding: args.encoding,
       sheet: args.sheet,
       allowDuplicateRows: args['allow-duplicate-rows'],
+      ...swapFlags(args),
       stop: abortOn(io.stopSignal),
     });
     const p = r.plan;
@@ -120,9 +123,10 @@ export async function showPlan(
       io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl));
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
       for (const note of notes) io.stdout.write(`Control totals: ${note}.\n`);
-      if (r.refused)
+      if (r.refused) io.stdout.write(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
+      if (p.swaps.length && !refused.length)
         io.stdout.write(
-          `Refused: nothing quoted${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`,
+          `The batch is paid after ${p.swaps.length === 1 ? 'this swap' : 'these swaps'}: \`payout-batch run ${args.file} --fund-by-swap\`${args.out ? `, or \`run --plan ${args.out}\` (approvers sign the swap)` : ''}; \`run\` without either refuses the shortfall.\n`,
         );
       if (r.planFile)
         io.stdout.write(

@@ -10,6 +10,7 @@ import { ledgerOf } from '../../engine/ledger.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
 import type { ForeignTransaction } from '../../ops/tie-out.ts';
 import { writeResultsReport } from '../../report/index.ts';
+import { swapRequestsText } from '../../ops/swap-views.ts';
 import { reportOption, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -65,7 +66,7 @@ export default defineCommand<ReconcileArgs>({
 });
 
 const usageText = (r: ReconcileResult): string =>
-  `${plural(r.requests.total, 'request')} (${plural(r.requests.payoutPages, 'payout page')}, ${r.requests.getPayout} payout status, ${plural(r.requests.transactionPages, 'transaction page')})` +
+  `${plural(r.requests.total, 'request')} (${plural(r.requests.payoutPages, 'payout page')}, ${r.requests.getPayout} payout status, ${plural(r.requests.transactionPages, 'transaction page')}${swapRequestsText(r.requests)})` +
   (r.usage
     ? `; this key has used ${r.usage.used.toLocaleString('en-US')} of ${r.usage.quota.toLocaleString('en-US')} this month (${r.usage.month}, UTC), as counted here`
     : '');
@@ -81,8 +82,13 @@ function textOf(r: ReconcileResult): string {
   ];
   for (const t of rep.totals)
     l.push(
-      `  ${t.currency}: debited ${groupThousands(t.debited)}, refunded ${groupThousands(t.refunded)}, net ${groupThousands(t.net)}; the results say ${groupThousands(t.expectedNet)}: ${t.ok ? 'ties out' : 'DOES NOT tie out'}` +
+      `  ${t.currency}: debited ${groupThousands(t.debited)}, refunded ${groupThousands(t.refunded)}${t.swapped ? `, swap ${groupThousands(t.swapped)}` : ''}, net ${groupThousands(t.net)}; the results say ${groupThousands(t.expectedNet)}: ${t.ok ? 'ties out' : 'DOES NOT tie out'}` +
         (t.walletIds.length ? ` (wallet ${t.walletIds.join(', ')})` : ''),
+    );
+  for (const w of rep.swaps)
+    l.push(
+      `  Swap ${w.reference}${w.id ? ` (${w.id}, ${w.status})` : ''}: debit ${w.debit} ${w.sourceCurrency ?? ''}, credit ${w.credit} ${w.destinationCurrency ?? ''}` +
+        `${w.exchangeRate ? ` at ${w.exchangeRate}` : ''}: ${w.ok ? 'ties out' : 'DOES NOT tie out'}`,
     );
   const period = `${rep.period.from ?? 'the start of the listing'} to ${rep.period.to ?? 'now'}`;
   l.push(
@@ -134,6 +140,7 @@ function jsonOf(results: string, r: ReconcileResult) {
       ? {
           counts: r.report.counts,
           totals: r.report.totals,
+          ...(r.report.swaps.length ? { swaps: r.report.swaps } : {}),
           period: r.report.period,
           problems: r.report.problems,
           unexplained: r.report.unexplained,

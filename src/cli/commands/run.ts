@@ -7,7 +7,7 @@ import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
-import { batchFileOptions, moneyFlags, type ArgsOf } from '../options.ts';
+import { batchFileOptions, moneyFlags, swapFlags, swapOptions, swapRateTolerance, type ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
@@ -18,7 +18,15 @@ import { showPlan } from './plan.ts';
 import { withPlanEnvironment } from '../environment.ts';
 
 const builder = (y: Argv) =>
-  batchFileOptions(sendOptions(y))
+  swapOptions(batchFileOptions(sendOptions(y)))
+    .option(
+      'fund-by-swap',
+      flag("Fund a short wallet by the plan's swap, sent once before any row of its currency (a --plan file's swap needs no flag)"),
+    )
+    .option('swap-rate-tolerance', {
+      type: 'string',
+      describe: "How far the pair's rate may have moved since the plan, in percent, before the swap is refused (default 1)",
+    })
     .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel); optional with --plan' })
     .option('plan', { type: 'string', describe: 'Run exactly this plan (from `payout-batch plan FILE --out PLAN`)' })
     .option('results', { type: 'string', describe: 'Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch' })
@@ -76,10 +84,21 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
         encoding: args.encoding,
         sheet: args.sheet,
         allowDuplicateRows: args['allow-duplicate-rows'],
+        ...swapFlags(args),
+        fundBySwap: args['fund-by-swap'],
+        swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']),
+        swapCommand: fundBySwapCommand(args),
       }),
     undefined,
     policy,
   );
+}
+
+/** This command with --fund-by-swap, as the refusal of a short batch says it (the plan proposes the swap). */
+function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
+  const word = (w: string) => (/^[\w./:@%+=-]+$/.test(w) ? w : JSON.stringify(w));
+  const from = args['swap-from'] ? ` --swap-from ${word(args['swap-from'])}` : '';
+  return `\`payout-batch run ${word(args.file ?? '')}${from} --fund-by-swap\`, with this command's other flags`;
 }
 
 /**

@@ -8,6 +8,7 @@ import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
+import { swapRequestsText, swapText } from '../../ops/swap-views.ts';
 import { ledgerOf } from '../../engine/ledger.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines } from '../render.ts';
@@ -63,12 +64,13 @@ export default defineCommand<StatusArgs>({
           failures: r.failures,
           halted: r.halted,
           byStatus: r.byStatus,
+          ...(r.swaps.length ? { swaps: r.swaps, swapsMoved: r.swapsMoved, swapFailures: r.swapFailures } : {}),
         });
       } else {
         const q = r.requests;
         const l = [
           `Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`,
-          `Used ${plural(q.total, 'request')} (${plural(q.payoutPages, 'payout page')}, ${q.getPayout} payout status, ${plural(q.transactionPages, 'transaction page')}).`,
+          `Used ${plural(q.total, 'request')} (${plural(q.payoutPages, 'payout page')}, ${q.getPayout} payout status, ${plural(q.transactionPages, 'transaction page')}${swapRequestsText(q)}).`,
         ];
         for (const c of r.moved)
           l.push(
@@ -76,6 +78,7 @@ export default defineCommand<StatusArgs>({
           );
         for (const f of r.failures)
           l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`);
+        l.push(...swapLines(r));
         l.push(
           `Now: ${Object.entries(r.byStatus)
             .map(([s, n]) => `${n} ${s}`)
@@ -114,6 +117,17 @@ function outcomeLines(
         : 'Not finished: some rows need you (failed, waiting for information, or no payout): see above and the results file.',
   );
   return l;
+}
+
+/** The batch's swaps: each as now known, the moves seen, what the service could not give. */
+function swapLines(r: Pick<StatusResult, 'swaps' | 'swapsMoved' | 'swapFailures'>): string[] {
+  return [
+    ...r.swaps.map((s) => `  ${swapText(s)}`),
+    ...r.swapsMoved.map((m) => `  swap to ${m.currency} ${m.id}: ${m.from} -> ${m.to}`),
+    ...r.swapFailures.map(
+      (f) => `  swap to ${f.currency} ${f.id}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`,
+    ),
+  ];
 }
 
 function requestsText(json: string | undefined): string {

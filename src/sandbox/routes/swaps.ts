@@ -58,6 +58,10 @@ export const swap: Handler = (sb, req) => {
     { field: 'amountToBeSent', message: amountProblem(amountToBeSent, body.currencyToBeSent) },
   ].filter((p): p is { field: string; message: string } => p.message !== undefined);
   if (shape.length) return validationError(shape);
+  // fault rateMoveAfterPairsRead: the rate the client read from pairs has moved since (spec §1.11)
+  const move = sb.faults.takeRateMove();
+  if (move !== undefined && corridor.kind !== 'same')
+    corridor.pair.rate = corridor.pair.rate.times(new Dec(100).plus(move)).div(100).toSignificantDigits(12);
   const expected = convert(corridor, swapAmount, body.currencyToBeSent);
   if (!expected.equals(amountToBeSent)) {
     return new ApiError(400, { statusCode: 400, message: INVALID_PAYOUT_AMOUNT_MESSAGE, error: 'Bad Request' });
@@ -93,7 +97,10 @@ export const swap: Handler = (sb, req) => {
   sb.store.move(source, swapAmount.negated(), s.payoutRef, narration, { kind: 'swap', swapId: s.id });
   sb.store.move(destination, amountToBeSent, s.payoutRef, narration, { kind: 'swap', swapId: s.id });
   sb.idempotency.remember(business.id, key, 'swap', req.body, s.id);
-  return { status: 201, body: swapCreatedView(s), created: true };
+  const answer = swapCreatedView(s);
+  // fault rejectNextSwaps: operations reverse it at once (spec §3); the answer still says PROCESSING (§4.7)
+  if (sb.faults.takeSwapRejection()) sb.lifecycle.changeSwap(s, 'REJECTED', { changedBy: 'sandbox-fault', reason: 'Swap reversed' });
+  return { status: 201, body: answer, created: true };
 };
 
 export const listSwaps: Handler = (sb, req) => {

@@ -1,0 +1,200 @@
+// The batch's swaps after the run (spec §4.7 swap, §4.8 swaps list), for `status` and `reconcile`:
+// found in the batch's journal (engine/swap.ts: the `swap` lines swap-send wrote), refreshed from
+// the swaps list, never sent. A results file names no batch, so its journal is the one of the
+// account whose rows carry the file's idempotency keys (or whose header names the file).
+import { resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { PayoutClient } from '../client/client.ts';
+import type { SwapAnswer } from '../client/answers.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import { readPages } from '../client/pages.ts';
+import { LIST_MAX_LIMIT } from '../interface/codes.ts';
+import { JournalWriter, scanJournal } from '../journal/journal.ts';
+import { fromApi, formatApiAmount, groupThousands, type ApiAmount } from '../money.ts';
+import { withLock } from '../files/lock.ts';
+import { readResults, writeResults } from '../results/index.ts';
+import { resultsLockPath } from '../results/paths.ts';
+import { swapLinesOf, type SwapLine } from '../results/swaps.ts';
+import { foldSwaps, type SwapEvent, type SwapSnapshot, type SwapState } from '../engine/swap.ts';
+import type { ResultsTable } from '../results/types.ts';
+import type { RequestCounts } from './reconcile-fetch.ts';
+
+/** A batch's journal and its swaps, one per short currency. */
+export interface BatchSwaps {
+  journal: string;
+  batchId: string;
+  swaps: Map<string, SwapState>;
+}
+
+/**
+ * The journal of the batch whose results `table` holds, among the account's journals: the one whose
+ * rows were sent under the file's idempotency keys, or whose header names the file; with its swaps.
+ * One pass over each journal, no fold: undefined when none is the batch's.
+ */
+export function batchSwapsOf(table: ResultsTable, file: string, journals: Iterable<string>): BatchSwaps | undefined {
+  const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey] : [])));
+  const path = resolve(file);
+  for (const journal of new Set(journals)) {
+    let batchId: string | undefined;
+    let mine = false;
+    const lines: { t: string }[] = [];
+    scanJournal(journal, (e) => {
+      if (e.t === 'batch' && typeof e.batchId === 'string') {
+        batchId = e.batchId;
+        if (e.results === path) mine = true;
+      } else if (e.t === 'initiating' && typeof e.key === 'string' && keys.has(e.key)) mine = true;
+      else if (e.t === 'swap') lines.push(e);
+    });
+    if (mine && batchId) return { journal, batchId, swaps: foldSwaps(lines) };
+  }
+  return undefined;
+}
+
+const amountText = (a: ApiAmount | undefined, currency: string | undefined): string | undefined =>
+  a === undefined ? undefined : currency ? formatApiAmount(a, currency) : fromApi(a).toFixed();
+
+/** The swap as the list or get-swap gave it (spec §2 Swap), as the journal keeps it: exact decimal strings. */
+export function swapSnapshotOf(s: SwapAnswer): SwapSnapshot {
+  const snapshot: SwapSnapshot = {
+    id: s.id,
+    payoutRef: s.payoutRef,
+    status: s.status,
+    sourceAmount: amountText(s.sourceAmount, s.sourceCurrency),
+    sourceCurrency: s.sourceCurrency,
+    destinationAmount: amountText(s.destinationAmount, s.destinationCurrency),
+    destinationCurrency: s.destinationCurrency,
+    exchangeRate: s.exchangeRate === undefined ? undefined : fromApi(s.exchangeRate).toFixed(),
+    createdAt: s.createdAt,
+  };
+  for (const k of Object.keys(snapshot) as (keyof SwapSnapshot)[]) if (snapshot[k] === undefined) delete snapshot[k];
+  return snapshot;
+}
+
+/** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */
+const isFinalSwapStatus = (status: string | undefined): boolean => status === 'SUCCESSFUL' || status === 'REJECTED';
+
+export interface SwapMove {
+  currency: string;
+  reference: string;
+  id: string;
+  from: string;
+  to: string;
+}
+
+export interface SwapsRefresh {
+  /** Swaps whose status the service moved since the journal's: each journalled as a `status` line. */
+  moved: SwapMove[];
+  /** The service's error for a swap it could not give (404 SWAP_NOT_FOUND...). */
+  failures: { currency: string; id: string; code: string; message: string; requestId?: string }[];
+  halted?: string;
+}
+
+/**
+ * The batch's swaps that exist and are not final, from the swaps list (spec §4.8, 100 a page, paged
+ * as pages.ts says: one page for a batch's swap among the business's latest); get-swap only for one
+ * the pages did not show. A status the service moved is journalled (`{t: 'swap', phase: 'status'}`)
+ * and `batch.swaps` updated. No swap to ask about: no request.
+ */
+export async function refreshSwaps(
+  o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
+  batch: BatchSwaps,
+  requests: RequestCounts,
+): Promise<SwapsRefresh> {
+  const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalSwapStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
+  const out: SwapsRefresh = { moved: [], failures: [] };
+  if (!asked.size) return out;
+  const seen = new Map<string, SwapAnswer | undefined>();
+  const missing = new Set(asked.keys());
+  try {
+    const fetch = (page: number) => {
+      requests.swapPages = (requests.swapPages ?? 0) + 1;
+      return o.client.listSwaps({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
+    };
+    for (const s of (await readPages({ fetch, wanted: missing, what: 'swaps', logger: o.logger, stop: o.stop })).items)
+      if (asked.has(s.id)) seen.set(s.id, s);
+    for (const id of missing) {
+      if (o.stop?.aborted) break;
+      requests.getSwap = (requests.getSwap ?? 0) + 1;
+      seen.set(id, await o.client.getSwap(id, { signal: o.stop }).catch((e: unknown) => failed(e, asked.get(id)!, id, out)));
+    }
+  } catch (e) {
+    if (!(e instanceof PayoutApiError) || !e.serviceTrouble) throw e;
+    out.halted = e.message;
+  }
+  const lines: SwapEvent[] = [];
+  for (const [id, answer] of seen) {
+    const state = asked.get(id)!;
+    if (!answer || answer.status === state.swap!.status) continue;
+    out.moved.push({ currency: state.currency, reference: state.reference, id, from: state.swap!.status, to: answer.status });
+    state.swap = swapSnapshotOf(answer);
+    lines.push({
+      t: 'swap',
+      phase: 'status',
+      currency: state.currency,
+      reference: state.reference,
+      swap: state.swap,
+      at: new Date().toISOString(),
+    });
+  }
+  if (lines.length) {
+    const w = JournalWriter.open(batch.journal);
+    try {
+      for (const l of lines) w.append(l);
+    } finally {
+      w.close();
+    }
+  }
+  return out;
+}
+
+/** A get-swap that failed: service trouble ends the refresh; the service's refusal is the swap's failure. */
+function failed(e: unknown, state: SwapState, id: string, out: SwapsRefresh): undefined {
+  if (!(e instanceof PayoutApiError) || e.serviceTrouble) throw e;
+  out.failures.push({ currency: state.currency, id, code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
+  return undefined;
+}
+
+/** "(1 swap page, 0 swap status)" after the other requests of a line, when swaps were asked about. */
+export const swapRequestsText = (r: RequestCounts): string =>
+  r.swapPages === undefined && r.getSwap === undefined
+    ? ''
+    : `, ${r.swapPages ?? 0} swap page${r.swapPages === 1 ? '' : 's'}, ${r.getSwap ?? 0} swap status`;
+
+/** One line of a swap for a person: id, status, amounts with their currencies, rate (spec §2 Swap). */
+export function swapText(s: SwapLine): string {
+  const amount = (a: string | undefined, c: string | undefined) => (a ? `${groupThousands(a)} ${c ?? ''}`.trim() : '?');
+  if (!s.id) return `swap to ${s.currency} ${s.reference}: ${s.status} (no swap known)`;
+  return (
+    `swap to ${s.currency} ${s.reference}: ${s.id} ${s.status}, ${amount(s.sourceAmount, s.sourceCurrency)} -> ` +
+    `${amount(s.destinationAmount, s.destinationCurrency)}${s.exchangeRate ? ` at ${s.exchangeRate}` : ''}`
+  );
+}
+
+/**
+ * `status`'s step for the batch's swaps: found in the account's journals, refreshed (refreshSwaps),
+ * and, in an XLSX results file, written to its Swaps sheet when it differs. Nothing when the batch
+ * has no swap.
+ */
+export async function statusOfSwaps(
+  o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
+  file: string,
+  journals: Iterable<string>,
+  requests: RequestCounts,
+): Promise<SwapsRefresh & { swaps: SwapLine[] }> {
+  const table = await readResults(file);
+  const batch = batchSwapsOf(table, file, journals);
+  if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };
+  const refresh = await refreshSwaps(o, batch, requests);
+  const swaps = swapLinesOf(batch.swaps.values());
+  if (table.format === 'xlsx')
+    await withLock(
+      resultsLockPath(file),
+      async () => {
+        const now = await readResults(file);
+        if (JSON.stringify(now.swaps ?? []) === JSON.stringify(swaps)) return;
+        await writeResults(file, { ...now, swaps });
+      },
+      { purpose: 'results update' },
+    );
+  return { ...refresh, swaps };
+}

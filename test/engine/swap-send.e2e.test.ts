@@ -1,0 +1,352 @@
+// The send step of a swap (issue 28; spec §4.7 swap, §4.8 swaps list, §4.9 pairs) against the
+// sandbox over real HTTP: one swap per batch and currency whatever happens (a kill after the
+// journalled `initiating`, an unknown outcome, the rate moving), and the refusals that stop a
+// currency with nothing of it sent. Each test is a business of its own (its own key and wallets):
+// a short USD wallet, a full EUR wallet, the USD/EUR pair enabled.
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PayoutClient } from '../../src/client/client.ts';
+import { batchIdentity } from '../../src/engine/identity.ts';
+import { openSession, recordSwapInitiating, swapLines, type BatchSession } from '../../src/engine/session.ts';
+import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-send.ts';
+import { swapKey, swapReference, type SwapProposal } from '../../src/engine/swap.ts';
+import { Dec } from '../../src/money.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { ROOT, startSb, until, workDir } from '../ops/helpers.ts';
+import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './helpers.ts';
+import type { ChildProcess } from 'node:child_process';
+
+const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
+const BUSINESSES = 10;
+const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
+
+let sb: LocalSandbox;
+beforeAll(async () => {
+  const seed = JSON.parse(readFileSync(join(ROOT, 'src/sandbox/default-seed.json'), 'utf8')) as { businesses: unknown[] };
+  seed.businesses = Array.from({ length: BUSINESSES }, (_, i) => ({
+    name: `Swap ${i + 1}`,
+    keys: [keyOf(i + 1)],
+    wallets: [
+      { currency: 'USD', balance: '20.00' },
+      { currency: 'EUR', balance: i === 6 ? '5.00' : '10000.00' },
+      { currency: 'GBP', balance: '10000.00' },
+    ],
+    pairs: [{ baseCurrency: 'USD', quoteCurrency: 'EUR', rate: RATE, enabled: true }],
+  }));
+  sb = await startSb({ seed, monthlyQuota: null });
+});
+afterAll(() => sb.close());
+
+interface Fixture {
+  key: string;
+  client: PayoutClient;
+  session: BatchSession;
+  proposal: SwapProposal;
+  /** The routes this business's requests went to, in order. */
+  routes: () => string[];
+  /** The swaps of this business at the sandbox with the proposal's reference. */
+  swapsAtSandbox: () => Promise<{ id: string; status: string; destinationAmount: number }[]>;
+  fund: (session?: BatchSession) => Promise<SwapFunding>;
+}
+
+/** Business n, a batch of its own, and the proposal that funds 100.00 USD from EUR at the seed's rate. */
+async function fixture(n: number, o: { retries?: boolean } = {}): Promise<Fixture> {
+  const key = keyOf(n);
+  const client = new PayoutClient({
+    baseUrl: sb.url,
+    apiKey: key,
+    requestsPerSecond: 500,
+    retry: { maxAttempts: o.retries === false ? 1 : 2, baseDelayMs: 5, maxDelayMs: 20 },
+  });
+  const wallets = new Map((await client.listWallets()).data.map((w) => [w.currency, w.walletId]));
+  const dir = await workDir('pb-swap-send-');
+  const identity = batchIdentity(String(n).repeat(64).slice(0, 64));
+  const open = () =>
+    openSession({ identity, env: 'custom', file: join(dir, 'b.csv'), journal: join(dir, 'b.journal.jsonl'), command: 'run' });
+  const session = open();
+  // 100.00 USD: the shortfall 99.00 plus a 1% margin, at the seed's rate (EUR is the pair's quote: ÷ rate)
+  const swapAmount = new Dec('100.00').times(RATE).toDecimalPlaces(2, Dec.ROUND_UP);
+  const proposal: SwapProposal = {
+    reference: swapReference(identity.batchId, 'USD'),
+    currency: 'USD',
+    fromCurrency: 'EUR',
+    sourceWalletId: wallets.get('EUR')!,
+    destinationWalletId: wallets.get('USD')!,
+    swapAmount: swapAmount.toFixed(2),
+    amountToBeSent: swapAmount.div(RATE).toDecimalPlaces(2).toFixed(2),
+    pair: { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: RATE },
+    shortfall: '99.00',
+    margin: '1.00',
+    balances: [],
+  };
+  const start = sb.requestLog().length;
+  return {
+    key,
+    client,
+    session,
+    proposal,
+    routes: () =>
+      sb
+        .requestLog()
+        .slice(start)
+        .filter((r) => r.apiKey === key)
+        .map((r) => r.route),
+    swapsAtSandbox: async () =>
+      (
+        (await client.listSwaps({ limit: 100 })).data as unknown as {
+          payoutRef: string;
+          id: string;
+          status: string;
+          destinationAmount: number;
+        }[]
+      ).filter((s) => s.payoutRef === proposal.reference),
+    fund: async (s = session) =>
+      (
+        await fundBySwaps({ client, session: s, batchId: identity.batchId, need: () => new Dec('119.00') }, [proposal], {
+          rateTolerance: new Dec('0.01'),
+        })
+      ).get('USD')!,
+  };
+}
+
+const phases = (s: BatchSession) => swapLines(s).map((l) => `${l.phase}${'attempt' in l ? `:${l.attempt}` : ''}`);
+const count = (routes: string[], route: string) => routes.filter((r) => r === route).length;
+
+describe('the swap is sent once', () => {
+  it('finds none, prices at the live rate, journals `initiating` before POST swap, sees the credit; a rerun sends nothing', async () => {
+    const f = await fixture(1);
+    const funded = await f.fund();
+    expect(funded).toMatchObject({ currency: 'USD', funded: true, swap: { status: 'PROCESSING', destinationAmount: '100.00' } });
+    expect(f.routes()).toEqual(['listSwaps', 'pairs', 'swap', 'wallets']); // the 4 requests of a swap
+    expect(phases(f.session)).toEqual(['initiating:1', 'created:1']);
+    const [initiating] = swapLines(f.session);
+    expect(initiating).toMatchObject({ key: swapKey(f.proposal.reference, 1), body: swapBody(f.proposal, new Dec('100.00')) });
+    // resumed (a new session on the same journal): the journalled swap; only the credit is read
+    f.session.writer.close();
+    const again = await f.fund(openSession({ ...sessionArgs(f.session) }));
+    expect(again.funded).toBe(true);
+    expect(f.routes()).toEqual(['listSwaps', 'pairs', 'swap', 'wallets', 'wallets']);
+    expect(await f.swapsAtSandbox()).toHaveLength(1);
+  });
+
+  it('killed after `initiating` was journalled: the swap that left is found in the list; the one that did not is sent with the same key and bytes', async () => {
+    const f = await fixture(2);
+    const body = swapBody(f.proposal, new Dec(f.proposal.amountToBeSent));
+    const line = { t: 'swap' as const, currency: 'USD', reference: f.proposal.reference, at: new Date().toISOString(), body };
+    // the request never left: resent as journalled
+    await recordSwapInitiating(f.session, { ...line, phase: 'initiating', attempt: 1, key: swapKey(f.proposal.reference, 1) });
+    expect((await f.fund()).funded).toBe(true);
+    expect(f.routes()).toEqual(['listSwaps', 'swap', 'wallets']);
+    expect(sb.requestLog().filter((r) => r.apiKey === f.key && r.route === 'swap')).toHaveLength(1);
+
+    // another batch of the same business: the request left and its answer was lost (the kill)
+    const g = await fixture(3);
+    const gBody = swapBody(g.proposal, new Dec(g.proposal.amountToBeSent));
+    const gKey = swapKey(g.proposal.reference, 1);
+    await recordSwapInitiating(g.session, {
+      ...line,
+      reference: g.proposal.reference,
+      body: gBody,
+      phase: 'initiating',
+      attempt: 1,
+      key: gKey,
+    });
+    await g.client.swap(gBody, { idempotencyKey: gKey });
+    const funded = await g.fund();
+    expect(funded.funded).toBe(true);
+    expect(count(g.routes(), 'swap')).toBe(1); // the one before the "kill": none by the send step
+    expect(phases(g.session)).toEqual(['initiating:1', 'created:1']);
+    expect(await g.swapsAtSandbox()).toHaveLength(1);
+  });
+
+  it('an unknown outcome (5xx after the swap was made; the client does not retry) is settled through the list: one swap', async () => {
+    const f = await fixture(4, { retries: false });
+    sb.setFaults({ errorAfterCreate: 1, routes: ['swap'] });
+    try {
+      expect((await f.fund()).funded).toBe(true);
+    } finally {
+      sb.setFaults({});
+    }
+    expect(phases(f.session)).toEqual(['initiating:1', 'unknown:1', 'created:1']);
+    expect(
+      new Set(
+        sb
+          .requestLog()
+          .filter((r) => r.apiKey === f.key && r.route === 'swap')
+          .map((r) => r.status),
+      ),
+    ).not.toContain(201);
+    expect(await f.swapsAtSandbox()).toHaveLength(1);
+  });
+
+  it('the rate moves between the pairs read and the swap: one recomputation under a new key, one swap; a second move stops the currency', async () => {
+    const f = await fixture(5);
+    sb.setFaults({ rateMoveAfterPairsRead: { pct: 0.5, times: 1 } });
+    const funded = await f.fund();
+    expect(funded.funded).toBe(true);
+    expect(phases(f.session)).toEqual(['initiating:1', 'stale-rate:1', 'initiating:2', 'created:2']);
+    expect(f.routes()).toEqual(['listSwaps', 'pairs', 'swap', 'listSwaps', 'pairs', 'swap', 'wallets']);
+    const swaps = await f.swapsAtSandbox();
+    expect(swaps).toHaveLength(1);
+    // the approved swapAmount at the moved rate (0.9215 × 1.005)
+    expect(swaps[0]!.destinationAmount).toBe(
+      Number(new Dec(f.proposal.swapAmount).div(new Dec(RATE).times('1.005')).toDecimalPlaces(2).toFixed()),
+    );
+
+    const g = await fixture(6);
+    sb.setFaults({ rateMoveAfterPairsRead: { pct: 0.2, times: 2 } });
+    try {
+      expect(await g.fund()).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_RATE_MOVED' });
+    } finally {
+      sb.setFaults({});
+    }
+    expect(phases(g.session)).toEqual(['initiating:1', 'stale-rate:1', 'initiating:2', 'stale-rate:2']);
+    expect(await g.swapsAtSandbox()).toHaveLength(0);
+  });
+});
+
+describe('a refused swap stops its currency, nothing of it sent', () => {
+  it('the source wallet cannot pay (INSUFFICIENT_FUNDS): rejected, exit class 3', async () => {
+    const f = await fixture(7); // its EUR wallet holds 5.00
+    const r = await f.fund();
+    expect(r).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REFUSED' });
+    expect(r.funded || r.reason).toMatch(/INSUFFICIENT_FUNDS/);
+    expect(phases(f.session)).toEqual(['initiating:1', 'rejected:1']);
+  });
+
+  it('the live rate moved more than the tolerance: refused before POST swap, saying both rates; a swap that comes out REJECTED stops it too', async () => {
+    const f = await fixture(8);
+    const pairs = (await f.client.listPairs()).data;
+    const id = pairs.find((p) => p.baseCurrency === 'USD' && p.quoteCurrency === 'EUR')!.currencyPairId!;
+    const setRate = (rate: string) =>
+      fetch(`${sb.url}/_sandbox/pairs/${id}/rate`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ rate }),
+      });
+    expect((await setRate('0.94')).status).toBe(200);
+    const r = await f.fund();
+    expect(r).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REFUSED' });
+    expect(r.funded || r.reason).toMatch(/moved from 0\.9215 \(approved\) to 0\.94 \(live\), more than the tolerance of 1%/);
+    expect(count(f.routes(), 'swap')).toBe(0);
+    expect(phases(f.session)).toEqual([]);
+
+    // back at the approved rate, the service takes the swap and its operations reverse it (spec §3)
+    expect((await setRate(RATE)).status).toBe(200);
+    sb.setFaults({ rejectNextSwaps: 1 });
+    const rejected = await f.fund();
+    expect(rejected).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REJECTED' });
+    expect(phases(f.session)).toEqual(['initiating:1', 'created:1', 'status']);
+    expect((await f.swapsAtSandbox()).map((s) => s.status)).toEqual(['REJECTED']);
+  });
+});
+
+/** What opens the same batch's journal again (a resumed run). */
+function sessionArgs(s: BatchSession): Parameters<typeof openSession>[0] {
+  return {
+    identity: batchIdentity(s.header.batchId),
+    env: 'custom',
+    file: s.header.file,
+    journal: s.journalPath,
+    command: 'run',
+  };
+}
+
+describe('payout-batch run with a swap', () => {
+  /** Business n's CLI in a folder of its own, with a batch of 2 USD and 2 GBP rows (USD 31.01 with fees; the wallet holds 20.00). */
+  async function batchOf(n: number) {
+    const dir = await workDir('pb-swap-run-');
+    const state = join(dir, 'state');
+    const env = cleanEnv({ PAYOUT_API_KEY: keyOf(n), PAYOUT_BATCH_STATE_DIR: state });
+    const [header, ...usd] = generateCsv({ rows: 2, currencies: ['USD'], prefix: `SW${n}U` })
+      .trim()
+      .split('\n');
+    const gbp = generateCsv({ rows: 2, currencies: ['GBP'], prefix: `SW${n}G`, amount: (i) => `${20 + i}.50` })
+      .trim()
+      .split('\n')
+      .slice(1);
+    await writeFile(join(dir, 'payroll.csv'), [header, usd[0], gbp[0], usd[1], gbp[1]].join('\n') + '\n');
+    const start = sb.requestLog().length;
+    return {
+      dir,
+      state,
+      cli: (args: string[], onSpawn?: (c: ChildProcess) => void): Promise<CliRun> =>
+        runCli([...args, '--base-url', sb.url, '--rate', '200'], { cwd: dir, env, onSpawn }),
+      routes: () =>
+        sb
+          .requestLog()
+          .slice(start)
+          .filter((r) => r.apiKey === keyOf(n))
+          .map((r) => r.route),
+      results: async () => (await import('../../src/results/index.ts')).readResults(join(dir, 'payroll.results.csv')),
+    };
+  }
+
+  it('plan --out; the rate moves past the tolerance: run --plan pays GBP, not USD (exit 3); back within it: one swap, then the USD rows', async () => {
+    const b = await batchOf(9);
+    const plan = await b.cli(['plan', 'payroll.csv', '--out', 'payroll.plan.json']);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(9) });
+    const id = (await client.listPairs()).data.find((p) => p.baseCurrency === 'USD' && p.quoteCurrency === 'EUR')!.currencyPairId!;
+    const setRate = (rate: string) =>
+      fetch(`${sb.url}/_sandbox/pairs/${id}/rate`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ rate }),
+      });
+    expect((await setRate('0.90')).status).toBe(200);
+    const refused = await b.cli(['run', '--plan', 'payroll.plan.json', '--yes']);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(/moved from 0\.9215 \(approved\) to 0\.9 \(live\)/);
+    expect(count(b.routes(), 'swap')).toBe(0);
+    const status = async () => (await b.results()).rows.map((r) => [r.cells.sourceCurrency, r.result.status, r.result.errorCode ?? '']);
+    expect(await status()).toEqual([
+      ['USD', 'NOT_SENT', 'SWAP_REFUSED'],
+      ['GBP', 'PENDING', ''],
+      ['USD', 'NOT_SENT', 'SWAP_REFUSED'],
+      ['GBP', 'PENDING', ''],
+    ]);
+
+    expect((await setRate('0.9230')).status).toBe(200); // moved 0.16%: within the tolerance, priced again
+    const run = await b.cli(['run', '--plan', 'payroll.plan.json', '--yes']);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(count(b.routes(), 'swap')).toBe(1);
+    expect(count(b.routes(), 'initiate')).toBe(4);
+    expect((await status()).map(([c, s]) => `${c} ${s}`)).toEqual(['USD PENDING', 'GBP PENDING', 'USD PENDING', 'GBP PENDING']);
+    const [swap] = (await client.listSwaps({ limit: 100 })).data;
+    expect(swap).toMatchObject({
+      sourceCurrency: 'EUR',
+      destinationCurrency: 'USD',
+      exchangeRate: Number(new Dec(1).div('0.9230').toSignificantDigits(12).toFixed()),
+    });
+  });
+
+  it("killed right after the swap's `initiating` line, then resumed: one swap, every row paid", async () => {
+    const b = await batchOf(10);
+    const killed = await b.cli(['run', 'payroll.csv', '--fund-by-swap', '--yes'], (child) => {
+      const poll = setInterval(() => {
+        const [journal] = ledgerJournals(b.state);
+        if (!journal || !existsSync(journal) || !readFileSync(journal, 'utf8').includes('"phase":"initiating"')) return;
+        clearInterval(poll);
+        child.kill('SIGKILL');
+      }, 1);
+      child.on('exit', () => clearInterval(poll));
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    await until(() => sb.inFlight() === 0);
+    const resumed = await b.cli(['run', 'payroll.csv', '--fund-by-swap', '--yes']);
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    const [journal] = ledgerJournals(b.state);
+    const lines = readFileSync(journal!, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"t":"swap"'))
+      .map((l) => JSON.parse(l) as { phase: string; attempt: number });
+    expect(lines.every((l) => l.attempt === 1)).toBe(true); // never a second key
+    expect(lines.at(-1)!.phase).toBe('created');
+    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(10) });
+    expect((await client.listSwaps({ limit: 100 })).data).toHaveLength(1);
+    expect((await b.results()).rows.every((r) => r.result.status === 'PENDING')).toBe(true);
+  });
+});
