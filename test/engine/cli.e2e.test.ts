@@ -191,7 +191,7 @@ describe('plan --out, then run --plan', () => {
     const elsewhere = sb!.url.replace(/:(\d+)$/, (_, port: string) => `:${Number(port) + 1}`);
     const other = await runCli(['run', '--plan', 'second.plan.json', '--yes', '--base-url', elsewhere], { cwd: dir, env });
     expect(other.code).toBe(3);
-    expect(other.stderr).toContain(`the plan was made for the service at ${sb!.url}`);
+    expect(other.stderr).toMatch(new RegExp(`--base-url ${elsewhere}, but the plan was made for custom .*${sb!.url}`));
     await writeFile(file2, (await readFile(file2, 'utf8')).replace('SECOND-0002', 'SECOND-0099'));
     const changed = await run('run', '--plan', 'second.plan.json', '--yes');
     expect(changed.code).toBe(3);
