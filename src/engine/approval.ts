@@ -96,7 +96,7 @@ function fundingHint(plan: BatchPlan, swapCommand: string | undefined): string {
   if (plan.swapRefusals.length)
     return `No swap can fund it: ${plan.swapRefusals.map((r) => `${r.currency}: ${r.reason}`).join('; ')}. Top up the wallet, ${partial}`;
   if (plan.swaps.length && !plan.fundedBySwaps)
-    return `Top up the wallet, fund it by the swap${plan.swaps.length === 1 ? '' : 's'} the plan proposes (${swapCommand ?? 'pass --fund-by-swap'}), ${partial}`;
+    return `Top up the wallet, fund it by the swap${plan.swaps.length === 1 ? '' : 's'} the plan proposes (${swapCommand ?? '`payout-batch run` with --fund-by-swap'}), ${partial}`;
   return `Top up the wallet, ${partial}`;
 }
 

@@ -31,6 +31,8 @@ export interface PlanCommandOptions
   conn: Connection;
   stateDir?: string;
   out?: string;
+  /** The plan's swaps fund the batch (default: `plan` proposes them so); `run --dry-run` says whether its run would (--fund-by-swap). */
+  fundBySwap?: boolean;
   /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. A look-alike name is refused (RangeError). */
   preparedBy?: string;
 }
@@ -78,7 +80,8 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   // rows from the methods route's fee, as `run` does.
   const quoteRows = !!o.out && o.quote;
   // The plan proposes a swap for a short wallet, and counts it: `run --plan` sends it, `run --fund-by-swap` too.
-  const staged = await planStage(o.conn, batch, folded, env, { ...o, quoteRows, sentElsewhere, fundBySwap: true });
+  const fundBySwap = o.fundBySwap ?? true;
+  const staged = await planStage(o.conn, batch, folded, env, { ...o, quoteRows, sentElsewhere, fundBySwap });
   // (as `run` counts it: pipeline.ts approve)
   const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
   const overLimit = [requestLimitReason(staged.plan.requests, o.maxRequests) ?? [], swapReasons(staged.plan, o)].flat();
@@ -92,7 +95,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
         sentElsewhere,
         usage: staged.usage,
         quotedFees: quoted.fees,
-        fundBySwap: true,
+        fundBySwap,
       })
     : staged.plan;
   // (the swap priced again with the quoted fees: its cap is checked again)

@@ -1,7 +1,8 @@
 // The plan of a batch: which rows go, the totals per source currency with their fees (quoted, so
 // exact, or the methods route's, so estimated, with a margin), each wallet's balance after the
-// batch, corridors not enabled, and the requests the batch will spend by kind against the key's
-// month. Pure: computed from the loaded batch, the preflight and the journal.
+// batch, the swap that would fund a short wallet (swap.ts), corridors not enabled, and the
+// requests the batch will spend by kind against the key's month. Pure: computed from the loaded
+// batch, the preflight and the journal.
 import { z } from 'zod';
 import { Dec, ExactSum, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
 import { quotaSentence, type UsageReport } from '../client/quota.ts';

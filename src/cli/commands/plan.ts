@@ -49,7 +49,11 @@ const builder = (y: Argv) =>
 
 /** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out (nor --prepared-by). */
 type PlanFlags = ArgsOf<typeof builder>;
-export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by'> & Partial<Pick<PlanFlags, 'out' | 'prepared-by'>>;
+export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by'> &
+  Partial<Pick<PlanFlags, 'out' | 'prepared-by'>> & {
+    /** `run --dry-run`: whether its run would fund the batch by the plan's swap (`plan` counts it). */
+    'fund-by-swap'?: boolean;
+  };
 
 export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
 
@@ -82,6 +86,7 @@ export async function showPlan(
       sheet: args.sheet,
       allowDuplicateRows: args['allow-duplicate-rows'],
       ...swapFlags(args),
+      fundBySwap: args['fund-by-swap'] ?? true,
       stop: abortOn(io.stopSignal),
     });
     const p = r.plan;
