@@ -29,6 +29,16 @@ it("status shows a failed payout's reason and its refund with the currency, and 
   expect(r.stdout).toContain('1 payout status');
   expect(r.stderr.match(/status moved/g)).toHaveLength(1);
   expect((await readResults(results)).rows[0]!.result.statusReason).toBe('beneficiary bank closed the account');
+
+  // the other payout asks for a text, and gets a document meanwhile: still ADDITIONAL_INFO_REQUIRED,
+  // newer details; a refresh of the same status is no move, counted or logged
+  await setStatus(sb, ids[1]!, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Purpose', type: 'TEXT' }] });
+  const status = () => runCli(['status', results, '--base-url', sb.url, '--log-level', 'info'], { cwd: dir, env: cleanEnv() });
+  expect((await status()).stderr).toMatch(/"from":"PENDING","to":"ADDITIONAL_INFO_REQUIRED".*"msg":"status moved"/);
+  expect((await runCli(['attach', ids[1]!, sampleDoc(), '--base-url', sb.url], { cwd: dir, env: cleanEnv() })).code).toBe(0);
+  const same = await status();
+  expect(same.stdout).toContain('0 moved forward');
+  expect(same.stderr).not.toContain('status moved');
 });
 
 it('attach finds the payout by its payoutRef, and by the reference with the results file; hints work as printed', async () => {
