@@ -175,7 +175,8 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
         : undefined;
     if (report) out(`Report: ${report}\n`);
     const exitCode = r.stopped ? ExitCode.INTERRUPTED : r.exitCode;
-    if (args.json) printJson(io, { ...jsonSummary({ ...r, exitCode, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
+    if (args.json)
+      printJson(io, { ...jsonSummary({ ...r, exitCode, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
     else if (exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
     else out(exitReasonText(r, connectionHint(args)));
     return exitCode;

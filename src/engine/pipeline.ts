@@ -288,7 +288,10 @@ async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
         scope,
         view,
         3,
-        { ...(sentAny ? { halted: stopped.map((f) => f.reason).join('; ') } : { refused: stopped.map((f) => f.reason) }), stopped: res.stopped },
+        {
+          ...(sentAny ? { halted: stopped.map((f) => f.reason).join('; ') } : { refused: stopped.map((f) => f.reason) }),
+          stopped: res.stopped,
+        },
         true,
       );
     return await finish(run, scope, view, 0, { stopped: res.stopped }, true);

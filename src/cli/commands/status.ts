@@ -142,7 +142,8 @@ function requestsText(json: string | undefined): string {
 
 /** A row failed after creation: its status, the refund with its currency, the service's reason, what to do. */
 function failedLine(f: StatusResult['failed'][number], results: string, connection: string): string {
-  const refund = f.refunded !== undefined ? `refunded ${f.currency ? `${f.currency} ` : ''}${groupThousands(f.refunded)}` : 'refund not seen yet';
+  const refund =
+    f.refunded !== undefined ? `refunded ${f.currency ? `${f.currency} ` : ''}${groupThousands(f.refunded)}` : 'refund not seen yet';
   const next =
     f.refunded !== undefined
       ? `pay it again with: payout-batch retry ${results} --resend-failed${connection}`
