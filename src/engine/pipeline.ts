@@ -150,11 +150,12 @@ export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: 
     }
     const { plan } = planned;
     o.onPlan?.(plan);
-    const refused = await approve(run, plan, new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]));
+    const fees = new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]);
+    const refused = await approve(run, plan, fees);
     // Nothing sent: no results file is written (an earlier run's stays as it is).
     const stopped = !!o.stop?.aborted;
     if (refused) return await finish(run, scope, { plan, executed: new Map(), stopped }, 3, { refused, stopped }, false);
-    return await execute(run, plan);
+    return await execute(run, plan, fees);
   } finally {
     try {
       session.writer.close();
@@ -227,7 +228,7 @@ async function approve({ batch, session, o }: Run, plan: BatchPlan, estimatedFee
 }
 
 /** Sends the plan's rows (execute.ts) and attaches the documents created rows still lack, then finishes. */
-async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
+async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, DecT>): Promise<PipelineResult> {
   let plan = approved;
   const { batch, session, o } = run;
   const { client } = o.conn;
@@ -243,9 +244,20 @@ async function execute(run: Run, approved: BatchPlan): Promise<PipelineResult> {
     // (without --fund-by-swap or a plan file's swap, not even the journal's swap lines are read)
     const swaps = swapsToSend(plan);
     const funding = plan.fundedBySwaps
-      ? fundBySwaps({ client, session, batchId: batch.identity.batchId, need: needOf(plan), onEvent: o.onEvent, stop: o.stop }, swaps, {
-          rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
-        })
+      ? fundBySwaps(
+          {
+            client,
+            session,
+            batchId: batch.identity.batchId,
+            need: needOf(plan, byNumber, folded, fees),
+            onEvent: o.onEvent,
+            stop: o.stop,
+          },
+          swaps,
+          {
+            rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
+          },
+        )
       : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
@@ -310,11 +322,25 @@ function swapsToSend(plan: BatchPlan): SwapProposal[] {
   return plan.fundedBySwaps ? plan.swaps : [];
 }
 
-/** What the rows to send of a currency need in its wallet: amounts, fees and the fee margin (the swap's credit must show that much). */
-const needOf = (plan: BatchPlan) => (currency: string) => {
-  const c = plan.currencies.find((x) => x.currency === currency);
-  return c && new Dec(c.total).plus(c.feeMargin ?? 0);
-};
+/**
+ * What the rows of a currency sent fresh by this run need in its wallet (the swap's credit must
+ * show that much): their amounts and estimated fees, and the plan's fee margin. Rows of unknown
+ * outcome are left out: they may be paid already (their debit is in the balance), and a resend of
+ * one that was not is refused by the service (INSUFFICIENT_FUNDS), never paid twice.
+ */
+function needOf(plan: BatchPlan, byNumber: Map<number, EngineRow>, folded: FoldedJournal, fees: ReadonlyMap<number, DecT>) {
+  return (currency: string): DecT | undefined => {
+    const c = plan.currencies.find((x) => x.currency === currency);
+    if (!c) return undefined;
+    let need = new Dec(c.feeMargin ?? 0);
+    for (const n of plan.toSend) {
+      const p = byNumber.get(n)!.payout!;
+      if (p.sourceCurrency === currency && rowState(folded, p.reference).phase === 'none')
+        need = need.plus(p.sourceAmount).plus(fees.get(n) ?? 0);
+    }
+    return need;
+  };
+}
 
 /** The plan with the rows of each stopped currency moved from toSend to notSent, saying why. */
 function withoutStoppedCurrencies(

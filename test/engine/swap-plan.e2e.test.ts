@@ -88,7 +88,7 @@ it('plan --out shows the swap and holds it; the payload two approvers sign cover
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   for (const name of ['Alice', 'Bob']) {
     writeFileSync(join(dir, `${name}.pem`), newKeyPair().privatePem, { mode: 0o600 });
-    const ok = await runCli(['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name}.pem`], { cwd: dir, env });
+    const ok = await runCli(['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name}.pem`, '--yes'], { cwd: dir, env });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`swap first, reference ${s.reference}: ${swapped}`);
   }

@@ -4,7 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { z } from 'zod';
-import { parseMoneyFlag } from '../../engine/approval.ts';
+import { parseMoneyFlag, type GuardOptions } from '../../engine/approval.ts';
+import type { BatchPlan } from '../../engine/plan.ts';
+import { Dec } from '../../money.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
 
@@ -49,6 +51,13 @@ export const WatchConfig = z.strictObject({
   pollSeconds: z.number().positive().max(3600).default(5),
   /** A claim of another host with no heartbeat for this long is taken over (on this host: when its pid is dead). */
   claimStaleSeconds: z.number().positive().default(120),
+  /**
+   * Fund a short wallet by a swap (as `run --fund-by-swap`), for these currencies only: the currency
+   * funded → the most a swap may credit it, its amountToBeSent (as `--max-swap`), e.g.
+   * {"USD": "5000.00"}. A file whose plan needs a larger swap, or one for another currency, is
+   * refused with nothing sent.
+   */
+  fundBySwap: z.record(z.string().regex(/^[A-Z]{3}$/), z.string().regex(/^\d+(\.\d+)?$/, 'an amount, e.g. "5000.00"')).optional(),
   allowPartial: z.boolean().default(false),
   enablePairs: z.boolean().default(false),
   mergeDocuments: z.boolean().default(false),
@@ -103,4 +112,27 @@ export function readWatchConfig(dir: string): WatchConfig {
       throw new WatchConfigError(`${path}: approvers: the approvers list must not be in the inbox (anyone who drops files could write it)`);
   }
   return r.data;
+}
+
+/**
+ * The engine's options for a watch's `fundBySwap` (none without it): --fund-by-swap, --max-swap per
+ * currency, and, beside the account's approval policy, a guard that refuses a swap for a currency
+ * the configuration does not name.
+ */
+export function swapRunOptions(
+  cfg: WatchConfig,
+  policy?: GuardOptions['policy'],
+): Pick<GuardOptions, 'fundBySwap' | 'maxSwaps' | 'policy'> {
+  const limits = Object.entries(cfg.fundBySwap ?? {});
+  if (!limits.length) return policy ? { policy } : {};
+  const named = new Set(limits.map(([currency]) => currency));
+  const others = (plan: Pick<BatchPlan, 'currencies'> & Partial<Pick<BatchPlan, 'swaps'>>) => {
+    const s = plan.swaps?.find((x) => !named.has(x.currency));
+    return s && `the plan funds ${s.currency} by a swap, but the watch's fundBySwap names only ${[...named].join(', ')}`;
+  };
+  return {
+    fundBySwap: true,
+    maxSwaps: limits.map(([currency, amount]) => ({ currency, amount: new Dec(amount) })),
+    policy: (plan) => policy?.(plan) ?? others(plan),
+  };
 }

@@ -38,7 +38,7 @@ import { ResultsError } from '../../results/errors.ts';
 import { isStale, myStart, withLock } from '../../files/lock.ts';
 import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
 import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
-import { CONFIG_FILE, type WatchConfig } from './config.ts';
+import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
 
 export interface FileOutcome {
@@ -593,7 +593,7 @@ export class FolderWatch {
       expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
       maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
       maxRequests: cfg.maxRequests,
-      policy,
+      ...swapRunOptions(cfg, policy),
       mergeDocuments: cfg.mergeDocuments,
       concurrency: cfg.concurrency,
       stop,
