@@ -114,6 +114,8 @@ export const RequestCostSchema = z.object({
   initiates: count.default(0),
   /** One PATCH documents per row naming more than one document (none under --merge-documents). */
   patches: count.default(0),
+  /** Four per swap that funds the batch (swap-send.ts): the swaps list, the pairs, the swap, the wallets after it. */
+  swapRequests: count.default(0),
   /** This key's requests this month, its quota and what remains of it, as counted here (client/quota.ts). */
   usedThisMonth: count.optional(),
   quota: count.optional(),
@@ -219,7 +221,7 @@ function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
 export function requestCost(
   rows: readonly { payout: PayoutRow; settling: boolean }[],
   sha256Of: (path: string) => string | undefined,
-  o: { preflight: number; quoteRows?: boolean; mergeDocuments: boolean; usage?: UsageReport },
+  o: { preflight: number; quoteRows?: boolean; mergeDocuments: boolean; usage?: UsageReport; swaps?: number },
 ): RequestCost {
   const contents = new Set<string>();
   let patches = 0;
@@ -233,10 +235,10 @@ export function requestCost(
       if (digests.length > 1) patches++;
     }
   }
-  const [quotes, uploads, u] = [o.quoteRows ? rows.length : 0, contents.size, o.usage];
+  const [quotes, uploads, u, swapRequests] = [o.quoteRows ? rows.length : 0, contents.size, o.usage, 4 * (o.swaps ?? 0)];
   return {
-    estimate: o.preflight + quotes + uploads + rows.length + patches,
-    ...{ preflight: o.preflight, quotes, uploadUrls: uploads, storagePuts: uploads, initiates: rows.length, patches },
+    estimate: o.preflight + quotes + uploads + rows.length + patches + swapRequests,
+    ...{ preflight: o.preflight, quotes, uploadUrls: uploads, storagePuts: uploads, initiates: rows.length, patches, swapRequests },
     ...(u ? { usedThisMonth: u.used, quota: u.quota, remaining: u.remaining } : {}),
   };
 }
@@ -249,6 +251,7 @@ export function requestKindsText(r: RequestCost): string {
     [r.uploadUrls, 'upload-url'],
     [r.initiates, 'initiate'],
     [r.patches, 'PATCH documents'],
+    [r.swapRequests, 'for the swaps (list, pairs, swap, wallets)'],
   ];
   const text = kinds.filter(([n]) => n > 0).map(([n, k]) => `${n} ${k}`);
   return (text.join(', ') || 'none') + (r.storagePuts ? ` (+ ${r.storagePuts} storage PUTs, not counted)` : '');
@@ -568,7 +571,8 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const wallets = withSwaps(walletBalances(pf), fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
   const { currencies, shortfall, marginShort } = currencyPlans(taken.used, taken.wanted, wallets);
-  const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, { ...o, preflight: pf.requests });
+  const swaps = fundedBySwaps ? funding.swaps.length : 0;
+  const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, { ...o, preflight: pf.requests, swaps });
   const notSent = new Map<number, LeftOut>([...rows.held, ...taken.leftOut, ...rows.elsewhere]);
   return {
     batchId: batch.identity.batchId,

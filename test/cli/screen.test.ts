@@ -42,7 +42,7 @@ const plan = (over: Partial<BatchPlan> = {}): BatchPlan => ({
   ],
   corridorsNotEnabled: [],
   warnings: [],
-  requests: { estimate: 4, preflight: 2, quotes: 0, uploadUrls: 0, initiates: 2, patches: 0, storagePuts: 0 },
+  requests: { estimate: 4, preflight: 2, quotes: 0, uploadUrls: 0, initiates: 2, patches: 0, storagePuts: 0, swapRequests: 0 },
   shortfall: true,
   corridorBlocked: false,
   swaps: [],

@@ -68,6 +68,7 @@ describe('the plan states what the batch costs', () => {
       storagePuts: 2,
       initiates: 5,
       patches: 0,
+      swapRequests: 0,
       quota: 10_000,
     });
   });

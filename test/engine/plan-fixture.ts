@@ -18,7 +18,7 @@ export const planFixture = (over: Partial<BatchPlan> = {}): BatchPlan => ({
   currencies: [],
   corridorsNotEnabled: [],
   warnings: [],
-  requests: { preflight: 3, estimate: 5, quotes: 0, uploadUrls: 0, storagePuts: 0, initiates: 2, patches: 0 },
+  requests: { preflight: 3, estimate: 5, quotes: 0, uploadUrls: 0, storagePuts: 0, initiates: 2, patches: 0, swapRequests: 0 },
   swaps: [],
   swapRefusals: [],
   fundedBySwaps: false,

@@ -182,6 +182,7 @@ describe('what a batch costs, by kind', () => {
       storagePuts: 2,
       initiates: 5,
       patches: 0,
+      swapRequests: 0,
     });
   });
 
@@ -193,6 +194,7 @@ describe('what a batch costs, by kind', () => {
       quotes: 6,
       uploadUrls: 2,
       patches: 1,
+      swapRequests: 0,
       usedThisMonth: 9_000,
       remaining: 1_000,
     });
@@ -205,6 +207,7 @@ describe('what a batch costs, by kind', () => {
       estimate: 1,
       uploadUrls: 0,
       patches: 0,
+      swapRequests: 0,
     });
   });
 

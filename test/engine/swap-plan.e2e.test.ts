@@ -57,6 +57,8 @@ it('plan proposes one swap from the EUR wallet, priced so the service converts i
   expect(json.code, json.stderr).toBe(0);
   const plan = JSON.parse(json.stdout);
   expect(plan.swaps).toHaveLength(1);
+  // the run's swap costs the swaps list, the pairs, the swap and the wallets after it
+  expect(plan.requests).toMatchObject({ swapRequests: 4 });
   const s = plan.swaps[0];
   expect(s).toMatchObject({ currency: 'USD', fromCurrency: 'EUR', pair: { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' } });
   expect(s.reference).toMatch(/^PBS-[0-9a-f]{24}-USD$/);

@@ -230,6 +230,7 @@ describe('plan report', () => {
       storagePuts: 1,
       initiates: 2,
       patches: 1,
+      swapRequests: 0,
       usedThisMonth: 100,
       quota: 10000,
     },
