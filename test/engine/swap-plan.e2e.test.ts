@@ -1,6 +1,7 @@
 // The swap a plan proposes, over the real CLI and a sandbox over HTTP: a short USD wallet and a
 // full EUR wallet with an enabled USD/EUR pair. `plan` shows one swap (text and --json), `plan
-// --out` writes it and approvers sign it; a run refused by the swap's guards, without an enabled
+// --out` writes it and approvers sign it; the signed plan runs with one swap and reconcile ties it
+// out (last: it funds the wallet); a run refused by the swap's guards, without an enabled
 // pair, or without --fund-by-swap sends nothing: no swap, no initiate.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -88,13 +89,17 @@ it('plan --out shows the swap and holds it; the payload two approvers sign cover
   );
   expect(sb.requestLog().filter((r) => r.route === 'pairs')).toHaveLength(2); // one per plan
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const approvers: { name: string; publicKey: string }[] = [];
   for (const name of ['Alice', 'Bob']) {
-    writeFileSync(join(dir, `${name}.pem`), newKeyPair().privatePem, { mode: 0o600 });
+    const pair = newKeyPair();
+    approvers.push({ name, publicKey: pair.publicKey });
+    writeFileSync(join(dir, `${name}.pem`), pair.privatePem, { mode: 0o600 });
     const ok = await runCli(['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name}.pem`, '--yes'], { cwd: dir, env });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`swap first, reference ${s.reference}: ${swapped}`);
   }
   expect(planPayload(loadPlan(join(dir, 'payroll.plan.json'))).swaps).toEqual(file.swaps);
+  writeFileSync(join(dir, 'approvers.json'), JSON.stringify(approvers));
   expect(sent()).toEqual([]);
 });
 
@@ -118,4 +123,29 @@ it('refused with nothing sent: without --fund-by-swap, over --max-swap, without 
   expect(noPair.code).toBe(3);
   expect(noPair.stderr).toContain('No swap can fund it: USD: no wallet of the business has an enabled pair with USD');
   expect(sent()).toEqual([]);
+});
+
+it('the plan two approvers signed runs: one swap, then every row paid, once; reconcile ties out with the swap', async () => {
+  const signed = ['--plan', 'payroll.plan.json', '--require-approvals', '2', '--approvers', 'approvers.json', '--yes', '--no-report'];
+  const run = await cli('run', ...signed, '--json');
+  expect(run.code, run.stderr).toBe(0);
+  const { summary } = JSON.parse(run.stdout);
+  expect(summary.created).toBe(3);
+  const swapsSent = () => sb.requestLog().filter((r) => r.route === 'swap');
+  expect(swapsSent()).toHaveLength(1);
+  expect(summary.swaps).toMatchObject([{ currency: 'USD', sourceCurrency: 'EUR', status: 'PROCESSING' }]);
+  // the same approved plan again: the journal knows the swap and the payouts, nothing is sent
+  const again = await cli('run', ...signed);
+  expect(again.code, again.stderr).toBe(0);
+  expect(swapsSent()).toHaveLength(1);
+  expect(sb.requestLog().filter((r) => r.route === 'initiate')).toHaveLength(3);
+
+  const rec = await cli('reconcile', 'payroll.results.csv', '--json', '--no-report');
+  expect(rec.code, rec.stderr + rec.stdout).toBe(0);
+  const j = JSON.parse(rec.stdout);
+  expect(j.swaps).toMatchObject([{ currency: 'USD', credit: summary.swaps[0].destinationAmount, ok: true }]);
+  expect(j.totals.find((t: { currency: string }) => t.currency === 'EUR')).toMatchObject({
+    swapped: `-${summary.swaps[0].sourceAmount}`,
+    ok: true,
+  });
 });
