@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The static checks of `npm test`, at once: the typecheck, ESLint (type-aware) and the Prettier
+# The static checks (`npm run check`; CI runs them before `npm test`), at once: the typecheck, ESLint (type-aware) and the Prettier
 # check each take a core for a while, and none needs another's output. Fails if any one fails.
 set -u
 cd "$(dirname "$0")/.."
