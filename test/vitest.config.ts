@@ -1,15 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The end-to-end tests of the commands that talk to the service after a batch is read (run,
- * resume, retry, watch, status, listen, attach), run a second time against sandboxes answering in
- * the `variant` reading of the spec (test/shapes.ts). `npm run test:variant` (in CI) runs every
- * end-to-end test that way; `npm test` runs these two, which read payouts and wallet
- * transactions after creation.
- */
-const VARIANT_E2E = ['test/ops/status.e2e.test.ts', 'test/ops/reconcile.e2e.test.ts'];
-
-/**
  * Test files run without isolation share each worker's module cache, which saves the import of
  * src/ for every file (about a minute of CPU on two cores). A file that needs a module graph of
  * its own runs in the `isolated` project: one that mocks a module (vi.mock), and one that compares
@@ -45,12 +36,12 @@ export default defineConfig({
     // vitest's default of one worker would run them end to end.
     maxWorkers: 2,
     projects: [
-      // the sandboxes answer in the reading PB_SANDBOX_SHAPES names (strict by default)
+      // the sandboxes answer in the reading PB_SANDBOX_SHAPES names (strict by default; `npm run
+      // test:variant`, in CI, runs every end-to-end test against the spec's other reading)
       // *.e2e.test.ts spawn the compiled CLI (dist/, built by the global setup when stale);
       // npm run test:unit leaves them out for the inner loop.
       { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...EXCLUDE, ...ISOLATED], isolate: false } },
       { extends: true, test: { name: 'isolated', include: ISOLATED } },
-      { extends: true, test: { name: 'variant', include: VARIANT_E2E, env: { PB_SANDBOX_SHAPES: 'variant' } } },
     ],
   },
 });
