@@ -32,7 +32,8 @@ describe('two processes with one key at once, the sandbox at 5 requests a second
     const dir = await dirs.make();
     await writeBatch(dir, 'a.csv', { rows: ROWS, currencies: ['GBP'], prefix: 'PACE-A' });
     await writeBatch(dir, 'b.csv', { rows: ROWS, currencies: ['GBP'], prefix: 'PACE-B', amount: (i) => `${300 + i}.00` });
-    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    // the default pace, the spec's 5 a second (an empty $PAYOUT_BATCH_RATE is no rate)
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), PAYOUT_BATCH_RATE: '' });
     const cli = (file: string) =>
       runCli(['run', file, '--base-url', sb!.url, '--yes', '--log-level', 'debug', '--safety-margin', '300'], {
         cwd: dir,

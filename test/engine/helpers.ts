@@ -142,7 +142,9 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('PAYOUT_') && k !== 'XDG_STATE_HOME'),
   ) as Record<string, string>;
-  return { ...base, PAYOUT_API_KEY: KEY, PAYOUT_BATCH_STATE_DIR: testStateDir(), ...extra };
+  // The client at 100 requests a second unless a test says otherwise: a command spawned without
+  // --rate would otherwise wait on the spec's 5 a second against a sandbox whose limit is off.
+  return { ...base, PAYOUT_API_KEY: KEY, PAYOUT_BATCH_STATE_DIR: testStateDir(), PAYOUT_BATCH_RATE: '100', ...extra };
 }
 
 /** Spawns `node dist/bin.js ...args`; `onSpawn` sees the child (to kill it). */
