@@ -12,6 +12,7 @@
 import { Dec, minorUnits } from '../money.ts';
 import { isFailedAfterCreation } from '../journal/rows.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
+import type { SwapSnapshot } from '../engine/swap.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -132,15 +133,7 @@ export interface ReconSwap {
   /** The short currency it funds (currencyToBeSent). */
   currency: string;
   reference: string;
-  swap?: {
-    id: string;
-    status: string;
-    sourceAmount?: string;
-    sourceCurrency?: string;
-    destinationAmount?: string;
-    destinationCurrency?: string;
-    exchangeRate?: string;
-  };
+  swap?: SwapSnapshot;
 }
 
 export interface TieOutInput {

@@ -22,74 +22,15 @@
 //   balance mismatch        sum over currencies of |opening - closing - results' totalDeductible|
 //   max in a rolling second most requests of the key in any 1000 ms of the sandbox's log, every
 //                           run, kill, retry and 429 included (target: the limit)
-import { fork } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
-import { once } from 'node:events';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
-import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
-import type { FaultConfig, RequestLogEntry } from '../../src/sandbox/contract.ts';
+import type { FaultConfig } from '../../src/sandbox/contract.ts';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
 import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
-
-// ------------------------------------------------------------------ the sandbox, in a process of its own
-//
-// The sandbox dates a request when its event loop gets to it. Hosted in this process, its loop
-// would also run the campaign (spawning, polling, reading results), and a stall there bunches the
-// arrival dates it counts against the rolling second: the measurement would count our own stalls
-// as requests sent too close together. So it runs alone, as a real service would, driven through
-// its control routes (/_sandbox/faults, /_sandbox/requests) and counting the key's requests to us
-// over IPC (the kill schedule needs the count as it goes).
-
-if (process.argv[2] === '--sandbox') {
-  const sb = await startSandbox({
-    ...(JSON.parse(process.argv[3]!) as SandboxOptions),
-    onRequest: (e) => void (e.apiKey === KEY && e.route !== 'control' && process.send!(1)),
-  });
-  process.send!({ url: sb.url });
-  process.on('disconnect', () => void sb.close().then(() => process.exit(0)));
-}
-
-interface SandboxProcess {
-  url: string;
-  /** Answered requests of the key so far (control routes left out). */
-  keyRequests(): number;
-  setFaults(f: Partial<FaultConfig>): Promise<void>;
-  requestLog(): Promise<RequestLogEntry[]>;
-  close(): Promise<void>;
-}
-
-async function sandboxProcess(options: SandboxOptions): Promise<SandboxProcess> {
-  const child = fork(fileURLToPath(import.meta.url), ['--sandbox', JSON.stringify(options)], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let count = 0;
-  const [first] = (await once(child, 'message')) as [{ url: string }];
-  child.on('message', (m) => void (m === 1 && count++));
-  const control = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${first.url}/_sandbox/${path}`, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!r.ok) throw new Error(`sandbox ${method} ${path}: ${r.status} ${await r.text()}`);
-    return r.json() as Promise<unknown>;
-  };
-  return {
-    url: first.url,
-    keyRequests: () => count,
-    setFaults: async (f) => void (await control('PUT', 'faults', f)),
-    requestLog: async () => ((await control('GET', 'requests')) as { data: RequestLogEntry[] }).data,
-    close: async () => {
-      child.disconnect();
-      if (child.exitCode === null) await once(child, 'exit');
-    },
-  };
-}
+import { sandboxProcess } from './sandbox-process.ts';
 
 interface Args {
   scale: number;
@@ -349,4 +290,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (process.argv[2] !== '--sandbox') process.exitCode = await main();
+process.exitCode = await main();

@@ -10,58 +10,17 @@
 //   swaps with the batch's reference   exactly 1 (and no other swap of the business)
 //   payouts per row                    exactly 1 (a row is known by its currency and unique amount)
 //   rows created in the results        every row
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { fileSha256 } from '../../src/engine/identity.ts';
 import { swapReference } from '../../src/engine/swap.ts';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
-import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import type { FaultConfig } from '../../src/sandbox/contract.ts';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
 import { KEY, ROOT, allPayouts, cleanEnv, runCli, workDir, writeBatch } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
-
-// The sandbox in a process of its own (as in campaign.ts), counting the key's requests over IPC:
-// the kill schedule needs the count as it goes.
-if (process.argv[2] === '--sandbox') {
-  const sb = await startSandbox({
-    ...(JSON.parse(process.argv[3]!) as SandboxOptions),
-    onRequest: (e) => void (e.apiKey === KEY && e.route !== 'control' && process.send!(1)),
-  });
-  process.send!({ url: sb.url });
-  process.on('disconnect', () => void sb.close().then(() => process.exit(0)));
-}
-
-async function sandboxProcess(options: SandboxOptions) {
-  const child = fork(fileURLToPath(import.meta.url), ['--sandbox', JSON.stringify(options)], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let count = 0;
-  const [first] = (await once(child, 'message')) as [{ url: string }];
-  child.on('message', (m) => void (m === 1 && count++));
-  const control = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${first.url}/_sandbox/${path}`, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!r.ok) throw new Error(`sandbox ${method} ${path}: ${r.status} ${await r.text()}`);
-  };
-  return {
-    url: first.url,
-    keyRequests: () => count,
-    setFaults: (f: Partial<FaultConfig>) => control('PUT', 'faults', f),
-    close: async () => {
-      child.disconnect();
-      if (child.exitCode === null) await once(child, 'exit');
-    },
-  };
-}
+import { sandboxProcess } from './sandbox-process.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -186,4 +145,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (process.argv[2] !== '--sandbox') process.exitCode = await main();
+process.exitCode = await main();

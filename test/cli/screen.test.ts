@@ -3,53 +3,40 @@
 import { describe, expect, it } from 'vitest';
 import { fitToScreen, planText } from '../../src/cli/render.ts';
 import type { BatchPlan } from '../../src/engine/plan.ts';
+import { planFixture } from '../engine/plan-fixture.ts';
 
-const plan = (over: Partial<BatchPlan> = {}): BatchPlan => ({
-  batchId: '0123456789abcdef0123',
-  env: 'local',
-  file: '/a/long/folder/name/payroll.csv',
-  rows: 2,
-  valid: 2,
-  invalid: 0,
-  toSend: [2, 3],
-  created: [],
-  notSent: new Map(),
-  invalidRows: new Map(),
-  alreadyCreated: 0,
-  toSettle: 0,
-  currencies: [
-    {
-      currency: 'NGN',
-      rows: 1,
-      amount: '8600000.50',
-      estimatedFees: '100.00',
-      feesEstimated: 1,
-      feeMargin: '2.00',
-      total: '8600100.50',
-      balance: '250000000.00',
-      balanceAfter: '241399899.50',
-    },
-    {
-      currency: 'USD',
-      rows: 1,
-      amount: '103075.00',
-      estimatedFees: '20.00',
-      total: '103095.00',
-      balance: '100000.00',
-      balanceAfter: '-3095.00',
-      shortfall: '3095.00',
-    },
-  ],
-  corridorsNotEnabled: [],
-  warnings: [],
-  requests: { estimate: 4, preflight: 2, quotes: 0, uploadUrls: 0, initiates: 2, patches: 0, storagePuts: 0, swapRequests: 0 },
-  shortfall: true,
-  corridorBlocked: false,
-  swaps: [],
-  swapRefusals: [],
-  fundedBySwaps: false,
-  ...over,
-});
+const plan = (over: Partial<BatchPlan> = {}): BatchPlan =>
+  planFixture({
+    batchId: '0123456789abcdef0123',
+    env: 'local',
+    file: '/a/long/folder/name/payroll.csv',
+    currencies: [
+      {
+        currency: 'NGN',
+        rows: 1,
+        amount: '8600000.50',
+        estimatedFees: '100.00',
+        feesEstimated: 1,
+        feeMargin: '2.00',
+        total: '8600100.50',
+        balance: '250000000.00',
+        balanceAfter: '241399899.50',
+      },
+      {
+        currency: 'USD',
+        rows: 1,
+        amount: '103075.00',
+        estimatedFees: '20.00',
+        total: '103095.00',
+        balance: '100000.00',
+        balanceAfter: '-3095.00',
+        shortfall: '3095.00',
+      },
+    ],
+    requests: { estimate: 4, preflight: 2, quotes: 0, uploadUrls: 0, initiates: 2, patches: 0, storagePuts: 0, swapRequests: 0 },
+    shortfall: true,
+    ...over,
+  });
 const SCREEN = { columns: 80, rows: 22, whole: 'add --dry-run to print it whole' };
 
 describe('the plan as text', () => {

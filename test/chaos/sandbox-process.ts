@@ -1,0 +1,62 @@
+// The sandbox in a process of its own, for the campaigns (campaign.ts, swap-campaign.ts).
+//
+// The sandbox dates a request when its event loop gets to it. Hosted in a campaign's process, its
+// loop would also run the campaign (spawning, polling, reading results), and a stall there bunches
+// the arrival dates it counts against the rolling second: the measurement would count our own
+// stalls as requests sent too close together. So it runs alone, as a real service would, driven
+// through its control routes (/_sandbox/faults, /_sandbox/requests) and counting the key's requests
+// to the campaign over IPC (a kill schedule needs the count as it goes).
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+import type { FaultConfig, RequestLogEntry } from '../../src/sandbox/contract.ts';
+import { KEY } from '../engine/helpers.ts';
+
+// (this file, forked by sandboxProcess below)
+if (process.argv[2] === '--sandbox') {
+  const sb = await startSandbox({
+    ...(JSON.parse(process.argv[3]!) as SandboxOptions),
+    onRequest: (e) => void (e.apiKey === KEY && e.route !== 'control' && process.send!(1)),
+  });
+  process.send!({ url: sb.url });
+  process.on('disconnect', () => void sb.close().then(() => process.exit(0)));
+}
+
+export interface SandboxProcess {
+  url: string;
+  /** Answered requests of the key so far (control routes left out). */
+  keyRequests(): number;
+  setFaults(f: Partial<FaultConfig>): Promise<void>;
+  requestLog(): Promise<RequestLogEntry[]>;
+  close(): Promise<void>;
+}
+
+export async function sandboxProcess(options: SandboxOptions): Promise<SandboxProcess> {
+  const child = fork(fileURLToPath(import.meta.url), ['--sandbox', JSON.stringify(options)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let count = 0;
+  const [first] = (await once(child, 'message')) as [{ url: string }];
+  child.on('message', (m) => void (m === 1 && count++));
+  const control = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${first.url}/_sandbox/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!r.ok) throw new Error(`sandbox ${method} ${path}: ${r.status} ${await r.text()}`);
+    return r.json() as Promise<unknown>;
+  };
+  return {
+    url: first.url,
+    keyRequests: () => count,
+    setFaults: async (f) => void (await control('PUT', 'faults', f)),
+    requestLog: async () => ((await control('GET', 'requests')) as { data: RequestLogEntry[] }).data,
+    close: async () => {
+      child.disconnect();
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
