@@ -27,6 +27,7 @@ import { emptyFold } from '../../src/journal/rows.ts';
 import { Dec } from '../../src/money.ts';
 import { payloadText, signedBytes } from '../../src/approvals/payload.ts';
 import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
+import { swapFixture } from '../engine/plan-fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-approvals-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -149,22 +150,11 @@ describe('the signed payload', () => {
   });
 
   it('covers each swap of the plan: changing any of its fields changes the signed bytes; a plan without swaps signs as before', () => {
-    const swap: SwapProposal = {
+    const swap = swapFixture({
       reference: swapReference('a'.repeat(64), 'USD'),
-      currency: 'USD',
-      fromCurrency: 'EUR',
       sourceWalletId: '11111111-1111-4111-8111-111111111111',
       destinationWalletId: '22222222-2222-4222-8222-222222222222',
-      swapAmount: '930.91',
-      amountToBeSent: '1010.21',
-      pair: { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' },
-      shortfall: '1000.20',
-      margin: '10.01',
-      balances: [
-        { currency: 'EUR', before: '500000.00', afterSwap: '499069.09', afterBatch: '499069.09' },
-        { currency: 'USD', before: '100.00', afterSwap: '1110.21', afterBatch: '10.21' },
-      ],
-    };
+    });
     const payload = planPayload(loadPlan(writePlan({ preparedBy: 'dan', swaps: [swap] })));
     expect(payload.swaps).toEqual([swap]);
     expect(payloadText(payload)).toContain(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { controlTotalNotes, controlTotalReasons, decideApproval, parseMoneyFlag, type ApprovalInput } from '../../src/engine/approval.ts';
-import { planFixture } from './plan-fixture.ts';
+import { planFixture, swapFixture } from './plan-fixture.ts';
 import { Dec } from '../../src/money.ts';
 
 const plan = planFixture;
@@ -112,19 +112,7 @@ describe('approval guards (pure)', () => {
   });
 
   it('a swap that funds the batch: --max-swap caps what it credits, --swap-from must name its wallet; a proposed swap is only a hint', () => {
-    const swap = {
-      reference: 'PBS-x-USD',
-      currency: 'USD',
-      fromCurrency: 'EUR',
-      sourceWalletId: 'w-EUR',
-      destinationWalletId: 'w-USD',
-      swapAmount: '930.91',
-      amountToBeSent: '1010.21',
-      pair: { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' },
-      shortfall: '1000.20',
-      margin: '10.01',
-      balances: [],
-    };
+    const swap = swapFixture();
     const funded = plan({ swaps: [swap], fundedBySwaps: true });
     const cap = (amount: string) => decideApproval(input({ plan: funded, maxSwaps: [parseMoneyFlag(`USD:${amount}`, 'x')] }));
     expect(cap('1010.21')).toEqual({ ok: true, confirm: false });

@@ -1,6 +1,7 @@
 // A BatchPlan for the unit tests of the engine's pure stages: two valid rows (2 and 3) to send,
 // nothing created, refused or blocked; `over` changes what a test is about.
 import type { BatchPlan } from '../../src/engine/plan.ts';
+import type { SwapProposal } from '../../src/engine/swap.ts';
 
 export const planFixture = (over: Partial<BatchPlan> = {}): BatchPlan => ({
   batchId: 'a'.repeat(64),
@@ -24,5 +25,24 @@ export const planFixture = (over: Partial<BatchPlan> = {}): BatchPlan => ({
   fundedBySwaps: false,
   shortfall: false,
   corridorBlocked: false,
+  ...over,
+});
+
+/** A swap from the EUR wallet funding a USD shortfall of 1,000.20 at USD/EUR 0.9215 (EUR is the quote: ÷ rate). */
+export const swapFixture = (over: Partial<SwapProposal> = {}): SwapProposal => ({
+  reference: 'PBS-x-USD',
+  currency: 'USD',
+  fromCurrency: 'EUR',
+  sourceWalletId: 'w-EUR',
+  destinationWalletId: 'w-USD',
+  swapAmount: '930.91',
+  amountToBeSent: '1010.21',
+  pair: { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' },
+  shortfall: '1000.20',
+  margin: '10.01',
+  balances: [
+    { currency: 'EUR', before: '500000.00', afterSwap: '499069.09', afterBatch: '499069.09' },
+    { currency: 'USD', before: '100.00', afterSwap: '1110.21', afterBatch: '10.21' },
+  ],
   ...over,
 });
