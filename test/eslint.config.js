@@ -12,6 +12,7 @@ const INTERFACE = 'interface';
 const LAYERS = [
   INTERFACE, // the spec's words: codes, schemas, status order
   'files', // the lock, the atomic write, the per-path queue
+  'database', // the team ledger on PostgreSQL: connection, schema, stores
   'input', // reading CSV and Excel
   'validation', // rows checked offline
   'client', // the service's HTTP client

@@ -3,6 +3,7 @@
 // by the caller (the CLI, the demo) and handed over as a base URL and a key: the client never
 // loads the simulator.
 import type { Logger } from 'pino';
+import type { TeamDb } from '../database/db.ts';
 import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment, type EnvironmentOptions, type ResolvedEnvironment } from './environment.ts';
 import { PayoutClient, type PayoutClientOptions } from './client.ts';
@@ -27,6 +28,12 @@ export interface ConnectOptions extends EnvironmentOptions {
    * that use one key in one process and must share its pace without a state folder.
    */
   limiter?: SlidingWindowLimiter;
+  /**
+   * The team ledger (--ledger postgres://..., opened by the caller): the key's pace and monthly
+   * count are kept there, shared by every process and host; the engine keeps the account's
+   * ledger there (engine/ledger.ts). The connection does not close it: its opener does.
+   */
+  team?: TeamDb;
   client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter'>>;
 }
 
@@ -56,6 +63,8 @@ export interface Connection {
   usage: UsageCounter | undefined;
   /** The embedded sandbox of `local`, as the caller handed it. */
   sandbox: EmbeddedSandbox | undefined;
+  /** The team ledger, when one was given (ConnectOptions.team). */
+  team?: TeamDb;
   /** Flushes the usage file and stops the embedded sandbox. */
   close(): Promise<void>;
 }
@@ -98,6 +107,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       environment: { ...environment, baseUrl },
       usage,
       sandbox,
+      ...(options.team ? { team: options.team } : {}),
       async close() {
         try {
           await usage?.close();

@@ -1,0 +1,287 @@
+// The connection of a process to the team ledger (PostgreSQL, through node-postgres): a pool for
+// short transactions, and one session of its own that holds this process's advisory lock for as
+// long as the process lives. PostgreSQL releases a session's locks when its connection ends, so a
+// process that dies, or that loses the database, is known to be gone by every other process and
+// host: `holderAlive`.
+//
+// Once the database is lost in the middle of a command (the session's connection ends, or a
+// query fails for want of the server), the handle is `lost` for good: every later call throws
+// TeamLedgerError LEDGER_LOST, and the engine stops before the next request leaves (nothing may
+// be sent that the ledger has not recorded). No reconnection: this process's locks went with the
+// session, so what it reserved may already be another's.
+//
+// The connection string may hold a password: it is kept in this module only, never logged,
+// written or put in an error (`redactUrl`). node-postgres reads PGPASSWORD, PGHOST... and
+// ~/.pgpass (through pgpass) when the URL leaves them out.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
+import { SCHEMA_VERSION, schemaVersionOf } from './schema.ts';
+
+export type TeamLedgerCode =
+  /** Not a postgres:// URL, or one that cannot be parsed. */
+  | 'LEDGER_URL'
+  /** Could not connect (refused, timed out, authentication failed): nothing was sent. */
+  | 'LEDGER_UNREACHABLE'
+  /** The schema is missing (run `payout-batch ledger init`) or newer than this tool. */
+  | 'LEDGER_SCHEMA'
+  /** Lost in the middle of a command: it stops; run it again (from any host) to continue. */
+  | 'LEDGER_LOST';
+
+/** The one error of this boundary. Its message never holds the password. */
+export class TeamLedgerError extends Error {
+  override readonly name = 'TeamLedgerError';
+  constructor(
+    readonly code: TeamLedgerCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The connection string with its password (in the authority or a `password=` parameter) as `***`. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    for (const k of [...u.searchParams.keys()]) if (/^password$|^sslpassword$/i.test(k)) u.searchParams.set(k, '***');
+    return u.toString();
+  } catch {
+    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/(password=)[^&\s]*/gi, '$1***');
+  }
+}
+
+/** A database client or pool: what a transaction's body is given. */
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+/** The namespace of this tool's two-key advisory locks (`pg_advisory_lock(int, int)`): "PBAT". */
+export const LOCK_NAMESPACE = 0x50424154;
+
+/** A 31-bit lock id for a name (an account, a pace): the second key of a two-key advisory lock. */
+export function lockIdOf(name: string): number {
+  return createHash('sha256').update(name).digest().readUInt32BE(0) & 0x7fffffff;
+}
+
+/** Errors that mean the server is gone (not a refusal of one statement). */
+function connectionLost(e: unknown): boolean {
+  const code = (e as { code?: string })?.code ?? '';
+  const msg = e instanceof Error ? e.message : String(e);
+  return (
+    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH)$/.test(code) ||
+    /^(57P01|57P02|57P03|08\d\d\d)$/.test(code) ||
+    /Connection terminated|connection is closed|Client has encountered a connection error|timeout/i.test(msg)
+  );
+}
+
+export interface OpenOptions {
+  /** What this process is (`run`, `watch`...), shown to others in its holder row. */
+  command?: string;
+  /** Skip the schema check (`ledger init`, which applies it). */
+  init?: boolean;
+  /** How long to wait for the server before LEDGER_UNREACHABLE (default 5 s). */
+  connectTimeoutMs?: number;
+  /** Told once, when the database is lost mid-command. */
+  onLost?: (e: TeamLedgerError) => void;
+}
+
+export class TeamDb {
+  /** This process on the ledger: named in the rows it holds and the journal lines it writes. */
+  readonly holder = randomUUID();
+  /** Its session advisory lock's second key. */
+  readonly lockId = randomBytes(4).readUInt32BE(0) & 0x7fffffff;
+  /** The connection string without the password, for messages. */
+  readonly where: string;
+  /** Names the database (host, port, database; no user, no password): for folder names. */
+  readonly id: string;
+  lost: TeamLedgerError | undefined;
+  private closing = false;
+  private readonly lostListeners: ((e: TeamLedgerError) => void)[] = [];
+
+  private constructor(
+    private readonly pool: Pool,
+    private readonly session: Client,
+    where: string,
+    id: string,
+  ) {
+    this.where = where;
+    this.id = id;
+  }
+
+  /**
+   * Connects, checks the schema version (unless `init`), registers this process as a holder and
+   * takes its session lock. Throws TeamLedgerError LEDGER_URL, LEDGER_UNREACHABLE or LEDGER_SCHEMA.
+   */
+  static async open(url: string, o: OpenOptions = {}): Promise<TeamDb> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new TeamLedgerError('LEDGER_URL', `the ledger ${redactUrl(url)} is not a URL: give postgres://user@host:port/database`);
+    }
+    if (!/^postgres(ql)?:$/.test(parsed.protocol))
+      throw new TeamLedgerError('LEDGER_URL', `the ledger ${redactUrl(url)} is not a postgres:// URL`);
+    const where = redactUrl(url);
+    const id = createHash('sha256')
+      .update(`${parsed.hostname.toLowerCase()}:${parsed.port || '5432'}/${decodeURIComponent(parsed.pathname.slice(1))}`)
+      .digest('hex')
+      .slice(0, 16);
+    // loaded here, not at start-up: a command without --ledger never loads node-postgres
+    const pg = (await import('pg')).default;
+    const timeout = o.connectTimeoutMs ?? 5000;
+    const config = { connectionString: url, connectionTimeoutMillis: timeout, application_name: `payout-batch ${o.command ?? ''}`.trim() };
+    const session = new pg.Client(config);
+    const pool = new pg.Pool({ ...config, max: 4, idleTimeoutMillis: 10_000 });
+    let db: TeamDb | undefined;
+    session.on('error', (e) => db?.markLost(e));
+    pool.on('error', (e) => db?.markLost(e));
+    try {
+      await session.connect();
+    } catch (e) {
+      await pool.end().catch(() => undefined);
+      throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where} cannot be reached: ${scrub((e as Error).message, url)}`, {
+        cause: undefined,
+      });
+    }
+    db = new TeamDb(pool, session, where, id);
+    session.on('end', () => db?.markLost(new Error('the connection ended')));
+    try {
+      if (!o.init) await db.checkSchema();
+      await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
+      if (!o.init)
+        await session.query('INSERT INTO payout_batch.holders (holder, lock_id, host, pid, command) VALUES ($1, $2, $3, $4, $5)', [
+          db.holder,
+          db.lockId,
+          hostname(),
+          process.pid,
+          o.command ?? '',
+        ]);
+    } catch (e) {
+      await db.close();
+      if (e instanceof TeamLedgerError) throw e;
+      throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where}: ${scrub((e as Error).message, url)}`);
+    }
+    if (o.onLost) db.onLost(o.onLost);
+    return db;
+  }
+
+  private async checkSchema(): Promise<void> {
+    const v = await schemaVersionOf(this.session);
+    if (v === null || v < SCHEMA_VERSION)
+      throw new TeamLedgerError(
+        'LEDGER_SCHEMA',
+        `the ledger ${this.where} is ${v === null ? 'not initialised' : `at schema version ${v}, this tool needs ${SCHEMA_VERSION}`}: run \`payout-batch ledger init --ledger ...\``,
+      );
+    if (v > SCHEMA_VERSION)
+      throw new TeamLedgerError(
+        'LEDGER_SCHEMA',
+        `the ledger ${this.where} is at schema version ${v}, newer than this tool's ${SCHEMA_VERSION}: upgrade payout-batch`,
+      );
+  }
+
+  /** Called (once) when the database is lost mid-command. */
+  onLost(listener: (e: TeamLedgerError) => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  private markLost(cause: unknown): TeamLedgerError {
+    if (this.lost) return this.lost;
+    if (this.closing) return new TeamLedgerError('LEDGER_LOST', `the ledger ${this.where} is closed`);
+    this.lost = new TeamLedgerError(
+      'LEDGER_LOST',
+      `the ledger ${this.where} was lost (${cause instanceof Error ? cause.message : String(cause)}): nothing more is sent; ` +
+        'run the command again, from this host or another, once the database is back',
+    );
+    for (const l of this.lostListeners) l(this.lost);
+    return this.lost;
+  }
+
+  private check(): void {
+    if (this.lost) throw this.lost;
+  }
+
+  /** One statement, outside a transaction. */
+  async query<R extends QueryResultRow = QueryResultRow>(
+    sql: string,
+    params: unknown[] = [],
+  ): Promise<{ rows: R[]; rowCount: number | null }> {
+    this.check();
+    try {
+      return await this.pool.query<R>(sql, params);
+    } catch (e) {
+      throw this.translate(e);
+    }
+  }
+
+  /**
+   * Runs `body` in one transaction (READ COMMITTED); with `lock`, first takes the transaction
+   * advisory lock of that name (an account, a pace): the bodies of one name run one at a time,
+   * every process and host together, and the lock goes with the transaction whatever happens.
+   */
+  async tx<T>(body: (q: Queryable) => Promise<T>, o: { lock?: string } = {}): Promise<T> {
+    this.check();
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw this.translate(e);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      if (o.lock !== undefined) await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(o.lock)]);
+      const out = await body(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      broken = connectionLost(e);
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+      throw this.translate(e);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** A lost connection marks the handle lost; any other error is the statement's own. */
+  private translate(e: unknown): Error {
+    if (e instanceof TeamLedgerError) return e;
+    if (connectionLost(e)) return this.markLost(e);
+    return e instanceof Error ? e : new Error(String(e));
+  }
+
+  /** Whether the process `holder` still holds its session lock (is connected, so alive). */
+  async holderAlive(holder: string, q: Queryable = this): Promise<boolean> {
+    if (holder === this.holder) return !this.lost;
+    const r = await q.query<{ alive: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM payout_batch.holders h JOIN pg_locks l
+          ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+         AND l.classid = $2::bigint::oid AND l.objid = h.lock_id::bigint::oid
+       WHERE h.holder = $1) AS alive`,
+      [holder, LOCK_NAMESPACE],
+    );
+    return r.rows[0]?.alive === true;
+  }
+
+  /** Ends the session (its lock with it) and the pool. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (!this.lost) await this.session.query('DELETE FROM payout_batch.holders WHERE holder = $1', [this.holder]).catch(() => undefined);
+    this.lost ??= new TeamLedgerError('LEDGER_LOST', `the ledger ${this.where} is closed`);
+    await Promise.allSettled([this.session.end(), this.pool.end()]);
+  }
+}
+
+/** An error message of node-postgres with the URL or its password taken out. */
+function scrub(message: string, url: string): string {
+  let out = message.split(url).join(redactUrl(url));
+  try {
+    const pw = decodeURIComponent(new URL(url).password);
+    if (pw) out = out.split(pw).join('***');
+  } catch {
+    /* not a URL */
+  }
+  return out;
+}
