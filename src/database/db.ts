@@ -134,9 +134,9 @@ export class TeamDb {
     const config = { connectionString: url, connectionTimeoutMillis: timeout, application_name: `payout-batch ${o.command ?? ''}`.trim() };
     const session = new pg.Client(config);
     const pool = new pg.Pool({ ...config, max: 4, idleTimeoutMillis: 10_000 });
-    let db: TeamDb | undefined;
-    session.on('error', (e) => db?.markLost(e));
-    pool.on('error', (e) => db?.markLost(e));
+    const opened: { db?: TeamDb } = {};
+    session.on('error', (e) => opened.db?.markLost(e));
+    pool.on('error', (e) => opened.db?.markLost(e));
     try {
       await session.connect();
     } catch (e) {
@@ -145,8 +145,8 @@ export class TeamDb {
         cause: undefined,
       });
     }
-    db = new TeamDb(pool, session, where, id);
-    session.on('end', () => db?.markLost(new Error('the connection ended')));
+    const db = (opened.db = new TeamDb(pool, session, where, id));
+    session.on('end', () => db.markLost(new Error('the connection ended')));
     try {
       if (!o.init) await db.checkSchema();
       await session.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, db.lockId]);
