@@ -11,6 +11,7 @@ import { flag, UsageError, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
 import { ClientConfigError } from '../client/api-key.ts';
+import { TeamDb, TeamLedgerError } from '../database/db.ts';
 import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
@@ -35,6 +36,11 @@ export function connectionOptions<T>(y: Argv<T>) {
           'local (the embedded sandbox, which keeps its state in the state folder), sandbox or production; default $PAYOUT_ENV, else sandbox. Production must be named here.',
       })
       .option('base-url', { type: 'string', describe: 'Talk to this server instead ($PAYOUT_BASE_URL)' })
+      .option('ledger', {
+        type: 'string',
+        describe:
+          "A team's ledger on PostgreSQL, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)",
+      })
       .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)' })
       .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
       .option('rate', {
@@ -222,8 +228,10 @@ export async function openConnection(
     const sandbox = local
       ? await (await import('./local-sandbox.ts')).startLocalSandbox(stateRoot, { shapes, rate, vars: io.env })
       : undefined;
+    const team = await openTeamLedger(args, io, logger);
     return await connect({
       ...environment,
+      ...(team ? { team } : {}),
       keyFile: args['key-file'],
       cwd: io.cwd,
       stateDir: stateRoot,
@@ -241,6 +249,27 @@ export async function openConnection(
     if (e instanceof ClientConfigError)
       throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
     throw e;
+  }
+}
+
+/**
+ * The team ledger of --ledger or $PAYOUT_BATCH_LEDGER_URL (src/database), opened before anything is
+ * sent: one that cannot be reached is exit 4 (nothing was sent), one not initialised exit 2.
+ */
+export async function openTeamLedger(args: ConnectionArgs, io: CliIO, logger: Logger): Promise<TeamDb | undefined> {
+  const url = args.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL;
+  if (!url) return undefined;
+  try {
+    return await TeamDb.open(url, {
+      command: String((args as { _?: (string | number)[] })._?.[0] ?? ''),
+      onLost: (e) => logger.error(e.message),
+    });
+  } catch (e) {
+    if (!(e instanceof TeamLedgerError)) throw e;
+    throw new UsageError(
+      e.message,
+      e.code === 'LEDGER_UNREACHABLE' || e.code === 'LEDGER_LOST' ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.UNUSABLE_INPUT,
+    );
   }
 }
 

@@ -31,7 +31,7 @@ export interface ConnectOptions extends EnvironmentOptions {
   /**
    * The team ledger (--ledger postgres://..., opened by the caller): the key's pace and monthly
    * count are kept there, shared by every process and host; the engine keeps the account's
-   * ledger there (engine/ledger.ts). The connection does not close it: its opener does.
+   * ledger there (engine/ledger.ts). The connection closes it when it closes (or fails to open).
    */
   team?: TeamDb;
   client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter'>>;
@@ -111,6 +111,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       async close() {
         try {
           await usage?.close();
+          await options.team?.close();
         } finally {
           await sandbox?.close();
         }
@@ -118,6 +119,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
     };
   } catch (e) {
     await sandbox?.close();
+    await options.team?.close();
     throw e;
   }
 }

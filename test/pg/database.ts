@@ -1,0 +1,20 @@
+// The database of a ledger test: a new one per call, in the run's cluster ($PAYOUT_BATCH_TEST_DATABASE_URL,
+// started by the global setup) or, without it, in a cluster this worker starts (cluster.ts).
+import { newDatabase, postgresAvailable, startCluster, TEST_DATABASE_URL_VAR } from './cluster.ts';
+
+/** The ledger's tests run here (PostgreSQL's programs are installed, or a server was given). */
+export const withPostgres = postgresAvailable();
+
+let own: Promise<string> | undefined;
+
+/** A new database with the ledger's schema (or none, with init: false); its URL, password included. */
+export async function testDatabase(o: { init?: boolean } = {}): Promise<string> {
+  const given = process.env[TEST_DATABASE_URL_VAR];
+  const base =
+    given ??
+    (await (own ??= startCluster().then((c) => {
+      process.once('exit', () => c.destroy());
+      return c.url;
+    })));
+  return newDatabase(base, undefined, o);
+}
