@@ -17,6 +17,7 @@ import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../cl
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/approval.ts';
+import { ledgerOf, syncLedger } from '../engine/ledger.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/errors.ts';
 
@@ -286,6 +287,8 @@ export async function withConnection(
   const logger = makeLogger(args, io, command);
   const conn = await openConnection(args, io, logger);
   try {
+    // a team ledger: the batches every host sent to this account, as they stand now
+    if (conn.team) await syncLedger(ledgerOf(conn));
     return await use(conn, logger);
   } catch (e) {
     if (!(e instanceof ResultsError)) throw e;

@@ -99,6 +99,7 @@ export class TeamDb {
   lost: TeamLedgerError | undefined;
   private closing = false;
   private readonly lostListeners: ((e: TeamLedgerError) => void)[] = [];
+  private readonly beforeCloseJobs: (() => Promise<void>)[] = [];
 
   private constructor(
     private readonly pool: Pool,
@@ -264,9 +265,15 @@ export class TeamDb {
     return r.rows[0]?.alive === true;
   }
 
-  /** Ends the session (its lock with it) and the pool. */
+  /** Runs `job` when the handle closes, before the connections end (lines still to be written). */
+  beforeClose(job: () => Promise<void>): void {
+    this.beforeCloseJobs.push(job);
+  }
+
+  /** Ends the session (its lock with it) and the pool, after the beforeClose jobs. */
   async close(): Promise<void> {
     if (this.closing) return;
+    for (const job of this.beforeCloseJobs.splice(0)) await job().catch(() => undefined);
     this.closing = true;
     if (!this.lost) await this.session.query('DELETE FROM payout_batch.holders WHERE holder = $1', [this.holder]).catch(() => undefined);
     this.lost ??= new TeamLedgerError('LEDGER_LOST', `the ledger ${this.where} is closed`);

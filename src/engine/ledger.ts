@@ -28,6 +28,7 @@
 // month under new references, and a rule that refused them only while the other batch is being
 // sent would decide by timing.
 import {
+  appendFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -35,16 +36,20 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
+import type { TeamDb } from '../database/db.ts';
+import * as store from '../database/ledger-store.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
+import { JournalWriter } from '../journal/journal.ts';
 import { foldJournalFile, type PayoutSnapshot } from '../journal/rows.ts';
 import { sha256Hex } from './identity.ts';
 import { BatchRefused } from './session.ts';
@@ -56,6 +61,11 @@ export interface Ledger {
   dir: string;
   /** The embedded sandbox's: a temporary folder, gone with the process. */
   ephemeral: boolean;
+  /**
+   * The team ledger that holds the account's record (--ledger): `dir` is then this process's copy
+   * of it, brought up to date by syncLedger, every line written here also written there.
+   */
+  team?: TeamCopy;
 }
 
 /**
@@ -114,7 +124,8 @@ const ephemeral = new WeakMap<object, string>();
  * The ledger of a connection. `root`: the state folder (--state-dir, a watch's "stateDir"; default
  * quota.ts defaultStateDir(), the per-user one).
  */
-export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox'>, o: { root?: string } = {}): Ledger {
+export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'team'>, o: { root?: string } = {}): Ledger {
+  if (conn.team) return teamLedgerOf(conn.team, conn.sandbox?.account ?? accountOf(conn.environment.baseUrl));
   const kept = conn.sandbox?.account;
   const account = kept ?? accountOf(conn.environment.baseUrl);
   if (conn.sandbox && !kept) {
@@ -164,7 +175,8 @@ export function accountJournals(ledger: Pick<Ledger, 'dir'>): string[] {
  * key names no batch: identity.ts).
  */
 export function journalsIn(roots: string[]): string[] {
-  const out: string[] = [];
+  // (and the copies of the team ledgers this process opened: the batches of every host)
+  const out: string[] = [...teamCopies.keys()].flatMap((dir) => accountJournals({ dir }));
   for (const root of roots) {
     const base = join(resolve(root), 'ledgers');
     for (const acct of names(base)) out.push(...accountJournals({ dir: join(base, acct) }));
@@ -259,6 +271,7 @@ export async function reserveBatch(ledger: Ledger, o: ReserveOptions): Promise<R
   const path = reservePath(ledger, o.batchId);
   const fresh = new Set(o.fresh);
   const refs = new Set([...fresh, ...(o.settling ?? [])]);
+  if (ledger.team) return reserveInTeam(ledger, ledger.team, o, fresh, refs);
   const owner: ReserveOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...myStart() };
   const ino = await withLedgerLock(ledger, () => {
     refuseBatchesBeingSent(ledger, o, fresh, owner);
@@ -419,6 +432,174 @@ function heldReservation(ledger: Ledger, path: string, ino: number, refs: Set<st
       } catch {
         /* gone */
       }
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------ the team ledger
+
+/**
+ * A team ledger's record of one account, as this process sees it (src/database, README "A team
+ * ledger"): a private folder holding a copy of the account's journals, the id of the last line
+ * copied, and the lines this process wrote that the database does not hold yet, written in order,
+ * one write at a time (`chain`).
+ */
+export interface TeamCopy {
+  db: TeamDb;
+  account: string;
+  dir: string;
+  synced: number;
+  pending: { batch: string; line: string }[];
+  chain: Promise<void>;
+  /** A write to the database failed: nothing more is sent (guard throws). */
+  failed?: Error;
+}
+
+/** The copies this process holds, by folder (openJournal finds a journal's copy by its folder). */
+const teamCopies = new Map<string, TeamCopy>();
+
+function teamLedgerOf(db: TeamDb, account: string): Ledger {
+  let copy = [...teamCopies.values()].find((c) => c.db === db && c.account === account);
+  if (!copy) {
+    const dir = mkdtempSync(join(tmpdir(), 'payout-batch-ledger-'));
+    const made: TeamCopy = (copy = { db, account, dir, synced: 0, pending: [], chain: Promise.resolve() });
+    teamCopies.set(dir, made);
+    db.beforeClose(() => writePending(made));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return { account, dir: copy.dir, ephemeral: false, team: copy };
+}
+
+/** Brings this process's copy of the account's journals up to date from the database (a file ledger: nothing). */
+export async function syncLedger(ledger: Ledger): Promise<void> {
+  const c = ledger.team;
+  if (!c) return;
+  for (const l of await store.linesAfter(c.db, c.account, c.synced)) {
+    // (this process's own lines are in its copy already: they were written here first)
+    if (l.origin !== c.db.holder) appendFileSync(join(c.dir, `${l.batch}.journal.jsonl`), `${l.line}\n`, { mode: 0o600 });
+    c.synced = l.id;
+  }
+}
+
+/**
+ * Opens a journal for appending. Inside a team ledger's copy, every line is also written to the
+ * database (in order, soon after; an `initiating` line before its request leaves: guard).
+ */
+export function openJournal(path: string): JournalWriter {
+  const c = teamCopies.get(dirname(resolve(path)));
+  if (!c) return JournalWriter.open(path);
+  const batch = basename(path).slice(0, 16);
+  return JournalWriter.open(path, {
+    onAppend: (line) => {
+      c.pending.push({ batch, line });
+      if (c.pending.length === 1) setImmediate(() => void writePending(c).catch(() => undefined));
+    },
+  });
+}
+
+/** Writes the pending lines, after any write in progress. */
+const writePending = (c: TeamCopy): Promise<void> => inOrder(c, () => writeNow(c));
+
+/** Writes the pending lines now (inside an inOrder job); a failure is kept (`failed`) and thrown. */
+async function writeNow(c: TeamCopy): Promise<void> {
+  try {
+    await store.appendLines(c.db, c.account, c.db.holder, c.pending.splice(0));
+  } catch (e) {
+    c.failed ??= e as Error;
+    throw e;
+  }
+}
+
+/** Runs `job` after the copy's writes in progress; the next one waits for it, failed or not. */
+function inOrder<T>(c: TeamCopy, job: () => Promise<T>): Promise<T> {
+  const run = c.chain.then(job);
+  c.chain = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  return run;
+}
+
+/**
+ * reserveBatch on a team ledger: in one transaction under the account's advisory lock, the runs
+ * and reservations of dead processes cleared, this batch not sent by another live process, the
+ * fresh references neither held by another live batch nor sent by one (the journals of every
+ * host), then the references inserted: their primary key refuses a second holder whatever was read.
+ */
+async function reserveInTeam(ledger: Ledger, c: TeamCopy, o: ReserveOptions, fresh: Set<string>, refs: Set<string>): Promise<Reservation> {
+  const who = (r: store.BatchRun) =>
+    `${r.file} (batch ${r.batchId.slice(0, 16)}, \`${r.command}\` by pid ${r.pid} on ${r.host} since ${r.startedAt})`;
+  const me = {
+    account: c.account,
+    batchId: o.batchId,
+    file: o.file,
+    results: o.results,
+    command: o.command,
+    host: hostname(),
+    pid: process.pid,
+  };
+  await c.db.tx(
+    async (q) => {
+      await store.clearDeadHolders(q, c.account);
+      const run = await store.runOf(q, c.account, o.batchId);
+      if (run && run.holder !== c.db.holder)
+        throw new BatchRefused(
+          `this batch is being sent right now by another process: ${who(run)}. Nothing was sent. ` +
+            'Wait until it ends, then run the command again (it continues from the journal).',
+          'batch-in-progress',
+        );
+      const held = await store.heldElsewhere(q, c.account, o.batchId, [...fresh]);
+      if (held.length)
+        throw new BatchRefused(
+          `${plural(held.length, 'reference')} of this file (${list(held.map((h) => h.reference))}) are being sent right now by another batch` +
+            `${held[0]!.run ? `, ${who(held[0]!.run)}` : ''}. Nothing was sent. ` +
+            'When it has ended, run again: the references it created are then refused as sent, the others go.',
+          'references-being-sent',
+        );
+      await syncLedger(ledger);
+      refuseReferencesSentBefore(ledger, o, fresh);
+      try {
+        await store.reserve(q, c.db, { ...me, refs: [...refs] });
+      } catch (e) {
+        if ((e as { code?: string }).code !== '23505') throw e;
+        throw new BatchRefused(
+          'references of this file were reserved by another batch at the same moment. Nothing was sent. Run again.',
+          'references-being-sent',
+        );
+      }
+    },
+    { lock: c.account },
+  );
+  let released = false;
+  return {
+    path: `${c.db.where}#${c.account}/${o.batchId.slice(0, 16)}`,
+    guard: (ref, write) =>
+      inOrder(c, () =>
+        c.db.tx(
+          async (q) => {
+            if (c.failed)
+              throw new ReservationLost(`the ledger ${c.db.where} could not be written (${c.failed.message}): nothing more is sent`);
+            if (released || !(await store.stillHeld(q, c.db.holder, c.account, o.batchId, ref)))
+              throw new ReservationLost(
+                ref === null || released
+                  ? `the reservation of this batch in the ledger ${c.db.where} was removed: nothing more is sent; run again to continue`
+                  : `reference ${ref} is not in this run's reservation: not sent`,
+              );
+            write();
+            // the `initiating` line (and any line before it) is in the database before the request leaves
+            await store.appendLines(q, c.account, c.db.holder, c.pending.splice(0));
+          },
+          { lock: c.account },
+        ),
+      ),
+    release: () => {
+      if (released) return;
+      released = true;
+      // (a release that fails leaves rows of a holder about to be gone: others clear them)
+      void inOrder(c, async () => {
+        await writeNow(c);
+        await store.release(c.db, c.db.holder, c.account, o.batchId);
+      }).catch(() => undefined);
     },
   };
 }

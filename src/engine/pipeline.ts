@@ -17,7 +17,7 @@ import type { ResultValues, ResultsSource } from '../results/types.ts';
 import { swapLinesOf, type SwapLine } from '../results/swaps.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './approval.ts';
 import { STOPPED_BEFORE_ROW, executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
-import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
+import { ledgerJournalPath, ledgerOf, sentByOtherBatches, syncLedger } from './ledger.ts';
 import {
   ENGINE_STATUSES,
   isCreatedStatus,
@@ -586,6 +586,7 @@ async function prepareRun(o: RunOptions) {
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl, o.sheet);
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
+  await syncLedger(ledger);
   const journal = journalReader((identity) => ledgerJournalPath(ledger, identity.batchId));
   const batchId = planned ? planned.batchLabel : o.batchId;
   const batch = await loadBatch(

@@ -12,7 +12,7 @@ import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
 import { nameProblem, swapReasons, type GuardOptions } from './approval.ts';
 import { initiateBody } from './execute.ts';
 import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
-import { ledgerJournalPath, ledgerOf, sentByOtherBatches } from './ledger.ts';
+import { ledgerJournalPath, ledgerOf, sentByOtherBatches, syncLedger } from './ledger.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
@@ -64,6 +64,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   if (bad) throw new RangeError(`--prepared-by ${JSON.stringify(preparedBy)}: ${bad}; write the maker's name in one script`);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
+  await syncLedger(ledger);
   // As `run` does: the journal read once the identity is known, for the rows it shows created.
   let jpath = '';
   const journal = journalReader((identity) => (jpath = ledgerJournalPath(ledger, identity.batchId)));

@@ -28,7 +28,6 @@ import {
   type RowEvent,
   type RowState,
 } from '../journal/rows.ts';
-import { JournalWriter } from '../journal/journal.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { snapshotOfError } from './execute.ts';
 import { findRefund } from './refund.ts';
@@ -40,7 +39,7 @@ import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { fileSha256 } from './identity.ts';
-import { accountJournals, ledgerOf, type Ledger } from './ledger.ts';
+import { accountJournals, ledgerOf, openJournal, syncLedger, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, openSession } from './session.ts';
@@ -84,6 +83,7 @@ export async function retryResults(o: RetryOptions): Promise<RetryResult> {
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
+  await syncLedger(ledger);
   const found = findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
   const journalFile = found.path;
   const notResent: NotResent[] = [];
@@ -211,7 +211,7 @@ async function confirmFailedRows(
     if (not) notResent.push({ rowNumber: r.rowNumber, reference: s.ref, payoutId: s.payout.id, ...not });
   }
   if (!lines.length) return folded;
-  const w = JournalWriter.open(journalFile);
+  const w = openJournal(journalFile);
   try {
     for (const e of lines) w.append(e, { sync: true });
   } finally {

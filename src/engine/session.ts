@@ -2,7 +2,7 @@
 // last runs did, and say what a resumed run found.
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { JournalWriter, readAppended, scanJournal } from '../journal/journal.ts';
+import { readAppended, scanJournal, type JournalWriter } from '../journal/journal.ts';
 import {
   JOURNAL_VERSION,
   applyEvent,
@@ -15,7 +15,7 @@ import {
   type RowState,
 } from '../journal/rows.ts';
 import type { BatchIdentity } from './identity.ts';
-import type { Reservation } from './ledger.ts';
+import { openJournal, type Reservation } from './ledger.ts';
 import type { SwapEvent } from './swap.ts';
 
 /** A refusal before anything is sent (exit 3), with a message for the user. */
@@ -189,7 +189,7 @@ export function openSession(o: OpenSessionOptions): BatchSession {
   const readOffset = read.size;
   let renamed = false;
   if (folded.header && o.command === 'run') renamed = checkSameBatch(folded, folded.header, o.file, o.identity, o.env, path);
-  const writer = JournalWriter.open(path);
+  const writer = openJournal(path);
   let header = folded.header;
   if (!header || renamed) {
     header = {

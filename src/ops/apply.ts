@@ -8,9 +8,8 @@
 // before the results file is written: a run that rewrites the file meanwhile starts from the
 // journal's latest state, so no write moves a status backward.
 import type { Logger } from 'pino';
-import { JournalWriter } from '../journal/journal.ts';
 import { foldJournalFile } from '../journal/rows.ts';
-import { journalsIn } from '../engine/ledger.ts';
+import { journalsIn, openJournal } from '../engine/ledger.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { readResults, writeResults } from '../results/index.ts';
 import { resultsLockPath } from '../results/paths.ts';
@@ -195,7 +194,7 @@ function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
       if (!payoutIds.some((id) => refOf.has(id))) continue;
-      const w = JournalWriter.open(path);
+      const w = openJournal(path);
       try {
         for (const id of payoutIds) {
           const ref = refOf.get(id);

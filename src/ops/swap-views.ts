@@ -9,7 +9,8 @@ import type { SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../interface/codes.ts';
-import { JournalWriter, scanJournal } from '../journal/journal.ts';
+import { scanJournal } from '../journal/journal.ts';
+import { openJournal } from '../engine/ledger.ts';
 import { fromApi, formatApiAmount, groupThousands, type ApiAmount } from '../money.ts';
 import { withLock } from '../files/lock.ts';
 import { readResults, writeResults } from '../results/index.ts';
@@ -137,7 +138,7 @@ export async function refreshSwaps(
     });
   }
   if (lines.length) {
-    const w = JournalWriter.open(batch.journal);
+    const w = openJournal(batch.journal);
     try {
       for (const l of lines) w.append(l);
     } finally {

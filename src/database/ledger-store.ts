@@ -1,0 +1,134 @@
+// The account's record in the team ledger, as SQL: the journals' lines (append-only), the batches
+// being sent and the references they hold (unique per account by a primary key). The engine
+// (engine/ledger.ts) decides what to check; this file only reads and writes rows.
+import type { Queryable, TeamDb } from './db.ts';
+import { LOCK_NAMESPACE } from './db.ts';
+
+/** A holder is alive while it holds its session advisory lock (db.ts): a dead process's rows are stale. */
+const ALIVE = (holderColumn: string) => `EXISTS (
+  SELECT 1 FROM payout_batch.holders h JOIN pg_locks l
+    ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+   AND l.classid = ${LOCK_NAMESPACE}::bigint::oid AND l.objid = h.lock_id::bigint::oid
+  WHERE h.holder = ${holderColumn})`;
+
+export interface StoredLine {
+  id: number;
+  batch: string;
+  origin: string;
+  line: string;
+}
+
+/** The account's journal lines after `after` (an id), in the order they were written. */
+export async function linesAfter(q: Queryable, account: string, after: number): Promise<StoredLine[]> {
+  const r = await q.query<{ id: string; batch_id: string; origin: string; line: string }>(
+    'SELECT id, batch_id, origin, line FROM payout_batch.journal_lines WHERE account = $1 AND id > $2 ORDER BY id',
+    [account, after],
+  );
+  return r.rows.map((x) => ({ id: Number(x.id), batch: x.batch_id, origin: x.origin, line: x.line }));
+}
+
+/** Appends lines, in order, as written by `origin`. */
+export async function appendLines(q: Queryable, account: string, origin: string, lines: { batch: string; line: string }[]): Promise<void> {
+  if (!lines.length) return;
+  await q.query(
+    `INSERT INTO payout_batch.journal_lines (account, batch_id, origin, line)
+     SELECT $1, b, $2, l FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(b, l, n) ORDER BY n`,
+    [account, origin, lines.map((x) => x.batch), lines.map((x) => x.line)],
+  );
+}
+
+/** Removes the run and reservation rows of processes that are gone (their session lock went with them). */
+export async function clearDeadHolders(q: Queryable, account: string): Promise<void> {
+  await q.query(`DELETE FROM payout_batch.reservations r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
+  await q.query(`DELETE FROM payout_batch.batch_runs r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
+}
+
+export interface BatchRun {
+  batchId: string;
+  holder: string;
+  file: string;
+  results: string | null;
+  command: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+}
+
+/** The live process sending this batch, when another one is. */
+export async function runOf(q: Queryable, account: string, batchId: string): Promise<BatchRun | undefined> {
+  const r = await q.query<{
+    batch_id: string;
+    holder: string;
+    file: string;
+    results: string | null;
+    command: string;
+    host: string;
+    pid: number;
+    started_at: Date;
+  }>('SELECT * FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2', [account, batchId]);
+  const x = r.rows[0];
+  return x && { ...x, batchId: x.batch_id, startedAt: x.started_at.toISOString() };
+}
+
+/** The live reservations of other batches among `refs`, with their batch's run. */
+export async function heldElsewhere(
+  q: Queryable,
+  account: string,
+  batchId: string,
+  refs: string[],
+): Promise<{ reference: string; run: BatchRun | undefined }[]> {
+  if (!refs.length) return [];
+  const r = await q.query<{ reference: string; batch_id: string }>(
+    'SELECT reference, batch_id FROM payout_batch.reservations WHERE account = $1 AND batch_id <> $2 AND reference = ANY($3::text[])',
+    [account, batchId, refs],
+  );
+  const out = [];
+  for (const x of r.rows) out.push({ reference: x.reference, run: await runOf(q, account, x.batch_id) });
+  return out;
+}
+
+/**
+ * Records this process as the batch's sender and reserves its references. A reference held by
+ * another live batch violates the primary key: the whole transaction fails (caller refuses).
+ */
+export async function reserve(
+  q: Queryable,
+  db: Pick<TeamDb, 'holder'>,
+  o: { account: string; batchId: string; file: string; results?: string; command: string; host: string; pid: number; refs: string[] },
+): Promise<void> {
+  await q.query('DELETE FROM payout_batch.reservations WHERE account = $1 AND batch_id = $2', [o.account, o.batchId]);
+  await q.query(
+    `INSERT INTO payout_batch.batch_runs (account, batch_id, holder, file, results, command, host, pid)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (account, batch_id) DO UPDATE SET holder = EXCLUDED.holder, file = EXCLUDED.file, results = EXCLUDED.results,
+       command = EXCLUDED.command, host = EXCLUDED.host, pid = EXCLUDED.pid, started_at = now()`,
+    [o.account, o.batchId, db.holder, o.file, o.results ?? null, o.command, o.host, o.pid],
+  );
+  await q.query(
+    `INSERT INTO payout_batch.reservations (account, reference, batch_id, holder)
+     SELECT $1, ref, $2, $3 FROM unnest($4::text[]) AS ref`,
+    [o.account, o.batchId, db.holder, o.refs],
+  );
+}
+
+/** Whether this holder still sends the batch and holds `ref` (null: the batch alone). */
+export async function stillHeld(q: Queryable, holder: string, account: string, batchId: string, ref: string | null): Promise<boolean> {
+  const run = await q.query('SELECT 1 FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3', [
+    account,
+    batchId,
+    holder,
+  ]);
+  if (!run.rowCount) return false;
+  if (ref === null) return true;
+  const r = await q.query(
+    'SELECT 1 FROM payout_batch.reservations WHERE account = $1 AND reference = $2 AND batch_id = $3 AND holder = $4',
+    [account, ref, batchId, holder],
+  );
+  return !!r.rowCount;
+}
+
+/** Ends this holder's run of the batch and frees its references. */
+export async function release(q: Queryable, holder: string, account: string, batchId: string): Promise<void> {
+  await q.query('DELETE FROM payout_batch.reservations WHERE account = $1 AND batch_id = $2 AND holder = $3', [account, batchId, holder]);
+  await q.query('DELETE FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3', [account, batchId, holder]);
+}

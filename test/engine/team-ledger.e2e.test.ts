@@ -1,0 +1,87 @@
+// Issue 30: a team's ledger on PostgreSQL. Two "hosts" are two HOMEs and state folders of their
+// own, one ledger database, one sandbox; the CLI spawned as a user runs it, over real HTTP.
+import { mkdirSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
+import { TEST_SHAPES } from '../shapes.ts';
+import { readResults } from '../../src/results/read.ts';
+import { writeResults } from '../../src/results/write.ts';
+import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch, type CliRun } from './helpers.ts';
+
+const dirs = tempDirs('pb-team-ledger-');
+
+/** A host: its own HOME and state folder, the team's ledger, the shared folder as working folder. */
+function host(shared: string, name: string, ledger: string, url: string) {
+  const home = join(shared, `.home-${name}`);
+  mkdirSync(home, { recursive: true });
+  const env = cleanEnv({ HOME: home, PAYOUT_BATCH_STATE_DIR: join(home, 'state'), PAYOUT_BATCH_LEDGER_URL: ledger });
+  return (...args: string[]): Promise<CliRun> => runCli([...args, '--base-url', url], { cwd: shared, env });
+}
+
+/** The payouts the sandbox holds (its list has no reference: a second payout of a row is one more). */
+const payoutCount = async (sb: LocalSandbox) => (await allPayouts(sb)).length;
+
+describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
+  let sb: LocalSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null });
+  });
+  afterAll(async () => {
+    await sb?.close();
+    await dirs.remove();
+  });
+
+  it('two hosts run the same payroll at once: one payout per reference', async () => {
+    const ledger = await testDatabase();
+    const shared = await dirs.make();
+    await writeBatch(shared, 'payroll.csv', { rows: 6, currencies: ['GBP'], prefix: 'TWOHOST' });
+    const before = await payoutCount(sb);
+    const sent = initiates(sb).length;
+    const alice = host(shared, 'alice', ledger, sb.url);
+    const bob = host(shared, 'bob', ledger, sb.url);
+    const [a, b] = await Promise.all([alice('run', 'payroll.csv', '--yes'), bob('run', 'payroll.csv', '--yes')]);
+    // one sends, the other is refused while it does (exit 3, nothing sent) or finds every row paid
+    const codes = [a.code, b.code].sort();
+    expect(codes[0], a.stderr + b.stderr).toBe(0);
+    expect([0, 3]).toContain(codes[1]);
+    expect((await payoutCount(sb)) - before).toBe(6);
+    // the ledger stopped the loser before the service: six initiates in all, not twelve
+    expect(initiates(sb).length - sent).toBe(6);
+
+    // the same rows in a re-saved copy on the other host: refused as paid, nothing sent
+    await writeFile(join(shared, 'payroll-copy.csv'), (await readFile(join(shared, 'payroll.csv'), 'utf8')) + '\n');
+    const copy = await (codes[1] === 3 ? bob : alice)('run', 'payroll-copy.csv', '--yes');
+    expect(copy.code, copy.stderr).toBe(3);
+    expect(copy.stderr).toMatch(/already (sent|paid)/);
+    expect(initiates(sb).length - sent).toBe(6);
+  });
+
+  it("Bob's status and retry on the batch Alice ran, from his own host", async () => {
+    const ledger = await testDatabase();
+    const shared = await dirs.make();
+    const file = await writeBatch(shared, 'payroll.csv', { rows: 3, currencies: ['EUR'], prefix: 'BOBALICE' });
+    await writeFile(file, (await readFile(file, 'utf8')).replace(',EUR,EUR,', ',EURO,EUR,'));
+    const alice = host(shared, 'alice', ledger, sb.url);
+    const bob = host(shared, 'bob', ledger, sb.url);
+    const sent = initiates(sb).length;
+    const first = await alice('run', 'payroll.csv', '--yes');
+    expect(first.code, first.stderr).toBe(1);
+    expect(initiates(sb).length - sent).toBe(2);
+
+    const status = await bob('status', 'payroll.results.csv', '--json');
+    expect(status.stderr).not.toMatch(/no journal|not found/i);
+    expect(JSON.parse(status.stdout)).toMatchObject({ rows: 3, asked: 2 });
+
+    const results = join(shared, 'payroll.results.csv');
+    const table = await readResults(results);
+    table.rows.find((r) => r.result.status === 'INVALID')!.cells.sourceCurrency = 'EUR';
+    await writeResults(results, table);
+    const retried = await bob('retry', 'payroll.results.csv', '--yes', '--json');
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(JSON.parse(retried.stdout).summary.byStatus).toEqual({ PENDING: 3 });
+    expect(initiates(sb).length - sent).toBe(3);
+  });
+});
