@@ -230,8 +230,17 @@ export class TeamDb {
       throw this.translate(e);
     }
     let broken = false;
+    // a checked-out client reports a lost server on itself, not on the pool: unheard, it would end the process
+    const onError = (e: Error) => {
+      broken = true;
+      this.markLost(e);
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
+      // committed means on the server's disk, whatever the server's default: an `initiating` line
+      // must survive a crash of the server once its request may leave
+      await client.query('SET LOCAL synchronous_commit TO on');
       if (o.lock !== undefined) await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(o.lock)]);
       const out = await body(client);
       await client.query('COMMIT');
@@ -241,6 +250,7 @@ export class TeamDb {
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw this.translate(e);
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }

@@ -5,7 +5,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import pg from 'pg';
+import { startCluster } from '../pg/cluster.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
+import { eventually } from '../sandbox/helpers.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
@@ -14,10 +17,10 @@ import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch, type Cli
 const dirs = tempDirs('pb-team-ledger-');
 
 /** A host: its own HOME and state folder, the team's ledger, the shared folder as working folder. */
-function host(shared: string, name: string, ledger: string, url: string) {
+function host(shared: string, name: string, ledger: string, url: string, extra: Record<string, string> = {}) {
   const home = join(shared, `.home-${name}`);
   mkdirSync(home, { recursive: true });
-  const env = cleanEnv({ HOME: home, PAYOUT_BATCH_STATE_DIR: join(home, 'state'), PAYOUT_BATCH_LEDGER_URL: ledger });
+  const env = cleanEnv({ HOME: home, PAYOUT_BATCH_STATE_DIR: join(home, 'state'), PAYOUT_BATCH_LEDGER_URL: ledger, ...extra });
   return (...args: string[]): Promise<CliRun> => runCli([...args, '--base-url', url], { cwd: shared, env });
 }
 
@@ -83,5 +86,40 @@ describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
     expect(retried.code, retried.stderr).toBe(0);
     expect(JSON.parse(retried.stdout).summary.byStatus).toEqual({ PENDING: 3 });
     expect(initiates(sb).length - sent).toBe(3);
+  });
+
+  it('the database killed mid-run: no request left unrecorded, and the other host resumes to the end', async () => {
+    const cluster = await startCluster();
+    try {
+      const ledger = await cluster.newDatabase();
+      const shared = await dirs.make();
+      await writeBatch(shared, 'payroll.csv', { rows: 12, currencies: ['GBP'], prefix: 'DBKILL' });
+      const before = await payoutCount(sb);
+      const sent = initiates(sb).length;
+      // the spec's 5 a second, so that the run is still sending when the server goes
+      const alice = host(shared, 'alice', ledger, sb.url, { PAYOUT_BATCH_RATE: '5' });
+      const run = alice('run', 'payroll.csv', '--yes');
+      await eventually(() => (initiates(sb).length - sent >= 3 ? true : undefined), 60_000);
+      cluster.stop('immediate');
+      const stopped = await run;
+      expect(stopped.code, stopped.stderr).toBe(4);
+      expect(stopped.stderr + stopped.stdout).not.toContain(cluster.password);
+      cluster.start();
+      // every initiate the service received had its line in the database before it left
+      const db = new pg.Client({ connectionString: ledger });
+      await db.connect();
+      const recorded = await db.query('SELECT count(*)::int AS n FROM payout_batch.journal_lines WHERE line LIKE \'{"t":"initiating"%\'');
+      await db.end();
+      const received = initiates(sb).length - sent;
+      expect(received).toBeGreaterThan(0);
+      expect(received).toBeLessThanOrEqual(recorded.rows[0].n);
+      expect(received).toBeLessThan(12);
+
+      const resumed = await host(shared, 'bob', ledger, sb.url)('run', 'payroll.csv', '--yes');
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect((await payoutCount(sb)) - before).toBe(12);
+    } finally {
+      cluster.destroy();
+    }
   });
 });

@@ -4,6 +4,9 @@
 // the tests run as root (CI's container) its programs run as the unprivileged `postgres` user
 // that Debian's package creates (runuser).
 //
+// (synchronous_commit off by default here, as a hurried administrator might set it: the ledger's
+// transactions turn it on for themselves, and the test of a server killed mid-run shows they must.)
+//
 // `.ci/run` installs the packages; the global setup (pg.setup.ts) starts one cluster for the whole
 // run and hands its address to the tests in $PAYOUT_BATCH_TEST_DATABASE_URL; a test that kills the
 // server starts a cluster of its own. Without the binaries the ledger's tests are skipped and say
@@ -88,7 +91,7 @@ export async function startCluster(): Promise<Cluster> {
   };
   run('initdb', ['-D', data, '-A', 'scram-sha-256', '-U', user, `--pwfile=${join(dir, 'pwfile')}`, '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=200`;
   const start = () => run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', opts, '-w', '-t', '60', 'start']);
   start();
   const url = `postgres://${user}:${password}@127.0.0.1:${port}/postgres`;
