@@ -27,6 +27,11 @@ export async function linesAfter(q: Queryable, account: string, after: number): 
   return r.rows.map((x) => ({ id: Number(x.id), batch: x.batch_id, origin: x.origin, line: x.line }));
 }
 
+/** The accounts the ledger holds journals of. */
+export async function accounts(q: Queryable): Promise<string[]> {
+  return (await q.query<{ account: string }>('SELECT DISTINCT account FROM payout_batch.journal_lines')).rows.map((r) => r.account);
+}
+
 /** Appends lines, in order, as written by `origin`. */
 export async function appendLines(q: Queryable, account: string, origin: string, lines: { batch: string; line: string }[]): Promise<void> {
   if (!lines.length) return;

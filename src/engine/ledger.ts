@@ -482,6 +482,14 @@ export async function syncLedger(ledger: Ledger): Promise<void> {
 }
 
 /**
+ * Every account's copy of a team ledger, brought up to date: for `listen`, whose deliveries name a
+ * payout, not its account (the journal that holds it is then found among them: ops/apply.ts).
+ */
+export async function syncTeamLedgers(db: TeamDb): Promise<void> {
+  for (const account of await store.accounts(db)) await syncLedger(teamLedgerOf(db, account));
+}
+
+/**
  * Opens a journal for appending. Inside a team ledger's copy, every line is also written to the
  * database (in order, soon after; an `initiating` line before its request leaves: guard).
  */

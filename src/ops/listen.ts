@@ -35,6 +35,8 @@ export interface ListenerOptions {
   /** Watch folders: the results files under done/, failed/ and processing/ (journals in the ledgers). */
   watchDirs?: string[];
   logger?: Logger;
+  /** Run before a change is applied (a team ledger: its journals brought up to date, engine/ledger.ts syncTeamLedgers). */
+  beforeApply?: () => Promise<void>;
 }
 
 export type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
@@ -294,6 +296,7 @@ export class WebhookListener {
     const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
     let rows = 0;
     let matched = false;
+    await this.o.beforeApply?.();
     for (const t of targetFiles(this.o)) {
       if (!mayHold(t.file, payoutId)) continue;
       let r: ApplyResult;

@@ -9,7 +9,9 @@ import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { registerSubscription, startListener } from '../../ops/listen.ts';
 import { LockBusy } from '../../files/lock.ts';
-import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
+import { connectionOptions, makeLogger, openConnection, openTeamLedger, type ArgsOf } from '../options.ts';
+import type { TeamDb } from '../../database/db.ts';
+import { syncTeamLedgers } from '../../engine/ledger.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
   let text: string;
@@ -66,12 +68,28 @@ export default defineCommand<ListenArgs>({
         ? join(watchDirs[0], '.state', 'listen')
         : join(defaultStateDir(io.env), 'listen');
     let listener;
+    let team: TeamDb | undefined;
     try {
       // The batches' journals, to record what is applied: the ledgers of the per-user state folder
       // (and of --state-dir, when everything runs with one).
       const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
-      listener = await startListener({ port: args.port, host: args.host, secret, stateDir, stateRoots, results, watchDirs, logger });
+      // and a team ledger's, of every host (--ledger): brought up to date before each change
+      team = await openTeamLedger(args, io, logger);
+      const db = team;
+      const beforeApply = db && (() => syncTeamLedgers(db));
+      listener = await startListener({
+        port: args.port,
+        host: args.host,
+        secret,
+        stateDir,
+        stateRoots,
+        results,
+        watchDirs,
+        logger,
+        beforeApply,
+      });
     } catch (e) {
+      await team?.close();
       if (e instanceof LockBusy) throw new UsageError(`another listener uses ${stateDir}: ${e.message}`);
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE' || code === 'EACCES') throw new UsageError(`cannot listen on ${args.host}:${args.port} (${code})`);
@@ -104,6 +122,7 @@ export default defineCommand<ListenArgs>({
       return ExitCode.OK;
     } finally {
       await listener.close();
+      await team?.close();
       const s = listener.stats();
       io.stdout.write(`Stopped: ${s.accepted} accepted, ${s.duplicates} replays dropped, ${s.rejected} refused, ${s.applied} applied.\n`);
     }
