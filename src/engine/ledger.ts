@@ -451,6 +451,8 @@ export interface TeamCopy {
   synced: number;
   pending: { batch: string; line: string }[];
   chain: Promise<void>;
+  /** The copy's update in progress: updates run one at a time (each line is copied once). */
+  syncing: Promise<void>;
   /** A write to the database failed: nothing more is sent (guard throws). */
   failed?: Error;
 }
@@ -462,7 +464,7 @@ function teamLedgerOf(db: TeamDb, account: string): Ledger {
   let copy = [...teamCopies.values()].find((c) => c.db === db && c.account === account);
   if (!copy) {
     const dir = mkdtempSync(join(tmpdir(), 'payout-batch-ledger-'));
-    const made: TeamCopy = (copy = { db, account, dir, synced: 0, pending: [], chain: Promise.resolve() });
+    const made: TeamCopy = (copy = { db, account, dir, synced: 0, pending: [], chain: Promise.resolve(), syncing: Promise.resolve() });
     teamCopies.set(dir, made);
     db.beforeClose(() => writePending(made));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -471,14 +473,18 @@ function teamLedgerOf(db: TeamDb, account: string): Ledger {
 }
 
 /** Brings this process's copy of the account's journals up to date from the database (a file ledger: nothing). */
-export async function syncLedger(ledger: Ledger): Promise<void> {
+export function syncLedger(ledger: Ledger): Promise<void> {
   const c = ledger.team;
-  if (!c) return;
-  for (const l of await store.linesAfter(c.db, c.account, c.synced)) {
-    // (this process's own lines are in its copy already: they were written here first)
-    if (l.origin !== c.db.holder) appendFileSync(join(c.dir, `${l.batch}.journal.jsonl`), `${l.line}\n`, { mode: 0o600 });
-    c.synced = l.id;
-  }
+  if (!c) return Promise.resolve();
+  const run = c.syncing.then(async () => {
+    for (const l of await store.linesAfter(c.db, c.account, c.synced)) {
+      // (this process's own lines are in its copy already: they were written here first)
+      if (l.origin !== c.db.holder) appendFileSync(join(c.dir, `${l.batch}.journal.jsonl`), `${l.line}\n`, { mode: 0o600 });
+      c.synced = l.id;
+    }
+  });
+  c.syncing = run.catch(() => undefined);
+  return run;
 }
 
 /**
