@@ -39,7 +39,7 @@ import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { fileSha256 } from './identity.ts';
-import { accountJournals, ledgerOf, openJournal, syncLedger, type Ledger } from './ledger.ts';
+import { accountJournals, ledgerOf, openJournal, resultsOfBatch, syncLedger, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, openSession } from './session.ts';
@@ -78,12 +78,14 @@ export interface RetryResult extends PipelineResult {
 }
 
 /** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
-export async function retryResults(o: RetryOptions): Promise<RetryResult> {
+export async function retryResults(given: RetryOptions): Promise<RetryResult> {
+  const ledger = ledgerOf(given.conn, { root: given.stateDir });
+  await syncLedger(ledger);
+  // (a batch id names the results file its journal records: ledger.ts resultsOfBatch)
+  const o = { ...given, resultsFile: resultsOfBatch([ledger], given.resultsFile) ?? given.resultsFile };
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
-  const ledger = ledgerOf(o.conn, { root: o.stateDir });
-  await syncLedger(ledger);
   const found = findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
   const journalFile = found.path;
   const notResent: NotResent[] = [];

@@ -70,11 +70,13 @@ describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
     const alice = host(shared, 'alice', ledger, sb.url);
     const bob = host(shared, 'bob', ledger, sb.url);
     const sent = initiates(sb).length;
-    const first = await alice('run', 'payroll.csv', '--yes');
+    const first = await alice('run', 'payroll.csv', '--yes', '--json');
     expect(first.code, first.stderr).toBe(1);
     expect(initiates(sb).length - sent).toBe(2);
+    const batchId = (JSON.parse(first.stdout) as { batchId: string }).batchId;
 
-    const status = await bob('status', 'payroll.results.csv', '--json');
+    // by the batch's id: the results file Alice's journal names, found in the team's ledger
+    const status = await bob('status', batchId.slice(0, 16), '--json');
     expect(status.stderr).not.toMatch(/no journal|not found/i);
     expect(JSON.parse(status.stdout)).toMatchObject({ rows: 3, asked: 2 });
 

@@ -6,7 +6,7 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { defaultStateDir } from '../../client/quota.ts';
-import { ledgerOf } from '../../engine/ledger.ts';
+import { ledgerOf, resultsOfBatch } from '../../engine/ledger.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
 import type { ForeignTransaction } from '../../ops/tie-out.ts';
 import { writeResultsReport } from '../../report/index.ts';
@@ -14,7 +14,7 @@ import { swapRequestsText } from '../../ops/swap-views.ts';
 import { reportOption, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  reportOption(resultsFileOptions(y, 'A results file written by run, retry or watch (and refreshed by status)'))
+  reportOption(resultsFileOptions(y, 'A results file written by run, retry or watch (and refreshed by status), or the id of its batch'))
     .option('since', {
       type: 'string',
       describe:
@@ -36,15 +36,18 @@ export default defineCommand<ReconcileArgs>({
   builder,
   run: (args, io: CliIO) =>
     withConnection(args, io, 'reconcile', async (conn, logger) => {
+      // the rows' latest state, and the other batches of the account that explain a debit
+      const ledgers = [...(args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d))), defaultStateDir(io.env)].map((root) =>
+        ledgerOf(conn, { root }),
+      );
+      // (or a batch id: the results file its journal names, whoever ran it)
+      const results = resultsOfBatch(ledgers, args.results) ?? args.results;
       const r = await reconcile({
         client: conn.client,
-        resultsFile: args.results,
+        resultsFile: results,
         since: args.since,
         until: args.until,
-        // the rows' latest state, and the other batches of the account that explain a debit
-        ledgers: [...(args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d))), defaultStateDir(io.env)].map((root) =>
-          ledgerOf(conn, { root }),
-        ),
+        ledgers,
         logger,
         stop: abortOn(io.stopSignal),
         onPlan: ({ payouts }) => {
@@ -56,10 +59,10 @@ export default defineCommand<ReconcileArgs>({
         args.report && r.report
           ? await reportOrNote(io, () =>
               // (the tie-out it reads back is the one reconcile has just written beside the results)
-              writeResultsReport(args.results, { environment: conn.environment.name }),
+              writeResultsReport(results, { environment: conn.environment.name }),
             )
           : undefined;
-      if (args.json) printJson(io, { ...jsonOf(args.results, r), ...(report ? { report } : {}) });
+      if (args.json) printJson(io, { ...jsonOf(results, r), ...(report ? { report } : {}) });
       else io.stdout.write(textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''));
       return r.exitCode;
     }),

@@ -11,7 +11,7 @@ import { retryResults } from '../../engine/retry.ts';
 
 const builder = (y: Argv) =>
   sendOptions(y)
-    .positional('results', { type: 'string', demandOption: true, describe: 'A results file written by run or retry (it may be edited)' })
+    .positional('results', { type: 'string', demandOption: true, describe: 'A results file written by run or retry (it may be edited), or the id of its batch' })
     .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
     .option(
       'resend-failed',

@@ -9,13 +9,13 @@ import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
 import { swapRequestsText, swapText } from '../../ops/swap-views.ts';
-import { ledgerOf } from '../../engine/ledger.ts';
+import { ledgerOf, resultsOfBatch } from '../../engine/ledger.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines } from '../render.ts';
 import { resultsFileOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  resultsFileOptions(y, 'A results file written by run, retry or watch')
+  resultsFileOptions(y, 'A results file written by run, retry or watch, or the id of its batch (from any host of a team ledger)')
     .option('state-dir', {
       type: 'string',
       array: true,
@@ -29,13 +29,16 @@ export default defineCommand<StatusArgs>({
   run: (args, io: CliIO) =>
     withConnection(args, io, 'status', async (conn, logger) => {
       const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
+      const ledgers = [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root }));
+      // (or a batch id: the results file its journal names, whoever ran it)
+      const results = resultsOfBatch(ledgers, args.results) ?? args.results;
       const r = await refreshStatus({
         client: conn.client,
-        resultsFile: args.results,
+        resultsFile: results,
         // (and the ledgers of the per-user state folder: apply.ts)
         stateDirs,
         stateRoots: [defaultStateDir(io.env)],
-        ledgers: [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root })),
+        ledgers,
         logger,
         stop: abortOn(io.stopSignal),
         onPlan: ({ requests, usage }) => {
@@ -49,7 +52,7 @@ export default defineCommand<StatusArgs>({
         printJson(io, {
           exitCode: r.exitCode,
           finished: r.finished,
-          results: args.results,
+          results,
           rows: r.rows,
           asked: r.asked,
           final: r.final,
@@ -84,7 +87,7 @@ export default defineCommand<StatusArgs>({
             .map(([s, n]) => `${n} ${s}`)
             .join(', ')}`,
         );
-        l.push(...outcomeLines(r, args.results, connectionHint(args)));
+        l.push(...outcomeLines(r, results, connectionHint(args)));
         if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
         io.stdout.write(l.join('\n') + '\n');
       }
