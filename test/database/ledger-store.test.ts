@@ -1,0 +1,71 @@
+// The team ledger's rows (src/database/ledger-store.ts) against a real PostgreSQL: what the
+// database itself refuses, whatever a process read before.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TeamDb } from '../../src/database/db.ts';
+import * as store from '../../src/database/ledger-store.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
+
+describe.runIf(withPostgres)('the team ledger rows', () => {
+  let url: string;
+  const open: TeamDb[] = [];
+  const connect = async () => {
+    const db = await TeamDb.open(url, { command: 'test' });
+    open.push(db);
+    return db;
+  };
+  beforeAll(async () => {
+    url = await testDatabase();
+  });
+  afterAll(async () => {
+    for (const db of open) await db.close();
+  });
+  const batch = (batchId: string, refs: string[]) => ({
+    account: 'http://127.0.0.1:1',
+    batchId,
+    file: `/f/${batchId}.csv`,
+    command: 'run',
+    host: 'h',
+    pid: 1,
+    refs,
+  });
+
+  it('a reference is held by one live batch: the second reservation fails on the primary key, not on a read', async () => {
+    const [a, b] = [await connect(), await connect()];
+    await a.tx((q) => store.reserve(q, a, batch('aaaa', ['R1', 'R2'])));
+    await expect(b.tx((q) => store.reserve(q, b, batch('bbbb', ['R2', 'R3'])))).rejects.toMatchObject({ code: '23505' });
+    // nothing of the refused one stays: R3 is free
+    await b.tx((q) => store.reserve(q, b, batch('cccc', ['R3'])));
+    expect(await a.tx((q) => store.stillHeld(q, a.holder, 'http://127.0.0.1:1', 'aaaa', 'R2'))).toBe(true);
+    expect(await b.tx((q) => store.stillHeld(q, b.holder, 'http://127.0.0.1:1', 'bbbb', 'R2'))).toBe(false);
+  });
+
+  it("a dead process's reservations are cleared by the next: its session lock went with it", async () => {
+    const [a, b] = [await connect(), await connect()];
+    await a.tx((q) => store.reserve(q, a, batch('dddd', ['D1'])));
+    await b.tx((q) => store.clearDeadHolders(q, 'http://127.0.0.1:1'));
+    expect(await b.tx((q) => store.heldElsewhere(q, 'http://127.0.0.1:1', 'eeee', ['D1']))).toHaveLength(1);
+    expect(await b.holderAlive(a.holder)).toBe(true);
+    // a process that dies: the server ends its session (and so releases its lock), its rows stay
+    await b.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND objid = $1::bigint::oid",
+      [a.lockId],
+    );
+    await expect.poll(() => b.holderAlive(a.holder)).toBe(false);
+    await b.tx((q) => store.clearDeadHolders(q, 'http://127.0.0.1:1'));
+    expect(await b.tx((q) => store.heldElsewhere(q, 'http://127.0.0.1:1', 'eeee', ['D1']))).toHaveLength(0);
+  });
+
+  it('journal lines are append-only: the database refuses to change or remove one', async () => {
+    const a = await connect();
+    await store.appendLines(a, 'acct', a.holder, [
+      { batch: 'ffff', line: '{"t":"batch"}' },
+      { batch: 'ffff', line: '{"t":"initiating","ref":"F1"}' },
+    ]);
+    const lines = await store.linesAfter(a, 'acct', 0);
+    expect(lines.map((l) => l.line)).toEqual(['{"t":"batch"}', '{"t":"initiating","ref":"F1"}']);
+    await expect(a.query("UPDATE payout_batch.journal_lines SET line = '{}' WHERE account = 'acct'")).rejects.toThrow(/append-only/);
+    await expect(a.query("DELETE FROM payout_batch.journal_lines WHERE account = 'acct'")).rejects.toThrow(/append-only/);
+    await expect(a.query('TRUNCATE payout_batch.journal_lines')).rejects.toThrow(/append-only/);
+    expect(await store.linesAfter(a, 'acct', lines[0]!.id)).toHaveLength(1);
+  });
+});
