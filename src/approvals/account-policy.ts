@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
-import { accountOf, ledgerDirFor } from '../engine/ledger.ts';
+import type { TeamDb } from '../database/db.ts';
+import { appendPolicy, latestPolicy } from '../database/ledger-store.ts';
+import { accountOf, ledgerDirFor, POLICY_FILE_NAME } from '../engine/ledger.ts';
 import type { CurrencyPlan } from '../engine/plan.ts';
 import { approvalGate, type GateResult } from './gate.ts';
 import type { LoadedPlan } from './payload.ts';
 
-const POLICY_FILE = 'policy.json';
 const POLICY_LOG = 'policy.log.jsonl';
 
 const ApproverSchema = z.object({ name: z.string().min(1), publicKey: z.string().min(1), fingerprint: z.string() });
@@ -38,7 +39,7 @@ export class PolicyError extends Error {
   override readonly name = 'PolicyError';
 }
 
-export const policyPath = (ledgerDir: string): string => join(ledgerDir, POLICY_FILE);
+export const policyPath = (ledgerDir: string): string => join(ledgerDir, POLICY_FILE_NAME);
 
 /**
  * The account's policy, or undefined when it has none. Refuses a policy file another user could
@@ -57,15 +58,38 @@ export function readAccountPolicy(ledgerDir: string): AccountPolicy | undefined 
     throw new PolicyError(
       `the approval policy ${path} is a link, another user's, or writable by others: nothing is sent until it is yours alone (chmod 600)`,
     );
-  let data: unknown;
+  let text: string;
   try {
-    data = JSON.parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new PolicyError(`the approval policy ${path} cannot be read (${(e as Error).message}): nothing is sent until it is set again`);
   }
+  return parsePolicy(text, path);
+}
+
+function parsePolicy(text: string, where: string): AccountPolicy {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new PolicyError(`the approval policy ${where} cannot be read (${(e as Error).message}): nothing is sent until it is set again`);
+  }
   const r = AccountPolicySchema.safeParse(data);
-  if (!r.success) throw new PolicyError(`the approval policy ${path} is not a policy (${r.error.issues[0]!.message}): set it again`);
+  if (!r.success) throw new PolicyError(`the approval policy ${where} is not a policy (${r.error.issues[0]!.message}): set it again`);
   return r.data;
+}
+
+/** The account's policy in a team ledger (every version is kept there: the last one holds). */
+export async function readTeamPolicy(db: TeamDb, account: string): Promise<AccountPolicy | undefined> {
+  const text = await latestPolicy(db, account);
+  return text === undefined ? undefined : parsePolicy(text, `of ${account} in the ledger ${db.where}`);
+}
+
+/** Sets the account's policy in a team ledger, for every host on it. */
+export async function writeTeamPolicy(db: TeamDb, policy: Omit<AccountPolicy, 'v' | 'setAt' | 'setBy'>): Promise<AccountPolicy> {
+  const next: AccountPolicy = { v: 1, ...policy, setAt: new Date().toISOString(), setBy: `${userInfo().username}@${hostname()}` };
+  await appendPolicy(db, policy.account, JSON.stringify(next, null, 2) + '\n');
+  return next;
 }
 
 /** Writes the policy (0600) and appends the change to the ledger's policy log. */

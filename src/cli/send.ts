@@ -15,6 +15,7 @@ import {
   maxRequestsOf,
   moneyFlags,
   openConnection,
+  openTeamLedger,
   reportOption,
   reportOrNote,
   sendingOptions,
@@ -27,7 +28,8 @@ import type { RetryOptions } from '../engine/retry.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/index.ts';
-import { accountPolicyAt, PolicyError, type AccountPolicy } from '../approvals/account-policy.ts';
+import { accountPolicyAt, PolicyError, readTeamPolicy, type AccountPolicy } from '../approvals/account-policy.ts';
+import { accountOf } from '../engine/ledger.ts';
 import { resolveEnvironment } from '../client/environment.ts';
 import { connectionHint } from './environment.ts';
 import type { GuardOptions } from '../engine/approval.ts';
@@ -73,7 +75,7 @@ export function refused(io: CliIO, json: boolean | undefined, reason: string): E
  * before the connection opens; a string when it cannot be trusted or read (why nothing may be
  * sent). An environment that cannot be resolved has none here: opening the connection says why.
  */
-export function accountPolicyOf(args: SendArgs, io: CliIO): AccountPolicy | string | undefined {
+export async function accountPolicyOf(args: SendArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
   let baseUrl: string | undefined;
   try {
     baseUrl = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env }).baseUrl;
@@ -81,7 +83,14 @@ export function accountPolicyOf(args: SendArgs, io: CliIO): AccountPolicy | stri
     return undefined;
   }
   try {
-    return accountPolicyAt(baseUrl, stateRootOf(args, io));
+    // a team ledger (--ledger) holds the policy for every host on it: read there, not here
+    const team = baseUrl === undefined ? undefined : await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
+    if (!team) return accountPolicyAt(baseUrl, stateRootOf(args, io));
+    try {
+      return await readTeamPolicy(team, accountOf(baseUrl!));
+    } finally {
+      await team.close();
+    }
   } catch (e) {
     if (e instanceof PolicyError) return e.message;
     throw e;

@@ -32,6 +32,20 @@ export async function accounts(q: Queryable): Promise<string[]> {
   return (await q.query<{ account: string }>('SELECT DISTINCT account FROM payout_batch.journal_lines')).rows.map((r) => r.account);
 }
 
+/** The account's approval policy as last set (its JSON text), if any. */
+export async function latestPolicy(q: Queryable, account: string): Promise<string | undefined> {
+  const r = await q.query<{ policy: string }>(
+    'SELECT policy FROM payout_batch.account_policies WHERE account = $1 ORDER BY id DESC LIMIT 1',
+    [account],
+  );
+  return r.rows[0]?.policy;
+}
+
+/** Sets the account's approval policy (a new version; the earlier ones stay). */
+export async function appendPolicy(q: Queryable, account: string, policy: string): Promise<void> {
+  await q.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [account, policy]);
+}
+
 /** Appends lines, in order, as written by `origin`. */
 export async function appendLines(q: Queryable, account: string, origin: string, lines: { batch: string; line: string }[]): Promise<void> {
   if (!lines.length) return;

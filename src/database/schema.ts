@@ -99,6 +99,18 @@ export const MIGRATIONS: readonly string[] = [
     environment text NOT NULL
   );
 
+  -- An account's approval policy, every version kept (the last one holds): set by
+  -- \`payout-batch policy set --ledger ...\`, read by every run, retry and watch of every host.
+  CREATE TABLE payout_batch.account_policies (
+    id       bigserial PRIMARY KEY,
+    account  text NOT NULL,
+    policy   text NOT NULL,
+    set_at   timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE INDEX account_policies_account ON payout_batch.account_policies (account, id);
+  CREATE TRIGGER account_policies_append_only BEFORE UPDATE OR DELETE ON payout_batch.account_policies
+    FOR EACH ROW EXECUTE FUNCTION payout_batch.append_only();
+
   -- A watch's claim of an inbox file: one per file content and account, whichever host claims it.
   CREATE TABLE payout_batch.watch_claims (
     account    text NOT NULL,

@@ -143,6 +143,9 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'tea
   return { account, dir, ephemeral: false };
 }
 
+/** The account's approval policy in its ledger folder (approvals/account-policy.ts reads and writes it). */
+export const POLICY_FILE_NAME = 'policy.json';
+
 const JOURNAL_NAME = /^([0-9a-f]{16})\.journal\.jsonl$/;
 
 export const ledgerJournalPath = (ledger: Ledger, batchId: string): string => join(ledger.dir, `${batchId.slice(0, 16)}.journal.jsonl`);
@@ -496,9 +499,12 @@ export function syncLedger(ledger: Ledger): Promise<void> {
   const run = c.syncing.then(async () => {
     for (const l of await store.linesAfter(c.db, c.account, c.synced)) {
       // (this process's own lines are in its copy already: they were written here first)
-      if (l.origin !== c.db.holder) appendFileSync(join(c.dir, `${l.batch}.journal.jsonl`), `${l.line}\n`, { mode: 0o600 });
+      if (l.origin !== c.db.holder) appendFileSync(join(c.dir, `${l.batch.slice(0, 16)}.journal.jsonl`), `${l.line}\n`, { mode: 0o600 });
       c.synced = l.id;
     }
+    // the account's approval policy, where a file ledger keeps it (approvals/account-policy.ts)
+    const policy = await store.latestPolicy(c.db, c.account);
+    if (policy) writeFileSync(join(c.dir, POLICY_FILE_NAME), policy, { mode: 0o600 });
   });
   c.syncing = run.catch(() => undefined);
   return run;

@@ -5,8 +5,16 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { connectionOptions, moneyFlags, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
-import { describePolicy, parseDuration, PolicyError, readAccountPolicy, writeAccountPolicy } from '../../approvals/account-policy.ts';
+import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
+import {
+  describePolicy,
+  parseDuration,
+  PolicyError,
+  readAccountPolicy,
+  readTeamPolicy,
+  writeAccountPolicy,
+  writeTeamPolicy,
+} from '../../approvals/account-policy.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/store.ts';
 import { resolveEnvironment } from '../../client/environment.ts';
 import { accountOf, ledgerDirFor } from '../../engine/ledger.ts';
@@ -43,9 +51,11 @@ export default defineCommand<Args>({
   builder,
   run: async (args, io) => {
     const { account, dir } = ledgerDirOf(args, io);
+    // a team ledger (--ledger): the policy is the database's, for every host on it
+    const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
     try {
       if (args.action === 'show') {
-        const p = readAccountPolicy(dir);
+        const p = team ? await readTeamPolicy(team, account) : readAccountPolicy(dir);
         if (args.json) printJson(io, p ?? null);
         else io.stdout.write(p ? `${account}: ${describePolicy(p)} (set ${p.setAt} by ${p.setBy})\n` : `${account}: no approval policy\n`);
         return ExitCode.OK;
@@ -66,7 +76,8 @@ export default defineCommand<Args>({
       const above = args.above?.length
         ? Object.fromEntries(moneyFlags(args.above, '--above').map((m) => [m.currency, m.amount.toFixed()]))
         : undefined;
-      const p = await writeAccountPolicy(dir, { account, requireApprovals: required, approvers, above, expireAfterMs });
+      const policy = { account, requireApprovals: required, approvers, above, expireAfterMs };
+      const p = team ? await writeTeamPolicy(team, policy) : await writeAccountPolicy(dir, policy);
       if (args.json) printJson(io, p);
       else io.stdout.write(`${account}: ${describePolicy(p)}\nEvery run, retry and watch against this account now needs it.\n`);
       return ExitCode.OK;
@@ -74,6 +85,8 @@ export default defineCommand<Args>({
       if (e instanceof ApprovalsFileError) throw new UsageError(e.message);
       if (e instanceof PolicyError) throw new UsageError(e.message, ExitCode.REFUSED);
       throw e;
+    } finally {
+      await team?.close();
     }
   },
 });

@@ -11,7 +11,11 @@ import { retryResults } from '../../engine/retry.ts';
 
 const builder = (y: Argv) =>
   sendOptions(y)
-    .positional('results', { type: 'string', demandOption: true, describe: 'A results file written by run or retry (it may be edited), or the id of its batch' })
+    .positional('results', {
+      type: 'string',
+      demandOption: true,
+      describe: 'A results file written by run or retry (it may be edited), or the id of its batch',
+    })
     .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
     .option(
       'resend-failed',
@@ -26,7 +30,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     if (!args.results) throw new UsageError('name the results file to retry');
     // A retry carries no plan: under the account's approval policy it goes only when what it would
     // send needs no approvals (nothing, or less than the policy's `above` amounts); else exit 3.
-    const policy = accountPolicyOf(args, io);
+    const policy = await accountPolicyOf(args, io);
     if (typeof policy === 'string') return refused(io, args.json, policy);
     return sendBatch(
       args,

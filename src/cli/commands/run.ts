@@ -59,7 +59,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     }
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');
     // Four eyes: checked before the connection is opened, so a refused plan costs not one request.
-    const approved = approvedPlan(args, io);
+    const approved = await approvedPlan(args, io);
     if (typeof approved === 'number') return approved;
     try {
       return await send(args, io, approved.path ?? args.plan, approved.guard);
@@ -107,11 +107,11 @@ function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
  * applies to every batch; otherwise the engine's guard decides, once the plan's totals are known).
  * A plan that passed is run from a private copy of the bytes that were checked.
  */
-function approvedPlan(
+async function approvedPlan(
   args: ArgsOf<typeof builder>,
   io: CliIO,
-): ExitCode | { path?: string; cleanup?: () => void; guard?: GuardOptions['policy'] } {
-  const policy = accountPolicyOf(args, io);
+): Promise<ExitCode | { path?: string; cleanup?: () => void; guard?: GuardOptions['policy'] }> {
+  const policy = await accountPolicyOf(args, io);
   if (typeof policy === 'string') return refused(io, args.json, policy);
   const required = args['require-approvals'];
   if (required === undefined && !policy) return {};
