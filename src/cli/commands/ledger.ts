@@ -8,23 +8,34 @@ import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { connectionOptions, makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
-import { resolveEnvironment } from '../../client/environment.ts';
+import { makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
+import { LOG_FORMATS } from '../../log.ts';
+import { ENVIRONMENTS, resolveEnvironment } from '../../client/environment.ts';
 import { TeamLedgerError, type TeamDb } from '../../database/db.ts';
 import { migrate, schemaVersionOf } from '../../database/schema.ts';
 import { accountOf } from '../../engine/ledger.ts';
 import { importJournals, readFileLedgers, type ImportPlan } from '../../engine/ledger-import.ts';
 import { packageRoot } from '../../package-root.ts';
 
+// (of the connection flags, only the ledger's, the service's for import, and the logs')
 const builder = (y: Argv) =>
-  connectionOptions(y)
+  y
     .positional('action', {
       type: 'string',
       choices: ['init', 'import', 'status'] as const,
       demandOption: true,
       describe: '`init`: create or migrate the schema; `import`: copy a file ledger in; `status`: what the ledger holds',
     })
+    .option('ledger', {
+      type: 'string',
+      describe: 'The team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)',
+    })
     .option('from-state-dir', { type: 'string', describe: 'import: the state folder whose file ledgers to copy (its ledgers/ folder)' })
+    .option('base-url', { type: 'string', describe: "import: the service of a file ledger's folder that its journals do not name" })
+    .option('env', { type: 'string', choices: ENVIRONMENTS, describe: 'import: the environment of that service (with --gateway-host)' })
+    .option('gateway-host', { type: 'string', describe: 'import: the production gateway host ($PAYOUT_GATEWAY_HOST)' })
+    .option('log-level', { type: 'string', describe: 'Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL)' })
+    .option('log-format', { choices: LOG_FORMATS, describe: 'Logs on stderr as JSON lines or as a short human line each' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' });
 
 type Args = ArgsOf<typeof builder>;
@@ -111,7 +122,7 @@ async function status(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
   else
     io.stdout.write(
       `${db.where}: schema version ${version}\n` +
-        `${plural(alive.length, 'other process')} connected${alive.map((h) => `\n  ${h.command || '?'} on ${h.host}, pid ${h.pid}`).join('')}\n` +
+        `${alive.length} other process${alive.length === 1 ? '' : 'es'} connected${alive.map((h) => `\n  ${h.command || '?'} on ${h.host}, pid ${h.pid}`).join('')}\n` +
         (out.accounts.length ? out.accounts.map((a) => `${a.account}: ${batches(a.batches)}\n`).join('') : 'no batches yet\n'),
     );
   return ExitCode.OK;
