@@ -14,7 +14,7 @@ import { ENVIRONMENTS, resolveEnvironment } from '../../client/environment.ts';
 import { TeamLedgerError, type TeamDb } from '../../database/db.ts';
 import { migrate, schemaVersionOf } from '../../database/schema.ts';
 import { accountOf } from '../../engine/ledger.ts';
-import { importJournals, readFileLedgers, type ImportPlan } from '../../engine/ledger-import.ts';
+import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../engine/ledger-import.ts';
 import { packageRoot } from '../../package-root.ts';
 
 // (of the connection flags, only the ledger's, the service's for import, and the logs')
@@ -101,9 +101,19 @@ async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode
         'name its service with --base-url URL, or --env with --gateway-host. Nothing was imported.',
     );
   const plan = await importJournals(db, journals, `import ${db.holder} ${hostname()}:${dir}`);
-  if (args.json) printJson(io, { ledger: db.where, from: dir, ...plan });
+  const refused = plan.conflicts.length > 0 || plan.differing.length > 0;
+  const batchesOf = (js: FileJournal[]) => js.map((j) => ({ account: j.account, batchId: j.batchId, path: j.path, lines: j.lines.length }));
+  if (args.json)
+    printJson(io, {
+      ledger: db.where,
+      from: dir,
+      imported: refused ? [] : batchesOf(plan.insert),
+      alreadyThere: batchesOf(plan.same),
+      differing: batchesOf(plan.differing),
+      conflicts: plan.conflicts,
+    });
   else io.stdout.write(`${db.where} from ${dir}: ${describePlan(plan)}`);
-  return plan.conflicts.length || plan.differing.length ? ExitCode.REFUSED : ExitCode.OK;
+  return refused ? ExitCode.REFUSED : ExitCode.OK;
 }
 
 async function status(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
