@@ -255,13 +255,20 @@ export async function openConnection(
 
 /**
  * The team ledger of --ledger or $PAYOUT_BATCH_LEDGER_URL (src/database), opened before anything is
- * sent: one that cannot be reached is exit 4 (nothing was sent), one not initialised exit 2.
+ * sent: one that cannot be reached is exit 4 (nothing was sent), one not initialised exit 2
+ * (`init`: `ledger init`, which applies the schema, opens it as it is).
  */
-export async function openTeamLedger(args: ConnectionArgs, io: CliIO, logger: Logger): Promise<TeamDb | undefined> {
+export async function openTeamLedger(
+  args: ConnectionArgs,
+  io: CliIO,
+  logger: Logger,
+  o: { init?: boolean } = {},
+): Promise<TeamDb | undefined> {
   const url = args.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL;
   if (!url) return undefined;
   try {
     return await TeamDb.open(url, {
+      ...o,
       command: String((args as { _?: (string | number)[] })._?.[0] ?? ''),
       onLost: (e) => logger.error(e.message),
     });

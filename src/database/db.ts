@@ -141,8 +141,13 @@ export class TeamDb {
     try {
       await session.connect();
     } catch (e) {
-      await pool.end().catch(() => undefined);
-      throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where} cannot be reached: ${scrub((e as Error).message, url)}`, {
+      // (a refusal can leave the socket open, an authentication's for one: end it, or the process
+      // would wait on it after saying why it stops)
+      await Promise.allSettled([session.end(), pool.end()]);
+      const why = /password must be a string/.test((e as Error).message)
+        ? 'it asks for a password, and none was given (in the URL, PGPASSWORD or ~/.pgpass)'
+        : scrub((e as Error).message, url);
+      throw new TeamLedgerError('LEDGER_UNREACHABLE', `the ledger ${where} cannot be reached: ${why}`, {
         cause: undefined,
       });
     }

@@ -13,7 +13,10 @@ export async function testDatabase(o: { init?: boolean } = {}): Promise<string> 
   const base =
     given ??
     (await (own ??= startCluster().then((c) => {
+      // vitest ends its workers with SIGTERM, whose default action skips 'exit': the server
+      // would outlive the run
       process.once('exit', () => c.destroy());
+      process.once('SIGTERM', () => process.exit(143));
       return c.url;
     })));
   return newDatabase(base, undefined, o);

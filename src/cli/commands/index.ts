@@ -29,6 +29,8 @@ const USAGE = {
   'attach <payout> <files..>':
     "Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED), named by its id, payoutRef or row's reference",
   listen: "Receive the service's webhooks: verify, drop replays, apply status changes to results files and journals",
+  'ledger <action>':
+    'The team ledger on PostgreSQL (--ledger URL): `ledger init` creates or migrates its schema, `ledger import --from-state-dir DIR` copies a file ledger in, `ledger status`',
   'watch <dir>': 'Process the batch files dropped into DIR/inbox, unattended, within the guards of DIR/payout-batch.json',
 };
 

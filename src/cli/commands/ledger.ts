@@ -1,0 +1,159 @@
+// `payout-batch ledger init|import|status`: the team ledger on PostgreSQL (src/database/README.md).
+// init applies the schema's migrations (harmless twice, and two at once apply each once); import
+// copies the file ledgers of a state folder into it, all or nothing (engine/ledger-import.ts);
+// status says what it holds. The connection string's password is never printed (db.ts redactUrl).
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
+import { LOG_FORMATS } from '../../log.ts';
+import { ENVIRONMENTS, resolveEnvironment } from '../../client/environment.ts';
+import { TeamLedgerError, type TeamDb } from '../../database/db.ts';
+import { migrate, schemaVersionOf } from '../../database/schema.ts';
+import { accountOf } from '../../engine/ledger.ts';
+import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../engine/ledger-import.ts';
+import { packageRoot } from '../../package-root.ts';
+
+// (of the connection flags, only the ledger's, the service's for import, and the logs')
+const builder = (y: Argv) =>
+  y
+    .positional('action', {
+      type: 'string',
+      choices: ['init', 'import', 'status'] as const,
+      demandOption: true,
+      describe: '`init`: create or migrate the schema; `import`: copy a file ledger in; `status`: what the ledger holds',
+    })
+    .option('ledger', {
+      type: 'string',
+      describe: 'The team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)',
+    })
+    .option('from-state-dir', { type: 'string', describe: 'import: the state folder whose file ledgers to copy (its ledgers/ folder)' })
+    .option('base-url', { type: 'string', describe: "import: the service of a file ledger's folder that its journals do not name" })
+    .option('env', { type: 'string', choices: ENVIRONMENTS, describe: 'import: the environment of that service (with --gateway-host)' })
+    .option('gateway-host', { type: 'string', describe: 'import: the production gateway host ($PAYOUT_GATEWAY_HOST)' })
+    .option('log-level', { type: 'string', describe: 'Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL)' })
+    .option('log-format', { choices: LOG_FORMATS, describe: 'Logs on stderr as JSON lines or as a short human line each' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' });
+
+type Args = ArgsOf<typeof builder>;
+
+const toolVersion = () =>
+  `payout-batch ${(JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version}`;
+
+async function init(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
+  const { from, to } = await migrate(db, toolVersion());
+  if (args.json) printJson(io, { ledger: db.where, from, to });
+  else io.stdout.write(`${db.where}: schema version ${from} -> ${to}${from === to ? ' (already up to date)' : ''}\n`);
+  return ExitCode.OK;
+}
+
+/**
+ * The accounts a folder of the file ledger may be: the service the connection flags name, and
+ * the sandbox and production of the gateway host when one is configured (a folder is named by a
+ * hash of its account, so it is recognised, not read).
+ */
+function candidateAccounts(args: Args, io: CliIO): string[] {
+  const gatewayHost = args['gateway-host'];
+  const noUrl = { ...io.env, PAYOUT_BASE_URL: undefined };
+  const out = new Set<string>();
+  for (const o of [
+    { env: args.env, baseUrl: args['base-url'], gatewayHost, vars: io.env },
+    { env: 'sandbox' as const, gatewayHost, vars: noUrl },
+    { env: 'production' as const, gatewayHost, vars: noUrl },
+  ]) {
+    try {
+      const url = resolveEnvironment(o).baseUrl;
+      if (url) out.add(accountOf(url));
+    } catch {
+      /* this environment is not configured here */
+    }
+  }
+  return [...out];
+}
+
+const batches = (n: number) => `${n} batch${n === 1 ? '' : 'es'}`;
+
+function describePlan(plan: ImportPlan): string {
+  const refused = [
+    ...plan.conflicts.map(
+      (c) =>
+        `  ${c.account}: reference ${c.ref} sent by batch ${c.batch.batchId.slice(0, 16)} (${c.batch.file}) ` +
+        `and, in the ledger, by batch ${c.other.batchId.slice(0, 16)} (${c.other.file}, ${c.other.phase})`,
+    ),
+    ...plan.differing.map((j) => `  ${j.account}: batch ${j.batchId.slice(0, 16)} (${j.path}) is in the ledger with other lines`),
+  ];
+  if (refused.length) return `Nothing was imported: ${plural(refused.length, 'conflict')}\n${refused.join('\n')}\n`;
+  const lines = plan.insert.reduce((n, j) => n + j.lines.length, 0);
+  return `Imported ${batches(plan.insert.length)} (${plural(lines, 'line')}); ${batches(plan.same.length)} already there\n`;
+}
+
+async function importLedger(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
+  if (!args['from-state-dir']) throw new UsageError('ledger import needs --from-state-dir DIR, the state folder to copy');
+  const dir = resolve(io.cwd, args['from-state-dir']);
+  if (!existsSync(join(dir, 'ledgers'))) throw new UsageError(`${dir} holds no file ledger (no ledgers/ folder): nothing was imported`);
+  const { journals, unknown } = readFileLedgers(dir, candidateAccounts(args, io));
+  if (unknown.length)
+    throw new UsageError(
+      `the account of ${unknown.map((f) => join(dir, 'ledgers', f)).join(', ')} is not known (their journals do not name it): ` +
+        'name its service with --base-url URL, or --env with --gateway-host. Nothing was imported.',
+    );
+  const plan = await importJournals(db, journals, `import ${db.holder} ${hostname()}:${dir}`);
+  const refused = plan.conflicts.length > 0 || plan.differing.length > 0;
+  const batchesOf = (js: FileJournal[]) => js.map((j) => ({ account: j.account, batchId: j.batchId, path: j.path, lines: j.lines.length }));
+  if (args.json)
+    printJson(io, {
+      ledger: db.where,
+      from: dir,
+      imported: refused ? [] : batchesOf(plan.insert),
+      alreadyThere: batchesOf(plan.same),
+      differing: batchesOf(plan.differing),
+      conflicts: plan.conflicts,
+    });
+  else io.stdout.write(`${db.where} from ${dir}: ${describePlan(plan)}`);
+  return refused ? ExitCode.REFUSED : ExitCode.OK;
+}
+
+async function status(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
+  const version = await schemaVersionOf(db);
+  const holders = await db.query<{ holder: string; host: string; pid: number; command: string }>(
+    'SELECT holder, host, pid, command FROM payout_batch.holders WHERE holder <> $1 ORDER BY started_at',
+    [db.holder],
+  );
+  const alive = [];
+  for (const h of holders.rows) if (await db.holderAlive(h.holder)) alive.push(h);
+  const accounts = await db.query<{ account: string; batches: string }>(
+    'SELECT account, count(DISTINCT batch_id) AS batches FROM payout_batch.journal_lines GROUP BY account ORDER BY account',
+  );
+  const out = { ledger: db.where, version, holders: alive, accounts: accounts.rows.map((a) => ({ ...a, batches: Number(a.batches) })) };
+  if (args.json) printJson(io, out);
+  else
+    io.stdout.write(
+      `${db.where}: schema version ${version}\n` +
+        `${alive.length} other process${alive.length === 1 ? '' : 'es'} connected${alive.map((h) => `\n  ${h.command || '?'} on ${h.host}, pid ${h.pid}`).join('')}\n` +
+        (out.accounts.length ? out.accounts.map((a) => `${a.account}: ${batches(a.batches)}\n`).join('') : 'no batches yet\n'),
+    );
+  return ExitCode.OK;
+}
+
+export default defineCommand<Args>({
+  builder,
+  run: async (args, io) => {
+    if (!args.ledger && !io.env.PAYOUT_BATCH_LEDGER_URL)
+      throw new UsageError(`ledger ${args.action} needs --ledger postgres://user@host/db or $PAYOUT_BATCH_LEDGER_URL`);
+    const logger = makeLogger(args, io, `ledger ${args.action}`);
+    const db = (await openTeamLedger(args, io, logger, { init: args.action === 'init' }))!;
+    try {
+      if (args.action === 'init') return await init(db, args, io);
+      if (args.action === 'import') return await importLedger(db, args, io);
+      return await status(db, args, io);
+    } catch (e) {
+      if (e instanceof TeamLedgerError) throw new UsageError(e.message, ExitCode.SERVICE_UNAVAILABLE);
+      throw e;
+    } finally {
+      await db.close();
+    }
+  },
+});

@@ -1,0 +1,145 @@
+// `ledger import`'s rule (engine/ledger-import.ts): which journals of a file ledger go in, which
+// are already there, and the references that refuse the whole import; then the same on a database.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TeamDb } from '../../src/database/db.ts';
+import { ledgerDirFor } from '../../src/engine/ledger.ts';
+import { importJournals, journalLines, planImport, readFileLedgers, type FileJournal } from '../../src/engine/ledger-import.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
+
+const ACCOUNT = 'https://gateway.sandbox.example.com';
+const batchId = (c: string) => c.repeat(64);
+
+/** The lines of a batch's journal: its header, then each reference in the phase given. */
+function journal(id: string, rows: Record<string, 'created' | 'initiating' | 'rejected' | 'quote'>, account = ACCOUNT): FileJournal {
+  const at = '2026-01-01T00:00:00.000Z';
+  const lines = [
+    { t: 'batch', v: 1, batchId: id, batchIdSource: 'content', env: 'custom', file: `/pay/${id[0]}.csv`, fileSha256: id, createdAt: at },
+  ];
+  for (const [ref, phase] of Object.entries(rows)) {
+    if (phase === 'quote') {
+      lines.push({ t: 'quote', ref, attempt: 1, destinationAmount: 10 } as never);
+      continue;
+    }
+    lines.push({ t: 'initiating', ref, row: 1, attempt: 1, key: `k-${ref}`, body: '{}', at } as never);
+    if (phase === 'created')
+      lines.push({
+        t: 'created',
+        ref,
+        attempt: 1,
+        key: `k-${ref}`,
+        requestId: 'r',
+        at,
+        payout: { id: `p-${ref}`, status: 'PENDING' },
+      } as never);
+    if (phase === 'rejected') lines.push({ t: 'rejected', ref, attempt: 1, key: `k-${ref}`, error: { message: 'no' }, at } as never);
+  }
+  return { account, batchId: id, path: `/state/${id.slice(0, 16)}.journal.jsonl`, lines: lines.map((l) => JSON.stringify(l)) };
+}
+const held = (...js: FileJournal[]) => {
+  const m = new Map<string, Map<string, string[]>>();
+  for (const j of js) m.set(j.account, (m.get(j.account) ?? new Map<string, string[]>()).set(j.batchId, j.lines));
+  return m;
+};
+
+describe('the import plan', () => {
+  it('inserts new batches, skips one held with the same lines, refuses one held with other lines', () => {
+    const a = journal(batchId('a'), { R1: 'created' });
+    const b = journal(batchId('b'), { R2: 'created' });
+    const plan = planImport(held(a, { ...b, lines: b.lines.slice(0, 1) }), [a, b, journal(batchId('c'), { R3: 'initiating' })]);
+    expect(plan.same.map((j) => j.batchId)).toEqual([batchId('a')]);
+    expect(plan.differing.map((j) => j.batchId)).toEqual([batchId('b')]);
+    expect(plan.insert.map((j) => j.batchId)).toEqual([batchId('c')]);
+    expect(plan.conflicts).toEqual([]);
+  });
+
+  it('refuses a reference another batch of the account sent, naming both batches; a refused or quoted one, or another account, is no conflict', () => {
+    const other = journal(batchId('b'), { PAID: 'created', OPEN: 'initiating', NO: 'rejected', Q: 'created' });
+    const mine = journal(batchId('a'), { PAID: 'initiating', OPEN: 'created', NO: 'created', Q: 'quote' });
+    const elsewhere = journal(batchId('c'), { PAID: 'created' }, 'https://other.example.com');
+    const plan = planImport(held(other, elsewhere), [mine]);
+    expect(plan.conflicts).toEqual([
+      {
+        account: ACCOUNT,
+        ref: 'PAID',
+        batch: { batchId: batchId('a'), file: '/pay/a.csv' },
+        other: { batchId: batchId('b'), file: '/pay/b.csv', phase: 'created' },
+      },
+      {
+        account: ACCOUNT,
+        ref: 'OPEN',
+        batch: { batchId: batchId('a'), file: '/pay/a.csv' },
+        other: { batchId: batchId('b'), file: '/pay/b.csv', phase: 'initiating' },
+      },
+    ]);
+  });
+
+  it('checks the journals imported together against each other', () => {
+    const plan = planImport(new Map(), [journal(batchId('a'), { R: 'created' }), journal(batchId('b'), { R: 'initiating' })]);
+    expect(plan.conflicts.map((c) => [c.ref, c.batch.batchId[0], c.other.batchId[0]])).toEqual([['R', 'b', 'a']]);
+  });
+});
+
+describe('reading a file ledger', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pb-import-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps every complete event as written, without the BOM, blank lines or a torn last line', () => {
+    expect(journalLines('\uFEFF{"t":"batch","x":1.50}\n\n{"t":"run"}\nnot json\n{"t":"initia')).toEqual([
+      '{"t":"batch","x":1.50}',
+      '{"t":"run"}',
+    ]);
+  });
+
+  it("knows a folder's account from the accounts it may be, the header's account, or `local`; says which folders it cannot place", () => {
+    const write = (folder: string, j: FileJournal) => {
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, `${j.batchId.slice(0, 16)}.journal.jsonl`), j.lines.join('\n') + '\n');
+    };
+    write(ledgerDirFor(dir, ACCOUNT), journal(batchId('a'), { R: 'created' }));
+    write(ledgerDirFor(dir, 'https://unknown.example.com'), journal(batchId('b'), { R: 'created' }));
+    const named = journal(batchId('c'), {});
+    named.lines[0] = JSON.stringify({ ...(JSON.parse(named.lines[0]!) as object), account: 'https://named.example.com' });
+    write(ledgerDirFor(dir, 'https://named.example.com'), named);
+    write(join(dir, 'ledgers', 'local'), journal(batchId('d'), {}));
+    const { journals, unknown } = readFileLedgers(dir, [ACCOUNT]);
+    expect(journals.map((j) => [j.batchId[0], j.account]).sort()).toEqual([
+      ['a', ACCOUNT],
+      ['c', 'https://named.example.com'],
+      ['d', 'local'],
+    ]);
+    expect(journals.find((j) => j.batchId === batchId('a'))!.lines).toEqual(journal(batchId('a'), { R: 'created' }).lines);
+    expect(unknown).toEqual([ledgerDirFor(dir, 'https://unknown.example.com').split('/').pop()]);
+  });
+});
+
+describe.runIf(withPostgres)('importing into the database', () => {
+  let db: TeamDb;
+  beforeAll(async () => {
+    db = await TeamDb.open(await testDatabase(), { command: 'test' });
+  });
+  afterAll(() => db?.close());
+  const rows = async () =>
+    (
+      await db.query<{ batch_id: string; origin: string; line: string }>(
+        'SELECT batch_id, origin, line FROM payout_batch.journal_lines ORDER BY id',
+      )
+    ).rows;
+
+  it('writes each line in order once, skips it the second time, and writes nothing at all when one reference conflicts', async () => {
+    const a = journal(batchId('a'), { R1: 'created', R2: 'rejected' });
+    expect((await importJournals(db, [a], 'import one')).insert).toHaveLength(1);
+    expect(await rows()).toEqual(a.lines.map((line) => ({ batch_id: batchId('a'), origin: 'import one', line })));
+    const again = await importJournals(db, [a], 'import two');
+    expect([again.insert.length, again.same.length]).toEqual([0, 1]);
+    const refused = await importJournals(
+      db,
+      [journal(batchId('b'), { R3: 'created' }), journal(batchId('c'), { R1: 'initiating' })],
+      'three',
+    );
+    expect(refused.conflicts.map((c) => [c.ref, c.other.batchId])).toEqual([['R1', batchId('a')]]);
+    expect(await rows()).toHaveLength(a.lines.length);
+  });
+});

@@ -1,0 +1,144 @@
+// The team ledger as users meet it, with real processes: `ledger init`, `import` and `status`; a
+// ledger that cannot be reached or is not initialised stops a run before anything is sent; the
+// connection string's password is never written anywhere, and PGPASSWORD and ~/.pgpass are used
+// when the URL leaves it out.
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { accountOf, ledgerDirFor } from '../../src/engine/ledger.ts';
+import { journalLines } from '../../src/engine/ledger-import.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { cleanEnv, filesUnder, ledgerJournals, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { startSb } from '../ops/helpers.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
+
+const dirs = tempDirs('pb-ledger-');
+
+async function closedPort(): Promise<number> {
+  const s = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function linesIn(url: string): Promise<string[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<{ line: string }>('SELECT line FROM payout_batch.journal_lines ORDER BY id')).rows.map((r) => r.line);
+  } finally {
+    await c.end();
+  }
+}
+
+describe.runIf(withPostgres)('payout-batch ledger', () => {
+  let sb: LocalSandbox;
+  let dir: string;
+  /** The CLI in `dir`, its own state folder and HOME, the sandbox as its service. */
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    runCli([...args, '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), HOME: dir, ...env }) });
+  const sent = () => sb.requestLog().length;
+
+  beforeAll(async () => {
+    sb = await startSb({ monthlyQuota: null });
+    dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 2, prefix: 'LEDGER' });
+  });
+  afterAll(async () => {
+    await sb?.close();
+    await dirs.remove();
+  });
+
+  it('an unreachable or uninitialised ledger stops a run before anything is sent (4, 2), naming it without its password', async () => {
+    const port = await closedPort();
+    const down = await cli(['run', 'payroll.csv', '--yes', '--ledger', `postgres://payout:Sekrit-pw@127.0.0.1:${port}/team`]);
+    expect(down.code, down.stderr).toBe(4);
+    expect(down.stderr).toContain(`postgres://payout:***@127.0.0.1:${port}/team`);
+    expect(down.stderr + down.stdout).not.toContain('Sekrit-pw');
+    const blank = await testDatabase({ init: false });
+    const bare = await cli(['run', 'payroll.csv', '--yes', '--ledger', blank]);
+    expect(bare.code, bare.stderr).toBe(2);
+    expect(bare.stderr).toMatch(/not initialised: run `payout-batch ledger init/);
+    expect(sent()).toBe(0);
+  });
+
+  it('ledger init takes the password from PGPASSWORD or ~/.pgpass when the URL has none, and is harmless twice', async () => {
+    const url = new URL(await testDatabase({ init: false }));
+    const password = decodeURIComponent(url.password);
+    url.password = '';
+    const bare = ['ledger', 'init', '--ledger', url.toString()];
+    const none = await cli(bare);
+    expect(none.code).toBe(4); // (so the two below owe their success to PGPASSWORD and .pgpass)
+    expect(none.stderr).toMatch(/cannot be reached: .*password/);
+    const first = await cli(bare, { PGPASSWORD: password });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/schema version 0 -> 1\n/);
+    const home = await dirs.make();
+    writeFileSync(join(home, '.pgpass'), `127.0.0.1:${url.port}:*:${url.username}:${password}\n`);
+    chmodSync(join(home, '.pgpass'), 0o600);
+    const again = await cli(bare, { HOME: home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/schema version 1 -> 1 \(already up to date\)/);
+  });
+
+  it('ledger import copies a file ledger line for line and refuses a reference another batch sent; status counts the batches', async () => {
+    const url = await testDatabase();
+    const state = join(dir, 'state');
+    const run = await cli(['run', 'payroll.csv', '--yes']); // (the file ledger: no --ledger)
+    expect(run.code, run.stderr).toBe(0);
+    const journal = ledgerJournals(state)[0]!;
+    const lines = journalLines(readFileSync(journal, 'utf8'));
+    const imported = await cli(['ledger', 'import', '--from-state-dir', 'state', '--ledger', url]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain(`Imported 1 batch (${lines.length} lines); 0 batches already there`);
+    expect(await linesIn(url)).toEqual(lines);
+
+    // another state folder whose batch sent one of those references
+    const other = join(dir, 'other');
+    const folder = ledgerDirFor(other, accountOf(sb.url));
+    mkdirSync(folder, { recursive: true });
+    const id = 'f'.repeat(64);
+    const at = new Date().toISOString();
+    const header = {
+      t: 'batch',
+      v: 1,
+      batchId: id,
+      batchIdSource: 'content',
+      env: 'custom',
+      file: '/elsewhere.csv',
+      fileSha256: id,
+      createdAt: at,
+    };
+    const init = { t: 'initiating', ref: 'LEDGER-0001', row: 1, attempt: 1, key: 'k', body: '{}', at };
+    writeFileSync(join(folder, `${id.slice(0, 16)}.journal.jsonl`), [header, init].map((l) => JSON.stringify(l) + '\n').join(''));
+    const refused = await cli(['ledger', 'import', '--from-state-dir', 'other', '--ledger', url]);
+    expect(refused.code, refused.stderr).toBe(3);
+    const mine = (JSON.parse(lines[0]!) as { batchId: string }).batchId;
+    expect(refused.stdout).toContain(`Nothing was imported: 1 conflict`);
+    expect(refused.stdout).toContain(
+      `reference LEDGER-0001 sent by batch ${id.slice(0, 16)} (/elsewhere.csv) and, in the ledger, by batch ${mine.slice(0, 16)}`,
+    );
+    expect(await linesIn(url)).toHaveLength(lines.length);
+
+    const status = await cli(['ledger', 'status', '--json', '--ledger', url]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ version: 1, accounts: [{ account: accountOf(sb.url), batches: 1 }] });
+  });
+  it('a run on a ledger given with a password writes it nowhere: output, logs, results, state folder, journal', async () => {
+    const url = await testDatabase();
+    const password = decodeURIComponent(new URL(url).password);
+    await writeBatch(dir, 'team.csv', { rows: 2, prefix: 'TEAM' });
+    const before = sent();
+    const run = await cli(['run', 'team.csv', '--yes', '--ledger', url, '--log-level', 'debug'], {
+      PAYOUT_BATCH_STATE_DIR: join(dir, 'team-state'),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(sent()).toBeGreaterThan(before);
+    expect(run.stdout + run.stderr).not.toContain(password);
+    for (const f of await filesUnder(dir)) expect(readFileSync(f, 'latin1').includes(password), f).toBe(false);
+    for (const line of await linesIn(url)) expect(line).not.toContain(password);
+  });
+});

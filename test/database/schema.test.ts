@@ -1,0 +1,71 @@
+// The team ledger's connection and schema (src/database): migrations applied once however many
+// run them at once, what the tables refuse, a holder known gone once its session is, and a
+// connection string never shown with its password.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redactUrl, TeamDb } from '../../src/database/db.ts';
+import { migrate, SCHEMA_VERSION, schemaVersionOf } from '../../src/database/schema.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
+
+it('redactUrl hides the password of the authority and of a password= parameter, and nothing else', () => {
+  expect(redactUrl('postgres://alice:s3cr%40t@db.example.com:5432/team?sslmode=require&password=x')).toBe(
+    'postgres://alice:***@db.example.com:5432/team?sslmode=require&password=***',
+  );
+  expect(redactUrl('postgres://alice@db.example.com/team')).toBe('postgres://alice@db.example.com/team');
+  expect(redactUrl('postgres://alice:pw@[bad')).toBe('postgres://alice:***@[bad');
+});
+
+describe.runIf(withPostgres)('the schema and the connection', () => {
+  const open: TeamDb[] = [];
+  const connect = async (url: string, o: { init?: boolean; command?: string } = {}) => {
+    const db = await TeamDb.open(url, o);
+    open.push(db);
+    return db;
+  };
+  let url: string;
+  beforeAll(async () => {
+    url = await testDatabase({ init: false });
+  });
+  afterAll(async () => {
+    for (const db of open) await db.close();
+  });
+
+  it('two inits at once apply each migration once; a third finds nothing to do', async () => {
+    const [a, b] = await Promise.all([connect(url, { init: true }), connect(url, { init: true })]);
+    const outcomes = await Promise.all([migrate(a, 'a'), migrate(b, 'b')]);
+    expect(outcomes.map((o) => `${o.from}->${o.to}`).sort()).toEqual([`0->${SCHEMA_VERSION}`, `${SCHEMA_VERSION}->${SCHEMA_VERSION}`]);
+    expect(await migrate(a, 'c')).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+    expect((await a.query('SELECT version FROM payout_batch.schema_version')).rowCount).toBe(SCHEMA_VERSION);
+    expect(await schemaVersionOf(a)).toBe(SCHEMA_VERSION);
+  });
+
+  it("refuses to change or remove a journal's lines, and a second holder of a reference", async () => {
+    const db = await connect(url);
+    await db.query("INSERT INTO payout_batch.journal_lines (account, batch_id, origin, line) VALUES ('acct', 'b', 'o', '{}')");
+    for (const sql of [
+      "UPDATE payout_batch.journal_lines SET line = 'x'",
+      'DELETE FROM payout_batch.journal_lines',
+      'TRUNCATE payout_batch.journal_lines',
+    ])
+      await expect(db.query(sql), sql).rejects.toThrow(/append-only/);
+    const reserve = (batch: string) =>
+      db.query("INSERT INTO payout_batch.reservations (account, reference, batch_id, holder) VALUES ('acct', 'R1', $1, $2)", [
+        batch,
+        db.holder,
+      ]);
+    await reserve('b1');
+    await expect(reserve('b2')).rejects.toMatchObject({ code: '23505' });
+  });
+
+  it('knows a holder gone once its session is (a process that died), and that process stops sending', async () => {
+    const watcher = await connect(url);
+    const victim = await connect(url, { command: 'victim' });
+    expect(await watcher.holderAlive(victim.holder)).toBe(true);
+    let told = 0;
+    victim.onLost(() => told++);
+    await watcher.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'payout-batch victim'");
+    await expect.poll(() => watcher.holderAlive(victim.holder)).toBe(false);
+    await expect.poll(() => victim.lost?.code).toBe('LEDGER_LOST');
+    await expect(victim.tx(async () => 1)).rejects.toMatchObject({ code: 'LEDGER_LOST' });
+    expect(told).toBe(1);
+  });
+});
