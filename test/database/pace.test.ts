@@ -3,6 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TeamDb, TeamLedgerError } from '../../src/database/db.ts';
 import { PENDING_MS, TeamPace, paceName, type Take } from '../../src/database/pace.ts';
+import { TeamUsage } from '../../src/database/usage.ts';
+import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import type { PaceShare } from '../../src/client/pace.ts';
 import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
 import { mostInWindow } from '../client/starts.ts';
@@ -169,5 +171,29 @@ describe.runIf(withPostgres)('the team ledger: pace and month of a key (database
     expect(limiter.waiting).toBe(1);
     stop.abort(new Error('enough'));
     await expect(third).rejects.toThrow('enough');
+  });
+
+  it('the month: two processes add up exactly, and a third reads the sum; where the key worked is shared', async () => {
+    const counters = [a, b].map((db) => new UsageCounter({ store: new TeamUsage(db), flushMs: 0 }));
+    const rounds = 20;
+    await Promise.all(
+      counters.map(async (c, k) => {
+        for (let i = 0; i < rounds; i++) {
+          c.count('fp-month', k + 1);
+          await c.flush();
+        }
+      }),
+    );
+    counters[0]!.label('fp-month', 'production');
+    await counters[0]!.close();
+    const third = new UsageCounter({ store: new TeamUsage(await processOf()) });
+    expect(third.path).toBeUndefined();
+    const usage = await third.usage('fp-month');
+    expect(usage).toMatchObject({ month: monthOf(new Date()), used: rounds * 3 });
+    // plus what this process has not written yet
+    third.count('fp-month', 2);
+    expect((await third.usage('fp-month')).used).toBe(rounds * 3 + 2);
+    expect(await third.environmentOf('fp-month')).toBe('production');
+    expect(await third.environmentOf('fp-other')).toBeUndefined();
   });
 });
