@@ -157,7 +157,15 @@ export class UsageCounter {
   /** This month's count for a key: the store's plus what this process has not written yet. */
   async usage(fingerprint: string, quota: number = MONTHLY_QUOTA): Promise<UsageReport> {
     const month = monthOf(this.now());
-    const used = (await this.store.requests(fingerprint, month)) + (this.pending.get(fingerprint)?.get(month) ?? 0);
+    // read in turn with the flushes: a request being written is neither missed nor counted twice
+    const read = this.flushing.then(
+      async () => (await this.store.requests(fingerprint, month)) + (this.pending.get(fingerprint)?.get(month) ?? 0),
+    );
+    this.flushing = read.then(
+      () => undefined,
+      () => undefined,
+    );
+    const used = await read;
     return { fingerprint, month, used, quota, remaining: Math.max(0, quota - used) };
   }
 
