@@ -19,6 +19,8 @@ import {
   type RequestOptions,
   type TransportOptions,
 } from './http.ts';
+import type { TeamDb } from '../database/db.ts';
+import { TeamPace, paceName } from '../database/pace.ts';
 import { SharedPace, pacePath } from './pace.ts';
 import { SlidingWindowLimiter, defaultSafetyMarginMs, type Clock } from './throttle.ts';
 import type { KeyEnvironment, UsageCounter, UsageReport } from './quota.ts';
@@ -30,10 +32,13 @@ export interface PayoutClientOptions extends TransportOptions {
   apiKey: ApiKey | string;
   /**
    * The request pace of this key (throttle.ts). Give the same limiter to every client of one key
-   * that must share a pace; absent: a new one for this client, made of the three options below and,
-   * with a quota counter, shared with the other clients and processes through its state folder (pace.ts).
+   * that must share a pace; absent: a new one for this client, made of the three options below and
+   * shared with the other processes: of every host through the team ledger (`team`), else of this
+   * host through the quota counter's state folder (pace.ts).
    */
   limiter?: SlidingWindowLimiter;
+  /** The team ledger: the key's pace is shared there by every process and host (database/pace.ts). */
+  team?: TeamDb;
   /** Request starts per rolling second for this key (spec §8: 5); for the client's own limiter. */
   requestsPerSecond?: number;
   /** Added to the 1000 ms window on our side, against network jitter (default 50 ms; 25 ms on loopback: defaultSafetyMarginMs). */
@@ -120,17 +125,18 @@ export class PayoutClient {
     this.apiKey = typeof options.apiKey === 'string' ? new ApiKey(options.apiKey) : options.apiKey;
     this.usage = usage;
     const fingerprint = this.apiKey.fingerprint;
+    const alone = (e: Error) => logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`);
     const limiter =
       options.limiter ??
       new SlidingWindowLimiter({
         perWindow: options.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
         safetyMarginMs: options.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
         clock: options.clock,
-        shared: usage?.stateDir
-          ? new SharedPace(pacePath(usage.stateDir, this.baseUrl, fingerprint), (e) =>
-              logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`),
-            )
-          : undefined,
+        shared: options.team
+          ? new TeamPace(options.team, paceName(this.baseUrl, fingerprint), alone)
+          : usage?.stateDir
+            ? new SharedPace(pacePath(usage.stateDir, this.baseUrl, fingerprint), alone)
+            : undefined,
       });
     let labelled = false;
     const onKeyWorks = () => {
@@ -141,7 +147,7 @@ export class PayoutClient {
     this.transport = new Transport(this.baseUrl, this.apiKey, limiter, options, onKeyWorks);
   }
 
-  /** This key's requests this month as counted by this machine (quota.ts); undefined without a counter. */
+  /** This key's requests this month as counted by this machine or the team ledger (quota.ts); undefined without a counter. */
   async quotaUsage(): Promise<UsageReport | undefined> {
     return this.usage?.usage(this.apiKey.fingerprint);
   }

@@ -4,6 +4,7 @@
 // loads the simulator.
 import type { Logger } from 'pino';
 import type { TeamDb } from '../database/db.ts';
+import { TeamUsage } from '../database/usage.ts';
 import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment, type EnvironmentOptions, type ResolvedEnvironment } from './environment.ts';
 import { PayoutClient, type PayoutClientOptions } from './client.ts';
@@ -16,7 +17,7 @@ export interface ConnectOptions extends EnvironmentOptions {
   /** An already loaded key (tests, embedding); wins over keyFile and the environment. */
   apiKey?: ApiKey;
   cwd?: string;
-  /** The usage file's folder; defaults to quota.ts defaultStateDir(). false: count nothing. */
+  /** The usage file's folder; defaults to quota.ts defaultStateDir(). false: count nothing. With `team`, the count is kept there instead. */
   stateDir?: string | false;
   logger?: Logger;
   /** The service of an environment with no address of its own (`local`): required there, refused elsewhere. */
@@ -34,7 +35,7 @@ export interface ConnectOptions extends EnvironmentOptions {
    * ledger there (engine/ledger.ts). The connection closes it when it closes (or fails to open).
    */
   team?: TeamDb;
-  client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter'>>;
+  client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter' | 'team'>>;
 }
 
 /**
@@ -65,7 +66,7 @@ export interface Connection {
   sandbox: EmbeddedSandbox | undefined;
   /** The team ledger, when one was given (ConnectOptions.team). */
   team?: TeamDb;
-  /** Flushes the usage file and stops the embedded sandbox. */
+  /** Flushes the quota count, closes the team ledger and stops the embedded sandbox. */
   close(): Promise<void>;
 }
 
@@ -82,7 +83,12 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
           : `--env ${environment.name} is the embedded sandbox, and this caller started none (connect() option sandbox)`,
       );
     const baseUrl = environment.baseUrl ?? sandbox!.url;
-    const usage = options.stateDir === false ? undefined : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
+    const { team } = options;
+    const usage = team
+      ? new UsageCounter({ store: new TeamUsage(team) })
+      : options.stateDir === false
+        ? undefined
+        : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
     const warn = (m: string) => options.logger?.warn(m);
     const key =
       options.apiKey ?? (await loadApiKey({ keyFile: options.keyFile, env: vars, cwd: options.cwd, warn })) ?? options.fallbackKey;
@@ -96,6 +102,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
     const client = new PayoutClient({
       ...options.client,
       limiter: options.limiter,
+      team,
       baseUrl,
       apiKey: key,
       usage,
@@ -107,12 +114,13 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       environment: { ...environment, baseUrl },
       usage,
       sandbox,
-      ...(options.team ? { team: options.team } : {}),
+      ...(team ? { team } : {}),
       async close() {
         try {
           await usage?.close();
-          await options.team?.close();
         } finally {
+          // (the ledger is closed even when the count could not be written to it: lost)
+          await team?.close();
           await sandbox?.close();
         }
       },

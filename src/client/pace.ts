@@ -15,19 +15,21 @@
 // it as starting now (for at most PENDING_MS), never earlier than it will.
 //
 // The file is named by a hash of the service's base URL and the key's fingerprint, never the key.
+// With a team ledger (--ledger), the same promise is kept in its database for every host instead
+// (database/pace.ts TeamPace, the same rule: waitBeforeStart).
 // Everything here is synchronous and short (a few small file operations): it runs when a start is
 // granted, a few times a second.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { PENDING_MS, paceName, waitBeforeStart, type Take } from '../database/pace.ts';
 import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
 import { tryLock } from '../files/lock.ts';
 
+export { PENDING_MS, type Take };
+
 /** The folder of the pace files, under the state folder. */
 const PACE_DIR = 'pace';
-
-/** A start granted and not marked sent yet counts as starting now, for at most this long. */
-export const PENDING_MS = 2000;
 
 /** How soon to try again when another process holds the lock (for a millisecond or so). */
 const BUSY_RETRY_MS = 2;
@@ -48,17 +50,24 @@ interface PaceFile {
   starts: Start[];
 }
 
-export type Take = { ok: true; id: string } | { ok: false; waitMs: number };
+/**
+ * A key's pace shared with other processes (SlidingWindowLimiter's `shared`): this host's file
+ * (SharedPace, synchronous), or the team ledger's table for every host (database/pace.ts
+ * TeamPace, whose take answers asynchronously).
+ */
+export interface PaceShare {
+  take(limit: number, spanMs: number): Take | Promise<Take>;
+  /** The start was sent (at `at`, wallNow's clock, where the share keeps this host's clock). */
+  markSent(id: string, at?: number): void;
+  unsent(id: string): void;
+}
 
 /** The pace file of one key at one service, in a state folder. */
 export function pacePath(stateDir: string, baseUrl: string, fingerprint: string): string {
-  const name = createHash('sha256')
-    .update(`payout-batch pace v1\0${baseUrl.replace(/\/+$/, '')}\0${fingerprint}`)
-    .digest('hex');
-  return join(stateDir, PACE_DIR, `${name.slice(0, 24)}.json`);
+  return join(stateDir, PACE_DIR, `${paceName(baseUrl, fingerprint)}.json`);
 }
 
-export class SharedPace {
+export class SharedPace implements PaceShare {
   private seq = 0;
   /** Names this process's starts (its pid, and which SharedPace of it: tests run several). */
   private readonly tag = `${process.pid}.${randomBytes(3).toString('hex')}`;
@@ -88,10 +97,10 @@ export class SharedPace {
       // the starts still inside the window (read() applied our marks: they are written with them)
       const starts = this.read().filter((s) => effective(s, now) > now - spanMs);
       const times = starts.map((s) => effective(s, now)).sort((a, b) => a - b);
-      if (times.length >= limit) {
-        const blocking = times[times.length - limit]!;
+      const waitMs = waitBeforeStart(times, limit, spanMs, now);
+      if (waitMs !== undefined) {
         this.write(starts);
-        return { ok: false, waitMs: Math.max(1, Math.ceil(blocking + spanMs - now) + 1) };
+        return { ok: false, waitMs };
       }
       const id = `${this.tag}-${++this.seq}`;
       starts.push({ id, t: now, p: 1 });

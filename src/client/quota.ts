@@ -3,7 +3,9 @@
 // calendar month (UTC) in a small JSON file. The key is named by its fingerprint, never itself.
 //
 // The count is only what this machine's tool sent with the key: other machines, other tools and
-// requests the service refused before counting are not in it. Say so wherever it is shown.
+// requests the service refused before counting are not in it. Say so wherever it is shown. With a
+// team ledger (--ledger) the counts are kept in its database instead (database/usage.ts), and
+// every host on it adds to one count: then only other tools are missing from it.
 import { promises as fs } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -51,14 +53,31 @@ export interface UsageReport {
 }
 
 /**
- * Counts requests in memory and adds them to the file on flush (at most every `flushMs`, and on
- * close). Each flush re-reads the file under its lock (files/lock.ts) and adds this process's
- * delta, so two processes using the same key add up instead of overwriting each other.
+ * Where the counts are kept: this host's usage file (UsageFileStore below), or the team ledger for
+ * every host (database/usage.ts TeamUsage).
+ */
+export interface UsageStore {
+  /** For messages: the file, or the ledger without its password. */
+  readonly where: string;
+  /** Adds requests (fingerprint -> month -> n) to the kept ones, never overwriting another process's, and records where keys worked. */
+  add(counts: ReadonlyMap<string, ReadonlyMap<string, number>>, labels: ReadonlyMap<string, KeyEnvironment>, at: Date): Promise<void>;
+  /** A key's requests in a month, every process that keeps its counts here together. */
+  requests(fingerprint: string, month: string): Promise<number>;
+  environmentOf(fingerprint: string): Promise<string | undefined>;
+}
+
+/**
+ * Counts requests in memory and adds them to the store on flush (at most every `flushMs`, and on
+ * close): the usage file of the state folder, unless another store is given (the team ledger's).
+ * The file is re-read under its lock (files/lock.ts) at each flush and this process's delta added,
+ * so two processes using the same key add up instead of overwriting each other.
  */
 export class UsageCounter {
-  readonly path: string;
+  /** The usage file; undefined when the counts are kept elsewhere (`store`). */
+  readonly path: string | undefined;
   /** The folder of the usage file: the per-user state of the keys (pace.ts keeps their pace there too). */
-  readonly stateDir: string;
+  readonly stateDir: string | undefined;
+  readonly store: UsageStore;
   private readonly flushMs: number;
   private readonly now: () => Date;
   /** fingerprint -> month -> requests not yet written. */
@@ -67,9 +86,13 @@ export class UsageCounter {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(options: { path?: string; stateDir?: string; flushMs?: number; now?: () => Date } = {}) {
-    this.path = options.path ?? join(options.stateDir ?? defaultStateDir(), USAGE_FILE_NAME);
-    this.stateDir = dirname(this.path);
+  constructor(options: { path?: string; stateDir?: string; store?: UsageStore; flushMs?: number; now?: () => Date } = {}) {
+    const file = options.store
+      ? undefined
+      : new UsageFileStore(options.path ?? join(options.stateDir ?? defaultStateDir(), USAGE_FILE_NAME));
+    this.store = options.store ?? file!;
+    this.path = file?.path;
+    this.stateDir = file && dirname(file.path);
     this.flushMs = options.flushMs ?? 1000;
     this.now = options.now ?? (() => new Date());
   }
@@ -116,25 +139,7 @@ export class UsageCounter {
     this.pending = new Map();
     this.labels = new Map();
     try {
-      await fs.mkdir(this.stateDir, { recursive: true, mode: 0o700 });
-      await withLock(
-        `${this.path}.lock`,
-        async () => {
-          const file = readUsageFile(this.path);
-          const at = this.now().toISOString();
-          for (const [fp, months] of pending) {
-            const k = (file.keys[fp] ??= { months: {} });
-            for (const [month, n] of months) k.months[month] = (k.months[month] ?? 0) + n;
-            k.lastUsedAt = at;
-          }
-          for (const [fp, env] of labels) {
-            const k = (file.keys[fp] ??= { months: {} });
-            k.environment = env;
-          }
-          await writeFileAtomic(this.path, JSON.stringify(file, null, 2) + '\n', { mode: 0o600 });
-        },
-        { waitMs: 5000, staleMs: 10_000, purpose: 'quota count' },
-      );
+      await this.store.add(pending, labels, this.now());
     } catch (e) {
       // Put the counts back so the next flush retries them.
       for (const [fp, months] of pending) for (const [month, n] of months) this.addPending(fp, month, n);
@@ -149,18 +154,64 @@ export class UsageCounter {
     m.set(month, (m.get(month) ?? 0) + n);
   }
 
-  /** This month's count for a key: the file plus what this process has not written yet. */
+  /** This month's count for a key: the store's plus what this process has not written yet. */
   async usage(fingerprint: string, quota: number = MONTHLY_QUOTA): Promise<UsageReport> {
     const month = monthOf(this.now());
-    const file = readUsageFile(this.path);
-    const used = (file.keys[fingerprint]?.months[month] ?? 0) + (this.pending.get(fingerprint)?.get(month) ?? 0);
+    // read in turn with the flushes: a request being written is neither missed nor counted twice
+    const read = this.flushing.then(
+      async () => (await this.store.requests(fingerprint, month)) + (this.pending.get(fingerprint)?.get(month) ?? 0),
+    );
+    this.flushing = read.then(
+      () => undefined,
+      () => undefined,
+    );
+    const used = await read;
     return { fingerprint, month, used, quota, remaining: Math.max(0, quota - used) };
   }
 
   /** The environment a key was last seen working in, if any. */
   async environmentOf(fingerprint: string): Promise<KeyEnvironment | undefined> {
-    const file = readUsageFile(this.path);
-    return this.labels.get(fingerprint) ?? file.keys[fingerprint]?.environment;
+    const seen = this.labels.get(fingerprint) ?? (await this.store.environmentOf(fingerprint));
+    return seen === 'production' || seen === 'sandbox' ? seen : undefined;
+  }
+}
+
+/** The usage file of a state folder: one per user on this host, added to under its lock. */
+export class UsageFileStore implements UsageStore {
+  constructor(readonly path: string) {}
+
+  get where(): string {
+    return `file ${this.path}`;
+  }
+
+  async add(
+    counts: ReadonlyMap<string, ReadonlyMap<string, number>>,
+    labels: ReadonlyMap<string, KeyEnvironment>,
+    at: Date,
+  ): Promise<void> {
+    await fs.mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    await withLock(
+      `${this.path}.lock`,
+      async () => {
+        const file = readUsageFile(this.path);
+        for (const [fp, months] of counts) {
+          const k = (file.keys[fp] ??= { months: {} });
+          for (const [month, n] of months) k.months[month] = (k.months[month] ?? 0) + n;
+          k.lastUsedAt = at.toISOString();
+        }
+        for (const [fp, env] of labels) (file.keys[fp] ??= { months: {} }).environment = env;
+        await writeFileAtomic(this.path, JSON.stringify(file, null, 2) + '\n', { mode: 0o600 });
+      },
+      { waitMs: 5000, staleMs: 10_000, purpose: 'quota count' },
+    );
+  }
+
+  async requests(fingerprint: string, month: string): Promise<number> {
+    return readUsageFile(this.path).keys[fingerprint]?.months[month] ?? 0;
+  }
+
+  async environmentOf(fingerprint: string): Promise<KeyEnvironment | undefined> {
+    return readUsageFile(this.path).keys[fingerprint]?.environment;
   }
 }
 

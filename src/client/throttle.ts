@@ -1,6 +1,7 @@
 // The request pace: no more than N request starts in any rolling window, per API key, across every
-// route, every concurrent task and every retry of the clients given one limiter, and with a state
-// folder (pace.ts) across every client and process of this user on this host. A limiter is a value
+// route, every concurrent task and every retry of the clients given one limiter, with a state
+// folder (pace.ts) across every client and process of this user on this host, and with a team
+// ledger (database/pace.ts) across every process and host on it. A limiter is a value
 // its caller creates and passes (PayoutClientOptions.limiter): nothing here is process-wide.
 //
 // A token bucket is not enough: a full bucket of 5 lets 5 through at once and refills 5 a moment
@@ -10,7 +11,7 @@
 // between this process and the server's arrival clock.
 
 import { isLoopbackHost } from './environment.ts';
-import { wallNow, type SharedPace } from './pace.ts';
+import { wallNow, type PaceShare, type Take } from './pace.ts';
 
 /**
  * Added to the 1000 ms window. Starts are dated when the request is handed to fetch (http.ts) and
@@ -49,8 +50,11 @@ export interface RateLimiterOptions {
   /** After a 429 the pace drops by one start per window; one step comes back after this long (default 2 s). */
   cooldownMs?: number;
   clock?: Clock;
-  /** The key's pace shared with the other processes of this host (pace.ts); absent: this process alone. */
-  shared?: SharedPace;
+  /**
+   * The key's pace shared with other processes: of this host (pace.ts SharedPace) or of every host
+   * on the team ledger (database/pace.ts TeamPace); absent: this process alone.
+   */
+  shared?: PaceShare;
 }
 
 /**
@@ -80,7 +84,9 @@ export class SlidingWindowLimiter {
   private readonly span: number;
   private readonly cooldownMs: number;
   private readonly clock: Clock;
-  private readonly shared: SharedPace | undefined;
+  private readonly shared: PaceShare | undefined;
+  /** A take of the shared pace is waiting for its answer (the team ledger's): one at a time. */
+  private taking = false;
   /** Starts inside the current effective window (not necessarily in time order). */
   private starts: Slot[] = [];
   private queue: Waiter[] = [];
@@ -141,6 +147,8 @@ export class SlidingWindowLimiter {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
+    // the answer of the take on its way drains again: a start is granted once per answer
+    if (this.taking) return;
     const now = this.clock.now();
     this.starts = this.starts.filter((s) => s.t > now - this.span);
     const limit = this.effectiveLimit(now);
@@ -150,31 +158,14 @@ export class SlidingWindowLimiter {
       let id = '';
       if (this.shared) {
         const taken = this.shared.take(limit, this.span);
+        if (taken instanceof Promise) return this.awaitTake(taken);
         if (!taken.ok) {
           sharedWait = taken.waitMs;
           break;
         }
         id = taken.id;
       }
-      const w = this.queue.shift()!;
-      if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
-      const shared = this.shared;
-      let sent = false;
-      const slot: Slot = {
-        t: now,
-        markSent: () => {
-          const at = this.clock.now();
-          if (at > slot.t) slot.t = at;
-          slot.sentAt = wallNow();
-          sent = true;
-          shared?.markSent(id, slot.sentAt);
-        },
-        done: () => {
-          if (!sent) shared?.unsent(id);
-        },
-      };
-      this.starts.push(slot);
-      w.resolve(slot);
+      this.grant(id, now);
     }
     if (this.queue.length) {
       let wait = sharedWait;
@@ -186,6 +177,48 @@ export class SlidingWindowLimiter {
       }
       this.timer = setTimeout(() => this.drain(), Math.max(1, wait));
     }
+  }
+
+  /** Waits for the shared pace's answer (the team ledger's); nothing else is granted meanwhile. */
+  private awaitTake(taken: Promise<Take>): void {
+    this.taking = true;
+    const answered = (t: Take) => {
+      this.taking = false;
+      if (!t.ok) {
+        if (this.queue.length) this.timer = setTimeout(() => this.drain(), Math.max(1, t.waitMs));
+        return;
+      }
+      // the waiters may have left (aborted), or a 429 lowered the pace, while the answer came
+      const now = this.clock.now();
+      if (this.queue.length && this.starts.filter((s) => s.t > now - this.span).length < this.effectiveLimit(now)) this.grant(t.id, now);
+      else this.shared!.unsent(t.id);
+      this.drain();
+    };
+    // (a share that fails paces this process alone: its take grants, it does not reject)
+    void taken.then(answered, () => answered({ ok: true, id: '' }));
+  }
+
+  /** Gives the first waiter its slot; `id` names its start in the shared pace ('' when none). */
+  private grant(id: string, now: number): void {
+    const w = this.queue.shift()!;
+    if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
+    const shared = this.shared;
+    let sent = false;
+    const slot: Slot = {
+      t: now,
+      markSent: () => {
+        const at = this.clock.now();
+        if (at > slot.t) slot.t = at;
+        slot.sentAt = wallNow();
+        sent = true;
+        shared?.markSent(id, slot.sentAt);
+      },
+      done: () => {
+        if (!sent) shared?.unsent(id);
+      },
+    };
+    this.starts.push(slot);
+    w.resolve(slot);
   }
 
   get waiting(): number {
