@@ -25,7 +25,7 @@ import { approvalGate } from '../../approvals/gate.ts';
 import { PolicyError, policyGate, policyGuard, readAccountPolicy, type AccountPolicy } from '../../approvals/account-policy.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import type { Connection } from '../../client/connect.ts';
-import { claimContent, endClaim, type WatchClaim } from '../../database/claims.ts';
+import { claimContent, claimOf, endClaim, type WatchClaim } from '../../database/claims.ts';
 import { TeamLedgerError, type TeamDb } from '../../database/db.ts';
 import { parseMoneyFlag, type GuardOptions } from '../../engine/approval.ts';
 import { fileSha256 } from '../../engine/identity.ts';
@@ -163,7 +163,7 @@ const elsewhere = (c: WatchClaim) => ({
 });
 
 /** Why content claimed by another process (another host, or another claim here) is not run. */
-export function claimedElsewhereText(c: WatchClaim): string {
+function claimedElsewhereText(c: WatchClaim): string {
   const when = (iso: string | undefined) => `${iso?.slice(0, 19) ?? '?'}Z`;
   const state = c.state === 'running' ? `running since ${when(c.claimedAt)}` : `${c.state} ${when(c.endedAt)}`;
   const next =
@@ -310,7 +310,7 @@ export class FolderWatch {
 
   /** Takes over claims whose owner is gone (crash), under the lock. */
   private takeOver(): Promise<string[]> {
-    return this.locked(() => {
+    return this.locked(async () => {
       const taken: string[] = [];
       for (const id of readdirSync(this.L.processing).sort()) {
         const claimDir = join(this.L.processing, id);
@@ -328,10 +328,11 @@ export class FolderWatch {
           if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
-        // Its owner is gone: on this host by the process table (a live owner keeps its claim whatever
+        // Its owner is gone: with a team ledger holding this folder's claim, its process's session
+        // lock is gone; else on this host by the process table (a live owner keeps its claim whatever
         // its heartbeat: a blocked process would otherwise have its file paid twice at once); from
         // another host, no heartbeat for claimStaleSeconds.
-        const abandoned = isStale(claimFile(claimDir), this.staleMs);
+        const abandoned = (await this.abandonedInLedger(id, c)) ?? isStale(claimFile(claimDir), this.staleMs);
         if (!existsSync(join(claimDir, c.name))) {
           // Crashed between claim.json and the rename: the file is still in the inbox.
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
@@ -354,6 +355,23 @@ export class FolderWatch {
       }
       return taken;
     });
+  }
+
+  /**
+   * With a team ledger holding the claim of this folder (a folder of a shared processing/), whether
+   * its process is gone (its session lock released); undefined when the ledger holds no claim of it.
+   */
+  private async abandonedInLedger(id: string, c: ClaimRecord): Promise<boolean | undefined> {
+    const team = this.o.conn.team;
+    if (!team || !c.sha256) return undefined;
+    try {
+      const held = await claimOf(team, this.ledger.account, c.sha256);
+      if (held?.claim !== id) return undefined;
+      return held.state !== 'running' || !(await team.holderAlive(held.holder));
+    } catch (e) {
+      if (e instanceof TeamLedgerError) return false; // (lost: the watch stops; the folder is left as it is)
+      throw e;
+    }
   }
 
   /**

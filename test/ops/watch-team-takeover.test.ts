@@ -1,0 +1,85 @@
+// A shared processing/ with a team ledger: another host's claim folder is taken over when the
+// database says its process is gone (its session lock released), at once, and never while that
+// process lives, whatever its heartbeat says. In process, against the sandbox over HTTP.
+import { mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimContent, claimOf } from '../../src/database/claims.ts';
+import { TeamDb } from '../../src/database/db.ts';
+import { fileSha256 } from '../../src/engine/identity.ts';
+import { accountOf } from '../../src/engine/ledger.ts';
+import { WatchConfig, watchFolder } from '../../src/ops/watch/index.ts';
+import { claimFile, writeClaim } from '../../src/ops/watch/claims.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { generateCsv, initiates, tempDirs } from '../engine/helpers.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
+import { connectionTo, startSb, until } from './helpers.ts';
+
+describe.runIf(withPostgres)('a claim folder of another host, with a team ledger', () => {
+  let sb: LocalSandbox;
+  let url: string;
+  const dirs = tempDirs('pb-watch-takeover-');
+  const open: TeamDb[] = [];
+  beforeAll(async () => {
+    [sb, url] = await Promise.all([startSb({ monthlyQuota: null }), testDatabase()]);
+  });
+  afterAll(async () => {
+    await Promise.all(open.map((d) => d.close()));
+    await sb?.close();
+    await dirs.remove();
+  });
+  const proc = async () => {
+    const db = await TeamDb.open(url, { command: 'watch' });
+    open.push(db);
+    return db;
+  };
+
+  it('is left while its process lives (stale heartbeat or not), taken over and resumed once it is gone', async () => {
+    const dir = await dirs.make();
+    const id = '20250101T000000Z-abcdef-payroll.csv';
+    const claimDir = join(dir, 'processing', id);
+    mkdirSync(claimDir, { recursive: true });
+    const file = join(claimDir, 'payroll.csv');
+    writeFileSync(file, generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'TAKE' }));
+    const st = statSync(file);
+    const sha256 = await fileSha256(file);
+    writeClaim(claimDir, {
+      name: 'payroll.csv',
+      pid: 1,
+      host: 'other-host',
+      claimedAt: new Date(0).toISOString(),
+      sha256,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+    });
+    utimesSync(claimFile(claimDir), new Date(0), new Date(0)); // no heartbeat for decades
+    const other = await proc();
+    expect(await claimContent(other, { account: accountOf(sb.url), sha256, claim: id, name: 'payroll.csv', host: 'other-host' })).toEqual({
+      held: true,
+    });
+
+    const team = await proc();
+    const watch = () =>
+      watchFolder({
+        dir,
+        config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 1 }),
+        conn: { ...connectionTo(sb), team },
+        once: true,
+        crashWaitMs: 0,
+      });
+    const alive = await watch();
+    expect(alive.files).toEqual([]);
+    expect(readdirSync(join(dir, 'processing'))).toEqual([id]);
+    expect(initiates(sb)).toHaveLength(0);
+
+    // killed: its session ends, its lock with it
+    await team.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1::bigint::oid`, [
+      other.lockId,
+    ]);
+    await until(async () => !(await team.holderAlive(other.holder)));
+    const gone = await watch();
+    expect(gone.files).toMatchObject([{ name: 'payroll.csv', claim: id, outcome: 'done', resumed: true }]);
+    expect(initiates(sb)).toHaveLength(2);
+    expect(await claimOf(team, accountOf(sb.url), sha256)).toMatchObject({ claim: id, holder: team.holder, state: 'done' });
+  });
+});
