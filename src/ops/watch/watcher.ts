@@ -26,7 +26,7 @@ import { PolicyError, policyGate, policyGuard, readAccountPolicy, type AccountPo
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import type { Connection } from '../../client/connect.ts';
 import { claimContent, claimOf, endClaim, type WatchClaim } from '../../database/claims.ts';
-import { TeamLedgerError, type TeamDb } from '../../database/db.ts';
+import { TeamLedgerError } from '../../database/db.ts';
 import { parseMoneyFlag, type GuardOptions } from '../../engine/approval.ts';
 import { fileSha256 } from '../../engine/identity.ts';
 import { accountOf, findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
@@ -504,15 +504,9 @@ export class FolderWatch {
     const file = join(claimDir, claim.name);
     const stopBeat = this.heartbeat(claimDir);
     try {
-      const team = this.o.conn.team;
-      if (team) {
-        const held = await this.holdClaim(team, claimDir, claim, resumed);
-        if ('halted' in held)
-          return await this.settle(claimDir, claim, { resumed, outcome: 'processing', exitCode: 4, reason: held.halted });
-        if ('refused' in held)
-          return await this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode: 3, reason: held.refused }, held.summary);
-        resumed = held.resumed;
-      }
+      const held = await this.holdClaim(claimDir, claim, resumed);
+      if ('out' in held) return await this.settle(claimDir, claim, held.out, held.summary);
+      resumed = held.resumed;
       if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
         try {
           symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');
@@ -589,13 +583,19 @@ export class FolderWatch {
    * database (src/database/claims.ts): new, or taken over from a process that is gone (then resumed
    * through its journal). Content another process claimed, running or ended, is refused as a file
    * seen before, naming where it was run; so is content sent before without a claim (a `run`).
+   * Without a team ledger, nothing to hold. `out`: where the file goes instead of being run.
    */
   private async holdClaim(
-    team: TeamDb,
     claimDir: string,
     claim: ClaimRecord,
     resumed: boolean,
-  ): Promise<{ resumed: boolean } | { refused: string; summary?: Record<string, unknown> } | { halted: string }> {
+  ): Promise<{ resumed: boolean } | { out: RunJudgement; summary?: Record<string, unknown> }> {
+    const team = this.o.conn.team;
+    if (!team) return { resumed };
+    const refuse = (reason: string, summary?: Record<string, unknown>) => ({
+      out: { resumed, outcome: 'failed', exitCode: 3, reason } as const,
+      summary,
+    });
     const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
@@ -604,16 +604,16 @@ export class FolderWatch {
       a = await claimContent(team, ask, { mayRetake: (c) => c.state === 'failed' && this.sentBefore(sha256) === undefined });
     } catch (e) {
       if (!(e instanceof TeamLedgerError)) throw e;
-      return { halted: `${e.message}; left in processing/, resumed on the next run` };
+      return { out: { resumed, outcome: 'processing', exitCode: 4, reason: `${e.message}; left in processing/, resumed on the next run` } };
     }
     const log = this.o.logger;
     if (!a.held) {
       log?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
-      return { refused: claimedElsewhereText(a.by), summary: { claimedElsewhere: elsewhere(a.by) } };
+      return refuse(claimedElsewhereText(a.by), { claimedElsewhere: elsewhere(a.by) });
     }
     if (a.replaced) log?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
     const sent = a.replaced || resumed ? undefined : this.sentBefore(sha256);
-    if (sent) return { refused: sent };
+    if (sent) return refuse(sent);
     return { resumed: resumed || a.replaced?.state === 'running' };
   }
 
