@@ -32,7 +32,11 @@ describe.runIf(withPostgres)('two watch hosts on one team ledger', () => {
     const password = decodeURIComponent(ledger.password);
     ledger.password = '';
     const hosts = ['alpha', 'beta'].map((h) => join(root, h));
-    for (const dir of hosts) {
+    // Which ledger: --ledger, else the configuration's, else $PAYOUT_BATCH_LEDGER_URL. Each host is
+    // given one it must not use (nothing listens there): alpha in the variable, beta in its configuration too.
+    const nowhere = 'postgres://payout@127.0.0.1:1/nowhere';
+    const flags = [[], ['--ledger', ledger.toString()]];
+    hosts.forEach((dir, h) => {
       mkdirSync(join(dir, 'inbox'), { recursive: true });
       const config = {
         environment: 'sandbox',
@@ -40,7 +44,7 @@ describe.runIf(withPostgres)('two watch hosts on one team ledger', () => {
         settleSeconds: 1,
         requireReady: true,
         rate: 200,
-        ledger: ledger.toString(),
+        ledger: [ledger.toString(), nowhere][h],
       };
       writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify(config));
       FILES.forEach((name, f) => {
@@ -48,12 +52,17 @@ describe.runIf(withPostgres)('two watch hosts on one team ledger', () => {
         writeFileSync(join(dir, 'inbox', name), csv);
         writeFileSync(join(dir, 'inbox', `${name}.ready`), '');
       });
-    }
+    });
     const runs = await Promise.all(
-      hosts.map((dir) =>
-        runCli(['watch', dir, '--once'], {
+      hosts.map((dir, h) =>
+        runCli(['watch', dir, '--once', ...flags[h]!], {
           cwd: dir,
-          env: cleanEnv({ HOME: join(dir, 'home'), PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), PGPASSWORD: password }),
+          env: cleanEnv({
+            HOME: join(dir, 'home'),
+            PAYOUT_BATCH_STATE_DIR: join(dir, 'state'),
+            PGPASSWORD: password,
+            PAYOUT_BATCH_LEDGER_URL: nowhere,
+          }),
         }),
       ),
     );
