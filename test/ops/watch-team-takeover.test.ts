@@ -1,10 +1,10 @@
 // A shared processing/ with a team ledger: another host's claim folder is taken over when the
 // database says its process is gone (its session lock released), at once, and never while that
 // process lives, whatever its heartbeat says. In process, against the sandbox over HTTP.
-import { mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimContent, claimOf } from '../../src/database/claims.ts';
+import { claimContent, claimOf, endClaim } from '../../src/database/claims.ts';
 import { TeamDb } from '../../src/database/db.ts';
 import { fileSha256 } from '../../src/engine/identity.ts';
 import { accountOf } from '../../src/engine/ledger.ts';
@@ -33,6 +33,14 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
     open.push(db);
     return db;
   };
+  const watchWith = (dir: string, team: TeamDb) =>
+    watchFolder({
+      dir,
+      config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 1 }),
+      conn: { ...connectionTo(sb), team },
+      once: true,
+      crashWaitMs: 0,
+    });
 
   it('is left while its process lives (stale heartbeat or not), taken over and resumed once it is gone', async () => {
     const dir = await dirs.make();
@@ -59,14 +67,7 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
     });
 
     const team = await proc();
-    const watch = () =>
-      watchFolder({
-        dir,
-        config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 1 }),
-        conn: { ...connectionTo(sb), team },
-        once: true,
-        crashWaitMs: 0,
-      });
+    const watch = () => watchWith(dir, team);
     const alive = await watch();
     expect(alive.files).toEqual([]);
     expect(readdirSync(join(dir, 'processing'))).toEqual([id]);
@@ -81,5 +82,29 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
     expect(gone.files).toMatchObject([{ name: 'payroll.csv', claim: id, outcome: 'done', resumed: true }]);
     expect(initiates(sb)).toHaveLength(2);
     expect(await claimOf(team, accountOf(sb.url), sha256)).toMatchObject({ claim: id, holder: team.holder, state: 'done' });
+  });
+
+  it('refuses content whose claim ended done, naming it; runs again content whose claim failed with nothing sent', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    const other = await proc();
+    const drop = async (name: string, prefix: string, state: 'done' | 'failed') => {
+      const file = join(dir, 'inbox', name);
+      writeFileSync(file, generateCsv({ rows: 1, currencies: ['GBP'], prefix }));
+      const c = { account: accountOf(sb.url), sha256: await fileSha256(file), claim: `elsewhere-${name}`, name, host: 'other-host' };
+      await claimContent(other, c);
+      await endClaim(other, c, state);
+    };
+    await drop('paid.csv', 'ENDED', 'done');
+    await drop('refused.csv', 'AGAIN', 'failed'); // (no journal of it: nothing was sent)
+    const before = initiates(sb).length;
+    const r = await watchWith(dir, await proc());
+    const byName = new Map(r.files.map((f) => [f.name, f]));
+    expect(byName.get('paid.csv')).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(byName.get('paid.csv')!.reason).toMatch(/claimed on host other-host \(claim elsewhere-paid\.csv, done /);
+    const summary = JSON.parse(readFileSync(join(byName.get('paid.csv')!.folder, 'paid.summary.json'), 'utf8'));
+    expect(summary.claimedElsewhere).toMatchObject({ host: 'other-host', claim: 'elsewhere-paid.csv', state: 'done' });
+    expect(byName.get('refused.csv')).toMatchObject({ outcome: 'done', exitCode: 0 });
+    expect(initiates(sb).length - before).toBe(1);
   });
 });
