@@ -111,7 +111,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER account_policies_append_only BEFORE UPDATE OR DELETE ON payout_batch.account_policies
     FOR EACH ROW EXECUTE FUNCTION payout_batch.append_only();
 
-  -- A watch's claim of an inbox file: one per file content and account, whichever host claims it.
+  -- A watch's claim of an inbox file: one per file content and account, whichever host claims it
+  -- (the primary key). claim: the claim folder's name on that host; holder: the process running it
+  -- while state is 'running' (database/claims.ts).
   CREATE TABLE payout_batch.watch_claims (
     account    text NOT NULL,
     sha256     text NOT NULL,
@@ -119,7 +121,7 @@ export const MIGRATIONS: readonly string[] = [
     name       text NOT NULL,
     holder     text NOT NULL,
     host       text NOT NULL,
-    state      text NOT NULL,
+    state      text NOT NULL CHECK (state IN ('running', 'done', 'failed')),
     claimed_at timestamptz NOT NULL DEFAULT now(),
     ended_at   timestamptz,
     PRIMARY KEY (account, sha256)

@@ -42,6 +42,20 @@ describe('watch configuration', () => {
     expect(() => readWatchConfig(d)).toThrow(WatchConfigError);
     expect(() => readWatchConfig(tmp())).toThrow(/cannot read the configuration/);
   });
+
+  it('names a team ledger by a postgres:// URL, never with its password (PGPASSWORD or ~/.pgpass give it)', () => {
+    const d = tmp();
+    const ledger = (url: string) => writeFileSync(join(d, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', ledger: url }));
+    ledger('postgres://payout@db.example.com:5433/payouts');
+    expect(readWatchConfig(d).ledger).toBe('postgres://payout@db.example.com:5433/payouts');
+    for (const secret of ['postgres://payout:s3cret-pw@db/payouts', 'postgresql://db/payouts?user=payout&password=s3cret-pw']) {
+      ledger(secret);
+      expect(() => readWatchConfig(d)).toThrow(/ledger: no password in the configuration/);
+      expect(() => readWatchConfig(d)).not.toThrow(/s3cret-pw/);
+    }
+    ledger('mysql://db/payouts');
+    expect(() => readWatchConfig(d)).toThrow(/ledger: a postgres:\/\/ URL/);
+  });
 });
 
 describe('inbox files', () => {

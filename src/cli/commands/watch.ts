@@ -44,6 +44,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       ...args,
       env: config.environment,
       'base-url': args['base-url'] ?? config.baseUrl,
+      ledger: args.ledger ?? config.ledger,
       'gateway-host': args['gateway-host'] ?? config.gatewayHost,
       'key-file': args['key-file'] ?? (config.keyFile ? resolve(dir, config.keyFile) : undefined),
       rate: args.rate ?? config.rate,

@@ -19,6 +19,16 @@ const money = z.string().refine((s) => {
   }
 }, 'CUR:AMOUNT, e.g. "USD:12500.00"');
 
+/** A connection string without a password (in its authority or a `password=` parameter). */
+function noPassword(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return !u.password && !u.searchParams.has('password');
+  } catch {
+    return !/:[^/@]*@|password=/i.test(url);
+  }
+}
+
 export const WatchConfig = z.strictObject({
   /** Which service: local (embedded sandbox), sandbox or production. Required: never a default. */
   environment: z.enum(['local', 'sandbox', 'production']),
@@ -29,6 +39,16 @@ export const WatchConfig = z.strictObject({
    * default the per-user one, shared with every other command (engine/ledger.ts).
    */
   stateDir: z.string().min(1).optional(),
+  /**
+   * The team ledger (as --ledger, which wins; else this; else $PAYOUT_BATCH_LEDGER_URL): the
+   * journals and the watch claims in PostgreSQL, so two hosts given one file run it once. No
+   * password here: PGPASSWORD or ~/.pgpass give it (the configuration is not a secret).
+   */
+  ledger: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL, e.g. "postgres://payout@db.example.com/payouts"')
+    .refine(noPassword, 'no password in the configuration: give it in PGPASSWORD or ~/.pgpass')
+    .optional(),
   /** The production gateway host (else $PAYOUT_GATEWAY_HOST). */
   gatewayHost: z.string().optional(),
   /** A key file (relative to DIR); else $PAYOUT_API_KEY / --key-file. Never the key itself. */

@@ -25,6 +25,8 @@ import { approvalGate } from '../../approvals/gate.ts';
 import { PolicyError, policyGate, policyGuard, readAccountPolicy, type AccountPolicy } from '../../approvals/account-policy.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import type { Connection } from '../../client/connect.ts';
+import { claimContent, claimOf, endClaim, type WatchClaim } from '../../database/claims.ts';
+import { TeamLedgerError } from '../../database/db.ts';
 import { parseMoneyFlag, type GuardOptions } from '../../engine/approval.ts';
 import { fileSha256 } from '../../engine/identity.ts';
 import { accountOf, findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
@@ -150,6 +152,29 @@ const shellWord = (x: string): string => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x
 /** `<stem>.summary.json`, beside the file in its claim folder. */
 const summaryName = (name: string) => `${basename(name, extname(name))}.summary.json`;
 
+/** Where a content was claimed, for a log line and a summary. */
+const elsewhere = (c: WatchClaim) => ({
+  host: c.host,
+  claim: c.claim,
+  name: c.name,
+  state: c.state,
+  claimedAt: c.claimedAt,
+  endedAt: c.endedAt,
+});
+
+/** Why content claimed by another process (another host, or another claim here) is not run. */
+function claimedElsewhereText(c: WatchClaim): string {
+  const when = (iso: string | undefined) => `${iso?.slice(0, 19) ?? '?'}Z`;
+  const state = c.state === 'running' ? `running since ${when(c.claimedAt)}` : `${c.state} ${when(c.endedAt)}`;
+  const next =
+    c.state === 'running'
+      ? ' Should that watch stop before it ends, drop the file again: the claim of a process that is gone is taken over.'
+      : c.state === 'failed'
+        ? ' Its rows are followed up there (its failed/ folder names the retry).'
+        : '';
+  return `already processed: the same content as ${c.name} was claimed on host ${c.host} (claim ${c.claim}, ${state}). Not paid again here.${next}`;
+}
+
 /** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
 interface Claimed {
   claimDir: string;
@@ -176,8 +201,9 @@ export class FolderWatch {
     this.ledger = ledgerOf(o.conn, { root: this.L.state });
   }
 
+  /** Stopped on request, or the team ledger lost: nothing more is claimed or sent (the next run, from any host, resumes). */
   private get stopped(): boolean {
-    return this.o.stop?.aborted ?? false;
+    return (this.o.stop?.aborted ?? false) || this.o.conn.team?.lost !== undefined;
   }
 
   /** With --once one tick; else a tick every pollSeconds until stopped. */
@@ -188,7 +214,12 @@ export class FolderWatch {
         await this.tick();
         await sleep(this.o.config.pollSeconds * 1000, this.o.stop);
       }
-    return { exitCode: worstExit(this.files.map((f) => f.exitCode)), files: [...this.files], notComplete: [...this.notComplete] };
+    const lost = this.o.conn.team?.lost ? [4] : [];
+    return {
+      exitCode: worstExit([...this.files.map((f) => f.exitCode), ...lost]),
+      files: [...this.files],
+      notComplete: [...this.notComplete],
+    };
   }
 
   /** One look at the folder: claims left by a stopped run first, then new files. */
@@ -279,7 +310,7 @@ export class FolderWatch {
 
   /** Takes over claims whose owner is gone (crash), under the lock. */
   private takeOver(): Promise<string[]> {
-    return this.locked(() => {
+    return this.locked(async () => {
       const taken: string[] = [];
       for (const id of readdirSync(this.L.processing).sort()) {
         const claimDir = join(this.L.processing, id);
@@ -297,10 +328,11 @@ export class FolderWatch {
           if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
-        // Its owner is gone: on this host by the process table (a live owner keeps its claim whatever
+        // Its owner is gone: with a team ledger holding this folder's claim, its process's session
+        // lock is gone; else on this host by the process table (a live owner keeps its claim whatever
         // its heartbeat: a blocked process would otherwise have its file paid twice at once); from
         // another host, no heartbeat for claimStaleSeconds.
-        const abandoned = isStale(claimFile(claimDir), this.staleMs);
+        const abandoned = (await this.abandonedInLedger(id, c)) ?? isStale(claimFile(claimDir), this.staleMs);
         if (!existsSync(join(claimDir, c.name))) {
           // Crashed between claim.json and the rename: the file is still in the inbox.
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
@@ -323,6 +355,23 @@ export class FolderWatch {
       }
       return taken;
     });
+  }
+
+  /**
+   * With a team ledger holding the claim of this folder (a folder of a shared processing/), whether
+   * its process is gone (its session lock released); undefined when the ledger holds no claim of it.
+   */
+  private async abandonedInLedger(id: string, c: ClaimRecord): Promise<boolean | undefined> {
+    const team = this.o.conn.team;
+    if (!team || !c.sha256) return undefined;
+    try {
+      const held = await claimOf(team, this.ledger.account, c.sha256);
+      if (held?.claim !== id) return undefined;
+      return held.state !== 'running' || !(await team.holderAlive(held.holder));
+    } catch (e) {
+      if (e instanceof TeamLedgerError) return false; // (lost: the watch stops; the folder is left as it is)
+      throw e;
+    }
   }
 
   /**
@@ -372,20 +421,24 @@ export class FolderWatch {
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
       const sha = await fileSha256(claimed);
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
-      return { claimDir, refused: this.duplicateOf(claimDir, sha) };
+      // With a team ledger, whether it was sent before is asked once its content is claimed in the database (holdClaim).
+      return { claimDir, refused: this.beingProcessed(claimDir, sha) ?? (this.o.conn.team ? undefined : this.sentBefore(sha)) };
     });
   }
 
-  /** Why content just claimed must not be paid: the same content is being processed, or was sent before. */
-  private duplicateOf(claimDir: string, sha: string): string | undefined {
-    // The same content under another claim still in processing/ (another watch, or one to resume).
+  /** The same content under another claim still in processing/ (another watch, or one to resume): why it is not paid. */
+  private beingProcessed(claimDir: string, sha: string): string | undefined {
     for (const other of readdirSync(this.L.processing)) {
       const od = join(this.L.processing, other);
       if (od === claimDir) continue;
       const oc = readClaim(od);
       if (oc?.sha256 === sha) return `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice`;
     }
-    // The same content sent before to this account, from here or anywhere (its journal has sent rows).
+    return undefined;
+  }
+
+  /** The same content sent before to this account, from here or anywhere (its journal has sent rows): why it is not paid again. */
+  private sentBefore(sha: string): string | undefined {
     const jp = findBatchJournal(this.ledger, sha);
     if (!jp) return undefined;
     const { folded } = foldJournalFile(jp);
@@ -451,6 +504,9 @@ export class FolderWatch {
     const file = join(claimDir, claim.name);
     const stopBeat = this.heartbeat(claimDir);
     try {
+      const held = await this.holdClaim(claimDir, claim, resumed);
+      if ('out' in held) return await this.settle(claimDir, claim, held.out, held.summary);
+      resumed = held.resumed;
       if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
         try {
           symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');
@@ -520,6 +576,45 @@ export class FolderWatch {
     } finally {
       stopBeat();
     }
+  }
+
+  /**
+   * With a team ledger, a file runs only once this process holds the claim of its content in the
+   * database (src/database/claims.ts): new, or taken over from a process that is gone (then resumed
+   * through its journal). Content another process claimed, running or ended, is refused as a file
+   * seen before, naming where it was run; so is content sent before without a claim (a `run`).
+   * Without a team ledger, nothing to hold. `out`: where the file goes instead of being run.
+   */
+  private async holdClaim(
+    claimDir: string,
+    claim: ClaimRecord,
+    resumed: boolean,
+  ): Promise<{ resumed: boolean } | { out: RunJudgement; summary?: Record<string, unknown> }> {
+    const team = this.o.conn.team;
+    if (!team) return { resumed };
+    const refuse = (reason: string, summary?: Record<string, unknown>) => ({
+      out: { resumed, outcome: 'failed', exitCode: 3, reason } as const,
+      summary,
+    });
+    const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
+    const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
+    let a;
+    try {
+      // An ended claim is run again only when it failed with nothing sent (a refused file dropped again, once fixed).
+      a = await claimContent(team, ask, { mayRetake: (c) => c.state === 'failed' && this.sentBefore(sha256) === undefined });
+    } catch (e) {
+      if (!(e instanceof TeamLedgerError)) throw e;
+      return { out: { resumed, outcome: 'processing', exitCode: 4, reason: `${e.message}; left in processing/, resumed on the next run` } };
+    }
+    const log = this.o.logger;
+    if (!a.held) {
+      log?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
+      return refuse(claimedElsewhereText(a.by), { claimedElsewhere: elsewhere(a.by) });
+    }
+    if (a.replaced) log?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
+    const sent = a.replaced || resumed ? undefined : this.sentBefore(sha256);
+    if (sent) return refuse(sent);
+    return { resumed: resumed || a.replaced?.state === 'running' };
   }
 
   /**
@@ -648,7 +743,23 @@ export class FolderWatch {
     await this.locked(() => renameSync(claimDir, target));
     this.mine.delete(claimDir);
     this.halted.delete(claimDir);
+    await this.endTeamClaim(id, claim, out.outcome);
     this.report({ ...out, name: claim.name, claim: id, folder: target });
+  }
+
+  /** The end state of this process's claim in the team ledger (none when the claim is another's). */
+  private async endTeamClaim(id: string, claim: ClaimRecord, outcome: 'done' | 'failed'): Promise<void> {
+    const team = this.o.conn.team;
+    if (!team || !claim.sha256) return;
+    try {
+      await endClaim(team, { account: this.ledger.account, sha256: claim.sha256, claim: id }, outcome);
+    } catch (e) {
+      // Still `running` under this process: once it is gone, another host takes it over and finds it done through its journal.
+      this.o.logger?.error(
+        { file: claim.name, claim: id, err: (e as Error).message },
+        'the end of the claim was not recorded in the team ledger',
+      );
+    }
   }
 
   private report(f: FileOutcome): void {

@@ -1,0 +1,121 @@
+// The watch claims of the team ledger (payout_batch.watch_claims, schema.ts): one claim per file
+// content (sha256) and account, whichever host claims it, so two `watch` hosts given one file run
+// it once. The primary key is the claim: an INSERT ... ON CONFLICT DO NOTHING gives it to exactly
+// one process, never a read-then-write. A claim changes hands only by a compare-and-set on the
+// claim it replaces (its holder and state as read): of two hosts taking over one claim, one wins.
+import type { TeamDb } from './db.ts';
+
+export type ClaimState = 'running' | 'done' | 'failed';
+
+/** A row of watch_claims: who claimed the content, where, and how it ended. */
+export interface WatchClaim {
+  account: string;
+  sha256: string;
+  /** The claim folder's name on the host that claimed it (processing/<claim>). */
+  claim: string;
+  /** The file's name in the inbox. */
+  name: string;
+  /** The process that holds it (TeamDb.holder): alive while it holds its session lock. */
+  holder: string;
+  host: string;
+  state: ClaimState;
+  claimedAt: string;
+  endedAt?: string;
+}
+
+/** The content this process claims, and the claim folder it sits in. */
+export type ClaimRequest = Pick<WatchClaim, 'account' | 'sha256' | 'claim' | 'name' | 'host'>;
+
+/**
+ * `held`: this process holds the claim (new, already its own, or `replaced`: taken from a holder
+ * that is gone, or from a claim that ended and may be run again). Otherwise `by`: the claim of
+ * another, running (its holder alive) or ended.
+ */
+export type ClaimAnswer = { held: true; replaced?: WatchClaim } | { held: false; by: WatchClaim };
+
+type Db = Pick<TeamDb, 'holder' | 'query' | 'holderAlive'>;
+
+interface Row {
+  account: string;
+  sha256: string;
+  claim: string;
+  name: string;
+  holder: string;
+  host: string;
+  state: ClaimState;
+  claimed_at: Date;
+  ended_at: Date | null;
+}
+
+const COLUMNS = 'account, sha256, claim, name, holder, host, state, claimed_at, ended_at';
+
+const claimOfRow = (r: Row): WatchClaim => ({
+  account: r.account,
+  sha256: r.sha256,
+  claim: r.claim,
+  name: r.name,
+  holder: r.holder,
+  host: r.host,
+  state: r.state,
+  claimedAt: r.claimed_at.toISOString(),
+  ...(r.ended_at ? { endedAt: r.ended_at.toISOString() } : {}),
+});
+
+/** The claim of a content at an account, if any. */
+export async function claimOf(db: Db, account: string, sha256: string): Promise<WatchClaim | undefined> {
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM payout_batch.watch_claims WHERE account = $1 AND sha256 = $2`, [account, sha256]);
+  return r.rows[0] && claimOfRow(r.rows[0]);
+}
+
+/** Inserts this process's claim; false when the content is claimed already (the primary key). */
+async function insertClaim(db: Db, c: ClaimRequest): Promise<boolean> {
+  const r = await db.query(
+    `INSERT INTO payout_batch.watch_claims (account, sha256, claim, name, holder, host, state)
+     VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT (account, sha256) DO NOTHING`,
+    [c.account, c.sha256, c.claim, c.name, db.holder, c.host],
+  );
+  return r.rowCount === 1;
+}
+
+/** Takes `from` over for this process, only if it is still as read (its holder, claim and state). */
+async function replaceClaim(db: Db, c: ClaimRequest, from: WatchClaim): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE payout_batch.watch_claims
+        SET claim = $3, name = $4, holder = $5, host = $6, state = 'running', claimed_at = now(), ended_at = NULL
+      WHERE account = $1 AND sha256 = $2 AND holder = $7 AND claim = $8 AND state = $9`,
+    [c.account, c.sha256, c.claim, c.name, db.holder, c.host, from.holder, from.claim, from.state],
+  );
+  return r.rowCount === 1;
+}
+
+/**
+ * Claims a content for this process. A running claim whose holder is gone (its session lock
+ * released: the process died or lost the database) is taken over; an ended one only when
+ * `mayRetake` says so (a file refused with nothing sent may be dropped again).
+ */
+export async function claimContent(
+  db: Db,
+  c: ClaimRequest,
+  o: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> } = {},
+): Promise<ClaimAnswer> {
+  // (a few rounds at most: each lost round means another process changed the row in between)
+  for (let round = 0; ; round++) {
+    if (await insertClaim(db, c)) return { held: true };
+    const by = await claimOf(db, c.account, c.sha256);
+    if (!by) continue; // (deleted in between, by hand: insert again)
+    if (by.holder === db.holder && by.claim === c.claim) return { held: true };
+    const free = by.state === 'running' ? !(await db.holderAlive(by.holder)) : ((await o.mayRetake?.(by)) ?? false);
+    if (!free || round >= 3) return { held: false, by };
+    if (await replaceClaim(db, c, by)) return { held: true, replaced: by };
+  }
+}
+
+/** Records how this process's claim of a content ended; false when it is not (or no longer) its own. */
+export async function endClaim(db: Db, c: Pick<ClaimRequest, 'account' | 'sha256' | 'claim'>, state: 'done' | 'failed'): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE payout_batch.watch_claims SET state = $4, ended_at = now()
+      WHERE account = $1 AND sha256 = $2 AND claim = $3 AND holder = $5 AND state = 'running'`,
+    [c.account, c.sha256, c.claim, state, db.holder],
+  );
+  return r.rowCount === 1;
+}

@@ -1,0 +1,110 @@
+// A shared processing/ with a team ledger: another host's claim folder is taken over when the
+// database says its process is gone (its session lock released), at once, and never while that
+// process lives, whatever its heartbeat says. In process, against the sandbox over HTTP.
+import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimContent, claimOf, endClaim } from '../../src/database/claims.ts';
+import { TeamDb } from '../../src/database/db.ts';
+import { fileSha256 } from '../../src/engine/identity.ts';
+import { accountOf } from '../../src/engine/ledger.ts';
+import { WatchConfig, watchFolder } from '../../src/ops/watch/index.ts';
+import { claimFile, writeClaim } from '../../src/ops/watch/claims.ts';
+import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { generateCsv, initiates, tempDirs } from '../engine/helpers.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
+import { connectionTo, startSb, until } from './helpers.ts';
+
+describe.runIf(withPostgres)('a claim folder of another host, with a team ledger', () => {
+  let sb: LocalSandbox;
+  let url: string;
+  const dirs = tempDirs('pb-watch-takeover-');
+  const open: TeamDb[] = [];
+  beforeAll(async () => {
+    [sb, url] = await Promise.all([startSb({ monthlyQuota: null }), testDatabase()]);
+  });
+  afterAll(async () => {
+    await Promise.all(open.map((d) => d.close()));
+    await sb?.close();
+    await dirs.remove();
+  });
+  const proc = async () => {
+    const db = await TeamDb.open(url, { command: 'watch' });
+    open.push(db);
+    return db;
+  };
+  const watchWith = (dir: string, team: TeamDb) =>
+    watchFolder({
+      dir,
+      config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 1 }),
+      conn: { ...connectionTo(sb), team },
+      once: true,
+      crashWaitMs: 0,
+    });
+
+  it('is left while its process lives (stale heartbeat or not), taken over and resumed once it is gone', async () => {
+    const dir = await dirs.make();
+    const id = '20250101T000000Z-abcdef-payroll.csv';
+    const claimDir = join(dir, 'processing', id);
+    mkdirSync(claimDir, { recursive: true });
+    const file = join(claimDir, 'payroll.csv');
+    writeFileSync(file, generateCsv({ rows: 2, currencies: ['GBP'], prefix: 'TAKE' }));
+    const st = statSync(file);
+    const sha256 = await fileSha256(file);
+    writeClaim(claimDir, {
+      name: 'payroll.csv',
+      pid: 1,
+      host: 'other-host',
+      claimedAt: new Date(0).toISOString(),
+      sha256,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+    });
+    utimesSync(claimFile(claimDir), new Date(0), new Date(0)); // no heartbeat for decades
+    const other = await proc();
+    expect(await claimContent(other, { account: accountOf(sb.url), sha256, claim: id, name: 'payroll.csv', host: 'other-host' })).toEqual({
+      held: true,
+    });
+
+    const team = await proc();
+    const watch = () => watchWith(dir, team);
+    const alive = await watch();
+    expect(alive.files).toEqual([]);
+    expect(readdirSync(join(dir, 'processing'))).toEqual([id]);
+    expect(initiates(sb)).toHaveLength(0);
+
+    // killed: its session ends, its lock with it
+    await team.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1::bigint::oid`, [
+      other.lockId,
+    ]);
+    await until(async () => !(await team.holderAlive(other.holder)));
+    const gone = await watch();
+    expect(gone.files).toMatchObject([{ name: 'payroll.csv', claim: id, outcome: 'done', resumed: true }]);
+    expect(initiates(sb)).toHaveLength(2);
+    expect(await claimOf(team, accountOf(sb.url), sha256)).toMatchObject({ claim: id, holder: team.holder, state: 'done' });
+  });
+
+  it('refuses content whose claim ended done, naming it; runs again content whose claim failed with nothing sent', async () => {
+    const dir = await dirs.make();
+    mkdirSync(join(dir, 'inbox'));
+    const other = await proc();
+    const drop = async (name: string, prefix: string, state: 'done' | 'failed') => {
+      const file = join(dir, 'inbox', name);
+      writeFileSync(file, generateCsv({ rows: 1, currencies: ['GBP'], prefix }));
+      const c = { account: accountOf(sb.url), sha256: await fileSha256(file), claim: `elsewhere-${name}`, name, host: 'other-host' };
+      await claimContent(other, c);
+      await endClaim(other, c, state);
+    };
+    await drop('paid.csv', 'ENDED', 'done');
+    await drop('refused.csv', 'AGAIN', 'failed'); // (no journal of it: nothing was sent)
+    const before = initiates(sb).length;
+    const r = await watchWith(dir, await proc());
+    const byName = new Map(r.files.map((f) => [f.name, f]));
+    expect(byName.get('paid.csv')).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(byName.get('paid.csv')!.reason).toMatch(/claimed on host other-host \(claim elsewhere-paid\.csv, done /);
+    const summary = JSON.parse(readFileSync(join(byName.get('paid.csv')!.folder, 'paid.summary.json'), 'utf8'));
+    expect(summary.claimedElsewhere).toMatchObject({ host: 'other-host', claim: 'elsewhere-paid.csv', state: 'done' });
+    expect(byName.get('refused.csv')).toMatchObject({ outcome: 'done', exitCode: 0 });
+    expect(initiates(sb).length - before).toBe(1);
+  });
+});
