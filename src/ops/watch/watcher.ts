@@ -29,7 +29,7 @@ import { claimContent, claimOf, endClaim, type WatchClaim } from '../../database
 import { TeamLedgerError } from '../../database/db.ts';
 import { parseMoneyFlag, type GuardOptions } from '../../engine/approval.ts';
 import { fileSha256 } from '../../engine/identity.ts';
-import { accountOf, findBatchJournal, ledgerOf, type Ledger } from '../../engine/ledger.ts';
+import { accountOf, findBatchJournal, ledgerOf, syncLedger, type Ledger } from '../../engine/ledger.ts';
 import type { PlanFile } from '../../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
 import { runBatch, type RunResult } from '../../engine/pipeline.ts';
@@ -600,6 +600,8 @@ export class FolderWatch {
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
     try {
+      // every host's batches and the account's policy, as the ledger has them now (engine/ledger.ts)
+      await syncLedger(this.ledger);
       // An ended claim is run again only when it failed with nothing sent (a refused file dropped again, once fixed).
       a = await claimContent(team, ask, { mayRetake: (c) => c.state === 'failed' && this.sentBefore(sha256) === undefined });
     } catch (e) {
