@@ -134,7 +134,7 @@ export class TeamDb {
     const timeout = o.connectTimeoutMs ?? 5000;
     const config = { connectionString: url, connectionTimeoutMillis: timeout, application_name: `payout-batch ${o.command ?? ''}`.trim() };
     const session = new pg.Client(config);
-    const pool = new pg.Pool({ ...config, max: 4, idleTimeoutMillis: 10_000 });
+    const pool = new pg.Pool({ ...config, max: 8, idleTimeoutMillis: 10_000 });
     const opened: { db?: TeamDb } = {};
     session.on('error', (e) => opened.db?.markLost(e));
     pool.on('error', (e) => opened.db?.markLost(e));

@@ -83,7 +83,8 @@ export function readFileLedgers(stateDir: string, accounts: string[]): { journal
         if (!unknown.includes(folder)) unknown.push(folder);
         continue;
       }
-      journals.push({ account, batchId: header.batchId, path, lines });
+      // (named as the engine names a batch's journal, there and in the database: its first 16 hex)
+      journals.push({ account, batchId: header.batchId.slice(0, 16), path, lines });
     }
   }
   return { journals, unknown };
