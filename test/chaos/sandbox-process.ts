@@ -31,7 +31,7 @@ export interface InitiateKeys {
 if (process.argv[2] === '--sandbox') {
   const sb = await startSandbox({
     ...(JSON.parse(process.argv[3]!) as SandboxOptions),
-    onRequest: (e) => void (e.apiKey === KEY && e.route !== 'control' && process.send!(1)),
+    onRequest: (e) => void (e.apiKey === KEY && e.route !== 'control' && process.send!(e.route === 'initiate' ? 2 : 1)),
   });
   const received: string[] = [];
   subscribe('http.server.request.start', (m) => {
@@ -53,6 +53,8 @@ export interface SandboxProcess {
   url: string;
   /** Answered requests of the key so far (control routes left out). */
   keyRequests(): number;
+  /** Answered initiates of the key so far (among keyRequests). */
+  keyInitiates(): number;
   setFaults(f: Partial<FaultConfig>): Promise<void>;
   requestLog(): Promise<RequestLogEntry[]>;
   initiateKeys(): Promise<InitiateKeys>;
@@ -64,9 +66,12 @@ export async function sandboxProcess(options: SandboxOptions): Promise<SandboxPr
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  let count = 0;
+  let [count, initiates] = [0, 0];
   const [first] = (await once(child, 'message')) as [{ url: string }];
-  child.on('message', (m) => void (m === 1 && count++));
+  child.on('message', (m) => {
+    if (m === 1 || m === 2) count++;
+    if (m === 2) initiates++;
+  });
   const control = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(`${first.url}/_sandbox/${path}`, {
       method,
@@ -79,6 +84,7 @@ export async function sandboxProcess(options: SandboxOptions): Promise<SandboxPr
   return {
     url: first.url,
     keyRequests: () => count,
+    keyInitiates: () => initiates,
     setFaults: async (f) => void (await control('PUT', 'faults', f)),
     requestLog: async () => ((await control('GET', 'requests')) as { data: RequestLogEntry[] }).data,
     initiateKeys: async () => {
