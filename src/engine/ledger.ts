@@ -125,7 +125,7 @@ const ephemeral = new WeakMap<object, string>();
  * quota.ts defaultStateDir(), the per-user one).
  */
 export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'team'>, o: { root?: string } = {}): Ledger {
-  if (conn.team) return teamLedgerOf(conn.team, conn.sandbox?.account ?? accountOf(conn.environment.baseUrl));
+  if (conn.team) return teamLedgerOf(conn.team, conn.sandbox?.account ?? accountOf(conn.environment.baseUrl), o.root);
   const kept = conn.sandbox?.account;
   const account = kept ?? accountOf(conn.environment.baseUrl);
   if (conn.sandbox && !kept) {
@@ -480,16 +480,39 @@ export interface TeamCopy {
 /** The copies this process holds, by folder (openJournal finds a journal's copy by its folder). */
 const teamCopies = new Map<string, TeamCopy>();
 
-function teamLedgerOf(db: TeamDb, account: string): Ledger {
+/**
+ * The copy of an account's record for this process: `<state root>/team/<random>/` (0700, like the
+ * file ledger: it holds beneficiaries and account numbers), removed when the process exits; the
+ * copies of processes of this host that died (kill -9) are removed by the next one.
+ */
+function teamLedgerOf(db: TeamDb, account: string, root = defaultStateDir()): Ledger {
   let copy = [...teamCopies.values()].find((c) => c.db === db && c.account === account);
   if (!copy) {
-    const dir = mkdtempSync(join(tmpdir(), 'payout-batch-ledger-'));
+    const base = join(resolve(root), 'team');
+    checkStateFolder(root, base);
+    mkdirSync(base, { recursive: true, mode: 0o700 });
+    removeDeadCopies(base);
+    const dir = mkdtempSync(join(base, 'copy-'));
+    writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname(), ...myStart() }), { mode: 0o600 });
     const made: TeamCopy = (copy = { db, account, dir, synced: 0, pending: [], chain: Promise.resolve(), syncing: Promise.resolve() });
     teamCopies.set(dir, made);
     db.beforeClose(() => writePending(made));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
   return { account, dir: copy.dir, ephemeral: false, team: copy };
+}
+
+/** Removes the copies whose process, on this host, is gone. */
+function removeDeadCopies(base: string): void {
+  for (const n of names(base)) {
+    let owner: { pid: number; host: string; pidStart?: string };
+    try {
+      owner = JSON.parse(readFileSync(join(base, n, 'owner.json'), 'utf8')) as typeof owner;
+    } catch {
+      continue;
+    }
+    if (holderAlive(owner) === false) rmSync(join(base, n), { recursive: true, force: true });
+  }
 }
 
 /** Brings this process's copy of the account's journals up to date from the database (a file ledger: nothing). */
