@@ -35,17 +35,7 @@ export type ClaimAnswer = { held: true; replaced?: WatchClaim } | { held: false;
 
 type Db = Pick<TeamDb, 'holder' | 'query' | 'holderAlive'>;
 
-interface Row {
-  account: string;
-  sha256: string;
-  claim: string;
-  name: string;
-  holder: string;
-  host: string;
-  state: ClaimState;
-  claimed_at: Date;
-  ended_at: Date | null;
-}
+type Row = Omit<WatchClaim, 'claimedAt' | 'endedAt'> & { claimed_at: Date; ended_at: Date | null };
 
 const COLUMNS = 'account, sha256, claim, name, holder, host, state, claimed_at, ended_at';
 

@@ -75,16 +75,10 @@ export interface BatchRun {
 
 /** The live process sending this batch, when another one is. */
 export async function runOf(q: Queryable, account: string, batchId: string): Promise<BatchRun | undefined> {
-  const r = await q.query<{
-    batch_id: string;
-    holder: string;
-    file: string;
-    results: string | null;
-    command: string;
-    host: string;
-    pid: number;
-    started_at: Date;
-  }>('SELECT * FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2', [account, batchId]);
+  const r = await q.query<Omit<BatchRun, 'batchId' | 'startedAt'> & { batch_id: string; started_at: Date }>(
+    'SELECT * FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2',
+    [account, batchId],
+  );
   const x = r.rows[0];
   return x && { ...x, batchId: x.batch_id, startedAt: x.started_at.toISOString() };
 }

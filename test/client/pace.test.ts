@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PENDING_MS, SharedPace, pacePath, wallNow } from '../../src/client/pace.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
-import { mostInWindow } from './starts.ts';
+import { mostInWindow, startThrough } from './starts.ts';
 
 const dirs: string[] = [];
 const tempDir = async () => {
@@ -70,17 +70,7 @@ describe('the shared pace of a key (pace.ts)', () => {
     const windowMs = 200;
     const make = () => new SlidingWindowLimiter({ perWindow: 3, windowMs, safetyMarginMs: 10, shared: new SharedPace(path) });
     const limiters = [make(), make()];
-    const sent: number[] = [];
-    await Promise.all(
-      limiters.flatMap((l) =>
-        Array.from({ length: 6 }, async () => {
-          const slot = await l.acquire();
-          slot.markSent();
-          sent.push(slot.sentAt!);
-          slot.done?.();
-        }),
-      ),
-    );
+    const sent = await startThrough(limiters, 6);
     expect(sent).toHaveLength(12);
     // the promise, on the times the pace counts (marked sent): at most 3 in any 200 ms
     expect(mostInWindow(sent, windowMs)).toBeLessThanOrEqual(3);

@@ -1,5 +1,6 @@
 // Request starts as the tests and the shared-pace bench count them: the most in any window, and
 // the `sentAt` of every request a CLI logged.
+import type { SlidingWindowLimiter } from '../../src/client/throttle.ts';
 import type { CliRun } from '../engine/helpers.ts';
 
 /** Most entries in any window of `ms`. */
@@ -26,4 +27,20 @@ export function sentTimes(run: CliRun): number[] {
     }
   }
   return out;
+}
+
+/** `each` starts through every limiter at once, each marked sent when granted: their send times. */
+export async function startThrough(limiters: SlidingWindowLimiter[], each: number): Promise<number[]> {
+  const sent: number[] = [];
+  await Promise.all(
+    limiters.flatMap((l) =>
+      Array.from({ length: each }, async () => {
+        const slot = await l.acquire();
+        slot.markSent();
+        sent.push(slot.sentAt!);
+        slot.done?.();
+      }),
+    ),
+  );
+  return sent;
 }

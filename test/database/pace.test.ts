@@ -7,7 +7,7 @@ import { TeamUsage } from '../../src/database/usage.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import type { PaceShare } from '../../src/client/pace.ts';
 import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
-import { mostInWindow } from '../client/starts.ts';
+import { mostInWindow, startThrough } from '../client/starts.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 import { until } from '../ops/helpers.ts';
 
@@ -103,17 +103,7 @@ describe.runIf(withPostgres)('the team ledger: pace and month of a key (database
     const limiters = [a, b].map(
       (db) => new SlidingWindowLimiter({ perWindow: 3, windowMs, safetyMarginMs: 10, shared: new TeamPace(db, pace) }),
     );
-    const sent: number[] = [];
-    await Promise.all(
-      limiters.flatMap((l) =>
-        Array.from({ length: 6 }, async () => {
-          const slot = await l.acquire();
-          slot.markSent();
-          sent.push(slot.sentAt!);
-          slot.done?.();
-        }),
-      ),
-    );
+    const sent = await startThrough(limiters, 6);
     expect(sent).toHaveLength(12);
     // when they were sent, as each process saw it: at most 3 in any 200 ms
     expect(mostInWindow(sent, windowMs)).toBeLessThanOrEqual(3);
