@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newKeyPair } from '../../src/approvals/keys.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { ROOT, cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { ROOT, approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 
 const dirs = tempDirs('pb-approve-tty-');
 let sb: LocalSandbox;
@@ -23,11 +23,13 @@ beforeAll(async () => {
   dir = await dirs.make();
   env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   await writeBatch(dir, 'payroll.csv', { rows: 3, prefix: 'APR', currencies: ['USD'] });
-  const planned = await cli(
+  // the scene, set in this process (the bin's main()): the plan and the approvers' keys
+  const inProcess = (...args: string[]) => runMain(args, { cwd: dir, env });
+  const planned = await inProcess(
     'plan',
-    'payroll.csv',
+    join(dir, 'payroll.csv'),
     '--out',
-    'payroll.plan.json',
+    join(dir, 'payroll.plan.json'),
     '--prepared-by',
     'Dan',
     '--base-url',
@@ -36,7 +38,7 @@ beforeAll(async () => {
     '100',
   );
   expect(planned.code, planned.stderr).toBe(0);
-  for (const name of ['Alice', 'Bob']) expect((await cli('approver-key', 'new', '--as', name, '--out', 'keys')).code).toBe(0);
+  for (const name of ['Alice', 'Bob']) expect((await inProcess('approver-key', 'new', '--as', name, '--out', 'keys')).code).toBe(0);
 });
 afterAll(async () => {
   await sb?.close();
@@ -79,11 +81,10 @@ it('approve shows the plan and asks on a terminal: "n" signs nothing; not a term
   expect(piped.stderr).toContain('pass --yes (-y) to sign it; nothing was signed');
   expect(existsSync(approvals())).toBe(false);
 
-  for (const name of ['Alice', 'Bob']) {
-    const signed = await cli('approve', 'payroll.plan.json', '--as', name, '--key-file', `keys/${name}.approver-key.pem`, '-y');
-    expect(signed.code, signed.stderr).toBe(0);
-    expect(signed.stdout).toContain(`Approved payroll.plan.json as ${name}`);
-  }
+  const signed = await cli('approve', 'payroll.plan.json', '--as', 'Alice', '--key-file', 'keys/Alice.approver-key.pem', '-y');
+  expect(signed.code, signed.stderr).toBe(0);
+  expect(signed.stdout).toContain('Approved payroll.plan.json as Alice');
+  await approveAs(join(dir, 'payroll.plan.json'), 'Bob', readFileSync(join(dir, 'keys/Bob.approver-key.pem'), 'utf8'));
   expect(JSON.parse(readFileSync(approvals(), 'utf8')).map((a: { name: string }) => a.name)).toEqual(['Alice', 'Bob']);
 });
 
@@ -91,7 +92,8 @@ it('approvers add builds the list once per approver, refuses a look-alike; a cat
   const added = await cli('approvers', 'add', 'keys/Alice.approver.pub.json', 'keys/Bob.approver.pub.json', '--out', 'approvers.json');
   expect(added.code, added.stderr).toBe(0);
   expect(added.stdout).toContain('approvers.json: 2 approvers (Alice ');
-  const again = await cli('approvers', 'add', 'keys/Alice.approver.pub.json', '--out', 'approvers.json');
+  // (the next two in this process: the bin's main())
+  const again = await runMain(['approvers', 'add', 'keys/Alice.approver.pub.json', '--out', 'approvers.json'], { cwd: dir, env });
   expect(again.code, again.stderr).toBe(0);
   expect(again.stdout).toContain('already listed Alice');
   const list = JSON.parse(readFileSync(join(dir, 'approvers.json'), 'utf8')) as { name: string }[];
@@ -99,7 +101,7 @@ it('approvers add builds the list once per approver, refuses a look-alike; a cat
 
   // all-Cyrillic "Воb" looks like Bob: refused, the list unchanged
   writeFileSync(join(dir, 'twin.json'), JSON.stringify({ name: 'Вов', publicKey: newKeyPair().publicKey }));
-  const twin = await cli('approvers', 'add', 'twin.json', '--out', 'approvers.json');
+  const twin = await runMain(['approvers', 'add', 'twin.json', '--out', 'approvers.json'], { cwd: dir, env });
   expect(twin.code).toBe(2);
   expect(twin.stderr).toMatch(/repeats the name of Bob.*nothing was written/);
   expect(JSON.parse(readFileSync(join(dir, 'approvers.json'), 'utf8'))).toEqual(list);

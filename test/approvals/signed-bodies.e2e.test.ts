@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { cleanEnv, HEADER, initiates, ledgerJournals, ROOT, runCli, tempDirs } from '../engine/helpers.ts';
+import { approveAs, cleanEnv, HEADER, initiates, ledgerJournals, ROOT, runCli, runMain, tempDirs } from '../engine/helpers.ts';
 
 const dirs = tempDirs('pb-signed-bodies-');
 let sb: LocalSandbox;
@@ -59,9 +59,16 @@ interface Team {
   keys: Record<'Alice' | 'Bob' | 'Carol' | 'Dan', NewKeyPair>;
   approve: (plan: string, name: string, keyOf?: string) => ReturnType<typeof runCli>;
   runApproved: (plan: string, ...more: string[]) => ReturnType<typeof runCli>;
+  /** A setup step: `plan FILE --out PLAN --no-quote ...more` in this process (the bin's main()). */
+  plan: (file: string, out: string, ...more: string[]) => Promise<void>;
+  /** A setup step: the approvals of `names` (signed with the key of `keyOf[name]`, else their own), as `approve` stores them. */
+  approved: (plan: string, names: string[], keyOf?: Record<string, string>) => Promise<void>;
 }
 
-/** A folder with its own state, four listed approvers' keys (Dan among them) and their list. */
+/**
+ * A folder with its own state, four listed approvers' keys (Dan among them) and their list. What
+ * a case checks runs in a real process (cli, approve, runApproved); its setup (plan, approved) in this one.
+ */
 async function team(): Promise<Team> {
   const dir = await dirs.make();
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
@@ -77,6 +84,13 @@ async function team(): Promise<Team> {
     approve: (plan, name, keyOf = name) => cli('approve', plan, '--as', name, '--key-file', `${keyOf}.pem`, '--yes'),
     runApproved: (plan, ...more) =>
       cli('run', '--plan', plan, '--require-approvals', '2', '--approvers', 'approvers.json', '--yes', ...more, ...service),
+    plan: async (file, out, ...more) => {
+      const r = await runMain(['plan', join(dir, file), '--out', join(dir, out), '--no-quote', ...more, ...service], { cwd: dir, env });
+      expect(r.code, r.stderr).toBe(0);
+    },
+    approved: async (plan, names, keyOf = {}) => {
+      for (const name of names) await approveAs(join(dir, plan), name, keys[(keyOf[name] ?? name) as keyof typeof keys].privatePem);
+    },
   };
 }
 
@@ -97,17 +111,15 @@ function sentTo(state: string): { accountName: string; accountNumber: string }[]
 it('a plan of the sheet "Approved" pays its row, never the first sheet\'s: a --sheet naming another is refused, nothing sent', async () => {
   const t = await team();
   twoSheets(join(t.dir, 'two.xlsx'));
-  const planned = await t.cli('plan', 'two.xlsx', '--sheet', 'Approved', '--out', 'two.plan.json', '--prepared-by', 'Dan', '--no-quote');
-  expect(planned.code, planned.stderr).toBe(0);
+  await t.plan('two.xlsx', 'two.plan.json', '--sheet', 'Approved', '--prepared-by', 'Dan');
   expect(JSON.parse(readFileSync(join(t.dir, 'two.plan.json'), 'utf8'))).toMatchObject({ sheet: 'Approved' });
-  for (const name of ['Alice', 'Bob']) {
-    const a = await t.approve('two.plan.json', name);
-    expect(a.code, a.stderr).toBe(0);
-    // what the approver reads before it is written: the sheet, the totals and every payee
-    expect(a.stdout).toContain('1 payout (USD 100.00)');
-    expect(a.stdout).toContain('two.xlsx, sheet "Approved"');
-    expect(a.stdout).toContain('SH-001 | Jane Employee | ********6789 | ACH | USD 100.00');
-  }
+  const a = await t.approve('two.plan.json', 'Alice');
+  expect(a.code, a.stderr).toBe(0);
+  // what the approver reads before it is written: the sheet, the totals and every payee
+  expect(a.stdout).toContain('1 payout (USD 100.00)');
+  expect(a.stdout).toContain('two.xlsx, sheet "Approved"');
+  expect(a.stdout).toContain('SH-001 | Jane Employee | ********6789 | ACH | USD 100.00');
+  await t.approved('two.plan.json', ['Bob']);
   const before = initiates(sb).length;
 
   const otherSheet = await t.runApproved('two.plan.json', '--sheet', 'Draft');
@@ -138,21 +150,8 @@ it('the same through `watch` with "requireApprovals": the plan\'s sheet is run, 
     }),
   );
   twoSheets(join(t.dir, 'pay.xlsx'), 'SH-002');
-  const planned = await t.cli(
-    'plan',
-    'pay.xlsx',
-    '--sheet',
-    'Approved',
-    '--out',
-    'pay.plan.json',
-    '--prepared-by',
-    'Dan',
-    '--no-quote',
-    '--env',
-    'sandbox',
-  );
-  expect(planned.code, planned.stderr).toBe(0);
-  for (const name of ['Alice', 'Bob']) expect((await t.approve('pay.plan.json', name)).code).toBe(0);
+  await t.plan('pay.xlsx', 'pay.plan.json', '--sheet', 'Approved', '--prepared-by', 'Dan', '--env', 'sandbox');
+  await t.approved('pay.plan.json', ['Alice', 'Bob']);
   const before = initiates(sb).length;
   for (const n of ['pay.plan.json', 'pay.plan.json.approvals.json', 'pay.xlsx']) copyFileSync(join(t.dir, n), join(watchDir, 'inbox', n));
 
@@ -170,8 +169,8 @@ it('a document replaced after the plan was approved: the body is not the signed 
     join(t.dir, 'docs.csv'),
     [HEADER, row('DOC-001', 'Jane Employee', '000123456789', doc)].map((r) => r.join(',')).join('\n') + '\n',
   );
-  expect((await t.cli('plan', 'docs.csv', '--out', 'docs.plan.json', '--prepared-by', 'Dan', '--no-quote')).code).toBe(0);
-  for (const name of ['Alice', 'Bob']) expect((await t.approve('docs.plan.json', name)).code).toBe(0);
+  await t.plan('docs.csv', 'docs.plan.json', '--prepared-by', 'Dan');
+  await t.approved('docs.plan.json', ['Alice', 'Bob']);
   copyFileSync(join(ROOT, 'samples/documents/invoice-ch-88231.pdf'), doc);
   const before = sb.requestLog().length;
 
@@ -188,14 +187,19 @@ it('a look-alike maker ("Dаn", Cyrillic а) is refused at plan and approve (exi
   expect(lookalike.code).toBe(2);
   expect(lookalike.stderr).toContain('the name mixes the Latin and Cyrillic scripts');
   expect(existsSync(join(t.dir, 'pay.plan.json'))).toBe(false);
-  const asLookalike = await t.approve('pay.plan.json', 'Dаn', 'Dan');
+  // (in this process: the same entry point, the same exit code)
+  const asLookalike = await runMain(['approve', 'pay.plan.json', '--as', 'Dаn', '--key-file', 'Dan.pem', '--yes'], {
+    cwd: t.dir,
+    env: cleanEnv(),
+  });
   expect(asLookalike.code).toBe(2);
+  expect(asLookalike.stderr).toContain('the name mixes the Latin and Cyrillic scripts');
 
   // A plan that records such a maker (made by hand, or by an older version), approved by Dan and Alice.
-  expect((await t.cli('plan', 'pay.csv', '--out', 'pay.plan.json', '--prepared-by', 'Dan', '--no-quote')).code).toBe(0);
+  await t.plan('pay.csv', 'pay.plan.json', '--prepared-by', 'Dan');
   const path = join(t.dir, 'pay.plan.json');
   writeFileSync(path, readFileSync(path, 'utf8').replace('"preparedBy": "Dan"', '"preparedBy": "Dаn"'));
-  for (const name of ['Dan', 'Alice']) expect((await t.approve('pay.plan.json', name)).code).toBe(0);
+  await t.approved('pay.plan.json', ['Dan', 'Alice']);
   const before = sb.requestLog().length;
   const r = await t.runApproved('pay.plan.json');
   expect(r.code).toBe(3);
@@ -206,21 +210,16 @@ it('a look-alike maker ("Dаn", Cyrillic а) is refused at plan and approve (exi
 it('an edited fingerprint makes the approval invalid, in the report and in the gate', async () => {
   const t = await team();
   writeFileSync(join(t.dir, 'fp.csv'), [HEADER, row('FP-001', 'Jane Employee', '000123456789')].map((r) => r.join(',')).join('\n') + '\n');
-  expect((await t.cli('plan', 'fp.csv', '--out', 'fp.plan.json', '--prepared-by', 'Eve', '--no-quote')).code).toBe(0);
+  await t.plan('fp.csv', 'fp.plan.json', '--prepared-by', 'Eve');
   // Alice's name signed with Dan's key; Bob's and Carol's own approvals.
-  for (const [name, key] of [
-    ['Alice', 'Dan'],
-    ['Bob', 'Bob'],
-    ['Carol', 'Carol'],
-  ] as const)
-    expect((await t.approve('fp.plan.json', name, key)).code).toBe(0);
+  await t.approved('fp.plan.json', ['Alice', 'Bob', 'Carol'], { Alice: 'Dan' });
   const file = join(t.dir, 'fp.plan.json.approvals.json');
   const approvals = JSON.parse(readFileSync(file, 'utf8')) as { name: string; publicKeyFingerprint: string }[];
   approvals[0]!.publicKeyFingerprint = t.keys.Alice.fingerprint; // the lie
   approvals[1]!.publicKeyFingerprint = t.keys.Carol.fingerprint; // Bob's key is his own, its fingerprint edited
   writeFileSync(file, JSON.stringify(approvals, null, 2));
 
-  const report = await t.cli('report', 'fp.plan.json');
+  const report = await runMain(['report', join(t.dir, 'fp.plan.json')], { cwd: t.dir, env: cleanEnv() });
   expect(report.code, report.stderr).toBe(0);
   const html = readFileSync(join(t.dir, 'fp.plan.html'), 'utf8');
   const alice = /<tr data-approver="Alice" data-valid="(\w+)">.*?data-field="fingerprint" class="mono">(\w+)</.exec(html);

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cliIn, generateCsv, initiates, tempDirs, writeBatch } from '../engine/helpers.ts';
@@ -22,7 +23,7 @@ afterAll(async () => {
 async function twoGbpRows() {
   const dir = await dirs.make();
   await writeBatch(dir, 'payroll.csv', { rows: 2, currencies: ['GBP'], amount: (i) => ['100.00', '250.50'][i]! });
-  return cliIn(dir, sb.url);
+  return { dir, ...cliIn(dir, sb.url) };
 }
 
 /** The reasons a refusal names, one per line of "Nothing was sent:" (run) or after "refused:" (dry run). */
@@ -34,7 +35,7 @@ const reasonsOf = (stderr: string) =>
 
 describe('run --dry-run and the control totals', () => {
   it('a wrong --expect-rows, --expect-total or --max-total: exit 3 naming it, as run says it; nothing sent', async () => {
-    const { cli } = await twoGbpRows();
+    const { cli, dir } = await twoGbpRows();
     const flags = ['--expect-rows', '3', '--expect-total', 'GBP:350.00', '--max-total', 'GBP:300'];
     const dry = await cli('run', 'payroll.csv', '--dry-run', ...flags);
     expect(dry.code, dry.stderr).toBe(3);
@@ -47,6 +48,9 @@ describe('run --dry-run and the control totals', () => {
     expect(run.code, run.stderr).toBe(3);
     expect(reasonsOf(run.stderr)).toEqual(named);
     expect(initiates(sb)).toHaveLength(0);
+    // A run refused before sending writes nothing: no results file, no summary of NOT_SENT rows.
+    expect(run.stdout).not.toMatch(/results\s|NOT_SENT/);
+    expect(existsSync(join(dir, 'payroll.results.csv'))).toBe(false);
   });
 
   it('--expect-total right (with --expect-rows and --max-total): exit 0, nothing sent; --json lists no refusal', async () => {

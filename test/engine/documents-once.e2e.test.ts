@@ -11,7 +11,7 @@ import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES, bare } from '../shapes.ts';
 import { sampleDoc, until } from '../ops/helpers.ts';
-import { KEY, allPayouts, cleanEnv, ledgerJournals, runCli, tempDirs, writeBatch } from './helpers.ts';
+import { KEY, allPayouts, cleanEnv, ledgerJournals, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-docs-once-');
@@ -38,13 +38,19 @@ async function batchNaming(dir: string, rows: number, docsOf: (i: number) => str
   await writeFile(file, [header, ...lines.map(rewrite)].join('\n') + '\n');
 }
 
-/** The CLI in `dir` against the sandbox, with its own state folder. */
+/**
+ * The CLI in `dir` against the sandbox, with its own state folder: as a process (`run`), or, where
+ * the case is about the requests and not the process, through the same main() in this one
+ * (`inProcess`, the batch file by its absolute path).
+ */
 function cliIn(dir: string) {
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const service = () => ['--base-url', sb!.url, '--rate', '100'];
   return {
     state: join(dir, 'state'),
-    run: (args: string[], onSpawn?: (c: ChildProcess) => void) =>
-      runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd: dir, env, onSpawn }),
+    run: (args: string[], onSpawn?: (c: ChildProcess) => void) => runCli([...args, ...service()], { cwd: dir, env, onSpawn }),
+    inProcess: (command: string, file: string, ...args: string[]) =>
+      runMain([command, join(dir, file), ...args, ...service()], { cwd: dir, env }),
   };
 }
 
@@ -83,9 +89,9 @@ describe('each distinct document uploaded once per batch', () => {
     await copyFile(sampleDoc(), join(dir, 'invoice.pdf'));
     const docsOf = () => ['invoice.pdf'];
     await batchNaming(dir, 30, docsOf);
-    const { state, run } = cliIn(dir);
+    const { state, inProcess } = cliIn(dir);
 
-    const r = await run(['run', 'payroll.csv', '--yes']);
+    const r = await inProcess('run', 'payroll.csv', '--yes');
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(count('initiate')).toBe(30);
     expect(count('uploadUrl')).toBe(1);
@@ -138,7 +144,7 @@ describe('each distinct document uploaded once per batch', () => {
     await copyFile(sampleDoc('invoice-uk-c2.pdf'), join(dir, 'b.pdf'));
     const docsOf = (i: number) => [i % 3 === 0 ? 'b.pdf' : 'a.pdf'];
     await batchNaming(dir, 10, docsOf);
-    const r = await cliIn(dir).run(['run', 'payroll.csv', '--yes']);
+    const r = await cliIn(dir).inProcess('run', 'payroll.csv', '--yes');
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(count('uploadUrl')).toBe(2);
     expect(count('storagePut')).toBe(2);
@@ -151,7 +157,7 @@ describe('each distinct document uploaded once per batch', () => {
     await copyFile(sampleDoc('invoice-uk-c1.pdf'), join(dir, 'a.pdf'));
     await copyFile(sampleDoc('invoice-uk-c2.pdf'), join(dir, 'b.pdf'));
     await batchNaming(dir, 8, () => ['a.pdf', 'b.pdf']);
-    const r = await cliIn(dir).run(['run', 'payroll.csv', '--yes', '--merge-documents']);
+    const r = await cliIn(dir).inProcess('run', 'payroll.csv', '--yes', '--merge-documents');
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(count('uploadUrl')).toBe(1);
     expect(count('patchDocuments')).toBe(0);
@@ -166,8 +172,8 @@ describe('no quote in the run', () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     await writeBatch(dir, 'payroll.csv', { rows: 4, prefix: 'PLANQ' });
-    const { run } = cliIn(dir);
-    const planned = await run(['plan', 'payroll.csv', '--out', 'payroll.plan.json']);
+    const { run, inProcess } = cliIn(dir);
+    const planned = await inProcess('plan', 'payroll.csv', '--out', join(dir, 'payroll.plan.json'));
     expect(planned.code, planned.stderr).toBe(0);
     const plan = JSON.parse(await readFile(join(dir, 'payroll.plan.json'), 'utf8')) as { rows: { reference: string; rate?: string }[] };
     expect(plan.rows.every((row) => row.rate !== undefined)).toBe(true);

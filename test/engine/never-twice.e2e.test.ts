@@ -9,7 +9,7 @@ import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { allPayouts, cleanEnv, initiates, ledgerJournals, runCli, tempDirs, writeBatch, type CliRun } from './helpers.ts';
+import { allPayouts, cleanEnv, initiates, ledgerJournals, runCli, runMain, tempDirs, writeBatch, type CliRun } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-twice-');
@@ -29,7 +29,10 @@ const setup = async () => {
   const dir = await dirs.make();
   const env = cleanEnv(); // one state folder per test: every process of the test shares its ledger
   const run = (cwd: string, ...args: string[]) => runCli([...args, '--base-url', sb!.url, '--rate', '100'], { cwd, env });
-  return { dir, env, run };
+  /** A case's first run, which only sets the scene, in this process (the bin's main()): `run FILE --yes`. */
+  const firstRun = (cwd: string, file: string) =>
+    runMain(['run', join(cwd, file), '--yes', '--base-url', sb!.url, '--rate', '100'], { cwd, env });
+  return { dir, env, run, firstRun };
 };
 
 /** One payout per reference at the sandbox: as many as rows, no amount twice. */
@@ -62,13 +65,13 @@ describe('two edited copies, another folder, another label: the second batch is 
   });
 
   it('an edited copy in another folder is refused (exit 3, naming the first file): nothing sent', async () => {
-    const { dir, run } = await setup();
+    const { dir, run, firstRun } = await setup();
     const k1 = join(dir, 'k1');
     const k2 = join(dir, 'k2');
     await mkdir(k1);
     await mkdir(k2);
     await writeBatch(k1, 'payroll.csv', { rows: ROWS, prefix: 'FLD', amount });
-    const first = await run(k1, 'run', 'payroll.csv', '--yes');
+    const first = await firstRun(k1, 'payroll.csv');
     expect(first.code, first.stderr).toBe(0);
     await writeBatch(k2, 'payroll.csv', { rows: ROWS, prefix: 'FLD', amount: edited });
     const sent = initiates(sb!).length;
@@ -81,9 +84,9 @@ describe('two edited copies, another folder, another label: the second batch is 
   });
 
   it('the same file under two environment labels is one batch: the second resumes, sends nothing', async () => {
-    const { dir, env, run } = await setup();
+    const { dir, env, firstRun } = await setup();
     await writeBatch(dir, 'payroll.csv', { rows: ROWS, prefix: 'LBL', amount });
-    const custom = await run(dir, 'run', 'payroll.csv', '--yes'); // --base-url alone: label "custom"
+    const custom = await firstRun(dir, 'payroll.csv'); // --base-url alone: label "custom"
     expect(custom.code, custom.stderr).toBe(0);
     const sent = initiates(sb!).length;
     const sandbox = await runCli(['run', 'payroll.csv', '--yes', '--base-url', sb!.url, '--rate', '100'], {
@@ -130,11 +133,11 @@ describe('two processes on one batch', () => {
 
 describe('the journal decides, not the results file', () => {
   it('retry of an UNKNOWN_OUTCOME row whose key cell was cleared and reference edited is refused; put back, it resends the journalled key: one payout', async () => {
-    const { dir, run } = await setup();
+    const { dir, run, firstRun } = await setup();
     await writeBatch(dir, 'payroll.csv', { rows: 3, prefix: 'UNK', amount });
     // The service creates each payout and a gateway answers 408 instead, every time: unknown outcomes.
     sb!.setFaults({ gatewayAfterCreate: { probability: 1, status: 408, body: 'html' }, routes: ['initiate'] });
-    const first = await run(dir, 'run', 'payroll.csv', '--yes');
+    const first = await firstRun(dir, 'payroll.csv');
     expect([1, 4], first.stderr).toContain(first.code);
     sb!.setFaults({});
     const results = join(dir, 'payroll.results.csv');

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { accountOf } from '../../src/engine/ledger.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';
+import { allPayouts, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-one-ledger-');
@@ -45,7 +45,11 @@ describe('one ledger per account', () => {
         env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: state }),
       });
 
-    const first = await cli('127.0.0.1', 'run', 'payroll.csv', '--yes');
+    // the first run sets the scene, through main() in this process
+    const first = await runMain(['run', join(dir, 'payroll.csv'), '--yes', '--base-url', `http://127.0.0.1:${port}`, '--rate', '100'], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: state }),
+    });
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const results = readFileSync(join(dir, 'payroll.results.csv'), 'utf8');
     expect(initiates(sb)).toHaveLength(3);

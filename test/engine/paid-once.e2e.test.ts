@@ -10,7 +10,7 @@ import * as XLSX from 'xlsx';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { allPayouts, cleanEnv, generateCsv, initiates, runCli, tempDirs } from './helpers.ts';
+import { allPayouts, cleanEnv, generateCsv, initiates, runCli, runMain, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-paid-once-');
@@ -27,9 +27,12 @@ const setup = async () => {
   const dir = await dirs.make();
   const env = cleanEnv();
   /** The CLI in `cwd`, with the state folder `state` when one is given (else the test's own). */
-  const run = (cwd: string, state: string | undefined, ...args: string[]) =>
-    runCli([...args, '--base-url', sb!.url, '--rate', '100', ...(state ? ['--state-dir', state] : [])], { cwd, env });
-  return { dir, run };
+  const flags = (state: string | undefined) => ['--base-url', sb!.url, '--rate', '100', ...(state ? ['--state-dir', state] : [])];
+  const run = (cwd: string, state: string | undefined, ...args: string[]) => runCli([...args, ...flags(state)], { cwd, env });
+  /** A case's first run, which only sets the scene, in this process (the bin's main()): `run FILE --yes`. */
+  const firstRun = (cwd: string, state: string | undefined, file: string) =>
+    runMain(['run', join(cwd, file), '--yes', ...flags(state)], { cwd, env });
+  return { dir, run, firstRun };
 };
 
 /** One payout per reference at the sandbox: as many as rows, no amount twice. */
@@ -69,14 +72,14 @@ const asXlsx = (csv: string): Buffer => {
 
 describe('the same reference at the same account is paid once, whatever the file and the state folder', () => {
   it('two state folders, the payroll re-saved (a trailing newline): one payout per row; the second run says already paid', async () => {
-    const { dir, run } = await setup();
+    const { dir, run, firstRun } = await setup();
     const alice = join(dir, 'alice');
     const bob = join(dir, 'bob');
     await mkdir(alice);
     await mkdir(bob);
     const csv = generateCsv({ rows: ROWS, prefix: 'SAVED' });
     await writeFile(join(alice, 'payroll.csv'), csv);
-    const first = await run(alice, join(alice, 'state'), 'run', 'payroll.csv', '--yes');
+    const first = await firstRun(alice, join(alice, 'state'), 'payroll.csv');
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const paid = await payoutIds(join(alice, 'payroll.results.csv'));
 
@@ -98,11 +101,11 @@ describe('the same reference at the same account is paid once, whatever the file
   });
 
   it('the CSV converted to XLSX and renamed, run from another folder: refused by the ledger, else already paid by the keys', async () => {
-    const { dir, run } = await setup();
+    const { dir, run, firstRun } = await setup();
     const state = join(dir, 'state');
     const csv = generateCsv({ rows: ROWS, prefix: 'XLS' });
     await writeFile(join(dir, 'payroll.csv'), csv);
-    const first = await run(dir, state, 'run', 'payroll.csv', '--yes');
+    const first = await firstRun(dir, state, 'payroll.csv');
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const paid = await payoutIds(join(dir, 'payroll.results.csv'));
     const other = join(dir, 'elsewhere');
@@ -124,10 +127,10 @@ describe('the same reference at the same account is paid once, whatever the file
   });
 
   it('a row with a document sent again from another state folder: 409 on a first attempt, reference used before', async () => {
-    const { dir, run } = await setup();
+    const { dir, run, firstRun } = await setup();
     const csv = generateCsv({ rows: 2, prefix: 'DOC', documentsEvery: 1 });
     await writeFile(join(dir, 'payroll.csv'), csv);
-    const first = await run(dir, join(dir, 'a'), 'run', 'payroll.csv', '--yes');
+    const first = await firstRun(dir, join(dir, 'a'), 'payroll.csv');
     expect(first.code, first.stdout + first.stderr).toBe(0);
     // The document is uploaded again: another documentUrl, so the same key comes with another body.
     const second = await run(dir, join(dir, 'b'), 'run', 'payroll.csv', '--yes', '--results', 'again.results.csv');
@@ -143,9 +146,9 @@ describe('the same reference at the same account is paid once, whatever the file
 
 describe('--batch-id labels a batch: a re-plan of a paid file pays nothing', () => {
   it('plan paid.csv --batch-id again-1, then run --plan: nothing paid, the plan says why', async () => {
-    const { dir, run } = await setup();
+    const { dir, run, firstRun } = await setup();
     await writeFile(join(dir, 'paid.csv'), generateCsv({ rows: ROWS, prefix: 'PLAN' }));
-    const first = await run(dir, undefined, 'run', 'paid.csv', '--yes');
+    const first = await firstRun(dir, undefined, 'paid.csv');
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const sent = initiates(sb!).length;
 
@@ -179,9 +182,9 @@ describe('--batch-id labels a batch: a re-plan of a paid file pays nothing', () 
   });
 
   it('run paid.csv --batch-id again-1 is refused: nothing paid', async () => {
-    const { dir, run } = await setup();
+    const { dir, run, firstRun } = await setup();
     await writeFile(join(dir, 'paid.csv'), generateCsv({ rows: 3, prefix: 'LBL' }));
-    expect((await run(dir, undefined, 'run', 'paid.csv', '--yes')).code).toBe(0);
+    expect((await firstRun(dir, undefined, 'paid.csv')).code).toBe(0);
     await appendFile(join(dir, 'paid.csv'), ''); // the same bytes: only the label differs
     const sent = initiates(sb!).length;
     const again = await run(dir, undefined, 'run', 'paid.csv', '--yes', '--batch-id', 'again-1');

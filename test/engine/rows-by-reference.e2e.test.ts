@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { setStatus } from '../ops/helpers.ts';
-import { HEADER, allPayouts, cliIn, generateCsv, initiates, tempDirs } from './helpers.ts';
+import { HEADER, allPayouts, cleanEnv, cliIn, generateCsv, initiates, runMain, tempDirs } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 const dirs = tempDirs('pb-rows-by-ref-');
@@ -36,6 +36,10 @@ function batchWithBlankLine(): string {
   return [lines[0], lines[1], '', lines[2], lines[3]].join('\n') + '\n';
 }
 
+/** A step that sets the scene, in this process (the bin's main()), as cliIn's CLI runs it: files by absolute path. */
+const inProcess = (dir: string, url: string, ...args: string[]) =>
+  runMain([...args, '--base-url', url, '--rate', '100'], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }) });
+
 const paid = async (s: LocalSandbox, id: string) => {
   await setStatus(s, id, 'PROCESSING');
   await setStatus(s, id, 'SUCCESSFUL');
@@ -48,7 +52,7 @@ describe('a row is identified by its reference, never by its line number', () =>
     await writeFile(join(dir, 'pay.csv'), batchWithBlankLine());
     const { cli, results } = cliIn(dir, sb.url);
 
-    const run = await cli('run', 'pay.csv', '--yes');
+    const run = await inProcess(dir, sb.url, 'run', join(dir, 'pay.csv'), '--yes');
     expect(run.code, run.stdout + run.stderr).toBe(1);
     const first = await results('pay.results.csv');
     expect(first.map((r) => [r.reference, r.status, r.errorCode])).toEqual([
@@ -100,12 +104,12 @@ describe('retry and status read the ledger’s latest state, whatever results fi
     const dir = await dirs.make();
     await writeFile(join(dir, 'pay.csv'), generateCsv({ rows: 3, currencies: ['GBP'], prefix: 'RS' }));
     const { cli, results } = cliIn(dir, sb.url);
-    expect((await cli('run', 'pay.csv', '--yes')).code).toBe(0);
+    expect((await inProcess(dir, sb.url, 'run', join(dir, 'pay.csv'), '--yes')).code).toBe(0);
     const ids = (await results('pay.results.csv')).map((r) => r.payoutId!);
 
     // The second payout FAILS (the sandbox refunds it); status records it and its refund.
     await setStatus(sb, ids[1]!, 'FAILED', { reason: 'Beneficiary bank closed the account' });
-    expect((await cli('status', 'pay.results.csv')).code).toBe(1);
+    expect((await inProcess(dir, sb.url, 'status', join(dir, 'pay.results.csv'))).code).toBe(1);
     const failed = await results('pay.results.csv');
     expect(failed[1]).toMatchObject({ status: 'FAILED', nextStep: expect.stringContaining('--resend-failed') });
     for (const older of ['older-a.results.csv', 'older-b.results.csv']) await copyFile(join(dir, 'pay.results.csv'), join(dir, older));

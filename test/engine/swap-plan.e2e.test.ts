@@ -11,7 +11,7 @@ import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
 import { Dec, groupThousands as g } from '../../src/money.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { KEY, cleanEnv, cliIn, runCli, tempDirs, writeBatch } from './helpers.ts';
+import { KEY, approveAs, cleanEnv, cliIn, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';
 
 const NO_PAIR_KEY = 'sk_test_swap_nopair';
 const dirs = tempDirs('pb-swap-plan-');
@@ -94,6 +94,11 @@ it('plan --out shows the swap and holds it; the payload two approvers sign cover
     const pair = newKeyPair();
     approvers.push({ name, publicKey: pair.publicKey });
     writeFileSync(join(dir, `${name}.pem`), pair.privatePem, { mode: 0o600 });
+    // what Alice reads before she signs; Bob's approval is stored as the command stores it
+    if (name === 'Bob') {
+      await approveAs(join(dir, 'payroll.plan.json'), name, pair.privatePem);
+      continue;
+    }
     const ok = await runCli(['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name}.pem`, '--yes'], { cwd: dir, env });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`swap first, reference ${s.reference}: ${swapped}`);
@@ -140,7 +145,11 @@ it('the plan two approvers signed runs: one swap, then every row paid, once; rec
   expect(swapsSent()).toHaveLength(1);
   expect(sb.requestLog().filter((r) => r.route === 'initiate')).toHaveLength(3);
 
-  const rec = await cli('reconcile', 'payroll.results.csv', '--json', '--no-report');
+  // (reconcile's --json in this process: the bin's main())
+  const rec = await runMain(['reconcile', join(dir, 'payroll.results.csv'), '--json', '--no-report', '--base-url', sb.url], {
+    cwd: dir,
+    env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+  });
   expect(rec.code, rec.stderr + rec.stdout).toBe(0);
   const j = JSON.parse(rec.stdout);
   expect(j.swaps).toMatchObject([{ currency: 'USD', credit: summary.swaps[0].destinationAmount, ok: true }]);

@@ -17,11 +17,9 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PassThrough, Readable } from 'node:stream';
-import { main } from '../../src/cli/main.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { cleanEnv, runCli, type CliRun } from '../engine/helpers.ts';
+import { cleanEnv, runCli, runMain, type CliRun } from '../engine/helpers.ts';
 import { BAD_CASES, type BadCase } from './bad-input-files.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'pb-bad-input-'));
@@ -36,25 +34,6 @@ const oneLine = (s: string) =>
     .split('\n')
     .filter((l) => l.trim() !== '');
 const noStack = (s: string) => expect(s).not.toMatch(/^\s+at .+/m);
-
-/**
- * The same entry point as the bin (main(argv, io): the exit code it returns is the process's), in
- * this process: the small files need no process of their own, which keeps the campaign short.
- * The big ones still get a child each, so that their heap can be bounded.
- */
-async function runMain(argv: string[], env: Record<string, string>, cwd: string): Promise<CliRun> {
-  const capture = () => {
-    const s = new PassThrough();
-    const chunks: Buffer[] = [];
-    s.on('data', (c: Buffer) => chunks.push(c));
-    return { s, text: () => Buffer.concat(chunks).toString('utf8') };
-  };
-  const out = capture();
-  const err = capture();
-  const stdin = Readable.from([]) as Readable & { isTTY?: boolean };
-  const code = await main(argv, { stdout: out.s, stderr: err.s, stdin, env, cwd, stopSignal: new Promise(() => {}) });
-  return { code, signal: null, stdout: out.text(), stderr: err.text() };
-}
 
 interface Outcome {
   validate: CliRun;
@@ -74,7 +53,7 @@ async function campaign(c: BadCase, i: number): Promise<Outcome> {
     const cli = (argv: string[]) =>
       c.big
         ? runCli(argv, { cwd: dir, env, timeoutMs: 60_000 })
-        : runMain(argv, cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, '.state') }), dir);
+        : runMain(argv, { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, '.state') }) });
     const validate = await cli(['validate', path, ...args]);
     const run = await cli(['run', path, '--yes', '--base-url', sb.url, ...args]);
     return { validate, run, routes: sb.requestLog().map((r) => r.route) };

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/index.ts';
 import { Dec } from '../../src/money.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { runMain } from '../engine/helpers.ts';
 import { cleanEnv, paidBatch, runCli, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -86,7 +87,8 @@ describe('retry --resend-failed', () => {
     const { dir, results, ids } = await paidBatch(sb, { rows: 3 });
     const env = cleanEnv();
     await setStatus(sb, ids[1]!, 'REJECTED', { reason: 'compliance' });
-    expect((await status(results, dir, env)).code).toBe(1);
+    // (the status that records the rejection in this process: the bin's main())
+    expect((await runMain(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env })).code).toBe(1);
     const before = initiates(sb);
     const firstKey = (await readResults(results)).rows[1]!.result.idempotencyKey!;
 

@@ -13,6 +13,7 @@ import { runBatch } from '../../src/engine/pipeline.ts';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { runMain } from '../engine/helpers.ts';
 import { cleanEnv, connectionTo, paidBatch, runCli, setStatus, startSb, UNATTENDED, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -99,8 +100,9 @@ describe('reconcile looks past the batch', () => {
     await setStatus(sb, ids[1]!, 'FAILED', { reason: 'bank closed the account' });
     const env = cleanEnv();
     const conn = ['--base-url', sb.url, '--rate', '100'];
-    expect((await runCli(['status', results, ...conn], { cwd: dir, env })).code).toBe(1);
-    const retry = await runCli(['retry', results, '--resend-failed', '--yes', ...conn], { cwd: dir, env });
+    // the scene (status, then the failed row paid again) in this process: the bin's main()
+    expect((await runMain(['status', results, ...conn], { cwd: dir, env })).code).toBe(1);
+    const retry = await runMain(['retry', results, '--resend-failed', '--yes', ...conn], { cwd: dir, env });
     expect(retry.code, retry.stderr + retry.stdout).toBe(0);
     const latest = join(dir, 'batch.results.retry-1.csv');
     expect(existsSync(latest)).toBe(true);
