@@ -557,6 +557,17 @@ export function openJournal(path: string): JournalWriter {
   });
 }
 
+/**
+ * At the end of a run: every line this process wrote is in the team ledger, or this throws (the
+ * database was lost on the way: the run is not done until another records it; a file ledger: nothing).
+ */
+export async function settleLedger(ledger: Ledger): Promise<void> {
+  const c = ledger.team;
+  if (!c) return;
+  await writePending(c);
+  if (c.failed) throw c.failed;
+}
+
 /** Writes the pending lines, after any write in progress. */
 const writePending = (c: TeamCopy): Promise<void> => inOrder(c, () => writeNow(c));
 

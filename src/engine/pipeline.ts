@@ -17,7 +17,7 @@ import type { ResultValues, ResultsSource } from '../results/types.ts';
 import { swapLinesOf, type SwapLine } from '../results/swaps.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './approval.ts';
 import { STOPPED_BEFORE_ROW, executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
-import { ledgerJournalPath, ledgerOf, sentByOtherBatches, syncLedger } from './ledger.ts';
+import { ledgerJournalPath, ledgerOf, sentByOtherBatches, settleLedger, syncLedger } from './ledger.ts';
 import {
   ENGINE_STATUSES,
   isCreatedStatus,
@@ -568,6 +568,9 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       sentElsewhere,
       // (a plan file's swaps are the approved ones: none, when it holds none)
       ...(planned ? { approvedSwaps: planned.swaps ?? [] } : {}),
+    });
+    await settleLedger(ledger).catch((e: unknown) => {
+      throw new FailedAfterSending(session.journalPath, e);
     });
     return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
   } finally {

@@ -39,10 +39,10 @@ import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { fileSha256 } from './identity.ts';
-import { accountJournals, ledgerOf, openJournal, resultsOfBatch, syncLedger, type Ledger } from './ledger.ts';
+import { accountJournals, ledgerOf, openJournal, resultsOfBatch, settleLedger, syncLedger, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
-import { BatchRefused, openSession } from './session.ts';
+import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
 
 export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
   resultsFile: string;
@@ -115,6 +115,9 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
       keep,
       mode: 'retry',
       resend,
+    });
+    await settleLedger(ledger).catch((e: unknown) => {
+      throw new FailedAfterSending(session.journalPath, e);
     });
     // A retry that has nothing new to say (nothing sent, every row as the file retried shows it)
     // writes no retry-N file: the file retried holds every row.

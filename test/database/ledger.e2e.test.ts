@@ -10,7 +10,7 @@ import pg from 'pg';
 import { accountOf, ledgerDirFor } from '../../src/engine/ledger.ts';
 import { journalLines } from '../../src/engine/ledger-import.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { cleanEnv, filesUnder, ledgerJournals, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, filesUnder, ledgerJournals, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { startSb } from '../ops/helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
@@ -40,6 +40,9 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
   /** The CLI in `dir`, its own state folder and HOME, the sandbox as its service. */
   const cli = (args: string[], env: Record<string, string> = {}) =>
     runCli([...args, '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), HOME: dir, ...env }) });
+  /** The same, in this process: a step that only sets the scene or reads (the batch file by its absolute path). */
+  const inProcess = (args: string[]) =>
+    runMain([...args, '--base-url', sb.url], { cwd: dir, env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state'), HOME: dir }) });
   const sent = () => sb.requestLog().length;
 
   beforeAll(async () => {
@@ -87,7 +90,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
   it('ledger import copies a file ledger line for line and refuses a reference another batch sent; status counts the batches', async () => {
     const url = await testDatabase();
     const state = join(dir, 'state');
-    const run = await cli(['run', 'payroll.csv', '--yes']); // (the file ledger: no --ledger)
+    const run = await inProcess(['run', join(dir, 'payroll.csv'), '--yes']); // (the file ledger: no --ledger)
     expect(run.code, run.stderr).toBe(0);
     const journal = ledgerJournals(state)[0]!;
     const lines = journalLines(readFileSync(journal, 'utf8'));
@@ -114,7 +117,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     };
     const init = { t: 'initiating', ref: 'LEDGER-0001', row: 1, attempt: 1, key: 'k', body: '{}', at };
     writeFileSync(join(folder, `${id.slice(0, 16)}.journal.jsonl`), [header, init].map((l) => JSON.stringify(l) + '\n').join(''));
-    const refused = await cli(['ledger', 'import', '--from-state-dir', 'other', '--ledger', url]);
+    const refused = await inProcess(['ledger', 'import', '--from-state-dir', 'other', '--ledger', url]);
     expect(refused.code, refused.stderr).toBe(3);
     const mine = (JSON.parse(lines[0]!) as { batchId: string }).batchId;
     expect(refused.stdout).toContain(`Nothing was imported: 1 conflict`);
@@ -123,7 +126,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     );
     expect(await linesIn(url)).toHaveLength(lines.length);
 
-    const status = await cli(['ledger', 'status', '--json', '--ledger', url]);
+    const status = await inProcess(['ledger', 'status', '--json', '--ledger', url]);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ version: 1, accounts: [{ account: accountOf(sb.url), batches: 1 }] });
   });
