@@ -165,20 +165,23 @@ export function findBatchJournal(ledger: Ledger, batchId: string): string | unde
   return existsSync(p) ? p : undefined;
 }
 
+/** Whether a command's argument names a batch by its id (8 to 64 hex) rather than a file there. */
+export const namesBatch = (arg: string): boolean => /^[0-9a-f]{8,64}$/i.test(arg) && !existsSync(arg);
+
 /**
  * The results file of a batch named by its id (or the first 8 to 64 hex of it), as its journal's
- * header records it: `status`, `retry` and `reconcile` take a batch id where a results file is
- * expected, so a person on another host of a team ledger names the batch, not a path.
+ * header records it, among these journals: `status`, `retry`, `reconcile` and `report` take a
+ * batch id where a results file is expected, so a person on another host of a team ledger names
+ * the batch, not a path.
  */
-export function resultsOfBatch(ledgers: Ledger[], arg: string): string | undefined {
-  if (!/^[0-9a-f]{8,64}$/i.test(arg) || existsSync(arg)) return undefined;
+export function resultsOfBatch(journals: string[], arg: string): string | undefined {
+  if (!namesBatch(arg)) return undefined;
   const prefix = arg.toLowerCase().slice(0, 16);
-  for (const l of ledgers)
-    for (const j of accountJournals(l))
-      if (basename(j).startsWith(prefix)) {
-        const results = foldJournalFile(j).folded.header?.results;
-        if (results) return results;
-      }
+  for (const j of journals)
+    if (basename(j).startsWith(prefix)) {
+      const results = foldJournalFile(j).folded.header?.results;
+      if (results) return results;
+    }
   return undefined;
 }
 

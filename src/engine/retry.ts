@@ -82,7 +82,7 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
   await syncLedger(ledger);
   // (a batch id names the results file its journal records: ledger.ts resultsOfBatch)
-  const o = { ...given, resultsFile: resultsOfBatch([ledger], given.resultsFile) ?? given.resultsFile };
+  const o = { ...given, resultsFile: resultsOfBatch(accountJournals(ledger), given.resultsFile) ?? given.resultsFile };
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;

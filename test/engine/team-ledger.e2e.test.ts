@@ -25,6 +25,7 @@ function host(shared: string, name: string, ledger: string, url: string, extra: 
   const cli = (...args: string[]): Promise<CliRun> => runCli([...args, '--base-url', url], { cwd: shared, env });
   // a step that only sets the scene, run in this process (the batch file by its absolute path)
   cli.inProcess = (...args: string[]): Promise<CliRun> => runMain([...args, '--base-url', url], { cwd: shared, env });
+  cli.env = env;
   return cli;
 }
 
@@ -85,6 +86,10 @@ describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
     const status = await bob('status', batchId.slice(0, 16), '--json');
     expect(status.stderr).not.toMatch(/no journal|not found/i);
     expect(JSON.parse(status.stdout)).toMatchObject({ rows: 3, asked: 2 });
+    // and the report of that batch, named by its id (a report sends nothing: in process)
+    const report = await runMain(['report', batchId.slice(0, 16)], { cwd: shared, env: bob.env });
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stdout).toContain(`Report of the results written to ${join(shared, 'payroll.results.html')}`);
 
     const results = join(shared, 'payroll.results.csv');
     const table = await readResults(results);

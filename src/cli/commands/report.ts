@@ -10,14 +10,15 @@ import { InputError } from '../../input/index.ts';
 import { ResultsError } from '../../results/errors.ts';
 import { writeReportOf } from '../../report/index.ts';
 import { ApprovalsFileError, approvalsView, PlanFileError, readApprovers } from '../../approvals/index.ts';
-import type { ArgsOf } from '../options.ts';
+import { makeLogger, openTeamLedger, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
+import { journalsIn, namesBatch, resultsOfBatch, syncTeamLedgers } from '../../engine/ledger.ts';
 
 const builder = (y: Argv) =>
   y
     .positional('input', {
       type: 'string',
       demandOption: true,
-      describe: 'A plan file (plan --out), a results file (run, retry, status, reconcile) or a batch file (read offline)',
+      describe: 'A plan file (plan --out), a results file (run, retry, status, reconcile) or its batch id, or a batch file (read offline)',
     })
     .option('out', {
       type: 'string',
@@ -29,7 +30,24 @@ const builder = (y: Argv) =>
         'For a plan: the approvers list, to say whether each approver is listed with the key they signed with (default $PAYOUT_BATCH_APPROVERS)',
     })
     .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
-    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' });
+    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
+    .option('ledger', { type: 'string', describe: "For a batch id: the team's ledger that holds it ($PAYOUT_BATCH_LEDGER_URL)" })
+    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP });
+
+/**
+ * The results file of a batch named by its id, found in the ledgers of the state folder, or of the
+ * team (--ledger: every host's batches); undefined when `input` is a file.
+ */
+async function resultsOfBatchId(args: ArgsOf<typeof builder>, io: CliIO): Promise<string | undefined> {
+  if (!namesBatch(args.input)) return undefined;
+  const team = await openTeamLedger(args, io, makeLogger({}, io, 'report'));
+  try {
+    if (team) await syncTeamLedgers(team);
+    return resultsOfBatch(journalsIn([stateRootOf(args, io)]), args.input);
+  } finally {
+    await team?.close();
+  }
+}
 
 const WHAT = {
   plan: 'the plan',
@@ -42,7 +60,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
   run: async (args, io: CliIO) => {
     try {
       const approversFile = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-      const r = await writeReportOf(args.input, {
+      // (or a batch id: the results file its journal names, whoever ran it)
+      const r = await writeReportOf((await resultsOfBatchId(args, io)) ?? args.input, {
         out: args.out,
         sheet: args.sheet,
         encoding: args.encoding,
