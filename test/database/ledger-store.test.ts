@@ -1,24 +1,14 @@
 // The team ledger's rows (src/database/ledger-store.ts) against a real PostgreSQL: what the
 // database itself refuses, whatever a process read before.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TeamDb } from '../../src/database/db.ts';
 import * as store from '../../src/database/ledger-store.ts';
-import { testDatabase, withPostgres } from '../pg/database.ts';
+import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 
 describe.runIf(withPostgres)('the team ledger rows', () => {
-  let url: string;
-  const open: TeamDb[] = [];
-  const connect = async () => {
-    const db = await TeamDb.open(url, { command: 'test' });
-    open.push(db);
-    return db;
-  };
-  beforeAll(async () => {
-    url = await testDatabase();
-  });
-  afterAll(async () => {
-    for (const db of open) await db.close();
-  });
+  const processes = ledgerProcesses();
+  const connect = processes.connect;
+  beforeAll(processes.init);
+  afterAll(processes.closeAll);
   const batch = (batchId: string, refs: string[]) => ({
     account: 'http://127.0.0.1:1',
     batchId,

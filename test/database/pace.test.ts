@@ -8,7 +8,7 @@ import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import type { PaceShare } from '../../src/client/pace.ts';
 import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
 import { mostInWindow, startThrough } from '../client/starts.ts';
-import { testDatabase, withPostgres } from '../pg/database.ts';
+import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 import { until } from '../ops/helpers.ts';
 
 describe('the limiter over a shared pace that answers later (the team ledger’s)', () => {
@@ -57,22 +57,15 @@ describe('the limiter over a shared pace that answers later (the team ledger’s
 });
 
 describe.runIf(withPostgres)('the team ledger: pace and month of a key (database/pace.ts, usage.ts)', () => {
-  let url: string;
-  const open: TeamDb[] = [];
-  const processOf = async () => {
-    const db = await TeamDb.open(url, { command: 'test' });
-    open.push(db);
-    return db;
-  };
+  const processes = ledgerProcesses();
+  const processOf = processes.connect;
   let a: TeamDb;
   let b: TeamDb;
   beforeAll(async () => {
-    url = await testDatabase();
+    await processes.init();
     [a, b] = [await processOf(), await processOf()];
   });
-  afterAll(async () => {
-    await Promise.all(open.map((db) => db.close()));
-  });
+  afterAll(processes.closeAll);
 
   /** The rows of a pace: its starts as the database holds them. */
   const rowsOf = async (pace: string) =>

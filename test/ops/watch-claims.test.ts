@@ -3,19 +3,13 @@
 // over by one process only; an ended claim kept unless the caller may run it again.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimContent, claimOf, endClaim, type ClaimRequest } from '../../src/database/claims.ts';
-import { TeamDb } from '../../src/database/db.ts';
-import { testDatabase, withPostgres } from '../pg/database.ts';
+import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 import { until } from './helpers.ts';
 
 describe.runIf(withPostgres)('watch claims in the team ledger', () => {
-  let url: string;
-  const open: TeamDb[] = [];
   /** A watch process on the ledger (its own session lock). */
-  const proc = async () => {
-    const db = await TeamDb.open(url, { command: 'watch' });
-    open.push(db);
-    return db;
-  };
+  const processes = ledgerProcesses('watch');
+  const proc = processes.connect;
   let n = 0;
   /** The same content claimed from a new claim folder (host `h`). */
   const ask = (host: string, sha256 = 'a'.repeat(64), account = 'http://127.0.0.1:1'): ClaimRequest => ({
@@ -26,12 +20,8 @@ describe.runIf(withPostgres)('watch claims in the team ledger', () => {
     host,
   });
 
-  beforeAll(async () => {
-    url = await testDatabase();
-  });
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((d) => d.close()));
-  });
+  beforeAll(processes.init);
+  afterEach(processes.closeAll);
 
   it('gives a content to the first process; the others learn who holds it, per account', async () => {
     const [a, b] = [await proc(), await proc()];

@@ -1,5 +1,6 @@
 // The database of a ledger test: a new one per call, in the run's cluster ($PAYOUT_BATCH_TEST_DATABASE_URL,
 // started by the global setup) or, without it, in a cluster this worker starts (cluster.ts).
+import { TeamDb } from '../../src/database/db.ts';
 import { newDatabase, postgresAvailable, startCluster, TEST_DATABASE_URL_VAR } from './cluster.ts';
 
 /** The ledger's tests run here (PostgreSQL's programs are installed, or a server was given). */
@@ -20,4 +21,26 @@ export async function testDatabase(o: { init?: boolean } = {}): Promise<string> 
       return c.url;
     })));
   return newDatabase(base, undefined, o);
+}
+
+/**
+ * Processes on one new test database (`init()` in beforeAll): each `connect()` is one, with its own
+ * session lock; `closeAll()` closes those still open.
+ */
+export function ledgerProcesses(command = 'test') {
+  const open: TeamDb[] = [];
+  let url = '';
+  return {
+    init: async () => {
+      url = await testDatabase();
+    },
+    connect: async () => {
+      const db = await TeamDb.open(url, { command });
+      open.push(db);
+      return db;
+    },
+    closeAll: async () => {
+      await Promise.all(open.splice(0).map((db) => db.close()));
+    },
+  };
 }
