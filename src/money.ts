@@ -50,6 +50,14 @@ export function formatAmount(d: Decimal, currency: string): string {
   return d.toFixed(minorUnits(currency) ?? 2);
 }
 
+/**
+ * An amount with its currency's minor units when the currency is an ISO 4217 code, else its exact
+ * decimal text: never rounded to a guessed number of digits.
+ */
+export function formatAmountIn(d: Decimal, currency: string | undefined): string {
+  return currency !== undefined && minorUnits(currency) !== undefined ? formatAmount(d, currency) : d.toFixed();
+}
+
 /** An API amount as text with the currency's minor units. */
 export function formatApiAmount(n: ApiAmount, currency: string): string {
   return formatAmount(fromApi(n), currency);

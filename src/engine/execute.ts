@@ -15,15 +15,8 @@
 // written after it (checked under the ledger's lock): no payout starts after the signal, the
 // requests in flight are answered and journalled.
 //
-// The send step (sendInitiate):
-//
-//   key → `initiating` journalled → the request → classify the answer → the answer journalled
-//
-// I1  a key is deterministic (identity.ts) and journalled, with the exact body, before the request
-//     leaves (fsynced, under the ledger's lock while this run's reservation holds: session.ts)
-// I2  an unknown outcome is resent only with the journalled key and byte-identical body
-// I3  only the service's own refusal lets the row go again, under attempt + 1 and a new key
-// I5  409 IDEMPOTENCY_KEY_CONFLICT is CONFLICT, never resent under a new key
+// The send step itself (key → `initiating` → request → classify → answer journalled) is send.ts;
+// here, what a payout's initiate journals around it (sendInitiate).
 import pLimit from 'p-limit';
 import type { PayoutAnswer } from '../client/answers.ts';
 import type { PayoutClient } from '../client/client.ts';
@@ -36,88 +29,48 @@ import { toApi, type ApiAmount } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
-import { RowStepError, documentUploader, type DocumentUrls } from './documents.ts';
+import { documentUploader, type DocumentUrls } from './documents.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
-import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
+import { ENGINE_STATUSES, outcomeFromState, type RowDone, type RowOutcome } from './outcome.ts';
 import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
+import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
 
-// ---- the send step
-/** One initiate of a row: a fresh attempt (a new key) or a resend of the journalled one. */
-export interface Attempt {
+// ---- a payout's initiate through the send step
+/** One initiate of a row. */
+export interface RowAttempt extends Attempt {
   ref: string;
   row: number;
-  attempt: number;
-  key: string;
-  /** The exact JSON text sent (a resend: the journalled text, byte for byte). */
-  body: string;
-  resend: boolean;
-}
-
-export interface SendContext {
-  client: PayoutClient;
-  session: BatchSession;
-  /** Now, as the journal writes it. */
-  at: () => string;
-  /** Aborted (Ctrl-C): no `initiating` line is written after it, so no payout starts after it. */
-  stop?: AbortSignal;
-}
-
-/** What an initiate that did not create a payout means for its row. */
-export interface Verdict {
-  /** The journal line that records it; none when the journal already says all (the row is resent as it is). */
-  line?: 'unknown' | 'conflict' | 'rejected';
-  /** The run stops: the service cannot be used now. Resuming is safe. */
-  halt: boolean;
-}
-
-/** Classifies a failed initiate (pure). Only the service's own refusal is `rejected` (I3). */
-export function classify(e: unknown, resend: boolean): Verdict {
-  // Not the client's error: we cannot tell whether the request left, so the outcome is unknown.
-  if (!(e instanceof PayoutApiError)) return { line: 'unknown', halt: false };
-  if (e.outcome === 'unknown') return { line: 'unknown', halt: e.kind === 'network' || e.kind === 'timeout' };
-  if (e.conflict) return { line: 'conflict', halt: false };
-  // The service did not act and cannot be used now: the row stays as journalled and is resent.
-  if (e.serviceTrouble) return { halt: true };
-  // Refused here, never sent. On a resend that says nothing of the earlier attempt, which may
-  // have created the payout: the row stays unknown, and no new attempt may follow it.
-  if (e.notSent && resend) return { line: 'unknown', halt: false };
-  return { line: 'rejected', halt: false };
 }
 
 /**
- * Sends one initiate and journals what it means. Returns the error that stops the run, if any
- * (the row is then as journalled: resuming resends it with the same key and body), or `stopped`
- * when the stop came before its `initiating` line (nothing journalled, nothing sent).
+ * Sends one initiate through the send step and journals what it means. Returns the error that
+ * stops the run, if any (the row is then as journalled: resuming resends it with the same key and
+ * body), or `stopped` when the stop came before its `initiating` line (nothing journalled, nothing sent).
  */
-export async function sendInitiate(ctx: SendContext, a: Attempt): Promise<{ halt?: unknown; stopped?: boolean }> {
-  const { client, session, at } = ctx;
+export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ halt?: unknown; stopped?: boolean }> {
   const { ref, attempt, key } = a;
-  const sentAt = at();
-  if (!a.resend) {
-    try {
-      await recordInitiating(session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at: sentAt }, ctx.stop);
-    } catch (e) {
-      // nothing was written or sent: stopped on request, or the reservation is gone or the lock failed
-      return ctx.stop?.aborted ? { stopped: true } : { halt: e };
-    }
-  }
-  let answer: { payout: PayoutAnswer; requestId: string };
-  try {
-    answer = await client.initiate(a.body, { idempotencyKey: key });
-  } catch (e) {
-    const v = classify(e, a.resend);
-    const error = v.line === 'conflict' && !a.resend && attempt === 1 ? usedBefore(snapshotOfError(e)) : snapshotOfError(e, a.resend);
-    if (v.line) record(session, { t: v.line, ref, attempt, key, error, at: at() }, { sync: true });
-    return v.halt ? { halt: e } : {};
-  }
-  const p = answer.payout;
-  const payout = snapshotOf(p, JSON.parse(a.body) as SentPayout);
-  if (!a.resend && createdBefore(p.createdAt, sentAt)) payout.existedBefore = p.createdAt;
-  if (lacksResultValues(p) || (!a.resend && p.createdAt === undefined)) payout.incomplete = { sentAt, fresh: !a.resend };
-  record(session, { t: 'created', ref, attempt, key, requestId: answer.requestId, payout, at: at() }, { sync: true });
-  return {};
+  const sent = await sendStep(ctx, a, {
+    initiating: (at) => recordInitiating(ctx.session, { t: 'initiating', ref, row: a.row, attempt, key, body: a.body, at }, ctx.stop),
+    request: () => ctx.client.initiate(a.body, { idempotencyKey: key }),
+    failed: (t, error) => ({
+      t,
+      ref,
+      attempt,
+      key,
+      error: t === 'conflict' && !a.resend && attempt === 1 ? usedBefore(error) : error,
+      at: ctx.at(),
+    }),
+    created: ({ payout: p, requestId }, sentAt) => {
+      const payout = snapshotOf(p, JSON.parse(a.body) as SentPayout);
+      if (!a.resend && createdBefore(p.createdAt, sentAt)) payout.existedBefore = p.createdAt;
+      if (lacksResultValues(p) || (!a.resend && p.createdAt === undefined)) payout.incomplete = { sentAt, fresh: !a.resend };
+      return { t: 'created', ref, attempt, key, requestId, payout, at: ctx.at() };
+    },
+  });
+  if ('notSent' in sent) return sent.stopped ? { stopped: true } : { halt: sent.notSent };
+  return 'failed' in sent && sent.verdict.halt ? { halt: sent.failed } : {};
 }
 
 /**
@@ -161,32 +114,6 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
   if (supportingDocument) body.supportingDocument = supportingDocument;
   if (p.remitterAddress) body.remitterAddress = p.remitterAddress;
   return body;
-}
-
-/** An error as the journal and the results file keep it. A resend refused here says so (NOT_RESENT). */
-export function snapshotOfError(e: unknown, resend = false): ErrorSnapshot {
-  if (e instanceof RowStepError) return { code: e.code, message: e.message };
-  if (!(e instanceof PayoutApiError)) return { code: 'LOCAL_ERROR', message: e instanceof Error ? e.message : String(e) };
-  if (resend && e.notSent)
-    return {
-      code: 'NOT_RESENT',
-      message:
-        `not resent: ${e.message}. The earlier attempt under this key may have created the payout, so its outcome ` +
-        'stays unknown and no new key is used; run `status` or ask the service about this reference',
-      requestId: e.requestId,
-    };
-  const fields = e.fieldErrors.length
-    ? ` (${e.fieldErrors
-        .slice(0, 3)
-        .map((f) => `${f.field}: ${f.message}`)
-        .join('; ')})`
-    : '';
-  return {
-    status: e.status,
-    code: e.code ?? (e.status ? `HTTP_${e.status}` : e.kind.toUpperCase().replace(/-/g, '_')),
-    message: e.message + fields,
-    requestId: e.requestId,
-  };
 }
 
 // ---- the created payout as the journal keeps it
@@ -266,17 +193,7 @@ function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
 
 export type EngineEvent =
   | { type: 'row-start'; rowNumber: number; reference: string; attempt: number; settling: boolean }
-  | {
-      type: 'row-done';
-      rowNumber: number;
-      reference: string;
-      status: string;
-      key?: string;
-      requestId?: string;
-      payoutId?: string;
-      errorCode?: string;
-      message?: string;
-    }
+  | RowDone
   | { type: 'halted'; reason: string }
   | { type: 'settle-pass'; rows: number }
   | { type: 'preflight'; step: PreflightStep };
@@ -433,13 +350,13 @@ class RowLoop {
     if (this.o.stop?.aborted) throw new Stopped();
     // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
     if (urls.length)
-      record(this.o.session, { t: 'attach', ref, attempt, supportingDocument: urls[0], documents: urls.slice(1), at: this.send.at() });
+      record(this.o.session, { t: 'attach', ref, attempt, supportingDocument: urls[0]!, documents: urls.slice(1), at: this.send.at() });
     const body = JSON.stringify(initiateBody(p, urls[0]));
     await this.initiate({ ref, row: item.rowNumber, attempt, key, body, resend: false });
   }
 
   /** The send step, then the documents a payout it created still lacks. */
-  private async initiate(a: Attempt): Promise<RowState> {
+  private async initiate(a: RowAttempt): Promise<RowState> {
     const { halt, stopped } = await sendInitiate(this.send, a);
     if (stopped) throw new Stopped();
     if (halt) this.halt(halt);

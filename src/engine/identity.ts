@@ -12,8 +12,12 @@ import { createReadStream } from 'node:fs';
  * batch: its keys are those of its references, as in any other batch.
  */
 export const BATCH_LABEL_TAG = 'pb1-batch-id|';
-/** The version prefix of the idempotency keys this version derives. */
-export const KEY_VERSION = 'pb3';
+/**
+ * The version tag of each kind of key: a payout's and a swap's. Changing one would make a resume
+ * after an upgrade send other keys than those the service has (paid twice): pinned by
+ * test/engine/keys.test.ts.
+ */
+export const KEY_VERSIONS = { payout: 'pb3', swap: 'pbs1' } as const;
 
 /** The sha256 of bytes or text, in hex: the one digest of this tool (keys, batches, plans, ledgers). */
 export const sha256Hex = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
@@ -47,30 +51,24 @@ export function batchIdentity(contentSha256: string, batchIdFlag?: string): Batc
 }
 
 /**
- * pb3-<first 32 hex of sha256("pb3|" reference "|" attempt)>-<attempt>.
- * A function of the payment alone: the row's reference and the attempt, under a fixed version
- * tag. Never of the file (its bytes, name, format, sheet or folder), the batch, a state folder, an
- * environment label or a URL spelling: the service scopes keys per business (spec §4.2), so the
- * same reference at the same account always carries the same key, and a re-saved, renamed or
- * converted file sent by anyone from anywhere gets the original payout back (rule 1) or 409 (rule
- * 2), never a second one. Pinned by literal vectors in test/engine/keys.test.ts: changing it would
- * make a resume after an upgrade pay twice. Journals of earlier versions (`pb2-`, which hashed the
- * batch in) resume with their journalled keys: a key is read from the journal, never derived again.
+ * <tag>-<first 32 hex of sha256("<tag>|" reference "|" attempt)>-<attempt>, the tag being the
+ * kind's (`pb3` for a payout, `pbs1` for a swap). A function of the payment alone: the reference
+ * and the attempt. Never of the file (its bytes, name, format, sheet or folder), the batch, a state
+ * folder, an environment label or a URL spelling: the service scopes keys per business (spec
+ * §4.2), so the same reference at the same account always carries the same key, and a re-saved,
+ * renamed or converted file sent by anyone from anywhere gets the original payout back (rule 1) or
+ * 409 (rule 2), never a second one. A key is journalled and read back from the journal, never
+ * derived again for a resend.
  */
-export function idempotencyKey(reference: string, attempt: number): string {
+export function idempotencyKey(reference: string, attempt: number, kind: keyof typeof KEY_VERSIONS = 'payout'): string {
   if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, not ${attempt}`);
   if (reference === '') throw new RangeError('a key needs a reference');
-  return `${KEY_VERSION}-${sha256Hex(`${KEY_VERSION}|${reference}|${attempt}`).slice(0, 32)}-${attempt}`;
+  const tag = KEY_VERSIONS[kind];
+  return `${tag}-${sha256Hex(`${tag}|${reference}|${attempt}`).slice(0, 32)}-${attempt}`;
 }
 
-/** The keys of this tool, this version's and the earlier `pb2-<batch>-<hash>-<attempt>`: the attempt is the last part. */
-const KEY_PATTERN = /^(?:pb3-[0-9a-f]{32}|pb2-[0-9a-f]{16}-[0-9a-f]{24})-(\d+)$/;
-
-/**
- * The attempt of a key of this tool (`pb3-`, or `pb2-` of earlier journals); undefined for any
- * other text. A key names no batch: a results file's journal is found by its rows (retry.ts).
- */
+/** The attempt of a payout key of this tool; undefined for any other text. A key names no batch: a results file's journal is found by its rows (retry.ts). */
 export function parseIdempotencyKey(key: string): { attempt: number } | undefined {
-  const m = KEY_PATTERN.exec(key.trim());
+  const m = /^pb3-[0-9a-f]{32}-(\d+)$/.exec(key.trim());
   return m ? { attempt: Number(m[1]) } : undefined;
 }

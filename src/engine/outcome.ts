@@ -5,11 +5,10 @@
 // statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
 import { formatApiAmount, formatApiSum } from '../money.ts';
 import { PAYOUT_STATUSES } from '../interface/codes.ts';
-import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
+import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState, type SwapState } from '../journal/rows.ts';
 import type { ResultValues } from '../results/types.ts';
 import type { SwapLine } from '../results/swaps.ts';
 import type { Logger } from 'pino';
-import type { EngineEvent } from './execute.ts';
 import { earlierPayoutsCell, moneyEntryOfPayout, moneyTotals, type MoneyEntry, type MoneyTotals } from './money-totals.ts';
 
 export const ENGINE_STATUSES = {
@@ -186,53 +185,60 @@ export function resultValues(o: RowOutcome): ResultValues {
   return v;
 }
 
+/**
+ * Our word for a payment (a row, or a swap: swapLinesOf) its journal shows sent and with no
+ * payout or swap: sent with no answer yet (UNKNOWN_OUTCOME: resent with the same key), refused by
+ * the service (FAILED_TO_SEND), in conflict (CONFLICT), or the swap's rate moved and none was made
+ * (NOT_SENT). Undefined for a payment not sent, or created.
+ */
+function statusOfStep(phase: RowState['phase'] | SwapState['phase']): string | undefined {
+  if (phase === 'initiating' || phase === 'unknown') return ENGINE_STATUSES.UNKNOWN_OUTCOME;
+  if (phase === 'rejected') return ENGINE_STATUSES.FAILED_TO_SEND;
+  if (phase === 'conflict') return ENGINE_STATUSES.CONFLICT;
+  return phase === 'stale-rate' ? ENGINE_STATUSES.NOT_SENT : undefined;
+}
+
 /** The outcome a row's journal state shows (for rows this run did not touch, and checkpoints). */
 export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome {
-  const docs = s.documents;
-  switch (s.phase) {
-    case 'created':
-      if (s.payout!.existedBefore) return alreadyPaid(s, docs);
-      return {
-        earlier: s.earlier,
-        status: s.payout!.status,
-        payout: s.payout,
-        key: s.key,
-        requestId: s.requestId,
-        quote: s.quote,
-        documents: docs,
-        error: s.patchError
-          ? {
-              ...s.patchError,
-              code: 'DOCUMENTS_NOT_ATTACHED',
-              message: `the payout exists, extra documents not attached yet: ${s.patchError.message}`,
-            }
-          : documentsToAttach(s).length
-            ? {
-                // (a run stopped between initiate and PATCH documents)
-                code: 'DOCUMENTS_NOT_ATTACHED',
-                message: 'the payout exists, extra documents not attached yet: the next run or retry attaches them',
-              }
-            : undefined,
-      };
-    case 'initiating':
-    case 'unknown':
-      return {
-        earlier: s.earlier,
-        status: ENGINE_STATUSES.UNKNOWN_OUTCOME,
-        key: s.key,
-        quote: s.quote,
-        documents: docs,
-        error: s.error ?? {
-          message: 'the answer to initiate was not recorded (interrupted run): it is settled with the same key and body on the next run',
-        },
-      };
-    case 'rejected':
-      return { status: ENGINE_STATUSES.FAILED_TO_SEND, key: s.key, quote: s.quote, documents: docs, error: s.error, earlier: s.earlier };
-    case 'conflict':
-      return { status: ENGINE_STATUSES.CONFLICT, key: s.key, quote: s.quote, documents: docs, error: s.error };
-    default:
-      return fallback;
+  const { key, quote, documents, earlier } = s;
+  if (s.phase !== 'created') {
+    const status = statusOfStep(s.phase);
+    if (!status) return fallback;
+    const unanswered =
+      'the answer to initiate was not recorded (interrupted run): it is settled with the same key and body on the next run';
+    return { status, key, quote, documents, earlier, error: s.error ?? (s.phase === 'initiating' ? { message: unanswered } : undefined) };
   }
+  if (s.payout!.existedBefore) return alreadyPaid(s, documents);
+  const unattached = s.patchError?.message ?? (documentsToAttach(s).length ? 'the next run or retry attaches them' : undefined);
+  return {
+    earlier,
+    status: s.payout!.status,
+    payout: s.payout,
+    key,
+    requestId: s.requestId,
+    quote,
+    documents,
+    // (a PATCH that failed, or a run stopped between initiate and PATCH documents)
+    error:
+      unattached === undefined
+        ? undefined
+        : {
+            ...s.patchError,
+            code: 'DOCUMENTS_NOT_ATTACHED',
+            message: `the payout exists, extra documents not attached yet: ${unattached}`,
+          },
+  };
+}
+
+/** The batch's swaps as the results show them (results/swaps.ts), in currency order: the swap, else its status as a row's. */
+export function swapLinesOf(states: Iterable<SwapState>): SwapLine[] {
+  return [...states]
+    .sort((a, b) => a.currency.localeCompare(b.currency))
+    .map(({ currency, reference, phase, swap }) => {
+      if (!swap) return { currency, reference, status: statusOfStep(phase) ?? ENGINE_STATUSES.UNKNOWN_OUTCOME };
+      const { payoutRef: _ref, createdAt: _at, ...shown } = swap;
+      return { currency, reference, ...shown };
+    });
 }
 
 /** A created row whose payout existed before this batch sent it (execute.ts sendInitiate): never counted as this batch's. */
@@ -281,15 +287,24 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
   };
 }
 
+/** A row finished (the row loop's event, execute.ts EngineEvent). */
+export interface RowDone {
+  type: 'row-done';
+  rowNumber: number;
+  reference: string;
+  status: string;
+  key?: string;
+  requestId?: string;
+  payoutId?: string;
+  errorCode?: string;
+  message?: string;
+}
+
 /**
  * The log line of a finished row, the same from `run` and from `watch` (context: the batch, the
  * file): a created row at info, any other at warn with the service's message.
  */
-export function logRowDone(
-  logger: Pick<Logger, 'info' | 'warn'> | undefined,
-  e: Extract<EngineEvent, { type: 'row-done' }>,
-  context: Record<string, unknown>,
-): void {
+export function logRowDone(logger: Pick<Logger, 'info' | 'warn'> | undefined, e: RowDone, context: Record<string, unknown>): void {
   const fields = {
     ...context,
     row: e.rowNumber,

@@ -9,14 +9,15 @@ import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { withLock } from '../files/lock.ts';
-import { documentsToAttach, rowState, type FoldedJournal } from '../journal/rows.ts';
+import { documentsToAttach, foldSwaps, rowState, type FoldedJournal } from '../journal/rows.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
-import { swapLinesOf, type SwapLine } from '../results/swaps.ts';
+import type { SwapLine } from '../results/swaps.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './approval.ts';
-import { STOPPED_BEFORE_ROW, executeRows, snapshotOfError, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
+import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
+import { snapshotOfError } from './send.ts';
 import { ledgerJournalPath, ledgerOf, sentByOtherBatches, settleLedger, syncLedger } from './ledger.ts';
 import {
   ENGINE_STATUSES,
@@ -24,12 +25,13 @@ import {
   outcomeFromState,
   resultValues,
   summarise,
+  swapLinesOf,
   type RowOutcome,
   type RunSummary,
 } from './outcome.ts';
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
-import { foldSwaps, type SwapProposal } from './swap.ts';
+import type { SwapProposal } from './swap.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
@@ -264,7 +266,7 @@ async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, 
     const before = async (item: WorkItem) => {
       if (!waiting.has(item.payout.sourceCurrency)) return undefined;
       const f = (await funding).get(item.payout.sourceCurrency);
-      return f && !f.funded ? { code: f.code, message: f.reason } : undefined;
+      return f && !f.funded ? f.error : undefined;
     };
     const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
     const writeAll = async () => {
@@ -290,8 +292,8 @@ async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, 
     plan = withoutStoppedCurrencies(plan, stopped, byNumber);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
     if (res.halted) return await finish(run, scope, view, 4, { halted: res.halted, stopped: res.stopped }, true);
-    const halted = stopped.find((f) => f.exitClass === 4);
-    if (halted) return await finish(run, scope, view, 4, { halted: halted.reason, stopped: res.stopped }, true);
+    const halted = stopped.find((f) => f.halt);
+    if (halted) return await finish(run, scope, view, 4, { halted: halted.error.message, stopped: res.stopped }, true);
     // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
     const sentAny = [...res.outcomes.values()].some((r) => isCreatedStatus(r.status));
     if (stopped.length)
@@ -301,7 +303,7 @@ async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, 
         view,
         3,
         {
-          ...(sentAny ? { halted: stopped.map((f) => f.reason).join('; ') } : { refused: stopped.map((f) => f.reason) }),
+          ...(sentAny ? { halted: stopped.map((f) => f.error.message).join('; ') } : { refused: stopped.map((f) => f.error.message) }),
           stopped: res.stopped,
         },
         true,
@@ -353,7 +355,7 @@ function withoutStoppedCurrencies(
   const notSent = new Map(plan.notSent);
   const toSend = plan.toSend.filter((n) => {
     const f = why.get(byNumber.get(n)!.payout!.sourceCurrency);
-    if (f) notSent.set(n, { status: 'NOT_SENT', code: f.code, message: f.reason });
+    if (f) notSent.set(n, { status: 'NOT_SENT', code: f.error.code!, message: f.error.message });
     return !f;
   });
   return { ...plan, toSend, notSent };

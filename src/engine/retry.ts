@@ -29,7 +29,7 @@ import {
   type RowState,
 } from '../journal/rows.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { snapshotOfError } from './execute.ts';
+import { snapshotOfError } from './send.ts';
 import { findRefund } from './refund.ts';
 import { readResults } from '../results/read.ts';
 import { partialResultsPath, resultsPathFor } from '../results/paths.ts';

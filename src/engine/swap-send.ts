@@ -19,10 +19,13 @@ import type { CurrencyPairAnswer, SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
 import { INVALID_PAYOUT_AMOUNT_MESSAGE, LIST_MAX_LIMIT } from '../interface/codes.ts';
-import { Dec, formatAmount, formatApiAmount, fromApi, toApi, type ApiAmount } from '../money.ts';
-import { classify, snapshotOfError, type EngineEvent } from './execute.ts';
-import { recordSwap, recordSwapInitiating, swapLines, type BatchSession } from './session.ts';
-import { convertAtRate, foldSwaps, swapKey, type SwapEvent, type SwapProposal, type SwapSnapshot, type SwapState } from './swap.ts';
+import { applyEvent, type ErrorSnapshot, type SwapEvent, type SwapSnapshot, type SwapState } from '../journal/rows.ts';
+import { Dec, formatAmount, fromApi, toApi } from '../money.ts';
+import type { EngineEvent } from './execute.ts';
+import { idempotencyKey } from './identity.ts';
+import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
+import { record, recordSwapInitiating, type BatchSession } from './session.ts';
+import { convertAtRate, swapSnapshotOf, type SwapProposal } from './swap.ts';
 
 /** What the send step of a swap works with: the run's client, journal and identity. */
 export interface SwapSendContext {
@@ -50,13 +53,13 @@ export interface FundBySwapOptions {
 }
 
 /**
- * One currency's funding: `funded` (its rows go), or `stopped` with the reason its rows are
- * NOT_SENT and the run's exit class: 3 refused (the swap refused, REJECTED, or the rate outside the
- * tolerance: nothing of it moved), 4 the service unreachable or an outcome not settled (resume is safe).
+ * One currency's funding: `funded` (its rows go), or stopped, as a row the run does not send: its
+ * rows NOT_SENT with `error`, and `halt` as the row loop's (execute.ts): the service unreachable
+ * or an outcome not settled, resume is safe; else refused (the swap refused, REJECTED, or the
+ * rate outside the tolerance: nothing of it moved).
  */
 export type SwapFunding =
-  | { currency: string; funded: true; swap?: SwapSnapshot }
-  | { currency: string; funded: false; code: string; reason: string; exitClass: 3 | 4 };
+  { currency: string; funded: true; swap?: SwapSnapshot } | { currency: string; funded: false; error: ErrorSnapshot; halt: boolean };
 
 type Stopped = Extract<SwapFunding, { funded: false }>;
 
@@ -71,11 +74,10 @@ export async function fundBySwaps(
   proposals: readonly SwapProposal[],
   options: FundBySwapOptions,
 ): Promise<Map<string, SwapFunding>> {
-  const lines = swapLines(ctx.session);
-  const journalled = [...foldSwaps(lines).values()];
+  const journalled = [...ctx.session.folded.swaps.values()];
   if (!proposals.length && !journalled.some(unsettled)) return new Map();
   const references = [...proposals.map((p) => p.reference), ...journalled.filter(unsettled).map((s) => s.reference)];
-  const sender = new SwapSender(ctx, options, lines, references);
+  const sender = new SwapSender(ctx, options, references);
   const named = new Set(proposals.map((p) => p.currency));
   const orphans = journalled.filter((s) => unsettled(s) && !named.has(s.currency));
   const [funded] = await Promise.all([
@@ -101,17 +103,15 @@ class SwapSender {
   private pairs: Promise<CurrencyPairAnswer[]> | undefined;
   /** The last failure of each currency's swap, for a message. */
   private readonly failures = new Map<string, string>();
-  private readonly at: () => string;
+  private readonly send: SendContext;
 
   constructor(
     private readonly ctx: SwapSendContext,
     private readonly options: FundBySwapOptions,
-    /** The batch's swap lines, the journal's then this run's: their fold is each swap's state. */
-    private readonly lines: SwapEvent[],
     /** The references the first reading of the swaps list looks for, all at once. */
     private readonly references: string[],
   ) {
-    this.at = ctx.at ?? (() => new Date().toISOString());
+    this.send = { ...ctx, at: ctx.at ?? (() => new Date().toISOString()) };
   }
 
   /** S1-S4 for one proposal, then the credit. */
@@ -122,7 +122,9 @@ class SwapSender {
     if ('stopped' in listed) return listed.stopped;
     if (listed.swap) return this.credit(p, this.created(p.currency, p.reference, listed.swap));
     let sent: Sent =
-      s && unsettled(s) && s.body ? await this.send(p, s.attempt, s.key, s.body, true) : await this.fresh(p, (s?.attempt ?? 0) + 1, false);
+      s && unsettled(s) && s.body
+        ? await this.request(p, { attempt: s.attempt, key: s.key, body: s.body, resend: true })
+        : await this.fresh(p, (s?.attempt ?? 0) + 1, false);
     let recomputed = false;
     for (;;) {
       if (sent.kind === 'created') return this.credit(p, sent.swap);
@@ -135,13 +137,18 @@ class SwapSender {
         if (sent.resent) {
           const why = this.failures.get(p.currency) ?? 'no answer';
           const reason = `the ${p.currency} swap's outcome is not known yet (${why}): resume later, the next run settles it with the same key`;
-          return stop(p, 4, 'SWAP_OUTCOME_UNKNOWN', reason);
+          return stop(p, true, 'SWAP_OUTCOME_UNKNOWN', reason);
         }
-        sent = await this.send(p, sent.attempt, sent.key, sent.body, true);
+        sent = await this.request(p, { attempt: sent.attempt, key: sent.key, body: sent.body, resend: true });
         continue;
       }
       if (recomputed)
-        return stop(p, 3, 'SWAP_RATE_MOVED', `the rate of the ${p.currency} swap moved again after one recomputation: no swap was made`);
+        return stop(
+          p,
+          false,
+          'SWAP_RATE_MOVED',
+          `the rate of the ${p.currency} swap moved again after one recomputation: no swap was made`,
+        );
       recomputed = true;
       sent = await this.fresh(p, sent.attempt + 1, true);
     }
@@ -156,7 +163,8 @@ class SwapSender {
 
   /** S5: a new attempt priced at the live rate, within the tolerance of the approved one, then sent. */
   private async fresh(p: SwapProposal, attempt: number, reread: boolean): Promise<Sent> {
-    if (this.ctx.stop?.aborted) return { kind: 'stopped', stop: stop(p, 4, 'STOPPED', `stopped on request before the ${p.currency} swap`) };
+    if (this.ctx.stop?.aborted)
+      return { kind: 'stopped', stop: stop(p, true, 'STOPPED', `stopped on request before the ${p.currency} swap`) };
     let pairs: CurrencyPairAnswer[];
     try {
       pairs = await this.livePairs(reread);
@@ -164,58 +172,63 @@ class SwapSender {
       return { kind: 'stopped', stop: unreachable(p, 'the pairs', e) };
     }
     const priced = priceAtLiveRate(p, pairs, this.options.rateTolerance);
-    if ('refused' in priced) return { kind: 'stopped', stop: stop(p, 3, 'SWAP_REFUSED', priced.refused) };
-    return this.send(p, attempt, swapKey(p.reference, attempt), swapBody(p, priced.amountToBeSent), false);
+    if ('refused' in priced) return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', priced.refused) };
+    const key = idempotencyKey(p.reference, attempt, 'swap');
+    return this.request(p, { attempt, key, body: swapBody(p, priced.amountToBeSent), resend: false });
   }
 
-  /** S2, S3: one POST swap and what it came to, journalled. */
-  private async send(p: SwapProposal, attempt: number, key: string, body: string, resend: boolean): Promise<Sent> {
+  /** S2, S3: one POST swap through the send step (send.ts), and what it came to. */
+  private async request(p: SwapProposal, a: Attempt): Promise<Sent> {
+    const { attempt, key, body, resend } = a;
     const ids = { t: 'swap' as const, currency: p.currency, reference: p.reference, attempt, key };
-    if (!resend) {
-      const line: SwapEvent = { ...ids, phase: 'initiating', body, at: this.at() };
-      try {
-        await recordSwapInitiating(this.ctx.session, line);
-      } catch (e) {
-        return { kind: 'stopped', stop: stop(p, 4, 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(e)}`) };
-      }
-      this.lines.push(line);
-    }
-    try {
-      const r = await this.ctx.client.swap(body, { idempotencyKey: key });
-      return { kind: 'created', swap: this.created(p.currency, p.reference, r.swap) };
-    } catch (e) {
-      const error = snapshotOfError(e, resend);
-      this.failures.set(p.currency, error.message);
-      if (isStaleRate(e)) {
-        this.record({ ...ids, phase: 'stale-rate', error, at: this.at() });
-        return { kind: 'stale-rate', attempt, key, body, resent: resend };
-      }
-      const v = classify(e, resend);
-      if (v.line === 'unknown') {
-        this.record({ ...ids, phase: 'unknown', error, at: this.at() });
-        return { kind: 'unknown', attempt, key, body, resent: resend };
-      }
-      // (the service cannot be used now: the swap stays as journalled, settled by the next run)
-      if (v.halt) return { kind: 'stopped', stop: unreachable(p, 'the swap', e) };
-      this.record({ ...ids, phase: 'rejected', error, at: this.at() });
-      return { kind: 'stopped', stop: stop(p, 3, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${error.message}`) };
-    }
+    const { session } = this.ctx;
+    const sent = await sendStep(this.send, a, {
+      initiating: async (at) => {
+        const line = { ...ids, phase: 'initiating' as const, body, at };
+        await recordSwapInitiating(session, line);
+        applyEvent(session.folded, line);
+      },
+      request: () => this.ctx.client.swap(body, { idempotencyKey: key }),
+      created: (r) => ({ ...ids, phase: 'created', swap: swapSnapshotOf(r.swap), at: this.send.at() }),
+      // 'Invalid payout amount' is the service's refusal of a moved rate: stale-rate, not rejected
+      failed: (line, error, e) => ({
+        ...ids,
+        phase: isStaleRate(e) ? 'stale-rate' : line === 'unknown' ? line : 'rejected',
+        error,
+        at: this.send.at(),
+      }),
+    });
+    if ('notSent' in sent)
+      return { kind: 'stopped', stop: stop(p, true, 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(sent.notSent)}`) };
+    if ('answer' in sent) return { kind: 'created', swap: this.state(p.currency)!.swap! };
+    const e = sent.failed;
+    this.failures.set(p.currency, errorText(e));
+    if (isStaleRate(e)) return { kind: 'stale-rate', attempt, key, body, resent: resend };
+    if (sent.verdict.line === 'unknown') return { kind: 'unknown', attempt, key, body, resent: resend };
+    // (the service cannot be used now: the swap stays as journalled, settled by the next run)
+    if (sent.verdict.halt) return { kind: 'stopped', stop: unreachable(p, 'the swap', e) };
+    return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${errorText(e)}`) };
   }
 
-  /** The swap found or created, journalled `created` under the attempt that made it (or the first, found without a journal). */
+  /** The swap found in the list, journalled `created` under the attempt that made it (or the first, found without a journal). */
   private created(currency: string, reference: string, answer: SwapAnswer): SwapSnapshot {
     const s = this.state(currency);
     const attempt = s?.attempt ?? 1;
-    const swap = snapshotOf(answer);
-    const key = s?.key ?? swapKey(reference, attempt);
-    this.record({ t: 'swap', phase: 'created', currency, reference, attempt, key, swap, at: this.at() });
+    const swap = swapSnapshotOf(answer);
+    const key = s?.key ?? idempotencyKey(reference, attempt, 'swap');
+    this.record({ t: 'swap', phase: 'created', currency, reference, attempt, key, swap, at: this.send.at() });
     return swap;
   }
 
-  /** Step 4: a REJECTED swap stops its currency (exit 3); else the destination wallet must show the credit (exit 4). */
+  /** Step 4: a REJECTED swap stops its currency (refused); else the destination wallet must show the credit (halt). */
   private async credit(p: SwapProposal, swap: SwapSnapshot): Promise<SwapFunding> {
     if (swap.status === 'REJECTED')
-      return stop(p, 3, 'SWAP_REJECTED', `the ${p.currency} swap ${swap.id} was REJECTED by the service: no ${p.currency} row was sent`);
+      return stop(
+        p,
+        false,
+        'SWAP_REJECTED',
+        `the ${p.currency} swap ${swap.id} was REJECTED by the service: no ${p.currency} row was sent`,
+      );
     let balance: Dec | undefined;
     try {
       const wallets = (await this.ctx.client.listWallets()).data;
@@ -230,13 +243,13 @@ class SwapSender {
     // Not credited: reversed since (REJECTED, spec §3), or not showing yet. The swap says which.
     const now = await this.ctx.client.getSwap(swap.id).catch(() => undefined);
     if (now && now.status !== swap.status) {
-      const read = snapshotOf(now);
-      this.record({ t: 'swap', phase: 'status', currency: p.currency, reference: p.reference, swap: read, at: this.at() });
+      const read = swapSnapshotOf(now);
+      this.record({ t: 'swap', phase: 'status', currency: p.currency, reference: p.reference, swap: read, at: this.send.at() });
       if (read.status === 'REJECTED') return this.credit(p, read);
     }
     return stop(
       p,
-      4,
+      true,
       'SWAP_CREDIT_NOT_SHOWN',
       `the swap's credit does not show yet: the ${p.currency} wallet holds ${formatAmount(balance, p.currency)}, ` +
         `its rows need ${formatAmount(need, p.currency)} (swap ${swap.id}, ${swap.status}); resume later`,
@@ -284,26 +297,30 @@ class SwapSender {
   }
 
   private state(currency: string): SwapState | undefined {
-    return foldSwaps(this.lines).get(currency);
+    return this.ctx.session.folded.swaps.get(currency);
   }
 
-  /** A swap line, fsynced, and folded into this run's states. */
+  /** A swap line, fsynced, and folded into the batch's states. */
   private record(e: SwapEvent): void {
-    recordSwap(this.ctx.session, e);
-    this.lines.push(e);
+    record(this.ctx.session, e, { sync: true });
   }
 }
 
-const stop = (p: SwapProposal, exitClass: 3 | 4, code: string, reason: string): Stopped => ({
+/** A currency's funding stopped: its rows NOT_SENT with `error`; `halt`: the service unreachable or an outcome not settled (resume is safe), else refused. */
+const stop = (p: SwapProposal, halt: boolean, code: string, message: string): Stopped => ({
   currency: p.currency,
   funded: false,
-  code,
-  reason,
-  exitClass,
+  halt,
+  error: { code, message },
 });
 
 function unreachable(p: SwapProposal, what: string, e: unknown): Stopped {
-  return stop(p, 4, 'SERVICE_UNAVAILABLE', `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`);
+  return stop(
+    p,
+    true,
+    'SERVICE_UNAVAILABLE',
+    `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`,
+  );
 }
 
 const errorText = (e: unknown) => snapshotOfError(e).message;
@@ -311,24 +328,6 @@ const errorText = (e: unknown) => snapshotOfError(e).message;
 /** 'Invalid payout amount' (spec §7, no code): the swap's amountToBeSent no longer matches the live rate. */
 export function isStaleRate(e: unknown): boolean {
   return e instanceof PayoutApiError && e.status === 400 && e.code === undefined && e.message.includes(INVALID_PAYOUT_AMOUNT_MESSAGE);
-}
-
-/** The swap as the journal keeps it: amounts as exact decimal text in their currency's minor units. */
-export function snapshotOf(a: SwapAnswer): SwapSnapshot {
-  const amount = (v: ApiAmount | undefined, currency: string | undefined) =>
-    v === undefined ? undefined : currency ? formatApiAmount(v, currency) : fromApi(v).toFixed();
-  const fields = {
-    payoutRef: a.payoutRef,
-    sourceAmount: amount(a.sourceAmount, a.sourceCurrency),
-    sourceCurrency: a.sourceCurrency,
-    destinationAmount: amount(a.destinationAmount, a.destinationCurrency),
-    destinationCurrency: a.destinationCurrency,
-    exchangeRate: a.exchangeRate === undefined ? undefined : fromApi(a.exchangeRate).toFixed(),
-    createdAt: a.createdAt,
-  };
-  const s: SwapSnapshot = { id: a.id, status: a.status };
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined) (s as Record<string, string>)[k] = v;
-  return s;
 }
 
 /** The swap's body (spec §4.7). Field order is fixed: the same swap always gives the same text. */

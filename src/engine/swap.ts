@@ -1,10 +1,16 @@
 // A swap that funds a short wallet before a batch pays from it (spec §4.7 swap, §4.8 swaps list,
 // §4.9 pairs). A swap is money moving too: planned, approved, sent at most once per batch and
 // currency, and reconciled. This file holds what the plan proposes and approvers sign
-// (`SwapProposal`), the swap's identity (its reference and keys), and the journal lines of its life.
+// (`SwapProposal`), the swap's reference, and the swap as the journal keeps it; its journal lines
+// are the journal's (journal/rows.ts), its send step swap-send.ts.
 import { z } from 'zod';
-import { Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
-import { sha256Hex } from './identity.ts';
+import type { SwapAnswer } from '../client/answers.ts';
+import type { SwapSnapshot } from '../journal/rows.ts';
+import { Dec, formatAmount, formatAmountIn, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
+import { KEY_VERSIONS, sha256Hex } from './identity.ts';
+
+// (session.ts and tie-out.ts name these from here)
+export type { SwapEvent, SwapSnapshot } from '../journal/rows.ts';
 
 /**
  * What the plan proposes to fund one short currency, and what approvers sign. Amounts are exact
@@ -35,132 +41,33 @@ export const SwapProposalSchema = z.object({
 });
 export type SwapProposal = z.infer<typeof SwapProposalSchema>;
 
-/** The version tag of swap references and keys: changing it would let a resumed run swap twice. */
-export const SWAP_VERSION = 'pbs1';
-
 /**
- * The swap's reference: one per batch and currency, `PBS-<24 hex>-<CUR>`. It is sent as the swap's
- * `reference` and comes back as its payoutRef (spec §4.7), so any process on any host finds the
- * batch's swap in the swaps list (spec §4.8) before it sends one.
+ * The swap's reference: one per batch and currency, `PBS-<24 hex>-<CUR>`, under the swap's key tag
+ * (pinned by test/engine/keys.test.ts). It is sent as the swap's `reference` and comes back as its
+ * payoutRef (spec §4.7), so any process on any host finds the batch's swap in the swaps list (spec
+ * §4.8) before it sends one. Its Idempotency-Key is identity.ts idempotencyKey(reference, attempt, 'swap').
  */
 export function swapReference(batchId: string, currency: string): string {
-  return `PBS-${sha256Hex(`${SWAP_VERSION}|${batchId}|${currency}`).slice(0, 24)}-${currency}`;
+  return `PBS-${sha256Hex(`${KEY_VERSIONS.swap}|${batchId}|${currency}`).slice(0, 24)}-${currency}`;
 }
 
-/**
- * The swap's Idempotency-Key (required, spec §4.7): of its reference and the attempt only. A new
- * attempt is taken only after the swaps list shows no swap with this reference ("Invalid payout
- * amount": the rate moved, recompute and use a new key, spec §7).
- */
-export function swapKey(reference: string, attempt: number): string {
-  if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be a positive integer, not ${attempt}`);
-  return `${SWAP_VERSION}-${sha256Hex(`${SWAP_VERSION}|${reference}|${attempt}`).slice(0, 32)}-${attempt}`;
-}
-
-/** The swap as the service answered (spec §2 Swap), as the journal, results, status and report keep it. */
-export const SwapSnapshotSchema = z.object({
-  id: z.string(),
-  payoutRef: z.string().optional(),
-  status: z.string(),
-  sourceAmount: z.string().optional(),
-  sourceCurrency: z.string().optional(),
-  destinationAmount: z.string().optional(),
-  destinationCurrency: z.string().optional(),
-  exchangeRate: z.string().optional(),
-  createdAt: z.string().optional(),
-});
-export type SwapSnapshot = z.infer<typeof SwapSnapshotSchema>;
-
-/**
- * The journal lines of a swap, in the batch's journal beside its rows' (`t: 'swap'`), keyed by the
- * short currency. `initiating` is fsynced before the request leaves, with the exact body sent.
- * - created: the service answered 201, or the swaps list shows the swap with this reference;
- * - unknown: the service may have acted (timeout, 5xx...): settled through the swaps list, never by a second swap;
- * - rejected: the service refused with its own code (nothing moved); REJECTED status is a `status` line;
- * - stale-rate: 'Invalid payout amount' (the rate moved); a new attempt follows only after the list shows none;
- * - status: a later status of the created swap (PROCESSING, SUCCESSFUL, REJECTED).
- */
-export const SwapEventSchema = z.discriminatedUnion('phase', [
-  z.object({
-    t: z.literal('swap'),
-    phase: z.literal('initiating'),
-    currency: z.string(),
-    reference: z.string(),
-    attempt: z.number().int(),
-    key: z.string(),
-    body: z.string(),
-    at: z.string(),
-  }),
-  z.object({
-    t: z.literal('swap'),
-    phase: z.literal('created'),
-    currency: z.string(),
-    reference: z.string(),
-    attempt: z.number().int(),
-    key: z.string(),
-    swap: SwapSnapshotSchema,
-    at: z.string(),
-  }),
-  z.object({
-    t: z.literal('swap'),
-    phase: z.enum(['unknown', 'rejected', 'stale-rate']),
-    currency: z.string(),
-    reference: z.string(),
-    attempt: z.number().int(),
-    key: z.string(),
-    error: z.object({ status: z.number().optional(), code: z.string().optional(), message: z.string() }),
-    at: z.string(),
-  }),
-  z.object({
-    t: z.literal('swap'),
-    phase: z.literal('status'),
-    currency: z.string(),
-    reference: z.string(),
-    swap: SwapSnapshotSchema,
-    at: z.string(),
-  }),
-]);
-export type SwapEvent = z.infer<typeof SwapEventSchema>;
-
-/** Where a batch's swap for one currency stands, folded from its journal lines in order. */
-export interface SwapState {
-  currency: string;
-  reference: string;
-  /** The highest attempt journalled, and its key. */
-  attempt: number;
-  key: string;
-  /** The last phase of that attempt ('status' lines update `swap`, not the phase). */
-  phase: Exclude<SwapEvent['phase'], 'status'>;
-  /** The exact body of the attempt's request, as journalled before it left. */
-  body?: string;
-  /** The swap as last known (created, or a later status). */
-  swap?: SwapSnapshot;
-  error?: { status?: number; code?: string; message: string };
-}
-
-/** Folds a journal's swap lines (any other line is ignored) into one state per short currency. */
-export function foldSwaps(events: Iterable<{ t: string }>): Map<string, SwapState> {
-  const states = new Map<string, SwapState>();
-  for (const raw of events) {
-    if (raw.t !== 'swap') continue;
-    const parsed = SwapEventSchema.safeParse(raw);
-    if (!parsed.success) continue;
-    const e = parsed.data;
-    const s = states.get(e.currency);
-    if (e.phase === 'status') {
-      if (s) s.swap = e.swap;
-      continue;
-    }
-    const next: SwapState =
-      s && s.attempt === e.attempt ? s : { currency: e.currency, reference: e.reference, attempt: e.attempt, key: e.key, phase: e.phase };
-    next.phase = e.phase;
-    if (e.phase === 'initiating') next.body = e.body;
-    if (e.phase === 'created') next.swap = e.swap;
-    if (e.phase === 'unknown' || e.phase === 'rejected' || e.phase === 'stale-rate') next.error = e.error;
-    // a created swap stands whatever attempt came after it: the batch has its one swap
-    if (!s || e.attempt >= s.attempt || e.phase === 'created') states.set(e.currency, next);
-  }
-  return states;
+/** The swap as the service answered it (create, list or get), as the journal keeps it: amounts as exact decimal text. */
+export function swapSnapshotOf(a: SwapAnswer): SwapSnapshot {
+  const amount = (v: ApiAmount | undefined, currency: string | undefined) =>
+    v === undefined ? undefined : formatAmountIn(fromApi(v), currency);
+  const s: SwapSnapshot = {
+    id: a.id,
+    payoutRef: a.payoutRef,
+    status: a.status,
+    sourceAmount: amount(a.sourceAmount, a.sourceCurrency),
+    sourceCurrency: a.sourceCurrency,
+    destinationAmount: amount(a.destinationAmount, a.destinationCurrency),
+    destinationCurrency: a.destinationCurrency,
+    exchangeRate: a.exchangeRate === undefined ? undefined : fromApi(a.exchangeRate).toFixed(),
+    createdAt: a.createdAt,
+  };
+  for (const k of Object.keys(s) as (keyof SwapSnapshot)[]) if (s[k] === undefined) delete s[k];
+  return s;
 }
 
 // ---- pricing and choosing the swap the plan proposes (pure)

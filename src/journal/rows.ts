@@ -5,148 +5,194 @@
 // it look unsent, so a resumed run can never send it again. The one exception is `resend`
 // (`retry --resend-failed`), folded only when that payout FAILED or was REJECTED and its refund is
 // journalled: the row may then go again under attempt + 1, the old payout kept in `earlier`.
-import { scanJournal, type JournalEvent, type JournalScan } from './journal.ts';
+import { z } from 'zod';
+import { scanJournal, type JournalScan } from './journal.ts';
 import { nextStatus } from '../interface/status-order.ts';
-import type { ApiAmount } from '../money.ts';
 
 export const JOURNAL_VERSION = 1;
 
+/** An amount as the service wrote it (money.ts ApiAmount): a JSON number, or a decimal string. */
+const Amount = z.union([z.number(), z.string()]);
+
 /** The first line of a journal: which batch this is. */
-export interface BatchHeader extends JournalEvent {
-  t: 'batch';
-  v: number;
+const BatchHeader = z.object({
+  t: z.literal('batch'),
+  v: z.number(),
   /** 64 hex: sha256 of the file's bytes, or of "pb1-batch-id|" + the --batch-id given (engine/identity.ts). */
-  batchId: string;
-  batchIdSource: 'content' | 'flag';
+  batchId: z.string(),
+  batchIdSource: z.enum(['content', 'flag']),
   /** The --batch-id as given, when one was. */
-  batchLabel?: string;
-  /** Environment name (local, sandbox, production, custom). */
-  env: string;
-  /** Absolute path of the batch file when the journal was created. */
-  file: string;
-  /** sha256 of the file's bytes (equals batchId when batchIdSource is content). */
-  fileSha256: string;
+  batchLabel: z.string().optional(),
+  /** Environment name (local, sandbox, production, custom), and the service account (engine/ledger.ts accountOf). */
+  env: z.string(),
+  account: z.string().optional(),
+  /** Absolute path of the batch file when the journal was created, and the sha256 of its bytes. */
+  file: z.string(),
+  fileSha256: z.string(),
   /** Where the results file was written. */
-  results?: string;
-  createdAt: string;
-}
+  results: z.string().optional(),
+  createdAt: z.string(),
+});
+export type BatchHeader = z.infer<typeof BatchHeader>;
 
 /**
  * What the journal keeps of a created payout: enough for the results file without asking again.
- * Amounts as the service wrote them (JSON numbers, or decimal strings in some readings); the ones
- * the service's answer may lack (spec §4.2 promises only id, status, payoutRef, sourceAmount,
- * destinationAmount and exchangeRate) are optional, and the currencies and sourceAmount fall back
- * on the request that created the payout.
+ * The fields the service's answer may lack (spec §4.2 promises only id, status, payoutRef,
+ * sourceAmount, destinationAmount and exchangeRate) are optional; the currencies and sourceAmount
+ * fall back on the request that created the payout.
  */
-export interface PayoutSnapshot {
-  id: string;
-  payoutRef?: string;
-  status: string;
-  sourceAmount: ApiAmount;
-  sourceCurrency: string;
-  destinationAmount?: ApiAmount;
-  destinationCurrency: string;
-  transactionFees?: ApiAmount;
-  exchangeRate?: ApiAmount;
-  updatedAt?: string;
-  documents: number;
+const PayoutSnapshot = z.object({
+  id: z.string(),
+  payoutRef: z.string().optional(),
+  status: z.string(),
+  sourceAmount: Amount,
+  sourceCurrency: z.string(),
+  destinationAmount: Amount.optional(),
+  destinationCurrency: z.string(),
+  transactionFees: Amount.optional(),
+  exchangeRate: Amount.optional(),
+  updatedAt: z.string().optional(),
+  documents: z.number(),
   /** Set by later `status` lines (status refresh, webhooks): ADDITIONAL_INFO_UNDER_REVIEW. */
-  statusDetail?: string;
+  statusDetail: z.string().optional(),
   /** Compact JSON of the payout's informationRequests while ADDITIONAL_INFO_REQUIRED. */
-  informationRequests?: string;
+  informationRequests: z.string().optional(),
   /** The service's reason for the latest status (webhook data.reason), when one was given. */
-  reason?: string;
+  reason: z.string().optional(),
   /** Set by a `refund` line: the CREDIT the wallet's transactions show for this FAILED/REJECTED payout (exact decimal). */
-  refunded?: string;
+  refunded: z.string().optional(),
   /**
    * The payout's createdAt when it is before the `initiating` line of the attempt that received
    * it: the service answered the key with a payout this ledger never created (spec §4.2 rule 1),
-   * already paid at this account (engine/execute.ts).
+   * already paid at this account (engine/send.ts).
    */
-  existedBefore?: string;
+  existedBefore: z.string().optional(),
   /**
    * The initiate answer lacked what the results show, or the createdAt of a fresh attempt (sent at
    * `sentAt`): read later from the payout list (engine/execute.ts completeCreated).
    */
-  incomplete?: { sentAt: string; fresh: boolean };
-}
+  incomplete: z.object({ sentAt: z.string(), fresh: z.boolean() }).optional(),
+});
+export type PayoutSnapshot = z.infer<typeof PayoutSnapshot>;
 
-export interface ErrorSnapshot {
-  status?: number;
-  code?: string;
-  message: string;
-  requestId?: string;
-}
+const ErrorSnapshot = z.object({
+  status: z.number().optional(),
+  code: z.string().optional(),
+  message: z.string(),
+  requestId: z.string().optional(),
+});
+export type ErrorSnapshot = z.infer<typeof ErrorSnapshot>;
 
-export type RowEvent =
-  | { t: 'run'; at: string; command: string; pid: number }
-  | { t: 'run-end'; at: string; exitCode: number }
-  | {
-      t: 'quote';
-      ref: string;
-      attempt: number;
-      rate?: ApiAmount;
-      fee?: ApiAmount;
-      totalDeductible?: ApiAmount;
-      destinationAmount: ApiAmount;
-    }
+/** A swap as the service answered (spec §2 Swap): amounts as exact decimal text in their currency's minor units. */
+export const SwapSnapshot = z.object({
+  id: z.string(),
+  payoutRef: z.string().optional(),
+  status: z.string(),
+  sourceAmount: z.string().optional(),
+  sourceCurrency: z.string().optional(),
+  destinationAmount: z.string().optional(),
+  destinationCurrency: z.string().optional(),
+  exchangeRate: z.string().optional(),
+  createdAt: z.string().optional(),
+});
+export type SwapSnapshot = z.infer<typeof SwapSnapshot>;
+
+const at = z.string();
+const step = { ref: z.string(), attempt: z.number().int(), key: z.string() };
+const swapStep = { t: z.literal('swap'), currency: z.string(), reference: z.string(), attempt: z.number().int(), key: z.string() };
+
+/**
+ * The lines of a swap that funds a short wallet (engine/swap-send.ts), beside the rows', keyed by
+ * the short currency; the same steps as a row's under `phase` (`initiating`, `created`,
+ * `unknown`, `rejected`), and `stale-rate`: 'Invalid payout amount' (the rate moved, nothing
+ * moved; a new attempt follows only after the swaps list shows none); `status`: a later status.
+ */
+const SwapLine = z.discriminatedUnion('phase', [
+  z.object({ ...swapStep, phase: z.literal('initiating'), body: z.string(), at }),
+  z.object({ ...swapStep, phase: z.literal('created'), swap: SwapSnapshot, at }),
+  z.object({ ...swapStep, phase: z.enum(['unknown', 'rejected', 'stale-rate']), error: ErrorSnapshot, at }),
+  z.object({ t: z.literal('swap'), phase: z.literal('status'), currency: z.string(), reference: z.string(), swap: SwapSnapshot, at }),
+]);
+export type SwapEvent = z.infer<typeof SwapLine>;
+
+/** Every line of a journal but the header: the batch's, each row's and each swap's. */
+const RowLine = z.discriminatedUnion('t', [
+  z.object({ t: z.literal('run'), at, command: z.string(), pid: z.number() }),
+  z.object({ t: z.literal('run-end'), at, exitCode: z.number() }),
+  /** The plan's quote of a row, under `run --plan`. */
+  z.object({
+    t: z.literal('quote'),
+    ref: z.string(),
+    attempt: z.number().int(),
+    rate: Amount.optional(),
+    fee: Amount.optional(),
+    totalDeductible: Amount.optional(),
+    destinationAmount: Amount,
+  }),
   /**
    * A line of the batch, not of a row: a document uploaded, once per batch, by the sha256 of the
    * bytes sent (for --merge-documents, of the merged PDF), and its documentUrl, reused by every
    * row, attempt and run sending the same bytes (spec §4.6: the documentUrl is stable).
    */
-  | { t: 'doc'; sha256: string; url: string }
-  /** Written and fsynced before initiate leaves: the key and the exact body text. */
-  | { t: 'initiating'; ref: string; row: number; attempt: number; key: string; body: string; at: string }
-  | { t: 'created'; ref: string; attempt: number; key: string; requestId: string; payout: PayoutSnapshot; at: string }
+  z.object({ t: z.literal('doc'), sha256: z.string(), url: z.string() }),
+  /** Written and fsynced before the request leaves: the key and the exact body text. */
+  z.object({ t: z.literal('initiating'), ...step, row: z.number(), body: z.string(), at }),
+  z.object({ t: z.literal('created'), ...step, requestId: z.string(), payout: PayoutSnapshot, at }),
   /**
-   * rejected: a definitive refusal (4xx other than 409): the row may be edited and sent under attempt + 1.
+   * rejected: a definitive refusal: the row may be edited and sent under attempt + 1.
    * unknown: the answer never came or was a 5xx: resend the same key and body until known.
    * conflict: 409 IDEMPOTENCY_KEY_CONFLICT: for a person to resolve, never resent under a new key.
    */
-  | { t: 'rejected' | 'unknown' | 'conflict'; ref: string; attempt: number; key: string; error: ErrorSnapshot; at: string }
-  | { t: 'patched'; ref: string; payoutId: string; documents: string[]; at: string }
-  | { t: 'patch-failed'; ref: string; payoutId: string; error: ErrorSnapshot; at: string }
+  z.object({ t: z.enum(['rejected', 'unknown', 'conflict']), ...step, error: ErrorSnapshot, at }),
+  z.object({ t: z.literal('patched'), ref: z.string(), payoutId: z.string(), documents: z.array(z.string()), at }),
+  z.object({ t: z.literal('patch-failed'), ref: z.string(), payoutId: z.string(), error: ErrorSnapshot, at }),
   /**
    * Written before a fresh attempt's initiate, for a row with documents: the documentUrl sent on
-   * initiate (`supportingDocument`; absent in earlier versions' lines) and those its payout is to
-   * get by PATCH once created (all the others; none when merged). Until a `patched` line, every
-   * later run attaches them (documentsToAttach).
+   * initiate and those its payout is to get by PATCH once created (none when merged). Until a
+   * `patched` line, every later run attaches them (documentsToAttach).
    */
-  | { t: 'attach'; ref: string; attempt: number; supportingDocument?: string; documents: string[]; at: string }
+  z.object({
+    t: z.literal('attach'),
+    ref: z.string(),
+    attempt: z.number().int(),
+    supportingDocument: z.string(),
+    documents: z.array(z.string()),
+    at,
+  }),
   /**
    * A later status of a created payout, learnt by `status` (GET) or `listen` (webhook). Folded
-   * forward only (interface/status-order.ts), so a resumed run or a retry writes the latest status known
-   * and never moves a row back.
+   * forward only (interface/status-order.ts): a resumed run or a retry never moves a row back.
    */
-  | {
-      t: 'status';
-      ref: string;
-      payoutId: string;
-      status: string;
-      statusDetail?: string;
-      informationRequests?: string;
-      changedAt?: string;
-      source: 'get' | 'webhook';
-      deliveryId?: string;
-      reason?: string;
-      at: string;
-    }
-  /**
-   * The refund of a FAILED or REJECTED payout, seen in the wallet's transactions (a CREDIT
-   * referencing it): its amount as an exact decimal string in the source currency.
-   */
-  | { t: 'refund'; ref: string; payoutId: string; amount: string; transactionId?: string; at: string }
+  z.object({
+    t: z.literal('status'),
+    ref: z.string(),
+    payoutId: z.string(),
+    status: z.string(),
+    statusDetail: z.string().optional(),
+    informationRequests: z.string().optional(),
+    changedAt: z.string().optional(),
+    source: z.enum(['get', 'webhook']),
+    deliveryId: z.string().optional(),
+    reason: z.string().optional(),
+    at,
+  }),
+  /** The refund of a FAILED or REJECTED payout, seen in the wallet's transactions (a CREDIT referencing it): exact decimal text. */
+  z.object({ t: z.literal('refund'), ref: z.string(), payoutId: z.string(), amount: z.string(), transactionId: z.string().optional(), at }),
   /** The payout of a `created` line marked `incomplete`, completed from the payout list (engine/execute.ts completeCreated). */
-  | { t: 'completed'; ref: string; payoutId: string; payout: PayoutSnapshot; at: string }
+  z.object({ t: z.literal('completed'), ref: z.string(), payoutId: z.string(), payout: PayoutSnapshot, at }),
   /**
    * `retry --resend-failed`, just before the new attempt's `initiating`: the row's payout FAILED or
    * was REJECTED and its refund is journalled, so the row is open again for attempt + 1. Folded only
-   * under those conditions (never for a payout in progress or paid); the old payout is kept in `earlier`.
+   * under those conditions; the old payout is kept in `earlier`.
    */
-  | { t: 'resend'; ref: string; payoutId: string; at: string };
+  z.object({ t: z.literal('resend'), ref: z.string(), payoutId: z.string(), at }),
+  SwapLine,
+]);
+export type RowEvent = z.infer<typeof RowLine>;
 
-export type JournalLine = BatchHeader | RowEvent;
+/** The one union of a journal's lines, defined here once. */
+export const JournalLine = z.union([BatchHeader, RowLine]);
+export type JournalLine = z.infer<typeof JournalLine>;
 
 export type RowPhase = 'none' | 'initiating' | 'unknown' | 'created' | 'rejected' | 'conflict';
 
@@ -173,7 +219,7 @@ export interface RowState {
   patchError?: ErrorSnapshot;
   /** The `attach` line of the latest attempt that had documents. */
   attach?: { attempt: number; documents: string[] };
-  quote?: { attempt: number; rate?: ApiAmount; fee?: ApiAmount; totalDeductible?: ApiAmount; destinationAmount: ApiAmount };
+  quote?: Omit<Extract<RowEvent, { t: 'quote' }>, 't' | 'ref'>;
   /** Payouts of earlier attempts that FAILED or were REJECTED, were refunded and were sent again (`resend`). */
   earlier?: PayoutSnapshot[];
 }
@@ -189,6 +235,24 @@ export interface FoldedJournal {
   runs: number;
   /** A run started and never wrote its end: it crashed or was killed. */
   interrupted: boolean;
+  /** The batch's swaps, one per short currency. */
+  swaps: Map<string, SwapState>;
+}
+
+/** Where a batch's swap for one currency stands: a row's steps (RowState), named by the short currency. */
+export interface SwapState {
+  currency: string;
+  reference: string;
+  /** The highest attempt journalled, and its key. */
+  attempt: number;
+  key: string;
+  /** The last step of that attempt (`status` lines update `swap`, not the phase). */
+  phase: Exclude<SwapEvent['phase'], 'status'>;
+  /** The exact body of the attempt's request, as journalled before it left. */
+  body?: string;
+  /** The swap as last known (created, or a later status). */
+  swap?: SwapSnapshot;
+  error?: ErrorSnapshot;
 }
 
 const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, documents: [], patched: false });
@@ -196,9 +260,9 @@ const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, docu
 /** Applies one line to the states (mutating). Unknown event types are ignored (forward compatible). */
 export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
   if (e.t === 'batch' || e.t === 'run' || e.t === 'run-end') return applyBatchLine(folded, e);
-  if (e.t === 'doc' && typeof e.sha256 === 'string') return void folded.uploads.set(e.sha256, e.url);
-  // (a `doc` line with a `ref`: an earlier version's, one row's upload named by its file)
-  const ev = e as (RowEvent | { t: 'doc'; ref: string; url: string }) & { ref?: string };
+  if (e.t === 'doc') return void folded.uploads.set(e.sha256, e.url);
+  if (e.t === 'swap') return applySwap(folded.swaps, e);
+  const ev = e;
   if (typeof ev.ref !== 'string') return;
   let s = folded.rows.get(ev.ref);
   if (!s) {
@@ -212,9 +276,6 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       s.quote = { attempt, rate, fee, totalDeductible, destinationAmount };
       break;
     }
-    case 'doc':
-      if (!s.documents.includes(ev.url)) s.documents.push(ev.url);
-      break;
     case 'initiating':
       if (created) break;
       s.row = ev.row;
@@ -249,7 +310,7 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
     case 'attach':
       if (created) break;
       s.attach = { attempt: ev.attempt, documents: ev.documents };
-      if (ev.supportingDocument) s.documents = [ev.supportingDocument, ...ev.documents];
+      s.documents = [ev.supportingDocument, ...ev.documents];
       break;
     case 'patch-failed':
       if (!s.patched) s.patchError = ev.error;
@@ -277,6 +338,22 @@ function applyBatchLine(folded: FoldedJournal, e: Extract<JournalLine, { t: 'bat
     folded.runs++;
     folded.interrupted = true;
   } else folded.interrupted = false;
+}
+
+/** A swap's line: as a row's, but a created swap stands whatever attempt came after it (the batch has its one swap). */
+function applySwap(swaps: Map<string, SwapState>, e: SwapEvent): void {
+  const s = swaps.get(e.currency);
+  if (e.phase === 'status') {
+    if (s) s.swap = e.swap;
+    return;
+  }
+  const next: SwapState =
+    s && s.attempt === e.attempt ? s : { currency: e.currency, reference: e.reference, attempt: e.attempt, key: e.key, phase: e.phase };
+  next.phase = e.phase;
+  if (e.phase === 'initiating') next.body = e.body;
+  else if (e.phase === 'created') next.swap = e.swap;
+  else next.error = e.error;
+  if (!s || e.attempt >= s.attempt || e.phase === 'created') swaps.set(e.currency, next);
 }
 
 /** A status of the created payout, forward only (status-order.ts): an older or equal one changes nothing. */
@@ -310,7 +387,14 @@ function applyResend(s: RowState, ev: Extract<RowEvent, { t: 'resend' }>): void 
 }
 
 export function emptyFold(): FoldedJournal {
-  return { header: undefined, rows: new Map(), uploads: new Map(), runs: 0, interrupted: false };
+  return { header: undefined, rows: new Map(), uploads: new Map(), runs: 0, interrupted: false, swaps: new Map() };
+}
+
+/** Folds the swap lines among `lines` (any other is ignored): each short currency's swap. */
+export function foldSwaps(lines: Iterable<JournalLine>): Map<string, SwapState> {
+  const swaps = new Map<string, SwapState>();
+  for (const e of lines) if (e.t === 'swap') applySwap(swaps, e);
+  return swaps;
 }
 
 /** Folds lines, in order, into every row's state. */

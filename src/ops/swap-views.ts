@@ -10,13 +10,15 @@ import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../interface/codes.ts';
 import { scanJournal } from '../journal/journal.ts';
+import { foldSwaps, type JournalLine, type SwapEvent, type SwapState } from '../journal/rows.ts';
 import { openJournal } from '../engine/ledger.ts';
-import { fromApi, formatApiAmount, groupThousands, type ApiAmount } from '../money.ts';
+import { groupThousands } from '../money.ts';
 import { withLock } from '../files/lock.ts';
 import { readResults, writeResults } from '../results/index.ts';
 import { resultsLockPath } from '../results/paths.ts';
-import { swapLinesOf, type SwapLine } from '../results/swaps.ts';
-import { foldSwaps, type SwapEvent, type SwapSnapshot, type SwapState } from '../engine/swap.ts';
+import type { SwapLine } from '../results/swaps.ts';
+import { swapLinesOf } from '../engine/outcome.ts';
+import { swapSnapshotOf } from '../engine/swap.ts';
 import type { ResultsTable } from '../results/types.ts';
 import type { RequestCounts } from './reconcile-fetch.ts';
 
@@ -38,37 +40,17 @@ export function batchSwapsOf(table: ResultsTable, file: string, journals: Iterab
   for (const journal of new Set(journals)) {
     let batchId: string | undefined;
     let mine = false;
-    const lines: { t: string }[] = [];
-    scanJournal(journal, (e) => {
-      if (e.t === 'batch' && typeof e.batchId === 'string') {
+    const lines: SwapEvent[] = [];
+    scanJournal<JournalLine>(journal, (e) => {
+      if (e.t === 'batch') {
         batchId = e.batchId;
         if (e.results === path) mine = true;
-      } else if (e.t === 'initiating' && typeof e.key === 'string' && keys.has(e.key)) mine = true;
+      } else if (e.t === 'initiating' && keys.has(e.key)) mine = true;
       else if (e.t === 'swap') lines.push(e);
     });
     if (mine && batchId) return { journal, batchId, swaps: foldSwaps(lines) };
   }
   return undefined;
-}
-
-const amountText = (a: ApiAmount | undefined, currency: string | undefined): string | undefined =>
-  a === undefined ? undefined : currency ? formatApiAmount(a, currency) : fromApi(a).toFixed();
-
-/** The swap as the list or get-swap gave it (spec §2 Swap), as the journal keeps it: exact decimal strings. */
-export function swapSnapshotOf(s: SwapAnswer): SwapSnapshot {
-  const snapshot: SwapSnapshot = {
-    id: s.id,
-    payoutRef: s.payoutRef,
-    status: s.status,
-    sourceAmount: amountText(s.sourceAmount, s.sourceCurrency),
-    sourceCurrency: s.sourceCurrency,
-    destinationAmount: amountText(s.destinationAmount, s.destinationCurrency),
-    destinationCurrency: s.destinationCurrency,
-    exchangeRate: s.exchangeRate === undefined ? undefined : fromApi(s.exchangeRate).toFixed(),
-    createdAt: s.createdAt,
-  };
-  for (const k of Object.keys(snapshot) as (keyof SwapSnapshot)[]) if (snapshot[k] === undefined) delete snapshot[k];
-  return snapshot;
 }
 
 /** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */

@@ -7,4 +7,4 @@ export { writeResults } from './write.ts';
 export { readResults } from './read.ts';
 export { neutralise, unneutralise } from './neutralise.ts';
 export { ResultsError } from './errors.ts';
-export { swapLinesOf, SWAP_COLUMNS, type SwapLine } from './swaps.ts';
+export { SWAP_COLUMNS, type SwapLine } from './swaps.ts';

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BATCH_LABEL_TAG, batchIdentity, fileSha256, idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
+import { swapReference } from '../../src/engine/swap.ts';
 import { generateCsv, workDir } from './helpers.ts';
 
 const F = 'f'.repeat(64);
@@ -58,9 +59,21 @@ describe('batch identity and idempotency keys', () => {
     expect(idempotencyKey('GEN-0001', 1)).toBe(idempotencyKey('GEN-0001', 1));
   });
 
-  it("a key's attempt is read back, for this version's keys and the pb2 keys of earlier journals", () => {
+  it.each([
+    ['PBS-0123456789abcdef01234567-USD', 1, 'pbs1-379bd5d03f588cbe0eaca6fdf94b7535-1'],
+    ['PBS-0123456789abcdef01234567-USD', 2, 'pbs1-449a22bdb5f7d8696ec1f228a07a60d1-2'],
+  ])('pins the key of swap %s, attempt %i (the same recipe under the swap tag)', (reference, attempt, key) => {
+    expect(idempotencyKey(reference, attempt, 'swap')).toBe(key);
+  });
+
+  it("pins the reference of a batch's swap: one per batch and currency", () => {
+    expect(swapReference(F, 'USD')).toBe('PBS-c85c3eac182d08a90449b6c3-USD');
+  });
+
+  it("a payout key's attempt is read back; no other key is one of ours", () => {
     expect(parseIdempotencyKey(' pb3-ba517b9b881e103decf724c4e7acd47d-12 ')).toEqual({ attempt: 12 });
-    expect(parseIdempotencyKey('pb2-0123456789abcdef-81f858776d3e07ba459c9db2-3')).toEqual({ attempt: 3 });
+    expect(parseIdempotencyKey('pb2-0123456789abcdef-81f858776d3e07ba459c9db2-3')).toBeUndefined();
+    expect(parseIdempotencyKey('pbs1-379bd5d03f588cbe0eaca6fdf94b7535-1')).toBeUndefined();
     expect(parseIdempotencyKey('random-uuid')).toBeUndefined();
     expect(parseIdempotencyKey('pb1-ffffffffffffffff-0123456789abcdef01234567-1')).toBeUndefined();
     expect(() => batchIdentity(F, 'bad id with spaces')).toThrow(RangeError);

@@ -1,9 +1,9 @@
-// The send step's classification of a failed initiate (src/engine/execute.ts classify): which
+// The send step's classification of a failed initiate (src/engine/send.ts classify): which
 // journal line it writes and whether the run halts. Only the service's own refusal may open a new
 // attempt; anything refused here on a resend leaves the earlier attempt's outcome unknown.
 import { describe, expect, it } from 'vitest';
 import { PayoutApiError, type PayoutApiErrorInit } from '../../src/client/errors.ts';
-import { classify } from '../../src/engine/execute.ts';
+import { classify } from '../../src/engine/send.ts';
 
 const where = { route: 'initiate', method: 'POST', path: '/v1/payout-api/payouts/initiate', requestId: 'r-1' };
 const error = (o: Partial<PayoutApiErrorInit>) => new PayoutApiError({ kind: 'http', outcome: 'definitive', message: 'x', ...where, ...o });

@@ -8,10 +8,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
-import { batchIdentity } from '../../src/engine/identity.ts';
+import { batchIdentity, idempotencyKey } from '../../src/engine/identity.ts';
 import { openSession, recordSwapInitiating, swapLines, type BatchSession } from '../../src/engine/session.ts';
 import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-send.ts';
-import { swapKey, swapReference, type SwapProposal } from '../../src/engine/swap.ts';
+import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
 import { Dec } from '../../src/money.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { ROOT, startSb, until, workDir } from '../ops/helpers.ts';
@@ -122,7 +122,10 @@ describe('the swap is sent once', () => {
     expect(f.routes()).toEqual(['listSwaps', 'pairs', 'swap', 'wallets']); // the 4 requests of a swap
     expect(phases(f.session)).toEqual(['initiating:1', 'created:1']);
     const [initiating] = swapLines(f.session);
-    expect(initiating).toMatchObject({ key: swapKey(f.proposal.reference, 1), body: swapBody(f.proposal, new Dec('100.00')) });
+    expect(initiating).toMatchObject({
+      key: idempotencyKey(f.proposal.reference, 1, 'swap'),
+      body: swapBody(f.proposal, new Dec('100.00')),
+    });
     // resumed (a new session on the same journal): the journalled swap; only the credit is read
     f.session.writer.close();
     const again = await f.fund(openSession({ ...sessionArgs(f.session) }));
@@ -136,7 +139,12 @@ describe('the swap is sent once', () => {
     const body = swapBody(f.proposal, new Dec(f.proposal.amountToBeSent));
     const line = { t: 'swap' as const, currency: 'USD', reference: f.proposal.reference, at: new Date().toISOString(), body };
     // the request never left: resent as journalled
-    await recordSwapInitiating(f.session, { ...line, phase: 'initiating', attempt: 1, key: swapKey(f.proposal.reference, 1) });
+    await recordSwapInitiating(f.session, {
+      ...line,
+      phase: 'initiating',
+      attempt: 1,
+      key: idempotencyKey(f.proposal.reference, 1, 'swap'),
+    });
     expect((await f.fund()).funded).toBe(true);
     expect(f.routes()).toEqual(['listSwaps', 'swap', 'wallets']);
     expect(sb.requestLog().filter((r) => r.apiKey === f.key && r.route === 'swap')).toHaveLength(1);
@@ -144,7 +152,7 @@ describe('the swap is sent once', () => {
     // another batch of the same business: the request left and its answer was lost (the kill)
     const g = await fixture(3);
     const gBody = swapBody(g.proposal, new Dec(g.proposal.amountToBeSent));
-    const gKey = swapKey(g.proposal.reference, 1);
+    const gKey = idempotencyKey(g.proposal.reference, 1, 'swap');
     await recordSwapInitiating(g.session, {
       ...line,
       reference: g.proposal.reference,
@@ -198,7 +206,7 @@ describe('the swap is sent once', () => {
     const g = await fixture(6);
     sb.setFaults({ rateMoveAfterPairsRead: { pct: 0.2, times: 2 } });
     try {
-      expect(await g.fund()).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_RATE_MOVED' });
+      expect(await g.fund()).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_RATE_MOVED' } });
     } finally {
       sb.setFaults({});
     }
@@ -211,8 +219,8 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
   it('the source wallet cannot pay (INSUFFICIENT_FUNDS): rejected, exit class 3', async () => {
     const f = await fixture(7); // its EUR wallet holds 5.00
     const r = await f.fund();
-    expect(r).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REFUSED' });
-    expect(r.funded || r.reason).toMatch(/INSUFFICIENT_FUNDS/);
+    expect(r).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REFUSED' } });
+    expect(r.funded || r.error.message).toMatch(/INSUFFICIENT_FUNDS/);
     expect(phases(f.session)).toEqual(['initiating:1', 'rejected:1']);
   });
 
@@ -228,8 +236,8 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
       });
     expect((await setRate('0.94')).status).toBe(200);
     const r = await f.fund();
-    expect(r).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REFUSED' });
-    expect(r.funded || r.reason).toMatch(/moved from 0\.9215 \(approved\) to 0\.94 \(live\), more than the tolerance of 1%/);
+    expect(r).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REFUSED' } });
+    expect(r.funded || r.error.message).toMatch(/moved from 0\.9215 \(approved\) to 0\.94 \(live\), more than the tolerance of 1%/);
     expect(count(f.routes(), 'swap')).toBe(0);
     expect(phases(f.session)).toEqual([]);
 
@@ -237,7 +245,7 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
     expect((await setRate(RATE)).status).toBe(200);
     sb.setFaults({ rejectNextSwaps: 1 });
     const rejected = await f.fund();
-    expect(rejected).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REJECTED' });
+    expect(rejected).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REJECTED' } });
     expect(phases(f.session)).toEqual(['initiating:1', 'created:1', 'status']);
     expect((await f.swapsAtSandbox()).map((s) => s.status)).toEqual(['REJECTED']);
   });

@@ -116,17 +116,6 @@ describe('journal: append-only JSON lines', () => {
     expect(f.rows.size).toBe(2); // no row named by a doc line
   });
 
-  it("an earlier version's doc lines (a row's own upload, by file name) are that row's documents, never reused", () => {
-    const legacy = [
-      { t: 'doc', ref: 'R1', doc: '/a.pdf', url: 'https://s/a' },
-      { t: 'doc', ref: 'R1', doc: '/b.pdf', url: 'https://s/b' },
-      { t: 'attach', ref: 'R1', attempt: 1, documents: ['https://s/b'], at: 'x' },
-    ] as unknown as JournalLine[];
-    const f = foldJournal(legacy);
-    expect(rowState(f, 'R1').documents).toEqual(['https://s/a', 'https://s/b']);
-    expect(f.uploads.size).toBe(0);
-  });
-
   it('a missing journal is empty, and 100,000 lines fold', async () => {
     const d = await dir();
     expect(readJournal(join(d, 'none.jsonl')).events).toEqual([]);

@@ -48,7 +48,6 @@ export async function mixedJournal(): Promise<string> {
     w.append({ t: 'quote', ref, attempt: 1, rate: 1.25, fee: 1.5, totalDeductible: 14, destinationAmount: 15.63 });
     w.append({ t: 'initiating', ref, row: 2, attempt: 1, key: `k-${ref}-1`, body: body(ref), at: 'now' });
   }
-  w.append({ t: 'doc', ref: 'C1', doc: '/a.pdf', url: 'http://u/1' }); // a row's upload, as earlier versions wrote it
   w.append({ t: 'doc', sha256: 'd'.repeat(64), url: 'http://u/2' });
   w.append({ t: 'attach', ref: 'C2', attempt: 1, supportingDocument: 'http://u/2', documents: [], at: 'now' });
   w.append({ t: 'created', ref: 'C1', attempt: 1, key: 'k-C1-1', requestId: 'q1', payout: snap('p1'), at: 'now' });

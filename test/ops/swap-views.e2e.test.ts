@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JournalWriter, readJournal } from '../../src/journal/journal.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { swapKey, swapReference, type SwapEvent } from '../../src/engine/swap.ts';
+import { idempotencyKey } from '../../src/engine/identity.ts';
+import { swapReference, swapSnapshotOf, type SwapEvent } from '../../src/engine/swap.ts';
 import { ledgerOf } from '../../src/engine/ledger.ts';
 import { refreshStatus } from '../../src/ops/status.ts';
-import { swapSnapshotOf } from '../../src/ops/swap-views.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { cliIn } from '../engine/helpers.ts';
 import { cleanEnv, connectionTo, ledgerJournals, paidBatch, runCli, startSb, UNATTENDED, workDir, writeBatch } from './helpers.ts';
@@ -38,7 +38,7 @@ describe('the batch swap after the run', () => {
     const journal = ledgerJournals()[0]!;
     const batchId = readJournal(journal).events.find((e) => e.t === 'batch')!.batchId as string;
     const reference = swapReference(batchId, 'GBP');
-    const key = swapKey(reference, 1);
+    const key = idempotencyKey(reference, 1, 'swap');
     const { client } = conn;
     const wallets = Object.fromEntries((await client.listWallets()).data.map((w) => [w.currency, w.walletId]));
     const body = {

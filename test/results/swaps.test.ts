@@ -3,9 +3,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import * as XLSX from 'xlsx';
-import { foldSwaps, swapReference, type SwapEvent } from '../../src/engine/swap.ts';
+import { swapLinesOf } from '../../src/engine/outcome.ts';
+import { swapReference } from '../../src/engine/swap.ts';
+import { foldSwaps, type SwapEvent } from '../../src/journal/rows.ts';
 import { csvText } from '../../src/results/write.ts';
-import { readResults, swapLinesOf, writeResults, type SwapLine } from '../../src/results/index.ts';
+import { readResults, writeResults, type SwapLine } from '../../src/results/index.ts';
 import { table, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-swaps-');

@@ -1,0 +1,122 @@
+// The send step: the one way money moves, for a payout's initiate (execute.ts) and a swap
+// (swap-send.ts) alike:
+//
+//   key → `initiating` journalled → the request → classify the answer → the answer journalled
+//
+// I1  a key is deterministic (identity.ts) and journalled, with the exact body, before the request
+//     leaves (fsynced, under the ledger's lock while this run's reservation holds: session.ts)
+// I2  an unknown outcome is resent only with the journalled key and byte-identical body
+// I3  only the service's own refusal lets the payment go again, under attempt + 1 and a new key
+// I5  409 IDEMPOTENCY_KEY_CONFLICT is CONFLICT, never resent under a new key
+import { PayoutApiError } from '../client/errors.ts';
+import type { PayoutClient } from '../client/client.ts';
+import type { ErrorSnapshot, JournalLine } from '../journal/rows.ts';
+import { RowStepError } from './documents.ts';
+import { record, type BatchSession } from './session.ts';
+
+export interface SendContext {
+  client: PayoutClient;
+  session: BatchSession;
+  /** Now, as the journal writes it. */
+  at: () => string;
+  /** Aborted (Ctrl-C): no `initiating` line is written after it, so no payment starts after it. */
+  stop?: AbortSignal;
+}
+
+/** One request that moves money: a fresh attempt (a new key) or a resend of the journalled one. */
+export interface Attempt {
+  attempt: number;
+  key: string;
+  /** The exact JSON text sent (a resend: the journalled text, byte for byte). */
+  body: string;
+  /** A resend of the journalled attempt: its `initiating` line is there already (I2). */
+  resend: boolean;
+}
+
+/** What one kind of money movement journals around its request, and the request itself. */
+export interface Movement<A> {
+  /** Journals the `initiating` line (fsynced, under the ledger's lock) at `sentAt`; throws when it may not be written. */
+  initiating: (sentAt: string) => Promise<void>;
+  request: () => Promise<A>;
+  /** The line of the service's answer. */
+  created: (answer: A, sentAt: string) => JournalLine;
+  /** The line of a failure, as the verdict names it (`e`: the error itself). */
+  failed: (line: NonNullable<Verdict['line']>, error: ErrorSnapshot, e: unknown) => JournalLine;
+}
+
+/** What an attempt came to: answered, failed (and how), or not sent (its `initiating` line could not be written). */
+export type Sent<A> = { answer: A } | { failed: unknown; verdict: Verdict } | { notSent: unknown; stopped: boolean };
+
+/**
+ * Sends one attempt and journals what it means; never throws for the request's failure. A fresh
+ * attempt's `initiating` line goes first: when it cannot be written (stopped on request, the
+ * reservation gone, the lock failed), nothing is sent.
+ */
+export async function sendStep<A>(ctx: SendContext, a: Attempt, m: Movement<A>): Promise<Sent<A>> {
+  const sentAt = ctx.at();
+  if (!a.resend) {
+    try {
+      await m.initiating(sentAt);
+    } catch (e) {
+      return { notSent: e, stopped: !!ctx.stop?.aborted };
+    }
+  }
+  let answer: A;
+  try {
+    answer = await m.request();
+  } catch (e) {
+    const verdict = classify(e, a.resend);
+    if (verdict.line) record(ctx.session, m.failed(verdict.line, snapshotOfError(e, a.resend), e), { sync: true });
+    return { failed: e, verdict };
+  }
+  record(ctx.session, m.created(answer, sentAt), { sync: true });
+  return { answer };
+}
+
+/** What a request that did not succeed means for its payment. */
+export interface Verdict {
+  /** The journal line that records it; none when the journal already says all (it is resent as it is). */
+  line?: 'unknown' | 'conflict' | 'rejected';
+  /** The run stops: the service cannot be used now. Resuming is safe. */
+  halt: boolean;
+}
+
+/** Classifies a failed request (pure). Only the service's own refusal is `rejected` (I3). */
+export function classify(e: unknown, resend: boolean): Verdict {
+  // Not the client's error: we cannot tell whether the request left, so the outcome is unknown.
+  if (!(e instanceof PayoutApiError)) return { line: 'unknown', halt: false };
+  if (e.outcome === 'unknown') return { line: 'unknown', halt: e.kind === 'network' || e.kind === 'timeout' };
+  if (e.conflict) return { line: 'conflict', halt: false };
+  // The service did not act and cannot be used now: the payment stays as journalled and is resent.
+  if (e.serviceTrouble) return { halt: true };
+  // Refused here, never sent. On a resend that says nothing of the earlier attempt, which may
+  // have moved the money: it stays unknown, and no new attempt may follow it.
+  if (e.notSent && resend) return { line: 'unknown', halt: false };
+  return { line: 'rejected', halt: false };
+}
+
+/** An error as the journal and the results file keep it. A resend refused here says so (NOT_RESENT). */
+export function snapshotOfError(e: unknown, resend = false): ErrorSnapshot {
+  if (e instanceof RowStepError) return { code: e.code, message: e.message };
+  if (!(e instanceof PayoutApiError)) return { code: 'LOCAL_ERROR', message: e instanceof Error ? e.message : String(e) };
+  if (resend && e.notSent)
+    return {
+      code: 'NOT_RESENT',
+      message:
+        `not resent: ${e.message}. The earlier attempt under this key may have created the payout, so its outcome ` +
+        'stays unknown and no new key is used; run `status` or ask the service about this reference',
+      requestId: e.requestId,
+    };
+  const fields = e.fieldErrors.length
+    ? ` (${e.fieldErrors
+        .slice(0, 3)
+        .map((f) => `${f.field}: ${f.message}`)
+        .join('; ')})`
+    : '';
+  return {
+    status: e.status,
+    code: e.code ?? (e.status ? `HTTP_${e.status}` : e.kind.toUpperCase().replace(/-/g, '_')),
+    message: e.message + fields,
+    requestId: e.requestId,
+  };
+}
