@@ -145,7 +145,8 @@ describe('the swap is sent once', () => {
       attempt: 1,
       key: idempotencyKey(f.proposal.reference, 1, 'swap'),
     });
-    expect((await f.fund()).funded).toBe(true);
+    // (resumed: a new process opens the journal)
+    expect((await f.fund(reopened(f.session))).funded).toBe(true);
     expect(f.routes()).toEqual(['listSwaps', 'swap', 'wallets']);
     expect(sb.requestLog().filter((r) => r.apiKey === f.key && r.route === 'swap')).toHaveLength(1);
 
@@ -162,7 +163,7 @@ describe('the swap is sent once', () => {
       key: gKey,
     });
     await g.client.swap(gBody, { idempotencyKey: gKey });
-    const funded = await g.fund();
+    const funded = await g.fund(reopened(g.session));
     expect(funded.funded).toBe(true);
     expect(count(g.routes(), 'swap')).toBe(1); // the one before the "kill": none by the send step
     expect(phases(g.session)).toEqual(['initiating:1', 'created:1']);
@@ -252,6 +253,12 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
 });
 
 /** What opens the same batch's journal again (a resumed run). */
+/** The session a resumed process opens on the same journal. */
+function reopened(s: BatchSession): BatchSession {
+  s.writer.close();
+  return openSession(sessionArgs(s));
+}
+
 function sessionArgs(s: BatchSession): Parameters<typeof openSession>[0] {
   return {
     identity: batchIdentity(s.header.batchId),
