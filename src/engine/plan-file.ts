@@ -4,9 +4,10 @@
 // sheet. `run --plan PLAN` sends exactly those bodies or nothing: it refuses when the batch file
 // changed since, when a row or a document no longer gives the planned body, or when the
 // environment or the service account differs.
-import { readFile, writeFile, rename } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from '../files/atomic.ts';
 import { InitiateRequest } from '../interface/schemas.ts';
 import { maskAccount } from '../mask.ts';
 import { formatAmount, fromApi } from '../money.ts';
@@ -20,7 +21,7 @@ import type { LoadedBatch } from './prepare.ts';
 import { SwapProposalSchema } from './swap.ts';
 
 export const PLAN_KIND = 'payout-batch-plan';
-/** 2: rows carry their initiate body and documents' sha256, the plan its sheet and account. */
+/** Rows carry their initiate body and documents' sha256, the plan its sheet and account (the first version shipped). */
 export const PLAN_VERSION = 2;
 
 /** The initiate body a row is sent with, but for `supportingDocument` (the upload's URL, known only then). */
@@ -51,7 +52,7 @@ export const PlanFileSchema = z.object({
   fileSha256: z.string().regex(/^[0-9a-f]{64}$/),
   batchId: z.string(),
   batchLabel: z.string().optional(),
-  /** Who made the plan (`plan --prepared-by`, default the OS user): approvals by this name do not count (src/approvals). Absent in plans of older versions. */
+  /** Who made the plan (`plan --prepared-by`, default the OS user): approvals by this name do not count (src/approvals). */
   preparedBy: z.string().optional(),
   /** Excel: the sheet the rows were read from (`run --plan` reads that one). */
   sheet: z.string().optional(),
@@ -64,18 +65,18 @@ export const PlanFileSchema = z.object({
   warnings: z.array(z.string()),
   requests: RequestCostSchema,
   // For the HTML report of a plan file (src/report): the batch's counts and the rows that are not
-  // sent, with why. Optional: plans of older versions lack them; `run --plan` does not use them.
-  rowsInBatch: z.number().int().optional(),
-  valid: z.number().int().optional(),
-  invalid: z.number().int().optional(),
-  alreadyCreated: z.number().int().optional(),
-  invalidRows: z.array(RowNote).optional(),
-  notSent: z.array(RowNote).optional(),
-  corridorsNotEnabled: z.array(z.record(z.string(), z.unknown())).optional(),
+  // sent, with why; `run --plan` does not use them.
+  rowsInBatch: z.number().int(),
+  valid: z.number().int(),
+  invalid: z.number().int(),
+  alreadyCreated: z.number().int(),
+  invalidRows: z.array(RowNote),
+  notSent: z.array(RowNote),
+  corridorsNotEnabled: z.array(z.record(z.string(), z.unknown())),
   /**
    * The swaps that fund short wallets before their rows (spec §4.7), as approvers sign them:
    * `run --plan` sends exactly these (recomputed only within its rate tolerance), never others.
-   * Absent in plans of older versions and in plans that need none.
+   * Absent in plans that need none.
    */
   swaps: z.array(SwapProposalSchema).optional(),
 });
@@ -83,9 +84,7 @@ export type PlanFile = z.infer<typeof PlanFileSchema>;
 export type PlanRow = z.infer<typeof PlanRow>;
 
 export async function writePlanFile(path: string, plan: PlanFile): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, JSON.stringify(plan, null, 2) + '\n');
-  await rename(tmp, path);
+  await writeFileAtomic(path, JSON.stringify(plan, null, 2) + '\n');
 }
 
 export async function readPlanFile(path: string): Promise<PlanFile> {
@@ -109,11 +108,6 @@ export function parsePlanFile(text: string, path: string): PlanFile {
   }
   const r = PlanFileSchema.safeParse(data);
   if (r.success) return r.data;
-  const d = data as { kind?: unknown; v?: unknown } | null;
-  if (d?.kind === PLAN_KIND && typeof d.v === 'number' && d.v < PLAN_VERSION)
-    throw new RangeError(
-      `${path} is not a plan file of payout-batch: v: ${d.v} is the format of an older version, which does not record the bodies it pays: ${make} again`,
-    );
   const i = r.error.issues[0];
   throw new RangeError(`${path} is not a plan file of payout-batch: ${i?.path.join('.') || 'top level'}: ${i?.message}: ${make}`);
 }

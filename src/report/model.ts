@@ -2,7 +2,7 @@
 // a plan file, a batch file read offline, or a results file. Plain data with money as exact
 // decimal strings; html.ts only lays it out. Nothing here talks to the service.
 import { basename } from 'node:path';
-import { Dec, formatAmount, isCurrencyCode, type Dec as DecT } from '../money.ts';
+import { Dec, formatAmount, formatAmountIn, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { matchHeader, type CanonicalField } from '../input/columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/plan.ts';
@@ -13,8 +13,7 @@ import type { ResultsTable } from '../results/index.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { readAmount, type TieOutSummary } from '../engine/money-totals.ts';
 import type { ApprovalsView } from '../approvals/index.ts';
-import { z } from 'zod';
-import { SwapProposalSchema } from '../engine/swap.ts';
+import type { SwapProposal } from '../engine/swap.ts';
 import type { SwapLine } from '../results/swaps.ts';
 
 /** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
@@ -224,34 +223,20 @@ function totalOf(c: CurrencyTotals): PlanTotal {
 
 type RowNote = { code: string; message: string };
 
-/**
- * What a plan report shows of a plan: the engine's BatchPlan is one, and a plan file is read into
- * one (planViewOfPlanFile), lacking the counts and corridors a plan file of an older version lacks.
- */
+/** What a plan report shows of a plan: the engine's BatchPlan is one, and a plan file is read into one (planViewOfPlanFile). */
 type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 'corridorBlocked'> &
-  Partial<Pick<BatchPlan, 'rows' | 'valid' | 'invalid' | 'alreadyCreated'>> & {
+  Pick<BatchPlan, 'rows' | 'valid' | 'invalid' | 'alreadyCreated'> & {
     toSend: readonly unknown[];
     currencies: readonly CurrencyTotals[];
     invalidRows: Iterable<[number, RowNote]>;
     notSent: Iterable<[number, RowNote]>;
-    /** Absent: whether each corridor is enabled is not known. */
-    corridorsNotEnabled?: readonly Corridor[];
-    /** The proposed swaps (SwapProposal[]), read defensively: proposedSwaps. */
-    swaps?: unknown;
+    corridorsNotEnabled: readonly Corridor[];
+    swaps?: readonly SwapProposal[];
   };
 
-/**
- * The swaps a plan or plan file proposes (its optional `swaps`, engine/swap.ts SwapProposal), as
- * the report shows swaps; a value that is not a list of proposals is a note, never a guess.
- */
-export function proposedSwaps(value: unknown, notes: string[]): SwapLine[] {
-  if (value === undefined) return [];
-  const r = z.array(SwapProposalSchema).safeParse(value);
-  if (!r.success) {
-    notes.push('The plan holds swaps that could not be read: they are not shown.');
-    return [];
-  }
-  return r.data.map((p) => ({
+/** The swaps a plan or plan file proposes, as the report shows swaps. */
+function proposedSwaps(proposals: readonly SwapProposal[]): SwapLine[] {
+  return proposals.map((p) => ({
     currency: p.currency,
     reference: p.reference,
     status: 'PROPOSED',
@@ -281,12 +266,12 @@ export function planViewOfPlan(
     notes?: string[];
   },
 ): PlanView {
-  const notEnabled = plan.corridorsNotEnabled && new Set(plan.corridorsNotEnabled.map(corridorKeyOf));
+  const notEnabled = new Set(plan.corridorsNotEnabled.map(corridorKeyOf));
   const { corridors, byMethod } = offlineParts(o.offline, o.quotes, notEnabled);
   const { invalid, invalidOmitted } = mergeInvalid(o.offline, plan.invalidRows);
   const totals = plan.currencies.map(totalOf);
   const notes = [...(o.notes ?? [])];
-  const swaps = proposedSwaps(plan.swaps, notes);
+  const swaps = proposedSwaps(plan.swaps ?? []);
   return {
     kind: 'plan',
     offline: false,
@@ -333,14 +318,14 @@ export function planViewOfPlanFile(
   planSha256?: string,
 ): PlanView {
   const usable = offline && offline.sha256 === pf.fileSha256 ? offline : undefined;
-  const byRow = (notes: PlanFile['notSent']) => (notes ?? []).map((r): [number, RowNote] => [r.rowNumber, r]);
-  const corridorsNotEnabled = pf.corridorsNotEnabled as Corridor[] | undefined;
+  const byRow = (notes: PlanFile['notSent']) => notes.map((r): [number, RowNote] => [r.rowNumber, r]);
+  const corridorsNotEnabled = pf.corridorsNotEnabled as Corridor[];
   const plan: PlanFacts = {
     file: pf.file,
     batchId: pf.batchId,
-    rows: pf.rowsInBatch ?? usable?.summary.rows,
-    valid: pf.valid ?? usable?.summary.valid,
-    invalid: pf.invalid ?? usable?.summary.invalid,
+    rows: pf.rowsInBatch,
+    valid: pf.valid,
+    invalid: pf.invalid,
     alreadyCreated: pf.alreadyCreated,
     toSend: pf.rows,
     currencies: pf.currencies as unknown as CurrencyTotals[],
@@ -349,8 +334,8 @@ export function planViewOfPlanFile(
     notSent: byRow(pf.notSent),
     requests: pf.requests,
     corridorsNotEnabled,
-    corridorBlocked: !!corridorsNotEnabled?.length,
-    swaps: (pf as { swaps?: unknown }).swaps,
+    corridorBlocked: corridorsNotEnabled.length > 0,
+    swaps: pf.swaps,
   };
   const why = offline ? 'changed since the plan was made (its sha256 differs)' : 'could not be read';
   return planViewOfPlan(plan, {
@@ -476,8 +461,6 @@ const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents ar
 
 const ACCOUNT_FIELDS: readonly CanonicalField[] = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'];
 
-const fmt = (d: DecT, currency: string) => (isCurrencyCode(currency) ? formatAmount(d, currency) : d.toFixed());
-
 type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
@@ -510,9 +493,9 @@ function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => 
       group: g.group,
       currency: g.currency,
       rows: g.rows,
-      amount: fmt(g.amount, g.currency),
-      ...(g.total ? { total: fmt(g.total, g.currency) } : {}),
-      ...(g.refunded ? { refunded: fmt(g.refunded, g.currency) } : {}),
+      amount: formatAmountIn(g.amount, g.currency),
+      ...(g.total ? { total: formatAmountIn(g.total, g.currency) } : {}),
+      ...(g.refunded ? { refunded: formatAmountIn(g.refunded, g.currency) } : {}),
     }));
 }
 
@@ -526,7 +509,7 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
 function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<ActionRow, 'amount' | 'currency'> {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
   const d = readAmount(cell(r, 'sourceAmount'));
-  return { amount: d !== undefined ? fmt(d, currency) : cell(r, 'sourceAmount'), currency };
+  return { amount: d !== undefined ? formatAmountIn(d, currency) : cell(r, 'sourceAmount'), currency };
 }
 
 /** The row of the action list, when the row needs one. */
@@ -609,7 +592,7 @@ function swapOfTieOut(w: NonNullable<TieOutSummary['swaps']>[number]): SwapLine 
     reference: w.reference,
     id: w.id,
     status: w.status ?? '',
-    sourceAmount: debit && (w.sourceCurrency ? formatAmount(debit, w.sourceCurrency) : debit.toFixed()),
+    sourceAmount: debit && formatAmountIn(debit, w.sourceCurrency),
     sourceCurrency: w.sourceCurrency,
     destinationAmount: w.credit,
     destinationCurrency: w.destinationCurrency,

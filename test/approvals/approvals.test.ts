@@ -72,6 +72,13 @@ function writePlan(o: { preparedBy?: string; amount?: string; more?: number; ext
     currencies: [],
     warnings: [],
     requests: { preflight: 0, estimate: 0 },
+    rowsInBatch: 3 + (o.more ?? 0),
+    valid: 3 + (o.more ?? 0),
+    invalid: 0,
+    alreadyCreated: 0,
+    invalidRows: [],
+    notSent: [],
+    corridorsNotEnabled: [],
     ...o.extra,
     ...(o.swaps ? { swaps: o.swaps } : {}),
   };
@@ -422,12 +429,12 @@ describe('fingerprints', () => {
 });
 
 describe('plan files', () => {
-  it('one made by an older version (no bodies) is refused, saying to make it again', () => {
-    const p = join(dir, 'old.plan.json');
+  it('one of another version, or lacking what the report shows, is refused, saying to make it again', () => {
+    const p = join(dir, 'other.plan.json');
     writeFileSync(p, readFileSync(writePlan({ preparedBy: 'dan' }), 'utf8').replace('"v": 2', '"v": 1'));
-    expect(() => loadPlan(p)).toThrow(
-      /is not a plan file of payout-batch: v: 1 is the format of an older version, which does not record the bodies it pays/,
-    );
+    expect(() => loadPlan(p)).toThrow(/is not a plan file of payout-batch: v: .*make one with `payout-batch plan FILE --out PLAN`/);
+    writeFileSync(p, readFileSync(writePlan(), 'utf8').replace('"notSent": [],', ''));
+    expect(() => loadPlan(p)).toThrow(/is not a plan file of payout-batch: notSent: /);
   });
 });
 
