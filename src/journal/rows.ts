@@ -98,7 +98,10 @@ export const SwapSnapshot = z.object({
 export type SwapSnapshot = z.infer<typeof SwapSnapshot>;
 
 const at = z.string();
-const step = { ref: z.string(), attempt: z.number().int(), key: z.string() };
+/** A row's line names it by its reference; one of an attempt, the attempt (and its key); one of a payout, the payout. */
+const row = { ref: z.string(), attempt: z.number().int() };
+const step = { ...row, key: z.string() };
+const ofPayout = { ref: z.string(), payoutId: z.string() };
 const swapStep = { t: z.literal('swap'), currency: z.string(), reference: z.string(), attempt: z.number().int(), key: z.string() };
 
 /**
@@ -122,8 +125,7 @@ const RowLine = z.discriminatedUnion('t', [
   /** The plan's quote of a row, under `run --plan`. */
   z.object({
     t: z.literal('quote'),
-    ref: z.string(),
-    attempt: z.number().int(),
+    ...row,
     rate: Amount.optional(),
     fee: Amount.optional(),
     totalDeductible: Amount.optional(),
@@ -144,29 +146,21 @@ const RowLine = z.discriminatedUnion('t', [
    * conflict: 409 IDEMPOTENCY_KEY_CONFLICT: for a person to resolve, never resent under a new key.
    */
   z.object({ t: z.enum(['rejected', 'unknown', 'conflict']), ...step, error: ErrorSnapshot, at }),
-  z.object({ t: z.literal('patched'), ref: z.string(), payoutId: z.string(), documents: z.array(z.string()), at }),
-  z.object({ t: z.literal('patch-failed'), ref: z.string(), payoutId: z.string(), error: ErrorSnapshot, at }),
+  z.object({ t: z.literal('patched'), ...ofPayout, documents: z.array(z.string()), at }),
+  z.object({ t: z.literal('patch-failed'), ...ofPayout, error: ErrorSnapshot, at }),
   /**
    * Written before a fresh attempt's initiate, for a row with documents: the documentUrl sent on
    * initiate and those its payout is to get by PATCH once created (none when merged). Until a
    * `patched` line, every later run attaches them (documentsToAttach).
    */
-  z.object({
-    t: z.literal('attach'),
-    ref: z.string(),
-    attempt: z.number().int(),
-    supportingDocument: z.string(),
-    documents: z.array(z.string()),
-    at,
-  }),
+  z.object({ t: z.literal('attach'), ...row, supportingDocument: z.string(), documents: z.array(z.string()), at }),
   /**
    * A later status of a created payout, learnt by `status` (GET) or `listen` (webhook). Folded
    * forward only (interface/status-order.ts): a resumed run or a retry never moves a row back.
    */
   z.object({
     t: z.literal('status'),
-    ref: z.string(),
-    payoutId: z.string(),
+    ...ofPayout,
     status: z.string(),
     statusDetail: z.string().optional(),
     informationRequests: z.string().optional(),
@@ -177,15 +171,15 @@ const RowLine = z.discriminatedUnion('t', [
     at,
   }),
   /** The refund of a FAILED or REJECTED payout, seen in the wallet's transactions (a CREDIT referencing it): exact decimal text. */
-  z.object({ t: z.literal('refund'), ref: z.string(), payoutId: z.string(), amount: z.string(), transactionId: z.string().optional(), at }),
+  z.object({ t: z.literal('refund'), ...ofPayout, amount: z.string(), transactionId: z.string().optional(), at }),
   /** The payout of a `created` line marked `incomplete`, completed from the payout list (engine/execute.ts completeCreated). */
-  z.object({ t: z.literal('completed'), ref: z.string(), payoutId: z.string(), payout: PayoutSnapshot, at }),
+  z.object({ t: z.literal('completed'), ...ofPayout, payout: PayoutSnapshot, at }),
   /**
    * `retry --resend-failed`, just before the new attempt's `initiating`: the row's payout FAILED or
    * was REJECTED and its refund is journalled, so the row is open again for attempt + 1. Folded only
    * under those conditions; the old payout is kept in `earlier`.
    */
-  z.object({ t: z.literal('resend'), ref: z.string(), payoutId: z.string(), at }),
+  z.object({ t: z.literal('resend'), ...ofPayout, at }),
   SwapLine,
 ]);
 export type RowEvent = z.infer<typeof RowLine>;
