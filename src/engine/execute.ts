@@ -173,20 +173,16 @@ export async function completeCreated({ client, session, at }: SendContext): Pro
 }
 
 function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
-  const s: PayoutSnapshot = {
-    id: p.id,
-    status: p.status,
+  const { id, status, payoutRef, destinationAmount, transactionFees, exchangeRate } = p;
+  return {
+    id,
+    status,
     sourceAmount: p.sourceAmount ?? sent.sourceAmount,
     sourceCurrency: p.sourceCurrency ?? sent.sourceCurrency,
     destinationCurrency: p.destinationCurrency ?? sent.destinationCurrency,
     documents: p.supportingDocuments?.length ?? 0,
+    ...defined({ payoutRef, destinationAmount, transactionFees, exchangeRate, updatedAt: (p.updatedAt ?? p.createdAt) || undefined }),
   };
-  if (p.payoutRef !== undefined) s.payoutRef = p.payoutRef;
-  if (p.destinationAmount !== undefined) s.destinationAmount = p.destinationAmount;
-  if (p.transactionFees !== undefined) s.transactionFees = p.transactionFees;
-  if (p.exchangeRate !== undefined) s.exchangeRate = p.exchangeRate;
-  if (p.updatedAt ?? p.createdAt) s.updatedAt = p.updatedAt ?? p.createdAt;
-  return s;
 }
 
 // ---- the row loop

@@ -250,15 +250,11 @@ async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, 
           {
             client,
             session,
-            batchId: batch.identity.batchId,
             need: needOf(plan, byNumber, folded, fees),
-            onEvent: o.onEvent,
+            rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
             stop: o.stop,
           },
           swaps,
-          {
-            rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
-          },
         )
       : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)

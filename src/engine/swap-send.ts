@@ -21,35 +21,28 @@ import { readPages } from '../client/pages.ts';
 import { INVALID_PAYOUT_AMOUNT_MESSAGE, LIST_MAX_LIMIT } from '../interface/codes.ts';
 import { applyEvent, type ErrorSnapshot, type SwapEvent, type SwapSnapshot, type SwapState } from '../journal/rows.ts';
 import { Dec, formatAmount, fromApi, toApi } from '../money.ts';
-import type { EngineEvent } from './execute.ts';
 import { idempotencyKey } from './identity.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
 import { record, recordSwapInitiating, type BatchSession } from './session.ts';
 import { convertAtRate, swapSnapshotOf, type SwapProposal } from './swap.ts';
 
-/** What the send step of a swap works with: the run's client, journal and identity. */
+/** What the send step of a swap works with: the run's client and journal. */
 export interface SwapSendContext {
   client: PayoutClient;
   session: BatchSession;
-  /** The batch's identity: each proposal's reference is swapReference(batchId, currency). */
-  batchId: string;
   /**
    * What the rows of a currency still to send need in its wallet (amounts, fees and the fee
    * margin, as the plan counts them): the credit is seen when the wallet holds that much.
    */
   need?: (currency: string) => Dec | undefined;
-  onEvent?: (e: EngineEvent) => void;
-  stop?: AbortSignal;
-  /** Now, as the journal writes it. */
-  at?: () => string;
-}
-
-export interface FundBySwapOptions {
   /**
    * --swap-rate-tolerance as a fraction (0.01 = 1%): the most the pairs route's rate may have moved
    * since the plan's (the approvers signed that rate) before the swap is refused.
    */
   rateTolerance: Dec;
+  stop?: AbortSignal;
+  /** Now, as the journal writes it. */
+  at?: () => string;
 }
 
 /**
@@ -69,15 +62,11 @@ type Stopped = Extract<SwapFunding, { funded: false }>;
  * journal left unsettled that no proposal names (the wallet covers the rows now) are settled
  * through the swaps list only.
  */
-export async function fundBySwaps(
-  ctx: SwapSendContext,
-  proposals: readonly SwapProposal[],
-  options: FundBySwapOptions,
-): Promise<Map<string, SwapFunding>> {
+export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly SwapProposal[]): Promise<Map<string, SwapFunding>> {
   const journalled = [...ctx.session.folded.swaps.values()];
   if (!proposals.length && !journalled.some(unsettled)) return new Map();
   const references = [...proposals.map((p) => p.reference), ...journalled.filter(unsettled).map((s) => s.reference)];
-  const sender = new SwapSender(ctx, options, references);
+  const sender = new SwapSender(ctx, references);
   const named = new Set(proposals.map((p) => p.currency));
   const orphans = journalled.filter((s) => unsettled(s) && !named.has(s.currency));
   const [funded] = await Promise.all([
@@ -107,7 +96,6 @@ class SwapSender {
 
   constructor(
     private readonly ctx: SwapSendContext,
-    private readonly options: FundBySwapOptions,
     /** The references the first reading of the swaps list looks for, all at once. */
     private readonly references: string[],
   ) {
@@ -171,7 +159,7 @@ class SwapSender {
     } catch (e) {
       return { kind: 'stopped', stop: unreachable(p, 'the pairs', e) };
     }
-    const priced = priceAtLiveRate(p, pairs, this.options.rateTolerance);
+    const priced = priceAtLiveRate(p, pairs, this.ctx.rateTolerance);
     if ('refused' in priced) return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', priced.refused) };
     const key = idempotencyKey(p.reference, attempt, 'swap');
     return this.request(p, { attempt, key, body: swapBody(p, priced.amountToBeSent), resend: false });

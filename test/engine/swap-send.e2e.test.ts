@@ -103,11 +103,7 @@ async function fixture(n: number, o: { retries?: boolean } = {}): Promise<Fixtur
         }[]
       ).filter((s) => s.payoutRef === proposal.reference),
     fund: async (s = session) =>
-      (
-        await fundBySwaps({ client, session: s, batchId: identity.batchId, need: () => new Dec('119.00') }, [proposal], {
-          rateTolerance: new Dec('0.01'),
-        })
-      ).get('USD')!,
+      (await fundBySwaps({ client, session: s, need: () => new Dec('119.00'), rateTolerance: new Dec('0.01') }, [proposal])).get('USD')!,
   };
 }
 
