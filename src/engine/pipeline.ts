@@ -9,7 +9,7 @@ import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { withLock } from '../files/lock.ts';
-import { documentsToAttach, foldSwaps, rowState, type FoldedJournal } from '../journal/rows.ts';
+import { documentsToAttach, rowState, type FoldedJournal } from '../journal/rows.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
@@ -47,7 +47,6 @@ import {
 import {
   FailedAfterSending,
   catchUpStatuses,
-  swapLines,
   journalReader,
   openSession,
   record,
@@ -392,7 +391,7 @@ async function finish(
 ): Promise<PipelineResult> {
   const { batch, session, o } = run;
   // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
-  const swaps = swapLinesOf(foldSwaps(swapLines(session)).values());
+  const swaps = swapLinesOf(session.folded.swaps.values());
   const now = write ? await writeResultsFile(run, scope, view, swaps) : outcomesNow(run, scope, view);
   const outcomes = new Map<number, RowOutcome>();
   batch.rows.forEach((r, i) => {
