@@ -7,8 +7,8 @@
 // S1  At most one swap per batch and currency: its reference names both (swap.ts) and is looked
 //     for in the journal, then in the swaps list, before anything is sent; a journalled `created`
 //     sends nothing at all.
-// S2  The key and the exact body are journalled, fsynced, under the ledger's lock, before the
-//     request leaves (session.ts recordSwapInitiating).
+// S2  The send step of every payment (send.ts): the key and the exact body journalled, fsynced,
+//     under the ledger's lock, before the request leaves (session.ts recordSwapInitiating).
 // S3  An unknown outcome is settled by the swaps list, or by the same key with the same bytes (the
 //     service returns the original, spec §4.7), never by a new key.
 // S4  A new key (attempt + 1) only after 'Invalid payout amount' (the rate moved, spec §7) and a
@@ -190,7 +190,7 @@ class SwapSender {
       return { kind: 'stopped', stop: stop(p, true, 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(sent.notSent)}`) };
     if ('answer' in sent) return { kind: 'created', swap: this.state(p.currency)!.swap! };
     const e = sent.failed;
-    this.failures.set(p.currency, errorText(e));
+    this.failures.set(p.currency, snapshotOfError(e, resend).message);
     if (isStaleRate(e)) return { kind: 'stale-rate', attempt, key, body, resent: resend };
     if (sent.verdict.line === 'unknown') return { kind: 'unknown', attempt, key, body, resent: resend };
     // (the service cannot be used now: the swap stays as journalled, settled by the next run)
