@@ -95,8 +95,8 @@ export interface PlanView {
     createdAt?: string;
   };
   totals: PlanTotal[];
-  /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes). */
-  payees?: Payee[];
+  /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
+  payees?: (Payee & { destination: string })[];
   byMethod: { method: string; currency: string; rows: number; amount: string }[];
   corridors: CorridorView[];
   warnings: string[];
@@ -309,7 +309,10 @@ export function planViewOfPlan(
       createdAt: o.createdAt,
     },
     totals,
-    payees: (o.quotes ?? []).map(payeeOf),
+    payees: (o.quotes ?? []).map((r) => ({
+      ...payeeOf(r),
+      destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}`,
+    })),
     byMethod,
     corridors,
     warnings: [...plan.warnings, ...(o.offline?.warnings ?? [])],
