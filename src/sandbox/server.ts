@@ -8,7 +8,8 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { MAX_DOCUMENT_BYTES } from '../interface/codes.ts';
 import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../interface/http.ts';
 import type { RequestLogEntry } from './contract.ts';
-import { header, type Request, type Route, type Sandbox } from './context.ts';
+import type { Route, Sandbox } from './context.ts';
+import { header, type Request } from './request.ts';
 import { ApiError, apiError, forbidden, unauthorized, type Reply } from './errors.ts';
 import type { LimitVerdict } from './limits.ts';
 import { gatewayReply } from './faults.ts';
