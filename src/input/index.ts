@@ -5,8 +5,8 @@
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { InputError, type Refuse } from './errors.ts';
-import { csvReader } from './csv.ts';
-import { excelReader } from './excel-format.ts';
+import { csvReader } from './csv-reader.ts';
+import { excelReader } from './excel-reader.ts';
 import { fileSize, type BatchReader, type BatchSource, type ReadOptions } from './reader.ts';
 
 export { InputError } from './errors.ts';

@@ -1,4 +1,4 @@
-// What a reader of batch files is: one per format (csv.ts, excel-format.ts), registered in READERS
+// What a reader of batch files is: one per format (csv-reader.ts, excel-reader.ts), registered in READERS
 // (index.ts), which asks each in turn whether a file is of its format, by its content.
 import { stat } from 'node:fs/promises';
 import type { Refuse } from './errors.ts';

@@ -14,7 +14,7 @@ import { DELIMITERS, sniffKind, type TextEncoding } from '../input/detect.ts';
 import { mapColumns, uniqueColumns, type ColumnMapping } from '../input/columns.ts';
 import { excelDateText, readSheet } from '../input/excel.ts';
 import type { Refuse } from '../input/errors.ts';
-import { csvLayout } from '../input/csv.ts';
+import { csvLayout } from '../input/csv-reader.ts';
 import { encodingOption, fileSize, type ReadOptions } from '../input/reader.ts';
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
 import { unneutralise } from './neutralise.ts';

@@ -1,5 +1,5 @@
 // Writing a results file, in the format its table names: one ResultsWriter per format (types.ts),
-// registered in RESULTS_WRITERS (formats.ts; csv.ts, xlsx.ts). The batch's columns in their order,
+// registered in RESULTS_WRITERS (formats.ts; csv-writer.ts, xlsx-writer.ts). The batch's columns in their order,
 // then the result columns (named so that every header is unique: columns.ts resultHeaderOf).
 import { rename } from 'node:fs/promises';
 import { writeFileAtomic } from '../files/atomic.ts';

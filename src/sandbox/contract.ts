@@ -4,31 +4,11 @@ import { z } from 'zod';
 import type { ServiceHeaderNames } from '../interface/http.ts';
 
 /** Names of the routes (routes/index.ts names each route with one), for fault targeting and the request log; 'unknown' for a path no route matches. */
+// prettier-ignore
 export const ROUTE_NAMES = [
-  'quote',
-  'initiate',
-  'getPayout',
-  'listPayouts',
-  'patchDocuments',
-  'uploadUrl',
-  'swap',
-  'listSwaps',
-  'getSwap',
-  'pairs',
-  'togglePair',
-  'methods',
-  'wallets',
-  'registerWebhook',
-  'listWebhooks',
-  'getWebhook',
-  'updateWebhook',
-  'deleteWebhook',
-  'countries',
-  'transactions',
-  'storagePut',
-  'storageGet',
-  'control',
-  'unknown',
+  'quote', 'initiate', 'getPayout', 'listPayouts', 'patchDocuments', 'uploadUrl', 'swap', 'listSwaps', 'getSwap',
+  'pairs', 'togglePair', 'methods', 'wallets', 'registerWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook',
+  'deleteWebhook', 'countries', 'transactions', 'storagePut', 'storageGet', 'control', 'unknown',
 ] as const;
 export type RouteName = (typeof ROUTE_NAMES)[number];
 
