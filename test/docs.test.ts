@@ -60,8 +60,8 @@ describe('docs', () => {
       [1, 'src/money.ts'],
       [1, 'x/y.md'],
     ]);
-    expect(namedPaths('src/ops/README.md', 'In `watch/watcher.ts`, not `<name>.ts`.')).toEqual([
-      [1, ['src/ops/watch/watcher.ts', 'src/watch/watcher.ts']],
+    expect(namedPaths('src/box/README.md', 'In `sub/file.ts`, not `<name>.ts`.')).toEqual([
+      [1, ['src/box/sub/file.ts', 'src/sub/file.ts']],
     ]);
   });
 });
