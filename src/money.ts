@@ -50,6 +50,20 @@ export function formatAmount(d: Decimal, currency: string): string {
   return d.toFixed(minorUnits(currency) ?? 2);
 }
 
+/** Text with at least `decimals` decimals: padded with zeros, never rounded. */
+export const atLeastDecimals = (d: Decimal, decimals: number): string => d.toFixed(Math.max(decimals, d.decimalPlaces()));
+
+/**
+ * An amount as reports show it: the currency's minor units, half up (`exact`: padded to them,
+ * never cut: more decimals are kept); as it is for a code that is not ISO 4217; never "-0".
+ */
+export function amountText(d: Decimal, currency: string | undefined, { exact = false } = {}): string {
+  const v = d.isZero() ? d.abs() : d;
+  const units = currency === undefined ? undefined : minorUnits(currency);
+  if (units === undefined) return v.toFixed();
+  return exact ? atLeastDecimals(v, units) : v.toFixed(units);
+}
+
 /** An API amount as text with the currency's minor units. */
 export function formatApiAmount(n: ApiAmount, currency: string): string {
   return formatAmount(fromApi(n), currency);

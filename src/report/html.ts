@@ -8,6 +8,7 @@ import { safe, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import type { ApprovalsInput, PlanView, ResultsView } from './model.ts';
 import { groupThousands } from '../money.ts';
+import { plural } from '../text.ts';
 
 // The program's own text, no value in it: the tag leaves it as written.
 const CSS = safe`
@@ -80,7 +81,6 @@ const kv = (label: string, field: string, value: string | number | undefined, mo
 /** A count's row of a key-value table; none when the count is not known. */
 const countRow = (label: string, field: string, value: number | undefined) =>
   value === undefined ? '' : safe`<tr><th>${label}</th>${count(field, value)}</tr>`;
-const plural = (n: number, word: string) => `${groupThousands(String(n))} ${word}${n === 1 ? '' : 's'}`;
 
 // ---------------------------------------------------------------- plan
 

@@ -2,7 +2,7 @@
 // a plan file, a batch file read offline, or a results file. Plain data with money as exact
 // decimal strings; html.ts only lays it out. Nothing here talks to the service.
 import { basename } from 'node:path';
-import { Dec, formatAmount, isCurrencyCode, type Dec as DecT } from '../money.ts';
+import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { matchHeader, type CanonicalField } from '../input/columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/plan.ts';
@@ -479,8 +479,6 @@ const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents ar
 
 const ACCOUNT_FIELDS: readonly CanonicalField[] = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'];
 
-const fmt = (d: DecT, currency: string) => (isCurrencyCode(currency) ? formatAmount(d, currency) : d.toFixed());
-
 type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
@@ -513,9 +511,9 @@ function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => 
       group: g.group,
       currency: g.currency,
       rows: g.rows,
-      amount: fmt(g.amount, g.currency),
-      ...(g.total ? { total: fmt(g.total, g.currency) } : {}),
-      ...(g.refunded ? { refunded: fmt(g.refunded, g.currency) } : {}),
+      amount: amountText(g.amount, g.currency),
+      ...(g.total ? { total: amountText(g.total, g.currency) } : {}),
+      ...(g.refunded ? { refunded: amountText(g.refunded, g.currency) } : {}),
     }));
 }
 
@@ -529,7 +527,7 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
 function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<ActionRow, 'amount' | 'currency'> {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
   const d = readAmount(cell(r, 'sourceAmount'));
-  return { amount: d !== undefined ? fmt(d, currency) : cell(r, 'sourceAmount'), currency };
+  return { amount: d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount'), currency };
 }
 
 /** The row of the action list, when the row needs one. */
@@ -612,7 +610,7 @@ function swapOfTieOut(w: NonNullable<TieOutSummary['swaps']>[number]): SwapLine 
     reference: w.reference,
     id: w.id,
     status: w.status ?? '',
-    sourceAmount: debit && (w.sourceCurrency ? formatAmount(debit, w.sourceCurrency) : debit.toFixed()),
+    sourceAmount: debit && amountText(debit, w.sourceCurrency),
     sourceCurrency: w.sourceCurrency,
     destinationAmount: w.credit,
     destinationCurrency: w.destinationCurrency,

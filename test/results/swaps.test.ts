@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import * as XLSX from 'xlsx';
 import { foldSwaps, swapReference, type SwapEvent } from '../../src/engine/swap.ts';
-import { csvText } from '../../src/results/write.ts';
+import { csvText } from '../../src/results/csv-writer.ts';
 import { readResults, swapLinesOf, writeResults, type SwapLine } from '../../src/results/index.ts';
 import { table, tempDir } from './helpers.ts';
 
