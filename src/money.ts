@@ -50,12 +50,18 @@ export function formatAmount(d: Decimal, currency: string): string {
   return d.toFixed(minorUnits(currency) ?? 2);
 }
 
+/** Text with at least `decimals` decimals: padded with zeros, never rounded. */
+export const atLeastDecimals = (d: Decimal, decimals: number): string => d.toFixed(Math.max(decimals, d.decimalPlaces()));
+
 /**
- * An amount with its currency's minor units when the currency is an ISO 4217 code, else its exact
- * decimal text: never rounded to a guessed number of digits.
+ * An amount as reports show it: the currency's minor units, half up (`exact`: padded to them,
+ * never cut: more decimals are kept); as it is for a code that is not ISO 4217; never "-0".
  */
-export function formatAmountIn(d: Decimal, currency: string | undefined): string {
-  return currency !== undefined && minorUnits(currency) !== undefined ? formatAmount(d, currency) : d.toFixed();
+export function amountText(d: Decimal, currency: string | undefined, { exact = false } = {}): string {
+  const v = d.isZero() ? d.abs() : d;
+  const units = currency === undefined ? undefined : minorUnits(currency);
+  if (units === undefined) return v.toFixed();
+  return exact ? atLeastDecimals(v, units) : v.toFixed(units);
 }
 
 /** An API amount as text with the currency's minor units. */

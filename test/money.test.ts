@@ -2,7 +2,19 @@
 // exactly. The properties check against integer arithmetic in BigInt, not against decimal.js.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Dec, ExactSum, formatAmount, formatApiAmount, formatApiSum, fromApi, minorUnits, toApi } from '../src/money.ts';
+import {
+  amountText,
+  atLeastDecimals,
+  Dec,
+  ExactSum,
+  formatAmount,
+  formatApiAmount,
+  formatApiSum,
+  fromApi,
+  minorUnits,
+  toApi,
+} from '../src/money.ts';
+import { plural } from '../src/text.ts';
 
 /** A BigInt of units of 10^-places as decimal text with exactly `places` decimals. */
 const unitsText = (units: bigint, places: number): string => {
@@ -59,6 +71,25 @@ describe('API amounts as text', () => {
       }),
       { numRuns: 1_000 },
     );
+  });
+});
+
+describe('amounts in reports (amountText)', () => {
+  it("the currency's minor units, half up; exact: padded, never cut; as it is for no ISO code; never -0", () => {
+    expect(amountText(new Dec('1234.5'), 'EUR')).toBe('1234.50');
+    expect(amountText(new Dec('1.005'), 'EUR')).toBe('1.01');
+    expect(amountText(new Dec('1.005'), 'EUR', { exact: true })).toBe('1.005');
+    expect(amountText(new Dec('-102.1'), 'eur', { exact: true })).toBe('-102.10');
+    expect(amountText(new Dec('7'), 'JPY')).toBe('7');
+    expect(amountText(new Dec('1.5'), 'ZZZ')).toBe('1.5');
+    expect(amountText(new Dec('1.5'), undefined)).toBe('1.5');
+    expect(amountText(new Dec('-0'), 'EUR', { exact: true })).toBe('0.00');
+    expect(atLeastDecimals(new Dec('1.5'), 3)).toBe('1.500');
+    expect(atLeastDecimals(new Dec('1.23456'), 2)).toBe('1.23456');
+  });
+
+  it('plural: one row, rows, thousands grouped', () => {
+    expect([plural(1, 'row'), plural(0, 'row'), plural(12000, 'row')]).toEqual(['1 row', '0 rows', '12,000 rows']);
   });
 });
 

@@ -34,7 +34,7 @@ export function printJson(io: CliIO, value: unknown): void {
 }
 
 /** 3 -> "3 rows", 1 -> "1 row". */
-export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+export { plural } from '../text.ts';
 
 /** An AbortSignal that aborts when the user asks to stop (io.stopSignal). */
 export function abortOn(stopSignal: Promise<void>): AbortSignal {

@@ -19,6 +19,7 @@ import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, type AttemptFailure
 import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome, jsonObject } from './definitive.ts';
 import type { Slot, SlidingWindowLimiter } from './throttle.ts';
 import type { UsageCounter } from './quota.ts';
+import { sleep } from '../sleep.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -97,21 +98,6 @@ function errorCode(e: unknown, depth = 5): string | undefined {
   const { code, cause } = e as { code?: unknown; cause?: unknown };
   return typeof code === 'string' ? code : errorCode(cause, depth - 1);
 }
-
-// (the global setTimeout, not node:timers/promises: tests run the retries on fake timers)
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason as Error);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 
 /** Field errors as one line of a message, the first five. */
 export const listFieldErrors = (fe: FieldError[]): string =>

@@ -53,6 +53,7 @@ import { JournalWriter } from '../journal/journal.ts';
 import { foldJournalFile, type PayoutSnapshot } from '../journal/rows.ts';
 import { sha256Hex } from './identity.ts';
 import { BatchRefused } from './session.ts';
+import { plural } from '../text.ts';
 
 export interface Ledger {
   /** What identifies the account: the service's normalised base URL. */
@@ -283,7 +284,6 @@ function readReserve(path: string): ReserveFile | undefined {
 }
 
 const list = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ', ...' : ''}`;
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * Checks, under the ledger lock, that no other batch of the account sent or is sending the fresh

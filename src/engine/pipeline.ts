@@ -54,6 +54,7 @@ import {
   type BatchSession,
   type ResumeReport,
 } from './session.ts';
+import { sleep } from '../sleep.ts';
 
 export interface PipelineOptions extends GuardOptions {
   conn: Connection;
@@ -130,8 +131,6 @@ interface Run {
   session: BatchSession;
   o: PipelineOptions;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Plan, execute and finish a prepared batch; the journal is closed however it ends (finish closes it when it ends well). */
 export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOptions): Promise<PipelineResult> {

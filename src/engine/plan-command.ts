@@ -1,14 +1,16 @@
 // `plan FILE [--out PLAN]`: the preflight and the plan without sending anything, its fees the
 // methods route's (estimated); with --out, per row to send, its initiate body, its documents'
-// sha256 and its quote (unless --no-quote: its fees exact), written to a plan file that `run
+// sha256 and its indicative quote (one quote per corridor, method and fee band, unless
+// --no-quote: its fees exact), written to a plan file that `run
 // --plan` executes exactly. Reads the journal (a resumed batch plans only what is left) but never
 // writes it.
 import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
+import type { QuoteAnswer } from '../client/answers.ts';
 import { emptyFold } from '../journal/rows.ts';
-import { formatAmount, fromApi, toApi, type Dec as DecT } from '../money.ts';
+import { formatAmount, fromApi, roundTo, toApi, type Dec as DecT } from '../money.ts';
 import { nameProblem, swapReasons, type GuardOptions } from './approval.ts';
 import { initiateBody } from './execute.ts';
 import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
@@ -24,7 +26,7 @@ export interface PlanCommandOptions
     Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom'>,
     Pick<GuardOptions, 'maxSwaps'> {
   file: string;
-  /** With `out`: quote each row to send (a quote per row, its fee exact); without `out` nothing is quoted. */
+  /** With `out`: quote the rows to send, once per corridor, method and fee band (fees exact); without `out` nothing is quoted. */
   quote: boolean;
   /** --max-requests: a batch that needs more is refused before a quote is sent, and no plan file is written. */
   maxRequests?: number;
@@ -87,7 +89,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
   const overLimit = [requestLimitReason(staged.plan.requests, o.maxRequests) ?? [], swapReasons(staged.plan, o)].flat();
   if (overLimit.length) return { plan: staged.plan, quoteErrors: new Map(), refused: overLimit, payable };
-  const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, quoteRows);
+  const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, staged.preflight.quoteGroups, quoteRows);
   // the quoted fees replace the estimates in the plan's totals
   const plan = quoted.fees.size
     ? buildPlan(batch, staged.preflight, folded, env, {
@@ -117,16 +119,26 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   return { plan, planFile, quoteErrors: quoted.errors, payable };
 }
 
-/** The plan file's rows to send, each with its quote (rate, fee, total) unless --no-quote. */
+/**
+ * The plan file's rows to send, each with its indicative quote unless --no-quote: one quote per
+ * corridor, method and fee band (the preflight's quoteGroups), never per row. Rates are not locked
+ * (spec §1.11, §4.2 rules 7-8): the initiate's answer carries the rate and fee applied, so a quote
+ * per row would buy nothing a quote per group does not. A row's fee is its group's (the band's
+ * fee is the same for every amount in it), and its destination amount its own amount in the
+ * proportion of the quote's own amounts (destinationAmount / sourceAmount, from the service's
+ * amount fields, not from a rate whose direction the spec does not state).
+ */
 async function planRows(
   client: PayoutClient,
   batch: LoadedBatch,
   toSend: number[],
+  groups: ReadonlyMap<number, string>,
   quote: boolean,
 ): Promise<{ rows: PlanRow[]; fees: Map<number, DecT>; errors: Map<number, string> }> {
   const rows: PlanRow[] = [];
   const errors = new Map<number, string>();
   const fees = new Map<number, DecT>();
+  const quotes = new Map<string, Promise<{ q: QuoteAnswer; sent: DecT } | string>>();
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
   for (const n of toSend) {
     const p = byNumber.get(n)!.payout!;
@@ -141,25 +153,42 @@ async function planRows(
     };
     rows.push(row);
     if (!quote) continue;
-    try {
-      const q = await client.quote({
+    const group = groups.get(n) ?? `row ${n}`;
+    if (!quotes.has(group)) {
+      const body = {
         sourceAmount: toApi(p.sourceAmount),
         sourceCurrency: p.sourceCurrency,
         destinationCurrency: p.destinationCurrency,
         destinationCountryCode: p.destinationCountryCode,
         method: p.method,
-      });
-      if (q.exchangeRate !== undefined) row.rate = String(q.exchangeRate);
-      if (q.fee) {
-        row.fee = formatAmount(fromApi(q.fee.amount), p.sourceCurrency);
-        fees.set(n, fromApi(q.fee.amount));
-      }
-      if (q.totalDeductible !== undefined) row.totalDeductible = formatAmount(fromApi(q.totalDeductible), p.sourceCurrency);
-      row.destinationAmount = formatAmount(fromApi(q.destinationAmount), p.destinationCurrency);
-    } catch (e) {
-      if (!(e instanceof PayoutApiError)) throw e;
-      errors.set(n, e.message);
+      };
+      quotes.set(
+        group,
+        client.quote(body).then(
+          (q) => ({ q, sent: p.sourceAmount }),
+          (e: unknown) => {
+            if (e instanceof PayoutApiError) return e.message;
+            throw e;
+          },
+        ),
+      );
     }
+    const quoted = await quotes.get(group)!;
+    if (typeof quoted === 'string') {
+      errors.set(n, quoted);
+      continue;
+    }
+    const { q, sent } = quoted;
+    if (q.exchangeRate !== undefined) row.rate = String(q.exchangeRate);
+    const fee = q.fee ? fromApi(q.fee.amount) : undefined;
+    if (fee) {
+      row.fee = formatAmount(fee, p.sourceCurrency);
+      row.totalDeductible = formatAmount(p.sourceAmount.plus(fee), p.sourceCurrency);
+      fees.set(n, fee);
+    }
+    const [qs, qd] = [q.sourceAmount !== undefined ? fromApi(q.sourceAmount) : sent, fromApi(q.destinationAmount)];
+    if (!qs.isZero())
+      row.destinationAmount = formatAmount(roundTo(p.sourceAmount.times(qd).dividedBy(qs), p.destinationCurrency), p.destinationCurrency);
   }
   return { rows, fees, errors };
 }

@@ -104,7 +104,7 @@ export const RequestCostSchema = z.object({
   estimate: count,
   /** Wallets, countries, the methods of each corridor, pairs (preflight.ts): once per command that plans. */
   preflight: count,
-  /** Quotes this command sends: one per row to send by `plan --out` (none with --no-quote); `run` sends none. */
+  /** Quotes this command sends: one per corridor, method and fee band of the rows to send by `plan --out` (none with --no-quote); `run` sends none. */
   quotes: count.default(0),
   /** One upload-url per distinct document content (sha256) among the rows to send, once per batch. */
   uploadUrls: count.default(0),
@@ -125,7 +125,7 @@ export type RequestCost = z.infer<typeof RequestCostSchema>;
 
 export interface PlanOptions {
   allowPartial: boolean;
-  /** This command quotes each row to send (`plan --out` without --no-quote): the quotes are in its cost. */
+  /** This command quotes the rows to send (`plan --out` without --no-quote), once per corridor, method and fee band: the quotes are in its cost. */
   quoteRows?: boolean;
   mergeDocuments: boolean;
   usage?: UsageReport;
@@ -221,7 +221,14 @@ function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
 export function requestCost(
   rows: readonly { payout: PayoutRow; settling: boolean }[],
   sha256Of: (path: string) => string | undefined,
-  o: { preflight: number; quoteRows?: boolean; mergeDocuments: boolean; usage?: UsageReport; swaps?: number },
+  o: {
+    preflight: number;
+    quoteRows?: boolean;
+    quoteGroups?: ReadonlyMap<number, string>;
+    mergeDocuments: boolean;
+    usage?: UsageReport;
+    swaps?: number;
+  },
 ): RequestCost {
   const contents = new Set<string>();
   let patches = 0;
@@ -235,7 +242,9 @@ export function requestCost(
       if (digests.length > 1) patches++;
     }
   }
-  const [quotes, uploads, u, swapRequests] = [o.quoteRows ? rows.length : 0, contents.size, o.usage, 4 * (o.swaps ?? 0)];
+  // one quote per corridor, method and fee band (preflight's quoteGroups), never per row
+  const quotes = o.quoteRows ? new Set(rows.map(({ payout: p }) => o.quoteGroups?.get(p.rowNumber) ?? `row ${p.rowNumber}`)).size : 0;
+  const [uploads, u, swapRequests] = [contents.size, o.usage, 4 * (o.swaps ?? 0)];
   return {
     estimate: o.preflight + quotes + uploads + rows.length + patches + swapRequests,
     ...{ preflight: o.preflight, quotes, uploadUrls: uploads, storagePuts: uploads, initiates: rows.length, patches, swapRequests },
@@ -247,7 +256,7 @@ export function requestCost(
 export function requestKindsText(r: RequestCost): string {
   const kinds: [number, string][] = [
     [r.preflight, 'preflight'],
-    [r.quotes, 'quote'],
+    [r.quotes, 'quote (one per corridor, method and fee band: rates indicative, not locked)'],
     [r.uploadUrls, 'upload-url'],
     [r.initiates, 'initiate'],
     [r.patches, 'PATCH documents'],
@@ -572,7 +581,12 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
   const { currencies, shortfall, marginShort } = currencyPlans(taken.used, taken.wanted, wallets);
   const swaps = fundedBySwaps ? funding.swaps.length : 0;
-  const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, { ...o, preflight: pf.requests, swaps });
+  const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, {
+    ...o,
+    preflight: pf.requests,
+    quoteGroups: pf.quoteGroups,
+    swaps,
+  });
   const notSent = new Map<number, LeftOut>([...rows.held, ...taken.leftOut, ...rows.elsewhere]);
   return {
     batchId: batch.identity.batchId,

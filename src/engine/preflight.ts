@@ -42,6 +42,12 @@ export interface PreflightResult {
   estimatedFees: Map<number, DecT>;
   /** Rows whose fee is not known before sending (a fee shape we cannot read): the service's answer decides. */
   feesUnknown: Set<number>;
+  /**
+   * Per row, what its quote depends on: corridor, method and the fee band of its amount (a
+   * tiered fee's tier; an unreadable fee shape, the amount itself). `plan --out` quotes once per
+   * group, not per row (plan-command.ts planRows).
+   */
+  quoteGroups: Map<number, string>;
   warnings: string[];
   requests: number;
   /**
@@ -85,6 +91,16 @@ export function methodFee(m: PaymentMethodAnswer, amount: DecT, sourceCurrency: 
     fee = fee.dividedBy(rate);
   }
   return roundTo(fee, sourceCurrency);
+}
+
+/** The fee band of an amount: one for a flat fee, the tier of a tiered one, the amount itself when the shape is unknown. */
+function feeBand(m: PaymentMethodAnswer, amount: DecT): string {
+  if (m.fee.kind === 'flat') return 'flat';
+  if (m.fee.kind === 'tiered') {
+    const tier = tierOf(m.fee, amount);
+    return tier ? `tier ${m.fee.tiers.indexOf(tier)}` : `amount ${amount.toFixed()}`;
+  }
+  return `amount ${amount.toFixed()}`;
 }
 
 /** Whether a method's fee is converted from another currency at a rate (an estimate, see methodFee). */
@@ -291,10 +307,11 @@ function checkRows(
   countries: Map<string, CountryAnswer>,
   corridors: Map<string, CorridorInfo>,
   now: Date,
-): Pick<PreflightResult, 'rowIssues' | 'estimatedFees' | 'feesUnknown' | 'warnings'> {
+): Pick<PreflightResult, 'rowIssues' | 'estimatedFees' | 'feesUnknown' | 'quoteGroups' | 'warnings'> {
   const rowIssues = new Map<number, RowIssue>();
   const estimatedFees = new Map<number, DecT>();
   const feesUnknown = new Set<number>();
+  const quoteGroups = new Map<number, string>();
   const warnings: string[] = [];
   const noted = new Set<string>();
   const closed = new Map<string, CountryAnswer>();
@@ -340,6 +357,7 @@ function checkRows(
       });
       continue;
     }
+    quoteGroups.set(rowNumber, `${corridorKey(p)} ${p.method} ${feeBand(m, p.sourceAmount)}`);
     const fee = methodFee(m, p.sourceAmount, p.sourceCurrency, c.rate ? new Dec(c.rate) : undefined);
     if (fee === undefined) {
       feesUnknown.add(rowNumber);
@@ -363,7 +381,7 @@ function checkRows(
     warnings.unshift(
       `outside trading hours now: ${rowsText(closedRows)}, whose payouts wait for the next window: ${[...closed.values()].map(tradingHours).join('; ')}`,
     );
-  return { rowIssues, estimatedFees, feesUnknown, warnings };
+  return { rowIssues, estimatedFees, feesUnknown, quoteGroups, warnings };
 }
 
 /** "10 rows (rows 3, 7, 12 and 7 more)", "1 row (row 4)" */

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { SwapAnswer } from '../client/answers.ts';
 import type { SwapSnapshot } from '../journal/rows.ts';
-import { Dec, formatAmount, formatAmountIn, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
+import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 
 // (session.ts and tie-out.ts name these from here)
@@ -54,7 +54,7 @@ export function swapReference(batchId: string, currency: string): string {
 /** The swap as the service answered it (create, list or get), as the journal keeps it: amounts as exact decimal text. */
 export function swapSnapshotOf(a: SwapAnswer): SwapSnapshot {
   const amount = (v: ApiAmount | undefined, currency: string | undefined) =>
-    v === undefined ? undefined : formatAmountIn(fromApi(v), currency);
+    v === undefined ? undefined : amountText(fromApi(v), currency);
   const s: SwapSnapshot = {
     id: a.id,
     payoutRef: a.payoutRef,

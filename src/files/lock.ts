@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { serialised } from './queue.ts';
+import { sleep } from '../sleep.ts';
 
 export interface LockOwner {
   pid: number;
@@ -163,8 +164,6 @@ export function myStart(): { pidStart?: string } {
   const s = pidStartOf(process.pid);
   return s === undefined ? {} : { pidStart: s };
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function ownerRecord(purpose: string | undefined): LockOwner {
   return {

@@ -1,77 +1,22 @@
-// Reading a batch file: CSV (streamed) or Excel (excel.ts), to rows keyed by the file's own
-// headers, with the mapping of those headers to the payout columns. No validation happens here.
-//
-// CSV, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records.
-// Memory stays flat however long the file: only the records of the last chunk read are held, and
-// no record longer than MAX_RECORD_BYTES (csv-parse's max_record_size): memory would otherwise
-// grow with the longest line (a 50 MB line took ~510 MB of RSS), and such a record is almost
-// always a quote left open that swallows the rest of the file.
-import { createReadStream } from 'node:fs';
-import { open, readFile, stat } from 'node:fs/promises';
+// Reading a batch file, to rows keyed by the file's own headers, with the mapping of those headers
+// to the payout columns. No validation happens here. One reader per format (reader.ts BatchReader):
+// a new format is one file and one entry in READERS. The format is found by content, never by
+// name alone: each reader in turn says whether the first bytes are its format.
+import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { parse, CsvError } from 'csv-parse';
-import iconv from 'iconv-lite';
 import { InputError, type Refuse } from './errors.ts';
-import { detectDelimiter, detectEncoding, parseEncodingName, sepLine, sniffKind, type Delimiter, type TextEncoding } from './detect.ts';
-import { checkWorkbookFileSize } from './zip-guard.ts';
-import { shapeRows, type ShapedRows, type SourceRecord } from './rows.ts';
-import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './limits.ts';
+import { csvReader } from './csv-reader.ts';
+import { excelReader } from './excel-reader.ts';
+import { fileSize, type BatchReader, type BatchSource, type ReadOptions } from './reader.ts';
 
 export { InputError } from './errors.ts';
 export type { RawRow } from './rows.ts';
+export type { BatchSource, ReadOptions } from './reader.ts';
 
-export interface ReadOptions {
-  /** CSV only: utf-8, utf-16le, utf-16be or windows-1252 (aliases such as cp1252 and latin1 accepted). */
-  encoding?: string;
-  /** Excel only: the sheet to read (default: the first). */
-  sheet?: string;
-}
-
-export interface BatchSource extends ShapedRows {
-  /** The path as given. */
-  file: string;
-  format: 'csv' | 'xlsx' | 'xls';
-  /** CSV: the encoding read and how it was chosen. */
-  encoding?: TextEncoding;
-  encodingDetectedBy?: string;
-  delimiter?: Delimiter;
-  /** Excel: the sheet read, and all sheets of the workbook. */
-  sheet?: string;
-  sheets?: string[];
-  /** Releases the file when `rows` is not read to the end. */
-  /** A function property, not a method: callers take it out of the source and call it later. */
-  close: () => Promise<void>;
-}
+/** The readers, asked in this order: a workbook's magic bytes before text. */
+const READERS: readonly BatchReader[] = [excelReader, csvReader];
 
 const HEAD_BYTES = 1024 * 1024;
-
-/** The size of a file to read; refused when it is missing, a folder (not `what`), unreadable or empty. */
-export async function fileSize(file: string, what: string, refuse: Refuse): Promise<number> {
-  let st;
-  try {
-    st = await stat(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw refuse('FILE_NOT_FOUND', `${file}: no such file.`);
-    throw refuse('UNREADABLE', `${file}: cannot read the file (${code ?? (e as Error).message}).`);
-  }
-  if (st.isDirectory()) throw refuse('UNREADABLE', `${file}: is a folder, not ${what}.`);
-  if (st.size === 0) throw refuse('EMPTY_FILE', `${file}: the file is empty (0 bytes).`);
-  return st.size;
-}
-
-/** The --encoding of a CSV (undefined: detect it); refused when --encoding or --sheet does not apply to a file of this kind. */
-export function encodingOption(file: string, kind: 'csv' | 'xlsx' | 'xls', o: ReadOptions, refuse: Refuse): TextEncoding | undefined {
-  if (kind !== 'csv') {
-    if (o.encoding) throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
-    return undefined;
-  }
-  if (o.sheet !== undefined) throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
-  const encoding = o.encoding ? parseEncodingName(o.encoding) : undefined;
-  if (o.encoding && !encoding)
-    throw refuse('ENCODING', `unknown --encoding "${o.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);
-  return encoding;
-}
 
 /** Opens a batch file. Throws InputError for a file that cannot be used (exit code 2). */
 export async function readBatch(file: string, options: ReadOptions = {}): Promise<BatchSource> {
@@ -90,139 +35,12 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
     throw refuse('UNREADABLE', `${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
   }
 
-  const kind = sniffKind(head);
+  const found = READERS.map((reader) => ({ reader, format: reader.formatOf(head) })).find((r) => r.format !== undefined);
+  if (!found?.format) {
+    throw refuse('UNSUPPORTED_FORMAT', `${file}: not a CSV or Excel file (it holds binary data). Save the batch as CSV (UTF-8) or .xlsx.`);
+  }
   const ext = extname(file).toLowerCase();
-  if (kind === 'binary') {
-    throw new InputError(
-      'UNSUPPORTED_FORMAT',
-      file,
-      `${file}: not a CSV or Excel file (it holds binary data). Save the batch as CSV (UTF-8) or .xlsx.`,
-    );
-  }
-  if ((ext === '.xlsx' || ext === '.xls') && kind === 'csv') {
-    throw new InputError(
-      'UNSUPPORTED_FORMAT',
-      file,
-      `${file}: named ${ext} but not an Excel workbook; is it a CSV renamed? Rename it .csv or save it again from Excel.`,
-    );
-  }
-  const encoding = encodingOption(file, kind, options, refuse);
-
-  if (kind === 'xlsx' || kind === 'xls') {
-    checkWorkbookFileSize(file, size); // before reading it whole
-    let buf: Buffer;
-    try {
-      buf = await readFile(file);
-    } catch (e) {
-      throw new InputError('UNREADABLE', file, `${file}: cannot read the file (${(e as Error).message}).`);
-    }
-    const { openExcel } = await import('./excel.ts');
-    const x = await openExcel(buf, file, options.sheet);
-    return { file, format: kind, sheet: x.sheet, sheets: x.sheets, ...(await shapeRows(file, x.records)), close: async () => {} };
-  }
-
-  const csv = openCsv(file, head, encoding);
-  const { encoding: read, encodingDetectedBy, delimiter } = csv;
-  const shaped = await shapeRows(file, csv.records);
-  return { file, format: 'csv', encoding: read, encodingDetectedBy, delimiter, ...shaped, close: async () => csv.close() };
-}
-
-/**
- * Bytes read at a time. csv-parse turns a whole chunk into records at once; the smaller the chunk,
- * the sooner those records are used and dropped (young, not promoted to V8's old space).
- */
-const READ_CHUNK = 64 * 1024;
-
-/**
- * Opens a CSV for streaming. `head` is the first bytes of the file (up to 1 MiB), used to detect
- * the encoding (unless given) and the delimiter. Row numbers count records, not lines: a record
- * whose quoted cell spans several lines is one row, as a spreadsheet shows it.
- */
-function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
-  const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
-  const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
-  let input: NodeJS.ReadableStream = fileStream;
-  if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
-
-  const parser = parse({
-    delimiter,
-    bom: true,
-    relax_column_count: true,
-    relax_quotes: true,
-    skip_empty_lines: false,
-    record_delimiter: ['\r\n', '\n', '\r'],
-    from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
-    encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
-    max_record_size: MAX_RECORD_BYTES,
-    // Past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by
-    // max_record_size: csv-parse has no limit of its own on the cells, and a line of millions of
-    // delimiters (no cell characters for the size limit to count) became as many empty cells.
-    ignore_last_delimiters: MAX_RECORD_CELLS + 1,
-  });
-  fileStream.on('error', (e) => parser.destroy(e));
-  input.pipe(parser);
-
-  const close = () => {
-    fileStream.destroy();
-    parser.destroy();
-  };
-  const refusal = csvRefusals(file, delimiter);
-  async function* records(): AsyncGenerator<SourceRecord> {
-    let rowNumber = 0;
-    try {
-      for await (const values of parser as AsyncIterable<string[]>) {
-        if (values.length > MAX_RECORD_CELLS) throw refusal.tooWide(rowNumber + 1);
-        yield { rowNumber: ++rowNumber, values };
-      }
-    } catch (e) {
-      throw refusal.of(e, rowNumber);
-    } finally {
-      close();
-    }
-  }
-  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records: records(), close };
-}
-
-/** The encoding (given or detected), the delimiter, and whether an Excel "sep=;" line comes first. */
-export function csvLayout(head: Buffer, encoding?: TextEncoding) {
-  const found = detectEncoding(head);
-  const detected = encoding ? { encoding, bomBytes: found.encoding === encoding ? found.bomBytes : 0, detectedBy: '--encoding' } : found;
-  // UTF-8 as the file stream reads it, without iconv-lite: most files never load its tables.
-  const sampleText =
-    detected.encoding === 'utf-8'
-      ? new TextDecoder('utf-8').decode(head.subarray(detected.bomBytes))
-      : iconv.decode(head.subarray(detected.bomBytes), detected.encoding, { stripBOM: true });
-  const sep = sepLine(sampleText);
-  return { detected, delimiter: sep ?? detectDelimiter(sampleText), sepLineFirst: sep !== undefined };
-}
-
-/** The InputErrors a CSV read ends with, naming the file and its delimiter. */
-function csvRefusals(file: string, delimiter: Delimiter) {
-  const tooLong = (row: number) =>
-    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
-  const tooWide = (row: number) =>
-    new InputError(
-      'MALFORMED_CSV',
-      file,
-      `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
-      row,
-    );
-  /** csv-parse's error (or the file's) as the InputError the user is shown; `rowNumber`: records read so far. */
-  const of = (e: unknown, rowNumber: number): InputError => {
-    if (e instanceof InputError) return e;
-    if (e instanceof CsvError && e.code === 'CSV_MAX_RECORD_SIZE') {
-      // csv-parse counts the records it has given, which may be more than those read yet
-      const { records, index } = e as CsvError & { records?: number; index?: number };
-      const row = Math.max(rowNumber, records ?? 0) + 1;
-      // in the cell past the last one: the delimiters of a too wide record made it too long
-      return index === MAX_RECORD_CELLS ? tooWide(row) : tooLong(row);
-    }
-    if (e instanceof CsvError) {
-      const line = (e as CsvError & { lines?: number }).lines;
-      const why = e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '');
-      return new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${why}`, rowNumber + 1);
-    }
-    return new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
-  };
-  return { tooWide, of };
+  const owner = READERS.find((r) => r !== found.reader && r.ownExtensions?.extensions.includes(ext));
+  if (owner) throw refuse('UNSUPPORTED_FORMAT', owner.ownExtensions!.misnamed(file, ext));
+  return found.reader.open({ file, head, size, format: found.format, options, refuse });
 }

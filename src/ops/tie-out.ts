@@ -9,7 +9,7 @@
 // source wallet and its credit in the destination wallet (spec §6: a swap emits both), counted
 // apart from payouts. Money is exact (decimal.js); amounts leave as decimal strings with the
 // currency's minor units, never rounded.
-import { Dec, minorUnits } from '../money.ts';
+import { amountText, Dec } from '../money.ts';
 import { isFailedAfterCreation } from '../journal/rows.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
 import type { SwapSnapshot } from '../engine/swap.ts';
@@ -166,11 +166,7 @@ const untilTime = (iso: string | undefined): number | undefined => {
 };
 
 /** Decimal text with the currency's minor units ("-102.10"), never rounded: more decimals than that are kept. */
-const money = (d: Dec, currency?: string): string => {
-  const v = d.isZero() ? d.abs() : d;
-  const units = currency ? minorUnits(currency) : undefined;
-  return units !== undefined && v.decimalPlaces() <= units ? v.toFixed(units) : v.toFixed();
-};
+const money = (d: Dec, currency?: string): string => amountText(d, currency, { exact: true });
 
 /** A payout's movements as the report shows them. */
 const shown = (m: { debit: Dec; refund: Dec; ids: string[] }, currency: string | undefined) => ({

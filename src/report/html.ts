@@ -8,6 +8,7 @@ import { safe, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import type { ApprovalsInput, PlanView, ResultsView } from './model.ts';
 import { groupThousands } from '../money.ts';
+import { plural } from '../text.ts';
 
 // The program's own text, no value in it: the tag leaves it as written.
 const CSS = safe`
@@ -80,7 +81,6 @@ const kv = (label: string, field: string, value: string | number | undefined, mo
 /** A count's row of a key-value table; none when the count is not known. */
 const countRow = (label: string, field: string, value: number | undefined) =>
   value === undefined ? '' : safe`<tr><th>${label}</th>${count(field, value)}</tr>`;
-const plural = (n: number, word: string) => `${groupThousands(String(n))} ${word}${n === 1 ? '' : 's'}`;
 
 // ---------------------------------------------------------------- plan
 
@@ -246,10 +246,10 @@ function invalidSection(v: PlanView): SafeHtml {
 
 function payeesSection(payees: NonNullable<PlanView['payees']>): SafeHtml {
   if (!payees.length) return safe`<section><h2>Payees</h2><p data-section="payees">None: no row to send.</p></section>`;
-  return safe`<section><h2>Payees: every row to send</h2><table data-section="payees"><colgroup><col style="width:6%"><col style="width:16%"><col><col style="width:15%"><col style="width:20%"><col style="width:15%"></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary</th><th>Account</th><th>Method</th><th class="num">Amount</th></tr></thead><tbody>${payees.map(
+  return safe`<section><h2>Payees: every row to send</h2><table data-section="payees"><colgroup><col style="width:6%"><col style="width:12%"><col><col style="width:14%"><col style="width:20%"><col style="width:17%"></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary, paid in</th><th>Account</th><th>Method</th><th class="num">Amount</th></tr></thead><tbody>${payees.map(
     (p) =>
-      safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary}</td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td>${money('amount', p.amount)}</tr>`,
-  )}</tbody></table><p class="note">What each initiate body pays (account numbers masked); the body, beneficiary included, and each document's bytes are what an approval signs.</p></section>`;
+      safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary} <span data-field="destination">(${p.destination})</span></td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td><td class="num" data-field="amount" data-value="${p.amount}" data-currency="${p.currency}">${p.currency} ${groupThousands(p.amount)}</td></tr>`,
+  )}</tbody></table><p class="note">What each initiate body pays, in its source currency, and the destination currency and country (account numbers masked); the body, beneficiary included, and each document's bytes are what an approval signs.</p></section>`;
 }
 
 function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml {

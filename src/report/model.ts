@@ -2,7 +2,7 @@
 // a plan file, a batch file read offline, or a results file. Plain data with money as exact
 // decimal strings; html.ts only lays it out. Nothing here talks to the service.
 import { basename } from 'node:path';
-import { Dec, formatAmount, formatAmountIn, type Dec as DecT } from '../money.ts';
+import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
 import { matchHeader, type CanonicalField } from '../input/columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/plan.ts';
@@ -94,8 +94,8 @@ export interface PlanView {
     createdAt?: string;
   };
   totals: PlanTotal[];
-  /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes). */
-  payees?: Payee[];
+  /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
+  payees?: (Payee & { destination: string })[];
   byMethod: { method: string; currency: string; rows: number; amount: string }[];
   corridors: CorridorView[];
   warnings: string[];
@@ -294,7 +294,10 @@ export function planViewOfPlan(
       createdAt: o.createdAt,
     },
     totals,
-    payees: (o.quotes ?? []).map(payeeOf),
+    payees: (o.quotes ?? []).map((r) => ({
+      ...payeeOf(r),
+      destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}`,
+    })),
     byMethod,
     corridors,
     warnings: [...plan.warnings, ...(o.offline?.warnings ?? [])],
@@ -493,9 +496,9 @@ function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => 
       group: g.group,
       currency: g.currency,
       rows: g.rows,
-      amount: formatAmountIn(g.amount, g.currency),
-      ...(g.total ? { total: formatAmountIn(g.total, g.currency) } : {}),
-      ...(g.refunded ? { refunded: formatAmountIn(g.refunded, g.currency) } : {}),
+      amount: amountText(g.amount, g.currency),
+      ...(g.total ? { total: amountText(g.total, g.currency) } : {}),
+      ...(g.refunded ? { refunded: amountText(g.refunded, g.currency) } : {}),
     }));
 }
 
@@ -509,7 +512,7 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
 function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<ActionRow, 'amount' | 'currency'> {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
   const d = readAmount(cell(r, 'sourceAmount'));
-  return { amount: d !== undefined ? formatAmountIn(d, currency) : cell(r, 'sourceAmount'), currency };
+  return { amount: d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount'), currency };
 }
 
 /** The row of the action list, when the row needs one. */
@@ -592,7 +595,7 @@ function swapOfTieOut(w: NonNullable<TieOutSummary['swaps']>[number]): SwapLine 
     reference: w.reference,
     id: w.id,
     status: w.status ?? '',
-    sourceAmount: debit && formatAmountIn(debit, w.sourceCurrency),
+    sourceAmount: debit && amountText(debit, w.sourceCurrency),
     sourceCurrency: w.sourceCurrency,
     destinationAmount: w.credit,
     destinationCurrency: w.destinationCurrency,

@@ -4,7 +4,7 @@
 // significant digits, which a double cannot hold exactly, stays a text cell and reads back as
 // text. The cell's number format carries the count of decimals, so "1.50" reads back as "1.50",
 // not "1.5".
-import { Dec, groupThousands } from '../money.ts';
+import { atLeastDecimals, Dec, groupThousands } from '../money.ts';
 
 /** A canonical plain decimal: no exponent, no plus sign, no leading zeros. */
 const PLAIN_DECIMAL = /^-?(0|[1-9]\d*)(\.\d+)?$/;
@@ -63,7 +63,7 @@ export function numberText(v: number, z?: string): string {
   const sections = z === undefined ? [] : z.split(';');
   const m = sections.length ? FIXED_FORMAT.exec(sections[0]!) : null;
   const formatDp = m ? (m[2]?.length ?? 0) : 0;
-  const text = d.toFixed(Math.max(formatDp, d.decimalPlaces()));
+  const text = atLeastDecimals(d, formatDp);
   const grouped = m?.[1] !== undefined && sections.length === 2 && sections[1] === `-${sections[0]}`;
   return grouped ? groupThousands(text) : text;
 }

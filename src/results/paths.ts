@@ -6,6 +6,8 @@
 //   payroll.results.retry-1.csv → payroll.results.retry-2.csv
 //   --results FILE              → FILE; its extension decides the format (.csv/.tsv/.txt or .xlsx)
 //
+// The formats and their extensions are the writers' (formats.ts RESULTS_WRITERS).
+//
 // A batch's name alone decides its results file, whatever is on disk: running the same batch
 // again (resume after a crash) updates the same results file. A results file being retried gets
 // the first retry-N past every retry-N of the same base already in its folder, so a second retry
@@ -16,12 +18,12 @@
 // the next retry takes the same number.
 import { readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import type { BatchFormat } from '../input/reader.ts';
 import { ResultsError } from './errors.ts';
+import { RESULTS_WRITERS } from './formats.ts';
+import type { ResultsFormat } from './types.ts';
 
-export type ResultsFormat = 'csv' | 'xlsx';
-
-const CSV_EXTS = new Set(['.csv', '.tsv', '.txt']);
-const EXCEL_EXTS = new Set(['.xlsx', '.xls', '.xlsm']);
+export type { ResultsFormat } from './types.ts';
 
 export function resultsPathFor(
   batchFile: string,
@@ -30,19 +32,19 @@ export function resultsPathFor(
    * inputFormat: the batch's format as its reader found it (readBatch sniffs the content: a .csv
    * that is really a workbook is Excel). Defaults to the format the extension suggests.
    */
-  options: { inputFormat?: 'csv' | 'xlsx' | 'xls' } = {},
+  options: { inputFormat?: BatchFormat } = {},
 ): { path: string; format: ResultsFormat } {
   if (override !== undefined) {
     const ext = extname(override).toLowerCase();
-    let format: ResultsFormat;
-    if (CSV_EXTS.has(ext)) format = 'csv';
-    else if (ext === '.xlsx') format = 'xlsx';
-    else {
-      const hint = ext === '.xls' || ext === '.xlsm' ? ' (results are written as .xlsx)' : '';
+    const writer = RESULTS_WRITERS.find((w) => w.extensions.includes(ext));
+    if (!writer) {
+      const instead = RESULTS_WRITERS.find((w) => w.forBatches.extensions.includes(ext));
+      const hint = instead ? ` (results are written as ${instead.extensions[0]})` : '';
+      const names = RESULTS_WRITERS.map((w) => w.extensions[0]).join(' or ');
       throw new ResultsError(
         'BAD_RESULTS_PATH',
         override,
-        `--results ${override}: name the results file .csv or .xlsx${hint}; the extension decides the format.`,
+        `--results ${override}: name the results file ${names}${hint}; the extension decides the format.`,
       );
     }
     if (resolve(override) === resolve(batchFile)) {
@@ -52,13 +54,16 @@ export function resultsPathFor(
         `--results ${override}: that is the batch file itself; choose another name so the batch is not overwritten.`,
       );
     }
-    return { path: override, format };
+    return { path: override, format: writer.format };
   }
   const ext = extname(batchFile);
   const lower = ext.toLowerCase();
-  const excel = options.inputFormat ? options.inputFormat !== 'csv' : EXCEL_EXTS.has(lower);
-  const format: ResultsFormat = excel ? 'xlsx' : 'csv';
-  const outExt = excel ? '.xlsx' : CSV_EXTS.has(lower) ? ext : '.csv';
+  const { inputFormat } = options;
+  const writer =
+    RESULTS_WRITERS.find((w) => (inputFormat ? w.forBatches.formats.includes(inputFormat) : w.forBatches.extensions.includes(lower))) ??
+    RESULTS_WRITERS[0]!;
+  const { format } = writer;
+  const outExt = writer.extensions.includes(lower) ? ext : writer.extensions[0]!;
   const stem = basename(batchFile, ext);
   const dir = dirname(batchFile);
   const m = /^(.*)\.results(?:\.retry-(\d+))?$/i.exec(stem);
@@ -85,7 +90,8 @@ function highestRetry(dir: string, base: string): number {
     const lower = name.toLowerCase();
     if (!lower.startsWith(prefix)) continue;
     const r = /^(\d+)(\.[^.]*)?$/.exec(lower.slice(prefix.length));
-    if (r && (r[2] === undefined || CSV_EXTS.has(r[2]) || EXCEL_EXTS.has(r[2]))) highest = Math.max(highest, Number(r[1]));
+    if (r && (r[2] === undefined || RESULTS_WRITERS.some((w) => w.extensions.includes(r[2]!) || w.forBatches.extensions.includes(r[2]!))))
+      highest = Math.max(highest, Number(r[1]));
   }
   return highest;
 }

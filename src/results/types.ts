@@ -1,6 +1,9 @@
 import type { ResultColumn } from './columns.ts';
-import type { ResultsFormat } from './paths.ts';
+import type { BatchFormat } from '../input/reader.ts';
 import type { SwapLine } from './swaps.ts';
+
+/** The formats a results file is written in (formats.ts registers a writer for each). */
+export type ResultsFormat = 'csv' | 'xlsx';
 
 /** Numbers as exact decimal strings; documentUrls '; '-joined. An empty cell reads back as absent. */
 export type ResultValues = Partial<Record<ResultColumn, string>>;
@@ -31,4 +34,15 @@ export interface ResultsTable {
 export interface ResultsSource extends Omit<ResultsTable, 'rows'> {
   rows: readonly Pick<ResultRow, 'rowNumber' | 'cells'>[];
   resultAt: (index: number) => ResultValues;
+}
+
+/** One results format: its file, and which results files and batches it is chosen for (paths.ts). */
+export interface ResultsWriter {
+  format: ResultsFormat;
+  /** The extensions of a results file of this format (--results); the first is the one written by default. */
+  extensions: readonly string[];
+  /** The batches whose results are written in this format: by the format read, or (unread) by extension. */
+  forBatches: { formats: readonly BatchFormat[]; extensions: readonly string[] };
+  /** The whole file. */
+  bytes(table: ResultsTable): string | Uint8Array;
 }

@@ -2,10 +2,15 @@
 // `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
 import { z } from 'zod';
 import type { ServiceHeaderNames } from '../interface/http.ts';
-import { ROUTE_NAMES, type RouteName } from './routes/index.ts';
-import type { SandboxState } from './persist.ts';
 
-export type { RouteName };
+/** Names of the routes (routes/index.ts names each route with one), for fault targeting and the request log; 'unknown' for a path no route matches. */
+// prettier-ignore
+export const ROUTE_NAMES = [
+  'quote', 'initiate', 'getPayout', 'listPayouts', 'patchDocuments', 'uploadUrl', 'swap', 'listSwaps', 'getSwap',
+  'pairs', 'togglePair', 'methods', 'wallets', 'registerWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook',
+  'deleteWebhook', 'countries', 'transactions', 'storagePut', 'storageGet', 'control', 'unknown',
+] as const;
+export type RouteName = (typeof ROUTE_NAMES)[number];
 
 const probability = z.number().min(0).max(1);
 /** What a gateway or proxy answers in the service's place: a 4xx or 5xx. */
@@ -168,3 +173,32 @@ export interface LocalSandbox {
   /** The state a later sandbox can go on from (SandboxOptions.state). */
   snapshot(): SandboxState;
 }
+
+// ---------------------------------------------------------------- the state a sandbox keeps between processes (persist.ts)
+
+export const STATE_VERSION = 1;
+
+const Entries = z.array(z.record(z.string(), z.unknown()));
+
+/** The state file's shape; records are the store's own, amounts as decimal strings. */
+export const SandboxStateSchema = z.object({
+  v: z.literal(STATE_VERSION),
+  hosts: z.array(z.string()),
+  wallets: z.array(z.object({ walletId: z.string(), balance: z.string() })),
+  pairs: z.array(z.object({ currencyPairId: z.string(), rate: z.string(), enabled: z.boolean() })),
+  payouts: Entries,
+  swaps: Entries,
+  transactions: Entries,
+  idempotency: z.array(z.object({ slot: z.string(), fingerprint: z.string(), recordId: z.string() })),
+  documents: z.array(
+    z.object({
+      uploadToken: z.string(),
+      documentToken: z.string(),
+      businessId: z.string(),
+      contentType: z.enum(['application/pdf', 'image/jpeg', 'image/png']),
+      expiresAt: z.number(),
+      uploaded: z.object({ base64: z.string(), at: z.string() }).optional(),
+    }),
+  ),
+});
+export type SandboxState = z.infer<typeof SandboxStateSchema>;

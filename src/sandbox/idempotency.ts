@@ -9,7 +9,7 @@
 //   fix the body and send it again under the same key;
 // - stored keys do not expire during the life of the sandbox.
 import { IDEMPOTENCY_KEY_HEADER } from '../interface/http.ts';
-import { header, type Request } from './context.ts';
+import { header, type Request } from './request.ts';
 import { apiError, type Reply } from './errors.ts';
 
 /** JSON text with object keys sorted at every level: equal for semantically equal bodies. */

@@ -24,7 +24,7 @@ import { Webhooks } from './webhooks.ts';
 export type * from './contract.ts';
 export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from './seed.ts';
 export type { Seed } from './seed.ts';
-export { SandboxStateSchema } from './persist.ts';
+export { SandboxStateSchema } from './contract.ts';
 
 /**
  * Starts a sandbox. Throws (before listening) on an invalid seed (SeedError), fault configuration

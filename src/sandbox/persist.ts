@@ -8,39 +8,12 @@
 //
 // documentUrls name the host the sandbox listened on, which changes at every start: a restored
 // sandbox accepts the URLs it issued under each of its earlier hosts (Storage.formerHosts).
-import { z } from 'zod';
 import type { PayoutStatus } from '../interface/codes.ts';
 import { Dec } from '../money.ts';
+import { STATE_VERSION, type SandboxState } from './contract.ts';
 import type { Sandbox } from './context.ts';
 import type { StoredFile } from './storage.ts';
 import type { PayoutRec, SwapRec, TransactionRec } from './store.ts';
-
-const STATE_VERSION = 1;
-
-const Entries = z.array(z.record(z.string(), z.unknown()));
-
-/** The state file's shape; records are the store's own, amounts as decimal strings. */
-export const SandboxStateSchema = z.object({
-  v: z.literal(STATE_VERSION),
-  hosts: z.array(z.string()),
-  wallets: z.array(z.object({ walletId: z.string(), balance: z.string() })),
-  pairs: z.array(z.object({ currencyPairId: z.string(), rate: z.string(), enabled: z.boolean() })),
-  payouts: Entries,
-  swaps: Entries,
-  transactions: Entries,
-  idempotency: z.array(z.object({ slot: z.string(), fingerprint: z.string(), recordId: z.string() })),
-  documents: z.array(
-    z.object({
-      uploadToken: z.string(),
-      documentToken: z.string(),
-      businessId: z.string(),
-      contentType: z.enum(['application/pdf', 'image/jpeg', 'image/png']),
-      expiresAt: z.number(),
-      uploaded: z.object({ base64: z.string(), at: z.string() }).optional(),
-    }),
-  ),
-});
-export type SandboxState = z.infer<typeof SandboxStateSchema>;
 
 /** The sandbox's state now (Dec amounts become strings through their toJSON). */
 export function snapshotState(sb: Sandbox): SandboxState {

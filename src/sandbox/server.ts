@@ -8,13 +8,15 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { MAX_DOCUMENT_BYTES } from '../interface/codes.ts';
 import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../interface/http.ts';
 import type { RequestLogEntry } from './contract.ts';
-import { header, type Request, type Route, type Sandbox } from './context.ts';
+import type { Route, Sandbox } from './context.ts';
+import { header, type Request } from './request.ts';
 import { ApiError, apiError, forbidden, unauthorized, type Reply } from './errors.ts';
 import type { LimitVerdict } from './limits.ts';
 import { gatewayReply } from './faults.ts';
 import { matchRoute } from './routes/index.ts';
 import { variantReply } from './shapes.ts';
 import type { Business } from './store.ts';
+import { sleep } from '../sleep.ts';
 
 /** Bodies of the API routes are small JSON; reading: above 1 MB is 413 PAYLOAD_TOO_LARGE. */
 const API_BODY_LIMIT = 1024 * 1024;
@@ -50,8 +52,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<{ buf: Buffer; s
     req.on('aborted', () => resolve({ buf: Buffer.alloc(0), size, aborted: true }));
   });
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 export interface ServerDeps {
   sb: Sandbox;
@@ -113,7 +113,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         return;
       }
       if ('status' in admitted) return finish(admitted);
-      if (fault.latencyMs) await sleep(fault.latencyMs);
+      if (fault.latencyMs) await sleep(fault.latencyMs, undefined, { unref: true });
       if (fault.spurious429) return finish(tooManyRequests({ limit: 'rate', retryAfterSeconds: 1 }));
       if (fault.errorBeforeEffect !== null) return finish(serverError(fault.errorBeforeEffect));
 

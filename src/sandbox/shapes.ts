@@ -11,7 +11,8 @@
 // The values are the same in both readings; only their shape differs.
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../interface/codes.ts';
 import type { RouteName } from './contract.ts';
-import type { Request, Sandbox } from './context.ts';
+import type { Sandbox } from './context.ts';
+import type { Request } from './request.ts';
 import { ApiError, type Reply } from './errors.ts';
 import { Dec, minorUnits } from '../money.ts';
 import { FIELDS, publishedRow } from './rules.ts';

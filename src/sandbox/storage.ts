@@ -14,11 +14,8 @@
 //   PATCH once its file was uploaded, and only for the business that asked for the upload URL;
 // - a filename with an extension must use one that fits the content type (.pdf; .jpg/.jpeg; .png).
 import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../interface/codes.ts';
-import { API_KEY_HEADER } from '../interface/http.ts';
-import { UploadUrlRequest } from '../interface/schemas.ts';
 import type { Clock } from './clock.ts';
-import { header, type Handler } from './context.ts';
-import { apiError, ok, parseWith, validationError, type Reply } from './errors.ts';
+import { apiError, type Reply } from './errors.ts';
 import { newToken } from './ids.ts';
 
 export const UPLOAD_PATH = '/_storage/uploads/';
@@ -38,7 +35,7 @@ const EXTENSIONS: Record<DocumentContentType, string[]> = {
 };
 
 /** Why a filename does not fit the content type, or undefined when it does. */
-function filenameProblem(filename: string, contentType: DocumentContentType): string | undefined {
+export function filenameProblem(filename: string, contentType: DocumentContentType): string | undefined {
   const dot = filename.lastIndexOf('.');
   if (dot <= 0 || dot === filename.length - 1) return undefined;
   const ext = filename.slice(dot + 1).toLowerCase();
@@ -118,22 +115,3 @@ export class Storage {
     return f;
   }
 }
-
-// ---------------------------------------------------------------- the routes: upload-url (§4.6), the PUT, the owner's GET
-
-/** Reading: answers 200 (the spec names no status; nothing is created at the service yet). */
-export const uploadUrl: Handler = (sb, req) => {
-  const body = parseWith(UploadUrlRequest, req.body);
-  const problem = filenameProblem(body.filename, body.contentType);
-  if (problem) return validationError([{ field: 'filename', message: problem }]);
-  return ok(sb.storage.issue(req.business.id, body.filename, body.contentType));
-};
-
-export const storagePut: Handler = (sb, req) =>
-  sb.storage.put(req.params.token ?? '', header(req.headers, 'content-type'), req.rawBody, req.bodySize);
-
-export const storageGet: Handler = (sb, req) => {
-  const key = header(req.headers, API_KEY_HEADER);
-  const business = key ? sb.store.businessByKey.get(key) : undefined;
-  return sb.storage.get(req.params.token ?? '', business?.id);
-};

@@ -23,15 +23,14 @@ import type { ServiceHeaderNames } from '../interface/http.ts';
 import { WebhookRegisterRequest } from '../interface/schemas.ts';
 import { later, type Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import type { Handler } from './context.ts';
-import { apiError, notFound, ok, parseWith } from './errors.ts';
+import { notFound } from './errors.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 
 /** "The PATCH body: not shown": url, secret and eventTypes, each optional; secret null removes it. */
-const UpdateBody = WebhookRegisterRequest.partial().extend({ secret: z.string().min(1).nullable().optional() });
+export const UpdateBody = WebhookRegisterRequest.partial().extend({ secret: z.string().min(1).nullable().optional() });
 
-interface SubscriptionRec {
+export interface SubscriptionRec {
   id: string;
   businessId: string;
   url: string;
@@ -131,53 +130,3 @@ export class Webhooks {
     for (const a of this.inFlight) a.abort(new Error('sandbox closed'));
   }
 }
-
-// ---------------------------------------------------------------- the subscription routes (§4.13)
-
-export const registerWebhook: Handler = (sb, req) => {
-  const body = parseWith(WebhookRegisterRequest, req.body);
-  const existing = sb.webhooks.subs.get(req.business.id);
-  if (existing) {
-    return apiError(
-      409,
-      'WEBHOOK_ALREADY_REGISTERED',
-      `This business already has a webhook subscription (${existing.id}); PATCH it or delete it first`,
-    );
-  }
-  const now = sb.clock.iso();
-  const s: SubscriptionRec = {
-    id: newId(),
-    businessId: req.business.id,
-    url: body.url,
-    eventTypes: body.eventTypes ?? [],
-    createdAt: now,
-    updatedAt: now,
-    ...(body.secret ? { secret: body.secret } : {}),
-  };
-  sb.webhooks.subs.set(s.businessId, s);
-  return ok(subscriptionView(s), 201);
-};
-
-export const listWebhooks: Handler = (sb, req) => {
-  const s = sb.webhooks.subs.get(req.business.id);
-  return ok({ data: s ? [subscriptionView(s)] : [] });
-};
-
-export const getWebhook: Handler = (sb, req) => ok(subscriptionView(sb.webhooks.find(req.business.id, req.params.id)));
-
-export const updateWebhook: Handler = (sb, req) => {
-  const body = parseWith(UpdateBody, req.body ?? {});
-  const s = sb.webhooks.find(req.business.id, req.params.id);
-  if (body.url !== undefined) s.url = body.url;
-  if (body.secret === null) delete s.secret;
-  else if (body.secret !== undefined) s.secret = body.secret;
-  if (body.eventTypes !== undefined) s.eventTypes = body.eventTypes;
-  s.updatedAt = sb.clock.iso();
-  return ok(subscriptionView(s));
-};
-
-export const deleteWebhook: Handler = (sb, req) => {
-  const s = sb.webhooks.find(req.business.id, req.params.id);
-  sb.webhooks.subs.delete(s.businessId);
-  return ok(subscriptionView(s));
-};

@@ -79,8 +79,8 @@ describe('item 4: the key echoed in an error body', () => {
   it('end to end: a gateway echoing every form of the key to quote, upload-url and initiate: in no file, log or output', async () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     // The gateway answers 400 with the echo to every initiate and upload-url, and to the quote of
-    // row 2 (11.01): so in the run (which quotes nothing) row 1 (with a document) fails at its
-    // upload, rows 2 to 4 at their initiate; `plan --out` fails at row 2's quote. Everything else
+    // every quote: so in the run (which quotes nothing) row 1 (with a document) fails at its
+    // upload, rows 2 to 4 at their initiate; `plan --out` fails at its quotes. Everything else
     // goes to the sandbox.
     const echoed: string[] = [];
     proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -89,8 +89,7 @@ describe('item 4: the key echoed in an error body', () => {
       req.on('end', () => {
         const body = Buffer.concat(chunks);
         const route = req.url!.replace(/\?.*$/, '').split('/').pop()!;
-        const quoteOfRow2 = route === 'quote' && JSON.parse(body.toString()).sourceAmount === 11.01;
-        if (req.method === 'POST' && (route === 'initiate' || route === 'upload-url' || quoteOfRow2)) {
+        if (req.method === 'POST' && (route === 'initiate' || route === 'upload-url' || route === 'quote')) {
           echoed.push(route);
           res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(echoBody(KEY)));
           return;
@@ -136,7 +135,7 @@ describe('item 4: the key echoed in an error body', () => {
     expectNoKey(report.stdout + report.stderr, KEY, 'the output of report');
     // The quote of a plan file: its failure is shown and kept, the key nowhere.
     const plan = await runCli(['plan', 'payroll.csv', '--out', 'p.json', '--base-url', url, '--rate', '100'], { cwd: dir, env });
-    expect(echoed.filter((e) => e === 'quote')).toHaveLength(1);
+    expect(echoed.filter((e) => e === 'quote').length).toBeGreaterThan(0);
     expect(plan.stdout).toMatch(/quote failed on row 3: .*\[redacted\]/);
     expectNoKey(plan.stdout + plan.stderr, KEY, 'the output of plan');
     for (const f of await filesUnder(dir)) expectNoKey(await readFile(f, 'utf8'), KEY, f);

@@ -147,11 +147,13 @@ describe('plan --out, then run --plan', () => {
     const plan = JSON.parse(await readFile(join(dir, 'payroll.plan.json'), 'utf8'));
     expect(plan.rows).toHaveLength(3);
     expect(plan.rows[0].fee).toMatch(/^\d+\.\d\d$/);
+    const quotes = sb!.requestLog().filter((r) => r.route === 'quote').length;
+    expect(quotes).toBe(plan.requests.quotes);
 
     const ok = await run('run', '--plan', 'payroll.plan.json', '--yes', '--json');
     expect(ok.code, ok.stderr).toBe(0);
     expect(initiates(sb!)).toHaveLength(3);
-    expect(sb!.requestLog().filter((r) => r.route === 'quote')).toHaveLength(3); // the plan's, not again
+    expect(sb!.requestLog().filter((r) => r.route === 'quote')).toHaveLength(quotes); // the plan's, not again
   });
 
   it('refuses a plan run at another service account, or whose batch file changed since: exit 3, nothing sent', async () => {

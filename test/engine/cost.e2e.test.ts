@@ -4,7 +4,7 @@ import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { HEADER, ROOT, cleanEnv, generateCsv, runCli, runMain, workDir } from './helpers.ts';
 
@@ -77,14 +77,47 @@ describe('the plan states what the batch costs', () => {
     });
   });
 
-  it('plan --out quotes each row (fees exact) and writes the cost in the plan file', async () => {
+  it('plan --out quotes once per corridor, method and fee band (fees exact) and writes the cost in the plan file', async () => {
     const { dir, run } = await fiveRowsTwoDocuments();
     const planned = await run('plan', 'payroll.csv', '--out', 'payroll.plan.json');
     expect(planned.code, planned.stderr).toBe(0);
-    expect(sent(sb!, 'quote')).toBe(5);
-    expect(planned.stdout).toMatch(/GBP +5 rows .*\(fees exact \(quoted\)\)/);
     const file = JSON.parse(await readFile(join(dir, 'payroll.plan.json'), 'utf8'));
-    expect(file.requests).toMatchObject({ quotes: 5, uploadUrls: 2, storagePuts: 2, initiates: 5, patches: 0 });
+    const quotes = sent(sb!, 'quote');
+    expect(quotes).toBeLessThan(5);
+    expect(file.requests).toMatchObject({ quotes, uploadUrls: 2, storagePuts: 2, initiates: 5, patches: 0 });
+    expect(planned.stdout).toMatch(/GBP +5 rows .*\(fees exact \(quoted\)\)/);
+    expect(planned.stdout).toMatch(/quote \(one per corridor, method and fee band: rates indicative, not locked\)/);
+    // every row still carries its indicative quote: its fee, total and destination amount
+    for (const r of file.rows)
+      expect(r).toMatchObject({ fee: expect.any(String), totalDeductible: expect.any(String), destinationAmount: expect.any(String) });
+  });
+
+  it('plan --out of 200 rows and of 400 costs the same quotes: a quote per corridor, method and band, not per row', async () => {
+    const seed = defaultSeed();
+    for (const b of seed.businesses) b.wallets = b.wallets.map((w) => ({ ...w, balance: '1000000000.00' }));
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, seed });
+    const dir = await workDir('pb-cost-');
+    const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+    // amounts in every SWIFT band (under 2k, 2k to 10k, 10k and above), in the first 200 rows
+    // already; each amount its own, so that no row is a probable duplicate of another
+    const bands = [150, 2500, 12000];
+    const amount = (i: number) => `${bands[i % 3]! + Math.floor(i / 3)}.${String(i % 100).padStart(2, '0')}`;
+    const quotesFor = async (rows: number) => {
+      await writeFile(join(dir, `p${rows}.csv`), generateCsv({ rows, prefix: `Q${rows}`, amount }));
+      const before = sent(sb!, 'quote');
+      const r = await runMain(
+        ['plan', join(dir, `p${rows}.csv`), '--out', join(dir, `p${rows}.plan.json`), '--json', '--base-url', sb!.url, '--rate', '100'],
+        { cwd: dir, env },
+      );
+      expect(r.code, r.stderr + r.stdout.slice(0, 3000)).toBe(0);
+      const file = JSON.parse(await readFile(join(dir, `p${rows}.plan.json`), 'utf8'));
+      expect(file.rows.length).toBe(rows);
+      expect(file.requests.quotes).toBe(sent(sb!, 'quote') - before);
+      return sent(sb!, 'quote') - before;
+    };
+    const [q200, q400] = [await quotesFor(200), await quotesFor(400)];
+    expect(q400).toBe(q200);
+    expect(q200).toBeLessThan(40);
   });
 });
 

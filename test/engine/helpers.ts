@@ -245,6 +245,7 @@ export const preflightOf = (over: Partial<PreflightResult> = {}): PreflightResul
   rowIssues: new Map(),
   estimatedFees: new Map(),
   feesUnknown: new Set(),
+  quoteGroups: new Map(),
   warnings: [],
   requests: 3,
   ...over,

@@ -155,7 +155,7 @@ describe('buildPlan, pure', () => {
 
 describe('what a batch costs, by kind', () => {
   const row = (n: number, documents: string[]): { payout: PayoutRow; settling: boolean } => ({
-    payout: { reference: `R-${n}`, documents } as unknown as PayoutRow,
+    payout: { rowNumber: n, reference: `R-${n}`, documents } as unknown as PayoutRow,
     settling: false,
   });
   // two copies of one invoice under two names: one content, one upload
@@ -186,12 +186,16 @@ describe('what a batch costs, by kind', () => {
     });
   });
 
-  it('plan --out adds a quote per row; a second document adds a PATCH, merged it is one upload of its own', () => {
+  it('plan --out adds a quote per corridor, method and fee band, not per row; a second document adds a PATCH, merged it is one upload of its own', () => {
     const six = [...five, row(7, ['/d/invoice.pdf', '/d/contract.pdf'])];
     const usage = { fingerprint: 'f', month: '2026-11', used: 9_000, quota: 10_000, remaining: 1_000 };
-    expect(requestCost(six, sha256Of, { preflight: 4, quoteRows: true, mergeDocuments: false, usage })).toMatchObject({
-      estimate: 4 + 6 + 2 + 6 + 1,
-      quotes: 6,
+    // rows 2-4 in one group, 5-7 in another: two quotes for six rows
+    const quoteGroups = new Map(
+      [2, 3, 4, 5, 6, 7].map((n) => [n, n < 5 ? 'GBP>GBP@GBR FASTER_PAYMENTS flat' : 'GBP>EUR@DEU SWIFT tier 1']),
+    );
+    expect(requestCost(six, sha256Of, { preflight: 4, quoteRows: true, quoteGroups, mergeDocuments: false, usage })).toMatchObject({
+      estimate: 4 + 2 + 2 + 6 + 1,
+      quotes: 2,
       uploadUrls: 2,
       patches: 1,
       swapRequests: 0,

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchPlan } from '../../src/engine/plan.ts';
+import type { PlanRow } from '../../src/engine/plan-file.ts';
 import { planHtml, resultsHtml } from '../../src/report/html.ts';
 import { planViewOffline, planViewOfPlan, readOfflineBatch, resultsViewOf } from '../../src/report/model.ts';
 import { escapeHtml, safe } from '../../src/report/safe-html.ts';
@@ -253,6 +254,35 @@ describe('plan report', () => {
     expect(doc).toMatch(/data-section="invalid">.*<tr data-row="4">/);
     expect(doc).toContain('<p data-field="no-approvals">No approvals recorded</p>');
     expect(doc).toContain(`data-field="signed-sha256">${'b'.repeat(64)}<`);
+  });
+
+  it("shows each payee's amount with its currency, and the destination currency and country (what an approver signs)", () => {
+    const row = (rowNumber: number, sourceCurrency: string, sourceAmount: number, destinationCurrency: string, country: string) =>
+      ({
+        rowNumber,
+        reference: `PAY-${rowNumber}`,
+        sourceCurrency,
+        sourceAmount: String(sourceAmount),
+        body: {
+          sourceAmount,
+          sourceCurrency,
+          destinationCurrency,
+          destinationCountryCode: country,
+          method: 'SWIFT',
+          beneficiary: { accountName: 'Cloudhost Inc', accountCurrency: destinationCurrency, accountNumber: '0123456789' },
+          narration: 'x',
+        },
+        documents: [],
+      }) as unknown as PlanRow;
+    const doc = planHtml(
+      planViewOfPlan(plan(), { environment: 'local', quotes: [row(2, 'NGN', 2350000, 'USD', 'USA'), row(3, 'USD', 120.5, 'EUR', 'DEU')] }),
+    );
+    assertInert(doc);
+    const payee = (n: number) => new RegExp(`<tr data-row="${n}" data-currency="[A-Z]+">(.*?)</tr>`).exec(doc)![1]!;
+    expect(payee(2)).toContain('data-field="amount" data-value="2350000.00" data-currency="NGN">NGN 2,350,000.00<');
+    expect(payee(2)).toContain('<span data-field="destination">(USD USA)</span>');
+    expect(payee(3)).toContain('data-currency="USD">USD 120.50<');
+    expect(payee(3)).toContain('<span data-field="destination">(EUR DEU)</span>');
   });
 
   it('says first why run would refuse the plan: a wallet short, a corridor not enabled', () => {

@@ -13,7 +13,8 @@ import {
   type ResultsTable,
   type ResultValues,
 } from '../../src/results/index.ts';
-import { csvText, resultsHeader } from '../../src/results/write.ts';
+import { csvText } from '../../src/results/csv-writer.ts';
+import { resultsHeader } from '../../src/results/layout.ts';
 import { isPlainDecimal } from '../../src/results/numbers.ts';
 import { BATCH_COLUMNS, createdResult, csvLines, table, tempDir } from './helpers.ts';
 

@@ -6,7 +6,7 @@ import * as XLSX from 'xlsx';
 import { swapLinesOf } from '../../src/engine/outcome.ts';
 import { swapReference } from '../../src/engine/swap.ts';
 import { foldSwaps, type SwapEvent } from '../../src/journal/rows.ts';
-import { csvText } from '../../src/results/write.ts';
+import { csvText } from '../../src/results/csv-writer.ts';
 import { readResults, writeResults, type SwapLine } from '../../src/results/index.ts';
 import { table, tempDir } from './helpers.ts';
 

@@ -17,7 +17,6 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { utimes, writeFile } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
@@ -42,6 +41,7 @@ import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './che
 import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claims.ts';
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
+import { sleep } from '../../sleep.ts';
 
 export interface FileOutcome {
   name: string;
@@ -83,7 +83,7 @@ type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
 export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 => Math.max(0, ...codes) as 0 | 1 | 2 | 3 | 4;
 
 /** Waits ms, or less when stopped. */
-const sleep = (ms: number, stop?: AbortSignal) => delay(ms, undefined, { signal: stop }).catch(() => undefined);
+const pause = (ms: number, stop?: AbortSignal) => sleep(ms, stop).catch(() => undefined);
 
 const WRITE_WHOLE = (name: string) =>
   `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
@@ -212,7 +212,7 @@ export class FolderWatch {
     else
       while (!this.stopped) {
         await this.tick();
-        await sleep(this.o.config.pollSeconds * 1000, this.o.stop);
+        await pause(this.o.config.pollSeconds * 1000, this.o.stop);
       }
     const lost = this.o.conn.team?.lost ? [4] : [];
     return {

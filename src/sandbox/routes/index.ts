@@ -1,14 +1,16 @@
 // The route table: every route of the spec (§4) in the spec's order, the object storage of uploads,
-// and the control routes. The names, in this order, are what fault targeting accepts.
+// and the control routes. Each is named in contract.ts ROUTE_NAMES, in this order: what fault targeting accepts.
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX as W } from '../../interface/http.ts';
+import type { RouteName } from '../contract.ts';
 import type { Route } from '../context.ts';
 import { methods, pairs, togglePair } from '../corridors.ts';
 import * as control from './control.ts';
-import { DOCUMENT_PATH, storageGet, storagePut, UPLOAD_PATH, uploadUrl } from '../storage.ts';
+import { DOCUMENT_PATH, UPLOAD_PATH } from '../storage.ts';
+import { storageGet, storagePut, uploadUrl } from './uploads.ts';
 import { countries, transactions, wallets } from './lists.ts';
 import { getPayout, initiate, listPayouts, patchDocuments, quote } from './payouts.ts';
 import { getSwap, listSwaps, swap } from './swaps.ts';
-import { deleteWebhook, getWebhook, listWebhooks, registerWebhook, updateWebhook } from '../webhooks.ts';
+import { deleteWebhook, getWebhook, listWebhooks, registerWebhook, updateWebhook } from './subscriptions.ts';
 
 const ROUTES = [
   { name: 'quote', kind: 'spec', method: 'POST', pattern: `${P}/quote`, handler: quote },
@@ -44,11 +46,7 @@ const ROUTES = [
   { name: 'control', kind: 'control', method: 'GET', pattern: '/_sandbox/requests', handler: control.getRequests },
   { name: 'control', kind: 'control', method: 'GET', pattern: '/_sandbox/deliveries', handler: control.getDeliveries },
   { name: 'control', kind: 'control', method: 'POST', pattern: '/_sandbox/clock/advance', handler: control.advanceClock },
-] as const satisfies readonly Route[];
-
-/** Names of the routes, for fault targeting and the request log; 'unknown' for a path no route matches. */
-export type RouteName = (typeof ROUTES)[number]['name'] | 'unknown';
-export const ROUTE_NAMES: RouteName[] = [...new Set(ROUTES.map((r) => r.name)), 'unknown'];
+] as const satisfies readonly (Route & { name: RouteName })[];
 
 /** Static paths before parameterised ones (the sort is stable), so GET {payouts}/swaps is never taken for GET {payouts}/{id}. */
 const BY_PARAMS = [...ROUTES].sort((a, b) => a.pattern.split(':').length - b.pattern.split(':').length);

@@ -5,7 +5,8 @@ import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest } fro
 import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
-import type { Handler, Request, Sandbox } from '../context.ts';
+import type { Handler, Sandbox } from '../context.ts';
+import type { Request } from '../request.ts';
 import { apiError, notFound, ok, parseWith, validationError, type FieldError } from '../errors.ts';
 import type { PayoutRec } from '../store.ts';
 import { newestFirst, paginate, payoutListItem, payoutView } from '../views.ts';

@@ -1,0 +1,124 @@
+// The CSV format, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records.
+// Any file of text is one, whatever its name (detect.ts sniffKind).
+// Memory stays flat however long the file: only the records of the last chunk read are held, and
+// no record longer than MAX_RECORD_BYTES (csv-parse's max_record_size): memory would otherwise
+// grow with the longest line (a 50 MB line took ~510 MB of RSS), and such a record is almost
+// always a quote left open that swallows the rest of the file.
+import { createReadStream } from 'node:fs';
+import { parse, CsvError } from 'csv-parse';
+import iconv from 'iconv-lite';
+import { InputError } from './errors.ts';
+import { detectDelimiter, detectEncoding, sepLine, sniffKind, type Delimiter, type TextEncoding } from './detect.ts';
+import { shapeRows, type SourceRecord } from './rows.ts';
+import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './limits.ts';
+import { encodingOption, type BatchReader } from './reader.ts';
+
+export const csvReader: BatchReader = {
+  formatOf: (head) => (sniffKind(head) === 'csv' ? 'csv' : undefined),
+  async open({ file, head, options, refuse }) {
+    const csv = openCsv(file, head, encodingOption(file, 'csv', options, refuse));
+    const { encoding, encodingDetectedBy, delimiter } = csv;
+    const shaped = await shapeRows(file, csv.records);
+    return { file, format: 'csv', encoding, encodingDetectedBy, delimiter, ...shaped, close: async () => csv.close() };
+  },
+};
+
+/**
+ * Bytes read at a time. csv-parse turns a whole chunk into records at once; the smaller the chunk,
+ * the sooner those records are used and dropped (young, not promoted to V8's old space).
+ */
+const READ_CHUNK = 64 * 1024;
+
+/**
+ * Opens a CSV for streaming. `head` is the first bytes of the file (up to 1 MiB), used to detect
+ * the encoding (unless given) and the delimiter. Row numbers count records, not lines: a record
+ * whose quoted cell spans several lines is one row, as a spreadsheet shows it.
+ */
+function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
+  const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
+  const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
+  let input: NodeJS.ReadableStream = fileStream;
+  if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
+
+  const parser = parse({
+    delimiter,
+    bom: true,
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: false,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
+    encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
+    max_record_size: MAX_RECORD_BYTES,
+    // Past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by
+    // max_record_size: csv-parse has no limit of its own on the cells, and a line of millions of
+    // delimiters (no cell characters for the size limit to count) became as many empty cells.
+    ignore_last_delimiters: MAX_RECORD_CELLS + 1,
+  });
+  fileStream.on('error', (e) => parser.destroy(e));
+  input.pipe(parser);
+
+  const close = () => {
+    fileStream.destroy();
+    parser.destroy();
+  };
+  const refusal = csvRefusals(file, delimiter);
+  async function* records(): AsyncGenerator<SourceRecord> {
+    let rowNumber = 0;
+    try {
+      for await (const values of parser as AsyncIterable<string[]>) {
+        if (values.length > MAX_RECORD_CELLS) throw refusal.tooWide(rowNumber + 1);
+        yield { rowNumber: ++rowNumber, values };
+      }
+    } catch (e) {
+      throw refusal.of(e, rowNumber);
+    } finally {
+      close();
+    }
+  }
+  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records: records(), close };
+}
+
+/** The encoding (given or detected), the delimiter, and whether an Excel "sep=;" line comes first. */
+export function csvLayout(head: Buffer, encoding?: TextEncoding) {
+  const found = detectEncoding(head);
+  const detected = encoding ? { encoding, bomBytes: found.encoding === encoding ? found.bomBytes : 0, detectedBy: '--encoding' } : found;
+  // UTF-8 as the file stream reads it, without iconv-lite: most files never load its tables.
+  const sampleText =
+    detected.encoding === 'utf-8'
+      ? new TextDecoder('utf-8').decode(head.subarray(detected.bomBytes))
+      : iconv.decode(head.subarray(detected.bomBytes), detected.encoding, { stripBOM: true });
+  const sep = sepLine(sampleText);
+  return { detected, delimiter: sep ?? detectDelimiter(sampleText), sepLineFirst: sep !== undefined };
+}
+
+/** The InputErrors a CSV read ends with, naming the file and its delimiter. */
+function csvRefusals(file: string, delimiter: Delimiter) {
+  const tooLong = (row: number) =>
+    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+  const tooWide = (row: number) =>
+    new InputError(
+      'MALFORMED_CSV',
+      file,
+      `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
+      row,
+    );
+  /** csv-parse's error (or the file's) as the InputError the user is shown; `rowNumber`: records read so far. */
+  const of = (e: unknown, rowNumber: number): InputError => {
+    if (e instanceof InputError) return e;
+    if (e instanceof CsvError && e.code === 'CSV_MAX_RECORD_SIZE') {
+      // csv-parse counts the records it has given, which may be more than those read yet
+      const { records, index } = e as CsvError & { records?: number; index?: number };
+      const row = Math.max(rowNumber, records ?? 0) + 1;
+      // in the cell past the last one: the delimiters of a too wide record made it too long
+      return index === MAX_RECORD_CELLS ? tooWide(row) : tooLong(row);
+    }
+    if (e instanceof CsvError) {
+      const line = (e as CsvError & { lines?: number }).lines;
+      const why = e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '');
+      return new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${why}`, rowNumber + 1);
+    }
+    return new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
+  };
+  return { tooWide, of };
+}

@@ -1,0 +1,78 @@
+// What a reader of batch files is: one per format (csv-reader.ts, excel-reader.ts), registered in READERS
+// (index.ts), which asks each in turn whether a file is of its format, by its content.
+import { stat } from 'node:fs/promises';
+import type { Refuse } from './errors.ts';
+import { parseEncodingName, type Delimiter, type TextEncoding } from './detect.ts';
+import type { ShapedRows } from './rows.ts';
+
+/** The formats read (a new reader adds its own). */
+export type BatchFormat = 'csv' | 'xlsx' | 'xls';
+
+export interface ReadOptions {
+  /** CSV only: utf-8, utf-16le, utf-16be or windows-1252 (aliases such as cp1252 and latin1 accepted). */
+  encoding?: string;
+  /** Excel only: the sheet to read (default: the first). */
+  sheet?: string;
+}
+
+export interface BatchSource extends ShapedRows {
+  /** The path as given. */
+  file: string;
+  format: BatchFormat;
+  /** CSV: the encoding read and how it was chosen. */
+  encoding?: TextEncoding;
+  encodingDetectedBy?: string;
+  delimiter?: Delimiter;
+  /** Excel: the sheet read, and all sheets of the workbook. */
+  sheet?: string;
+  sheets?: string[];
+  /** Releases the file when `rows` is not read to the end. */
+  /** A function property, not a method: callers take it out of the source and call it later. */
+  close: () => Promise<void>;
+}
+
+/** What a reader is handed: the file, its first bytes (up to 1 MiB), its size and the options. */
+export interface ReaderInput {
+  file: string;
+  head: Buffer;
+  size: number;
+  format: BatchFormat;
+  options: ReadOptions;
+  refuse: Refuse;
+}
+
+export interface BatchReader {
+  /** The format of a file from its first bytes, when it is one this reader reads; else undefined. */
+  formatOf(head: Uint8Array): BatchFormat | undefined;
+  /** Extensions only a file of this reader's formats may bear, and the refusal of another named so. */
+  ownExtensions?: { extensions: readonly string[]; misnamed: (file: string, ext: string) => string };
+  open(input: ReaderInput): Promise<BatchSource>;
+}
+
+/** The size of a file to read; refused when it is missing, a folder (not `what`), unreadable or empty. */
+export async function fileSize(file: string, what: string, refuse: Refuse): Promise<number> {
+  let st;
+  try {
+    st = await stat(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw refuse('FILE_NOT_FOUND', `${file}: no such file.`);
+    throw refuse('UNREADABLE', `${file}: cannot read the file (${code ?? (e as Error).message}).`);
+  }
+  if (st.isDirectory()) throw refuse('UNREADABLE', `${file}: is a folder, not ${what}.`);
+  if (st.size === 0) throw refuse('EMPTY_FILE', `${file}: the file is empty (0 bytes).`);
+  return st.size;
+}
+
+/** The --encoding of a CSV (undefined: detect it); refused when --encoding or --sheet does not apply to a file of this kind. */
+export function encodingOption(file: string, kind: BatchFormat, o: ReadOptions, refuse: Refuse): TextEncoding | undefined {
+  if (kind !== 'csv') {
+    if (o.encoding) throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
+    return undefined;
+  }
+  if (o.sheet !== undefined) throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
+  const encoding = o.encoding ? parseEncodingName(o.encoding) : undefined;
+  if (o.encoding && !encoding)
+    throw refuse('ENCODING', `unknown --encoding "${o.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);
+  return encoding;
+}

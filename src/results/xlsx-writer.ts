@@ -1,0 +1,106 @@
+// The XLSX results file (SheetJS): text cells are typed strings (t:'s', through the shared string
+// table). Excel never runs a string cell as a formula, but the same quote prefix is applied anyway
+// so a results file reads back identically whichever format it was written in, and a sheet saved
+// from it as CSV stays safe. Rates and amounts are real numeric cells (t:'n') when the decimal
+// survives a double exactly (see numbers.ts); otherwise they are text. The amounts (the batch's
+// sourceAmount, fee, totalDeductible, destinationAmount, refunded) carry a money format
+// (#,##0.00), the rates 0.0000. The batch's swaps go on a second sheet, "Swaps".
+import * as XLSX from 'xlsx';
+import { matchHeader } from '../input/columns.ts';
+import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultColumn } from './columns.ts';
+import { byRowNumber, resultsHeader } from './layout.ts';
+import { neutralise } from './neutralise.ts';
+import { numberCell } from './numbers.ts';
+import type { ResultsTable, ResultsWriter } from './types.ts';
+import { SWAP_AMOUNT_COLUMNS, SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swaps.ts';
+
+const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
+const MONEY = new Set<string>(MONEY_RESULT_COLUMNS);
+/** Excel's limit on the text of one cell. */
+const XLSX_MAX_TEXT = 32767;
+const RESULTS_SHEET = 'Results';
+
+/** Written for a workbook batch (.xls included: never BIFF), and for --results *.xlsx. */
+export const xlsxWriter: ResultsWriter = {
+  format: 'xlsx',
+  extensions: ['.xlsx'],
+  forBatches: { formats: ['xlsx', 'xls'], extensions: ['.xlsx', '.xls', '.xlsm'] },
+  bytes: (table) => xlsxBytes(table),
+};
+
+/**
+ * SheetJS escapes XML and control characters but not two things OOXML needs for an exact round
+ * trip: a literal "_x0041_" in the text (which readers decode as "A": its underscore is written
+ * _x005F_) and CR (a raw CR is turned into LF by every XML parser: written _x000D_, as Excel does).
+ */
+function escapeOoxmlText(s: string): string {
+  let out = s;
+  if (out.includes('_')) out = out.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_');
+  if (out.includes('\r')) out = out.replace(/\r/g, '_x000D_');
+  return out;
+}
+
+function textCell(text: string): XLSX.CellObject | undefined {
+  if (text === '') return undefined;
+  let v = neutralise(text);
+  // Excel refuses longer text; cut rather than lose the whole checkpoint (never happens to ids or amounts)
+  if (v.length > XLSX_MAX_TEXT) v = `${v.slice(0, XLSX_MAX_TEXT - 1)}…`;
+  return { t: 's', v: escapeOoxmlText(v) };
+}
+
+function resultCell(c: ResultColumn, text: string | undefined): XLSX.CellObject | undefined {
+  if (text === undefined || text === '') return undefined;
+  return (NUMERIC.has(c) && numberCell(text, MONEY.has(c))) || textCell(text);
+}
+
+/** Is this batch header its amount column (sourceAmount, or an alias such as "Amount")? */
+const isAmountHeader = (header: string): boolean => matchHeader(header)?.field === 'sourceAmount';
+
+/** Column widths in characters: the header's, widened to the longest of the first 200 rows, at most 60. */
+function columnWidths(header: readonly string[], data: readonly (readonly (XLSX.CellObject | undefined)[])[]): number[] {
+  const widths = header.map((h) => Math.min(60, Math.max(8, h.length + 2)));
+  for (const line of data.slice(1, 201)) {
+    line.forEach((cell, k) => {
+      if (cell) widths[k] = Math.min(60, Math.max(widths[k]!, String(cell.v).length + 2));
+    });
+  }
+  return widths;
+}
+
+export function xlsxBytes(table: ResultsTable): Uint8Array {
+  const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
+  const amount = input.map(isAmountHeader);
+  const rows = byRowNumber(table.rows);
+  const data: (XLSX.CellObject | undefined)[][] = [
+    header.map((h) => textCell(h)),
+    ...rows.map((row) => [
+      // the batch's amount column: a number as the result amounts are, else text as the batch had it
+      ...input.map((c, k) => (amount[k] && numberCell(row.cells[c] ?? '', true)) || textCell(row.cells[c] ?? '')),
+      ...result.map((c) => resultCell(c, row.result[c])),
+    ]),
+  ];
+  const ws = {
+    '!data': data as XLSX.CellObject[][],
+    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: rows.length, c: header.length - 1 } }),
+    '!cols': columnWidths(header, data).map((wch) => ({ wch })),
+  } as XLSX.WorkSheet;
+  const wb = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(wb, ws, RESULTS_SHEET);
+  if (table.swaps?.length) XLSX.utils.book_append_sheet(wb, swapsSheet(table.swaps), SWAPS_SHEET);
+  return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', bookSST: true, compression: true }) as Uint8Array;
+}
+
+/** The second sheet "Swaps": the batch's swaps, after the results sheet so `retry` still reads the rows first. */
+function swapsSheet(swaps: readonly SwapLine[]): XLSX.WorkSheet {
+  const cell = (c: (typeof SWAP_COLUMNS)[number], text = '') =>
+    (c === 'exchangeRate' || SWAP_AMOUNT_COLUMNS.includes(c) ? numberCell(text, c !== 'exchangeRate') : undefined) ?? textCell(text);
+  const data: (XLSX.CellObject | undefined)[][] = [
+    SWAP_COLUMNS.map((c) => textCell(c)),
+    ...swaps.map((s) => SWAP_COLUMNS.map((c) => cell(c, s[c]))),
+  ];
+  return {
+    '!data': data,
+    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: swaps.length, c: SWAP_COLUMNS.length - 1 } }),
+    '!cols': columnWidths(SWAP_COLUMNS, data).map((wch) => ({ wch })),
+  } as XLSX.WorkSheet;
+}

@@ -1,0 +1,24 @@
+// One parsed request, and its headers read one way (any handler, and the parts that read a request:
+// idempotency.ts).
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Business } from './store.ts';
+
+export interface Request {
+  path: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body; undefined when the body was empty. */
+  body: unknown;
+  rawBody: Buffer;
+  /** Bytes sent, counted even past the size limit. */
+  bodySize: number;
+  /** The business of the x-api-key (spec routes only). */
+  business: Business;
+}
+
+export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}

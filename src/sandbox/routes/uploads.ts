@@ -1,0 +1,25 @@
+// The routes of uploads (spec §4.6): upload-url, the PUT to the object storage and the owner's GET;
+// the storage itself, and its readings, are in ../storage.ts.
+import { API_KEY_HEADER } from '../../interface/http.ts';
+import { UploadUrlRequest } from '../../interface/schemas.ts';
+import type { Handler } from '../context.ts';
+import { ok, parseWith, validationError } from '../errors.ts';
+import { header } from '../request.ts';
+import { filenameProblem } from '../storage.ts';
+
+/** Reading: answers 200 (the spec names no status; nothing is created at the service yet). */
+export const uploadUrl: Handler = (sb, req) => {
+  const body = parseWith(UploadUrlRequest, req.body);
+  const problem = filenameProblem(body.filename, body.contentType);
+  if (problem) return validationError([{ field: 'filename', message: problem }]);
+  return ok(sb.storage.issue(req.business.id, body.filename, body.contentType));
+};
+
+export const storagePut: Handler = (sb, req) =>
+  sb.storage.put(req.params.token ?? '', header(req.headers, 'content-type'), req.rawBody, req.bodySize);
+
+export const storageGet: Handler = (sb, req) => {
+  const key = header(req.headers, API_KEY_HEADER);
+  const business = key ? sb.store.businessByKey.get(key) : undefined;
+  return sb.storage.get(req.params.token ?? '', business?.id);
+};
