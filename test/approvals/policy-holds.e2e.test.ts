@@ -1,12 +1,12 @@
 // Issue 40, an approval policy that holds, tried as a hurried or dishonest operator would, with
 // real processes against a sandbox over HTTP: payouts are counted at the sandbox.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { approveAs, cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 
 const dirs = tempDirs('pb-policy-holds-');
 let sb: LocalSandbox;
@@ -35,7 +35,7 @@ async function scene(rows = 2) {
     return k;
   };
   const approve = (plan: string, name: string, keyName = name) =>
-    cli('approve', plan, '--as', name, '--key-file', `${keyName}.pem`, '--yes');
+    cli('approve', plan, '--as', name, '--key-file', `${keyName}.pem`, '--approvers', 'approvers.json', '--yes');
   return { dir, env, service, cli, person, approve, keys };
 }
 
@@ -61,6 +61,7 @@ it('defect 6: names are compared as people would: Kim is Kirn, Alíce, "Alice." 
   const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--prepared-by', 'Kim', ...service);
   expect(planned.code, planned.stderr).toBe(0);
   expect((await approve('payroll.plan.json', 'Kirn')).code).toBe(0);
+  const before = initiates(sb).length;
   const run = await cli(
     'run',
     '--plan',
@@ -74,5 +75,38 @@ it('defect 6: names are compared as people would: Kim is Kirn, Alíce, "Alice." 
   );
   expect(run.code).toBe(3);
   expect(run.stderr).toContain('Kirn (maker of the plan cannot approve it)');
-  expect(initiates(sb)).toHaveLength(0);
+  expect(initiates(sb)).toHaveLength(before);
+});
+
+it("defect 7: a name is its key: Alice cannot sign with Bob's key, and such a signature never blocks Bob's", async () => {
+  const { dir, service, cli, person, approve, keys } = await scene();
+  for (const n of ['Alice', 'Bob']) person(n);
+  expect((await cli('approvers', 'add', 'Alice.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json')).code).toBe(0);
+  const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--prepared-by', 'Dan', ...service);
+  expect(planned.code, planned.stderr).toBe(0);
+
+  const asAlice = await approve('payroll.plan.json', 'Alice', 'Bob');
+  expect(asAlice.code).toBe(2);
+  expect(asAlice.stderr).toContain('nothing was written');
+  expect(existsSync(join(dir, 'payroll.plan.json.approvals.json'))).toBe(false);
+  // such a signature in the file all the same (written by hand, or by an older version of the tool)
+  await approveAs(join(dir, 'payroll.plan.json'), 'Alice', keys.get('Bob')!.privatePem);
+
+  const byBob = await approve('payroll.plan.json', 'Bob');
+  expect(byBob.code, byBob.stderr).toBe(0);
+  const before = initiates(sb).length;
+  const run = await cli(
+    'run',
+    '--plan',
+    'payroll.plan.json',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    'approvers.json',
+    '--yes',
+    ...service,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stdout).toContain('1 valid approval of 1 required (Bob)');
+  expect(initiates(sb).length - before).toBe(2);
 });

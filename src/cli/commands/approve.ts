@@ -12,7 +12,7 @@ import { nameProblem, sameName } from '../../engine/approval.ts';
 import { loadPlan, planPayload, PlanFileError } from '../../approvals/payload.ts';
 import { approveText } from '../../approvals/view.ts';
 import { signPlan } from '../../approvals/sign.ts';
-import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals } from '../../approvals/store.ts';
+import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from '../../approvals/store.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { askYesNo, isInteractive, type ArgsOf } from '../options.ts';
 
@@ -25,7 +25,22 @@ const builder = (y: Argv) =>
       demandOption: true,
       describe: 'Your private approver key (PEM, from `payout-batch approver-key new`)',
     })
+    .option('approvers', {
+      type: 'string',
+      describe:
+        'The approvers list that names you with your key (default $PAYOUT_BATCH_APPROVERS); your key must be the one it gives your name',
+    })
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Sign without the question (after reading the plan)' });
+
+/** Refused (exit 2, nothing written) unless the list gives `name` the key `mine`. */
+function keyProblem(name: string, mine: { publicKey: string; fingerprint: string }, approvers: Approver[], where: string): void {
+  const listed = approvers.find((a) => sameName(a.name, name));
+  if (!listed) throw new UsageError(`--as ${name}: ${where} names nobody so: nothing was written`);
+  if (listed.publicKey !== mine.publicKey)
+    throw new UsageError(
+      `--as ${name}: the key file holds key ${mine.fingerprint}, and ${where} gives ${listed.name} key ${listed.fingerprint}: a name signs with its own key only; nothing was written`,
+    );
+}
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
@@ -45,7 +60,14 @@ export default defineCommand<ArgsOf<typeof builder>>({
       } catch (e) {
         throw new UsageError(`cannot read the key file ${keyPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }
-      parsePrivateKey(pem, keyPath); // a key that cannot sign is said before the question
+      // a name is its key: the list must give this name the key of this file (a key that cannot sign is said here too)
+      const mine = parsePrivateKey(pem, keyPath);
+      const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+      if (!list)
+        throw new UsageError(
+          'name the approvers list that gives your name its key: --approvers FILE (or $PAYOUT_BATCH_APPROVERS); nothing was written',
+        );
+      keyProblem(name, mine, readApprovers(resolve(io.cwd, list)), list);
       io.stdout.write(`You sign, as ${name}:\n  ${approveText(plan, payload, args.plan)}\n`);
       if (!args.yes) {
         if (!isInteractive(io))
