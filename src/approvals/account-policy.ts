@@ -151,7 +151,7 @@ export function accountPolicyAt(baseUrl: string | undefined, root: string): Acco
 /** The policy's check of a plan: its approvers, its number, its expiry. */
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {
   const expiry = p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
-  return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry });
+  return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry, makerSigned: true });
 }
 
 /**

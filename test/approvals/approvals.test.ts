@@ -407,6 +407,18 @@ describe('names of makers and approvers', () => {
   });
 });
 
+describe("the maker's signature (an account policy's rule)", () => {
+  it('a plan its maker did not sign cannot be approved; signed, the approvals count and the maker key counts for nobody', () => {
+    const path = writePlan({ preparedBy: 'Dan' });
+    const dan = newKeyPair();
+    const unsigned = checkApprovals(loadPlan(path), [sign(path, 'Alice', alice), sign(path, 'Bob', bob)], approvers, 2, undefined, true);
+    expect(unsigned.ok).toBe(false);
+    expect(unsigned.message).toContain('the plan is not signed by its maker');
+    const signed = [sign(path, 'Dan', dan), sign(path, 'Alice', alice), sign(path, 'Bob', bob)];
+    expect(checkApprovals(loadPlan(path), signed, approvers, 2, undefined, true)).toMatchObject({ ok: true, counted: ['Alice', 'Bob'] });
+  });
+});
+
 describe('fingerprints', () => {
   it('are computed from the key: a stored fingerprint that differs makes the approval invalid, in the view and the rule', () => {
     const path = writePlan({ preparedBy: 'dan' });

@@ -11,7 +11,7 @@ import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
 import { nameProblem, sameName } from '../../engine/approval.ts';
 import { loadPlan, planPayload, PlanFileError } from '../../approvals/payload.ts';
 import { approveText } from '../../approvals/view.ts';
-import { signPlan } from '../../approvals/sign.ts';
+import { signAsMaker, signPlan } from '../../approvals/sign.ts';
 import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from '../../approvals/store.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { askYesNo, isInteractive, type ArgsOf } from '../options.ts';
@@ -32,6 +32,44 @@ const builder = (y: Argv) =>
     })
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Sign without the question (after reading the plan)' });
 
+/** --as NAME: a usable name (exit 2 otherwise). */
+function personName(text: string): string {
+  const name = text.trim();
+  if (!name) throw new UsageError('--as names you, as the approvers list does');
+  const bad = nameProblem(name);
+  if (bad) throw new UsageError(`--as ${JSON.stringify(name)}: ${bad}`);
+  return name;
+}
+
+/** A private approver key file's text (exit 2 when it cannot be read); never printed. */
+function readKeyFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read the key file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+/**
+ * `plan --as NAME --approver-key KEY`: the maker's name and key, checked before anything is
+ * planned (exit 2), and what signs the plan once written (approvals/sign.ts signAsMaker).
+ */
+export function makerSigner(as: string | undefined, keyFile: string | undefined, cwd: string) {
+  if (as === undefined && keyFile === undefined) return undefined;
+  if (as === undefined || keyFile === undefined)
+    throw new UsageError('--as NAME and --approver-key KEY go together: the maker signs the plan with their approver key');
+  const name = personName(as);
+  const path = resolve(cwd, keyFile);
+  const pem = readKeyFile(path);
+  try {
+    parsePrivateKey(pem, path);
+  } catch (e) {
+    if (e instanceof KeyError) throw new UsageError(e.message);
+    throw e;
+  }
+  return { name, sign: (planPath: string) => signAsMaker(planPath, name, pem, path) };
+}
+
 /** Refused (exit 2, nothing written) unless the list gives `name` the key `mine`. */
 function keyProblem(name: string, mine: { publicKey: string; fingerprint: string }, approvers: Approver[], where: string): void {
   const listed = approvers.find((a) => sameName(a.name, name));
@@ -45,21 +83,13 @@ function keyProblem(name: string, mine: { publicKey: string; fingerprint: string
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
-    const name = args.as.trim();
-    if (!name) throw new UsageError('--as names you, as the approvers list does');
-    const bad = nameProblem(name);
-    if (bad) throw new UsageError(`--as ${JSON.stringify(name)}: ${bad}`);
+    const name = personName(args.as);
     const planPath = resolve(io.cwd, args.plan);
     const keyPath = resolve(io.cwd, args['key-file']);
     try {
       const plan = loadPlan(planPath);
       const payload = planPayload(plan);
-      let pem: string;
-      try {
-        pem = readFileSync(keyPath, 'utf8');
-      } catch (e) {
-        throw new UsageError(`cannot read the key file ${keyPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-      }
+      const pem = readKeyFile(keyPath);
       // a name is its key: the list must give this name the key of this file (a key that cannot sign is said here too)
       const mine = parsePrivateKey(pem, keyPath);
       const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
