@@ -1,11 +1,11 @@
 // Signing a plan, and checking one signature (Ed25519, node:crypto).
 import { sign, verify } from 'node:crypto';
 import { parsePrivateKey, parsePublicKey, type KeyError } from './keys.ts';
-import { loadPlan, planPayload, signedBytes, type PlanPayload } from './payload.ts';
+import { loadPlan, planPayload, signedBytes } from './payload.ts';
 import { addApproval, approvalsPathFor, type Approval } from './store.ts';
 
 /** An approval of the plan by `name` with the private key in PEM `pem` (read from `where`, named in errors only). */
-export function signPlan(payload: PlanPayload, name: string, pem: string, where: string, now = new Date()): Approval {
+export function signPlan(payload: object, name: string, pem: string, where: string, now = new Date()): Approval {
   const k = parsePrivateKey(pem, where);
   const signedAt = now.toISOString();
   const signature = sign(null, signedBytes(payload, { name, signedAt }), k.key).toString('base64');
@@ -13,7 +13,7 @@ export function signPlan(payload: PlanPayload, name: string, pem: string, where:
 }
 
 /** Whether the approval's signature, by the public key it carries, is over this plan's payload. */
-export function verifyApproval(payload: PlanPayload, a: Approval): { ok: true } | { ok: false; reason: string } {
+export function verifyApproval(payload: object, a: Approval): { ok: true } | { ok: false; reason: string } {
   let key;
   try {
     key = parsePublicKey(a.publicKey).key;

@@ -1,7 +1,8 @@
 // `payout-batch approve PLAN --as NAME --key-file KEY [--yes]`: shows what is signed (the service
 // and account, totals, payees, what is already paid, the maker), asks on a terminal, then signs the
 // plan's exact content (Ed25519) and adds the approval to PLAN.approvals.json beside it; the plan
-// itself is never rewritten. Nothing is signed unseen: not a terminal and no --yes is refused.
+// itself is never rewritten. Nothing is signed unseen: not a terminal and no --yes is refused. A
+// proposal to change an account's policy (`policy set|remove`) is signed the same way.
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -14,6 +15,8 @@ import { approveText } from '../../approvals/view.ts';
 import { signAsMaker, signPlan } from '../../approvals/sign.ts';
 import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from '../../approvals/store.ts';
 import { LockBusy } from '../../files/lock.ts';
+import { hostStore, PolicyError } from '../../approvals/account-policy.ts';
+import { isProposal, loadProposal, proposalPayload, proposalText } from '../../approvals/policy-change.ts';
 import { askYesNo, isInteractive, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -70,6 +73,30 @@ export function makerSigner(as: string | undefined, keyFile: string | undefined,
   return { name, sign: (planPath: string) => signAsMaker(planPath, name, pem, path) };
 }
 
+/**
+ * What `approve` signs: a plan, or a proposal to change an account's policy (`policy set|remove`),
+ * its text as shown before signing, and the approvers list that gives each name its key: `--approvers`
+ * (else $PAYOUT_BATCH_APPROVERS), or for a proposal the policy in force on this host.
+ */
+async function whatIsSigned(path: string, arg: string, list: string | undefined, cwd: string) {
+  const named = list ? { approvers: readApprovers(resolve(cwd, list)), where: list } : undefined;
+  if (isProposal(path)) {
+    const loaded = loadProposal(path);
+    const { account, key, store } = loaded.proposal;
+    const policy = store === 'host' ? (await hostStore(account, key).read()).policy : undefined;
+    const listed = named ?? (policy && { approvers: policy.approvers, where: "the account's policy in force" });
+    if (!listed) throw new UsageError('name the approvers list of the policy in force: --approvers FILE; nothing was written');
+    return { payload: proposalPayload(loaded), text: proposalText(loaded.proposal), listed, preparedBy: undefined };
+  }
+  const plan = loadPlan(path);
+  const payload = planPayload(plan);
+  if (!named)
+    throw new UsageError(
+      'name the approvers list that gives your name its key: --approvers FILE (or $PAYOUT_BATCH_APPROVERS); nothing was written',
+    );
+  return { payload, text: approveText(plan, payload, arg), listed: named, preparedBy: payload.preparedBy };
+}
+
 /** Refused (exit 2, nothing written) unless the list gives `name` the key `mine`. */
 function keyProblem(name: string, mine: { publicKey: string; fingerprint: string }, approvers: Approver[], where: string): void {
   const listed = approvers.find((a) => sameName(a.name, name));
@@ -87,25 +114,24 @@ export default defineCommand<ArgsOf<typeof builder>>({
     const planPath = resolve(io.cwd, args.plan);
     const keyPath = resolve(io.cwd, args['key-file']);
     try {
-      const plan = loadPlan(planPath);
-      const payload = planPayload(plan);
       const pem = readKeyFile(keyPath);
       // a name is its key: the list must give this name the key of this file (a key that cannot sign is said here too)
       const mine = parsePrivateKey(pem, keyPath);
-      const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-      if (!list)
-        throw new UsageError(
-          'name the approvers list that gives your name its key: --approvers FILE (or $PAYOUT_BATCH_APPROVERS); nothing was written',
-        );
-      keyProblem(name, mine, readApprovers(resolve(io.cwd, list)), list);
-      io.stdout.write(`You sign, as ${name}:\n  ${approveText(plan, payload, args.plan)}\n`);
+      const { payload, text, listed, preparedBy } = await whatIsSigned(
+        planPath,
+        args.plan,
+        args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS,
+        io.cwd,
+      );
+      keyProblem(name, mine, listed.approvers, listed.where);
+      io.stdout.write(`You sign, as ${name}:\n  ${text}\n`);
       if (!args.yes) {
         if (!isInteractive(io))
           throw new UsageError(
-            'not a terminal, so nobody can confirm: read the plan above, then pass --yes (-y) to sign it; nothing was signed',
+            'not a terminal, so nobody can confirm: read the above, then pass --yes (-y) to sign it; nothing was signed',
             ExitCode.REFUSED,
           );
-        if (!(await askYesNo(io, `Sign this plan as ${name}? [y/N] `))) {
+        if (!(await askYesNo(io, `Sign this ${preparedBy === undefined ? 'change' : 'plan'} as ${name}? [y/N] `))) {
           io.stderr.write('payout-batch: declined: nothing was signed\n');
           return ExitCode.REFUSED;
         }
@@ -122,13 +148,13 @@ export default defineCommand<ArgsOf<typeof builder>>({
           `${replaced ? 'Your earlier approval was replaced. ' : ''}Written to ${approvalsPathFor(args.plan)} ` +
           `(${plural(all.length, 'approval')}: ${all.map((a) => a.name).join(', ')}).\n`,
       );
-      if (payload.preparedBy !== null && sameName(name, payload.preparedBy))
+      if (preparedBy && sameName(name, preparedBy))
         io.stderr.write(
-          `payout-batch: note: ${payload.preparedBy} made this plan: this signature records it, and neither it nor your key counts as an approval for \`run --require-approvals\` (four eyes)\n`,
+          `payout-batch: note: ${preparedBy} made this plan: this signature records it, and neither it nor your key counts as an approval for \`run --require-approvals\` (four eyes)\n`,
         );
       return ExitCode.OK;
     } catch (e) {
-      if (e instanceof PlanFileError || e instanceof KeyError || e instanceof ApprovalsFileError)
+      if (e instanceof PlanFileError || e instanceof KeyError || e instanceof ApprovalsFileError || e instanceof PolicyError)
         throw new UsageError(e.message, ExitCode.UNUSABLE_INPUT);
       if (e instanceof LockBusy)
         throw new UsageError(`another approval of this plan is being written (${e.message}): try again`, ExitCode.REFUSED);
