@@ -105,6 +105,12 @@ export interface SandboxOptions {
   now?: () => number;
   /** The reading answers are given in; 'strict' by default. Requests are checked the same way in both. */
   shapes?: SandboxShapes;
+  /**
+   * A refusal of initiate or swap binds its key (same key and body: the same refusal again; another
+   * body: 409), the other reading of a refused key (idempotency.ts). Default: on in the variant
+   * reading, off in the strict one.
+   */
+  storeRefusals?: boolean;
   /** A snapshot of an earlier sandbox of the same seed to go on from (persist.ts; the CLI's `local`). */
   state?: SandboxState;
 }
@@ -149,6 +155,8 @@ export interface LocalSandbox {
   randomSeed: number;
   /** The reading answers are given in (the option, or 'strict'). */
   shapes: SandboxShapes;
+  /** Whether a refusal binds its key (SandboxOptions.storeRefusals). */
+  storeRefusals: boolean;
   /** The fault configuration in force. */
   faults(): FaultConfig;
   /** Every webhook delivery attempt so far, oldest first. */

@@ -10,6 +10,7 @@
 // sandbox accepts the URLs it issued under each of its earlier hosts (Storage.formerHosts).
 import { z } from 'zod';
 import type { PayoutStatus } from '../interface/codes.ts';
+import { ErrorBody } from '../interface/schemas.ts';
 import { Dec } from '../money.ts';
 import type { Sandbox } from './context.ts';
 import type { StoredFile } from './storage.ts';
@@ -28,7 +29,14 @@ export const SandboxStateSchema = z.object({
   payouts: Entries,
   swaps: Entries,
   transactions: Entries,
-  idempotency: z.array(z.object({ slot: z.string(), fingerprint: z.string(), recordId: z.string() })),
+  idempotency: z.array(
+    z.object({
+      slot: z.string(),
+      fingerprint: z.string(),
+      recordId: z.string().optional(),
+      refusal: z.object({ status: z.number(), body: ErrorBody }).optional(),
+    }),
+  ),
   documents: z.array(
     z.object({
       uploadToken: z.string(),
@@ -101,7 +109,7 @@ export function restoreState(
   }
   for (const t of state.transactions)
     store.transactions.push(decs({ ...t }, ['amount', 'balanceBefore', 'balanceAfter']) as unknown as TransactionRec);
-  for (const e of state.idempotency) idempotency.entries.set(e.slot, { fingerprint: e.fingerprint, recordId: e.recordId });
+  for (const { slot, ...e } of state.idempotency) idempotency.entries.set(slot, e);
   for (const d of state.documents) {
     const f: StoredFile = { businessId: d.businessId, contentType: d.contentType, expiresAt: d.expiresAt };
     if (d.uploaded) f.uploaded = { bytes: Buffer.from(d.uploaded.base64, 'base64'), at: d.uploaded.at };
