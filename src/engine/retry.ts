@@ -43,6 +43,7 @@ import { accountJournals, ledgerOf, openJournal, resultsOfBatch, settleLedger, s
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
+import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
   resultsFile: string;
@@ -75,6 +76,8 @@ export interface RetryResult extends PipelineResult {
   resent: number;
   /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
   notResent: NotResent[];
+  /** Refused rows sent again: what their refused key showed before any new key (spent.ts). */
+  keyProofs: KeyProof[];
 }
 
 /** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
@@ -107,9 +110,14 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
     () =>
       openSession({ identity: batch.identity, env, account: ledger.account, file: header.file, journal: journalFile, command: 'retry' }),
   );
+  const keyProofs: KeyProof[] = [];
   try {
     const result = await runPipeline(batch, session, {
       ...o,
+      onEvent: (e) => {
+        if (e.type === 'key-proof') keyProofs.push(e.proof);
+        o.onEvent?.(e);
+      },
       results: { ...results, path: partial, delimiter: table.delimiter },
       only,
       keep,
@@ -132,6 +140,7 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
       journalPath: session.journalPath,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
       notResent,
+      keyProofs: keyProofs.sort((a, b) => a.rowNumber - b.rowNumber),
     };
   } finally {
     reservation.release();

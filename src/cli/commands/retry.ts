@@ -8,6 +8,7 @@ import type { ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
 import { retryResults } from '../../engine/retry.ts';
+import type { KeyProof } from '../../engine/spent.ts';
 
 const builder = (y: Argv) =>
   sendOptions(y)
@@ -38,11 +39,23 @@ export default defineCommand<ArgsOf<typeof builder>>({
       'retry',
       (o) => retryResults({ ...o, resultsFile: args.results, resultsPath: args.out, resendFailed: args['resend-failed'] }),
       (r) =>
-        args['resend-failed']
+        r.keyProofs.map(proofText).join('') +
+        (args['resend-failed']
           ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
             r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
-          : '',
+          : ''),
       policy && policyGuard(policy),
     );
   },
 });
+
+/** One line per refused row sent again: what its refused key showed (engine/spent.ts). */
+function proofText(p: KeyProof): string {
+  const steps = p.steps.map((s) =>
+    'read' in s
+      ? `${s.read} read: cause ${s.causeGone ? 'gone' : 'still there'}`
+      : `${s.send === 'now' ? 'row as it is now' : 'refused body'}: ${s.answer}${s.code ? ` ${s.code}` : ''}`,
+  );
+  const verdict = p.verdict === 'spent' ? `key spent, attempt ${p.attempt + 1} sent` : p.verdict;
+  return `  row ${p.rowNumber} ${p.reference}: attempt ${p.attempt}'s key again (${steps.join('; ')}): ${verdict}\n`;
+}
