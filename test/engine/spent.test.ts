@@ -10,7 +10,8 @@ import { applyEvent, emptyFold, rowState, type JournalLine, type RowEvent } from
 import { Dec } from '../../src/money.ts';
 import { payoutRow } from './helpers.ts';
 
-type Answer = 'payout' | 'conflict' | string; // (any other: a refusal with that code)
+/** 'payout', 'conflict', or the code of a refusal. */
+type Answer = string;
 const REFUSED = '{"sourceAmount":10}';
 const EDITED = '{"sourceAmount":10,"edited":true}';
 
