@@ -1,28 +1,11 @@
-// A new key only when the old one is proven spent (issue 39; the design's "Idempotency keys").
-//
-// A refused row's next attempt goes under a new key. That is safe only if no payout can ever
-// exist under the refused key n: another ledger running an older copy of the file (Bob, another
-// state folder) sends the same reference's key 1 with the original body. Whether a refusal binds
-// its key the spec does not say (§4.2 rules 1-3 speak of payouts), so the rule holds in both
-// readings. To retry a row whose attempt n was refused, first key n again with the row as it is now:
-//
-//   a payout              paid under key n (by this send, or by whoever used key n): done
-//   a refusal, body edited  key n holds nothing, and stays free: the row stays refused under key n
-//   the same refusal, the same body, and its cause gone (one cheap read: the wallet now covers the
-//                         row, the corridor is now enabled)   key n holds a stored refusal: n + 1 goes
-//   the same refusal, cause still there (or not checkable)    refused as before: nothing more
-//   409, body edited      key n holds another body: key n again with its own journalled body:
-//                           the same refusal back   a stored refusal: n + 1 goes
-//                           a payout back           paid under key n by someone else: done
-//                           409 again               another body paid under key n: CONFLICT
-//   409, the same body    another body holds key n: CONFLICT
-//   no answer             unknown under key n: resent with the same key and bytes (I2)
-//
-// In the reading where refusals store nothing, key n is free, so the first send pays the row under
-// it and any later key n (an old copy's) gets that payout back or 409. In the reading where they
-// are stored, only the service's own replay of the refusal lets n + 1 go, and key n answers every
-// later sender with that refusal. Each send is journalled as any (initiating, answer); the verdict
-// that lets n + 1 go is a `key-spent` line. A retried row costs at most two requests more.
+// A new key only when the old one is proven spent (issue 39; the table of README.md, "A new key
+// only when the old one is proven spent"). Another ledger running an older copy of the file sends
+// a reference's key 1 with the original body, so a refused row's attempt n + 1 may go only when no
+// payout can ever exist under key n, in either reading of a refused key (the spec does not say
+// whether a refusal binds its key). So key n goes again first, with the row as it is now: where
+// refusals store nothing that pays the row under key n, which every older copy then finds; where
+// they are stored, only the service's replay of the refusal (once its cause is gone, or beside a
+// 409 to the edited body) spends key n, journalled as a `key-spent` line.
 import type { PayoutClient } from '../client/client.ts';
 import type { RowState } from '../journal/rows.ts';
 import { Dec, fromApi, minorUnits, type Dec as DecT } from '../money.ts';
