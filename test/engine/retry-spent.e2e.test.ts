@@ -2,8 +2,9 @@
 // both readings of a refused key (the sandbox stores refusals in the variant reading: TEST_SHAPES).
 // Alice runs a 3-row payroll; after row 1 another payment of the business drains the USD wallet,
 // so rows 2-3 are refused INSUFFICIENT_FUNDS. The wallet is topped up and Alice retries; Bob, from
-// his own state folder, runs a copy of the original file. One payout per row at the sandbox.
-import { copyFile, mkdir } from 'node:fs/promises';
+// his own state folder, and Carol, from a watch folder, run a copy of the original file. One
+// payout per row at the sandbox.
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
@@ -96,6 +97,22 @@ async function bobRunsTheOriginal(dir: string): Promise<void> {
   expect(r.code, r.stdout + r.stderr).not.toBe(4);
 }
 
+/** Carol drops a copy of the original file in a watch folder, whose ledger is its own (DIR/.state). */
+async function carolWatchesTheOriginal(dir: string): Promise<void> {
+  const carol = join(dir, 'carol');
+  await mkdir(join(carol, 'inbox'), { recursive: true });
+  await writeFile(
+    join(carol, 'payout-batch.json'),
+    JSON.stringify({ environment: 'sandbox', baseUrl: sb!.url, settleSeconds: 1, rate: 200 }),
+  );
+  await copyFile(join(dir, 'pay.csv'), join(carol, 'inbox', 'payroll.csv'));
+  await writeFile(join(carol, 'inbox', 'payroll.csv.ready'), '');
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(carol, 'usage') });
+  const r = await runCli(['watch', carol, '--once'], { cwd: carol, env });
+  expect(r.code, r.stdout + r.stderr).not.toBe(4);
+  expect(r.stdout).toContain('payroll.csv');
+}
+
 /** Payouts at the sandbox per row (each row's amount is its own), the other payment left out. */
 async function payoutsPerRow(): Promise<number[]> {
   const payouts = await allPayouts(sb!);
@@ -110,7 +127,7 @@ interface Proof {
 }
 
 describe(`a retried row is paid once, whoever runs an older copy (sandbox: ${TEST_SHAPES})`, () => {
-  it("Alice's retry after a drained wallet, then Bob's run of the original from another state folder: one payout per row", async () => {
+  it("Alice's retry after a drained wallet, then Bob's run of the original from another state folder and Carol's from a watch folder: one payout per row", async () => {
     const dir = await dirs.make();
     const alice = await aliceRunsIntoADrainedWallet(dir);
 
@@ -119,6 +136,8 @@ describe(`a retried row is paid once, whoever runs an older copy (sandbox: ${TES
     const after = await alice.results('pay.results.retry-1.csv');
     expect(after.map((r) => r.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
     await bobRunsTheOriginal(dir);
+    expect(await payoutsPerRow()).toEqual([1, 1, 1]);
+    await carolWatchesTheOriginal(dir);
     expect(await payoutsPerRow()).toEqual([1, 1, 1]);
 
     // what each refused row's key 1 showed, in --json
