@@ -1,106 +1,204 @@
-// An account's approval policy: written once with `payout-batch policy set`, into the account's
-// ledger (engine/ledger.ts: the state folder's 0700 folder of that service account, refused when
-// another user could write it), so that every `run`, `retry` and `watch` against the account needs
-// the approvals it names, and no flag of theirs turns it off. A change is appended to the ledger's
-// policy log, with who made it and what it was before.
-import { appendFileSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
+// An account's approval policy: the approvals every `run`, `retry` and `watch` against a service
+// account needs, whatever their flags. It belongs to the account on the host (the service's
+// normalised base URL and the API key's fingerprint), in one host-wide folder that no flag or
+// variable of the tool redirects (hostFolder, README.md "Where"), and to the team ledger for every
+// host on it. Each version keeps the history of the ones before and who signed each change
+// (policy-change.ts: a change takes the approvals the current policy demands).
+import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
+import { packageRoot } from '../package-root.ts';
 import type { TeamDb } from '../database/db.ts';
 import { appendPolicy, latestPolicy } from '../database/ledger-store.ts';
-import { accountOf, ledgerDirFor, POLICY_FILE_NAME } from '../engine/ledger.ts';
+import { sha256Hex } from '../engine/identity.ts';
+import { accountOf } from '../engine/ledger.ts';
 import type { CurrencyPlan } from '../engine/plan.ts';
 import { approvalGate, type GateResult } from './gate.ts';
 import type { LoadedPlan } from './payload.ts';
 
-const POLICY_LOG = 'policy.log.jsonl';
-
 const ApproverSchema = z.object({ name: z.string().min(1), publicKey: z.string().min(1), fingerprint: z.string() });
 
-export const AccountPolicySchema = z.object({
-  v: z.literal(1),
-  account: z.string(),
+/** The rules of a policy: what `policy set` gives. */
+export const PolicyRulesSchema = z.object({
   requireApprovals: z.number().int().min(1).max(100),
   approvers: z.array(ApproverSchema).min(1),
   /** CUR -> amount: a batch needs the approvals only when it sends more than this in that currency. */
   above: z.record(z.string().regex(/^[A-Z]{3}$/), z.string().regex(/^\d+(\.\d+)?$/)).optional(),
   /** An approval signed longer ago than this no longer counts. */
   expireAfterMs: z.number().int().positive().optional(),
+});
+export type PolicyRules = z.infer<typeof PolicyRulesSchema>;
+
+/** One version of an account's policy: set, changed, or removed (`policy` null), and who signed the change. */
+const VersionSchema = z.object({
+  version: z.number().int().min(1),
   setAt: z.string(),
   setBy: z.string(),
+  signedBy: z.array(z.string()),
+  policy: z.string().nullable(),
 });
-export type AccountPolicy = z.infer<typeof AccountPolicySchema>;
+export type PolicyVersion = z.infer<typeof VersionSchema>;
 
-/** Refused: a policy file that cannot be trusted or read (exit 3: nothing is sent against the account). */
+/** What the host's file and the team ledger hold: the policy in force (none once removed) and every version. */
+const RecordSchema = z.object({
+  v: z.literal(1),
+  account: z.string(),
+  removed: z.literal(true).optional(),
+  ...PolicyRulesSchema.partial().shape,
+  setAt: z.string(),
+  setBy: z.string(),
+  version: z.number().int().min(1).default(1),
+  history: z.array(VersionSchema).default([]),
+});
+
+export type AccountPolicy = PolicyRules & {
+  v: 1;
+  account: string;
+  setAt: string;
+  setBy: string;
+  version: number;
+  history: PolicyVersion[];
+};
+
+/** The policy in force (undefined: none, never set or removed), its version (0: never set) and its history. */
+export interface PolicyRecord {
+  policy?: AccountPolicy;
+  version: number;
+  history: PolicyVersion[];
+}
+
+/** Refused: a policy that cannot be trusted or read (exit 3: nothing is sent against the account). */
 export class PolicyError extends Error {
   override readonly name = 'PolicyError';
 }
 
-export const policyPath = (ledgerDir: string): string => join(ledgerDir, POLICY_FILE_NAME);
-
 /**
- * The account's policy, or undefined when it has none. Refuses a policy file another user could
- * have written (a link, another owner, writable by group or others): that would let them loosen it.
+ * The host's folder of account policies: /etc/payout-batch, the host's configuration, the same
+ * for every user, state folder and copy of the tool, and kept across upgrades; or the folder an
+ * installation fixes in its package.json (`"payoutBatch": {"hostFolder": "..."}`, relative to the
+ * package), for a host where the tool is installed without root. No flag or variable changes it.
  */
-export function readAccountPolicy(ledgerDir: string): AccountPolicy | undefined {
-  const path = policyPath(ledgerDir);
+export function hostFolder(): string {
+  const root = packageRoot();
+  let named: unknown;
+  try {
+    named = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { payoutBatch?: { hostFolder?: unknown } }).payoutBatch
+      ?.hostFolder;
+  } catch {
+    named = undefined;
+  }
+  if (typeof named !== 'string' || !named) return '/etc/payout-batch';
+  return isAbsolute(named) ? named : resolve(root, named);
+}
+
+/** Where the host keeps the policy of the service account at `baseUrl` used with the API key of `keyFingerprint`. */
+export function hostPolicyPath(baseUrl: string, keyFingerprint: string): string {
+  return join(hostFolder(), `${sha256Hex(`${accountOf(baseUrl)}\n${keyFingerprint}`).slice(0, 32)}.policy.json`);
+}
+
+/** Refuses a path another user could have written: a link, owned by someone but root or this user, writable by group or others. */
+function trusted(path: string, what: string): boolean {
   let st;
   try {
     st = lstatSync(path);
   } catch {
-    return undefined;
+    return false;
   }
   const uid = process.getuid?.();
-  if (st.isSymbolicLink() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0)
+  if (st.isSymbolicLink() || (uid !== undefined && st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0)
     throw new PolicyError(
-      `the approval policy ${path} is a link, another user's, or writable by others: nothing is sent until it is yours alone (chmod 600)`,
+      `${what} ${path} is a link, another user's, or writable by others: nothing is sent until it is root's or yours alone (chmod go-w)`,
     );
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new PolicyError(`the approval policy ${path} cannot be read (${(e as Error).message}): nothing is sent until it is set again`);
-  }
-  return parsePolicy(text, path);
+  return true;
 }
 
-function parsePolicy(text: string, where: string): AccountPolicy {
+function parseRecord(text: string, where: string): PolicyRecord {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (e) {
     throw new PolicyError(`the approval policy ${where} cannot be read (${(e as Error).message}): nothing is sent until it is set again`);
   }
-  const r = AccountPolicySchema.safeParse(data);
-  if (!r.success) throw new PolicyError(`the approval policy ${where} is not a policy (${r.error.issues[0]!.message}): set it again`);
-  return r.data;
+  const r = RecordSchema.safeParse(data);
+  const rules = r.success && !r.data.removed ? PolicyRulesSchema.safeParse(r.data) : undefined;
+  if (!r.success || (rules && !rules.success)) throw new PolicyError(`the approval policy ${where} is not a policy: set it again`);
+  const history = r.data.history.length
+    ? r.data.history
+    : [{ version: 1, setAt: r.data.setAt, setBy: r.data.setBy, signedBy: [], policy: '' }];
+  if (r.data.removed) return { version: r.data.version, history };
+  const policy = { ...r.data, ...rules!.data, history } as AccountPolicy;
+  if (!history.at(-1)!.policy) history[history.length - 1] = { ...history.at(-1)!, policy: describePolicy(policy) };
+  return { policy, version: r.data.version, history };
 }
 
-/** The account's policy in a team ledger (every version is kept there: the last one holds). */
-export async function readTeamPolicy(db: TeamDb, account: string): Promise<AccountPolicy | undefined> {
-  const text = await latestPolicy(db, account);
-  return text === undefined ? undefined : parsePolicy(text, `of ${account} in the ledger ${db.where}`);
+/** Where an account's policy is kept, and the one way it is written. */
+export interface PolicyStore {
+  where: string;
+  read(): Promise<PolicyRecord>;
+  /** Writes the next version (null: removed), with who set it and who signed the change. */
+  write(next: (PolicyRules & { account: string }) | null, signedBy: string[], setBy?: string): Promise<PolicyRecord>;
 }
 
-/** Sets the account's policy in a team ledger, for every host on it. */
-export async function writeTeamPolicy(db: TeamDb, policy: Omit<AccountPolicy, 'v' | 'setAt' | 'setBy'>): Promise<AccountPolicy> {
-  const next: AccountPolicy = { v: 1, ...policy, setAt: new Date().toISOString(), setBy: `${userInfo().username}@${hostname()}` };
-  await appendPolicy(db, policy.account, JSON.stringify(next, null, 2) + '\n');
-  return next;
+/** The record after `current`: its version and history, the change appended. */
+function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | null, signedBy: string[], setBy: string) {
+  const setAt = new Date().toISOString();
+  const version = current.version + 1;
+  const base = { v: 1 as const, account, setAt, setBy, version };
+  const described = next && describePolicy({ ...next, account } as AccountPolicy);
+  const history = [...current.history, { version, setAt, setBy, signedBy, policy: described }];
+  return next ? { ...base, ...next, history } : { ...base, removed: true as const, history };
 }
 
-/** Writes the policy (0600) and appends the change to the ledger's policy log. */
-export async function writeAccountPolicy(ledgerDir: string, policy: Omit<AccountPolicy, 'v' | 'setAt' | 'setBy'>): Promise<AccountPolicy> {
-  mkdirSync(ledgerDir, { recursive: true, mode: 0o700 });
-  const previous = readAccountPolicy(ledgerDir);
-  const next: AccountPolicy = { v: 1, ...policy, setAt: new Date().toISOString(), setBy: `${userInfo().username}@${hostname()}` };
-  await writeFileAtomic(policyPath(ledgerDir), JSON.stringify(next, null, 2) + '\n', { mode: 0o600 });
-  const line = { at: next.setAt, by: next.setBy, policy: describePolicy(next), previous: previous ? describePolicy(previous) : null };
-  appendFileSync(join(ledgerDir, POLICY_LOG), JSON.stringify(line) + '\n', { mode: 0o600 });
-  return next;
+/** The user and host that change a policy, as its history records them. */
+export const who = () => `${userInfo().username}@${hostname()}`;
+
+/** The host's policy of an account (hostPolicyPath): trusted only when root's or this user's, and writable by them alone. */
+export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore {
+  const path = hostPolicyPath(baseUrl, keyFingerprint);
+  const account = accountOf(baseUrl);
+  const read = async (): Promise<PolicyRecord> => {
+    if (!trusted(hostFolder(), 'the host folder of approval policies') || !trusted(path, 'the approval policy'))
+      return { version: 0, history: [] };
+    return parseRecord(readFileSync(path, 'utf8'), path);
+  };
+  return {
+    where: path,
+    read,
+    async write(next, signedBy, setBy = who()) {
+      const record = nextRecord(await read(), account, next, signedBy, setBy);
+      try {
+        mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
+        await writeFileAtomic(path, JSON.stringify(record, null, 2) + '\n', { mode: 0o644 });
+      } catch (e) {
+        throw new PolicyError(
+          `cannot write ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the host's policies are kept in ${hostFolder()}; ` +
+            `create it for the user who sets them (\`sudo install -d -m 755 -o $USER ${hostFolder()}\`)`,
+        );
+      }
+      return parseRecord(JSON.stringify(record), path);
+    },
+  };
+}
+
+/** The account's policy in a team ledger, for every host on it (every version is kept there: the last one holds). */
+export function teamStore(db: TeamDb, account: string): PolicyStore {
+  const where = `of ${account} in the ledger ${db.where}`;
+  const read = async (): Promise<PolicyRecord> => {
+    const text = await latestPolicy(db, account);
+    return text === undefined ? { version: 0, history: [] } : parseRecord(text, where);
+  };
+  return {
+    where,
+    read,
+    async write(next, signedBy, setBy = who()) {
+      const text = JSON.stringify(nextRecord(await read(), account, next, signedBy, setBy), null, 2) + '\n';
+      await appendPolicy(db, account, text);
+      return parseRecord(text, where);
+    },
+  };
 }
 
 /** "7d", "12h", "90m" in milliseconds. */
@@ -141,17 +239,19 @@ export function needsApprovals(p: AccountPolicy, plan: Sends): boolean {
 }
 
 /**
- * The policy of the account at `baseUrl` in the state folder `root`: undefined for none, and for
- * the embedded sandbox (no base URL: its ledger is temporary, so a policy there would be gone).
+ * The policy every run against the account at `baseUrl` with the API key of `keyFingerprint`
+ * needs: the host's, else the team ledger's when one is used; undefined for none. Throws
+ * PolicyError when it cannot be trusted or read.
  */
-export function accountPolicyAt(baseUrl: string | undefined, root: string): AccountPolicy | undefined {
-  return baseUrl === undefined ? undefined : readAccountPolicy(ledgerDirFor(root, accountOf(baseUrl)));
+export async function policyInForce(baseUrl: string, keyFingerprint: string, team?: TeamDb): Promise<AccountPolicy | undefined> {
+  const host = (await hostStore(baseUrl, keyFingerprint).read()).policy;
+  return host ?? (team ? (await teamStore(team, accountOf(baseUrl)).read()).policy : undefined);
 }
 
 /** The policy's check of a plan: its approvers, its number, its expiry. */
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {
   const expiry = p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
-  return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry });
+  return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry, makerSigned: true });
 }
 
 /**

@@ -12,6 +12,8 @@ export interface GateInput {
   /** The approvers list's path, or the list itself (an account policy's). */
   approvers: string | Approver[];
   expiry?: Expiry;
+  /** The plan must carry its maker's signature (an account policy's rule). */
+  makerSigned?: boolean;
   /** Default `<plan>.approvals.json`. */
   approvalsPath?: string;
 }
@@ -30,7 +32,7 @@ export function approvalGate(g: GateInput): GateResult {
   try {
     const approvers = typeof g.approvers === 'string' ? readApprovers(g.approvers) : g.approvers;
     const approvals = readApprovals(g.approvalsPath ?? approvalsPathFor(plan.path));
-    const check = checkApprovals(plan, approvals, approvers, g.required, g.expiry);
+    const check = checkApprovals(plan, approvals, approvers, g.required, g.expiry, g.makerSigned);
     return { ok: check.ok, check, plan, message: check.message };
   } catch (e) {
     if (e instanceof ApprovalsFileError) return { ok: false, plan, message: e.message };

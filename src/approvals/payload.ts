@@ -107,7 +107,7 @@ export function planPayload(p: LoadedPlan): PlanPayload {
 }
 
 /** The bytes signed: the plan's payload with who signs it and when (so neither can be changed in the file afterwards). */
-export function signedBytes(payload: PlanPayload, approver: { name: string; signedAt: string }): Buffer {
+export function signedBytes(payload: object, approver: { name: string; signedAt: string }): Buffer {
   return Buffer.from(canonicalJson({ ...payload, approver: approver.name, signedAt: approver.signedAt }), 'utf8');
 }
 

@@ -105,14 +105,20 @@ export function checkApprovals(
   approvers: Approver[],
   required: number,
   expiry?: Expiry,
+  /** An account policy's rule: the plan must carry its maker's signature (`plan --as NAME --approver-key KEY`). */
+  makerSigned = false,
 ): ApprovalCheck {
   const payload = planPayload(plan);
   const counted: string[] = [];
   const countedKeys = new Set<string>();
   const problems: string[] = [];
-  const unusable = planProblem(payload);
-  if (unusable) problems.push(unusable);
   const makers = makerKeys(payload, approvals);
+  const unusable =
+    planProblem(payload) ??
+    (makerSigned && !makers.size
+      ? `the plan is not signed by its maker, which this account's policy requires: make it again with \`payout-batch plan FILE --out PLAN --as NAME --approver-key KEY\``
+      : undefined);
+  if (unusable) problems.push(unusable);
   for (const a of approvals) {
     const expired = expiry && expiryProblem(a, expiry);
     const p = approvalProblem(payload, a, approvers, makers) ?? (expired ? { reason: expired } : undefined);

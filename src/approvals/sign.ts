@@ -1,11 +1,11 @@
 // Signing a plan, and checking one signature (Ed25519, node:crypto).
 import { sign, verify } from 'node:crypto';
 import { parsePrivateKey, parsePublicKey, type KeyError } from './keys.ts';
-import { signedBytes, type PlanPayload } from './payload.ts';
-import type { Approval } from './store.ts';
+import { loadPlan, planPayload, signedBytes } from './payload.ts';
+import { addApproval, approvalsPathFor, type Approval } from './store.ts';
 
 /** An approval of the plan by `name` with the private key in PEM `pem` (read from `where`, named in errors only). */
-export function signPlan(payload: PlanPayload, name: string, pem: string, where: string, now = new Date()): Approval {
+export function signPlan(payload: object, name: string, pem: string, where: string, now = new Date()): Approval {
   const k = parsePrivateKey(pem, where);
   const signedAt = now.toISOString();
   const signature = sign(null, signedBytes(payload, { name, signedAt }), k.key).toString('base64');
@@ -13,7 +13,7 @@ export function signPlan(payload: PlanPayload, name: string, pem: string, where:
 }
 
 /** Whether the approval's signature, by the public key it carries, is over this plan's payload. */
-export function verifyApproval(payload: PlanPayload, a: Approval): { ok: true } | { ok: false; reason: string } {
+export function verifyApproval(payload: object, a: Approval): { ok: true } | { ok: false; reason: string } {
   let key;
   try {
     key = parsePublicKey(a.publicKey).key;
@@ -28,4 +28,15 @@ export function verifyApproval(payload: PlanPayload, a: Approval): { ok: true } 
     good = false;
   }
   return good ? { ok: true } : { ok: false, reason: 'signature does not match this plan' };
+}
+
+/**
+ * `plan --as NAME --approver-key KEY`: the maker's signature of the plan just written, kept beside
+ * it as an approval under the maker's name. It never counts as one (policy.ts makerKeys): it ties
+ * the plan to its maker's key, which then counts for nobody on this plan.
+ */
+export async function signAsMaker(planPath: string, name: string, pem: string, where: string): Promise<Approval> {
+  const approval = signPlan(planPayload(loadPlan(planPath)), name, pem, where);
+  await addApproval(approvalsPathFor(planPath), approval);
+  return approval;
 }

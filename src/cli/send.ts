@@ -28,8 +28,8 @@ import type { RetryOptions } from '../engine/retry.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/index.ts';
-import { accountPolicyAt, PolicyError, readTeamPolicy, type AccountPolicy } from '../approvals/account-policy.ts';
-import { accountOf } from '../engine/ledger.ts';
+import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
+import { loadApiKey } from '../client/api-key.ts';
 import { resolveEnvironment } from '../client/environment.ts';
 import { connectionHint } from './environment.ts';
 import type { GuardOptions } from '../engine/approval.ts';
@@ -71,29 +71,29 @@ export function refused(io: CliIO, json: boolean | undefined, reason: string): E
 }
 
 /**
- * The approval policy of the account these flags name (src/approvals/account-policy.ts), read
- * before the connection opens; a string when it cannot be trusted or read (why nothing may be
- * sent). An environment that cannot be resolved has none here: opening the connection says why.
+ * The approval policy of the account these flags name and its API key (src/approvals/
+ * account-policy.ts policyInForce), read before the connection opens; a string when it cannot be
+ * trusted or read (why nothing may be sent). An environment or key that cannot be resolved has
+ * none here: opening the connection says why.
  */
 export async function accountPolicyOf(args: SendArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
   let baseUrl: string | undefined;
+  let key: string | undefined;
   try {
     baseUrl = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env }).baseUrl;
+    key = (await loadApiKey({ keyFile: args['key-file'], env: io.env, cwd: io.cwd }))?.fingerprint;
   } catch {
     return undefined;
   }
+  if (baseUrl === undefined || key === undefined) return undefined;
+  const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
   try {
-    // a team ledger (--ledger) holds the policy for every host on it: read there, not here
-    const team = baseUrl === undefined ? undefined : await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
-    if (!team) return accountPolicyAt(baseUrl, stateRootOf(args, io));
-    try {
-      return await readTeamPolicy(team, accountOf(baseUrl!));
-    } finally {
-      await team.close();
-    }
+    return await policyInForce(baseUrl, key, team);
   } catch (e) {
     if (e instanceof PolicyError) return e.message;
     throw e;
+  } finally {
+    await team?.close();
   }
 }
 

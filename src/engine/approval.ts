@@ -186,13 +186,24 @@ export function foldName(name: string): string {
 }
 
 /**
- * The name's confusable skeleton (Unicode TR39, through unhomoglyph's table of confusables.txt),
- * taken of its upper case so that a lower-case look-alike ("вох", Cyrillic) meets its Latin twin.
+ * The name as people compare it: its Unicode TR39 confusable skeleton (unhomoglyph's table is
+ * Unicode's confusables.txt; the skeleton is NFD, that mapping, NFD again), then without diacritics,
+ * punctuation or spaces. So "Kim" is "Kirn" (m / rn), and "Alíce", "Alice." and "Al ice" are "Alice".
  */
-const skeleton = (name: string): string => unhomoglyph(foldName(name).toUpperCase()).toLowerCase();
+const skeleton = (name: string): string =>
+  unhomoglyph(name.normalize('NFD').replace(/\p{M}/gu, ''))
+    .normalize('NFD')
+    .replace(/[\p{M}\p{P}\p{Z}\s]/gu, '');
 
-/** One person: the same folded name, or names that look alike (a maker may not approve as "Dаn"). */
-export const sameName = (a: string, b: string): boolean => foldName(a) === foldName(b) || skeleton(a) === skeleton(b);
+/**
+ * One person: names whose skeletons meet, taken of the folded name (NFKC, case folded), and of its
+ * forms as written and in upper case, since a look-alike may hide in either ("Ian" / "lan" as
+ * written, all-Cyrillic "вох" / "Box" in upper case).
+ */
+export const sameName = (a: string, b: string): boolean =>
+  [(n: string) => foldName(n), (n: string) => n.normalize('NFKC'), (n: string) => foldName(n).toUpperCase()].some(
+    (form) => skeleton(form(a)) === skeleton(form(b)),
+  );
 
 /** Characters that show nothing or reorder the text around them: control, format, bidi, default-ignorable. */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u;

@@ -6,7 +6,8 @@
 // I1  a key is deterministic (identity.ts) and journalled, with the exact body, before the request
 //     leaves (fsynced, under the ledger's lock while this run's reservation holds: session.ts)
 // I2  an unknown outcome is resent only with the journalled key and byte-identical body
-// I3  only the service's own refusal lets the payment go again, under attempt + 1 and a new key
+// I3  only the service's own refusal lets the payment go again (a row: under a new key only once
+//     the refused one is proven spent, spent.ts)
 // I5  409 IDEMPOTENCY_KEY_CONFLICT is CONFLICT, never resent under a new key
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';

@@ -180,6 +180,12 @@ const RowLine = z.discriminatedUnion('t', [
    * under those conditions; the old payout is kept in `earlier`.
    */
   z.object({ t: z.literal('resend'), ...ofPayout, at }),
+  /**
+   * `retry` of a refused row: the service showed that key `attempt` holds no payout and never will
+   * (it holds a stored refusal: engine/spent.ts), so attempt + 1 may go under a new key. Written
+   * after the sends that prove it (their own initiating and answer lines) and before that attempt.
+   */
+  z.object({ t: z.literal('key-spent'), ...step, proof: z.string(), at }),
   SwapLine,
 ]);
 export type RowEvent = z.infer<typeof RowLine>;

@@ -10,6 +10,8 @@ const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
   approvers: [{ name: 'Alice', publicKey: 'a', fingerprint: 'fa' }],
   setAt: '2026-01-01T00:00:00.000Z',
   setBy: 'tester@host',
+  version: 1,
+  history: [],
   ...over,
 });
 const usd = (amount: string, rows = 1) => ({ currencies: [{ currency: 'USD', rows, amount }] });

@@ -52,7 +52,17 @@ it("refused without approvals and with the maker's, run with two distinct listed
   expect(none.code).toBe(3);
   expect(none.stderr).toContain('refused: 0 valid approvals of 2 required: no approvals. Nothing was sent.');
 
-  const byMaker = await cli('approve', 'payroll.plan.json', '--as', 'Dan', '--key-file', 'dan.pem', '--yes');
+  const byMaker = await cli(
+    'approve',
+    'payroll.plan.json',
+    '--as',
+    'Dan',
+    '--key-file',
+    'dan.pem',
+    '--approvers',
+    'approvers.json',
+    '--yes',
+  );
   expect(byMaker.code, byMaker.stderr).toBe(0);
   expect(byMaker.stdout).toMatch(/3 payouts \(.*\) in custom/);
   const makerOnly = await run();

@@ -39,6 +39,8 @@ beforeAll(async () => {
   );
   expect(planned.code, planned.stderr).toBe(0);
   for (const name of ['Alice', 'Bob']) expect((await inProcess('approver-key', 'new', '--as', name, '--out', 'keys')).code).toBe(0);
+  // the list `approve` checks Alice's key against (a name is its key)
+  env.PAYOUT_BATCH_APPROVERS = join(dir, 'keys/Alice.approver.pub.json');
 });
 afterAll(async () => {
   await sb?.close();

@@ -81,7 +81,8 @@ async function team(): Promise<Team> {
     dir,
     keys,
     cli: (...args) => cli(...args, ...(['plan', 'run', 'watch'].includes(args[0]!) ? service : [])),
-    approve: (plan, name, keyOf = name) => cli('approve', plan, '--as', name, '--key-file', `${keyOf}.pem`, '--yes'),
+    approve: (plan, name, keyOf = name) =>
+      cli('approve', plan, '--as', name, '--key-file', `${keyOf}.pem`, '--approvers', 'approvers.json', '--yes'),
     runApproved: (plan, ...more) =>
       cli('run', '--plan', plan, '--require-approvals', '2', '--approvers', 'approvers.json', '--yes', ...more, ...service),
     plan: async (file, out, ...more) => {

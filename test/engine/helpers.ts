@@ -150,13 +150,13 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   return { ...base, PAYOUT_API_KEY: KEY, PAYOUT_BATCH_STATE_DIR: testStateDir(), PAYOUT_BATCH_RATE: '100', ...extra };
 }
 
-/** Spawns `node dist/bin.js ...args`; `onSpawn` sees the child (to kill it). */
+/** Spawns `node dist/bin.js ...args` (`bin`: another installation's); `onSpawn` sees the child (to kill it). */
 export function runCli(
   args: string[],
-  o: { cwd: string; env: Record<string, string>; onSpawn?: (c: ChildProcess) => void; timeoutMs?: number },
+  o: { cwd: string; env: Record<string, string>; onSpawn?: (c: ChildProcess) => void; timeoutMs?: number; bin?: string },
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist/bin.js'), ...args], {
+    const child = spawn(process.execPath, [o.bin ?? join(ROOT, 'dist/bin.js'), ...args], {
       cwd: o.cwd,
       env: o.env,
       stdio: ['ignore', 'pipe', 'pipe'],

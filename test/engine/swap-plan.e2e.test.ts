@@ -90,8 +90,9 @@ it('plan --out shows the swap and holds it; the payload two approvers sign cover
   expect(sb.requestLog().filter((r) => r.route === 'pairs')).toHaveLength(2); // one per plan
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
   const approvers: { name: string; publicKey: string }[] = [];
-  for (const name of ['Alice', 'Bob']) {
-    const pair = newKeyPair();
+  const pairs = { Alice: newKeyPair(), Bob: newKeyPair() };
+  writeFileSync(join(dir, 'approvers.json'), JSON.stringify(Object.entries(pairs).map(([name, k]) => ({ name, publicKey: k.publicKey }))));
+  for (const [name, pair] of Object.entries(pairs)) {
     approvers.push({ name, publicKey: pair.publicKey });
     writeFileSync(join(dir, `${name}.pem`), pair.privatePem, { mode: 0o600 });
     // what Alice reads before she signs; Bob's approval is stored as the command stores it
@@ -99,7 +100,13 @@ it('plan --out shows the swap and holds it; the payload two approvers sign cover
       await approveAs(join(dir, 'payroll.plan.json'), name, pair.privatePem);
       continue;
     }
-    const ok = await runCli(['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name}.pem`, '--yes'], { cwd: dir, env });
+    const ok = await runCli(
+      ['approve', 'payroll.plan.json', '--as', name, '--key-file', `${name}.pem`, '--approvers', 'approvers.json', '--yes'],
+      {
+        cwd: dir,
+        env,
+      },
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`swap first, reference ${s.reference}: ${swapped}`);
   }

@@ -1,7 +1,8 @@
 // `payout-batch approve PLAN --as NAME --key-file KEY [--yes]`: shows what is signed (the service
 // and account, totals, payees, what is already paid, the maker), asks on a terminal, then signs the
 // plan's exact content (Ed25519) and adds the approval to PLAN.approvals.json beside it; the plan
-// itself is never rewritten. Nothing is signed unseen: not a terminal and no --yes is refused.
+// itself is never rewritten. Nothing is signed unseen: not a terminal and no --yes is refused. A
+// proposal to change an account's policy (`policy set|remove`) is signed the same way.
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -11,9 +12,11 @@ import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
 import { nameProblem, sameName } from '../../engine/approval.ts';
 import { loadPlan, planPayload, PlanFileError } from '../../approvals/payload.ts';
 import { approveText } from '../../approvals/view.ts';
-import { signPlan } from '../../approvals/sign.ts';
-import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals } from '../../approvals/store.ts';
+import { signAsMaker, signPlan } from '../../approvals/sign.ts';
+import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from '../../approvals/store.ts';
 import { LockBusy } from '../../files/lock.ts';
+import { hostStore, PolicyError } from '../../approvals/account-policy.ts';
+import { isProposal, loadProposal, proposalPayload, proposalText } from '../../approvals/policy-change.ts';
 import { askYesNo, isInteractive, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -25,35 +28,110 @@ const builder = (y: Argv) =>
       demandOption: true,
       describe: 'Your private approver key (PEM, from `payout-batch approver-key new`)',
     })
+    .option('approvers', {
+      type: 'string',
+      describe:
+        'The approvers list that names you with your key (default $PAYOUT_BATCH_APPROVERS); your key must be the one it gives your name',
+    })
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Sign without the question (after reading the plan)' });
+
+/** --as NAME: a usable name (exit 2 otherwise). */
+function personName(text: string): string {
+  const name = text.trim();
+  if (!name) throw new UsageError('--as names you, as the approvers list does');
+  const bad = nameProblem(name);
+  if (bad) throw new UsageError(`--as ${JSON.stringify(name)}: ${bad}`);
+  return name;
+}
+
+/** A private approver key file's text (exit 2 when it cannot be read); never printed. */
+function readKeyFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read the key file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+/**
+ * `plan --as NAME --approver-key KEY`: the maker's name and key, checked before anything is
+ * planned (exit 2), and what signs the plan once written (approvals/sign.ts signAsMaker).
+ */
+export function makerSigner(as: string | undefined, keyFile: string | undefined, cwd: string) {
+  if (as === undefined && keyFile === undefined) return undefined;
+  if (as === undefined || keyFile === undefined)
+    throw new UsageError('--as NAME and --approver-key KEY go together: the maker signs the plan with their approver key');
+  const name = personName(as);
+  const path = resolve(cwd, keyFile);
+  const pem = readKeyFile(path);
+  try {
+    parsePrivateKey(pem, path);
+  } catch (e) {
+    if (e instanceof KeyError) throw new UsageError(e.message);
+    throw e;
+  }
+  return { name, sign: (planPath: string) => signAsMaker(planPath, name, pem, path) };
+}
+
+/**
+ * What `approve` signs: a plan, or a proposal to change an account's policy (`policy set|remove`),
+ * its text as shown before signing, and the approvers list that gives each name its key: `--approvers`
+ * (else $PAYOUT_BATCH_APPROVERS), or for a proposal the policy in force on this host.
+ */
+async function whatIsSigned(path: string, arg: string, list: string | undefined, cwd: string) {
+  const named = list ? { approvers: readApprovers(resolve(cwd, list)), where: list } : undefined;
+  if (isProposal(path)) {
+    const loaded = loadProposal(path);
+    const { account, key, store } = loaded.proposal;
+    const policy = store === 'host' ? (await hostStore(account, key).read()).policy : undefined;
+    const listed = named ?? (policy && { approvers: policy.approvers, where: "the account's policy in force" });
+    if (!listed) throw new UsageError('name the approvers list of the policy in force: --approvers FILE; nothing was written');
+    return { payload: proposalPayload(loaded), text: proposalText(loaded.proposal), listed, preparedBy: undefined };
+  }
+  const plan = loadPlan(path);
+  const payload = planPayload(plan);
+  if (!named)
+    throw new UsageError(
+      'name the approvers list that gives your name its key: --approvers FILE (or $PAYOUT_BATCH_APPROVERS); nothing was written',
+    );
+  return { payload, text: approveText(plan, payload, arg), listed: named, preparedBy: payload.preparedBy };
+}
+
+/** Refused (exit 2, nothing written) unless the list gives `name` the key `mine`. */
+function keyProblem(name: string, mine: { publicKey: string; fingerprint: string }, approvers: Approver[], where: string): void {
+  const listed = approvers.find((a) => sameName(a.name, name));
+  if (!listed) throw new UsageError(`--as ${name}: ${where} names nobody so: nothing was written`);
+  if (listed.publicKey !== mine.publicKey)
+    throw new UsageError(
+      `--as ${name}: the key file holds key ${mine.fingerprint}, and ${where} gives ${listed.name} key ${listed.fingerprint}: a name signs with its own key only; nothing was written`,
+    );
+}
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
-    const name = args.as.trim();
-    if (!name) throw new UsageError('--as names you, as the approvers list does');
-    const bad = nameProblem(name);
-    if (bad) throw new UsageError(`--as ${JSON.stringify(name)}: ${bad}`);
+    const name = personName(args.as);
     const planPath = resolve(io.cwd, args.plan);
     const keyPath = resolve(io.cwd, args['key-file']);
     try {
-      const plan = loadPlan(planPath);
-      const payload = planPayload(plan);
-      let pem: string;
-      try {
-        pem = readFileSync(keyPath, 'utf8');
-      } catch (e) {
-        throw new UsageError(`cannot read the key file ${keyPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-      }
-      parsePrivateKey(pem, keyPath); // a key that cannot sign is said before the question
-      io.stdout.write(`You sign, as ${name}:\n  ${approveText(plan, payload, args.plan)}\n`);
+      const pem = readKeyFile(keyPath);
+      // a name is its key: the list must give this name the key of this file (a key that cannot sign is said here too)
+      const mine = parsePrivateKey(pem, keyPath);
+      const { payload, text, listed, preparedBy } = await whatIsSigned(
+        planPath,
+        args.plan,
+        args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS,
+        io.cwd,
+      );
+      keyProblem(name, mine, listed.approvers, listed.where);
+      io.stdout.write(`You sign, as ${name}:\n  ${text}\n`);
       if (!args.yes) {
         if (!isInteractive(io))
           throw new UsageError(
-            'not a terminal, so nobody can confirm: read the plan above, then pass --yes (-y) to sign it; nothing was signed',
+            'not a terminal, so nobody can confirm: read the above, then pass --yes (-y) to sign it; nothing was signed',
             ExitCode.REFUSED,
           );
-        if (!(await askYesNo(io, `Sign this plan as ${name}? [y/N] `))) {
+        if (!(await askYesNo(io, `Sign this ${preparedBy === undefined ? 'change' : 'plan'} as ${name}? [y/N] `))) {
           io.stderr.write('payout-batch: declined: nothing was signed\n');
           return ExitCode.REFUSED;
         }
@@ -70,13 +148,13 @@ export default defineCommand<ArgsOf<typeof builder>>({
           `${replaced ? 'Your earlier approval was replaced. ' : ''}Written to ${approvalsPathFor(args.plan)} ` +
           `(${plural(all.length, 'approval')}: ${all.map((a) => a.name).join(', ')}).\n`,
       );
-      if (payload.preparedBy !== null && sameName(name, payload.preparedBy))
+      if (preparedBy && sameName(name, preparedBy))
         io.stderr.write(
-          `payout-batch: note: ${payload.preparedBy} made this plan: this signature records it, and neither it nor your key counts as an approval for \`run --require-approvals\` (four eyes)\n`,
+          `payout-batch: note: ${preparedBy} made this plan: this signature records it, and neither it nor your key counts as an approval for \`run --require-approvals\` (four eyes)\n`,
         );
       return ExitCode.OK;
     } catch (e) {
-      if (e instanceof PlanFileError || e instanceof KeyError || e instanceof ApprovalsFileError)
+      if (e instanceof PlanFileError || e instanceof KeyError || e instanceof ApprovalsFileError || e instanceof PolicyError)
         throw new UsageError(e.message, ExitCode.UNUSABLE_INPUT);
       if (e instanceof LockBusy)
         throw new UsageError(`another approval of this plan is being written (${e.message}): try again`, ExitCode.REFUSED);

@@ -19,8 +19,8 @@ const USAGE = {
     "`approver-key new --as NAME`: make an approver's key pair (private key mode 0600, public key for the approvers list)",
   'approvers <action> <files..>':
     '`approvers add NAME.approver.pub.json... --out approvers.json`: create or extend the approvers list (each approver once)',
-  'policy <action>':
-    "`policy set --require-approvals N --approvers FILE`: the account's approval policy, needed by every run, retry and watch; `policy show`",
+  'policy <action> [proposal]':
+    "`policy set --require-approvals N --approvers FILE`: the account's approval policy, needed by every run, retry and watch; a change once set is a proposal its approvers sign (`policy apply`); `policy remove`, `policy show`",
   'status <results>': 'Refresh the status of every payout of a results file that is not final (GET payout), forward only',
   'reconcile <results>':
     "Tie a results file to the wallet's transactions: each payout's debit, each failed one's refund, no debit unexplained; writes <results>.reconciliation.csv/.xlsx",

@@ -25,6 +25,8 @@ import {
   type ArgsOf,
 } from '../options.ts';
 import { writePlanReport } from '../../report/index.ts';
+import { makerSigner } from './approve.ts';
+import { resolve } from 'node:path';
 import { handleEngineError, planJson, planText } from '../render.ts';
 
 const builder = (y: Argv) =>
@@ -34,6 +36,11 @@ const builder = (y: Argv) =>
     .option('prepared-by', {
       type: 'string',
       describe: 'Who makes the plan, recorded in it (default the OS user name): they cannot approve it (`payout-batch approve`)',
+    })
+    .option('as', { type: 'string', describe: 'With --out and --approver-key: you, the maker, sign the plan under this name' })
+    .option('approver-key', {
+      type: 'string',
+      describe: 'Your private approver key (PEM, `approver-key new`): signs the plan as its maker',
     })
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
     .option('quote', {
@@ -49,8 +56,8 @@ const builder = (y: Argv) =>
 
 /** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out (nor --prepared-by). */
 type PlanFlags = ArgsOf<typeof builder>;
-export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by'> &
-  Partial<Pick<PlanFlags, 'out' | 'prepared-by'>> & {
+export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'> &
+  Partial<Pick<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'>> & {
     /** `run --dry-run`: whether its run would fund the batch by the plan's swap (`plan` counts it). */
     'fund-by-swap'?: boolean;
   };
@@ -67,6 +74,7 @@ export async function showPlan(
   controlTotals?: (r: PlanCommandResult) => { refused: string[]; notes: string[] },
 ): Promise<ExitCode> {
   if (!args.file) throw new UsageError('name the batch file');
+  const maker = makerSigner(args.as, args['approver-key'], io.cwd);
   const logger = makeLogger(args, io, 'plan');
   const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
   try {
@@ -74,7 +82,7 @@ export async function showPlan(
       file: args.file,
       conn,
       out: args.out,
-      preparedBy: args['prepared-by'],
+      preparedBy: maker?.name ?? args['prepared-by'],
       stateDir: stateRootOf(args, io),
       batchId: args['batch-id'],
       quote: args.quote,
@@ -90,6 +98,7 @@ export async function showPlan(
       stop: abortOn(io.stopSignal),
     });
     const p = r.plan;
+    if (maker && r.planFile && args.out) await maker.sign(resolve(io.cwd, args.out));
     const totals = controlTotals?.(r);
     const refused = [...(r.refused ?? []), ...(totals?.refused ?? [])];
     const notes = totals?.notes ?? [];

@@ -1,27 +1,40 @@
-// `payout-batch policy set|show`: the approval policy of a service account (src/approvals/
-// account-policy.ts), kept in the account's ledger so that every run, retry and watch against the
-// account needs the approvals it names, whatever flags they are given.
+// `payout-batch policy set|remove|apply|show`: the approval policy of a service account and its
+// API key (src/approvals/account-policy.ts), kept in the host's folder (or the team ledger, with
+// --ledger) so that every run, retry and watch against the account needs the approvals it names,
+// whatever flags they are given. The first policy is set at once; a change or a removal is a
+// proposal the current policy's approvers sign (`approve`), applied with `policy apply`.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, printJson, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
+import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, type ArgsOf } from '../options.ts';
 import {
   describePolicy,
+  hostStore,
   parseDuration,
   PolicyError,
-  readAccountPolicy,
-  readTeamPolicy,
-  writeAccountPolicy,
-  writeTeamPolicy,
+  teamStore,
+  type PolicyRecord,
+  type PolicyRules,
+  type PolicyStore,
+  who,
 } from '../../approvals/account-policy.ts';
+import { applyProposal, loadProposal, writeProposal } from '../../approvals/policy-change.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/store.ts';
+import { loadApiKey } from '../../client/api-key.ts';
 import { resolveEnvironment } from '../../client/environment.ts';
-import { accountOf, ledgerDirFor } from '../../engine/ledger.ts';
+import { accountOf } from '../../engine/ledger.ts';
+import type { TeamDb } from '../../database/db.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
-    .positional('action', { type: 'string', choices: ['set', 'show'] as const, demandOption: true, describe: '`set` or `show`' })
+    .positional('action', {
+      type: 'string',
+      choices: ['set', 'remove', 'apply', 'show'] as const,
+      demandOption: true,
+      describe: '`set`, `remove` (a proposal once a policy is in force), `apply PROPOSAL` once approved, or `show`',
+    })
+    .positional('proposal', { type: 'string', describe: 'apply: the proposal file `policy set|remove` wrote' })
     .option('require-approvals', { type: 'number', describe: 'set: N distinct listed approvers, none the plan maker, must sign a plan' })
     .option('approvers', { type: 'string', describe: 'set: the approvers list (JSON: [{"name", "publicKey"}]), copied into the policy' })
     .option('above', {
@@ -33,54 +46,109 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: 'set: an approval signed longer ago than this (7d, 12h) no longer counts',
     })
-    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
+    .option('out', { type: 'string', default: 'policy-change.json', describe: 'set, remove: where the proposal of a change is written' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the policy as JSON' });
 
 type Args = ArgsOf<typeof builder>;
 
-/** The ledger folder of the account the connection flags name (no request is made). */
-function ledgerDirOf(args: Args, io: CliIO): { account: string; dir: string } {
+/** The account the connection flags name and its API key's fingerprint (no request is made). */
+async function accountOfArgs(args: Args, io: CliIO): Promise<{ account: string; key: string }> {
   const env = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env });
   if (env.baseUrl === undefined)
-    throw new UsageError("the embedded sandbox's ledger lasts one command: name a service (--env sandbox|production, or --base-url)");
-  const account = accountOf(env.baseUrl);
-  return { account, dir: ledgerDirFor(stateRootOf(args, io), account) };
+    throw new UsageError(
+      'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
+    );
+  const key = await loadApiKey({ keyFile: args['key-file'], env: io.env, cwd: io.cwd });
+  if (!key) throw new UsageError("a policy is the account's and its API key's: give the key as a run does (PAYOUT_API_KEY or --key-file)");
+  return { account: accountOf(env.baseUrl), key: key.fingerprint };
+}
+
+/** The rules `policy set` gives. */
+function rulesOf(args: Args, io: CliIO): PolicyRules {
+  const required = args['require-approvals'];
+  if (required === undefined || !Number.isInteger(required) || required < 1)
+    throw new UsageError('policy set needs --require-approvals N, a whole number of approvers, 1 or more');
+  if (!args.approvers) throw new UsageError('policy set needs --approvers FILE, the list of who may approve');
+  const approvers = readApprovers(resolve(io.cwd, args.approvers));
+  if (approvers.length < required)
+    throw new UsageError(`--require-approvals ${required}, but ${args.approvers} lists ${approvers.length}: nobody could ever approve`);
+  let expireAfterMs: number | undefined;
+  try {
+    expireAfterMs = args['approvals-expire-after'] ? parseDuration(args['approvals-expire-after']) : undefined;
+  } catch (e) {
+    throw new UsageError(`--approvals-expire-after ${(e as Error).message}`);
+  }
+  const above = args.above?.length
+    ? Object.fromEntries(moneyFlags(args.above, '--above').map((m) => [m.currency, m.amount.toFixed()]))
+    : undefined;
+  return { requireApprovals: required, approvers, ...(above ? { above } : {}), ...(expireAfterMs ? { expireAfterMs } : {}) };
+}
+
+/** The policy in force and every version, as `policy show` prints them. */
+function showText(account: string, r: PolicyRecord): string {
+  const now = r.policy
+    ? `${describePolicy(r.policy)} (version ${r.version}, set ${r.policy.setAt} by ${r.policy.setBy})`
+    : 'no approval policy';
+  const versions = r.history.map(
+    (h) =>
+      `  version ${h.version}, ${h.setAt} by ${h.setBy}${h.signedBy.length ? `, signed by ${h.signedBy.join(', ')}` : ''}: ${h.policy ?? 'removed'}\n`,
+  );
+  return `${account}: ${now}\n${versions.length ? `history:\n${versions.join('')}` : ''}`;
+}
+
+async function act(args: Args, io: CliIO, team: TeamDb | undefined): Promise<ExitCode> {
+  if (args.action === 'apply') {
+    if (!args.proposal) throw new UsageError('policy apply PROPOSAL: name the proposal file of `policy set|remove`');
+    const loaded = loadProposal(resolve(io.cwd, args.proposal));
+    const { account, key, store: kind } = loaded.proposal;
+    if (kind === 'team' && !team) throw new UsageError(`${args.proposal} changes the policy in a team ledger: give it with --ledger`);
+    const { record, tally } = await applyProposal(team && kind === 'team' ? teamStore(team, account) : hostStore(account, key), loaded);
+    io.stdout.write(
+      `${tally}: ${record.policy ? `version ${record.version} is in force` : 'the policy is removed'}.\n${showText(account, record)}`,
+    );
+    return ExitCode.OK;
+  }
+  const { account, key } = await accountOfArgs(args, io);
+  const store: PolicyStore = team ? teamStore(team, account) : hostStore(account, key);
+  const current = await store.read();
+  if (args.action === 'show') {
+    if (args.json) printJson(io, current.policy ?? null);
+    else io.stdout.write(showText(account, current));
+    return ExitCode.OK;
+  }
+  const next = args.action === 'set' ? rulesOf(args, io) : null;
+  if (!current.policy) {
+    if (!next) {
+      io.stdout.write(`${account}: no approval policy to remove\n`);
+      return ExitCode.OK;
+    }
+    // the first policy of an account needs no approvals: there is nobody yet to give them
+    const r = await store.write({ ...next, account }, []);
+    if (args.json) printJson(io, r.policy);
+    else
+      io.stdout.write(
+        `${account}: ${describePolicy(r.policy!)}\nEvery run, retry and watch against this account now needs it (${store.where}).\n`,
+      );
+    return ExitCode.OK;
+  }
+  const p = current.policy;
+  const out = resolve(io.cwd, args.out);
+  await writeProposal(out, { current: p, key, store: team ? 'team' : 'host', next, by: who() });
+  io.stdout.write(
+    `${account}: the policy in force (${describePolicy(p)}) changes only with ${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}.\n` +
+      `Proposal written to ${args.out}, not in force: each approver signs it (\`payout-batch approve ${args.out} --as NAME --key-file KEY\`), ` +
+      `then \`payout-batch policy apply ${args.out}${team ? ' --ledger ...' : ''}\`.\n`,
+  );
+  return ExitCode.OK;
 }
 
 export default defineCommand<Args>({
   builder,
   run: async (args, io) => {
-    const { account, dir } = ledgerDirOf(args, io);
     // a team ledger (--ledger): the policy is the database's, for every host on it
     const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
     try {
-      if (args.action === 'show') {
-        const p = team ? await readTeamPolicy(team, account) : readAccountPolicy(dir);
-        if (args.json) printJson(io, p ?? null);
-        else io.stdout.write(p ? `${account}: ${describePolicy(p)} (set ${p.setAt} by ${p.setBy})\n` : `${account}: no approval policy\n`);
-        return ExitCode.OK;
-      }
-      const required = args['require-approvals'];
-      if (required === undefined || !Number.isInteger(required) || required < 1)
-        throw new UsageError('policy set needs --require-approvals N, a whole number of approvers, 1 or more');
-      if (!args.approvers) throw new UsageError('policy set needs --approvers FILE, the list of who may approve');
-      const approvers = readApprovers(resolve(io.cwd, args.approvers));
-      if (approvers.length < required)
-        throw new UsageError(`--require-approvals ${required}, but ${args.approvers} lists ${approvers.length}: nobody could ever approve`);
-      let expireAfterMs: number | undefined;
-      try {
-        expireAfterMs = args['approvals-expire-after'] ? parseDuration(args['approvals-expire-after']) : undefined;
-      } catch (e) {
-        throw new UsageError(`--approvals-expire-after ${(e as Error).message}`);
-      }
-      const above = args.above?.length
-        ? Object.fromEntries(moneyFlags(args.above, '--above').map((m) => [m.currency, m.amount.toFixed()]))
-        : undefined;
-      const policy = { account, requireApprovals: required, approvers, above, expireAfterMs };
-      const p = team ? await writeTeamPolicy(team, policy) : await writeAccountPolicy(dir, policy);
-      if (args.json) printJson(io, p);
-      else io.stdout.write(`${account}: ${describePolicy(p)}\nEvery run, retry and watch against this account now needs it.\n`);
-      return ExitCode.OK;
+      return await act(args, io, team);
     } catch (e) {
       if (e instanceof ApprovalsFileError) throw new UsageError(e.message);
       if (e instanceof PolicyError) throw new UsageError(e.message, ExitCode.REFUSED);

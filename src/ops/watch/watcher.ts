@@ -21,7 +21,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
 import { approvalGate } from '../../approvals/gate.ts';
-import { PolicyError, policyGate, policyGuard, readAccountPolicy, type AccountPolicy } from '../../approvals/account-policy.ts';
+import { PolicyError, policyGate, policyGuard, policyInForce, type AccountPolicy } from '../../approvals/account-policy.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import type { Connection } from '../../client/connect.ts';
 import { claimContent, claimOf, endClaim, type WatchClaim } from '../../database/claims.ts';
@@ -539,7 +539,9 @@ export class FolderWatch {
         return await refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 3, { problems: vetted.problems });
       let policy: AccountPolicy | undefined;
       try {
-        policy = this.ledger.ephemeral ? undefined : readAccountPolicy(this.ledger.dir);
+        // the account's, on this host and in the team ledger: never the watch's state folder's, nor its configuration's to turn off
+        const { conn } = this.o;
+        policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, conn.team);
       } catch (e) {
         if (e instanceof PolicyError) return await refuse(`refused: ${e.message}`);
         throw e;

@@ -1,0 +1,228 @@
+// Issue 40, an approval policy that holds, tried as a hurried or dishonest operator would, with
+// real processes against a sandbox over HTTP: payouts are counted at the sandbox.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { TEST_SHAPES } from '../shapes.ts';
+import { approveAs, cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { install } from './install.ts';
+
+const dirs = tempDirs('pb-policy-holds-');
+let sb: LocalSandbox;
+beforeAll(async () => {
+  sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null });
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+/**
+ * A folder with a batch, the CLI run in it (of an installation of its own, whose host folder of
+ * policies no other test shares), and approver keys written as `approver-key new` writes them.
+ */
+let scenes = 0;
+async function scene(rows = 2) {
+  const dir = await dirs.make();
+  const prefix = `HOLD${++scenes}`; // (one account for every scene: each pays references of its own)
+  const inst = install(await dirs.make());
+  await writeBatch(dir, 'payroll.csv', { rows, currencies: ['USD'], prefix });
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const service = ['--base-url', sb.url, '--rate', '100'];
+  const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
+  const keys = new Map<string, NewKeyPair>();
+  /** NAME.pem and NAME.approver.pub.json in the folder. */
+  const person = (name: string) => {
+    const k = newKeyPair();
+    keys.set(name, k);
+    writeFileSync(join(dir, `${name}.pem`), k.privatePem, { mode: 0o600 });
+    writeFileSync(join(dir, `${name}.approver.pub.json`), JSON.stringify({ name, publicKey: k.publicKey }) + '\n');
+    return k;
+  };
+  /** `approve`, the key checked against `list` (null: the account's policy in force on the host). */
+  const approve = (plan: string, name: string, keyName = name, list: string | null = 'approvers.json') =>
+    cli('approve', plan, '--as', name, '--key-file', `${keyName}.pem`, ...(list ? ['--approvers', list] : []), '--yes');
+  /** The policy of two approvals of Alice and Bob, the first of the account: set at once. */
+  const policy = async () => {
+    for (const n of ['Alice', 'Bob']) person(n);
+    expect((await cli('approvers', 'add', 'Alice.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json')).code).toBe(0);
+    const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...service);
+    expect(set.code, set.stderr).toBe(0);
+  };
+  return { dir, env, inst, service, cli, person, approve, keys, policy };
+}
+
+it('defects 1 and 2: no state folder, variable, home or watch folder skips the policy', async () => {
+  const { dir, env, inst, service, cli, policy } = await scene();
+  await policy();
+  const before = initiates(sb).length;
+  const { PAYOUT_BATCH_STATE_DIR: _, ...noState } = env;
+  const ways: [string, string[], Record<string, string>][] = [
+    ['--state-dir other', ['--state-dir', 'other'], env],
+    ['PAYOUT_BATCH_STATE_DIR=other', [], { ...env, PAYOUT_BATCH_STATE_DIR: join(dir, 'other-env') }],
+    ['XDG_STATE_HOME=other', [], { ...noState, XDG_STATE_HOME: join(dir, 'other-xdg') }],
+    ['HOME=other', [], { ...noState, HOME: join(dir, 'other-home') }],
+  ];
+  for (const [way, flags, e] of ways) {
+    const r = await runCli(['run', 'payroll.csv', '--yes', ...flags, ...service], { cwd: dir, env: e, bin: inst.bin });
+    expect(r.code, way).toBe(3);
+    expect(r.stderr, way).toContain("this account's approval policy needs 2 approvals of Alice, Bob");
+  }
+  // a watch folder for the same user: its ledger is DIR/.state, its configuration names no approvals
+  const watch = join(dir, 'watch');
+  mkdirSync(join(watch, 'inbox'), { recursive: true });
+  writeFileSync(join(watch, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0 }));
+  await writeBatch(join(watch, 'inbox'), 'payroll.csv', { rows: 2, currencies: ['USD'], prefix: 'WATCH' });
+  writeFileSync(join(watch, 'inbox', 'payroll.csv.ready'), '');
+  const w = await cli('watch', watch, '--once');
+  expect(w.stdout + w.stderr).toContain("this account's approval policy needs 2 approvals of Alice, Bob");
+  expect(readdirSync(join(watch, 'failed'))).toHaveLength(1);
+  expect(initiates(sb)).toHaveLength(before);
+});
+
+it('defect 3: the runner cannot loosen or remove the policy alone; its approvers can change it', async () => {
+  const { service, cli, person, approve, policy } = await scene();
+  await policy();
+  person('Runner');
+  expect((await cli('approvers', 'add', 'Runner.approver.pub.json', '--out', 'own.json')).code).toBe(0);
+  const before = initiates(sb).length;
+
+  const loosen = await cli('policy', 'set', '--require-approvals', '1', '--approvers', 'own.json', '--out', 'loosen.json', ...service);
+  expect(loosen.code, loosen.stderr).toBe(0);
+  expect(loosen.stdout).toContain('not in force');
+  const alone = await cli('policy', 'apply', 'loosen.json');
+  expect(alone.code).toBe(3);
+  expect(alone.stderr).toContain('0 of the 2 approvals the policy in force needs');
+  // the runner signs it: under the policy's list, refused; under their own, signed and not counted
+  expect((await approve('loosen.json', 'Runner', 'Runner', null)).code).toBe(2);
+  const ownList = await approve('loosen.json', 'Runner', 'Runner', 'own.json');
+  expect(ownList.code, ownList.stderr).toBe(0);
+  const signedAlone = await cli('policy', 'apply', 'loosen.json');
+  expect(signedAlone.code).toBe(3);
+  expect(signedAlone.stderr).toContain('Runner: not an approver of the policy in force');
+  const removal = await cli('policy', 'remove', '--out', 'remove.json', ...service);
+  expect(removal.code, removal.stderr).toBe(0);
+  expect((await cli('policy', 'apply', 'remove.json')).code).toBe(3);
+  const run = await cli('run', 'payroll.csv', '--yes', ...service);
+  expect(run.code).toBe(3);
+  expect(run.stderr).toContain("this account's approval policy needs 2 approvals of Alice, Bob");
+  expect(initiates(sb)).toHaveLength(before);
+
+  // Alice and Bob sign the change (the policy's own list, found on the host): in force, shown with its signers
+  for (const n of ['Alice', 'Bob']) expect((await approve('loosen.json', n, n, null)).code).toBe(0);
+  const applied = await cli('policy', 'apply', 'loosen.json');
+  expect(applied.code, applied.stderr).toBe(0);
+  const shown = await cli('policy', 'show', ...service);
+  expect(shown.stdout).toContain('1 approval of Runner (version 2');
+  expect(shown.stdout).toMatch(/version 2, .*signed by Alice, Bob: 1 approval of Runner/);
+  // the removal was proposed against version 1: stale, refused
+  const stale = await cli('policy', 'apply', 'remove.json');
+  expect(stale.code).toBe(3);
+  expect(stale.stderr).toContain('changes version 1 of the policy, and version 2 is in force');
+});
+
+it("the maker signs: an unsigned plan is not approved under a policy, and the maker's key counts for nobody", async () => {
+  const { dir, service, cli, person, approve, policy } = await scene();
+  await policy();
+  const before = initiates(sb).length;
+  // unsigned by its maker, approved by both: refused
+  expect((await cli('plan', 'payroll.csv', '--out', 'unsigned.plan.json', '--prepared-by', 'Dan', ...service)).code).toBe(0);
+  for (const n of ['Alice', 'Bob']) expect((await approve('unsigned.plan.json', n)).code).toBe(0);
+  const unsigned = await cli('run', '--plan', 'unsigned.plan.json', '--yes', ...service);
+  expect(unsigned.code).toBe(3);
+  expect(unsigned.stderr).toContain('the plan is not signed by its maker');
+  // the maker signs with the key listed for Bob (they hold it): Bob's approval does not count
+  const signed = await cli('plan', 'payroll.csv', '--out', 'bob.plan.json', '--as', 'Dan', '--approver-key', 'Bob.pem', ...service);
+  expect(signed.code, signed.stderr).toBe(0);
+  expect(JSON.parse(readFileSync(join(dir, 'bob.plan.json.approvals.json'), 'utf8'))).toMatchObject([{ name: 'Dan' }]);
+  for (const n of ['Alice', 'Bob']) expect((await approve('bob.plan.json', n)).code).toBe(0);
+  const makerKey = await cli('run', '--plan', 'bob.plan.json', '--yes', ...service);
+  expect(makerKey.code).toBe(3);
+  expect(makerKey.stderr).toMatch(
+    /1 valid approval of 2 required \(Alice\).*Bob \(signed with key \w+, which the plan's maker signed it with\)/,
+  );
+  expect(initiates(sb)).toHaveLength(before);
+  // signed by its maker with a key of their own, approved by both: paid
+  person('Dan');
+  expect(
+    (await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--as', 'Dan', '--approver-key', 'Dan.pem', ...service)).code,
+  ).toBe(0);
+  for (const n of ['Alice', 'Bob']) expect((await approve('payroll.plan.json', n)).code).toBe(0);
+  const paid = await cli('run', '--plan', 'payroll.plan.json', '--yes', ...service);
+  expect(paid.code, paid.stderr).toBe(0);
+  expect(initiates(sb).length - before).toBe(2);
+});
+
+it('defect 6: names are compared as people would: Kim is Kirn, Alíce, "Alice." and "Al ice" are Alice', async () => {
+  const { dir, service, cli, person, approve } = await scene();
+  for (const n of ['Kim', 'Kirn', 'Alice', 'Alíce', 'Alice.', 'Al ice', 'Bob']) person(n);
+
+  // a list is refused when two of its names collide, both names shown, nothing written
+  const kimKirn = await cli('approvers', 'add', 'Kim.approver.pub.json', 'Kirn.approver.pub.json', '--out', 'kk.json');
+  expect(kimKirn.code).toBe(2);
+  expect(kimKirn.stderr).toMatch(/Kirn.*Kim|Kim.*Kirn/);
+  expect(() => readFileSync(join(dir, 'kk.json'))).toThrow();
+  for (const twin of ['Alíce', 'Alice.', 'Al ice']) {
+    const r = await cli('approvers', 'add', 'Alice.approver.pub.json', `${twin}.approver.pub.json`, '--out', 'aa.json');
+    expect(r.code, twin).toBe(2);
+    expect(r.stderr).toContain(twin);
+    expect(r.stderr).toContain('Alice');
+  }
+
+  // a plan made by Kim, approved only by Kirn, does not run
+  const list = await cli('approvers', 'add', 'Kirn.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json');
+  expect(list.code, list.stderr).toBe(0);
+  const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--prepared-by', 'Kim', ...service);
+  expect(planned.code, planned.stderr).toBe(0);
+  expect((await approve('payroll.plan.json', 'Kirn')).code).toBe(0);
+  const before = initiates(sb).length;
+  const run = await cli(
+    'run',
+    '--plan',
+    'payroll.plan.json',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    'approvers.json',
+    '--yes',
+    ...service,
+  );
+  expect(run.code).toBe(3);
+  expect(run.stderr).toContain('Kirn (maker of the plan cannot approve it)');
+  expect(initiates(sb)).toHaveLength(before);
+});
+
+it("defect 7: a name is its key: Alice cannot sign with Bob's key, and such a signature never blocks Bob's", async () => {
+  const { dir, service, cli, person, approve, keys } = await scene();
+  for (const n of ['Alice', 'Bob']) person(n);
+  expect((await cli('approvers', 'add', 'Alice.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json')).code).toBe(0);
+  const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--prepared-by', 'Dan', ...service);
+  expect(planned.code, planned.stderr).toBe(0);
+
+  const asAlice = await approve('payroll.plan.json', 'Alice', 'Bob');
+  expect(asAlice.code).toBe(2);
+  expect(asAlice.stderr).toContain('nothing was written');
+  expect(existsSync(join(dir, 'payroll.plan.json.approvals.json'))).toBe(false);
+  // such a signature in the file all the same (written by hand, or by an older version of the tool)
+  await approveAs(join(dir, 'payroll.plan.json'), 'Alice', keys.get('Bob')!.privatePem);
+
+  const byBob = await approve('payroll.plan.json', 'Bob');
+  expect(byBob.code, byBob.stderr).toBe(0);
+  const before = initiates(sb).length;
+  const run = await cli(
+    'run',
+    '--plan',
+    'payroll.plan.json',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    'approvers.json',
+    '--yes',
+    ...service,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stdout).toContain('1 valid approval of 1 required (Bob)');
+  expect(initiates(sb).length - before).toBe(2);
+});
