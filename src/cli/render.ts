@@ -362,6 +362,7 @@ export function jsonSummary(
     reportPath?: string;
     resent?: number;
     notResent?: unknown[];
+    keyProofs?: unknown[];
   },
   environment: string,
 ) {
@@ -378,5 +379,6 @@ export function jsonSummary(
     plan: r.plan ? { ...planJson(r.plan), ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}) } : undefined,
     summary: r.summary,
     ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
+    ...(r.keyProofs?.length ? { keyProofs: r.keyProofs } : {}),
   };
 }

@@ -4,22 +4,23 @@
 // service, or by anything between us and it: a proxy, a load balancer, a WAF, a gateway that gave
 // up waiting. Only the service's own refusal proves that nothing happened; an answer from anyone
 // else may have come after the service acted (issue 15: a proxy answered 408 to an initiate the
-// service had created, the row was sent again under a new key and paid twice). So:
+// service had created; issue 39: a gateway answered 400 RESPONSE_BLOCKED in the service's own
+// shape). So the service's refusals are a closed list, the spec's error table (§7,
+// interface/codes.ts ERROR_STATUS):
 //
-//   definitive  the service's error body (spec §7: {statusCode, message, error}) with a 4xx:
-//               `error` one of the spec's codes, or statusCode repeating the status with a code
-//               of the spec's form (UPPER_SNAKE: the spec's list is "not shown" in full); 401 and
-//               403 with {statusCode, message} (spec §5.4; the 403 body is not shown); the
-//               code-less 400 'Invalid payout amount' of the swap table (spec §7). And 429: a rate
-//               limit, whoever applied it, refuses before processing (RFC 6585 §4), and the
-//               transport resends it with the same key anyway.
-//   unknown     408, 425, 499, every 5xx and 3xx, whatever the body; a 4xx without that body (an
-//               HTML page, plain text, an empty body, JSON of another shape).
+//   definitive  a 4xx whose body's `error` is a code of the table with the status the table gives
+//               it (statusCode, when present, the same); the table's code-less rows: 401 and 403
+//               with {statusCode, message} (spec §5.4; the 403 body is not shown), the swap's 400
+//               'Invalid payout amount'; and 429: a rate limit, whoever applied it, refuses before
+//               processing (RFC 6585 §4), and the transport resends it with the same key anyway.
+//   unknown     everything else: 408, 425, 499, every 5xx and 3xx, whatever the body; a 4xx with a
+//               code the table does not list or lists under another status, however well shaped;
+//               a 4xx without that body (an HTML page, plain text, an empty body, other JSON).
 //
 // Read-only routes are always definitive (there is no effect to be unsure about), and so is a 4xx
 // of the document storage (not the service: its PUT is idempotent and resent as it is). The
 // engine settles an unknown outcome by resending the same Idempotency-Key with the same bytes.
-import { ERROR_CODES, INVALID_PAYOUT_AMOUNT_MESSAGE } from '../interface/codes.ts';
+import { ERROR_STATUS, INVALID_PAYOUT_AMOUNT_MESSAGE } from '../interface/codes.ts';
 import type { Outcome } from './errors.ts';
 
 /** Statuses that never prove the service did not act, whatever their body says. */
@@ -28,7 +29,9 @@ export const NEVER_DEFINITIVE: ReadonlySet<number> = new Set([408, 425, 499]);
 /** The spec's codes are UPPER_SNAKE; a framework's "Bad Request" in `error` is not a code. */
 export const SPEC_CODE = /^[A-Z][A-Z0-9_]+$/;
 
-const SPEC_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+/** The status the spec's table gives a code; undefined for a code it does not list. */
+const tableStatus = (code: string): number | undefined =>
+  Object.hasOwn(ERROR_STATUS, code) ? ERROR_STATUS[code as keyof typeof ERROR_STATUS] : undefined;
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -49,18 +52,19 @@ export function jsonObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-/** Is this non-2xx answer the service's own refusal (spec §7), as opposed to an intermediary's? */
+/** Is this non-2xx answer the service's own refusal (spec §7's table), as opposed to an intermediary's? */
 export function isServiceRefusal(status: number, text: string): boolean {
   if (status < 400 || status > 499 || NEVER_DEFINITIVE.has(status)) return false;
   const body = jsonObject(text);
   if (!body) return false;
   const code = body.error;
-  // A code of the spec's table: nothing in front of the service makes up INSUFFICIENT_FUNDS.
-  if (typeof code === 'string' && SPEC_CODES.has(code)) return true;
-  if (!sameStatus(body.statusCode, status) || !isText(body.message)) return false;
-  if (typeof code === 'string' && SPEC_CODE.test(code)) return true;
+  const shaped = sameStatus(body.statusCode, status) && isText(body.message);
   // Spec §5.4: a 401 body has only statusCode and message; §7: 403's body is not shown.
-  if (status === 401 || status === 403) return code === undefined || typeof code === 'string';
+  if (status === 401 || status === 403) return shaped && (code === undefined || typeof code === 'string');
+  // A code of the table, with its status: nothing in front of the service makes up INSUFFICIENT_FUNDS.
+  if (typeof code === 'string' && SPEC_CODE.test(code))
+    return tableStatus(code) === status && (body.statusCode === undefined || sameStatus(body.statusCode, status));
+  if (!shaped) return false;
   // Spec §7, swap: a 400 with no code, only this message.
   return status === 400 && body.message === INVALID_PAYOUT_AMOUNT_MESSAGE;
 }

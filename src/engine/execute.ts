@@ -22,7 +22,8 @@
 // I1  a key is deterministic (identity.ts) and journalled, with the exact body, before the request
 //     leaves (fsynced, under the ledger's lock while this run's reservation holds: session.ts)
 // I2  an unknown outcome is resent only with the journalled key and byte-identical body
-// I3  only the service's own refusal lets the row go again, under attempt + 1 and a new key
+// I3  only the service's own refusal lets the row go again: under the refused key first, and
+//     under attempt + 1 and a new key only once that key is proven spent (spent.ts)
 // I5  409 IDEMPOTENCY_KEY_CONFLICT is CONFLICT, never resent under a new key
 import pLimit from 'p-limit';
 import type { PayoutAnswer } from '../client/answers.ts';
@@ -32,7 +33,7 @@ import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../interface/codes.ts';
 import type { InitiateRequest } from '../interface/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/rows.ts';
-import { toApi, type ApiAmount } from '../money.ts';
+import { toApi, type ApiAmount, type Dec } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
@@ -42,6 +43,7 @@ import { idempotencyKey } from './identity.ts';
 import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
 import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
+import { proveSpent, type KeyProof } from './spent.ts';
 
 // ---- the send step
 /** One initiate of a row: a fresh attempt (a new key) or a resend of the journalled one. */
@@ -278,6 +280,8 @@ export type EngineEvent =
       message?: string;
     }
   | { type: 'halted'; reason: string }
+  /** retry of a refused row: what key n showed before a new key (spent.ts). */
+  | { type: 'key-proof'; proof: KeyProof }
   | { type: 'settle-pass'; rows: number }
   | { type: 'preflight'; step: PreflightStep };
 
@@ -305,6 +309,8 @@ export interface ExecuteOptions {
   /** Resend passes for rows still unknown at the end: how many and how long to wait first. */
   settlePasses?: number;
   settleDelayMs?: number;
+  /** The plan's fee of each row (estimated or quoted): the wallet read of a refused row's retry (spent.ts). */
+  fees?: ReadonlyMap<number, Dec>;
   /** Created rows whose payouts still lack documents: attached after the rows to send (finish-documents.ts). */
   finish?: FinishItem[];
   now?: () => Date;
@@ -407,35 +413,52 @@ class RowLoop {
     else if (s.phase === 'initiating' || s.phase === 'unknown') {
       this.o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt: s.attempt, settling: true });
       s = await this.initiate({ ref, row: item.rowNumber, attempt: s.attempt, key: s.key!, body: s.body!, resend: true });
-      // I3: only the service's own refusal of the settled attempt opens a new one, and only in retry.
-      if (s.phase === 'rejected' && this.o.mode === 'retry') await this.newAttempt(item, s.attempt + 1);
+      // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry.
+      if (s.phase === 'rejected' && this.o.mode === 'retry') await this.newAttempt(item, s);
     } else if (s.phase === 'none' || (s.phase === 'rejected' && this.o.mode === 'retry')) {
-      await this.newAttempt(item, s.attempt + 1);
+      await this.newAttempt(item, s);
     }
     this.done(item);
   }
 
-  /** A new attempt under a new key: documents → initiate → PATCH the other documents. */
-  private async newAttempt(item: WorkItem, attempt: number): Promise<void> {
+  /**
+   * The row's next attempt: documents → initiate → PATCH the other documents. After a refusal
+   * (`s` rejected at attempt n) the new key goes only once key n is proven spent (spent.ts): until
+   * then the row is sent under key n, as it is now.
+   */
+  private async newAttempt(item: WorkItem, s: RowState): Promise<void> {
     const p = item.payout;
     const ref = p.reference;
-    const key = idempotencyKey(ref, attempt);
+    // (a refusal of a sent body; not a refunded failure reopened, nor documents that failed first)
+    const refused = s.phase === 'rejected' && s.body !== undefined && s.attempt > 0;
+    let attempt = refused ? s.attempt : s.attempt + 1;
     this.o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt, settling: false });
     let urls: string[];
     try {
       urls = await this.documentUrls(p);
     } catch (e) {
       if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
+      const key = idempotencyKey(ref, attempt);
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
       return;
     }
     // Stopped while the documents were uploaded: the payout does not start (they are reused on resume).
     if (this.o.stop?.aborted) throw new Stopped();
     // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
-    if (urls.length)
-      record(this.o.session, { t: 'attach', ref, attempt, supportingDocument: urls[0], documents: urls.slice(1), at: this.send.at() });
+    const attach = (n: number) =>
+      urls.length &&
+      record(this.o.session, { t: 'attach', ref, attempt: n, supportingDocument: urls[0], documents: urls.slice(1), at: this.send.at() });
     const body = JSON.stringify(initiateBody(p, urls[0]));
-    await this.initiate({ ref, row: item.rowNumber, attempt, key, body, resend: false });
+    if (refused) {
+      attach(attempt);
+      const ctx = { send: this.send, state: (r: string) => this.state(r), fees: this.o.fees, initiate: (a: Attempt) => this.initiate(a) };
+      const { go, proof } = await proveSpent(ctx, { rowNumber: item.rowNumber, payout: p, body }, s);
+      this.o.onEvent?.({ type: 'key-proof', proof });
+      if (!go) return;
+      attempt++;
+    }
+    attach(attempt);
+    await this.initiate({ ref, row: item.rowNumber, attempt, key: idempotencyKey(ref, attempt), body, resend: false });
   }
 
   /** The send step, then the documents a payout it created still lacks. */

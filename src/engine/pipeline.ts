@@ -283,6 +283,7 @@ async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, 
       settleDelayMs: o.settleDelayMs,
       finish: finishing,
       resend: o.resend,
+      fees,
       ...(swaps.length ? { before } : {}),
     });
     const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);

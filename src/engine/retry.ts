@@ -38,11 +38,13 @@ import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts'
 import { fingerprintingChecker } from '../validation/documents.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { DEFAULT_DUPLICATE_WINDOW_MS, recentPayouts, refuseRecentDuplicates, type EarlierPayout } from './duplicates.ts';
 import { fileSha256 } from './identity.ts';
 import { accountJournals, ledgerOf, openJournal, resultsOfBatch, settleLedger, syncLedger, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
+import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
   resultsFile: string;
@@ -57,6 +59,10 @@ export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' |
    * are kept as they are, however their cells were edited.
    */
   resendFailed?: boolean;
+  /** `--allow-duplicate REF`: references sent though they repeat a recent payout of another (duplicates.ts). */
+  allowDuplicates?: string[];
+  /** `--duplicate-window`: how recent a payout a row may not repeat (default 24 hours). */
+  duplicateWindowMs?: number;
 }
 
 /** A failed row `--resend-failed` did not send again, and why. */
@@ -75,6 +81,8 @@ export interface RetryResult extends PipelineResult {
   resent: number;
   /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
   notResent: NotResent[];
+  /** Refused rows sent again: what their refused key showed before any new key (spent.ts). */
+  keyProofs: KeyProof[];
 }
 
 /** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
@@ -92,7 +100,9 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, found, table.rows, notResent) : found.folded;
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
-  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
+  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent, () =>
+    recentPayouts(accountJournals(ledger), o.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+  );
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // Written under a partial name until complete (checkpoints too), then renamed: a retry killed
   // midway leaves no output that looks finished, and the next retry takes its number (paths.ts).
@@ -107,9 +117,14 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
     () =>
       openSession({ identity: batch.identity, env, account: ledger.account, file: header.file, journal: journalFile, command: 'retry' }),
   );
+  const keyProofs: KeyProof[] = [];
   try {
     const result = await runPipeline(batch, session, {
       ...o,
+      onEvent: (e) => {
+        if (e.type === 'key-proof') keyProofs.push(e.proof);
+        o.onEvent?.(e);
+      },
       results: { ...results, path: partial, delimiter: table.delimiter },
       only,
       keep,
@@ -132,6 +147,7 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
       journalPath: session.journalPath,
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
       notResent,
+      keyProofs: keyProofs.sort((a, b) => a.rowNumber - b.rowNumber),
     };
   } finally {
     reservation.release();
@@ -275,6 +291,7 @@ async function retryBatch(
   folded: FoldedJournal,
   header: BatchHeader,
   notResent: NotResent[],
+  recent: () => Map<string, EarlierPayout>,
 ): Promise<RetryRows & { batch: LoadedBatch }> {
   const mapping = mapColumns(table.inputColumns, resultsFile);
   const docs = fingerprintingChecker();
@@ -294,6 +311,8 @@ async function retryBatch(
   refuseUnnamedUnsettled(folded, ctx.journalled, o.resultsFile);
   const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
+  const fresh = (row: EngineRow) => out.only.has(row.rowNumber) && !settling.has(row.rowNumber);
+  if (rows.some((r) => r.payout && fresh(r))) refuseRecentDuplicates(rows, fresh, recent(), new Set(o.allowDuplicates), o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
     format: table.format,

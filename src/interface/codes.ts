@@ -64,25 +64,31 @@ export function canonicalMethod(raw: string): PayoutMethod | undefined {
   return (PAYOUT_METHODS as readonly string[]).includes(aliased) ? (aliased as PayoutMethod) : undefined;
 }
 
-/** Spec §7: error codes that appear in the `error` field of an error body. */
-export const ERROR_CODES = [
-  'CORRIDOR_NOT_ENABLED',
-  'MISSING_IDEMPOTENCY_KEY',
-  'MISSING_REQUIRED_FIELDS',
-  'INSUFFICIENT_FUNDS',
-  'SWAP_WALLETS_MUST_DIFFER',
-  'INVALID_SOURCE_CURRENCY',
-  'INVALID_DESTINATION_CURRENCY',
-  'UNSUPPORTED_CURRENCY_PAIR',
-  'INVALID_PAYOUT_STATUS',
-  'MAX_DOCUMENTS_EXCEEDED',
-  'VALIDATION_ERROR',
-  'PAYOUT_NOT_FOUND',
-  'SWAP_NOT_FOUND',
-  'SOURCE_WALLET_NOT_FOUND',
-  'DESTINATION_WALLET_NOT_FOUND',
-  'IDEMPOTENCY_KEY_CONFLICT',
-] as const;
+/**
+ * Spec §7: the error table, each code with the one status it comes with. A closed list: only these
+ * (and the code-less rows: 401, 403, the swap's 400 'Invalid payout amount', 429) are the
+ * service's own refusals (client/definitive.ts); any other code, however well shaped, may be a
+ * gateway's.
+ */
+export const ERROR_STATUS = {
+  CORRIDOR_NOT_ENABLED: 400,
+  MISSING_IDEMPOTENCY_KEY: 400,
+  MISSING_REQUIRED_FIELDS: 400,
+  INSUFFICIENT_FUNDS: 400,
+  SWAP_WALLETS_MUST_DIFFER: 400,
+  INVALID_SOURCE_CURRENCY: 400,
+  INVALID_DESTINATION_CURRENCY: 400,
+  UNSUPPORTED_CURRENCY_PAIR: 400,
+  INVALID_PAYOUT_STATUS: 400,
+  MAX_DOCUMENTS_EXCEEDED: 400,
+  VALIDATION_ERROR: 400,
+  PAYOUT_NOT_FOUND: 404,
+  SWAP_NOT_FOUND: 404,
+  SOURCE_WALLET_NOT_FOUND: 404,
+  DESTINATION_WALLET_NOT_FOUND: 404,
+  IDEMPOTENCY_KEY_CONFLICT: 409,
+} as const satisfies Record<string, number>;
+export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** Spec §7: the swap amount mismatch has no code, only this message. */
 export const INVALID_PAYOUT_AMOUNT_MESSAGE = 'Invalid payout amount';

@@ -144,7 +144,13 @@ export type RowEvent =
    * was REJECTED and its refund is journalled, so the row is open again for attempt + 1. Folded only
    * under those conditions (never for a payout in progress or paid); the old payout is kept in `earlier`.
    */
-  | { t: 'resend'; ref: string; payoutId: string; at: string };
+  | { t: 'resend'; ref: string; payoutId: string; at: string }
+  /**
+   * `retry` of a refused row: the service showed that key `attempt` holds no payout and never will
+   * (it holds a stored refusal: engine/spent.ts), so attempt + 1 may go under a new key. Written
+   * after the sends that prove it (their own initiating and answer lines) and before that attempt.
+   */
+  | { t: 'key-spent'; ref: string; attempt: number; key: string; proof: string; at: string };
 
 export type JournalLine = BatchHeader | RowEvent;
 

@@ -2,6 +2,7 @@
 // `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
 import { z } from 'zod';
 import type { ServiceHeaderNames } from '../interface/http.ts';
+import { ErrorBody } from '../interface/schemas.ts';
 
 /** Names of the routes (routes/index.ts names each route with one), for fault targeting and the request log; 'unknown' for a path no route matches. */
 // prettier-ignore
@@ -110,6 +111,12 @@ export interface SandboxOptions {
   now?: () => number;
   /** The reading answers are given in; 'strict' by default. Requests are checked the same way in both. */
   shapes?: SandboxShapes;
+  /**
+   * A refusal of initiate or swap binds its key (same key and body: the same refusal again; another
+   * body: 409), the other reading of a refused key (idempotency.ts). Default: on in the variant
+   * reading, off in the strict one.
+   */
+  storeRefusals?: boolean;
   /** A snapshot of an earlier sandbox of the same seed to go on from (persist.ts; the CLI's `local`). */
   state?: SandboxState;
 }
@@ -154,6 +161,8 @@ export interface LocalSandbox {
   randomSeed: number;
   /** The reading answers are given in (the option, or 'strict'). */
   shapes: SandboxShapes;
+  /** Whether a refusal binds its key (SandboxOptions.storeRefusals). */
+  storeRefusals: boolean;
   /** The fault configuration in force. */
   faults(): FaultConfig;
   /** Every webhook delivery attempt so far, oldest first. */
@@ -189,7 +198,14 @@ export const SandboxStateSchema = z.object({
   payouts: Entries,
   swaps: Entries,
   transactions: Entries,
-  idempotency: z.array(z.object({ slot: z.string(), fingerprint: z.string(), recordId: z.string() })),
+  idempotency: z.array(
+    z.object({
+      slot: z.string(),
+      fingerprint: z.string(),
+      recordId: z.string().optional(),
+      refusal: z.object({ status: z.number(), body: ErrorBody }).optional(),
+    }),
+  ),
   documents: z.array(
     z.object({
       uploadToken: z.string(),

@@ -74,7 +74,7 @@ export function restoreState(
   }
   for (const t of state.transactions)
     store.transactions.push(decs({ ...t }, ['amount', 'balanceBefore', 'balanceAfter']) as unknown as TransactionRec);
-  for (const e of state.idempotency) idempotency.entries.set(e.slot, { fingerprint: e.fingerprint, recordId: e.recordId });
+  for (const { slot, ...e } of state.idempotency) idempotency.entries.set(slot, e);
   for (const d of state.documents) {
     const f: StoredFile = { businessId: d.businessId, contentType: d.contentType, expiresAt: d.expiresAt };
     if (d.uploaded) f.uploaded = { bytes: Buffer.from(d.uploaded.base64, 'base64'), at: d.uploaded.at };

@@ -42,7 +42,9 @@ if (process.argv[2] === '--sandbox') {
   process.on('message', (m) => {
     if (m !== 'keys') return;
     // an idempotency slot is `businessId NUL key` (src/sandbox/idempotency.ts)
-    const created = sb.snapshot().idempotency.map((e) => ({ key: e.slot.split('\u0000')[1]!, payoutId: e.recordId }));
+    const created = sb
+      .snapshot()
+      .idempotency.flatMap((e) => (e.recordId ? [{ key: e.slot.split('\u0000')[1]!, payoutId: e.recordId }] : []));
     process.send!({ keys: { received, created } satisfies InitiateKeys });
   });
   process.send!({ url: sb.url });

@@ -4,14 +4,18 @@
 // a new attempt. Exactly one payout per reference at the sandbox. The CLI against the sandbox over
 // real HTTP, as a user runs it.
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseIdempotencyKey } from '../../src/engine/identity.ts';
+import { idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
+import { startFront, refusal, type Front } from './front.ts';
 import { allPayouts, cliIn, initiates, tempDirs, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
+let front: Front | undefined;
 const dirs = tempDirs('pb-gateway-');
 afterEach(async () => {
+  await front?.close();
+  front = undefined;
   await sb?.close();
   sb = undefined;
   await dirs.remove();
@@ -53,6 +57,41 @@ describe('a gateway answering 408 after the service created the payout', () => {
 
     const payouts = await allPayouts(sb);
     expect(payouts).toHaveLength(ROWS);
+    expect(new Set(after.map((r) => r.payoutId))).toEqual(new Set(payouts.map((p) => p.id)));
+  }, 60_000);
+});
+
+describe("a gateway answering in the service's own shape with a code the spec does not have (issue 39)", () => {
+  it('400 RESPONSE_BLOCKED after the payout was made is an unknown outcome; retry resends the same key: one payout', async () => {
+    sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
+    const dir = await dirs.make();
+    await writeBatch(dir, 'payroll.csv', { rows: 3, currencies: ['GBP'], prefix: 'RB' });
+    // Row 2's initiate goes through to the service (its payout is made), and the gateway answers
+    // in its place, while `blocking`: every send of that key, the run's settle passes included.
+    let blocking = true;
+    const row2 = idempotencyKey('RB-0002', 1);
+    front = await startFront(sb.url, async (req, forward) => {
+      const answer = await forward();
+      const blocked = blocking && req.path.endsWith('/initiate') && req.headers['idempotency-key'] === row2;
+      return blocked ? refusal(400, 'Request blocked', 'RESPONSE_BLOCKED') : answer;
+    });
+    const { cli, results } = cliIn(dir, front.url);
+
+    const first = await cli('run', 'payroll.csv', '--yes');
+    expect(first.code, first.stdout + first.stderr).toBe(1);
+    const afterRun = await results('payroll.results.csv');
+    expect(afterRun.map((r) => r.status)).toEqual(['PENDING', 'UNKNOWN_OUTCOME', 'PENDING']);
+    expect(afterRun[1]!.errorMessage).toMatch(/may or may not have acted/);
+    expect(await allPayouts(sb)).toHaveLength(3);
+
+    blocking = false;
+    const retry = await cli('retry', 'payroll.results.csv', '--yes');
+    expect(retry.code, retry.stdout + retry.stderr).toBe(0);
+    const after = await results('payroll.results.retry-1.csv');
+    expect(after.map((r) => r.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
+    expect(after[1]!.idempotencyKey).toBe(row2);
+    const payouts = await allPayouts(sb);
+    expect(payouts).toHaveLength(3);
     expect(new Set(after.map((r) => r.payoutId))).toEqual(new Set(payouts.map((p) => p.id)));
   }, 60_000);
 });

@@ -161,71 +161,80 @@ describe('I5: 409 IDEMPOTENCY_KEY_CONFLICT', () => {
   });
 });
 
-describe('I3: a row the service refused, edited in the results file, is sent again once under attempt 2', () => {
-  it('INSUFFICIENT_FUNDS -> edit the amount -> retry creates it with the attempt-2 key; created rows untouched', async () => {
-    sb = await startSandbox({ rateLimitPerSecond: null });
-    const dir = await workDir();
-    const file = await writeBatch(dir, 'batch.csv', { rows: 2, currencies: ['GBP'] });
-    const sent: Sent[] = [];
-    const conn = connection(sb, sent);
-    let drainId = '';
-    // Between the preflight (balance fine) and the first payout, the GBP wallet is emptied.
-    const first = await runBatch({
-      ...base(conn, file),
-      yes: false,
-      interactive: true,
-      confirm: async () => {
-        const w = (await conn.client.listWallets()).data.find((x) => x.currency === 'GBP')!;
-        const batch = await loadBatch(file);
-        const row = batch.rows[0]!.payout!;
-        const drain = await conn.client.initiate(initiateBody({ ...row, sourceAmount: new Dec(w.balance!).minus(5).floor() }), {
-          idempotencyKey: 'test-drain-1',
-        });
-        drainId = drain.payout.id;
-        return true;
-      },
-    });
-    expect(first.exitCode).toBe(1);
-    const firstStatuses = [...first.outcomes.values()].map((o) => [o.status, o.error?.code]);
-    expect(firstStatuses.filter(([s]) => s === 'FAILED_TO_SEND').length).toBeGreaterThanOrEqual(1);
-    expect(firstStatuses.every(([s, c]) => s === 'PENDING' || c === 'INSUFFICIENT_FUNDS')).toBe(true);
+describe('I3: a row the service refused, edited in the results file, is sent again once, a new key only once the old is spent', () => {
+  // (issue 39) A service that stores nothing for a refusal pays the edited row under its refused
+  // key 1, which an older copy's key 1 can then never pay again; one that stores refusals answers
+  // the edited body 409 and the refused body its refusal again: key 1 is spent, attempt 2 goes.
+  it.each([
+    ['stores no refusal', false, '-1'],
+    ['stores refusals', true, '-2'],
+  ])(
+    'INSUFFICIENT_FUNDS -> edit the amount -> retry creates it (a service that %s); created rows untouched',
+    async (_r, storeRefusals, suffix) => {
+      sb = await startSandbox({ rateLimitPerSecond: null, storeRefusals });
+      const dir = await workDir();
+      const file = await writeBatch(dir, 'batch.csv', { rows: 2, currencies: ['GBP'] });
+      const sent: Sent[] = [];
+      const conn = connection(sb, sent);
+      let drainId = '';
+      // Between the preflight (balance fine) and the first payout, the GBP wallet is emptied.
+      const first = await runBatch({
+        ...base(conn, file),
+        yes: false,
+        interactive: true,
+        confirm: async () => {
+          const w = (await conn.client.listWallets()).data.find((x) => x.currency === 'GBP')!;
+          const batch = await loadBatch(file);
+          const row = batch.rows[0]!.payout!;
+          const drain = await conn.client.initiate(initiateBody({ ...row, sourceAmount: new Dec(w.balance!).minus(5).floor() }), {
+            idempotencyKey: 'test-drain-1',
+          });
+          drainId = drain.payout.id;
+          return true;
+        },
+      });
+      expect(first.exitCode).toBe(1);
+      const firstStatuses = [...first.outcomes.values()].map((o) => [o.status, o.error?.code]);
+      expect(firstStatuses.filter(([s]) => s === 'FAILED_TO_SEND').length).toBeGreaterThanOrEqual(1);
+      expect(firstStatuses.every(([s, c]) => s === 'PENDING' || c === 'INSUFFICIENT_FUNDS')).toBe(true);
 
-    // Edit: the refused rows get a smaller amount; the drain is refunded.
-    await fetch(`${sb.url}/_sandbox/payouts/${drainId}/status`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ status: 'REJECTED' }),
-    });
-    const table = await readResults(first.resultsPath);
-    const refused = table.rows.filter((r) => r.result.status === 'FAILED_TO_SEND');
-    for (const r of refused) r.cells.sourceAmount = '1.23';
-    const createdBefore = table.rows.filter((r) => r.result.status === 'PENDING').map((r) => ({ ...r.result }));
-    await writeResults(first.resultsPath, table);
-    const payoutsBefore = (await allPayouts(sb)).length;
+      // Edit: the refused rows get a smaller amount; the drain is refunded.
+      await fetch(`${sb.url}/_sandbox/payouts/${drainId}/status`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ status: 'REJECTED' }),
+      });
+      const table = await readResults(first.resultsPath);
+      const refused = table.rows.filter((r) => r.result.status === 'FAILED_TO_SEND');
+      for (const r of refused) r.cells.sourceAmount = '1.23';
+      const createdBefore = table.rows.filter((r) => r.result.status === 'PENDING').map((r) => ({ ...r.result }));
+      await writeResults(first.resultsPath, table);
+      const payoutsBefore = (await allPayouts(sb)).length;
 
-    const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
-    expect(retried.exitCode).toBe(0);
-    expect(retried.resultsPath).toMatch(/batch\.results\.retry-1\.csv$/);
-    expect(await allPayouts(sb)).toHaveLength(payoutsBefore + refused.length);
-    const after = await readResults(retried.resultsPath);
-    for (const r of refused) {
-      const row = after.rows.find((x) => x.rowNumber === r.rowNumber)!;
-      expect(row.result.status).toBe('PENDING');
-      expect(row.result.idempotencyKey).toMatch(/-2$/);
-      expect(row.result.totalDeductible).not.toBe('');
-      const forRow = sent.filter((s) => s.key === row.result.idempotencyKey);
-      expect(forRow).toHaveLength(1);
-      expect(JSON.parse(forRow[0]!.body).sourceAmount).toBe(1.23);
-    }
-    const keptNow = after.rows.filter((r) => !refused.some((x) => x.rowNumber === r.rowNumber)).map((r) => r.result);
-    expect(keptNow).toEqual(createdBefore);
-    // Retrying the new results again sends nothing.
-    const n = initiates(sb).length;
-    const again = await retryResults({ ...base(conn, file), resultsFile: retried.resultsPath });
-    expect(again.exitCode).toBe(0);
-    expect(initiates(sb).length).toBe(n);
-    expect(await readFile(join(dir, 'batch.csv'), 'utf8')).toContain('GEN-0001');
-  });
+      const retried = await retryResults({ ...base(conn, file), resultsFile: first.resultsPath });
+      expect(retried.exitCode).toBe(0);
+      expect(retried.resultsPath).toMatch(/batch\.results\.retry-1\.csv$/);
+      expect(await allPayouts(sb)).toHaveLength(payoutsBefore + refused.length);
+      const after = await readResults(retried.resultsPath);
+      for (const r of refused) {
+        const row = after.rows.find((x) => x.rowNumber === r.rowNumber)!;
+        expect(row.result.status).toBe('PENDING');
+        expect(row.result.idempotencyKey!.endsWith(suffix)).toBe(true);
+        expect(row.result.totalDeductible).not.toBe('');
+        const forRow = sent.filter((s) => s.key === row.result.idempotencyKey && JSON.parse(s.body).sourceAmount === 1.23);
+        expect(forRow).toHaveLength(1);
+        expect(JSON.parse(forRow[0]!.body).sourceAmount).toBe(1.23);
+      }
+      const keptNow = after.rows.filter((r) => !refused.some((x) => x.rowNumber === r.rowNumber)).map((r) => r.result);
+      expect(keptNow).toEqual(createdBefore);
+      // Retrying the new results again sends nothing.
+      const n = initiates(sb).length;
+      const again = await retryResults({ ...base(conn, file), resultsFile: retried.resultsPath });
+      expect(again.exitCode).toBe(0);
+      expect(initiates(sb).length).toBe(n);
+      expect(await readFile(join(dir, 'batch.csv'), 'utf8')).toContain('GEN-0001');
+    },
+  );
 });
 
 describe('retry never changes a row silently', () => {

@@ -85,3 +85,46 @@ describe('Idempotency-Key on initiate (spec §4.2 rules 1-3)', () => {
     expect(canonicalJson({ a: [1, 2] })).not.toBe(canonicalJson({ a: [2, 1] }));
   });
 });
+
+describe('the other reading of a refused key: a refusal binds it (storeRefusals, the variant reading; issue 39)', () => {
+  let stored: LocalSandbox;
+  beforeAll(async () => {
+    stored = await start({ storeRefusals: true });
+  });
+  afterAll(() => stored.close());
+  const send = (body: unknown, idem: string) => call(stored, 'POST', `${P}/initiate`, { body, idem });
+
+  it('answers the same key and body with the same refusal, even once its cause is gone; another body 409', async () => {
+    const key = uniqueKey();
+    const big = nipBody({ sourceAmount: 900_000_000 });
+    const refused = await send(big, key);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('INSUFFICIENT_FUNDS');
+    // the wallet now covers it: the key still holds its refusal
+    const usd = (await call(stored, 'GET', `${P}/wallets`)).body.data.find((w: { currency: string }) => w.currency === 'USD');
+    await call(stored, 'POST', `/_sandbox/wallets/${usd.walletId}/credit`, { body: { amount: '900000000' } });
+    const again = await send(big, key);
+    expect(again.status).toBe(400);
+    expect(again.body).toEqual(refused.body);
+    const other = await send(nipBody(), key);
+    expect(other.status).toBe(409);
+    expect(other.body.error).toBe('IDEMPOTENCY_KEY_CONFLICT');
+    // a new key goes through
+    expect((await send(big, uniqueKey())).status).toBe(201);
+  });
+
+  it('keeps a refusal in its snapshot, stores no key for a missing one, and is the variant reading by default', async () => {
+    const key = uniqueKey();
+    await send(nipBody({ beneficiary: { accountName: 'A', accountCurrency: 'NGN' } }), key);
+    const next = await start({ storeRefusals: true, state: stored.snapshot() });
+    try {
+      const r = await call(next, 'POST', `${P}/initiate`, { body: nipBody(), idem: key });
+      expect(r.status).toBe(409);
+    } finally {
+      await next.close();
+    }
+    const variant = await start({ shapes: 'variant' });
+    expect([variant.storeRefusals, sb.storeRefusals]).toEqual([true, false]);
+    await variant.close();
+  });
+});

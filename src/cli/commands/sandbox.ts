@@ -44,6 +44,11 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,
     })
+    .option('store-refusals', {
+      type: 'boolean',
+      describe:
+        'A refusal of initiate or swap binds its key (same key and body: the same refusal; other body: 409). Default: on with --shapes variant',
+    })
     .option('quiet', { ...flag('Do not print a line per request'), alias: 'q' })
     .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
     .example(
@@ -74,6 +79,7 @@ export default defineCommand<SandboxArgs>({
       rateLimitPerSecond: limitFlag('rate-limit', args['rate-limit']),
       monthlyQuota: limitFlag('quota', args.quota),
       shapes,
+      ...(args['store-refusals'] !== undefined ? { storeRefusals: args['store-refusals'] } : {}),
       ...(seed ? { seed } : {}),
       ...(args.latency ? { faults: { latencyMs: latencyFlag(args.latency) } } : {}),
       ...(args['auto-advance'] ? { autoAdvance: autoAdvanceFlag(args['auto-advance']) } : {}),
@@ -102,6 +108,7 @@ export default defineCommand<SandboxArgs>({
         `  base_url: ${sandbox.url}  (payouts: ${sandbox.url}/v1/payout-api/payouts)`,
         `  rate limit: ${options.rateLimitPerSecond ?? 'off'}/s per key, quota: ${options.monthlyQuota ?? 'off'}/month per key, fault seed: ${sandbox.randomSeed}`,
         `  shapes: ${sandbox.shapes} (the reading of the spec its answers follow where the spec says "not shown")`,
+        `  refused keys: ${sandbox.storeRefusals ? 'stored (a refusal binds its key)' : 'not stored (a 4xx stores nothing)'}`,
         'Keys (x-api-key):',
         ...sandbox.keys.map((k) => `  ${k.key.padEnd(keyWidth)}  ${k.businessName} (${k.businessId})`),
         `Control routes: ${sandbox.url}/_sandbox/... (README "The sandbox"). Ctrl+C stops.`,

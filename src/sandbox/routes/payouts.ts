@@ -7,7 +7,7 @@ import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
 import type { Handler, Sandbox } from '../context.ts';
 import type { Request } from '../request.ts';
-import { apiError, notFound, ok, parseWith, validationError, type FieldError } from '../errors.ts';
+import { apiError, notFound, ok, parseWith, validationError, type FieldError, type Reply } from '../errors.ts';
 import type { PayoutRec } from '../store.ts';
 import { newestFirst, paginate, payoutListItem, payoutView } from '../views.ts';
 
@@ -28,9 +28,15 @@ const InitiateShape = InitiateRequest.extend({ beneficiary: z.record(z.string(),
  * Spec §4.2. Reading: 201 with the full payout (NestJS's default for a POST that creates, like
  * swap); a replay answers 201 with the payout as it is now, plus the header Idempotent-Replayed.
  */
-export const initiate: Handler = (sb, req) => {
-  const key = sb.idempotency.begin(req, 'initiate', (id) => payoutView(sb.store.payouts.get(id)!));
-  if (typeof key !== 'string') return key;
+export const initiate: Handler = (sb, req) =>
+  sb.idempotency.once(
+    req,
+    'initiate',
+    (id) => payoutView(sb.store.payouts.get(id)!),
+    (key) => initiateNew(sb, req, key),
+  );
+
+function initiateNew(sb: Sandbox, req: Request, key: string): Reply {
   const business = req.business;
 
   const body = parseWith(InitiateShape, req.body);
@@ -101,7 +107,7 @@ export const initiate: Handler = (sb, req) => {
   sb.idempotency.remember(business.id, key, 'initiate', req.body, p.id);
   sb.lifecycle.scheduleNext(p);
   return { status: 201, body: payoutView(p), created: true };
-};
+}
 
 /** A payout of this business; 404 PAYOUT_NOT_FOUND (unknown, another business's, or a swap). */
 function payoutOf(sb: Sandbox, req: Request): PayoutRec {

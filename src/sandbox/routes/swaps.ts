@@ -3,8 +3,9 @@ import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../interface/codes.ts';
 import { SwapRequest } from '../../interface/schemas.ts';
 import { Dec } from '../../money.ts';
 import { amountProblem, convert, corridorOf, reportedRate, usableCorridor } from '../corridors.ts';
-import type { Handler } from '../context.ts';
-import { ApiError, apiError, notFound, ok, parseWith, validationError } from '../errors.ts';
+import type { Handler, Sandbox } from '../context.ts';
+import type { Request } from '../request.ts';
+import { ApiError, apiError, notFound, ok, parseWith, validationError, type Reply } from '../errors.ts';
 import { newId, newRef } from '../ids.ts';
 import type { SwapRec } from '../store.ts';
 import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '../views.ts';
@@ -22,9 +23,15 @@ import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '
  * swapAmount / rate), to the cent. The mismatch answer has no code: {statusCode 400, message
  * 'Invalid payout amount', error 'Bad Request'} (NestJS's reason phrase, not a code).
  */
-export const swap: Handler = (sb, req) => {
-  const key = sb.idempotency.begin(req, 'swap', (id) => swapCreatedView(sb.store.swaps.get(id)!));
-  if (typeof key !== 'string') return key;
+export const swap: Handler = (sb, req) =>
+  sb.idempotency.once(
+    req,
+    'swap',
+    (id) => swapCreatedView(sb.store.swaps.get(id)!),
+    (key) => swapNew(sb, req, key),
+  );
+
+function swapNew(sb: Sandbox, req: Request, key: string): Reply {
   const business = req.business;
 
   const body = parseWith(SwapRequest, req.body);
@@ -101,7 +108,7 @@ export const swap: Handler = (sb, req) => {
   // fault rejectNextSwaps: operations reverse it at once (spec §3); the answer still says PROCESSING (§4.7)
   if (sb.faults.takeSwapRejection()) sb.lifecycle.changeSwap(s, 'REJECTED', { changedBy: 'sandbox-fault', reason: 'Swap reversed' });
   return { status: 201, body: answer, created: true };
-};
+}
 
 export const listSwaps: Handler = (sb, req) => {
   const mine = newestFirst([...sb.store.swaps.values()].filter((s) => s.businessId === req.business.id));
