@@ -64,3 +64,25 @@ describe('retry results never overwrite an earlier retry', () => {
     );
   });
 });
+
+describe('the results format, from the writers (formats.ts)', () => {
+  it("follows the batch's format as read, else its extension; --results by its own extension", () => {
+    expect(resultsPathFor('in/pay.txt')).toEqual({ path: join('in', 'pay.results.txt'), format: 'csv' });
+    expect(resultsPathFor('in/pay.xls')).toEqual({ path: join('in', 'pay.results.xlsx'), format: 'xlsx' });
+    expect(resultsPathFor('in/pay.dat')).toEqual({ path: join('in', 'pay.results.csv'), format: 'csv' });
+    expect(resultsPathFor('in/pay.csv', undefined, { inputFormat: 'xlsx' })).toEqual({
+      path: join('in', 'pay.results.xlsx'),
+      format: 'xlsx',
+    });
+    expect(resultsPathFor('in/pay.xlsx', undefined, { inputFormat: 'csv' }).format).toBe('csv');
+    expect(resultsPathFor('in/pay.csv', 'out.TSV')).toEqual({ path: 'out.TSV', format: 'csv' });
+    expect(resultsPathFor('in/pay.csv', 'out.xlsx').format).toBe('xlsx');
+  });
+
+  it('refuses another --results extension, naming the formats (and what a workbook name is written as)', () => {
+    expect(() => resultsPathFor('pay.csv', 'out.xls')).toThrow(
+      '--results out.xls: name the results file .csv or .xlsx (results are written as .xlsx); the extension decides the format.',
+    );
+    expect(() => resultsPathFor('pay.csv', 'out.pdf')).toThrow('--results out.pdf: name the results file .csv or .xlsx; the extension');
+  });
+});
