@@ -1,22 +1,17 @@
 // An account's approval policy: written once with `payout-batch policy set`, into the account's
-// ledger (engine/ledger.ts: the state folder's 0700 folder of that service account, refused when
-// another user could write it), so that every `run`, `retry` and `watch` against the account needs
-// the approvals it names, and no flag of theirs turns it off. A change is appended to the ledger's
-// policy log, with who made it and what it was before.
-import { appendFileSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
+// ledger (src/ledger: a file ledger's 0700 folder of that service account, refused when another
+// user could write it, or the team ledger), so that every `run`, `retry` and `watch` against the
+// account needs the approvals it names, and no flag of theirs turns it off. A change is logged, with
+// who made it and what it was before.
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from '../files/atomic.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
-import type { TeamDb } from '../database/db.ts';
-import { appendPolicy, latestPolicy } from '../database/ledger-store.ts';
-import { accountOf, ledgerDirFor, POLICY_FILE_NAME } from '../engine/ledger.ts';
+import { POLICY_FILE_NAME } from '../ledger/file.ts';
+import type { Ledger } from '../ledger/ledger.ts';
 import type { CurrencyPlan } from '../engine/plan.ts';
 import { approvalGate, type GateResult } from './gate.ts';
 import type { LoadedPlan } from './payload.ts';
-
-const POLICY_LOG = 'policy.log.jsonl';
 
 const ApproverSchema = z.object({ name: z.string().min(1), publicKey: z.string().min(1), fingerprint: z.string() });
 
@@ -42,29 +37,14 @@ export class PolicyError extends Error {
 export const policyPath = (ledgerDir: string): string => join(ledgerDir, POLICY_FILE_NAME);
 
 /**
- * The account's policy, or undefined when it has none. Refuses a policy file another user could
- * have written (a link, another owner, writable by group or others): that would let them loosen it.
+ * The account's policy, or undefined when it has none (and in the embedded sandbox's ledger, gone
+ * with the process). Refuses one another user could have written (a file ledger's policy file that
+ * is a link, another owner's, or writable by group or others): that would let them loosen it.
  */
-export function readAccountPolicy(ledgerDir: string): AccountPolicy | undefined {
-  const path = policyPath(ledgerDir);
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch {
-    return undefined;
-  }
-  const uid = process.getuid?.();
-  if (st.isSymbolicLink() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0)
-    throw new PolicyError(
-      `the approval policy ${path} is a link, another user's, or writable by others: nothing is sent until it is yours alone (chmod 600)`,
-    );
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new PolicyError(`the approval policy ${path} cannot be read (${(e as Error).message}): nothing is sent until it is set again`);
-  }
-  return parsePolicy(text, path);
+export async function readAccountPolicy(ledger: Ledger): Promise<AccountPolicy | undefined> {
+  const p = ledger.ephemeral ? undefined : await ledger.policy();
+  if (p && 'unsafe' in p) throw new PolicyError(`the approval policy ${p.where} ${p.unsafe}`);
+  return p && parsePolicy(p.text, p.where);
 }
 
 function parsePolicy(text: string, where: string): AccountPolicy {
@@ -79,27 +59,12 @@ function parsePolicy(text: string, where: string): AccountPolicy {
   return r.data;
 }
 
-/** The account's policy in a team ledger (every version is kept there: the last one holds). */
-export async function readTeamPolicy(db: TeamDb, account: string): Promise<AccountPolicy | undefined> {
-  const text = await latestPolicy(db, account);
-  return text === undefined ? undefined : parsePolicy(text, `of ${account} in the ledger ${db.where}`);
-}
-
-/** Sets the account's policy in a team ledger, for every host on it. */
-export async function writeTeamPolicy(db: TeamDb, policy: Omit<AccountPolicy, 'v' | 'setAt' | 'setBy'>): Promise<AccountPolicy> {
+/** Sets the account's policy, the change logged with what it was before (a team ledger keeps every version). */
+export async function writeAccountPolicy(ledger: Ledger, policy: Omit<AccountPolicy, 'v' | 'setAt' | 'setBy'>): Promise<AccountPolicy> {
+  const previous = await readAccountPolicy(ledger);
   const next: AccountPolicy = { v: 1, ...policy, setAt: new Date().toISOString(), setBy: `${userInfo().username}@${hostname()}` };
-  await appendPolicy(db, policy.account, JSON.stringify(next, null, 2) + '\n');
-  return next;
-}
-
-/** Writes the policy (0600) and appends the change to the ledger's policy log. */
-export async function writeAccountPolicy(ledgerDir: string, policy: Omit<AccountPolicy, 'v' | 'setAt' | 'setBy'>): Promise<AccountPolicy> {
-  mkdirSync(ledgerDir, { recursive: true, mode: 0o700 });
-  const previous = readAccountPolicy(ledgerDir);
-  const next: AccountPolicy = { v: 1, ...policy, setAt: new Date().toISOString(), setBy: `${userInfo().username}@${hostname()}` };
-  await writeFileAtomic(policyPath(ledgerDir), JSON.stringify(next, null, 2) + '\n', { mode: 0o600 });
-  const line = { at: next.setAt, by: next.setBy, policy: describePolicy(next), previous: previous ? describePolicy(previous) : null };
-  appendFileSync(join(ledgerDir, POLICY_LOG), JSON.stringify(line) + '\n', { mode: 0o600 });
+  const log = { at: next.setAt, by: next.setBy, policy: describePolicy(next), previous: previous ? describePolicy(previous) : null };
+  await ledger.setPolicy(JSON.stringify(next, null, 2) + '\n', log);
   return next;
 }
 
@@ -138,14 +103,6 @@ export function needsApprovals(p: AccountPolicy, plan: Sends): boolean {
     return limit === undefined || new Dec(amount).gt(new Dec(limit));
   };
   return plan.currencies.some((c) => c.rows > 0 && (!p.above || over(c.currency, c.amount)));
-}
-
-/**
- * The policy of the account at `baseUrl` in the state folder `root`: undefined for none, and for
- * the embedded sandbox (no base URL: its ledger is temporary, so a policy there would be gone).
- */
-export function accountPolicyAt(baseUrl: string | undefined, root: string): AccountPolicy | undefined {
-  return baseUrl === undefined ? undefined : readAccountPolicy(ledgerDirFor(root, accountOf(baseUrl)));
 }
 
 /** The policy's check of a plan: its approvers, its number, its expiry. */

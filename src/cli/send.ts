@@ -28,8 +28,9 @@ import type { RetryOptions } from '../engine/retry.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/index.ts';
-import { accountPolicyAt, PolicyError, readTeamPolicy, type AccountPolicy } from '../approvals/account-policy.ts';
-import { accountOf } from '../engine/ledger.ts';
+import { PolicyError, readAccountPolicy, type AccountPolicy } from '../approvals/account-policy.ts';
+import { FileLedger, ledgerDirFor } from '../ledger/file.ts';
+import { accountOf } from '../ledger/ledger.ts';
 import { resolveEnvironment } from '../client/environment.ts';
 import { connectionHint } from './environment.ts';
 import type { GuardOptions } from '../engine/approval.ts';
@@ -82,14 +83,16 @@ export async function accountPolicyOf(args: SendArgs, io: CliIO): Promise<Accoun
   } catch {
     return undefined;
   }
+  // (the embedded sandbox has none: its ledger is temporary, so a policy there would be gone)
+  if (baseUrl === undefined) return undefined;
+  const account = accountOf(baseUrl);
   try {
     // a team ledger (--ledger) holds the policy for every host on it: read there, not here
-    const team = baseUrl === undefined ? undefined : await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
-    if (!team) return accountPolicyAt(baseUrl, stateRootOf(args, io));
+    const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
     try {
-      return await readTeamPolicy(team, accountOf(baseUrl!));
+      return await readAccountPolicy(team ? team.of(account) : new FileLedger(account, ledgerDirFor(stateRootOf(args, io), account)));
     } finally {
-      await team.close();
+      await team?.close();
     }
   } catch (e) {
     if (e instanceof PolicyError) return e.message;

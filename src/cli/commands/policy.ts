@@ -6,18 +6,11 @@ import type { Argv } from 'yargs';
 import { defineCommand, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
-import {
-  describePolicy,
-  parseDuration,
-  PolicyError,
-  readAccountPolicy,
-  readTeamPolicy,
-  writeAccountPolicy,
-  writeTeamPolicy,
-} from '../../approvals/account-policy.ts';
+import { describePolicy, parseDuration, PolicyError, readAccountPolicy, writeAccountPolicy } from '../../approvals/account-policy.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/store.ts';
 import { resolveEnvironment } from '../../client/environment.ts';
-import { accountOf, ledgerDirFor } from '../../engine/ledger.ts';
+import { FileLedger, ledgerDirFor } from '../../ledger/file.ts';
+import { accountOf } from '../../ledger/ledger.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -53,9 +46,10 @@ export default defineCommand<Args>({
     const { account, dir } = ledgerDirOf(args, io);
     // a team ledger (--ledger): the policy is the database's, for every host on it
     const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
+    const ledger = team ? team.of(account) : new FileLedger(account, dir);
     try {
       if (args.action === 'show') {
-        const p = team ? await readTeamPolicy(team, account) : readAccountPolicy(dir);
+        const p = await readAccountPolicy(ledger);
         if (args.json) printJson(io, p ?? null);
         else io.stdout.write(p ? `${account}: ${describePolicy(p)} (set ${p.setAt} by ${p.setBy})\n` : `${account}: no approval policy\n`);
         return ExitCode.OK;
@@ -77,7 +71,7 @@ export default defineCommand<Args>({
         ? Object.fromEntries(moneyFlags(args.above, '--above').map((m) => [m.currency, m.amount.toFixed()]))
         : undefined;
       const policy = { account, requireApprovals: required, approvers, above, expireAfterMs };
-      const p = team ? await writeTeamPolicy(team, policy) : await writeAccountPolicy(dir, policy);
+      const p = await writeAccountPolicy(ledger, policy);
       if (args.json) printJson(io, p);
       else io.stdout.write(`${account}: ${describePolicy(p)}\nEvery run, retry and watch against this account now needs it.\n`);
       return ExitCode.OK;

@@ -16,7 +16,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
-import { SCHEMA_VERSION, schemaVersionOf } from './schema.ts';
+import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
+
+export type { Queryable };
 
 export type TeamLedgerCode =
   /** Not a postgres:// URL, or one that cannot be parsed. */
@@ -50,11 +52,6 @@ export function redactUrl(url: string): string {
   } catch {
     return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/(password=)[^&\s]*/gi, '$1***');
   }
-}
-
-/** A database client or pool: what a transaction's body is given. */
-export interface Queryable {
-  query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 /** The namespace of this tool's two-key advisory locks (`pg_advisory_lock(int, int)`): "PBAT". */
