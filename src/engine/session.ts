@@ -267,7 +267,7 @@ export function recordSwap(session: BatchSession, e: SwapEvent): void {
 
 /** The batch's swap lines in its journal, in order (swap.ts foldSwaps). */
 export function swapLines(session: Pick<BatchSession, 'swaps'>): SwapEvent[] {
-  return session.swaps;
+  return [...session.swaps];
 }
 
 /**

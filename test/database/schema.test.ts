@@ -1,4 +1,4 @@
-// The team ledger's connection and schema (src/database): migrations applied once however many
+// The team ledger's connection and schema (src/ledger): migrations applied once however many
 // run them at once, what the tables refuse, a holder known gone once its session is, and a
 // connection string never shown with its password.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
