@@ -11,7 +11,7 @@ import { flag, UsageError, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
 import { ClientConfigError } from '../client/api-key.ts';
-import { TeamLedgerError } from '../ledger/pg-db.ts';
+import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
 import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
@@ -267,11 +267,8 @@ export async function openTeamLedger(
   const url = args.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL;
   if (!url) return undefined;
   try {
-    return await PgLedgers.open(url, {
-      ...o,
-      command: String((args as { _?: (string | number)[] })._?.[0] ?? ''),
-      onLost: (e) => logger.error(e.message),
-    });
+    const command = String((args as { _?: (string | number)[] })._?.[0] ?? '');
+    return new PgLedgers(await TeamDb.open(url, { ...o, command, onLost: (e) => logger.error(e.message) }));
   } catch (e) {
     if (!(e instanceof TeamLedgerError)) throw e;
     throw new UsageError(

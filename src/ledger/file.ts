@@ -1,32 +1,16 @@
-// The ledger of a service account: the journals of every batch sent to one account, in one folder
-// per user, whatever folder the batch files sit in (src/engine/README.md, "Where the ledger lives").
+// The file ledger: the journals of every batch sent to one account, in one folder per user,
+// whatever folder the batch files sit in (README.md beside this file).
 //
 //   <state root>/ledgers/<host>-<hash of the account>/
 //       <batch16>.journal.jsonl   one journal per batch (journal/journal.ts), named by its identity
 //       <batch16>.reserve.json    the references a live process is sending (a reservation)
 //       ledger.lock               the inter-process lock of the account (files/lock.ts)
+//       policy.json               the account's approval policy, and policy.log.jsonl its changes
 //
-// The account is what the service is: its normalised base URL. Never an environment label: the same
-// URL under `custom`, `sandbox` or a watch configuration is one account. The business the key belongs
-// to is not part of it (the spec gives no route that names it): two businesses sending from one
-// machine to one service share a ledger, so one may be refused a reference the other sent (a false
-// refusal, never a second payment); give them separate state folders (--state-dir).
-//
-// The demo's embedded sandbox is a new simulator every time: its ledger is a temporary folder of
-// the connection, so the next demo is never refused for the last one's rows. The sandbox of
-// `--env local` keeps its state in the state folder (cli/local-sandbox.ts), and so its ledger,
-// `<state root>/ledgers/local/`: its address changes at every start, so it is named, not a URL.
-//
-// What the lock covers: the check that the references of a batch were not sent and are not being
-// sent by another batch (and that no other process runs this batch), and the reservation of them,
-// are one step under the lock; so is every `initiating` record afterwards (Reservation.guard), which
-// is written only while the reservation is still this process's own. Two processes can never both
-// send a reference.
-//
-// Probable duplicates (same beneficiary account, amount and currencies) are refused within a batch
-// (validation/batch.ts), not across batches: a payroll pays the same people the same amounts every
-// month under new references, and a rule that refused them only while the other batch is being
-// sent would decide by timing.
+// Under the lock: the check that no other process runs this batch and that no other batch sent or
+// is sending its references, with their reservation, as one step; and every `initiating` line
+// afterwards, written (fsynced) only while the reservation is still this process's own. Two
+// processes can never both send a reference.
 import { appendFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';

@@ -24,7 +24,7 @@ import {
   type WatchClaim,
 } from './ledger.ts';
 import { claimContent, claimOf, endClaim } from './pg-claims.ts';
-import { TeamDb, TeamLedgerError, type OpenOptions } from './pg-db.ts';
+import { TeamLedgerError, type TeamDb } from './pg-db.ts';
 import { TeamPace } from './pg-pace.ts';
 import * as store from './pg-store.ts';
 import { TeamUsage } from './pg-usage.ts';
@@ -36,11 +36,6 @@ export class PgLedgers implements SharedStore {
 
   constructor(readonly db: TeamDb) {
     this.usage = new TeamUsage(db);
-  }
-
-  /** Connects (TeamDb.open): throws TeamLedgerError LEDGER_URL, LEDGER_UNREACHABLE or LEDGER_SCHEMA. */
-  static async open(url: string, o: OpenOptions = {}): Promise<PgLedgers> {
-    return new PgLedgers(await TeamDb.open(url, o));
   }
 
   get where(): string {
@@ -63,9 +58,10 @@ export class PgLedgers implements SharedStore {
     return (await store.accounts(this.db)).map((a) => this.of(a));
   }
 
-  /** Ends the connection, once this process's lines are written (PgLedger registers them). */
-  close(): Promise<void> {
-    return this.db.close();
+  /** Ends the connection, once this process's lines are written. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.ledgers.values()].map((l) => l.flush()));
+    await this.db.close();
   }
 }
 
@@ -86,9 +82,7 @@ export class PgLedger implements Ledger {
   constructor(
     private readonly db: TeamDb,
     readonly account: string,
-  ) {
-    db.beforeClose(() => this.flush());
-  }
+  ) {}
 
   get where(): string {
     return this.db.where;
@@ -140,7 +134,7 @@ export class PgLedger implements Ledger {
   }
 
   /** Writes the pending lines, after any write in progress; a failure is kept (`failed`) and thrown. */
-  private flush(): Promise<void> {
+  flush(): Promise<void> {
     return this.inOrder(() => this.writeNow());
   }
 
