@@ -52,10 +52,10 @@ describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () =
     // bob's status line (listen, on another host), not yet in the database when appended
     bob.open(A).append({ t: 'status', ref: 'R1', payoutId: 'p-1', status: 'PROCESSING', source: 'webhook', at: '2026-01-01T00:00:03Z' });
     const own: string[] = [];
-    await bob.read(A, (e) => own.push(String(e.status ?? e.t)), first.next);
+    await bob.read(A, (e) => own.push(e.t === 'status' ? (e.status as string) : e.t), first.next);
     expect(own).toEqual(['PROCESSING']);
     const seen: string[] = [];
-    const since = await alice.read(A, (e) => seen.push(String(e.status ?? e.t)), first.next);
+    const since = await alice.read(A, (e) => seen.push(e.t === 'status' ? (e.status as string) : e.t), first.next);
     expect(seen).toEqual(['PROCESSING']);
     expect(since.next).toBeGreaterThan(first.next);
     expect((await foldBatch(alice, A)).folded.rows.get('R1')?.payout?.status).toBe('PROCESSING');
