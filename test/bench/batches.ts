@@ -5,7 +5,6 @@ import { createWriteStream, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
-import { join } from 'node:path';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { FileLedger, ledgerDirFor } from '../../src/ledger/file.ts';
 import { accountOf } from '../../src/ledger/ledger.ts';
