@@ -29,7 +29,7 @@ export interface JournalScan {
 }
 
 /** One line: an event, blank, or damaged (not JSON, or not an event). */
-function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged' {
+export function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged' {
   if (line.trim() === '') return 'blank';
   let v: unknown;
   try {

@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { LOCK_NAMESPACE, lockIdOf, type Queryable, type TeamDb } from './pg-db.ts';
+import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/rows.ts';
 import { ledgerDirFor } from './file.ts';
 
@@ -48,14 +49,7 @@ export function journalLines(text: string): string[] {
   return text
     .replace(/^\uFEFF/, '')
     .split('\n')
-    .filter((l) => {
-      try {
-        const v = JSON.parse(l) as unknown;
-        return !!v && typeof v === 'object' && typeof (v as { t?: unknown }).t === 'string';
-      } catch {
-        return false;
-      }
-    });
+    .filter((l) => typeof parseLine(l) === 'object');
 }
 
 const fold = (lines: string[]): FoldedJournal => foldJournal(lines.map((l) => JSON.parse(l) as JournalLine));

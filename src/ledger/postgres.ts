@@ -6,7 +6,7 @@
 // committed (synchronous_commit on) before its request leaves.
 import { hostname } from 'node:os';
 import type { SharedStore } from '../client/connect.ts';
-import type { JournalEvent } from '../journal/journal.ts';
+import { parseLine, type JournalEvent } from '../journal/journal.ts';
 import {
   BatchRefused,
   ReservationLost,
@@ -65,15 +65,10 @@ export class PgLedgers implements SharedStore {
   }
 }
 
-/** A line appended by this process, not in the database yet. */
-interface Pending {
-  batch: string;
-  line: string;
-}
-
 export class PgLedger implements Ledger {
   readonly ephemeral = false;
-  private pending: Pending[] = [];
+  /** The lines appended by this process, not in the database yet. */
+  private pending: { batch: string; line: string }[] = [];
   /** The writes of this process, one at a time, in order. */
   private chain: Promise<void> = Promise.resolve();
   /** A write failed: nothing more is sent (guard throws), and release says so. */
@@ -107,13 +102,8 @@ export class PgLedger implements Ledger {
     const lines = await store.linesOf(this.db, this.account, batchKey(batchId), from);
     let skipped = 0;
     for (const l of lines) {
-      let e: unknown;
-      try {
-        e = JSON.parse(l.line);
-      } catch {
-        e = undefined;
-      }
-      if (e && typeof e === 'object' && typeof (e as JournalEvent).t === 'string') onEvent(e as JournalEvent);
+      const e = parseLine(l.line);
+      if (typeof e === 'object') onEvent(e);
       else skipped++;
     }
     const last = lines.at(-1);
