@@ -62,7 +62,7 @@ export interface BatchSession {
   lastWriteMs: number;
   /** Where in the journal lines have been folded up to (see catchUpStatuses). */
   readOffset: number;
-  /** This run's reservation of its references in the account's ledger (ledger.ts reserveBatch), once taken. */
+  /** This run's reservation of its references in the account's ledger (ledger.ts Ledger.reserve), once taken. */
   reservation?: Pick<Reservation, 'guard'>;
 }
 
