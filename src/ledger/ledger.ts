@@ -64,8 +64,6 @@ export interface Reservation {
 }
 
 /** The claim of an inbox file's content by a `watch` (the team ledger's watch_claims). */
-export type ClaimState = 'running' | 'done' | 'failed';
-
 export interface WatchClaim {
   account: string;
   sha256: string;
@@ -76,7 +74,7 @@ export interface WatchClaim {
   /** The process that holds it: alive while it holds its session lock. */
   holder: string;
   host: string;
-  state: ClaimState;
+  state: 'running' | 'done' | 'failed';
   claimedAt: string;
   endedAt?: string;
 }
