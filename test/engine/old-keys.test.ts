@@ -8,7 +8,7 @@ import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
-import { ledgerJournalPath, ledgerOf } from '../../src/engine/ledger.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
@@ -43,7 +43,7 @@ describe('a journal of an earlier version', () => {
     const batch = await loadBatch(file);
     const first = batch.rows[0]!.payout!;
     const oldKey = `pb2-${batch.identity.batchId.slice(0, 16)}-${'0'.repeat(24)}-1`;
-    const journal = ledgerJournalPath(ledgerOf(conn), batch.identity.batchId);
+    const journal = ledgerOf(conn).journalOf(batch.identity.batchId);
     mkdirSync(dirname(journal), { recursive: true });
     const { batchId, source, fileSha256 } = batch.identity;
     const at = new Date().toISOString();

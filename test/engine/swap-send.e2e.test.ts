@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { batchIdentity } from '../../src/engine/identity.ts';
+import { FileLedger } from '../../src/ledger/file.ts';
 import { openSession, recordSwapInitiating, swapLines, type BatchSession } from '../../src/engine/session.ts';
 import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-send.ts';
 import { swapKey, swapReference, type SwapProposal } from '../../src/engine/swap.ts';
@@ -63,9 +64,13 @@ async function fixture(n: number, o: { retries?: boolean } = {}): Promise<Fixtur
   const wallets = new Map((await client.listWallets()).data.map((w) => [w.currency, w.walletId]));
   const dir = await workDir('pb-swap-send-');
   const identity = batchIdentity(String(n).repeat(64).slice(0, 64));
-  const open = () =>
-    openSession({ identity, env: 'custom', file: join(dir, 'b.csv'), journal: join(dir, 'b.journal.jsonl'), command: 'run' });
-  const session = open();
+  const session = await openSession({
+    identity,
+    env: 'custom',
+    file: join(dir, 'b.csv'),
+    ledger: new FileLedger('test', dir),
+    command: 'run',
+  });
   // 100.00 USD: the shortfall 99.00 plus a 1% margin, at the seed's rate (EUR is the pair's quote: ÷ rate)
   const swapAmount = new Dec('100.00').times(RATE).toDecimalPlaces(2, Dec.ROUND_UP);
   const proposal: SwapProposal = {
@@ -125,7 +130,7 @@ describe('the swap is sent once', () => {
     expect(initiating).toMatchObject({ key: swapKey(f.proposal.reference, 1), body: swapBody(f.proposal, new Dec('100.00')) });
     // resumed (a new session on the same journal): the journalled swap; only the credit is read
     f.session.writer.close();
-    const again = await f.fund(openSession({ ...sessionArgs(f.session) }));
+    const again = await f.fund(await openSession({ ...sessionArgs(f.session) }));
     expect(again.funded).toBe(true);
     expect(f.routes()).toEqual(['listSwaps', 'pairs', 'swap', 'wallets', 'wallets']);
     expect(await f.swapsAtSandbox()).toHaveLength(1);
@@ -249,7 +254,7 @@ function sessionArgs(s: BatchSession): Parameters<typeof openSession>[0] {
     identity: batchIdentity(s.header.batchId),
     env: 'custom',
     file: s.header.file,
-    journal: s.journalPath,
+    ledger: s.ledger,
     command: 'run',
   };
 }

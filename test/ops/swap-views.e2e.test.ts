@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JournalWriter, readJournal } from '../../src/journal/journal.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { swapKey, swapReference, type SwapEvent } from '../../src/engine/swap.ts';
-import { ledgerOf } from '../../src/engine/ledger.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
 import { refreshStatus } from '../../src/ops/status.ts';
 import { swapSnapshotOf } from '../../src/ops/swap-views.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
