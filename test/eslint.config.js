@@ -12,11 +12,11 @@ const INTERFACE = 'interface';
 const LAYERS = [
   INTERFACE, // the spec's words: codes, schemas, status order
   'files', // the lock, the atomic write, the per-path queue
-  'database', // the team ledger on PostgreSQL: connection, schema, stores
   'input', // reading CSV and Excel
   'validation', // rows checked offline
   'client', // the service's HTTP client
   'journal', // the append-only journal
+  'ledger', // what an account has sent: one interface, a file and a PostgreSQL implementation
   'results', // the results file
   'engine', // run, retry, plan
   'approvals', // signed plans

@@ -1,5 +1,5 @@
 // vitest setupFiles: no test writes to the real user's state folder. Every test gets a fresh
-// temporary one as $PAYOUT_BATCH_STATE_DIR (the ledgers of engine/ledger.ts and the quota count
+// temporary one as $PAYOUT_BATCH_STATE_DIR (the ledgers of src/ledger and the quota count
 // live there): in-process runs read it through quota.ts defaultStateDir(), and cleanEnv() hands it
 // to every CLI a test spawns, so the processes of one test share it and no two tests do.
 import { mkdtempSync, rmSync } from 'node:fs';

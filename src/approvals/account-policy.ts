@@ -11,10 +11,8 @@ import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageRoot } from '../package-root.ts';
-import type { TeamDb } from '../database/db.ts';
-import { appendPolicy, latestPolicy } from '../database/ledger-store.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { accountOf } from '../engine/ledger.ts';
+import { accountOf, type Ledger } from '../ledger/ledger.ts';
 import type { CurrencyPlan } from '../engine/plan.ts';
 import { approvalGate, type GateResult } from './gate.ts';
 import type { LoadedPlan } from './payload.ts';
@@ -184,18 +182,19 @@ export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore 
 }
 
 /** The account's policy in a team ledger, for every host on it (every version is kept there: the last one holds). */
-export function teamStore(db: TeamDb, account: string): PolicyStore {
-  const where = `of ${account} in the ledger ${db.where}`;
+export function teamStore(ledger: Ledger): PolicyStore {
+  const where = `of ${ledger.account} in the team ledger`;
   const read = async (): Promise<PolicyRecord> => {
-    const text = await latestPolicy(db, account);
-    return text === undefined ? { version: 0, history: [] } : parseRecord(text, where);
+    const p = await ledger.policy();
+    if (p && 'unsafe' in p) throw new PolicyError(`the approval policy ${p.where} ${p.unsafe}`);
+    return p === undefined ? { version: 0, history: [] } : parseRecord(p.text, where);
   };
   return {
     where,
     read,
     async write(next, signedBy, setBy = who()) {
-      const text = JSON.stringify(nextRecord(await read(), account, next, signedBy, setBy), null, 2) + '\n';
-      await appendPolicy(db, account, text);
+      const text = JSON.stringify(nextRecord(await read(), ledger.account, next, signedBy, setBy), null, 2) + '\n';
+      await ledger.setPolicy(text, { setBy, signedBy });
       return parseRecord(text, where);
     },
   };
@@ -243,9 +242,9 @@ export function needsApprovals(p: AccountPolicy, plan: Sends): boolean {
  * needs: the host's, else the team ledger's when one is used; undefined for none. Throws
  * PolicyError when it cannot be trusted or read.
  */
-export async function policyInForce(baseUrl: string, keyFingerprint: string, team?: TeamDb): Promise<AccountPolicy | undefined> {
+export async function policyInForce(baseUrl: string, keyFingerprint: string, team?: Ledger): Promise<AccountPolicy | undefined> {
   const host = (await hostStore(baseUrl, keyFingerprint).read()).policy;
-  return host ?? (team ? (await teamStore(team, accountOf(baseUrl)).read()).policy : undefined);
+  return host ?? (team ? (await teamStore(team).read()).policy : undefined);
 }
 
 /** The policy's check of a plan: its approvers, its number, its expiry. */

@@ -3,7 +3,7 @@
 // And the environment `run --plan` takes from its plan.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { accountOf } from '../engine/ledger.ts';
+import { accountOf } from '../ledger/ledger.ts';
 import { parsePlanFile } from '../engine/plan-file.ts';
 import { UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';

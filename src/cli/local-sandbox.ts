@@ -4,7 +4,7 @@
 //
 //   <state>/local-sandbox.json   the sandbox's state (src/sandbox/persist.ts), 0600
 //   <state>/local-sandbox.lock   held by the one command using it (files/lock.ts)
-//   <state>/ledgers/local/       the journals of the batches sent to it (engine/ledger.ts)
+//   <state>/ledgers/local/       the journals of the batches sent to it (ledger/file.ts)
 //
 // One command at a time uses a state folder's local sandbox: another waits for it (up to a
 // minute). The state is written after every request that may change it and when the command

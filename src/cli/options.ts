@@ -11,13 +11,13 @@ import { flag, UsageError, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
 import { ClientConfigError } from '../client/api-key.ts';
-import { TeamDb, TeamLedgerError } from '../database/db.ts';
+import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
+import { PgLedgers } from '../ledger/postgres.ts';
 import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/approval.ts';
-import { ledgerOf, syncLedger } from '../engine/ledger.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/errors.ts';
 
@@ -191,7 +191,7 @@ export function makeLogger(args: { 'log-level'?: string; 'log-format'?: LogForma
 /**
  * The state folder: --state-dir (relative to the working folder), else the per-user one
  * ($PAYOUT_BATCH_STATE_DIR, $XDG_STATE_HOME/payout-batch, ~/.local/state/payout-batch). It holds
- * the ledger of every service account (engine/ledger.ts) and the quota count.
+ * the ledger of every service account (src/ledger) and the quota count.
  */
 export function stateRootOf(args: { 'state-dir'?: string }, io: CliIO): string {
   return args['state-dir'] ? resolve(io.cwd, args['state-dir']) : defaultStateDir(io.env);
@@ -232,7 +232,7 @@ export async function openConnection(
     const team = await openTeamLedger(args, io, logger);
     return await connect({
       ...environment,
-      ...(team ? { team } : {}),
+      ...(team ? { shared: team } : {}),
       keyFile: args['key-file'],
       cwd: io.cwd,
       stateDir: stateRoot,
@@ -254,7 +254,7 @@ export async function openConnection(
 }
 
 /**
- * The team ledger of --ledger or $PAYOUT_BATCH_LEDGER_URL (src/database), opened before anything is
+ * The team ledger of --ledger or $PAYOUT_BATCH_LEDGER_URL (src/ledger), opened before anything is
  * sent: one that cannot be reached is exit 4 (nothing was sent), one not initialised exit 2
  * (`init`: `ledger init`, which applies the schema, opens it as it is).
  */
@@ -263,15 +263,12 @@ export async function openTeamLedger(
   io: CliIO,
   logger: Logger,
   o: { init?: boolean } = {},
-): Promise<TeamDb | undefined> {
+): Promise<PgLedgers | undefined> {
   const url = args.ledger ?? io.env.PAYOUT_BATCH_LEDGER_URL;
   if (!url) return undefined;
   try {
-    return await TeamDb.open(url, {
-      ...o,
-      command: String((args as { _?: (string | number)[] })._?.[0] ?? ''),
-      onLost: (e) => logger.error(e.message),
-    });
+    const command = String((args as { _?: (string | number)[] })._?.[0] ?? '');
+    return new PgLedgers(await TeamDb.open(url, { ...o, command, onLost: (e) => logger.error(e.message) }));
   } catch (e) {
     if (!(e instanceof TeamLedgerError)) throw e;
     throw new UsageError(
@@ -294,8 +291,6 @@ export async function withConnection(
   const logger = makeLogger(args, io, command);
   const conn = await openConnection(args, io, logger);
   try {
-    // a team ledger: the batches every host sent to this account, as they stand now
-    if (conn.team) await syncLedger(ledgerOf(conn));
     return await use(conn, logger);
   } catch (e) {
     if (!(e instanceof ResultsError)) throw e;

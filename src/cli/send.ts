@@ -30,6 +30,7 @@ import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/index.ts';
 import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
 import { loadApiKey } from '../client/api-key.ts';
+import { accountOf } from '../ledger/ledger.ts';
 import { resolveEnvironment } from '../client/environment.ts';
 import { connectionHint } from './environment.ts';
 import type { GuardOptions } from '../engine/approval.ts';
@@ -88,7 +89,7 @@ export async function accountPolicyOf(args: SendArgs, io: CliIO): Promise<Accoun
   if (baseUrl === undefined || key === undefined) return undefined;
   const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
   try {
-    return await policyInForce(baseUrl, key, team);
+    return await policyInForce(baseUrl, key, team?.of(accountOf(baseUrl)));
   } catch (e) {
     if (e instanceof PolicyError) return e.message;
     throw e;

@@ -19,9 +19,7 @@ import {
   type RequestOptions,
   type TransportOptions,
 } from './http.ts';
-import type { TeamDb } from '../database/db.ts';
-import { TeamPace, paceName } from '../database/pace.ts';
-import { SharedPace, pacePath } from './pace.ts';
+import { SharedPace, pacePath, paceName, type PaceShare } from './pace.ts';
 import { SlidingWindowLimiter, defaultSafetyMarginMs, type Clock } from './throttle.ts';
 import type { KeyEnvironment, UsageCounter, UsageReport } from './quota.ts';
 
@@ -33,12 +31,12 @@ export interface PayoutClientOptions extends TransportOptions {
   /**
    * The request pace of this key (throttle.ts). Give the same limiter to every client of one key
    * that must share a pace; absent: a new one for this client, made of the three options below and
-   * shared with the other processes: of every host through the team ledger (`team`), else of this
+   * shared with the other processes: of every host through `sharedPace` (the team ledger), else of this
    * host through the quota counter's state folder (pace.ts).
    */
   limiter?: SlidingWindowLimiter;
-  /** The team ledger: the key's pace is shared there by every process and host (database/pace.ts). */
-  team?: TeamDb;
+  /** The key's pace shared by every process and host (the team ledger's, ledger/pg-pace.ts), by its name (pace.ts paceName). */
+  sharedPace?: (name: string, onError: (e: Error) => void) => PaceShare;
   /** Request starts per rolling second for this key (spec §8: 5); for the client's own limiter. */
   requestsPerSecond?: number;
   /** Added to the 1000 ms window on our side, against network jitter (default 50 ms; 25 ms on loopback: defaultSafetyMarginMs). */
@@ -132,8 +130,8 @@ export class PayoutClient {
         perWindow: options.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
         safetyMarginMs: options.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
         clock: options.clock,
-        shared: options.team
-          ? new TeamPace(options.team, paceName(this.baseUrl, fingerprint), alone)
+        shared: options.sharedPace
+          ? options.sharedPace(paceName(this.baseUrl, fingerprint), alone)
           : usage?.stateDir
             ? new SharedPace(pacePath(usage.stateDir, this.baseUrl, fingerprint), alone)
             : undefined,

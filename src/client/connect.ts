@@ -3,12 +3,11 @@
 // by the caller (the CLI, the demo) and handed over as a base URL and a key: the client never
 // loads the simulator.
 import type { Logger } from 'pino';
-import type { TeamDb } from '../database/db.ts';
-import { TeamUsage } from '../database/usage.ts';
 import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment, type EnvironmentOptions, type ResolvedEnvironment } from './environment.ts';
 import { PayoutClient, type PayoutClientOptions } from './client.ts';
-import { UsageCounter, defaultStateDir } from './quota.ts';
+import type { PaceShare } from './pace.ts';
+import { UsageCounter, defaultStateDir, type UsageStore } from './quota.ts';
 import type { SlidingWindowLimiter } from './throttle.ts';
 
 export interface ConnectOptions extends EnvironmentOptions {
@@ -17,7 +16,7 @@ export interface ConnectOptions extends EnvironmentOptions {
   /** An already loaded key (tests, embedding); wins over keyFile and the environment. */
   apiKey?: ApiKey;
   cwd?: string;
-  /** The usage file's folder; defaults to quota.ts defaultStateDir(). false: count nothing. With `team`, the count is kept there instead. */
+  /** The usage file's folder; defaults to quota.ts defaultStateDir(). false: count nothing. With `shared`, the count is kept there instead. */
   stateDir?: string | false;
   logger?: Logger;
   /** The service of an environment with no address of its own (`local`): required there, refused elsewhere. */
@@ -30,12 +29,21 @@ export interface ConnectOptions extends EnvironmentOptions {
    */
   limiter?: SlidingWindowLimiter;
   /**
-   * The team ledger (--ledger postgres://..., opened by the caller): the key's pace and monthly
-   * count are kept there, shared by every process and host; the engine keeps the account's
-   * ledger there (engine/ledger.ts). The connection closes it when it closes (or fails to open).
+   * A store shared by every process and host (the team ledger, --ledger, opened by the caller):
+   * the key's pace and monthly count are kept there, and the account's ledger (src/ledger). The
+   * connection closes it when it closes (or fails to open).
    */
-  team?: TeamDb;
-  client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter' | 'team'>>;
+  shared?: SharedStore;
+  client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter' | 'sharedPace'>>;
+}
+
+/** What several hosts share through one store (src/ledger/postgres.ts): a key's pace and monthly count. */
+export interface SharedStore {
+  /** For messages: where it is, without a password. */
+  readonly where: string;
+  readonly usage: UsageStore;
+  pace(name: string, onError: (e: Error) => void): PaceShare;
+  close(): Promise<void>;
 }
 
 /**
@@ -47,7 +55,7 @@ export interface EmbeddedSandbox {
   url: string;
   /**
    * The account of a sandbox that keeps its state between commands (the CLI's `local`): its
-   * ledger is kept too, under this name (engine/ledger.ts). Absent: a sandbox of this process
+   * ledger is kept too, under this name (ledger/file.ts). Absent: a sandbox of this process
    * alone (the demo), whose ledger is a temporary folder.
    */
   account?: string;
@@ -64,9 +72,9 @@ export interface Connection {
   usage: UsageCounter | undefined;
   /** The embedded sandbox of `local`, as the caller handed it. */
   sandbox: EmbeddedSandbox | undefined;
-  /** The team ledger, when one was given (ConnectOptions.team). */
-  team?: TeamDb;
-  /** Flushes the quota count, closes the team ledger and stops the embedded sandbox. */
+  /** The shared store, when one was given (ConnectOptions.shared). */
+  shared?: SharedStore;
+  /** Flushes the quota count, closes the shared store and stops the embedded sandbox. */
   close(): Promise<void>;
 }
 
@@ -83,9 +91,9 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
           : `--env ${environment.name} is the embedded sandbox, and this caller started none (connect() option sandbox)`,
       );
     const baseUrl = environment.baseUrl ?? sandbox!.url;
-    const { team } = options;
-    const usage = team
-      ? new UsageCounter({ store: new TeamUsage(team) })
+    const { shared } = options;
+    const usage = shared
+      ? new UsageCounter({ store: shared.usage })
       : options.stateDir === false
         ? undefined
         : new UsageCounter({ stateDir: options.stateDir ?? defaultStateDir(vars) });
@@ -102,7 +110,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
     const client = new PayoutClient({
       ...options.client,
       limiter: options.limiter,
-      team,
+      ...(shared ? { sharedPace: (name: string, onError: (e: Error) => void) => shared.pace(name, onError) } : {}),
       baseUrl,
       apiKey: key,
       usage,
@@ -114,20 +122,20 @@ export async function connect(options: ConnectOptions = {}): Promise<Connection>
       environment: { ...environment, baseUrl },
       usage,
       sandbox,
-      ...(team ? { team } : {}),
+      ...(shared ? { shared } : {}),
       async close() {
         try {
           await usage?.close();
         } finally {
           // (the ledger is closed even when the count could not be written to it: lost)
-          await team?.close();
+          await shared?.close();
           await sandbox?.close();
         }
       },
     };
   } catch (e) {
     await sandbox?.close();
-    await options.team?.close();
+    await options.shared?.close();
     throw e;
   }
 }

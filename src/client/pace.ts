@@ -16,17 +16,38 @@
 //
 // The file is named by a hash of the service's base URL and the key's fingerprint, never the key.
 // With a team ledger (--ledger), the same promise is kept in its database for every host instead
-// (database/pace.ts TeamPace, the same rule: waitBeforeStart).
+// (ledger/pg-pace.ts TeamPace, the same rule: waitBeforeStart).
 // Everything here is synchronous and short (a few small file operations): it runs when a start is
 // granted, a few times a second.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { PENDING_MS, paceName, waitBeforeStart, type Take } from '../database/pace.ts';
 import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
 import { tryLock } from '../files/lock.ts';
 
-export { PENDING_MS, type Take };
+/** A start granted and not marked sent yet counts as starting now, for at most this long. */
+export const PENDING_MS = 2000;
+
+export type Take = { ok: true; id: string } | { ok: false; waitMs: number };
+
+/** The name of one key's pace at one service: a hash of the base URL and the key's fingerprint. */
+export function paceName(baseUrl: string, fingerprint: string): string {
+  return createHash('sha256')
+    .update(`payout-batch pace v1\0${baseUrl.replace(/\/+$/, '')}\0${fingerprint}`)
+    .digest('hex')
+    .slice(0, 24);
+}
+
+/**
+ * The rule of a shared pace: given the times the starts in the window count from (sorted), a new
+ * one may start now when fewer than `limit` lie there; else how long until the one that blocks
+ * it leaves the window.
+ */
+export function waitBeforeStart(times: readonly number[], limit: number, spanMs: number, now: number): number | undefined {
+  if (times.length < limit) return undefined;
+  const blocking = times[times.length - limit]!;
+  return Math.max(1, Math.ceil(blocking + spanMs - now) + 1);
+}
 
 /** The folder of the pace files, under the state folder. */
 const PACE_DIR = 'pace';
@@ -52,7 +73,7 @@ interface PaceFile {
 
 /**
  * A key's pace shared with other processes (SlidingWindowLimiter's `shared`): this host's file
- * (SharedPace, synchronous), or the team ledger's table for every host (database/pace.ts
+ * (SharedPace, synchronous), or the team ledger's table for every host (ledger/pg-pace.ts
  * TeamPace, whose take answers asynchronously).
  */
 export interface PaceShare {

@@ -4,7 +4,7 @@
 //
 // The count is only what this machine's tool sent with the key: other machines, other tools and
 // requests the service refused before counting are not in it. Say so wherever it is shown. With a
-// team ledger (--ledger) the counts are kept in its database instead (database/usage.ts), and
+// team ledger (--ledger) the counts are kept in its database instead (ledger/pg-usage.ts), and
 // every host on it adds to one count: then only other tools are missing from it.
 import { promises as fs } from 'node:fs';
 import { homedir } from 'node:os';
@@ -54,7 +54,7 @@ export interface UsageReport {
 
 /**
  * Where the counts are kept: this host's usage file (UsageFileStore below), or the team ledger for
- * every host (database/usage.ts TeamUsage).
+ * every host (ledger/pg-usage.ts TeamUsage).
  */
 export interface UsageStore {
   /** For messages: the file, or the ledger without its password. */

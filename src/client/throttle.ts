@@ -1,7 +1,7 @@
 // The request pace: no more than N request starts in any rolling window, per API key, across every
 // route, every concurrent task and every retry of the clients given one limiter, with a state
 // folder (pace.ts) across every client and process of this user on this host, and with a team
-// ledger (database/pace.ts) across every process and host on it. A limiter is a value
+// ledger (ledger/pg-pace.ts) across every process and host on it. A limiter is a value
 // its caller creates and passes (PayoutClientOptions.limiter): nothing here is process-wide.
 //
 // A token bucket is not enough: a full bucket of 5 lets 5 through at once and refills 5 a moment
@@ -52,7 +52,7 @@ export interface RateLimiterOptions {
   clock?: Clock;
   /**
    * The key's pace shared with other processes: of this host (pace.ts SharedPace) or of every host
-   * on the team ledger (database/pace.ts TeamPace); absent: this process alone.
+   * on the team ledger (ledger/pg-pace.ts TeamPace); absent: this process alone.
    */
   shared?: PaceShare;
 }

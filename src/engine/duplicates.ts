@@ -5,9 +5,9 @@
 // and amount were paid minutes ago. "Recently" is a window (default 24 hours): a weekly or monthly
 // payroll paying the same person the same amount is not a duplicate. `--allow-duplicate REF`
 // sends the row of that reference (or the earlier one's) anyway.
-import { scanJournal } from '../journal/journal.ts';
 import type { JournalLine } from '../journal/rows.ts';
 import { isFailedAfterCreation } from '../journal/rows.ts';
+import type { Ledger } from '../ledger/ledger.ts';
 import { Dec } from '../money.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
@@ -29,14 +29,15 @@ export interface EarlierPayout {
  * since, by probable-duplicate key (beneficiary account, amount, currencies: validation/row.ts),
  * read from each row's journalled initiate body.
  */
-export function recentPayouts(journals: readonly string[], windowMs: number, now = new Date()): Map<string, EarlierPayout> {
+export async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date()): Promise<Map<string, EarlierPayout>> {
   const since = now.getTime() - windowMs;
   const out = new Map<string, EarlierPayout>();
-  for (const path of journals) {
+  for (const batchId of await ledger.batches()) {
     const bodies = new Map<string, string>();
     const created = new Map<string, { key: string; payout: EarlierPayout }>();
     const failed = new Set<string>();
-    scanJournal<JournalLine>(path, (e) => {
+    await ledger.read(batchId, (line) => {
+      const e = line as JournalLine;
       if (e.t === 'initiating') bodies.set(`${e.ref}\u0000${e.key}`, e.body);
       else if (e.t === 'created' && Date.parse(e.at) >= since)
         created.set(e.payout.id, {

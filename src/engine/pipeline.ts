@@ -4,7 +4,6 @@
 // code). A row's outcome is a pure function of its journal state and what this run did
 // (rowOutcome): the journal's fold is the state. Returns values and emits events; never prints,
 // never exits.
-import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -18,7 +17,8 @@ import type { SwapLine } from '../results/swaps.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './approval.ts';
 import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { snapshotOfError } from './send.ts';
-import { ledgerJournalPath, ledgerOf, sentByOtherBatches, settleLedger, syncLedger } from './ledger.ts';
+import { sentByOtherBatches } from '../ledger/ledger.ts';
+import { ledgerOf } from '../ledger/open.ts';
 import {
   ENGINE_STATUSES,
   isCreatedStatus,
@@ -49,8 +49,8 @@ import {
   catchUpStatuses,
   journalReader,
   openSession,
+  readAgain,
   record,
-  type BatchJournalRead,
   type BatchSession,
   type ResumeReport,
 } from './session.ts';
@@ -392,7 +392,7 @@ async function finish(
   const { batch, session, o } = run;
   // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
   const swaps = swapLinesOf(session.folded.swaps.values());
-  const now = write ? await writeResultsFile(run, scope, view, swaps) : outcomesNow(run, scope, view);
+  const now = write ? await writeResultsFile(run, scope, view, swaps) : await outcomesNow(run, scope, view);
   const outcomes = new Map<number, RowOutcome>();
   batch.rows.forEach((r, i) => {
     const kept = scope.keep?.get(r.rowNumber);
@@ -436,7 +436,7 @@ function writeResultsFile(
   return withLock(
     resultsLockPath(o.results.path),
     async () => {
-      const now = outcomesNow({ batch, session, o }, scope, view);
+      const now = await outcomesNow({ batch, session, o }, scope, view);
       const table: ResultsSource = {
         format: o.results.format,
         inputColumns: batch.inputColumns,
@@ -453,8 +453,8 @@ function writeResultsFile(
 }
 
 /** Each row's outcome now (undefined for a kept row), the journal's latest statuses caught up first. */
-function outcomesNow({ batch, session }: Run, scope: Scope, view: RunView): (RowOutcome | undefined)[] {
-  catchUpStatuses(session);
+async function outcomesNow({ batch, session }: Run, scope: Scope, view: RunView): Promise<(RowOutcome | undefined)[]> {
+  await catchUpStatuses(session);
   return batch.rows.map((r) => (scope.keep?.has(r.rowNumber) ? undefined : rowOutcome(r, session.folded, view)));
 }
 
@@ -549,10 +549,10 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
     if (planned) quotedFees = recordPlannedQuotes(session, planned);
     // The rows this run may send were checked under the lock when reserved; a plan's other rows
     // say why they are left out (the plan leaves out those another batch sent).
-    if (planned) sentElsewhere = sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
+    if (planned) sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
   } catch (e) {
     session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
-    reservation.release();
+    await reservation.release().catch(() => undefined);
     throw e;
   }
   try {
@@ -566,12 +566,13 @@ export async function runBatch(o: RunOptions): Promise<RunResult> {
       // (a plan file's swaps are the approved ones: none, when it holds none)
       ...(planned ? { approvedSwaps: planned.swaps ?? [] } : {}),
     });
-    await settleLedger(ledger).catch((e: unknown) => {
+    // (every line of the run recorded in the ledger, or the run is not done)
+    await reservation.release().catch((e: unknown) => {
       throw new FailedAfterSending(session.journalPath, e);
     });
     return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
   } finally {
-    reservation.release();
+    await reservation.release().catch(() => undefined);
   }
 }
 
@@ -586,8 +587,7 @@ async function prepareRun(o: RunOptions) {
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl, o.sheet);
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
-  await syncLedger(ledger);
-  const journal = journalReader((identity) => ledgerJournalPath(ledger, identity.batchId));
+  const journal = journalReader(ledger);
   const batchId = planned ? planned.batchLabel : o.batchId;
   const batch = await loadBatch(
     file,
@@ -604,19 +604,20 @@ async function prepareRun(o: RunOptions) {
     batch,
     journal.read()?.scan.folded.rows,
     { command: 'run', results: results.path, only },
-    () =>
-      openSession({
+    async () => {
+      const read = journal.read();
+      return openSession({
         identity: batch.identity,
         env,
-        account: ledger.account,
+        ledger,
         file: batch.file,
-        journal: ledgerJournalPath(ledger, batch.identity.batchId),
         command: 'run',
         resultsPath: results.path,
         // (read again when another process appended to it since: a run of this batch that ended
         // meanwhile created rows this one must not send again)
-        read: unchanged(journal.read()),
-      }),
+        read: read && (await readAgain(read)),
+      });
+    },
   );
   return { batch, session, reservation, planned, results, only, ledger };
 }
@@ -636,16 +637,4 @@ function recordPlannedQuotes(session: BatchSession, planned: PlanFile): Map<numb
     });
   }
   return new Map(planned.rows.filter((r) => r.fee !== undefined).map((r) => [r.rowNumber, new Dec(r.fee!)]));
-}
-
-/** The journal as read, when it has not grown since (else undefined: openSession reads it again). */
-function unchanged(read: BatchJournalRead | undefined): BatchJournalRead | undefined {
-  if (!read) return undefined;
-  let size = 0;
-  try {
-    size = statSync(read.path).size;
-  } catch {
-    // still none
-  }
-  return size === read.size ? read : undefined;
 }

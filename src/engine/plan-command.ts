@@ -14,7 +14,8 @@ import { formatAmount, fromApi, roundTo, toApi, type Dec as DecT } from '../mone
 import { nameProblem, swapReasons, type GuardOptions } from './approval.ts';
 import { initiateBody } from './execute.ts';
 import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
-import { ledgerJournalPath, ledgerOf, sentByOtherBatches, syncLedger } from './ledger.ts';
+import { sentByOtherBatches } from '../ledger/ledger.ts';
+import { ledgerOf } from '../ledger/open.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './plan.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
@@ -66,19 +67,17 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   if (bad) throw new RangeError(`--prepared-by ${JSON.stringify(preparedBy)}: ${bad}; write the maker's name in one script`);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
-  await syncLedger(ledger);
   // As `run` does: the journal read once the identity is known, for the rows it shows created.
-  let jpath = '';
-  const journal = journalReader((identity) => (jpath = ledgerJournalPath(ledger, identity.batchId)));
+  const journal = journalReader(ledger);
   const batch = await loadBatch(
     o.file,
     { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId, stop: o.stop },
     journal.lookup,
   );
   const folded = journal.read()?.scan.folded ?? emptyFold();
-  if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, jpath);
+  if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, ledger.journalOf(batch.identity.batchId));
   // A reference another batch of the account sent is left out, as `run` would refuse it.
-  const sentElsewhere = sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
+  const sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
   // Only a plan file needs each row's quote (`run --plan` pays what it shows); a preview prices
   // rows from the methods route's fee, as `run` does.
   const quoteRows = !!o.out && o.quote;

@@ -15,7 +15,7 @@ import type { FoldedJournal } from '../journal/rows.ts';
 import { initiateBody } from './execute.ts';
 import { fileSha256, sha256Hex } from './identity.ts';
 import { BatchRefused } from './session.ts';
-import { accountOf } from './ledger.ts';
+import { accountOf } from '../ledger/ledger.ts';
 import { RequestCostSchema, type BatchPlan } from './plan.ts';
 import type { LoadedBatch } from './prepare.ts';
 import { SwapProposalSchema } from './swap.ts';

@@ -8,7 +8,7 @@ import { Dec, ExactSum, formatAmount, fromApi, minorUnits, type ApiAmount, type 
 import { quotaSentence, type UsageReport } from '../client/quota.ts';
 import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/rows.ts';
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
-import { sentElsewhereText, type SentElsewhere } from './ledger.ts';
+import { sentElsewhereText, type SentElsewhere } from '../ledger/ledger.ts';
 import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
 import type { PayoutRow } from '../validation/schemas.ts';

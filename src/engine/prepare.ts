@@ -10,7 +10,7 @@ import { validateBatch, type Problem, type ValidatedRow } from '../validation/in
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/documents.ts';
 import type { PayoutRow } from '../validation/schemas.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
-import { reserveBatch, type Ledger, type Reservation } from './ledger.ts';
+import type { Ledger, Reservation } from '../ledger/ledger.ts';
 import type { BatchSession, JournalLookup } from './session.ts';
 
 export interface LoadOptions {
@@ -68,7 +68,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   let identity: BatchIdentity;
   try {
     identity = batchIdentity(await fileSha256(file), options.batchId);
-    stateOf = journal?.(identity);
+    stateOf = await journal?.(identity);
   } catch (e) {
     await v.close();
     throw e;
@@ -142,16 +142,16 @@ export async function reservedSession(
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
   states: Map<string, RowState> | undefined,
   reserve: Parameters<typeof reserveRows>[3],
-  open: () => BatchSession,
+  open: () => Promise<BatchSession>,
 ): Promise<{ reservation: Reservation; session: BatchSession }> {
   const reservation = await reserveRows(ledger, batch, states, reserve);
   try {
     // The session's `initiating` lines are written under this reservation (session.ts recordInitiating).
-    const session = open();
+    const session = await open();
     session.reservation = reservation;
     return { reservation, session };
   } catch (e) {
-    reservation.release();
+    await reservation.release().catch(() => undefined);
     throw e;
   }
 }
@@ -179,7 +179,7 @@ export function reserveRows(
     // a payout failed after creation and refunded, sent again on purpose (retry --resend-failed)
     else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
   }
-  return reserveBatch(ledger, {
+  return ledger.reserve({
     batchId: batch.identity.batchId,
     file: batch.file,
     results: o.results,

@@ -20,7 +20,7 @@ import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns } from '../input/columns.ts';
 import {
-  foldJournalFile,
+  applyEvent,
   isFailedAfterCreation,
   type BatchHeader,
   type FoldedJournal,
@@ -40,7 +40,8 @@ import { parseRow, probableDuplicateKey, type RowContext } from '../validation/r
 import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { DEFAULT_DUPLICATE_WINDOW_MS, recentPayouts, refuseRecentDuplicates, type EarlierPayout } from './duplicates.ts';
 import { fileSha256 } from './identity.ts';
-import { accountJournals, ledgerOf, openJournal, resultsOfBatch, settleLedger, syncLedger, type Ledger } from './ledger.ts';
+import { foldAll, resultsOfBatch, type Ledger } from '../ledger/ledger.ts';
+import { ledgerOf } from '../ledger/open.ts';
 import { isCreatedStatus } from './outcome.ts';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
 import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
@@ -88,20 +89,19 @@ export interface RetryResult extends PipelineResult {
 /** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
 export async function retryResults(given: RetryOptions): Promise<RetryResult> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
-  await syncLedger(ledger);
   // (a batch id names the results file its journal records: ledger.ts resultsOfBatch)
-  const o = { ...given, resultsFile: resultsOfBatch(accountJournals(ledger), given.resultsFile) ?? given.resultsFile };
+  const o = { ...given, resultsFile: (await resultsOfBatch([ledger], given.resultsFile)) ?? given.resultsFile };
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
-  const found = findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
+  const found = await findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
   const journalFile = found.path;
   const notResent: NotResent[] = [];
-  const folded = o.resendFailed ? await confirmFailedRows(o.conn, found, table.rows, notResent) : found.folded;
+  const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent, () =>
-    recentPayouts(accountJournals(ledger), o.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+    recentPayouts(ledger, o.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
   );
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // Written under a partial name until complete (checkpoints too), then renamed: a retry killed
@@ -114,8 +114,7 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
     batch,
     folded.rows,
     { command: 'retry', results: results.path, only, resend },
-    () =>
-      openSession({ identity: batch.identity, env, account: ledger.account, file: header.file, journal: journalFile, command: 'retry' }),
+    () => openSession({ identity: batch.identity, env, ledger, file: header.file, command: 'retry' }),
   );
   const keyProofs: KeyProof[] = [];
   try {
@@ -131,7 +130,8 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
       mode: 'retry',
       resend,
     });
-    await settleLedger(ledger).catch((e: unknown) => {
+    // (every line of the retry recorded in the ledger, or it is not done)
+    await reservation.release().catch((e: unknown) => {
       throw new FailedAfterSending(session.journalPath, e);
     });
     // A retry that has nothing new to say (nothing sent, every row as the file retried shows it)
@@ -150,7 +150,7 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
       keyProofs: keyProofs.sort((a, b) => a.rowNumber - b.rowNumber),
     };
   } finally {
-    reservation.release();
+    await reservation.release().catch(() => undefined);
   }
 }
 
@@ -167,12 +167,12 @@ const sameBytes = async (a: string, b: string): Promise<boolean> => {
  * one holding most of its rows, by payout id, key or reference (a key names no batch: identity.ts).
  * On a tie, the one whose results file this is (or a retry of it); else refused, naming them.
  */
-function findJournalOfResults(
+async function findJournalOfResults(
   ledger: Ledger,
   table: ResultsTable,
   resultsFile: string,
   shownAs: string,
-): { path: string; folded: FoldedJournal } {
+): Promise<{ path: string; batchId: string; folded: FoldedJournal }> {
   const refHeader = mapColumns(table.inputColumns, resultsFile).fields.reference;
   const ids = new Set(table.rows.flatMap((r) => (r.result.payoutId ? [r.result.payoutId] : [])));
   const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey.trim()] : [])));
@@ -183,15 +183,14 @@ function findJournalOfResults(
       'no-keys',
     );
   // (each journal is folded once: the one chosen is returned with its fold)
-  let best: { path: string; folded: FoldedJournal; n: number; ours: boolean }[] = [];
-  for (const path of accountJournals(ledger)) {
-    const { folded } = foldJournalFile(path);
+  let best: { path: string; batchId: string; folded: FoldedJournal; n: number; ours: boolean }[] = [];
+  for (const { path, batchId, folded } of await foldAll([ledger])) {
     let n = 0;
     for (const s of folded.rows.values())
       if ((s.payout && ids.has(s.payout.id)) || (s.key && keys.has(s.key)) || (s.phase !== 'none' && refs.has(s.ref))) n++;
     const ours = !!folded.header?.results && resultsFamily(folded.header.results) === resultsFamily(resultsFile);
-    if (n > 0 && (!best.length || n > best[0]!.n)) best = [{ path, folded, n, ours }];
-    else if (n > 0 && n === best[0]!.n) best.push({ path, folded, n, ours });
+    if (n > 0 && (!best.length || n > best[0]!.n)) best = [{ path, batchId, folded, n, ours }];
+    else if (n > 0 && n === best[0]!.n) best.push({ path, batchId, folded, n, ours });
   }
   const found = best.length > 1 ? best.filter((b) => b.ours) : best;
   if (found.length === 1) return found[0]!;
@@ -201,7 +200,7 @@ function findJournalOfResults(
       'mixed-batches',
     );
   throw new BatchRefused(
-    `no journal for the rows of ${shownAs} for ${ledger.account} in ${ledger.dir}: ` +
+    `no journal for the rows of ${shownAs} for ${ledger.account} in ${ledger.where}: ` +
       'use the same --base-url (or --env) as the run, and its --state-dir if it was given one',
     'journal-not-found',
   );
@@ -218,7 +217,8 @@ const resultsFamily = (path: string): string => resolve(path).replace(/(\.retry-
  */
 async function confirmFailedRows(
   conn: Connection,
-  { path: journalFile, folded }: { path: string; folded: FoldedJournal },
+  ledger: Ledger,
+  { batchId, folded }: { batchId: string; folded: FoldedJournal },
   rows: ResultsTable['rows'],
   notResent: NotResent[],
 ): Promise<FoldedJournal> {
@@ -232,13 +232,14 @@ async function confirmFailedRows(
     if (not) notResent.push({ rowNumber: r.rowNumber, reference: s.ref, payoutId: s.payout.id, ...not });
   }
   if (!lines.length) return folded;
-  const w = openJournal(journalFile);
+  const w = ledger.open(batchId);
   try {
     for (const e of lines) w.append(e, { sync: true });
   } finally {
     w.close();
   }
-  return foldJournalFile(journalFile).folded;
+  for (const e of lines) applyEvent(folded, e);
+  return folded;
 }
 
 /** One created row's failure and refund, as journal lines; returns why it is not sent again, if it is not. */
@@ -291,7 +292,7 @@ async function retryBatch(
   folded: FoldedJournal,
   header: BatchHeader,
   notResent: NotResent[],
-  recent: () => Map<string, EarlierPayout>,
+  recent: () => Promise<Map<string, EarlierPayout>>,
 ): Promise<RetryRows & { batch: LoadedBatch }> {
   const mapping = mapColumns(table.inputColumns, resultsFile);
   const docs = fingerprintingChecker();
@@ -312,7 +313,8 @@ async function retryBatch(
   const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
   const fresh = (row: EngineRow) => out.only.has(row.rowNumber) && !settling.has(row.rowNumber);
-  if (rows.some((r) => r.payout && fresh(r))) refuseRecentDuplicates(rows, fresh, recent(), new Set(o.allowDuplicates), o.resultsFile);
+  if (rows.some((r) => r.payout && fresh(r)))
+    refuseRecentDuplicates(rows, fresh, await recent(), new Set(o.allowDuplicates), o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
     format: table.format,

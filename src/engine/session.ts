@@ -1,12 +1,10 @@
 // Opening a batch's state: find its journal, recognise a batch seen before (I4), fold what the
 // last runs did, and say what a resumed run found.
-import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { readAppended, scanJournal, type JournalWriter } from '../journal/journal.ts';
 import {
   JOURNAL_VERSION,
   applyEvent,
-  foldJournalFile,
+  emptyFold,
   type BatchHeader,
   type FoldedJournal,
   type FoldedJournalFile,
@@ -14,20 +12,11 @@ import {
   type RowEvent,
   type RowState,
 } from '../journal/rows.ts';
+import { BatchRefused, type JournalAppender, type Ledger, type Reservation } from '../ledger/ledger.ts';
 import type { BatchIdentity } from './identity.ts';
-import { openJournal, type Reservation } from './ledger.ts';
 import type { SwapEvent } from './swap.ts';
 
-/** A refusal before anything is sent (exit 3), with a message for the user. */
-export class BatchRefused extends Error {
-  override readonly name = 'BatchRefused';
-  constructor(
-    message: string,
-    readonly reason: string,
-  ) {
-    super(message);
-  }
-}
+export { BatchRefused };
 
 /**
  * A failure once rows may have been sent (exit 4): whatever went out is journalled, so running the
@@ -59,28 +48,31 @@ export interface ResumeReport {
 }
 
 export interface BatchSession {
+  /** Where the journal is, for messages (ledger.ts Ledger.journalOf). */
   journalPath: string;
+  /** The account's ledger that holds the journal. */
+  ledger: Ledger;
   header: BatchHeader;
   folded: FoldedJournal;
-  writer: JournalWriter;
+  /** The batch's swap lines, in order (swap.ts foldSwaps): this run's appended as it writes them. */
+  swaps: SwapEvent[];
+  writer: JournalAppender;
   report: ResumeReport;
   /** When the journal was last written before this run (ms since the epoch; 0 when new). */
   lastWriteMs: number;
-  /** Byte of the journal up to which lines have been folded (see catchUpStatuses). */
+  /** Where in the journal lines have been folded up to (see catchUpStatuses). */
   readOffset: number;
-  /** This run's reservation of its references in the account's ledger (ledger.ts reserveBatch), once taken. */
+  /** This run's reservation of its references in the account's ledger (ledger.ts Ledger.reserve), once taken. */
   reservation?: Pick<Reservation, 'guard'>;
 }
 
 export interface OpenSessionOptions {
   identity: BatchIdentity;
   env: string;
-  /** The service account (ledger.ts accountOf), recorded in a new journal's header. */
-  account?: string;
+  /** The account's ledger, which holds the batch's journal. */
+  ledger: Ledger;
   /** Absolute path of the batch file (for a new journal's header). */
   file: string;
-  /** The batch's journal (ledger.ts ledgerJournalPath). */
-  journal: string;
   /** 'run' refuses a file seen under another name; 'retry' takes the journal as it is. */
   command: 'run' | 'retry' | 'plan';
   resultsPath?: string;
@@ -89,47 +81,56 @@ export interface OpenSessionOptions {
   read?: BatchJournalRead;
 }
 
-/** A journal folded, with the size and time it had just before (0 when it does not exist). */
+/** A batch's journal folded, where the next read starts, and when it was last written (0 when it does not exist). */
 export interface BatchJournalRead {
-  path: string;
+  ledger: Ledger;
+  batchId: string;
   scan: FoldedJournalFile;
-  size: number;
-  mtimeMs: number;
+  swaps: SwapEvent[];
+  next: number;
+  lastWriteMs: number;
 }
 
-/**
- * Reads and folds a journal. Its size is taken before the fold, so a line another process appends
- * meanwhile is at or after `size` and catchUpStatuses reads it again (status lines apply forward
- * only: twice is the same as once), where taking it after could skip it.
- */
-export function readBatchJournal(path: string): BatchJournalRead {
-  let size = 0;
-  let mtimeMs = 0;
-  try {
-    const st = statSync(path);
-    size = st.size;
-    mtimeMs = st.mtimeMs;
-  } catch {
-    // a new journal
-  }
-  return { path, scan: foldJournalFile(path), size, mtimeMs };
+/** Reads and folds a batch's journal, as the ledger holds it now. */
+export async function readBatchJournal(ledger: Ledger, batchId: string): Promise<BatchJournalRead> {
+  const folded = emptyFold();
+  const swaps: SwapEvent[] = [];
+  const r = await ledger.read(batchId, (e) => {
+    if (e.t === 'swap') swaps.push(e as unknown as SwapEvent);
+    // (a swap's lines fold too: its state is FoldedJournal.swaps)
+    applyEvent(folded, e as JournalLine);
+  });
+  return {
+    ledger,
+    batchId,
+    scan: { folded, events: r.events, skipped: r.skipped, tornTail: r.tornTail },
+    swaps,
+    next: r.next,
+    lastWriteMs: r.lastWriteMs,
+  };
+}
+
+/** The read itself when no line was added since, else the journal read again. */
+export async function readAgain(read: BatchJournalRead): Promise<BatchJournalRead> {
+  const since = await read.ledger.read(read.batchId, () => undefined, read.next);
+  return since.events || since.skipped ? readBatchJournal(read.ledger, read.batchId) : read;
 }
 
 /** A batch's journal states by reference, once its identity is known (run and plan: the rows created before). */
-export type JournalLookup = (identity: BatchIdentity) => ((reference: string) => RowState | undefined) | undefined;
+export type JournalLookup = (identity: BatchIdentity) => Promise<((reference: string) => RowState | undefined) | undefined>;
 
 /**
  * What `run` and `plan` give loadBatch: it reads the batch's journal as soon as the identity is
  * known (the rows it shows created keep their journal name even when they fail validation now)
  * and keeps that read, for the session to open on.
  */
-export function journalReader(pathOf: (identity: BatchIdentity) => string): {
+export function journalReader(ledger: Ledger): {
   lookup: JournalLookup;
   read: () => BatchJournalRead | undefined;
 } {
   let read: BatchJournalRead | undefined;
-  const lookup: JournalLookup = (identity) => {
-    read = readBatchJournal(pathOf(identity));
+  const lookup: JournalLookup = async (identity) => {
+    read = await readBatchJournal(ledger, identity.batchId);
     const rows = read.scan.folded.rows;
     return (reference) => rows.get(reference);
   };
@@ -179,17 +180,17 @@ export function checkSameBatch(
 }
 
 /** Opens (or creates) the journal of a batch for appending. */
-export function openSession(o: OpenSessionOptions): BatchSession {
-  const path = o.journal;
-  const read = o.read?.path === path ? o.read : readBatchJournal(path);
+export async function openSession(o: OpenSessionOptions): Promise<BatchSession> {
+  const { ledger } = o;
+  const path = ledger.journalOf(o.identity.batchId);
+  const read =
+    o.read?.ledger === ledger && o.read.batchId === o.identity.batchId ? o.read : await readBatchJournal(ledger, o.identity.batchId);
   const r = read.scan;
   const folded = r.folded;
   const resumed = !!folded.header;
-  const lastWriteMs = read.mtimeMs;
-  const readOffset = read.size;
   let renamed = false;
   if (folded.header && o.command === 'run') renamed = checkSameBatch(folded, folded.header, o.file, o.identity, o.env, path);
-  const writer = openJournal(path);
+  const writer = ledger.open(o.identity.batchId);
   let header = folded.header;
   if (!header || renamed) {
     header = {
@@ -199,7 +200,7 @@ export function openSession(o: OpenSessionOptions): BatchSession {
       batchIdSource: o.identity.source,
       ...(o.identity.label ? { batchLabel: o.identity.label } : {}),
       env: o.env,
-      ...(o.account ? { account: o.account } : {}),
+      account: ledger.account,
       file: o.file,
       fileSha256: o.identity.fileSha256,
       ...(o.resultsPath ? { results: o.resultsPath } : {}),
@@ -210,12 +211,14 @@ export function openSession(o: OpenSessionOptions): BatchSession {
   }
   return {
     journalPath: path,
+    ledger,
     header,
     folded,
+    swaps: read.swaps,
     writer,
     report: reportOf(folded, resumed, r.skipped),
-    lastWriteMs,
-    readOffset,
+    lastWriteMs: read.lastWriteMs,
+    readOffset: read.next,
   };
 }
 
@@ -260,15 +263,12 @@ export async function recordSwapInitiating(session: BatchSession, e: Extract<Swa
 /** Appends a swap line, fsynced (the rows' fold ignores it: swap.ts foldSwaps folds them). */
 export function recordSwap(session: BatchSession, e: SwapEvent): void {
   session.writer.append(e, { sync: true });
+  session.swaps.push(e);
 }
 
 /** The batch's swap lines in its journal, in order (swap.ts foldSwaps). */
-export function swapLines(session: Pick<BatchSession, 'journalPath'>): SwapEvent[] {
-  const lines: SwapEvent[] = [];
-  scanJournal<SwapEvent>(session.journalPath, (e) => {
-    if (e.t === 'swap') lines.push(e);
-  });
-  return lines;
+export function swapLines(session: Pick<BatchSession, 'swaps'>): SwapEvent[] {
+  return [...session.swaps];
 }
 
 /**
@@ -277,14 +277,17 @@ export function swapLines(session: Pick<BatchSession, 'journalPath'>): SwapEvent
  * run's next results file keeps them instead of writing back the status it saw at creation. Every
  * other line after the offset is this run's own, already folded. Returns how many were applied.
  */
-export function catchUpStatuses(session: BatchSession): number {
-  const { events, next } = readAppended<JournalLine>(session.journalPath, session.readOffset);
-  session.readOffset = next;
+export async function catchUpStatuses(session: BatchSession): Promise<number> {
   let n = 0;
-  for (const e of events) {
-    if (e.t !== 'status') continue;
-    applyEvent(session.folded, e);
-    n++;
-  }
+  const { next } = await session.ledger.read(
+    session.header.batchId,
+    (e) => {
+      if (e.t !== 'status') return;
+      applyEvent(session.folded, e as JournalLine);
+      n++;
+    },
+    session.readOffset,
+  );
+  session.readOffset = next;
   return n;
 }

@@ -29,7 +29,7 @@ export interface JournalScan {
 }
 
 /** One line: an event, blank, or damaged (not JSON, or not an event). */
-function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged' {
+export function parseLine<E extends JournalEvent>(line: string): E | 'blank' | 'damaged' {
   if (line.trim() === '') return 'blank';
   let v: unknown;
   try {
@@ -130,16 +130,13 @@ export class JournalWriter {
   private constructor(
     readonly path: string,
     private fd: number | undefined,
-    private readonly onAppend: ((line: string) => void) | undefined,
   ) {}
 
   /**
    * Opens (creating it and its folder when absent) for appending; repairs a torn tail. Created for
    * this user only (0600 in a 0700 folder): a journal holds beneficiaries and account numbers.
-   * `onAppend`: told each line appended (its text without the newline), after it is written here:
-   * the team ledger copies it to the database (engine/ledger.ts openJournal).
    */
-  static open(path: string, o: { onAppend?: (line: string) => void } = {}): JournalWriter {
+  static open(path: string): JournalWriter {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const fd = openSync(path, 'a+', 0o600);
     const size = fstatSync(fd).size;
@@ -149,7 +146,7 @@ export class JournalWriter {
       // A torn last line stays where it is (it is skipped when read); new events start on a new line.
       if (last[0] !== 0x0a) writeSync(fd, '\n');
     }
-    return new JournalWriter(path, fd, o.onAppend);
+    return new JournalWriter(path, fd);
   }
 
   /** Appends one event as one line. `sync`: fsync before returning (the money-moving steps). */
@@ -158,7 +155,6 @@ export class JournalWriter {
     const text = JSON.stringify(event);
     writeSync(this.fd, text + '\n');
     if (options.sync) fsyncSync(this.fd);
-    this.onAppend?.(text);
   }
 
   close(): void {

@@ -8,8 +8,9 @@
 // before the results file is written: a run that rewrites the file meanwhile starts from the
 // journal's latest state, so no write moves a status backward.
 import type { Logger } from 'pino';
-import { foldJournalFile } from '../journal/rows.ts';
-import { journalsIn, openJournal } from '../engine/ledger.ts';
+import type { Connection } from '../client/connect.ts';
+import { eachBatch, type Ledger } from '../ledger/ledger.ts';
+import { ledgersIn } from '../ledger/open.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { readResults, writeResults } from '../results/index.ts';
 import { resultsLockPath } from '../results/paths.ts';
@@ -109,9 +110,12 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
 }
 
 export interface ApplyOptions {
+  /** Ledgers searched first for the batch's journal (the one holding the payout ids): the account's, when known. */
+  ledgers?: Ledger[];
+  /** The team ledger, when there is one (--ledger): every account's ledger in it is searched too. */
+  shared?: Connection['shared'];
   /**
-   * State folders whose ledgers (engine/ledger.ts) are searched first for the batch's journal (the
-   * one holding the payout ids): `--state-dir`, a watch's "stateDir".
+   * State folders whose ledgers (src/ledger) are searched next: `--state-dir`, a watch's "stateDir".
    */
   stateDirs?: string[];
   /** State folders whose ledgers are searched too (default: the per-user one, quota.ts defaultStateDir). */
@@ -137,7 +141,7 @@ function updateResultsFile<T>(
       const table = await readResults(file);
       const { out, journal } = update(table);
       if (journal) {
-        appendToBatchJournal(file, journal.payoutIds, journal.line, o);
+        await appendToBatchJournal(file, journal.payoutIds, journal.line, o);
         await writeResults(file, table);
       }
       return out;
@@ -184,17 +188,16 @@ function statusLine(ref: string, c: RowChange, updates: StatusUpdate[]): RowEven
  * Appends one line per payout to the journal of the batch that holds the payouts (found by their
  * ids among the state folders' journals: a key names no batch). Best effort: never throws.
  */
-function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o: ApplyOptions): void {
+async function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o: ApplyOptions): Promise<void> {
   try {
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
     // The journal of the batch that holds the payout (the same file sent to two services has a
     // journal in each one's ledger; only the one that created the payout knows its id).
-    for (const path of journalsIn(roots)) {
-      const { folded } = foldJournalFile(path);
+    for await (const { ledger, batchId, folded } of eachBatch([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
       if (!payoutIds.some((id) => refOf.has(id))) continue;
-      const w = openJournal(path);
+      const w = ledger.open(batchId);
       try {
         for (const id of payoutIds) {
           const ref = refOf.get(id);

@@ -18,7 +18,7 @@ import { mergeToPdf } from '../engine/documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../interface/codes.ts';
 import type { DocumentsPatchAnswer, PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/documents.ts';
-import { foldJournalFile } from '../journal/rows.ts';
+import { eachBatch, type Ledger } from '../ledger/ledger.ts';
 import { readResults } from '../results/index.ts';
 import { batchColumns } from '../results/read.ts';
 
@@ -52,7 +52,7 @@ export class AttachRefused extends Error {
  * the service answers for (get-payout). Refused when the results file has no such row, or its row
  * has no payout.
  */
-export async function payoutIdOf(payout: string, o: { resultsFile?: string; journals?: string[] }): Promise<string> {
+export async function payoutIdOf(payout: string, o: { resultsFile?: string; ledgers?: Ledger[] }): Promise<string> {
   if (o.resultsFile) {
     const table = await readResults(o.resultsFile);
     const column = batchColumns(table).reference;
@@ -69,9 +69,8 @@ export async function payoutIdOf(payout: string, o: { resultsFile?: string; jour
       );
     return row.result.payoutId;
   }
-  for (const path of o.journals ?? [])
-    for (const s of foldJournalFile(path).folded.rows.values())
-      if (s.payout && (s.payout.payoutRef === payout || s.ref === payout)) return s.payout.id;
+  for await (const { folded } of eachBatch(o.ledgers ?? []))
+    for (const s of folded.rows.values()) if (s.payout && (s.payout.payoutRef === payout || s.ref === payout)) return s.payout.id;
   return payout;
 }
 

@@ -11,7 +11,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/webhooks.ts';
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
-import { applyToResultsFile, type ApplyResult, type StatusUpdate } from './apply.ts';
+import { applyToResultsFile, type ApplyOptions, type ApplyResult, type StatusUpdate } from './apply.ts';
 import { acquireLock, type HeldLock } from '../files/lock.ts';
 import { canonicalJson } from '../engine/plan-file.ts';
 
@@ -35,8 +35,8 @@ export interface ListenerOptions {
   /** Watch folders: the results files under done/, failed/ and processing/ (journals in the ledgers). */
   watchDirs?: string[];
   logger?: Logger;
-  /** Run before a change is applied (a team ledger: its journals brought up to date, engine/ledger.ts syncTeamLedgers). */
-  beforeApply?: () => Promise<void>;
+  /** The team ledger, when there is one (--ledger): its journals are searched too (apply.ts). */
+  shared?: ApplyOptions['shared'];
 }
 
 export type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
@@ -296,12 +296,16 @@ export class WebhookListener {
     const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
     let rows = 0;
     let matched = false;
-    await this.o.beforeApply?.();
     for (const t of targetFiles(this.o)) {
       if (!mayHold(t.file, payoutId)) continue;
       let r: ApplyResult;
       try {
-        r = await applyToResultsFile(t.file, [update], { stateDirs: t.stateDirs, stateRoots: this.o.stateRoots, logger: this.log });
+        r = await applyToResultsFile(t.file, [update], {
+          stateDirs: t.stateDirs,
+          stateRoots: this.o.stateRoots,
+          shared: this.o.shared,
+          logger: this.log,
+        });
       } catch (err) {
         if ((err as { code?: string }).code === 'FILE_NOT_FOUND') continue; // moved by a watch meanwhile
         throw err;

@@ -12,11 +12,11 @@ import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import type { UsageReport } from '../client/quota.ts';
-import { accountJournals, type Ledger } from '../engine/ledger.ts';
+import { foldAll, type Ledger } from '../ledger/ledger.ts';
 import { parseEarlierPayouts } from '../engine/money-totals.ts';
 import { outcomeFromState, resultValues } from '../engine/outcome.ts';
 import { ledgerStates } from '../engine/retry.ts';
-import { foldJournalFile, type FoldedJournal } from '../journal/rows.ts';
+import type { FoldedJournal } from '../journal/rows.ts';
 import { ResultsError } from '../results/errors.ts';
 import { resultsPathFor } from '../results/paths.ts';
 import { batchColumns, readResults } from '../results/read.ts';
@@ -32,7 +32,7 @@ export interface ReconcileOptions {
   resultsFile: string;
   since?: string;
   until?: string;
-  /** The account's ledgers (engine/ledger.ts): each row's latest state, and the batches that explain other debits. */
+  /** The account's ledgers (src/ledger): each row's latest state, and the batches that explain other debits. */
   ledgers?: Ledger[];
   logger?: Logger;
   stop?: AbortSignal;
@@ -80,8 +80,8 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
  * file was written, as the ledger has them now (the new payout, the failed one among its earlier
  * payouts: engine/retry.ts ledgerStates), and every batch's payouts, which explain debits no row does.
  */
-function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
-  const folds = [...new Set(ledgers.flatMap(accountJournals))].map((path) => foldJournalFile(path).folded);
+async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
+  const folds = (await foldAll(ledgers)).map((b) => b.folded);
   const reference = batchColumns(table).reference;
   const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
   const latest = new Map<ResultRow, ResultValues>();
@@ -127,8 +127,8 @@ function checkPeriod(o: ReconcileOptions): void {
  * and those its journal holds, with the swap as the journal last knew it. None without the batch's
  * journal: a swap's reference then is another's, explained as a swap as before.
  */
-function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[]): ReconSwap[] {
-  const batch = batchSwapsOf(table, o.resultsFile, (o.ledgers ?? []).flatMap(accountJournals));
+async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[]): Promise<ReconSwap[]> {
+  const batch = await batchSwapsOf(table, o.resultsFile, o.ledgers ?? []);
   if (!batch) return [];
   const swaps = new Map<string, ReconSwap>();
   for (const c of new Set(rows.flatMap((r) => (r.currency ? [r.currency] : []))))
@@ -141,9 +141,9 @@ function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly Rec
 export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const table = await readResults(o.resultsFile);
   checkPeriod(o);
-  const { latest, ledgerBatches } = readLedgers(o.ledgers ?? [], table);
+  const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table);
   const rows = reconRowsOf(table, latest);
-  const swaps = batchSwaps(o, table, rows);
+  const swaps = await batchSwaps(o, table, rows);
   const superseded = latest.size
     ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
     : undefined;

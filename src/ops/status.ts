@@ -16,9 +16,9 @@ import { batchColumns } from '../results/read.ts';
 import { resultsLockPath } from '../results/paths.ts';
 import type { ResultValues } from '../results/types.ts';
 import { withLock } from '../files/lock.ts';
-import { foldJournalFile, type RowState } from '../journal/rows.ts';
+import type { RowState } from '../journal/rows.ts';
 import { nextStatus } from '../interface/status-order.ts';
-import { accountJournals, type Ledger } from '../engine/ledger.ts';
+import { foldAll, type Ledger } from '../ledger/ledger.ts';
 import { ledgerStates } from '../engine/retry.ts';
 import { Dec } from '../money.ts';
 import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../interface/codes.ts';
@@ -63,7 +63,7 @@ export interface StatusOptions {
   /** Where the batch's journal is (apply.ts ApplyOptions). */
   stateDirs?: string[];
   stateRoots?: string[];
-  /** The account's ledgers (engine/ledger.ts), whose journals hold each row's latest state. */
+  /** The account's ledgers (src/ledger), whose journals hold each row's latest state. */
   ledgers?: Ledger[];
   logger?: Logger;
   /** Called once before the first request: about how many requests, and the key's usage as counted here. */
@@ -264,7 +264,12 @@ async function findRefunds(
     o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
     if (e.serviceTrouble) halted = e.message;
   }
-  await applyRefundsToResultsFile(file, refundsFound, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger });
+  await applyRefundsToResultsFile(file, refundsFound, {
+    ledgers: o.ledgers,
+    stateDirs: o.stateDirs,
+    stateRoots: o.stateRoots,
+    logger: o.logger,
+  });
   return { refundsFound, halted };
 }
 
@@ -280,7 +285,12 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
 
   // What was learnt is applied even when the refresh stopped early.
   const apply = read.updates.length
-    ? await applyToResultsFile(file, read.updates, { stateDirs: o.stateDirs, stateRoots: o.stateRoots, logger: o.logger })
+    ? await applyToResultsFile(file, read.updates, {
+        ledgers: o.ledgers,
+        stateDirs: o.stateDirs,
+        stateRoots: o.stateRoots,
+        logger: o.logger,
+      })
     : { applied: [], ignored: [], unmatched: [] };
   // (a refresh of the same status's details is no move: PENDING -> PENDING is not logged as one)
   for (const c of apply.applied.filter(isRealMove))
@@ -337,9 +347,8 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
  * account's ledgers has one; no request otherwise, nor once the refresh was halted.
  */
 async function swapsStep(o: StatusOptions, file: string, requests: RequestCounts, halted: string | undefined) {
-  const journals = (o.ledgers ?? []).flatMap(accountJournals);
   if (halted || o.stop?.aborted) return { swaps: [], moved: [], failures: [] };
-  return statusOfSwaps(o, file, journals, requests);
+  return statusOfSwaps(o, file, o.ledgers ?? [], requests);
 }
 
 /**
@@ -350,7 +359,7 @@ async function swapsStep(o: StatusOptions, file: string, requests: RequestCounts
  */
 async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Promise<number> {
   // (once each: --state-dir may name the per-user state folder too)
-  const folds = [...new Set(ledgers.flatMap(accountJournals))].map((path) => foldJournalFile(path).folded);
+  const folds = (await foldAll(ledgers)).map((b) => b.folded);
   if (!folds.length) return 0;
   return withLock(
     resultsLockPath(file),

@@ -9,9 +9,8 @@ import type { SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../interface/codes.ts';
-import { scanJournal } from '../journal/journal.ts';
-import { foldSwaps, type JournalLine, type SwapEvent, type SwapState } from '../journal/rows.ts';
-import { openJournal } from '../engine/ledger.ts';
+import type { Ledger } from '../ledger/ledger.ts';
+import { foldSwaps, type SwapEvent, type SwapState } from '../journal/rows.ts';
 import { groupThousands } from '../money.ts';
 import { withLock } from '../files/lock.ts';
 import { readResults, writeResults } from '../results/index.ts';
@@ -24,7 +23,7 @@ import type { RequestCounts } from './reconcile-fetch.ts';
 
 /** A batch's journal and its swaps, one per short currency. */
 export interface BatchSwaps {
-  journal: string;
+  ledger: Ledger;
   batchId: string;
   swaps: Map<string, SwapState>;
 }
@@ -34,23 +33,33 @@ export interface BatchSwaps {
  * rows were sent under the file's idempotency keys, or whose header names the file; with its swaps.
  * One pass over each journal, no fold: undefined when none is the batch's.
  */
-export function batchSwapsOf(table: ResultsTable, file: string, journals: Iterable<string>): BatchSwaps | undefined {
+export async function batchSwapsOf(table: ResultsTable, file: string, ledgers: Iterable<Ledger>): Promise<BatchSwaps | undefined> {
   const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey] : [])));
   const path = resolve(file);
-  for (const journal of new Set(journals)) {
-    let batchId: string | undefined;
-    let mine = false;
-    const lines: SwapEvent[] = [];
-    scanJournal<JournalLine>(journal, (e) => {
-      if (e.t === 'batch') {
-        batchId = e.batchId;
-        if (e.results === path) mine = true;
-      } else if (e.t === 'initiating' && keys.has(e.key)) mine = true;
-      else if (e.t === 'swap') lines.push(e);
-    });
-    if (mine && batchId) return { journal, batchId, swaps: foldSwaps(lines) };
-  }
+  const seen = new Set<string>();
+  for (const ledger of ledgers)
+    for (const journal of await ledger.batches()) {
+      if (seen.has(ledger.journalOf(journal))) continue;
+      seen.add(ledger.journalOf(journal));
+      const found = await swapsIn(ledger, journal, keys, path);
+      if (found) return found;
+    }
   return undefined;
+}
+
+/** The batch's swaps when its journal is the results file's (its keys, or its header names the file). */
+async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path: string): Promise<BatchSwaps | undefined> {
+  let batchId: string | undefined;
+  let mine = false;
+  const lines: SwapEvent[] = [];
+  await ledger.read(journal, (e) => {
+    if (e.t === 'batch' && typeof e.batchId === 'string') {
+      batchId = e.batchId;
+      if (e.results === path) mine = true;
+    } else if (e.t === 'initiating' && typeof e.key === 'string' && keys.has(e.key)) mine = true;
+    else if (e.t === 'swap') lines.push(e as SwapEvent);
+  });
+  return mine && batchId ? { ledger, batchId, swaps: foldSwaps(lines) } : undefined;
 }
 
 /** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */
@@ -120,7 +129,7 @@ export async function refreshSwaps(
     });
   }
   if (lines.length) {
-    const w = openJournal(batch.journal);
+    const w = batch.ledger.open(batch.batchId);
     try {
       for (const l of lines) w.append(l);
     } finally {
@@ -161,11 +170,11 @@ export function swapText(s: SwapLine): string {
 export async function statusOfSwaps(
   o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
   file: string,
-  journals: Iterable<string>,
+  ledgers: Iterable<Ledger>,
   requests: RequestCounts,
 ): Promise<SwapsRefresh & { swaps: SwapLine[] }> {
   const table = await readResults(file);
-  const batch = batchSwapsOf(table, file, journals);
+  const batch = await batchSwapsOf(table, file, ledgers);
   if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };
   const refresh = await refreshSwaps(o, batch, requests);
   const swaps = swapLinesOf(batch.swaps.values());

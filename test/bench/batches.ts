@@ -5,9 +5,9 @@ import { createWriteStream, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
-import { join } from 'node:path';
 import { idempotencyKey } from '../../src/engine/identity.ts';
-import { accountOf, ledgerDirFor } from '../../src/engine/ledger.ts';
+import { FileLedger, ledgerDirFor } from '../../src/ledger/file.ts';
+import { accountOf } from '../../src/ledger/ledger.ts';
 import { openSession, record } from '../../src/engine/session.ts';
 import { toApi } from '../../src/money.ts';
 import { generateCsv } from '../engine/helpers.ts';
@@ -45,14 +45,14 @@ export async function writeCreatedJournal(
 ): Promise<{ rows: number; journal: string; bytes: number }> {
   const from = o.from ?? 0;
   const batch = await loadBatch(file);
-  const ledger = ledgerDirFor(o.stateDir, accountOf(o.baseUrl));
-  mkdirSync(ledger, { recursive: true, mode: 0o700 });
-  const journal = join(ledger, `${batch.identity.batchId.slice(0, 16)}.journal.jsonl`);
-  const session = openSession({
+  const account = accountOf(o.baseUrl);
+  const ledger = new FileLedger(account, ledgerDirFor(o.stateDir, account));
+  mkdirSync(ledger.dir, { recursive: true, mode: 0o700 });
+  const session = await openSession({
     identity: batch.identity,
     env: BASE_URL_ENV,
     file: batch.file,
-    journal,
+    ledger,
     command: 'run',
     resultsPath: file.replace(/\.csv$/, '.results.csv'),
   });

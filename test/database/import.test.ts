@@ -1,12 +1,12 @@
-// `ledger import`'s rule (engine/ledger-import.ts): which journals of a file ledger go in, which
+// `ledger import`'s rule (ledger/import.ts): which journals of a file ledger go in, which
 // are already there, and the references that refuse the whole import; then the same on a database.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TeamDb } from '../../src/database/db.ts';
-import { ledgerDirFor } from '../../src/engine/ledger.ts';
-import { importJournals, journalLines, planImport, readFileLedgers, type FileJournal } from '../../src/engine/ledger-import.ts';
+import { TeamDb } from '../../src/ledger/pg-db.ts';
+import { ledgerDirFor } from '../../src/ledger/file.ts';
+import { importJournals, journalLines, planImport, readFileLedgers, type FileJournal } from '../../src/ledger/import.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const ACCOUNT = 'https://gateway.sandbox.example.com';

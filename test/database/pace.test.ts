@@ -1,9 +1,10 @@
 // The key's pace and monthly count on the team ledger (issue 30), against a real database. Each
 // TeamDb here stands for a process (a host): they share nothing but the database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TeamDb, TeamLedgerError } from '../../src/database/db.ts';
-import { PENDING_MS, TeamPace, paceName, type Take } from '../../src/database/pace.ts';
-import { TeamUsage } from '../../src/database/usage.ts';
+import { TeamDb, TeamLedgerError } from '../../src/ledger/pg-db.ts';
+import { PENDING_MS, paceName, type Take } from '../../src/client/pace.ts';
+import { TeamPace } from '../../src/ledger/pg-pace.ts';
+import { TeamUsage } from '../../src/ledger/pg-usage.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import type { PaceShare } from '../../src/client/pace.ts';
 import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
@@ -56,7 +57,7 @@ describe('the limiter over a shared pace that answers later (the team ledger’s
   });
 });
 
-describe.runIf(withPostgres)('the team ledger: pace and month of a key (database/pace.ts, usage.ts)', () => {
+describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/pg-pace.ts, pg-usage.ts)', () => {
   const processes = ledgerProcesses();
   const processOf = processes.connect;
   let a: TeamDb;

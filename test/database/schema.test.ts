@@ -1,9 +1,9 @@
-// The team ledger's connection and schema (src/database): migrations applied once however many
+// The team ledger's connection and schema (src/ledger): migrations applied once however many
 // run them at once, what the tables refuse, a holder known gone once its session is, and a
 // connection string never shown with its password.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redactUrl, TeamDb } from '../../src/database/db.ts';
-import { migrate, SCHEMA_VERSION, schemaVersionOf } from '../../src/database/schema.ts';
+import { redactUrl, TeamDb } from '../../src/ledger/pg-db.ts';
+import { migrate, SCHEMA_VERSION, schemaVersionOf } from '../../src/ledger/schema.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 
 it('redactUrl hides the password of the authority and of a password= parameter, and nothing else', () => {

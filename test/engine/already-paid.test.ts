@@ -3,7 +3,7 @@
 // before the attempt's `initiating` line is ALREADY_PAID, never this batch's payout nor its money.
 import { describe, expect, it } from 'vitest';
 import { createdBefore } from '../../src/engine/execute.ts';
-import type { SentElsewhere } from '../../src/engine/ledger.ts';
+import type { SentElsewhere } from '../../src/ledger/ledger.ts';
 import { outcomeFromState, summarise } from '../../src/engine/outcome.ts';
 import { rowOutcome } from '../../src/engine/pipeline.ts';
 import { buildPlan } from '../../src/engine/plan.ts';

@@ -131,7 +131,7 @@ export function testStateDir(): string {
 
 /**
  * Every journal in the ledgers of a state folder (default: the test's own), newest first: where
- * run, retry and watch keep them (src/engine/ledger.ts), whatever folder the batch file is in.
+ * run, retry and watch keep them (src/ledger/file.ts), whatever folder the batch file is in.
  */
 export function ledgerJournals(root = testStateDir()): string[] {
   const base = join(root, 'ledgers');

@@ -3,7 +3,7 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { accountOf } from '../../src/engine/ledger.ts';
+import { accountOf } from '../../src/ledger/ledger.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';

@@ -37,7 +37,7 @@ const createdLines = (ref: string, row: number, sourceAmount: number): JournalLi
 
 const lookupOf =
   (folded: FoldedJournal): JournalLookup =>
-  () =>
+  async () =>
   (ref) =>
     folded.rows.get(ref);
 

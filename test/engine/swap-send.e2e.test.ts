@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { batchIdentity, idempotencyKey } from '../../src/engine/identity.ts';
+import { FileLedger } from '../../src/ledger/file.ts';
 import { openSession, recordSwapInitiating, swapLines, type BatchSession } from '../../src/engine/session.ts';
 import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-send.ts';
 import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
@@ -63,9 +64,13 @@ async function fixture(n: number, o: { retries?: boolean } = {}): Promise<Fixtur
   const wallets = new Map((await client.listWallets()).data.map((w) => [w.currency, w.walletId]));
   const dir = await workDir('pb-swap-send-');
   const identity = batchIdentity(String(n).repeat(64).slice(0, 64));
-  const open = () =>
-    openSession({ identity, env: 'custom', file: join(dir, 'b.csv'), journal: join(dir, 'b.journal.jsonl'), command: 'run' });
-  const session = open();
+  const session = await openSession({
+    identity,
+    env: 'custom',
+    file: join(dir, 'b.csv'),
+    ledger: new FileLedger('test', dir),
+    command: 'run',
+  });
   // 100.00 USD: the shortfall 99.00 plus a 1% margin, at the seed's rate (EUR is the pair's quote: ÷ rate)
   const swapAmount = new Dec('100.00').times(RATE).toDecimalPlaces(2, Dec.ROUND_UP);
   const proposal: SwapProposal = {
@@ -124,7 +129,7 @@ describe('the swap is sent once', () => {
     });
     // resumed (a new session on the same journal): the journalled swap; only the credit is read
     f.session.writer.close();
-    const again = await f.fund(openSession({ ...sessionArgs(f.session) }));
+    const again = await f.fund(await openSession({ ...sessionArgs(f.session) }));
     expect(again.funded).toBe(true);
     expect(f.routes()).toEqual(['listSwaps', 'pairs', 'swap', 'wallets', 'wallets']);
     expect(await f.swapsAtSandbox()).toHaveLength(1);
@@ -142,7 +147,7 @@ describe('the swap is sent once', () => {
       key: idempotencyKey(f.proposal.reference, 1, 'swap'),
     });
     // (resumed: a new process opens the journal)
-    expect((await f.fund(reopened(f.session))).funded).toBe(true);
+    expect((await f.fund(await reopened(f.session))).funded).toBe(true);
     expect(f.routes()).toEqual(['listSwaps', 'swap', 'wallets']);
     expect(sb.requestLog().filter((r) => r.apiKey === f.key && r.route === 'swap')).toHaveLength(1);
 
@@ -159,7 +164,7 @@ describe('the swap is sent once', () => {
       key: gKey,
     });
     await g.client.swap(gBody, { idempotencyKey: gKey });
-    const funded = await g.fund(reopened(g.session));
+    const funded = await g.fund(await reopened(g.session));
     expect(funded.funded).toBe(true);
     expect(count(g.routes(), 'swap')).toBe(1); // the one before the "kill": none by the send step
     expect(phases(g.session)).toEqual(['initiating:1', 'created:1']);
@@ -248,19 +253,19 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
   });
 });
 
-/** What opens the same batch's journal again (a resumed run). */
 /** The session a resumed process opens on the same journal. */
-function reopened(s: BatchSession): BatchSession {
+function reopened(s: BatchSession): Promise<BatchSession> {
   s.writer.close();
   return openSession(sessionArgs(s));
 }
 
+/** What opens the same batch's journal again (a resumed run). */
 function sessionArgs(s: BatchSession): Parameters<typeof openSession>[0] {
   return {
     identity: batchIdentity(s.header.batchId),
     env: 'custom',
     file: s.header.file,
-    journal: s.journalPath,
+    ledger: s.ledger,
     command: 'run',
   };
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAppended } from '../../src/journal/journal.ts';
 import { catchUpStatuses, openSession, readBatchJournal } from '../../src/engine/session.ts';
+import { FileLedger } from '../../src/ledger/file.ts';
 
 describe('readAppended', () => {
   it('returns the complete lines after an offset and where to go on; a line without its newline waits', async () => {
@@ -55,13 +56,14 @@ describe('a journal read before its session opens', () => {
       updatedAt: '2026-11-22T10:00:00Z',
       documents: 0,
     };
-    const first = openSession({ identity, env: 'local', file, journal: path, command: 'run' });
+    const ledger = new FileLedger('local', stateDir);
+    const first = await openSession({ identity, env: 'local', file, ledger, command: 'run' });
     first.writer.append({ t: 'run', at: 'now', command: 'run', pid: 1 });
     first.writer.append({ t: 'created', ref: 'R-1', attempt: 1, key: 'k-1', requestId: 'q-1', payout, at: '2026-11-22T10:00:00Z' });
     first.writer.append({ t: 'run-end', at: 'now', exitCode: 0 });
     first.writer.close();
 
-    const read = readBatchJournal(path);
+    const read = await readBatchJournal(ledger, identity.batchId);
     expect(read.scan.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
     // listen, meanwhile
     appendFileSync(
@@ -70,9 +72,9 @@ describe('a journal read before its session opens', () => {
         '\n',
     );
 
-    const session = openSession({ identity, env: 'local', file, journal: path, command: 'run', read });
+    const session = await openSession({ identity, env: 'local', file, ledger, command: 'run', read });
     expect(session.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
-    expect(catchUpStatuses(session)).toBe(1);
+    expect(await catchUpStatuses(session)).toBe(1);
     expect(session.folded.rows.get('R-1')?.payout?.status).toBe('PROCESSING');
     session.writer.close();
   });

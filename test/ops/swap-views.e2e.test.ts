@@ -8,7 +8,7 @@ import { JournalWriter, readJournal } from '../../src/journal/journal.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { swapReference, swapSnapshotOf, type SwapEvent } from '../../src/engine/swap.ts';
-import { ledgerOf } from '../../src/engine/ledger.ts';
+import { ledgerOf } from '../../src/ledger/open.ts';
 import { refreshStatus } from '../../src/ops/status.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { cliIn } from '../engine/helpers.ts';

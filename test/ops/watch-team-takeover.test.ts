@@ -4,10 +4,11 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimContent, claimOf, endClaim } from '../../src/database/claims.ts';
-import { TeamDb } from '../../src/database/db.ts';
+import { claimContent, claimOf, endClaim } from '../../src/ledger/pg-claims.ts';
+import { TeamDb } from '../../src/ledger/pg-db.ts';
+import { PgLedgers } from '../../src/ledger/postgres.ts';
 import { fileSha256 } from '../../src/engine/identity.ts';
-import { accountOf } from '../../src/engine/ledger.ts';
+import { accountOf } from '../../src/ledger/ledger.ts';
 import { WatchConfig, watchFolder } from '../../src/ops/watch/index.ts';
 import { claimFile, writeClaim } from '../../src/ops/watch/claims.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
@@ -37,7 +38,7 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
     watchFolder({
       dir,
       config: WatchConfig.parse({ environment: 'sandbox', settleSeconds: 0, claimStaleSeconds: 1 }),
-      conn: { ...connectionTo(sb), team },
+      conn: { ...connectionTo(sb), shared: new PgLedgers(team) },
       once: true,
       crashWaitMs: 0,
     });

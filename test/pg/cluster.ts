@@ -130,8 +130,8 @@ export async function newDatabase(url: string, name?: string, o: { init?: boolea
   u.pathname = `/${db}`;
   const out = u.toString();
   if (o.init !== false) {
-    const { TeamDb } = await import('../../src/database/db.ts');
-    const { migrate } = await import('../../src/database/schema.ts');
+    const { TeamDb } = await import('../../src/ledger/pg-db.ts');
+    const { migrate } = await import('../../src/ledger/schema.ts');
     const t = await TeamDb.open(out, { init: true });
     try {
       await migrate(t, 'test');

@@ -1,6 +1,6 @@
 // The database of a ledger test: a new one per call, in the run's cluster ($PAYOUT_BATCH_TEST_DATABASE_URL,
 // started by the global setup) or, without it, in a cluster this worker starts (cluster.ts).
-import { TeamDb } from '../../src/database/db.ts';
+import { TeamDb } from '../../src/ledger/pg-db.ts';
 import { newDatabase, postgresAvailable, startCluster, TEST_DATABASE_URL_VAR } from './cluster.ts';
 
 /** The ledger's tests run here (PostgreSQL's programs are installed, or a server was given). */

@@ -70,7 +70,7 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
         rate: p.rate === undefined ? null : String(p.rate),
         enabled: p.enabled ?? null,
       })),
-      quota: quota ? { ...quota, countedHere: true, file: conn.usage?.path, ledger: conn.team?.where } : null,
+      quota: quota ? { ...quota, countedHere: true, file: conn.usage?.path, ledger: conn.shared?.where } : null,
     });
     return ExitCode.OK;
   }
@@ -97,8 +97,8 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
     const fmt = (n: number) => n.toLocaleString('en-US');
     lines.push(
       '',
-      `Quota        ${fmt(quota.used)} of ${fmt(quota.quota)} requests used in ${quota.month} (UTC), as counted ${conn.team ? 'by every host on the team ledger' : 'on this machine'}`,
-      `             (requests from other ${conn.team ? '' : 'machines or '}tools are not in this count; ${conn.usage?.store.where})`,
+      `Quota        ${fmt(quota.used)} of ${fmt(quota.quota)} requests used in ${quota.month} (UTC), as counted ${conn.shared ? 'by every host on the team ledger' : 'on this machine'}`,
+      `             (requests from other ${conn.shared ? '' : 'machines or '}tools are not in this count; ${conn.usage?.store.where})`,
     );
   }
   io.stdout.write(lines.join('\n') + '\n');

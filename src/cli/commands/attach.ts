@@ -8,7 +8,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { AttachRefused, attachDocuments, payoutIdOf } from '../../ops/attach.ts';
 import { defaultStateDir } from '../../client/quota.ts';
-import { accountJournals, ledgerOf } from '../../engine/ledger.ts';
+import { ledgerOf } from '../../ledger/open.ts';
 import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -32,7 +32,7 @@ export default defineCommand<AttachArgs>({
       try {
         const payoutId = await payoutIdOf(args.payout, {
           ...(args.results ? { resultsFile: resolve(io.cwd, args.results) } : {}),
-          journals: accountJournals(ledgerOf(conn, { root: defaultStateDir(io.env) })),
+          ledgers: [ledgerOf(conn, { root: defaultStateDir(io.env) })],
         });
         const r = await attachDocuments({
           client: conn.client,

@@ -1,7 +1,7 @@
-// `payout-batch ledger init|import|status`: the team ledger on PostgreSQL (src/database/README.md).
+// `payout-batch ledger init|import|status`: the team ledger on PostgreSQL (src/ledger/README.md).
 // init applies the schema's migrations (harmless twice, and two at once apply each once); import
-// copies the file ledgers of a state folder into it, all or nothing (engine/ledger-import.ts);
-// status says what it holds. The connection string's password is never printed (db.ts redactUrl).
+// copies the file ledgers of a state folder into it, all or nothing (ledger/import.ts);
+// status says what it holds. The connection string's password is never printed (pg-db.ts redactUrl).
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,10 +11,10 @@ import { ExitCode } from '../exit-codes.ts';
 import { makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
 import { LOG_FORMATS } from '../../log.ts';
 import { ENVIRONMENTS, resolveEnvironment } from '../../client/environment.ts';
-import { TeamLedgerError, type TeamDb } from '../../database/db.ts';
-import { migrate, schemaVersionOf } from '../../database/schema.ts';
-import { accountOf } from '../../engine/ledger.ts';
-import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../engine/ledger-import.ts';
+import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../ledger/import.ts';
+import { accountOf } from '../../ledger/ledger.ts';
+import { TeamLedgerError, type TeamDb } from '../../ledger/pg-db.ts';
+import { migrate, schemaVersionOf } from '../../ledger/schema.ts';
 import { packageRoot } from '../../package-root.ts';
 
 // (of the connection flags, only the ledger's, the service's for import, and the logs')
@@ -144,7 +144,7 @@ export default defineCommand<Args>({
     if (!args.ledger && !io.env.PAYOUT_BATCH_LEDGER_URL)
       throw new UsageError(`ledger ${args.action} needs --ledger postgres://user@host/db or $PAYOUT_BATCH_LEDGER_URL`);
     const logger = makeLogger(args, io, `ledger ${args.action}`);
-    const db = (await openTeamLedger(args, io, logger, { init: args.action === 'init' }))!;
+    const { db } = (await openTeamLedger(args, io, logger, { init: args.action === 'init' }))!;
     try {
       if (args.action === 'init') return await init(db, args, io);
       if (args.action === 'import') return await importLedger(db, args, io);

@@ -10,8 +10,7 @@ import { defaultStateDir } from '../../client/quota.ts';
 import { registerSubscription, startListener } from '../../ops/listen.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { connectionOptions, makeLogger, openConnection, openTeamLedger, type ArgsOf } from '../options.ts';
-import type { TeamDb } from '../../database/db.ts';
-import { syncTeamLedgers } from '../../engine/ledger.ts';
+import type { PgLedgers } from '../../ledger/postgres.ts';
 
 function readSecretFile(path: string, warn: (m: string) => void): string {
   let text: string;
@@ -68,15 +67,13 @@ export default defineCommand<ListenArgs>({
         ? join(watchDirs[0], '.state', 'listen')
         : join(defaultStateDir(io.env), 'listen');
     let listener;
-    let team: TeamDb | undefined;
+    let team: PgLedgers | undefined;
     try {
       // The batches' journals, to record what is applied: the ledgers of the per-user state folder
       // (and of --state-dir, when everything runs with one).
       const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
-      // and a team ledger's, of every host (--ledger): brought up to date before each change
+      // and a team ledger's, of every host (--ledger)
       team = await openTeamLedger(args, io, logger);
-      const db = team;
-      const beforeApply = db && (() => syncTeamLedgers(db));
       listener = await startListener({
         port: args.port,
         host: args.host,
@@ -86,7 +83,7 @@ export default defineCommand<ListenArgs>({
         results,
         watchDirs,
         logger,
-        beforeApply,
+        shared: team,
       });
     } catch (e) {
       await team?.close();

@@ -23,8 +23,8 @@ import { applyProposal, loadProposal, writeProposal } from '../../approvals/poli
 import { ApprovalsFileError, readApprovers } from '../../approvals/store.ts';
 import { loadApiKey } from '../../client/api-key.ts';
 import { resolveEnvironment } from '../../client/environment.ts';
-import { accountOf } from '../../engine/ledger.ts';
-import type { TeamDb } from '../../database/db.ts';
+import { accountOf } from '../../ledger/ledger.ts';
+import type { PgLedgers } from '../../ledger/postgres.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -96,20 +96,20 @@ function showText(account: string, r: PolicyRecord): string {
   return `${account}: ${now}\n${versions.length ? `history:\n${versions.join('')}` : ''}`;
 }
 
-async function act(args: Args, io: CliIO, team: TeamDb | undefined): Promise<ExitCode> {
+async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<ExitCode> {
   if (args.action === 'apply') {
     if (!args.proposal) throw new UsageError('policy apply PROPOSAL: name the proposal file of `policy set|remove`');
     const loaded = loadProposal(resolve(io.cwd, args.proposal));
     const { account, key, store: kind } = loaded.proposal;
     if (kind === 'team' && !team) throw new UsageError(`${args.proposal} changes the policy in a team ledger: give it with --ledger`);
-    const { record, tally } = await applyProposal(team && kind === 'team' ? teamStore(team, account) : hostStore(account, key), loaded);
+    const { record, tally } = await applyProposal(team && kind === 'team' ? teamStore(team.of(account)) : hostStore(account, key), loaded);
     io.stdout.write(
       `${tally}: ${record.policy ? `version ${record.version} is in force` : 'the policy is removed'}.\n${showText(account, record)}`,
     );
     return ExitCode.OK;
   }
   const { account, key } = await accountOfArgs(args, io);
-  const store: PolicyStore = team ? teamStore(team, account) : hostStore(account, key);
+  const store: PolicyStore = team ? teamStore(team.of(account)) : hostStore(account, key);
   const current = await store.read();
   if (args.action === 'show') {
     if (args.json) printJson(io, current.policy ?? null);

@@ -6,7 +6,8 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { defaultStateDir } from '../../client/quota.ts';
-import { accountJournals, ledgerOf, resultsOfBatch } from '../../engine/ledger.ts';
+import { resultsOfBatch } from '../../ledger/ledger.ts';
+import { ledgerOf } from '../../ledger/open.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
 import type { ForeignTransaction } from '../../ops/tie-out.ts';
 import { writeResultsReport } from '../../report/index.ts';
@@ -41,7 +42,7 @@ export default defineCommand<ReconcileArgs>({
         ledgerOf(conn, { root }),
       );
       // (or a batch id: the results file its journal names, whoever ran it)
-      const results = resultsOfBatch(ledgers.flatMap(accountJournals), args.results) ?? args.results;
+      const results = (await resultsOfBatch(ledgers, args.results)) ?? args.results;
       const r = await reconcile({
         client: conn.client,
         resultsFile: results,

@@ -11,7 +11,8 @@ import { ResultsError } from '../../results/errors.ts';
 import { writeReportOf } from '../../report/index.ts';
 import { ApprovalsFileError, approvalsView, PlanFileError, readApprovers } from '../../approvals/index.ts';
 import { makeLogger, openTeamLedger, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
-import { journalsIn, namesBatch, resultsOfBatch, syncTeamLedgers } from '../../engine/ledger.ts';
+import { namesBatch, resultsOfBatch } from '../../ledger/ledger.ts';
+import { ledgersIn } from '../../ledger/open.ts';
 
 const builder = (y: Argv) =>
   y
@@ -42,8 +43,7 @@ async function resultsOfBatchId(args: ArgsOf<typeof builder>, io: CliIO): Promis
   if (!namesBatch(args.input)) return undefined;
   const team = await openTeamLedger(args, io, makeLogger({}, io, 'report'));
   try {
-    if (team) await syncTeamLedgers(team);
-    return resultsOfBatch(journalsIn([stateRootOf(args, io)]), args.input);
+    return await resultsOfBatch(await ledgersIn([stateRootOf(args, io)], team), args.input);
   } finally {
     await team?.close();
   }

@@ -9,7 +9,8 @@ import { ExitCode } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
 import { swapRequestsText, swapText } from '../../ops/swap-views.ts';
-import { accountJournals, ledgerOf, resultsOfBatch } from '../../engine/ledger.ts';
+import { resultsOfBatch } from '../../ledger/ledger.ts';
+import { ledgerOf } from '../../ledger/open.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines } from '../render.ts';
 import { resultsFileOptions, withConnection, type ArgsOf } from '../options.ts';
@@ -31,7 +32,7 @@ export default defineCommand<StatusArgs>({
       const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
       const ledgers = [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root }));
       // (or a batch id: the results file its journal names, whoever ran it)
-      const results = resultsOfBatch(ledgers.flatMap(accountJournals), args.results) ?? args.results;
+      const results = (await resultsOfBatch(ledgers, args.results)) ?? args.results;
       const r = await refreshStatus({
         client: conn.client,
         resultsFile: results,

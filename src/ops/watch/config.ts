@@ -36,7 +36,7 @@ export const WatchConfig = z.strictObject({
   baseUrl: z.string().url().optional(),
   /**
    * The state folder (relative to DIR) whose ledgers hold the journals and the quota count;
-   * default the per-user one, shared with every other command (engine/ledger.ts).
+   * default the per-user one, shared with every other command (src/ledger).
    */
   stateDir: z.string().min(1).optional(),
   /**

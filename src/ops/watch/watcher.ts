@@ -24,15 +24,13 @@ import { approvalGate } from '../../approvals/gate.ts';
 import { PolicyError, policyGate, policyGuard, policyInForce, type AccountPolicy } from '../../approvals/account-policy.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import type { Connection } from '../../client/connect.ts';
-import { claimContent, claimOf, endClaim, type WatchClaim } from '../../database/claims.ts';
-import { TeamLedgerError } from '../../database/db.ts';
 import { parseMoneyFlag, type GuardOptions } from '../../engine/approval.ts';
 import { fileSha256 } from '../../engine/identity.ts';
-import { accountOf, findBatchJournal, ledgerOf, syncLedger, type Ledger } from '../../engine/ledger.ts';
+import { accountOf, foldBatch, type Ledger, type WatchClaim } from '../../ledger/ledger.ts';
+import { ledgerOf } from '../../ledger/open.ts';
 import type { PlanFile } from '../../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
 import { runBatch, type RunResult } from '../../engine/pipeline.ts';
-import { foldJournalFile } from '../../journal/rows.ts';
 import { BatchRefused } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
@@ -203,7 +201,7 @@ export class FolderWatch {
 
   /** Stopped on request, or the team ledger lost: nothing more is claimed or sent (the next run, from any host, resumes). */
   private get stopped(): boolean {
-    return (this.o.stop?.aborted ?? false) || this.o.conn.team?.lost !== undefined;
+    return (this.o.stop?.aborted ?? false) || this.ledger.lost !== undefined;
   }
 
   /** With --once one tick; else a tick every pollSeconds until stopped. */
@@ -214,7 +212,7 @@ export class FolderWatch {
         await this.tick();
         await pause(this.o.config.pollSeconds * 1000, this.o.stop);
       }
-    const lost = this.o.conn.team?.lost ? [4] : [];
+    const lost = this.ledger.lost ? [4] : [];
     return {
       exitCode: worstExit([...this.files.map((f) => f.exitCode), ...lost]),
       files: [...this.files],
@@ -362,16 +360,7 @@ export class FolderWatch {
    * its process is gone (its session lock released); undefined when the ledger holds no claim of it.
    */
   private async abandonedInLedger(id: string, c: ClaimRecord): Promise<boolean | undefined> {
-    const team = this.o.conn.team;
-    if (!team || !c.sha256) return undefined;
-    try {
-      const held = await claimOf(team, this.ledger.account, c.sha256);
-      if (held?.claim !== id) return undefined;
-      return held.state !== 'running' || !(await team.holderAlive(held.holder));
-    } catch (e) {
-      if (e instanceof TeamLedgerError) return false; // (lost: the watch stops; the folder is left as it is)
-      throw e;
-    }
+    return c.sha256 ? this.ledger.claimAbandoned(c.sha256, id) : undefined;
   }
 
   /**
@@ -421,8 +410,8 @@ export class FolderWatch {
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
       const sha = await fileSha256(claimed);
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
-      // With a team ledger, whether it was sent before is asked once its content is claimed in the database (holdClaim).
-      return { claimDir, refused: this.beingProcessed(claimDir, sha) ?? (this.o.conn.team ? undefined : this.sentBefore(sha)) };
+      // (whether it was sent before is asked once its content is claimed in the ledger: holdClaim)
+      return { claimDir, refused: this.beingProcessed(claimDir, sha) };
     });
   }
 
@@ -438,10 +427,8 @@ export class FolderWatch {
   }
 
   /** The same content sent before to this account, from here or anywhere (its journal has sent rows): why it is not paid again. */
-  private sentBefore(sha: string): string | undefined {
-    const jp = findBatchJournal(this.ledger, sha);
-    if (!jp) return undefined;
-    const { folded } = foldJournalFile(jp);
+  private async sentBefore(sha: string): Promise<string | undefined> {
+    const { folded } = await foldBatch(this.ledger, sha);
     const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
     if (sent === 0) return undefined;
     const h = folded.header;
@@ -539,9 +526,9 @@ export class FolderWatch {
         return await refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 3, { problems: vetted.problems });
       let policy: AccountPolicy | undefined;
       try {
-        // the account's, on this host and in the team ledger: never the watch's state folder's, nor its configuration's to turn off
+        // the account's, on this host and in its ledger: never the watch's state folder's, nor its configuration's to turn off
         const { conn } = this.o;
-        policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, conn.team);
+        policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, this.ledger);
       } catch (e) {
         if (e instanceof PolicyError) return await refuse(`refused: ${e.message}`);
         throw e;
@@ -581,19 +568,17 @@ export class FolderWatch {
   }
 
   /**
-   * With a team ledger, a file runs only once this process holds the claim of its content in the
-   * database (src/database/claims.ts): new, or taken over from a process that is gone (then resumed
-   * through its journal). Content another process claimed, running or ended, is refused as a file
-   * seen before, naming where it was run; so is content sent before without a claim (a `run`).
-   * Without a team ledger, nothing to hold. `out`: where the file goes instead of being run.
+   * A file runs only once this process holds the claim of its content in the ledger (a team
+   * ledger's: ledger/pg-claims.ts; a file ledger holds none, the claim folder is the claim): new,
+   * or taken over from a process that is gone (then resumed through its journal). Content another
+   * process claimed, running or ended, is refused as a file seen before, naming where it was run;
+   * so is content sent before (a `run`, or a file dropped again). `out`: where the file goes instead of being run.
    */
   private async holdClaim(
     claimDir: string,
     claim: ClaimRecord,
     resumed: boolean,
   ): Promise<{ resumed: boolean } | { out: RunJudgement; summary?: Record<string, unknown> }> {
-    const team = this.o.conn.team;
-    if (!team) return { resumed };
     const refuse = (reason: string, summary?: Record<string, unknown>) => ({
       out: { resumed, outcome: 'failed', exitCode: 3, reason } as const,
       summary,
@@ -601,14 +586,21 @@ export class FolderWatch {
     const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
+    let sent;
     try {
-      // every host's batches and the account's policy, as the ledger has them now (engine/ledger.ts)
-      await syncLedger(this.ledger);
       // An ended claim is run again only when it failed with nothing sent (a refused file dropped again, once fixed).
-      a = await claimContent(team, ask, { mayRetake: (c) => c.state === 'failed' && this.sentBefore(sha256) === undefined });
+      a = await this.ledger.claim(ask, { mayRetake: async (c) => c.state === 'failed' && (await this.sentBefore(sha256)) === undefined });
+      sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
     } catch (e) {
-      if (!(e instanceof TeamLedgerError)) throw e;
-      return { out: { resumed, outcome: 'processing', exitCode: 4, reason: `${e.message}; left in processing/, resumed on the next run` } };
+      if (!this.ledger.lost) throw e;
+      return {
+        out: {
+          resumed,
+          outcome: 'processing',
+          exitCode: 4,
+          reason: `${this.ledger.lost.message}; left in processing/, resumed on the next run`,
+        },
+      };
     }
     const log = this.o.logger;
     if (!a.held) {
@@ -616,7 +608,6 @@ export class FolderWatch {
       return refuse(claimedElsewhereText(a.by), { claimedElsewhere: elsewhere(a.by) });
     }
     if (a.replaced) log?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
-    const sent = a.replaced || resumed ? undefined : this.sentBefore(sha256);
     if (sent) return refuse(sent);
     return { resumed: resumed || a.replaced?.state === 'running' };
   }
@@ -747,16 +738,15 @@ export class FolderWatch {
     await this.locked(() => renameSync(claimDir, target));
     this.mine.delete(claimDir);
     this.halted.delete(claimDir);
-    await this.endTeamClaim(id, claim, out.outcome);
+    await this.endClaim(id, claim, out.outcome);
     this.report({ ...out, name: claim.name, claim: id, folder: target });
   }
 
-  /** The end state of this process's claim in the team ledger (none when the claim is another's). */
-  private async endTeamClaim(id: string, claim: ClaimRecord, outcome: 'done' | 'failed'): Promise<void> {
-    const team = this.o.conn.team;
-    if (!team || !claim.sha256) return;
+  /** The end state of this process's claim in the ledger (none when the claim is another's). */
+  private async endClaim(id: string, claim: ClaimRecord, outcome: 'done' | 'failed'): Promise<void> {
+    if (!claim.sha256) return;
     try {
-      await endClaim(team, { account: this.ledger.account, sha256: claim.sha256, claim: id }, outcome);
+      await this.ledger.endClaim(claim.sha256, id, outcome);
     } catch (e) {
       // Still `running` under this process: once it is gone, another host takes it over and finds it done through its journal.
       this.o.logger?.error(

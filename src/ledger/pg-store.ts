@@ -1,8 +1,8 @@
 // The account's record in the team ledger, as SQL: the journals' lines (append-only), the batches
-// being sent and the references they hold (unique per account by a primary key). The engine
-// (engine/ledger.ts) decides what to check; this file only reads and writes rows.
-import type { Queryable, TeamDb } from './db.ts';
-import { LOCK_NAMESPACE } from './db.ts';
+// being sent and the references they hold (unique per account by a primary key). postgres.ts
+// decides what to check; this file only reads and writes rows.
+import { LOCK_NAMESPACE, type TeamDb } from './pg-db.ts';
+import type { Queryable } from './schema.ts';
 
 /** A holder is alive while it holds its session advisory lock (db.ts): a dead process's rows are stale. */
 const ALIVE = (holderColumn: string) => `EXISTS (
@@ -13,18 +13,24 @@ const ALIVE = (holderColumn: string) => `EXISTS (
 
 export interface StoredLine {
   id: number;
-  batch: string;
-  origin: string;
   line: string;
+  writtenAtMs: number;
 }
 
-/** The account's journal lines after `after` (an id), in the order they were written. */
-export async function linesAfter(q: Queryable, account: string, after: number): Promise<StoredLine[]> {
-  const r = await q.query<{ id: string; batch_id: string; origin: string; line: string }>(
-    'SELECT id, batch_id, origin, line FROM payout_batch.journal_lines WHERE account = $1 AND id > $2 ORDER BY id',
-    [account, after],
+/** A batch's journal lines after `after` (an id), in the order they were written. */
+export async function linesOf(q: Queryable, account: string, batch: string, after: number): Promise<StoredLine[]> {
+  const r = await q.query<{ id: string; line: string; ms: number }>(
+    `SELECT id, line, (extract(epoch FROM written_at) * 1000)::float8 AS ms FROM payout_batch.journal_lines
+      WHERE account = $1 AND batch_id = $2 AND id > $3 ORDER BY id`,
+    [account, batch, after],
   );
-  return r.rows.map((x) => ({ id: Number(x.id), batch: x.batch_id, origin: x.origin, line: x.line }));
+  return r.rows.map((x) => ({ id: Number(x.id), line: x.line, writtenAtMs: x.ms }));
+}
+
+/** The batches of an account (the 16 hex that name their journals). */
+export async function batchesOf(q: Queryable, account: string): Promise<string[]> {
+  const r = await q.query<{ batch_id: string }>('SELECT DISTINCT batch_id FROM payout_batch.journal_lines WHERE account = $1', [account]);
+  return r.rows.map((x) => x.batch_id);
 }
 
 /** The accounts the ledger holds journals of. */

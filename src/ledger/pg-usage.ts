@@ -6,9 +6,10 @@
 // overwrites, so two hosts flushing at once both count. Where a key answered 2xx (production or
 // sandbox) is kept beside it (`key_environments`), so that no host uses it in the other one.
 // Keys are named by their fingerprint, never themselves.
-import type { TeamDb } from './db.ts';
+import type { UsageStore } from '../client/quota.ts';
+import type { TeamDb } from './pg-db.ts';
 
-export class TeamUsage {
+export class TeamUsage implements UsageStore {
   constructor(private readonly db: TeamDb) {}
 
   /** For messages: the ledger, without its password. */

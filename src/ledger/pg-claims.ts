@@ -3,35 +3,8 @@
 // it once. The primary key is the claim: an INSERT ... ON CONFLICT DO NOTHING gives it to exactly
 // one process, never a read-then-write. A claim changes hands only by a compare-and-set on the
 // claim it replaces (its holder and state as read): of two hosts taking over one claim, one wins.
-import type { TeamDb } from './db.ts';
-
-export type ClaimState = 'running' | 'done' | 'failed';
-
-/** A row of watch_claims: who claimed the content, where, and how it ended. */
-export interface WatchClaim {
-  account: string;
-  sha256: string;
-  /** The claim folder's name on the host that claimed it (processing/<claim>). */
-  claim: string;
-  /** The file's name in the inbox. */
-  name: string;
-  /** The process that holds it (TeamDb.holder): alive while it holds its session lock. */
-  holder: string;
-  host: string;
-  state: ClaimState;
-  claimedAt: string;
-  endedAt?: string;
-}
-
-/** The content this process claims, and the claim folder it sits in. */
-export type ClaimRequest = Pick<WatchClaim, 'account' | 'sha256' | 'claim' | 'name' | 'host'>;
-
-/**
- * `held`: this process holds the claim (new, already its own, or `replaced`: taken from a holder
- * that is gone, or from a claim that ended and may be run again). Otherwise `by`: the claim of
- * another, running (its holder alive) or ended.
- */
-export type ClaimAnswer = { held: true; replaced?: WatchClaim } | { held: false; by: WatchClaim };
+import type { ClaimAnswer, ClaimRequest, WatchClaim } from './ledger.ts';
+import type { TeamDb } from './pg-db.ts';
 
 type Db = Pick<TeamDb, 'holder' | 'query' | 'holderAlive'>;
 

@@ -4,7 +4,12 @@
 // refuses a database that is not initialised or is newer than this tool (README.md beside this file).
 //
 // A migration, once released, is never edited: a change is a new migration.
-import type { Queryable } from './db.ts';
+import type { QueryResultRow } from 'pg';
+
+/** A database client or pool: what a transaction's body is given. */
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
 
 export const SCHEMA = 'payout_batch';
 
@@ -113,7 +118,7 @@ export const MIGRATIONS: readonly string[] = [
 
   -- A watch's claim of an inbox file: one per file content and account, whichever host claims it
   -- (the primary key). claim: the claim folder's name on that host; holder: the process running it
-  -- while state is 'running' (database/claims.ts).
+  -- while state is 'running' (ledger/pg-claims.ts).
   CREATE TABLE payout_batch.watch_claims (
     account    text NOT NULL,
     sha256     text NOT NULL,

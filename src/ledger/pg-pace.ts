@@ -1,5 +1,5 @@
 // The key's request pace on the team ledger (issue 30): the promise of the pace file of one host
-// (client/pace.ts SharedPace), kept for every process and host on one database. The service
+// (client/pace.ts SharedPace, the same rule: waitBeforeStart), kept for every process and host on one database. The service
 // allows a key 5 request starts in any rolling second whoever sends them (spec §8), so the starts
 // of every host are in one table, `pace_starts`, under the pace's name (a hash of the service's
 // base URL and the key's fingerprint, never the key).
@@ -15,35 +15,13 @@
 // When the database cannot be used (lost mid-run: the engine stops before recording another
 // initiate), the pace says so once (onError) and grants every start: the limiter of the process
 // (client/throttle.ts) still paces it alone.
-import { createHash, randomBytes } from 'node:crypto';
-import type { Queryable, TeamDb } from './db.ts';
-
-/** A start granted and not marked sent yet counts as starting now, for at most this long. */
-export const PENDING_MS = 2000;
+import { randomBytes } from 'node:crypto';
+import { PENDING_MS, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
+import type { Queryable } from './schema.ts';
+import type { TeamDb } from './pg-db.ts';
 
 /** Starts older than this are deleted as takes go: longer than any window and margin (1 s + 5 s at most). */
 const KEEP_MS = 10_000;
-
-export type Take = { ok: true; id: string } | { ok: false; waitMs: number };
-
-/** The name of one key's pace at one service: a hash of the base URL and the key's fingerprint. */
-export function paceName(baseUrl: string, fingerprint: string): string {
-  return createHash('sha256')
-    .update(`payout-batch pace v1\0${baseUrl.replace(/\/+$/, '')}\0${fingerprint}`)
-    .digest('hex')
-    .slice(0, 24);
-}
-
-/**
- * The rule of a shared pace: given the times the starts in the window count from (sorted), a new
- * one may start now when fewer than `limit` lie there; else how long until the one that blocks
- * it leaves the window.
- */
-export function waitBeforeStart(times: readonly number[], limit: number, spanMs: number, now: number): number | undefined {
-  if (times.length < limit) return undefined;
-  const blocking = times[times.length - limit]!;
-  return Math.max(1, Math.ceil(blocking + spanMs - now) + 1);
-}
 
 const NOW_MS = `(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
 
@@ -58,7 +36,7 @@ const READ_WINDOW = `
          coalesce((SELECT array_agg(at ORDER BY at) FROM counted WHERE at > clock.now - $3), '{}') AS times
     FROM clock`;
 
-export class TeamPace {
+export class TeamPace implements PaceShare {
   private seq = 0;
   /** Names this process's starts (its holder, and which TeamPace of it: tests run several). */
   private readonly tag: string;

@@ -16,7 +16,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
-import { SCHEMA_VERSION, schemaVersionOf } from './schema.ts';
+import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
+
+export type { Queryable };
 
 export type TeamLedgerCode =
   /** Not a postgres:// URL, or one that cannot be parsed. */
@@ -50,11 +52,6 @@ export function redactUrl(url: string): string {
   } catch {
     return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/(password=)[^&\s]*/gi, '$1***');
   }
-}
-
-/** A database client or pool: what a transaction's body is given. */
-export interface Queryable {
-  query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 /** The namespace of this tool's two-key advisory locks (`pg_advisory_lock(int, int)`): "PBAT". */
@@ -92,24 +89,15 @@ export class TeamDb {
   readonly holder = randomUUID();
   /** Its session advisory lock's second key. */
   readonly lockId = randomBytes(4).readUInt32BE(0) & 0x7fffffff;
-  /** The connection string without the password, for messages. */
-  readonly where: string;
-  /** Names the database (host, port, database; no user, no password): for folder names. */
-  readonly id: string;
   lost: TeamLedgerError | undefined;
   private closing = false;
   private readonly lostListeners: ((e: TeamLedgerError) => void)[] = [];
-  private readonly beforeCloseJobs: (() => Promise<void>)[] = [];
 
   private constructor(
     private readonly pool: Pool,
     private readonly session: Client,
-    where: string,
-    id: string,
-  ) {
-    this.where = where;
-    this.id = id;
-  }
+    readonly where: string,
+  ) {}
 
   /**
    * Connects, checks the schema version (unless `init`), registers this process as a holder and
@@ -125,10 +113,6 @@ export class TeamDb {
     if (!/^postgres(ql)?:$/.test(parsed.protocol))
       throw new TeamLedgerError('LEDGER_URL', `the ledger ${redactUrl(url)} is not a postgres:// URL`);
     const where = redactUrl(url);
-    const id = createHash('sha256')
-      .update(`${parsed.hostname.toLowerCase()}:${parsed.port || '5432'}/${decodeURIComponent(parsed.pathname.slice(1))}`)
-      .digest('hex')
-      .slice(0, 16);
     // loaded here, not at start-up: a command without --ledger never loads node-postgres
     const pg = (await import('pg')).default;
     const timeout = o.connectTimeoutMs ?? 5000;
@@ -151,7 +135,7 @@ export class TeamDb {
         cause: undefined,
       });
     }
-    const db = (opened.db = new TeamDb(pool, session, where, id));
+    const db = (opened.db = new TeamDb(pool, session, where));
     session.on('end', () => db.markLost(new Error('the connection ended')));
     try {
       if (!o.init) await db.checkSchema();
@@ -280,15 +264,9 @@ export class TeamDb {
     return r.rows[0]?.alive === true;
   }
 
-  /** Runs `job` when the handle closes, before the connections end (lines still to be written). */
-  beforeClose(job: () => Promise<void>): void {
-    this.beforeCloseJobs.push(job);
-  }
-
-  /** Ends the session (its lock with it) and the pool, after the beforeClose jobs. */
+  /** Ends the session (its lock with it) and the pool. */
   async close(): Promise<void> {
     if (this.closing) return;
-    for (const job of this.beforeCloseJobs.splice(0)) await job().catch(() => undefined);
     this.closing = true;
     if (!this.lost) await this.session.query('DELETE FROM payout_batch.holders WHERE holder = $1', [this.holder]).catch(() => undefined);
     this.lost ??= new TeamLedgerError('LEDGER_LOST', `the ledger ${this.where} is closed`);

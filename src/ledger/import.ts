@@ -1,6 +1,6 @@
-// `payout-batch ledger import --from-state-dir DIR`: the file ledgers of a state folder (ledger.ts,
+// `payout-batch ledger import --from-state-dir DIR`: the file ledgers of a state folder (file.ts,
 // `DIR/ledgers/<account folder>/<batch16>.journal.jsonl`) copied into the team ledger's
-// journal_lines (src/database/README.md), one row per line, in order.
+// journal_lines (README.md beside this file), one row per line, in order.
 //
 // All or nothing, in one transaction under the advisory lock of every account it touches (the
 // lock the engine takes to reserve references): a reference the database shows sent by another
@@ -9,9 +9,10 @@
 // lines. A batch the database holds with the same lines is skipped: importing twice is harmless.
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { LOCK_NAMESPACE, lockIdOf, type Queryable, type TeamDb } from '../database/db.ts';
+import { LOCK_NAMESPACE, lockIdOf, type Queryable, type TeamDb } from './pg-db.ts';
+import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/rows.ts';
-import { ledgerDirFor } from './ledger.ts';
+import { ledgerDirFor } from './file.ts';
 
 /** One batch's journal of a file ledger, as its lines (the text of each complete event). */
 export interface FileJournal {
@@ -48,14 +49,7 @@ export function journalLines(text: string): string[] {
   return text
     .replace(/^\uFEFF/, '')
     .split('\n')
-    .filter((l) => {
-      try {
-        const v = JSON.parse(l) as unknown;
-        return !!v && typeof v === 'object' && typeof (v as { t?: unknown }).t === 'string';
-      } catch {
-        return false;
-      }
-    });
+    .filter((l) => typeof parseLine(l) === 'object');
 }
 
 const fold = (lines: string[]): FoldedJournal => foldJournal(lines.map((l) => JSON.parse(l) as JournalLine));
@@ -63,7 +57,7 @@ const fold = (lines: string[]): FoldedJournal => foldJournal(lines.map((l) => JS
 /**
  * The journals of the file ledgers under `stateDir`, and the account folders whose account is not
  * known. The account of a journal is its header's `account` when it names one; else the folder's,
- * recognised among `accounts` (a folder is named by a hash of its account: ledger.ts ledgerDirFor).
+ * recognised among `accounts` (a folder is named by a hash of its account: file.ts ledgerDirFor).
  */
 export function readFileLedgers(stateDir: string, accounts: string[]): { journals: FileJournal[]; unknown: string[] } {
   const base = join(resolve(stateDir), 'ledgers');

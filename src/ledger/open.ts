@@ -1,0 +1,53 @@
+// Which ledger a command holds: the team ledger when the connection shares one (--ledger), else
+// the file ledger of the state folder. The one place, with the CLI, that knows there are two.
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Connection } from '../client/connect.ts';
+import { defaultStateDir } from '../client/quota.ts';
+import { FileLedger, checkStateFolder, ledgerDirFor } from './file.ts';
+import { accountOf, type Ledger } from './ledger.ts';
+import { PgLedgers } from './postgres.ts';
+
+const ephemeral = new WeakMap<object, FileLedger>();
+
+/**
+ * The ledger of a connection's account. `root`: the state folder (--state-dir, a watch's
+ * "stateDir"; default quota.ts defaultStateDir(), the per-user one); a team ledger has none.
+ */
+export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'shared'>, o: { root?: string } = {}): Ledger {
+  const kept = conn.sandbox?.account;
+  const account = kept ?? accountOf(conn.environment.baseUrl);
+  if (conn.shared instanceof PgLedgers) return conn.shared.of(account);
+  if (conn.sandbox && !kept) {
+    let l = ephemeral.get(conn.sandbox);
+    // (left in the temporary folder when the process ends: the demo prints the journal's path)
+    if (!l) ephemeral.set(conn.sandbox, (l = new FileLedger(account, mkdtempSync(join(tmpdir(), 'payout-batch-local-')), true)));
+    return l;
+  }
+  const root = o.root ?? defaultStateDir();
+  const dir = kept ? join(resolve(root), 'ledgers', kept) : ledgerDirFor(root, account);
+  checkStateFolder(root, dir);
+  return new FileLedger(account, dir);
+}
+
+/**
+ * Every account's ledger in these state folders, and the team ledger's when the connection shares
+ * one: for `status`, `listen` and `report`, which know a payout id or a batch id, not the service
+ * it was sent to (a key names no batch: identity.ts). The account of a folder is not known here
+ * (its name is a hash): these are for reading and appending, not for reserving.
+ */
+export async function ledgersIn(roots: string[], shared?: Connection['shared']): Promise<Ledger[]> {
+  const out: Ledger[] = shared instanceof PgLedgers ? await shared.all() : [];
+  for (const root of new Set(roots.map((r) => resolve(r)))) {
+    const base = join(root, 'ledgers');
+    let folders: string[] = [];
+    try {
+      folders = readdirSync(base);
+    } catch {
+      continue;
+    }
+    for (const f of folders) out.push(new FileLedger(f, join(base, f)));
+  }
+  return out;
+}

@@ -1,0 +1,255 @@
+// The team ledger: the ledgers of every account in one PostgreSQL database, shared by every process
+// and host of a team (README.md beside this file). Lines are read from the database when asked, so a
+// command never reads a stale copy; this process's own lines are written in order, soon after they
+// are appended, and an `initiating` line (with every line before it) in the transaction that checks,
+// under the account's advisory lock, that this process still holds the batch and the reference:
+// committed (synchronous_commit on) before its request leaves.
+import { hostname } from 'node:os';
+import type { SharedStore } from '../client/connect.ts';
+import { parseLine, type JournalEvent } from '../journal/journal.ts';
+import {
+  BatchRefused,
+  ReservationLost,
+  batchInProgress,
+  batchKey,
+  referencesBeingSent,
+  refuseReferencesSentBefore,
+  type ClaimAnswer,
+  type ClaimRequest,
+  type JournalAppender,
+  type Ledger,
+  type LinesRead,
+  type Reservation,
+  type ReserveOptions,
+  type WatchClaim,
+} from './ledger.ts';
+import { claimContent, claimOf, endClaim } from './pg-claims.ts';
+import { TeamLedgerError, type TeamDb } from './pg-db.ts';
+import { TeamPace } from './pg-pace.ts';
+import * as store from './pg-store.ts';
+import { TeamUsage } from './pg-usage.ts';
+
+/** The team ledger of one process: the database, and the ledger of each account it touched. */
+export class PgLedgers implements SharedStore {
+  readonly usage: TeamUsage;
+  private readonly ledgers = new Map<string, PgLedger>();
+
+  constructor(readonly db: TeamDb) {
+    this.usage = new TeamUsage(db);
+  }
+
+  get where(): string {
+    return this.db.where;
+  }
+
+  pace(name: string, onError: (e: Error) => void): TeamPace {
+    return new TeamPace(this.db, name, onError);
+  }
+
+  /** The ledger of one account (one per account in this process: its lines are written in order). */
+  of(account: string): PgLedger {
+    let l = this.ledgers.get(account);
+    if (!l) this.ledgers.set(account, (l = new PgLedger(this.db, account)));
+    return l;
+  }
+
+  /** Every account the database holds journals of. */
+  async all(): Promise<PgLedger[]> {
+    return (await store.accounts(this.db)).map((a) => this.of(a));
+  }
+
+  /** Ends the connection, once this process's lines are written. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.ledgers.values()].map((l) => l.flush()));
+    await this.db.close();
+  }
+}
+
+export class PgLedger implements Ledger {
+  readonly ephemeral = false;
+  /** The lines appended by this process, not in the database yet. */
+  private pending: { batch: string; line: string }[] = [];
+  /** The writes of this process, one at a time, in order. */
+  private chain: Promise<void> = Promise.resolve();
+  /** A write failed: nothing more is sent (guard throws), and release says so. */
+  private failed: Error | undefined;
+
+  constructor(
+    private readonly db: TeamDb,
+    readonly account: string,
+  ) {}
+
+  get where(): string {
+    return this.db.where;
+  }
+
+  get lost(): Error | undefined {
+    return this.db.lost;
+  }
+
+  journalOf(batchId: string): string {
+    return `${this.db.where}#${this.account}/${batchKey(batchId)}`;
+  }
+
+  async batches(): Promise<string[]> {
+    await this.flush().catch(() => undefined);
+    return store.batchesOf(this.db, this.account);
+  }
+
+  /** `from`: a line's id; the lines after it, this process's own included (written first). */
+  async read(batchId: string, onEvent: (e: JournalEvent) => void, from = 0): Promise<LinesRead> {
+    await this.flush().catch(() => undefined);
+    const lines = await store.linesOf(this.db, this.account, batchKey(batchId), from);
+    let skipped = 0;
+    for (const l of lines) {
+      const e = parseLine(l.line);
+      if (typeof e === 'object') onEvent(e);
+      else skipped++;
+    }
+    const last = lines.at(-1);
+    return { events: lines.length - skipped, skipped, tornTail: false, next: last?.id ?? from, lastWriteMs: last?.writtenAtMs ?? 0 };
+  }
+
+  /** Lines are written in order soon after they are appended (an `initiating` one before its request: guard). */
+  open(batchId: string): JournalAppender {
+    const batch = batchKey(batchId);
+    return {
+      path: this.journalOf(batchId),
+      append: (event) => {
+        this.pending.push({ batch, line: JSON.stringify(event) });
+        if (this.pending.length === 1) setImmediate(() => void this.flush().catch(() => undefined));
+      },
+      close: () => undefined,
+    };
+  }
+
+  /** Writes the pending lines, after any write in progress; a failure is kept (`failed`) and thrown. */
+  flush(): Promise<void> {
+    return this.inOrder(() => this.writeNow());
+  }
+
+  private async writeNow(): Promise<void> {
+    try {
+      await store.appendLines(this.db, this.account, this.db.holder, this.pending.splice(0));
+    } catch (e) {
+      this.failed ??= e as Error;
+      throw e;
+    }
+  }
+
+  /** Runs `job` after the writes in progress; the next one waits for it, failed or not. */
+  private inOrder<T>(job: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(job);
+    this.chain = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /**
+   * In one transaction under the account's advisory lock: the runs and reservations of dead
+   * processes cleared, this batch not sent by another live process, the fresh references neither
+   * held by another live batch nor sent by one (every host's lines), then the references inserted:
+   * their primary key refuses a second holder whatever was read.
+   */
+  async reserve(o: ReserveOptions): Promise<Reservation> {
+    const { db, account } = this;
+    const fresh = new Set(o.fresh);
+    const refs = [...new Set([...fresh, ...(o.settling ?? [])])];
+    await this.flush();
+    await db.tx(
+      async (q) => {
+        await store.clearDeadHolders(q, account);
+        const run = await store.runOf(q, account, o.batchId);
+        if (run && run.holder !== db.holder) throw batchInProgress(run);
+        const held = await store.heldElsewhere(q, account, o.batchId, [...fresh]);
+        if (held.length)
+          throw referencesBeingSent(
+            held.map((h) => h.reference),
+            held[0]!.run,
+          );
+        await refuseReferencesSentBefore(this, o, fresh);
+        try {
+          await store.reserve(q, db, {
+            account,
+            batchId: o.batchId,
+            file: o.file,
+            results: o.results,
+            command: o.command,
+            host: hostname(),
+            pid: process.pid,
+            refs,
+          });
+        } catch (e) {
+          if ((e as { code?: string }).code !== '23505') throw e;
+          throw new BatchRefused(
+            'references of this file were reserved by another batch at the same moment. Nothing was sent. Run again.',
+            'references-being-sent',
+          );
+        }
+      },
+      { lock: account },
+    );
+    let released: Promise<void> | undefined;
+    return {
+      guard: (ref, write) =>
+        this.inOrder(() =>
+          db.tx(
+            async (q) => {
+              if (this.failed)
+                throw new ReservationLost(`the ledger ${db.where} could not be written (${this.failed.message}): nothing more is sent`);
+              if (released || !(await store.stillHeld(q, db.holder, account, o.batchId, ref)))
+                throw new ReservationLost(
+                  ref === null || released
+                    ? `the reservation of this batch in the ledger ${db.where} was removed: nothing more is sent; run again to continue`
+                    : `reference ${ref} is not in this run's reservation: not sent`,
+                );
+              write();
+              // the `initiating` line (and any line before it) is in the database before the request leaves
+              await store.appendLines(q, account, db.holder, this.pending.splice(0));
+            },
+            { lock: account },
+          ),
+        ),
+      // every line of the run is in the database, or this throws (the database was lost on the way:
+      // the run is not done until another records it); the rows of a holder that is gone are cleared by others
+      release: () =>
+        (released ??= this.inOrder(async () => {
+          await this.writeNow();
+          await store.release(db, db.holder, account, o.batchId);
+        }).then(() => {
+          if (this.failed) throw this.failed;
+        })),
+    };
+  }
+
+  async policy(): Promise<{ text: string; where: string } | undefined> {
+    const text = await store.latestPolicy(this.db, this.account);
+    return text === undefined ? undefined : { text, where: `of ${this.account} in the ledger ${this.db.where}` };
+  }
+
+  /** Every version is kept (the last one holds): no log beside it. */
+  async setPolicy(text: string): Promise<void> {
+    await store.appendPolicy(this.db, this.account, text);
+  }
+
+  claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer> {
+    return claimContent(this.db, ask, o);
+  }
+
+  async claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined> {
+    try {
+      const held = await claimOf(this.db, this.account, sha256);
+      if (held?.claim !== claim) return undefined;
+      return held.state !== 'running' || !(await this.db.holderAlive(held.holder));
+    } catch (e) {
+      if (e instanceof TeamLedgerError) return false; // (lost: the watch stops; the folder is left as it is)
+      throw e;
+    }
+  }
+
+  async endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void> {
+    await endClaim(this.db, { account: this.account, sha256, claim }, state);
+  }
+}

@@ -1,0 +1,63 @@
+// The team ledger behind the Ledger interface (src/ledger/postgres.ts) against a real PostgreSQL:
+// what one process appends, another reads when it asks, with no copy on the host to bring up to
+// date first (the copy each process kept before needed a sync call every command had to remember);
+// an `initiating` line is in the database once guard returns, before its request may leave.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { foldBatch } from '../../src/ledger/ledger.ts';
+import { PgLedgers } from '../../src/ledger/postgres.ts';
+import { ledgerProcesses, withPostgres } from '../pg/database.ts';
+
+describe.runIf(withPostgres)('the team ledger behind the Ledger interface', () => {
+  const processes = ledgerProcesses('run');
+  beforeAll(processes.init);
+  afterAll(processes.closeAll);
+  const ACCOUNT = 'http://127.0.0.1:2';
+  const [A, B] = ['a'.repeat(64), 'b'.repeat(64)];
+  const header = (batchId: string) => ({
+    t: 'batch',
+    v: 1,
+    batchId,
+    batchIdSource: 'content',
+    env: 'custom',
+    file: `/f/${batchId.slice(0, 4)}.csv`,
+    fileSha256: batchId,
+    createdAt: '2026-01-01T00:00:00Z',
+  });
+  const payout = { id: 'p-1', status: 'PENDING', sourceAmount: 1, sourceCurrency: 'USD', destinationCurrency: 'USD', documents: 0 };
+  const ledgerOfAProcess = async () => new PgLedgers(await processes.connect()).of(ACCOUNT);
+
+  it("one host's lines are read by another when it asks, and refuse it the reference", async () => {
+    const [alice, bob] = [await ledgerOfAProcess(), await ledgerOfAProcess()];
+    const reservation = await alice.reserve({ batchId: A, file: '/f/aaaa.csv', command: 'run', fresh: ['R1'] });
+    const journal = alice.open(A);
+    journal.append(header(A));
+    await reservation.guard('R1', () =>
+      journal.append({ t: 'initiating', ref: 'R1', row: 2, attempt: 1, key: 'k-1', body: '{}', at: '2026-01-01T00:00:01Z' }),
+    );
+    // in the database once guard returned: bob reads it, with nothing to bring up to date first
+    expect((await foldBatch(bob, A)).folded.rows.get('R1')?.phase).toBe('initiating');
+    const bobs = { batchId: B, file: '/f/bbbb.csv', command: 'run' as const, fresh: ['R1'] };
+    await expect(bob.reserve(bobs)).rejects.toMatchObject({ reason: 'references-being-sent' });
+
+    journal.append({ t: 'created', ref: 'R1', attempt: 1, key: 'k-1', requestId: 'q-1', at: '2026-01-01T00:00:02Z', payout });
+    await reservation.release();
+    expect(await bob.batches()).toEqual([A.slice(0, 16)]);
+    expect((await foldBatch(bob, A)).folded.rows.get('R1')?.phase).toBe('created');
+    await expect(bob.reserve(bobs)).rejects.toMatchObject({ reason: 'references-sent-by-another-batch' });
+  });
+
+  it('a read from a position hands only the lines written since, by any process, its own included', async () => {
+    const [alice, bob] = [await ledgerOfAProcess(), await ledgerOfAProcess()];
+    const first = await alice.read(A, () => undefined);
+    // bob's status line (listen, on another host), not yet in the database when appended
+    bob.open(A).append({ t: 'status', ref: 'R1', payoutId: 'p-1', status: 'PROCESSING', source: 'webhook', at: '2026-01-01T00:00:03Z' });
+    const own: string[] = [];
+    await bob.read(A, (e) => own.push(e.t === 'status' ? (e.status as string) : e.t), first.next);
+    expect(own).toEqual(['PROCESSING']);
+    const seen: string[] = [];
+    const since = await alice.read(A, (e) => seen.push(e.t === 'status' ? (e.status as string) : e.t), first.next);
+    expect(seen).toEqual(['PROCESSING']);
+    expect(since.next).toBeGreaterThan(first.next);
+    expect((await foldBatch(alice, A)).folded.rows.get('R1')?.payout?.status).toBe('PROCESSING');
+  });
+});
