@@ -225,6 +225,7 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
 /** Appends a line of this run to its journal and folds it into the states (they stay the journal's fold). */
 export function record(session: BatchSession, e: JournalLine, options: { sync?: boolean } = {}): void {
   session.writer.append(e, options);
+  if (e.t === 'swap') session.swaps.push(e);
   applyEvent(session.folded, e);
 }
 

@@ -164,10 +164,11 @@ describe('the swap is sent once', () => {
       key: gKey,
     });
     await g.client.swap(gBody, { idempotencyKey: gKey });
-    const funded = await g.fund(await reopened(g.session));
+    const resumed = await reopened(g.session);
+    const funded = await g.fund(resumed);
     expect(funded.funded).toBe(true);
     expect(count(g.routes(), 'swap')).toBe(1); // the one before the "kill": none by the send step
-    expect(phases(g.session)).toEqual(['initiating:1', 'created:1']);
+    expect(phases(resumed)).toEqual(['initiating:1', 'created:1']);
     expect(await g.swapsAtSandbox()).toHaveLength(1);
   });
 
