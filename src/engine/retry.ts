@@ -41,14 +41,11 @@ import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './
 import { fileSha256 } from './identity.ts';
 import { accountJournals, ledgerOf, openJournal, resultsOfBatch, settleLedger, syncLedger, type Ledger } from './ledger.ts';
 import { isCreatedStatus } from './outcome.ts';
-import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
+import { execute, preparePipeline, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
 import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
 
-export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
+export interface RetryOptions extends SendOptions {
   resultsFile: string;
-  conn: Connection;
-  /** The state folder whose ledger holds the journal (default the per-user one); see RunOptions.stateDir. */
-  stateDir?: string;
   /** Where the new results go (default <results>.retry-N beside it). */
   resultsPath?: string;
   /**
@@ -77,8 +74,11 @@ export interface RetryResult extends PipelineResult {
   notResent: NotResent[];
 }
 
+/** `retry` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
+export const retryResults = async (o: RetryOptions): Promise<RetryResult> => execute(await prepareRetry(o));
+
 /** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
-export async function retryResults(given: RetryOptions): Promise<RetryResult> {
+export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryResult>> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
   await syncLedger(ledger);
   // (a batch id names the results file its journal records: ledger.ts resultsOfBatch)
@@ -107,15 +107,7 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
     () =>
       openSession({ identity: batch.identity, env, account: ledger.account, file: header.file, journal: journalFile, command: 'retry' }),
   );
-  try {
-    const result = await runPipeline(batch, session, {
-      ...o,
-      results: { ...results, path: partial, delimiter: table.delimiter },
-      only,
-      keep,
-      mode: 'retry',
-      resend,
-    });
+  const complete = async (result: PipelineResult): Promise<RetryResult> => {
     await settleLedger(ledger).catch((e: unknown) => {
       throw new FailedAfterSending(session.journalPath, e);
     });
@@ -133,9 +125,9 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
       resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
       notResent,
     };
-  } finally {
-    reservation.release();
-  }
+  };
+  const pipeline = { ...o, results: { ...results, path: partial, delimiter: table.delimiter }, only, keep, mode: 'retry' as const, resend };
+  return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
 }
 
 const sameBytes = async (a: string, b: string): Promise<boolean> => {

@@ -18,30 +18,8 @@ import type { BatchIdentity } from './identity.ts';
 import { openJournal, type Reservation } from './ledger.ts';
 import type { SwapEvent } from './swap.ts';
 
-/** A refusal before anything is sent (exit 3), with a message for the user. */
-export class BatchRefused extends Error {
-  override readonly name = 'BatchRefused';
-  constructor(
-    message: string,
-    readonly reason: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * A failure once rows may have been sent (exit 4): whatever went out is journalled, so running the
- * same command again is safe (a payout is never sent twice: keys and bodies come from the journal).
- */
-export class FailedAfterSending extends Error {
-  override readonly name = 'FailedAfterSending';
-  constructor(
-    readonly journalPath: string,
-    cause: unknown,
-  ) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-  }
-}
+import { BatchRefused } from './errors.ts';
+export { BatchRefused, FailedAfterSending } from './errors.ts';
 
 export interface ResumeReport {
   /** The journal existed: this run continues an earlier one. */

@@ -7,7 +7,7 @@ import { defineCommand, flag, plural, UsageError } from '../command.ts';
 import type { ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
-import { retryResults } from '../../engine/retry.ts';
+import { prepareRetry } from '../../engine/retry.ts';
 
 const builder = (y: Argv) =>
   sendOptions(y)
@@ -36,7 +36,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       args,
       io,
       'retry',
-      (o) => retryResults({ ...o, resultsFile: args.results, resultsPath: args.out, resendFailed: args['resend-failed'] }),
+      (o) => prepareRetry({ ...o, resultsFile: args.results, resultsPath: args.out, resendFailed: args['resend-failed'] }),
       (r) =>
         args['resend-failed']
           ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
