@@ -32,6 +32,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 const OF_KIND: Record<RunKind, ExitCode> = {
   ok: ExitCode.OK,
+  'not-finished': ExitCode.NOT_FINISHED,
   'rows-failed': ExitCode.ROWS_FAILED,
   unusable: ExitCode.UNUSABLE_INPUT,
   refused: ExitCode.REFUSED,

@@ -141,11 +141,11 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   try {
     const settings = { mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop, events };
     const prepared = await prepare({ conn, stateDir, guards, settings });
-    out(resumeText(prepared.resume));
     const { plan } = prepared;
+    progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
+    out(resumeText(prepared.resume));
     const question = plan && confirmQuestion(plan, environment);
     if (plan) {
-      progress.start(plan.toSend.length); // (first: it clears the preflight's line)
       label.batch = plan.batchId.slice(0, 16);
       // On a terminal the plan is fitted to the screen, so the totals and the question are seen together.
       const screen = args.yes ? undefined : screenFor(quiet ? io.stderr : io.stdout, io.env, question!, WHOLE_PLAN[command]);

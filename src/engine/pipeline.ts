@@ -102,12 +102,13 @@ export interface PipelineOptions extends SendOptions {
 }
 
 /**
- * How a run ended, for the CLI's exit code (cli/exit-codes.ts), least urgent first: every row went
- * (`ok`), some need someone (`rows-failed`), the input was not a usable batch (`unusable`: a watched
- * file; the engine throws InputError), nothing was sent (`refused`), or it stopped part way or
- * could not reach the service (`halted`; resume is safe).
+ * How a command's work ended, for the CLI's exit code (cli/exit-codes.ts), least urgent first: all
+ * done (`ok`), payouts still in progress (`not-finished`: `status`), some rows need someone
+ * (`rows-failed`), the input was not usable (`unusable`: a watched file; the engine throws
+ * InputError), nothing was sent (`refused`), or it stopped part way or could not reach the service
+ * (`halted`; resume is safe).
  */
-export const RUN_KINDS = ['ok', 'rows-failed', 'unusable', 'refused', 'halted'] as const;
+export const RUN_KINDS = ['ok', 'not-finished', 'rows-failed', 'unusable', 'refused', 'halted'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
 export interface PipelineResult {
@@ -132,35 +133,26 @@ export interface PipelineResult {
 }
 
 /**
- * A batch prepared to be sent: its plan and what the guards made of it, for the caller to print,
- * confirm or refuse; nothing is sent until `execute(prepared)`, which must follow (it closes the
- * journal and releases the reservation however it ends).
+ * A batch prepared to be sent, for the caller to print, confirm or refuse: what the journal showed
+ * of earlier runs, the plan (none when the preflight failed: `halted`), why the guards refuse it,
+ * their control-total notes, and whether a person must confirm. Nothing is sent until
+ * `execute(prepared)`, which must follow: it closes the journal and releases the reservation.
  */
 export interface Prepared<R> {
-  /** What the journal showed of earlier runs, before the first request. */
   resume: ResumeReport;
-  /** None when the preflight could not be made (`halted` says why). */
   plan?: BatchPlan;
   halted?: string;
-  /** Why nothing may be sent (the guards): execute sends nothing. */
   refused?: string[];
-  /** The control-total notes of a batch that passed the guards (approval.ts controlTotalNotes). */
   notes: string[];
-  /** A person must confirm on the terminal: execute sends only with `{ confirmed: true }`. */
   confirm: boolean;
   readonly go: (answer: Answer) => Promise<R>;
 }
 
-/** The caller's answer to a prepared plan: confirmed on the terminal, or refused for a reason of its own. */
-export interface Answer {
-  confirmed?: boolean;
-  refused?: string;
-}
+/** The caller's answer: confirmed on the terminal (needed when `confirm`), or refused for a reason of its own. */
+type Answer = { confirmed?: boolean; refused?: string };
 
 /** Sends what `prepared` planned (nothing when it was refused, declined or stopped) and finishes: the result. */
-export function execute<R>(prepared: Prepared<R>, answer: Answer = {}): Promise<R> {
-  return prepared.go(answer);
-}
+export const execute = <R>(prepared: Prepared<R>, answer: Answer = {}): Promise<R> => prepared.go(answer);
 
 /** The rows a run reports: those to consider (default every row) and those whose results are kept as they are (retry). */
 interface Scope {
@@ -185,25 +177,20 @@ interface Run {
   o: PipelineOptions;
 }
 
-/** What happens once the pipeline finished: the command's own result (`complete`), then the reservation released. */
-export interface Completion<R> {
-  complete: (r: PipelineResult) => Promise<R>;
-  release: () => void;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const emitter = (o: Pick<PipelineOptions, 'settings'>) => o.settings.events && ((e: EngineEvent) => o.settings.events!.emit('event', e));
 
 /**
- * Plans a prepared batch and judges it by the guards; the returned value's `execute` sends it and
- * finishes. The journal is closed and the reservation released however it ends.
+ * Plans a batch loaded with its journal and judges the plan by the guards. Executed, it sends and
+ * finishes, then `end.complete` makes the command's result; the journal is closed and `end.release`
+ * called however it ends.
  */
 export async function preparePipeline<R>(
   batch: LoadedBatch,
   session: BatchSession,
   o: PipelineOptions,
-  end: Completion<R>,
+  end: { complete: (r: PipelineResult) => Promise<R>; release: () => void },
 ): Promise<Prepared<R>> {
   const run: Run = { batch, session, o };
   const scope: Scope = { only: o.only, keep: o.keep };
@@ -217,14 +204,12 @@ export async function preparePipeline<R>(
     end.release();
   };
   let done = false;
-  const once = (finishing: (answer: Answer) => Promise<PipelineResult>) => async (answer: Answer) => {
-    if (done) throw new Error('a prepared batch is executed once');
+  const once = (finishing: (answer: Answer) => Promise<PipelineResult>) => (answer: Answer) => {
+    if (done) return Promise.reject(new Error('a prepared batch is executed once'));
     done = true;
-    try {
-      return await end.complete(await finishing(answer));
-    } finally {
-      close();
-    }
+    return finishing(answer)
+      .then((r) => end.complete(r))
+      .finally(close);
   };
   const resume = session.report;
   try {

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
+import { exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { accountJournals, ledgerOf, resultsOfBatch } from '../../engine/ledger.ts';
 import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
@@ -64,7 +65,7 @@ export default defineCommand<ReconcileArgs>({
           : undefined;
       if (args.json) printJson(io, { ...jsonOf(results, r), ...(report ? { report } : {}) });
       else io.stdout.write(textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''));
-      return r.exitCode;
+      return exitCodeOf(r);
     }),
 });
 
@@ -130,7 +131,7 @@ function explainedLine(explained: ForeignTransaction[]): string[] {
 
 function jsonOf(results: string, r: ReconcileResult) {
   return {
-    exitCode: r.exitCode,
+    exitCode: exitCodeOf(r),
     results,
     tiesOut: r.report?.ok ?? false,
     reconciliationFile: r.reconciliationPath,
