@@ -320,22 +320,12 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     // their source wallet; a currency whose swap stopped keeps its rows NOT_SENT, the other
     // currencies go at once (spec §4.7).
     // (without --fund-by-swap or a plan file's swap, not even the journal's swap lines are read)
-    const swaps = swapsToSend(plan);
+    const swaps = plan.fundedBySwaps ? plan.swaps : [];
+    const need = needOf(plan, byNumber, folded, fees);
     const funding = plan.fundedBySwaps
-      ? fundBySwaps(
-          {
-            client,
-            session,
-            batchId: batch.identity.batchId,
-            need: needOf(plan, byNumber, folded, fees),
-            onEvent,
-            stop: settings.stop,
-          },
-          swaps,
-          {
-            rateTolerance: settings.swapRateTolerance ?? new Dec('0.01'),
-          },
-        )
+      ? fundBySwaps({ client, session, batchId: batch.identity.batchId, need, onEvent, stop: settings.stop }, swaps, {
+          rateTolerance: settings.swapRateTolerance ?? new Dec('0.01'),
+        })
       : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
@@ -345,9 +335,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
       return f && !f.funded ? { code: f.code, message: f.reason } : undefined;
     };
     const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
-    const writeAll = async () => {
-      await writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) });
-    };
+    const writeAll = () => writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) }).then(() => {});
     const res = await executeRows(items, {
       client,
       session,
@@ -382,11 +370,6 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     }
     throw new FailedAfterSending(session.journalPath, e);
   }
-}
-
-/** The swaps this run sends: the plan's when they fund the batch (--fund-by-swap, or a plan file's for the currencies short now). */
-function swapsToSend(plan: BatchPlan): SwapProposal[] {
-  return plan.fundedBySwaps ? plan.swaps : [];
 }
 
 /**
