@@ -51,12 +51,12 @@ export interface FundBySwapOptions {
 
 /**
  * One currency's funding: `funded` (its rows go), or `stopped` with the reason its rows are
- * NOT_SENT and the run's exit class: 3 refused (the swap refused, REJECTED, or the rate outside the
- * tolerance: nothing of it moved), 4 the service unreachable or an outcome not settled (resume is safe).
+ * NOT_SENT and how the run ends: refused (the swap refused, REJECTED, or the rate outside the
+ * tolerance: nothing of it moved), or halted (the service unreachable or an outcome not settled: resume is safe).
  */
 export type SwapFunding =
   | { currency: string; funded: true; swap?: SwapSnapshot }
-  | { currency: string; funded: false; code: string; reason: string; exitClass: 3 | 4 };
+  | { currency: string; funded: false; code: string; reason: string; ends: 'refused' | 'halted' };
 
 type Stopped = Extract<SwapFunding, { funded: false }>;
 
@@ -135,13 +135,18 @@ class SwapSender {
         if (sent.resent) {
           const why = this.failures.get(p.currency) ?? 'no answer';
           const reason = `the ${p.currency} swap's outcome is not known yet (${why}): resume later, the next run settles it with the same key`;
-          return stop(p, 4, 'SWAP_OUTCOME_UNKNOWN', reason);
+          return stop(p, 'halted', 'SWAP_OUTCOME_UNKNOWN', reason);
         }
         sent = await this.send(p, sent.attempt, sent.key, sent.body, true);
         continue;
       }
       if (recomputed)
-        return stop(p, 3, 'SWAP_RATE_MOVED', `the rate of the ${p.currency} swap moved again after one recomputation: no swap was made`);
+        return stop(
+          p,
+          'refused',
+          'SWAP_RATE_MOVED',
+          `the rate of the ${p.currency} swap moved again after one recomputation: no swap was made`,
+        );
       recomputed = true;
       sent = await this.fresh(p, sent.attempt + 1, true);
     }
@@ -156,7 +161,8 @@ class SwapSender {
 
   /** S5: a new attempt priced at the live rate, within the tolerance of the approved one, then sent. */
   private async fresh(p: SwapProposal, attempt: number, reread: boolean): Promise<Sent> {
-    if (this.ctx.stop?.aborted) return { kind: 'stopped', stop: stop(p, 4, 'STOPPED', `stopped on request before the ${p.currency} swap`) };
+    if (this.ctx.stop?.aborted)
+      return { kind: 'stopped', stop: stop(p, 'halted', 'STOPPED', `stopped on request before the ${p.currency} swap`) };
     let pairs: CurrencyPairAnswer[];
     try {
       pairs = await this.livePairs(reread);
@@ -164,7 +170,7 @@ class SwapSender {
       return { kind: 'stopped', stop: unreachable(p, 'the pairs', e) };
     }
     const priced = priceAtLiveRate(p, pairs, this.options.rateTolerance);
-    if ('refused' in priced) return { kind: 'stopped', stop: stop(p, 3, 'SWAP_REFUSED', priced.refused) };
+    if ('refused' in priced) return { kind: 'stopped', stop: stop(p, 'refused', 'SWAP_REFUSED', priced.refused) };
     return this.send(p, attempt, swapKey(p.reference, attempt), swapBody(p, priced.amountToBeSent), false);
   }
 
@@ -176,7 +182,7 @@ class SwapSender {
       try {
         await recordSwapInitiating(this.ctx.session, line);
       } catch (e) {
-        return { kind: 'stopped', stop: stop(p, 4, 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(e)}`) };
+        return { kind: 'stopped', stop: stop(p, 'halted', 'SWAP_NOT_SENT', `the ${p.currency} swap was not sent: ${errorText(e)}`) };
       }
       this.lines.push(line);
     }
@@ -198,7 +204,7 @@ class SwapSender {
       // (the service cannot be used now: the swap stays as journalled, settled by the next run)
       if (v.halt) return { kind: 'stopped', stop: unreachable(p, 'the swap', e) };
       this.record({ ...ids, phase: 'rejected', error, at: this.at() });
-      return { kind: 'stopped', stop: stop(p, 3, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${error.message}`) };
+      return { kind: 'stopped', stop: stop(p, 'refused', 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${error.message}`) };
     }
   }
 
@@ -215,7 +221,12 @@ class SwapSender {
   /** Step 4: a REJECTED swap stops its currency (exit 3); else the destination wallet must show the credit (exit 4). */
   private async credit(p: SwapProposal, swap: SwapSnapshot): Promise<SwapFunding> {
     if (swap.status === 'REJECTED')
-      return stop(p, 3, 'SWAP_REJECTED', `the ${p.currency} swap ${swap.id} was REJECTED by the service: no ${p.currency} row was sent`);
+      return stop(
+        p,
+        'refused',
+        'SWAP_REJECTED',
+        `the ${p.currency} swap ${swap.id} was REJECTED by the service: no ${p.currency} row was sent`,
+      );
     let balance: Dec | undefined;
     try {
       const wallets = (await this.ctx.client.listWallets()).data;
@@ -236,7 +247,7 @@ class SwapSender {
     }
     return stop(
       p,
-      4,
+      'halted',
       'SWAP_CREDIT_NOT_SHOWN',
       `the swap's credit does not show yet: the ${p.currency} wallet holds ${formatAmount(balance, p.currency)}, ` +
         `its rows need ${formatAmount(need, p.currency)} (swap ${swap.id}, ${swap.status}); resume later`,
@@ -294,16 +305,21 @@ class SwapSender {
   }
 }
 
-const stop = (p: SwapProposal, exitClass: 3 | 4, code: string, reason: string): Stopped => ({
+const stop = (p: SwapProposal, ends: 'refused' | 'halted', code: string, reason: string): Stopped => ({
   currency: p.currency,
   funded: false,
   code,
   reason,
-  exitClass,
+  ends,
 });
 
 function unreachable(p: SwapProposal, what: string, e: unknown): Stopped {
-  return stop(p, 4, 'SERVICE_UNAVAILABLE', `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`);
+  return stop(
+    p,
+    'halted',
+    'SERVICE_UNAVAILABLE',
+    `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`,
+  );
 }
 
 const errorText = (e: unknown) => snapshotOfError(e).message;

@@ -80,7 +80,7 @@ export interface ErrorSnapshot {
 
 export type RowEvent =
   | { t: 'run'; at: string; command: string; pid: number }
-  | { t: 'run-end'; at: string; exitCode: number }
+  | { t: 'run-end'; at: string; kind: string }
   | {
       t: 'quote';
       ref: string;

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BATCH_LABEL_TAG, batchIdentity, fileSha256, idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
+import { BatchUnusable } from '../../src/engine/errors.ts';
 import { generateCsv, workDir } from './helpers.ts';
 
 const F = 'f'.repeat(64);
@@ -63,7 +64,7 @@ describe('batch identity and idempotency keys', () => {
     expect(parseIdempotencyKey('pb2-0123456789abcdef-81f858776d3e07ba459c9db2-3')).toEqual({ attempt: 3 });
     expect(parseIdempotencyKey('random-uuid')).toBeUndefined();
     expect(parseIdempotencyKey('pb1-ffffffffffffffff-0123456789abcdef01234567-1')).toBeUndefined();
-    expect(() => batchIdentity(F, 'bad id with spaces')).toThrow(RangeError);
+    expect(() => batchIdentity(F, 'bad id with spaces')).toThrow(BatchUnusable);
     expect(() => idempotencyKey('R1', 0)).toThrow(RangeError);
     expect(() => idempotencyKey('', 1)).toThrow(RangeError);
   });

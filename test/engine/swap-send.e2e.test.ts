@@ -203,7 +203,7 @@ describe('the swap is sent once', () => {
     const g = await fixture(6);
     sb.setFaults({ rateMoveAfterPairsRead: { pct: 0.2, times: 2 } });
     try {
-      expect(await g.fund()).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_RATE_MOVED' });
+      expect(await g.fund()).toMatchObject({ funded: false, ends: 'refused', code: 'SWAP_RATE_MOVED' });
     } finally {
       sb.setFaults({});
     }
@@ -213,10 +213,10 @@ describe('the swap is sent once', () => {
 });
 
 describe('a refused swap stops its currency, nothing of it sent', () => {
-  it('the source wallet cannot pay (INSUFFICIENT_FUNDS): rejected, exit class 3', async () => {
+  it('the source wallet cannot pay (INSUFFICIENT_FUNDS): rejected, the run refused', async () => {
     const f = await fixture(7); // its EUR wallet holds 5.00
     const r = await f.fund();
-    expect(r).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REFUSED' });
+    expect(r).toMatchObject({ funded: false, ends: 'refused', code: 'SWAP_REFUSED' });
     expect(r.funded || r.reason).toMatch(/INSUFFICIENT_FUNDS/);
     expect(phases(f.session)).toEqual(['initiating:1', 'rejected:1']);
   });
@@ -233,7 +233,7 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
       });
     expect((await setRate('0.94')).status).toBe(200);
     const r = await f.fund();
-    expect(r).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REFUSED' });
+    expect(r).toMatchObject({ funded: false, ends: 'refused', code: 'SWAP_REFUSED' });
     expect(r.funded || r.reason).toMatch(/moved from 0\.9215 \(approved\) to 0\.94 \(live\), more than the tolerance of 1%/);
     expect(count(f.routes(), 'swap')).toBe(0);
     expect(phases(f.session)).toEqual([]);
@@ -242,7 +242,7 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
     expect((await setRate(RATE)).status).toBe(200);
     sb.setFaults({ rejectNextSwaps: 1 });
     const rejected = await f.fund();
-    expect(rejected).toMatchObject({ funded: false, exitClass: 3, code: 'SWAP_REJECTED' });
+    expect(rejected).toMatchObject({ funded: false, ends: 'refused', code: 'SWAP_REJECTED' });
     expect(phases(f.session)).toEqual(['initiating:1', 'created:1', 'status']);
     expect((await f.swapsAtSandbox()).map((s) => s.status)).toEqual(['REJECTED']);
   });
