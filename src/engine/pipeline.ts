@@ -6,7 +6,6 @@
 // emitter's stream. A row's outcome is a pure function of its journal state and what this run did
 // (rowOutcome). Never prints, never exits: the CLI maps a result's `kind` to an exit code.
 import type { EventEmitter } from 'node:events';
-import { statSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
