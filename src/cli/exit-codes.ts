@@ -1,4 +1,7 @@
 // Exit codes, one table for every command (README "Exit codes"). Stable: cron jobs act on them.
+// The core never decides one: it returns how a run ended (`RunKind`), mapped here.
+import type { RunKind } from '../engine/pipeline.ts';
+
 export const ExitCode = {
   /** Everything asked for was done. */
   OK: 0,
@@ -26,3 +29,15 @@ export const ExitCode = {
   INTERRUPTED: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+const OF_KIND: Record<RunKind, ExitCode> = {
+  ok: ExitCode.OK,
+  'not-finished': ExitCode.NOT_FINISHED,
+  'rows-failed': ExitCode.ROWS_FAILED,
+  unusable: ExitCode.UNUSABLE_INPUT,
+  refused: ExitCode.REFUSED,
+  halted: ExitCode.SERVICE_UNAVAILABLE,
+};
+
+/** The exit code of a run, from how it ended; a run stopped on request (Ctrl-C) exits 130 however it ended. */
+export const exitCodeOf = (r: { kind: RunKind; stopped?: boolean }): ExitCode => (r.stopped ? ExitCode.INTERRUPTED : OF_KIND[r.kind]);

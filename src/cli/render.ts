@@ -4,7 +4,7 @@
 import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
-import { plural, UsageError, type CliIO } from './command.ts';
+import { plural, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode } from './exit-codes.ts';
 import { environmentText } from './environment.ts';
@@ -17,7 +17,8 @@ import { swapText } from '../engine/swap.ts';
 import type { PipelineResult } from '../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
-import { BatchRefused, FailedAfterSending, type ResumeReport } from '../engine/session.ts';
+import { BatchRefused, BatchUnusable, FailedAfterSending } from '../engine/errors.ts';
+import type { ResumeReport } from '../engine/session.ts';
 import { barLine, preflightText, requestMeter, stoppingText, type BarValues } from './progress.ts';
 
 export function resumeText(r: ResumeReport): string {
@@ -327,11 +328,10 @@ export function handleEngineError(e: unknown, io: CliIO): ExitCode {
     io.stderr.write(`payout-batch: refused: ${e.message}\n`);
     return ExitCode.REFUSED;
   }
-  if (e instanceof InputError || e instanceof ResultsError) {
+  if (e instanceof InputError || e instanceof ResultsError || e instanceof BatchUnusable) {
     io.stderr.write(`payout-batch: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}\n`);
     return ExitCode.UNUSABLE_INPUT;
   }
-  if (e instanceof RangeError) throw new UsageError(e.message);
   throw e;
 }
 

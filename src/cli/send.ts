@@ -1,10 +1,11 @@
 // The one handler of the commands that send payouts, `run` and `retry`: flags -> the refusal off
 // a terminal -> connection and progress -> the engine -> plan, confirmation, summary and exit
 // code. The two commands differ only in which engine function they call with these options.
+import { EventEmitter } from 'node:events';
 import type { Argv } from 'yargs';
 import { abortOn, plural, printJson, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
-import { ExitCode } from './exit-codes.ts';
+import { ExitCode, exitCodeOf } from './exit-codes.ts';
 import {
   askYesNo,
   connectionOptions,
@@ -23,8 +24,7 @@ import {
   type ArgsOf,
 } from './options.ts';
 import { exitReasonText, handleEngineError, jsonSummary, planText, progressSink, resumeText, screenFor, summaryText } from './render.ts';
-import type { PipelineResult, RunOptions } from '../engine/pipeline.ts';
-import type { RetryOptions } from '../engine/retry.ts';
+import { execute, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from '../engine/pipeline.ts';
 import type { BatchPlan } from '../engine/plan.ts';
 import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/index.ts';
@@ -40,9 +40,6 @@ export function sendOptions<T>(y: Argv<T>) {
   return reportOption(sendingOptions(guardOptions(connectionOptions(y))));
 }
 export type SendArgs = ArgsOf<typeof sendOptions>;
-
-/** What both engine functions (engine/pipeline.ts runBatch, engine/retry.ts retryResults) are given: the options they share. */
-export type SendEngineOptions = Pick<RunOptions, keyof RunOptions & keyof RetryOptions>;
 
 export const NOT_A_TERMINAL =
   'not a terminal, so nobody can confirm: pass --yes (-y) for unattended runs (with --expect-rows / --expect-total as control totals)';
@@ -102,7 +99,7 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   args: SendArgs,
   io: CliIO,
   command: 'run' | 'retry',
-  send: (o: SendEngineOptions) => Promise<R>,
+  prepare: (o: SendOptions) => Promise<Prepared<R>>,
   /** Text after the summary (retry --resend-failed: what was paid again). */
   after?: (r: R) => string,
   /** The account's approval policy, as a guard of the plan (account-policy.ts policyGuard). */
@@ -112,13 +109,24 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   const out = (text: string) => {
     if (!quiet) io.stdout.write(text);
   };
-  const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
-  const maxTotals = moneyFlags(args['max-total'], '--max-total');
-  const maxRequests = maxRequestsOf(args);
-  const notes: string[] = [];
+  // (beside the plan: on stderr when the plan goes there, so nobody confirms a plan unseen)
+  const beside = (text: string) => (quiet && !args.yes ? io.stderr.write(text) : out(text));
+  const guards: GuardOptions = {
+    envFlag: args.env,
+    yes: args.yes,
+    interactive: isInteractive(io),
+    allowPartial: args['allow-partial'],
+    enablePairs: args['enable-pairs'],
+    expectRows: args['expect-rows'],
+    expectTotals: moneyFlags(args['expect-total'], '--expect-total'),
+    maxTotals: moneyFlags(args['max-total'], '--max-total'),
+    strictTotals: args['strict-totals'],
+    maxRequests: maxRequestsOf(args),
+    policy,
+  };
   // Nobody can answer the question: refused before the connection, so not one request of the
   // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
-  if (!args.yes && !isInteractive(io)) return refused(io, args.json, NOT_A_TERMINAL);
+  if (!args.yes && !guards.interactive) return refused(io, args.json, NOT_A_TERMINAL);
   const logger = makeLogger(args, io, command);
   const label = { batch: '' };
   const progress = progressSink(io, logger, () => label.batch, quiet);
@@ -129,50 +137,28 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
   const stop = abortOn(io.stopSignal);
   let running = true;
   stop.addEventListener('abort', () => running && progress.stopping(), { once: true });
+  const events: EngineEvents = new EventEmitter();
+  events.on('event', (e) => progress.onEvent(e));
   try {
-    const r = await send({
-      conn,
-      stateDir,
-      envFlag: args.env,
-      yes: args.yes,
-      interactive: isInteractive(io),
-      allowPartial: args['allow-partial'],
-      enablePairs: args['enable-pairs'],
-      expectRows: args['expect-rows'],
-      expectTotals,
-      maxTotals,
-      strictTotals: args['strict-totals'],
-      onNote: (note) => {
-        notes.push(note);
-        // (beside the plan: on stderr when the plan went there)
-        if (quiet && !args.yes) io.stderr.write(`Control totals: ${note}.\n`);
-        else out(`Control totals: ${note}.\n`);
-      },
-      maxRequests,
-      policy,
-      mergeDocuments: args['merge-documents'],
-      concurrency: args.concurrency ?? inFlightFor(args.rate),
-      stop,
-      onResume: (report) => out(resumeText(report)),
-      onPlan: (plan) => {
-        progress.start(plan.toSend.length); // (first: it clears the preflight's line)
-        label.batch = plan.batchId.slice(0, 16);
-        // Nobody confirms a plan unseen: under --quiet or --json it goes beside the question, on stderr.
-        // On a terminal it is fitted to the screen, so the totals and the question are seen together.
-        const screen = args.yes
-          ? undefined
-          : screenFor(quiet ? io.stderr : io.stdout, io.env, confirmQuestion(plan, environment), WHOLE_PLAN[command]);
-        const text = planText(plan, environment, conn.environment.baseUrl, screen);
-        if (quiet && !args.yes) io.stderr.write(text);
-        else out(text);
-        logger.info(
-          { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
-          'plan',
-        );
-      },
-      confirm: (plan) => askYesNo(io, confirmQuestion(plan, environment)),
-      onEvent: (e) => progress.onEvent(e),
-    });
+    const settings = { mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop, events };
+    const prepared = await prepare({ conn, stateDir, guards, settings });
+    const { plan } = prepared;
+    progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
+    out(resumeText(prepared.resume));
+    const question = plan && confirmQuestion(plan, environment);
+    if (plan) {
+      label.batch = plan.batchId.slice(0, 16);
+      // On a terminal the plan is fitted to the screen, so the totals and the question are seen together.
+      const screen = args.yes ? undefined : screenFor(quiet ? io.stderr : io.stdout, io.env, question!, WHOLE_PLAN[command]);
+      beside(planText(plan, environment, conn.environment.baseUrl, screen));
+      logger.info(
+        { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
+        'plan',
+      );
+    }
+    for (const note of prepared.notes) beside(`Control totals: ${note}.\n`);
+    const confirmed = prepared.confirm && !stop.aborted && (await askYesNo(io, question!).catch(() => false));
+    const r = await execute(prepared, { confirmed });
     running = false;
     progress.stop();
     // A run that sent nothing wrote nothing (no results file, no report): its summary would only list NOT_SENT rows.
@@ -184,7 +170,8 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
         ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps }))
         : undefined;
     if (report) out(`Report: ${report}\n`);
-    const exitCode = r.stopped ? ExitCode.INTERRUPTED : r.exitCode;
+    const exitCode = exitCodeOf(r);
+    const notes = prepared.notes;
     if (args.json)
       printJson(io, { ...jsonSummary({ ...r, exitCode, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
     else if (exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));

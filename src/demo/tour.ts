@@ -12,10 +12,9 @@ import { startSandbox } from '../sandbox/index.ts';
 import type { ClientEvent } from '../client/http.ts';
 import type { PayoutClient } from '../client/client.ts';
 import { Dec, formatAmount, fromApi } from '../money.ts';
-import type { EngineEvent } from '../engine/execute.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import type { BatchPlan } from '../engine/plan.ts';
-import { runBatch, type RunResult } from '../engine/pipeline.ts';
+import { execute, prepareRun, runBatch, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
 import { reconcile } from '../ops/reconcile.ts';
 import { writePlanReport, writeResultsReport } from '../report/index.ts';
 
@@ -25,7 +24,7 @@ const SAMPLES_DIR = join(packageRoot(), 'samples');
 export interface DemoHooks {
   say?: (line: string) => void;
   onPlan?: (plan: BatchPlan, environment: string) => void;
-  onEvent?: (e: EngineEvent) => void;
+  events?: EngineEvents;
   onClientEvent?: (e: ClientEvent) => void;
 }
 
@@ -41,9 +40,9 @@ export interface DemoOutcome {
   batchFile: string;
   resultsPath: string;
   journalPath: string;
-  first: Pick<RunResult, 'exitCode' | 'summary'>;
+  first: Pick<RunResult, 'kind' | 'summary'>;
   /** The same batch started again: what it found, and how many initiates it sent (0). */
-  replay: { exitCode: number; alreadyCreated: number; initiatesSent: number };
+  replay: { kind: RunKind; alreadyCreated: number; initiatesSent: number };
   /** Payouts at the sandbox after both runs. */
   payoutsAtSandbox: number;
   /** Per currency: opening balance - closing balance equals the results' totalDeductible. */
@@ -82,31 +81,17 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
     const opening = await balancesOf(conn.client);
     say('Confirmation skipped: the demo runs as with --yes (a person at a terminal is asked once, with the totals).\n');
 
-    const common = {
-      conn,
-      file: batchFile,
-      yes: true,
-      interactive: false,
-      allowPartial: false,
-      enablePairs: false,
-      expectTotals: [],
-      maxTotals: [],
-      mergeDocuments: false,
-    };
-    let planShown: BatchPlan | undefined;
-    const first = await runBatch({
-      ...common,
-      onPlan: (plan) => {
-        planShown = plan;
-        hooks.onPlan?.(plan, environment);
-      },
-      onEvent: hooks.onEvent,
-    });
+    const guards = { yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [] };
+    const common = { conn, file: batchFile, guards };
+    const prepared = await prepareRun({ ...common, settings: { mergeDocuments: false, events: hooks.events } });
+    const planShown = prepared.plan;
+    if (planShown) hooks.onPlan?.(planShown, environment);
+    const first = await execute(prepared);
 
     const initiates = () => sandbox.requestLog().filter((r) => r.route === 'initiate').length;
     const before = initiates();
     say('\nThe same command again, as after a crash or a second click:');
-    const again = await runBatch({ ...common, crashWaitMs: 0 });
+    const again = await runBatch({ ...common, settings: { mergeDocuments: false, crashWaitMs: 0 } });
     const initiatesSent = initiates() - before;
     say(
       `  found ${again.report.created} payouts already created and sent ${initiatesSent} initiate request${initiatesSent === 1 ? '' : 's'}: nothing was paid twice.`,
@@ -128,8 +113,8 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       batchFile,
       resultsPath: first.resultsPath,
       journalPath: first.journalPath,
-      first: { exitCode: first.exitCode, summary: first.summary },
-      replay: { exitCode: again.exitCode, alreadyCreated: again.report.created, initiatesSent },
+      first: { kind: first.kind, summary: first.summary },
+      replay: { kind: again.kind, alreadyCreated: again.report.created, initiatesSent },
       payoutsAtSandbox: listed.meta?.total ?? listed.data.length,
       balancesMatch,
       balances,

@@ -2,6 +2,7 @@
 // command line, a terminal to confirm on or --yes, control totals that must match, a shortfall
 // or a disabled corridor that stops the batch unless --allow-partial.
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
+import { BatchUnusable } from './errors.ts';
 import { requestLimitReason, type BatchPlan } from './plan.ts';
 import unhomoglyph from 'unhomoglyph';
 
@@ -13,7 +14,7 @@ export interface MoneyFlag {
 /** CUR:AMOUNT (e.g. USD:12500.00). */
 export function parseMoneyFlag(text: string, flag: string): MoneyFlag {
   const m = /^\s*([A-Za-z]{3})\s*[:=]\s*([0-9]+(?:\.[0-9]+)?)\s*$/.exec(text);
-  if (!m) throw new RangeError(`${flag} ${text}: write CUR:AMOUNT, e.g. USD:12500.00`);
+  if (!m) throw new BatchUnusable('MONEY_FLAG', `${flag} ${text}: write CUR:AMOUNT, e.g. USD:12500.00`);
   return { currency: m[1]!.toUpperCase(), amount: new Dec(m[2]!) };
 }
 
@@ -31,8 +32,6 @@ export interface GuardOptions {
   maxTotals: MoneyFlag[];
   /** --strict-totals: --expect-total must name every currency the batch pays (controlTotalReasons). */
   strictTotals?: boolean;
-  /** Told each control-total note (controlTotalNotes) of a batch that passed the guards. */
-  onNote?: (note: string) => void;
   /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
   maxRequests?: number;
   /** --fund-by-swap: a shortfall the plan's swap covers is covered (the swap is sent before the rows, swap-send.ts). */

@@ -4,6 +4,7 @@
 // attempt only, so the service recognises a payout it already created however the row came back.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { BatchUnusable } from './errors.ts';
 
 /**
  * What a --batch-id is hashed after, to make its batch id: sha256Hex(BATCH_LABEL_TAG + label). Its
@@ -45,7 +46,10 @@ export const BATCH_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 export function batchIdentity(contentSha256: string, batchIdFlag?: string): BatchIdentity {
   if (batchIdFlag === undefined) return { batchId: contentSha256, source: 'content', fileSha256: contentSha256 };
   if (!BATCH_ID_PATTERN.test(batchIdFlag)) {
-    throw new RangeError('--batch-id must be 1 to 100 letters, digits, dot, colon, dash or underscore, starting with a letter or digit');
+    throw new BatchUnusable(
+      'BATCH_ID',
+      '--batch-id must be 1 to 100 letters, digits, dot, colon, dash or underscore, starting with a letter or digit',
+    );
   }
   return { batchId: sha256Hex(BATCH_LABEL_TAG + batchIdFlag), source: 'flag', label: batchIdFlag, fileSha256: contentSha256 };
 }

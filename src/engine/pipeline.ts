@@ -1,9 +1,11 @@
-// The stages of `run`, `retry` and `plan`: prepare (prepare.ts; runBatch below, retry.ts,
-// plan-command.ts: the batch, its journal, the reservation) -> plan (planStage: the preflight's requests, then the plan) ->
-// execute (the guards, then every row to send) -> finish (the results file, the summary, the exit
-// code). A row's outcome is a pure function of its journal state and what this run did
-// (rowOutcome): the journal's fold is the state. Returns values and emits events; never prints,
-// never exits.
+// The stages of `run`, `retry` and `plan`: prepare (prepare.ts; prepareRun below, retry.ts,
+// plan-command.ts: the batch, its journal, the reservation) -> plan (planStage: the preflight's
+// requests, then the plan, then the guards) -> execute (every row to send) -> finish (the results
+// file, the summary, how the run ended). `prepareRun` returns the plan as a value (the CLI prints,
+// confirms or refuses it); `execute(prepared)` returns the result; progress is the `events`
+// emitter's stream. A row's outcome is a pure function of its journal state and what this run did
+// (rowOutcome). Never prints, never exits: the CLI maps a result's `kind` to an exit code.
+import type { EventEmitter } from 'node:events';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -19,6 +21,7 @@ import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type FinishItem, typ
 import { snapshotOfError } from './send.ts';
 import { sentByOtherBatches } from '../ledger/ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
+import { readAmount } from './money-totals.ts';
 import {
   ENGINE_STATUSES,
   isCreatedStatus,
@@ -44,55 +47,69 @@ import {
   type LoadedBatch,
   type LoadOptions,
 } from './prepare.ts';
-import {
-  FailedAfterSending,
-  catchUpStatuses,
-  journalReader,
-  openSession,
-  readAgain,
-  record,
-  type BatchSession,
-  type ResumeReport,
-} from './session.ts';
+import { BatchUnusable, FailedAfterSending } from './errors.ts';
+import { catchUpStatuses, journalReader, openSession, readAgain, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
 
-export interface PipelineOptions extends GuardOptions {
-  conn: Connection;
+/** The progress of a run, as a stream: each EngineEvent is emitted as `event`. */
+export type EngineEvents = EventEmitter<{ event: [EngineEvent] }>;
+
+/** How a run goes, apart from what it may send (the guards): documents, parallel rows, the stop, progress, timings. */
+export interface RunSettings {
   mergeDocuments: boolean;
   concurrency?: number;
+  /** Aborted (Ctrl-C, SIGTERM): no new payout starts. */
+  stop?: AbortSignal;
+  events?: EngineEvents;
+  /** Wait before the first request when the last run was killed (default 1100 ms). */
+  crashWaitMs?: number;
+  checkpointMs?: number;
+  settleDelayMs?: number;
+  /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
+  swapRateTolerance?: DecT;
+}
+
+/** What `run` and `retry` share: the connection, the guards, how the run goes, and the ledger's state folder. */
+export interface SendOptions {
+  conn: Connection;
+  guards: GuardOptions;
+  settings: RunSettings;
+  /** The state folder whose ledger of the account holds the journals (ledger.ts; default the per-user one). */
+  stateDir?: string;
+}
+
+/** The pipeline's own options, set by `run` (prepareRun) and `retry` (retry.ts): which rows, and where the results go. */
+export interface PipelineOptions extends SendOptions {
+  mode: 'run' | 'retry';
   results: { path: string; format: ResultsFormat; delimiter?: string };
   /** Rows to consider (retry, or a plan file): default every row. */
   only?: Set<number>;
   /** Result values kept as they are (retry: the created rows of the results file). */
   keep?: Map<number, ResultValues>;
   quotedFees?: Map<number, DecT>;
-  mode: 'run' | 'retry';
-  /** Asked on a terminal when no --yes; false declines (exit 3). */
-  confirm?: (plan: BatchPlan) => Promise<boolean>;
-  onPlan?: (plan: BatchPlan) => void;
-  /** What the journal showed of earlier runs, before the first request. */
-  onResume?: (report: ResumeReport) => void;
-  onEvent?: (e: EngineEvent) => void;
-  stop?: AbortSignal;
-  /** Wait before the first request when the last run was killed (default 1100 ms). */
-  crashWaitMs?: number;
-  checkpointMs?: number;
-  settleDelayMs?: number;
   /** retry --resend-failed: references whose payout failed after creation and was refunded, sent again under attempt + 1. */
   resend?: Set<string>;
   /** References other batches of the account sent (ledger.ts sentByOtherBatches): reported as such, never sent. */
   sentElsewhere?: PlanOptions['sentElsewhere'];
   /** The swaps a plan file holds (`run --plan`): approved, so they are the ones sent, whatever the flags. */
   approvedSwaps?: SwapProposal[];
-  /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
-  swapRateTolerance?: DecT;
 }
 
+/**
+ * How a command's work ended, for the CLI's exit code (cli/exit-codes.ts), least urgent first: all
+ * done (`ok`), payouts still in progress (`not-finished`: `status`), some rows need someone
+ * (`rows-failed`), the input was not usable (`unusable`: a watched file; the engine throws
+ * InputError), nothing was sent (`refused`), or it stopped part way or could not reach the service
+ * (`halted`; resume is safe).
+ */
+export const RUN_KINDS = ['ok', 'not-finished', 'rows-failed', 'unusable', 'refused', 'halted'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+
 export interface PipelineResult {
-  exitCode: 0 | 1 | 3 | 4;
+  kind: RunKind;
   report: ResumeReport;
   plan?: BatchPlan;
-  /** Why nothing was sent (exit 3), or why the run stopped (exit 4). */
+  /** Why nothing was sent (refused), or why the run stopped (halted). */
   refused?: string[];
   halted?: string;
   /** Stopped on request (Ctrl-C): before sending (with `refused`), or while sending. */
@@ -108,6 +125,28 @@ export interface PipelineResult {
   resultsWritten: boolean;
   outcomes: Map<number, RowOutcome>;
 }
+
+/**
+ * A batch prepared to be sent, for the caller to print, confirm or refuse: what the journal showed
+ * of earlier runs, the plan (none when the preflight failed: `halted`), why the guards refuse it,
+ * their control-total notes, and whether a person must confirm. Nothing is sent until
+ * `execute(prepared)`, which must follow: it closes the journal and releases the reservation.
+ */
+export interface Prepared<R> {
+  resume: ResumeReport;
+  plan?: BatchPlan;
+  halted?: string;
+  refused?: string[];
+  notes: string[];
+  confirm: boolean;
+  readonly go: (answer: Answer) => Promise<R>;
+}
+
+/** The caller's answer: confirmed on the terminal (needed when `confirm`), or refused for a reason of its own. */
+type Answer = { confirmed?: boolean; refused?: string };
+
+/** Sends what `prepared` planned (nothing when it was refused, declined or stopped) and finishes: the result. */
+export const execute = <R>(prepared: Prepared<R>, answer: Answer = {}): Promise<R> => prepared.go(answer);
 
 /** The rows a run reports: those to consider (default every row) and those whose results are kept as they are (retry). */
 interface Scope {
@@ -132,36 +171,81 @@ interface Run {
   o: PipelineOptions;
 }
 
-/** Plan, execute and finish a prepared batch; the journal is closed however it ends (finish closes it when it ends well). */
-export async function runPipeline(batch: LoadedBatch, session: BatchSession, o: PipelineOptions): Promise<PipelineResult> {
+const emitter = (o: Pick<PipelineOptions, 'settings'>) => o.settings.events && ((e: EngineEvent) => o.settings.events!.emit('event', e));
+
+/**
+ * Plans a batch loaded with its journal and judges the plan by the guards. Executed, it sends and
+ * finishes, then `end.complete` makes the command's result; the journal is closed and `end.release`
+ * called however it ends.
+ */
+export async function preparePipeline<R>(
+  batch: LoadedBatch,
+  session: BatchSession,
+  o: PipelineOptions,
+  end: { complete: (r: PipelineResult) => Promise<R>; release: () => Promise<void> },
+): Promise<Prepared<R>> {
   const run: Run = { batch, session, o };
   const scope: Scope = { only: o.only, keep: o.keep };
-  try {
-    record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
-    if (session.report.resumed) o.onResume?.(session.report);
-    await waitAfterEarlierRun(session, o.crashWaitMs ?? 1100);
-    let planned: Awaited<ReturnType<typeof planStage>>;
-    try {
-      planned = await planStage(o.conn, batch, session.folded, session.header.env, o);
-    } catch (e) {
-      if (e instanceof PayoutApiError)
-        return await finish(run, scope, { executed: new Map() }, 4, { halted: `preflight: ${snapshotOfError(e).message}` }, false);
-      throw e;
-    }
-    const { plan } = planned;
-    o.onPlan?.(plan);
-    const fees = new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]);
-    const refused = await approve(run, plan, fees);
-    // Nothing sent: no results file is written (an earlier run's stays as it is).
-    const stopped = !!o.stop?.aborted;
-    if (refused) return await finish(run, scope, { plan, executed: new Map(), stopped }, 3, { refused, stopped }, false);
-    return await execute(run, plan, fees);
-  } finally {
+  const stop = o.settings.stop;
+  const close = async () => {
     try {
       session.writer.close();
     } catch {
       // (a failed fsync here: the error the run ended with, if any, is the one to report)
     }
+    await end.release().catch(() => undefined);
+  };
+  let done = false;
+  const once = (finishing: (answer: Answer) => Promise<PipelineResult>) => (answer: Answer) => {
+    if (done) return Promise.reject(new Error('a prepared batch is executed once'));
+    done = true;
+    return finishing(answer)
+      .then((r) => end.complete(r))
+      .finally(close);
+  };
+  const resume = session.report;
+  try {
+    record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
+    await waitAfterEarlierRun(session, o.settings.crashWaitMs ?? 1100);
+    let planned: Awaited<ReturnType<typeof planStage>>;
+    try {
+      planned = await planStage(o.conn, batch, session.folded, session.header.env, {
+        ...o,
+        ...o.guards,
+        mergeDocuments: o.settings.mergeDocuments,
+        onEvent: emitter(o),
+      });
+    } catch (e) {
+      if (!(e instanceof PayoutApiError)) throw e;
+      const halted = `preflight: ${snapshotOfError(e).message}`;
+      const go = once(() => finish(run, scope, { executed: new Map() }, 'halted', { halted }, false));
+      return { resume, halted, notes: [], confirm: false, go };
+    }
+    const { plan } = planned;
+    const fees = new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]);
+    const payable = payableTotals(batch, plan, feeForTotals(session.folded, fees));
+    const decision = decideApproval({ ...o.guards, plan, payable, env: session.header.env });
+    const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
+    const go = once(async (answer) => {
+      // Nothing sent: no results file is written (an earlier run's stays as it is).
+      const refused = !decision.ok
+        ? decision.reasons
+        : stop?.aborted
+          ? ['stopped on request (Ctrl-C) before the first payout: nothing was sent']
+          : answer.refused !== undefined
+            ? [answer.refused]
+            : confirm && !answer.confirmed
+              ? ['declined at the confirmation: nothing was sent']
+              : undefined;
+      const stopped = !!stop?.aborted;
+      if (refused) return finish(run, scope, { plan, executed: new Map(), stopped }, 'refused', { refused, stopped }, false);
+      return send(run, plan, fees);
+    });
+    if (!decision.ok) return { resume, plan, refused: decision.reasons, notes: [], confirm: false, go };
+    return { resume, plan, notes: controlTotalNotes({ ...o.guards, payable }), confirm, go };
+  } catch (e) {
+    await close();
+    throw e;
   }
 }
 
@@ -211,26 +295,12 @@ export async function planStage(
   return planned();
 }
 
-/**
- * The guards between the plan and the first payout (approval.ts), then the confirmation on a
- * terminal. Returns why nothing may be sent, or undefined when the rows may go.
- */
-async function approve({ batch, session, o }: Run, plan: BatchPlan, estimatedFees: Map<number, DecT>): Promise<string[] | undefined> {
-  const payable = payableTotals(batch, plan, feeForTotals(session.folded, estimatedFees));
-  const decision = decideApproval({ ...o, plan, payable, env: session.header.env });
-  if (!decision.ok) return decision.reasons;
-  for (const note of controlTotalNotes({ ...o, payable })) o.onNote?.(note);
-  const stoppedBefore = () => (o.stop?.aborted ? ['stopped on request (Ctrl-C) before the first payout: nothing was sent'] : undefined);
-  if (stoppedBefore()) return stoppedBefore();
-  if (decision.confirm && plan.toSend.length > 0 && !(o.confirm && (await o.confirm(plan))))
-    return ['declined at the confirmation: nothing was sent'];
-  return stoppedBefore();
-}
-
 /** Sends the plan's rows (execute.ts) and attaches the documents created rows still lack, then finishes. */
-async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, DecT>): Promise<PipelineResult> {
+async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, DecT>): Promise<PipelineResult> {
   let plan = approved;
   const { batch, session, o } = run;
+  const { settings } = o;
+  const onEvent = emitter(o);
   const { client } = o.conn;
   const { folded } = session;
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
@@ -242,18 +312,10 @@ async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, 
     // their source wallet; a currency whose swap stopped keeps its rows NOT_SENT, the other
     // currencies go at once (spec §4.7).
     // (without --fund-by-swap or a plan file's swap, not even the journal's swap lines are read)
-    const swaps = swapsToSend(plan);
+    const swaps = plan.fundedBySwaps ? plan.swaps : [];
+    const need = needOf(plan, byNumber, folded, fees);
     const funding = plan.fundedBySwaps
-      ? fundBySwaps(
-          {
-            client,
-            session,
-            need: needOf(plan, byNumber, folded, fees),
-            rateTolerance: o.swapRateTolerance ?? new Dec('0.01'),
-            stop: o.stop,
-          },
-          swaps,
-        )
+      ? fundBySwaps({ client, session, need, rateTolerance: settings.swapRateTolerance ?? new Dec('0.01'), stop: settings.stop }, swaps)
       : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
@@ -263,21 +325,19 @@ async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, 
       return f && !f.funded ? f.error : undefined;
     };
     const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
-    const writeAll = async () => {
-      await writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) });
-    };
+    const writeAll = () => writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) }).then(() => {});
     const res = await executeRows(items, {
       client,
       session,
       mode: o.mode,
-      mergeDocuments: o.mergeDocuments,
+      mergeDocuments: settings.mergeDocuments,
       documents: batch.documents,
-      concurrency: o.concurrency,
-      onEvent: o.onEvent,
-      stop: o.stop,
+      concurrency: settings.concurrency,
+      onEvent,
+      stop: settings.stop,
       checkpoint: writeAll,
-      checkpointMs: o.checkpointMs,
-      settleDelayMs: o.settleDelayMs,
+      checkpointMs: settings.checkpointMs,
+      settleDelayMs: settings.settleDelayMs,
       finish: finishing,
       resend: o.resend,
       fees,
@@ -286,37 +346,21 @@ async function execute(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, 
     const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
     plan = withoutStoppedCurrencies(plan, stopped, byNumber);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
-    if (res.halted) return await finish(run, scope, view, 4, { halted: res.halted, stopped: res.stopped }, true);
-    const halted = stopped.find((f) => f.halt);
-    if (halted) return await finish(run, scope, view, 4, { halted: halted.error.message, stopped: res.stopped }, true);
+    const halted = res.halted ?? stopped.find((f) => f.halt)?.error.message;
+    if (halted) return await finish(run, scope, view, 'halted', { halted, stopped: res.stopped }, true);
     // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
     const sentAny = [...res.outcomes.values()].some((r) => isCreatedStatus(r.status));
-    if (stopped.length)
-      return await finish(
-        run,
-        scope,
-        view,
-        3,
-        {
-          ...(sentAny ? { halted: stopped.map((f) => f.error.message).join('; ') } : { refused: stopped.map((f) => f.error.message) }),
-          stopped: res.stopped,
-        },
-        true,
-      );
-    return await finish(run, scope, view, 0, { stopped: res.stopped }, true);
+    const why = stopped.map((f) => f.error.message);
+    const extra = stopped.length ? (sentAny ? { halted: why.join('; ') } : { refused: why }) : {};
+    return await finish(run, scope, view, stopped.length ? 'refused' : 'ok', { ...extra, stopped: res.stopped }, true);
   } catch (e) {
     try {
-      record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: 4 }, { sync: true });
+      record(session, { t: 'run-end', at: new Date().toISOString(), kind: 'halted' }, { sync: true });
     } catch {
       // the journal itself may be what failed (or finish closed it): without run-end the next run treats this one as killed
     }
     throw new FailedAfterSending(session.journalPath, e);
   }
-}
-
-/** The swaps this run sends: the plan's when they fund the batch (--fund-by-swap, or a plan file's for the currencies short now). */
-function swapsToSend(plan: BatchPlan): SwapProposal[] {
-  return plan.fundedBySwaps ? plan.swaps : [];
 }
 
 /**
@@ -385,7 +429,7 @@ async function finish(
   run: Run,
   scope: Scope,
   view: RunView,
-  exitCode: PipelineResult['exitCode'],
+  kind: RunKind,
   extra: Partial<PipelineResult>,
   write: boolean,
 ): Promise<PipelineResult> {
@@ -400,11 +444,11 @@ async function finish(
     else if (!scope.only || scope.only.has(r.rowNumber)) outcomes.set(r.rowNumber, now[i]!);
   });
   const summary = { ...summarise([...outcomes.values()]), ...(swaps.length ? { swaps } : {}) };
-  const code = exitCodeOf(exitCode, summary);
-  record(session, { t: 'run-end', at: new Date().toISOString(), exitCode: code }, { sync: true });
+  const ended = kindOf(kind, summary);
+  record(session, { t: 'run-end', at: new Date().toISOString(), kind: ended }, { sync: true });
   session.writer.close();
   return {
-    exitCode: code,
+    kind: ended,
     report: session.report,
     plan: view.plan,
     summary,
@@ -415,10 +459,10 @@ async function finish(
   };
 }
 
-/** A run that went through still exits 1 when a row needs someone: not created, failed after creation, or waiting for information. */
-export function exitCodeOf(exitCode: PipelineResult['exitCode'], summary: RunSummary): PipelineResult['exitCode'] {
-  if (exitCode !== 0) return exitCode;
-  return summary.notCreated > 0 || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0 ? 1 : 0;
+/** A run that went through still has rows failed when one needs someone: not created, failed after creation, or waiting for information. */
+export function kindOf(kind: RunKind, summary: RunSummary): RunKind {
+  if (kind !== 'ok') return kind;
+  return summary.notCreated > 0 || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0 ? 'rows-failed' : 'ok';
 }
 
 /**
@@ -492,11 +536,18 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
   return outcomeFromState(s, fallback);
 }
 
-/** A kept row of a retried results file, as an outcome for the summary. */
-function keptOutcome(v: ResultValues, currency: string): RowOutcome {
+/**
+ * A kept row of a retried results file (a created row its journal does not know), as an outcome
+ * for the summary: its amounts read exactly from its cells (money-totals.ts readAmount), an amount
+ * that cannot be read left out, never a guess.
+ */
+export function keptOutcome(v: ResultValues, currency: string): RowOutcome {
   const status = v.status ?? ENGINE_STATUSES.NOT_SENT;
-  if (!isCreatedStatus(status) || !v.totalDeductible || !v.payoutId) return { status, documents: [] };
-  const fee = v.fee ?? '0';
+  const total = readAmount(v.totalDeductible);
+  if (!isCreatedStatus(status) || !total || !v.payoutId) return { status, documents: [] };
+  const fee = readAmount(v.fee) ?? new Dec(0);
+  const destination = readAmount(v.destinationAmount);
+  const rate = readAmount(v.appliedRate);
   return {
     status,
     documents: [],
@@ -504,12 +555,12 @@ function keptOutcome(v: ResultValues, currency: string): RowOutcome {
       id: v.payoutId,
       payoutRef: v.payoutRef ?? '',
       status,
-      sourceAmount: Number(new Dec(v.totalDeductible).minus(new Dec(fee)).toFixed()),
+      sourceAmount: total.minus(fee).toFixed(),
       sourceCurrency: currency,
-      destinationAmount: Number(v.destinationAmount ?? 0),
+      ...(destination ? { destinationAmount: destination.toFixed() } : {}),
       destinationCurrency: '',
-      transactionFees: Number(fee),
-      exchangeRate: Number(v.appliedRate ?? 0),
+      transactionFees: fee.toFixed(),
+      ...(rate ? { exchangeRate: rate.toFixed() } : {}),
       updatedAt: v.updatedAt ?? '',
       documents: 0,
       ...(v.refunded !== undefined ? { refunded: v.refunded } : {}),
@@ -518,16 +569,10 @@ function keptOutcome(v: ResultValues, currency: string): RowOutcome {
 }
 
 // ---- `run`: load the batch, open (or resume) its journal, refuse a batch seen under another name
-// (I4), then the pipeline. The CLI supplies the connection, the confirmation and the event sinks.
+// (I4), then the pipeline. The CLI supplies the connection, the guards and how the run goes.
 
-export interface RunOptions extends LoadOptions, Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
+export interface RunOptions extends SendOptions, Omit<LoadOptions, 'stop'> {
   file?: string;
-  conn: Connection;
-  /**
-   * The state folder whose ledger of the account holds the journals (ledger.ts; default the
-   * per-user one, quota.ts defaultStateDir).
-   */
-  stateDir?: string;
   resultsPath?: string;
   /** A plan written by `payout-batch plan --out`: run exactly it. */
   planFile?: string;
@@ -540,50 +585,17 @@ export interface RunResult extends PipelineResult {
   executedPlan?: PlanFile;
 }
 
-/** prepare (the plan file, the batch, its journal, the reservation) -> the pipeline. */
-export async function runBatch(o: RunOptions): Promise<RunResult> {
-  const { batch, session, reservation, planned, results, only, ledger } = await prepareRun(o);
-  let quotedFees: Map<number, DecT> | undefined;
-  let sentElsewhere: PipelineOptions['sentElsewhere'];
-  try {
-    if (planned) quotedFees = recordPlannedQuotes(session, planned);
-    // The rows this run may send were checked under the lock when reserved; a plan's other rows
-    // say why they are left out (the plan leaves out those another batch sent).
-    if (planned) sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
-  } catch (e) {
-    session.writer.close(); // (from runPipeline on, the journal is closed however the run ends)
-    await reservation.release().catch(() => undefined);
-    throw e;
-  }
-  try {
-    const result = await runPipeline(batch, session, {
-      ...o,
-      results: { ...results, delimiter: batch.delimiter },
-      only,
-      quotedFees,
-      mode: 'run',
-      sentElsewhere,
-      // (a plan file's swaps are the approved ones: none, when it holds none)
-      ...(planned ? { approvedSwaps: planned.swaps ?? [] } : {}),
-    });
-    // (every line of the run recorded in the ledger, or the run is not done)
-    await reservation.release().catch((e: unknown) => {
-      throw new FailedAfterSending(session.journalPath, e);
-    });
-    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
-  } finally {
-    await reservation.release().catch(() => undefined);
-  }
-}
+/** `run` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
+export const runBatch = async (o: RunOptions): Promise<RunResult> => execute(await prepareRun(o));
 
 /**
- * The plan file (checked against the batch file and the service), the batch loaded with its
- * journal, and the session opened under this run's reservation.
+ * Prepare `run`: the plan file (checked against the batch file and the service), the batch loaded
+ * with its journal, the session opened under this run's reservation, then the plan and its guards.
  */
-async function prepareRun(o: RunOptions) {
+export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const planned = o.planFile ? await readPlanFile(o.planFile) : undefined;
   const file = o.file ?? planned?.file;
-  if (!file) throw new RangeError('name the batch file (or --plan PLAN)');
+  if (!file) throw new BatchUnusable('NO_BATCH_FILE', 'name the batch file (or --plan PLAN)');
   const env = o.conn.environment.name;
   if (planned) await verifyPlan(planned, file, env, o.conn.environment.baseUrl, o.sheet);
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
@@ -591,7 +603,13 @@ async function prepareRun(o: RunOptions) {
   const batchId = planned ? planned.batchLabel : o.batchId;
   const batch = await loadBatch(
     file,
-    { encoding: o.encoding, sheet: planned ? planned.sheet : o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId, stop: o.stop },
+    {
+      encoding: o.encoding,
+      sheet: planned ? planned.sheet : o.sheet,
+      allowDuplicateRows: o.allowDuplicateRows,
+      batchId,
+      stop: o.settings.stop,
+    },
     journal.lookup,
   );
   if (planned) verifyPlannedRows(planned, batch, journal.read()?.scan.folded);
@@ -619,7 +637,36 @@ async function prepareRun(o: RunOptions) {
       });
     },
   );
-  return { batch, session, reservation, planned, results, only, ledger };
+  let quotedFees: Map<number, DecT> | undefined;
+  let sentElsewhere: PipelineOptions['sentElsewhere'];
+  try {
+    if (planned) quotedFees = recordPlannedQuotes(session, planned);
+    // The rows this run may send were checked under the lock when reserved; a plan's other rows
+    // say why they are left out (the plan leaves out those another batch sent).
+    if (planned) sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
+  } catch (e) {
+    session.writer.close(); // (from preparePipeline on, the journal is closed however the run ends)
+    await reservation.release().catch(() => undefined);
+    throw e;
+  }
+  const complete = async (result: PipelineResult): Promise<RunResult> => {
+    // (every line of the run recorded in the ledger, or the run is not done)
+    await reservation.release().catch((e: unknown) => {
+      throw new FailedAfterSending(session.journalPath, e);
+    });
+    return { ...result, batchId: batch.identity.batchId, journalPath: session.journalPath, executedPlan: planned };
+  };
+  const pipeline: PipelineOptions = {
+    ...o,
+    results: { ...results, delimiter: batch.delimiter },
+    only,
+    quotedFees,
+    mode: 'run',
+    sentElsewhere,
+    // (a plan file's swaps are the approved ones: none, when it holds none)
+    ...(planned ? { approvedSwaps: planned.swaps ?? [] } : {}),
+  };
+  return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
 }
 
 /** The plan file's quotes, journalled for the rows the journal has none for; returns the quoted fees (row number → fee). */

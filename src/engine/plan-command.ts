@@ -12,6 +12,7 @@ import type { QuoteAnswer } from '../client/answers.ts';
 import { emptyFold } from '../journal/rows.ts';
 import { formatAmount, fromApi, roundTo, toApi, type Dec as DecT } from '../money.ts';
 import { nameProblem, swapReasons, type GuardOptions } from './approval.ts';
+import { BatchUnusable } from './errors.ts';
 import { initiateBody } from './execute.ts';
 import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { sentByOtherBatches } from '../ledger/ledger.ts';
@@ -36,7 +37,7 @@ export interface PlanCommandOptions
   out?: string;
   /** The plan's swaps fund the batch (default: `plan` proposes them so); `run --dry-run` says whether its run would (--fund-by-swap). */
   fundBySwap?: boolean;
-  /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. A look-alike name is refused (RangeError). */
+  /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. A look-alike name is refused (BatchUnusable). */
   preparedBy?: string;
 }
 
@@ -64,7 +65,8 @@ export interface PlanCommandResult {
 export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResult> {
   const preparedBy = o.out ? o.preparedBy?.trim() || osUserName() : undefined;
   const bad = preparedBy !== undefined ? nameProblem(preparedBy) : undefined;
-  if (bad) throw new RangeError(`--prepared-by ${JSON.stringify(preparedBy)}: ${bad}; write the maker's name in one script`);
+  if (bad)
+    throw new BatchUnusable('PREPARED_BY', `--prepared-by ${JSON.stringify(preparedBy)}: ${bad}; write the maker's name in one script`);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
   // As `run` does: the journal read once the identity is known, for the rows it shows created.

@@ -14,7 +14,7 @@ import { formatAmount, fromApi } from '../money.ts';
 import type { FoldedJournal } from '../journal/rows.ts';
 import { initiateBody } from './execute.ts';
 import { fileSha256, sha256Hex } from './identity.ts';
-import { BatchRefused } from './session.ts';
+import { BatchRefused, BatchUnusable } from './errors.ts';
 import { accountOf } from '../ledger/ledger.ts';
 import { RequestCostSchema, type BatchPlan } from './plan.ts';
 import type { LoadedBatch } from './prepare.ts';
@@ -92,24 +92,27 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new RangeError(`cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new BatchUnusable('PLAN_FILE', `cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   return parsePlanFile(text, path);
 }
 
-/** A plan file's text, checked against its schema; RangeError with the reason otherwise. */
+/** A plan file's text, checked against its schema; BatchUnusable with the reason otherwise. */
 export function parsePlanFile(text: string, path: string): PlanFile {
   const make = 'make one with `payout-batch plan FILE --out PLAN`';
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
-    throw new RangeError(`${path} is not a plan file (not JSON): ${make}`);
+    throw new BatchUnusable('PLAN_FILE', `${path} is not a plan file (not JSON): ${make}`);
   }
   const r = PlanFileSchema.safeParse(data);
   if (r.success) return r.data;
   const i = r.error.issues[0];
-  throw new RangeError(`${path} is not a plan file of payout-batch: ${i?.path.join('.') || 'top level'}: ${i?.message}: ${make}`);
+  throw new BatchUnusable(
+    'PLAN_FILE',
+    `${path} is not a plan file of payout-batch: ${i?.path.join('.') || 'top level'}: ${i?.message}: ${make}`,
+  );
 }
 
 /** JSON with keys sorted at every level and no whitespace: one text for one value. */

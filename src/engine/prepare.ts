@@ -8,7 +8,6 @@ import { InputError } from '../input/errors.ts';
 import type { RowState } from '../journal/rows.ts';
 import { validateBatch, type Problem, type ValidatedRow } from '../validation/index.ts';
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/documents.ts';
-import type { PayoutRow } from '../validation/schemas.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
 import type { Ledger, Reservation } from '../ledger/ledger.ts';
 import type { BatchSession, JournalLookup } from './session.ts';
@@ -22,19 +21,13 @@ export interface LoadOptions {
   stop?: AbortSignal;
 }
 
-export interface EngineRow {
-  rowNumber: number;
-  cells: Record<string, string>;
-  /** Present when the row passed offline validation. */
-  payout?: PayoutRow;
-  /**
-   * The row's name in the journal when it has no payout but an earlier run created it (loadBatch's
-   * `journal`): its payout exists, so it is reported from the journal and never sent again, even
-   * when the file now fails validation (a document moved away, a rule of a newer version).
-   */
-  reference?: string;
-  problems: Problem[];
-}
+/**
+ * A row as validation gave it (its payout present when valid), and `reference`: its name in the
+ * journal when it has no payout but an earlier run created it (loadBatch's `journal`): its payout
+ * exists, so it is reported from the journal and never sent again, even when the file now fails
+ * validation (a document moved away, a rule of a newer version).
+ */
+export type EngineRow = Omit<ValidatedRow, 'valid'> & { reference?: string };
 
 export interface LoadedBatch {
   /** Absolute path. */
@@ -84,7 +77,11 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
           `${file}: stopped (Ctrl-C or SIGTERM) at row ${r.rowNumber}, before anything was sent.`,
           r.rowNumber,
         );
-      rows.push(toEngineRow(r, refHeader ? r.cells[refHeader] : undefined, createdBefore));
+      // An invalid row keeps its reference cell as its journal name only when an earlier run created
+      // it, and only on the first row with that reference (a later one repeats it: DUPLICATE_REFERENCE).
+      const ref = refHeader ? r.cells[refHeader] : undefined;
+      const named = !r.payout && ref && createdBefore(ref) && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE');
+      rows.push(named ? { ...r, reference: ref } : r);
     }
   } finally {
     await v.close();
@@ -100,18 +97,6 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     identity,
     documents: docs.fingerprints,
   };
-}
-
-/**
- * A validated row for the engine. An invalid row keeps its reference cell as its journal name
- * only when an earlier run created it, and only on the first row with that reference (a later one
- * repeats it: DUPLICATE_REFERENCE, never that payout).
- */
-function toEngineRow(r: ValidatedRow, reference: string | undefined, createdBefore: (reference: string) => boolean): EngineRow {
-  const row: EngineRow = { rowNumber: r.rowNumber, cells: r.cells, payout: r.valid ? r.payout : undefined, problems: r.problems };
-  if (!row.payout && reference && createdBefore(reference) && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE'))
-    row.reference = reference;
-  return row;
 }
 
 /** The reference of a row that is or was a payout (validated, or created before): its journal name. */

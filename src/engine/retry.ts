@@ -13,6 +13,7 @@
 // its reference, never by its line number (blank, sorted or deleted rows move it); a row whose
 // payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
 // was edited or cleared in its cells, and is reported from the journal's latest state.
+import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -43,15 +44,12 @@ import { fileSha256 } from './identity.ts';
 import { foldAll, resultsOfBatch, type Ledger } from '../ledger/ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { isCreatedStatus } from './outcome.ts';
-import { runPipeline, type PipelineOptions, type PipelineResult } from './pipeline.ts';
+import { execute, preparePipeline, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
 import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
 import type { KeyProof } from './spent.ts';
 
-export interface RetryOptions extends Omit<PipelineOptions, 'results' | 'only' | 'keep' | 'mode' | 'quotedFees' | 'conn'> {
+export interface RetryOptions extends SendOptions {
   resultsFile: string;
-  conn: Connection;
-  /** The state folder whose ledger holds the journal (default the per-user one); see RunOptions.stateDir. */
-  stateDir?: string;
   /** Where the new results go (default <results>.retry-N beside it). */
   resultsPath?: string;
   /**
@@ -86,8 +84,11 @@ export interface RetryResult extends PipelineResult {
   keyProofs: KeyProof[];
 }
 
+/** `retry` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
+export const retryResults = async (o: RetryOptions): Promise<RetryResult> => execute(await prepareRetry(o));
+
 /** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
-export async function retryResults(given: RetryOptions): Promise<RetryResult> {
+export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryResult>> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
   // (a batch id names the results file its journal records: ledger.ts resultsOfBatch)
   const o = { ...given, resultsFile: (await resultsOfBatch([ledger], given.resultsFile)) ?? given.resultsFile };
@@ -117,19 +118,12 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
     () => openSession({ identity: batch.identity, env, ledger, file: header.file, command: 'retry' }),
   );
   const keyProofs: KeyProof[] = [];
-  try {
-    const result = await runPipeline(batch, session, {
-      ...o,
-      onEvent: (e) => {
-        if (e.type === 'key-proof') keyProofs.push(e.proof);
-        o.onEvent?.(e);
-      },
-      results: { ...results, path: partial, delimiter: table.delimiter },
-      only,
-      keep,
-      mode: 'retry',
-      resend,
-    });
+  const events: EngineEvents = new EventEmitter();
+  events.on('event', (e) => {
+    if (e.type === 'key-proof') keyProofs.push(e.proof);
+    o.settings.events?.emit('event', e);
+  });
+  const complete = async (result: PipelineResult): Promise<RetryResult> => {
     // (every line of the retry recorded in the ledger, or it is not done)
     await reservation.release().catch((e: unknown) => {
       throw new FailedAfterSending(session.journalPath, e);
@@ -149,9 +143,17 @@ export async function retryResults(given: RetryOptions): Promise<RetryResult> {
       notResent,
       keyProofs: keyProofs.sort((a, b) => a.rowNumber - b.rowNumber),
     };
-  } finally {
-    await reservation.release().catch(() => undefined);
-  }
+  };
+  const pipeline = {
+    ...o,
+    settings: { ...o.settings, events },
+    results: { ...results, path: partial, delimiter: table.delimiter },
+    only,
+    keep,
+    mode: 'retry' as const,
+    resend,
+  };
+  return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
 }
 
 const sameBytes = async (a: string, b: string): Promise<boolean> => {

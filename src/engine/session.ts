@@ -16,21 +16,7 @@ import { BatchRefused, type JournalAppender, type Ledger, type Reservation } fro
 import type { BatchIdentity } from './identity.ts';
 import type { SwapEvent } from './swap.ts';
 
-export { BatchRefused };
-
-/**
- * A failure once rows may have been sent (exit 4): whatever went out is journalled, so running the
- * same command again is safe (a payout is never sent twice: keys and bodies come from the journal).
- */
-export class FailedAfterSending extends Error {
-  override readonly name = 'FailedAfterSending';
-  constructor(
-    readonly journalPath: string,
-    cause: unknown,
-  ) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-  }
-}
+export { BatchRefused, FailedAfterSending } from './errors.ts';
 
 export interface ResumeReport {
   /** The journal existed: this run continues an earlier one. */

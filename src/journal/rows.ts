@@ -121,7 +121,7 @@ export type SwapEvent = z.infer<typeof SwapLine>;
 /** Every line of a journal but the header: the batch's, each row's and each swap's. */
 const RowLine = z.discriminatedUnion('t', [
   z.object({ t: z.literal('run'), at, command: z.string(), pid: z.number() }),
-  z.object({ t: z.literal('run-end'), at, exitCode: z.number() }),
+  z.object({ t: z.literal('run-end'), at, kind: z.string() }),
   /** The plan's quote of a row, under `run --plan`. */
   z.object({
     t: z.literal('quote'),

@@ -37,9 +37,8 @@ export class AttachRefused extends Error {
   override readonly name = 'AttachRefused';
   constructor(
     message: string,
+    /** BAD_FILE, PAYOUT_NOT_FOUND: the files or the id are wrong; the others: the payout's state refuses them. */
     readonly code: 'INVALID_PAYOUT_STATUS' | 'MAX_DOCUMENTS_EXCEEDED' | 'BAD_FILE' | 'PAYOUT_NOT_FOUND',
-    /** 2: the files or the id are wrong (usage); 3: the payout's state refuses them. */
-    readonly exitCode: 2 | 3,
   ) {
     super(message);
   }
@@ -60,12 +59,11 @@ export async function payoutIdOf(payout: string, o: { resultsFile?: string; ledg
       (r) => [r.result.payoutId, r.result.payoutRef, column && r.cells[column]?.trim()].includes(payout) && payout !== '',
     );
     if (!row)
-      throw new AttachRefused(`no row of ${o.resultsFile} has ${payout} as its payoutId, payoutRef or reference`, 'PAYOUT_NOT_FOUND', 2);
+      throw new AttachRefused(`no row of ${o.resultsFile} has ${payout} as its payoutId, payoutRef or reference`, 'PAYOUT_NOT_FOUND');
     if (!row.result.payoutId)
       throw new AttachRefused(
         `row ${row.rowNumber} of ${o.resultsFile} (${payout}) has no payout (${row.result.status ?? 'no status'}): there is nothing to attach to`,
         'PAYOUT_NOT_FOUND',
-        2,
       );
     return row.result.payoutId;
   }
@@ -96,14 +94,14 @@ const documentRuleMessage = (status: string) =>
 
 async function loadFile(path: string): Promise<LoadedFile> {
   const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
-    throw new AttachRefused(`${path}: cannot read it (${e.code ?? e.message})`, 'BAD_FILE', 2);
+    throw new AttachRefused(`${path}: cannot read it (${e.code ?? e.message})`, 'BAD_FILE');
   });
-  if (!st.isFile()) throw new AttachRefused(`${path}: not a file`, 'BAD_FILE', 2);
+  if (!st.isFile()) throw new AttachRefused(`${path}: not a file`, 'BAD_FILE');
   const size = st.size;
-  if (size > MAX_DOCUMENT_BYTES) throw new AttachRefused(`${path}: ${size} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
+  if (size > MAX_DOCUMENT_BYTES) throw new AttachRefused(`${path}: ${size} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
   const bytes = new Uint8Array(await readFile(path));
   const contentType = sniffDocumentType(bytes.subarray(0, 16));
-  if (!contentType) throw new AttachRefused(`${path}: not a PDF, JPEG or PNG (by its first bytes)`, 'BAD_FILE', 2);
+  if (!contentType) throw new AttachRefused(`${path}: not a PDF, JPEG or PNG (by its first bytes)`, 'BAD_FILE');
   return { shownAs: path, bytes, contentType, filename: basename(path) };
 }
 
@@ -111,13 +109,13 @@ async function loadFile(path: string): Promise<LoadedFile> {
 async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
   const bytes = await mergeToPdf(files);
   if (bytes.byteLength > MAX_DOCUMENT_BYTES)
-    throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE', 2);
+    throw new AttachRefused(`the merged PDF is ${bytes.byteLength} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
   const filename = `${(payout.payoutRef ?? payout.id).replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
   return { bytes, contentType: 'application/pdf', filename, shownAs: files.map((f) => f.shownAs).join(' + ') };
 }
 
 export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
-  if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE', 2);
+  if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE');
   const files: LoadedFile[] = [];
   for (const f of o.files) files.push(await loadFile(f));
 
@@ -130,14 +128,13 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
         `PAYOUT_NOT_FOUND: no payout ${o.payoutId} for this key's business (request id ${e.requestId}); ` +
           'name the payout by the payoutId, payoutRef or reference of a row with its results file: `--results FILE`',
         'PAYOUT_NOT_FOUND',
-        2,
       );
     }
     throw e;
   }
   const log = o.logger?.child({ payoutId: payout.id, payoutRef: payout.payoutRef });
   if (isFinalStatus(payout.status) && !o.force) {
-    throw new AttachRefused(`${documentRuleMessage(payout.status)}. Nothing was uploaded.`, 'INVALID_PAYOUT_STATUS', 3);
+    throw new AttachRefused(`${documentRuleMessage(payout.status)}. Nothing was uploaded.`, 'INVALID_PAYOUT_STATUS');
   }
   const have = payout.supportingDocuments?.length ?? 0;
   const adding = o.merge ? 1 : files.length;
@@ -149,7 +146,6 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
         (room >= 1 && !o.merge ? 'Pass --merge to attach all the files as one PDF. ' : '') +
         'Nothing was uploaded.',
       'MAX_DOCUMENTS_EXCEEDED',
-      3,
     );
   }
 

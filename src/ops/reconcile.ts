@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
+import type { RunKind } from '../engine/pipeline.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { foldAll, type Ledger } from '../ledger/ledger.ts';
 import { parseEarlierPayouts } from '../engine/money-totals.ts';
@@ -41,8 +42,8 @@ export interface ReconcileOptions {
 }
 
 export interface ReconcileResult {
-  /** 0 ties out, 1 does not, 4 the service could not be used (what was read is not a reconciliation). */
-  exitCode: 0 | 1 | 4;
+  /** ok: ties out; rows-failed: does not; halted: the service could not be used (what was read is not a reconciliation). */
+  kind: Extract<RunKind, 'ok' | 'rows-failed' | 'halted'>;
   report?: TieOutReport;
   reconciliationPath?: string;
   requests: RequestCounts;
@@ -161,10 +162,10 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });
     const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
-    return { exitCode: report.ok ? 0 : 1, report, reconciliationPath, requests, listing, usage: await usage(), superseded };
+    return { kind: report.ok ? 'ok' : 'rows-failed', report, reconciliationPath, requests, listing, usage: await usage(), superseded };
   } catch (e) {
     if (!(e instanceof Halted)) throw e;
     requests.total = requestsTotal(requests);
-    return { exitCode: 4, requests, listing, halted: e.message, usage: await usage(), superseded };
+    return { kind: 'halted', requests, listing, halted: e.message, usage: await usage(), superseded };
   }
 }

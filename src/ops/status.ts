@@ -20,6 +20,7 @@ import type { RowState } from '../journal/rows.ts';
 import { nextStatus } from '../interface/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/ledger.ts';
 import { ledgerStates } from '../engine/retry.ts';
+import type { RunKind } from '../engine/pipeline.ts';
 import { Dec } from '../money.ts';
 import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../interface/codes.ts';
 import {
@@ -79,16 +80,13 @@ export interface RowFailure {
   requestId?: string;
 }
 
-/** Exit code of `status` when nothing failed or waits for us, but some payouts are still in progress: poll again. */
-export const STATUS_NOT_FINISHED = 5;
-
 export interface StatusResult {
   /**
-   * 0 every row paid (SUCCESSFUL); 1 some rows failed, wait for us (information requested), have
-   * no payout, or could not be read (e.g. PAYOUT_NOT_FOUND); 5 the others are paid or still in
-   * progress: not finished, poll again; 4 the service was unreachable or refused the key.
+   * ok: every row paid (SUCCESSFUL); rows-failed: some rows failed, wait for us (information
+   * requested), have no payout, or could not be read (e.g. PAYOUT_NOT_FOUND); not-finished: the
+   * others are paid or still in progress, poll again; halted: the service was unreachable or refused the key.
    */
-  exitCode: 0 | 1 | 4 | 5;
+  kind: Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
   /** Every row paid: nothing left to poll or to do. */
   finished: boolean;
   /** Rows per status group (engine/outcome.ts statusGroup; notSent and unknown as notCreated). */
@@ -319,7 +317,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     moneyProblems.length ||
     !statuses.every(isCreatedStatus);
   return {
-    exitCode: halted ? 4 : needsUs ? 1 : finished ? 0 : STATUS_NOT_FINISHED,
+    kind: halted ? 'halted' : needsUs ? 'rows-failed' : finished ? 'ok' : 'not-finished',
     finished,
     outcomes: outcomeCounts(statuses),
     groups,

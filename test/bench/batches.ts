@@ -105,7 +105,7 @@ export async function writeCreatedJournal(
     });
     n++;
   }
-  record(session, { t: 'run-end', at, exitCode: 0 }, { sync: true });
+  record(session, { t: 'run-end', at, kind: 'ok' }, { sync: true });
   session.writer.close();
   return { rows: n, journal: session.journalPath, bytes: statSync(session.journalPath).size };
 }

@@ -11,7 +11,7 @@ import { retryResults } from '../../src/engine/retry.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { readResults } from '../../src/results/read.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { UNATTENDED } from '../ops/helpers.ts';
+import { unattended } from '../ops/helpers.ts';
 import { KEY, ROOT, tempDirs, writeBatch } from './helpers.ts';
 import { writeFile, readFile } from 'node:fs/promises';
 
@@ -70,11 +70,11 @@ describe('documents a created payout still lacks', () => {
     const dir = await dirs.make();
     const file = await threeDocumentBatch(dir);
     const c = conn(sb);
-    const run = () => runBatch({ ...UNATTENDED, file, conn: c, settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 });
+    const run = () => runBatch({ ...unattended({ settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 }), file, conn: c });
 
     sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
     const first = await run();
-    expect(first.exitCode).toBe(4); // a 5xx after the retries stops the run (resume is safe)
+    expect(first.kind).toBe('halted'); // a 5xx after the retries stops the run (resume is safe)
     const afterFirst = await readResults(first.resultsPath);
     const created = afterFirst.rows.filter((r) => r.result.payoutId);
     expect(created.length).toBeGreaterThan(0);
@@ -86,7 +86,7 @@ describe('documents a created payout still lacks', () => {
 
     sb.setFaults({});
     const second = await run();
-    expect(second.exitCode).toBe(0);
+    expect(second.kind).toBe('ok');
     const results = await readResults(second.resultsPath);
     expect(results.rows).toHaveLength(ROWS);
     for (const r of results.rows) {
@@ -101,7 +101,7 @@ describe('documents a created payout still lacks', () => {
     expect(patched).toHaveLength(ROWS);
 
     const before = routes().length;
-    expect((await run()).exitCode).toBe(0);
+    expect((await run()).kind).toBe('ok');
     expect(routes().slice(before)).not.toContain('patchDocuments');
     expect(routes().slice(before)).not.toContain('getPayout');
   });
@@ -112,11 +112,11 @@ describe('documents a created payout still lacks', () => {
     const file = await threeDocumentBatch(dir);
     const c = conn(sb);
     sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
-    const first = await runBatch({ ...UNATTENDED, file, conn: c, settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 });
-    expect(first.exitCode).toBe(4);
+    const first = await runBatch({ ...unattended({ settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 }), file, conn: c });
+    expect(first.kind).toBe('halted');
     sb.setFaults({});
-    const r = await retryResults({ ...UNATTENDED, resultsFile: first.resultsPath, conn: c, settleDelayMs: 10, checkpointMs: 60_000 });
-    expect(r.exitCode).toBe(0);
+    const r = await retryResults({ ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }), resultsFile: first.resultsPath, conn: c });
+    expect(r.kind).toBe('ok');
     const results = await readResults(r.resultsPath);
     for (const row of results.rows) {
       expect(row.result.status).toBe('PENDING');

@@ -10,7 +10,7 @@ import { mergeToPdf } from '../../src/engine/documents.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { HEADER, KEY, ROOT, workDir } from './helpers.ts';
-import { UNATTENDED } from '../ops/helpers.ts';
+import { unattended } from '../ops/helpers.ts';
 
 // A 1x1 PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
@@ -44,7 +44,6 @@ const conn = (s: LocalSandbox): Connection => ({
   sandbox: undefined,
   close: async () => {},
 });
-const opts = UNATTENDED;
 
 describe('documents of a row', () => {
   it('three files: the first on initiate, the other two PATCHed once; a second run uploads and patches nothing', async () => {
@@ -52,8 +51,8 @@ describe('documents of a row', () => {
     const dir = await workDir();
     const file = await twoDocumentBatch(dir);
     const c = conn(sb);
-    const r = await runBatch({ ...opts, file, conn: c, mergeDocuments: false });
-    expect(r.exitCode).toBe(0);
+    const r = await runBatch({ ...unattended({ mergeDocuments: false }), file, conn: c });
+    expect(r.kind).toBe('ok');
     const out = [...r.outcomes.values()][0]!;
     expect(out.documents).toHaveLength(3);
     const payout = await c.client.getPayout(out.payout!.id);
@@ -61,7 +60,7 @@ describe('documents of a row', () => {
     const log = () => sb!.requestLog().map((x) => x.route);
     expect(log().filter((x) => x === 'uploadUrl')).toHaveLength(3);
     expect(log().filter((x) => x === 'patchDocuments')).toHaveLength(1);
-    await runBatch({ ...opts, file, conn: c, mergeDocuments: false });
+    await runBatch({ ...unattended({ mergeDocuments: false }), file, conn: c });
     expect(log().filter((x) => x === 'uploadUrl')).toHaveLength(3);
     expect(log().filter((x) => x === 'patchDocuments')).toHaveLength(1);
   });
@@ -71,8 +70,8 @@ describe('documents of a row', () => {
     const dir = await workDir();
     const file = await twoDocumentBatch(dir);
     const c = conn(sb);
-    const r = await runBatch({ ...opts, file, conn: c, mergeDocuments: true });
-    expect(r.exitCode).toBe(0);
+    const r = await runBatch({ ...unattended({ mergeDocuments: true }), file, conn: c });
+    expect(r.kind).toBe('ok');
     const payout = await c.client.getPayout([...r.outcomes.values()][0]!.payout!.id);
     expect(payout.supportingDocuments).toHaveLength(1);
     expect(sb.requestLog().filter((x) => x.route === 'uploadUrl')).toHaveLength(1);

@@ -53,7 +53,7 @@ function openFiles(): string[] {
 }
 
 describe('a failure after sending began', () => {
-  it('is FailedAfterSending, with the journal closed and ended (run-end, exit 4)', async () => {
+  it('is FailedAfterSending, with the journal closed and ended (run-end, halted)', async () => {
     const dir = await dirs.make();
     const file = await writeBatch(dir, 'payroll.csv', { rows: 3 });
     const resultsPath = join(dir, 'payroll.results.csv');
@@ -68,7 +68,7 @@ describe('a failure after sending began', () => {
     expect(openFiles()).not.toContain(failed.journalPath);
     const lines = journalLines(failed.journalPath);
     expect(lines.filter((l) => l.t === 'created')).toHaveLength(3);
-    expect(lines.at(-1)).toMatchObject({ t: 'run-end', exitCode: 4 });
+    expect(lines.at(-1)).toMatchObject({ t: 'run-end', kind: 'halted' });
   });
 
   it('the CLI exits 4 saying resume is safe; the same command then resumes without paying twice', async () => {
@@ -85,7 +85,7 @@ describe('a failure after sending began', () => {
     expect(first.stderr).toMatch(/Part of the batch may have been sent.*Resume is safe/s);
     expect(first.stderr).not.toMatch(/unexpected error|nothing was sent/i);
     const journal = /in the journal \(([^)]+)\)/.exec(first.stderr)![1]!;
-    expect(journalLines(journal).at(-1)).toMatchObject({ t: 'run-end', exitCode: 4 });
+    expect(journalLines(journal).at(-1)).toMatchObject({ t: 'run-end', kind: 'halted' });
     const sent = initiates(sb).length;
     expect(sent).toBe(3);
 

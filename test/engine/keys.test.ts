@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BATCH_LABEL_TAG, batchIdentity, fileSha256, idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { swapReference } from '../../src/engine/swap.ts';
+import { BatchUnusable } from '../../src/engine/errors.ts';
 import { generateCsv, workDir } from './helpers.ts';
 
 const F = 'f'.repeat(64);
@@ -76,7 +77,7 @@ describe('batch identity and idempotency keys', () => {
     expect(parseIdempotencyKey('pbs1-379bd5d03f588cbe0eaca6fdf94b7535-1')).toBeUndefined();
     expect(parseIdempotencyKey('random-uuid')).toBeUndefined();
     expect(parseIdempotencyKey('pb1-ffffffffffffffff-0123456789abcdef01234567-1')).toBeUndefined();
-    expect(() => batchIdentity(F, 'bad id with spaces')).toThrow(RangeError);
+    expect(() => batchIdentity(F, 'bad id with spaces')).toThrow(BatchUnusable);
     expect(() => idempotencyKey('R1', 0)).toThrow(RangeError);
     expect(() => idempotencyKey('', 1)).toThrow(RangeError);
   });

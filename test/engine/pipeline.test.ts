@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineRow } from '../../src/engine/prepare.ts';
 import { summarise, type RowOutcome } from '../../src/engine/outcome.ts';
-import { exitCodeOf, rowOutcome, type RunView } from '../../src/engine/pipeline.ts';
+import { keptOutcome, kindOf, rowOutcome, type RunView } from '../../src/engine/pipeline.ts';
 import type { BatchPlan } from '../../src/engine/plan.ts';
 import { planFixture } from './plan-fixture.ts';
 import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
@@ -62,12 +62,40 @@ describe('rowOutcome: a row as reported, from its journal state and the run so f
   });
 });
 
-describe('exitCodeOf', () => {
+describe('kindOf', () => {
   const summary = (statuses: string[]) => summarise(statuses.map((status) => ({ status, documents: [] })));
-  it('0 only when every row has a payout that needs nobody; a refusal or a halt keeps its code', () => {
-    expect(exitCodeOf(0, summary([]))).toBe(0);
-    expect(exitCodeOf(0, summary(['INVALID']))).toBe(1);
-    expect(exitCodeOf(3, summary(['NOT_SENT']))).toBe(3);
-    expect(exitCodeOf(4, summary([]))).toBe(4);
+  it('ok only when every row has a payout that needs nobody; a refusal or a halt keeps its kind', () => {
+    expect(kindOf('ok', summary([]))).toBe('ok');
+    expect(kindOf('ok', summary(['INVALID']))).toBe('rows-failed');
+    expect(kindOf('refused', summary(['NOT_SENT']))).toBe('refused');
+    expect(kindOf('halted', summary([]))).toBe('halted');
+  });
+});
+
+describe('keptOutcome: a created row of a retried results file the journal does not know', () => {
+  it('its amounts are read exactly from the cells, as a workbook shows them (thousands separators), never through a float', () => {
+    const kept = keptOutcome(
+      {
+        status: 'PENDING',
+        payoutId: 'po_1',
+        totalDeductible: '1,234,567,890,123,456.78',
+        fee: '1.50',
+        destinationAmount: '9,007,199,254,740,993.01',
+      },
+      'USD',
+    );
+    expect(kept.payout).toMatchObject({
+      sourceAmount: '1234567890123455.28',
+      transactionFees: '1.5',
+      destinationAmount: '9007199254740993.01',
+    });
+    expect(summarise([kept]).money.USD).toMatchObject({ debited: '1234567890123456.78', net: '1234567890123456.78' });
+  });
+
+  it('a total that is no amount leaves the row without a payout (never a 0 in the totals)', () => {
+    expect(keptOutcome({ status: 'PENDING', payoutId: 'po_1', totalDeductible: 'n/a' }, 'USD')).toEqual({
+      status: 'PENDING',
+      documents: [],
+    });
   });
 });

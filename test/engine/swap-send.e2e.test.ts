@@ -219,7 +219,7 @@ describe('the swap is sent once', () => {
 });
 
 describe('a refused swap stops its currency, nothing of it sent', () => {
-  it('the source wallet cannot pay (INSUFFICIENT_FUNDS): rejected, exit class 3', async () => {
+  it('the source wallet cannot pay (INSUFFICIENT_FUNDS): rejected, the run refused', async () => {
     const f = await fixture(7); // its EUR wallet holds 5.00
     const r = await f.fund();
     expect(r).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REFUSED' } });

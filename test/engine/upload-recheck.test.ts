@@ -6,7 +6,7 @@ import { copyFileSync, readFileSync, rmSync, symlinkSync, writeFileSync } from '
 import { copyFile, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runBatch } from '../../src/engine/pipeline.ts';
+import { execute, prepareRun } from '../../src/engine/pipeline.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
 import { checkDocumentFile, readDocumentForUpload } from '../../src/validation/documents.ts';
 import { HEADER, ROOT, generateCsv, tempDirs } from './helpers.ts';
@@ -35,12 +35,14 @@ async function batchWithDocument(dir: string): Promise<string> {
   return file;
 }
 
-/** Runs the batch with `swap` applied to doc.pdf after validation (onPlan), before any upload. */
+/** Runs the batch with `swap` applied to doc.pdf after validation (the plan prepared), before any upload. */
 async function runWithSwap(swap: (doc: string) => void) {
   sb = await startSandbox({ rateLimitPerSecond: null });
   const dir = await dirs.make();
   const file = await batchWithDocument(dir);
-  const r = await runBatch({ ...UNATTENDED, file, conn: connectionTo(sb), onPlan: () => swap(join(dir, 'doc.pdf')) });
+  const prepared = await prepareRun({ ...UNATTENDED, file, conn: connectionTo(sb) });
+  swap(join(dir, 'doc.pdf'));
+  const r = await execute(prepared);
   const [withDoc, without] = [...r.outcomes.values()];
   const routes = sb.requestLog().map((x) => x.route);
   return { r, withDoc: withDoc!, without: without!, routes };
@@ -58,7 +60,7 @@ describe('a document swapped between validation and upload', () => {
     expect(without.status).toBe('PENDING');
     expect(routes.filter((x) => x === 'uploadUrl')).toHaveLength(0);
     expect(routes.filter((x) => x === 'initiate')).toHaveLength(1);
-    expect(r.exitCode).toBe(1);
+    expect(r.kind).toBe('rows-failed');
     const results = await readFile(r.resultsPath, 'utf8');
     expect(results).toMatch(/FAILED_TO_SEND,.*DOCUMENT_CHANGED/);
   });

@@ -3,7 +3,8 @@
 import { join } from 'node:path';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
-import { runBatch } from '../../src/engine/pipeline.ts';
+import type { GuardOptions } from '../../src/engine/approval.ts';
+import { runBatch, type RunSettings } from '../../src/engine/pipeline.ts';
 import { readResults } from '../../src/results/index.ts';
 import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
@@ -31,17 +32,12 @@ export function connectionTo(sb: { url: string }, fetchImpl?: typeof fetch): Con
   };
 }
 
-/** runBatch's options for a run nobody watches: no prompt, no quotes, no crash wait. */
-export const UNATTENDED = {
-  yes: true,
-  interactive: false,
-  allowPartial: false,
-  enablePairs: false,
-  expectTotals: [],
-  maxTotals: [],
-  mergeDocuments: false,
-  crashWaitMs: 0,
-};
+/** runBatch's options for a run nobody watches (no prompt, no quotes, no crash wait), with these settings and guards. */
+export const unattended = (settings: Partial<RunSettings> = {}, guards: Partial<GuardOptions> = {}) => ({
+  guards: { yes: true, interactive: false, allowPartial: false, enablePairs: false, expectTotals: [], maxTotals: [], ...guards },
+  settings: { mergeDocuments: false, crashWaitMs: 0, ...settings },
+});
+export const UNATTENDED = unattended();
 
 /** Runs a generated batch through the engine: its results file and payout ids in row order. */
 export async function paidBatch(
@@ -53,11 +49,9 @@ export async function paidBatch(
   const r = await runBatch({
     file,
     conn: connectionTo(sb),
-    ...UNATTENDED,
-    settleDelayMs: 10,
-    checkpointMs: 60_000,
+    ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }),
   });
-  if (r.exitCode !== 0) throw new Error(`batch not paid: exit ${r.exitCode} ${JSON.stringify(r.summary)}`);
+  if (r.kind !== 'ok') throw new Error(`batch not paid: ${r.kind} ${JSON.stringify(r.summary)}`);
   const table = await readResults(r.resultsPath);
   return { dir, file, results: r.resultsPath, ids: table.rows.map((x) => x.result.payoutId!) };
 }

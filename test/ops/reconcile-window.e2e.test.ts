@@ -14,7 +14,7 @@ import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/index.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { runMain } from '../engine/helpers.ts';
-import { cleanEnv, connectionTo, paidBatch, runCli, setStatus, startSb, UNATTENDED, writeBatch } from './helpers.ts';
+import { cleanEnv, connectionTo, paidBatch, runCli, setStatus, startSb, unattended, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -36,8 +36,8 @@ async function advanceClock(s: LocalSandbox, ms: number): Promise<void> {
 async function strayPayout(s: LocalSandbox, dir: string): Promise<{ ref: string; total: string }> {
   const file = await writeBatch(dir, 'stray.csv', { rows: 1, prefix: 'STRAY', currencies: ['GBP'], amount: () => '7.77' });
   const stateDir = await mkdtemp(join(tmpdir(), 'pb-stray-state-'));
-  const r = await runBatch({ file, conn: connectionTo(s), ...UNATTENDED, stateDir, settleDelayMs: 10, checkpointMs: 60_000 });
-  if (r.exitCode !== 0) throw new Error(`stray payout not made: exit ${r.exitCode}`);
+  const r = await runBatch({ file, conn: connectionTo(s), ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }), stateDir });
+  if (r.kind !== 'ok') throw new Error(`stray payout not made: ${r.kind}`);
   const row = (await readResults(r.resultsPath)).rows[0]!.result;
   return { ref: row.payoutRef!, total: row.totalDeductible! };
 }

@@ -306,7 +306,7 @@ describe('reconcile (the I/O step)', () => {
       });
       const client = new PayoutClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'sk_sandbox_x', retry: { maxAttempts: 1 } });
       const r = await reconcile({ client, resultsFile: results });
-      expect(r.exitCode).toBe(4);
+      expect(r.kind).toBe('halted');
       expect(r.report).toBeUndefined();
       expect(r.requests.payoutPages).toBe(1);
       await expect(reconcile({ client, resultsFile: results, since: 'last tuesday' })).rejects.toThrow(/--since last tuesday: not a date/);

@@ -7,7 +7,7 @@ import { refreshStatus } from '../../src/ops/status.ts';
 import { applyToTable, isRealMove } from '../../src/ops/apply.ts';
 import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { UNATTENDED, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
+import { unattended, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
 afterEach(async () => {
@@ -36,13 +36,13 @@ describe('resend only after the refund', () => {
     expect(st.failed).toEqual([expect.objectContaining({ payoutId: ids[0], refunded: undefined })]);
     expect(st.money.GBP!.refundsNotSeen).toBe(1);
     const before = sb.requestLog().filter((r) => r.route === 'initiate').length;
-    const r = await retryResults({ ...UNATTENDED, resultsFile: results, conn, resendFailed: true, settleDelayMs: 10 });
+    const r = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: results, conn, resendFailed: true });
     expect(sb.requestLog().filter((x) => x.route === 'initiate').length).toBe(before);
     expect(r.resent).toBe(0);
     expect(r.notResent).toEqual([
       expect.objectContaining({ payoutId: ids[0], status: 'FAILED', reason: expect.stringContaining('refund is not in') }),
     ]);
-    expect(r.exitCode).toBe(1);
+    expect(r.kind).toBe('rows-failed');
     expect(r.plan?.toSend).toEqual([]);
   });
 

@@ -105,7 +105,7 @@ describe('payout-batch status', () => {
     ]);
     release();
     const r = await refreshing;
-    expect(r.exitCode).toBe(5); // in progress: not finished, poll again
+    expect(r.kind).toBe('not-finished'); // in progress: not finished, poll again
     expect(r.apply.applied).toHaveLength(0);
     expect(r.apply.ignored[0]!.decision.why).toBe('older');
     expect((await readResults(results)).rows[0]!.result.status).toBe('PROCESSING');

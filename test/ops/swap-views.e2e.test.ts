@@ -12,7 +12,7 @@ import { ledgerOf } from '../../src/ledger/open.ts';
 import { refreshStatus } from '../../src/ops/status.ts';
 import type { LocalSandbox } from '../../src/sandbox/index.ts';
 import { cliIn } from '../engine/helpers.ts';
-import { cleanEnv, connectionTo, ledgerJournals, paidBatch, runCli, startSb, UNATTENDED, workDir, writeBatch } from './helpers.ts';
+import { cleanEnv, connectionTo, ledgerJournals, paidBatch, runCli, startSb, unattended, workDir, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox;
 beforeAll(async () => {
@@ -31,7 +31,7 @@ describe('the batch swap after the run', () => {
     // no swap in the journal: status asks the swaps list nothing (in process: the CLI's own step)
     const conn = connectionTo(sb);
     const before = await refreshStatus({ client: conn.client, resultsFile: results, ledgers: [ledgerOf(conn)] });
-    expect([before.exitCode, before.swaps]).toEqual([5, []]);
+    expect([before.kind, before.swaps]).toEqual(['not-finished', []]);
     expect(swapRequests()).toEqual([]);
 
     // the swap, as swap-send makes it: the batch's reference and key, journalled around the request
@@ -87,7 +87,7 @@ describe('the batch swap after the run', () => {
     expect(swapRequests()).toHaveLength(1);
 
     // the run resumed: its summary lists the swap as the journal last knew it
-    const again = await runBatch({ file, conn: connectionTo(sb), ...UNATTENDED, settleDelayMs: 10, checkpointMs: 60_000 });
+    const again = await runBatch({ file, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }) });
     expect(again.summary.swaps).toEqual([
       {
         currency: 'GBP',

@@ -70,14 +70,14 @@ it('a batch runs only with its plan and two approvals beside it that count; othe
 
   drop(false);
   const bare = await watch();
-  expect(bare.files).toMatchObject([{ outcome: 'failed', exitCode: 3 }]);
+  expect(bare.files).toMatchObject([{ outcome: 'failed', kind: 'refused' }]);
   expect(bare.files[0]!.reason).toMatch(/^refused: no payroll\.plan\.json beside it: payout-batch\.json requires 2 approvals/);
 
   await approve('Dan', dan);
   await approve('Alice', alice);
   drop();
   const makerCounted = await watch();
-  expect(makerCounted.files).toMatchObject([{ outcome: 'failed', exitCode: 3 }]);
+  expect(makerCounted.files).toMatchObject([{ outcome: 'failed', kind: 'refused' }]);
   expect(makerCounted.files[0]!.reason).toBe(
     'refused: 1 valid approval of 2 required (Alice): Dan (maker of the plan cannot approve it). Nothing was sent.',
   );
@@ -87,7 +87,7 @@ it('a batch runs only with its plan and two approvals beside it that count; othe
   await approve('Bob', bob);
   drop();
   const approved = await watch();
-  expect(approved.exitCode, JSON.stringify(approved.files)).toBe(0);
+  expect(approved.kind, JSON.stringify(approved.files)).toBe('ok');
   expect(initiates()).toBe(3);
   const [claim] = readdirSync(join(dir, 'done'));
   expect(JSON.parse(readFileSync(join(dir, 'done', claim!, 'payroll.summary.json'), 'utf8'))).toMatchObject({

@@ -13,7 +13,7 @@ import {
   judgeRun,
   readWatchConfig,
   WatchConfigError,
-  worstExit,
+  worstKind,
 } from '../../src/ops/watch/index.ts';
 import { refusalText, wholeFileProblems } from '../../src/ops/watch/checks.ts';
 import { otherAccount } from '../../src/ops/watch/watcher.ts';
@@ -77,45 +77,45 @@ describe('inbox files', () => {
     expect(completeIn(d, 'a.csv', { settleMs: 5000, requireReady: true, now })).toBe(0);
   });
 
-  it('orders exit codes by what needs attention most', () => {
-    expect(worstExit([0, 1, 0])).toBe(1);
-    expect(worstExit([1, 3, 2])).toBe(3);
-    expect(worstExit([3, 4])).toBe(4);
-    expect(worstExit([])).toBe(0);
+  it('orders the kinds of runs by what needs attention most', () => {
+    expect(worstKind(['ok', 'rows-failed', 'ok'])).toBe('rows-failed');
+    expect(worstKind(['rows-failed', 'refused', 'unusable'])).toBe('refused');
+    expect(worstKind(['refused', 'halted'])).toBe('halted');
+    expect(worstKind([])).toBe('ok');
   });
 });
 
 describe('where a run file goes', () => {
   const run = (r: Partial<RunResult>) =>
-    ({ exitCode: 0, resultsPath: '/w/processing/c/pay.results.csv', summary: { created: 2, byStatus: { PENDING: 2 } }, ...r }) as RunResult;
+    ({ kind: 'ok', resultsPath: '/w/processing/c/pay.results.csv', summary: { created: 2, byStatus: { PENDING: 2 } }, ...r }) as RunResult;
   const at = (r: Partial<RunResult>, o: { changedAtPlan?: string; changedInRun?: string } = {}) =>
     judgeRun(run(r), { name: 'pay.csv', resumed: false, ...o });
 
   it('done, failed with the reason, or left in processing/ to resume, by what the engine says', () => {
-    expect(at({})).toEqual({ resumed: false, outcome: 'done', exitCode: 0 });
-    expect(at({ exitCode: 1, summary: { created: 1, byStatus: { PENDING: 1, UNKNOWN_OUTCOME: 1 } } as never })).toMatchObject({
+    expect(at({})).toEqual({ resumed: false, outcome: 'done', kind: 'ok' });
+    expect(at({ kind: 'rows-failed', summary: { created: 1, byStatus: { PENDING: 1, UNKNOWN_OUTCOME: 1 } } as never })).toMatchObject({
       outcome: 'failed',
-      exitCode: 1,
+      kind: 'rows-failed',
       reason: expect.stringMatching(/^1 created, 1 UNKNOWN_OUTCOME: see pay\.results\.csv; .*settled with their original key by retry\)$/),
     });
-    expect(at({ exitCode: 3, refused: ['--max-total GBP:5'] })).toMatchObject({
+    expect(at({ kind: 'refused', refused: ['--max-total GBP:5'] })).toMatchObject({
       outcome: 'failed',
-      exitCode: 3,
+      kind: 'refused',
       reason: 'refused by the guards: --max-total GBP:5',
     });
-    expect(at({ exitCode: 4, halted: 'unreachable' })).toMatchObject({ outcome: 'processing', exitCode: 4 });
-    expect(at({ exitCode: 1, stopped: true })).toMatchObject({ outcome: 'processing', exitCode: 0 });
+    expect(at({ kind: 'halted', halted: 'unreachable' })).toMatchObject({ outcome: 'processing', kind: 'halted' });
+    expect(at({ kind: 'rows-failed', stopped: true })).toMatchObject({ outcome: 'processing', kind: 'ok' });
   });
 
   it('a file changed after its claim: refused before sending, or failed once rows were under way', () => {
-    expect(at({ exitCode: 4 }, { changedAtPlan: 'its size went from 1 to 2 bytes' })).toMatchObject({
+    expect(at({ kind: 'halted' }, { changedAtPlan: 'its size went from 1 to 2 bytes' })).toMatchObject({
       outcome: 'failed',
-      exitCode: 3,
+      kind: 'refused',
       reason: expect.stringContaining('changed after it was claimed (its size went from 1 to 2 bytes). Nothing was sent.'),
     });
     expect(at({}, { changedInRun: 'it was modified' })).toMatchObject({
       outcome: 'failed',
-      exitCode: 1,
+      kind: 'rows-failed',
       reason: expect.stringContaining('anything written after was NOT processed'),
     });
   });
@@ -180,11 +180,11 @@ describe('four eyes in the configuration', () => {
 
 describe('all or nothing, and plans across labels (issue 31)', () => {
   it('a file stopped at its plan for its problems is refused (failed/, exit 3), not left to resume', () => {
-    const r = { exitCode: 0, stopped: true, resultsPath: '/w/p/c/pay.results.csv', summary: { created: 0, byStatus: {} } } as never;
+    const r = { kind: 'ok', stopped: true, resultsPath: '/w/p/c/pay.results.csv', summary: { created: 0, byStatus: {} } } as never;
     expect(judgeRun(r, { name: 'pay.csv', resumed: false, refusedWhole: 'refused: 1 invalid row (row 2)' })).toEqual({
       resumed: false,
       outcome: 'failed',
-      exitCode: 3,
+      kind: 'refused',
       reason: 'refused: 1 invalid row (row 2)',
     });
   });

@@ -96,11 +96,11 @@ describe('watch: links are never followed', () => {
     symlinkSync(join(dir, 'nowhere.csv'), join(dir, 'inbox', 'dangling.csv'));
 
     const r = await run(dir);
-    expect(r.exitCode).toBe(3);
-    expect(r.files.map((f) => [f.name, f.outcome, f.exitCode]).sort()).toEqual([
-      ['dangling.csv', 'failed', 3],
-      ['passwd.csv', 'failed', 3],
-      ['payroll.csv', 'failed', 3],
+    expect(r.kind).toBe('refused');
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind]).sort()).toEqual([
+      ['dangling.csv', 'failed', 'refused'],
+      ['passwd.csv', 'failed', 'refused'],
+      ['payroll.csv', 'failed', 'refused'],
     ]);
     const reason = (n: string) => r.files.find((f) => f.name === n)!.reason;
     expect(reason('payroll.csv')).toBe(
@@ -112,7 +112,7 @@ describe('watch: links are never followed', () => {
     // The links are kept in failed/ as links, with the reason; their targets are untouched.
     const f = r.files.find((x) => x.name === 'payroll.csv')!;
     expect(lstatSync(join(f.folder, 'payroll.csv')).isSymbolicLink()).toBe(true);
-    expect(JSON.parse(readFileSync(join(f.folder, 'payroll.summary.json'), 'utf8'))).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(JSON.parse(readFileSync(join(f.folder, 'payroll.summary.json'), 'utf8'))).toMatchObject({ outcome: 'failed', kind: 'refused' });
     expect(readFileSync(elsewhere, 'utf8')).toBe(text);
     expect(readdirSync(join(dir, 'inbox'))).toEqual([]);
   });
@@ -127,8 +127,8 @@ describe('watch: hard links are refused (issue 29)', () => {
     linkSync(elsewhere, join(dir, 'inbox', 'payroll.csv'));
 
     const r = await run(dir);
-    expect(r.exitCode).toBe(3);
-    expect(r.files.map((f) => [f.name, f.outcome, f.exitCode])).toEqual([['payroll.csv', 'failed', 3]]);
+    expect(r.kind).toBe('refused');
+    expect(r.files.map((f) => [f.name, f.outcome, f.kind])).toEqual([['payroll.csv', 'failed', 'refused']]);
     expect(r.files[0]!.reason).toContain('inbox/payroll.csv is a file with 2 hard links');
     expect(sandboxRequests()).toBe(0);
   });
@@ -169,7 +169,7 @@ describe('watch: documents stay in DIR/documents', () => {
       csvWithDocuments(2, 'DOCA', () => sample()),
     );
     const outside = only(await run(dir));
-    expect(outside).toMatchObject({ name: 'outside.csv', outcome: 'failed', exitCode: 3 });
+    expect(outside).toMatchObject({ name: 'outside.csv', outcome: 'failed', kind: 'refused' });
     // The rows first (each names a document outside), then where documents may come from, and how
     // to get them there: never a setting that loosens the rule (issue 31).
     expect(outside.reason).toBe(
@@ -184,7 +184,7 @@ describe('watch: documents stay in DIR/documents', () => {
       csvWithDocuments(3, 'DOCB', (i) => ['documents/../../../etc/hostname', 'documents/linked.pdf', 'documents/passwd.pdf'][i]!),
     );
     const tricks = only(await run(dir));
-    expect(tricks).toMatchObject({ name: 'tricks.csv', outcome: 'failed', exitCode: 3 });
+    expect(tricks).toMatchObject({ name: 'tricks.csv', outcome: 'failed', kind: 'refused' });
     expect(tricks.reason).toContain('"documents/../../../etc/hostname" is outside');
     expect(tricks.reason).toContain('"documents/linked.pdf" is a symbolic link (linked.pdf): links are never followed');
     expect(tricks.reason).toContain('"documents/passwd.pdf" is a symbolic link (passwd.pdf)');
@@ -195,7 +195,7 @@ describe('watch: documents stay in DIR/documents', () => {
       csvWithDocuments(2, 'DOCC', () => 'documents/invoice.pdf'),
     );
     const good = only(await run(dir));
-    expect(good, good.reason).toMatchObject({ name: 'good.csv', outcome: 'done', exitCode: 0 });
+    expect(good, good.reason).toMatchObject({ name: 'good.csv', outcome: 'done', kind: 'ok' });
     expect(sb.requestLog().filter((r) => r.route === 'uploadUrl').length).toBeGreaterThan(0);
     expect(await allPayouts(sb)).toHaveLength(2);
   });
@@ -210,7 +210,7 @@ describe('watch: documents stay in DIR/documents', () => {
       csvWithDocuments(1, 'DOCD', () => join(elsewhere, 'linked.pdf')),
     );
     const linked = only(await run(dir, { allowDocumentsOutside: true }));
-    expect(linked).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(linked).toMatchObject({ outcome: 'failed', kind: 'refused' });
     expect(linked.reason).toContain(`"${join(elsewhere, 'linked.pdf')}" is a symbolic link: links are never followed`);
     expect(sandboxRequests()).toBe(0);
 
@@ -219,7 +219,7 @@ describe('watch: documents stay in DIR/documents', () => {
       csvWithDocuments(2, 'DOCE', () => sample()),
     );
     const abs = only(await run(dir, { allowDocumentsOutside: true }));
-    expect(abs, abs.reason).toMatchObject({ name: 'abs.csv', outcome: 'done', exitCode: 0 });
+    expect(abs, abs.reason).toMatchObject({ name: 'abs.csv', outcome: 'done', kind: 'ok' });
     expect(await allPayouts(sb)).toHaveLength(2);
   });
 });
@@ -233,8 +233,8 @@ describe('watch: a file still being written', () => {
     writeFileSync(path, full.slice(0, 4).join('\n') + '\n'); // the header and 3 rows, then a pause
     const r = await run(dir, {}, { onClaim: (claimed) => appendFileSync(claimed, full.slice(4).join('\n')) });
     const f = only(r);
-    expect(r.exitCode).toBe(3);
-    expect(f).toMatchObject({ name: 'payroll.csv', outcome: 'failed', exitCode: 3 });
+    expect(r.kind).toBe('refused');
+    expect(f).toMatchObject({ name: 'payroll.csv', outcome: 'failed', kind: 'refused' });
     expect(f.reason).toMatch(
       /^refused: payroll\.csv changed after it was claimed \(its size went from \d+ to \d+ bytes\)\. Nothing was sent\. A writer must finish the file, then create payroll\.csv\.ready/,
     );
@@ -260,7 +260,7 @@ describe('watch: a file still being written', () => {
     const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), fetch: appendOnFirstRequest });
     const f = only(r);
     expect(appended).toBe(true);
-    expect(f).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(f).toMatchObject({ outcome: 'failed', kind: 'refused' });
     expect(f.reason).toMatch(
       /^refused: payroll\.csv changed after it was claimed \(its size went from \d+ to \d+ bytes\)\. Nothing was sent\./,
     );
@@ -287,8 +287,8 @@ describe('watch: a file still being written', () => {
     const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger });
     const f = only(r);
     expect(appended).toBe(true);
-    expect(r.exitCode).toBe(1);
-    expect(f).toMatchObject({ outcome: 'failed', exitCode: 1 });
+    expect(r.kind).toBe('rows-failed');
+    expect(f).toMatchObject({ outcome: 'failed', kind: 'rows-failed' });
     expect(f.reason).toMatch(
       /^payroll\.csv changed while it was processed \(its size went from \d+ to \d+ bytes\): the rows read at the claim were processed \(4 created, see payroll\.results\.csv\); anything written after was NOT processed: send it in a new file\./,
     );
@@ -304,12 +304,12 @@ describe('watch: a file still being written', () => {
     const old = new Date(Date.now() - 3_600_000);
     utimesSync(path, old, old); // paused for an hour: long past any settleSeconds
     const first = await run(dir, { requireReady: true });
-    expect(first).toMatchObject({ exitCode: 0, files: [], notComplete: ['payroll.csv'] });
+    expect(first).toMatchObject({ kind: 'ok', files: [], notComplete: ['payroll.csv'] });
     expect(sandboxRequests()).toBe(0);
     writeFileSync(path, full);
     writeFileSync(`${path}.ready`, '');
     const second = only(await run(dir, { requireReady: true }));
-    expect(second, second.reason).toMatchObject({ outcome: 'done', exitCode: 0 });
+    expect(second, second.reason).toMatchObject({ outcome: 'done', kind: 'ok' });
     expect(await allPayouts(sb)).toHaveLength(4);
     expect(existsSync(`${path}.ready`)).toBe(false);
   });
@@ -344,7 +344,7 @@ describe('watch: a claim is never taken over from a live process on this host', 
     const pid = await blockedOwner();
     const claimDir = leftClaim(dir, 'payroll.csv', { pid, pidStart: pidStartOf(pid) }, 3);
     const r = await run(dir, { claimStaleSeconds: 1 });
-    expect(r).toMatchObject({ exitCode: 0, files: [] });
+    expect(r).toMatchObject({ kind: 'ok', files: [] });
     expect(JSON.parse(readFileSync(join(claimDir, 'claim.json'), 'utf8')).pid).toBe(pid);
     expect(sandboxRequests()).toBe(0);
 
@@ -353,7 +353,7 @@ describe('watch: a claim is never taken over from a live process on this host', 
     child.kill('SIGKILL');
     await exited;
     const resumed = only(await run(dir, { claimStaleSeconds: 1 }));
-    expect(resumed, resumed.reason).toMatchObject({ name: 'payroll.csv', outcome: 'done', exitCode: 0, resumed: true });
+    expect(resumed, resumed.reason).toMatchObject({ name: 'payroll.csv', outcome: 'done', kind: 'ok', resumed: true });
     expect(await allPayouts(sb)).toHaveLength(3);
   });
 

@@ -65,7 +65,7 @@ describe('watch: all or nothing by default', () => {
     // (a) Today 4 were created; now 14 invalid rows (the preflight's METHOD_NOT_AVAILABLE of row 16
     // among them) and the two rows warned risky, the NGN 650,000 one whose NUBAN may be mistyped.
     const a = summaryOf(dir, 'failed', 'emptied.csv');
-    expect(a.summary).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(a.summary).toMatchObject({ outcome: 'failed', kind: 'refused' });
     expect(rowsOf(a.summary.problems, (p) => p.severity === 'error')).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 20]);
     expect(rowsOf(a.summary.problems, (p) => !!p.risky)).toEqual([15, 19]);
     expect(a.summary.problems).toContainEqual({
@@ -99,7 +99,7 @@ describe('watch: all or nothing by default', () => {
     // (b) Today refused only with "set allowDocumentsOutside" x5: now its rows first, the documents
     // last, and no safety setting to loosen.
     const b = summaryOf(dir, 'failed', 'broken.csv');
-    expect(b.summary).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(b.summary).toMatchObject({ outcome: 'failed', kind: 'refused' });
     expect(rowsOf(b.summary.problems, (p) => p.severity === 'error')).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 17, 18, 20]);
     const line = lineOf(r.stdout, 'broken.csv');
     expect(line).toMatch(

@@ -101,11 +101,11 @@ describe.runIf(withPostgres)('a claim folder of another host, with a team ledger
     const before = initiates(sb).length;
     const r = await watchWith(dir, await proc());
     const byName = new Map(r.files.map((f) => [f.name, f]));
-    expect(byName.get('paid.csv')).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(byName.get('paid.csv')).toMatchObject({ outcome: 'failed', kind: 'refused' });
     expect(byName.get('paid.csv')!.reason).toMatch(/claimed on host other-host \(claim elsewhere-paid\.csv, done /);
     const summary = JSON.parse(readFileSync(join(byName.get('paid.csv')!.folder, 'paid.summary.json'), 'utf8'));
     expect(summary.claimedElsewhere).toMatchObject({ host: 'other-host', claim: 'elsewhere-paid.csv', state: 'done' });
-    expect(byName.get('refused.csv')).toMatchObject({ outcome: 'done', exitCode: 0 });
+    expect(byName.get('refused.csv')).toMatchObject({ outcome: 'done', kind: 'ok' });
     expect(initiates(sb).length - before).toBe(1);
   });
 });

@@ -84,7 +84,7 @@ describe.runIf(withPostgres)('two watch hosts on one team ledger', () => {
       const other = 1 - done[0]!.h;
       const [copy] = claims(hosts[other]!, 'failed').filter((c) => c.id.endsWith(`-${name}`));
       const summary = JSON.parse(readFileSync(join(copy!.dir, name.replace('.csv', '.summary.json')), 'utf8'));
-      expect(summary).toMatchObject({ outcome: 'failed', exitCode: 3, claimedElsewhere: { claim: done[0]!.id, name } });
+      expect(summary).toMatchObject({ outcome: 'failed', kind: 'refused', claimedElsewhere: { claim: done[0]!.id, name } });
       expect(summary.reason).toContain(`claim ${done[0]!.id}`);
       expect(logs[other]).toMatch(new RegExp(`claimed elsewhere.*${done[0]!.id}|${done[0]!.id}.*claimed elsewhere`));
     }

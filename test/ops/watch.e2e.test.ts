@@ -58,7 +58,7 @@ describe('payout-batch watch --once', () => {
       'payroll-a.results.csv',
       'payroll-a.summary.json',
     ]);
-    expect(summaryOf(dir, 'done', claim!)).toMatchObject({ file: 'payroll-a.csv', outcome: 'done', exitCode: 0, summary: { created: 3 } });
+    expect(summaryOf(dir, 'done', claim!)).toMatchObject({ file: 'payroll-a.csv', outcome: 'done', kind: 'ok', summary: { created: 3 } });
     expect(claims(dir, 'processing')).toEqual([]);
     expect(readdirSync(join(dir, 'inbox'))).toEqual([]);
     // JSON logs with batch id, row number and request id; never the key.
@@ -81,7 +81,7 @@ describe('payout-batch watch --once', () => {
       /payroll-a-copy\.csv: failed: already processed: the same content as payroll-a\.csv .* 3 rows sent\. Not paid again/,
     );
     const [failed] = claims(dir, 'failed');
-    expect(summaryOf(dir, 'failed', failed!)).toMatchObject({ outcome: 'failed', exitCode: 3 });
+    expect(summaryOf(dir, 'failed', failed!)).toMatchObject({ outcome: 'failed', kind: 'refused' });
     expect(await allPayouts(sb)).toHaveLength(3);
   });
 

@@ -67,7 +67,7 @@ export default defineCommand<AttachArgs>({
       } catch (e) {
         if (e instanceof AttachRefused) {
           io.stderr.write(`payout-batch: attach refused: ${e.message}\n`);
-          return e.exitCode;
+          return e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED;
         }
         if (e instanceof PayoutApiError) {
           // The service's answer, plainly: its code, its message, the request id to quote.

@@ -1,10 +1,12 @@
 // `payout-batch demo` (npm run demo): the sample payroll end to end on the embedded sandbox:
 // plan, run with progress, results file, summary, the same batch again paying nothing twice, and
 // the HTML reports of the plan and the results.
+import { EventEmitter } from 'node:events';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
 import { defineCommand, flag, printJson, UsageError } from '../command.ts';
-import { ExitCode } from '../exit-codes.ts';
+import { ExitCode, exitCodeOf } from '../exit-codes.ts';
+import type { EngineEvents } from '../../engine/pipeline.ts';
 import { runDemo } from '../../demo/tour.ts';
 import { createLogger } from '../../log.ts';
 import { planText, progressSink, summaryText } from '../render.ts';
@@ -25,6 +27,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
     // Terminal: a progress bar; otherwise quiet (the demo tells its own story on stdout).
     const logger = createLogger({ level: 'silent' });
     const progress = progressSink(io, logger, () => 'demo', args.json);
+    const events: EngineEvents = new EventEmitter();
+    events.on('event', (e) => progress.onEvent(e));
     const outcome = await runDemo(
       {
         say,
@@ -32,14 +36,19 @@ export default defineCommand<ArgsOf<typeof builder>>({
           progress.start(plan.toSend.length);
           say(planText(plan, env));
         },
-        onEvent: (e) => progress.onEvent(e),
+        events,
         onClientEvent: (e) => progress.onClientEvent(e),
       },
       { rate: args.rate, dir: args.dir },
     );
     progress.stop();
     if (args.json) {
-      printJson(io, outcome);
+      const { first, replay } = outcome;
+      printJson(io, {
+        ...outcome,
+        first: { exitCode: exitCodeOf(first), summary: first.summary },
+        replay: { exitCode: exitCodeOf(replay), alreadyCreated: replay.alreadyCreated, initiatesSent: replay.initiatesSent },
+      });
     } else {
       say(summaryText({ summary: outcome.first.summary, resultsPath: outcome.resultsPath }));
       say(`Results file: ${outcome.resultsPath}`);
@@ -49,8 +58,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       if (outcome.reports.results) say(`HTML report:  ${outcome.reports.results} (open it in a browser, or print it)`);
       say('\nDone: no money moved, everything above happened on this machine.');
     }
-    const ok =
-      outcome.first.exitCode === 0 && outcome.replay.initiatesSent === 0 && outcome.balancesMatch && outcome.reconciliation.tiesOut;
+    const ok = outcome.first.kind === 'ok' && outcome.replay.initiatesSent === 0 && outcome.balancesMatch && outcome.reconciliation.tiesOut;
     return ok ? ExitCode.OK : ExitCode.ROWS_FAILED;
   },
 });

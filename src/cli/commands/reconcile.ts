@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
+import { exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { resultsOfBatch } from '../../ledger/ledger.ts';
 import { ledgerOf } from '../../ledger/open.ts';
@@ -65,7 +66,7 @@ export default defineCommand<ReconcileArgs>({
           : undefined;
       if (args.json) printJson(io, { ...jsonOf(results, r), ...(report ? { report } : {}) });
       else io.stdout.write(textOf(r) + '\n' + (report ? `Report: ${report}\n` : ''));
-      return r.exitCode;
+      return exitCodeOf(r);
     }),
 });
 
@@ -131,7 +132,7 @@ function explainedLine(explained: ForeignTransaction[]): string[] {
 
 function jsonOf(results: string, r: ReconcileResult) {
   return {
-    exitCode: r.exitCode,
+    exitCode: exitCodeOf(r),
     results,
     tiesOut: r.report?.ok ?? false,
     reconciliationFile: r.reconciliationPath,

@@ -8,6 +8,7 @@ import { defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/index.ts';
 import { ResultsError } from '../../results/errors.ts';
+import { BatchUnusable } from '../../engine/errors.ts';
 import { writeReportOf } from '../../report/index.ts';
 import { ApprovalsFileError, approvalsView, PlanFileError, readApprovers } from '../../approvals/index.ts';
 import { makeLogger, openTeamLedger, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
@@ -74,7 +75,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       io.stdout.write(`Report of ${WHAT[r.kind]} written to ${r.path}\n`);
       return ExitCode.OK;
     } catch (e) {
-      if ([ResultsError, InputError, RangeError, ApprovalsFileError, PlanFileError].some((c) => e instanceof c)) {
+      if ([ResultsError, InputError, RangeError, ApprovalsFileError, PlanFileError, BatchUnusable].some((c) => e instanceof c)) {
         io.stderr.write(`payout-batch: ${(e as Error).message}\n`);
         return ExitCode.UNUSABLE_INPUT;
       }

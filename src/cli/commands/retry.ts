@@ -7,7 +7,7 @@ import { defineCommand, flag, plural, UsageError } from '../command.ts';
 import type { ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
-import { retryResults } from '../../engine/retry.ts';
+import { prepareRetry } from '../../engine/retry.ts';
 import type { KeyProof } from '../../engine/spent.ts';
 
 const builder = (y: Argv) =>
@@ -49,7 +49,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       io,
       'retry',
       (o) =>
-        retryResults({
+        prepareRetry({
           ...o,
           resultsFile: args.results,
           resultsPath: args.out,

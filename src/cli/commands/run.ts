@@ -13,7 +13,7 @@ import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-
 import { approvalGate } from '../../approvals/gate.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
-import { runBatch } from '../../engine/pipeline.ts';
+import { prepareRun } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
 import { withPlanEnvironment } from '../environment.ts';
 
@@ -75,8 +75,10 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
     io,
     'run',
     (o) =>
-      runBatch({
+      prepareRun({
         ...o,
+        guards: { ...o.guards, ...swapFlags(args), fundBySwap: args['fund-by-swap'], swapCommand: fundBySwapCommand(args) },
+        settings: { ...o.settings, swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']) },
         file: args.file,
         planFile,
         batchId: args['batch-id'],
@@ -84,10 +86,6 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
         encoding: args.encoding,
         sheet: args.sheet,
         allowDuplicateRows: args['allow-duplicate-rows'],
-        ...swapFlags(args),
-        fundBySwap: args['fund-by-swap'],
-        swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']),
-        swapCommand: fundBySwapCommand(args),
       }),
     undefined,
     policy,

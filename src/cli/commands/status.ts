@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { connectionHint } from '../environment.ts';
 import { groupThousands } from '../../money.ts';
-import { ExitCode } from '../exit-codes.ts';
+import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../ops/status.ts';
 import { swapRequestsText, swapText } from '../../ops/swap-views.ts';
@@ -51,7 +51,7 @@ export default defineCommand<StatusArgs>({
       });
       if (args.json) {
         printJson(io, {
-          exitCode: r.exitCode,
+          exitCode: exitCodeOf(r),
           finished: r.finished,
           results,
           rows: r.rows,
@@ -92,13 +92,13 @@ export default defineCommand<StatusArgs>({
         if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
         io.stdout.write(l.join('\n') + '\n');
       }
-      return r.exitCode;
+      return exitCodeOf(r);
     }),
 });
 
 /** The rows by outcome word, what to do about each, the money per currency and whether the batch is finished. */
 function outcomeLines(
-  r: Pick<StatusResult, 'groups' | 'money' | 'moneyProblems' | 'waiting' | 'failed' | 'finished' | 'exitCode'>,
+  r: Pick<StatusResult, 'groups' | 'money' | 'moneyProblems' | 'waiting' | 'failed' | 'finished' | 'kind'>,
   results: string,
   /** The connection flags to repeat in the commands printed (environment.ts connectionHint). */
   connection: string,
@@ -116,7 +116,7 @@ function outcomeLines(
   l.push(
     r.finished
       ? 'Finished: every row is paid.'
-      : r.exitCode === ExitCode.NOT_FINISHED
+      : r.kind === 'not-finished'
         ? `Not finished: ${r.groups.inProgress} still in progress; run status again later (exit ${ExitCode.NOT_FINISHED}).`
         : 'Not finished: some rows need you (failed, waiting for information, or no payout): see above and the results file.',
   );

@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
-import { ExitCode } from '../exit-codes.ts';
+import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { layout, readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
@@ -65,14 +65,15 @@ export default defineCommand<ArgsOf<typeof builder>>({
           io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
         },
       });
-      if (args.json) printJson(io, { exitCode: r.exitCode, files: r.files, notComplete: r.notComplete });
+      const files = r.files.map((f) => ({ ...f, exitCode: exitCodeOf(f) }));
+      if (args.json) printJson(io, { exitCode: exitCodeOf(r), files, notComplete: r.notComplete });
       // Cron mails whatever a job prints: an empty tick (or a file still being written, logged as
       // such on stderr) prints nothing unless asked.
       else if (!r.files.length && args.verbose && !args.quiet)
         io.stdout.write(
           `Nothing to process${r.notComplete.length ? ` (${plural(r.notComplete.length, 'file')} not complete yet)` : ''}.\n`,
         );
-      return r.exitCode;
+      return exitCodeOf(r);
     } catch (e) {
       if (e instanceof LockBusy) {
         io.stderr.write(`payout-batch: ${e.message}\n`);

@@ -5,4 +5,4 @@
 // (FolderWatch). Nothing here prints or exits: the CLI does.
 export { CONFIG_FILE, WatchConfig, WatchConfigError, readWatchConfig } from './config.ts';
 export { companionsOf, completeIn, inboxCandidates, layout } from './inbox.ts';
-export { judgeRun, watchFolder, worstExit, type FileOutcome, type WatchOptions, type WatchResult } from './watcher.ts';
+export { judgeRun, watchFolder, worstKind, type FileOutcome, type WatchOptions, type WatchResult } from './watcher.ts';

@@ -16,6 +16,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { EventEmitter } from 'node:events';
 import { utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -30,7 +31,7 @@ import { accountOf, foldBatch, type Ledger, type WatchClaim } from '../../ledger
 import { ledgerOf } from '../../ledger/open.ts';
 import type { PlanFile } from '../../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../../engine/outcome.ts';
-import { runBatch, type RunResult } from '../../engine/pipeline.ts';
+import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../../engine/pipeline.ts';
 import { BatchRefused } from '../../engine/session.ts';
 import { InputError } from '../../input/errors.ts';
 import { ResultsError } from '../../results/errors.ts';
@@ -46,7 +47,8 @@ export interface FileOutcome {
   claim: string;
   /** Where the claim folder ended: done, failed, or still processing (service unreachable, stopped). */
   outcome: 'done' | 'failed' | 'processing';
-  exitCode: 0 | 1 | 2 | 3 | 4;
+  /** How its run ended (the CLI's exit code of the file: cli/exit-codes.ts). */
+  kind: RunKind;
   reason?: string;
   resumed: boolean;
   folder: string;
@@ -69,7 +71,8 @@ export interface WatchOptions {
 }
 
 export interface WatchResult {
-  exitCode: 0 | 1 | 2 | 3 | 4;
+  /** The most urgent kind over all files. */
+  kind: RunKind;
   files: FileOutcome[];
   /** Files left in the inbox because they were not complete yet. */
   notComplete: string[];
@@ -77,8 +80,8 @@ export interface WatchResult {
 
 type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
 
-/** The exit codes are ordered by severity: the worst is the highest. */
-export const worstExit = (codes: number[]): 0 | 1 | 2 | 3 | 4 => Math.max(0, ...codes) as 0 | 1 | 2 | 3 | 4;
+/** The most urgent of the kinds (RUN_KINDS is least urgent first); `ok` when there are none. */
+export const worstKind = (kinds: RunKind[]): RunKind => RUN_KINDS[Math.max(0, ...kinds.map((k) => RUN_KINDS.indexOf(k)))]!;
 
 /** Waits ms, or less when stopped. */
 const pause = (ms: number, stop?: AbortSignal) => sleep(ms, stop).catch(() => undefined);
@@ -101,23 +104,24 @@ export function judgeRun(
   o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string },
 ): RunJudgement {
   const { name, resumed } = o;
-  const judged = (outcome: RunJudgement['outcome'], exitCode: RunJudgement['exitCode'], reason?: string): RunJudgement =>
-    reason === undefined ? { resumed, outcome, exitCode } : { resumed, outcome, exitCode, reason };
+  const judged = (outcome: RunJudgement['outcome'], kind: RunKind, reason?: string): RunJudgement =>
+    reason === undefined ? { resumed, outcome, kind } : { resumed, outcome, kind, reason };
   const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
-  if (o.changedAtPlan) return judged('failed', 3, changedAfterClaim(name, o.changedAtPlan, nothingSent));
-  if (o.refusedWhole) return judged('failed', 3, o.refusedWhole);
-  if (r.stopped) return judged('processing', r.exitCode === 4 ? 4 : 0, 'stopped on request: resumed on the next start');
-  if (r.exitCode === 4) return judged('processing', 4, `service unavailable: ${r.halted}; left in processing/, resumed on the next run`);
-  if (r.exitCode === 3) return judged('failed', 3, `refused by the guards: ${(r.refused ?? []).join('; ')}`);
+  if (o.changedAtPlan) return judged('failed', 'refused', changedAfterClaim(name, o.changedAtPlan, nothingSent));
+  if (o.refusedWhole) return judged('failed', 'refused', o.refusedWhole);
+  if (r.stopped) return judged('processing', r.kind === 'halted' ? 'halted' : 'ok', 'stopped on request: resumed on the next start');
+  if (r.kind === 'halted')
+    return judged('processing', 'halted', `service unavailable: ${r.halted}; left in processing/, resumed on the next run`);
+  if (r.kind === 'refused') return judged('failed', 'refused', `refused by the guards: ${(r.refused ?? []).join('; ')}`);
   if (o.changedInRun)
     return judged(
       'failed',
-      1,
+      'rows-failed',
       `${name} changed while it was processed (${o.changedInRun}): the rows read at the claim were processed ` +
         `(${r.summary.created} created, see ${basename(r.resultsPath)}); anything written after was NOT processed: send it in a new file. ` +
         WRITE_WHOLE(name),
     );
-  if (r.exitCode === 1) {
+  if (r.kind === 'rows-failed') {
     const bad = Object.entries(r.summary.byStatus)
       .filter(([k]) => !isCreatedStatus(k))
       .map(([k, n]) => `${n} ${k}`)
@@ -127,9 +131,9 @@ export function judgeRun(
       : '';
     const retry = o.retry ?? `payout-batch retry ${basename(r.resultsPath)}`;
     const reason = `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows in it, then run \`${retry}\`${unknown}`;
-    return judged('failed', 1, reason);
+    return judged('failed', 'rows-failed', reason);
   }
-  return judged('done', 0);
+  return judged('done', 'ok');
 }
 
 /**
@@ -212,9 +216,9 @@ export class FolderWatch {
         await this.tick();
         await pause(this.o.config.pollSeconds * 1000, this.o.stop);
       }
-    const lost = this.ledger.lost ? [4] : [];
+    const lost: RunKind[] = this.ledger.lost ? ['halted'] : [];
     return {
-      exitCode: worstExit([...this.files.map((f) => f.exitCode), ...lost]),
+      kind: worstKind([...this.files.map((f) => f.kind), ...lost]),
       files: [...this.files],
       notComplete: [...this.notComplete],
     };
@@ -296,7 +300,7 @@ export class FolderWatch {
     const c = await this.claim(name);
     if (!c) return;
     const claim = readClaim(c.claimDir)!;
-    if (c.refused) return this.settle(c.claimDir, claim, { outcome: 'failed', exitCode: 3, reason: c.refused, resumed: false });
+    if (c.refused) return this.settle(c.claimDir, claim, { outcome: 'failed', kind: 'refused', reason: c.refused, resumed: false });
     await this.o.onClaim?.(join(c.claimDir, claim.name));
     await this.process(c.claimDir, false);
   }
@@ -501,8 +505,8 @@ export class FolderWatch {
           /* documents/… paths are then not found: the rows say so */
         }
       }
-      const refuse = (reason: string, exitCode: 2 | 3 = 3, summary: Record<string, unknown> = {}) =>
-        this.settle(claimDir, claim, { resumed, outcome: 'failed', exitCode, reason }, summary);
+      const refuse = (reason: string, kind: 'unusable' | 'refused' = 'refused', summary: Record<string, unknown> = {}) =>
+        this.settle(claimDir, claim, { resumed, outcome: 'failed', kind, reason }, summary);
       const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
       const changedBeforeRun = changedSince(file, claim);
       if (changedBeforeRun) return await refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
@@ -516,14 +520,16 @@ export class FolderWatch {
           allowedCurrencies: this.o.config.allowedCurrencies,
         });
       } catch (e) {
-        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
+        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 'unusable');
         throw e;
       }
       // All or nothing (unless "allowPartial"): every invalid row and risky warning refuses the file.
       const whole = this.o.config.allowPartial ? undefined : vetted.problems;
       const summaryAt = join(this.L.failed, basename(claimDir), summaryName(claim.name));
       if (vetted.documents || vetted.currencies)
-        return await refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 3, { problems: vetted.problems });
+        return await refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', {
+          problems: vetted.problems,
+        });
       let policy: AccountPolicy | undefined;
       try {
         // the account's, on this host and in its ledger: never the watch's state folder's, nor its configuration's to turn off
@@ -543,7 +549,7 @@ export class FolderWatch {
         sent = await this.send(file, claim, { planFile: approved?.planFile, policy: guard, whole });
       } catch (e) {
         if (e instanceof BatchRefused) return await refuse(`refused: ${this.forTheWatch(e.message)}`);
-        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 2);
+        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 'unusable');
         throw e;
       }
       const { r, changedAtPlan, refusedAtPlan } = sent;
@@ -580,7 +586,7 @@ export class FolderWatch {
     resumed: boolean,
   ): Promise<{ resumed: boolean } | { out: RunJudgement; summary?: Record<string, unknown> }> {
     const refuse = (reason: string, summary?: Record<string, unknown>) => ({
-      out: { resumed, outcome: 'failed', exitCode: 3, reason } as const,
+      out: { resumed, outcome: 'failed', kind: 'refused', reason } as const,
       summary,
     });
     const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
@@ -597,7 +603,7 @@ export class FolderWatch {
         out: {
           resumed,
           outcome: 'processing',
-          exitCode: 4,
+          kind: 'halted',
           reason: `${this.ledger.lost.message}; left in processing/, resumed on the next run`,
         },
       };
@@ -655,7 +661,7 @@ export class FolderWatch {
   /**
    * The engine's run of a claimed file, with the configuration's guards, logging each row. The
    * engine reads the file again: if it is not what was claimed by the time the plan is made (all
-   * rows read, nothing sent yet), the run is stopped before its first payout (`changedAtPlan`).
+   * rows read, nothing sent yet), the run is refused before its first payout (`changedAtPlan`).
    */
   private async send(
     file: string,
@@ -663,52 +669,55 @@ export class FolderWatch {
     o: { planFile?: string; policy?: GuardOptions['policy']; whole?: FileProblem[] },
   ): Promise<{ r: RunResult; changedAtPlan?: string; refusedAtPlan?: FileProblem[] }> {
     const { config: cfg, logger: log } = this.o;
-    const { planFile, policy } = o;
-    let changedAtPlan: string | undefined;
-    let refusedAtPlan: FileProblem[] | undefined;
-    const halt = new AbortController();
-    const stop = this.o.stop ? AbortSignal.any([this.o.stop, halt.signal]) : halt.signal;
     let batchLabel = '';
-    const r = await runBatch({
+    const events: EngineEvents = new EventEmitter();
+    events.on('event', (e) => {
+      if (e.type === 'row-done') logRowDone(log, e, { file: claim.name, batchId: batchLabel });
+      else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
+    });
+    const prepared = await prepareRun({
       file,
-      planFile,
+      planFile: o.planFile,
       conn: this.o.conn,
       stateDir: this.L.state,
-      yes: true,
-      interactive: false,
-      envFlag: this.o.envFlag,
-      allowPartial: cfg.allowPartial,
-      enablePairs: cfg.enablePairs,
-      expectRows: cfg.expectRows,
-      expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
-      maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
-      maxRequests: cfg.maxRequests,
-      ...swapRunOptions(cfg, policy),
-      mergeDocuments: cfg.mergeDocuments,
-      concurrency: cfg.concurrency,
-      stop,
-      crashWaitMs: this.o.crashWaitMs,
-      onPlan: (p) => {
-        changedAtPlan =
-          changedSince(file, claim) ??
-          (claim.sha256 && p.batchId !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
-        // A file none of whose rows is under way yet is paid whole or not at all: any row invalid
-        // (the preflight's findings too) or with a risky warning stops it before its first payout.
-        const problems = o.whole && p.alreadyCreated === 0 && p.toSettle === 0 ? wholeFileProblems(o.whole, p, claim.name) : [];
-        if (problems.length) refusedAtPlan = problems;
-        if (changedAtPlan || refusedAtPlan) halt.abort();
-        batchLabel = p.batchId.slice(0, 16);
-        log?.info(
-          { file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies },
-          'plan',
-        );
+      guards: {
+        yes: true,
+        interactive: false,
+        envFlag: this.o.envFlag,
+        allowPartial: cfg.allowPartial,
+        enablePairs: cfg.enablePairs,
+        expectRows: cfg.expectRows,
+        expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
+        maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
+        maxRequests: cfg.maxRequests,
+        ...swapRunOptions(cfg, o.policy),
       },
-      onEvent: (e) => {
-        if (e.type === 'row-done') logRowDone(log, e, { file: claim.name, batchId: batchLabel });
-        else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
+      settings: {
+        mergeDocuments: cfg.mergeDocuments,
+        concurrency: cfg.concurrency,
+        stop: this.o.stop,
+        events,
+        crashWaitMs: this.o.crashWaitMs,
       },
     });
-    return { r, changedAtPlan, refusedAtPlan };
+    const p = prepared.plan;
+    if (!p) return { r: await execute(prepared) };
+    const changedAtPlan =
+      changedSince(file, claim) ??
+      (claim.sha256 && p.batchId !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
+    // A file none of whose rows is under way yet is paid whole or not at all: any row invalid
+    // (the preflight's findings too) or with a risky warning stops it before its first payout.
+    const problems = o.whole && p.alreadyCreated === 0 && p.toSettle === 0 ? wholeFileProblems(o.whole, p, claim.name) : [];
+    const refusedAtPlan = problems.length ? problems : undefined;
+    batchLabel = p.batchId.slice(0, 16);
+    log?.info(
+      { file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies },
+      'plan',
+    );
+    const refused = changedAtPlan
+      ? `${claim.name} changed after it was claimed (${changedAtPlan})`
+      : refusedAtPlan && `${claim.name} is paid whole or not at all: ${refusedAtPlan.length} problems`;
+    return { r: await execute(prepared, { refused }), changedAtPlan, refusedAtPlan };
   }
 
   /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
@@ -727,7 +736,7 @@ export class FolderWatch {
       finishedAt: new Date().toISOString(),
       environment: this.o.conn.environment.name,
       outcome: out.outcome,
-      exitCode: out.exitCode,
+      kind: out.kind,
       reason: out.reason,
       ...summary,
     };
@@ -759,8 +768,8 @@ export class FolderWatch {
   private report(f: FileOutcome): void {
     this.files.push(f);
     this.o.onFile?.(f);
-    this.o.logger?.[f.exitCode === 0 ? 'info' : 'warn'](
-      { file: f.name, claim: f.claim, outcome: f.outcome, exitCode: f.exitCode, reason: f.reason },
+    this.o.logger?.[f.kind === 'ok' ? 'info' : 'warn'](
+      { file: f.name, claim: f.claim, outcome: f.outcome, kind: f.kind, reason: f.reason },
       `file ${f.outcome}`,
     );
   }

@@ -1,0 +1,54 @@
+// The core returns how a run ended and throws typed errors; exit codes are decided only in src/cli
+// (exit-codes.ts, render.ts handleEngineError), and an unexpected error is never taken for a usage
+// mistake (a RangeError used to become exit 2, "unusable input", whatever threw it).
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { ExitCode, exitCodeOf } from '../../src/cli/exit-codes.ts';
+import { handleEngineError } from '../../src/cli/render.ts';
+import type { CliIO } from '../../src/cli/command.ts';
+import { BatchRefused, BatchUnusable, FailedAfterSending } from '../../src/engine/errors.ts';
+
+function io(): CliIO & { err: () => string } {
+  const stderr = new PassThrough();
+  let text = '';
+  stderr.on('data', (b: Buffer) => (text += b.toString()));
+  return {
+    stdout: new PassThrough(),
+    stderr,
+    stdin: new PassThrough(),
+    env: {},
+    cwd: '/',
+    stopSignal: new Promise(() => {}),
+    err: () => text,
+  };
+}
+
+describe('exit codes, from one table', () => {
+  it("maps each kind of a run's end, and a stop on request whatever the kind", () => {
+    expect(exitCodeOf({ kind: 'ok' })).toBe(ExitCode.OK);
+    expect(exitCodeOf({ kind: 'rows-failed' })).toBe(ExitCode.ROWS_FAILED);
+    expect(exitCodeOf({ kind: 'unusable' })).toBe(ExitCode.UNUSABLE_INPUT);
+    expect(exitCodeOf({ kind: 'refused' })).toBe(ExitCode.REFUSED);
+    expect(exitCodeOf({ kind: 'halted' })).toBe(ExitCode.SERVICE_UNAVAILABLE);
+    expect(exitCodeOf({ kind: 'halted', stopped: true })).toBe(ExitCode.INTERRUPTED);
+  });
+
+  it("the engine's typed errors: unusable 2, refused 3, failed after sending 4, each with its message", () => {
+    const a = io();
+    expect(handleEngineError(new BatchUnusable('BATCH_ID', '--batch-id must be short'), a)).toBe(ExitCode.UNUSABLE_INPUT);
+    expect(a.err()).toBe('payout-batch: --batch-id must be short\n');
+    expect(handleEngineError(new BatchRefused('another run holds it', 'busy'), io())).toBe(ExitCode.REFUSED);
+    expect(handleEngineError(new FailedAfterSending('/j', new Error('disk full')), io())).toBe(ExitCode.SERVICE_UNAVAILABLE);
+  });
+
+  it('a RangeError is a bug, not a usage mistake: it is thrown on as it is (no exit 2 that hides it)', () => {
+    const bug = new RangeError('attempt must be a positive integer, not 0');
+    let thrown: unknown;
+    try {
+      handleEngineError(bug, io());
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBe(bug);
+  });
+});
