@@ -9,16 +9,6 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/**
- * Cycles other helpers of this round are breaking on their branches: the lead empties this list
- * when merging them (the second test fails while it names a cycle that is gone).
- */
-const ALLOWED_UNTIL_MERGE: string[][] = [
-  ['src/database/db.ts', 'src/database/schema.ts'],
-  ['src/engine/execute.ts', 'src/engine/outcome.ts'],
-  ['src/engine/ledger.ts', 'src/engine/session.ts'],
-];
-
 const IMPORT =
   /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]|\bimport\(\s*(?:\/\*[^*]*\*\/\s*)?['"](\.{1,2}\/[^'"]+)['"]\s*\)/gm;
 
@@ -91,14 +81,8 @@ describe('import cycles in src/', () => {
     ]);
   });
 
-  it('has none but those ALLOWED_UNTIL_MERGE', () => {
+  it('has none', () => {
     expect(files.length).toBeGreaterThan(100);
-    const allowed = new Set(ALLOWED_UNTIL_MERGE.map(key));
-    expect(cycles.map(key).filter((c) => !allowed.has(c))).toEqual([]);
-  });
-
-  it('ALLOWED_UNTIL_MERGE names only cycles that are still there (empty it as they go)', () => {
-    const found = new Set(cycles.map(key));
-    expect(ALLOWED_UNTIL_MERGE.map(key).filter((c) => !found.has(c))).toEqual([]);
+    expect(cycles.map(key)).toEqual([]);
   });
 });
