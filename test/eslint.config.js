@@ -8,9 +8,9 @@ import tseslint from 'typescript-eslint';
 // The layers of src/ (src/README.md "Layers"), bottom up: a folder may import the base files
 // (src/*.ts) and the folders listed before its own, never one after it. The base files import no
 // folder. Each folder is named once, here.
-const INTERFACE = 'interface';
+const SPEC = 'spec';
 const LAYERS = [
-  INTERFACE, // the spec's words: codes, schemas, status order
+  SPEC, // the spec's words: codes, schemas, status order
   'files', // the lock, the atomic write, the per-path queue
   'input', // reading CSV and Excel
   'validation', // rows checked offline
@@ -20,13 +20,14 @@ const LAYERS = [
   'results', // the results file
   'engine', // run, retry, plan
   'approvals', // signed plans
-  'ops', // watch, listen, status, reconcile, attach
+  'follow-up', // after a batch: status, reconcile, attach, listen
+  'watch', // the watch folder
   'report', // HTML reports
   'demo', // npm run demo
   'cli', // the commands
 ];
 // Folders beside the layers: they import only `imports` (and the base files), and only `importedBy` import them.
-const BESIDE = { sandbox: { imports: [INTERFACE], importedBy: ['demo', 'cli'] } };
+const BESIDE = { sandbox: { imports: [SPEC], importedBy: ['demo', 'cli'] } };
 
 const FOLDERS = [...LAYERS, ...Object.keys(BESIDE)];
 const mayImport = (folder) =>

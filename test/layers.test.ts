@@ -27,15 +27,15 @@ describe('layers only point down', () => {
         expect.stringMatching(/^no-restricted-imports: .*src\/client\/ may not import .*engine\/.*layers only point down/),
       ]);
     }
-    expect(await problems('src/ops/watch/x.ts', "import { x } from '../../report/index.ts';")).toHaveLength(1);
-    expect(await problems('src/money.ts', "import { x } from './interface/codes.ts';")).toHaveLength(1);
+    expect(await problems('src/watch/x.ts', "import { x } from '../report/write-report.ts';")).toHaveLength(1);
+    expect(await problems('src/money.ts', "import { x } from './spec/codes.ts';")).toHaveLength(1);
   });
 
   it('keeps the sandbox beside the layers: it imports the spec only, and only the CLI and the demo import it', async () => {
     expect(await problems('src/sandbox/x.ts', "import { x } from '../client/client.ts';")).toHaveLength(1);
     expect(await problems('src/client/x.ts', "import type { x } from '../sandbox/contract.ts';")).toHaveLength(1);
-    expect(await problems('src/sandbox/x.ts', "import { x } from '../interface/codes.ts';")).toEqual([]);
-    expect(await problems('src/demo/x.ts', "import { x } from '../sandbox/index.ts';")).toEqual([]);
+    expect(await problems('src/sandbox/x.ts', "import { x } from '../spec/codes.ts';")).toEqual([]);
+    expect(await problems('src/demo/x.ts', "import { x } from '../sandbox/start-sandbox.ts';")).toEqual([]);
   });
 
   it('lets a layer import the ones below it, the base files and its own folder', async () => {
@@ -47,6 +47,6 @@ describe('layers only point down', () => {
       "import { z } from 'node:fs';",
     ].join('\n');
     expect(await problems('src/engine/x.ts', code)).toEqual([]);
-    expect(await problems('src/cli/commands/x.ts', "import { x } from '../../ops/listen.ts';")).toEqual([]);
+    expect(await problems('src/cli/commands/x.ts', "import { x } from '../../follow-up/webhook-receiver.ts';")).toEqual([]);
   });
 });

@@ -12,8 +12,8 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageRoot } from '../package-root.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { accountOf, type Ledger } from '../ledger/ledger.ts';
-import type { CurrencyPlan } from '../engine/plan.ts';
+import { accountOf, type Ledger } from '../ledger/account-ledger.ts';
+import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import { approvalGate, type GateResult } from './gate.ts';
 import type { LoadedPlan } from './payload.ts';
 
@@ -254,7 +254,7 @@ export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateRes
 }
 
 /**
- * The engine's guard for the policy (engine/approval.ts GuardOptions.policy): why this run may not
+ * The engine's guard for the policy (engine/guards.ts GuardOptions.policy): why this run may not
  * send, or undefined. `approved`: the policy's check of the plan being run (undefined: no plan).
  */
 export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>) {

@@ -2,8 +2,8 @@
 // plan, its approvals and the approvers list read and checked once, and the plan's bytes as they
 // were checked, for the engine to run (not the file again, which could have changed since).
 import { loadPlan, PlanFileError, type LoadedPlan } from './payload.ts';
-import { checkApprovals, type ApprovalCheck, type Expiry } from './policy.ts';
-import { approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from './store.ts';
+import { checkApprovals, type ApprovalCheck, type Expiry } from './approval-rule.ts';
+import { approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
 
 export interface GateInput {
   /** The plan's path, or the plan as another gate already read it (checked on the same bytes). */

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { sameName } from '../engine/approval.ts';
+import { sameName } from '../engine/guards.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import {
   describePolicy,
@@ -16,7 +16,7 @@ import {
   type PolicyStore,
 } from './account-policy.ts';
 import { verifyApproval } from './sign.ts';
-import { approvalsPathFor, readApprovals } from './store.ts';
+import { approvalsPathFor, readApprovals } from './approvals-file.ts';
 
 export const PROPOSAL_KIND = 'payout-batch-policy-change';
 

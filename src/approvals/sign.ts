@@ -2,7 +2,7 @@
 import { sign, verify } from 'node:crypto';
 import { parsePrivateKey, parsePublicKey, type KeyError } from './keys.ts';
 import { loadPlan, planPayload, signedBytes } from './payload.ts';
-import { addApproval, approvalsPathFor, type Approval } from './store.ts';
+import { addApproval, approvalsPathFor, type Approval } from './approvals-file.ts';
 
 /** An approval of the plan by `name` with the private key in PEM `pem` (read from `where`, named in errors only). */
 export function signPlan(payload: object, name: string, pem: string, where: string, now = new Date()): Approval {

@@ -2,8 +2,8 @@
 // (and anything else that shows a plan). Reads the plan and `<plan>.approvals.json` beside it.
 import { fingerprintOf, parsePublicKey } from './keys.ts';
 import { loadPlan, payloadText, planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
-import { approvalProblem, makerKeys } from './policy.ts';
-import { approvalsPathFor, readApprovals, type Approver } from './store.ts';
+import { approvalProblem, makerKeys } from './approval-rule.ts';
+import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
 
 export interface ApprovalsView {
   preparedBy?: string;

@@ -15,8 +15,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock, LockBusy } from '../files/lock.ts';
 import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
-import { SandboxStateSchema, startSandbox, type LocalSandbox, type SandboxShapes } from '../sandbox/index.ts';
-import { RATE_LIMIT_PER_SECOND } from '../interface/codes.ts';
+import { SandboxStateSchema, startSandbox, type LocalSandbox, type SandboxShapes } from '../sandbox/start-sandbox.ts';
+import { RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { UsageError } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 

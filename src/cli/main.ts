@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yargs from 'yargs';
 import { packageRoot } from '../package-root.ts';
-import { commands } from './commands/index.ts';
+import { commands } from './commands/commands.ts';
 import { UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 

@@ -17,9 +17,9 @@ import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
-import { parseMoneyFlag, type MoneyFlag } from '../engine/approval.ts';
+import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
-import { ResultsError } from '../results/errors.ts';
+import { ResultsError } from '../results/results-errors.ts';
 
 /** The arguments a builder gives its command (what yargs parses with those options). */
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;

@@ -1,6 +1,6 @@
 // What the client accepts from the service: one tolerant zod schema per answer, read liberally.
 //
-// Strict in what we send (src/interface/schemas.ts checks every request body), liberal in what we
+// Strict in what we send (src/spec/schemas.ts checks every request body), liberal in what we
 // accept: a schema here requires only what the spec states about an answer and the tool uses;
 // where the spec says "not shown", it takes the family of plausible shapes and turns them into one
 // normalised value, so the engine reads one shape whatever the service sent. Unknown fields pass
@@ -8,7 +8,7 @@
 // test/contract/ holds bodies written by hand from the spec that every schema here must read.
 import { z } from 'zod';
 import { fromApi, type ApiAmount } from '../money.ts';
-import { PAYOUT_STATUSES, type PayoutStatus } from '../interface/codes.ts';
+import { PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
 import { isRecord, jsonObject } from './definitive.ts';
 
 // ---------------------------------------------------------------- pieces

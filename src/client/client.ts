@@ -1,13 +1,13 @@
 // PayoutClient: one method per route of the spec, named in the spec's words. Every request goes
 // through one Transport (throttle, retries, timeout, typed errors). Strict in what we send: every
-// body is checked against the spec's request schemas (src/interface/schemas.ts) before it leaves.
+// body is checked against the spec's request schemas (src/spec/schemas.ts) before it leaves.
 // Liberal in what we accept: answers are read with the tolerant schemas of answers.ts.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import * as requests from '../interface/schemas.ts';
+import * as requests from '../spec/schemas.ts';
 import * as answers from './answers.ts';
-import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../interface/http.ts';
-import { MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../interface/codes.ts';
+import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/endpoints.ts';
+import { MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
 import { ApiKey } from './api-key.ts';
 import { PayoutApiError, zodFieldErrors, type FieldError } from './errors.ts';
 import {

@@ -6,7 +6,7 @@
 // else may have come after the service acted (issue 15: a proxy answered 408 to an initiate the
 // service had created; issue 39: a gateway answered 400 RESPONSE_BLOCKED in the service's own
 // shape). So the service's refusals are a closed list, the spec's error table (§7,
-// interface/codes.ts ERROR_STATUS):
+// spec/codes.ts ERROR_STATUS):
 //
 //   definitive  a 4xx whose body's `error` is a code of the table with the status the table gives
 //               it (statusCode, when present, the same); the table's code-less rows: 401 and 403
@@ -20,7 +20,7 @@
 // Read-only routes are always definitive (there is no effect to be unsure about), and so is a 4xx
 // of the document storage (not the service: its PUT is idempotent and resent as it is). The
 // engine settles an unknown outcome by resending the same Idempotency-Key with the same bytes.
-import { ERROR_STATUS, INVALID_PAYOUT_AMOUNT_MESSAGE } from '../interface/codes.ts';
+import { ERROR_STATUS, INVALID_PAYOUT_AMOUNT_MESSAGE } from '../spec/codes.ts';
 import type { Outcome } from './errors.ts';
 
 /** Statuses that never prove the service did not act, whatever their body says. */

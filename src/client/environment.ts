@@ -3,7 +3,7 @@
 // embedded sandbox started in this process; --base-url names any server explicitly.
 //
 // Production is never the default and never a fallback: it is reached only when asked for by name.
-import { sandboxHostOf } from '../interface/http.ts';
+import { sandboxHostOf } from '../spec/endpoints.ts';
 import { ApiKey, ClientConfigError } from './api-key.ts';
 import type { KeyEnvironment } from './quota.ts';
 

@@ -14,7 +14,7 @@
 //
 // A movement made while paging pushes the older ones down a place: an item seen twice is kept once.
 import type { Logger } from 'pino';
-import { LIST_MAX_LIMIT } from '../interface/codes.ts';
+import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 
 /** One page as the client read it (answers.ts listOf): meta may be missing or partial. */
 export interface ListedPage<T> {

@@ -11,7 +11,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readJsonFile, writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
-import { MONTHLY_QUOTA } from '../interface/codes.ts';
+import { MONTHLY_QUOTA } from '../spec/codes.ts';
 
 export const USAGE_FILE_NAME = 'usage.json';
 

@@ -5,12 +5,12 @@
 // and amount were paid minutes ago. "Recently" is a window (default 24 hours): a weekly or monthly
 // payroll paying the same person the same amount is not a duplicate. `--allow-duplicate REF`
 // sends the row of that reference (or the earlier one's) anyway.
-import type { JournalLine } from '../journal/rows.ts';
-import { isFailedAfterCreation } from '../journal/rows.ts';
-import type { Ledger } from '../ledger/ledger.ts';
+import type { JournalLine } from '../journal/lines.ts';
+import { isFailedAfterCreation } from '../journal/lines.ts';
+import type { Ledger } from '../ledger/account-ledger.ts';
 import { Dec } from '../money.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
-import type { PayoutRow } from '../validation/schemas.ts';
+import type { PayoutRow } from '../validation/row-schemas.ts';
 import type { EngineRow } from './prepare.ts';
 
 export const DEFAULT_DUPLICATE_WINDOW_MS = 24 * 3600_000;

@@ -3,7 +3,7 @@
 // A row's first document goes on initiate, the others by PATCH documents once the payout exists
 // (spec §4.2, §4.5). A run stopped between the two (kill -9, a halt), or a PATCH that failed,
 // leaves a payout with fewer documents than its row names. The journal says which are missing
-// (the `attach` line before initiate, documentsToAttach in journal/rows.ts) until a `patched`
+// (the `attach` line before initiate, documentsToAttach in journal/lines.ts) until a `patched`
 // line, and the results file says DOCUMENTS_NOT_ATTACHED meanwhile. Every run and retry hands such
 // created rows to the work loop, which attaches them:
 //   - right after this run created the payout: it holds the initiate's document, PATCH the rest;
@@ -14,8 +14,8 @@
 // The service also drops a URL it holds (spec §4.5): a PATCH resent after an unknown outcome adds
 // nothing twice.
 import type { PayoutClient } from '../client/client.ts';
-import { documentsToAttach, type ErrorSnapshot, type RowEvent, type RowState } from '../journal/rows.ts';
-import { FINAL_STATUSES, MAX_DOCUMENTS_PER_PAYOUT } from '../interface/codes.ts';
+import { documentsToAttach, type ErrorSnapshot, type RowEvent, type RowState } from '../journal/lines.ts';
+import { FINAL_STATUSES, MAX_DOCUMENTS_PER_PAYOUT } from '../spec/codes.ts';
 
 const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
 

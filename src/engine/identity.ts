@@ -4,7 +4,7 @@
 // attempt only, so the service recognises a payout it already created however the row came back.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { BatchUnusable } from './errors.ts';
+import { BatchUnusable } from './engine-errors.ts';
 
 /**
  * What a --batch-id is hashed after, to make its batch id: sha256Hex(BATCH_LABEL_TAG + label). Its

@@ -8,7 +8,7 @@
 import { basename, dirname, extname, join } from 'node:path';
 import { z } from 'zod';
 import { Dec, ExactSum, formatAmount, formatApiAmount, fromApi } from '../money.ts';
-import { isFailedAfterCreation, type PayoutSnapshot } from '../journal/rows.ts';
+import { isFailedAfterCreation, type PayoutSnapshot } from '../journal/lines.ts';
 
 const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
 

@@ -4,10 +4,10 @@
 // payout exists, and one of our own words otherwise. Ours never collide with the service's
 // statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
 import { formatApiAmount, formatApiSum } from '../money.ts';
-import { PAYOUT_STATUSES } from '../interface/codes.ts';
-import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState, type SwapState } from '../journal/rows.ts';
+import { PAYOUT_STATUSES } from '../spec/codes.ts';
+import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState, type SwapState } from '../journal/lines.ts';
 import type { ResultValues } from '../results/types.ts';
-import type { SwapLine } from '../results/swaps.ts';
+import type { SwapLine } from '../results/swap-summary.ts';
 import type { Logger } from 'pino';
 import { earlierPayoutsCell, moneyEntryOfPayout, moneyTotals, type MoneyEntry, type MoneyTotals } from './money-totals.ts';
 
@@ -230,7 +230,7 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   };
 }
 
-/** The batch's swaps as the results show them (results/swaps.ts), in currency order: the swap, else its status as a row's. */
+/** The batch's swaps as the results show them (results/swap-summary.ts), in currency order: the swap, else its status as a row's. */
 export function swapLinesOf(states: Iterable<SwapState>): SwapLine[] {
   return [...states]
     .sort((a, b) => a.currency.localeCompare(b.currency))

@@ -10,16 +10,16 @@ import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { withLock } from '../files/lock.ts';
-import { documentsToAttach, rowState, type FoldedJournal } from '../journal/rows.ts';
+import { documentsToAttach, rowState, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
-import type { SwapLine } from '../results/swaps.ts';
-import { controlTotalNotes, decideApproval, type GuardOptions } from './approval.ts';
+import type { SwapLine } from '../results/swap-summary.ts';
+import { controlTotalNotes, decideApproval, type GuardOptions } from './guards.ts';
 import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { snapshotOfError } from './send.ts';
-import { sentByOtherBatches } from '../ledger/ledger.ts';
+import { sentByOtherBatches } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { readAmount } from './money-totals.ts';
 import {
@@ -32,7 +32,7 @@ import {
   type RowOutcome,
   type RunSummary,
 } from './outcome.ts';
-import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './plan.ts';
+import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
 import type { SwapProposal } from './swap.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
@@ -47,7 +47,7 @@ import {
   type LoadedBatch,
   type LoadOptions,
 } from './prepare.ts';
-import { BatchUnusable, FailedAfterSending } from './errors.ts';
+import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
 import { catchUpStatuses, journalReader, openSession, readAgain, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
 

@@ -5,9 +5,9 @@
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { Dec, fromApi, roundTo, type Dec as DecT } from '../money.ts';
-import { canonicalMethod } from '../interface/codes.ts';
+import { canonicalMethod } from '../spec/codes.ts';
 import type { CountryAnswer, CurrencyPairAnswer, MethodFee, PaymentMethodAnswer, RequiredField, WalletAnswer } from '../client/answers.ts';
-import type { PayoutRow } from '../validation/schemas.ts';
+import type { PayoutRow } from '../validation/row-schemas.ts';
 
 export interface CorridorInfo {
   sourceCurrency: string;

@@ -4,12 +4,12 @@
 // Invalid rows stay in the list: they go to the results file with their problems and are never
 // sent.
 import { resolve } from 'node:path';
-import { InputError } from '../input/errors.ts';
-import type { RowState } from '../journal/rows.ts';
-import { validateBatch, type Problem, type ValidatedRow } from '../validation/index.ts';
-import { fingerprintingChecker, type DocumentFingerprint } from '../validation/documents.ts';
+import { InputError } from '../input/input-errors.ts';
+import type { RowState } from '../journal/lines.ts';
+import { validateBatch, type Problem, type ValidatedRow } from '../validation/validation.ts';
+import { fingerprintingChecker, type DocumentFingerprint } from '../validation/document-files.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
-import type { Ledger, Reservation } from '../ledger/ledger.ts';
+import type { Ledger, Reservation } from '../ledger/account-ledger.ts';
 import type { BatchSession, JournalLookup } from './session.ts';
 
 export interface LoadOptions {

@@ -11,8 +11,8 @@
 // I5  409 IDEMPOTENCY_KEY_CONFLICT is CONFLICT, never resent under a new key
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
-import type { ErrorSnapshot, JournalLine } from '../journal/rows.ts';
-import { RowStepError } from './documents.ts';
+import type { ErrorSnapshot, JournalLine } from '../journal/lines.ts';
+import { RowStepError } from './upload-documents.ts';
 import { record, type BatchSession } from './session.ts';
 
 export interface SendContext {

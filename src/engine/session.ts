@@ -11,12 +11,12 @@ import {
   type JournalLine,
   type RowEvent,
   type RowState,
-} from '../journal/rows.ts';
-import { BatchRefused, type JournalAppender, type Ledger, type Reservation } from '../ledger/ledger.ts';
+} from '../journal/lines.ts';
+import { BatchRefused, type JournalAppender, type Ledger, type Reservation } from '../ledger/account-ledger.ts';
 import type { BatchIdentity } from './identity.ts';
 import type { SwapEvent } from './swap.ts';
 
-export { BatchRefused, FailedAfterSending } from './errors.ts';
+export { BatchRefused, FailedAfterSending } from './engine-errors.ts';
 
 export interface ResumeReport {
   /** The journal existed: this run continues an earlier one. */

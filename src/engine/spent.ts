@@ -7,9 +7,9 @@
 // they are stored, only the service's replay of the refusal (once its cause is gone, or beside a
 // 409 to the edited body) spends key n, journalled as a `key-spent` line.
 import type { PayoutClient } from '../client/client.ts';
-import type { RowState } from '../journal/rows.ts';
+import type { RowState } from '../journal/lines.ts';
 import { Dec, fromApi, minorUnits, type Dec as DecT } from '../money.ts';
-import type { PayoutRow } from '../validation/schemas.ts';
+import type { PayoutRow } from '../validation/row-schemas.ts';
 import type { Attempt, SendContext } from './send.ts';
 import { record } from './session.ts';
 

@@ -2,15 +2,15 @@
 // §4.9 pairs). A swap is money moving too: planned, approved, sent at most once per batch and
 // currency, and reconciled. This file holds what the plan proposes and approvers sign
 // (`SwapProposal`), the swap's reference, and the swap as the journal keeps it; its journal lines
-// are the journal's (journal/rows.ts), its send step swap-send.ts.
+// are the journal's (journal/lines.ts), its send step swap-send.ts.
 import { z } from 'zod';
 import type { SwapAnswer } from '../client/answers.ts';
-import type { SwapSnapshot } from '../journal/rows.ts';
+import type { SwapSnapshot } from '../journal/lines.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 
 // (session.ts and tie-out.ts name these from here)
-export type { SwapEvent, SwapSnapshot } from '../journal/rows.ts';
+export type { SwapEvent, SwapSnapshot } from '../journal/lines.ts';
 
 /**
  * What the plan proposes to fund one short currency, and what approvers sign. Amounts are exact

@@ -7,10 +7,10 @@
 import { createReadStream } from 'node:fs';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
-import { InputError } from './errors.ts';
+import { InputError } from './input-errors.ts';
 import { detectDelimiter, detectEncoding, sepLine, sniffKind, type Delimiter, type TextEncoding } from './detect.ts';
-import { shapeRows, type SourceRecord } from './rows.ts';
-import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './limits.ts';
+import { shapeRows, type SourceRecord } from './records.ts';
+import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './size-limits.ts';
 import { encodingOption, type BatchReader } from './reader.ts';
 
 export const csvReader: BatchReader = {

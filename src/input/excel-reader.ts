@@ -1,9 +1,9 @@
 // The Excel formats (.xlsx, and BIFF .xls): a workbook by its magic bytes, whatever its name; a file
 // named .xlsx or .xls that is text is refused. SheetJS (excel.ts) is loaded only when one comes.
 import { readFile } from 'node:fs/promises';
-import { InputError } from './errors.ts';
+import { InputError } from './input-errors.ts';
 import { sniffKind } from './detect.ts';
-import { shapeRows } from './rows.ts';
+import { shapeRows } from './records.ts';
 import { checkWorkbookFileSize } from './zip-guard.ts';
 import { encodingOption, type BatchReader } from './reader.ts';
 

@@ -12,9 +12,9 @@
 // The rows walked are those of the cells present (SheetJS dense mode), never the sheet's declared
 // <dimension>, and the event loop gets a turn every YIELD_EVERY rows.
 import * as XLSX from 'xlsx';
-import { InputError, type Refuse } from './errors.ts';
+import { InputError, type Refuse } from './input-errors.ts';
 import { checkWorkbook } from './zip-guard.ts';
-import type { SourceRecord } from './rows.ts';
+import type { SourceRecord } from './records.ts';
 
 /** Rows read between two turns of the event loop (a signal is handled only on a turn). */
 const YIELD_EVERY = 2000;

@@ -1,9 +1,9 @@
 // What a reader of batch files is: one per format (csv-reader.ts, excel-reader.ts), registered in READERS
 // (index.ts), which asks each in turn whether a file is of its format, by its content.
 import { stat } from 'node:fs/promises';
-import type { Refuse } from './errors.ts';
+import type { Refuse } from './input-errors.ts';
 import { parseEncodingName, type Delimiter, type TextEncoding } from './detect.ts';
-import type { ShapedRows } from './rows.ts';
+import type { ShapedRows } from './records.ts';
 
 /** The formats read (a new reader adds its own). */
 export type BatchFormat = 'csv' | 'xlsx' | 'xls';

@@ -11,8 +11,8 @@
 //   at a time, nothing kept) from where SheetJS starts inflating it, and the workbook is refused as
 //   soon as the parts together give more than MAX_UNPACKED_BYTES.
 import { createInflateRaw } from 'node:zlib';
-import { InputError } from './errors.ts';
-import { MAX_EXCEL_FILE_BYTES, MAX_PART_RATIO, MAX_UNPACKED_BYTES, RATIO_MIN_BYTES, mb } from './limits.ts';
+import { InputError } from './input-errors.ts';
+import { MAX_EXCEL_FILE_BYTES, MAX_PART_RATIO, MAX_UNPACKED_BYTES, RATIO_MIN_BYTES, mb } from './size-limits.ts';
 
 const ADVICE = 'save the sheet as CSV or split it';
 

@@ -32,7 +32,7 @@ import {
   type LinesRead,
   type Reservation,
   type ReserveOptions,
-} from './ledger.ts';
+} from './account-ledger.ts';
 
 /** `<root>/ledgers/<host>-<12 hex of sha256(account)>`: readable, and one folder per account. */
 export function ledgerDirFor(root: string, account: string): string {

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { LOCK_NAMESPACE, lockIdOf, type Queryable, type TeamDb } from './pg-db.ts';
 import { parseLine } from '../journal/journal.ts';
-import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/rows.ts';
+import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
 import { ledgerDirFor } from './file.ts';
 
 /** One batch's journal of a file ledger, as its lines (the text of each complete event). */

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { FileLedger, checkStateFolder, ledgerDirFor } from './file.ts';
-import { accountOf, type Ledger } from './ledger.ts';
+import { accountOf, type Ledger } from './account-ledger.ts';
 import { PgLedgers } from './postgres.ts';
 
 const ephemeral = new WeakMap<object, FileLedger>();

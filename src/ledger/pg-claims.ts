@@ -3,7 +3,7 @@
 // it once. The primary key is the claim: an INSERT ... ON CONFLICT DO NOTHING gives it to exactly
 // one process, never a read-then-write. A claim changes hands only by a compare-and-set on the
 // claim it replaces (its holder and state as read): of two hosts taking over one claim, one wins.
-import type { ClaimAnswer, ClaimRequest, WatchClaim } from './ledger.ts';
+import type { ClaimAnswer, ClaimRequest, WatchClaim } from './account-ledger.ts';
 import type { TeamDb } from './pg-db.ts';
 
 type Db = Pick<TeamDb, 'holder' | 'query' | 'holderAlive'>;

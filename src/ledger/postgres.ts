@@ -22,7 +22,7 @@ import {
   type Reservation,
   type ReserveOptions,
   type WatchClaim,
-} from './ledger.ts';
+} from './account-ledger.ts';
 import { claimContent, claimOf, endClaim } from './pg-claims.ts';
 import { TeamLedgerError, type TeamDb } from './pg-db.ts';
 import { TeamPace } from './pg-pace.ts';

@@ -2,7 +2,7 @@
 // fetched when it is opened (the CSP meta tag forbids it too). Laid out for a screen and for A4
 // paper. Every value goes through the safe tag (escaped); the data-* hooks are described in
 // README.md ("DOM hooks") and a browser test depends on them.
-import type { SwapLine } from '../results/swaps.ts';
+import type { SwapLine } from '../results/swap-summary.ts';
 import { barChart, type Bar } from './chart.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';

@@ -4,17 +4,17 @@
 import { basename } from 'node:path';
 import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
-import { matchHeader, type CanonicalField } from '../input/columns.ts';
-import type { BatchPlan, CurrencyPlan } from '../engine/plan.ts';
+import { matchHeader, type CanonicalField } from '../input/batch-columns.ts';
+import type { BatchPlan, CurrencyPlan } from '../engine/batch-plan.ts';
 import { payeeOf, type Payee, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
-import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/index.ts';
-import type { ResultsTable } from '../results/index.ts';
+import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/validation.ts';
+import type { ResultsTable } from '../results/results.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { readAmount, type TieOutSummary } from '../engine/money-totals.ts';
-import type { ApprovalsView } from '../approvals/index.ts';
+import type { ApprovalsView } from '../approvals/approvals.ts';
 import type { SwapProposal } from '../engine/swap.ts';
-import type { SwapLine } from '../results/swaps.ts';
+import type { SwapLine } from '../results/swap-summary.ts';
 
 /** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
 export const MAX_LISTED = 2000;

@@ -2,7 +2,7 @@
 // line endings, the input's delimiter; a field is quoted when it holds the delimiter, a quote, CR
 // or LF, or starts or ends with a space (a spreadsheet would trim it).
 import { stringify } from 'csv-stringify/sync';
-import { NUMERIC_RESULT_COLUMNS } from './columns.ts';
+import { NUMERIC_RESULT_COLUMNS } from './result-columns.ts';
 import { byRowNumber, resultsHeader } from './layout.ts';
 import { neutralise } from './neutralise.ts';
 import { isPlainDecimal } from './numbers.ts';

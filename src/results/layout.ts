@@ -1,6 +1,6 @@
 // The layout of a results file, whatever its format (csv-writer.ts, xlsx-writer.ts): which columns, in which
 // order, under which headers, and the rows in the batch's order.
-import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, resultHeaderOf, splitColumns, type ResultColumn } from './columns.ts';
+import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, resultHeaderOf, splitColumns, type ResultColumn } from './result-columns.ts';
 import type { ResultRow } from './types.ts';
 
 export interface ResultsLayout {

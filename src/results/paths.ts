@@ -19,7 +19,7 @@
 import { readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { BatchFormat } from '../input/reader.ts';
-import { ResultsError } from './errors.ts';
+import { ResultsError } from './results-errors.ts';
 import { RESULTS_WRITERS } from './formats.ts';
 import type { ResultsFormat } from './types.ts';
 

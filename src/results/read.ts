@@ -11,19 +11,19 @@ import { parse as parseCsv, CsvError } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
 import { DELIMITERS, sniffKind, type TextEncoding } from '../input/detect.ts';
-import { mapColumns, uniqueColumns, type ColumnMapping } from '../input/columns.ts';
+import { mapColumns, uniqueColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import { excelDateText, readSheet } from '../input/excel.ts';
-import type { Refuse } from '../input/errors.ts';
+import type { Refuse } from '../input/input-errors.ts';
 import { csvLayout } from '../input/csv-reader.ts';
 import { encodingOption, fileSize, type ReadOptions } from '../input/reader.ts';
-import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './columns.ts';
+import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, REQUIRED_RESULT_COLUMNS, splitColumns, type ResultColumn } from './result-columns.ts';
 import { unneutralise } from './neutralise.ts';
 import { numberText } from './numbers.ts';
-import { ResultsError } from './errors.ts';
+import { ResultsError } from './results-errors.ts';
 import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 import type { ResultsFormat } from './paths.ts';
-import type { SourceRecord } from '../input/rows.ts';
-import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swaps.ts';
+import type { SourceRecord } from '../input/records.ts';
+import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
@@ -49,7 +49,7 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
 }
 
 /**
- * The batch's columns of a results file by field (input/columns.ts, the names readBatch maps);
+ * The batch's columns of a results file by field (input/batch-columns.ts, the names readBatch maps);
  * none when they cannot be mapped. A row is identified by its reference cell, never by its line
  * number: `retry` and `status` match it to the ledger by that cell (or its key or payout id).
  */

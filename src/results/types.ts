@@ -1,6 +1,6 @@
-import type { ResultColumn } from './columns.ts';
+import type { ResultColumn } from './result-columns.ts';
 import type { BatchFormat } from '../input/reader.ts';
-import type { SwapLine } from './swaps.ts';
+import type { SwapLine } from './swap-summary.ts';
 
 /** The formats a results file is written in (formats.ts registers a writer for each). */
 export type ResultsFormat = 'csv' | 'xlsx';

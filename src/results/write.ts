@@ -7,7 +7,7 @@ import { withLock } from '../files/lock.ts';
 import { serialised } from '../files/queue.ts';
 import { writerOf } from './formats.ts';
 import { resultsLockPath } from './paths.ts';
-import { ResultsError } from './errors.ts';
+import { ResultsError } from './results-errors.ts';
 import type { ResultsSource, ResultsTable } from './types.ts';
 
 /** A table whose values the run makes row by row (ResultsSource), as a plain table. */

@@ -6,13 +6,13 @@
 // sourceAmount, fee, totalDeductible, destinationAmount, refunded) carry a money format
 // (#,##0.00), the rates 0.0000. The batch's swaps go on a second sheet, "Swaps".
 import * as XLSX from 'xlsx';
-import { matchHeader } from '../input/columns.ts';
-import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultColumn } from './columns.ts';
+import { matchHeader } from '../input/batch-columns.ts';
+import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultColumn } from './result-columns.ts';
 import { byRowNumber, resultsHeader } from './layout.ts';
 import { neutralise } from './neutralise.ts';
 import { numberCell } from './numbers.ts';
 import type { ResultsTable, ResultsWriter } from './types.ts';
-import { SWAP_AMOUNT_COLUMNS, SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swaps.ts';
+import { SWAP_AMOUNT_COLUMNS, SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 const MONEY = new Set<string>(MONEY_RESULT_COLUMNS);

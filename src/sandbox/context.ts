@@ -2,12 +2,12 @@
 // The parts' files never import this one: their routes are in routes/, so no import cycle.
 import type { Clock } from './clock.ts';
 import type { RequestLogEntry, SandboxShapes } from './contract.ts';
-import type { Reply } from './errors.ts';
+import type { Reply } from './error-answers.ts';
 import type { Request } from './request.ts';
 import type { Faults } from './faults.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import type { Limits } from './limits.ts';
+import type { Limits } from './rate-limits.ts';
 import type { Storage } from './storage.ts';
 import type { Store } from './store.ts';
 import type { Webhooks } from './webhooks.ts';

@@ -1,8 +1,8 @@
 // The public face of the sandbox: what tests, the demo, the client's `local` environment and the
 // `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
 import { z } from 'zod';
-import type { ServiceHeaderNames } from '../interface/http.ts';
-import { ErrorBody } from '../interface/schemas.ts';
+import type { ServiceHeaderNames } from '../spec/endpoints.ts';
+import { ErrorBody } from '../spec/schemas.ts';
 
 /** Names of the routes (routes/index.ts names each route with one), for fault targeting and the request log; 'unknown' for a path no route matches. */
 // prettier-ignore

@@ -1,11 +1,11 @@
 // Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
 // method costs (§1.9) and what a payout of an amount converts to, and the routes that show them:
 // pairs, the toggle and the methods (§4.9-4.11). All arithmetic is decimal.
-import { canonicalMethod, type PayoutMethod } from '../interface/codes.ts';
-import { MethodsQuery, ToggleRequest, type QuoteRequest } from '../interface/schemas.ts';
+import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
+import { MethodsQuery, ToggleRequest, type QuoteRequest } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import type { Handler } from './context.ts';
-import { apiError, notFound, ok, parseWith, validationError } from './errors.ts';
+import { apiError, notFound, ok, parseWith, validationError } from './error-answers.ts';
 import {
   ALWAYS_REQUIRED,
   FIELDS,

@@ -6,7 +6,7 @@
 // swap coming out REJECTED.
 import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName } from './contract.ts';
 import { STATUS_CODES } from 'node:http';
-import type { Reply } from './errors.ts';
+import type { Reply } from './error-answers.ts';
 
 /** mulberry32: small, fast and good enough to pick faults; the same seed gives the same sequence. */
 export function mulberry32(seed: number): () => number {

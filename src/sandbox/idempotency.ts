@@ -13,9 +13,9 @@
 //   binds the key as Stripe's does: the same key and body get the same refusal again, even once
 //   its cause is gone, another body 409;
 // - stored keys do not expire during the life of the sandbox.
-import { IDEMPOTENCY_KEY_HEADER } from '../interface/http.ts';
+import { IDEMPOTENCY_KEY_HEADER } from '../spec/endpoints.ts';
 import { header, type Request } from './request.ts';
-import { ApiError, apiError, type Reply } from './errors.ts';
+import { ApiError, apiError, type Reply } from './error-answers.ts';
 
 /** JSON text with object keys sorted at every level: equal for semantically equal bodies. */
 export function canonicalJson(value: unknown): string {

@@ -1,10 +1,10 @@
 // Spec §3: how payouts and swaps change status, and what happens with each change: the
 // payout.status.changed event, the refund on FAILED and REJECTED, the swap reversal, and the
 // optional timed PENDING -> PROCESSING -> SUCCESSFUL.
-import { canTransition, type PayoutStatus, type SwapStatus } from '../interface/codes.ts';
-import type { InformationRequest } from '../interface/schemas.ts';
+import { canTransition, type PayoutStatus, type SwapStatus } from '../spec/codes.ts';
+import type { InformationRequest } from '../spec/schemas.ts';
 import { later } from './clock.ts';
-import { apiError } from './errors.ts';
+import { apiError } from './error-answers.ts';
 import type { PayoutRec, Store, StoreEvent, SwapRec } from './store.ts';
 
 export interface StatusChange {

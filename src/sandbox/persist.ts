@@ -8,7 +8,7 @@
 //
 // documentUrls name the host the sandbox listened on, which changes at every start: a restored
 // sandbox accepts the URLs it issued under each of its earlier hosts (Storage.formerHosts).
-import type { PayoutStatus } from '../interface/codes.ts';
+import type { PayoutStatus } from '../spec/codes.ts';
 import { Dec } from '../money.ts';
 import { STATE_VERSION, type SandboxState } from './contract.ts';
 import type { Sandbox } from './context.ts';

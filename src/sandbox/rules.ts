@@ -1,11 +1,11 @@
 // The sandbox's own table of payment methods: required beneficiary fields (spec §4.2), published
 // fees and settlement times (§1.9 table), and which corridors each method serves (§1.9 overview),
 // written from the spec's text for the sandbox alone. The validator reads another table
-// (src/interface/methods.ts); the two are kept apart on purpose, so that a misreading on one side shows
+// (src/spec/methods.ts); the two are kept apart on purpose, so that a misreading on one side shows
 // up in the tests of the other instead of agreeing with itself by construction.
 //
 // Where the spec is silent the entry says "reading" and why it was chosen.
-import type { PayoutMethod } from '../interface/codes.ts';
+import type { PayoutMethod } from '../spec/codes.ts';
 
 /** Spec §2 Payment method: "Each field descriptor has a type (string, email, phone, number)". */
 export type FieldType = 'string' | 'email' | 'phone' | 'number';

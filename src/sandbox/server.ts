@@ -5,15 +5,15 @@
 //   -> handler -> 5xx or dropped connection after create -> answer, request log.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { MAX_DOCUMENT_BYTES } from '../interface/codes.ts';
-import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../interface/http.ts';
+import { MAX_DOCUMENT_BYTES } from '../spec/codes.ts';
+import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
 import type { RequestLogEntry } from './contract.ts';
 import type { Route, Sandbox } from './context.ts';
 import { header, type Request } from './request.ts';
-import { ApiError, apiError, forbidden, unauthorized, type Reply } from './errors.ts';
-import type { LimitVerdict } from './limits.ts';
+import { ApiError, apiError, forbidden, unauthorized, type Reply } from './error-answers.ts';
+import type { LimitVerdict } from './rate-limits.ts';
 import { gatewayReply } from './faults.ts';
-import { matchRoute } from './routes/index.ts';
+import { matchRoute } from './routes/routes.ts';
 import { variantReply } from './shapes.ts';
 import type { Business } from './store.ts';
 import { sleep } from '../sleep.ts';

@@ -9,11 +9,11 @@
 // message, error} with its codes (§7), the list envelope {data, meta} (§4.4, §4.14, §4.15) and the
 // fields it names. Requests are checked the same way in both.
 // The values are the same in both readings; only their shape differs.
-import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../interface/codes.ts';
+import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
 import type { RouteName } from './contract.ts';
 import type { Sandbox } from './context.ts';
 import type { Request } from './request.ts';
-import { ApiError, type Reply } from './errors.ts';
+import { ApiError, type Reply } from './error-answers.ts';
 import { Dec, minorUnits } from '../money.ts';
 import { FIELDS, publishedRow } from './rules.ts';
 import type { Country, Store, StoreEvent } from './store.ts';

@@ -13,9 +13,9 @@
 // - the documentUrl is /_storage/documents/{token}/{filename}; it becomes usable on initiate and
 //   PATCH once its file was uploaded, and only for the business that asked for the upload URL;
 // - a filename with an extension must use one that fits the content type (.pdf; .jpg/.jpeg; .png).
-import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../interface/codes.ts';
+import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
 import type { Clock } from './clock.ts';
-import { apiError, type Reply } from './errors.ts';
+import { apiError, type Reply } from './error-answers.ts';
 import { newToken } from './ids.ts';
 
 export const UPLOAD_PATH = '/_storage/uploads/';

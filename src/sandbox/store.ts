@@ -2,8 +2,8 @@
 // wallet ledger. Everything lives in memory for the life of one sandbox, in creation order. Every change of a wallet
 // balance goes through `move`, which writes the wallet transaction (spec §2 Wallet transaction)
 // and publishes the wallet event (spec §6), so no balance can change without a trace.
-import type { InformationRequest } from '../interface/schemas.ts';
-import type { PayoutMethod, PayoutStatus, StatusDetail, SwapStatus } from '../interface/codes.ts';
+import type { InformationRequest } from '../spec/schemas.ts';
+import type { PayoutMethod, PayoutStatus, StatusDetail, SwapStatus } from '../spec/codes.ts';
 import { Dec, toApi } from '../money.ts';
 import type { Clock } from './clock.ts';
 import { newId, stableId } from './ids.ts';

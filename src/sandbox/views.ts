@@ -3,7 +3,7 @@
 // toApi, which refuses any value a double could not carry exactly.
 import { toApi } from '../money.ts';
 import { z } from 'zod';
-import { parseWith } from './errors.ts';
+import { parseWith } from './error-answers.ts';
 import type { PairRec, PayoutRec, SwapRec, TransactionRec, WalletRec } from './store.ts';
 
 /** Spec §2 Payout. Reading: initiate answers with this same full shape. */

@@ -18,12 +18,12 @@
 // - eventTypes filters payout events only; wallet events always go (spec §4.13).
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../interface/codes.ts';
-import type { ServiceHeaderNames } from '../interface/http.ts';
-import { WebhookRegisterRequest } from '../interface/schemas.ts';
+import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../spec/codes.ts';
+import type { ServiceHeaderNames } from '../spec/endpoints.ts';
+import { WebhookRegisterRequest } from '../spec/schemas.ts';
 import { later, type Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import { notFound } from './errors.ts';
+import { notFound } from './error-answers.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 

@@ -3,14 +3,14 @@
 // each reference and each probable-duplicate key is kept, with the first row that had it, plus
 // small totals: not the rows.
 import { dirname, resolve } from 'node:path';
-import { readBatch, type BatchSource, type ReadOptions } from '../input/index.ts';
-import type { RawRow } from '../input/rows.ts';
+import { readBatch, type BatchSource, type ReadOptions } from '../input/read-batch.ts';
+import type { RawRow } from '../input/records.ts';
 import { Dec, formatAmount } from '../money.ts';
-import type { PayoutMethod } from '../interface/codes.ts';
-import type { DocumentCheck } from './documents.ts';
+import type { PayoutMethod } from '../spec/codes.ts';
+import type { DocumentCheck } from './document-files.ts';
 import type { Problem } from './problems.ts';
 import { parseRow, type RowContext, type RowResult } from './row.ts';
-import type { PayoutRow } from './schemas.ts';
+import type { PayoutRow } from './row-schemas.ts';
 
 export interface ValidateOptions extends ReadOptions {
   /** Two rows with the same beneficiary account, amount and currency: a warning instead of an error. */

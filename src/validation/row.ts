@@ -4,14 +4,14 @@
 import { isAbsolute, resolve } from 'node:path';
 import countries from 'i18n-iso-countries/index.js';
 import type { z } from 'zod';
-import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../interface/codes.ts';
-import { METHOD_RULES, methodsForCorridor } from '../interface/methods.ts';
-import type { Beneficiary } from '../interface/schemas.ts';
+import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
+import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
+import type { Beneficiary } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
-import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/columns.ts';
-import type { RawRow } from '../input/rows.ts';
+import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/batch-columns.ts';
+import type { RawRow } from '../input/records.ts';
 import { parseAmount } from './amount.ts';
-import { checkDocumentFile, type DocumentCheck } from './documents.ts';
+import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
 import { nubanCheckDigitOk } from './fields.ts';
 import { RISKY_WARNINGS, type Problem, type ProblemCode, type Severity } from './problems.ts';
 import {
@@ -22,7 +22,7 @@ import {
   type IssueParams,
   type PayoutField,
   type PayoutRow,
-} from './schemas.ts';
+} from './row-schemas.ts';
 import type { Dec } from '../money.ts';
 
 export interface RowContext {

@@ -4,7 +4,7 @@
 // method, and a test checks the committed files are what it writes.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PayoutMethod } from '../interface/codes.ts';
+import type { PayoutMethod } from '../spec/codes.ts';
 import { packageRoot } from '../package-root.ts';
 
 export const templateFileName = (method: PayoutMethod | undefined, format: 'csv' | 'xlsx'): string =>

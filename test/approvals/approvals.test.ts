@@ -20,10 +20,10 @@ import {
   verifyApproval,
   type Approval,
   type Approver,
-} from '../../src/approvals/index.ts';
-import { nameProblem, sameName } from '../../src/engine/approval.ts';
+} from '../../src/approvals/approvals.ts';
+import { nameProblem, sameName } from '../../src/engine/guards.ts';
 import { bodyDigest, canonicalJson, parsePlanFile, verifyPlannedRows } from '../../src/engine/plan-file.ts';
-import { emptyFold } from '../../src/journal/rows.ts';
+import { emptyFold } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
 import { payloadText, signedBytes } from '../../src/approvals/payload.ts';
 import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';

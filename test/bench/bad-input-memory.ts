@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { saveFigures } from './figures.ts';
 import { cleanEnv, runCli } from '../engine/helpers.ts';
 import { BAD_CASES } from '../input/bad-input-files.ts';

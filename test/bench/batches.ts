@@ -7,7 +7,7 @@ import { loadBatch } from '../../src/engine/prepare.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { FileLedger, ledgerDirFor } from '../../src/ledger/file.ts';
-import { accountOf } from '../../src/ledger/ledger.ts';
+import { accountOf } from '../../src/ledger/account-ledger.ts';
 import { openSession, record } from '../../src/engine/session.ts';
 import { toApi } from '../../src/money.ts';
 import { generateCsv } from '../engine/helpers.ts';

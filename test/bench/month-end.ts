@@ -17,10 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFlags, spawnChild } from './args.ts';
 import { saveFigures, type Cell } from './figures.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import type { SandboxShapes } from '../../src/sandbox/contract.ts';
-import { readResults } from '../../src/results/index.ts';
-import { MONTHLY_QUOTA } from '../../src/interface/codes.ts';
+import { readResults } from '../../src/results/results.ts';
+import { MONTHLY_QUOTA } from '../../src/spec/codes.ts';
 import { HEADER, ROOT, cleanEnv, generateCsv } from '../engine/helpers.ts';
 
 const TARGET = { loopNoDocuments: 1.25, loopDocuments: 1.35, approvalFlow: 1.15, followUp: 0.05 };

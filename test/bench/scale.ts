@@ -25,8 +25,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { foldJournalFile } from '../../src/journal/rows.ts';
-import { startSandbox } from '../../src/sandbox/index.ts';
+import { foldJournalFile } from '../../src/journal/lines.ts';
+import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { ROOT, cleanEnv } from '../engine/helpers.ts';
 import { writeCreatedJournal, writeLargeBatch } from './batches.ts';
 import { saveFigures } from './figures.ts';

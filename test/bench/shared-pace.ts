@@ -12,7 +12,7 @@
 // sandbox answered, and the most starts in a rolling second, by the clients' own records (`sentAt`:
 // when sent) and by the sandbox's arrival dates.
 import { join } from 'node:path';
-import { startSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readFlags } from './args.ts';
 import { saveFigures } from './figures.ts';
 import { KEY, cleanEnv, runCli, workDir, writeBatch } from '../engine/helpers.ts';

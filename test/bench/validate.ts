@@ -6,7 +6,7 @@
 //   file, which imports csv-parse and the validator in every phase), so each pays the same fixed
 //   cost: Node, tsx's loader (a worker thread of its own on Node 20) and the modules. That cost is
 //   measured by a phase that reads nothing ("startup") and shown separately.
-// - The baseline reads the file as src/input/index.ts does: a 64 KiB read stream into csv-parse
+// - The baseline reads the file as src/input/read-batch.ts does: a 64 KiB read stream into csv-parse
 //   with the same options (delimiter, bom, utf8 decoding, relax_column_count, relax_quotes, CR/LF/
 //   CRLF records, max_record_size), records taken with read() as they are buffered (no promise per
 //   record).
@@ -27,10 +27,10 @@ import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 import { parse } from 'csv-parse';
 import { composeIBAN } from 'ibantools';
-import { CANONICAL_FIELDS } from '../../src/input/columns.ts';
-import { MAX_RECORD_BYTES } from '../../src/input/limits.ts';
+import { CANONICAL_FIELDS } from '../../src/input/batch-columns.ts';
+import { MAX_RECORD_BYTES } from '../../src/input/size-limits.ts';
 import { EXAMPLES, nubanCheckDigit } from '../validation/examples.ts';
-import { validateBatch } from '../../src/validation/index.ts';
+import { validateBatch } from '../../src/validation/validation.ts';
 import { saveFigures } from './figures.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -75,7 +75,7 @@ const sampleHeap = () => {
 };
 
 /**
- * csv-parse alone, set up and consumed as src/input/index.ts does for a UTF-8 comma-separated file:
+ * csv-parse alone, set up and consumed as src/input/read-batch.ts does for a UTF-8 comma-separated file:
  * 64 KiB reads, the same options, records taken with read() while some are buffered and a wait
  * for 'readable' when none are (the cheapest streamed way: no promise per record).
  */

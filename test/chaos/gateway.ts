@@ -12,7 +12,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseIdempotencyKey } from '../../src/engine/identity.ts';
 import { readResults } from '../../src/results/read.ts';
-import { startSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readFlags } from '../bench/args.ts';
 import { allPayouts, cleanEnv, runCli, workDir, writeBatch } from '../engine/helpers.ts';
 

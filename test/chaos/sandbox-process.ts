@@ -16,9 +16,9 @@ import { subscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+import { startSandbox, type SandboxOptions } from '../../src/sandbox/start-sandbox.ts';
 import type { FaultConfig, RequestLogEntry } from '../../src/sandbox/contract.ts';
-import { IDEMPOTENCY_KEY_HEADER } from '../../src/interface/http.ts';
+import { IDEMPOTENCY_KEY_HEADER } from '../../src/spec/endpoints.ts';
 import { KEY } from '../engine/helpers.ts';
 
 /** The initiates' Idempotency-Keys, as received, and the key that created each payout. */

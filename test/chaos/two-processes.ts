@@ -11,7 +11,7 @@
 // amount): payouts expected, payouts created, duplicates (payouts beyond one per amount).
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readFlags } from '../bench/args.ts';
 import { allPayouts, cleanEnv, runCli, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
 

@@ -7,8 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as XLSX from 'xlsx';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { commands } from '../../src/cli/commands/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { commands } from '../../src/cli/commands/commands.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, ROOT, allPayouts, cleanEnv, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 

@@ -2,7 +2,7 @@
 // reasons and exit 3 on a mismatch, 0 when they match; nothing is sent either way. A currency no
 // --expect-total names is a note unless --strict-totals (issue 31).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ExitCode, exitCodeOf } from '../../src/cli/exit-codes.ts';
 import { handleEngineError } from '../../src/cli/render.ts';
 import type { CliIO } from '../../src/cli/command.ts';
-import { BatchRefused, BatchUnusable, FailedAfterSending } from '../../src/engine/errors.ts';
+import { BatchRefused, BatchUnusable, FailedAfterSending } from '../../src/engine/engine-errors.ts';
 
 function io(): CliIO & { err: () => string } {
   const stderr = new PassThrough();

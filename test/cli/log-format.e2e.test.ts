@@ -3,7 +3,7 @@
 // json, JSON lines for a machine. The sandbox answers one spurious 429 to the first wallets request
 // of each run, so the client logs a retry (warn, the level a terminal shows by default).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, cleanEnv, runCli, workDir } from '../engine/helpers.ts';
 import { onTerminal } from './pty.ts';

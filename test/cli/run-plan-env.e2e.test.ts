@@ -2,7 +2,7 @@
 // `plan` prints is run exactly as printed, with no connection flag and no $PAYOUT_BASE_URL, and a
 // flag naming another service is refused (exit 3) before any request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 

@@ -4,7 +4,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { ROOT, cleanEnv, initiates, workDir } from '../engine/helpers.ts';
 import { onTerminal, screenLines } from './pty.ts';

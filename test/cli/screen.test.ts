@@ -2,7 +2,7 @@
 // confirmation (issue 31), with plurals and amounts grouped by thousands.
 import { describe, expect, it } from 'vitest';
 import { fitToScreen, planText } from '../../src/cli/render.ts';
-import type { BatchPlan } from '../../src/engine/plan.ts';
+import type { BatchPlan } from '../../src/engine/batch-plan.ts';
 import { planFixture } from '../engine/plan-fixture.ts';
 
 const plan = (over: Partial<BatchPlan> = {}): BatchPlan =>

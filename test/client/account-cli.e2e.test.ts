@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { keyFingerprint } from '../../src/client/api-key.ts';
 import { filesUnder, runCli, type CliRun } from '../engine/helpers.ts';

@@ -10,7 +10,7 @@
 // drawn the same from one run to the next.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pLimit from 'p-limit';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { PayoutApiError } from '../../src/client/errors.ts';
 import { allPayoutIds } from './fake-fetch.ts';

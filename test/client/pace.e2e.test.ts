@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keyFingerprint } from '../../src/client/api-key.ts';
 import { monthOf } from '../../src/client/quota.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { mostInWindow, sentTimes } from './starts.ts';

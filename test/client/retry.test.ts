@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { backoffMs, decideRetry, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../src/client/retry.ts';
+import { backoffMs, decideRetry, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../src/client/retry-decision.ts';
 
 describe('decideRetry', () => {
   const base = { attempt: 1, random: 0.5, resendSafe: true } as const;

@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { connect, sandboxSeedKey } from '../../src/client/connect.ts';
-import { verifyWebhook, type VerifiedDelivery } from '../../src/client/webhooks.ts';
+import { verifyWebhook, type VerifiedDelivery } from '../../src/client/verify-webhook.ts';
 import { Dec, roundTo, toApi } from '../../src/money.ts';
-import type { InitiateRequest } from '../../src/interface/schemas.ts';
+import type { InitiateRequest } from '../../src/spec/schemas.ts';
 import { until } from '../ops/helpers.ts';
 import { allPayoutIds, failure } from './fake-fetch.ts';
 

@@ -12,7 +12,7 @@ import { ApiKey, ClientConfigError, parseKeyFile } from '../../src/client/api-ke
 import { PayoutClient } from '../../src/client/client.ts';
 import { connect } from '../../src/client/connect.ts';
 import { PayoutApiError } from '../../src/client/errors.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, cleanEnv, filesUnder, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { PAYOUT, json, scriptedFetch } from './fake-fetch.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { signPayload, verifyWebhook, WebhookVerificationError } from '../../src/client/webhooks.ts';
+import { signPayload, verifyWebhook, WebhookVerificationError } from '../../src/client/verify-webhook.ts';
 
 const SECRET = 'whsec_test_3f9a';
 const statusEvent = {

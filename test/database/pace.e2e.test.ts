@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyFingerprint } from '../../src/client/api-key.ts';
 import { paceName } from '../../src/client/pace.ts';
 import { TeamDb } from '../../src/ledger/pg-db.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { mostInWindow, sentTimes } from '../client/starts.ts';

@@ -3,7 +3,7 @@
 // date first (the copy each process kept before needed a sync call every command had to remember);
 // an `initiating` line is in the database once guard returns, before its request may leave.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { foldBatch } from '../../src/ledger/ledger.ts';
+import { foldBatch } from '../../src/ledger/account-ledger.ts';
 import { PgLedgers } from '../../src/ledger/postgres.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 

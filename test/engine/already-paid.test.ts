@@ -3,13 +3,13 @@
 // before the attempt's `initiating` line is ALREADY_PAID, never this batch's payout nor its money.
 import { describe, expect, it } from 'vitest';
 import { createdBefore } from '../../src/engine/execute.ts';
-import type { SentElsewhere } from '../../src/ledger/ledger.ts';
+import type { SentElsewhere } from '../../src/ledger/account-ledger.ts';
 import { outcomeFromState, summarise } from '../../src/engine/outcome.ts';
 import { rowOutcome } from '../../src/engine/pipeline.ts';
-import { buildPlan } from '../../src/engine/plan.ts';
+import { buildPlan } from '../../src/engine/batch-plan.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import type { LoadedBatch } from '../../src/engine/prepare.ts';
-import { foldJournal, rowState, type PayoutSnapshot } from '../../src/journal/rows.ts';
+import { foldJournal, rowState, type PayoutSnapshot } from '../../src/journal/lines.ts';
 import { batchOf, payoutRow, preflightOf } from './helpers.ts';
 
 const batch: LoadedBatch = {

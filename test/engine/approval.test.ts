@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { controlTotalNotes, controlTotalReasons, decideApproval, parseMoneyFlag, type ApprovalInput } from '../../src/engine/approval.ts';
+import { controlTotalNotes, controlTotalReasons, decideApproval, parseMoneyFlag, type ApprovalInput } from '../../src/engine/guards.ts';
 import { planFixture, swapFixture } from './plan-fixture.ts';
 import { Dec } from '../../src/money.ts';
 

@@ -2,7 +2,7 @@
 // no fee, no createdAt): what the results need is read from the payout list after the rows, a page
 // for up to 100 payouts, never one GET per row, and every row still shows the fee applied.
 import { afterAll, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readResults } from '../../src/results/read.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES, bare } from '../shapes.ts';
 import { until } from '../ops/helpers.ts';
 import { KEY, ROOT, allPayouts, cleanEnv, runCli, tempDirs, writeBatch } from './helpers.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/read.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES, bare } from '../shapes.ts';
 import { sampleDoc, until } from '../ops/helpers.ts';
 import { KEY, allPayouts, cleanEnv, ledgerJournals, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';

@@ -6,9 +6,9 @@ import { PDFDocument } from 'pdf-lib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
-import { mergeToPdf } from '../../src/engine/documents.ts';
+import { mergeToPdf } from '../../src/engine/upload-documents.ts';
 import { runBatch } from '../../src/engine/pipeline.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { HEADER, KEY, ROOT, workDir } from './helpers.ts';
 import { unattended } from '../ops/helpers.ts';
 

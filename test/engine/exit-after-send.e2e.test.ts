@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { FailedAfterSending } from '../../src/engine/session.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, initiates, runCli, tempDirs, writeBatch } from './helpers.ts';
 import { UNATTENDED, connectionTo } from '../ops/helpers.ts';

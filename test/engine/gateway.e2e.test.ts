@@ -5,7 +5,7 @@
 // real HTTP, as a user runs it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey, parseIdempotencyKey } from '../../src/engine/identity.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { startFront, refusal, type Front } from './front.ts';
 import { allPayouts, cliIn, initiates, tempDirs, writeBatch } from './helpers.ts';

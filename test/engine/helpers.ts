@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
-import { addApproval, approvalsPathFor, loadPlan, planPayload, signPlan } from '../../src/approvals/index.ts';
+import { addApproval, approvalsPathFor, loadPlan, planPayload, signPlan } from '../../src/approvals/approvals.ts';
 import { main } from '../../src/cli/main.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import type { LoadedBatch } from '../../src/engine/prepare.ts';
 import { Dec } from '../../src/money.ts';
-import type { PayoutRow } from '../../src/validation/schemas.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { PayoutRow } from '../../src/validation/row-schemas.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const KEY = 'sk_sandbox_acme_primary';

@@ -10,11 +10,11 @@ import { idempotencyKey } from '../../src/engine/identity.ts';
 import { initiateBody } from '../../src/engine/execute.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { execute, prepareRun, runBatch, type RunOptions } from '../../src/engine/pipeline.ts';
-import { retryResults } from '../../src/engine/retry.ts';
+import { retryResults } from '../../src/engine/retry-batch.ts';
 import { readResults } from '../../src/results/read.ts';
 import { Dec } from '../../src/money.ts';
 import { writeResults } from '../../src/results/write.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, allPayouts, initiates, ledgerJournals, workDir, writeBatch } from './helpers.ts';
 import { unattended } from '../ops/helpers.ts';
 

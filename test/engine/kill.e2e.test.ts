@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { until } from '../ops/helpers.ts';
 import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from './helpers.ts';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { earlierPayoutsCell, moneyEntryOfEarlier, moneyTotals, parseEarlierPayouts, readAmount } from '../../src/engine/money-totals.ts';
 import { outcomeCounts, statusGroup, summarise, type RowOutcome } from '../../src/engine/outcome.ts';
-import type { PayoutSnapshot } from '../../src/journal/rows.ts';
+import type { PayoutSnapshot } from '../../src/journal/lines.ts';
 import { resultsViewOf } from '../../src/report/model.ts';
 
 const failed: PayoutSnapshot = {

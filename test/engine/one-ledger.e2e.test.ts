@@ -3,8 +3,8 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { accountOf } from '../../src/ledger/ledger.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { accountOf } from '../../src/ledger/account-ledger.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as XLSX from 'xlsx';
 import { readResults } from '../../src/results/read.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { allPayouts, cleanEnv, generateCsv, initiates, runCli, runMain, tempDirs } from './helpers.ts';
 

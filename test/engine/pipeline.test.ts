@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { EngineRow } from '../../src/engine/prepare.ts';
 import { summarise, type RowOutcome } from '../../src/engine/outcome.ts';
 import { keptOutcome, kindOf, rowOutcome, type RunView } from '../../src/engine/pipeline.ts';
-import type { BatchPlan } from '../../src/engine/plan.ts';
+import type { BatchPlan } from '../../src/engine/batch-plan.ts';
 import { planFixture } from './plan-fixture.ts';
-import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
-import type { PayoutRow } from '../../src/validation/schemas.ts';
+import { foldJournal, type JournalLine } from '../../src/journal/lines.ts';
+import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 
 const plan = (over: Partial<BatchPlan> = {}): BatchPlan => planFixture({ rows: 1, valid: 1, toSend: [2], ...over });
 const row = (reference?: string): EngineRow => ({

@@ -1,6 +1,6 @@
 // A BatchPlan for the unit tests of the engine's pure stages: two valid rows (2 and 3) to send,
 // nothing created, refused or blocked; `over` changes what a test is about.
-import type { BatchPlan } from '../../src/engine/plan.ts';
+import type { BatchPlan } from '../../src/engine/batch-plan.ts';
 import type { SwapProposal } from '../../src/engine/swap.ts';
 
 export const planFixture = (over: Partial<BatchPlan> = {}): BatchPlan => ({

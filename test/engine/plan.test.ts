@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import type { JournalLookup } from '../../src/engine/session.ts';
-import { buildPlan, feeMargin, payableTotals, requestCost, requestLimitReason } from '../../src/engine/plan.ts';
+import { buildPlan, feeMargin, payableTotals, requestCost, requestLimitReason } from '../../src/engine/batch-plan.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
-import { foldJournal, type FoldedJournal, type JournalLine } from '../../src/journal/rows.ts';
+import { foldJournal, type FoldedJournal, type JournalLine } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
-import type { PayoutRow } from '../../src/validation/schemas.ts';
+import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 import { ROOT, batchOf, generateCsv, payoutRow, preflightOf } from './helpers.ts';
 
 const dirs: string[] = [];

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
 import { preflight } from '../../src/engine/preflight.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import type { RouteName } from '../../src/sandbox/contract.ts';
-import type { PayoutRow } from '../../src/validation/schemas.ts';
+import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 import { HEADER, KEY, workDir } from './helpers.ts';
 
 let sb: LocalSandbox;

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { execute, prepareRun, type EngineEvents } from '../../src/engine/pipeline.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { tempDirs } from './helpers.ts';
 import { connectionTo, startSb, unattended, writeBatch } from '../ops/helpers.ts';
 

@@ -5,8 +5,8 @@
 // once and write the same money into the results file either way.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readResults } from '../../src/results/index.ts';
-import { startSandbox, type LocalSandbox, type SandboxShapes } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/results.ts';
+import { startSandbox, type LocalSandbox, type SandboxShapes } from '../../src/sandbox/start-sandbox.ts';
 import { ExactSum } from '../../src/money.ts';
 import { cleanEnv, initiates, runCli, workDir, writeBatch } from './helpers.ts';
 

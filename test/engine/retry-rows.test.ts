@@ -1,8 +1,8 @@
-// How retry and status find a results row's state in the ledger (engine/retry.ts ledgerStates):
+// How retry and status find a results row's state in the ledger (engine/retry-batch.ts ledgerStates):
 // by key, else payout id (now or replaced), else reference; never by line number.
 import { describe, expect, it } from 'vitest';
-import { ledgerStates } from '../../src/engine/retry.ts';
-import { foldJournal, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../../src/journal/rows.ts';
+import { ledgerStates } from '../../src/engine/retry-batch.ts';
+import { foldJournal, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../../src/journal/lines.ts';
 import type { ResultRow } from '../../src/results/types.ts';
 
 const at = '2026-01-01T00:00:00.000Z';

@@ -11,7 +11,7 @@ import { idempotencyKey } from '../../src/engine/identity.ts';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { startFront, type Front } from './front.ts';
 import { KEY, allPayouts, cleanEnv, cliIn, runCli, tempDirs, writeBatch } from './helpers.ts';

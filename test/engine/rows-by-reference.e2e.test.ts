@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { setStatus } from '../ops/helpers.ts';
 import { HEADER, allPayouts, cleanEnv, cliIn, generateCsv, initiates, runMain, tempDirs } from './helpers.ts';

@@ -6,7 +6,7 @@ import type { PayoutClient } from '../../src/client/client.ts';
 import type { RowAttempt } from '../../src/engine/execute.ts';
 import type { BatchSession } from '../../src/engine/session.ts';
 import { proveSpent } from '../../src/engine/spent.ts';
-import { applyEvent, emptyFold, rowState, type JournalLine, type RowEvent } from '../../src/journal/rows.ts';
+import { applyEvent, emptyFold, rowState, type JournalLine, type RowEvent } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
 import { payoutRow } from './helpers.ts';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newKeyPair } from '../../src/approvals/keys.ts';
 import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
 import { Dec, groupThousands as g } from '../../src/money.ts';
-import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { KEY, approveAs, cleanEnv, cliIn, runCli, runMain, tempDirs, writeBatch } from './helpers.ts';
 

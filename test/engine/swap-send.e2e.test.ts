@@ -14,7 +14,7 @@ import { openSession, recordSwapInitiating, swapLines, type BatchSession } from 
 import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-send.ts';
 import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
 import { Dec } from '../../src/money.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { ROOT, startSb, until, workDir } from '../ops/helpers.ts';
 import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './helpers.ts';
 import type { ChildProcess } from 'node:child_process';
@@ -297,7 +297,7 @@ describe('payout-batch run with a swap', () => {
           .slice(start)
           .filter((r) => r.apiKey === keyOf(n))
           .map((r) => r.route),
-      results: async () => (await import('../../src/results/index.ts')).readResults(join(dir, 'payroll.results.csv')),
+      results: async () => (await import('../../src/results/results.ts')).readResults(join(dir, 'payroll.results.csv')),
     };
   }
 

@@ -2,9 +2,9 @@
 // pair directions and in currencies of 0, 2 and 3 decimals, checked against the sandbox's own
 // conversion (written from the spec separately), the funding wallet chosen, and each refusal.
 import { describe, expect, it } from 'vitest';
-import { buildPlan } from '../../src/engine/plan.ts';
+import { buildPlan } from '../../src/engine/batch-plan.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
-import { foldJournal } from '../../src/journal/rows.ts';
+import { foldJournal } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
 import { batchOf, payoutRow, preflightOf } from './helpers.ts';
 import { convert } from '../../src/sandbox/corridors.ts';

@@ -7,8 +7,8 @@ import { copyFile, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { execute, prepareRun } from '../../src/engine/pipeline.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { checkDocumentFile, readDocumentForUpload } from '../../src/validation/documents.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { checkDocumentFile, readDocumentForUpload } from '../../src/validation/document-files.ts';
 import { HEADER, ROOT, generateCsv, tempDirs } from './helpers.ts';
 import { UNATTENDED, connectionTo } from '../ops/helpers.ts';
 

@@ -10,14 +10,14 @@
 //
 // Once left out until the reader handled them, now in: the xlsx zip bomb (zipBomb(): 417 KB
 // inflating to 400 MB, which took ~920 MB of RSS: SheetJS unpacks outside the heap; now refused
-// by the limits of src/input/limits.ts at ~140 MB), the same bomb lying about its size, and the
+// by the limits of src/input/size-limits.ts at ~140 MB), the same bomb lying about its size, and the
 // same header twice (the second was silently renamed "reference (2)" and ignored).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { cleanEnv, runCli, runMain, type CliRun } from '../engine/helpers.ts';
 import { BAD_CASES, type BadCase } from './bad-input-files.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BENEFICIARY_FIELDS } from '../../src/interface/methods.ts';
+import { BENEFICIARY_FIELDS } from '../../src/spec/methods.ts';
 import {
   BENEFICIARY_COLUMNS,
   CANONICAL_FIELDS,
@@ -7,9 +7,9 @@ import {
   mapColumns,
   matchHeader,
   normalizeHeader,
-} from '../../src/input/columns.ts';
-import { InputError } from '../../src/input/errors.ts';
-import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS } from '../../src/results/columns.ts';
+} from '../../src/input/batch-columns.ts';
+import { InputError } from '../../src/input/input-errors.ts';
+import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS } from '../../src/results/result-columns.ts';
 
 const REQUIRED = [
   'reference',

@@ -1,4 +1,4 @@
-// The size limits of the reader (src/input/limits.ts): a workbook too big or unpacking to too much
+// The size limits of the reader (src/input/size-limits.ts): a workbook too big or unpacking to too much
 // (a zip bomb, its sizes declared or lied about) and a CSV record too long are refused with an
 // InputError before they can take memory. The same files run through the CLI in the bad input
 // campaign; their memory is measured by test/bench/bad-input-memory.ts.
@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync, ftruncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readBatch, InputError, type RawRow } from '../../src/input/index.ts';
-import { MAX_EXCEL_FILE_BYTES, MAX_RECORD_BYTES, MAX_RECORD_CELLS } from '../../src/input/limits.ts';
+import { readBatch, InputError, type RawRow } from '../../src/input/read-batch.ts';
+import { MAX_EXCEL_FILE_BYTES, MAX_RECORD_BYTES, MAX_RECORD_CELLS } from '../../src/input/size-limits.ts';
 import { zip, zipBomb } from './bad-input-files.ts';
 import { HEADER, generateCsv } from '../engine/helpers.ts';
 

@@ -4,8 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InputError } from '../../src/input/index.ts';
-import { validateBatch } from '../../src/validation/index.ts';
+import { InputError } from '../../src/input/read-batch.ts';
+import { validateBatch } from '../../src/validation/validation.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-pull-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
-import { readBatch, InputError, type RawRow } from '../../src/input/index.ts';
+import { readBatch, InputError, type RawRow } from '../../src/input/read-batch.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-read-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

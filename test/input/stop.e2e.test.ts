@@ -6,11 +6,11 @@ import { existsSync, mkdtempSync, openSync, readdirSync, readlinkSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
-import { readBatch, type RawRow } from '../../src/input/index.ts';
+import { readBatch, type RawRow } from '../../src/input/read-batch.ts';
 import { openExcel } from '../../src/input/excel.ts';
-import { collectBatch } from '../../src/validation/index.ts';
+import { collectBatch } from '../../src/validation/validation.ts';
 import { HEADER, cleanEnv, generateCsv, runCli } from '../engine/helpers.ts';
-import { startSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { xlsxWithDimension } from './bad-input-files.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalMethod, canTransition } from '../../src/interface/codes.ts';
-import { methodsForCorridor } from '../../src/interface/methods.ts';
+import { canonicalMethod, canTransition } from '../../src/spec/codes.ts';
+import { methodsForCorridor } from '../../src/spec/methods.ts';
 import { Dec, fromApi, toApi } from '../../src/money.ts';
 
 describe('spec tables', () => {

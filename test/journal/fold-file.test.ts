@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/journal/journal.ts';
-import { foldJournal, foldJournalFile, rowState, type FoldedJournal, type JournalLine } from '../../src/journal/rows.ts';
+import { foldJournal, foldJournalFile, rowState, type FoldedJournal, type JournalLine } from '../../src/journal/lines.ts';
 import { body, dir, mixedJournal, removeDirs } from './journals.ts';
 
 afterAll(removeDirs);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JournalWriter, readJournal } from '../../src/journal/journal.ts';
-import { foldJournal, rowState, type JournalLine } from '../../src/journal/rows.ts';
+import { foldJournal, rowState, type JournalLine } from '../../src/journal/lines.ts';
 
 const dir = () => mkdtemp(join(tmpdir(), 'pb-journal-'));
 const snap = (id: string) => ({

@@ -2,9 +2,9 @@
 // row, whether the batch is finished (exit 0 / 1 / 5), what was debited, refunded and net per
 // currency; `retry --resend-failed` pays a failed, refunded row again under attempt 2, once.
 import { afterEach, describe, expect, it } from 'vitest';
-import { readResults } from '../../src/results/index.ts';
+import { readResults } from '../../src/results/results.ts';
 import { Dec } from '../../src/money.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { runMain } from '../engine/helpers.ts';
 import { cleanEnv, paidBatch, runCli, setStatus, startSb } from './helpers.ts';
 

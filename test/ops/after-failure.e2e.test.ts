@@ -2,8 +2,8 @@
 // reason and the currency of the refund; `attach` finds the payout by its payoutRef, or by the
 // row's reference with its results file, as those files and commands print them.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { readResults } from '../../src/results/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { readResults } from '../../src/results/results.ts';
 import { bare } from '../shapes.ts';
 import { runMain } from '../engine/helpers.ts';
 import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';

@@ -3,10 +3,10 @@
 import { join } from 'node:path';
 import { PayoutClient } from '../../src/client/client.ts';
 import type { Connection } from '../../src/client/connect.ts';
-import type { GuardOptions } from '../../src/engine/approval.ts';
+import type { GuardOptions } from '../../src/engine/guards.ts';
 import { runBatch, type RunSettings } from '../../src/engine/pipeline.ts';
-import { readResults } from '../../src/results/index.ts';
-import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/results.ts';
+import { startSandbox, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, ROOT, workDir, writeBatch, type GenOptions } from '../engine/helpers.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 

@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerSubscription, startListener, type RunningListener } from '../../src/ops/listen.ts';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { registerSubscription, startListener, type RunningListener } from '../../src/follow-up/webhook-receiver.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, ledgerJournals, connectionTo, runCli, setStatus, startSb, until, workDir, writeBatch } from './helpers.ts';
 
 const SECRET = 'whsec_during_run_0123456789';

@@ -4,9 +4,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_DELIVERY_BYTES, startListener, type RunningListener } from '../../src/ops/listen.ts';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { MAX_DELIVERY_BYTES, startListener, type RunningListener } from '../../src/follow-up/webhook-receiver.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { tempDirs } from '../engine/helpers.ts';
 import { paidBatch, startSb } from './helpers.ts';
 

@@ -9,9 +9,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerSubscription, startListener, type RunningListener } from '../../src/ops/listen.ts';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { registerSubscription, startListener, type RunningListener } from '../../src/follow-up/webhook-receiver.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, ROOT, cleanEnv, ledgerJournals, connectionTo, paidBatch, setStatus, startSb, until } from './helpers.ts';
 
 const SECRET = 'whsec_test_0123456789abcdef';

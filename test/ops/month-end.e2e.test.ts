@@ -6,8 +6,8 @@
 // payout's debit and refund tied to the row that replaced it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Dec } from '../../src/money.ts';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/engine/pipeline.ts';
 import { Dec } from '../../src/money.ts';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { runMain } from '../engine/helpers.ts';
 import { cleanEnv, connectionTo, paidBatch, runCli, setStatus, startSb, unattended, writeBatch } from './helpers.ts';
 

@@ -3,8 +3,8 @@
 // another batch of the account is named as that batch's debit.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, paidBatch, runCli, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;

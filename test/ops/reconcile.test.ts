@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { earlierPayoutsCell, parseEarlierPayouts } from '../../src/engine/money-totals.ts';
 import { Dec } from '../../src/money.ts';
-import { writeResults } from '../../src/results/index.ts';
-import { reconcile } from '../../src/ops/reconcile.ts';
-import { normaliseTransaction } from '../../src/ops/reconcile-fetch.ts';
-import { reconciliationCell, reconciliationLines } from '../../src/ops/reconcile-file.ts';
-import { tieOut, type PayoutState, type ReconRow, type ReconTx } from '../../src/ops/tie-out.ts';
+import { writeResults } from '../../src/results/results.ts';
+import { reconcile } from '../../src/follow-up/reconciliation.ts';
+import { normaliseTransaction } from '../../src/follow-up/reconcile-fetch.ts';
+import { reconciliationCell, reconciliationLines } from '../../src/follow-up/reconcile-file.ts';
+import { tieOut, type PayoutState, type ReconRow, type ReconTx } from '../../src/follow-up/tie-out.ts';
 
 const row = (n: number, total: string, extra: Partial<ReconRow> = {}): ReconRow => ({
   rowNumber: n + 1,

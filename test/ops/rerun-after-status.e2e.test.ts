@@ -1,8 +1,8 @@
 // After `status` (or `listen`) moved rows forward, running the same batch again — a resume, or
 // cron retrying the command — must write the latest status known, never the one seen at creation.
 import { afterEach, describe, expect, it } from 'vitest';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, paidBatch, runCli, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;

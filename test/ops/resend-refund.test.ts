@@ -2,11 +2,11 @@
 // transactions (the service's answer is withheld here), and the journal refuses a `resend` line for
 // a payout that is not failed and refunded. `status` reports no X -> X refresh as a move.
 import { describe, expect, it, afterEach } from 'vitest';
-import { retryResults } from '../../src/engine/retry.ts';
-import { refreshStatus } from '../../src/ops/status.ts';
-import { applyToTable, isRealMove } from '../../src/ops/apply.ts';
-import { foldJournal, type JournalLine } from '../../src/journal/rows.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { retryResults } from '../../src/engine/retry-batch.ts';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
+import { applyToTable, isRealMove } from '../../src/follow-up/apply-status.ts';
+import { foldJournal, type JournalLine } from '../../src/journal/lines.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { unattended, connectionTo, paidBatch, setStatus, startSb } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;

@@ -4,7 +4,7 @@ import { readFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESULT_COLUMNS, readResults, writeResults, type ResultsTable } from '../../src/results/index.ts';
+import { RESULT_COLUMNS, readResults, writeResults, type ResultsTable } from '../../src/results/results.ts';
 
 const table = (extra: Record<string, string> = {}): ResultsTable => ({
   format: 'csv',

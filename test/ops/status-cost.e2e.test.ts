@@ -4,9 +4,9 @@
 // transactions listing, not one look per failed payout. Also: a service that ignores `page` does
 // not make the listing loop.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshStatus } from '../../src/ops/status.ts';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, connectionTo, paidBatch, runCli, setStatus, startSb } from './helpers.ts';
 
 const ROWS = 250;

@@ -1,7 +1,7 @@
 // nextStatus: forward only along the spec's table, with ADDITIONAL_INFO_REQUIRED -> PENDING (under
 // review) forward, and the one cycle back to ADDITIONAL_INFO_REQUIRED only when provably newer.
 import { describe, expect, it } from 'vitest';
-import { nextStatus, statusRank, UNDER_REVIEW } from '../../src/interface/status-order.ts';
+import { nextStatus, statusRank, UNDER_REVIEW } from '../../src/spec/status-order.ts';
 
 const P = { status: 'PENDING' };
 const AIR = { status: 'ADDITIONAL_INFO_REQUIRED' };

@@ -2,10 +2,10 @@
 // statusDetail and informationRequests, tells the quota first, and never moves a row back.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyToResultsFile } from '../../src/ops/apply.ts';
-import { refreshStatus } from '../../src/ops/status.ts';
-import { readResults } from '../../src/results/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { applyToResultsFile } from '../../src/follow-up/apply-status.ts';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
+import { readResults } from '../../src/results/results.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cleanEnv, ledgerJournals, connectionTo, paidBatch, runCli, setStatus, startSb, until } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;

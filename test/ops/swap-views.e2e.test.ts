@@ -9,8 +9,8 @@ import { runBatch } from '../../src/engine/pipeline.ts';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { swapReference, swapSnapshotOf, type SwapEvent } from '../../src/engine/swap.ts';
 import { ledgerOf } from '../../src/ledger/open.ts';
-import { refreshStatus } from '../../src/ops/status.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { cliIn } from '../engine/helpers.ts';
 import { cleanEnv, connectionTo, ledgerJournals, paidBatch, runCli, startSb, unattended, workDir, writeBatch } from './helpers.ts';
 

@@ -4,10 +4,10 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { addApproval, approvalsPathFor, loadPlan, newKeyPair, planPayload, signPlan } from '../../src/approvals/index.ts';
+import { addApproval, approvalsPathFor, loadPlan, newKeyPair, planPayload, signPlan } from '../../src/approvals/approvals.ts';
 import { planBatch } from '../../src/engine/plan-command.ts';
-import { WatchConfig, watchFolder } from '../../src/ops/watch/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { WatchConfig, watchFolder } from '../../src/watch/watch-folder.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
 import { connectionTo, startSb } from './helpers.ts';
 

@@ -2,7 +2,7 @@
 // per content and account whichever process asks first, even at once; a dead holder's claim taken
 // over by one process only; an ended claim kept unless the caller may run it again.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ClaimRequest } from '../../src/ledger/ledger.ts';
+import type { ClaimRequest } from '../../src/ledger/account-ledger.ts';
 import { claimContent, claimOf, endClaim } from '../../src/ledger/pg-claims.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 import { until } from './helpers.ts';

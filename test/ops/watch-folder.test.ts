@@ -14,9 +14,9 @@ import {
   readWatchConfig,
   WatchConfigError,
   worstKind,
-} from '../../src/ops/watch/index.ts';
-import { refusalText, wholeFileProblems } from '../../src/ops/watch/checks.ts';
-import { otherAccount } from '../../src/ops/watch/watcher.ts';
+} from '../../src/watch/watch-folder.ts';
+import { refusalText, wholeFileProblems } from '../../src/watch/checks.ts';
+import { otherAccount } from '../../src/watch/watcher.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'pb-watch-unit-'));
 

@@ -21,8 +21,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireLock, LockBusy, pidStartOf, writeOwner } from '../../src/files/lock.ts';
-import { WatchConfig, watchFolder, type WatchResult } from '../../src/ops/watch/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { WatchConfig, watchFolder, type WatchResult } from '../../src/watch/watch-folder.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
 import { allPayouts, cleanEnv, connectionTo, ROOT, runCli, startSb, until } from './helpers.ts';
 

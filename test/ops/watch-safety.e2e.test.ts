@@ -7,8 +7,8 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addApproval, approvalsPathFor, loadPlan, newKeyPair, planPayload, signPlan } from '../../src/approvals/index.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import { addApproval, approvalsPathFor, loadPlan, newKeyPair, planPayload, signPlan } from '../../src/approvals/approvals.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv } from '../engine/helpers.ts';
 import { cleanEnv, ROOT, runCli, startSb, workDir } from './helpers.ts';
 

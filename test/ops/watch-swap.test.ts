@@ -1,8 +1,8 @@
 // A watch's `fundBySwap` (issue 28): the engine's --fund-by-swap with a --max-swap per named
 // currency, and a swap for any other currency refused before anything is sent.
 import { describe, expect, it } from 'vitest';
-import { decideApproval } from '../../src/engine/approval.ts';
-import { WatchConfig, swapRunOptions } from '../../src/ops/watch/config.ts';
+import { decideApproval } from '../../src/engine/guards.ts';
+import { WatchConfig, swapRunOptions } from '../../src/watch/config.ts';
 import type { SwapProposal } from '../../src/engine/swap.ts';
 import { Dec } from '../../src/money.ts';
 import { planFixture } from '../engine/plan-fixture.ts';

@@ -5,7 +5,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv, initiates, tempDirs } from '../engine/helpers.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
 import { allPayouts, cleanEnv, runCli, startSb } from './helpers.ts';

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv } from '../engine/helpers.ts';
 import { allPayouts, cleanEnv, runCli, startSb, until, workDir } from './helpers.ts';
 

@@ -5,14 +5,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BatchPlan } from '../../src/engine/plan.ts';
+import type { BatchPlan } from '../../src/engine/batch-plan.ts';
 import type { PlanRow } from '../../src/engine/plan-file.ts';
 import { planHtml, resultsHtml } from '../../src/report/html.ts';
 import { planViewOffline, planViewOfPlan, readOfflineBatch, resultsViewOf } from '../../src/report/model.ts';
 import { escapeHtml, safe } from '../../src/report/safe-html.ts';
-import { planReportPathFor, readTieOut, reportPathFor } from '../../src/report/write.ts';
-import { writeReportOf } from '../../src/report/index.ts';
-import { writeResults, type ResultsTable } from '../../src/results/index.ts';
+import { planReportPathFor, readTieOut, reportPathFor } from '../../src/report/report-paths.ts';
+import { writeReportOf } from '../../src/report/write-report.ts';
+import { writeResults, type ResultsTable } from '../../src/results/results.ts';
 import { HEADER, generateCsv } from '../engine/helpers.ts';
 
 const INJECTIONS = [

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { SwapProposal } from '../../src/engine/swap.ts';
 import { planHtml, resultsHtml } from '../../src/report/html.ts';
 import { planViewOfPlan, resultsViewOf } from '../../src/report/model.ts';
-import type { ResultsTable, SwapLine } from '../../src/results/index.ts';
+import type { ResultsTable, SwapLine } from '../../src/results/results.ts';
 import { planFixture } from '../engine/plan-fixture.ts';
 
 const PROPOSAL: SwapProposal = {

@@ -1,7 +1,7 @@
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { writeResults, readResults, ResultsError, type ResultsTable } from '../../src/results/index.ts';
+import { writeResults, readResults, ResultsError, type ResultsTable } from '../../src/results/results.ts';
 import { table, tempDir } from './helpers.ts';
 
 // rename can be made to fail, standing for a crash between writing the temporary file and renaming it

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
-import { resultHeaderOf } from '../../src/results/columns.ts';
+import { resultHeaderOf } from '../../src/results/result-columns.ts';
 import {
   RESULT_COLUMNS,
   NUMERIC_RESULT_COLUMNS,
@@ -11,8 +11,8 @@ import {
   readResults,
   ResultsError,
   type ResultsTable,
-} from '../../src/results/index.ts';
-import { readBatch, type RawRow } from '../../src/input/index.ts';
+} from '../../src/results/results.ts';
+import { readBatch, type RawRow } from '../../src/input/read-batch.ts';
 import { BATCH_COLUMNS, batchRow, createdResult, csvLines, readSheet, table, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-cols-');

@@ -12,7 +12,7 @@ import {
   type ResultsSource,
   type ResultsTable,
   type ResultValues,
-} from '../../src/results/index.ts';
+} from '../../src/results/results.ts';
 import { csvText } from '../../src/results/csv-writer.ts';
 import { resultsHeader } from '../../src/results/layout.ts';
 import { isPlainDecimal } from '../../src/results/numbers.ts';

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
-import { readResults, ResultsError, RESULT_COLUMNS } from '../../src/results/index.ts';
+import { readResults, ResultsError, RESULT_COLUMNS } from '../../src/results/results.ts';
 import { BATCH_COLUMNS, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-err-');

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
-import type { ResultRow, ResultsTable } from '../../src/results/index.ts';
+import type { ResultRow, ResultsTable } from '../../src/results/results.ts';
 
 export function tempDir(prefix: string): { dir: string; path: (name: string) => string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import * as XLSX from 'xlsx';
-import { readResults, writeResults } from '../../src/results/index.ts';
+import { readResults, writeResults } from '../../src/results/results.ts';
 import { xlsxWithDimension } from '../input/bad-input-files.ts';
 import { readSheet, table, tempDir } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { neutralise, unneutralise, writeResults, readResults } from '../../src/results/index.ts';
+import { neutralise, unneutralise, writeResults, readResults } from '../../src/results/results.ts';
 import { csvLines, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-neut-');

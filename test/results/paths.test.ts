@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { resultsPathFor } from '../../src/results/index.ts';
+import { resultsPathFor } from '../../src/results/results.ts';
 import { partialResultsPath } from '../../src/results/paths.ts';
 import { tempDir } from './helpers.ts';
 

@@ -4,8 +4,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { readResults } from '../../src/results/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { readResults } from '../../src/results/results.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 

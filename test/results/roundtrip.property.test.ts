@@ -10,7 +10,7 @@ import {
   NUMERIC_RESULT_COLUMNS,
   type ResultRow,
   type ResultValues,
-} from '../../src/results/index.ts';
+} from '../../src/results/results.ts';
 import { tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-prop-');

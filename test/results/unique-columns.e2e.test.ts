@@ -6,8 +6,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as XLSX from 'xlsx';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
-import { readResults, RESULT_COLUMNS } from '../../src/results/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { readResults, RESULT_COLUMNS } from '../../src/results/results.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { cleanEnv, generateCsv, initiates, runCli, tempDirs } from '../engine/helpers.ts';
 

@@ -8,7 +8,7 @@ import {
   NUMERIC_RESULT_COLUMNS,
   type ResultsSource,
   type ResultsTable,
-} from '../../src/results/index.ts';
+} from '../../src/results/results.ts';
 import { BATCH_COLUMNS, createdResult, readSheet, table, tempDir } from './helpers.ts';
 
 const tmp = tempDir('pb-results-xlsx-');

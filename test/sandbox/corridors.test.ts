@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { CountryList, MethodsResponse, PairList, WalletList } from './strict.ts';
 import { call, GLOBEX, P, start } from './helpers.ts';
 

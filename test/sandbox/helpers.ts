@@ -1,8 +1,8 @@
 // Test helpers: a sandbox per test file, and a tiny fetch wrapper. Every test talks HTTP.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startSandbox, DEFAULT_KEYS, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { PAYOUTS_PREFIX, WEBHOOKS_PREFIX } from '../../src/interface/http.ts';
+import { startSandbox, DEFAULT_KEYS, type LocalSandbox, type SandboxOptions } from '../../src/sandbox/start-sandbox.ts';
+import { PAYOUTS_PREFIX, WEBHOOKS_PREFIX } from '../../src/spec/endpoints.ts';
 
 export { DEFAULT_KEYS };
 export const ACME = DEFAULT_KEYS.acmePrimary;

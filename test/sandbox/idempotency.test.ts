@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { canonicalJson } from '../../src/sandbox/idempotency.ts';
 import { call, GLOBEX, nipBody, P, start, uniqueKey, walletBalance } from './helpers.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TransactionList } from './strict.ts';
 import { call, eventually, initiate, nipBody, P, sepaBody, setStatus, start, walletBalance } from './helpers.ts';
 

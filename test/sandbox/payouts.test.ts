@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
-import { ErrorBody } from '../../src/interface/schemas.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { ErrorBody } from '../../src/spec/schemas.ts';
 import { Payout, PayoutList, Quote } from './strict.ts';
 import { ACME, call, GLOBEX, initiate, nipBody, P, sepaBody, start, uniqueKey, walletBalance } from './helpers.ts';
 

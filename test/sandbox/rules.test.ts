@@ -1,9 +1,9 @@
 // The sandbox's own table of methods (src/sandbox/rules.ts), checked against the spec's text
-// (§1.9, §4.2), and kept apart from the validator's table (src/interface/methods.ts, src/validation).
+// (§1.9, §4.2), and kept apart from the validator's table (src/spec/methods.ts, src/validation).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { call, P, start, uniqueKey } from './helpers.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -18,7 +18,7 @@ const files = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
 
 describe('the sandbox reads the spec through its own table', () => {
-  it('no file under src/sandbox imports src/interface/methods.ts or src/validation', () => {
+  it('no file under src/sandbox imports src/spec/methods.ts or src/validation', () => {
     const imports = files(join(root, 'src/sandbox'))
       .filter((f) => f.endsWith('.ts'))
       .flatMap((f) =>
@@ -28,7 +28,7 @@ describe('the sandbox reads the spec through its own table', () => {
           .map((s) => ({ file: relative(root, f), target: relative(root, resolve(dirname(f), s)) })),
       );
     expect(imports.length).toBeGreaterThan(50);
-    expect(imports.filter((i) => i.target === 'src/interface/methods.ts' || i.target.startsWith('src/validation'))).toEqual([]);
+    expect(imports.filter((i) => i.target === 'src/spec/methods.ts' || i.target.startsWith('src/validation'))).toEqual([]);
   });
 });
 

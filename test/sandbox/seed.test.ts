@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_KEYS, defaultSeed, parseSeed, SeedError, startSandbox } from '../../src/sandbox/index.ts';
+import { DEFAULT_KEYS, defaultSeed, parseSeed, SeedError, startSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { call, P } from './helpers.ts';
 
 describe('seed', () => {

@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { makeLogger, openConnection } from '../../src/cli/options.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { ACME, P } from './helpers.ts';
 
 const root = new URL('../..', import.meta.url).pathname;

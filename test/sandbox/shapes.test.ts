@@ -4,7 +4,7 @@
 // shape on every call; what the spec states (status codes, error codes, request checks) is
 // the same in both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { call, eventually, GLOBEX, nipBody, P, receiver, setStatus, start, uniqueKey, W, type Answer } from './helpers.ts';
 
 let strict: LocalSandbox;

@@ -3,8 +3,8 @@
 // (src/sandbox/views.ts, corridors.ts) write. Written apart from those views, so that a view that
 // drifts from the reading fails here rather than agreeing with itself.
 import { z } from 'zod';
-import { PayoutStatus, StatusDetail, SwapStatus } from '../../src/interface/codes.ts';
-import { InformationRequest, MethodsQuery } from '../../src/interface/schemas.ts';
+import { PayoutStatus, StatusDetail, SwapStatus } from '../../src/spec/codes.ts';
+import { InformationRequest, MethodsQuery } from '../../src/spec/schemas.ts';
 
 const isoDate = z.string().min(1);
 const uuid = z.string().min(1);

@@ -3,7 +3,7 @@
 // reach initiate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dec } from '../../src/money.ts';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { call, P, start, uniqueKey, walletBalance } from './helpers.ts';
 
 let sb: LocalSandbox;

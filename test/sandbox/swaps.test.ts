@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { Swap, SwapCreated, SwapList } from './strict.ts';
 import { call, GLOBEX, initiate, nipBody, P, setStatus, start, uniqueKey, walletBalance } from './helpers.ts';
 

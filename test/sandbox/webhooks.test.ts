@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/index.ts';
+import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { PayoutStatusChangedEvent, WalletEvent, WebhookSubscription } from './strict.ts';
 import { call, eventually, initiate, nipBody, P, receiver, setStatus, start, uniqueKey, W } from './helpers.ts';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Dec } from '../../src/money.ts';
 import { accountKey, probableDuplicateKey } from '../../src/validation/row.ts';
-import type { PayoutRow } from '../../src/validation/schemas.ts';
+import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 
 describe('accountKey', () => {
   const opt = fc.option(fc.constantFrom('', '12345678', '601613', '021000021', '058', 'DEUTDEFF'), { nil: undefined });

@@ -1,12 +1,18 @@
 // The batch templates, from one source: the columns come from the method schemas
-// (src/validation/schemas.ts) and each method has one valid example row here.
+// (src/validation/row-schemas.ts) and each method has one valid example row here.
 // generate-files.ts writes the committed copies under templates/, which `payout-batch template`
 // copies; the tests build valid rows from the examples.
 import * as XLSX from 'xlsx';
 import { stringify } from 'csv-stringify/sync';
-import { PAYOUT_METHODS, type PayoutMethod } from '../../src/interface/codes.ts';
-import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, PAYOUT_COLUMNS, TRAILING_COLUMNS, type CanonicalField } from '../../src/input/columns.ts';
-import { methodFields } from '../../src/validation/schemas.ts';
+import { PAYOUT_METHODS, type PayoutMethod } from '../../src/spec/codes.ts';
+import {
+  BENEFICIARY_COLUMNS,
+  CANONICAL_FIELDS,
+  PAYOUT_COLUMNS,
+  TRAILING_COLUMNS,
+  type CanonicalField,
+} from '../../src/input/batch-columns.ts';
+import { methodFields } from '../../src/validation/row-schemas.ts';
 import { nubanCheckDigitOk } from '../../src/validation/fields.ts';
 
 /** A NUBAN: the 9-digit serial at a 3-digit bank code and the check digit that makes it valid. */

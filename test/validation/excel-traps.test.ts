@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
-import { collectBatch } from '../../src/validation/index.ts';
-import { CANONICAL_FIELDS } from '../../src/input/columns.ts';
+import { collectBatch } from '../../src/validation/validation.ts';
+import { CANONICAL_FIELDS } from '../../src/input/batch-columns.ts';
 import { EXAMPLES } from './examples.ts';
-import type { PayoutMethod } from '../../src/interface/codes.ts';
+import type { PayoutMethod } from '../../src/spec/codes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-xl-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

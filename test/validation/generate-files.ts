@@ -9,7 +9,7 @@ import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { composeIBAN } from 'ibantools';
-import { CANONICAL_FIELDS, type CanonicalField } from '../../src/input/columns.ts';
+import { CANONICAL_FIELDS, type CanonicalField } from '../../src/input/batch-columns.ts';
 import { templateFileName } from '../../src/validation/templates.ts';
 import { TEMPLATE_METHODS, nubanCheckDigit, templateCsv, templateXlsx } from './examples.ts';
 

@@ -3,12 +3,12 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/columns.ts';
-import { FIELD_CHECKS, METHOD_FIELD_CHECKS, methodFields, requiredFields, PayoutRowSchema } from '../../src/validation/schemas.ts';
+import { BENEFICIARY_COLUMNS, CANONICAL_FIELDS, type CanonicalField } from '../../src/input/batch-columns.ts';
+import { FIELD_CHECKS, METHOD_FIELD_CHECKS, methodFields, requiredFields, PayoutRowSchema } from '../../src/validation/row-schemas.ts';
 import { parseRow, type RowContext } from '../../src/validation/row.ts';
-import { sniffDocumentType, checkDocumentFile } from '../../src/validation/documents.ts';
+import { sniffDocumentType, checkDocumentFile } from '../../src/validation/document-files.ts';
 import { EXAMPLES } from './examples.ts';
-import { PAYOUT_METHODS, type PayoutMethod } from '../../src/interface/codes.ts';
+import { PAYOUT_METHODS, type PayoutMethod } from '../../src/spec/codes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-row-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

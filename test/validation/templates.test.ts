@@ -5,11 +5,11 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { collectBatch } from '../../src/validation/index.ts';
+import { collectBatch } from '../../src/validation/validation.ts';
 import { templateFileName } from '../../src/validation/templates.ts';
 import { TEMPLATE_METHODS, templateRows } from './examples.ts';
 import { writeSamples, writeTemplates } from './generate-files.ts';
-import { PAYOUT_METHODS } from '../../src/interface/codes.ts';
+import { PAYOUT_METHODS } from '../../src/spec/codes.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'pb-tpl-'));

@@ -9,7 +9,7 @@ import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
 import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
-import { ENVIRONMENT_MEANING } from '../environment.ts';
+import { ENVIRONMENT_MEANING } from '../environment-labels.ts';
 
 const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
 type AccountArgs = ArgsOf<typeof builder>;

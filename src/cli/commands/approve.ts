@@ -9,11 +9,18 @@ import type { Argv } from 'yargs';
 import { defineCommand, plural, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
-import { nameProblem, sameName } from '../../engine/approval.ts';
+import { nameProblem, sameName } from '../../engine/guards.ts';
 import { loadPlan, planPayload, PlanFileError } from '../../approvals/payload.ts';
 import { approveText } from '../../approvals/view.ts';
 import { signAsMaker, signPlan } from '../../approvals/sign.ts';
-import { addApproval, approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from '../../approvals/store.ts';
+import {
+  addApproval,
+  approvalsPathFor,
+  ApprovalsFileError,
+  readApprovals,
+  readApprovers,
+  type Approver,
+} from '../../approvals/approvals-file.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { hostStore, PolicyError } from '../../approvals/account-policy.ts';
 import { isProposal, loadProposal, proposalPayload, proposalText } from '../../approvals/policy-change.ts';

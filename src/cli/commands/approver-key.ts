@@ -7,7 +7,7 @@ import type { Argv } from 'yargs';
 import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { newKeyPair } from '../../approvals/keys.ts';
-import { nameProblem } from '../../engine/approval.ts';
+import { nameProblem } from '../../engine/guards.ts';
 import type { ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>

@@ -1,11 +1,11 @@
 // `payout-batch approvers add FILE... --out LIST`: the approvers list from the public key files of
 // `approver-key new` (created, or extended), each approver once, look-alike names refused as the
-// list's rules refuse them (src/approvals/store.ts addApprovers). Nothing is sent.
+// list's rules refuse them (src/approvals/approvals-file.ts addApprovers). Nothing is sent.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, plural, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { addApprovers, ApprovalsFileError } from '../../approvals/store.ts';
+import { addApprovers, ApprovalsFileError } from '../../approvals/approvals-file.ts';
 import { LockBusy } from '../../files/lock.ts';
 import type { ArgsOf } from '../options.ts';
 

@@ -1,12 +1,12 @@
 // `payout-batch attach PAYOUT FILE... [--results RESULTS]`: upload documents and attach them to a
 // payout (named by its id, its payoutRef or its row's reference), within the status rule and the
-// 5-document cap. A thin layer over src/ops/attach.ts.
+// 5-document cap. A thin layer over src/follow-up/attach-documents.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
-import { AttachRefused, attachDocuments, payoutIdOf } from '../../ops/attach.ts';
+import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/attach-documents.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { ledgerOf } from '../../ledger/open.ts';
 import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';

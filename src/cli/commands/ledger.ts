@@ -12,7 +12,7 @@ import { makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
 import { LOG_FORMATS } from '../../log.ts';
 import { ENVIRONMENTS, resolveEnvironment } from '../../client/environment.ts';
 import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../ledger/import.ts';
-import { accountOf } from '../../ledger/ledger.ts';
+import { accountOf } from '../../ledger/account-ledger.ts';
 import { TeamLedgerError, type TeamDb } from '../../ledger/pg-db.ts';
 import { migrate, schemaVersionOf } from '../../ledger/schema.ts';
 import { packageRoot } from '../../package-root.ts';

@@ -1,5 +1,5 @@
 // `payout-batch listen --port P --secret-file F [--register URL]`: the webhook receiver. A thin
-// layer over src/ops/listen.ts; runs until Ctrl-C / SIGTERM.
+// layer over src/follow-up/webhook-receiver.ts; runs until Ctrl-C / SIGTERM.
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -7,7 +7,7 @@ import { defineCommand, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
-import { registerSubscription, startListener } from '../../ops/listen.ts';
+import { registerSubscription, startListener } from '../../follow-up/webhook-receiver.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { connectionOptions, makeLogger, openConnection, openTeamLedger, type ArgsOf } from '../options.ts';
 import type { PgLedgers } from '../../ledger/postgres.ts';

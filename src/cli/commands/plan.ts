@@ -24,7 +24,7 @@ import {
   swapOptions,
   type ArgsOf,
 } from '../options.ts';
-import { writePlanReport } from '../../report/index.ts';
+import { writePlanReport } from '../../report/write-report.ts';
 import { makerSigner } from './approve.ts';
 import { resolve } from 'node:path';
 import { handleEngineError, planJson, planText } from '../render.ts';

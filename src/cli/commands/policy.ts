@@ -20,10 +20,10 @@ import {
   who,
 } from '../../approvals/account-policy.ts';
 import { applyProposal, loadProposal, writeProposal } from '../../approvals/policy-change.ts';
-import { ApprovalsFileError, readApprovers } from '../../approvals/store.ts';
+import { ApprovalsFileError, readApprovers } from '../../approvals/approvals-file.ts';
 import { loadApiKey } from '../../client/api-key.ts';
 import { resolveEnvironment } from '../../client/environment.ts';
-import { accountOf } from '../../ledger/ledger.ts';
+import { accountOf } from '../../ledger/account-ledger.ts';
 import type { PgLedgers } from '../../ledger/postgres.ts';
 
 const builder = (y: Argv) =>

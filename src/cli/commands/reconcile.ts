@@ -1,18 +1,18 @@
 // `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions and the payouts'
 // status; print the reconciliation, write it beside the results, and the results' HTML report with
-// the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/ops/reconcile.ts.
+// the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/follow-up/reconciliation.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir } from '../../client/quota.ts';
-import { resultsOfBatch } from '../../ledger/ledger.ts';
+import { resultsOfBatch } from '../../ledger/account-ledger.ts';
 import { ledgerOf } from '../../ledger/open.ts';
-import { reconcile, type ReconcileResult } from '../../ops/reconcile.ts';
-import type { ForeignTransaction } from '../../ops/tie-out.ts';
-import { writeResultsReport } from '../../report/index.ts';
-import { swapRequestsText } from '../../ops/swap-views.ts';
+import { reconcile, type ReconcileResult } from '../../follow-up/reconciliation.ts';
+import type { ForeignTransaction } from '../../follow-up/tie-out.ts';
+import { writeResultsReport } from '../../report/write-report.ts';
+import { swapRequestsText } from '../../follow-up/swap-views.ts';
 import { reportOption, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>

@@ -6,13 +6,13 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { InputError } from '../../input/index.ts';
-import { ResultsError } from '../../results/errors.ts';
-import { BatchUnusable } from '../../engine/errors.ts';
-import { writeReportOf } from '../../report/index.ts';
-import { ApprovalsFileError, approvalsView, PlanFileError, readApprovers } from '../../approvals/index.ts';
+import { InputError } from '../../input/read-batch.ts';
+import { ResultsError } from '../../results/results-errors.ts';
+import { BatchUnusable } from '../../engine/engine-errors.ts';
+import { writeReportOf } from '../../report/write-report.ts';
+import { ApprovalsFileError, approvalsView, PlanFileError, readApprovers } from '../../approvals/approvals.ts';
 import { makeLogger, openTeamLedger, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
-import { namesBatch, resultsOfBatch } from '../../ledger/ledger.ts';
+import { namesBatch, resultsOfBatch } from '../../ledger/account-ledger.ts';
 import { ledgersIn } from '../../ledger/open.ts';
 
 const builder = (y: Argv) =>

@@ -1,13 +1,13 @@
 // `payout-batch retry RESULTS`: re-runs the rows of a results file (perhaps edited) that have no
 // payout yet, leaves created rows untouched, writes a new results file. Unknown outcomes are
 // settled with their original key and body first; a refused row that was fixed goes under
-// attempt + 1. The same handler as `run` (cli/send.ts) over src/engine/retry.ts.
+// attempt + 1. The same handler as `run` (cli/send-batch.ts) over src/engine/retry-batch.ts.
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, UsageError } from '../command.ts';
 import type { ArgsOf } from '../options.ts';
-import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
+import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
-import { prepareRetry } from '../../engine/retry.ts';
+import { prepareRetry } from '../../engine/retry-batch.ts';
 import type { KeyProof } from '../../engine/spent.ts';
 
 const builder = (y: Argv) =>

@@ -1,6 +1,6 @@
 // `payout-batch run FILE`: preflight, approval, then every valid row (documents -> initiate
 // -> PATCH), journalled so that a run killed at any instant continues where it stopped
-// when started again with the same command. A thin layer: flags -> engine (cli/send.ts) -> exit code.
+// when started again with the same command. A thin layer: flags -> engine (cli/send-batch.ts) -> exit code.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -8,14 +8,14 @@ import type { Argv } from 'yargs';
 import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
 import { batchFileOptions, moneyFlags, swapFlags, swapOptions, swapRateTolerance, type ArgsOf } from '../options.ts';
-import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send.ts';
+import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
-import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/approval.ts';
+import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/guards.ts';
 import { prepareRun } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
-import { withPlanEnvironment } from '../environment.ts';
+import { withPlanEnvironment } from '../environment-labels.ts';
 
 const builder = (y: Argv) =>
   swapOptions(batchFileOptions(sendOptions(y)))

@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
 import { defineCommand, flag, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/index.ts';
+import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/start-sandbox.ts';
 import type { Seed } from '../../sandbox/seed.ts';
 import { parseShapes, SHAPES_VARIABLE } from '../sandbox-shapes.ts';
 import { autoAdvanceFlag } from '../local-sandbox.ts';

@@ -1,15 +1,15 @@
 // `payout-batch status RESULTS`: refresh the payouts of a results file that are not final and
-// rewrite it (forward only). A thin layer over src/ops/status.ts.
+// rewrite it (forward only). A thin layer over src/follow-up/refresh-status.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
-import { connectionHint } from '../environment.ts';
+import { connectionHint } from '../environment-labels.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
-import { refreshStatus, type StatusResult } from '../../ops/status.ts';
-import { swapRequestsText, swapText } from '../../ops/swap-views.ts';
-import { resultsOfBatch } from '../../ledger/ledger.ts';
+import { refreshStatus, type StatusResult } from '../../follow-up/refresh-status.ts';
+import { swapRequestsText, swapText } from '../../follow-up/swap-views.ts';
+import { resultsOfBatch } from '../../ledger/account-ledger.ts';
 import { ledgerOf } from '../../ledger/open.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines } from '../render.ts';

@@ -7,7 +7,7 @@ import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { canonicalMethod, PAYOUT_METHODS } from '../../interface/codes.ts';
+import { canonicalMethod, PAYOUT_METHODS } from '../../spec/codes.ts';
 import { readTemplate, templateFileName } from '../../validation/templates.ts';
 import { resolve } from 'node:path';
 

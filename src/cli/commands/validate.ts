@@ -11,9 +11,9 @@ import type { ArgsOf } from '../options.ts';
 import { defineCommand, flag, plural, UsageError, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { InputError } from '../../input/index.ts';
+import { InputError } from '../../input/read-batch.ts';
 import { neutralise } from '../../results/neutralise.ts';
-import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/index.ts';
+import { validateBatch, formatProblem, type BatchSummary, type BatchValidation, type Problem } from '../../validation/validation.ts';
 
 /** Writes and waits when the stream asks to: a million problems never pile up in memory. */
 async function write(stream: NodeJS.WritableStream, text: string): Promise<void> {

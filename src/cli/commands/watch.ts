@@ -1,11 +1,11 @@
 // `payout-batch watch DIR [--once] [--verbose]`: unattended runs of the files dropped into
-// DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/ops/watch/.
+// DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/watch/.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
-import { layout, readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../ops/watch/index.ts';
+import { layout, readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../watch/watch-folder.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>

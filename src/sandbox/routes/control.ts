@@ -2,11 +2,11 @@
 // staff and dashboard (status changes, top-ups, rates) and expose the sandbox's state to tests.
 // No x-api-key, not rate limited, logged with route 'control'.
 import { z } from 'zod';
-import { PayoutStatus, SwapStatus } from '../../interface/codes.ts';
-import { InformationRequest } from '../../interface/schemas.ts';
+import { PayoutStatus, SwapStatus } from '../../spec/codes.ts';
+import { InformationRequest } from '../../spec/schemas.ts';
 import { Dec, toApi } from '../../money.ts';
 import type { Handler } from '../context.ts';
-import { apiError, notFound, ok, parseWith } from '../errors.ts';
+import { apiError, notFound, ok, parseWith } from '../error-answers.ts';
 import { amountProblem } from '../corridors.ts';
 import { pairView, payoutView, swapView, walletView } from '../views.ts';
 

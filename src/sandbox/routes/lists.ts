@@ -1,9 +1,9 @@
 // The read-only lists beside payouts: spec §4.12 wallets, §4.14 countries (reference data) and
 // §4.15 wallet transactions.
 import { z } from 'zod';
-import { COUNTRIES_DEFAULT_LIMIT } from '../../interface/codes.ts';
+import { COUNTRIES_DEFAULT_LIMIT } from '../../spec/codes.ts';
 import type { Handler } from '../context.ts';
-import { ok, parseWith } from '../errors.ts';
+import { ok, parseWith } from '../error-answers.ts';
 import { newestFirst, paginate, transactionView, walletView } from '../views.ts';
 
 /** Spec §4.12: {data: [wallet]}; reading: each wallet also carries its balance. */

@@ -1,8 +1,8 @@
 // The webhook subscription routes (spec §4.13); the subscriptions, the deliveries and their
 // readings are in ../webhooks.ts.
-import { WebhookRegisterRequest } from '../../interface/schemas.ts';
+import { WebhookRegisterRequest } from '../../spec/schemas.ts';
 import type { Handler } from '../context.ts';
-import { apiError, ok, parseWith } from '../errors.ts';
+import { apiError, ok, parseWith } from '../error-answers.ts';
 import { newId } from '../ids.ts';
 import { UpdateBody, subscriptionView, type SubscriptionRec } from '../webhooks.ts';
 

@@ -1,11 +1,11 @@
 // Spec §4.7 and §4.8: swaps between two wallets of the business, and their listing.
-import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../interface/codes.ts';
-import { SwapRequest } from '../../interface/schemas.ts';
+import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../spec/codes.ts';
+import { SwapRequest } from '../../spec/schemas.ts';
 import { Dec } from '../../money.ts';
 import { amountProblem, convert, corridorOf, reportedRate, usableCorridor } from '../corridors.ts';
 import type { Handler, Sandbox } from '../context.ts';
 import type { Request } from '../request.ts';
-import { ApiError, apiError, notFound, ok, parseWith, validationError, type Reply } from '../errors.ts';
+import { ApiError, apiError, notFound, ok, parseWith, validationError, type Reply } from '../error-answers.ts';
 import { newId, newRef } from '../ids.ts';
 import type { SwapRec } from '../store.ts';
 import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '../views.ts';

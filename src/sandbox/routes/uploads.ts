@@ -1,9 +1,9 @@
 // The routes of uploads (spec §4.6): upload-url, the PUT to the object storage and the owner's GET;
 // the storage itself, and its readings, are in ../storage.ts.
-import { API_KEY_HEADER } from '../../interface/http.ts';
-import { UploadUrlRequest } from '../../interface/schemas.ts';
+import { API_KEY_HEADER } from '../../spec/endpoints.ts';
+import { UploadUrlRequest } from '../../spec/schemas.ts';
 import type { Handler } from '../context.ts';
-import { ok, parseWith, validationError } from '../errors.ts';
+import { ok, parseWith, validationError } from '../error-answers.ts';
 import { header } from '../request.ts';
 import { filenameProblem } from '../storage.ts';
 

@@ -1,0 +1,83 @@
+// The environment labels of client/environment.ts (local, sandbox, production, custom) in a
+// treasurer's words, for every place the CLI names one: the plan, the confirmation's context, account.
+// And the environment `run --plan` takes from its plan.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { accountOf } from '../ledger/account-ledger.ts';
+import { parsePlanFile } from '../engine/plan-file.ts';
+import { UsageError, type CliIO } from './command.ts';
+import { ExitCode } from './exit-codes.ts';
+
+export const ENVIRONMENT_MEANING: Record<string, string> = {
+  local: 'the sandbox embedded in the command, its state kept in the state folder (--env local); no money moves',
+  sandbox: "the service's sandbox (staging) host; no money moves",
+  production: 'the live service: real money moves',
+  custom: 'a base URL given with --base-url or $PAYOUT_BASE_URL; not a known service environment',
+};
+
+/** "custom (a base URL given with --base-url ...; not a known service environment) http://..." */
+export function environmentText(name: string, baseUrl?: string): string {
+  const meaning = ENVIRONMENT_MEANING[name];
+  return `${name}${meaning ? ` (${meaning})` : ''}${baseUrl ? ` ${baseUrl}` : ''}`;
+}
+
+/** The connection flags a command was given (--env, --base-url). */
+export interface EnvironmentFlags {
+  env?: string;
+  'base-url'?: string;
+}
+
+/**
+ * `run --plan`: the plan names the service it was made for (its environment and base URL), so the
+ * run talks to that one, whatever $PAYOUT_ENV or $PAYOUT_BASE_URL say: `payout-batch run --plan
+ * PLAN --yes`, as `plan` prints it, works with no other flag. A flag that names another service is
+ * refused (exit 3, before any request): a plan is approved for one account. A `local` plan runs
+ * on the local sandbox, whose port changes at every start, so its base URL names no account.
+ * Production still has to be named on the command line (approval.ts decideApproval).
+ */
+export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string }>(args: A, io: CliIO): [A, CliIO] {
+  const plan = args.plan ? planService(resolve(io.cwd, args.plan)) : undefined;
+  if (!plan) return [args, io];
+  const refuse = (given: string) =>
+    new UsageError(
+      `${given}, but the plan was made for ${environmentText(plan.env, plan.env === 'local' ? undefined : plan.baseUrl)}: ` +
+        'run it without the flag, or make a plan for that service (payout-batch plan FILE --out PLAN). Nothing was sent',
+      ExitCode.REFUSED,
+    );
+  const planEnv = plan.env === 'custom' ? undefined : plan.env;
+  if (args.env !== undefined && args.env !== planEnv) throw refuse(`--env ${args.env}`);
+  const given = args['base-url'];
+  if (given !== undefined && (plan.env === 'local' || !sameAccount(given, plan.baseUrl))) throw refuse(`--base-url ${given}`);
+  const env = { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined };
+  return [
+    { ...args, env: planEnv, 'base-url': plan.env === 'local' ? undefined : plan.baseUrl },
+    { ...io, env },
+  ];
+}
+
+/**
+ * The connection flags a command was given, to repeat in a command it prints (`payout-batch status
+ * RESULTS`, `retry`, `attach`), so that the hint works as printed: without them it would talk to
+ * $PAYOUT_ENV's service, or the default sandbox. Empty when the environment came from the variables.
+ */
+export function connectionHint(args: EnvironmentFlags): string {
+  const url = args['base-url'];
+  return `${args.env ? ` --env ${args.env}` : ''}${url ? ` --base-url ${url}` : ''}`;
+}
+
+/** The plan's service; undefined when it cannot be read (the engine says why, exit 2). */
+function planService(path: string): { env: string; baseUrl: string } | undefined {
+  try {
+    return parsePlanFile(readFileSync(path, 'utf8'), path);
+  } catch {
+    return undefined;
+  }
+}
+
+function sameAccount(a: string, b: string): boolean {
+  try {
+    return accountOf(a) === accountOf(b);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,189 @@
+// The one handler of the commands that send payouts, `run` and `retry`: flags -> the refusal off
+// a terminal -> connection and progress -> the engine -> plan, confirmation, summary and exit
+// code. The two commands differ only in which engine function they call with these options.
+import { EventEmitter } from 'node:events';
+import type { Argv } from 'yargs';
+import { abortOn, plural, printJson, type CliIO } from './command.ts';
+import { groupThousands } from '../money.ts';
+import { ExitCode, exitCodeOf } from './exit-codes.ts';
+import {
+  askYesNo,
+  connectionOptions,
+  guardOptions,
+  inFlightFor,
+  isInteractive,
+  makeLogger,
+  maxRequestsOf,
+  moneyFlags,
+  openConnection,
+  openTeamLedger,
+  reportOption,
+  reportOrNote,
+  sendingOptions,
+  stateRootOf,
+  type ArgsOf,
+} from './options.ts';
+import { exitReasonText, handleEngineError, jsonSummary, planText, progressSink, resumeText, screenFor, summaryText } from './render.ts';
+import { execute, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from '../engine/pipeline.ts';
+import type { BatchPlan } from '../engine/batch-plan.ts';
+import { swapText } from '../engine/swap.ts';
+import { writeResultsReport } from '../report/write-report.ts';
+import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
+import { loadApiKey } from '../client/api-key.ts';
+import { accountOf } from '../ledger/account-ledger.ts';
+import { resolveEnvironment } from '../client/environment.ts';
+import { connectionHint } from './environment-labels.ts';
+import type { GuardOptions } from '../engine/guards.ts';
+
+/** The flags of run and retry: connection, guards, sending, the HTML report. */
+export function sendOptions<T>(y: Argv<T>) {
+  return reportOption(sendingOptions(guardOptions(connectionOptions(y))));
+}
+export type SendArgs = ArgsOf<typeof sendOptions>;
+
+export const NOT_A_TERMINAL =
+  'not a terminal, so nobody can confirm: pass --yes (-y) for unattended runs (with --expect-rows / --expect-total as control totals)';
+
+/** Where the whole plan can be read when the confirmation shows it shortened to the screen. */
+const WHOLE_PLAN = {
+  run: 'add --dry-run to print it whole',
+  retry: 'add > plan.txt to write it whole',
+};
+
+/** The confirmation: how many payouts, the totals with fees, paying again what failed, where. */
+export function confirmQuestion(plan: BatchPlan, environment: string): string {
+  const n = plan.toSend.length;
+  const totals = plan.currencies.filter((c) => c.rows > 0).map((c) => `${c.currency} ${groupThousands(c.total)}`);
+  const resend = plan.resend?.rows
+    ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${groupThousands(c.amount)}`).join(', ')} plus fees`
+    : '';
+  const swaps = plan.fundedBySwaps ? plan.swaps.map((s) => `, after swapping ${swapText(s)}`).join('') : '';
+  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend})${swaps} from ${environment}? [y/N] `;
+}
+
+/** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
+export function refused(io: CliIO, json: boolean | undefined, reason: string): ExitCode {
+  io.stderr.write(`payout-batch: refused: ${reason}. Nothing was sent.\n`);
+  if (json) printJson(io, { exitCode: ExitCode.REFUSED, refused: [reason] });
+  return ExitCode.REFUSED;
+}
+
+/**
+ * The approval policy of the account these flags name and its API key (src/approvals/
+ * account-policy.ts policyInForce), read before the connection opens; a string when it cannot be
+ * trusted or read (why nothing may be sent). An environment or key that cannot be resolved has
+ * none here: opening the connection says why.
+ */
+export async function accountPolicyOf(args: SendArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
+  let baseUrl: string | undefined;
+  let key: string | undefined;
+  try {
+    baseUrl = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env }).baseUrl;
+    key = (await loadApiKey({ keyFile: args['key-file'], env: io.env, cwd: io.cwd }))?.fingerprint;
+  } catch {
+    return undefined;
+  }
+  if (baseUrl === undefined || key === undefined) return undefined;
+  const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
+  try {
+    return await policyInForce(baseUrl, key, team?.of(accountOf(baseUrl)));
+  } catch (e) {
+    if (e instanceof PolicyError) return e.message;
+    throw e;
+  } finally {
+    await team?.close();
+  }
+}
+
+export async function sendBatch<R extends PipelineResult & { batchId: string; journalPath: string; resent?: number }>(
+  args: SendArgs,
+  io: CliIO,
+  command: 'run' | 'retry',
+  prepare: (o: SendOptions) => Promise<Prepared<R>>,
+  /** Text after the summary (retry --resend-failed: what was paid again). */
+  after?: (r: R) => string,
+  /** The account's approval policy, as a guard of the plan (account-policy.ts policyGuard). */
+  policy?: GuardOptions['policy'],
+): Promise<ExitCode> {
+  const quiet = args.quiet || args.json;
+  const out = (text: string) => {
+    if (!quiet) io.stdout.write(text);
+  };
+  // (beside the plan: on stderr when the plan goes there, so nobody confirms a plan unseen)
+  const beside = (text: string) => (quiet && !args.yes ? io.stderr.write(text) : out(text));
+  const guards: GuardOptions = {
+    envFlag: args.env,
+    yes: args.yes,
+    interactive: isInteractive(io),
+    allowPartial: args['allow-partial'],
+    enablePairs: args['enable-pairs'],
+    expectRows: args['expect-rows'],
+    expectTotals: moneyFlags(args['expect-total'], '--expect-total'),
+    maxTotals: moneyFlags(args['max-total'], '--max-total'),
+    strictTotals: args['strict-totals'],
+    maxRequests: maxRequestsOf(args),
+    policy,
+  };
+  // Nobody can answer the question: refused before the connection, so not one request of the
+  // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
+  if (!args.yes && !guards.interactive) return refused(io, args.json, NOT_A_TERMINAL);
+  const logger = makeLogger(args, io, command);
+  const label = { batch: '' };
+  const progress = progressSink(io, logger, () => label.batch, quiet);
+  const stateDir = stateRootOf(args, io);
+  const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e), stateDir);
+  const environment = conn.environment.name;
+  // Ctrl-C (SIGINT) or SIGTERM: the engine starts no new payout, and the CLI says so at once.
+  const stop = abortOn(io.stopSignal);
+  let running = true;
+  stop.addEventListener('abort', () => running && progress.stopping(), { once: true });
+  const events: EngineEvents = new EventEmitter();
+  events.on('event', (e) => progress.onEvent(e));
+  try {
+    const settings = { mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop, events };
+    const prepared = await prepare({ conn, stateDir, guards, settings });
+    const { plan } = prepared;
+    progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
+    out(resumeText(prepared.resume));
+    const question = plan && confirmQuestion(plan, environment);
+    if (plan) {
+      label.batch = plan.batchId.slice(0, 16);
+      // On a terminal the plan is fitted to the screen, so the totals and the question are seen together.
+      const screen = args.yes ? undefined : screenFor(quiet ? io.stderr : io.stdout, io.env, question!, WHOLE_PLAN[command]);
+      beside(planText(plan, environment, conn.environment.baseUrl, screen));
+      logger.info(
+        { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
+        'plan',
+      );
+    }
+    for (const note of prepared.notes) beside(`Control totals: ${note}.\n`);
+    const confirmed = prepared.confirm && !stop.aborted && (await askYesNo(io, question!).catch(() => false));
+    const r = await execute(prepared, { confirmed });
+    running = false;
+    progress.stop();
+    // A run that sent nothing wrote nothing (no results file, no report): its summary would only list NOT_SENT rows.
+    const sentNothing = !!(r.refused ?? r.halted) && !r.resultsWritten;
+    if (!sentNothing) out(summaryText(r));
+    if (after) out(after(r));
+    const report =
+      args.report && r.resultsWritten
+        ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps }))
+        : undefined;
+    if (report) out(`Report: ${report}\n`);
+    const exitCode = exitCodeOf(r);
+    const notes = prepared.notes;
+    if (args.json)
+      printJson(io, { ...jsonSummary({ ...r, exitCode, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
+    else if (exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
+    else out(exitReasonText(r, connectionHint(args)));
+    return exitCode;
+  } catch (e) {
+    running = false;
+    progress.stop();
+    const code = handleEngineError(e, io);
+    // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
+    return stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code;
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}

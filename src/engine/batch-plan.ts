@@ -1,0 +1,671 @@
+// The plan of a batch: which rows go, the totals per source currency with their fees (quoted, so
+// exact, or the methods route's, so estimated, with a margin), each wallet's balance after the
+// batch, the swap that would fund a short wallet (swap.ts), corridors not enabled, and the
+// requests the batch will spend by kind against the key's month. Pure: computed from the loaded
+// batch, the preflight and the journal.
+import { z } from 'zod';
+import { Dec, ExactSum, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
+import { quotaSentence, type UsageReport } from '../client/quota.ts';
+import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/lines.ts';
+import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { sentElsewhereText, type SentElsewhere } from '../ledger/account-ledger.ts';
+import { ENGINE_STATUSES } from './outcome.ts';
+import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
+import type { PayoutRow } from '../validation/row-schemas.ts';
+import { proposeSwaps, swapReference, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
+
+export interface CurrencyPlan {
+  currency: string;
+  rows: number;
+  amount: string;
+  /** The fees of the rows whose fee is known before sending: quoted (exact) or the methods route's (estimated). */
+  estimatedFees: string;
+  /** Rows whose fee is the methods route's, an estimate; absent: every known fee was quoted, so the total is exact. */
+  feesEstimated?: number;
+  /** The margin kept above the total for the estimated fees (feeMargin); absent with feesEstimated. */
+  feeMargin?: string;
+  /** Rows whose fee is not known before sending (the service's answer decides): not in estimatedFees. */
+  feesNotKnown?: number;
+  total: string;
+  /** Absent when the service's wallet listing gives no balance we can read: no funds check here. */
+  balance?: string;
+  /** What the plan's swaps move in or out of this wallet (+ credited, - debited), when they fund the batch. */
+  swap?: string;
+  balanceAfter?: string;
+  shortfall?: string;
+}
+
+/** A valid row left out, and why; ALREADY_PAID: with the payout that paid its reference, when the ledger has it. */
+export type LeftOut = RowIssue & { payout?: PayoutSnapshot };
+
+/** A row created by an earlier run: never sent again. */
+export interface CreatedRow {
+  rowNumber: number;
+  /** As the service answered at creation (journal): what the batch's totals count for it. */
+  debit?: Pick<PayoutSnapshot, 'sourceCurrency' | 'sourceAmount'>;
+}
+
+export interface BatchPlan {
+  batchId: string;
+  env: string;
+  file: string;
+  rows: number;
+  valid: number;
+  invalid: number;
+  /** Rows this run will send (new attempts or settling an unknown outcome). */
+  toSend: number[];
+  /** Rows whose payout already exists (a resumed batch), with what the service debited (journal). */
+  created: CreatedRow[];
+  /**
+   * Valid rows left out: shortfall under --allow-partial, corridor not enabled, or a reference
+   * another batch of the account sent (ALREADY_PAID, SENT_BY_ANOTHER_BATCH: never approved, as
+   * `run` would refuse it).
+   */
+  notSent: Map<number, LeftOut>;
+  /** Invalid rows, with the preflight's findings (prohibited country, method, required fields). */
+  invalidRows: Map<number, { code: string; message: string }>;
+  alreadyCreated: number;
+  toSettle: number;
+  currencies: CurrencyPlan[];
+  corridorsNotEnabled: {
+    sourceCurrency: string;
+    destinationCurrency: string;
+    destinationCountryCode: string;
+    pairId?: string;
+    rows: number;
+  }[];
+  warnings: string[];
+  requests: RequestCost;
+  /** Rows of toSend whose payout failed after creation and was refunded: sent again, by source currency (amounts, fees not included). */
+  resend?: { rows: number; byCurrency: { currency: string; rows: number; amount: string }[] };
+  /** The swaps proposed to fund short wallets (spec §4.7), one per short currency at most. */
+  swaps: SwapProposal[];
+  /** The short currencies no swap can fund, and what is missing. */
+  swapRefusals: SwapRefusal[];
+  /** The swaps fund this batch (`plan`, `run --fund-by-swap`, a plan file's swaps): the balances after count them. */
+  fundedBySwaps: boolean;
+  /** Blocks the run unless --allow-partial. */
+  shortfall: boolean;
+  /** Valid rows held back only because of a corridor not enabled (blocks unless --allow-partial or --enable-pairs). */
+  corridorBlocked: boolean;
+}
+
+const count = z.number().int().nonnegative();
+
+/**
+ * The requests a batch will spend, by kind, as the plan, its JSON and its file hold them. Every
+ * request to the service counts against the key's 10,000 a month (spec §8); the PUTs to the
+ * document storage go to the storage's presigned URL without the key (spec §4.6), so the client
+ * neither paces nor counts them (client/http.ts `storage`): listed, not in the estimate. (A plan
+ * file of an older version has only preflight and estimate: the kinds read as 0.)
+ */
+export const RequestCostSchema = z.object({
+  /** The requests counted against the key: every kind below but storagePuts. */
+  estimate: count,
+  /** Wallets, countries, the methods of each corridor, pairs (preflight.ts): once per command that plans. */
+  preflight: count,
+  /** Quotes this command sends: one per corridor, method and fee band of the rows to send by `plan --out` (none with --no-quote); `run` sends none. */
+  quotes: count.default(0),
+  /** One upload-url per distinct document content (sha256) among the rows to send, once per batch. */
+  uploadUrls: count.default(0),
+  /** The PUT of each upload to the storage: not counted by the service. */
+  storagePuts: count.default(0),
+  /** One initiate per row to send (a row being settled resends its journalled one). */
+  initiates: count.default(0),
+  /** One PATCH documents per row naming more than one document (none under --merge-documents). */
+  patches: count.default(0),
+  /** Four per swap that funds the batch (swap-send.ts): the swaps list, the pairs, the swap, the wallets after it. */
+  swapRequests: count.default(0),
+  /** This key's requests this month, its quota and what remains of it, as counted here (client/quota.ts). */
+  usedThisMonth: count.optional(),
+  quota: count.optional(),
+  remaining: count.optional(),
+});
+export type RequestCost = z.infer<typeof RequestCostSchema>;
+
+export interface PlanOptions {
+  allowPartial: boolean;
+  /** This command quotes the rows to send (`plan --out` without --no-quote), once per corridor, method and fee band: the quotes are in its cost. */
+  quoteRows?: boolean;
+  mergeDocuments: boolean;
+  usage?: UsageReport;
+  /** Row numbers to consider (retry: the rows not created yet). Default: every row. */
+  only?: Set<number>;
+  /** Quoted totals from a plan file (row number → fee), preferred to the estimates. */
+  quotedFees?: Map<number, DecT>;
+  /** References whose payout failed after creation and was refunded, to send again (retry --resend-failed). */
+  resend?: Set<string>;
+  /** References other batches of the account sent (ledger.ts sentByOtherBatches): left out, whatever `only` says. */
+  sentElsewhere?: Map<string, SentElsewhere>;
+  /** The swaps fund the batch: the balances after count them (`plan` proposes them so; `run` with --fund-by-swap). */
+  fundBySwap?: boolean;
+  /** --swap-from CUR: the funding wallet of every swap. */
+  swapFrom?: string;
+  /** A plan file's swaps (`run --plan`): approved, so used as they are, never priced again; they fund the batch. */
+  approvedSwaps?: SwapProposal[];
+}
+
+/** What the plan makes of one row before the wallets are looked at. */
+type RowVerdict =
+  | { kind: 'created'; debit?: PayoutSnapshot }
+  | { kind: 'invalid'; code: string; message: string }
+  /** Valid, held back by preflight (a corridor not enabled): NOT_SENT. */
+  | { kind: 'held'; issue: RowIssue }
+  /** Its reference was sent by another batch of the account: never sent by this one. */
+  | { kind: 'elsewhere'; issue: LeftOut }
+  /** Valid; an idempotency conflict is for a person to resolve: not sent, not reported here. */
+  | { kind: 'conflict' }
+  | { kind: 'candidate'; payout: PayoutRow; settling: boolean; resending: boolean };
+
+/** A row that may go, before balances: what it takes from its wallet. */
+interface Candidate {
+  rowNumber: number;
+  payout: PayoutRow;
+  currency: string;
+  amount: DecT;
+  fee: DecT;
+  /** Its fee is the methods route's (not quoted): the balance check keeps a margin for it. */
+  feeEstimated: boolean;
+  feeNotKnown: boolean;
+  /** Its outcome is unknown (initiating or unknown): resent with its journalled key and body. */
+  settling: boolean;
+  /** retry --resend-failed: its payout failed after creation and was refunded. */
+  resending: boolean;
+}
+
+/** A row's verdict from its validation, its journal state and the preflight. */
+function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: PlanOptions): RowVerdict {
+  const ref = referenceOf(r);
+  const s = ref === undefined ? undefined : rowState(folded, ref);
+  const resending = !!r.payout && s?.phase === 'created' && !!o.resend?.has(r.payout.reference);
+  // A payout that exists is never sent again, whatever the file says of the row now.
+  if (s?.phase === 'created' && !resending)
+    // (one the service answered with that this ledger never created is not this batch's: execute.ts)
+    return s.payout?.existedBefore ? { kind: 'elsewhere', issue: alreadyPaidIssue(s.payout) } : { kind: 'created', debit: s.payout };
+  if (!r.payout || !s) {
+    const e = r.problems.find((p) => p.severity === 'error');
+    return { kind: 'invalid', code: e?.code ?? 'INVALID', message: e?.message ?? 'invalid row' };
+  }
+  const elsewhere = (s.phase === 'none' || s.phase === 'rejected') && o.sentElsewhere?.get(r.payout.reference);
+  if (elsewhere) return { kind: 'elsewhere', issue: sentElsewhereIssue(elsewhere) };
+  const settling = s.phase === 'initiating' || s.phase === 'unknown';
+  const issue = pf.rowIssues.get(r.rowNumber);
+  // (a row being settled goes whatever preflight says: its journalled body is what is resent)
+  if (issue && !settling) {
+    return issue.status === 'INVALID' ? { kind: 'invalid', code: issue.code, message: issue.message } : { kind: 'held', issue };
+  }
+  if (s.phase === 'conflict') return { kind: 'conflict' };
+  return { kind: 'candidate', payout: r.payout, settling, resending };
+}
+
+/** A reference another batch of the account sent, as a row left out. */
+function sentElsewhereIssue(x: SentElsewhere): LeftOut {
+  const code = x.phase === 'created' ? ENGINE_STATUSES.ALREADY_PAID : 'SENT_BY_ANOTHER_BATCH';
+  const message = `${sentElsewhereText(x)}: left out, a reference is paid once per account`;
+  return { status: 'NOT_SENT', code, message, ...(x.payout ? { payout: x.payout } : {}) };
+}
+
+/** A payout the service answered with that existed before this batch sent it. */
+function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
+  const message = `already paid at this account (payout ${p.payoutRef ?? p.id}, created ${p.existedBefore}, before this batch sent it)`;
+  return { status: 'NOT_SENT', code: ENGINE_STATUSES.ALREADY_PAID, message, payout: p };
+}
+
+/**
+ * What a batch's rows to send will cost, by kind: a row being settled resends its journalled
+ * initiate alone; a new attempt sends an initiate, the upload of each document content the batch
+ * has not uploaded yet (one per distinct sha256: a document named by many rows is uploaded once),
+ * and one PATCH with its other documents. `sha256Of` gives a document's digest (loadBatch's
+ * fingerprints); one it does not know counts by its path.
+ */
+export function requestCost(
+  rows: readonly { payout: PayoutRow; settling: boolean }[],
+  sha256Of: (path: string) => string | undefined,
+  o: {
+    preflight: number;
+    quoteRows?: boolean;
+    quoteGroups?: ReadonlyMap<number, string>;
+    mergeDocuments: boolean;
+    usage?: UsageReport;
+    swaps?: number;
+  },
+): RequestCost {
+  const contents = new Set<string>();
+  let patches = 0;
+  for (const { payout: p, settling } of rows) {
+    if (settling || !p.documents.length) continue;
+    const digests = p.documents.map((d) => sha256Of(d) ?? `path:${d}`);
+    // --merge-documents: one PDF of the row's files, the same bytes for the same files (documents.ts)
+    if (o.mergeDocuments && digests.length > 1) contents.add(`merged:${digests.join('|')}`);
+    else {
+      for (const d of digests) contents.add(d);
+      if (digests.length > 1) patches++;
+    }
+  }
+  // one quote per corridor, method and fee band (preflight's quoteGroups), never per row
+  const quotes = o.quoteRows ? new Set(rows.map(({ payout: p }) => o.quoteGroups?.get(p.rowNumber) ?? `row ${p.rowNumber}`)).size : 0;
+  const [uploads, u, swapRequests] = [contents.size, o.usage, 4 * (o.swaps ?? 0)];
+  return {
+    estimate: o.preflight + quotes + uploads + rows.length + patches + swapRequests,
+    ...{ preflight: o.preflight, quotes, uploadUrls: uploads, storagePuts: uploads, initiates: rows.length, patches, swapRequests },
+    ...(u ? { usedThisMonth: u.used, quota: u.quota, remaining: u.remaining } : {}),
+  };
+}
+
+/** The kinds of a cost that are not zero, for a person: "13 preflight, 400 initiate, ... (+ 14 storage PUTs, not counted)". */
+export function requestKindsText(r: RequestCost): string {
+  const kinds: [number, string][] = [
+    [r.preflight, 'preflight'],
+    [r.quotes, 'quote (one per corridor, method and fee band: rates indicative, not locked)'],
+    [r.uploadUrls, 'upload-url'],
+    [r.initiates, 'initiate'],
+    [r.patches, 'PATCH documents'],
+    [r.swapRequests, 'for the swaps (list, pairs, swap, wallets)'],
+  ];
+  const text = kinds.filter(([n]) => n > 0).map(([n, k]) => `${n} ${k}`);
+  return (text.join(', ') || 'none') + (r.storagePuts ? ` (+ ${r.storagePuts} storage PUTs, not counted)` : '');
+}
+
+/** The guard of --max-requests N (a watch's maxRequests): why the batch is refused, or undefined. */
+export function requestLimitReason(r: RequestCost, max: number | undefined): string | undefined {
+  if (max === undefined || r.estimate <= max) return undefined;
+  return `--max-requests ${max}, but this batch needs about ${r.estimate} request${r.estimate === 1 ? '' : 's'} of the key's month (${requestKindsText(r)})`;
+}
+
+/** The rows sorted by verdict: created, invalid, held back by preflight (by corridor), and the candidates in file order. */
+function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, o: PlanOptions) {
+  const invalidRows = new Map<number, { code: string; message: string }>();
+  const held = new Map<number, RowIssue>();
+  const blockedCorridors = new Map<string, BatchPlan['corridorsNotEnabled'][number]>();
+  const candidates: Candidate[] = [];
+  const created: CreatedRow[] = [];
+  let valid = 0;
+  const elsewhere = new Map<number, LeftOut>();
+  for (const r of batch.rows) {
+    const v = verdictOf(r, folded, pf, o);
+    // (out of scope too: a row `run --plan` leaves out says why in the results)
+    if (v.kind === 'elsewhere') elsewhere.set(r.rowNumber, v.issue);
+    if (o.only && !o.only.has(r.rowNumber)) continue;
+    if (v.kind === 'invalid') {
+      invalidRows.set(r.rowNumber, { code: v.code, message: v.message });
+      continue;
+    }
+    valid++;
+    if (v.kind === 'created') created.push({ rowNumber: r.rowNumber, debit: v.debit });
+    if (v.kind === 'held') {
+      held.set(r.rowNumber, v.issue);
+      countBlockedCorridor(blockedCorridors, r.payout!, pf);
+    }
+    if (v.kind !== 'candidate') continue;
+    const quoted = o.quotedFees?.get(r.rowNumber);
+    const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
+    candidates.push({
+      rowNumber: r.rowNumber,
+      payout: v.payout,
+      currency: v.payout.sourceCurrency,
+      amount: v.payout.sourceAmount,
+      fee: known ?? new Dec(0),
+      feeEstimated: quoted === undefined && known !== undefined,
+      feeNotKnown: known === undefined && pf.feesUnknown.has(r.rowNumber),
+      settling: v.settling,
+      resending: v.resending,
+    });
+  }
+  return { invalidRows, held, elsewhere, blockedCorridors, candidates, created, valid };
+}
+
+function countBlockedCorridor(blocked: Map<string, BatchPlan['corridorsNotEnabled'][number]>, p: PayoutRow, pf: PreflightResult): void {
+  const k = corridorKey(p);
+  const b = blocked.get(k) ?? {
+    sourceCurrency: p.sourceCurrency,
+    destinationCurrency: p.destinationCurrency,
+    destinationCountryCode: p.destinationCountryCode,
+    pairId: pf.corridors.find((c) => corridorKey(c) === k)?.pairId,
+    rows: 0,
+  };
+  b.rows++;
+  blocked.set(k, b);
+}
+
+/**
+ * The wallets' balances by currency. A wallet without a readable balance ("other wallet fields:
+ * not shown", spec §2) is not checked here: the service's INSUFFICIENT_FUNDS decides.
+ */
+function walletBalances(pf: PreflightResult): { balances: Map<string, DecT>; balanceNotKnown: Set<string> } {
+  const balances = new Map<string, DecT>();
+  const balanceNotKnown = new Set<string>();
+  for (const w of pf.wallets) {
+    if (w.balance === undefined) balanceNotKnown.add(w.currency);
+    else balances.set(w.currency, fromApi(w.balance));
+  }
+  return { balances, balanceNotKnown };
+}
+
+interface Used {
+  rows: number;
+  amount: DecT;
+  fees: DecT;
+  /** The part of `fees` that is the methods route's estimate, and its rows. */
+  estimated: DecT;
+  feesEstimated: number;
+  feesNotKnown: number;
+}
+
+/**
+ * The margin the balance check keeps above the estimated fees of a currency: the larger of 2% of
+ * them and one minor unit per row whose fee is estimated, rounded up to the minor unit. The
+ * methods route's fee is the live one (spec §4.11), so an estimate moves only with the rate a fee
+ * in another currency is converted at (NIP's NGN fee: rates move, spec §1.11) and with rounding,
+ * a minor unit a row at most.
+ */
+export function feeMargin(estimated: DecT, rows: number, currency: string): DecT {
+  const digits = minorUnits(currency) ?? 2;
+  const perRow = new Dec(rows).times(new Dec(10).pow(-digits));
+  return Dec.max(estimated.times('0.02'), perRow).toDecimalPlaces(digits, Dec.ROUND_UP);
+}
+
+/** Each currency's needs from all its rows that may go (before --allow-partial leaves any out): their total and fee margin. */
+function needsOf(candidates: readonly Candidate[]): SwapNeed[] {
+  const by = new Map<string, { total: DecT; estimated: DecT; rows: number }>();
+  for (const c of candidates) {
+    const n = by.get(c.currency) ?? { total: new Dec(0), estimated: new Dec(0), rows: 0 };
+    n.total = n.total.plus(c.amount).plus(c.fee);
+    if (c.feeEstimated) {
+      n.estimated = n.estimated.plus(c.fee);
+      n.rows++;
+    }
+    by.set(c.currency, n);
+  }
+  return [...by].map(([currency, n]) => ({
+    currency,
+    total: n.total,
+    feeMargin: n.rows ? feeMargin(n.estimated, n.rows, currency) : new Dec(0),
+  }));
+}
+
+/**
+ * The swaps of the plan: a plan file's (approved, for the currencies short now: a swap already
+ * made left its wallet funded), else those priced from the pairs route (spec §4.9), or why a short
+ * currency cannot be funded.
+ */
+function swapsOf(
+  batchId: string,
+  needs: SwapNeed[],
+  pf: PreflightResult,
+  o: PlanOptions,
+): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
+  const wallets = pf.wallets.map((w) => ({ ...w, balance: w.balance === undefined ? undefined : fromApi(w.balance) }));
+  if (!o.approvedSwaps) return proposeSwaps(batchId, needs, wallets, pf.pairs ?? [], { from: o.swapFrom });
+  const swaps: SwapProposal[] = [];
+  const refusals: SwapRefusal[] = [];
+  const balance = new Map(wallets.map((w) => [w.currency, w.balance]));
+  const need = new Map(needs.map((n) => [n.currency, n]));
+  for (const n of needs) {
+    const b = balance.get(n.currency);
+    if (b === undefined || !n.total.greaterThan(b)) continue;
+    const shortfall = formatAmount(n.total.plus(n.feeMargin).minus(b), n.currency);
+    const s = o.approvedSwaps.find((x) => x.currency === n.currency);
+    const own = s && need.get(s.fromCurrency);
+    const spare = s && balance.get(s.fromCurrency)?.minus(own ? own.total.plus(own.feeMargin) : 0);
+    const why = !s
+      ? `the plan holds no swap for ${n.currency}: make a new plan (it proposes one) and have it approved`
+      : s.reference !== swapReference(batchId, n.currency)
+        ? `the plan's swap for ${n.currency} is not this batch's (reference ${s.reference})`
+        : !spare?.greaterThanOrEqualTo(new Dec(s.swapAmount))
+          ? `the ${s.fromCurrency} wallet no longer pays the plan's swap of ${s.swapAmount} ${s.fromCurrency} once its own rows are paid`
+          : undefined;
+    if (why) refusals.push({ currency: n.currency, shortfall, reason: why });
+    else swaps.push(s!);
+  }
+  return { swaps, refusals };
+}
+
+/** The wallets' balances with the swaps that fund the batch counted, and what each swap moves per currency. */
+function withSwaps(wallets: ReturnType<typeof walletBalances>, swaps: readonly SwapProposal[]) {
+  const moved = new Map<string, DecT>();
+  const add = (c: string, d: DecT) => moved.set(c, (moved.get(c) ?? new Dec(0)).plus(d));
+  for (const s of swaps) {
+    add(s.currency, new Dec(s.amountToBeSent));
+    add(s.fromCurrency, new Dec(s.swapAmount).negated());
+  }
+  const balances = new Map(wallets.balances);
+  for (const [c, d] of moved) balances.set(c, (balances.get(c) ?? new Dec(0)).plus(d));
+  return { balances, balanceNotKnown: wallets.balanceNotKnown, moved };
+}
+
+/**
+ * Rows in file order take from their wallet; under --allow-partial a row that no longer fits is
+ * left out (NOT_SENT), otherwise the batch stops before the first payout (the shortfall).
+ */
+function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof walletBalances>, allowPartial: boolean) {
+  const used = new Map<string, Used>();
+  const wanted = new Map<string, DecT>();
+  const leftOut = new Map<number, RowIssue>();
+  const toSend: Candidate[] = [];
+  const resendBy = new Map<string, { rows: number; amount: DecT }>();
+  for (const c of candidates) {
+    wanted.set(c.currency, (wanted.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee));
+    const u = used.get(c.currency) ?? {
+      rows: 0,
+      amount: new Dec(0),
+      fees: new Dec(0),
+      estimated: new Dec(0),
+      feesEstimated: 0,
+      feesNotKnown: 0,
+    };
+    const balance = wallets.balances.get(c.currency) ?? new Dec(0);
+    const after = u.amount.plus(u.fees).plus(c.amount).plus(c.fee);
+    // A row being settled may already be debited: it always goes (it cannot pay twice).
+    if (!c.settling && !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(balance) && allowPartial) {
+      leftOut.set(c.rowNumber, {
+        status: 'NOT_SENT',
+        code: 'INSUFFICIENT_FUNDS',
+        message: `left out by --allow-partial: the ${c.currency} wallet does not cover it after the rows before it`,
+      });
+      continue;
+    }
+    u.rows++;
+    u.amount = u.amount.plus(c.amount);
+    u.fees = u.fees.plus(c.fee);
+    if (c.feeEstimated) {
+      u.estimated = u.estimated.plus(c.fee);
+      u.feesEstimated++;
+    }
+    if (c.feeNotKnown) u.feesNotKnown++;
+    used.set(c.currency, u);
+    toSend.push(c);
+    if (c.resending) {
+      const b = resendBy.get(c.currency) ?? { rows: 0, amount: new Dec(0) };
+      b.rows++;
+      b.amount = b.amount.plus(c.amount);
+      resendBy.set(c.currency, b);
+    }
+  }
+  return { used, wanted, leftOut, toSend, resendBy };
+}
+
+/** Each currency's totals and wallet after the batch; a wallet every row of which was left out is still shown. */
+function currencyPlans(
+  used: Map<string, Used>,
+  wanted: Map<string, DecT>,
+  { balances, balanceNotKnown, moved }: ReturnType<typeof withSwaps>,
+): { currencies: CurrencyPlan[]; shortfall: boolean; marginShort: string[] } {
+  let shortfall = false;
+  const marginShort: string[] = [];
+  const currencies: CurrencyPlan[] = [];
+  for (const [ccy, u] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
+    const balance = balances.get(ccy) ?? new Dec(0);
+    const total = u.amount.plus(u.fees);
+    const after = balance.minus(total);
+    const cp: CurrencyPlan = {
+      currency: ccy,
+      rows: u.rows,
+      amount: formatAmount(u.amount, ccy),
+      estimatedFees: formatAmount(u.fees, ccy),
+      total: formatAmount(total, ccy),
+    };
+    const margin = feeMargin(u.estimated, u.feesEstimated, ccy);
+    if (u.feesEstimated) {
+      cp.feesEstimated = u.feesEstimated;
+      cp.feeMargin = formatAmount(margin, ccy);
+    }
+    if (u.feesNotKnown) cp.feesNotKnown = u.feesNotKnown;
+    if (!balanceNotKnown.has(ccy)) {
+      const swap = moved.get(ccy);
+      cp.balance = formatAmount(swap ? balance.minus(swap) : balance, ccy);
+      if (swap) cp.swap = `${swap.isNegative() ? '' : '+'}${formatAmount(swap, ccy)}`;
+      cp.balanceAfter = formatAmount(after, ccy);
+      // The estimate itself does not fit: refused. It fits but not its margin: a warning.
+      if (after.isNegative()) {
+        shortfall = true;
+        cp.shortfall = formatAmount(after.negated(), ccy);
+      } else if (after.lessThan(margin)) marginShort.push(marginWarning(cp, margin));
+    }
+    currencies.push(cp);
+  }
+  for (const [ccy, w] of wanted) {
+    if (used.has(ccy) || !w.greaterThan(0)) continue;
+    // Every row of this currency was left out by --allow-partial: still show the wallet.
+    const balance = formatAmount(balances.get(ccy) ?? new Dec(0), ccy);
+    const zero = formatAmount(new Dec(0), ccy);
+    currencies.push({
+      currency: ccy,
+      rows: 0,
+      amount: zero,
+      estimatedFees: zero,
+      total: zero,
+      ...(balanceNotKnown.has(ccy) ? {} : { balance, balanceAfter: balance }),
+    });
+  }
+  return { currencies, shortfall, marginShort };
+}
+
+const marginWarning = (c: CurrencyPlan, margin: DecT) =>
+  `the ${c.currency} wallet covers the batch with its estimated fees (${c.total}, balance ${c.balance}) but not the margin of ` +
+  `${formatAmount(margin, c.currency)} kept for fees that may be higher: a row the wallet no longer covers is refused by the service (INSUFFICIENT_FUNDS)`;
+
+/** Preflight's warnings, wallets whose balance is not known, and a monthly quota this batch may exhaust. */
+function planWarnings(
+  pf: PreflightResult,
+  balanceNotKnown: Set<string>,
+  wanted: Map<string, DecT>,
+  estimate: number,
+  usage?: UsageReport,
+): string[] {
+  const warnings = [...pf.warnings];
+  for (const ccy of [...balanceNotKnown].filter((c) => wanted.has(c)).sort()) {
+    warnings.push(
+      `the ${ccy} wallet's balance is not in the service's answer: funds are not checked before sending (the service's INSUFFICIENT_FUNDS decides)`,
+    );
+  }
+  if (usage && estimate > usage.remaining) warnings.push(`${quotaSentence(estimate, usage)}: the monthly quota may run out`);
+  return warnings;
+}
+
+/** One warning for the references other batches sent: what approvers must see. */
+function elsewhereWarnings(elsewhere: Map<number, LeftOut>): string[] {
+  if (!elsewhere.size) return [];
+  const rows = [...elsewhere].sort(([a], [b]) => a - b);
+  const shown = rows.slice(0, 3).map(([n, i]) => `row ${n}: ${i.message}`);
+  const more = rows.length > 3 ? `; and ${rows.length - 3} more` : '';
+  return [
+    `${rows.length === 1 ? '1 row' : `${rows.length} rows`} left out, the reference already sent at this account: ${shown.join('; ')}${more}`,
+  ];
+}
+
+export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
+  const rows = sortRows(batch, pf, folded, o);
+  const funding = swapsOf(batch.identity.batchId, needsOf(rows.candidates), pf, o);
+  const fundedBySwaps = !!o.fundBySwap || !!o.approvedSwaps;
+  const wallets = withSwaps(walletBalances(pf), fundedBySwaps ? funding.swaps : []);
+  const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
+  const { currencies, shortfall, marginShort } = currencyPlans(taken.used, taken.wanted, wallets);
+  const swaps = fundedBySwaps ? funding.swaps.length : 0;
+  const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, {
+    ...o,
+    preflight: pf.requests,
+    quoteGroups: pf.quoteGroups,
+    swaps,
+  });
+  const notSent = new Map<number, LeftOut>([...rows.held, ...taken.leftOut, ...rows.elsewhere]);
+  return {
+    batchId: batch.identity.batchId,
+    env,
+    file: batch.file,
+    rows: o.only ? o.only.size : batch.rows.length,
+    valid: rows.valid,
+    invalid: rows.invalidRows.size,
+    toSend: taken.toSend.map((c) => c.rowNumber),
+    created: rows.created,
+    notSent,
+    invalidRows: rows.invalidRows,
+    alreadyCreated: rows.created.length,
+    toSettle: rows.candidates.filter((c) => c.settling).length,
+    currencies,
+    corridorsNotEnabled: [...rows.blockedCorridors.values()],
+    warnings: [
+      ...planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests.estimate, o.usage),
+      ...marginShort,
+      ...elsewhereWarnings(rows.elsewhere),
+    ],
+    requests,
+    swaps: funding.swaps,
+    swapRefusals: funding.refusals,
+    fundedBySwaps,
+    shortfall,
+    corridorBlocked: rows.held.size > 0,
+    resend: {
+      rows: [...taken.resendBy.values()].reduce((n, b) => n + b.rows, 0),
+      byCurrency: [...taken.resendBy]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([currency, b]) => ({ currency, rows: b.rows, amount: formatAmount(b.amount, currency) })),
+    },
+  };
+}
+
+/**
+ * The rows the batch pays (already created, and to send now) with their totals by currency:
+ * amounts before fees, and amounts plus (estimated) fees. What the control totals compare with,
+ * so the same command gives the same answer when it resumes.
+ */
+/** A row's fee in the control totals: a created row's journalled API number (summed exactly as fromApi reads it), else its estimate. */
+export const feeForTotals =
+  (folded: FoldedJournal, estimated: ReadonlyMap<number, DecT>) =>
+  (r: EngineRow): DecT | ApiAmount | undefined => {
+    const ref = referenceOf(r);
+    const p = ref ? rowState(folded, ref).payout : undefined;
+    return p ? p.transactionFees : estimated.get(r.rowNumber);
+  };
+
+export function payableTotals(
+  batch: LoadedBatch,
+  plan: BatchPlan,
+  feeOf: (r: EngineRow, index: number) => DecT | ApiAmount | undefined,
+): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
+  const toSend = new Set(plan.toSend);
+  const created = new Map(plan.created.map((c) => [c.rowNumber, c]));
+  const amounts = new Map<string, ExactSum>();
+  const withFees = new Map<string, ExactSum>();
+  const sumOf = (m: Map<string, ExactSum>, currency: string) => m.get(currency) ?? m.set(currency, new ExactSum()).get(currency)!;
+  batch.rows.forEach((r, i) => {
+    // a row created before counts what the service debited, as the journal has it
+    const debit = created.get(r.rowNumber)?.debit;
+    const payout = toSend.has(r.rowNumber) ? r.payout : undefined;
+    const currency = debit?.sourceCurrency ?? payout?.sourceCurrency;
+    if (currency === undefined) return;
+    const a = sumOf(amounts, currency);
+    const w = sumOf(withFees, currency);
+    if (debit) {
+      a.addApi(debit.sourceAmount);
+      w.addApi(debit.sourceAmount);
+    } else {
+      a.add(payout!.sourceAmount);
+      w.add(payout!.sourceAmount);
+    }
+    const fee = feeOf(r, i);
+    if (typeof fee === 'number' || typeof fee === 'string') w.addApi(fee);
+    else if (fee) w.add(fee);
+  });
+  const value = (m: Map<string, ExactSum>) => new Map([...m].map(([c, s]) => [c, s.value()]));
+  return { rows: toSend.size + created.size, amounts: value(amounts), withFees: value(withFees) };
+}

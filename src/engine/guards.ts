@@ -1,0 +1,252 @@
+// The guards between a plan and the first payout, as pure functions: production named on the
+// command line, a terminal to confirm on or --yes, control totals that must match, a shortfall
+// or a disabled corridor that stops the batch unless --allow-partial.
+import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
+import { BatchUnusable } from './engine-errors.ts';
+import { requestLimitReason, type BatchPlan } from './batch-plan.ts';
+import unhomoglyph from 'unhomoglyph';
+
+export interface MoneyFlag {
+  currency: string;
+  amount: DecT;
+}
+
+/** CUR:AMOUNT (e.g. USD:12500.00). */
+export function parseMoneyFlag(text: string, flag: string): MoneyFlag {
+  const m = /^\s*([A-Za-z]{3})\s*[:=]\s*([0-9]+(?:\.[0-9]+)?)\s*$/.exec(text);
+  if (!m) throw new BatchUnusable('MONEY_FLAG', `${flag} ${text}: write CUR:AMOUNT, e.g. USD:12500.00`);
+  return { currency: m[1]!.toUpperCase(), amount: new Dec(m[2]!) };
+}
+
+/** The flags of the guards (`run`, `retry`). */
+export interface GuardOptions {
+  /** --env as given on the command line (not from $PAYOUT_ENV). */
+  envFlag?: string;
+  yes: boolean;
+  /** stdin and stdout are terminals: a person can confirm. */
+  interactive: boolean;
+  allowPartial: boolean;
+  enablePairs: boolean;
+  expectRows?: number;
+  expectTotals: MoneyFlag[];
+  maxTotals: MoneyFlag[];
+  /** --strict-totals: --expect-total must name every currency the batch pays (controlTotalReasons). */
+  strictTotals?: boolean;
+  /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
+  maxRequests?: number;
+  /** --fund-by-swap: a shortfall the plan's swap covers is covered (the swap is sent before the rows, swap-send.ts). */
+  fundBySwap?: boolean;
+  /** --swap-from CUR: the funding wallet of every swap; a plan file's swap from another is refused. */
+  swapFrom?: string;
+  /** --max-swap CUR:AMOUNT, repeatable: the most a swap may credit to the CUR wallet (its amountToBeSent). */
+  maxSwaps?: MoneyFlag[];
+  /** The command that would fund the batch by the plan's swap, as the refusal without --fund-by-swap says it. */
+  swapCommand?: string;
+  /** The account's approval policy (src/approvals/account-policy.ts): why this plan may not be sent, if so. */
+  policy?: (plan: Pick<BatchPlan, 'currencies'>) => string | undefined;
+}
+
+export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
+  plan: BatchPlan;
+  /** The batch's payable rows (created + to send) and totals (payableTotals). */
+  payable: { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> };
+  env: string;
+}
+
+export type ApprovalDecision = { ok: true; /** ask the person on the terminal */ confirm: boolean } | { ok: false; reasons: string[] };
+
+export function decideApproval(a: ApprovalInput): ApprovalDecision {
+  const reasons: string[] = [];
+  const { plan } = a;
+  const policy = a.policy?.(plan);
+  if (policy) reasons.push(policy);
+  if (a.env === 'production' && a.envFlag !== 'production') {
+    reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
+  }
+  if (plan.shortfall) {
+    const short = plan.currencies
+      .filter((c) => c.shortfall)
+      .map((c) => `${c.currency} short by ${c.shortfall} (balance ${c.balance}, batch ${c.total})`);
+    reasons.push(`insufficient funds: ${short.join('; ')}. ${fundingHint(plan, a.swapCommand)}`);
+  }
+  reasons.push(...swapReasons(plan, a));
+  if (plan.corridorBlocked && !a.allowPartial) {
+    const list = plan.corridorsNotEnabled.map(
+      (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${c.rows} row${c.rows === 1 ? '' : 's'})`,
+    );
+    reasons.push(
+      `corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`,
+    );
+  }
+  reasons.push(...controlTotalReasons(a));
+  const overLimit = requestLimitReason(plan.requests, a.maxRequests);
+  if (overLimit) reasons.push(overLimit);
+  if (!a.yes && !a.interactive)
+    reasons.push(
+      'not a terminal, so nobody can confirm: pass --yes for unattended runs (with --expect-rows / --expect-total as control totals)',
+    );
+  if (reasons.length) return { ok: false, reasons };
+  return { ok: true, confirm: !a.yes };
+}
+
+/** What would fund a short batch: the plan's swaps (without --fund-by-swap), or why no swap can. */
+function fundingHint(plan: BatchPlan, swapCommand: string | undefined): string {
+  const partial = 'or pass --allow-partial to send the rows that fit';
+  if (plan.swapRefusals.length)
+    return `No swap can fund it: ${plan.swapRefusals.map((r) => `${r.currency}: ${r.reason}`).join('; ')}. Top up the wallet, ${partial}`;
+  if (plan.swaps.length && !plan.fundedBySwaps)
+    return `Top up the wallet, fund it by the swap${plan.swaps.length === 1 ? '' : 's'} the plan proposes (${swapCommand ?? '`payout-batch run` with --fund-by-swap'}), ${partial}`;
+  return `Top up the wallet, ${partial}`;
+}
+
+/**
+ * The guards of the swaps that fund the batch (each is sent before any row of its currency):
+ * --max-swap CUR:AMOUNT caps what a swap credits to the CUR wallet (amountToBeSent, the amount the
+ * batch needs: the debit of the funding wallet follows the rate); --swap-from must name the
+ * funding wallet of a plan file's swap.
+ */
+export function swapReasons(plan: Pick<BatchPlan, 'swaps' | 'fundedBySwaps'>, a: Pick<GuardOptions, 'maxSwaps' | 'swapFrom'>): string[] {
+  if (!plan.fundedBySwaps) return [];
+  const reasons: string[] = [];
+  for (const s of plan.swaps) {
+    const swap = `the swap credits ${s.amountToBeSent} ${s.currency} for ${s.swapAmount} ${s.fromCurrency} from the ${s.fromCurrency} wallet`;
+    for (const m of a.maxSwaps ?? [])
+      if (m.currency === s.currency && new Dec(s.amountToBeSent).greaterThan(m.amount))
+        reasons.push(`--max-swap ${m.currency}:${m.amount.toFixed()}, but ${swap}`);
+    if (a.swapFrom !== undefined && a.swapFrom !== s.fromCurrency) reasons.push(`--swap-from ${a.swapFrom}, but ${swap}`);
+  }
+  return reasons;
+}
+
+type ControlTotals = Pick<ApprovalInput, 'expectRows' | 'expectTotals' | 'maxTotals' | 'strictTotals' | 'payable'>;
+
+/**
+ * Each mismatch of the control totals (--expect-rows, --expect-total, --max-total) with what the
+ * batch pays: a reason to send nothing. A currency the batch pays that --expect-total does not name
+ * is one only under --strict-totals; otherwise it is a note (controlTotalNotes), so that checking
+ * the one currency a person knows the total of does not refuse a payroll in five.
+ */
+export function controlTotalReasons(a: ControlTotals): string[] {
+  const reasons: string[] = [];
+  if (a.expectRows !== undefined && a.expectRows !== a.payable.rows) {
+    reasons.push(`--expect-rows ${a.expectRows}, but the batch pays ${a.payable.rows} row${a.payable.rows === 1 ? '' : 's'}`);
+  }
+  const expected = expectedTotals(a.expectTotals);
+  for (const [ccy, amount] of a.payable.amounts) {
+    const want = expected.get(ccy);
+    if (want && !want.equals(amount))
+      reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays ${formatAmount(amount, ccy)} ${ccy} (before fees)`);
+  }
+  if (a.strictTotals) reasons.push(...unnamedTotals(a).map((n) => `${n} (--strict-totals)`));
+  for (const [ccy, want] of expected) {
+    if (!a.payable.amounts.has(ccy) && !want.isZero())
+      reasons.push(`--expect-total ${ccy}:${want.toFixed()}, but the batch pays nothing in ${ccy}`);
+  }
+  for (const m of a.maxTotals) {
+    const total = a.payable.withFees.get(m.currency);
+    if (total && total.greaterThan(m.amount)) {
+      reasons.push(
+        `--max-total ${m.currency}:${m.amount.toFixed()}, but the batch pays ${formatAmount(total, m.currency)} ${m.currency} with estimated fees`,
+      );
+    }
+  }
+  return reasons;
+}
+
+/** What the control totals did not check and did not refuse: each currency --expect-total leaves out (none under --strict-totals). */
+export function controlTotalNotes(a: Pick<ControlTotals, 'expectTotals' | 'strictTotals' | 'payable'>): string[] {
+  return a.strictTotals ? [] : unnamedTotals(a).map((n) => `${n}: not checked (--strict-totals refuses it)`);
+}
+
+function unnamedTotals(a: Pick<ControlTotals, 'expectTotals' | 'payable'>): string[] {
+  if (!a.expectTotals.length) return [];
+  const expected = expectedTotals(a.expectTotals);
+  return [...a.payable.amounts]
+    .filter(([ccy]) => !expected.has(ccy))
+    .map(([ccy, amount]) => `--expect-total names no ${ccy}, and the batch pays ${formatAmount(amount, ccy)} ${ccy}`);
+}
+
+/** --expect-total summed per currency (a currency named twice adds up). */
+function expectedTotals(flags: MoneyFlag[]): Map<string, DecT> {
+  const expected = new Map<string, DecT>();
+  for (const e of flags) expected.set(e.currency, (expected.get(e.currency) ?? new Dec(0)).plus(e.amount));
+  return expected;
+}
+
+// ---- the names of a plan's maker and approvers (four eyes, src/approvals)
+
+/**
+ * One form per name for comparing: Unicode NFKC (full-width and compatibility forms become their
+ * plain letters), case folded (upper then lower case: "Straße" and "STRASSE" are one), spaces
+ * collapsed. Names are compared only in this form.
+ */
+export function foldName(name: string): string {
+  return name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/g, ' ');
+}
+
+/**
+ * The name as people compare it: its Unicode TR39 confusable skeleton (unhomoglyph's table is
+ * Unicode's confusables.txt; the skeleton is NFD, that mapping, NFD again), then without diacritics,
+ * punctuation or spaces. So "Kim" is "Kirn" (m / rn), and "Alíce", "Alice." and "Al ice" are "Alice".
+ */
+const skeleton = (name: string): string =>
+  unhomoglyph(name.normalize('NFD').replace(/\p{M}/gu, ''))
+    .normalize('NFD')
+    .replace(/[\p{M}\p{P}\p{Z}\s]/gu, '');
+
+/**
+ * One person: names whose skeletons meet, taken of the folded name (NFKC, case folded), and of its
+ * forms as written and in upper case, since a look-alike may hide in either ("Ian" / "lan" as
+ * written, all-Cyrillic "вох" / "Box" in upper case).
+ */
+export const sameName = (a: string, b: string): boolean =>
+  [(n: string) => foldName(n), (n: string) => n.normalize('NFKC'), (n: string) => foldName(n).toUpperCase()].some(
+    (form) => skeleton(form(a)) === skeleton(form(b)),
+  );
+
+/** Characters that show nothing or reorder the text around them: control, format, bidi, default-ignorable. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u;
+
+const SCRIPTS = [
+  'Latin', 'Greek', 'Cyrillic', 'Armenian', 'Georgian', 'Hebrew', 'Arabic', 'Syriac', 'Thaana', 'Devanagari', 'Bengali',
+  'Gurmukhi', 'Gujarati', 'Oriya', 'Tamil', 'Telugu', 'Kannada', 'Malayalam', 'Sinhala', 'Thai', 'Lao', 'Tibetan',
+  'Myanmar', 'Khmer', 'Mongolian', 'Ethiopic', 'Cherokee', 'Han', 'Hiragana', 'Katakana', 'Hangul', 'Bopomofo',
+] as const; // prettier-ignore
+const SCRIPT_OF = SCRIPTS.map((s) => [s, new RegExp(`^\\p{Script=${s}}$`, 'u')] as const);
+
+/**
+ * The scripts one name may mix (Unicode TR39 "highly restrictive"): Latin with the scripts of
+ * Japanese, of Chinese, or of Korean. Any other mix is how a look-alike is made ("Dаn" with a
+ * Cyrillic а is not "Dan").
+ */
+const ONE_WRITING = [
+  new Set(['Latin', 'Han', 'Hiragana', 'Katakana']),
+  new Set(['Latin', 'Han', 'Bopomofo']),
+  new Set(['Latin', 'Han', 'Hangul']),
+];
+
+/** The scripts of a name's letters (a letter of none of SCRIPTS counts as "another script"). */
+function scriptsOf(name: string): Set<string> {
+  const found = new Set<string>();
+  for (const ch of name) {
+    if (!/\p{L}/u.test(ch)) continue; // digits, spaces, punctuation and marks are in every script
+    found.add(SCRIPT_OF.find(([, re]) => re.test(ch))?.[0] ?? 'another script');
+  }
+  return found;
+}
+
+/**
+ * Why a person's name (a plan's maker, an approver) cannot be used, or undefined: empty, an
+ * invisible or bidirectional control character, or letters of scripts that no one name mixes.
+ */
+export function nameProblem(name: string): string | undefined {
+  const n = name.normalize('NFKC').trim();
+  if (!n) return 'the name is empty';
+  const bad = [...n].find((ch) => INVISIBLE.test(ch));
+  if (bad)
+    return `the name holds an invisible or bidirectional control character (U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
+  const scripts = scriptsOf(n);
+  if (scripts.size > 1 && !ONE_WRITING.some((w) => [...scripts].every((s) => w.has(s))))
+    return `the name mixes the ${[...scripts].join(' and ')} scripts (a look-alike of another name)`;
+  return undefined;
+}

@@ -1,0 +1,520 @@
+// `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Rows whose payout
+// exists are never sent again (written as the journal's latest state); the others (invalid, not
+// sent, refused, unknown) go again:
+//   - an unknown outcome is settled first with its original key and journalled body (I2), edits
+//     to it wait until its outcome is known;
+//   - a row the service refused is validated again as edited and sent under attempt + 1 (I3);
+//   - a conflict stays a conflict (I5).
+// The batch is found in the account's ledger (ledger.ts): the journal holding the results file's
+// payout ids, keys and references (a key names no batch: identity.ts).
+//
+// The journal decides, not the results file's cells (README.md, "Idempotency keys"): a row is matched
+// to its journal state by its key cell, else its payoutId (the payout now or one it replaced), else
+// its reference, never by its line number (blank, sorted or deleted rows move it); a row whose
+// payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
+// was edited or cleared in its cells, and is reported from the journal's latest state.
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { PayoutClient } from '../client/client.ts';
+import type { Connection } from '../client/connect.ts';
+import { mapColumns } from '../input/batch-columns.ts';
+import {
+  applyEvent,
+  isFailedAfterCreation,
+  type BatchHeader,
+  type FoldedJournal,
+  type PayoutSnapshot,
+  type RowEvent,
+  type RowState,
+} from '../journal/lines.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import { snapshotOfError } from './send.ts';
+import { findRefund } from './refund.ts';
+import { readResults } from '../results/read.ts';
+import { partialResultsPath, resultsPathFor } from '../results/paths.ts';
+import { publishResults } from '../results/write.ts';
+import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
+import { fingerprintingChecker } from '../validation/document-files.ts';
+import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
+import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { DEFAULT_DUPLICATE_WINDOW_MS, recentPayouts, refuseRecentDuplicates, type EarlierPayout } from './duplicates.ts';
+import { fileSha256 } from './identity.ts';
+import { foldAll, resultsOfBatch, type Ledger } from '../ledger/account-ledger.ts';
+import { ledgerOf } from '../ledger/open.ts';
+import { isCreatedStatus } from './outcome.ts';
+import { execute, preparePipeline, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
+import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
+import type { KeyProof } from './spent.ts';
+
+export interface RetryOptions extends SendOptions {
+  resultsFile: string;
+  /** Where the new results go (default <results>.retry-N beside it). */
+  resultsPath?: string;
+  /**
+   * `--resend-failed`: rows whose payout FAILED or was REJECTED after creation are sent again under
+   * attempt + 1, each only once its refund shows in the wallet's transactions. Without it such rows
+   * are kept as they are, however their cells were edited.
+   */
+  resendFailed?: boolean;
+  /** `--allow-duplicate REF`: references sent though they repeat a recent payout of another (duplicates.ts). */
+  allowDuplicates?: string[];
+  /** `--duplicate-window`: how recent a payout a row may not repeat (default 24 hours). */
+  duplicateWindowMs?: number;
+}
+
+/** A failed row `--resend-failed` did not send again, and why. */
+export interface NotResent {
+  rowNumber: number;
+  reference: string;
+  payoutId: string;
+  status: string;
+  reason: string;
+}
+
+export interface RetryResult extends PipelineResult {
+  batchId: string;
+  journalPath: string;
+  /** Rows whose payout failed after creation and that were sent again under a new attempt. */
+  resent: number;
+  /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
+  notResent: NotResent[];
+  /** Refused rows sent again: what their refused key showed before any new key (spent.ts). */
+  keyProofs: KeyProof[];
+}
+
+/** `retry` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
+export const retryResults = async (o: RetryOptions): Promise<RetryResult> => execute(await prepareRetry(o));
+
+/** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
+export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryResult>> {
+  const ledger = ledgerOf(given.conn, { root: given.stateDir });
+  // (a batch id names the results file its journal records: ledger.ts resultsOfBatch)
+  const o = { ...given, resultsFile: (await resultsOfBatch([ledger], given.resultsFile)) ?? given.resultsFile };
+  const resultsFile = resolve(o.resultsFile);
+  const table = await readResults(resultsFile);
+  const env = o.conn.environment.name;
+  const found = await findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
+  const journalFile = found.path;
+  const notResent: NotResent[] = [];
+  const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
+  const header = folded.header;
+  if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
+  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent, () =>
+    recentPayouts(ledger, o.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+  );
+  const results = resultsPathFor(resultsFile, o.resultsPath);
+  // Written under a partial name until complete (checkpoints too), then renamed: a retry killed
+  // midway leaves no output that looks finished, and the next retry takes its number (paths.ts).
+  const partial = partialResultsPath(results.path);
+  // Refused here, nothing sent, while a run of this batch goes on, or when another batch sent or
+  // is sending a reference to send again (ledger.ts).
+  const { reservation, session } = await reservedSession(
+    ledger,
+    batch,
+    folded.rows,
+    { command: 'retry', results: results.path, only, resend },
+    () => openSession({ identity: batch.identity, env, ledger, file: header.file, command: 'retry' }),
+  );
+  const keyProofs: KeyProof[] = [];
+  const events: EngineEvents = new EventEmitter();
+  events.on('event', (e) => {
+    if (e.type === 'key-proof') keyProofs.push(e.proof);
+    o.settings.events?.emit('event', e);
+  });
+  const complete = async (result: PipelineResult): Promise<RetryResult> => {
+    // (every line of the retry recorded in the ledger, or it is not done)
+    await reservation.release().catch((e: unknown) => {
+      throw new FailedAfterSending(session.journalPath, e);
+    });
+    // A retry that has nothing new to say (nothing sent, every row as the file retried shows it)
+    // writes no retry-N file: the file retried holds every row.
+    const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
+    if (written) await publishResults(partial, results.path);
+    else await rm(partial, { force: true });
+    return {
+      ...result,
+      resultsWritten: written,
+      resultsPath: written ? results.path : resultsFile,
+      batchId: header.batchId,
+      journalPath: session.journalPath,
+      resent: [...resend].filter((ref) => session.folded.rows.get(ref)?.earlier?.some((p) => p.id === failedPayout.get(ref))).length,
+      notResent,
+      keyProofs: keyProofs.sort((a, b) => a.rowNumber - b.rowNumber),
+    };
+  };
+  const pipeline = {
+    ...o,
+    settings: { ...o.settings, events },
+    results: { ...results, path: partial, delimiter: table.delimiter },
+    only,
+    keep,
+    mode: 'retry' as const,
+    resend,
+  };
+  return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
+}
+
+const sameBytes = async (a: string, b: string): Promise<boolean> => {
+  try {
+    return (await readFile(a)).equals(await readFile(b));
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The journal of the batch the results file was written for, among the account's journals: the
+ * one holding most of its rows, by payout id, key or reference (a key names no batch: identity.ts).
+ * On a tie, the one whose results file this is (or a retry of it); else refused, naming them.
+ */
+async function findJournalOfResults(
+  ledger: Ledger,
+  table: ResultsTable,
+  resultsFile: string,
+  shownAs: string,
+): Promise<{ path: string; batchId: string; folded: FoldedJournal }> {
+  const refHeader = mapColumns(table.inputColumns, resultsFile).fields.reference;
+  const ids = new Set(table.rows.flatMap((r) => (r.result.payoutId ? [r.result.payoutId] : [])));
+  const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey.trim()] : [])));
+  const refs = new Set(table.rows.flatMap((r) => (refHeader && r.cells[refHeader]?.trim() ? [r.cells[refHeader].trim()] : [])));
+  if (!keys.size && !ids.size)
+    throw new BatchRefused(
+      `${shownAs} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`,
+      'no-keys',
+    );
+  // (each journal is folded once: the one chosen is returned with its fold)
+  let best: { path: string; batchId: string; folded: FoldedJournal; n: number; ours: boolean }[] = [];
+  for (const { path, batchId, folded } of await foldAll([ledger])) {
+    let n = 0;
+    for (const s of folded.rows.values())
+      if ((s.payout && ids.has(s.payout.id)) || (s.key && keys.has(s.key)) || (s.phase !== 'none' && refs.has(s.ref))) n++;
+    const ours = !!folded.header?.results && resultsFamily(folded.header.results) === resultsFamily(resultsFile);
+    if (n > 0 && (!best.length || n > best[0]!.n)) best = [{ path, batchId, folded, n, ours }];
+    else if (n > 0 && n === best[0]!.n) best.push({ path, batchId, folded, n, ours });
+  }
+  const found = best.length > 1 ? best.filter((b) => b.ours) : best;
+  if (found.length === 1) return found[0]!;
+  if (best.length > 1)
+    throw new BatchRefused(
+      `${shownAs} matches the journals of ${best.length} batches equally (${best.map((b) => b.path).join(', ')}): retry the results file that run wrote`,
+      'mixed-batches',
+    );
+  throw new BatchRefused(
+    `no journal for the rows of ${shownAs} for ${ledger.account} in ${ledger.where}: ` +
+      'use the same --base-url (or --env) as the run, and its --state-dir if it was given one',
+    'journal-not-found',
+  );
+}
+
+/** A results file and its retries as one name: `x.results.retry-2.csv` → `x.results`. */
+const resultsFamily = (path: string): string => resolve(path).replace(/(\.retry-\d+)?\.(csv|xlsx)$/i, '');
+
+/**
+ * For --resend-failed: rows failed after creation, by the journal or the results file, confirmed
+ * with the service (GET) and their refund looked up in the wallet's transactions; both journalled,
+ * so the journal decides. Rows whose refund is not there yet go to `notResent`. Returns the
+ * journal folded again when lines were added; throws the service's error when it cannot be reached (nothing sent).
+ */
+async function confirmFailedRows(
+  conn: Connection,
+  ledger: Ledger,
+  { batchId, folded }: { batchId: string; folded: FoldedJournal },
+  rows: ResultsTable['rows'],
+  notResent: NotResent[],
+): Promise<FoldedJournal> {
+  const byPayout = new Map<string, RowState>();
+  for (const s of folded.rows.values()) if (s.phase === 'created' && s.payout) byPayout.set(s.payout.id, s);
+  const lines: RowEvent[] = [];
+  for (const r of rows) {
+    const s = r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined;
+    if (!s?.payout || (!isFailedAfterCreation(s.payout.status) && !isFailedAfterCreation(r.result.status))) continue;
+    const not = await checkFailedRow(conn.client, s.ref, s.payout, lines);
+    if (not) notResent.push({ rowNumber: r.rowNumber, reference: s.ref, payoutId: s.payout.id, ...not });
+  }
+  if (!lines.length) return folded;
+  const w = ledger.open(batchId);
+  try {
+    for (const e of lines) w.append(e, { sync: true });
+  } finally {
+    w.close();
+  }
+  for (const e of lines) applyEvent(folded, e);
+  return folded;
+}
+
+/** One created row's failure and refund, as journal lines; returns why it is not sent again, if it is not. */
+async function checkFailedRow(
+  client: PayoutClient,
+  ref: string,
+  payout: PayoutSnapshot,
+  lines: RowEvent[],
+): Promise<{ status: string; reason: string } | undefined> {
+  let p = payout;
+  const at = () => new Date().toISOString();
+  try {
+    if (!isFailedAfterCreation(p.status)) {
+      const now = await client.getPayout(p.id);
+      if (!isFailedAfterCreation(now.status)) return undefined; // the results file says so, the service does not
+      const changedAt = now.updatedAt ? { changedAt: now.updatedAt } : {};
+      lines.push({ t: 'status', ref, payoutId: p.id, status: now.status, source: 'get', at: at(), ...changedAt });
+      p = { ...p, status: now.status };
+    }
+    if (p.refunded !== undefined) return undefined;
+    const refund = await findRefund(client, { id: p.id, payoutRef: p.payoutRef, currency: p.sourceCurrency });
+    if (!refund) {
+      const reason = `payout ${p.payoutRef ?? p.id} ${p.status}, but its refund is not in the wallet's transactions yet: not sent again; run retry --resend-failed again once it shows`;
+      return { status: p.status, reason };
+    }
+    const transactionId = refund.transactionId ? { transactionId: refund.transactionId } : {};
+    lines.push({ t: 'refund', ref, payoutId: p.id, amount: refund.amount, ...transactionId, at: at() });
+    return undefined;
+  } catch (e) {
+    if (e instanceof PayoutApiError && !e.serviceTrouble)
+      return { status: p.status, reason: `could not be checked: ${snapshotOfError(e).message}` };
+    throw e;
+  }
+}
+
+/** The rows of the results file to send again (`only`), to keep as they are (`keep`), and to send again after a refunded failure (`resend`). */
+interface RetryRows {
+  only: Set<number>;
+  keep: Map<number, ResultValues>;
+  resend: Set<string>;
+  /** reference → the failed payout that `resend` replaces. */
+  failedPayout: Map<string, string>;
+}
+
+/** The results file as a batch: each row judged again (retryRow), then the checks across rows. */
+async function retryBatch(
+  table: ResultsTable,
+  resultsFile: string,
+  o: RetryOptions,
+  folded: FoldedJournal,
+  header: BatchHeader,
+  notResent: NotResent[],
+  recent: () => Promise<Map<string, EarlierPayout>>,
+): Promise<RetryRows & { batch: LoadedBatch }> {
+  const mapping = mapColumns(table.inputColumns, resultsFile);
+  const docs = fingerprintingChecker();
+  const batchFile = batchFileNow(header.file, resultsFile);
+  const ctx: RetryContext = {
+    table,
+    journalled: ledgerStates([folded], table.rows, (r) =>
+      mapping.fields.reference ? r.cells[mapping.fields.reference]?.trim() : undefined,
+    ),
+    original: await originalRows({ ...header, file: batchFile }, mapping.fields.reference),
+    refHeader: mapping.fields.reference,
+    parse: { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(batchFile), checkDocument: docs.check },
+    resendFailed: !!o.resendFailed,
+  };
+  const out: RetryRows = { only: new Set(), keep: new Map(), resend: new Set(), failedPayout: new Map() };
+  const settling = new Set<number>();
+  refuseUnnamedUnsettled(folded, ctx.journalled, o.resultsFile);
+  const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
+  checkAcrossRows(rows, out.only, settling, o.resultsFile);
+  const fresh = (row: EngineRow) => out.only.has(row.rowNumber) && !settling.has(row.rowNumber);
+  if (rows.some((r) => r.payout && fresh(r)))
+    refuseRecentDuplicates(rows, fresh, await recent(), new Set(o.allowDuplicates), o.resultsFile);
+  const batch: LoadedBatch = {
+    file: header.file,
+    format: table.format,
+    delimiter: table.delimiter,
+    inputColumns: table.inputColumns,
+    rows,
+    fileProblems: [],
+    identity: { batchId: header.batchId, source: header.batchIdSource, label: header.batchLabel, fileSha256: header.fileSha256 },
+    documents: docs.fingerprints,
+  };
+  return { ...out, batch };
+}
+
+/**
+ * Each results row's latest state in the ledger: by its key cell (spec §4.2: one key per payout),
+ * else its payoutId cell (the payout now, or one it replaced after a failure), else its reference.
+ * Never its line number: blank, sorted or deleted rows move it. A state goes to one row at most,
+ * key and payout id first, then references in file order, so a row repeating another's reference
+ * never takes its payout. A reference that several journals name (status reads every journal of
+ * the account) is matched only through its key or payout id.
+ */
+export function ledgerStates(
+  folds: Iterable<FoldedJournal>,
+  rows: readonly ResultRow[],
+  referenceOf: (r: ResultRow) => string | undefined,
+): Map<ResultRow, RowState> {
+  const byKey = new Map<string, RowState>();
+  const byPayout = new Map<string, RowState>();
+  const byRef = new Map<string, RowState | null>();
+  for (const folded of folds)
+    for (const s of folded.rows.values()) {
+      if (s.phase === 'none') continue;
+      if (s.key) byKey.set(s.key, s);
+      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) byPayout.set(p.id, s);
+      byRef.set(s.ref, byRef.has(s.ref) ? null : s);
+    }
+  const out = new Map<ResultRow, RowState>();
+  const claimed = new Set<RowState>();
+  const claim = (r: ResultRow, s: RowState | null | undefined) => {
+    if (!s || claimed.has(s)) return;
+    claimed.add(s);
+    out.set(r, s);
+  };
+  const strong = (r: ResultRow) =>
+    (r.result.idempotencyKey ? byKey.get(r.result.idempotencyKey) : undefined) ??
+    (r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined);
+  for (const r of rows) claim(r, strong(r));
+  for (const r of rows) {
+    const ref = referenceOf(r);
+    if (!out.has(r) && ref) claim(r, byRef.get(ref));
+  }
+  return out;
+}
+
+/**
+ * An unsettled row (initiating or unknown) that no row of the results file names, by key, payout
+ * id or reference, is refused before anything is sent: its outcome must be settled with its
+ * journalled key first, and the row that was it (reference edited and key cleared, or deleted)
+ * cannot be told from a new payment.
+ */
+function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<ResultRow, RowState>, file: string): void {
+  const named = new Set([...matched.values()].map((s) => s.ref));
+  const lost = [...folded.rows.values()].filter((s) => (s.phase === 'initiating' || s.phase === 'unknown') && !named.has(s.ref));
+  if (!lost.length) return;
+  throw new BatchRefused(
+    `${file}: no row names ${lost.map((s) => `${s.ref} (key ${s.key})`).join(', ')}, whose outcome is unknown: ` +
+      'its reference and key were edited, cleared or deleted. Nothing was sent. Put the reference or the key back ' +
+      'so that it is settled with its journalled key first.',
+    'unsettled-row-not-named',
+  );
+}
+
+/**
+ * The batch file where it is now, whose folder its document paths are relative to: where it was
+ * run, else beside the results file when the two moved together (a watch moves a claim folder
+ * whole from processing/ to done/ or failed/).
+ */
+function batchFileNow(file: string, resultsFile: string): string {
+  if (existsSync(file)) return file;
+  const beside = join(dirname(resultsFile), basename(file));
+  return existsSync(beside) ? beside : file;
+}
+
+/**
+ * The original batch's rows by reference, when its file is still there unchanged: a row not
+ * edited since keeps its original verdict (cross-row problems such as a probable duplicate, and a
+ * row whose cells spilled over its columns, cannot be judged again from the results file alone).
+ */
+async function originalRows(header: BatchHeader, refHeader: string | undefined): Promise<Map<string, EngineRow>> {
+  const original = new Map<string, EngineRow>();
+  try {
+    if ((await fileSha256(header.file)) === header.fileSha256) {
+      for (const r of (await loadBatch(header.file)).rows) {
+        const ref = r.payout?.reference ?? (refHeader ? r.cells[refHeader] : undefined);
+        if (ref && !original.has(ref)) original.set(ref, r);
+      }
+    }
+  } catch {
+    // moved, changed or unreadable: every row is validated again from its cells
+  }
+  return original;
+}
+
+interface RetryContext {
+  table: ResultsTable;
+  journalled: Map<ResultRow, RowState>;
+  original: Map<string, EngineRow>;
+  refHeader: string | undefined;
+  parse: RowContext;
+  resendFailed: boolean;
+}
+
+/**
+ * One row of the results file: created ones reported from the journal, never sent; the others
+ * parsed again from their (edited) cells and sent again, tied to the reference, key and body the
+ * journal knows for them.
+ */
+function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set<number>, notResent: NotResent[]): EngineRow {
+  let row = rowOfCells(r, ctx);
+  const journalled = ctx.journalled.get(r);
+  if (ctx.resendFailed && journalled && resendable(journalled)) {
+    if (row.payout) {
+      out.resend.add(journalled.ref);
+      out.failedPayout.set(journalled.ref, journalled.payout!.id);
+      out.only.add(r.rowNumber);
+    } else {
+      out.keep.set(r.rowNumber, r.result);
+      notResent.push({
+        rowNumber: r.rowNumber,
+        reference: journalled.ref,
+        payoutId: journalled.payout!.id,
+        status: journalled.payout!.status,
+        reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
+      });
+    }
+  } else if (!journalled && isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
+  else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
+  if (!journalled) return row;
+  // reported from the journal even when its cells no longer validate (prepare.ts EngineRow.reference)
+  if (journalled.phase === 'created') row.reference = journalled.ref;
+  if (['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
+  // The row identity is the reference the journal knows for its key: an edited reference cannot
+  // turn an unknown outcome into a second payout.
+  if (row.payout && journalled.ref !== row.payout.reference && journalled.phase !== 'rejected' && journalled.phase !== 'none') {
+    row.payout = { ...row.payout, reference: journalled.ref };
+  }
+  // An unsettled row edited into an invalid one is still settled (its journalled body is what
+  // goes), as the original file's row when that is still there.
+  if (!row.payout && (journalled.phase === 'initiating' || journalled.phase === 'unknown')) {
+    const first = ctx.original.get(journalled.ref)?.payout;
+    if (first) row = { ...row, payout: first, problems: [] };
+  }
+  return row;
+}
+
+/** A row as its cells say now; one not edited since the batch judged it invalid keeps that verdict. */
+function rowOfCells(r: ResultRow, ctx: RetryContext): EngineRow {
+  const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
+  const orig = ctx.refHeader ? ctx.original.get(cells[ctx.refHeader] ?? '') : undefined;
+  const same = (a: Record<string, string>, b: Record<string, string>) =>
+    ctx.table.inputColumns.every((h) => (a[h] ?? '').trim() === (b[h] ?? '').trim());
+  if (orig && !orig.payout && same(orig.cells, cells)) {
+    return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
+  }
+  const parsed = parseRow({ rowNumber: r.rowNumber, cells }, ctx.parse);
+  const invalid = parsed.problems.some((p) => p.severity === 'error');
+  return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
+}
+
+/**
+ * The checks across rows, the created rows first: a row to send must not repeat a reference, nor
+ * the account, amount and currencies of another row (validateBatch's probable-duplicate rule). A
+ * settling row goes regardless: its journalled body is what is resent.
+ */
+function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<number>, file: string): void {
+  const refs = new Map<string, number>();
+  const dupKeys = new Map<string, number>();
+  const take = (row: EngineRow) => {
+    refs.set(row.payout!.reference, row.rowNumber);
+    dupKeys.set(probableDuplicateKey(row.payout!), row.rowNumber);
+  };
+  for (const row of rows) if (row.payout && (!only.has(row.rowNumber) || settling.has(row.rowNumber))) take(row);
+  for (const row of rows) {
+    if (!row.payout || !only.has(row.rowNumber) || settling.has(row.rowNumber)) continue;
+    const sameRef = refs.get(row.payout.reference);
+    const sameRow = dupKeys.get(probableDuplicateKey(row.payout));
+    const refuse = (code: 'DUPLICATE_REFERENCE' | 'PROBABLE_DUPLICATE', message: string) => {
+      row.problems = [...row.problems, { severity: 'error', code, file, row: row.rowNumber, message }];
+      row.payout = undefined;
+    };
+    if (!settling.has(row.rowNumber) && sameRef !== undefined)
+      refuse('DUPLICATE_REFERENCE', `the reference is already used on row ${sameRef}`);
+    else if (!settling.has(row.rowNumber) && sameRow !== undefined)
+      refuse('PROBABLE_DUPLICATE', `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate`);
+    else take(row);
+  }
+}
+
+/** Created, failed after creation, and its refund journalled: `retry --resend-failed` may send it again. */
+const resendable = (s: RowState): boolean =>
+  s.phase === 'created' && !!s.payout && isFailedAfterCreation(s.payout.status) && s.payout.refunded !== undefined;

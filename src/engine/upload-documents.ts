@@ -1,0 +1,100 @@
+// A row's supporting documents before its initiate (spec §4.6: upload-url, then a PUT to the
+// storage), each distinct one uploaded once per batch: keyed by the sha256 of the bytes sent, its
+// documentUrl (stable; only the uploadUrl expires) is journalled once and reused by every row,
+// attempt and later run sending the same bytes; rows sending at once share the upload in flight.
+// Each use reads the file again and compares it with what validation saw. `--merge-documents`
+// merges a row's files into one PDF first (spec §4.5), keyed by the merged bytes (deterministic).
+import { createHash } from 'node:crypto';
+import { basename } from 'node:path';
+import { PDFDocument } from 'pdf-lib';
+import type { PayoutClient } from '../client/client.ts';
+import type { DocumentContentType } from '../spec/codes.ts';
+import { readDocumentForUpload, type DocumentFingerprint } from '../validation/document-files.ts';
+import type { PayoutRow } from '../validation/row-schemas.ts';
+import { record, type BatchSession } from './session.ts';
+
+interface UploadFile {
+  bytes: Uint8Array;
+  contentType: DocumentContentType;
+  filename: string;
+}
+
+export interface DocumentOptions {
+  client: PayoutClient;
+  session: BatchSession;
+  mergeDocuments: boolean;
+  /** What validation saw of each document (absolute path); the upload reads the same file or none. */
+  fingerprints?: Map<string, DocumentFingerprint>;
+}
+
+/** The documentUrls of a row's files, in order (one, merged, with --merge-documents). */
+export type DocumentUrls = (p: PayoutRow) => Promise<string[]>;
+
+/** One per run: the uploads in flight (sha256 → documentUrl to come) are shared by its rows. */
+export function documentUploader(o: DocumentOptions): DocumentUrls {
+  const inFlight = new Map<string, Promise<string>>();
+  const upload = async (sha256: string, file: UploadFile): Promise<string> => {
+    try {
+      const { documentUrl } = await o.client.uploadDocument(file);
+      record(o.session, { t: 'doc', sha256, url: documentUrl });
+      return documentUrl;
+    } finally {
+      inFlight.delete(sha256); // journalled now, or failed: a later row tries again
+    }
+  };
+  const urlOf = (file: UploadFile): Promise<string> => {
+    const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+    const journalled = o.session.folded.uploads.get(sha256);
+    if (journalled) return Promise.resolve(journalled);
+    let pending = inFlight.get(sha256);
+    if (!pending) inFlight.set(sha256, (pending = upload(sha256, file)));
+    return pending;
+  };
+  const load = async (path: string): Promise<UploadFile> => {
+    // The file validated, not whatever is at its path now (a FIFO there would never end a read).
+    const f = await readDocumentForUpload(path, o.fingerprints?.get(path));
+    if (!f.ok) throw new RowStepError(f.code, f.message);
+    return { bytes: f.bytes, contentType: f.contentType, filename: basename(path) };
+  };
+  return async (p) => {
+    if (!p.documents.length) return [];
+    if (o.mergeDocuments && p.documents.length > 1) {
+      const files = await Promise.all(p.documents.map(load));
+      const filename = `${p.reference.replace(/[^A-Za-z0-9._-]/g, '_')}-documents.pdf`;
+      return [await urlOf({ bytes: await mergeToPdf(files), contentType: 'application/pdf', filename })];
+    }
+    const urls: string[] = [];
+    for (const path of p.documents) urls.push(await urlOf(await load(path)));
+    return urls;
+  };
+}
+
+/** Merges PDFs and images (one page each) into one PDF, for --merge-documents. */
+export async function mergeToPdf(files: { bytes: Uint8Array; contentType: DocumentContentType }[]): Promise<Uint8Array> {
+  const out = await PDFDocument.create();
+  for (const f of files) {
+    if (f.contentType === 'application/pdf') {
+      const src = await PDFDocument.load(f.bytes, { ignoreEncryption: true });
+      for (const page of await out.copyPages(src, src.getPageIndices())) out.addPage(page);
+    } else {
+      const img = f.contentType === 'image/png' ? await out.embedPng(f.bytes) : await out.embedJpg(f.bytes);
+      const page = out.addPage([img.width, img.height]);
+      page.drawImage(img, { x: 0, y: 0, width: img.width, height: img.height });
+    }
+  }
+  // Fixed dates: the same files merge into the same bytes.
+  out.setCreationDate(new Date(0));
+  out.setModificationDate(new Date(0));
+  return out.save();
+}
+
+/** A step of a row that failed here, before any request: recorded on the row with its code. */
+export class RowStepError extends Error {
+  override readonly name = 'RowStepError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

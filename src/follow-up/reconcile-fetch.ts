@@ -1,0 +1,170 @@
+// The requests of `reconcile` (and the payout reads of `status`), through the one throttled
+// client: the payouts from the payout list (spec §4.4) and the wallet transactions (spec §4.15),
+// 100 a page, paged as src/client/pages.ts says; one get-payout (§4.3) only for a payout the pages
+// did not show. A reconcile costs pages, not rows. The unfiltered transactions listing is also the
+// only way to see the debits that are not from the batch.
+import type { Logger } from 'pino';
+import type { PayoutClient } from '../client/client.ts';
+import type { PayoutAnswer, WalletTransactionAnswer } from '../client/answers.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import { readPages, type ListingEnd } from '../client/pages.ts';
+import { fromApi } from '../money.ts';
+import { LIST_MAX_LIMIT } from '../spec/codes.ts';
+import type { PayoutState, ReconTx } from './tie-out.ts';
+
+/** The service could not be used (unreachable, 5xx, key refused): what was read is not a reconciliation. */
+export class Halted extends Error {}
+
+export interface FetchOptions {
+  client: PayoutClient;
+  logger?: Logger;
+  stop?: AbortSignal;
+}
+
+export interface RequestCounts {
+  payoutPages: number;
+  getPayout: number;
+  transactionPages: number;
+  /** The swaps list's pages and get-swaps (swap-views.ts): present only when the batch has a swap to ask about. */
+  swapPages?: number;
+  getSwap?: number;
+  total: number;
+}
+
+/** The requests counted, in all. */
+export const requestsTotal = (r: RequestCounts): number =>
+  r.payoutPages + r.getPayout + r.transactionPages + (r.swapPages ?? 0) + (r.getSwap ?? 0);
+
+/** How the transactions listing ended (pages.ts): 'end', 'period' or 'repeated page' (page ignored). */
+export interface Listing {
+  pages: number;
+  transactions: number;
+  ended: ListingEnd;
+}
+
+const haltOnTrouble = (e: unknown): never => {
+  if (e instanceof PayoutApiError && e.serviceTrouble) throw new Halted(e.message);
+  throw e;
+};
+
+/** A transaction as the client read it, normalised: the sign from `type` when given (debits negative, spec §2). */
+export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
+  const raw = fromApi(t.amount);
+  const amount = t.type === 'DEBIT' ? raw.abs().negated() : t.type === 'CREDIT' ? raw.abs() : raw;
+  const meta = t.metadata ?? {};
+  const payoutId = typeof meta.payoutId === 'string' ? meta.payoutId : undefined;
+  const wallet = t.wallet as { walletId?: string; currency?: string } | undefined;
+  // (the wallet's id also at the top level, as some readings give it)
+  const topWalletId = (t as Record<string, unknown>).walletId;
+  return {
+    id: t.id,
+    amount,
+    currency: t.currency ?? wallet?.currency,
+    walletId: wallet?.walletId ?? (typeof topWalletId === 'string' ? topWalletId : undefined),
+    reference: t.reference,
+    payoutId,
+    createdAt: t.createdAt,
+  };
+}
+
+/** The payouts of a status poll or a reconcile, as the list and get-payout gave them. */
+export interface PayoutsRead {
+  /** Items of the payout list (spec §2: status, amounts, fees, rate, createdAt). */
+  listed: Map<string, PayoutAnswer>;
+  /** get-payout's answers: for a payout no page showed, or one the list cannot answer for (`ask`). */
+  got: Map<string, PayoutAnswer>;
+  /** The service's error for a payout (404 PAYOUT_NOT_FOUND...). */
+  errors: Map<string, PayoutApiError>;
+  /** Service trouble (unreachable, 5xx, key refused): the payouts not read by then were not asked. */
+  halted?: PayoutApiError;
+}
+
+/**
+ * Each payout of `ids` from the payout list (spec §4.4, 100 a page, paged as pages.ts says), and
+ * one get-payout (§4.3) for each the pages did not show or `ask` sends for, in parallel through the
+ * client's throttle. A list the service refuses (a 4xx) shows none: each payout is asked for.
+ */
+export async function readPayouts(
+  ids: Iterable<string>,
+  o: FetchOptions,
+  requests: RequestCounts,
+  ask: (listed: PayoutAnswer) => boolean = () => false,
+): Promise<PayoutsRead> {
+  const out: PayoutsRead = { listed: new Map(), got: new Map(), errors: new Map() };
+  const all = [...new Set(ids)];
+  const missing = new Set(all);
+  const fetch = (page: number) => {
+    requests.payoutPages++;
+    return o.client.listPayouts({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
+  };
+  try {
+    const { items } = await readPages({ fetch, wanted: missing, what: 'payouts', logger: o.logger, stop: o.stop });
+    for (const p of items) out.listed.set(p.id, p);
+  } catch (e) {
+    if (!(e instanceof PayoutApiError)) throw e;
+    if (e.serviceTrouble) return { ...out, halted: e };
+    o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'the payout list could not be read: each payout is asked for');
+    for (const id of all) missing.add(id);
+  }
+  const toGet = all.filter((id) => missing.has(id) || ask(out.listed.get(id)!));
+  await Promise.all(
+    toGet.map(async (payoutId) => {
+      if (out.halted || o.stop?.aborted) return;
+      requests.getPayout++;
+      try {
+        out.got.set(payoutId, await o.client.getPayout(payoutId, { signal: o.stop }));
+      } catch (e) {
+        if (!(e instanceof PayoutApiError)) throw e;
+        if (e.serviceTrouble) out.halted ??= e;
+        else out.errors.set(payoutId, e);
+        o.logger?.warn({ payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
+      }
+    }),
+  );
+  return out;
+}
+
+/** What reconcile needs of a payout, from a list item or get-payout (spec §2: both carry these fields). */
+function stateOf(p: PayoutAnswer): PayoutState {
+  const total =
+    p.sourceAmount !== undefined && p.transactionFees !== undefined ? fromApi(p.sourceAmount).plus(fromApi(p.transactionFees)) : undefined;
+  return { status: p.status, sourceCurrency: p.sourceCurrency, total, createdAt: p.createdAt };
+}
+
+/** Each payout's state now; a payout the service answers an error for (404...) carries that error. */
+export async function fetchPayoutStates(
+  ids: readonly string[],
+  o: FetchOptions,
+  requests: RequestCounts,
+): Promise<Map<string, PayoutState>> {
+  const read = await readPayouts(ids, o, requests);
+  if (read.halted) throw new Halted(read.halted.message);
+  if (o.stop?.aborted) throw new Halted('stopped');
+  const payouts = new Map<string, PayoutState>();
+  for (const id of ids) {
+    const p = read.listed.get(id) ?? read.got.get(id);
+    const e = read.errors.get(id);
+    if (p) payouts.set(id, stateOf(p));
+    else if (e) payouts.set(id, { error: `${e.code ?? `HTTP ${e.status ?? '?'}`} (request id ${e.requestId})` });
+  }
+  return payouts;
+}
+
+/** The unfiltered listing, newest first at the sandbox, down to `stopBelow` (ms) less a margin (pages.ts); `listing` says how it ended. */
+export async function fetchTransactions(
+  o: FetchOptions & { stopBelow?: number },
+  requests: RequestCounts,
+  listing: Listing,
+): Promise<ReconTx[]> {
+  const fetch = async (page: number) => {
+    requests.transactionPages++;
+    const r = await o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop }).catch(haltOnTrouble);
+    listing.pages = page;
+    return { ...r, data: r.data.map(normaliseTransaction) };
+  };
+  const r = await readPages({ fetch, stopBelow: o.stopBelow, what: 'transactions', logger: o.logger, stop: o.stop });
+  if (r.ended === 'stopped') throw new Halted('stopped');
+  listing.ended = r.ended;
+  listing.transactions = r.items.length;
+  return r.items;
+}

@@ -1,0 +1,171 @@
+// `reconcile RESULTS`: ties a results file to the service's wallet transactions (spec §2 Wallet
+// transaction, §4.15) and its payouts' current status (§4.3). Three parts, one file each:
+//
+// - tie-out.ts: pure. Rows + transactions (in listing order) + payout states -> a report.
+// - reconcile-fetch.ts: the requests. Each created payout's status, the transaction listing.
+// - reconcile-file.ts: `<results name>.reconciliation.csv` (or .xlsx) and `.json` beside the results.
+//
+// This step reads the results and the account's ledger (each row's latest state, the batch's
+// swaps: swap-views.ts), fetches, ties out and writes. It returns
+// values; never prints.
+import { existsSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { PayoutClient } from '../client/client.ts';
+import type { RunKind } from '../engine/pipeline.ts';
+import type { UsageReport } from '../client/quota.ts';
+import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
+import { parseEarlierPayouts } from '../engine/money-totals.ts';
+import { outcomeFromState, resultValues } from '../engine/outcome.ts';
+import { ledgerStates } from '../engine/retry-batch.ts';
+import type { FoldedJournal } from '../journal/lines.ts';
+import { ResultsError } from '../results/results-errors.ts';
+import { resultsPathFor } from '../results/paths.ts';
+import { batchColumns, readResults } from '../results/read.ts';
+import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
+import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal, type Listing, type RequestCounts } from './reconcile-fetch.ts';
+import { batchSwapsOf } from './swap-views.ts';
+import { swapReference } from '../engine/swap.ts';
+import { writeReconciliation } from './reconcile-file.ts';
+import { tieOut, timeOf, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
+
+export interface ReconcileOptions {
+  client: PayoutClient;
+  resultsFile: string;
+  since?: string;
+  until?: string;
+  /** The account's ledgers (src/ledger): each row's latest state, and the batches that explain other debits. */
+  ledgers?: Ledger[];
+  logger?: Logger;
+  stop?: AbortSignal;
+  /** Called once before the first request: payouts to ask about and the key's usage as counted here. */
+  onPlan?: (p: { payouts: number; usage?: UsageReport }) => void;
+}
+
+export interface ReconcileResult {
+  /** ok: ties out; rows-failed: does not; halted: the service could not be used (what was read is not a reconciliation). */
+  kind: Extract<RunKind, 'ok' | 'rows-failed' | 'halted'>;
+  report?: TieOutReport;
+  reconciliationPath?: string;
+  requests: RequestCounts;
+  listing: Listing;
+  usage?: UsageReport;
+  halted?: string;
+  /** Rows sent again since this results file was written, reconciled with their latest state; the latest `retry` output beside it. */
+  superseded?: { rows: number[]; latest?: string };
+}
+
+/**
+ * A results file's rows, as far as money goes, each as its latest state when the ledger knows a
+ * later payout of it; a cell that cannot be read is a problem of its row.
+ */
+function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultValues>): ReconRow[] {
+  return table.rows.map((r) => {
+    const v = latest.get(r) ?? r.result;
+    const earlier = parseEarlierPayouts(v.earlierPayouts);
+    return {
+      rowNumber: r.rowNumber,
+      reference: r.cells.reference || undefined,
+      status: v.status,
+      payoutId: v.payoutId || undefined,
+      payoutRef: v.payoutRef || undefined,
+      currency: r.cells.sourceCurrency?.toUpperCase() || undefined,
+      totalDeductible: v.totalDeductible,
+      ...(earlier.payouts.length ? { earlier: earlier.payouts } : {}),
+      ...(earlier.problem ? { problems: [earlier.problem] } : {}),
+    };
+  });
+}
+
+/**
+ * The account's journals, folded once each: the rows a `retry --resend-failed` sent again since this
+ * file was written, as the ledger has them now (the new payout, the failed one among its earlier
+ * payouts: engine/retry-batch.ts ledgerStates), and every batch's payouts, which explain debits no row does.
+ */
+async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
+  const folds = (await foldAll(ledgers)).map((b) => b.folded);
+  const reference = batchColumns(table).reference;
+  const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
+  const latest = new Map<ResultRow, ResultValues>();
+  for (const [row, s] of states)
+    if (s.phase === 'created' && s.payout && s.payout.id !== row.result.payoutId)
+      latest.set(row, resultValues(outcomeFromState(s, { status: row.result.status ?? '', documents: [] })));
+  return { latest, ledgerBatches: folds.flatMap(ledgerBatchOf) };
+}
+
+/** A journal as the batch that explains its payouts' debits. */
+function ledgerBatchOf(f: FoldedJournal): LedgerBatch[] {
+  const payouts = [...f.rows.values()].flatMap((s) => [...(s.payout ? [s.payout] : []), ...(s.earlier ?? [])]);
+  if (!f.header || !payouts.length) return [];
+  return [
+    {
+      name: `batch ${f.header.batchId.slice(0, 16)} (${f.header.file})`,
+      payoutRefs: payouts.flatMap((p) => (p.payoutRef ? [p.payoutRef] : [])),
+      payoutIds: payouts.map((p) => p.id),
+    },
+  ];
+}
+
+/** The newest `retry` output beside this results file (`x.results.retry-N.csv`, results/paths.ts), when later than it. */
+function latestRetryOutput(resultsFile: string): string | undefined {
+  const n = (path: string) => Number(/\.retry-(\d+)\.[^.]+$/.exec(path)?.[1] ?? 0);
+  const next = resultsPathFor(resultsFile).path; // retry-(highest N + 1)
+  const latest = next.replace(/\.retry-\d+(\.[^.]+)$/, `.retry-${n(next) - 1}$1`);
+  return n(next) - 1 > n(resultsFile) && existsSync(latest) ? latest : undefined;
+}
+
+function checkPeriod(o: ReconcileOptions): void {
+  for (const [flag, v] of Object.entries({ '--since': o.since, '--until': o.until }))
+    if (v !== undefined && timeOf(v) === undefined)
+      throw new ResultsError(
+        'UNREADABLE',
+        o.resultsFile,
+        `${flag} ${v}: not a date (use ISO 8601, e.g. 2025-01-31 or 2025-01-31T23:59:59Z).`,
+      );
+}
+
+/**
+ * The batch's swaps (spec §4.7): for each currency of its rows the reference swapReference gives,
+ * and those its journal holds, with the swap as the journal last knew it. None without the batch's
+ * journal: a swap's reference then is another's, explained as a swap as before.
+ */
+async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[]): Promise<ReconSwap[]> {
+  const batch = await batchSwapsOf(table, o.resultsFile, o.ledgers ?? []);
+  if (!batch) return [];
+  const swaps = new Map<string, ReconSwap>();
+  for (const c of new Set(rows.flatMap((r) => (r.currency ? [r.currency] : []))))
+    swaps.set(c, { currency: c, reference: swapReference(batch.batchId, c) });
+  for (const s of batch.swaps.values())
+    swaps.set(s.currency, { currency: s.currency, reference: s.reference, ...(s.swap ? { swap: s.swap } : {}) });
+  return [...swaps.values()];
+}
+
+export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
+  const table = await readResults(o.resultsFile);
+  checkPeriod(o);
+  const { latest, ledgerBatches } = await readLedgers(o.ledgers ?? [], table);
+  const rows = reconRowsOf(table, latest);
+  const swaps = await batchSwaps(o, table, rows);
+  const superseded = latest.size
+    ? { rows: [...latest.keys()].map((r) => r.rowNumber), latest: latestRetryOutput(o.resultsFile) }
+    : undefined;
+  const ids = [...new Set(rows.flatMap((r) => (r.payoutId ? [r.payoutId] : [])))];
+  const usage = () => o.client.quotaUsage().catch(() => undefined);
+  o.onPlan?.({ payouts: ids.length, usage: await usage() });
+
+  const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
+  const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
+  try {
+    const payouts = await fetchPayoutStates(ids, o, requests);
+    const created = [...payouts.values()].flatMap((p) => timeOf(p.createdAt) ?? []);
+    const stopBelow = timeOf(o.since) ?? (created.length ? Math.min(...created) : undefined);
+    const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
+    requests.total = requestsTotal(requests);
+    const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });
+    const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
+    return { kind: report.ok ? 'ok' : 'rows-failed', report, reconciliationPath, requests, listing, usage: await usage(), superseded };
+  } catch (e) {
+    if (!(e instanceof Halted)) throw e;
+    requests.total = requestsTotal(requests);
+    return { kind: 'halted', requests, listing, halted: e.message, usage: await usage(), superseded };
+  }
+}

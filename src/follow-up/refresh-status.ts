@@ -1,0 +1,464 @@
+// `status RESULTS`: bring every row up to the ledger's latest state (the account's journals, a row
+// matched by its key, payout id or reference, never its line number), then refresh every payout
+// that is not in a final status from the payout list (spec §4.4, 100 a page; get-payout only where
+// the list cannot answer), find the refunds of failed payouts in the wallet's transactions, and
+// rewrite the file with status, statusDetail and informationRequests, forward only
+// (spec/status-order.ts).
+// Returns values; never prints or exits.
+import { resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { PayoutClient } from '../client/client.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import type { UsageReport } from '../client/quota.ts';
+import type { PayoutAnswer } from '../client/answers.ts';
+import { readResults, writeResults } from '../results/results.ts';
+import { batchColumns } from '../results/read.ts';
+import { resultsLockPath } from '../results/paths.ts';
+import type { ResultValues } from '../results/types.ts';
+import { withLock } from '../files/lock.ts';
+import type { RowState } from '../journal/lines.ts';
+import { nextStatus } from '../spec/status-order.ts';
+import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
+import { ledgerStates } from '../engine/retry-batch.ts';
+import type { RunKind } from '../engine/pipeline.ts';
+import { Dec } from '../money.ts';
+import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
+import {
+  applyRefundsToResultsFile,
+  applyToResultsFile,
+  isRealMove,
+  type ApplyResult,
+  type RefundSeen,
+  type RowChange,
+  type StatusUpdate,
+} from './apply-status.ts';
+import {
+  countGroups,
+  isCreatedStatus,
+  outcomeCounts,
+  outcomeFromState,
+  resultValues,
+  statusGroup,
+  type OutcomeCounts,
+  type StatusGroup,
+} from '../engine/outcome.ts';
+import {
+  moneyEntryOfEarlier,
+  moneyTotals,
+  parseEarlierPayouts,
+  readAmount,
+  type MoneyEntry,
+  type MoneyTotals,
+} from '../engine/money-totals.ts';
+import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
+import { readPages } from '../client/pages.ts';
+import { readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
+import { statusOfSwaps, type SwapMove, type SwapsRefresh } from './swap-views.ts';
+import type { SwapLine } from '../results/swap-summary.ts';
+import { timeOf } from './tie-out.ts';
+import type { ResultsTable } from '../results/types.ts';
+
+export interface StatusOptions {
+  client: PayoutClient;
+  resultsFile: string;
+  /** Where the batch's journal is (apply.ts ApplyOptions). */
+  stateDirs?: string[];
+  stateRoots?: string[];
+  /** The account's ledgers (src/ledger), whose journals hold each row's latest state. */
+  ledgers?: Ledger[];
+  logger?: Logger;
+  /** Called once before the first request: about how many requests, and the key's usage as counted here. */
+  onPlan?: (p: { requests: number; usage?: UsageReport }) => void;
+  stop?: AbortSignal;
+}
+
+export interface RowFailure {
+  rowNumber: number;
+  payoutId: string;
+  code: string;
+  message: string;
+  requestId?: string;
+}
+
+export interface StatusResult {
+  /**
+   * ok: every row paid (SUCCESSFUL); rows-failed: some rows failed, wait for us (information
+   * requested), have no payout, or could not be read (e.g. PAYOUT_NOT_FOUND); not-finished: the
+   * others are paid or still in progress, poll again; halted: the service was unreachable or refused the key.
+   */
+  kind: Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
+  /** Every row paid: nothing left to poll or to do. */
+  finished: boolean;
+  /** Rows per status group (engine/outcome.ts statusGroup; notSent and unknown as notCreated). */
+  outcomes: OutcomeCounts;
+  /** Rows per status group, the two without a payout apart. */
+  groups: Record<StatusGroup, number>;
+  /** Per source currency: debited, refunded, net (exact decimal strings). */
+  money: Record<string, MoneyTotals>;
+  /** Cells whose money could not be read, so that `money` leaves them out: one line each, with its row. */
+  moneyProblems: string[];
+  /** Status changes seen (X -> Y, or into / out of review); refreshes of the same status are not moves. */
+  moved: RowChange[];
+  /** Refunds of failed payouts found in the wallet's transactions by this refresh. */
+  refundsFound: RefundSeen[];
+  /** Rows waiting for us: the information requested and the command that answers it. */
+  waiting: { rowNumber: number; reference?: string; payoutId: string; informationRequests?: string; nextStep?: string }[];
+  /** Rows failed after creation: the service's reason, and the refund (in the row's source currency) when seen. */
+  failed: {
+    rowNumber: number;
+    reference?: string;
+    payoutId: string;
+    status: string;
+    reason?: string;
+    currency: string;
+    refunded?: string;
+  }[];
+  rows: number;
+  /** Payouts not in a final status, asked about (by the list or one by one). */
+  asked: number;
+  /** Rows already final, not asked. */
+  final: number;
+  /** The requests this refresh made: list pages, get-payouts, transactions pages (and look-ups). */
+  requests: RequestCounts;
+  apply: ApplyResult;
+  failures: RowFailure[];
+  halted?: string;
+  byStatus: Record<string, number>;
+  /** The batch's swaps as now known (spec §4.7), those the service moved since the journal's, and those it could not give. */
+  swaps: SwapLine[];
+  swapsMoved: SwapMove[];
+  swapFailures: SwapsRefresh['failures'];
+}
+
+/** A payout to ask about: the first row holding it and that row's status. */
+interface Asked {
+  rowNumber: number;
+  status: string;
+}
+
+/** The payouts to ask about (created, not final), and how many rows are final already. */
+function toRefresh(table: ResultsTable): { todo: Map<string, Asked>; final: number } {
+  const todo = new Map<string, Asked>();
+  let final = 0;
+  for (const row of table.rows) {
+    const id = row.result.payoutId;
+    const st = row.result.status ?? '';
+    if (!id || !isCreatedStatus(st)) continue;
+    if (isFinalStatus(st as PayoutStatus)) final++;
+    else if (!todo.has(id)) todo.set(id, { rowNumber: row.rowNumber, status: st });
+  }
+  return { todo, final };
+}
+
+/** Failed rows whose refund is not known yet, by payout. */
+function refundsSought(t: ResultsTable): Map<string, PayoutToRefund> {
+  const sought = new Map<string, PayoutToRefund>();
+  for (const row of t.rows) {
+    const { payoutId, payoutRef, status, refunded } = row.result;
+    if (payoutId && statusGroup(status) === 'failed' && refunded === undefined)
+      sought.set(payoutId, { id: payoutId, payoutRef, currency: currencyOf(t, row) });
+  }
+  return sought;
+}
+
+/** About how many requests a refresh costs: the list's pages, a get-payout per payout waiting for us, a transactions page for refunds. */
+function requestsExpected(table: ResultsTable, todo: ReadonlyMap<string, Asked>): number {
+  const waiting = [...todo.values()].filter((a) => a.status === 'ADDITIONAL_INFO_REQUIRED').length;
+  return Math.ceil(todo.size / LIST_MAX_LIMIT) + waiting + (refundsSought(table).size ? 1 : 0);
+}
+
+/**
+ * Where the list item cannot answer: the information requests of a payout waiting for us (spec §2:
+ * list items carry no informationRequests), and whether a PENDING after a request for information
+ * is under review (no statusDetail either; without it the row would stay waiting for us).
+ */
+const needsGet = (listed: PayoutAnswer, held: string): boolean =>
+  listed.status === 'ADDITIONAL_INFO_REQUIRED' ||
+  (listed.status === 'PENDING' && held === 'ADDITIONAL_INFO_REQUIRED') ||
+  failedWithoutReason(listed);
+
+/**
+ * The service's reason for a payout's FAILED or REJECTED, where its answer gives one. Spec §2 shows
+ * no such field on a payout (only the event's data.reason, §6): read as the plausible names.
+ */
+export function failureReasonOf(p: PayoutAnswer): string | undefined {
+  const o = p as Record<string, unknown>;
+  const r = ['failureReason', 'reason', 'statusReason', 'rejectionReason'].map((k) => o[k]).find((v) => typeof v === 'string' && v.trim());
+  return r as string | undefined;
+}
+
+/** A payout the list shows FAILED or REJECTED without a reason: one get-payout asks for it (counted). */
+const failedWithoutReason = (p: PayoutAnswer): boolean => (p.status === 'FAILED' || p.status === 'REJECTED') && !failureReasonOf(p);
+
+/**
+ * The payouts' statuses from the payout list, and get-payout where the list cannot answer (needsGet)
+ * or did not show the payout (reconcile-fetch.ts readPayouts); each payout's createdAt as seen.
+ */
+async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, requests: RequestCounts) {
+  const read = await readPayouts(todo.keys(), o, requests, (p) => needsGet(p, todo.get(p.id)!.status));
+  const updates: StatusUpdate[] = [];
+  for (const [payoutId, held] of todo) {
+    const got = read.got.get(payoutId);
+    const listed = read.listed.get(payoutId);
+    if (got) {
+      const { status, statusDetail, informationRequests, updatedAt } = got;
+      updates.push({ payoutId, status, statusDetail, informationRequests, at: updatedAt, reason: failureReasonOf(got), source: 'get' });
+    } else if (listed && listed.status !== held.status)
+      updates.push({ payoutId, status: listed.status, reason: failureReasonOf(listed), source: 'get' });
+  }
+  const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({
+    rowNumber: todo.get(payoutId)!.rowNumber,
+    payoutId,
+    code: e.code ?? `HTTP_${e.status ?? 0}`,
+    message: e.message,
+    requestId: e.requestId,
+  }));
+  if (read.halted) o.logger?.error({ requestId: read.halted.requestId, status: read.halted.status }, 'status refresh halted');
+  const createdAt = new Map<string, string>();
+  for (const [id, p] of [...read.listed, ...read.got]) if (p.createdAt) createdAt.set(id, p.createdAt);
+  return { updates, failures, halted: read.halted?.message, createdAt };
+}
+
+/**
+ * Failed payouts whose refund is not known yet: the wallet's transactions (spec §4.15),
+ * unfiltered, newest first, down to the oldest of those payouts less a margin (pages.ts). Only when
+ * the pages stopped short (budget, a service ignoring page) is a payout still unsettled looked up
+ * by its payoutRef, one request each. The refunds found are written to the file.
+ */
+async function findRefunds(
+  o: StatusOptions,
+  file: string,
+  createdAt: ReadonlyMap<string, string>,
+  requests: RequestCounts,
+): Promise<{ refundsFound: RefundSeen[]; halted?: string }> {
+  const sought = refundsSought(await readResults(file));
+  if (!sought.size) return { refundsFound: [] };
+  const refundsFound: RefundSeen[] = [];
+  const found = (p: PayoutToRefund, r: Refund | undefined) => r && refundsFound.push({ payoutId: p.id, ...r });
+  let halted: string | undefined;
+  const times = [...sought.keys()].map((id) => timeOf(createdAt.get(id)));
+  const wanted = new Set(sought.keys());
+  try {
+    const listing = await readPages({
+      fetch: (page) => {
+        requests.transactionPages++;
+        return o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
+      },
+      wanted,
+      settles: (t) => [...sought.values()].find((p) => isRefundOf(t, p))?.id,
+      stopBelow: times.every((t) => t !== undefined) ? Math.min(...times) : undefined,
+      what: 'transactions',
+      logger: o.logger,
+      stop: o.stop,
+    });
+    for (const p of sought.values()) found(p, refundIn(listing.items, p));
+    const short = listing.ended === 'budget' || listing.ended === 'repeated page';
+    for (const id of short ? wanted : []) {
+      requests.transactionPages++;
+      found(sought.get(id)!, await findRefund(o.client, sought.get(id)!));
+    }
+  } catch (e) {
+    if (!(e instanceof PayoutApiError)) throw e;
+    o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
+    if (e.serviceTrouble) halted = e.message;
+  }
+  await applyRefundsToResultsFile(file, refundsFound, {
+    ledgers: o.ledgers,
+    stateDirs: o.stateDirs,
+    stateRoots: o.stateRoots,
+    logger: o.logger,
+  });
+  return { refundsFound, halted };
+}
+
+export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
+  const file = resolve(o.resultsFile);
+  const caughtUp = await catchUpWithLedger(file, o.ledgers ?? []);
+  if (caughtUp) o.logger?.info({ rows: caughtUp }, "rows brought up to the ledger's latest state");
+  const table = await readResults(file);
+  const { todo, final } = toRefresh(table);
+  o.onPlan?.({ requests: requestsExpected(table, todo), usage: await o.client.quotaUsage().catch(() => undefined) });
+  const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
+  const read = await readStatuses(o, todo, requests);
+
+  // What was learnt is applied even when the refresh stopped early.
+  const apply = read.updates.length
+    ? await applyToResultsFile(file, read.updates, {
+        ledgers: o.ledgers,
+        stateDirs: o.stateDirs,
+        stateRoots: o.stateRoots,
+        logger: o.logger,
+      })
+    : { applied: [], ignored: [], unmatched: [] };
+  // (a refresh of the same status's details is no move: PENDING -> PENDING is not logged as one)
+  for (const c of apply.applied.filter(isRealMove))
+    o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
+  for (const c of apply.ignored)
+    if (c.decision.why === 'older')
+      o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
+  const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, read.createdAt, requests);
+  const swaps = await swapsStep(o, file, requests, read.halted ?? refunds.halted);
+  const halted = read.halted ?? refunds.halted ?? swaps.halted;
+  requests.total = requestsTotal(requests);
+
+  const after = await readResults(file);
+  const statuses = after.rows.map((r) => r.result.status);
+  const byStatus: Record<string, number> = {};
+  for (const s of statuses) byStatus[s ?? '(none)'] = (byStatus[s ?? '(none)'] ?? 0) + 1;
+  const groups = countGroups(statuses);
+  const { entries, problems: moneyProblems } = moneyEntries(after);
+  const finished = groups.paid === after.rows.length;
+  // a row with no payout (QUEUED included: a run must reach it) needs a person, as do unreadable money cells
+  const needsUs =
+    read.failures.length ||
+    swaps.failures.length ||
+    groups.failed ||
+    groups.waiting ||
+    moneyProblems.length ||
+    !statuses.every(isCreatedStatus);
+  return {
+    kind: halted ? 'halted' : needsUs ? 'rows-failed' : finished ? 'ok' : 'not-finished',
+    finished,
+    outcomes: outcomeCounts(statuses),
+    groups,
+    money: moneyTotals(entries),
+    moneyProblems,
+    moved: apply.applied.filter(isRealMove),
+    refundsFound: refunds.refundsFound,
+    ...rowsNeedingUs(after),
+    rows: table.rows.length,
+    asked: todo.size,
+    final,
+    requests,
+    apply,
+    failures: read.failures,
+    halted,
+    byStatus,
+    swaps: swaps.swaps,
+    swapsMoved: swaps.moved,
+    swapFailures: swaps.failures,
+  };
+}
+
+/**
+ * The batch's swaps (swap-views.ts): refreshed from the swaps list when the batch's journal in the
+ * account's ledgers has one; no request otherwise, nor once the refresh was halted.
+ */
+async function swapsStep(o: StatusOptions, file: string, requests: RequestCounts, halted: string | undefined) {
+  if (halted || o.stop?.aborted) return { swaps: [], moved: [], failures: [] };
+  return statusOfSwaps(o, file, o.ledgers ?? [], requests);
+}
+
+/**
+ * Every row the ledger knows more of than its cells (another payout or attempt since, a later
+ * status, a refund) is written as the ledger's latest state: an older results file shows a row
+ * resent and paid since as paid, with its new payout id. Under the results file's lock; the
+ * journal already says it, so nothing is appended. Returns how many rows changed.
+ */
+async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Promise<number> {
+  // (once each: --state-dir may name the per-user state folder too)
+  const folds = (await foldAll(ledgers)).map((b) => b.folded);
+  if (!folds.length) return 0;
+  return withLock(
+    resultsLockPath(file),
+    async () => {
+      const table = await readResults(file);
+      const reference = batchColumns(table).reference;
+      const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
+      let n = 0;
+      for (const row of table.rows) {
+        const s = states.get(row);
+        const latest = s && ledgerAhead(row.result, s);
+        if (!latest) continue;
+        row.result = latest;
+        n++;
+      }
+      if (n) await writeResults(file, table);
+      return n;
+    },
+    { purpose: 'results update' },
+  );
+}
+
+/** The ledger's values of a row when they say more than its cells, else undefined. */
+function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined {
+  const v = resultValues(outcomeFromState(s, { status: cells.status ?? '', documents: [] }));
+  if (v.payoutId !== cells.payoutId || v.idempotencyKey !== cells.idempotencyKey) return v;
+  const forward =
+    !isCreatedStatus(cells.status) ||
+    nextStatus({ status: cells.status!, statusDetail: cells.statusDetail, at: cells.updatedAt }, { status: v.status!, at: v.updatedAt })
+      .apply;
+  if (v.status !== cells.status && forward) return v;
+  return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
+}
+
+/** The rows waiting for us and the rows failed after creation, with what to do about each. */
+function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
+  const column = batchColumns(t).reference ?? '';
+  const inGroup = (g: StatusGroup) =>
+    t.rows
+      .filter((r) => statusGroup(r.result.status) === g)
+      .map((r) => ({
+        r: r.result,
+        rowNumber: r.rowNumber,
+        reference: r.cells[column] || undefined,
+        payoutId: r.result.payoutId ?? '',
+        row: r,
+      }));
+  return {
+    waiting: inGroup('waiting').map(({ r, row: _, ...row }) => ({
+      ...row,
+      informationRequests: r.informationRequests,
+      nextStep: r.nextStep,
+    })),
+    failed: inGroup('failed').map(({ r, row: full, ...row }) => ({
+      ...row,
+      status: r.status!,
+      reason: r.statusReason,
+      currency: currencyOf(t, full),
+      refunded: r.refunded,
+    })),
+  };
+}
+
+/** A row's source currency (its batch column), upper case; '' when the file has none. */
+function currencyOf(t: ResultsTable, row: ResultsTable['rows'][number]): string {
+  const h = batchColumns(t).sourceCurrency;
+  return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
+}
+
+/**
+ * What the payouts of a results file debited and got back: each created row's totalDeductible
+ * (its amount alone while the fee is not known) and refunded cells, and the payouts it replaced.
+ * A cell that cannot be read is a problem, never a 0.
+ */
+function moneyEntries(t: ResultsTable): { entries: MoneyEntry[]; problems: string[] } {
+  const entries: MoneyEntry[] = [];
+  const problems: string[] = [];
+  const amountColumn = batchColumns(t).sourceAmount;
+  for (const row of t.rows) {
+    const r = row.result;
+    const earlier = parseEarlierPayouts(r.earlierPayouts);
+    if (earlier.problem) problems.push(`row ${row.rowNumber}: ${earlier.problem}`);
+    entries.push(...earlier.payouts.map(moneyEntryOfEarlier));
+    if (!r.payoutId || !isCreatedStatus(r.status)) continue;
+    // totalDeductible is amount plus fee; without it only the batch's amount is known (feesNotKnown)
+    const [column, text] =
+      r.totalDeductible !== undefined ? ['totalDeductible', r.totalDeductible] : ['sourceAmount', amountColumn && row.cells[amountColumn]];
+    const amount = readAmount(text || undefined);
+    const refunded = readAmount(r.refunded);
+    if (amount === undefined || (r.refunded !== undefined && refunded === undefined)) {
+      const [c, v] = amount === undefined ? [column, text] : ['refunded', r.refunded];
+      problems.push(`row ${row.rowNumber}: ${c} ${JSON.stringify(v ?? '')} is not an amount: its payout is not counted`);
+      continue;
+    }
+    entries.push({
+      status: r.status!,
+      currency: currencyOf(t, row),
+      amount,
+      fee: r.totalDeductible !== undefined ? new Dec(0) : undefined,
+      refunded,
+    });
+  }
+  return { entries, problems };
+}

@@ -1,0 +1,192 @@
+// The batch's swaps after the run (spec §4.7 swap, §4.8 swaps list), for `status` and `reconcile`:
+// found in the batch's journal (engine/swap.ts: the `swap` lines swap-send wrote), refreshed from
+// the swaps list, never sent. A results file names no batch, so its journal is the one of the
+// account whose rows carry the file's idempotency keys (or whose header names the file).
+import { resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { PayoutClient } from '../client/client.ts';
+import type { SwapAnswer } from '../client/answers.ts';
+import { PayoutApiError } from '../client/errors.ts';
+import { readPages } from '../client/pages.ts';
+import { LIST_MAX_LIMIT } from '../spec/codes.ts';
+import type { Ledger } from '../ledger/account-ledger.ts';
+import { foldSwaps, type SwapEvent, type SwapState } from '../journal/lines.ts';
+import { groupThousands } from '../money.ts';
+import { withLock } from '../files/lock.ts';
+import { readResults, writeResults } from '../results/results.ts';
+import { resultsLockPath } from '../results/paths.ts';
+import type { SwapLine } from '../results/swap-summary.ts';
+import { swapLinesOf } from '../engine/outcome.ts';
+import { swapSnapshotOf } from '../engine/swap.ts';
+import type { ResultsTable } from '../results/types.ts';
+import type { RequestCounts } from './reconcile-fetch.ts';
+
+/** A batch's journal and its swaps, one per short currency. */
+export interface BatchSwaps {
+  ledger: Ledger;
+  batchId: string;
+  swaps: Map<string, SwapState>;
+}
+
+/**
+ * The journal of the batch whose results `table` holds, among the account's journals: the one whose
+ * rows were sent under the file's idempotency keys, or whose header names the file; with its swaps.
+ * One pass over each journal, no fold: undefined when none is the batch's.
+ */
+export async function batchSwapsOf(table: ResultsTable, file: string, ledgers: Iterable<Ledger>): Promise<BatchSwaps | undefined> {
+  const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey] : [])));
+  const path = resolve(file);
+  const seen = new Set<string>();
+  for (const ledger of ledgers)
+    for (const journal of await ledger.batches()) {
+      if (seen.has(ledger.journalOf(journal))) continue;
+      seen.add(ledger.journalOf(journal));
+      const found = await swapsIn(ledger, journal, keys, path);
+      if (found) return found;
+    }
+  return undefined;
+}
+
+/** The batch's swaps when its journal is the results file's (its keys, or its header names the file). */
+async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path: string): Promise<BatchSwaps | undefined> {
+  let batchId: string | undefined;
+  let mine = false;
+  const lines: SwapEvent[] = [];
+  await ledger.read(journal, (e) => {
+    if (e.t === 'batch' && typeof e.batchId === 'string') {
+      batchId = e.batchId;
+      if (e.results === path) mine = true;
+    } else if (e.t === 'initiating' && typeof e.key === 'string' && keys.has(e.key)) mine = true;
+    else if (e.t === 'swap') lines.push(e as SwapEvent);
+  });
+  return mine && batchId ? { ledger, batchId, swaps: foldSwaps(lines) } : undefined;
+}
+
+/** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */
+const isFinalSwapStatus = (status: string | undefined): boolean => status === 'SUCCESSFUL' || status === 'REJECTED';
+
+export interface SwapMove {
+  currency: string;
+  reference: string;
+  id: string;
+  from: string;
+  to: string;
+}
+
+export interface SwapsRefresh {
+  /** Swaps whose status the service moved since the journal's: each journalled as a `status` line. */
+  moved: SwapMove[];
+  /** The service's error for a swap it could not give (404 SWAP_NOT_FOUND...). */
+  failures: { currency: string; id: string; code: string; message: string; requestId?: string }[];
+  halted?: string;
+}
+
+/**
+ * The batch's swaps that exist and are not final, from the swaps list (spec §4.8, 100 a page, paged
+ * as pages.ts says: one page for a batch's swap among the business's latest); get-swap only for one
+ * the pages did not show. A status the service moved is journalled (`{t: 'swap', phase: 'status'}`)
+ * and `batch.swaps` updated. No swap to ask about: no request.
+ */
+export async function refreshSwaps(
+  o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
+  batch: BatchSwaps,
+  requests: RequestCounts,
+): Promise<SwapsRefresh> {
+  const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalSwapStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
+  const out: SwapsRefresh = { moved: [], failures: [] };
+  if (!asked.size) return out;
+  const seen = new Map<string, SwapAnswer | undefined>();
+  const missing = new Set(asked.keys());
+  try {
+    const fetch = (page: number) => {
+      requests.swapPages = (requests.swapPages ?? 0) + 1;
+      return o.client.listSwaps({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
+    };
+    for (const s of (await readPages({ fetch, wanted: missing, what: 'swaps', logger: o.logger, stop: o.stop })).items)
+      if (asked.has(s.id)) seen.set(s.id, s);
+    for (const id of missing) {
+      if (o.stop?.aborted) break;
+      requests.getSwap = (requests.getSwap ?? 0) + 1;
+      seen.set(id, await o.client.getSwap(id, { signal: o.stop }).catch((e: unknown) => failed(e, asked.get(id)!, id, out)));
+    }
+  } catch (e) {
+    if (!(e instanceof PayoutApiError) || !e.serviceTrouble) throw e;
+    out.halted = e.message;
+  }
+  const lines: SwapEvent[] = [];
+  for (const [id, answer] of seen) {
+    const state = asked.get(id)!;
+    if (!answer || answer.status === state.swap!.status) continue;
+    out.moved.push({ currency: state.currency, reference: state.reference, id, from: state.swap!.status, to: answer.status });
+    state.swap = swapSnapshotOf(answer);
+    lines.push({
+      t: 'swap',
+      phase: 'status',
+      currency: state.currency,
+      reference: state.reference,
+      swap: state.swap,
+      at: new Date().toISOString(),
+    });
+  }
+  if (lines.length) {
+    const w = batch.ledger.open(batch.batchId);
+    try {
+      for (const l of lines) w.append(l);
+    } finally {
+      w.close();
+    }
+  }
+  return out;
+}
+
+/** A get-swap that failed: service trouble ends the refresh; the service's refusal is the swap's failure. */
+function failed(e: unknown, state: SwapState, id: string, out: SwapsRefresh): undefined {
+  if (!(e instanceof PayoutApiError) || e.serviceTrouble) throw e;
+  out.failures.push({ currency: state.currency, id, code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
+  return undefined;
+}
+
+/** "(1 swap page, 0 swap status)" after the other requests of a line, when swaps were asked about. */
+export const swapRequestsText = (r: RequestCounts): string =>
+  r.swapPages === undefined && r.getSwap === undefined
+    ? ''
+    : `, ${r.swapPages ?? 0} swap page${r.swapPages === 1 ? '' : 's'}, ${r.getSwap ?? 0} swap status`;
+
+/** One line of a swap for a person: id, status, amounts with their currencies, rate (spec §2 Swap). */
+export function swapText(s: SwapLine): string {
+  const amount = (a: string | undefined, c: string | undefined) => (a ? `${groupThousands(a)} ${c ?? ''}`.trim() : '?');
+  if (!s.id) return `swap to ${s.currency} ${s.reference}: ${s.status} (no swap known)`;
+  return (
+    `swap to ${s.currency} ${s.reference}: ${s.id} ${s.status}, ${amount(s.sourceAmount, s.sourceCurrency)} -> ` +
+    `${amount(s.destinationAmount, s.destinationCurrency)}${s.exchangeRate ? ` at ${s.exchangeRate}` : ''}`
+  );
+}
+
+/**
+ * `status`'s step for the batch's swaps: found in the account's journals, refreshed (refreshSwaps),
+ * and, in an XLSX results file, written to its Swaps sheet when it differs. Nothing when the batch
+ * has no swap.
+ */
+export async function statusOfSwaps(
+  o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
+  file: string,
+  ledgers: Iterable<Ledger>,
+  requests: RequestCounts,
+): Promise<SwapsRefresh & { swaps: SwapLine[] }> {
+  const table = await readResults(file);
+  const batch = await batchSwapsOf(table, file, ledgers);
+  if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };
+  const refresh = await refreshSwaps(o, batch, requests);
+  const swaps = swapLinesOf(batch.swaps.values());
+  if (table.format === 'xlsx')
+    await withLock(
+      resultsLockPath(file),
+      async () => {
+        const now = await readResults(file);
+        if (JSON.stringify(now.swaps ?? []) === JSON.stringify(swaps)) return;
+        await writeResults(file, { ...now, swaps });
+      },
+      { purpose: 'results update' },
+    );
+  return { ...refresh, swaps };
+}

@@ -1,0 +1,523 @@
+// The tie-out of `reconcile`, pure: the rows of a results file + the wallet transactions (in
+// listing order) + the payouts' states now -> a report (spec §2 Wallet transaction, §4.15; §4.3).
+// Every created row has one debit of its totalDeductible; every FAILED or REJECTED row a refund (a
+// CREDIT referencing it) of that debit; a row sent again (`retry --resend-failed`) also has, for
+// each payout it replaced (its `earlierPayouts` cell), that payout's debit and its refund; every
+// debit from the batch's first movement on that no row explains is listed, named when another
+// batch of the account or a swap explains it, else "unexplained" (a failure); per currency the net
+// movement equals what the results say. A swap of the batch (spec §4.7) ties its debit in the
+// source wallet and its credit in the destination wallet (spec §6: a swap emits both), counted
+// apart from payouts. Money is exact (decimal.js); amounts leave as decimal strings with the
+// currency's minor units, never rounded.
+import { amountText, Dec } from '../money.ts';
+import { isFailedAfterCreation } from '../journal/lines.ts';
+import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
+import type { SwapSnapshot } from '../engine/swap.ts';
+
+/** One row of a results file, as far as money goes. */
+export interface ReconRow {
+  rowNumber: number;
+  reference?: string;
+  /** The status the results file holds. */
+  status?: string;
+  payoutId?: string;
+  payoutRef?: string;
+  /** The row's source currency (the wallet debited). */
+  currency?: string;
+  /** Amount plus fee, as the results file holds it (decimal text). */
+  totalDeductible?: string;
+  /** Payouts this row replaced: FAILED or REJECTED, refunded, sent again (the `earlierPayouts` cell). */
+  earlier?: EarlierPayout[];
+  /** What could not be read from the row's cells (an earlierPayouts cell that is not ours). */
+  problems?: string[];
+}
+
+/** How one payout ties out: its debits and its refunds against what the results say. */
+export interface PayoutReconciliation {
+  payoutId?: string;
+  payoutRef?: string;
+  /** The payout's status now (for a row's own payout, the service's when it was read, else the results file's). */
+  status?: string;
+  /** What the results say was debited (amount plus fee), as a positive decimal string. */
+  expected?: string;
+  /** Sum of the debits referencing the payout (negative), "0" when none. */
+  debit: string;
+  /** Sum of the credits referencing it (positive), "0" when none. */
+  refund: string;
+  /** debit + refund: 0 for a payout refunded in full. */
+  net: string;
+  transactionIds: string[];
+  ok: boolean;
+  problems: string[];
+}
+
+/** One wallet transaction, normalised: `amount` signed (negative for a debit, spec §2). */
+export interface ReconTx {
+  id?: string;
+  amount: Dec;
+  currency?: string;
+  walletId?: string;
+  reference?: string;
+  /** From metadata, when the service puts it there (a second way to tie a movement to a payout). */
+  payoutId?: string;
+  createdAt?: string;
+}
+
+/** A created payout as the service describes it now (get-payout), or why it could not be read. */
+export interface PayoutState {
+  status?: string;
+  sourceCurrency?: string;
+  /** sourceAmount + transactionFees, when both were given. */
+  total?: Dec;
+  createdAt?: string;
+  /** The service answered with an error for this payout (404 PAYOUT_NOT_FOUND...). */
+  error?: string;
+}
+
+/** A row's own payout, and each payout it replaced; `ok` and `problems` cover them all. */
+export interface RowReconciliation extends PayoutReconciliation {
+  rowNumber: number;
+  reference?: string;
+  currency?: string;
+  /** The wallet the row's movements were in (the first one seen). */
+  walletId?: string;
+  created: boolean;
+  /** The payouts this row replaced (sent again after a refund), each with its debit and refund. */
+  earlier: PayoutReconciliation[];
+}
+
+export interface ForeignTransaction {
+  id?: string;
+  type: 'DEBIT' | 'CREDIT';
+  amount: string;
+  currency?: string;
+  walletId?: string;
+  reference?: string;
+  createdAt?: string;
+  /** What explains a debit no row of the batch does: another batch of the account, or a swap. */
+  explainedBy?: string;
+}
+
+/** A batch of the account's ledger (its journal): the payouts it created, by payoutRef and id. */
+export interface LedgerBatch {
+  /** How it is named: "batch <16 hex of its id> (<its file>)". */
+  name: string;
+  payoutRefs: readonly string[];
+  payoutIds: readonly string[];
+}
+
+export interface TieOutReport {
+  ok: boolean;
+  rows: RowReconciliation[];
+  /** Debits of the period that no row, no batch of the account and no swap explains. Any of them fails the tie-out. */
+  unexplained: ForeignTransaction[];
+  /** Debits of the period that another batch of the account or a swap explains (`explainedBy`): listed, not a failure. */
+  explained: ForeignTransaction[];
+  /** Credits of the period that no row explains (top-ups...): listed, not a failure. */
+  otherCredits: ForeignTransaction[];
+  totals: CurrencyTieOut[];
+  /** The batch's swaps that exist (the journal knows one, or movements carry its reference), each with both legs. */
+  swaps: SwapTieOut[];
+  /** The period judged for unexplained debits (no `to`: up to the time the listing was read); `by` says how a transaction was placed in it. */
+  period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
+  /** One line per thing that does not tie out. */
+  problems: string[];
+  counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; earlierRefunded: number; transactions: number };
+}
+
+/**
+ * A swap of the batch: its reference (swapReference of the batch and the short currency, or the
+ * journal's), and the swap as the journal last knew it, when it did.
+ */
+export interface ReconSwap {
+  /** The short currency it funds (currencyToBeSent). */
+  currency: string;
+  reference: string;
+  swap?: SwapSnapshot;
+}
+
+export interface TieOutInput {
+  rows: ReconRow[];
+  /** In the order the listing gave them (newest first at the sandbox). */
+  transactions: ReconTx[];
+  payouts: ReadonlyMap<string, PayoutState>;
+  /** The period for unexplained debits (ISO 8601); default: from the batch's first movement to the time the listing was read. */
+  since?: string;
+  until?: string;
+  /** The batches of the account's ledger, whose payouts explain a debit no row does. */
+  ledgerBatches?: readonly LedgerBatch[];
+  /** The batch's swaps: their movements tie out apart from the payouts'. */
+  swaps?: readonly ReconSwap[];
+}
+
+const ZERO = new Dec(0);
+
+/** An ISO 8601 time in ms, undefined when there is none or it is not a date. */
+export const timeOf = (iso: string | undefined): number | undefined => {
+  if (iso === undefined) return undefined;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? undefined : t;
+};
+
+/** The end of a period: a date alone ("2025-01-31") is the end of that day, UTC. */
+const untilTime = (iso: string | undefined): number | undefined => {
+  const t = timeOf(iso);
+  return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(iso!.trim()) ? t + 86_399_999 : t;
+};
+
+/** Decimal text with the currency's minor units ("-102.10"), never rounded: more decimals than that are kept. */
+const money = (d: Dec, currency?: string): string => amountText(d, currency, { exact: true });
+
+/** A payout's movements as the report shows them. */
+const shown = (m: { debit: Dec; refund: Dec; ids: string[] }, currency: string | undefined) => ({
+  debit: money(m.debit, currency),
+  refund: money(m.refund, currency),
+  net: money(m.debit.plus(m.refund), currency),
+  transactionIds: m.ids,
+});
+
+type Hit = { tx: ReconTx; index: number };
+/** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
+type RowHits = Map<number, Hit[]>;
+
+/** Which payout of which row each transaction belongs to: by reference = payoutRef, else metadata.payoutId. */
+function matchTransactions(rows: readonly ReconRow[], transactions: readonly ReconTx[], swaps: readonly ReconSwap[] = []) {
+  const byRef = new Map<string, [number, number]>();
+  const byId = new Map<string, [number, number]>();
+  const own = (payoutId: string | undefined, payoutRef: string | undefined, owner: [number, number]) => {
+    if (payoutRef && !byRef.has(payoutRef)) byRef.set(payoutRef, owner);
+    if (payoutId && !byId.has(payoutId)) byId.set(payoutId, owner);
+  };
+  rows.forEach((r, i) => {
+    if (r.payoutId) own(r.payoutId, r.payoutRef, [i, -1]);
+    r.earlier?.forEach((e, k) => own(e.payoutId, e.payoutRef, [i, k]));
+  });
+  const matched = new Map<number, RowHits>();
+  const unmatched: Hit[] = [];
+  const swapHits = new Map<string, Hit[]>(swaps.map((w) => [w.reference, []]));
+  transactions.forEach((tx, index) => {
+    const swap = tx.reference !== undefined ? swapHits.get(tx.reference) : undefined;
+    if (swap) return void swap.push({ tx, index });
+    const owner = (tx.reference !== undefined ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
+    if (owner === undefined) return void unmatched.push({ tx, index });
+    const [row, slot] = owner;
+    let slots = matched.get(row);
+    if (!slots) matched.set(row, (slots = new Map<number, Hit[]>()));
+    slots.set(slot, [...(slots.get(slot) ?? []), { tx, index }]);
+  });
+  return { matched, unmatched, swapHits };
+}
+
+/** The debits and credits among a payout's transactions, and their sums. */
+function movements(hits: readonly Hit[]) {
+  const debits = hits.filter((m) => m.tx.amount.isNegative());
+  const credits = hits.filter((m) => !m.tx.amount.isNegative());
+  return {
+    hits,
+    debits,
+    credits,
+    debit: debits.reduce((a, m) => a.plus(m.tx.amount), ZERO),
+    refund: credits.reduce((a, m) => a.plus(m.tx.amount), ZERO),
+    ids: hits.flatMap((m) => (m.tx.id ? [m.tx.id] : [])),
+  };
+}
+type Movements = ReturnType<typeof movements>;
+
+/** Per currency: the batch's movements and what the results say the net should be. */
+class CurrencySums {
+  private readonly sums = new Map<string, { walletIds: Set<string>; debited: Dec; refunded: Dec; swapped?: Dec; expectedNet: Dec }>();
+
+  private of(currency: string) {
+    let t = this.sums.get(currency);
+    if (!t) this.sums.set(currency, (t = { walletIds: new Set(), debited: ZERO, refunded: ZERO, expectedNet: ZERO }));
+    return t;
+  }
+
+  add(currency: string | undefined, m: Movements, expected: Dec = ZERO): void {
+    if (!currency) return;
+    const t = this.of(currency);
+    t.debited = t.debited.plus(m.debit);
+    t.refunded = t.refunded.plus(m.refund);
+    t.expectedNet = t.expectedNet.minus(expected);
+    for (const h of m.hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
+  }
+
+  /** A swap's movements in one wallet, apart from the payouts': `expected` what its journal says they net to. */
+  addSwap(currency: string, hits: readonly Hit[], expected: Dec): void {
+    const t = this.of(currency);
+    t.swapped = hits.reduce((a, h) => a.plus(h.tx.amount), t.swapped ?? ZERO);
+    t.expectedNet = t.expectedNet.plus(expected);
+    for (const h of hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
+  }
+
+  /** Each currency's tie-out, in currency order; a net that differs is a problem. */
+  tieOuts(problems: string[]): CurrencyTieOut[] {
+    return [...this.sums.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([currency, t]) => {
+        const net = t.debited.plus(t.refunded).plus(t.swapped ?? ZERO);
+        const ok = net.equals(t.expectedNet);
+        if (!ok) problems.push(`${currency}: net movement ${money(net, currency)}, the results say ${money(t.expectedNet, currency)}`);
+        return {
+          currency,
+          walletIds: [...t.walletIds].sort(),
+          debited: money(t.debited, currency),
+          refunded: money(t.refunded, currency),
+          net: money(net, currency),
+          expectedNet: money(t.expectedNet, currency),
+          ...(t.swapped ? { swapped: money(t.swapped, currency) } : {}),
+          ok,
+        };
+      });
+  }
+}
+
+/**
+ * The checks of one payout's movements (spec §2), for a row's own payout and for one it replaced
+ * (`name`, put before each of its problems): each keeps its own words.
+ */
+function payoutProblems(
+  m: Movements,
+  p: { name?: string; status?: string; currency?: string; expected?: Dec; refundDue: boolean },
+): string[] {
+  const own = p.name === undefined;
+  const debited = money(m.debit.negated(), p.currency);
+  const problems: string[] = [];
+  if (m.debits.length === 0) problems.push(`no debit ${own ? 'for this payout ' : ''}in the wallet transactions`);
+  else if (p.expected !== undefined && !m.debit.negated().equals(p.expected))
+    problems.push(`debited ${debited}, the results say ${money(p.expected, p.currency)}${own ? ' (totalDeductible)' : ''}`);
+  if (m.debits.length > 1) problems.push(`${m.debits.length} debits reference ${own ? 'this payout' : 'it'}`);
+  const inOtherCurrency = m.hits
+    .filter((h) => p.currency && h.tx.currency && h.tx.currency !== p.currency)
+    .map((h) => `transaction ${h.tx.id ?? '(no id)'} is in ${h.tx.currency}, the ${own ? 'row' : 'payout'} in ${p.currency}`);
+  if (own) problems.push(...inOtherCurrency);
+  if (p.refundDue) {
+    if (m.credits.length === 0)
+      problems.push(own ? `${p.status} but no refund in the wallet transactions yet` : 'no refund in the wallet transactions');
+    else if (!m.refund.equals(m.debit.negated()))
+      problems.push(`${own ? `${p.status}: ` : ''}refunded ${money(m.refund, p.currency)} of ${debited} debited`);
+  } else if (m.credits.length > 0) {
+    problems.push(`a credit of ${money(m.refund, p.currency)} references this payout, which is ${p.status ?? 'of unknown status'}`);
+  }
+  if (!own) problems.push(...inOtherCurrency);
+  return own ? problems : problems.map((x) => `${p.name}: ${x}`);
+}
+
+/** A payout the row replaced: debited its amount + fee and refunded, so nothing of it in the expected net. */
+function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hit[], rowCurrency?: string): PayoutReconciliation {
+  const currency = e.currency || rowCurrency || hits[0]?.tx.currency;
+  const m = movements(hits);
+  const fee = readAmount(e.fee);
+  const expected = fee === undefined ? undefined : readAmount(e.amount)!.plus(fee);
+  const name = `earlier payout ${e.payoutRef || e.payoutId || `#${k + 1}`} (${e.status || 'status unknown'}, sent again)`;
+  const problems = payoutProblems(m, { name, currency, expected, refundDue: true });
+  sums.add(currency, m);
+  return {
+    payoutId: e.payoutId,
+    payoutRef: e.payoutRef,
+    status: e.status,
+    expected: expected === undefined ? undefined : money(expected, currency),
+    ...shown(m, currency),
+    ok: problems.length === 0,
+    problems,
+  };
+}
+
+/** A row: its own payout (one debit of what the results say, refunded exactly when it failed), then those it replaced. */
+function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput['payouts'], sums: CurrencySums): RowReconciliation {
+  const state = r.payoutId ? payouts.get(r.payoutId) : undefined;
+  const mine = hits?.get(-1) ?? [];
+  const status = state?.status ?? r.status;
+  const currency = r.currency ?? state?.sourceCurrency ?? mine[0]?.tx.currency;
+  const m = movements(mine);
+  const read = readAmount(r.totalDeductible);
+  const expected = read ?? state?.total;
+  const problems = [...(r.problems ?? [])];
+  if (r.payoutId) {
+    if (state?.error) problems.push(`the service could not give payout ${r.payoutId}: ${state.error}`);
+    if (r.totalDeductible?.trim() && read === undefined)
+      problems.push(`totalDeductible ${JSON.stringify(r.totalDeductible)} is not an amount`);
+    if (expected === undefined) problems.push('no totalDeductible in the results to check the debit against');
+    const refundDue = isFailedAfterCreation(status);
+    problems.push(...payoutProblems(m, { status, currency, expected, refundDue }));
+    // a payout not refunded should have cost its totalDeductible
+    sums.add(currency, m, refundDue ? ZERO : expected);
+  }
+  const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(sums, e, k, hits?.get(k) ?? [], currency));
+  problems.push(...earlier.flatMap((e) => e.problems));
+  return {
+    rowNumber: r.rowNumber,
+    reference: r.reference,
+    payoutId: r.payoutId,
+    payoutRef: r.payoutRef,
+    status,
+    currency,
+    walletId: mine.find((h) => h.tx.walletId)?.tx.walletId,
+    created: !!r.payoutId,
+    expected: expected === undefined ? undefined : money(expected, currency),
+    ...shown(m, currency),
+    earlier,
+    ok: problems.length === 0,
+    problems,
+  };
+}
+
+/**
+ * A swap of the batch (spec §4.7, §6: a swap emits both a debit and a credit, sharing its
+ * reference): a debit in the source wallet and a credit in the destination wallet, of the amounts
+ * the journal holds when it holds the swap; a REJECTED one put back in both (spec §3). Undefined
+ * for a swap that does not exist (no swap known, no movement of its reference).
+ */
+function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): SwapTieOut | undefined {
+  if (!w.swap && !hits.length) return undefined;
+  const to = w.swap?.destinationCurrency ?? w.currency;
+  const from = w.swap?.sourceCurrency ?? hits.find((h) => h.tx.currency && h.tx.currency !== to)?.tx.currency;
+  const leg = (c: string | undefined) => hits.filter((h) => h.tx.currency === c);
+  const [debitLeg, creditLeg] = [leg(from), leg(to)];
+  const sum = (legs: readonly Hit[]) => legs.reduce((a, h) => a.plus(h.tx.amount), ZERO);
+  const rejected = w.swap?.status === 'REJECTED';
+  const problems: string[] = [];
+  if (!debitLeg.some((h) => h.tx.amount.isNegative())) problems.push(`no debit in the ${from ?? 'source'} wallet`);
+  if (!creditLeg.some((h) => !h.tx.amount.isNegative())) problems.push(`no credit in the ${to} wallet`);
+  const others = hits.filter((h) => h.tx.currency !== from && h.tx.currency !== to);
+  if (others.length) problems.push(`${others.length} movement(s) of its reference in another currency`);
+  const expect = (legs: readonly Hit[], currency: string | undefined, amount: string | undefined, sign: 1 | -1) => {
+    const want = rejected ? ZERO : readAmount(amount)?.times(sign);
+    if (want !== undefined && legs.length && !sum(legs).equals(want))
+      problems.push(
+        `${rejected ? 'REJECTED: ' : ''}${money(sum(legs), currency)} ${currency} moved, the swap says ${money(want, currency)}`,
+      );
+    if (currency) sums.addSwap(currency, legs, want ?? sum(legs));
+  };
+  expect(debitLeg, from, w.swap?.sourceAmount, -1);
+  expect(creditLeg, to, w.swap?.destinationAmount, 1);
+  return {
+    currency: w.currency,
+    reference: w.reference,
+    ...(w.swap ? { id: w.swap.id, status: w.swap.status } : {}),
+    sourceCurrency: from,
+    debit: money(sum(debitLeg), from),
+    destinationCurrency: to,
+    credit: money(sum(creditLeg), to),
+    ...(w.swap?.exchangeRate ? { exchangeRate: w.swap.exchangeRate } : {}),
+    transactionIds: hits.flatMap((h) => (h.tx.id ? [h.tx.id] : [])),
+    ok: problems.length === 0,
+    problems: problems.map((p) => `swap ${w.reference}${w.swap ? ` (${w.swap.id})` : ''}: ${p}`),
+  };
+}
+
+/**
+ * The period: from `--since`, else the batch's first movement (or its payouts' earliest
+ * createdAt), to `--until`, else with no end: whatever the listing holds was made before it was
+ * read, so a debit a minute after the batch's last movement is judged too. A movement without a
+ * date is placed by its position in the listing (newest first): in the period when it is above the
+ * batch's oldest movement; with nothing to place it by, it is counted in, so nothing unexplained
+ * is hidden.
+ */
+function periodOf(input: TieOutInput, mine: readonly Hit[]) {
+  const dates = [...mine.map((m) => timeOf(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => timeOf(p.createdAt))].filter(
+    (t): t is number => t !== undefined,
+  );
+  const from = timeOf(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
+  const to = untilTime(input.until);
+  const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
+  const oldest = Math.max(...mine.map((m) => m.index));
+  const used = { dates: false, order: false };
+  const contains = ({ tx, index }: Hit): boolean => {
+    const t = timeOf(tx.createdAt);
+    if (t !== undefined && (from !== undefined || to !== undefined)) {
+      used.dates = true;
+      return (from === undefined || t >= from) && (to === undefined || t <= to);
+    }
+    if (!byOrder) return true;
+    used.order = true;
+    return index <= oldest;
+  };
+  const described = (): TieOutReport['period'] => ({
+    from: from === undefined ? undefined : new Date(from).toISOString(),
+    to: to === undefined ? undefined : new Date(to).toISOString(),
+    by: used.dates ? 'dates' : used.order ? 'listing order' : 'none',
+  });
+  return { contains, described };
+}
+
+const foreign = (tx: ReconTx, explainedBy?: string): ForeignTransaction => ({
+  id: tx.id,
+  type: tx.amount.isNegative() ? 'DEBIT' : 'CREDIT',
+  amount: money(tx.amount, tx.currency),
+  currency: tx.currency,
+  walletId: tx.walletId,
+  reference: tx.reference,
+  createdAt: tx.createdAt,
+  ...(explainedBy ? { explainedBy } : {}),
+});
+
+/**
+ * What explains a debit no row of the batch does: a payout another batch of the account's ledger
+ * created (its payoutRef as the reference, or its id in metadata), else a swap between the
+ * business's wallets (spec §4.7: its debit and its credit share the reference, in two currencies;
+ * a refund is in the debit's own currency).
+ */
+function explainer(batches: readonly LedgerBatch[], transactions: readonly ReconTx[]) {
+  const byRef = new Map<string, string>();
+  const byId = new Map<string, string>();
+  for (const b of batches) {
+    for (const r of b.payoutRefs) if (!byRef.has(r)) byRef.set(r, b.name);
+    for (const id of b.payoutIds) if (!byId.has(id)) byId.set(id, b.name);
+  }
+  return (tx: ReconTx): string | undefined => {
+    const batch = (tx.reference ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
+    if (batch) return batch;
+    const leg = transactions.find(
+      (c) => tx.reference && c.reference === tx.reference && !c.amount.isNegative() && c.currency !== tx.currency,
+    );
+    return leg ? `swap to the ${leg.currency} wallet${leg.walletId ? ` ${leg.walletId}` : ''}` : undefined;
+  };
+}
+
+const unexplainedProblem = (f: ForeignTransaction) =>
+  `unexplained debit ${f.amount} ${f.currency ?? ''}${f.walletId ? ` in wallet ${f.walletId}` : ''}${f.createdAt ? ` at ${f.createdAt}` : ''} (reference ${f.reference || '(none)'}${f.id ? `, transaction ${f.id}` : ''})`.replace(
+    / {2,}/g,
+    ' ',
+  );
+
+export function tieOut(input: TieOutInput): TieOutReport {
+  const { matched, unmatched, swapHits } = matchTransactions(input.rows, input.transactions, input.swaps);
+  const sums = new CurrencySums();
+  const rows = input.rows.map((r, i) => tieOutRow(r, matched.get(i), input.payouts, sums));
+  const problems = rows.flatMap((r) => r.problems.map((p) => `row ${r.rowNumber}${r.reference ? ` ${r.reference}` : ''}: ${p}`));
+  const swaps = (input.swaps ?? []).flatMap((w) => tieOutSwap(w, swapHits.get(w.reference) ?? [], sums) ?? []);
+  problems.push(...swaps.flatMap((w) => w.problems));
+
+  const period = periodOf(input, [
+    ...[...matched.values()].flatMap((slots) => [...slots.values()].flat()),
+    ...[...swapHits.values()].flat(),
+  ]);
+  const inPeriod = unmatched.filter(period.contains).map((h) => h.tx);
+  const explain = explainer(input.ledgerBatches ?? [], input.transactions);
+  const debits = inPeriod.filter((tx) => tx.amount.isNegative()).map((tx) => foreign(tx, explain(tx)));
+  const unexplained = debits.filter((f) => !f.explainedBy);
+  problems.push(...unexplained.map(unexplainedProblem));
+  const totals = sums.tieOuts(problems);
+
+  const created = rows.filter((r) => r.created);
+  return {
+    ok: problems.length === 0,
+    rows,
+    unexplained,
+    explained: debits.filter((f) => f.explainedBy),
+    otherCredits: inPeriod.filter((tx) => !tx.amount.isNegative()).map((tx) => foreign(tx)),
+    totals,
+    swaps,
+    period: period.described(),
+    problems,
+    counts: {
+      rows: rows.length,
+      created: created.length,
+      tiedOut: created.filter((r) => r.ok).length,
+      failedRefunded: created.filter((r) => r.ok && isFailedAfterCreation(r.status)).length,
+      earlierRefunded: rows.reduce((n, r) => n + r.earlier.filter((e) => e.ok).length, 0),
+      transactions: input.transactions.length,
+    },
+  };
+}

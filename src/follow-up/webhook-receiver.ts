@@ -1,0 +1,380 @@
+// `listen`: a webhook receiver on this machine (spec §6), its steps as in src/follow-up/README.md:
+// verify, drop replays, record (fsynced) and only then answer 200 (the delivery is durable before
+// the service is told it arrived), then apply, one at a time in arrival order, forward only.
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdirSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { PayoutClient } from '../client/client.ts';
+import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
+import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
+import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
+import { applyToResultsFile, type ApplyOptions, type ApplyResult, type StatusUpdate } from './apply-status.ts';
+import { acquireLock, type HeldLock } from '../files/lock.ts';
+import { canonicalJson } from '../engine/plan-file.ts';
+
+export const MAX_DELIVERY_BYTES = 1024 * 1024;
+/** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */
+export const SEEN_MAX = 200_000;
+export const INBOX_FILE = 'inbox.jsonl';
+
+export interface ListenerOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  secret: string;
+  /** Holds inbox.jsonl (accepted deliveries, applied marks) and listen.lock. */
+  stateDir: string;
+  /** State folders whose ledgers hold the batches' journals (apply.ts; default the per-user one). */
+  stateRoots?: string[];
+  /** Results files to apply status changes to. */
+  results?: string[];
+  /** Watch folders: the results files under done/, failed/ and processing/ (journals in the ledgers). */
+  watchDirs?: string[];
+  logger?: Logger;
+  /** The team ledger, when there is one (--ledger): its journals are searched too (apply.ts). */
+  shared?: ApplyOptions['shared'];
+}
+
+export type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
+
+export type RunningListener = Pick<WebhookListener, 'url' | 'port' | 'stats' | 'idle' | 'close'>;
+
+interface DeliveryLine extends JournalEvent {
+  t: 'delivery';
+  deliveryId: string;
+  eventType: string;
+  receivedAt: string;
+  /** The body exactly as received (verified JSON text). */
+  raw: string;
+  eventKey: string;
+}
+
+/**
+ * What makes an event the same event, whatever delivery carries it: its type and its `data` (for
+ * a status change the payout, the statuses and changedAt; for a wallet event its transaction).
+ * The delivery id and occurredAt are left out: a replay may bear new ones.
+ */
+export function eventKey(event: { eventType: string; data: unknown }): string {
+  return createHash('sha256')
+    .update(`${event.eventType}\n${canonicalJson(event.data)}`)
+    .digest('base64url')
+    .slice(0, 32);
+}
+
+/** The results files a listener is pointed at, found afresh for each event (a watch adds files). */
+export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
+  const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
+  for (const dir of o.watchDirs ?? []) {
+    const stateDirs = watchStateDir(dir);
+    for (const sub of ['done', 'failed', 'processing']) {
+      const base = join(resolve(dir), sub);
+      for (const claim of existsSync(base) ? readdirSync(base) : []) {
+        let entries: Dirent[];
+        try {
+          entries = readdirSync(join(base, claim), { withFileTypes: true }); // (a file there is no claim: ENOTDIR)
+        } catch {
+          continue;
+        }
+        // Regular files only: a link (e.g. one refused by a watch and kept in failed/) is never written through.
+        for (const e of entries)
+          if (e.isFile() && !e.name.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(e.name))
+            out.push({ file: join(base, claim, e.name), stateDirs });
+      }
+    }
+  }
+  return out;
+}
+
+/** The "stateDir" of a watch folder's configuration (its ledgers), when it names one. */
+function watchStateDir(dir: string): string[] {
+  try {
+    const cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as { stateDir?: unknown };
+    return typeof cfg.stateDir === 'string' && cfg.stateDir ? [resolve(dir, cfg.stateDir)] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A CSV that does not contain the id cannot hold its row: skip parsing it. */
+function mayHold(file: string, payoutId: string): boolean {
+  if (/\.xlsx$/i.test(file)) return true;
+  try {
+    return readFileSync(file, 'utf8').includes(payoutId);
+  } catch {
+    return false;
+  }
+}
+
+type InboxLine = DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: string });
+
+/**
+ * A running `listen`: one method per step of a delivery, in the order of the header above:
+ * `receive` (read the body), `accept` (verify, deduplicate, record, answer), then `apply`, one at a
+ * time. `start` takes the state folder's lock and recovers the inbox before it listens.
+ */
+export class WebhookListener {
+  url = '';
+  port = 0;
+  private readonly log: Logger | undefined;
+  private readonly inbox: JournalWriter;
+  private readonly heartbeat: ReturnType<typeof setInterval>;
+  private readonly server: Server;
+  private readonly counts: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
+  /** Delivery ids ("id:…") and events ("event:…") already recorded: the newest SEEN_MAX, in insertion order. */
+  private readonly seen = new Set<string>();
+  /** The deliveries being applied, one at a time, in arrival order. */
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly o: ListenerOptions,
+    private readonly stateDir: string,
+    private readonly lock: HeldLock,
+  ) {
+    this.log = o.logger;
+    this.heartbeat = setInterval(() => lock.touch(), 10_000);
+    this.heartbeat.unref();
+    const inboxPath = join(stateDir, INBOX_FILE);
+    const unapplied = this.recover(readJournal<InboxLine>(inboxPath).events);
+    this.inbox = JournalWriter.open(inboxPath);
+    // Accepted before a restart but never applied: apply them first, in order.
+    for (const d of unapplied) this.enqueue(d);
+    this.server = createServer((req, res) => {
+      try {
+        this.receive(req, res);
+      } catch (e) {
+        this.log?.error({ err: (e as Error).message }, 'listener error');
+        if (!res.headersSent) answer(res, 500, { error: 'internal' });
+      }
+    });
+  }
+
+  static async start(o: ListenerOptions): Promise<WebhookListener> {
+    if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
+    const stateDir = resolve(o.stateDir);
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    // One listener per state folder: another one's lock is LockBusy.
+    const lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
+    const listener = new WebhookListener(o, stateDir, lock);
+    try {
+      await listener.listen();
+    } catch (e) {
+      listener.release();
+      throw e;
+    }
+    return listener;
+  }
+
+  /** The inbox as left by the last run: the keys it recorded (seen), and its deliveries not applied. */
+  private recover(lines: InboxLine[]): DeliveryLine[] {
+    const appliedIds = new Set<string>();
+    for (const e of lines) {
+      if (e.t === 'delivery') this.remember(e);
+      else if (e.t === 'applied') appliedIds.add(e.deliveryId);
+    }
+    return lines.filter((e): e is DeliveryLine => e.t === 'delivery' && !appliedIds.has(e.deliveryId));
+  }
+
+  /** A recorded delivery's id and event, as the newest keys (the oldest forgotten past SEEN_MAX). */
+  private remember(d: DeliveryLine): void {
+    for (const k of [`id:${d.deliveryId}`, `event:${d.eventKey}`]) {
+      this.seen.delete(k);
+      this.seen.add(k);
+    }
+    while (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.values().next().value!);
+  }
+
+  private async listen(): Promise<void> {
+    const host = this.o.host ?? '127.0.0.1';
+    await new Promise<void>((ok, fail) => {
+      this.server.once('error', fail);
+      this.server.listen(this.o.port, host, () => ok());
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+    this.url = `http://${host.includes(':') ? `[${host}]` : host}:${this.port}/`;
+    this.log?.info(
+      { url: this.url, stateDir: this.stateDir, results: this.o.results ?? [], watchDirs: this.o.watchDirs ?? [] },
+      'listening',
+    );
+  }
+
+  /** Reads a request's body (at most MAX_DELIVERY_BYTES), then hands it to `accept`. */
+  private receive(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== 'POST') return answer(res, 405, { error: 'POST a webhook delivery' });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_DELIVERY_BYTES) tooBig = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => {
+      if (tooBig) return answer(res, 413, { error: 'body over 1 MB' });
+      this.accept(req, Buffer.concat(chunks), res);
+    });
+    req.on('error', () => answer(res, 400, { error: 'bad request' }));
+  }
+
+  /** Steps 1 to 3: verified, not a replay, recorded (fsynced) and only then answered 200. */
+  private accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
+    let verified: ReturnType<typeof verifyWebhook>;
+    try {
+      verified = verifyWebhook({ rawBody: raw, headers: req.headers, secret: this.o.secret });
+    } catch (e) {
+      if (!(e instanceof WebhookVerificationError)) throw e;
+      this.counts.rejected++;
+      const deliveryId = req.headers['x-service-delivery-id'];
+      this.log?.warn({ reason: e.reason, deliveryId, remote: req.socket.remoteAddress }, 'delivery refused, nothing applied');
+      return answer(res, e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401, { error: e.reason });
+    }
+    const id = verified.deliveryId;
+    // From the body as received (all of its data, not only the fields the spec names), as at start.
+    const key = eventKey(JSON.parse(raw.toString('utf8')) as WebhookEvent);
+    if (this.seen.has(`id:${id}`) || this.seen.has(`event:${key}`)) {
+      this.counts.duplicates++;
+      this.log?.info(
+        { deliveryId: id, eventType: verified.event.eventType, eventKey: key, sameDeliveryId: this.seen.has(`id:${id}`) },
+        'replayed delivery dropped',
+      );
+      return answer(res, 200, { received: true, duplicate: true });
+    }
+    const line: DeliveryLine = {
+      t: 'delivery',
+      deliveryId: id,
+      eventType: verified.event.eventType,
+      receivedAt: new Date().toISOString(),
+      eventKey: key,
+      raw: raw.toString('utf8'),
+    };
+    try {
+      this.inbox.append(line, { sync: true });
+    } catch (e) {
+      this.log?.error({ deliveryId: id, err: (e as Error).message }, 'delivery not recorded: answered 503 so the service sends it again');
+      return answer(res, 503, { error: 'not recorded' });
+    }
+    this.remember(line);
+    this.counts.accepted++;
+    answer(res, 200, { received: true });
+    if (!this.closed) this.enqueue(line);
+  }
+
+  private enqueue(d: DeliveryLine): void {
+    this.chain = this.chain
+      .then(() => this.apply(d))
+      .catch((e: unknown) => {
+        this.log?.error(
+          { deliveryId: d.deliveryId, err: (e as Error).message },
+          'delivery not applied: it is applied again on the next start',
+        );
+      });
+  }
+
+  /** Step 4: a status change to the rows it names; a wallet event logged. Then the "applied" line. */
+  private async apply(d: DeliveryLine): Promise<void> {
+    const event = JSON.parse(d.raw) as WebhookEvent;
+    let rows = 0;
+    if (event.eventType === 'payout.status.changed' || event.eventType === 'payout.status.changed.v1') {
+      rows = await this.applyStatusEvent(event, d.deliveryId);
+    } else {
+      const { eventType, data } = event as WalletEvent;
+      const { transactionType, amount, currency, reference, transactionId } = data;
+      const fields = { deliveryId: d.deliveryId, eventType, transactionType, amount, currency, reference, transactionId };
+      this.log?.info(fields, eventType === 'wallet.credited' ? 'wallet credited' : 'wallet debited');
+    }
+    this.inbox.append({ t: 'applied', deliveryId: d.deliveryId, rows, at: new Date().toISOString() });
+    this.counts.applied++;
+  }
+
+  /** The status change to every results file listened for that holds the payout; the rows changed. */
+  private async applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
+    const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
+    const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
+    let rows = 0;
+    let matched = false;
+    for (const t of targetFiles(this.o)) {
+      if (!mayHold(t.file, payoutId)) continue;
+      let r: ApplyResult;
+      try {
+        r = await applyToResultsFile(t.file, [update], {
+          stateDirs: t.stateDirs,
+          stateRoots: this.o.stateRoots,
+          shared: this.o.shared,
+          logger: this.log,
+        });
+      } catch (err) {
+        if ((err as { code?: string }).code === 'FILE_NOT_FOUND') continue; // moved by a watch meanwhile
+        throw err;
+      }
+      rows += r.applied.length;
+      matched ||= r.applied.length + r.ignored.length > 0;
+      const where = { deliveryId, payoutId, file: t.file };
+      for (const c of r.applied)
+        this.log?.info({ ...where, row: c.rowNumber, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status applied');
+      for (const c of r.ignored)
+        this.log?.info(
+          { ...where, row: c.rowNumber, held: c.from, received: c.to, why: c.decision.why },
+          'status not applied: the row holds a later one',
+        );
+    }
+    if (!matched) this.log?.info({ deliveryId, payoutId, newStatus: status }, 'no row of the files listened for holds this payout');
+    return rows;
+  }
+
+  stats(): ListenerStats {
+    return { ...this.counts };
+  }
+
+  /** Resolves when every accepted delivery has been applied. */
+  async idle(): Promise<void> {
+    let last: Promise<void>;
+    do {
+      last = this.chain;
+      await last;
+    } while (last !== this.chain);
+  }
+
+  /** Stops taking deliveries, lets the ones accepted be applied, then lets go of the state folder. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await new Promise<void>((ok) => {
+      this.server.close(() => ok());
+      this.server.closeAllConnections?.();
+    });
+    await this.chain;
+    this.release();
+  }
+
+  private release(): void {
+    clearInterval(this.heartbeat);
+    this.inbox.close();
+    this.lock.release();
+  }
+}
+
+export const startListener = (o: ListenerOptions): Promise<RunningListener> => WebhookListener.start(o);
+
+function answer(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** `--register URL`: creates the business's one subscription, or points the existing one here. */
+export async function registerSubscription(
+  client: PayoutClient,
+  url: string,
+  secret: string,
+): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
+  // the stored record's fields are "not shown" (spec §4.13): the url we sent is the one we know
+  const existing = (await client.listWebhooks()).data[0];
+  if (existing) {
+    const s = await client.updateWebhook(existing.id, { url, secret });
+    return { action: 'updated', id: s.id, url: s.url ?? url };
+  }
+  const s = await client.registerWebhook({ url, secret });
+  return { action: 'created', id: s.id, url: s.url ?? url };
+}

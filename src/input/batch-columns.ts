@@ -1,0 +1,209 @@
+// The columns of a batch file and how a file's own headers are matched to them.
+// Headers match ignoring case and every character that is not a letter or a digit, so
+// "Source Amount", "source_amount" and "SOURCE-AMOUNT" are all sourceAmount; then a fixed list of
+// aliases covers the names common exports use ("Amount", "IBAN", "Beneficiary Name", ...).
+import type { Beneficiary } from '../spec/beneficiary.ts';
+import { InputError } from './input-errors.ts';
+
+/** The payout columns, in template order. */
+export const PAYOUT_COLUMNS = [
+  'reference',
+  'sourceAmount',
+  'sourceCurrency',
+  'destinationCurrency',
+  'destinationCountryCode',
+  'method',
+] as const;
+/** Beneficiary columns (spec §2 Beneficiary: the fields of its schema), in template order. */
+export const BENEFICIARY_COLUMNS = (
+  'accountName accountCurrency accountNumber iban swiftCode bankName beneficiaryCountry intermediarySwift address city ' +
+  'postCode routingNumber accountType bankCode sortCode fpsId phoneNumber email alipayId openId wechatUserId countryCode'
+).split(' ') as BeneficiaryColumn[];
+export const TRAILING_COLUMNS = ['narration', 'remitterAddress', 'documents', 'withdrawal'] as const;
+
+export const CANONICAL_FIELDS = [...PAYOUT_COLUMNS, ...BENEFICIARY_COLUMNS, ...TRAILING_COLUMNS] as const;
+export type CanonicalField = (typeof CANONICAL_FIELDS)[number];
+export type BeneficiaryColumn = keyof typeof Beneficiary.shape;
+
+/**
+ * Columns every file must have (a missing one is a file-level error). Per-method beneficiary
+ * columns are not required of the file: a SEPA-only file needs no sortCode column; a row that
+ * needs a value from an absent column gets a row error instead. narration is required because
+ * the initiate body requires it (src/spec/schemas.ts).
+ */
+const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];
+
+/** Header text as compared: lower case, letters and digits only. */
+export const normalizeHeader = (h: string): string =>
+  h
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
+
+/**
+ * Aliases of common export names, written as they appear in files (normalized before use) and
+ * separated by ", ". The README lists the same table; test/input/columns.test.ts checks none collides.
+ */
+export const COLUMN_ALIASES: Partial<Record<CanonicalField, string>> = {
+  reference:
+    'Ref, Payment Reference, Payout Reference, Transaction Reference, Your Reference, Customer Reference, Reference Number, Ref No',
+  sourceAmount: 'Amount, Send Amount, Payment Amount, Amount To Send, Net Pay, Net Amount, Debit Amount',
+  sourceCurrency: 'Currency, Send Currency, From Currency, Debit Currency, Source Ccy, Ccy',
+  destinationCurrency: 'Receive Currency, To Currency, Payout Currency, Credit Currency, Destination Ccy',
+  destinationCountryCode: 'Destination Country, Country, To Country, Receiving Country',
+  method: 'Payment Method, Payout Method, Payment Type, Transfer Method, Payment Rail, Rail',
+  accountName:
+    'Beneficiary Name, Beneficiary, Payee, Payee Name, Name, Account Holder, Account Holder Name, Recipient Name, Employee Name, Full Name',
+  accountCurrency: 'Beneficiary Account Currency, Account Ccy',
+  accountNumber:
+    'Account No, Account No., Acct No, Account Num, Account, Bank Account, Bank Account Number, Beneficiary Account, Beneficiary Account Number, NUBAN',
+  iban: 'IBAN Number, IBAN Code, Beneficiary IBAN, International Bank Account Number',
+  swiftCode: 'SWIFT, BIC, SWIFT/BIC, BIC/SWIFT, SWIFT BIC, SWIFT Code, BIC Code, SWIFT/BIC Code, Bank BIC, Bank SWIFT',
+  bankName: 'Bank, Beneficiary Bank, Name of Bank',
+  beneficiaryCountry: 'Recipient Country, Beneficiary Country Code',
+  intermediarySwift: 'Intermediary BIC, Intermediary SWIFT Code, Intermediary Bank BIC, Correspondent BIC',
+  address: 'Beneficiary Address, Street, Street Address, Address Line 1, Address 1',
+  city: 'Town, Beneficiary City',
+  postCode: 'Postal Code, Post Code, Postcode, ZIP, ZIP Code',
+  routingNumber: 'Routing, ABA, ABA Number, ABA Routing Number, Routing Transit Number, RTN',
+  accountType: 'Checking/Savings, Type of Account',
+  bankCode: 'NIP Code, NIBSS Code, CBN Code, NIP Bank Code',
+  sortCode: 'Sort, Bank Sort Code, Sort Code Number',
+  fpsId: 'FPS, FPS ID, FPS Identifier, FPS Proxy ID',
+  phoneNumber: 'Phone, Mobile, Mobile Number, Mobile No, Telephone, Tel, Phone No, MSISDN',
+  email: 'E-mail, Email Address, E-mail Address, Beneficiary Email',
+  alipayId: 'Alipay, Alipay ID, Alipay Account',
+  openId: 'WeChat OpenID, WeChat Open ID',
+  wechatUserId: 'WeChat ID, WeChat User ID, WeChat, Weixin ID',
+  narration:
+    'Description, Payment Description, Memo, Narrative, Payment Details, Remittance Information, Remittance Info, Purpose, Payment Purpose',
+  remitterAddress: 'Payer Address, Sender Address',
+  documents: 'Document, Supporting Document, Supporting Documents, Invoice, Invoices, Attachment, Attachments',
+  withdrawal: 'Is Withdrawal, Own Account, Withdraw',
+};
+
+const EXACT = new Map<string, CanonicalField>(CANONICAL_FIELDS.map((f) => [normalizeHeader(f), f]));
+const ALIAS = new Map<string, CanonicalField>();
+for (const f of CANONICAL_FIELDS) {
+  for (const a of COLUMN_ALIASES[f]?.split(', ') ?? []) {
+    const n = normalizeHeader(a);
+    if (!EXACT.has(n)) ALIAS.set(n, f);
+  }
+}
+
+/** The canonical field a header names, and whether by its own name or by an alias. */
+export function matchHeader(header: string): { field: CanonicalField; by: 'name' | 'alias' } | undefined {
+  const n = normalizeHeader(header);
+  const exact = EXACT.get(n);
+  if (exact) return { field: exact, by: 'name' };
+  const alias = ALIAS.get(n);
+  return alias ? { field: alias, by: 'alias' } : undefined;
+}
+
+/** A file's headers in order, made unique ("Notes", "Notes (2)") and never empty; the results reader names them alike. */
+export function uniqueColumns(rawHeaders: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return rawHeaders.map((raw, i) => {
+    const h = raw.trim() || `(column ${i + 1})`;
+    const count = (seen.get(h) ?? 0) + 1;
+    seen.set(h, count);
+    return count > 1 ? `${h} (${count})` : h;
+  });
+}
+
+export interface ColumnMapping {
+  /** The file's headers in order, made unique ("Notes", "Notes (2)") and never empty. */
+  columns: string[];
+  /** header → canonical field, for the headers that map to one. */
+  mapping: Record<string, CanonicalField>;
+  /** canonical field → header. */
+  fields: Partial<Record<CanonicalField, string>>;
+  /** Notes about the header (a header ignored because another one names the same field). */
+  notes: string[];
+}
+
+/**
+ * Matches a header row. Throws InputError NO_HEADER when nothing matches, DUPLICATE_COLUMNS when
+ * two headers name the same field and neither is its exact name, or both are (the same header
+ * twice: "reference" and "reference", or "reference" and "Reference"), MISSING_COLUMNS listing
+ * every required column that is absent. An exact name and an alias of the same field: the exact
+ * name gives the field and the alias column is kept as an extra column, with a note.
+ * Headers are matched as written, before they are made unique: a second "reference" is not the
+ * unknown column "reference (2)". Unknown headers repeated are allowed and made unique.
+ */
+export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
+  const columns = uniqueColumns(rawHeaders);
+
+  // A cell of a row is keyed by its header: "__proto__" cannot be a key of a plain object, and a
+  // column silently left out is a row silently changed.
+  const unusable = rawHeaders.findIndex((h) => h.trim() === '__proto__');
+  if (unusable >= 0)
+    throw new InputError(
+      'UNUSABLE_HEADER',
+      file,
+      `${file}: column ${unusable + 1} of header row ${headerRow} is headed "__proto__", which cannot name a column. Rename it.`,
+      headerRow,
+    );
+
+  // A results file (src/results) is a valid input again: no result column names a payout field,
+  // so its result columns are kept as extra cells.
+  const byField = new Map<CanonicalField, { header: string; raw: string; index: number; by: 'name' | 'alias' }[]>();
+  rawHeaders.forEach((raw, index) => {
+    const m = matchHeader(raw);
+    if (!m) return;
+    const list = byField.get(m.field) ?? [];
+    list.push({ header: columns[index]!, raw: raw.trim(), index, by: m.by });
+    byField.set(m.field, list);
+  });
+  if (byField.size === 0) {
+    throw new InputError(
+      'NO_HEADER',
+      file,
+      `${file}: row ${headerRow} is not a header row: none of its cells names a payout column (expected headers such as ${REQUIRED_COLUMNS.join(', ')}).`,
+      headerRow,
+    );
+  }
+
+  const mapping: Record<string, CanonicalField> = {};
+  const fields: Partial<Record<CanonicalField, string>> = {};
+  const notes: string[] = [];
+  const conflicts: string[] = [];
+  for (const [field, list] of byField) {
+    const exact = list.filter((c) => c.by === 'name');
+    let chosen: string | undefined;
+    if (exact.length === 1) chosen = exact[0]!.header;
+    else if (exact.length === 0 && list.length === 1) chosen = list[0]!.header;
+    if (!chosen) {
+      // the exact names when there are several (the aliases beside them are not the problem)
+      const named = exact.length > 1 ? exact : list;
+      const shown = named.slice(0, 5).map((c) => `"${c.raw}" (column ${c.index + 1})`);
+      if (named.length > 5) shown.push(`${named.length - 5} more`);
+      conflicts.push(`${shown.join(named.length > 5 ? ', ' : ' and ')} ${named.length === 2 ? 'both' : 'all'} name ${field}`);
+      continue;
+    }
+    mapping[chosen] = field;
+    fields[field] = chosen;
+    for (const other of list) {
+      if (other.header !== chosen) notes.push(`column "${other.header}" is kept as an extra column: "${chosen}" already gives ${field}`);
+    }
+  }
+  if (conflicts.length) {
+    throw new InputError(
+      'DUPLICATE_COLUMNS',
+      file,
+      `${file}: ambiguous columns: ${conflicts.join('; ')}. Rename or remove all but one.`,
+      headerRow,
+    );
+  }
+  const missing = REQUIRED_COLUMNS.filter((f) => !fields[f]);
+  if (missing.length) {
+    throw new InputError(
+      'MISSING_COLUMNS',
+      file,
+      `${file}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (header row ${headerRow}). ` +
+        `Headers match ignoring case, spaces, "_" and "-"; see "payout-batch template" for a file with every column.`,
+      headerRow,
+    );
+  }
+  return { columns, mapping, fields, notes };
+}

@@ -1,0 +1,39 @@
+// The one error type of the input boundary: a file that cannot be used as a batch at all.
+// The CLI turns it into a one-line message and exit code 2; rows are never sent after one.
+
+export type InputErrorCode =
+  | 'FILE_NOT_FOUND'
+  | 'UNREADABLE'
+  | 'UNSUPPORTED_FORMAT'
+  | 'EMPTY_FILE'
+  | 'NO_HEADER'
+  | 'MISSING_COLUMNS'
+  | 'DUPLICATE_COLUMNS'
+  /** A header no cell can be named by (`__proto__`). */
+  | 'UNUSABLE_HEADER'
+  | 'ENCODING'
+  | 'MALFORMED_CSV'
+  | 'SHEET_NOT_FOUND'
+  /** Over a size limit of src/input/size-limits.ts (a workbook too big, or one that unpacks to too much). */
+  | 'TOO_LARGE'
+  /** Ctrl-C or SIGTERM while the file was read: the rest was not read, and nothing was sent. */
+  | 'STOPPED';
+
+export class InputError extends Error {
+  constructor(
+    readonly code: InputErrorCode,
+    readonly file: string,
+    message: string,
+    /** The spreadsheet row the problem was found on, when there is one. */
+    readonly row?: number,
+  ) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
+/** Makes a reader's error from a code and a message: an InputError here, a ResultsError for a results file. */
+export type Refuse = (
+  code: Extract<InputErrorCode, 'FILE_NOT_FOUND' | 'UNREADABLE' | 'UNSUPPORTED_FORMAT' | 'EMPTY_FILE' | 'ENCODING' | 'SHEET_NOT_FOUND'>,
+  message: string,
+) => Error;

@@ -1,0 +1,46 @@
+// Reading a batch file, to rows keyed by the file's own headers, with the mapping of those headers
+// to the payout columns. No validation happens here. One reader per format (reader.ts BatchReader):
+// a new format is one file and one entry in READERS. The format is found by content, never by
+// name alone: each reader in turn says whether the first bytes are its format.
+import { open } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { InputError, type Refuse } from './input-errors.ts';
+import { csvReader } from './csv-reader.ts';
+import { excelReader } from './excel-reader.ts';
+import { fileSize, type BatchReader, type BatchSource, type ReadOptions } from './reader.ts';
+
+export { InputError } from './input-errors.ts';
+export type { RawRow } from './records.ts';
+export type { BatchSource, ReadOptions } from './reader.ts';
+
+/** The readers, asked in this order: a workbook's magic bytes before text. */
+const READERS: readonly BatchReader[] = [excelReader, csvReader];
+
+const HEAD_BYTES = 1024 * 1024;
+
+/** Opens a batch file. Throws InputError for a file that cannot be used (exit code 2). */
+export async function readBatch(file: string, options: ReadOptions = {}): Promise<BatchSource> {
+  const refuse: Refuse = (code, message) => new InputError(code, file, message);
+  const size = await fileSize(file, 'a batch file', refuse);
+  let head: Buffer;
+  try {
+    const fh = await open(file, 'r');
+    try {
+      const buf = Buffer.alloc(Math.min(size, HEAD_BYTES));
+      head = buf.subarray(0, (await fh.read(buf, 0, buf.length, 0)).bytesRead);
+    } finally {
+      await fh.close();
+    }
+  } catch (e) {
+    throw refuse('UNREADABLE', `${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
+  }
+
+  const found = READERS.map((reader) => ({ reader, format: reader.formatOf(head) })).find((r) => r.format !== undefined);
+  if (!found?.format) {
+    throw refuse('UNSUPPORTED_FORMAT', `${file}: not a CSV or Excel file (it holds binary data). Save the batch as CSV (UTF-8) or .xlsx.`);
+  }
+  const ext = extname(file).toLowerCase();
+  const owner = READERS.find((r) => r !== found.reader && r.ownExtensions?.extensions.includes(ext));
+  if (owner) throw refuse('UNSUPPORTED_FORMAT', owner.ownExtensions!.misnamed(file, ext));
+  return found.reader.open({ file, head, size, format: found.format, options, refuse });
+}

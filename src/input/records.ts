@@ -1,0 +1,145 @@
+// From records (arrays of cell texts with their spreadsheet row numbers) to batch rows: the header
+// row, the column mapping, blank rows and a trailing totals row, shared by the CSV and Excel readers.
+import { mapColumns, type CanonicalField, type ColumnMapping } from './batch-columns.ts';
+import { InputError } from './input-errors.ts';
+
+/** One record as a reader produced it. */
+export interface SourceRecord {
+  /** The row number as the spreadsheet shows it (the header row is normally 1). */
+  rowNumber: number;
+  values: string[];
+  /** Excel only: the raw number of a numeric cell, by column index (undefined elsewhere). */
+  numbers?: (number | undefined)[];
+  /** Excel only: what a date-formatted cell shows ("5/1/26"), by column index (its value is the ISO date). */
+  dates?: (string | undefined)[];
+}
+
+/** One payout row of the file. */
+export interface RawRow {
+  /** Spreadsheet row number: header is row 1, the first data row 2 (see src/input/README.md "Row numbers"). */
+  rowNumber: number;
+  /** Every cell by the file's own (unique) header, trimmed of surrounding whitespace. */
+  cells: Record<string, string>;
+  /** Excel only: cells that were numbers, by header, with their raw value (for the Excel traps). */
+  numbers?: Record<string, number>;
+  /** Excel only: cells formatted as dates, by header, with the text Excel shows ("5/1/26"). */
+  dates?: Record<string, string>;
+  /** How many non-empty cells lay beyond the last header (a delimiter inside an unquoted value). */
+  extraCells?: number;
+}
+
+export interface InputWarning {
+  code: 'BLANK_ROWS' | 'TOTALS_ROW' | 'COLUMN_IGNORED';
+  /** First row concerned (undefined for header notes). */
+  row?: number;
+  /** Last row of a range of blank rows. */
+  rowEnd?: number;
+  message: string;
+}
+
+const TOTAL_WORD = /^(grand\s*|sub\s*)?totals?\s*:?$|^sum\s*:?$/i;
+
+const isBlank = (values: string[]): boolean => values.every((v) => v.trim() === '');
+
+/** A cell that labels a total: "total", "totals", "grand total", "subtotal" or "sum", with or without a colon. */
+const isTotalLabel = (v: string): boolean => TOTAL_WORD.test(v.trim());
+
+const blankRows = (from: number, to: number, where = ''): InputWarning => ({
+  code: 'BLANK_ROWS',
+  row: from,
+  rowEnd: to,
+  message: `${from === to ? `row ${from} is` : `rows ${from}-${to} are`} blank${where} and skipped`,
+});
+
+export interface ShapedRows extends Omit<ColumnMapping, 'notes'> {
+  headerRow: number;
+  /** Notes about the file, appended while rows are read: complete once `rows` is exhausted. */
+  warnings: InputWarning[];
+  /** The payout rows, in file order. Single pass. */
+  rows: AsyncIterable<RawRow>;
+}
+
+/**
+ * Reads the header from the first non-blank record and returns the remaining records as rows.
+ * Blank rows are skipped with one warning per run of them; the last non-blank row is skipped
+ * with a warning when it is a totals row: a cell reads "Total", "Totals", "Grand total",
+ * "Subtotal" or "Sum", or reference, method and accountName are all empty while sourceAmount is not.
+ */
+export async function shapeRows(file: string, records: AsyncIterable<SourceRecord>): Promise<ShapedRows> {
+  const it = records[Symbol.asyncIterator]();
+  // up to the header, the first non-blank record (a reader that fails or ends has released its file)
+  const leadingBlank: number[] = [];
+  let first = await it.next();
+  for (; !first.done && isBlank(first.value.values); first = await it.next()) leadingBlank.push(first.value.rowNumber);
+  if (first.done) throw new InputError('EMPTY_FILE', file, `${file}: the file is empty: no header row and no payout rows.`);
+  const header = first.value;
+  let mapped: ColumnMapping;
+  try {
+    mapped = mapColumns(header.values, file, header.rowNumber);
+  } catch (e) {
+    await it.return?.(); // the reader releases the file when its records are abandoned
+    throw e;
+  }
+  const { columns, mapping, fields, notes } = mapped;
+  const warnings: InputWarning[] = notes.map((message) => ({ code: 'COLUMN_IGNORED', message }));
+  if (leadingBlank.length) warnings.push(blankRows(leadingBlank[0]!, leadingBlank.at(-1)!, ' above the header'));
+  const looksLikeTotals = totalsTest(mapped);
+
+  // The rest of the records as rows; the file is released when they end, fail or are abandoned.
+  async function* rows(): AsyncGenerator<RawRow> {
+    let blank: [number, number] | undefined;
+    let held: SourceRecord | undefined; // a totals row: skipped if it is the last
+    let read = 0; // non-blank records
+    try {
+      for (let next = await it.next(); !next.done; next = await it.next()) {
+        const r = next.value;
+        if (isBlank(r.values)) {
+          blank = [blank?.[0] ?? r.rowNumber, r.rowNumber];
+          continue;
+        }
+        read++;
+        if (held) yield rowOf(held, columns); // not the last row after all: an ordinary row, validated like any other
+        if (blank) warnings.push(blankRows(...blank));
+        blank = undefined;
+        held = looksLikeTotals(r) ? r : undefined;
+        if (!held) yield rowOf(r, columns);
+      }
+      if (held) {
+        const why = held.values.some(isTotalLabel) ? 'labelled as a total' : 'an amount with no reference, method or name';
+        warnings.push({
+          code: 'TOTALS_ROW',
+          row: held.rowNumber,
+          message: `row ${held.rowNumber} looks like a totals row (last row, ${why}) and was skipped`,
+        });
+      }
+      if (blank) warnings.push(blankRows(...blank));
+      if (read === (held ? 1 : 0))
+        throw new InputError('EMPTY_FILE', file, `${file}: the file has a header (row ${header.rowNumber}) but no payout rows.`);
+    } finally {
+      await it.return?.();
+    }
+  }
+  return { headerRow: header.rowNumber, columns, mapping, fields, warnings, rows: rows() };
+}
+
+/** A record as a row: its cells by header (trimmed), with the cells beyond the last column counted. */
+function rowOf(r: SourceRecord, columns: string[]): RawRow {
+  const row: RawRow = { rowNumber: r.rowNumber, cells: {} };
+  const extra = r.values.slice(columns.length).filter((v) => v.trim() !== '').length;
+  if (extra) row.extraCells = extra;
+  columns.forEach((c, i) => {
+    row.cells[c] = (r.values[i] ?? '').trim(); // (a "__proto__" header is refused: columns.ts)
+    if (r.numbers?.[i] !== undefined) (row.numbers ??= {})[c] = r.numbers[i];
+    if (r.dates?.[i] !== undefined) (row.dates ??= {})[c] = r.dates[i];
+  });
+  return row;
+}
+
+/** Whether a record looks like a totals row: a total label, or an amount with no reference, method or name. */
+function totalsTest({ columns, fields }: ColumnMapping): (r: SourceRecord) => boolean {
+  const at = (f: CanonicalField) => columns.indexOf(fields[f] ?? '');
+  const [reference, method, name, amount] = [at('reference'), at('method'), at('accountName'), at('sourceAmount')];
+  /** The cell at i is empty or blank (or there is no such column). */
+  const empty = (values: string[], i: number) => i < 0 || (values[i] ?? '').trim() === '';
+  return (r) => r.values.some(isTotalLabel) || ([reference, method, name].every((i) => empty(r.values, i)) && !empty(r.values, amount));
+}

@@ -1,0 +1,436 @@
+// The events the batch engine writes to a journal, and the fold that turns them back into each
+// row's state. A row is named by its reference (the row identity of the idempotency key).
+//
+// The fold is monotonic where money is concerned: once a row is `created` no later line can make
+// it look unsent, so a resumed run can never send it again. The one exception is `resend`
+// (`retry --resend-failed`), folded only when that payout FAILED or was REJECTED and its refund is
+// journalled: the row may then go again under attempt + 1, the old payout kept in `earlier`.
+import { z } from 'zod';
+import { scanJournal, type JournalScan } from './journal.ts';
+import { nextStatus } from '../spec/status-order.ts';
+
+export const JOURNAL_VERSION = 1;
+
+/** An amount as the service wrote it (money.ts ApiAmount): a JSON number, or a decimal string. */
+const Amount = z.union([z.number(), z.string()]);
+
+/** The first line of a journal: which batch this is. */
+const BatchHeader = z.object({
+  t: z.literal('batch'),
+  v: z.number(),
+  /** 64 hex: sha256 of the file's bytes, or of "pb1-batch-id|" + the --batch-id given (engine/identity.ts). */
+  batchId: z.string(),
+  batchIdSource: z.enum(['content', 'flag']),
+  /** The --batch-id as given, when one was. */
+  batchLabel: z.string().optional(),
+  /** Environment name (local, sandbox, production, custom), and the service account (engine/ledger.ts accountOf). */
+  env: z.string(),
+  account: z.string().optional(),
+  /** Absolute path of the batch file when the journal was created, and the sha256 of its bytes. */
+  file: z.string(),
+  fileSha256: z.string(),
+  /** Where the results file was written. */
+  results: z.string().optional(),
+  createdAt: z.string(),
+});
+export type BatchHeader = z.infer<typeof BatchHeader>;
+
+/**
+ * What the journal keeps of a created payout: enough for the results file without asking again.
+ * The fields the service's answer may lack (spec §4.2 promises only id, status, payoutRef,
+ * sourceAmount, destinationAmount and exchangeRate) are optional; the currencies and sourceAmount
+ * fall back on the request that created the payout.
+ */
+const PayoutSnapshot = z.object({
+  id: z.string(),
+  payoutRef: z.string().optional(),
+  status: z.string(),
+  sourceAmount: Amount,
+  sourceCurrency: z.string(),
+  destinationAmount: Amount.optional(),
+  destinationCurrency: z.string(),
+  transactionFees: Amount.optional(),
+  exchangeRate: Amount.optional(),
+  updatedAt: z.string().optional(),
+  documents: z.number(),
+  /** Set by later `status` lines (status refresh, webhooks): ADDITIONAL_INFO_UNDER_REVIEW. */
+  statusDetail: z.string().optional(),
+  /** Compact JSON of the payout's informationRequests while ADDITIONAL_INFO_REQUIRED. */
+  informationRequests: z.string().optional(),
+  /** The service's reason for the latest status (webhook data.reason), when one was given. */
+  reason: z.string().optional(),
+  /** Set by a `refund` line: the CREDIT the wallet's transactions show for this FAILED/REJECTED payout (exact decimal). */
+  refunded: z.string().optional(),
+  /**
+   * The payout's createdAt when it is before the `initiating` line of the attempt that received
+   * it: the service answered the key with a payout this ledger never created (spec §4.2 rule 1),
+   * already paid at this account (engine/send.ts).
+   */
+  existedBefore: z.string().optional(),
+  /**
+   * The initiate answer lacked what the results show, or the createdAt of a fresh attempt (sent at
+   * `sentAt`): read later from the payout list (engine/execute.ts completeCreated).
+   */
+  incomplete: z.object({ sentAt: z.string(), fresh: z.boolean() }).optional(),
+});
+export type PayoutSnapshot = z.infer<typeof PayoutSnapshot>;
+
+const ErrorSnapshot = z.object({
+  status: z.number().optional(),
+  code: z.string().optional(),
+  message: z.string(),
+  requestId: z.string().optional(),
+});
+export type ErrorSnapshot = z.infer<typeof ErrorSnapshot>;
+
+/** A swap as the service answered (spec §2 Swap): amounts as exact decimal text in their currency's minor units. */
+export const SwapSnapshot = z.object({
+  id: z.string(),
+  payoutRef: z.string().optional(),
+  status: z.string(),
+  sourceAmount: z.string().optional(),
+  sourceCurrency: z.string().optional(),
+  destinationAmount: z.string().optional(),
+  destinationCurrency: z.string().optional(),
+  exchangeRate: z.string().optional(),
+  createdAt: z.string().optional(),
+});
+export type SwapSnapshot = z.infer<typeof SwapSnapshot>;
+
+const at = z.string();
+/** A row's line names it by its reference; one of an attempt, the attempt (and its key); one of a payout, the payout. */
+const row = { ref: z.string(), attempt: z.number().int() };
+const step = { ...row, key: z.string() };
+const ofPayout = { ref: z.string(), payoutId: z.string() };
+const swapStep = { t: z.literal('swap'), currency: z.string(), reference: z.string(), attempt: z.number().int(), key: z.string() };
+
+/**
+ * The lines of a swap that funds a short wallet (engine/swap-send.ts), beside the rows', keyed by
+ * the short currency; the same steps as a row's under `phase` (`initiating`, `created`,
+ * `unknown`, `rejected`), and `stale-rate`: 'Invalid payout amount' (the rate moved, nothing
+ * moved; a new attempt follows only after the swaps list shows none); `status`: a later status.
+ */
+const SwapLine = z.discriminatedUnion('phase', [
+  z.object({ ...swapStep, phase: z.literal('initiating'), body: z.string(), at }),
+  z.object({ ...swapStep, phase: z.literal('created'), swap: SwapSnapshot, at }),
+  z.object({ ...swapStep, phase: z.enum(['unknown', 'rejected', 'stale-rate']), error: ErrorSnapshot, at }),
+  z.object({ t: z.literal('swap'), phase: z.literal('status'), currency: z.string(), reference: z.string(), swap: SwapSnapshot, at }),
+]);
+export type SwapEvent = z.infer<typeof SwapLine>;
+
+/** Every line of a journal but the header: the batch's, each row's and each swap's. */
+const RowLine = z.discriminatedUnion('t', [
+  z.object({ t: z.literal('run'), at, command: z.string(), pid: z.number() }),
+  z.object({ t: z.literal('run-end'), at, kind: z.string() }),
+  /** The plan's quote of a row, under `run --plan`. */
+  z.object({
+    t: z.literal('quote'),
+    ...row,
+    rate: Amount.optional(),
+    fee: Amount.optional(),
+    totalDeductible: Amount.optional(),
+    destinationAmount: Amount,
+  }),
+  /**
+   * A line of the batch, not of a row: a document uploaded, once per batch, by the sha256 of the
+   * bytes sent (for --merge-documents, of the merged PDF), and its documentUrl, reused by every
+   * row, attempt and run sending the same bytes (spec §4.6: the documentUrl is stable).
+   */
+  z.object({ t: z.literal('doc'), sha256: z.string(), url: z.string() }),
+  /** Written and fsynced before the request leaves: the key and the exact body text. */
+  z.object({ t: z.literal('initiating'), ...step, row: z.number(), body: z.string(), at }),
+  z.object({ t: z.literal('created'), ...step, requestId: z.string(), payout: PayoutSnapshot, at }),
+  /**
+   * rejected: a definitive refusal: the row may be edited and sent under attempt + 1.
+   * unknown: the answer never came or was a 5xx: resend the same key and body until known.
+   * conflict: 409 IDEMPOTENCY_KEY_CONFLICT: for a person to resolve, never resent under a new key.
+   */
+  z.object({ t: z.enum(['rejected', 'unknown', 'conflict']), ...step, error: ErrorSnapshot, at }),
+  z.object({ t: z.literal('patched'), ...ofPayout, documents: z.array(z.string()), at }),
+  z.object({ t: z.literal('patch-failed'), ...ofPayout, error: ErrorSnapshot, at }),
+  /**
+   * Written before a fresh attempt's initiate, for a row with documents: the documentUrl sent on
+   * initiate and those its payout is to get by PATCH once created (none when merged). Until a
+   * `patched` line, every later run attaches them (documentsToAttach).
+   */
+  z.object({ t: z.literal('attach'), ...row, supportingDocument: z.string(), documents: z.array(z.string()), at }),
+  /**
+   * A later status of a created payout, learnt by `status` (GET) or `listen` (webhook). Folded
+   * forward only (spec/status-order.ts): a resumed run or a retry never moves a row back.
+   */
+  z.object({
+    t: z.literal('status'),
+    ...ofPayout,
+    status: z.string(),
+    statusDetail: z.string().optional(),
+    informationRequests: z.string().optional(),
+    changedAt: z.string().optional(),
+    source: z.enum(['get', 'webhook']),
+    deliveryId: z.string().optional(),
+    reason: z.string().optional(),
+    at,
+  }),
+  /** The refund of a FAILED or REJECTED payout, seen in the wallet's transactions (a CREDIT referencing it): exact decimal text. */
+  z.object({ t: z.literal('refund'), ...ofPayout, amount: z.string(), transactionId: z.string().optional(), at }),
+  /** The payout of a `created` line marked `incomplete`, completed from the payout list (engine/execute.ts completeCreated). */
+  z.object({ t: z.literal('completed'), ...ofPayout, payout: PayoutSnapshot, at }),
+  /**
+   * `retry --resend-failed`, just before the new attempt's `initiating`: the row's payout FAILED or
+   * was REJECTED and its refund is journalled, so the row is open again for attempt + 1. Folded only
+   * under those conditions; the old payout is kept in `earlier`.
+   */
+  z.object({ t: z.literal('resend'), ...ofPayout, at }),
+  /**
+   * `retry` of a refused row: the service showed that key `attempt` holds no payout and never will
+   * (it holds a stored refusal: engine/spent.ts), so attempt + 1 may go under a new key. Written
+   * after the sends that prove it (their own initiating and answer lines) and before that attempt.
+   */
+  z.object({ t: z.literal('key-spent'), ...step, proof: z.string(), at }),
+  SwapLine,
+]);
+export type RowEvent = z.infer<typeof RowLine>;
+
+/** The one union of a journal's lines, defined here once. */
+export const JournalLine = z.union([BatchHeader, RowLine]);
+export type JournalLine = z.infer<typeof JournalLine>;
+
+export type RowPhase = 'none' | 'initiating' | 'unknown' | 'created' | 'rejected' | 'conflict';
+
+export interface RowState {
+  ref: string;
+  row?: number;
+  phase: RowPhase;
+  /** The latest attempt journalled (0: never initiated). */
+  attempt: number;
+  /** Key of the latest attempt. */
+  key?: string;
+  /**
+   * The exact body text of the latest attempt, kept while the row is unsettled (initiating or
+   * unknown: resent byte for byte) and after a refusal or conflict; dropped once the row is
+   * created, which is never sent again.
+   */
+  body?: string;
+  payout?: PayoutSnapshot;
+  requestId?: string;
+  error?: ErrorSnapshot;
+  /** The documentUrls of the latest attempt with documents, in order (the initiate's first). */
+  documents: string[];
+  patched: boolean;
+  patchError?: ErrorSnapshot;
+  /** The `attach` line of the latest attempt that had documents. */
+  attach?: { attempt: number; documents: string[] };
+  quote?: Omit<Extract<RowEvent, { t: 'quote' }>, 't' | 'ref'>;
+  /** Payouts of earlier attempts that FAILED or were REJECTED, were refunded and were sent again (`resend`). */
+  earlier?: PayoutSnapshot[];
+}
+
+/** A created payout that failed after creation (refunded by the service), which `retry --resend-failed` may send again. */
+export const isFailedAfterCreation = (status: string | undefined): boolean => status === 'FAILED' || status === 'REJECTED';
+
+export interface FoldedJournal {
+  header: BatchHeader | undefined;
+  rows: Map<string, RowState>;
+  /** The documents uploaded for the batch: sha256 of the bytes sent → documentUrl (`doc` lines). */
+  uploads: Map<string, string>;
+  runs: number;
+  /** A run started and never wrote its end: it crashed or was killed. */
+  interrupted: boolean;
+  /** The batch's swaps, one per short currency. */
+  swaps: Map<string, SwapState>;
+}
+
+/** Where a batch's swap for one currency stands: a row's steps (RowState), named by the short currency. */
+export interface SwapState {
+  currency: string;
+  reference: string;
+  /** The highest attempt journalled, and its key. */
+  attempt: number;
+  key: string;
+  /** The last step of that attempt (`status` lines update `swap`, not the phase). */
+  phase: Exclude<SwapEvent['phase'], 'status'>;
+  /** The exact body of the attempt's request, as journalled before it left. */
+  body?: string;
+  /** The swap as last known (created, or a later status). */
+  swap?: SwapSnapshot;
+  error?: ErrorSnapshot;
+}
+
+const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, documents: [], patched: false });
+
+/** Applies one line to the states (mutating). Unknown event types are ignored (forward compatible). */
+export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
+  if (e.t === 'batch' || e.t === 'run' || e.t === 'run-end') return applyBatchLine(folded, e);
+  if (e.t === 'doc') return void folded.uploads.set(e.sha256, e.url);
+  if (e.t === 'swap') return applySwap(folded.swaps, e);
+  const ev = e;
+  if (typeof ev.ref !== 'string') return;
+  let s = folded.rows.get(ev.ref);
+  if (!s) {
+    s = fresh(ev.ref);
+    folded.rows.set(ev.ref, s);
+  }
+  const created = s.phase === 'created';
+  switch (ev.t) {
+    case 'quote': {
+      const { attempt, rate, fee, totalDeductible, destinationAmount } = ev;
+      s.quote = { attempt, rate, fee, totalDeductible, destinationAmount };
+      break;
+    }
+    case 'initiating':
+      if (created) break;
+      s.row = ev.row;
+      s.phase = 'initiating';
+      s.attempt = Math.max(s.attempt, ev.attempt);
+      s.key = ev.key;
+      s.body = ev.body;
+      s.error = undefined;
+      break;
+    case 'created':
+      s.phase = 'created';
+      // Never needed again (a created row is never resent), and most of a journal's bytes.
+      s.body = undefined;
+      s.payout = ev.payout;
+      s.requestId = ev.requestId;
+      s.attempt = Math.max(s.attempt, ev.attempt);
+      s.key = ev.key;
+      s.error = undefined;
+      break;
+    case 'rejected':
+    case 'unknown':
+    case 'conflict':
+      if (created) break;
+      s.phase = ev.t;
+      s.error = ev.error;
+      s.requestId = ev.error.requestId;
+      break;
+    case 'patched':
+      s.patched = true;
+      s.patchError = undefined;
+      break;
+    case 'attach':
+      if (created) break;
+      s.attach = { attempt: ev.attempt, documents: ev.documents };
+      s.documents = [ev.supportingDocument, ...ev.documents];
+      break;
+    case 'patch-failed':
+      if (!s.patched) s.patchError = ev.error;
+      break;
+    case 'status':
+      if (created) applyStatus(s, ev);
+      break;
+    case 'refund':
+      if (created && s.payout && s.payout.id === ev.payoutId) s.payout = { ...s.payout, refunded: ev.amount };
+      break;
+    case 'completed':
+      if (created && s.payout && s.payout.id === ev.payoutId) s.payout = ev.payout;
+      break;
+    case 'resend':
+      if (created) applyResend(s, ev);
+      break;
+  }
+}
+
+/** A line about the batch, not a row: its header, and the start and end of each run. */
+function applyBatchLine(folded: FoldedJournal, e: Extract<JournalLine, { t: 'batch' | 'run' | 'run-end' }>): void {
+  // The latest header wins: a batch renamed before anything was sent records its new name.
+  if (e.t === 'batch') folded.header = e;
+  else if (e.t === 'run') {
+    folded.runs++;
+    folded.interrupted = true;
+  } else folded.interrupted = false;
+}
+
+/** A swap's line: as a row's, but a created swap stands whatever attempt came after it (the batch has its one swap). */
+function applySwap(swaps: Map<string, SwapState>, e: SwapEvent): void {
+  const s = swaps.get(e.currency);
+  if (e.phase === 'status') {
+    if (s) s.swap = e.swap;
+    return;
+  }
+  const next: SwapState =
+    s && s.attempt === e.attempt ? s : { currency: e.currency, reference: e.reference, attempt: e.attempt, key: e.key, phase: e.phase };
+  next.phase = e.phase;
+  if (e.phase === 'initiating') next.body = e.body;
+  else if (e.phase === 'created') next.swap = e.swap;
+  else next.error = e.error;
+  if (!s || e.attempt >= s.attempt || e.phase === 'created') swaps.set(e.currency, next);
+}
+
+/** A status of the created payout, forward only (status-order.ts): an older or equal one changes nothing. */
+function applyStatus(s: RowState, ev: Extract<RowEvent, { t: 'status' }>): void {
+  const p = s.payout;
+  if (!p || p.id !== ev.payoutId) return;
+  const when = ev.changedAt ?? ev.at;
+  const from = { status: p.status, statusDetail: p.statusDetail, at: p.updatedAt };
+  if (!nextStatus(from, { status: ev.status, statusDetail: ev.statusDetail, at: when }).apply) return;
+  s.payout = { ...p, status: ev.status, statusDetail: ev.statusDetail, updatedAt: when };
+  if (ev.reason) s.payout.reason = ev.reason;
+  else if (ev.status !== p.status) delete s.payout.reason;
+  if (ev.status === 'ADDITIONAL_INFO_REQUIRED') {
+    if (ev.informationRequests) s.payout.informationRequests = ev.informationRequests;
+  } else delete s.payout.informationRequests;
+}
+
+/** The one way out of `created`: only for this payout, failed after creation, its refund seen. */
+function applyResend(s: RowState, ev: Extract<RowEvent, { t: 'resend' }>): void {
+  const p = s.payout;
+  if (!p || p.id !== ev.payoutId || !isFailedAfterCreation(p.status) || p.refunded === undefined) return;
+  s.earlier = [...(s.earlier ?? []), p];
+  s.phase = 'rejected';
+  s.payout = undefined;
+  s.patched = false;
+  s.patchError = undefined;
+  s.error = {
+    code: `PAYOUT_${p.status}`,
+    message: `payout ${p.payoutRef ?? p.id} ${p.status} after creation and was refunded (${p.refunded}); sent again under attempt ${s.attempt + 1}`,
+  };
+}
+
+export function emptyFold(): FoldedJournal {
+  return { header: undefined, rows: new Map(), uploads: new Map(), runs: 0, interrupted: false, swaps: new Map() };
+}
+
+/** Folds the swap lines among `lines` (any other is ignored): each short currency's swap. */
+export function foldSwaps(lines: Iterable<JournalLine>): Map<string, SwapState> {
+  const swaps = new Map<string, SwapState>();
+  for (const e of lines) if (e.t === 'swap') applySwap(swaps, e);
+  return swaps;
+}
+
+/** Folds lines, in order, into every row's state. */
+export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
+  const folded = emptyFold();
+  for (const e of lines) applyEvent(folded, e);
+  return folded;
+}
+
+export interface FoldedJournalFile extends JournalScan {
+  folded: FoldedJournal;
+}
+
+/**
+ * Reads and folds a journal file in one pass: each line is applied as it is read, so no array of
+ * events is built and memory holds only the row states (the same states as
+ * foldJournal(readJournal(path).events)). The journal is the only state: every resume folds it
+ * whole.
+ */
+export function foldJournalFile(path: string): FoldedJournalFile {
+  const folded = emptyFold();
+  const scan = scanJournal<JournalLine>(path, (e) => applyEvent(folded, e));
+  return { folded, ...scan };
+}
+
+/** The state of one row (a fresh one when the journal never named it). */
+export function rowState(folded: FoldedJournal, ref: string): RowState {
+  return folded.rows.get(ref) ?? fresh(ref);
+}
+
+/**
+ * The documentUrls a created payout still needs attached by PATCH: those its attempt's `attach`
+ * line named, until a `patched` line. A row with documents always has one (written before its
+ * initiate); a row without has nothing to attach.
+ */
+export function documentsToAttach(s: RowState): string[] {
+  if (s.phase !== 'created' || s.patched || s.attach?.attempt !== s.attempt) return [];
+  return s.attach.documents;
+}

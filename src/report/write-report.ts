@@ -1,0 +1,125 @@
+// The HTML batch report (README.md): what the commands call. A report is made from a plan the
+// engine just computed, a plan file, a batch file read offline, or a results file (with its
+// reconciliation beside it, when there is one), and written beside its output, atomically (a
+// reader never sees half a page).
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../files/atomic.ts';
+import type { BatchPlan } from '../engine/batch-plan.ts';
+import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
+import { sha256Hex } from '../engine/identity.ts';
+import { readResults, ResultsError, type SwapLine } from '../results/results.ts';
+import type { ValidateOptions } from '../validation/validation.ts';
+import { planHtml, resultsHtml } from './html.ts';
+import {
+  planViewOffline,
+  planViewOfPlan,
+  planViewOfPlanFile,
+  readOfflineBatch,
+  resultsViewOf,
+  type ApprovalsInput,
+  type OfflineBatch,
+} from './model.ts';
+import { planReportPathFor, readTieOut, reportPathFor } from './report-paths.ts';
+
+async function offlineOrUndefined(file: string, options: ValidateOptions): Promise<OfflineBatch | undefined> {
+  try {
+    return await readOfflineBatch(file, options);
+  } catch {
+    // moved, deleted or unreadable since: the report says what it could not show
+    return undefined;
+  }
+}
+
+/** The report of the plan `plan` just computed: beside the plan file (--out), else beside the batch. */
+export async function writePlanReport(
+  plan: BatchPlan,
+  o: {
+    environment: string;
+    baseUrl?: string;
+    planFile?: PlanFile;
+    /** Where the plan file was written (the report goes beside it). */
+    planPath?: string;
+    batchOptions?: ValidateOptions;
+  },
+): Promise<string> {
+  let offline = await offlineOrUndefined(plan.file, o.batchOptions ?? {});
+  const notes: string[] = [];
+  if (offline && o.planFile && offline.sha256 !== o.planFile.fileSha256) {
+    offline = undefined;
+    notes.push('The batch file changed while the plan was made: methods, corridors and invalid columns are not shown.');
+  }
+  if (!offline) notes.push('The batch file was not read offline: methods, corridors and invalid columns are not shown.');
+  const view = planViewOfPlan(plan, {
+    environment: o.environment,
+    baseUrl: o.baseUrl,
+    sha256: o.planFile?.fileSha256,
+    quotes: o.planFile?.rows,
+    sheet: o.planFile?.sheet,
+    offline,
+    approvals: { preparedBy: o.planFile?.preparedBy },
+    createdAt: o.planFile?.createdAt,
+    notes,
+  });
+  const path = o.planPath ? reportPathFor(o.planPath) : planReportPathFor(plan.file);
+  await writeFileAtomic(path, [planHtml(view)]);
+  return path;
+}
+
+/**
+ * The report of a results file, with the tie-out `reconcile` wrote beside it when there is one, and
+ * the batch's swaps: `swaps` (the run's summary), else the workbook's Swaps sheet, else the tie-out's.
+ */
+export async function writeResultsReport(
+  resultsFile: string,
+  o: { environment?: string; out?: string; sheet?: string; encoding?: string; swaps?: SwapLine[] } = {},
+): Promise<string> {
+  const table = await readResults(resultsFile, { sheet: o.sheet, encoding: o.encoding });
+  const { tieOut, problem } = await readTieOut(resultsFile);
+  const view = resultsViewOf(table, resultsFile, { tieOut, environment: o.environment, notes: problem ? [problem] : [], swaps: o.swaps });
+  const path = o.out ?? reportPathFor(resultsFile);
+  await writeFileAtomic(path, [resultsHtml(view)]);
+  return path;
+}
+
+/**
+ * `payout-batch report INPUT`: a plan file, a results file or a batch file (offline). Returns
+ * what it read and where it wrote. Errors are the readers' own (RangeError for a plan,
+ * ResultsError, InputError): one line each.
+ */
+export async function writeReportOf(
+  input: string,
+  o: {
+    out?: string;
+    sheet?: string;
+    encoding?: string;
+    /** The approvals of a plan input, given by the caller: the report shows them, never checks them. */
+    approvalsOf?: (planPath: string) => ApprovalsInput;
+  } = {},
+): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(input);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RangeError(
+      code === 'ENOENT' ? `${input}: no such file.` : `${input}: cannot read the file (${code ?? (e as Error).message}).`,
+    );
+  }
+  const head = bytes.subarray(0, 4096).toString('utf8');
+  if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
+    const pf = parsePlanFile(bytes.toString('utf8'), input);
+    const offline = await offlineOrUndefined(pf.file, {});
+    const path = o.out ?? reportPathFor(input);
+    await writeFileAtomic(path, [planHtml(planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), sha256Hex(bytes)))]);
+    return { kind: 'plan', path };
+  }
+  try {
+    return { kind: 'results', path: await writeResultsReport(input, o) };
+  } catch (e) {
+    if (!(e instanceof ResultsError && e.code === 'NOT_A_RESULTS_FILE')) throw e;
+  }
+  const offline = await readOfflineBatch(input, { sheet: o.sheet, encoding: o.encoding });
+  const path = o.out ?? planReportPathFor(input);
+  await writeFileAtomic(path, [planHtml(planViewOffline(offline))]);
+  return { kind: 'batch', path };
+}

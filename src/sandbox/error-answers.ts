@@ -1,0 +1,61 @@
+// Answers of the sandbox. A handler returns a Reply; a refusal anywhere below it is an ApiError
+// thrown, which the server answers as it is, so every refusal carries the spec's status and code.
+import type { z } from 'zod';
+import type { ErrorBody } from '../spec/schemas.ts';
+
+export interface Reply {
+  status: number;
+  /** Serialised as JSON; undefined sends no body. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Set by the creating routes (initiate, swap) when this request created the record. */
+  created?: boolean;
+}
+
+export type FieldError = NonNullable<ErrorBody['errors']>[number];
+
+export class ApiError extends Error implements Reply {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(String(body.message));
+  }
+}
+
+/**
+ * Spec §7 error body {statusCode, message, error}, with field errors when there are some. `error`
+ * is a code of the spec's table, or one the sandbox chose where the spec says "not shown" (each in
+ * the README, "Readings of the spec").
+ */
+export function apiError(status: number, error: string, message: string, errors?: FieldError[]): ApiError {
+  return new ApiError(status, { statusCode: status, message, error, ...(errors && errors.length ? { errors } : {}) });
+}
+
+/** Spec §5.4 and §7: a 401 body has only statusCode and message. */
+export const unauthorized = (): ApiError => new ApiError(401, { statusCode: 401, message: 'Unauthorized' });
+
+/**
+ * Spec §5.3: 403 during key propagation. Body "not shown": NestJS's ForbiddenException shape, whose
+ * `error` is the reason phrase.
+ */
+export const forbidden = (): ApiError =>
+  new ApiError(403, { statusCode: 403, message: 'Forbidden: the API key is still propagating', error: 'Forbidden' });
+
+export function validationError(errors: FieldError[]): ApiError {
+  return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+}
+
+/** Parses with a zod schema; throws VALIDATION_ERROR with one field error per issue. */
+export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  throw validationError(
+    r.error.issues.map((i) => ({ field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)', message: i.message })),
+  );
+}
+
+export const notFound = (code: string, what: string): ApiError => apiError(404, code, `${what} not found`);
+
+export const ok = (body: unknown, status = 200): Reply => ({ status, body });

@@ -1,0 +1,198 @@
+// The zod schemas of a batch row: one beneficiary schema per method, built from the spec's
+// method table (src/spec/methods.ts: required, one-of and optional fields) and the field
+// validators (fields.ts). They are the single source of truth of each method's shape: the row
+// validator parses with them, the templates list their fields, and PayoutRow is inferred.
+import { z } from 'zod';
+import { isSEPACountry } from 'ibantools';
+import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
+import { ALWAYS_REQUIRED, METHOD_RULES } from '../spec/methods.ts';
+import { Beneficiary } from '../spec/beneficiary.ts';
+import { Dec } from '../money.ts';
+import type { BeneficiaryColumn, CanonicalField } from '../input/batch-columns.ts';
+import * as F from './fields.ts';
+import type { ProblemCode } from './problems.ts';
+
+/** What a custom zod issue carries, so it becomes a Problem. */
+export interface IssueParams {
+  problem: ProblemCode;
+  expected?: string;
+  severity?: 'warning';
+}
+
+/** A zod schema from a field validator: text in, normalized text out, or an issue. */
+const fieldSchema = (check: F.FieldCheck) =>
+  z.string().transform((v, ctx) => {
+    const r = check(v);
+    if (r.ok) return r.value;
+    ctx.addIssue({ code: 'custom', message: r.message, params: { problem: r.code, expected: r.expected } satisfies IssueParams });
+    return z.NEVER;
+  });
+
+/** Default validator of each beneficiary field. */
+export const FIELD_CHECKS: Record<BeneficiaryColumn, F.FieldCheck> = {
+  accountName: F.text(140, 'the account name'),
+  accountCurrency: F.currencyCode,
+  accountNumber: F.genericAccountNumber,
+  iban: F.iban,
+  swiftCode: F.bic,
+  bankName: F.text(140, 'the bank name'),
+  beneficiaryCountry: F.countryCode,
+  intermediarySwift: F.bic,
+  address: F.text(140, 'the address'),
+  city: F.text(70, 'the city'),
+  postCode: F.text(16, 'the post code'),
+  routingNumber: F.routingNumber,
+  accountType: F.accountType,
+  bankCode: F.anyBankCode,
+  sortCode: F.sortCode,
+  fpsId: F.fpsId,
+  phoneNumber: F.phone,
+  email: F.email,
+  alipayId: F.alipayId,
+  openId: F.openId,
+  wechatUserId: F.wechatUserId,
+  countryCode: F.countryCode,
+};
+
+/** Where a method's national format is narrower than the default. */
+export const METHOD_FIELD_CHECKS: Partial<Record<PayoutMethod, Partial<Record<BeneficiaryColumn, F.FieldCheck>>>> = {
+  FASTER_PAYMENTS: { accountNumber: F.ukAccountNumber },
+  BACS: { accountNumber: F.ukAccountNumber },
+  NIP: { accountNumber: F.nuban, bankCode: F.nipBankCode },
+  ACH: { accountNumber: F.usAccountNumber },
+  WIRE: { accountNumber: F.usAccountNumber },
+  HK_FPS: { accountNumber: F.hkAccountNumber, bankCode: F.hkBankCode },
+};
+
+/**
+ * Digits an identifier has at least, per method: a numeric Excel cell with fewer digits lost
+ * its leading zeros. undefined: the format does not tell.
+ */
+export function minDigits(field: BeneficiaryColumn, method: PayoutMethod | undefined): number | undefined {
+  if (field === 'sortCode') return 6;
+  if (field === 'routingNumber') return 9;
+  if (field === 'fpsId') return 7;
+  if (field === 'accountNumber') return method === 'FASTER_PAYMENTS' || method === 'BACS' ? 8 : method === 'NIP' ? 10 : undefined;
+  if (field === 'bankCode') return method === 'NIP' || method === 'HK_FPS' ? 3 : undefined;
+  return undefined;
+}
+
+/** The beneficiary fields a method takes (spec §4.2): the rest are not sent. */
+export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
+  const rule = METHOD_RULES[method];
+  const fields: BeneficiaryColumn[] = [...ALWAYS_REQUIRED, ...rule.required, ...(rule.oneOf ?? []).flat(), ...rule.optional, 'countryCode'];
+  return [...new Set(fields)];
+}
+
+export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
+  return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required];
+}
+
+/**
+ * The method's rules across fields, on the parsed beneficiary (values as the field validators
+ * return them): one-of groups, and the IBAN against the method and the UK sort code and account.
+ */
+function checkBeneficiaryRules(method: PayoutMethod, b: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const issue = (path: string[], message: string, params: IssueParams) => ctx.addIssue({ code: 'custom', path, message, params });
+  const rule = METHOD_RULES[method];
+  if (rule.oneOf && !rule.oneOf.some((group) => group.every((f) => b[f] !== undefined))) {
+    issue([], `${method} needs one of: ${rule.oneOf.map((g) => g.join(' and ')).join('; or ')}`, {
+      problem: 'MISSING_ONE_OF',
+      expected: rule.oneOf.map((g) => g.join(' + ')).join(' | '),
+    });
+  }
+  const iban = typeof b.iban === 'string' ? b.iban : undefined;
+  if (!iban) return;
+  if (method === 'SEPA' && !isSEPACountry(iban.slice(0, 2))) {
+    issue(['iban'], `SEPA reaches accounts in the SEPA area; ${iban.slice(0, 2)} is not in it`, {
+      problem: 'IBAN_MISMATCH',
+      expected: 'an IBAN of a SEPA country (or method SWIFT)',
+    });
+  }
+  if (method !== 'FASTER_PAYMENTS' && method !== 'BACS') return;
+  if (!iban.startsWith('GB')) {
+    issue(['iban'], `${method} pays UK accounts: the IBAN starts with GB, not ${iban.slice(0, 2)}`, {
+      problem: 'IBAN_MISMATCH',
+      expected: 'a GB IBAN',
+    });
+    return;
+  }
+  const sortCode = iban.slice(8, 14);
+  const account = iban.slice(14, 22);
+  if (typeof b.sortCode === 'string' && b.sortCode !== sortCode) {
+    issue(['sortCode'], `the sort code differs from the one inside the IBAN (${sortCode})`, {
+      problem: 'IBAN_MISMATCH',
+      expected: `${sortCode}, as in the IBAN`,
+    });
+  }
+  if (typeof b.accountNumber === 'string' && b.accountNumber !== account) {
+    issue(['accountNumber'], 'the account number differs from the one inside the IBAN', {
+      problem: 'IBAN_MISMATCH',
+      expected: 'the 8 digits at the end of the IBAN',
+    });
+  }
+}
+
+function beneficiarySchema(method: PayoutMethod) {
+  const required = new Set<string>(requiredFields(method));
+  const shape: Record<string, z.ZodType> = {};
+  for (const f of methodFields(method)) {
+    const s = fieldSchema(METHOD_FIELD_CHECKS[method]?.[f] ?? FIELD_CHECKS[f]);
+    shape[f] = required.has(f) ? s : s.optional();
+  }
+  // `when`: the cross-field rules run even when a field has an issue, so a row's problems are all told at once
+  return z.object(shape).superRefine((b: Record<string, unknown>, ctx) => checkBeneficiaryRules(method, b, ctx), { when: () => true });
+}
+
+/** One beneficiary schema per method. */
+export const BENEFICIARY_SCHEMAS = Object.fromEntries(PAYOUT_METHODS.map((m) => [m, beneficiarySchema(m)])) as Record<
+  PayoutMethod,
+  ReturnType<typeof beneficiarySchema>
+>;
+
+const methodCheck: F.FieldCheck = (raw) => {
+  const m = canonicalMethod(raw);
+  if (m) return { ok: true, value: m };
+  return {
+    ok: false,
+    code: 'INVALID_METHOD',
+    message: `"${raw}" is not a payout method of the service`,
+    expected: `one of ${PAYOUT_METHODS.join(', ')} (any case; HONG_KONG_FPS for HK_FPS)`,
+  };
+};
+
+export type PayoutField = Exclude<CanonicalField, BeneficiaryColumn | 'sourceAmount' | 'documents'>;
+
+/**
+ * The payout fields of a row besides the amount and the beneficiary: their validators, and for a
+ * required one what it holds (said when it is missing).
+ */
+export const PAYOUT_FIELDS: Record<PayoutField, { check: F.FieldCheck; required?: string }> = {
+  reference: { check: F.text(100, 'the reference'), required: 'a reference unique in the file, e.g. PAY-2025-001' },
+  sourceCurrency: { check: F.currencyCode, required: 'a 3-letter ISO 4217 code such as USD' },
+  destinationCurrency: { check: F.currencyCode, required: 'a 3-letter ISO 4217 code such as USD' },
+  destinationCountryCode: { check: F.countryCode, required: 'a 3-letter ISO 3166-1 alpha-3 code such as NGA' },
+  method: { check: methodCheck, required: 'a payout method such as SEPA, NIP, ACH' },
+  narration: { check: F.text(140, 'the narration'), required: 'a payment description of 1 to 140 characters' },
+  remitterAddress: { check: F.text(200, 'the remitter address') },
+  withdrawal: { check: F.booleanText },
+};
+
+/** A valid row, ready to become an initiate body (plus its documents to upload). */
+export const PayoutRowSchema = z.object({
+  rowNumber: z.number().int().positive(),
+  reference: z.string().min(1).max(100),
+  sourceAmount: z.instanceof(Dec).refine((d) => d.greaterThan(0)),
+  sourceCurrency: z.string().length(3),
+  destinationCurrency: z.string().length(3),
+  destinationCountryCode: z.string().length(3),
+  method: PayoutMethod,
+  /** Only the method's fields, only the non-empty ones, normalized (IBAN without spaces, ...). */
+  beneficiary: Beneficiary,
+  narration: z.string().min(1).max(140),
+  remitterAddress: z.string().optional(),
+  /** Absolute paths of the supporting documents, checked to exist and be PDF, JPEG or PNG. */
+  documents: z.array(z.string()).max(5),
+  withdrawal: z.boolean(),
+});
+export type PayoutRow = z.infer<typeof PayoutRowSchema>;

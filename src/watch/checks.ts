@@ -1,0 +1,141 @@
+// The checks of a claimed file before anything is sent, beyond the engine's own: where its
+// documents come from, which currencies it pays from, and (all or nothing) whether any row is
+// invalid or has a warning that may pay the wrong person.
+import { lstatSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import type { BatchPlan } from '../engine/batch-plan.ts';
+import { checkDocumentFile, validateBatch, type DocumentCheck, type Problem } from '../validation/validation.ts';
+import { CONFIG_FILE } from './config.ts';
+
+/**
+ * Why a document path named in a file is refused, or undefined. `abs` is the path as the
+ * validation resolves it against the claim folder (lexically: ".." cannot step out unseen). It must
+ * lie in DIR/documents (named as documents/… through the claim folder's link, or absolute), with
+ * no symbolic link below that folder; with allowOutside anywhere, but the file itself not a link.
+ * A path that does not exist is left to the validation (DOCUMENT_NOT_FOUND).
+ */
+export function documentRefusal(abs: string, o: { claimDir: string; documents: string; allowOutside: boolean }): string | undefined {
+  const viaClaim = join(o.claimDir, 'documents');
+  const inside = (p: string, root: string) => p.startsWith(root + sep);
+  let real: string | undefined;
+  if (inside(abs, viaClaim)) real = join(o.documents, abs.slice(viaClaim.length));
+  else if (inside(abs, o.documents)) real = abs;
+  if (real === undefined) {
+    if (!o.allowOutside) return `outside ${o.documents}`;
+    try {
+      if (lstatSync(abs).isSymbolicLink()) return 'a symbolic link: links are never followed';
+    } catch {
+      /* missing: the validation says so */
+    }
+    return undefined;
+  }
+  let p = o.documents;
+  for (const part of relative(o.documents, real).split(sep)) {
+    p = join(p, part);
+    try {
+      if (lstatSync(p).isSymbolicLink()) return `a symbolic link (${relative(o.documents, p)}): links are never followed`;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** A problem of a file as its summary lists it: the validation's, or a row the preflight found invalid (its code is the engine's). */
+export type FileProblem = Omit<Problem, 'code'> & { code: string };
+
+/** What the pass before the engine found: why the file is refused whatever its rows, and the rows' problems. */
+export interface Vetted {
+  /** Documents named outside DIR/documents or through a link: refused, never read. */
+  documents?: string;
+  /** Source currencies not in "allowedCurrencies". */
+  currencies?: string;
+  /** Every error of the rows, and every warning marked risky: each refuses the file whole unless "allowPartial". */
+  problems: FileProblem[];
+}
+
+/**
+ * One pass over the rows before the engine's, before anything is sent: the documents they name
+ * (checked without following a link, and without reading one that is refused), the currencies
+ * they pay from, and their problems. A file that is not a batch throws the validation's InputError
+ * or ResultsError. `name`: the file as its summary names it (its claim folder moves).
+ */
+export async function vetRows(
+  file: string,
+  o: { name: string; claimDir: string; documents: string; allowOutside: boolean; allowedCurrencies: string[] | undefined },
+): Promise<Vetted> {
+  const refusedDocs = new Map<string, string>(); // as written in the file -> why
+  const checkDocument = (abs: string, shownAs = abs): DocumentCheck => {
+    const why = documentRefusal(abs, o);
+    if (!why) return checkDocumentFile(abs, shownAs);
+    refusedDocs.set(shownAs, why);
+    return { ok: false, path: abs, code: 'DOCUMENT_NOT_FOUND', message: `"${shownAs}" is ${why}`, expected: `a file in ${o.documents}` };
+  };
+  const badCurrencies = new Map<string, number>();
+  const problems: FileProblem[] = [];
+  const v = await validateBatch(file, { checkDocument });
+  try {
+    for await (const r of v.rows) {
+      for (const p of r.problems) if (p.severity === 'error' || p.risky) problems.push({ ...p, file: o.name });
+      const c = r.payout?.sourceCurrency;
+      if (c && o.allowedCurrencies && !o.allowedCurrencies.includes(c)) badCurrencies.set(c, (badCurrencies.get(c) ?? 0) + 1);
+    }
+  } finally {
+    await v.close();
+  }
+  const out: Vetted = { problems };
+  if (refusedDocs.size) {
+    const list = [...refusedDocs].slice(0, 5).map(([d, why]) => `"${d}" is ${why}`);
+    if (refusedDocs.size > 5) list.push(`and ${refusedDocs.size - 5} more`);
+    out.documents =
+      `documents may only come from ${o.documents}, never through a symbolic link: ${list.join('; ')}. ` +
+      `Copy each into ${o.documents} and name it documents/NAME in the file`;
+  }
+  if (badCurrencies.size && o.allowedCurrencies) {
+    const list = [...badCurrencies].map(([c, n]) => `${c} (${n} row${n === 1 ? '' : 's'})`).join(', ');
+    out.currencies = `source currencies not allowed by ${CONFIG_FILE}: ${list} (allowed: ${o.allowedCurrencies.join(', ')})`;
+  }
+  return out;
+}
+
+/**
+ * The problems that refuse a file whole (all or nothing): those found before the engine, and the
+ * rows the plan found invalid besides (the preflight's: a method not offered, a prohibited
+ * country), once per row.
+ */
+export function wholeFileProblems(found: FileProblem[], plan: Pick<BatchPlan, 'invalidRows'>, name: string): FileProblem[] {
+  const invalid = new Set(found.filter((p) => p.severity === 'error').map((p) => p.row));
+  const more = [...plan.invalidRows]
+    .filter(([row]) => !invalid.has(row))
+    .map(([row, i]): FileProblem => ({ severity: 'error', code: i.code, file: name, row, message: i.message }));
+  return [...found, ...more].sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
+}
+
+/**
+ * Why a watch refuses a file, rows first and the documents last: the invalid rows and those with a
+ * risky warning (their problems are in the summary), then the currencies, then where documents
+ * may come from. `summary`: the summary's path once the claim folder is in failed/.
+ */
+export function refusalText(v: Vetted, summary: string, nothingSent: string): string {
+  const rowsOf = (ps: FileProblem[]) => [...new Set(ps.flatMap((p) => (p.row === undefined ? [] : [p.row])))];
+  const invalid = rowsOf(v.problems.filter((p) => p.severity === 'error'));
+  const risky = rowsOf(v.problems.filter((p) => p.risky)).filter((r) => !invalid.includes(r));
+  const list = (rs: number[]) => `${rs.length === 1 ? 'row' : 'rows'} ${rs.join(', ')}`;
+  const rows = [
+    ...(invalid.length ? [`${invalid.length} invalid row${invalid.length === 1 ? '' : 's'} (${list(invalid)})`] : []),
+    ...(risky.length
+      ? [`${risky.length} row${risky.length === 1 ? '' : 's'} with a warning that may pay the wrong person (${list(risky)})`]
+      : []),
+  ];
+  const reasons = [
+    ...(rows.length
+      ? [
+          `${rows.join(' and ')}: a watch pays a file whole or not at all. Every problem (row, column, what would be valid) ` +
+            `is in ${summary} and the log: fix the rows, then drop the file again`,
+        ]
+      : []),
+    ...(v.currencies ? [v.currencies] : []),
+    ...(v.documents ? [v.documents] : []),
+  ].map((r, i) => (i ? r[0]!.toUpperCase() + r.slice(1) : r));
+  return `refused: ${reasons.join('. ')}. ${nothingSent}`;
+}

@@ -1,0 +1,779 @@
+// The watch itself: a cron job's steps over one folder, each a method of FolderWatch: tick() takes
+// over abandoned claims first, then claims each complete inbox file, process()es it through the
+// engine and settle()s it into done/ or failed/ (or leaves it in processing/).
+//
+// Every move happens under the folder's lock (locked()), held for milliseconds; the engine's run is
+// outside it, so two watches on one folder share the files between them.
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { EventEmitter } from 'node:events';
+import { utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { Logger } from 'pino';
+import { approvalGate } from '../approvals/gate.ts';
+import { PolicyError, policyGate, policyGuard, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
+import type { LoadedPlan } from '../approvals/payload.ts';
+import type { Connection } from '../client/connect.ts';
+import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
+import { fileSha256 } from '../engine/identity.ts';
+import { accountOf, foldBatch, type Ledger, type WatchClaim } from '../ledger/account-ledger.ts';
+import { ledgerOf } from '../ledger/open.ts';
+import type { PlanFile } from '../engine/plan-file.ts';
+import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../engine/outcome.ts';
+import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
+import { BatchRefused } from '../engine/session.ts';
+import { InputError } from '../input/input-errors.ts';
+import { ResultsError } from '../results/results-errors.ts';
+import { isStale, myStart, withLock } from '../files/lock.ts';
+import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
+import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claim-folder.ts';
+import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
+import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
+import { sleep } from '../sleep.ts';
+
+export interface FileOutcome {
+  name: string;
+  claim: string;
+  /** Where the claim folder ended: done, failed, or still processing (service unreachable, stopped). */
+  outcome: 'done' | 'failed' | 'processing';
+  /** How its run ended (the CLI's exit code of the file: cli/exit-codes.ts). */
+  kind: RunKind;
+  reason?: string;
+  resumed: boolean;
+  folder: string;
+}
+
+export interface WatchOptions {
+  dir: string;
+  config: WatchConfig;
+  /** Opened once by the caller and used for every file: one client, so one limiter paces the key. */
+  conn: Connection;
+  once: boolean;
+  /** --env as given on the command line (production must be named there too). */
+  envFlag?: string;
+  logger?: Logger;
+  stop?: AbortSignal;
+  crashWaitMs?: number;
+  onFile?: (f: FileOutcome) => void;
+  /** Called once a new file is claimed, before it is read (tests: a writer still at work). */
+  onClaim?: (file: string) => void | Promise<void>;
+}
+
+export interface WatchResult {
+  /** The most urgent kind over all files. */
+  kind: RunKind;
+  files: FileOutcome[];
+  /** Files left in the inbox because they were not complete yet. */
+  notComplete: string[];
+}
+
+type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
+
+/** The most urgent of the kinds (RUN_KINDS is least urgent first); `ok` when there are none. */
+export const worstKind = (kinds: RunKind[]): RunKind => RUN_KINDS[Math.max(0, ...kinds.map((k) => RUN_KINDS.indexOf(k)))]!;
+
+/** Waits ms, or less when stopped. */
+const pause = (ms: number, stop?: AbortSignal) => sleep(ms, stop).catch(() => undefined);
+
+const WRITE_WHOLE = (name: string) =>
+  `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
+
+const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}${e instanceof InputError ? ` [${e.code}]` : ''}`;
+
+const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
+  `refused: ${name} changed after it was claimed (${what}). ${nothingSent} ${WRITE_WHOLE(name)}`;
+
+/**
+ * Where a claimed file goes once the engine has run it. `changedAtPlan`: the file was not the one
+ * claimed when the engine had read it (nothing was sent); `changedInRun`: it changed once rows were
+ * under way (they were paid as read at the claim; what the writer added since was not).
+ */
+export function judgeRun(
+  r: RunResult,
+  o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string },
+): RunJudgement {
+  const { name, resumed } = o;
+  const judged = (outcome: RunJudgement['outcome'], kind: RunKind, reason?: string): RunJudgement =>
+    reason === undefined ? { resumed, outcome, kind } : { resumed, outcome, kind, reason };
+  const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
+  if (o.changedAtPlan) return judged('failed', 'refused', changedAfterClaim(name, o.changedAtPlan, nothingSent));
+  if (o.refusedWhole) return judged('failed', 'refused', o.refusedWhole);
+  if (r.stopped) return judged('processing', r.kind === 'halted' ? 'halted' : 'ok', 'stopped on request: resumed on the next start');
+  if (r.kind === 'halted')
+    return judged('processing', 'halted', `service unavailable: ${r.halted}; left in processing/, resumed on the next run`);
+  if (r.kind === 'refused') return judged('failed', 'refused', `refused by the guards: ${(r.refused ?? []).join('; ')}`);
+  if (o.changedInRun)
+    return judged(
+      'failed',
+      'rows-failed',
+      `${name} changed while it was processed (${o.changedInRun}): the rows read at the claim were processed ` +
+        `(${r.summary.created} created, see ${basename(r.resultsPath)}); anything written after was NOT processed: send it in a new file. ` +
+        WRITE_WHOLE(name),
+    );
+  if (r.kind === 'rows-failed') {
+    const bad = Object.entries(r.summary.byStatus)
+      .filter(([k]) => !isCreatedStatus(k))
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ');
+    const unknown = r.summary.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME]
+      ? ' (rows of unknown outcome are settled with their original key by retry)'
+      : '';
+    const retry = o.retry ?? `payout-batch retry ${basename(r.resultsPath)}`;
+    const reason = `${r.summary.created} created, ${bad}: see ${basename(r.resultsPath)}; fix the rows in it, then run \`${retry}\`${unknown}`;
+    return judged('failed', 'rows-failed', reason);
+  }
+  return judged('done', 'ok');
+}
+
+/**
+ * Why a plan was made for another service account than the watch's, or undefined: the account is
+ * the service's base URL, normalised (accountOf), never the environment's label. The embedded
+ * sandbox of `local` starts on a new port each time: its plans match by label only.
+ */
+export function otherAccount(plan: Pick<PlanFile, 'env' | 'baseUrl'>, env: { name: string; baseUrl?: string }): string | undefined {
+  if (plan.env === 'local' || env.name === 'local' || !env.baseUrl)
+    return plan.env === env.name ? undefined : `was made for the ${plan.env} environment, this watch pays in ${env.name}`;
+  if (accountOf(plan.baseUrl) === accountOf(env.baseUrl)) return undefined;
+  return `was made for the service at ${plan.baseUrl}, this watch pays at ${env.baseUrl}: make the plan with --env ${env.name} --base-url ${env.baseUrl}`;
+}
+
+/** A word of a command as a shell reads it: quoted when it holds anything but plain characters. */
+const shellWord = (x: string): string => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
+
+/** `<stem>.summary.json`, beside the file in its claim folder. */
+const summaryName = (name: string) => `${basename(name, extname(name))}.summary.json`;
+
+/** Where a content was claimed, for a log line and a summary. */
+const elsewhere = (c: WatchClaim) => ({
+  host: c.host,
+  claim: c.claim,
+  name: c.name,
+  state: c.state,
+  claimedAt: c.claimedAt,
+  endedAt: c.endedAt,
+});
+
+/** Why content claimed by another process (another host, or another claim here) is not run. */
+function claimedElsewhereText(c: WatchClaim): string {
+  const when = (iso: string | undefined) => `${iso?.slice(0, 19) ?? '?'}Z`;
+  const state = c.state === 'running' ? `running since ${when(c.claimedAt)}` : `${c.state} ${when(c.endedAt)}`;
+  const next =
+    c.state === 'running'
+      ? ' Should that watch stop before it ends, drop the file again: the claim of a process that is gone is taken over.'
+      : c.state === 'failed'
+        ? ' Its rows are followed up there (its failed/ folder names the retry).'
+        : '';
+  return `already processed: the same content as ${c.name} was claimed on host ${c.host} (claim ${c.claim}, ${state}). Not paid again here.${next}`;
+}
+
+/** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
+interface Claimed {
+  claimDir: string;
+  refused?: string;
+}
+
+export class FolderWatch {
+  private readonly L: ReturnType<typeof layout>;
+  private readonly staleMs: number;
+  private readonly settleMs: number;
+  private readonly ledger: Ledger;
+  private readonly files: FileOutcome[] = [];
+  /** Claim folders this process holds. */
+  private readonly mine = new Set<string>();
+  /** Claims of ours left in processing (service unreachable): tried again on each tick. */
+  private readonly halted = new Set<string>();
+  private notComplete: string[] = [];
+
+  constructor(private readonly o: WatchOptions) {
+    this.L = layout(o.dir, o.config);
+    for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
+    this.staleMs = o.config.claimStaleSeconds * 1000;
+    this.settleMs = o.config.settleSeconds * 1000;
+    this.ledger = ledgerOf(o.conn, { root: this.L.state });
+  }
+
+  /** Stopped on request, or the team ledger lost: nothing more is claimed or sent (the next run, from any host, resumes). */
+  private get stopped(): boolean {
+    return (this.o.stop?.aborted ?? false) || this.ledger.lost !== undefined;
+  }
+
+  /** With --once one tick; else a tick every pollSeconds until stopped. */
+  async run(): Promise<WatchResult> {
+    if (this.o.once) await this.tick();
+    else
+      while (!this.stopped) {
+        await this.tick();
+        await pause(this.o.config.pollSeconds * 1000, this.o.stop);
+      }
+    const lost: RunKind[] = this.ledger.lost ? ['halted'] : [];
+    return {
+      kind: worstKind([...this.files.map((f) => f.kind), ...lost]),
+      files: [...this.files],
+      notComplete: [...this.notComplete],
+    };
+  }
+
+  /** One look at the folder: claims left by a stopped run first, then new files. */
+  async tick(): Promise<void> {
+    await this.resumeAbandoned();
+    if (this.stopped) return;
+    await this.takeNewFiles();
+  }
+
+  /** Claims left by a stopped run, and our own halted ones, run again through their journals. */
+  private async resumeAbandoned(): Promise<void> {
+    for (const claimDir of [...(await this.takeOver()), ...this.halted]) {
+      if (this.stopped) return;
+      this.halted.delete(claimDir);
+      if (existsSync(claimDir)) await this.process(claimDir, true);
+    }
+  }
+
+  /** New files, complete ones only, until the inbox has none left to take. */
+  private async takeNewFiles(): Promise<void> {
+    let waitedOnce = false;
+    for (;;) {
+      if (this.stopped) return;
+      const { ready, wait } = this.scanInbox();
+      for (const n of ready) {
+        if (this.stopped) return;
+        await this.take(n);
+      }
+      if (ready.length) continue; // new files may have arrived meanwhile
+      // --once: a file that was still being written when we looked gets one more look when it would have settled.
+      if (this.o.once && !waitedOnce && wait !== Infinity && wait <= this.settleMs + 1000) {
+        waitedOnce = true;
+        await sleep(wait + 50, this.o.stop);
+        continue;
+      }
+      break;
+    }
+    for (const n of this.notComplete) this.o.logger?.info({ file: n }, 'not complete yet: left in the inbox');
+  }
+
+  /** The inbox entries to take now; the others are `notComplete`, `wait` the ms until the first of them would have settled. */
+  private scanInbox(): { ready: string[]; wait: number } {
+    const ready: string[] = [];
+    let wait = Infinity;
+    this.notComplete = [];
+    for (const n of inboxCandidates(this.L.inbox, { companions: this.o.config.requireApprovals !== undefined })) {
+      const ms = this.readyIn(n);
+      if (ms === 0) ready.push(n);
+      else if (ms !== null) {
+        this.notComplete.push(n);
+        if (ms > 0) wait = Math.min(wait, ms);
+      }
+    }
+    return { ready, wait };
+  }
+
+  /**
+   * Milliseconds until an inbox entry may be taken: 0 now (complete, or a link or special file,
+   * refused at once: there is nothing to wait for, it is never read), -1 never by time (it needs
+   * its marker), null when it is gone.
+   */
+  private readyIn(name: string): number | null {
+    const path = join(this.L.inbox, name);
+    try {
+      if (refusedEntry(path, lstatSync(path))) return 0;
+    } catch {
+      return null;
+    }
+    return completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.o.config.requireReady });
+  }
+
+  /** Claims one file found ready, and runs it, or settles it at once when it must not be run. */
+  private async take(name: string): Promise<void> {
+    // Checked again just before the claim: still unchanged (a link is refused by claim()).
+    if (this.readyIn(name) !== 0) return;
+    const c = await this.claim(name);
+    if (!c) return;
+    const claim = readClaim(c.claimDir)!;
+    if (c.refused) return this.settle(c.claimDir, claim, { outcome: 'failed', kind: 'refused', reason: c.refused, resumed: false });
+    await this.o.onClaim?.(join(c.claimDir, claim.name));
+    await this.process(c.claimDir, false);
+  }
+
+  /** The short critical section around every move. */
+  private locked<T>(job: () => Promise<T> | T): Promise<T> {
+    return withLock(this.L.lock, async () => job(), { waitMs: 60_000, staleMs: 30_000, purpose: 'watch' });
+  }
+
+  /** Takes over claims whose owner is gone (crash), under the lock. */
+  private takeOver(): Promise<string[]> {
+    return this.locked(async () => {
+      const taken: string[] = [];
+      for (const id of readdirSync(this.L.processing).sort()) {
+        const claimDir = join(this.L.processing, id);
+        if (this.mine.has(claimDir)) continue;
+        let st;
+        try {
+          st = statSync(claimDir);
+        } catch {
+          continue;
+        }
+        if (!st.isDirectory()) continue;
+        const c = readClaim(claimDir);
+        if (!c) {
+          // Crashed between creating the folder and writing claim.json: nothing was claimed.
+          if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
+          continue;
+        }
+        // Its owner is gone: with a team ledger holding this folder's claim, its process's session
+        // lock is gone; else on this host by the process table (a live owner keeps its claim whatever
+        // its heartbeat: a blocked process would otherwise have its file paid twice at once); from
+        // another host, no heartbeat for claimStaleSeconds.
+        const abandoned = (await this.abandonedInLedger(id, c)) ?? isStale(claimFile(claimDir), this.staleMs);
+        if (!existsSync(join(claimDir, c.name))) {
+          // Crashed between claim.json and the rename: the file is still in the inbox.
+          if (abandoned) rmSync(claimDir, { recursive: true, force: true });
+          continue;
+        }
+        if (!abandoned) continue;
+        writeClaim(claimDir, {
+          ...c,
+          pid: process.pid,
+          host: hostname(),
+          pidStart: myStart().pidStart,
+          takenOverAt: new Date().toISOString(),
+        });
+        this.mine.add(claimDir);
+        taken.push(claimDir);
+        this.o.logger?.warn(
+          { file: c.name, claim: id, previousOwner: { pid: c.pid, host: c.host } },
+          'resuming a file left in processing by a stopped run',
+        );
+      }
+      return taken;
+    });
+  }
+
+  /**
+   * With a team ledger holding the claim of this folder (a folder of a shared processing/), whether
+   * its process is gone (its session lock released); undefined when the ledger holds no claim of it.
+   */
+  private async abandonedInLedger(id: string, c: ClaimRecord): Promise<boolean | undefined> {
+    return c.sha256 ? this.ledger.claimAbandoned(c.sha256, id) : undefined;
+  }
+
+  /**
+   * Claims one inbox entry, and checks its content was never sent before. A link or special file
+   * is claimed too (the link itself: rename never follows it) but never read: `refused` says why.
+   */
+  private claim(name: string): Promise<Claimed | undefined> {
+    return this.locked(async (): Promise<Claimed | undefined> => {
+      const src = join(this.L.inbox, name);
+      try {
+        lstatSync(src);
+      } catch {
+        return undefined; // gone (another process took it)
+      }
+      const id = newClaimId(name);
+      const claimDir = join(this.L.processing, id);
+      mkdirSync(claimDir);
+      const claim: ClaimRecord = { name, pid: process.pid, host: hostname(), ...myStart(), claimedAt: new Date().toISOString() };
+      writeClaim(claimDir, claim);
+      try {
+        renameSync(src, join(claimDir, name));
+      } catch (e) {
+        rmSync(claimDir, { recursive: true, force: true });
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // another process took it
+        throw e;
+      }
+      this.mine.add(claimDir);
+      try {
+        unlinkSync(`${src}.ready`);
+      } catch {
+        /* no marker */
+      }
+      // Its plan and approvals go with it, in the same critical section (renamed, never followed).
+      if (this.o.config.requireApprovals !== undefined)
+        for (const c of Object.values(companionsOf(name))) {
+          try {
+            renameSync(join(this.L.inbox, c), join(claimDir, c));
+          } catch {
+            /* not dropped: process() says so */
+          }
+        }
+      const claimed = join(claimDir, name);
+      // Looked at again after the rename: what was looked at before may have been replaced meanwhile.
+      const st = lstatSync(claimed);
+      const refused = refusedEntry(claimed, st);
+      if (refused || !st.isFile())
+        return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
+      const sha = await fileSha256(claimed);
+      writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
+      // (whether it was sent before is asked once its content is claimed in the ledger: holdClaim)
+      return { claimDir, refused: this.beingProcessed(claimDir, sha) };
+    });
+  }
+
+  /** The same content under another claim still in processing/ (another watch, or one to resume): why it is not paid. */
+  private beingProcessed(claimDir: string, sha: string): string | undefined {
+    for (const other of readdirSync(this.L.processing)) {
+      const od = join(this.L.processing, other);
+      if (od === claimDir) continue;
+      const oc = readClaim(od);
+      if (oc?.sha256 === sha) return `the same content as ${oc.name} (processing/${other}) is being processed; it is not paid twice`;
+    }
+    return undefined;
+  }
+
+  /** The same content sent before to this account, from here or anywhere (its journal has sent rows): why it is not paid again. */
+  private async sentBefore(sha: string): Promise<string | undefined> {
+    const { folded } = await foldBatch(this.ledger, sha);
+    const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
+    if (sent === 0) return undefined;
+    const h = folded.header;
+    const first = h ? this.whereNow(h.file) : undefined;
+    const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
+    const retry = h?.results ? `\`${this.retryCommand(this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
+    return (
+      `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
+      `Not paid again. To re-send failed rows of that batch (once fixed in its results file): ${retry}`
+    );
+  }
+
+  /**
+   * A path under processing/ as it is now: a claim folder moves whole to done/ or failed/ once
+   * settled, so a path its journal or an engine's message recorded there may be stale.
+   */
+  private whereNow(path: string): string {
+    const rel = relative(this.L.processing, path);
+    if (rel.startsWith('..') || isAbsolute(rel)) return path;
+    for (const d of [this.L.processing, this.L.done, this.L.failed]) if (existsSync(join(d, rel.split(sep)[0]!))) return join(d, rel);
+    return path;
+  }
+
+  /**
+   * An engine's refusal as a watch's: the paths of other claims where they are now, and no
+   * --batch-id, which `run` has and a watch has not.
+   */
+  private forTheWatch(message: string): string {
+    const escaped = this.L.processing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const claimPath = new RegExp(`${escaped}/[A-Za-z0-9._-]*[A-Za-z0-9_-]`, 'g');
+    return message.replace(claimPath, (p) => this.whereNow(p)).replaceAll(' or its --batch-id', '');
+  }
+
+  /** A command as printed for this folder's files: with its ledger (state folder), service and key, as the watch runs them. */
+  private command(verb: 'retry' | 'plan', ...args: string[]): string {
+    const env = this.o.conn.environment;
+    const parts = ['payout-batch', verb, ...args, '--state-dir', this.L.state];
+    if (env.name !== 'custom') parts.push('--env', env.name);
+    if (env.name !== 'local' && env.baseUrl) parts.push('--base-url', env.baseUrl);
+    if (this.o.config.keyFile) parts.push('--key-file', resolve(this.L.root, this.o.config.keyFile));
+    return parts.map(shellWord).join(' ');
+  }
+
+  /** The command that sends the rows of a results file of this folder again (once fixed in it). */
+  private retryCommand(results: string): string {
+    return this.command('retry', results);
+  }
+
+  /** Touches claim.json while the file is processed, so other hosts see its owner alive. */
+  private heartbeat(claimDir: string): () => void {
+    const touch = () => utimes(claimFile(claimDir), new Date(), new Date()).catch(() => undefined); // (moved meanwhile)
+    const beat = setInterval(() => void touch(), Math.max(1000, Math.min(10_000, this.staleMs / 4)));
+    beat.unref();
+    return () => clearInterval(beat);
+  }
+
+  /** Runs one claimed file: vetted, sent through the engine, then settled where its outcome says. */
+  private async process(claimDir: string, resumed: boolean): Promise<void> {
+    const claim = readClaim(claimDir)!;
+    const file = join(claimDir, claim.name);
+    const stopBeat = this.heartbeat(claimDir);
+    try {
+      const held = await this.holdClaim(claimDir, claim, resumed);
+      if ('out' in held) return await this.settle(claimDir, claim, held.out, held.summary);
+      resumed = held.resumed;
+      if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
+        try {
+          symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');
+        } catch {
+          /* documents/… paths are then not found: the rows say so */
+        }
+      }
+      const refuse = (reason: string, kind: 'unusable' | 'refused' = 'refused', summary: Record<string, unknown> = {}) =>
+        this.settle(claimDir, claim, { resumed, outcome: 'failed', kind, reason }, summary);
+      const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
+      const changedBeforeRun = changedSince(file, claim);
+      if (changedBeforeRun) return await refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
+      let vetted;
+      try {
+        vetted = await vetRows(file, {
+          name: claim.name,
+          claimDir,
+          documents: this.L.documents,
+          allowOutside: this.o.config.allowDocumentsOutside,
+          allowedCurrencies: this.o.config.allowedCurrencies,
+        });
+      } catch (e) {
+        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 'unusable');
+        throw e;
+      }
+      // All or nothing (unless "allowPartial"): every invalid row and risky warning refuses the file.
+      const whole = this.o.config.allowPartial ? undefined : vetted.problems;
+      const summaryAt = join(this.L.failed, basename(claimDir), summaryName(claim.name));
+      if (vetted.documents || vetted.currencies)
+        return await refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', {
+          problems: vetted.problems,
+        });
+      let policy: AccountPolicy | undefined;
+      try {
+        // the account's, on this host and in its ledger: never the watch's state folder's, nor its configuration's to turn off
+        const { conn } = this.o;
+        policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, this.ledger);
+      } catch (e) {
+        if (e instanceof PolicyError) return await refuse(`refused: ${e.message}`);
+        throw e;
+      }
+      const approved = this.o.config.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
+      if (typeof approved === 'string') return await refuse(`refused: ${approved}. ${nothingSent}`);
+      // The account's approval policy applies too, to the same checked plan (none: the engine refuses what needs one).
+      const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
+
+      let sent: Awaited<ReturnType<FolderWatch['send']>>;
+      try {
+        sent = await this.send(file, claim, { planFile: approved?.planFile, policy: guard, whole });
+      } catch (e) {
+        if (e instanceof BatchRefused) return await refuse(`refused: ${this.forTheWatch(e.message)}`);
+        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 'unusable');
+        throw e;
+      }
+      const { r, changedAtPlan, refusedAtPlan } = sent;
+      const refusedWhole = refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent);
+      const retry = this.retryCommand(join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
+      const out = judgeRun(r, { name: claim.name, resumed, changedAtPlan, refusedWhole, changedInRun: changedSince(file, claim), retry });
+      if (out.outcome === 'processing') this.halted.add(claimDir);
+      return await this.settle(claimDir, claim, out, {
+        batchId: r.batchId,
+        results: r.resultsWritten ? basename(r.resultsPath) : undefined, // (none when nothing was sent)
+        journal: r.journalPath,
+        summary: r.summary,
+        refused: r.refused,
+        halted: r.halted,
+        resumedRun: r.report.resumed ? r.report : undefined,
+        ...(approved ? { approvedBy: approved.approvedBy } : {}),
+        ...(refusedAtPlan ? { problems: refusedAtPlan } : {}),
+      });
+    } finally {
+      stopBeat();
+    }
+  }
+
+  /**
+   * A file runs only once this process holds the claim of its content in the ledger (a team
+   * ledger's: ledger/pg-claims.ts; a file ledger holds none, the claim folder is the claim): new,
+   * or taken over from a process that is gone (then resumed through its journal). Content another
+   * process claimed, running or ended, is refused as a file seen before, naming where it was run;
+   * so is content sent before (a `run`, or a file dropped again). `out`: where the file goes instead of being run.
+   */
+  private async holdClaim(
+    claimDir: string,
+    claim: ClaimRecord,
+    resumed: boolean,
+  ): Promise<{ resumed: boolean } | { out: RunJudgement; summary?: Record<string, unknown> }> {
+    const refuse = (reason: string, summary?: Record<string, unknown>) => ({
+      out: { resumed, outcome: 'failed', kind: 'refused', reason } as const,
+      summary,
+    });
+    const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
+    const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
+    let a;
+    let sent;
+    try {
+      // An ended claim is run again only when it failed with nothing sent (a refused file dropped again, once fixed).
+      a = await this.ledger.claim(ask, { mayRetake: async (c) => c.state === 'failed' && (await this.sentBefore(sha256)) === undefined });
+      sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
+    } catch (e) {
+      if (!this.ledger.lost) throw e;
+      return {
+        out: {
+          resumed,
+          outcome: 'processing',
+          kind: 'halted',
+          reason: `${this.ledger.lost.message}; left in processing/, resumed on the next run`,
+        },
+      };
+    }
+    const log = this.o.logger;
+    if (!a.held) {
+      log?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
+      return refuse(claimedElsewhereText(a.by), { claimedElsewhere: elsewhere(a.by) });
+    }
+    if (a.replaced) log?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
+    if (sent) return refuse(sent);
+    return { resumed: resumed || a.replaced?.state === 'running' };
+  }
+
+  /**
+   * With "requireApprovals": the plan and approvals claimed with the file, checked (src/approvals);
+   * why the file is refused, or the plan to run: the one approved, pointed at the claimed copy of the
+   * file (the engine checks a plan's file by path, then sha256 and environment), written from the
+   * bytes that were checked.
+   */
+  private approvedPlan(
+    claimDir: string,
+    claim: ClaimRecord,
+    file: string,
+  ): { planFile: string; approvedBy: string[]; checked: LoadedPlan } | string {
+    const required = this.o.config.requireApprovals!;
+    const { plan, approvals } = companionsOf(claim.name);
+    for (const f of [plan, approvals]) {
+      let st;
+      try {
+        st = lstatSync(join(claimDir, f));
+      } catch {
+        return (
+          `no ${f} beside it: ${CONFIG_FILE} requires ${required} approval${required === 1 ? '' : 's'}; drop ${plan} ` +
+          `(\`${this.command('plan', claim.name, '--out', plan)}\`) and ${approvals} ` +
+          `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${claim.name}`
+        );
+      }
+      if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
+    }
+    const g = approvalGate({ plan: join(claimDir, plan), required, approvers: resolve(this.L.root, this.o.config.approvers!) });
+    if (!g.ok || !g.plan || !g.check) return g.message;
+    if (g.plan.plan.fileSha256 !== claim.sha256)
+      return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
+    const other = otherAccount(g.plan.plan, this.o.conn.environment);
+    if (other) return `${plan} ${other}`;
+    // The same account under another label (a plan made with --base-url is "custom"): the account is
+    // what the approvers signed, so the copy run says this watch's environment.
+    const planFile = join(claimDir, '.approved-plan.json');
+    writeFileSync(planFile, JSON.stringify({ ...g.plan.plan, file, env: this.o.conn.environment.name }, null, 2) + '\n');
+    this.o.logger?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
+    return { planFile, approvedBy: g.check.counted, checked: g.plan };
+  }
+
+  /**
+   * The engine's run of a claimed file, with the configuration's guards, logging each row. The
+   * engine reads the file again: if it is not what was claimed by the time the plan is made (all
+   * rows read, nothing sent yet), the run is refused before its first payout (`changedAtPlan`).
+   */
+  private async send(
+    file: string,
+    claim: ClaimRecord,
+    o: { planFile?: string; policy?: GuardOptions['policy']; whole?: FileProblem[] },
+  ): Promise<{ r: RunResult; changedAtPlan?: string; refusedAtPlan?: FileProblem[] }> {
+    const { config: cfg, logger: log } = this.o;
+    let batchLabel = '';
+    const events: EngineEvents = new EventEmitter();
+    events.on('event', (e) => {
+      if (e.type === 'row-done') logRowDone(log, e, { file: claim.name, batchId: batchLabel });
+      else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
+    });
+    const prepared = await prepareRun({
+      file,
+      planFile: o.planFile,
+      conn: this.o.conn,
+      stateDir: this.L.state,
+      guards: {
+        yes: true,
+        interactive: false,
+        envFlag: this.o.envFlag,
+        allowPartial: cfg.allowPartial,
+        enablePairs: cfg.enablePairs,
+        expectRows: cfg.expectRows,
+        expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
+        maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
+        maxRequests: cfg.maxRequests,
+        ...swapRunOptions(cfg, o.policy),
+      },
+      settings: {
+        mergeDocuments: cfg.mergeDocuments,
+        concurrency: cfg.concurrency,
+        stop: this.o.stop,
+        events,
+        crashWaitMs: this.o.crashWaitMs,
+      },
+    });
+    const p = prepared.plan;
+    if (!p) return { r: await execute(prepared) };
+    const changedAtPlan =
+      changedSince(file, claim) ??
+      (claim.sha256 && p.batchId !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
+    // A file none of whose rows is under way yet is paid whole or not at all: any row invalid
+    // (the preflight's findings too) or with a risky warning stops it before its first payout.
+    const problems = o.whole && p.alreadyCreated === 0 && p.toSettle === 0 ? wholeFileProblems(o.whole, p, claim.name) : [];
+    const refusedAtPlan = problems.length ? problems : undefined;
+    batchLabel = p.batchId.slice(0, 16);
+    log?.info(
+      { file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies },
+      'plan',
+    );
+    const refused = changedAtPlan
+      ? `${claim.name} changed after it was claimed (${changedAtPlan})`
+      : refusedAtPlan && `${claim.name} is paid whole or not at all: ${refusedAtPlan.length} problems`;
+    return { r: await execute(prepared, { refused }), changedAtPlan, refusedAtPlan };
+  }
+
+  /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
+  private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
+    const id = basename(claimDir);
+    if (out.outcome === 'processing') {
+      this.report({ ...out, name: claim.name, claim: id, folder: claimDir });
+      return;
+    }
+    const record = {
+      file: claim.name,
+      sha256: claim.sha256,
+      claim: id,
+      claimedAt: claim.claimedAt,
+      takenOverAt: claim.takenOverAt,
+      finishedAt: new Date().toISOString(),
+      environment: this.o.conn.environment.name,
+      outcome: out.outcome,
+      kind: out.kind,
+      reason: out.reason,
+      ...summary,
+    };
+    await writeFile(join(claimDir, summaryName(claim.name)), JSON.stringify(record, null, 2) + '\n');
+    for (const p of (summary.problems as FileProblem[] | undefined) ?? [])
+      this.o.logger?.warn({ file: p.file, row: p.row, column: p.column, code: p.code, expected: p.expected, risky: p.risky }, p.message);
+    const target = join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
+    await this.locked(() => renameSync(claimDir, target));
+    this.mine.delete(claimDir);
+    this.halted.delete(claimDir);
+    await this.endClaim(id, claim, out.outcome);
+    this.report({ ...out, name: claim.name, claim: id, folder: target });
+  }
+
+  /** The end state of this process's claim in the ledger (none when the claim is another's). */
+  private async endClaim(id: string, claim: ClaimRecord, outcome: 'done' | 'failed'): Promise<void> {
+    if (!claim.sha256) return;
+    try {
+      await this.ledger.endClaim(claim.sha256, id, outcome);
+    } catch (e) {
+      // Still `running` under this process: once it is gone, another host takes it over and finds it done through its journal.
+      this.o.logger?.error(
+        { file: claim.name, claim: id, err: (e as Error).message },
+        'the end of the claim was not recorded in the team ledger',
+      );
+    }
+  }
+
+  private report(f: FileOutcome): void {
+    this.files.push(f);
+    this.o.onFile?.(f);
+    this.o.logger?.[f.kind === 'ok' ? 'info' : 'warn'](
+      { file: f.name, claim: f.claim, outcome: f.outcome, kind: f.kind, reason: f.reason },
+      `file ${f.outcome}`,
+    );
+  }
+}
+
+/** Watches DIR as the options say; with `once`, one look at it. */
+export const watchFolder = (o: WatchOptions): Promise<WatchResult> => new FolderWatch(o).run();
