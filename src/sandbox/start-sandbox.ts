@@ -1,5 +1,5 @@
 // startSandbox: a faithful, stateful local simulator of the payout service
-// (../../../shared/payout-service-spec.md), listening on 127.0.0.1 only.
+// (the service's interface specification, cited by section), listening on 127.0.0.1 only.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// The vocabulary of the payout service, as written in ../shared/payout-service-spec.md.
+// The vocabulary of the payout service, as its interface specification writes it (§2, §3, §7).
 import { z } from 'zod';
 
 /** Spec §3: payout statuses, identical in API responses and webhooks. */
