@@ -227,6 +227,14 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
       .join(', ');
     if (s.byStatus[ENGINE_STATUSES.ALREADY_PAID] === s.notCreated)
       return `${bad}: paid before at this account, nothing created by this run (see the results file); paying again takes new references.\n`;
+    // 409 on every row not created: the references were sent before at this account (by another
+    // state folder, host or ledger), with this content or with other content; editing and
+    // retrying would not help, and a new payment takes a new reference
+    if ((s.byStatus[ENGINE_STATUSES.CONFLICT] ?? 0) + (s.byStatus[ENGINE_STATUSES.ALREADY_PAID] ?? 0) === s.notCreated)
+      return (
+        `${bad}: already paid at this account, or the reference was used with other content (409 IDEMPOTENCY_KEY_CONFLICT); ` +
+        'nothing was sent twice. See the results file: paying again takes new references.\n'
+      );
     return (
       `${bad}: see the results file; fix rows and run \`payout-batch retry ${r.resultsPath}${connection}\`` +
       `${s.byStatus[ENGINE_STATUSES.UNKNOWN_OUTCOME] ? ' (rows of unknown outcome are settled with their original key first)' : ''}.\n`

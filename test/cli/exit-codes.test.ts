@@ -4,7 +4,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, exitCodeOf } from '../../src/cli/exit-codes.ts';
-import { handleEngineError } from '../../src/cli/render.ts';
+import { exitReasonText, handleEngineError } from '../../src/cli/render.ts';
+import type { PipelineResult } from '../../src/engine/pipeline.ts';
 import type { CliIO } from '../../src/cli/command.ts';
 import { BatchRefused, BatchUnusable, FailedAfterSending } from '../../src/engine/engine-errors.ts';
 
@@ -50,5 +51,23 @@ describe('exit codes, from one table', () => {
       thrown = e;
     }
     expect(thrown).toBe(bug);
+  });
+});
+
+describe('what a run that created nothing says next', () => {
+  const ended = (byStatus: Record<string, number>) =>
+    exitReasonText({
+      summary: { notCreated: Object.values(byStatus).reduce((a, b) => a + b, 0), byStatus, outcomes: {} },
+      resultsPath: 'pay.results.csv',
+    } as unknown as PipelineResult);
+
+  it('409 on every row (a second state folder, a re-saved copy): already paid or used with other content, not "fix rows and retry"', () => {
+    const text = ended({ CONFLICT: 3 });
+    expect(text).toMatch(/^3 CONFLICT: already paid at this account, or the reference was used with other content/);
+    expect(text).not.toMatch(/fix rows/);
+  });
+
+  it('a row refused on its own still says to fix it and retry', () => {
+    expect(ended({ CONFLICT: 1, FAILED_TO_SEND: 1 })).toMatch(/fix rows and run `payout-batch retry pay\.results\.csv`/);
   });
 });
