@@ -9,6 +9,7 @@ import { hostname, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
+import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageRoot } from '../package-root.ts';
 import { sha256Hex } from '../engine/identity.ts';
@@ -105,8 +106,7 @@ function trusted(path: string, what: string): boolean {
   } catch {
     return false;
   }
-  const uid = process.getuid?.();
-  if (st.isSymbolicLink() || (uid !== undefined && st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0)
+  if (whyUntrusted(st, { rootMayOwn: true }))
     throw new PolicyError(
       `${what} ${path} is a link, another user's, or writable by others: nothing is sent until it is root's or yours alone (chmod go-w)`,
     );

@@ -17,6 +17,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic, writeFileAtomicSync } from '../files/atomic.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
+import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
   BatchRefused,
@@ -47,7 +48,6 @@ export function ledgerDirFor(root: string, account: string): string {
  * reservation and so make a payout go out twice. Folders this tool creates are 0700.
  */
 export function checkStateFolder(root: string, ledgerDir: string): void {
-  const uid = process.getuid?.();
   for (const path of [resolve(root), join(resolve(root), 'ledgers'), ledgerDir]) {
     let st;
     try {
@@ -55,13 +55,7 @@ export function checkStateFolder(root: string, ledgerDir: string): void {
     } catch {
       continue; // created 0700 when first needed
     }
-    const why = st.isSymbolicLink()
-      ? 'is a symbolic link'
-      : uid !== undefined && st.uid !== uid
-        ? `belongs to another user (uid ${st.uid})`
-        : (st.mode & 0o022) !== 0
-          ? `is writable by ${st.mode & 0o020 ? 'its group' : 'others'} (mode ${(st.mode & 0o777).toString(8)})`
-          : undefined;
+    const why = whyUntrusted(st);
     if (why)
       throw new BatchRefused(
         `the state folder ${path} ${why}: another user could change the ledger and make a payout go out twice. ` +
@@ -270,8 +264,7 @@ export class FileLedger implements Ledger {
     } catch {
       return undefined;
     }
-    const uid = process.getuid?.();
-    if (st.isSymbolicLink() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0)
+    if (whyUntrusted(st))
       return { where, unsafe: "is a link, another user's, or writable by others: nothing is sent until it is yours alone (chmod 600)" };
     try {
       return { where, text: readFileSync(where, 'utf8') };
