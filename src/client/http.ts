@@ -23,8 +23,7 @@ import { sleep } from '../sleep.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** Progress the client reports: each answer (the CLI shows the pace of requests); retries are logged. */
-/** An answer: `storage` for the PUT to the document storage (spec §4.6), which is not a request to the service. */
+/** Each answer, reported (the CLI shows the pace); `storage`: the PUT to the document storage (spec §4.6), not the service. */
 export type ClientEvent = { type: 'response'; route: string; status: number; requestId: string; ms: number; storage?: true };
 
 /** How requests are sent; each has a default. */

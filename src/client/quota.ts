@@ -13,8 +13,6 @@ import { readJsonFile, writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
 
-export const USAGE_FILE_NAME = 'usage.json';
-
 /** The label a key was used under: local runs count as sandbox (both are not production). */
 export type KeyEnvironment = 'production' | 'sandbox';
 
@@ -87,9 +85,7 @@ export class UsageCounter {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(options: { path?: string; stateDir?: string; store?: UsageStore; flushMs?: number; now?: () => Date } = {}) {
-    const file = options.store
-      ? undefined
-      : new UsageFileStore(options.path ?? join(options.stateDir ?? defaultStateDir(), USAGE_FILE_NAME));
+    const file = options.store ? undefined : new UsageFileStore(options.path ?? join(options.stateDir ?? defaultStateDir(), 'usage.json'));
     this.store = options.store ?? file!;
     this.path = file?.path;
     this.stateDir = file && dirname(file.path);

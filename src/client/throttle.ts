@@ -11,7 +11,7 @@
 // between this process and the server's arrival clock.
 
 import { isLoopbackHost } from './environment.ts';
-import { wallNow, type PaceShare, type Take } from './pace.ts';
+import { waitBeforeStart, wallNow, type PaceShare, type Take } from './pace.ts';
 
 /**
  * Added to the 1000 ms window. Starts are dated when the request is handed to fetch (http.ts) and
@@ -168,13 +168,8 @@ export class SlidingWindowLimiter {
       this.grant(id, now);
     }
     if (this.queue.length) {
-      let wait = sharedWait;
-      if (this.starts.length >= limit) {
-        // The start that must leave the window before the next may begin.
-        const times = this.starts.map((s) => s.t).sort((a, b) => a - b);
-        const blocking = times[times.length - limit]!;
-        wait = Math.max(wait, Math.ceil(blocking + this.span - now) + 1);
-      }
+      const times = this.starts.map((s) => s.t).sort((a, b) => a - b);
+      const wait = Math.max(sharedWait, waitBeforeStart(times, limit, this.span, now) ?? 0);
       this.timer = setTimeout(() => this.drain(), Math.max(1, wait));
     }
   }

@@ -7,9 +7,6 @@
 // Where the spec is silent the entry says "reading" and why it was chosen.
 import type { PayoutMethod } from '../spec/codes.ts';
 
-/** Spec §2 Payment method: "Each field descriptor has a type (string, email, phone, number)". */
-export type FieldType = 'string' | 'email' | 'phone' | 'number';
-
 /** Spec §4.2: "Only accountName and accountCurrency are always required" / "AccountCurrency is required for every method". */
 export const ALWAYS_REQUIRED = ['accountName', 'accountCurrency'] as const;
 
@@ -190,8 +187,9 @@ export const FIELDS: Partial<Record<string, { description: string; validation?: 
   remitterAddress: { description: 'Address of the payer when it is not the onboarded business (top-level on initiate)' },
 };
 
-/** Spec §2 Payment method types: email and phone have their own; every other field is a string. */
-export const fieldType = (name: string): FieldType => (name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string');
+/** Spec §2 Payment method: "Each field descriptor has a type (string, email, phone, number)"; email and phone have their own. */
+export const fieldType = (name: string): 'string' | 'email' | 'phone' =>
+  name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string';
 
 /**
  * Spec §1.9 "Supported currency to method overview": per source currency, the currencies it pays

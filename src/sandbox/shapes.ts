@@ -14,7 +14,7 @@ import type { RouteName } from './contract.ts';
 import type { Sandbox } from './context.ts';
 import type { Request } from './request.ts';
 import { ApiError, type Reply } from './error-answers.ts';
-import { Dec, minorUnits } from '../money.ts';
+import { Dec, amountText, fromApi, minorUnits } from '../money.ts';
 import { FIELDS, publishedRow } from './rules.ts';
 import type { Country, Store, StoreEvent } from './store.ts';
 import type { methodView, quoteView } from './corridors.ts';
@@ -37,18 +37,9 @@ interface ShapeContext {
 
 // ---------------------------------------------------------------- values
 
-/**
- * An amount as a decimal string with the currency's minor digits ("1000.00", "0.50", "1530"
- * for JPY-like currencies), the same value as the strict JSON number. Never drops a digit: an
- * amount with more decimals than the currency keeps them.
- */
-export function amountText(value: number | string, currency: string): string {
-  const d = new Dec(String(value));
-  return d.toFixed(Math.max(minorUnits(currency) ?? 2, d.decimalPlaces()));
-}
-
-/** A rate as a decimal string, its digits as they are ("1530.5", "0.000653"). */
-export const rateText = (value: number | string): string => new Dec(String(value)).toFixed();
+/** An amount as a decimal string of at least the currency's minor digits ("1000.00", "1530" for JPY-like), never cut. */
+const amountOf = (value: number | string, currency: string): string => amountText(fromApi(value), currency, { exact: true });
+const rateText = (value: number | string): string => fromApi(value).toFixed();
 
 /** The envelope of many services built on NestJS: the answer's status, a message, the object in data. */
 const envelope = (ctx: ShapeContext, message: string, data: unknown) => ({ statusCode: ctx.status, message, data });
@@ -65,9 +56,9 @@ const links = (ctx: ShapeContext, path: string) => ({ self: { href: `${ctx.sb.ba
 
 /** The amounts of a payout or swap item as strings, the rate as a string. */
 const itemAmounts = (p: ListItem) => ({
-  sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
-  destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
-  transactionFees: amountText(p.transactionFees, p.sourceCurrency),
+  sourceAmount: amountOf(p.sourceAmount, p.sourceCurrency),
+  destinationAmount: amountOf(p.destinationAmount, p.destinationCurrency),
+  transactionFees: amountOf(p.transactionFees, p.sourceCurrency),
   exchangeRate: rateText(p.exchangeRate),
 });
 
@@ -101,15 +92,15 @@ function variantFee(m: PaymentMethod): unknown {
   const shape = FEE_SHAPE[m.code];
   if (shape === 'absent') return undefined;
   if (shape === 'number') return m.fee.amount;
-  if (!m.fee.bands) return { amount: amountText(m.fee.amount, currency), currency, type: 'FLAT' };
+  if (!m.fee.bands) return { amount: amountOf(m.fee.amount, currency), currency, type: 'FLAT' };
   // Bands {below (exclusive), amount} as tiers {min, max (inclusive, one minor unit under the next band)}.
   const unit = new Dec(10).pow(-(minorUnits(currency) ?? 2));
   let min = new Dec(0);
   const tiers = m.fee.bands.map((b) => {
     const tier = {
-      min: amountText(min.toFixed(), currency),
-      max: b.below === null ? null : amountText(new Dec(b.below).minus(unit).toFixed(), currency),
-      amount: amountText(b.amount, currency),
+      min: amountOf(min.toFixed(), currency),
+      max: b.below === null ? null : amountOf(new Dec(b.below).minus(unit).toFixed(), currency),
+      amount: amountOf(b.amount, currency),
     };
     if (b.below !== null) min = new Dec(b.below);
     return tier;
@@ -156,11 +147,11 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   quote: (q: Quote, ctx: ShapeContext) =>
     envelope(ctx, 'Quote retrieved successfully', {
       ...q,
-      sourceAmount: amountText(q.sourceAmount, q.sourceCurrency),
-      destinationAmount: amountText(q.destinationAmount, q.destinationCurrency),
-      totalDeductible: amountText(q.totalDeductible, q.sourceCurrency),
+      sourceAmount: amountOf(q.sourceAmount, q.sourceCurrency),
+      destinationAmount: amountOf(q.destinationAmount, q.destinationCurrency),
+      totalDeductible: amountOf(q.totalDeductible, q.sourceCurrency),
       exchangeRate: rateText(q.exchangeRate),
-      fee: { amount: amountText(q.fee.amount, q.fee.currency), currency: q.fee.currency },
+      fee: { amount: amountOf(q.fee.amount, q.fee.currency), currency: q.fee.currency },
     }),
 
   /**
@@ -173,8 +164,8 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
       id: p.id,
       status: p.status,
       payoutRef: p.payoutRef,
-      sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
-      destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
+      sourceAmount: amountOf(p.sourceAmount, p.sourceCurrency),
+      destinationAmount: amountOf(p.destinationAmount, p.destinationCurrency),
       exchangeRate: rateText(p.exchangeRate),
     }),
 
@@ -252,7 +243,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   wallets: (list: { data: ReturnType<typeof views.walletView>[] }, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Wallets retrieved successfully', list, (w) => ({
       ...w,
-      balance: amountText(w.balance, w.currency),
+      balance: amountOf(w.balance, w.currency),
       businessId: ctx.req.business.id,
     })),
 
@@ -293,9 +284,9 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
     ...page,
     data: page.data.map((t) => ({
       ...t,
-      amount: amountText(t.amount, t.currency),
-      balanceBefore: amountText(t.balanceBefore, t.currency),
-      balanceAfter: amountText(t.balanceAfter, t.currency),
+      amount: amountOf(t.amount, t.currency),
+      balanceBefore: amountOf(t.balanceBefore, t.currency),
+      balanceAfter: amountOf(t.balanceAfter, t.currency),
       walletId: t.wallet.walletId,
       businessId: ctx.req.business.id,
     })),
