@@ -29,19 +29,16 @@ export interface PayoutClientOptions extends TransportOptions {
   /** An ApiKey (from loadApiKey) or the key text. */
   apiKey: ApiKey | string;
   /**
-   * The request pace of this key (throttle.ts). Give the same limiter to every client of one key
-   * that must share a pace; absent: a new one for this client, made of the three options below and
-   * shared with the other processes: of every host through `sharedPace` (the team ledger), else of this
-   * host through the quota counter's state folder (pace.ts).
+   * The key's pace (throttle.ts), given to every client of one key that must share it; absent: one
+   * of the options below, shared across hosts by `sharedPace` (the team ledger's, by paceName), else
+   * across this host's processes through the quota counter's state folder (pace.ts).
    */
   limiter?: SlidingWindowLimiter;
-  /** The key's pace shared by every process and host (the team ledger's, ledger/pg-pace.ts), by its name (pace.ts paceName). */
   sharedPace?: (name: string, onError: (e: Error) => void) => PaceShare;
   /** Request starts per rolling second for this key (spec §8: 5); for the client's own limiter. */
   requestsPerSecond?: number;
   /** Added to the 1000 ms window on our side, against network jitter (default 50 ms; 25 ms on loopback: defaultSafetyMarginMs). */
   safetyMarginMs?: number;
-  /** For tests: the clock of the client's own limiter. */
   clock?: Clock;
   /** The environment this client talks to, recorded with the key's fingerprint after a 2xx. */
   keyEnvironment?: KeyEnvironment;

@@ -26,20 +26,18 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 /** Each answer, reported (the CLI shows the pace); `storage`: the PUT to the document storage (spec §4.6), not the service. */
 export type ClientEvent = { type: 'response'; route: string; status: number; requestId: string; ms: number; storage?: true };
 
-/** How requests are sent; each has a default. */
 export interface TransportOptions {
   /** Requests in flight at once for this client (default 8). */
   concurrency?: number;
   /** Per attempt, until the whole answer is read (default 30 s). */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
-  /** The quota counter (see quota.ts); absent: nothing is counted. */
+  /** Absent: nothing is counted. */
   usage?: UsageCounter;
   logger?: Logger;
   onEvent?: (e: ClientEvent) => void;
-  /** The transport: globalThis.fetch unless given (a proxy's, a test's scripted one). */
+  /** For tests: a scripted fetch, sleep and random source. */
   fetch?: typeof fetch;
-  /** For tests: a scripted sleep and random source. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   random?: () => number;
 }
@@ -76,7 +74,6 @@ export interface CallResult<T> {
   status: number;
   /** The x-request-id of the call: the one sent (the service echoes it, spec §5). */
   requestId: string;
-  /** How many times it was sent. */
   attempts: number;
 }
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { ErrorBody } from '../spec/schemas.ts';
 
-/** Names of the routes (routes/index.ts names each route with one), for fault targeting and the request log; 'unknown' for a path no route matches. */
+/** Names of the routes (routes/routes.ts), for fault targeting and the request log; 'unknown' for a path no route matches. */
 // prettier-ignore
 export const ROUTE_NAMES = [
   'quote', 'initiate', 'getPayout', 'listPayouts', 'patchDocuments', 'uploadUrl', 'swap', 'listSwaps', 'getSwap',
@@ -70,11 +70,7 @@ export const FaultConfigSchema = z.strictObject({
 });
 export type FaultConfig = z.output<typeof FaultConfigSchema>;
 
-/**
- * Which reading of the spec the sandbox answers in, where the spec says "not shown" or leaves a
- * shape open: 'strict' (the default) is the sandbox's one reading (views.ts); 'variant' is another
- * plausible one, the same per route on every call (shapes.ts, src/sandbox/README.md "Readings of the spec").
- */
+/** The reading answers are given in where the spec says "not shown": strict (views.ts) or variant (shapes.ts); README "Readings of the spec". */
 export type SandboxShapes = 'strict' | 'variant';
 
 /** The body of a gateway's answer (FaultConfig.gatewayAfterCreate). */
@@ -109,13 +105,9 @@ export interface SandboxOptions {
    * Timers (webhook retries, autoAdvance) still run on real time.
    */
   now?: () => number;
-  /** The reading answers are given in; 'strict' by default. Requests are checked the same way in both. */
+  /** 'strict' by default. Requests are checked the same way in both. */
   shapes?: SandboxShapes;
-  /**
-   * A refusal of initiate or swap binds its key (same key and body: the same refusal again; another
-   * body: 409), the other reading of a refused key (idempotency.ts). Default: on in the variant
-   * reading, off in the strict one.
-   */
+  /** A refusal of initiate or swap binds its key (idempotency.ts); default: on in the variant reading only. */
   storeRefusals?: boolean;
   /** A snapshot of an earlier sandbox of the same seed to go on from (persist.ts; the CLI's `local`). */
   state?: SandboxState;
@@ -159,9 +151,8 @@ export interface LocalSandbox {
   close(): Promise<void>;
   /** The seed of the fault PRNG (the option, or a random one): pass it back to replay a campaign. */
   randomSeed: number;
-  /** The reading answers are given in (the option, or 'strict'). */
+  /** The options in force (SandboxOptions). */
   shapes: SandboxShapes;
-  /** Whether a refusal binds its key (SandboxOptions.storeRefusals). */
   storeRefusals: boolean;
   /** The fault configuration in force. */
   faults(): FaultConfig;
@@ -169,15 +160,9 @@ export interface LocalSandbox {
   deliveries(): WebhookDeliveryAttempt[];
   /** Moves the sandbox's clock forward (upload expiry, monthly quota, timestamps). */
   advanceClock(ms: number): void;
-  /**
-   * Requests received and not yet answered (nor dropped). Tests wait for 0 after killing a client,
-   * so that its last requests have landed before they count the next client's.
-   */
+  /** Requests received, not yet answered nor dropped: tests wait for 0 after killing a client before counting the next's. */
   inFlight(): number;
-  /**
-   * Webhook delivery attempts scheduled (retries included) or under way: 0 when nothing more will
-   * be delivered until the next event. Tests wait for 0 instead of sleeping.
-   */
+  /** Webhook delivery attempts scheduled (retries included) or under way: tests wait for 0 instead of sleeping. */
   pendingDeliveries(): number;
   /** The state a later sandbox can go on from (SandboxOptions.state). */
   snapshot(): SandboxState;

@@ -16,10 +16,7 @@ export const OPTIONAL_FOR_EVERY_METHOD = ['countryCode'] as const;
 /** Spec §2 Payment method: "remitterAddress is top-level on initiate and optional for all methods". */
 export const TOP_LEVEL_OPTIONAL = ['remitterAddress'] as const;
 
-/**
- * Spec §1.9 settlement times as written, with the hours they span (for answers that give
- * settlement as a number of hours). "1 day" is read as 24 hours; "under N hours" as 0 to N.
- */
+/** Spec §1.9 settlement times as written, with the hours they span: "1 day" is 24 hours; "under N hours" 0 to N. */
 export interface Settlement {
   text: string;
   minHours: number;
@@ -39,7 +36,6 @@ const UNDER_24_HOURS: Settlement = { text: 'under 24 hours', minHours: 0, maxHou
 export type Fee =
   { kind: 'flat'; amount: string; currency?: string } | { kind: 'bands'; bands: { below: string | null; amount: string }[] };
 
-/** A flat fee, in `currency` where the table writes one. */
 const flat = (amount: string, currency?: string): Fee => ({ kind: 'flat', amount, ...(currency ? { currency } : {}) });
 
 const SWIFT_BANDS: Fee = {

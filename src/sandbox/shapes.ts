@@ -4,11 +4,8 @@
 // {statusCode, message, data}, amounts as decimal strings, other identifiers, other fee, settlement
 // and field-descriptor shapes, nulls where a value is absent, extra fields. One writer per route,
 // and no randomness: a route always answers the same variant shape, so a failing test replays.
-//
-// What the spec states is kept in both readings: status codes, the error body {statusCode,
-// message, error} with its codes (§7), the list envelope {data, meta} (§4.4, §4.14, §4.15) and the
-// fields it names. Requests are checked the same way in both.
-// The values are the same in both readings; only their shape differs.
+// Both readings keep the values and what the spec states: status codes, the error body and its
+// codes (§7), the list envelope {data, meta} (§4.4, §4.14, §4.15), the fields it names.
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
 import type { RouteName } from './contract.ts';
 import type { Sandbox } from './context.ts';
@@ -28,7 +25,6 @@ type PaymentMethod = ReturnType<typeof methodView>;
 type Subscription = ReturnType<typeof subscriptionView>;
 type Pair = ReturnType<typeof views.pairView>;
 
-/** What a rewrite knows besides the strict body: the sandbox, the request and the status answered. */
 interface ShapeContext {
   sb: Sandbox;
   req: Request;
