@@ -353,10 +353,8 @@ const SettlementAnswer = z
   });
 
 /**
- * A payment method (spec §2): code, name, settlement, fee, requiredFields, optionalFields; the tool
- * reads the code (also written `method`), settlement, fee and requiredFields. Only the code is
- * required (it is what a row names). A fee or a field list the client cannot read is kept as
- * `{kind: 'unknown'}` / undefined, so one odd method does not stop a whole corridor.
+ * A payment method (spec §2): only the code (also `method`) is required, as a row names it; a fee or
+ * field list the client cannot read is unknown, so one odd method does not stop a whole corridor.
  */
 export const PaymentMethodAnswer = renamed(
   { code: ['method'] },
@@ -401,9 +399,8 @@ export type MethodsAnswer = z.output<typeof MethodsAnswer>;
 // ---------------------------------------------------------------- wallets (§4.12)
 
 /**
- * Spec §2 Wallet: walletId and currency ("other wallet fields: not shown"). The balance is read from
- * `balance`, `availableBalance` or `available` when there; absent, the plan says the balance is not
- * known and the service's INSUFFICIENT_FUNDS decides.
+ * Spec §2 Wallet: walletId and currency ("other wallet fields: not shown"); the balance from
+ * `balance`, `availableBalance` or `available`, else unknown (the service's INSUFFICIENT_FUNDS decides).
  */
 export const WalletAnswer = renamed(
   { walletId: ['id'] },
@@ -438,10 +435,7 @@ export type WalletListAnswer = z.output<typeof WalletListAnswer>;
 
 // ---------------------------------------------------------------- public routes (§4.14, §4.15)
 
-/**
- * Spec §2 Country: the tool uses code, name, isProhibited and the trading hours with timeZone.
- * Only the code is required; the rest is read when its type fits and ignored when it does not.
- */
+/** Spec §2 Country: only the code is required; the rest is read when its type fits, else ignored. */
 export const CountryAnswer = z.looseObject({
   code: text,
   name: orElse(text, undefined),
@@ -482,10 +476,7 @@ export type TransactionListAnswer = z.output<typeof TransactionListAnswer>;
 
 // ---------------------------------------------------------------- webhooks (§4.13, §6)
 
-/**
- * "Fields of the stored record as returned: not shown" (spec §4.13): an id is what the routes need,
- * as `id` or `webhookId` (the spec names other records' ids walletId, currencyPairId, payoutId).
- */
+/** "Fields of the stored record as returned: not shown" (spec §4.13): the id the routes need, as `id` or `webhookId`. */
 const WebhookRecord = renamed(
   { id: ['webhookId'] },
   z
@@ -526,10 +517,7 @@ export const WebhookSubscriptionListAnswer = z.preprocess((v) => {
   return v;
 }, listOf(WebhookRecord));
 
-/**
- * Spec §6 payout.status.changed. payoutId and newStatus are what the tool acts on; oldStatus may be
- * null (a payout's first event), and every optional field may be null.
- */
+/** Spec §6 payout.status.changed: oldStatus (a payout's first event) and every optional field may be null. */
 export const PayoutStatusChangedEvent = z.looseObject({
   eventType: z.enum(['payout.status.changed', 'payout.status.changed.v1']),
   deliveryId: maybe(ident),

@@ -32,10 +32,9 @@ export const FaultConfigSchema = z.strictObject({
   /** Probability of a 429 that the limits did not call for (it still counts as a request). */
   spurious429: probability.default(0),
   /**
-   * A gateway or proxy in front of the service: with this probability, a creating route's success
-   * (a new payout or swap, or the replay of one: the service acted) reaches the client as the
-   * gateway's answer instead, `status` (one, or one drawn from the list; default 502) with `body`
-   * (default 'html'; 'json' is a JSON body that is not the service's error body). Absent: none.
+   * With this probability a creating route's success (new or replayed: the service acted) reaches
+   * the client as a gateway's answer: `status` (or one drawn from the list) with `body` ('json': not
+   * the service's error body).
    */
   gatewayAfterCreate: z
     .strictObject({
@@ -45,10 +44,9 @@ export const FaultConfigSchema = z.strictObject({
     })
     .optional(),
   /**
-   * The rate moves between a pairs read and the swap (spec §1.11 rates are not locked; §7 'Invalid
-   * payout amount'): once a GET pairs has arrived, the next new swap finds the rate of its pair
-   * moved by `pct` percent before its amount is checked, `times` times in all (default once), then
-   * the fault is spent. Deterministic: no draw. Absent: rates move only through the control route.
+   * The rate moves between a pairs read and the swap (spec §1.11, §7 'Invalid payout amount'): after
+   * a GET pairs, the next new swap finds its pair's rate moved by `pct` percent, `times` times in all.
+   * Deterministic: no draw.
    */
   rateMoveAfterPairsRead: z
     .strictObject({
@@ -59,11 +57,7 @@ export const FaultConfigSchema = z.strictObject({
       times: z.number().int().min(1).default(1),
     })
     .optional(),
-  /**
-   * The next N new swaps come out REJECTED (spec §3: operations reverse it): the 201 answer says
-   * PROCESSING as spec §4.7 does, and the reversal (both wallets put back, its event) follows at
-   * once, before the next request. Deterministic; spent one per swap. Absent or 0: none.
-   */
+  /** The next N new swaps answer 201 PROCESSING (spec §4.7) and are reversed at once (REJECTED, spec §3). Deterministic. */
   rejectNextSwaps: z.number().int().min(0).optional(),
   /** Routes the probabilistic faults apply to; undefined means all spec routes. */
   routes: z.array(z.enum(ROUTE_NAMES)).optional(),
@@ -99,11 +93,7 @@ export interface SandboxOptions {
   webhookTimeoutMs?: number;
   /** Called once per answered request (the CLI prints a line per request with it). */
   onRequest?: (entry: RequestLogEntry) => void;
-  /**
-   * The time the sandbox's clock reads (ms since the epoch) before advanceClock's offset; Date.now
-   * by default. Tests pass a controllable one (the rate limit's window, the month of the quota).
-   * Timers (webhook retries, autoAdvance) still run on real time.
-   */
+  /** The sandbox clock's time before advanceClock's offset (clock.ts); timers still run on real time. */
   now?: () => number;
   /** 'strict' by default. Requests are checked the same way in both. */
   shapes?: SandboxShapes;

@@ -58,18 +58,10 @@ const itemAmounts = (p: ListItem) => ({
   exchangeRate: rateText(p.exchangeRate),
 });
 
-/**
- * How each method's fee is shown (spec §4.11: "Exact shape of the fee and settlement values of a
- * method: not shown"): an object {amount, currency, type: 'FLAT'} by default, SWIFT's bands as a
- * tiered object, NIP's as a bare number, ALIPAY's not at all.
- */
+/** A method's fee (spec §4.11: "not shown"): {amount, currency, type: 'FLAT'}, SWIFT's tiered, NIP's a bare number, ALIPAY's absent. */
 const FEE_SHAPE: Partial<Record<PayoutMethod, 'number' | 'absent'>> = { NIP: 'number', ALIPAY: 'absent' };
 
-/**
- * How each method's required fields are listed (spec §2: descriptors with type, required,
- * validation): plain names for these methods, descriptors {name, type, description, validation?}
- * without `required` for the others; one-of groups always as {oneOf: [[names]]}.
- */
+/** Required fields (spec §2) as plain names for these methods, descriptors without `required` for the others; groups as {oneOf: [[names]]}. */
 const NAMES_ONLY: ReadonlySet<string> = new Set<PayoutMethod>(['NIP', 'SEPA', 'ALIPAY', 'WECHAT', 'FASTER_PAYMENTS', 'WIRE']);
 
 /** Spec §1.8: "HK_FPS (also written HONG_KONG_FPS)"; this reading's methods route writes the long name. */
@@ -121,10 +113,7 @@ function variantMethod(m: PaymentMethod, corridor: { destinationCurrency: string
   };
 }
 
-/**
- * "Fields of the stored record as returned: not shown": this reading adds businessId, isActive and
- * deletedAt, and gives eventTypes as null when the subscription takes every payout event.
- */
+/** "Fields of the stored record: not shown": businessId, isActive and deletedAt added; eventTypes null for every payout event. */
 function subscription(s: Subscription, ctx: ShapeContext, deletedAt: string | null = null) {
   return {
     ...s,
@@ -150,11 +139,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
       fee: { amount: amountOf(q.fee.amount, q.fee.currency), currency: q.fee.currency },
     }),
 
-  /**
-   * Spec §4.2: "the response includes at least id, status PENDING, payoutRef, sourceAmount,
-   * destinationAmount and exchangeRate ... Full response field list: not shown". This reading gives
-   * that minimum and nothing else (a replay too); GET {payouts}/{id} has the rest.
-   */
+  /** Spec §4.2: "the response includes at least id, status PENDING, payoutRef, ...": that minimum alone (a replay too). */
   initiate: (p: views.Payout, ctx: ShapeContext) =>
     envelope(ctx, 'Payout initiated successfully', {
       id: p.id,
@@ -200,12 +185,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
 
   // ---------------------------------------------------------------- pairs and methods (§4.9-4.11)
 
-  /**
-   * Spec §2 Currency pair: "an identifier (currencyPairId)", "Other pair fields: not shown". This
-   * reading names the identifier `id`, adds `code` ("USD/NGN"), has no `enabled` (the route lists
-   * enabled pairs only, spec §4.9: corridors.ts pairs ignores `?status=` in this reading), and
-   * gives the rate as a string.
-   */
+  /** Spec §2 Currency pair ("other pair fields: not shown"): `id`, a `code` "USD/NGN", no `enabled` (§4.9 lists enabled ones), the rate as text. */
   pairs: (list: { data: Pair[] }, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Currency pairs retrieved successfully', list, (p) => ({
       id: p.currencyPairId,
@@ -255,11 +235,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
 
   // ---------------------------------------------------------------- public routes (§4.14, §4.15)
 
-  /**
-   * Spec §2 Country names the fields, typing only some (timeZone number, isProhibited boolean,
-   * deletedAt nullable). This reading: id always a number, the figures a database keeps as decimals
-   * (cpi, gdpPerCapitaInUsd) as strings, and extra fields.
-   */
+  /** Spec §2 Country types only some fields: here id a number, cpi and gdpPerCapitaInUsd as decimal text, extra fields. */
   countries: (page: views.Page<Country> & { statusCode: number; message: string }, ctx: ShapeContext) => ({
     ...page,
     data: page.data.map((c) => ({
@@ -313,10 +289,9 @@ export function variantReply(name: RouteName, reply: Reply, ctx: Omit<ShapeConte
 // ---------------------------------------------------------------- webhook events (§6)
 
 /**
- * The event's data in the variant reading. payout.status.changed: the optional fields (spec §6
- * table: newStatusDetail, oldStatusDetail, informationRequests, reason, changedBy) present as null
- * when absent, and oldStatus null on a swap's creation event (the spec names no status before it).
- * Wallet events: the walletId of the movement as an extra field. Amounts stay numbers: §6 types them.
+ * An event's data in the variant reading: payout.status.changed with its optional fields (spec §6)
+ * null when absent and oldStatus null on a swap's creation (the spec names none before it); wallet
+ * events with the walletId added. Amounts stay numbers: §6 types them.
  */
 export function variantEvent(e: StoreEvent, store: Store): StoreEvent {
   const d = e.data;
