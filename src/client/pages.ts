@@ -25,11 +25,10 @@ export interface ListedPage<T> {
 export type ListingEnd = 'found' | 'end' | 'period' | 'repeated page' | 'budget' | 'stopped';
 
 export interface PagesOptions<T> {
-  /** Page `page` (from 1) of LIST_MAX_LIMIT items. */
   fetch: (page: number) => Promise<ListedPage<T>>;
   /** The ids wanted and not seen yet: each is deleted as an item settles it. */
   wanted?: Set<string>;
-  /** The wanted id an item settles, if any (default: the item's id). */
+  /** Default: the item's id. */
   settles?: (item: T) => string | undefined;
   /** Epoch ms: a newest-first listing ends once a page reaches below this, less the margin. */
   stopBelow?: number;

@@ -79,11 +79,7 @@ export function pidStartOf(pid: number): string | undefined {
   }
 }
 
-/**
- * Is the process that wrote an owner record still running? Known on this host only (undefined for
- * another host: only the age of its heartbeat can tell). A live pid whose start time differs from
- * the recorded one is another process that was given the same pid after the holder died.
- */
+/** Is the writer of an owner record running? Undefined for another host; a live pid with another start time is another process. */
 export function holderAlive(o: { pid: number; host: string; pidStart?: string }): boolean | undefined {
   if (o.host !== hostname()) return undefined;
   if (!pidAlive(o.pid)) return false;
