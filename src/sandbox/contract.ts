@@ -1,6 +1,7 @@
 // The public face of the sandbox: what tests, the demo, the client's `local` environment and the
 // `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
 import { z } from 'zod';
+import { DocumentContentType } from '../spec/codes.ts';
 import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { ErrorBody } from '../spec/schemas.ts';
 
@@ -186,7 +187,7 @@ export const SandboxStateSchema = z.object({
       uploadToken: z.string(),
       documentToken: z.string(),
       businessId: z.string(),
-      contentType: z.enum(['application/pdf', 'image/jpeg', 'image/png']),
+      contentType: DocumentContentType,
       expiresAt: z.number(),
       uploaded: z.object({ base64: z.string(), at: z.string() }).optional(),
     }),
