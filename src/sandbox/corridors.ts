@@ -53,18 +53,14 @@ export function usableCorridor(store: Store, businessId: string, source: string,
   throw apiError(400, 'CORRIDOR_NOT_ENABLED', `The currency pair ${source}/${destination} is not enabled for this business`);
 }
 
-/** The rate reported to the client: the pair's rate, or 1/rate to 12 significant digits in reverse. */
-export function reportedRate(c: UsableCorridor): Dec {
-  if (c.kind === 'same') return new Dec(1);
-  if (c.kind === 'direct') return c.pair.rate;
-  return new Dec(1).div(c.pair.rate).toSignificantDigits(12);
-}
-
 /** Destination units per source unit, exact (for converting a fee priced in the destination currency). */
 function exactRate(c: UsableCorridor): Dec {
   if (c.kind === 'same') return new Dec(1);
   return c.kind === 'direct' ? c.pair.rate : new Dec(1).div(c.pair.rate);
 }
+
+/** The rate reported to the client: the pair's rate, or 1/rate to 12 significant digits in reverse. */
+export const reportedRate = (c: UsableCorridor): Dec => (c.kind === 'reverse' ? exactRate(c).toSignificantDigits(12) : exactRate(c));
 
 /**
  * Spec §1.9: the published fee for a source amount, in the source currency (§4.1); one the table
