@@ -1,17 +1,12 @@
-// What the client accepts from the service: one tolerant zod schema per answer, read liberally.
-//
-// Strict in what we send (src/spec/schemas.ts checks every request body), liberal in what we
-// accept: a schema here requires only what the spec states about an answer and the tool uses;
-// where the spec says "not shown", it takes the family of plausible shapes and turns them into one
-// normalised value, so the engine reads one shape whatever the service sent. Unknown fields pass
-// through; null means absent. The readings are listed per route in src/client/README.md, and
-// test/contract/ holds bodies written by hand from the spec that every schema here must read.
+// What the client accepts from the service: one tolerant zod schema per answer. A schema requires
+// only what the spec states and the tool uses; where the spec says "not shown" it reads the family
+// of plausible shapes into one normalised value, so the engine reads one shape whatever the service
+// sent. Unknown fields pass through; null means absent. test/contract/ holds bodies written by hand
+// from the spec that every schema here must read.
 import { z } from 'zod';
 import { fromApi, type ApiAmount } from '../money.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from '../spec/codes.ts';
 import { isRecord, jsonObject } from './definitive.ts';
-
-// ---------------------------------------------------------------- pieces
 
 const DECIMAL = /^[+-]?\d+(\.\d+)?$/;
 /** A JSON number, or a plain decimal string ("1000.00"); kept as given, so nothing is rounded. */
@@ -24,17 +19,17 @@ export const amount = z.union([
     .transform((s) => s.replace(/^\+/, '')),
 ]);
 
-/** Absent, null or the value: null is read as absent (`statusDetail: null`, `oldStatus: null`). */
+/** null is read as absent (`statusDetail: null`, `oldStatus: null`). */
 const maybe = <T extends z.ZodType>(s: T) => s.nullish().transform((v): z.output<T> | undefined => v ?? undefined);
 
 /** An identifier: a string, or a number written as one (countries' ids are numbers in some readings). */
 const ident = z.union([z.string().min(1), z.number().transform(String)]);
 const text = z.string();
+/** A boolean, or "true"/"false"; a count as a number or a numeric string. */
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
-/** A count as a number or a numeric string. */
 const count = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
 
-/** Fields of a response envelope around the answer itself ({statusCode, message, data} and kin). */
+/** The fields of an envelope {statusCode, message, data} and kin around the answer. */
 const ENVELOPE_KEYS = new Set(['statusCode', 'status', 'success', 'message', 'meta', 'error', 'timestamp', 'path', 'requestId']);
 
 /** An object answer, bare or inside an envelope whose `data` is the object. */
@@ -52,10 +47,9 @@ export function unwrapList(v: unknown): unknown {
 }
 
 /**
- * Reads `v` with `schema`; what does not fit is `fallback` (recorded as unreadable, not an error).
- * `.optional()` first: zod 4 refuses a missing key before a transform can run ("expected
- * nonoptional"), so without it an absent fee or requiredFields (spec §4.11: "not shown") failed the
- * whole methods answer instead of reading as unknown.
+ * `v` read with `schema`, else `fallback` (unreadable, not an error). `.optional()` first: zod 4
+ * refuses a missing key before a transform runs, so an absent fee (spec §4.11: "not shown") would
+ * fail the whole methods answer.
  */
 const orElse = <T extends z.ZodType, F>(schema: T, fallback: F) =>
   z
@@ -70,11 +64,7 @@ const orElse = <T extends z.ZodType, F>(schema: T, fallback: F) =>
 /** Spec §4.4 meta, all of it optional: a page without meta ends the listing when it is short. */
 const PageMeta = z.looseObject({ total: maybe(count), page: maybe(count), limit: maybe(count), size: maybe(count) });
 
-/**
- * A field services name in several ways (the spec shows one name; "other fields: not shown"):
- * `names` maps the name the tool reads to the others it may come under, by preference. The first
- * given (not null) is read under the tool's name; the others are dropped.
- */
+/** A field named in several ways ("other fields: not shown"): the first given of `names` (by preference) read under the tool's name. */
 const renamed = <T extends z.ZodType>(names: Record<string, readonly string[]>, schema: T) =>
   z.preprocess((v) => {
     if (!isRecord(v)) return v;
@@ -121,10 +111,9 @@ const SupportingDocumentAnswer = z.union([
 ]);
 
 /**
- * A payout, as get-payout, the list and initiate give it. Only `id` and `status` are required: the
- * spec promises more on initiate (payoutRef, sourceAmount, destinationAmount, exchangeRate) but an
- * answer that carries an id and a status means the payout exists, and the engine must record it as
- * created whatever else is missing (what is missing is asked for with get-payout).
+ * A payout, as get-payout, the list and initiate give it. Only `id` and `status` are required: an
+ * answer with both means the payout exists, and the engine must record it as created whatever else
+ * of spec §4.2's promise is missing (that is asked for with get-payout).
  */
 const PayoutRecord = z.looseObject({
   id: ident,
@@ -158,9 +147,8 @@ const QuoteFee = z.union([
 ]);
 
 /**
- * Spec §4.1 states every field; the engine uses destinationAmount, totalDeductible, the fee and the
- * rate. The destination amount is required (it is what the beneficiary receives); a missing fee or
- * total is worked out from the other and sourceAmount when both are there, else left unknown.
+ * Spec §4.1. The destination amount is required (what the beneficiary receives); a missing fee or
+ * total is worked out from the other and sourceAmount, else left unknown.
  */
 export const QuoteAnswer = objectOf(
   z
@@ -175,7 +163,6 @@ export const QuoteAnswer = objectOf(
       fee: maybe(QuoteFee),
     })
     .transform((q) => {
-      // totalDeductible = sourceAmount + fee.amount (spec §4.1): one missing is the other's difference
       if (q.sourceAmount === undefined) return q;
       const source = fromApi(q.sourceAmount);
       if (!q.fee && q.totalDeductible !== undefined) return { ...q, fee: { amount: fromApi(q.totalDeductible).minus(source).toFixed() } };
@@ -197,10 +184,7 @@ export const DocumentsPatchAnswer = objectOf(
 );
 export type DocumentsPatchAnswer = z.output<typeof DocumentsPatchAnswer>;
 
-/**
- * Spec §4.6: uploadUrl and documentUrl are what the tool needs; headers may be absent (none to send).
- * The bytes are PUT to the uploadUrl, so it has to be an http(s) URL.
- */
+/** Spec §4.6: the bytes are PUT to uploadUrl, so it is an http(s) URL; absent headers: none to send. */
 export const UploadUrlAnswer = objectOf(
   z.looseObject({
     uploadUrl: z.url({ protocol: /^https?$/, error: 'not an http(s) URL' }),
@@ -227,10 +211,7 @@ export type SwapListAnswer = z.output<typeof SwapListAnswer>;
 
 // ---------------------------------------------------------------- pairs (§4.9, §4.10)
 
-/**
- * Whether a pair is on: `enabled` or `isEnabled`, else a `status` only when it names a state:
- * `{status: 'success'}` is how some services (JSend) say the call worked, and must not read as "disabled".
- */
+/** A pair is on by `enabled` / `isEnabled`, else by a `status` that names a state (JSend's `{status: 'success'}` does not). */
 const PairState = { enabled: maybe(flag), status: maybe(text) };
 const PAIR_STATE_NAMES = { enabled: ['isEnabled'] };
 function isOn({ enabled, status }: { enabled?: boolean; status?: string }): boolean | undefined {
@@ -243,10 +224,8 @@ function isOn({ enabled, status }: { enabled?: boolean; status?: string }): bool
 const currencyCode = z.union([text, z.looseObject({ code: text }).transform((c) => c.code)]);
 
 /**
- * Spec §2 Currency pair: baseCurrency, quoteCurrency, rate, and an identifier currencyPairId
- * ("other pair fields: not shown"). Read as well: `id` or `pairId` for the identifier, `enabled` /
- * `isEnabled` / `status` for whether it is on. The pairs route lists enabled pairs only (§4.9), so
- * a listed pair without such a field is taken as enabled.
+ * Spec §2 Currency pair ("other pair fields: not shown"): the identifier also as `id` or `pairId`.
+ * The pairs route lists enabled pairs only (§4.9): a listed pair that does not say is enabled.
  */
 export const CurrencyPairAnswer = renamed(
   { currencyPairId: ['id', 'pairId'], ...PAIR_STATE_NAMES },
@@ -255,8 +234,7 @@ export const CurrencyPairAnswer = renamed(
       currencyPairId: maybe(ident),
       baseCurrency: currencyCode,
       quoteCurrency: currencyCode,
-      // "a rate field" (spec §2), its form not shown: a rate we cannot read ({buy, sell}) is unknown,
-      // not a reason to refuse the list (the tool never computes money from it)
+      // "a rate field" (spec §2), form not shown: one we cannot read ({buy, sell}) is unknown (no money is computed from it)
       rate: orElse(amount, undefined),
       ...PairState,
     })
@@ -266,10 +244,7 @@ export type CurrencyPairAnswer = z.output<typeof CurrencyPairAnswer>;
 export const PairListAnswer = listOf(CurrencyPairAnswer);
 export type PairListAnswer = z.output<typeof PairListAnswer>;
 
-/**
- * "Request body and response of this route: not shown" (spec §4.10): any 2xx answer is accepted;
- * when it shows the pair's state (`enabled`, `isEnabled` or `status`), that is read.
- */
+/** "Response of this route: not shown" (spec §4.10): any 2xx; the pair's state read when it shows one. */
 export const ToggleAnswer = z.unknown().transform((v): { enabled?: boolean } => {
   const pair = renamed(PAIR_STATE_NAMES, z.looseObject(PairState)).safeParse(unwrapObject(v));
   const on = pair.success ? isOn(pair.data) : undefined;
@@ -279,10 +254,7 @@ export type ToggleAnswer = z.output<typeof ToggleAnswer>;
 
 // ---------------------------------------------------------------- methods (§2 Payment method, §4.11)
 
-/**
- * A field of a method: its name (also written `field` or `key`), or the name alone. `required` is
- * false only when the service says so of a field listed among the required ones.
- */
+/** A field of a method: its name (also `field` or `key`), or the name alone; `required` false only when said so. */
 const FieldAnswer = z.preprocess(
   (v) => (typeof v === 'string' ? { name: v } : v),
   renamed({ name: ['field', 'key'] }, z.object({ name: z.string().min(1), required: maybe(flag) })),
@@ -302,10 +274,7 @@ const FieldGroupAnswer = z.object({
 const RequiredFieldAnswer = z.union([FieldGroupAnswer, FieldAnswer]);
 export type RequiredField = z.output<typeof RequiredFieldAnswer>;
 
-/**
- * requiredFields: an array of names, descriptors or groups; or an object keyed by field name
- * ({accountName: {type, required}} or {accountName: true}), read as the same descriptors.
- */
+/** requiredFields: names, descriptors or groups; or an object by field name ({accountName: {type, required}} or {accountName: true}). */
 const FieldListAnswer = z.preprocess(
   (v) =>
     isRecord(v) && Object.values(v).every((d) => isRecord(d) || typeof d === 'boolean')
@@ -315,10 +284,8 @@ const FieldListAnswer = z.preprocess(
 );
 
 /**
- * A method's fee, normalised ("exact shape of the fee: not shown", spec §4.11): a flat amount, or
- * tiers by source amount. The spec's table (§1.9) has flat fees and SWIFT's bands (50 under 2k, 40
- * from 2k to under 10k, 0 from 10k), so these are the shapes read; anything else is `unknown`, and
- * the plan says the fee is not known before sending.
+ * A method's fee ("exact shape of the fee: not shown", spec §4.11): flat, or tiers by source amount
+ * (§1.9 has flat fees and SWIFT's bands); anything else is `unknown`, and the plan says so.
  */
 export type MethodFee =
   | { kind: 'flat'; amount: ApiAmount; currency?: string }
@@ -386,10 +353,8 @@ const SettlementAnswer = z
   });
 
 /**
- * A payment method (spec §2): code, name, settlement, fee, requiredFields, optionalFields; the tool
- * reads the code (also written `method`), settlement, fee and requiredFields. Only the code is
- * required (it is what a row names). A fee or a field list the client cannot read is kept as
- * `{kind: 'unknown'}` / undefined, so one odd method does not stop a whole corridor.
+ * A payment method (spec §2): only the code (also `method`) is required, as a row names it; a fee or
+ * field list the client cannot read is unknown, so one odd method does not stop a whole corridor.
  */
 export const PaymentMethodAnswer = renamed(
   { code: ['method'] },
@@ -434,9 +399,8 @@ export type MethodsAnswer = z.output<typeof MethodsAnswer>;
 // ---------------------------------------------------------------- wallets (§4.12)
 
 /**
- * Spec §2 Wallet: walletId and currency ("other wallet fields: not shown"). The balance is read from
- * `balance`, `availableBalance` or `available` when there; absent, the plan says the balance is not
- * known and the service's INSUFFICIENT_FUNDS decides.
+ * Spec §2 Wallet: walletId and currency ("other wallet fields: not shown"); the balance from
+ * `balance`, `availableBalance` or `available`, else unknown (the service's INSUFFICIENT_FUNDS decides).
  */
 export const WalletAnswer = renamed(
   { walletId: ['id'] },
@@ -471,10 +435,7 @@ export type WalletListAnswer = z.output<typeof WalletListAnswer>;
 
 // ---------------------------------------------------------------- public routes (§4.14, §4.15)
 
-/**
- * Spec §2 Country: the tool uses code, name, isProhibited and the trading hours with timeZone.
- * Only the code is required; the rest is read when its type fits and ignored when it does not.
- */
+/** Spec §2 Country: only the code is required; the rest is read when its type fits, else ignored. */
 export const CountryAnswer = z.looseObject({
   code: text,
   name: orElse(text, undefined),
@@ -515,10 +476,7 @@ export type TransactionListAnswer = z.output<typeof TransactionListAnswer>;
 
 // ---------------------------------------------------------------- webhooks (§4.13, §6)
 
-/**
- * "Fields of the stored record as returned: not shown" (spec §4.13): an id is what the routes need,
- * as `id` or `webhookId` (the spec names other records' ids walletId, currencyPairId, payoutId).
- */
+/** "Fields of the stored record as returned: not shown" (spec §4.13): the id the routes need, as `id` or `webhookId`. */
 const WebhookRecord = renamed(
   { id: ['webhookId'] },
   z
@@ -559,10 +517,7 @@ export const WebhookSubscriptionListAnswer = z.preprocess((v) => {
   return v;
 }, listOf(WebhookRecord));
 
-/**
- * Spec §6 payout.status.changed. payoutId and newStatus are what the tool acts on; oldStatus may be
- * null (a payout's first event), and every optional field may be null.
- */
+/** Spec §6 payout.status.changed: oldStatus (a payout's first event) and every optional field may be null. */
 export const PayoutStatusChangedEvent = z.looseObject({
   eventType: z.enum(['payout.status.changed', 'payout.status.changed.v1']),
   deliveryId: maybe(ident),

@@ -35,7 +35,7 @@ export class ApiKey {
   /** The environment the key is labelled for, where the tool can tell; undefined when it cannot. */
   readonly environment: KeyEnvironment | undefined;
   readonly source: KeySource;
-  /** Where the label came from, for messages ("key file line environment=production"). */
+  /** Where the label came from, for messages. */
   readonly labelSource: string | undefined;
 
   constructor(value: string, options: { source?: KeySource; environment?: KeyEnvironment; labelSource?: string } = {}) {
@@ -116,15 +116,9 @@ function parseEnvironmentWord(word: string, where: string): KeyEnvironment {
 }
 
 /**
- * Key file format (UTF-8 text). Either the key alone on one line, or `name=value` lines:
- *
- *     # payout-batch key file
- *     environment=sandbox
- *     key=sk_...
- *
- * `key` may also be written `apiKey` or `PAYOUT_API_KEY`; `environment` may be `env`. Blank lines
- * and lines starting with # are ignored. The file name may also carry the environment
- * (acme.production.key). A label that contradicts another is refused.
+ * A key file (UTF-8): the key alone on one line, or `key=...` (also `apiKey`, `api_key`,
+ * `PAYOUT_API_KEY`) and `environment=...` (or `env`) lines; blank and # lines are ignored. The file
+ * name may carry the environment too (acme.production.key); contradicting labels are refused.
  */
 export function parseKeyFile(text: string, path: string): ApiKey {
   // Messages about the file name its line numbers, never its content: any part of a line may be

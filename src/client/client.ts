@@ -29,19 +29,16 @@ export interface PayoutClientOptions extends TransportOptions {
   /** An ApiKey (from loadApiKey) or the key text. */
   apiKey: ApiKey | string;
   /**
-   * The request pace of this key (throttle.ts). Give the same limiter to every client of one key
-   * that must share a pace; absent: a new one for this client, made of the three options below and
-   * shared with the other processes: of every host through `sharedPace` (the team ledger), else of this
-   * host through the quota counter's state folder (pace.ts).
+   * The key's pace (throttle.ts), given to every client of one key that must share it; absent: one
+   * of the options below, shared across hosts by `sharedPace` (the team ledger's, by paceName), else
+   * across this host's processes through the quota counter's state folder (pace.ts).
    */
   limiter?: SlidingWindowLimiter;
-  /** The key's pace shared by every process and host (the team ledger's, ledger/pg-pace.ts), by its name (pace.ts paceName). */
   sharedPace?: (name: string, onError: (e: Error) => void) => PaceShare;
   /** Request starts per rolling second for this key (spec §8: 5); for the client's own limiter. */
   requestsPerSecond?: number;
   /** Added to the 1000 ms window on our side, against network jitter (default 50 ms; 25 ms on loopback: defaultSafetyMarginMs). */
   safetyMarginMs?: number;
-  /** For tests: the clock of the client's own limiter. */
   clock?: Clock;
   /** The environment this client talks to, recorded with the key's fingerprint after a 2xx. */
   keyEnvironment?: KeyEnvironment;
@@ -67,7 +64,6 @@ export type InitiateResult = CreatedResult<answers.PayoutAnswer> & { payout: ans
 export type SwapResult = CreatedResult<answers.SwapAnswer> & { swap: answers.SwapAnswer };
 
 export interface UploadedDocument {
-  /** The stable address to pass as supportingDocument on initiate or in PATCH documents. */
   documentUrl: string;
   requestId: string;
 }
@@ -171,10 +167,7 @@ export class PayoutClient {
     return (await this.transport.call({ route, method, path, body: bytes, schema, ...effect }, opts)).data;
   }
 
-  /**
-   * initiate and swap: the body is serialised once (or taken as given, when it is a string) and
-   * the same bytes go out on every attempt with the same Idempotency-Key.
-   */
+  /** initiate and swap: the body serialised once (or a string as given), the same bytes on every attempt under one key. */
   private async created<T>(
     route: string,
     path: string,
@@ -209,11 +202,8 @@ export class PayoutClient {
   }
 
   /**
-   * POST {payouts}/initiate. `body` is the request object, or the exact JSON text to send (for
-   * example read back from the journal): a string is validated and sent byte for byte. The result
-   * carries the payout, the x-request-id, the Idempotency-Key and the exact text sent. Retries
-   * (429, 5xx, timeouts, dropped connections) resend the same key and the same bytes. An error
-   * with outcome 'unknown' means: the payout may exist; resend the same key and body to learn.
+   * POST {payouts}/initiate. A string `body` (read back from the journal) is validated and sent byte
+   * for byte. An error with outcome 'unknown': the payout may exist; resend the same key and body.
    */
   async initiate(body: requests.InitiateRequest | string, opts: IdempotentOptions): Promise<InitiateResult> {
     const r = await this.created('initiate', `${PAYOUTS_PREFIX}/initiate`, requests.InitiateRequest, body, answers.PayoutAnswer, opts);
@@ -243,11 +233,7 @@ export class PayoutClient {
     return this.send('createUploadUrl', 'POST', path, [requests.UploadUrlRequest, body], answers.UploadUrlAnswer, READ_ONLY, opts);
   }
 
-  /**
-   * Upload one file: asks for an upload URL just before the PUT (it expires after 15 minutes),
-   * then PUTs the bytes to it with exactly the headers returned (no API key: the storage is not the
-   * service) and expects 200. Returns the documentUrl for initiate or PATCH documents.
-   */
+  /** An upload URL asked for just before the PUT (it expires), the bytes PUT with exactly its headers (no API key). */
   async uploadDocument(
     file: { bytes: Uint8Array; filename: string; contentType: DocumentContentType },
     opts?: RequestOptions,
@@ -372,11 +358,7 @@ export class PayoutClient {
     return this.get('listCountries', path, answers.CountryListAnswer, opts);
   }
 
-  /**
-   * GET {base_url}/api/public/transactions?filter[payoutRef]. The spec names no paging query for
-   * this route but its answer carries §4.4's meta: page and limit are sent as for the payout list
-   * (a service that ignores them gives its one page; reconcile notices a repeated page).
-   */
+  /** GET {base_url}/api/public/transactions: no paging query in the spec, but §4.4's meta, so page and limit as for payouts. */
   listTransactions(q: { payoutRef?: string } & ListPageQuery = {}, opts?: RequestOptions): Promise<answers.TransactionListAnswer> {
     const path = `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef, page: q.page, limit: q.limit })}`;
     return this.get('listTransactions', path, answers.TransactionListAnswer, opts);

@@ -23,16 +23,9 @@ export interface ConnectOptions extends EnvironmentOptions {
   sandbox?: EmbeddedSandbox;
   /** The key used when none is configured (`local`: the embedded sandbox's seed key, sandboxSeedKey). */
   fallbackKey?: ApiKey;
-  /**
-   * The key's request pace. Absent: one for this connection. Give the same limiter to connections
-   * that use one key in one process and must share its pace without a state folder.
-   */
+  /** The key's pace (PayoutClientOptions.limiter); absent: one for this connection. */
   limiter?: SlidingWindowLimiter;
-  /**
-   * A store shared by every process and host (the team ledger, --ledger, opened by the caller):
-   * the key's pace and monthly count are kept there, and the account's ledger (src/ledger). The
-   * connection closes it when it closes (or fails to open).
-   */
+  /** The team ledger (--ledger), opened by the caller, closed with the connection (or when it fails to open). */
   shared?: SharedStore;
   client?: Partial<Omit<PayoutClientOptions, 'baseUrl' | 'apiKey' | 'usage' | 'keyEnvironment' | 'logger' | 'limiter' | 'sharedPace'>>;
 }
@@ -46,18 +39,10 @@ export interface SharedStore {
   close(): Promise<void>;
 }
 
-/**
- * A service the caller started for this connection alone (the embedded sandbox of `--env local`):
- * its base URL and how to stop it. The connection owns it from then on: it stops it on close, or
- * when connect() fails.
- */
+/** The embedded sandbox of `--env local`, started by the caller: the connection stops it on close or when connect() fails. */
 export interface EmbeddedSandbox {
   url: string;
-  /**
-   * The account of a sandbox that keeps its state between commands (the CLI's `local`): its
-   * ledger is kept too, under this name (ledger/file.ts). Absent: a sandbox of this process
-   * alone (the demo), whose ledger is a temporary folder.
-   */
+  /** A sandbox that keeps its state between commands (the CLI's `local`) keeps its ledger under this name; absent: a temporary one (the demo). */
   account?: string;
   close(): Promise<void>;
 }
@@ -70,9 +55,7 @@ export interface Connection {
   client: PayoutClient;
   environment: ResolvedEnvironment & { baseUrl: string };
   usage: UsageCounter | undefined;
-  /** The embedded sandbox of `local`, as the caller handed it. */
   sandbox: EmbeddedSandbox | undefined;
-  /** The shared store, when one was given (ConnectOptions.shared). */
   shared?: SharedStore;
   /** Flushes the quota count, closes the shared store and stops the embedded sandbox. */
   close(): Promise<void>;

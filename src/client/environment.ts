@@ -9,8 +9,6 @@ import type { KeyEnvironment } from './quota.ts';
 
 export const ENVIRONMENTS = ['local', 'sandbox', 'production'] as const;
 export type EnvironmentName = (typeof ENVIRONMENTS)[number];
-/** The environment used when none is named. Never production. */
-export const DEFAULT_ENVIRONMENT: EnvironmentName = 'sandbox';
 
 export interface ResolvedEnvironment {
   /** 'custom' when only --base-url was given. */
@@ -91,7 +89,7 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
     return { name: name ?? 'custom', keyClass: name === 'production' ? 'production' : 'sandbox', baseUrl: url };
   }
 
-  name ??= DEFAULT_ENVIRONMENT;
+  name ??= 'sandbox'; // never production
   if (name === 'local') return { name, keyClass: 'sandbox', baseUrl: undefined };
 
   const rawHost = options.gatewayHost ?? vars.PAYOUT_GATEWAY_HOST;

@@ -3,6 +3,7 @@
 // the route, the x-request-id to quote to support, and the one fact the engine acts on: whether the
 // service certainly did not act ('definitive') or may have acted ('unknown').
 import type { ZodError } from 'zod';
+import type { ErrorBody } from '../spec/schemas.ts';
 
 /**
  * 'definitive': the service certainly did not act. The service's own refusal (its error body with
@@ -16,24 +17,10 @@ import type { ZodError } from 'zod';
  */
 export type Outcome = 'definitive' | 'unknown';
 
-export type FailureKind =
-  /** The service answered with a non-2xx status. */
-  | 'http'
-  /** No answer within the per-request timeout. */
-  | 'timeout'
-  /** The connection failed or was dropped. */
-  | 'network'
-  /** The caller's AbortSignal fired. */
-  | 'aborted'
-  /** A 2xx answer whose body does not match the spec's schema. */
-  | 'invalid-response'
-  /** The client refused to send a body that does not match the spec's schema. */
-  | 'invalid-request';
+/** 'http': a non-2xx answer; 'invalid-response': a 2xx whose body does not match the spec; 'invalid-request': not sent, the body does not match it. */
+export type FailureKind = 'http' | 'timeout' | 'network' | 'aborted' | 'invalid-response' | 'invalid-request';
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export type FieldError = NonNullable<ErrorBody['errors']>[number];
 
 export interface PayoutApiErrorInit {
   kind: FailureKind;

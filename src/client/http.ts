@@ -23,24 +23,21 @@ import { sleep } from '../sleep.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** Progress the client reports: each answer (the CLI shows the pace of requests); retries are logged. */
-/** An answer: `storage` for the PUT to the document storage (spec §4.6), which is not a request to the service. */
+/** Each answer, reported (the CLI shows the pace); `storage`: the PUT to the document storage (spec §4.6), not the service. */
 export type ClientEvent = { type: 'response'; route: string; status: number; requestId: string; ms: number; storage?: true };
 
-/** How requests are sent; each has a default. */
 export interface TransportOptions {
   /** Requests in flight at once for this client (default 8). */
   concurrency?: number;
   /** Per attempt, until the whole answer is read (default 30 s). */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
-  /** The quota counter (see quota.ts); absent: nothing is counted. */
+  /** Absent: nothing is counted. */
   usage?: UsageCounter;
   logger?: Logger;
   onEvent?: (e: ClientEvent) => void;
-  /** The transport: globalThis.fetch unless given (a proxy's, a test's scripted one). */
+  /** For tests: a scripted fetch, sleep and random source. */
   fetch?: typeof fetch;
-  /** For tests: a scripted sleep and random source. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   random?: () => number;
 }
@@ -61,14 +58,10 @@ export interface CallSpec<T> {
   headers?: Record<string, string>;
   /** Schema of a 2xx body; null: the body is ignored. */
   schema: z.ZodType<T> | null;
-  /** Whether the route changes anything at the service (decides 'unknown' outcomes). */
+  /** Whether the route changes anything at the service (decides 'unknown' outcomes), and may be resent when unknown. */
   mutating: boolean;
-  /** Whether it may be sent again when its effect is unknown. */
   resendSafe: boolean;
-  /**
-   * The PUT to the document storage's upload URL (spec §4.6), not to the service: sent to the
-   * absolute `path` without the key or an x-request-id, outside the key's pace, and answered 200.
-   */
+  /** The PUT to the document storage (spec §4.6): to the absolute `path`, no key nor x-request-id, outside the pace, answered 200. */
   storage?: boolean;
 }
 
@@ -77,7 +70,6 @@ export interface CallResult<T> {
   status: number;
   /** The x-request-id of the call: the one sent (the service echoes it, spec §5). */
   requestId: string;
-  /** How many times it was sent. */
   attempts: number;
 }
 
@@ -244,12 +236,9 @@ export class Transport {
     const timer = setTimeout(() => timeout.abort(new Error('timeout')), timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
     let status = 0;
-    // The start the pace counts is when the request is handed to the transport, whatever the
-    // transport is; the margin absorbs the jitter until it reaches the service. A request that
-    // may first have to open a connection (more in flight than have ever been answered at once,
-    // or the first after an idle gap in which keep-alive connections close) can wait for it (30
-    // ms on loopback, a TLS handshake remotely: more than the margin). Such a start is dated
-    // again when its answer arrives, a time it cannot have reached the service after.
+    // The pace dates a start when the request is handed to the transport. One that may first open a
+    // connection (more in flight than were ever answered at once, or the first after an idle gap)
+    // can wait longer than the margin (a TLS handshake): it is dated again when its answer arrives.
     if (this.inFlight === 0 && Date.now() - this.lastAnswerAt > KEEP_ALIVE_MS) this.openConnections = 0;
     const level = ++this.inFlight;
     const warming = slot !== undefined && level > this.openConnections;

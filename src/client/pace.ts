@@ -14,11 +14,9 @@
 // later still for the first requests of a process (http.ts). Until then the other processes count
 // it as starting now (for at most PENDING_MS), never earlier than it will.
 //
-// The file is named by a hash of the service's base URL and the key's fingerprint, never the key.
-// With a team ledger (--ledger), the same promise is kept in its database for every host instead
-// (ledger/pg-pace.ts TeamPace, the same rule: waitBeforeStart).
-// Everything here is synchronous and short (a few small file operations): it runs when a start is
-// granted, a few times a second.
+// The file is named by a hash of the base URL and the key's fingerprint, never the key. A team
+// ledger keeps the same promise in its database for every host (ledger/pg-pace.ts, waitBeforeStart).
+// Everything here is synchronous and short: it runs when a start is granted, a few times a second.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -49,9 +47,6 @@ export function waitBeforeStart(times: readonly number[], limit: number, spanMs:
   return Math.max(1, Math.ceil(blocking + spanMs - now) + 1);
 }
 
-/** The folder of the pace files, under the state folder. */
-const PACE_DIR = 'pace';
-
 /** How soon to try again when another process holds the lock (for a millisecond or so). */
 const BUSY_RETRY_MS = 2;
 
@@ -71,11 +66,7 @@ interface PaceFile {
   starts: Start[];
 }
 
-/**
- * A key's pace shared with other processes (SlidingWindowLimiter's `shared`): this host's file
- * (SharedPace, synchronous), or the team ledger's table for every host (ledger/pg-pace.ts
- * TeamPace, whose take answers asynchronously).
- */
+/** A key's pace shared with other processes: this host's file (SharedPace), or the team ledger's for every host (asynchronous). */
 export interface PaceShare {
   take(limit: number, spanMs: number): Take | Promise<Take>;
   /** The start was sent (at `at`, wallNow's clock, where the share keeps this host's clock). */
@@ -85,7 +76,7 @@ export interface PaceShare {
 
 /** The pace file of one key at one service, in a state folder. */
 export function pacePath(stateDir: string, baseUrl: string, fingerprint: string): string {
-  return join(stateDir, PACE_DIR, `${paceName(baseUrl, fingerprint)}.json`);
+  return join(stateDir, 'pace', `${paceName(baseUrl, fingerprint)}.json`);
 }
 
 export class SharedPace implements PaceShare {

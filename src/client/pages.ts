@@ -15,6 +15,7 @@
 // A movement made while paging pushes the older ones down a place: an item seen twice is kept once.
 import type { Logger } from 'pino';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
+import { isoTime } from '../spec/status-order.ts';
 
 /** One page as the client read it (answers.ts listOf): meta may be missing or partial. */
 export interface ListedPage<T> {
@@ -25,11 +26,10 @@ export interface ListedPage<T> {
 export type ListingEnd = 'found' | 'end' | 'period' | 'repeated page' | 'budget' | 'stopped';
 
 export interface PagesOptions<T> {
-  /** Page `page` (from 1) of LIST_MAX_LIMIT items. */
   fetch: (page: number) => Promise<ListedPage<T>>;
   /** The ids wanted and not seen yet: each is deleted as an item settles it. */
   wanted?: Set<string>;
-  /** The wanted id an item settles, if any (default: the item's id). */
+  /** Default: the item's id. */
   settles?: (item: T) => string | undefined;
   /** Epoch ms: a newest-first listing ends once a page reaches below this, less the margin. */
   stopBelow?: number;
@@ -47,11 +47,6 @@ export interface Pages<T> {
 
 /** Pages go on this long below `stopBelow`. */
 export const PERIOD_MARGIN_MS = 5 * 60_000;
-
-const timeOf = (iso: string | undefined): number | undefined => {
-  const t = iso ? Date.parse(iso) : NaN;
-  return Number.isNaN(t) ? undefined : t;
-};
 
 /** Reads pages until one of the endings above; `wanted` is left holding the ids no page showed. */
 export async function readPages<T extends { id?: string; createdAt?: string }>(o: PagesOptions<T>): Promise<Pages<T>> {
@@ -79,7 +74,7 @@ export async function readPages<T extends { id?: string; createdAt?: string }>(o
       items.push(item);
       const id = o.wanted && settles(item);
       if (id !== undefined) o.wanted?.delete(id);
-      const at = timeOf(item.createdAt);
+      const at = isoTime(item.createdAt);
       if (at === undefined || (lastTime !== undefined && at > lastTime)) newestFirst = false;
       if (at !== undefined) lastTime = at;
     }

@@ -1,19 +1,13 @@
-// The monthly quota as counted here (spec §8: 10,000 requests per month per API key). The service
-// shows no counter, so the client keeps its own: every request it sends is counted per key per
-// calendar month (UTC) in a small JSON file. The key is named by its fingerprint, never itself.
-//
-// The count is only what this machine's tool sent with the key: other machines, other tools and
-// requests the service refused before counting are not in it. Say so wherever it is shown. With a
-// team ledger (--ledger) the counts are kept in its database instead (ledger/pg-usage.ts), and
-// every host on it adds to one count: then only other tools are missing from it.
+// The monthly quota as counted here (spec §8: 10,000 requests per month per API key): the service
+// shows no counter, so every request is counted per key (by fingerprint) per calendar month (UTC),
+// in a JSON file or in the team ledger (ledger/pg-usage.ts). Other machines (without the ledger) and
+// other tools are not in the count: say so wherever it is shown.
 import { promises as fs } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readJsonFile, writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
-
-export const USAGE_FILE_NAME = 'usage.json';
 
 /** The label a key was used under: local runs count as sandbox (both are not production). */
 export type KeyEnvironment = 'production' | 'sandbox';
@@ -52,16 +46,12 @@ export interface UsageReport {
   remaining: number;
 }
 
-/**
- * Where the counts are kept: this host's usage file (UsageFileStore below), or the team ledger for
- * every host (ledger/pg-usage.ts TeamUsage).
- */
+/** Where the counts are kept: this host's usage file (UsageFileStore), or the team ledger. */
 export interface UsageStore {
   /** For messages: the file, or the ledger without its password. */
   readonly where: string;
   /** Adds requests (fingerprint -> month -> n) to the kept ones, never overwriting another process's, and records where keys worked. */
   add(counts: ReadonlyMap<string, ReadonlyMap<string, number>>, labels: ReadonlyMap<string, KeyEnvironment>, at: Date): Promise<void>;
-  /** A key's requests in a month, every process that keeps its counts here together. */
   requests(fingerprint: string, month: string): Promise<number>;
   environmentOf(fingerprint: string): Promise<string | undefined>;
 }
@@ -87,9 +77,7 @@ export class UsageCounter {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(options: { path?: string; stateDir?: string; store?: UsageStore; flushMs?: number; now?: () => Date } = {}) {
-    const file = options.store
-      ? undefined
-      : new UsageFileStore(options.path ?? join(options.stateDir ?? defaultStateDir(), USAGE_FILE_NAME));
+    const file = options.store ? undefined : new UsageFileStore(options.path ?? join(options.stateDir ?? defaultStateDir(), 'usage.json'));
     this.store = options.store ?? file!;
     this.path = file?.path;
     this.stateDir = file && dirname(file.path);

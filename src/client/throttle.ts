@@ -1,17 +1,13 @@
-// The request pace: no more than N request starts in any rolling window, per API key, across every
-// route, every concurrent task and every retry of the clients given one limiter, with a state
-// folder (pace.ts) across every client and process of this user on this host, and with a team
-// ledger (ledger/pg-pace.ts) across every process and host on it. A limiter is a value
-// its caller creates and passes (PayoutClientOptions.limiter): nothing here is process-wide.
+// The request pace: at most N request starts in any rolling window per API key, across the routes,
+// tasks and retries of the clients given one limiter (nothing here is process-wide), and through a
+// shared pace across processes (pace.ts) or hosts (ledger/pg-pace.ts).
 //
-// A token bucket is not enough: a full bucket of 5 lets 5 through at once and refills 5 a moment
-// later, so the server counts 10 in one rolling second. What the server counts is starts in a
-// sliding window, so that is what is kept here: a log of start times. A start is allowed when fewer
-// than N starts lie in the last (window + margin) ms; the margin absorbs clock and network skew
-// between this process and the server's arrival clock.
+// Not a token bucket: a full bucket of 5 lets 5 through at once and refills 5 a moment later, and
+// the server counts 10 in one rolling second. Kept instead is what the server counts: a log of
+// start times; a start is allowed when fewer than N lie in the last (window + margin) ms.
 
 import { isLoopbackHost } from './environment.ts';
-import { wallNow, type PaceShare, type Take } from './pace.ts';
+import { waitBeforeStart, wallNow, type PaceShare, type Take } from './pace.ts';
 
 /**
  * Added to the 1000 ms window. Starts are dated when the request is handed to fetch (http.ts) and
@@ -45,15 +41,11 @@ export interface RateLimiterOptions {
   perWindow: number;
   /** The server's window (1000 ms). */
   windowMs?: number;
-  /** Added to the window on our side, for skew between our clock and the server's. */
   safetyMarginMs?: number;
   /** After a 429 the pace drops by one start per window; one step comes back after this long (default 2 s). */
   cooldownMs?: number;
   clock?: Clock;
-  /**
-   * The key's pace shared with other processes: of this host (pace.ts SharedPace) or of every host
-   * on the team ledger (ledger/pg-pace.ts TeamPace); absent: this process alone.
-   */
+  /** The key's pace shared with other processes (PaceShare); absent: this process alone. */
   shared?: PaceShare;
 }
 
@@ -168,13 +160,8 @@ export class SlidingWindowLimiter {
       this.grant(id, now);
     }
     if (this.queue.length) {
-      let wait = sharedWait;
-      if (this.starts.length >= limit) {
-        // The start that must leave the window before the next may begin.
-        const times = this.starts.map((s) => s.t).sort((a, b) => a - b);
-        const blocking = times[times.length - limit]!;
-        wait = Math.max(wait, Math.ceil(blocking + this.span - now) + 1);
-      }
+      const times = this.starts.map((s) => s.t).sort((a, b) => a - b);
+      const wait = Math.max(sharedWait, waitBeforeStart(times, limit, this.span, now) ?? 0);
       this.timer = setTimeout(() => this.drain(), Math.max(1, wait));
     }
   }

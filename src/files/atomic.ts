@@ -62,11 +62,7 @@ export function writeFileAtomicSync(path: string, text: string, o: { mode?: numb
   }
 }
 
-/**
- * A small JSON state file (the quota count, the shared pace) as parsed, or undefined when it is
- * missing or not JSON: a torn file (a crash in the middle of a write, which the rename makes
- * unlikely) starts again rather than stopping the tool. Other read errors are thrown.
- */
+/** A small JSON state file as parsed; undefined when missing or torn (it starts again rather than stop the tool). */
 export function readJsonFile(path: string): unknown {
   let text: string;
   try {

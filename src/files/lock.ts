@@ -1,8 +1,5 @@
 // The one inter-process lock of the tool: a lock file with its holder (pid, host, start time)
-// written inside. It guards the ledger of an account, a results file, a plan's approvals, a watch
-// folder, a listener's state folder, the quota count and the shared pace of a key.
-//
-// Taking a lock is one atomic step: the owner record is written to a private temporary file, then
+// written inside (who takes which: src/files/README.md). Taking a lock is one atomic step: the owner record is written to a private temporary file, then
 // hard-linked to the lock's name; link() fails with EEXIST when the lock exists, so two processes
 // can never both succeed. On this host the process table decides: a lock whose holder is alive
 // is never stale, however old (a process blocked or stopped still holds it), and one whose holder
@@ -82,11 +79,7 @@ export function pidStartOf(pid: number): string | undefined {
   }
 }
 
-/**
- * Is the process that wrote an owner record still running? Known on this host only (undefined for
- * another host: only the age of its heartbeat can tell). A live pid whose start time differs from
- * the recorded one is another process that was given the same pid after the holder died.
- */
+/** Is the writer of an owner record running? Undefined for another host; a live pid with another start time is another process. */
 export function holderAlive(o: { pid: number; host: string; pidStart?: string }): boolean | undefined {
   if (o.host !== hostname()) return undefined;
   if (!pidAlive(o.pid)) return false;

@@ -1,9 +1,7 @@
-// The sandbox's clock. It is the wall clock plus an offset that tests and the control route can
-// advance, so the 15-minute upload expiry (spec §8) and the calendar-month quota can be exercised
-// without waiting. Every time the sandbox stamps or compares reads this clock.
-// The time it adds the offset to is Date.now() unless the sandbox is given another source
-// (SandboxOptions.now): tests that check the rate limit pass a clock of their own, that moves only
-// when they move it, so that "6 requests in one second" does not depend on the machine's speed.
+// The sandbox's clock, read by every stamp and comparison: Date.now() (or SandboxOptions.now, which
+// rate-limit tests move by hand, so "6 requests in one second" does not depend on the machine's
+// speed) plus an offset that tests and the control route advance, so the 15-minute upload expiry
+// (spec §8) and the calendar-month quota are exercised without waiting.
 export class Clock {
   private offsetMs = 0;
   constructor(private readonly source: () => number = Date.now) {}

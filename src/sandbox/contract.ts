@@ -1,10 +1,11 @@
 // The public face of the sandbox: what tests, the demo, the client's `local` environment and the
 // `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
 import { z } from 'zod';
+import { DocumentContentType } from '../spec/codes.ts';
 import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { ErrorBody } from '../spec/schemas.ts';
 
-/** Names of the routes (routes/index.ts names each route with one), for fault targeting and the request log; 'unknown' for a path no route matches. */
+/** Names of the routes (routes/routes.ts), for fault targeting and the request log; 'unknown' for a path no route matches. */
 // prettier-ignore
 export const ROUTE_NAMES = [
   'quote', 'initiate', 'getPayout', 'listPayouts', 'patchDocuments', 'uploadUrl', 'swap', 'listSwaps', 'getSwap',
@@ -32,10 +33,9 @@ export const FaultConfigSchema = z.strictObject({
   /** Probability of a 429 that the limits did not call for (it still counts as a request). */
   spurious429: probability.default(0),
   /**
-   * A gateway or proxy in front of the service: with this probability, a creating route's success
-   * (a new payout or swap, or the replay of one: the service acted) reaches the client as the
-   * gateway's answer instead, `status` (one, or one drawn from the list; default 502) with `body`
-   * (default 'html'; 'json' is a JSON body that is not the service's error body). Absent: none.
+   * With this probability a creating route's success (new or replayed: the service acted) reaches
+   * the client as a gateway's answer: `status` (or one drawn from the list) with `body` ('json': not
+   * the service's error body).
    */
   gatewayAfterCreate: z
     .strictObject({
@@ -45,10 +45,9 @@ export const FaultConfigSchema = z.strictObject({
     })
     .optional(),
   /**
-   * The rate moves between a pairs read and the swap (spec §1.11 rates are not locked; §7 'Invalid
-   * payout amount'): once a GET pairs has arrived, the next new swap finds the rate of its pair
-   * moved by `pct` percent before its amount is checked, `times` times in all (default once), then
-   * the fault is spent. Deterministic: no draw. Absent: rates move only through the control route.
+   * The rate moves between a pairs read and the swap (spec §1.11, §7 'Invalid payout amount'): after
+   * a GET pairs, the next new swap finds its pair's rate moved by `pct` percent, `times` times in all.
+   * Deterministic: no draw.
    */
   rateMoveAfterPairsRead: z
     .strictObject({
@@ -59,22 +58,14 @@ export const FaultConfigSchema = z.strictObject({
       times: z.number().int().min(1).default(1),
     })
     .optional(),
-  /**
-   * The next N new swaps come out REJECTED (spec §3: operations reverse it): the 201 answer says
-   * PROCESSING as spec §4.7 does, and the reversal (both wallets put back, its event) follows at
-   * once, before the next request. Deterministic; spent one per swap. Absent or 0: none.
-   */
+  /** The next N new swaps answer 201 PROCESSING (spec §4.7) and are reversed at once (REJECTED, spec §3). Deterministic. */
   rejectNextSwaps: z.number().int().min(0).optional(),
   /** Routes the probabilistic faults apply to; undefined means all spec routes. */
   routes: z.array(z.enum(ROUTE_NAMES)).optional(),
 });
 export type FaultConfig = z.output<typeof FaultConfigSchema>;
 
-/**
- * Which reading of the spec the sandbox answers in, where the spec says "not shown" or leaves a
- * shape open: 'strict' (the default) is the sandbox's one reading (views.ts); 'variant' is another
- * plausible one, the same per route on every call (shapes.ts, src/sandbox/README.md "Readings of the spec").
- */
+/** The reading answers are given in where the spec says "not shown": strict (views.ts) or variant (shapes.ts); README "Readings of the spec". */
 export type SandboxShapes = 'strict' | 'variant';
 
 /** The body of a gateway's answer (FaultConfig.gatewayAfterCreate). */
@@ -103,19 +94,11 @@ export interface SandboxOptions {
   webhookTimeoutMs?: number;
   /** Called once per answered request (the CLI prints a line per request with it). */
   onRequest?: (entry: RequestLogEntry) => void;
-  /**
-   * The time the sandbox's clock reads (ms since the epoch) before advanceClock's offset; Date.now
-   * by default. Tests pass a controllable one (the rate limit's window, the month of the quota).
-   * Timers (webhook retries, autoAdvance) still run on real time.
-   */
+  /** The sandbox clock's time before advanceClock's offset (clock.ts); timers still run on real time. */
   now?: () => number;
-  /** The reading answers are given in; 'strict' by default. Requests are checked the same way in both. */
+  /** 'strict' by default. Requests are checked the same way in both. */
   shapes?: SandboxShapes;
-  /**
-   * A refusal of initiate or swap binds its key (same key and body: the same refusal again; another
-   * body: 409), the other reading of a refused key (idempotency.ts). Default: on in the variant
-   * reading, off in the strict one.
-   */
+  /** A refusal of initiate or swap binds its key (idempotency.ts); default: on in the variant reading only. */
   storeRefusals?: boolean;
   /** A snapshot of an earlier sandbox of the same seed to go on from (persist.ts; the CLI's `local`). */
   state?: SandboxState;
@@ -159,9 +142,8 @@ export interface LocalSandbox {
   close(): Promise<void>;
   /** The seed of the fault PRNG (the option, or a random one): pass it back to replay a campaign. */
   randomSeed: number;
-  /** The reading answers are given in (the option, or 'strict'). */
+  /** The options in force (SandboxOptions). */
   shapes: SandboxShapes;
-  /** Whether a refusal binds its key (SandboxOptions.storeRefusals). */
   storeRefusals: boolean;
   /** The fault configuration in force. */
   faults(): FaultConfig;
@@ -169,15 +151,9 @@ export interface LocalSandbox {
   deliveries(): WebhookDeliveryAttempt[];
   /** Moves the sandbox's clock forward (upload expiry, monthly quota, timestamps). */
   advanceClock(ms: number): void;
-  /**
-   * Requests received and not yet answered (nor dropped). Tests wait for 0 after killing a client,
-   * so that its last requests have landed before they count the next client's.
-   */
+  /** Requests received, not yet answered nor dropped: tests wait for 0 after killing a client before counting the next's. */
   inFlight(): number;
-  /**
-   * Webhook delivery attempts scheduled (retries included) or under way: 0 when nothing more will
-   * be delivered until the next event. Tests wait for 0 instead of sleeping.
-   */
+  /** Webhook delivery attempts scheduled (retries included) or under way: tests wait for 0 instead of sleeping. */
   pendingDeliveries(): number;
   /** The state a later sandbox can go on from (SandboxOptions.state). */
   snapshot(): SandboxState;
@@ -211,7 +187,7 @@ export const SandboxStateSchema = z.object({
       uploadToken: z.string(),
       documentToken: z.string(),
       businessId: z.string(),
-      contentType: z.enum(['application/pdf', 'image/jpeg', 'image/png']),
+      contentType: DocumentContentType,
       expiresAt: z.number(),
       uploaded: z.object({ base64: z.string(), at: z.string() }).optional(),
     }),

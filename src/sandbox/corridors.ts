@@ -29,11 +29,9 @@ export type Corridor =
   | { kind: 'none' };
 
 /**
- * Readings (spec §1.7 and §2 Currency pair say a pair has a base, a quote and a rate and must be
- * enabled; the rest is not shown):
- * - a same-currency corridor needs no pair and converts at rate 1;
- * - a pair A/B serves both directions: A→B at its rate, B→A at 1/rate;
- * - when both A/B and B/A exist, the pair in the direction of travel wins if it is enabled.
+ * Readings (spec §1.7, §2 Currency pair: a base, a quote, a rate, enabled): a same-currency corridor
+ * converts at 1 without a pair; A/B serves A→B at its rate and B→A at 1/rate; when both A/B and B/A
+ * exist, the one in the direction of travel wins if it is enabled.
  */
 export function corridorOf(store: Store, businessId: string, source: string, destination: string): Corridor {
   if (source === destination) return { kind: 'same' };
@@ -55,24 +53,19 @@ export function usableCorridor(store: Store, businessId: string, source: string,
   throw apiError(400, 'CORRIDOR_NOT_ENABLED', `The currency pair ${source}/${destination} is not enabled for this business`);
 }
 
-/** The rate reported to the client: the pair's rate, or 1/rate to 12 significant digits in reverse. */
-export function reportedRate(c: UsableCorridor): Dec {
-  if (c.kind === 'same') return new Dec(1);
-  if (c.kind === 'direct') return c.pair.rate;
-  return new Dec(1).div(c.pair.rate).toSignificantDigits(12);
-}
-
 /** Destination units per source unit, exact (for converting a fee priced in the destination currency). */
 function exactRate(c: UsableCorridor): Dec {
   if (c.kind === 'same') return new Dec(1);
   return c.kind === 'direct' ? c.pair.rate : new Dec(1).div(c.pair.rate);
 }
 
+/** The rate reported to the client: the pair's rate, or 1/rate to 12 significant digits in reverse. */
+export const reportedRate = (c: UsableCorridor): Dec => (c.kind === 'reverse' ? exactRate(c).toSignificantDigits(12) : exactRate(c));
+
 /**
- * Spec §1.9: the published fee for an amount in the source currency (SWIFT by band of the amount).
- * Spec §4.1: the fee is always in the source currency. The table's fees are read as amounts in
- * the source currency, except one written in the destination currency (NIP's "100 NGN" sent from
- * USD), which is converted at the corridor's rate; rounded half-up to the source minor units.
+ * Spec §1.9: the published fee for a source amount, in the source currency (§4.1); one the table
+ * writes in the destination currency (NIP's "100 NGN" sent from USD) is converted at the corridor's
+ * rate; rounded half-up to the source minor units.
  */
 function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
   const band = row.fee.kind === 'flat' ? row.fee : row.fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
@@ -106,10 +99,7 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
   return undefined;
 }
 
-/**
- * The checks quote and initiate share, in the order the sandbox applies them: amount and currency
- * shape, method name, prohibited destination, corridor enabled, method available on the corridor.
- */
+/** The checks quote and initiate share, in this order: amount and currencies, method, prohibited destination, corridor, method on it. */
 export function price(store: Store, businessId: string, r: QuoteRequest) {
   const sourceAmount = new Dec(String(r.sourceAmount));
   const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
@@ -130,8 +120,7 @@ export function price(store: Store, businessId: string, r: QuoteRequest) {
   const available = corridorMethods(r.sourceCurrency, r.destinationCurrency, r.destinationCountryCode);
   const row = publishedRow(method, r.destinationCurrency, r.destinationCountryCode);
   if (!available.includes(method) || !row) {
-    // "Complete list of error codes for initiate: not shown": a method the corridor does not
-    // offer is a validation failure of the field `method`.
+    // "Complete list of error codes for initiate: not shown": a VALIDATION_ERROR of `method`
     throw validationError([
       {
         field: 'method',
@@ -185,13 +174,11 @@ function descriptor(name: string, required: boolean) {
 type FieldDescriptor = ReturnType<typeof descriptor>;
 
 /**
- * One item of the methods route (rules.ts: the sandbox's own table). Readings: fee {currency: the
- * source currency, amount: the flat fee in the source currency (as quote charges it), or the first
- * band's amount with `bands` for SWIFT}; settlement is the spec's text; requiredFields lists
- * accountName and accountCurrency, the method's fields, then one group whose `oneOf` holds the
- * alternatives (named like the MISSING_REQUIRED_FIELDS entry, e.g. "openId | wechatUserId");
- * optionalFields adds countryCode (derived when omitted) and the top-level remitterAddress,
- * optional for every method (spec §2 Payment method).
+ * One item of the methods route. Readings: fee {currency: the source's, amount: as quote charges it,
+ * or the first band's with `bands` for SWIFT}; settlement is the spec's text; requiredFields: the
+ * fields always required, the method's, then one group whose `oneOf` holds the alternatives (named
+ * as MISSING_REQUIRED_FIELDS names it, "openId | wechatUserId"); optionalFields adds countryCode and
+ * the top-level remitterAddress, optional for every method (spec §2 Payment method).
  */
 export function methodView(
   method: PayoutMethod,
@@ -232,12 +219,9 @@ export function methodView(
 // ---------------------------------------------------------------- the routes (§4.9-4.11)
 
 /**
- * Spec §4.9. Readings: the envelope is {data: [pair]}; each pair carries currencyPairId,
- * baseCurrency, quoteCurrency, rate and enabled. By default only enabled pairs are listed and
- * none enabled is 400 NO_ENABLED_PAIRS; `?status=all` lists disabled pairs too (so a tool can
- * find the currencyPairId to toggle) and never fails for want of enabled ones.
- * The variant reading (shapes.ts) has no `?status=`: the spec's route "returns the currency pairs
- * enabled for the business", so the query is ignored there.
+ * Spec §4.9. Readings: {data: [pairView]}, enabled pairs only, none is 400 NO_ENABLED_PAIRS;
+ * `?status=all` lists disabled ones too (to find the currencyPairId to toggle) and never fails.
+ * The variant reading ignores `?status=`: the spec's route "returns the currency pairs enabled".
  */
 export const pairs: Handler = (sb, req) => {
   const status = sb.shapes === 'variant' ? null : req.query.get('status');

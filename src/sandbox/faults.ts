@@ -1,9 +1,6 @@
-// Fault injection (contract.ts FaultConfig): latency, 5xx before any effect, 5xx or a dropped
-// connection after a payout or swap was created, a gateway answering instead of the service after
-// it acted, and spurious 429s, each optionally limited to chosen routes. Decisions come from a
-// seeded PRNG so a failing campaign replays with the same seed and the same request order. Two
-// deterministic swap faults are spent one per swap: the rate moving after a pairs read, and a
-// swap coming out REJECTED.
+// Fault injection (contract.ts FaultConfig). Decisions come from a seeded PRNG, so a failing
+// campaign replays with the same seed and the same request order; the two swap faults are
+// deterministic, spent one per swap.
 import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName } from './contract.ts';
 import { STATUS_CODES } from 'node:http';
 import type { Reply } from './error-answers.ts';
@@ -25,10 +22,7 @@ export interface FaultDecision {
   spurious429: boolean;
   /** 500, 502 or 503 before the route does anything; null for none. */
   errorBeforeEffect: number | null;
-  /**
-   * What happens to a creating route's answer once it created: nothing, a 5xx, a drop, or a
-   * gateway's answer in place of a success (a new payout or swap, or the replay of one).
-   */
+  /** What becomes of a creating route's answer once it created (a gateway's: of a success, new or replayed). */
   afterCreate:
     { kind: 'none' } | { kind: 'error'; status: number } | { kind: 'drop' } | { kind: 'gateway'; status: number; body: GatewayBody };
 }
@@ -47,11 +41,7 @@ export class Faults {
     this.random = mulberry32(seed);
   }
 
-  /**
-   * Reading: setting faults replaces the whole configuration (like PUT): fields not given go back
-   * to "no fault", so `setFaults({})` clears every fault. An invalid configuration is a TypeError
-   * naming the field, and changes nothing.
-   */
+  /** Reading: replaces the whole configuration (like PUT: `{}` clears); an invalid one is a TypeError and changes nothing. */
   set(input: unknown): void {
     const r = FaultConfigSchema.safeParse(input);
     if (!r.success)

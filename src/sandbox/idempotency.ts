@@ -14,6 +14,7 @@
 //   its cause is gone, another body 409;
 // - stored keys do not expire during the life of the sandbox.
 import { IDEMPOTENCY_KEY_HEADER } from '../spec/endpoints.ts';
+import type { SandboxState } from './contract.ts';
 import { header, type Request } from './request.ts';
 import { ApiError, apiError, type Reply } from './error-answers.ts';
 
@@ -33,12 +34,8 @@ type CreatingRoute = 'initiate' | 'swap';
 const slot = (businessId: string, key: string): string => `${businessId}\u0000${key}`;
 const fingerprint = (route: CreatingRoute, body: unknown): string => `${route}\u0000${canonicalJson(body)}`;
 
-/** What a key holds: the record it created, or (refusals stored) the refusal it got. */
-export interface KeyEntry {
-  fingerprint: string;
-  recordId?: string;
-  refusal?: { status: number; body: ApiError['body'] };
-}
+/** What a key holds: the record it created, or (refusals stored) the refusal it got; kept as persist.ts writes it. */
+type KeyEntry = Omit<SandboxState['idempotency'][number], 'slot'>;
 
 export class IdempotencyStore {
   /** By business and key (read and filled by persist.ts for the local sandbox). */

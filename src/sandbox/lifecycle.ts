@@ -45,7 +45,7 @@ function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: Statu
 }
 
 /** The timed walk when autoAdvance is on: from a payout's status (or a new swap) the next one, after which delay, and why. */
-const AUTO_STEPS = {
+export const AUTO_STEPS = {
   PENDING: { to: 'PROCESSING', after: 'toProcessingMs', reason: 'Approved and processing' },
   PROCESSING: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Funds sent' },
   swap: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Swap confirmed' },

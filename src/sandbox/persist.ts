@@ -8,10 +8,10 @@
 //
 // documentUrls name the host the sandbox listened on, which changes at every start: a restored
 // sandbox accepts the URLs it issued under each of its earlier hosts (Storage.formerHosts).
-import type { PayoutStatus } from '../spec/codes.ts';
 import { Dec } from '../money.ts';
-import { STATE_VERSION, type SandboxState } from './contract.ts';
+import { STATE_VERSION, type SandboxOptions, type SandboxState } from './contract.ts';
 import type { Sandbox } from './context.ts';
+import { AUTO_STEPS } from './lifecycle.ts';
 import type { StoredFile } from './storage.ts';
 import type { PayoutRec, SwapRec, TransactionRec } from './store.ts';
 
@@ -50,11 +50,7 @@ const decs = (r: Record<string, unknown>, fields: string[]) => {
  * longer has are left out). With `autoAdvance`, the payouts whose next step fell due while no
  * command ran take it now, one step a delay (lifecycle.ts), as if the sandbox had kept running.
  */
-export function restoreState(
-  sb: Sandbox,
-  state: SandboxState,
-  autoAdvance: { toProcessingMs: number; toSuccessfulMs: number } | false,
-): void {
+export function restoreState(sb: Sandbox, state: SandboxState, autoAdvance: SandboxOptions['autoAdvance']): void {
   const { store, storage, idempotency } = sb;
   for (const w of state.wallets) {
     const wallet = store.wallets.get(w.walletId);
@@ -85,18 +81,14 @@ export function restoreState(
   if (autoAdvance) catchUp(sb, autoAdvance);
 }
 
-const NEXT: Partial<Record<PayoutStatus, { to: PayoutStatus; after: 'toProcessingMs' | 'toSuccessfulMs'; reason: string }>> = {
-  PENDING: { to: 'PROCESSING', after: 'toProcessingMs', reason: 'Approved and processing' },
-  PROCESSING: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Funds sent' },
-};
-
 /** The steps of the timed walk that fell due while the sandbox was not running (lifecycle.ts AUTO_STEPS). */
-function catchUp(sb: Sandbox, delays: { toProcessingMs: number; toSuccessfulMs: number }): void {
+function catchUp(sb: Sandbox, delays: Exclude<SandboxOptions['autoAdvance'], false | undefined>): void {
   const now = sb.clock.now();
   for (const p of sb.store.payouts.values()) {
     let due = Date.parse(p.updatedAt);
     let moved = false;
-    for (let step = NEXT[p.status]; step && !p.statusDetail && (due += delays[step.after]) <= now; step = NEXT[p.status]) {
+    const next = () => (p.status === 'PENDING' || p.status === 'PROCESSING' ? AUTO_STEPS[p.status] : undefined);
+    for (let step = next(); step && !p.statusDetail && (due += delays[step.after]) <= now; step = next()) {
       sb.lifecycle.changePayout(p, step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
       moved = true;
     }
@@ -105,5 +97,5 @@ function catchUp(sb: Sandbox, delays: { toProcessingMs: number; toSuccessfulMs: 
   }
   for (const s of sb.store.swaps.values())
     if (s.status === 'PROCESSING' && Date.parse(s.updatedAt) + delays.toSuccessfulMs <= now)
-      sb.lifecycle.changeSwap(s, 'SUCCESSFUL', { changedBy: 'sandbox-auto-advance', reason: 'Swap confirmed' });
+      sb.lifecycle.changeSwap(s, 'SUCCESSFUL', { changedBy: 'sandbox-auto-advance', reason: AUTO_STEPS.swap.reason });
 }

@@ -7,9 +7,6 @@
 // Where the spec is silent the entry says "reading" and why it was chosen.
 import type { PayoutMethod } from '../spec/codes.ts';
 
-/** Spec §2 Payment method: "Each field descriptor has a type (string, email, phone, number)". */
-export type FieldType = 'string' | 'email' | 'phone' | 'number';
-
 /** Spec §4.2: "Only accountName and accountCurrency are always required" / "AccountCurrency is required for every method". */
 export const ALWAYS_REQUIRED = ['accountName', 'accountCurrency'] as const;
 
@@ -19,10 +16,7 @@ export const OPTIONAL_FOR_EVERY_METHOD = ['countryCode'] as const;
 /** Spec §2 Payment method: "remitterAddress is top-level on initiate and optional for all methods". */
 export const TOP_LEVEL_OPTIONAL = ['remitterAddress'] as const;
 
-/**
- * Spec §1.9 settlement times as written, with the hours they span (for answers that give
- * settlement as a number of hours). "1 day" is read as 24 hours; "under N hours" as 0 to N.
- */
+/** Spec §1.9 settlement times as written, with the hours they span: "1 day" is 24 hours; "under N hours" 0 to N. */
 export interface Settlement {
   text: string;
   minHours: number;
@@ -35,14 +29,12 @@ const UNDER_48_HOURS: Settlement = { text: 'under 48 hours', minHours: 0, maxHou
 const UNDER_24_HOURS: Settlement = { text: 'under 24 hours', minHours: 0, maxHours: 24 };
 
 /**
- * A published fee. `currency` only where the spec's table writes one ("20 USD", "100 NGN");
- * otherwise the amount is read in the source currency (spec §4.1: the fee "always the source
- * currency"). SWIFT's fee is by band of the source amount: `below` is exclusive, null is the last band.
+ * A published fee, in `currency` where the table writes one ("100 NGN"), else in the source currency
+ * (spec §4.1). SWIFT's is by band of the source amount: `below` is exclusive, null the last band.
  */
 export type Fee =
   { kind: 'flat'; amount: string; currency?: string } | { kind: 'bands'; bands: { below: string | null; amount: string }[] };
 
-/** A flat fee, in `currency` where the table writes one. */
 const flat = (amount: string, currency?: string): Fee => ({ kind: 'flat', amount, ...(currency ? { currency } : {}) });
 
 const SWIFT_BANDS: Fee = {
@@ -55,11 +47,7 @@ const SWIFT_BANDS: Fee = {
   ],
 };
 
-/**
- * One row of the §1.9 table: the currency paid out ("Currency / destination" names the currency
- * the beneficiary receives and the countries it goes to), the methods, the fee and the settlement.
- * `currencies` or `countries` undefined means any (SWIFT's "other currencies, other countries").
- */
+/** One row of the §1.9 table; `currencies` (paid out) or `countries` undefined means any (SWIFT's "other currencies, other countries"). */
 export interface PublishedRow {
   methods: PayoutMethod[];
   currencies?: string[];
@@ -72,10 +60,7 @@ export interface PublishedRow {
 export const EU_COUNTRIES =
   'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN IRL ITA LVA LTU LUX MLT NLD POL PRT ROU SVK SVN ESP SWE'.split(' ');
 
-/**
- * Spec §1.9 table, row by row, then the sandbox's readings for the methods the table does not
- * price (marked). A (method, currency, country) is served by the first row that names them.
- */
+/** Spec §1.9 table, then readings for the methods it does not price; a (method, currency, country) is served by the first row naming them. */
 export const PUBLISHED: PublishedRow[] = [
   // "USD to United States | WIRE | 20 USD | 1 day"
   { methods: ['WIRE'], currencies: ['USD'], countries: ['USA'], fee: flat('20', 'USD'), settlement: ONE_DAY },
@@ -105,24 +90,12 @@ export const PUBLISHED: PublishedRow[] = [
   { methods: ['ALIPAY', 'WECHAT'], currencies: ['CNY'], countries: ['CHN'], fee: flat('10'), settlement: UNDER_24_HOURS },
 ];
 
-/** What a method asks of the beneficiary, besides ALWAYS_REQUIRED. */
-export interface MethodFields {
-  /** The name the methods route shows (reading: the spec names the codes only). */
-  name: string;
-  required: string[];
-  /** Spec §4.2 "one of": one of these groups must be given in full. */
-  oneOf?: string[][];
-  /** Shown as optional by the methods route; never required. */
-  optional: string[];
-}
-
 /**
- * Spec §4.2 "Beneficiary fields required per method". Listed in the order the sandbox has always
- * named methods (an unknown method's error lists them so). Optional fields: the spec names them
- * for SWIFT only; the others are readings (fields such a transfer commonly carries), shown by the
- * methods route and never required.
+ * Spec §4.2 "Beneficiary fields required per method", besides ALWAYS_REQUIRED, in the order an
+ * unknown method's error lists them; `oneOf`: one group given in full. `name` (the methods route's)
+ * and the optional fields but SWIFT's are readings: shown by the methods route, never required.
  */
-export const METHOD_FIELDS: Record<PayoutMethod, MethodFields> = {
+export const METHOD_FIELDS: Record<PayoutMethod, { name: string; required: string[]; oneOf?: string[][]; optional: string[] }> = {
   // "ALIPAY | accountName, alipayId"
   ALIPAY: { name: 'Alipay', required: ['alipayId'], optional: [] },
   // "WECHAT | accountName and one of openId or wechatUserId"
@@ -190,8 +163,9 @@ export const FIELDS: Partial<Record<string, { description: string; validation?: 
   remitterAddress: { description: 'Address of the payer when it is not the onboarded business (top-level on initiate)' },
 };
 
-/** Spec §2 Payment method types: email and phone have their own; every other field is a string. */
-export const fieldType = (name: string): FieldType => (name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string');
+/** Spec §2 Payment method: "Each field descriptor has a type (string, email, phone, number)"; email and phone have their own. */
+export const fieldType = (name: string): 'string' | 'email' | 'phone' =>
+  name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string';
 
 /**
  * Spec §1.9 "Supported currency to method overview": per source currency, the currencies it pays

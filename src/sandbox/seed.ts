@@ -11,10 +11,7 @@ const currencyCode = z.string().refine(isCurrencyCode, 'an ISO 4217 currency cod
 const countryCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 3166-1 alpha-3 code such as "NGA"');
 const time = z.string().regex(/^\d{2}:\d{2}:\d{2}$/, 'a time of day HH:MM:SS');
 
-/**
- * The seed's "one entry per key" rules: each call gives a key, the index of its entry and where to
- * report; a key given before is an issue, `message` getting the index of its previous entry.
- */
+/** A "one entry per key" rule: a key given again is an issue at `path`, its message told the earlier entry's index. */
 const onePerKey = (ctx: z.RefinementCtx, message: (key: string, earlier: number) => string) => {
   const seen = new Map<string, number>();
   return (key: string, at: number, path: (string | number)[]) => {

@@ -4,17 +4,14 @@
 // {statusCode, message, data}, amounts as decimal strings, other identifiers, other fee, settlement
 // and field-descriptor shapes, nulls where a value is absent, extra fields. One writer per route,
 // and no randomness: a route always answers the same variant shape, so a failing test replays.
-//
-// What the spec states is kept in both readings: status codes, the error body {statusCode,
-// message, error} with its codes (§7), the list envelope {data, meta} (§4.4, §4.14, §4.15) and the
-// fields it names. Requests are checked the same way in both.
-// The values are the same in both readings; only their shape differs.
+// Both readings keep the values and what the spec states: status codes, the error body and its
+// codes (§7), the list envelope {data, meta} (§4.4, §4.14, §4.15), the fields it names.
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
 import type { RouteName } from './contract.ts';
 import type { Sandbox } from './context.ts';
 import type { Request } from './request.ts';
 import { ApiError, type Reply } from './error-answers.ts';
-import { Dec, minorUnits } from '../money.ts';
+import { Dec, amountText, fromApi, minorUnits } from '../money.ts';
 import { FIELDS, publishedRow } from './rules.ts';
 import type { Country, Store, StoreEvent } from './store.ts';
 import type { methodView, quoteView } from './corridors.ts';
@@ -28,7 +25,6 @@ type PaymentMethod = ReturnType<typeof methodView>;
 type Subscription = ReturnType<typeof subscriptionView>;
 type Pair = ReturnType<typeof views.pairView>;
 
-/** What a rewrite knows besides the strict body: the sandbox, the request and the status answered. */
 interface ShapeContext {
   sb: Sandbox;
   req: Request;
@@ -37,18 +33,9 @@ interface ShapeContext {
 
 // ---------------------------------------------------------------- values
 
-/**
- * An amount as a decimal string with the currency's minor digits ("1000.00", "0.50", "1530"
- * for JPY-like currencies), the same value as the strict JSON number. Never drops a digit: an
- * amount with more decimals than the currency keeps them.
- */
-export function amountText(value: number | string, currency: string): string {
-  const d = new Dec(String(value));
-  return d.toFixed(Math.max(minorUnits(currency) ?? 2, d.decimalPlaces()));
-}
-
-/** A rate as a decimal string, its digits as they are ("1530.5", "0.000653"). */
-export const rateText = (value: number | string): string => new Dec(String(value)).toFixed();
+/** An amount as a decimal string of at least the currency's minor digits ("1000.00", "1530" for JPY-like), never cut. */
+const amountOf = (value: number | string, currency: string): string => amountText(fromApi(value), currency, { exact: true });
+const rateText = (value: number | string): string => fromApi(value).toFixed();
 
 /** The envelope of many services built on NestJS: the answer's status, a message, the object in data. */
 const envelope = (ctx: ShapeContext, message: string, data: unknown) => ({ statusCode: ctx.status, message, data });
@@ -65,24 +52,16 @@ const links = (ctx: ShapeContext, path: string) => ({ self: { href: `${ctx.sb.ba
 
 /** The amounts of a payout or swap item as strings, the rate as a string. */
 const itemAmounts = (p: ListItem) => ({
-  sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
-  destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
-  transactionFees: amountText(p.transactionFees, p.sourceCurrency),
+  sourceAmount: amountOf(p.sourceAmount, p.sourceCurrency),
+  destinationAmount: amountOf(p.destinationAmount, p.destinationCurrency),
+  transactionFees: amountOf(p.transactionFees, p.sourceCurrency),
   exchangeRate: rateText(p.exchangeRate),
 });
 
-/**
- * How each method's fee is shown (spec §4.11: "Exact shape of the fee and settlement values of a
- * method: not shown"): an object {amount, currency, type: 'FLAT'} by default, SWIFT's bands as a
- * tiered object, NIP's as a bare number, ALIPAY's not at all.
- */
+/** A method's fee (spec §4.11: "not shown"): {amount, currency, type: 'FLAT'}, SWIFT's tiered, NIP's a bare number, ALIPAY's absent. */
 const FEE_SHAPE: Partial<Record<PayoutMethod, 'number' | 'absent'>> = { NIP: 'number', ALIPAY: 'absent' };
 
-/**
- * How each method's required fields are listed (spec §2: descriptors with type, required,
- * validation): plain names for these methods, descriptors {name, type, description, validation?}
- * without `required` for the others; one-of groups always as {oneOf: [[names]]}.
- */
+/** Required fields (spec §2) as plain names for these methods, descriptors without `required` for the others; groups as {oneOf: [[names]]}. */
 const NAMES_ONLY: ReadonlySet<string> = new Set<PayoutMethod>(['NIP', 'SEPA', 'ALIPAY', 'WECHAT', 'FASTER_PAYMENTS', 'WIRE']);
 
 /** Spec §1.8: "HK_FPS (also written HONG_KONG_FPS)"; this reading's methods route writes the long name. */
@@ -101,15 +80,15 @@ function variantFee(m: PaymentMethod): unknown {
   const shape = FEE_SHAPE[m.code];
   if (shape === 'absent') return undefined;
   if (shape === 'number') return m.fee.amount;
-  if (!m.fee.bands) return { amount: amountText(m.fee.amount, currency), currency, type: 'FLAT' };
+  if (!m.fee.bands) return { amount: amountOf(m.fee.amount, currency), currency, type: 'FLAT' };
   // Bands {below (exclusive), amount} as tiers {min, max (inclusive, one minor unit under the next band)}.
   const unit = new Dec(10).pow(-(minorUnits(currency) ?? 2));
   let min = new Dec(0);
   const tiers = m.fee.bands.map((b) => {
     const tier = {
-      min: amountText(min.toFixed(), currency),
-      max: b.below === null ? null : amountText(new Dec(b.below).minus(unit).toFixed(), currency),
-      amount: amountText(b.amount, currency),
+      min: amountOf(min.toFixed(), currency),
+      max: b.below === null ? null : amountOf(new Dec(b.below).minus(unit).toFixed(), currency),
+      amount: amountOf(b.amount, currency),
     };
     if (b.below !== null) min = new Dec(b.below);
     return tier;
@@ -134,10 +113,7 @@ function variantMethod(m: PaymentMethod, corridor: { destinationCurrency: string
   };
 }
 
-/**
- * "Fields of the stored record as returned: not shown": this reading adds businessId, isActive and
- * deletedAt, and gives eventTypes as null when the subscription takes every payout event.
- */
+/** "Fields of the stored record: not shown": businessId, isActive and deletedAt added; eventTypes null for every payout event. */
 function subscription(s: Subscription, ctx: ShapeContext, deletedAt: string | null = null) {
   return {
     ...s,
@@ -156,25 +132,21 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   quote: (q: Quote, ctx: ShapeContext) =>
     envelope(ctx, 'Quote retrieved successfully', {
       ...q,
-      sourceAmount: amountText(q.sourceAmount, q.sourceCurrency),
-      destinationAmount: amountText(q.destinationAmount, q.destinationCurrency),
-      totalDeductible: amountText(q.totalDeductible, q.sourceCurrency),
+      sourceAmount: amountOf(q.sourceAmount, q.sourceCurrency),
+      destinationAmount: amountOf(q.destinationAmount, q.destinationCurrency),
+      totalDeductible: amountOf(q.totalDeductible, q.sourceCurrency),
       exchangeRate: rateText(q.exchangeRate),
-      fee: { amount: amountText(q.fee.amount, q.fee.currency), currency: q.fee.currency },
+      fee: { amount: amountOf(q.fee.amount, q.fee.currency), currency: q.fee.currency },
     }),
 
-  /**
-   * Spec §4.2: "the response includes at least id, status PENDING, payoutRef, sourceAmount,
-   * destinationAmount and exchangeRate ... Full response field list: not shown". This reading gives
-   * that minimum and nothing else (a replay too); GET {payouts}/{id} has the rest.
-   */
+  /** Spec §4.2: "the response includes at least id, status PENDING, payoutRef, ...": that minimum alone (a replay too). */
   initiate: (p: views.Payout, ctx: ShapeContext) =>
     envelope(ctx, 'Payout initiated successfully', {
       id: p.id,
       status: p.status,
       payoutRef: p.payoutRef,
-      sourceAmount: amountText(p.sourceAmount, p.sourceCurrency),
-      destinationAmount: amountText(p.destinationAmount, p.destinationCurrency),
+      sourceAmount: amountOf(p.sourceAmount, p.sourceCurrency),
+      destinationAmount: amountOf(p.destinationAmount, p.destinationCurrency),
       exchangeRate: rateText(p.exchangeRate),
     }),
 
@@ -213,12 +185,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
 
   // ---------------------------------------------------------------- pairs and methods (§4.9-4.11)
 
-  /**
-   * Spec §2 Currency pair: "an identifier (currencyPairId)", "Other pair fields: not shown". This
-   * reading names the identifier `id`, adds `code` ("USD/NGN"), has no `enabled` (the route lists
-   * enabled pairs only, spec §4.9: corridors.ts pairs ignores `?status=` in this reading), and
-   * gives the rate as a string.
-   */
+  /** Spec §2 Currency pair ("other pair fields: not shown"): `id`, a `code` "USD/NGN", no `enabled` (§4.9 lists enabled ones), the rate as text. */
   pairs: (list: { data: Pair[] }, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Currency pairs retrieved successfully', list, (p) => ({
       id: p.currencyPairId,
@@ -252,7 +219,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
   wallets: (list: { data: ReturnType<typeof views.walletView>[] }, ctx: ShapeContext) =>
     listEnvelope(ctx, 'Wallets retrieved successfully', list, (w) => ({
       ...w,
-      balance: amountText(w.balance, w.currency),
+      balance: amountOf(w.balance, w.currency),
       businessId: ctx.req.business.id,
     })),
 
@@ -268,11 +235,7 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
 
   // ---------------------------------------------------------------- public routes (§4.14, §4.15)
 
-  /**
-   * Spec §2 Country names the fields, typing only some (timeZone number, isProhibited boolean,
-   * deletedAt nullable). This reading: id always a number, the figures a database keeps as decimals
-   * (cpi, gdpPerCapitaInUsd) as strings, and extra fields.
-   */
+  /** Spec §2 Country types only some fields: here id a number, cpi and gdpPerCapitaInUsd as decimal text, extra fields. */
   countries: (page: views.Page<Country> & { statusCode: number; message: string }, ctx: ShapeContext) => ({
     ...page,
     data: page.data.map((c) => ({
@@ -293,9 +256,9 @@ const VARIANTS: Partial<Record<RouteName, (body: never, ctx: ShapeContext) => un
     ...page,
     data: page.data.map((t) => ({
       ...t,
-      amount: amountText(t.amount, t.currency),
-      balanceBefore: amountText(t.balanceBefore, t.currency),
-      balanceAfter: amountText(t.balanceAfter, t.currency),
+      amount: amountOf(t.amount, t.currency),
+      balanceBefore: amountOf(t.balanceBefore, t.currency),
+      balanceAfter: amountOf(t.balanceAfter, t.currency),
       walletId: t.wallet.walletId,
       businessId: ctx.req.business.id,
     })),
@@ -326,10 +289,9 @@ export function variantReply(name: RouteName, reply: Reply, ctx: Omit<ShapeConte
 // ---------------------------------------------------------------- webhook events (§6)
 
 /**
- * The event's data in the variant reading. payout.status.changed: the optional fields (spec §6
- * table: newStatusDetail, oldStatusDetail, informationRequests, reason, changedBy) present as null
- * when absent, and oldStatus null on a swap's creation event (the spec names no status before it).
- * Wallet events: the walletId of the movement as an extra field. Amounts stay numbers: §6 types them.
+ * An event's data in the variant reading: payout.status.changed with its optional fields (spec §6)
+ * null when absent and oldStatus null on a swap's creation (the spec names none before it); wallet
+ * events with the walletId added. Amounts stay numbers: §6 types them.
  */
 export function variantEvent(e: StoreEvent, store: Store): StoreEvent {
   const d = e.data;

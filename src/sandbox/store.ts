@@ -1,5 +1,5 @@
 // The sandbox's state: businesses and their keys, wallets, currency pairs, payouts, swaps and the
-// wallet ledger. Everything lives in memory for the life of one sandbox, in creation order. Every change of a wallet
+// wallet ledger, in memory (persist.ts keeps it between commands), in creation order. Every change of a wallet
 // balance goes through `move`, which writes the wallet transaction (spec §2 Wallet transaction)
 // and publishes the wallet event (spec §6), so no balance can change without a trace.
 import type { InformationRequest } from '../spec/schemas.ts';
@@ -115,14 +115,7 @@ export class Store {
       }
       for (const p of b.pairs) {
         const currencyPairId = p.currencyPairId ?? stableId(`pair:${business.id}:${p.baseCurrency}/${p.quoteCurrency}`);
-        this.pairs.set(currencyPairId, {
-          currencyPairId,
-          businessId: business.id,
-          baseCurrency: p.baseCurrency,
-          quoteCurrency: p.quoteCurrency,
-          rate: new Dec(p.rate),
-          enabled: p.enabled,
-        });
+        this.pairs.set(currencyPairId, { ...p, currencyPairId, businessId: business.id, rate: new Dec(p.rate) });
       }
     }
     this.countries = seed.countries.map((c, i) => ({

@@ -88,7 +88,6 @@ export const ERROR_STATUS = {
   DESTINATION_WALLET_NOT_FOUND: 404,
   IDEMPOTENCY_KEY_CONFLICT: 409,
 } as const satisfies Record<string, number>;
-export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** Spec §7: the swap amount mismatch has no code, only this message. */
 export const INVALID_PAYOUT_AMOUNT_MESSAGE = 'Invalid payout amount';
