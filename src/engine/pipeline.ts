@@ -5,7 +5,6 @@
 // confirms or refuses it); `execute(prepared)` returns the result; progress is the `events`
 // emitter's stream. A row's outcome is a pure function of its journal state and what this run did
 // (rowOutcome). Never prints, never exits: the CLI maps a result's `kind` to an exit code.
-import type { EventEmitter } from 'node:events';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -17,7 +16,9 @@ import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './guards.ts';
-import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
+import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type RunSettings } from './execute.ts';
+import type { PayoutRow } from '../validation/row-schemas.ts';
+export type { EngineEvents, RunSettings } from './execute.ts';
 import { snapshotOfError } from './send.ts';
 import { sentByOtherBatches } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -50,24 +51,6 @@ import {
 import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
 import { catchUpStatuses, journalReader, openSession, readAgain, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
-
-/** The progress of a run, as a stream: each EngineEvent is emitted as `event`. */
-export type EngineEvents = EventEmitter<{ event: [EngineEvent] }>;
-
-/** How a run goes, apart from what it may send (the guards): documents, parallel rows, the stop, progress, timings. */
-export interface RunSettings {
-  mergeDocuments: boolean;
-  concurrency?: number;
-  /** Aborted (Ctrl-C, SIGTERM): no new payout starts. */
-  stop?: AbortSignal;
-  events?: EngineEvents;
-  /** Wait before the first request when the last run was killed (default 1100 ms). */
-  crashWaitMs?: number;
-  checkpointMs?: number;
-  settleDelayMs?: number;
-  /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
-  swapRateTolerance?: DecT;
-}
 
 /** What `run` and `retry` share: the connection, the guards, how the run goes, and the ledger's state folder. */
 export interface SendOptions {
@@ -300,7 +283,6 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
   let plan = approved;
   const { batch, session, o } = run;
   const { settings } = o;
-  const onEvent = emitter(o);
   const { client } = o.conn;
   const { folded } = session;
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
@@ -319,30 +301,27 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
       : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
-    const before = async (item: WorkItem) => {
-      if (!waiting.has(item.payout.sourceCurrency)) return undefined;
-      const f = (await funding).get(item.payout.sourceCurrency);
+    const before = async (p: PayoutRow) => {
+      if (!waiting.has(p.sourceCurrency)) return undefined;
+      const f = (await funding).get(p.sourceCurrency);
       return f && !f.funded ? f.error : undefined;
     };
-    const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
     const writeAll = () => writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) }).then(() => {});
-    const res = await executeRows(items, {
-      client,
-      session,
-      mode: o.mode,
-      mergeDocuments: settings.mergeDocuments,
-      documents: batch.documents,
-      concurrency: settings.concurrency,
-      onEvent,
-      stop: settings.stop,
-      checkpoint: writeAll,
-      checkpointMs: settings.checkpointMs,
-      settleDelayMs: settings.settleDelayMs,
-      finish: finishing,
-      resend: o.resend,
-      fees,
-      ...(swaps.length ? { before } : {}),
-    });
+    const res = await executeRows(
+      plan.toSend.map((n) => byNumber.get(n)!.payout!),
+      {
+        client,
+        session,
+        mode: o.mode,
+        settings,
+        documents: batch.documents,
+        checkpoint: writeAll,
+        finish: finishing,
+        resend: o.resend,
+        fees,
+        ...(swaps.length ? { before } : {}),
+      },
+    );
     const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
     plan = withoutStoppedCurrencies(plan, stopped, byNumber);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
@@ -406,15 +385,15 @@ function withoutStoppedCurrencies(
  * journal even where `retry` keeps a created row's results as they were, so they move from kept
  * to in scope.
  */
-function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOptions): { finishing: FinishItem[]; scope: Scope } {
+function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOptions): { finishing: string[]; scope: Scope } {
   const scope: Scope = { only: o.only && new Set(o.only), keep: o.keep && new Map(o.keep) };
-  const finishing: FinishItem[] = [];
+  const finishing: string[] = [];
   for (const r of batch.rows) {
     const ref = referenceOf(r);
     if (!ref || !(!o.only || o.only.has(r.rowNumber) || o.keep?.has(r.rowNumber))) continue;
     const s = rowState(folded, ref);
     if (s.phase !== 'created' || !documentsToAttach(s).length || o.resend?.has(ref)) continue;
-    finishing.push({ rowNumber: r.rowNumber, reference: ref });
+    finishing.push(ref);
     scope.keep?.delete(r.rowNumber);
     scope.only?.add(r.rowNumber);
   }
