@@ -40,8 +40,6 @@ export interface BatchSession {
   ledger: Ledger;
   header: BatchHeader;
   folded: FoldedJournal;
-  /** The batch's swap lines, in order (swap.ts foldSwaps): this run's appended as it writes them. */
-  swaps: SwapEvent[];
   writer: JournalAppender;
   report: ResumeReport;
   /** When the journal was last written before this run (ms since the epoch; 0 when new). */
@@ -72,7 +70,6 @@ export interface BatchJournalRead {
   ledger: Ledger;
   batchId: string;
   scan: FoldedJournalFile;
-  swaps: SwapEvent[];
   next: number;
   lastWriteMs: number;
 }
@@ -80,17 +77,11 @@ export interface BatchJournalRead {
 /** Reads and folds a batch's journal, as the ledger holds it now. */
 export async function readBatchJournal(ledger: Ledger, batchId: string): Promise<BatchJournalRead> {
   const folded = emptyFold();
-  const swaps: SwapEvent[] = [];
-  const r = await ledger.read(batchId, (e) => {
-    if (e.t === 'swap') swaps.push(e as unknown as SwapEvent);
-    // (a swap's lines fold too: its state is FoldedJournal.swaps)
-    applyEvent(folded, e as JournalLine);
-  });
+  const r = await ledger.read(batchId, (e) => applyEvent(folded, e as JournalLine));
   return {
     ledger,
     batchId,
     scan: { folded, events: r.events, skipped: r.skipped, tornTail: r.tornTail },
-    swaps,
     next: r.next,
     lastWriteMs: r.lastWriteMs,
   };
@@ -200,7 +191,6 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
     ledger,
     header,
     folded,
-    swaps: read.swaps,
     writer,
     report: reportOf(folded, resumed, r.skipped),
     lastWriteMs: read.lastWriteMs,
@@ -211,7 +201,6 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
 /** Appends a line of this run to its journal and folds it into the states (they stay the journal's fold). */
 export function record(session: BatchSession, e: JournalLine, options: { sync?: boolean } = {}): void {
   session.writer.append(e, options);
-  if (e.t === 'swap') session.swaps.push(e);
   applyEvent(session.folded, e);
 }
 
@@ -242,20 +231,9 @@ export async function recordInitiating(
  * the reservation to be this run's (no reference of it).
  */
 export async function recordSwapInitiating(session: BatchSession, e: Extract<SwapEvent, { phase: 'initiating' }>): Promise<void> {
-  const write = () => recordSwap(session, e);
+  const write = () => record(session, e, { sync: true });
   if (session.reservation) await session.reservation.guard(null, write);
   else write();
-}
-
-/** Appends a swap line, fsynced (the rows' fold ignores it: swap.ts foldSwaps folds them). */
-export function recordSwap(session: BatchSession, e: SwapEvent): void {
-  session.writer.append(e, { sync: true });
-  session.swaps.push(e);
-}
-
-/** The batch's swap lines in its journal, in order (swap.ts foldSwaps). */
-export function swapLines(session: Pick<BatchSession, 'swaps'>): SwapEvent[] {
-  return [...session.swaps];
 }
 
 /**
