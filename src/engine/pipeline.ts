@@ -256,14 +256,11 @@ export async function planStage(
   env: string,
   o: PlanStageOptions,
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
-  const toCheck = batch.rows
-    .filter(
-      (r) =>
-        r.payout &&
-        (!o.only || o.only.has(r.rowNumber)) &&
-        (rowState(folded, r.payout.reference).phase !== 'created' || !!o.resend?.has(r.payout.reference)),
-    )
-    .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
+  const toCheck = batch.rows.flatMap(({ payout: p }) =>
+    p && (!o.only || o.only.has(p.rowNumber)) && (rowState(folded, p.reference).phase !== 'created' || o.resend?.has(p.reference))
+      ? [p]
+      : [],
+  );
   const onStep = o.onEvent && ((step: PreflightStep) => o.onEvent!({ type: 'preflight', step }));
   const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs, onStep });
   const planned = async () => {
