@@ -1,10 +1,6 @@
-// The stages of `run`, `retry` and `plan`: prepare (prepare.ts; prepareRun below, retry.ts,
-// plan-command.ts: the batch, its journal, the reservation) -> plan (planStage: the preflight's
-// requests, then the plan, then the guards) -> execute (every row to send) -> finish (the results
-// file, the summary, how the run ended). `prepareRun` returns the plan as a value (the CLI prints,
-// confirms or refuses it); `execute(prepared)` returns the result; progress is the `events`
-// emitter's stream. A row's outcome is a pure function of its journal state and what this run did
-// (rowOutcome). Never prints, never exits: the CLI maps a result's `kind` to an exit code.
+// The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
+// -> finish (the results file, the summary, how the run ended). A row's outcome is a pure function
+// of its journal state and what this run did (rowOutcome). Never prints, never exits.
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -35,7 +31,6 @@ import {
 } from './outcome.ts';
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
-import type { SwapProposal } from './swap.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
@@ -52,12 +47,12 @@ import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
 import { catchUpStatuses, journalReader, openSession, readAgain, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
 
-/** What `run` and `retry` share: the connection, the guards, how the run goes, and the ledger's state folder. */
+/** What `run` and `retry` share. */
 export interface SendOptions {
   conn: Connection;
   guards: GuardOptions;
   settings: RunSettings;
-  /** The state folder whose ledger of the account holds the journals (ledger.ts; default the per-user one). */
+  /** The state folder whose ledger of the account holds the journals (default the per-user one). */
   stateDir?: string;
 }
 
@@ -70,12 +65,9 @@ export interface PipelineOptions extends SendOptions {
   /** Result values kept as they are (retry: the created rows of the results file). */
   keep?: Map<number, ResultValues>;
   quotedFees?: Map<number, DecT>;
-  /** retry --resend-failed: references whose payout failed after creation and was refunded, sent again under attempt + 1. */
-  resend?: Set<string>;
-  /** References other batches of the account sent (ledger.ts sentByOtherBatches): reported as such, never sent. */
+  resend?: PlanOptions['resend'];
   sentElsewhere?: PlanOptions['sentElsewhere'];
-  /** The swaps a plan file holds (`run --plan`): approved, so they are the ones sent, whatever the flags. */
-  approvedSwaps?: SwapProposal[];
+  approvedSwaps?: PlanOptions['approvedSwaps'];
 }
 
 /**
@@ -98,12 +90,10 @@ export interface PipelineResult {
   /** Stopped on request (Ctrl-C): before sending (with `refused`), or while sending. */
   stopped?: boolean;
   summary: RunSummary;
-  /** The results file: the one this run wrote, or (`resultsWritten` false) the one it would have written. */
   resultsPath: string;
   /**
-   * False when the run sent nothing: refused (declined, a guard, stopped before sending), or
-   * preflight failed (and a retry whose results say nothing the file retried does not: retry.ts).
-   * No results file was written then; one already there (an earlier run's) is left as it is.
+   * False when the run sent nothing (refused, stopped before sending, preflight failed; a retry
+   * with nothing new to say): an earlier run's results file is left as it is.
    */
   resultsWritten: boolean;
   outcomes: Map<number, RowOutcome>;
@@ -128,23 +118,16 @@ export interface Prepared<R> {
 /** The caller's answer: confirmed on the terminal (needed when `confirm`), or refused for a reason of its own. */
 type Answer = { confirmed?: boolean; refused?: string };
 
-/** Sends what `prepared` planned (nothing when it was refused, declined or stopped) and finishes: the result. */
 export const execute = <R>(prepared: Prepared<R>, answer: Answer = {}): Promise<R> => prepared.go(answer);
 
-/** The rows a run reports: those to consider (default every row) and those whose results are kept as they are (retry). */
-interface Scope {
-  only?: Set<number>;
-  keep?: Map<number, ResultValues>;
-}
+type Scope = Pick<PipelineOptions, 'only' | 'keep'>;
 
 /** What a row's outcome depends on besides its journal state: the plan, and what this run did. */
 export interface RunView {
   plan?: BatchPlan;
-  /** Outcomes of the rows this run sent or settled, once they are done. */
   executed: ReadonlyMap<number, RowOutcome>;
   /** Rows to send not processed yet (a checkpoint during the run): QUEUED. */
   queued?: ReadonlySet<number>;
-  /** The run was stopped on request: a row not started says so. */
   stopped?: boolean;
 }
 
@@ -588,7 +571,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     },
     journal.lookup,
   );
-  if (planned) verifyPlannedRows(planned, batch, journal.read()?.scan.folded);
+  if (planned) verifyPlannedRows(planned, batch, journal.read()?.folded);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // Before the journal is written: a batch another process is sending, or whose references
@@ -596,7 +579,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const { reservation, session } = await reservedSession(
     ledger,
     batch,
-    journal.read()?.scan.folded.rows,
+    journal.read()?.folded.rows,
     { command: 'run', results: results.path, only },
     async () => {
       const read = journal.read();

@@ -4,15 +4,13 @@ import { basename } from 'node:path';
 import {
   JOURNAL_VERSION,
   applyEvent,
-  emptyFold,
   type BatchHeader,
   type FoldedJournal,
-  type FoldedJournalFile,
   type JournalLine,
   type RowEvent,
   type RowState,
 } from '../journal/lines.ts';
-import { BatchRefused, type JournalAppender, type Ledger, type Reservation } from '../ledger/account-ledger.ts';
+import { BatchRefused, foldBatch, type BatchFold, type JournalAppender, type Ledger, type Reservation } from '../ledger/account-ledger.ts';
 import type { BatchIdentity } from './identity.ts';
 import type { SwapEvent } from './swap.ts';
 
@@ -61,36 +59,14 @@ export interface OpenSessionOptions {
   command: 'run' | 'retry' | 'plan';
   resultsPath?: string;
   now?: Date;
-  /** The journal as read already (readBatchJournal), when the caller needed its states first. */
-  read?: BatchJournalRead;
-}
-
-/** A batch's journal folded, where the next read starts, and when it was last written (0 when it does not exist). */
-export interface BatchJournalRead {
-  ledger: Ledger;
-  batchId: string;
-  scan: FoldedJournalFile;
-  next: number;
-  lastWriteMs: number;
-}
-
-/** Reads and folds a batch's journal, as the ledger holds it now. */
-export async function readBatchJournal(ledger: Ledger, batchId: string): Promise<BatchJournalRead> {
-  const folded = emptyFold();
-  const r = await ledger.read(batchId, (e) => applyEvent(folded, e as JournalLine));
-  return {
-    ledger,
-    batchId,
-    scan: { folded, events: r.events, skipped: r.skipped, tornTail: r.tornTail },
-    next: r.next,
-    lastWriteMs: r.lastWriteMs,
-  };
+  /** The journal as read already (foldBatch), when the caller needed its states first. */
+  read?: BatchFold;
 }
 
 /** The read itself when no line was added since, else the journal read again. */
-export async function readAgain(read: BatchJournalRead): Promise<BatchJournalRead> {
+export async function readAgain(read: BatchFold): Promise<BatchFold> {
   const since = await read.ledger.read(read.batchId, () => undefined, read.next);
-  return since.events || since.skipped ? readBatchJournal(read.ledger, read.batchId) : read;
+  return since.events || since.skipped ? foldBatch(read.ledger, read.batchId) : read;
 }
 
 /** A batch's journal states by reference, once its identity is known (run and plan: the rows created before). */
@@ -103,12 +79,12 @@ export type JournalLookup = (identity: BatchIdentity) => Promise<((reference: st
  */
 export function journalReader(ledger: Ledger): {
   lookup: JournalLookup;
-  read: () => BatchJournalRead | undefined;
+  read: () => BatchFold | undefined;
 } {
-  let read: BatchJournalRead | undefined;
+  let read: BatchFold | undefined;
   const lookup: JournalLookup = async (identity) => {
-    read = await readBatchJournal(ledger, identity.batchId);
-    const rows = read.scan.folded.rows;
+    read = await foldBatch(ledger, identity.batchId);
+    const rows = read.folded.rows;
     return (reference) => rows.get(reference);
   };
   return { lookup, read: () => read };
@@ -160,10 +136,8 @@ export function checkSameBatch(
 export async function openSession(o: OpenSessionOptions): Promise<BatchSession> {
   const { ledger } = o;
   const path = ledger.journalOf(o.identity.batchId);
-  const read =
-    o.read?.ledger === ledger && o.read.batchId === o.identity.batchId ? o.read : await readBatchJournal(ledger, o.identity.batchId);
-  const r = read.scan;
-  const folded = r.folded;
+  const read = o.read?.ledger === ledger && o.read.batchId === o.identity.batchId ? o.read : await foldBatch(ledger, o.identity.batchId);
+  const folded = read.folded;
   const resumed = !!folded.header;
   let renamed = false;
   if (folded.header && o.command === 'run') renamed = checkSameBatch(folded, folded.header, o.file, o.identity, o.env, path);
@@ -192,7 +166,7 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
     header,
     folded,
     writer,
-    report: reportOf(folded, resumed, r.skipped),
+    report: reportOf(folded, resumed, read.skipped),
     lastWriteMs: read.lastWriteMs,
     readOffset: read.next,
   };
