@@ -1,24 +1,14 @@
-// Execute: the row loop and, inside it, the send step (the one place a payout is created).
-//
 // The row loop: every row to send goes through its life, rows in parallel through the one client
 // (which keeps the rate limit), a row's own steps in order:
 //
 //   settle an unknown outcome (same key, same bytes) | documents (each distinct one uploaded once
-//   per batch: documents.ts) → initiate → PATCH the other documents
+//   per batch) → initiate (sendInitiate: the send step, send.ts) → PATCH the other documents
 //
-// No quote: the initiate's answer carries the rate and fee applied (spec §4.2), which the results
-// keep; a row's quotedRate is the plan's quote, journalled by `run --plan` (pipeline.ts).
-//
-// The journal is the state: each step reads the row's phase from the fold. A run that cannot go
-// on (the key refused, the service unreachable) halts: rows not started stay as journalled, and
-// resuming is safe. A stop on request (Ctrl-C) ends it the same way, and no `initiating` line is
-// written after it (checked under the ledger's lock): no payout starts after the signal, the
-// requests in flight are answered and journalled.
-//
-// The send step itself (key → `initiating` → request → classify → answer journalled) is send.ts;
-// here, what a payout's initiate journals around it (sendInitiate). A refused row goes again under
-// the refused key first, and under attempt + 1 and a new key only once that key is proven spent
-// (spent.ts).
+// No quote: the initiate's answer carries the rate and fee applied (spec §4.2). Each step reads
+// the row's phase from the journal's fold. A run that cannot go on (the key refused, the service
+// unreachable) halts: rows not started stay as journalled, and resuming is safe. After a stop on
+// request (Ctrl-C) no `initiating` line is written (checked under the ledger's lock); the requests
+// in flight are answered and journalled.
 import type { EventEmitter } from 'node:events';
 import pLimit from 'p-limit';
 import type { PayoutAnswer } from '../client/answers.ts';
@@ -28,7 +18,7 @@ import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/lines.ts';
-import { toApi, type ApiAmount, type Dec } from '../money.ts';
+import { toApi, type Dec } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
@@ -42,7 +32,6 @@ import { sendStep, snapshotOfError, type Attempt, type SendContext } from './sen
 import { proveSpent, type KeyProof } from './spent.ts';
 import { sleep } from '../sleep.ts';
 
-// ---- a payout's initiate through the send step
 /** One initiate of a row. */
 export interface RowAttempt extends Attempt {
   ref: string;
@@ -131,11 +120,7 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
 // read fails, the row is still created and the gaps are read by the next run.
 
 /** The request's own values, for what the answer does not repeat. */
-interface SentPayout {
-  sourceAmount: ApiAmount;
-  sourceCurrency: string;
-  destinationCurrency: string;
-}
+type SentPayout = Pick<PayoutSnapshot, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'>;
 
 const lacksResultValues = (p: PayoutAnswer): boolean =>
   p.payoutRef === undefined ||
@@ -189,8 +174,6 @@ function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
     ...defined({ payoutRef, destinationAmount, transactionFees, exchangeRate, updatedAt: (p.updatedAt ?? p.createdAt) || undefined }),
   };
 }
-
-// ---- the row loop
 
 export type EngineEvent =
   | { type: 'row-start'; rowNumber: number; reference: string; attempt: number; settling: boolean }
