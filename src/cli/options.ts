@@ -140,7 +140,7 @@ export function moneyFlags(values: (string | number)[] | undefined, flag: string
   }
 }
 
-/** The swap that funds a short wallet (spec §4.7): `plan` proposes it, `run` sends it (engine/README.md "Funding by a swap"). */
+/** The swap that funds a short wallet (spec §4.7): `plan` proposes it, `run` sends it (engine/REFERENCE.md "Funding by a swap"). */
 export function swapOptions<T>(y: Argv<T>) {
   return y
     .option('swap-from', {

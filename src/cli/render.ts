@@ -296,7 +296,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
       else if (e.type === 'row-done') {
         underWay.delete(e.rowNumber);
         done++;
-        if (!isCreatedStatus(e.status)) failed++;
+        if (!isCreatedStatus(e.outcome.status)) failed++;
         bar?.update(done, { failed, rps: meter.perSecond() });
         logRowDone(logger, e, { batchId: batchLabel() });
       } else if (e.type === 'halted') {

@@ -623,11 +623,6 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   };
 }
 
-/**
- * The rows the batch pays (already created, and to send now) with their totals by currency:
- * amounts before fees, and amounts plus (estimated) fees. What the control totals compare with,
- * so the same command gives the same answer when it resumes.
- */
 /** A row's fee in the control totals: a created row's journalled API number (summed exactly as fromApi reads it), else its estimate. */
 export const feeForTotals =
   (folded: FoldedJournal, estimated: ReadonlyMap<number, DecT>) =>
@@ -637,22 +632,27 @@ export const feeForTotals =
     return p ? p.transactionFees : estimated.get(r.rowNumber);
   };
 
+/**
+ * The rows the batch pays (already created, and to send now) with their totals by currency:
+ * amounts before fees, and amounts plus (estimated) fees. What the control totals compare with,
+ * so the same command gives the same answer when it resumes.
+ */
 export function payableTotals(
   batch: LoadedBatch,
   plan: BatchPlan,
-  feeOf: (r: EngineRow, index: number) => DecT | ApiAmount | undefined,
+  feeOf: (r: EngineRow) => DecT | ApiAmount | undefined,
 ): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
   const toSend = new Set(plan.toSend);
   const created = new Map(plan.created.map((c) => [c.rowNumber, c]));
   const amounts = new Map<string, ExactSum>();
   const withFees = new Map<string, ExactSum>();
   const sumOf = (m: Map<string, ExactSum>, currency: string) => m.get(currency) ?? m.set(currency, new ExactSum()).get(currency)!;
-  batch.rows.forEach((r, i) => {
+  for (const r of batch.rows) {
     // a row created before counts what the service debited, as the journal has it
     const debit = created.get(r.rowNumber)?.debit;
     const payout = toSend.has(r.rowNumber) ? r.payout : undefined;
     const currency = debit?.sourceCurrency ?? payout?.sourceCurrency;
-    if (currency === undefined) return;
+    if (currency === undefined) continue;
     const a = sumOf(amounts, currency);
     const w = sumOf(withFees, currency);
     if (debit) {
@@ -662,10 +662,10 @@ export function payableTotals(
       a.add(payout!.sourceAmount);
       w.add(payout!.sourceAmount);
     }
-    const fee = feeOf(r, i);
+    const fee = feeOf(r);
     if (typeof fee === 'number' || typeof fee === 'string') w.addApi(fee);
     else if (fee) w.add(fee);
-  });
+  }
   const value = (m: Map<string, ExactSum>) => new Map([...m].map(([c, s]) => [c, s.value()]));
   return { rows: toSend.size + created.size, amounts: value(amounts), withFees: value(withFees) };
 }

@@ -1,24 +1,15 @@
-// Execute: the row loop and, inside it, the send step (the one place a payout is created).
-//
 // The row loop: every row to send goes through its life, rows in parallel through the one client
 // (which keeps the rate limit), a row's own steps in order:
 //
 //   settle an unknown outcome (same key, same bytes) | documents (each distinct one uploaded once
-//   per batch: documents.ts) → initiate → PATCH the other documents
+//   per batch) → initiate (sendInitiate: the send step, send.ts) → PATCH the other documents
 //
-// No quote: the initiate's answer carries the rate and fee applied (spec §4.2), which the results
-// keep; a row's quotedRate is the plan's quote, journalled by `run --plan` (pipeline.ts).
-//
-// The journal is the state: each step reads the row's phase from the fold. A run that cannot go
-// on (the key refused, the service unreachable) halts: rows not started stay as journalled, and
-// resuming is safe. A stop on request (Ctrl-C) ends it the same way, and no `initiating` line is
-// written after it (checked under the ledger's lock): no payout starts after the signal, the
-// requests in flight are answered and journalled.
-//
-// The send step itself (key → `initiating` → request → classify → answer journalled) is send.ts;
-// here, what a payout's initiate journals around it (sendInitiate). A refused row goes again under
-// the refused key first, and under attempt + 1 and a new key only once that key is proven spent
-// (spent.ts).
+// No quote: the initiate's answer carries the rate and fee applied (spec §4.2). Each step reads
+// the row's phase from the journal's fold. A run that cannot go on (the key refused, the service
+// unreachable) halts: rows not started stay as journalled, and resuming is safe. After a stop on
+// request (Ctrl-C) no `initiating` line is written (checked under the ledger's lock); the requests
+// in flight are answered and journalled.
+import type { EventEmitter } from 'node:events';
 import pLimit from 'p-limit';
 import type { PayoutAnswer } from '../client/answers.ts';
 import type { PayoutClient } from '../client/client.ts';
@@ -27,20 +18,20 @@ import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { InitiateRequest } from '../spec/schemas.ts';
 import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from '../journal/lines.ts';
-import { toApi, type ApiAmount, type Dec } from '../money.ts';
+import { toApi, type Dec } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { startCheckpoints } from './checkpoints.ts';
 import { documentUploader, type DocumentUrls } from './upload-documents.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
-import { ENGINE_STATUSES, outcomeFromState, type RowDone, type RowOutcome } from './outcome.ts';
+import { ENGINE_STATUSES, outcomeFromState, type RowOutcome } from './outcome.ts';
 import type { PreflightStep } from './preflight.ts';
 import { record, recordInitiating, type BatchSession } from './session.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
 import { proveSpent, type KeyProof } from './spent.ts';
+import { sleep } from '../sleep.ts';
 
-// ---- a payout's initiate through the send step
 /** One initiate of a row. */
 export interface RowAttempt extends Attempt {
   ref: string;
@@ -129,11 +120,7 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
 // read fails, the row is still created and the gaps are read by the next run.
 
 /** The request's own values, for what the answer does not repeat. */
-interface SentPayout {
-  sourceAmount: ApiAmount;
-  sourceCurrency: string;
-  destinationCurrency: string;
-}
+type SentPayout = Pick<PayoutSnapshot, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'>;
 
 const lacksResultValues = (p: PayoutAnswer): boolean =>
   p.payoutRef === undefined ||
@@ -188,46 +175,48 @@ function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
   };
 }
 
-// ---- the row loop
-
 export type EngineEvent =
   | { type: 'row-start'; rowNumber: number; reference: string; attempt: number; settling: boolean }
-  | RowDone
+  | { type: 'row-done'; rowNumber: number; reference: string; outcome: RowOutcome }
   | { type: 'halted'; reason: string }
   /** retry of a refused row: what key n showed before a new key (spent.ts). */
   | { type: 'key-proof'; proof: KeyProof }
   | { type: 'settle-pass'; rows: number }
   | { type: 'preflight'; step: PreflightStep };
 
-export interface WorkItem {
-  rowNumber: number;
-  payout: PayoutRow;
+/** The progress of a run, as a stream: each EngineEvent is emitted as `event`. */
+export type EngineEvents = EventEmitter<{ event: [EngineEvent] }>;
+
+/** How a run goes, apart from what it may send (the guards). */
+export interface RunSettings {
+  mergeDocuments: boolean;
+  concurrency?: number;
+  /** Aborted (Ctrl-C, SIGTERM): no new row starts (rows in flight finish, so no outcome is left unknown by us). */
+  stop?: AbortSignal;
+  events?: EngineEvents;
+  /** Wait before the first request when the last run was killed (default 1100 ms). */
+  crashWaitMs?: number;
+  /** Rewrites the results file with the outcomes so far this often (checkpoints.ts). */
+  checkpointMs?: number;
+  /** Wait before each resend pass for rows still unknown at the end. */
+  settleDelayMs?: number;
+  /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
+  swapRateTolerance?: Dec;
 }
 
 export interface ExecuteOptions {
   client: PayoutClient;
-  /** The batch's journal, its fold, and this run's reservation in the ledger (session.ts). */
   session: BatchSession;
   /** 'run': a row refused before stays refused (FAILED_TO_SEND); 'retry': it goes again under attempt + 1. */
   mode: 'run' | 'retry';
-  mergeDocuments: boolean;
+  settings: RunSettings;
   /** What validation saw of each document (absolute path); the upload reads the same file or none. */
   documents?: Map<string, DocumentFingerprint>;
-  concurrency?: number;
-  onEvent?: (e: EngineEvent) => void;
-  /** Aborted: no new row starts (rows in flight finish, so no outcome is left unknown by us). */
-  stop?: AbortSignal;
-  /** Rewrites the results file with the outcomes so far, every `checkpointMs` (checkpoints.ts). */
   checkpoint?: () => Promise<void>;
-  checkpointMs?: number;
-  /** Resend passes for rows still unknown at the end: how many and how long to wait first. */
-  settlePasses?: number;
-  settleDelayMs?: number;
   /** The plan's fee of each row (estimated or quoted): the wallet read of a refused row's retry (spent.ts). */
   fees?: ReadonlyMap<number, Dec>;
-  /** Created rows whose payouts still lack documents: attached after the rows to send (finish-documents.ts). */
-  finish?: FinishItem[];
-  now?: () => Date;
+  /** References of created rows whose payouts still lack documents: attached after the rows to send (finish-documents.ts). */
+  finish?: string[];
   /**
    * retry --resend-failed: references whose payout failed after creation and whose refund is
    * journalled. Such a row gets a `resend` line, then a new attempt (never while the payout is in
@@ -238,21 +227,7 @@ export interface ExecuteOptions {
    * What a row waits for before it starts, outside the concurrency limit so that the other rows go
    * meanwhile (a swap that funds its wallet: swap-send.ts); a reason leaves it NOT_SENT, saying why.
    */
-  before?: (item: WorkItem) => Promise<ErrorSnapshot | undefined>;
-}
-
-/** A row created by an earlier run whose payout still lacks documents (documentsToAttach). */
-export interface FinishItem {
-  rowNumber: number;
-  reference: string;
-}
-
-export interface ExecuteResult {
-  outcomes: Map<number, RowOutcome>;
-  /** The run stopped early: the service is unreachable or refused the key (exit 4). */
-  halted?: string;
-  /** The user asked to stop. */
-  stopped: boolean;
+  before?: (row: PayoutRow) => Promise<ErrorSnapshot | undefined>;
 }
 
 /** Thrown inside a row when the run halts; the loop catches it and records the row as not sent. */
@@ -266,8 +241,12 @@ export const STOPPED_BEFORE_ROW: ErrorSnapshot = {
   message: 'not sent: the run was stopped on request (Ctrl-C) before this payout started; run the same command again to send it',
 };
 
-export async function executeRows(items: WorkItem[], o: ExecuteOptions): Promise<ExecuteResult> {
-  return new RowLoop(o).run(items);
+/** Every row's life; `halted`: the service is unreachable or refused the key (exit 4); `stopped`: the user asked to stop. */
+export async function executeRows(
+  rows: PayoutRow[],
+  o: ExecuteOptions,
+): Promise<{ outcomes: Map<number, RowOutcome>; halted?: string; stopped: boolean }> {
+  return new RowLoop(o).run(rows);
 }
 
 class RowLoop {
@@ -277,16 +256,17 @@ class RowLoop {
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly attachPending: (s: RowState, fresh: boolean) => Promise<void>;
   private readonly documentUrls: DocumentUrls;
+  private readonly emit: (e: EngineEvent) => void;
 
   constructor(private readonly o: ExecuteOptions) {
-    const now = o.now ?? (() => new Date());
-    this.send = { client: o.client, session: o.session, at: () => now().toISOString(), stop: o.stop };
-    this.limit = pLimit(Math.max(1, o.concurrency ?? 8));
-    const { client, session, mergeDocuments } = o;
-    this.documentUrls = documentUploader({ client, session, mergeDocuments, fingerprints: o.documents });
+    const { client, session, settings } = o;
+    this.send = { client, session, at: () => new Date().toISOString(), stop: settings.stop };
+    this.emit = (e) => settings.events?.emit('event', e);
+    this.limit = pLimit(Math.max(1, settings.concurrency ?? 8));
+    this.documentUrls = documentUploader({ client, session, mergeDocuments: settings.mergeDocuments, fingerprints: o.documents });
     this.attachPending = documentFinisher({
-      client: o.client,
-      journal: (e) => record(o.session, e),
+      client,
+      journal: (e) => record(session, e),
       at: this.send.at,
       failure: (e) => {
         if (e instanceof PayoutApiError && e.serviceTrouble) this.halt(e);
@@ -295,29 +275,32 @@ class RowLoop {
     });
   }
 
-  /** Every row, created rows' missing documents, then resend passes for outcomes still unknown. */
-  async run(items: WorkItem[]): Promise<ExecuteResult> {
-    const o = this.o;
-    const stopCheckpoints = o.checkpoint ? startCheckpoints(o.checkpoint, o.checkpointMs ?? 3000) : undefined;
+  /** Every row, created rows' missing documents, then two resend passes for outcomes still unknown. */
+  async run(rows: PayoutRow[]) {
+    const { settings, checkpoint } = this.o;
+    const stopCheckpoints = checkpoint ? startCheckpoints(checkpoint, settings.checkpointMs ?? 3000) : undefined;
     try {
-      await Promise.all([this.each(items, (i) => this.row(i)), this.each(o.finish ?? [], (f) => this.finishDocuments(f))]);
-      for (let pass = 0; pass < (o.settlePasses ?? 2) && this.going(); pass++) {
-        const unknown = items.filter((i) => this.outcomes.get(i.rowNumber)?.status === ENGINE_STATUSES.UNKNOWN_OUTCOME);
+      await Promise.all([
+        this.each(rows, (p) => this.row(p)),
+        this.each(this.o.finish ?? [], (ref) => this.attachPending(this.state(ref), false)),
+      ]);
+      for (let pass = 0; pass < 2 && this.going(); pass++) {
+        const unknown = rows.filter((p) => this.outcomes.get(p.rowNumber)?.status === ENGINE_STATUSES.UNKNOWN_OUTCOME);
         if (!unknown.length) break;
-        o.onEvent?.({ type: 'settle-pass', rows: unknown.length });
-        await new Promise((r) => setTimeout(r, o.settleDelayMs ?? 1000));
-        await this.each(unknown, (i) => this.row(i));
+        this.emit({ type: 'settle-pass', rows: unknown.length });
+        await sleep(settings.settleDelayMs ?? 1000);
+        await this.each(unknown, (p) => this.row(p));
       }
       if (this.going()) await completeCreated(this.send);
     } finally {
       await stopCheckpoints?.();
     }
-    return { outcomes: this.outcomes, halted: this.halted, stopped: !!o.stop?.aborted };
+    return { outcomes: this.outcomes, halted: this.halted, stopped: !!settings.stop?.aborted };
   }
 
   /** The life of one row, from whatever its journal says (I2: an unknown outcome is settled first). */
-  private async row(item: WorkItem): Promise<void> {
-    const ref = item.payout.reference;
+  private async row(p: PayoutRow): Promise<void> {
+    const ref = p.reference;
     let s = this.state(ref);
     if (s.phase === 'created' && this.o.resend?.has(ref)) {
       record(this.o.session, { t: 'resend', ref, payoutId: s.payout!.id, at: this.send.at() }, { sync: true });
@@ -325,14 +308,14 @@ class RowLoop {
     }
     if (s.phase === 'created') await this.attachPending(s, false);
     else if (s.phase === 'initiating' || s.phase === 'unknown') {
-      this.o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt: s.attempt, settling: true });
-      s = await this.initiate({ ref, row: item.rowNumber, attempt: s.attempt, key: s.key!, body: s.body!, resend: true });
+      this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt: s.attempt, settling: true });
+      s = await this.initiate({ ref, row: p.rowNumber, attempt: s.attempt, key: s.key!, body: s.body!, resend: true });
       // I3: only the service's own refusal of the settled attempt lets it go again, and only in retry.
-      if (s.phase === 'rejected' && this.o.mode === 'retry') await this.newAttempt(item, s);
+      if (s.phase === 'rejected' && this.o.mode === 'retry') await this.newAttempt(p, s);
     } else if (s.phase === 'none' || (s.phase === 'rejected' && this.o.mode === 'retry')) {
-      await this.newAttempt(item, s);
+      await this.newAttempt(p, s);
     }
-    this.done(item);
+    this.done(p);
   }
 
   /**
@@ -340,13 +323,12 @@ class RowLoop {
    * (`s` rejected at attempt n) the new key goes only once key n is proven spent (spent.ts): until
    * then the row is sent under key n, as it is now.
    */
-  private async newAttempt(item: WorkItem, s: RowState): Promise<void> {
-    const p = item.payout;
+  private async newAttempt(p: PayoutRow, s: RowState): Promise<void> {
     const ref = p.reference;
     // (a refusal of a sent body; not a refunded failure reopened, nor documents that failed first)
     const refused = s.phase === 'rejected' && s.body !== undefined && s.attempt > 0;
     let attempt = refused ? s.attempt : s.attempt + 1;
-    this.o.onEvent?.({ type: 'row-start', rowNumber: item.rowNumber, reference: ref, attempt, settling: false });
+    this.emit({ type: 'row-start', rowNumber: p.rowNumber, reference: ref, attempt, settling: false });
     let urls: string[];
     try {
       urls = await this.documentUrls(p);
@@ -357,7 +339,7 @@ class RowLoop {
       return;
     }
     // Stopped while the documents were uploaded: the payout does not start (they are reused on resume).
-    if (this.o.stop?.aborted) throw new Stopped();
+    if (this.o.settings.stop?.aborted) throw new Stopped();
     // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
     const attach = (n: number) =>
       urls.length &&
@@ -371,13 +353,13 @@ class RowLoop {
         fees: this.o.fees,
         initiate: (a: RowAttempt) => this.initiate(a),
       };
-      const { go, proof } = await proveSpent(ctx, { rowNumber: item.rowNumber, payout: p, body }, s);
-      this.o.onEvent?.({ type: 'key-proof', proof });
+      const { go, proof } = await proveSpent(ctx, { rowNumber: p.rowNumber, payout: p, body }, s);
+      this.emit({ type: 'key-proof', proof });
       if (!go) return;
       attempt++;
     }
     attach(attempt);
-    await this.initiate({ ref, row: item.rowNumber, attempt, key: idempotencyKey(ref, attempt), body, resend: false });
+    await this.initiate({ ref, row: p.rowNumber, attempt, key: idempotencyKey(ref, attempt), body, resend: false });
   }
 
   /** The send step, then the documents a payout it created still lacks. */
@@ -391,16 +373,12 @@ class RowLoop {
     return this.state(a.ref);
   }
 
-  private async finishDocuments(f: FinishItem): Promise<void> {
-    await this.attachPending(this.state(f.reference), false);
-  }
-
   /**
-   * Runs `step` for each item through the concurrency limit; after a halt or a stop no new one
-   * starts. A row the halt or the stop interrupted before its payout started is recorded as not
-   * sent, with the reason.
+   * Runs `step` for each row (or reference of a created row) through the concurrency limit; after
+   * a halt or a stop no new one starts. A row the halt or the stop interrupted before its payout
+   * started is recorded as not sent, with the reason.
    */
-  private each<T extends WorkItem | FinishItem>(list: T[], step: (item: T) => Promise<void>): Promise<void[]> {
+  private each<T extends PayoutRow | string>(list: T[], step: (item: T) => Promise<void>): Promise<void[]> {
     const guarded = async (item: T) => {
       if (!this.going()) return;
       try {
@@ -408,19 +386,18 @@ class RowLoop {
       } catch (e) {
         if (!(e instanceof Halt || e instanceof Stopped)) throw e;
         const why = e instanceof Halt ? { code: 'SERVICE_UNAVAILABLE', message: `not sent: ${e.message}` } : STOPPED_BEFORE_ROW;
-        if ('payout' in item) this.done(item, why);
+        if (typeof item !== 'string') this.done(item, why);
       }
     };
     const before = this.o.before;
-    if (!before) return Promise.all(list.map((item) => this.limit(() => guarded(item))));
-    const held = (item: T) => ('payout' in item ? before(item) : Promise.resolve(undefined));
+    const held = (item: T) => (before && typeof item !== 'string' ? before(item) : Promise.resolve(undefined));
     return Promise.all(
-      list.map((item) => held(item).then((why) => (why ? this.done(item as WorkItem, why) : this.limit(() => guarded(item))))),
+      list.map((item) => held(item).then((why) => (why ? this.done(item as PayoutRow, why) : this.limit(() => guarded(item))))),
     );
   }
 
   private going(): boolean {
-    return !this.halted && !this.o.stop?.aborted;
+    return !this.halted && !this.o.settings.stop?.aborted;
   }
 
   private state(ref: string): RowState {
@@ -428,30 +405,20 @@ class RowLoop {
   }
 
   /** Records the row's outcome as its journal now says (`notSent`: why it was not sent, when the run halted, stopped or held it first). */
-  private done(item: WorkItem, notSent?: ErrorSnapshot): void {
-    const out = outcomeFromState(this.state(item.payout.reference), {
+  private done(p: PayoutRow, notSent?: ErrorSnapshot): void {
+    const outcome = outcomeFromState(this.state(p.reference), {
       status: ENGINE_STATUSES.NOT_SENT,
       documents: [],
       ...(notSent ? { error: notSent } : {}),
     });
-    this.outcomes.set(item.rowNumber, out);
-    this.o.onEvent?.({
-      type: 'row-done',
-      rowNumber: item.rowNumber,
-      reference: item.payout.reference,
-      status: out.status,
-      key: out.key,
-      requestId: out.requestId ?? out.error?.requestId,
-      payoutId: out.payout?.id,
-      errorCode: out.error?.code,
-      message: out.error?.message,
-    });
+    this.outcomes.set(p.rowNumber, outcome);
+    this.emit({ type: 'row-done', rowNumber: p.rowNumber, reference: p.reference, outcome });
   }
 
   /** Stops the run: no new row starts; throws out of the current row. */
   private halt(e: unknown): never {
     this.halted ??= snapshotOfError(e).message;
-    this.o.onEvent?.({ type: 'halted', reason: this.halted });
+    this.emit({ type: 'halted', reason: this.halted });
     throw new Halt(this.halted);
   }
 }

@@ -287,34 +287,26 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
   };
 }
 
-/** A row finished (the row loop's event, execute.ts EngineEvent). */
-export interface RowDone {
-  type: 'row-done';
-  rowNumber: number;
-  reference: string;
-  status: string;
-  key?: string;
-  requestId?: string;
-  payoutId?: string;
-  errorCode?: string;
-  message?: string;
-}
-
 /**
  * The log line of a finished row, the same from `run` and from `watch` (context: the batch, the
  * file): a created row at info, any other at warn with the service's message.
  */
-export function logRowDone(logger: Pick<Logger, 'info' | 'warn'> | undefined, e: RowDone, context: Record<string, unknown>): void {
+export function logRowDone(
+  logger: Pick<Logger, 'info' | 'warn'> | undefined,
+  e: { rowNumber: number; reference: string; outcome: RowOutcome },
+  context: Record<string, unknown>,
+): void {
+  const o = e.outcome;
   const fields = {
     ...context,
     row: e.rowNumber,
     reference: e.reference,
-    status: e.status,
-    requestId: e.requestId,
-    payoutId: e.payoutId,
-    idempotencyKey: e.key,
-    errorCode: e.errorCode,
+    status: o.status,
+    requestId: o.requestId ?? o.error?.requestId,
+    payoutId: o.payout?.id,
+    idempotencyKey: o.key,
+    errorCode: o.error?.code,
   };
-  if (isCreatedStatus(e.status)) logger?.info(fields, 'row done');
-  else logger?.warn({ ...fields, message: e.message }, 'row not created');
+  if (isCreatedStatus(o.status)) logger?.info(fields, 'row done');
+  else logger?.warn({ ...fields, message: o.error?.message }, 'row not created');
 }

@@ -1,11 +1,6 @@
-// The stages of `run`, `retry` and `plan`: prepare (prepare.ts; prepareRun below, retry.ts,
-// plan-command.ts: the batch, its journal, the reservation) -> plan (planStage: the preflight's
-// requests, then the plan, then the guards) -> execute (every row to send) -> finish (the results
-// file, the summary, how the run ended). `prepareRun` returns the plan as a value (the CLI prints,
-// confirms or refuses it); `execute(prepared)` returns the result; progress is the `events`
-// emitter's stream. A row's outcome is a pure function of its journal state and what this run did
-// (rowOutcome). Never prints, never exits: the CLI maps a result's `kind` to an exit code.
-import type { EventEmitter } from 'node:events';
+// The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
+// -> finish (the results file, the summary, how the run ended). A row's outcome is a pure function
+// of its journal state and what this run did (rowOutcome). Never prints, never exits.
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -17,7 +12,9 @@ import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './guards.ts';
-import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
+import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type RunSettings } from './execute.ts';
+import type { PayoutRow } from '../validation/row-schemas.ts';
+export type { EngineEvents, RunSettings } from './execute.ts';
 import { snapshotOfError } from './send.ts';
 import { sentByOtherBatches } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -34,7 +31,6 @@ import {
 } from './outcome.ts';
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
-import type { SwapProposal } from './swap.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
@@ -51,30 +47,12 @@ import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
 import { catchUpStatuses, journalReader, openSession, readAgain, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
 
-/** The progress of a run, as a stream: each EngineEvent is emitted as `event`. */
-export type EngineEvents = EventEmitter<{ event: [EngineEvent] }>;
-
-/** How a run goes, apart from what it may send (the guards): documents, parallel rows, the stop, progress, timings. */
-export interface RunSettings {
-  mergeDocuments: boolean;
-  concurrency?: number;
-  /** Aborted (Ctrl-C, SIGTERM): no new payout starts. */
-  stop?: AbortSignal;
-  events?: EngineEvents;
-  /** Wait before the first request when the last run was killed (default 1100 ms). */
-  crashWaitMs?: number;
-  checkpointMs?: number;
-  settleDelayMs?: number;
-  /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
-  swapRateTolerance?: DecT;
-}
-
-/** What `run` and `retry` share: the connection, the guards, how the run goes, and the ledger's state folder. */
+/** What `run` and `retry` share. */
 export interface SendOptions {
   conn: Connection;
   guards: GuardOptions;
   settings: RunSettings;
-  /** The state folder whose ledger of the account holds the journals (ledger.ts; default the per-user one). */
+  /** The state folder whose ledger of the account holds the journals (default the per-user one). */
   stateDir?: string;
 }
 
@@ -87,12 +65,9 @@ export interface PipelineOptions extends SendOptions {
   /** Result values kept as they are (retry: the created rows of the results file). */
   keep?: Map<number, ResultValues>;
   quotedFees?: Map<number, DecT>;
-  /** retry --resend-failed: references whose payout failed after creation and was refunded, sent again under attempt + 1. */
-  resend?: Set<string>;
-  /** References other batches of the account sent (ledger.ts sentByOtherBatches): reported as such, never sent. */
+  resend?: PlanOptions['resend'];
   sentElsewhere?: PlanOptions['sentElsewhere'];
-  /** The swaps a plan file holds (`run --plan`): approved, so they are the ones sent, whatever the flags. */
-  approvedSwaps?: SwapProposal[];
+  approvedSwaps?: PlanOptions['approvedSwaps'];
 }
 
 /**
@@ -115,12 +90,10 @@ export interface PipelineResult {
   /** Stopped on request (Ctrl-C): before sending (with `refused`), or while sending. */
   stopped?: boolean;
   summary: RunSummary;
-  /** The results file: the one this run wrote, or (`resultsWritten` false) the one it would have written. */
   resultsPath: string;
   /**
-   * False when the run sent nothing: refused (declined, a guard, stopped before sending), or
-   * preflight failed (and a retry whose results say nothing the file retried does not: retry.ts).
-   * No results file was written then; one already there (an earlier run's) is left as it is.
+   * False when the run sent nothing (refused, stopped before sending, preflight failed; a retry
+   * with nothing new to say): an earlier run's results file is left as it is.
    */
   resultsWritten: boolean;
   outcomes: Map<number, RowOutcome>;
@@ -145,23 +118,16 @@ export interface Prepared<R> {
 /** The caller's answer: confirmed on the terminal (needed when `confirm`), or refused for a reason of its own. */
 type Answer = { confirmed?: boolean; refused?: string };
 
-/** Sends what `prepared` planned (nothing when it was refused, declined or stopped) and finishes: the result. */
 export const execute = <R>(prepared: Prepared<R>, answer: Answer = {}): Promise<R> => prepared.go(answer);
 
-/** The rows a run reports: those to consider (default every row) and those whose results are kept as they are (retry). */
-interface Scope {
-  only?: Set<number>;
-  keep?: Map<number, ResultValues>;
-}
+type Scope = Pick<PipelineOptions, 'only' | 'keep'>;
 
 /** What a row's outcome depends on besides its journal state: the plan, and what this run did. */
 export interface RunView {
   plan?: BatchPlan;
-  /** Outcomes of the rows this run sent or settled, once they are done. */
   executed: ReadonlyMap<number, RowOutcome>;
   /** Rows to send not processed yet (a checkpoint during the run): QUEUED. */
   queued?: ReadonlySet<number>;
-  /** The run was stopped on request: a row not started says so. */
   stopped?: boolean;
 }
 
@@ -273,14 +239,11 @@ export async function planStage(
   env: string,
   o: PlanStageOptions,
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
-  const toCheck = batch.rows
-    .filter(
-      (r) =>
-        r.payout &&
-        (!o.only || o.only.has(r.rowNumber)) &&
-        (rowState(folded, r.payout.reference).phase !== 'created' || !!o.resend?.has(r.payout.reference)),
-    )
-    .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
+  const toCheck = batch.rows.flatMap(({ payout: p }) =>
+    p && (!o.only || o.only.has(p.rowNumber)) && (rowState(folded, p.reference).phase !== 'created' || o.resend?.has(p.reference))
+      ? [p]
+      : [],
+  );
   const onStep = o.onEvent && ((step: PreflightStep) => o.onEvent!({ type: 'preflight', step }));
   const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs, onStep });
   const planned = async () => {
@@ -300,7 +263,6 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
   let plan = approved;
   const { batch, session, o } = run;
   const { settings } = o;
-  const onEvent = emitter(o);
   const { client } = o.conn;
   const { folded } = session;
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
@@ -319,30 +281,27 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
       : Promise.resolve(new Map<string, SwapFunding>());
     funding.catch(() => undefined); // (awaited below, also when no row waits for it)
     const waiting = new Set(swaps.flatMap((p) => [p.currency, p.fromCurrency]));
-    const before = async (item: WorkItem) => {
-      if (!waiting.has(item.payout.sourceCurrency)) return undefined;
-      const f = (await funding).get(item.payout.sourceCurrency);
+    const before = async (p: PayoutRow) => {
+      if (!waiting.has(p.sourceCurrency)) return undefined;
+      const f = (await funding).get(p.sourceCurrency);
       return f && !f.funded ? f.error : undefined;
     };
-    const items: WorkItem[] = plan.toSend.map((n) => ({ rowNumber: n, payout: byNumber.get(n)!.payout! }));
     const writeAll = () => writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) }).then(() => {});
-    const res = await executeRows(items, {
-      client,
-      session,
-      mode: o.mode,
-      mergeDocuments: settings.mergeDocuments,
-      documents: batch.documents,
-      concurrency: settings.concurrency,
-      onEvent,
-      stop: settings.stop,
-      checkpoint: writeAll,
-      checkpointMs: settings.checkpointMs,
-      settleDelayMs: settings.settleDelayMs,
-      finish: finishing,
-      resend: o.resend,
-      fees,
-      ...(swaps.length ? { before } : {}),
-    });
+    const res = await executeRows(
+      plan.toSend.map((n) => byNumber.get(n)!.payout!),
+      {
+        client,
+        session,
+        mode: o.mode,
+        settings,
+        documents: batch.documents,
+        checkpoint: writeAll,
+        finish: finishing,
+        resend: o.resend,
+        fees,
+        ...(swaps.length ? { before } : {}),
+      },
+    );
     const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
     plan = withoutStoppedCurrencies(plan, stopped, byNumber);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
@@ -406,15 +365,15 @@ function withoutStoppedCurrencies(
  * journal even where `retry` keeps a created row's results as they were, so they move from kept
  * to in scope.
  */
-function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOptions): { finishing: FinishItem[]; scope: Scope } {
+function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOptions): { finishing: string[]; scope: Scope } {
   const scope: Scope = { only: o.only && new Set(o.only), keep: o.keep && new Map(o.keep) };
-  const finishing: FinishItem[] = [];
+  const finishing: string[] = [];
   for (const r of batch.rows) {
     const ref = referenceOf(r);
     if (!ref || !(!o.only || o.only.has(r.rowNumber) || o.keep?.has(r.rowNumber))) continue;
     const s = rowState(folded, ref);
     if (s.phase !== 'created' || !documentsToAttach(s).length || o.resend?.has(ref)) continue;
-    finishing.push({ rowNumber: r.rowNumber, reference: ref });
+    finishing.push(ref);
     scope.keep?.delete(r.rowNumber);
     scope.only?.add(r.rowNumber);
   }
@@ -612,7 +571,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     },
     journal.lookup,
   );
-  if (planned) verifyPlannedRows(planned, batch, journal.read()?.scan.folded);
+  if (planned) verifyPlannedRows(planned, batch, journal.read()?.folded);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // Before the journal is written: a batch another process is sending, or whose references
@@ -620,7 +579,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const { reservation, session } = await reservedSession(
     ledger,
     batch,
-    journal.read()?.scan.folded.rows,
+    journal.read()?.folded.rows,
     { command: 'run', results: results.path, only },
     async () => {
       const read = journal.read();

@@ -76,7 +76,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
     { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId, stop: o.stop },
     journal.lookup,
   );
-  const folded = journal.read()?.scan.folded ?? emptyFold();
+  const folded = journal.read()?.folded ?? emptyFold();
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, ledger.journalOf(batch.identity.batchId));
   // A reference another batch of the account sent is left out, as `run` would refuse it.
   const sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));

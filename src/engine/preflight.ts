@@ -164,11 +164,7 @@ export interface PreflightOptions {
   onStep?: (s: PreflightStep) => void;
 }
 
-export async function preflight(
-  client: PayoutClient,
-  rows: { rowNumber: number; payout: PayoutRow }[],
-  options: PreflightOptions = {},
-): Promise<PreflightResult> {
+export async function preflight(client: PayoutClient, rows: PayoutRow[], options: PreflightOptions = {}): Promise<PreflightResult> {
   const requests = { n: 0 };
   // Nothing to send (every row invalid, or all created already): ask the service nothing, so an
   // unusable batch or a finished one costs no request of the monthly quota.
@@ -216,9 +212,9 @@ export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): 
 }
 
 /** The distinct corridors of the rows, by corridorKey, not loaded yet. */
-function distinctCorridors(rows: { payout: PayoutRow }[]): Map<string, CorridorInfo> {
+function distinctCorridors(rows: PayoutRow[]): Map<string, CorridorInfo> {
   const corridors = new Map<string, CorridorInfo>();
-  for (const { payout: p } of rows) {
+  for (const p of rows) {
     const k = corridorKey(p);
     if (corridors.has(k)) continue;
     corridors.set(k, {
@@ -303,7 +299,7 @@ function corridorLoader(
 
 /** The row checks against the loaded corridors and countries: issues, estimated fees, warnings (each once). */
 function checkRows(
-  rows: { rowNumber: number; payout: PayoutRow }[],
+  rows: PayoutRow[],
   countries: Map<string, CountryAnswer>,
   corridors: Map<string, CorridorInfo>,
   now: Date,
@@ -321,7 +317,8 @@ function checkRows(
     noted.add(key);
     warnings.push(warning);
   };
-  for (const { rowNumber, payout: p } of rows) {
+  for (const p of rows) {
+    const { rowNumber } = p;
     const country = countries.get(p.destinationCountryCode);
     if (country?.isProhibited) {
       rowIssues.set(rowNumber, {

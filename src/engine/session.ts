@@ -4,15 +4,13 @@ import { basename } from 'node:path';
 import {
   JOURNAL_VERSION,
   applyEvent,
-  emptyFold,
   type BatchHeader,
   type FoldedJournal,
-  type FoldedJournalFile,
   type JournalLine,
   type RowEvent,
   type RowState,
 } from '../journal/lines.ts';
-import { BatchRefused, type JournalAppender, type Ledger, type Reservation } from '../ledger/account-ledger.ts';
+import { BatchRefused, foldBatch, type BatchFold, type JournalAppender, type Ledger, type Reservation } from '../ledger/account-ledger.ts';
 import type { BatchIdentity } from './identity.ts';
 import type { SwapEvent } from './swap.ts';
 
@@ -40,8 +38,6 @@ export interface BatchSession {
   ledger: Ledger;
   header: BatchHeader;
   folded: FoldedJournal;
-  /** The batch's swap lines, in order (swap.ts foldSwaps): this run's appended as it writes them. */
-  swaps: SwapEvent[];
   writer: JournalAppender;
   report: ResumeReport;
   /** When the journal was last written before this run (ms since the epoch; 0 when new). */
@@ -63,43 +59,14 @@ export interface OpenSessionOptions {
   command: 'run' | 'retry' | 'plan';
   resultsPath?: string;
   now?: Date;
-  /** The journal as read already (readBatchJournal), when the caller needed its states first. */
-  read?: BatchJournalRead;
-}
-
-/** A batch's journal folded, where the next read starts, and when it was last written (0 when it does not exist). */
-export interface BatchJournalRead {
-  ledger: Ledger;
-  batchId: string;
-  scan: FoldedJournalFile;
-  swaps: SwapEvent[];
-  next: number;
-  lastWriteMs: number;
-}
-
-/** Reads and folds a batch's journal, as the ledger holds it now. */
-export async function readBatchJournal(ledger: Ledger, batchId: string): Promise<BatchJournalRead> {
-  const folded = emptyFold();
-  const swaps: SwapEvent[] = [];
-  const r = await ledger.read(batchId, (e) => {
-    if (e.t === 'swap') swaps.push(e as unknown as SwapEvent);
-    // (a swap's lines fold too: its state is FoldedJournal.swaps)
-    applyEvent(folded, e as JournalLine);
-  });
-  return {
-    ledger,
-    batchId,
-    scan: { folded, events: r.events, skipped: r.skipped, tornTail: r.tornTail },
-    swaps,
-    next: r.next,
-    lastWriteMs: r.lastWriteMs,
-  };
+  /** The journal as read already (foldBatch), when the caller needed its states first. */
+  read?: BatchFold;
 }
 
 /** The read itself when no line was added since, else the journal read again. */
-export async function readAgain(read: BatchJournalRead): Promise<BatchJournalRead> {
+export async function readAgain(read: BatchFold): Promise<BatchFold> {
   const since = await read.ledger.read(read.batchId, () => undefined, read.next);
-  return since.events || since.skipped ? readBatchJournal(read.ledger, read.batchId) : read;
+  return since.events || since.skipped ? foldBatch(read.ledger, read.batchId) : read;
 }
 
 /** A batch's journal states by reference, once its identity is known (run and plan: the rows created before). */
@@ -112,12 +79,12 @@ export type JournalLookup = (identity: BatchIdentity) => Promise<((reference: st
  */
 export function journalReader(ledger: Ledger): {
   lookup: JournalLookup;
-  read: () => BatchJournalRead | undefined;
+  read: () => BatchFold | undefined;
 } {
-  let read: BatchJournalRead | undefined;
+  let read: BatchFold | undefined;
   const lookup: JournalLookup = async (identity) => {
-    read = await readBatchJournal(ledger, identity.batchId);
-    const rows = read.scan.folded.rows;
+    read = await foldBatch(ledger, identity.batchId);
+    const rows = read.folded.rows;
     return (reference) => rows.get(reference);
   };
   return { lookup, read: () => read };
@@ -169,10 +136,8 @@ export function checkSameBatch(
 export async function openSession(o: OpenSessionOptions): Promise<BatchSession> {
   const { ledger } = o;
   const path = ledger.journalOf(o.identity.batchId);
-  const read =
-    o.read?.ledger === ledger && o.read.batchId === o.identity.batchId ? o.read : await readBatchJournal(ledger, o.identity.batchId);
-  const r = read.scan;
-  const folded = r.folded;
+  const read = o.read?.ledger === ledger && o.read.batchId === o.identity.batchId ? o.read : await foldBatch(ledger, o.identity.batchId);
+  const folded = read.folded;
   const resumed = !!folded.header;
   let renamed = false;
   if (folded.header && o.command === 'run') renamed = checkSameBatch(folded, folded.header, o.file, o.identity, o.env, path);
@@ -200,9 +165,8 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
     ledger,
     header,
     folded,
-    swaps: read.swaps,
     writer,
-    report: reportOf(folded, resumed, r.skipped),
+    report: reportOf(folded, resumed, read.skipped),
     lastWriteMs: read.lastWriteMs,
     readOffset: read.next,
   };
@@ -211,7 +175,6 @@ export async function openSession(o: OpenSessionOptions): Promise<BatchSession> 
 /** Appends a line of this run to its journal and folds it into the states (they stay the journal's fold). */
 export function record(session: BatchSession, e: JournalLine, options: { sync?: boolean } = {}): void {
   session.writer.append(e, options);
-  if (e.t === 'swap') session.swaps.push(e);
   applyEvent(session.folded, e);
 }
 
@@ -242,20 +205,9 @@ export async function recordInitiating(
  * the reservation to be this run's (no reference of it).
  */
 export async function recordSwapInitiating(session: BatchSession, e: Extract<SwapEvent, { phase: 'initiating' }>): Promise<void> {
-  const write = () => recordSwap(session, e);
+  const write = () => record(session, e, { sync: true });
   if (session.reservation) await session.reservation.guard(null, write);
   else write();
-}
-
-/** Appends a swap line, fsynced (the rows' fold ignores it: swap.ts foldSwaps folds them). */
-export function recordSwap(session: BatchSession, e: SwapEvent): void {
-  session.writer.append(e, { sync: true });
-  session.swaps.push(e);
-}
-
-/** The batch's swap lines in its journal, in order (swap.ts foldSwaps). */
-export function swapLines(session: Pick<BatchSession, 'swaps'>): SwapEvent[] {
-  return [...session.swaps];
 }
 
 /**

@@ -12,7 +12,7 @@ import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 import { HEADER, KEY, workDir } from './helpers.ts';
 
 let sb: LocalSandbox;
-let rows: { rowNumber: number; payout: PayoutRow }[];
+let rows: PayoutRow[];
 
 /** A USD SWIFT row into `currency` in `country` (the sample's Indian SWIFT row, moved). */
 const swiftRow = (ref: string, currency: string, country: string, amount: string) => {
@@ -53,7 +53,7 @@ beforeAll(async () => {
     ].join('\n') + '\n',
   );
   const batch = await loadBatch(file);
-  rows = batch.rows.flatMap((r) => (r.payout ? [{ rowNumber: r.rowNumber, payout: r.payout }] : []));
+  rows = batch.rows.flatMap((r) => (r.payout ? [r.payout] : []));
   expect(batch.rows.map((r) => r.problems.filter((p) => p.severity === 'error'))).toEqual([[], [], [], [], []]);
 });
 afterAll(() => sb?.close());
@@ -115,7 +115,7 @@ describe('preflight', () => {
     // Asked together: all four were started before any was answered.
     expect(gate.most()).toBe(4);
 
-    const issue = (ref: string) => r.rowIssues.get(rows.find((x) => x.payout.reference === ref)!.rowNumber);
+    const issue = (ref: string) => r.rowIssues.get(rows.find((x) => x.reference === ref)!.rowNumber);
     expect(issue('P-1')).toBeUndefined();
     expect(issue('P-2')).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });
     expect(issue('P-3')).toMatchObject({ status: 'NOT_SENT', code: 'CORRIDOR_NOT_ENABLED' });

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/client/client.ts';
 import { batchIdentity, idempotencyKey } from '../../src/engine/identity.ts';
 import { FileLedger } from '../../src/ledger/file.ts';
-import { openSession, recordSwapInitiating, swapLines, type BatchSession } from '../../src/engine/session.ts';
+import { openSession, recordSwapInitiating, type BatchSession } from '../../src/engine/session.ts';
 import { fundBySwaps, swapBody, type SwapFunding } from '../../src/engine/swap-send.ts';
-import { swapReference, type SwapProposal } from '../../src/engine/swap.ts';
+import { swapReference, type SwapEvent, type SwapProposal } from '../../src/engine/swap.ts';
 import { Dec } from '../../src/money.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { ROOT, startSb, until, workDir } from '../ops/helpers.ts';
@@ -112,7 +112,13 @@ async function fixture(n: number, o: { retries?: boolean } = {}): Promise<Fixtur
   };
 }
 
-const phases = (s: BatchSession) => swapLines(s).map((l) => `${l.phase}${'attempt' in l ? `:${l.attempt}` : ''}`);
+/** The batch's swap lines in its journal, in order. */
+async function swapLines(s: BatchSession): Promise<SwapEvent[]> {
+  const lines: SwapEvent[] = [];
+  await s.ledger.read(s.header.batchId, (e) => void (e.t === 'swap' && lines.push(e as SwapEvent)));
+  return lines;
+}
+const phases = async (s: BatchSession) => (await swapLines(s)).map((l) => `${l.phase}${'attempt' in l ? `:${l.attempt}` : ''}`);
 const count = (routes: string[], route: string) => routes.filter((r) => r === route).length;
 
 describe('the swap is sent once', () => {
@@ -121,8 +127,8 @@ describe('the swap is sent once', () => {
     const funded = await f.fund();
     expect(funded).toMatchObject({ currency: 'USD', funded: true, swap: { status: 'PROCESSING', destinationAmount: '100.00' } });
     expect(f.routes()).toEqual(['listSwaps', 'pairs', 'swap', 'wallets']); // the 4 requests of a swap
-    expect(phases(f.session)).toEqual(['initiating:1', 'created:1']);
-    const [initiating] = swapLines(f.session);
+    expect(await phases(f.session)).toEqual(['initiating:1', 'created:1']);
+    const [initiating] = await swapLines(f.session);
     expect(initiating).toMatchObject({
       key: idempotencyKey(f.proposal.reference, 1, 'swap'),
       body: swapBody(f.proposal, new Dec('100.00')),
@@ -168,7 +174,7 @@ describe('the swap is sent once', () => {
     const funded = await g.fund(resumed);
     expect(funded.funded).toBe(true);
     expect(count(g.routes(), 'swap')).toBe(1); // the one before the "kill": none by the send step
-    expect(phases(resumed)).toEqual(['initiating:1', 'created:1']);
+    expect(await phases(resumed)).toEqual(['initiating:1', 'created:1']);
     expect(await g.swapsAtSandbox()).toHaveLength(1);
   });
 
@@ -180,7 +186,7 @@ describe('the swap is sent once', () => {
     } finally {
       sb.setFaults({});
     }
-    expect(phases(f.session)).toEqual(['initiating:1', 'unknown:1', 'created:1']);
+    expect(await phases(f.session)).toEqual(['initiating:1', 'unknown:1', 'created:1']);
     expect(
       new Set(
         sb
@@ -197,7 +203,7 @@ describe('the swap is sent once', () => {
     sb.setFaults({ rateMoveAfterPairsRead: { pct: 0.5, times: 1 } });
     const funded = await f.fund();
     expect(funded.funded).toBe(true);
-    expect(phases(f.session)).toEqual(['initiating:1', 'stale-rate:1', 'initiating:2', 'created:2']);
+    expect(await phases(f.session)).toEqual(['initiating:1', 'stale-rate:1', 'initiating:2', 'created:2']);
     expect(f.routes()).toEqual(['listSwaps', 'pairs', 'swap', 'listSwaps', 'pairs', 'swap', 'wallets']);
     const swaps = await f.swapsAtSandbox();
     expect(swaps).toHaveLength(1);
@@ -213,7 +219,7 @@ describe('the swap is sent once', () => {
     } finally {
       sb.setFaults({});
     }
-    expect(phases(g.session)).toEqual(['initiating:1', 'stale-rate:1', 'initiating:2', 'stale-rate:2']);
+    expect(await phases(g.session)).toEqual(['initiating:1', 'stale-rate:1', 'initiating:2', 'stale-rate:2']);
     expect(await g.swapsAtSandbox()).toHaveLength(0);
   });
 });
@@ -224,7 +230,7 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
     const r = await f.fund();
     expect(r).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REFUSED' } });
     expect(r.funded || r.error.message).toMatch(/INSUFFICIENT_FUNDS/);
-    expect(phases(f.session)).toEqual(['initiating:1', 'rejected:1']);
+    expect(await phases(f.session)).toEqual(['initiating:1', 'rejected:1']);
   });
 
   it('the live rate moved more than the tolerance: refused before POST swap, saying both rates; a swap that comes out REJECTED stops it too', async () => {
@@ -242,14 +248,14 @@ describe('a refused swap stops its currency, nothing of it sent', () => {
     expect(r).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REFUSED' } });
     expect(r.funded || r.error.message).toMatch(/moved from 0\.9215 \(approved\) to 0\.94 \(live\), more than the tolerance of 1%/);
     expect(count(f.routes(), 'swap')).toBe(0);
-    expect(phases(f.session)).toEqual([]);
+    expect(await phases(f.session)).toEqual([]);
 
     // back at the approved rate, the service takes the swap and its operations reverse it (spec §3)
     expect((await setRate(RATE)).status).toBe(200);
     sb.setFaults({ rejectNextSwaps: 1 });
     const rejected = await f.fund();
     expect(rejected).toMatchObject({ funded: false, halt: false, error: { code: 'SWAP_REJECTED' } });
-    expect(phases(f.session)).toEqual(['initiating:1', 'created:1', 'status']);
+    expect(await phases(f.session)).toEqual(['initiating:1', 'created:1', 'status']);
     expect((await f.swapsAtSandbox()).map((s) => s.status)).toEqual(['REJECTED']);
   });
 });

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAppended } from '../../src/journal/journal.ts';
-import { catchUpStatuses, openSession, readBatchJournal } from '../../src/engine/session.ts';
+import { catchUpStatuses, openSession } from '../../src/engine/session.ts';
+import { foldBatch } from '../../src/ledger/account-ledger.ts';
 import { FileLedger } from '../../src/ledger/file.ts';
 
 describe('readAppended', () => {
@@ -38,7 +39,7 @@ describe('readAppended', () => {
 // unvalidated) and opens the session only after the rows are read: a status line that `listen`
 // appends in between is read again by the first catch-up, not skipped.
 describe('a journal read before its session opens', () => {
-  it('a status line appended between readBatchJournal and openSession is caught up', async () => {
+  it('a status line appended between foldBatch and openSession is caught up', async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'pb-read-then-open-'));
     const identity = { batchId: 'c'.repeat(64), source: 'content' as const, fileSha256: 'c'.repeat(64) };
     const file = join(stateDir, 'payroll.csv');
@@ -63,8 +64,8 @@ describe('a journal read before its session opens', () => {
     first.writer.append({ t: 'run-end', at: 'now', exitCode: 0 });
     first.writer.close();
 
-    const read = await readBatchJournal(ledger, identity.batchId);
-    expect(read.scan.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
+    const read = await foldBatch(ledger, identity.batchId);
+    expect(read.folded.rows.get('R-1')?.payout?.status).toBe('PENDING');
     // listen, meanwhile
     appendFileSync(
       path,
