@@ -217,7 +217,7 @@ function totalsSection(v: PlanView): SafeHtml {
     : '';
   return safe`<section><h2>Totals per source currency, and the wallets</h2><table data-section="totals"><colgroup><col style="width:10%"><col style="width:7%"><col><col style="width:12%"><col><col><col><col style="width:11%"></colgroup><thead><tr><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Estimated fees</th><th class="num">Total</th><th class="num">Balance now</th><th class="num">Balance after</th><th class="num">Short by</th></tr></thead><tbody>${v.totals.map(
     (t) =>
-      safe`<tr data-currency="${t.currency}"><td>${t.currency}</td>${count('rows', t.rows)}${money('amount', t.amount)}${money('fees', t.fees)}${money('total', t.total)}${money('balance', t.balance)}${money('balanceAfter', t.balanceAfter)}${money('shortfall', t.shortfall, t.shortfall ? 'num bad' : 'num')}</tr>`,
+      safe`<tr data-currency="${t.currency}"><td>${t.currency}</td>${count('rows', t.rows)}${money('amount', t.amount)}${money('fees', t.estimatedFees)}${money('total', t.total)}${money('balance', t.balance)}${money('balanceAfter', t.balanceAfter)}${money('shortfall', t.shortfall, t.shortfall ? 'num bad' : 'num')}</tr>`,
   )}</tbody></table>${feesNote}${balanceNote}</section>`;
 }
 
