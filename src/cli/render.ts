@@ -1,6 +1,6 @@
-// What run, retry, plan and demo print: the plan, the resume note, the summary, why a run ended,
-// the progress (a bar on a terminal, JSON lines otherwise), the --json summary, and the engine's
-// errors as a message and an exit code. Text only: no flag parsing, no request.
+// What run, retry, plan, demo, status and reconcile print: the plan, the resume note, the summary,
+// why a run ended, the progress (a bar on a terminal, JSON lines otherwise), the requests used, and
+// the engine's errors as a message and an exit code. Text only: no flag parsing, no request.
 import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';

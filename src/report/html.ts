@@ -289,12 +289,7 @@ export function resultsHtml(v: ResultsView): string {
     body.push(
       safe`<div class="alert" data-section="action-summary"><strong>${plural(needing, 'row')} need${needing === 1 ? 's' : ''} action</strong>: see "Rows that need action" below.</div>`,
     );
-  const identity = [
-    kv('File', 'file', id.file, true),
-    countRow('Rows', 'rows', id.rows),
-    kv('Batch id (first 16 characters)', 'batchId', id.batchId, true),
-    kv('Environment', 'environment', id.environment),
-  ];
+  const identity = [kv('File', 'file', id.file, true), countRow('Rows', 'rows', id.rows), kv('Environment', 'environment', id.environment)];
   body.push(safe`<section><h2>Results file</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
   const chart = barChart('Rows per status', 'chart-status', [
     {

@@ -394,7 +394,7 @@ export interface ActionRow {
 export interface ResultsView {
   kind: 'results';
   generatedAt: string;
-  identity: { file: string; fileName: string; rows: number; batchId?: string; environment?: string };
+  identity: { file: string; fileName: string; rows: number; environment?: string };
   statusCounts: { status: string; rows: number }[];
   groups: GroupTotal[];
   action: ActionRow[];

@@ -41,6 +41,7 @@ import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimR
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
 import { sleep } from '../sleep.ts';
+import { plural } from '../text.ts';
 
 export interface FileOutcome {
   name: string;
@@ -425,7 +426,7 @@ export class FolderWatch {
     const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
     const retry = h?.results ? `\`${this.command('retry', this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
     return (
-      `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
+      `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${plural(sent, 'row')} sent. ` +
       `Not paid again. To re-send failed rows of that batch (once fixed in its results file): ${retry}`
     );
   }
@@ -600,7 +601,7 @@ export class FolderWatch {
         st = lstatSync(join(claimDir, f));
       } catch {
         return (
-          `no ${f} beside it: ${CONFIG_FILE} requires ${required} approval${required === 1 ? '' : 's'}; drop ${plan} ` +
+          `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; drop ${plan} ` +
           `(\`${this.command('plan', claim.name, '--out', plan)}\`) and ${approvals} ` +
           `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${claim.name}`
         );
