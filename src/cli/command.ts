@@ -4,6 +4,7 @@
 // Also the few text helpers every command's output uses.
 import type { Argv } from 'yargs';
 import type { ExitCode } from './exit-codes.ts';
+import type { PayoutApiError } from '../client/errors.ts';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -35,6 +36,9 @@ export function printJson(io: CliIO, value: unknown): void {
 
 /** 3 -> "3 rows", 1 -> "1 row". */
 export { plural } from '../text.ts';
+
+/** The service's answer, plainly: its code (or HTTP status), its message, the request id to quote. */
+export const serviceAnswer = (e: PayoutApiError) => `${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})`;
 
 /** An AbortSignal that aborts when the user asks to stop (io.stopSignal). */
 export function abortOn(stopSignal: Promise<void>): AbortSignal {

@@ -22,10 +22,7 @@ export function environmentText(name: string, baseUrl?: string): string {
 }
 
 /** The connection flags a command was given (--env, --base-url). */
-export interface EnvironmentFlags {
-  env?: string;
-  'base-url'?: string;
-}
+type EnvironmentFlags = { env?: string; 'base-url'?: string };
 
 /**
  * `run --plan`: the plan names the service it was made for (its environment and base URL), so the

@@ -10,9 +10,11 @@ import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
 import { flag, UsageError, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
-import { ClientConfigError } from '../client/api-key.ts';
+import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
 import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
+import { resultsOfBatch } from '../ledger/account-ledger.ts';
+import { ledgerOf } from '../ledger/open.ts';
 import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
@@ -67,9 +69,21 @@ export function connectionOptions<T>(y: Argv<T>) {
 /** (each optional: an embedding or a test passes only the flags it sets) */
 export type ConnectionArgs = Partial<ArgsOf<typeof connectionOptions>>;
 
-/** status and reconcile: the connection and the results file they check against the service. */
-export const resultsFileOptions = (y: Argv, describe: string) =>
-  connectionOptions(y).positional('results', { type: 'string', demandOption: true, describe });
+/** status and reconcile: the connection, the results file they check against the service, the state folders of its journal. */
+export const resultsFileOptions = (y: Argv, describe: string, stateDirs: string) =>
+  connectionOptions(y)
+    .positional('results', { type: 'string', demandOption: true, describe })
+    .option('state-dir', { type: 'string', array: true, describe: `${stateDirs} (default: the per-user one)` });
+
+/**
+ * The ledgers of --state-dir and of the per-user state folder, and the results file: as named, or
+ * the one the journal of a batch named by its id names, whoever ran it.
+ */
+export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
+  const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
+  const ledgers = [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root }));
+  return { stateDirs, ledgers, results: (await resultsOfBatch(ledgers, args.results)) ?? args.results };
+}
 
 export function guardOptions<T>(y: Argv<T>) {
   return y
@@ -132,6 +146,14 @@ export function batchFileOptions<T>(y: Argv<T>) {
     .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
 
+/** The control totals as given (run, retry, and run --dry-run, which checks them as run does). */
+export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({
+  expectRows: args['expect-rows'],
+  expectTotals: moneyFlags(args['expect-total'], '--expect-total'),
+  maxTotals: moneyFlags(args['max-total'], '--max-total'),
+  strictTotals: args['strict-totals'],
+});
+
 export function moneyFlags(values: (string | number)[] | undefined, flag: string): MoneyFlag[] {
   try {
     return (values ?? []).map((v) => parseMoneyFlag(String(v), flag));
@@ -168,6 +190,12 @@ export function swapRateTolerance(text: string | number | undefined): DecT {
   if (!m || new Dec(m[1]!).greaterThan(100))
     throw new UsageError(`--swap-rate-tolerance ${text}: a percentage from 0 to 100, e.g. 1 or 0.5%`);
   return new Dec(m[1]!).dividedBy(100);
+}
+
+/** The service the connection flags name (none: the embedded sandbox) and the API key's fingerprint (none: no key); no request is made. */
+export async function serviceAndKey(args: ConnectionArgs, io: CliIO): Promise<{ baseUrl?: string; key?: string }> {
+  const { baseUrl } = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env });
+  return { baseUrl, key: (await loadApiKey({ keyFile: args['key-file'], env: io.env, cwd: io.cwd }))?.fingerprint };
 }
 
 /** Someone can answer a question: stdin and stderr are both a terminal. */

@@ -1,6 +1,6 @@
-// What run, retry, plan and demo print: the plan, the resume note, the summary, why a run ended,
-// the progress (a bar on a terminal, JSON lines otherwise), the --json summary, and the engine's
-// errors as a message and an exit code. Text only: no flag parsing, no request.
+// What run, retry, plan, demo, status and reconcile print: the plan, the resume note, the summary,
+// why a run ended, the progress (a bar on a terminal, JSON lines otherwise), the requests used, and
+// the engine's errors as a message and an exit code. Text only: no flag parsing, no request.
 import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
@@ -14,6 +14,8 @@ import { ResultsError } from '../results/results-errors.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import { requestKindsText, type BatchPlan } from '../engine/batch-plan.ts';
 import { swapText } from '../engine/swap.ts';
+import { swapRequestsText } from '../follow-up/swap-views.ts';
+import type { RequestCounts } from '../follow-up/reconcile-fetch.ts';
 import type { PipelineResult } from '../engine/pipeline.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP_WORDS } from '../engine/outcome.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
@@ -210,6 +212,10 @@ export function moneyLines(money: Record<string, MoneyTotals>): string[] {
   return ['  by source currency:        debited         refunded              net', ...entries.map(([c, t]) => `    ${c}  ${line(t)}`)];
 }
 
+/** The requests a follow-up (status, reconcile) used, by kind. */
+export const requestsUsedText = (q: RequestCounts) =>
+  `${plural(q.total, 'request')} (${plural(q.payoutPages, 'payout page')}, ${q.getPayout} payout status, ${plural(q.transactionPages, 'transaction page')}${swapRequestsText(q)})`;
+
 /** `connection`: the flags to repeat in a command printed here, so it works as printed (environment.ts connectionHint). */
 export function exitReasonText(r: PipelineResult, connection = ''): string {
   if (r.refused) return `Nothing was sent:\n${r.refused.map((x) => `  - ${x}`).join('\n')}\n`;
@@ -360,33 +366,3 @@ export const planJson = (p: BatchPlan, withCorridors = false) => ({
   warnings: p.warnings,
   requests: p.requests,
 });
-
-/** The --json summary of run and retry (retry adds what --resend-failed sent again). */
-export function jsonSummary(
-  r: Omit<PipelineResult, 'exitCode'> & {
-    exitCode: ExitCode;
-    batchId?: string;
-    journalPath?: string;
-    reportPath?: string;
-    resent?: number;
-    notResent?: unknown[];
-    keyProofs?: unknown[];
-  },
-  environment: string,
-) {
-  return {
-    exitCode: r.exitCode,
-    environment,
-    batchId: r.batchId,
-    journal: r.journalPath,
-    results: r.resultsWritten ? r.resultsPath : undefined,
-    report: r.reportPath,
-    resumed: r.report,
-    refused: r.refused,
-    halted: r.halted,
-    plan: r.plan ? { ...planJson(r.plan), ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}) } : undefined,
-    summary: r.summary,
-    ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
-    ...(r.keyProofs?.length ? { keyProofs: r.keyProofs } : {}),
-  };
-}

@@ -14,24 +14,23 @@ import {
   isInteractive,
   makeLogger,
   maxRequestsOf,
-  moneyFlags,
+  controlTotalFlags,
   openConnection,
   openTeamLedger,
   reportOption,
   reportOrNote,
   sendingOptions,
+  serviceAndKey,
   stateRootOf,
   type ArgsOf,
 } from './options.ts';
-import { exitReasonText, handleEngineError, jsonSummary, planText, progressSink, resumeText, screenFor, summaryText } from './render.ts';
+import { exitReasonText, handleEngineError, planJson, planText, progressSink, resumeText, screenFor, summaryText } from './render.ts';
 import { execute, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from '../engine/pipeline.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/write-report.ts';
 import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
-import { loadApiKey } from '../client/api-key.ts';
 import { accountOf } from '../ledger/account-ledger.ts';
-import { resolveEnvironment } from '../client/environment.ts';
 import { connectionHint } from './environment-labels.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 
@@ -40,9 +39,6 @@ export function sendOptions<T>(y: Argv<T>) {
   return reportOption(sendingOptions(guardOptions(connectionOptions(y))));
 }
 export type SendArgs = ArgsOf<typeof sendOptions>;
-
-export const NOT_A_TERMINAL =
-  'not a terminal, so nobody can confirm: pass --yes (-y) for unattended runs (with --expect-rows / --expect-total as control totals)';
 
 /** Where the whole plan can be read when the confirmation shows it shortened to the screen. */
 const WHOLE_PLAN = {
@@ -75,14 +71,7 @@ export function refused(io: CliIO, json: boolean | undefined, reason: string): E
  * none here: opening the connection says why.
  */
 export async function accountPolicyOf(args: SendArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
-  let baseUrl: string | undefined;
-  let key: string | undefined;
-  try {
-    baseUrl = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env }).baseUrl;
-    key = (await loadApiKey({ keyFile: args['key-file'], env: io.env, cwd: io.cwd }))?.fingerprint;
-  } catch {
-    return undefined;
-  }
+  const { baseUrl, key } = await serviceAndKey(args, io).catch(() => ({ baseUrl: undefined, key: undefined }));
   if (baseUrl === undefined || key === undefined) return undefined;
   const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
   try {
@@ -95,7 +84,9 @@ export async function accountPolicyOf(args: SendArgs, io: CliIO): Promise<Accoun
   }
 }
 
-export async function sendBatch<R extends PipelineResult & { batchId: string; journalPath: string; resent?: number }>(
+export async function sendBatch<
+  R extends PipelineResult & { batchId: string; journalPath: string; resent?: number; notResent?: unknown[]; keyProofs?: unknown[] },
+>(
   args: SendArgs,
   io: CliIO,
   command: 'run' | 'retry',
@@ -117,16 +108,18 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     interactive: isInteractive(io),
     allowPartial: args['allow-partial'],
     enablePairs: args['enable-pairs'],
-    expectRows: args['expect-rows'],
-    expectTotals: moneyFlags(args['expect-total'], '--expect-total'),
-    maxTotals: moneyFlags(args['max-total'], '--max-total'),
-    strictTotals: args['strict-totals'],
+    ...controlTotalFlags(args),
     maxRequests: maxRequestsOf(args),
     policy,
   };
   // Nobody can answer the question: refused before the connection, so not one request of the
   // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
-  if (!args.yes && !guards.interactive) return refused(io, args.json, NOT_A_TERMINAL);
+  if (!args.yes && !guards.interactive)
+    return refused(
+      io,
+      args.json,
+      'not a terminal, so nobody can confirm: pass --yes (-y) for unattended runs (with --expect-rows / --expect-total as control totals)',
+    );
   const logger = makeLogger(args, io, command);
   const label = { batch: '' };
   const progress = progressSink(io, logger, () => label.batch, quiet);
@@ -173,7 +166,23 @@ export async function sendBatch<R extends PipelineResult & { batchId: string; jo
     const exitCode = exitCodeOf(r);
     const notes = prepared.notes;
     if (args.json)
-      printJson(io, { ...jsonSummary({ ...r, exitCode, reportPath: report }, environment), ...(notes.length ? { notes } : {}) });
+      printJson(io, {
+        exitCode,
+        environment,
+        batchId: r.batchId,
+        journal: r.journalPath,
+        results: r.resultsWritten ? r.resultsPath : undefined,
+        report,
+        resumed: r.report,
+        refused: r.refused,
+        halted: r.halted,
+        plan: r.plan ? { ...planJson(r.plan), ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}) } : undefined,
+        summary: r.summary,
+        // (retry --resend-failed: what it sent again)
+        ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
+        ...(r.keyProofs?.length ? { keyProofs: r.keyProofs } : {}),
+        ...(notes.length ? { notes } : {}),
+      });
     else if (exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
     else out(exitReasonText(r, connectionHint(args)));
     return exitCode;

@@ -14,7 +14,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { Dec, formatAmount, fromApi } from '../money.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
-import { execute, prepareRun, runBatch, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
+import { execute, prepareRun, runBatch, type EngineEvents } from '../engine/pipeline.ts';
 import { reconcile } from '../follow-up/reconciliation.ts';
 import { writePlanReport, writeResultsReport } from '../report/write-report.ts';
 
@@ -35,26 +35,8 @@ export interface DemoOptions {
   dir?: string;
 }
 
-export interface DemoOutcome {
-  dir: string;
-  batchFile: string;
-  resultsPath: string;
-  journalPath: string;
-  first: Pick<RunResult, 'kind' | 'summary'>;
-  /** The same batch started again: what it found, and how many initiates it sent (0). */
-  replay: { kind: RunKind; alreadyCreated: number; initiatesSent: number };
-  /** Payouts at the sandbox after both runs. */
-  payoutsAtSandbox: number;
-  /** Per currency: opening balance - closing balance equals the results' totalDeductible. */
-  balancesMatch: boolean;
-  balances: Record<string, { opening: string; closing: string; debited: string }>;
-  /** `reconcile` of the results file: every payout's debit found in the wallet transactions, nothing else debited. */
-  reconciliation: { tiesOut: boolean; file?: string; requests: number; problems: string[]; totals: { currency: string; net: string }[] };
-  /** The HTML reports (src/report): the plan as shown before sending, the results with the tie-out. */
-  reports: { plan?: string; results?: string };
-}
-
-export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}): Promise<DemoOutcome> {
+/** What the demo did, for the CLI to print (or print as --json). */
+export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) {
   const say = hooks.say ?? (() => {});
   const rate = options.rate ?? 50;
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'payout-batch-demo-')));
@@ -114,8 +96,10 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}):
       resultsPath: first.resultsPath,
       journalPath: first.journalPath,
       first: { kind: first.kind, summary: first.summary },
+      // the same batch started again: what it found, and how many initiates it sent (0)
       replay: { kind: again.kind, alreadyCreated: again.report.created, initiatesSent },
-      payoutsAtSandbox: listed.meta?.total ?? listed.data.length,
+      payoutsAtSandbox: listed.meta?.total ?? listed.data.length, // after both runs
+      // per currency: opening balance - closing balance equals the results' totalDeductible
       balancesMatch,
       balances,
       reconciliation,
@@ -132,7 +116,7 @@ const balancesOf = async (client: PayoutClient) =>
 /** Per currency: did the wallet move by what the run's summary says its payouts debited (amount plus fee)? */
 function compareBalances(opening: Map<string, Dec>, closing: Map<string, Dec>, money: Record<string, MoneyTotals>) {
   let balancesMatch = true;
-  const balances: DemoOutcome['balances'] = {};
+  const balances: Record<string, { opening: string; closing: string; debited: string }> = {};
   for (const [c, open] of opening) {
     const close = closing.get(c) ?? new Dec(0);
     const debited = new Dec(money[c]?.debited ?? 0);
@@ -146,7 +130,8 @@ function compareBalances(opening: Map<string, Dec>, closing: Map<string, Dec>, m
 async function reconcileResults(client: PayoutClient, resultsFile: string, say: (line: string) => void) {
   const rec = await reconcile({ client, resultsFile });
   const report = rec.report;
-  const reconciliation: DemoOutcome['reconciliation'] = {
+  // every payout's debit found in the wallet transactions, nothing else debited
+  const reconciliation = {
     tiesOut: report?.ok ?? false,
     file: rec.reconciliationPath,
     requests: rec.requests.total,

@@ -217,7 +217,7 @@ function totalsSection(v: PlanView): SafeHtml {
     : '';
   return safe`<section><h2>Totals per source currency, and the wallets</h2><table data-section="totals"><colgroup><col style="width:10%"><col style="width:7%"><col><col style="width:12%"><col><col><col><col style="width:11%"></colgroup><thead><tr><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Estimated fees</th><th class="num">Total</th><th class="num">Balance now</th><th class="num">Balance after</th><th class="num">Short by</th></tr></thead><tbody>${v.totals.map(
     (t) =>
-      safe`<tr data-currency="${t.currency}"><td>${t.currency}</td>${count('rows', t.rows)}${money('amount', t.amount)}${money('fees', t.fees)}${money('total', t.total)}${money('balance', t.balance)}${money('balanceAfter', t.balanceAfter)}${money('shortfall', t.shortfall, t.shortfall ? 'num bad' : 'num')}</tr>`,
+      safe`<tr data-currency="${t.currency}"><td>${t.currency}</td>${count('rows', t.rows)}${money('amount', t.amount)}${money('fees', t.estimatedFees)}${money('total', t.total)}${money('balance', t.balance)}${money('balanceAfter', t.balanceAfter)}${money('shortfall', t.shortfall, t.shortfall ? 'num bad' : 'num')}</tr>`,
   )}</tbody></table>${feesNote}${balanceNote}</section>`;
 }
 
@@ -289,12 +289,7 @@ export function resultsHtml(v: ResultsView): string {
     body.push(
       safe`<div class="alert" data-section="action-summary"><strong>${plural(needing, 'row')} need${needing === 1 ? 's' : ''} action</strong>: see "Rows that need action" below.</div>`,
     );
-  const identity = [
-    kv('File', 'file', id.file, true),
-    countRow('Rows', 'rows', id.rows),
-    kv('Batch id (first 16 characters)', 'batchId', id.batchId, true),
-    kv('Environment', 'environment', id.environment),
-  ];
+  const identity = [kv('File', 'file', id.file, true), countRow('Rows', 'rows', id.rows), kv('Environment', 'environment', id.environment)];
   body.push(safe`<section><h2>Results file</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
   const chart = barChart('Rows per status', 'chart-status', [
     {

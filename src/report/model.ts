@@ -41,19 +41,8 @@ export interface InvalidRow {
   problems: { column?: string; code: string; message: string }[];
 }
 
-export interface PlanTotal {
-  currency: string;
-  rows: number;
-  /** Before fees. */
-  amount: string;
-  fees?: string;
-  /** Rows whose fee is known only when sent (not in fees). */
-  feesNotKnown?: number;
-  total?: string;
-  balance?: string;
-  balanceAfter?: string;
-  shortfall?: string;
-}
+/** A source currency's rows, amount before fees and (from the service) fees, balances and shortfall. */
+type PlanTotal = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<CurrencyPlan>;
 
 export interface CorridorView {
   sourceCurrency: string;
@@ -93,7 +82,7 @@ export interface PlanView {
     baseUrl?: string;
     createdAt?: string;
   };
-  totals: PlanTotal[];
+  totals: readonly PlanTotal[];
   /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
   payees?: (Payee & { destination: string })[];
   byMethod: { method: string; currency: string; rows: number; amount: string }[];
@@ -210,24 +199,13 @@ function refusalsOf(currencies: readonly PlanTotal[], corridorBlocked: boolean):
   return out;
 }
 
-type CurrencyTotals = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<CurrencyPlan>;
-
-/** A currency of a plan as the report shows it: its estimatedFees are the fees, a feesNotKnown of 0 is none. */
-function totalOf(c: CurrencyTotals): PlanTotal {
-  const t: PlanTotal = { currency: c.currency, rows: c.rows, amount: c.amount };
-  if (c.estimatedFees !== undefined) t.fees = c.estimatedFees;
-  if (c.feesNotKnown) t.feesNotKnown = c.feesNotKnown;
-  for (const k of ['total', 'balance', 'balanceAfter', 'shortfall'] as const) if (c[k] !== undefined) t[k] = c[k];
-  return t;
-}
-
 type RowNote = { code: string; message: string };
 
 /** What a plan report shows of a plan: the engine's BatchPlan is one, and a plan file is read into one (planViewOfPlanFile). */
 type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 'corridorBlocked'> &
   Pick<BatchPlan, 'rows' | 'valid' | 'invalid' | 'alreadyCreated'> & {
     toSend: readonly unknown[];
-    currencies: readonly CurrencyTotals[];
+    currencies: readonly PlanTotal[];
     invalidRows: Iterable<[number, RowNote]>;
     notSent: Iterable<[number, RowNote]>;
     corridorsNotEnabled: readonly Corridor[];
@@ -269,9 +247,6 @@ export function planViewOfPlan(
   const notEnabled = new Set(plan.corridorsNotEnabled.map(corridorKeyOf));
   const { corridors, byMethod } = offlineParts(o.offline, o.quotes, notEnabled);
   const { invalid, invalidOmitted } = mergeInvalid(o.offline, plan.invalidRows);
-  const totals = plan.currencies.map(totalOf);
-  const notes = [...(o.notes ?? [])];
-  const swaps = proposedSwaps(plan.swaps ?? []);
   return {
     kind: 'plan',
     offline: false,
@@ -293,7 +268,7 @@ export function planViewOfPlan(
       baseUrl: o.baseUrl,
       createdAt: o.createdAt,
     },
-    totals,
+    totals: plan.currencies,
     payees: (o.quotes ?? []).map((r) => ({
       ...payeeOf(r),
       destination: `${r.body.destinationCurrency} ${r.body.destinationCountryCode}`,
@@ -306,10 +281,10 @@ export function planViewOfPlan(
     invalidOmitted,
     notSent: [...plan.notSent].map(([row, i]) => ({ row, code: i.code, message: i.message })).sort((a, b) => a.row - b.row),
     requests: { ...plan.requests },
-    refusals: refusalsOf(totals, plan.corridorBlocked),
-    notes,
+    refusals: refusalsOf(plan.currencies, plan.corridorBlocked),
+    notes: o.notes ?? [],
     ...(o.approvals ? { approvals: o.approvals } : {}),
-    swaps,
+    swaps: proposedSwaps(plan.swaps ?? []),
   };
 }
 
@@ -331,7 +306,7 @@ export function planViewOfPlanFile(
     invalid: pf.invalid,
     alreadyCreated: pf.alreadyCreated,
     toSend: pf.rows,
-    currencies: pf.currencies as unknown as CurrencyTotals[],
+    currencies: pf.currencies as unknown as PlanTotal[],
     warnings: pf.warnings,
     invalidRows: byRow(pf.invalidRows),
     notSent: byRow(pf.notSent),
@@ -419,7 +394,7 @@ export interface ActionRow {
 export interface ResultsView {
   kind: 'results';
   generatedAt: string;
-  identity: { file: string; fileName: string; rows: number; batchId?: string; environment?: string };
+  identity: { file: string; fileName: string; rows: number; environment?: string };
   statusCounts: { status: string; rows: number }[];
   groups: GroupTotal[];
   action: ActionRow[];

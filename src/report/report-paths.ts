@@ -17,8 +17,7 @@ export function reportPathFor(output: string): string {
 
 /** The report of `plan FILE` without --out: `<batch name>.plan.html` beside the batch file. */
 export function planReportPathFor(batchFile: string): string {
-  const ext = extname(batchFile);
-  return join(dirname(batchFile), `${basename(batchFile, ext)}.plan.html`);
+  return join(dirname(batchFile), `${basename(batchFile, extname(batchFile))}.plan.html`);
 }
 
 /**

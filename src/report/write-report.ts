@@ -10,25 +10,11 @@ import { sha256Hex } from '../engine/identity.ts';
 import { readResults, ResultsError, type SwapLine } from '../results/results.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
 import { planHtml, resultsHtml } from './html.ts';
-import {
-  planViewOffline,
-  planViewOfPlan,
-  planViewOfPlanFile,
-  readOfflineBatch,
-  resultsViewOf,
-  type ApprovalsInput,
-  type OfflineBatch,
-} from './model.ts';
+import { planViewOffline, planViewOfPlan, planViewOfPlanFile, readOfflineBatch, resultsViewOf, type ApprovalsInput } from './model.ts';
 import { planReportPathFor, readTieOut, reportPathFor } from './report-paths.ts';
 
-async function offlineOrUndefined(file: string, options: ValidateOptions): Promise<OfflineBatch | undefined> {
-  try {
-    return await readOfflineBatch(file, options);
-  } catch {
-    // moved, deleted or unreadable since: the report says what it could not show
-    return undefined;
-  }
-}
+/** The batch file read offline; none when it moved, was deleted or cannot be read since: the report says what it could not show. */
+const offlineOrUndefined = (file: string, options: ValidateOptions = {}) => readOfflineBatch(file, options).catch(() => undefined);
 
 /** The report of the plan `plan` just computed: beside the plan file (--out), else beside the batch. */
 export async function writePlanReport(
@@ -42,7 +28,7 @@ export async function writePlanReport(
     batchOptions?: ValidateOptions;
   },
 ): Promise<string> {
-  let offline = await offlineOrUndefined(plan.file, o.batchOptions ?? {});
+  let offline = await offlineOrUndefined(plan.file, o.batchOptions);
   const notes: string[] = [];
   if (offline && o.planFile && offline.sha256 !== o.planFile.fileSha256) {
     offline = undefined;
@@ -108,7 +94,7 @@ export async function writeReportOf(
   const head = bytes.subarray(0, 4096).toString('utf8');
   if (/^\s*\{/.test(head) && head.includes(`"${PLAN_KIND}"`)) {
     const pf = parsePlanFile(bytes.toString('utf8'), input);
-    const offline = await offlineOrUndefined(pf.file, {});
+    const offline = await offlineOrUndefined(pf.file);
     const path = o.out ?? reportPathFor(input);
     await writeFileAtomic(path, [planHtml(planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), sha256Hex(bytes)))]);
     return { kind: 'plan', path };

@@ -6,6 +6,7 @@ import { join, relative, sep } from 'node:path';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { checkDocumentFile, validateBatch, type DocumentCheck, type Problem } from '../validation/validation.ts';
 import { CONFIG_FILE } from './config.ts';
+import { plural } from '../text.ts';
 
 /**
  * Why a document path named in a file is refused, or undefined. `abs` is the path as the
@@ -92,7 +93,7 @@ export async function vetRows(
       `Copy each into ${o.documents} and name it documents/NAME in the file`;
   }
   if (badCurrencies.size && o.allowedCurrencies) {
-    const list = [...badCurrencies].map(([c, n]) => `${c} (${n} row${n === 1 ? '' : 's'})`).join(', ');
+    const list = [...badCurrencies].map(([c, n]) => `${c} (${plural(n, 'row')})`).join(', ');
     out.currencies = `source currencies not allowed by ${CONFIG_FILE}: ${list} (allowed: ${o.allowedCurrencies.join(', ')})`;
   }
   return out;
@@ -122,10 +123,8 @@ export function refusalText(v: Vetted, summary: string, nothingSent: string): st
   const risky = rowsOf(v.problems.filter((p) => p.risky)).filter((r) => !invalid.includes(r));
   const list = (rs: number[]) => `${rs.length === 1 ? 'row' : 'rows'} ${rs.join(', ')}`;
   const rows = [
-    ...(invalid.length ? [`${invalid.length} invalid row${invalid.length === 1 ? '' : 's'} (${list(invalid)})`] : []),
-    ...(risky.length
-      ? [`${risky.length} row${risky.length === 1 ? '' : 's'} with a warning that may pay the wrong person (${list(risky)})`]
-      : []),
+    ...(invalid.length ? [`${plural(invalid.length, 'invalid row')} (${list(invalid)})`] : []),
+    ...(risky.length ? [`${plural(risky.length, 'row')} with a warning that may pay the wrong person (${list(risky)})`] : []),
   ];
   const reasons = [
     ...(rows.length

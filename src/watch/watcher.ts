@@ -22,7 +22,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
 import { approvalGate } from '../approvals/gate.ts';
-import { PolicyError, policyGate, policyGuard, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
+import { PolicyError, policyGate, policyGuard, policyInForce } from '../approvals/account-policy.ts';
 import type { LoadedPlan } from '../approvals/payload.ts';
 import type { Connection } from '../client/connect.ts';
 import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
@@ -41,6 +41,7 @@ import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimR
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
 import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
 import { sleep } from '../sleep.ts';
+import { plural } from '../text.ts';
 
 export interface FileOutcome {
   name: string;
@@ -155,14 +156,7 @@ const shellWord = (x: string): string => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x
 const summaryName = (name: string) => `${basename(name, extname(name))}.summary.json`;
 
 /** Where a content was claimed, for a log line and a summary. */
-const elsewhere = (c: WatchClaim) => ({
-  host: c.host,
-  claim: c.claim,
-  name: c.name,
-  state: c.state,
-  claimedAt: c.claimedAt,
-  endedAt: c.endedAt,
-});
+const elsewhere = ({ account: _a, sha256: _s, holder: _h, ...where }: WatchClaim) => where;
 
 /** Why content claimed by another process (another host, or another claim here) is not run. */
 function claimedElsewhereText(c: WatchClaim): string {
@@ -178,10 +172,9 @@ function claimedElsewhereText(c: WatchClaim): string {
 }
 
 /** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
-interface Claimed {
-  claimDir: string;
-  refused?: string;
-}
+type Claimed = { claimDir: string; refused?: string };
+/** Where a file goes instead of being run, or once run, and what its summary adds. */
+type Judged = { out: RunJudgement; summary?: Record<string, unknown> };
 
 export class FolderWatch {
   private readonly L: ReturnType<typeof layout>;
@@ -334,7 +327,8 @@ export class FolderWatch {
         // lock is gone; else on this host by the process table (a live owner keeps its claim whatever
         // its heartbeat: a blocked process would otherwise have its file paid twice at once); from
         // another host, no heartbeat for claimStaleSeconds.
-        const abandoned = (await this.abandonedInLedger(id, c)) ?? isStale(claimFile(claimDir), this.staleMs);
+        const abandoned =
+          (c.sha256 ? await this.ledger.claimAbandoned(c.sha256, id) : undefined) ?? isStale(claimFile(claimDir), this.staleMs);
         if (!existsSync(join(claimDir, c.name))) {
           // Crashed between claim.json and the rename: the file is still in the inbox.
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
@@ -357,14 +351,6 @@ export class FolderWatch {
       }
       return taken;
     });
-  }
-
-  /**
-   * With a team ledger holding the claim of this folder (a folder of a shared processing/), whether
-   * its process is gone (its session lock released); undefined when the ledger holds no claim of it.
-   */
-  private async abandonedInLedger(id: string, c: ClaimRecord): Promise<boolean | undefined> {
-    return c.sha256 ? this.ledger.claimAbandoned(c.sha256, id) : undefined;
   }
 
   /**
@@ -438,9 +424,9 @@ export class FolderWatch {
     const h = folded.header;
     const first = h ? this.whereNow(h.file) : undefined;
     const where = first ? `${basename(first)} (in ${dirname(first)})` : 'an earlier file';
-    const retry = h?.results ? `\`${this.retryCommand(this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
+    const retry = h?.results ? `\`${this.command('retry', this.whereNow(h.results))}\`` : '`payout-batch retry` on its results file';
     return (
-      `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${sent} row${sent === 1 ? '' : 's'} sent. ` +
+      `already processed: the same content as ${where}, first run ${h?.createdAt.slice(0, 19) ?? '?'}Z in ${this.o.conn.environment.name}, ${plural(sent, 'row')} sent. ` +
       `Not paid again. To re-send failed rows of that batch (once fixed in its results file): ${retry}`
     );
   }
@@ -476,11 +462,6 @@ export class FolderWatch {
     return parts.map(shellWord).join(' ');
   }
 
-  /** The command that sends the rows of a results file of this folder again (once fixed in it). */
-  private retryCommand(results: string): string {
-    return this.command('retry', results);
-  }
-
   /** Touches claim.json while the file is processed, so other hosts see its owner alive. */
   private heartbeat(claimDir: string): () => void {
     const touch = () => utimes(claimFile(claimDir), new Date(), new Date()).catch(() => undefined); // (moved meanwhile)
@@ -489,75 +470,64 @@ export class FolderWatch {
     return () => clearInterval(beat);
   }
 
-  /** Runs one claimed file: vetted, sent through the engine, then settled where its outcome says. */
+  /** Runs one claimed file, then settles it where its outcome says. */
   private async process(claimDir: string, resumed: boolean): Promise<void> {
     const claim = readClaim(claimDir)!;
-    const file = join(claimDir, claim.name);
     const stopBeat = this.heartbeat(claimDir);
     try {
-      const held = await this.holdClaim(claimDir, claim, resumed);
-      if ('out' in held) return await this.settle(claimDir, claim, held.out, held.summary);
-      resumed = held.resumed;
-      if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
-        try {
-          symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');
-        } catch {
-          /* documents/… paths are then not found: the rows say so */
-        }
-      }
-      const refuse = (reason: string, kind: 'unusable' | 'refused' = 'refused', summary: Record<string, unknown> = {}) =>
-        this.settle(claimDir, claim, { resumed, outcome: 'failed', kind, reason }, summary);
-      const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
-      const changedBeforeRun = changedSince(file, claim);
-      if (changedBeforeRun) return await refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
-      let vetted;
+      const { out, summary } = await this.judge(claimDir, claim, resumed);
+      await this.settle(claimDir, claim, out, summary);
+    } finally {
+      stopBeat();
+    }
+  }
+
+  /** Where a claimed file goes and what its summary says: refused before sending, or its run through the engine judged. */
+  private async judge(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<Judged> {
+    const held = await this.holdClaim(claimDir, claim, resumed);
+    if ('out' in held) return held;
+    resumed = held.resumed;
+    const file = join(claimDir, claim.name);
+    if (existsSync(this.L.documents) && !existsSync(join(claimDir, 'documents'))) {
       try {
-        vetted = await vetRows(file, {
-          name: claim.name,
-          claimDir,
-          documents: this.L.documents,
-          allowOutside: this.o.config.allowDocumentsOutside,
-          allowedCurrencies: this.o.config.allowedCurrencies,
-        });
-      } catch (e) {
-        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 'unusable');
-        throw e;
+        symlinkSync(this.L.documents, join(claimDir, 'documents'), 'dir');
+      } catch {
+        /* documents/… paths are then not found: the rows say so */
       }
+    }
+    const refuse = (reason: string, kind: 'unusable' | 'refused' = 'refused', summary?: Record<string, unknown>): Judged => ({
+      out: { resumed, outcome: 'failed', kind, reason },
+      summary,
+    });
+    const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
+    try {
+      const changedBeforeRun = changedSince(file, claim);
+      if (changedBeforeRun) return refuse(changedAfterClaim(claim.name, changedBeforeRun, nothingSent));
+      const { config: cfg, conn } = this.o;
+      const vetted = await vetRows(file, {
+        name: claim.name,
+        claimDir,
+        documents: this.L.documents,
+        allowOutside: cfg.allowDocumentsOutside,
+        allowedCurrencies: cfg.allowedCurrencies,
+      });
       // All or nothing (unless "allowPartial"): every invalid row and risky warning refuses the file.
-      const whole = this.o.config.allowPartial ? undefined : vetted.problems;
+      const whole = cfg.allowPartial ? undefined : vetted.problems;
       const summaryAt = join(this.L.failed, basename(claimDir), summaryName(claim.name));
       if (vetted.documents || vetted.currencies)
-        return await refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', {
-          problems: vetted.problems,
-        });
-      let policy: AccountPolicy | undefined;
-      try {
-        // the account's, on this host and in its ledger: never the watch's state folder's, nor its configuration's to turn off
-        const { conn } = this.o;
-        policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, this.ledger);
-      } catch (e) {
-        if (e instanceof PolicyError) return await refuse(`refused: ${e.message}`);
-        throw e;
-      }
-      const approved = this.o.config.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
-      if (typeof approved === 'string') return await refuse(`refused: ${approved}. ${nothingSent}`);
+        return refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', { problems: vetted.problems });
+      // the account's, on this host and in its ledger: never the watch's state folder's, nor its configuration's to turn off
+      const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, this.ledger);
+      const approved = cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
+      if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
       // The account's approval policy applies too, to the same checked plan (none: the engine refuses what needs one).
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
-
-      let sent: Awaited<ReturnType<FolderWatch['send']>>;
-      try {
-        sent = await this.send(file, claim, { planFile: approved?.planFile, policy: guard, whole });
-      } catch (e) {
-        if (e instanceof BatchRefused) return await refuse(`refused: ${this.forTheWatch(e.message)}`);
-        if (e instanceof InputError || e instanceof ResultsError) return await refuse(unusable(e), 'unusable');
-        throw e;
-      }
-      const { r, changedAtPlan, refusedAtPlan } = sent;
+      const { r, changedAtPlan, refusedAtPlan } = await this.send(file, claim, { planFile: approved?.planFile, policy: guard, whole });
       const refusedWhole = refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent);
-      const retry = this.retryCommand(join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
+      const retry = this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
       const out = judgeRun(r, { name: claim.name, resumed, changedAtPlan, refusedWhole, changedInRun: changedSince(file, claim), retry });
       if (out.outcome === 'processing') this.halted.add(claimDir);
-      return await this.settle(claimDir, claim, out, {
+      const summary = {
         batchId: r.batchId,
         results: r.resultsWritten ? basename(r.resultsPath) : undefined, // (none when nothing was sent)
         journal: r.journalPath,
@@ -567,9 +537,13 @@ export class FolderWatch {
         resumedRun: r.report.resumed ? r.report : undefined,
         ...(approved ? { approvedBy: approved.approvedBy } : {}),
         ...(refusedAtPlan ? { problems: refusedAtPlan } : {}),
-      });
-    } finally {
-      stopBeat();
+      };
+      return { out, summary };
+    } catch (e) {
+      if (e instanceof InputError || e instanceof ResultsError) return refuse(unusable(e), 'unusable');
+      if (e instanceof PolicyError) return refuse(`refused: ${e.message}`);
+      if (e instanceof BatchRefused) return refuse(`refused: ${this.forTheWatch(e.message)}`);
+      throw e;
     }
   }
 
@@ -580,11 +554,7 @@ export class FolderWatch {
    * process claimed, running or ended, is refused as a file seen before, naming where it was run;
    * so is content sent before (a `run`, or a file dropped again). `out`: where the file goes instead of being run.
    */
-  private async holdClaim(
-    claimDir: string,
-    claim: ClaimRecord,
-    resumed: boolean,
-  ): Promise<{ resumed: boolean } | { out: RunJudgement; summary?: Record<string, unknown> }> {
+  private async holdClaim(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<{ resumed: boolean } | Judged> {
     const refuse = (reason: string, summary?: Record<string, unknown>) => ({
       out: { resumed, outcome: 'failed', kind: 'refused', reason } as const,
       summary,
@@ -599,14 +569,8 @@ export class FolderWatch {
       sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
     } catch (e) {
       if (!this.ledger.lost) throw e;
-      return {
-        out: {
-          resumed,
-          outcome: 'processing',
-          kind: 'halted',
-          reason: `${this.ledger.lost.message}; left in processing/, resumed on the next run`,
-        },
-      };
+      const reason = `${this.ledger.lost.message}; left in processing/, resumed on the next run`;
+      return { out: { resumed, outcome: 'processing', kind: 'halted', reason } };
     }
     const log = this.o.logger;
     if (!a.held) {
@@ -637,7 +601,7 @@ export class FolderWatch {
         st = lstatSync(join(claimDir, f));
       } catch {
         return (
-          `no ${f} beside it: ${CONFIG_FILE} requires ${required} approval${required === 1 ? '' : 's'}; drop ${plan} ` +
+          `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; drop ${plan} ` +
           `(\`${this.command('plan', claim.name, '--out', plan)}\`) and ${approvals} ` +
           `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${claim.name}`
         );

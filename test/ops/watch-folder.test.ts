@@ -6,17 +6,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, LockBusy, writeOwner } from '../../src/files/lock.ts';
 import type { RunResult } from '../../src/engine/pipeline.ts';
-import {
-  companionsOf,
-  completeIn,
-  inboxCandidates,
-  judgeRun,
-  readWatchConfig,
-  WatchConfigError,
-  worstKind,
-} from '../../src/watch/watch-folder.ts';
+import { companionsOf, completeIn, inboxCandidates } from '../../src/watch/inbox.ts';
+import { readWatchConfig, WatchConfigError } from '../../src/watch/config.ts';
 import { refusalText, wholeFileProblems } from '../../src/watch/checks.ts';
-import { otherAccount } from '../../src/watch/watcher.ts';
+import { judgeRun, otherAccount, worstKind } from '../../src/watch/watcher.ts';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'pb-watch-unit-'));
 

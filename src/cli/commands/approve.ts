@@ -43,9 +43,9 @@ const builder = (y: Argv) =>
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Sign without the question (after reading the plan)' });
 
 /** --as NAME: a usable name (exit 2 otherwise). */
-function personName(text: string): string {
+export function personName(text: string): string {
   const name = text.trim();
-  if (!name) throw new UsageError('--as names you, as the approvers list does');
+  if (!name) throw new UsageError('--as names the approver, as the approvers list does, e.g. --as "Alice Martin"');
   const bad = nameProblem(name);
   if (bad) throw new UsageError(`--as ${JSON.stringify(name)}: ${bad}`);
   return name;

@@ -7,7 +7,7 @@ import type { Argv } from 'yargs';
 import { defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { newKeyPair } from '../../approvals/keys.ts';
-import { nameProblem } from '../../engine/guards.ts';
+import { personName } from './approve.ts';
 import type { ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -26,10 +26,7 @@ const slug = (name: string) =>
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
-    const name = args.as.trim();
-    if (!name) throw new UsageError('--as names the approver, e.g. --as "Alice Martin"');
-    const bad = nameProblem(name);
-    if (bad) throw new UsageError(`--as ${JSON.stringify(name)}: ${bad}`);
+    const name = personName(args.as);
     const dir = resolve(io.cwd, args.out ?? '.');
     const k = newKeyPair();
     const keyPath = join(dir, `${slug(name)}.approver-key.pem`);

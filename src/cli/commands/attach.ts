@@ -3,7 +3,7 @@
 // 5-document cap. A thin layer over src/follow-up/attach-documents.ts.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
+import { defineCommand, flag, plural, printJson, serviceAnswer, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/attach-documents.ts';
@@ -70,10 +70,7 @@ export default defineCommand<AttachArgs>({
           return e.code === 'BAD_FILE' || e.code === 'PAYOUT_NOT_FOUND' ? ExitCode.UNUSABLE_INPUT : ExitCode.REFUSED;
         }
         if (e instanceof PayoutApiError) {
-          // The service's answer, plainly: its code, its message, the request id to quote.
-          io.stderr.write(
-            `payout-batch: the service refused: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`,
-          );
+          io.stderr.write(`payout-batch: the service refused: ${serviceAnswer(e)}\n`);
           return e.serviceTrouble ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.ROWS_FAILED;
         }
         throw e;

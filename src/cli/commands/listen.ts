@@ -3,7 +3,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, serviceAnswer, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
@@ -102,9 +102,7 @@ export default defineCommand<ListenArgs>({
           logger.info({ subscription: r.id, url: r.url, action: r.action }, 'webhook subscription');
         } catch (e) {
           if (e instanceof PayoutApiError) {
-            io.stderr.write(
-              `payout-batch: registering the webhook failed: ${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})\n`,
-            );
+            io.stderr.write(`payout-batch: registering the webhook failed: ${serviceAnswer(e)}\n`);
             // A definitive answer of the service about the subscription is ours to fix (2), not the service's trouble (4).
             return e.outcome === 'definitive' && e.status !== undefined && !e.serviceTrouble
               ? ExitCode.UNUSABLE_INPUT

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, type ArgsOf } from '../options.ts';
+import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceAndKey, type ArgsOf } from '../options.ts';
 import {
   describePolicy,
   hostStore,
@@ -21,8 +21,6 @@ import {
 } from '../../approvals/account-policy.ts';
 import { applyProposal, loadProposal, writeProposal } from '../../approvals/policy-change.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/approvals-file.ts';
-import { loadApiKey } from '../../client/api-key.ts';
-import { resolveEnvironment } from '../../client/environment.ts';
 import { accountOf } from '../../ledger/account-ledger.ts';
 import type { PgLedgers } from '../../ledger/postgres.ts';
 
@@ -53,14 +51,13 @@ type Args = ArgsOf<typeof builder>;
 
 /** The account the connection flags name and its API key's fingerprint (no request is made). */
 async function accountOfArgs(args: Args, io: CliIO): Promise<{ account: string; key: string }> {
-  const env = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env });
-  if (env.baseUrl === undefined)
+  const { baseUrl, key } = await serviceAndKey(args, io);
+  if (baseUrl === undefined)
     throw new UsageError(
       'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
     );
-  const key = await loadApiKey({ keyFile: args['key-file'], env: io.env, cwd: io.cwd });
   if (!key) throw new UsageError("a policy is the account's and its API key's: give the key as a run does (PAYOUT_API_KEY or --key-file)");
-  return { account: accountOf(env.baseUrl), key: key.fingerprint };
+  return { account: accountOf(baseUrl), key };
 }
 
 /** The rules `policy set` gives. */

@@ -1,22 +1,24 @@
 // `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions and the payouts'
 // status; print the reconciliation, write it beside the results, and the results' HTML report with
 // the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/follow-up/reconciliation.ts.
-import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { exitCodeOf } from '../exit-codes.ts';
-import { defaultStateDir } from '../../client/quota.ts';
-import { resultsOfBatch } from '../../ledger/account-ledger.ts';
-import { ledgerOf } from '../../ledger/open.ts';
 import { reconcile, type ReconcileResult } from '../../follow-up/reconciliation.ts';
 import type { ForeignTransaction } from '../../follow-up/tie-out.ts';
 import { writeResultsReport } from '../../report/write-report.ts';
-import { swapRequestsText } from '../../follow-up/swap-views.ts';
-import { reportOption, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
+import { requestsUsedText } from '../render.ts';
+import { reportOption, resultsAndLedgers, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  reportOption(resultsFileOptions(y, 'A results file written by run, retry or watch (and refreshed by status), or the id of its batch'))
+  reportOption(
+    resultsFileOptions(
+      y,
+      'A results file written by run, retry or watch (and refreshed by status), or the id of its batch',
+      "A state folder whose ledgers hold the account's batches",
+    ),
+  )
     .option('since', {
       type: 'string',
       describe:
@@ -26,11 +28,6 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: 'End of that period (ISO 8601 date-time, or a date: the end of that day, UTC; default: now, when the listing is read)',
     })
-    .option('state-dir', {
-      type: 'string',
-      array: true,
-      describe: "A state folder whose ledgers hold the account's batches (default: the per-user one)",
-    })
     .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
 type ReconcileArgs = ArgsOf<typeof builder>;
 
@@ -39,11 +36,7 @@ export default defineCommand<ReconcileArgs>({
   run: (args, io: CliIO) =>
     withConnection(args, io, 'reconcile', async (conn, logger) => {
       // the rows' latest state, and the other batches of the account that explain a debit
-      const ledgers = [...(args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d))), defaultStateDir(io.env)].map((root) =>
-        ledgerOf(conn, { root }),
-      );
-      // (or a batch id: the results file its journal names, whoever ran it)
-      const results = (await resultsOfBatch(ledgers, args.results)) ?? args.results;
+      const { ledgers, results } = await resultsAndLedgers(args, io, conn);
       const r = await reconcile({
         client: conn.client,
         resultsFile: results,
@@ -71,7 +64,7 @@ export default defineCommand<ReconcileArgs>({
 });
 
 const usageText = (r: ReconcileResult): string =>
-  `${plural(r.requests.total, 'request')} (${plural(r.requests.payoutPages, 'payout page')}, ${r.requests.getPayout} payout status, ${plural(r.requests.transactionPages, 'transaction page')}${swapRequestsText(r.requests)})` +
+  requestsUsedText(r.requests) +
   (r.usage
     ? `; this key has used ${r.usage.used.toLocaleString('en-US')} of ${r.usage.quota.toLocaleString('en-US')} this month (${r.usage.month}, UTC), as counted here`
     : '');

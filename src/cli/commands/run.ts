@@ -7,7 +7,7 @@ import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
-import { batchFileOptions, moneyFlags, swapFlags, swapOptions, swapRateTolerance, type ArgsOf } from '../options.ts';
+import { batchFileOptions, controlTotalFlags, swapFlags, swapOptions, swapRateTolerance, type ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
@@ -48,13 +48,10 @@ export default defineCommand<ArgsOf<typeof builder>>({
     if (args['dry-run']) {
       if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
       // The control totals checked as `run` checks them (exit 3 on a mismatch); nothing is sent either way.
-      const expectTotals = moneyFlags(args['expect-total'], '--expect-total');
-      const maxTotals = moneyFlags(args['max-total'], '--max-total');
-      const expectRows = args['expect-rows'];
-      const strictTotals = args['strict-totals'];
+      const totals = controlTotalFlags(args);
       return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
-        refused: controlTotalReasons({ expectRows, expectTotals, maxTotals, strictTotals, payable: r.payable }),
-        notes: controlTotalNotes({ expectTotals, strictTotals, payable: r.payable }),
+        refused: controlTotalReasons({ ...totals, payable: r.payable }),
+        notes: controlTotalNotes({ ...totals, payable: r.payable }),
       }));
     }
     if (!args.file && !args.plan) throw new UsageError('name the batch file, or --plan PLAN');

@@ -1,6 +1,5 @@
 // `payout-batch status RESULTS`: refresh the payouts of a results file that are not final and
 // rewrite it (forward only). A thin layer over src/follow-up/refresh-status.ts.
-import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { connectionHint } from '../environment-labels.ts';
@@ -8,31 +7,24 @@ import { groupThousands } from '../../money.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
 import { refreshStatus, type StatusResult } from '../../follow-up/refresh-status.ts';
-import { swapRequestsText, swapText } from '../../follow-up/swap-views.ts';
-import { resultsOfBatch } from '../../ledger/account-ledger.ts';
-import { ledgerOf } from '../../ledger/open.ts';
+import { swapText } from '../../follow-up/swap-views.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
-import { moneyLines } from '../render.ts';
-import { resultsFileOptions, withConnection, type ArgsOf } from '../options.ts';
+import { moneyLines, requestsUsedText } from '../render.ts';
+import { resultsAndLedgers, resultsFileOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
-  resultsFileOptions(y, 'A results file written by run, retry or watch, or the id of its batch (from any host of a team ledger)')
-    .option('state-dir', {
-      type: 'string',
-      array: true,
-      describe: "A state folder whose ledgers hold the batch's journal, to record the changes (default: the per-user one)",
-    })
-    .option('json', flag('Print a machine-readable summary on stdout'));
+  resultsFileOptions(
+    y,
+    'A results file written by run, retry or watch, or the id of its batch (from any host of a team ledger)',
+    "A state folder whose ledgers hold the batch's journal, to record the changes",
+  ).option('json', flag('Print a machine-readable summary on stdout'));
 type StatusArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<StatusArgs>({
   builder,
   run: (args, io: CliIO) =>
     withConnection(args, io, 'status', async (conn, logger) => {
-      const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
-      const ledgers = [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root }));
-      // (or a batch id: the results file its journal names, whoever ran it)
-      const results = (await resultsOfBatch(ledgers, args.results)) ?? args.results;
+      const { stateDirs, ledgers, results } = await resultsAndLedgers(args, io, conn);
       const r = await refreshStatus({
         client: conn.client,
         resultsFile: results,
@@ -71,10 +63,9 @@ export default defineCommand<StatusArgs>({
           ...(r.swaps.length ? { swaps: r.swaps, swapsMoved: r.swapsMoved, swapFailures: r.swapFailures } : {}),
         });
       } else {
-        const q = r.requests;
         const l = [
           `Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`,
-          `Used ${plural(q.total, 'request')} (${plural(q.payoutPages, 'payout page')}, ${q.getPayout} payout status, ${plural(q.transactionPages, 'transaction page')}${swapRequestsText(q)}).`,
+          `Used ${requestsUsedText(r.requests)}.`,
         ];
         for (const c of r.moved)
           l.push(

@@ -32,12 +32,12 @@ function describeSource(v: BatchValidation): string {
 }
 
 function batchSummaryText(s: BatchSummary): string {
-  const lines: string[] = [];
-  lines.push('', `Summary of ${s.file}`);
-  lines.push(
+  const lines = [
+    '',
+    `Summary of ${s.file}`,
     `  rows       ${s.rows} read: ${s.valid} valid, ${s.invalid} invalid${s.skipped ? `; ${s.skipped} skipped (blank or totals)` : ''}`,
-  );
-  lines.push(`  problems   ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}`);
+    `  problems   ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}`,
+  ];
   const codes = Object.entries(s.problemsByCode).sort((a, b) => b[1] - a[1]);
   if (codes.length) lines.push(`  by code    ${codes.map(([c, n]) => `${c} ${n}`).join(', ')}`);
   const totals = Object.entries(s.totalsBySourceCurrency);

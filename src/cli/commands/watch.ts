@@ -5,7 +5,9 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
-import { layout, readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../watch/watch-folder.ts';
+import { readWatchConfig, WatchConfigError, CONFIG_FILE } from '../../watch/config.ts';
+import { layout } from '../../watch/inbox.ts';
+import { watchFolder } from '../../watch/watcher.ts';
 import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
