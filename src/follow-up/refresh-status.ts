@@ -4,9 +4,7 @@
 // the list cannot answer), find the refunds of failed payouts in the wallet's transactions, and
 // rewrite the file with status, statusDetail and informationRequests, forward only
 // (spec/status-order.ts).
-// Returns values; never prints or exits.
 import { resolve } from 'node:path';
-import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
@@ -14,7 +12,7 @@ import type { PayoutAnswer } from '../client/answers.ts';
 import { readResults, writeResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import { resultsLockPath } from '../results/paths.ts';
-import type { ResultValues } from '../results/types.ts';
+import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { withLock } from '../files/lock.ts';
 import type { RowState } from '../journal/lines.ts';
 import { nextStatus } from '../spec/status-order.ts';
@@ -27,6 +25,7 @@ import {
   applyRefundsToResultsFile,
   applyToResultsFile,
   isRealMove,
+  type ApplyOptions,
   type ApplyResult,
   type RefundSeen,
   type RowChange,
@@ -52,21 +51,15 @@ import {
 } from '../engine/money-totals.ts';
 import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
 import { readPages } from '../client/pages.ts';
-import { readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
+import { failureOf, readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
 import { statusOfSwaps, type SwapMove, type SwapsRefresh } from './swap-views.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { timeOf } from './tie-out.ts';
-import type { ResultsTable } from '../results/types.ts';
 
-export interface StatusOptions {
+/** `ledgers`: the account's, whose journals hold each row's latest state. */
+export interface StatusOptions extends ApplyOptions {
   client: PayoutClient;
   resultsFile: string;
-  /** Where the batch's journal is (apply.ts ApplyOptions). */
-  stateDirs?: string[];
-  stateRoots?: string[];
-  /** The account's ledgers (src/ledger), whose journals hold each row's latest state. */
-  ledgers?: Ledger[];
-  logger?: Logger;
   /** Called once before the first request: about how many requests, and the key's usage as counted here. */
   onPlan?: (p: { requests: number; usage?: UsageReport }) => void;
   stop?: AbortSignal;
@@ -131,10 +124,7 @@ export interface StatusResult {
 }
 
 /** A payout to ask about: the first row holding it and that row's status. */
-interface Asked {
-  rowNumber: number;
-  status: string;
-}
+type Asked = { rowNumber: number; status: string };
 
 /** The payouts to ask about (created, not final), and how many rows are final already. */
 function toRefresh(table: ResultsTable): { todo: Map<string, Asked>; final: number } {
@@ -209,9 +199,7 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
   const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({
     rowNumber: todo.get(payoutId)!.rowNumber,
     payoutId,
-    code: e.code ?? `HTTP_${e.status ?? 0}`,
-    message: e.message,
-    requestId: e.requestId,
+    ...failureOf(e),
   }));
   if (read.halted) o.logger?.error({ requestId: read.halted.requestId, status: read.halted.status }, 'status refresh halted');
   const createdAt = new Map<string, string>();
@@ -262,12 +250,7 @@ async function findRefunds(
     o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
     if (e.serviceTrouble) halted = e.message;
   }
-  await applyRefundsToResultsFile(file, refundsFound, {
-    ledgers: o.ledgers,
-    stateDirs: o.stateDirs,
-    stateRoots: o.stateRoots,
-    logger: o.logger,
-  });
+  await applyRefundsToResultsFile(file, refundsFound, o);
   return { refundsFound, halted };
 }
 
@@ -282,14 +265,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const read = await readStatuses(o, todo, requests);
 
   // What was learnt is applied even when the refresh stopped early.
-  const apply = read.updates.length
-    ? await applyToResultsFile(file, read.updates, {
-        ledgers: o.ledgers,
-        stateDirs: o.stateDirs,
-        stateRoots: o.stateRoots,
-        logger: o.logger,
-      })
-    : { applied: [], ignored: [], unmatched: [] };
+  const apply = read.updates.length ? await applyToResultsFile(file, read.updates, o) : { applied: [], ignored: [] };
   // (a refresh of the same status's details is no move: PENDING -> PENDING is not logged as one)
   for (const c of apply.applied.filter(isRealMove))
     o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
@@ -297,7 +273,11 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     if (c.decision.why === 'older')
       o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
   const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, read.createdAt, requests);
-  const swaps = await swapsStep(o, file, requests, read.halted ?? refunds.halted);
+  // the batch's swaps: no request once the refresh was halted
+  const swaps =
+    read.halted || refunds.halted || o.stop?.aborted
+      ? { swaps: [], moved: [], failures: [], halted: undefined }
+      : await statusOfSwaps(o, file, o.ledgers ?? [], requests);
   const halted = read.halted ?? refunds.halted ?? swaps.halted;
   requests.total = requestsTotal(requests);
 
@@ -338,15 +318,6 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     swapsMoved: swaps.moved,
     swapFailures: swaps.failures,
   };
-}
-
-/**
- * The batch's swaps (swap-views.ts): refreshed from the swaps list when the batch's journal in the
- * account's ledgers has one; no request otherwise, nor once the refresh was halted.
- */
-async function swapsStep(o: StatusOptions, file: string, requests: RequestCounts, halted: string | undefined) {
-  if (halted || o.stop?.aborted) return { swaps: [], moved: [], failures: [] };
-  return statusOfSwaps(o, file, o.ledgers ?? [], requests);
 }
 
 /**
@@ -395,34 +366,23 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
 /** The rows waiting for us and the rows failed after creation, with what to do about each. */
 function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
   const column = batchColumns(t).reference ?? '';
-  const inGroup = (g: StatusGroup) =>
-    t.rows
-      .filter((r) => statusGroup(r.result.status) === g)
-      .map((r) => ({
-        r: r.result,
-        rowNumber: r.rowNumber,
-        reference: r.cells[column] || undefined,
-        payoutId: r.result.payoutId ?? '',
-        row: r,
-      }));
+  const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
+  const row = ({ rowNumber, cells, result }: ResultRow) => ({
+    rowNumber,
+    reference: cells[column] || undefined,
+    payoutId: result.payoutId ?? '',
+  });
   return {
-    waiting: inGroup('waiting').map(({ r, row: _, ...row }) => ({
-      ...row,
-      informationRequests: r.informationRequests,
-      nextStep: r.nextStep,
-    })),
-    failed: inGroup('failed').map(({ r, row: full, ...row }) => ({
-      ...row,
-      status: r.status!,
-      reason: r.statusReason,
-      currency: currencyOf(t, full),
-      refunded: r.refunded,
-    })),
+    waiting: inGroup('waiting').map((r) => ({ ...row(r), informationRequests: r.result.informationRequests, nextStep: r.result.nextStep })),
+    failed: inGroup('failed').map((r) => {
+      const { status, statusReason: reason, refunded } = r.result;
+      return { ...row(r), status: status!, reason, currency: currencyOf(t, r), refunded };
+    }),
   };
 }
 
 /** A row's source currency (its batch column), upper case; '' when the file has none. */
-function currencyOf(t: ResultsTable, row: ResultsTable['rows'][number]): string {
+function currencyOf(t: ResultsTable, row: ResultRow): string {
   const h = batchColumns(t).sourceCurrency;
   return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
 }
