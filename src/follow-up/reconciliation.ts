@@ -1,13 +1,7 @@
 // `reconcile RESULTS`: ties a results file to the service's wallet transactions (spec §2 Wallet
-// transaction, §4.15) and its payouts' current status (§4.3). Three parts, one file each:
-//
-// - tie-out.ts: pure. Rows + transactions (in listing order) + payout states -> a report.
-// - reconcile-fetch.ts: the requests. Each created payout's status, the transaction listing.
-// - reconcile-file.ts: `<results name>.reconciliation.csv` (or .xlsx) and `.json` beside the results.
-//
-// This step reads the results and the account's ledger (each row's latest state, the batch's
-// swaps: swap-views.ts), fetches, ties out and writes. It returns
-// values; never prints.
+// transaction, §4.15) and its payouts' current status (§4.3): reads the results and the account's
+// ledger (each row's latest state, the batch's swaps: swap-views.ts), fetches (reconcile-fetch.ts),
+// ties out (tie-out.ts, pure) and writes the files beside the results (reconcile-file.ts).
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -134,8 +128,7 @@ async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readon
   const swaps = new Map<string, ReconSwap>();
   for (const c of new Set(rows.flatMap((r) => (r.currency ? [r.currency] : []))))
     swaps.set(c, { currency: c, reference: swapReference(batch.batchId, c) });
-  for (const s of batch.swaps.values())
-    swaps.set(s.currency, { currency: s.currency, reference: s.reference, ...(s.swap ? { swap: s.swap } : {}) });
+  for (const s of batch.swaps.values()) swaps.set(s.currency, s);
   return [...swaps.values()];
 }
 

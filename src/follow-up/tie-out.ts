@@ -10,9 +10,8 @@
 // apart from payouts. Money is exact (decimal.js); amounts leave as decimal strings with the
 // currency's minor units, never rounded.
 import { amountText, Dec } from '../money.ts';
-import { isFailedAfterCreation } from '../journal/lines.ts';
-import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
-import type { SwapSnapshot } from '../engine/swap.ts';
+import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
+import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut, type TieOutSummary } from '../engine/money-totals.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -106,8 +105,8 @@ export interface LedgerBatch {
   payoutIds: readonly string[];
 }
 
-export interface TieOutReport {
-  ok: boolean;
+/** `problems`: one line per thing that does not tie out. */
+export interface TieOutReport extends Pick<TieOutSummary, 'ok' | 'totals' | 'problems'> {
   rows: RowReconciliation[];
   /** Debits of the period that no row, no batch of the account and no swap explains. Any of them fails the tie-out. */
   unexplained: ForeignTransaction[];
@@ -115,26 +114,15 @@ export interface TieOutReport {
   explained: ForeignTransaction[];
   /** Credits of the period that no row explains (top-ups...): listed, not a failure. */
   otherCredits: ForeignTransaction[];
-  totals: CurrencyTieOut[];
   /** The batch's swaps that exist (the journal knows one, or movements carry its reference), each with both legs. */
   swaps: SwapTieOut[];
   /** The period judged for unexplained debits (no `to`: up to the time the listing was read); `by` says how a transaction was placed in it. */
   period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
-  /** One line per thing that does not tie out. */
-  problems: string[];
   counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; earlierRefunded: number; transactions: number };
 }
 
-/**
- * A swap of the batch: its reference (swapReference of the batch and the short currency, or the
- * journal's), and the swap as the journal last knew it, when it did.
- */
-export interface ReconSwap {
-  /** The short currency it funds (currencyToBeSent). */
-  currency: string;
-  reference: string;
-  swap?: SwapSnapshot;
-}
+/** A swap of the batch: the short currency it funds, its reference, and the swap as the journal last knew it. */
+export type ReconSwap = Pick<SwapState, 'currency' | 'reference' | 'swap'>;
 
 export interface TieOutInput {
   rows: ReconRow[];
