@@ -128,20 +128,20 @@ function updateResultsFile<T>(
   o: ApplyOptions,
   update: (table: ResultsTable) => { out: T; journal?: { payoutIds: string[]; line: LineOf } },
 ): Promise<T> {
-  return withLock(
-    resultsLockPath(file),
-    async () => {
-      const table = await readResults(file);
-      const { out, journal } = update(table);
-      if (journal) {
-        await appendToBatchJournal(file, journal.payoutIds, journal.line, o);
-        await writeResults(file, table);
-      }
-      return out;
-    },
-    { purpose: 'results update' },
-  );
+  return underResultsLock(file, async () => {
+    const table = await readResults(file);
+    const { out, journal } = update(table);
+    if (journal) {
+      await appendToBatchJournal(file, journal.payoutIds, journal.line, o);
+      await writeResults(file, table);
+    }
+    return out;
+  });
 }
+
+/** `fn` under the results file's lock: one writer of a results file at a time. */
+export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise<T> =>
+  withLock(resultsLockPath(file), fn, { purpose: 'results update' });
 
 /** Applies the updates to the results file forward only; writes it back when a row changed. */
 export function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {

@@ -11,9 +11,7 @@ import type { UsageReport } from '../client/quota.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
 import { readResults, writeResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
-import { resultsLockPath } from '../results/paths.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
-import { withLock } from '../files/lock.ts';
 import type { RowState } from '../journal/lines.ts';
 import { nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
@@ -24,6 +22,7 @@ import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.
 import {
   applyRefundsToResultsFile,
   applyToResultsFile,
+  underResultsLock,
   isRealMove,
   type ApplyOptions,
   type ApplyResult,
@@ -330,25 +329,21 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Prom
   // (once each: --state-dir may name the per-user state folder too)
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
   if (!folds.length) return 0;
-  return withLock(
-    resultsLockPath(file),
-    async () => {
-      const table = await readResults(file);
-      const reference = batchColumns(table).reference;
-      const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
-      let n = 0;
-      for (const row of table.rows) {
-        const s = states.get(row);
-        const latest = s && ledgerAhead(row.result, s);
-        if (!latest) continue;
-        row.result = latest;
-        n++;
-      }
-      if (n) await writeResults(file, table);
-      return n;
-    },
-    { purpose: 'results update' },
-  );
+  return underResultsLock(file, async () => {
+    const table = await readResults(file);
+    const reference = batchColumns(table).reference;
+    const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
+    let n = 0;
+    for (const row of table.rows) {
+      const s = states.get(row);
+      const latest = s && ledgerAhead(row.result, s);
+      if (!latest) continue;
+      row.result = latest;
+      n++;
+    }
+    if (n) await writeResults(file, table);
+    return n;
+  });
 }
 
 /** The ledger's values of a row when they say more than its cells, else undefined. */

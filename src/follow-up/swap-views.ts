@@ -9,15 +9,13 @@ import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
 import { foldSwaps, type SwapEvent, type SwapState } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
-import { withLock } from '../files/lock.ts';
 import { readResults, writeResults } from '../results/results.ts';
-import { resultsLockPath } from '../results/paths.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { swapLinesOf } from '../engine/outcome.ts';
 import { swapSnapshotOf } from '../engine/swap.ts';
 import type { ResultsTable } from '../results/types.ts';
 import { failureOf, readItems, type RequestCounts } from './reconcile-fetch.ts';
-import { appendLines } from './apply-status.ts';
+import { appendLines, underResultsLock } from './apply-status.ts';
 
 /** A batch's journal and its swaps, one per short currency. */
 export interface BatchSwaps {
@@ -161,14 +159,9 @@ export async function statusOfSwaps(
   const refresh = await refreshSwaps(o, batch, requests);
   const swaps = swapLinesOf(batch.swaps.values());
   if (table.format === 'xlsx')
-    await withLock(
-      resultsLockPath(file),
-      async () => {
-        const now = await readResults(file);
-        if (JSON.stringify(now.swaps ?? []) === JSON.stringify(swaps)) return;
-        await writeResults(file, { ...now, swaps });
-      },
-      { purpose: 'results update' },
-    );
+    await underResultsLock(file, async () => {
+      const now = await readResults(file);
+      if (JSON.stringify(now.swaps ?? []) !== JSON.stringify(swaps)) await writeResults(file, { ...now, swaps });
+    });
   return { ...refresh, swaps };
 }

@@ -74,10 +74,7 @@ export interface PayoutState {
 }
 
 /** A row's own payout, and each payout it replaced; `ok` and `problems` cover them all. */
-export interface RowReconciliation extends PayoutReconciliation {
-  rowNumber: number;
-  reference?: string;
-  currency?: string;
+export interface RowReconciliation extends PayoutReconciliation, Pick<ReconRow, 'rowNumber' | 'reference' | 'currency'> {
   /** The wallet the row's movements were in (the first one seen). */
   walletId?: string;
   created: boolean;
@@ -85,14 +82,10 @@ export interface RowReconciliation extends PayoutReconciliation {
   earlier: PayoutReconciliation[];
 }
 
-export interface ForeignTransaction {
-  id?: string;
+/** A movement of the period no row of the batch explains, as the report shows it. */
+export interface ForeignTransaction extends Omit<ReconTx, 'amount' | 'payoutId'> {
   type: 'DEBIT' | 'CREDIT';
   amount: string;
-  currency?: string;
-  walletId?: string;
-  reference?: string;
-  createdAt?: string;
   /** What explains a debit no row of the batch does: another batch of the account, or a swap. */
   explainedBy?: string;
 }

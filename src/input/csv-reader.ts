@@ -29,11 +29,7 @@ export const csvReader: BatchReader = {
  */
 const READ_CHUNK = 64 * 1024;
 
-/**
- * Opens a CSV for streaming. `head` is the first bytes of the file (up to 1 MiB), used to detect
- * the encoding (unless given) and the delimiter. Row numbers count records, not lines: a record
- * whose quoted cell spans several lines is one row, as a spreadsheet shows it.
- */
+/** Opens a CSV for streaming. Row numbers count records, not lines, as a spreadsheet shows them. */
 function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
   const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
   const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
