@@ -64,13 +64,9 @@ export interface StatusOptions extends ApplyOptions {
   stop?: AbortSignal;
 }
 
-export interface RowFailure {
-  rowNumber: number;
-  payoutId: string;
-  code: string;
-  message: string;
-  requestId?: string;
-}
+/** A row and its payout, as `status` names it. */
+type RowRef = { rowNumber: number; reference?: string; payoutId: string };
+export type RowFailure = Omit<RowRef, 'reference'> & ReturnType<typeof failureOf>;
 
 export interface StatusResult {
   /**
@@ -94,17 +90,9 @@ export interface StatusResult {
   /** Refunds of failed payouts found in the wallet's transactions by this refresh. */
   refundsFound: RefundSeen[];
   /** Rows waiting for us: the information requested and the command that answers it. */
-  waiting: { rowNumber: number; reference?: string; payoutId: string; informationRequests?: string; nextStep?: string }[];
+  waiting: (RowRef & { informationRequests?: string; nextStep?: string })[];
   /** Rows failed after creation: the service's reason, and the refund (in the row's source currency) when seen. */
-  failed: {
-    rowNumber: number;
-    reference?: string;
-    payoutId: string;
-    status: string;
-    reason?: string;
-    currency: string;
-    refunded?: string;
-  }[];
+  failed: (RowRef & { status: string; reason?: string; currency: string; refunded?: string })[];
   rows: number;
   /** Payouts not in a final status, asked about (by the list or one by one). */
   asked: number;
@@ -362,7 +350,7 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
 function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
   const column = batchColumns(t).reference ?? '';
   const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
-  const row = ({ rowNumber, cells, result }: ResultRow) => ({
+  const row = ({ rowNumber, cells, result }: ResultRow): RowRef => ({
     rowNumber,
     reference: cells[column] || undefined,
     payoutId: result.payoutId ?? '',

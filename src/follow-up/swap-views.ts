@@ -73,7 +73,7 @@ export interface SwapsRefresh {
   /** Swaps whose status the service moved since the journal's: each journalled as a `status` line. */
   moved: SwapMove[];
   /** The service's error for a swap it could not give (404 SWAP_NOT_FOUND...). */
-  failures: { currency: string; id: string; code: string; message: string; requestId?: string }[];
+  failures: ({ currency: string; id: string } & ReturnType<typeof failureOf>)[];
   halted?: string;
 }
 

@@ -90,14 +90,12 @@ export function csvLayout(head: Buffer, encoding?: TextEncoding) {
 
 /** The InputErrors a CSV read ends with, naming the file and its delimiter. */
 function csvRefusals(file: string, delimiter: Delimiter) {
-  const tooLong = (row: number) =>
-    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+  const malformed = (row: number, message: string) => new InputError('MALFORMED_CSV', file, `${file}: ${message}`, row);
+  const tooLong = (row: number) => malformed(row, `row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`);
   const tooWide = (row: number) =>
-    new InputError(
-      'MALFORMED_CSV',
-      file,
-      `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
+    malformed(
       row,
+      `row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
     );
   /** csv-parse's error (or the file's) as the InputError the user is shown; `rowNumber`: records read so far. */
   const of = (e: unknown, rowNumber: number): InputError => {
@@ -112,7 +110,7 @@ function csvRefusals(file: string, delimiter: Delimiter) {
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
       const why = e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '');
-      return new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${why}`, rowNumber + 1);
+      return malformed(rowNumber + 1, `cannot read the CSV${line ? ` at line ${line}` : ''}: ${why}`);
     }
     return new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
   };
