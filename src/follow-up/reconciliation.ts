@@ -20,7 +20,8 @@ import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal, type Listi
 import { batchSwapsOf } from './swap-views.ts';
 import { swapReference } from '../engine/swap.ts';
 import { writeReconciliation } from './reconcile-file.ts';
-import { tieOut, timeOf, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
+import { isoTime } from '../spec/status-order.ts';
+import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 
 export interface ReconcileOptions {
   client: PayoutClient;
@@ -109,7 +110,7 @@ function latestRetryOutput(resultsFile: string): string | undefined {
 
 function checkPeriod(o: ReconcileOptions): void {
   for (const [flag, v] of Object.entries({ '--since': o.since, '--until': o.until }))
-    if (v !== undefined && timeOf(v) === undefined)
+    if (v !== undefined && isoTime(v) === undefined)
       throw new ResultsError(
         'UNREADABLE',
         o.resultsFile,
@@ -149,8 +150,8 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
     const payouts = await fetchPayoutStates(ids, o, requests);
-    const created = [...payouts.values()].flatMap((p) => timeOf(p.createdAt) ?? []);
-    const stopBelow = timeOf(o.since) ?? (created.length ? Math.min(...created) : undefined);
+    const created = [...payouts.values()].flatMap((p) => isoTime(p.createdAt) ?? []);
+    const stopBelow = isoTime(o.since) ?? (created.length ? Math.min(...created) : undefined);
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });

@@ -53,7 +53,7 @@ import { readPages } from '../client/pages.ts';
 import { failureOf, readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
 import { statusOfSwaps, type SwapMove, type SwapsRefresh } from './swap-views.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
-import { timeOf } from './tie-out.ts';
+import { isoTime } from '../spec/status-order.ts';
 
 /** `ledgers`: the account's, whose journals hold each row's latest state. */
 export interface StatusOptions extends ApplyOptions {
@@ -211,7 +211,7 @@ async function findRefunds(
   const refundsFound: RefundSeen[] = [];
   const found = (p: PayoutToRefund, r: Refund | undefined) => r && refundsFound.push({ payoutId: p.id, ...r });
   let halted: string | undefined;
-  const times = [...sought.keys()].map((id) => timeOf(createdAt.get(id)));
+  const times = [...sought.keys()].map((id) => isoTime(createdAt.get(id)));
   const wanted = new Set(sought.keys());
   try {
     const listing = await readPages({

@@ -10,6 +10,7 @@
 // apart from payouts. Money is exact (decimal.js); amounts leave as decimal strings with the
 // currency's minor units, never rounded.
 import { amountText, Dec } from '../money.ts';
+import { isoTime } from '../spec/status-order.ts';
 import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
 import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut, type TieOutSummary } from '../engine/money-totals.ts';
 
@@ -133,16 +134,9 @@ export interface TieOutInput {
 
 const ZERO = new Dec(0);
 
-/** An ISO 8601 time in ms, undefined when there is none or it is not a date. */
-export const timeOf = (iso: string | undefined): number | undefined => {
-  if (iso === undefined) return undefined;
-  const t = Date.parse(iso);
-  return Number.isNaN(t) ? undefined : t;
-};
-
 /** The end of a period: a date alone ("2025-01-31") is the end of that day, UTC. */
 const untilTime = (iso: string | undefined): number | undefined => {
-  const t = timeOf(iso);
+  const t = isoTime(iso);
   return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(iso!.trim()) ? t + 86_399_999 : t;
 };
 
@@ -396,16 +390,16 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
  * is hidden.
  */
 function periodOf(input: TieOutInput, mine: readonly Hit[]) {
-  const dates = [...mine.map((m) => timeOf(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => timeOf(p.createdAt))].filter(
+  const dates = [...mine.map((m) => isoTime(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => isoTime(p.createdAt))].filter(
     (t): t is number => t !== undefined,
   );
-  const from = timeOf(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
+  const from = isoTime(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
   const to = untilTime(input.until);
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
   const oldest = Math.max(...mine.map((m) => m.index));
   const used = { dates: false, order: false };
   const contains = ({ tx, index }: Hit): boolean => {
-    const t = timeOf(tx.createdAt);
+    const t = isoTime(tx.createdAt);
     if (t !== undefined && (from !== undefined || to !== undefined)) {
       used.dates = true;
       return (from === undefined || t >= from) && (to === undefined || t <= to);

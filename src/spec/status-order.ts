@@ -44,7 +44,8 @@ export function statusRank(p: StatusPoint): number {
   return p.status === 'PENDING' && p.statusDetail === UNDER_REVIEW ? 2 : (RANKS.get(p.status) ?? -1);
 }
 
-const time = (iso: string | undefined): number | undefined => {
+/** An ISO 8601 time in epoch ms; undefined when absent or unreadable. */
+export const isoTime = (iso: string | undefined): number | undefined => {
   if (!iso) return undefined;
   const t = Date.parse(iso);
   return Number.isNaN(t) ? undefined : t;
@@ -58,8 +59,8 @@ export function nextStatus(current: StatusPoint, incoming: StatusPoint): StatusD
   if (!isPayoutStatus(current.status) || !isPayoutStatus(incoming.status)) return { apply: false, why: 'not-a-payout-status' };
   const a = statusRank(current);
   const b = statusRank(incoming);
-  const tc = time(current.at);
-  const ti = time(incoming.at);
+  const tc = isoTime(current.at);
+  const ti = isoTime(incoming.at);
   const provablyNewer = tc !== undefined && ti !== undefined && ti > tc;
   if (a === b && current.status === incoming.status) {
     // Same place: only a newer copy may refresh the details (new informationRequests, updatedAt).
