@@ -1,12 +1,8 @@
-// Applying status changes (from GET payout or from a webhook) to a results file, forward only, and
-// recording them in the batch's journal. Shared by `status` and `listen`.
-//
-// A results file is read, changed and replaced atomically under a lock beside it
-// (".<name>.lock"), so `status` and `listen` (and two listeners, and a run's own writes of it:
-// engine/pipeline.ts) never lose each other's updates: one writer of a results file at a time.
-// The batch's journal gets one `{t: "status", ...}` line per applied change, under that lock and
-// before the results file is written: a run that rewrites the file meanwhile starts from the
-// journal's latest state, so no write moves a status backward.
+// Status changes (from GET payout or a webhook) and refunds applied to a results file, forward
+// only, for `status` and `listen`. Under the results file's lock (shared with a run's own writes:
+// engine/pipeline.ts), so no writer loses another's update; the batch's journal gets one line per
+// change before the file is written, so a run rewriting it meanwhile starts from the journal's
+// latest state and no write moves a status backward.
 import type { Logger } from 'pino';
 import type { Connection } from '../client/connect.ts';
 import { eachBatch, type Ledger } from '../ledger/account-ledger.ts';
@@ -20,6 +16,7 @@ import { withLock } from '../files/lock.ts';
 import { nextStatus, type StatusDecision } from '../spec/status-order.ts';
 import { nextStepOf } from '../engine/outcome.ts';
 import type { RowEvent } from '../journal/lines.ts';
+import type { JournalEvent } from '../journal/journal.ts';
 
 export interface StatusUpdate {
   payoutId: string;
@@ -52,7 +49,6 @@ export interface ApplyResult {
   ignored: RowChange[];
 }
 
-/** Writes one applied update into a row's result values (mutating). */
 function setRowStatus(row: ResultRow, u: StatusUpdate): void {
   const r = row.result;
   const moved = r.status !== u.status;
@@ -69,7 +65,6 @@ function setRowStatus(row: ResultRow, u: StatusUpdate): void {
   setNextStep(row);
 }
 
-/** The `nextStep` cell from the row's status, payoutId and refund. */
 function setNextStep(row: ResultRow): void {
   const r = row.result;
   const step = nextStepOf(r.status, { payoutId: r.payoutId, refunded: r.refunded });
@@ -81,7 +76,6 @@ function setNextStep(row: ResultRow): void {
 export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): boolean =>
   c.decision.why !== 'newer-details' || c.from !== c.to;
 
-/** Decides and applies updates to a table in memory. */
 export function applyToTable(table: ResultsTable, file: string, updates: StatusUpdate[]): ApplyResult {
   const byId = new Map<string, ResultRow[]>();
   for (const row of table.rows) if (row.result.payoutId) byId.set(row.result.payoutId, [...(byId.get(row.result.payoutId) ?? []), row]);
@@ -109,16 +103,15 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
   return out;
 }
 
+/**
+ * Where the batch's journal (the one holding the payout ids) is searched, in this order: `ledgers`
+ * (the account's, when known), the ledgers of `stateDirs` (`--state-dir`, a watch's "stateDir"),
+ * of `stateRoots` (default: the per-user one) and of the team ledger (`shared`, --ledger).
+ */
 export interface ApplyOptions {
-  /** Ledgers searched first for the batch's journal (the one holding the payout ids): the account's, when known. */
   ledgers?: Ledger[];
-  /** The team ledger, when there is one (--ledger): every account's ledger in it is searched too. */
   shared?: Connection['shared'];
-  /**
-   * State folders whose ledgers (src/ledger) are searched next: `--state-dir`, a watch's "stateDir".
-   */
   stateDirs?: string[];
-  /** State folders whose ledgers are searched too (default: the per-user one, quota.ts defaultStateDir). */
   stateRoots?: string[];
   logger?: Logger;
 }
@@ -135,20 +128,20 @@ function updateResultsFile<T>(
   o: ApplyOptions,
   update: (table: ResultsTable) => { out: T; journal?: { payoutIds: string[]; line: LineOf } },
 ): Promise<T> {
-  return withLock(
-    resultsLockPath(file),
-    async () => {
-      const table = await readResults(file);
-      const { out, journal } = update(table);
-      if (journal) {
-        await appendToBatchJournal(file, journal.payoutIds, journal.line, o);
-        await writeResults(file, table);
-      }
-      return out;
-    },
-    { purpose: 'results update' },
-  );
+  return underResultsLock(file, async () => {
+    const table = await readResults(file);
+    const { out, journal } = update(table);
+    if (journal) {
+      await appendToBatchJournal(file, journal.payoutIds, journal.line, o);
+      await writeResults(file, table);
+    }
+    return out;
+  });
 }
+
+/** `fn` under the results file's lock: one writer of a results file at a time. */
+export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise<T> =>
+  withLock(resultsLockPath(file), fn, { purpose: 'results update' });
 
 /** Applies the updates to the results file forward only; writes it back when a row changed. */
 export function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
@@ -191,23 +184,13 @@ function statusLine(ref: string, c: RowChange, updates: StatusUpdate[]): RowEven
 async function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o: ApplyOptions): Promise<void> {
   try {
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
-    // The journal of the batch that holds the payout (the same file sent to two services has a
-    // journal in each one's ledger; only the one that created the payout knows its id).
+    // (the same file sent to two services has a journal in each one's ledger: only one knows the id)
     for await (const { ledger, batchId, folded } of eachBatch([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
       if (!payoutIds.some((id) => refOf.has(id))) continue;
-      const w = ledger.open(batchId);
-      try {
-        for (const id of payoutIds) {
-          const ref = refOf.get(id);
-          const e = ref ? line(id, ref) : undefined;
-          if (e) w.append(e);
-        }
-      } finally {
-        w.close();
-      }
-      return;
+      const lines = payoutIds.flatMap((id) => (refOf.has(id) ? (line(id, refOf.get(id)!) ?? []) : []));
+      return appendLines(ledger, batchId, lines);
     }
   } catch (e) {
     o.logger?.warn({ file, err: (e as Error).message }, 'change not recorded in the journal');
@@ -240,4 +223,15 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
     }
     return { out: n, journal: n ? { payoutIds: [...byId.keys()], line } : undefined };
   });
+}
+
+/** Lines appended to a batch's journal, in order. */
+export function appendLines(ledger: Ledger, batchId: string, lines: readonly JournalEvent[]): void {
+  if (!lines.length) return;
+  const w = ledger.open(batchId);
+  try {
+    for (const l of lines) w.append(l);
+  } finally {
+    w.close();
+  }
 }

@@ -89,16 +89,13 @@ interface LoadedFile {
   filename: string;
 }
 
-const documentRuleMessage = (status: string) =>
-  `INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is ${status}`;
-
 async function loadFile(path: string): Promise<LoadedFile> {
   const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
     throw new AttachRefused(`${path}: cannot read it (${e.code ?? e.message})`, 'BAD_FILE');
   });
   if (!st.isFile()) throw new AttachRefused(`${path}: not a file`, 'BAD_FILE');
-  const size = st.size;
-  if (size > MAX_DOCUMENT_BYTES) throw new AttachRefused(`${path}: ${size} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
+  if (st.size > MAX_DOCUMENT_BYTES)
+    throw new AttachRefused(`${path}: ${st.size} bytes; the service takes at most 10 MB per file`, 'BAD_FILE');
   const bytes = new Uint8Array(await readFile(path));
   const contentType = sniffDocumentType(bytes.subarray(0, 16));
   if (!contentType) throw new AttachRefused(`${path}: not a PDF, JPEG or PNG (by its first bytes)`, 'BAD_FILE');
@@ -133,9 +130,11 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
     throw e;
   }
   const log = o.logger?.child({ payoutId: payout.id, payoutRef: payout.payoutRef });
-  if (isFinalStatus(payout.status) && !o.force) {
-    throw new AttachRefused(`${documentRuleMessage(payout.status)}. Nothing was uploaded.`, 'INVALID_PAYOUT_STATUS');
-  }
+  if (isFinalStatus(payout.status) && !o.force)
+    throw new AttachRefused(
+      `INVALID_PAYOUT_STATUS: documents can be added only while a payout is PENDING, ADDITIONAL_INFO_REQUIRED or PROCESSING; this payout is ${payout.status}. Nothing was uploaded.`,
+      'INVALID_PAYOUT_STATUS',
+    );
   const have = payout.supportingDocuments?.length ?? 0;
   const adding = o.merge ? 1 : files.length;
   if (have + adding > MAX_DOCUMENTS_PER_PAYOUT && !o.force) {

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import type { PayoutAnswer, WalletTransactionAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
-import { readPages, type ListingEnd } from '../client/pages.ts';
+import { readPages, type ListedPage, type ListingEnd } from '../client/pages.ts';
 import { fromApi } from '../money.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { PayoutState, ReconTx } from './tie-out.ts';
@@ -67,62 +67,80 @@ export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
   };
 }
 
-/** The payouts of a status poll or a reconcile, as the list and get-payout gave them. */
-export interface PayoutsRead {
-  /** Items of the payout list (spec §2: status, amounts, fees, rate, createdAt). */
-  listed: Map<string, PayoutAnswer>;
-  /** get-payout's answers: for a payout no page showed, or one the list cannot answer for (`ask`). */
-  got: Map<string, PayoutAnswer>;
-  /** The service's error for a payout (404 PAYOUT_NOT_FOUND...). */
+/** Items of a listing and of its get (payouts, swaps), as a status poll or a reconcile read them. */
+export interface ItemsRead<T> {
+  /** The listing's items (spec §2: a list item carries the fields of a get but the details). */
+  listed: Map<string, T>;
+  /** The get's answers: for an item no page showed, or one the list cannot answer for (`ask`). */
+  got: Map<string, T>;
+  /** The service's error for an item (404 PAYOUT_NOT_FOUND...). */
   errors: Map<string, PayoutApiError>;
-  /** Service trouble (unreachable, 5xx, key refused): the payouts not read by then were not asked. */
+  /** Service trouble (unreachable, 5xx, key refused): the items not read by then were not asked. */
   halted?: PayoutApiError;
 }
 
 /**
- * Each payout of `ids` from the payout list (spec §4.4, 100 a page, paged as pages.ts says), and
- * one get-payout (§4.3) for each the pages did not show or `ask` sends for, in parallel through the
- * client's throttle. A list the service refuses (a 4xx) shows none: each payout is asked for.
+ * Each item of `ids` from the listing (100 a page, paged as pages.ts says), and one get for each
+ * the pages did not show or `ask` sends for, in parallel through the client's throttle. A list the
+ * service refuses (a 4xx) shows none: each item is asked for.
  */
-export async function readPayouts(
+export async function readItems<T extends { id: string; createdAt?: string }>(
   ids: Iterable<string>,
-  o: FetchOptions,
-  requests: RequestCounts,
-  ask: (listed: PayoutAnswer) => boolean = () => false,
-): Promise<PayoutsRead> {
-  const out: PayoutsRead = { listed: new Map(), got: new Map(), errors: new Map() };
+  o: FetchOptions & {
+    what: 'payouts' | 'swaps';
+    list: (page: number) => Promise<ListedPage<T>>;
+    get: (id: string) => Promise<T>;
+    ask?: (listed: T) => boolean;
+  },
+): Promise<ItemsRead<T>> {
+  const out: ItemsRead<T> = { listed: new Map(), got: new Map(), errors: new Map() };
   const all = [...new Set(ids)];
   const missing = new Set(all);
-  const fetch = (page: number) => {
-    requests.payoutPages++;
-    return o.client.listPayouts({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
-  };
   try {
-    const { items } = await readPages({ fetch, wanted: missing, what: 'payouts', logger: o.logger, stop: o.stop });
+    const { items } = await readPages({ fetch: o.list, wanted: missing, what: o.what, logger: o.logger, stop: o.stop });
     for (const p of items) out.listed.set(p.id, p);
   } catch (e) {
     if (!(e instanceof PayoutApiError)) throw e;
     if (e.serviceTrouble) return { ...out, halted: e };
-    o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'the payout list could not be read: each payout is asked for');
+    o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, `the ${o.what} list could not be read: each one is asked for`);
     for (const id of all) missing.add(id);
   }
-  const toGet = all.filter((id) => missing.has(id) || ask(out.listed.get(id)!));
+  const toGet = all.filter((id) => missing.has(id) || o.ask?.(out.listed.get(id)!));
   await Promise.all(
-    toGet.map(async (payoutId) => {
+    toGet.map(async (id) => {
       if (out.halted || o.stop?.aborted) return;
-      requests.getPayout++;
       try {
-        out.got.set(payoutId, await o.client.getPayout(payoutId, { signal: o.stop }));
+        out.got.set(id, await o.get(id));
       } catch (e) {
         if (!(e instanceof PayoutApiError)) throw e;
         if (e.serviceTrouble) out.halted ??= e;
-        else out.errors.set(payoutId, e);
-        o.logger?.warn({ payoutId, requestId: e.requestId, errorCode: e.code }, 'payout could not be read');
+        else out.errors.set(id, e);
+        const one = o.what.slice(0, -1); // "payout", "swap"
+        o.logger?.warn({ [`${one}Id`]: id, requestId: e.requestId, errorCode: e.code }, `${one} could not be read`);
       }
     }),
   );
   return out;
 }
+
+/** The service's refusal of one item, as a failure shows it. */
+export const failureOf = (e: PayoutApiError) => ({ code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
+
+/** The payouts of `ids` (spec §4.4 list, §4.3 get-payout), counted in `requests`. */
+export const readPayouts = (ids: Iterable<string>, o: FetchOptions, requests: RequestCounts, ask?: (listed: PayoutAnswer) => boolean) =>
+  readItems(ids, {
+    ...o,
+    what: 'payouts',
+    ask,
+    list: (page) => {
+      requests.payoutPages++;
+      return o.client.listPayouts({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
+    },
+    get: (id) => {
+      requests.getPayout++;
+      return o.client.getPayout(id, { signal: o.stop });
+    },
+  });
 
 /** What reconcile needs of a payout, from a list item or get-payout (spec §2: both carry these fields). */
 function stateOf(p: PayoutAnswer): PayoutState {

@@ -77,24 +77,21 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
     explainedBy: f.explainedBy,
   });
   // the batch's swaps, one line per leg (spec §6: a swap emits a debit and a credit), counted apart from payouts
-  for (const w of report.swaps)
-    for (const [kind, currency, amount] of [
-      ['swap debit', w.sourceCurrency, w.debit],
-      ['swap credit', w.destinationCurrency, w.credit],
-    ] as const)
-      lines.push({
-        kind,
-        reference: w.reference,
-        payoutId: w.id,
-        payoutRef: w.reference,
-        status: w.status,
-        currency,
-        ...(kind === 'swap debit' ? { debit: amount } : {}),
-        net: amount,
-        transactionIds: w.transactionIds.join('; '),
-        tiesOut: w.ok ? 'yes' : 'NO',
-        problem: w.problems.join('; '),
-      });
+  for (const w of report.swaps) {
+    const swap = {
+      reference: w.reference,
+      payoutId: w.id,
+      payoutRef: w.reference,
+      status: w.status,
+      transactionIds: w.transactionIds.join('; '),
+      tiesOut: w.ok ? 'yes' : 'NO',
+      problem: w.problems.join('; '),
+    };
+    lines.push(
+      { kind: 'swap debit', ...swap, currency: w.sourceCurrency, debit: w.debit, net: w.debit },
+      { kind: 'swap credit', ...swap, currency: w.destinationCurrency, net: w.credit },
+    );
+  }
   lines.push(...report.unexplained.map(tx('unexplained debit', 'no row, batch of this account or swap explains it')));
   lines.push(...report.explained.map(tx('debit explained elsewhere')));
   lines.push(...report.otherCredits.map(tx('other credit')));

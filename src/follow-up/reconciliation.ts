@@ -1,13 +1,7 @@
 // `reconcile RESULTS`: ties a results file to the service's wallet transactions (spec §2 Wallet
-// transaction, §4.15) and its payouts' current status (§4.3). Three parts, one file each:
-//
-// - tie-out.ts: pure. Rows + transactions (in listing order) + payout states -> a report.
-// - reconcile-fetch.ts: the requests. Each created payout's status, the transaction listing.
-// - reconcile-file.ts: `<results name>.reconciliation.csv` (or .xlsx) and `.json` beside the results.
-//
-// This step reads the results and the account's ledger (each row's latest state, the batch's
-// swaps: swap-views.ts), fetches, ties out and writes. It returns
-// values; never prints.
+// transaction, §4.15) and its payouts' current status (§4.3): reads the results and the account's
+// ledger (each row's latest state, the batch's swaps: swap-views.ts), fetches (reconcile-fetch.ts),
+// ties out (tie-out.ts, pure) and writes the files beside the results (reconcile-file.ts).
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -26,7 +20,8 @@ import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal, type Listi
 import { batchSwapsOf } from './swap-views.ts';
 import { swapReference } from '../engine/swap.ts';
 import { writeReconciliation } from './reconcile-file.ts';
-import { tieOut, timeOf, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
+import { isoTime } from '../spec/status-order.ts';
+import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 
 export interface ReconcileOptions {
   client: PayoutClient;
@@ -115,7 +110,7 @@ function latestRetryOutput(resultsFile: string): string | undefined {
 
 function checkPeriod(o: ReconcileOptions): void {
   for (const [flag, v] of Object.entries({ '--since': o.since, '--until': o.until }))
-    if (v !== undefined && timeOf(v) === undefined)
+    if (v !== undefined && isoTime(v) === undefined)
       throw new ResultsError(
         'UNREADABLE',
         o.resultsFile,
@@ -134,8 +129,7 @@ async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readon
   const swaps = new Map<string, ReconSwap>();
   for (const c of new Set(rows.flatMap((r) => (r.currency ? [r.currency] : []))))
     swaps.set(c, { currency: c, reference: swapReference(batch.batchId, c) });
-  for (const s of batch.swaps.values())
-    swaps.set(s.currency, { currency: s.currency, reference: s.reference, ...(s.swap ? { swap: s.swap } : {}) });
+  for (const s of batch.swaps.values()) swaps.set(s.currency, s);
   return [...swaps.values()];
 }
 
@@ -156,8 +150,8 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
   const listing: Listing = { pages: 0, transactions: 0, ended: 'end' };
   try {
     const payouts = await fetchPayoutStates(ids, o, requests);
-    const created = [...payouts.values()].flatMap((p) => timeOf(p.createdAt) ?? []);
-    const stopBelow = timeOf(o.since) ?? (created.length ? Math.min(...created) : undefined);
+    const created = [...payouts.values()].flatMap((p) => isoTime(p.createdAt) ?? []);
+    const stopBelow = isoTime(o.since) ?? (created.length ? Math.min(...created) : undefined);
     const transactions = await fetchTransactions({ ...o, stopBelow }, requests, listing);
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });

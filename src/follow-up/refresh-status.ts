@@ -4,18 +4,14 @@
 // the list cannot answer), find the refunds of failed payouts in the wallet's transactions, and
 // rewrite the file with status, statusDetail and informationRequests, forward only
 // (spec/status-order.ts).
-// Returns values; never prints or exits.
 import { resolve } from 'node:path';
-import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { UsageReport } from '../client/quota.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
 import { readResults, writeResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
-import { resultsLockPath } from '../results/paths.ts';
-import type { ResultValues } from '../results/types.ts';
-import { withLock } from '../files/lock.ts';
+import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import type { RowState } from '../journal/lines.ts';
 import { nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
@@ -26,7 +22,9 @@ import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.
 import {
   applyRefundsToResultsFile,
   applyToResultsFile,
+  underResultsLock,
   isRealMove,
+  type ApplyOptions,
   type ApplyResult,
   type RefundSeen,
   type RowChange,
@@ -52,33 +50,23 @@ import {
 } from '../engine/money-totals.ts';
 import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
 import { readPages } from '../client/pages.ts';
-import { readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
+import { failureOf, readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
 import { statusOfSwaps, type SwapMove, type SwapsRefresh } from './swap-views.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
-import { timeOf } from './tie-out.ts';
-import type { ResultsTable } from '../results/types.ts';
+import { isoTime } from '../spec/status-order.ts';
 
-export interface StatusOptions {
+/** `ledgers`: the account's, whose journals hold each row's latest state. */
+export interface StatusOptions extends ApplyOptions {
   client: PayoutClient;
   resultsFile: string;
-  /** Where the batch's journal is (apply.ts ApplyOptions). */
-  stateDirs?: string[];
-  stateRoots?: string[];
-  /** The account's ledgers (src/ledger), whose journals hold each row's latest state. */
-  ledgers?: Ledger[];
-  logger?: Logger;
   /** Called once before the first request: about how many requests, and the key's usage as counted here. */
   onPlan?: (p: { requests: number; usage?: UsageReport }) => void;
   stop?: AbortSignal;
 }
 
-export interface RowFailure {
-  rowNumber: number;
-  payoutId: string;
-  code: string;
-  message: string;
-  requestId?: string;
-}
+/** A row and its payout, as `status` names it. */
+type RowRef = { rowNumber: number; reference?: string; payoutId: string };
+export type RowFailure = Omit<RowRef, 'reference'> & ReturnType<typeof failureOf>;
 
 export interface StatusResult {
   /**
@@ -102,17 +90,9 @@ export interface StatusResult {
   /** Refunds of failed payouts found in the wallet's transactions by this refresh. */
   refundsFound: RefundSeen[];
   /** Rows waiting for us: the information requested and the command that answers it. */
-  waiting: { rowNumber: number; reference?: string; payoutId: string; informationRequests?: string; nextStep?: string }[];
+  waiting: (RowRef & { informationRequests?: string; nextStep?: string })[];
   /** Rows failed after creation: the service's reason, and the refund (in the row's source currency) when seen. */
-  failed: {
-    rowNumber: number;
-    reference?: string;
-    payoutId: string;
-    status: string;
-    reason?: string;
-    currency: string;
-    refunded?: string;
-  }[];
+  failed: (RowRef & { status: string; reason?: string; currency: string; refunded?: string })[];
   rows: number;
   /** Payouts not in a final status, asked about (by the list or one by one). */
   asked: number;
@@ -131,10 +111,7 @@ export interface StatusResult {
 }
 
 /** A payout to ask about: the first row holding it and that row's status. */
-interface Asked {
-  rowNumber: number;
-  status: string;
-}
+type Asked = { rowNumber: number; status: string };
 
 /** The payouts to ask about (created, not final), and how many rows are final already. */
 function toRefresh(table: ResultsTable): { todo: Map<string, Asked>; final: number } {
@@ -209,9 +186,7 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
   const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({
     rowNumber: todo.get(payoutId)!.rowNumber,
     payoutId,
-    code: e.code ?? `HTTP_${e.status ?? 0}`,
-    message: e.message,
-    requestId: e.requestId,
+    ...failureOf(e),
   }));
   if (read.halted) o.logger?.error({ requestId: read.halted.requestId, status: read.halted.status }, 'status refresh halted');
   const createdAt = new Map<string, string>();
@@ -236,7 +211,7 @@ async function findRefunds(
   const refundsFound: RefundSeen[] = [];
   const found = (p: PayoutToRefund, r: Refund | undefined) => r && refundsFound.push({ payoutId: p.id, ...r });
   let halted: string | undefined;
-  const times = [...sought.keys()].map((id) => timeOf(createdAt.get(id)));
+  const times = [...sought.keys()].map((id) => isoTime(createdAt.get(id)));
   const wanted = new Set(sought.keys());
   try {
     const listing = await readPages({
@@ -262,12 +237,7 @@ async function findRefunds(
     o.logger?.warn({ requestId: e.requestId, errorCode: e.code }, 'transactions could not be read');
     if (e.serviceTrouble) halted = e.message;
   }
-  await applyRefundsToResultsFile(file, refundsFound, {
-    ledgers: o.ledgers,
-    stateDirs: o.stateDirs,
-    stateRoots: o.stateRoots,
-    logger: o.logger,
-  });
+  await applyRefundsToResultsFile(file, refundsFound, o);
   return { refundsFound, halted };
 }
 
@@ -282,14 +252,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const read = await readStatuses(o, todo, requests);
 
   // What was learnt is applied even when the refresh stopped early.
-  const apply = read.updates.length
-    ? await applyToResultsFile(file, read.updates, {
-        ledgers: o.ledgers,
-        stateDirs: o.stateDirs,
-        stateRoots: o.stateRoots,
-        logger: o.logger,
-      })
-    : { applied: [], ignored: [], unmatched: [] };
+  const apply = read.updates.length ? await applyToResultsFile(file, read.updates, o) : { applied: [], ignored: [] };
   // (a refresh of the same status's details is no move: PENDING -> PENDING is not logged as one)
   for (const c of apply.applied.filter(isRealMove))
     o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
@@ -297,7 +260,11 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     if (c.decision.why === 'older')
       o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
   const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, read.createdAt, requests);
-  const swaps = await swapsStep(o, file, requests, read.halted ?? refunds.halted);
+  // the batch's swaps: no request once the refresh was halted
+  const swaps =
+    read.halted || refunds.halted || o.stop?.aborted
+      ? { swaps: [], moved: [], failures: [], halted: undefined }
+      : await statusOfSwaps(o, file, o.ledgers ?? [], requests);
   const halted = read.halted ?? refunds.halted ?? swaps.halted;
   requests.total = requestsTotal(requests);
 
@@ -341,15 +308,6 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
 }
 
 /**
- * The batch's swaps (swap-views.ts): refreshed from the swaps list when the batch's journal in the
- * account's ledgers has one; no request otherwise, nor once the refresh was halted.
- */
-async function swapsStep(o: StatusOptions, file: string, requests: RequestCounts, halted: string | undefined) {
-  if (halted || o.stop?.aborted) return { swaps: [], moved: [], failures: [] };
-  return statusOfSwaps(o, file, o.ledgers ?? [], requests);
-}
-
-/**
  * Every row the ledger knows more of than its cells (another payout or attempt since, a later
  * status, a refund) is written as the ledger's latest state: an older results file shows a row
  * resent and paid since as paid, with its new payout id. Under the results file's lock; the
@@ -359,25 +317,21 @@ async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Prom
   // (once each: --state-dir may name the per-user state folder too)
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
   if (!folds.length) return 0;
-  return withLock(
-    resultsLockPath(file),
-    async () => {
-      const table = await readResults(file);
-      const reference = batchColumns(table).reference;
-      const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
-      let n = 0;
-      for (const row of table.rows) {
-        const s = states.get(row);
-        const latest = s && ledgerAhead(row.result, s);
-        if (!latest) continue;
-        row.result = latest;
-        n++;
-      }
-      if (n) await writeResults(file, table);
-      return n;
-    },
-    { purpose: 'results update' },
-  );
+  return underResultsLock(file, async () => {
+    const table = await readResults(file);
+    const reference = batchColumns(table).reference;
+    const states = ledgerStates(folds, table.rows, (r) => (reference ? r.cells[reference]?.trim() : undefined));
+    let n = 0;
+    for (const row of table.rows) {
+      const s = states.get(row);
+      const latest = s && ledgerAhead(row.result, s);
+      if (!latest) continue;
+      row.result = latest;
+      n++;
+    }
+    if (n) await writeResults(file, table);
+    return n;
+  });
 }
 
 /** The ledger's values of a row when they say more than its cells, else undefined. */
@@ -395,34 +349,23 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
 /** The rows waiting for us and the rows failed after creation, with what to do about each. */
 function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
   const column = batchColumns(t).reference ?? '';
-  const inGroup = (g: StatusGroup) =>
-    t.rows
-      .filter((r) => statusGroup(r.result.status) === g)
-      .map((r) => ({
-        r: r.result,
-        rowNumber: r.rowNumber,
-        reference: r.cells[column] || undefined,
-        payoutId: r.result.payoutId ?? '',
-        row: r,
-      }));
+  const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
+  const row = ({ rowNumber, cells, result }: ResultRow): RowRef => ({
+    rowNumber,
+    reference: cells[column] || undefined,
+    payoutId: result.payoutId ?? '',
+  });
   return {
-    waiting: inGroup('waiting').map(({ r, row: _, ...row }) => ({
-      ...row,
-      informationRequests: r.informationRequests,
-      nextStep: r.nextStep,
-    })),
-    failed: inGroup('failed').map(({ r, row: full, ...row }) => ({
-      ...row,
-      status: r.status!,
-      reason: r.statusReason,
-      currency: currencyOf(t, full),
-      refunded: r.refunded,
-    })),
+    waiting: inGroup('waiting').map((r) => ({ ...row(r), informationRequests: r.result.informationRequests, nextStep: r.result.nextStep })),
+    failed: inGroup('failed').map((r) => {
+      const { status, statusReason: reason, refunded } = r.result;
+      return { ...row(r), status: status!, reason, currency: currencyOf(t, r), refunded };
+    }),
   };
 }
 
 /** A row's source currency (its batch column), upper case; '' when the file has none. */
-function currencyOf(t: ResultsTable, row: ResultsTable['rows'][number]): string {
+function currencyOf(t: ResultsTable, row: ResultRow): string {
   const h = batchColumns(t).sourceCurrency;
   return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
 }

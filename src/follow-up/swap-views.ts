@@ -5,21 +5,17 @@
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
-import type { SwapAnswer } from '../client/answers.ts';
-import { PayoutApiError } from '../client/errors.ts';
-import { readPages } from '../client/pages.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
 import { foldSwaps, type SwapEvent, type SwapState } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
-import { withLock } from '../files/lock.ts';
 import { readResults, writeResults } from '../results/results.ts';
-import { resultsLockPath } from '../results/paths.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { swapLinesOf } from '../engine/outcome.ts';
 import { swapSnapshotOf } from '../engine/swap.ts';
 import type { ResultsTable } from '../results/types.ts';
-import type { RequestCounts } from './reconcile-fetch.ts';
+import { failureOf, readItems, type RequestCounts } from './reconcile-fetch.ts';
+import { appendLines, underResultsLock } from './apply-status.ts';
 
 /** A batch's journal and its swaps, one per short currency. */
 export interface BatchSwaps {
@@ -77,7 +73,7 @@ export interface SwapsRefresh {
   /** Swaps whose status the service moved since the journal's: each journalled as a `status` line. */
   moved: SwapMove[];
   /** The service's error for a swap it could not give (404 SWAP_NOT_FOUND...). */
-  failures: { currency: string; id: string; code: string; message: string; requestId?: string }[];
+  failures: ({ currency: string; id: string } & ReturnType<typeof failureOf>)[];
   halted?: string;
 }
 
@@ -93,30 +89,28 @@ export async function refreshSwaps(
   requests: RequestCounts,
 ): Promise<SwapsRefresh> {
   const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalSwapStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
-  const out: SwapsRefresh = { moved: [], failures: [] };
-  if (!asked.size) return out;
-  const seen = new Map<string, SwapAnswer | undefined>();
-  const missing = new Set(asked.keys());
-  try {
-    const fetch = (page: number) => {
+  if (!asked.size) return { moved: [], failures: [] };
+  const read = await readItems(asked.keys(), {
+    ...o,
+    what: 'swaps',
+    list: (page) => {
       requests.swapPages = (requests.swapPages ?? 0) + 1;
       return o.client.listSwaps({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
-    };
-    for (const s of (await readPages({ fetch, wanted: missing, what: 'swaps', logger: o.logger, stop: o.stop })).items)
-      if (asked.has(s.id)) seen.set(s.id, s);
-    for (const id of missing) {
-      if (o.stop?.aborted) break;
+    },
+    get: (id) => {
       requests.getSwap = (requests.getSwap ?? 0) + 1;
-      seen.set(id, await o.client.getSwap(id, { signal: o.stop }).catch((e: unknown) => failed(e, asked.get(id)!, id, out)));
-    }
-  } catch (e) {
-    if (!(e instanceof PayoutApiError) || !e.serviceTrouble) throw e;
-    out.halted = e.message;
-  }
+      return o.client.getSwap(id, { signal: o.stop });
+    },
+  });
+  const out: SwapsRefresh = {
+    moved: [],
+    failures: [...read.errors].map(([id, e]) => ({ currency: asked.get(id)!.currency, id, ...failureOf(e) })),
+    halted: read.halted?.message,
+  };
   const lines: SwapEvent[] = [];
-  for (const [id, answer] of seen) {
-    const state = asked.get(id)!;
-    if (!answer || answer.status === state.swap!.status) continue;
+  for (const [id, answer] of [...read.listed, ...read.got]) {
+    const state = asked.get(id);
+    if (!state || answer.status === state.swap!.status) continue;
     out.moved.push({ currency: state.currency, reference: state.reference, id, from: state.swap!.status, to: answer.status });
     state.swap = swapSnapshotOf(answer);
     lines.push({
@@ -128,22 +122,8 @@ export async function refreshSwaps(
       at: new Date().toISOString(),
     });
   }
-  if (lines.length) {
-    const w = batch.ledger.open(batch.batchId);
-    try {
-      for (const l of lines) w.append(l);
-    } finally {
-      w.close();
-    }
-  }
+  appendLines(batch.ledger, batch.batchId, lines);
   return out;
-}
-
-/** A get-swap that failed: service trouble ends the refresh; the service's refusal is the swap's failure. */
-function failed(e: unknown, state: SwapState, id: string, out: SwapsRefresh): undefined {
-  if (!(e instanceof PayoutApiError) || e.serviceTrouble) throw e;
-  out.failures.push({ currency: state.currency, id, code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
-  return undefined;
 }
 
 /** "(1 swap page, 0 swap status)" after the other requests of a line, when swaps were asked about. */
@@ -179,14 +159,9 @@ export async function statusOfSwaps(
   const refresh = await refreshSwaps(o, batch, requests);
   const swaps = swapLinesOf(batch.swaps.values());
   if (table.format === 'xlsx')
-    await withLock(
-      resultsLockPath(file),
-      async () => {
-        const now = await readResults(file);
-        if (JSON.stringify(now.swaps ?? []) === JSON.stringify(swaps)) return;
-        await writeResults(file, { ...now, swaps });
-      },
-      { purpose: 'results update' },
-    );
+    await underResultsLock(file, async () => {
+      const now = await readResults(file);
+      if (JSON.stringify(now.swaps ?? []) !== JSON.stringify(swaps)) await writeResults(file, { ...now, swaps });
+    });
   return { ...refresh, swaps };
 }

@@ -10,9 +10,9 @@
 // apart from payouts. Money is exact (decimal.js); amounts leave as decimal strings with the
 // currency's minor units, never rounded.
 import { amountText, Dec } from '../money.ts';
-import { isFailedAfterCreation } from '../journal/lines.ts';
-import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut } from '../engine/money-totals.ts';
-import type { SwapSnapshot } from '../engine/swap.ts';
+import { isoTime } from '../spec/status-order.ts';
+import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
+import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut, type TieOutSummary } from '../engine/money-totals.ts';
 
 /** One row of a results file, as far as money goes. */
 export interface ReconRow {
@@ -75,10 +75,7 @@ export interface PayoutState {
 }
 
 /** A row's own payout, and each payout it replaced; `ok` and `problems` cover them all. */
-export interface RowReconciliation extends PayoutReconciliation {
-  rowNumber: number;
-  reference?: string;
-  currency?: string;
+export interface RowReconciliation extends PayoutReconciliation, Pick<ReconRow, 'rowNumber' | 'reference' | 'currency'> {
   /** The wallet the row's movements were in (the first one seen). */
   walletId?: string;
   created: boolean;
@@ -86,14 +83,10 @@ export interface RowReconciliation extends PayoutReconciliation {
   earlier: PayoutReconciliation[];
 }
 
-export interface ForeignTransaction {
-  id?: string;
+/** A movement of the period no row of the batch explains, as the report shows it. */
+export interface ForeignTransaction extends Omit<ReconTx, 'amount' | 'payoutId'> {
   type: 'DEBIT' | 'CREDIT';
   amount: string;
-  currency?: string;
-  walletId?: string;
-  reference?: string;
-  createdAt?: string;
   /** What explains a debit no row of the batch does: another batch of the account, or a swap. */
   explainedBy?: string;
 }
@@ -106,8 +99,8 @@ export interface LedgerBatch {
   payoutIds: readonly string[];
 }
 
-export interface TieOutReport {
-  ok: boolean;
+/** `problems`: one line per thing that does not tie out. */
+export interface TieOutReport extends Pick<TieOutSummary, 'ok' | 'totals' | 'problems'> {
   rows: RowReconciliation[];
   /** Debits of the period that no row, no batch of the account and no swap explains. Any of them fails the tie-out. */
   unexplained: ForeignTransaction[];
@@ -115,26 +108,15 @@ export interface TieOutReport {
   explained: ForeignTransaction[];
   /** Credits of the period that no row explains (top-ups...): listed, not a failure. */
   otherCredits: ForeignTransaction[];
-  totals: CurrencyTieOut[];
   /** The batch's swaps that exist (the journal knows one, or movements carry its reference), each with both legs. */
   swaps: SwapTieOut[];
   /** The period judged for unexplained debits (no `to`: up to the time the listing was read); `by` says how a transaction was placed in it. */
   period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
-  /** One line per thing that does not tie out. */
-  problems: string[];
   counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; earlierRefunded: number; transactions: number };
 }
 
-/**
- * A swap of the batch: its reference (swapReference of the batch and the short currency, or the
- * journal's), and the swap as the journal last knew it, when it did.
- */
-export interface ReconSwap {
-  /** The short currency it funds (currencyToBeSent). */
-  currency: string;
-  reference: string;
-  swap?: SwapSnapshot;
-}
+/** A swap of the batch: the short currency it funds, its reference, and the swap as the journal last knew it. */
+export type ReconSwap = Pick<SwapState, 'currency' | 'reference' | 'swap'>;
 
 export interface TieOutInput {
   rows: ReconRow[];
@@ -152,16 +134,9 @@ export interface TieOutInput {
 
 const ZERO = new Dec(0);
 
-/** An ISO 8601 time in ms, undefined when there is none or it is not a date. */
-export const timeOf = (iso: string | undefined): number | undefined => {
-  if (iso === undefined) return undefined;
-  const t = Date.parse(iso);
-  return Number.isNaN(t) ? undefined : t;
-};
-
 /** The end of a period: a date alone ("2025-01-31") is the end of that day, UTC. */
 const untilTime = (iso: string | undefined): number | undefined => {
-  const t = timeOf(iso);
+  const t = isoTime(iso);
   return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(iso!.trim()) ? t + 86_399_999 : t;
 };
 
@@ -415,16 +390,16 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
  * is hidden.
  */
 function periodOf(input: TieOutInput, mine: readonly Hit[]) {
-  const dates = [...mine.map((m) => timeOf(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => timeOf(p.createdAt))].filter(
+  const dates = [...mine.map((m) => isoTime(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => isoTime(p.createdAt))].filter(
     (t): t is number => t !== undefined,
   );
-  const from = timeOf(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
+  const from = isoTime(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
   const to = untilTime(input.until);
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
   const oldest = Math.max(...mine.map((m) => m.index));
   const used = { dates: false, order: false };
   const contains = ({ tx, index }: Hit): boolean => {
-    const t = timeOf(tx.createdAt);
+    const t = isoTime(tx.createdAt);
     if (t !== undefined && (from !== undefined || to !== undefined)) {
       used.dates = true;
       return (from === undefined || t >= from) && (to === undefined || t <= to);

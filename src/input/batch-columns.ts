@@ -3,7 +3,7 @@
 // "Source Amount", "source_amount" and "SOURCE-AMOUNT" are all sourceAmount; then a fixed list of
 // aliases covers the names common exports use ("Amount", "IBAN", "Beneficiary Name", ...).
 import type { Beneficiary } from '../spec/beneficiary.ts';
-import { InputError } from './input-errors.ts';
+import { InputError, type InputErrorCode } from './input-errors.ts';
 
 /** The payout columns, in template order. */
 export const PAYOUT_COLUMNS = [
@@ -133,16 +133,15 @@ export interface ColumnMapping {
  */
 export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
   const columns = uniqueColumns(rawHeaders);
+  const refuse = (code: InputErrorCode, message: string) => new InputError(code, file, `${file}: ${message}`, headerRow);
 
   // A cell of a row is keyed by its header: "__proto__" cannot be a key of a plain object, and a
   // column silently left out is a row silently changed.
   const unusable = rawHeaders.findIndex((h) => h.trim() === '__proto__');
   if (unusable >= 0)
-    throw new InputError(
+    throw refuse(
       'UNUSABLE_HEADER',
-      file,
-      `${file}: column ${unusable + 1} of header row ${headerRow} is headed "__proto__", which cannot name a column. Rename it.`,
-      headerRow,
+      `column ${unusable + 1} of header row ${headerRow} is headed "__proto__", which cannot name a column. Rename it.`,
     );
 
   // A results file (src/results) is a valid input again: no result column names a payout field,
@@ -155,14 +154,11 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
     list.push({ header: columns[index]!, raw: raw.trim(), index, by: m.by });
     byField.set(m.field, list);
   });
-  if (byField.size === 0) {
-    throw new InputError(
+  if (byField.size === 0)
+    throw refuse(
       'NO_HEADER',
-      file,
-      `${file}: row ${headerRow} is not a header row: none of its cells names a payout column (expected headers such as ${REQUIRED_COLUMNS.join(', ')}).`,
-      headerRow,
+      `row ${headerRow} is not a header row: none of its cells names a payout column (expected headers such as ${REQUIRED_COLUMNS.join(', ')}).`,
     );
-  }
 
   const mapping: Record<string, CanonicalField> = {};
   const fields: Partial<Record<CanonicalField, string>> = {};
@@ -187,23 +183,13 @@ export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): C
       if (other.header !== chosen) notes.push(`column "${other.header}" is kept as an extra column: "${chosen}" already gives ${field}`);
     }
   }
-  if (conflicts.length) {
-    throw new InputError(
-      'DUPLICATE_COLUMNS',
-      file,
-      `${file}: ambiguous columns: ${conflicts.join('; ')}. Rename or remove all but one.`,
-      headerRow,
-    );
-  }
+  if (conflicts.length) throw refuse('DUPLICATE_COLUMNS', `ambiguous columns: ${conflicts.join('; ')}. Rename or remove all but one.`);
   const missing = REQUIRED_COLUMNS.filter((f) => !fields[f]);
-  if (missing.length) {
-    throw new InputError(
+  if (missing.length)
+    throw refuse(
       'MISSING_COLUMNS',
-      file,
-      `${file}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (header row ${headerRow}). ` +
+      `missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (header row ${headerRow}). ` +
         `Headers match ignoring case, spaces, "_" and "-"; see "payout-batch template" for a file with every column.`,
-      headerRow,
     );
-  }
   return { columns, mapping, fields, notes };
 }

@@ -29,11 +29,7 @@ export const csvReader: BatchReader = {
  */
 const READ_CHUNK = 64 * 1024;
 
-/**
- * Opens a CSV for streaming. `head` is the first bytes of the file (up to 1 MiB), used to detect
- * the encoding (unless given) and the delimiter. Row numbers count records, not lines: a record
- * whose quoted cell spans several lines is one row, as a spreadsheet shows it.
- */
+/** Opens a CSV for streaming. Row numbers count records, not lines, as a spreadsheet shows them. */
 function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
   const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
   const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
@@ -94,14 +90,12 @@ export function csvLayout(head: Buffer, encoding?: TextEncoding) {
 
 /** The InputErrors a CSV read ends with, naming the file and its delimiter. */
 function csvRefusals(file: string, delimiter: Delimiter) {
-  const tooLong = (row: number) =>
-    new InputError('MALFORMED_CSV', file, `${file}: row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`, row);
+  const malformed = (row: number, message: string) => new InputError('MALFORMED_CSV', file, `${file}: ${message}`, row);
+  const tooLong = (row: number) => malformed(row, `row ${row}: a record longer than ${mb(MAX_RECORD_BYTES)}: is a quote missing?`);
   const tooWide = (row: number) =>
-    new InputError(
-      'MALFORMED_CSV',
-      file,
-      `${file}: row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
+    malformed(
       row,
+      `row ${row}: more than ${MAX_RECORD_CELLS.toLocaleString('en')} cells (a spreadsheet's most columns): is the delimiter "${delimiter === '\t' ? '\\t' : delimiter}" right?`,
     );
   /** csv-parse's error (or the file's) as the InputError the user is shown; `rowNumber`: records read so far. */
   const of = (e: unknown, rowNumber: number): InputError => {
@@ -116,7 +110,7 @@ function csvRefusals(file: string, delimiter: Delimiter) {
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
       const why = e.message.replace(/^Invalid Record Length: |^Quote Not Closed: /, '');
-      return new InputError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${why}`, rowNumber + 1);
+      return malformed(rowNumber + 1, `cannot read the CSV${line ? ` at line ${line}` : ''}: ${why}`);
     }
     return new InputError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`);
   };

@@ -1,22 +1,14 @@
-// Excel (.xlsx and .xls) through SheetJS. A workbook is read whole (SheetJS has no row streaming);
-// rows are then handed out one by one like CSV records.
-//
-// Every cell is read as the text the user sees (SheetJS's formatted text `w`), with two readings:
-// - a date cell (by its number format, read with cellNF) is read as its value, an ISO date
-//   (2025-01-31, or 2025-01-31T09:30:00 with a time), not as its serial number nor in the machine's
-//   locale format; what it shows ("5/1/26") is handed over too, so that validation can refuse a
-//   date in an amount or identifier column;
-// - a formula cell is read as its cached value, formatted the same way.
-// A numeric cell also hands over its raw number, so validation can catch account numbers that
-// lost their leading zeros or digits (the Excel traps) and amounts shown rounded.
-// The rows walked are those of the cells present (SheetJS dense mode), never the sheet's declared
-// <dimension>, and the event loop gets a turn every YIELD_EVERY rows.
+// Excel (.xlsx and .xls) through SheetJS, read whole (it has no row streaming), then handed out
+// row by row like CSV records. Each cell is the text the user sees (`w`; a formula its cached
+// value), but a date cell is its ISO date, with what it shows handed over too (so validation can
+// refuse a date in an amount or identifier column), and a numeric cell hands over its raw number
+// (the Excel traps: lost leading zeros or digits, amounts shown rounded).
 import * as XLSX from 'xlsx';
 import { InputError, type Refuse } from './input-errors.ts';
 import { checkWorkbook } from './zip-guard.ts';
 import type { SourceRecord } from './records.ts';
 
-/** Rows read between two turns of the event loop (a signal is handled only on a turn). */
+/** Rows read between two turns of the event loop (blank ones included): Ctrl-C is heard only on a turn. */
 const YIELD_EVERY = 2000;
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
@@ -97,12 +89,9 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   // The declared range gives only where the sheet starts; its end is where the cells end.
   const ref = ws['!ref'];
   const start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
-  // The header's width, once read (the first row with a value, as in rows.ts): a later row's cells
-  // beyond it are only counted (EXTRA_CELLS), so a row with one cell in column XFD costs that cell,
-  // not 16,384 empty ones.
+  // The header's width, once read: a later row's cells beyond it are only counted (EXTRA_CELLS),
+  // so a row with one cell in column XFD costs that cell, not 16,384 empty ones.
   let width: number | undefined;
-  // the workbook is in memory: records are made one at a time as rows are read, with a turn of the
-  // event loop every YIELD_EVERY rows (blank ones included) so that Ctrl-C and SIGTERM are heard
   async function* records(): AsyncGenerator<SourceRecord> {
     for (let r = start.r; r < data.length; r++) {
       if ((r - start.r + 1) % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,5 +1,4 @@
-// The one error type of the input boundary: a file that cannot be used as a batch at all.
-// The CLI turns it into a one-line message and exit code 2; rows are never sent after one.
+// A file that cannot be used as a batch at all: the CLI shows one line and exits 2; nothing is sent.
 
 export type InputErrorCode =
   | 'FILE_NOT_FOUND'

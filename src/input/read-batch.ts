@@ -1,7 +1,5 @@
-// Reading a batch file, to rows keyed by the file's own headers, with the mapping of those headers
-// to the payout columns. No validation happens here. One reader per format (reader.ts BatchReader):
-// a new format is one file and one entry in READERS. The format is found by content, never by
-// name alone: each reader in turn says whether the first bytes are its format.
+// Reading a batch file (README.md): each reader in turn says whether the first bytes are its
+// format, never the name alone; a new format is one file and one entry in READERS.
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { InputError, type Refuse } from './input-errors.ts';

@@ -1,5 +1,5 @@
-// What a reader of batch files is: one per format (csv-reader.ts, excel-reader.ts), registered in READERS
-// (index.ts), which asks each in turn whether a file is of its format, by its content.
+// What a reader of batch files is: one per format (csv-reader.ts, excel-reader.ts), registered in
+// READERS (read-batch.ts), which asks each in turn whether a file is of its format, by its content.
 import { stat } from 'node:fs/promises';
 import type { Refuse } from './input-errors.ts';
 import { parseEncodingName, type Delimiter, type TextEncoding } from './detect.ts';
@@ -26,8 +26,7 @@ export interface BatchSource extends ShapedRows {
   /** Excel: the sheet read, and all sheets of the workbook. */
   sheet?: string;
   sheets?: string[];
-  /** Releases the file when `rows` is not read to the end. */
-  /** A function property, not a method: callers take it out of the source and call it later. */
+  /** Releases the file when `rows` is not read to the end (a property: callers take it out and call it later). */
   close: () => Promise<void>;
 }
 

@@ -247,65 +247,55 @@ function excelDateTraps(r: RowReader): Set<string> {
 }
 
 /**
- * What an identifier that arrived as the number `n` lost: an error when digits were lost, a
- * warning when leading zeros may have been; else undefined. [severity, code, message, expected, value shown]
- */
-function lostDigits(
-  f: string,
-  n: number,
-  cell: string,
-  method: PayoutMethod | undefined,
-): [Severity, ProblemCode, string, string, string?] | undefined {
-  if (/e/i.test(cell) || Math.abs(n) >= 1e15)
-    return [
-      'error',
-      'EXCEL_DIGITS_LOST',
-      `the ${f} is stored as a number ${/e/i.test(cell) ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
-      'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
-    ];
-  if (!Number.isInteger(n)) return undefined;
-  const digits = String(n);
-  if (f === 'phoneNumber')
-    return [
-      'error',
-      'EXCEL_LEADING_ZEROS_LOST',
-      `the ${f} is stored as a number, which dropped its leading + (and any leading 0)`,
-      'the column formatted as Text, with the number in E.164 form such as +85291234567',
-      digits,
-    ];
-  const min = minDigits(f as BeneficiaryColumn, method);
-  if (min !== undefined && digits.length < min)
-    return [
-      'error',
-      'EXCEL_LEADING_ZEROS_LOST',
-      `the ${f} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
-      `the column formatted as Text and the ${min} digits typed again`,
-      digits,
-    ];
-  if (min === undefined && (f === 'accountNumber' || f === 'bankCode'))
-    return [
-      'warning',
-      'EXCEL_LEADING_ZEROS_LOST',
-      `the ${f} is stored as a number: if it began with 0, Excel dropped the zeros`,
-      'the column formatted as Text',
-      digits,
-    ];
-  return undefined;
-}
-
-/**
  * Excel traps: identifiers that arrived as numbers. Refused (added to `trapped`) when digits were
- * lost; otherwise their digits replace the cell (the overrides returned).
+ * lost, a warning when leading zeros may have been; otherwise their digits replace the cell (the
+ * overrides returned).
  */
 function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trapped: Set<string>): Record<string, string> {
   const overrides: Record<string, string> = {};
   for (const f of TEXT_ONLY_FIELDS) {
     const n = r.number(f);
     if (n === undefined) continue;
-    const lost = lostDigits(f, n, r.cell(f), method);
-    if (lost) r.add(lost[0], lost[1], f, lost[2], lost[3], lost[4]);
-    if (lost?.[0] === 'error') trapped.add(f);
-    else if (Number.isInteger(n)) overrides[f] = String(n);
+    const digits = String(n);
+    const min = minDigits(f as BeneficiaryColumn, method);
+    const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {
+      r.add('error', code, f, message, expected, value);
+      trapped.add(f);
+    };
+    const scientific = /e/i.test(r.cell(f));
+    if (scientific || Math.abs(n) >= 1e15)
+      refuse(
+        'EXCEL_DIGITS_LOST',
+        `the ${f} is stored as a number ${scientific ? 'shown in scientific notation' : 'of more than 15 digits'}: Excel keeps only 15 significant digits, so digits were lost and cannot be recovered`,
+        'the column formatted as Text before the value is typed or pasted (or a leading apostrophe)',
+      );
+    else if (!Number.isInteger(n)) continue;
+    else if (f === 'phoneNumber')
+      refuse(
+        'EXCEL_LEADING_ZEROS_LOST',
+        `the ${f} is stored as a number, which dropped its leading + (and any leading 0)`,
+        'the column formatted as Text, with the number in E.164 form such as +85291234567',
+        digits,
+      );
+    else if (min !== undefined && digits.length < min)
+      refuse(
+        'EXCEL_LEADING_ZEROS_LOST',
+        `the ${f} is stored as a number of ${digits.length} digits but has ${min}${method ? ` for ${method}` : ''}: Excel dropped the leading zero(s) and which ones cannot be known`,
+        `the column formatted as Text and the ${min} digits typed again`,
+        digits,
+      );
+    else {
+      if (min === undefined && (f === 'accountNumber' || f === 'bankCode'))
+        r.add(
+          'warning',
+          'EXCEL_LEADING_ZEROS_LOST',
+          f,
+          `the ${f} is stored as a number: if it began with 0, Excel dropped the zeros`,
+          'the column formatted as Text',
+          digits,
+        );
+      overrides[f] = digits;
+    }
   }
   return overrides;
 }
