@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { install } from './install.ts';
@@ -24,13 +24,13 @@ afterAll(async () => {
  * policies no other test shares), and approver keys written as `approver-key new` writes them.
  */
 let scenes = 0;
-async function scene(rows = 2) {
+async function scene(rows = 2, at: LocalSandbox = sb) {
   const dir = await dirs.make();
   const prefix = `HOLD${++scenes}`; // (one account for every scene: each pays references of its own)
   const inst = install(await dirs.make());
   await writeBatch(dir, 'payroll.csv', { rows, currencies: ['USD'], prefix });
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
-  const service = ['--base-url', sb.url, '--rate', '100'];
+  const service = ['--base-url', at.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
   const inProcess = (...args: string[]) => runMain(args, { cwd: dir, env });
   const keys = new Map<string, NewKeyPair>();
@@ -48,17 +48,25 @@ async function scene(rows = 2) {
   /** `run --plan PLAN --require-approvals N --approvers approvers.json`, as a flag asks (no policy). */
   const runPlan = (plan: string, n: number) =>
     cli('run', '--plan', plan, '--require-approvals', String(n), '--approvers', 'approvers.json', '--yes', ...service);
-  /** The policy of two approvals of Alice and Bob, the first of the account: set at once. */
-  const policy = async () => {
+  /** The policy of two approvals of Alice and Bob (and `rules`), the first of the account: set at once. */
+  const policy = async (...rules: string[]) => {
     for (const n of ['Alice', 'Bob']) person(n);
     // (the list made in this process: the bin's main(); the policy by the installation, whose host folder holds it)
     expect((await inProcess('approvers', 'add', 'Alice.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json')).code).toBe(
       0,
     );
-    const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...service);
+    const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...rules, ...service);
     expect(set.code, set.stderr).toBe(0);
   };
-  return { dir, env, inst, service, cli, inProcess, person, approve, runPlan, keys, policy };
+  /** A batch of one USD row per amount, references of its own. */
+  const batch = (name: string, ...amounts: string[]) =>
+    writeBatch(dir, name, {
+      rows: amounts.length,
+      currencies: ['USD'],
+      prefix: `${prefix}${name.replace(/\W/g, '')}`,
+      amount: (i) => amounts[i]!,
+    });
+  return { dir, env, inst, service, cli, inProcess, person, approve, runPlan, keys, policy, batch };
 }
 
 it('defects 1 and 2: no state folder, variable, home or watch folder skips the policy', async () => {
@@ -218,4 +226,44 @@ it("defect 7: a name is its key: Alice cannot sign with Bob's key, and such a si
   expect(run.code, run.stderr).toBe(0);
   expect(run.stdout).toContain('1 valid approval of 1 required (Bob)');
   expect(initiates(sb).length - before).toBe(2);
+});
+
+it('defect 4: --above counts what is sent without approval per account and UTC day, across batches and state folders', async () => {
+  const { cli, service, policy, batch } = await scene();
+  await policy('--above', 'USD:150');
+  await batch('one.csv', '100.01');
+  await batch('two.csv', '100.02');
+  const fresh = await cli('plan', 'one.csv', ...service);
+  expect(fresh.stdout).toContain('Approval policy: left today (UTC) to send without approval: USD 150.00 of 150.00.');
+  const before = initiates(sb).length;
+  const first = await cli('run', 'one.csv', '--yes', ...service);
+  expect(first.code, first.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(before + 1);
+  expect((await cli('plan', 'two.csv', ...service)).stdout).toContain('without approval: USD 49.99 of 150.00');
+  // the second file alone is under the amount: refused whole, in this state folder and in another
+  for (const flags of [[], ['--state-dir', 'other']]) {
+    const second = await cli('run', 'two.csv', '--yes', ...flags, ...service);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toContain('sent without approval today, UTC: USD 100.01');
+  }
+  expect(initiates(sb)).toHaveLength(before + 1);
+});
+
+it('defect 5: --allow-partial never lets a part through that the whole would not', async () => {
+  const seed = defaultSeed();
+  for (const w of seed.businesses.flatMap((b) => b.wallets)) if (w.currency === 'USD') w.balance = '150.00'; // (one row at a time fits)
+  const poor = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null, seed });
+  try {
+    const { cli, service, policy, batch } = await scene(2, poor);
+    await policy('--above', 'USD:150');
+    await batch('three.csv', '100.02', '100.02', '100.02');
+    const partial = await cli('run', 'three.csv', '--allow-partial', '--yes', ...service);
+    expect(partial.code).toBe(3);
+    expect(partial.stderr).toContain(
+      "this account's approval policy needs 2 approvals of Alice, Bob for a batch sending more than USD 150.00",
+    );
+    expect(initiates(poor)).toHaveLength(0);
+  } finally {
+    await poor.close();
+  }
 });
