@@ -216,11 +216,18 @@ export function teamStore(ledger: TeamLedger, keyFingerprint: string): PolicySto
 const teamRecordPath = (account: string, keyFingerprint: string) =>
   hostPolicyPath(account, keyFingerprint).replace(/policy\.json$/, 'ledger.json');
 
-/** Records on this host that the account's policy is in the team ledger `ledger` (its URL without password). */
+/**
+ * Records on this host that the account's policy is in the team ledger `ledger` (its URL without
+ * password), where the host folder lets this user (else the host's owner records it when they use it).
+ */
 async function recordTeam(ledger: Ledger, keyFingerprint: string): Promise<void> {
   const path = teamRecordPath(ledger.account, keyFingerprint);
-  mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
-  await writeFileAtomic(path, JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n', { mode: 0o644 });
+  try {
+    mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
+    await writeFileAtomic(path, JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n', { mode: 0o644 });
+  } catch {
+    // (not this user's to write)
+  }
 }
 
 /** The team ledger this host has on record for the account (its URL without password), if any. */
@@ -306,7 +313,7 @@ export async function policyInForce(baseUrl: string, keyFingerprint: string, tea
       `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD or ~/.pgpass)`,
     );
   const fromTeam = teamLedger && (await teamStore(teamLedger, keyFingerprint).read()).policy;
-  if (fromTeam && !onRecord) await recordTeam(teamLedger, keyFingerprint).catch(() => undefined); // (this host learns it; best effort)
+  if (fromTeam && !onRecord) await recordTeam(teamLedger, keyFingerprint); // (this host learns it)
   const p = (await hostStore(baseUrl, keyFingerprint).read()).policy ?? fromTeam;
   if (!p?.above) return p;
   return { ...p, key: keyFingerprint, sentToday: (await allowanceLedger(baseUrl, keyFingerprint, teamLedger).unapproved(utcDay())).totals };

@@ -2,12 +2,13 @@
 // real processes against a sandbox over HTTP: payouts are counted at the sandbox.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { install } from './install.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const dirs = tempDirs('pb-policy-holds-');
 let sb: LocalSandbox;
@@ -266,4 +267,55 @@ it('defect 5: --allow-partial never lets a part through that the whole would not
   } finally {
     await poor.close();
   }
+});
+
+describe.runIf(withPostgres)('a team ledger', () => {
+  it('two hosts on one team ledger see one policy and one daily allowance; a run without the ledger is refused', async () => {
+    const ledger = await testDatabase();
+    const shared = await dirs.make();
+    for (const [name, amount] of [
+      ['one.csv', '100.01'],
+      ['two.csv', '100.02'],
+    ] as const)
+      await writeBatch(shared, name, { rows: 1, currencies: ['USD'], prefix: `TEAM${name[0]}`, amount: () => amount });
+    writeFileSync(join(shared, 'approvers.json'), JSON.stringify([{ name: 'Carol', publicKey: newKeyPair().publicKey }]));
+    /** A host: an installation of its own (its host folder), its own HOME and state folder. */
+    const host = async (name: string) => {
+      const inst = install(await dirs.make());
+      const env = cleanEnv({ HOME: join(shared, `.home-${name}`), PAYOUT_BATCH_STATE_DIR: join(shared, `.state-${name}`) });
+      return (...args: string[]) => runCli([...args, '--base-url', sb.url, '--rate', '100'], { cwd: shared, env, bin: inst.bin });
+    };
+    const [a, b] = [await host('a'), await host('b')];
+    const set = await a(
+      'policy',
+      'set',
+      '--require-approvals',
+      '1',
+      '--approvers',
+      'approvers.json',
+      '--above',
+      'USD:150',
+      '--ledger',
+      ledger,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    expect((await b('plan', 'one.csv', '--ledger', ledger)).stdout).toContain('without approval: USD 150.00 of 150.00');
+    const before = initiates(sb).length;
+    const first = await a('run', 'one.csv', '--yes', '--ledger', ledger);
+    expect(first.code, first.stderr).toBe(0);
+    const second = await b('run', 'two.csv', '--yes', '--ledger', ledger);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toMatch(
+      /approval policy needs 1 approval of Carol for a batch sending more than USD 150\.00.*\(sent without approval today, UTC: USD 100\.01\)/,
+    );
+    // without the ledger, on either host (b learned of it when it used it): refused, with the command to use
+    for (const cli of [a, b]) {
+      const alone = await cli('run', 'two.csv', '--yes');
+      expect(alone.code).toBe(3);
+      expect(alone.stderr).toMatch(
+        /this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it \(`--ledger postgres:/,
+      );
+    }
+    expect(initiates(sb)).toHaveLength(before + 1);
+  });
 });
