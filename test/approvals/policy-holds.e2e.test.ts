@@ -175,6 +175,11 @@ it("the maker signs: an unsigned plan is not approved under a policy, and the ma
     /1 valid approval of 2 required \(Alice\).*Bob \(signed with key \w+, which the plan's maker signed it with\)/,
   );
   expect(initiates(sb)).toHaveLength(before);
+  // a maker the policy lists signs with the key it lists for them: Alice with Bob's key is refused, no plan written
+  const asAlice = await cli('plan', 'payroll.csv', '--out', 'alice.plan.json', '--as', 'Alice', '--approver-key', 'Bob.pem', ...service);
+  expect(asAlice.code).toBe(2);
+  expect(asAlice.stderr).toMatch(/--as Alice: the key file holds key \w+, and the account's approval policy gives Alice key \w+/);
+  expect(existsSync(join(dir, 'alice.plan.json'))).toBe(false);
 });
 
 it('defect 6: names are compared as people would: Kim is Kirn, Alíce, "Alice." and "Al ice" are Alice', async () => {
