@@ -86,7 +86,7 @@ describe.runIf(withPostgres)('payout-batch ledger', () => {
     chmodSync(join(home, '.pgpass'), 0o600);
     const again = await cli(bare, { HOME: home });
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/schema version 1 -> 1 \(already up to date\)/);
+    expect(again.stdout).toContain(`schema version ${SCHEMA_VERSION} -> ${SCHEMA_VERSION} (already up to date)`);
   });
 
   it('ledger import copies a file ledger line for line and refuses a reference another batch sent; status counts the batches', async () => {
