@@ -64,14 +64,11 @@ export async function unapprovedOf(q: Queryable, account: string, day: string): 
 
 /** Records payouts sent without approval on a UTC day. */
 export async function addUnapproved(q: Queryable, account: string, day: string, payouts: UnapprovedPayout[]): Promise<void> {
-  for (const p of payouts)
-    await q.query('INSERT INTO payout_batch.unapproved_payouts (account, day, reference, currency, amount) VALUES ($1, $2, $3, $4, $5)', [
-      account,
-      day,
-      p.reference,
-      p.currency,
-      p.amount,
-    ]);
+  await q.query(
+    `INSERT INTO payout_batch.unapproved_payouts (account, day, reference, currency, amount)
+     SELECT $1, $2, r, c, a FROM unnest($3::text[], $4::text[], $5::text[]) AS u(r, c, a)`,
+    [account, day, ...(['reference', 'currency', 'amount'] as const).map((k) => payouts.map((p) => p[k]))],
+  );
 }
 
 /** Appends lines, in order, as written by `origin`. */
