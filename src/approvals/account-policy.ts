@@ -262,13 +262,15 @@ export function parseDuration(text: string): number {
 export const durationText = (ms: number): string =>
   ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 60_000}m`;
 
+/** Amounts per currency, in words: "USD 100,000.00 or EUR 9,000.00". */
+const amountsText = (amounts: Record<string, string | Dec> = {}, join = ', ') =>
+  Object.entries(amounts)
+    .map(([c, a]) => `${c} ${groupThousands(formatAmount(new Dec(a), c))}`)
+    .join(join);
+
 /** The policy in one line, for `policy show`, the log and refusals. */
 export function describePolicy(p: AccountPolicy): string {
-  const above = p.above
-    ? ` for a batch sending more than ${Object.entries(p.above)
-        .map(([c, a]) => `${c} ${groupThousands(formatAmount(new Dec(a), c))}`)
-        .join(' or ')} (any other currency: always)`
-    : '';
+  const above = p.above ? ` for a batch sending more than ${amountsText(p.above, ' or ')} (any other currency: always)` : '';
   const expire = p.expireAfterMs ? `; approvals expire after ${durationText(p.expireAfterMs)}` : '';
   return `${p.requireApprovals} approval${p.requireApprovals === 1 ? '' : 's'} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}`;
 }
@@ -289,14 +291,11 @@ export function needsApprovals(p: AccountPolicy, plan: Sends): boolean {
   return plan.currencies.some((c) => c.rows > 0 && (!p.above || over(c.currency, c.amount)));
 }
 
-/** What is left today of the amounts a policy lets go without approval ("USD 49.94 of 150.00"), or undefined without `above`. */
+/** What is left today of the amounts a policy lets go without approval ("USD 49.99 (of USD 150.00)"), or undefined without `above`. */
 export function allowanceLeft(p: AccountPolicy): string | undefined {
   if (!p.above) return undefined;
-  const left = Object.entries(p.above).map(([c, a]) => {
-    const rest = Dec.max(0, new Dec(a).minus(new Dec(p.sentToday?.[c] ?? 0)));
-    return `${c} ${groupThousands(formatAmount(rest, c))} of ${groupThousands(formatAmount(new Dec(a), c))}`;
-  });
-  return `left today (UTC) to send without approval: ${left.join(', ')}`;
+  const left = Object.entries(p.above).map(([c, a]) => [c, Dec.max(0, new Dec(a).minus(new Dec(p.sentToday?.[c] ?? 0)))] as const);
+  return `left today (UTC) to send without approval: ${amountsText(Object.fromEntries(left))} (of ${amountsText(p.above)})`;
 }
 
 /**
@@ -343,8 +342,8 @@ export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' |
 /** Why a run needing the policy's approvals is refused with this check of its plan (none: no plan); undefined when approved. */
 export function policyRefusal(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): string | undefined {
   if (approved?.ok) return undefined;
-  const today = Object.entries(p.sentToday ?? {}).map(([c, a]) => `${c} ${groupThousands(formatAmount(new Dec(a), c))}`);
-  const rule = `this account's approval policy needs ${describePolicy(p)}${today.length ? ` (sent without approval today, UTC: ${today.join(', ')})` : ''}`;
+  const today = amountsText(p.sentToday);
+  const rule = `this account's approval policy needs ${describePolicy(p)}${today ? ` (sent without approval today, UTC: ${today})` : ''}`;
   if (approved) return `${rule}: ${approved.message}`;
   return `${rule}: make a plan (payout-batch plan FILE --out PLAN), have it approved (payout-batch approve PLAN), then run it (payout-batch run --plan PLAN)`;
 }

@@ -240,12 +240,12 @@ it('defect 4: --above counts what is sent without approval per account and UTC d
   await batch('one.csv', '100.01');
   await batch('two.csv', '100.02');
   const fresh = await cli('plan', 'one.csv', ...service);
-  expect(fresh.stdout).toContain('Approval policy: left today (UTC) to send without approval: USD 150.00 of 150.00.');
+  expect(fresh.stdout).toContain('Approval policy: left today (UTC) to send without approval: USD 150.00 (of USD 150.00).');
   const before = initiates(sb).length;
   const first = await cli('run', 'one.csv', '--yes', ...service);
   expect(first.code, first.stderr).toBe(0);
   expect(initiates(sb)).toHaveLength(before + 1);
-  expect((await cli('plan', 'two.csv', ...service)).stdout).toContain('without approval: USD 49.99 of 150.00');
+  expect((await cli('plan', 'two.csv', ...service)).stdout).toContain('without approval: USD 49.99 (of USD 150.00)');
   // the second file alone is under the amount: refused whole, in this state folder and in another
   for (const flags of [[], ['--state-dir', 'other']]) {
     const second = await cli('run', 'two.csv', '--yes', ...flags, ...service);
@@ -304,7 +304,7 @@ describe.runIf(withPostgres)('a team ledger', () => {
       ledger,
     );
     expect(set.code, set.stderr).toBe(0);
-    expect((await b('plan', 'one.csv', '--ledger', ledger)).stdout).toContain('without approval: USD 150.00 of 150.00');
+    expect((await b('plan', 'one.csv', '--ledger', ledger)).stdout).toContain('without approval: USD 150.00 (of USD 150.00)');
     const before = initiates(sb).length;
     const first = await a('run', 'one.csv', '--yes', '--ledger', ledger);
     expect(first.code, first.stderr).toBe(0);
