@@ -13,8 +13,10 @@ import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageRoot } from '../package-root.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import { accountOf, type Ledger } from '../ledger/account-ledger.ts';
+import { accountOf, type Ledger, type UnapprovedPayout } from '../ledger/account-ledger.ts';
+import { FileLedger } from '../ledger/file.ts';
 import type { CurrencyPlan } from '../engine/batch-plan.ts';
+import type { GuardOptions } from '../engine/guards.ts';
 import { approvalGate, type GateResult } from './gate.ts';
 import type { LoadedPlan } from './payload.ts';
 
@@ -60,6 +62,9 @@ export type AccountPolicy = PolicyRules & {
   setBy: string;
   version: number;
   history: PolicyVersion[];
+  /** As read for a run (policyInForce, never stored): the API key's fingerprint; with `above`, what was sent without approval today. */
+  key?: string;
+  sentToday?: Record<string, string>;
 };
 
 /** The policy in force (undefined: none, never set or removed), its version (0: never set) and its history. */
@@ -181,12 +186,18 @@ export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore 
   };
 }
 
-/** The account's policy in a team ledger, for every host on it (every version is kept there: the last one holds). */
-export function teamStore(ledger: Ledger): PolicyStore {
+/** A team ledger: it keeps policies. */
+type TeamLedger = Ledger & Required<Pick<Ledger, 'policy' | 'setPolicy'>>;
+
+/**
+ * The account's policy in a team ledger, for every host on it (every version is kept there: the
+ * last one holds). This host records that the account has one (teamOnRecord), so that a run here
+ * without the ledger is refused.
+ */
+export function teamStore(ledger: TeamLedger, keyFingerprint: string): PolicyStore {
   const where = `of ${ledger.account} in the team ledger`;
   const read = async (): Promise<PolicyRecord> => {
     const p = await ledger.policy();
-    if (p && 'unsafe' in p) throw new PolicyError(`the approval policy ${p.where} ${p.unsafe}`);
     return p === undefined ? { version: 0, history: [] } : parseRecord(p.text, where);
   };
   return {
@@ -194,11 +205,52 @@ export function teamStore(ledger: Ledger): PolicyStore {
     read,
     async write(next, signedBy, setBy = who()) {
       const text = JSON.stringify(nextRecord(await read(), ledger.account, next, signedBy, setBy), null, 2) + '\n';
-      await ledger.setPolicy(text, { setBy, signedBy });
+      await ledger.setPolicy(text);
+      await recordTeam(ledger, keyFingerprint);
       return parseRecord(text, where);
     },
   };
 }
+
+/** Where this host records that the account has its policy in a team ledger. */
+const teamRecordPath = (account: string, keyFingerprint: string) =>
+  hostPolicyPath(account, keyFingerprint).replace(/policy\.json$/, 'ledger.json');
+
+/**
+ * Records on this host that the account's policy is in the team ledger `ledger` (its URL without
+ * password), where the host folder lets this user (else the host's owner records it when they use it).
+ */
+async function recordTeam(ledger: Ledger, keyFingerprint: string): Promise<void> {
+  const path = teamRecordPath(ledger.account, keyFingerprint);
+  try {
+    mkdirSync(hostFolder(), { recursive: true, mode: 0o755 });
+    await writeFileAtomic(path, JSON.stringify({ account: ledger.account, ledger: ledger.where }) + '\n', { mode: 0o644 });
+  } catch {
+    // (not this user's to write)
+  }
+}
+
+/** The team ledger this host has on record for the account (its URL without password), if any. */
+function teamOnRecord(account: string, keyFingerprint: string): string | undefined {
+  const path = teamRecordPath(account, keyFingerprint);
+  if (!trusted(hostFolder(), 'the host folder of approval policies') || !trusted(path, 'the record of the team ledger')) return undefined;
+  const ledger = (JSON.parse(readFileSync(path, 'utf8')) as { ledger?: unknown }).ledger;
+  return typeof ledger === 'string' ? ledger : '(unreadable)';
+}
+
+/**
+ * Where the account's payouts sent without approval are counted, per UTC day: the team ledger
+ * when the run uses one (every host on it), else the host's folder beside its policy, which no
+ * state folder, flag or variable of the tool changes.
+ */
+export function allowanceLedger(baseUrl: string, keyFingerprint: string, team?: Ledger): Ledger {
+  return team && !(team instanceof FileLedger)
+    ? team
+    : new FileLedger(accountOf(baseUrl), hostPolicyPath(baseUrl, keyFingerprint).replace(/policy\.json$/, 'unapproved'));
+}
+
+/** Today's UTC day, as the allowance counts it. */
+export const utcDay = (): string => new Date().toISOString().slice(0, 10);
 
 /** "7d", "12h", "90m" in milliseconds. */
 export function parseDuration(text: string): number {
@@ -210,13 +262,15 @@ export function parseDuration(text: string): number {
 export const durationText = (ms: number): string =>
   ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 60_000}m`;
 
+/** Amounts per currency, in words: "USD 100,000.00 or EUR 9,000.00". */
+const amountsText = (amounts: Record<string, string | Dec> = {}, join = ', ') =>
+  Object.entries(amounts)
+    .map(([c, a]) => `${c} ${groupThousands(formatAmount(new Dec(a), c))}`)
+    .join(join);
+
 /** The policy in one line, for `policy show`, the log and refusals. */
 export function describePolicy(p: AccountPolicy): string {
-  const above = p.above
-    ? ` for a batch sending more than ${Object.entries(p.above)
-        .map(([c, a]) => `${c} ${groupThousands(formatAmount(new Dec(a), c))}`)
-        .join(' or ')} (any other currency: always)`
-    : '';
+  const above = p.above ? ` for a batch sending more than ${amountsText(p.above, ' or ')} (any other currency: always)` : '';
   const expire = p.expireAfterMs ? `; approvals expire after ${durationText(p.expireAfterMs)}` : '';
   return `${p.requireApprovals} approval${p.requireApprovals === 1 ? '' : 's'} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}`;
 }
@@ -226,25 +280,42 @@ type Sends = { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'am
 
 /**
  * Whether a run that sends these totals needs the policy's approvals: when it sends anything, with
- * `above` only when it sends more than the threshold in some currency, or anything in a currency
- * the policy names no threshold for.
+ * `above` only when what it sends and what was sent without approval today (`sentToday`) pass the
+ * threshold in some currency, or when it sends anything in a currency the policy names none for.
  */
 export function needsApprovals(p: AccountPolicy, plan: Sends): boolean {
   const over = (currency: string, amount: string) => {
     const limit = p.above?.[currency];
-    return limit === undefined || new Dec(amount).gt(new Dec(limit));
+    return limit === undefined || new Dec(amount).plus(new Dec(p.sentToday?.[currency] ?? 0)).gt(new Dec(limit));
   };
   return plan.currencies.some((c) => c.rows > 0 && (!p.above || over(c.currency, c.amount)));
 }
 
+/** What is left today of the amounts a policy lets go without approval ("USD 49.99 (of USD 150.00)"), or undefined without `above`. */
+export function allowanceLeft(p: AccountPolicy): string | undefined {
+  if (!p.above) return undefined;
+  const left = Object.entries(p.above).map(([c, a]) => [c, Dec.max(0, new Dec(a).minus(new Dec(p.sentToday?.[c] ?? 0)))] as const);
+  return `left today (UTC) to send without approval: ${amountsText(Object.fromEntries(left))} (of ${amountsText(p.above)})`;
+}
+
 /**
  * The policy every run against the account at `baseUrl` with the API key of `keyFingerprint`
- * needs: the host's, else the team ledger's when one is used; undefined for none. Throws
- * PolicyError when it cannot be trusted or read.
+ * needs: the host's, else the team ledger's when one is used; undefined for none. With `above`,
+ * what was sent without approval today (`sentToday`). Throws PolicyError when it cannot be trusted
+ * or read, or when this host has a team ledger on record for the account and `team` is not one.
  */
 export async function policyInForce(baseUrl: string, keyFingerprint: string, team?: Ledger): Promise<AccountPolicy | undefined> {
-  const host = (await hostStore(baseUrl, keyFingerprint).read()).policy;
-  return host ?? (team ? (await teamStore(team).read()).policy : undefined);
+  const onRecord = teamOnRecord(accountOf(baseUrl), keyFingerprint);
+  const teamLedger = team?.policy && team.setPolicy ? (team as TeamLedger) : undefined;
+  if (onRecord && !teamLedger)
+    throw new PolicyError(
+      `this account's approval policy is kept in the team ledger ${onRecord}: run with it (\`--ledger ${onRecord}\`, the password from PGPASSWORD or ~/.pgpass)`,
+    );
+  const fromTeam = teamLedger && (await teamStore(teamLedger, keyFingerprint).read()).policy;
+  if (fromTeam && !onRecord) await recordTeam(teamLedger, keyFingerprint); // (this host learns it)
+  const p = (await hostStore(baseUrl, keyFingerprint).read()).policy ?? fromTeam;
+  if (!p?.above) return p;
+  return { ...p, key: keyFingerprint, sentToday: (await allowanceLedger(baseUrl, keyFingerprint, teamLedger).unapproved(utcDay())).totals };
 }
 
 /** The policy's check of a plan: its approvers, its number, its expiry. */
@@ -257,14 +328,22 @@ export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateRes
  * The engine's guard for the policy (engine/guards.ts GuardOptions.policy): why this run may not
  * send, or undefined. `approved`: the policy's check of the plan being run (undefined: no plan).
  */
-export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>) {
-  return (plan: Sends): string | undefined => (needsApprovals(p, plan) ? policyRefusal(p, approved) : undefined);
+export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): Pick<GuardOptions, 'policy' | 'spend'> {
+  const policy = (plan: Sends): string | undefined => (needsApprovals(p, plan) ? policyRefusal(p, approved) : undefined);
+  const { above, key } = p;
+  if (approved?.ok || !above || key === undefined) return { policy };
+  const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
+    const r = await allowanceLedger(p.account, key, ledger).unapproved(utcDay(), { payouts, above });
+    return r.taken ? undefined : policyRefusal({ ...p, sentToday: r.totals }, approved);
+  };
+  return { policy, spend };
 }
 
 /** Why a run needing the policy's approvals is refused with this check of its plan (none: no plan); undefined when approved. */
 export function policyRefusal(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): string | undefined {
   if (approved?.ok) return undefined;
-  const rule = `this account's approval policy needs ${describePolicy(p)}`;
+  const today = amountsText(p.sentToday);
+  const rule = `this account's approval policy needs ${describePolicy(p)}${today ? ` (sent without approval today, UTC: ${today})` : ''}`;
   if (approved) return `${rule}: ${approved.message}`;
   return `${rule}: make a plan (payout-batch plan FILE --out PLAN), have it approved (payout-batch approve PLAN), then run it (payout-batch run --plan PLAN)`;
 }

@@ -23,6 +23,7 @@ import {
   serviceAndKey,
   stateRootOf,
   type ArgsOf,
+  type ConnectionArgs,
 } from './options.ts';
 import { exitReasonText, handleEngineError, planJson, planText, progressSink, resumeText, screenFor, summaryText } from './render.ts';
 import { execute, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from '../engine/pipeline.ts';
@@ -70,7 +71,10 @@ export function refused(io: CliIO, json: boolean | undefined, reason: string): E
  * trusted or read (why nothing may be sent). An environment or key that cannot be resolved has
  * none here: opening the connection says why.
  */
-export async function accountPolicyOf(args: SendArgs, io: CliIO): Promise<AccountPolicy | string | undefined> {
+export async function accountPolicyOf(
+  args: ConnectionArgs & Parameters<typeof makeLogger>[0],
+  io: CliIO,
+): Promise<AccountPolicy | string | undefined> {
   const { baseUrl, key } = await serviceAndKey(args, io).catch(() => ({ baseUrl: undefined, key: undefined }));
   if (baseUrl === undefined || key === undefined) return undefined;
   const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
@@ -93,8 +97,8 @@ export async function sendBatch<
   prepare: (o: SendOptions) => Promise<Prepared<R>>,
   /** Text after the summary (retry --resend-failed: what was paid again). */
   after?: (r: R) => string,
-  /** The account's approval policy, as a guard of the plan (account-policy.ts policyGuard). */
-  policy?: GuardOptions['policy'],
+  /** The account's approval policy, as guards of the plan (account-policy.ts policyGuard). */
+  policy?: Pick<GuardOptions, 'policy' | 'spend'>,
 ): Promise<ExitCode> {
   const quiet = args.quiet || args.json;
   const out = (text: string) => {
@@ -110,7 +114,7 @@ export async function sendBatch<
     enablePairs: args['enable-pairs'],
     ...controlTotalFlags(args),
     maxRequests: maxRequestsOf(args),
-    policy,
+    ...policy,
   };
   // Nobody can answer the question: refused before the connection, so not one request of the
   // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).

@@ -3,7 +3,10 @@
 // or a disabled corridor that stops the batch unless --allow-partial.
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { BatchUnusable } from './engine-errors.ts';
-import { requestLimitReason, type BatchPlan } from './batch-plan.ts';
+import { requestLimitReason, type BatchPlan, type CurrencyPlan } from './batch-plan.ts';
+import { ENGINE_STATUSES } from './outcome.ts';
+import type { EngineRow } from './prepare.ts';
+import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
 import unhomoglyph from 'unhomoglyph';
 
 export interface MoneyFlag {
@@ -42,12 +45,21 @@ export interface GuardOptions {
   maxSwaps?: MoneyFlag[];
   /** The command that would fund the batch by the plan's swap, as the refusal without --fund-by-swap says it. */
   swapCommand?: string;
-  /** The account's approval policy (src/approvals/account-policy.ts): why this plan may not be sent, if so. */
-  policy?: (plan: Pick<BatchPlan, 'currencies'>) => string | undefined;
+  /** The account's approval policy (src/approvals/account-policy.ts): why this batch, as a whole (wholeOf), may not be sent, if so. */
+  policy?: (
+    plan: { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[] } & Partial<Pick<BatchPlan, 'swaps'>>,
+  ) => string | undefined;
+  /**
+   * The policy's count of what is sent without approval, just before the first payout: adds this
+   * run's payouts to the account's of the day (`ledger`: the run's), or says why they no longer fit.
+   */
+  spend?: (ledger: Ledger, payouts: UnapprovedPayout[]) => Promise<string | undefined>;
 }
 
 export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
   plan: BatchPlan;
+  /** The batch's rows: the approval policy judges the whole (wholeOf). */
+  rows?: readonly EngineRow[];
   /** The batch's payable rows (created + to send) and totals (payableTotals). */
   payable: { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> };
   env: string;
@@ -58,7 +70,7 @@ export type ApprovalDecision = { ok: true; /** ask the person on the terminal */
 export function decideApproval(a: ApprovalInput): ApprovalDecision {
   const reasons: string[] = [];
   const { plan } = a;
-  const policy = a.policy?.(plan);
+  const policy = a.policy?.(a.rows ? { ...plan, currencies: wholeOf(plan, a.rows) } : plan);
   if (policy) reasons.push(policy);
   if (a.env === 'production' && a.envFlag !== 'production') {
     reasons.push('production needs --env production on the command line (PAYOUT_ENV alone is not enough to pay for real)');
@@ -87,6 +99,32 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
     );
   if (reasons.length) return { ok: false, reasons };
   return { ok: true, confirm: !a.yes };
+}
+
+/** The payouts of these rows, as the approval policy's allowance counts them. */
+export const payoutsOf = (numbers: Iterable<number>, rows: readonly EngineRow[]): UnapprovedPayout[] => {
+  const wanted = new Set(numbers);
+  return rows.flatMap((r) =>
+    r.payout && wanted.has(r.rowNumber)
+      ? [{ reference: r.payout.reference, currency: r.payout.sourceCurrency, amount: r.payout.sourceAmount.toFixed() }]
+      : [],
+  );
+};
+
+/**
+ * The batch as the approval policy judges it: every valid row this run sends or leaves out (short
+ * funds under --allow-partial, a corridor not enabled), but those another batch sent, so that no
+ * part goes that the whole would not.
+ */
+function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: readonly EngineRow[]) {
+  const elsewhere = new Set<string>([ENGINE_STATUSES.ALREADY_PAID, 'SENT_BY_ANOTHER_BATCH']);
+  const left = [...plan.notSent].filter(([, o]) => !elsewhere.has(o.code)).map(([n]) => n);
+  const totals = new Map<string, { rows: number; amount: DecT }>();
+  for (const p of payoutsOf([...plan.toSend, ...left], rows)) {
+    const t = totals.get(p.currency) ?? { rows: 0, amount: new Dec(0) };
+    totals.set(p.currency, { rows: t.rows + 1, amount: t.amount.plus(new Dec(p.amount)) });
+  }
+  return [...totals].map(([currency, t]) => ({ currency, rows: t.rows, amount: t.amount.toFixed() }));
 }
 
 /** What would fund a short batch: the plan's swaps (without --fund-by-swap), or why no swap can. */

@@ -11,7 +11,7 @@ import { writeResults } from '../results/write.ts';
 import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
-import { controlTotalNotes, decideApproval, type GuardOptions } from './guards.ts';
+import { controlTotalNotes, decideApproval, payoutsOf, type GuardOptions } from './guards.ts';
 import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type RunSettings } from './execute.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 export type { EngineEvents, RunSettings } from './execute.ts';
@@ -190,7 +190,7 @@ export async function preparePipeline<R>(
     const { plan } = planned;
     const fees = new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]);
     const payable = payableTotals(batch, plan, feeForTotals(session.folded, fees));
-    const decision = decideApproval({ ...o.guards, plan, payable, env: session.header.env });
+    const decision = decideApproval({ ...o.guards, plan, payable, env: session.header.env, rows: batch.rows });
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
       // Nothing sent: no results file is written (an earlier run's stays as it is).
@@ -204,7 +204,10 @@ export async function preparePipeline<R>(
               ? ['declined at the confirmation: nothing was sent']
               : undefined;
       const stopped = !!stop?.aborted;
-      if (refused) return finish(run, scope, { plan, executed: new Map(), stopped }, 'refused', { refused, stopped }, false);
+      // (the last check of the account's approval policy: what it lets go without approval today, counted under the ledger's lock)
+      const spent = !refused && plan.toSend.length ? await o.guards.spend?.(session.ledger, payoutsOf(plan.toSend, batch.rows)) : undefined;
+      if (refused || spent)
+        return finish(run, scope, { plan, executed: new Map(), stopped }, 'refused', { refused: refused ?? [spent!], stopped }, false);
       return send(run, plan, fees);
     });
     if (!decision.ok) return { resume, plan, refused: decision.reasons, notes: [], confirm: false, go };

@@ -4,6 +4,7 @@
 // this folder and the CLI know which one a command holds.
 import { basename } from 'node:path';
 import { existsSync } from 'node:fs';
+import { Dec } from '../money.ts';
 import type { JournalEvent, JournalScan } from '../journal/journal.ts';
 import { applyEvent, emptyFold, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../journal/lines.ts';
 
@@ -111,16 +112,50 @@ export interface Ledger {
    * and that no other process runs this batch; then reserves them. Throws BatchRefused (nothing sent).
    */
   reserve(o: ReserveOptions): Promise<Reservation>;
-  /** The account's approval policy as last set (its text, and where it is for messages), or why it cannot be trusted. */
-  policy(): Promise<{ text: string; where: string } | { unsafe: string; where: string } | undefined>;
-  /** Sets the account's approval policy; `log`: the change, for a ledger that keeps a log beside it. */
-  setPolicy(text: string, log: object): Promise<void>;
+  /** A team ledger's: the account's approval policy as last set (its text, and where it is for messages). */
+  policy?(): Promise<{ text: string; where: string } | undefined>;
+  /** A team ledger's: sets the account's approval policy (a new version; the earlier ones stay). */
+  setPolicy?(text: string): Promise<void>;
+  /**
+   * What the account sent without approval on the UTC `day` (YYYY-MM-DD), per currency, each
+   * reference once. With `take`, under the account's lock: records its payouts unless a currency's
+   * total would then pass `take.above` (then nothing is recorded and `taken` is false).
+   */
+  unapproved(day: string, take?: UnapprovedTake): Promise<{ totals: Record<string, string>; taken: boolean }>;
   /** Claims a file's content for this watch: a ledger shared by hosts holds one claim per content; a file ledger, none (always held). */
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer>;
   /** Whether the claim `claim` of this content is abandoned (ended, or its process gone); undefined when the ledger holds no claim of it. */
   claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined>;
   /** Records how this process's claim ended. */
   endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void>;
+}
+
+/** A payout sent without an approval, as an account's allowance of the day counts it. */
+export interface UnapprovedPayout {
+  reference: string;
+  currency: string;
+  amount: string;
+}
+
+/** Payouts to add to the day's count, and the most each currency may total (a currency not named: none). */
+export interface UnapprovedTake {
+  payouts: UnapprovedPayout[];
+  above: Record<string, string>;
+}
+
+/** The day's totals with `take` added when it fits (each reference once): `add`, what to record. */
+export function countUnapproved(recorded: UnapprovedPayout[], take?: UnapprovedTake) {
+  const seen = new Set(recorded.map((p) => p.reference));
+  const add = (take?.payouts ?? []).filter((p) => !seen.has(p.reference) && seen.add(p.reference));
+  const sum = (list: UnapprovedPayout[]) => {
+    const t = new Map<string, Dec>();
+    for (const p of list) t.set(p.currency, (t.get(p.currency) ?? new Dec(0)).plus(new Dec(p.amount)));
+    return t;
+  };
+  const after = sum([...recorded, ...add]);
+  const taken = !!take && add.every((p) => take.above[p.currency] !== undefined && !after.get(p.currency)!.gt(take.above[p.currency]!));
+  const totals = Object.fromEntries([...(taken ? after : sum(recorded))].map(([c, a]) => [c, a.toFixed()]));
+  return { totals, taken, add: taken ? add : [] };
 }
 
 /**

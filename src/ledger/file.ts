@@ -5,7 +5,7 @@
 //       <batch16>.journal.jsonl   one journal per batch (journal/journal.ts), named by its identity
 //       <batch16>.reserve.json    the references a live process is sending (a reservation)
 //       ledger.lock               the inter-process lock of the account (files/lock.ts)
-//       policy.json               the account's approval policy, and policy.log.jsonl its changes
+//       unapproved-<day>.jsonl    payouts sent without approval that UTC day (the host's allowance, beside its policy)
 //
 // Under the lock: the check that no other process runs this batch and that no other batch sent or
 // is sending its references, with their reservation, as one step; and every `initiating` line
@@ -15,7 +15,7 @@ import { appendFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSy
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { writeFileAtomic, writeFileAtomicSync } from '../files/atomic.ts';
+import { writeFileAtomicSync } from '../files/atomic.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
@@ -25,6 +25,7 @@ import {
   batchInProgress,
   batchKey,
   batchOfJournalName,
+  countUnapproved,
   referencesBeingSent,
   refuseReferencesSentBefore,
   type ClaimAnswer,
@@ -33,6 +34,8 @@ import {
   type LinesRead,
   type Reservation,
   type ReserveOptions,
+  type UnapprovedPayout,
+  type UnapprovedTake,
 } from './account-ledger.ts';
 
 /** `<root>/ledgers/<host>-<12 hex of sha256(account)>`: readable, and one folder per account. */
@@ -64,10 +67,6 @@ export function checkStateFolder(root: string, ledgerDir: string): void {
       );
   }
 }
-
-/** The account's approval policy in its ledger folder, and the log of its changes beside it. */
-export const POLICY_FILE_NAME = 'policy.json';
-const POLICY_LOG = 'policy.log.jsonl';
 
 function names(dir: string): string[] {
   try {
@@ -255,29 +254,23 @@ export class FileLedger implements Ledger {
     };
   }
 
-  /** Refuses a policy file another user could have written (a link, another owner, writable by group or others): they could loosen it. */
-  async policy(): Promise<{ text: string; where: string } | { unsafe: string; where: string } | undefined> {
-    const where = join(this.dir, POLICY_FILE_NAME);
-    let st;
-    try {
-      st = lstatSync(where);
-    } catch {
-      return undefined;
-    }
-    if (whyUntrusted(st))
-      return { where, unsafe: "is a link, another user's, or writable by others: nothing is sent until it is yours alone (chmod 600)" };
-    try {
-      return { where, text: readFileSync(where, 'utf8') };
-    } catch (e) {
-      return { where, unsafe: `cannot be read (${(e as Error).message}): nothing is sent until it is set again` };
-    }
-  }
-
-  /** Writes the policy (0600, atomically) and appends the change to the policy log. */
-  async setPolicy(text: string, log: object): Promise<void> {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(join(this.dir, POLICY_FILE_NAME), text, { mode: 0o600 });
-    appendFileSync(join(this.dir, POLICY_LOG), JSON.stringify(log) + '\n', { mode: 0o600 });
+  async unapproved(day: string, take?: UnapprovedTake): Promise<{ totals: Record<string, string>; taken: boolean }> {
+    const path = join(this.dir, `unapproved-${day}.jsonl`);
+    const count = () => {
+      let text = '';
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch {
+        // none yet today
+      }
+      const r = countUnapproved(
+        text.split('\n').flatMap((l) => (l ? [JSON.parse(l) as UnapprovedPayout] : [])),
+        take,
+      );
+      if (r.add.length) appendFileSync(path, r.add.map((p) => JSON.stringify(p) + '\n').join(''), { mode: 0o600 });
+      return r;
+    };
+    return take ? this.locked(count) : count();
   }
 
   /** A folder's claim (watch/claims.ts: the rename into processing/) is the only claim of a file ledger. */

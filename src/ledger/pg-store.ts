@@ -3,6 +3,7 @@
 // decides what to check; this file only reads and writes rows.
 import { LOCK_NAMESPACE, type TeamDb } from './pg-db.ts';
 import type { Queryable } from './schema.ts';
+import type { UnapprovedPayout } from './account-ledger.ts';
 
 /** A holder is alive while it holds its session advisory lock (db.ts): a dead process's rows are stale. */
 const ALIVE = (holderColumn: string) => `EXISTS (
@@ -50,6 +51,24 @@ export async function latestPolicy(q: Queryable, account: string): Promise<strin
 /** Sets the account's approval policy (a new version; the earlier ones stay). */
 export async function appendPolicy(q: Queryable, account: string, policy: string): Promise<void> {
   await q.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [account, policy]);
+}
+
+/** The payouts the account sent without approval on a UTC day (YYYY-MM-DD). */
+export async function unapprovedOf(q: Queryable, account: string, day: string): Promise<UnapprovedPayout[]> {
+  const r = await q.query<UnapprovedPayout>(
+    'SELECT reference, currency, amount FROM payout_batch.unapproved_payouts WHERE account = $1 AND day = $2 ORDER BY id',
+    [account, day],
+  );
+  return r.rows;
+}
+
+/** Records payouts sent without approval on a UTC day. */
+export async function addUnapproved(q: Queryable, account: string, day: string, payouts: UnapprovedPayout[]): Promise<void> {
+  await q.query(
+    `INSERT INTO payout_batch.unapproved_payouts (account, day, reference, currency, amount)
+     SELECT $1, $2, r, c, a FROM unnest($3::text[], $4::text[], $5::text[]) AS u(r, c, a)`,
+    [account, day, ...(['reference', 'currency', 'amount'] as const).map((k) => payouts.map((p) => p[k]))],
+  );
 }
 
 /** Appends lines, in order, as written by `origin`. */

@@ -12,6 +12,7 @@ import {
   ReservationLost,
   batchInProgress,
   batchKey,
+  countUnapproved,
   referencesBeingSent,
   refuseReferencesSentBefore,
   type ClaimAnswer,
@@ -21,6 +22,7 @@ import {
   type LinesRead,
   type Reservation,
   type ReserveOptions,
+  type UnapprovedTake,
   type WatchClaim,
 } from './account-ledger.ts';
 import { claimContent, claimOf, endClaim } from './pg-claims.ts';
@@ -232,6 +234,17 @@ export class PgLedger implements Ledger {
   /** Every version is kept (the last one holds): no log beside it. */
   async setPolicy(text: string): Promise<void> {
     await store.appendPolicy(this.db, this.account, text);
+  }
+
+  unapproved(day: string, take?: UnapprovedTake): Promise<{ totals: Record<string, string>; taken: boolean }> {
+    return this.db.tx(
+      async (q) => {
+        const r = countUnapproved(await store.unapprovedOf(q, this.account, day), take);
+        await store.addUnapproved(q, this.account, day, r.add);
+        return r;
+      },
+      { lock: this.account },
+    );
   }
 
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer> {

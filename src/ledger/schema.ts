@@ -132,6 +132,21 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (account, sha256)
   );
   `,
+  // 2: the payouts each account sent without approval, per UTC day: its policy's daily allowance
+  `
+  CREATE TABLE payout_batch.unapproved_payouts (
+    id        bigserial PRIMARY KEY,
+    account   text NOT NULL,
+    day       text NOT NULL,
+    reference text NOT NULL,
+    currency  text NOT NULL,
+    amount    text NOT NULL,
+    sent_at   timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (account, day, reference)
+  );
+  CREATE TRIGGER unapproved_payouts_append_only BEFORE UPDATE OR DELETE ON payout_batch.unapproved_payouts
+    FOR EACH ROW EXECUTE FUNCTION payout_batch.append_only();
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

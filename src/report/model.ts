@@ -12,7 +12,7 @@ import { validateBatch, type BatchSummary, type ValidateOptions } from '../valid
 import type { ResultsTable } from '../results/results.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { readAmount, type TieOutSummary } from '../engine/money-totals.ts';
-import type { ApprovalsView } from '../approvals/approvals.ts';
+import type { ApprovalsView } from '../approvals/view.ts';
 import type { SwapProposal } from '../engine/swap.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 

@@ -146,7 +146,7 @@ export function swapRunOptions(
   const limits = Object.entries(cfg.fundBySwap ?? {});
   if (!limits.length) return policy ? { policy } : {};
   const named = new Set(limits.map(([currency]) => currency));
-  const others = (plan: Pick<BatchPlan, 'currencies'> & Partial<Pick<BatchPlan, 'swaps'>>) => {
+  const others = (plan: Partial<Pick<BatchPlan, 'swaps'>>) => {
     const s = plan.swaps?.find((x) => !named.has(x.currency));
     return s && `the plan funds ${s.currency} by a swap, but the watch's fundBySwap names only ${[...named].join(', ')}`;
   };

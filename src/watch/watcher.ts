@@ -630,7 +630,7 @@ export class FolderWatch {
   private async send(
     file: string,
     claim: ClaimRecord,
-    o: { planFile?: string; policy?: GuardOptions['policy']; whole?: FileProblem[] },
+    o: { planFile?: string; policy?: Pick<GuardOptions, 'policy' | 'spend'>; whole?: FileProblem[] },
   ): Promise<{ r: RunResult; changedAtPlan?: string; refusedAtPlan?: FileProblem[] }> {
     const { config: cfg, logger: log } = this.o;
     let batchLabel = '';
@@ -654,7 +654,8 @@ export class FolderWatch {
         expectTotals: cfg.expectTotals.map((t) => parseMoneyFlag(t, 'expectTotals')),
         maxTotals: cfg.maxTotals.map((t) => parseMoneyFlag(t, 'maxTotals')),
         maxRequests: cfg.maxRequests,
-        ...swapRunOptions(cfg, o.policy),
+        spend: o.policy?.spend,
+        ...swapRunOptions(cfg, o.policy?.policy),
       },
       settings: {
         mergeDocuments: cfg.mergeDocuments,

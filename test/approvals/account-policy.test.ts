@@ -30,11 +30,11 @@ describe('needsApprovals', () => {
   });
 
   it('the guard says which policy refuses, and nothing when approved', () => {
-    expect(policyGuard(policy())(usd('1.00'))).toMatch(/^this account's approval policy needs 2 approvals of Alice: make a plan/);
-    expect(policyGuard(policy(), { ok: false, message: '1 valid approval of 2 required' })(usd('1.00'))).toContain(
+    expect(policyGuard(policy()).policy!(usd('1.00'))).toMatch(/^this account's approval policy needs 2 approvals of Alice: make a plan/);
+    expect(policyGuard(policy(), { ok: false, message: '1 valid approval of 2 required' }).policy!(usd('1.00'))).toContain(
       ': 1 valid approval of 2 required',
     );
-    expect(policyGuard(policy(), { ok: true, message: '' })(usd('1.00'))).toBeUndefined();
+    expect(policyGuard(policy(), { ok: true, message: '' }).policy!(usd('1.00'))).toBeUndefined();
   });
 });
 

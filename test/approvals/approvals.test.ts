@@ -7,20 +7,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   addApproval,
   approvalsPathFor,
-  approvalsView,
-  approveText,
-  checkApprovals,
-  loadPlan,
-  newKeyPair,
-  parsePublicKey,
-  planPayload,
   readApprovals,
   readApprovers,
-  signPlan,
-  verifyApproval,
   type Approval,
   type Approver,
-} from '../../src/approvals/approvals.ts';
+} from '../../src/approvals/approvals-file.ts';
+import { approvalsView, approveText } from '../../src/approvals/view.ts';
+import { checkApprovals } from '../../src/approvals/approval-rule.ts';
+import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
+import { newKeyPair, parsePublicKey } from '../../src/approvals/keys.ts';
+import { signPlan, verifyApproval } from '../../src/approvals/sign.ts';
 import { nameProblem, sameName } from '../../src/engine/guards.ts';
 import { bodyDigest, canonicalJson, parsePlanFile, verifyPlannedRows } from '../../src/engine/plan-file.ts';
 import { emptyFold } from '../../src/journal/lines.ts';

@@ -2,12 +2,13 @@
 // real processes against a sandbox over HTTP: payouts are counted at the sandbox.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { install } from './install.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
 
 const dirs = tempDirs('pb-policy-holds-');
 let sb: LocalSandbox;
@@ -24,13 +25,13 @@ afterAll(async () => {
  * policies no other test shares), and approver keys written as `approver-key new` writes them.
  */
 let scenes = 0;
-async function scene(rows = 2) {
+async function scene(rows = 2, at: LocalSandbox = sb) {
   const dir = await dirs.make();
   const prefix = `HOLD${++scenes}`; // (one account for every scene: each pays references of its own)
   const inst = install(await dirs.make());
   await writeBatch(dir, 'payroll.csv', { rows, currencies: ['USD'], prefix });
   const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
-  const service = ['--base-url', sb.url, '--rate', '100'];
+  const service = ['--base-url', at.url, '--rate', '100'];
   const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
   const inProcess = (...args: string[]) => runMain(args, { cwd: dir, env });
   const keys = new Map<string, NewKeyPair>();
@@ -48,17 +49,25 @@ async function scene(rows = 2) {
   /** `run --plan PLAN --require-approvals N --approvers approvers.json`, as a flag asks (no policy). */
   const runPlan = (plan: string, n: number) =>
     cli('run', '--plan', plan, '--require-approvals', String(n), '--approvers', 'approvers.json', '--yes', ...service);
-  /** The policy of two approvals of Alice and Bob, the first of the account: set at once. */
-  const policy = async () => {
+  /** The policy of two approvals of Alice and Bob (and `rules`), the first of the account: set at once. */
+  const policy = async (...rules: string[]) => {
     for (const n of ['Alice', 'Bob']) person(n);
     // (the list made in this process: the bin's main(); the policy by the installation, whose host folder holds it)
     expect((await inProcess('approvers', 'add', 'Alice.approver.pub.json', 'Bob.approver.pub.json', '--out', 'approvers.json')).code).toBe(
       0,
     );
-    const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...service);
+    const set = await cli('policy', 'set', '--require-approvals', '2', '--approvers', 'approvers.json', ...rules, ...service);
     expect(set.code, set.stderr).toBe(0);
   };
-  return { dir, env, inst, service, cli, inProcess, person, approve, runPlan, keys, policy };
+  /** A batch of one USD row per amount, references of its own. */
+  const batch = (name: string, ...amounts: string[]) =>
+    writeBatch(dir, name, {
+      rows: amounts.length,
+      currencies: ['USD'],
+      prefix: `${prefix}${name.replace(/\W/g, '')}`,
+      amount: (i) => amounts[i]!,
+    });
+  return { dir, env, inst, service, cli, inProcess, person, approve, runPlan, keys, policy, batch };
 }
 
 it('defects 1 and 2: no state folder, variable, home or watch folder skips the policy', async () => {
@@ -166,6 +175,11 @@ it("the maker signs: an unsigned plan is not approved under a policy, and the ma
     /1 valid approval of 2 required \(Alice\).*Bob \(signed with key \w+, which the plan's maker signed it with\)/,
   );
   expect(initiates(sb)).toHaveLength(before);
+  // a maker the policy lists signs with the key it lists for them: Alice with Bob's key is refused, no plan written
+  const asAlice = await cli('plan', 'payroll.csv', '--out', 'alice.plan.json', '--as', 'Alice', '--approver-key', 'Bob.pem', ...service);
+  expect(asAlice.code).toBe(2);
+  expect(asAlice.stderr).toMatch(/--as Alice: the key file holds key \w+, and the account's approval policy gives Alice key \w+/);
+  expect(existsSync(join(dir, 'alice.plan.json'))).toBe(false);
 });
 
 it('defect 6: names are compared as people would: Kim is Kirn, Alíce, "Alice." and "Al ice" are Alice', async () => {
@@ -218,4 +232,95 @@ it("defect 7: a name is its key: Alice cannot sign with Bob's key, and such a si
   expect(run.code, run.stderr).toBe(0);
   expect(run.stdout).toContain('1 valid approval of 1 required (Bob)');
   expect(initiates(sb).length - before).toBe(2);
+});
+
+it('defect 4: --above counts what is sent without approval per account and UTC day, across batches and state folders', async () => {
+  const { cli, service, policy, batch } = await scene();
+  await policy('--above', 'USD:150');
+  await batch('one.csv', '100.01');
+  await batch('two.csv', '100.02');
+  const fresh = await cli('plan', 'one.csv', ...service);
+  expect(fresh.stdout).toContain('Approval policy: left today (UTC) to send without approval: USD 150.00 (of USD 150.00).');
+  const before = initiates(sb).length;
+  const first = await cli('run', 'one.csv', '--yes', ...service);
+  expect(first.code, first.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(before + 1);
+  expect((await cli('plan', 'two.csv', ...service)).stdout).toContain('without approval: USD 49.99 (of USD 150.00)');
+  // the second file alone is under the amount: refused whole, in this state folder and in another
+  for (const flags of [[], ['--state-dir', 'other']]) {
+    const second = await cli('run', 'two.csv', '--yes', ...flags, ...service);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toContain('sent without approval today, UTC: USD 100.01');
+  }
+  expect(initiates(sb)).toHaveLength(before + 1);
+});
+
+it('defect 5: --allow-partial never lets a part through that the whole would not', async () => {
+  const seed = defaultSeed();
+  for (const w of seed.businesses.flatMap((b) => b.wallets)) if (w.currency === 'USD') w.balance = '150.00'; // (one row at a time fits)
+  const poor = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null, seed });
+  try {
+    const { cli, service, policy, batch } = await scene(2, poor);
+    await policy('--above', 'USD:150');
+    await batch('three.csv', '100.02', '100.02', '100.02');
+    const partial = await cli('run', 'three.csv', '--allow-partial', '--yes', ...service);
+    expect(partial.code).toBe(3);
+    expect(partial.stderr).toContain(
+      "this account's approval policy needs 2 approvals of Alice, Bob for a batch sending more than USD 150.00",
+    );
+    expect(initiates(poor)).toHaveLength(0);
+  } finally {
+    await poor.close();
+  }
+});
+
+describe.runIf(withPostgres)('a team ledger', () => {
+  it('two hosts on one team ledger see one policy and one daily allowance; a run without the ledger is refused', async () => {
+    const ledger = await testDatabase();
+    const shared = await dirs.make();
+    for (const [name, amount] of [
+      ['one.csv', '100.01'],
+      ['two.csv', '100.02'],
+    ] as const)
+      await writeBatch(shared, name, { rows: 1, currencies: ['USD'], prefix: `TEAM${name[0]}`, amount: () => amount });
+    writeFileSync(join(shared, 'approvers.json'), JSON.stringify([{ name: 'Carol', publicKey: newKeyPair().publicKey }]));
+    /** A host: an installation of its own (its host folder), its own HOME and state folder. */
+    const host = async (name: string) => {
+      const inst = install(await dirs.make());
+      const env = cleanEnv({ HOME: join(shared, `.home-${name}`), PAYOUT_BATCH_STATE_DIR: join(shared, `.state-${name}`) });
+      return (...args: string[]) => runCli([...args, '--base-url', sb.url, '--rate', '100'], { cwd: shared, env, bin: inst.bin });
+    };
+    const [a, b] = [await host('a'), await host('b')];
+    const set = await a(
+      'policy',
+      'set',
+      '--require-approvals',
+      '1',
+      '--approvers',
+      'approvers.json',
+      '--above',
+      'USD:150',
+      '--ledger',
+      ledger,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    expect((await b('plan', 'one.csv', '--ledger', ledger)).stdout).toContain('without approval: USD 150.00 (of USD 150.00)');
+    const before = initiates(sb).length;
+    const first = await a('run', 'one.csv', '--yes', '--ledger', ledger);
+    expect(first.code, first.stderr).toBe(0);
+    const second = await b('run', 'two.csv', '--yes', '--ledger', ledger);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toMatch(
+      /approval policy needs 1 approval of Carol for a batch sending more than USD 150\.00.*\(sent without approval today, UTC: USD 100\.01\)/,
+    );
+    // without the ledger, on either host (b learned of it when it used it): refused, with the command to use
+    for (const cli of [a, b]) {
+      const alone = await cli('run', 'two.csv', '--yes');
+      expect(alone.code).toBe(3);
+      expect(alone.stderr).toMatch(
+        /this account's approval policy is kept in the team ledger postgres:\/\/\S+: run with it \(`--ledger postgres:/,
+      );
+    }
+    expect(initiates(sb)).toHaveLength(before + 1);
+  });
 });

@@ -64,19 +64,22 @@ function readKeyFile(path: string): string {
  * `plan --as NAME --approver-key KEY`: the maker's name and key, checked before anything is
  * planned (exit 2), and what signs the plan once written (approvals/sign.ts signAsMaker).
  */
-export function makerSigner(as: string | undefined, keyFile: string | undefined, cwd: string) {
+export function makerSigner(as: string | undefined, keyFile: string | undefined, cwd: string, approvers?: Approver[]) {
   if (as === undefined && keyFile === undefined) return undefined;
   if (as === undefined || keyFile === undefined)
     throw new UsageError('--as NAME and --approver-key KEY go together: the maker signs the plan with their approver key');
   const name = personName(as);
   const path = resolve(cwd, keyFile);
   const pem = readKeyFile(path);
+  let mine;
   try {
-    parsePrivateKey(pem, path);
+    mine = parsePrivateKey(pem, path);
   } catch (e) {
     if (e instanceof KeyError) throw new UsageError(e.message);
     throw e;
   }
+  // a maker the account's policy lists signs with the key it lists for them
+  if (approvers?.some((a) => sameName(a.name, name))) keyProblem(name, mine, approvers, "the account's approval policy");
   return { name, sign: (planPath: string) => signAsMaker(planPath, name, pem, path) };
 }
 

@@ -26,6 +26,8 @@ import {
 } from '../options.ts';
 import { writePlanReport } from '../../report/write-report.ts';
 import { makerSigner } from './approve.ts';
+import { accountPolicyOf } from '../send-batch.ts';
+import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
 import { handleEngineError, planJson, planText } from '../render.ts';
 
@@ -74,7 +76,8 @@ export async function showPlan(
   controlTotals?: (r: PlanCommandResult) => { refused: string[]; notes: string[] },
 ): Promise<ExitCode> {
   if (!args.file) throw new UsageError('name the batch file');
-  const maker = makerSigner(args.as, args['approver-key'], io.cwd);
+  const policy = await accountPolicyOf(args, io);
+  const maker = makerSigner(args.as, args['approver-key'], io.cwd, typeof policy === 'object' ? policy.approvers : undefined);
   const logger = makeLogger(args, io, 'plan');
   const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
   try {
@@ -135,6 +138,8 @@ export async function showPlan(
       });
     } else {
       io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl));
+      const left = typeof policy === 'object' && allowanceLeft(policy);
+      if (left) io.stdout.write(`Approval policy: ${left}.\n`);
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
       for (const note of notes) io.stdout.write(`Control totals: ${note}.\n`);
       if (r.refused) io.stdout.write(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);

@@ -99,14 +99,17 @@ async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<
     const loaded = loadProposal(resolve(io.cwd, args.proposal));
     const { account, key, store: kind } = loaded.proposal;
     if (kind === 'team' && !team) throw new UsageError(`${args.proposal} changes the policy in a team ledger: give it with --ledger`);
-    const { record, tally } = await applyProposal(team && kind === 'team' ? teamStore(team.of(account)) : hostStore(account, key), loaded);
+    const { record, tally } = await applyProposal(
+      team && kind === 'team' ? teamStore(team.of(account), key) : hostStore(account, key),
+      loaded,
+    );
     io.stdout.write(
       `${tally}: ${record.policy ? `version ${record.version} is in force` : 'the policy is removed'}.\n${showText(account, record)}`,
     );
     return ExitCode.OK;
   }
   const { account, key } = await accountOfArgs(args, io);
-  const store: PolicyStore = team ? teamStore(team.of(account)) : hostStore(account, key);
+  const store: PolicyStore = team ? teamStore(team.of(account), key) : hostStore(account, key);
   const current = await store.read();
   if (args.action === 'show') {
     if (args.json) printJson(io, current.policy ?? null);

@@ -66,7 +66,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
   },
 });
 
-function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefined, policy?: GuardOptions['policy']) {
+function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefined, policy?: Pick<GuardOptions, 'policy' | 'spend'>) {
   return sendBatch(
     args,
     io,
@@ -105,7 +105,7 @@ function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
 async function approvedPlan(
   args: ArgsOf<typeof builder>,
   io: CliIO,
-): Promise<ExitCode | { path?: string; cleanup?: () => void; guard?: GuardOptions['policy'] }> {
+): Promise<ExitCode | { path?: string; cleanup?: () => void; guard?: Pick<GuardOptions, 'policy' | 'spend'> }> {
   const policy = await accountPolicyOf(args, io);
   if (typeof policy === 'string') return refused(io, args.json, policy);
   const required = args['require-approvals'];
@@ -124,7 +124,7 @@ async function approvedPlan(
     plan = g.plan;
     passed.push(`Approvals: ${g.message}.`);
   }
-  let guard: GuardOptions['policy'];
+  let guard: Pick<GuardOptions, 'policy' | 'spend'> | undefined;
   if (policy) {
     const g = planPath ? policyGate(policy, plan ?? planPath) : undefined;
     if (g?.ok && g.plan) {
