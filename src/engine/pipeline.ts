@@ -19,7 +19,7 @@ import type { SwapLine } from '../results/swap-summary.ts';
 import { controlTotalNotes, decideApproval, type GuardOptions } from './guards.ts';
 import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type FinishItem, type WorkItem } from './execute.ts';
 import { snapshotOfError } from './send.ts';
-import { sentByOtherBatches } from '../ledger/account-ledger.ts';
+import { sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { readAmount } from './money-totals.ts';
 import {
@@ -33,6 +33,7 @@ import {
   type RunSummary,
 } from './outcome.ts';
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
+import { refuseRecentDuplicates, type DuplicateOptions } from './duplicates.ts';
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
 import type { SwapProposal } from './swap.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
@@ -70,7 +71,7 @@ export interface RunSettings {
 }
 
 /** What `run` and `retry` share: the connection, the guards, how the run goes, and the ledger's state folder. */
-export interface SendOptions {
+export interface SendOptions extends DuplicateOptions {
   conn: Connection;
   guards: GuardOptions;
   settings: RunSettings;
@@ -212,6 +213,7 @@ export async function preparePipeline<R>(
       planned = await planStage(o.conn, batch, session.folded, session.header.env, {
         ...o,
         ...o.guards,
+        ledger: session.ledger,
         mergeDocuments: o.settings.mergeDocuments,
         onEvent: emitter(o),
       });
@@ -259,7 +261,8 @@ async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Prom
   else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
 }
 
-export type PlanStageOptions = Omit<PlanOptions, 'usage'> & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void };
+export type PlanStageOptions = Omit<PlanOptions, 'usage'> &
+  DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger };
 
 /**
  * The plan stage of `run`, `retry` and `plan`: the preflight's requests for the rows to consider
@@ -273,13 +276,12 @@ export async function planStage(
   env: string,
   o: PlanStageOptions,
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
+  const phase = (r: EngineRow) => rowState(folded, r.payout!.reference).phase;
+  const inScope = (r: EngineRow) => !!r.payout && (!o.only || o.only.has(r.rowNumber));
+  // (a row about to go under a new key; one settling its outcome goes with its journalled key)
+  await refuseRecentDuplicates(o.ledger, batch, (r) => inScope(r) && (phase(r) === 'none' || phase(r) === 'rejected'), o);
   const toCheck = batch.rows
-    .filter(
-      (r) =>
-        r.payout &&
-        (!o.only || o.only.has(r.rowNumber)) &&
-        (rowState(folded, r.payout.reference).phase !== 'created' || !!o.resend?.has(r.payout.reference)),
-    )
+    .filter((r) => inScope(r) && (phase(r) !== 'created' || !!o.resend?.has(r.payout!.reference)))
     .map((r) => ({ rowNumber: r.rowNumber, payout: r.payout! }));
   const onStep = o.onEvent && ((step: PreflightStep) => o.onEvent!({ type: 'preflight', step }));
   const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs, onStep });
