@@ -6,6 +6,12 @@
 //   npx tsx test/chaos/campaign.ts --scale 10       sandbox and client at 50/s (a few minutes)
 //   options: --rows N (1000), --kills K (10), --seed S (kill and outage schedule, and the
 //            sandbox's fault PRNG), --outage-seconds T (60), --latency MIN-MAX (150-400)
+//   --retries  (issue 39) another payment of the business drains the USD wallet once the run is a
+//            third through, so its later USD rows are refused INSUFFICIENT_FUNDS; the wallet is
+//            topped up, `retry` of the results is killed during its attempt n + 1 (its resends of the
+//            refused keys and its new keys) and resumed to exit 0, then a second ledger (another
+//            state folder) runs the original file: no payout may follow. With --store-refusals the
+//            sandbox binds a refused key to its refusal (the other reading of spec §4.2).
 //
 // Faults (sandbox FaultConfig, every spec route): latency MIN-MAX ms, errorAfterCreate 0.10 (the
 // payout is created, then a 5xx), dropAfterCreate 0.05 (created, then the socket is destroyed),
@@ -28,6 +34,7 @@ import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { FaultConfig } from '../../src/sandbox/contract.ts';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
+import { bare } from '../shapes.ts';
 import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
 import { sandboxProcess } from './sandbox-process.ts';
@@ -39,10 +46,12 @@ interface Args {
   seed: number;
   outageSeconds: number;
   latency: [number, number];
+  retries: boolean;
+  storeRefusals: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const f = readFlags(argv, ['scale', 'rows', 'kills', 'seed', 'outage-seconds'], [], ['latency']);
+  const f = readFlags(argv, ['scale', 'rows', 'kills', 'seed', 'outage-seconds'], ['retries', 'store-refusals'], ['latency']);
   const a: Partial<Args> = {
     scale: f.num('scale'),
     rows: f.num('rows'),
@@ -58,7 +67,64 @@ function parseArgs(argv: string[]): Args {
     seed: a.seed ?? Date.now() % 1_000_000,
     outageSeconds: a.outageSeconds ?? 60,
     latency: a.latency ?? [150, 400],
+    retries: f.flag('retries') ?? false,
+    storeRefusals: f.flag('store-refusals') ?? false,
   };
+}
+
+/**
+ * Another payment of the business (a key of its own, an amount no row has) takes all but 100.00 of
+ * the USD wallet; sent until answered, the faults being on. Its amount and debit, to leave it out.
+ */
+async function drainUsd(url: string): Promise<{ amount: string; debit: Dec }> {
+  const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+  const list = (await (await fetch(`${url}/v1/payout-api/payouts/wallets`, { headers })).json()) as {
+    data: { currency: string; balance: number | string }[];
+  };
+  const usd = new Dec(String(list.data.find((w) => w.currency === 'USD')!.balance));
+  const amount = usd.minus(100).floor().plus('0.37').toFixed(2);
+  const body = JSON.stringify({
+    sourceAmount: Number(amount),
+    sourceCurrency: 'USD',
+    destinationCurrency: 'USD',
+    destinationCountryCode: 'USA',
+    method: 'ACH',
+    beneficiary: {
+      accountName: 'Other Payment Inc',
+      routingNumber: '021000021',
+      accountNumber: '000123456789',
+      accountType: 'checking',
+      accountCurrency: 'USD',
+    },
+    narration: 'another payment of the business',
+  });
+  for (;;) {
+    const r = await fetch(`${url}/v1/payout-api/payouts/initiate`, {
+      method: 'POST',
+      headers: { ...headers, 'idempotency-key': 'another-payment' },
+      body,
+    }).catch(() => undefined);
+    if (r?.ok) {
+      const p = bare<{ sourceAmount: number | string; transactionFees?: number | string }>(await r.json());
+      return { amount, debit: new Dec(String(p.sourceAmount)).plus(new Dec(String(p.transactionFees ?? 0))) };
+    }
+    if (r && r.status < 500 && r.status !== 429) throw new Error(`the draining payment was refused: ${r.status} ${await r.text()}`);
+    await sleep(200);
+  }
+}
+
+/** A sandbox wallet of the key's business credited (a top-up outside the API). */
+async function topUp(url: string, currency: string, amount: Dec): Promise<void> {
+  const list = (await (await fetch(`${url}/v1/payout-api/payouts/wallets`, { headers: { 'x-api-key': KEY } })).json()) as {
+    data: { walletId: string; currency: string }[];
+  };
+  const w = list.data.find((x) => x.currency === currency)!;
+  const r = await fetch(`${url}/_sandbox/wallets/${w.walletId}/credit`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ amount: amount.toFixed(2) }),
+  });
+  if (!r.ok) throw new Error(`top-up: ${r.status}`);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,7 +136,7 @@ async function main(): Promise<number> {
   const t0 = Date.now();
   const clock = () => `${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s`;
   const base: Partial<FaultConfig> = { latencyMs: a.latency, errorAfterCreate: 0.1, dropAfterCreate: 0.05, spurious429: 0.05 };
-  const sb = await sandboxProcess({ rateLimitPerSecond: limit, monthlyQuota: null, randomSeed: a.seed });
+  const sb = await sandboxProcess({ rateLimitPerSecond: limit, monthlyQuota: null, randomSeed: a.seed, storeRefusals: a.storeRefusals });
   const dir = await workDir('pb-chaos-');
   let outageTimer: NodeJS.Timeout | undefined;
   try {
@@ -107,6 +173,20 @@ async function main(): Promise<number> {
         console.log(`${clock()}  outage over`);
       }, a.outageSeconds * 1000);
     }, outageAt);
+
+    // ---- (--retries) the USD wallet drained once the batch is a third through its requests
+    let drained: { amount: string; debit: Dec } | undefined;
+    const drainAt = requests() + Math.ceil(a.rows * 2.5 * 0.33);
+    const drainPoll = a.retries
+      ? setInterval(() => {
+          if (requests() < drainAt) return;
+          clearInterval(drainPoll);
+          void drainUsd(sb.url).then((d) => {
+            drained = d;
+            console.log(`${clock()}  another payment took USD ${d.amount} from the wallet: the later USD rows are refused`);
+          });
+        }, 10)
+      : undefined;
 
     // ---- the run, killed K times at random moments, restarted each time
     const runs: CliRun[] = [];
@@ -150,8 +230,10 @@ async function main(): Promise<number> {
       console.log(
         `${clock()}  run ${String(round).padStart(2)}: ${what.padEnd(44)} initiates answered 201 so far: ${await initiates201()}, requests: ${requests()}, outage ${outage}`,
       );
-      if (r.code === 0 && kills >= a.kills) finished = true;
-      else if (r.code === 0 && kills < a.kills) {
+      // (--retries: rows refused INSUFFICIENT_FUNDS end a run with exit 1)
+      const ended = r.code === 0 || (a.retries && r.code === 1 && drained !== undefined);
+      if (ended && kills >= a.kills) finished = true;
+      else if (ended && kills < a.kills) {
         console.log(`${clock()}  the batch finished before the ${a.kills}th kill: ${kills} kills`);
         finished = true;
       } else if (r.code !== null && r.code !== 4 && r.code !== 1) {
@@ -175,6 +257,66 @@ async function main(): Promise<number> {
       }
     }
 
+    if (drainPoll) clearInterval(drainPoll);
+    // ---- (--retries) the wallet topped up, `retry` killed during its attempts n + 1, resumed, then another ledger
+    let retried: { runs: string[]; proofs: string; second?: CliRun; secondNew: number } | undefined;
+    if (a.retries) {
+      if (!drained) throw new Error('the run ended before the wallet was drained: use more --rows');
+      await topUp(sb.url, 'USD', new Dec(drained.amount).plus(1000));
+      const refused = (await readResults(join(dir, 'payroll.results.csv'))).rows.filter((r) => r.result.errorCode === 'INSUFFICIENT_FUNDS');
+      console.log(`${clock()}  the wallet topped up; ${refused.length} rows refused INSUFFICIENT_FUNDS to retry`);
+      retried = { runs: [], proofs: '', secondNew: 0 };
+      const retryKills = Math.max(2, Math.floor(a.kills / 3));
+      let killed = 0;
+      for (let round = 1; round <= retryKills * 4; round++) {
+        const after = 1 + Math.floor(random() * Math.max(2, refused.length * 1.5));
+        const from = requests();
+        const killing = killed < retryKills;
+        let poll: NodeJS.Timeout | undefined;
+        const r = await runCli(['retry', 'payroll.results.csv', '--out', 'payroll.results.retried.csv', '--json', ...conn], {
+          cwd: dir,
+          env,
+          timeoutMs: 30 * 60_000,
+          // (killed among its initiates: after its preflight, while it resends refused keys and sends new ones)
+          onSpawn: killing
+            ? (child) => {
+                let sending: number | undefined;
+                poll = setInterval(() => {
+                  if (sending === undefined && requests() - from >= 3) sending = requests();
+                  if (sending !== undefined && requests() - sending >= after) {
+                    clearInterval(poll);
+                    child.kill('SIGKILL');
+                  }
+                }, 5);
+              }
+            : undefined,
+        });
+        if (poll) clearInterval(poll);
+        if (r.signal === 'SIGKILL') killed++;
+        if (r.signal === 'SIGKILL') await sleep(a.latency[1] + 100);
+        const what = r.signal === 'SIGKILL' ? `SIGKILL ${killed}/${retryKills}` : `exit ${r.code}`;
+        retried.runs.push(what);
+        console.log(`${clock()}  retry ${round}: ${what}, requests: ${requests() - from}`);
+        if (r.code === 0) {
+          const proofs = (JSON.parse(r.stdout) as { keyProofs?: { verdict: string }[] }).keyProofs ?? [];
+          const verdicts = new Map<string, number>();
+          for (const p of proofs) verdicts.set(p.verdict, (verdicts.get(p.verdict) ?? 0) + 1);
+          retried.proofs = [...verdicts].map(([v, n]) => `${n} ${v}`).join(', ') || 'none';
+          break;
+        }
+      }
+      // Bob: another state folder, the original file
+      const before = (await allPayouts(sb)).length;
+      copyFileSync(join(dir, 'payroll.csv'), join(dir, 'payroll-bob.csv'));
+      retried.second = await runCli(['run', 'payroll-bob.csv', ...conn], {
+        cwd: dir,
+        env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state-bob') }),
+        timeoutMs: 30 * 60_000,
+      });
+      retried.secondNew = (await allPayouts(sb)).length - before;
+      console.log(`${clock()}  another ledger ran the original: exit ${retried.second.code}, new payouts: ${retried.secondNew}`);
+    }
+
     // ---- the same file under another name
     copyFileSync(join(dir, 'payroll.csv'), join(dir, 'payroll-copy.csv'));
     const before2 = await initiates201();
@@ -190,7 +332,8 @@ async function main(): Promise<number> {
 
     // ---- retry of the results
     const before3 = await initiatesSent();
-    const retry = await runCli(['retry', 'payroll.results.csv', ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
+    const results_ = a.retries ? 'payroll.results.retried.csv' : 'payroll.results.csv';
+    const retry = await runCli(['retry', results_, ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
     console.log(`${clock()}  retry payroll.results.csv: exit ${retry.code}, initiates sent: ${(await initiatesSent()) - before3}`);
 
     // ---- the figures (faults off; the limit measured before our own reads)
@@ -218,12 +361,13 @@ async function main(): Promise<number> {
     await sleep(1100);
     const payouts = await allPayouts(sb);
     const closing = await wallets(sb);
-    const results = await readResults(join(dir, 'payroll.results.csv'));
+    const results = await readResults(join(dir, results_));
     const rowKey = (currency: string, amount: string | number) => `${currency} ${new Dec(amount).toFixed(2)}`;
     const expected = new Map(results.rows.map((r) => [rowKey(r.cells.sourceCurrency!, r.cells.sourceAmount!), r]));
     const perRow = new Map<string, number>();
     let unexpected = 0;
     for (const p of payouts) {
+      if (drained && p.sourceCurrency === 'USD' && new Dec(String(p.sourceAmount)).eq(drained.amount)) continue;
       const k = rowKey(p.sourceCurrency, p.sourceAmount);
       if (!expected.has(k)) unexpected++;
       perRow.set(k, (perRow.get(k) ?? 0) + 1);
@@ -240,6 +384,7 @@ async function main(): Promise<number> {
     }
     let mismatch = new Dec(0);
     const mismatchBy: string[] = [];
+    if (drained) debited.set('USD', (debited.get('USD') ?? new Dec(0)).plus(drained.debit).minus(new Dec(drained.amount).plus(1000)));
     for (const [c, open] of opening) {
       const d = new Dec(open)
         .minus(new Dec(closing.get(c) ?? '0'))
@@ -262,7 +407,12 @@ async function main(): Promise<number> {
       console.log(`${name.padEnd(36)}${value.padStart(10)}   target ${target.padEnd(6)} ${ok ? 'ok' : 'MISSED'}`);
     const checks = [
       [`payouts expected`, String(expected.size), '', true],
-      [`payouts created`, String(payouts.length), String(expected.size), payouts.length === expected.size],
+      [
+        `payouts created`,
+        String(payouts.length - (drained ? 1 : 0)),
+        String(expected.size),
+        payouts.length - (drained ? 1 : 0) === expected.size,
+      ],
       [`duplicates`, String(duplicates), '0', duplicates === 0],
       [`rows lost`, String(lost), '0', lost === 0],
       [`wallet balance mismatch${mismatchBy.length ? ` (${mismatchBy.join(', ')})` : ''}`, mismatch.toFixed(2), '0.00', mismatch.isZero()],
@@ -271,6 +421,14 @@ async function main(): Promise<number> {
       [`finished (a run exited 0)`, String(finished), 'true', finished],
       [`copy under another name refused`, `exit ${second.code}`, 'exit 3', second.code === 3],
       [`retry of the results`, `exit ${retry.code}`, 'exit 0', retry.code === 0],
+      ...(retried
+        ? ([
+            [`retry killed and resumed (${retried.runs.join(', ')})`, retried.runs.at(-1)!, 'exit 0', retried.runs.at(-1) === 'exit 0'],
+            [`  its refused keys (${retried.proofs})`, '', '', true],
+            [`another ledger runs the original`, `exit ${retried.second?.code}`, '', true],
+            [`  new payouts from it`, String(retried.secondNew), '0', retried.secondNew === 0],
+          ] as const)
+        : []),
     ] as const;
     for (const [n, v, t, ok] of checks) line(n, v, t, ok);
     if (over.length)
