@@ -28,14 +28,14 @@
 //   balance mismatch        sum over currencies of |opening - closing - results' totalDeductible|
 //   max in a rolling second most requests of the key in any 1000 ms of the sandbox's log, every
 //                           run, kill, retry and 429 included (target: the limit)
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { FaultConfig } from '../../src/sandbox/contract.ts';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
 import { bare } from '../shapes.ts';
-import { KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
+import { HEADER, KEY, allPayouts, cleanEnv, runCli, wallets, workDir, writeBatch, type CliRun } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
 import { sandboxProcess } from './sandbox-process.ts';
 
@@ -72,17 +72,23 @@ function parseArgs(argv: string[]): Args {
   };
 }
 
+/** The key's wallets, read again until answered (the faults are on). */
+async function readWallets(url: string): Promise<{ walletId: string; currency: string; balance: number | string }[]> {
+  for (;;) {
+    const r = await fetch(`${url}/v1/payout-api/payouts/wallets`, { headers: { 'x-api-key': KEY } }).catch(() => undefined);
+    if (r?.ok) return bare<{ data: { walletId: string; currency: string; balance: number | string }[] }>(await r.json()).data;
+    await sleep(200);
+  }
+}
+
 /**
- * Another payment of the business (a key of its own, an amount no row has) takes all but 100.00 of
+ * Another payment of the business (a key of its own, an amount no row has) takes all but `keep` of
  * the USD wallet; sent until answered, the faults being on. Its amount and debit, to leave it out.
  */
-async function drainUsd(url: string): Promise<{ amount: string; debit: Dec }> {
+async function drainUsd(url: string, keep: Dec): Promise<{ amount: string; debit: Dec }> {
   const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
-  const list = (await (await fetch(`${url}/v1/payout-api/payouts/wallets`, { headers })).json()) as {
-    data: { currency: string; balance: number | string }[];
-  };
-  const usd = new Dec(String(list.data.find((w) => w.currency === 'USD')!.balance));
-  const amount = usd.minus(100).floor().plus('0.37').toFixed(2);
+  const usd = new Dec(String((await readWallets(url)).find((w) => w.currency === 'USD')!.balance));
+  const amount = usd.minus(keep).floor().plus('0.37').toFixed(2);
   const body = JSON.stringify({
     sourceAmount: Number(amount),
     sourceCurrency: 'USD',
@@ -115,10 +121,7 @@ async function drainUsd(url: string): Promise<{ amount: string; debit: Dec }> {
 
 /** A sandbox wallet of the key's business credited (a top-up outside the API). */
 async function topUp(url: string, currency: string, amount: Dec): Promise<void> {
-  const list = (await (await fetch(`${url}/v1/payout-api/payouts/wallets`, { headers: { 'x-api-key': KEY } })).json()) as {
-    data: { walletId: string; currency: string }[];
-  };
-  const w = list.data.find((x) => x.currency === currency)!;
+  const w = (await readWallets(url)).find((x) => x.currency === currency)!;
   const r = await fetch(`${url}/_sandbox/wallets/${w.walletId}/credit`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -174,14 +177,25 @@ async function main(): Promise<number> {
       }, a.outageSeconds * 1000);
     }, outageAt);
 
-    // ---- (--retries) the USD wallet drained once the batch is a third through its requests
+    // ---- (--retries) the USD wallet drained while a run sends, once a third of the rows were
+    // initiated; the runs after it send what fits (--allow-partial), as its preflight would refuse the rest
+    // (60% of what the file's USD rows pay is left: the rows in flight or of unknown outcome a
+    // resumed run must settle first fit in it, the later rows do not)
+    const usdRows = readFileSync(join(dir, 'payroll.csv'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(','))
+      .filter((c) => c[HEADER.indexOf('sourceCurrency')] === 'USD')
+      .reduce((t, c) => t.plus(new Dec(c[HEADER.indexOf('sourceAmount')]!)), new Dec(0));
     let drained: { amount: string; debit: Dec } | undefined;
-    const drainAt = requests() + Math.ceil(a.rows * 2.5 * 0.33);
+    const drainAt = sb.keyInitiates() + Math.ceil(a.rows / 3);
+    let runFrom = Infinity; // (the initiates when the current run started: drained only once it sends)
     const drainPoll = a.retries
       ? setInterval(() => {
-          if (requests() < drainAt) return;
+          if (sb.keyInitiates() < drainAt || sb.keyInitiates() - runFrom < 3) return;
           clearInterval(drainPoll);
-          void drainUsd(sb.url).then((d) => {
+          void drainUsd(sb.url, usdRows.times('0.6')).then((d) => {
             drained = d;
             console.log(`${clock()}  another payment took USD ${d.amount} from the wallet: the later USD rows are refused`);
           });
@@ -202,9 +216,10 @@ async function main(): Promise<number> {
       const after = 1 + Math.floor(random() * 1.5 * share);
       let killedAt = '';
       const from = requests();
+      runFrom = sb.keyInitiates();
       const started = Date.now();
       let poll: NodeJS.Timeout | undefined;
-      const r = await runCli(['run', 'payroll.csv', ...conn], {
+      const r = await runCli(['run', 'payroll.csv', ...conn, ...(drained ? ['--allow-partial'] : [])], {
         cwd: dir,
         env,
         timeoutMs: 30 * 60_000,
@@ -221,6 +236,7 @@ async function main(): Promise<number> {
           : undefined,
       });
       if (poll) clearInterval(poll);
+      runFrom = Infinity;
       runs.push(r);
       if (r.signal === 'SIGKILL') kills++;
       // requests the killed process left in flight are answered (and counted) for up to the latency:
@@ -250,9 +266,13 @@ async function main(): Promise<number> {
       console.log(`${clock()}  waiting for the outage window to pass`);
       while (outage !== 'over') await sleep(1000);
       if (!finished) {
-        const r = await runCli(['run', 'payroll.csv', ...conn], { cwd: dir, env, timeoutMs: 30 * 60_000 });
+        const r = await runCli(['run', 'payroll.csv', ...conn, ...(drained ? ['--allow-partial'] : [])], {
+          cwd: dir,
+          env,
+          timeoutMs: 30 * 60_000,
+        });
         runs.push(r);
-        finished = r.code === 0;
+        finished = r.code === 0 || (a.retries && r.code === 1);
         console.log(`${clock()}  run after the outage: exit ${r.code}`);
       }
     }
@@ -263,13 +283,16 @@ async function main(): Promise<number> {
     if (a.retries) {
       if (!drained) throw new Error('the run ended before the wallet was drained: use more --rows');
       await topUp(sb.url, 'USD', new Dec(drained.amount).plus(1000));
-      const refused = (await readResults(join(dir, 'payroll.results.csv'))).rows.filter((r) => r.result.errorCode === 'INSUFFICIENT_FUNDS');
-      console.log(`${clock()}  the wallet topped up; ${refused.length} rows refused INSUFFICIENT_FUNDS to retry`);
+      const left = (await readResults(join(dir, 'payroll.results.csv'))).rows.filter((r) => !r.result.payoutId);
+      const refused = left.filter((r) => r.result.errorCode === 'INSUFFICIENT_FUNDS');
+      console.log(
+        `${clock()}  the wallet topped up; ${refused.length} rows refused INSUFFICIENT_FUNDS and ${left.length - refused.length} others to retry`,
+      );
       retried = { runs: [], proofs: '', secondNew: 0 };
       const retryKills = Math.max(2, Math.floor(a.kills / 3));
       let killed = 0;
       for (let round = 1; round <= retryKills * 4; round++) {
-        const after = 1 + Math.floor(random() * Math.max(2, refused.length * 1.5));
+        const after = 1 + Math.floor(random() * Math.max(2, left.length * 1.5));
         const from = requests();
         const killing = killed < retryKills;
         let poll: NodeJS.Timeout | undefined;
