@@ -177,10 +177,10 @@ async function main(): Promise<number> {
       }, a.outageSeconds * 1000);
     }, outageAt);
 
-    // ---- (--retries) the USD wallet drained while a run sends, once a third of the rows were
-    // initiated; the runs after it send what fits (--allow-partial), as its preflight would refuse the rest
-    // (60% of what the file's USD rows pay is left: the rows in flight or of unknown outcome a
-    // resumed run must settle first fit in it, the later rows do not)
+    // ---- (--retries) the USD wallet drained while the first run not killed sends (a killed one
+    // would leave rows in flight that its resume must settle first, more than the wallet holds)
+    // (10% of what the file's USD rows pay is left: a run drained while it sends has its later USD
+    // rows refused)
     const usdRows = readFileSync(join(dir, 'payroll.csv'), 'utf8')
       .trim()
       .split('\n')
@@ -195,7 +195,7 @@ async function main(): Promise<number> {
       ? setInterval(() => {
           if (sb.keyInitiates() < drainAt || sb.keyInitiates() - runFrom < 3) return;
           clearInterval(drainPoll);
-          void drainUsd(sb.url, usdRows.times('0.6')).then((d) => {
+          void drainUsd(sb.url, usdRows.times('0.1')).then((d) => {
             drained = d;
             console.log(`${clock()}  another payment took USD ${d.amount} from the wallet: the later USD rows are refused`);
           });
@@ -216,7 +216,7 @@ async function main(): Promise<number> {
       const after = 1 + Math.floor(random() * 1.5 * share);
       let killedAt = '';
       const from = requests();
-      runFrom = sb.keyInitiates();
+      runFrom = kills >= a.kills ? sb.keyInitiates() : Infinity; // (the first run not killed)
       const started = Date.now();
       let poll: NodeJS.Timeout | undefined;
       const r = await runCli(['run', 'payroll.csv', ...conn, ...(drained ? ['--allow-partial'] : [])], {
