@@ -20,6 +20,7 @@ import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../cl
 import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
+import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
 
@@ -153,6 +154,30 @@ export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({
   maxTotals: moneyFlags(args['max-total'], '--max-total'),
   strictTotals: args['strict-totals'],
 });
+
+/** A row repeating a recent payout of another reference (engine/duplicates.ts): plan, run, retry. */
+export function duplicateOptions<T>(y: Argv<T>) {
+  return y
+    .option('allow-duplicate', {
+      type: 'string',
+      array: true,
+      describe: 'Send the row of this reference though it repeats a recent payout of another (repeatable)',
+    })
+    .option('duplicate-window', {
+      type: 'string',
+      default: '24h',
+      describe: 'A row repeating the beneficiary, amount and currency of a payout this recent (30m, 24h, 7d) is refused PROBABLE_DUPLICATE',
+    });
+}
+
+/** --allow-duplicate and --duplicate-window as the engine takes them; a window that is not one is exit 2. */
+export function duplicateFlags(args: { 'allow-duplicate'?: string[]; 'duplicate-window'?: string }): DuplicateOptions {
+  const text = args['duplicate-window'] ?? '24h';
+  const duplicateWindowMs = windowMs(text);
+  if (duplicateWindowMs === undefined)
+    throw new UsageError(`--duplicate-window takes minutes, hours or days: 30m, 24h, 7d (got "${text}")`);
+  return { allowDuplicates: args['allow-duplicate'] ?? [], duplicateWindowMs };
+}
 
 export function moneyFlags(values: (string | number)[] | undefined, flag: string): MoneyFlag[] {
   try {

@@ -61,6 +61,9 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   l.push(
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
   );
+  // (a row repeating a recent payout of another reference, or another row: engine/duplicates.ts, validation/batch.ts)
+  for (const [n, i] of p.invalidRows)
+    if (i.code === 'PROBABLE_DUPLICATE') notes.add(l[l.push(`  duplicate    row ${n}: ${i.message}`) - 1]!);
   l.push(...(screen ? currencyTable(p) : currencyLines(p)));
   for (const s of p.swaps)
     l.push(`  swap ${s.currency}     ${swapText(s)}${p.fundedBySwaps ? '' : ' (proposed: not sent without --fund-by-swap)'}`);

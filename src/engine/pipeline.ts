@@ -16,7 +16,7 @@ import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type RunSettings } f
 import type { PayoutRow } from '../validation/row-schemas.ts';
 export type { EngineEvents, RunSettings } from './execute.ts';
 import { snapshotOfError } from './send.ts';
-import { sentByOtherBatches } from '../ledger/account-ledger.ts';
+import { sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { readAmount } from './money-totals.ts';
 import {
@@ -30,6 +30,7 @@ import {
   type RunSummary,
 } from './outcome.ts';
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
+import { refuseRecentDuplicates, type DuplicateOptions } from './duplicates.ts';
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
 import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
@@ -48,7 +49,7 @@ import { catchUpStatuses, journalReader, openSession, readAgain, record, type Ba
 import { sleep } from '../sleep.ts';
 
 /** What `run` and `retry` share. */
-export interface SendOptions {
+export interface SendOptions extends DuplicateOptions {
   conn: Connection;
   guards: GuardOptions;
   settings: RunSettings;
@@ -178,6 +179,7 @@ export async function preparePipeline<R>(
       planned = await planStage(o.conn, batch, session.folded, session.header.env, {
         ...o,
         ...o.guards,
+        ledger: session.ledger,
         mergeDocuments: o.settings.mergeDocuments,
         onEvent: emitter(o),
       });
@@ -228,7 +230,8 @@ async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Prom
   else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
 }
 
-export type PlanStageOptions = Omit<PlanOptions, 'usage'> & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void };
+export type PlanStageOptions = Omit<PlanOptions, 'usage'> &
+  DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger };
 
 /**
  * The plan stage of `run`, `retry` and `plan`: the preflight's requests for the rows to consider
@@ -242,10 +245,17 @@ export async function planStage(
   env: string,
   o: PlanStageOptions,
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
+  const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
+  const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
+  // (a row about to go under a new key; one settling its outcome goes with its journalled key)
+  await refuseRecentDuplicates(
+    o.ledger,
+    batch,
+    (r) => !!r.payout && inScope(r.payout) && (phase(r.payout) === 'none' || phase(r.payout) === 'rejected'),
+    o,
+  );
   const toCheck = batch.rows.flatMap(({ payout: p }) =>
-    p && (!o.only || o.only.has(p.rowNumber)) && (rowState(folded, p.reference).phase !== 'created' || o.resend?.has(p.reference))
-      ? [p]
-      : [],
+    p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [p] : [],
   );
   const onStep = o.onEvent && ((step: PreflightStep) => o.onEvent!({ type: 'preflight', step }));
   const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs, onStep });

@@ -18,6 +18,7 @@ import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from '
 import { sentByOtherBatches } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './batch-plan.ts';
+import type { DuplicateOptions } from './duplicates.ts';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
@@ -25,6 +26,7 @@ import { checkSameBatch, journalReader } from './session.ts';
 export interface PlanCommandOptions
   extends
     LoadOptions,
+    DuplicateOptions,
     Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom'>,
     Pick<GuardOptions, 'maxSwaps'> {
   file: string;
@@ -85,7 +87,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   const quoteRows = !!o.out && o.quote;
   // The plan proposes a swap for a short wallet, and counts it: `run --plan` sends it, `run --fund-by-swap` too.
   const fundBySwap = o.fundBySwap ?? true;
-  const staged = await planStage(o.conn, batch, folded, env, { ...o, quoteRows, sentElsewhere, fundBySwap });
+  const staged = await planStage(o.conn, batch, folded, env, { ...o, ledger, quoteRows, sentElsewhere, fundBySwap });
   // (as `run` counts it: pipeline.ts approve)
   const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
   const overLimit = [requestLimitReason(staged.plan.requests, o.maxRequests) ?? [], swapReasons(staged.plan, o)].flat();

@@ -39,7 +39,6 @@ import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts'
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
-import { DEFAULT_DUPLICATE_WINDOW_MS, recentPayouts, refuseRecentDuplicates, type EarlierPayout } from './duplicates.ts';
 import { fileSha256 } from './identity.ts';
 import { foldAll, resultsOfBatch, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -58,10 +57,6 @@ export interface RetryOptions extends SendOptions {
    * are kept as they are, however their cells were edited.
    */
   resendFailed?: boolean;
-  /** `--allow-duplicate REF`: references sent though they repeat a recent payout of another (duplicates.ts). */
-  allowDuplicates?: string[];
-  /** `--duplicate-window`: how recent a payout a row may not repeat (default 24 hours). */
-  duplicateWindowMs?: number;
 }
 
 /** A failed row `--resend-failed` did not send again, and why. */
@@ -101,9 +96,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
-  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent, () =>
-    recentPayouts(ledger, o.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
-  );
+  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // Written under a partial name until complete (checkpoints too), then renamed: a retry killed
   // midway leaves no output that looks finished, and the next retry takes its number (paths.ts).
@@ -294,7 +287,6 @@ async function retryBatch(
   folded: FoldedJournal,
   header: BatchHeader,
   notResent: NotResent[],
-  recent: () => Promise<Map<string, EarlierPayout>>,
 ): Promise<RetryRows & { batch: LoadedBatch }> {
   const mapping = mapColumns(table.inputColumns, resultsFile);
   const docs = fingerprintingChecker();
@@ -314,9 +306,6 @@ async function retryBatch(
   refuseUnnamedUnsettled(folded, ctx.journalled, o.resultsFile);
   const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
-  const fresh = (row: EngineRow) => out.only.has(row.rowNumber) && !settling.has(row.rowNumber);
-  if (rows.some((r) => r.payout && fresh(r)))
-    refuseRecentDuplicates(rows, fresh, await recent(), new Set(o.allowDuplicates), o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
     format: table.format,

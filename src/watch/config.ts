@@ -6,6 +6,7 @@ import { join, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
+import { windowMs } from '../engine/duplicates.ts';
 import { Dec } from '../money.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
@@ -59,6 +60,12 @@ export const WatchConfig = z.strictObject({
   maxTotals: z.array(money).default([]),
   /** The engine's --max-requests: a file whose plan needs more requests of the key's month is refused, nothing sent. */
   maxRequests: z.number().int().nonnegative().optional(),
+  /** As --allow-duplicate and --duplicate-window: a row repeating a recent payout of another reference is refused (engine/duplicates.ts). */
+  allowDuplicates: z.array(z.string().min(1)).default([]),
+  duplicateWindow: z
+    .string()
+    .refine((t) => windowMs(t) !== undefined, 'minutes, hours or days, e.g. "30m", "24h", "7d"')
+    .default('24h'),
   /** Source currencies a file may pay from; any other refuses the file. */
   allowedCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/)).optional(),
   /** A file is complete when unchanged this long (or has a .ready marker). */

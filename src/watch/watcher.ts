@@ -33,6 +33,7 @@ import type { PlanFile } from '../engine/plan-file.ts';
 import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../engine/outcome.ts';
 import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
 import { BatchRefused } from '../engine/session.ts';
+import { windowMs } from '../engine/duplicates.ts';
 import { InputError } from '../input/input-errors.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { isStale, myStart, withLock } from '../files/lock.ts';
@@ -644,6 +645,8 @@ export class FolderWatch {
       planFile: o.planFile,
       conn: this.o.conn,
       stateDir: this.L.state,
+      allowDuplicates: cfg.allowDuplicates,
+      duplicateWindowMs: windowMs(cfg.duplicateWindow),
       guards: {
         yes: true,
         interactive: false,

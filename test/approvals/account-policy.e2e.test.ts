@@ -30,7 +30,8 @@ it('a policy set once is needed by every run against the account, and no flag tu
   const approveChange = (name: string, key: string) =>
     runCli(['approve', 'policy-change.json', '--as', name, '--key-file', key, '--yes'], { cwd: dir, env, bin: inst.bin });
   await writeBatch(dir, 'payroll.csv', { rows: 3, currencies: ['USD'] });
-  await writeBatch(dir, 'small.csv', { rows: 2, currencies: ['USD'], prefix: 'SMALL' });
+  // (amounts of their own: the same payee and amount as payroll.csv's, paid minutes before, is a probable duplicate)
+  await writeBatch(dir, 'small.csv', { rows: 2, currencies: ['USD'], prefix: 'SMALL', amount: (i) => `${50 + i}.00` });
   await writeBatch(dir, 'large.csv', { rows: 2, currencies: ['USD'], prefix: 'LARGE', amount: () => '60000.00' });
   const [alice, bob, dan] = [newKeyPair(), newKeyPair(), newKeyPair()];
   for (const [n, k] of Object.entries({ alice, bob, dan })) writeFileSync(join(dir, `${n}.pem`), k.privatePem, { mode: 0o600 });

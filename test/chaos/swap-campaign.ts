@@ -2,9 +2,11 @@
 // runs through `payout-batch run --fund-by-swap`, killed with SIGKILL at random instants around
 // the swap and the first rows (after 1 to N of the CLI's own requests: preflight, the swaps list,
 // the pairs, the swap, the wallets, the first initiates), restarted each time, then run to its
-// end. Faults on the swap and the initiates: 10% 5xx after create, 5% dropped after create, and
+// end. N scales with the batch unless --max-after fixes it: P (the preflight's requests, counted
+// by a `plan` first) plus what the batch still needs beyond its preflight (rows + 4, less what the
+// runs before did beyond theirs) shared among the kills left, so every kill lands before the end. Faults on the swap and the initiates: 10% 5xx after create, 5% dropped after create, and
 // the rate moving once between a pairs read and the swap. Prints the figures, exits 1 on a miss.
-//   npx tsx test/chaos/swap-campaign.ts [--kills K (10)] [--rows N (12)] [--seed S] [--max-after N (16)]
+//   npx tsx test/chaos/swap-campaign.ts [--kills K (10)] [--rows N (12)] [--seed S] [--max-after N (scaled)]
 //
 // Measured at the end, faults off:
 //   swaps with the batch's reference   exactly 1 (and no other swap of the business)
@@ -37,7 +39,7 @@ async function allSwaps(url: string): Promise<{ payoutRef: string; status: strin
 
 async function main(): Promise<number> {
   const f = readFlags(process.argv.slice(2), ['kills', 'rows', 'seed', 'max-after']);
-  const [kills, rows, maxAfter] = [f.num('kills') ?? 10, f.num('rows') ?? 12, f.num('max-after') ?? 16];
+  const [kills, rows, fixedAfter] = [f.num('kills') ?? 10, f.num('rows') ?? 12, f.num('max-after')];
   const seed = f.num('seed') ?? Date.now() % 1_000_000;
   const random = mulberry32(seed);
   // The default seed, the USD wallet short of the batch's USD rows, EUR full, GBP rows beside.
@@ -61,16 +63,22 @@ async function main(): Promise<number> {
       routes: ['swap', 'initiate'],
       rateMoveAfterPairsRead: { pct: 0.3, times: 1 },
     };
+    const planned = sb.keyRequests();
+    const plan = await runCli(['plan', ...args.slice(1, 2), ...args.slice(4)], { cwd: dir, env });
+    if (plan.code !== 0 && plan.code !== 1) throw new Error(`plan: exit ${plan.code}\n${plan.stderr}`);
+    const preflight = sb.keyRequests() - planned;
+    let left = rows + 4;
+    const maxAfter = () => fixedAfter ?? preflight + Math.max(1, Math.ceil(left / Math.max(1, kills - killed)));
     await sb.setFaults(faults);
     console.log(
-      `Swap kill campaign: ${rows} rows (USD short, EUR full, GBP), ${kills} SIGKILLs after 1-${maxAfter} requests, seed ${seed}`,
+      `Swap kill campaign: ${rows} rows (USD short, EUR full, GBP), ${kills} SIGKILLs after 1-${fixedAfter ?? `(${preflight} + what is left / kills left)`} requests, seed ${seed}`,
     );
     let killed = 0;
     let finished = false;
     const exits: string[] = [];
     for (let round = 1; round <= kills + 6 && !finished; round++) {
       const killing = killed < kills;
-      const after = 1 + Math.floor(random() * maxAfter);
+      const after = 1 + Math.floor(random() * maxAfter());
       const from = sb.keyRequests();
       let poll: NodeJS.Timeout | undefined;
       const r = await runCli(args, {
@@ -88,6 +96,7 @@ async function main(): Promise<number> {
           : undefined,
       });
       clearInterval(poll);
+      left = Math.max(1, left - Math.max(0, sb.keyRequests() - from - preflight));
       if (r.signal === 'SIGKILL') killed++;
       if (r.signal === 'SIGKILL') await sleep(200); // its last requests land before the next run counts
       const swaps = (await allSwaps(sb.url)).filter((s) => s.payoutRef === reference).length;
@@ -138,7 +147,9 @@ async function main(): Promise<number> {
     console.log(`the swap: ${mine.map((s) => `${s.status} ${s.destinationAmount} USD`).join(', ') || 'none'}; ${clock().trim()} in all`);
     const ok = checks.every((c) => c[3]);
     console.log(ok ? 'All targets met.' : 'Some targets MISSED.');
-    console.log(`replay: npx tsx test/chaos/swap-campaign.ts --kills ${kills} --rows ${rows} --max-after ${maxAfter} --seed ${seed}`);
+    console.log(
+      `replay: npx tsx test/chaos/swap-campaign.ts --kills ${kills} --rows ${rows}${fixedAfter ? ` --max-after ${fixedAfter}` : ''} --seed ${seed}`,
+    );
     return ok ? 0 : 1;
   } finally {
     await sb.close();

@@ -98,13 +98,14 @@ export async function writeBatch(dir: string, name: string, o: GenOptions): Prom
 export function cliIn(
   dir: string,
   url: string,
+  extraEnv: Record<string, string> = {},
 ): {
   state: string;
   cli: (...args: string[]) => Promise<CliRun>;
   results: (name: string) => Promise<Record<string, string>[]>;
 } {
   const state = join(dir, 'state');
-  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state });
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: state, ...extraEnv });
   return {
     state,
     cli: (...args) => runCli([...args, '--base-url', url, '--rate', '100'], { cwd: dir, env }),

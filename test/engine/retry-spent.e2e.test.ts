@@ -3,7 +3,8 @@
 // Alice runs a 3-row payroll; after row 1 another payment of the business drains the USD wallet,
 // so rows 2-3 are refused INSUFFICIENT_FUNDS. The wallet is topped up and Alice retries; Bob, from
 // his own state folder, and Carol, from a watch folder, run a copy of the original file. One
-// payout per row at the sandbox.
+// payout per row at the sandbox. Bob also runs it without the team ledger Alice used.
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import { writeResults } from '../../src/results/write.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { testDatabase, withPostgres } from '../pg/database.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { startFront, type Front } from './front.ts';
 import { KEY, allPayouts, cleanEnv, cliIn, runCli, tempDirs, writeBatch } from './helpers.ts';
@@ -43,7 +45,7 @@ async function usdWallet(url: string): Promise<{ walletId: string; balance: stri
  * Alice's first run through a front that, once row 1's initiate is answered, pays another payment
  * of the business from the USD wallet (all but 100 USD) before rows 2-3 go on.
  */
-async function aliceRunsIntoADrainedWallet(dir: string) {
+async function aliceRunsIntoADrainedWallet(dir: string, env: Record<string, string> = {}) {
   sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
   const service = sb.url;
   await writeBatch(dir, 'pay.csv', { rows: 3, currencies: ['USD'], prefix: 'PAY', amount: (i) => AMOUNTS[i]! });
@@ -67,7 +69,7 @@ async function aliceRunsIntoADrainedWallet(dir: string) {
     release();
     return answer;
   });
-  const alice = cliIn(dir, front.url);
+  const alice = cliIn(dir, front.url, env);
   const run = await alice.cli('run', 'pay.csv', '--yes');
   expect(run.code, run.stdout + run.stderr).toBe(1);
   const rows = await alice.results('pay.results.csv');
@@ -190,4 +192,20 @@ describe(`a retried row is paid once, whoever runs an older copy (sandbox: ${TES
       ]);
     else expect([proof.verdict, proof.steps]).toEqual(['paid', [{ send: 'now', answer: 'payout' }]]);
   }, 90_000);
+
+  it.runIf(withPostgres)(
+    'Alice on the team ledger retries; Bob runs the original without it (his own state folder): one payout per row',
+    async () => {
+      const dir = await dirs.make();
+      const alice = await aliceRunsIntoADrainedWallet(dir, { PAYOUT_BATCH_LEDGER_URL: await testDatabase() });
+      const retry = await alice.cli('retry', 'pay.results.csv', '--yes');
+      expect(retry.code, retry.stdout + retry.stderr).toBe(0);
+      expect((await alice.results('pay.results.retry-1.csv')).map((r) => r.status)).toEqual(['PENDING', 'PENDING', 'PENDING']);
+      // Alice's journals are in the database, none in her state folder
+      expect(existsSync(join(alice.state, 'ledgers'))).toBe(false);
+      await bobRunsTheOriginal(dir);
+      expect(await payoutsPerRow()).toEqual([1, 1, 1]);
+    },
+    90_000,
+  );
 });

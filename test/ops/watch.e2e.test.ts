@@ -22,10 +22,10 @@ async function folder(s: LocalSandbox, extra: Record<string, unknown> = {}): Pro
   );
   return dir;
 }
-const drop = (dir: string, name: string, rows: number, prefix: string, ready = true, currency = 'GBP') => {
+const drop = (dir: string, name: string, rows: number, prefix: string, ready = true, currency = 'GBP', amount?: (i: number) => string) => {
   const p = join(dir, 'inbox', name);
   mkdirSync(join(dir, 'inbox'), { recursive: true });
-  writeFileSync(p, generateCsv({ rows, currencies: [currency], prefix }));
+  writeFileSync(p, generateCsv({ rows, currencies: [currency], prefix, amount }));
   if (ready) writeFileSync(`${p}.ready`, '');
   return p;
 };
@@ -146,7 +146,8 @@ describe('payout-batch watch --once', () => {
     sb = await startSb({ faults: { latencyMs: [5, 15] } });
     const dir = await folder(sb);
     const files = ['f1.csv', 'f2.csv', 'f3.csv', 'f4.csv'];
-    files.forEach((f, i) => drop(dir, f, 3, `WC${i}`));
+    // (amounts of their own: one payee paid the same amount by two files is a probable duplicate)
+    files.forEach((f, i) => drop(dir, f, 3, `WC${i}`, true, 'GBP', (r) => `${20 + 10 * i + r}.00`));
     const [a, b] = await Promise.all([watch(dir), watch(dir)]);
     expect(a.code, a.stderr.slice(-1500)).toBe(0);
     expect(b.code, b.stderr.slice(-1500)).toBe(0);

@@ -12,6 +12,8 @@ import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts'
 import {
   batchFileOptions,
   connectionOptions,
+  duplicateFlags,
+  duplicateOptions,
   makeLogger,
   MAX_REQUESTS,
   maxRequestsOf,
@@ -32,7 +34,7 @@ import { resolve } from 'node:path';
 import { handleEngineError, planJson, planText } from '../render.ts';
 
 const builder = (y: Argv) =>
-  swapOptions(reportOption(batchFileOptions(connectionOptions(y))))
+  swapOptions(duplicateOptions(reportOption(batchFileOptions(connectionOptions(y)))))
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV or Excel)' })
     .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
     .option('prepared-by', {
@@ -96,6 +98,7 @@ export async function showPlan(
       encoding: args.encoding,
       sheet: args.sheet,
       allowDuplicateRows: args['allow-duplicate-rows'],
+      ...duplicateFlags(args),
       ...swapFlags(args),
       fundBySwap: args['fund-by-swap'] ?? true,
       stop: abortOn(io.stopSignal),

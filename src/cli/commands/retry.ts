@@ -4,30 +4,20 @@
 // attempt + 1. The same handler as `run` (cli/send-batch.ts) over src/engine/retry-batch.ts.
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, UsageError } from '../command.ts';
-import type { ArgsOf } from '../options.ts';
+import { duplicateFlags, duplicateOptions, type ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
 import { prepareRetry } from '../../engine/retry-batch.ts';
 import type { KeyProof } from '../../engine/spent.ts';
 
 const builder = (y: Argv) =>
-  sendOptions(y)
+  duplicateOptions(sendOptions(y))
     .positional('results', {
       type: 'string',
       demandOption: true,
       describe: 'A results file written by run or retry (it may be edited), or the id of its batch',
     })
     .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
-    .option('allow-duplicate', {
-      type: 'string',
-      array: true,
-      describe: 'Send the row of this reference though it repeats a recent payout of another (repeatable)',
-    })
-    .option('duplicate-window', {
-      type: 'string',
-      default: '24h',
-      describe: 'A row repeating the beneficiary, amount and currency of a payout this recent (30m, 24h, 7d) is refused PROBABLE_DUPLICATE',
-    })
     .option(
       'resend-failed',
       flag(
@@ -39,7 +29,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
-    const duplicateWindowMs = windowMs(args['duplicate-window']);
+    const duplicates = duplicateFlags(args);
     // A retry carries no plan: under the account's approval policy it goes only when what it would
     // send needs no approvals (nothing, or less than the policy's `above` amounts); else exit 3.
     const policy = await accountPolicyOf(args, io);
@@ -54,8 +44,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
           resultsFile: args.results,
           resultsPath: args.out,
           resendFailed: args['resend-failed'],
-          allowDuplicates: args['allow-duplicate'] ?? [],
-          duplicateWindowMs,
+          ...duplicates,
         }),
       (r) =>
         r.keyProofs.map(proofText).join('') +
@@ -77,11 +66,4 @@ function proofText(p: KeyProof): string {
   );
   const verdict = p.verdict === 'spent' ? `key spent, attempt ${p.attempt + 1} sent` : p.verdict;
   return `  row ${p.rowNumber} ${p.reference}: attempt ${p.attempt}'s key again (${steps.join('; ')}): ${verdict}\n`;
-}
-
-/** `--duplicate-window`: 30m, 24h, 7d. Else exit 2. */
-function windowMs(text: string): number {
-  const m = /^\s*(\d+)\s*([mhd])\s*$/i.exec(text);
-  if (!m) throw new UsageError(`--duplicate-window takes minutes, hours or days: 30m, 24h, 7d (got "${text}")`);
-  return Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2]!.toLowerCase() as 'm' | 'h' | 'd'];
 }

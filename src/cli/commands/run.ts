@@ -7,7 +7,16 @@ import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
-import { batchFileOptions, controlTotalFlags, swapFlags, swapOptions, swapRateTolerance, type ArgsOf } from '../options.ts';
+import {
+  batchFileOptions,
+  controlTotalFlags,
+  duplicateFlags,
+  duplicateOptions,
+  swapFlags,
+  swapOptions,
+  swapRateTolerance,
+  type ArgsOf,
+} from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
@@ -18,7 +27,7 @@ import { showPlan } from './plan.ts';
 import { withPlanEnvironment } from '../environment-labels.ts';
 
 const builder = (y: Argv) =>
-  swapOptions(batchFileOptions(sendOptions(y)))
+  swapOptions(duplicateOptions(batchFileOptions(sendOptions(y))))
     .option(
       'fund-by-swap',
       flag("Fund a short wallet by the plan's swap, sent once before any row of its currency (a --plan file's swap needs no flag)"),
@@ -83,6 +92,7 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
         encoding: args.encoding,
         sheet: args.sheet,
         allowDuplicateRows: args['allow-duplicate-rows'],
+        ...duplicateFlags(args),
       }),
     undefined,
     policy,
