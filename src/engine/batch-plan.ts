@@ -12,7 +12,7 @@ import { sentElsewhereText, type SentElsewhere } from '../ledger/account-ledger.
 import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import { proposeSwaps, swapReference, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
+import { proposeSwaps, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 
 export interface CurrencyPlan {
   currency: string;
@@ -389,13 +389,13 @@ function needsOf(candidates: readonly Candidate[]): SwapNeed[] {
  * currency cannot be funded.
  */
 function swapsOf(
-  batchId: string,
+  referenceOf: (currency: string) => string,
   needs: SwapNeed[],
   pf: PreflightResult,
   o: PlanOptions,
 ): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
   const wallets = pf.wallets.map((w) => ({ ...w, balance: w.balance === undefined ? undefined : fromApi(w.balance) }));
-  if (!o.approvedSwaps) return proposeSwaps(batchId, needs, wallets, pf.pairs ?? [], { from: o.swapFrom });
+  if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom });
   const swaps: SwapProposal[] = [];
   const refusals: SwapRefusal[] = [];
   const balance = new Map(wallets.map((w) => [w.currency, w.balance]));
@@ -409,7 +409,7 @@ function swapsOf(
     const spare = s && balance.get(s.fromCurrency)?.minus(own ? own.total.plus(own.feeMargin) : 0);
     const why = !s
       ? `the plan holds no swap for ${n.currency}: make a new plan (it proposes one) and have it approved`
-      : s.reference !== swapReference(batchId, n.currency)
+      : s.reference !== referenceOf(n.currency)
         ? `the plan's swap for ${n.currency} is not this batch's (reference ${s.reference})`
         : !spare?.greaterThanOrEqualTo(new Dec(s.swapAmount))
           ? `the ${s.fromCurrency} wallet no longer pays the plan's swap of ${s.swapAmount} ${s.fromCurrency} once its own rows are paid`
@@ -575,7 +575,9 @@ function elsewhereWarnings(elsewhere: Map<number, LeftOut>): string[] {
 
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
   const rows = sortRows(batch, pf, folded, o);
-  const funding = swapsOf(batch.identity.batchId, needsOf(rows.candidates), pf, o);
+  const inScope = batch.rows.flatMap(({ payout: p }) => (p && (!o.only || o.only.has(p.rowNumber)) ? [p] : []));
+  const referenceOf = swapReferences(inScope.map((p) => ({ reference: p.reference, currency: p.sourceCurrency })));
+  const funding = swapsOf(referenceOf, needsOf(rows.candidates), pf, o);
   const fundedBySwaps = !!o.fundBySwap || !!o.approvedSwaps;
   const wallets = withSwaps(walletBalances(pf), fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);

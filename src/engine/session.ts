@@ -201,8 +201,8 @@ export async function recordInitiating(
 /**
  * A swap's `initiating` line (swap.ts), fsynced before the swap leaves, as recordInitiating is for
  * a row: under the ledger's lock while this run's reservation is still its own. The swap's
- * reference names the batch (swapReference), so no other batch can hold it: the lock needs only
- * the reservation to be this run's (no reference of it).
+ * reference names the payments it funds (swapReference), which this reservation holds: the lock
+ * needs only the reservation to be this run's (no reference of it).
  */
 export async function recordSwapInitiating(session: BatchSession, e: Extract<SwapEvent, { phase: 'initiating' }>): Promise<void> {
   const write = () => record(session, e, { sync: true });

@@ -18,7 +18,7 @@ export type { SwapEvent, SwapSnapshot } from '../journal/lines.ts';
  * §4.9: baseCurrency, quoteCurrency, rate: quoteCurrency units per baseCurrency unit).
  */
 export const SwapProposalSchema = z.object({
-  /** The swap's reference (spec §4.7 `reference`, returned as payoutRef): swapReference(batchId, currency). */
+  /** The swap's reference (spec §4.7 `reference`, returned as payoutRef): swapReference of the payments it funds. */
   reference: z.string(),
   /** The short currency: the swap's destination (currencyToBeSent). */
   currency: z.string(),
@@ -42,13 +42,23 @@ export const SwapProposalSchema = z.object({
 export type SwapProposal = z.infer<typeof SwapProposalSchema>;
 
 /**
- * The swap's reference: one per batch and currency, `PBS-<24 hex>-<CUR>`, under the swap's key tag
- * (pinned by test/engine/keys.test.ts). It is sent as the swap's `reference` and comes back as its
- * payoutRef (spec §4.7), so any process on any host finds the batch's swap in the swaps list (spec
- * §4.8) before it sends one. Its Idempotency-Key is identity.ts idempotencyKey(reference, attempt, 'swap').
+ * The swap's reference: one per currency and set of payments it funds, `PBS2-<24 hex>-<CUR>`
+ * (pinned by test/engine/keys.test.ts): a function of the payments' references (their identity),
+ * never of the file's bytes, so a re-saved or converted copy run from another ledger names the
+ * same swap. It is sent as the swap's `reference` and comes back as its payoutRef (spec §4.7), so
+ * any process on any host finds that swap in the swaps list (spec §4.8) before it sends one, and
+ * its Idempotency-Key, identity.ts idempotencyKey(reference, attempt, 'swap'), is the same too.
  */
-export function swapReference(batchId: string, currency: string): string {
-  return `PBS-${sha256Hex(`${KEY_VERSIONS.swap}|${batchId}|${currency}`).slice(0, 24)}-${currency}`;
+export function swapReference(references: readonly string[], currency: string): string {
+  const set = [...new Set(references)].sort();
+  return `PBS2-${sha256Hex(`${KEY_VERSIONS.swap}|${currency}|${set.join('\n')}`).slice(0, 24)}-${currency}`;
+}
+
+/** The reference of each currency's swap: from the references of the rows debiting that currency. */
+export function swapReferences(rows: Iterable<{ reference: string; currency: string }>): (currency: string) => string {
+  const by = new Map<string, string[]>();
+  for (const r of rows) by.set(r.currency, [...(by.get(r.currency) ?? []), r.reference]);
+  return (currency) => swapReference(by.get(currency) ?? [], currency);
 }
 
 /** The swap as the service answered it (create, list or get), as the journal keeps it: amounts as exact decimal text. */
@@ -168,7 +178,7 @@ interface FundingOption {
  * the most left over (converted at its pair). A wallet funds two currencies only if it can pay both.
  */
 export function proposeSwaps(
-  batchId: string,
+  referenceOf: (currency: string) => string,
   needs: readonly SwapNeed[],
   wallets: readonly SwapWallet[],
   pairs: readonly SwapPair[],
@@ -203,7 +213,14 @@ export function proposeSwaps(
     taken.set(chosen.wallet.currency, swapped);
     const rowsTotal = need.get(chosen.wallet.currency)?.total ?? new Dec(0);
     swaps.push(
-      proposalOf(batchId, n, { ...to, walletId: to.walletId, balance: to.balance }, chosen, { shortfall, margin }, { rowsTotal, swapped }),
+      proposalOf(
+        referenceOf(n.currency),
+        n,
+        { ...to, walletId: to.walletId, balance: to.balance },
+        chosen,
+        { shortfall, margin },
+        { rowsTotal, swapped },
+      ),
     );
   }
   return { swaps, refusals };
@@ -250,7 +267,7 @@ function chooseFunding(to: string, options: FundingOption[], from: string | unde
 
 /** The proposal, with both wallets' balances before, after the swap (and any earlier swap from the same wallet) and after the batch. */
 function proposalOf(
-  batchId: string,
+  reference: string,
   n: SwapNeed,
   to: SwapWallet & { walletId: string; balance: Dec },
   f: FundingOption,
@@ -267,7 +284,7 @@ function proposalOf(
     afterBatch: formatAmount(afterSwap.minus(rows), currency),
   });
   return {
-    reference: swapReference(batchId, n.currency),
+    reference,
     currency: n.currency,
     fromCurrency,
     sourceWalletId: f.wallet.walletId,

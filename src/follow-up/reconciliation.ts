@@ -18,7 +18,7 @@ import { batchColumns, readResults } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal, type Listing, type RequestCounts } from './reconcile-fetch.ts';
 import { batchSwapsOf } from './swap-views.ts';
-import { swapReference } from '../engine/swap.ts';
+import { swapReferences } from '../engine/swap.ts';
 import { writeReconciliation } from './reconcile-file.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
@@ -119,7 +119,7 @@ function checkPeriod(o: ReconcileOptions): void {
 }
 
 /**
- * The batch's swaps (spec §4.7): for each currency of its rows the reference swapReference gives,
+ * The batch's swaps (spec §4.7): for each currency of its rows the reference swapReferences gives,
  * and those its journal holds, with the swap as the journal last knew it. None without the batch's
  * journal: a swap's reference then is another's, explained as a swap as before.
  */
@@ -127,8 +127,9 @@ async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readon
   const batch = await batchSwapsOf(table, o.resultsFile, o.ledgers ?? []);
   if (!batch) return [];
   const swaps = new Map<string, ReconSwap>();
-  for (const c of new Set(rows.flatMap((r) => (r.currency ? [r.currency] : []))))
-    swaps.set(c, { currency: c, reference: swapReference(batch.batchId, c) });
+  const paid = rows.flatMap((r) => (r.currency && r.reference ? [{ currency: r.currency, reference: r.reference }] : []));
+  const referenceOf = swapReferences(paid);
+  for (const c of new Set(paid.map((r) => r.currency))) swaps.set(c, { currency: c, reference: referenceOf(c) });
   for (const s of batch.swaps.values()) swaps.set(s.currency, s);
   return [...swaps.values()];
 }

@@ -154,7 +154,7 @@ describe('the signed payload', () => {
 
   it('covers each swap of the plan: changing any of its fields changes the signed bytes; a plan without swaps signs as before', () => {
     const swap = swapFixture({
-      reference: swapReference('a'.repeat(64), 'USD'),
+      reference: swapReference(['R1'], 'USD'),
       sourceWalletId: '11111111-1111-4111-8111-111111111111',
       destinationWalletId: '22222222-2222-4222-8222-222222222222',
     });

@@ -14,13 +14,11 @@
 //   rows created in the results        every row
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileSha256 } from '../../src/engine/identity.ts';
-import { swapReference } from '../../src/engine/swap.ts';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/read.ts';
 import type { FaultConfig } from '../../src/sandbox/contract.ts';
 import { mulberry32 } from '../../src/sandbox/faults.ts';
-import { KEY, ROOT, allPayouts, cleanEnv, runCli, workDir, writeBatch } from '../engine/helpers.ts';
+import { KEY, ROOT, allPayouts, cleanEnv, runCli, swapReferenceOfCsv, workDir, writeBatch } from '../engine/helpers.ts';
 import { readFlags } from '../bench/args.ts';
 import { sandboxProcess } from './sandbox-process.ts';
 
@@ -53,7 +51,7 @@ async function main(): Promise<number> {
   const clock = () => `${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s`;
   try {
     const file = await writeBatch(dir, 'payroll.csv', { rows, currencies: ['USD', 'GBP'], prefix: 'SWAPCHAOS' });
-    const reference = swapReference(await fileSha256(file), 'USD');
+    const reference = swapReferenceOfCsv(file, 'USD');
     const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
     const args = ['run', 'payroll.csv', '--fund-by-swap', '--yes', '--base-url', sb.url, '--rate', '50'];
     const faults: Partial<FaultConfig> = {

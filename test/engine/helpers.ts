@@ -13,6 +13,7 @@ import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
 import { signPlan } from '../../src/approvals/sign.ts';
 import { main } from '../../src/cli/main.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
+import { swapReference } from '../../src/engine/swap.ts';
 import type { LoadedBatch } from '../../src/engine/prepare.ts';
 import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
@@ -44,6 +45,15 @@ export interface GenOptions {
 }
 
 /** A CSV of `rows` valid rows, unique references and amounts. */
+/** The reference of the swap that funds this CSV's rows debiting `currency` (engine/swap.ts swapReference). */
+export function swapReferenceOfCsv(file: string, currency: string): string {
+  const rows = parse(readFileSync(file, 'utf8'), { columns: true }) as Record<string, string>[];
+  return swapReference(
+    rows.filter((r) => r.sourceCurrency === currency).map((r) => r.reference!),
+    currency,
+  );
+}
+
 export function generateCsv(o: GenOptions): string {
   const templates = TEMPLATES.filter((t) => !o.currencies || o.currencies.includes(t[col('sourceCurrency')]!));
   const lines = [HEADER.join(',')];

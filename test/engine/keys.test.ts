@@ -67,8 +67,10 @@ describe('batch identity and idempotency keys', () => {
     expect(idempotencyKey(reference, attempt, 'swap')).toBe(key);
   });
 
-  it("pins the reference of a batch's swap: one per batch and currency", () => {
-    expect(swapReference(F, 'USD')).toBe('PBS-c85c3eac182d08a90449b6c3-USD');
+  it('pins the reference of a swap: one per currency and set of payments it funds, whatever their order', () => {
+    expect(swapReference(['R1', 'R2'], 'USD')).toBe('PBS2-a47e59c4fb8dcb7a0f50f45e-USD');
+    expect(swapReference(['R2', 'R1', 'R2'], 'USD')).toBe(swapReference(['R1', 'R2'], 'USD'));
+    expect(swapReference(['R1'], 'USD')).not.toBe(swapReference(['R1', 'R2'], 'USD'));
   });
 
   it("a payout key's attempt is read back; no other key is one of ours", () => {

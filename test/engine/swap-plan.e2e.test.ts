@@ -62,7 +62,7 @@ it('plan proposes one swap from the EUR wallet, priced so the service converts i
   expect(plan.requests).toMatchObject({ swapRequests: 4 });
   const s = plan.swaps[0];
   expect(s).toMatchObject({ currency: 'USD', fromCurrency: 'EUR', pair: { baseCurrency: 'USD', quoteCurrency: 'EUR', rate: '0.9215' } });
-  expect(s.reference).toMatch(/^PBS-[0-9a-f]{24}-USD$/);
+  expect(s.reference).toMatch(/^PBS2-[0-9a-f]{24}-USD$/);
   const usd = plan.currencies.find((c: { currency: string }) => c.currency === 'USD');
   // the shortfall is the rows' total and fee margin less the balance; the credit covers it and the margin
   expect(new Dec(s.shortfall).equals(new Dec(usd.total).plus(usd.feeMargin ?? 0).minus('100.00'))).toBe(true);

@@ -20,7 +20,7 @@ import { cleanEnv, generateCsv, ledgerJournals, runCli, type CliRun } from './he
 import type { ChildProcess } from 'node:child_process';
 
 const RATE = '0.9215'; // USD/EUR: EUR per USD (the default seed's)
-const BUSINESSES = 10;
+const BUSINESSES = 11;
 const keyOf = (n: number) => `sk_sandbox_swap_${n}`;
 
 let sb: LocalSandbox;
@@ -74,7 +74,7 @@ async function fixture(n: number, o: { retries?: boolean } = {}): Promise<Fixtur
   // 100.00 USD: the shortfall 99.00 plus a 1% margin, at the seed's rate (EUR is the pair's quote: ÷ rate)
   const swapAmount = new Dec('100.00').times(RATE).toDecimalPlaces(2, Dec.ROUND_UP);
   const proposal: SwapProposal = {
-    reference: swapReference(identity.batchId, 'USD'),
+    reference: swapReference([identity.batchId], 'USD'),
     currency: 'USD',
     fromCurrency: 'EUR',
     sourceWalletId: wallets.get('EUR')!,
@@ -341,6 +341,24 @@ describe('payout-batch run with a swap', () => {
     const [swap] = (await client.listSwaps({ limit: 100 })).data;
     expect(swap).toMatchObject({ sourceCurrency: 'EUR', destinationCurrency: 'USD' });
     expect(Number(swap!.exchangeRate)).toBe(Number(new Dec(1).div('0.9230').toSignificantDigits(12).toFixed()));
+  });
+
+  it('a re-saved copy of a paid file run with --fund-by-swap from another ledger swaps nothing and pays nothing again (issue 39)', async () => {
+    const b = await batchOf(11);
+    const first = await b.cli(['run', 'payroll.csv', '--fund-by-swap', '--yes']);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(count(b.routes(), 'swap')).toBe(1);
+    // the same rows, other bytes (a spreadsheet's re-save: CRLF line ends), run from another state folder
+    await writeFile(join(b.dir, 'copy.csv'), readFileSync(join(b.dir, 'payroll.csv'), 'utf8').replace(/\n/g, '\r\n'));
+    const other = cleanEnv({ PAYOUT_API_KEY: keyOf(11), PAYOUT_BATCH_STATE_DIR: join(b.dir, 'other-state') });
+    const copy = await runCli(['run', 'copy.csv', '--fund-by-swap', '--yes', '--base-url', sb.url, '--rate', '200'], {
+      cwd: b.dir,
+      env: other,
+    });
+    expect(copy.stdout + copy.stderr).not.toMatch(/unexpected error/);
+    const client = new PayoutClient({ baseUrl: sb.url, apiKey: keyOf(11) });
+    expect((await client.listSwaps({ limit: 100 })).data).toHaveLength(1);
+    expect((await client.listPayouts({ limit: 100 })).data).toHaveLength(4);
   });
 
   it("killed right after the swap's `initiating` line, then resumed: one swap, every row paid", async () => {

@@ -66,15 +66,16 @@ describe('priceSwap', () => {
 });
 
 describe('proposeSwaps', () => {
+  const B = (currency: string) => swapReference(['R1', 'R2'], currency);
   const usdShort = [need('USD', '1100.00', '0.20')];
   const wallets = [wallet('USD', '100.00'), wallet('EUR', '500000.00')];
 
   it('prices the shortfall plus the margin from the EUR wallet, with both balances before, after the swap and after the batch', () => {
-    const { swaps, refusals } = proposeSwaps('batch-1', usdShort, wallets, [pair('USD', 'EUR', '0.9215')]);
+    const { swaps, refusals } = proposeSwaps(B, usdShort, wallets, [pair('USD', 'EUR', '0.9215')]);
     expect(refusals).toEqual([]);
     expect(swaps).toEqual([
       {
-        reference: swapReference('batch-1', 'USD'),
+        reference: B('USD'),
         currency: 'USD',
         fromCurrency: 'EUR',
         sourceWalletId: 'w-EUR',
@@ -94,50 +95,49 @@ describe('proposeSwaps', () => {
   });
 
   it('proposes nothing for a wallet that covers its rows, even short of the fee margin', () => {
-    expect(proposeSwaps('b', [need('USD', '100.00', '5')], wallets, [pair('USD', 'EUR', '0.9215')])).toEqual({ swaps: [], refusals: [] });
+    expect(proposeSwaps(B, [need('USD', '100.00', '5')], wallets, [pair('USD', 'EUR', '0.9215')])).toEqual({ swaps: [], refusals: [] });
   });
 
   it("chooses the wallet with the most left over once its own rows are paid; --swap-from names another; a wallet's own rows come first", () => {
     const three = [...wallets, wallet('GBP', '2000.00')];
     const pairs = [pair('USD', 'EUR', '0.9215'), pair('USD', 'GBP', '0.785')];
-    expect(proposeSwaps('b', usdShort, three, pairs).swaps[0]!.fromCurrency).toBe('EUR');
+    expect(proposeSwaps(B, usdShort, three, pairs).swaps[0]!.fromCurrency).toBe('EUR');
     // EUR's own rows leave it 500 to spare: GBP pays
     const eurRows = [...usdShort, need('EUR', '499500.00')];
-    expect(proposeSwaps('b', eurRows, three, pairs).swaps[0]).toMatchObject({
+    expect(proposeSwaps(B, eurRows, three, pairs).swaps[0]).toMatchObject({
       fromCurrency: 'GBP',
       swapAmount: '793.02', // 1,010.21 × 0.785 = 793.014... -> 793.02
       amountToBeSent: '1010.22', // 793.02 / 0.785 = 1,010.216... -> 1,010.22
     });
-    expect(proposeSwaps('b', usdShort, three, pairs, { from: 'GBP' }).swaps[0]!.fromCurrency).toBe('GBP');
+    expect(proposeSwaps(B, usdShort, three, pairs, { from: 'GBP' }).swaps[0]!.fromCurrency).toBe('GBP');
   });
 
   it('JPY short, funded from USD at a direct pair; KWD (3 decimals) at a reverse one; one wallet funds two currencies only if it can pay both', () => {
     const needs = [need('JPY', '51000'), need('KWD', '100.000', '0.020')];
     const pairs = [pair('USD', 'JPY', '151.37'), pair('KWD', 'USD', '3.2531')];
-    const r = proposeSwaps('b', needs, [wallet('JPY', '1000'), wallet('USD', '700.00'), wallet('KWD', '0.000')], pairs);
+    const r = proposeSwaps(B, needs, [wallet('JPY', '1000'), wallet('USD', '700.00'), wallet('KWD', '0.000')], pairs);
     // JPY: 50,000 + 500 = 50,500 / 151.37 = 333.6196... -> 333.62 USD, × 151.37 = 50,500.0594 -> 50,500 JPY
     expect(r.swaps[0]).toMatchObject({ currency: 'JPY', fromCurrency: 'USD', shortfall: '50000', margin: '500' });
     expect(r.swaps[0]).toMatchObject({ swapAmount: '333.62', amountToBeSent: '50500' });
     // KWD: 100.020 + 1.001 = 101.021 × 3.2531 = 328.6314... -> 328.64 USD, / 3.2531 = 101.0236... -> 101.024 KWD
     expect(r.swaps[1]).toMatchObject({ currency: 'KWD', fromCurrency: 'USD', swapAmount: '328.64', amountToBeSent: '101.024' });
     expect(r.swaps[1]!.balances[0]).toEqual({ currency: 'USD', before: '700.00', afterSwap: '37.74', afterBatch: '37.74' });
-    const tight = proposeSwaps('b', needs, [wallet('JPY', '1000'), wallet('USD', '500.00'), wallet('KWD', '0.000')], pairs);
+    const tight = proposeSwaps(B, needs, [wallet('JPY', '1000'), wallet('USD', '500.00'), wallet('KWD', '0.000')], pairs);
     expect(tight.swaps.map((s) => s.currency)).toEqual(['JPY']);
     expect(tight.refusals[0]).toMatchObject({ currency: 'KWD', reason: expect.stringContaining('the USD wallet has 166.38 USD to spare') });
   });
 
   it('refuses, saying what is missing: no enabled pair, a wallet without enough, --swap-from without a pair or without enough', () => {
-    const none = proposeSwaps('b', usdShort, wallets, [pair('USD', 'EUR', '0.9215', false)]);
+    const none = proposeSwaps(B, usdShort, wallets, [pair('USD', 'EUR', '0.9215', false)]);
     expect(none.swaps).toEqual([]);
     expect(none.refusals).toEqual([
       { currency: 'USD', shortfall: '1000.20', reason: expect.stringContaining('no wallet of the business has an enabled pair with USD') },
     ]);
-    const poor = proposeSwaps('b', usdShort, [wallet('USD', '100.00'), wallet('EUR', '900.00')], [pair('USD', 'EUR', '0.9215')]);
+    const poor = proposeSwaps(B, usdShort, [wallet('USD', '100.00'), wallet('EUR', '900.00')], [pair('USD', 'EUR', '0.9215')]);
     expect(poor.refusals[0]!.reason).toBe(
       'no wallet with an enabled pair to USD can pay the swap: the EUR wallet has 900.00 EUR to spare once its own rows are paid, the swap needs 930.91 EUR',
     );
-    const from = (f: string) =>
-      proposeSwaps('b', usdShort, [...wallets, wallet('GBP', '10.00')], [pair('USD', 'GBP', '0.785')], { from: f });
+    const from = (f: string) => proposeSwaps(B, usdShort, [...wallets, wallet('GBP', '10.00')], [pair('USD', 'GBP', '0.785')], { from: f });
     expect(from('EUR').refusals[0]!.reason).toContain('--swap-from EUR: no EUR wallet with a balance and an enabled EUR/USD pair');
     expect(from('GBP').refusals[0]!.reason).toContain('--swap-from GBP: the GBP wallet has 10.00 GBP to spare');
     expect(from('USD').refusals[0]!.reason).toBe('--swap-from USD names the short currency itself');
@@ -177,7 +177,7 @@ describe('the plan with its swap (buildPlan)', () => {
     expect(refused({ ...options, approvedSwaps: [] })).toEqual([
       'the plan holds no swap for GBP: make a new plan (it proposes one) and have it approved',
     ]);
-    expect(refused({ ...options, approvedSwaps: [{ ...approved[0]!, reference: swapReference('b'.repeat(64), 'GBP') }] })).toEqual([
+    expect(refused({ ...options, approvedSwaps: [{ ...approved[0]!, reference: swapReference(['another payment'], 'GBP') }] })).toEqual([
       expect.stringMatching(/^the plan's swap for GBP is not this batch's/),
     ]);
     expect(refused({ ...options, approvedSwaps: approved }, pf(100, 47))).toEqual([

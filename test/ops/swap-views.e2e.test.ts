@@ -37,7 +37,7 @@ describe('the batch swap after the run', () => {
     // the swap, as swap-send makes it: the batch's reference and key, journalled around the request
     const journal = ledgerJournals()[0]!;
     const batchId = readJournal(journal).events.find((e) => e.t === 'batch')!.batchId as string;
-    const reference = swapReference(batchId, 'GBP');
+    const reference = swapReference([batchId], 'GBP');
     const key = idempotencyKey(reference, 1, 'swap');
     const { client } = conn;
     const wallets = Object.fromEntries((await client.listWallets()).data.map((w) => [w.currency, w.walletId]));

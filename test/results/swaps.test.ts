@@ -15,8 +15,8 @@ afterAll(tmp.cleanup);
 
 const BATCH = 'a'.repeat(64);
 const at = '2026-11-27T10:00:00.000Z';
-const usd = swapReference(BATCH, 'USD');
-const gbp = swapReference(BATCH, 'GBP');
+const usd = swapReference([BATCH], 'USD');
+const gbp = swapReference([BATCH], 'GBP');
 const snapshot = {
   id: '7d0c6a1e-0000-4000-8000-000000000001',
   payoutRef: usd,
