@@ -4,6 +4,7 @@
 // Also the few text helpers every command's output uses.
 import type { Argv } from 'yargs';
 import type { ExitCode } from './exit-codes.ts';
+import type { Outcome } from '../signals/signals.ts';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -13,6 +14,8 @@ export interface CliIO {
   cwd: string;
   /** Resolves when the user asks to stop (SIGINT/SIGTERM); long-running commands await it. */
   stopSignal: Promise<void>;
+  /** What the command's signals report at its end (--ping-url, --metrics-file, --notify-url: options.ts withSignals). */
+  note?: (o: Partial<Outcome>) => void;
 }
 
 /** A command with the arguments its builder parses: `run` is typed by what `builder` declares. */

@@ -30,7 +30,7 @@ import { fileSha256 } from '../engine/identity.ts';
 import { accountOf, foldBatch, type Ledger, type WatchClaim } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import type { PlanFile } from '../engine/plan-file.ts';
-import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../engine/outcome.ts';
+import { ENGINE_STATUSES, isCreatedStatus, logRowDone, type RunSummary } from '../engine/outcome.ts';
 import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
 import { BatchRefused } from '../engine/session.ts';
 import { InputError } from '../input/input-errors.ts';
@@ -52,6 +52,8 @@ export interface FileOutcome {
   reason?: string;
   resumed: boolean;
   folder: string;
+  /** The rows and money of its run, when it was run. */
+  summary?: RunSummary;
 }
 
 export interface WatchOptions {
@@ -723,8 +725,9 @@ export class FolderWatch {
   /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
   private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
     const id = basename(claimDir);
+    const run = summary.summary as RunSummary | undefined;
     if (out.outcome === 'processing') {
-      this.report({ ...out, name: claim.name, claim: id, folder: claimDir });
+      this.report({ ...out, name: claim.name, claim: id, folder: claimDir, summary: run });
       return;
     }
     const record = {
@@ -748,7 +751,7 @@ export class FolderWatch {
     this.mine.delete(claimDir);
     this.halted.delete(claimDir);
     await this.endClaim(id, claim, out.outcome);
-    this.report({ ...out, name: claim.name, claim: id, folder: target });
+    this.report({ ...out, name: claim.name, claim: id, folder: target, summary: run });
   }
 
   /** The end state of this process's claim in the ledger (none when the claim is another's). */

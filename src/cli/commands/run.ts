@@ -7,7 +7,7 @@ import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
-import { batchFileOptions, moneyFlags, swapFlags, swapOptions, swapRateTolerance, type ArgsOf } from '../options.ts';
+import { batchFileOptions, moneyFlags, swapFlags, swapOptions, swapRateTolerance, signalled, type ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
@@ -40,7 +40,7 @@ const builder = (y: Argv) =>
     })
     .option('dry-run', flag('Do what `plan` does (validate, preflight, print the plan) and send nothing'));
 
-export default defineCommand<ArgsOf<typeof builder>>({
+const command = defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (flags, cliIO) => {
     // --plan: the plan's environment and base URL (a flag naming another service is refused, exit 3)
@@ -68,6 +68,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     }
   },
 });
+export default signalled('run', command);
 
 function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefined, policy?: GuardOptions['policy']) {
   return sendBatch(

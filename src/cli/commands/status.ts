@@ -13,7 +13,7 @@ import { resultsOfBatch } from '../../ledger/account-ledger.ts';
 import { ledgerOf } from '../../ledger/open.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines } from '../render.ts';
-import { resultsFileOptions, withConnection, type ArgsOf } from '../options.ts';
+import { resultsFileOptions, withConnection, signalled, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   resultsFileOptions(y, 'A results file written by run, retry or watch, or the id of its batch (from any host of a team ledger)')
@@ -25,7 +25,7 @@ const builder = (y: Argv) =>
     .option('json', flag('Print a machine-readable summary on stdout'));
 type StatusArgs = ArgsOf<typeof builder>;
 
-export default defineCommand<StatusArgs>({
+const command = defineCommand<StatusArgs>({
   builder,
   run: (args, io: CliIO) =>
     withConnection(args, io, 'status', async (conn, logger) => {
@@ -49,6 +49,7 @@ export default defineCommand<StatusArgs>({
           logger.info({ requests, used: usage?.used, quota: usage?.quota }, 'status refresh');
         },
       });
+      io.note?.({ conn, byStatus: r.byStatus, money: r.money, reasons: r.halted ? [r.halted] : undefined });
       if (args.json) {
         printJson(io, {
           exitCode: exitCodeOf(r),
@@ -95,6 +96,7 @@ export default defineCommand<StatusArgs>({
       return exitCodeOf(r);
     }),
 });
+export default signalled('status', command);
 
 /** The rows by outcome word, what to do about each, the money per currency and whether the batch is finished. */
 function outcomeLines(

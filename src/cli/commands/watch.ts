@@ -5,8 +5,9 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
+import { addUp } from '../../signals/signals.ts';
 import { layout, readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../watch/watch-folder.ts';
-import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
+import { connectionOptions, makeLogger, openConnection, signalled, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -16,7 +17,7 @@ const builder = (y: Argv) =>
     .option('verbose', flag('Also say when there was nothing to process'))
     .option('quiet', { ...flag('Print only the files that need attention (failed, or left in processing/), not those done'), alias: 'q' });
 
-export default defineCommand<ArgsOf<typeof builder>>({
+const command = defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io: CliIO) => {
     if (!args.dir) throw new UsageError('name the watch folder');
@@ -65,7 +66,13 @@ export default defineCommand<ArgsOf<typeof builder>>({
           io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
         },
       });
-      const files = r.files.map((f) => ({ ...f, exitCode: exitCodeOf(f) }));
+      const files = r.files.map((f) => ({ ...f, summary: undefined, exitCode: exitCodeOf(f) }));
+      const needy = r.files.filter((f) => f.outcome !== 'done');
+      io.note?.({
+        conn,
+        ...addUp(r.files.flatMap((f) => f.summary ?? [])),
+        reasons: needy.map((f) => `${f.name}: ${f.outcome}: ${f.reason}`),
+      });
       if (args.json) printJson(io, { exitCode: exitCodeOf(r), files, notComplete: r.notComplete });
       // Cron mails whatever a job prints: an empty tick (or a file still being written, logged as
       // such on stderr) prints nothing unless asked.
@@ -84,4 +91,17 @@ export default defineCommand<ArgsOf<typeof builder>>({
       await conn.close().catch(() => undefined);
     }
   },
+});
+/** The signals' targets: the flags, else the configuration's keys (none from a configuration that cannot be read: the command says why). */
+export default signalled('watch', command, (args, io) => {
+  const dir = resolve(io.cwd, args.dir ?? '.');
+  const c = (() => {
+    try {
+      return readWatchConfig(dir);
+    } catch {
+      return undefined;
+    }
+  })();
+  const file = args['metrics-file'] ?? (c?.metricsFile && resolve(dir, c.metricsFile));
+  return { pingUrl: args['ping-url'] ?? c?.pingUrl, metricsFile: file, notifyUrl: args['notify-url'] ?? c?.notifyUrl };
 });
