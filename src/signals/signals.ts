@@ -57,10 +57,10 @@ export function addUp(runs: { byStatus: Record<string, number>; money: Record<st
 }
 
 /** The line a chat shows: which job on which host, how it ended, the rows, why. */
-export function alertText(command: string, o: Outcome): string {
+function alertText(command: string, o: Outcome): string {
   const rows = Object.entries(o.byStatus ?? {}).map(([s, n]) => `${n} ${s}`);
   return [
-    `payout-batch ${command}${o.subject ? ` ${o.subject}` : ''} on ${hostname()}: exit ${o.exitCode}${o.failed ? '' : ' (ok)'}`,
+    `payout-batch ${command}${o.subject ? ` ${o.subject}` : ''} on ${hostname()}: exit ${o.exitCode}`,
     ...(rows.length ? [`rows: ${rows.join(', ')}`] : []),
     ...(o.reasons ?? []),
   ].join('\n');
@@ -69,7 +69,7 @@ export function alertText(command: string, o: Outcome): string {
 /** A label value of the text format: backslash, quote and newline escaped. */
 const label = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 
-/** The pings, the metrics file and the alert of one command (or of each tick of a watch). */
+/** The pings, the metrics file and the alert of one command. */
 export class Signals {
   private started = Date.now();
 
