@@ -16,6 +16,8 @@ export interface CliIO {
   stopSignal: Promise<void>;
   /** What the command's signals report at its end (--ping-url, --metrics-file, --notify-url: options.ts withSignals). */
   note?: (o: Partial<Outcome>) => void;
+  /** The same signals around each tick of a watch left running (without --once). */
+  tick?: { start: () => Promise<void>; end: (exitCode: ExitCode, o: Partial<Outcome>) => Promise<void> };
 }
 
 /** A command with the arguments its builder parses: `run` is typed by what `builder` declares. */

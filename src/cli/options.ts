@@ -158,11 +158,12 @@ export async function withSignals(command: string, args: SignalArgs, io: CliIO, 
   const metricsFile = targets.metricsFile && resolve(io.cwd, targets.metricsFile);
   const signals = new Signals({ ...targets, metricsFile }, command, makeLogger(args, io, command));
   let noted: Partial<Outcome> = { subject: args.file ?? args.results ?? args.dir };
-  const end = (exitCode: ExitCode) =>
-    signals.end({ ...noted, exitCode, failed: exitCode !== ExitCode.OK && exitCode !== ExitCode.NOT_FINISHED });
+  const end = (exitCode: ExitCode, o: Partial<Outcome> = {}) =>
+    signals.end({ ...noted, ...o, exitCode, failed: exitCode !== ExitCode.OK && exitCode !== ExitCode.NOT_FINISHED });
   await signals.start();
   try {
-    const code = await body({ ...io, note: (o) => (noted = { ...noted, ...o }) });
+    const tick = { start: () => signals.start(), end };
+    const code = await body({ ...io, tick, note: (o) => (noted = { ...noted, ...o }) });
     await end(code);
     return code;
   } catch (e) {

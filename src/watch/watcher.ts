@@ -70,6 +70,8 @@ export interface WatchOptions {
   onFile?: (f: FileOutcome) => void;
   /** Called once a new file is claimed, before it is read (tests: a writer still at work). */
   onClaim?: (file: string) => void | Promise<void>;
+  /** Without --once, around each tick (the CLI's signals): before it, then with what it did. */
+  onTick?: (done?: WatchResult) => Promise<void>;
 }
 
 export interface WatchResult {
@@ -215,15 +217,18 @@ export class FolderWatch {
     if (this.o.once) await this.tick();
     else
       while (!this.stopped) {
+        const from = this.files.length;
+        await this.o.onTick?.();
         await this.tick();
+        await this.o.onTick?.(this.result(this.files.slice(from)));
         await pause(this.o.config.pollSeconds * 1000, this.o.stop);
       }
+    return this.result(this.files);
+  }
+
+  private result(files: FileOutcome[]): WatchResult {
     const lost: RunKind[] = this.ledger.lost ? ['halted'] : [];
-    return {
-      kind: worstKind([...this.files.map((f) => f.kind), ...lost]),
-      files: [...this.files],
-      notComplete: [...this.notComplete],
-    };
+    return { kind: worstKind([...files.map((f) => f.kind), ...lost]), files: [...files], notComplete: [...this.notComplete] };
   }
 
   /** One look at the folder: claims left by a stopped run first, then new files. */

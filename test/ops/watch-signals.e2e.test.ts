@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv } from '../engine/helpers.ts';
-import { KEY, cleanEnv, runCli, startSb, workDir } from './helpers.ts';
+import { KEY, cleanEnv, runCli, startSb, until, workDir } from './helpers.ts';
 
 interface Hit {
   path: string;
@@ -136,5 +136,26 @@ describe('watch --once with --ping-url, a metrics file and --notify-url', () => 
     expect(down.hits.map((h) => h.path)).toEqual(['/ping/abc/start', '/ping/abc']);
     expect(quiet.stderr).toContain('ping not sent');
     expect(quiet.stderr).not.toContain('/ping/abc');
+  });
+
+  it('left running (no --once): each tick pings start and its end, until stopped', async () => {
+    sb = await startSb();
+    const rx = await receiver();
+    const dir = await workDir('pb-signals-');
+    writeFileSync(join(dir, 'payout-batch.json'), JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, pollSeconds: 0.2, rate: 200 }));
+    let stop = () => {};
+    const running = runCli(['watch', dir, '--ping-url', `${rx.url}/p`], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') }),
+      onSpawn: (c) => (stop = () => c.kill('SIGTERM')),
+      timeoutMs: 60_000,
+    });
+    await until(() => rx.hits.filter((h) => h.path === '/p').length >= 2, 30_000, 'two ticks');
+    stop();
+    expect((await running).code).toBe(0);
+    const paths = rx.hits.map((h) => h.path);
+    // the process's start, then start and end of each tick, then the process's end
+    expect(paths.slice(0, 4)).toEqual(['/p/start', '/p/start', '/p', '/p/start']);
+    expect(paths.at(-1)).toBe('/p');
   });
 });

@@ -6,7 +6,7 @@ import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { addUp } from '../../signals/signals.ts';
-import { layout, readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE } from '../../watch/watch-folder.ts';
+import { layout, readWatchConfig, watchFolder, WatchConfigError, CONFIG_FILE, type WatchResult } from '../../watch/watch-folder.ts';
 import { connectionOptions, makeLogger, openConnection, signalled, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -52,6 +52,11 @@ const command = defineCommand<ArgsOf<typeof builder>>({
     };
     const conn = await openConnection(flags, io, logger, undefined, layout(dir, config).state);
     try {
+      const noteOf = (r: WatchResult) => ({
+        conn,
+        ...addUp(r.files.flatMap((f) => f.summary ?? [])),
+        reasons: r.files.filter((f) => f.outcome !== 'done').map((f) => `${f.name}: ${f.outcome}: ${f.reason}`),
+      });
       const r = await watchFolder({
         dir,
         config,
@@ -60,6 +65,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
         envFlag: args.env,
         logger,
         stop: abortOn(io.stopSignal),
+        onTick: async (t) => (t ? io.tick?.end(exitCodeOf(t), noteOf(t)) : io.tick?.start()),
         onFile: (f) => {
           // -q: a cron job run with it mails only when a file needs someone.
           if (args.json || (args.quiet && f.outcome === 'done')) return;
@@ -67,12 +73,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
         },
       });
       const files = r.files.map((f) => ({ ...f, summary: undefined, exitCode: exitCodeOf(f) }));
-      const needy = r.files.filter((f) => f.outcome !== 'done');
-      io.note?.({
-        conn,
-        ...addUp(r.files.flatMap((f) => f.summary ?? [])),
-        reasons: needy.map((f) => `${f.name}: ${f.outcome}: ${f.reason}`),
-      });
+      io.note?.(noteOf(r));
       if (args.json) printJson(io, { exitCode: exitCodeOf(r), files, notComplete: r.notComplete });
       // Cron mails whatever a job prints: an empty tick (or a file still being written, logged as
       // such on stderr) prints nothing unless asked.
