@@ -20,6 +20,7 @@ const LAYERS = [
   'results', // the results file
   'engine', // run, retry, plan
   'approvals', // signed plans
+  'signals', // pings, metrics and alerts of a job nobody watches
   'follow-up', // after a batch: status, reconcile, attach, listen
   'watch', // the watch folder
   'report', // HTML reports

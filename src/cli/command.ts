@@ -5,6 +5,7 @@
 import type { Argv } from 'yargs';
 import type { ExitCode } from './exit-codes.ts';
 import type { PayoutApiError } from '../client/errors.ts';
+import type { Outcome } from '../signals/signals.ts';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -14,6 +15,10 @@ export interface CliIO {
   cwd: string;
   /** Resolves when the user asks to stop (SIGINT/SIGTERM); long-running commands await it. */
   stopSignal: Promise<void>;
+  /** What the command's signals report at its end (--ping-url, --metrics-file, --notify-url: options.ts withSignals). */
+  note?: (o: Partial<Outcome>) => void;
+  /** The same signals around each tick of a watch left running (without --once). */
+  tick?: { start: () => Promise<void>; end: (exitCode: ExitCode, o: Partial<Outcome>) => Promise<void> };
 }
 
 /** A command with the arguments its builder parses: `run` is typed by what `builder` declares. */

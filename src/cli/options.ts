@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
-import { flag, UsageError, type CliIO } from './command.ts';
+import { flag, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
 import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
@@ -23,6 +23,7 @@ import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
 import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
+import { Signals, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
 /** The arguments a builder gives its command (what yargs parses with those options). */
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
@@ -124,6 +125,67 @@ export function sendingOptions<T>(y: Argv<T>) {
     .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })
     .option('json', flag('Print a machine-readable summary on stdout'))
     .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
+}
+
+/** A job nobody watches (src/signals): run, retry, status and watch. */
+export function signalOptions<T>(y: Argv<T>) {
+  return y
+    .option('ping-url', {
+      type: 'string',
+      describe: "Dead man's switch: POST URL/start at start, URL on success, URL/<exit code> on failure",
+    })
+    .option('metrics-file', {
+      type: 'string',
+      describe: "Write the run's metrics to this file (Prometheus text, for node_exporter's textfile collector)",
+    })
+    .option('notify-url', {
+      type: 'string',
+      describe: 'POST a JSON alert (its `text` for a chat) here when the command fails or needs someone',
+    });
+}
+
+/**
+ * A command run between its signals (src/signals), with their flags: the start ping, then at its
+ * end the ping, the metrics file and the alert, from what the command noted (io.note) and its exit
+ * code, also when it throws (the code main gives it). Never changes the code: a signal that fails is
+ * only logged. `targets`: default the flags (a watch's: its configuration's keys under its flags).
+ */
+export function signalled<A>(command: string, c: CliCommand<A>, targets?: (args: SignalArgs, io: CliIO) => SignalTargets): CliCommand<A> {
+  return {
+    builder: (y) => signalOptions(c.builder(y)),
+    run: (args, io) =>
+      withSignals(command, { ...(args as SignalArgs), targets: targets?.(args as SignalArgs, io) }, io, (io) => c.run(args, io)),
+  };
+}
+export type SignalArgs = ArgsOf<typeof signalOptions> & {
+  'log-level'?: string;
+  'log-format'?: LogFormat;
+  quiet?: boolean;
+  file?: string;
+  results?: string;
+  dir?: string;
+  targets?: SignalTargets;
+};
+
+export async function withSignals(command: string, args: SignalArgs, io: CliIO, body: (io: CliIO) => Promise<ExitCode>): Promise<ExitCode> {
+  const targets = args.targets ?? { pingUrl: args['ping-url'], metricsFile: args['metrics-file'], notifyUrl: args['notify-url'] };
+  if (!targets.pingUrl && !targets.metricsFile && !targets.notifyUrl) return body(io);
+  const metricsFile = targets.metricsFile && resolve(io.cwd, targets.metricsFile);
+  const signals = new Signals({ ...targets, metricsFile }, command, makeLogger(args, io, command));
+  let noted: Partial<Outcome> = { subject: args.file ?? args.results ?? args.dir };
+  const end = (exitCode: ExitCode, o: Partial<Outcome> = {}) =>
+    signals.end({ ...noted, ...o, exitCode, failed: exitCode !== ExitCode.OK && exitCode !== ExitCode.NOT_FINISHED });
+  await signals.start();
+  try {
+    const tick = { start: () => signals.start(), end };
+    const code = await body({ ...io, tick, note: (o) => (noted = { ...noted, ...o }) });
+    await end(code);
+    return code;
+  } catch (e) {
+    noted.reasons ??= [(e as Error).message];
+    await end(e instanceof UsageError ? e.exitCode : ExitCode.UNUSABLE_INPUT);
+    throw e;
+  }
 }
 
 /** The HTML report (src/report) that plan, run, retry and reconcile write beside their output; --no-report skips it. */

@@ -130,6 +130,7 @@ export async function sendBatch<
   const stateDir = stateRootOf(args, io);
   const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e), stateDir);
   const environment = conn.environment.name;
+  io.note?.({ conn });
   // Ctrl-C (SIGINT) or SIGTERM: the engine starts no new payout, and the CLI says so at once.
   const stop = abortOn(io.stopSignal);
   let running = true;
@@ -168,6 +169,8 @@ export async function sendBatch<
         : undefined;
     if (report) out(`Report: ${report}\n`);
     const exitCode = exitCodeOf(r);
+    const reasons = r.refused ?? (r.halted ? [r.halted] : undefined);
+    io.note?.({ ...r.summary, reasons, details: { batchId: r.batchId, results: r.resultsWritten ? r.resultsPath : undefined } });
     const notes = prepared.notes;
     if (args.json)
       printJson(io, {

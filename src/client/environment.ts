@@ -80,6 +80,12 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
       throw new ClientConfigError(`environment must be one of ${ENVIRONMENTS.join(', ')}, not "${rawName}"`);
     }
     name = n as EnvironmentName;
+    // README "Configuration and keys": production applies only when named on the command line.
+    if (name === 'production' && options.env === undefined)
+      throw new ClientConfigError(
+        'PAYOUT_ENV=production alone does not pay for real: name production on the command line (--env production)',
+        'refused',
+      );
   }
 
   if (baseUrl) {

@@ -37,9 +37,8 @@ const FORMS: ((secret: Buffer) => string)[] = [
   (s) => base64At(s, 0, 'base64url'), // base64url, at each offset likewise
   (s) => base64At(s, 1, 'base64url'),
   (s) => base64At(s, 2, 'base64url'),
-  (s) => encodeURIComponent(s.toString('utf8')), // URL-encoded as a query value
-  (s) => s.toString('hex').replace(/../g, '%$&'), // URL-encoded byte by byte, unreserved ones too (%73%6B%5F)
 ];
+// (URL-encoded, whole or in part, and JSON \u escapes: read through by `undisguised`, so any form above is found under them)
 
 /** ASCII letters in lower case, nothing else: the string keeps its length (the forms are ASCII). */
 const lowerAscii = (s: string): string => s.replace(/[A-Z]+/g, (c) => c.toLowerCase());
@@ -59,13 +58,54 @@ export function secretMatcher(secret: string | undefined): SecretMatcher | undef
   return runs;
 }
 
-/** The text with every character that lies in a run of one of the secret's forms replaced; each stretch by one REDACTED. */
+const HIDDEN = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/;
+const ESCAPE = /%([0-9a-f]{2})|\\u([0-9a-f]{4})/iy;
+
+/**
+ * The text as a gateway may have disguised the key in it, undone: %XX and \uXXXX decoded (`sk%5Fsandbox`,
+ * JSON's `\u0073k_`), invisible characters dropped (U+200B between characters); each character of
+ * the view with the span of the text it came from.
+ */
+function undisguised(text: string): { view: string; start: number[]; end: number[] } {
+  let view = '';
+  const start: number[] = [];
+  const end: number[] = [];
+  for (let i = 0; i < text.length;) {
+    ESCAPE.lastIndex = i;
+    const esc = ESCAPE.exec(text);
+    const c = esc ? String.fromCharCode(parseInt(esc[1] ?? esc[2]!, 16)) : text[i]!;
+    const next = i + (esc ? esc[0].length : 1);
+    if (!HIDDEN.test(c)) {
+      view += c;
+      start.push(i);
+      end.push(next);
+    }
+    i = next;
+  }
+  return { view, start, end };
+}
+
+/** The text with every character that lies in a run of one of the secret's forms, as written or undisguised, replaced; each stretch by one REDACTED. */
 export function scrubText(text: string, matcher: SecretMatcher | undefined): string {
   if (!matcher) return text;
-  const lower = lowerAscii(text);
   const hit = new Uint8Array(text.length);
-  for (const [width, runs] of matcher)
-    for (let i = 0; i + width <= text.length; i++) if (runs.has(lower.slice(i, i + width))) hit.fill(1, i, i + width);
+  const mark = (s: string, from: (i: number) => number, to: (i: number) => number) => {
+    const lower = lowerAscii(s);
+    for (const [width, runs] of matcher)
+      for (let i = 0; i + width <= s.length; i++) if (runs.has(lower.slice(i, i + width))) hit.fill(1, from(i), to(i + width - 1));
+  };
+  mark(
+    text,
+    (i) => i,
+    (i) => i + 1,
+  );
+  const u = undisguised(text);
+  if (u.view !== text)
+    mark(
+      u.view,
+      (i) => u.start[i]!,
+      (i) => u.end[i]!,
+    );
   if (!hit.includes(1)) return text;
   let out = '';
   for (let i = 0; i < text.length; i++)

@@ -99,6 +99,10 @@ export const WatchConfig = z.strictObject({
   requireApprovals: z.number().int().min(1).max(100).optional(),
   /** The approvers list (relative to DIR, never in the inbox): a JSON array of {name, publicKey}. */
   approvers: z.string().min(1).optional(),
+  /** As --ping-url, --metrics-file (relative to DIR) and --notify-url, which win (src/signals). */
+  pingUrl: z.string().url().optional(),
+  metricsFile: z.string().min(1).optional(),
+  notifyUrl: z.string().url().optional(),
 });
 export type WatchConfig = z.infer<typeof WatchConfig>;
 

@@ -30,7 +30,7 @@ import { fileSha256 } from '../engine/identity.ts';
 import { accountOf, foldBatch, type Ledger, type WatchClaim } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import type { PlanFile } from '../engine/plan-file.ts';
-import { ENGINE_STATUSES, isCreatedStatus, logRowDone } from '../engine/outcome.ts';
+import { ENGINE_STATUSES, isCreatedStatus, logRowDone, type RunSummary } from '../engine/outcome.ts';
 import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type RunResult } from '../engine/pipeline.ts';
 import { BatchRefused } from '../engine/session.ts';
 import { windowMs } from '../engine/duplicates.ts';
@@ -54,6 +54,8 @@ export interface FileOutcome {
   reason?: string;
   resumed: boolean;
   folder: string;
+  /** The rows and money of its run, when it was run. */
+  summary?: RunSummary;
 }
 
 export interface WatchOptions {
@@ -70,6 +72,8 @@ export interface WatchOptions {
   onFile?: (f: FileOutcome) => void;
   /** Called once a new file is claimed, before it is read (tests: a writer still at work). */
   onClaim?: (file: string) => void | Promise<void>;
+  /** Without --once, around each tick (the CLI's signals): before it, then with what it did. */
+  onTick?: (done?: WatchResult) => Promise<void>;
 }
 
 export interface WatchResult {
@@ -207,15 +211,18 @@ export class FolderWatch {
     if (this.o.once) await this.tick();
     else
       while (!this.stopped) {
+        const from = this.files.length;
+        await this.o.onTick?.();
         await this.tick();
+        await this.o.onTick?.(this.result(this.files.slice(from)));
         await pause(this.o.config.pollSeconds * 1000, this.o.stop);
       }
+    return this.result(this.files);
+  }
+
+  private result(files: FileOutcome[]): WatchResult {
     const lost: RunKind[] = this.ledger.lost ? ['halted'] : [];
-    return {
-      kind: worstKind([...this.files.map((f) => f.kind), ...lost]),
-      files: [...this.files],
-      notComplete: [...this.notComplete],
-    };
+    return { kind: worstKind([...files.map((f) => f.kind), ...lost]), files: [...files], notComplete: [...this.notComplete] };
   }
 
   /** One look at the folder: claims left by a stopped run first, then new files. */
@@ -691,8 +698,9 @@ export class FolderWatch {
   /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
   private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
     const id = basename(claimDir);
+    const run = summary.summary as RunSummary | undefined;
     if (out.outcome === 'processing') {
-      this.report({ ...out, name: claim.name, claim: id, folder: claimDir });
+      this.report({ ...out, name: claim.name, claim: id, folder: claimDir, summary: run });
       return;
     }
     const record = {
@@ -716,7 +724,7 @@ export class FolderWatch {
     this.mine.delete(claimDir);
     this.halted.delete(claimDir);
     await this.endClaim(id, claim, out.outcome);
-    this.report({ ...out, name: claim.name, claim: id, folder: target });
+    this.report({ ...out, name: claim.name, claim: id, folder: target, summary: run });
   }
 
   /** The end state of this process's claim in the ledger (none when the claim is another's). */

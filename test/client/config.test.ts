@@ -21,6 +21,12 @@ describe('resolveEnvironment', () => {
       'https://gateway.staging.example.com',
     );
   });
+  it('takes production only from the command line: PAYOUT_ENV=production alone is refused (issue 43, item 7)', () => {
+    expect(() => resolveEnvironment({ vars: { ...vars, PAYOUT_ENV: 'production' } })).toThrow(/--env production/);
+    expect(() => resolveEnvironment({ baseUrl: 'https://gateway.example.com', vars: { PAYOUT_ENV: 'Production' } })).toThrow(/alone/);
+    expect(resolveEnvironment({ env: 'production', vars: { ...vars, PAYOUT_ENV: 'production' } }).name).toBe('production');
+  });
+
   it('never defaults to production', () => {
     expect(resolveEnvironment({ vars }).name).toBe('sandbox');
     expect(resolveEnvironment({ baseUrl: 'http://127.0.0.1:9/', vars }).name).toBe('custom');

@@ -22,6 +22,10 @@ export function echoes(key: string): Record<string, string> {
     urlEncoded: encodeURIComponent(key),
     percentEveryByte: everyByte((b) => b.toString(16).toUpperCase()),
     percentEveryByteLower: everyByte((b) => b.toString(16)),
+    // issue 43, item 16: disguises that kept the key whole
+    zeroWidthBetween: [...key].join('\u200b'),
+    underscoreOnlyEncoded: key.replace(/_/g, '%5F'),
+    jsonEscapes: [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
   };
 }
 
@@ -47,7 +51,13 @@ function forms(key: string): Record<string, string> {
 
 /** The names of the key's forms of which some 12 consecutive characters are in the text (case ignored). */
 export function keyFormsIn(text: string, key: string): string[] {
-  const lower = text.toLowerCase();
+  // what a reader sees once invisible characters are dropped and %XX and \uXXXX escapes decoded
+  const decoded = text
+    .replace(/\u200b|\u200c|\u200d|\u2060|\ufeff/g, '')
+    .replace(/%([0-9a-f]{2})|\\u([0-9a-f]{4})/gi, (_, p: string | undefined, u: string | undefined) =>
+      String.fromCharCode(parseInt(p ?? u!, 16)),
+    );
+  const lower = `${text}\n${decoded}`.toLowerCase();
   return Object.entries(forms(key))
     .filter(([, form]) => {
       const f = form.toLowerCase();

@@ -1,5 +1,6 @@
 // The key scrubbed in every spelling a service or gateway could echo (issue 29, item 1): any 12
-// characters of the key, in any case, hex, base64 and base64url at each offset, URL-encoded.
+// characters of the key, in any case, hex, base64 and base64url at each offset, URL-encoded; and
+// (issue 43, item 16) with U+200B between its characters, only its `_` encoded, or as JSON \u escapes.
 import { describe, expect, it } from 'vitest';
 import { ApiKey } from '../../src/client/api-key.ts';
 import { REDACTED, scrubDeep, scrubText, secretMatcher } from '../../src/client/secrets.ts';

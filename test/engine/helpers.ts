@@ -47,7 +47,7 @@ export interface GenOptions {
 /** A CSV of `rows` valid rows, unique references and amounts. */
 /** The reference of the swap that funds this CSV's rows debiting `currency` (engine/swap.ts swapReference). */
 export function swapReferenceOfCsv(file: string, currency: string): string {
-  const rows = parse(readFileSync(file, 'utf8'), { columns: true }) as Record<string, string>[];
+  const rows = parse<Record<string, string>>(readFileSync(file, 'utf8'), { columns: true });
   return swapReference(
     rows.filter((r) => r.sourceCurrency === currency).map((r) => r.reference!),
     currency,

@@ -4,7 +4,7 @@
 // attempt + 1. The same handler as `run` (cli/send-batch.ts) over src/engine/retry-batch.ts.
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, UsageError } from '../command.ts';
-import { duplicateFlags, duplicateOptions, type ArgsOf } from '../options.ts';
+import { duplicateFlags, duplicateOptions, signalled, type ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
 import { prepareRetry } from '../../engine/retry-batch.ts';
@@ -25,7 +25,7 @@ const builder = (y: Argv) =>
       ),
     );
 
-export default defineCommand<ArgsOf<typeof builder>>({
+const command = defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
@@ -56,6 +56,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     );
   },
 });
+export default signalled('retry', command);
 
 /** One line per refused row sent again: what its refused key showed (engine/spent.ts). */
 function proofText(p: KeyProof): string {

@@ -15,6 +15,7 @@ import {
   swapFlags,
   swapOptions,
   swapRateTolerance,
+  signalled,
   type ArgsOf,
 } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
@@ -49,7 +50,7 @@ const builder = (y: Argv) =>
     })
     .option('dry-run', flag('Do what `plan` does (validate, preflight, print the plan) and send nothing'));
 
-export default defineCommand<ArgsOf<typeof builder>>({
+const command = defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (flags, cliIO) => {
     // --plan: the plan's environment and base URL (a flag naming another service is refused, exit 3)
@@ -74,6 +75,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     }
   },
 });
+export default signalled('run', command);
 
 function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefined, policy?: Pick<GuardOptions, 'policy' | 'spend'>) {
   return sendBatch(

@@ -10,7 +10,7 @@ import { refreshStatus, type StatusResult } from '../../follow-up/refresh-status
 import { swapText } from '../../follow-up/swap-views.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines, requestsUsedText } from '../render.ts';
-import { resultsAndLedgers, resultsFileOptions, withConnection, type ArgsOf } from '../options.ts';
+import { resultsAndLedgers, resultsFileOptions, withConnection, signalled, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   resultsFileOptions(
@@ -20,7 +20,7 @@ const builder = (y: Argv) =>
   ).option('json', flag('Print a machine-readable summary on stdout'));
 type StatusArgs = ArgsOf<typeof builder>;
 
-export default defineCommand<StatusArgs>({
+const command = defineCommand<StatusArgs>({
   builder,
   run: (args, io: CliIO) =>
     withConnection(args, io, 'status', async (conn, logger) => {
@@ -41,6 +41,7 @@ export default defineCommand<StatusArgs>({
           logger.info({ requests, used: usage?.used, quota: usage?.quota }, 'status refresh');
         },
       });
+      io.note?.({ conn, byStatus: r.byStatus, money: r.money, reasons: r.halted ? [r.halted] : undefined });
       if (args.json) {
         printJson(io, {
           exitCode: exitCodeOf(r),
@@ -86,6 +87,7 @@ export default defineCommand<StatusArgs>({
       return exitCodeOf(r);
     }),
 });
+export default signalled('status', command);
 
 /** The rows by outcome word, what to do about each, the money per currency and whether the batch is finished. */
 function outcomeLines(

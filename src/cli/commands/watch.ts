@@ -5,10 +5,11 @@ import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
+import { addUp } from '../../signals/signals.ts';
 import { readWatchConfig, WatchConfigError, CONFIG_FILE } from '../../watch/config.ts';
 import { layout } from '../../watch/inbox.ts';
-import { watchFolder } from '../../watch/watcher.ts';
-import { connectionOptions, makeLogger, openConnection, type ArgsOf } from '../options.ts';
+import { watchFolder, type WatchResult } from '../../watch/watcher.ts';
+import { connectionOptions, makeLogger, openConnection, signalled, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -18,7 +19,7 @@ const builder = (y: Argv) =>
     .option('verbose', flag('Also say when there was nothing to process'))
     .option('quiet', { ...flag('Print only the files that need attention (failed, or left in processing/), not those done'), alias: 'q' });
 
-export default defineCommand<ArgsOf<typeof builder>>({
+const command = defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io: CliIO) => {
     if (!args.dir) throw new UsageError('name the watch folder');
@@ -53,6 +54,11 @@ export default defineCommand<ArgsOf<typeof builder>>({
     };
     const conn = await openConnection(flags, io, logger, undefined, layout(dir, config).state);
     try {
+      const noteOf = (r: WatchResult) => ({
+        conn,
+        ...addUp(r.files.flatMap((f) => f.summary ?? [])),
+        reasons: r.files.filter((f) => f.outcome !== 'done').map((f) => `${f.name}: ${f.outcome}: ${f.reason}`),
+      });
       const r = await watchFolder({
         dir,
         config,
@@ -61,13 +67,15 @@ export default defineCommand<ArgsOf<typeof builder>>({
         envFlag: args.env,
         logger,
         stop: abortOn(io.stopSignal),
+        onTick: async (t) => (t ? io.tick?.end(exitCodeOf(t), noteOf(t)) : io.tick?.start()),
         onFile: (f) => {
           // -q: a cron job run with it mails only when a file needs someone.
           if (args.json || (args.quiet && f.outcome === 'done')) return;
           io.stdout.write(`${f.name}: ${f.outcome}${f.resumed ? ' (resumed)' : ''}${f.reason ? `: ${f.reason}` : ''}\n`);
         },
       });
-      const files = r.files.map((f) => ({ ...f, exitCode: exitCodeOf(f) }));
+      const files = r.files.map((f) => ({ ...f, summary: undefined, exitCode: exitCodeOf(f) }));
+      io.note?.(noteOf(r));
       if (args.json) printJson(io, { exitCode: exitCodeOf(r), files, notComplete: r.notComplete });
       // Cron mails whatever a job prints: an empty tick (or a file still being written, logged as
       // such on stderr) prints nothing unless asked.
@@ -86,4 +94,17 @@ export default defineCommand<ArgsOf<typeof builder>>({
       await conn.close().catch(() => undefined);
     }
   },
+});
+/** The signals' targets: the flags, else the configuration's keys (none from a configuration that cannot be read: the command says why). */
+export default signalled('watch', command, (args, io) => {
+  const dir = resolve(io.cwd, args.dir ?? '.');
+  const c = (() => {
+    try {
+      return readWatchConfig(dir);
+    } catch {
+      return undefined;
+    }
+  })();
+  const file = args['metrics-file'] ?? (c?.metricsFile && resolve(dir, c.metricsFile));
+  return { pingUrl: args['ping-url'] ?? c?.pingUrl, metricsFile: file, notifyUrl: args['notify-url'] ?? c?.notifyUrl };
 });

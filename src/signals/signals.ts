@@ -1,0 +1,159 @@
+// What a job nobody watches tells the outside (issue 43, items 18–20): a dead man's switch ping at
+// its start and end (the healthchecks.io convention: URL/start, URL, URL/<exit code>), a Prometheus
+// text file for node_exporter's textfile collector, and an alert (a JSON POST whose `text` a chat
+// shows as it is) when the job failed or needs someone. The CLI hands over what its command
+// returned and the exit code it decided (cli/exit-codes.ts); nothing here changes either: a ping,
+// file or alert that fails is logged (the URL's origin only: its path is often the token) and the
+// job's outcome stays what it was.
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename } from 'node:path';
+import type { Logger } from 'pino';
+import type { Connection } from '../client/connect.ts';
+import type { MoneyTotals } from '../engine/money-totals.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
+import { Dec } from '../money.ts';
+
+export interface SignalTargets {
+  pingUrl?: string;
+  metricsFile?: string;
+  notifyUrl?: string;
+}
+
+type Amounts = Pick<MoneyTotals, 'debited' | 'refunded' | 'net'>;
+
+/** What a command ended with, as the signals read it (each part optional: a command refused early has none). */
+export interface Outcome {
+  exitCode: number;
+  /** Failed or needs someone (the CLI decides it from the exit code): the failure ping and the alert. */
+  failed: boolean;
+  /** What it was about: a batch file, a results file, a watch folder. */
+  subject?: string;
+  byStatus?: Record<string, number>;
+  money?: Record<string, Amounts>;
+  /** Why it failed, a line each (a refusal, a watched file that needs someone). */
+  reasons?: string[];
+  /** Added to the alert's JSON as they are (batch id, results file). */
+  details?: Record<string, unknown>;
+  /** The connection: the month's requests of its key, and its scrub of the key from what is sent. */
+  conn?: Pick<Connection, 'client' | 'usage'>;
+}
+
+const TIMEOUT_MS = 10_000;
+
+/** Rows by status and amounts by currency over several runs (a watch tick's files), added exactly. */
+export function addUp(runs: { byStatus: Record<string, number>; money: Record<string, Amounts> }[]): Pick<Outcome, 'byStatus' | 'money'> {
+  const byStatus: Record<string, number> = {};
+  const money: Record<string, Amounts> = {};
+  for (const r of runs) {
+    for (const [s, n] of Object.entries(r.byStatus)) byStatus[s] = (byStatus[s] ?? 0) + n;
+    for (const [c, m] of Object.entries(r.money)) {
+      const t = money[c] ?? { debited: '0', refunded: '0', net: '0' };
+      const add = (a: string, b: string) => new Dec(a).plus(b).toFixed();
+      money[c] = { debited: add(t.debited, m.debited), refunded: add(t.refunded, m.refunded), net: add(t.net, m.net) };
+    }
+  }
+  return { byStatus, money };
+}
+
+/** The line a chat shows: which job on which host, how it ended, the rows, why. */
+function alertText(command: string, o: Outcome): string {
+  const rows = Object.entries(o.byStatus ?? {}).map(([s, n]) => `${n} ${s}`);
+  return [
+    `payout-batch ${command}${o.subject ? ` ${o.subject}` : ''} on ${hostname()}: exit ${o.exitCode}`,
+    ...(rows.length ? [`rows: ${rows.join(', ')}`] : []),
+    ...(o.reasons ?? []),
+  ].join('\n');
+}
+
+/** A label value of the text format: backslash, quote and newline escaped. */
+const label = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+
+/** The pings, the metrics file and the alert of one command. */
+export class Signals {
+  private started = Date.now();
+
+  constructor(
+    private readonly to: SignalTargets,
+    private readonly command: string,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.started = Date.now();
+    if (this.to.pingUrl) await this.post('ping', this.to.pingUrl, '/start');
+  }
+
+  async end(o: Outcome): Promise<void> {
+    const scrub = <T>(v: T): T => o.conn?.client.apiKey.scrubDeep(v) ?? v;
+    const text = scrub(alertText(this.command, o));
+    const alert = { text, command: this.command, host: hostname(), exitCode: o.exitCode, rows: o.byStatus, amounts: o.money, ...o.details };
+    await Promise.all([
+      this.to.pingUrl && this.post('ping', this.to.pingUrl, o.failed ? `/${o.exitCode}` : '', text),
+      this.to.metricsFile && this.metrics(this.to.metricsFile, o),
+      this.to.notifyUrl && o.failed && this.post('alert', this.to.notifyUrl, '', JSON.stringify(scrub(alert))),
+    ]);
+  }
+
+  /** POSTs `body` to `url` + `suffix` (before its query); a failure is logged, never thrown. */
+  private async post(what: string, url: string, suffix: string, body = ''): Promise<void> {
+    let to = '(not a URL)';
+    try {
+      const u = new URL(url);
+      to = u.origin;
+      u.pathname = u.pathname.replace(/\/$/, '') + suffix;
+      const json = body.startsWith('{');
+      const res = await fetch(u, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': json ? 'application/json' : 'text/plain; charset=utf-8' },
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+      await res.body?.cancel();
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    } catch (e) {
+      this.logger.warn({ to, err: (e as Error).message }, `${what} not sent`);
+    }
+  }
+
+  /** The metrics file, replaced whole (node_exporter reads *.prom and never a temporary file). */
+  private async metrics(path: string, o: Outcome): Promise<void> {
+    const now = Date.now() / 1000;
+    const source = `source=${label(basename(path).replace(/\.prom$/, ''))}`;
+    const lines: string[] = [];
+    const metric = (name: string, help: string, rows: [string, string | number][]) => {
+      lines.push(`# HELP payout_batch_${name} ${help}`, `# TYPE payout_batch_${name} gauge`);
+      for (const [labels, v] of rows) lines.push(`payout_batch_${name}{${[source, labels].filter(Boolean).join(',')}} ${v}`);
+    };
+    try {
+      const before = await readFile(path, 'utf8').catch(() => '');
+      const lastSuccess = o.failed ? /^payout_batch_last_success_timestamp_seconds\{[^}]*\} (\S+)$/m.exec(before)?.[1] : now.toFixed(3);
+      const usage = o.conn?.usage && (await o.conn.usage.usage(o.conn.client.apiKey.fingerprint));
+      metric('exit_code', 'Exit code of the last run.', [['', o.exitCode]]);
+      metric(
+        'rows',
+        'Rows of the last run by status.',
+        Object.entries(o.byStatus ?? {}).map(([s, n]) => [`status=${label(s)}`, n]),
+      );
+      metric(
+        'amount',
+        'Amounts of the last run by source currency: debited (amounts and fees), refunded, net.',
+        Object.entries(o.money ?? {}).flatMap(([c, m]) =>
+          (['debited', 'refunded', 'net'] as const).map((k): [string, string] => [`currency=${label(c)},total="${k}"`, m[k]]),
+        ),
+      );
+      if (usage) {
+        metric('requests_used', "Requests of the key's month (UTC) as counted on this host or team ledger.", [
+          [`month="${usage.month}"`, usage.used],
+        ]);
+        metric('requests_left', "Requests left of the key's monthly quota.", [[`month="${usage.month}"`, usage.remaining]]);
+      }
+      metric('duration_seconds', 'How long the last run took.', [['', ((Date.now() - this.started) / 1000).toFixed(3)]]);
+      metric('last_run_timestamp_seconds', 'When the last run ended.', [['', now.toFixed(3)]]);
+      if (lastSuccess) metric('last_success_timestamp_seconds', 'When a run last ended without failing.', [['', lastSuccess]]);
+      await writeFileAtomic(path, lines.join('\n') + '\n', { mode: 0o644 });
+    } catch (e) {
+      this.logger.warn({ file: path, err: (e as Error).message }, 'metrics file not written');
+    }
+  }
+}
