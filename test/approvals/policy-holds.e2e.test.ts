@@ -98,6 +98,44 @@ it('defects 1 and 2: no state folder, variable, home or watch folder skips the p
   expect(initiates(sb)).toHaveLength(before);
 });
 
+it("a watch configuration naming approvers of its own cannot turn the account's policy off", async () => {
+  const { dir, service, cli, inProcess, person, policy } = await scene();
+  await policy();
+  const before = initiates(sb).length;
+  const mallory = person('Mallory');
+  person('Dan');
+  const watch = join(dir, 'watch');
+  mkdirSync(join(watch, 'inbox'), { recursive: true });
+  writeFileSync(join(watch, 'mallory.json'), JSON.stringify([{ name: 'Mallory', publicKey: mallory.publicKey }]));
+  writeFileSync(
+    join(watch, 'payout-batch.json'),
+    JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, requireApprovals: 1, approvers: 'mallory.json' }),
+  );
+  // Dan's plan, signed by Dan, approved by Mallory: enough for the configuration, not for the account
+  const plan = join(dir, 'payroll.plan.json');
+  const made = await inProcess(
+    'plan',
+    join(dir, 'payroll.csv'),
+    '--out',
+    plan,
+    '--no-quote',
+    '--as',
+    'Dan',
+    '--approver-key',
+    join(dir, 'Dan.pem'),
+    ...service,
+  );
+  expect(made.code, made.stderr).toBe(0);
+  await approveAs(plan, 'Mallory', mallory.privatePem);
+  for (const f of ['payroll.plan.json', 'payroll.plan.json.approvals.json', 'payroll.csv'])
+    writeFileSync(join(watch, 'inbox', f), readFileSync(join(dir, f)));
+  writeFileSync(join(watch, 'inbox', 'payroll.csv.ready'), '');
+  const w = await cli('watch', watch, '--once');
+  expect(w.stdout + w.stderr).toContain("this account's approval policy needs 2 approvals of Alice, Bob");
+  expect(readdirSync(join(watch, 'failed'))).toHaveLength(1);
+  expect(initiates(sb)).toHaveLength(before);
+});
+
 it('defect 3: the runner cannot loosen or remove the policy alone; its approvers can change it', async () => {
   const { service, cli, inProcess, person, approve, policy } = await scene();
   await policy();
