@@ -16,7 +16,7 @@
 // (payroll.results.retry-1.partial.csv) until its results are complete, then renames it: the
 // partial name is never a retry-N, so a retry killed midway leaves nothing that looks finished and
 // the next retry takes the same number.
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { BatchFormat } from '../input/reader.ts';
 import { ResultsError } from './results-errors.ts';
@@ -94,6 +94,16 @@ function highestRetry(dir: string, base: string): number {
       highest = Math.max(highest, Number(r[1]));
   }
   return highest;
+}
+
+/** A name beside `path` that no file has yet: payroll.results.csv → payroll-2.results.csv (then -3, ...). */
+export function freeResultsPath(path: string): string {
+  const ext = extname(path);
+  const [, stem, tail] = /^(.*?)(\.results)?$/i.exec(basename(path, ext))!;
+  for (let n = 2; ; n++) {
+    const free = join(dirname(path), `${stem}-${n}${tail ?? ''}${ext}`);
+    if (!existsSync(free)) return free;
+  }
 }
 
 /** Where a retry writes its results (checkpoints included) until they are complete: `<name>.partial.<ext>`. */
