@@ -12,7 +12,8 @@
 // again (resume after a crash) updates the same results file. A results file being retried gets
 // the first retry-N past every retry-N of the same base already in its folder, so a second retry
 // of payroll.results.csv writes retry-2 and never overwrites retry-1 (nor the file it reads).
-// A results path equal to the batch itself is refused. A retry writes under a partial name
+// A results path equal to the batch itself is refused; one holding another run's payouts is
+// refused by the run (engine/pipeline.ts), naming a free one (freeResultsPath). A retry writes under a partial name
 // (payroll.results.retry-1.partial.csv) until its results are complete, then renames it: the
 // partial name is never a retry-N, so a retry killed midway leaves nothing that looks finished and
 // the next retry takes the same number.
