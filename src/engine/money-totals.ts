@@ -204,6 +204,8 @@ export const TieOutSummarySchema = z.object({
   /** The batch's swaps, each with both legs. */
   swaps: z.array(SwapTieOutSchema).optional(),
   problems: z.array(z.string()),
+  /** The debits of the period nothing here explains (another state folder's, ledger's...): shown apart, never in `ok`. */
+  others: z.array(z.string()).optional(),
   /** The reconciliation file (CSV or XLSX) it goes with. */
   file: z.string().optional(),
 });
@@ -211,8 +213,9 @@ export type TieOutSummary = z.infer<typeof TieOutSummarySchema>;
 
 /**
  * The files `reconcile` writes beside a results file: payroll.results.csv ->
- * payroll.results.reconciliation.csv (.xlsx beside an .xlsx), and the tie-out as .json.
+ * payroll.results.reconciliation.csv (.xlsx beside an .xlsx), the tie-out as .json, and its
+ * report as .html (never the run's payroll.results.html).
  */
-export function reconciliationPathFor(resultsFile: string, format: 'csv' | 'xlsx' | 'json'): string {
+export function reconciliationPathFor(resultsFile: string, format: 'csv' | 'xlsx' | 'json' | 'html'): string {
   return join(dirname(resultsFile), `${basename(resultsFile, extname(resultsFile))}.reconciliation.${format}`);
 }

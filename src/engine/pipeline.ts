@@ -1,6 +1,7 @@
 // The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
 // -> finish (the results file, the summary, how the run ended). A row's outcome is a pure function
 // of its journal state and what this run did (rowOutcome). Never prints, never exits.
+import { existsSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -8,7 +9,9 @@ import { withLock } from '../files/lock.ts';
 import { documentsToAttach, rowState, type FoldedJournal } from '../journal/lines.ts';
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
-import { resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
+import { freeResultsPath, resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
+import { readResults } from '../results/read.ts';
+import { plural } from '../text.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { controlTotalNotes, decideApproval, payoutsOf, type GuardOptions } from './guards.ts';
@@ -16,7 +19,7 @@ import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type RunSettings } f
 import type { PayoutRow } from '../validation/row-schemas.ts';
 export type { EngineEvents, RunSettings } from './execute.ts';
 import { snapshotOfError } from './send.ts';
-import { sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
+import { BatchRefused, foldAll, sentByOtherBatches, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { readAmount } from './money-totals.ts';
 import {
@@ -586,6 +589,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   );
   if (planned) verifyPlannedRows(planned, batch, journal.read()?.folded);
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
+  await refuseAnotherRunsResults(results.path, journal.read()?.folded, ledger);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
   // Before the journal is written: a batch another process is sending, or whose references
   // another batch sent or is sending, is refused here with nothing sent (ledger.ts).
@@ -639,6 +643,28 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     ...(planned ? { approvedSwaps: planned.swaps ?? [] } : {}),
   };
   return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
+}
+
+/**
+ * A results file already there holding payouts this account's ledger does not know is the record
+ * of another run (another service, key or state folder: issue 43): refused with nothing sent,
+ * never replaced (a numbered backup would move it away from its reconciliation and retries).
+ */
+async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
+  if (!existsSync(path)) return;
+  const table = await readResults(path).catch(() => undefined); // (not a results file: as before)
+  const unknown = new Set(table?.rows.flatMap((r) => r.result.payoutId || []));
+  const known = (f: FoldedJournal | undefined) => {
+    for (const s of f?.rows.values() ?? []) for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) unknown.delete(p.id);
+  };
+  known(folded);
+  if (unknown.size) for (const b of await foldAll([ledger])) known(b.folded);
+  if (unknown.size)
+    throw new BatchRefused(
+      `${path} holds ${plural(unknown.size, 'payout')} this account's ledger does not know: the record of another run ` +
+        `(another service, key or state folder). Nothing was sent; write this run's results apart: --results ${freeResultsPath(path)}`,
+      'results-of-another-run',
+    );
 }
 
 /** The plan file's quotes, journalled for the rows the journal has none for; returns the quoted fees (row number → fee). */

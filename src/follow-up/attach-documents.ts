@@ -9,6 +9,10 @@
 //      otherwise refused before uploading, unless `merge` (all files become one PDF, pdf-lib).
 //   3. Each file: PDF, JPEG or PNG by its first bytes, at most 10 MB; uploaded (upload-url + PUT),
 //      then one PATCH with all the documentUrls.
+//   4. The payout read again and its new status (ADDITIONAL_INFO_REQUIRED becomes PENDING, under
+//      review: spec §3) applied to its results file and journal, so `retry` and `status` count it
+//      as the service does.
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
@@ -21,6 +25,8 @@ import { sniffDocumentType } from '../validation/document-files.ts';
 import { eachBatch, type Ledger } from '../ledger/account-ledger.ts';
 import { readResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
+import { applyToResultsFile, type ApplyResult } from './apply-status.ts';
+import { updateOf } from './refresh-status.ts';
 
 export interface AttachOptions {
   client: PayoutClient;
@@ -30,6 +36,9 @@ export interface AttachOptions {
   /** Send even when the payout's status forbids it (to see the service's own answer). */
   force?: boolean;
   logger?: Logger;
+  /** The results file holding the payout's row (payoutIdOf): brought up to date after attaching. */
+  resultsFile?: string;
+  ledgers?: Ledger[];
 }
 
 /** Refused before anything was uploaded or attached. */
@@ -47,11 +56,14 @@ export class AttachRefused extends Error {
 /**
  * The payout id of `attach PAYOUT`, where PAYOUT is a payout id, a payoutRef or a row's reference:
  * the row of the results file (when given) whose payoutId, payoutRef or reference it is; else the
- * payout of the account's journals with that payoutRef or reference; else PAYOUT itself, an id
- * the service answers for (get-payout). Refused when the results file has no such row, or its row
- * has no payout.
+ * payout of the account's journals with that id, payoutRef or reference (and the results file its
+ * journal names); else PAYOUT itself, an id the service answers for (get-payout). Refused when the
+ * results file has no such row, or its row has no payout.
  */
-export async function payoutIdOf(payout: string, o: { resultsFile?: string; ledgers?: Ledger[] }): Promise<string> {
+export async function payoutIdOf(
+  payout: string,
+  o: { resultsFile?: string; ledgers?: Ledger[] },
+): Promise<{ payoutId: string; resultsFile?: string }> {
   if (o.resultsFile) {
     const table = await readResults(o.resultsFile);
     const column = batchColumns(table).reference;
@@ -65,11 +77,13 @@ export async function payoutIdOf(payout: string, o: { resultsFile?: string; ledg
         `row ${row.rowNumber} of ${o.resultsFile} (${payout}) has no payout (${row.result.status ?? 'no status'}): there is nothing to attach to`,
         'PAYOUT_NOT_FOUND',
       );
-    return row.result.payoutId;
+    return { payoutId: row.result.payoutId, resultsFile: o.resultsFile };
   }
   for await (const { folded } of eachBatch(o.ledgers ?? []))
-    for (const s of folded.rows.values()) if (s.payout && (s.payout.payoutRef === payout || s.ref === payout)) return s.payout.id;
-  return payout;
+    for (const s of folded.rows.values())
+      if (s.payout && [s.payout.id, s.payout.payoutRef, s.ref].includes(payout))
+        return { payoutId: s.payout.id, resultsFile: folded.header?.results };
+  return { payoutId: payout };
 }
 
 export interface AttachResult {
@@ -79,6 +93,8 @@ export interface AttachResult {
   merged: boolean;
   /** The FILE requests of an ADDITIONAL_INFO_REQUIRED payout these documents answer. */
   answers: string[];
+  /** The payout's row in its results file, when one was found and could be written. */
+  results?: ApplyResult;
 }
 
 interface LoadedFile {
@@ -164,5 +180,24 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
     payout.status === 'ADDITIONAL_INFO_REQUIRED'
       ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)
       : [];
-  return { payout, uploaded, response, merged: toUpload.length === 1 && files.length > 1, answers };
+  return {
+    payout,
+    uploaded,
+    response,
+    merged: toUpload.length === 1 && files.length > 1,
+    answers,
+    results: await recordStatus(o, payout.id),
+  };
+}
+
+/** Step 4: best effort, the documents are attached whatever happens here (logged). */
+async function recordStatus(o: AttachOptions, payoutId: string): Promise<ApplyResult | undefined> {
+  if (!o.resultsFile || !existsSync(o.resultsFile)) return undefined;
+  try {
+    const now = await o.client.getPayout(payoutId);
+    return await applyToResultsFile(o.resultsFile, [updateOf(now)], { ledgers: o.ledgers, logger: o.logger });
+  } catch (e) {
+    o.logger?.warn({ payoutId, file: o.resultsFile, err: (e as Error).message }, 'results file not brought up to date');
+    return undefined;
+  }
 }

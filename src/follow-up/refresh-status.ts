@@ -164,6 +164,12 @@ export function failureReasonOf(p: PayoutAnswer): string | undefined {
   return r as string | undefined;
 }
 
+/** A payout as get-payout answers it, as a change to apply. */
+export const updateOf = (p: PayoutAnswer): StatusUpdate => {
+  const { id: payoutId, status, statusDetail, informationRequests, updatedAt } = p;
+  return { payoutId, status, statusDetail, informationRequests, at: updatedAt, reason: failureReasonOf(p), source: 'get' };
+};
+
 /** A payout the list shows FAILED or REJECTED without a reason: one get-payout asks for it (counted). */
 const failedWithoutReason = (p: PayoutAnswer): boolean => (p.status === 'FAILED' || p.status === 'REJECTED') && !failureReasonOf(p);
 
@@ -177,10 +183,8 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
   for (const [payoutId, held] of todo) {
     const got = read.got.get(payoutId);
     const listed = read.listed.get(payoutId);
-    if (got) {
-      const { status, statusDetail, informationRequests, updatedAt } = got;
-      updates.push({ payoutId, status, statusDetail, informationRequests, at: updatedAt, reason: failureReasonOf(got), source: 'get' });
-    } else if (listed && listed.status !== held.status)
+    if (got) updates.push(updateOf(got));
+    else if (listed && listed.status !== held.status)
       updates.push({ payoutId, status: listed.status, reason: failureReasonOf(listed), source: 'get' });
   }
   const failures: RowFailure[] = [...read.errors].map(([payoutId, e]) => ({

@@ -4,7 +4,8 @@
 // CREDIT referencing it) of that debit; a row sent again (`retry --resend-failed`) also has, for
 // each payout it replaced (its `earlierPayouts` cell), that payout's debit and its refund; every
 // debit from the batch's first movement on that no row explains is listed, named when another
-// batch of the account or a swap explains it, else "unexplained" (a failure); per currency the net
+// batch of the account or a swap explains it, else "unexplained": listed apart (`others`), never a
+// failure of this batch, whose tie-out is its own rows, swaps and totals; per currency the net
 // movement equals what the results say. A swap of the batch (spec §4.7) ties its debit in the
 // source wallet and its credit in the destination wallet (spec §6: a swap emits both), counted
 // apart from payouts. Money is exact (decimal.js); amounts leave as decimal strings with the
@@ -100,9 +101,9 @@ export interface LedgerBatch {
 }
 
 /** `problems`: one line per thing that does not tie out. */
-export interface TieOutReport extends Pick<TieOutSummary, 'ok' | 'totals' | 'problems'> {
+export interface TieOutReport extends Pick<TieOutSummary, 'ok' | 'totals' | 'problems' | 'others'> {
   rows: RowReconciliation[];
-  /** Debits of the period that no row, no batch of the account and no swap explains. Any of them fails the tie-out. */
+  /** Debits of the period that no row, no batch of the account and no swap explains: `others`, not this batch's failure. */
   unexplained: ForeignTransaction[];
   /** Debits of the period that another batch of the account or a swap explains (`explainedBy`): listed, not a failure. */
   explained: ForeignTransaction[];
@@ -472,7 +473,6 @@ export function tieOut(input: TieOutInput): TieOutReport {
   const explain = explainer(input.ledgerBatches ?? [], input.transactions);
   const debits = inPeriod.filter((tx) => tx.amount.isNegative()).map((tx) => foreign(tx, explain(tx)));
   const unexplained = debits.filter((f) => !f.explainedBy);
-  problems.push(...unexplained.map(unexplainedProblem));
   const totals = sums.tieOuts(problems);
 
   const created = rows.filter((r) => r.created);
@@ -486,6 +486,7 @@ export function tieOut(input: TieOutInput): TieOutReport {
     swaps,
     period: period.described(),
     problems,
+    others: unexplained.map(unexplainedProblem),
     counts: {
       rows: rows.length,
       created: created.length,

@@ -346,9 +346,18 @@ function swapsSection(swaps: readonly SwapLine[], title: string): SafeHtml {
 }
 
 function tieOutSection(t: NonNullable<ResultsView['tieOut']>): SafeHtml {
-  const verdict = t.ok ? safe`<span class="ok">Everything ties out.</span>` : safe`<span class="bad">Does not tie out.</span>`;
+  const others = t.others ?? [];
+  const verdict = !t.ok
+    ? safe`<span class="bad">Does not tie out.</span>`
+    : safe`<span class="ok">${others.length ? 'This batch ties out.' : 'Everything ties out.'}</span>`;
   const file = t.file ? safe` Reconciliation file: <span class="mono">${t.file}</span>` : '';
-  const problems = t.problems.length ? safe`<ul data-section="tieout-problems">${t.problems.map((p) => safe`<li>${p}</li>`)}</ul>` : '';
+  const list = (section: string, lines: string[]) => safe`<ul data-section="${section}">${lines.map((p) => safe`<li>${p}</li>`)}</ul>`;
+  const problems = [
+    t.problems.length ? list('tieout-problems', t.problems) : '',
+    others.length
+      ? safe`<p>Not this batch's: ${plural(others.length, 'debit')} of the period that no row of it, no batch of this ledger and no swap explains.</p>${list('tieout-others', others)}`
+      : '',
+  ];
   return safe`<section><h2>Tie-out per wallet (reconcile)</h2><p>${verdict}${file}</p><table data-section="tieout"><colgroup><col style="width:10%"><col style="width:19%"><col><col><col><col><col style="width:9%"></colgroup><thead><tr><th>Currency</th><th>Wallet</th><th class="num">Debited</th><th class="num">Refunded</th><th class="num">Net</th><th class="num">Results say</th><th>Ties out</th></tr></thead><tbody>${t.totals.map(
     (w) =>
       safe`<tr data-currency="${w.currency}" data-wallet="${w.walletIds.join(' ')}"><td>${w.currency}</td><td class="mono">${w.walletIds.join(', ')}</td>${money('debited', w.debited)}${money('refunded', w.refunded)}${money('net', w.net)}${money('expectedNet', w.expectedNet)}<td data-field="ok" class="${w.ok ? 'ok' : 'bad'}">${w.ok ? 'yes' : 'NO'}</td></tr>`,

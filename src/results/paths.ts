@@ -12,11 +12,12 @@
 // again (resume after a crash) updates the same results file. A results file being retried gets
 // the first retry-N past every retry-N of the same base already in its folder, so a second retry
 // of payroll.results.csv writes retry-2 and never overwrites retry-1 (nor the file it reads).
-// A results path equal to the batch itself is refused. A retry writes under a partial name
+// A results path equal to the batch itself is refused; one holding another run's payouts is
+// refused by the run (engine/pipeline.ts), naming a free one (freeResultsPath). A retry writes under a partial name
 // (payroll.results.retry-1.partial.csv) until its results are complete, then renames it: the
 // partial name is never a retry-N, so a retry killed midway leaves nothing that looks finished and
 // the next retry takes the same number.
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { BatchFormat } from '../input/reader.ts';
 import { ResultsError } from './results-errors.ts';
@@ -94,6 +95,16 @@ function highestRetry(dir: string, base: string): number {
       highest = Math.max(highest, Number(r[1]));
   }
   return highest;
+}
+
+/** A name beside `path` that no file has yet: payroll.results.csv → payroll-2.results.csv (then -3, ...). */
+export function freeResultsPath(path: string): string {
+  const ext = extname(path);
+  const [, stem, tail] = /^(.*?)(\.results)?$/i.exec(basename(path, ext))!;
+  for (let n = 2; ; n++) {
+    const free = join(dirname(path), `${stem}-${n}${tail ?? ''}${ext}`);
+    if (!existsSync(free)) return free;
+  }
 }
 
 /** Where a retry writes its results (checkpoints included) until they are complete: `<name>.partial.<ext>`. */

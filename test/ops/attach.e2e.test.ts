@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { KEY, cleanEnv, paidBatch, runCli, sampleDoc, setStatus, startSb } from './helpers.ts';
+import { readResults } from '../../src/results/results.ts';
 import { bare } from '../shapes.ts';
 
 let sb: LocalSandbox | undefined;
@@ -35,6 +36,32 @@ describe('payout-batch attach', () => {
     const p = await payout(sb, ids[0]!);
     expect(p).toMatchObject({ status: 'PENDING', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW' });
     expect(p.supportingDocuments).toHaveLength(2);
+  });
+
+  it('brings the results file and the journal up to date: the next retry no longer counts the rows as waiting (issue 43, 4)', async () => {
+    sb = await startSb();
+    const { dir, results, ids } = await paidBatch(sb, { rows: 2 });
+    const env = cleanEnv();
+    const conn = ['--base-url', sb.url];
+    for (const id of ids)
+      await setStatus(sb, id, 'ADDITIONAL_INFO_REQUIRED', { informationRequests: [{ title: 'Invoice', type: 'FILE' }] });
+    const midway = await runCli(['status', results, ...conn, '--json'], { cwd: dir, env });
+    expect(JSON.parse(midway.stdout).outcomes).toMatchObject({ waiting: 2 });
+
+    // one named by its row's reference with --results, the other by its id alone (its journal names the results file)
+    const reference = (await readResults(results)).rows[0]!.cells.reference!;
+    for (const args of [[reference, '--results', results], [ids[1]!]]) {
+      const r = await runCli(['attach', ...args, sampleDoc(), ...conn], { cwd: dir, env });
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const rows = (await readResults(results)).rows.map((r) => r.result);
+    for (const row of rows) {
+      expect(row).toMatchObject({ status: 'PENDING', statusDetail: 'ADDITIONAL_INFO_UNDER_REVIEW' });
+      expect(row.informationRequests).toBeUndefined();
+    }
+    const retry = await runCli(['retry', results, ...conn, '--yes'], { cwd: dir, env });
+    expect(retry.code, retry.stderr + retry.stdout).toBe(0);
+    expect(retry.stdout + retry.stderr).not.toContain('waiting for information');
   });
 
   /** A payout that is SUCCESSFUL (final): documents can no longer be added. */

@@ -102,7 +102,7 @@ beforeAll(async () => {
   await cli(['status', resultsPath], [0, 1]);
   reconciled = JSON.parse((await cli(['reconcile', resultsPath, '--json'], [0])).stdout);
   expect(reconciled.tiesOut).toBe(true);
-  resultsHtml = resultsPath.replace(/\.csv$/, '.html');
+  resultsHtml = resultsPath.replace(/\.csv$/, '.reconciliation.html'); // reconcile's own report, with the tie-out
   expect(existsSync(resultsHtml), resultsHtml).toBe(true);
   await mkdir(SHOTS, { recursive: true });
 }, 600_000);

@@ -48,7 +48,8 @@ describe('the report beside each output', () => {
     const rec = await cli(withService(['reconcile', results, '--json']));
     expect(rec.code, rec.stderr).toBe(0);
     const json = JSON.parse(rec.stdout) as { report?: string };
-    expect(json.report).toBe(join(work, 'payroll.results.html'));
+    expect(json.report).toBe(join(work, 'payroll.results.reconciliation.html')); // never the run's report
+    expect(existsSync(join(work, 'payroll.results.html'))).toBe(false);
     const page = await readFile(json.report!, 'utf8');
     expect(page).toMatch(/<body data-kind="results">/);
     expect(page).toMatch(/<tr data-currency="GBP" data-wallet="[^"]+">.*data-field="ok" class="ok">yes</);

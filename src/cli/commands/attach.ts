@@ -9,6 +9,7 @@ import { PayoutApiError } from '../../client/errors.ts';
 import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/attach-documents.ts';
 import { defaultStateDir } from '../../client/quota.ts';
 import { ledgerOf } from '../../ledger/open.ts';
+import type { RowChange } from '../../follow-up/apply-status.ts';
 import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -25,18 +26,19 @@ const builder = (y: Argv) =>
     .option('json', flag('Print a machine-readable result on stdout'));
 type AttachArgs = ArgsOf<typeof builder>;
 
+const changeText = (c: RowChange) => `row ${c.rowNumber} is ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`;
+
 export default defineCommand<AttachArgs>({
   builder,
   run: (args, io: CliIO) =>
     withConnection(args, io, 'attach', async (conn, logger) => {
       try {
-        const payoutId = await payoutIdOf(args.payout, {
-          ...(args.results ? { resultsFile: resolve(io.cwd, args.results) } : {}),
-          ledgers: [ledgerOf(conn, { root: defaultStateDir(io.env) })],
-        });
+        const ledgers = [ledgerOf(conn, { root: defaultStateDir(io.env) })];
+        const found = await payoutIdOf(args.payout, { ...(args.results ? { resultsFile: resolve(io.cwd, args.results) } : {}), ledgers });
         const r = await attachDocuments({
           client: conn.client,
-          payoutId,
+          ...found,
+          ledgers,
           files: args.files.map(String),
           merge: args.merge,
           force: args.force,
@@ -50,11 +52,13 @@ export default defineCommand<AttachArgs>({
             uploaded: r.uploaded,
             totalDocuments: r.response.totalDocuments,
             merged: r.merged,
+            ...(r.results ? { resultsFile: found.resultsFile, rowsUpdated: r.results.applied.length } : {}),
           });
         } else {
           io.stdout.write(
             `Attached ${plural(r.uploaded.length, 'document')}${r.merged ? ` (${args.files.length} files merged into one PDF)` : ''} ` +
               `to ${r.payout.payoutRef} (${r.payout.status}); it now has ${r.response.totalDocuments} of 5.\n` +
+              (r.results?.applied.length ? `${found.resultsFile} updated: ${r.results.applied.map(changeText).join('; ')}.\n` : '') +
               (r.answers.length
                 ? `They answer the request${r.answers.length === 1 ? '' : 's'}: ${r.answers.join('; ')}. ` +
                   (args.results

@@ -1,6 +1,7 @@
 // `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions and the payouts'
-// status; print the reconciliation, write it beside the results, and the results' HTML report with
-// the tie-out per wallet (src/report; --no-report skips it). A thin layer over src/follow-up/reconciliation.ts.
+// status; print the reconciliation, write it beside the results, and its own HTML report with the
+// tie-out per wallet (`<results>.reconciliation.html`, src/report; --no-report skips it), never the
+// run's. A thin layer over src/follow-up/reconciliation.ts.
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
@@ -8,6 +9,7 @@ import { exitCodeOf } from '../exit-codes.ts';
 import { reconcile, type ReconcileResult } from '../../follow-up/reconciliation.ts';
 import type { ForeignTransaction } from '../../follow-up/tie-out.ts';
 import { writeResultsReport } from '../../report/write-report.ts';
+import { reconciliationPathFor } from '../../engine/money-totals.ts';
 import { requestsUsedText } from '../render.ts';
 import { reportOption, resultsAndLedgers, resultsFileOptions, reportOrNote, withConnection, type ArgsOf } from '../options.ts';
 
@@ -49,12 +51,12 @@ export default defineCommand<ReconcileArgs>({
           if (!args.json) io.stdout.write(`Reading the status of ${plural(payouts, 'payout')} and the wallet transactions (100 a page).\n`);
         },
       });
-      // The results' report, now with the tie-out (it replaces the one `run` wrote).
+      // The results' report with the tie-out, beside the run's (which stays the run's record).
       const report =
         args.report && r.report
           ? await reportOrNote(io, () =>
               // (the tie-out it reads back is the one reconcile has just written beside the results)
-              writeResultsReport(results, { environment: conn.environment.name }),
+              writeResultsReport(results, { environment: conn.environment.name, out: reconciliationPathFor(results, 'html') }),
             )
           : undefined;
       if (args.json) printJson(io, { ...jsonOf(results, r), ...(report ? { report } : {}) });
@@ -98,15 +100,25 @@ function textOf(r: ReconcileResult): string {
       `  The ledger knows a later payout of ${plural(r.superseded.rows.length, 'row')} (${r.superseded.rows.join(', ')}) than this file (sent again since): reconciled with their latest state; ` +
         (r.superseded.latest ? `the latest results file is ${r.superseded.latest}` : 'the latest results file is not beside this one'),
     );
-  const unexplained = rep.problems.filter((p) => p.startsWith('unexplained debit '));
-  for (const p of [...rep.problems.filter((p) => !unexplained.includes(p)), ...unexplained.slice(0, SHOWN)]) l.push(`  ! ${p}`);
-  if (unexplained.length > SHOWN) l.push(`  ! … and ${unexplained.length - SHOWN} more unexplained debits: ${r.reconciliationPath}`);
+  for (const p of rep.problems) l.push(`  ! ${p}`);
+  const others = rep.others ?? [];
+  if (others.length)
+    l.push(
+      `  Not this batch's: ${plural(others.length, 'debit')} of the period that no row of it, no batch of this ledger and no swap explains ` +
+        "(another state folder's, ledger's or watch folder's; --since and --until narrow the period):",
+      ...others.slice(0, SHOWN).map((p) => `  - ${p}`),
+    );
+  if (others.length > SHOWN) l.push(`  - … and ${others.length - SHOWN} more: ${r.reconciliationPath}`);
   if (r.listing.ended === 'repeated page')
     l.push('  ! the transactions route gave the same page twice (it may ignore page): the listing read may be incomplete.');
   l.push(
     `  Used ${usageText(r)}.`,
     `  Reconciliation file: ${r.reconciliationPath}`,
-    rep.ok ? 'Everything ties out.' : `Does not tie out: ${plural(rep.problems.length, 'problem')} above.`,
+    !rep.ok
+      ? `Does not tie out: ${plural(rep.problems.length, 'problem')} above.`
+      : others.length
+        ? `This batch ties out; ${plural(others.length, 'debit')} of the period ${others.length === 1 ? 'is' : 'are'} not this batch's (above).`
+        : 'Everything ties out.',
   );
   return l.join('\n');
 }
@@ -141,6 +153,7 @@ function jsonOf(results: string, r: ReconcileResult) {
           ...(r.report.swaps.length ? { swaps: r.report.swaps } : {}),
           period: r.report.period,
           problems: r.report.problems,
+          others: r.report.others,
           unexplained: r.report.unexplained,
           explained: r.report.explained,
           otherCredits: r.report.otherCredits,
