@@ -646,22 +646,34 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
 }
 
 /**
- * A results file already there holding payouts this account's ledger does not know is the record
- * of another run (another service, key or state folder: issue 43): refused with nothing sent,
- * never replaced (a numbered backup would move it away from its reconciliation and retries).
+ * A results file already there holding payouts this account's ledger does not know, on rows whose
+ * reference it never sent, is the record of another run (another service, key or state folder:
+ * issue 43): refused with nothing sent, never replaced (a numbered backup would move it away from
+ * its reconciliation and retries). A row this ledger sent whose answer it lost (a torn journal) is
+ * this run's own: settled by resending its journalled key.
  */
 async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
   if (!existsSync(path)) return;
   const table = await readResults(path).catch(() => undefined); // (not a results file: as before)
-  const unknown = new Set(table?.rows.flatMap((r) => r.result.payoutId || []));
-  const known = (f: FoldedJournal | undefined) => {
-    for (const s of f?.rows.values() ?? []) for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) unknown.delete(p.id);
+  const known = new Set<string>(); // the payout ids and references this account's ledger holds
+  const learn = (f: FoldedJournal | undefined) => {
+    for (const [reference, s] of f?.rows ?? []) {
+      known.add(reference);
+      for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.add(p.id);
+    }
   };
-  known(folded);
-  if (unknown.size) for (const b of await foldAll([ledger])) known(b.folded);
-  if (unknown.size)
+  const unknown = () =>
+    new Set(
+      table?.rows.flatMap((r) =>
+        r.result.payoutId && !known.has(r.result.payoutId) && !known.has(r.cells.reference ?? '') ? [r.result.payoutId] : [],
+      ),
+    );
+  learn(folded);
+  if (unknown().size) for (const b of await foldAll([ledger])) learn(b.folded);
+  const others = unknown();
+  if (others.size)
     throw new BatchRefused(
-      `${path} holds ${plural(unknown.size, 'payout')} this account's ledger does not know: the record of another run ` +
+      `${path} holds ${plural(others.size, 'payout')} this account's ledger does not know: the record of another run ` +
         `(another service, key or state folder). Nothing was sent; write this run's results apart: --results ${freeResultsPath(path)}`,
       'results-of-another-run',
     );
