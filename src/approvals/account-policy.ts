@@ -249,6 +249,14 @@ export function allowanceLedger(baseUrl: string, keyFingerprint: string, team?: 
     : new FileLedger(accountOf(baseUrl), hostPolicyPath(baseUrl, keyFingerprint).replace(/policy\.json$/, 'unapproved'));
 }
 
+/** A file-system error of the host's folder (its owner alone may write it) as the refusal it is. */
+function hostFolderRefusal(e: unknown, baseUrl: string, keyFingerprint: string): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+  const folder = hostPolicyPath(baseUrl, keyFingerprint).replace(/policy\.json$/, 'unapproved');
+  return `this account's count of payouts sent without approval today is kept in ${folder}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
+}
+
 /** Today's UTC day, as the allowance counts it. */
 export const utcDay = (): string => new Date().toISOString().slice(0, 10);
 
@@ -315,7 +323,12 @@ export async function policyInForce(baseUrl: string, keyFingerprint: string, tea
   if (fromTeam && !onRecord) await recordTeam(teamLedger, keyFingerprint); // (this host learns it)
   const p = (await hostStore(baseUrl, keyFingerprint).read()).policy ?? fromTeam;
   if (!p?.above) return p;
-  return { ...p, key: keyFingerprint, sentToday: (await allowanceLedger(baseUrl, keyFingerprint, teamLedger).unapproved(utcDay())).totals };
+  const today = await allowanceLedger(baseUrl, keyFingerprint, teamLedger)
+    .unapproved(utcDay())
+    .catch((e: unknown) => {
+      throw new PolicyError(hostFolderRefusal(e, baseUrl, keyFingerprint));
+    });
+  return { ...p, key: keyFingerprint, sentToday: today.totals };
 }
 
 /** The policy's check of a plan: its approvers, its number, its expiry. */
@@ -333,7 +346,10 @@ export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' |
   const { above, key } = p;
   if (approved?.ok || !above || key === undefined) return { policy };
   const spend = async (ledger: Ledger, payouts: UnapprovedPayout[]) => {
-    const r = await allowanceLedger(p.account, key, ledger).unapproved(utcDay(), { payouts, above });
+    const r = await allowanceLedger(p.account, key, ledger)
+      .unapproved(utcDay(), { payouts, above })
+      .catch((e: unknown) => hostFolderRefusal(e, p.account, key));
+    if (typeof r === 'string') return r;
     return r.taken ? undefined : policyRefusal({ ...p, sentToday: r.totals }, approved);
   };
   return { policy, spend };

@@ -1,6 +1,7 @@
 // The account's approval policy, pure parts: which totals need approvals, durations, and approvals
 // that expire.
 import { describe, expect, it } from 'vitest';
+import type { Ledger } from '../../src/ledger/account-ledger.ts';
 import { needsApprovals, parseDuration, policyGuard, type AccountPolicy } from '../../src/approvals/account-policy.ts';
 
 const policy = (over: Partial<AccountPolicy> = {}): AccountPolicy => ({
@@ -35,6 +36,17 @@ describe('needsApprovals', () => {
       ': 1 valid approval of 2 required',
     );
     expect(policyGuard(policy(), { ok: true, message: '' }).policy!(usd('1.00'))).toBeUndefined();
+  });
+
+  it("a day's count this user cannot write refuses the run, naming the folder, instead of failing with a file-system error", async () => {
+    const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    const ledger = { unapproved: () => Promise.reject(denied) } as unknown as Ledger;
+    const { spend } = policyGuard(policy({ above: { USD: '150' }, key: 'fp' }));
+    await expect(spend!(ledger, [{ reference: 'R1', currency: 'USD', amount: '100.00' }])).resolves.toMatch(
+      /^this account's count of payouts sent without approval today is kept in .*unapproved, which this user cannot write \(EACCES\)/,
+    );
+    const other = { unapproved: () => Promise.reject(new Error('boom')) } as unknown as Ledger;
+    await expect(spend!(other, [{ reference: 'R1', currency: 'USD', amount: '100.00' }])).rejects.toThrow('boom');
   });
 });
 
