@@ -244,17 +244,18 @@ function teamOnRecord(account: string, keyFingerprint: string): string | undefin
  * state folder, flag or variable of the tool changes.
  */
 export function allowanceLedger(baseUrl: string, keyFingerprint: string, team?: Ledger): Ledger {
-  return team && !(team instanceof FileLedger)
-    ? team
-    : new FileLedger(accountOf(baseUrl), hostPolicyPath(baseUrl, keyFingerprint).replace(/policy\.json$/, 'unapproved'));
+  return team && !(team instanceof FileLedger) ? team : new FileLedger(accountOf(baseUrl), unapprovedFolder(baseUrl, keyFingerprint));
 }
+
+/** The host's folder of an account's day counts, beside its policy. */
+const unapprovedFolder = (baseUrl: string, keyFingerprint: string) =>
+  hostPolicyPath(baseUrl, keyFingerprint).replace(/policy\.json$/, 'unapproved');
 
 /** A file-system error of the host's folder (its owner alone may write it) as the refusal it is. */
 function hostFolderRefusal(e: unknown, baseUrl: string, keyFingerprint: string): string {
   const code = (e as NodeJS.ErrnoException).code;
   if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
-  const folder = hostPolicyPath(baseUrl, keyFingerprint).replace(/policy\.json$/, 'unapproved');
-  return `this account's count of payouts sent without approval today is kept in ${folder}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
+  return `this account's count of payouts sent without approval today is kept in ${unapprovedFolder(baseUrl, keyFingerprint)}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
 }
 
 /** Today's UTC day, as the allowance counts it. */

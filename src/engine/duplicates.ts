@@ -7,7 +7,7 @@
 import type { JournalLine } from '../journal/lines.ts';
 import { isFailedAfterCreation } from '../journal/lines.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
-import { Dec } from '../money.ts';
+import { fromApi, type ApiAmount } from '../money.ts';
 import { probableDuplicateKey } from '../validation/row.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
@@ -58,8 +58,8 @@ async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date())
 /** The probable-duplicate key of a journalled initiate body; undefined when it cannot be read. */
 function keyOfBody(text: string): string | undefined {
   try {
-    const b = JSON.parse(text) as Pick<PayoutRow, 'beneficiary' | 'sourceCurrency' | 'destinationCurrency'> & { sourceAmount: number };
-    return probableDuplicateKey({ ...b, sourceAmount: new Dec(String(b.sourceAmount)) });
+    const b = JSON.parse(text) as Pick<PayoutRow, 'beneficiary' | 'sourceCurrency' | 'destinationCurrency'> & { sourceAmount: ApiAmount };
+    return probableDuplicateKey({ ...b, sourceAmount: fromApi(b.sourceAmount) });
   } catch {
     return undefined;
   }

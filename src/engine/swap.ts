@@ -57,7 +57,11 @@ export function swapReference(references: readonly string[], currency: string): 
 /** The reference of each currency's swap: from the references of the rows debiting that currency. */
 export function swapReferences(rows: Iterable<{ reference: string; currency: string }>): (currency: string) => string {
   const by = new Map<string, string[]>();
-  for (const r of rows) by.set(r.currency, [...(by.get(r.currency) ?? []), r.reference]);
+  for (const r of rows) {
+    const refs = by.get(r.currency) ?? [];
+    if (!refs.length) by.set(r.currency, refs);
+    refs.push(r.reference);
+  }
   return (currency) => swapReference(by.get(currency) ?? [], currency);
 }
 
