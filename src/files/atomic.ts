@@ -14,7 +14,8 @@ function tempPathFor(target: string): string {
 
 export async function writeFileAtomic(
   path: string,
-  chunks: string | readonly (string | Uint8Array)[],
+  /** The bytes, or chunks produced one at a time (a generator: only the chunk in hand is in memory). */
+  chunks: string | Iterable<string | Uint8Array>,
   o: { mode?: number } = {},
 ): Promise<void> {
   const target = resolve(path);

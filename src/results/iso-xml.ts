@@ -1,0 +1,60 @@
+// Writing an ISO 20022 message (the pain.002 status report, the camt.053 statement): xmlbuilder2's
+// callback builder, whose text is handed to the atomic write a chunk at a time, so a report of
+// 100,000 transactions never holds its whole text; the file is replaced atomically or not at all.
+import { randomBytes } from 'node:crypto';
+import { createCB } from 'xmlbuilder2';
+import type { XMLBuilderCB } from 'xmlbuilder2/lib/interfaces.js';
+import { writeFileAtomic } from '../files/atomic.ts';
+import { Dec } from '../money.ts';
+import { isoNamespace, type IsoMessage } from '../spec/iso20022.ts';
+import { ResultsError } from './results-errors.ts';
+
+/** `build` writes the Document's content and yields after each part it is fine to flush after (a transaction). */
+export type IsoBuild = (xml: XMLBuilderCB) => Iterable<void>;
+
+const FLUSH_AT = 64 * 1024;
+
+function* chunks(message: IsoMessage, root: string, build: IsoBuild): Generator<string> {
+  let text = '';
+  const xml = createCB({ data: (s: string) => void (text += s), prettyPrint: true });
+  xml.dec({ encoding: 'UTF-8' }).ele(isoNamespace(message), 'Document').ele(root);
+  for (const _ of build(xml))
+    if (text.length >= FLUSH_AT) {
+      yield text;
+      text = '';
+    }
+  xml.up().up().end();
+  yield text + '\n';
+}
+
+/** Writes the message `<Document><root>…</root></Document>` to `path` atomically. Throws ResultsError WRITE_FAILED. */
+export async function writeIsoXml(path: string, message: IsoMessage, root: string, build: IsoBuild): Promise<void> {
+  try {
+    await writeFileAtomic(path, chunks(message, root, build));
+  } catch (e) {
+    throw new ResultsError('WRITE_FAILED', path, `${path}: cannot write the ${message} file: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** A message or statement id (Max35Text): the time to the second and 8 random hex digits, e.g. PB20250131T120000-1a2b3c4d. */
+export const isoMessageId = (now = new Date()): string =>
+  `PB${now.toISOString().slice(0, 19).replace(/[-:]/g, '')}-${randomBytes(4).toString('hex')}`;
+
+/**
+ * An amount element's content ({@Ccy, #}): ISO amounts are not negative (the direction is a separate
+ * element) and carry at most 5 decimals (ActiveOrHistoricCurrencyAndAmount); undefined for text that
+ * is not such an amount.
+ */
+export function isoAmount(amount: Dec | string | undefined, currency: string | undefined): { '@Ccy': string; '#': string } | undefined {
+  if (amount === undefined || !currency || !/^[A-Z]{3}$/.test(currency)) return undefined;
+  let d: Dec;
+  try {
+    d = new Dec(typeof amount === 'string' ? amount.trim() : amount).abs();
+  } catch {
+    return undefined;
+  }
+  return d.isFinite() && d.decimalPlaces() <= 5 && d.precision(true) <= 18 ? { '@Ccy': currency, '#': d.toFixed() } : undefined;
+}
+
+/** Max35Text and its kin: the text, cut to `max` characters; undefined when empty. */
+export const isoText = (s: string | undefined, max = 35): string | undefined => (s?.trim() ? s.trim().slice(0, max) : undefined);

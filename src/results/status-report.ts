@@ -1,0 +1,201 @@
+// The pain.002 status report (CustomerPaymentStatusReport) of a results file, for the ERP that sent
+// the batch (issue 41): the group's status, each payment information's, each transaction's with its
+// ISO reason, by the one table below. The transactions are the results rows; a pain.001's carried
+// columns (MsgId, MsgNmId, PmtInfId, InstrId) name the originals. A batch that was not a pain.001
+// (CSV, Excel) is reported as one payment information: OrgnlMsgId the batch id (its first 35
+// characters), OrgnlMsgNmId `payout-batch`. The table and what each element holds: README.md.
+import { Dec } from '../money.ts';
+import { PAIN002_FOR, PAIN002_VERSIONS, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
+import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
+import { batchColumns, readResults } from './read.ts';
+import type { ResultRow, ResultValues } from './types.ts';
+
+export type IsoTxStatus = 'ACSC' | 'ACSP' | 'ACTC' | 'PDNG' | 'RJCT';
+
+/** Our row statuses (the payout's, or ours when none exists: README.md) → ISO transaction status. Any other: PDNG. */
+export const ISO_STATUS: Record<string, IsoTxStatus> = {
+  SUCCESSFUL: 'ACSC',
+  PENDING: 'ACSP',
+  PROCESSING: 'ACSP',
+  ADDITIONAL_INFO_REQUIRED: 'PDNG',
+  UNKNOWN_OUTCOME: 'PDNG',
+  NOT_SENT: 'ACTC',
+  QUEUED: 'ACTC',
+  FAILED: 'RJCT',
+  REJECTED: 'RJCT',
+  INVALID: 'RJCT',
+  FAILED_TO_SEND: 'RJCT',
+  CONFLICT: 'RJCT',
+  ALREADY_PAID: 'RJCT',
+};
+
+/**
+ * The service's error codes (spec §7), our problem codes (src/validation/problems.ts) and statuses
+ * → ISO 20022 ExternalStatusReason1Code. Anything else: NARR, with the service's or our text.
+ */
+export const ISO_REASON: Record<string, string> = {
+  INSUFFICIENT_FUNDS: 'AM04',
+  INVALID_IBAN: 'AC01',
+  IBAN_MISMATCH: 'AC01',
+  INVALID_ACCOUNT_NUMBER: 'AC01',
+  NUBAN_CHECK_DIGIT: 'AC01',
+  EXCEL_DIGITS_LOST: 'AC01',
+  EXCEL_LEADING_ZEROS_LOST: 'AC01',
+  INVALID_BIC: 'RC01',
+  INVALID_ROUTING_NUMBER: 'RC01',
+  INVALID_SORT_CODE: 'RC01',
+  INVALID_BANK_CODE: 'RC01',
+  MISSING_REQUIRED_FIELDS: 'BE01',
+  MISSING_VALUE: 'BE01',
+  MISSING_ONE_OF: 'BE01',
+  INVALID_COUNTRY: 'BE09',
+  CORRIDOR_NOT_ENABLED: 'AG01',
+  METHOD_NOT_AVAILABLE: 'AG03',
+  INVALID_METHOD: 'AG03',
+  PROHIBITED_DESTINATION: 'RR04',
+  INVALID_CURRENCY: 'AM03',
+  ACCOUNT_CURRENCY_MISMATCH: 'AM03',
+  INVALID_AMOUNT: 'AM12',
+  AMBIGUOUS_AMOUNT: 'AM12',
+  AMOUNT_PRECISION: 'AM12',
+  DUPLICATE_REFERENCE: 'AM05',
+  PROBABLE_DUPLICATE: 'AM05',
+  ALREADY_PAID: 'DUPL',
+  CONFLICT: 'DUPL',
+};
+
+/** A FAILED or REJECTED payout carries only the service's text (spec §3: reasons "not shown"): these words name a code. */
+const REASON_WORDS: [RegExp, string][] = [
+  [/insufficient/i, 'AM04'],
+  [/closed/i, 'AC04'],
+  [/account/i, 'AC01'],
+  [/beneficiary/i, 'BE01'],
+];
+
+export interface IsoTx {
+  status: IsoTxStatus;
+  /** Why a transaction is rejected, pending or not sent: its code, and the service's or our text in Max105Text pieces. */
+  reason?: { code: string; text: string[] };
+}
+
+/** A results row's ISO status and reason. */
+export function isoTxOf(result: ResultValues): IsoTx {
+  const status = result.status ?? '';
+  const iso = ISO_STATUS[status] ?? 'PDNG';
+  if (iso === 'ACSC' || iso === 'ACSP') return { status: iso };
+  const failed = iso === 'RJCT' && !!result.payoutId; // FAILED or REJECTED after creation: the service's reason
+  const text = (failed ? result.statusReason : result.errorMessage) || result.statusReason || '';
+  const code =
+    (result.errorCode && ISO_REASON[result.errorCode]) ||
+    ISO_REASON[status] ||
+    (failed ? REASON_WORDS.find(([re]) => re.test(text))?.[1] : undefined);
+  const words = !code && result.errorCode ? `${result.errorCode}${text ? `: ${text}` : ''}` : text;
+  if (!code && !words) return { status: iso };
+  return { status: iso, reason: { code: code ?? 'NARR', text: words.match(/[\s\S]{1,105}/g)?.slice(0, 5) ?? [] } };
+}
+
+/** The least advanced status first: a group is as far as its least advanced transaction, unless some are rejected. */
+const PROGRESS: readonly IsoTxStatus[] = ['PDNG', 'ACTC', 'ACSP', 'ACSC'];
+
+/** A group's status from its transactions' counts: all alike → theirs; some rejected → PART; else the least advanced. */
+export function groupStatus(counts: ReadonlyMap<IsoTxStatus, unknown>): string {
+  if (counts.size === 1) return [...counts.keys()][0]!;
+  if (counts.has('RJCT')) return 'PART';
+  return PROGRESS.find((s) => counts.has(s)) ?? 'RJCT';
+}
+
+/** Rows counted per ISO status, with their control sum. */
+class Tally {
+  readonly counts = new Map<IsoTxStatus, { n: number; sum: Dec }>();
+  add(status: IsoTxStatus, amount: Dec | undefined): void {
+    const t = this.counts.get(status) ?? { n: 0, sum: new Dec(0) };
+    this.counts.set(status, { n: t.n + 1, sum: amount ? t.sum.plus(amount) : t.sum });
+  }
+  get n(): number {
+    return [...this.counts.values()].reduce((a, t) => a + t.n, 0);
+  }
+  get sum(): string {
+    return [...this.counts.values()].reduce((a, t) => a.plus(t.sum), new Dec(0)).toFixed();
+  }
+  /** NbOfTxsPerSts: per status, its count and control sum. */
+  perStatus() {
+    return [...this.counts].map(([s, t]) => ({ DtldNbOfTxs: String(t.n), DtldSts: s, DtldCtrlSum: t.sum.toFixed() }));
+  }
+}
+
+export interface StatusReportOptions {
+  /** Default: the input's family (PAIN002_FOR), pain.002.001.03 for a batch that was not a pain.001. */
+  version?: Pain002Version;
+  /** A batch that was not a pain.001: its id, the report's OrgnlMsgId. */
+  batchId?: string;
+}
+
+/** The pain.002 versions `--status-report-version` takes. */
+export const STATUS_REPORT_VERSIONS = PAIN002_VERSIONS;
+
+/** Writes the status report of the results file `resultsFile` to `path` (atomically). Returns the version written. */
+export async function writeStatusReport(resultsFile: string, path: string, o: StatusReportOptions = {}): Promise<Pain002Version> {
+  const table = await readResults(resultsFile);
+  const cols = { reference: 'reference', sourceAmount: 'sourceAmount', sourceCurrency: 'sourceCurrency', ...batchColumns(table) };
+  const cell = (r: ResultRow, name: string | undefined) => (name ? r.cells[name]?.trim() : undefined) || undefined;
+  const first = table.rows[0];
+  const msgNmId = first && cell(first, 'MsgNmId');
+  const version = o.version ?? PAIN002_FOR[msgNmId as Pain001Version] ?? 'pain.002.001.03';
+  const orgnlMsgId = (first && cell(first, 'MsgId')) ?? isoText(o.batchId) ?? 'NOTPROVIDED';
+
+  // first pass: the payment informations in order, each with its rows and tally
+  const amountOf = (r: ResultRow) => isoAmount(cell(r, cols.sourceAmount), cell(r, cols.sourceCurrency)?.toUpperCase());
+  const groups = new Map<string, { rows: ResultRow[]; tally: Tally }>();
+  const all = new Tally();
+  for (const r of table.rows) {
+    const id = cell(r, 'PmtInfId') ?? orgnlMsgId;
+    const g = groups.get(id) ?? { rows: [], tally: new Tally() };
+    groups.set(id, g);
+    g.rows.push(r);
+    const status = isoTxOf(r.result).status;
+    const amount = amountOf(r);
+    g.tally.add(status, amount && new Dec(amount['#']));
+    all.add(status, amount && new Dec(amount['#']));
+  }
+
+  await writeIsoXml(path, version, 'CstmrPmtStsRpt', function* (xml) {
+    xml.ele({ GrpHdr: { MsgId: isoMessageId(), CreDtTm: new Date().toISOString().slice(0, 19) } });
+    xml.ele({
+      OrgnlGrpInfAndSts: {
+        OrgnlMsgId: isoText(orgnlMsgId),
+        OrgnlMsgNmId: isoText(msgNmId) ?? 'payout-batch',
+        OrgnlNbOfTxs: String(all.n),
+        OrgnlCtrlSum: all.sum,
+        GrpSts: groupStatus(all.counts),
+        NbOfTxsPerSts: all.perStatus(),
+      },
+    });
+    for (const [id, g] of groups) {
+      xml
+        .ele('OrgnlPmtInfAndSts')
+        .ele({
+          OrgnlPmtInfId: isoText(id),
+          OrgnlNbOfTxs: String(g.tally.n),
+          OrgnlCtrlSum: g.tally.sum,
+          PmtInfSts: groupStatus(g.tally.counts),
+        });
+      for (const r of g.rows) {
+        const tx = isoTxOf(r.result);
+        const amount = amountOf(r);
+        xml.ele({
+          TxInfAndSts: {
+            OrgnlInstrId: isoText(cell(r, 'InstrId')),
+            OrgnlEndToEndId: isoText(cell(r, cols.reference)),
+            TxSts: tx.status,
+            StsRsnInf: tx.reason && { Rsn: { Cd: tx.reason.code }, AddtlInf: tx.reason.text },
+            AcctSvcrRef: isoText(r.result.payoutRef),
+            OrgnlTxRef: amount && { Amt: { InstdAmt: amount } },
+          },
+        });
+        yield;
+      }
+      xml.up();
+    }
+  });
+  return version;
+}

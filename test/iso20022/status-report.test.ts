@@ -1,0 +1,131 @@
+// The pain.002 status report of a results file (issue 41): the one table of statuses and reason
+// codes, the group and payment-information statuses, and the XML valid against the schemas of
+// pain.002.001.03 and .10.
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { groupStatus, isoTxOf, writeStatusReport } from '../../src/results/status-report.ts';
+import { writeResults } from '../../src/results/write.ts';
+import type { ResultValues } from '../../src/results/types.ts';
+import { tempDir } from '../results/helpers.ts';
+import { schemaErrors, texts } from './validate.ts';
+
+const tmp = tempDir('pb-pain002-');
+afterAll(() => tmp.cleanup());
+
+describe('the ISO status and reason of a results row', () => {
+  it.each<[ResultValues, string, string | undefined]>([
+    [{ status: 'SUCCESSFUL', payoutId: 'p' }, 'ACSC', undefined],
+    [{ status: 'PROCESSING', payoutId: 'p', statusReason: 'Approved and processing' }, 'ACSP', undefined],
+    [{ status: 'PENDING', payoutId: 'p', errorCode: 'DOCUMENTS_NOT_ATTACHED' }, 'ACSP', undefined],
+    [{ status: 'ADDITIONAL_INFO_REQUIRED', payoutId: 'p' }, 'PDNG', undefined],
+    [{ status: 'UNKNOWN_OUTCOME', errorCode: 'TIMEOUT', errorMessage: 'no answer' }, 'PDNG', 'NARR'],
+    [{ status: 'NOT_SENT', errorMessage: 'left out by --allow-partial' }, 'ACTC', 'NARR'],
+    [{ status: 'FAILED_TO_SEND', errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'balance too low' }, 'RJCT', 'AM04'],
+    [{ status: 'FAILED_TO_SEND', errorCode: 'MISSING_REQUIRED_FIELDS' }, 'RJCT', 'BE01'],
+    [{ status: 'FAILED_TO_SEND', errorCode: 'CORRIDOR_NOT_ENABLED' }, 'RJCT', 'AG01'],
+    [{ status: 'INVALID', errorCode: 'INVALID_IBAN' }, 'RJCT', 'AC01'],
+    [{ status: 'INVALID', errorCode: 'INVALID_BIC' }, 'RJCT', 'RC01'],
+    [{ status: 'ALREADY_PAID', payoutId: 'p' }, 'RJCT', 'DUPL'],
+    [{ status: 'CONFLICT', errorCode: 'IDEMPOTENCY_KEY_CONFLICT' }, 'RJCT', 'DUPL'],
+    [{ status: 'FAILED', payoutId: 'p', statusReason: 'Beneficiary account closed' }, 'RJCT', 'AC04'],
+    [{ status: 'REJECTED', payoutId: 'p', statusReason: 'compliance review' }, 'RJCT', 'NARR'],
+  ])('%j → %s %s', (result, status, reason) => {
+    const tx = isoTxOf(result);
+    expect([tx.status, tx.reason?.code]).toEqual([status, reason]);
+  });
+
+  it("keeps the service's text, in Max105Text pieces, and names an unmapped code in it", () => {
+    const long = 'x'.repeat(250);
+    expect(isoTxOf({ status: 'REJECTED', payoutId: 'p', statusReason: long }).reason!.text.map((t) => t.length)).toEqual([105, 105, 40]);
+    expect(isoTxOf({ status: 'FAILED_TO_SEND', errorCode: 'VALIDATION_ERROR', errorMessage: 'narration too long' }).reason).toEqual({
+      code: 'NARR',
+      text: ['VALIDATION_ERROR: narration too long'],
+    });
+  });
+
+  it('gives a group the status of all its transactions, PART when some are rejected, else the least advanced', () => {
+    const g = (...s: string[]) => groupStatus(new Map(s.map((x) => [x as 'ACSC', 1])));
+    expect([g('ACSC'), g('RJCT'), g('ACSC', 'RJCT'), g('ACSC', 'ACSP'), g('ACSP', 'PDNG'), g('ACTC', 'ACSC')]).toEqual([
+      'ACSC',
+      'RJCT',
+      'PART',
+      'ACSP',
+      'PDNG',
+      'ACTC',
+    ]);
+  });
+});
+
+const COLUMNS = ['reference', 'sourceAmount', 'sourceCurrency', 'narration', 'MsgId', 'MsgNmId', 'PmtInfId', 'InstrId', 'ReqdExctnDt'];
+const row = (i: number, pmtInf: string, amount: string, result: ResultValues, msgNmId = 'pain.001.001.03') => ({
+  rowNumber: i + 2,
+  cells: {
+    reference: `E2E-${i}`,
+    sourceAmount: amount,
+    sourceCurrency: 'EUR',
+    narration: 'salary',
+    MsgId: 'ERP-RUN-0042',
+    MsgNmId: msgNmId,
+    PmtInfId: pmtInf,
+    InstrId: i === 0 ? 'INSTR-0' : '',
+    ReqdExctnDt: '2025-01-31',
+  },
+  result: { idempotencyKey: `k${i}`, ...result },
+});
+
+describe('pain.002 status report', () => {
+  it.each([
+    ['pain.001.001.03', 'pain.002.001.03'],
+    ['pain.001.001.09', 'pain.002.001.10'],
+  ])('answers a %s batch with a valid %s: its ids, statuses, reasons and amounts', async (input, version) => {
+    const results = tmp.path('erp.results.csv');
+    const rows = [
+      row(0, 'PMT-A', '100.10', { status: 'SUCCESSFUL', payoutId: 'p0', payoutRef: 'PR-0' }, input),
+      row(1, 'PMT-A', '250.05', { status: 'FAILED_TO_SEND', errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'Insufficient funds' }, input),
+      row(2, 'PMT-B', '0.30', { status: 'PENDING', payoutId: 'p2', payoutRef: 'PR-2' }, input),
+    ];
+    await writeResults(results, { format: 'csv', inputColumns: COLUMNS, rows });
+    const out = tmp.path('erp.pain002.xml');
+    expect(await writeStatusReport(results, out)).toBe(version);
+    const xml = readFileSync(out, 'utf8');
+    expect(await schemaErrors(xml, version)).toEqual([]);
+    expect(xml).toContain(`xmlns="urn:iso:std:iso:20022:tech:xsd:${version}"`);
+    expect(texts(xml, 'OrgnlMsgId')).toEqual(['ERP-RUN-0042']);
+    expect(texts(xml, 'OrgnlMsgNmId')).toEqual([input]);
+    expect(texts(xml, 'OrgnlPmtInfId')).toEqual(['PMT-A', 'PMT-B']);
+    expect(texts(xml, 'OrgnlNbOfTxs')).toEqual(['3', '2', '1']);
+    expect(texts(xml, 'OrgnlCtrlSum')).toEqual(['350.45', '350.15', '0.3']);
+    expect(texts(xml, 'GrpSts')).toEqual(['PART']);
+    expect(texts(xml, 'PmtInfSts')).toEqual(['PART', 'ACSP']);
+    expect(texts(xml, 'OrgnlEndToEndId')).toEqual(['E2E-0', 'E2E-1', 'E2E-2']);
+    expect(texts(xml, 'OrgnlInstrId')).toEqual(['INSTR-0']);
+    expect(texts(xml, 'TxSts')).toEqual(['ACSC', 'RJCT', 'ACSP']);
+    expect(texts(xml, 'Cd')).toEqual(['AM04']);
+    expect(texts(xml, 'AddtlInf')).toEqual(['Insufficient funds']);
+    expect(texts(xml, 'InstdAmt')).toEqual(['100.1', '250.05', '0.3']);
+    expect(texts(xml, 'AcctSvcrRef')).toEqual(['PR-0', 'PR-2']);
+    expect(texts(xml, 'DtldSts')).toEqual(['ACSC', 'RJCT', 'ACSP']);
+  });
+
+  it('reports a CSV batch as one payment information under its batch id, in the version asked for', async () => {
+    const results = tmp.path('payroll.results.csv');
+    const rows = [0, 1].map((i) => ({
+      rowNumber: i + 2,
+      cells: { reference: `PAY-${i}`, sourceAmount: '10.00', sourceCurrency: 'GBP', narration: 'n' },
+      result: { status: 'NOT_SENT', idempotencyKey: `k${i}` },
+    }));
+    await writeResults(results, { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'narration'], rows });
+    const out = tmp.path('payroll.pain002.xml');
+    const batchId = 'a'.repeat(64);
+    expect(await writeStatusReport(results, out, { batchId, version: 'pain.002.001.10' })).toBe('pain.002.001.10');
+    const xml = readFileSync(out, 'utf8');
+    expect(await schemaErrors(xml, 'pain.002.001.10')).toEqual([]);
+    expect(texts(xml, 'OrgnlMsgId')).toEqual(['a'.repeat(35)]);
+    expect(texts(xml, 'OrgnlMsgNmId')).toEqual(['payout-batch']);
+    expect(texts(xml, 'OrgnlPmtInfId')).toEqual(['a'.repeat(35)]);
+    expect(texts(xml, 'GrpSts')).toEqual(['ACTC']);
+    // (the validator is not vacuous: a status code too long, an element out of order are refused)
+    expect(await schemaErrors(xml.replace('<GrpSts>ACTC', '<GrpSts>ACTCX'), 'pain.002.001.10')).not.toEqual([]);
+    expect(await schemaErrors(xml.replace(/<OrgnlMsgNmId>.*<\/OrgnlMsgNmId>/, ''), 'pain.002.001.10')).not.toEqual([]);
+  });
+});
