@@ -23,6 +23,7 @@ import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
 import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
+import { STATUS_REPORT_VERSIONS, writeStatusReport } from '../results/status-report.ts';
 import { Signals, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
 /** The arguments a builder gives its command (what yargs parses with those options). */
@@ -195,6 +196,37 @@ export function reportOption<T>(y: Argv<T>) {
     default: true,
     describe: 'Write the HTML report beside the output and print its path (--no-report: skip it)',
   });
+}
+
+/** --status-report FILE: run, retry and status (src/results/status-report.ts). */
+export function statusReportOptions<T>(y: Argv<T>) {
+  return y
+    .option('status-report', {
+      type: 'string',
+      describe: 'Also write the ISO 20022 pain.002 status report of the results to FILE, for the ERP that sent the batch',
+    })
+    .option('status-report-version', {
+      choices: STATUS_REPORT_VERSIONS,
+      describe: "Its version (default: the input's family: .03 for a pain.001.001.03 or a CSV, .10 for a pain.001.001.09)",
+    });
+}
+
+/** The --status-report of `results`, when asked: its path and version, or undefined (a failure said on stderr). */
+export async function statusReportOf(
+  args: ArgsOf<typeof statusReportOptions>,
+  io: CliIO,
+  results: string,
+  batchId?: () => Promise<string | undefined>,
+): Promise<string | undefined> {
+  const out = args['status-report'];
+  if (!out) return undefined;
+  const path = resolve(io.cwd, out);
+  return reportOrNote(
+    io,
+    async () =>
+      `${path} (${await writeStatusReport(results, path, { version: args['status-report-version'], batchId: await batchId?.() })})`,
+    'the status report',
+  );
 }
 
 /** How a batch file is read: run and plan. */
@@ -420,13 +452,13 @@ export async function withConnection(
  * The HTML report (src/report) a command writes beside its output: one that cannot be written is
  * said on stderr, never a reason to change the exit code of what the command did.
  */
-export async function reportOrNote(io: CliIO, write: () => Promise<string>): Promise<string | undefined> {
+export async function reportOrNote(io: CliIO, write: () => Promise<string>, what = 'the HTML report'): Promise<string | undefined> {
   try {
     return await write();
   } catch (e) {
     // (a run refused before reading the batch wrote no results file: nothing to report, nothing to say)
     if (!(e instanceof ResultsError && e.code === 'FILE_NOT_FOUND'))
-      io.stderr.write(`payout-batch: the HTML report was not written: ${(e as Error).message}\n`);
+      io.stderr.write(`payout-batch: ${what} was not written: ${(e as Error).message}\n`);
     return undefined;
   }
 }

@@ -20,6 +20,8 @@ import {
   reportOption,
   reportOrNote,
   sendingOptions,
+  statusReportOf,
+  statusReportOptions,
   serviceAndKey,
   stateRootOf,
   type ArgsOf,
@@ -37,7 +39,7 @@ import type { GuardOptions } from '../engine/guards.ts';
 
 /** The flags of run and retry: connection, guards, sending, the HTML report. */
 export function sendOptions<T>(y: Argv<T>) {
-  return reportOption(sendingOptions(guardOptions(connectionOptions(y))));
+  return statusReportOptions(reportOption(sendingOptions(guardOptions(connectionOptions(y)))));
 }
 export type SendArgs = ArgsOf<typeof sendOptions>;
 
@@ -168,6 +170,8 @@ export async function sendBatch<
         ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps }))
         : undefined;
     if (report) out(`Report: ${report}\n`);
+    const statusReport = r.resultsWritten ? await statusReportOf(args, io, r.resultsPath, async () => r.batchId) : undefined;
+    if (statusReport) out(`Status report: ${statusReport}\n`);
     const exitCode = exitCodeOf(r);
     const reasons = r.refused ?? (r.halted ? [r.halted] : undefined);
     io.note?.({ ...r.summary, reasons, details: { batchId: r.batchId, results: r.resultsWritten ? r.resultsPath : undefined } });
@@ -180,6 +184,7 @@ export async function sendBatch<
         journal: r.journalPath,
         results: r.resultsWritten ? r.resultsPath : undefined,
         report,
+        ...(statusReport ? { statusReport } : {}),
         resumed: r.report,
         refused: r.refused,
         halted: r.halted,

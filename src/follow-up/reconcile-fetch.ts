@@ -64,6 +64,7 @@ export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
     reference: t.reference,
     payoutId,
     createdAt: t.createdAt,
+    ...(t.balanceAfter !== undefined ? { balanceAfter: fromApi(t.balanceAfter) } : {}),
   };
 }
 

@@ -20,6 +20,7 @@ import { fetchPayoutStates, fetchTransactions, Halted, requestsTotal, type Listi
 import { batchSwapsOf } from './swap-views.ts';
 import { swapReferences } from '../engine/swap.ts';
 import { writeReconciliation } from './reconcile-file.ts';
+import { writeStatement } from './statement.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 
@@ -32,6 +33,8 @@ export interface ReconcileOptions {
   ledgers?: Ledger[];
   logger?: Logger;
   stop?: AbortSignal;
+  /** `--statement FILE`: also write the camt.053 statement of the batch's wallets for the period (statement.ts). */
+  statement?: string;
   /** Called once before the first request: payouts to ask about and the key's usage as counted here. */
   onPlan?: (p: { payouts: number; usage?: UsageReport }) => void;
 }
@@ -45,6 +48,8 @@ export interface ReconcileResult {
   listing: Listing;
   usage?: UsageReport;
   halted?: string;
+  /** The camt.053 statement written (--statement): its statements (one per wallet) and entries. */
+  statement?: { path: string; statements: number; entries: number };
   /** Rows sent again since this results file was written, reconciled with their latest state; the latest `retry` output beside it. */
   superseded?: { rows: number[]; latest?: string };
 }
@@ -157,7 +162,20 @@ export async function reconcile(o: ReconcileOptions): Promise<ReconcileResult> {
     requests.total = requestsTotal(requests);
     const report = tieOut({ rows, transactions, payouts, since: o.since, until: o.until, ledgerBatches, swaps });
     const reconciliationPath = await writeReconciliation(o.resultsFile, table.format, report);
-    return { kind: report.ok ? 'ok' : 'rows-failed', report, reconciliationPath, requests, listing, usage: await usage(), superseded };
+    const statement = o.statement && {
+      path: o.statement,
+      ...(await writeStatement(o.statement, { table, transactions, swaps, period: report.period })),
+    };
+    return {
+      kind: report.ok ? 'ok' : 'rows-failed',
+      report,
+      reconciliationPath,
+      requests,
+      listing,
+      usage: await usage(),
+      superseded,
+      ...(statement ? { statement } : {}),
+    };
   } catch (e) {
     if (!(e instanceof Halted)) throw e;
     requests.total = requestsTotal(requests);

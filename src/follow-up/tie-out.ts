@@ -62,6 +62,8 @@ export interface ReconTx {
   /** From metadata, when the service puts it there (a second way to tie a movement to a payout). */
   payoutId?: string;
   createdAt?: string;
+  /** The wallet's balance after the movement, when the service gives it (spec §2): the statement's balances. */
+  balanceAfter?: Dec;
 }
 
 /** A created payout as the service describes it now (get-payout), or why it could not be read. */
@@ -85,7 +87,7 @@ export interface RowReconciliation extends PayoutReconciliation, Pick<ReconRow, 
 }
 
 /** A movement of the period no row of the batch explains, as the report shows it. */
-export interface ForeignTransaction extends Omit<ReconTx, 'amount' | 'payoutId'> {
+export interface ForeignTransaction extends Omit<ReconTx, 'amount' | 'payoutId' | 'balanceAfter'> {
   type: 'DEBIT' | 'CREDIT';
   amount: string;
   /** What explains a debit no row of the batch does: another batch of the account, or a swap. */

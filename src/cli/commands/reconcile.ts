@@ -2,6 +2,7 @@
 // status; print the reconciliation, write it beside the results, and its own HTML report with the
 // tie-out per wallet (`<results>.reconciliation.html`, src/report; --no-report skips it), never the
 // run's. A thin layer over src/follow-up/reconciliation.ts.
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
@@ -30,6 +31,10 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: 'End of that period (ISO 8601 date-time, or a date: the end of that day, UTC; default: now, when the listing is read)',
     })
+    .option('statement', {
+      type: 'string',
+      describe: "Also write the ISO 20022 camt.053.001.02 statement of the batch's wallets for the period to FILE, for the ERP",
+    })
     .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
 type ReconcileArgs = ArgsOf<typeof builder>;
 
@@ -44,6 +49,7 @@ export default defineCommand<ReconcileArgs>({
         resultsFile: results,
         since: args.since,
         until: args.until,
+        statement: args.statement && resolve(io.cwd, args.statement),
         ledgers,
         logger,
         stop: abortOn(io.stopSignal),
@@ -114,6 +120,11 @@ function textOf(r: ReconcileResult): string {
   l.push(
     `  Used ${usageText(r)}.`,
     `  Reconciliation file: ${r.reconciliationPath}`,
+    ...(r.statement
+      ? [
+          `  Statement: ${r.statement.path} (camt.053.001.02: ${plural(r.statement.statements, 'wallet')}, ${r.statement.entries} ${r.statement.entries === 1 ? 'entry' : 'entries'})`,
+        ]
+      : []),
     !rep.ok
       ? `Does not tie out: ${plural(rep.problems.length, 'problem')} above.`
       : others.length
@@ -141,6 +152,7 @@ function jsonOf(results: string, r: ReconcileResult) {
     results,
     tiesOut: r.report?.ok ?? false,
     reconciliationFile: r.reconciliationPath,
+    statement: r.statement,
     halted: r.halted,
     superseded: r.superseded,
     requests: r.requests,

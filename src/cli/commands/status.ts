@@ -10,13 +10,25 @@ import { refreshStatus, type StatusResult } from '../../follow-up/refresh-status
 import { swapText } from '../../follow-up/swap-views.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines, requestsUsedText } from '../render.ts';
-import { resultsAndLedgers, resultsFileOptions, withConnection, signalled, type ArgsOf } from '../options.ts';
+import {
+  resultsAndLedgers,
+  resultsFileOptions,
+  statusReportOf,
+  statusReportOptions,
+  withConnection,
+  signalled,
+  type ArgsOf,
+} from '../options.ts';
+import { batchSwapsOf } from '../../follow-up/swap-views.ts';
+import { readResults } from '../../results/read.ts';
 
 const builder = (y: Argv) =>
-  resultsFileOptions(
-    y,
-    'A results file written by run, retry or watch, or the id of its batch (from any host of a team ledger)',
-    "A state folder whose ledgers hold the batch's journal, to record the changes",
+  statusReportOptions(
+    resultsFileOptions(
+      y,
+      'A results file written by run, retry or watch, or the id of its batch (from any host of a team ledger)',
+      "A state folder whose ledgers hold the batch's journal, to record the changes",
+    ),
   ).option('json', flag('Print a machine-readable summary on stdout'));
 type StatusArgs = ArgsOf<typeof builder>;
 
@@ -42,6 +54,13 @@ const command = defineCommand<StatusArgs>({
         },
       });
       io.note?.({ conn, byStatus: r.byStatus, money: r.money, reasons: r.halted ? [r.halted] : undefined });
+      // (a batch that was not a pain.001 is reported under its id: its journal's, found by the file's keys)
+      const statusReport = await statusReportOf(
+        args,
+        io,
+        results,
+        async () => (await batchSwapsOf(await readResults(results), results, ledgers))?.batchId,
+      );
       if (args.json) {
         printJson(io, {
           exitCode: exitCodeOf(r),
@@ -61,6 +80,7 @@ const command = defineCommand<StatusArgs>({
           failures: r.failures,
           halted: r.halted,
           byStatus: r.byStatus,
+          ...(statusReport ? { statusReport } : {}),
           ...(r.swaps.length ? { swaps: r.swaps, swapsMoved: r.swapsMoved, swapFailures: r.swapFailures } : {}),
         });
       } else {
@@ -82,6 +102,7 @@ const command = defineCommand<StatusArgs>({
         );
         l.push(...outcomeLines(r, results, connectionHint(args)));
         if (r.halted) l.push(`Stopped: ${r.halted}. What was learnt is written; run it again later.`);
+        if (statusReport) l.push(`Status report: ${statusReport}`);
         io.stdout.write(l.join('\n') + '\n');
       }
       return exitCodeOf(r);

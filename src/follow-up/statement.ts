@@ -1,0 +1,155 @@
+// The camt.053.001.02 statement of `reconcile --statement FILE` (issue 41), for the ERP to match its
+// open items without a person: one Stmt per wallet the batch moved, for the reconciliation's
+// period, with the opening and closing balances the service gives (spec §2 Wallet transaction:
+// balanceBefore, balanceAfter) and one Ntry per wallet movement of the period, oldest first. A
+// movement of the batch (a payout's debit with its fee, a refund, a swap leg) carries the row's
+// end-to-end id and the pain.001's ids (MsgId, PmtInfId, InstrId) in NtryDtls/TxDtls/Refs; one of
+// another batch or a top-up carries only the service's reference. What each element holds: README.md.
+import { Dec } from '../money.ts';
+import { parseEarlierPayouts } from '../engine/money-totals.ts';
+import { isoAmount, isoMessageId, isoText, writeIsoXml } from '../results/iso-xml.ts';
+import { batchColumns } from '../results/read.ts';
+import { ResultsError } from '../results/results-errors.ts';
+import type { ResultRow, ResultsTable } from '../results/types.ts';
+import { isoTime } from '../spec/status-order.ts';
+import type { ReconSwap, ReconTx, TieOutReport } from './tie-out.ts';
+
+type Kind = 'payout' | 'refund' | 'swap' | 'other';
+
+/** ISO bank transaction codes (domain, family, sub-family): a payout is an issued cross-border credit transfer, a refund its return. */
+const DOMAIN: Partial<Record<Kind, [string, string, string]>> = { payout: ['PMNT', 'ICDT', 'XBCT'], refund: ['PMNT', 'ICDT', 'RRTN'] };
+
+interface Owner {
+  row: ResultRow;
+  fee?: string;
+}
+
+/** Each payout of the results (a row's own, and those it replaced) by its payoutRef and its id: the row and the payout's fee. */
+function ownersOf(table: ResultsTable): Map<string, Owner> {
+  const owners = new Map<string, Owner>();
+  const own = (row: ResultRow, fee: string | undefined, ...keys: (string | undefined)[]) => {
+    for (const k of keys) if (k && !owners.has(k)) owners.set(k, { row, fee });
+  };
+  for (const row of table.rows) {
+    own(row, row.result.fee, row.result.payoutRef, row.result.payoutId);
+    for (const e of parseEarlierPayouts(row.result.earlierPayouts).payouts) own(row, e.fee, e.payoutRef, e.payoutId);
+  }
+  return owners;
+}
+
+const dateTime = (iso: string | undefined): string | undefined => {
+  const t = isoTime(iso);
+  return t === undefined ? undefined : new Date(t).toISOString();
+};
+
+export interface StatementInput {
+  table: ResultsTable;
+  /** In the listing's order (newest first at the sandbox). */
+  transactions: readonly ReconTx[];
+  swaps: readonly ReconSwap[];
+  period: TieOutReport['period'];
+}
+
+/** Writes the statement to `path` (atomically). Returns how many statements (wallets) and entries it holds. */
+export async function writeStatement(path: string, o: StatementInput): Promise<{ statements: number; entries: number }> {
+  const owners = ownersOf(o.table);
+  const swapRefs = new Set(o.swaps.map((w) => w.reference));
+  const from = isoTime(o.period.from);
+  const to = isoTime(o.period.to);
+  const kindOf = (tx: ReconTx): Kind =>
+    (tx.reference && owners.has(tx.reference)) || (tx.payoutId && owners.has(tx.payoutId))
+      ? tx.amount.isNegative()
+        ? 'payout'
+        : 'refund'
+      : tx.reference && swapRefs.has(tx.reference)
+        ? 'swap'
+        : 'other';
+  // the period's movements per wallet, oldest first (the listing is newest first)
+  const wallets = new Map<string, { tx: ReconTx; kind: Kind; at: number }[]>();
+  o.transactions.forEach((tx, index) => {
+    const t = isoTime(tx.createdAt);
+    if (t !== undefined && ((from !== undefined && t < from) || (to !== undefined && t > to))) return;
+    const key = tx.walletId ?? tx.currency ?? '';
+    wallets.set(key, [...(wallets.get(key) ?? []), { tx, kind: kindOf(tx), at: -index }]);
+  });
+  const moved = [...wallets].filter(([, txs]) => txs.some((m) => m.kind !== 'other'));
+  const cut = (what: string) => new ResultsError('WRITE_FAILED', path, `${path}: no statement written: ${what}.`);
+  if (!moved.length) throw cut('no wallet transaction of the period is one of this batch');
+  const reference = batchColumns(o.table).reference ?? 'reference';
+  const msgId = isoMessageId();
+  const now = new Date().toISOString();
+  let entries = 0;
+
+  await writeIsoXml(path, 'camt.053.001.02', 'BkToCstmrStmt', function* (xml) {
+    xml.ele({ GrpHdr: { MsgId: msgId, CreDtTm: now } });
+    for (const [n, [walletId, txs]] of moved.entries()) {
+      txs.sort((a, b) => (isoTime(a.tx.createdAt) ?? 0) - (isoTime(b.tx.createdAt) ?? 0) || a.at - b.at);
+      const currency = txs.find((m) => m.tx.currency)?.tx.currency;
+      const amount = (d: Dec | string) => {
+        const a = isoAmount(d, currency);
+        if (!a) throw cut(`${String(d)} ${currency ?? '(no currency)'} in wallet ${walletId} is not an ISO amount`);
+        return a;
+      };
+      const [first, last] = [txs[0]!.tx, txs.at(-1)!.tx];
+      const sum = txs.reduce((a, m) => a.plus(m.tx.amount), new Dec(0));
+      const closing = last.balanceAfter ?? first.balanceAfter?.minus(first.amount).plus(sum);
+      if (closing === undefined) throw cut(`the transactions of wallet ${walletId} carry no balance (balanceAfter, spec §2)`);
+      const opening = first.balanceAfter?.minus(first.amount) ?? closing.minus(sum);
+      const balance = (code: string, d: Dec, at: string) => ({
+        Tp: { CdOrPrtry: { Cd: code } },
+        Amt: amount(d),
+        CdtDbtInd: d.isNegative() ? 'DBIT' : 'CRDT',
+        Dt: { DtTm: at },
+      });
+      const start = dateTime(o.period.from) ?? dateTime(first.createdAt) ?? now;
+      const end = dateTime(o.period.to) ?? now;
+      xml.ele('Stmt').ele({
+        Id: isoText(`${msgId}-${n + 1}`),
+        CreDtTm: now,
+        FrToDt: { FrDtTm: start, ToDtTm: end },
+        Acct: { Id: { Othr: { Id: isoText(walletId.replace(/-/g, ''), 34) } }, Ccy: currency, Nm: isoText(`wallet ${walletId}`, 70) },
+        Bal: [balance('OPBD', opening, start), balance('CLBD', closing, end)],
+      });
+      for (const { tx, kind } of txs) {
+        const owner = (tx.reference && owners.get(tx.reference)) || (tx.payoutId && owners.get(tx.payoutId)) || undefined;
+        const cell = (name: string | undefined) => (owner && name ? isoText(owner.row.cells[name]) : undefined);
+        const domain = DOMAIN[kind];
+        const at = dateTime(tx.createdAt);
+        xml.ele({
+          Ntry: {
+            Amt: amount(tx.amount),
+            CdtDbtInd: tx.amount.isNegative() ? 'DBIT' : 'CRDT',
+            Sts: 'BOOK',
+            BookgDt: at && { DtTm: at },
+            ValDt: at && { DtTm: at },
+            AcctSvcrRef: isoText(tx.reference),
+            BkTxCd: {
+              Domn: domain && { Cd: domain[0], Fmly: { Cd: domain[1], SubFmlyCd: domain[2] } },
+              Prtry: { Cd: kind.toUpperCase(), Issr: 'payout-batch' },
+            },
+            Chrgs: kind === 'payout' && owner?.fee ? { Amt: amount(owner.fee), CdtDbtInd: 'DBIT' } : undefined,
+            NtryDtls:
+              kind === 'other'
+                ? undefined
+                : {
+                    TxDtls: {
+                      Refs: {
+                        MsgId: cell('MsgId'),
+                        AcctSvcrRef: isoText(tx.reference),
+                        PmtInfId: cell('PmtInfId'),
+                        InstrId: cell('InstrId'),
+                        EndToEndId: kind === 'swap' ? isoText(tx.reference) : cell(reference),
+                      },
+                    },
+                  },
+            AddtlNtryInf: isoText(`${kind} ${tx.id ? `(wallet transaction ${tx.id})` : ''}`.trim(), 500),
+          },
+        });
+        entries++;
+        yield;
+      }
+      xml.up();
+    }
+  });
+  return { statements: moved.length, entries };
+}
