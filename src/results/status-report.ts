@@ -5,10 +5,10 @@
 // (CSV, Excel) is reported as one payment information: OrgnlMsgId the batch id (its first 35
 // characters), OrgnlMsgNmId `payout-batch`. The table and what each element holds: README.md.
 import { Dec } from '../money.ts';
-import { PAIN002_FOR, PAIN002_VERSIONS, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
+import { PAIN001_VERSIONS, PAIN002_FOR, PAIN002_VERSIONS, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
 import { batchColumns, readResults } from './read.ts';
-import type { ResultRow, ResultValues } from './types.ts';
+import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
 
 export type IsoTxStatus = 'ACSC' | 'ACSP' | 'ACTC' | 'PDNG' | 'RJCT';
 
@@ -135,7 +135,19 @@ export const STATUS_REPORT_VERSIONS = PAIN002_VERSIONS;
 
 /** Writes the status report of the results file `resultsFile` to `path` (atomically). Returns the version written. */
 export async function writeStatusReport(resultsFile: string, path: string, o: StatusReportOptions = {}): Promise<Pain002Version> {
+  return reportOf(await readResults(resultsFile), path, o);
+}
+
+/** A watch's: for a batch read from a pain.001 only, its report beside its results (`x.results.csv` → `x.results.pain002.xml`). */
+export async function writeStatusReportBeside(resultsFile: string): Promise<string | undefined> {
   const table = await readResults(resultsFile);
+  if (!PAIN001_VERSIONS.includes(table.rows[0]?.cells.MsgNmId as Pain001Version)) return undefined;
+  const path = resultsFile.replace(/\.[^./\\]+$/, '') + '.pain002.xml';
+  await reportOf(table, path, {});
+  return path;
+}
+
+async function reportOf(table: ResultsTable, path: string, o: StatusReportOptions): Promise<Pain002Version> {
   const cols = { reference: 'reference', sourceAmount: 'sourceAmount', sourceCurrency: 'sourceCurrency', ...batchColumns(table) };
   const cell = (r: ResultRow, name: string | undefined) => (name ? r.cells[name]?.trim() : undefined) || undefined;
   const first = table.rows[0];
@@ -171,14 +183,12 @@ export async function writeStatusReport(resultsFile: string, path: string, o: St
       },
     });
     for (const [id, g] of groups) {
-      xml
-        .ele('OrgnlPmtInfAndSts')
-        .ele({
-          OrgnlPmtInfId: isoText(id),
-          OrgnlNbOfTxs: String(g.tally.n),
-          OrgnlCtrlSum: g.tally.sum,
-          PmtInfSts: groupStatus(g.tally.counts),
-        });
+      xml.ele('OrgnlPmtInfAndSts').ele({
+        OrgnlPmtInfId: isoText(id),
+        OrgnlNbOfTxs: String(g.tally.n),
+        OrgnlCtrlSum: g.tally.sum,
+        PmtInfSts: groupStatus(g.tally.counts),
+      });
       for (const r of g.rows) {
         const tx = isoTxOf(r.result);
         const amount = amountOf(r);

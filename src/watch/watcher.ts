@@ -36,6 +36,7 @@ import { BatchRefused } from '../engine/session.ts';
 import { windowMs } from '../engine/duplicates.ts';
 import { InputError } from '../input/input-errors.ts';
 import { ResultsError } from '../results/results-errors.ts';
+import { writeStatusReportBeside } from '../results/status-report.ts';
 import { isStale, myStart, withLock } from '../files/lock.ts';
 import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
 import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claim-folder.ts';
@@ -532,12 +533,19 @@ export class FolderWatch {
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
       const { r, changedAtPlan, refusedAtPlan } = await this.send(file, claim, { planFile: approved?.planFile, policy: guard, whole });
       const refusedWhole = refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent);
+      // a pain.001's status report beside its results, for the ERP that dropped it (issue 41)
+      const statusReport = r.resultsWritten
+        ? await writeStatusReportBeside(r.resultsPath).catch(
+            (e: Error) => void this.o.logger?.warn({ file: claim.name, err: e.message }, 'no status report'),
+          )
+        : undefined;
       const retry = this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
       const out = judgeRun(r, { name: claim.name, resumed, changedAtPlan, refusedWhole, changedInRun: changedSince(file, claim), retry });
       if (out.outcome === 'processing') this.halted.add(claimDir);
       const summary = {
         batchId: r.batchId,
         results: r.resultsWritten ? basename(r.resultsPath) : undefined, // (none when nothing was sent)
+        ...(statusReport ? { statusReport: basename(statusReport) } : {}),
         journal: r.journalPath,
         summary: r.summary,
         refused: r.refused,
