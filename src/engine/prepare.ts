@@ -5,6 +5,7 @@
 // sent.
 import { resolve } from 'node:path';
 import { InputError } from '../input/input-errors.ts';
+import type { BatchFormat } from '../input/reader.ts';
 import type { RowState } from '../journal/lines.ts';
 import { validateBatch, type Problem, type ValidatedRow } from '../validation/validation.ts';
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/document-files.ts';
@@ -32,7 +33,7 @@ export type EngineRow = Omit<ValidatedRow, 'valid'> & { reference?: string };
 export interface LoadedBatch {
   /** Absolute path. */
   file: string;
-  format: 'csv' | 'xlsx' | 'xls';
+  format: BatchFormat;
   /** Excel: the sheet read. */
   sheet?: string;
   delimiter?: string;
