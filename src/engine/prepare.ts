@@ -16,6 +16,8 @@ import type { BatchSession, JournalLookup } from './session.ts';
 export interface LoadOptions {
   encoding?: string;
   sheet?: string;
+  /** pain.001: the folder of supporting documents (ReadOptions.documents). */
+  documents?: string;
   allowDuplicateRows?: boolean;
   batchId?: string;
   /** Ctrl-C or SIGTERM: reading stops at the next row (the reader lets the event loop turn). */
@@ -56,6 +58,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     checkDocument: docs.check,
     encoding: options.encoding,
     sheet: options.sheet,
+    documents: options.documents,
     allowDuplicateRows: options.allowDuplicateRows,
     createdBefore: journal ? createdBefore : undefined,
   });

@@ -61,7 +61,8 @@ function transaction(r: Row, v: Pain001Version, n: number): Obj {
     Ctry: a2(r.beneficiaryCountry || r.destinationCountryCode!),
   };
   const id = r.iban ? { IBAN: r.iban } : { Othr: { Id: r.fpsId || r.accountNumber, ...(r.fpsId && { SchmeNm: { Prtry: 'FPS' } }) } };
-  const document = r.documents ? basename(r.documents, extname(r.documents)) : undefined;
+  const documents = r.documents!.split(/\s*;\s*/).filter(Boolean);
+  const referred = documents.map((d) => ({ ...(v09 ? { Tp: { CdOrPrtry: { Cd: 'CINV' } } } : {}), Nb: basename(d, extname(d)) }));
   return {
     PmtId: { InstrId: `INSTR-${String(n).padStart(4, '0')}`, EndToEndId: r.reference },
     Amt: amount,
@@ -77,7 +78,7 @@ function transaction(r: Row, v: Pain001Version, n: number): Obj {
     ...(r.withdrawal === 'true' && { Purp: { Cd: 'INTC' } }),
     RmtInf: {
       Ustrd: r.narration,
-      ...(document && { Strd: { RfrdDocInf: { ...(v09 ? { Tp: { CdOrPrtry: { Cd: 'CINV' } } } : {}), Nb: document } } }),
+      ...(referred.length && { Strd: { RfrdDocInf: referred } }),
     },
   };
 }
