@@ -229,6 +229,12 @@ export async function statusReportOf(
   );
 }
 
+/** pain.001: the folder of supporting documents, matched by end-to-end id or referred document number. */
+export const documentsOption = {
+  type: 'string',
+  describe: 'pain.001: folder of supporting documents, named by end-to-end id or RfrdDocInf/Nb',
+} as const;
+
 /** How a batch file is read: run and plan. */
 export function batchFileOptions<T>(y: Argv<T>) {
   return y
@@ -238,6 +244,7 @@ export function batchFileOptions<T>(y: Argv<T>) {
     })
     .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
     .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
+    .option('documents', documentsOption)
     .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
 

@@ -581,6 +581,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     {
       encoding: o.encoding,
       sheet: planned ? planned.sheet : o.sheet,
+      documents: o.documents,
       allowDuplicateRows: o.allowDuplicateRows,
       batchId,
       stop: o.settings.stop,

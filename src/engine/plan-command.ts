@@ -75,7 +75,14 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   const journal = journalReader(ledger);
   const batch = await loadBatch(
     o.file,
-    { encoding: o.encoding, sheet: o.sheet, allowDuplicateRows: o.allowDuplicateRows, batchId: o.batchId, stop: o.stop },
+    {
+      encoding: o.encoding,
+      sheet: o.sheet,
+      documents: o.documents,
+      allowDuplicateRows: o.allowDuplicateRows,
+      batchId: o.batchId,
+      stop: o.stop,
+    },
     journal.lookup,
   );
   const folded = journal.read()?.folded ?? emptyFold();

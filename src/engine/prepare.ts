@@ -5,6 +5,7 @@
 // sent.
 import { resolve } from 'node:path';
 import { InputError } from '../input/input-errors.ts';
+import type { BatchFormat } from '../input/reader.ts';
 import type { RowState } from '../journal/lines.ts';
 import { validateBatch, type Problem, type ValidatedRow } from '../validation/validation.ts';
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/document-files.ts';
@@ -15,6 +16,8 @@ import type { BatchSession, JournalLookup } from './session.ts';
 export interface LoadOptions {
   encoding?: string;
   sheet?: string;
+  /** pain.001: the folder of supporting documents (ReadOptions.documents). */
+  documents?: string;
   allowDuplicateRows?: boolean;
   batchId?: string;
   /** Ctrl-C or SIGTERM: reading stops at the next row (the reader lets the event loop turn). */
@@ -32,7 +35,7 @@ export type EngineRow = Omit<ValidatedRow, 'valid'> & { reference?: string };
 export interface LoadedBatch {
   /** Absolute path. */
   file: string;
-  format: 'csv' | 'xlsx' | 'xls';
+  format: BatchFormat;
   /** Excel: the sheet read. */
   sheet?: string;
   delimiter?: string;
@@ -55,6 +58,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     checkDocument: docs.check,
     encoding: options.encoding,
     sheet: options.sheet,
+    documents: options.documents,
     allowDuplicateRows: options.allowDuplicateRows,
     createdBefore: journal ? createdBefore : undefined,
   });

@@ -5,14 +5,15 @@ import { extname } from 'node:path';
 import { InputError, type Refuse } from './input-errors.ts';
 import { csvReader } from './csv-reader.ts';
 import { excelReader } from './excel-reader.ts';
+import { pain001Reader } from './pain001-reader.ts';
 import { fileSize, type BatchReader, type BatchSource, type ReadOptions } from './reader.ts';
 
 export { InputError } from './input-errors.ts';
 export type { RawRow } from './records.ts';
 export type { BatchSource, ReadOptions } from './reader.ts';
 
-/** The readers, asked in this order: a workbook's magic bytes before text. */
-const READERS: readonly BatchReader[] = [excelReader, csvReader];
+/** The readers, asked in this order: a workbook's magic bytes, then XML, before any text. */
+const READERS: readonly BatchReader[] = [excelReader, pain001Reader, csvReader];
 
 const HEAD_BYTES = 1024 * 1024;
 
@@ -35,7 +36,10 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
 
   const found = READERS.map((reader) => ({ reader, format: reader.formatOf(head) })).find((r) => r.format !== undefined);
   if (!found?.format) {
-    throw refuse('UNSUPPORTED_FORMAT', `${file}: not a CSV or Excel file (it holds binary data). Save the batch as CSV (UTF-8) or .xlsx.`);
+    throw refuse(
+      'UNSUPPORTED_FORMAT',
+      `${file}: not a CSV, Excel or pain.001 file (it holds binary data). Save the batch as CSV (UTF-8) or .xlsx.`,
+    );
   }
   const ext = extname(file).toLowerCase();
   const owner = READERS.find((r) => r !== found.reader && r.ownExtensions?.extensions.includes(ext));

@@ -6,13 +6,15 @@ import { parseEncodingName, type Delimiter, type TextEncoding } from './detect.t
 import type { ShapedRows } from './records.ts';
 
 /** The formats read (a new reader adds its own). */
-export type BatchFormat = 'csv' | 'xlsx' | 'xls';
+export type BatchFormat = 'csv' | 'xlsx' | 'xls' | 'pain.001';
 
 export interface ReadOptions {
   /** CSV only: utf-8, utf-16le, utf-16be or windows-1252 (aliases such as cp1252 and latin1 accepted). */
   encoding?: string;
   /** Excel only: the sheet to read (default: the first). */
   sheet?: string;
+  /** pain.001 only: the folder of supporting documents, matched by end-to-end id or referred document number. */
+  documents?: string;
 }
 
 export interface BatchSource extends ShapedRows {
@@ -26,6 +28,8 @@ export interface BatchSource extends ShapedRows {
   /** Excel: the sheet read, and all sheets of the workbook. */
   sheet?: string;
   sheets?: string[];
+  /** pain.001: the message's GrpHdr/MsgId and version. */
+  message?: { id: string; version: string };
   /** Releases the file when `rows` is not read to the end (a property: callers take it out and call it later). */
   close: () => Promise<void>;
 }

@@ -54,6 +54,8 @@ export const PROBLEM_CODES = {
   DOCUMENT_TYPE: 'a supporting document is not a PDF, JPEG or PNG by its bytes',
   DOCUMENT_TOO_LARGE: 'a supporting document is over 10 MB',
   TOO_MANY_DOCUMENTS: 'more than 5 supporting documents',
+  UNMAPPABLE_TRANSACTION:
+    "a pain.001 transaction that maps to no payout: an ambiguous or unsupported method, an amount not in the debtor account's currency",
   NO_DOCUMENT: 'no supporting document on a payout that is not a withdrawal: the service will hold it',
 } as const;
 export type ProblemCode = keyof typeof PROBLEM_CODES;
@@ -73,7 +75,7 @@ export interface Problem {
   file: string;
   /** Spreadsheet row number (header is row 1); undefined for a problem of the whole file. */
   row?: number;
-  /** The column as headed in the file (or the canonical name when the column is absent). */
+  /** The column as headed in the file (or the canonical name when the column is absent); in a pain.001, the element's XPath. */
   column?: string;
   /** The cell's value; account identifiers masked (last 4 characters kept). */
   value?: string;
@@ -86,7 +88,9 @@ export interface Problem {
 
 /** One line for a terminal: `file:row  column  error CODE  message (value "x"); expected: …`. */
 export function formatProblem(p: Problem): string {
-  const where = `${p.file}${p.row !== undefined ? ` row ${p.row}` : ''}${p.column ? `, column "${p.column}"` : ''}`;
+  const where = p.column?.startsWith('/')
+    ? `${p.file} ${p.column}`
+    : `${p.file}${p.row !== undefined ? ` row ${p.row}` : ''}${p.column ? `, column "${p.column}"` : ''}`;
   const value = p.value !== undefined && p.value !== '' ? ` (value "${p.value}")` : '';
   const expected = p.expected ? `; expected ${p.expected}` : '';
   return `${where}: ${p.severity} ${p.code}: ${p.message}${value}${expected}`;

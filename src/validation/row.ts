@@ -82,12 +82,13 @@ function readerOf(row: RawRow, ctx: RowContext) {
     value?: string,
   ) => {
     const p = { severity, code, file: ctx.file, row: row.rowNumber } as Problem;
-    if (typeof at === 'object') p.column = at.column;
+    if (typeof at === 'object') p.column = row.xml ? row.xml.path : at.column;
     else if (at !== undefined) {
-      p.column = headerOf(ctx, at);
+      // (a pain.001 row names the element the value came from)
+      p.column = row.xml ? (row.xml.elements[at as CanonicalField] ?? `${row.xml.path}/${at}`) : headerOf(ctx, at);
       const v = value ?? cell(at);
       if (v !== '') p.value = MASKED_FIELDS.has(at) ? maskAccount(v) : v;
-    }
+    } else if (row.xml) p.column = row.xml.path;
     p.message = message;
     if (expected) p.expected = expected;
     if (severity === 'warning' && RISKY_WARNINGS.has(code)) p.risky = true;
@@ -106,6 +107,9 @@ function readerOf(row: RawRow, ctx: RowContext) {
  */
 export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const r = readerOf(row, ctx);
+  // a pain.001 transaction the reader could not map (an ambiguous method): that error, not the empty value it left
+  for (const i of row.xml?.issues ?? []) r.add('error', 'UNMAPPABLE_TRANSACTION', i.field, i.message, i.expected);
+  const mapped = r.problems.length;
   checkShape(r);
   const top = payoutFields(r);
   const method = top.method as PayoutMethod | undefined;
@@ -117,7 +121,8 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const withdrawal = top.withdrawal === 'true';
   const documents = documentsOf(r, withdrawal);
 
-  const { problems } = r;
+  const unmapped = new Set(row.xml?.issues.map((i) => row.xml!.elements[i.field]));
+  const problems = r.problems.filter((p, i) => i < mapped || !(p.code === 'MISSING_VALUE' && unmapped.has(p.column)));
   const { sourceCurrency, destinationCurrency, destinationCountryCode } = top;
   if (!method || !amount || !beneficiary || !sourceCurrency || !destinationCurrency) return { problems };
   const duplicateKey = probableDuplicateKey({ beneficiary, sourceAmount: amount, sourceCurrency, destinationCurrency });

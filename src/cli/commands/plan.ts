@@ -97,6 +97,7 @@ export async function showPlan(
       enablePairs: args['enable-pairs'],
       encoding: args.encoding,
       sheet: args.sheet,
+      documents: args.documents,
       allowDuplicateRows: args['allow-duplicate-rows'],
       ...duplicateFlags(args),
       ...swapFlags(args),
@@ -122,7 +123,12 @@ export async function showPlan(
             baseUrl: conn.environment.baseUrl,
             planFile: r.planFile,
             planPath: args.out,
-            batchOptions: { encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'] },
+            batchOptions: {
+              encoding: args.encoding,
+              sheet: args.sheet,
+              documents: args.documents,
+              allowDuplicateRows: args['allow-duplicate-rows'],
+            },
           }),
         )
       : undefined;

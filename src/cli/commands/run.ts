@@ -93,6 +93,7 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
         resultsPath: args.results,
         encoding: args.encoding,
         sheet: args.sheet,
+        documents: args.documents,
         allowDuplicateRows: args['allow-duplicate-rows'],
         ...duplicateFlags(args),
       }),

@@ -7,7 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
-import type { ArgsOf } from '../options.ts';
+import { documentsOption, type ArgsOf } from '../options.ts';
 import { defineCommand, flag, plural, UsageError, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
@@ -28,6 +28,7 @@ function describeSource(v: BatchValidation): string {
     const delim = s.delimiter === '\t' ? 'tab' : `"${s.delimiter}"`;
     return `CSV, ${s.encoding?.toUpperCase()} (${s.encodingDetectedBy}), delimiter ${delim}, header on row ${s.headerRow}`;
   }
+  if (s.message) return `ISO 20022 ${s.message.version}, message ${s.message.id}`;
   return `${s.format.toUpperCase()} workbook, sheet "${s.sheet}"${s.sheets && s.sheets.length > 1 ? ` of ${s.sheets.length}` : ''}, header on row ${s.headerRow}`;
 }
 
@@ -113,7 +114,12 @@ async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCode> {
     return ExitCode.UNUSABLE_INPUT;
   };
   try {
-    v = await validateBatch(args.file, { encoding: args.encoding, sheet: args.sheet, allowDuplicateRows: args['allow-duplicate-rows'] });
+    v = await validateBatch(args.file, {
+      encoding: args.encoding,
+      sheet: args.sheet,
+      documents: args.documents,
+      allowDuplicateRows: args['allow-duplicate-rows'],
+    });
     if (args.report) report = await openReport(args.report);
     Object.assign(doc, { source: v.source, problems });
     const emit = async (p: Problem) => {
@@ -172,9 +178,10 @@ async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCode> {
 
 const builder = (y: Argv) =>
   y
-    .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls)' })
+    .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls, pain.001 .xml)' })
     .option('encoding', { type: 'string', describe: 'CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252' })
     .option('sheet', { type: 'string', describe: 'Excel: the sheet to read (default: the first)' })
+    .option('documents', documentsOption)
     .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
     .option('json', flag('Print the problems and summary as JSON'))
     .option('allow-duplicate-rows', flag('Rows with the same account, amount and currency are a warning, not an error'))

@@ -1,0 +1,201 @@
+// One pain.001 credit transfer (CdtTrfTxInf, with its payment information block) as a payout row:
+// the element → column table of README.md "pain.001", and the one method table (METHOD_TABLE).
+import countries from 'i18n-iso-countries/index.js';
+import { PAYOUT_METHODS, type PayoutMethod } from '../spec/codes.ts';
+import { METHOD_RULES } from '../spec/methods.ts';
+import type { CanonicalField } from './batch-columns.ts';
+import type { XmlIssue } from './records.ts';
+
+/** The values of one element block by its path inside the block ("CdtrAcct/Id/IBAN", "Amt/InstdAmt@Ccy"). */
+export type Elements = Map<string, string[]>;
+
+/** The columns a pain.001 row carries to its results besides the payout columns (iso-contract: kept unchanged). */
+export const PAIN001_CARRIED = ['MsgId', 'MsgNmId', 'PmtInfId', 'InstrId', 'ReqdExctnDt', 'documentsMatchedBy'] as const;
+
+export interface Transaction {
+  tx: Elements;
+  block: Elements;
+  /** XPath of the CdtTrfTxInf and of its PmtInf. */
+  txPath: string;
+  blockPath: string;
+  /** --documents: the files of the folder by name without extension (relative to the batch's folder). */
+  documents?: Map<string, string[]>;
+}
+
+export interface MappedRow {
+  cells: Partial<Record<CanonicalField | (typeof PAIN001_CARRIED)[number], string>>;
+  /** The element each field was read from (an absolute XPath). */
+  elements: Partial<Record<CanonicalField, string>>;
+  issues: XmlIssue[];
+}
+
+const first = (e: Elements, path: string): string => e.get(path)?.[0] ?? '';
+const alpha3 = (a2: string): string => (a2 ? (countries.alpha2ToAlpha3(a2.toUpperCase()) ?? a2) : '');
+
+/** The clearing systems read from ClrSysMmbId (ExternalClearingSystemIdentification1Code; NIBSS is proprietary: the list has no Nigerian scheme). */
+const CLEARING: Record<string, CanonicalField> = {
+  USABA: 'routingNumber',
+  GBDSC: 'sortCode',
+  NIBSS: 'bankCode',
+  HKNCC: 'bankCode',
+  CNAPS: 'bankCode',
+};
+/** CdtrAcct/Id/Othr/SchmeNm/Prtry naming a wallet identifier instead of an account number. */
+const OTHER_SCHEMES: Record<string, CanonicalField> = { FPS: 'fpsId', ALIPAY: 'alipayId', WECHAT: 'wechatUserId', OPENID: 'openId' };
+/** Beneficiary fields of context, left out of a row whose method does not take them (an address on a NIP row is not an error of the ERP's). */
+const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'swiftCode', 'beneficiaryCountry', 'accountType'];
+
+/**
+ * The method of a transaction, by the first line that applies (README.md "pain.001", method table):
+ *   1. PmtTpInf/LclInstrm/Prtry naming a method of the service (NIP, HK_FPS, ...): that method
+ *   2. PmtTpInf/SvcLvl/Cd SEPA: SEPA
+ *   3. PmtTpInf/LclInstrm/Cd CCD, PPD, CTX or IAT (NACHA entry classes): ACH
+ *   4. SvcLvl URGP: WIRE to the USA, CHINA_WIRE to China, FASTER_PAYMENTS in GBP to the UK, else SWIFT
+ *   5. SvcLvl NURG: ACH to the USA, BACS in GBP to the UK, else as without a service level
+ *   6. no payment type: EUR to a SEPA country with an IBAN: SEPA; NGN to Nigeria: NIP; GBP to the UK:
+ *      FASTER_PAYMENTS; HKD to Hong Kong: HK_FPS; CNY to China: ALIPAY / WECHAT with such an id,
+ *      else CHINA_WIRE; USD to the USA: ambiguous (ACH or WIRE), refused; any other with a BIC: SWIFT
+ */
+function methodOf(t: {
+  lcl: string;
+  svc: string;
+  lclCd: string;
+  ccy: string;
+  country: string;
+  has: (f: CanonicalField) => boolean;
+}): { method: PayoutMethod } | { problem: string; expected: string } {
+  const { lcl, svc, ccy, country, has } = t;
+  if ((PAYOUT_METHODS as readonly string[]).includes(lcl)) return { method: lcl as PayoutMethod };
+  if (svc === 'SEPA') return { method: 'SEPA' };
+  if (['CCD', 'PPD', 'CTX', 'IAT'].includes(t.lclCd)) return { method: 'ACH' };
+  const uk = ccy === 'GBP' && country === 'GBR';
+  if (svc === 'URGP') return { method: country === 'USA' ? 'WIRE' : country === 'CHN' ? 'CHINA_WIRE' : uk ? 'FASTER_PAYMENTS' : 'SWIFT' };
+  if (svc === 'NURG' && country === 'USA') return { method: 'ACH' };
+  if (svc === 'NURG' && uk) return { method: 'BACS' };
+  if (ccy === 'EUR' && METHOD_RULES.SEPA.destinationCountries!.includes(country) && has('iban')) return { method: 'SEPA' };
+  if (ccy === 'NGN' && country === 'NGA') return { method: 'NIP' };
+  if (uk) return { method: 'FASTER_PAYMENTS' };
+  if (ccy === 'HKD' && country === 'HKG') return { method: 'HK_FPS' };
+  if (ccy === 'CNY' && country === 'CHN')
+    return { method: has('alipayId') ? 'ALIPAY' : has('wechatUserId') || has('openId') ? 'WECHAT' : 'CHINA_WIRE' };
+  const types = 'PmtTpInf/SvcLvl/Cd URGP (WIRE) or NURG (ACH), or PmtTpInf/LclInstrm/Prtry naming the method';
+  if (ccy === 'USD' && country === 'USA')
+    return { problem: 'a USD transfer in the USA may go by ACH or by WIRE: the file does not say which', expected: types };
+  if (has('swiftCode')) return { method: 'SWIFT' };
+  return {
+    problem: `no payout method reaches ${ccy || 'this currency'} in ${country || 'this country'} with the identifiers given`,
+    expected: `PmtTpInf/LclInstrm/Prtry naming a method (${PAYOUT_METHODS.join(', ')}), or the creditor agent's BIC for SWIFT`,
+  };
+}
+
+/** The payout row of one transaction (README.md "pain.001" table), with the element of each field and the issues found. */
+export function mapTransaction({ tx, block, txPath, blockPath, documents }: Transaction): MappedRow {
+  const cells: MappedRow['cells'] = {};
+  const elements: MappedRow['elements'] = {};
+  const issues: XmlIssue[] = [];
+  const set = (field: CanonicalField, value: string, element: string, base = txPath) => {
+    if (!value) return;
+    cells[field] = value;
+    elements[field] = `${base}/${element}`;
+  };
+  const txOr = (path: string) => first(tx, path) || first(block, path);
+
+  set('reference', first(tx, 'PmtId/EndToEndId'), 'PmtId/EndToEndId');
+  // The amount: instructed in the debit wallet's currency, or an equivalent amount (debited) and the currency of transfer.
+  const debitCcy = first(block, 'DbtrAcct/Ccy');
+  const eqvt = first(tx, 'Amt/EqvtAmt/Amt');
+  const [amount, amountCcy, amountPath] = eqvt
+    ? [eqvt, first(tx, 'Amt/EqvtAmt/Amt@Ccy'), 'Amt/EqvtAmt/Amt']
+    : [first(tx, 'Amt/InstdAmt'), first(tx, 'Amt/InstdAmt@Ccy'), 'Amt/InstdAmt'];
+  set('sourceAmount', amount, amountPath);
+  set('sourceCurrency', debitCcy || amountCcy, debitCcy ? 'DbtrAcct/Ccy' : `${amountPath}/@Ccy`, debitCcy ? blockPath : txPath);
+  if (debitCcy && amountCcy && debitCcy !== amountCcy)
+    issues.push({
+      field: 'sourceAmount',
+      message: `the amount is in ${amountCcy} but the debtor account (DbtrAcct/Ccy) is in ${debitCcy}: the service debits an amount in the wallet's currency`,
+      expected: eqvt
+        ? `Amt/EqvtAmt/Amt in ${debitCcy}`
+        : `Amt/InstdAmt in ${debitCcy}, or Amt/EqvtAmt (Amt in ${debitCcy}, CcyOfTrf ${amountCcy})`,
+    });
+  const creditCcy = first(tx, 'CdtrAcct/Ccy');
+  if (eqvt) set('destinationCurrency', first(tx, 'Amt/EqvtAmt/CcyOfTrf'), 'Amt/EqvtAmt/CcyOfTrf');
+  else set('destinationCurrency', creditCcy || amountCcy, creditCcy ? 'CdtrAcct/Ccy' : 'Amt/InstdAmt/@Ccy');
+  set(
+    'accountCurrency',
+    creditCcy || (cells.destinationCurrency ?? ''),
+    creditCcy ? 'CdtrAcct/Ccy' : (elements.destinationCurrency ?? '').slice(txPath.length + 1),
+  );
+
+  // The creditor, its account and its agent.
+  set('accountName', first(tx, 'Cdtr/Nm'), 'Cdtr/Nm');
+  set('iban', first(tx, 'CdtrAcct/Id/IBAN'), 'CdtrAcct/Id/IBAN');
+  const scheme = OTHER_SCHEMES[first(tx, 'CdtrAcct/Id/Othr/SchmeNm/Prtry').toUpperCase()] ?? 'accountNumber';
+  set(scheme, first(tx, 'CdtrAcct/Id/Othr/Id'), 'CdtrAcct/Id/Othr/Id');
+  set('accountType', { CACC: 'checking', SVGS: 'savings' }[first(tx, 'CdtrAcct/Tp/Cd')] ?? first(tx, 'CdtrAcct/Tp/Cd'), 'CdtrAcct/Tp/Cd');
+  const agent = 'CdtrAgt/FinInstnId';
+  const bicAt = tx.has(`${agent}/BICFI`) ? `${agent}/BICFI` : `${agent}/BIC`;
+  set('swiftCode', first(tx, bicAt), bicAt);
+  set('bankName', first(tx, `${agent}/Nm`), `${agent}/Nm`);
+  const clearing = CLEARING[first(tx, `${agent}/ClrSysMmbId/ClrSysId/Cd`) || first(tx, `${agent}/ClrSysMmbId/ClrSysId/Prtry`)];
+  if (clearing) set(clearing, first(tx, `${agent}/ClrSysMmbId/MmbId`), `${agent}/ClrSysMmbId/MmbId`);
+  set('phoneNumber', first(tx, 'Cdtr/CtctDtls/MobNb').replace(/[-()]/g, ''), 'Cdtr/CtctDtls/MobNb'); // ISO writes +852-91234567
+  set('email', first(tx, 'Cdtr/CtctDtls/EmailAdr'), 'Cdtr/CtctDtls/EmailAdr');
+
+  // The address: structured (StrtNm, BldgNb, PstCd, TwnNm, Ctry) or hybrid (with AdrLine).
+  const adr = 'Cdtr/PstlAdr';
+  const street = [first(tx, `${adr}/StrtNm`), first(tx, `${adr}/BldgNb`)].filter(Boolean).join(' ');
+  set('address', street || (tx.get(`${adr}/AdrLine`) ?? []).join(', '), street ? `${adr}/StrtNm` : `${adr}/AdrLine`);
+  set('city', first(tx, `${adr}/TwnNm`), `${adr}/TwnNm`);
+  set('postCode', first(tx, `${adr}/PstCd`), `${adr}/PstCd`);
+  // The country the money goes to: the account's (IBAN), else the agent's (BIC), else the creditor's address.
+  const [country, countryAt] = cells.iban
+    ? [cells.iban.slice(0, 2), 'CdtrAcct/Id/IBAN']
+    : cells.swiftCode
+      ? [cells.swiftCode.slice(4, 6), bicAt]
+      : [first(tx, `${adr}/Ctry`), `${adr}/Ctry`];
+  set('destinationCountryCode', alpha3(country), countryAt);
+  set('beneficiaryCountry', alpha3(first(tx, `${adr}/Ctry`) || country), first(tx, `${adr}/Ctry`) ? `${adr}/Ctry` : countryAt);
+  set('narration', (tx.get('RmtInf/Ustrd') ?? []).join(' '), 'RmtInf/Ustrd');
+  // An intra-company or cash management transfer is to the payer's own account: a withdrawal, which needs no document.
+  set('withdrawal', ['INTC', 'CASH'].includes(first(tx, 'Purp/Cd')) ? 'true' : 'false', 'Purp/Cd');
+
+  // The method (METHOD_TABLE), from the transaction's payment type, else its block's.
+  const svcAt = tx.has('PmtTpInf/SvcLvl/Cd') ? txPath : blockPath;
+  const found = methodOf({
+    lcl: txOr('PmtTpInf/LclInstrm/Prtry').toUpperCase(),
+    lclCd: txOr('PmtTpInf/LclInstrm/Cd').toUpperCase(),
+    svc: txOr('PmtTpInf/SvcLvl/Cd').toUpperCase(),
+    ccy: cells.destinationCurrency ?? '',
+    country: cells.destinationCountryCode ?? '',
+    has: (f) => !!cells[f],
+  });
+  if ('method' in found) {
+    set('method', found.method, 'PmtTpInf', svcAt);
+    // A UK IBAN holds the sort code and the account number (FASTER_PAYMENTS and BACS send all three);
+    // for SWIFT the IBAN is the account number.
+    const gb = /^GB\d\d[A-Z]{4}(\d{6})(\d{8})$/.exec(cells.iban ?? '');
+    if (gb && (found.method === 'FASTER_PAYMENTS' || found.method === 'BACS')) {
+      if (!cells.sortCode) set('sortCode', gb[1]!, 'CdtrAcct/Id/IBAN');
+      if (!cells.accountNumber) set('accountNumber', gb[2]!, 'CdtrAcct/Id/IBAN');
+    }
+    if (found.method === 'SWIFT' && !cells.accountNumber) set('accountNumber', cells.iban ?? '', 'CdtrAcct/Id/IBAN');
+    const rule = METHOD_RULES[found.method];
+    const takes = new Set<string>([...rule.required, ...rule.optional, ...(rule.oneOf?.flat() ?? [])]);
+    for (const f of CONTEXT) if (!takes.has(f)) delete cells[f];
+  } else {
+    elements.method = `${svcAt}/PmtTpInf`;
+    issues.push({ field: 'method', message: found.problem, expected: found.expected });
+  }
+
+  // Supporting documents (--documents): by end-to-end id, else by a referred document's number.
+  if (documents) {
+    const byRef = (tx.get('RmtInf/Strd/RfrdDocInf/Nb') ?? []).flatMap((nb) => documents.get(nb.toLowerCase()) ?? []);
+    const byId = documents.get((cells.reference ?? '').toLowerCase()) ?? [];
+    const [files, by] = byId.length ? [byId, 'EndToEndId'] : [byRef, 'RfrdDocInf/Nb'];
+    if (files.length) {
+      set('documents', files.join('; '), by === 'EndToEndId' ? 'PmtId/EndToEndId' : 'RmtInf/Strd/RfrdDocInf/Nb');
+      cells.documentsMatchedBy = by;
+    }
+  }
+  return { cells, elements, issues };
+}

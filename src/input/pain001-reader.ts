@@ -1,0 +1,225 @@
+// ISO 20022 pain.001 (customer credit transfer initiation, .001.03 and .001.09), streamed with
+// saxes: one row per CdtTrfTxInf as it closes, never a tree of the document, so memory stays flat
+// whatever the number of transactions. A DOCTYPE (so any DTD or entity) is refused, never read.
+// The control totals (NbOfTxs, CtrlSum of GrpHdr and of each PmtInf) are checked as the file is
+// read: a mismatch throws before the last row is given, so nothing of the file is ever sent.
+import { createReadStream, readdirSync } from 'node:fs';
+import { dirname, extname, join, relative, resolve } from 'node:path';
+import { SaxesParser } from 'saxes';
+import { Dec } from '../money.ts';
+import { pain001VersionOf } from '../spec/iso20022.ts';
+import { CANONICAL_FIELDS, type CanonicalField } from './batch-columns.ts';
+import { InputError, type InputErrorCode } from './input-errors.ts';
+import { mapTransaction, PAIN001_CARRIED, type Elements } from './pain001-map.ts';
+import type { RawRow } from './records.ts';
+import type { BatchReader } from './reader.ts';
+
+const ROOT = '/Document/CstmrCdtTrfInitn';
+
+export const pain001Reader: BatchReader = {
+  /** Any XML document: one that is not a pain.001 of a version read is refused by name (open). */
+  formatOf: (head) => (/^(\uFEFF)?\s*<[?!a-zA-Z]/.test(new TextDecoder().decode(head.subarray(0, 512))) ? 'pain.001' : undefined),
+  ownExtensions: { extensions: ['.xml'], misnamed: (file) => `${file}: named .xml but not an XML document.` },
+  async open({ file, options, refuse }) {
+    if (options.sheet !== undefined)
+      throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a pain.001 file.`);
+    if (options.encoding) throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; a pain.001 says its own (UTF-8).`);
+    const documents = options.documents === undefined ? undefined : documentFiles(options.documents, dirname(resolve(file)), file);
+    const source = streamTransactions(file, documents);
+    const head = await source.next(); // up to the first transaction: the message id and version, or the refusal
+    const columns = [...CANONICAL_FIELDS, ...PAIN001_CARRIED];
+    const fields = Object.fromEntries(CANONICAL_FIELDS.map((f) => [f, f])) as Record<CanonicalField, CanonicalField>;
+    async function* rows(): AsyncGenerator<RawRow> {
+      try {
+        if (head.done) return;
+        for (let next = await source.next(); !next.done; next = await source.next()) yield next.value as RawRow;
+      } finally {
+        await source.return(undefined);
+      }
+    }
+    const message = head.done ? undefined : (head.value as { id: string; version: string });
+    return {
+      file,
+      format: 'pain.001',
+      ...(message && { message }),
+      headerRow: 0,
+      columns,
+      mapping: fields,
+      fields,
+      warnings: [],
+      rows: rows(),
+      close: async () => void (await source.return(undefined)),
+    };
+  },
+};
+
+/** The files of a --documents folder by name without extension (lower case), as paths relative to the batch's folder. */
+function documentFiles(dir: string, batchDir: string, file: string): Map<string, string[]> {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    throw new InputError('UNREADABLE', file, `--documents ${dir}: cannot read the folder (${(e as NodeJS.ErrnoException).code}).`);
+  }
+  const byName = new Map<string, string[]>();
+  for (const name of names.sort()) {
+    const key = name.slice(0, name.length - extname(name).length).toLowerCase();
+    byName.set(key, [...(byName.get(key) ?? []), relative(batchDir, join(resolve(dir), name))]);
+  }
+  return byName;
+}
+
+/** A control total: the count and sum declared, against those counted. */
+interface Totals {
+  path: string;
+  nbOfTxs: string;
+  ctrlSum: string;
+  count: number;
+  sum: Dec;
+}
+
+/**
+ * The message header first ({ id, version }), then one RawRow per transaction. Throws InputError:
+ * MALFORMED_XML, XML_DTD, CONTROL_TOTALS, UNSUPPORTED_FORMAT (an XML document of another message).
+ */
+async function* streamTransactions(
+  file: string,
+  documents?: Map<string, string[]>,
+): AsyncGenerator<RawRow | { id: string; version: string }> {
+  const fail = (code: InputErrorCode, message: string) => new InputError(code, file, `${file}: ${message}`);
+  const parser = new SaxesParser({ xmlns: true, position: true });
+  const stack: string[] = [];
+  let text = '';
+  let version = '';
+  let msgId = '';
+  let headerSent = false;
+  let pmtIndex = 0;
+  let txIndex = 0;
+  let rowNumber = 0;
+  const group: Totals = { path: `${ROOT}/GrpHdr`, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) };
+  let block: Elements = new Map();
+  let blockTotals: Totals = { ...group };
+  let tx: Elements | undefined;
+  const ready: (RawRow | { id: string; version: string })[] = [];
+
+  /** The element path below an ancestor at `depth` (GrpHdr: 2, PmtInf: 2, CdtTrfTxInf: 3). */
+  const below = (depth: number) => stack.slice(depth + 1).join('/');
+  const add = (e: Elements, path: string, value: string) => e.set(path, [...(e.get(path) ?? []), value]);
+  const check = (t: Totals) => {
+    const problems: string[] = [];
+    if (t.nbOfTxs !== String(t.count)) problems.push(`NbOfTxs says ${t.nbOfTxs || '(nothing)'}, the transactions are ${t.count}`);
+    if (t.ctrlSum && !safeDec(t.ctrlSum)?.equals(t.sum))
+      problems.push(`CtrlSum says ${t.ctrlSum}, the amounts add up to ${t.sum.toFixed()}`);
+    if (problems.length)
+      throw fail('CONTROL_TOTALS', `control totals of ${t.path} do not match: ${problems.join('; ')}. Nothing of the file is used.`);
+  };
+
+  parser.on('doctype', () => {
+    throw fail(
+      'XML_DTD',
+      'the document has a DOCTYPE (a DTD or entity declarations): refused, a payment file needs none and it is never read.',
+    );
+  });
+  parser.on('opentag', (tag) => {
+    const name = tag.local ?? tag.name;
+    if (stack.length === 0) {
+      version = (name === 'Document' && pain001VersionOf(tag.uri ?? '')) || '';
+      if (!version)
+        throw fail(
+          'UNSUPPORTED_FORMAT',
+          `an XML document but not a pain.001.001.03 or pain.001.001.09 payment initiation (its root is ${name} in ${tag.uri ? `"${tag.uri}"` : 'no namespace'}). Send a pain.001, a CSV or an Excel file.`,
+        );
+    }
+    if (stack.length === 1 && name !== 'CstmrCdtTrfInitn')
+      throw fail('MALFORMED_XML', `${name} under Document: a pain.001 holds CstmrCdtTrfInitn.`);
+    stack.push(name);
+    text = '';
+    if (stack.length === 3 && name === 'PmtInf') {
+      pmtIndex++;
+      txIndex = 0;
+      block = new Map();
+      blockTotals = { path: `${ROOT}/PmtInf[${pmtIndex}]`, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) };
+    }
+    if (stack.length === 4 && name === 'CdtTrfTxInf' && stack[2] === 'PmtInf') {
+      txIndex++;
+      tx = new Map();
+    }
+    const attrs = tag.attributes as Record<string, { value: string }>;
+    if (attrs.Ccy && tx) add(tx, `${below(3)}@Ccy`, attrs.Ccy.value);
+  });
+  parser.on('text', (t) => void (text += t));
+  parser.on('cdata', (t) => void (text += t));
+  parser.on('closetag', () => {
+    const value = text.trim();
+    text = '';
+    const depth = stack.length;
+    const [, , top, fourth] = stack;
+    if (top === 'GrpHdr' && depth === 4) {
+      const leaf = stack[3];
+      if (leaf === 'MsgId') msgId = value;
+      if (leaf === 'NbOfTxs') group.nbOfTxs = value;
+      if (leaf === 'CtrlSum') group.ctrlSum = value;
+    } else if (top === 'GrpHdr' && depth === 3 && !headerSent) {
+      headerSent = true;
+      ready.push({ id: msgId, version });
+    } else if (top === 'PmtInf' && tx && depth === 4) {
+      const { cells, elements, issues } = mapTransaction({
+        tx,
+        block,
+        txPath: `${blockTotals.path}/CdtTrfTxInf[${txIndex}]`,
+        blockPath: blockTotals.path,
+        documents,
+      });
+      const amount = safeDec(cells.sourceAmount ?? '') ?? new Dec(0);
+      for (const t of [group, blockTotals]) {
+        t.count++;
+        t.sum = t.sum.plus(amount);
+      }
+      const due = first(block, 'ReqdExctnDt') || first(block, 'ReqdExctnDt/Dt') || first(block, 'ReqdExctnDt/DtTm');
+      Object.assign(cells, { MsgId: msgId, MsgNmId: version, PmtInfId: first(block, 'PmtInfId'), InstrId: first(tx, 'PmtId/InstrId') });
+      cells.ReqdExctnDt = due.slice(0, 10);
+      const path = `${blockTotals.path}/CdtTrfTxInf[${txIndex}]`;
+      const row: RawRow = { rowNumber: ++rowNumber, cells: cells, xml: { path, elements, issues } };
+      ready.push(row);
+      tx = undefined;
+    } else if (top === 'PmtInf' && depth === 3) {
+      check(blockTotals);
+    } else if (top === 'PmtInf' && tx && depth > 4) {
+      if (value) add(tx, below(3), value);
+    } else if (top === 'PmtInf' && depth > 3 && fourth !== 'CdtTrfTxInf') {
+      if (value) add(block, below(2), value);
+      if (depth === 4 && fourth === 'NbOfTxs') blockTotals.nbOfTxs = value;
+      if (depth === 4 && fourth === 'CtrlSum') blockTotals.ctrlSum = value;
+    } else if (depth === 1) {
+      check(group);
+    }
+    stack.pop();
+  });
+
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 });
+  try {
+    try {
+      for await (const chunk of stream as AsyncIterable<string>) {
+        parser.write(chunk);
+        while (ready.length) yield ready.shift()!;
+      }
+      parser.close();
+    } catch (e) {
+      if (e instanceof InputError) throw e;
+      throw fail('MALFORMED_XML', `not well-formed XML: ${(e as Error).message.replace(/^undefined:/, 'line ')}`);
+    }
+    if (!version) throw fail('MALFORMED_XML', 'no Document element.');
+    while (ready.length) yield ready.shift()!;
+    if (!rowNumber) throw fail('EMPTY_FILE', 'the pain.001 holds no transaction (CdtTrfTxInf).');
+  } finally {
+    stream.destroy();
+  }
+}
+
+const first = (e: Elements, path: string): string => e.get(path)?.[0] ?? '';
+
+/** A decimal of the file, or undefined when it is not one (validation names a bad amount; a bad CtrlSum never matches). */
+function safeDec(text: string): Dec | undefined {
+  if (!/^\d+(\.\d+)?$/.test(text)) return undefined;
+  return new Dec(text);
+}

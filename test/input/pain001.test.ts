@@ -1,0 +1,146 @@
+// The pain.001 reader: the samples read as the sample payroll's CSV, the carried columns, the
+// refusals of the whole file (control totals, DOCTYPE, another message) and the row errors that
+// name an element's XPath.
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InputError } from '../../src/input/read-batch.ts';
+import { formatProblem, validateBatch, type ValidatedRow } from '../../src/validation/validation.ts';
+import { PAIN001_VERSIONS, type Pain001Version } from '../../src/spec/iso20022.ts';
+import { pain001, root, sampleRows, SAMPLES } from './pain001-files.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'pb-pain001-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const file = (content: string) => {
+  const p = join(dir, `p${++n}.xml`);
+  writeFileSync(p, content);
+  return p;
+};
+
+async function read(path: string, documents?: string) {
+  const v = await validateBatch(path, documents === undefined ? {} : { documents });
+  const rows: ValidatedRow[] = [];
+  for await (const r of v.rows) rows.push(r);
+  return { v, rows };
+}
+
+async function refusal(path: string): Promise<InputError> {
+  const e = await read(path).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(InputError);
+  return e as InputError;
+}
+
+const usa = sampleRows().filter((r) => r.method === 'ACH');
+
+describe.each(PAIN001_VERSIONS)('%s sample', (version: Pain001Version) => {
+  it('is committed as the generator writes it', () => {
+    expect(readFileSync(join(root, SAMPLES[version]), 'utf8')).toBe(pain001(sampleRows(), version));
+  });
+
+  it('gives the same payouts as the sample CSV, with the message carried to the results', async () => {
+    const xml = await read(join(root, SAMPLES[version]), join(root, 'samples', 'documents'));
+    const csv = await read(join(root, 'samples', 'payroll-2025-01.csv'));
+    expect(xml.v.source.format).toBe('pain.001');
+    expect(xml.v.summary).toMatchObject({ rows: 52, valid: 52, invalid: 0 });
+    const byRef = new Map(csv.rows.map((r) => [r.payout!.reference, r.payout!]));
+    for (const r of xml.rows) {
+      const { rowNumber: _n, ...payout } = r.payout!;
+      const { rowNumber: _m, ...expected } = byRef.get(payout.reference)!;
+      // CdtrAcct/Id holds an IBAN or another id, not both: for SWIFT the IBAN is the account number
+      const { iban } = expected.beneficiary;
+      if (expected.method === 'SWIFT' && iban) expected.beneficiary = { ...expected.beneficiary, accountNumber: iban };
+      expect(payout).toEqual(expected);
+    }
+    expect(xml.rows[0]!.cells).toMatchObject({
+      reference: 'PAYROLL-2025-01-001',
+      MsgId: 'ACME-PAYROLL-2025-01',
+      MsgNmId: version,
+      PmtInfId: 'PMT-001-NIP-NGN',
+      InstrId: 'INSTR-0001',
+      ReqdExctnDt: '2025-01-31',
+      documentsMatchedBy: 'RfrdDocInf/Nb',
+    });
+  });
+});
+
+describe('pain.001 refused whole', () => {
+  it('a group CtrlSum that is not the sum of the amounts, naming both', async () => {
+    const e = await refusal(file(pain001(usa, 'pain.001.001.03', { ctrlSum: '32100.01' })));
+    expect(e.code).toBe('CONTROL_TOTALS');
+    expect(e.message).toContain('/Document/CstmrCdtTrfInitn/GrpHdr');
+    expect(e.message).toContain('CtrlSum says 32100.01, the amounts add up to 32100');
+  });
+
+  it("a PmtInf's NbOfTxs that is not its count of transactions", async () => {
+    const xml = pain001(usa, 'pain.001.001.09').replace(
+      '<PmtMtd>TRF</PmtMtd>\n      <NbOfTxs>6<',
+      '<PmtMtd>TRF</PmtMtd>\n      <NbOfTxs>5<',
+    );
+    const e = await refusal(file(xml));
+    expect(e.code).toBe('CONTROL_TOTALS');
+    expect(e.message).toContain('/Document/CstmrCdtTrfInitn/PmtInf[1] do not match: NbOfTxs says 5, the transactions are 6');
+  });
+
+  it('a DOCTYPE with an internal entity, and one with an external entity, never read', async () => {
+    const internal = '<!DOCTYPE Document [<!ENTITY who "Mallory">]>';
+    const external = '<!DOCTYPE Document [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>';
+    for (const prolog of [internal, external]) {
+      const xml = pain001(usa, 'pain.001.001.03', { prolog }).replace('<Nm>James Carter</Nm>', '<Nm>&xxe;&who;</Nm>');
+      const e = await refusal(file(xml));
+      expect(e.code).toBe('XML_DTD');
+      expect(e.message).not.toContain('root:');
+    }
+  });
+
+  it('an XML document of another message, by its namespace', async () => {
+    const xml = pain001(usa, 'pain.001.001.03').replace('pain.001.001.03', 'pain.001.001.12');
+    const e = await refusal(file(xml));
+    expect(e.code).toBe('UNSUPPORTED_FORMAT');
+    expect(e.message).toContain('urn:iso:std:iso:20022:tech:xsd:pain.001.001.12');
+  });
+
+  it('XML that is not well-formed', async () => {
+    const e = await refusal(file(pain001(usa, 'pain.001.001.09').replace('</Cdtr>', '')));
+    expect(e.code).toBe('MALFORMED_XML');
+  });
+});
+
+describe('pain.001 transactions', () => {
+  it('a USD transfer in the USA without a payment type is ambiguous: invalid, naming the element and what would be valid', async () => {
+    const { rows } = await read(file(pain001(usa, 'pain.001.001.09', { paymentType: { ACH: undefined } })));
+    expect(rows.map((r) => r.valid)).toEqual(usa.map(() => false));
+    const p = rows[2]!.problems.filter((x) => x.severity === 'error');
+    expect(p).toHaveLength(1);
+    expect(p[0]).toMatchObject({ code: 'UNMAPPABLE_TRANSACTION', column: '/Document/CstmrCdtTrfInitn/PmtInf[1]/PmtTpInf' });
+    expect(formatProblem(p[0]!)).toMatch(
+      /\.xml \/Document\/CstmrCdtTrfInitn\/PmtInf\[1\]\/PmtTpInf: error UNMAPPABLE_TRANSACTION: .*ACH or by WIRE.*URGP \(WIRE\) or NURG \(ACH\)/,
+    );
+  });
+
+  it('a bad value names its element', async () => {
+    const xml = pain001(usa, 'pain.001.001.03').replace('<MmbId>021000021</MmbId>', '<MmbId>021000022</MmbId>');
+    const { rows } = await read(file(xml));
+    const p = rows[0]!.problems.find((x) => x.code === 'INVALID_ROUTING_NUMBER')!;
+    expect(p.column).toBe('/Document/CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[1]/CdtrAgt/FinInstnId/ClrSysMmbId/MmbId');
+  });
+
+  it('--documents: by end-to-end id first, else by the referred document number, saying which', async () => {
+    const docs = join(dir, 'docs');
+    mkdirSync(docs);
+    const pdf = readFileSync(join(root, 'samples', 'documents', 'payslip-2025-01-US001.pdf'));
+    writeFileSync(join(docs, `${usa[0]!.reference}.pdf`), pdf);
+    writeFileSync(join(docs, 'payslip-2025-01-US002.pdf'), pdf);
+    const { rows } = await read(file(pain001(usa.slice(0, 3), 'pain.001.001.03')), docs);
+    expect(rows.map((r) => [r.cells.documents, r.cells.documentsMatchedBy])).toEqual([
+      [join('docs', `${usa[0]!.reference}.pdf`), 'EndToEndId'],
+      [join('docs', 'payslip-2025-01-US002.pdf'), 'RfrdDocInf/Nb'],
+      [undefined, undefined],
+    ]);
+    expect(rows[2]!.problems.map((p) => p.code)).toEqual(['NO_DOCUMENT']);
+  });
+});
