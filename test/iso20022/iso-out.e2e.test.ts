@@ -5,15 +5,16 @@
 // `status --status-report` says ACSC for it; `reconcile --statement` writes a camt.053 whose entries
 // and balances are the sandbox's wallet transactions. Every XML is valid against its schema.
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
 import { Dec } from '../../src/money.ts';
+import { ISO_STATUS } from '../../src/results/status-report.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { startFront, type Front } from '../engine/front.ts';
-import { cliIn, generateCsv } from '../engine/helpers.ts';
+import { ROOT, cliIn, generateCsv } from '../engine/helpers.ts';
 import { KEY, setStatus, startSb, workDir } from '../ops/helpers.ts';
 import { schemaErrors, texts } from './validate.ts';
 
@@ -154,4 +155,31 @@ describe(`ISO 20022 out: pain.002 and camt.053 on the sandbox (${TEST_SHAPES})`,
     expect(closing!.toFixed()).toBe(new Dec(String(wallet.balance)).toFixed());
     expect(opening!.minus(txs.reduce((a, t) => a.plus(new Dec(String(t.amount)).abs()), new Dec(0))).toFixed()).toBe(closing!.toFixed());
   }, 90_000);
+});
+
+describe(`ISO 20022 out: the sample pain.001 answered by a pain.002 of its family (${TEST_SHAPES})`, () => {
+  it.each([
+    ['payroll-2025-01-pain001-v03.xml', 'pain.002.001.03'],
+    ['payroll-2025-01-pain001-v09.xml', 'pain.002.001.10'],
+  ])(
+    '%s → %s: one transaction status per row, under the ERP ids',
+    async (sample, version) => {
+      sb = await startSb();
+      const dir = await workDir('pb-iso-sample-');
+      await copyFile(join(ROOT, 'samples', sample), join(dir, sample));
+      const { cli, results } = cliIn(dir, sb.url);
+      const run = await cli('run', sample, '--yes', '--documents', join(ROOT, 'samples/documents'), '--status-report', 'erp.pain002.xml');
+      expect(run.stdout, run.stderr).toMatch(new RegExp(`Status report: .*erp\\.pain002\\.xml \\(${version.replace(/\./g, '\\.')}\\)`));
+      const rows = await results(sample.replace(/\.xml$/, '.results.csv'));
+      const xml = readFileSync(join(dir, 'erp.pain002.xml'), 'utf8');
+      expect(await schemaErrors(xml, version)).toEqual([]);
+      expect(texts(xml, 'OrgnlMsgId')).toEqual([texts(readFileSync(join(dir, sample), 'utf8'), 'MsgId')[0]]);
+      expect(texts(xml, 'OrgnlMsgNmId')).toEqual([rows[0]!.MsgNmId]);
+      expect(texts(xml, 'OrgnlPmtInfId')).toEqual([...new Set(rows.map((r) => r.PmtInfId))]);
+      expect(texts(xml, 'OrgnlEndToEndId')).toEqual(rows.map((r) => r.reference));
+      expect(texts(xml, 'TxSts')).toEqual(rows.map((r) => ISO_STATUS[r.status!]));
+      expect(rows.filter((r) => r.payoutId).length).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });
