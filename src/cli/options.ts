@@ -23,7 +23,8 @@ import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
 import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
-import { STATUS_REPORT_VERSIONS, writeStatusReport } from '../results/status-report.ts';
+import { writeStatusReport } from '../results/status-report.ts';
+import { PAIN002_VERSIONS } from '../spec/iso20022.ts';
 import { Signals, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
 /** The arguments a builder gives its command (what yargs parses with those options). */
@@ -206,7 +207,7 @@ export function statusReportOptions<T>(y: Argv<T>) {
       describe: 'Also write the ISO 20022 pain.002 status report of the results to FILE, for the ERP that sent the batch',
     })
     .option('status-report-version', {
-      choices: STATUS_REPORT_VERSIONS,
+      choices: PAIN002_VERSIONS,
       describe: "Its version (default: the input's family: .03 for a pain.001.001.03 or a CSV, .10 for a pain.001.001.09)",
     });
 }

@@ -42,7 +42,7 @@ const dateTime = (iso: string | undefined): string | undefined => {
   return t === undefined ? undefined : new Date(t).toISOString();
 };
 
-export interface StatementInput {
+interface StatementInput {
   table: ResultsTable;
   /** In the listing's order (newest first at the sandbox). */
   transactions: readonly ReconTx[];

@@ -10,7 +10,7 @@ import { isoNamespace, type IsoMessage } from '../spec/iso20022.ts';
 import { ResultsError } from './results-errors.ts';
 
 /** `build` writes the Document's content and yields after each part it is fine to flush after (a transaction). */
-export type IsoBuild = (xml: XMLBuilderCB) => Iterable<void>;
+type IsoBuild = (xml: XMLBuilderCB) => Iterable<void>;
 
 const FLUSH_AT = 64 * 1024;
 

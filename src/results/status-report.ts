@@ -5,7 +5,7 @@
 // (CSV, Excel) is reported as one payment information: OrgnlMsgId the batch id (its first 35
 // characters), OrgnlMsgNmId `payout-batch`. The table and what each element holds: README.md.
 import { Dec } from '../money.ts';
-import { PAIN001_VERSIONS, PAIN002_FOR, PAIN002_VERSIONS, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
+import { PAIN001_VERSIONS, PAIN002_FOR, type Pain001Version, type Pain002Version } from '../spec/iso20022.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from './iso-xml.ts';
 import { batchColumns, readResults } from './read.ts';
 import type { ResultRow, ResultsTable, ResultValues } from './types.ts';
@@ -72,7 +72,7 @@ const REASON_WORDS: [RegExp, string][] = [
   [/beneficiary/i, 'BE01'],
 ];
 
-export interface IsoTx {
+interface IsoTx {
   status: IsoTxStatus;
   /** Why a transaction is rejected, pending or not sent: its code, and the service's or our text in Max105Text pieces. */
   reason?: { code: string; text: string[] };
@@ -123,15 +123,12 @@ class Tally {
   }
 }
 
-export interface StatusReportOptions {
+interface StatusReportOptions {
   /** Default: the input's family (PAIN002_FOR), pain.002.001.03 for a batch that was not a pain.001. */
   version?: Pain002Version;
   /** A batch that was not a pain.001: its id, the report's OrgnlMsgId. */
   batchId?: string;
 }
-
-/** The pain.002 versions `--status-report-version` takes. */
-export const STATUS_REPORT_VERSIONS = PAIN002_VERSIONS;
 
 /** Writes the status report of the results file `resultsFile` to `path` (atomically). Returns the version written. */
 export async function writeStatusReport(resultsFile: string, path: string, o: StatusReportOptions = {}): Promise<Pain002Version> {
