@@ -4,8 +4,8 @@
 // `run --status-report` answers with a pain.002 (ACSP, ACSP, RJCT AM04); after one payout settles,
 // `status --status-report` says ACSC for it; `reconcile --statement` writes a camt.053 whose entries
 // and balances are the sandbox's wallet transactions. Every XML is valid against its schema.
-import { readFileSync } from 'node:fs';
-import { copyFile, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../src/engine/identity.ts';
@@ -14,7 +14,8 @@ import { ISO_STATUS } from '../../src/results/status-report.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { startFront, type Front } from '../engine/front.ts';
-import { ROOT, cliIn, generateCsv } from '../engine/helpers.ts';
+import { parse } from 'csv-parse/sync';
+import { ROOT, cleanEnv, cliIn, generateCsv, runCli } from '../engine/helpers.ts';
 import { KEY, setStatus, startSb, workDir } from '../ops/helpers.ts';
 import { schemaErrors, texts } from './validate.ts';
 
@@ -182,4 +183,32 @@ describe(`ISO 20022 out: the sample pain.001 answered by a pain.002 of its famil
     },
     120_000,
   );
+});
+
+describe(`ISO 20022 out: a watch answers a pain.001 with its pain.002 (${TEST_SHAPES})`, () => {
+  it('writes <results>.pain002.xml beside the results of a pain.001 dropped in the inbox, and names it in the summary', async () => {
+    sb = await startSb();
+    const dir = await workDir('pb-iso-watch-');
+    const config = { environment: 'sandbox', baseUrl: sb.url, settleSeconds: 1, rate: 200 };
+    await writeFile(join(dir, 'payout-batch.json'), JSON.stringify(config));
+    await mkdir(join(dir, 'inbox'));
+    const sample = 'payroll-2025-01-pain001-v09.xml';
+    await copyFile(join(ROOT, 'samples', sample), join(dir, 'inbox', sample));
+    await writeFile(join(dir, 'inbox', `${sample}.ready`), '');
+    const r = await runCli(['watch', dir, '--once'], {
+      cwd: dir,
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') }),
+      timeoutMs: 60_000,
+    });
+    const claim = ['done', 'failed'].flatMap((sub) =>
+      existsSync(join(dir, sub)) ? readdirSync(join(dir, sub)).map((c) => join(dir, sub, c)) : [],
+    );
+    expect(claim, r.stdout + r.stderr).toHaveLength(1);
+    const summary = JSON.parse(readFileSync(join(claim[0]!, sample.replace(/\.xml$/, '.summary.json')), 'utf8'));
+    expect(summary.statusReport).toBe(sample.replace(/\.xml$/, '.results.pain002.xml'));
+    const xml = readFileSync(join(claim[0]!, summary.statusReport), 'utf8');
+    expect(await schemaErrors(xml, 'pain.002.001.10')).toEqual([]);
+    const rows = parse<Record<string, string>>(readFileSync(join(claim[0]!, summary.results), 'utf8'), { columns: true, bom: true });
+    expect(texts(xml, 'TxSts')).toEqual(rows.map((x) => ISO_STATUS[x.status!]));
+  }, 120_000);
 });
