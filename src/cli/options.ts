@@ -133,7 +133,8 @@ export function screeningOptions<T>(y: Argv<T>) {
     .option('clearances-dir', {
       type: 'string',
       default: 'clearances',
-      describe: 'The folder of approved clearances of false positives (`screen --clear`), signed by the approvers (--approvers, or the policy)',
+      describe:
+        'The folder of approved clearances of false positives (`screen --clear`), signed by the approvers (--approvers, or the policy)',
     });
 }
 

@@ -62,7 +62,8 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   const sc = p.screening;
   if (sc) l.push(`  screened     ${plural(sc.screened, 'payee')} against ${sc.lists.map(listText).join(', ') || 'no list'}`);
   for (const [n, h] of sc?.held ?? []) l.push(`  HELD         row ${n} ${h.reference}: ${h.hits.map(hitText).join('; ')}`);
-  for (const [n, cs] of sc?.cleared ?? []) l.push(`  cleared      row ${n}: ${cs.map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')})`).join('; ')}`);
+  for (const [n, cs] of sc?.cleared ?? [])
+    l.push(`  cleared      row ${n}: ${cs.map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')})`).join('; ')}`);
   l.push(`  rows         ${p.rows}: ${p.valid} valid, ${p.invalid} invalid (never sent)`);
   l.push(
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,

@@ -199,7 +199,11 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   if (elsewhere) return { kind: 'elsewhere', issue: sentElsewhereIssue(elsewhere) };
   // (a row being settled too: resent, a payout not created yet would be)
   const held = o.screened?.held.get(r.rowNumber);
-  if (held) return { kind: 'screened', issue: { status: 'NOT_SENT', code: HELD, message: `held by sanctions screening: ${held.hits.map(hitText).join('; ')}` } };
+  if (held)
+    return {
+      kind: 'screened',
+      issue: { status: 'NOT_SENT', code: HELD, message: `held by sanctions screening: ${held.hits.map(hitText).join('; ')}` },
+    };
   const settling = s.phase === 'initiating' || s.phase === 'unknown';
   const issue = pf.rowIssues.get(r.rowNumber);
   // (a row being settled goes whatever preflight says: its journalled body is what is resent)

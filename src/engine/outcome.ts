@@ -83,7 +83,10 @@ export const STATUS_GROUP_WORDS: Record<StatusGroup, { title: string; text: stri
   inProgress: { title: 'In progress', text: 'in progress (PENDING, PROCESSING; QUEUED: not reached yet)' },
   waiting: { title: 'Waiting for information', text: 'waiting for us (ADDITIONAL_INFO_REQUIRED): answer with payout-batch attach' },
   failed: { title: 'Failed (refunded)', text: 'failed after creation, refunded by the service (FAILED, REJECTED)' },
-  notSent: { title: 'Not sent', text: 'not sent, no payout of this batch (INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT, ALREADY_PAID, HELD_SCREENING)' },
+  notSent: {
+    title: 'Not sent',
+    text: 'not sent, no payout of this batch (INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT, ALREADY_PAID, HELD_SCREENING)',
+  },
   unknown: { title: 'Outcome unknown', text: 'outcome unknown (UNKNOWN_OUTCOME): run or retry again, same key' },
 };
 

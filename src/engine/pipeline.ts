@@ -202,7 +202,8 @@ export async function preparePipeline<R>(
     const payable = payableTotals(batch, plan, feeForTotals(session.folded, fees));
     const approval = decideApproval({ ...o.guards, plan, payable, env: session.header.env, rows: batch.rows });
     // (`run --plan`: the screening its approvers signed, or nothing is sent)
-    const changed = o.approvedScreening !== undefined && screeningChanged(o.approvedScreening ?? undefined, plan.screening, o.guards.allowPartial);
+    const changed =
+      o.approvedScreening !== undefined && screeningChanged(o.approvedScreening ?? undefined, plan.screening, o.guards.allowPartial);
     const decision: ApprovalDecision = changed ? { ok: false, reasons: [...(approval.ok ? [] : approval.reasons), changed] } : approval;
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
@@ -259,7 +260,12 @@ export async function planStage(
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
   // (offline, before any request: a list that cannot be read stops the command here)
-  const screened = o.screening && (await screenRows(batch.rows.filter((r) => r.payout && inScope(r.payout)), o.screening));
+  const screened =
+    o.screening &&
+    (await screenRows(
+      batch.rows.filter((r) => r.payout && inScope(r.payout)),
+      o.screening,
+    ));
   // (a row about to go under a new key; one settling its outcome goes with its journalled key)
   await refuseRecentDuplicates(
     o.ledger,
@@ -505,7 +511,8 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
   const fallback: RowOutcome = left
     ? {
         // (ALREADY_PAID: its reference was paid by another batch of the account, whose payout it shows)
-        status: left.code === ENGINE_STATUSES.ALREADY_PAID || left.code === ENGINE_STATUSES.HELD_SCREENING ? left.code : ENGINE_STATUSES.NOT_SENT,
+        status:
+          left.code === ENGINE_STATUSES.ALREADY_PAID || left.code === ENGINE_STATUSES.HELD_SCREENING ? left.code : ENGINE_STATUSES.NOT_SENT,
         ...(left.payout ? { payout: left.payout } : {}),
         documents: [],
         error: { code: left.code, message: left.message },
@@ -520,7 +527,14 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
   if (left && s.phase === 'rejected') return fallback;
   const cleared = v.plan?.screening?.cleared.get(r.rowNumber);
   const o = outcomeFromState(s, fallback);
-  return cleared ? { ...o, clearance: cleared.map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`).join('; ') } : o;
+  return cleared
+    ? {
+        ...o,
+        clearance: cleared
+          .map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`)
+          .join('; '),
+      }
+    : o;
 }
 
 /**

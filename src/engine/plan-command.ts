@@ -90,7 +90,11 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   const staged = await planStage(o.conn, batch, folded, env, { ...o, ledger, quoteRows, sentElsewhere, fundBySwap });
   // (as `run` counts it: pipeline.ts approve)
   const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
-  const overLimit = [requestLimitReason(staged.plan.requests, o.maxRequests) ?? [], swapReasons(staged.plan, o), staged.plan.screening?.refused ?? []].flat();
+  const overLimit = [
+    requestLimitReason(staged.plan.requests, o.maxRequests) ?? [],
+    swapReasons(staged.plan, o),
+    staged.plan.screening?.refused ?? [],
+  ].flat();
   if (overLimit.length) return { plan: staged.plan, quoteErrors: new Map(), refused: overLimit, payable };
   const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, staged.preflight.quoteGroups, quoteRows);
   // the quoted fees replace the estimates in the plan's totals

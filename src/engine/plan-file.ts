@@ -305,7 +305,10 @@ export function screeningChanged(planned: PlanFile['screening'], now: Screened |
   const held = [...(now?.held.keys() ?? [])];
   if (held.length) return `rows ${held.join(', ')} of the plan hit the sanctions lists now: make and approve a new plan`;
   const cleared = (rows: [number, string[]][]) => JSON.stringify(rows.sort(([a], [b]) => a - b));
-  if (cleared(planned?.cleared.map((c) => [c.rowNumber, c.clearances]) ?? []) !== cleared([...(now?.cleared ?? [])].map(([n, cs]) => [n, cs.map((c) => c.id)])))
+  if (
+    cleared(planned?.cleared.map((c) => [c.rowNumber, c.clearances]) ?? []) !==
+    cleared([...(now?.cleared ?? [])].map(([n, cs]) => [n, cs.map((c) => c.id)]))
+  )
     return 'the clearances of the sanctions hits are not those the plan was approved with: make and approve a new plan';
   return undefined;
 }

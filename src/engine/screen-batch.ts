@@ -86,7 +86,9 @@ export async function screenRows(rows: readonly EngineRow[], o: ScreeningOptions
   const age = o.maxAgeMs === undefined ? undefined : `${Math.round(o.maxAgeMs / 3_600_000)}h`;
   if (!o.lists.length) {
     if (age)
-      out.refused.push(`this account's policy needs every payee screened against sanctions lists at most ${age} old: give --sanctions-list`);
+      out.refused.push(
+        `this account's policy needs every payee screened against sanctions lists at most ${age} old: give --sanctions-list`,
+      );
     return out;
   }
   let screener;

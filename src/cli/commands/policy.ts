@@ -46,7 +46,8 @@ const builder = (y: Argv) =>
     })
     .option('screening-max-age', {
       type: 'string',
-      describe: 'set: every run screens its payees against sanctions lists (--sanctions-list) at most this old (1d, 12h); none or older is refused',
+      describe:
+        'set: every run screens its payees against sanctions lists (--sanctions-list) at most this old (1d, 12h); none or older is refused',
     })
     .option('out', { type: 'string', default: 'policy-change.json', describe: 'set, remove: where the proposal of a change is written' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the policy as JSON' });
