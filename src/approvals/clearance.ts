@@ -3,7 +3,7 @@
 // run counts it only with enough signatures of listed approvers (the maker's never counts), until
 // it expires. It binds the row's reference, the payee's name and account identifiers (a digest)
 // and one list entry as read then (engine/screen-batch.ts covers).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -73,6 +73,7 @@ export const clearanceText = (c: ClearanceFile): string =>
 /** Writes a clearance into `dir`; returns its path. */
 export async function writeClearance(dir: string, c: ClearanceFile): Promise<string> {
   const path = join(dir, `${c.reference}-${c.list}-${c.entryId}`.replace(/[^\w.-]/g, '_') + SUFFIX);
+  mkdirSync(dir, { recursive: true });
   await writeFileAtomic(path, JSON.stringify(c, null, 2) + '\n', { mode: 0o644 });
   return path;
 }
