@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { sameName } from '../engine/guards.ts';
 import { sha256Hex } from '../engine/identity.ts';
-import type { Clearance } from '../engine/screen-batch.ts';
+import type { Clearance, ScreeningOptions } from '../engine/screen-batch.ts';
+import type { AccountPolicy } from './account-policy.ts';
 import { verifyApproval } from './sign.ts';
 import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
 import { PlanFileError } from './payload.ts';
@@ -129,3 +130,23 @@ export const clearancesInForce = (statuses: readonly ClearanceStatus[]): Clearan
       expiresAt: c.expiresAt,
       signedBy,
     }));
+
+/**
+ * The screening of a command or a watched file: the lists, the clearances of `dir` signed by the
+ * account policy's approvers (else `approvers`; none: no clearance counts), and the policy's oldest
+ * list; undefined when neither a list nor the policy asks for it.
+ */
+export function screeningFor(
+  lists: string[],
+  dir: string,
+  approvers: readonly Approver[],
+  policy?: Pick<AccountPolicy, 'screeningMaxAgeMs' | 'approvers' | 'requireApprovals'>,
+): ScreeningOptions | undefined {
+  const maxAgeMs = policy?.screeningMaxAgeMs;
+  if (!lists.length && maxAgeMs === undefined) return undefined;
+  return {
+    lists,
+    maxAgeMs,
+    clearances: clearancesInForce(clearancesIn(dir, policy?.approvers ?? approvers, policy?.requireApprovals ?? 1)),
+  };
+}

@@ -24,7 +24,7 @@ import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from '../approvals/account-policy.ts';
 import { readApprovers } from '../approvals/approvals-file.ts';
-import { clearancesIn, clearancesInForce } from '../approvals/clearance.ts';
+import { screeningFor } from '../approvals/clearance.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { Signals, type Outcome, type SignalTargets } from '../signals/signals.ts';
@@ -138,23 +138,19 @@ export function screeningOptions<T>(y: Argv<T>) {
     });
 }
 
-/**
- * The screening a command makes: the lists as given, the clearances its approvers signed (the
- * account policy's approvers, else --approvers / $PAYOUT_BATCH_APPROVERS; none: no clearance
- * counts), and the policy's oldest list; undefined when neither a list nor the policy asks for it.
- */
+/** The screening a command makes (approvals/clearance.ts screeningFor): the lists as given, the clearances --approvers signed. */
 export function screeningOf(
   args: { 'sanctions-list'?: (string | number)[]; 'clearances-dir'?: string; approvers?: string },
   io: CliIO,
   policy?: Pick<AccountPolicy, 'screeningMaxAgeMs' | 'approvers' | 'requireApprovals'>,
 ): ScreeningOptions | undefined {
-  const lists = (args['sanctions-list'] ?? []).map((p) => resolve(io.cwd, String(p)));
-  const maxAgeMs = policy?.screeningMaxAgeMs;
-  if (!lists.length && maxAgeMs === undefined) return undefined;
   const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-  const approvers = policy?.approvers ?? (list ? readApprovers(resolve(io.cwd, list)) : []);
-  const dir = resolve(io.cwd, args['clearances-dir'] ?? 'clearances');
-  return { lists, maxAgeMs, clearances: clearancesInForce(clearancesIn(dir, approvers, policy?.requireApprovals ?? 1)) };
+  return screeningFor(
+    (args['sanctions-list'] ?? []).map((p) => resolve(io.cwd, String(p))),
+    resolve(io.cwd, args['clearances-dir'] ?? 'clearances'),
+    !policy && list ? readApprovers(resolve(io.cwd, list)) : [],
+    policy,
+  );
 }
 
 /** The flags run and retry share besides the connection and the guards. */

@@ -266,3 +266,37 @@ it("a list older than the account's policy allows refuses the run, and so does n
   expect(fresh.code, fresh.stderr).toBe(0);
   expect(initiates(sb)).toHaveLength(before + 2);
 });
+
+it('watch refuses a file with any payee on a sanctions list whole, even under "allowPartial"', async () => {
+  const { dir, prefix, cli } = await scene();
+  const watch = join(dir, 'watch');
+  mkdirSync(join(watch, 'inbox'), { recursive: true });
+  copyFileSync(join(dir, 'payroll.csv'), join(watch, 'inbox', 'payroll.csv'));
+  writeFileSync(join(watch, 'inbox', 'payroll.csv.ready'), '');
+  const config = {
+    environment: 'sandbox',
+    baseUrl: sb.url,
+    settleSeconds: 0,
+    allowPartial: true,
+    allowDocumentsOutside: true,
+    sanctionsLists: [LIST],
+  };
+  writeFileSync(join(watch, 'payout-batch.json'), JSON.stringify(config));
+  const before = initiates(sb).length;
+  const w = await cli('watch', watch, '--once');
+  expect(w.stdout + w.stderr).toContain('payroll.csv is refused whole: 2 rows are held by sanctions screening');
+  expect(readdirSync(join(watch, 'failed'))).toHaveLength(1);
+  expect(initiates(sb)).toHaveLength(before);
+  // the same folder and list, the file without its two listed payees: paid
+  writeFileSync(
+    join(watch, 'inbox', 'clean.csv'),
+    [sample[0], ...ROWS.filter((l) => !/-0(01|21),/.test(l))]
+      .join('\n')
+      .replace(/PAYROLL-2025-01-/g, `${prefix}W-`)
+      .replace(/documents\//g, `${join(ROOT, 'samples/documents')}/`) + '\n',
+  );
+  writeFileSync(join(watch, 'inbox', 'clean.csv.ready'), '');
+  const ok = await cli('watch', watch, '--once');
+  expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+});
