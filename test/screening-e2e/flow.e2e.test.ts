@@ -129,6 +129,8 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
     '--yes',
   );
   expect(approved.code, approved.stderr).toBe(0);
+  // what the approver reads before signing: the list and the rows it holds back
+  expect(approved.stdout).toMatch(/screened against sdn\.csv \(7 entries, .*\): 2 held and not paid \(S\d+-001, S\d+-021\)/);
   const before = initiates(sb).length;
   const gate = ['--require-approvals', '1', '--approvers', 'approvers.json', '--yes'];
   // another list (the same entries and one more): not what was approved
