@@ -34,9 +34,9 @@ const ClearanceSchema = z.object({
   madeAt: z.string(),
   madeBy: z.string(),
 });
-export type ClearanceFile = z.infer<typeof ClearanceSchema>;
+type ClearanceFile = z.infer<typeof ClearanceSchema>;
 
-export interface LoadedClearance {
+interface LoadedClearance {
   path: string;
   bytes: Buffer;
   clearance: ClearanceFile;
@@ -79,7 +79,7 @@ export async function writeClearance(dir: string, c: ClearanceFile): Promise<str
   return path;
 }
 
-export interface ClearanceStatus {
+interface ClearanceStatus {
   loaded: LoadedClearance;
   signedBy: string[];
   /** Why it does not count (too few signatures, expired); undefined: it counts. */
@@ -116,7 +116,7 @@ export function clearancesIn(dir: string, approvers: readonly Approver[], requir
 }
 
 /** The clearances that count, as the screening takes them. */
-export const clearancesInForce = (statuses: readonly ClearanceStatus[]): Clearance[] =>
+const clearancesInForce = (statuses: readonly ClearanceStatus[]): Clearance[] =>
   statuses
     .filter((s) => !s.problem)
     .map(({ loaded: { path, clearance: c }, signedBy }) => ({
