@@ -10,12 +10,12 @@ import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/li
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { sentElsewhereText, type SentElsewhere } from '../ledger/account-ledger.ts';
 import { ENGINE_STATUSES } from './outcome.ts';
-
-const HELD = ENGINE_STATUSES.HELD_SCREENING;
 import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { proposeSwaps, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import { hitText, type Screened } from './screen-batch.ts';
+
+const HELD = ENGINE_STATUSES.HELD_SCREENING;
 
 export interface CurrencyPlan {
   currency: string;
