@@ -50,7 +50,19 @@ async function scene() {
   }
   writeFileSync(join(dir, 'approvers.json'), JSON.stringify(list));
   const results = () => parse<Record<string, string>>(readFileSync(join(dir, 'payroll.results.csv'), 'utf8'), { columns: true, bom: true });
-  return { dir, prefix, env, service, cli, results, rewrite: (rows: string[]) => writeFileSync(join(dir, 'payroll.csv'), batch(rows)) };
+  /** `approve PATH` as Alice, her key checked against approvers.json. */
+  const approve = (path: string) =>
+    cli('approve', path, '--as', 'Alice', '--key-file', 'Alice.pem', '--approvers', 'approvers.json', '--yes');
+  return {
+    dir,
+    prefix,
+    env,
+    service,
+    cli,
+    approve,
+    results,
+    rewrite: (rows: string[]) => writeFileSync(join(dir, 'payroll.csv'), batch(rows)),
+  };
 }
 
 it('screen: the sample payroll against the sample list holds the five payees it collides with, and no other', async () => {
@@ -108,7 +120,7 @@ it('run: held rows are never sent; the others only with --allow-partial, and the
 });
 
 it('plan, approve, run --plan: the signed plan records the screening; other lists are not the approved plan', async () => {
-  const { dir, service, cli } = await scene();
+  const { dir, service, cli, approve } = await scene();
   const plan = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--sanctions-list', LIST, '--prepared-by', 'Dan', ...service);
   expect(plan.code, plan.stderr).toBe(1); // (rows held)
   expect(plan.stdout).toMatch(/^ {2}HELD {9}row 2 S\d+-001: ofac-sdn 90001/m);
@@ -117,17 +129,7 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
   };
   expect(file.screening.lists).toHaveLength(1);
   expect(file.screening.held).toHaveLength(2);
-  const approved = await cli(
-    'approve',
-    'payroll.plan.json',
-    '--as',
-    'Alice',
-    '--key-file',
-    'Alice.pem',
-    '--approvers',
-    'approvers.json',
-    '--yes',
-  );
+  const approved = await approve('payroll.plan.json');
   expect(approved.code, approved.stderr).toBe(0);
   // what the approver reads before signing: the list and the rows it holds back
   expect(approved.stdout).toMatch(/screened against sdn\.csv \(7 entries, .*\): 2 held and not paid \(S\d+-001, S\d+-021\)/);
@@ -157,7 +159,7 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
 });
 
 it('a clearance approvers signed lets its row go, the results name it; a changed account voids it', async () => {
-  const { dir, prefix, service, cli, results, rewrite } = await scene();
+  const { dir, prefix, service, cli, approve, results, rewrite } = await scene();
   const ref = `${prefix}-001`;
   const screen = (...more: string[]) =>
     cli('screen', 'payroll.csv', '--sanctions-list', LIST, '--approvers', 'approvers.json', '--json', ...more);
@@ -181,17 +183,7 @@ it('a clearance approvers signed lets its row go, the results name it; a changed
   const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
   // not in force until an approver signs it
   expect((JSON.parse((await screen()).stdout) as { held: { reference: string }[] }).held.map((h) => h.reference)).toContain(ref);
-  const signed = await cli(
-    'approve',
-    join('clearances', clearance!),
-    '--as',
-    'Alice',
-    '--key-file',
-    'Alice.pem',
-    '--approvers',
-    'approvers.json',
-    '--yes',
-  );
+  const signed = await approve(join('clearances', clearance!));
   expect(signed.code, signed.stderr).toBe(0);
   const listed = await cli('screen', '--clearances', '--approvers', 'approvers.json');
   expect(listed.stdout).toContain(`clear ${ref}`);
