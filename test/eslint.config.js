@@ -14,6 +14,7 @@ const LAYERS = [
   'files', // the lock, the atomic write, the per-path queue
   'input', // reading CSV and Excel
   'validation', // rows checked offline
+  'screening', // payees against sanctions lists
   'client', // the service's HTTP client
   'journal', // the append-only journal
   'ledger', // what an account has sent: one interface, a file and a PostgreSQL implementation

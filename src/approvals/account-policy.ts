@@ -30,6 +30,8 @@ export const PolicyRulesSchema = z.object({
   above: z.record(z.string().regex(/^[A-Z]{3}$/), z.string().regex(/^\d+(\.\d+)?$/)).optional(),
   /** An approval signed longer ago than this no longer counts. */
   expireAfterMs: z.number().int().positive().optional(),
+  /** Every run screens its payees against sanctions lists at most this old (issue 42): none given, or older, is refused. */
+  screeningMaxAgeMs: z.number().int().positive().optional(),
 });
 export type PolicyRules = z.infer<typeof PolicyRulesSchema>;
 
@@ -281,7 +283,8 @@ const amountsText = (amounts: Record<string, string | Dec> = {}, join = ', ') =>
 export function describePolicy(p: AccountPolicy): string {
   const above = p.above ? ` for a batch sending more than ${amountsText(p.above, ' or ')} (any other currency: always)` : '';
   const expire = p.expireAfterMs ? `; approvals expire after ${durationText(p.expireAfterMs)}` : '';
-  return `${p.requireApprovals} approval${p.requireApprovals === 1 ? '' : 's'} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}`;
+  const lists = p.screeningMaxAgeMs ? `; payees screened against sanctions lists at most ${durationText(p.screeningMaxAgeMs)} old` : '';
+  return `${p.requireApprovals} approval${p.requireApprovals === 1 ? '' : 's'} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
 }
 
 /** What a run sends, per source currency (the plan's totals). */

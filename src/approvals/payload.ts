@@ -74,6 +74,8 @@ export interface PlanPayload {
    * Absent for a plan without swaps, so that approvals of such plans read as they were signed.
    */
   swaps?: SwapProposal[];
+  /** The sanctions screening (lists by digest, held rows with their hits, clearances used); absent for a plan made without lists. */
+  screening?: PlanFile['screening'];
 }
 
 const signedRow = (r: PlanFile['rows'][number]): SignedRow => ({
@@ -103,6 +105,7 @@ export function planPayload(p: LoadedPlan): PlanPayload {
     preparedBy: p.plan.preparedBy ?? null,
     createdAt: p.plan.createdAt,
     ...(p.plan.swaps?.length ? { swaps: p.plan.swaps } : {}),
+    ...(p.plan.screening ? { screening: p.plan.screening } : {}),
   };
 }
 
@@ -126,6 +129,12 @@ export function payloadText(p: PlanPayload, shown = p.rows.length): string {
   ];
   if (p.batchLabel !== null) lines.push(`sent again on purpose under --batch-id ${p.batchLabel}`);
   for (const s of p.swaps ?? []) lines.push(`swap first, reference ${s.reference}: ${swapText(s)}`);
+  const sc = p.screening;
+  if (sc)
+    lines.push(
+      `screened against ${sc.lists.map((l) => `${basename(l.path)} (${l.entries} entries, of ${l.date}, sha256 ${l.digest.slice(0, 16)}…)`).join(', ')}: ` +
+        `${sc.held.length} held and not paid (${sc.held.map((h) => h.reference).join(', ') || 'none'}), ${sc.cleared.length} paid under a clearance`,
+    );
   for (const r of p.rows.slice(0, shown))
     lines.push(`${r.reference} | ${r.beneficiary} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`);
   if (n > shown) lines.push(`… and ${n - shown} more payee${n - shown === 1 ? '' : 's'}`);

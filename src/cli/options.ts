@@ -21,6 +21,10 @@ import { defaultStateDir } from '../client/quota.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
 import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
+import type { ScreeningOptions } from '../engine/screen-batch.ts';
+import type { AccountPolicy } from '../approvals/account-policy.ts';
+import { readApprovers } from '../approvals/approvals-file.ts';
+import { screeningFor } from '../approvals/clearance.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { writeStatusReport } from '../results/status-report.ts';
@@ -119,9 +123,41 @@ export function maxRequestsOf(args: { 'max-requests'?: number }): number | undef
   return n;
 }
 
+/** --sanctions-list PATH (repeatable) and the clearances folder: screen, plan, run, retry (engine/screen-batch.ts). */
+export function screeningOptions<T>(y: Argv<T>) {
+  return y
+    .option('sanctions-list', {
+      type: 'string',
+      array: true,
+      describe:
+        "Screen every payee against this sanctions list first (repeatable): OFAC's sdn.csv (alt.csv, add.csv beside it), the UN list's XML, OpenSanctions' simple CSV, or a CSV of names; a hit is never sent",
+    })
+    .option('clearances-dir', {
+      type: 'string',
+      default: 'clearances',
+      describe:
+        'The folder of approved clearances of false positives (`screen --clear`), signed by the approvers (--approvers, or the policy)',
+    });
+}
+
+/** The screening a command makes (approvals/clearance.ts screeningFor): the lists as given, the clearances --approvers signed. */
+export function screeningOf(
+  args: { 'sanctions-list'?: (string | number)[]; 'clearances-dir'?: string; approvers?: string },
+  io: CliIO,
+  policy?: Pick<AccountPolicy, 'screeningMaxAgeMs' | 'approvers' | 'requireApprovals'>,
+): ScreeningOptions | undefined {
+  const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+  return screeningFor(
+    (args['sanctions-list'] ?? []).map((p) => resolve(io.cwd, String(p))),
+    resolve(io.cwd, args['clearances-dir'] ?? 'clearances'),
+    !policy && list ? readApprovers(resolve(io.cwd, list)) : [],
+    policy,
+  );
+}
+
 /** The flags run and retry share besides the connection and the guards. */
 export function sendingOptions<T>(y: Argv<T>) {
-  return y
+  return screeningOptions(y)
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
     .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
     .option('concurrency', { type: 'number', describe: 'Rows in flight at once (default max(8, --rate); the client throttles requests)' })

@@ -14,6 +14,7 @@ import { ResultsError } from '../results/results-errors.ts';
 import type { EngineEvent } from '../engine/execute.ts';
 import { requestKindsText, type BatchPlan } from '../engine/batch-plan.ts';
 import { swapText } from '../engine/swap.ts';
+import { hitText, listText, type Screened } from '../engine/screen-batch.ts';
 import { swapRequestsText } from '../follow-up/swap-views.ts';
 import type { RequestCounts } from '../follow-up/reconcile-fetch.ts';
 import type { PipelineResult } from '../engine/pipeline.ts';
@@ -57,6 +58,12 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   // (on a screen the file's name only: the batch id after it must not be cut off)
   l.push(`Plan for ${screen ? basename(p.file) : p.file} (${environment}, batch ${p.batchId.slice(0, 16)})`);
   l.push(`  environment  ${environmentText(environment, baseUrl)}`);
+  // (held rows first, each with its hits: issue 42)
+  const sc = p.screening;
+  if (sc) l.push(`  screened     ${plural(sc.screened, 'payee')} against ${sc.lists.map(listText).join(', ') || 'no list'}`);
+  for (const [n, h] of sc?.held ?? []) l.push(`  HELD         row ${n} ${h.reference}: ${h.hits.map(hitText).join('; ')}`);
+  for (const [n, cs] of sc?.cleared ?? [])
+    l.push(`  cleared      row ${n}: ${cs.map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')})`).join('; ')}`);
   l.push(`  rows         ${p.rows}: ${p.valid} valid, ${p.invalid} invalid (never sent)`);
   l.push(
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
@@ -366,6 +373,16 @@ export const planJson = (p: BatchPlan, withCorridors = false) => ({
   ...(withCorridors ? { corridorsNotEnabled: p.corridorsNotEnabled } : {}),
   ...(p.swaps.length ? { swaps: p.swaps } : {}),
   ...(p.swapRefusals.length ? { swapRefusals: p.swapRefusals } : {}),
+  ...(p.screening ? { screening: screeningJson(p.screening) } : {}),
   warnings: p.warnings,
   requests: p.requests,
+});
+
+/** A batch's screening for --json (`screen`, `plan`, `run`): only held rows under `held`. */
+export const screeningJson = (s: Screened) => ({
+  held: [...s.held].map(([row, h]) => ({ reference: h.reference, row, hits: h.hits })),
+  screened: s.screened,
+  lists: s.lists,
+  ...(s.cleared.size ? { cleared: [...s.cleared].map(([row, cs]) => ({ row, clearances: cs.map((c) => c.id) })) } : {}),
+  ...(s.refused.length ? { refused: s.refused } : {}),
 });

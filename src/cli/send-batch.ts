@@ -19,6 +19,7 @@ import {
   openTeamLedger,
   reportOption,
   reportOrNote,
+  screeningOf,
   sendingOptions,
   statusReportOf,
   statusReportOptions,
@@ -141,7 +142,9 @@ export async function sendBatch<
   events.on('event', (e) => progress.onEvent(e));
   try {
     const settings = { mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop, events };
-    const prepared = await prepare({ conn, stateDir, guards, settings });
+    const inForce = await accountPolicyOf(args, io);
+    const screening = screeningOf(args, io, typeof inForce === 'object' ? inForce : undefined);
+    const prepared = await prepare({ conn, stateDir, guards, settings, screening });
     const { plan } = prepared;
     progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
     out(resumeText(prepared.resume));

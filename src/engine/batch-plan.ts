@@ -13,6 +13,9 @@ import { ENGINE_STATUSES } from './outcome.ts';
 import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { proposeSwaps, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
+import { hitText, type Screened } from './screen-batch.ts';
+
+const HELD = ENGINE_STATUSES.HELD_SCREENING;
 
 export interface CurrencyPlan {
   currency: string;
@@ -84,6 +87,8 @@ export interface BatchPlan {
   swapRefusals: SwapRefusal[];
   /** The swaps fund this batch (`plan`, `run --fund-by-swap`, a plan file's swaps): the balances after count them. */
   fundedBySwaps: boolean;
+  /** The sanctions screening of the batch (--sanctions-list): its lists, the rows held (also in notSent, HELD_SCREENING) and cleared. */
+  screening?: Screened;
   /** Blocks the run unless --allow-partial. */
   shortfall: boolean;
   /** Valid rows held back only because of a corridor not enabled (blocks unless --allow-partial or --enable-pairs). */
@@ -143,6 +148,8 @@ export interface PlanOptions {
   swapFrom?: string;
   /** A plan file's swaps (`run --plan`): approved, so used as they are, never priced again; they fund the batch. */
   approvedSwaps?: SwapProposal[];
+  /** The batch's sanctions screening (screen-batch.ts): its held rows are never sent. */
+  screened?: Screened;
 }
 
 /** What the plan makes of one row before the wallets are looked at. */
@@ -153,6 +160,8 @@ type RowVerdict =
   | { kind: 'held'; issue: RowIssue }
   /** Its reference was sent by another batch of the account: never sent by this one. */
   | { kind: 'elsewhere'; issue: LeftOut }
+  /** Its payee hit a sanctions list (HELD_SCREENING): never sent. */
+  | { kind: 'screened'; issue: RowIssue }
   /** Valid; an idempotency conflict is for a person to resolve: not sent, not reported here. */
   | { kind: 'conflict' }
   | { kind: 'candidate'; payout: PayoutRow; settling: boolean; resending: boolean };
@@ -188,6 +197,13 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   }
   const elsewhere = (s.phase === 'none' || s.phase === 'rejected') && o.sentElsewhere?.get(r.payout.reference);
   if (elsewhere) return { kind: 'elsewhere', issue: sentElsewhereIssue(elsewhere) };
+  // (a row being settled too: resent, a payout not created yet would be)
+  const held = o.screened?.held.get(r.rowNumber);
+  if (held)
+    return {
+      kind: 'screened',
+      issue: { status: 'NOT_SENT', code: HELD, message: `held by sanctions screening: ${held.hits.map(hitText).join('; ')}` },
+    };
   const settling = s.phase === 'initiating' || s.phase === 'unknown';
   const issue = pf.rowIssues.get(r.rowNumber);
   // (a row being settled goes whatever preflight says: its journalled body is what is resent)
@@ -281,6 +297,7 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
   const created: CreatedRow[] = [];
   let valid = 0;
   const elsewhere = new Map<number, LeftOut>();
+  const screened = new Map<number, RowIssue>();
   for (const r of batch.rows) {
     const v = verdictOf(r, folded, pf, o);
     // (out of scope too: a row `run --plan` leaves out says why in the results)
@@ -292,6 +309,7 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
     }
     valid++;
     if (v.kind === 'created') created.push({ rowNumber: r.rowNumber, debit: v.debit });
+    if (v.kind === 'screened') screened.set(r.rowNumber, v.issue);
     if (v.kind === 'held') {
       held.set(r.rowNumber, v.issue);
       countBlockedCorridor(blockedCorridors, r.payout!, pf);
@@ -311,7 +329,7 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
       resending: v.resending,
     });
   }
-  return { invalidRows, held, elsewhere, blockedCorridors, candidates, created, valid };
+  return { invalidRows, held, elsewhere, screened, blockedCorridors, candidates, created, valid };
 }
 
 function countBlockedCorridor(blocked: Map<string, BatchPlan['corridorsNotEnabled'][number]>, p: PayoutRow, pf: PreflightResult): void {
@@ -589,7 +607,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     quoteGroups: pf.quoteGroups,
     swaps,
   });
-  const notSent = new Map<number, LeftOut>([...rows.held, ...taken.leftOut, ...rows.elsewhere]);
+  const notSent = new Map<number, LeftOut>([...rows.screened, ...rows.held, ...taken.leftOut, ...rows.elsewhere]);
   return {
     batchId: batch.identity.batchId,
     env,
@@ -614,6 +632,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     swaps: funding.swaps,
     swapRefusals: funding.refusals,
     fundedBySwaps,
+    ...(o.screened ? { screening: o.screened } : {}),
     shortfall,
     corridorBlocked: rows.held.size > 0,
     resend: {

@@ -90,6 +90,7 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
       `corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`,
     );
   }
+  reasons.push(...(plan.screening?.refused ?? []), ...screeningReasons(plan, a.allowPartial));
   reasons.push(...controlTotalReasons(a));
   const overLimit = requestLimitReason(plan.requests, a.maxRequests);
   if (overLimit) reasons.push(overLimit);
@@ -99,6 +100,16 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
     );
   if (reasons.length) return { ok: false, reasons };
   return { ok: true, confirm: !a.yes };
+}
+
+/** Rows held by sanctions screening stop the batch unless --allow-partial sends the others (never silently). */
+export function screeningReasons(plan: Pick<BatchPlan, 'screening'>, allowPartial: boolean): string[] {
+  const held = plan.screening?.held.size ?? 0;
+  if (!held || allowPartial) return [];
+  return [
+    `${held === 1 ? '1 row is' : `${held} rows are`} held by sanctions screening (HELD_SCREENING, rows ${[...plan.screening!.held.keys()].join(', ')}): ` +
+      'pass --allow-partial to send the others, or clear a false positive (payout-batch screen --clear)',
+  ];
 }
 
 /** The payouts of these rows, as the approval policy's allowance counts them. */

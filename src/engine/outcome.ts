@@ -32,6 +32,8 @@ export const ENGINE_STATUSES = {
    * batch debited nothing for it and never sends it again. Paying again takes a new reference.
    */
   ALREADY_PAID: 'ALREADY_PAID',
+  /** Its payee hit a sanctions list, or is in the review band (src/screening): never sent until cleared (`screen --clear`). */
+  HELD_SCREENING: 'HELD_SCREENING',
   /** Only in a checkpoint written during a run: not processed yet. */
   QUEUED: 'QUEUED',
 } as const;
@@ -53,6 +55,8 @@ export interface RowOutcome {
   updatedAt?: string;
   /** Earlier payouts of this row that failed after creation, were refunded and were sent again. */
   earlier?: PayoutSnapshot[];
+  /** The approved clearances of its sanctions hits (screen-batch.ts), as the results column says them. */
+  clearance?: string;
 }
 
 // ------------------------------------------------------------------ status groups
@@ -66,6 +70,7 @@ export interface RowOutcome {
  *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
  *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
  *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`;
+ *               HELD_SCREENING: its payee hit a sanctions list (cleared only by approvers);
  *               ALREADY_PAID: no payout of this batch, the reference was paid before at this account.
  *   unknown     UNKNOWN_OUTCOME, or a status that is none of ours: run or retry again (same key).
  */
@@ -78,7 +83,10 @@ export const STATUS_GROUP_WORDS: Record<StatusGroup, { title: string; text: stri
   inProgress: { title: 'In progress', text: 'in progress (PENDING, PROCESSING; QUEUED: not reached yet)' },
   waiting: { title: 'Waiting for information', text: 'waiting for us (ADDITIONAL_INFO_REQUIRED): answer with payout-batch attach' },
   failed: { title: 'Failed (refunded)', text: 'failed after creation, refunded by the service (FAILED, REJECTED)' },
-  notSent: { title: 'Not sent', text: 'not sent, no payout of this batch (INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT, ALREADY_PAID)' },
+  notSent: {
+    title: 'Not sent',
+    text: 'not sent, no payout of this batch (INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT, ALREADY_PAID, HELD_SCREENING)',
+  },
   unknown: { title: 'Outcome unknown', text: 'outcome unknown (UNKNOWN_OUTCOME): run or retry again, same key' },
 };
 
@@ -100,6 +108,7 @@ export function statusGroup(status: string | undefined): StatusGroup {
     case ENGINE_STATUSES.FAILED_TO_SEND:
     case ENGINE_STATUSES.CONFLICT:
     case ENGINE_STATUSES.ALREADY_PAID:
+    case ENGINE_STATUSES.HELD_SCREENING:
       return 'notSent';
     default:
       return 'unknown';
@@ -182,6 +191,7 @@ export function resultValues(o: RowOutcome): ResultValues {
   if (o.documents.length) v.documentUrls = o.documents.join('; ');
   if (o.updatedAt && !v.updatedAt) v.updatedAt = o.updatedAt;
   if (o.earlier?.length) v.earlierPayouts = earlierPayoutsCell(o.earlier);
+  if (o.clearance) v.screeningClearance = o.clearance;
   return v;
 }
 

@@ -14,7 +14,7 @@ import { readResults } from '../results/read.ts';
 import { plural } from '../text.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
-import { controlTotalNotes, decideApproval, payoutsOf, type GuardOptions } from './guards.ts';
+import { controlTotalNotes, decideApproval, payoutsOf, type ApprovalDecision, type GuardOptions } from './guards.ts';
 import { STOPPED_BEFORE_ROW, executeRows, type EngineEvent, type RunSettings } from './execute.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 export type { EngineEvents, RunSettings } from './execute.ts';
@@ -35,7 +35,7 @@ import {
 import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
 import { refuseRecentDuplicates, type DuplicateOptions } from './duplicates.ts';
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
-import { readPlanFile, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
+import { readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
 import { preflight, readSwapPairs, type PreflightResult, type PreflightStep } from './preflight.ts';
 import {
   firstError,
@@ -50,6 +50,7 @@ import {
 import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
 import { catchUpStatuses, journalReader, openSession, readAgain, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
+import { screenRows, type ScreeningOptions } from './screen-batch.ts';
 
 /** What `run` and `retry` share. */
 export interface SendOptions extends DuplicateOptions {
@@ -58,6 +59,8 @@ export interface SendOptions extends DuplicateOptions {
   settings: RunSettings;
   /** The state folder whose ledger of the account holds the journals (default the per-user one). */
   stateDir?: string;
+  /** Screen the payees against sanctions lists (--sanctions-list, the account's policy): a hit is held, never sent. */
+  screening?: ScreeningOptions;
 }
 
 /** The pipeline's own options, set by `run` (prepareRun) and `retry` (retry.ts): which rows, and where the results go. */
@@ -72,6 +75,8 @@ export interface PipelineOptions extends SendOptions {
   resend?: PlanOptions['resend'];
   sentElsewhere?: PlanOptions['sentElsewhere'];
   approvedSwaps?: PlanOptions['approvedSwaps'];
+  /** A plan file's screening (`run --plan`; null: made without lists): the run's must be the same. */
+  approvedScreening?: PlanFile['screening'] | null;
 }
 
 /**
@@ -195,7 +200,11 @@ export async function preparePipeline<R>(
     const { plan } = planned;
     const fees = new Map([...planned.preflight.estimatedFees, ...(o.quotedFees ?? [])]);
     const payable = payableTotals(batch, plan, feeForTotals(session.folded, fees));
-    const decision = decideApproval({ ...o.guards, plan, payable, env: session.header.env, rows: batch.rows });
+    const approval = decideApproval({ ...o.guards, plan, payable, env: session.header.env, rows: batch.rows });
+    // (`run --plan`: the screening its approvers signed, or nothing is sent)
+    const changed =
+      o.approvedScreening !== undefined && screeningChanged(o.approvedScreening ?? undefined, plan.screening, o.guards.allowPartial);
+    const decision: ApprovalDecision = changed ? { ok: false, reasons: [...(approval.ok ? [] : approval.reasons), changed] } : approval;
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
       // Nothing sent: no results file is written (an earlier run's stays as it is).
@@ -233,8 +242,8 @@ async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Prom
   else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
 }
 
-export type PlanStageOptions = Omit<PlanOptions, 'usage'> &
-  DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger };
+export type PlanStageOptions = Omit<PlanOptions, 'usage' | 'screened'> &
+  DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger; screening?: ScreeningOptions };
 
 /**
  * The plan stage of `run`, `retry` and `plan`: the preflight's requests for the rows to consider
@@ -250,6 +259,13 @@ export async function planStage(
 ): Promise<{ plan: BatchPlan; preflight: PreflightResult; usage?: UsageReport }> {
   const inScope = (p: PayoutRow) => !o.only || o.only.has(p.rowNumber);
   const phase = (p: PayoutRow) => rowState(folded, p.reference).phase;
+  // (offline, before any request: a list that cannot be read stops the command here)
+  const screened =
+    o.screening &&
+    (await screenRows(
+      batch.rows.filter((r) => r.payout && inScope(r.payout)),
+      o.screening,
+    ));
   // (a row about to go under a new key; one settling its outcome goes with its journalled key)
   await refuseRecentDuplicates(
     o.ledger,
@@ -265,7 +281,7 @@ export async function planStage(
   const planned = async () => {
     await conn.usage?.flush().catch(() => undefined);
     const usage = await conn.client.quotaUsage().catch(() => undefined);
-    return { plan: buildPlan(batch, pf, folded, env, { ...o, usage }), preflight: pf, usage };
+    return { plan: buildPlan(batch, pf, folded, env, { ...o, usage, screened }), preflight: pf, usage };
   };
   const first = await planned();
   // A wallet is short and no pair was read: the pairs price its swap (spec §4.9), one request.
@@ -495,7 +511,8 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
   const fallback: RowOutcome = left
     ? {
         // (ALREADY_PAID: its reference was paid by another batch of the account, whose payout it shows)
-        status: left.code === ENGINE_STATUSES.ALREADY_PAID ? ENGINE_STATUSES.ALREADY_PAID : ENGINE_STATUSES.NOT_SENT,
+        status:
+          left.code === ENGINE_STATUSES.ALREADY_PAID || left.code === ENGINE_STATUSES.HELD_SCREENING ? left.code : ENGINE_STATUSES.NOT_SENT,
         ...(left.payout ? { payout: left.payout } : {}),
         documents: [],
         error: { code: left.code, message: left.message },
@@ -508,7 +525,16 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
           error: v.stopped ? STOPPED_BEFORE_ROW : { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
         };
   if (left && s.phase === 'rejected') return fallback;
-  return outcomeFromState(s, fallback);
+  const cleared = v.plan?.screening?.cleared.get(r.rowNumber);
+  const o = outcomeFromState(s, fallback);
+  return cleared
+    ? {
+        ...o,
+        clearance: cleared
+          .map((c) => `${c.id} (${c.list}:${c.entryId}, signed by ${c.signedBy.join(', ')}, until ${c.expiresAt})`)
+          .join('; '),
+      }
+    : o;
 }
 
 /**
@@ -641,7 +667,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     mode: 'run',
     sentElsewhere,
     // (a plan file's swaps are the approved ones: none, when it holds none)
-    ...(planned ? { approvedSwaps: planned.swaps ?? [] } : {}),
+    ...(planned ? { approvedSwaps: planned.swaps ?? [], approvedScreening: planned.screening ?? null } : {}),
   };
   return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
 }

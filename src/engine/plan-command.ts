@@ -27,7 +27,7 @@ export interface PlanCommandOptions
   extends
     LoadOptions,
     DuplicateOptions,
-    Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom'>,
+    Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom' | 'screening'>,
     Pick<GuardOptions, 'maxSwaps'> {
   file: string;
   /** With `out`: quote the rows to send, once per corridor, method and fee band (fees exact); without `out` nothing is quoted. */
@@ -97,7 +97,11 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   const staged = await planStage(o.conn, batch, folded, env, { ...o, ledger, quoteRows, sentElsewhere, fundBySwap });
   // (as `run` counts it: pipeline.ts approve)
   const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
-  const overLimit = [requestLimitReason(staged.plan.requests, o.maxRequests) ?? [], swapReasons(staged.plan, o)].flat();
+  const overLimit = [
+    requestLimitReason(staged.plan.requests, o.maxRequests) ?? [],
+    swapReasons(staged.plan, o),
+    staged.plan.screening?.refused ?? [],
+  ].flat();
   if (overLimit.length) return { plan: staged.plan, quoteErrors: new Map(), refused: overLimit, payable };
   const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, staged.preflight.quoteGroups, quoteRows);
   // the quoted fees replace the estimates in the plan's totals
@@ -109,6 +113,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
         usage: staged.usage,
         quotedFees: quoted.fees,
         fundBySwap,
+        screened: staged.plan.screening,
       })
     : staged.plan;
   // (the swap priced again with the quoted fees: its cap is checked again)

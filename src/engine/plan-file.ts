@@ -19,6 +19,7 @@ import { accountOf } from '../ledger/account-ledger.ts';
 import { RequestCostSchema, type BatchPlan } from './batch-plan.ts';
 import type { LoadedBatch } from './prepare.ts';
 import { SwapProposalSchema } from './swap.ts';
+import type { Screened } from './screen-batch.ts';
 
 export const PLAN_KIND = 'payout-batch-plan';
 /** Rows carry their initiate body and documents' sha256, the plan its sheet and account (the first version shipped). */
@@ -79,6 +80,18 @@ export const PlanFileSchema = z.object({
    * Absent in plans that need none.
    */
   swaps: z.array(SwapProposalSchema).optional(),
+  /**
+   * The sanctions screening approvers sign (issue 42): each list by its digest, every held row with
+   * its hits, every cleared row with its clearances. `run --plan` screens again and refuses other
+   * lists, a new hit or another clearance, and needs --allow-partial when rows are held. Absent in a plan made without --sanctions-list.
+   */
+  screening: z
+    .object({
+      lists: z.array(z.object({ path: z.string(), format: z.string(), digest: z.string(), entries: z.number(), date: z.string() })),
+      held: z.array(z.object({ rowNumber: z.number().int(), reference: z.string(), hits: z.array(z.record(z.string(), z.unknown())) })),
+      cleared: z.array(z.object({ rowNumber: z.number().int(), clearances: z.array(z.string()) })),
+    })
+    .optional(),
 });
 export type PlanFile = z.infer<typeof PlanFileSchema>;
 export type PlanRow = z.infer<typeof PlanRow>;
@@ -264,5 +277,38 @@ export function planFileOf(
     notSent: [...plan.notSent].map(([rowNumber, i]) => ({ rowNumber, code: i.code, message: i.message })),
     corridorsNotEnabled: plan.corridorsNotEnabled,
     ...(plan.swaps.length ? { swaps: plan.swaps } : {}),
+    ...(plan.screening ? { screening: screeningRecord(plan.screening) } : {}),
   };
+}
+
+/** The screening as a plan file records it. */
+function screeningRecord(s: Screened): NonNullable<PlanFile['screening']> {
+  return {
+    lists: s.lists.map((l) => ({ path: l.path, format: l.format, digest: l.digest, entries: l.entries, date: l.date })),
+    held: [...s.held].map(([rowNumber, h]) => ({ rowNumber, reference: h.reference, hits: h.hits.map((x) => ({ ...x })) })),
+    cleared: [...s.cleared].map(([rowNumber, cs]) => ({ rowNumber, clearances: cs.map((c) => c.id) })),
+  };
+}
+
+/**
+ * Why a run's screening is not the one the plan's approvers signed: other lists (by digest), a
+ * row of the plan held now, or cleared under other clearances; undefined when it is.
+ */
+export function screeningChanged(planned: PlanFile['screening'], now: Screened | undefined, allowPartial: boolean): string | undefined {
+  const digests = (d: string[]) => d.sort().join(',');
+  if (digests(planned?.lists.map((l) => l.digest) ?? []) !== digests(now?.lists.map((l) => l.digest) ?? []))
+    return planned
+      ? `the plan was screened against ${planned.lists.map((l) => `${l.path} (sha256 ${l.digest.slice(0, 16)}…)`).join(', ')}, not the --sanctions-list given now: give the same lists, or make and approve a new plan`
+      : 'the plan was made without sanctions lists: make and approve a new plan screened against them';
+  if (planned?.held.length && !allowPartial)
+    return `the plan leaves out ${planned.held.length} rows held by sanctions screening (HELD_SCREENING): pass --allow-partial to send the others`;
+  const held = [...(now?.held.keys() ?? [])];
+  if (held.length) return `rows ${held.join(', ')} of the plan hit the sanctions lists now: make and approve a new plan`;
+  const cleared = (rows: [number, string[]][]) => JSON.stringify(rows.sort(([a], [b]) => a - b));
+  if (
+    cleared(planned?.cleared.map((c) => [c.rowNumber, c.clearances]) ?? []) !==
+    cleared([...(now?.cleared ?? [])].map(([n, cs]) => [n, cs.map((c) => c.id)]))
+  )
+    return 'the clearances of the sanctions hits are not those the plan was approved with: make and approve a new plan';
+  return undefined;
 }

@@ -27,6 +27,7 @@ export const RESULT_COLUMNS = [
  *   refunded             FAILED/REJECTED: the CREDIT the wallet's transactions show for the payout (exact decimal, source currency)
  *   nextStep             what to do: the `attach` command to answer information requests, `retry --resend-failed`, wait for a refund
  *   earlierPayouts       compact JSON of the payouts this row replaced (failed, refunded, sent again): payoutId, status, amount, fee, refunded
+ *   screeningClearance   the approved clearances its sanctions hits were sent under: id, list entry, who signed, expiry
  */
 export const OPTIONAL_RESULT_COLUMNS = [
   'statusDetail',
@@ -35,6 +36,7 @@ export const OPTIONAL_RESULT_COLUMNS = [
   'refunded',
   'nextStep',
   'earlierPayouts',
+  'screeningClearance',
 ] as const;
 
 export type ResultColumn = (typeof RESULT_COLUMNS)[number] | (typeof OPTIONAL_RESULT_COLUMNS)[number];

@@ -99,6 +99,11 @@ export const WatchConfig = z.strictObject({
   requireApprovals: z.number().int().min(1).max(100).optional(),
   /** The approvers list (relative to DIR, never in the inbox): a JSON array of {name, publicKey}. */
   approvers: z.string().min(1).optional(),
+  /**
+   * As --sanctions-list (relative to DIR): every payee is screened first, and a file with any payee
+   * held is refused whole; clearances are DIR/clearances', signed by the `approvers` (or the policy's).
+   */
+  sanctionsLists: z.array(z.string().min(1)).default([]),
   /** As --ping-url, --metrics-file (relative to DIR) and --notify-url, which win (src/signals). */
   pingUrl: z.string().url().optional(),
   metricsFile: z.string().min(1).optional(),

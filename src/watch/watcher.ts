@@ -25,7 +25,11 @@ import { approvalGate } from '../approvals/gate.ts';
 import { PolicyError, policyGate, policyGuard, policyInForce } from '../approvals/account-policy.ts';
 import type { LoadedPlan } from '../approvals/payload.ts';
 import type { Connection } from '../client/connect.ts';
-import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
+import { parseMoneyFlag, screeningReasons, type GuardOptions } from '../engine/guards.ts';
+import type { ScreeningOptions } from '../engine/screen-batch.ts';
+import { BatchUnusable } from '../engine/engine-errors.ts';
+import { screeningFor } from '../approvals/clearance.ts';
+import { readApprovers } from '../approvals/approvals-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { accountOf, foldBatch, type Ledger, type WatchClaim } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -531,7 +535,18 @@ export class FolderWatch {
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
       // The account's approval policy applies too, to the same checked plan (none: the engine refuses what needs one).
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
-      const { r, changedAtPlan, refusedAtPlan } = await this.send(file, claim, { planFile: approved?.planFile, policy: guard, whole });
+      const screening = screeningFor(
+        cfg.sanctionsLists.map((l) => resolve(this.L.root, l)),
+        join(this.L.root, 'clearances'),
+        cfg.approvers ? readApprovers(resolve(this.L.root, cfg.approvers)) : [],
+        policy,
+      );
+      const { r, changedAtPlan, refusedAtPlan } = await this.send(file, claim, {
+        planFile: approved?.planFile,
+        policy: guard,
+        whole,
+        screening,
+      });
       const refusedWhole = refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent);
       // a pain.001's status report beside its results, for the ERP that dropped it (issue 41)
       const statusReport = r.resultsWritten
@@ -558,6 +573,7 @@ export class FolderWatch {
     } catch (e) {
       if (e instanceof InputError || e instanceof ResultsError) return refuse(unusable(e), 'unusable');
       if (e instanceof PolicyError) return refuse(`refused: ${e.message}`);
+      if (e instanceof BatchUnusable) return refuse(`refused: ${e.message}. ${nothingSent}`); // (a sanctions list that cannot be read)
       if (e instanceof BatchRefused) return refuse(`refused: ${this.forTheWatch(e.message)}`);
       throw e;
     }
@@ -646,7 +662,7 @@ export class FolderWatch {
   private async send(
     file: string,
     claim: ClaimRecord,
-    o: { planFile?: string; policy?: Pick<GuardOptions, 'policy' | 'spend'>; whole?: FileProblem[] },
+    o: { planFile?: string; policy?: Pick<GuardOptions, 'policy' | 'spend'>; whole?: FileProblem[]; screening?: ScreeningOptions },
   ): Promise<{ r: RunResult; changedAtPlan?: string; refusedAtPlan?: FileProblem[] }> {
     const { config: cfg, logger: log } = this.o;
     let batchLabel = '';
@@ -659,6 +675,7 @@ export class FolderWatch {
       file,
       planFile: o.planFile,
       conn: this.o.conn,
+      screening: o.screening,
       stateDir: this.L.state,
       allowDuplicates: cfg.allowDuplicates,
       duplicateWindowMs: windowMs(cfg.duplicateWindow),
@@ -697,9 +714,13 @@ export class FolderWatch {
       { file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies },
       'plan',
     );
+    // (a payee on a sanctions list: the file is refused whole, whatever "allowPartial" says)
+    const held = p.screening?.held.size;
     const refused = changedAtPlan
       ? `${claim.name} changed after it was claimed (${changedAtPlan})`
-      : refusedAtPlan && `${claim.name} is paid whole or not at all: ${refusedAtPlan.length} problems`;
+      : held
+        ? `${claim.name} is refused whole: ${screeningReasons(p, false)[0]}`
+        : refusedAtPlan && `${claim.name} is paid whole or not at all: ${refusedAtPlan.length} problems`;
     return { r: await execute(prepared, { refused }), changedAtPlan, refusedAtPlan };
   }
 

@@ -24,6 +24,7 @@ import {
 import { LockBusy } from '../../files/lock.ts';
 import { hostStore, PolicyError } from '../../approvals/account-policy.ts';
 import { isProposal, loadProposal, proposalPayload, proposalText } from '../../approvals/policy-change.ts';
+import { clearancePayload, clearanceText, isClearance, loadClearance } from '../../approvals/clearance.ts';
 import { askYesNo, isInteractive, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
@@ -97,6 +98,11 @@ async function whatIsSigned(path: string, arg: string, list: string | undefined,
     const listed = named ?? (policy && { approvers: policy.approvers, where: "the account's policy in force" });
     if (!listed) throw new UsageError('name the approvers list of the policy in force: --approvers FILE; nothing was written');
     return { payload: proposalPayload(loaded), text: proposalText(loaded.proposal), listed, preparedBy: undefined };
+  }
+  if (isClearance(path)) {
+    const loaded = loadClearance(path);
+    if (!named) throw new UsageError('name the approvers list that gives your name its key: --approvers FILE; nothing was written');
+    return { payload: clearancePayload(loaded), text: clearanceText(loaded.clearance), listed: named, preparedBy: loaded.clearance.madeBy };
   }
   const plan = loadPlan(path);
   const payload = planPayload(plan);

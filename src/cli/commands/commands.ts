@@ -12,6 +12,8 @@ const USAGE = {
   account: "Show the business's wallets, enabled currency pairs and this key's monthly quota as counted here",
   'run [file]': 'Send a batch: preflight, approval, then each valid row once (resumable, idempotent)',
   'retry <results>': 'Send again the rows of a results file that have no payout yet (after fixing them); created rows stay as they are',
+  'screen [file]':
+    'Screen every payee against sanctions lists (--sanctions-list), offline: the hits, exit 1 when a row is held; --clear a false positive for approvers to sign, --clearances to list them',
   'plan <file>': 'Preflight a batch and show (or write, --out) its plan and quotes; nothing is sent',
   'approve <plan>':
     'Show a plan file, ask, and sign it as an approver (Ed25519): PLAN.approvals.json beside it, for `run --plan PLAN --require-approvals N`',

@@ -20,6 +20,8 @@ import {
   openConnection,
   reportOption,
   reportOrNote,
+  screeningOf,
+  screeningOptions,
   STATE_DIR_HELP,
   stateRootOf,
   swapFlags,
@@ -32,9 +34,10 @@ import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
 import { handleEngineError, planJson, planText } from '../render.ts';
+import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
-  swapOptions(duplicateOptions(reportOption(batchFileOptions(connectionOptions(y)))))
+  screeningOptions(swapOptions(duplicateOptions(reportOption(batchFileOptions(connectionOptions(y))))))
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV or Excel)' })
     .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
     .option('prepared-by', {
@@ -102,6 +105,7 @@ export async function showPlan(
       ...duplicateFlags(args),
       ...swapFlags(args),
       fundBySwap: args['fund-by-swap'] ?? true,
+      screening: screeningOf(args, io, typeof policy === 'object' ? policy : undefined),
       stop: abortOn(io.stopSignal),
     });
     const p = r.plan;
@@ -152,6 +156,8 @@ export async function showPlan(
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
       for (const note of notes) io.stdout.write(`Control totals: ${note}.\n`);
       if (r.refused) io.stdout.write(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
+      const held = screeningReasons(p, args['allow-partial']);
+      if (held.length) io.stdout.write(`Sanctions screening: ${held[0]}.\n`);
       if (p.swaps.length && !refused.length)
         io.stdout.write(
           `The batch is paid after ${p.swaps.length === 1 ? 'this swap' : 'these swaps'}: \`payout-batch run ${args.file} --fund-by-swap\`${args.out ? `, or \`run --plan ${args.out}\` (approvers sign the swap)` : ''}; \`run\` without either refuses the shortfall.\n`,

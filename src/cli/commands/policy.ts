@@ -44,6 +44,11 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: 'set: an approval signed longer ago than this (7d, 12h) no longer counts',
     })
+    .option('screening-max-age', {
+      type: 'string',
+      describe:
+        'set: every run screens its payees against sanctions lists (--sanctions-list) at most this old (1d, 12h); none or older is refused',
+    })
     .option('out', { type: 'string', default: 'policy-change.json', describe: 'set, remove: where the proposal of a change is written' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the policy as JSON' });
 
@@ -69,16 +74,24 @@ function rulesOf(args: Args, io: CliIO): PolicyRules {
   const approvers = readApprovers(resolve(io.cwd, args.approvers));
   if (approvers.length < required)
     throw new UsageError(`--require-approvals ${required}, but ${args.approvers} lists ${approvers.length}: nobody could ever approve`);
-  let expireAfterMs: number | undefined;
-  try {
-    expireAfterMs = args['approvals-expire-after'] ? parseDuration(args['approvals-expire-after']) : undefined;
-  } catch (e) {
-    throw new UsageError(`--approvals-expire-after ${(e as Error).message}`);
-  }
+  const duration = (flag: 'approvals-expire-after' | 'screening-max-age') => {
+    try {
+      return args[flag] ? parseDuration(args[flag]) : undefined;
+    } catch (e) {
+      throw new UsageError(`--${flag} ${(e as Error).message}`);
+    }
+  };
+  const [expireAfterMs, screeningMaxAgeMs] = [duration('approvals-expire-after'), duration('screening-max-age')];
   const above = args.above?.length
     ? Object.fromEntries(moneyFlags(args.above, '--above').map((m) => [m.currency, m.amount.toFixed()]))
     : undefined;
-  return { requireApprovals: required, approvers, ...(above ? { above } : {}), ...(expireAfterMs ? { expireAfterMs } : {}) };
+  return {
+    requireApprovals: required,
+    approvers,
+    ...(above ? { above } : {}),
+    ...(expireAfterMs ? { expireAfterMs } : {}),
+    ...(screeningMaxAgeMs ? { screeningMaxAgeMs } : {}),
+  };
 }
 
 /** The policy in force and every version, as `policy show` prints them. */

@@ -1,0 +1,152 @@
+// A sanctions hit cleared as a false positive (issue 42): `screen --clear` writes the clearance
+// into the clearances folder, approvers sign it as they sign a plan (`approve CLEARANCE`), and a
+// run counts it only with enough signatures of listed approvers (the maker's never counts), until
+// it expires. It binds the row's reference, the payee's name and account identifiers (a digest)
+// and one list entry as read then (engine/screen-batch.ts covers).
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomic } from '../files/atomic.ts';
+import { sameName } from '../engine/guards.ts';
+import { sha256Hex } from '../engine/identity.ts';
+import type { Clearance, ScreeningOptions } from '../engine/screen-batch.ts';
+import type { AccountPolicy } from './account-policy.ts';
+import { verifyApproval } from './sign.ts';
+import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
+import { PlanFileError } from './payload.ts';
+
+export const CLEARANCE_KIND = 'payout-batch-screening-clearance';
+const SUFFIX = '.clearance.json';
+
+const ClearanceSchema = z.object({
+  kind: z.literal(CLEARANCE_KIND),
+  v: z.literal(1),
+  reference: z.string(),
+  /** engine/screen-batch.ts payeeDigest: the payee's name and account identifiers. */
+  payee: z.string(),
+  /** The name and masked account, for the person who signs. */
+  payeeText: z.string(),
+  list: z.string(),
+  entryId: z.string(),
+  entryName: z.string(),
+  reason: z.string().min(1),
+  expiresAt: z.string(),
+  madeAt: z.string(),
+  madeBy: z.string(),
+});
+type ClearanceFile = z.infer<typeof ClearanceSchema>;
+
+interface LoadedClearance {
+  path: string;
+  bytes: Buffer;
+  clearance: ClearanceFile;
+}
+
+const parse = (bytes: Buffer) => {
+  try {
+    return ClearanceSchema.safeParse(JSON.parse(bytes.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+};
+
+/** Whether the file is a clearance (else `approve` takes it for a plan or a policy change). */
+export const isClearance = (path: string): boolean => path.endsWith(SUFFIX) && existsSync(path) && !!parse(readFileSync(path))?.success;
+
+export function loadClearance(path: string): LoadedClearance {
+  const bytes = readFileSync(path);
+  const r = parse(bytes);
+  if (!r?.success) throw new PlanFileError(`${path} is not a clearance of \`payout-batch screen --clear\``);
+  return { path, bytes, clearance: r.data };
+}
+
+/** What an approver signs: the clearance, bound to its exact bytes; its purpose keeps a plan's signature from meaning it. */
+export const clearancePayload = (c: LoadedClearance) => ({
+  purpose: 'payout-batch screening clearance' as const,
+  clearanceSha256: sha256Hex(c.bytes),
+  ...c.clearance,
+});
+
+export const clearanceText = (c: ClearanceFile): string =>
+  `clear ${c.reference} (${c.payeeText}) of the sanctions hit ${c.list}:${c.entryId} "${c.entryName}" until ${c.expiresAt}: ${c.reason}\n` +
+  `  made by ${c.madeBy} at ${c.madeAt}; void if the payee's name or account, or the list entry, changes`;
+
+/** Writes a clearance into `dir`; returns its path. */
+export async function writeClearance(dir: string, c: ClearanceFile): Promise<string> {
+  const path = join(dir, `${c.reference}-${c.list}-${c.entryId}`.replace(/[^\w.-]/g, '_') + SUFFIX);
+  mkdirSync(dir, { recursive: true });
+  await writeFileAtomic(path, JSON.stringify(c, null, 2) + '\n', { mode: 0o644 });
+  return path;
+}
+
+interface ClearanceStatus {
+  loaded: LoadedClearance;
+  signedBy: string[];
+  /** Why it does not count (too few signatures, expired); undefined: it counts. */
+  problem?: string;
+}
+
+/**
+ * Each clearance of `dir` with the listed approvers that signed it (each once, under the key the
+ * list gives them, never its maker) and why it does not count, if so: fewer than `required`, expired.
+ */
+export function clearancesIn(dir: string, approvers: readonly Approver[], required: number, now = new Date()): ClearanceStatus[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(SUFFIX))
+    .sort()
+    .map((f) => {
+      const loaded = loadClearance(join(dir, f));
+      const c = loaded.clearance;
+      const payload = clearancePayload(loaded);
+      const signedBy: string[] = [];
+      for (const a of readApprovals(approvalsPathFor(loaded.path))) {
+        const listed = approvers.find((x) => sameName(x.name, a.name));
+        if (listed && !sameName(listed.name, c.madeBy) && listed.publicKey === a.publicKey && verifyApproval(payload, a).ok)
+          if (!signedBy.includes(listed.name)) signedBy.push(listed.name);
+      }
+      const problem =
+        signedBy.length < required
+          ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
+          : Date.parse(c.expiresAt) <= now.getTime()
+            ? `expired ${c.expiresAt}`
+            : undefined;
+      return { loaded, signedBy, ...(problem ? { problem } : {}) };
+    });
+}
+
+/** The clearances that count, as the screening takes them. */
+const clearancesInForce = (statuses: readonly ClearanceStatus[]): Clearance[] =>
+  statuses
+    .filter((s) => !s.problem)
+    .map(({ loaded: { path, clearance: c }, signedBy }) => ({
+      id: path.slice(path.lastIndexOf('/') + 1, -SUFFIX.length),
+      reference: c.reference,
+      payee: c.payee,
+      list: c.list,
+      entryId: c.entryId,
+      entryName: c.entryName,
+      reason: c.reason,
+      expiresAt: c.expiresAt,
+      signedBy,
+    }));
+
+/**
+ * The screening of a command or a watched file: the lists, the clearances of `dir` signed by the
+ * account policy's approvers (else `approvers`; none: no clearance counts), and the policy's oldest
+ * list; undefined when neither a list nor the policy asks for it.
+ */
+export function screeningFor(
+  lists: string[],
+  dir: string,
+  approvers: readonly Approver[],
+  policy?: Pick<AccountPolicy, 'screeningMaxAgeMs' | 'approvers' | 'requireApprovals'>,
+): ScreeningOptions | undefined {
+  const maxAgeMs = policy?.screeningMaxAgeMs;
+  if (!lists.length && maxAgeMs === undefined) return undefined;
+  return {
+    lists,
+    maxAgeMs,
+    clearances: clearancesInForce(clearancesIn(dir, policy?.approvers ?? approvers, policy?.requireApprovals ?? 1)),
+  };
+}

@@ -1,0 +1,119 @@
+// `payout-batch screen FILE --sanctions-list PATH...`: every valid row's payee against the lists
+// (engine/screen-batch.ts), offline: a table of the hits, exit 1 when a row is held. With --clear,
+// the clearance of one false positive, written for approvers to sign (`approve`); with
+// --clearances, the clearances of the folder, who signed each and when it expires.
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { loadBatch } from '../../engine/prepare.ts';
+import { hitText, listText, payeeDigest, payeeOf, screenRows } from '../../engine/screen-batch.ts';
+import { parseDuration } from '../../approvals/account-policy.ts';
+import { readApprovers } from '../../approvals/approvals-file.ts';
+import { CLEARANCE_KIND, clearancesIn, clearanceText, writeClearance } from '../../approvals/clearance.ts';
+import { maskAccount } from '../../mask.ts';
+import { screeningOf, screeningOptions, type ArgsOf } from '../options.ts';
+import { handleEngineError, screeningJson } from '../render.ts';
+
+const builder = (y: Argv) =>
+  screeningOptions(y)
+    .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel)' })
+    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
+    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
+    .option('approvers', { type: 'string', describe: 'The approvers list whose signatures clear a hit (default $PAYOUT_BATCH_APPROVERS)' })
+    .option('clear', {
+      type: 'string',
+      describe: 'Clear a false positive of the row of this reference (with --entry, --reason, --expires)',
+    })
+    .option('entry', { type: 'string', describe: '--clear: the list entry cleared, LIST:ID as the hit names it (ofac-sdn:12345)' })
+    .option('reason', { type: 'string', describe: '--clear: why the hit is not the payee' })
+    .option('expires', { type: 'string', default: '90d', describe: '--clear: how long the clearance holds (90d)' })
+    .option('as', { type: 'string', describe: '--clear: who makes it (default the OS user): their signature never counts' })
+    .option('clearances', flag('List the clearances of --clearances-dir: who signed each, when it expires, whether it counts'))
+    .option('json', flag('Print {"held", "screened", "lists"} as JSON'));
+
+type Args = ArgsOf<typeof builder>;
+
+export default defineCommand<Args>({
+  builder,
+  run: async (args, io) => {
+    try {
+      if (args.clearances) return listClearances(args, io);
+      if (!args.file) throw new UsageError('name the batch file to screen');
+      const screening = screeningOf(args, io);
+      if (!screening) throw new UsageError('give the lists to screen against: --sanctions-list PATH (repeatable)');
+      const batch = await loadBatch(args.file, { sheet: args.sheet, encoding: args.encoding });
+      const s = await screenRows(batch.rows, screening);
+      if (args.clear !== undefined) return await clear(args, io, batch.rows, s);
+      if (args.json) printJson(io, screeningJson(s));
+      else {
+        io.stdout.write(`Screened ${s.screened} payees of ${args.file} against:\n${s.lists.map((l) => `  ${listText(l)}\n`).join('')}`);
+        for (const [row, h] of s.held) for (const hit of h.hits) io.stdout.write(`  HELD row ${row} ${h.reference}: ${hitText(hit)}\n`);
+        for (const [row, cs] of s.cleared) io.stdout.write(`  cleared row ${row}: ${cs.map((c) => c.id).join(', ')}\n`);
+        io.stdout.write(s.held.size ? `${s.held.size} rows held: never sent until cleared.\n` : 'No payee held.\n');
+      }
+      return s.held.size ? ExitCode.ROWS_FAILED : ExitCode.OK;
+    } catch (e) {
+      return handleEngineError(e, io);
+    }
+  },
+});
+
+/** `--clear REF --entry LIST:ID`: the clearance of that hit of that row, written for approvers to sign. */
+async function clear(
+  args: Args,
+  io: CliIO,
+  rows: Awaited<ReturnType<typeof loadBatch>>['rows'],
+  s: Awaited<ReturnType<typeof screenRows>>,
+) {
+  const [list, id] = (args.entry ?? '').split(/:(.*)/s);
+  if (!list || !id || !args.reason?.trim()) throw new UsageError('--clear REF needs --entry LIST:ID and --reason TEXT');
+  const held = [...s.held.values()].find((h) => h.reference === args.clear);
+  const hit = held?.hits.find((h) => h.list === list && h.entryId === id);
+  if (!held || !hit) throw new UsageError(`${args.clear} has no hit of ${args.entry} to clear (see \`payout-batch screen\`)`);
+  const p = rows.find((r) => r.payout?.reference === args.clear)!.payout!;
+  let expires: number;
+  try {
+    expires = parseDuration(args.expires);
+  } catch (e) {
+    throw new UsageError(`--expires ${(e as Error).message}`);
+  }
+  const payee = payeeOf(p);
+  const now = new Date();
+  const path = await writeClearance(resolve(io.cwd, args['clearances-dir']), {
+    kind: CLEARANCE_KIND,
+    v: 1,
+    reference: payee.reference,
+    payee: payeeDigest(payee),
+    payeeText: `${payee.name}, ${maskAccount(payee.iban ?? payee.accountNumber ?? payee.bic ?? '')}`,
+    list,
+    entryId: id,
+    entryName: hit.entryName,
+    reason: args.reason.trim(),
+    expiresAt: new Date(now.getTime() + expires).toISOString(),
+    madeAt: now.toISOString(),
+    madeBy: args.as?.trim() || userInfo().username,
+  });
+  io.stdout.write(
+    `Clearance written to ${path}, not in force until approved: \`payout-batch approve ${path} --as NAME --key-file KEY\`.\n`,
+  );
+  return ExitCode.OK;
+}
+
+function listClearances(args: Args, io: CliIO): ExitCode {
+  const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+  const all = clearancesIn(resolve(io.cwd, args['clearances-dir']), list ? readApprovers(resolve(io.cwd, list)) : [], 1);
+  if (args.json)
+    printJson(
+      io,
+      all.map((c) => ({ path: c.loaded.path, ...c.loaded.clearance, signedBy: c.signedBy, ...(c.problem ? { problem: c.problem } : {}) })),
+    );
+  else
+    for (const c of all)
+      io.stdout.write(
+        `${c.loaded.path}: ${clearanceText(c.loaded.clearance)}\n  signed by ${c.signedBy.join(', ') || 'nobody'}: ${c.problem ? `does not count (${c.problem})` : 'counts'}\n`,
+      );
+  if (!all.length && !args.json) io.stdout.write(`No clearance in ${args['clearances-dir']}.\n`);
+  return ExitCode.OK;
+}

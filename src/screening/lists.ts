@@ -1,0 +1,266 @@
+// The sanctions lists as their publishers ship them, the format found by content (never by name),
+// streamed: OFAC's SDN CSV files, the UN consolidated list XML, OpenSanctions' "simple" CSV, and a
+// plain CSV of names (the business's own list). A list that cannot be read, whose format is unknown
+// or that holds no entry throws: screening against an empty list would pass everyone.
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { parse } from 'csv-parse';
+import { SaxesParser } from 'saxes';
+import { ScreeningError, type ListFormat, type ListInfo } from './screening.ts';
+
+/** One listed party: its names and the identifiers a payee's bank details are compared with. */
+export interface Entry {
+  id: string;
+  name: string;
+  aliases: string[];
+  programme?: string;
+  bics: string[];
+  ibans: string[];
+  accounts: string[];
+  /** As the list writes them: ISO codes (OpenSanctions, plain) or English names (OFAC, UN). */
+  countries: string[];
+}
+export interface ReadList {
+  info: ListInfo;
+  entries: Entry[];
+}
+
+/** OFAC's files name an absent value "-0-". */
+const ofacCell = (v: string | undefined) => (v === undefined || v.trim() === '-0-' ? '' : v.trim());
+const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap((s) => (s.trim() ? [s.trim()] : []));
+
+export async function readList(path: string): Promise<ReadList> {
+  const s = await stat(path).catch((e: NodeJS.ErrnoException) => unreadable(path, e));
+  const file = s.isDirectory() ? join(path, 'sdn.csv') : path;
+  const head = await readHead(file);
+  const format = formatOf(head);
+  if (!format)
+    throw new ScreeningError(
+      'LIST_FORMAT',
+      `${path}: not a sanctions list this tool reads (OFAC SDN CSV, UN consolidated XML, OpenSanctions simple CSV, or a CSV with a "name" column)`,
+    );
+  const hash = createHash('sha256');
+  const read = await READERS[format](file, hash);
+  if (!read.entries.length) throw new ScreeningError('LIST_EMPTY', `${path}: the list holds no entry`);
+  const mtime = (await stat(file)).mtime.toISOString().slice(0, 10);
+  const info: ListInfo = {
+    path,
+    format,
+    digest: hash.digest('hex'),
+    entries: read.entries.length,
+    date: read.date ?? mtime,
+    dateFrom: read.date ? 'file' : 'mtime',
+  };
+  return { info, entries: read.entries };
+}
+
+function unreadable(path: string, e: NodeJS.ErrnoException): never {
+  throw new ScreeningError('LIST_UNREADABLE', `${path}: cannot read the list (${e.code ?? e.message})`);
+}
+
+async function readHead(file: string): Promise<string> {
+  const fh = await open(file).catch((e: NodeJS.ErrnoException) => unreadable(file, e));
+  try {
+    const buf = Buffer.alloc(4096);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
+  } finally {
+    await fh.close();
+  }
+}
+
+function formatOf(head: string): ListFormat | undefined {
+  const text = head.trimStart();
+  if (text.startsWith('<')) return /<CONSOLIDATED_LIST[\s>]/.test(text) ? 'un-xml' : undefined;
+  const firstLine = text.split(/\r?\n/, 1)[0] ?? '';
+  const cells = firstLine.split(',').map((c) => c.replace(/^"|"$/g, '').trim().toLowerCase());
+  if (['id', 'schema', 'name', 'aliases'].every((c, i) => cells[i] === c)) return 'opensanctions';
+  if (cells.includes('name')) return 'plain';
+  // sdn.csv has no header: ent_num, SDN_Name, SDN_Type, Program, ... Remarks (12 columns).
+  if (/^\d+$/.test(cells[0] ?? '') && cells.length >= 12) return 'ofac-sdn';
+  return undefined;
+}
+
+type Reader = (file: string, hash: Hash) => Promise<{ entries: Entry[]; date?: string }>;
+const READERS: Record<ListFormat, Reader> = { 'ofac-sdn': readOfac, 'un-xml': readUn, opensanctions: readOpenSanctions, plain: readPlain };
+
+/** Streams a CSV's records (arrays, or objects keyed by the lower-cased header), hashing its bytes. */
+async function* csvRecords(file: string, hash: Hash, columns: boolean): AsyncGenerator<string[] & Record<string, string>> {
+  const parser = parse({
+    bom: true,
+    columns: columns ? (header: string[]) => header.map((h) => h.trim().toLowerCase()) : false,
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    trim: true,
+  });
+  const input = createReadStream(file);
+  input.on('data', (chunk) => hash.update(chunk));
+  input.on('error', (e) => parser.destroy(e));
+  input.pipe(parser);
+  try {
+    for await (const record of parser) yield record as string[] & Record<string, string>;
+  } catch (e) {
+    if (e instanceof ScreeningError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    throw new ScreeningError(err.code?.startsWith('CSV_') ? 'LIST_FORMAT' : 'LIST_UNREADABLE', `${file}: ${err.message}`);
+  }
+}
+
+/** BICs and IBANs written in an OFAC remark: "SWIFT/BIC BKMTIRTH; IBAN IR...; Website ...". */
+function remarkIdentifiers(remarks: string, e: Entry) {
+  for (const m of remarks.matchAll(/SWIFT\/BIC\s+([A-Z0-9]{8}(?:[A-Z0-9]{3})?)\b/gi)) e.bics.push(m[1]!.toUpperCase());
+  for (const m of remarks.matchAll(/IBAN\s+([A-Z]{2}\d{2}[A-Z0-9 ]{10,34}?)(?=\s*[;(.]|\s*$)/gi))
+    e.ibans.push(m[1]!.replace(/ /g, '').toUpperCase());
+}
+
+/**
+ * OFAC SDN: sdn.csv (ent_num, SDN_Name, SDN_Type, Program, Title, Call_Sign, Vess_type, Tonnage, GRT,
+ * Vess_flag, Vess_owner, Remarks) with alt.csv (ent_num, alt_num, alt_type, alt_name, alt_remarks)
+ * beside it, required (the aliases), and add.csv (ent_num, add_num, address, city, country,
+ * add_remarks), read when present. No header row; the files end with a 0x1A byte.
+ */
+async function readOfac(sdn: string, hash: Hash) {
+  const byId = new Map<string, Entry>();
+  for await (const r of csvRecords(sdn, hash, false)) {
+    const [id, name] = [ofacCell(r[0]), ofacCell(r[1])];
+    if (!/^\d+$/.test(id) || !name) continue; // the trailing 0x1A
+    const entry: Entry = { id, name, aliases: [], bics: [], ibans: [], accounts: [], countries: [] };
+    const programme = ofacCell(r[3]).replace(/\]\s*\[/g, ', ');
+    if (programme) entry.programme = programme;
+    remarkIdentifiers(ofacCell(r[11]), entry);
+    byId.set(id, entry);
+  }
+  const beside = (name: string) => join(dirname(sdn), basename(sdn).replace(/sdn/i, name));
+  const alt = beside('alt');
+  await stat(alt).catch((e: NodeJS.ErrnoException) => unreadable(alt, e));
+  for await (const r of csvRecords(alt, hash, false)) {
+    const name = ofacCell(r[3]);
+    if (name) byId.get(ofacCell(r[0]))?.aliases.push(name);
+  }
+  const add = beside('add');
+  if (
+    await stat(add).then(
+      () => true,
+      () => false,
+    )
+  )
+    for await (const r of csvRecords(add, hash, false)) {
+      const country = ofacCell(r[4]);
+      if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
+    }
+  return { entries: [...byId.values()] };
+}
+
+/** OpenSanctions "simple" CSV: id, schema, name, aliases, ..., identifiers, ..., dataset, ..., last_change. */
+async function readOpenSanctions(file: string, hash: Hash) {
+  const entries: Entry[] = [];
+  let date = '';
+  for await (const r of csvRecords(file, hash, true)) {
+    if (!r.id || !r.name) continue;
+    const entry: Entry = {
+      id: r.id,
+      name: r.name,
+      aliases: split(r.aliases),
+      bics: [],
+      ibans: [],
+      accounts: [],
+      countries: split(r.countries),
+    };
+    if (r.dataset) entry.programme = r.dataset;
+    for (const id of split(r.identifiers).map((s) => s.replace(/\s/g, '').toUpperCase()))
+      if (/^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/.test(id)) entry.ibans.push(id);
+      else if (/^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/.test(id)) entry.bics.push(id);
+    entries.push(entry);
+    const changed = (r.last_change ?? '').slice(0, 10);
+    if (/^\d{4}-\d{2}-\d{2}$/.test(changed) && changed > date) date = changed;
+  }
+  return date ? { entries, date } : { entries };
+}
+
+/** The business's own list: a "name" column; optional id (else the row number), bic, iban, account, country, programme. */
+async function readPlain(file: string, hash: Hash) {
+  const entries: Entry[] = [];
+  let row = 1;
+  for await (const r of csvRecords(file, hash, true)) {
+    row++;
+    if (!r.name) continue;
+    const entry: Entry = {
+      id: r.id || `row ${row}`,
+      name: r.name,
+      aliases: [],
+      bics: split(r.bic),
+      ibans: split(r.iban),
+      accounts: split(r.account),
+      countries: split(r.country),
+    };
+    if (r.programme) entry.programme = r.programme;
+    entries.push(entry);
+  }
+  return { entries };
+}
+
+/**
+ * The UN Security Council consolidated list: <CONSOLIDATED_LIST dateGenerated="..."> with
+ * INDIVIDUALS/INDIVIDUAL and ENTITIES/ENTITY, each with FIRST_NAME..FOURTH_NAME, REFERENCE_NUMBER,
+ * UN_LIST_TYPE, *_ALIAS/ALIAS_NAME, NAME_ORIGINAL_SCRIPT, addresses' COUNTRY and NATIONALITY. A DTD
+ * is refused (no entity is ever expanded).
+ */
+async function readUn(file: string, hash: Hash) {
+  const entries: Entry[] = [];
+  let date: string | undefined;
+  let entry: Entry | undefined;
+  let parts: string[] = [];
+  let text = '';
+  const open: string[] = [];
+  const parser = new SaxesParser({ fileName: file });
+  parser.on('doctype', () => parser.fail('a DTD is refused'));
+  parser.on('opentag', (tag) => {
+    text = '';
+    open.push(tag.name);
+    if (tag.name === 'CONSOLIDATED_LIST') {
+      const generated = tag.attributes.dateGenerated;
+      if (typeof generated === 'string' && /^\d{4}-\d{2}-\d{2}/.test(generated)) date = generated.slice(0, 10);
+    } else if (tag.name === 'INDIVIDUAL' || tag.name === 'ENTITY') {
+      entry = { id: '', name: '', aliases: [], bics: [], ibans: [], accounts: [], countries: [] };
+      parts = [];
+    }
+  });
+  parser.on('text', (t) => (text += t));
+  parser.on('cdata', (t) => (text += t));
+  parser.on('closetag', (tag) => {
+    const value = text.trim();
+    text = '';
+    open.pop();
+    if (!entry) return;
+    if (tag.name === 'INDIVIDUAL' || tag.name === 'ENTITY') {
+      entry.name = parts.join(' ');
+      if (entry.name) entries.push(entry);
+      entry = undefined;
+    } else if (!value) return;
+    else if (/^(FIRST|SECOND|THIRD|FOURTH)_NAME$/.test(tag.name)) parts.push(value);
+    else if (tag.name === 'REFERENCE_NUMBER') entry.id = value;
+    else if (tag.name === 'DATAID') entry.id ||= value;
+    else if (tag.name === 'UN_LIST_TYPE') entry.programme = value;
+    else if (tag.name === 'ALIAS_NAME' || tag.name === 'NAME_ORIGINAL_SCRIPT') entry.aliases.push(value);
+    else if (tag.name === 'COUNTRY' || (tag.name === 'VALUE' && open.at(-1) === 'NATIONALITY')) entry.countries.push(value);
+  });
+  const decoder = new StringDecoder('utf8');
+  try {
+    for await (const chunk of createReadStream(file)) {
+      hash.update(chunk as Buffer);
+      parser.write(decoder.write(chunk as Buffer));
+    }
+    parser.write(decoder.end()).close();
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new ScreeningError(err.code ? 'LIST_UNREADABLE' : 'LIST_FORMAT', `${file}: ${err.message}`);
+  }
+  return date ? { entries, date } : { entries };
+}

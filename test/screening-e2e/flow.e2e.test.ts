@@ -1,0 +1,296 @@
+// Issue 42 end to end, with real processes against a sandbox over HTTP: the sample payroll and the
+// sample sanctions list (samples/sanctions) through screen, plan, approve and run; a clearance
+// signed and used, then voided by a changed account; a stale list refused under the account's
+// policy. Payouts are counted at the sandbox.
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { newKeyPair } from '../../src/approvals/keys.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { TEST_SHAPES } from '../shapes.ts';
+import { ROOT, cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { install } from '../approvals/install.ts';
+
+const LIST = join(ROOT, 'samples/sanctions/sdn.csv');
+const sample = readFileSync(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8').trim().split('\n');
+/** Sample rows 1-11 (NGN) and 14-21 (USD): two of them on the sample list, 001 (its name reversed) and 021 (a legal form). */
+const ROWS = [...sample.slice(1, 12), ...sample.slice(14, 22)];
+const HELD = ['001', '021'];
+
+const dirs = tempDirs('pb-screening-');
+let sb: LocalSandbox;
+beforeAll(async () => {
+  sb = await startSandbox({ seed: defaultSeed(), shapes: TEST_SHAPES, rateLimitPerSecond: null, monthlyQuota: null });
+});
+afterAll(async () => {
+  await sb?.close();
+  await dirs.remove();
+});
+
+let scenes = 0;
+/** A folder with the batch (references of its own), the CLI against the sandbox, and approvers Alice and Bob listed. */
+async function scene() {
+  const dir = await dirs.make();
+  const prefix = `S${++scenes}`;
+  const batch = (rows = ROWS) =>
+    [sample[0], ...rows]
+      .join('\n')
+      .replace(/PAYROLL-2025-01-/g, `${prefix}-`)
+      .replace(/documents\//g, `${join(ROOT, 'samples/documents')}/`) + '\n';
+  writeFileSync(join(dir, 'payroll.csv'), batch());
+  const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+  const service = ['--base-url', sb.url, '--rate', '100'];
+  const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+  const list: { name: string; publicKey: string }[] = [];
+  for (const name of ['Alice', 'Bob']) {
+    const k = newKeyPair();
+    writeFileSync(join(dir, `${name}.pem`), k.privatePem, { mode: 0o600 });
+    list.push({ name, publicKey: k.publicKey });
+  }
+  writeFileSync(join(dir, 'approvers.json'), JSON.stringify(list));
+  const results = () => parse<Record<string, string>>(readFileSync(join(dir, 'payroll.results.csv'), 'utf8'), { columns: true, bom: true });
+  /** `approve PATH` as Alice, her key checked against approvers.json. */
+  const approve = (path: string) =>
+    cli('approve', path, '--as', 'Alice', '--key-file', 'Alice.pem', '--approvers', 'approvers.json', '--yes');
+  return {
+    dir,
+    prefix,
+    env,
+    service,
+    cli,
+    approve,
+    results,
+    rewrite: (rows: string[]) => writeFileSync(join(dir, 'payroll.csv'), batch(rows)),
+  };
+}
+
+it('screen: the sample payroll against the sample list holds the five payees it collides with, and no other', async () => {
+  const dir = await dirs.make();
+  const r = await runCli(['screen', join(ROOT, 'samples/payroll-2025-01.csv'), '--sanctions-list', LIST, '--json'], {
+    cwd: dir,
+    env: cleanEnv(),
+  });
+  expect(r.code, r.stderr).toBe(1);
+  const out = JSON.parse(r.stdout) as {
+    held: { reference: string; row: number; hits: { entryId: string; on: string }[] }[];
+    screened: number;
+    lists: { entries: number; digest: string; format: string }[];
+  };
+  expect(out.screened).toBe(52);
+  expect(out.lists).toEqual([expect.objectContaining({ format: 'ofac-sdn', entries: 7, digest: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+  // tokens reversed (001), a look-alike letter (012), a legal form (021), accents (038), a listed BIC (048)
+  expect(out.held.map((h) => [h.reference.slice(-3), h.hits.map((x) => `${x.entryId}:${x.on}`)])).toEqual([
+    ['001', ['90001:name']],
+    ['012', ['90003:name']],
+    ['021', ['90004:name']],
+    ['038', ['90002:name']],
+    ['048', ['90005:bic']],
+  ]);
+  // a list that cannot be read is an error, never an empty list
+  const missing = await runCli(['screen', join(ROOT, 'samples/payroll-2025-01.csv'), '--sanctions-list', join(dir, 'nope.csv')], {
+    cwd: dir,
+    env: cleanEnv(),
+  });
+  expect(missing.code).toBe(2);
+});
+
+it('run: held rows are never sent; the others only with --allow-partial, and the results say HELD_SCREENING', async () => {
+  const { prefix, service, cli, results } = await scene();
+  const before = initiates(sb).length;
+  const refused = await cli('run', 'payroll.csv', '--yes', '--sanctions-list', LIST, ...service);
+  expect(refused.code, refused.stderr).toBe(3);
+  expect(refused.stderr).toContain('2 rows are held by sanctions screening');
+  expect(initiates(sb)).toHaveLength(before);
+
+  const r = await cli('run', 'payroll.csv', '--yes', '--allow-partial', '--sanctions-list', LIST, ...service);
+  expect(r.code, r.stderr).toBe(1); // (rows not sent: the held ones)
+  // one initiate per row sent, and every row but the held ones has its payout
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+  const rows = results();
+  expect(rows.filter((x) => x.payoutId).map((x) => x.reference!.slice(-3))).toEqual(
+    ROWS.map((l) => l.slice(16, 19)).filter((n) => !HELD.includes(n)),
+  );
+  for (const h of HELD) {
+    const row = rows.find((x) => x.reference === `${prefix}-${h}`)!;
+    expect(row.status).toBe('HELD_SCREENING');
+    expect(row.errorMessage).toContain('held by sanctions screening: ofac-sdn');
+    expect(row.payoutId).toBe('');
+  }
+});
+
+it('plan, approve, run --plan: the signed plan records the screening; other lists are not the approved plan', async () => {
+  const { dir, service, cli, approve } = await scene();
+  const plan = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json', '--sanctions-list', LIST, '--prepared-by', 'Dan', ...service);
+  expect(plan.code, plan.stderr).toBe(1); // (rows held)
+  expect(plan.stdout).toMatch(/^ {2}HELD {9}row 2 S\d+-001: ofac-sdn 90001/m);
+  const file = JSON.parse(readFileSync(join(dir, 'payroll.plan.json'), 'utf8')) as {
+    screening: { lists: { digest: string }[]; held: unknown[] };
+  };
+  expect(file.screening.lists).toHaveLength(1);
+  expect(file.screening.held).toHaveLength(2);
+  const approved = await approve('payroll.plan.json');
+  expect(approved.code, approved.stderr).toBe(0);
+  // what the approver reads before signing: the list and the rows it holds back
+  expect(approved.stdout).toMatch(/screened against sdn\.csv \(7 entries, .*\): 2 held and not paid \(S\d+-001, S\d+-021\)/);
+  const before = initiates(sb).length;
+  const gate = ['--require-approvals', '1', '--approvers', 'approvers.json', '--yes'];
+  // another list (the same entries and one more): not what was approved
+  const other = join(dir, 'other');
+  mkdirSync(other);
+  writeFileSync(
+    join(other, 'sdn.csv'),
+    readFileSync(LIST, 'utf8') + '90008,"SOMEONE ELSE","individual","SDGT","-0- ","-0- ","-0- ","-0- ","-0- ","-0- ","-0- ","-0- "\r\n',
+  );
+  for (const f of ['alt.csv', 'add.csv']) copyFileSync(join(ROOT, 'samples/sanctions', f), join(other, f));
+  for (const lists of [['--sanctions-list', join(other, 'sdn.csv')], []]) {
+    const r = await cli('run', '--plan', 'payroll.plan.json', ...gate, '--allow-partial', ...lists, ...service);
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    expect(r.stderr).toContain('the plan was screened against');
+  }
+  // the approved lists, but without --allow-partial: the held rows are not left out silently
+  const partial = await cli('run', '--plan', 'payroll.plan.json', ...gate, '--sanctions-list', LIST, ...service);
+  expect(partial.code).toBe(3);
+  expect(partial.stderr).toContain('pass --allow-partial');
+  expect(initiates(sb)).toHaveLength(before);
+  const r = await cli('run', '--plan', 'payroll.plan.json', ...gate, '--allow-partial', '--sanctions-list', LIST, ...service);
+  expect(r.code, r.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+});
+
+it('a clearance approvers signed lets its row go, the results name it; a changed account voids it', async () => {
+  const { dir, prefix, service, cli, approve, results, rewrite } = await scene();
+  const ref = `${prefix}-001`;
+  const screen = (...more: string[]) =>
+    cli('screen', 'payroll.csv', '--sanctions-list', LIST, '--approvers', 'approvers.json', '--json', ...more);
+  const made = await cli(
+    'screen',
+    'payroll.csv',
+    '--sanctions-list',
+    LIST,
+    '--clear',
+    ref,
+    '--entry',
+    'ofac-sdn:90001',
+    '--reason',
+    'born 1990, the listed person 1961',
+    '--expires',
+    '90d',
+    '--as',
+    'Dan',
+  );
+  expect(made.code, made.stderr).toBe(0);
+  const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
+  // not in force until an approver signs it
+  expect((JSON.parse((await screen()).stdout) as { held: { reference: string }[] }).held.map((h) => h.reference)).toContain(ref);
+  const signed = await approve(join('clearances', clearance!));
+  expect(signed.code, signed.stderr).toBe(0);
+  const listed = await cli('screen', '--clearances', '--approvers', 'approvers.json');
+  expect(listed.stdout).toContain(`clear ${ref}`);
+  expect(listed.stdout).toContain('signed by Alice: counts');
+  const now = JSON.parse((await screen()).stdout) as { held: { reference: string }[]; cleared: { row: number }[] };
+  expect(now.held.map((h) => h.reference)).toEqual([`${prefix}-021`]);
+  expect(now.cleared).toEqual([{ row: 2, clearances: [clearance!.replace('.clearance.json', '')] }]);
+
+  const before = initiates(sb).length;
+  const r = await cli(
+    'run',
+    'payroll.csv',
+    '--yes',
+    '--allow-partial',
+    '--sanctions-list',
+    LIST,
+    '--approvers',
+    'approvers.json',
+    ...service,
+  );
+  expect(r.code, r.stderr).toBe(1);
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - 1);
+  const row = results().find((x) => x.reference === ref)!;
+  expect(row.payoutId).not.toBe('');
+  expect(results().find((x) => x.reference === `${prefix}-021`)!.status).toBe('HELD_SCREENING');
+  expect(row.screeningClearance).toContain('ofac-sdn:90001, signed by Alice');
+
+  // the same payee with another account: the clearance bound the old one
+  rewrite(ROWS.map((l) => (l.startsWith('PAYROLL-2025-01-001,') ? l.replace('0123456785', '0123456792') : l)));
+  const again = JSON.parse((await screen()).stdout) as { held: { reference: string }[] };
+  expect(again.held.map((h) => h.reference)).toContain(ref);
+});
+
+it("a list older than the account's policy allows refuses the run, and so does no list at all", async () => {
+  const { dir, env, service } = await scene();
+  const inst = install(await dirs.make());
+  const cli = (...args: string[]) => runCli(args, { cwd: dir, env, bin: inst.bin });
+  await writeBatch(dir, 'usd.csv', { rows: 2, currencies: ['USD'], prefix: `OLD${scenes}` });
+  const set = await cli(
+    'policy',
+    'set',
+    '--require-approvals',
+    '1',
+    '--approvers',
+    'approvers.json',
+    '--above',
+    'USD:1000000',
+    '--screening-max-age',
+    '1d',
+    ...service,
+  );
+  expect(set.code, set.stderr).toBe(0);
+  expect(set.stdout).toContain('payees screened against sanctions lists at most 1d old');
+  const old = join(dir, 'old');
+  mkdirSync(old);
+  for (const f of ['sdn.csv', 'alt.csv', 'add.csv']) {
+    copyFileSync(join(ROOT, 'samples/sanctions', f), join(old, f));
+    const threeDaysAgo = new Date(Date.now() - 3 * 86_400_000);
+    utimesSync(join(old, f), threeDaysAgo, threeDaysAgo);
+  }
+  const before = initiates(sb).length;
+  const stale = await cli('run', 'usd.csv', '--yes', '--sanctions-list', join(old, 'sdn.csv'), ...service);
+  expect(stale.code, stale.stdout + stale.stderr).toBe(3);
+  expect(stale.stderr).toContain("older than the 24h this account's policy allows");
+  const none = await cli('run', 'usd.csv', '--yes', ...service);
+  expect(none.code).toBe(3);
+  expect(none.stderr).toContain('give --sanctions-list');
+  const plan = await cli('plan', 'usd.csv', '--sanctions-list', join(old, 'sdn.csv'), ...service);
+  expect(plan.code).toBe(3);
+  expect(plan.stdout).toContain('older than the 24h');
+  expect(initiates(sb)).toHaveLength(before);
+  // a fresh list: sent
+  const fresh = await cli('run', 'usd.csv', '--yes', '--sanctions-list', LIST, ...service);
+  expect(fresh.code, fresh.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(before + 2);
+});
+
+it('watch refuses a file with any payee on a sanctions list whole, even under "allowPartial"', async () => {
+  const { dir, prefix, cli } = await scene();
+  const watch = join(dir, 'watch');
+  mkdirSync(join(watch, 'inbox'), { recursive: true });
+  copyFileSync(join(dir, 'payroll.csv'), join(watch, 'inbox', 'payroll.csv'));
+  writeFileSync(join(watch, 'inbox', 'payroll.csv.ready'), '');
+  const config = {
+    environment: 'sandbox',
+    baseUrl: sb.url,
+    settleSeconds: 0,
+    allowPartial: true,
+    allowDocumentsOutside: true,
+    sanctionsLists: [LIST],
+  };
+  writeFileSync(join(watch, 'payout-batch.json'), JSON.stringify(config));
+  const before = initiates(sb).length;
+  const w = await cli('watch', watch, '--once');
+  expect(w.stdout + w.stderr).toContain('payroll.csv is refused whole: 2 rows are held by sanctions screening');
+  expect(readdirSync(join(watch, 'failed'))).toHaveLength(1);
+  expect(initiates(sb)).toHaveLength(before);
+  // the same folder and list, the file without its two listed payees: paid
+  writeFileSync(
+    join(watch, 'inbox', 'clean.csv'),
+    [sample[0], ...ROWS.filter((l) => !/-0(01|21),/.test(l))]
+      .join('\n')
+      .replace(/PAYROLL-2025-01-/g, `${prefix}W-`)
+      .replace(/documents\//g, `${join(ROOT, 'samples/documents')}/`) + '\n',
+  );
+  writeFileSync(join(watch, 'inbox', 'clean.csv.ready'), '');
+  const ok = await cli('watch', watch, '--once');
+  expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+  expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
+});

@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { readList } from '../../src/screening/lists.ts';
+import { loadScreener, ScreeningError } from '../../src/screening/screening.ts';
+
+const fixture = (name: string) => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
+const sha256 = (...files: string[]) => {
+  const h = createHash('sha256');
+  for (const f of files) h.update(readFileSync(f));
+  return h.digest('hex');
+};
+const tmp = () => mkdtempSync(join(tmpdir(), 'pb-lists-'));
+const refusal = async (path: string) => {
+  const e: unknown = await readList(path).catch((err: unknown) => err);
+  expect(e).toBeInstanceOf(ScreeningError);
+  return e as ScreeningError;
+};
+
+describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
+  const dir = fixture('labelled');
+  it('reads entries, aliases, programmes, BIC and IBAN remarks and countries, from sdn.csv or its folder', async () => {
+    for (const path of [dir, join(dir, 'sdn.csv')]) {
+      const { info, entries } = await readList(path);
+      expect(info).toMatchObject({ path, format: 'ofac-sdn', entries: 32, dateFrom: 'mtime' });
+      expect(info.digest).toBe(sha256(join(dir, 'sdn.csv'), join(dir, 'alt.csv'), join(dir, 'add.csv')));
+      expect(info.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      const bank = entries.find((e) => e.id === '119')!;
+      expect(bank).toMatchObject({
+        name: 'EASTERN HORIZON BANK',
+        programme: 'IRAN',
+        bics: ['EHBKAEAD'],
+        ibans: ['AE070331234567890123456'],
+      });
+      expect(bank.countries).toEqual(['United Arab Emirates']);
+      expect(entries.find((e) => e.id === '101')!.aliases).toEqual(['AL RASHEED, Muhammad Yousef', 'ABU YUSUF AL-IRAQI']);
+      expect(entries.find((e) => e.id === '106')!.name).toBe('MÜLLER, Hans-Jürgen');
+      expect(entries.some((e) => e.name.includes('\x1a'))).toBe(false);
+    }
+  });
+
+  it('refuses an sdn.csv without its alt.csv: the aliases would be missing silently', async () => {
+    const d = tmp();
+    copyFileSync(join(dir, 'sdn.csv'), join(d, 'sdn.csv'));
+    const e = await refusal(d);
+    expect(e.code).toBe('LIST_UNREADABLE');
+    expect(e.message).toContain('alt.csv');
+  });
+
+  it('reads without add.csv (countries only)', async () => {
+    const d = tmp();
+    for (const f of ['sdn.csv', 'alt.csv']) copyFileSync(join(dir, f), join(d, f));
+    const { info, entries } = await readList(d);
+    expect(info.entries).toBe(32);
+    expect(info.digest).toBe(sha256(join(d, 'sdn.csv'), join(d, 'alt.csv')));
+    expect(entries.find((e) => e.id === '119')!.countries).toEqual([]);
+  });
+});
+
+describe('UN consolidated list XML', () => {
+  it('reads individuals and entities with aliases, the reference number as id, and dateGenerated as the date', async () => {
+    const path = fixture('un-consolidated.xml');
+    const { info, entries } = await readList(path);
+    expect(info).toMatchObject({ format: 'un-xml', entries: 3, date: '2026-11-20', dateFrom: 'file', digest: sha256(path) });
+    expect(entries[0]).toMatchObject({
+      id: 'QDi.901',
+      name: 'TAREK SAMIR AL-HADDAD',
+      programme: 'Al-Qaida',
+      aliases: ['طارق سمير الحداد', 'Tariq Sameer Haddad', 'Abu Samir'],
+      countries: ['Syrian Arab Republic', 'Syrian Arab Republic'],
+    });
+    expect(entries[1]).toMatchObject({ id: 'KPi.902', name: 'PAK SONG HUI', aliases: [] });
+    expect(entries[2]).toMatchObject({ id: 'KPe.903', name: 'CORAL BAY MARINE SERVICES & SUPPLY', aliases: ['Coral Bay Shipping'] });
+  });
+
+  it('refuses a DTD (no entity is ever expanded) and malformed XML', async () => {
+    const d = tmp();
+    const xml = readFileSync(fixture('un-consolidated.xml'), 'utf8');
+    writeFileSync(join(d, 'dtd.xml'), xml.replace('<CONSOLIDATED_LIST', '<!DOCTYPE x [<!ENTITY a "aaaa">]>\n<CONSOLIDATED_LIST'));
+    expect((await refusal(join(d, 'dtd.xml'))).code).toBe('LIST_FORMAT');
+    writeFileSync(join(d, 'torn.xml'), xml.slice(0, xml.indexOf('</INDIVIDUALS>')) + '</ENTITY>');
+    expect((await refusal(join(d, 'torn.xml'))).code).toBe('LIST_FORMAT');
+  });
+});
+
+describe('OpenSanctions "simple" CSV', () => {
+  it('reads names, aliases, BIC and IBAN identifiers, and the latest last_change as the date', async () => {
+    const path = fixture('opensanctions-simple.csv');
+    const { info, entries } = await readList(path);
+    expect(info).toMatchObject({ format: 'opensanctions', entries: 3, date: '2026-11-18', dateFrom: 'file', digest: sha256(path) });
+    expect(entries[0]).toMatchObject({ id: 'NK-synth1', aliases: ['Morozova Elena', 'Елена Морозова'], countries: ['ru'] });
+    expect(entries[1]).toMatchObject({
+      bics: ['APBKRUMM'],
+      ibans: ['RU0204452560000000000000012'],
+      programme: 'Synthetic Sanctions List;Another Synthetic List',
+    });
+    expect(entries[2]).toMatchObject({ bics: [], ibans: [] }); // an IMO number is neither
+  });
+});
+
+describe("the business's own list (a CSV with a name column)", () => {
+  it('reads id, name and identifiers', async () => {
+    const { info, entries } = await readList(fixture('own-list.csv'));
+    expect(info).toMatchObject({ format: 'plain', entries: 3, dateFrom: 'mtime' });
+    expect(entries[1]).toMatchObject({ id: 'OWN-2', name: 'Harold Finch', ibans: ['GB33BUKB20201555555555'], countries: ['GB'] });
+    expect(entries[2]).toMatchObject({ id: 'OWN-3', accounts: ['99887766'] });
+  });
+
+  it('names a row without an id by its row number', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'names.csv'), 'Name\nAlpha Beta\n\nGamma Delta\n');
+    expect((await readList(join(d, 'names.csv'))).entries.map((e) => e.id)).toEqual(['row 2', 'row 3']);
+  });
+});
+
+describe('a list that cannot be used is an error, never an empty list', () => {
+  it.each([
+    ['a missing file', (d: string) => join(d, 'nope.csv'), 'LIST_UNREADABLE'],
+    ['a folder without sdn.csv', (d: string) => d, 'LIST_UNREADABLE'],
+    [
+      'a CSV without a name column',
+      (d: string) => (writeFileSync(join(d, 'x.csv'), 'reference,amount\nA,1\n'), join(d, 'x.csv')),
+      'LIST_FORMAT',
+    ],
+    [
+      'an XML that is not the consolidated list',
+      (d: string) => (writeFileSync(join(d, 'x.xml'), '<?xml version="1.0"?><sdnList/>'), join(d, 'x.xml')),
+      'LIST_FORMAT',
+    ],
+    ['an empty file', (d: string) => (writeFileSync(join(d, 'x.csv'), ''), join(d, 'x.csv')), 'LIST_FORMAT'],
+    ['a list with a header and no entry', (d: string) => (writeFileSync(join(d, 'x.csv'), 'name,id\n'), join(d, 'x.csv')), 'LIST_EMPTY'],
+  ])('%s', async (_what, make, code) => {
+    expect((await refusal(make(tmp()))).code).toBe(code);
+  });
+
+  it('loadScreener refuses the whole set when one list is unusable', async () => {
+    await expect(loadScreener([fixture('own-list.csv'), join(tmp(), 'missing.csv')])).rejects.toMatchObject({ code: 'LIST_UNREADABLE' });
+  });
+});
