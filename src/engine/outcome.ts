@@ -32,7 +32,7 @@ export const ENGINE_STATUSES = {
    * batch debited nothing for it and never sends it again. Paying again takes a new reference.
    */
   ALREADY_PAID: 'ALREADY_PAID',
-  /** Only in a checkpoint written during a run: not processed yet. */
+  /** Only in a results file an earlier version rewrote during a run: not processed yet (read, never written now). */
   QUEUED: 'QUEUED',
 } as const;
 
@@ -62,7 +62,7 @@ export interface RowOutcome {
  * summary, `status`, the report):
  *   paid        SUCCESSFUL: done.
  *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again;
- *               QUEUED: a checkpoint's row the run has not reached yet.
+ *               QUEUED: an earlier version's row the run had not reached yet.
  *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
  *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
  *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`;
