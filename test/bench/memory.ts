@@ -70,7 +70,7 @@ function cli(args: string[], cwd: string, killWhen?: () => boolean): Promise<Poi
   const timer =
     killWhen &&
     setInterval(() => {
-      if (!killWhen()) return;
+      if (child.killed || !killWhen()) return;
       const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       hwmMb = m ? Number(m[1]) / 1024 : NaN;
       child.kill('SIGKILL');
