@@ -198,7 +198,7 @@ function statusOfStep(phase: RowState['phase'] | SwapState['phase']): string | u
   return phase === 'stale-rate' ? ENGINE_STATUSES.NOT_SENT : undefined;
 }
 
-/** The outcome a row's journal state shows (for rows this run did not touch, and checkpoints). */
+/** The outcome a row's journal state shows (for rows this run did not touch). */
 export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome {
   const { key, quote, documents, earlier } = s;
   if (s.phase !== 'created') {
