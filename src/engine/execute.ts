@@ -21,7 +21,6 @@ import { rowState, type ErrorSnapshot, type PayoutSnapshot, type RowState } from
 import { toApi, type Dec } from '../money.ts';
 import type { DocumentFingerprint } from '../validation/document-files.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
-import { startCheckpoints } from './checkpoints.ts';
 import { documentUploader, type DocumentUrls } from './upload-documents.ts';
 import { documentFinisher } from './finish-documents.ts';
 import { idempotencyKey } from './identity.ts';
@@ -196,8 +195,6 @@ export interface RunSettings {
   events?: EngineEvents;
   /** Wait before the first request when the last run was killed (default 1100 ms). */
   crashWaitMs?: number;
-  /** Rewrites the results file with the outcomes so far this often (checkpoints.ts). */
-  checkpointMs?: number;
   /** Wait before each resend pass for rows still unknown at the end. */
   settleDelayMs?: number;
   /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
@@ -212,7 +209,6 @@ export interface ExecuteOptions {
   settings: RunSettings;
   /** What validation saw of each document (absolute path); the upload reads the same file or none. */
   documents?: Map<string, DocumentFingerprint>;
-  checkpoint?: () => Promise<void>;
   /** The plan's fee of each row (estimated or quoted): the wallet read of a refused row's retry (spent.ts). */
   fees?: ReadonlyMap<number, Dec>;
   /** References of created rows whose payouts still lack documents: attached after the rows to send (finish-documents.ts). */
@@ -277,24 +273,19 @@ class RowLoop {
 
   /** Every row, created rows' missing documents, then two resend passes for outcomes still unknown. */
   async run(rows: PayoutRow[]) {
-    const { settings, checkpoint } = this.o;
-    const stopCheckpoints = checkpoint ? startCheckpoints(checkpoint, settings.checkpointMs ?? 3000) : undefined;
-    try {
-      await Promise.all([
-        this.each(rows, (p) => this.row(p)),
-        this.each(this.o.finish ?? [], (ref) => this.attachPending(this.state(ref), false)),
-      ]);
-      for (let pass = 0; pass < 2 && this.going(); pass++) {
-        const unknown = rows.filter((p) => this.outcomes.get(p.rowNumber)?.status === ENGINE_STATUSES.UNKNOWN_OUTCOME);
-        if (!unknown.length) break;
-        this.emit({ type: 'settle-pass', rows: unknown.length });
-        await sleep(settings.settleDelayMs ?? 1000);
-        await this.each(unknown, (p) => this.row(p));
-      }
-      if (this.going()) await completeCreated(this.send);
-    } finally {
-      await stopCheckpoints?.();
+    const { settings } = this.o;
+    await Promise.all([
+      this.each(rows, (p) => this.row(p)),
+      this.each(this.o.finish ?? [], (ref) => this.attachPending(this.state(ref), false)),
+    ]);
+    for (let pass = 0; pass < 2 && this.going(); pass++) {
+      const unknown = rows.filter((p) => this.outcomes.get(p.rowNumber)?.status === ENGINE_STATUSES.UNKNOWN_OUTCOME);
+      if (!unknown.length) break;
+      this.emit({ type: 'settle-pass', rows: unknown.length });
+      await sleep(settings.settleDelayMs ?? 1000);
+      await this.each(unknown, (p) => this.row(p));
     }
+    if (this.going()) await completeCreated(this.send);
     return { outcomes: this.outcomes, halted: this.halted, stopped: !!settings.stop?.aborted };
   }
 

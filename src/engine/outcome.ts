@@ -34,7 +34,7 @@ export const ENGINE_STATUSES = {
   ALREADY_PAID: 'ALREADY_PAID',
   /** Its payee hit a sanctions list, or is in the review band (src/screening): never sent until cleared (`screen --clear`). */
   HELD_SCREENING: 'HELD_SCREENING',
-  /** Only in a checkpoint written during a run: not processed yet. */
+  /** Only in a results file an earlier version rewrote during a run: not processed yet (read, never written now). */
   QUEUED: 'QUEUED',
 } as const;
 
@@ -66,7 +66,7 @@ export interface RowOutcome {
  * summary, `status`, the report):
  *   paid        SUCCESSFUL: done.
  *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again;
- *               QUEUED: a checkpoint's row the run has not reached yet.
+ *               QUEUED: an earlier version's row the run had not reached yet.
  *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
  *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
  *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`;
@@ -208,7 +208,7 @@ function statusOfStep(phase: RowState['phase'] | SwapState['phase']): string | u
   return phase === 'stale-rate' ? ENGINE_STATUSES.NOT_SENT : undefined;
 }
 
-/** The outcome a row's journal state shows (for rows this run did not touch, and checkpoints). */
+/** The outcome a row's journal state shows (for rows this run did not touch). */
 export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome {
   const { key, quote, documents, earlier } = s;
   if (s.phase !== 'created') {

@@ -135,8 +135,6 @@ type Scope = Pick<PipelineOptions, 'only' | 'keep'>;
 export interface RunView {
   plan?: BatchPlan;
   executed: ReadonlyMap<number, RowOutcome>;
-  /** Rows to send not processed yet (a checkpoint during the run): QUEUED. */
-  queued?: ReadonlySet<number>;
   stopped?: boolean;
 }
 
@@ -318,7 +316,6 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
       const f = (await funding).get(p.sourceCurrency);
       return f && !f.funded ? f.error : undefined;
     };
-    const writeAll = () => writeResultsFile(run, scope, { plan, executed: new Map(), queued: new Set(plan.toSend) }).then(() => {});
     const res = await executeRows(
       plan.toSend.map((n) => byNumber.get(n)!.payout!),
       {
@@ -327,7 +324,6 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
         mode: o.mode,
         settings,
         documents: batch.documents,
-        checkpoint: writeAll,
         finish: finishing,
         resend: o.resend,
         fees,
@@ -345,6 +341,8 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const extra = stopped.length ? (sentAny ? { halted: why.join('; ') } : { refused: why }) : {};
     return await finish(run, scope, view, stopped.length ? 'refused' : 'ok', { ...extra, stopped: res.stopped }, true);
   } catch (e) {
+    // The results file is written once, at the end: here too, from the journal (best effort: the error is the one to report).
+    await writeResultsFile(run, scope, { plan, executed: new Map(), stopped: true }).catch(() => undefined);
     try {
       record(session, { t: 'run-end', at: new Date().toISOString(), kind: 'halted' }, { sync: true });
     } catch {
@@ -493,7 +491,7 @@ async function outcomesNow({ batch, session }: Run, scope: Scope, view: RunView)
   return batch.rows.map((r) => (scope.keep?.has(r.rowNumber) ? undefined : rowOutcome(r, session.folded, view)));
 }
 
-/** A row's outcome now: what this run did, else its journal state, else invalid, left out, queued or not sent. */
+/** A row's outcome now: what this run did, else its journal state, else invalid, left out or not sent. */
 export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): RowOutcome {
   const ref = referenceOf(r);
   if (!ref) {
@@ -517,13 +515,11 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
         documents: [],
         error: { code: left.code, message: left.message },
       }
-    : v.queued?.has(r.rowNumber)
-      ? { status: ENGINE_STATUSES.QUEUED, documents: [] }
-      : {
-          status: ENGINE_STATUSES.NOT_SENT,
-          documents: [],
-          error: v.stopped ? STOPPED_BEFORE_ROW : { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
-        };
+    : {
+        status: ENGINE_STATUSES.NOT_SENT,
+        documents: [],
+        error: v.stopped ? STOPPED_BEFORE_ROW : { code: 'NOT_SENT', message: 'not sent: the run was refused or stopped before this row' },
+      };
   if (left && s.phase === 'rejected') return fallback;
   const cleared = v.plan?.screening?.cleared.get(r.rowNumber);
   const o = outcomeFromState(s, fallback);

@@ -98,7 +98,7 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
   const results = resultsPathFor(resultsFile, o.resultsPath);
-  // Written under a partial name until complete (checkpoints too), then renamed: a retry killed
+  // Written under a partial name until complete, then renamed: a retry killed
   // midway leaves no output that looks finished, and the next retry takes its number (paths.ts).
   const partial = partialResultsPath(results.path);
   // Refused here, nothing sent, while a run of this batch goes on, or when another batch sent or

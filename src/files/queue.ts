@@ -1,5 +1,5 @@
 // The per-path queue: jobs on one path run one after another, in call order, within this process.
-// A results file's checkpoints use it so an older one never lands last; the lock (lock.ts) uses it
+// Writes of a results file use it so an older one never lands last; the lock (lock.ts) uses it
 // so callers of one process wait in line instead of polling a lock their own process holds.
 import { resolve } from 'node:path';
 

@@ -158,7 +158,7 @@ export function applyToResultsFile(file: string, updates: StatusUpdate[], o: App
 }
 
 /** The journal's `status` line of an applied change (with what its update said). */
-function statusLine(ref: string, c: RowChange, updates: StatusUpdate[]): RowEvent {
+function statusLine(ref: string, c: Pick<RowChange, 'payoutId' | 'to' | 'statusDetail'>, updates: StatusUpdate[]): RowEvent {
   const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
   return {
     t: 'status',
@@ -175,6 +175,19 @@ function statusLine(ref: string, c: RowChange, updates: StatusUpdate[]): RowEven
     ...(u?.reason ? { reason: u.reason } : {}),
     at: new Date().toISOString(),
   };
+}
+
+/**
+ * Status updates of payouts no results file holds yet: a run still sending writes its results
+ * file once, at its end, from its journal, so the lines go to the journal of the batch that holds
+ * each payout (the fold moves a status forward only). Best effort: never throws.
+ */
+export function applyToJournals(updates: StatusUpdate[], o: ApplyOptions = {}): Promise<void> {
+  const line: LineOf = (payoutId, ref) => {
+    const u = updates.find((x) => x.payoutId === payoutId)!;
+    return statusLine(ref, { payoutId, to: u.status, statusDetail: u.statusDetail }, updates);
+  };
+  return appendToBatchJournal('(no results file yet)', [...new Set(updates.map((u) => u.payoutId))], line, o);
 }
 
 /**

@@ -11,7 +11,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
-import { applyToResultsFile, type ApplyOptions, type ApplyResult, type StatusUpdate } from './apply-status.ts';
+import { applyToJournals, applyToResultsFile, type ApplyOptions, type ApplyResult, type StatusUpdate } from './apply-status.ts';
 import { acquireLock, type HeldLock } from '../files/lock.ts';
 import { canonicalJson } from '../engine/plan-file.ts';
 
@@ -321,7 +321,11 @@ export class WebhookListener {
           'status not applied: the row holds a later one',
         );
     }
-    if (!matched) this.log?.info({ deliveryId, payoutId, newStatus: status }, 'no row of the files listened for holds this payout');
+    if (!matched) {
+      this.log?.info({ deliveryId, payoutId, newStatus: status }, 'no row of the files listened for holds this payout: to its journal');
+      const stateDirs = targetFiles(this.o).flatMap((t) => t.stateDirs ?? []);
+      await applyToJournals([update], { stateDirs, stateRoots: this.o.stateRoots, shared: this.o.shared, logger: this.log });
+    }
     return rows;
   }
 

@@ -95,7 +95,8 @@ const GROUP_DOM: Record<StatusGroup, { id: string; color: string }> = {
 };
 const groupTitle = (status: string) => STATUS_GROUP_WORDS[statusGroup(status)].title;
 
-export function planHtml(v: PlanView): string {
+/** `payeesCsv`: the name of the CSV of every payee written beside the report. */
+export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
   const id = v.identity;
   const body: SafeHtml[] = [];
   const env = id.environment ? safe` for the <strong>${id.environment}</strong> environment` : '';
@@ -123,6 +124,8 @@ export function planHtml(v: PlanView): string {
   ];
   body.push(safe`<section><h2>Batch</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
   body.push(totalsSection(v));
+  // (what approvers sign and who signed, before any list: a plan of 100,000 rows opens on them)
+  body.push(approvalsSection(v, v.approvals));
   const charts: SafeHtml[] = [];
   if (v.totals.length)
     charts.push(
@@ -196,8 +199,7 @@ export function planHtml(v: PlanView): string {
       )}</tbody></table></section>`,
     );
   if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps proposed to fund short wallets'));
-  if (v.payees) body.push(payeesSection(v.payees));
-  body.push(approvalsSection(v, v.approvals));
+  if (v.payees) body.push(payeesSection(v.payees, o.payeesCsv));
   if (v.notes.length)
     body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
   return page('plan', `Payout plan: ${id.fileName}`, v.offline, body);
@@ -244,12 +246,45 @@ function invalidSection(v: PlanView): SafeHtml {
   )}</tbody></table>${more}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
 }
 
-function payeesSection(payees: NonNullable<PlanView['payees']>): SafeHtml {
+/** Payees per page of the report's payee table, and the most it lists (every row is in the plan file and the CSV beside the report). */
+export const PAYEES_PER_PAGE = 500;
+export const MAX_PAYEES_LISTED = 10_000;
+
+/**
+ * Every row to send, in pages of PAYEES_PER_PAGE chosen without a script (a radio button per page
+ * and a CSS rule showing its rows): a page of 10,000 rows opens as fast as one of 500. Printed,
+ * every listed page shows.
+ */
+function payeesSection(payees: NonNullable<PlanView['payees']>, csvName: string | undefined): SafeHtml {
   if (!payees.length) return safe`<section><h2>Payees</h2><p data-section="payees">None: no row to send.</p></section>`;
-  return safe`<section><h2>Payees: every row to send</h2><table data-section="payees"><colgroup><col style="width:6%"><col style="width:12%"><col><col style="width:14%"><col style="width:20%"><col style="width:17%"></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary, paid in</th><th>Account</th><th>Method</th><th class="num">Amount</th></tr></thead><tbody>${payees.map(
-    (p) =>
-      safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary} <span data-field="destination">(${p.destination})</span></td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td><td class="num" data-field="amount" data-value="${p.amount}" data-currency="${p.currency}">${p.currency} ${groupThousands(p.amount)}</td></tr>`,
-  )}</tbody></table><p class="note">What each initiate body pays, in its source currency, and the destination currency and country (account numbers masked); the body, beneficiary included, and each document's bytes are what an approval signs.</p></section>`;
+  const listed = payees.slice(0, MAX_PAYEES_LISTED);
+  const pages = Array.from({ length: Math.ceil(listed.length / PAYEES_PER_PAGE) }, (_, i) =>
+    listed.slice(i * PAYEES_PER_PAGE, (i + 1) * PAYEES_PER_PAGE),
+  );
+  const id = (i: number) => `payees-page-${i + 1}`;
+  // (selectors without quotes: a <style> element's text is not unescaped, so the tag's escaping must find nothing to change)
+  const shown = (what: string) => pages.map((_, i) => `#${id(i)}:checked ~ ${what}.p${i + 1}`).join(', ');
+  const pager =
+    pages.length > 1
+      ? safe`<style>table[data-section=payees] tbody { display: none; } ${shown('table tbody')} { display: table-row-group; } ${shown('nav label')} { background: #2f6db5; color: #fff; } nav.pages label { display: inline-block; padding: 1pt 4pt; margin: 1pt; border: 1px solid #d8d8d8; cursor: pointer; } input.page { position: absolute; opacity: 0; } @media print { table[data-section=payees] tbody { display: table-row-group; } nav.pages { display: none; } }</style>${pages.map(
+          (_, i) =>
+            safe`<input type="radio" class="page" name="payees-page" id="${id(i)}" aria-label="page ${String(i + 1)}"${i ? '' : safe` checked`}>`,
+        )}<nav class="pages" data-field="pages">Page: ${pages.map((_, i) => safe`<label for="${id(i)}" class="p${String(i + 1)}" data-page="${String(i + 1)}">${String(i + 1)}</label>`)}</nav>`
+      : '';
+  const more =
+    payees.length > listed.length
+      ? safe`<p class="note" data-field="payees-omitted">The first ${groupThousands(String(listed.length))} of ${groupThousands(String(payees.length))} rows are listed here.</p>`
+      : '';
+  const csv = csvName
+    ? safe` Every row: <span class="mono" data-field="payees-csv">${csvName}</span>, beside this report, and the plan file.`
+    : '';
+  return safe`<section><h2>Payees: every row to send</h2>${more}${pager}<table data-section="payees"><colgroup><col style="width:6%"><col style="width:12%"><col><col style="width:14%"><col style="width:20%"><col style="width:17%"></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary, paid in</th><th>Account</th><th>Method</th><th class="num">Amount</th></tr></thead>${pages.map(
+    (page, i) =>
+      safe`<tbody class="p${String(i + 1)}" data-page="${String(i + 1)}">${page.map(
+        (p) =>
+          safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary} <span data-field="destination">(${p.destination})</span></td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td><td class="num" data-field="amount" data-value="${p.amount}" data-currency="${p.currency}">${p.currency} ${groupThousands(p.amount)}</td></tr>`,
+      )}</tbody>`,
+  )}</table><p class="note">What each initiate body pays, in its source currency, and the destination currency and country (account numbers masked); the body, beneficiary included, and each document's bytes are what an approval signs.${csv}</p></section>`;
 }
 
 function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml {

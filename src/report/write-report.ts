@@ -3,14 +3,25 @@
 // reconciliation beside it, when there is one), and written beside its output, atomically (a
 // reader never sees half a page).
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { PLAN_KIND, parsePlanFile, type PlanFile } from '../engine/plan-file.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { readResults, ResultsError, type SwapLine } from '../results/results.ts';
+import { neutralise } from '../results/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
 import { planHtml, resultsHtml } from './html.ts';
-import { planViewOffline, planViewOfPlan, planViewOfPlanFile, readOfflineBatch, resultsViewOf, type ApprovalsInput } from './model.ts';
+import {
+  planViewOffline,
+  planViewOfPlan,
+  planViewOfPlanFile,
+  readOfflineBatch,
+  resultsViewOf,
+  type ApprovalsInput,
+  type PlanView,
+} from './model.ts';
 import { planReportPathFor, readTieOut, reportPathFor } from './report-paths.ts';
 
 /** The batch file read offline; none when it moved, was deleted or cannot be read since: the report says what it could not show. */
@@ -47,8 +58,37 @@ export async function writePlanReport(
     notes,
   });
   const path = o.planPath ? reportPathFor(o.planPath) : planReportPathFor(plan.file);
-  await writeFileAtomic(path, [planHtml(view)]);
+  await writePlanPage(path, view);
   return path;
+}
+
+/**
+ * A plan's report, and beside it `<report>.payees.csv`, every payee, when it has some: the report
+ * lists them in pages (MAX_PAYEES_LISTED at most), the CSV and the plan file hold them all.
+ */
+async function writePlanPage(path: string, view: PlanView): Promise<void> {
+  const payees = view.payees ?? [];
+  const csvPath = payees.length ? path.replace(/(\.html?)?$/i, '.payees.csv') : undefined;
+  if (csvPath) {
+    const columns = ['row', 'reference', 'beneficiary', 'destination', 'account', 'method', 'currency', 'amount'];
+    const rows = payees.map((p) => [
+      String(p.rowNumber),
+      p.reference,
+      p.beneficiary,
+      p.destination,
+      p.account,
+      p.method,
+      p.currency,
+      p.amount,
+    ]);
+    await writeFileAtomic(csvPath, [
+      stringify(
+        [columns, ...rows].map((r) => r.map(neutralise)),
+        { bom: true, record_delimiter: '\r\n' },
+      ),
+    ]);
+  }
+  await writeFileAtomic(path, [planHtml(view, { payeesCsv: csvPath && basename(csvPath) })]);
 }
 
 /**
@@ -96,7 +136,7 @@ export async function writeReportOf(
     const pf = parsePlanFile(bytes.toString('utf8'), input);
     const offline = await offlineOrUndefined(pf.file);
     const path = o.out ?? reportPathFor(input);
-    await writeFileAtomic(path, [planHtml(planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), sha256Hex(bytes)))]);
+    await writePlanPage(path, planViewOfPlanFile(pf, offline, o.approvalsOf?.(input), sha256Hex(bytes)));
     return { kind: 'plan', path };
   }
   try {
@@ -106,6 +146,6 @@ export async function writeReportOf(
   }
   const offline = await readOfflineBatch(input, { sheet: o.sheet, encoding: o.encoding });
   const path = o.out ?? planReportPathFor(input);
-  await writeFileAtomic(path, [planHtml(planViewOffline(offline))]);
+  await writePlanPage(path, planViewOffline(offline));
   return { kind: 'batch', path };
 }

@@ -107,7 +107,7 @@ export function freeResultsPath(path: string): string {
   }
 }
 
-/** Where a retry writes its results (checkpoints included) until they are complete: `<name>.partial.<ext>`. */
+/** Where a retry writes its results until they are complete: `<name>.partial.<ext>`. */
 export function partialResultsPath(path: string): string {
   const ext = extname(path);
   return join(dirname(path), `${basename(path, ext)}.partial${ext}`);
@@ -115,6 +115,6 @@ export function partialResultsPath(path: string): string {
 
 /**
  * The lock beside a results file (".<name>.lock", files/lock.ts) held by whoever writes it: a run's
- * checkpoints and final write, `status`, `listen`. One writer of a results file at a time.
+ * write at its end, `status`, `listen`. One writer of a results file at a time.
  */
 export const resultsLockPath = (resultsPath: string): string => join(dirname(resolve(resultsPath)), `.${basename(resultsPath)}.lock`);

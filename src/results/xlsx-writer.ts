@@ -43,7 +43,7 @@ function escapeOoxmlText(s: string): string {
 function textCell(text: string): XLSX.CellObject | undefined {
   if (text === '') return undefined;
   let v = neutralise(text);
-  // Excel refuses longer text; cut rather than lose the whole checkpoint (never happens to ids or amounts)
+  // Excel refuses longer text; cut rather than lose the whole file (never happens to ids or amounts)
   if (v.length > XLSX_MAX_TEXT) v = `${v.slice(0, XLSX_MAX_TEXT - 1)}…`;
   return { t: 's', v: escapeOoxmlText(v) };
 }

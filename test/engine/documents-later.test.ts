@@ -70,7 +70,7 @@ describe('documents a created payout still lacks', () => {
     const dir = await dirs.make();
     const file = await threeDocumentBatch(dir);
     const c = conn(sb);
-    const run = () => runBatch({ ...unattended({ settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 }), file, conn: c });
+    const run = () => runBatch({ ...unattended({ settleDelayMs: 10, concurrency: 1 }), file, conn: c });
 
     sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
     const first = await run();
@@ -112,10 +112,10 @@ describe('documents a created payout still lacks', () => {
     const file = await threeDocumentBatch(dir);
     const c = conn(sb);
     sb.setFaults({ errorBeforeEffect: 1, routes: ['patchDocuments'] });
-    const first = await runBatch({ ...unattended({ settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 }), file, conn: c });
+    const first = await runBatch({ ...unattended({ settleDelayMs: 10, concurrency: 1 }), file, conn: c });
     expect(first.kind).toBe('halted');
     sb.setFaults({});
-    const r = await retryResults({ ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }), resultsFile: first.resultsPath, conn: c });
+    const r = await retryResults({ ...unattended({ settleDelayMs: 10 }), resultsFile: first.resultsPath, conn: c });
     expect(r.kind).toBe('ok');
     const results = await readResults(r.resultsPath);
     for (const row of results.rows) {

@@ -57,7 +57,7 @@ function connection(sandbox: LocalSandbox, sent: Sent[], retry = { maxAttempts: 
 const base = (conn: Connection, file: string): RunOptions => ({
   file,
   conn,
-  ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }),
+  ...unattended({ settleDelayMs: 10 }),
 });
 
 describe('I2: an unknown outcome is settled with the same key and the same bytes', () => {
@@ -111,7 +111,7 @@ describe('I2: an unknown outcome is settled with the same key and the same bytes
     const file = await writeBatch(dir, 'batch.csv', { rows: 3, currencies: ['NGN'] });
     const sent: Sent[] = [];
     const conn = connection(sb, sent);
-    await runBatch({ ...base(conn, file), ...unattended({ settleDelayMs: 10, checkpointMs: 60_000, concurrency: 1 }) });
+    await runBatch({ ...base(conn, file), ...unattended({ settleDelayMs: 10, concurrency: 1 }) });
     expect(await allPayouts(sb)).toHaveLength(3);
     // Cut the journal back to just after the last 'initiating' line: the process "died" there,
     // after the request left (the sandbox has the payout) and before the answer was written.
@@ -177,7 +177,7 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
       // Between the preflight (balance fine) and the first payout, the GBP wallet is emptied.
       const prepared = await prepareRun({
         ...base(conn, file),
-        ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }, { yes: false, interactive: true }),
+        ...unattended({ settleDelayMs: 10 }, { yes: false, interactive: true }),
       });
       expect(prepared.confirm).toBe(true);
       const w = (await conn.client.listWallets()).data.find((x) => x.currency === 'GBP')!;

@@ -23,9 +23,8 @@ const created: JournalLine[] = [
 const none: RunView = { executed: new Map() };
 
 describe('rowOutcome: a row as reported, from its journal state and the run so far (pure)', () => {
-  it('a row to send is QUEUED only in a checkpoint; refused or stopped before it, NOT_SENT', () => {
+  it('a row to send refused or stopped before it is NOT_SENT', () => {
     const folded = foldJournal([]);
-    expect(rowOutcome(row('R1'), folded, { plan: plan(), executed: new Map(), queued: new Set([2]) }).status).toBe('QUEUED');
     expect(rowOutcome(row('R1'), folded, { plan: plan(), executed: new Map() })).toMatchObject({
       status: 'NOT_SENT',
       error: { code: 'NOT_SENT' },

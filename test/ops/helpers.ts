@@ -49,7 +49,7 @@ export async function paidBatch(
   const r = await runBatch({
     file,
     conn: connectionTo(sb),
-    ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }),
+    ...unattended({ settleDelayMs: 10 }),
   });
   if (r.kind !== 'ok') throw new Error(`batch not paid: ${r.kind} ${JSON.stringify(r.summary)}`);
   const table = await readResults(r.resultsPath);

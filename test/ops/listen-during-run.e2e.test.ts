@@ -1,5 +1,5 @@
-// `listen` applying webhooks to a batch while `run` is still sending it: the run's own checkpoints
-// and its final results file must keep the statuses listen recorded (in the journal), not write back
+// `listen` applying webhooks to a batch while `run` is still sending it: the run's results file,
+// written at its end, must keep the statuses listen recorded (in the journal), not write back
 // the PENDING each payout had when it was created. Real processes and real HTTP: the CLI run in a
 // child, the sandbox's signed webhooks to the listener on 127.0.0.1.
 import { readFileSync } from 'node:fs';
@@ -20,14 +20,16 @@ afterEach(async () => {
   sb = undefined;
 });
 
-const statusLines = (_dir: string) => {
+/** The journal's whole lines so far (a line being written is left out). */
+const journalLines = () => {
   const journal = ledgerJournals()[0];
   if (!journal) return [];
   return readFileSync(journal, 'utf8')
     .split('\n')
-    .filter((l) => l.includes('"t":"status"'))
-    .map((l) => JSON.parse(l) as { payoutId: string; status: string });
+    .slice(0, -1)
+    .map((l) => JSON.parse(l) as { t: string; payoutId?: string; status?: string; payout?: { id: string } });
 };
+const statusLines = () => journalLines().filter((l) => l.t === 'status');
 
 describe('listen while the batch is still running', () => {
   it("the run's results file ends with the statuses listen applied during the run", async () => {
@@ -37,7 +39,7 @@ describe('listen while the batch is still running', () => {
     const results = join(dir, 'batch.results.csv');
     listener = await startListener({ port: 0, secret: SECRET, stateDir: join(dir, 'listen-state'), results: [results] });
     await registerSubscription(connectionTo(sb).client, listener.url, SECRET);
-    // Slow enough that the run is still sending after its first checkpoint (3 s) and the webhooks.
+    // Slow enough that the run is still sending after the webhooks.
     sb.setFaults({ latencyMs: [150, 250] });
 
     let exited = false;
@@ -47,24 +49,20 @@ describe('listen while the batch is still running', () => {
       timeoutMs: 120_000,
     }).finally(() => (exited = true));
 
-    // The first checkpoint shows created rows; move the first one on at the service.
+    // The journal shows created rows (the results file is written once, at the end); move the first one on at the service.
     let payoutId = '';
     await until(
-      async () => {
-        try {
-          payoutId = (await readResults(results)).rows.find((r) => r.result.payoutId)?.result.payoutId ?? '';
-        } catch {
-          payoutId = ''; // not written yet
-        }
+      () => {
+        payoutId = journalLines().find((l) => l.t === 'created')?.payout?.id ?? '';
         return payoutId !== '';
       },
       30_000,
-      'a checkpoint with a created row',
+      'the journal to record a created row',
     );
     await setStatus(sb, payoutId, 'PROCESSING');
     await setStatus(sb, payoutId, 'SUCCESSFUL');
     await until(
-      () => statusLines(dir).some((l) => l.payoutId === payoutId && l.status === 'SUCCESSFUL'),
+      () => statusLines().some((l) => l.payoutId === payoutId && l.status === 'SUCCESSFUL'),
       10_000,
       'listen to record SUCCESSFUL',
     );

@@ -37,7 +37,7 @@ async function advanceClock(s: LocalSandbox, ms: number): Promise<void> {
 async function strayPayout(s: LocalSandbox, dir: string): Promise<{ ref: string; total: string }> {
   const file = await writeBatch(dir, 'stray.csv', { rows: 1, prefix: 'STRAY', currencies: ['GBP'], amount: () => '7.77' });
   const stateDir = await mkdtemp(join(tmpdir(), 'pb-stray-state-'));
-  const r = await runBatch({ file, conn: connectionTo(s), ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }), stateDir });
+  const r = await runBatch({ file, conn: connectionTo(s), ...unattended({ settleDelayMs: 10 }), stateDir });
   if (r.kind !== 'ok') throw new Error(`stray payout not made: ${r.kind}`);
   const row = (await readResults(r.resultsPath)).rows[0]!.result;
   return { ref: row.payoutRef!, total: row.totalDeductible! };

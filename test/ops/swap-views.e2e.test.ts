@@ -87,7 +87,7 @@ describe('the batch swap after the run', () => {
     expect(swapRequests()).toHaveLength(1);
 
     // the run resumed: its summary lists the swap as the journal last knew it
-    const again = await runBatch({ file, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10, checkpointMs: 60_000 }) });
+    const again = await runBatch({ file, conn: connectionTo(sb), ...unattended({ settleDelayMs: 10 }) });
     expect(again.summary.swaps).toEqual([
       {
         currency: 'GBP',

@@ -14,7 +14,7 @@ import { PDFDocument } from 'pdf-lib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readResults, type ResultsTable } from '../../src/results/results.ts';
-import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
+import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { ROOT, cleanEnv, generateCsv, runCli, tempDirs } from '../engine/helpers.ts';
 import { setStatus } from '../ops/helpers.ts';
@@ -439,4 +439,54 @@ describe('the HTML report in headless Chromium', () => {
       await o.context.close();
     }
   });
+});
+
+describe('a plan report of 10,000 rows', () => {
+  it('opens on its totals and approval section, and pages its payees without a script; the CSV beside holds them all', async () => {
+    const seed = defaultSeed();
+    for (const b of seed.businesses) b.wallets = b.wallets.map((w) => ({ ...w, balance: '1000000000.00' }));
+    const big = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null, seed });
+    try {
+      const dir = await dirs.make();
+      // each amount its own: no row is a probable duplicate of another
+      await writeFile(join(dir, 'big.csv'), generateCsv({ rows: 10_000, prefix: 'BIG', amount: (i) => (1 + i / 100).toFixed(2) }));
+      const env = cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') });
+      const args = ['plan', 'big.csv', '--out', 'big.plan.json', '--base-url', big.url, '--rate', '100'];
+      const r = await runCli(args, { cwd: dir, env, timeoutMs: 240_000 });
+      expect(r.code, r.stderr.slice(-1500)).toBe(0);
+      const report = join(dir, 'big.plan.html');
+      const csv = (await readFile(join(dir, 'big.plan.payees.csv'), 'utf8')).trim().split('\r\n');
+      expect(csv).toHaveLength(10_001);
+      expect(csv[1]).toMatch(/^2,BIG-0001,/);
+
+      const o = await open(report);
+      await onlyTheDocument(o, report);
+      const p = o.page;
+      expect(o.dialogs).toEqual([]);
+      expect(await p.locator('script').count()).toBe(0);
+      // totals and the approval section before any list
+      const order = await p.evaluate(() => [...document.querySelectorAll('[data-section]')].map((e) => e.getAttribute('data-section')));
+      expect(order.indexOf('totals')).toBeLessThan(order.indexOf('payees'));
+      expect(order.indexOf('approvals')).toBeLessThan(order.indexOf('payees'));
+      expect(await p.locator('nav.pages label').count()).toBe(10_000 / 500);
+      const row = (n: number) => p.locator(`table[data-section="payees"] tr[data-row="${n}"]`);
+      const visibleRows = () =>
+        p.evaluate(
+          () => [...document.querySelectorAll('table[data-section="payees"] tr[data-row]')].filter((e) => e.checkVisibility()).length,
+        );
+      expect(await visibleRows()).toBe(500);
+      expect(await row(2).isVisible()).toBe(true);
+      expect(await row(502).isVisible()).toBe(false);
+      await p.locator('nav.pages label[data-page="2"]').click();
+      expect(await row(502).isVisible()).toBe(true);
+      expect(await row(2).isVisible()).toBe(false);
+      await p.locator('nav.pages label[data-page="20"]').click();
+      expect(await row(10_001).isVisible()).toBe(true);
+      expect(await visibleRows()).toBe(500);
+      expect(await p.locator('[data-field="payees-csv"]').textContent()).toBe('big.plan.payees.csv');
+      await o.context.close();
+    } finally {
+      await big.close();
+    }
+  }, 300_000);
 });

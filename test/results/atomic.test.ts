@@ -70,7 +70,7 @@ describe('atomic writing', () => {
     });
   });
 
-  it('never shows a partial file to a reader while checkpoints rewrite it', async () => {
+  it('never shows a partial file to a reader while writes replace it', async () => {
     const p = tmp.path('big.csv');
     const small = table('csv', 2000);
     const large = table('csv', 12000);
@@ -93,7 +93,7 @@ describe('atomic writing', () => {
     expect(reads).toBeGreaterThan(5);
   });
 
-  it('runs writes to the same path in call order, so the last checkpoint wins', async () => {
+  it('runs writes to the same path in call order, so the last write wins', async () => {
     const p = tmp.path('order.csv');
     const statuses = ['PENDING', 'PROCESSING', 'SUCCESSFUL', 'FAILED', 'REJECTED'];
     await Promise.all(statuses.map((s, i) => writeResults(p, withStatus(table('csv', 1 + i * 500), s))));

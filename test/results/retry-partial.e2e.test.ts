@@ -1,7 +1,7 @@
 // A retry's output is written under a partial name and renamed when complete (issue 29, item 5):
-// a retry killed midway (kill -9 after a checkpoint) leaves no retry-1 that looks finished, and
+// a retry killed midway (kill -9 while its initiates are in flight) leaves no retry-1 that looks finished, and
 // the retry run again writes retry-1, complete, not retry-2.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readResults } from '../../src/results/results.ts';
 import { TEST_SHAPES } from '../shapes.ts';
-import { cleanEnv, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
+import { cleanEnv, ledgerJournals, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';
 import { until } from '../ops/helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 describe('an interrupted retry', () => {
-  it('killed after a checkpoint: only a partial file; the retry run again writes retry-1, complete', async () => {
+  it('killed while sending: no retry-1; the retry run again writes retry-1, complete', async () => {
     sb = await startSandbox({ shapes: TEST_SHAPES, rateLimitPerSecond: null });
     const dir = await dirs.make();
     const file = await writeBatch(dir, 'payroll.csv', { rows: 4, currencies: ['EUR'] });
@@ -36,18 +36,21 @@ describe('an interrupted retry', () => {
     const results = join(dir, 'payroll.results.csv');
     await writeFile(results, (await readFile(results, 'utf8')).replaceAll(',EURO,EUR,', ',EUR,EUR,'));
 
-    // The initiates answer after 30 s: the retry is killed once its first checkpoint (3 s) is written.
+    // The initiates answer after 30 s: the retry is killed once its journal says they are sent.
+    const initiated = () =>
+      ledgerJournals(join(dir, 'state')).flatMap((j) => readFileSync(j, 'utf8').match(/"t":"initiating"/g) ?? []).length;
+    const before = initiated();
     sb.setFaults({ latencyMs: [30_000, 30_000], routes: ['initiate'] });
     const partial = join(dir, 'payroll.results.retry-1.partial.csv');
     let child: ChildProcess | undefined;
     const killed = cli(['retry', 'payroll.results.csv', '--yes'], (c) => (child = c));
     const final = join(dir, 'payroll.results.retry-1.csv');
-    await until(() => existsSync(partial) || existsSync(final), 20_000, 'the retry to write a checkpoint');
+    await until(() => initiated() > before, 20_000, 'the retry to journal an initiate');
     child!.kill('SIGKILL');
     expect((await killed).signal).toBe('SIGKILL');
-    expect((await readdir(dir)).filter((n) => /retry-\d+\.csv$/.test(n))).toEqual([]);
-    // the checkpoint: the row created by the run, the three being sent not yet created
-    expect((await readResults(partial)).rows.filter((r) => r.result.status === 'PENDING')).toHaveLength(1);
+    // (the results are written once, at the end: killed, the retry leaves none, partial or final)
+    expect((await readdir(dir)).filter((n) => /retry-\d+(\.partial)?\.csv$/.test(n))).toEqual([]);
+    expect(existsSync(partial) || existsSync(final)).toBe(false);
 
     sb.setFaults({});
     const again = await cli(['retry', 'payroll.results.csv', '--yes']);
