@@ -104,7 +104,7 @@ describe.each(PAIN001_VERSIONS)('%s from the ERP', (version: Pain001Version) => 
     expect(again.stderr).toMatch(/already sent by another batch/);
     expect(initiates(sb)).toHaveLength(52);
     expect(await allPayouts(sb)).toHaveLength(52);
-  });
+  }, 300_000); // 52 rows through seven commands, on a shared machine
 });
 
 it('a payment information dated later: plan says so, run sends the others and leaves its rows NOT_SENT (NOT_DUE)', async () => {
