@@ -18,7 +18,8 @@ export const ExitCode = {
   SERVICE_UNAVAILABLE: 4,
   /**
    * `status`: nothing failed and nothing waits for us, but some payouts are still in progress
-   * (PENDING, PROCESSING): the batch is not finished, poll again later.
+   * (PENDING, PROCESSING): the batch is not finished, poll again later. `run`, `retry`: the only rows
+   * not sent are dated later (NOT_DUE, a pain.001's ReqdExctnDt): run the same file again on their day.
    */
   NOT_FINISHED: 5,
   /**

@@ -162,6 +162,8 @@ type RowVerdict =
   | { kind: 'elsewhere'; issue: LeftOut }
   /** Its payee hit a sanctions list (HELD_SCREENING): never sent. */
   | { kind: 'screened'; issue: RowIssue }
+  /** Valid, dated later (pain.001 ReqdExctnDt): NOT_SENT until that day, when a run of the same file sends it. */
+  | { kind: 'notDue'; issue: LeftOut }
   /** Valid; an idempotency conflict is for a person to resolve: not sent, not reported here. */
   | { kind: 'conflict' }
   | { kind: 'candidate'; payout: PayoutRow; settling: boolean; resending: boolean };
@@ -211,8 +213,17 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
     return issue.status === 'INVALID' ? { kind: 'invalid', code: issue.code, message: issue.message } : { kind: 'held', issue };
   }
   if (s.phase === 'conflict') return { kind: 'conflict' };
+  const due = r.payout.notBefore;
+  if (due && due > new Date().toISOString().slice(0, 10) && !settling)
+    return {
+      kind: 'notDue',
+      issue: { status: 'NOT_SENT', code: NOT_DUE, message: `not due until ${due} (ReqdExctnDt): not sent before that day` },
+    };
   return { kind: 'candidate', payout: r.payout, settling, resending };
 }
+
+/** The code of a row dated later (ReqdExctnDt): a run or retry of the same file on or after its date sends it. */
+export const NOT_DUE = 'NOT_DUE';
 
 /** A reference another batch of the account sent, as a row left out. */
 function sentElsewhereIssue(x: SentElsewhere): LeftOut {
@@ -298,11 +309,13 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
   let valid = 0;
   const elsewhere = new Map<number, LeftOut>();
   const screened = new Map<number, RowIssue>();
+  const notDue = new Map<number, LeftOut>();
   for (const r of batch.rows) {
     const v = verdictOf(r, folded, pf, o);
     // (out of scope too: a row `run --plan` leaves out says why in the results)
     if (v.kind === 'elsewhere') elsewhere.set(r.rowNumber, v.issue);
     if (o.only && !o.only.has(r.rowNumber)) continue;
+    if (v.kind === 'notDue') notDue.set(r.rowNumber, v.issue);
     if (v.kind === 'invalid') {
       invalidRows.set(r.rowNumber, { code: v.code, message: v.message });
       continue;
@@ -329,7 +342,7 @@ function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal
       resending: v.resending,
     });
   }
-  return { invalidRows, held, elsewhere, screened, blockedCorridors, candidates, created, valid };
+  return { invalidRows, held, elsewhere, screened, notDue, blockedCorridors, candidates, created, valid };
 }
 
 function countBlockedCorridor(blocked: Map<string, BatchPlan['corridorsNotEnabled'][number]>, p: PayoutRow, pf: PreflightResult): void {
@@ -580,6 +593,18 @@ function planWarnings(
   return warnings;
 }
 
+/** One warning per later date (ReqdExctnDt) of the rows not sent before it. */
+function notDueWarnings(all: readonly EngineRow[], notDue: Map<number, LeftOut>): string[] {
+  const byDate = new Map<string, number>();
+  for (const r of all) if (notDue.has(r.rowNumber)) byDate.set(r.payout!.notBefore!, (byDate.get(r.payout!.notBefore!) ?? 0) + 1);
+  return [...byDate]
+    .sort()
+    .map(
+      ([date, n]) =>
+        `${n === 1 ? '1 row is' : `${n} rows are`} not due until ${date} (ReqdExctnDt): not sent before; run the same file again on or after that day`,
+    );
+}
+
 /** One warning for the references other batches sent: what approvers must see. */
 function elsewhereWarnings(elsewhere: Map<number, LeftOut>): string[] {
   if (!elsewhere.size) return [];
@@ -607,7 +632,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     quoteGroups: pf.quoteGroups,
     swaps,
   });
-  const notSent = new Map<number, LeftOut>([...rows.screened, ...rows.held, ...taken.leftOut, ...rows.elsewhere]);
+  const notSent = new Map<number, LeftOut>([...rows.screened, ...rows.held, ...taken.leftOut, ...rows.elsewhere, ...rows.notDue]);
   return {
     batchId: batch.identity.batchId,
     env,
@@ -627,6 +652,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
       ...planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests.estimate, o.usage),
       ...marginShort,
       ...elsewhereWarnings(rows.elsewhere),
+      ...notDueWarnings(batch.rows, rows.notDue),
     ],
     requests,
     swaps: funding.swaps,

@@ -32,7 +32,7 @@ import {
   type RowOutcome,
   type RunSummary,
 } from './outcome.ts';
-import { buildPlan, feeForTotals, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
+import { buildPlan, feeForTotals, NOT_DUE, payableTotals, type BatchPlan, type PlanOptions } from './batch-plan.ts';
 import { refuseRecentDuplicates, type DuplicateOptions } from './duplicates.ts';
 import { fundBySwaps, type SwapFunding } from './swap-send.ts';
 import { readPlanFile, screeningChanged, verifyPlan, verifyPlannedRows, type PlanFile } from './plan-file.ts';
@@ -433,7 +433,7 @@ async function finish(
     else if (!scope.only || scope.only.has(r.rowNumber)) outcomes.set(r.rowNumber, now[i]!);
   });
   const summary = { ...summarise([...outcomes.values()]), ...(swaps.length ? { swaps } : {}) };
-  const ended = kindOf(kind, summary);
+  const ended = kindOf(kind, summary, [...outcomes.values()].filter((x) => x.error?.code === NOT_DUE).length);
   record(session, { t: 'run-end', at: new Date().toISOString(), kind: ended }, { sync: true });
   session.writer.close();
   return {
@@ -448,10 +448,14 @@ async function finish(
   };
 }
 
-/** A run that went through still has rows failed when one needs someone: not created, failed after creation, or waiting for information. */
-export function kindOf(kind: RunKind, summary: RunSummary): RunKind {
+/**
+ * A run that went through still has rows failed when one needs someone: not created, failed after
+ * creation, or waiting for information; it is not finished when the only rows left wait for their day (NOT_DUE).
+ */
+export function kindOf(kind: RunKind, summary: RunSummary, notDue = 0): RunKind {
   if (kind !== 'ok') return kind;
-  return summary.notCreated > 0 || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0 ? 'rows-failed' : 'ok';
+  if (summary.notCreated > notDue || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0) return 'rows-failed';
+  return notDue ? 'not-finished' : 'ok';
 }
 
 /**

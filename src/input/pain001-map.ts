@@ -12,7 +12,7 @@ export type Elements = Map<string, string[]>;
 /** The columns a pain.001 row carries to its results besides the payout columns (iso-contract: kept unchanged). */
 export const PAIN001_CARRIED = ['MsgId', 'MsgNmId', 'PmtInfId', 'InstrId', 'ReqdExctnDt', 'documentsMatchedBy'] as const;
 
-export interface Transaction {
+interface Transaction {
   tx: Elements;
   block: Elements;
   /** XPath of the CdtTrfTxInf and of its PmtInf. */
@@ -22,7 +22,7 @@ export interface Transaction {
   documents?: Map<string, string[]>;
 }
 
-export interface MappedRow {
+interface MappedRow {
   cells: Partial<Record<CanonicalField | (typeof PAIN001_CARRIED)[number], string>>;
   /** The element each field was read from (an absolute XPath). */
   elements: Partial<Record<CanonicalField, string>>;

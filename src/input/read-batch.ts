@@ -46,3 +46,20 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
   if (owner) throw refuse('UNSUPPORTED_FORMAT', owner.ownExtensions!.misnamed(file, ext));
   return found.reader.open({ file, head, size, format: found.format, options, refuse });
 }
+
+/** The latest ReqdExctnDt of a pain.001 (undefined for another format, or a file that cannot be read: its run says why). */
+export async function latestExecutionDate(file: string): Promise<string | undefined> {
+  let latest: string | undefined;
+  try {
+    const src = await readBatch(file);
+    try {
+      if (src.format !== 'pain.001') return undefined;
+      for await (const r of src.rows) if (r.cells.ReqdExctnDt && !(latest && latest >= r.cells.ReqdExctnDt)) latest = r.cells.ReqdExctnDt;
+    } finally {
+      await src.close();
+    }
+  } catch {
+    return undefined;
+  }
+  return latest;
+}

@@ -194,5 +194,7 @@ export const PayoutRowSchema = z.object({
   /** Absolute paths of the supporting documents, checked to exist and be PDF, JPEG or PNG. */
   documents: z.array(z.string()).max(5),
   withdrawal: z.boolean(),
+  /** Not sent before this day (YYYY-MM-DD, UTC): a pain.001's ReqdExctnDt, a column of that name in any batch. */
+  notBefore: z.string().optional(),
 });
 export type PayoutRow = z.infer<typeof PayoutRowSchema>;

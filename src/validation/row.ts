@@ -141,6 +141,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
     withdrawal,
   };
   if (top.remitterAddress) payout.remitterAddress = top.remitterAddress;
+  if (/^\d{4}-\d\d-\d\d$/.test(row.cells.ReqdExctnDt ?? '')) payout.notBefore = row.cells.ReqdExctnDt;
   return { problems, payout, duplicateKey };
 }
 

@@ -39,6 +39,7 @@ import { execute, prepareRun, RUN_KINDS, type EngineEvents, type RunKind, type R
 import { BatchRefused } from '../engine/session.ts';
 import { windowMs } from '../engine/duplicates.ts';
 import { InputError } from '../input/input-errors.ts';
+import { latestExecutionDate } from '../input/read-batch.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import { writeStatusReportBeside } from '../results/status-report.ts';
 import { isStale, myStart, withLock } from '../files/lock.ts';
@@ -197,6 +198,8 @@ export class FolderWatch {
   /** Claims of ours left in processing (service unreachable): tried again on each tick. */
   private readonly halted = new Set<string>();
   private notComplete: string[] = [];
+  /** pain.001 files dated later (their latest ReqdExctnDt) by inbox name, as last read: left in the inbox until that day. */
+  private notDue = new Map<string, { mtimeMs: number; date: string }>();
 
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir, o.config);
@@ -292,7 +295,10 @@ export class FolderWatch {
   private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
     try {
-      if (refusedEntry(path, lstatSync(path))) return 0;
+      const st = lstatSync(path);
+      if (refusedEntry(path, st)) return 0;
+      const held = this.notDue.get(name);
+      if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null; // not due: not a candidate today
     } catch {
       return null;
     }
@@ -303,6 +309,14 @@ export class FolderWatch {
   private async take(name: string): Promise<void> {
     // Checked again just before the claim: still unchanged (a link is refused by claim()).
     if (this.readyIn(name) !== 0) return;
+    // A pain.001 is taken on its latest ReqdExctnDt, so that no row of it is left unsent when it moves to done/.
+    const path = join(this.L.inbox, name);
+    const date = await latestExecutionDate(path);
+    if (date && date > today()) {
+      this.notDue.set(name, { mtimeMs: lstatSync(path).mtimeMs, date });
+      this.o.logger?.info({ file: name, notBefore: date }, `not due until ${date} (ReqdExctnDt): left in the inbox`);
+      return;
+    }
     const c = await this.claim(name);
     if (!c) return;
     const claim = readClaim(c.claimDir)!;
@@ -782,3 +796,6 @@ export class FolderWatch {
 
 /** Watches DIR as the options say; with `once`, one look at it. */
 export const watchFolder = (o: WatchOptions): Promise<WatchResult> => new FolderWatch(o).run();
+
+/** Today's date, UTC (as a ReqdExctnDt is compared). */
+const today = (): string => new Date().toISOString().slice(0, 10);

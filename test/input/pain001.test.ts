@@ -49,7 +49,8 @@ describe.each(PAIN001_VERSIONS)('%s sample', (version: Pain001Version) => {
     expect(xml.v.summary).toMatchObject({ rows: 52, valid: 52, invalid: 0 });
     const byRef = new Map(csv.rows.map((r) => [r.payout!.reference, r.payout!]));
     for (const r of xml.rows) {
-      const { rowNumber: _n, ...payout } = r.payout!;
+      const { rowNumber: _n, notBefore, ...payout } = r.payout!;
+      expect(notBefore).toBe('2025-01-31');
       const { rowNumber: _m, ...expected } = byRef.get(payout.reference)!;
       // CdtrAcct/Id holds an IBAN or another id, not both: for SWIFT the IBAN is the account number
       const { iban } = expected.beneficiary;
@@ -66,6 +67,12 @@ describe.each(PAIN001_VERSIONS)('%s sample', (version: Pain001Version) => {
       documentsMatchedBy: 'RfrdDocInf/Nb',
     });
   });
+});
+
+it('the pain.001 template (`template --format pain.001`) is one valid transaction', async () => {
+  const { v, rows } = await read(join(root, 'templates', 'payout-template-pain001.xml'));
+  expect(v.summary).toMatchObject({ rows: 1, valid: 1, errors: 0 });
+  expect(rows[0]!.payout!.method).toBe('SEPA');
 });
 
 describe('pain.001 refused whole', () => {

@@ -12,6 +12,7 @@ import { composeIBAN } from 'ibantools';
 import { CANONICAL_FIELDS, type CanonicalField } from '../../src/input/batch-columns.ts';
 import { templateFileName } from '../../src/validation/templates.ts';
 import { TEMPLATE_METHODS, nubanCheckDigit, templateCsv, templateXlsx } from './examples.ts';
+import { pain001, sampleRows } from '../input/pain001-files.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -27,6 +28,19 @@ export function writeTemplates(dir = join(root, 'templates')): string[] {
       written.push(name);
     }
   }
+  // the pain.001 template: the sample payroll's first SEPA transaction
+  const pain = templateFileName(undefined, 'pain.001');
+  writeFileSync(
+    join(dir, pain),
+    pain001(
+      sampleRows()
+        .filter((r) => r.method === 'SEPA')
+        .slice(0, 1),
+      'pain.001.001.09',
+      { msgId: 'TEMPLATE' },
+    ),
+  );
+  written.push(pain);
   return written;
 }
 

@@ -14,7 +14,12 @@ import { resolve } from 'node:path';
 const builder = (y: Argv) =>
   y
     .option('method', { type: 'string', describe: `One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)` })
-    .option('format', { type: 'string', default: 'csv', choices: ['csv', 'xlsx'], describe: 'File format' })
+    .option('format', {
+      type: 'string',
+      default: 'csv',
+      choices: ['csv', 'xlsx', 'pain.001'],
+      describe: 'File format (pain.001: an ISO 20022 .09 file, one example transaction)',
+    })
     .option('out', { type: 'string', describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)' });
 
 export default defineCommand<ArgsOf<typeof builder>>({
@@ -25,7 +30,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       method = canonicalMethod(args.method);
       if (!method) throw new UsageError(`unknown --method "${args.method}": use one of ${PAYOUT_METHODS.join(', ')}`);
     }
-    const format = args.format === 'xlsx' ? 'xlsx' : 'csv';
+    const format = args.format === 'xlsx' || args.format === 'pain.001' ? args.format : 'csv';
     const content = readTemplate(method, format);
     const out = args.out ?? (format === 'xlsx' ? templateFileName(method, 'xlsx') : undefined);
     if (out === undefined) {
@@ -38,7 +43,9 @@ export default defineCommand<ArgsOf<typeof builder>>({
     } catch (e) {
       throw new UsageError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    io.stderr.write(`Wrote ${out} (${method ?? 'all methods'}; header row and one example row).\n`);
+    io.stderr.write(
+      `Wrote ${out} (${format === 'pain.001' ? 'a pain.001.001.09 with one example transaction' : `${method ?? 'all methods'}; header row and one example row`}).\n`,
+    );
     return ExitCode.OK;
   },
 });
