@@ -1,6 +1,8 @@
 // A problem found in a batch file: what the validate command prints, the report sheet lists and
 // the engine records for a row it will not send.
 
+import { visible } from '../text.ts';
+
 export type Severity = 'error' | 'warning';
 
 /**
@@ -84,10 +86,10 @@ export interface Problem {
   risky?: true;
 }
 
-/** One line for a terminal: `file:row  column  error CODE  message (value "x"); expected: …`. */
+/** One line for a terminal: `file:row  column  error CODE  message (value "x"); expected: …`, control and bidi characters escaped (`visible`). */
 export function formatProblem(p: Problem): string {
   const where = `${p.file}${p.row !== undefined ? ` row ${p.row}` : ''}${p.column ? `, column "${p.column}"` : ''}`;
   const value = p.value !== undefined && p.value !== '' ? ` (value "${p.value}")` : '';
   const expected = p.expected ? `; expected ${p.expected}` : '';
-  return `${where}: ${p.severity} ${p.code}: ${p.message}${value}${expected}`;
+  return visible(`${where}: ${p.severity} ${p.code}: ${p.message}${value}${expected}`);
 }

@@ -47,6 +47,17 @@ describe('payout-batch validate', () => {
     expect(readFileSync(report, 'utf8')).toContain("'-50.00");
   });
 
+  it('prints the ESC, BEL and U+202E of an invalid row as escapes, never raw to the terminal (issue 43, item 16)', () => {
+    const [header, row] = readFileSync(join(root, 'samples/payroll-2025-01.csv'), 'utf8').split('\n');
+    const file = join(tmp, 'hidden.csv');
+    writeFileSync(file, `${header}\n${row!.replace('Adaeze Okafor', 'Adaeze \u202eOkafor\u001b[31mRED\u0007')}\n`);
+    const r = cli('validate', file);
+    expect(r.code).toBe(1);
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what must not appear
+    expect(r.out + r.err).not.toMatch(/[\u0000-\u0008\u001b\u007f-\u009f\u202e]/);
+    expect(r.out).toContain('(value "Adaeze \\u202EOkafor\\u001B[31mRED\\u0007")');
+  });
+
   it('exit 1 on the broken file, as JSON for scripts', () => {
     const j = cli('validate', 'samples/payroll-broken.csv', '--json');
     expect(j.code).toBe(1);
