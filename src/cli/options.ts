@@ -13,7 +13,8 @@ import { ExitCode } from './exit-codes.ts';
 import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
 import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
-import { resultsOfBatch } from '../ledger/account-ledger.ts';
+import { resultsHere } from '../engine/retry-batch.ts';
+import type { Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
@@ -84,7 +85,18 @@ export const resultsFileOptions = (y: Argv, describe: string, stateDirs: string)
 export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
   const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
   const ledgers = [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root }));
-  return { stateDirs, ledgers, results: (await resultsOfBatch(ledgers, args.results)) ?? args.results };
+  return { stateDirs, ledgers, results: (await resultsNamed(ledgers, args.results, io)) ?? args.results };
+}
+
+/**
+ * The results file of a batch named by its id, in the caller's folder unless it is the run's
+ * (engine/retry-batch.ts resultsHere), said on stderr when made here. Undefined for a file name.
+ */
+export async function resultsNamed(ledgers: Ledger[], arg: string, io: CliIO): Promise<string | undefined> {
+  const r = await resultsHere(ledgers, arg, io.cwd);
+  const how = { copy: "a copy of the run's results file", ledger: "rebuilt from the ledger: the run's results file is not on this host" };
+  if (r?.made) io.stderr.write(`payout-batch: batch ${arg}: working on ${r.path}, ${how[r.made]}\n`);
+  return r?.path;
 }
 
 export function guardOptions<T>(y: Argv<T>) {

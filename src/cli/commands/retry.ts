@@ -42,6 +42,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
         prepareRetry({
           ...o,
           resultsFile: args.results,
+          here: io.cwd,
           resultsPath: args.out,
           resendFailed: args['resend-failed'],
           ...duplicates,
