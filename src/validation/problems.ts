@@ -14,6 +14,7 @@ export const PROBLEM_CODES = {
   BLANK_ROWS: 'blank rows skipped',
   TOTALS_ROW: 'a trailing totals row skipped',
   COLUMN_IGNORED: 'a column kept as an extra column because another one gives the same field',
+  COLUMN_UNKNOWN: 'a column that names no payout field: not sent, kept in the results file',
   // shape of the row
   EXTRA_CELLS: 'more cells than headers: a value probably holds the delimiter without quotes',
   ENCODING: 'characters that could not be decoded: the file is not in the encoding read',

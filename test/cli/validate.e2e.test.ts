@@ -58,6 +58,18 @@ describe('payout-batch validate', () => {
     expect(r.out).toContain('(value "Adaeze \\u202EOkafor\\u001B[31mRED\\u0007")');
   });
 
+  it('run and retry off a terminal say a missing file is missing, not "pass --yes" (issue 43, item 11)', () => {
+    for (const args of [
+      ['run', 'no-such-payroll.csv'],
+      ['retry', 'no-such-payroll.results.csv'],
+    ]) {
+      const r = cli(...args, '--env', 'local');
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toContain(`payout-batch: ${args[1]}: no such file.`);
+      expect(r.err).not.toContain('--yes');
+    }
+  });
+
   it('exit 1 on the broken file, as JSON for scripts', () => {
     const j = cli('validate', 'samples/payroll-broken.csv', '--json');
     expect(j.code).toBe(1);

@@ -54,6 +54,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
             r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
           : ''),
       policy && policyGuard(policy),
+      args.results,
     );
   },
 });
