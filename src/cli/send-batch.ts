@@ -58,7 +58,10 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
     ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${groupThousands(c.amount)}`).join(', ')} plus fees`
     : '';
   const swaps = plan.fundedBySwaps ? plan.swaps.map((s) => `, after swapping ${swapText(s)}`).join('') : '';
-  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend})${swaps} from ${environment}? [y/N] `;
+  const held = plan.withoutDocument
+    ? `, ${plan.withoutDocument} without a supporting document (held by the service until one is attached)`
+    : '';
+  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend})${swaps}${held} from ${environment}? [y/N] `;
 }
 
 /** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
