@@ -1,7 +1,7 @@
 // The validate and template commands, as a user runs them: a child process of the real bin.
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +67,31 @@ describe('payout-batch validate', () => {
       expect(r.code, r.err).toBe(2);
       expect(r.err).toContain(`payout-batch: ${args[1]}: no such file.`);
       expect(r.err).not.toContain('--yes');
+    }
+  });
+
+  it('only a usage error points to --help; a group-writable state folder is refused alike by run, status and account (issue 43, item 12)', () => {
+    const env = cleanEnv({ HOME: tmp, PAYOUT_BATCH_STATE_DIR: join(tmp, 'state-12') });
+    const bin = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [join(root, 'dist/bin.js'), ...args], { cwd: root, encoding: 'utf8', env });
+      return { code: r.status, err: r.stderr };
+    };
+    const environment = bin('account', '--env', 'sandbox');
+    expect(environment.code).toBe(2);
+    expect(environment.err).toContain('needs the production gateway host');
+    expect(environment.err).not.toContain('--help');
+    expect(bin('status').err).toContain('Run "payout-batch --help" for usage.');
+
+    const shared = join(tmp, 'group-writable');
+    mkdirSync(shared, { mode: 0o700 });
+    chmodSync(shared, 0o770);
+    env.PAYOUT_BATCH_STATE_DIR = shared;
+    const said = `payout-batch: refused: the state folder ${shared} is writable by its group (mode 770)`;
+    for (const args of [['run', 'samples/payroll-2025-01.csv', '--yes'], ['status', 'samples/payroll-2025-01.results.csv'], ['account']]) {
+      const r = bin(...args, '--env', 'local');
+      expect(r.code, `${args[0]}: ${r.err}`).toBe(3);
+      expect(r.err).toContain(said);
+      expect(r.err).not.toMatch(/unexpected error|--help/);
     }
   });
 
