@@ -56,7 +56,8 @@ async function accountOfArgs(args: Args, io: CliIO): Promise<{ account: string; 
     throw new UsageError(
       'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
     );
-  if (!key) throw new CommandError("a policy is the account's and its API key's: give the key as a run does (PAYOUT_API_KEY or --key-file)");
+  if (!key)
+    throw new CommandError("a policy is the account's and its API key's: give the key as a run does (PAYOUT_API_KEY or --key-file)");
   return { account: accountOf(baseUrl), key };
 }
 
