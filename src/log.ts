@@ -2,6 +2,7 @@
 // Logs are JSON lines for machines (cron, files, pipes) or, for a person at a terminal, one short
 // line per event formatted from that same JSON, so redaction applies to both alike.
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { visible } from './text.ts';
 
 /** Every path under which a secret or an account identifier might travel in a log object. */
 export const REDACT_PATHS = [
@@ -45,14 +46,15 @@ const SKIPPED_FIELDS = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'comm
 
 /**
  * One pino JSON line as a line for a person: "warn: retrying initiate: 429 (row=3 status=429
- * requestId=…)". Only plain values are shown (no headers, no nested objects), already redacted.
+ * requestId=…)". Only plain values are shown (no headers, no nested objects), already redacted;
+ * control and bidi characters (from a file's cells or the service) escaped visibly.
  */
 export function humanLine(json: string): string {
   let o: Record<string, unknown>;
   try {
     o = JSON.parse(json) as Record<string, unknown>;
   } catch {
-    return json.endsWith('\n') ? json : json + '\n';
+    return visible(json.replace(/\n$/, '')) + '\n';
   }
   const level = pino.levels.labels[Number(o.level)] ?? String(o.level);
   const err = o.err as { message?: unknown } | undefined;
@@ -61,7 +63,7 @@ export function humanLine(json: string): string {
     .filter((k) => !SKIPPED_FIELDS.has(k) && ['string', 'number', 'boolean'].includes(typeof o[k]))
     .map((k) => `${k}=${String(o[k])}`);
   if (typeof err?.message === 'string') fields.push(`error=${err.message}`);
-  return `${level}: ${typeof o.msg === 'string' ? o.msg : ''}${fields.length ? ` (${fields.join(' ')})` : ''}\n`;
+  return `${visible(`${level}: ${typeof o.msg === 'string' ? o.msg : ''}${fields.length ? ` (${fields.join(' ')})` : ''}`)}\n`;
 }
 
 /**

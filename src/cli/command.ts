@@ -63,5 +63,11 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * A command that cannot go on for a cause other than how it was called (a key, an environment, a
+ * ledger, a configuration, a folder): one line and its exit code, without the pointer to --help.
+ */
+export class CommandError extends UsageError {}
+
 /** A boolean flag, false unless given: the most common shape of a yargs option here. */
 export const flag = (describe: string) => ({ type: 'boolean', default: false, describe }) as const;

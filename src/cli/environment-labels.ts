@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { accountOf } from '../ledger/account-ledger.ts';
 import { parsePlanFile } from '../engine/plan-file.ts';
-import { UsageError, type CliIO } from './command.ts';
+import { CommandError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 export const ENVIRONMENT_MEANING: Record<string, string> = {
@@ -36,7 +36,7 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
   const plan = args.plan ? planService(resolve(io.cwd, args.plan)) : undefined;
   if (!plan) return [args, io];
   const refuse = (given: string) =>
-    new UsageError(
+    new CommandError(
       `${given}, but the plan was made for ${environmentText(plan.env, plan.env === 'local' ? undefined : plan.baseUrl)}: ` +
         'run it without the flag, or make a plan for that service (payout-batch plan FILE --out PLAN). Nothing was sent',
       ExitCode.REFUSED,

@@ -17,7 +17,7 @@ import { acquireLock, LockBusy } from '../files/lock.ts';
 import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
 import { SandboxStateSchema, startSandbox, type LocalSandbox, type SandboxShapes } from '../sandbox/start-sandbox.ts';
 import { RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
-import { UsageError } from './command.ts';
+import { CommandError, UsageError } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 export const AUTO_ADVANCE_VARIABLE = 'PAYOUT_SANDBOX_AUTO_ADVANCE';
@@ -49,13 +49,16 @@ export async function startLocalSandbox(
     lock = await acquireLock(`${path.slice(0, -'.json'.length)}.lock`, { waitMs: 60_000, purpose: 'local sandbox' });
   } catch (e) {
     if (!(e instanceof LockBusy)) throw e;
-    throw new UsageError(`the local sandbox of ${stateRoot} is in use: ${e.message}; try again when it ends`, ExitCode.SERVICE_UNAVAILABLE);
+    throw new CommandError(
+      `the local sandbox of ${stateRoot} is in use: ${e.message}; try again when it ends`,
+      ExitCode.SERVICE_UNAVAILABLE,
+    );
   }
   try {
     const saved = readJsonFile(path);
     const parsed = saved === undefined ? undefined : SandboxStateSchema.safeParse(saved);
     if (parsed && !parsed.success)
-      throw new UsageError(`${path} is not the state of a local sandbox of this version: move it away to start afresh`);
+      throw new CommandError(`${path} is not the state of a local sandbox of this version: move it away to start afresh`);
     // (requests arrive only once startSandbox has returned: `sandbox` is set by then)
     const save = () => writeFileAtomicSync(path, JSON.stringify(sandbox.snapshot()), { mode: 0o600 });
     const sandbox: LocalSandbox = await startSandbox({

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import yargs from 'yargs';
 import { packageRoot } from '../package-root.ts';
 import { commands } from './commands/commands.ts';
-import { UsageError, type CliIO } from './command.ts';
+import { CommandError, UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
 export function processIO(): CliIO {
@@ -114,7 +114,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     return code;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`payout-batch: ${err.message}\nRun "payout-batch --help" for usage.\n`);
+      io.stderr.write(`payout-batch: ${err.message}\n${err instanceof CommandError ? '' : 'Run "payout-batch --help" for usage.\n'}`);
       return err.exitCode;
     }
     // An unexpected failure is still a message, not a stack trace; PAYOUT_BATCH_DEBUG shows it.

@@ -7,14 +7,16 @@ import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
-import { flag, UsageError, type CliCommand, type CliIO } from './command.ts';
+import { CommandError, flag, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
 import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
 import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
-import { resultsOfBatch } from '../ledger/account-ledger.ts';
+import { resultsHere } from '../engine/retry-batch.ts';
+import type { Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
+import { unsafeStateFolder } from '../ledger/file.ts';
 import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
 import { ENVIRONMENTS, resolveEnvironment, type EnvironmentOptions } from '../client/environment.ts';
 import { defaultStateDir } from '../client/quota.ts';
@@ -89,8 +91,20 @@ export const resultsFileOptions = (y: Argv, describe: string, stateDirs: string)
  */
 export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
   const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
+  stateDirs.forEach(refuseUnsafeStateFolder);
   const ledgers = [...stateDirs, defaultStateDir(io.env)].map((root) => ledgerOf(conn, { root }));
-  return { stateDirs, ledgers, results: (await resultsOfBatch(ledgers, args.results)) ?? args.results };
+  return { stateDirs, ledgers, results: (await resultsNamed(ledgers, args.results, io)) ?? args.results };
+}
+
+/**
+ * The results file of a batch named by its id, in the caller's folder unless it is the run's
+ * (engine/retry-batch.ts resultsHere), said on stderr when made here. Undefined for a file name.
+ */
+export async function resultsNamed(ledgers: Ledger[], arg: string, io: CliIO): Promise<string | undefined> {
+  const r = await resultsHere(ledgers, arg, io.cwd);
+  const how = { copy: "a copy of the run's results file", ledger: "rebuilt from the ledger: the run's results file is not on this host" };
+  if (r?.made) io.stderr.write(`payout-batch: batch ${arg}: working on ${r.path}, ${how[r.made]}\n`);
+  return r?.path;
 }
 
 export function guardOptions<T>(y: Argv<T>) {
@@ -388,6 +402,12 @@ export function stateRootOf(args: { 'state-dir'?: string }, io: CliIO): string {
   return args['state-dir'] ? resolve(io.cwd, args['state-dir']) : defaultStateDir(io.env);
 }
 
+/** A state folder another user could change, refused alike by every command that uses one (exit 3): ledger/file.ts checkStateFolder. */
+function refuseUnsafeStateFolder(root: string): void {
+  const why = unsafeStateFolder(root);
+  if (why) throw new CommandError(`refused: ${why}. Nothing was sent`, ExitCode.REFUSED);
+}
+
 /** The connection options checked, then connect(); a configuration error becomes a usage error (2, or 3 when refused). */
 export async function openConnection(
   args: ConnectionArgs,
@@ -407,6 +427,7 @@ export async function openConnection(
   const margin = args['safety-margin'];
   if (margin !== undefined && !(margin >= 0 && margin <= 5000))
     throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
+  refuseUnsafeStateFolder(stateRoot);
   // Checked whatever the environment, so a mistyped value is reported at once rather than the day
   // the command runs locally.
   const shapes = parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE);
@@ -439,7 +460,7 @@ export async function openConnection(
     });
   } catch (e) {
     if (e instanceof ClientConfigError)
-      throw new UsageError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
+      throw new CommandError(e.message, e.reason === 'refused' ? ExitCode.REFUSED : ExitCode.UNUSABLE_INPUT);
     throw e;
   }
 }
@@ -462,7 +483,7 @@ export async function openTeamLedger(
     return new PgLedgers(await TeamDb.open(url, { ...o, command, onLost: (e) => logger.error(e.message) }));
   } catch (e) {
     if (!(e instanceof TeamLedgerError)) throw e;
-    throw new UsageError(
+    throw new CommandError(
       e.message,
       e.code === 'LEDGER_UNREACHABLE' || e.code === 'LEDGER_LOST' ? ExitCode.SERVICE_UNAVAILABLE : ExitCode.UNUSABLE_INPUT,
     );

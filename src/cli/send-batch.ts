@@ -2,6 +2,8 @@
 // a terminal -> connection and progress -> the engine -> plan, confirmation, summary and exit
 // code. The two commands differ only in which engine function they call with these options.
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, plural, printJson, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
@@ -34,7 +36,8 @@ import type { BatchPlan } from '../engine/batch-plan.ts';
 import { swapText } from '../engine/swap.ts';
 import { writeResultsReport } from '../report/write-report.ts';
 import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
-import { accountOf } from '../ledger/account-ledger.ts';
+import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
+import { InputError } from '../input/input-errors.ts';
 import { connectionHint } from './environment-labels.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 
@@ -58,7 +61,10 @@ export function confirmQuestion(plan: BatchPlan, environment: string): string {
     ? `; ${plan.resend.rows} paying again a failed, refunded payout: ${plan.resend.byCurrency.map((c) => `${c.currency} ${groupThousands(c.amount)}`).join(', ')} plus fees`
     : '';
   const swaps = plan.fundedBySwaps ? plan.swaps.map((s) => `, after swapping ${swapText(s)}`).join('') : '';
-  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend})${swaps} from ${environment}? [y/N] `;
+  const held = plan.withoutDocument
+    ? `, ${plan.withoutDocument} without a supporting document (held by the service until one is attached)`
+    : '';
+  return `Send ${plural(n, 'payout')} (${totals.join(', ')}${resend})${swaps}${held} from ${environment}? [y/N] `;
 }
 
 /** Refused before anything is sent (exit 3): the reason on stderr, and in the --json summary. */
@@ -102,6 +108,8 @@ export async function sendBatch<
   after?: (r: R) => string,
   /** The account's approval policy, as guards of the plan (account-policy.ts policyGuard). */
   policy?: Pick<GuardOptions, 'policy' | 'spend'>,
+  /** The batch or results file the command names (or a batch id). */
+  named?: string,
 ): Promise<ExitCode> {
   const quiet = args.quiet || args.json;
   const out = (text: string) => {
@@ -119,6 +127,9 @@ export async function sendBatch<
     maxRequests: maxRequestsOf(args),
     ...policy,
   };
+  // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
+  if (named && !namesBatch(named) && !existsSync(resolve(io.cwd, named)))
+    return handleEngineError(new InputError('FILE_NOT_FOUND', named, `${named}: no such file.`), io);
   // Nobody can answer the question: refused before the connection, so not one request of the
   // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
   if (!args.yes && !guards.interactive)

@@ -10,7 +10,8 @@ import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/li
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { sentElsewhereText, type SentElsewhere } from '../ledger/account-ledger.ts';
 import { ENGINE_STATUSES } from './outcome.ts';
-import { corridorKey, type PreflightResult, type RowIssue } from './preflight.ts';
+import { corridorKey, rowsText, type PreflightResult, type RowIssue } from './preflight.ts';
+import { PROBLEM_CODES, type ProblemCode } from '../validation/problems.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
 import { proposeSwaps, swapReferences, type SwapNeed, type SwapProposal, type SwapRefusal } from './swap.ts';
 import { hitText, type Screened } from './screen-batch.ts';
@@ -78,6 +79,8 @@ export interface BatchPlan {
     rows: number;
   }[];
   warnings: string[];
+  /** Rows to send with no supporting document (validate's NO_DOCUMENT): the confirmation says so. */
+  withoutDocument?: number;
   requests: RequestCost;
   /** Rows of toSend whose payout failed after creation and was refunded: sent again, by source currency (amounts, fees not included). */
   resend?: { rows: number; byCurrency: { currency: string; rows: number; amount: string }[] };
@@ -616,6 +619,22 @@ function elsewhereWarnings(elsewhere: Map<number, LeftOut>): string[] {
   ];
 }
 
+/**
+ * What `validate` warned of, where the plan is read and confirmed (issue 43, item 13): the file's
+ * warnings (a column not sent), and each code's rows among those to send ("2 rows (rows 3, 7) NO_DOCUMENT: ...").
+ */
+function validationWarnings(batch: LoadedBatch, toSend: Set<number>): { warnings: string[]; withoutDocument?: number } {
+  const byCode = new Map<ProblemCode, number[]>();
+  for (const r of batch.rows)
+    if (toSend.has(r.rowNumber))
+      for (const p of r.problems) if (p.severity === 'warning') byCode.set(p.code, [...(byCode.get(p.code) ?? []), r.rowNumber]);
+  const warnings = [
+    ...batch.fileProblems.filter((p) => p.severity === 'warning').map((p) => p.message),
+    ...[...byCode].map(([code, rows]) => `${rowsText(rows)} ${code}: ${PROBLEM_CODES[code]}`),
+  ];
+  return { warnings, withoutDocument: byCode.get('NO_DOCUMENT')?.length };
+}
+
 export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, env: string, o: PlanOptions): BatchPlan {
   const rows = sortRows(batch, pf, folded, o);
   const inScope = batch.rows.flatMap(({ payout: p }) => (p && (!o.only || o.only.has(p.rowNumber)) ? [p] : []));
@@ -633,6 +652,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     swaps,
   });
   const notSent = new Map<number, LeftOut>([...rows.screened, ...rows.held, ...taken.leftOut, ...rows.elsewhere, ...rows.notDue]);
+  const validation = validationWarnings(batch, new Set(taken.toSend.map((c) => c.rowNumber)));
   return {
     batchId: batch.identity.batchId,
     env,
@@ -653,7 +673,9 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
       ...marginShort,
       ...elsewhereWarnings(rows.elsewhere),
       ...notDueWarnings(batch.rows, rows.notDue),
+      ...validation.warnings,
     ],
+    withoutDocument: validation.withoutDocument,
     requests,
     swaps: funding.swaps,
     swapRefusals: funding.refusals,

@@ -176,7 +176,7 @@ function snapshotOf(p: PayoutAnswer, sent: SentPayout): PayoutSnapshot {
 
 export type EngineEvent =
   | { type: 'row-start'; rowNumber: number; reference: string; attempt: number; settling: boolean }
-  | { type: 'row-done'; rowNumber: number; reference: string; outcome: RowOutcome }
+  | { type: 'row-done'; rowNumber: number; reference: string; outcome: RowOutcome; noDocument?: true }
   | { type: 'halted'; reason: string }
   /** retry of a refused row: what key n showed before a new key (spent.ts). */
   | { type: 'key-proof'; proof: KeyProof }
@@ -403,7 +403,8 @@ class RowLoop {
       ...(notSent ? { error: notSent } : {}),
     });
     this.outcomes.set(p.rowNumber, outcome);
-    this.emit({ type: 'row-done', rowNumber: p.rowNumber, reference: p.reference, outcome });
+    const noDocument = !p.withdrawal && !p.documents.length ? { noDocument: true as const } : {};
+    this.emit({ type: 'row-done', rowNumber: p.rowNumber, reference: p.reference, outcome, ...noDocument });
   }
 
   /** Stops the run: no new row starts; throws out of the current row. */

@@ -299,11 +299,12 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
 
 /**
  * The log line of a finished row, the same from `run` and from `watch` (context: the batch, the
- * file): a created row at info, any other at warn with the service's message.
+ * file): a created row at info (at warn when sent without a supporting document: validate's
+ * NO_DOCUMENT), any other at warn with the service's message.
  */
 export function logRowDone(
   logger: Pick<Logger, 'info' | 'warn'> | undefined,
-  e: { rowNumber: number; reference: string; outcome: RowOutcome },
+  e: { rowNumber: number; reference: string; outcome: RowOutcome; noDocument?: true },
   context: Record<string, unknown>,
 ): void {
   const o = e.outcome;
@@ -317,6 +318,11 @@ export function logRowDone(
     idempotencyKey: o.key,
     errorCode: o.error?.code,
   };
-  if (isCreatedStatus(o.status)) logger?.info(fields, 'row done');
+  if (isCreatedStatus(o.status) && e.noDocument && !o.payout?.existedBefore)
+    logger?.warn(
+      { ...fields, errorCode: 'NO_DOCUMENT' },
+      'row done without a supporting document: the service holds it until one is attached',
+    );
+  else if (isCreatedStatus(o.status)) logger?.info(fields, 'row done');
   else logger?.warn({ ...fields, message: o.error?.message }, 'row not created');
 }

@@ -382,7 +382,7 @@ function checkRows(
 }
 
 /** "10 rows (rows 3, 7, 12 and 7 more)", "1 row (row 4)" */
-function rowsText(rows: number[]): string {
+export function rowsText(rows: number[]): string {
   const shown = rows.slice(0, 3).join(', ');
   if (rows.length === 1) return `1 row (row ${shown})`;
   return `${rows.length} rows (rows ${shown}${rows.length > 3 ? ` and ${rows.length - 3} more` : ''})`;

@@ -15,7 +15,7 @@
 // was edited or cleared in its cells, and is reported from the journal's latest state.
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
@@ -30,19 +30,20 @@ import {
   type RowState,
 } from '../journal/lines.ts';
 import { PayoutApiError } from '../client/errors.ts';
+import { formatApiAmount } from '../money.ts';
 import { snapshotOfError } from './send.ts';
 import { findRefund } from './refund.ts';
 import { readResults } from '../results/read.ts';
 import { partialResultsPath, resultsPathFor } from '../results/paths.ts';
-import { publishResults } from '../results/write.ts';
+import { publishResults, writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
 import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { fileSha256 } from './identity.ts';
-import { foldAll, resultsOfBatch, type Ledger } from '../ledger/account-ledger.ts';
+import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
-import { isCreatedStatus } from './outcome.ts';
+import { ENGINE_STATUSES, isCreatedStatus, outcomeFromState, resultValues } from './outcome.ts';
 import { execute, preparePipeline, type EngineEvents, type PipelineResult, type Prepared, type SendOptions } from './pipeline.ts';
 import { BatchRefused, FailedAfterSending, openSession } from './session.ts';
 import type { KeyProof } from './spent.ts';
@@ -57,6 +58,8 @@ export interface RetryOptions extends SendOptions {
    * are kept as they are, however their cells were edited.
    */
   resendFailed?: boolean;
+  /** The caller's folder: a batch named by its id is retried from a copy there (resultsHere). Default: the working folder. */
+  here?: string;
 }
 
 /** A failed row `--resend-failed` did not send again, and why. */
@@ -85,8 +88,10 @@ export const retryResults = async (o: RetryOptions): Promise<RetryResult> => exe
 /** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
 export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryResult>> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
-  // (a batch id names the results file its journal records: ledger.ts resultsOfBatch)
-  const o = { ...given, resultsFile: (await resultsOfBatch([ledger], given.resultsFile)) ?? given.resultsFile };
+  const o = {
+    ...given,
+    resultsFile: (await resultsHere([ledger], given.resultsFile, given.here ?? resolve('.')))?.path ?? given.resultsFile,
+  };
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
@@ -147,6 +152,54 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     resend,
   };
   return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
+}
+
+/** Where a batch named by its id is read and written from: resultsHere. */
+export interface ResultsHere {
+  path: string;
+  /** How the file at `path` was made this time: a copy of the run's file, or rebuilt from the ledger's lines. */
+  made?: 'copy' | 'ledger';
+}
+
+/**
+ * The results file of a batch named by its id, for a command run in the folder `here`, on any host
+ * of the ledger (issue 43, item 1). The run's own file when `here` is its folder; else a file of the
+ * caller's, `<batch16>.results.csv` in `here`, so that nothing is written into another host's
+ * folder: an earlier such copy as it is; else a copy of the run's file when this host can read it;
+ * else one rebuilt from the ledger's lines (each row the journal knows: reference, amounts, outcome;
+ * not the beneficiary cells, which a created row no longer journals). Undefined when `arg` names no batch.
+ */
+export async function resultsHere(ledgers: Iterable<Ledger>, arg: string, here: string): Promise<ResultsHere | undefined> {
+  const batch = await batchNamed(ledgers, arg);
+  if (!batch) return undefined;
+  const recorded = batch.folded.header?.results;
+  if (recorded && dirname(recorded) === resolve(here) && existsSync(recorded)) return { path: recorded };
+  const ext = recorded?.toLowerCase().endsWith('.xlsx') ? '.xlsx' : '.csv';
+  const path = join(resolve(here), `${batch.batchId.slice(0, 16)}.results${ext}`);
+  if (existsSync(path)) return { path };
+  if (recorded && existsSync(recorded)) {
+    await copyFile(recorded, path);
+    return { path, made: 'copy' };
+  }
+  await writeResults(path.replace(/\.xlsx$/, '.csv'), resultsFromLedger(batch.folded));
+  return { path: path.replace(/\.xlsx$/, '.csv'), made: 'ledger' };
+}
+
+/** A results table of the rows a journal knows, in their row order, from their journalled states. */
+function resultsFromLedger(folded: FoldedJournal): ResultsTable {
+  const notSent = { status: ENGINE_STATUSES.NOT_SENT, documents: [] };
+  const rows = [...folded.rows.values()].map((s, i): ResultRow => {
+    const sent = s.payout ?? (s.body ? (JSON.parse(s.body) as Partial<PayoutSnapshot>) : {});
+    const amount = sent.sourceAmount === undefined || !sent.sourceCurrency ? '' : formatApiAmount(sent.sourceAmount, sent.sourceCurrency);
+    const cells = {
+      reference: s.ref,
+      sourceAmount: amount,
+      sourceCurrency: sent.sourceCurrency ?? '',
+      destinationCurrency: sent.destinationCurrency ?? '',
+    };
+    return { rowNumber: s.row ?? i + 2, cells, result: resultValues(outcomeFromState(s, notSent)) };
+  });
+  return { format: 'csv', inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'destinationCurrency'], rows };
 }
 
 const sameBytes = async (a: string, b: string): Promise<boolean> => {

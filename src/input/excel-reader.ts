@@ -28,6 +28,14 @@ export const excelReader: BatchReader = {
     }
     const { openExcel } = await import('./excel.ts');
     const x = await openExcel(buf, file, options.sheet);
-    return { file, format, sheet: x.sheet, sheets: x.sheets, ...(await shapeRows(file, x.records)), close: async () => {} };
+    try {
+      return { file, format, sheet: x.sheet, sheets: x.sheets, ...(await shapeRows(file, x.records)), close: async () => {} };
+    } catch (e) {
+      // the payroll on another sheet: say which sheet was read, the others, and --sheet
+      const others = x.sheets.filter((s) => s !== x.sheet).map((s) => `"${s}"`);
+      if (!(e instanceof InputError) || !['NO_HEADER', 'MISSING_COLUMNS', 'EMPTY_FILE'].includes(e.code) || !others.length) throw e;
+      const hint = `(sheet "${x.sheet}" read; the workbook also has ${others.join(', ')}: name the payroll's with --sheet)`;
+      throw new InputError(e.code, file, `${e.message.replace(/\.$/, '')} ${hint}.`, e.row);
+    }
   },
 };

@@ -1,6 +1,6 @@
 // From records (arrays of cell texts with their spreadsheet row numbers) to batch rows: the header
 // row, the column mapping, blank rows and a trailing totals row, shared by the CSV and Excel readers.
-import { mapColumns, type CanonicalField, type ColumnMapping } from './batch-columns.ts';
+import { mapColumns, matchHeader, type CanonicalField, type ColumnMapping } from './batch-columns.ts';
 import { InputError } from './input-errors.ts';
 
 /** One record as a reader produced it. */
@@ -38,7 +38,7 @@ export interface XmlIssue {
 }
 
 export interface InputWarning {
-  code: 'BLANK_ROWS' | 'TOTALS_ROW' | 'COLUMN_IGNORED';
+  code: 'BLANK_ROWS' | 'TOTALS_ROW' | 'COLUMN_IGNORED' | 'COLUMN_UNKNOWN';
   /** First row concerned (undefined for header notes). */
   row?: number;
   /** Last row of a range of blank rows. */
@@ -91,6 +91,13 @@ export async function shapeRows(file: string, records: AsyncIterable<SourceRecor
   }
   const { columns, mapping, fields, notes } = mapped;
   const warnings: InputWarning[] = notes.map((message) => ({ code: 'COLUMN_IGNORED', message }));
+  // a column no payout field is named by ("Payment Date") is said, never dropped without a word
+  const unknown = header.values.flatMap((h, i) => (h.trim() && !matchHeader(h) ? [`"${columns[i]}"`] : []));
+  if (unknown.length)
+    warnings.push({
+      code: 'COLUMN_UNKNOWN',
+      message: `${unknown.length === 1 ? 'column' : 'columns'} ${unknown.join(', ')} ${unknown.length === 1 ? 'names' : 'name'} no payout field: not sent, kept as ${unknown.length === 1 ? 'it is' : 'they are'} in the results file`,
+    });
   if (leadingBlank.length) warnings.push(blankRows(leadingBlank[0]!, leadingBlank.at(-1)!, ' above the header'));
   const looksLikeTotals = totalsTest(mapped);
 

@@ -209,19 +209,15 @@ export async function foldAll(ledgers: Iterable<Ledger>): Promise<BatchFold[]> {
 export const namesBatch = (arg: string): boolean => /^[0-9a-f]{8,64}$/i.test(arg) && !existsSync(arg);
 
 /**
- * The results file of a batch named by its id (or the first 8 to 64 hex of it), as its journal's
- * header records it, in these ledgers: `status`, `retry`, `reconcile` and `report` take a batch id
- * where a results file is expected, so a person on another host of a team ledger names the batch.
+ * The journal of a batch named by its id (or the first 8 to 64 hex of it) in these ledgers:
+ * `status`, `retry`, `reconcile` and `report` take a batch id where a results file is expected, so
+ * a person on another host of a team ledger names the batch (engine/retry-batch.ts resultsHere).
  */
-export async function resultsOfBatch(ledgers: Iterable<Ledger>, arg: string): Promise<string | undefined> {
+export async function batchNamed(ledgers: Iterable<Ledger>, arg: string): Promise<BatchFold | undefined> {
   if (!namesBatch(arg)) return undefined;
   const prefix = arg.toLowerCase().slice(0, 16);
   for (const ledger of ledgers)
-    for (const batchId of await ledger.batches())
-      if (batchId.startsWith(prefix)) {
-        const results = (await foldBatch(ledger, batchId)).folded.header?.results;
-        if (results) return results;
-      }
+    for (const batchId of await ledger.batches()) if (batchId.startsWith(prefix)) return foldBatch(ledger, batchId);
   return undefined;
 }
 

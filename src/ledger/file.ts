@@ -51,7 +51,13 @@ export function ledgerDirFor(root: string, account: string): string {
  * reservation and so make a payout go out twice. Folders this tool creates are 0700.
  */
 export function checkStateFolder(root: string, ledgerDir: string): void {
-  for (const path of [resolve(root), join(resolve(root), 'ledgers'), ledgerDir]) {
+  const why = unsafeStateFolder(root, ledgerDir);
+  if (why) throw new BatchRefused(why, 'UNSAFE_STATE_FOLDER');
+}
+
+/** Why checkStateFolder refuses the state folder (and the ledger's folder, when named), or undefined. */
+export function unsafeStateFolder(root: string, ledgerDir?: string): string | undefined {
+  for (const path of [resolve(root), join(resolve(root), 'ledgers'), ...(ledgerDir ? [ledgerDir] : [])]) {
     let st;
     try {
       st = lstatSync(path);
@@ -60,12 +66,12 @@ export function checkStateFolder(root: string, ledgerDir: string): void {
     }
     const why = whyUntrusted(st);
     if (why)
-      throw new BatchRefused(
+      return (
         `the state folder ${path} ${why}: another user could change the ledger and make a payout go out twice. ` +
-          `Use a folder of your own (chmod 700 ${path}, or --state-dir)`,
-        'UNSAFE_STATE_FOLDER',
+        `Use a folder of your own (chmod 700 ${path}, or --state-dir)`
       );
   }
+  return undefined;
 }
 
 function names(dir: string): string[] {

@@ -8,7 +8,7 @@ export const PAIN002_VERSIONS = ['pain.002.001.03', 'pain.002.001.10'] as const;
 export type Pain002Version = (typeof PAIN002_VERSIONS)[number];
 export const CAMT053_VERSIONS = ['camt.053.001.02', 'camt.053.001.08'] as const;
 export type Camt053Version = (typeof CAMT053_VERSIONS)[number];
-type IsoMessage = Pain001Version | Pain002Version | Camt053Version;
+export type IsoMessage = Pain001Version | Pain002Version | Camt053Version;
 
 /** A message's Document namespace: `urn:iso:std:iso:20022:tech:xsd:` + its identifier. */
 export const isoNamespace = (message: IsoMessage): string => `urn:iso:std:iso:20022:tech:xsd:${message}`;

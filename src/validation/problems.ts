@@ -1,6 +1,8 @@
 // A problem found in a batch file: what the validate command prints, the report sheet lists and
 // the engine records for a row it will not send.
 
+import { visible } from '../text.ts';
+
 export type Severity = 'error' | 'warning';
 
 /**
@@ -12,6 +14,7 @@ export const PROBLEM_CODES = {
   BLANK_ROWS: 'blank rows skipped',
   TOTALS_ROW: 'a trailing totals row skipped',
   COLUMN_IGNORED: 'a column kept as an extra column because another one gives the same field',
+  COLUMN_UNKNOWN: 'a column that names no payout field: not sent, kept in the results file',
   // shape of the row
   EXTRA_CELLS: 'more cells than headers: a value probably holds the delimiter without quotes',
   ENCODING: 'characters that could not be decoded: the file is not in the encoding read',
@@ -86,12 +89,12 @@ export interface Problem {
   risky?: true;
 }
 
-/** One line for a terminal: `file:row  column  error CODE  message (value "x"); expected: …`. */
+/** One line for a terminal: `file:row  column  error CODE  message (value "x"); expected: …`, control and bidi characters escaped (`visible`). */
 export function formatProblem(p: Problem): string {
   const where = p.column?.startsWith('/')
     ? `${p.file} ${p.column}`
     : `${p.file}${p.row !== undefined ? ` row ${p.row}` : ''}${p.column ? `, column "${p.column}"` : ''}`;
   const value = p.value !== undefined && p.value !== '' ? ` (value "${p.value}")` : '';
   const expected = p.expected ? `; expected ${p.expected}` : '';
-  return `${where}: ${p.severity} ${p.code}: ${p.message}${value}${expected}`;
+  return visible(`${where}: ${p.severity} ${p.code}: ${p.message}${value}${expected}`);
 }

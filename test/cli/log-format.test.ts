@@ -26,6 +26,12 @@ describe('human log lines', () => {
     );
   });
 
+  it('shows control and bidi characters of a cell or an answer as escapes, never raw (issue 43, item 16)', () => {
+    const line = humanLine(JSON.stringify({ level: 40, msg: 'row refused: \u001b]0;x\u0007', reference: 'INV-\u202e2100', row: 3 }));
+    expect(line).toBe('warn: row refused: \\u001B]0;x\\u0007 (row=3 reference=INV-\\u202E2100)\n');
+    expect(humanLine('not json \u009b2J\n')).toBe('not json \\u009B2J\n');
+  });
+
   it('is written from the redacted JSON: a key never reaches the line', () => {
     let text = '';
     const out = new Writable({ write: (c: Buffer, _e, done) => ((text += c.toString()), done()) });

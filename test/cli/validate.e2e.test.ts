@@ -1,7 +1,7 @@
 // The validate and template commands, as a user runs them: a child process of the real bin.
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,54 @@ describe('payout-batch validate', () => {
     expect(sheet[0]).toBe('severity,code,file,row,column,value,message,expected');
     expect(sheet.filter((l) => /^(error|warning),/.test(l))).toHaveLength(43);
     expect(readFileSync(report, 'utf8')).toContain("'-50.00");
+  });
+
+  it('prints the ESC, BEL and U+202E of an invalid row as escapes, never raw to the terminal (issue 43, item 16)', () => {
+    const [header, row] = readFileSync(join(root, 'samples/payroll-2025-01.csv'), 'utf8').split('\n');
+    const file = join(tmp, 'hidden.csv');
+    writeFileSync(file, `${header}\n${row!.replace('Adaeze Okafor', 'Adaeze \u202eOkafor\u001b[31mRED\u0007')}\n`);
+    const r = cli('validate', file);
+    expect(r.code).toBe(1);
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what must not appear
+    expect(r.out + r.err).not.toMatch(/[\u0000-\u0008\u001b\u007f-\u009f\u202e]/);
+    expect(r.out).toContain('(value "Adaeze \\u202EOkafor\\u001B[31mRED\\u0007")');
+  });
+
+  it('run and retry off a terminal say a missing file is missing, not "pass --yes" (issue 43, item 11)', () => {
+    for (const args of [
+      ['run', 'no-such-payroll.csv'],
+      ['retry', 'no-such-payroll.results.csv'],
+    ]) {
+      const r = cli(...args, '--env', 'local');
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toContain(`payout-batch: ${args[1]}: no such file.`);
+      expect(r.err).not.toContain('--yes');
+    }
+  });
+
+  it('only a usage error points to --help; a group-writable state folder is refused alike by run, status and account (issue 43, item 12)', () => {
+    const env = cleanEnv({ HOME: tmp, PAYOUT_BATCH_STATE_DIR: join(tmp, 'state-12') });
+    const bin = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [join(root, 'dist/bin.js'), ...args], { cwd: root, encoding: 'utf8', env });
+      return { code: r.status, err: r.stderr };
+    };
+    const environment = bin('account', '--env', 'sandbox');
+    expect(environment.code).toBe(2);
+    expect(environment.err).toContain('needs the production gateway host');
+    expect(environment.err).not.toContain('--help');
+    expect(bin('status').err).toContain('Run "payout-batch --help" for usage.');
+
+    const shared = join(tmp, 'group-writable');
+    mkdirSync(shared, { mode: 0o700 });
+    chmodSync(shared, 0o770);
+    env.PAYOUT_BATCH_STATE_DIR = shared;
+    const said = `payout-batch: refused: the state folder ${shared} is writable by its group (mode 770)`;
+    for (const args of [['run', 'samples/payroll-2025-01.csv', '--yes'], ['status', 'samples/payroll-2025-01.results.csv'], ['account']]) {
+      const r = bin(...args, '--env', 'local');
+      expect(r.code, `${args[0]}: ${r.err}`).toBe(3);
+      expect(r.err).toContain(said);
+      expect(r.err).not.toMatch(/unexpected error|--help/);
+    }
   });
 
   it('exit 1 on the broken file, as JSON for scripts', () => {

@@ -11,6 +11,8 @@ import { buildPlan, feeMargin, payableTotals, requestCost, requestLimitReason } 
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import { foldJournal, type FoldedJournal, type JournalLine } from '../../src/journal/lines.ts';
 import { Dec } from '../../src/money.ts';
+import { confirmQuestion } from '../../src/cli/send-batch.ts';
+import { logRowDone, type RowOutcome } from '../../src/engine/outcome.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 import { ROOT, batchOf, generateCsv, payoutRow, preflightOf } from './helpers.ts';
 
@@ -51,6 +53,40 @@ async function documentMovedAway(): Promise<string> {
   await rm(join(dir, 'documents'), { recursive: true });
   return join(dir, 'payroll.csv');
 }
+
+describe("validate's warnings in the plan, the confirmation and the run's log (issue 43, item 13)", () => {
+  it('a row sent without its document: NO_DOCUMENT in the plan, in the question, and logged at warn when it is done', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pb-plan-nodoc-'));
+    dirs.push(dir);
+    const file = join(dir, 'payroll.csv');
+    const [header, ...rows] = generateCsv({ rows: 3, currencies: ['GBP'], prefix: 'NODOC' })
+      .trimEnd()
+      .split('\n');
+    // row 3: not a withdrawal, and no document
+    await writeFile(file, [header, rows[0], rows[1]!.replace(/,true$/, ',false'), rows[2], ''].join('\n'));
+    const batch = await loadBatch(file);
+    expect(batch.rows[1]!.problems.map((p) => p.code)).toEqual(['NO_DOCUMENT']);
+    const plan = buildPlan(batch, preflight(), foldJournal([]), 'sandbox', { allowPartial: false, mergeDocuments: false });
+    expect(plan.warnings).toContain(
+      '1 row (row 3) NO_DOCUMENT: no supporting document on a payout that is not a withdrawal: the service will hold it',
+    );
+    expect(confirmQuestion(plan, 'sandbox')).toContain(
+      ', 1 without a supporting document (held by the service until one is attached) from sandbox?',
+    );
+    const logged: [string, Record<string, unknown>, string][] = [];
+    const logger = {
+      info: (o: object, m: string) => logged.push(['info', o as Record<string, unknown>, m]),
+      warn: (o: object, m: string) => logged.push(['warn', o as Record<string, unknown>, m]),
+    };
+    const outcome = { status: 'PENDING', documents: [], payout: { id: 'p1', status: 'PENDING' } } as unknown as RowOutcome;
+    logRowDone(logger as never, { rowNumber: 3, reference: 'NODOC-0002', outcome, noDocument: true }, {});
+    logRowDone(logger as never, { rowNumber: 2, reference: 'NODOC-0001', outcome }, {});
+    expect(logged.map(([level, o]) => [level, o.row, o.errorCode])).toEqual([
+      ['warn', 3, 'NO_DOCUMENT'],
+      ['info', 2, undefined],
+    ]);
+  });
+});
 
 describe('the plan of a resumed batch', () => {
   it('a created row whose document moved away is validated again (its problem kept) and planned as created', async () => {

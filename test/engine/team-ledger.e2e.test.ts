@@ -1,7 +1,7 @@
 // Issue 30: a team's ledger on PostgreSQL. Two "hosts" are two HOMEs and state folders of their
 // own, one ledger database, one sandbox; the CLI spawned as a user runs it, over real HTTP.
 import { existsSync, mkdirSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -99,6 +99,52 @@ describe.runIf(withPostgres)('a team ledger on PostgreSQL', () => {
     expect(retried.code, retried.stderr).toBe(0);
     expect(JSON.parse(retried.stdout).summary.byStatus).toEqual({ PENDING: 3 });
     expect(initiates(sb).length - sent).toBe(3);
+  });
+
+  it("a batch id on another host: status, report, reconcile and retry work beside the caller, never in the run's folder (issue 43, item 1)", async () => {
+    const ledger = await testDatabase();
+    const [aliceDir, bobDir, carolDir] = [await dirs.make(), await dirs.make(), await dirs.make()];
+    const file = await writeBatch(aliceDir, 'payroll.csv', { rows: 3, currencies: ['EUR'], prefix: 'HOSTID' });
+    const alice = host(aliceDir, 'alice', ledger, sb.url);
+    const bob = host(bobDir, 'bob', ledger, sb.url);
+    const first = await alice.inProcess('run', file, '--yes', '--json');
+    expect(first.code, first.stderr).toBe(0);
+    const id = (JSON.parse(first.stdout) as { batchId: string }).batchId.slice(0, 16);
+    const aliceFiles = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          (await readdir(aliceDir)).filter((f) => !f.startsWith('.')).map(async (f) => [f, await readFile(join(aliceDir, f), 'utf8')]),
+        ),
+      );
+    const before = await aliceFiles();
+
+    const copy = join(bobDir, `${id}.results.csv`);
+    const status = await bob('status', id, '--json');
+    // 5: payouts still in progress, as on Alice's host
+    expect([0, 5], status.stderr).toContain(status.code);
+    expect(status.stderr).toContain(`working on ${copy}, a copy of the run's results file`);
+    expect(JSON.parse(status.stdout)).toMatchObject({ rows: 3 });
+    const report = await runMain(['report', id], { cwd: bobDir, env: bob.env });
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stdout).toContain(`written to ${join(bobDir, `${id}.results.html`)}`);
+    const reconcile = await bob('reconcile', id, '--rate', '100');
+    expect(reconcile.stderr).not.toMatch(/unexpected error|ENOENT/);
+    const retry = await bob('retry', id, '--yes');
+    expect([0, 5], retry.stderr).toContain(retry.code);
+    expect(await aliceFiles(), "nothing written into the run's folder").toEqual(before);
+    expect(existsSync(copy)).toBe(true);
+
+    // the run's folder is not on this host: the results are rebuilt from the team ledger's lines
+    const carol = host(carolDir, 'carol', ledger, sb.url);
+    await rm(join(aliceDir, 'payroll.results.csv'));
+    const rebuilt = await carol('status', id, '--json');
+    expect([0, 5], rebuilt.stderr).toContain(rebuilt.code);
+    expect(rebuilt.stderr).toContain(`working on ${join(carolDir, `${id}.results.csv`)}, rebuilt from the ledger`);
+    expect(JSON.parse(rebuilt.stdout)).toMatchObject({ rows: 3 });
+    const rows = (await readResults(join(carolDir, `${id}.results.csv`))).rows;
+    expect(rows.map((r) => [r.cells.reference, r.cells.sourceCurrency, r.result.payoutId !== undefined])).toEqual(
+      ['HOSTID-0001', 'HOSTID-0002', 'HOSTID-0003'].map((ref) => [ref, 'EUR', true]),
+    );
   });
 
   it('the database killed mid-run: no request left unrecorded, and the other host resumes to the end', async () => {

@@ -53,6 +53,22 @@ describe('reading CSV', () => {
     expect(cells.reference).toBe('R1');
   });
 
+  it('names a column that gives no payout field in a warning, and keeps its cells (issue 43, item 11)', async () => {
+    const { s, rows } = await all(
+      file(
+        csv(',', '\n', [
+          [...HEAD, 'Payment Date', 'Cost centre'],
+          [...ROW1, '2025-01-31', 'CC-7'],
+        ]),
+      ),
+    );
+    expect(rows[0]!.cells['Payment Date']).toBe('2025-01-31');
+    expect(s.warnings).toContainEqual({
+      code: 'COLUMN_UNKNOWN',
+      message: 'columns "Payment Date", "Cost centre" name no payout field: not sent, kept as they are in the results file',
+    });
+  });
+
   it('refuses a column headed __proto__, naming it, rather than dropping it without a word (issue 29)', async () => {
     const path = file(
       csv(',', '\n', [
@@ -196,6 +212,16 @@ describe('reading Excel', () => {
     for (const [name, aoa] of Object.entries(sheets)) XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(aoa), name);
     return XLSX.write(wb, { type: 'buffer', bookType }) as Buffer;
   };
+
+  it('a payroll not on the first sheet: the error names the sheet read, the others and --sheet (issue 43, item 11)', async () => {
+    const p = file(workbook({ Notes: [['Payroll notes'], ['prepared by Alice']], 'January 2025': [HEAD, ROW1], Rates: [['x']] }), '.xlsx');
+    const e = await readBatch(p).catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(InputError);
+    expect(e).toMatchObject({ code: 'NO_HEADER' });
+    expect((e as Error).message).toContain(
+      '(sheet "Notes" read; the workbook also has "January 2025", "Rates": name the payroll\'s with --sheet).',
+    );
+  });
 
   it('reads the first sheet, or the one named with --sheet, in .xlsx and .xls', async () => {
     for (const bookType of ['xlsx', 'biff8'] as const) {

@@ -104,10 +104,41 @@ describe('CSV results', () => {
 // characters, BOM, CRLF after every line), so that csvText through csv-stringify is checked to
 // write exactly the bytes of the hand-built writer it replaced.
 const ORACLE_TRIGGERS = new Set(['=', '+', '-', '@', '\t', '\r']);
-const oracleNeutralise = (t: string): string =>
-  t.length > 0 && (ORACLE_TRIGGERS.has(t[0]!) || (t[0] === "'" && t.length > 1 && (ORACLE_TRIGGERS.has(t[1]!) || t[1] === "'")))
+/** Hidden characters, by code point: C0 but tab, LF, CR; DEL and C1; the bidi and invisible format characters. */
+const oracleHidden = (c: string | undefined): boolean => {
+  const n = c === undefined ? -1 : c.charCodeAt(0);
+  const within = (a: number, b: number) => n >= a && n <= b;
+  return (
+    (within(0, 0x1f) && ![9, 10, 13].includes(n)) ||
+    within(0x7f, 0x9f) ||
+    [0x61c, 0xfeff].includes(n) ||
+    within(0x200b, 0x200f) ||
+    within(0x202a, 0x202e) ||
+    within(0x2060, 0x2064) ||
+    within(0x2066, 0x2069)
+  );
+};
+/** Each hidden character as \uHHHH; a backslash doubled when its run of backslashes comes before uHHHH or a hidden character. */
+function oracleEscape(t: string): string {
+  let out = '';
+  for (let i = 0; i < t.length; i++) {
+    const c = t[i]!;
+    if (oracleHidden(c)) out += `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+    else if (c !== '\\') out += c;
+    else {
+      let j = i;
+      while (t[j] === '\\') j++;
+      out += /^u[0-9A-F]{4}/.test(t.slice(j)) || oracleHidden(t[j]) ? '\\\\' : '\\';
+    }
+  }
+  return out;
+}
+const oracleNeutralise = (raw: string): string => {
+  const t = oracleEscape(raw);
+  return t.length > 0 && (ORACLE_TRIGGERS.has(t[0]!) || (t[0] === "'" && t.length > 1 && (ORACLE_TRIGGERS.has(t[1]!) || t[1] === "'")))
     ? `'${t}`
     : t;
+};
 const ORACLE_NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 function oracleCsvText(t: ResultsTable): string {
   const delimiter = t.delimiter ?? ',';
@@ -160,6 +191,10 @@ describe('csvText (fast-check, against a reference written by hand)', () => {
         '😀',
         '\uFEFF',
         '\uD800',
+        '\u001b',
+        '\u202e',
+        '\\',
+        'u0041',
       ),
     },
     { weight: 3, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 4 }) },

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
 import { neutralise, unneutralise, writeResults, readResults } from '../../src/results/results.ts';
 import { csvLines, tempDir } from './helpers.ts';
 
@@ -32,7 +33,7 @@ describe('neutralise', () => {
 
   it('is a bijection: unneutralise undoes it for every string, and no output starts with a trigger', () => {
     const unit = fc.oneof(
-      fc.constantFrom('=', '+', '-', '@', '\t', '\r', "'", '\n', ' ', 'a'),
+      fc.constantFrom('=', '+', '-', '@', '\t', '\r', "'", '\n', ' ', 'a', '\\', 'u202E', 'u0041', '\u202e', '\u001b', '\u0085'),
       fc.string({ unit: 'binary', maxLength: 1 }),
     );
     fc.assert(
@@ -43,6 +44,29 @@ describe('neutralise', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('hidden characters in the written file (issue 43, item 16)', () => {
+  it('writes ESC, BEL and U+202E of a cell as visible escapes, in CSV and XLSX, and reads the exact cell back', async () => {
+    const cells = { accountName: 'Chinedu \u202eEze\u001b[31mRED', accountNumber: '06912\u001b]0;x\u0007', note: 'C:\\u0041 \\\u001b\tx' };
+    for (const name of ['h.csv', 'h.xlsx']) {
+      const p = tmp.path(name);
+      await writeResults(p, {
+        format: name.endsWith('.csv') ? 'csv' : 'xlsx',
+        inputColumns: Object.keys(cells),
+        rows: [{ rowNumber: 2, cells, result: { status: 'INVALID', errorMessage: 'echo \u009b2J' } }],
+      });
+      if (name.endsWith('.csv')) {
+        const text = readFileSync(p, 'utf8');
+        // eslint-disable-next-line no-control-regex -- control characters are exactly what must not appear
+        expect(text).not.toMatch(/[\u0000-\u0008\u001b\u007f-\u009f\u202e]/);
+        expect(text).toContain('Chinedu \\u202EEze\\u001B[31mRED,06912\\u001B]0;x\\u0007,C:\\\\u0041 \\\\\\u001B\tx');
+      }
+      const back = await readResults(p);
+      expect(back.rows[0]!.cells).toEqual(cells);
+      expect(back.rows[0]!.result.errorMessage).toBe('echo \u009b2J');
+    }
   });
 });
 

@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, plural, UsageError } from '../command.ts';
+import { CommandError, defineCommand, plural, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
 import { nameProblem, sameName } from '../../engine/guards.ts';
@@ -57,7 +57,7 @@ function readKeyFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new UsageError(`cannot read the key file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new CommandError(`cannot read the key file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
 }
 
@@ -76,7 +76,7 @@ export function makerSigner(as: string | undefined, keyFile: string | undefined,
   try {
     mine = parsePrivateKey(pem, path);
   } catch (e) {
-    if (e instanceof KeyError) throw new UsageError(e.message);
+    if (e instanceof KeyError) throw new CommandError(e.message);
     throw e;
   }
   // a maker the account's policy lists signs with the key it lists for them
@@ -116,9 +116,9 @@ async function whatIsSigned(path: string, arg: string, list: string | undefined,
 /** Refused (exit 2, nothing written) unless the list gives `name` the key `mine`. */
 function keyProblem(name: string, mine: { publicKey: string; fingerprint: string }, approvers: Approver[], where: string): void {
   const listed = approvers.find((a) => sameName(a.name, name));
-  if (!listed) throw new UsageError(`--as ${name}: ${where} names nobody so: nothing was written`);
+  if (!listed) throw new CommandError(`--as ${name}: ${where} names nobody so: nothing was written`);
   if (listed.publicKey !== mine.publicKey)
-    throw new UsageError(
+    throw new CommandError(
       `--as ${name}: the key file holds key ${mine.fingerprint}, and ${where} gives ${listed.name} key ${listed.fingerprint}: a name signs with its own key only; nothing was written`,
     );
 }
@@ -171,9 +171,9 @@ export default defineCommand<ArgsOf<typeof builder>>({
       return ExitCode.OK;
     } catch (e) {
       if (e instanceof PlanFileError || e instanceof KeyError || e instanceof ApprovalsFileError || e instanceof PolicyError)
-        throw new UsageError(e.message, ExitCode.UNUSABLE_INPUT);
+        throw new CommandError(e.message, ExitCode.UNUSABLE_INPUT);
       if (e instanceof LockBusy)
-        throw new UsageError(`another approval of this plan is being written (${e.message}): try again`, ExitCode.REFUSED);
+        throw new CommandError(`another approval of this plan is being written (${e.message}): try again`, ExitCode.REFUSED);
       throw e;
     }
   },

@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, UsageError } from '../command.ts';
+import { CommandError, defineCommand } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { newKeyPair } from '../../approvals/keys.ts';
 import { personName } from './approve.ts';
@@ -38,7 +38,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
       writeFileSync(keyPath, k.privatePem, { mode: 0o600, flag: 'wx' });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      throw new UsageError(
+      throw new CommandError(
         code === 'EEXIST'
           ? `${keyPath} exists: a key is never overwritten; remove it first, or choose another --out folder`
           : `cannot write ${keyPath}: ${code ?? (e as Error).message}`,

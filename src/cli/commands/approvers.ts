@@ -3,7 +3,7 @@
 // list's rules refuse them (src/approvals/approvals-file.ts addApprovers). Nothing is sent.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, plural, UsageError } from '../command.ts';
+import { CommandError, defineCommand, plural } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { addApprovers, ApprovalsFileError } from '../../approvals/approvals-file.ts';
 import { LockBusy } from '../../files/lock.ts';
@@ -36,9 +36,9 @@ export default defineCommand<ArgsOf<typeof builder>>({
       );
       return ExitCode.OK;
     } catch (e) {
-      if (e instanceof ApprovalsFileError) throw new UsageError(`${e.message}: nothing was written`, ExitCode.UNUSABLE_INPUT);
+      if (e instanceof ApprovalsFileError) throw new CommandError(`${e.message}: nothing was written`, ExitCode.UNUSABLE_INPUT);
       if (e instanceof LockBusy)
-        throw new UsageError(`${args.out} is being written by another command (${e.message}): try again`, ExitCode.REFUSED);
+        throw new CommandError(`${args.out} is being written by another command (${e.message}): try again`, ExitCode.REFUSED);
       throw e;
     }
   },

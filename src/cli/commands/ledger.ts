@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
 import { LOG_FORMATS } from '../../log.ts';
@@ -150,7 +150,7 @@ export default defineCommand<Args>({
       if (args.action === 'import') return await importLedger(db, args, io);
       return await status(db, args, io);
     } catch (e) {
-      if (e instanceof TeamLedgerError) throw new UsageError(e.message, ExitCode.SERVICE_UNAVAILABLE);
+      if (e instanceof TeamLedgerError) throw new CommandError(e.message, ExitCode.SERVICE_UNAVAILABLE);
       throw e;
     } finally {
       await db.close();

@@ -3,7 +3,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, serviceAnswer, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, serviceAnswer, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
@@ -87,9 +87,9 @@ export default defineCommand<ListenArgs>({
       });
     } catch (e) {
       await team?.close();
-      if (e instanceof LockBusy) throw new UsageError(`another listener uses ${stateDir}: ${e.message}`);
+      if (e instanceof LockBusy) throw new CommandError(`another listener uses ${stateDir}: ${e.message}`);
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE' || code === 'EACCES') throw new UsageError(`cannot listen on ${args.host}:${args.port} (${code})`);
+      if (code === 'EADDRINUSE' || code === 'EACCES') throw new CommandError(`cannot listen on ${args.host}:${args.port} (${code})`);
       throw e;
     }
     io.stdout.write(`Listening on ${listener.url} (inbox ${join(stateDir, 'inbox.jsonl')}).\n`);

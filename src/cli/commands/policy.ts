@@ -5,7 +5,7 @@
 // proposal the current policy's approvers sign (`approve`), applied with `policy apply`.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceAndKey, type ArgsOf } from '../options.ts';
 import {
@@ -61,7 +61,8 @@ async function accountOfArgs(args: Args, io: CliIO): Promise<{ account: string; 
     throw new UsageError(
       'the embedded sandbox lasts one command and has no policy: name a service (--env sandbox|production, or --base-url)',
     );
-  if (!key) throw new UsageError("a policy is the account's and its API key's: give the key as a run does (PAYOUT_API_KEY or --key-file)");
+  if (!key)
+    throw new CommandError("a policy is the account's and its API key's: give the key as a run does (PAYOUT_API_KEY or --key-file)");
   return { account: accountOf(baseUrl), key };
 }
 
@@ -163,8 +164,8 @@ export default defineCommand<Args>({
     try {
       return await act(args, io, team);
     } catch (e) {
-      if (e instanceof ApprovalsFileError) throw new UsageError(e.message);
-      if (e instanceof PolicyError) throw new UsageError(e.message, ExitCode.REFUSED);
+      if (e instanceof ApprovalsFileError) throw new CommandError(e.message);
+      if (e instanceof PolicyError) throw new CommandError(e.message, ExitCode.REFUSED);
       throw e;
     } finally {
       await team?.close();

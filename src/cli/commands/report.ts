@@ -13,8 +13,8 @@ import { writeReportOf } from '../../report/write-report.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/approvals-file.ts';
 import { approvalsView } from '../../approvals/view.ts';
 import { PlanFileError } from '../../approvals/payload.ts';
-import { makeLogger, openTeamLedger, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
-import { namesBatch, resultsOfBatch } from '../../ledger/account-ledger.ts';
+import { makeLogger, openTeamLedger, resultsNamed, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
+import { namesBatch } from '../../ledger/account-ledger.ts';
 import { ledgersIn } from '../../ledger/open.ts';
 
 const builder = (y: Argv) =>
@@ -40,13 +40,13 @@ const builder = (y: Argv) =>
 
 /**
  * The results file of a batch named by its id, found in the ledgers of the state folder, or of the
- * team (--ledger: every host's batches); undefined when `input` is a file.
+ * team (--ledger: every host's batches), in this folder unless it is the run's; undefined when `input` is a file.
  */
 async function resultsOfBatchId(args: ArgsOf<typeof builder>, io: CliIO): Promise<string | undefined> {
   if (!namesBatch(args.input)) return undefined;
   const team = await openTeamLedger(args, io, makeLogger({}, io, 'report'));
   try {
-    return await resultsOfBatch(await ledgersIn([stateRootOf(args, io)], team), args.input);
+    return await resultsNamed(await ledgersIn([stateRootOf(args, io)], team), args.input, io);
   } finally {
     await team?.close();
   }

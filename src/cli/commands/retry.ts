@@ -42,6 +42,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
         prepareRetry({
           ...o,
           resultsFile: args.results,
+          here: io.cwd,
           resultsPath: args.out,
           resendFailed: args['resend-failed'],
           ...duplicates,
@@ -53,6 +54,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
             r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
           : ''),
       policy && policyGuard(policy),
+      args.results,
     );
   },
 });

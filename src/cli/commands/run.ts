@@ -99,6 +99,7 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
       }),
     undefined,
     policy,
+    args.file,
   );
 }
 

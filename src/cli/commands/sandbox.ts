@@ -3,7 +3,7 @@
 // base URL and the keys, and closes the server when asked to stop.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, flag, UsageError } from '../command.ts';
+import { CommandError, defineCommand, flag, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/start-sandbox.ts';
 import type { Seed } from '../../sandbox/seed.ts';
@@ -70,7 +70,7 @@ export default defineCommand<SandboxArgs>({
       try {
         seed = readSeedFile(args.seed);
       } catch (err) {
-        if (err instanceof SeedError) throw new UsageError(`bad seed file ${err.message}`);
+        if (err instanceof SeedError) throw new CommandError(`bad seed file ${err.message}`);
         throw err;
       }
     }

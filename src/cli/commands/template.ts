@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, UsageError } from '../command.ts';
+import { CommandError, defineCommand, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { canonicalMethod, PAYOUT_METHODS } from '../../spec/codes.ts';
 import { readTemplate, templateFileName } from '../../validation/templates.ts';
@@ -41,7 +41,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
     try {
       await writeFile(path, content);
     } catch (e) {
-      throw new UsageError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new CommandError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
     io.stderr.write(
       `Wrote ${out} (${format === 'pain.001' ? 'a pain.001.001.09 with one example transaction' : `${method ?? 'all methods'}; header row and one example row`}).\n`,

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
 import { documentsOption, type ArgsOf } from '../options.ts';
-import { defineCommand, flag, plural, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, flag, plural, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
@@ -66,7 +66,7 @@ function batchSummaryText(s: BatchSummary): string {
 async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<void>; end: () => Promise<void> }> {
   const out = createWriteStream(path);
   await once(out, 'open').catch((e: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot write the report ${path}: ${e.code ?? e.message}`);
+    throw new CommandError(`cannot write the report ${path}: ${e.code ?? e.message}`);
   });
   const csv = stringify({ header: true, columns: [...REPORT_COLUMNS], bom: true });
   csv.pipe(out);

@@ -2,7 +2,7 @@
 // DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/watch/.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { CommandError, abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { addUp } from '../../signals/signals.ts';
@@ -28,14 +28,14 @@ const command = defineCommand<ArgsOf<typeof builder>>({
     try {
       config = readWatchConfig(dir);
     } catch (e) {
-      if (e instanceof WatchConfigError) throw new UsageError(e.message);
+      if (e instanceof WatchConfigError) throw new CommandError(e.message);
       throw e;
     }
     if (args.env && args.env !== config.environment) {
       throw new UsageError(`--env ${args.env} but ${CONFIG_FILE} says "environment": "${config.environment}"`);
     }
     if (config.environment === 'production' && args.env !== 'production') {
-      throw new UsageError(
+      throw new CommandError(
         `${CONFIG_FILE} names production: name it on the command line too (--env production) to pay for real`,
         ExitCode.REFUSED,
       );
