@@ -55,6 +55,7 @@ function tokenSimilarity(a: string, b: string): number {
   return s;
 }
 function compare(a: string, b: string): number {
+  if (a === b) return 1;
   if (a.length === 1 || b.length === 1) return a[0] === b[0] ? INITIAL : 0;
   if (a.length < 4 || b.length < 4) return 0; // Ali is not Al, Li is not Lu
   const ka = sound(a);
@@ -243,8 +244,9 @@ function alikeWords(index: Index, token: string): [number, number][] {
   const needed = ts.size - 4 * Math.max(1, Math.floor(token.length / 4));
   const sameSound = token.length >= 4 ? (index.wordsWithSound.get(sound(token)) ?? []) : [];
   found = [];
-  for (const w of new Set([...sameSound, ...[...shared].flatMap(([w, n]) => (n >= needed ? [w] : []))])) {
-    const s = tokenSimilarity(token, index.words[w]!);
+  const near = (w: number) => Math.abs(index.words[w]!.length - token.length) <= allowedEdits(token, index.words[w]!);
+  for (const w of new Set([...sameSound, ...[...shared].flatMap(([w, n]) => (n >= needed && near(w) ? [w] : []))])) {
+    const s = compare(token, index.words[w]!);
     if (s > 0) found.push([w, s]);
   }
   index.alike.set(token, found);
