@@ -3,8 +3,8 @@
 // dropped from both sides, and the token sets are aligned order-free with Jaro-Winkler.
 import { jaroWinkler } from '@skyra/jaro-winkler';
 import unhomoglyph from 'unhomoglyph';
-import type { Entry, ReadList } from './lists.ts';
-import type { Hit, Payee, Thresholds } from './screening.ts';
+import type { Entry, ReadList } from './sanctions-lists.ts';
+import type { Hit, Payee, Thresholds } from './screening-types.ts';
 
 /** Tokens of a name: NFKD, marks stripped, lower case, TR39 skeleton, letters and digits only. */
 export function tokens(name: string): string[] {
