@@ -3,8 +3,8 @@
 // dropped from both sides, and the token sets are aligned order-free with Jaro-Winkler.
 import { jaroWinkler } from '@skyra/jaro-winkler';
 import unhomoglyph from 'unhomoglyph';
-import type { Entry, ReadList } from './lists.ts';
-import type { Hit, Payee, Thresholds } from './screening.ts';
+import type { Entry, ReadList } from './sanctions-lists.ts';
+import type { Hit, Payee, Thresholds } from './screening-types.ts';
 
 /** Tokens of a name: NFKD, marks stripped, lower case, TR39 skeleton, letters and digits only. */
 export function tokens(name: string): string[] {
@@ -42,15 +42,31 @@ const TOKEN_FLOOR = 0.8;
 /** An initial against a token it begins: alike, never the same. */
 const INITIAL = 0.75;
 
+/** Pairs of tokens already compared: a list repeats its words, and so do payees. */
+const compared = new Map<string, number>();
 function tokenSimilarity(a: string, b: string): number {
+  if (a === b) return 1;
+  const key = `${a} ${b}`;
+  let s = compared.get(key);
+  if (s === undefined) {
+    if (compared.size > 1_000_000) compared.clear();
+    compared.set(key, (s = compare(a, b)));
+  }
+  return s;
+}
+function compare(a: string, b: string): number {
   if (a === b) return 1;
   if (a.length === 1 || b.length === 1) return a[0] === b[0] ? INITIAL : 0;
   if (a.length < 4 || b.length < 4) return 0; // Ali is not Al, Li is not Lu
   const ka = sound(a);
   if (ka.length >= 3 && ka === sound(b)) return SAME_SOUND;
+  if (Math.abs(a.length - b.length) > allowedEdits(a, b)) return 0;
   const jw = jaroWinkler(a, b);
-  return jw >= TOKEN_FLOOR && edits(a, b) <= Math.max(1, Math.floor(Math.min(a.length, b.length) / 4)) ? jw : 0;
+  return jw >= TOKEN_FLOOR && edits(a, b) <= allowedEdits(a, b) ? jw : 0;
 }
+
+/** One edit per four letters of the shorter word, at least one. */
+const allowedEdits = (a: string, b: string) => Math.max(1, Math.floor(Math.min(a.length, b.length) / 4));
 
 /** Transliterations of one name mostly differ in vowels: Mohammed, Muhammad; Yusuf, Yousef; Oleksandr, Aleksandr. */
 const SAME_SOUND = 0.93;
@@ -140,9 +156,10 @@ interface ListedName {
 type Identified = { list: number; entry: Entry; on: 'bic' | 'iban' | 'account'; value: string };
 /**
  * The lists, indexed: each distinct token of the listed names (the vocabulary) with the names
- * holding it, and each token's padded letter pairs with the tokens holding them. A payee token
- * finds its alike tokens through the pairs it shares; only names holding enough alike letters to
- * reach the review band are scored, so a payee costs its tokens' neighbours, never the whole list.
+ * holding it; each word's letter triples and its sound with the words holding them. A payee token
+ * finds its alike words through the triples it must share with them (an edit changes at most four)
+ * and its sound; only names holding enough alike words to reach the review band are scored, so a
+ * payee costs its words' neighbours, never the whole list.
  */
 export interface Index {
   lists: ReadList[];
@@ -150,9 +167,12 @@ export interface Index {
   vocabulary: Map<string, number>;
   words: string[];
   namesOf: number[][];
-  wordsWithPair: Map<string, number[]>;
-  /** Memo of a payee token → its alike vocabulary tokens and their similarity. */
+  wordsWithTriple: Map<string, number[]>;
+  wordsWithSound: Map<string, number[]>;
+  /** Memo of a payee token → its alike vocabulary words and their similarity. */
   alike: Map<string, [number, number][]>;
+  /** Per listed name, the alike letters and the payee's words found, while one payee is screened. */
+  scratch?: { letters: Float64Array; words: Int32Array };
   /** Identifier (BIC bank part, IBAN, account; upper case, no spaces) → the entries carrying it. */
   identifiers: Map<string, Identified[]>;
 }
@@ -160,10 +180,10 @@ export interface Index {
 const ident = (s: string) => s.replace(/[\s-]/g, '').toUpperCase();
 /** A BIC's bank, country and location (its first 8 characters): a listed head-office BIC covers every branch. */
 const bank = (bic: string) => ident(bic).slice(0, 8);
-const pairs = (token: string) => {
-  const padded = `^${token}$`;
+const triples = (token: string) => {
+  const padded = `^^${token}$$`;
   const out = new Set<string>();
-  for (let i = 0; i + 2 <= padded.length; i++) out.add(padded.slice(i, i + 2));
+  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
   return out;
 };
 const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
@@ -179,7 +199,8 @@ export function buildIndex(lists: ReadList[]): Index {
     vocabulary: new Map(),
     words: [],
     namesOf: [],
-    wordsWithPair: new Map(),
+    wordsWithTriple: new Map(),
+    wordsWithSound: new Map(),
     alike: new Map(),
     identifiers: new Map(),
   };
@@ -196,7 +217,8 @@ export function buildIndex(lists: ReadList[]): Index {
             word = words.push(t) - 1;
             vocabulary.set(t, word);
             namesOf.push([]);
-            for (const p of pairs(t)) push(index.wordsWithPair, p, word);
+            for (const p of triples(t)) push(index.wordsWithTriple, p, word);
+            if (sound(t).length >= 3) push(index.wordsWithSound, sound(t), word);
           }
           namesOf[word]!.push(id);
         }
@@ -210,20 +232,21 @@ export function buildIndex(lists: ReadList[]): Index {
 }
 
 /**
- * The vocabulary tokens alike a payee token (similarity above the floor), found among the tokens
- * sharing at least a third of its letter pairs: Jaro-Winkler at 0.8 or more leaves more in common.
+ * The vocabulary words alike a payee token (tokenSimilarity above 0): those of the same sound, and
+ * those within the allowed edits, which share all but four letter triples per edit.
  */
 function alikeWords(index: Index, token: string): [number, number][] {
   let found = index.alike.get(token);
   if (found) return found;
   const shared = new Map<number, number>();
-  const ps = pairs(token);
-  for (const p of ps) for (const w of index.wordsWithPair.get(p) ?? []) shared.set(w, (shared.get(w) ?? 0) + 1);
-  const needed = Math.max(1, Math.floor(ps.size / 3));
+  const ts = triples(token);
+  for (const p of ts) for (const w of index.wordsWithTriple.get(p) ?? []) shared.set(w, (shared.get(w) ?? 0) + 1);
+  const needed = ts.size - 4 * Math.max(1, Math.floor(token.length / 4));
+  const sameSound = token.length >= 4 ? (index.wordsWithSound.get(sound(token)) ?? []) : [];
   found = [];
-  for (const [w, n] of shared) {
-    if (n < needed) continue;
-    const s = tokenSimilarity(token, index.words[w]!);
+  const near = (w: number) => Math.abs(index.words[w]!.length - token.length) <= allowedEdits(token, index.words[w]!);
+  for (const w of new Set([...sameSound, ...[...shared].flatMap(([w, n]) => (n >= needed && near(w) ? [w] : []))])) {
+    const s = compare(token, index.words[w]!);
     if (s > 0) found.push([w, s]);
   }
   index.alike.set(token, found);
@@ -236,7 +259,8 @@ function alikeWords(index: Index, token: string): [number, number][] {
  * found (it may stand for any word) but finds no name by itself: it would find too many.
  */
 function candidates(index: Index, payee: string[], review: number): number[] {
-  const found = new Map<number, { letters: number; words: number }>();
+  const letters = (index.scratch ??= { letters: new Float64Array(index.names.length), words: new Int32Array(index.names.length) });
+  const touched: number[] = [];
   const initials = payee.reduce((mask, t, i) => (t.length === 1 ? mask | (1 << i) : mask), 0);
   // A word of the payee's may be two of the list's, and two of the payee's one of the list's.
   const words: [string, number][] = payee.flatMap((t, i) => {
@@ -250,22 +274,22 @@ function candidates(index: Index, payee: string[], review: number): number[] {
   for (const [t, bits] of words) {
     if (t.length === 1) continue;
     for (const [w, s] of alikeWords(index, t)) {
-      const letters = s * index.words[w]!.length;
+      const found = s * index.words[w]!.length;
       for (const name of index.namesOf[w]!) {
-        const f = found.get(name) ?? { letters: 0, words: 0 };
-        f.letters += letters;
-        f.words |= bits;
-        found.set(name, f);
+        if (!letters.words[name]) touched.push(name);
+        letters.letters[name] = letters.letters[name]! + found;
+        letters.words[name] = letters.words[name]! | bits;
       }
     }
   }
   const all = (1 << Math.min(payee.length, 30)) - 1;
   const out: number[] = [];
-  for (const [name, f] of found) {
-    const covered = Math.min(1, f.letters / index.names[name]!.letters);
-    const whole = payee.length > 1 && ((f.words | initials) & all) === all;
-    if (whole || index.names[name]!.tokens.length <= payee.length || covered + (initials ? INITIAL * (1 - covered) : 0) >= 2 * review - 1)
-      out.push(name);
+  for (const name of touched) {
+    const covered = Math.min(1, letters.letters[name]! / index.names[name]!.letters);
+    const whole = payee.length > 1 && ((letters.words[name]! | initials) & all) === all;
+    if (whole || covered + (initials ? INITIAL * (1 - covered) : 0) >= 2 * review - 1) out.push(name);
+    letters.letters[name] = 0;
+    letters.words[name] = 0;
   }
   return out;
 }

@@ -1,60 +1,19 @@
 // Screening payees against sanctions lists, offline (issue 42): the lists are read as published
-// (lists.ts), indexed once, and every payee is compared by name, aliases and identifiers (match.ts).
-import { readList } from './lists.ts';
+// (sanctions-lists.ts), indexed once, and every payee is compared by name, aliases and identifiers (match.ts).
+import { readList } from './sanctions-lists.ts';
 import { buildIndex, screenPayee } from './match.ts';
 
-export interface Payee {
-  reference: string;
-  /** The row as the spreadsheet shows it. */
-  row: number;
-  name: string;
-  country?: string;
-  bic?: string;
-  iban?: string;
-  accountNumber?: string;
-}
-export type ListFormat = 'ofac-sdn' | 'un-xml' | 'opensanctions' | 'plain';
-export interface ListInfo {
-  path: string;
-  format: ListFormat;
-  /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv and add.csv in that order). */
-  digest: string;
-  entries: number;
-  /** ISO date: the list's own publish date where it has one, else the file's modification time. */
-  date: string;
-  dateFrom: 'file' | 'mtime';
-}
-export interface Hit {
-  list: ListFormat;
-  listPath: string;
-  entryId: string;
-  entryName: string;
-  /** The name, alias or identifier of the entry that matched. */
-  matched: string;
-  on: 'name' | 'alias' | 'bic' | 'iban' | 'account';
-  programme?: string;
-  /** '0.00'..'1.00' */
-  score: string;
-  band: 'hit' | 'review';
-  why: string;
-}
-/** A name scoring at least `hit` is a hit; at least `review` (and below `hit`) holds the row for review. */
-export interface Thresholds {
-  hit: number;
-  review: number;
-}
+export {
+  ScreeningError,
+  type Payee,
+  type ListFormat,
+  type ListInfo,
+  type Hit,
+  type Thresholds,
+  type ScreeningErrorCode,
+} from './screening-types.ts';
+import { ScreeningError, type Payee, type Thresholds, type Hit, type ListInfo } from './screening-types.ts';
 export const DEFAULT_THRESHOLDS: Thresholds = { hit: 0.92, review: 0.85 };
-
-export type ScreeningErrorCode = 'LIST_UNREADABLE' | 'LIST_FORMAT' | 'LIST_EMPTY' | 'THRESHOLDS';
-export class ScreeningError extends Error {
-  constructor(
-    readonly code: ScreeningErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ScreeningError';
-  }
-}
 
 export interface Screener {
   lists: ListInfo[];

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readList } from '../../src/screening/lists.ts';
+import { readList } from '../../src/screening/sanctions-lists.ts';
 import { loadScreener, ScreeningError } from '../../src/screening/screening.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readList } from '../../src/screening/lists.ts';
+import { readList } from '../../src/screening/sanctions-lists.ts';
 import { buildIndex, nameScore, nameTokens } from '../../src/screening/match.ts';
 import { DEFAULT_THRESHOLDS, loadScreener, type Payee } from '../../src/screening/screening.ts';
 import { LABELLED, LABELLED_LIST, measure } from './labelled.ts';

@@ -9,7 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { parse } from 'csv-parse';
 import { SaxesParser } from 'saxes';
-import { ScreeningError, type ListFormat, type ListInfo } from './screening.ts';
+import { ScreeningError, type ListFormat, type ListInfo } from './screening-types.ts';
 
 /** One listed party: its names and the identifiers a payee's bank details are compared with. */
 export interface Entry {
