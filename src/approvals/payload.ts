@@ -57,6 +57,8 @@ export interface PlanPayload {
   fileSha256: string;
   /** Excel: the sheet the rows are read from; null for a CSV file. */
   sheet: string | null;
+  /** pain.001: the ERP's message (GrpHdr/MsgId) and version; absent for another format. */
+  message?: { id: string; version: string };
   rows: SignedRow[];
   /** Per source currency, the exact sum of the rows' amounts with the currency's minor units. */
   totals: Record<string, string>;
@@ -96,6 +98,7 @@ export function planPayload(p: LoadedPlan): PlanPayload {
     file: p.plan.file,
     fileSha256: p.plan.fileSha256,
     sheet: p.plan.sheet ?? null,
+    ...(p.plan.message ? { message: p.plan.message } : {}),
     rows,
     totals: Object.fromEntries([...sums].sort(([a], [b]) => (a < b ? -1 : 1)).map(([c, d]) => [c, formatAmount(d, c)])),
     environment: p.plan.env,
@@ -127,6 +130,7 @@ export function payloadText(p: PlanPayload, shown = p.rows.length): string {
     `batch file ${basename(p.file)}${p.sheet !== null ? `, sheet "${p.sheet}"` : ''} (sha256 ${p.fileSha256.slice(0, 16)}…), ` +
       `prepared by ${p.preparedBy ?? '(not recorded)'} at ${p.createdAt}`,
   ];
+  if (p.message) lines.push(`ISO 20022 ${p.message.version}, message ${p.message.id}`);
   if (p.batchLabel !== null) lines.push(`sent again on purpose under --batch-id ${p.batchLabel}`);
   for (const s of p.swaps ?? []) lines.push(`swap first, reference ${s.reference}: ${swapText(s)}`);
   const sc = p.screening;

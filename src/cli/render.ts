@@ -58,6 +58,7 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   // (on a screen the file's name only: the batch id after it must not be cut off)
   l.push(`Plan for ${screen ? basename(p.file) : p.file} (${environment}, batch ${p.batchId.slice(0, 16)})`);
   l.push(`  environment  ${environmentText(environment, baseUrl)}`);
+  if (p.message) l.push(`  message      ISO 20022 ${p.message.version} ${p.message.id}`);
   // (held rows first, each with its hits: issue 42)
   const sc = p.screening;
   if (sc) l.push(`  screened     ${plural(sc.screened, 'payee')} against ${sc.lists.map(listText).join(', ') || 'no list'}`);

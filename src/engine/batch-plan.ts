@@ -53,6 +53,8 @@ export interface BatchPlan {
   batchId: string;
   env: string;
   file: string;
+  /** pain.001: the message id and version. */
+  message?: { id: string; version: string };
   rows: number;
   valid: number;
   invalid: number;
@@ -657,6 +659,7 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     batchId: batch.identity.batchId,
     env,
     file: batch.file,
+    ...(batch.message ? { message: batch.message } : {}),
     rows: o.only ? o.only.size : batch.rows.length,
     valid: rows.valid,
     invalid: rows.invalidRows.size,

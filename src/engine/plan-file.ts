@@ -57,6 +57,8 @@ export const PlanFileSchema = z.object({
   preparedBy: z.string().optional(),
   /** Excel: the sheet the rows were read from (`run --plan` reads that one). */
   sheet: z.string().optional(),
+  /** pain.001: the message id and version the ERP sent (shown to approvers). */
+  message: z.object({ id: z.string(), version: z.string() }).optional(),
   env: z.string(),
   baseUrl: z.string(),
   /** The service account (ledger.ts accountOf of baseUrl) the plan pays from. */
@@ -262,6 +264,7 @@ export function planFileOf(
     ...(extra.batchLabel ? { batchLabel: extra.batchLabel } : {}),
     ...(extra.preparedBy !== undefined ? { preparedBy: extra.preparedBy } : {}),
     ...(extra.sheet !== undefined ? { sheet: extra.sheet } : {}),
+    ...(plan.message ? { message: plan.message } : {}),
     env: plan.env,
     baseUrl: extra.baseUrl,
     account: accountOf(extra.baseUrl),

@@ -39,6 +39,8 @@ export interface LoadedBatch {
   /** Excel: the sheet read. */
   sheet?: string;
   delimiter?: string;
+  /** pain.001: the message's GrpHdr/MsgId and version (shown in the plan and what approvers sign). */
+  message?: { id: string; version: string };
   inputColumns: string[];
   rows: EngineRow[];
   fileProblems: Problem[];
@@ -95,6 +97,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     format: v.source.format,
     ...(v.source.sheet !== undefined ? { sheet: v.source.sheet } : {}),
     delimiter: v.source.delimiter,
+    ...(v.source.message ? { message: v.source.message } : {}),
     inputColumns: v.source.columns,
     rows,
     fileProblems: v.fileProblems,

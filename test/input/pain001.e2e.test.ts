@@ -6,6 +6,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newKeyPair } from '../../src/approvals/keys.ts';
+import { loadPlan, payloadText, planPayload } from '../../src/approvals/payload.ts';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/results.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -46,6 +47,13 @@ describe.each(PAIN001_VERSIONS)('%s from the ERP', (version: Pain001Version) => 
 
     const planned = await cli('plan', 'payroll.xml', ...docs, '--out', 'payroll.plan.json', '--prepared-by', 'Dan');
     expect(planned.code, planned.stdout + planned.stderr).toBe(0);
+    // The message the ERP sent is shown in the plan and recorded for approvers (payloadText prints it).
+    expect(planned.stdout).toMatch(new RegExp(`message +ISO 20022 ${version.replace(/\./g, '\\.')} ACME-PAYROLL-2025-01`));
+    const planFile = JSON.parse(readFileSync(join(dir, 'payroll.plan.json'), 'utf8')) as { message?: unknown };
+    expect(planFile.message).toEqual({ id: 'ACME-PAYROLL-2025-01', version });
+    expect(payloadText(planPayload(loadPlan(join(dir, 'payroll.plan.json'))), 0)).toContain(
+      `ISO 20022 ${version}, message ACME-PAYROLL-2025-01`,
+    );
     const approver = newKeyPair();
     writeFileSync(join(dir, 'approvers.json'), JSON.stringify([{ name: 'Alice', publicKey: approver.publicKey }]));
     await approveAs(join(dir, 'payroll.plan.json'), 'Alice', approver.privatePem);
