@@ -607,7 +607,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
     {
       encoding: o.encoding,
       sheet: planned ? planned.sheet : o.sheet,
-      documents: o.documents,
+      documents: o.documents ?? planned?.documents,
       allowDuplicateRows: o.allowDuplicateRows,
       batchId,
       stop: o.settings.stop,

@@ -19,6 +19,7 @@ import { sentByOtherBatches } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './batch-plan.ts';
 import type { DuplicateOptions } from './duplicates.ts';
+import { resolve } from 'node:path';
 import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
@@ -125,6 +126,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
       fileSha256: batch.identity.fileSha256,
       batchLabel: batch.identity.label,
       sheet: batch.sheet,
+      ...(o.documents !== undefined ? { documents: resolve(o.documents) } : {}),
       baseUrl: o.conn.environment.baseUrl,
       rows: quoted.rows.filter((r) => plan.toSend.includes(r.rowNumber)),
       preparedBy,

@@ -59,6 +59,8 @@ export const PlanFileSchema = z.object({
   sheet: z.string().optional(),
   /** pain.001: the message id and version the ERP sent (shown to approvers). */
   message: z.object({ id: z.string(), version: z.string() }).optional(),
+  /** pain.001: the --documents folder (absolute) the rows' documents were matched in; `run --plan` reads it again. */
+  documents: z.string().optional(),
   env: z.string(),
   baseUrl: z.string(),
   /** The service account (ledger.ts accountOf of baseUrl) the plan pays from. */
@@ -252,7 +254,15 @@ export function verifyPlannedRows(
 
 export function planFileOf(
   plan: BatchPlan,
-  extra: { fileSha256: string; batchLabel?: string; sheet?: string; baseUrl: string; rows: PlanRow[]; preparedBy?: string },
+  extra: {
+    fileSha256: string;
+    batchLabel?: string;
+    sheet?: string;
+    documents?: string;
+    baseUrl: string;
+    rows: PlanRow[];
+    preparedBy?: string;
+  },
 ): PlanFile {
   return {
     kind: PLAN_KIND,
@@ -265,6 +275,7 @@ export function planFileOf(
     ...(extra.preparedBy !== undefined ? { preparedBy: extra.preparedBy } : {}),
     ...(extra.sheet !== undefined ? { sheet: extra.sheet } : {}),
     ...(plan.message ? { message: plan.message } : {}),
+    ...(extra.documents !== undefined ? { documents: extra.documents } : {}),
     env: plan.env,
     baseUrl: extra.baseUrl,
     account: accountOf(extra.baseUrl),

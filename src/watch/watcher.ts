@@ -685,9 +685,12 @@ export class FolderWatch {
       if (e.type === 'row-done') logRowDone(log, e, { file: claim.name, batchId: batchLabel });
       else if (e.type === 'halted') log?.error({ file: claim.name, batchId: batchLabel, reason: e.reason }, 'run halted');
     });
+    const claimedDocuments = join(dirname(file), 'documents');
     const prepared = await prepareRun({
       file,
       planFile: o.planFile,
+      // (a pain.001's documents: matched by end-to-end id in the claim's documents/, as vetRows did)
+      ...(existsSync(claimedDocuments) ? { documents: claimedDocuments } : {}),
       conn: this.o.conn,
       screening: o.screening,
       stateDir: this.L.state,

@@ -60,8 +60,7 @@ describe.each(PAIN001_VERSIONS)('%s from the ERP', (version: Pain001Version) => 
     const run = await cli(
       'run',
       '--plan',
-      'payroll.plan.json',
-      ...docs,
+      'payroll.plan.json', // (no --documents: the plan recorded the folder)
       '--require-approvals',
       '1',
       '--approvers',
