@@ -296,6 +296,39 @@ describe('watch: a file still being written', () => {
     expect(await allPayouts(sb)).toHaveLength(4);
   });
 
+  it('a file edited in place once payouts are under way (same size, mtime put back) is found by its digest: failed/, both digests named', async () => {
+    sb = await startSb();
+    const dir = await folder();
+    const path = join(dir, 'inbox', 'payroll.csv');
+    writeFileSync(path, csv(4, 'EDT'));
+    const old = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000); // a whole second: put back exactly
+    utimesSync(path, old, old);
+    let claimed = '';
+    let edited = false;
+    const logger = {
+      info: (_o: unknown, msg?: string) => {
+        if (msg === 'row done' && !edited) {
+          edited = true;
+          writeFileSync(claimed, readFileSync(claimed, 'utf8').replace(/EDT/g, 'EDX'));
+          utimesSync(claimed, old, old);
+        }
+      },
+      warn: () => {},
+      error: () => {},
+    } as unknown as Logger;
+    const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger });
+    const f = only(r);
+    expect(edited).toBe(true);
+    expect(f).toMatchObject({ outcome: 'failed', kind: 'rows-failed' });
+    const summary = JSON.parse(readFileSync(join(f.folder, 'payroll.summary.json'), 'utf8')) as { sha256: string; reason: string };
+    expect(summary.reason).toMatch(
+      new RegExp(
+        `^payroll\\.csv changed while it was processed \\(its content was edited in place: sha256 ${summary.sha256} at the claim, [0-9a-f]{64} now\\)`,
+      ),
+    );
+    expect(await allPayouts(sb)).toHaveLength(4);
+  });
+
   it('with "requireReady": true a paused writer\'s file waits for its .ready marker, then is taken whole', async () => {
     sb = await startSb();
     const dir = await folder();
