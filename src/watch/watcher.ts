@@ -46,7 +46,7 @@ import { isStale, myStart, withLock } from '../files/lock.ts';
 import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
 import { changedOrEdited, changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claim-folder.ts';
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
-import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
+import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry, refuseLinkedFolders } from './inbox.ts';
 import { sleep } from '../sleep.ts';
 import { plural } from '../text.ts';
 
@@ -203,6 +203,7 @@ export class FolderWatch {
 
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir, o.config);
+    refuseLinkedFolders(this.L);
     for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
     this.staleMs = o.config.claimStaleSeconds * 1000;
     this.settleMs = o.config.settleSeconds * 1000;

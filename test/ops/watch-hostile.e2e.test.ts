@@ -17,6 +17,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
+import { PassThrough, Readable } from 'node:stream';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -26,6 +27,8 @@ import { watchFolder, type WatchResult } from '../../src/watch/watcher.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
 import { allPayouts, cleanEnv, connectionTo, ROOT, runCli, startSb, until } from './helpers.ts';
+import { runMain } from '../engine/helpers.ts';
+import { main } from '../../src/cli/main.ts';
 
 const dirs = tempDirs('pb-watch-hostile-');
 let sb: LocalSandbox | undefined;
@@ -153,6 +156,43 @@ describe('watch --once (the CLI, as cron runs it)', () => {
       `payroll.csv: failed: refused: inbox/payroll.csv is a symbolic link (to ${elsewhere}): links are never followed`,
     );
     expect(sandboxRequests()).toBe(0);
+  });
+});
+
+describe('watch: its own folders and its start (issue 43, items 14 and 17)', () => {
+  const configured = async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    writeFileSync(
+      join(dir, 'payout-batch.json'),
+      JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, pollSeconds: 7 }),
+    );
+    return dir;
+  };
+  const env = (dir: string) => cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') });
+
+  it('refuses an inbox that is itself a symbolic link, naming it: exit 3, nothing read or sent', async () => {
+    const dir = await configured();
+    const elsewhere = await dirs.make();
+    writeFileSync(join(elsewhere, 'payroll.csv'), csv(2, 'LIN'));
+    symlinkSync(elsewhere, join(dir, 'inbox'), 'dir');
+    const r = await runMain(['watch', dir, '--once'], { cwd: dir, env: env(dir) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${join(dir, 'inbox')} is a symbolic link (to ${elsewhere}): links are never followed`);
+    expect(readdirSync(elsewhere)).toEqual(['payroll.csv']);
+    expect(sandboxRequests()).toBe(0);
+  });
+
+  it('in the foreground, says at once which inbox it watches, how often and what it does', async () => {
+    const dir = await configured();
+    const err = new PassThrough();
+    let said = '';
+    err.on('data', (c: Buffer) => (said += c.toString('utf8')));
+    // (asked to stop from the start: the line comes before the first tick)
+    const io = { stdout: new PassThrough(), stderr: err, stdin: Readable.from([]), env: env(dir), cwd: dir, stopSignal: Promise.resolve() };
+    expect(await main(['watch', dir], io)).toBe(0);
+    expect(said).toContain(`Watching ${join(dir, 'inbox')} every 7 s (sandbox): a file is taken once unchanged for 0 s`);
+    expect(said).toContain('whole or not at all, then moved to done/ or failed/');
   });
 });
 
