@@ -53,6 +53,22 @@ describe('run --dry-run and the control totals', () => {
     expect(existsSync(join(dir, 'payroll.results.csv'))).toBe(false);
   });
 
+  it('says truthfully that it quotes nothing, as `plan` without --out, and names `plan --out` for exact fees (issue 43, item 8)', async () => {
+    const { cli } = await twoGbpRows();
+    const quotes = () => sb.requestLog().filter((r) => r.route === 'quote').length;
+    const before = quotes();
+    const dry = await cli('run', 'payroll.csv', '--dry-run');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(quotes()).toBe(before);
+    expect(dry.stdout).toContain('Nothing was quoted, fees are estimated: `payout-batch plan payroll.csv --out PLAN` quotes the rows');
+    const help = await cli('run', '--help');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('fees estimated, nothing quoted, no plan file');
+    const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json');
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(quotes()).toBeGreaterThan(before);
+    expect(planned.stdout).not.toContain('Nothing was quoted');
+  });
+
   it('--expect-total right (with --expect-rows and --max-total): exit 0, nothing sent; --json lists no refusal', async () => {
     const { cli } = await twoGbpRows();
     const flags = ['--expect-rows', '2', '--expect-total', 'GBP:350.50', '--max-total', 'GBP:400'];

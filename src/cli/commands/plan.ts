@@ -155,6 +155,11 @@ export async function showPlan(
       if (left) io.stdout.write(`Approval policy: ${left}.\n`);
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
       for (const note of notes) io.stdout.write(`Control totals: ${note}.\n`);
+      // (`run --dry-run` too: a preview that spends no quote; its requests are the run's own)
+      if (!args.out && p.currencies.some((c) => c.feesEstimated))
+        io.stdout.write(
+          `Nothing was quoted, fees are estimated: \`payout-batch plan ${args.file} --out PLAN\` quotes the rows (exact fees, its quotes counted in its requests) and writes the plan to approve.\n`,
+        );
       if (r.refused) io.stdout.write(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
       const held = screeningReasons(p, args['allow-partial']);
       if (held.length) io.stdout.write(`Sanctions screening: ${held[0]}.\n`);
