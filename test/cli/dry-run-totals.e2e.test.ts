@@ -69,6 +69,21 @@ describe('run --dry-run and the control totals', () => {
     expect(planned.stdout).not.toContain('Nothing was quoted');
   });
 
+  it('plan says on stderr as each slow step starts, off a terminal too, and nothing there with --json (issue 43, item 9)', async () => {
+    const { cli } = await twoGbpRows();
+    const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json');
+    expect(planned.code, planned.stderr).toBe(0);
+    const steps = planned.stderr.split('\n').filter((l) => /^(preflight|plan): /.test(l));
+    expect(steps).toEqual([
+      'preflight: reading the wallets and the countries...',
+      'preflight: reading the payment methods of 1 corridor (0 done)...',
+      'plan: quoting 2 rows (one quote per corridor, method and fee band)...',
+    ]);
+    const json = await cli('plan', 'payroll.csv', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stderr).not.toMatch(/preflight:|plan: quoting/);
+  });
+
   it('--expect-total right (with --expect-rows and --max-total): exit 0, nothing sent; --json lists no refusal', async () => {
     const { cli } = await twoGbpRows();
     const flags = ['--expect-rows', '2', '--expect-total', 'GBP:350.50', '--max-total', 'GBP:400'];

@@ -34,6 +34,7 @@ import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
 import { handleEngineError, planJson, planText } from '../render.ts';
+import { preflightText } from '../progress.ts';
 import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
@@ -105,6 +106,12 @@ export async function showPlan(
       ...duplicateFlags(args),
       ...swapFlags(args),
       fundBySwap: args['fund-by-swap'] ?? true,
+      // A line as each slow step starts, terminal or not (a log shows where the time went); --json's stderr stays quiet.
+      onEvent: args.json
+        ? undefined
+        : (e) => {
+            if (e.type === 'preflight' && (e.step.step !== 'methods' || e.step.done === 0)) io.stderr.write(`${preflightText(e.step)}\n`);
+          },
       screening: screeningOf(args, io, typeof policy === 'object' ? policy : undefined),
       stop: abortOn(io.stopSignal),
     });
