@@ -83,6 +83,16 @@ const csvWithDocuments = (rows: number, prefix: string, doc: (i: number) => stri
 const sample = (name = 'invoice-de-c1.pdf') => join(ROOT, 'samples/documents', name);
 const sandboxRequests = () => sb!.requestLog().length;
 const initiates = () => sb!.requestLog().filter((r) => r.route === 'initiate').length;
+/** A logger that runs `write` once, when the first row is done: a writer at work while payouts are under way. */
+function onFirstRowDone(write: () => void) {
+  let done = false;
+  const info = (_o: unknown, msg?: string) => {
+    if (msg !== 'row done' || done) return;
+    done = true;
+    write();
+  };
+  return { logger: { info, warn: () => {}, error: () => {} } as unknown as Logger, done: () => done };
+}
 const only = (r: WatchResult) => {
   expect(r.files).toHaveLength(1);
   return r.files[0]!;
@@ -314,20 +324,10 @@ describe('watch: a file still being written', () => {
     const dir = await folder();
     writeFileSync(join(dir, 'inbox', 'payroll.csv'), csv(4, 'RUN'));
     let claimed = '';
-    let appended = false;
-    const logger = {
-      info: (_o: unknown, msg?: string) => {
-        if (msg === 'row done' && !appended) {
-          appended = true;
-          appendFileSync(claimed, csv(2, 'LATE').split('\n').slice(1).join('\n'));
-        }
-      },
-      warn: () => {},
-      error: () => {},
-    } as unknown as Logger;
-    const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger });
+    const writer = onFirstRowDone(() => appendFileSync(claimed, csv(2, 'LATE').split('\n').slice(1).join('\n')));
+    const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger: writer.logger });
     const f = only(r);
-    expect(appended).toBe(true);
+    expect(writer.done()).toBe(true);
     expect(r.kind).toBe('rows-failed');
     expect(f).toMatchObject({ outcome: 'failed', kind: 'rows-failed' });
     expect(f.reason).toMatch(
@@ -344,21 +344,13 @@ describe('watch: a file still being written', () => {
     const old = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000); // a whole second: put back exactly
     utimesSync(path, old, old);
     let claimed = '';
-    let edited = false;
-    const logger = {
-      info: (_o: unknown, msg?: string) => {
-        if (msg === 'row done' && !edited) {
-          edited = true;
-          writeFileSync(claimed, readFileSync(claimed, 'utf8').replace(/EDT/g, 'EDX'));
-          utimesSync(claimed, old, old);
-        }
-      },
-      warn: () => {},
-      error: () => {},
-    } as unknown as Logger;
-    const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger });
+    const writer = onFirstRowDone(() => {
+      writeFileSync(claimed, readFileSync(claimed, 'utf8').replace(/EDT/g, 'EDX'));
+      utimesSync(claimed, old, old);
+    });
+    const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger: writer.logger });
     const f = only(r);
-    expect(edited).toBe(true);
+    expect(writer.done()).toBe(true);
     expect(f).toMatchObject({ outcome: 'failed', kind: 'rows-failed' });
     const summary = JSON.parse(readFileSync(join(f.folder, 'payroll.summary.json'), 'utf8')) as { sha256: string; reason: string };
     expect(summary.reason).toMatch(
