@@ -67,6 +67,7 @@ export function requestMeter(now: () => number = Date.now) {
 /** The preflight's current step, one line (rewritten in place on a terminal). */
 export function preflightText(s: PreflightStep): string {
   if (s.step === 'wallets') return 'preflight: reading the wallets and the countries...';
+  if (s.step === 'quotes') return `plan: quoting ${plural(s.rows, 'row')} (one quote per corridor, method and fee band)...`;
   return `preflight: reading the payment methods of ${plural(s.corridors, 'corridor')} (${s.done} done)...`;
 }
 

@@ -271,12 +271,19 @@ export class Transport {
       }
       const code = errorCode(cause);
       const beforeSend = status === 0 && code !== undefined && BEFORE_SEND_CODES.has(code);
-      const message = beforeSend
-        ? `could not connect (${code}): nothing was sent`
-        : `connection lost (${code ?? (cause instanceof Error ? cause.message : 'error')})` +
-          (spec.mutating ? ': the service may or may not have acted' : '');
+      const unresolved = code === 'ENOTFOUND' ? 'unknown' : code === 'EAI_AGAIN' ? 'busy' : undefined;
+      const host = new URL(spec.storage ? spec.path : this.baseUrl).hostname;
+      const message = unresolved
+        ? `could not connect (${code}): the host ${host} ${unresolved === 'unknown' ? 'is not known to the name service' : 'did not resolve'}: nothing was sent`
+        : beforeSend
+          ? `could not connect (${code}): nothing was sent`
+          : `connection lost (${code ?? (cause instanceof Error ? cause.message : 'error')})` +
+            (spec.mutating ? ': the service may or may not have acted' : '');
       const outcome = beforeSend ? 'definitive' : unknownIfMutating;
-      return { error: { kind: 'network', message, outcome, cause }, failure: { kind: 'network', beforeSend } };
+      return {
+        error: { kind: 'network', message, outcome, cause },
+        failure: { kind: 'network', beforeSend, ...(unresolved ? { unresolved } : {}) },
+      };
     } finally {
       this.inFlight--;
       clearTimeout(timer);

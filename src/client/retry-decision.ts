@@ -5,8 +5,11 @@
 export type AttemptFailure =
   | { kind: 'http'; status: number; retryAfterMs?: number }
   | { kind: 'timeout' }
-  /** beforeSend: the connection was never made (refused, DNS): the service saw nothing. */
-  | { kind: 'network'; beforeSend: boolean };
+  /**
+   * beforeSend: the connection was never made (refused, DNS): the service saw nothing. unresolved:
+   * the host's name did not resolve, 'unknown' (ENOTFOUND: no such name) or 'busy' (EAI_AGAIN).
+   */
+  | { kind: 'network'; beforeSend: boolean; unresolved?: 'unknown' | 'busy' };
 
 export interface RetryPolicy {
   /** Total attempts including the first. */
@@ -81,6 +84,11 @@ export function decideRetry(input: RetryInput): RetryDecision {
       if (!input.resendSafe) return { retry: false, reason: 'timeout on a route that is not safe to resend' };
       return { retry: true, delayMs: backoff, reason: 'timeout, backing off' };
     case 'network':
+      // A name that does not exist will not exist in 18 s either (a typo in --base-url, a host
+      // off the network); a resolver that answered "try again" gets one more chance.
+      if (failure.unresolved === 'unknown') return { retry: false, reason: 'the host name does not resolve' };
+      if (failure.unresolved === 'busy' && attempt >= 2)
+        return { retry: false, reason: `the host name did not resolve in ${attempt} attempts` };
       if (!failure.beforeSend && !input.resendSafe) {
         return { retry: false, reason: 'connection lost on a route that is not safe to resend' };
       }

@@ -28,7 +28,7 @@ export interface PlanCommandOptions
   extends
     LoadOptions,
     DuplicateOptions,
-    Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom' | 'screening'>,
+    Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom' | 'screening' | 'onEvent'>,
     Pick<GuardOptions, 'maxSwaps'> {
   file: string;
   /** With `out`: quote the rows to send, once per corridor, method and fee band (fees exact); without `out` nothing is quoted. */
@@ -104,6 +104,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
     staged.plan.screening?.refused ?? [],
   ].flat();
   if (overLimit.length) return { plan: staged.plan, quoteErrors: new Map(), refused: overLimit, payable };
+  if (quoteRows && staged.plan.toSend.length) o.onEvent?.({ type: 'preflight', step: { step: 'quotes', rows: staged.plan.toSend.length } });
   const quoted = await planRows(o.conn.client, batch, staged.plan.toSend, staged.preflight.quoteGroups, quoteRows);
   // the quoted fees replace the estimates in the plan's totals
   const plan = quoted.fees.size

@@ -155,7 +155,11 @@ async function settledAll<T extends readonly unknown[]>(promises: { [K in keyof 
 }
 
 /** The step preflight is at, as it happens: a terminal shows it (`run --plan` waits on it for seconds). */
-export type PreflightStep = { step: 'wallets' } | { step: 'methods'; corridors: number; done: number };
+export type PreflightStep =
+  | { step: 'wallets' }
+  | { step: 'methods'; corridors: number; done: number }
+  /** `plan --out`: the rows to send quoted (plan-command.ts). */
+  | { step: 'quotes'; rows: number };
 
 export interface PreflightOptions {
   /** Turn on the pairs of corridors that are not enabled (PATCH toggle {enabled: true}). */

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
+import { fileSha256 } from '../engine/identity.ts';
 
 export interface ClaimRecord {
   name: string;
@@ -38,6 +39,17 @@ export function changedSince(file: string, c: ClaimRecord): string | undefined {
   if (st.size !== c.size) return `its size went from ${c.size} to ${st.size} bytes`;
   if (st.mtimeMs !== c.mtimeMs) return `it was modified at ${new Date(st.mtimeMs).toISOString()}`;
   return undefined;
+}
+
+/**
+ * changedSince, or else the content hashed again: an edit in place that kept the size and put the
+ * mtime back is still found before the file moves to done/ (the summary's sha256 is of what was paid).
+ */
+export async function changedOrEdited(file: string, c: ClaimRecord): Promise<string | undefined> {
+  const changed = changedSince(file, c);
+  if (changed || !c.sha256) return changed;
+  const now = await fileSha256(file);
+  return now === c.sha256 ? undefined : `its content was edited in place: sha256 ${c.sha256} at the claim, ${now} now`;
 }
 
 export const claimFile = (claimDir: string) => join(claimDir, 'claim.json');

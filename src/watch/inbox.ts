@@ -1,7 +1,7 @@
 // The inbox: which entries may be batches, when one is complete, and which are refused unread.
 import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
-import type { WatchConfig } from './config.ts';
+import { WatchConfigError, type WatchConfig } from './config.ts';
 
 export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {
   const root = resolve(dir);
@@ -59,6 +59,18 @@ export function completeIn(inbox: string, name: string, o: { settleMs: number; r
   if (!st.isFile()) return -1;
   const age = (o.now ?? Date.now()) - Math.max(st.mtimeMs, st.ctimeMs);
   return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);
+}
+
+/**
+ * The folders files move through are the watch folder's own: one that is a link lets whoever set
+ * it choose which files are paid (inbox/) or where the records of a run end (done/, failed/).
+ */
+export function refuseLinkedFolders(L: ReturnType<typeof layout>): void {
+  for (const d of [L.inbox, L.processing, L.done, L.failed]) {
+    const st = lstatSync(d, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink())
+      throw new WatchConfigError(`${d} is a symbolic link (to ${readlinkSync(d)}): links are never followed; make it a folder of its own`);
+  }
 }
 
 /**

@@ -44,9 +44,9 @@ import { ResultsError } from '../results/results-errors.ts';
 import { writeStatusReportBeside } from '../results/status-report.ts';
 import { isStale, myStart, withLock } from '../files/lock.ts';
 import { refusalText, vetRows, wholeFileProblems, type FileProblem } from './checks.ts';
-import { changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claim-folder.ts';
+import { changedOrEdited, changedSince, claimFile, newClaimId, readClaim, writeClaim, type ClaimRecord } from './claim-folder.ts';
 import { CONFIG_FILE, swapRunOptions, type WatchConfig } from './config.ts';
-import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry } from './inbox.ts';
+import { companionsOf, completeIn, inboxCandidates, layout, refusedEntry, refuseLinkedFolders } from './inbox.ts';
 import { sleep } from '../sleep.ts';
 import { plural } from '../text.ts';
 
@@ -203,6 +203,7 @@ export class FolderWatch {
 
   constructor(private readonly o: WatchOptions) {
     this.L = layout(o.dir, o.config);
+    refuseLinkedFolders(this.L);
     for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
     this.staleMs = o.config.claimStaleSeconds * 1000;
     this.settleMs = o.config.settleSeconds * 1000;
@@ -569,7 +570,14 @@ export class FolderWatch {
           )
         : undefined;
       const retry = this.command('retry', join(this.L.failed, basename(claimDir), basename(r.resultsPath)));
-      const out = judgeRun(r, { name: claim.name, resumed, changedAtPlan, refusedWhole, changedInRun: changedSince(file, claim), retry });
+      const out = judgeRun(r, {
+        name: claim.name,
+        resumed,
+        changedAtPlan,
+        refusedWhole,
+        changedInRun: await changedOrEdited(file, claim),
+        retry,
+      });
       if (out.outcome === 'processing') this.halted.add(claimDir);
       const summary = {
         batchId: r.batchId,

@@ -53,6 +53,37 @@ describe('run --dry-run and the control totals', () => {
     expect(existsSync(join(dir, 'payroll.results.csv'))).toBe(false);
   });
 
+  it('says truthfully that it quotes nothing, as `plan` without --out, and names `plan --out` for exact fees (issue 43, item 8)', async () => {
+    const { cli } = await twoGbpRows();
+    const quotes = () => sb.requestLog().filter((r) => r.route === 'quote').length;
+    const before = quotes();
+    const dry = await cli('run', 'payroll.csv', '--dry-run');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(quotes()).toBe(before);
+    expect(dry.stdout).toContain('Nothing was quoted, fees are estimated: `payout-batch plan payroll.csv --out PLAN` quotes the rows');
+    const help = await cli('run', '--help');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('fees estimated, nothing quoted, no plan file');
+    const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json');
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(quotes()).toBeGreaterThan(before);
+    expect(planned.stdout).not.toContain('Nothing was quoted');
+  });
+
+  it('plan says on stderr as each slow step starts, off a terminal too, and nothing there with --json (issue 43, item 9)', async () => {
+    const { cli } = await twoGbpRows();
+    const planned = await cli('plan', 'payroll.csv', '--out', 'payroll.plan.json');
+    expect(planned.code, planned.stderr).toBe(0);
+    const steps = planned.stderr.split('\n').filter((l) => /^(preflight|plan): /.test(l));
+    expect(steps).toEqual([
+      'preflight: reading the wallets and the countries...',
+      'preflight: reading the payment methods of 1 corridor (0 done)...',
+      'plan: quoting 2 rows (one quote per corridor, method and fee band)...',
+    ]);
+    const json = await cli('plan', 'payroll.csv', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stderr).not.toMatch(/preflight:|plan: quoting/);
+  });
+
   it('--expect-total right (with --expect-rows and --max-total): exit 0, nothing sent; --json lists no refusal', async () => {
     const { cli } = await twoGbpRows();
     const flags = ['--expect-rows', '2', '--expect-total', 'GBP:350.50', '--max-total', 'GBP:400'];

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { backoffMs, decideRetry, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../src/client/retry-decision.ts';
+import { PayoutClient } from '../../src/client/client.ts';
+import { PayoutApiError } from '../../src/client/errors.ts';
 
 describe('decideRetry', () => {
   const base = { attempt: 1, random: 0.5, resendSafe: true } as const;
@@ -81,5 +83,35 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('', now)).toBeUndefined();
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter('-1', now)).toBeUndefined();
+  });
+});
+
+describe('a host name that does not resolve', () => {
+  it('is not retried when the name is unknown, and once when the resolver says try again', () => {
+    const base = { attempt: 1, random: 0.5, resendSafe: true } as const;
+    expect(decideRetry({ ...base, failure: { kind: 'network', beforeSend: true, unresolved: 'unknown' } }).retry).toBe(false);
+    expect(decideRetry({ ...base, failure: { kind: 'network', beforeSend: true, unresolved: 'busy' } }).retry).toBe(true);
+    expect(decideRetry({ ...base, attempt: 2, failure: { kind: 'network', beforeSend: true, unresolved: 'busy' } }).retry).toBe(false);
+  });
+
+  // .invalid never resolves (RFC 6761): the local resolver answers, no packet leaves for the host.
+  it('fails on the first attempt, naming the host, when the client is pointed at it', async () => {
+    let waits = 0;
+    const client = new PayoutClient({
+      baseUrl: 'http://no-such-host.invalid:8080',
+      apiKey: 'sk_sandbox_acme_primary',
+      sleep: async () => void waits++,
+    });
+    const e = await client.listMethods({ sourceCurrency: 'USD', destinationCurrency: 'EUR', destinationCountryCode: 'DEU' }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(PayoutApiError);
+    const err = e as PayoutApiError;
+    // (EAI_AGAIN where the resolver itself is unreachable: then one more attempt, never eight)
+    expect(err.message).toContain('no-such-host.invalid');
+    expect(err.attempts).toBeLessThanOrEqual(2);
+    expect(waits).toBeLessThanOrEqual(1);
+    expect(err.outcome).toBe('definitive');
   });
 });

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TeamDb } from '../../src/ledger/pg-db.ts';
+import { TeamDb, type Queryable } from '../../src/ledger/pg-db.ts';
 import { ledgerDirFor } from '../../src/ledger/file.ts';
 import { importJournals, journalLines, planImport, readFileLedgers, type FileJournal } from '../../src/ledger/import.ts';
 import { testDatabase, withPostgres } from '../pg/database.ts';
@@ -141,5 +141,31 @@ describe.runIf(withPostgres)('importing into the database', () => {
     );
     expect(refused.conflicts.map((c) => [c.ref, c.other.batchId])).toEqual([['R1', batchId('a')]]);
     expect(await rows()).toHaveLength(a.lines.length);
+  });
+
+  it('importing again what is there reads no line back (one row per batch, not one per line), and still tells other lines apart', async () => {
+    const refs = Object.fromEntries(Array.from({ length: 1500 }, (_, i) => [`BIG${i}`, 'created' as const]));
+    const big = journal(batchId('d'), refs);
+    expect((await importJournals(db, [big], 'first')).insert).toHaveLength(1);
+    let rowsRead = 0;
+    const counting = {
+      tx: <T>(body: (q: Queryable) => Promise<T>) =>
+        db.tx((q) =>
+          body({
+            query: (async (text: string, values?: unknown[]) => {
+              const r = await q.query(text, values);
+              rowsRead += r.rows.length;
+              return r;
+            }) as Queryable['query'],
+          }),
+        ),
+    };
+    const again = await importJournals(counting, [big], 'second');
+    expect([again.insert.length, again.same.length, again.differing.length]).toEqual([0, 1, 0]);
+    expect(big.lines.length).toBeGreaterThan(3000);
+    // the advisory lock's row, and one row per batch the database holds of the account
+    expect(rowsRead).toBeLessThanOrEqual(10);
+    const edited = { ...big, lines: big.lines.map((l, i) => (i === 5 ? l.replace('BIG2', 'BIX2') : l)) };
+    expect((await importJournals(counting, [edited], 'third')).differing).toHaveLength(1);
   });
 });

@@ -17,6 +17,21 @@ afterEach(async () => {
 const gets = (s: LocalSandbox) => s.requestLog().filter((r) => r.route === 'getPayout').length;
 
 describe('payout-batch status', () => {
+  it('condenses many moved rows (the first 10 and a count) and prints its summary last (issue 43, item 9)', async () => {
+    sb = await startSb();
+    const { dir, results, ids } = await paidBatch(sb, { rows: 25 });
+    for (const id of ids) await setStatus(sb, id, 'PROCESSING');
+    const r = await runCli(['status', results, '--base-url', sb.url, '--rate', '100'], { cwd: dir, env: cleanEnv() });
+    expect(r.code, r.stderr).toBe(5); // PROCESSING: not final yet
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.filter((l) => /^ {2}row \d+/.test(l))).toHaveLength(10);
+    const more = lines.findIndex((l) => l.includes('… 15 more moved forward'));
+    expect(more).toBeGreaterThan(0);
+    const summary = lines.findIndex((l) => l.startsWith('Asked about 25 payouts'));
+    expect(summary).toBeGreaterThan(more);
+    expect(lines.slice(summary).some((l) => /^ {2}row \d+/.test(l))).toBe(false);
+  });
+
   it('refreshes every non-final row from the list, forward, with statusDetail and informationRequests; final rows are not asked again', async () => {
     sb = await startSb();
     const { dir, results, ids } = await paidBatch(sb, { rows: 4 });

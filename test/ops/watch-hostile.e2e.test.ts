@@ -17,6 +17,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
+import { PassThrough, Readable } from 'node:stream';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -26,6 +27,8 @@ import { watchFolder, type WatchResult } from '../../src/watch/watcher.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv, tempDirs } from '../engine/helpers.ts';
 import { allPayouts, cleanEnv, connectionTo, ROOT, runCli, startSb, until } from './helpers.ts';
+import { runMain } from '../engine/helpers.ts';
+import { main } from '../../src/cli/main.ts';
 
 const dirs = tempDirs('pb-watch-hostile-');
 let sb: LocalSandbox | undefined;
@@ -80,6 +83,16 @@ const csvWithDocuments = (rows: number, prefix: string, doc: (i: number) => stri
 const sample = (name = 'invoice-de-c1.pdf') => join(ROOT, 'samples/documents', name);
 const sandboxRequests = () => sb!.requestLog().length;
 const initiates = () => sb!.requestLog().filter((r) => r.route === 'initiate').length;
+/** A logger that runs `write` once, when the first row is done: a writer at work while payouts are under way. */
+function onFirstRowDone(write: () => void) {
+  let done = false;
+  const info = (_o: unknown, msg?: string) => {
+    if (msg !== 'row done' || done) return;
+    done = true;
+    write();
+  };
+  return { logger: { info, warn: () => {}, error: () => {} } as unknown as Logger, done: () => done };
+}
 const only = (r: WatchResult) => {
   expect(r.files).toHaveLength(1);
   return r.files[0]!;
@@ -153,6 +166,43 @@ describe('watch --once (the CLI, as cron runs it)', () => {
       `payroll.csv: failed: refused: inbox/payroll.csv is a symbolic link (to ${elsewhere}): links are never followed`,
     );
     expect(sandboxRequests()).toBe(0);
+  });
+});
+
+describe('watch: its own folders and its start (issue 43, items 14 and 17)', () => {
+  const configured = async () => {
+    sb = await startSb();
+    const dir = await dirs.make();
+    writeFileSync(
+      join(dir, 'payout-batch.json'),
+      JSON.stringify({ environment: 'sandbox', baseUrl: sb.url, settleSeconds: 0, pollSeconds: 7 }),
+    );
+    return dir;
+  };
+  const env = (dir: string) => cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'usage') });
+
+  it('refuses an inbox that is itself a symbolic link, naming it: exit 3, nothing read or sent', async () => {
+    const dir = await configured();
+    const elsewhere = await dirs.make();
+    writeFileSync(join(elsewhere, 'payroll.csv'), csv(2, 'LIN'));
+    symlinkSync(elsewhere, join(dir, 'inbox'), 'dir');
+    const r = await runMain(['watch', dir, '--once'], { cwd: dir, env: env(dir) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${join(dir, 'inbox')} is a symbolic link (to ${elsewhere}): links are never followed`);
+    expect(readdirSync(elsewhere)).toEqual(['payroll.csv']);
+    expect(sandboxRequests()).toBe(0);
+  });
+
+  it('in the foreground, says at once which inbox it watches, how often and what it does', async () => {
+    const dir = await configured();
+    const err = new PassThrough();
+    let said = '';
+    err.on('data', (c: Buffer) => (said += c.toString('utf8')));
+    // (asked to stop from the start: the line comes before the first tick)
+    const io = { stdout: new PassThrough(), stderr: err, stdin: Readable.from([]), env: env(dir), cwd: dir, stopSignal: Promise.resolve() };
+    expect(await main(['watch', dir], io)).toBe(0);
+    expect(said).toContain(`Watching ${join(dir, 'inbox')} every 7 s (sandbox): a file is taken once unchanged for 0 s`);
+    expect(said).toContain('whole or not at all, then moved to done/ or failed/');
   });
 });
 
@@ -274,24 +324,39 @@ describe('watch: a file still being written', () => {
     const dir = await folder();
     writeFileSync(join(dir, 'inbox', 'payroll.csv'), csv(4, 'RUN'));
     let claimed = '';
-    let appended = false;
-    const logger = {
-      info: (_o: unknown, msg?: string) => {
-        if (msg === 'row done' && !appended) {
-          appended = true;
-          appendFileSync(claimed, csv(2, 'LATE').split('\n').slice(1).join('\n'));
-        }
-      },
-      warn: () => {},
-      error: () => {},
-    } as unknown as Logger;
-    const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger });
+    const writer = onFirstRowDone(() => appendFileSync(claimed, csv(2, 'LATE').split('\n').slice(1).join('\n')));
+    const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger: writer.logger });
     const f = only(r);
-    expect(appended).toBe(true);
+    expect(writer.done()).toBe(true);
     expect(r.kind).toBe('rows-failed');
     expect(f).toMatchObject({ outcome: 'failed', kind: 'rows-failed' });
     expect(f.reason).toMatch(
       /^payroll\.csv changed while it was processed \(its size went from \d+ to \d+ bytes\): the rows read at the claim were processed \(4 created, see payroll\.results\.csv\); anything written after was NOT processed: send it in a new file\./,
+    );
+    expect(await allPayouts(sb)).toHaveLength(4);
+  });
+
+  it('a file edited in place once payouts are under way (same size, mtime put back) is found by its digest: failed/, both digests named', async () => {
+    sb = await startSb();
+    const dir = await folder();
+    const path = join(dir, 'inbox', 'payroll.csv');
+    writeFileSync(path, csv(4, 'EDT'));
+    const old = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000); // a whole second: put back exactly
+    utimesSync(path, old, old);
+    let claimed = '';
+    const writer = onFirstRowDone(() => {
+      writeFileSync(claimed, readFileSync(claimed, 'utf8').replace(/EDT/g, 'EDX'));
+      utimesSync(claimed, old, old);
+    });
+    const r = await run(dir, {}, { onClaim: (f) => void (claimed = f), logger: writer.logger });
+    const f = only(r);
+    expect(writer.done()).toBe(true);
+    expect(f).toMatchObject({ outcome: 'failed', kind: 'rows-failed' });
+    const summary = JSON.parse(readFileSync(join(f.folder, 'payroll.summary.json'), 'utf8')) as { sha256: string; reason: string };
+    expect(summary.reason).toMatch(
+      new RegExp(
+        `^payroll\\.csv changed while it was processed \\(its content was edited in place: sha256 ${summary.sha256} at the claim, [0-9a-f]{64} now\\)`,
+      ),
     );
     expect(await allPayouts(sb)).toHaveLength(4);
   });

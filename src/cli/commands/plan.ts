@@ -34,6 +34,7 @@ import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
 import { handleEngineError, planJson, planText } from '../render.ts';
+import { preflightText } from '../progress.ts';
 import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
@@ -105,6 +106,12 @@ export async function showPlan(
       ...duplicateFlags(args),
       ...swapFlags(args),
       fundBySwap: args['fund-by-swap'] ?? true,
+      // A line as each slow step starts, terminal or not (a log shows where the time went); --json's stderr stays quiet.
+      onEvent: args.json
+        ? undefined
+        : (e) => {
+            if (e.type === 'preflight' && (e.step.step !== 'methods' || e.step.done === 0)) io.stderr.write(`${preflightText(e.step)}\n`);
+          },
       screening: screeningOf(args, io, typeof policy === 'object' ? policy : undefined),
       stop: abortOn(io.stopSignal),
     });
@@ -155,6 +162,11 @@ export async function showPlan(
       if (left) io.stdout.write(`Approval policy: ${left}.\n`);
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
       for (const note of notes) io.stdout.write(`Control totals: ${note}.\n`);
+      // (`run --dry-run` too: a preview that spends no quote; its requests are the run's own)
+      if (!args.out && p.currencies.some((c) => c.feesEstimated))
+        io.stdout.write(
+          `Nothing was quoted, fees are estimated: \`payout-batch plan ${args.file} --out PLAN\` quotes the rows (exact fees, its quotes counted in its requests) and writes the plan to approve.\n`,
+        );
       if (r.refused) io.stdout.write(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
       const held = screeningReasons(p, args['allow-partial']);
       if (held.length) io.stdout.write(`Sanctions screening: ${held[0]}.\n`);

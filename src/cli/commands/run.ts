@@ -48,7 +48,10 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: 'The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS',
     })
-    .option('dry-run', flag('Do what `plan` does (validate, preflight, print the plan) and send nothing'));
+    .option(
+      'dry-run',
+      flag('Preview as `plan` without --out does (validate, preflight, fees estimated, nothing quoted, no plan file) and send nothing'),
+    );
 
 const command = defineCommand<ArgsOf<typeof builder>>({
   builder,

@@ -1,5 +1,6 @@
 // `payout-batch status RESULTS`: refresh the payouts of a results file that are not final and
 // rewrite it (forward only). A thin layer over src/follow-up/refresh-status.ts.
+import { basename } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
 import { connectionHint } from '../environment-labels.ts';
@@ -21,6 +22,10 @@ import {
 } from '../options.ts';
 import { batchSwapsOf } from '../../follow-up/swap-views.ts';
 import { readResults } from '../../results/read.ts';
+
+/** More moved rows than this are shown as the first MOVED_CONDENSED and a count. */
+const MOVED_IN_FULL = 20;
+const MOVED_CONDENSED = 10;
 
 const builder = (y: Argv) =>
   statusReportOptions(
@@ -84,17 +89,20 @@ const command = defineCommand<StatusArgs>({
           ...(r.swaps.length ? { swaps: r.swaps, swapsMoved: r.swapsMoved, swapFailures: r.swapFailures } : {}),
         });
       } else {
-        const l = [
-          `Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`,
-          `Used ${requestsUsedText(r.requests)}.`,
-        ];
-        for (const c of r.moved)
+        // The rows first, condensed when many, and the summary last: on the screen when the command ends.
+        const l: string[] = [];
+        const shown = r.moved.length > MOVED_IN_FULL ? r.moved.slice(0, MOVED_CONDENSED) : r.moved;
+        for (const c of shown)
           l.push(
             `  row ${c.rowNumber}${c.reference ? ` ${c.reference}` : ''}: ${c.from} -> ${c.to}${c.statusDetail ? ` (${c.statusDetail})` : ''}`,
           );
+        if (shown.length < r.moved.length)
+          l.push(`  … ${r.moved.length - shown.length} more moved forward (every row is in ${basename(results)}; --json lists them)`);
         for (const f of r.failures)
           l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`);
         l.push(...swapLines(r));
+        l.push(`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`);
+        l.push(`Used ${requestsUsedText(r.requests)}.`);
         l.push(
           `Now: ${Object.entries(r.byStatus)
             .map(([s, n]) => `${n} ${s}`)

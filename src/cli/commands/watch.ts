@@ -6,7 +6,7 @@ import { CommandError, abortOn, defineCommand, flag, plural, printJson, UsageErr
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { addUp } from '../../signals/signals.ts';
-import { readWatchConfig, WatchConfigError, CONFIG_FILE } from '../../watch/config.ts';
+import { readWatchConfig, WatchConfigError, CONFIG_FILE, type WatchConfig } from '../../watch/config.ts';
 import { layout } from '../../watch/inbox.ts';
 import { watchFolder, type WatchResult } from '../../watch/watcher.ts';
 import { connectionOptions, makeLogger, openConnection, signalled, type ArgsOf } from '../options.ts';
@@ -53,6 +53,8 @@ const command = defineCommand<ArgsOf<typeof builder>>({
       rate: args.rate ?? config.rate,
     };
     const conn = await openConnection(flags, io, logger, undefined, layout(dir, config).state);
+    // In the foreground, say at once what this process is doing: it may find nothing for hours.
+    if (!args.once && !args.json) io.stderr.write(startLine(dir, config));
     try {
       const noteOf = (r: WatchResult) => ({
         conn,
@@ -85,6 +87,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
         );
       return exitCodeOf(r);
     } catch (e) {
+      if (e instanceof WatchConfigError) throw new CommandError(e.message, ExitCode.REFUSED);
       if (e instanceof LockBusy) {
         io.stderr.write(`payout-batch: ${e.message}\n`);
         return ExitCode.SERVICE_UNAVAILABLE;
@@ -95,6 +98,21 @@ const command = defineCommand<ArgsOf<typeof builder>>({
     }
   },
 });
+/** What a watch without --once is about to do, in two lines. */
+function startLine(dir: string, c: WatchConfig): string {
+  const taken = c.requireReady ? 'once its .ready marker is there' : `once unchanged for ${c.settleSeconds} s (or marked .ready)`;
+  const gates = [
+    c.requireApprovals && `with ${plural(c.requireApprovals, 'approval')}`,
+    c.sanctionsLists.length && 'after screening',
+    c.allowPartial ? 'its valid rows' : 'whole or not at all',
+  ].filter(Boolean);
+  return (
+    `Watching ${layout(dir, c).inbox} every ${c.pollSeconds} s (${c.environment}): a file is taken ${taken}, ` +
+    `paid ${gates.join(', ')}, then moved to done/ or failed/ with its results.\n` +
+    `Ctrl-C stops; a file under way is resumed on the next start.\n`
+  );
+}
+
 /** The signals' targets: the flags, else the configuration's keys (none from a configuration that cannot be read: the command says why). */
 export default signalled('watch', command, (args, io) => {
   const dir = resolve(io.cwd, args.dir ?? '.');
