@@ -169,8 +169,9 @@ export interface Index {
   names: ListedName[];
   vocabulary: Map<string, number>;
   words: string[];
-  /** Per word, its sound. */
+  /** Per word, its sound and the letters it holds (`letterMask`). */
   sounds: string[];
+  masks: number[];
   namesOf: number[][];
   tripleIds: Map<string, number>;
   /** Triple id × LENGTHS + word length → the words of that length holding the triple. */
@@ -208,13 +209,14 @@ export function buildIndex(lists: ReadList[]): Index {
     sounds: [],
     namesOf: [],
     tripleIds: new Map(),
-    wordsWithTriple: postings([]),
+    masks: [],
+    wordsWithTriple: postings(new Map(), 0),
     wordsWithSound: new Map(),
     alike: new Map(),
     identifiers: new Map(),
   };
   const { vocabulary, words, namesOf } = index;
-  const wordsWithTriple: number[][] = [];
+  const wordsWithTriple = new Map<number, number[]>();
   lists.forEach(({ entries }, list) => {
     for (const entry of entries) {
       for (const [text, on] of [[entry.name, 'name'] as const, ...entry.aliases.map((a) => [a, 'alias'] as const)]) {
@@ -228,9 +230,11 @@ export function buildIndex(lists: ReadList[]): Index {
             vocabulary.set(t, word);
             namesOf.push([]);
             const ids = [...triples(t)].map((p) => index.tripleIds.get(p) ?? index.tripleIds.set(p, index.tripleIds.size).size - 1);
-            for (const p of ids) (wordsWithTriple[p * LENGTHS + Math.min(t.length, LENGTHS - 1)] ??= []).push(word);
-            index.sounds.push(sound(t));
-            if (sound(t).length >= 3) push(index.wordsWithSound, sound(t), word);
+            for (const p of ids) push(wordsWithTriple, p * LENGTHS + Math.min(t.length, LENGTHS - 1), word);
+            const key = sound(t);
+            index.sounds.push(key);
+            index.masks.push(letterMask(t));
+            if (key.length >= 3) push(index.wordsWithSound, key, word);
           }
           namesOf[word]!.push(id);
         }
@@ -240,8 +244,22 @@ export function buildIndex(lists: ReadList[]): Index {
       for (const value of entry.accounts) push(index.identifiers, `account:${ident(value)}`, { list, entry, on: 'account', value });
     }
   });
-  wordsWithTriple.length = index.tripleIds.size * LENGTHS;
-  return { ...index, wordsWithTriple: postings(wordsWithTriple) };
+  return { ...index, wordsWithTriple: postings(wordsWithTriple, index.tripleIds.size * LENGTHS) };
+}
+
+/** The letters a word holds, one bit each (digits share six bits: a shared bit only lets more words through). */
+function letterMask(word: string): number {
+  let mask = 0;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    mask |= 1 << (c >= 97 ? c - 97 : 26 + ((c - 48) % 6));
+  }
+  return mask;
+}
+function bitCount(n: number): number {
+  let count = 0;
+  for (; n; n &= n - 1) count++;
+  return count;
 }
 
 /** Lists of numbers laid end to end: list k is `of[at[k]]` up to `of[at[k + 1]]`. */
@@ -249,11 +267,12 @@ interface Postings {
   at: Int32Array;
   of: Int32Array;
 }
-function postings(lists: (number[] | undefined)[]): Postings {
-  const at = new Int32Array(lists.length + 1);
-  for (let k = 0; k < lists.length; k++) at[k + 1] = at[k]! + (lists[k]?.length ?? 0);
-  const of = new Int32Array(at[lists.length]!);
-  lists.forEach((l, k) => l && of.set(l, at[k]));
+function postings(lists: Map<number, number[]>, keys: number): Postings {
+  const at = new Int32Array(keys + 1);
+  for (const [k, l] of lists) at[k + 1] = l.length;
+  for (let k = 0; k < keys; k++) at[k + 1] = at[k + 1]! + at[k]!;
+  const of = new Int32Array(at[keys]!);
+  for (const [k, l] of lists) of.set(l, at[k]);
   return { at, of };
 }
 
@@ -274,6 +293,7 @@ function alikeWords(index: Index, token: string): [number, number][] {
   const { seen, shared, first, alike } = scratch;
   const pass = ++scratch.pass;
   const key = sound(token);
+  const mask = letterMask(token);
   found = [];
   for (const w of token.length >= 4 ? (index.wordsWithSound.get(key) ?? []) : []) {
     seen[w] = pass;
@@ -300,7 +320,9 @@ function alikeWords(index: Index, token: string): [number, number][] {
   });
   const within: number[] = [];
   for (const w of touched) {
-    if (shared[w]! >= needed && seen[w] !== pass && near(token.length, words[w]!.length)) {
+    // Each edit adds or removes at most two letters: a word with more letters apart is not within the allowed edits.
+    const alikeLength = shared[w]! >= needed && seen[w] !== pass && near(token.length, words[w]!.length);
+    if (alikeLength && bitCount(mask ^ index.masks[w]!) <= 2 * allowedEdits(token.length, words[w]!.length)) {
       const s = compare(token, words[w]!, key, sounds[w]);
       if (s > 0) {
         alike[w] = s;
