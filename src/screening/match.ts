@@ -276,14 +276,14 @@ function postings(lists: Map<number, number[]>, keys: number): Postings {
   return { at, of };
 }
 
-/** Words longer than this share their triples' postings with it. */
+/** Words this long or longer share their triples' postings (the length is checked again). */
 const LENGTHS = 64;
 
 /**
  * The vocabulary words alike a payee token (tokenSimilarity above 0): those of the same sound, and
- * those within the allowed edits, which share all but four letter triples per edit. A word sharing
- * `needed` of the token's triples holds one of any `size - needed + 1` of them: the rarest are read.
- * In the order of their first shared triple, as reading every triple's words finds them.
+ * those of a near length within the allowed edits, which share all but four letter triples per
+ * edit and differ in at most two letters per edit. Memoised per token; the words come in the order
+ * of their first shared triple (the candidates, and so the hits, keep the order they always had).
  */
 function alikeWords(index: Index, token: string): [number, number][] {
   let found = index.alike.get(token);
