@@ -54,19 +54,22 @@ function tokenSimilarity(a: string, b: string): number {
   }
   return s;
 }
-function compare(a: string, b: string): number {
+/** `ka`, `kb`: the words' sounds where the caller already has them. */
+function compare(a: string, b: string, ka?: string, kb?: string): number {
   if (a === b) return 1;
   if (a.length === 1 || b.length === 1) return a[0] === b[0] ? INITIAL : 0;
   if (a.length < 4 || b.length < 4) return 0; // Ali is not Al, Li is not Lu
-  const ka = sound(a);
-  if (ka.length >= 3 && ka === sound(b)) return SAME_SOUND;
-  if (Math.abs(a.length - b.length) > allowedEdits(a, b)) return 0;
+  ka ??= sound(a);
+  if (ka.length >= 3 && ka === (kb ?? sound(b))) return SAME_SOUND;
+  if (!near(a.length, b.length)) return 0;
   const jw = jaroWinkler(a, b);
-  return jw >= TOKEN_FLOOR && edits(a, b) <= allowedEdits(a, b) ? jw : 0;
+  return jw >= TOKEN_FLOOR && edits(a, b) <= allowedEdits(a.length, b.length) ? jw : 0;
 }
 
-/** One edit per four letters of the shorter word, at least one. */
-const allowedEdits = (a: string, b: string) => Math.max(1, Math.floor(Math.min(a.length, b.length) / 4));
+/** One edit per four letters of the shorter word (of `m` and `n` letters), at least one. */
+const allowedEdits = (m: number, n: number) => Math.max(1, Math.floor(Math.min(m, n) / 4));
+/** Whether words of `m` and `n` letters are near enough in length to be alike. */
+const near = (m: number, n: number) => Math.abs(m - n) <= allowedEdits(m, n);
 
 /** Transliterations of one name mostly differ in vowels: Mohammed, Muhammad; Yusuf, Yousef; Oleksandr, Aleksandr. */
 const SAME_SOUND = 0.93;
@@ -156,23 +159,28 @@ interface ListedName {
 type Identified = { list: number; entry: Entry; on: 'bic' | 'iban' | 'account'; value: string };
 /**
  * The lists, indexed: each distinct token of the listed names (the vocabulary) with the names
- * holding it; each word's letter triples and its sound with the words holding them. A payee token
- * finds its alike words through the triples it must share with them (an edit changes at most four)
- * and its sound; only names holding enough alike words to reach the review band are scored, so a
- * payee costs its words' neighbours, never the whole list.
+ * holding it; each word's letter triples (by word length) and its sound with the words holding
+ * them. A payee token finds its alike words through the triples it must share with them (an edit
+ * changes at most four) and its sound; only names holding enough alike words to reach the review
+ * band are scored, so a payee costs its words' neighbours, never the whole list.
  */
 export interface Index {
   lists: ReadList[];
   names: ListedName[];
   vocabulary: Map<string, number>;
   words: string[];
+  /** Per word, its sound and the letters it holds (`letterMask`). */
+  sounds: string[];
+  masks: number[];
   namesOf: number[][];
-  wordsWithTriple: Map<string, number[]>;
+  tripleIds: Map<string, number>;
+  /** Triple id × LENGTHS + word length → the words of that length holding the triple. */
+  wordsWithTriple: Postings;
   wordsWithSound: Map<string, number[]>;
   /** Memo of a payee token → its alike vocabulary words and their similarity. */
   alike: Map<string, [number, number][]>;
-  /** Per listed name, the alike letters and the payee's words found, while one payee is screened. */
-  scratch?: { letters: Float64Array; words: Int32Array };
+  /** Work space while one payee is screened. */
+  scratch?: Scratch;
   /** Identifier (BIC bank part, IBAN, account; upper case, no spaces) → the entries carrying it. */
   identifiers: Map<string, Identified[]>;
 }
@@ -198,13 +206,17 @@ export function buildIndex(lists: ReadList[]): Index {
     names: [],
     vocabulary: new Map(),
     words: [],
+    sounds: [],
     namesOf: [],
-    wordsWithTriple: new Map(),
+    tripleIds: new Map(),
+    masks: [],
+    wordsWithTriple: postings(new Map(), 0),
     wordsWithSound: new Map(),
     alike: new Map(),
     identifiers: new Map(),
   };
   const { vocabulary, words, namesOf } = index;
+  const wordsWithTriple = new Map<number, number[]>();
   lists.forEach(({ entries }, list) => {
     for (const entry of entries) {
       for (const [text, on] of [[entry.name, 'name'] as const, ...entry.aliases.map((a) => [a, 'alias'] as const)]) {
@@ -217,8 +229,12 @@ export function buildIndex(lists: ReadList[]): Index {
             word = words.push(t) - 1;
             vocabulary.set(t, word);
             namesOf.push([]);
-            for (const p of triples(t)) push(index.wordsWithTriple, p, word);
-            if (sound(t).length >= 3) push(index.wordsWithSound, sound(t), word);
+            const ids = [...triples(t)].map((p) => index.tripleIds.get(p) ?? index.tripleIds.set(p, index.tripleIds.size).size - 1);
+            for (const p of ids) push(wordsWithTriple, p * LENGTHS + Math.min(t.length, LENGTHS - 1), word);
+            const key = sound(t);
+            index.sounds.push(key);
+            index.masks.push(letterMask(t));
+            if (key.length >= 3) push(index.wordsWithSound, key, word);
           }
           namesOf[word]!.push(id);
         }
@@ -228,30 +244,119 @@ export function buildIndex(lists: ReadList[]): Index {
       for (const value of entry.accounts) push(index.identifiers, `account:${ident(value)}`, { list, entry, on: 'account', value });
     }
   });
-  return index;
+  return { ...index, wordsWithTriple: postings(wordsWithTriple, index.tripleIds.size * LENGTHS) };
 }
+
+/** The letters a word holds, one bit each (digits share six bits: a shared bit only lets more words through). */
+function letterMask(word: string): number {
+  let mask = 0;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    mask |= 1 << (c >= 97 ? c - 97 : 26 + ((c - 48) % 6));
+  }
+  return mask;
+}
+function bitCount(n: number): number {
+  let count = 0;
+  for (; n; n &= n - 1) count++;
+  return count;
+}
+
+/** Lists of numbers laid end to end: list k is `of[at[k]]` up to `of[at[k + 1]]`. */
+interface Postings {
+  at: Int32Array;
+  of: Int32Array;
+}
+function postings(lists: Map<number, number[]>, keys: number): Postings {
+  const at = new Int32Array(keys + 1);
+  for (const [k, l] of lists) at[k + 1] = l.length;
+  for (let k = 0; k < keys; k++) at[k + 1] = at[k + 1]! + at[k]!;
+  const of = new Int32Array(at[keys]!);
+  for (const [k, l] of lists) of.set(l, at[k]);
+  return { at, of };
+}
+
+/** Words this long or longer share their triples' postings (the length is checked again). */
+const LENGTHS = 64;
 
 /**
  * The vocabulary words alike a payee token (tokenSimilarity above 0): those of the same sound, and
- * those within the allowed edits, which share all but four letter triples per edit.
+ * those of a near length within the allowed edits, which share all but four letter triples per
+ * edit and differ in at most two letters per edit. Memoised per token; the words come in the order
+ * of their first shared triple (the candidates, and so the hits, keep the order they always had).
  */
 function alikeWords(index: Index, token: string): [number, number][] {
   let found = index.alike.get(token);
   if (found) return found;
-  const shared = new Map<number, number>();
-  const ts = triples(token);
-  for (const p of ts) for (const w of index.wordsWithTriple.get(p) ?? []) shared.set(w, (shared.get(w) ?? 0) + 1);
-  const needed = ts.size - 4 * Math.max(1, Math.floor(token.length / 4));
-  const sameSound = token.length >= 4 ? (index.wordsWithSound.get(sound(token)) ?? []) : [];
+  const { words, sounds } = index;
+  const scratch = scratchOf(index);
+  const { seen, shared, first, alike } = scratch;
+  const pass = ++scratch.pass;
+  const key = sound(token);
+  const mask = letterMask(token);
   found = [];
-  const near = (w: number) => Math.abs(index.words[w]!.length - token.length) <= allowedEdits(token, index.words[w]!);
-  for (const w of new Set([...sameSound, ...[...shared].flatMap(([w, n]) => (n >= needed && near(w) ? [w] : []))])) {
-    const s = compare(token, index.words[w]!);
+  for (const w of token.length >= 4 ? (index.wordsWithSound.get(key) ?? []) : []) {
+    seen[w] = pass;
+    const s = compare(token, words[w]!, key, sounds[w]);
     if (s > 0) found.push([w, s]);
   }
+  const ts = [...triples(token)].map((p) => index.tripleIds.get(p) ?? -1);
+  const needed = Math.max(1, ts.length - 4 * allowedEdits(token.length, token.length));
+  const lengths = new Set<number>();
+  for (let n = 1; n <= 2 * token.length; n++) if (near(n, token.length)) lengths.add(Math.min(n, LENGTHS - 1));
+  const { wordsWithTriple: byTriple } = index;
+  const keys = (p: number) => (p < 0 ? [] : [...lengths].map((n) => p * LENGTHS + n));
+  const touched: number[] = [];
+  ts.forEach((p, position) => {
+    for (const k of keys(p))
+      for (let i = byTriple.at[k]!; i < byTriple.at[k + 1]!; i++) {
+        const w = byTriple.of[i]!;
+        if (!shared[w]) {
+          touched.push(w);
+          first[w] = position;
+        }
+        shared[w] = shared[w]! + 1;
+      }
+  });
+  const within: number[] = [];
+  for (const w of touched) {
+    // Each edit adds or removes at most two letters: a word with more letters apart is not within the allowed edits.
+    const alikeLength = shared[w]! >= needed && seen[w] !== pass && near(token.length, words[w]!.length);
+    if (alikeLength && bitCount(mask ^ index.masks[w]!) <= 2 * allowedEdits(token.length, words[w]!.length)) {
+      const s = compare(token, words[w]!, key, sounds[w]);
+      if (s > 0) {
+        alike[w] = s;
+        within.push(w);
+      }
+    }
+    shared[w] = 0;
+  }
+  within.sort((a, b) => first[a]! - first[b]! || a - b);
+  for (const w of within) found.push([w, alike[w]!]);
   index.alike.set(token, found);
   return found;
 }
+
+/** Per listed name the alike letters and the payee's words found; per word, the triples it shares with a payee's word. */
+interface Scratch {
+  letters: Float64Array;
+  words: Int32Array;
+  seen: Int32Array;
+  shared: Uint16Array;
+  first: Int32Array;
+  alike: Float64Array;
+  pass: number;
+}
+const scratchOf = (index: Index) =>
+  (index.scratch ??= {
+    letters: new Float64Array(index.names.length),
+    words: new Int32Array(index.names.length),
+    seen: new Int32Array(index.words.length),
+    shared: new Uint16Array(index.words.length),
+    first: new Int32Array(index.words.length),
+    alike: new Float64Array(index.words.length),
+    pass: 0,
+  });
 
 /**
  * The listed names a payee's name may match: those holding an alike word for every word of the
@@ -259,7 +364,7 @@ function alikeWords(index: Index, token: string): [number, number][] {
  * found (it may stand for any word) but finds no name by itself: it would find too many.
  */
 function candidates(index: Index, payee: string[], review: number): number[] {
-  const letters = (index.scratch ??= { letters: new Float64Array(index.names.length), words: new Int32Array(index.names.length) });
+  const letters = scratchOf(index);
   const touched: number[] = [];
   const initials = payee.reduce((mask, t, i) => (t.length === 1 ? mask | (1 << i) : mask), 0);
   // A word of the payee's may be two of the list's, and two of the payee's one of the list's.
