@@ -39,7 +39,7 @@ import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
   screeningOptions(swapOptions(duplicateOptions(reportOption(batchFileOptions(connectionOptions(y))))))
-    .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV or Excel)' })
+    .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV, Excel or ISO 20022 pain.001)' })
     .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
     .option('prepared-by', {
       type: 'string',

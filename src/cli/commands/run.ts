@@ -37,7 +37,7 @@ const builder = (y: Argv) =>
       type: 'string',
       describe: "How far the pair's rate may have moved since the plan, in percent, before the swap is refused (default 1)",
     })
-    .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel); optional with --plan' })
+    .positional('file', { type: 'string', describe: 'The batch file (CSV, Excel or ISO 20022 pain.001); optional with --plan' })
     .option('plan', { type: 'string', describe: 'Run exactly this plan (from `payout-batch plan FILE --out PLAN`)' })
     .option('results', { type: 'string', describe: 'Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch' })
     .option('require-approvals', {

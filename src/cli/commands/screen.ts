@@ -18,7 +18,7 @@ import { handleEngineError, screeningJson } from '../render.ts';
 
 const builder = (y: Argv) =>
   screeningOptions(y)
-    .positional('file', { type: 'string', describe: 'The batch file (CSV or Excel)' })
+    .positional('file', { type: 'string', describe: 'The batch file (CSV, Excel or ISO 20022 pain.001)' })
     .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
     .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
     .option('approvers', { type: 'string', describe: 'The approvers list whose signatures clear a hit (default $PAYOUT_BATCH_APPROVERS)' })
