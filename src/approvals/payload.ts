@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
-import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, type Payee, type PlanFile } from '../engine/plan-file.ts';
+import { bodyDigest, parsePlanFile, payeeOf, type Payee, type PlanFile } from '../engine/plan-file.ts';
+import { canonicalJson } from '../text.ts';
 import { swapText, type SwapProposal } from '../engine/swap.ts';
 
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */

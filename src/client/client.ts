@@ -210,7 +210,6 @@ export class PayoutClient {
     return { ...r, payout: r.data };
   }
 
-  /** GET {payouts}/{id}. */
   getPayout(payoutId: string, opts?: RequestOptions): Promise<answers.PayoutAnswer> {
     return this.get('getPayout', `${PAYOUTS_PREFIX}/${id(payoutId)}`, answers.PayoutAnswer, opts);
   }
@@ -296,7 +295,6 @@ export class PayoutClient {
     return this.send('togglePair', 'PATCH', path, [requests.ToggleRequest, body], answers.ToggleAnswer, effect, opts);
   }
 
-  /** GET {payouts}/methods?sourceCurrency&destinationCurrency&destinationCountryCode. */
   listMethods(q: requests.MethodsQuery, opts?: RequestOptions): Promise<answers.MethodsAnswer> {
     const path = `${PAYOUTS_PREFIX}/methods${query(q)}`;
     checkBody({ route: 'listMethods', method: 'GET', path, requestId: opts?.requestId }, requests.MethodsQuery, q);
@@ -352,7 +350,6 @@ export class PayoutClient {
 
   // ------------------------------------------------------------ public routes (§4.14, §4.15)
 
-  /** GET {base_url}/api/public/auth/countries?limit&filter[currencyCode]. */
   listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions): Promise<answers.CountryListAnswer> {
     const path = `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`;
     return this.get('listCountries', path, answers.CountryListAnswer, opts);

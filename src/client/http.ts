@@ -291,7 +291,6 @@ export class Transport {
     }
   }
 
-  /** A non-2xx answer as the error it is. */
   private errorAnswer(spec: CallSpec<unknown>, status: number, text: string, headers: Headers): [Failure, AttemptFailure] {
     const body = ErrorBody.safeParse(this.apiKey.scrubDeep(jsonObject(text))).data;
     // Which answers are definitive (definitive.ts): only the service's own refusal says it did
@@ -337,6 +336,5 @@ function shownPath(spec: CallSpec<unknown>): string {
   return u.origin + u.pathname;
 }
 
-/** The same error with another outcome (and kind). */
 const reclassify = (e: PayoutApiError, outcome: Outcome, kind = e.kind): PayoutApiError =>
   new PayoutApiError({ ...e, kind, outcome, message: e.message, cause: e.cause });
