@@ -4,17 +4,10 @@ import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { ErrorBody } from '../spec/schemas.ts';
+import { ErrorBody, type FieldError } from '../spec/schemas.ts';
 import { API_KEY_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
 import type { ApiKey } from './api-key.ts';
-import {
-  KEY_PROPAGATION_MESSAGE,
-  PayoutApiError,
-  zodFieldErrors,
-  type FieldError,
-  type Outcome,
-  type PayoutApiErrorInit,
-} from './errors.ts';
+import { KEY_PROPAGATION_MESSAGE, PayoutApiError, zodFieldErrors, type Outcome, type PayoutApiErrorInit } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, type AttemptFailure, type RetryPolicy } from './retry-decision.ts';
 import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome, jsonObject } from './definitive.ts';
 import type { Slot, SlidingWindowLimiter } from './throttle.ts';

@@ -165,7 +165,7 @@ export class UsageCounter {
 }
 
 /** The usage file of a state folder: one per user on this host, added to under its lock. */
-export class UsageFileStore implements UsageStore {
+class UsageFileStore implements UsageStore {
   constructor(readonly path: string) {}
 
   get where(): string {

@@ -10,7 +10,7 @@ export const REDACTED = '[redacted]';
  * Fewer characters of a form could be an ordinary word or an identifier; this many consecutive
  * characters of one of the key's forms identify the key (a form shorter than this counts whole).
  */
-export const MIN_RUN = 12;
+const MIN_RUN = 12;
 
 /**
  * base64 (or base64url) of the secret as it reads inside a longer encoded text, where it starts
