@@ -57,8 +57,9 @@ export interface PublishedRow {
 }
 
 /** Spec §1.9 "EUR to EU countries": the 27 member states of the European Union, ISO 3166-1 alpha-3. */
-const EU_COUNTRIES =
-  'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN IRL ITA LVA LTU LUX MLT NLD POL PRT ROU SVK SVN ESP SWE'.split(' ');
+const EU_COUNTRIES = 'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN IRL ITA LVA LTU LUX MLT NLD POL PRT ROU SVK SVN ESP SWE'.split(
+  ' ',
+);
 
 /** Spec §1.9 table, then readings for the methods it does not price; a (method, currency, country) is served by the first row naming them. */
 const PUBLISHED: PublishedRow[] = [
