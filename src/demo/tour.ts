@@ -96,7 +96,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
     const reports = {
       plan: planShown && (await writePlanReport(planShown, { environment, baseUrl })),
       // (the tie-out it shows is the one reconcile has just written beside the results)
-      results: await writeResultsReport(first.resultsPath, { environment }),
+      results: await writeResultsReport(first.resultsPath, { environment, batchId: first.batchId }),
     };
     return {
       dir,
