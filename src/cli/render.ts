@@ -173,7 +173,7 @@ function currencyTable(p: BatchPlan, columns: number): string[] {
  * A line whole in `columns`: words carried to the next lines, under its value (a label's line:
  * "  warning      ...") or its text's start; a word wider than that is cut.
  */
-export function wrapLine(line: string, columns: number): string[] {
+function wrapLine(line: string, columns: number): string[] {
   if (line.length <= columns) return [line];
   const indent = ' '.repeat(Math.min(/^ {2}\S.{11} \S/.test(line) ? 15 : line.search(/\S|$/) + 2, columns >> 1));
   const out: string[] = [];

@@ -30,7 +30,7 @@ table[data-section="totals"], table[data-section="tieout"], table[data-section="
 table[data-section="invalid"], table[data-section="corridors"] { font-size: 8.5pt; }
 table[data-section="action"], table[data-section="rows"] { font-size: 8pt; }
 /* A command on a line of its own, whole: it wraps at spaces only, never inside an id, a flag or a path. */
-table[data-section="action"] tr[data-row] td { border-bottom: none; }
+table[data-section="action"] tr[data-row] td, table[data-section="rows"] tr[data-row]:has(+ tr.next) td { border-bottom: none; }
 code.cmd { display: block; font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; user-select: all; }
 code.cmd span { white-space: nowrap; }
 th.num { white-space: normal; }
@@ -256,8 +256,8 @@ function invalidSection(v: PlanView): SafeHtml {
 }
 
 /** Rows per page of a long list (the plan's payees, the results' rows), and the most it lists (every row is in the file, or the CSV beside it). */
-export const ROWS_PER_PAGE = 500;
-export const MAX_ROWS_LISTED = 10_000;
+const ROWS_PER_PAGE = 500;
+const MAX_ROWS_LISTED = 10_000;
 
 /**
  * A long list as a table in pages of ROWS_PER_PAGE chosen without a script (a radio button per
@@ -399,13 +399,14 @@ export function resultsHtml(v: ResultsView): string {
 
 /** Every row of the results, for the audit: what was paid to whom, its status and payout id, paged. */
 function rowsSection(rows: ResultsView['rows']): SafeHtml {
-  const head = safe`<colgroup><col style="width:5%"><col style="width:12%"><col style="width:11%"><col style="width:15%"><col style="width:26%"><col style="width:12%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Payee</th><th class="num">Amount</th><th>Status</th><th>Payout id</th><th>Note</th></tr></thead>`;
+  const head = safe`<colgroup><col style="width:5%"><col style="width:15%"><col style="width:17%"><col style="width:15%"><col style="width:26%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Payee</th><th class="num">Amount</th><th>Status</th><th>Payout id</th></tr></thead>`;
+  // (the note, when there is one, on a full-width line under its row, as in "Rows that need action")
   return safe`<section><h2>Every row</h2>${pagedTable(
     'rows',
     rows,
     head,
     (r) =>
-      safe`<tr data-row="${String(r.row)}" data-status="${r.status}" data-currency="${r.currency}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="payee">${r.payee}</td>${amountCell(r.amount, r.currency)}<td data-field="status">${r.status}</td><td data-field="payoutId" class="mono">${r.payoutId}</td><td data-field="note">${r.note}</td></tr>`,
+      safe`<tr data-row="${String(r.row)}" data-status="${r.status}" data-currency="${r.currency}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="payee">${r.payee}</td>${amountCell(r.amount, r.currency)}<td data-field="status">${r.status}</td><td data-field="payoutId" class="mono">${r.payoutId}</td></tr>${r.note ? safe`<tr class="next" data-note-of="${String(r.row)}"><td></td><td colspan="5" data-field="note">${r.note}</td></tr>` : ''}`,
   )}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1); every row is in the results file.</p></section>`;
 }
 
