@@ -43,9 +43,6 @@ export interface DemoOptions {
 export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) {
   const say = hooks.say ?? (() => {});
   const rate = options.rate ?? 50;
-  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'payout-batch-demo-')));
-  // what this run made: removed at the end unless kept (a folder given with --dir is the user's)
-  const made = options.dir ? [] : [dir];
   const sandbox = await startSandbox({ rateLimitPerSecond: rate });
   const conn = await connect({
     env: 'local',
@@ -54,11 +51,14 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
     fallbackKey: sandboxSeedKey(sandbox.keys[0]!.key),
     client: { requestsPerSecond: rate, ...(hooks.onClientEvent ? { onEvent: hooks.onClientEvent } : {}) },
   });
-  // the journal's folder: the embedded sandbox's own ledger, a temporary folder too
-  made.push(ledgerOf(conn).where);
   const { name: environment, baseUrl } = conn.environment;
-  const kept = options.keep ? made : [];
+  // what this run made, removed at the end unless kept: the journal's folder (the embedded
+  // sandbox's own ledger) and the copy's (not a folder given with --dir: the user's)
+  const made: string[] = [];
   try {
+    made.push(ledgerOf(conn).where);
+    if (!options.dir) made.push(await mkdtemp(join(tmpdir(), 'payout-batch-demo-')));
+    const dir = options.dir ?? made[1]!;
     await cp(join(SAMPLES_DIR, SAMPLE), join(dir, SAMPLE));
     await cp(join(SAMPLES_DIR, 'documents'), join(dir, 'documents'), { recursive: true });
     const batchFile = join(dir, SAMPLE);
@@ -113,7 +113,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
       reconciliation,
       reports,
       /** The temporary folders left for the user (`keep`); otherwise they are gone when this returns. */
-      kept,
+      kept: options.keep ? made : [],
     };
   } finally {
     await conn.close();

@@ -553,7 +553,7 @@ function refundNotes(groups: readonly GroupTotal[], tieOut: TieOutSummary | unde
     return seen === undefined || seen.equals(said)
       ? []
       : [
-          `${t.currency}: the results file says ${amountText(said, t.currency)} refunded, the wallet's transactions ${amountText(seen, t.currency)}: payout-batch status ${file} records the refunds it sees.`,
+          `${t.currency}: the results file says ${amountText(said, t.currency)} refunded, the wallet's transactions ${amountText(seen, t.currency)}: ${commandOf(REFUND_NOT_SEEN, file, undefined)} records the refunds it sees.`,
         ];
   });
 }
