@@ -37,19 +37,17 @@ export function resumeText(r: ResumeReport): string {
   );
 }
 
-/** A terminal's width: `plan` fits its lines to it, every one whole (long lines wrapped under their label). */
-export interface Width {
-  columns: number;
-}
-
 /**
  * A terminal the plan is fitted to, before the confirmation question: its width, the lines the
  * plan may take (the terminal's less the question's) and where the whole plan can be read.
  */
-export interface Screen extends Width {
+export interface Screen {
+  columns: number;
   rows: number;
   whole: string;
 }
+/** A terminal's width: `plan` fits its lines to it, every one whole (long lines wrapped under their label). */
+type Width = Pick<Screen, 'columns'>;
 
 /**
  * The plan as text: whole (a file, a pipe), fitted to a terminal's `width` (`plan`: the totals

@@ -406,7 +406,7 @@ function rowsSection(rows: ResultsView['rows']): SafeHtml {
     rows,
     head,
     (r) =>
-      safe`<tr data-row="${String(r.row)}" data-status="${r.status}" data-currency="${r.currency}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="payee">${r.payee}</td>${amountCell(r.amount, r.currency)}<td data-field="status">${r.status}</td><td data-field="payoutId" class="mono">${r.payoutId}</td></tr>${r.note ? safe`<tr class="next" data-note-of="${String(r.row)}"><td></td><td colspan="5" data-field="note">${r.note}</td></tr>` : ''}`,
+      safe`<tr data-row="${String(r.row)}" data-status="${r.status}" data-currency="${r.currency}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="payee">${r.name}</td>${amountCell(r.amount, r.currency)}<td data-field="status">${r.status}</td><td data-field="payoutId" class="mono">${r.payoutId}</td></tr>${r.note ? safe`<tr class="next" data-note-of="${String(r.row)}"><td></td><td colspan="5" data-field="note">${r.note}</td></tr>` : ''}`,
   )}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1); every row is in the results file.</p></section>`;
 }
 

@@ -391,19 +391,8 @@ export interface ActionRow {
   command?: string;
 }
 
-/** A row of the results as the audit list shows it. */
-export interface ResultRowView {
-  row: number;
-  reference: string;
-  /** The beneficiary's name. */
-  payee: string;
-  amount: string;
-  currency: string;
-  status: string;
-  payoutId: string;
-  /** The service's reason or error, else the next step. */
-  note: string;
-}
+/** A row of the results as the audit list shows it: `note` the service's reason or error, else the next step. */
+type ResultRowView = Pick<ActionRow, 'row' | 'reference' | 'name' | 'amount' | 'currency' | 'status'> & { payoutId: string; note: string };
 
 export interface ResultsView {
   kind: 'results';
@@ -601,7 +590,7 @@ export function resultsViewOf(
     rows: table.rows.map((r) => ({
       row: r.rowNumber,
       reference: cell(r, 'reference'),
-      payee: cell(r, 'accountName'),
+      name: cell(r, 'accountName'),
       ...amountOf(r, cell),
       status: (r.result.status ?? '').trim(),
       payoutId: r.result.payoutId ?? '',
