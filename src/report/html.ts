@@ -3,7 +3,7 @@
 // paper. Every value goes through the safe tag (escaped); the data-* hooks are described in
 // README.md ("DOM hooks") and a browser test depends on them.
 import type { SwapLine } from '../results/swap-summary.ts';
-import { barChart, type Bar } from './chart.ts';
+import { barChart } from './chart.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import type { ApprovalsInput, PlanView, ResultsView } from './model.ts';
@@ -154,29 +154,20 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
   body.push(totalsSection(v));
   // (what approvers sign and who signed, before any list: a plan of 100,000 rows opens on them)
   body.push(approvalsSection(v, v.approvals));
-  const charts: SafeHtml[] = [];
-  if (v.byMethod.length) {
-    const currencies = [...new Set(v.byMethod.map((m) => m.currency))];
-    charts.push(
-      barChart(
-        // (amounts of different currencies do not compare: one group each, a bar its share of the currency's total)
+  if (v.byMethod.length)
+    body.push(
+      safe`<section><h2>Charts</h2>${barChart(
         'Amount per method (valid rows of the file, before fees), by source currency: a bar is its share of the currency',
         'chart-method',
-        currencies.map((c) => ({
-          name: c,
-          bars: v.byMethod
-            .filter((m) => m.currency === c)
-            .map((m): Bar => ({
-              label: `${m.method} ${m.currency}`,
-              value: m.amount,
-              shown: `${groupThousands(m.amount)} ${m.currency} (${plural(m.rows, 'row')})`,
-              data: { method: m.method, currency: m.currency },
-            })),
+        v.byMethod.map((m) => ({
+          label: `${m.method} ${m.currency}`,
+          value: m.amount,
+          currency: m.currency,
+          shown: `${groupThousands(m.amount)} ${m.currency} (${plural(m.rows, 'row')})`,
+          data: { method: m.method },
         })),
-      ),
+      )}</section>`,
     );
-  }
-  if (charts.length) body.push(safe`<section><h2>Charts</h2>${charts}</section>`);
   if (v.corridors.length) body.push(corridorsSection(v));
   if (v.requests) {
     const r = v.requests;
@@ -361,21 +352,16 @@ export function resultsHtml(v: ResultsView): string {
       (s) => safe`<tr data-status="${s.status}"><td>${s.status}</td><td>${groupTitle(s.status)}</td>${count('rows', s.rows)}</tr>`,
     )}</tbody></table></section>`,
   );
-  // (amounts of different currencies do not compare: one group each, a bar its share of the currency's rows)
   const chart = barChart(
     'Amount per outcome, by source currency: a bar is its share of the currency',
     'chart-groups',
-    [...new Set(v.groups.map((g) => g.currency))].map((c) => ({
-      name: c || '(no currency)',
-      bars: v.groups
-        .filter((g) => g.currency === c)
-        .map((g) => ({
-          label: STATUS_GROUP_WORDS[g.group].title,
-          value: g.amount,
-          shown: `${groupThousands(g.amount)} ${g.currency} (${plural(g.rows, 'row')})`,
-          color: GROUP_DOM[g.group].color,
-          data: { group: GROUP_DOM[g.group].id, currency: g.currency },
-        })),
+    v.groups.map((g) => ({
+      label: STATUS_GROUP_WORDS[g.group].title,
+      value: g.amount,
+      currency: g.currency,
+      shown: `${groupThousands(g.amount)} ${g.currency} (${plural(g.rows, 'row')})`,
+      color: GROUP_DOM[g.group].color,
+      data: { group: GROUP_DOM[g.group].id },
     })),
   );
   body.push(
