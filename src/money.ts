@@ -74,9 +74,9 @@ export function formatApiSum(a: ApiAmount, b: ApiAmount, currency: string): stri
   return formatAmount(fromApi(a).plus(fromApi(b)), currency);
 }
 
-/** "-1234567.50" → "-1,234,567.50": digits grouped, the decimal text otherwise as it is (anything else unchanged). */
+/** "-1234567.50" → "-1,234,567.50", "+158225.01" → "+158,225.01": digits grouped, the decimal text otherwise as it is (anything else unchanged). */
 export function groupThousands(amount: string): string {
-  const m = /^(-?)(\d+)(\.\d+)?$/.exec(amount);
+  const m = /^([-+]?)(\d+)(\.\d+)?$/.exec(amount);
   return m ? m[1]! + m[2]!.replace(/\B(?=(\d{3})+$)/g, ',') + (m[3] ?? '') : amount;
 }
 

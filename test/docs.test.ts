@@ -11,11 +11,11 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SKIP = new Set(['node_modules', 'dist', 'coverage', '.git']);
 
-function markdownFiles(dir: string): string[] {
+function filesIn(dir: string, ext: RegExp): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
     if (SKIP.has(e.name)) return [];
     const path = posix.join(dir, e.name);
-    return e.isDirectory() ? markdownFiles(path) : e.name.endsWith('.md') ? [path] : [];
+    return e.isDirectory() ? filesIn(path, ext) : ext.test(e.name) ? [path] : [];
   });
 }
 
@@ -40,8 +40,26 @@ function namedPaths(file: string, text: string): [number, string | string[]][] {
   return out.filter(([, p]) => ![p].flat().some((one) => /[<>*{}]|\.\.\./.test(one)));
 }
 
+/** A relative path (`../x`, `./x/y`) that a text names, with where it leads from the file's folder. */
+const RELATIVE = /(?<![\w./-])\.{1,2}\/[\w./-]*/g;
+
+/**
+ * The paths of a text that lead out of the repository ([line, path]): a relative one climbing
+ * above the root from the file's folder, or an absolute one to a Markdown file (the spec is cited
+ * by section: a reader of the repository has no folder beside it).
+ */
+function pathsOutside(file: string, text: string): [number, string][] {
+  const out: [number, string][] = [];
+  text.split('\n').forEach((line, i) => {
+    for (const [token] of line.matchAll(RELATIVE))
+      if (posix.normalize(posix.join(posix.dirname(file), token)).startsWith('../')) out.push([i + 1, token]);
+    for (const [, token] of line.matchAll(/(?<![\w.])(\/(?:[\w.-]+\/)+[\w.-]+\.md)\b/g)) out.push([i + 1, token!]);
+  });
+  return out;
+}
+
 describe('docs', () => {
-  const files = markdownFiles('.');
+  const files = filesIn('.', /\.md$/);
 
   it('every path a Markdown file names exists', () => {
     expect(files).toContain('README.md');
@@ -51,6 +69,28 @@ describe('docs', () => {
         .map(([line, path]) => `${file}:${line}: ${[path].flat()[0]}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  it('names no path outside the repository, in Markdown, code or tests (issue 43, 15f)', () => {
+    // (tests also write paths as data: an upward one is a traversal tried, so only absolute ones count there)
+    const outside = filesIn('.', /\.(md|ts|js|json|sh|ya?ml)$/).flatMap((file) =>
+      pathsOutside(file, readFileSync(join(ROOT, file), 'utf8'))
+        .filter(([, path]) => path.startsWith('/') || file.endsWith('.md') || file.startsWith('src/'))
+        .map(([line, path]) => `${file}:${line}: ${path}`),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  it('sees a path leaving the repository: climbing above the root, or absolute to a Markdown file', () => {
+    // (written so, this file names no such path itself)
+    const [up, absolute] = ['../'.repeat(3), '/' + 'work/shared/spec.md'];
+    const text = `The spec (\`${up}shared/spec.md\`, [spec](${up}shared/spec.md)); \`../spec/codes.ts\`, ${absolute}.`;
+    expect(pathsOutside('src/sandbox/README.md', text)).toEqual([
+      [1, `${up}shared/spec.md`],
+      [1, `${up}shared/spec.md`],
+      [1, absolute],
+    ]);
+    expect(pathsOutside('src/sandbox/routes/swaps.ts', "import { x } from '../../spec/codes.ts';")).toEqual([]);
   });
 
   it('sees a missing path, a rooted one and a link, and skips URLs, anchors and patterns', () => {

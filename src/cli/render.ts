@@ -46,12 +46,15 @@ export interface Screen {
   rows: number;
   whole: string;
 }
+/** A terminal's width: `plan` fits its lines to it, every one whole (long lines wrapped under their label). */
+type Width = Pick<Screen, 'columns'>;
 
 /**
- * The plan as text: whole (a file, a pipe, `plan`), or fitted to a `screen` so that the totals
- * and the question after it are on one screen (issue 31: ten warnings pushed them off 80×24).
+ * The plan as text: whole (a file, a pipe), fitted to a terminal's `width` (`plan`: the totals
+ * table narrowed, long lines wrapped, nothing left out), or to a `screen` so that the totals and
+ * the question after it are on one screen (issue 31: ten warnings pushed them off 80×24).
  */
-export function planText(p: BatchPlan, environment: string, baseUrl?: string, screen?: Screen): string {
+export function planText(p: BatchPlan, environment: string, baseUrl?: string, screen?: Screen | Width): string {
   const l: string[] = [];
   /** Lines that give way, last first, when the plan does not fit the screen. */
   const notes = new Set<string>();
@@ -72,7 +75,7 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   // (a row repeating a recent payout of another reference, or another row: engine/duplicates.ts, validation/batch.ts)
   for (const [n, i] of p.invalidRows)
     if (i.code === 'PROBABLE_DUPLICATE') notes.add(l[l.push(`  duplicate    row ${n}: ${i.message}`) - 1]!);
-  l.push(...(screen ? currencyTable(p) : currencyLines(p)));
+  l.push(...(screen ? currencyTable(p, screen.columns) : currencyLines(p)));
   for (const s of p.swaps)
     l.push(`  swap ${s.currency}     ${swapText(s)}${p.fundedBySwaps ? '' : ' (proposed: not sent without --fund-by-swap)'}`);
   for (const r of p.swapRefusals) l.push(`  no swap ${r.currency}  short by ${groupThousands(r.shortfall)}: ${r.reason}`);
@@ -99,7 +102,8 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
     l.push(`  warning      ${w}`);
     notes.add(l.at(-1)!);
   }
-  return (screen ? fitToScreen(l, notes, screen) : l).join('\n') + '\n';
+  const fitted = !screen ? l : 'rows' in screen ? fitToScreen(l, notes, screen) : l.flatMap((line) => wrapLine(line, screen.columns));
+  return fitted.join('\n') + '\n';
 }
 
 /** The totals by source currency, whole: amounts, fees, balances and how each fee is known. */
@@ -121,33 +125,75 @@ function currencyLines(p: BatchPlan): string[] {
 
 /**
  * The totals by source currency for a terminal: columns as wide as their widest value, the wallet
- * after the batch (or its shortfall) instead of before and after, and how fees are known in one line.
+ * after the batch (or its shortfall) instead of before and after, and how fees are known in one
+ * line. Narrower than `columns`, the rows give way, then the amount and fees (the total has them):
+ * the total and the wallet after stay.
  */
-function currencyTable(p: BatchPlan): string[] {
+function currencyTable(p: BatchPlan, columns: number): string[] {
   if (!p.currencies.length) return [];
-  const cells = p.currencies.map((c) => [
-    plural(c.rows, 'row'),
-    groupThousands(c.amount),
-    groupThousands(c.estimatedFees),
-    groupThousands(c.total),
-    c.shortfall
+  const cells = p.currencies.map((c) => ({
+    currency: c.currency,
+    rows: plural(c.rows, 'row'),
+    amount: groupThousands(c.amount),
+    fees: groupThousands(c.estimatedFees),
+    total: groupThousands(c.total),
+    after: c.shortfall
       ? `SHORT BY ${groupThousands(c.shortfall)}`
       : c.balanceAfter === undefined
         ? 'balance not known'
         : groupThousands(c.balanceAfter),
-  ]);
-  const w = [0, 1, 2, 3, 4].map((i) => Math.max(...cells.map((r) => r[i]!.length)));
-  const lines = p.currencies.map((c, i) => {
-    const [r, a, f, t, after] = cells[i]!.map((cell, j) => cell.padStart(w[j]!));
-    return `    ${c.currency}  ${r}  ${a} + ${f} = ${t} -> ${after}`;
-  });
+  }));
+  // each column with the text before it, widest first
+  const layouts = [
+    { title: 'amount + fees = total', columns: { rows: '  ', amount: '  ', fees: ' + ', total: ' = ', after: ' -> ' } },
+    { title: 'amount + fees = total', columns: { amount: '  ', fees: ' + ', total: ' = ', after: ' -> ' } },
+    { title: 'total with fees', columns: { total: '  ', after: ' -> ' } },
+  ];
+  const render = (layout: (typeof layouts)[number]) => {
+    const cols = Object.entries(layout.columns) as [Exclude<keyof (typeof cells)[number], 'currency'>, string][];
+    const w = cols.map(([k]) => Math.max(...cells.map((c) => c[k].length)));
+    return [
+      `  by source currency: ${layout.title} -> wallet after the batch`,
+      ...cells.map((c) => `    ${c.currency}${cols.map(([k, before], i) => before + c[k].padStart(w[i]!)).join('')}`),
+    ];
+  };
+  const lines = layouts.map(render).find((ls) => ls.every((line) => line.length <= columns)) ?? render(layouts.at(-1)!);
   const estimated = p.currencies.reduce((sum, c) => sum + (c.feesEstimated ?? 0), 0);
   const notKnown = p.currencies.reduce((sum, c) => sum + (c.feesNotKnown ?? 0), 0);
   const feeNotes = [
     estimated ? `${plural(estimated, 'row')} estimated (the methods route's), a margin kept` : 'exact (quoted)',
     notKnown ? `${plural(notKnown, 'row')} not known before sending, left out of the totals` : '',
   ].filter(Boolean);
-  return ['  by source currency: amount + fees = total -> wallet after the batch', ...lines, `  fees         ${feeNotes.join('; ')}`];
+  return [...lines, `  fees         ${feeNotes.join('; ')}`];
+}
+
+/**
+ * A line whole in `columns`: words carried to the next lines, under its value (a label's line:
+ * "  warning      ...") or its text's start; a word wider than that is cut.
+ */
+function wrapLine(line: string, columns: number): string[] {
+  if (line.length <= columns) return [line];
+  const indent = ' '.repeat(Math.min(/^ {2}\S.{11} \S/.test(line) ? 15 : line.search(/\S|$/) + 2, columns >> 1));
+  const out: string[] = [];
+  let current = '';
+  for (const word of line.trimEnd().split(/(?<=\S) /)) {
+    const next = current ? `${current} ${word}` : word;
+    if (next.length <= columns || !current.trim()) current = next;
+    else {
+      out.push(current);
+      current = indent + word.trimStart();
+    }
+    while (current.length > columns) {
+      out.push(current.slice(0, columns));
+      current = indent + current.slice(columns);
+    }
+  }
+  return [...out, current];
+}
+
+/** The width of the terminal `stream` is (its own, else $COLUMNS, else 80); none off a terminal. */
+export function widthFor(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): Width | undefined {
+  return stream.isTTY ? { columns: stream.columns || Number(env.COLUMNS) || 80 } : undefined;
 }
 
 /**
@@ -160,10 +206,10 @@ export function screenFor(
   question: string,
   whole: string,
 ): Screen | undefined {
-  if (!stream.isTTY) return undefined;
-  const columns = stream.columns || Number(env.COLUMNS) || 80;
+  const width = widthFor(stream, env);
+  if (!width) return undefined;
   const rows = stream.rows || Number(env.LINES) || 24;
-  return { columns, rows: rows - Math.ceil(question.length / columns), whole };
+  return { ...width, rows: rows - Math.ceil(question.length / width.columns), whole };
 }
 
 /**

@@ -181,7 +181,7 @@ export async function sendBatch<
     if (after) out(after(r));
     const report =
       args.report && r.resultsWritten
-        ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps }))
+        ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps, batchId: r.batchId }))
         : undefined;
     if (report) out(`Report: ${report}\n`);
     const statusReport = r.resultsWritten ? await statusReportOf(args, io, r.resultsPath, async () => r.batchId) : undefined;

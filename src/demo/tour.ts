@@ -2,8 +2,9 @@
 // through the whole batch engine against the embedded sandbox: preflight and plan, the run
 // (upload, initiate, PATCH), the results file, then the same batch started again to show
 // that nothing is paid twice, the reconciliation, and the HTML reports of the plan and of the
-// results (src/report). It returns facts and emits events; the CLI prints.
-import { cp, mkdtemp } from 'node:fs/promises';
+// results (src/report). It returns facts and emits events; the CLI prints. Its temporary folders
+// are removed at the end, whatever happened, unless asked to keep them.
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.ts';
@@ -16,6 +17,7 @@ import type { MoneyTotals } from '../engine/money-totals.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { execute, prepareRun, runBatch, type EngineEvents } from '../engine/pipeline.ts';
 import { reconcile } from '../follow-up/reconciliation.ts';
+import { ledgerOf } from '../ledger/open.ts';
 import { writePlanReport, writeResultsReport } from '../report/write-report.ts';
 
 export const SAMPLE = 'payroll-2025-01.csv';
@@ -31,19 +33,16 @@ export interface DemoHooks {
 export interface DemoOptions {
   /** Requests per second of the embedded sandbox and the client (the spec's limit is 5). */
   rate?: number;
-  /** Where the copy of the sample, its results and journal go (default: a new temp folder). */
+  /** Where the copy of the sample, its results and reports go (default: a new temp folder). The folder given is kept. */
   dir?: string;
+  /** Keep the temporary folders (the copy of the sample, its results and reports; the journal's): `kept` names them. */
+  keep?: boolean;
 }
 
 /** What the demo did, for the CLI to print (or print as --json). */
 export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) {
   const say = hooks.say ?? (() => {});
   const rate = options.rate ?? 50;
-  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'payout-batch-demo-')));
-  await cp(join(SAMPLES_DIR, SAMPLE), join(dir, SAMPLE));
-  await cp(join(SAMPLES_DIR, 'documents'), join(dir, 'documents'), { recursive: true });
-  const batchFile = join(dir, SAMPLE);
-
   const sandbox = await startSandbox({ rateLimitPerSecond: rate });
   const conn = await connect({
     env: 'local',
@@ -53,7 +52,16 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
     client: { requestsPerSecond: rate, ...(hooks.onClientEvent ? { onEvent: hooks.onClientEvent } : {}) },
   });
   const { name: environment, baseUrl } = conn.environment;
+  // what this run made, removed at the end unless kept: the journal's folder (the embedded
+  // sandbox's own ledger) and the copy's (not a folder given with --dir: the user's)
+  const made: string[] = [];
   try {
+    made.push(ledgerOf(conn).where);
+    if (!options.dir) made.push(await mkdtemp(join(tmpdir(), 'payout-batch-demo-')));
+    const dir = options.dir ?? made[1]!;
+    await cp(join(SAMPLES_DIR, SAMPLE), join(dir, SAMPLE));
+    await cp(join(SAMPLES_DIR, 'documents'), join(dir, 'documents'), { recursive: true });
+    const batchFile = join(dir, SAMPLE);
     say(`Started the embedded sandbox at ${baseUrl} (nothing leaves this machine).`);
     say(`Copied the sample payroll and its documents to ${dir} (the committed samples stay untouched).`);
     if (rate !== 5)
@@ -88,7 +96,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
     const reports = {
       plan: planShown && (await writePlanReport(planShown, { environment, baseUrl })),
       // (the tie-out it shows is the one reconcile has just written beside the results)
-      results: await writeResultsReport(first.resultsPath, { environment }),
+      results: await writeResultsReport(first.resultsPath, { environment, batchId: first.batchId }),
     };
     return {
       dir,
@@ -104,9 +112,12 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
       balances,
       reconciliation,
       reports,
+      /** The temporary folders left for the user (`keep`); otherwise they are gone when this returns. */
+      kept: options.keep ? made : [],
     };
   } finally {
     await conn.close();
+    if (!options.keep) await Promise.all(made.map((d) => rm(d, { recursive: true, force: true })));
   }
 }
 

@@ -1,15 +1,16 @@
 // Horizontal bar charts as inline SVG: a label, a bar, the value. No script, no external font;
 // every label goes through the safe tag (escaped in <text> and in attributes). Bar lengths are
-// the only floating point here: a drawing, never a total.
+// the only floating point here: a drawing, never a total. Amounts of different currencies never
+// share a scale: a chart has one group of bars per currency, each bar its share of the group's sum.
 import { Dec } from '../money.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
 
 export interface Bar {
   label: string;
-  /** Exact decimal text or a count: shown as given, kept in data-value. */
+  /** Exact decimal text or a count: shown as given, kept in data-value; the bar's length is its share of its group's sum. */
   value: string;
-  /** What the bar's length shows, when not the value (amounts of several currencies: their rows). */
-  scale?: string;
+  /** The currency of the value: bars of one currency are drawn together, shares of their sum (its `data-currency`). */
+  currency: string;
   /** Text shown after the bar (default: the value). */
   shown?: string;
   /** The bar's colour, when it means something (a status's outcome); else the next of the palette. */
@@ -37,29 +38,23 @@ function decOf(value: string): Dec {
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/**
- * One chart. Bars of different currencies are not comparable in size: the caller passes one unit
- * per chart, or one group of bars per currency (`groups`), each scaled to its own largest.
- */
-export function barChart(title: string, section: string, groups: { name?: string; bars: Bar[] }[]): SafeHtml {
+/** One chart: the bars of each currency under its name, each as long as its share of the currency's sum (all of it: the whole width). */
+export function barChart(title: string, section: string, all: readonly Bar[]): SafeHtml {
   const rows: SafeHtml[] = [];
   let y = 4;
   let colorIndex = 0;
-  for (const g of groups) {
-    if (!g.bars.length) continue;
-    if (g.name) {
-      rows.push(safe`<text class="group" x="0" y="${y + 14}">${clip(g.name, 60)}</text>`);
-      y += ROW;
-    }
-    const scaleOf = (b: Bar) => decOf(b.scale ?? b.value).abs();
-    const max = Dec.max(0, ...g.bars.map(scaleOf));
-    for (const b of g.bars) {
-      const v = scaleOf(b);
+  for (const currency of new Set(all.map((b) => b.currency))) {
+    const bars = all.filter((b) => b.currency === currency);
+    rows.push(safe`<text class="group" x="0" y="${y + 14}">${clip(currency || '(no currency)', 60)}</text>`);
+    y += ROW;
+    const sum = bars.reduce((a, b) => a.plus(decOf(b.value).abs()), new Dec(0));
+    for (const b of bars) {
+      const v = decOf(b.value).abs();
       // a bar that is not zero stays visible: at least one unit long
-      const share = v.isZero() ? 0 : v.dividedBy(max).times(BAR_SPACE).toNumber();
+      const share = v.isZero() ? 0 : v.dividedBy(sum).times(BAR_SPACE).toNumber();
       const len = v.isZero() ? 0 : Math.max(1, Math.round(share));
       const color = b.color ?? COLORS[colorIndex++ % COLORS.length]!;
-      const data = Object.entries(b.data ?? {}).map(([k, val]) => safe` data-${k.replace(/[^a-z-]/g, '')}="${val}"`);
+      const data = Object.entries({ ...b.data, currency: b.currency }).map(([k, val]) => safe` data-${k.replace(/[^a-z-]/g, '')}="${val}"`);
       rows.push(
         safe`<g data-label="${b.label}" data-value="${b.value}"${data}><title>${b.label}: ${b.shown ?? b.value}</title><text x="${LABEL - 6}" y="${y + 14}" text-anchor="end">${clip(b.label, 28)}</text><rect x="${LABEL}" y="${y + 3}" width="${len}" height="${ROW - 6}" fill="${color}"></rect><text x="${LABEL + len + 6}" y="${y + 14}">${b.shown ?? b.value}</text></g>`,
       );

@@ -3,7 +3,7 @@
 // paper. Every value goes through the safe tag (escaped); the data-* hooks are described in
 // README.md ("DOM hooks") and a browser test depends on them.
 import type { SwapLine } from '../results/swap-summary.ts';
-import { barChart, type Bar } from './chart.ts';
+import { barChart } from './chart.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import type { ApprovalsInput, PlanView, ResultsView } from './model.ts';
@@ -28,9 +28,9 @@ th { overflow-wrap: normal; word-break: normal; hyphens: manual; }
 .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; overflow-wrap: normal; word-break: normal; }
 table[data-section="totals"], table[data-section="tieout"], table[data-section="groups"] { font-size: 9pt; }
 table[data-section="invalid"], table[data-section="corridors"] { font-size: 8.5pt; }
-table[data-section="action"] { font-size: 8pt; }
+table[data-section="action"], table[data-section="rows"] { font-size: 8pt; }
 /* A command on a line of its own, whole: it wraps at spaces only, never inside an id, a flag or a path. */
-table[data-section="action"] tr[data-row] td { border-bottom: none; }
+table[data-section="action"] tr[data-row] td, table[data-section="rows"] tr[data-row]:has(+ tr.next) td { border-bottom: none; }
 code.cmd { display: block; font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; user-select: all; }
 code.cmd span { white-space: nowrap; }
 th.num { white-space: normal; }
@@ -70,6 +70,34 @@ ${body}
 `.toString();
 }
 
+/**
+ * A time as the reader's clock shows it, labelled with its zone ("2026-11-29 17:27:02 CET
+ * (UTC+01:00)", "2026-11-29 16:27:02 UTC"), in a <time> whose datetime keeps the ISO text; a text
+ * that is no time is shown as it is. `timeZone`: the reader's (default: this machine's).
+ */
+export function timeText(iso: string | undefined, timeZone?: string): SafeHtml | string {
+  const t = iso === undefined ? NaN : Date.parse(iso);
+  if (Number.isNaN(t)) return iso ?? '';
+  const parts = (timeZoneName: 'short' | 'longOffset') =>
+    Object.fromEntries(
+      new Intl.DateTimeFormat('en-GB', { ...TIME_FIELDS, timeZone, timeZoneName }).formatToParts(t).map((p) => [p.type, p.value]),
+    );
+  const p = parts('short');
+  const offset = parts('longOffset').timeZoneName!.replace(/^GMT/, 'UTC');
+  // (a zone without a name of its own is its offset: "GMT+5:30" reads as UTC+05:30)
+  const zone = p.timeZoneName === 'UTC' ? 'UTC' : /^GMT[+-]/.test(p.timeZoneName!) ? offset : `${p.timeZoneName} (${offset})`;
+  return safe`<time datetime="${new Date(t).toISOString()}">${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${zone}</time>`;
+}
+const TIME_FIELDS = {
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+} as const;
+
 const money = (field: string, value: string | undefined, cls = 'num') =>
   safe`<td class="${cls}" data-field="${field}" data-value="${value ?? ''}">${value === undefined ? '—' : groupThousands(value)}</td>`;
 const count = (field: string, value: number | undefined) =>
@@ -101,7 +129,7 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
   const body: SafeHtml[] = [];
   const env = id.environment ? safe` for the <strong>${id.environment}</strong> environment` : '';
   body.push(
-    safe`<header><h1>${v.offline ? 'Batch file (offline check)' : 'Payout plan'}: ${id.fileName}</h1><p class="sub">Report written ${v.generatedAt}${env}. Nothing has been sent.</p></header>`,
+    safe`<header><h1>${v.offline ? 'Batch file (offline check)' : 'Payout plan'}: ${id.fileName}</h1><p class="sub">Report written ${timeText(v.generatedAt)}${env}. Nothing has been sent.</p></header>`,
   );
   if (v.refusals.length)
     body.push(
@@ -120,54 +148,26 @@ export function planHtml(v: PlanView, o: { payeesCsv?: string } = {}): string {
     kv('Sheet', 'sheet', id.sheet),
     kv('Environment', 'environment', id.environment),
     kv('Service', 'baseUrl', id.baseUrl, true),
-    kv('Plan made', 'createdAt', id.createdAt),
+    id.createdAt ? safe`<tr><th>Plan made</th><td data-field="createdAt">${timeText(id.createdAt)}</td></tr>` : '',
   ];
   body.push(safe`<section><h2>Batch</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
   body.push(totalsSection(v));
   // (what approvers sign and who signed, before any list: a plan of 100,000 rows opens on them)
   body.push(approvalsSection(v, v.approvals));
-  const charts: SafeHtml[] = [];
-  if (v.totals.length)
-    charts.push(
-      barChart(
-        // amounts of different currencies do not compare: the bar is the rows, the amount is written beside it
-        v.offline
-          ? 'Amount per source currency (valid rows, before fees; bar length: rows)'
-          : 'Amount per source currency (rows to send, before fees; bar length: rows)',
-        'chart-currency',
-        [
-          {
-            bars: v.totals.map((t) => ({
-              label: t.currency,
-              value: t.amount,
-              scale: String(t.rows),
-              shown: `${groupThousands(t.amount)} ${t.currency} (${plural(t.rows, 'row')})`,
-            })),
-          },
-        ],
-      ),
-    );
-  if (v.byMethod.length) {
-    const currencies = [...new Set(v.byMethod.map((m) => m.currency))];
-    charts.push(
-      barChart(
-        'Amount per method (valid rows of the file, before fees), by source currency',
+  if (v.byMethod.length)
+    body.push(
+      safe`<section><h2>Charts</h2>${barChart(
+        'Amount per method (valid rows of the file, before fees), by source currency: a bar is its share of the currency',
         'chart-method',
-        currencies.map((c) => ({
-          name: c,
-          bars: v.byMethod
-            .filter((m) => m.currency === c)
-            .map((m): Bar => ({
-              label: `${m.method} ${m.currency}`,
-              value: m.amount,
-              shown: `${groupThousands(m.amount)} ${m.currency} (${plural(m.rows, 'row')})`,
-              data: { method: m.method, currency: m.currency },
-            })),
+        v.byMethod.map((m) => ({
+          label: `${m.method} ${m.currency}`,
+          value: m.amount,
+          currency: m.currency,
+          shown: `${groupThousands(m.amount)} ${m.currency} (${plural(m.rows, 'row')})`,
+          data: { method: m.method },
         })),
-      ),
+      )}</section>`,
     );
-  }
-  if (charts.length) body.push(safe`<section><h2>Charts</h2>${charts}</section>`);
   if (v.corridors.length) body.push(corridorsSection(v));
   if (v.requests) {
     const r = v.requests;
@@ -246,45 +246,58 @@ function invalidSection(v: PlanView): SafeHtml {
   )}</tbody></table>${more}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
 }
 
-/** Payees per page of the report's payee table, and the most it lists (every row is in the plan file and the CSV beside the report). */
-export const PAYEES_PER_PAGE = 500;
-export const MAX_PAYEES_LISTED = 10_000;
+/** Rows per page of a long list (the plan's payees, the results' rows), and the most it lists (every row is in the file, or the CSV beside it). */
+const ROWS_PER_PAGE = 500;
+const MAX_ROWS_LISTED = 10_000;
 
 /**
- * Every row to send, in pages of PAYEES_PER_PAGE chosen without a script (a radio button per page
- * and a CSS rule showing its rows): a page of 10,000 rows opens as fast as one of 500. Printed,
- * every listed page shows.
+ * A long list as a table in pages of ROWS_PER_PAGE chosen without a script (a radio button per
+ * page and a CSS rule showing its rows): a list of 10,000 rows opens as fast as one of 500.
+ * Printed, every listed page shows. `head`: the colgroup and thead.
  */
-function payeesSection(payees: NonNullable<PlanView['payees']>, csvName: string | undefined): SafeHtml {
-  if (!payees.length) return safe`<section><h2>Payees</h2><p data-section="payees">None: no row to send.</p></section>`;
-  const listed = payees.slice(0, MAX_PAYEES_LISTED);
-  const pages = Array.from({ length: Math.ceil(listed.length / PAYEES_PER_PAGE) }, (_, i) =>
-    listed.slice(i * PAYEES_PER_PAGE, (i + 1) * PAYEES_PER_PAGE),
+function pagedTable<T>(section: string, items: readonly T[], head: SafeHtml, row: (item: T) => SafeHtml): SafeHtml {
+  const listed = items.slice(0, MAX_ROWS_LISTED);
+  const pages = Array.from({ length: Math.ceil(listed.length / ROWS_PER_PAGE) }, (_, i) =>
+    listed.slice(i * ROWS_PER_PAGE, (i + 1) * ROWS_PER_PAGE),
   );
-  const id = (i: number) => `payees-page-${i + 1}`;
+  const id = (i: number) => `${section}-page-${i + 1}`;
   // (selectors without quotes: a <style> element's text is not unescaped, so the tag's escaping must find nothing to change)
   const shown = (what: string) => pages.map((_, i) => `#${id(i)}:checked ~ ${what}.p${i + 1}`).join(', ');
+  const table = `table[data-section=${section}]`;
   const pager =
     pages.length > 1
-      ? safe`<style>table[data-section=payees] tbody { display: none; } ${shown('table tbody')} { display: table-row-group; } ${shown('nav label')} { background: #2f6db5; color: #fff; } nav.pages label { display: inline-block; padding: 1pt 4pt; margin: 1pt; border: 1px solid #d8d8d8; cursor: pointer; } input.page { position: absolute; opacity: 0; } @media print { table[data-section=payees] tbody { display: table-row-group; } nav.pages { display: none; } }</style>${pages.map(
+      ? safe`<style>${table} tbody { display: none; } ${shown('table tbody')} { display: table-row-group; } ${shown('nav label')} { background: #2f6db5; color: #fff; } nav.pages label { display: inline-block; padding: 1pt 4pt; margin: 1pt; border: 1px solid #d8d8d8; cursor: pointer; } input.page { position: absolute; opacity: 0; } @media print { ${table} tbody { display: table-row-group; } nav.pages { display: none; } }</style>${pages.map(
           (_, i) =>
-            safe`<input type="radio" class="page" name="payees-page" id="${id(i)}" aria-label="page ${String(i + 1)}"${i ? '' : safe` checked`}>`,
+            safe`<input type="radio" class="page" name="${section}-page" id="${id(i)}" aria-label="page ${String(i + 1)}"${i ? '' : safe` checked`}>`,
         )}<nav class="pages" data-field="pages">Page: ${pages.map((_, i) => safe`<label for="${id(i)}" class="p${String(i + 1)}" data-page="${String(i + 1)}">${String(i + 1)}</label>`)}</nav>`
       : '';
   const more =
-    payees.length > listed.length
-      ? safe`<p class="note" data-field="payees-omitted">The first ${groupThousands(String(listed.length))} of ${groupThousands(String(payees.length))} rows are listed here.</p>`
+    items.length > listed.length
+      ? safe`<p class="note" data-field="${section}-omitted">The first ${groupThousands(String(listed.length))} of ${groupThousands(String(items.length))} rows are listed here.</p>`
       : '';
+  return safe`${more}${pager}<table data-section="${section}">${head}${pages.map(
+    (page, i) => safe`<tbody class="p${String(i + 1)}" data-page="${String(i + 1)}">${page.map(row)}</tbody>`,
+  )}</table>`;
+}
+
+/** An amount cell with its currency before it; `data-value` the exact decimal. */
+const amountCell = (amount: string, currency: string) =>
+  safe`<td class="num" data-field="amount" data-value="${amount}" data-currency="${currency}">${currency} ${groupThousands(amount)}</td>`;
+
+/** Every row to send, paged (the plan file and the CSV beside the report hold them all). */
+function payeesSection(payees: NonNullable<PlanView['payees']>, csvName: string | undefined): SafeHtml {
+  if (!payees.length) return safe`<section><h2>Payees</h2><p data-section="payees">None: no row to send.</p></section>`;
   const csv = csvName
     ? safe` Every row: <span class="mono" data-field="payees-csv">${csvName}</span>, beside this report, and the plan file.`
     : '';
-  return safe`<section><h2>Payees: every row to send</h2>${more}${pager}<table data-section="payees"><colgroup><col style="width:6%"><col style="width:12%"><col><col style="width:14%"><col style="width:20%"><col style="width:17%"></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary, paid in</th><th>Account</th><th>Method</th><th class="num">Amount</th></tr></thead>${pages.map(
-    (page, i) =>
-      safe`<tbody class="p${String(i + 1)}" data-page="${String(i + 1)}">${page.map(
-        (p) =>
-          safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary} <span data-field="destination">(${p.destination})</span></td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td><td class="num" data-field="amount" data-value="${p.amount}" data-currency="${p.currency}">${p.currency} ${groupThousands(p.amount)}</td></tr>`,
-      )}</tbody>`,
-  )}</table><p class="note">What each initiate body pays, in its source currency, and the destination currency and country (account numbers masked); the body, beneficiary included, and each document's bytes are what an approval signs.${csv}</p></section>`;
+  const head = safe`<colgroup><col style="width:6%"><col style="width:12%"><col><col style="width:14%"><col style="width:20%"><col style="width:17%"></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Beneficiary, paid in</th><th>Account</th><th>Method</th><th class="num">Amount</th></tr></thead>`;
+  return safe`<section><h2>Payees: every row to send</h2>${pagedTable(
+    'payees',
+    payees,
+    head,
+    (p) =>
+      safe`<tr data-row="${String(p.rowNumber)}" data-currency="${p.currency}"><td class="num" data-field="row">${String(p.rowNumber)}</td><td data-field="reference">${p.reference}</td><td data-field="beneficiary">${p.beneficiary} <span data-field="destination">(${p.destination})</span></td><td data-field="account" class="mono">${p.account}</td><td data-field="method">${p.method}</td>${amountCell(p.amount, p.currency)}</tr>`,
+  )}<p class="note">What each initiate body pays, in its source currency, and the destination currency and country (account numbers masked); the body, beneficiary included, and each document's bytes are what an approval signs.${csv}</p></section>`;
 }
 
 function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml {
@@ -301,7 +314,7 @@ function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml 
   const list = approvals.length
     ? safe`<table><colgroup><col style="width:20%"><col style="width:22%"><col style="width:28%"><col style="width:10%"><col></colgroup><thead><tr><th>Approved by</th><th>Signed at</th><th>Key fingerprint</th><th>Valid</th><th>Note</th></tr></thead><tbody>${approvals.map(
         (x) =>
-          safe`<tr data-approver="${x.name}" data-valid="${x.valid ? 'true' : 'false'}"><td data-field="name">${x.name}</td><td data-field="signedAt">${x.signedAt}</td><td data-field="fingerprint" class="mono">${x.publicKeyFingerprint}</td><td data-field="valid" class="${x.valid ? (a?.listChecked ? 'ok' : '') : 'bad'}">${x.valid ? (a?.listChecked ? 'yes' : 'signature holds') : 'NO'}</td><td data-field="reason">${
+          safe`<tr data-approver="${x.name}" data-valid="${x.valid ? 'true' : 'false'}"><td data-field="name">${x.name}</td><td data-field="signedAt">${timeText(x.signedAt)}</td><td data-field="fingerprint" class="mono">${x.publicKeyFingerprint}</td><td data-field="valid" class="${x.valid ? (a?.listChecked ? 'ok' : '') : 'bad'}">${x.valid ? (a?.listChecked ? 'yes' : 'signature holds') : 'NO'}</td><td data-field="reason">${
             x.reason ?? (a?.preparedBy && x.name === a.preparedBy ? 'the person who prepared the plan: does not count' : '')
           }</td></tr>`,
       )}</tbody></table>${
@@ -318,34 +331,44 @@ function approvalsSection(v: PlanView, a: ApprovalsInput | undefined): SafeHtml 
 export function resultsHtml(v: ResultsView): string {
   const id = v.identity;
   const body: SafeHtml[] = [];
-  body.push(safe`<header><h1>Payout results: ${id.fileName}</h1><p class="sub">Report written ${v.generatedAt}.</p></header>`);
+  const batch = id.batchId ? safe` Batch <span class="mono" data-field="header-batchId">${id.batchId}</span>.` : '';
+  body.push(
+    safe`<header><h1>Payout results: ${id.fileName}</h1><p class="sub">Report written ${timeText(v.generatedAt)}${id.environment ? safe` for the <strong>${id.environment}</strong> environment` : ''}.${batch}</p></header>`,
+  );
   const needing = v.action.length + v.actionOmitted;
   if (needing)
     body.push(
       safe`<div class="alert" data-section="action-summary"><strong>${plural(needing, 'row')} need${needing === 1 ? 's' : ''} action</strong>: see "Rows that need action" below.</div>`,
     );
-  const identity = [kv('File', 'file', id.file, true), countRow('Rows', 'rows', id.rows), kv('Environment', 'environment', id.environment)];
+  const identity = [
+    kv('File', 'file', id.file, true),
+    kv('Batch id', 'batchId', id.batchId ?? 'not known here (the journal of the run is in another state folder)', true),
+    countRow('Rows', 'rows', id.rows),
+    kv('Environment', 'environment', id.environment),
+  ];
   body.push(safe`<section><h2>Results file</h2><table class="kv" data-section="identity"><tbody>${identity}</tbody></table></section>`);
-  const chart = barChart('Rows per status', 'chart-status', [
-    {
-      bars: v.statusCounts.map((s) => ({
-        label: s.status,
-        value: String(s.rows),
-        shown: plural(s.rows, 'row'),
-        color: GROUP_DOM[statusGroup(s.status)].color,
-      })),
-    },
-  ]);
   body.push(
     safe`<section><h2>Status counts</h2><table data-section="status-counts"><thead><tr><th>Status</th><th>Means</th><th class="num">Rows</th></tr></thead><tbody>${v.statusCounts.map(
       (s) => safe`<tr data-status="${s.status}"><td>${s.status}</td><td>${groupTitle(s.status)}</td>${count('rows', s.rows)}</tr>`,
-    )}</tbody></table>${chart}</section>`,
+    )}</tbody></table></section>`,
+  );
+  const chart = barChart(
+    'Amount per outcome, by source currency: a bar is its share of the currency',
+    'chart-groups',
+    v.groups.map((g) => ({
+      label: STATUS_GROUP_WORDS[g.group].title,
+      value: g.amount,
+      currency: g.currency,
+      shown: `${groupThousands(g.amount)} ${g.currency} (${plural(g.rows, 'row')})`,
+      color: GROUP_DOM[g.group].color,
+      data: { group: GROUP_DOM[g.group].id },
+    })),
   );
   body.push(
     safe`<section><h2>Paid, in progress, failed and refunded, waiting for information</h2><table data-section="groups"><colgroup><col style="width:22%"><col style="width:11%"><col style="width:8%"><col><col><col></colgroup><thead><tr><th>Group</th><th>Currency</th><th class="num">Rows</th><th class="num">Amount</th><th class="num">Total deducted</th><th class="num">Refunded</th></tr></thead><tbody>${v.groups.map(
       (g) =>
         safe`<tr data-group="${GROUP_DOM[g.group].id}" data-currency="${g.currency}"><td>${STATUS_GROUP_WORDS[g.group].title}</td><td>${g.currency || '—'}</td>${count('rows', g.rows)}${money('amount', g.amount)}${money('total', g.total)}${money('refunded', g.refunded)}</tr>`,
-    )}</tbody></table><p class="note">Amount: the rows' sourceAmount before fees; total deducted: amount plus fee, as the service gave it.</p></section>`,
+    )}</tbody></table><p class="note">Amount: the rows' sourceAmount before fees; total deducted: amount plus fee, as the service gave it; both it and refunded count the payouts a row replaced (failed, refunded, sent again), as the tie-out does.</p>${chart}</section>`,
   );
   const more = v.actionOmitted ? safe`<p class="note">and ${plural(v.actionOmitted, 'more row')} not listed here.</p>` : '';
   const action = v.action.length
@@ -354,9 +377,23 @@ export function resultsHtml(v: ResultsView): string {
   body.push(safe`<section><h2>Rows that need action</h2>${action}</section>`);
   if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps that funded short wallets'));
   if (v.tieOut) body.push(tieOutSection(v.tieOut));
+  body.push(rowsSection(v.rows));
   if (v.notes.length)
     body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
   return page('results', `Payout results: ${id.fileName}`, false, body);
+}
+
+/** Every row of the results, for the audit: what was paid to whom, its status and payout id, paged. */
+function rowsSection(rows: ResultsView['rows']): SafeHtml {
+  const head = safe`<colgroup><col style="width:5%"><col style="width:15%"><col style="width:17%"><col style="width:15%"><col style="width:26%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Payee</th><th class="num">Amount</th><th>Status</th><th>Payout id</th></tr></thead>`;
+  // (the note, when there is one, on a full-width line under its row, as in "Rows that need action")
+  return safe`<section><h2>Every row</h2>${pagedTable(
+    'rows',
+    rows,
+    head,
+    (r) =>
+      safe`<tr data-row="${String(r.row)}" data-status="${r.status}" data-currency="${r.currency}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="payee">${r.name}</td>${amountCell(r.amount, r.currency)}<td data-field="status">${r.status}</td><td data-field="payoutId" class="mono">${r.payoutId}</td></tr>${r.note ? safe`<tr class="next" data-note-of="${String(r.row)}"><td></td><td colspan="5" data-field="note">${r.note}</td></tr>` : ''}`,
+  )}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1); every row is in the results file.</p></section>`;
 }
 
 /**
@@ -367,7 +404,7 @@ function actionRow(r: ResultsView['action'][number]): SafeHtml {
   // each word unbreakable, the spaces between them the only places a long command wraps
   const words = (r.command ?? '').split(' ').map((w, i) => safe`${i ? ' ' : ''}<span>${w}</span>`);
   const command = r.command ? safe` <code class="cmd" data-field="command">${words}</code>` : '';
-  return safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td><td class="num" data-field="amount" data-value="${r.amount}" data-currency="${r.currency}">${r.currency} ${groupThousands(r.amount)}</td><td data-field="status">${r.status}</td><td data-field="reason">${r.reason || groupTitle(r.status)}</td></tr><tr class="next" data-next-of="${String(r.row)}"><td></td><td colspan="6" data-field="next">${r.next}${command}</td></tr>`;
+  return safe`<tr data-row="${String(r.row)}" data-status="${r.status}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="name">${r.name}</td><td data-field="account" class="mono">${r.account}</td>${amountCell(r.amount, r.currency)}<td data-field="status">${r.status}</td><td data-field="reason">${r.reason || groupTitle(r.status)}</td></tr><tr class="next" data-next-of="${String(r.row)}"><td></td><td colspan="6" data-field="next">${r.next}${command}</td></tr>`;
 }
 
 /** The batch's swaps (spec §4.7, §2 Swap): one row per short currency, its amounts with their currencies and its rate. */

@@ -11,7 +11,7 @@ import { fileSha256 } from '../engine/identity.ts';
 import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/validation.ts';
 import type { ResultsTable } from '../results/results.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
-import { readAmount, type TieOutSummary } from '../engine/money-totals.ts';
+import { parseEarlierPayouts, readAmount, type TieOutSummary } from '../engine/money-totals.ts';
 import type { ApprovalsView } from '../approvals/view.ts';
 import type { SwapProposal } from '../engine/swap.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
@@ -391,12 +391,17 @@ export interface ActionRow {
   command?: string;
 }
 
+/** A row of the results as the audit list shows it: `note` the service's reason or error, else the next step. */
+type ResultRowView = Pick<ActionRow, 'row' | 'reference' | 'name' | 'amount' | 'currency' | 'status'> & { payoutId: string; note: string };
+
 export interface ResultsView {
   kind: 'results';
   generatedAt: string;
-  identity: { file: string; fileName: string; rows: number; environment?: string };
+  identity: { file: string; fileName: string; rows: number; environment?: string; batchId?: string };
   statusCounts: { status: string; rows: number }[];
   groups: GroupTotal[];
+  /** Every row, in the file's order. */
+  rows: ResultRowView[];
   action: ActionRow[];
   actionOmitted: number;
   tieOut?: TieOutSummary;
@@ -463,6 +468,13 @@ function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => 
     g.amount = add(g.amount, 'sourceAmount', cell(r, 'sourceAmount'))!;
     g.total = add(g.total, 'totalDeductible', r.result.totalDeductible);
     g.refunded = add(g.refunded, 'refunded', r.result.refunded);
+    // the payouts the row replaced (failed, refunded, sent again) moved the wallet too: the tie-out counts them, so do these
+    const earlier = parseEarlierPayouts(r.result.earlierPayouts);
+    if (earlier.problem) notes.push(`Row ${r.rowNumber}: ${earlier.problem}.`);
+    for (const e of earlier.payouts) {
+      g.total = (g.total ?? new Dec(0)).plus(e.amount).plus(e.fee ?? 0);
+      g.refunded = add(g.refunded, 'refunded', e.refunded);
+    }
     groups.set(k, g);
   }
   return [...groups.values()]
@@ -490,6 +502,9 @@ function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<Act
   return { amount: d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount'), currency };
 }
 
+/** What the service said of the row: its reason, error code and message. */
+const reasonOf = (r: Row) => [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x?.trim()).join(': ');
+
 /** The row of the action list, when the row needs one. */
 function actionOf(
   r: Row,
@@ -510,16 +525,32 @@ function actionOf(
     account: account ? maskAccount(account) : '',
     ...amountOf(r, cell),
     status: docsMissing ? `${status} (documents not attached)` : status,
-    reason: [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x && x.trim()).join(': '),
+    reason: reasonOf(r),
     next: action.next,
     ...(action.command ? { command: commandOf(action, file, r.result.payoutId) } : {}),
   };
 }
 
+/**
+ * Where the results' refunds and the tie-out's differ per currency: a refund the wallet shows that
+ * the results file has not recorded yet (`status` records it), or the other way round.
+ */
+function refundNotes(groups: readonly GroupTotal[], tieOut: TieOutSummary | undefined, file: string): string[] {
+  return (tieOut?.totals ?? []).flatMap((t) => {
+    const said = groups.filter((g) => g.currency === t.currency).reduce((a, g) => a.plus(readAmount(g.refunded) ?? 0), new Dec(0));
+    const seen = readAmount(t.refunded);
+    return seen === undefined || seen.equals(said)
+      ? []
+      : [
+          `${t.currency}: the results file says ${amountText(said, t.currency)} refunded, the wallet's transactions ${amountText(seen, t.currency)}: ${commandOf(REFUND_NOT_SEEN, file, undefined)} records the refunds it sees.`,
+        ];
+  });
+}
+
 export function resultsViewOf(
   table: ResultsTable,
   file: string,
-  o: { tieOut?: TieOutSummary; environment?: string; notes?: string[]; swaps?: SwapLine[] } = {},
+  o: { tieOut?: TieOutSummary; environment?: string; batchId?: string; notes?: string[]; swaps?: SwapLine[] } = {},
 ): ResultsView {
   const column = new Map<CanonicalField, string>();
   for (const h of table.inputColumns) {
@@ -541,6 +572,7 @@ export function resultsViewOf(
   action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);
   const notes = [...(o.notes ?? [])];
   const groups = groupTotals(table.rows, cell, notes);
+  notes.push(...refundNotes(groups, o.tieOut, file));
   return {
     kind: 'results',
     generatedAt: new Date().toISOString(),
@@ -549,11 +581,21 @@ export function resultsViewOf(
       fileName: basename(file),
       rows: table.rows.length,
       ...(o.environment ? { environment: o.environment } : {}),
+      ...(o.batchId ? { batchId: o.batchId } : {}),
     },
     statusCounts: [...counts]
       .map(([status, rows]) => ({ status, rows }))
       .sort((a, b) => b.rows - a.rows || a.status.localeCompare(b.status)),
     groups,
+    rows: table.rows.map((r) => ({
+      row: r.rowNumber,
+      reference: cell(r, 'reference'),
+      name: cell(r, 'accountName'),
+      ...amountOf(r, cell),
+      status: (r.result.status ?? '').trim(),
+      payoutId: r.result.payoutId ?? '',
+      note: reasonOf(r) || (r.result.nextStep ?? ''),
+    })),
     action: action.slice(0, MAX_LISTED).map(({ urgency: _u, ...a }) => a),
     actionOmitted: Math.max(0, action.length - MAX_LISTED),
     ...(o.tieOut ? { tieOut: o.tieOut } : {}),

@@ -12,6 +12,8 @@ import { sha256Hex } from '../engine/identity.ts';
 import { readResults, ResultsError, type SwapLine } from '../results/results.ts';
 import { neutralise } from '../results/neutralise.ts';
 import type { ValidateOptions } from '../validation/validation.ts';
+import type { Ledger } from '../ledger/account-ledger.ts';
+import { batchSwapsOf } from '../follow-up/swap-views.ts';
 import { planHtml, resultsHtml } from './html.ts';
 import {
   planViewOffline,
@@ -64,7 +66,7 @@ export async function writePlanReport(
 
 /**
  * A plan's report, and beside it `<report>.payees.csv`, every payee, when it has some: the report
- * lists them in pages (MAX_PAYEES_LISTED at most), the CSV and the plan file hold them all.
+ * lists them in pages (MAX_ROWS_LISTED at most), the CSV and the plan file hold them all.
  */
 async function writePlanPage(path: string, view: PlanView): Promise<void> {
   const payees = view.payees ?? [];
@@ -94,14 +96,30 @@ async function writePlanPage(path: string, view: PlanView): Promise<void> {
 /**
  * The report of a results file, with the tie-out `reconcile` wrote beside it when there is one, and
  * the batch's swaps: `swaps` (the run's summary), else the workbook's Swaps sheet, else the tie-out's.
+ * Its batch id: `batchId` (the run's), else that of the journal among `ledgers` that sent its rows.
  */
 export async function writeResultsReport(
   resultsFile: string,
-  o: { environment?: string; out?: string; sheet?: string; encoding?: string; swaps?: SwapLine[] } = {},
+  o: {
+    environment?: string;
+    out?: string;
+    sheet?: string;
+    encoding?: string;
+    swaps?: SwapLine[];
+    batchId?: string;
+    ledgers?: Ledger[];
+  } = {},
 ): Promise<string> {
   const table = await readResults(resultsFile, { sheet: o.sheet, encoding: o.encoding });
   const { tieOut, problem } = await readTieOut(resultsFile);
-  const view = resultsViewOf(table, resultsFile, { tieOut, environment: o.environment, notes: problem ? [problem] : [], swaps: o.swaps });
+  const batchId = o.batchId ?? (o.ledgers && (await batchSwapsOf(table, resultsFile, o.ledgers))?.batchId);
+  const view = resultsViewOf(table, resultsFile, {
+    tieOut,
+    environment: o.environment,
+    batchId,
+    notes: problem ? [problem] : [],
+    swaps: o.swaps,
+  });
   const path = o.out ?? reportPathFor(resultsFile);
   await writeFileAtomic(path, [resultsHtml(view)]);
   return path;
@@ -120,6 +138,8 @@ export async function writeReportOf(
     encoding?: string;
     /** The approvals of a plan input, given by the caller: the report shows them, never checks them. */
     approvalsOf?: (planPath: string) => ApprovalsInput;
+    /** Where a results file's journal may be (its batch id). */
+    ledgers?: Ledger[];
   } = {},
 ): Promise<{ kind: 'plan' | 'results' | 'batch'; path: string }> {
   let bytes: Buffer;

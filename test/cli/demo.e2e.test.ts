@@ -1,14 +1,26 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runDemo } from '../../src/demo/tour.ts';
 import { readResults } from '../../src/results/read.ts';
 
-const run = promisify(execFile);
+const exec = promisify(execFile);
+/** A temporary folder of the test's own, as the demo's TMPDIR: what the demo leaves behind is in it. */
+const tmps: string[] = [];
+const ownTmp = async () => tmps[tmps.push(await mkdtemp(join(tmpdir(), 'demo-test-'))) - 1]!;
+afterEach(async () => {
+  await Promise.all(tmps.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+const run = async (args: string[], tmp: string) =>
+  exec(process.execPath, ['dist/bin.js', ...args], { timeout: 90_000, env: { ...process.env, TMPDIR: tmp } });
 
 describe('payout-batch demo (npm run demo)', () => {
   it('runs the sample payroll end to end on the embedded sandbox: every row created once, results written outside samples/, exact balances', async () => {
-    const { stdout, stderr } = await run(process.execPath, ['dist/bin.js', 'demo', '--json', '--rate', '200'], { timeout: 90_000 });
+    const tmp = await ownTmp();
+    const { stdout, stderr } = await run(['demo', '--json', '--rate', '200', '--keep'], tmp);
     expect(stderr).toBe('');
     const outcome = JSON.parse(stdout);
     expect(outcome.first.exitCode).toBe(0);
@@ -29,17 +41,41 @@ describe('payout-batch demo (npm run demo)', () => {
     // Rows with documents carry their documentUrls; the SEPA row with two files has both.
     expect(results.rows.filter((r) => (r.result.documentUrls ?? '').includes(';')).length).toBeGreaterThanOrEqual(1);
     expect(await readFile(outcome.journalPath, 'utf8')).toMatch(/"t":"initiating"/);
+    // --keep: both temporary folders stay, named
+    expect(outcome.kept.sort()).toEqual([dirname(outcome.resultsPath), dirname(outcome.journalPath)].sort());
+    expect((await readdir(tmp)).sort()).toEqual(outcome.kept.map((d: string) => d.slice(tmp.length + 1)).sort());
   });
 
   it('tells the story in plain lines and exits 0', async () => {
-    const { stdout } = await run(process.execPath, ['dist/bin.js', 'demo', '--rate', '200'], { timeout: 90_000 });
+    const tmp = await ownTmp();
+    const { stdout } = await run(['demo', '--rate', '200'], tmp);
     expect(stdout).toMatch(/Started the embedded sandbox/);
     expect(stdout).toMatch(/Confirmation skipped/);
     expect(stdout).toMatch(/Plan for .*payroll-2025-01\.csv/);
     expect(stdout).toMatch(/sent 0 initiate requests: nothing was paid twice/);
     expect(stdout).toMatch(/PENDING\s+52/);
-    expect(stdout).toMatch(/Results file: .*payroll-2025-01\.results\.csv/);
+    expect(stdout).toMatch(/results +.*payroll-2025-01\.results\.csv/);
     expect(stdout).toMatch(/52 of 52 payouts found with their debit/);
     expect(stdout).toMatch(/Everything ties out\./);
+    // issue 43, 15g: its temporary folders (the copy, results and reports; the journal's) are gone, and it says how to keep them
+    expect(stdout).toMatch(/Removed its folders \(.*payout-batch-demo-.*\): `npm run demo -- --keep` keeps/);
+    expect(await readdir(tmp)).toEqual([]);
+  });
+
+  it('removes its temporary folders when it fails too', async () => {
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = await ownTmp();
+    try {
+      const failing = runDemo({
+        onPlan: () => {
+          throw new Error('the plan could not be shown');
+        },
+      });
+      await expect(failing).rejects.toThrow('the plan could not be shown');
+      expect(await readdir(process.env.TMPDIR)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
   });
 });

@@ -65,6 +65,50 @@ describe('the plan as text', () => {
     expect(planText(plan({ warnings }), 'local')).toContain('rule 12:');
   });
 
+  it('plan on an 80-column terminal: no line wider, the totals whole, columns giving way, long lines wrapped whole (issue 43, 9)', () => {
+    const big = plan({
+      currencies: [
+        {
+          ...plan().currencies[0]!,
+          amount: '123456789012.50',
+          estimatedFees: '10987654.00',
+          total: '123467776666.50',
+          balanceAfter: '9876543210.00',
+        },
+        plan().currencies[1]!,
+      ],
+      warnings: [
+        `outside trading hours now: 31 rows (rows 2, 3, 4 and 28 more): ${'Nigeria (NGA) 08:00:00-17:00:00 UTC+1; '.repeat(6)}end`,
+      ],
+    });
+    const text = planText(big, 'local', undefined, { columns: 80 });
+    const lines = text.trimEnd().split('\n');
+    expect(lines.filter((l) => l.length > 80)).toEqual([]);
+    // the totals and the wallet after stay, the rows, amounts and fees gave way
+    expect(text).toMatch(/^ {4}NGN +123,467,776,666\.50 -> +9,876,543,210\.00$/m);
+    expect(text).toMatch(/^ {4}USD .*103,095\.00 -> SHORT BY 3,095\.00$/m);
+    expect(text).toContain('total with fees -> wallet after the batch');
+    // the warning is all there, wrapped under its label, never cut
+    const warning = lines.slice(lines.findIndex((l) => l.startsWith('  warning'))).map((l) => l.trim());
+    expect(warning.join(' ').replace(/ +/g, ' ')).toBe(`warning ${big.warnings[0]!}`.replace(/ +/g, ' ').trim());
+    expect(warning.length).toBeGreaterThan(2);
+    const from = lines.findIndex((l) => l.startsWith('  warning'));
+    expect(lines.slice(from + 1).every((l) => /^ {15}\S/.test(l))).toBe(true);
+    // the rows give way first; a table that fits keeps every column
+    expect(
+      planText(plan({ currencies: [{ ...big.currencies[0]!, estimatedFees: '100.00' }] }), 'local', undefined, { columns: 80 }),
+    ).toMatch(/^ {4}NGN +123,456,789,012\.50 \+ 100\.00 = 123,467,776,666\.50 -> +9,876,543,210\.00$/m);
+    expect(planText(plan(), 'local', undefined, { columns: 80 })).toMatch(
+      /^ {4}NGN +1 row +8,600,000\.50 \+ +100\.00 = +8,600,100\.50 -> +241,399,899\.50$/m,
+    );
+  });
+
+  it('shows the swap of a wallet formatted as any amount, signed (issue 43, 15c)', () => {
+    const c = { ...plan().currencies[0]!, swap: '+158225.01' };
+    expect(planText(plan({ currencies: [c] }), 'local')).toContain(' +158,225.01 swap -> ');
+    expect(planText(plan({ currencies: [{ ...c, swap: '-92150.00' }] }), 'local')).toContain(' -92,150.00 swap -> ');
+  });
+
   it('fitToScreen leaves lines that fit as they are, with no note', () => {
     expect(fitToScreen(['a', 'b'], new Set(['b']), { columns: 80, rows: 5, whole: 'x' })).toEqual(['a', 'b']);
     expect(fitToScreen(['a', 'b', 'c'], new Set(['b', 'c']), { columns: 80, rows: 3, whole: 'x' })).toEqual([

@@ -352,10 +352,15 @@ describe('the HTML report in headless Chromium', () => {
         expect(mine).toHaveLength(c.rows);
         expect(mine.reduce((s: Decimal, r: { sourceAmount: string }) => s.plus(r.sourceAmount), new Decimal(0)).toFixed(2)).toBe(c.amount);
       }
-      const bars = await page.$$eval('[data-section="chart-currency"] g[data-label]', (gs) =>
-        Object.fromEntries(gs.map((g) => [g.getAttribute('data-label'), g.getAttribute('data-value')])),
+      // the chart by method: one group per currency, whose bars add up to the currency's amount
+      const bars = await page.$$eval('[data-section="chart-method"] g[data-label]', (gs) =>
+        gs.map((g) => [g.getAttribute('data-currency')!, g.getAttribute('data-value')!] as const),
       );
-      expect(bars).toEqual(Object.fromEntries(plan.currencies.map((c: { currency: string; amount: string }) => [c.currency, c.amount])));
+      const byCurrency: Record<string, string> = {};
+      for (const [c, v] of bars) byCurrency[c] = new Decimal(byCurrency[c] ?? 0).plus(v).toFixed(2);
+      expect(byCurrency).toEqual(
+        Object.fromEntries(plan.currencies.map((c: { currency: string; amount: string }) => [c.currency, c.amount])),
+      );
       // the invalid row: its number as a spreadsheet shows it (header row 1), its column, the value shown as text
       const invalid = await cells(page, 'invalid', 'data-row');
       expect(Object.keys(invalid)).toEqual(['9']);
@@ -380,16 +385,12 @@ describe('the HTML report in headless Chromium', () => {
       const { page } = o;
       expect(await page.getAttribute('body', 'data-kind')).toBe('results');
       expect(await identity(page)).toMatchObject({ rows: '8' });
-      // status counts, in the table and in the chart
+      // status counts
       const counts: Record<string, number> = {};
       for (const r of table.rows) counts[r.result.status!] = (counts[r.result.status!] ?? 0) + 1;
       expect(counts).toMatchObject({ SUCCESSFUL: 1, FAILED: 1, ADDITIONAL_INFO_REQUIRED: 1, PENDING: 4, INVALID: 1 });
       const shown = await cells(page, 'status-counts', 'data-status');
       expect(Object.fromEntries(Object.entries(shown).map(([s, c]) => [s, Number(c.rows)]))).toEqual(counts);
-      const bars = await page.$$eval('[data-section="chart-status"] g[data-label]', (gs) =>
-        Object.fromEntries(gs.map((g) => [g.getAttribute('data-label'), Number(g.getAttribute('data-value'))])),
-      );
-      expect(bars).toEqual(counts);
       // paid / in progress / failed and refunded / waiting for information / not sent, per currency
       const want: Record<string, { rows: string; amount: Decimal; total?: Decimal }> = {};
       for (const r of table.rows) {
@@ -412,6 +413,16 @@ describe('the HTML report in headless Chromium', () => {
         const w = want[k]!;
         expect(f, k).toMatchObject({ rows: w.rows, amount: w.amount.toFixed(2), ...(w.total ? { total: w.total.toFixed(2) } : {}) });
       }
+      // the chart: each group's amount, per currency
+      const bars = await page.$$eval('[data-section="chart-groups"] g[data-label]', (gs) =>
+        gs.map((g) => [`${g.getAttribute('data-group')} ${g.getAttribute('data-currency')}`, g.getAttribute('data-value')]),
+      );
+      expect(Object.fromEntries(bars)).toEqual(Object.fromEntries(Object.entries(want).map(([k, w]) => [k, w.amount.toFixed(2)])));
+      // every row listed, in the file's order
+      const listed = await page.$$eval('[data-section="rows"] tr[data-row]', (trs) =>
+        trs.map((tr) => [tr.getAttribute('data-row'), tr.getAttribute('data-status')]),
+      );
+      expect(listed).toEqual(table.rows.map((r) => [String(r.rowNumber), r.result.status]));
       // the rows that need action: waiting for information first, the failed one, the invalid one
       const action = await page.$$eval('[data-section="action"] tr[data-row]', (trs) =>
         trs.map((tr) => [tr.getAttribute('data-row'), tr.getAttribute('data-status')]),

@@ -58,7 +58,12 @@ describe('the report beside each output', () => {
     const again = await cli(['report', results, '--out', join(work, 'again.html')]);
     expect(again.code, again.stderr).toBe(0);
     const tieOut = (html: string) => /<table data-section="tieout">[\s\S]*?<\/table>/.exec(html)?.[0];
-    expect(tieOut(await readFile(join(work, 'again.html'), 'utf8'))).toBe(tieOut(page));
+    const againPage = await readFile(join(work, 'again.html'), 'utf8');
+    expect(tieOut(againPage)).toBe(tieOut(page));
+    // both name the batch in their header, found by its journal in the state folder (issue 43, 15a)
+    const { batchId } = JSON.parse(await readFile(plan, 'utf8')) as { batchId: string };
+    expect(batchId).toMatch(/^[0-9a-f]{64}$/);
+    for (const html of [page, againPage]) expect(html).toContain(`data-field="header-batchId">${batchId}</span>`);
   });
 
   it('report makes the offline report of a batch file with no key, and refuses a missing file with one line', async () => {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchPlan } from '../../src/engine/batch-plan.ts';
 import type { PlanRow } from '../../src/engine/plan-file.ts';
-import { planHtml, resultsHtml } from '../../src/report/html.ts';
+import { planHtml, resultsHtml, timeText } from '../../src/report/html.ts';
+import { planFixture } from '../engine/plan-fixture.ts';
 import { planViewOffline, planViewOfPlan, readOfflineBatch, resultsViewOf } from '../../src/report/model.ts';
 import { escapeHtml, safe } from '../../src/report/safe-html.ts';
 import { planReportPathFor, readTieOut, reportPathFor } from '../../src/report/report-paths.ts';
@@ -29,7 +30,7 @@ const INJECTIONS = [
 ];
 
 const ALLOWED_TAGS = new Set(
-  'html head meta title style body header footer section h1 h2 p strong span code div ul li table colgroup col thead tbody tr th td figure figcaption svg g text rect'.split(
+  'html head meta title style body header footer section h1 h2 p strong span code div ul li table colgroup col thead tbody tr th td figure figcaption svg g text rect time input nav label'.split(
     ' ',
   ),
 );
@@ -147,7 +148,8 @@ describe('results report', () => {
     expect(doc).toMatch(/<tr data-group="paid" data-currency="GBP">.*?data-field="amount" data-value="1000.50"/);
     expect(doc).toMatch(/<tr data-group="failed-refunded" data-currency="EUR">.*?data-field="refunded" data-value="1001.00"/);
     // action first: the information request (rows 4 and 9) before the unknown outcome and the rest
-    const order = [...doc.matchAll(/<tr data-row="(\d+)" data-status="([A-Z_]+)/g)].map((m) => m[2]);
+    const actionTable = /<table data-section="action">.*?<\/table>/s.exec(doc)![0];
+    const order = [...actionTable.matchAll(/<tr data-row="(\d+)" data-status="([A-Z_]+)/g)].map((m) => m[2]);
     expect(order.slice(0, 2)).toEqual(['ADDITIONAL_INFO_REQUIRED', 'ADDITIONAL_INFO_REQUIRED']);
     expect(order).toContain('UNKNOWN_OUTCOME');
     expect(order).not.toContain('SUCCESSFUL');
@@ -158,9 +160,9 @@ describe('results report', () => {
     for (const r of t.rows) r.result = { ...r.result, statusReason: undefined, errorCode: undefined, errorMessage: undefined };
     const doc = resultsHtml(resultsViewOf(t, 'batch.results.csv'));
     expect(doc).toMatch(/<tr data-row="\d+" data-status="FAILED">.*?<td data-field="reason">Failed \(refunded\)<\/td>/);
-    const fill = (status: string) => new RegExp(`<g data-label="${status}"[^>]*>.*?fill="(#[0-9a-f]{6})"`).exec(doc)?.[1];
-    expect(fill('SUCCESSFUL')).toBe('#3a9a6a');
-    expect(fill('FAILED')).toBe('#b83b4b');
+    const fill = (group: string) => new RegExp(`<g [^>]*data-group="${group}"[^>]*>.*?fill="(#[0-9a-f]{6})"`).exec(doc)?.[1];
+    expect(fill('paid')).toBe('#3a9a6a');
+    expect(fill('failed-refunded')).toBe('#b83b4b');
   });
 });
 
@@ -431,5 +433,140 @@ describe('where reports go, and the tie-out read back', () => {
     const v = resultsViewOf(t, 'b.results.csv');
     expect(v.groups).toEqual([{ group: 'inProgress', currency: 'EUR', rows: 2, amount: '10.00', total: '21.00' }]);
     expect(v.notes).toEqual(['Row 3: sourceAmount "ten" is not an amount; it is left out of the totals of "In progress".']);
+  });
+});
+
+describe('the results report as an audit file (issue 43, 15)', () => {
+  const BATCH = 'f'.repeat(64);
+  /** Rows 2..n+1: NGN 8,600,000.50 paid (row 2), then USD rows of 5,153.75, paid, failed, pending in turn. */
+  const table = (n: number, extra: (i: number) => Partial<ResultsTable['rows'][number]['result']> = () => ({})): ResultsTable => ({
+    format: 'csv',
+    inputColumns: ['reference', 'sourceAmount', 'sourceCurrency', 'accountName'],
+    rows: Array.from({ length: n }, (_, i) => ({
+      rowNumber: i + 2,
+      cells: {
+        reference: i === 1 ? INJECTIONS[0]! : `REF-${i + 2}`,
+        sourceAmount: i === 0 ? '8600000.50' : '5153.75',
+        sourceCurrency: i === 0 ? 'NGN' : 'USD',
+        accountName: i === 1 ? INJECTIONS[1]! : `Payee ${i + 2}`,
+      },
+      result: {
+        status: i === 0 ? 'SUCCESSFUL' : ['SUCCESSFUL', 'FAILED', 'PENDING'][i % 3]!,
+        idempotencyKey: `pb3-${'0'.repeat(32)}-1`,
+        payoutId: `po-${i + 2}`,
+        ...(i % 3 === 2 ? { errorCode: 'ACCOUNT_CLOSED', statusReason: 'the bank closed the account' } : {}),
+        ...extra(i),
+      },
+    })),
+  });
+  /** Each bar of a chart: its label, value, currency and drawn width. */
+  const bars = (doc: string, section: string) =>
+    [
+      ...(new RegExp(`<figure class="chart" data-section="${section}">.*?</figure>`, 's').exec(doc)?.[0] ?? '').matchAll(
+        /<g data-label="([^"]*)" data-value="([^"]*)"[^>]*data-currency="([^"]*)"[^>]*>.*?<rect [^>]*width="(\d+)"/g,
+      ),
+    ].map(([, label, value, currency, width]) => ({ label, value, currency, width: Number(width) }));
+
+  it('lists every row (reference, payee, amount with currency, status, payout id, note), paged, with the batch id in the header', () => {
+    assertInert(resultsHtml(resultsViewOf(table(3), 'b.results.csv', { batchId: BATCH })));
+    const doc = resultsHtml(resultsViewOf(table(1001), 'b.results.csv', { batchId: BATCH }));
+    expect(doc).toMatch(new RegExp(`<header>.*Batch <span class="mono" data-field="header-batchId">${BATCH}</span>`, 's'));
+    expect(doc).toContain(`<td data-field="batchId" class="mono">${BATCH}</td>`);
+    const list = /<table data-section="rows">.*?<\/table>/s.exec(doc)![0];
+    expect([...list.matchAll(/<tr data-row="(\d+)"/g)].map((m) => Number(m[1]))).toEqual(Array.from({ length: 1001 }, (_, i) => i + 2));
+    // in pages of 500, chosen without a script
+    expect([...list.matchAll(/<tbody class="p(\d)" data-page="\d">/g)].map((m) => m[1])).toEqual(['1', '2', '3']);
+    expect(doc).toMatch(/<nav class="pages" data-field="pages">Page: (<label for="rows-page-\d"[^>]*>\d<\/label>){3}<\/nav>/);
+    expect(list).toContain(
+      '<tr data-row="2" data-status="SUCCESSFUL" data-currency="NGN"><td class="num" data-field="row">2</td><td data-field="reference" class="mono">REF-2</td><td data-field="payee">Payee 2</td><td class="num" data-field="amount" data-value="8600000.50" data-currency="NGN">NGN 8,600,000.50</td><td data-field="status">SUCCESSFUL</td><td data-field="payoutId" class="mono">po-2</td></tr><tr data-row="3"',
+    );
+    expect(list).toMatch(
+      /<tr data-row="4" data-status="PENDING".*?<\/tr><tr class="next" data-note-of="4"><td><\/td><td colspan="5" data-field="note">the bank closed the account: ACCOUNT_CLOSED<\/td><\/tr>/,
+    );
+    // a hostile cell is text
+    expect(list).toContain('<td data-field="reference" class="mono">&lt;script&gt;alert(1)&lt;/script&gt;</td>');
+    // without a batch id, the report says it is not known here
+    expect(resultsHtml(resultsViewOf(table(3), 'b.results.csv'))).toMatch(/data-field="batchId" class="mono">not known here/);
+  });
+
+  it('sizes bars by amount within each currency, never by rows: 8.6 M NGN is not shorter than 103 k USD', () => {
+    const doc = resultsHtml(resultsViewOf(table(21), 'b.results.csv'));
+    const drawn = bars(doc, 'chart-groups');
+    expect(drawn.map((b) => b.currency).sort()).toEqual(['NGN', 'USD', 'USD', 'USD']);
+    const ngn = drawn.find((b) => b.currency === 'NGN')!;
+    // NGN's one row is all of NGN: the whole width (290); USD's groups share it by amount (6 paid, 7 in progress, 7 failed of 5,153.75)
+    expect(ngn).toMatchObject({ value: '8600000.50', width: 290 });
+    expect(drawn.filter((b) => b.currency === 'USD').map((b) => b.width)).toEqual([87, 102, 102]);
+    for (const b of drawn.filter((x) => x.currency === 'USD')) expect(ngn.width).toBeGreaterThan(b.width);
+    // the plan: one group per currency, a bar its share of the currency's total (no chart by rows)
+    const view = planViewOfPlan(planFixture(), { environment: 'local' });
+    view.byMethod = [
+      { method: 'NIP', currency: 'NGN', rows: 11, amount: '8600000.50' },
+      { method: 'ACH', currency: 'USD', rows: 15, amount: '90000.00' },
+      { method: 'SWIFT', currency: 'USD', rows: 5, amount: '13075.00' },
+    ];
+    const plan = planHtml(view);
+    expect(plan).not.toContain('bar length: rows');
+    expect(bars(plan, 'chart-method').map((b) => [b.currency, b.width])).toEqual([
+      ['NGN', 290],
+      ['USD', 253],
+      ['USD', 37],
+    ]);
+  });
+
+  it('shows times on the reader clock with their zone, never a raw ISO string', () => {
+    expect(String(timeText('2026-11-29T16:27:02.123Z', 'Europe/Paris'))).toBe(
+      '<time datetime="2026-11-29T16:27:02.123Z">2026-11-29 17:27:02 CET (UTC+01:00)</time>',
+    );
+    expect(String(timeText('2026-11-29T16:27:02Z', 'UTC'))).toContain('>2026-11-29 16:27:02 UTC</time>');
+    expect(String(timeText('2026-11-29T16:27:02Z', 'Asia/Kolkata'))).toContain('>2026-11-29 21:57:02 UTC+05:30</time>');
+    const textOf = (doc: string) => doc.replace(/<[^>]*>/g, ' ');
+    const results = resultsHtml(resultsViewOf(table(3), 'b.results.csv'));
+    const plan = planHtml(
+      planViewOfPlan(planFixture(), {
+        environment: 'local',
+        createdAt: '2026-11-29T09:00:00.000Z',
+        approvals: { approvals: [{ name: 'Bob', signedAt: '2026-11-29T10:00:00.000Z', publicKeyFingerprint: 'fp', valid: true }] },
+      }),
+    );
+    for (const doc of [results, plan]) {
+      expect(textOf(doc)).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+      expect(doc).toMatch(
+        /Report written <time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (UTC|\S+ \(UTC[+-]\d\d:\d\d\)|UTC[+-]\d\d:\d\d)<\/time>/,
+      );
+    }
+    expect(plan).toContain('<td data-field="createdAt"><time datetime="2026-11-29T09:00:00.000Z">');
+    expect(plan).toContain('<td data-field="signedAt"><time datetime="2026-11-29T10:00:00.000Z">');
+  });
+
+  it("agrees with the tie-out on refunds: a replaced payout's refund counts, and a refund the results have not seen is named", () => {
+    const earlier = JSON.stringify([
+      { payoutId: 'po-old', status: 'FAILED', currency: 'USD', amount: '5153.75', fee: '2.00', refunded: '5155.75' },
+    ]);
+    const t = table(2, (i) => (i === 1 ? { status: 'SUCCESSFUL', totalDeductible: '5155.75', earlierPayouts: earlier } : {}));
+    const tieOut = {
+      ok: true,
+      problems: [],
+      totals: [
+        {
+          currency: 'USD',
+          walletIds: ['w'],
+          debited: '-10311.50',
+          refunded: '5155.75',
+          net: '-5155.75',
+          expectedNet: '-5155.75',
+          ok: true,
+        },
+      ],
+    };
+    const v = resultsViewOf(t, 'b.results.csv', { tieOut });
+    expect(v.groups.find((g) => g.currency === 'USD')).toMatchObject({ group: 'paid', total: '10311.50', refunded: '5155.75' });
+    expect(v.notes).toEqual([]);
+    // the wallet shows a refund the results file has not recorded: said, with the command that records it
+    const failed = table(3, (i) => (i === 1 ? { status: 'FAILED', totalDeductible: '5155.75' } : {}));
+    const notes = resultsViewOf(failed, 'b.results.csv', { tieOut }).notes;
+    expect(notes).toEqual([
+      "USD: the results file says 0.00 refunded, the wallet's transactions 5155.75: payout-batch status b.results.csv records the refunds it sees.",
+    ]);
   });
 });

@@ -9,13 +9,17 @@ import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import type { EngineEvents } from '../../engine/pipeline.ts';
 import { runDemo } from '../../demo/tour.ts';
 import { createLogger } from '../../log.ts';
-import { planText, progressSink, summaryText } from '../render.ts';
+import { planText, progressSink, summaryText, widthFor } from '../render.ts';
 
 const builder = (y: Argv) =>
   y
     .option('json', flag('Print the outcome as JSON'))
     .option('rate', { type: 'number', default: 50, describe: 'Requests per second of the demo sandbox and client (the service allows 5)' })
-    .option('dir', { type: 'string', describe: 'Folder for the copy of the sample, its results and journal (default: a new temp folder)' });
+    .option('dir', {
+      type: 'string',
+      describe: 'Folder for the copy of the sample, its results and reports, kept (default: a new temp folder)',
+    })
+    .option('keep', flag('Keep the temporary folders (results, reports, journal) to look at; by default they are removed at the end'));
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,
@@ -34,12 +38,13 @@ export default defineCommand<ArgsOf<typeof builder>>({
         say,
         onPlan: (plan, env) => {
           progress.start(plan.toSend.length);
-          say(planText(plan, env));
+          say(planText(plan, env, undefined, widthFor(io.stdout, io.env)));
         },
         events,
         onClientEvent: (e) => progress.onClientEvent(e),
       },
-      { rate: args.rate, dir: args.dir },
+      // (a folder given with --dir is asked for: kept, with the journal's)
+      { rate: args.rate, dir: args.dir, keep: args.keep || args.dir !== undefined },
     );
     progress.stop();
     if (args.json) {
@@ -51,11 +56,17 @@ export default defineCommand<ArgsOf<typeof builder>>({
       });
     } else {
       say(summaryText({ summary: outcome.first.summary, resultsPath: outcome.resultsPath }));
-      say(`Results file: ${outcome.resultsPath}`);
-      say(`Journal:      ${outcome.journalPath}`);
-      if (outcome.reconciliation.file) say(`Reconciliation file: ${outcome.reconciliation.file}`);
-      if (outcome.reports.plan) say(`Plan report:  ${outcome.reports.plan}`);
-      if (outcome.reports.results) say(`HTML report:  ${outcome.reports.results} (open it in a browser, or print it)`);
+      if (outcome.kept.length) {
+        say(`Results file: ${outcome.resultsPath}`);
+        say(`Journal:      ${outcome.journalPath}`);
+        if (outcome.reconciliation.file) say(`Reconciliation file: ${outcome.reconciliation.file}`);
+        if (outcome.reports.plan) say(`Plan report:  ${outcome.reports.plan}`);
+        if (outcome.reports.results) say(`HTML report:  ${outcome.reports.results} (open it in a browser, or print it)`);
+        say(`Kept, to remove when done: ${outcome.kept.join(', ')}`);
+      } else
+        say(
+          `\nRemoved its folders (${outcome.dir}, and the journal's): \`npm run demo -- --keep\` keeps the results, the journal and the HTML reports.`,
+        );
       say('\nDone: no money moved, everything above happened on this machine.');
     }
     const ok = outcome.first.kind === 'ok' && outcome.replay.initiatesSent === 0 && outcome.balancesMatch && outcome.reconciliation.tiesOut;

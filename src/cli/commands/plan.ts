@@ -33,7 +33,7 @@ import { makerSigner } from './approve.ts';
 import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
-import { handleEngineError, planJson, planText } from '../render.ts';
+import { handleEngineError, planJson, planText, widthFor } from '../render.ts';
 import { preflightText } from '../progress.ts';
 import { screeningReasons } from '../../engine/guards.ts';
 
@@ -157,7 +157,7 @@ export async function showPlan(
         ...(notes.length ? { notes } : {}),
       });
     } else {
-      io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl));
+      io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl, widthFor(io.stdout, io.env)));
       const left = typeof policy === 'object' && allowanceLeft(policy);
       if (left) io.stdout.write(`Approval policy: ${left}.\n`);
       for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);

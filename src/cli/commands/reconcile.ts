@@ -62,7 +62,7 @@ export default defineCommand<ReconcileArgs>({
         args.report && r.report
           ? await reportOrNote(io, () =>
               // (the tie-out it reads back is the one reconcile has just written beside the results)
-              writeResultsReport(results, { environment: conn.environment.name, out: reconciliationPathFor(results, 'html') }),
+              writeResultsReport(results, { environment: conn.environment.name, out: reconciliationPathFor(results, 'html'), ledgers }),
             )
           : undefined;
       if (args.json) printJson(io, { ...jsonOf(results, r), ...(report ? { report } : {}) });

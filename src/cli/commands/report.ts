@@ -68,6 +68,8 @@ export default defineCommand<ArgsOf<typeof builder>>({
         out: args.out,
         sheet: args.sheet,
         encoding: args.encoding,
+        // a results file's batch id: its journal's, in this state folder
+        ledgers: await ledgersIn([stateRootOf(args, io)]),
         // who approved a plan, when and whether each signature holds (src/approvals)
         approvalsOf: (plan) => ({
           ...approvalsView(plan, approversFile ? readApprovers(resolve(io.cwd, approversFile)) : undefined),
