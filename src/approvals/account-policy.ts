@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
 import { packageRoot } from '../package-root.ts';
+import { plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { accountOf, type Ledger, type UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { FileLedger } from '../ledger/file.ts';
@@ -284,7 +285,7 @@ export function describePolicy(p: AccountPolicy): string {
   const above = p.above ? ` for a batch sending more than ${amountsText(p.above, ' or ')} (any other currency: always)` : '';
   const expire = p.expireAfterMs ? `; approvals expire after ${durationText(p.expireAfterMs)}` : '';
   const lists = p.screeningMaxAgeMs ? `; payees screened against sanctions lists at most ${durationText(p.screeningMaxAgeMs)} old` : '';
-  return `${p.requireApprovals} approval${p.requireApprovals === 1 ? '' : 's'} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
+  return `${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
 }
 
 /** What a run sends, per source currency (the plan's totals). */

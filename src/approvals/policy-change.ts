@@ -16,6 +16,7 @@ import {
   type PolicyStore,
 } from './account-policy.ts';
 import { verifyApproval } from './sign.ts';
+import { readBytes } from './payload.ts';
 import { approvalsPathFor, readApprovals } from './approvals-file.ts';
 
 export const PROPOSAL_KIND = 'payout-batch-policy-change';
@@ -54,12 +55,7 @@ export function isProposal(path: string): boolean {
 }
 
 export function loadProposal(path: string): LoadedProposal {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw new PolicyError(`cannot read the proposal ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
+  const bytes = readBytes(path, (why) => new PolicyError(`cannot read the proposal ${path}: ${why}`));
   let r;
   try {
     r = ProposalSchema.safeParse(JSON.parse(bytes.toString('utf8')));

@@ -5,6 +5,7 @@
 import { basename } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Dec } from '../money.ts';
+import { plural } from '../text.ts';
 import type { JournalEvent, JournalScan } from '../journal/journal.ts';
 import { applyEvent, emptyFold, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../journal/lines.ts';
 
@@ -273,7 +274,6 @@ export function sentElsewhereText(x: SentElsewhere): string {
 }
 
 const list = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ', ...' : ''}`;
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** Who sends a batch right now, in words (the refusals of reserve). */
 export interface BatchRunner {
