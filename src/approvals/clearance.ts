@@ -7,11 +7,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { sameName } from '../engine/guards.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import type { Clearance, ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from './account-policy.ts';
-import { verifyApproval } from './sign.ts';
+import { listedSigners } from './sign.ts';
 import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
 import { PlanFileError } from './payload.ts';
 
@@ -98,13 +97,7 @@ export function clearancesIn(dir: string, approvers: readonly Approver[], requir
     .map((f) => {
       const loaded = loadClearance(join(dir, f));
       const c = loaded.clearance;
-      const payload = clearancePayload(loaded);
-      const signedBy: string[] = [];
-      for (const a of readApprovals(approvalsPathFor(loaded.path))) {
-        const listed = approvers.find((x) => sameName(x.name, a.name));
-        if (listed && !sameName(listed.name, c.madeBy) && listed.publicKey === a.publicKey && verifyApproval(payload, a).ok)
-          if (!signedBy.includes(listed.name)) signedBy.push(listed.name);
-      }
+      const signedBy = listedSigners(clearancePayload(loaded), readApprovals(approvalsPathFor(loaded.path)), approvers, c.madeBy).counted;
       const problem =
         signedBy.length < required
           ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
