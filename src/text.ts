@@ -14,6 +14,21 @@ const HIDDEN_ALL = new RegExp(`[${HIDDEN}]`, 'g');
 /** The same without tab, line feed and carriage return, which a cell may hold. */
 export const HIDDEN_IN_CELLS = HIDDEN.slice('\\t\\n\\r'.length);
 
+/**
+ * JSON with keys sorted at every level, no whitespace and no undefined (an undefined array item is
+ * null): one text for one value, so that equal values sign, digest and compare the same.
+ */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .join(',')}}`;
+}
+
 /** A character as its escape, visibly: ESC -> "\u001B". */
 export const escapeCharacter = (c: string) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
 

@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
-import { bodyDigest, canonicalJson, parsePlanFile, payeeOf, type PlanFile } from '../engine/plan-file.ts';
+import { bodyDigest, parsePlanFile, payeeOf, type PlanFile } from '../engine/plan-file.ts';
+import { canonicalJson, plural } from '../text.ts';
 import { swapText } from '../engine/swap.ts';
-import { plural } from '../text.ts';
 
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
 export interface LoadedPlan {

@@ -33,13 +33,13 @@ const count = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Num
 const ENVELOPE_KEYS = new Set(['statusCode', 'status', 'success', 'message', 'meta', 'error', 'timestamp', 'path', 'requestId']);
 
 /** An object answer, bare or inside an envelope whose `data` is the object. */
-export function unwrapObject(v: unknown): unknown {
+function unwrapObject(v: unknown): unknown {
   if (isRecord(v) && isRecord(v.data) && Object.keys(v).every((k) => k === 'data' || ENVELOPE_KEYS.has(k))) return v.data;
   return v;
 }
 
 /** A list answer as {data: [...], meta?}: a bare array, {data: [...]}, or an envelope whose data is that. */
-export function unwrapList(v: unknown): unknown {
+function unwrapList(v: unknown): unknown {
   if (Array.isArray(v)) return { data: v };
   if (isRecord(v) && isRecord(v.data) && (Array.isArray(v.data.data) || Array.isArray(v.data.items))) return unwrapList(v.data);
   if (isRecord(v) && !Array.isArray(v.data) && Array.isArray(v.items)) return { ...v, data: v.items };
@@ -136,7 +136,6 @@ export const PayoutAnswer = objectOf(PayoutRecord);
 export type PayoutAnswer = z.output<typeof PayoutAnswer>;
 
 export const PayoutListAnswer = listOf(PayoutAnswer);
-export type PayoutListAnswer = z.output<typeof PayoutListAnswer>;
 
 // ---------------------------------------------------------------- quote (§4.1)
 
@@ -207,7 +206,6 @@ export const SwapAnswer = objectOf(
 );
 export type SwapAnswer = z.output<typeof SwapAnswer>;
 export const SwapListAnswer = listOf(SwapAnswer);
-export type SwapListAnswer = z.output<typeof SwapListAnswer>;
 
 // ---------------------------------------------------------------- pairs (§4.9, §4.10)
 
@@ -242,7 +240,6 @@ export const CurrencyPairAnswer = renamed(
 );
 export type CurrencyPairAnswer = z.output<typeof CurrencyPairAnswer>;
 export const PairListAnswer = listOf(CurrencyPairAnswer);
-export type PairListAnswer = z.output<typeof PairListAnswer>;
 
 /** "Response of this route: not shown" (spec §4.10): any 2xx; the pair's state read when it shows one. */
 export const ToggleAnswer = z.unknown().transform((v): { enabled?: boolean } => {
@@ -250,7 +247,6 @@ export const ToggleAnswer = z.unknown().transform((v): { enabled?: boolean } => 
   const on = pair.success ? isOn(pair.data) : undefined;
   return on === undefined ? {} : { enabled: on };
 });
-export type ToggleAnswer = z.output<typeof ToggleAnswer>;
 
 // ---------------------------------------------------------------- methods (§2 Payment method, §4.11)
 
@@ -394,7 +390,6 @@ export const MethodsAnswer = z.preprocess(
       rate: (typeof rate === 'object' ? rate.rate : rate) ?? exchangeRate,
     })),
 );
-export type MethodsAnswer = z.output<typeof MethodsAnswer>;
 
 // ---------------------------------------------------------------- wallets (§4.12)
 
@@ -431,7 +426,6 @@ export const WalletAnswer = renamed(
 );
 export type WalletAnswer = z.output<typeof WalletAnswer>;
 export const WalletListAnswer = listOf(WalletAnswer);
-export type WalletListAnswer = z.output<typeof WalletListAnswer>;
 
 // ---------------------------------------------------------------- public routes (§4.14, §4.15)
 
@@ -447,7 +441,6 @@ export const CountryAnswer = z.looseObject({
 });
 export type CountryAnswer = z.output<typeof CountryAnswer>;
 export const CountryListAnswer = listOf(CountryAnswer);
-export type CountryListAnswer = z.output<typeof CountryListAnswer>;
 
 /** Spec §2 Wallet transaction: type, amount (negative for debits), reference; the rest optional. */
 export const WalletTransactionAnswer = z.looseObject({
@@ -472,7 +465,6 @@ export const WalletTransactionAnswer = z.looseObject({
 });
 export type WalletTransactionAnswer = z.output<typeof WalletTransactionAnswer>;
 export const TransactionListAnswer = listOf(WalletTransactionAnswer);
-export type TransactionListAnswer = z.output<typeof TransactionListAnswer>;
 
 // ---------------------------------------------------------------- webhooks (§4.13, §6)
 
@@ -492,7 +484,6 @@ const WebhookRecord = renamed(
     .transform((w) => ({ ...w, id: w.id! })),
 );
 export const WebhookSubscriptionAnswer = objectOf(WebhookRecord);
-export type WebhookSubscriptionAnswer = z.output<typeof WebhookSubscriptionAnswer>;
 
 /**
  * The PATCH answer ("response bodies of these routes: not shown", spec §4.13): the record, or only

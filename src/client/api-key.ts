@@ -90,14 +90,14 @@ export class ApiKey {
  * Some key formats say their environment. The spec shows none; these are the common conventions
  * (and the local sandbox's seed keys start with sk_sandbox_). Unknown shapes are not labelled.
  */
-export function environmentFromKeyPrefix(key: string): KeyEnvironment | undefined {
+function environmentFromKeyPrefix(key: string): KeyEnvironment | undefined {
   if (/^(sk|pk|rk)_(sandbox|test|staging)_/i.test(key)) return 'sandbox';
   if (/^(sk|pk|rk)_(live|prod|production)_/i.test(key)) return 'production';
   return undefined;
 }
 
 /** A key file named like payout.production.key or sandbox-key.txt says its environment. */
-export function environmentFromFileName(path: string): KeyEnvironment | undefined {
+function environmentFromFileName(path: string): KeyEnvironment | undefined {
   const name = basename(path).toLowerCase();
   const has = (w: string) => new RegExp(`(^|[._-])${w}([._-]|$)`).test(name);
   const sandbox = has('sandbox') || has('staging') || has('test');

@@ -9,7 +9,7 @@ import * as answers from './answers.ts';
 import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/endpoints.ts';
 import { MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
 import { ApiKey } from './api-key.ts';
-import { PayoutApiError, zodFieldErrors, type FieldError } from './errors.ts';
+import { PayoutApiError, zodFieldErrors } from './errors.ts';
 import {
   Transport,
   listFieldErrors,
@@ -94,7 +94,7 @@ interface Where {
 }
 
 /** A request the client refuses to send: nothing left, so the service certainly did not act. */
-function notSent(at: Where, message: string, fieldErrors?: FieldError[]): PayoutApiError {
+function notSent(at: Where, message: string, fieldErrors?: requests.FieldError[]): PayoutApiError {
   const requestId = at.requestId ?? randomUUID();
   return new PayoutApiError({ ...at, requestId, kind: 'invalid-request', outcome: 'definitive', attempts: 0, message, fieldErrors });
 }
@@ -210,13 +210,12 @@ export class PayoutClient {
     return { ...r, payout: r.data };
   }
 
-  /** GET {payouts}/{id}. */
   getPayout(payoutId: string, opts?: RequestOptions): Promise<answers.PayoutAnswer> {
     return this.get('getPayout', `${PAYOUTS_PREFIX}/${id(payoutId)}`, answers.PayoutAnswer, opts);
   }
 
   /** GET {payouts}?page&limit (page from 1, limit at most 100). */
-  listPayouts(q: ListPageQuery = {}, opts?: RequestOptions): Promise<answers.PayoutListAnswer> {
+  listPayouts(q: ListPageQuery = {}, opts?: RequestOptions) {
     return this.get('listPayouts', `${PAYOUTS_PREFIX}${query({ page: q.page, limit: q.limit })}`, answers.PayoutListAnswer, opts);
   }
 
@@ -267,7 +266,7 @@ export class PayoutClient {
     return { ...r, swap: r.data };
   }
 
-  listSwaps(q: ListPageQuery = {}, opts?: RequestOptions): Promise<answers.SwapListAnswer> {
+  listSwaps(q: ListPageQuery = {}, opts?: RequestOptions) {
     return this.get('listSwaps', `${PAYOUTS_PREFIX}/swaps${query({ page: q.page, limit: q.limit })}`, answers.SwapListAnswer, opts);
   }
 
@@ -281,7 +280,7 @@ export class PayoutClient {
    * GET {payouts}/pairs: the enabled pairs (spec §4.9). `{all: true}` asks for the disabled ones too
    * with ?status=all, our sandbox's addition: a service that ignores the query lists enabled pairs only.
    */
-  listPairs(q: { all?: boolean } = {}, opts?: RequestOptions): Promise<answers.PairListAnswer> {
+  listPairs(q: { all?: boolean } = {}, opts?: RequestOptions) {
     return this.get('listPairs', `${PAYOUTS_PREFIX}/pairs${query({ status: q.all ? 'all' : undefined })}`, answers.PairListAnswer, opts);
   }
 
@@ -290,27 +289,26 @@ export class PayoutClient {
    * idempotent and retried; without it the service flips the pair, so an unknown outcome is not
    * resent (it could flip twice).
    */
-  togglePair(currencyPairId: string, body: requests.ToggleRequest = {}, opts?: RequestOptions): Promise<answers.ToggleAnswer> {
+  togglePair(currencyPairId: string, body: requests.ToggleRequest = {}, opts?: RequestOptions) {
     const path = `${PAYOUTS_PREFIX}/currency-pairs/${id(currencyPairId)}/toggle`;
     const effect = typeof body.enabled === 'boolean' ? IDEMPOTENT : NOT_RESENT;
     return this.send('togglePair', 'PATCH', path, [requests.ToggleRequest, body], answers.ToggleAnswer, effect, opts);
   }
 
-  /** GET {payouts}/methods?sourceCurrency&destinationCurrency&destinationCountryCode. */
-  listMethods(q: requests.MethodsQuery, opts?: RequestOptions): Promise<answers.MethodsAnswer> {
+  listMethods(q: requests.MethodsQuery, opts?: RequestOptions) {
     const path = `${PAYOUTS_PREFIX}/methods${query(q)}`;
     checkBody({ route: 'listMethods', method: 'GET', path, requestId: opts?.requestId }, requests.MethodsQuery, q);
     return this.get('listMethods', path, answers.MethodsAnswer, opts);
   }
 
-  listWallets(opts?: RequestOptions): Promise<answers.WalletListAnswer> {
+  listWallets(opts?: RequestOptions) {
     return this.get('listWallets', `${PAYOUTS_PREFIX}/wallets`, answers.WalletListAnswer, opts);
   }
 
   // ------------------------------------------------------------ webhooks (§4.13)
 
   /** POST {webhooks}. Not resent on an unknown outcome: one subscription per business. */
-  registerWebhook(body: requests.WebhookRegisterRequest, opts?: RequestOptions): Promise<answers.WebhookSubscriptionAnswer> {
+  registerWebhook(body: requests.WebhookRegisterRequest, opts?: RequestOptions) {
     return this.send(
       'registerWebhook',
       'POST',
@@ -322,16 +320,16 @@ export class PayoutClient {
     );
   }
 
-  listWebhooks(opts?: RequestOptions): Promise<z.output<typeof answers.WebhookSubscriptionListAnswer>> {
+  listWebhooks(opts?: RequestOptions) {
     return this.get('listWebhooks', WEBHOOKS_PREFIX, answers.WebhookSubscriptionListAnswer, opts);
   }
 
-  getWebhook(webhookId: string, opts?: RequestOptions): Promise<answers.WebhookSubscriptionAnswer> {
+  getWebhook(webhookId: string, opts?: RequestOptions) {
     return this.get('getWebhook', `${WEBHOOKS_PREFIX}/${id(webhookId)}`, answers.WebhookSubscriptionAnswer, opts);
   }
 
   /** PATCH {webhooks}/{id}: setting the same values twice is harmless, so it is resent. */
-  updateWebhook(webhookId: string, body: requests.WebhookUpdateRequest, opts?: RequestOptions): Promise<answers.WebhookSubscriptionAnswer> {
+  updateWebhook(webhookId: string, body: requests.WebhookUpdateRequest, opts?: RequestOptions) {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
     return this.send(
       'updateWebhook',
@@ -352,14 +350,13 @@ export class PayoutClient {
 
   // ------------------------------------------------------------ public routes (§4.14, §4.15)
 
-  /** GET {base_url}/api/public/auth/countries?limit&filter[currencyCode]. */
-  listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions): Promise<answers.CountryListAnswer> {
+  listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions) {
     const path = `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`;
     return this.get('listCountries', path, answers.CountryListAnswer, opts);
   }
 
   /** GET {base_url}/api/public/transactions: no paging query in the spec, but §4.4's meta, so page and limit as for payouts. */
-  listTransactions(q: { payoutRef?: string } & ListPageQuery = {}, opts?: RequestOptions): Promise<answers.TransactionListAnswer> {
+  listTransactions(q: { payoutRef?: string } & ListPageQuery = {}, opts?: RequestOptions) {
     const path = `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef, page: q.page, limit: q.limit })}`;
     return this.get('listTransactions', path, answers.TransactionListAnswer, opts);
   }

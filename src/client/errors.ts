@@ -3,7 +3,7 @@
 // the route, the x-request-id to quote to support, and the one fact the engine acts on: whether the
 // service certainly did not act ('definitive') or may have acted ('unknown').
 import type { ZodError } from 'zod';
-import type { ErrorBody } from '../spec/schemas.ts';
+import type { FieldError } from '../spec/schemas.ts';
 
 /**
  * 'definitive': the service certainly did not act. The service's own refusal (its error body with
@@ -20,26 +20,6 @@ export type Outcome = 'definitive' | 'unknown';
 /** 'http': a non-2xx answer; 'invalid-response': a 2xx whose body does not match the spec; 'invalid-request': not sent, the body does not match it. */
 export type FailureKind = 'http' | 'timeout' | 'network' | 'aborted' | 'invalid-response' | 'invalid-request';
 
-export type FieldError = NonNullable<ErrorBody['errors']>[number];
-
-export interface PayoutApiErrorInit {
-  kind: FailureKind;
-  message: string;
-  outcome: Outcome;
-  /** The client's route name (the spec's words: initiate, getPayout, ...). */
-  route: string;
-  method: string;
-  path: string;
-  requestId: string;
-  status?: number;
-  code?: string;
-  fieldErrors?: FieldError[];
-  /** Milliseconds the service asked us to wait (Retry-After), when it did. */
-  retryAfterMs?: number;
-  attempts?: number;
-  cause?: unknown;
-}
-
 export class PayoutApiError extends Error {
   override readonly name = 'PayoutApiError';
   readonly kind: FailureKind;
@@ -49,11 +29,13 @@ export class PayoutApiError extends Error {
   /** The spec's error code (§7) from the body's `error` field; undefined when the body has none. */
   readonly code: string | undefined;
   readonly fieldErrors: FieldError[];
+  /** The client's route name (the spec's words: initiate, getPayout, ...). */
   readonly route: string;
   readonly method: string;
   readonly path: string;
   /** The x-request-id sent with (and, when echoed, answered to) the failing request. */
   readonly requestId: string;
+  /** Milliseconds the service asked us to wait (Retry-After), when it did. */
   readonly retryAfterMs: number | undefined;
   /** How many times the request was sent (retries included). */
   readonly attempts: number;
@@ -100,6 +82,10 @@ export class PayoutApiError extends Error {
     return Object.fromEntries(JSON_FIELDS.map((k) => [k, this[k]]));
   }
 }
+
+/** What an error is made of: its fields (status, code, field errors, Retry-After and attempts optional), message and cause. */
+export type PayoutApiErrorInit = Pick<PayoutApiError, 'kind' | 'outcome' | 'route' | 'method' | 'path' | 'requestId'> &
+  Partial<Pick<PayoutApiError, 'status' | 'code' | 'fieldErrors' | 'retryAfterMs' | 'attempts'>> & { message: string; cause?: unknown };
 
 /** The fields of an error as a plain object, in the order it has always been written out. */
 const JSON_FIELDS = 'name kind outcome status code message fieldErrors route method path requestId retryAfterMs attempts'.split(' ') as (

@@ -4,17 +4,10 @@ import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { ErrorBody } from '../spec/schemas.ts';
+import { ErrorBody, type FieldError } from '../spec/schemas.ts';
 import { API_KEY_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
 import type { ApiKey } from './api-key.ts';
-import {
-  KEY_PROPAGATION_MESSAGE,
-  PayoutApiError,
-  zodFieldErrors,
-  type FieldError,
-  type Outcome,
-  type PayoutApiErrorInit,
-} from './errors.ts';
+import { KEY_PROPAGATION_MESSAGE, PayoutApiError, zodFieldErrors, type Outcome, type PayoutApiErrorInit } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, type AttemptFailure, type RetryPolicy } from './retry-decision.ts';
 import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome, jsonObject } from './definitive.ts';
 import type { Slot, SlidingWindowLimiter } from './throttle.ts';
@@ -291,7 +284,6 @@ export class Transport {
     }
   }
 
-  /** A non-2xx answer as the error it is. */
   private errorAnswer(spec: CallSpec<unknown>, status: number, text: string, headers: Headers): [Failure, AttemptFailure] {
     const body = ErrorBody.safeParse(this.apiKey.scrubDeep(jsonObject(text))).data;
     // Which answers are definitive (definitive.ts): only the service's own refusal says it did
@@ -337,6 +329,5 @@ function shownPath(spec: CallSpec<unknown>): string {
   return u.origin + u.pathname;
 }
 
-/** The same error with another outcome (and kind). */
 const reclassify = (e: PayoutApiError, outcome: Outcome, kind = e.kind): PayoutApiError =>
   new PayoutApiError({ ...e, kind, outcome, message: e.message, cause: e.cause });

@@ -92,6 +92,8 @@ export class SharedPace implements PaceShare {
   constructor(
     readonly path: string,
     private readonly onError?: (e: Error) => void,
+    /** wallNow, or a test's fixed clock. */
+    private readonly now: () => number = wallNow,
   ) {}
 
   /**
@@ -105,7 +107,7 @@ export class SharedPace implements PaceShare {
     if (locked === 'busy') return { ok: false, waitMs: BUSY_RETRY_MS };
     if (!locked) return { ok: true, id: '' };
     try {
-      const now = wallNow();
+      const now = this.now();
       // the starts still inside the window (read() applied our marks: they are written with them)
       const starts = this.read().filter((s) => effective(s, now) > now - spanMs);
       const times = starts.map((s) => effective(s, now)).sort((a, b) => a - b);
@@ -127,7 +129,7 @@ export class SharedPace implements PaceShare {
   }
 
   /** The start was sent (now, or at `at`, wallNow's clock); a later mark moves it later. */
-  markSent(id: string, at: number = wallNow()): void {
+  markSent(id: string, at: number = this.now()): void {
     if (!id || this.failed) return;
     this.marks.set(id, at);
     this.scheduleFlush(0);

@@ -46,7 +46,7 @@ export interface Pages<T> {
 }
 
 /** Pages go on this long below `stopBelow`. */
-export const PERIOD_MARGIN_MS = 5 * 60_000;
+const PERIOD_MARGIN_MS = 5 * 60_000;
 
 /** Reads pages until one of the endings above; `wanted` is left holding the ids no page showed. */
 export async function readPages<T extends { id?: string; createdAt?: string }>(o: PagesOptions<T>): Promise<Pages<T>> {

@@ -74,7 +74,8 @@ export class UsageCounter {
   private pending = new Map<string, Map<string, number>>();
   private labels = new Map<string, KeyEnvironment>();
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  /** The last flush or read, settled: the next waits for it. */
+  private flushing: Promise<unknown> = Promise.resolve();
 
   constructor(options: { path?: string; stateDir?: string; store?: UsageStore; flushMs?: number; now?: () => Date } = {}) {
     const file = options.store ? undefined : new UsageFileStore(options.path ?? join(options.stateDir ?? defaultStateDir(), 'usage.json'));
@@ -149,10 +150,7 @@ export class UsageCounter {
     const read = this.flushing.then(
       async () => (await this.store.requests(fingerprint, month)) + (this.pending.get(fingerprint)?.get(month) ?? 0),
     );
-    this.flushing = read.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.flushing = read.catch(() => undefined);
     const used = await read;
     return { fingerprint, month, used, quota, remaining: Math.max(0, quota - used) };
   }
@@ -165,7 +163,7 @@ export class UsageCounter {
 }
 
 /** The usage file of a state folder: one per user on this host, added to under its lock. */
-export class UsageFileStore implements UsageStore {
+class UsageFileStore implements UsageStore {
   constructor(readonly path: string) {}
 
   get where(): string {

@@ -1,7 +1,6 @@
 // Whether and when to send a request again: one small pure function, called by the transport and
 // by tests directly. Nothing here reads a clock or a random source: both come in as arguments.
 
-/** What happened to one attempt. */
 export type AttemptFailure =
   | { kind: 'http'; status: number; retryAfterMs?: number }
   | { kind: 'timeout' }
@@ -14,9 +13,7 @@ export type AttemptFailure =
 export interface RetryPolicy {
   /** Total attempts including the first. */
   maxAttempts: number;
-  /** First backoff step. */
   baseDelayMs: number;
-  /** Largest backoff step. */
   maxDelayMs: number;
   /** A Retry-After longer than this is not waited out: the call fails (a monthly quota, say). */
   maxRetryAfterMs: number;

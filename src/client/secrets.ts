@@ -10,7 +10,7 @@ export const REDACTED = '[redacted]';
  * Fewer characters of a form could be an ordinary word or an identifier; this many consecutive
  * characters of one of the key's forms identify the key (a form shorter than this counts whole).
  */
-export const MIN_RUN = 12;
+const MIN_RUN = 12;
 
 /**
  * base64 (or base64url) of the secret as it reads inside a longer encoded text, where it starts
@@ -89,23 +89,16 @@ function undisguised(text: string): { view: string; start: number[]; end: number
 export function scrubText(text: string, matcher: SecretMatcher | undefined): string {
   if (!matcher) return text;
   const hit = new Uint8Array(text.length);
-  const mark = (s: string, from: (i: number) => number, to: (i: number) => number) => {
+  // `s` is the text itself, or its undisguised view with the span of the text each character came from
+  const mark = (s: string, start?: number[], end?: number[]) => {
     const lower = lowerAscii(s);
     for (const [width, runs] of matcher)
-      for (let i = 0; i + width <= s.length; i++) if (runs.has(lower.slice(i, i + width))) hit.fill(1, from(i), to(i + width - 1));
+      for (let i = 0; i + width <= s.length; i++)
+        if (runs.has(lower.slice(i, i + width))) hit.fill(1, start?.[i] ?? i, end?.[i + width - 1] ?? i + width);
   };
-  mark(
-    text,
-    (i) => i,
-    (i) => i + 1,
-  );
+  mark(text);
   const u = undisguised(text);
-  if (u.view !== text)
-    mark(
-      u.view,
-      (i) => u.start[i]!,
-      (i) => u.end[i]!,
-    );
+  if (u.view !== text) mark(u.view, u.start, u.end);
   if (!hit.includes(1)) return text;
   let out = '';
   for (let i = 0; i < text.length; i++)

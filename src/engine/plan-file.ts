@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { InitiateRequest } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
+import { canonicalJson } from '../text.ts';
 import { formatAmount, fromApi } from '../money.ts';
 import type { FoldedJournal } from '../journal/lines.ts';
 import { initiateBody } from './execute.ts';
@@ -130,18 +131,6 @@ export function parsePlanFile(text: string, path: string): PlanFile {
     'PLAN_FILE',
     `${path} is not a plan file of payout-batch: ${i?.path.join('.') || 'top level'}: ${i?.message}: ${make}`,
   );
-}
-
-/** JSON with keys sorted at every level and no whitespace: one text for one value. */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-    .join(',')}}`;
 }
 
 /**

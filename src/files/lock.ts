@@ -55,7 +55,7 @@ export class LockBusy extends Error {
   }
 }
 
-export function pidAlive(pid: number): boolean {
+function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

@@ -10,10 +10,7 @@ export function serialised<T>(path: string, job: () => Promise<T>): Promise<T> {
   const key = resolve(path);
   const before = queues.get(key) ?? Promise.resolve();
   const run = before.then(job, job);
-  const settled = run.then(
-    () => {},
-    () => {},
-  );
+  const settled = run.catch(() => undefined);
   queues.set(key, settled);
   void settled.then(() => {
     if (queues.get(key) === settled) queues.delete(key);

@@ -13,7 +13,7 @@ import { JournalWriter, readJournal, type JournalEvent } from '../journal/journa
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
 import { applyToJournals, applyToResultsFile, type ApplyOptions, type ApplyResult, type StatusUpdate } from './apply-status.ts';
 import { acquireLock, type HeldLock } from '../files/lock.ts';
-import { canonicalJson } from '../engine/plan-file.ts';
+import { canonicalJson } from '../text.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */

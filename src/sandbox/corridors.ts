@@ -90,7 +90,7 @@ export function convert(c: UsableCorridor, amount: Dec, destinationCurrency: str
  * currency's minor-unit decimals, and at most 1,000,000,000 units (so every figure stays within
  * the 15 significant digits a JSON number carries exactly).
  */
-export const MAX_AMOUNT = new Dec('1000000000');
+const MAX_AMOUNT = new Dec('1000000000');
 export function amountProblem(amount: Dec, currency: string): string | undefined {
   const places = minorUnits(currency);
   if (places === undefined) return `${currency} is not an ISO 4217 currency code`;

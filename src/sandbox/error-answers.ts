@@ -1,7 +1,7 @@
 // Answers of the sandbox. A handler returns a Reply; a refusal anywhere below it is an ApiError
 // thrown, which the server answers as it is, so every refusal carries the spec's status and code.
 import type { z } from 'zod';
-import type { ErrorBody } from '../spec/schemas.ts';
+import type { ErrorBody, FieldError } from '../spec/schemas.ts';
 
 export interface Reply {
   status: number;
@@ -11,8 +11,6 @@ export interface Reply {
   /** Set by the creating routes (initiate, swap) when this request created the record. */
   created?: boolean;
 }
-
-export type FieldError = NonNullable<ErrorBody['errors']>[number];
 
 export class ApiError extends Error implements Reply {
   constructor(

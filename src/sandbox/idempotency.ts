@@ -17,18 +17,7 @@ import { IDEMPOTENCY_KEY_HEADER } from '../spec/endpoints.ts';
 import type { SandboxState } from './contract.ts';
 import { header, type Request } from './request.ts';
 import { ApiError, apiError, type Reply } from './error-answers.ts';
-
-/** JSON text with object keys sorted at every level: equal for semantically equal bodies. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
+import { canonicalJson } from '../text.ts';
 
 type CreatingRoute = 'initiate' | 'swap';
 const slot = (businessId: string, key: string): string => `${businessId}\u0000${key}`;

@@ -57,11 +57,12 @@ export interface PublishedRow {
 }
 
 /** Spec §1.9 "EUR to EU countries": the 27 member states of the European Union, ISO 3166-1 alpha-3. */
-export const EU_COUNTRIES =
-  'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN IRL ITA LVA LTU LUX MLT NLD POL PRT ROU SVK SVN ESP SWE'.split(' ');
+const EU_COUNTRIES = 'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN IRL ITA LVA LTU LUX MLT NLD POL PRT ROU SVK SVN ESP SWE'.split(
+  ' ',
+);
 
 /** Spec §1.9 table, then readings for the methods it does not price; a (method, currency, country) is served by the first row naming them. */
-export const PUBLISHED: PublishedRow[] = [
+const PUBLISHED: PublishedRow[] = [
   // "USD to United States | WIRE | 20 USD | 1 day"
   { methods: ['WIRE'], currencies: ['USD'], countries: ['USA'], fee: flat('20', 'USD'), settlement: ONE_DAY },
   // "USD to United States | ACH | 5.00 USD | 1 to 3 days"
@@ -172,7 +173,7 @@ export const fieldType = (name: string): 'string' | 'email' | 'phone' =>
  * out and the methods it uses. Reading: HKD is added from the table's "HKD to Hong Kong | FPS" row
  * (HKD to HKD via HK_FPS and SWIFT, and USD to HKD), which the overview does not list.
  */
-export const OVERVIEW: Record<string, { destinations: string[]; methods: PayoutMethod[] }> = {
+const OVERVIEW: Record<string, { destinations: string[]; methods: PayoutMethod[] }> = {
   // "NGN sends to NGN, USD, EUR, GBP, CNY and more via NIP, SWIFT, ALIPAY, WECHAT" ("and more" is not a list)
   NGN: { destinations: ['NGN', 'USD', 'EUR', 'GBP', 'CNY'], methods: ['NIP', 'SWIFT', 'ALIPAY', 'WECHAT'] },
   // "USD sends to USD, NGN, GHS, XOF, XAF, ZAR, CAD, EUR, GBP, CNY, INR via WIRE, ACH, SWIFT, NIP, CHINA_WIRE, HK_FPS, FASTER_PAYMENTS, SEPA"

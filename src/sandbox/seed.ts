@@ -21,14 +21,14 @@ const onePerKey = (ctx: z.RefinementCtx, message: (key: string, earlier: number)
   };
 };
 
-export const SeedWallet = z.strictObject({
+const SeedWallet = z.strictObject({
   walletId: z.uuid().optional(),
   currency: currencyCode,
   /** Opening balance, in the wallet's currency. */
   balance: decimalString,
 });
 
-export const SeedPair = z.strictObject({
+const SeedPair = z.strictObject({
   currencyPairId: z.uuid().optional(),
   baseCurrency: currencyCode,
   quoteCurrency: currencyCode,
@@ -37,7 +37,7 @@ export const SeedPair = z.strictObject({
   enabled: z.boolean().default(true),
 });
 
-export const SeedBusiness = z
+const SeedBusiness = z
   .strictObject({
     id: z.uuid().optional(),
     name: z.string().min(1),

@@ -32,6 +32,7 @@ export const ErrorBody = z.object({
   errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
+export type FieldError = NonNullable<ErrorBody['errors']>[number];
 
 /** Spec §2 informationRequests item: what compliance asks for (§3 ADDITIONAL_INFO_REQUIRED). */
 export const InformationRequest = z.object({

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
-import { canonicalJson } from '../../src/sandbox/idempotency.ts';
+import { canonicalJson } from '../../src/text.ts';
 import { call, GLOBEX, nipBody, P, start, uniqueKey, walletBalance } from './helpers.ts';
 
 let sb: LocalSandbox;

@@ -1,13 +1,13 @@
 // Spec §4.1-4.5: quote, initiate, get payout, list payouts, PATCH documents.
 import { z } from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
-import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest } from '../../spec/schemas.ts';
+import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest, type FieldError } from '../../spec/schemas.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
 import type { Handler, Sandbox } from '../context.ts';
 import type { Request } from '../request.ts';
-import { apiError, notFound, ok, parseWith, validationError, type FieldError, type Reply } from '../error-answers.ts';
+import { apiError, notFound, ok, parseWith, validationError, type Reply } from '../error-answers.ts';
 import type { PayoutRec } from '../store.ts';
 import { newestFirst, paginate, payoutListItem, payoutView } from '../views.ts';
 

@@ -53,7 +53,6 @@ const BY_PARAMS = [...ROUTES].sort((a, b) => a.pattern.split(':').length - b.pat
 
 const split = (p: string): string[] => p.split('/').filter(Boolean);
 
-/** The route for a method and path, with its parameters. */
 export function matchRoute(method: string, path: string) {
   const segments = split(path);
   for (const route of BY_PARAMS) {
