@@ -297,6 +297,14 @@ export function batchFileOptions<T>(y: Argv<T>) {
     .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
 
+/** How the batch file is read, as the engine takes it (batchFileOptions). */
+export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batch-id'>) => ({
+  encoding: args.encoding,
+  sheet: args.sheet,
+  documents: args.documents,
+  allowDuplicateRows: args['allow-duplicate-rows'],
+});
+
 /** The control totals as given (run, retry, and run --dry-run, which checks them as run does). */
 export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({
   expectRows: args['expect-rows'],
