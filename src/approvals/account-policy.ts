@@ -11,7 +11,8 @@ import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { Dec, formatAmount, groupThousands } from '../money.ts';
-import { packageRoot } from '../package-root.ts';
+import { packageJson, packageRoot } from '../package-root.ts';
+import { plural } from '../text.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import { accountOf, type Ledger, type UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { FileLedger } from '../ledger/file.ts';
@@ -88,16 +89,14 @@ export class PolicyError extends Error {
  * package), for a host where the tool is installed without root. No flag or variable changes it.
  */
 export function hostFolder(): string {
-  const root = packageRoot();
   let named: unknown;
   try {
-    named = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { payoutBatch?: { hostFolder?: unknown } }).payoutBatch
-      ?.hostFolder;
+    named = packageJson().payoutBatch?.hostFolder;
   } catch {
-    named = undefined;
+    // (unreadable: the default)
   }
   if (typeof named !== 'string' || !named) return '/etc/payout-batch';
-  return isAbsolute(named) ? named : resolve(root, named);
+  return isAbsolute(named) ? named : resolve(packageRoot(), named);
 }
 
 /** Where the host keeps the policy of the service account at `baseUrl` used with the API key of `keyFingerprint`. */
@@ -284,7 +283,7 @@ export function describePolicy(p: AccountPolicy): string {
   const above = p.above ? ` for a batch sending more than ${amountsText(p.above, ' or ')} (any other currency: always)` : '';
   const expire = p.expireAfterMs ? `; approvals expire after ${durationText(p.expireAfterMs)}` : '';
   const lists = p.screeningMaxAgeMs ? `; payees screened against sanctions lists at most ${durationText(p.screeningMaxAgeMs)} old` : '';
-  return `${p.requireApprovals} approval${p.requireApprovals === 1 ? '' : 's'} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
+  return `${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
 }
 
 /** What a run sends, per source currency (the plan's totals). */

@@ -6,6 +6,7 @@ import { fingerprintOf, parsePublicKey } from './keys.ts';
 import { planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
 import { verifyApproval } from './sign.ts';
 import type { Approval, Approver } from './approvals-file.ts';
+import { plural } from '../text.ts';
 
 export interface ApprovalCheck {
   ok: boolean;
@@ -135,7 +136,7 @@ export function checkApprovals(
     countedKeys.add(listed.publicKey);
   }
   const ok = !unusable && counted.length >= required;
-  const n = `${counted.length} valid approval${counted.length === 1 ? '' : 's'}`;
+  const n = plural(counted.length, 'valid approval');
   const by = counted.length ? ` (${counted.join(', ')})` : '';
   const why = problems.length ? problems.join('; ') : approvals.length ? '' : 'no approvals';
   const message = ok

@@ -1,12 +1,13 @@
 // Where approvals live: `<plan>.approvals.json` beside the plan (the plan itself is never rewritten:
 // its bytes are what is signed), a JSON array of approvals; and the approvers list, a JSON array of
 // {name, publicKey} kept by whoever decides who may release a batch.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { nameProblem, sameName } from '../engine/guards.ts';
 import { fingerprintOf, KeyError, parsePublicKey } from './keys.ts';
+import { readBytes } from './payload.ts';
 
 export const ApprovalSchema = z.object({
   name: z.string().min(1),
@@ -33,12 +34,7 @@ const ADD_APPROVERS = 'build it with `payout-batch approvers add *.approver.pub.
  * read as an array of them.
  */
 function readJson(path: string, what: string, lines = false): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ApprovalsFileError(`cannot read the ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
+  const text = readBytes(path, (why) => new ApprovalsFileError(`cannot read the ${what} ${path}: ${why}`)).toString('utf8');
   try {
     return JSON.parse(text);
   } catch {

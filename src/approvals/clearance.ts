@@ -4,15 +4,14 @@
 // it expires. It binds the row's reference, the payee's name and account identifiers (a digest)
 // and one list entry as read then (engine/screen-batch.ts covers).
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { sameName } from '../engine/guards.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import type { Clearance, ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from './account-policy.ts';
-import { verifyApproval } from './sign.ts';
-import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
+import { listedSigners } from './sign.ts';
+import { approvalsPathFor, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
 import { PlanFileError } from './payload.ts';
 
 export const CLEARANCE_KIND = 'payout-batch-screening-clearance';
@@ -98,13 +97,7 @@ export function clearancesIn(dir: string, approvers: readonly Approver[], requir
     .map((f) => {
       const loaded = loadClearance(join(dir, f));
       const c = loaded.clearance;
-      const payload = clearancePayload(loaded);
-      const signedBy: string[] = [];
-      for (const a of readApprovals(approvalsPathFor(loaded.path))) {
-        const listed = approvers.find((x) => sameName(x.name, a.name));
-        if (listed && !sameName(listed.name, c.madeBy) && listed.publicKey === a.publicKey && verifyApproval(payload, a).ok)
-          if (!signedBy.includes(listed.name)) signedBy.push(listed.name);
-      }
+      const signedBy = listedSigners(clearancePayload(loaded), readApprovals(approvalsPathFor(loaded.path)), approvers, c.madeBy).counted;
       const problem =
         signedBy.length < required
           ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
@@ -132,21 +125,22 @@ const clearancesInForce = (statuses: readonly ClearanceStatus[]): Clearance[] =>
     }));
 
 /**
- * The screening of a command or a watched file: the lists, the clearances of `dir` signed by the
- * account policy's approvers (else `approvers`; none: no clearance counts), and the policy's oldest
- * list; undefined when neither a list nor the policy asks for it.
+ * The screening of a command or a watched file (its paths relative to `base`): the lists, the
+ * clearances of the folder `clearances` signed by the account policy's approvers (else those of the
+ * list `approvers`; none: no clearance counts), and the policy's oldest list; undefined when
+ * neither a list nor the policy asks for it.
  */
 export function screeningFor(
-  lists: string[],
-  dir: string,
-  approvers: readonly Approver[],
+  base: string,
+  o: { lists: readonly (string | number)[]; clearances: string; approvers?: string },
   policy?: Pick<AccountPolicy, 'screeningMaxAgeMs' | 'approvers' | 'requireApprovals'>,
 ): ScreeningOptions | undefined {
   const maxAgeMs = policy?.screeningMaxAgeMs;
-  if (!lists.length && maxAgeMs === undefined) return undefined;
+  if (!o.lists.length && maxAgeMs === undefined) return undefined;
+  const approvers = policy?.approvers ?? (o.approvers ? readApprovers(resolve(base, o.approvers)) : []);
   return {
-    lists,
+    lists: o.lists.map((l) => resolve(base, String(l))),
     maxAgeMs,
-    clearances: clearancesInForce(clearancesIn(dir, policy?.approvers ?? approvers, policy?.requireApprovals ?? 1)),
+    clearances: clearancesInForce(clearancesIn(resolve(base, o.clearances), approvers, policy?.requireApprovals ?? 1)),
   };
 }

@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
-import { bodyDigest, parsePlanFile, payeeOf, type Payee, type PlanFile } from '../engine/plan-file.ts';
-import { canonicalJson } from '../text.ts';
-import { swapText, type SwapProposal } from '../engine/swap.ts';
+import { bodyDigest, parsePlanFile, payeeOf, type PlanFile } from '../engine/plan-file.ts';
+import { canonicalJson, plural } from '../text.ts';
+import { swapText } from '../engine/swap.ts';
 
 /** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
 export interface LoadedPlan {
@@ -23,14 +23,18 @@ export class PlanFileError extends Error {
   override readonly name = 'PlanFileError';
 }
 
+/** A file's bytes, or `fail` with why they cannot be read (its error code). */
+export function readBytes(path: string, fail: (why: string) => Error): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw fail((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+  }
+}
+
 /** Reads a plan file written by `plan --out`; anything else is refused with the reason. */
 export function loadPlan(path: string): LoadedPlan {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw new PlanFileError(`cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
+  const bytes = readBytes(path, (why) => new PlanFileError(`cannot read the plan ${path}: ${why}`));
   try {
     return { path, bytes, plan: parsePlanFile(bytes.toString('utf8'), path) };
   } catch (e) {
@@ -38,76 +42,41 @@ export function loadPlan(path: string): LoadedPlan {
   }
 }
 
-export const PAYLOAD_PURPOSE = 'payout-batch plan approval';
-
-/** One payout as signed: who is paid (the account masked), how much, and the digests of exactly what is sent. */
-export interface SignedRow extends Payee {
-  /** plan-file.ts bodyDigest: the initiate body, beneficiary included, without the document URL. */
-  bodySha256: string;
-  /** The sha256 of each supporting document's bytes, in order. */
-  documents: string[];
-}
+const PAYLOAD_PURPOSE = 'payout-batch plan approval' as const;
 
 /** What the plan says, as an approver reads and signs it. */
-export interface PlanPayload {
-  purpose: typeof PAYLOAD_PURPOSE;
-  v: 2;
-  kind: string;
-  planSha256: string;
-  file: string;
-  fileSha256: string;
-  /** Excel: the sheet the rows are read from; null for a CSV file. */
-  sheet: string | null;
-  /** pain.001: the ERP's message (GrpHdr/MsgId) and version; absent for another format. */
-  message?: { id: string; version: string };
-  rows: SignedRow[];
-  /** Per source currency, the exact sum of the rows' amounts with the currency's minor units. */
-  totals: Record<string, string>;
-  environment: string;
-  baseUrl: string;
-  account: string;
-  /** A deliberate re-send: the `--batch-id` the plan was made under (null: none). */
-  batchLabel: string | null;
-  /** null for a plan that does not record its maker. */
-  preparedBy: string | null;
-  createdAt: string;
-  /**
-   * The swaps that fund short wallets before their rows (spec §4.7), each as the plan holds it:
-   * currencies, wallets, amounts, the pair and its rate, the reference, the margin and balances.
-   * Absent for a plan without swaps, so that approvals of such plans read as they were signed.
-   */
-  swaps?: SwapProposal[];
-  /** The sanctions screening (lists by digest, held rows with their hits, clearances used); absent for a plan made without lists. */
-  screening?: PlanFile['screening'];
-}
+export type PlanPayload = ReturnType<typeof planPayload>;
 
-const signedRow = (r: PlanFile['rows'][number]): SignedRow => ({
+/** One payout as signed: who is paid (the account masked), how much, and the digests of exactly what is sent. */
+const signedRow = (r: PlanFile['rows'][number]) => ({
   ...payeeOf(r),
+  // plan-file.ts bodyDigest: the initiate body, beneficiary included, without the document URL
   bodySha256: bodyDigest(r.body),
   documents: r.documents.map((d) => d.sha256),
 });
 
-export function planPayload(p: LoadedPlan): PlanPayload {
+export function planPayload(p: LoadedPlan) {
   const rows = p.plan.rows.map(signedRow);
   const sums = new Map<string, Dec>();
   for (const r of rows) sums.set(r.currency, (sums.get(r.currency) ?? new Dec(0)).plus(new Dec(r.amount)));
   return {
     purpose: PAYLOAD_PURPOSE,
-    v: 2,
+    v: 2 as const,
     kind: p.plan.kind,
     planSha256: sha256Hex(p.bytes),
     file: p.plan.file,
     fileSha256: p.plan.fileSha256,
-    sheet: p.plan.sheet ?? null,
+    sheet: p.plan.sheet ?? null, // (null: a CSV file)
     ...(p.plan.message ? { message: p.plan.message } : {}),
     rows,
     totals: Object.fromEntries([...sums].sort(([a], [b]) => (a < b ? -1 : 1)).map(([c, d]) => [c, formatAmount(d, c)])),
     environment: p.plan.env,
     baseUrl: p.plan.baseUrl,
     account: p.plan.account,
-    batchLabel: p.plan.batchLabel ?? null,
+    batchLabel: p.plan.batchLabel ?? null, // a deliberate re-send: the --batch-id the plan was made under
     preparedBy: p.plan.preparedBy ?? null,
     createdAt: p.plan.createdAt,
+    // absent for a plan without swaps (or screening), so that approvals of such plans read as they were signed
     ...(p.plan.swaps?.length ? { swaps: p.plan.swaps } : {}),
     ...(p.plan.screening ? { screening: p.plan.screening } : {}),
   };
@@ -127,7 +96,7 @@ export function payloadText(p: PlanPayload, shown = p.rows.length): string {
   const n = p.rows.length;
   const totals = Object.entries(p.totals).map(([c, a]) => `${c} ${groupThousands(a)}`);
   const lines = [
-    `${n} payout${n === 1 ? '' : 's'}${totals.length ? ` (${totals.join(', ')})` : ''} in ${p.environment} (${p.baseUrl}), account ${p.account}`,
+    `${plural(n, 'payout')}${totals.length ? ` (${totals.join(', ')})` : ''} in ${p.environment} (${p.baseUrl}), account ${p.account}`,
     `batch file ${basename(p.file)}${p.sheet !== null ? `, sheet "${p.sheet}"` : ''} (sha256 ${p.fileSha256.slice(0, 16)}…), ` +
       `prepared by ${p.preparedBy ?? '(not recorded)'} at ${p.createdAt}`,
   ];
@@ -142,6 +111,6 @@ export function payloadText(p: PlanPayload, shown = p.rows.length): string {
     );
   for (const r of p.rows.slice(0, shown))
     lines.push(`${r.reference} | ${r.beneficiary} | ${r.account} | ${r.method} | ${r.currency} ${groupThousands(r.amount)}`);
-  if (n > shown) lines.push(`… and ${n - shown} more payee${n - shown === 1 ? '' : 's'}`);
+  if (n > shown) lines.push(`… and ${plural(n - shown, 'more payee')}`);
   return lines.join('\n  ');
 }

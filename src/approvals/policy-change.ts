@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
-import { sameName } from '../engine/guards.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import {
   describePolicy,
@@ -15,7 +14,8 @@ import {
   type PolicyRules,
   type PolicyStore,
 } from './account-policy.ts';
-import { verifyApproval } from './sign.ts';
+import { listedSigners } from './sign.ts';
+import { readBytes } from './payload.ts';
 import { approvalsPathFor, readApprovals } from './approvals-file.ts';
 
 export const PROPOSAL_KIND = 'payout-batch-policy-change';
@@ -54,12 +54,7 @@ export function isProposal(path: string): boolean {
 }
 
 export function loadProposal(path: string): LoadedProposal {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw new PolicyError(`cannot read the proposal ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
+  const bytes = readBytes(path, (why) => new PolicyError(`cannot read the proposal ${path}: ${why}`));
   let r;
   try {
     r = ProposalSchema.safeParse(JSON.parse(bytes.toString('utf8')));
@@ -119,24 +114,7 @@ export async function applyProposal(store: PolicyStore, loaded: LoadedProposal) 
     throw new PolicyError(
       `${loaded.path} changes version ${proposal.baseVersion} of the policy, and ${current ? `version ${current.version}` : 'none'} is in force: propose again`,
     );
-  const payload = proposalPayload(loaded);
-  const counted: string[] = [];
-  const problems: string[] = [];
-  for (const a of readApprovals(approvalsPathFor(loaded.path))) {
-    const listed = current.approvers.find((x) => sameName(x.name, a.name));
-    const v = verifyApproval(payload, a);
-    const why = !listed
-      ? 'not an approver of the policy in force'
-      : listed.publicKey !== a.publicKey
-        ? `not signed with the key the policy gives ${listed.name}`
-        : !v.ok
-          ? v.reason
-          : counted.includes(listed.name)
-            ? 'already counted once'
-            : undefined;
-    if (why) problems.push(`${a.name}: ${why}`);
-    else counted.push(listed!.name);
-  }
+  const { counted, problems } = listedSigners(proposalPayload(loaded), readApprovals(approvalsPathFor(loaded.path)), current.approvers);
   const tally = `${counted.length} of the ${current.requireApprovals} approvals the policy in force needs${counted.length ? ` (${counted.join(', ')})` : ''}`;
   if (counted.length < current.requireApprovals)
     throw new PolicyError(`${tally}${problems.length ? `: ${problems.join('; ')}` : ''}: the policy is unchanged`);

@@ -2,7 +2,8 @@
 import { sign, verify } from 'node:crypto';
 import { parsePrivateKey, parsePublicKey, type KeyError } from './keys.ts';
 import { loadPlan, planPayload, signedBytes } from './payload.ts';
-import { addApproval, approvalsPathFor, type Approval } from './approvals-file.ts';
+import { addApproval, approvalsPathFor, type Approval, type Approver } from './approvals-file.ts';
+import { sameName } from '../engine/guards.ts';
 
 /** An approval of the plan by `name` with the private key in PEM `pem` (read from `where`, named in errors only). */
 export function signPlan(payload: object, name: string, pem: string, where: string, now = new Date()): Approval {
@@ -28,6 +29,33 @@ export function verifyApproval(payload: object, a: Approval): { ok: true } | { o
     good = false;
   }
   return good ? { ok: true } : { ok: false, reason: 'signature does not match this plan' };
+}
+
+/**
+ * The listed approvers whose approval is their signature of `payload` by the key the list gives
+ * them, each counted once (never `maker`), and why each other approval does not count.
+ */
+export function listedSigners(payload: object, approvals: Approval[], approvers: readonly Approver[], maker?: string) {
+  const counted: string[] = [];
+  const problems: string[] = [];
+  for (const a of approvals) {
+    const listed = approvers.find((x) => sameName(x.name, a.name));
+    const v = verifyApproval(payload, a);
+    const why = !listed
+      ? 'not an approver of the policy in force'
+      : maker !== undefined && sameName(listed.name, maker)
+        ? 'its maker'
+        : listed.publicKey !== a.publicKey
+          ? `not signed with the key the policy gives ${listed.name}`
+          : !v.ok
+            ? v.reason
+            : counted.includes(listed.name)
+              ? 'already counted once'
+              : undefined;
+    if (why) problems.push(`${a.name}: ${why}`);
+    else counted.push(listed!.name);
+  }
+  return { counted, problems };
 }
 
 /**

@@ -4,6 +4,7 @@ import { fingerprintOf, parsePublicKey } from './keys.ts';
 import { loadPlan, payloadText, planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
 import { approvalProblem, makerKeys } from './approval-rule.ts';
 import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
+import { plural } from '../text.ts';
 
 export interface ApprovalsView {
   preparedBy?: string;
@@ -61,8 +62,7 @@ export function approveText(plan: LoadedPlan, payload: PlanPayload, planArg: str
   const created = plan.plan.alreadyCreated ?? 0;
   const elsewhere = (plan.plan.notSent ?? []).filter((n) => n.code === 'ALREADY_PAID' || n.code === 'SENT_BY_ANOTHER_BATCH');
   if (!created && !elsewhere.length) lines.push('already paid: nothing (no row of this batch was paid before)');
-  if (created)
-    lines.push(`already paid: ${created} row${created === 1 ? '' : 's'} of this batch, created by an earlier run: not paid again`);
+  if (created) lines.push(`already paid: ${plural(created, 'row')} of this batch, created by an earlier run: not paid again`);
   for (const n of elsewhere.slice(0, 5)) lines.push(`already paid: row ${n.rowNumber}: ${n.message}`);
   if (elsewhere.length > 5) lines.push(`already paid: and ${elsewhere.length - 5} more rows left out for the same reason`);
   return lines.join('\n  ');

@@ -1,9 +1,7 @@
 // The entry point: parses flags with yargs, runs one command, turns its outcome into an exit code.
 // Nothing below src/cli reads process.argv, prints or exits.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import yargs from 'yargs';
-import { packageRoot } from '../package-root.ts';
+import { packageJson } from '../package-root.ts';
 import { commands } from './commands/commands.ts';
 import { CommandError, UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
@@ -74,7 +72,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
   let parser = yargs(argv)
     .scriptName('payout-batch')
     // Ours: yargs would guess from the current folder ("unknown" there).
-    .version((JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version)
+    .version(packageJson().version)
     .alias('h', 'help')
     .usage('$0 <command> [options]\n\nBatch payouts from a CSV or Excel file, with a local sandbox of the payout service.')
     .strict()

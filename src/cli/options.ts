@@ -25,7 +25,6 @@ import { parseMoneyFlag, type MoneyFlag } from '../engine/guards.ts';
 import { windowMs, type DuplicateOptions } from '../engine/duplicates.ts';
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from '../approvals/account-policy.ts';
-import { readApprovers } from '../approvals/approvals-file.ts';
 import { screeningFor } from '../approvals/clearance.ts';
 import { Dec, isCurrencyCode, type Dec as DecT } from '../money.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -160,11 +159,10 @@ export function screeningOf(
   io: CliIO,
   policy?: Pick<AccountPolicy, 'screeningMaxAgeMs' | 'approvers' | 'requireApprovals'>,
 ): ScreeningOptions | undefined {
-  const list = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
+  const approvers = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
   return screeningFor(
-    (args['sanctions-list'] ?? []).map((p) => resolve(io.cwd, String(p))),
-    resolve(io.cwd, args['clearances-dir'] ?? 'clearances'),
-    !policy && list ? readApprovers(resolve(io.cwd, list)) : [],
+    io.cwd,
+    { lists: args['sanctions-list'] ?? [], clearances: args['clearances-dir'] ?? 'clearances', approvers },
     policy,
   );
 }
@@ -298,6 +296,14 @@ export function batchFileOptions<T>(y: Argv<T>) {
     .option('documents', documentsOption)
     .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
+
+/** How the batch file is read, as the engine takes it (batchFileOptions). */
+export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batch-id'>) => ({
+  encoding: args.encoding,
+  sheet: args.sheet,
+  documents: args.documents,
+  allowDuplicateRows: args['allow-duplicate-rows'],
+});
 
 /** The control totals as given (run, retry, and run --dry-run, which checks them as run does). */
 export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({

@@ -18,6 +18,7 @@ import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
+import { plural } from '../text.ts';
 import { mergeToPdf } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../spec/codes.ts';
 import type { DocumentsPatchAnswer, PayoutAnswer } from '../client/answers.ts';
@@ -156,7 +157,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
   if (have + adding > MAX_DOCUMENTS_PER_PAYOUT && !o.force) {
     const room = MAX_DOCUMENTS_PER_PAYOUT - have;
     throw new AttachRefused(
-      `MAX_DOCUMENTS_EXCEEDED: the payout has ${have} document${have === 1 ? '' : 's'} and takes at most ${MAX_DOCUMENTS_PER_PAYOUT}; ` +
+      `MAX_DOCUMENTS_EXCEEDED: the payout has ${plural(have, 'document')} and takes at most ${MAX_DOCUMENTS_PER_PAYOUT}; ` +
         `${adding} more would make ${have + adding}. ` +
         (room >= 1 && !o.merge ? 'Pass --merge to attach all the files as one PDF. ' : '') +
         'Nothing was uploaded.',

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
-import type { Ledger } from '../ledger/account-ledger.ts';
+import { eachJournal, type Ledger } from '../ledger/account-ledger.ts';
 import { foldSwaps, type SwapEvent, type SwapState } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
 import { readResults, writeResults } from '../results/results.ts';
@@ -31,15 +31,10 @@ export interface BatchSwaps {
  */
 export async function batchSwapsOf(table: ResultsTable, file: string, ledgers: Iterable<Ledger>): Promise<BatchSwaps | undefined> {
   const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey] : [])));
-  const path = resolve(file);
-  const seen = new Set<string>();
-  for (const ledger of ledgers)
-    for (const journal of await ledger.batches()) {
-      if (seen.has(ledger.journalOf(journal))) continue;
-      seen.add(ledger.journalOf(journal));
-      const found = await swapsIn(ledger, journal, keys, path);
-      if (found) return found;
-    }
+  for await (const { ledger, batchId } of eachJournal(ledgers)) {
+    const found = await swapsIn(ledger, batchId, keys, resolve(file));
+    if (found) return found;
+  }
   return undefined;
 }
 

@@ -5,6 +5,7 @@
 import { basename } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Dec } from '../money.ts';
+import { plural } from '../text.ts';
 import type { JournalEvent, JournalScan } from '../journal/journal.ts';
 import { applyEvent, emptyFold, type FoldedJournal, type JournalLine, type PayoutSnapshot } from '../journal/lines.ts';
 
@@ -186,16 +187,20 @@ export async function foldBatch(ledger: Ledger, batchId: string): Promise<BatchF
   return { ...read, ledger, batchId, path: ledger.journalOf(batchId), folded };
 }
 
-/** Every batch of these ledgers, read now and folded, one at a time (each batch once). */
-export async function* eachBatch(ledgers: Iterable<Ledger>): AsyncGenerator<BatchFold> {
+/** Every batch of these ledgers, each once (a ledger may be named twice: --state-dir and the per-user one). */
+export async function* eachJournal(ledgers: Iterable<Ledger>): AsyncGenerator<{ ledger: Ledger; batchId: string }> {
   const seen = new Set<string>();
   for (const ledger of ledgers)
     for (const batchId of await ledger.batches()) {
       const path = ledger.journalOf(batchId);
-      if (seen.has(path)) continue;
+      if (!seen.has(path)) yield { ledger, batchId };
       seen.add(path);
-      yield await foldBatch(ledger, batchId);
     }
+}
+
+/** Every batch of these ledgers, read now and folded, one at a time (each batch once). */
+export async function* eachBatch(ledgers: Iterable<Ledger>): AsyncGenerator<BatchFold> {
+  for await (const { ledger, batchId } of eachJournal(ledgers)) yield await foldBatch(ledger, batchId);
 }
 
 /** Every batch of these ledgers, read now and folded (each batch once). */
@@ -273,7 +278,6 @@ export function sentElsewhereText(x: SentElsewhere): string {
 }
 
 const list = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ', ...' : ''}`;
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** Who sends a batch right now, in words (the refusals of reserve). */
 export interface BatchRunner {

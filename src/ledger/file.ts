@@ -74,7 +74,8 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
   return undefined;
 }
 
-function names(dir: string): string[] {
+/** A folder's entries; none when it cannot be read. */
+export function names(dir: string): string[] {
   try {
     return readdirSync(dir);
   } catch {

@@ -8,12 +8,12 @@
 // every such reference listed with both batches, as does a batch the database holds with other
 // lines. A batch the database holds with the same lines is skipped: importing twice is harmless.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { LOCK_NAMESPACE, lockIdOf, type Queryable, type TeamDb } from './pg-db.ts';
 import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
-import { ledgerDirFor } from './file.ts';
+import { ledgerDirFor, names as list } from './file.ts';
 
 /** One batch's journal of a file ledger, as its lines (the text of each complete event). */
 export interface FileJournal {
@@ -83,14 +83,6 @@ export function readFileLedgers(stateDir: string, accounts: string[]): { journal
     }
   }
   return { journals, unknown };
-}
-
-function list(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
 }
 
 /**

@@ -57,6 +57,13 @@ export function redactUrl(url: string): string {
 /** The namespace of this tool's two-key advisory locks (`pg_advisory_lock(int, int)`): "PBAT". */
 export const LOCK_NAMESPACE = 0x50424154;
 
+/** Whether the holder of `holderColumn` is alive: it holds its session advisory lock (a dead process's rows are stale). */
+export const ALIVE = (holderColumn: string) => `EXISTS (
+  SELECT 1 FROM payout_batch.holders h JOIN pg_locks l
+    ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+   AND l.classid = ${LOCK_NAMESPACE}::bigint::oid AND l.objid = h.lock_id::bigint::oid
+  WHERE h.holder = ${holderColumn})`;
+
 /** A 31-bit lock id for a name (an account, a pace): the second key of a two-key advisory lock. */
 export function lockIdOf(name: string): number {
   return createHash('sha256').update(name).digest().readUInt32BE(0) & 0x7fffffff;
@@ -254,13 +261,7 @@ export class TeamDb {
   /** Whether the process `holder` still holds its session lock (is connected, so alive). */
   async holderAlive(holder: string, q: Queryable = this): Promise<boolean> {
     if (holder === this.holder) return !this.lost;
-    const r = await q.query<{ alive: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM payout_batch.holders h JOIN pg_locks l
-          ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-         AND l.classid = $2::bigint::oid AND l.objid = h.lock_id::bigint::oid
-       WHERE h.holder = $1) AS alive`,
-      [holder, LOCK_NAMESPACE],
-    );
+    const r = await q.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder]);
     return r.rows[0]?.alive === true;
   }
 

@@ -1,16 +1,9 @@
 // The account's record in the team ledger, as SQL: the journals' lines (append-only), the batches
 // being sent and the references they hold (unique per account by a primary key). postgres.ts
 // decides what to check; this file only reads and writes rows.
-import { LOCK_NAMESPACE, type TeamDb } from './pg-db.ts';
+import { ALIVE, type TeamDb } from './pg-db.ts';
 import type { Queryable } from './schema.ts';
 import type { UnapprovedPayout } from './account-ledger.ts';
-
-/** A holder is alive while it holds its session advisory lock (db.ts): a dead process's rows are stale. */
-const ALIVE = (holderColumn: string) => `EXISTS (
-  SELECT 1 FROM payout_batch.holders h JOIN pg_locks l
-    ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-   AND l.classid = ${LOCK_NAMESPACE}::bigint::oid AND l.objid = h.lock_id::bigint::oid
-  WHERE h.holder = ${holderColumn})`;
 
 export interface StoredLine {
   id: number;

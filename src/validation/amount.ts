@@ -3,6 +3,7 @@
 // when it is the only one possible; otherwise the problem says which readings there were.
 import { Dec, minorUnits } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
+import { plural } from '../text.ts';
 
 export type AmountResult =
   | { ok: true; value: Dec }
@@ -134,13 +135,12 @@ function tooManyDecimals(
   places: number,
 ): Extract<AmountResult, { ok: false }> {
   const name = currency ?? 'the currency';
-  const decimals = (n: number) => `${n} decimal${n === 1 ? '' : 's'}`;
   const up = value.toDecimalPlaces(places, Dec.ROUND_UP).toFixed(places);
   const down = value.toDecimalPlaces(places, Dec.ROUND_DOWN).toFixed(places);
   return {
     ok: false,
     code,
-    message: `${shown} has ${decimals(written)}; ${name} has ${places ? places : 'none'}: round it to ${up} or ${down} yourself`,
-    expected: `at most ${decimals(places)} for ${name}`,
+    message: `${shown} has ${plural(written, 'decimal')}; ${name} has ${places ? places : 'none'}: round it to ${up} or ${down} yourself`,
+    expected: `at most ${plural(places, 'decimal')} for ${name}`,
   };
 }

@@ -1,13 +1,13 @@
 // DIR/payout-batch.json: the environment, the guards every file of the folder must pass, and the
 // timings. Unknown fields are refused (a misspelt guard must not pass as no guard), and so is a key
 // written in it: the key comes from a key file or the environment.
-import { readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { windowMs } from '../engine/duplicates.ts';
 import { Dec } from '../money.ts';
+import { readBytes } from '../approvals/payload.ts';
 
 export const CONFIG_FILE = 'payout-batch.json';
 
@@ -117,17 +117,10 @@ export class WatchConfigError extends Error {
 
 export function readWatchConfig(dir: string): WatchConfig {
   const path = join(dir, CONFIG_FILE);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new WatchConfigError(
-      `${path}: cannot read the configuration (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); see README "watch"`,
-    );
-  }
+  const text = readBytes(path, (why) => new WatchConfigError(`${path}: cannot read the configuration (${why}); see README "watch"`));
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = JSON.parse(text.toString('utf8'));
   } catch (e) {
     throw new WatchConfigError(`${path}: not JSON (${(e as Error).message})`);
   }

@@ -29,7 +29,6 @@ import { parseMoneyFlag, screeningReasons, type GuardOptions } from '../engine/g
 import type { ScreeningOptions } from '../engine/screen-batch.ts';
 import { BatchUnusable } from '../engine/engine-errors.ts';
 import { screeningFor } from '../approvals/clearance.ts';
-import { readApprovers } from '../approvals/approvals-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
 import { accountOf, foldBatch, type Ledger, type WatchClaim } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -551,9 +550,8 @@ export class FolderWatch {
       // The account's approval policy applies too, to the same checked plan (none: the engine refuses what needs one).
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
       const screening = screeningFor(
-        cfg.sanctionsLists.map((l) => resolve(this.L.root, l)),
-        join(this.L.root, 'clearances'),
-        cfg.approvers ? readApprovers(resolve(this.L.root, cfg.approvers)) : [],
+        this.L.root,
+        { lists: cfg.sanctionsLists, clearances: 'clearances', approvers: cfg.approvers },
         policy,
       );
       const { r, changedAtPlan, refusedAtPlan } = await this.send(file, claim, {

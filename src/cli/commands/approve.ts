@@ -3,14 +3,14 @@
 // plan's exact content (Ed25519) and adds the approval to PLAN.approvals.json beside it; the plan
 // itself is never rewritten. Nothing is signed unseen: not a terminal and no --yes is refused. A
 // proposal to change an account's policy (`policy set|remove`) is signed the same way.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, plural, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
 import { nameProblem, sameName } from '../../engine/guards.ts';
-import { loadPlan, planPayload, PlanFileError } from '../../approvals/payload.ts';
+import { loadPlan, planPayload, PlanFileError, readBytes } from '../../approvals/payload.ts';
 import { approveText } from '../../approvals/view.ts';
 import { signAsMaker, signPlan } from '../../approvals/sign.ts';
 import {
@@ -53,13 +53,8 @@ export function personName(text: string): string {
 }
 
 /** A private approver key file's text (exit 2 when it cannot be read); never printed. */
-function readKeyFile(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new CommandError(`cannot read the key file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-}
+const readKeyFile = (path: string): string =>
+  readBytes(path, (why) => new CommandError(`cannot read the key file ${path}: ${why}`)).toString('utf8');
 
 /**
  * `plan --as NAME --approver-key KEY`: the maker's name and key, checked before anything is

@@ -2,7 +2,7 @@
 // init applies the schema's migrations (harmless twice, and two at once apply each once); import
 // copies the file ledgers of a state folder into it, all or nothing (ledger/import.ts);
 // status says what it holds. The connection string's password is never printed (pg-db.ts redactUrl).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -15,7 +15,7 @@ import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } fr
 import { accountOf } from '../../ledger/account-ledger.ts';
 import { TeamLedgerError, type TeamDb } from '../../ledger/pg-db.ts';
 import { migrate, schemaVersionOf } from '../../ledger/schema.ts';
-import { packageRoot } from '../../package-root.ts';
+import { packageJson } from '../../package-root.ts';
 
 // (of the connection flags, only the ledger's, the service's for import, and the logs')
 const builder = (y: Argv) =>
@@ -40,8 +40,7 @@ const builder = (y: Argv) =>
 
 type Args = ArgsOf<typeof builder>;
 
-const toolVersion = () =>
-  `payout-batch ${(JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version}`;
+const toolVersion = () => `payout-batch ${packageJson().version}`;
 
 async function init(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
   const { from, to } = await migrate(db, toolVersion());

@@ -10,6 +10,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
 import {
+  batchFileFlags,
   batchFileOptions,
   connectionOptions,
   duplicateFlags,
@@ -99,10 +100,7 @@ export async function showPlan(
       mergeDocuments: args['merge-documents'],
       allowPartial: args['allow-partial'],
       enablePairs: args['enable-pairs'],
-      encoding: args.encoding,
-      sheet: args.sheet,
-      documents: args.documents,
-      allowDuplicateRows: args['allow-duplicate-rows'],
+      ...batchFileFlags(args),
       ...duplicateFlags(args),
       ...swapFlags(args),
       fundBySwap: args['fund-by-swap'] ?? true,
@@ -134,12 +132,7 @@ export async function showPlan(
             baseUrl: conn.environment.baseUrl,
             planFile: r.planFile,
             planPath: args.out,
-            batchOptions: {
-              encoding: args.encoding,
-              sheet: args.sheet,
-              documents: args.documents,
-              allowDuplicateRows: args['allow-duplicate-rows'],
-            },
+            batchOptions: batchFileFlags(args),
           }),
         )
       : undefined;

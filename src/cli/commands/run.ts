@@ -8,6 +8,7 @@ import type { Argv } from 'yargs';
 import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
 import {
+  batchFileFlags,
   batchFileOptions,
   controlTotalFlags,
   duplicateFlags,
@@ -94,10 +95,7 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
         planFile,
         batchId: args['batch-id'],
         resultsPath: args.results,
-        encoding: args.encoding,
-        sheet: args.sheet,
-        documents: args.documents,
-        allowDuplicateRows: args['allow-duplicate-rows'],
+        ...batchFileFlags(args),
         ...duplicateFlags(args),
       }),
     undefined,

@@ -7,7 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
-import { documentsOption, type ArgsOf } from '../options.ts';
+import { batchFileFlags, documentsOption, type ArgsOf } from '../options.ts';
 import { CommandError, defineCommand, flag, plural, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
@@ -114,12 +114,7 @@ async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCode> {
     return ExitCode.UNUSABLE_INPUT;
   };
   try {
-    v = await validateBatch(args.file, {
-      encoding: args.encoding,
-      sheet: args.sheet,
-      documents: args.documents,
-      allowDuplicateRows: args['allow-duplicate-rows'],
-    });
+    v = await validateBatch(args.file, batchFileFlags(args));
     if (args.report) report = await openReport(args.report);
     Object.assign(doc, { source: v.source, problems });
     const emit = async (p: Problem) => {
