@@ -19,7 +19,7 @@ export interface ApprovalCheck {
 }
 
 /** The raw public key (base64) of an approval, or undefined when it is no Ed25519 key. */
-function rawKey(a: Approval): string | undefined {
+export function rawKey(a: Approval): string | undefined {
   try {
     return parsePublicKey(a.publicKey).raw.toString('base64');
   } catch {
@@ -28,12 +28,12 @@ function rawKey(a: Approval): string | undefined {
 }
 
 /**
- * The keys the plan's maker signed it with: a maker may sign their own plan (it records that they
- * released it), and a key that did so never counts as an approver's, whatever name it signs under.
+ * The keys the maker of a plan (or a clearance) signed it with: a maker may sign their own plan (it
+ * records that they released it), and a key that did so never counts as an approver's, whatever
+ * name it signs under.
  */
-export function makerKeys(payload: PlanPayload, approvals: Approval[]): Set<string> {
+export function makerKeys(payload: object, approvals: Approval[], maker: string | null): Set<string> {
   const keys = new Set<string>();
-  const maker = payload.preparedBy;
   for (const a of approvals) {
     const raw = maker !== null && sameName(a.name, maker) ? rawKey(a) : undefined;
     if (raw && verifyApproval(payload, a).ok) keys.add(raw);
@@ -113,7 +113,7 @@ export function checkApprovals(
   const counted: string[] = [];
   const countedKeys = new Set<string>();
   const problems: string[] = [];
-  const makers = makerKeys(payload, approvals);
+  const makers = makerKeys(payload, approvals, payload.preparedBy);
   const unusable =
     planProblem(payload) ??
     (makerSigned && !makers.size

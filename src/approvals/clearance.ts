@@ -11,6 +11,7 @@ import { sha256Hex } from '../engine/identity.ts';
 import type { Clearance, ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from './account-policy.ts';
 import { listedSigners } from './sign.ts';
+import { makerKeys, rawKey } from './approval-rule.ts';
 import { approvalsPathFor, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
 import { PlanFileError } from './payload.ts';
 
@@ -97,7 +98,16 @@ export function clearancesIn(dir: string, approvers: readonly Approver[], requir
     .map((f) => {
       const loaded = loadClearance(join(dir, f));
       const c = loaded.clearance;
-      const signedBy = listedSigners(clearancePayload(loaded), readApprovals(approvalsPathFor(loaded.path)), approvers, c.madeBy).counted;
+      const payload = clearancePayload(loaded);
+      const approvals = readApprovals(approvalsPathFor(loaded.path));
+      // its maker's key counts for nobody, whatever name it signs under (as a plan's maker's)
+      const makers = makerKeys(payload, approvals, c.madeBy);
+      const signedBy = listedSigners(
+        payload,
+        approvals.filter((a) => !makers.has(rawKey(a) ?? '')),
+        approvers,
+        c.madeBy,
+      ).counted;
       const problem =
         signedBy.length < required
           ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`

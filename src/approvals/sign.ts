@@ -59,12 +59,19 @@ export function listedSigners(payload: object, approvals: Approval[], approvers:
 }
 
 /**
- * `plan --as NAME --approver-key KEY`: the maker's signature of the plan just written, kept beside
+ * `plan --as NAME --approver-key KEY` (or `screen --clear`): the maker's signature of the plan (or
+ * clearance, its payload given) just written, kept beside
  * it as an approval under the maker's name. It never counts as one (policy.ts makerKeys): it ties
  * the plan to its maker's key, which then counts for nobody on this plan.
  */
-export async function signAsMaker(planPath: string, name: string, pem: string, where: string): Promise<Approval> {
-  const approval = signPlan(planPayload(loadPlan(planPath)), name, pem, where);
+export async function signAsMaker(
+  planPath: string,
+  name: string,
+  pem: string,
+  where: string,
+  payload: object = planPayload(loadPlan(planPath)),
+): Promise<Approval> {
+  const approval = signPlan(payload, name, pem, where);
   await addApproval(approvalsPathFor(planPath), approval);
   return approval;
 }

@@ -22,7 +22,7 @@ export function approvalsView(planPath: string, approvers?: Approver[]): Approva
   const plan = loadPlan(planPath);
   const payload = planPayload(plan);
   const approvals = readApprovals(approvalsPathFor(planPath));
-  const makers = makerKeys(payload, approvals);
+  const makers = makerKeys(payload, approvals, payload.preparedBy);
   return {
     ...(plan.plan.preparedBy !== undefined ? { preparedBy: plan.plan.preparedBy } : {}),
     approvals: approvals.map((a) => {

@@ -158,6 +158,32 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
 });
 
+it('a clearance its maker signed with their key: that key counts for nobody, under any name', async () => {
+  const { dir, prefix, cli, approve } = await scene();
+  // Alice makes it under another name, signing it with her key as its maker, then approves it as herself
+  const made = await cli(
+    'screen',
+    'payroll.csv',
+    '--sanctions-list',
+    LIST,
+    '--clear',
+    `${prefix}-001`,
+    '--entry',
+    'ofac-sdn:90001',
+    '--reason',
+    'born 1990, the listed person 1961',
+    '--as',
+    'Dan',
+    '--approver-key',
+    'Alice.pem',
+  );
+  expect(made.code, made.stderr).toBe(0);
+  const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
+  expect((await approve(join('clearances', clearance!))).code).toBe(0);
+  const listed = await cli('screen', '--clearances', '--approvers', 'approvers.json');
+  expect(listed.stdout).toContain('signed by nobody: does not count (0 of 1 approvals');
+});
+
 it('a clearance approvers signed lets its row go, the results name it; a changed account voids it', async () => {
   const { dir, prefix, service, cli, approve, results, rewrite } = await scene();
   const ref = `${prefix}-001`;

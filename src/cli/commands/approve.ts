@@ -76,7 +76,7 @@ export function makerSigner(as: string | undefined, keyFile: string | undefined,
   }
   // a maker the account's policy lists signs with the key it lists for them
   if (approvers?.some((a) => sameName(a.name, name))) keyProblem(name, mine, approvers, "the account's approval policy");
-  return { name, sign: (planPath: string) => signAsMaker(planPath, name, pem, path) };
+  return { name, sign: (planPath: string, payload?: object) => signAsMaker(planPath, name, pem, path, payload) };
 }
 
 /**

@@ -11,7 +11,8 @@ import { loadBatch } from '../../engine/prepare.ts';
 import { hitText, listText, payeeDigest, payeeOf, screenRows } from '../../engine/screen-batch.ts';
 import { parseDuration } from '../../approvals/account-policy.ts';
 import { readApprovers } from '../../approvals/approvals-file.ts';
-import { CLEARANCE_KIND, clearancesIn, clearanceText, writeClearance } from '../../approvals/clearance.ts';
+import { CLEARANCE_KIND, clearancePayload, clearancesIn, clearanceText, loadClearance, writeClearance } from '../../approvals/clearance.ts';
+import { makerSigner } from './approve.ts';
 import { maskAccount } from '../../mask.ts';
 import { screeningOf, screeningOptions, type ArgsOf } from '../options.ts';
 import { handleEngineError, screeningJson } from '../render.ts';
@@ -30,6 +31,10 @@ const builder = (y: Argv) =>
     .option('reason', { type: 'string', describe: '--clear: why the hit is not the payee' })
     .option('expires', { type: 'string', default: '90d', describe: '--clear: how long the clearance holds (90d)' })
     .option('as', { type: 'string', describe: '--clear: who makes it (default the OS user): their signature never counts' })
+    .option('approver-key', {
+      type: 'string',
+      describe: "--clear: the maker's private approver key: it signs the clearance, and then counts for nobody on it",
+    })
     .option('clearances', flag('List the clearances of --clearances-dir: who signed each, when it expires, whether it counts'))
     .option('json', flag('Print {"held", "screened", "lists"} as JSON'));
 
@@ -80,6 +85,8 @@ async function clear(
     throw new UsageError(`--expires ${(e as Error).message}`);
   }
   const payee = payeeOf(p);
+  const madeBy = args.as?.trim() || userInfo().username;
+  const maker = args['approver-key'] === undefined ? undefined : makerSigner(madeBy, args['approver-key'], io.cwd);
   const now = new Date();
   const path = await writeClearance(resolve(io.cwd, args['clearances-dir']), {
     kind: CLEARANCE_KIND,
@@ -93,8 +100,9 @@ async function clear(
     reason: args.reason.trim(),
     expiresAt: new Date(now.getTime() + expires).toISOString(),
     madeAt: now.toISOString(),
-    madeBy: args.as?.trim() || userInfo().username,
+    madeBy,
   });
+  if (maker) await maker.sign(path, clearancePayload(loadClearance(path)));
   io.stdout.write(
     `Clearance written to ${path}, not in force until approved: \`payout-batch approve ${path} --as NAME --key-file KEY\`.\n`,
   );

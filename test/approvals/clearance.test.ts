@@ -1,0 +1,64 @@
+// A clearance's maker never counts as its approver (issue 42): not by the name it was made under,
+// and not by a key the maker signed it with, whatever name that key signs under later (as a
+// plan's maker, approvals/approval-rule.ts makerKeys).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { addApproval, approvalsPathFor, type Approver } from '../../src/approvals/approvals-file.ts';
+import { CLEARANCE_KIND, clearancePayload, clearancesIn, loadClearance, writeClearance } from '../../src/approvals/clearance.ts';
+import { newKeyPair } from '../../src/approvals/keys.ts';
+import { signPlan } from '../../src/approvals/sign.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const clearanceIn = async (dir: string, madeBy: string) =>
+  writeClearance(dir, {
+    kind: CLEARANCE_KIND,
+    v: 1,
+    reference: 'PAY-1',
+    payee: 'digest',
+    payeeText: 'Ana Lopez, ****1234',
+    list: 'ofac-sdn',
+    entryId: '36',
+    entryName: 'LOPEZ, Anna',
+    reason: 'another person: born 1990, not 1961',
+    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    madeAt: new Date().toISOString(),
+    madeBy,
+  });
+
+describe('a clearance approved by its maker (approvals/clearance.ts)', () => {
+  const alice = newKeyPair();
+  const bob = newKeyPair();
+  const approvers: Approver[] = [
+    { name: 'alice', publicKey: alice.publicKey, fingerprint: alice.fingerprint },
+    { name: 'bob', publicKey: bob.publicKey, fingerprint: bob.fingerprint },
+  ];
+  const signAs = async (path: string, name: string, pem: string) =>
+    addApproval(approvalsPathFor(path), signPlan(clearancePayload(loadClearance(path)), name, pem, 'test'));
+
+  it('counts a listed approver who is not its maker', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-clear-'));
+    dirs.push(dir);
+    const path = await clearanceIn(dir, 'carol');
+    await signAs(path, 'bob', bob.privatePem);
+    expect(clearancesIn(dir, approvers, 1).map((c) => [c.signedBy, c.problem])).toEqual([[['bob'], undefined]]);
+  });
+
+  it('does not count the key its maker signed it with, under any name', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-clear-'));
+    dirs.push(dir);
+    // alice makes it under another name and signs it as its maker, then approves it as herself
+    const path = await clearanceIn(dir, 'carol');
+    await signAs(path, 'carol', alice.privatePem);
+    await signAs(path, 'alice', alice.privatePem);
+    const [c] = clearancesIn(dir, approvers, 1);
+    expect(c!.signedBy).toEqual([]);
+    expect(c!.problem).toMatch(/0 of 1/);
+    // a second approver's signature still counts
+    await signAs(path, 'bob', bob.privatePem);
+    expect(clearancesIn(dir, approvers, 1)[0]!.signedBy).toEqual(['bob']);
+  });
+});
