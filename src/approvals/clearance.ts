@@ -90,7 +90,14 @@ interface ClearanceStatus {
  * Each clearance of `dir` with the listed approvers that signed it (each once, under the key the
  * list gives them, never its maker) and why it does not count, if so: fewer than `required`, expired.
  */
-export function clearancesIn(dir: string, approvers: readonly Approver[], required: number, now = new Date()): ClearanceStatus[] {
+export function clearancesIn(
+  dir: string,
+  approvers: readonly Approver[],
+  required: number,
+  /** An account policy's rule, as for plans: the clearance must carry its maker's signature. */
+  makerSigned = false,
+  now = new Date(),
+): ClearanceStatus[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((f) => f.endsWith(SUFFIX))
@@ -109,11 +116,13 @@ export function clearancesIn(dir: string, approvers: readonly Approver[], requir
         c.madeBy,
       ).counted;
       const problem =
-        signedBy.length < required
-          ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
-          : Date.parse(c.expiresAt) <= now.getTime()
-            ? `expired ${c.expiresAt}`
-            : undefined;
+        makerSigned && !makers.size
+          ? "not signed by its maker, which the account's policy requires: make it with `screen --clear ... --as NAME --approver-key KEY`"
+          : signedBy.length < required
+            ? `${signedBy.length} of ${required} approvals of listed approvers (not its maker)`
+            : Date.parse(c.expiresAt) <= now.getTime()
+              ? `expired ${c.expiresAt}`
+              : undefined;
       return { loaded, signedBy, ...(problem ? { problem } : {}) };
     });
 }
@@ -151,6 +160,6 @@ export function screeningFor(
   return {
     lists: o.lists.map((l) => resolve(base, String(l))),
     maxAgeMs,
-    clearances: clearancesInForce(clearancesIn(resolve(base, o.clearances), approvers, policy?.requireApprovals ?? 1)),
+    clearances: clearancesInForce(clearancesIn(resolve(base, o.clearances), approvers, policy?.requireApprovals ?? 1, !!policy)),
   };
 }

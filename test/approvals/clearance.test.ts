@@ -61,4 +61,16 @@ describe('a clearance approved by its maker (approvals/clearance.ts)', () => {
     await signAs(path, 'bob', bob.privatePem);
     expect(clearancesIn(dir, approvers, 1)[0]!.signedBy).toEqual(['bob']);
   });
+
+  it("under an account's policy, counts none its maker did not sign", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-clear-'));
+    dirs.push(dir);
+    const path = await clearanceIn(dir, 'carol');
+    await signAs(path, 'bob', bob.privatePem);
+    const [unsigned] = clearancesIn(dir, approvers, 1, true);
+    expect(unsigned!.problem).toMatch(/not signed by its maker/);
+    const carol = newKeyPair();
+    await signAs(path, 'carol', carol.privatePem);
+    expect(clearancesIn(dir, approvers, 1, true).map((c) => [c.signedBy, c.problem])).toEqual([[['bob'], undefined]]);
+  });
 });
