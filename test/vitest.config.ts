@@ -23,8 +23,9 @@ const EXCLUDE = [
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
-    // (the build first, then the run's PostgreSQL cluster for the team ledger's tests: test/pg)
-    globalSetup: ['test/build.setup.ts', 'test/pg/pg.setup.ts'],
+    // (temporary files in memory, the build, then the run's PostgreSQL cluster for the team
+    // ledger's tests: test/pg)
+    globalSetup: ['test/tmp.setup.ts', 'test/build.setup.ts', 'test/pg/pg.setup.ts'],
     // a temporary $PAYOUT_BATCH_STATE_DIR per test: nothing is written to the user's own
     setupFiles: ['test/state.setup.ts'],
     exclude: EXCLUDE,
