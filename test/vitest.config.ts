@@ -23,14 +23,16 @@ const EXCLUDE = [
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
-    // (the build first, then the run's PostgreSQL cluster for the team ledger's tests: test/pg)
-    globalSetup: ['test/build.setup.ts', 'test/pg/pg.setup.ts'],
+    // (temporary files in memory, the build, then the run's PostgreSQL cluster for the team
+    // ledger's tests: test/pg)
+    globalSetup: ['test/tmp.setup.ts', 'test/build.setup.ts', 'test/pg/pg.setup.ts'],
     // a temporary $PAYOUT_BATCH_STATE_DIR per test: nothing is written to the user's own
     setupFiles: ['test/state.setup.ts'],
     exclude: EXCLUDE,
-    // Generous: the end-to-end tests wait on the sandbox's rate limit and on spawned processes,
-    // and on a busy 2-core machine a 25-second file can take twice that. No test asserts a time.
-    testTimeout: 90_000,
+    // Generous: the end-to-end tests wait on spawned processes, and on a 2-core machine busy with
+    // other work (load 12) a test of 17 CLI runs took over 90 s, 5 to 10 times its time on a quiet
+    // one. No test asserts a time: this only bounds a hang.
+    testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: 'forks',
     // Most of the long tests wait on the sandbox's rate limit, not on the CPU: on a 2-core machine

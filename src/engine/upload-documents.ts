@@ -6,7 +6,6 @@
 // merges a row's files into one PDF first (spec §4.5), keyed by the merged bytes (deterministic).
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
-import { PDFDocument } from 'pdf-lib';
 import type { PayoutClient } from '../client/client.ts';
 import type { DocumentContentType } from '../spec/codes.ts';
 import { readDocumentForUpload, type DocumentFingerprint } from '../validation/document-files.ts';
@@ -71,6 +70,9 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
 
 /** Merges PDFs and images (one page each) into one PDF, for --merge-documents. */
 export async function mergeToPdf(files: { bytes: Uint8Array; contentType: DocumentContentType }[]): Promise<Uint8Array> {
+  // (loaded here, not at the top: pdf-lib is a third of what every command would parse at start-up;
+  // its module.exports, `default`: esbuild's chunk of a CommonJS package has no other export)
+  const { PDFDocument } = (await import('pdf-lib')).default;
   const out = await PDFDocument.create();
   for (const f of files) {
     if (f.contentType === 'application/pdf') {

@@ -2,7 +2,7 @@
 // callback builder, whose text is handed to the atomic write a chunk at a time, so a report of
 // 100,000 transactions never holds its whole text; the file is replaced atomically or not at all.
 import { randomBytes } from 'node:crypto';
-import { createCB } from 'xmlbuilder2';
+import type { createCB } from 'xmlbuilder2';
 import type { XMLBuilderCB } from 'xmlbuilder2/lib/interfaces.js';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { Dec } from '../money.ts';
@@ -14,9 +14,9 @@ type IsoBuild = (xml: XMLBuilderCB) => Iterable<void>;
 
 const FLUSH_AT = 64 * 1024;
 
-function* chunks(message: IsoMessage, root: string, build: IsoBuild): Generator<string> {
+function* chunks(builder: typeof createCB, message: IsoMessage, root: string, build: IsoBuild): Generator<string> {
   let text = '';
-  const xml = createCB({ data: (s: string) => void (text += s), prettyPrint: true });
+  const xml = builder({ data: (s: string) => void (text += s), prettyPrint: true });
   xml.dec({ encoding: 'UTF-8' }).ele(isoNamespace(message), 'Document').ele(root);
   for (const _ of build(xml))
     if (text.length >= FLUSH_AT) {
@@ -30,7 +30,10 @@ function* chunks(message: IsoMessage, root: string, build: IsoBuild): Generator<
 /** Writes the message `<Document><root>…</root></Document>` to `path` atomically. Throws ResultsError WRITE_FAILED. */
 export async function writeIsoXml(path: string, message: IsoMessage, root: string, build: IsoBuild): Promise<void> {
   try {
-    await writeFileAtomic(path, chunks(message, root, build));
+    // (loaded here, not at the top: xmlbuilder2 and its DOM are parsed only by a command that writes
+    // ISO XML; its module.exports, `default`, as for pdf-lib in engine/upload-documents.ts)
+    const { createCB: builder } = (await import('xmlbuilder2')).default;
+    await writeFileAtomic(path, chunks(builder, message, root, build));
   } catch (e) {
     throw new ResultsError('WRITE_FAILED', path, `${path}: cannot write the ${message} file: ${(e as Error).message}`, { cause: e });
   }
