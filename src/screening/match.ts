@@ -186,8 +186,9 @@ export interface Index {
   commonShare: Float64Array;
   /** Hash bucket of a deletion variant (`variants`) → the words of four letters or more leaving it. */
   deletions: Postings;
-  /** The most letters a word of the vocabulary has. */
+  /** The most letters a word of the vocabulary has, and the words by their length. */
   longest: number;
+  byLength: Postings;
   wordsWithSound: Map<string, number[]>;
   /** Memo of a payee token → its alike vocabulary words and their similarity. */
   alike: Map<string, [number, number][]>;
@@ -226,6 +227,7 @@ export function buildIndex(lists: ReadList[]): Index {
     masks: [],
     deletions: none,
     longest: 0,
+    byLength: none,
     wordsWithSound: new Map(),
     alike: new Map(),
     identifiers: new Map(),
@@ -258,6 +260,7 @@ export function buildIndex(lists: ReadList[]): Index {
     }
   });
   index.deletions = deletionIndex(words);
+  index.byLength = postings({ length: index.longest + 1 }, (_, add) => words.forEach((w, id) => add(w.length, id)));
   index.wordsOf = postings(wordsOf, (_, add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(name, w))));
   index.namesOf = postings(words, (_, add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(w, name))));
   const { namesOf } = index;
@@ -379,21 +382,27 @@ function alikeWords(index: Index, token: string): [number, number][] {
     const initial = token.length === 2 ? index.vocabulary.get(token[0]!) : undefined;
     if (initial !== undefined) within.push([initial, INITIAL]);
   } else {
+    const check = (w: number) => {
+      if (seen[w] === pass) return;
+      seen[w] = pass;
+      const word = words[w]!;
+      // Each edit adds or removes at most two letters: a word with more letters apart is not within the allowed edits.
+      if (!near(token.length, word.length) || bitCount(mask ^ index.masks[w]!) > 2 * allowedEdits(token.length, word.length)) return;
+      const s = compare(token, word, key, sounds[w]);
+      if (s > 0) within.push([w, s]);
+    };
+    // A long token has more deletions than there are words of a near length (none past the longest): those are fewer to try.
     const { at, of } = index.deletions;
     const bits = Math.log2(at.length - 1);
     const depth = Math.min(allowedEdits(token.length, token.length), allowedEdits(index.longest, index.longest));
-    variants(token, depth, (h) => {
-      for (let i = at[h >>> (32 - bits)]!, end = at[(h >>> (32 - bits)) + 1]!; i < end; i++) {
-        const w = of[i]!;
-        if (seen[w] === pass) continue;
-        seen[w] = pass;
-        const word = words[w]!;
-        // Each edit adds or removes at most two letters: a word with more letters apart is not within the allowed edits.
-        if (!near(token.length, word.length) || bitCount(mask ^ index.masks[w]!) > 2 * allowedEdits(token.length, word.length)) continue;
-        const s = compare(token, word, key, sounds[w]);
-        if (s > 0) within.push([w, s]);
-      }
-    });
+    const lengths = Array.from({ length: index.longest + 1 }, (_, n) => n).filter((n) => n >= 4 && near(n, token.length));
+    const { at: from, of: ofLength } = index.byLength;
+    if (lengths.reduce((sum, n) => sum + from[n + 1]! - from[n]!, 0) < variantCount(token.length, depth))
+      for (const n of lengths) for (let i = from[n]!; i < from[n + 1]!; i++) check(ofLength[i]!);
+    else
+      variants(token, depth, (h) => {
+        for (let i = at[h >>> (32 - bits)]!, end = at[(h >>> (32 - bits)) + 1]!; i < end; i++) check(of[i]!);
+      });
   }
   const ts = [...triples(token)];
   const first = new Map(within.map(([w]) => [w, ts.findIndex((t) => triples(words[w]!).has(t))]));
