@@ -42,15 +42,21 @@ const TOKEN_FLOOR = 0.8;
 /** An initial against a token it begins: alike, never the same. */
 const INITIAL = 0.75;
 
-/** Pairs of tokens already compared: a list repeats its words, and so do payees. */
-const compared = new Map<string, number>();
+/** Pairs of tokens already compared (a list repeats its words, and so do payees), by the first then the second. */
+const compared = new Map<string, Map<string, number>>();
+let comparedCount = 0;
 function tokenSimilarity(a: string, b: string): number {
   if (a === b) return 1;
-  const key = `${a} ${b}`;
-  let s = compared.get(key);
+  if (comparedCount > 1_000_000) {
+    compared.clear();
+    comparedCount = 0;
+  }
+  let row = compared.get(a);
+  if (!row) compared.set(a, (row = new Map<string, number>()));
+  let s = row.get(b);
   if (s === undefined) {
-    if (compared.size > 1_000_000) compared.clear();
-    compared.set(key, (s = compare(a, b)));
+    comparedCount++;
+    row.set(b, (s = compare(a, b)));
   }
   return s;
 }
@@ -159,10 +165,10 @@ interface ListedName {
 type Identified = { list: number; entry: Entry; on: 'bic' | 'iban' | 'account'; value: string };
 /**
  * The lists, indexed: each distinct token of the listed names (the vocabulary) with the names
- * holding it; each word's letter triples (by word length) and its sound with the words holding
- * them. A payee token finds its alike words through the triples it must share with them (an edit
- * changes at most four) and its sound; only names holding enough alike words to reach the review
- * band are scored, so a payee costs its words' neighbours, never the whole list.
+ * holding it, its sound and the strings left by deleting up to one letter per four of it (SymSpell:
+ * two words within k edits leave a common string after at most k deletions from each). A payee
+ * token finds its alike words by its own deletions and its sound; only names holding enough alike
+ * words to reach the review band are scored, so a payee costs its words' neighbours, never the whole list.
  */
 export interface Index {
   lists: ReadList[];
@@ -172,10 +178,17 @@ export interface Index {
   /** Per word, its sound and the letters it holds (`letterMask`). */
   sounds: string[];
   masks: number[];
-  namesOf: number[][];
-  tripleIds: Map<string, number>;
-  /** Triple id × LENGTHS + word length → the words of that length holding the triple. */
-  wordsWithTriple: Postings;
+  /** Per word the names holding it; a common word's (`COMMON`) with the names most made of common words first. */
+  namesOf: Postings;
+  /** Per name its words, its letters, and the share of its letters in common words. */
+  wordsOf: Postings;
+  letters: Int32Array;
+  commonShare: Float64Array;
+  /** Hash bucket of a deletion variant (`variants`) → the words of four letters or more leaving it. */
+  deletions: Postings;
+  /** The most letters a word of the vocabulary has, and the words by their length. */
+  longest: number;
+  byLength: Postings;
   wordsWithSound: Map<string, number[]>;
   /** Memo of a payee token → its alike vocabulary words and their similarity. */
   alike: Map<string, [number, number][]>;
@@ -207,16 +220,20 @@ export function buildIndex(lists: ReadList[]): Index {
     vocabulary: new Map(),
     words: [],
     sounds: [],
-    namesOf: [],
-    tripleIds: new Map(),
+    namesOf: none,
+    wordsOf: none,
+    letters: new Int32Array(0),
+    commonShare: new Float64Array(0),
     masks: [],
-    wordsWithTriple: postings(new Map(), 0),
+    deletions: none,
+    longest: 0,
+    byLength: none,
     wordsWithSound: new Map(),
     alike: new Map(),
     identifiers: new Map(),
   };
-  const { vocabulary, words, namesOf } = index;
-  const wordsWithTriple = new Map<number, number[]>();
+  const { vocabulary, words } = index;
+  const wordsOf: number[][] = [];
   lists.forEach(({ entries }, list) => {
     for (const entry of entries) {
       for (const [text, on] of [[entry.name, 'name'] as const, ...entry.aliases.map((a) => [a, 'alias'] as const)]) {
@@ -228,15 +245,13 @@ export function buildIndex(lists: ReadList[]): Index {
           if (word === undefined) {
             word = words.push(t) - 1;
             vocabulary.set(t, word);
-            namesOf.push([]);
-            const ids = [...triples(t)].map((p) => index.tripleIds.get(p) ?? index.tripleIds.set(p, index.tripleIds.size).size - 1);
-            for (const p of ids) push(wordsWithTriple, p * LENGTHS + Math.min(t.length, LENGTHS - 1), word);
             const key = sound(t);
             index.sounds.push(key);
             index.masks.push(letterMask(t));
+            index.longest = Math.max(index.longest, t.length);
             if (key.length >= 3) push(index.wordsWithSound, key, word);
           }
-          namesOf[word]!.push(id);
+          (wordsOf[id] ??= []).push(word);
         }
       }
       for (const value of entry.bics) push(index.identifiers, `bic:${bank(value)}`, { list, entry, on: 'bic', value });
@@ -244,8 +259,67 @@ export function buildIndex(lists: ReadList[]): Index {
       for (const value of entry.accounts) push(index.identifiers, `account:${ident(value)}`, { list, entry, on: 'account', value });
     }
   });
-  return { ...index, wordsWithTriple: postings(wordsWithTriple, index.tripleIds.size * LENGTHS) };
+  index.deletions = deletionIndex(words);
+  index.byLength = postings({ length: index.longest + 1 }, (_, add) => words.forEach((w, id) => add(w.length, id)));
+  index.wordsOf = postings(wordsOf, (_, add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(name, w))));
+  index.namesOf = postings(words, (_, add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(w, name))));
+  const { namesOf } = index;
+  index.letters = Int32Array.from(index.names, (n) => n.letters);
+  const common = (w: number) => namesOf.at[w + 1]! - namesOf.at[w]! > COMMON;
+  index.commonShare = Float64Array.from(index.names, (n, name) => {
+    const of = wordsOf[name]!.filter(common);
+    return of.reduce((l, w) => l + words[w]!.length, 0) / n.letters;
+  });
+  for (let w = 0; w < words.length; w++)
+    if (common(w)) {
+      const list = namesOf.of.subarray(namesOf.at[w], namesOf.at[w + 1]);
+      list.set([...list].sort((a, b) => index.commonShare[b]! - index.commonShare[a]! || a - b));
+    }
+  return index;
 }
+
+/**
+ * Words shorter than four letters are alike only when equal, so only the others are indexed: by
+ * the hash of each string left after deleting up to `allowedEdits` of their letters, in buckets
+ * (a shared bucket only lets more words through to `compare`).
+ */
+function deletionIndex(words: string[]): Postings {
+  let total = 0;
+  for (const w of words) if (w.length >= 4) total += variantCount(w.length, allowedEdits(w.length, w.length));
+  const bits = Math.max(4, Math.ceil(Math.log2(total + 1)) - 1);
+  return postings({ length: 1 << bits }, (_, add) =>
+    words.forEach((w, id) => w.length >= 4 && variants(w, allowedEdits(w.length, w.length), (h) => add(h >>> (32 - bits), id))),
+  );
+}
+/** At most how many strings deleting up to `depth` of `length` letters leaves. */
+function variantCount(length: number, depth: number): number {
+  let n = 0;
+  for (let d = 0, c = 1; d <= depth; c = (c * (length - d)) / (d + 1), d++) n += c;
+  return n;
+}
+/**
+ * Calls `each` with the hash of every string left by deleting at most `depth` letters of `word`,
+ * each string once per run of equal letters (deleting either n of "anna" leaves the same string).
+ * The hash is polynomial, so a string's is made from its parts' (`part`) without building it.
+ */
+function variants(word: string, depth: number, each: (hash: number) => void): void {
+  const n = word.length;
+  while (POWERS.length <= n) POWERS.push(Math.imul(POWERS.at(-1)!, 0x01000193));
+  const prefix = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) prefix[i + 1] = (Math.imul(prefix[i]!, 0x01000193) + word.charCodeAt(i)) | 0;
+  const part = (from: number, to: number) => (prefix[to]! - Math.imul(prefix[from]!, POWERS[to - from]!)) | 0;
+  const walk = (kept: number, from: number, left: number) => {
+    let h = (Math.imul(kept, POWERS[n - from]!) + part(from, n)) | 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    each(h ^ (h >>> 16));
+    if (left > 0)
+      for (let i = from; i < n; i++)
+        if (i === from || word[i] !== word[i - 1]) walk((Math.imul(kept, POWERS[i - from]!) + part(from, i)) | 0, i + 1, left - 1);
+  };
+  walk(0, 0, depth);
+}
+const POWERS = [1];
 
 /** The letters a word holds, one bit each (digits share six bits: a shared bit only lets more words through). */
 function letterMask(word: string): number {
@@ -267,30 +341,31 @@ interface Postings {
   at: Int32Array;
   of: Int32Array;
 }
-function postings(lists: Map<number, number[]>, keys: number): Postings {
-  const at = new Int32Array(keys + 1);
-  for (const [k, l] of lists) at[k + 1] = l.length;
-  for (let k = 0; k < keys; k++) at[k + 1] = at[k + 1]! + at[k]!;
-  const of = new Int32Array(at[keys]!);
-  for (const [k, l] of lists) of.set(l, at[k]);
+const none: Postings = { at: new Int32Array(1), of: new Int32Array(0) };
+/** `keys.length` lists, filled by `each` (called twice: to count, then to fill) in the order it adds. */
+function postings(keys: { length: number }, each: (pass: number, add: (key: number, value: number) => void) => void): Postings {
+  const at = new Int32Array(keys.length + 1);
+  each(0, (k) => at[k + 1]!++);
+  for (let k = 0; k < keys.length; k++) at[k + 1]! += at[k]!;
+  const of = new Int32Array(at[keys.length]!);
+  const next = at.slice(0, -1);
+  each(1, (k, v) => (of[next[k]!++] = v));
   return { at, of };
 }
 
-/** Words this long or longer share their triples' postings (the length is checked again). */
-const LENGTHS = 64;
-
 /**
  * The vocabulary words alike a payee token (tokenSimilarity above 0): those of the same sound, and
- * those of a near length within the allowed edits, which share all but four letter triples per
- * edit and differ in at most two letters per edit. Memoised per token; the words come in the order
- * of their first shared triple (the candidates, and so the hits, keep the order they always had).
+ * those within the allowed edits, found through the deletions they share with the token (a word of
+ * one letter, an initial, is found by a two-letter token of its first letter). Memoised per token;
+ * the words come in the order of the first of the token's letter triples they hold, then as listed
+ * (the order of the triple index before: the candidates, and so the hits, keep the order they always had).
  */
 function alikeWords(index: Index, token: string): [number, number][] {
   let found = index.alike.get(token);
   if (found) return found;
   const { words, sounds } = index;
   const scratch = scratchOf(index);
-  const { seen, shared, first, alike } = scratch;
+  const { seen } = scratch;
   const pass = ++scratch.pass;
   const key = sound(token);
   const mask = letterMask(token);
@@ -300,72 +375,63 @@ function alikeWords(index: Index, token: string): [number, number][] {
     const s = compare(token, words[w]!, key, sounds[w]);
     if (s > 0) found.push([w, s]);
   }
-  const ts = [...triples(token)].map((p) => index.tripleIds.get(p) ?? -1);
-  const needed = Math.max(1, ts.length - 4 * allowedEdits(token.length, token.length));
-  const lengths = new Set<number>();
-  for (let n = 1; n <= 2 * token.length; n++) if (near(n, token.length)) lengths.add(Math.min(n, LENGTHS - 1));
-  const { wordsWithTriple: byTriple } = index;
-  const keys = (p: number) => (p < 0 ? [] : [...lengths].map((n) => p * LENGTHS + n));
-  const touched: number[] = [];
-  ts.forEach((p, position) => {
-    for (const k of keys(p))
-      for (let i = byTriple.at[k]!; i < byTriple.at[k + 1]!; i++) {
-        const w = byTriple.of[i]!;
-        if (!shared[w]) {
-          touched.push(w);
-          first[w] = position;
-        }
-        shared[w] = shared[w]! + 1;
-      }
-  });
-  const within: number[] = [];
-  for (const w of touched) {
-    // Each edit adds or removes at most two letters: a word with more letters apart is not within the allowed edits.
-    const alikeLength = shared[w]! >= needed && seen[w] !== pass && near(token.length, words[w]!.length);
-    if (alikeLength && bitCount(mask ^ index.masks[w]!) <= 2 * allowedEdits(token.length, words[w]!.length)) {
-      const s = compare(token, words[w]!, key, sounds[w]);
-      if (s > 0) {
-        alike[w] = s;
-        within.push(w);
-      }
-    }
-    shared[w] = 0;
+  const within: [number, number][] = [];
+  const exact = index.vocabulary.get(token);
+  if (token.length < 4) {
+    if (exact !== undefined) within.push([exact, 1]);
+    const initial = token.length === 2 ? index.vocabulary.get(token[0]!) : undefined;
+    if (initial !== undefined) within.push([initial, INITIAL]);
+  } else {
+    const check = (w: number) => {
+      if (seen[w] === pass) return;
+      seen[w] = pass;
+      const word = words[w]!;
+      // Each edit adds or removes at most two letters: a word with more letters apart is not within the allowed edits.
+      if (!near(token.length, word.length) || bitCount(mask ^ index.masks[w]!) > 2 * allowedEdits(token.length, word.length)) return;
+      const s = compare(token, word, key, sounds[w]);
+      if (s > 0) within.push([w, s]);
+    };
+    // A long token has more deletions than there are words of a near length (none past the longest): those are fewer to try.
+    const { at, of } = index.deletions;
+    const bits = Math.log2(at.length - 1);
+    const depth = Math.min(allowedEdits(token.length, token.length), allowedEdits(index.longest, index.longest));
+    const lengths = Array.from({ length: index.longest + 1 }, (_, n) => n).filter((n) => n >= 4 && near(n, token.length));
+    const { at: from, of: ofLength } = index.byLength;
+    if (lengths.reduce((sum, n) => sum + from[n + 1]! - from[n]!, 0) < variantCount(token.length, depth))
+      for (const n of lengths) for (let i = from[n]!; i < from[n + 1]!; i++) check(ofLength[i]!);
+    else
+      variants(token, depth, (h) => {
+        for (let i = at[h >>> (32 - bits)]!, end = at[(h >>> (32 - bits)) + 1]!; i < end; i++) check(of[i]!);
+      });
   }
-  within.sort((a, b) => first[a]! - first[b]! || a - b);
-  for (const w of within) found.push([w, alike[w]!]);
+  const ts = [...triples(token)];
+  const first = new Map(within.map(([w]) => [w, ts.findIndex((t) => triples(words[w]!).has(t))]));
+  within.sort(([a], [b]) => first.get(a)! - first.get(b)! || a - b);
+  found.push(...within);
   index.alike.set(token, found);
   return found;
 }
 
-/** Per listed name the alike letters and the payee's words found; per word, the triples it shares with a payee's word. */
+/** Per word, whether this pass has seen it; per listed name, whether this payee has visited it. */
 interface Scratch {
-  letters: Float64Array;
-  words: Int32Array;
   seen: Int32Array;
-  shared: Uint16Array;
-  first: Int32Array;
-  alike: Float64Array;
+  visited: Int32Array;
   pass: number;
 }
 const scratchOf = (index: Index) =>
-  (index.scratch ??= {
-    letters: new Float64Array(index.names.length),
-    words: new Int32Array(index.names.length),
-    seen: new Int32Array(index.words.length),
-    shared: new Uint16Array(index.words.length),
-    first: new Int32Array(index.words.length),
-    alike: new Float64Array(index.words.length),
-    pass: 0,
-  });
+  (index.scratch ??= { seen: new Int32Array(index.words.length), visited: new Int32Array(index.names.length), pass: 0 });
+
+/** A word on more names than this is common: its names are visited only where the words found may be most of them. */
+const COMMON = 64;
 
 /**
  * The listed names a payee's name may match: those holding an alike word for every word of the
  * payee's, or enough alike letters to reach the review band. An initial of the payee's counts as
- * found (it may stand for any word) but finds no name by itself: it would find too many.
+ * found (it may stand for any word) but finds no name by itself: it would find too many. The names
+ * come in the order the payee's alike words first find them.
  */
 function candidates(index: Index, payee: string[], review: number): number[] {
-  const letters = scratchOf(index);
-  const touched: number[] = [];
+  const { namesOf, wordsOf } = index;
   const initials = payee.reduce((mask, t, i) => (t.length === 1 ? mask | (1 << i) : mask), 0);
   // A word of the payee's may be two of the list's, and two of the payee's one of the list's.
   const words: [string, number][] = payee.flatMap((t, i) => {
@@ -376,27 +442,63 @@ function candidates(index: Index, payee: string[], review: number): number[] {
       if (index.vocabulary.has(t.slice(0, k)) && index.vocabulary.has(t.slice(k))) out.push([t.slice(0, k), bit], [t.slice(k), bit]);
     return out;
   });
-  for (const [t, bits] of words) {
-    if (t.length === 1) continue;
-    for (const [w, s] of alikeWords(index, t)) {
-      const found = s * index.words[w]!.length;
-      for (const name of index.namesOf[w]!) {
-        if (!letters.words[name]) touched.push(name);
-        letters.letters[name] = letters.letters[name]! + found;
-        letters.words[name] = letters.words[name]! | bits;
+  /** Each alike word found: the word, its letters found (weighted), the payee's words it stands for. */
+  const pairs: [number, number, number][] = [];
+  for (const [t, bits] of words)
+    if (t.length > 1) for (const [w, s] of alikeWords(index, t)) pairs.push([w, s * index.words[w]!.length, bits]);
+  const all = (1 << Math.min(payee.length, 30)) - 1;
+  const reach = 2 * review - 1;
+  const common = (w: number) => namesOf.at[w + 1]! - namesOf.at[w]! > COMMON;
+  // A name holding no rare word found is a candidate only when its common words found are most of
+  // it (the letters found reach `least` of it), or when common words stand for every payee's word.
+  const least = initials ? (reach - INITIAL) / (1 - INITIAL) : reach;
+  const credit = new Map<number, number>();
+  for (const [w, found] of pairs) if (common(w)) credit.set(w, (credit.get(w) ?? 0) + found);
+  const most = Math.max(0, ...[...credit].map(([w, c]) => c / index.words[w]!.length));
+  const whole = (bits: number) => payee.length > 1 && ((bits | initials) & all) === all;
+  const everyName = new Set<number>();
+  if (least <= 0) credit.forEach((_, w) => everyName.add(w));
+  else if (whole(pairs.reduce((b, [w, , bits]) => (common(w) ? b | bits : b), 0))) {
+    // Names of common words only may hold a word for each of the payee's: visit all of one payee word's.
+    let cheapest = Infinity;
+    for (let i = 0; i < Math.min(payee.length, 30); i++) {
+      if (initials & (1 << i)) continue;
+      const of = [...credit.keys()].filter((w) => pairs.some(([v, , bits]) => v === w && bits & (1 << i)));
+      const cost = of.reduce((n, w) => n + namesOf.at[w + 1]! - namesOf.at[w]!, 0);
+      if (cost < cheapest) {
+        cheapest = cost;
+        everyName.clear();
+        for (const w of of) everyName.add(w);
       }
     }
   }
-  const all = (1 << Math.min(payee.length, 30)) - 1;
-  const out: number[] = [];
-  for (const name of touched) {
-    const covered = Math.min(1, letters.letters[name]! / index.names[name]!.letters);
-    const whole = payee.length > 1 && ((letters.words[name]! | initials) & all) === all;
-    if (whole || covered + (initials ? INITIAL * (1 - covered) : 0) >= 2 * review - 1) out.push(name);
-    letters.letters[name] = 0;
-    letters.words[name] = 0;
+  const scratch = scratchOf(index);
+  const pass = ++scratch.pass;
+  const visited: number[] = [];
+  for (const [w] of pairs)
+    for (let i = namesOf.at[w]!, every = !common(w) || everyName.has(w); i < namesOf.at[w + 1]!; i++) {
+      const name = namesOf.of[i]!;
+      if (!every && index.commonShare[name]! * most < least - 1e-9) break;
+      if (scratch.visited[name] !== pass) visited.push(name);
+      scratch.visited[name] = pass;
+    }
+  const out: [number, number][] = [];
+  for (const name of visited) {
+    let letters = 0;
+    let bits = 0;
+    let first = -1;
+    pairs.forEach(([w, found, b], p) => {
+      for (let i = wordsOf.at[name]!; i < wordsOf.at[name + 1]!; i++)
+        if (wordsOf.of[i] === w) {
+          letters += found;
+          bits |= b;
+          if (first < 0) first = p;
+        }
+    });
+    const covered = Math.min(1, letters / index.letters[name]!);
+    if (whole(bits) || covered + (initials ? INITIAL * (1 - covered) : 0) >= reach) out.push([first, name]);
   }
-  return out;
+  return out.sort(([p, a], [q, b]) => p - q || a - b).map(([, name]) => name);
 }
 
 export function screenPayee(index: Index, payee: Payee, thresholds: Thresholds): Hit[] {

@@ -25,20 +25,48 @@ describe('the labelled set at the default thresholds', () => {
   });
 
   it('the index finds every name that comparing with each listed name finds', async () => {
-    const list = await readList(LABELLED_LIST);
-    const index = buildIndex([list]);
-    const screener = await loadScreener([LABELLED_LIST]);
-    for (const { payee: name } of LABELLED) {
-      const tokens = nameTokens(name);
-      const everyName = new Set(
-        index.names
-          .filter((n) => nameScore(tokens, n.tokens, DEFAULT_THRESHOLDS.review) >= DEFAULT_THRESHOLDS.review)
-          .map((n) => n.entry.id),
+    await expectIndexFindsEveryName(
+      LABELLED_LIST,
+      LABELLED.map((l) => l.payee),
+    );
+  });
+
+  it('the index finds them too where words are common (on more than 64 names) and names are mostly such words', async () => {
+    const given = ['Mohammed', 'Ali', 'Hassan', 'Omar'];
+    const rows = ['name,id'];
+    for (let i = 0; i < 400; i++) {
+      const surname = 'BKDLMNRSTV'[i % 10]! + 'aeiou'[i % 5]! + 'rnk'.slice(0, 1 + (i % 3)) + (i % 7 ? '' : 'ov');
+      rows.push(
+        `"${surname.toUpperCase()}, ${given[i % 4]} ${given[(i >> 2) % 4]}",P${i}`,
+        `${surname.toUpperCase()} TRADING SHIPPING,F${i}`,
       );
-      expect(new Set(screener.screen(payee(name)).map((h) => h.entryId)), name).toEqual(everyName);
     }
+    rows.push('"ALI, Mohammed",C1', 'TRADING SHIPPING,C2');
+    const payees = [
+      'Mohammed Ali',
+      'Ali Mohammed Hassan',
+      'M Ali',
+      'Mohamed Ali Barov',
+      'Bar Trading Shipping',
+      'Trading',
+      'Omar Hassan Kan',
+    ];
+    await expectIndexFindsEveryName(ownList(`${rows.join('\n')}\n`), payees);
   });
 });
+
+/** What the index finds for each payee is what scoring the payee against every listed name finds. */
+async function expectIndexFindsEveryName(path: string, payees: string[]) {
+  const index = buildIndex([await readList(path)]);
+  const screener = await loadScreener([path]);
+  for (const name of payees) {
+    const tokens = nameTokens(name);
+    const everyName = new Set(
+      index.names.filter((n) => nameScore(tokens, n.tokens, DEFAULT_THRESHOLDS.review) >= DEFAULT_THRESHOLDS.review).map((n) => n.entry.id),
+    );
+    expect(new Set(screener.screen(payee(name)).map((h) => h.entryId)), name).toEqual(everyName);
+  }
+}
 
 describe('names', () => {
   it('normalises case, diacritics, punctuation, look-alike letters and digits, and drops legal forms', () => {
