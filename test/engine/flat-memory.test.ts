@@ -6,6 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PayoutClient } from '../../src/client/client.ts';
+import { inFlightFor } from '../../src/cli/options.ts';
 import { executeRows } from '../../src/engine/execute.ts';
 import { batchIdentity } from '../../src/engine/identity.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
@@ -109,5 +110,14 @@ describe('the CSV results file is written in chunks (issue 44)', () => {
     const table = source(2500);
     const whole = csvText({ ...table, rows: table.rows.map((r, i) => ({ ...r, result: table.resultAt(i) })) });
     expect(chunks.join('')).toBe(whole);
+  });
+});
+
+describe('rows in flight at a high --rate (issue 44)', () => {
+  it('are as many as the rate keeps busy, at most 64: never a connection for each of a thousand rows', () => {
+    expect(inFlightFor(undefined)).toBe(8);
+    expect(inFlightFor(5)).toBe(8);
+    expect(inFlightFor(50)).toBe(50);
+    expect(inFlightFor(1000)).toBe(64);
   });
 });
