@@ -32,25 +32,25 @@ async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date())
   const since = now.getTime() - windowMs;
   const out = new Map<string, RecentPayout>();
   for (const batchId of await ledger.batches()) {
+    // (a body is kept only until its answer: a journal of 100,000 rows is never held as its bodies)
     const bodies = new Map<string, string>();
     const created = new Map<string, { key: string; payout: RecentPayout }>();
     const failed = new Set<string>();
     await ledger.read(batchId, (line) => {
       const e = line as JournalLine;
       if (e.t === 'initiating') bodies.set(`${e.ref}\u0000${e.key}`, e.body);
-      else if (e.t === 'created' && Date.parse(e.at) >= since)
-        created.set(e.payout.id, {
-          key: `${e.ref}\u0000${e.key}`,
-          payout: { reference: e.ref, payoutId: e.payout.id, at: e.at, ...(e.payout.payoutRef ? { payoutRef: e.payout.payoutRef } : {}) },
-        });
-      else if (e.t === 'status' && isFailedAfterCreation(e.status)) failed.add(e.payoutId);
+      else if (e.t === 'created') {
+        const body = bodies.get(`${e.ref}\u0000${e.key}`);
+        bodies.delete(`${e.ref}\u0000${e.key}`);
+        const key = body !== undefined && Date.parse(e.at) >= since ? keyOfBody(body) : undefined;
+        if (key)
+          created.set(e.payout.id, {
+            key,
+            payout: { reference: e.ref, payoutId: e.payout.id, at: e.at, ...(e.payout.payoutRef ? { payoutRef: e.payout.payoutRef } : {}) },
+          });
+      } else if (e.t === 'status' && isFailedAfterCreation(e.status)) failed.add(e.payoutId);
     });
-    for (const [id, c] of created) {
-      const body = bodies.get(c.key);
-      if (failed.has(id) || body === undefined) continue;
-      const key = keyOfBody(body);
-      if (key) out.set(key, c.payout);
-    }
+    for (const [id, c] of created) if (!failed.has(id)) out.set(c.key, c.payout);
   }
   return out;
 }

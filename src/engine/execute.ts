@@ -241,12 +241,14 @@ export const STOPPED_BEFORE_ROW: ErrorSnapshot = {
 export async function executeRows(
   rows: PayoutRow[],
   o: ExecuteOptions,
-): Promise<{ outcomes: Map<number, RowOutcome>; halted?: string; stopped: boolean }> {
+): Promise<{ outcomes: Map<number, RowOutcome>; created: number; halted?: string; stopped: boolean }> {
   return new RowLoop(o).run(rows);
 }
 
 class RowLoop {
+  /** The outcomes of rows this run did not leave created (a created row's is its journal state's); how many it left created. */
   readonly outcomes = new Map<number, RowOutcome>();
+  private created = 0;
   private halted: string | undefined;
   private readonly send: SendContext;
   private readonly limit: ReturnType<typeof pLimit>;
@@ -286,7 +288,7 @@ class RowLoop {
       await this.each(unknown, (p) => this.row(p));
     }
     if (this.going()) await completeCreated(this.send);
-    return { outcomes: this.outcomes, halted: this.halted, stopped: !!settings.stop?.aborted };
+    return { outcomes: this.outcomes, created: this.created, halted: this.halted, stopped: !!settings.stop?.aborted };
   }
 
   /** The life of one row, from whatever its journal says (I2: an unknown outcome is settled first). */
@@ -367,9 +369,10 @@ class RowLoop {
   /**
    * Runs `step` for each row (or reference of a created row) through the concurrency limit; after
    * a halt or a stop no new one starts. A row the halt or the stop interrupted before its payout
-   * started is recorded as not sent, with the reason.
+   * started is recorded as not sent, with the reason. Rows are taken from the list only as the
+   * limit frees (a few workers): never a promise for every row of the batch at once (issue 44).
    */
-  private each<T extends PayoutRow | string>(list: T[], step: (item: T) => Promise<void>): Promise<void[]> {
+  private async each<T extends PayoutRow | string>(list: T[], step: (item: T) => Promise<void>): Promise<void> {
     const guarded = async (item: T) => {
       if (!this.going()) return;
       try {
@@ -380,11 +383,18 @@ class RowLoop {
         if (typeof item !== 'string') this.done(item, why);
       }
     };
-    const before = this.o.before;
-    const held = (item: T) => (before && typeof item !== 'string' ? before(item) : Promise.resolve(undefined));
-    return Promise.all(
-      list.map((item) => held(item).then((why) => (why ? this.done(item as PayoutRow, why) : this.limit(() => guarded(item))))),
-    );
+    const { before } = this.o;
+    // A row waiting for its swap waits outside the limit, so that the other rows go meanwhile.
+    const go = async (item: T) => {
+      const why = before && typeof item !== 'string' ? await before(item) : undefined;
+      return why ? this.done(item as PayoutRow, why) : this.limit(() => guarded(item));
+    };
+    if (before) return void (await Promise.all(list.map(go)));
+    let next = 0;
+    const worker = async () => {
+      while (next < list.length) await go(list[next++]!);
+    };
+    await Promise.all(Array.from({ length: this.limit.concurrency }, worker));
   }
 
   private going(): boolean {
@@ -397,12 +407,12 @@ class RowLoop {
 
   /** Records the row's outcome as its journal now says (`notSent`: why it was not sent, when the run halted, stopped or held it first). */
   private done(p: PayoutRow, notSent?: ErrorSnapshot): void {
-    const outcome = outcomeFromState(this.state(p.reference), {
-      status: ENGINE_STATUSES.NOT_SENT,
-      documents: [],
-      ...(notSent ? { error: notSent } : {}),
-    });
-    this.outcomes.set(p.rowNumber, outcome);
+    const s = this.state(p.reference);
+    const outcome = outcomeFromState(s, { status: ENGINE_STATUSES.NOT_SENT, documents: [], ...(notSent ? { error: notSent } : {}) });
+    if (s.phase === 'created') {
+      this.outcomes.delete(p.rowNumber); // (unknown in an earlier pass)
+      this.created++;
+    } else this.outcomes.set(p.rowNumber, outcome);
     const noDocument = !p.withdrawal && !p.documents.length ? { noDocument: true as const } : {};
     this.emit({ type: 'row-done', rowNumber: p.rowNumber, reference: p.reference, outcome, ...noDocument });
   }

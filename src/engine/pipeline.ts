@@ -134,6 +134,7 @@ type Scope = Pick<PipelineOptions, 'only' | 'keep'>;
 /** What a row's outcome depends on besides its journal state: the plan, and what this run did. */
 export interface RunView {
   plan?: BatchPlan;
+  /** The outcomes of the rows this run did not leave created (a created row's is its journal state's). */
   executed: ReadonlyMap<number, RowOutcome>;
   stopped?: boolean;
 }
@@ -336,9 +337,8 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const halted = res.halted ?? stopped.find((f) => f.halt)?.error.message;
     if (halted) return await finish(run, scope, view, 'halted', { halted, stopped: res.stopped }, true);
     // (refused: nothing was sent; once rows of other currencies went, the run stopped part way)
-    const sentAny = [...res.outcomes.values()].some((r) => isCreatedStatus(r.status));
     const why = stopped.map((f) => f.error.message);
-    const extra = stopped.length ? (sentAny ? { halted: why.join('; ') } : { refused: why }) : {};
+    const extra = stopped.length ? (res.created ? { halted: why.join('; ') } : { refused: why }) : {};
     return await finish(run, scope, view, stopped.length ? 'refused' : 'ok', { ...extra, stopped: res.stopped }, true);
   } catch (e) {
     // The results file is written once, at the end: here too, from the journal (best effort: the error is the one to report).

@@ -3,10 +3,10 @@
 // or LF, or starts or ends with a space (a spreadsheet would trim it).
 import { stringify } from 'csv-stringify/sync';
 import { NUMERIC_RESULT_COLUMNS } from './result-columns.ts';
-import { byRowNumber, resultsHeader } from './layout.ts';
+import { inRowOrder, resultsHeader, resultsOf, sourceOf } from './layout.ts';
 import { neutralise } from './neutralise.ts';
 import { isPlainDecimal } from './numbers.ts';
-import type { ResultsTable, ResultsWriter } from './types.ts';
+import type { ResultsSource, ResultsTable, ResultsWriter } from './types.ts';
 
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
 
@@ -14,28 +14,44 @@ export const csvWriter: ResultsWriter = {
   format: 'csv',
   extensions: ['.csv', '.tsv', '.txt'],
   forBatches: { formats: ['csv'], extensions: [] },
-  bytes: (table) => csvText(table),
+  chunks: (table) => csvChunks(table),
 };
 
 /** A cell starting or ending with a space is quoted, so that a spreadsheet keeps the space. */
 const EDGE_SPACE = /^ | $/;
+/** Rows per chunk written: the file is never held whole (issue 44). */
+const CHUNK_ROWS = 1000;
 
-/** The whole CSV text, BOM and a CRLF after every line included. */
-export function csvText(table: ResultsTable): string {
-  const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
-  const lines = byRowNumber(table.rows).map((row) => [
-    ...input.map((c) => neutralise(row.cells[c] ?? '')),
-    // a plain decimal in a numeric column stays a number: "-12.50" is not neutralised
-    ...result.map((c) => {
-      const v = row.result[c] ?? '';
-      return NUMERIC.has(c) && isPlainDecimal(v) ? v : neutralise(v);
-    }),
-  ]);
-  return stringify([header.map(neutralise), ...lines], {
-    bom: true,
-    delimiter: table.delimiter ?? ',',
-    record_delimiter: '\r\n',
-    quote_record_delimiter: true, // a lone CR or LF in a cell too, not only CRLF
-    quoted_match: EDGE_SPACE,
-  });
+/** The CSV text in chunks of CHUNK_ROWS rows, BOM and a CRLF after every line included. */
+export function* csvChunks(table: ResultsSource): Generator<string> {
+  const { input, header, result } = resultsHeader(table.inputColumns, resultsOf(table));
+  const text = (lines: string[][], bom = false) =>
+    stringify(lines, {
+      bom,
+      delimiter: table.delimiter ?? ',',
+      record_delimiter: '\r\n',
+      quote_record_delimiter: true, // a lone CR or LF in a cell too, not only CRLF
+      quoted_match: EDGE_SPACE,
+    });
+  yield text([header.map(neutralise)], true);
+  let lines: string[][] = [];
+  for (const i of inRowOrder(table.rows)) {
+    const cells = table.rows[i]!.cells;
+    const values = table.resultAt(i);
+    lines.push([
+      ...input.map((c) => neutralise(cells[c] ?? '')),
+      // a plain decimal in a numeric column stays a number: "-12.50" is not neutralised
+      ...result.map((c) => {
+        const v = values[c] ?? '';
+        return NUMERIC.has(c) && isPlainDecimal(v) ? v : neutralise(v);
+      }),
+    ]);
+    if (lines.length < CHUNK_ROWS) continue;
+    yield text(lines);
+    lines = [];
+  }
+  if (lines.length) yield text(lines);
 }
+
+/** The whole CSV text of a table. */
+export const csvText = (table: ResultsTable): string => [...csvChunks(sourceOf(table))].join('');

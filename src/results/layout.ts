@@ -1,7 +1,7 @@
 // The layout of a results file, whatever its format (csv-writer.ts, xlsx-writer.ts): which columns, in which
 // order, under which headers, and the rows in the batch's order.
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, resultHeaderOf, splitColumns, type ResultColumn } from './result-columns.ts';
-import type { ResultRow } from './types.ts';
+import type { ResultsSource, ResultsTable, ResultValues } from './types.ts';
 
 export interface ResultsLayout {
   /** The batch's own columns, in order (result columns of a results file run again taken out). */
@@ -14,14 +14,29 @@ export interface ResultsLayout {
 
 /**
  * The header row written for a table: the batch's own columns, then RESULT_COLUMNS, then those
- * OPTIONAL_RESULT_COLUMNS that some row holds (`rows` absent: none of them).
+ * OPTIONAL_RESULT_COLUMNS that some row's results hold (`results` absent: none of them).
  */
-export function resultsHeader(inputColumns: readonly string[], rows: readonly ResultRow[] = []): ResultsLayout {
+export function resultsHeader(inputColumns: readonly string[], results: Iterable<ResultValues> = []): ResultsLayout {
   const input = splitColumns(inputColumns).input;
-  const optional = OPTIONAL_RESULT_COLUMNS.filter((c) => rows.some((r) => (r.result[c] ?? '') !== ''));
-  const result: ResultColumn[] = [...RESULT_COLUMNS, ...optional];
+  const held = new Set<ResultColumn>();
+  for (const v of results) for (const c of OPTIONAL_RESULT_COLUMNS) if ((v[c] ?? '') !== '') held.add(c);
+  const result: ResultColumn[] = [...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS.filter((c) => held.has(c))];
   return { input, result, header: [...input, ...result.map((c) => resultHeaderOf(c, input))] };
 }
 
-/** Rows in row-number order (a stable sort: rows in order already stay as they are). */
-export const byRowNumber = (rows: readonly ResultRow[]): ResultRow[] => [...rows].sort((a, b) => a.rowNumber - b.rowNumber);
+/** Each row's results, made one at a time (none is kept). */
+export function* resultsOf(table: Pick<ResultsSource, 'rows' | 'resultAt'>): Generator<ResultValues> {
+  for (let i = 0; i < table.rows.length; i++) yield table.resultAt(i);
+}
+
+/** The rows' indexes in row-number order (a stable sort); rows in that order already are not copied. */
+export function* inRowOrder(rows: readonly { rowNumber: number }[]): Generator<number> {
+  let sorted = true;
+  for (let i = 1; i < rows.length && sorted; i++) sorted = rows[i - 1]!.rowNumber <= rows[i]!.rowNumber;
+  if (sorted) for (let i = 0; i < rows.length; i++) yield i;
+  else yield* rows.map((_, i) => i).sort((a, b) => rows[a]!.rowNumber - rows[b]!.rowNumber || a - b);
+}
+
+/** A plain table as a source whose values are read row by row. */
+export const sourceOf = (table: ResultsTable | ResultsSource): ResultsSource =>
+  'resultAt' in table ? table : { ...table, resultAt: (i) => table.rows[i]!.result };

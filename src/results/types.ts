@@ -43,6 +43,6 @@ export interface ResultsWriter {
   extensions: readonly string[];
   /** The batches whose results are written in this format: by the format read, or (unread) by extension. */
   forBatches: { formats: readonly BatchFormat[]; extensions: readonly string[] };
-  /** The whole file. */
-  bytes(table: ResultsTable): string | Uint8Array;
+  /** The file, in chunks made one at a time (the CSV writer never holds it whole). */
+  chunks(table: ResultsSource): Iterable<string | Uint8Array>;
 }

@@ -6,24 +6,17 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { serialised } from '../files/queue.ts';
 import { writerOf } from './formats.ts';
+import { sourceOf } from './layout.ts';
 import { resultsLockPath } from './paths.ts';
 import { ResultsError } from './results-errors.ts';
 import type { ResultsSource, ResultsTable } from './types.ts';
 
-/** A table whose values the run makes row by row (ResultsSource), as a plain table. */
-function tableOf(table: ResultsTable | ResultsSource): ResultsTable {
-  if (!('resultAt' in table)) return table;
-  const { resultAt, rows, ...rest } = table;
-  return { ...rest, rows: rows.map((r, i) => ({ rowNumber: r.rowNumber, cells: r.cells, result: resultAt(i) })) };
-}
-
-/** Writes the results file atomically. Calls for the same path run in call order. Throws ResultsError WRITE_FAILED. */
+/** Writes the results file atomically, streamed. Calls for the same path run in call order. Throws ResultsError WRITE_FAILED. */
 export async function writeResults(path: string, source: ResultsTable | ResultsSource): Promise<void> {
   return serialised(path, async () => {
-    const table = tableOf(source);
-    const content = writerOf(table.format).bytes(table);
     try {
-      await writeFileAtomic(path, [content]);
+      // (streamed: the CSV writer makes its text a chunk of rows at a time)
+      await writeFileAtomic(path, writerOf(source.format).chunks(sourceOf(source)));
     } catch (e) {
       const { code, message } = e as NodeJS.ErrnoException;
       const why = (code && WHY_NOT_WRITTEN[code]) ?? code ?? message;

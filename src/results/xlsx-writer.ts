@@ -8,10 +8,10 @@
 import * as XLSX from 'xlsx';
 import { matchHeader } from '../input/batch-columns.ts';
 import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultColumn } from './result-columns.ts';
-import { byRowNumber, resultsHeader } from './layout.ts';
+import { inRowOrder, resultsHeader, resultsOf } from './layout.ts';
 import { neutralise } from './neutralise.ts';
 import { numberCell } from './numbers.ts';
-import type { ResultsTable, ResultsWriter } from './types.ts';
+import type { ResultsSource, ResultsWriter } from './types.ts';
 import { SWAP_AMOUNT_COLUMNS, SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 
 const NUMERIC = new Set<string>(NUMERIC_RESULT_COLUMNS);
@@ -25,7 +25,7 @@ export const xlsxWriter: ResultsWriter = {
   format: 'xlsx',
   extensions: ['.xlsx'],
   forBatches: { formats: ['xlsx', 'xls'], extensions: ['.xlsx', '.xls', '.xlsm'] },
-  bytes: (table) => xlsxBytes(table),
+  chunks: (table) => [xlsxBytes(table)],
 };
 
 /**
@@ -67,21 +67,23 @@ function columnWidths(header: readonly string[], data: readonly (readonly (XLSX.
   return widths;
 }
 
-export function xlsxBytes(table: ResultsTable): Uint8Array {
-  const { input, header, result } = resultsHeader(table.inputColumns, table.rows);
+/** The whole workbook (SheetJS writes it whole). */
+function xlsxBytes(table: ResultsSource): Uint8Array {
+  const { input, header, result } = resultsHeader(table.inputColumns, resultsOf(table));
   const amount = input.map(isAmountHeader);
-  const rows = byRowNumber(table.rows);
-  const data: (XLSX.CellObject | undefined)[][] = [
-    header.map((h) => textCell(h)),
-    ...rows.map((row) => [
+  const data: (XLSX.CellObject | undefined)[][] = [header.map((h) => textCell(h))];
+  for (const i of inRowOrder(table.rows)) {
+    const cells = table.rows[i]!.cells;
+    const values = table.resultAt(i);
+    data.push([
       // the batch's amount column: a number as the result amounts are, else text as the batch had it
-      ...input.map((c, k) => (amount[k] && numberCell(row.cells[c] ?? '', true)) || textCell(row.cells[c] ?? '')),
-      ...result.map((c) => resultCell(c, row.result[c])),
-    ]),
-  ];
+      ...input.map((c, k) => (amount[k] && numberCell(cells[c] ?? '', true)) || textCell(cells[c] ?? '')),
+      ...result.map((c) => resultCell(c, values[c])),
+    ]);
+  }
   const ws = {
     '!data': data as XLSX.CellObject[][],
-    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: rows.length, c: header.length - 1 } }),
+    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: table.rows.length, c: header.length - 1 } }),
     '!cols': columnWidths(header, data).map((wch) => ({ wch })),
   } as XLSX.WorkSheet;
   const wb = XLSX.utils.book_new();

@@ -11,7 +11,7 @@
 // rate limit at 5 x scale per rolling second, the monthly quota off; the phase itself runs in a
 // child process, so the sandbox's event loop and the client's never share a thread:
 //   payout-batch run   the CLI as a user runs it: run FILE --yes --base-url URL --rate 5xscale
-//                      (its defaults: 25 ms safety margin on loopback, max(8, rate) requests and rows in flight)
+//                      (its defaults: 25 ms safety margin on loopback, max(8, rate) requests and rows in flight, at most 64)
 //   one at a time      the same PayoutClient, limiter effectively off (1000/s): for each row,
 //                      quote then initiate, one request at a time
 //   p-limit(R) alone   the same client and rows, limiter off, p-limit(5 x scale) over the rows

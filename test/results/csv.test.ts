@@ -144,7 +144,10 @@ function oracleCsvText(t: ResultsTable): string {
   const delimiter = t.delimiter ?? ',';
   const special = new RegExp(`["\\r\\n${delimiter.replace(/[\\^\]-]/g, '\\$&')}]|^ | $`);
   const quote = (s: string): string => (s === '' || !special.test(s) ? s : `"${s.includes('"') ? s.replace(/"/g, '""') : s}"`);
-  const { input, header, result } = resultsHeader(t.inputColumns, t.rows);
+  const { input, header, result } = resultsHeader(
+    t.inputColumns,
+    t.rows.map((r) => r.result),
+  );
   const lines: string[] = [header.map((h) => quote(oracleNeutralise(h))).join(delimiter)];
   const rows = t.rows.every((r, i) => i === 0 || t.rows[i - 1]!.rowNumber <= r.rowNumber)
     ? t.rows
