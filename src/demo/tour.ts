@@ -12,7 +12,7 @@ import { connect, sandboxSeedKey } from '../client/connect.ts';
 import { startSandbox } from '../sandbox/start-sandbox.ts';
 import type { ClientEvent } from '../client/http.ts';
 import type { PayoutClient } from '../client/client.ts';
-import { Dec, formatAmount, fromApi } from '../money.ts';
+import { Dec, formatAmount, fromApi, groupThousands } from '../money.ts';
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
 import { execute, prepareRun, runBatch, type EngineEvents } from '../engine/pipeline.ts';
@@ -154,7 +154,7 @@ async function reconcileResults(client: PayoutClient, resultsFile: string, say: 
     `  ${report?.counts.tiedOut ?? 0} of ${report?.counts.created ?? 0} payouts found with their debit in the wallet transactions; ` +
       `${report?.unexplained.length ?? 0} debits no batch explains; ${rec.requests.total} requests.`,
   );
-  say(`  net per currency: ${reconciliation.totals.map((t) => `${t.currency} ${t.net}`).join(', ')}.`);
+  say(`  net per currency: ${reconciliation.totals.map((t) => `${t.currency} ${groupThousands(t.net)}`).join(', ')}.`);
   say(reconciliation.tiesOut ? '  Everything ties out.' : `  Does NOT tie out: ${reconciliation.problems.slice(0, 5).join('; ')}`);
   return reconciliation;
 }

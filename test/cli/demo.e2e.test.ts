@@ -57,6 +57,8 @@ describe('payout-batch demo (npm run demo)', () => {
     expect(stdout).toMatch(/results +.*payroll-2025-01\.results\.csv/);
     expect(stdout).toMatch(/52 of 52 payouts found with their debit/);
     expect(stdout).toMatch(/Everything ties out\./);
+    // every amount it prints grouped as the summary's: 8,601,000.50, not 8601000.50
+    expect(stdout).toMatch(/net per currency: CNY -40,540\.00, .*NGN -8,601,000\.50/);
     // issue 43, 15g: its temporary folders (the copy, results and reports; the journal's) are gone, and it says how to keep them
     expect(stdout).toMatch(/Removed its folders \(.*payout-batch-demo-.*\): `npm run demo -- --keep` keeps/);
     expect(await readdir(tmp)).toEqual([]);
