@@ -191,6 +191,13 @@ function wrapLine(line: string, columns: number): string[] {
   return [...out, current];
 }
 
+/** `text` with every line whole in `columns` (wrapLine), for the notes a command prints after a plan. */
+export const fitText = (text: string, columns: number): string =>
+  text
+    .split('\n')
+    .map((line) => wrapLine(line, columns).join('\n'))
+    .join('\n');
+
 /** The width of the terminal `stream` is (its own, else $COLUMNS, else 80); none off a terminal. */
 export function widthFor(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): Width | undefined {
   return stream.isTTY ? { columns: stream.columns || Number(env.COLUMNS) || 80 } : undefined;

@@ -69,3 +69,26 @@ describe('run on an 80×24 terminal', () => {
     expect(shown).toContain('(shortened to fit the screen: add --dry-run to print it whole)');
   });
 });
+
+describe('plan on an 80-column terminal', () => {
+  it('writes no line wider than the terminal: the notes after the plan wrap too (issue 43, item 9)', async () => {
+    const dir = await workDir('pb-screen-');
+    const file = join(dir, 'payroll.csv');
+    const sample = await readFile(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8');
+    await writeFile(file, sample.replace(/documents\//g, `${join(ROOT, 'samples/documents')}/`));
+    const t = await onTerminal(['plan', file, '--base-url', sb.url, '--rate', '50', '--no-report'], {
+      env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
+      cwd: dir,
+      cols: 80,
+      rows: 24,
+    });
+    expect(t.code, t.output).toBe(0);
+    // eslint-disable-next-line no-control-regex
+    const lines = t.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split(/\r?\n|\r/);
+    expect(lines.filter((l) => l.length > 80)).toEqual([]);
+    // the note that nothing was quoted is there whole, carried over lines
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toContain(
+      `Nothing was quoted, fees are estimated: \`payout-batch plan ${file} --out PLAN\` quotes the rows`,
+    );
+  });
+});

@@ -34,7 +34,7 @@ import { makerSigner } from './approve.ts';
 import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
-import { handleEngineError, planJson, planText, widthFor } from '../render.ts';
+import { fitText, handleEngineError, planJson, planText, widthFor } from '../render.ts';
 import { preflightText } from '../progress.ts';
 import { screeningReasons } from '../../engine/guards.ts';
 
@@ -150,30 +150,33 @@ export async function showPlan(
         ...(notes.length ? { notes } : {}),
       });
     } else {
-      io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl, widthFor(io.stdout, io.env)));
+      const width = widthFor(io.stdout, io.env);
+      io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl, width));
+      // the notes below the plan, fitted to a terminal as the plan is (long commands carried over lines)
+      const say = (text: string) => io.stdout.write(width ? fitText(text, width.columns) : text);
       const left = typeof policy === 'object' && allowanceLeft(policy);
-      if (left) io.stdout.write(`Approval policy: ${left}.\n`);
-      for (const [n, m] of r.quoteErrors) io.stdout.write(`  quote failed on row ${n}: ${m}\n`);
-      for (const note of notes) io.stdout.write(`Control totals: ${note}.\n`);
+      if (left) say(`Approval policy: ${left}.\n`);
+      for (const [n, m] of r.quoteErrors) say(`  quote failed on row ${n}: ${m}\n`);
+      for (const note of notes) say(`Control totals: ${note}.\n`);
       // (`run --dry-run` too: a preview that spends no quote; its requests are the run's own)
       if (!args.out && p.currencies.some((c) => c.feesEstimated))
-        io.stdout.write(
+        say(
           `Nothing was quoted, fees are estimated: \`payout-batch plan ${args.file} --out PLAN\` quotes the rows (exact fees, its quotes counted in its requests) and writes the plan to approve.\n`,
         );
-      if (r.refused) io.stdout.write(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
+      if (r.refused) say(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
       const held = screeningReasons(p, args['allow-partial']);
-      if (held.length) io.stdout.write(`Sanctions screening: ${held[0]}.\n`);
+      if (held.length) say(`Sanctions screening: ${held[0]}.\n`);
       if (p.swaps.length && !refused.length)
-        io.stdout.write(
+        say(
           `The batch is paid after ${p.swaps.length === 1 ? 'this swap' : 'these swaps'}: \`payout-batch run ${args.file} --fund-by-swap\`${args.out ? `, or \`run --plan ${args.out}\` (approvers sign the swap)` : ''}; \`run\` without either refuses the shortfall.\n`,
         );
       if (r.planFile)
-        io.stdout.write(
+        say(
           `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out}${conn.environment.name === 'production' ? ' --env production' : ''} --yes\` (the plan's service; refused if the batch file changes).\n`,
         );
-      if (report) io.stdout.write(`Report: ${report}\n`);
+      if (report) say(`Report: ${report}\n`);
       if (refused.length) io.stderr.write(`payout-batch: refused: ${refused.join('; ')}. Nothing was sent.\n`);
-      if (code === ExitCode.REFUSED) io.stdout.write('As it stands, `run` would refuse this batch (see above).\n');
+      if (code === ExitCode.REFUSED) say('As it stands, `run` would refuse this batch (see above).\n');
     }
     return code;
   } catch (e) {
