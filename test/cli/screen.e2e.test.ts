@@ -19,6 +19,15 @@ function localTime(timeZone: number, minutes: number): string {
   return `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}:00`;
 }
 
+/** The sample payroll in a folder of its own, its documents named by absolute path so that it can be read from there. */
+async function samplePayroll() {
+  const dir = await workDir('pb-screen-');
+  const file = join(dir, 'payroll.csv');
+  const sample = await readFile(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8');
+  await writeFile(file, sample.replace(/documents\//g, `${join(ROOT, 'samples/documents')}/`));
+  return { dir, file };
+}
+
 let sb: LocalSandbox;
 beforeAll(async () => {
   const seed = defaultSeed();
@@ -33,11 +42,7 @@ afterAll(() => sb?.close());
 
 describe('run on an 80×24 terminal', () => {
   it('shows the totals of every currency and the question on one screen, the warnings grouped by rule', async () => {
-    const dir = await workDir('pb-screen-');
-    const file = join(dir, 'payroll.csv');
-    // the sample, its documents named by absolute path so that it can be read from here
-    const sample = await readFile(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8');
-    await writeFile(file, sample.replace(/documents\//g, `${join(ROOT, 'samples/documents')}/`));
+    const { dir, file } = await samplePayroll();
     const t = await onTerminal(['run', file, '--base-url', sb.url, '--rate', '50', '--no-report'], {
       env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
       cwd: dir,
@@ -72,10 +77,7 @@ describe('run on an 80×24 terminal', () => {
 
 describe('plan on an 80-column terminal', () => {
   it('writes no line wider than the terminal: the notes after the plan wrap too (issue 43, item 9)', async () => {
-    const dir = await workDir('pb-screen-');
-    const file = join(dir, 'payroll.csv');
-    const sample = await readFile(join(ROOT, 'samples/payroll-2025-01.csv'), 'utf8');
-    await writeFile(file, sample.replace(/documents\//g, `${join(ROOT, 'samples/documents')}/`));
+    const { dir, file } = await samplePayroll();
     const t = await onTerminal(['plan', file, '--base-url', sb.url, '--rate', '50', '--no-report'], {
       env: cleanEnv({ PAYOUT_BATCH_STATE_DIR: join(dir, 'state') }),
       cwd: dir,

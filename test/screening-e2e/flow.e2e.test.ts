@@ -158,25 +158,26 @@ it('plan, approve, run --plan: the signed plan records the screening; other list
   expect(initiates(sb)).toHaveLength(before + ROWS.length - HELD.length);
 });
 
-it('a clearance its maker signed with their key: that key counts for nobody, under any name', async () => {
-  const { dir, prefix, cli, approve } = await scene();
-  // Alice makes it under another name, signing it with her key as its maker, then approves it as herself
-  const made = await cli(
+/** `screen --clear REF` of the sample list's entry 90001 (the first row's hit), as a compliance officer writes it. */
+const clearFirst = (cli: Awaited<ReturnType<typeof scene>>['cli'], ref: string, ...more: string[]) =>
+  cli(
     'screen',
     'payroll.csv',
     '--sanctions-list',
     LIST,
     '--clear',
-    `${prefix}-001`,
+    ref,
     '--entry',
     'ofac-sdn:90001',
     '--reason',
     'born 1990, the listed person 1961',
-    '--as',
-    'Dan',
-    '--approver-key',
-    'Alice.pem',
+    ...more,
   );
+
+it('a clearance its maker signed with their key: that key counts for nobody, under any name', async () => {
+  const { dir, prefix, cli, approve } = await scene();
+  // Alice makes it under another name, signing it with her key as its maker, then approves it as herself
+  const made = await clearFirst(cli, `${prefix}-001`, '--as', 'Dan', '--approver-key', 'Alice.pem');
   expect(made.code, made.stderr).toBe(0);
   const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
   expect((await approve(join('clearances', clearance!))).code).toBe(0);
@@ -189,22 +190,7 @@ it('a clearance approvers signed lets its row go, the results name it; a changed
   const ref = `${prefix}-001`;
   const screen = (...more: string[]) =>
     cli('screen', 'payroll.csv', '--sanctions-list', LIST, '--approvers', 'approvers.json', '--json', ...more);
-  const made = await cli(
-    'screen',
-    'payroll.csv',
-    '--sanctions-list',
-    LIST,
-    '--clear',
-    ref,
-    '--entry',
-    'ofac-sdn:90001',
-    '--reason',
-    'born 1990, the listed person 1961',
-    '--expires',
-    '90d',
-    '--as',
-    'Dan',
-  );
+  const made = await clearFirst(cli, ref, '--expires', '90d', '--as', 'Dan');
   expect(made.code, made.stderr).toBe(0);
   const [clearance] = readdirSync(join(dir, 'clearances')).filter((f) => f.endsWith('.clearance.json'));
   // not in force until an approver signs it
