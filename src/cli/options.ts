@@ -288,14 +288,18 @@ export const documentsOption = {
 } as const;
 
 /** How a batch file is read: run and plan. */
+/** How a CSV or a workbook is read: its encoding, its sheet (batch files, and `screen` and `report` of one). */
+export const fileReadingOptions = <T>(y: Argv<T>) =>
+  y
+    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
+    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' });
+
 export function batchFileOptions<T>(y: Argv<T>) {
-  return y
+  return fileReadingOptions(y)
     .option('batch-id', {
       type: 'string',
       describe: 'A label naming the batch (its journal) instead of the content hash; never pays a reference again',
     })
-    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
-    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
     .option('documents', documentsOption)
     .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }

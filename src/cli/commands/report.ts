@@ -13,12 +13,12 @@ import { writeReportOf } from '../../report/write-report.ts';
 import { ApprovalsFileError, readApprovers } from '../../approvals/approvals-file.ts';
 import { approvalsView } from '../../approvals/view.ts';
 import { PlanFileError } from '../../approvals/payload.ts';
-import { makeLogger, openTeamLedger, resultsNamed, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
+import { fileReadingOptions, makeLogger, openTeamLedger, resultsNamed, STATE_DIR_HELP, stateRootOf, type ArgsOf } from '../options.ts';
 import { namesBatch } from '../../ledger/account-ledger.ts';
 import { ledgersIn } from '../../ledger/open.ts';
 
 const builder = (y: Argv) =>
-  y
+  fileReadingOptions(y)
     .positional('input', {
       type: 'string',
       demandOption: true,
@@ -33,8 +33,6 @@ const builder = (y: Argv) =>
       describe:
         'For a plan: the approvers list, to say whether each approver is listed with the key they signed with (default $PAYOUT_BATCH_APPROVERS)',
     })
-    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
-    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
     .option('ledger', { type: 'string', describe: "For a batch id: the team's ledger that holds it ($PAYOUT_BATCH_LEDGER_URL)" })
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP });
 

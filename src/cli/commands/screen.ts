@@ -14,14 +14,12 @@ import { readApprovers } from '../../approvals/approvals-file.ts';
 import { CLEARANCE_KIND, clearancePayload, clearancesIn, clearanceText, loadClearance, writeClearance } from '../../approvals/clearance.ts';
 import { makerSigner } from './approve.ts';
 import { maskAccount } from '../../mask.ts';
-import { screeningOf, screeningOptions, type ArgsOf } from '../options.ts';
+import { fileReadingOptions, screeningOf, screeningOptions, type ArgsOf } from '../options.ts';
 import { handleEngineError, screeningJson } from '../render.ts';
 
 const builder = (y: Argv) =>
-  screeningOptions(y)
+  fileReadingOptions(screeningOptions(y))
     .positional('file', { type: 'string', describe: 'The batch file (CSV, Excel or ISO 20022 pain.001)' })
-    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' })
-    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
     .option('approvers', { type: 'string', describe: 'The approvers list whose signatures clear a hit (default $PAYOUT_BATCH_APPROVERS)' })
     .option('clear', {
       type: 'string',
