@@ -1,12 +1,9 @@
-// Comparing a payee with the listed names and identifiers. Names are normalised (NFKD, no
-// diacritics, lower case, the TR39 skeleton of look-alike letters, no punctuation), legal forms are
-// dropped from both sides, and the token sets are aligned order-free with Jaro-Winkler.
+// A payee against the listed names and identifiers (README: Names, Identifiers, Speed).
 import { jaroWinkler } from '@skyra/jaro-winkler';
 import unhomoglyph from 'unhomoglyph';
 import type { Entry, ReadList } from './sanctions-lists.ts';
 import type { Hit, Payee, Thresholds } from './screening-types.ts';
 
-/** Tokens of a name: NFKD, marks stripped, lower case, TR39 skeleton, letters and digits only. */
 export function tokens(name: string): string[] {
   let s = name.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
   // The skeleton maps 0 to O and 1 to l (and m to "rn", kept as m); only non-ASCII text needs the whole table.
@@ -42,7 +39,7 @@ const TOKEN_FLOOR = 0.8;
 /** An initial against a token it begins: alike, never the same. */
 const INITIAL = 0.75;
 
-/** Pairs of tokens already compared (a list repeats its words, and so do payees), by the first then the second. */
+/** Pairs of tokens already compared (lists and payees repeat their words). */
 const compared = new Map<string, Map<string, number>>();
 let comparedCount = 0;
 function tokenSimilarity(a: string, b: string): number {
@@ -60,7 +57,6 @@ function tokenSimilarity(a: string, b: string): number {
   }
   return s;
 }
-/** `ka`, `kb`: the words' sounds where the caller already has them. */
 function compare(a: string, b: string, ka?: string, kb?: string): number {
   if (a === b) return 1;
   if (a.length === 1 || b.length === 1) return a[0] === b[0] ? INITIAL : 0;
@@ -74,7 +70,7 @@ function compare(a: string, b: string, ka?: string, kb?: string): number {
 
 /** One edit per four letters of the shorter word (of `m` and `n` letters), at least one. */
 const allowedEdits = (m: number, n: number) => Math.max(1, Math.floor(Math.min(m, n) / 4));
-/** Whether words of `m` and `n` letters are near enough in length to be alike. */
+/** Whether words of `m` and `n` letters are within the allowed edits in length. */
 const near = (m: number, n: number) => Math.abs(m - n) <= allowedEdits(m, n);
 
 /** Transliterations of one name mostly differ in vowels: Mohammed, Muhammad; Yusuf, Yousef; Oleksandr, Aleksandr. */
@@ -105,12 +101,9 @@ function edits(a: string, b: string): number {
 }
 
 /**
- * The score of two token sets, 0..1: the tokens aligned greedily, best pair first; each side's
- * coverage is the share of its letters found, weighted by the pair's similarity; the score is the
- * mean of the two. A name found whole inside the other (two words or more: Ivan Petrov in PETROV,
- * Ivan Sergeyevich) reaches the review band at least, unless the words it shares are initials or common words (General Trading). A single shared token is not a match
- * ("CORP", "George Bush" against "George Habbash"), unless the listed name is that one long token
- * (a listed "HAMAS" in "HAMAS TRADING"), which reaches the review band only.
+ * The score of two token sets, 0..1: tokens aligned greedily, best pair first; the mean of each
+ * side's share of letters found. A whole name of two strong words inside the other reaches review;
+ * a single shared token never matches, unless it is the whole listed name of 5+ letters (review).
  */
 export function nameScore(payeeTokens: string[], listedTokens: string[], review: number): number {
   if (!payeeTokens.length || !listedTokens.length) return 0;
@@ -163,38 +156,27 @@ interface ListedName {
   letters: number;
 }
 type Identified = { list: number; entry: Entry; on: 'bic' | 'iban' | 'account'; value: string };
-/**
- * The lists, indexed: each distinct token of the listed names (the vocabulary) with the names
- * holding it, its sound and the strings left by deleting up to one letter per four of it (SymSpell:
- * two words within k edits leave a common string after at most k deletions from each). A payee
- * token finds its alike words by its own deletions and its sound; only names holding enough alike
- * words to reach the review band are scored, so a payee costs its words' neighbours, never the whole list.
- */
+/** The lists indexed (README "Speed"): the vocabulary, its SymSpell deletions and sounds, postings both ways. */
 export interface Index {
   lists: ReadList[];
   names: ListedName[];
   vocabulary: Map<string, number>;
   words: string[];
-  /** Per word, its sound and the letters it holds (`letterMask`). */
   sounds: string[];
   masks: number[];
-  /** Per word the names holding it; a common word's (`COMMON`) with the names most made of common words first. */
+  /** Per word the names holding it; a common word's with the names most made of common words first. */
   namesOf: Postings;
-  /** Per name its words, its letters, and the share of its letters in common words. */
   wordsOf: Postings;
   letters: Int32Array;
   commonShare: Float64Array;
-  /** Hash bucket of a deletion variant (`variants`) → the words of four letters or more leaving it. */
+  /** Hash bucket of a deletion variant → the words of four letters or more leaving it. */
   deletions: Postings;
-  /** The most letters a word of the vocabulary has, and the words by their length. */
   longest: number;
   byLength: Postings;
   wordsWithSound: Map<string, number[]>;
-  /** Memo of a payee token → its alike vocabulary words and their similarity. */
   alike: Map<string, [number, number][]>;
-  /** Work space while one payee is screened. */
   scratch?: Scratch;
-  /** Identifier (BIC bank part, IBAN, account; upper case, no spaces) → the entries carrying it. */
+  /** Identifier (BIC bank part, IBAN, account) → the entries carrying it. */
   identifiers: Map<string, Identified[]>;
 }
 
@@ -278,11 +260,7 @@ export function buildIndex(lists: ReadList[]): Index {
   return index;
 }
 
-/**
- * Words shorter than four letters are alike only when equal, so only the others are indexed: by
- * the hash of each string left after deleting up to `allowedEdits` of their letters, in buckets
- * (a shared bucket only lets more words through to `compare`).
- */
+/** Words of four letters or more by the hash of each deletion variant, in buckets (a shared bucket only lets more words through). */
 function deletionIndex(words: string[]): Postings {
   let total = 0;
   for (const w of words) if (w.length >= 4) total += variantCount(w.length, allowedEdits(w.length, w.length));
@@ -299,8 +277,7 @@ function variantCount(length: number, depth: number): number {
 }
 /**
  * Calls `each` with the hash of every string left by deleting at most `depth` letters of `word`,
- * each string once per run of equal letters (deleting either n of "anna" leaves the same string).
- * The hash is polynomial, so a string's is made from its parts' (`part`) without building it.
+ * once per run of equal letters; the polynomial hash is built from its parts without the string.
  */
 function variants(word: string, depth: number, each: (hash: number) => void): void {
   const n = word.length;
@@ -354,11 +331,9 @@ function postings(keys: { length: number }, each: (pass: number, add: (key: numb
 }
 
 /**
- * The vocabulary words alike a payee token (tokenSimilarity above 0): those of the same sound, and
- * those within the allowed edits, found through the deletions they share with the token (a word of
- * one letter, an initial, is found by a two-letter token of its first letter). Memoised per token;
- * the words come in the order of the first of the token's letter triples they hold, then as listed
- * (the order of the triple index before: the candidates, and so the hits, keep the order they always had).
+ * The vocabulary words alike a payee token: of the same sound, or within the allowed edits through
+ * shared deletions (a two-letter token also finds its initial). Memoised; ordered by the first of
+ * the token's letter triples they hold, then as listed, so hits keep a stable order.
  */
 function alikeWords(index: Index, token: string): [number, number][] {
   let found = index.alike.get(token);
@@ -412,7 +387,6 @@ function alikeWords(index: Index, token: string): [number, number][] {
   return found;
 }
 
-/** Per word, whether this pass has seen it; per listed name, whether this payee has visited it. */
 interface Scratch {
   seen: Int32Array;
   visited: Int32Array;
@@ -425,10 +399,8 @@ const scratchOf = (index: Index) =>
 const COMMON = 64;
 
 /**
- * The listed names a payee's name may match: those holding an alike word for every word of the
- * payee's, or enough alike letters to reach the review band. An initial of the payee's counts as
- * found (it may stand for any word) but finds no name by itself: it would find too many. The names
- * come in the order the payee's alike words first find them.
+ * The listed names a payee's name may match: alike words for every payee word, or enough alike
+ * letters to reach review. A payee's initial counts as found but finds no name by itself.
  */
 function candidates(index: Index, payee: string[], review: number): number[] {
   const { namesOf, wordsOf } = index;
@@ -442,7 +414,6 @@ function candidates(index: Index, payee: string[], review: number): number[] {
       if (index.vocabulary.has(t.slice(0, k)) && index.vocabulary.has(t.slice(k))) out.push([t.slice(0, k), bit], [t.slice(k), bit]);
     return out;
   });
-  /** Each alike word found: the word, its letters found (weighted), the payee's words it stands for. */
   const pairs: [number, number, number][] = [];
   for (const [t, bits] of words)
     if (t.length > 1) for (const [w, s] of alikeWords(index, t)) pairs.push([w, s * index.words[w]!.length, bits]);

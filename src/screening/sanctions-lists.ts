@@ -1,9 +1,7 @@
-// The sanctions lists as their publishers ship them, the format found by content (never by name),
-// streamed: OFAC's SDN CSV files, the UN consolidated list XML, OpenSanctions' "simple" CSV, and a
-// plain CSV of names (the business's own list). A list that cannot be read, whose format is unknown
-// or that holds no entry throws: screening against an empty list would pass everyone.
+// The sanctions lists as published, the format found by content, streamed. A list that cannot be
+// read, is of no known format or holds no entry throws: an empty list would pass everyone.
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -11,7 +9,6 @@ import { parse } from 'csv-parse';
 import { SaxesParser } from 'saxes';
 import { ScreeningError, type ListFormat, type ListInfo } from './screening-types.ts';
 
-/** One listed party: its names and the identifiers a payee's bank details are compared with. */
 export interface Entry {
   id: string;
   name: string;
@@ -20,7 +17,7 @@ export interface Entry {
   bics: string[];
   ibans: string[];
   accounts: string[];
-  /** As the list writes them: ISO codes (OpenSanctions, plain) or English names (OFAC, UN). */
+  /** ISO codes (OpenSanctions, plain) or English names (OFAC, UN), as the list writes them. */
   countries: string[];
 }
 export interface ReadList {
@@ -30,6 +27,11 @@ export interface ReadList {
 
 /** OFAC's files name an absent value "-0-". */
 const ofacCell = (v: string | undefined) => (v === undefined || v.trim() === '-0-' ? '' : v.trim());
+function entryOf(id: string, name: string, programme: string | undefined, more: Partial<Entry> = {}): Entry {
+  const entry: Entry = { id, name, aliases: [], bics: [], ibans: [], accounts: [], countries: [], ...more };
+  if (programme) entry.programme = programme;
+  return entry;
+}
 const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap((s) => (s.trim() ? [s.trim()] : []));
 
 export async function readList(path: string): Promise<ReadList> {
@@ -120,20 +122,13 @@ function remarkIdentifiers(remarks: string, e: Entry) {
     e.ibans.push(m[1]!.replace(/ /g, '').toUpperCase());
 }
 
-/**
- * OFAC SDN: sdn.csv (ent_num, SDN_Name, SDN_Type, Program, Title, Call_Sign, Vess_type, Tonnage, GRT,
- * Vess_flag, Vess_owner, Remarks) with alt.csv (ent_num, alt_num, alt_type, alt_name, alt_remarks)
- * beside it, required (the aliases), and add.csv (ent_num, add_num, address, city, country,
- * add_remarks), read when present. No header row; the files end with a 0x1A byte.
- */
+/** OFAC SDN: sdn.csv with alt.csv (aliases, required) and add.csv (countries, optional) beside it; no header, a trailing 0x1A. */
 async function readOfac(sdn: string, hash: Hash) {
   const byId = new Map<string, Entry>();
   for await (const r of csvRecords(sdn, hash, false)) {
     const [id, name] = [ofacCell(r[0]), ofacCell(r[1])];
     if (!/^\d+$/.test(id) || !name) continue; // the trailing 0x1A
-    const entry: Entry = { id, name, aliases: [], bics: [], ibans: [], accounts: [], countries: [] };
-    const programme = ofacCell(r[3]).replace(/\]\s*\[/g, ', ');
-    if (programme) entry.programme = programme;
+    const entry = entryOf(id, name, ofacCell(r[3]).replace(/\]\s*\[/g, ', '));
     remarkIdentifiers(ofacCell(r[11]), entry);
     byId.set(id, entry);
   }
@@ -145,12 +140,7 @@ async function readOfac(sdn: string, hash: Hash) {
     if (name) byId.get(ofacCell(r[0]))?.aliases.push(name);
   }
   const add = beside('add');
-  if (
-    await stat(add).then(
-      () => true,
-      () => false,
-    )
-  )
+  if (existsSync(add))
     for await (const r of csvRecords(add, hash, false)) {
       const country = ofacCell(r[4]);
       if (country) byId.get(ofacCell(r[0]))?.countries.push(country);
@@ -158,22 +148,12 @@ async function readOfac(sdn: string, hash: Hash) {
   return { entries: [...byId.values()] };
 }
 
-/** OpenSanctions "simple" CSV: id, schema, name, aliases, ..., identifiers, ..., dataset, ..., last_change. */
 async function readOpenSanctions(file: string, hash: Hash) {
   const entries: Entry[] = [];
   let date = '';
   for await (const r of csvRecords(file, hash, true)) {
     if (!r.id || !r.name) continue;
-    const entry: Entry = {
-      id: r.id,
-      name: r.name,
-      aliases: split(r.aliases),
-      bics: [],
-      ibans: [],
-      accounts: [],
-      countries: split(r.countries),
-    };
-    if (r.dataset) entry.programme = r.dataset;
+    const entry = entryOf(r.id, r.name, r.dataset, { aliases: split(r.aliases), countries: split(r.countries) });
     for (const id of split(r.identifiers).map((s) => s.replace(/\s/g, '').toUpperCase()))
       if (/^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$/.test(id)) entry.ibans.push(id);
       else if (/^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/.test(id)) entry.bics.push(id);
@@ -184,34 +164,19 @@ async function readOpenSanctions(file: string, hash: Hash) {
   return date ? { entries, date } : { entries };
 }
 
-/** The business's own list: a "name" column; optional id (else the row number), bic, iban, account, country, programme. */
 async function readPlain(file: string, hash: Hash) {
   const entries: Entry[] = [];
   let row = 1;
   for await (const r of csvRecords(file, hash, true)) {
     row++;
     if (!r.name) continue;
-    const entry: Entry = {
-      id: r.id || `row ${row}`,
-      name: r.name,
-      aliases: [],
-      bics: split(r.bic),
-      ibans: split(r.iban),
-      accounts: split(r.account),
-      countries: split(r.country),
-    };
-    if (r.programme) entry.programme = r.programme;
-    entries.push(entry);
+    const ids = { bics: split(r.bic), ibans: split(r.iban), accounts: split(r.account), countries: split(r.country) };
+    entries.push(entryOf(r.id || `row ${row}`, r.name, r.programme, ids));
   }
   return { entries };
 }
 
-/**
- * The UN Security Council consolidated list: <CONSOLIDATED_LIST dateGenerated="..."> with
- * INDIVIDUALS/INDIVIDUAL and ENTITIES/ENTITY, each with FIRST_NAME..FOURTH_NAME, REFERENCE_NUMBER,
- * UN_LIST_TYPE, *_ALIAS/ALIAS_NAME, NAME_ORIGINAL_SCRIPT, addresses' COUNTRY and NATIONALITY. A DTD
- * is refused (no entity is ever expanded).
- */
+/** The UN consolidated list; a DTD is refused (no entity is ever expanded). */
 async function readUn(file: string, hash: Hash) {
   const entries: Entry[] = [];
   let date: string | undefined;
@@ -228,7 +193,7 @@ async function readUn(file: string, hash: Hash) {
       const generated = tag.attributes.dateGenerated;
       if (typeof generated === 'string' && /^\d{4}-\d{2}-\d{2}/.test(generated)) date = generated.slice(0, 10);
     } else if (tag.name === 'INDIVIDUAL' || tag.name === 'ENTITY') {
-      entry = { id: '', name: '', aliases: [], bics: [], ibans: [], accounts: [], countries: [] };
+      entry = entryOf('', '', undefined);
       parts = [];
     }
   });

@@ -1,7 +1,6 @@
 // The types of screening and its error, apart so that the readers and the matcher import no cycle.
 export interface Payee {
   reference: string;
-  /** The row as the spreadsheet shows it. */
   row: number;
   name: string;
   country?: string;
@@ -25,11 +24,9 @@ export interface Hit {
   listPath: string;
   entryId: string;
   entryName: string;
-  /** The name, alias or identifier of the entry that matched. */
   matched: string;
   on: 'name' | 'alias' | 'bic' | 'iban' | 'account';
   programme?: string;
-  /** '0.00'..'1.00' */
   score: string;
   band: 'hit' | 'review';
   why: string;

@@ -1,17 +1,8 @@
-// Screening payees against sanctions lists, offline (issue 42): the lists are read as published
-// (sanctions-lists.ts), indexed once, and every payee is compared by name, aliases and identifiers (match.ts).
+// Screening payees against sanctions lists, offline (issue 42): read (sanctions-lists.ts), index and compare (match.ts).
 import { readList } from './sanctions-lists.ts';
 import { buildIndex, screenPayee } from './match.ts';
 
-export {
-  ScreeningError,
-  type Payee,
-  type ListFormat,
-  type ListInfo,
-  type Hit,
-  type Thresholds,
-  type ScreeningErrorCode,
-} from './screening-types.ts';
+export * from './screening-types.ts';
 import { ScreeningError, type Payee, type Thresholds, type Hit, type ListInfo } from './screening-types.ts';
 export const DEFAULT_THRESHOLDS: Thresholds = { hit: 0.92, review: 0.85 };
 

@@ -1,13 +1,9 @@
-// The beneficiary of an initiate body (spec §2), apart from the other shapes of the spec so that
-// validating a batch offline builds this schema without building every request and response.
+// The beneficiary of an initiate body (spec §2), apart so that offline validation builds it alone.
 import { z } from 'zod';
 
 export const currency = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code of 3 capital letters');
 
-/**
- * Spec §2 Beneficiary. "Complete closed list of beneficiary fields: not shown": our reading is
- * that unknown fields are accepted and ignored, so the object is loose.
- */
+/** Spec §2 Beneficiary. "Complete closed list of beneficiary fields: not shown": unknown fields are accepted (loose). */
 export const Beneficiary = z.looseObject({
   accountName: z.string().min(1),
   accountCurrency: currency,

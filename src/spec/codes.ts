@@ -10,18 +10,13 @@ export type PayoutStatus = z.infer<typeof PayoutStatus>;
 export const FINAL_STATUSES: readonly PayoutStatus[] = ['SUCCESSFUL', 'FAILED', 'REJECTED'];
 export const isFinalStatus = (s: PayoutStatus): boolean => FINAL_STATUSES.includes(s);
 
-/** Spec §3: statusDetail values. */
 export const StatusDetail = z.enum(['ADDITIONAL_INFO_UNDER_REVIEW']);
 export type StatusDetail = z.infer<typeof StatusDetail>;
 
-/** Spec §3: swap statuses. */
 export const SwapStatus = z.enum(['PROCESSING', 'SUCCESSFUL', 'REJECTED']);
 export type SwapStatus = z.infer<typeof SwapStatus>;
 
-/**
- * Spec §3 state table. Moves into FAILED and REJECTED have no source state in the spec
- * ("not shown"); our reading: any non-final status may fail or be rejected.
- */
+/** Spec §3 state table. Moves into FAILED and REJECTED are "not shown": any non-final status may take them. */
 export const PAYOUT_TRANSITIONS: Record<PayoutStatus, readonly PayoutStatus[]> = {
   PENDING: ['ADDITIONAL_INFO_REQUIRED', 'PROCESSING', 'FAILED', 'REJECTED'],
   ADDITIONAL_INFO_REQUIRED: ['PENDING', 'FAILED', 'REJECTED'],
@@ -51,10 +46,7 @@ export type PayoutMethod = z.infer<typeof PayoutMethod>;
 
 const METHOD_ALIASES: Record<string, PayoutMethod> = { HONG_KONG_FPS: 'HK_FPS' };
 
-/**
- * Spec §4.1: the formal schema lists lowercase method values while examples use uppercase;
- * we accept any case and the HONG_KONG_FPS alias, and answer with the canonical name.
- */
+/** Spec §4.1 writes methods in lower case, its examples in upper: any case and HONG_KONG_FPS are accepted, the canonical name answered. */
 export function canonicalMethod(raw: string): PayoutMethod | undefined {
   const up = raw
     .trim()
@@ -65,10 +57,8 @@ export function canonicalMethod(raw: string): PayoutMethod | undefined {
 }
 
 /**
- * Spec §7: the error table, each code with the one status it comes with. A closed list: only these
- * (and the code-less rows: 401, 403, the swap's 400 'Invalid payout amount', 429) are the
- * service's own refusals (client/definitive.ts); any other code, however well shaped, may be a
- * gateway's.
+ * Spec §7: the error table, each code with its one status. A closed list: only these (and the code-less
+ * 401, 403, the swap's 'Invalid payout amount', 429) are the service's own refusals; any other code may be a gateway's.
  */
 export const ERROR_STATUS = {
   CORRIDOR_NOT_ENABLED: 400,

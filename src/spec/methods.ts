@@ -1,38 +1,30 @@
-// Per-method rules of the spec: beneficiary fields (§4.2), each method's reach and the corridor
-// overview (§1.9), as the validator reads them. The sandbox keeps its own tables, written
-// from the spec apart from these (sandbox/rules.ts), so that a misreading on one side shows up in
-// the tests of the other instead of agreeing with itself.
+// Per-method rules (spec §4.2 fields, §1.9 reach and overview), as the validator reads them. The sandbox
+// keeps its own tables (sandbox/rules.ts), so a misreading on one side shows in the other's tests.
 import type { PayoutMethod } from './codes.ts';
 import { Beneficiary } from './beneficiary.ts';
 
-/** Spec §2 Beneficiary: the field names used by the interface, in the schema's order. */
 type BeneficiaryField = keyof typeof Beneficiary.shape;
 export const BENEFICIARY_FIELDS = Object.keys(Beneficiary.shape) as BeneficiaryField[];
 
 interface MethodRule {
-  /** Always required besides accountName and accountCurrency (spec §4.2). */
+  /** Required besides ALWAYS_REQUIRED (spec §4.2). */
   required: BeneficiaryField[];
-  /** One of these groups must be given in full (WECHAT, HK_FPS). */
+  /** One group given in full (WECHAT, HK_FPS). */
   oneOf?: BeneficiaryField[][];
   optional: BeneficiaryField[];
-  /** Destination currencies and countries this method can reach; undefined means any. */
+  /** Reach: destination currencies and countries; undefined means any. */
   destinationCurrencies?: string[];
   destinationCountries?: string[];
 }
 
-/** Spec §4.2: every method needs these two. */
 export const ALWAYS_REQUIRED: BeneficiaryField[] = ['accountName', 'accountCurrency'];
 
-/** SEPA reach, ISO 3166-1 alpha-3. */
 const SEPA_COUNTRIES = (
   'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN ISL IRL ITA LVA LIE ' +
   'LTU LUX MLT MCO NLD NOR POL PRT ROU SMR SVK SVN ESP SWE CHE GBR AND VAT'
 ).split(' ');
 
-/**
- * WIRE and CHINA_WIRE have no required-field list in the spec ("not shown"); our reading is the
- * usual domestic wire details, written below.
- */
+/** WIRE and CHINA_WIRE have no required fields in the spec ("not shown"): the usual domestic wire details. */
 export const METHOD_RULES: Record<PayoutMethod, MethodRule> = {
   ALIPAY: { required: ['alipayId'], optional: [], destinationCurrencies: ['CNY'], destinationCountries: ['CHN'] },
   WECHAT: {
@@ -87,11 +79,7 @@ export const METHOD_RULES: Record<PayoutMethod, MethodRule> = {
   BACS: { required: ['sortCode', 'accountNumber', 'iban'], optional: [], destinationCurrencies: ['GBP'], destinationCountries: ['GBR'] },
 };
 
-/**
- * Spec §1.9 "Supported currency to method overview", plus the HKD/HK FPS row of the fee table.
- * The overview lists destinations per source currency; "and more" after NGN is not a list, so a
- * combination outside it is only a warning for the validator: the methods route decides.
- */
+/** Spec §1.9 overview plus the fee table's HKD/HK FPS row. "And more" after NGN is not a list: outside it, the validator only warns. */
 const CORRIDOR_OVERVIEW: Record<string, { destinations: string[]; methods: PayoutMethod[] }> = {
   NGN: { destinations: ['NGN', 'USD', 'EUR', 'GBP', 'CNY'], methods: ['NIP', 'SWIFT', 'ALIPAY', 'WECHAT'] },
   USD: {
@@ -105,7 +93,6 @@ const CORRIDOR_OVERVIEW: Record<string, { destinations: string[]; methods: Payou
   HKD: { destinations: ['HKD'], methods: ['HK_FPS', 'SWIFT'] },
 };
 
-/** The methods the spec's overview allows for one corridor (source, destination currency, country). */
 export function methodsForCorridor(source: string, destination: string, country: string): PayoutMethod[] {
   const overview = CORRIDOR_OVERVIEW[source];
   if (!overview || !overview.destinations.includes(destination)) return [];

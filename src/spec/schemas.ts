@@ -1,8 +1,5 @@
-// One zod schema per request body of the spec (§4), and its error body (§7). Types are inferred
-// from these, so the schema is the single source of truth: the client checks every body with them
-// before it leaves and the sandbox checks what it receives with the same. Answers are not here: the
-// client reads them liberally (src/client/answers.ts), the sandbox writes its own (src/sandbox/views.ts).
-// Where the spec says "not shown", the reading is written beside.
+// One zod schema per request body of the spec (§4) and the error body (§7), checked by the client
+// before sending and by the sandbox on receipt. Answers are read elsewhere (client/answers.ts).
 import { z } from 'zod';
 import { DocumentContentType } from './codes.ts';
 import { Beneficiary, currency } from './beneficiary.ts';
@@ -17,13 +14,9 @@ const httpsUrl = z
   .url()
   .refine((u) => /^https?:\/\//.test(u), 'an http(s) URL');
 
-// ---------------------------------------------------------------- errors (§7)
-
 /**
- * Spec §7: {statusCode, message, error}. "Field errors when the body carries them": our reading
- * is an optional `errors` array of {field, message} on VALIDATION_ERROR and
- * MISSING_REQUIRED_FIELDS bodies; real NestJS-style services may send message as a string array,
- * which the schema also admits.
+ * Spec §7: {statusCode, message, error}. "Field errors when the body carries them": an optional `errors`
+ * of {field, message}; NestJS-style services may send message as a string array, admitted too.
  */
 export const ErrorBody = z.object({
   statusCode: z.number().int(),
@@ -34,7 +27,7 @@ export const ErrorBody = z.object({
 export type ErrorBody = z.infer<typeof ErrorBody>;
 export type FieldError = NonNullable<ErrorBody['errors']>[number];
 
-/** Spec §2 informationRequests item: what compliance asks for (§3 ADDITIONAL_INFO_REQUIRED). */
+/** Spec §2 informationRequests item (§3 ADDITIONAL_INFO_REQUIRED). */
 export const InformationRequest = z.object({
   title: z.string(),
   description: z.string().optional(),
@@ -45,8 +38,6 @@ export const InformationRequest = z.object({
 });
 export type InformationRequest = z.infer<typeof InformationRequest>;
 
-// ---------------------------------------------------------------- quote (§4.1)
-
 export const QuoteRequest = z.object({
   sourceAmount: positiveAmount,
   sourceCurrency: currency,
@@ -56,13 +47,7 @@ export const QuoteRequest = z.object({
 });
 export type QuoteRequest = z.infer<typeof QuoteRequest>;
 
-// ---------------------------------------------------------------- initiate (§4.2)
-
-/**
- * Spec §4.2 body: the quote's fields (§4.1), then these. narration is listed without "optional"
- * while supportingDocument and remitterAddress are marked optional: our reading is that narration
- * is required. Bounds are "not shown"; we take 1..140 characters, the common bank-transfer limit.
- */
+/** Spec §4.2: narration is not marked optional, so required; its bounds are "not shown": 1..140, the common bank-transfer limit. */
 export const InitiateRequest = QuoteRequest.extend({
   beneficiary: Beneficiary,
   narration: z.string().min(1).max(140),
@@ -70,8 +55,6 @@ export const InitiateRequest = QuoteRequest.extend({
   remitterAddress: z.string().optional(),
 });
 export type InitiateRequest = z.infer<typeof InitiateRequest>;
-
-// ---------------------------------------------------------------- documents (§4.5, §4.6)
 
 export const DocumentsPatchRequest = z.object({ documents: z.array(httpsUrl).min(1) });
 export type DocumentsPatchRequest = z.infer<typeof DocumentsPatchRequest>;
@@ -87,8 +70,6 @@ export const UploadUrlRequest = z.object({
 });
 export type UploadUrlRequest = z.infer<typeof UploadUrlRequest>;
 
-// ---------------------------------------------------------------- swaps (§4.7, §4.8)
-
 export const SwapRequest = z.strictObject({
   sourceWalletId: uuid,
   destinationWalletId: uuid,
@@ -100,8 +81,6 @@ export const SwapRequest = z.strictObject({
 });
 export type SwapRequest = z.infer<typeof SwapRequest>;
 
-// ---------------------------------------------------------------- pairs and methods (§4.10, §4.11)
-
 /** "Request body and response of this route: not shown": {enabled} sets, an empty body flips. */
 export const ToggleRequest = z.object({ enabled: z.boolean().optional() });
 export type ToggleRequest = z.infer<typeof ToggleRequest>;
@@ -110,15 +89,10 @@ export type ToggleRequest = z.infer<typeof ToggleRequest>;
 export const MethodsQuery = QuoteRequest.pick({ sourceCurrency: true, destinationCurrency: true, destinationCountryCode: true });
 export type MethodsQuery = z.infer<typeof MethodsQuery>;
 
-// ---------------------------------------------------------------- webhooks (§4.13, §6)
-
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-export const WebhookEventType = z.enum(['payout.status.changed', 'payout.status.changed.v1']);
-/**
- * Spec §4.13: the url is HTTPS. A listener on this machine has no TLS, so plain http is let
- * through for loopback hosts only (the local sandbox and a local `listen`).
- */
+const WebhookEventType = z.enum(['payout.status.changed', 'payout.status.changed.v1']);
+/** Spec §4.13: HTTPS; a listener on this machine has no TLS, so plain http only on a loopback host. */
 export const WebhookRegisterRequest = z.object({
   // (zod runs the refinement even when z.url() failed: a text that is no URL is no HTTPS URL either)
   url: z.url().refine((u) => {
