@@ -1,7 +1,5 @@
-// The sandbox's clock, read by every stamp and comparison: Date.now() (or SandboxOptions.now, which
-// rate-limit tests move by hand, so "6 requests in one second" does not depend on the machine's
-// speed) plus an offset that tests and the control route advance, so the 15-minute upload expiry
-// (spec §8) and the calendar-month quota are exercised without waiting.
+// The sandbox's clock: Date.now() (or SandboxOptions.now, moved by hand in rate-limit tests) plus an offset
+// that tests advance, so the upload expiry (spec §8) and the monthly quota are exercised without waiting.
 export class Clock {
   private offsetMs = 0;
   constructor(private readonly source: () => number = Date.now) {}
@@ -17,10 +15,7 @@ export class Clock {
   }
 }
 
-/**
- * A timeout on real time (the offset above does not move it), kept in `pending` until it has run
- * so that close() can cancel what is left; returned so the caller may unref it.
- */
+/** A timeout on real time, kept in `pending` until it ran so that close() can cancel the rest. */
 export function later(pending: Set<NodeJS.Timeout>, ms: number, run: () => unknown): NodeJS.Timeout {
   const t = setTimeout(() => {
     pending.delete(t);

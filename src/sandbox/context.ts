@@ -1,5 +1,4 @@
-// What every route handler receives: the sandbox's parts and one parsed request (request.ts).
-// The parts' files never import this one: their routes are in routes/, so no import cycle.
+// What a route handler receives. The parts never import this file (their routes are in routes/): no cycle.
 import type { Clock } from './clock.ts';
 import type { RequestLogEntry, SandboxShapes } from './contract.ts';
 import type { Reply } from './error-answers.ts';
@@ -21,9 +20,7 @@ export interface Sandbox {
   lifecycle: Lifecycle;
   webhooks: Webhooks;
   faults: Faults;
-  /** The reading answers are given in (shapes.ts); requests are checked the same way in both. */
   shapes: SandboxShapes;
-  /** {base_url} once listening. */
   baseUrl(): string;
   requestLog(): RequestLogEntry[];
 }
@@ -32,10 +29,9 @@ export type Handler = (sb: Sandbox, req: Request) => Reply | Promise<Reply>;
 
 export interface Route {
   name: string;
-  /** spec: x-api-key and limits apply; storage: presigned object storage; control: the sandbox's own. */
+  /** spec: x-api-key and limits; storage: presigned object storage; control: the sandbox's own. */
   kind: 'spec' | 'storage' | 'control';
   method: string;
-  /** Segments, ':name' for a parameter. */
   pattern: string;
   handler: Handler;
 }

@@ -1,11 +1,10 @@
-// The public face of the sandbox: what tests, the demo, the client's `local` environment and the
-// `payout-batch sandbox` command rely on. The implementation may add to it, never break it.
+// The public face of the sandbox (tests, the demo, `--env local`, `payout-batch sandbox`): add to it, never break it.
 import { z } from 'zod';
 import { DocumentContentType } from '../spec/codes.ts';
 import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { ErrorBody } from '../spec/schemas.ts';
 
-/** Names of the routes (routes/routes.ts), for fault targeting and the request log; 'unknown' for a path no route matches. */
+/** Names of the routes (routes/routes.ts), for fault targeting and the request log. */
 // prettier-ignore
 export const ROUTE_NAMES = [
   'quote', 'initiate', 'getPayout', 'listPayouts', 'patchDocuments', 'uploadUrl', 'swap', 'listSwaps', 'getSwap',
@@ -15,7 +14,6 @@ export const ROUTE_NAMES = [
 export type RouteName = (typeof ROUTE_NAMES)[number];
 
 const probability = z.number().min(0).max(1);
-/** What a gateway or proxy answers in the service's place: a 4xx or 5xx. */
 const gatewayStatus = z.number().int().min(400).max(599);
 
 export const FaultConfigSchema = z.strictObject({
@@ -32,11 +30,7 @@ export const FaultConfigSchema = z.strictObject({
   dropAfterCreate: probability.default(0),
   /** Probability of a 429 that the limits did not call for (it still counts as a request). */
   spurious429: probability.default(0),
-  /**
-   * With this probability a creating route's success (new or replayed: the service acted) reaches
-   * the client as a gateway's answer: `status` (or one drawn from the list) with `body` ('json': not
-   * the service's error body).
-   */
+  /** A creating route's success (new or replayed) reaches the client as a gateway's answer: `status` (or one drawn) with `body`. */
   gatewayAfterCreate: z
     .strictObject({
       probability,
@@ -44,11 +38,7 @@ export const FaultConfigSchema = z.strictObject({
       body: z.enum(['html', 'json', 'text', 'empty']).default('html'),
     })
     .optional(),
-  /**
-   * The rate moves between a pairs read and the swap (spec §1.11, §7 'Invalid payout amount'): after
-   * a GET pairs, the next new swap finds its pair's rate moved by `pct` percent, `times` times in all.
-   * Deterministic: no draw.
-   */
+  /** After a GET pairs, the next new swap finds its pair's rate moved by `pct` percent (spec §1.11), `times` times. */
   rateMoveAfterPairsRead: z
     .strictObject({
       pct: z
@@ -58,23 +48,21 @@ export const FaultConfigSchema = z.strictObject({
       times: z.number().int().min(1).default(1),
     })
     .optional(),
-  /** The next N new swaps answer 201 PROCESSING (spec §4.7) and are reversed at once (REJECTED, spec §3). Deterministic. */
+  /** The next N new swaps answer 201 PROCESSING (§4.7) and are reversed at once (REJECTED, §3). */
   rejectNextSwaps: z.number().int().min(0).optional(),
   /** Routes the probabilistic faults apply to; undefined means all spec routes. */
   routes: z.array(z.enum(ROUTE_NAMES)).optional(),
 });
 export type FaultConfig = z.output<typeof FaultConfigSchema>;
 
-/** The reading answers are given in where the spec says "not shown": strict (views.ts) or variant (shapes.ts); README "Readings of the spec". */
+/** The reading of "not shown" answers: strict (views.ts) or variant (shapes.ts). */
 export type SandboxShapes = 'strict' | 'variant';
 
-/** The body of a gateway's answer (FaultConfig.gatewayAfterCreate). */
 export type GatewayBody = NonNullable<FaultConfig['gatewayAfterCreate']>['body'];
 
 export interface SandboxOptions {
   /** 0 (the default) picks a free port. The server listens on 127.0.0.1 only. */
   port?: number;
-  /** Businesses, keys, wallets, pairs and countries; the shipped default seed when absent. */
   seed?: unknown;
   /** Requests per rolling second per key across all routes (spec §8: 5). null turns it off. */
   rateLimitPerSecond?: number | null;
@@ -88,84 +76,73 @@ export interface SandboxOptions {
   serviceHeaders?: ServiceHeaderNames;
   /** Seeded randomness for faults, so a failing campaign can be replayed. */
   randomSeed?: number;
-  /** Delays between webhook delivery attempts, ms; default [500, 2000, 10000] (4 attempts in all). */
+  /** Delays between webhook delivery attempts, ms; default [500, 2000, 10000]. */
   webhookRetryDelaysMs?: number[];
-  /** Time allowed for one webhook delivery attempt, ms; default 5000. */
+  /** One webhook delivery attempt's time limit, ms; default 5000. */
   webhookTimeoutMs?: number;
-  /** Called once per answered request (the CLI prints a line per request with it). */
   onRequest?: (entry: RequestLogEntry) => void;
-  /** The sandbox clock's time before advanceClock's offset (clock.ts); timers still run on real time. */
+  /** Before advanceClock's offset (clock.ts); timers still run on real time. */
   now?: () => number;
-  /** 'strict' by default. Requests are checked the same way in both. */
   shapes?: SandboxShapes;
   /** A refusal of initiate or swap binds its key (idempotency.ts); default: on in the variant reading only. */
   storeRefusals?: boolean;
-  /** A snapshot of an earlier sandbox of the same seed to go on from (persist.ts; the CLI's `local`). */
+  /** A snapshot of an earlier sandbox of the same seed to go on from (persist.ts). */
   state?: SandboxState;
 }
 
-/** One attempt to deliver one webhook event (additions of the sandbox). */
 export interface WebhookDeliveryAttempt {
   deliveryId: string;
   eventType: string;
   businessId: string;
   url: string;
   attempt: number;
-  /** Receiver's HTTP status; 0 when the attempt failed without an answer (see `error`). */
+  /** 0 when the attempt failed without an answer (see `error`). */
   status: number;
   error?: string;
   at: number;
 }
 
 export interface RequestLogEntry {
-  /** Arrival time, ms since the epoch (Date.now()). */
+  /** ms since the epoch. */
   at: number;
-  /** The x-api-key as sent ('' when missing). */
+  /** '' when missing. */
   apiKey: string;
   method: string;
-  /** The path without the query string. */
+  /** Without the query string. */
   path: string;
   route: RouteName;
-  /** The status answered; 0 when the connection was dropped with no answer (fault dropAfterCreate). */
+  /** 0 when the connection was dropped (fault dropAfterCreate). */
   status: number;
 }
 
-/** What startSandbox returns. */
 export interface LocalSandbox {
-  /** {base_url}, for example http://127.0.0.1:40123 */
+  /** {base_url}, e.g. http://127.0.0.1:40123 */
   url: string;
-  /** The keys the seed accepts, with their business. */
   keys: { key: string; businessId: string; businessName: string }[];
   requestLog(): RequestLogEntry[];
-  /** Replaces the fault configuration: fields not given mean "no fault" (setFaults({}) clears). */
+  /** Replaces the fault configuration: setFaults({}) clears. */
   setFaults(faults: Partial<FaultConfig>): void;
   close(): Promise<void>;
-  /** The seed of the fault PRNG (the option, or a random one): pass it back to replay a campaign. */
+  /** The fault PRNG's seed: pass it back to replay a campaign. */
   randomSeed: number;
-  /** The options in force (SandboxOptions). */
   shapes: SandboxShapes;
   storeRefusals: boolean;
-  /** The fault configuration in force. */
   faults(): FaultConfig;
-  /** Every webhook delivery attempt so far, oldest first. */
   deliveries(): WebhookDeliveryAttempt[];
-  /** Moves the sandbox's clock forward (upload expiry, monthly quota, timestamps). */
+  /** Moves the sandbox clock forward (upload expiry, monthly quota, timestamps). */
   advanceClock(ms: number): void;
-  /** Requests received, not yet answered nor dropped: tests wait for 0 after killing a client before counting the next's. */
+  /** Requests received, not yet answered nor dropped (tests wait for 0). */
   inFlight(): number;
-  /** Webhook delivery attempts scheduled (retries included) or under way: tests wait for 0 instead of sleeping. */
+  /** Webhook attempts scheduled or under way (tests wait for 0 instead of sleeping). */
   pendingDeliveries(): number;
-  /** The state a later sandbox can go on from (SandboxOptions.state). */
   snapshot(): SandboxState;
 }
-
-// ---------------------------------------------------------------- the state a sandbox keeps between processes (persist.ts)
 
 export const STATE_VERSION = 1;
 
 const Entries = z.array(z.record(z.string(), z.unknown()));
 
-/** The state file's shape; records are the store's own, amounts as decimal strings. */
+/** The state file's shape (persist.ts); records are the store's own, amounts as decimal strings. */
 export const SandboxStateSchema = z.object({
   v: z.literal(STATE_VERSION),
   hosts: z.array(z.string()),

@@ -1,6 +1,5 @@
-// Corridors: which rate applies between two currencies for a business (spec §1.7, §4.9), what a
-// method costs (§1.9) and what a payout of an amount converts to, and the routes that show them:
-// pairs, the toggle and the methods (§4.9-4.11). All arithmetic is decimal.
+// Corridors: the rate between two currencies for a business (spec §1.7, §4.9), a method's fee (§1.9),
+// conversion, and the routes that show them (§4.9-4.11). All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
 import { MethodsQuery, ToggleRequest, type QuoteRequest } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
@@ -28,11 +27,7 @@ export type Corridor =
   | { kind: 'disabled'; pair: PairRec }
   | { kind: 'none' };
 
-/**
- * Readings (spec §1.7, §2 Currency pair: a base, a quote, a rate, enabled): a same-currency corridor
- * converts at 1 without a pair; A/B serves A→B at its rate and B→A at 1/rate; when both A/B and B/A
- * exist, the one in the direction of travel wins if it is enabled.
- */
+/** Spec §1.7: same currency converts at 1; A/B serves A→B at rate and B→A at 1/rate; the enabled pair in the direction of travel wins. */
 export function corridorOf(store: Store, businessId: string, source: string, destination: string): Corridor {
   if (source === destination) return { kind: 'same' };
   const pairs = store.pairsOf(businessId);
@@ -46,27 +41,20 @@ export function corridorOf(store: Store, businessId: string, source: string, des
 
 type UsableCorridor = Extract<Corridor, { kind: 'same' | 'direct' | 'reverse' }>;
 
-/** The corridor when it can be used; otherwise 400 CORRIDOR_NOT_ENABLED. */
 export function usableCorridor(store: Store, businessId: string, source: string, destination: string): UsableCorridor {
   const c = corridorOf(store, businessId, source, destination);
   if (c.kind === 'same' || c.kind === 'direct' || c.kind === 'reverse') return c;
   throw apiError(400, 'CORRIDOR_NOT_ENABLED', `The currency pair ${source}/${destination} is not enabled for this business`);
 }
 
-/** Destination units per source unit, exact (for converting a fee priced in the destination currency). */
 function exactRate(c: UsableCorridor): Dec {
   if (c.kind === 'same') return new Dec(1);
   return c.kind === 'direct' ? c.pair.rate : new Dec(1).div(c.pair.rate);
 }
 
-/** The rate reported to the client: the pair's rate, or 1/rate to 12 significant digits in reverse. */
 export const reportedRate = (c: UsableCorridor): Dec => (c.kind === 'reverse' ? exactRate(c).toSignificantDigits(12) : exactRate(c));
 
-/**
- * Spec §1.9: the published fee for a source amount, in the source currency (§4.1); one the table
- * writes in the destination currency (NIP's "100 NGN" sent from USD) is converted at the corridor's
- * rate; rounded half-up to the source minor units.
- */
+/** Spec §1.9 fee in the source currency (§4.1); one priced in the destination currency (NIP's "100 NGN") converted at the rate. */
 function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceCurrency: string, destinationCurrency: string): Dec {
   const band = row.fee.kind === 'flat' ? row.fee : row.fee.bands.find((b) => b.below === null || sourceAmount.lessThan(b.below));
   const fee = new Dec(band?.amount ?? 0);
@@ -75,21 +63,13 @@ function feeFor(c: UsableCorridor, row: PublishedRow, sourceAmount: Dec, sourceC
   return roundTo(inSource, sourceCurrency);
 }
 
-/**
- * What `amount` of the source currency becomes in the destination currency, rounded half-up to
- * the destination's minor units. In reverse the amount is divided by the pair's rate (exact), not
- * multiplied by the rounded 1/rate, so a client that recomputes from GET pairs gets the same cents.
- */
+/** Rounded half-up to the destination's minor units; in reverse divided by the exact rate, so a client recomputing from GET pairs agrees. */
 export function convert(c: UsableCorridor, amount: Dec, destinationCurrency: string): Dec {
   const raw = c.kind === 'same' ? amount : c.kind === 'direct' ? amount.times(c.pair.rate) : amount.div(c.pair.rate);
   return roundTo(raw, destinationCurrency);
 }
 
-/**
- * Spec §8: "minimum or maximum payout amounts: not shown". Readings: an amount has at most the
- * currency's minor-unit decimals, and at most 1,000,000,000 units (so every figure stays within
- * the 15 significant digits a JSON number carries exactly).
- */
+/** Spec §8 "minimum or maximum payout amounts: not shown": the currency's minor units, at most 1e9 (exact as a JSON number). */
 const MAX_AMOUNT = new Dec('1000000000');
 export function amountProblem(amount: Dec, currency: string): string | undefined {
   const places = minorUnits(currency);
@@ -141,17 +121,12 @@ export function price(store: Store, businessId: string, r: QuoteRequest) {
   };
 }
 
-/**
- * Spec §2 Country: isProhibited "true means blocked for payouts". The refusal's code is not shown:
- * the sandbox answers 400 PROHIBITED_DESTINATION. A country absent from the reference data is not
- * refused (the listing is reference data, not a whitelist).
- */
+/** Spec §2 Country isProhibited; the refusal's code is "not shown": 400 PROHIBITED_DESTINATION. A country not listed is not refused. */
 export function refuseProhibited(store: Store, countryCode: string): void {
   const c = store.country(countryCode);
   if (c?.isProhibited) throw apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`);
 }
 
-/** Spec §4.1 response. */
 export function quoteView(p: ReturnType<typeof price>, sourceCurrency: string, destinationCurrency: string) {
   return {
     sourceAmount: toApi(p.sourceAmount),
@@ -165,8 +140,6 @@ export function quoteView(p: ReturnType<typeof price>, sourceCurrency: string, d
   };
 }
 
-// ---------------------------------------------------------------- methods route (§2, §4.11)
-
 function descriptor(name: string, required: boolean) {
   const hint = FIELDS[name]?.validation;
   return { name, type: fieldType(name), required, ...(hint ? { validation: hint } : {}) };
@@ -174,11 +147,9 @@ function descriptor(name: string, required: boolean) {
 type FieldDescriptor = ReturnType<typeof descriptor>;
 
 /**
- * One item of the methods route. Readings: fee {currency: the source's, amount: as quote charges it,
- * or the first band's with `bands` for SWIFT}; settlement is the spec's text; requiredFields: the
- * fields always required, the method's, then one group whose `oneOf` holds the alternatives (named
- * as MISSING_REQUIRED_FIELDS names it, "openId | wechatUserId"); optionalFields adds countryCode and
- * the top-level remitterAddress, optional for every method (spec §2 Payment method).
+ * One item of the methods route. Readings: fee in the source currency (SWIFT's first band, with `bands`);
+ * requiredFields: the always required, the method's, then one `oneOf` group named as MISSING_REQUIRED_FIELDS
+ * names it; optionalFields add countryCode and remitterAddress (spec §2 Payment method).
  */
 export function methodView(
   method: PayoutMethod,
@@ -216,13 +187,7 @@ export function methodView(
   };
 }
 
-// ---------------------------------------------------------------- the routes (§4.9-4.11)
-
-/**
- * Spec §4.9. Readings: {data: [pairView]}, enabled pairs only, none is 400 NO_ENABLED_PAIRS;
- * `?status=all` lists disabled ones too (to find the currencyPairId to toggle) and never fails.
- * The variant reading ignores `?status=`: the spec's route "returns the currency pairs enabled".
- */
+/** Spec §4.9: enabled pairs, none is 400 NO_ENABLED_PAIRS; `?status=all` also lists disabled ones (strict reading only). */
 export const pairs: Handler = (sb, req) => {
   const status = sb.shapes === 'variant' ? null : req.query.get('status');
   if (status !== null && status !== 'all' && status !== 'enabled') {
@@ -236,11 +201,7 @@ export const pairs: Handler = (sb, req) => {
   return ok({ data: listed.map(pairView) });
 };
 
-/**
- * Spec §4.10, body and response "not shown". Readings: body {enabled?: boolean}; `enabled` sets
- * the state, an empty or absent body flips it; the answer is 200 with the pair; an unknown id or
- * another business's pair is 404 CURRENCY_PAIR_NOT_FOUND.
- */
+/** Spec §4.10 ("not shown"): {enabled?} sets the state, an empty body flips it; 200 with the pair; 404 CURRENCY_PAIR_NOT_FOUND. */
 export const togglePair: Handler = (sb, req) => {
   const body = parseWith(ToggleRequest, req.body ?? {});
   const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
@@ -249,10 +210,7 @@ export const togglePair: Handler = (sb, req) => {
   return ok(pairView(pair));
 };
 
-/**
- * Spec §4.11: {corridor, rate: {rate}, methods}. Readings: a prohibited destination is 400
- * PROHIBITED_DESTINATION; an enabled corridor that no method serves answers 200 with methods [].
- */
+/** Spec §4.11: {corridor, rate: {rate}, methods}; a prohibited destination is 400, an unserved corridor methods []. */
 export const methods: Handler = (sb, req) => {
   const q = parseWith(MethodsQuery, Object.fromEntries(req.query));
   refuseProhibited(sb.store, q.destinationCountryCode);

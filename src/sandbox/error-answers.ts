@@ -1,14 +1,12 @@
-// Answers of the sandbox. A handler returns a Reply; a refusal anywhere below it is an ApiError
-// thrown, which the server answers as it is, so every refusal carries the spec's status and code.
+// Answers of the sandbox: a handler returns a Reply; a refusal below it throws an ApiError, answered as it is.
 import type { z } from 'zod';
 import type { ErrorBody, FieldError } from '../spec/schemas.ts';
 
 export interface Reply {
   status: number;
-  /** Serialised as JSON; undefined sends no body. */
   body?: unknown;
   headers?: Record<string, string>;
-  /** Set by the creating routes (initiate, swap) when this request created the record. */
+  /** This request created the record (initiate, swap). */
   created?: boolean;
 }
 
@@ -22,11 +20,7 @@ export class ApiError extends Error implements Reply {
   }
 }
 
-/**
- * Spec §7 error body {statusCode, message, error}, with field errors when there are some. `error`
- * is a code of the spec's table, or one the sandbox chose where the spec says "not shown" (each in
- * the README, "Readings of the spec").
- */
+/** Spec §7 {statusCode, message, error}, with field errors; `error` is the spec's code or the sandbox's reading. */
 export function apiError(status: number, error: string, message: string, errors?: FieldError[]): ApiError {
   return new ApiError(status, { statusCode: status, message, error, ...(errors && errors.length ? { errors } : {}) });
 }
@@ -34,10 +28,7 @@ export function apiError(status: number, error: string, message: string, errors?
 /** Spec §5.4 and §7: a 401 body has only statusCode and message. */
 export const unauthorized = (): ApiError => new ApiError(401, { statusCode: 401, message: 'Unauthorized' });
 
-/**
- * Spec §5.3: 403 during key propagation. Body "not shown": NestJS's ForbiddenException shape, whose
- * `error` is the reason phrase.
- */
+/** Spec §5.3: 403 during key propagation; body "not shown": NestJS's ForbiddenException. */
 export const forbidden = (): ApiError =>
   new ApiError(403, { statusCode: 403, message: 'Forbidden: the API key is still propagating', error: 'Forbidden' });
 
@@ -45,7 +36,7 @@ export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }
 
-/** Parses with a zod schema; throws VALIDATION_ERROR with one field error per issue. */
+/** One field error per zod issue, as VALIDATION_ERROR. */
 export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;

@@ -1,11 +1,10 @@
-// Fault injection (contract.ts FaultConfig). Decisions come from a seeded PRNG, so a failing
-// campaign replays with the same seed and the same request order; the two swap faults are
-// deterministic, spent one per swap.
+// Fault injection (contract.ts FaultConfig), drawn from a seeded PRNG so a campaign replays under its
+// seed and request order; the two swap faults are deterministic, spent one per swap.
 import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName } from './contract.ts';
 import { STATUS_CODES } from 'node:http';
 import type { Reply } from './error-answers.ts';
 
-/** mulberry32: small, fast and good enough to pick faults; the same seed gives the same sequence. */
+/** mulberry32: the same seed gives the same sequence. */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -20,9 +19,8 @@ export function mulberry32(seed: number): () => number {
 export interface FaultDecision {
   latencyMs: number;
   spurious429: boolean;
-  /** 500, 502 or 503 before the route does anything; null for none. */
   errorBeforeEffect: number | null;
-  /** What becomes of a creating route's answer once it created (a gateway's: of a success, new or replayed). */
+  /** What becomes of a creating route's answer once it created. */
   afterCreate:
     { kind: 'none' } | { kind: 'error'; status: number } | { kind: 'drop' } | { kind: 'gateway'; status: number; body: GatewayBody };
 }
@@ -33,7 +31,7 @@ const FIVE_XX = [500, 502, 503] as const;
 export class Faults {
   private config = FaultConfigSchema.parse({});
   private readonly random: () => number;
-  /** A GET pairs arrived since the configuration was set or the rate last moved (rateMoveAfterPairsRead). */
+  /** A GET pairs arrived since the configuration was set or the rate last moved. */
   private pairsRead = false;
 
   constructor(initial: Partial<FaultConfig> | undefined, seed: number) {
@@ -41,7 +39,7 @@ export class Faults {
     this.random = mulberry32(seed);
   }
 
-  /** Reading: replaces the whole configuration (like PUT: `{}` clears); an invalid one is a TypeError and changes nothing. */
+  /** Replaces the whole configuration (`{}` clears); an invalid one is a TypeError and changes nothing. */
   set(input: unknown): void {
     const r = FaultConfigSchema.safeParse(input);
     if (!r.success)
@@ -54,10 +52,7 @@ export class Faults {
     return structuredClone(this.config);
   }
 
-  /**
-   * Draws the fault decision for one request; five draws per targeted request, in arrival order.
-   * Without `routes`, the faults reach every route of the spec (`spec`), not storage or control.
-   */
+  /** Five draws per targeted request, in arrival order; without `routes`, spec routes only. */
   decide(route: RouteName, spec: boolean): FaultDecision {
     const c = this.config;
     if (route === 'pairs') this.pairsRead = true;
@@ -68,8 +63,7 @@ export class Faults {
     const status = FIVE_XX[Math.floor(u4 * FIVE_XX.length)] ?? 500;
     const creating = route === 'initiate' || route === 'swap';
     let afterCreate: FaultDecision['afterCreate'] = { kind: 'none' };
-    // (one draw, u5, split between the after-create faults: the sequence of draws, and so every
-    // campaign's replay under its seed, is the same with or without a gateway)
+    // One draw, u5, split between the after-create faults: the draws, and so a replay, are the same with or without a gateway.
     const gateway = c.gatewayAfterCreate;
     if (creating && u5 < c.dropAfterCreate) afterCreate = { kind: 'drop' };
     else if (creating && u5 < c.dropAfterCreate + c.errorAfterCreate) afterCreate = { kind: 'error', status };
@@ -85,10 +79,7 @@ export class Faults {
     };
   }
 
-  /**
-   * For a new swap (rateMoveAfterPairsRead): the percent its pair's rate moves by now, when a pairs
-   * read came before it and the fault is not spent; each move spends one of `times`.
-   */
+  /** For a new swap: the percent its pair's rate moves now, after a pairs read, spending one of `times`. */
   takeRateMove(): number | undefined {
     const move = this.config.rateMoveAfterPairsRead;
     if (!move || !this.pairsRead) return undefined;
@@ -98,7 +89,7 @@ export class Faults {
     return move.pct;
   }
 
-  /** For a new swap (rejectNextSwaps): whether it comes out REJECTED; spends one. */
+  /** For a new swap: whether it comes out REJECTED; spends one. */
   takeSwapRejection(): boolean {
     const n = this.config.rejectNextSwaps ?? 0;
     if (n <= 0) return false;
@@ -108,17 +99,13 @@ export class Faults {
   }
 }
 
-/** The reason phrases a gateway writes; any other status reads 'Error'. 499 is nginx's own. */
+/** A gateway's reason phrases; any other status reads 'Error'. 499 is nginx's own. */
 const GATEWAY_REASON: Record<number, string | undefined> = {
   ...Object.fromEntries([400, 403, 404, 408, 425, 500, 502, 503, 504].map((s) => [s, STATUS_CODES[s]])),
   499: 'Client Closed Request',
 };
 
-/**
- * The answer of a gateway in front of the service (fault gatewayAfterCreate): an nginx-style HTML
- * page, a load balancer's JSON of its own shape ({"message"}, never the service's error body),
- * plain text, or nothing. The service has acted; this answer replaces its success.
- */
+/** A gateway's answer replacing the service's success (fault gatewayAfterCreate): nginx HTML, its own JSON, text, or nothing. */
 export function gatewayReply(status: number, body: GatewayBody): Reply {
   const reason = GATEWAY_REASON[status] ?? 'Error';
   const title = `${status} ${reason}`;

@@ -1,6 +1,5 @@
-// Spec §3: how payouts and swaps change status, and what happens with each change: the
-// payout.status.changed event, the refund on FAILED and REJECTED, the swap reversal, and the
-// optional timed PENDING -> PROCESSING -> SUCCESSFUL.
+// Spec §3: status changes of payouts and swaps and their effects: the event, the refund, the swap
+// reversal, and the optional timed PENDING -> PROCESSING -> SUCCESSFUL.
 import { canTransition, type PayoutStatus, type SwapStatus } from '../spec/codes.ts';
 import type { InformationRequest } from '../spec/schemas.ts';
 import { later } from './clock.ts';
@@ -13,10 +12,7 @@ export interface StatusChange {
   changedBy?: string;
 }
 
-/**
- * Reading: a request for information with no requests given asks for one FILE, the invoice
- * (spec §1.10: most payouts need one).
- */
+/** Reading: a request for information with none given asks for the invoice (spec §1.10). */
 const DEFAULT_INFORMATION_REQUESTS: InformationRequest[] = [
   {
     title: 'Supporting document',
@@ -26,7 +22,7 @@ const DEFAULT_INFORMATION_REQUESTS: InformationRequest[] = [
   },
 ];
 
-/** Spec §6 payout.status.changed, for a payout or a swap; `details` go between newStatus and changedAt. */
+/** Spec §6 payout.status.changed; `details` go between newStatus and changedAt. */
 function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: StatusChange, details = {}): StoreEvent {
   return {
     eventType: 'payout.status.changed',
@@ -44,7 +40,7 @@ function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: Statu
   };
 }
 
-/** The timed walk when autoAdvance is on: from a payout's status (or a new swap) the next one, after which delay, and why. */
+/** The timed walk (autoAdvance): from a status (or a new swap) the next, after which delay, and why. */
 export const AUTO_STEPS = {
   PENDING: { to: 'PROCESSING', after: 'toProcessingMs', reason: 'Approved and processing' },
   PROCESSING: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Funds sent' },
@@ -61,11 +57,9 @@ export class Lifecycle {
   ) {}
 
   /**
-   * Moves a payout along the state table (codes.ts PAYOUT_TRANSITIONS). Readings where the spec
-   * is silent: any non-final status may go to FAILED or REJECTED; both refund the full debit
-   * (amount plus fee) to the source wallet in one CREDIT transaction referencing the payoutRef;
-   * statusDetail ADDITIONAL_INFO_UNDER_REVIEW is set on ADDITIONAL_INFO_REQUIRED -> PENDING and
-   * cleared by the next change; informationRequests exist only while ADDITIONAL_INFO_REQUIRED.
+   * The state table (codes.ts). Readings: FAILED and REJECTED refund amount plus fee in one CREDIT;
+   * ADDITIONAL_INFO_REQUIRED -> PENDING sets statusDetail ADDITIONAL_INFO_UNDER_REVIEW until the next
+   * change; informationRequests exist only while ADDITIONAL_INFO_REQUIRED.
    */
   changePayout(p: PayoutRec, to: PayoutStatus, change: StatusChange = {}): void {
     if (!canTransition(p.status, to)) throw apiError(409, 'INVALID_TRANSITION', `A payout cannot move from ${p.status} to ${to}`);
@@ -96,16 +90,11 @@ export class Lifecycle {
     this.scheduleNext(p);
   }
 
-  /**
-   * Spec §3 swaps: PROCESSING -> SUCCESSFUL (operations confirm) or REJECTED (operations
-   * reverse). Reading: a reversal puts both wallets back (destination debited, source credited),
-   * and is refused when the destination wallet no longer holds the credited amount.
-   */
+  /** Spec §3 swaps: PROCESSING -> SUCCESSFUL or REJECTED; reading: a reversal puts both wallets back, refused when the destination no longer holds the amount. */
   changeSwap(s: SwapRec, to: SwapStatus, change: StatusChange = {}): void {
     if (s.status !== 'PROCESSING' || to === 'PROCESSING')
       throw apiError(409, 'INVALID_TRANSITION', `A swap cannot move from ${s.status} to ${to}`);
     if (to === 'REJECTED') {
-      // Wallets are never removed: both of a swap's are still there.
       const source = this.store.wallets.get(s.sourceWalletId)!;
       const destination = this.store.wallets.get(s.destinationWalletId)!;
       if (destination.balance.lessThan(s.destinationAmount)) {
@@ -125,23 +114,17 @@ export class Lifecycle {
     this.publishSwap(s, from, change);
   }
 
-  /**
-   * Spec §6: a swap's creation emits payout.status.changed with newStatus PROCESSING. The event
-   * needs an oldStatus and the spec does not show one; reading: PENDING, as if the swap was
-   * created pending and moved to PROCESSING at once.
-   */
+  /** Spec §6: a swap's creation emits payout.status.changed to PROCESSING; oldStatus is "not shown": PENDING. */
   publishSwap(s: SwapRec, from: PayoutStatus, change: StatusChange = {}): void {
     this.store.publish(statusChanged(s, from, change));
     if (s.status === 'PROCESSING') this.advanceLater(s, AUTO_STEPS.swap, (to, c) => this.changeSwap(s, to, c));
   }
 
-  /** The timed walk, when autoAdvance is on (the swap's is in publishSwap). */
   scheduleNext(p: PayoutRec): void {
     if (p.status === 'PENDING' || p.status === 'PROCESSING')
       this.advanceLater(p, AUTO_STEPS[p.status], (to, c) => this.changePayout(p, to, c));
   }
 
-  /** One step of the walk, taken only from the status it was scheduled for. */
   private advanceLater(r: PayoutRec | SwapRec, step: AutoStep, change: (to: AutoStep['to'], c: StatusChange) => void): void {
     if (!this.autoAdvance) return;
     const at = r.status;

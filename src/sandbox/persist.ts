@@ -1,13 +1,6 @@
-// The sandbox's state as data, for a sandbox that outlives its process: the `local` environment of
-// the CLI keeps it in the state folder between commands (src/cli/local-sandbox.ts), so `status`
-// after `run` finds the payouts. What a later command needs is kept: wallets, pairs, payouts,
-// swaps, the wallet ledger, idempotency keys (a resumed run gets its payouts back, never new ones)
-// and uploaded documents (journalled documentUrls are sent again by later runs). What belongs to
-// one process is not: the rate limit's window and the month's count, faults, the request log and
-// webhook subscriptions (a subscription points at a listener of that command).
-//
-// documentUrls name the host the sandbox listened on, which changes at every start: a restored
-// sandbox accepts the URLs it issued under each of its earlier hosts (Storage.formerHosts).
+// The sandbox's state as data, for `--env local` (src/cli/local-sandbox.ts): what a later command needs
+// (wallets, pairs, payouts, swaps, transactions, idempotency keys, documents), not what belongs to one
+// process (limits, faults, the request log, subscriptions). Earlier hosts stay valid for documentUrls.
 import { Dec } from '../money.ts';
 import { STATE_VERSION, type SandboxOptions, type SandboxState } from './contract.ts';
 import type { Sandbox } from './context.ts';
@@ -15,7 +8,7 @@ import { AUTO_STEPS } from './lifecycle.ts';
 import type { StoredFile } from './storage.ts';
 import type { PayoutRec, SwapRec, TransactionRec } from './store.ts';
 
-/** The sandbox's state now (Dec amounts become strings through their toJSON). */
+/** Dec amounts become strings through their toJSON. */
 export function snapshotState(sb: Sandbox): SandboxState {
   const { store, storage, idempotency } = sb;
   const plain = (r: object) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
@@ -45,11 +38,7 @@ const decs = (r: Record<string, unknown>, fields: string[]) => {
   return r;
 };
 
-/**
- * Puts a snapshot back into a sandbox just built from the same seed (wallets and pairs the seed no
- * longer has are left out). With `autoAdvance`, the payouts whose next step fell due while no
- * command ran take it now, one step a delay (lifecycle.ts), as if the sandbox had kept running.
- */
+/** Into a sandbox just built from the same seed; with `autoAdvance`, the steps that fell due meanwhile are taken now. */
 export function restoreState(sb: Sandbox, state: SandboxState, autoAdvance: SandboxOptions['autoAdvance']): void {
   const { store, storage, idempotency } = sb;
   for (const w of state.wallets) {
@@ -81,7 +70,6 @@ export function restoreState(sb: Sandbox, state: SandboxState, autoAdvance: Sand
   if (autoAdvance) catchUp(sb, autoAdvance);
 }
 
-/** The steps of the timed walk that fell due while the sandbox was not running (lifecycle.ts AUTO_STEPS). */
 function catchUp(sb: Sandbox, delays: Exclude<SandboxOptions['autoAdvance'], false | undefined>): void {
   const now = sb.clock.now();
   for (const p of sb.store.payouts.values()) {
@@ -92,7 +80,7 @@ function catchUp(sb: Sandbox, delays: Exclude<SandboxOptions['autoAdvance'], fal
       sb.lifecycle.changePayout(p, step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
       moved = true;
     }
-    // (a move schedules the next step; a payout not yet due waits a whole delay from now)
+    // A move schedules the next step; a payout not yet due waits a whole delay from now.
     if (!moved) sb.lifecycle.scheduleNext(p);
   }
   for (const s of sb.store.swaps.values())

@@ -1,13 +1,7 @@
-// Spec §8: 5 requests per second and 10,000 per month, per API key; over either, 429 "retry with
-// backoff". Readings (not shown in the spec):
-// - "per second" is a rolling 1000 ms window: a request arriving at t is accepted when fewer than
-//   N accepted requests arrived in (t - 1000 ms, t];
-// - the month is the calendar month in UTC;
-// - a request answered 429 by the limits does not count, in the window or in the quota; every
-//   other answer counts (4xx and 5xx included), as a gateway counts what it passed on;
-// - requests refused 401/403 have no valid key and count nowhere;
-// - Retry-After is in whole seconds: until the oldest request leaves the window (at least 1), or
-//   until the first instant of the next month for the quota.
+// Spec §8: 5 requests per second and 10,000 per month, per API key; over either, 429. Readings: a
+// rolling 1000 ms window; the calendar month in UTC; a 429 of the limits counts nowhere, every other
+// answer counts (as a gateway counts what it passed on), a 401/403 has no key to count; Retry-After in
+// whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
 export type LimitVerdict = { limit: 'rate' | 'quota'; retryAfterSeconds: number } | null;
 
 const monthOf = (at: number): string => {
@@ -40,7 +34,6 @@ export class Limits {
     return null;
   }
 
-  /** Counts one request of this key, in the window and in the month. */
   record(key: string, at: number): void {
     this.prune(key, at).push(at);
     this.months.set(key, { month: monthOf(at), count: this.usedThisMonth(key, at) + 1 });

@@ -1,5 +1,4 @@
-// One parsed request, and its headers read one way (any handler, and the parts that read a request:
-// idempotency.ts).
+// One parsed request, and its headers read one way.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Business } from './store.ts';
 
@@ -8,12 +7,11 @@ export interface Request {
   params: Record<string, string>;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
-  /** Parsed JSON body; undefined when the body was empty. */
+  /** Undefined when the body was empty. */
   body: unknown;
   rawBody: Buffer;
-  /** Bytes sent, counted even past the size limit. */
+  /** Counted even past the size limit. */
   bodySize: number;
-  /** The business of the x-api-key (spec routes only). */
   business: Business;
 }
 

@@ -1,10 +1,6 @@
-// The sandbox's own table of payment methods: required beneficiary fields (spec §4.2), published
-// fees and settlement times (§1.9 table), and which corridors each method serves (§1.9 overview),
-// written from the spec's text for the sandbox alone. The validator reads another table
-// (src/spec/methods.ts); the two are kept apart on purpose, so that a misreading on one side shows
-// up in the tests of the other instead of agreeing with itself by construction.
-//
-// Where the spec is silent the entry says "reading" and why it was chosen.
+// The sandbox's own table of methods: required fields (spec §4.2), fees and settlement (§1.9 table),
+// corridors (§1.9 overview). Kept apart from src/spec/methods.ts on purpose, so that a misreading on
+// one side shows in the other's tests; "reading" marks where the spec is silent.
 import type { PayoutMethod } from '../spec/codes.ts';
 
 /** Spec §4.2: "Only accountName and accountCurrency are always required" / "AccountCurrency is required for every method". */
@@ -16,7 +12,7 @@ export const OPTIONAL_FOR_EVERY_METHOD = ['countryCode'] as const;
 /** Spec §2 Payment method: "remitterAddress is top-level on initiate and optional for all methods". */
 export const TOP_LEVEL_OPTIONAL = ['remitterAddress'] as const;
 
-/** Spec §1.9 settlement times as written, with the hours they span: "1 day" is 24 hours; "under N hours" 0 to N. */
+/** Spec §1.9 settlement as written, with the hours it spans. */
 export interface Settlement {
   text: string;
   minHours: number;
@@ -28,10 +24,7 @@ const DAY_TO_THREE: Settlement = { text: '24 to 72 hours', minHours: 24, maxHour
 const UNDER_48_HOURS: Settlement = { text: 'under 48 hours', minHours: 0, maxHours: 48 };
 const UNDER_24_HOURS: Settlement = { text: 'under 24 hours', minHours: 0, maxHours: 24 };
 
-/**
- * A published fee, in `currency` where the table writes one ("100 NGN"), else in the source currency
- * (spec §4.1). SWIFT's is by band of the source amount: `below` is exclusive, null the last band.
- */
+/** A published fee, in `currency` where the table writes one, else the source's; SWIFT's by band (`below` exclusive, null last). */
 export type Fee =
   { kind: 'flat'; amount: string; currency?: string } | { kind: 'bands'; bands: { below: string | null; amount: string }[] };
 
@@ -47,7 +40,7 @@ const SWIFT_BANDS: Fee = {
   ],
 };
 
-/** One row of the §1.9 table; `currencies` (paid out) or `countries` undefined means any (SWIFT's "other currencies, other countries"). */
+/** A §1.9 row; `currencies` or `countries` undefined means any. */
 export interface PublishedRow {
   methods: PayoutMethod[];
   currencies?: string[];
@@ -56,24 +49,21 @@ export interface PublishedRow {
   settlement: Settlement;
 }
 
-/** Spec §1.9 "EUR to EU countries": the 27 member states of the European Union, ISO 3166-1 alpha-3. */
+/** Spec §1.9 "EUR to EU countries": the 27 member states. */
 const EU_COUNTRIES = 'AUT BEL BGR HRV CYP CZE DNK EST FIN FRA DEU GRC HUN IRL ITA LVA LTU LUX MLT NLD POL PRT ROU SVK SVN ESP SWE'.split(
   ' ',
 );
 
-/** Spec §1.9 table, then readings for the methods it does not price; a (method, currency, country) is served by the first row naming them. */
+/** Spec §1.9 table, then readings for methods it does not price; the first row naming a (method, currency, country) serves it. */
 const PUBLISHED: PublishedRow[] = [
   // "USD to United States | WIRE | 20 USD | 1 day"
   { methods: ['WIRE'], currencies: ['USD'], countries: ['USA'], fee: flat('20', 'USD'), settlement: ONE_DAY },
   // "USD to United States | ACH | 5.00 USD | 1 to 3 days"
   { methods: ['ACH'], currencies: ['USD'], countries: ['USA'], fee: flat('5.00', 'USD'), settlement: ONE_TO_THREE_DAYS },
-  // "USD to China, Hong Kong | CHINA_WIRE / HK FPS | 20 USD | 24 to 72 hours"; reading: the two
-  // lists pair up in order (CHINA_WIRE to China, HK FPS to Hong Kong).
+  // "USD to China, Hong Kong | CHINA_WIRE / HK FPS | 20 USD | 24 to 72 hours": the lists pair up in order
   { methods: ['CHINA_WIRE'], currencies: ['USD'], countries: ['CHN'], fee: flat('20', 'USD'), settlement: DAY_TO_THREE },
   { methods: ['HK_FPS'], currencies: ['USD'], countries: ['HKG'], fee: flat('20', 'USD'), settlement: DAY_TO_THREE },
-  // "USD, EUR, GBP, CNY, other currencies, other countries | SWIFT | 50/40/0 | 24 to 72 hours".
-  // Reading: "other currencies, other countries" leaves SWIFT open to any currency and country
-  // (the enumerated 'other currencies' GHS ... INR are examples the overview also names).
+  // "... other currencies, other countries | SWIFT | 50/40/0 | 24 to 72 hours": any currency and country
   { methods: ['SWIFT'], fee: SWIFT_BANDS, settlement: DAY_TO_THREE },
   // "EUR to EU countries | SEPA | 5.00 | under 48 hours"
   { methods: ['SEPA'], currencies: ['EUR'], countries: EU_COUNTRIES, fee: flat('5.00'), settlement: UNDER_48_HOURS },
@@ -83,19 +73,13 @@ const PUBLISHED: PublishedRow[] = [
   { methods: ['NIP'], currencies: ['NGN'], countries: ['NGA'], fee: flat('100', 'NGN'), settlement: UNDER_24_HOURS },
   // "HKD to Hong Kong | FPS | 20 | under 24 hours"
   { methods: ['HK_FPS'], currencies: ['HKD'], countries: ['HKG'], fee: flat('20'), settlement: UNDER_24_HOURS },
-  // Reading: CHINA_WIRE paying CNY (overview: "CNY to CNY via SWIFT, CHINA_WIRE", USD to CNY via
-  // CHINA_WIRE) is not priced; taken at the USD row's 20 and 24 to 72 hours.
+  // Reading: CHINA_WIRE paying CNY is not priced: the USD row's 20, 24 to 72 hours.
   { methods: ['CHINA_WIRE'], currencies: ['CNY'], countries: ['CHN'], fee: flat('20'), settlement: DAY_TO_THREE },
-  // Reading: ALIPAY and WECHAT have no published fee or settlement (overview: NGN sends via them);
-  // they pay CNY in China, for 10 in the source currency, under 24 hours.
+  // Reading: ALIPAY and WECHAT are not priced: CNY in China, 10 in the source currency, under 24 hours.
   { methods: ['ALIPAY', 'WECHAT'], currencies: ['CNY'], countries: ['CHN'], fee: flat('10'), settlement: UNDER_24_HOURS },
 ];
 
-/**
- * Spec §4.2 "Beneficiary fields required per method", besides ALWAYS_REQUIRED, in the order an
- * unknown method's error lists them; `oneOf`: one group given in full. `name` (the methods route's)
- * and the optional fields but SWIFT's are readings: shown by the methods route, never required.
- */
+/** Spec §4.2 fields per method besides ALWAYS_REQUIRED; `oneOf`: one group in full. `name` and the optional fields but SWIFT's are readings. */
 export const METHOD_FIELDS: Record<PayoutMethod, { name: string; required: string[]; oneOf?: string[][]; optional: string[] }> = {
   // "ALIPAY | accountName, alipayId"
   ALIPAY: { name: 'Alipay', required: ['alipayId'], optional: [] },
@@ -111,13 +95,11 @@ export const METHOD_FIELDS: Record<PayoutMethod, { name: string; required: strin
   },
   // "ACH | accountName, routingNumber, accountNumber, accountType (checking or savings)"
   ACH: { name: 'ACH transfer', required: ['routingNumber', 'accountNumber', 'accountType'], optional: ['bankName'] },
-  // Reading: WIRE is not in the spec's table; a US domestic wire needs the ABA routing number,
-  // the account number and the bank's name.
+  // Reading: WIRE is not in the table: routing number, account number, bank name.
   WIRE: { name: 'Domestic wire', required: ['routingNumber', 'accountNumber', 'bankName'], optional: ['address', 'city', 'postCode'] },
   // "NIP | accountName, accountNumber, bankCode"
   NIP: { name: 'NIBSS Instant Payment', required: ['accountNumber', 'bankCode'], optional: [] },
-  // Reading: CHINA_WIRE is not in the spec's table; a wire to a Chinese bank account needs the
-  // account number and the bank's name.
+  // Reading: CHINA_WIRE is not in the table: account number, bank name.
   CHINA_WIRE: { name: 'China wire', required: ['accountNumber', 'bankName'], optional: ['swiftCode', 'bankCode', 'address', 'city'] },
   // "HONG_KONG_FPS | accountName and one of fpsId, phoneNumber, email, or accountNumber together with bankCode"
   HK_FPS: {
@@ -131,10 +113,7 @@ export const METHOD_FIELDS: Record<PayoutMethod, { name: string; required: strin
   BACS: { name: 'UK BACS', required: ['sortCode', 'accountNumber', 'iban'], optional: [] },
 };
 
-/**
- * Each beneficiary field as the methods route describes it: `validation` hints at its format (the
- * spec names one example, email_or_phone); `description` is the variant reading's (shapes.ts).
- */
+/** Each field as the methods route describes it: `validation` hints at its format; `description` for the variant reading. */
 export const FIELDS: Partial<Record<string, { description: string; validation?: string }>> = {
   accountName: { description: 'Name on the beneficiary account' },
   accountCurrency: { description: 'Currency of the beneficiary account (ISO 4217)', validation: 'iso_4217' },
@@ -168,26 +147,17 @@ export const FIELDS: Partial<Record<string, { description: string; validation?: 
 export const fieldType = (name: string): 'string' | 'email' | 'phone' =>
   name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string';
 
-/**
- * Spec §1.9 "Supported currency to method overview": per source currency, the currencies it pays
- * out and the methods it uses. Reading: HKD is added from the table's "HKD to Hong Kong | FPS" row
- * (HKD to HKD via HK_FPS and SWIFT, and USD to HKD), which the overview does not list.
- */
+/** Spec §1.9 overview per source currency; reading: HKD added from the table's "HKD to Hong Kong | FPS" row. */
 const OVERVIEW: Record<string, { destinations: string[]; methods: PayoutMethod[] }> = {
-  // "NGN sends to NGN, USD, EUR, GBP, CNY and more via NIP, SWIFT, ALIPAY, WECHAT" ("and more" is not a list)
+  // "NGN ... and more via NIP, SWIFT, ALIPAY, WECHAT" ("and more" is not a list)
   NGN: { destinations: ['NGN', 'USD', 'EUR', 'GBP', 'CNY'], methods: ['NIP', 'SWIFT', 'ALIPAY', 'WECHAT'] },
-  // "USD sends to USD, NGN, GHS, XOF, XAF, ZAR, CAD, EUR, GBP, CNY, INR via WIRE, ACH, SWIFT, NIP, CHINA_WIRE, HK_FPS, FASTER_PAYMENTS, SEPA"
   USD: {
     destinations: ['USD', 'NGN', 'GHS', 'XOF', 'XAF', 'ZAR', 'CAD', 'EUR', 'GBP', 'CNY', 'INR', 'HKD'],
     methods: ['WIRE', 'ACH', 'SWIFT', 'NIP', 'CHINA_WIRE', 'HK_FPS', 'FASTER_PAYMENTS', 'SEPA'],
   },
-  // "EUR to EUR, GBP, NGN, CNY via SEPA, SWIFT"
   EUR: { destinations: ['EUR', 'GBP', 'NGN', 'CNY'], methods: ['SEPA', 'SWIFT'] },
-  // "GBP to GBP, EUR, NGN, CNY via FASTER_PAYMENTS, BACS, SWIFT"
   GBP: { destinations: ['GBP', 'EUR', 'NGN', 'CNY'], methods: ['FASTER_PAYMENTS', 'BACS', 'SWIFT'] },
-  // "CNY to CNY via SWIFT, CHINA_WIRE"
   CNY: { destinations: ['CNY'], methods: ['SWIFT', 'CHINA_WIRE'] },
-  // "INR to INR via SWIFT"
   INR: { destinations: ['INR'], methods: ['SWIFT'] },
   HKD: { destinations: ['HKD'], methods: ['HK_FPS', 'SWIFT'] },
 };

@@ -1,5 +1,4 @@
-// The seed: businesses with their keys, wallets and currency pairs, and the countries reference
-// data (spec §2 Country). Validated with zod so a bad seed file is refused with the field named.
+// The seed: businesses with keys, wallets and pairs, and the countries (spec §2 Country), checked by zod.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 // Imported, not read from disk: the build puts it inside the bundle.
@@ -11,7 +10,7 @@ const currencyCode = z.string().refine(isCurrencyCode, 'an ISO 4217 currency cod
 const countryCode = z.string().regex(/^[A-Z]{3}$/, 'an ISO 3166-1 alpha-3 code such as "NGA"');
 const time = z.string().regex(/^\d{2}:\d{2}:\d{2}$/, 'a time of day HH:MM:SS');
 
-/** A "one entry per key" rule: a key given again is an issue at `path`, its message told the earlier entry's index. */
+/** One entry per key: a key given again is an issue at `path`. */
 const onePerKey = (ctx: z.RefinementCtx, message: (key: string, earlier: number) => string) => {
   const seen = new Map<string, number>();
   return (key: string, at: number, path: (string | number)[]) => {
@@ -24,7 +23,6 @@ const onePerKey = (ctx: z.RefinementCtx, message: (key: string, earlier: number)
 const SeedWallet = z.strictObject({
   walletId: z.uuid().optional(),
   currency: currencyCode,
-  /** Opening balance, in the wallet's currency. */
   balance: decimalString,
 });
 
@@ -32,7 +30,6 @@ const SeedPair = z.strictObject({
   currencyPairId: z.uuid().optional(),
   baseCurrency: currencyCode,
   quoteCurrency: currencyCode,
-  /** Units of quoteCurrency for one unit of baseCurrency. */
   rate: decimalString.refine((r) => new Dec(r).greaterThan(0), 'a rate above 0'),
   enabled: z.boolean().default(true),
 });
@@ -62,7 +59,6 @@ const SeedBusiness = z
     });
   });
 
-/** Spec §2 Country, with the descriptive figures optional in the seed. */
 export const SeedCountry = z.strictObject({
   id: z.union([z.string(), z.number()]).optional(),
   name: z.string().min(1),
@@ -96,7 +92,6 @@ export const Seed = z
   });
 export type Seed = z.infer<typeof Seed>;
 
-/** A seed that does not fit the shape: every issue names its field. */
 export class SeedError extends Error {
   constructor(
     readonly issues: { path: string; message: string }[],
@@ -119,7 +114,6 @@ export function parseSeed(raw: unknown, source = 'seed'): Seed {
   );
 }
 
-/** Reads and validates a seed file; SeedError names the file and the field. */
 export function readSeedFile(path: string): Seed {
   let text: string;
   try {
@@ -136,12 +130,11 @@ export function readSeedFile(path: string): Seed {
   return parseSeed(raw, path);
 }
 
-/** The shipped seed: "Acme Trading Ltd" and "Globex Ltd" (src/sandbox/README.md "Keys of the shipped seed"). */
+/** The shipped seed (README "Keys of the shipped seed"). */
 export function defaultSeed(): Seed {
   return parseSeed(defaultSeedJson, 'default-seed.json');
 }
 
-/** The default seed's keys, for tests and demos. */
 export const DEFAULT_KEYS = {
   acmePrimary: 'sk_sandbox_acme_primary',
   acmeSecondary: 'sk_sandbox_acme_secondary',

@@ -1,8 +1,5 @@
-// The HTTP front of the sandbox: Node's own http module, one pipeline for every request.
-//
-//   arrival (time, fault draw, key, limits: all decided synchronously, in arrival order)
-//   -> body read -> 401 / 403 / 429 -> latency -> spurious 429 -> 5xx before effect
-//   -> handler -> 5xx or dropped connection after create -> answer, request log.
+// The HTTP front of the sandbox, one pipeline per request: arrival (fault draw, key, limits, in arrival
+// order) -> body -> 401/403/429 -> latency -> faults -> handler -> faults after create -> answer, log.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { MAX_DOCUMENT_BYTES } from '../spec/codes.ts';
@@ -18,14 +15,11 @@ import { variantReply } from './shapes.ts';
 import type { Business } from './store.ts';
 import { sleep } from '../sleep.ts';
 
-/** Bodies of the API routes are small JSON; reading: above 1 MB is 413 PAYLOAD_TOO_LARGE. */
+/** Reading: an API body over 1 MB is 413 PAYLOAD_TOO_LARGE. */
 const API_BODY_LIMIT = 1024 * 1024;
 const NO_BUSINESS: Business = { id: '', name: '' };
 
-/**
- * Spec §8: 429 "retry with backoff"; body and code not shown. Reading: the common error body
- * with error RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, and Retry-After in seconds.
- */
+/** Spec §8: 429 "retry with backoff"; body and code not shown: RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, Retry-After in seconds. */
 function tooManyRequests(v: NonNullable<LimitVerdict>): ApiError {
   const e =
     v.limit === 'quota'
@@ -34,10 +28,9 @@ function tooManyRequests(v: NonNullable<LimitVerdict>): ApiError {
   return new ApiError(429, e.body, { 'retry-after': String(v.retryAfterSeconds) });
 }
 
-/** An injected 500, 502 or 503, with the reason phrase as its code. */
 const serverError = (status: number): ApiError => apiError(status, STATUS_CODES[status]!, `${STATUS_CODES[status]} (injected fault)`);
 
-/** Reads the whole body; past `limit` it keeps counting bytes but stops keeping them. */
+/** Past `limit` it counts bytes but stops keeping them. */
 function readBody(req: IncomingMessage, limit: number): Promise<{ buf: Buffer; size: number; aborted: boolean }> {
   return new Promise((resolve) => {
     let chunks: Buffer[] = [];
@@ -60,10 +53,7 @@ export interface ServerDeps {
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
-/**
- * On arrival, before any await (so the limits count in arrival order): the business of a spec
- * route's key, or its refusal 401, 403 or 429. Storage and control routes ask for no key.
- */
+/** Before any await, so the limits count in arrival order: a spec route's business, or 401, 403, 429. */
 function admit({ sb, propagatingKeys }: ServerDeps, route: Route, apiKey: string, at: number): Business | Reply {
   if (route.kind !== 'spec') return NO_BUSINESS;
   const business = apiKey ? sb.store.businessByKey.get(apiKey) : undefined;
@@ -90,9 +80,8 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     log.push(entry);
     if (log.length > 100_000) log.splice(0, log.length - 100_000);
 
-    // Everything that depends on arrival order is decided now, before any await.
     const fault = sb.faults.decide(entry.route, route?.kind === 'spec');
-    // Like NestJS for an unmatched route; no key is asked for.
+    // Like NestJS for an unmatched route.
     const admitted = route ? admit(deps, route, apiKey, at) : apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
 
     const finish = (reply: Reply | 'drop') => {
@@ -145,11 +134,9 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         // Anything but a refusal is a bug of the sandbox, never a reading of the spec: say so plainly.
         reply = err instanceof ApiError ? err : apiError(500, 'Internal Server Error', `sandbox error: ${(err as Error).message}`);
       }
-      // A spec route's answer in the sandbox's reading (shapes.ts); storage and control routes answer as they are.
       if (route!.kind === 'spec' && sb.shapes === 'variant') reply = variantReply(route!.name, reply, { sb, req: request });
       if (reply.created && fault.afterCreate.kind === 'drop') return finish('drop');
       if (reply.created && fault.afterCreate.kind === 'error') return finish(serverError(fault.afterCreate.status));
-      // A gateway answers in the service's place after it acted (a new payout, or its replay).
       if (fault.afterCreate.kind === 'gateway' && reply.status >= 200 && reply.status < 300)
         return finish(gatewayReply(fault.afterCreate.status, fault.afterCreate.body));
       finish(reply);
@@ -159,7 +146,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
 
 function write(res: ServerResponse, reply: Reply, requestId: string, reqHeaders: IncomingMessage['headers']): void {
   if (res.destroyed || res.writableEnded) return;
-  // Spec §5.5: a sent x-request-id (or x-correlation-id) comes back; otherwise the sandbox makes one.
+  // Spec §5.5: a sent x-request-id (or x-correlation-id) comes back.
   const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...reply.headers };
   if (reqHeaders[CORRELATION_ID_HEADER]) headers[CORRELATION_ID_HEADER] = requestId;
   let payload: Buffer | string | undefined;
@@ -172,6 +159,6 @@ function write(res: ServerResponse, reply: Reply, requestId: string, reqHeaders:
     res.writeHead(reply.status, headers);
     res.end(payload);
   } catch {
-    // The client went away; nothing to answer.
+    // The client went away.
   }
 }

@@ -1,5 +1,4 @@
-// startSandbox: a faithful, stateful local simulator of the payout service
-// (the service's interface specification, cited by section), listening on 127.0.0.1 only.
+// startSandbox: the stateful local simulator of the payout service, on 127.0.0.1 only.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,10 +25,7 @@ export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from '.
 export type { Seed } from './seed.ts';
 export { SandboxStateSchema } from './contract.ts';
 
-/**
- * Starts a sandbox. Throws (before listening) on an invalid seed (SeedError), fault configuration
- * or shapes (TypeError), and when the port is taken (the listen error, code EADDRINUSE).
- */
+/** Throws before listening on an invalid seed (SeedError), faults or shapes (TypeError), or a taken port (EADDRINUSE). */
 export async function startSandbox(options: SandboxOptions = {}): Promise<LocalSandbox> {
   const shapes = options.shapes ?? 'strict';
   if (shapes !== 'strict' && shapes !== 'variant') throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
@@ -45,7 +41,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 10_000],
     timeoutMs: options.webhookTimeoutMs || 5000,
   });
-  // Events leave in the same reading as the answers (shapes.ts variantEvent).
   store.publish = (e) => webhooks.publish(shapes === 'variant' ? variantEvent(e, store) : e);
   const sb: Sandbox = {
     clock,
@@ -69,7 +64,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
   const propagatingKeys = new Set(options.propagatingKeys);
   const server: Server = createServer(requestHandler({ sb, propagatingKeys, log, onRequest: options.onRequest }));
   server.keepAliveTimeout = 5000;
-  // Rejects with the listen error (EADDRINUSE) when the port is taken.
   await once(server.listen(options.port ?? 0, '127.0.0.1'), 'listening');
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

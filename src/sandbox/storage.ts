@@ -1,18 +1,11 @@
-// Spec §4.6 and §8: presigned uploads. upload-url hands out a PUT address on the sandbox's own
-// object-storage path; the PUT carries no API key (it is object storage, not the API) and is
-// neither rate limited nor counted in the quota.
-//
-// Readings:
-// - local addresses are http://127.0.0.1:PORT/... : there is no TLS on loopback, so documentUrls
-//   are http where the spec says HTTPS; the sandbox's checks accept exactly the URLs it issued;
-// - the uploadUrl is /_storage/uploads/{token}, valid 15 minutes from issue; a PUT after that is
-//   403 {error: 'RequestExpired'}; a PUT may be repeated before expiry (it overwrites, like S3);
-// - the PUT must carry the Content-Type that was requested (it is part of the signature in object
-//   stores): another one is 403 {error: 'SignatureDoesNotMatch'}; a body over 10 MB is
-//   413 {error: 'EntityTooLarge'}; an empty body is 400 {error: 'EmptyBody'}; success is 200;
-// - the documentUrl is /_storage/documents/{token}/{filename}; it becomes usable on initiate and
-//   PATCH once its file was uploaded, and only for the business that asked for the upload URL;
-// - a filename with an extension must use one that fits the content type (.pdf; .jpg/.jpeg; .png).
+// Spec §4.6 and §8: presigned uploads to the sandbox's own object storage; the PUT carries no API key
+// and is not rate limited. Readings:
+// - addresses are http://127.0.0.1:PORT (no TLS on loopback); only the URLs issued are accepted;
+// - /_storage/uploads/{token} lasts 15 minutes (then 403 RequestExpired) and may be PUT again;
+// - the PUT carries the requested Content-Type (else 403 SignatureDoesNotMatch), at most 10 MB
+//   (413 EntityTooLarge), not empty (400 EmptyBody); 200;
+// - /_storage/documents/{token}/{filename} serves initiate and PATCH once uploaded, for the asking business;
+// - a filename's extension fits the content type (.pdf; .jpg/.jpeg; .png).
 import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
 import type { Clock } from './clock.ts';
 import { apiError, type Reply } from './error-answers.ts';
@@ -34,7 +27,6 @@ const EXTENSIONS: Record<DocumentContentType, string[]> = {
   'image/png': ['png'],
 };
 
-/** Why a filename does not fit the content type, or undefined when it does. */
 export function filenameProblem(filename: string, contentType: DocumentContentType): string | undefined {
   const dot = filename.lastIndexOf('.');
   if (dot <= 0 || dot === filename.length - 1) return undefined;
@@ -45,10 +37,10 @@ export function filenameProblem(filename: string, contentType: DocumentContentTy
 }
 
 export class Storage {
-  // (read and filled by persist.ts for the local sandbox, which keeps its documents between commands)
+  // (kept between commands by persist.ts)
   readonly byUpload = new Map<string, StoredFile>();
   readonly byDocument = new Map<string, StoredFile>();
-  /** Hosts an earlier life of this sandbox listened on (persist.ts): its documentUrls name them. */
+  /** Hosts an earlier life of this sandbox listened on: its documentUrls name them. */
   readonly formerHosts = new Set<string>();
 
   constructor(
@@ -69,7 +61,7 @@ export class Storage {
     };
   }
 
-  /** The PUT of a presigned upload. `size` counts every byte sent, even past the limit. */
+  /** `size` counts every byte sent, even past the limit. */
   put(uploadToken: string, contentTypeHeader: string | undefined, body: Buffer, size: number): Reply {
     const f = this.byUpload.get(uploadToken);
     if (!f) return apiError(404, 'NoSuchUpload', 'The upload URL is not known');
@@ -89,17 +81,14 @@ export class Storage {
     return { status: 200, body: { ok: true, size } };
   }
 
-  /** The owner's GET of an uploaded document (a convenience of the sandbox: the dashboard's view). */
+  /** The owner's GET (a convenience of the sandbox). */
   get(documentToken: string, businessId: string | undefined): Reply {
     const f = this.byDocument.get(documentToken);
     if (!f || !f.uploaded || f.businessId !== businessId) return apiError(404, 'NoSuchKey', 'No such document');
     return { status: 200, body: f.uploaded.bytes, headers: { 'content-type': f.contentType } };
   }
 
-  /**
-   * The uploaded file behind a documentUrl, if it was issued by this sandbox, uploaded, and asked
-   * for by this business; otherwise why not.
-   */
+  /** The uploaded file behind a documentUrl issued to this business; otherwise why not. */
   resolve(documentUrl: string, businessId: string): StoredFile | string {
     let u: URL;
     try {

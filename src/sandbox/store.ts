@@ -1,7 +1,5 @@
-// The sandbox's state: businesses and their keys, wallets, currency pairs, payouts, swaps and the
-// wallet ledger, in memory (persist.ts keeps it between commands), in creation order. Every change of a wallet
-// balance goes through `move`, which writes the wallet transaction (spec §2 Wallet transaction)
-// and publishes the wallet event (spec §6), so no balance can change without a trace.
+// The sandbox's state, in memory and in creation order (persist.ts keeps it between commands). Every
+// balance change goes through `move`, which writes the wallet transaction (spec §2) and the wallet event (§6).
 import type { InformationRequest } from '../spec/schemas.ts';
 import type { PayoutMethod, PayoutStatus, StatusDetail, SwapStatus } from '../spec/codes.ts';
 import { Dec, toApi } from '../money.ts';
@@ -9,7 +7,6 @@ import type { Clock } from './clock.ts';
 import { newId, stableId } from './ids.ts';
 import type { Seed } from './seed.ts';
 
-/** Spec §2 Country: the seed's, its id and payoutCurrencies filled in. */
 type SeedCountry = Seed['countries'][number];
 export type Country = SeedCountry & Required<Pick<SeedCountry, 'id' | 'payoutCurrencies'>>;
 
@@ -35,7 +32,7 @@ export interface PairRec {
   enabled: boolean;
 }
 
-/** What a payout and a swap both record (the spec lists both with the same item fields, §2). */
+/** What a payout and a swap both record (spec §2: the same item fields). */
 interface MovementRec {
   id: string;
   payoutRef: string;
@@ -55,9 +52,8 @@ export interface PayoutRec extends MovementRec {
   status: PayoutStatus;
   statusDetail?: StatusDetail;
   informationRequests?: InformationRequest[];
-  /** The reason given with the move into FAILED or REJECTED (get-payout's failureReason: a reading, README). */
+  /** Given with the move into FAILED or REJECTED. */
   failureReason?: string;
-  /** Spec §2 supportingDocuments. */
   documents: { id: string; url: string; uploadedAt: string }[];
 }
 
@@ -73,7 +69,7 @@ export interface TransactionRec {
   walletId: string;
   currency: string;
   type: 'DEBIT' | 'CREDIT';
-  /** Signed: negative for debits (spec §2 Wallet transaction). */
+  /** Negative for debits (spec §2 Wallet transaction). */
   amount: Dec;
   balanceBefore: Dec;
   balanceAfter: Dec;
@@ -83,7 +79,6 @@ export interface TransactionRec {
   createdAt: string;
 }
 
-/** What the store tells the webhook deliverer; the envelope is added there (spec §6). */
 export interface StoreEvent {
   eventType: 'payout.status.changed' | 'wallet.debited' | 'wallet.credited';
   businessId: string;
@@ -91,7 +86,7 @@ export interface StoreEvent {
 }
 
 export class Store {
-  /** Each key's business, in the seed's order (spec §5.1: a key is scoped to one tenant). */
+  /** Each key's business (spec §5.1: a key is scoped to one tenant). */
   readonly businessByKey = new Map<string, Business>();
   readonly wallets = new Map<string, WalletRec>();
   readonly pairs = new Map<string, PairRec>();
@@ -99,7 +94,7 @@ export class Store {
   readonly swaps = new Map<string, SwapRec>();
   readonly transactions: TransactionRec[] = [];
   readonly countries: Country[];
-  /** Where every event goes: the webhook deliverer, set by startSandbox. */
+  /** The webhook deliverer, set by startSandbox. */
   publish: (e: StoreEvent) => void = () => {};
 
   constructor(
@@ -141,11 +136,7 @@ export class Store {
     return this.countries.find((c) => c.code === code);
   }
 
-  /**
-   * Moves money in or out of a wallet: a signed amount, negative for a debit. Writes the wallet
-   * transaction and publishes wallet.debited / wallet.credited (spec §6). The caller has checked
-   * the balance; this never refuses.
-   */
+  /** A signed amount in or out of a wallet, with its transaction and event; the caller has checked the balance. */
   move(wallet: WalletRec, signed: Dec, reference: string, narration: string, metadata: Record<string, unknown>): TransactionRec {
     const before = wallet.balance;
     wallet.balance = before.plus(signed);
@@ -168,9 +159,7 @@ export class Store {
     this.publish({
       eventType: debit ? 'wallet.debited' : 'wallet.credited',
       businessId: wallet.businessId,
-      // Spec §6: amount always positive; transactionType cr/dr. balance and totalBalance are
-      // "not shown": our reading is both the wallet balance after the movement (the sandbox
-      // holds no funds on hold, so available and total balance are the same).
+      // Spec §6: amount positive, transactionType cr/dr; balance and totalBalance "not shown": both the balance after (no holds).
       data: {
         businessId: wallet.businessId,
         amount: toApi(signed.abs()),

@@ -1,6 +1,5 @@
-// Records as the spec's response shapes (§2, §4), in the strict reading: these functions are the
-// shapes (the variant reading rewrites their output, shapes.ts). Amounts leave as JSON numbers via
-// toApi, which refuses any value a double could not carry exactly.
+// Records as the spec's response shapes (§2, §4), in the strict reading (shapes.ts rewrites them).
+// Amounts leave as JSON numbers via toApi, which refuses any value a double could not carry exactly.
 import { toApi } from '../money.ts';
 import { z } from 'zod';
 import { parseWith } from './error-answers.ts';
@@ -30,10 +29,7 @@ export function payoutView(p: PayoutRec) {
 
 export type Payout = ReturnType<typeof payoutView>;
 
-/**
- * Spec §2: "List items contain: id, payoutRef, status, method, ... createdAt", for payouts and
- * swaps alike: no statusDetail, informationRequests, updatedAt or documents.
- */
+/** Spec §2 list items, payouts and swaps alike: no statusDetail, informationRequests, updatedAt or documents. */
 type ListItemField = Exclude<keyof Payout, 'statusDetail' | 'informationRequests' | 'failureReason' | 'updatedAt' | 'supportingDocuments'>;
 const LIST_ITEM_FIELDS =
   'id payoutRef status method sourceAmount sourceCurrency destinationAmount destinationCurrency exchangeRate transactionFees createdAt'.split(
@@ -84,7 +80,7 @@ export function walletView(w: WalletRec) {
   return { walletId: w.walletId, currency: w.currency, balance: toApi(w.balance) };
 }
 
-/** Spec §2 Wallet transaction; the fields beyond those named are the schema's reading. */
+/** Spec §2 Wallet transaction; fields beyond those named are a reading. */
 export function transactionView(t: TransactionRec) {
   return {
     id: t.id,
@@ -105,11 +101,7 @@ export interface Page<T> {
   meta: { total: number; page: number; limit: number; size: number };
 }
 
-/**
- * Spec §4.4: page from 1 (default 1), limit default 20, maximum 100; meta {total, page, limit,
- * size}, size being the number of items on this page. Readings: a limit above 100 or a page
- * below 1 is 400 VALIDATION_ERROR (not clamped); items are newest first.
- */
+/** Spec §4.4: page from 1, limit default 20, max 100, meta.size the items on this page; readings: out of range is 400, not clamped. */
 export function paginate<T, V>(
   items: T[],
   query: URLSearchParams,
@@ -127,5 +119,5 @@ export function paginate<T, V>(
   return { data, meta: { total: items.length, page: q.page, limit: q.limit, size: data.length } };
 }
 
-/** Newest first: the store keeps records in creation order (Map insertion order, the ledger's appends). */
+/** Newest first: the store keeps creation order. */
 export const newestFirst = <T>(items: Iterable<T>): T[] => [...items].reverse();

@@ -1,21 +1,11 @@
-// Spec §4.13 and §6: one webhook subscription per business, and the deliveries to it.
-//
-// Readings (the spec says "not shown" for the record, the bodies and the delivery policy):
-// - the stored record is {id, url, eventTypes, hasSecret, createdAt, updatedAt}; the secret is
-//   never returned; register answers 201, get/list/update 200, delete 200 with the removed record;
-// - a second register while one exists is 409 WEBHOOK_ALREADY_REGISTERED; an unknown id (or one
-//   of another business) is 404 WEBHOOK_NOT_FOUND;
-// - the url must be HTTPS, except http://127.0.0.1, http://localhost and http://[::1], accepted
-//   because there is no TLS on loopback (the register body's schema);
-// - deliveries leave after the API answer (never delaying it), each event on its own; an attempt
-//   succeeds on any 2xx within the timeout (5 s); otherwise it is retried after 0.5 s, 2 s and
-//   10 s (4 attempts in all). Every attempt of one delivery carries the same deliveryId and
-//   X-Service-Delivery-Id, so receivers can deduplicate;
-// - an attempt goes to the url registered at the moment it leaves; once the subscription is
-//   deleted, pending attempts are dropped: nothing goes anywhere else;
-// - payout events carry eventType "payout.status.changed" even when the subscription named the
-//   legacy "payout.status.changed.v1" (both match the same deliveries, spec §9.2);
-// - eventTypes filters payout events only; wallet events always go (spec §4.13).
+// Spec §4.13 and §6: one webhook subscription per business, and the deliveries to it. Readings ("not shown"):
+// - the record is {id, url, eventTypes, hasSecret, createdAt, updatedAt}, never the secret; register 201,
+//   the others 200 (delete with the removed record); a second register 409, an unknown id 404;
+// - deliveries leave after the answer, each event on its own; any 2xx within 5 s succeeds, else retried
+//   after 0.5, 2 and 10 s, every attempt with the same deliveryId so receivers can deduplicate;
+// - an attempt goes to the url registered when it leaves; once deleted, pending attempts are dropped;
+// - eventType is "payout.status.changed" even for a subscription to the legacy ".v1" (spec §9.2);
+//   eventTypes filters payout events only (§4.13).
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../spec/codes.ts';
@@ -27,7 +17,7 @@ import { notFound } from './error-answers.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 
-/** "The PATCH body: not shown": url, secret and eventTypes, each optional; secret null removes it. */
+/** "The PATCH body: not shown": each field optional; secret null removes it. */
 export const UpdateBody = WebhookRegisterRequest.partial().extend({ secret: z.string().min(1).nullable().optional() });
 
 export interface SubscriptionRec {
@@ -40,13 +30,12 @@ export interface SubscriptionRec {
   updatedAt: string;
 }
 
-/** "Fields of the stored record as returned: not shown": the record, the secret never in it. */
 export function subscriptionView(s: SubscriptionRec) {
   return { id: s.id, url: s.url, eventTypes: [...s.eventTypes], hasSecret: !!s.secret, createdAt: s.createdAt, updatedAt: s.updatedAt };
 }
 
 export class Webhooks {
-  /** By business: one subscription at most each (spec §4.13). */
+  /** By business (spec §4.13: one subscription each). */
   readonly subs = new Map<string, SubscriptionRec>();
   private readonly attempts: WebhookDeliveryAttempt[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -58,7 +47,6 @@ export class Webhooks {
     private readonly settings: { retryDelaysMs: number[]; timeoutMs: number; headers: ServiceHeaderNames },
   ) {}
 
-  /** A subscription of this business by id; 404 WEBHOOK_NOT_FOUND (unknown, or another business's). */
   find(businessId: string, id: string | undefined): SubscriptionRec {
     const s = this.subs.get(businessId);
     if (s && s.id === id) return s;
@@ -69,7 +57,7 @@ export class Webhooks {
     return this.attempts.map((a) => ({ ...a }));
   }
 
-  /** Attempts scheduled (retries included) or in flight: 0 when nothing more will be sent. */
+  /** 0 when nothing more will be sent. */
   pending(): number {
     return this.timers.size + this.inFlight.size;
   }
@@ -79,7 +67,6 @@ export class Webhooks {
     return s.eventTypes.length === 0 || s.eventTypes.includes(PAYOUT_STATUS_EVENT) || s.eventTypes.includes(PAYOUT_STATUS_EVENT_LEGACY);
   }
 
-  /** Takes an event from the store; sends it after the current answer, if the business listens. */
   publish(e: StoreEvent): void {
     const s = this.subs.get(e.businessId);
     if (!s || this.closed || !this.wants(s, e.eventType)) return;

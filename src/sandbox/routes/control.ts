@@ -1,6 +1,5 @@
-// The sandbox's own control routes under /_sandbox: they stand in for the service's operations
-// staff and dashboard (status changes, top-ups, rates) and expose the sandbox's state to tests.
-// No x-api-key, not rate limited, logged with route 'control'.
+// The control routes under /_sandbox, standing in for the service's operations staff and dashboard
+// (status changes, top-ups, rates) and exposing state to tests. No x-api-key, no limits.
 import { z } from 'zod';
 import { PayoutStatus, SwapStatus } from '../../spec/codes.ts';
 import { InformationRequest } from '../../spec/schemas.ts';
@@ -14,7 +13,7 @@ const decimalInput = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/)]).tr
 const SwapStatusBody = z.object({ status: SwapStatus, reason: z.string().optional(), changedBy: z.string().optional() });
 const PayoutStatusBody = SwapStatusBody.extend({ status: PayoutStatus, informationRequests: z.array(InformationRequest).optional() });
 
-/** POST /_sandbox/payouts/{id}/status: one move of the state table; 409 INVALID_TRANSITION otherwise. */
+/** One move of the state table; 409 INVALID_TRANSITION otherwise. */
 export const setPayoutStatus: Handler = (sb, req) => {
   const body = parseWith(PayoutStatusBody, req.body);
   const p = sb.store.payouts.get(req.params.id ?? '');
@@ -23,7 +22,6 @@ export const setPayoutStatus: Handler = (sb, req) => {
   return ok(payoutView(p));
 };
 
-/** POST /_sandbox/swaps/{id}/status: SUCCESSFUL (confirm) or REJECTED (reverse). */
 export const setSwapStatus: Handler = (sb, req) => {
   const body = parseWith(SwapStatusBody, req.body);
   const s = sb.store.swaps.get(req.params.id ?? '');
@@ -34,7 +32,7 @@ export const setSwapStatus: Handler = (sb, req) => {
 
 const CreditBody = z.object({ amount: decimalInput, narration: z.string().optional(), reference: z.string().optional() });
 
-/** POST /_sandbox/wallets/{walletId}/credit: a top-up "outside this API" (spec §1.3), with its CREDIT and wallet.credited. */
+/** A top-up "outside this API" (spec §1.3), with its CREDIT and wallet.credited. */
 export const creditWallet: Handler = (sb, req) => {
   const body = parseWith(CreditBody, req.body);
   const w = sb.store.wallets.get(req.params.walletId ?? '');
@@ -45,7 +43,7 @@ export const creditWallet: Handler = (sb, req) => {
   return ok({ wallet: walletView(w), transactionId: tx.id, balanceAfter: toApi(tx.balanceAfter) });
 };
 
-/** PUT /_sandbox/pairs/{currencyPairId}/rate: moves the live rate (spec §1.11: rates are not locked). */
+/** Moves the live rate (spec §1.11: rates are not locked). */
 export const setRate: Handler = (sb, req) => {
   const body = parseWith(z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), 'a rate above 0') }), req.body);
   const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
@@ -56,7 +54,6 @@ export const setRate: Handler = (sb, req) => {
 
 export const getFaults: Handler = (sb) => ok(sb.faults.get());
 
-/** PUT /_sandbox/faults: replaces the fault configuration (fields not given: no fault). */
 export const putFaults: Handler = (sb, req) => {
   try {
     sb.faults.set(req.body ?? {});
@@ -70,7 +67,6 @@ export const getRequests: Handler = (sb) => ok({ data: sb.requestLog() });
 
 export const getDeliveries: Handler = (sb) => ok({ data: sb.webhooks.deliveries() });
 
-/** POST /_sandbox/clock/advance {ms}: moves the sandbox clock forward (upload expiry, quota month). */
 export const advanceClock: Handler = (sb, req) => {
   sb.clock.advance(parseWith(z.object({ ms: z.number().int().min(0) }), req.body).ms);
   return ok({ now: sb.clock.iso() });

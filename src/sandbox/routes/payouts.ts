@@ -11,23 +11,16 @@ import { apiError, notFound, ok, parseWith, validationError, type Reply } from '
 import type { PayoutRec } from '../store.ts';
 import { newestFirst, paginate, payoutListItem, payoutView } from '../views.ts';
 
-/** Spec §4.1: read-only; 200 with the quote. */
 export const quote: Handler = (sb, req) => {
   const body = parseWith(QuoteRequest, req.body);
   const pricing = price(sb.store, req.business.id, body);
   return ok(quoteView(pricing, body.sourceCurrency, body.destinationCurrency));
 };
 
-/**
- * The initiate body with the beneficiary taken as any object first: its completeness is checked
- * against the method (MISSING_REQUIRED_FIELDS) before the types of its fields (VALIDATION_ERROR).
- */
+/** The beneficiary taken as any object first: completeness (MISSING_REQUIRED_FIELDS) is checked before field types. */
 const InitiateShape = InitiateRequest.extend({ beneficiary: z.record(z.string(), z.unknown()) });
 
-/**
- * Spec §4.2. Reading: 201 with the full payout (NestJS's default for a POST that creates, like
- * swap); a replay answers 201 with the payout as it is now, plus the header Idempotent-Replayed.
- */
+/** Spec §4.2. Reading: 201 with the full payout; a replay 201 with the payout now and Idempotent-Replayed. */
 export const initiate: Handler = (sb, req) =>
   sb.idempotency.once(
     req,
@@ -42,7 +35,6 @@ function initiateNew(sb: Sandbox, req: Request, key: string): Reply {
   const body = parseWith(InitiateShape, req.body);
   const pricing = price(sb.store, business.id, body);
 
-  // Spec §4.2 rule 5 and the per-method table (the sandbox's own, rules.ts).
   const missing = missingFields(pricing.method, body.beneficiary);
   if (missing.length) {
     return apiError(
@@ -59,7 +51,7 @@ function initiateNew(sb: Sandbox, req: Request, key: string): Reply {
       { field: 'beneficiary.accountCurrency', message: `must be the destinationCurrency ${body.destinationCurrency}` },
     ]);
   }
-  // Spec §2 Beneficiary: countryCode, when given, is the beneficiary's country; it may not be prohibited either.
+  // Spec §2 Beneficiary: countryCode, when given, may not be prohibited either.
   if (typeof beneficiary.countryCode === 'string') refuseProhibited(sb.store, beneficiary.countryCode);
 
   const documents: PayoutRec['documents'] = [];
@@ -97,7 +89,7 @@ function initiateNew(sb: Sandbox, req: Request, key: string): Reply {
     updatedAt: now,
   };
   sb.store.payouts.set(p.id, p);
-  // Spec §3: debited by amount plus fees; one DEBIT transaction for the total, referencing the payoutRef.
+  // Spec §3: one DEBIT of amount plus fee, referencing the payoutRef.
   sb.store.move(wallet, pricing.total.negated(), p.payoutRef, body.narration, {
     kind: 'payout',
     payoutId: p.id,
@@ -109,7 +101,6 @@ function initiateNew(sb: Sandbox, req: Request, key: string): Reply {
   return { status: 201, body: payoutView(p), created: true };
 }
 
-/** A payout of this business; 404 PAYOUT_NOT_FOUND (unknown, another business's, or a swap). */
 function payoutOf(sb: Sandbox, req: Request): PayoutRec {
   const p = sb.store.payouts.get(req.params.id ?? '');
   if (p?.businessId === req.business.id) return p;
@@ -118,20 +109,15 @@ function payoutOf(sb: Sandbox, req: Request): PayoutRec {
 
 export const getPayout: Handler = (sb, req) => ok(payoutView(payoutOf(sb, req)));
 
-/** Spec §4.4: swaps excluded. */
 export const listPayouts: Handler = (sb, req) => {
   const mine = newestFirst([...sb.store.payouts.values()].filter((p) => p.businessId === req.business.id));
   return ok(paginate(mine, req.query, payoutListItem));
 };
 
 /**
- * Spec §4.5. Order of checks: body shape (VALIDATION_ERROR), payout (404), status
- * (INVALID_PAYOUT_STATUS), each URL issued to this business and uploaded (VALIDATION_ERROR), the
- * total after dropping duplicates (MAX_DOCUMENTS_EXCEEDED). Answers 200.
- *
- * Reading: documents attached to an ADDITIONAL_INFO_REQUIRED payout whose information requests
- * are all FILE answer those requests: the payout moves to PENDING with statusDetail
- * ADDITIONAL_INFO_UNDER_REVIEW (spec §3) and the event is sent.
+ * Spec §4.5. Checks in order: body, payout (404), status, each URL (issued to this business, uploaded),
+ * the total without duplicates. Reading: documents answering all-FILE information requests move the
+ * payout to PENDING under review (spec §3).
  */
 export const patchDocuments: Handler = (sb, req) => {
   const body = parseWith(DocumentsPatchRequest, req.body);

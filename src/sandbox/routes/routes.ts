@@ -1,5 +1,4 @@
-// The route table: every route of the spec (§4) in the spec's order, the object storage of uploads,
-// and the control routes. Each is named in contract.ts ROUTE_NAMES, in this order: what fault targeting accepts.
+// The route table: the spec's routes (§4) in its order, object storage, control; named in contract.ts ROUTE_NAMES.
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH, WEBHOOKS_PREFIX as W } from '../../spec/endpoints.ts';
 import type { RouteName } from '../contract.ts';
 import type { Route } from '../context.ts';
@@ -48,7 +47,7 @@ const ROUTES = [
   { name: 'control', kind: 'control', method: 'POST', pattern: '/_sandbox/clock/advance', handler: control.advanceClock },
 ] as const satisfies readonly (Route & { name: RouteName })[];
 
-/** Static paths before parameterised ones (the sort is stable), so GET {payouts}/swaps is never taken for GET {payouts}/{id}. */
+/** Static paths before parameterised ones (a stable sort): GET {payouts}/swaps is never GET {payouts}/{id}. */
 const BY_PARAMS = [...ROUTES].sort((a, b) => a.pattern.split(':').length - b.pattern.split(':').length);
 
 const split = (p: string): string[] => p.split('/').filter(Boolean);

@@ -1,5 +1,4 @@
-// The webhook subscription routes (spec §4.13); the subscriptions, the deliveries and their
-// readings are in ../webhooks.ts.
+// The webhook subscription routes (spec §4.13); readings in ../webhooks.ts.
 import { WebhookRegisterRequest } from '../../spec/schemas.ts';
 import type { Handler } from '../context.ts';
 import { apiError, ok, parseWith } from '../error-answers.ts';

@@ -1,4 +1,4 @@
-// Spec §4.7 and §4.8: swaps between two wallets of the business, and their listing.
+// Spec §4.7 and §4.8: swaps between two wallets of the business.
 import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../spec/codes.ts';
 import { SwapRequest } from '../../spec/schemas.ts';
 import { Dec } from '../../money.ts';
@@ -11,17 +11,10 @@ import type { SwapRec } from '../store.ts';
 import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '../views.ts';
 
 /**
- * Spec §4.7. Order of checks (the spec lists the errors, not their order): Idempotency-Key,
- * idempotent replay or conflict, body shape (businessId refused), SWAP_WALLETS_MUST_DIFFER,
- * SOURCE_WALLET_NOT_FOUND, DESTINATION_WALLET_NOT_FOUND, INVALID_SOURCE_CURRENCY,
- * INVALID_DESTINATION_CURRENCY, the pair (UNSUPPORTED_CURRENCY_PAIR when the service knows no
- * pair of the two currencies in either direction; CORRIDOR_NOT_ENABLED when it knows one that
- * the business has not enabled), 'Invalid payout amount', INSUFFICIENT_FUNDS.
- *
- * Readings: amountToBeSent "must match the current rate": it must equal swapAmount converted at
- * the live rate and rounded half-up to the minor units of currencyToBeSent (reverse direction:
- * swapAmount / rate), to the cent. The mismatch answer has no code: {statusCode 400, message
- * 'Invalid payout amount', error 'Bad Request'} (NestJS's reason phrase, not a code).
+ * Spec §4.7. Checks in order (the spec lists the errors, not their order): key, replay or conflict, body,
+ * wallets differ, exist, hold the currencies, the pair (UNSUPPORTED_CURRENCY_PAIR when none either way,
+ * CORRIDOR_NOT_ENABLED when disabled), the amount, funds. Reading: amountToBeSent is swapAmount at the
+ * live rate, half-up to the cent; a mismatch is {400, 'Invalid payout amount', 'Bad Request'}, no code.
  */
 export const swap: Handler = (sb, req) =>
   sb.idempotency.once(
@@ -65,7 +58,7 @@ function swapNew(sb: Sandbox, req: Request, key: string): Reply {
     { field: 'amountToBeSent', message: amountProblem(amountToBeSent, body.currencyToBeSent) },
   ].filter((p): p is { field: string; message: string } => p.message !== undefined);
   if (shape.length) return validationError(shape);
-  // fault rateMoveAfterPairsRead: the rate the client read from pairs has moved since (spec §1.11)
+  // fault rateMoveAfterPairsRead (spec §1.11)
   const move = sb.faults.takeRateMove();
   if (move !== undefined && corridor.kind !== 'same')
     corridor.pair.rate = corridor.pair.rate.times(new Dec(100).plus(move)).div(100).toSignificantDigits(12);
@@ -98,14 +91,13 @@ function swapNew(sb: Sandbox, req: Request, key: string): Reply {
     updatedAt: now,
   };
   sb.store.swaps.set(s.id, s);
-  // Spec §3: wallets updated at once; events payout.status.changed, wallet.debited, wallet.credited.
   sb.lifecycle.publishSwap(s, 'PENDING');
   const narration = `Swap ${s.payoutRef}: ${source.currency} to ${destination.currency}`;
   sb.store.move(source, swapAmount.negated(), s.payoutRef, narration, { kind: 'swap', swapId: s.id });
   sb.store.move(destination, amountToBeSent, s.payoutRef, narration, { kind: 'swap', swapId: s.id });
   sb.idempotency.remember(business.id, key, 'swap', req.body, s.id);
   const answer = swapCreatedView(s);
-  // fault rejectNextSwaps: operations reverse it at once (spec §3); the answer still says PROCESSING (§4.7)
+  // fault rejectNextSwaps: reversed at once (spec §3); the answer still says PROCESSING (§4.7)
   if (sb.faults.takeSwapRejection()) sb.lifecycle.changeSwap(s, 'REJECTED', { changedBy: 'sandbox-fault', reason: 'Swap reversed' });
   return { status: 201, body: answer, created: true };
 }
@@ -115,7 +107,6 @@ export const listSwaps: Handler = (sb, req) => {
   return ok(paginate(mine, req.query, swapListItem));
 };
 
-/** Spec §4.8: 404 SWAP_NOT_FOUND for an unknown id, another business's swap, or a payout's id. */
 export const getSwap: Handler = (sb, req) => {
   const s = sb.store.swaps.get(req.params.id ?? '');
   return s && s.businessId === req.business.id ? ok(swapView(s)) : notFound('SWAP_NOT_FOUND', 'Swap');

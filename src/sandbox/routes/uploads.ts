@@ -1,5 +1,4 @@
-// The routes of uploads (spec §4.6): upload-url, the PUT to the object storage and the owner's GET;
-// the storage itself, and its readings, are in ../storage.ts.
+// Uploads (spec §4.6): upload-url, the PUT to object storage, the owner's GET; readings in ../storage.ts.
 import { API_KEY_HEADER } from '../../spec/endpoints.ts';
 import { UploadUrlRequest } from '../../spec/schemas.ts';
 import type { Handler } from '../context.ts';
@@ -7,7 +6,7 @@ import { ok, parseWith, validationError } from '../error-answers.ts';
 import { header } from '../request.ts';
 import { filenameProblem } from '../storage.ts';
 
-/** Reading: answers 200 (the spec names no status; nothing is created at the service yet). */
+/** Reading: 200 (nothing is created at the service yet). */
 export const uploadUrl: Handler = (sb, req) => {
   const body = parseWith(UploadUrlRequest, req.body);
   const problem = filenameProblem(body.filename, body.contentType);
