@@ -50,7 +50,6 @@ export const FaultConfigSchema = z.strictObject({
     .optional(),
   /** The next N new swaps answer 201 PROCESSING (§4.7) and are reversed at once (REJECTED, §3). */
   rejectNextSwaps: z.number().int().min(0).optional(),
-  /** Routes the probabilistic faults apply to; undefined means all spec routes. */
   routes: z.array(z.enum(ROUTE_NAMES)).optional(),
 });
 export type FaultConfig = z.output<typeof FaultConfigSchema>;
@@ -61,7 +60,6 @@ export type SandboxShapes = 'strict' | 'variant';
 export type GatewayBody = NonNullable<FaultConfig['gatewayAfterCreate']>['body'];
 
 export interface SandboxOptions {
-  /** 0 (the default) picks a free port. The server listens on 127.0.0.1 only. */
   port?: number;
   seed?: unknown;
   /** Requests per rolling second per key across all routes (spec §8: 5). null turns it off. */
@@ -74,7 +72,6 @@ export interface SandboxOptions {
   /** Timed PENDING -> PROCESSING -> SUCCESSFUL; off by default so tests drive the lifecycle. */
   autoAdvance?: { toProcessingMs: number; toSuccessfulMs: number } | false;
   serviceHeaders?: ServiceHeaderNames;
-  /** Seeded randomness for faults, so a failing campaign can be replayed. */
   randomSeed?: number;
   /** Delays between webhook delivery attempts, ms; default [500, 2000, 10000]. */
   webhookRetryDelaysMs?: number[];
@@ -103,12 +100,9 @@ export interface WebhookDeliveryAttempt {
 }
 
 export interface RequestLogEntry {
-  /** ms since the epoch. */
   at: number;
-  /** '' when missing. */
   apiKey: string;
   method: string;
-  /** Without the query string. */
   path: string;
   route: RouteName;
   /** 0 when the connection was dropped (fault dropAfterCreate). */
@@ -116,7 +110,6 @@ export interface RequestLogEntry {
 }
 
 export interface LocalSandbox {
-  /** {base_url}, e.g. http://127.0.0.1:40123 */
   url: string;
   keys: { key: string; businessId: string; businessName: string }[];
   requestLog(): RequestLogEntry[];
@@ -129,7 +122,6 @@ export interface LocalSandbox {
   storeRefusals: boolean;
   faults(): FaultConfig;
   deliveries(): WebhookDeliveryAttempt[];
-  /** Moves the sandbox clock forward (upload expiry, monthly quota, timestamps). */
   advanceClock(ms: number): void;
   /** Requests received, not yet answered nor dropped (tests wait for 0). */
   inFlight(): number;

@@ -36,7 +36,6 @@ export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }
 
-/** One field error per zod issue, as VALIDATION_ERROR. */
 export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;

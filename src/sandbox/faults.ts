@@ -4,7 +4,6 @@ import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName }
 import { STATUS_CODES } from 'node:http';
 import type { Reply } from './error-answers.ts';
 
-/** mulberry32: the same seed gives the same sequence. */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

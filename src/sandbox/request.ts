@@ -7,7 +7,6 @@ export interface Request {
   params: Record<string, string>;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
-  /** Undefined when the body was empty. */
   body: unknown;
   rawBody: Buffer;
   /** Counted even past the size limit. */

@@ -81,7 +81,6 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     if (log.length > 100_000) log.splice(0, log.length - 100_000);
 
     const fault = sb.faults.decide(entry.route, route?.kind === 'spec');
-    // Like NestJS for an unmatched route.
     const admitted = route ? admit(deps, route, apiKey, at) : apiError(404, 'Not Found', `Cannot ${method} ${url.pathname}`);
 
     const finish = (reply: Reply | 'drop') => {

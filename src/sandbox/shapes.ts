@@ -25,7 +25,6 @@ interface ShapeContext {
   status: number;
 }
 
-/** An amount as a decimal string of at least the currency's minor digits, never cut. */
 const amountOf = (value: number | string, currency: string): string => amountText(fromApi(value), currency, { exact: true });
 const rateText = (value: number | string): string => fromApi(value).toFixed();
 

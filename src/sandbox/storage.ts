@@ -37,7 +37,6 @@ export function filenameProblem(filename: string, contentType: DocumentContentTy
 }
 
 export class Storage {
-  // (kept between commands by persist.ts)
   readonly byUpload = new Map<string, StoredFile>();
   readonly byDocument = new Map<string, StoredFile>();
   /** Hosts an earlier life of this sandbox listened on: its documentUrls name them. */
@@ -81,7 +80,6 @@ export class Storage {
     return { status: 200, body: { ok: true, size } };
   }
 
-  /** The owner's GET (a convenience of the sandbox). */
   get(documentToken: string, businessId: string | undefined): Reply {
     const f = this.byDocument.get(documentToken);
     if (!f || !f.uploaded || f.businessId !== businessId) return apiError(404, 'NoSuchKey', 'No such document');

@@ -27,7 +27,6 @@ export interface PairRec {
   businessId: string;
   baseCurrency: string;
   quoteCurrency: string;
-  /** Units of quoteCurrency for one baseCurrency. */
   rate: Dec;
   enabled: boolean;
 }
@@ -94,7 +93,6 @@ export class Store {
   readonly swaps = new Map<string, SwapRec>();
   readonly transactions: TransactionRec[] = [];
   readonly countries: Country[];
-  /** The webhook deliverer, set by startSandbox. */
   publish: (e: StoreEvent) => void = () => {};
 
   constructor(

@@ -41,7 +41,6 @@ const listItem = <T extends Record<ListItemField, unknown>>(full: T): Pick<T, Li
 export const payoutListItem = (p: PayoutRec) => listItem(payoutView(p));
 export const swapListItem = (s: SwapRec) => listItem(swapCreatedView(s));
 
-/** Spec §2 Swap "fields on create". */
 export function swapCreatedView(s: SwapRec) {
   return {
     id: s.id,
@@ -119,5 +118,4 @@ export function paginate<T, V>(
   return { data, meta: { total: items.length, page: q.page, limit: q.limit, size: data.length } };
 }
 
-/** Newest first: the store keeps creation order. */
 export const newestFirst = <T>(items: Iterable<T>): T[] => [...items].reverse();

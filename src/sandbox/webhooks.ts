@@ -57,7 +57,6 @@ export class Webhooks {
     return this.attempts.map((a) => ({ ...a }));
   }
 
-  /** 0 when nothing more will be sent. */
   pending(): number {
     return this.timers.size + this.inFlight.size;
   }

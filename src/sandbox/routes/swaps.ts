@@ -58,7 +58,6 @@ function swapNew(sb: Sandbox, req: Request, key: string): Reply {
     { field: 'amountToBeSent', message: amountProblem(amountToBeSent, body.currencyToBeSent) },
   ].filter((p): p is { field: string; message: string } => p.message !== undefined);
   if (shape.length) return validationError(shape);
-  // fault rateMoveAfterPairsRead (spec §1.11)
   const move = sb.faults.takeRateMove();
   if (move !== undefined && corridor.kind !== 'same')
     corridor.pair.rate = corridor.pair.rate.times(new Dec(100).plus(move)).div(100).toSignificantDigits(12);
