@@ -29,7 +29,6 @@ export type Handler = (sb: Sandbox, req: Request) => Reply | Promise<Reply>;
 
 export interface Route {
   name: string;
-  /** spec: x-api-key and limits; storage: presigned object storage; control: the sandbox's own. */
   kind: 'spec' | 'storage' | 'control';
   method: string;
   pattern: string;

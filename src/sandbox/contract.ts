@@ -75,7 +75,6 @@ export interface SandboxOptions {
   randomSeed?: number;
   /** Delays between webhook delivery attempts, ms; default [500, 2000, 10000]. */
   webhookRetryDelaysMs?: number[];
-  /** One webhook delivery attempt's time limit, ms; default 5000. */
   webhookTimeoutMs?: number;
   onRequest?: (entry: RequestLogEntry) => void;
   /** Before advanceClock's offset (clock.ts); timers still run on real time. */
@@ -116,7 +115,6 @@ export interface LocalSandbox {
   /** Replaces the fault configuration: setFaults({}) clears. */
   setFaults(faults: Partial<FaultConfig>): void;
   close(): Promise<void>;
-  /** The fault PRNG's seed: pass it back to replay a campaign. */
   randomSeed: number;
   shapes: SandboxShapes;
   storeRefusals: boolean;

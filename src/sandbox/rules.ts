@@ -40,7 +40,6 @@ const SWIFT_BANDS: Fee = {
   ],
 };
 
-/** A §1.9 row; `currencies` or `countries` undefined means any. */
 export interface PublishedRow {
   methods: PayoutMethod[];
   currencies?: string[];
@@ -162,7 +161,6 @@ const OVERVIEW: Record<string, { destinations: string[]; methods: PayoutMethod[]
   HKD: { destinations: ['HKD'], methods: ['HK_FPS', 'SWIFT'] },
 };
 
-/** The §1.9 row that prices a method paying `currency` in `country`; undefined when none serves it. */
 export function publishedRow(method: PayoutMethod, currency: string, country: string): PublishedRow | undefined {
   return PUBLISHED.find(
     (r) =>

@@ -60,7 +60,6 @@ export function swapCreatedView(s: SwapRec) {
   };
 }
 
-/** Spec §2 Swap retrieval: list fields plus updatedAt and an empty supportingDocuments. */
 export function swapView(s: SwapRec) {
   return { ...swapListItem(s), updatedAt: s.updatedAt, supportingDocuments: [] };
 }

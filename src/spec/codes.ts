@@ -82,14 +82,12 @@ export const ERROR_STATUS = {
 /** Spec §7: the swap amount mismatch has no code, only this message. */
 export const INVALID_PAYOUT_AMOUNT_MESSAGE = 'Invalid payout amount';
 
-/** Spec §2 and §8: supporting documents. */
 export const DocumentContentType = z.enum(['application/pdf', 'image/jpeg', 'image/png']);
 export type DocumentContentType = z.infer<typeof DocumentContentType>;
 export const MAX_DOCUMENTS_PER_PAYOUT = 5;
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 export const UPLOAD_URL_TTL_MS = 15 * 60 * 1000;
 
-/** Spec §8: limits. */
 export const RATE_LIMIT_PER_SECOND = 5;
 export const MONTHLY_QUOTA = 10_000;
 export const LIST_MAX_LIMIT = 100;

@@ -7,7 +7,6 @@ export type Pain002Version = (typeof PAIN002_VERSIONS)[number];
 /** The camt.053 statement is written in one version. */
 export type IsoMessage = Pain001Version | Pain002Version | 'camt.053.001.02';
 
-/** A message's Document namespace: `urn:iso:std:iso:20022:tech:xsd:` + its identifier. */
 export const isoNamespace = (message: IsoMessage): string => `urn:iso:std:iso:20022:tech:xsd:${message}`;
 
 export function pain001VersionOf(namespace: string): Pain001Version | undefined {

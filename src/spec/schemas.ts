@@ -85,7 +85,6 @@ export type SwapRequest = z.infer<typeof SwapRequest>;
 export const ToggleRequest = z.object({ enabled: z.boolean().optional() });
 export type ToggleRequest = z.infer<typeof ToggleRequest>;
 
-/** Spec §4.11 query: the quote's corridor fields. */
 export const MethodsQuery = QuoteRequest.pick({ sourceCurrency: true, destinationCurrency: true, destinationCountryCode: true });
 export type MethodsQuery = z.infer<typeof MethodsQuery>;
 
