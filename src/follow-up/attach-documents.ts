@@ -10,7 +10,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import { plural } from '../text.ts';
 import { mergeToPdf } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../spec/codes.ts';
-import type { DocumentsPatchAnswer, PayoutAnswer } from '../client/answers.ts';
+import type { PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/document-files.ts';
 import { eachBatch, type Ledger } from '../ledger/account-ledger.ts';
 import { readResults } from '../results/results.ts';
@@ -71,16 +71,6 @@ export async function payoutIdOf(
   return { payoutId: payout };
 }
 
-export interface AttachResult {
-  payout: PayoutAnswer;
-  uploaded: { file: string; documentUrl: string; requestId: string }[];
-  response: DocumentsPatchAnswer;
-  merged: boolean;
-  /** The FILE information requests these documents answer. */
-  answers: string[];
-  results?: ApplyResult;
-}
-
 interface LoadedFile {
   /** The path, or the paths merged into it. */
   shownAs: string;
@@ -110,7 +100,7 @@ async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<Lo
   return { bytes, contentType: 'application/pdf', filename, shownAs: files.map((f) => f.shownAs).join(' + ') };
 }
 
-export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
+export async function attachDocuments(o: AttachOptions) {
   if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE');
   const files: LoadedFile[] = [];
   for (const f of o.files) files.push(await loadFile(f));
@@ -148,7 +138,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
   }
 
   const toUpload = o.merge && files.length > 1 ? [await mergedFile(files, payout)] : files;
-  const uploaded: AttachResult['uploaded'] = [];
+  const uploaded: { file: string; documentUrl: string; requestId: string }[] = [];
   for (const f of toUpload) {
     const r = await o.client.uploadDocument(f);
     uploaded.push({ file: f.shownAs, documentUrl: r.documentUrl, requestId: r.requestId });
@@ -159,6 +149,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
     uploaded.map((u) => u.documentUrl),
   );
   log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
+  // the FILE information requests these documents answer
   const answers =
     payout.status === 'ADDITIONAL_INFO_REQUIRED'
       ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)

@@ -22,9 +22,7 @@ import {
   underResultsLock,
   isRealMove,
   type ApplyOptions,
-  type ApplyResult,
   type RefundSeen,
-  type RowChange,
   type StatusUpdate,
 } from './apply-status.ts';
 import {
@@ -34,22 +32,13 @@ import {
   outcomeFromState,
   resultValues,
   statusGroup,
-  type OutcomeCounts,
   type StatusGroup,
 } from '../engine/outcome.ts';
-import {
-  moneyEntryOfEarlier,
-  moneyTotals,
-  parseEarlierPayouts,
-  readAmount,
-  type MoneyEntry,
-  type MoneyTotals,
-} from '../engine/money-totals.ts';
+import { moneyEntryOfEarlier, moneyTotals, parseEarlierPayouts, readAmount, type MoneyEntry } from '../engine/money-totals.ts';
 import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
 import { readPages } from '../client/pages.ts';
 import { failureOf, readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
-import { statusOfSwaps, type SwapMove, type SwapsRefresh } from './swap-views.ts';
-import type { SwapLine } from '../results/swap-summary.ts';
+import { statusOfSwaps } from './swap-views.ts';
 
 interface StatusOptions extends ApplyOptions {
   client: PayoutClient;
@@ -62,37 +51,8 @@ interface StatusOptions extends ApplyOptions {
 type RowRef = { rowNumber: number; reference?: string; payoutId: string };
 type RowFailure = Omit<RowRef, 'reference'> & ReturnType<typeof failureOf>;
 
-export interface StatusResult {
-  /** rows-failed: a row failed, waits for us, has no payout or could not be read; not-finished: poll again. */
-  kind: Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
-  /** Every row paid: nothing left to poll or to do. */
-  finished: boolean;
-  outcomes: OutcomeCounts;
-  groups: Record<StatusGroup, number>;
-  money: Record<string, MoneyTotals>;
-  /** Cells whose money could not be read, so that `money` leaves them out. */
-  moneyProblems: string[];
-  /** Status changes (a refresh of the same status is no move). */
-  moved: RowChange[];
-  refundsFound: RefundSeen[];
-  waiting: (RowRef & { informationRequests?: string; nextStep?: string })[];
-  /** Rows failed after creation: the reason, and the refund when seen. */
-  failed: (RowRef & { status: string; reason?: string; currency: string; refunded?: string })[];
-  rows: number;
-  /** Payouts not final, asked about. */
-  asked: number;
-  /** Rows already final, not asked. */
-  final: number;
-  requests: RequestCounts;
-  apply: ApplyResult;
-  failures: RowFailure[];
-  halted?: string;
-  byStatus: Record<string, number>;
-  /** The batch's swaps as now known (spec §4.7). */
-  swaps: SwapLine[];
-  swapsMoved: SwapMove[];
-  swapFailures: SwapsRefresh['failures'];
-}
+export type StatusResult = Awaited<ReturnType<typeof refreshStatus>>;
+type StatusKind = Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
 
 /** The first row holding a payout to ask about, and its status. */
 type Asked = { rowNumber: number; status: string };
@@ -215,7 +175,7 @@ async function findRefunds(
   return { refundsFound, halted };
 }
 
-export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
+export async function refreshStatus(o: StatusOptions) {
   const file = resolve(o.resultsFile);
   const caughtUp = await catchUpWithLedger(file, o.ledgers ?? []);
   if (caughtUp) o.logger?.info({ rows: caughtUp }, "rows brought up to the ledger's latest state");
@@ -255,8 +215,11 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     groups.waiting ||
     moneyProblems.length ||
     !statuses.every(isCreatedStatus);
+  // rows-failed: a row failed, waits for us, has no payout or could not be read; not-finished: poll again
+  const kind: StatusKind = halted ? 'halted' : needsUs ? 'rows-failed' : finished ? 'ok' : 'not-finished';
   return {
-    kind: halted ? 'halted' : needsUs ? 'rows-failed' : finished ? 'ok' : 'not-finished',
+    kind,
+    /** Every row paid: nothing left to poll or to do. */
     finished,
     outcomes: outcomeCounts(statuses),
     groups,
@@ -315,7 +278,7 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }
 
-function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
+function rowsNeedingUs(t: ResultsTable) {
   const column = batchColumns(t).reference ?? '';
   const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
   const row = ({ rowNumber, cells, result }: ResultRow): RowRef => ({

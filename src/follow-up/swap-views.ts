@@ -8,6 +8,7 @@ import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { eachJournal, type Ledger } from '../ledger/account-ledger.ts';
 import { foldSwaps, type SwapEvent, type SwapState } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
+import { plural } from '../text.ts';
 import { readResults, writeResults } from '../results/results.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { swapLinesOf } from '../engine/outcome.ts';
@@ -50,29 +51,13 @@ async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path:
 /** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */
 const isFinalSwapStatus = (status: string | undefined): boolean => status === 'SUCCESSFUL' || status === 'REJECTED';
 
-export interface SwapMove {
-  currency: string;
-  reference: string;
-  id: string;
-  from: string;
-  to: string;
-}
+type SwapsOptions = { client: PayoutClient; logger?: Logger; stop?: AbortSignal };
 
-export interface SwapsRefresh {
-  /** Each journalled as a `status` line. */
-  moved: SwapMove[];
-  failures: ({ currency: string; id: string } & ReturnType<typeof failureOf>)[];
-  halted?: string;
-}
-
-/** The swaps not final, from the swaps list (spec §4.8); get-swap only for one the pages did not show. */
-async function refreshSwaps(
-  o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
-  batch: BatchSwaps,
-  requests: RequestCounts,
-): Promise<SwapsRefresh> {
+/** The swaps not final, from the swaps list (spec §4.8); a move is journalled. No swap to ask about: no request. */
+async function refreshSwaps(o: SwapsOptions, batch: BatchSwaps, requests: RequestCounts) {
   const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalSwapStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
-  if (!asked.size) return { moved: [], failures: [] };
+  const moved: { currency: string; reference: string; id: string; from: string; to: string }[] = [];
+  if (!asked.size) return { moved, failures: [] };
   const read = await readItems(asked.keys(), {
     ...o,
     what: 'swaps',
@@ -85,16 +70,11 @@ async function refreshSwaps(
       return o.client.getSwap(id, { signal: o.stop });
     },
   });
-  const out: SwapsRefresh = {
-    moved: [],
-    failures: [...read.errors].map(([id, e]) => ({ currency: asked.get(id)!.currency, id, ...failureOf(e) })),
-    halted: read.halted?.message,
-  };
   const lines: SwapEvent[] = [];
   for (const [id, answer] of [...read.listed, ...read.got]) {
     const state = asked.get(id);
     if (!state || answer.status === state.swap!.status) continue;
-    out.moved.push({ currency: state.currency, reference: state.reference, id, from: state.swap!.status, to: answer.status });
+    moved.push({ currency: state.currency, reference: state.reference, id, from: state.swap!.status, to: answer.status });
     state.swap = swapSnapshotOf(answer);
     lines.push({
       t: 'swap',
@@ -106,32 +86,12 @@ async function refreshSwaps(
     });
   }
   appendLines(batch.ledger, batch.batchId, lines);
-  return out;
-}
-
-/** ", 1 swap page, 0 swap status", when swaps were asked about. */
-export const swapRequestsText = (r: RequestCounts): string =>
-  r.swapPages === undefined && r.getSwap === undefined
-    ? ''
-    : `, ${r.swapPages ?? 0} swap page${r.swapPages === 1 ? '' : 's'}, ${r.getSwap ?? 0} swap status`;
-
-/** One line of a swap for a person (spec §2 Swap). */
-export function swapText(s: SwapLine): string {
-  const amount = (a: string | undefined, c: string | undefined) => (a ? `${groupThousands(a)} ${c ?? ''}`.trim() : '?');
-  if (!s.id) return `swap to ${s.currency} ${s.reference}: ${s.status} (no swap known)`;
-  return (
-    `swap to ${s.currency} ${s.reference}: ${s.id} ${s.status}, ${amount(s.sourceAmount, s.sourceCurrency)} -> ` +
-    `${amount(s.destinationAmount, s.destinationCurrency)}${s.exchangeRate ? ` at ${s.exchangeRate}` : ''}`
-  );
+  const failures = [...read.errors].map(([id, e]) => ({ currency: asked.get(id)!.currency, id, ...failureOf(e) }));
+  return { moved, failures, halted: read.halted?.message };
 }
 
 /** `status`'s step for the batch's swaps; an XLSX results file's Swaps sheet rewritten when it differs. */
-export async function statusOfSwaps(
-  o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
-  file: string,
-  ledgers: Iterable<Ledger>,
-  requests: RequestCounts,
-): Promise<SwapsRefresh & { swaps: SwapLine[] }> {
+export async function statusOfSwaps(o: SwapsOptions, file: string, ledgers: Iterable<Ledger>, requests: RequestCounts) {
   const table = await readResults(file);
   const batch = await batchSwapsOf(table, file, ledgers);
   if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };
@@ -143,4 +103,18 @@ export async function statusOfSwaps(
       if (JSON.stringify(now.swaps ?? []) !== JSON.stringify(swaps)) await writeResults(file, { ...now, swaps });
     });
   return { ...refresh, swaps };
+}
+
+/** ", 1 swap page, 0 swap status", when swaps were asked about. */
+export const swapRequestsText = (r: RequestCounts): string =>
+  r.swapPages === undefined && r.getSwap === undefined ? '' : `, ${plural(r.swapPages ?? 0, 'swap page')}, ${r.getSwap ?? 0} swap status`;
+
+/** One line of a swap for a person (spec §2 Swap). */
+export function swapText(s: SwapLine): string {
+  const amount = (a: string | undefined, c: string | undefined) => (a ? `${groupThousands(a)} ${c ?? ''}`.trim() : '?');
+  if (!s.id) return `swap to ${s.currency} ${s.reference}: ${s.status} (no swap known)`;
+  return (
+    `swap to ${s.currency} ${s.reference}: ${s.id} ${s.status}, ${amount(s.sourceAmount, s.sourceCurrency)} -> ` +
+    `${amount(s.destinationAmount, s.destinationCurrency)}${s.exchangeRate ? ` at ${s.exchangeRate}` : ''}`
+  );
 }
