@@ -51,14 +51,11 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
   const swapRefs = new Set(o.swaps.map((w) => w.reference));
   const from = isoTime(o.period.from);
   const to = isoTime(o.period.to);
-  const kindOf = (tx: ReconTx): Kind =>
-    (tx.reference && owners.has(tx.reference)) || (tx.payoutId && owners.has(tx.payoutId))
-      ? tx.amount.isNegative()
-        ? 'payout'
-        : 'refund'
-      : tx.reference && swapRefs.has(tx.reference)
-        ? 'swap'
-        : 'other';
+  const ownerOf = (tx: ReconTx) => (tx.reference && owners.get(tx.reference)) || (tx.payoutId && owners.get(tx.payoutId)) || undefined;
+  const kindOf = (tx: ReconTx): Kind => {
+    if (ownerOf(tx)) return tx.amount.isNegative() ? 'payout' : 'refund';
+    return tx.reference && swapRefs.has(tx.reference) ? 'swap' : 'other';
+  };
   const wallets = new Map<string, { tx: ReconTx; kind: Kind; at: number }[]>();
   o.transactions.forEach((tx, index) => {
     const t = isoTime(tx.createdAt);
@@ -105,7 +102,7 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
         Bal: [balance('OPBD', opening, start), balance('CLBD', closing, end)],
       });
       for (const { tx, kind } of txs) {
-        const owner = (tx.reference && owners.get(tx.reference)) || (tx.payoutId && owners.get(tx.payoutId)) || undefined;
+        const owner = ownerOf(tx);
         const cell = (name: string | undefined) => (owner && name ? isoText(owner.row.cells[name]) : undefined);
         const domain = DOMAIN[kind];
         const at = dateTime(tx.createdAt);
