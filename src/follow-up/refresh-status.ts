@@ -134,15 +134,10 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
  * The wallet's transactions (spec §4.15), newest first, down to the oldest failed payout less a
  * margin (pages.ts); only when the pages stopped short is a payout looked up by payoutRef.
  */
-async function findRefunds(
-  o: StatusOptions,
-  file: string,
-  createdAt: ReadonlyMap<string, string>,
-  requests: RequestCounts,
-): Promise<{ refundsFound: RefundSeen[]; halted?: string }> {
+async function findRefunds(o: StatusOptions, file: string, createdAt: ReadonlyMap<string, string>, requests: RequestCounts) {
   const sought = refundsSought(await readResults(file));
-  if (!sought.size) return { refundsFound: [] };
   const refundsFound: RefundSeen[] = [];
+  if (!sought.size) return { refundsFound };
   const found = (p: PayoutToRefund, r: Refund | undefined) => r && refundsFound.push({ payoutId: p.id, ...r });
   let halted: string | undefined;
   const times = [...sought.keys()].map((id) => isoTime(createdAt.get(id)));
