@@ -125,11 +125,14 @@ const untilTime = (iso: string | undefined): number | undefined => {
 /** With the currency's minor units, never rounded. */
 const money = (d: Dec, currency?: string): string => amountText(d, currency, { exact: true });
 
-const shown = (m: { debit: Dec; refund: Dec; ids: string[] }, currency: string | undefined) => ({
+const shown = (m: Movements, currency: string | undefined, expected: Dec | undefined, problems: string[]) => ({
+  expected: expected === undefined ? undefined : money(expected, currency),
   debit: money(m.debit, currency),
   refund: money(m.refund, currency),
   net: money(m.debit.plus(m.refund), currency),
   transactionIds: m.ids,
+  ok: problems.length === 0,
+  problems,
 });
 
 type Hit = { tx: ReconTx; index: number };
@@ -267,10 +270,7 @@ function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hi
     payoutId: e.payoutId,
     payoutRef: e.payoutRef,
     status: e.status,
-    expected: expected === undefined ? undefined : money(expected, currency),
-    ...shown(m, currency),
-    ok: problems.length === 0,
-    problems,
+    ...shown(m, currency, expected, problems),
   };
 }
 
@@ -303,11 +303,8 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
     currency,
     walletId: mine.find((h) => h.tx.walletId)?.tx.walletId,
     created: !!r.payoutId,
-    expected: expected === undefined ? undefined : money(expected, currency),
-    ...shown(m, currency),
     earlier,
-    ok: problems.length === 0,
-    problems,
+    ...shown(m, currency, expected, problems),
   };
 }
 
