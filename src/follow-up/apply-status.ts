@@ -134,12 +134,8 @@ export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise
 export function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
   return updateResultsFile(file, o, (table) => {
     const r = applyToTable(table, file, updates);
-    const line: LineOf = (payoutId, ref) =>
-      statusLine(
-        ref,
-        r.applied.find((c) => c.payoutId === payoutId)!,
-        updates,
-      );
+    const changed = new Map(r.applied.map((c) => [c.payoutId, c]));
+    const line: LineOf = (payoutId, ref) => statusLine(ref, changed.get(payoutId)!, updates);
     return { out: r, journal: r.applied.length ? { payoutIds: r.applied.map((c) => c.payoutId), line } : undefined };
   });
 }

@@ -144,10 +144,8 @@ export async function attachDocuments(o: AttachOptions) {
     uploaded.push({ file: f.shownAs, documentUrl: r.documentUrl, requestId: r.requestId });
     log?.info({ file: f.filename, requestId: r.requestId }, 'document uploaded');
   }
-  const response = await o.client.patchDocuments(
-    payout.id,
-    uploaded.map((u) => u.documentUrl),
-  );
+  const urls = uploaded.map((u) => u.documentUrl);
+  const response = await o.client.patchDocuments(payout.id, urls);
   log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
   // the FILE information requests these documents answer
   const answers =

@@ -356,9 +356,8 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
  * first); with nothing to place it by it is counted in, so nothing unexplained is hidden.
  */
 function periodOf(input: TieOutInput, mine: readonly Hit[]) {
-  const dates = [...mine.map((m) => isoTime(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => isoTime(p.createdAt))].filter(
-    (t): t is number => t !== undefined,
-  );
+  const created = [...mine.map((m) => m.tx.createdAt), ...[...input.payouts.values()].map((p) => p.createdAt)];
+  const dates = created.flatMap((d) => isoTime(d) ?? []);
   const from = isoTime(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
   const to = untilTime(input.until);
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
