@@ -122,11 +122,8 @@ export class Signals {
       const lastSuccess = o.failed ? /^payout_batch_last_success_timestamp_seconds\{[^}]*\} (\S+)$/m.exec(before)?.[1] : now.toFixed(3);
       const usage = o.conn?.usage && (await o.conn.usage.usage(o.conn.client.apiKey.fingerprint));
       metric('exit_code', 'Exit code of the last run.', [['', o.exitCode]]);
-      metric(
-        'rows',
-        'Rows of the last run by status.',
-        Object.entries(o.byStatus ?? {}).map(([s, n]) => [`status=${label(s)}`, n]),
-      );
+      const rows = Object.entries(o.byStatus ?? {}).map(([s, n]): [string, number] => [`status=${label(s)}`, n]);
+      metric('rows', 'Rows of the last run by status.', rows);
       metric(
         'amount',
         'Amounts of the last run by source currency: debited (amounts and fees), refunded, net.',
