@@ -1,11 +1,9 @@
-// The one pino factory. Secrets are redacted by path here, so no caller has to remember to.
-// Logs are JSON lines for machines (cron, files, pipes) or, for a person at a terminal, one short
-// line per event formatted from that same JSON, so redaction applies to both alike.
+// The one pino factory: secrets redacted by path here, so no caller has to remember to. The human
+// format is made from the same JSON, so redaction applies to both alike.
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { visible } from './text.ts';
 
-/** Every path under which a secret or an account identifier might travel in a log object. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'apiKey',
   '*.apiKey',
   'headers["x-api-key"]',
@@ -19,9 +17,8 @@ export const REDACT_PATHS = [
 export const LOG_FORMATS = ['json', 'human'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
-export interface LogOptions {
+interface LogOptions {
   level?: string;
-  /** json (default): pino's JSON lines; human: one short line per event (humanLine). */
   format?: LogFormat;
   /** Defaults to stderr, so stdout stays for results and --json. */
   destination?: DestinationStream;
@@ -39,16 +36,11 @@ export function createLogger(options: LogOptions = {}): Logger {
   );
 }
 
-/** Fields a person reads first, in this order; the others follow as they came. */
+/** A person reads these first; the others follow as they came. */
 const FIRST_FIELDS = ['row', 'reference', 'status', 'errorCode', 'route', 'attempt', 'delayMs', 'requestId'];
-/** Fields that say nothing to a person at the terminal (the command is the one they typed). */
 const SKIPPED_FIELDS = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'command', 'kind', 'idempotencyKey', 'v']);
 
-/**
- * One pino JSON line as a line for a person: "warn: retrying initiate: 429 (row=3 status=429
- * requestId=…)". Only plain values are shown (no headers, no nested objects), already redacted;
- * control and bidi characters (from a file's cells or the service) escaped visibly.
- */
+/** "warn: retrying initiate: 429 (row=3 status=429 requestId=…)": plain values only, hidden characters escaped. */
 export function humanLine(json: string): string {
   let o: Record<string, unknown>;
   try {
@@ -66,10 +58,7 @@ export function humanLine(json: string): string {
   return `${visible(`${level}: ${typeof o.msg === 'string' ? o.msg : ''}${fields.length ? ` (${fields.join(' ')})` : ''}`)}\n`;
 }
 
-/**
- * Writes each log line as humanLine. On a terminal the line is cleared first: a progress bar drawn
- * there is overwritten, not left mixed into the log line, and redraws itself below it.
- */
+/** On a terminal the line is cleared first: a progress bar is overwritten and redraws itself below. */
 function humanDestination(out: { write(text: string): unknown; isTTY?: boolean }): DestinationStream {
   const clear = out.isTTY ? '\r\x1b[K' : '';
   return { write: (line: string) => void out.write(clear + humanLine(line)) };

@@ -1,7 +1,6 @@
-// What a log line or a problem shows of an account number. Apart from log.ts so that validation
-// (which masks the values it quotes) does not load the logger.
+// Apart from log.ts so that validation (which masks the values it quotes) does not load the logger.
 
-/** Account numbers, IBANs and the like in logs and problems: keep the last 4 characters. */
+/** Account numbers, IBANs and the like in logs and problems: the last 4 characters. */
 export function maskAccount(value: string): string {
   const v = value.replace(/\s+/g, '');
   if (v.length <= 4) return '*'.repeat(v.length);

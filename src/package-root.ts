@@ -1,5 +1,4 @@
-// The folder of our package.json, wherever this code runs from: src/ (the tests), dist/ (the
-// bundled CLI, whose chunks all sit in one folder) or an installed copy under node_modules.
+// The folder of our package.json, from src/ (tests), dist/ (the CLI) or under node_modules.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +11,5 @@ export function packageRoot(): string {
   }
 }
 
-/** Our package.json: the version, and an installation's `payoutBatch` settings. */
 export const packageJson = () =>
   JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string; payoutBatch?: { hostFolder?: unknown } };

@@ -1,7 +1,5 @@
-// The one way the tool waits: a promise that settles after `ms`, or rejects with the signal's
-// reason as soon as the signal aborts. The global setTimeout, not node:timers/promises: tests run
-// the client's retries on fake timers. `unref`: the wait does not keep the process alive (the
-// sandbox's latency fault, whose process may end while an answer is held).
+// The one wait; rejects with the signal's reason when it aborts. The global setTimeout, not
+// node:timers/promises: tests run the client's retries on fake timers.
 export function sleep(ms: number, signal?: AbortSignal, { unref = false } = {}): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason as Error);

@@ -1,13 +1,10 @@
-// The demo of `npm run demo`: the sample payroll (samples/payroll-2025-01.csv and its documents)
-// through the whole batch engine against the embedded sandbox: preflight and plan, the run
-// (upload, initiate, PATCH), the results file, then the same batch started again to show
-// that nothing is paid twice, the reconciliation, and the HTML reports of the plan and of the
-// results (src/report). It returns facts and emits events; the CLI prints. Its temporary folders
-// are removed at the end, whatever happened, unless asked to keep them.
+// `npm run demo` (README.md): the sample payroll against the embedded sandbox, run twice, then
+// reconciled and reported. It returns facts and emits events; the CLI prints.
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.ts';
+import { plural } from '../text.ts';
 import { connect, sandboxSeedKey } from '../client/connect.ts';
 import { startSandbox } from '../sandbox/start-sandbox.ts';
 import type { ClientEvent } from '../client/http.ts';
@@ -31,15 +28,14 @@ export interface DemoHooks {
 }
 
 export interface DemoOptions {
-  /** Requests per second of the embedded sandbox and the client (the spec's limit is 5). */
+  /** Requests per second of the sandbox and the client (the spec's limit is 5). */
   rate?: number;
-  /** Where the copy of the sample, its results and reports go (default: a new temp folder). The folder given is kept. */
+  /** Default: a new temp folder. The folder given is kept. */
   dir?: string;
-  /** Keep the temporary folders (the copy of the sample, its results and reports; the journal's): `kept` names them. */
+  /** Keep the temporary folders: `kept` names them. */
   keep?: boolean;
 }
 
-/** What the demo did, for the CLI to print (or print as --json). */
 export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) {
   const say = hooks.say ?? (() => {});
   const rate = options.rate ?? 50;
@@ -52,8 +48,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
     client: { requestsPerSecond: rate, ...(hooks.onClientEvent ? { onEvent: hooks.onClientEvent } : {}) },
   });
   const { name: environment, baseUrl } = conn.environment;
-  // what this run made, removed at the end unless kept: the journal's folder (the embedded
-  // sandbox's own ledger) and the copy's (not a folder given with --dir: the user's)
+  // removed at the end unless kept (not a folder given with --dir: the user's)
   const made: string[] = [];
   try {
     made.push(ledgerOf(conn).where);
@@ -84,7 +79,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
     const again = await runBatch({ ...common, settings: { mergeDocuments: false, crashWaitMs: 0 } });
     const initiatesSent = initiates() - before;
     say(
-      `  found ${again.report.created} payouts already created and sent ${initiatesSent} initiate request${initiatesSent === 1 ? '' : 's'}: nothing was paid twice.`,
+      `  found ${again.report.created} payouts already created and sent ${plural(initiatesSent, 'initiate request')}: nothing was paid twice.`,
     );
 
     const { balances, balancesMatch } = compareBalances(opening, await balancesOf(conn.client), first.summary.money);
@@ -92,10 +87,8 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
     say(`  wallets moved by exactly the results file's totalDeductible per currency: ${balancesMatch ? 'yes' : 'NO'}.`);
 
     const reconciliation = await reconcileResults(conn.client, first.resultsPath, say);
-    // What a treasurer looks at or prints: the plan before sending, the results after.
     const reports = {
       plan: planShown && (await writePlanReport(planShown, { environment, baseUrl })),
-      // (the tie-out it shows is the one reconcile has just written beside the results)
       results: await writeResultsReport(first.resultsPath, { environment, batchId: first.batchId }),
     };
     return {
@@ -104,15 +97,12 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
       resultsPath: first.resultsPath,
       journalPath: first.journalPath,
       first: { kind: first.kind, summary: first.summary },
-      // the same batch started again: what it found, and how many initiates it sent (0)
       replay: { kind: again.kind, alreadyCreated: again.report.created, initiatesSent },
       payoutsAtSandbox: listed.meta?.total ?? listed.data.length, // after both runs
-      // per currency: opening balance - closing balance equals the results' totalDeductible
       balancesMatch,
       balances,
       reconciliation,
       reports,
-      /** The temporary folders left for the user (`keep`); otherwise they are gone when this returns. */
       kept: options.keep ? made : [],
     };
   } finally {
@@ -124,7 +114,7 @@ export async function runDemo(hooks: DemoHooks = {}, options: DemoOptions = {}) 
 const balancesOf = async (client: PayoutClient) =>
   new Map((await client.listWallets()).data.flatMap((w) => (w.balance === undefined ? [] : [[w.currency, fromApi(w.balance)]])));
 
-/** Per currency: did the wallet move by what the run's summary says its payouts debited (amount plus fee)? */
+/** Per currency: did the wallet move by what the run's payouts debited (amount plus fee)? */
 function compareBalances(opening: Map<string, Dec>, closing: Map<string, Dec>, money: Record<string, MoneyTotals>) {
   let balancesMatch = true;
   const balances: Record<string, { opening: string; closing: string; debited: string }> = {};
@@ -137,11 +127,9 @@ function compareBalances(opening: Map<string, Dec>, closing: Map<string, Dec>, m
   return { balances, balancesMatch };
 }
 
-/** Month-end: the results tied to the wallet transactions (payout-batch reconcile RESULTS). */
 async function reconcileResults(client: PayoutClient, resultsFile: string, say: (line: string) => void) {
   const rec = await reconcile({ client, resultsFile });
   const report = rec.report;
-  // every payout's debit found in the wallet transactions, nothing else debited
   const reconciliation = {
     tiesOut: report?.ok ?? false,
     file: rec.reconciliationPath,

@@ -1,8 +1,5 @@
-// Atomic replacement of a file: the bytes go to a temporary file in the same folder (same file
-// system, so the rename is atomic), are fsynced, then renamed over the target; the folder is
-// fsynced so the rename itself survives a power cut. A reader sees the old file or the new one,
-// never a partial one; a crash before the rename leaves the old file as it was (and at worst a
-// stray ".<name>.<pid>.<random>.tmp" beside it, which is never read as a results file).
+// Atomic replacement: a temporary file in the same folder, fsynced, renamed over the target, the
+// folder fsynced. A crash leaves at worst a stray ".<name>.<pid>.<random>.tmp", never read as results.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +11,7 @@ function tempPathFor(target: string): string {
 
 export async function writeFileAtomic(
   path: string,
-  /** The bytes, or chunks produced one at a time (a generator: only the chunk in hand is in memory). */
+  /** A generator keeps only the chunk in hand in memory. */
   chunks: string | Iterable<string | Uint8Array>,
   o: { mode?: number } = {},
 ): Promise<void> {
@@ -23,7 +20,6 @@ export async function writeFileAtomic(
   let fh: Awaited<ReturnType<typeof open>> | undefined;
   try {
     fh = await open(tmp, 'wx', o.mode);
-    // writeFile loops until every byte is written, from the current position
     for (const chunk of typeof chunks === 'string' ? [chunks] : chunks) await fh.writeFile(chunk);
     await fh.sync();
     await fh.close();
@@ -34,7 +30,7 @@ export async function writeFileAtomic(
     await rm(tmp, { force: true }).catch(() => {});
     throw e;
   }
-  // Durability of the rename; some platforms (Windows) cannot open a folder: best effort.
+  // best effort: some platforms (Windows) cannot open a folder
   try {
     const dir = await open(dirname(target), 'r');
     try {
@@ -47,10 +43,7 @@ export async function writeFileAtomic(
   }
 }
 
-/**
- * writeFileAtomic for callers that must not yield (the shared pace decides a start in one step), and
- * for state worth nothing after a power cut: atomic, not fsynced.
- */
+/** For callers that must not yield (the shared pace), and state worth nothing after a power cut: not fsynced. */
 export function writeFileAtomicSync(path: string, text: string, o: { mode?: number } = {}): void {
   const target = resolve(path);
   const tmp = tempPathFor(target);
@@ -63,7 +56,7 @@ export function writeFileAtomicSync(path: string, text: string, o: { mode?: numb
   }
 }
 
-/** A small JSON state file as parsed; undefined when missing or torn (it starts again rather than stop the tool). */
+/** Undefined when missing or torn: the state starts again rather than stop the tool. */
 export function readJsonFile(path: string): unknown {
   let text: string;
   try {

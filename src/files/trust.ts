@@ -1,12 +1,8 @@
-// Whether a file or folder may be trusted with what decides a payout (a ledger, a policy): one
-// another user could have written is not. The one rule of the tool, for the state folder
-// (ledger/file.ts), a file ledger's policy and the host's policies (approvals/account-policy.ts).
+// A file or folder that decides a payout (a ledger, a policy) another user could have written is
+// not trusted: the one rule, for the state folder and the policies.
 import type { Stats } from 'node:fs';
 
-/**
- * Why a path (its lstat) cannot be trusted, or undefined: a symbolic link, another user's (root's
- * too, unless `rootMayOwn`: a host folder root set up), or writable by its group or others.
- */
+/** From its lstat; `rootMayOwn`: a host folder root set up. */
 export function whyUntrusted(st: Stats, o: { rootMayOwn?: boolean } = {}): string | undefined {
   const uid = process.getuid?.();
   if (st.isSymbolicLink()) return 'is a symbolic link';

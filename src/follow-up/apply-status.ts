@@ -1,8 +1,6 @@
-// Status changes (from GET payout or a webhook) and refunds applied to a results file, forward
-// only, for `status` and `listen`. Under the results file's lock (shared with a run's own writes:
-// engine/pipeline.ts), so no writer loses another's update; the batch's journal gets one line per
-// change before the file is written, so a run rewriting it meanwhile starts from the journal's
-// latest state and no write moves a status backward.
+// Status changes and refunds applied to a results file, forward only, under its lock (shared with a
+// run's own writes). The journal gets each change before the file is written, so a run rewriting
+// the file meanwhile starts from the journal's latest state and no write moves a status backward.
 import type { Logger } from 'pino';
 import type { Connection } from '../client/connect.ts';
 import { eachBatch, type Ledger } from '../ledger/account-ledger.ts';
@@ -23,7 +21,7 @@ export interface StatusUpdate {
   status: string;
   statusDetail?: string;
   informationRequests?: InformationRequest[];
-  /** When the service says it changed (changedAt / updatedAt). */
+  /** changedAt / updatedAt */
   at?: string;
   source: 'get' | 'webhook';
   deliveryId?: string;
@@ -43,7 +41,6 @@ export interface RowChange {
 }
 
 export interface ApplyResult {
-  /** Rows changed. */
   applied: RowChange[];
   /** Rows matched but left as they were (older, same, final). */
   ignored: RowChange[];
@@ -72,7 +69,7 @@ function setNextStep(row: ResultRow): void {
   else delete r.nextStep;
 }
 
-/** A change the status column shows (not a refresh of the same status's details): what `status` reports as moved. */
+/** A change the status column shows, not a refresh of the same status's details. */
 export const isRealMove = (c: Pick<RowChange, 'from' | 'to' | 'decision'>): boolean =>
   c.decision.why !== 'newer-details' || c.from !== c.to;
 
@@ -103,11 +100,7 @@ export function applyToTable(table: ResultsTable, file: string, updates: StatusU
   return out;
 }
 
-/**
- * Where the batch's journal (the one holding the payout ids) is searched, in this order: `ledgers`
- * (the account's, when known), the ledgers of `stateDirs` (`--state-dir`, a watch's "stateDir"),
- * of `stateRoots` (default: the per-user one) and of the team ledger (`shared`, --ledger).
- */
+/** Where the batch's journal is searched, in this order (`stateRoots` defaults to the per-user one). */
 export interface ApplyOptions {
   ledgers?: Ledger[];
   shared?: Connection['shared'];
@@ -116,13 +109,9 @@ export interface ApplyOptions {
   logger?: Logger;
 }
 
-/** The journal line of a payout's change, once the journal of the row holding it is found. */
 type LineOf = (payoutId: string, ref: string) => RowEvent | undefined;
 
-/**
- * Reads the results file under its lock and lets `update` change its rows; when it changed some,
- * the payouts' lines go to the batch's journal first, then the file is written back.
- */
+/** When `update` changed rows, the payouts' lines go to the journal first, then the file is written. */
 function updateResultsFile<T>(
   file: string,
   o: ApplyOptions,
@@ -139,25 +128,18 @@ function updateResultsFile<T>(
   });
 }
 
-/** `fn` under the results file's lock: one writer of a results file at a time. */
 export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise<T> =>
   withLock(resultsLockPath(file), fn, { purpose: 'results update' });
 
-/** Applies the updates to the results file forward only; writes it back when a row changed. */
 export function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
   return updateResultsFile(file, o, (table) => {
     const r = applyToTable(table, file, updates);
-    const line: LineOf = (payoutId, ref) =>
-      statusLine(
-        ref,
-        r.applied.find((c) => c.payoutId === payoutId)!,
-        updates,
-      );
+    const changed = new Map(r.applied.map((c) => [c.payoutId, c]));
+    const line: LineOf = (payoutId, ref) => statusLine(ref, changed.get(payoutId)!, updates);
     return { out: r, journal: r.applied.length ? { payoutIds: r.applied.map((c) => c.payoutId), line } : undefined };
   });
 }
 
-/** The journal's `status` line of an applied change (with what its update said). */
 function statusLine(ref: string, c: Pick<RowChange, 'payoutId' | 'to' | 'statusDetail'>, updates: StatusUpdate[]): RowEvent {
   const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
   return {
@@ -177,11 +159,7 @@ function statusLine(ref: string, c: Pick<RowChange, 'payoutId' | 'to' | 'statusD
   };
 }
 
-/**
- * Status updates of payouts no results file holds yet: a run still sending writes its results
- * file once, at its end, from its journal, so the lines go to the journal of the batch that holds
- * each payout (the fold moves a status forward only). Best effort: never throws.
- */
+/** Payouts no results file holds yet (a run still sending writes it at its end, from its journal). */
 export function applyToJournals(updates: StatusUpdate[], o: ApplyOptions = {}): Promise<void> {
   const line: LineOf = (payoutId, ref) => {
     const u = updates.find((x) => x.payoutId === payoutId)!;
@@ -190,14 +168,10 @@ export function applyToJournals(updates: StatusUpdate[], o: ApplyOptions = {}): 
   return appendToBatchJournal('(no results file yet)', [...new Set(updates.map((u) => u.payoutId))], line, o);
 }
 
-/**
- * Appends one line per payout to the journal of the batch that holds the payouts (found by their
- * ids among the state folders' journals: a key names no batch). Best effort: never throws.
- */
+/** To the journal of the batch holding the payout ids (a key names no batch). Best effort: never throws. */
 async function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o: ApplyOptions): Promise<void> {
   try {
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
-    // (the same file sent to two services has a journal in each one's ledger: only one knows the id)
     for await (const { ledger, batchId, folded } of eachBatch([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
@@ -210,14 +184,12 @@ async function appendToBatchJournal(file: string, payoutIds: string[], line: Lin
   }
 }
 
-/** A refund seen in the wallet's transactions, for the row(s) of a payout. */
 export interface RefundSeen {
   payoutId: string;
   amount: string;
   transactionId?: string;
 }
 
-/** Writes `refunded` (and the next step) into the rows of the refunded payouts, under the results file's lock, and journals them. */
 export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
   if (!refunds.length) return 0;
   const byId = new Map(refunds.map((r) => [r.payoutId, r]));
@@ -238,7 +210,6 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
   });
 }
 
-/** Lines appended to a batch's journal, in order. */
 export function appendLines(ledger: Ledger, batchId: string, lines: readonly JournalEvent[]): void {
   if (!lines.length) return;
   const w = ledger.open(batchId);

@@ -1,17 +1,6 @@
-// `attach PAYOUT FILE...`: upload documents and attach them to a payout (spec §4.5, §4.6).
-//
-//   0. PAYOUT is the payout's id, its payoutRef or the row's reference: looked up (no request) in
-//      the results file when one is given, then in the account's journals (payoutIdOf).
-//   1. GET the payout. A final status (SUCCESSFUL, FAILED, REJECTED) is refused before anything is
-//      uploaded, in the service's own words (INVALID_PAYOUT_STATUS); `force` sends anyway and
-//      shows the service's answer as it comes.
-//   2. Documents already on the payout + the new ones must stay within 5 (MAX_DOCUMENTS_PER_PAYOUT):
-//      otherwise refused before uploading, unless `merge` (all files become one PDF, pdf-lib).
-//   3. Each file: PDF, JPEG or PNG by its first bytes, at most 10 MB; uploaded (upload-url + PUT),
-//      then one PATCH with all the documentUrls.
-//   4. The payout read again and its new status (ADDITIONAL_INFO_REQUIRED becomes PENDING, under
-//      review: spec §3) applied to its results file and journal, so `retry` and `status` count it
-//      as the service does.
+// `attach PAYOUT FILE...` (spec §4.5, §4.6): a final status or more than 5 documents is refused
+// before any upload (`force` sends anyway, `merge` makes one PDF); then the payout's new status
+// (under review: spec §3) goes to its results file and journal, so `retry` and `status` count it.
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
@@ -21,7 +10,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import { plural } from '../text.ts';
 import { mergeToPdf } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../spec/codes.ts';
-import type { DocumentsPatchAnswer, PayoutAnswer } from '../client/answers.ts';
+import type { PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/document-files.ts';
 import { eachBatch, type Ledger } from '../ledger/account-ledger.ts';
 import { readResults } from '../results/results.ts';
@@ -34,20 +23,18 @@ export interface AttachOptions {
   payoutId: string;
   files: string[];
   merge?: boolean;
-  /** Send even when the payout's status forbids it (to see the service's own answer). */
+  /** Send even when the status forbids it (to see the service's own answer). */
   force?: boolean;
   logger?: Logger;
-  /** The results file holding the payout's row (payoutIdOf): brought up to date after attaching. */
+  /** Brought up to date after attaching. */
   resultsFile?: string;
   ledgers?: Ledger[];
 }
 
-/** Refused before anything was uploaded or attached. */
 export class AttachRefused extends Error {
   override readonly name = 'AttachRefused';
   constructor(
     message: string,
-    /** BAD_FILE, PAYOUT_NOT_FOUND: the files or the id are wrong; the others: the payout's state refuses them. */
     readonly code: 'INVALID_PAYOUT_STATUS' | 'MAX_DOCUMENTS_EXCEEDED' | 'BAD_FILE' | 'PAYOUT_NOT_FOUND',
   ) {
     super(message);
@@ -55,11 +42,8 @@ export class AttachRefused extends Error {
 }
 
 /**
- * The payout id of `attach PAYOUT`, where PAYOUT is a payout id, a payoutRef or a row's reference:
- * the row of the results file (when given) whose payoutId, payoutRef or reference it is; else the
- * payout of the account's journals with that id, payoutRef or reference (and the results file its
- * journal names); else PAYOUT itself, an id the service answers for (get-payout). Refused when the
- * results file has no such row, or its row has no payout.
+ * PAYOUT is a payout id, payoutRef or row reference: found (no request) in the results file when
+ * given, else in the account's journals (with the results file its journal names), else PAYOUT.
  */
 export async function payoutIdOf(
   payout: string,
@@ -87,19 +71,8 @@ export async function payoutIdOf(
   return { payoutId: payout };
 }
 
-export interface AttachResult {
-  payout: PayoutAnswer;
-  uploaded: { file: string; documentUrl: string; requestId: string }[];
-  response: DocumentsPatchAnswer;
-  merged: boolean;
-  /** The FILE requests of an ADDITIONAL_INFO_REQUIRED payout these documents answer. */
-  answers: string[];
-  /** The payout's row in its results file, when one was found and could be written. */
-  results?: ApplyResult;
-}
-
 interface LoadedFile {
-  /** As the output names it: the path, or the paths merged into it. */
+  /** The path, or the paths merged into it. */
   shownAs: string;
   bytes: Uint8Array;
   contentType: DocumentContentType;
@@ -119,7 +92,6 @@ async function loadFile(path: string): Promise<LoadedFile> {
   return { shownAs: path, bytes, contentType, filename: basename(path) };
 }
 
-/** All the files as one PDF (pdf-lib), named after the payout. */
 async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<LoadedFile> {
   const bytes = await mergeToPdf(files);
   if (bytes.byteLength > MAX_DOCUMENT_BYTES)
@@ -128,7 +100,7 @@ async function mergedFile(files: LoadedFile[], payout: PayoutAnswer): Promise<Lo
   return { bytes, contentType: 'application/pdf', filename, shownAs: files.map((f) => f.shownAs).join(' + ') };
 }
 
-export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
+export async function attachDocuments(o: AttachOptions) {
   if (!o.files.length) throw new AttachRefused('name at least one file to attach', 'BAD_FILE');
   const files: LoadedFile[] = [];
   for (const f of o.files) files.push(await loadFile(f));
@@ -166,17 +138,16 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
   }
 
   const toUpload = o.merge && files.length > 1 ? [await mergedFile(files, payout)] : files;
-  const uploaded: AttachResult['uploaded'] = [];
+  const uploaded: { file: string; documentUrl: string; requestId: string }[] = [];
   for (const f of toUpload) {
     const r = await o.client.uploadDocument(f);
     uploaded.push({ file: f.shownAs, documentUrl: r.documentUrl, requestId: r.requestId });
     log?.info({ file: f.filename, requestId: r.requestId }, 'document uploaded');
   }
-  const response = await o.client.patchDocuments(
-    payout.id,
-    uploaded.map((u) => u.documentUrl),
-  );
+  const urls = uploaded.map((u) => u.documentUrl);
+  const response = await o.client.patchDocuments(payout.id, urls);
   log?.info({ totalDocuments: response.totalDocuments }, 'documents attached');
+  // the FILE information requests these documents answer
   const answers =
     payout.status === 'ADDITIONAL_INFO_REQUIRED'
       ? (payout.informationRequests ?? []).filter((r) => r.type === 'FILE').map((r) => r.title)
@@ -191,7 +162,7 @@ export async function attachDocuments(o: AttachOptions): Promise<AttachResult> {
   };
 }
 
-/** Step 4: best effort, the documents are attached whatever happens here (logged). */
+/** Best effort: the documents are attached whatever happens here. */
 async function recordStatus(o: AttachOptions, payoutId: string): Promise<ApplyResult | undefined> {
   if (!o.resultsFile || !existsSync(o.resultsFile)) return undefined;
   try {

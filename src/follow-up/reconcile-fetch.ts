@@ -1,8 +1,6 @@
-// The requests of `reconcile` (and the payout reads of `status`), through the one throttled
-// client: the payouts from the payout list (spec §4.4) and the wallet transactions (spec §4.15),
-// 100 a page, paged as src/client/pages.ts says; one get-payout (§4.3) only for a payout the pages
-// did not show. A reconcile costs pages, not rows. The unfiltered transactions listing is also the
-// only way to see the debits that are not from the batch.
+// The requests of `reconcile` (and `status`'s payout reads): the payout list (spec §4.4) and the
+// wallet transactions (§4.15), 100 a page; a get (§4.3) only for an item the pages did not show.
+// A reconcile costs pages, not rows.
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
 import type { PayoutAnswer, WalletTransactionAnswer } from '../client/answers.ts';
@@ -12,10 +10,10 @@ import { fromApi } from '../money.ts';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import type { PayoutState, ReconTx } from './tie-out.ts';
 
-/** The service could not be used (unreachable, 5xx, key refused): what was read is not a reconciliation. */
+/** The service could not be used: what was read is not a reconciliation. */
 export class Halted extends Error {}
 
-export interface FetchOptions {
+interface FetchOptions {
   client: PayoutClient;
   logger?: Logger;
   stop?: AbortSignal;
@@ -25,17 +23,15 @@ export interface RequestCounts {
   payoutPages: number;
   getPayout: number;
   transactionPages: number;
-  /** The swaps list's pages and get-swaps (swap-views.ts): present only when the batch has a swap to ask about. */
+  /** Only when the batch has a swap to ask about. */
   swapPages?: number;
   getSwap?: number;
   total: number;
 }
 
-/** The requests counted, in all. */
 export const requestsTotal = (r: RequestCounts): number =>
   r.payoutPages + r.getPayout + r.transactionPages + (r.swapPages ?? 0) + (r.getSwap ?? 0);
 
-/** How the transactions listing ended (pages.ts): 'end', 'period' or 'repeated page' (page ignored). */
 export interface Listing {
   pages: number;
   transactions: number;
@@ -47,14 +43,13 @@ const haltOnTrouble = (e: unknown): never => {
   throw e;
 };
 
-/** A transaction as the client read it, normalised: the sign from `type` when given (debits negative, spec §2). */
+/** The sign from `type` when given (debits negative, spec §2). */
 export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
   const raw = fromApi(t.amount);
   const amount = t.type === 'DEBIT' ? raw.abs().negated() : t.type === 'CREDIT' ? raw.abs() : raw;
   const meta = t.metadata ?? {};
   const payoutId = typeof meta.payoutId === 'string' ? meta.payoutId : undefined;
   const wallet = t.wallet as { walletId?: string; currency?: string } | undefined;
-  // (the wallet's id also at the top level, as some readings give it)
   const topWalletId = (t as Record<string, unknown>).walletId;
   return {
     id: t.id,
@@ -68,23 +63,17 @@ export function normaliseTransaction(t: WalletTransactionAnswer): ReconTx {
   };
 }
 
-/** Items of a listing and of its get (payouts, swaps), as a status poll or a reconcile read them. */
-export interface ItemsRead<T> {
-  /** The listing's items (spec §2: a list item carries the fields of a get but the details). */
+interface ItemsRead<T> {
+  /** A list item carries the fields of a get but the details (spec §2). */
   listed: Map<string, T>;
-  /** The get's answers: for an item no page showed, or one the list cannot answer for (`ask`). */
+  /** For an item no page showed, or one `ask` sends for. */
   got: Map<string, T>;
-  /** The service's error for an item (404 PAYOUT_NOT_FOUND...). */
   errors: Map<string, PayoutApiError>;
-  /** Service trouble (unreachable, 5xx, key refused): the items not read by then were not asked. */
+  /** Service trouble: the items not read by then were not asked. */
   halted?: PayoutApiError;
 }
 
-/**
- * Each item of `ids` from the listing (100 a page, paged as pages.ts says), and one get for each
- * the pages did not show or `ask` sends for, in parallel through the client's throttle. A list the
- * service refuses (a 4xx) shows none: each item is asked for.
- */
+/** A list the service refuses (a 4xx) shows none: each item is asked for. */
 export async function readItems<T extends { id: string; createdAt?: string }>(
   ids: Iterable<string>,
   o: FetchOptions & {
@@ -124,10 +113,8 @@ export async function readItems<T extends { id: string; createdAt?: string }>(
   return out;
 }
 
-/** The service's refusal of one item, as a failure shows it. */
 export const failureOf = (e: PayoutApiError) => ({ code: e.code ?? `HTTP_${e.status ?? 0}`, message: e.message, requestId: e.requestId });
 
-/** The payouts of `ids` (spec §4.4 list, §4.3 get-payout), counted in `requests`. */
 export const readPayouts = (ids: Iterable<string>, o: FetchOptions, requests: RequestCounts, ask?: (listed: PayoutAnswer) => boolean) =>
   readItems(ids, {
     ...o,
@@ -143,14 +130,13 @@ export const readPayouts = (ids: Iterable<string>, o: FetchOptions, requests: Re
     },
   });
 
-/** What reconcile needs of a payout, from a list item or get-payout (spec §2: both carry these fields). */
+/** A list item and get-payout both carry these fields (spec §2). */
 function stateOf(p: PayoutAnswer): PayoutState {
   const total =
     p.sourceAmount !== undefined && p.transactionFees !== undefined ? fromApi(p.sourceAmount).plus(fromApi(p.transactionFees)) : undefined;
   return { status: p.status, sourceCurrency: p.sourceCurrency, total, createdAt: p.createdAt };
 }
 
-/** Each payout's state now; a payout the service answers an error for (404...) carries that error. */
 export async function fetchPayoutStates(
   ids: readonly string[],
   o: FetchOptions,
@@ -169,7 +155,7 @@ export async function fetchPayoutStates(
   return payouts;
 }
 
-/** The unfiltered listing, newest first at the sandbox, down to `stopBelow` (ms) less a margin (pages.ts); `listing` says how it ended. */
+/** Unfiltered (the only way to see debits not from the batch), down to `stopBelow` (ms) less a margin. */
 export async function fetchTransactions(
   o: FetchOptions & { stopBelow?: number },
   requests: RequestCounts,

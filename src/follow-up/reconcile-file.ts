@@ -1,8 +1,5 @@
 // The files of `reconcile`, beside the results: `<results name>.reconciliation.csv` (.xlsx beside
-// an .xlsx) with one line per row, each followed by the payouts it replaced, then the debits of
-// the batch's swaps (a line per leg), the debits of the period no row explains (unexplained, then
-// those another batch or a swap explains) and the other credits; and `<results name>.reconciliation.json`,
-// the tie-out itself, which the results report reads back (never the CSV).
+// an .xlsx) and `<results name>.reconciliation.json`, the tie-out the results report reads back.
 import { stringify } from 'csv-stringify/sync';
 import * as XLSX from 'xlsx';
 import { reconciliationPathFor, type TieOutSummary } from '../engine/money-totals.ts';
@@ -13,7 +10,7 @@ import { numberCell } from '../results/numbers.ts';
 import type { ResultsFormat } from '../results/paths.ts';
 import type { ForeignTransaction, PayoutReconciliation, RowReconciliation, TieOutReport } from './tie-out.ts';
 
-export const RECONCILIATION_COLUMNS = [
+const RECONCILIATION_COLUMNS = [
   'kind',
   'row',
   'reference',
@@ -36,9 +33,8 @@ type ReconColumn = (typeof RECONCILIATION_COLUMNS)[number];
 const MONEY_COLUMNS = new Set<ReconColumn>(['totalDeductible', 'debit', 'refund', 'net']);
 
 /**
- * Each row of the results, each followed by the payouts it replaced (their own debit and refund,
- * so the money columns add up to the totals), then every unexplained debit of the period, the
- * debits another batch of the account or a swap explains, then the other credits.
+ * Each row followed by the payouts it replaced (so the money columns add up to the totals), a line
+ * per swap leg, the unexplained debits, those explained elsewhere, then the other credits.
  */
 export function reconciliationLines(report: TieOutReport): Partial<Record<ReconColumn, string>>[] {
   const line = (kind: string, r: RowReconciliation, p: PayoutReconciliation, walletId?: string) => ({
@@ -76,7 +72,7 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
     problem,
     explainedBy: f.explainedBy,
   });
-  // the batch's swaps, one line per leg (spec §6: a swap emits a debit and a credit), counted apart from payouts
+  // spec §6: a swap emits a debit and a credit
   for (const w of report.swaps) {
     const swap = {
       reference: w.reference,
@@ -98,13 +94,13 @@ export function reconciliationLines(report: TieOutReport): Partial<Record<ReconC
   return lines;
 }
 
-/** One XLSX cell: amounts are numbers in a money format, as in the results workbook; text is neutralised. */
+/** Amounts are numbers in a money format, as in the results workbook; text is neutralised. */
 export function reconciliationCell(column: ReconColumn, value: string | undefined): XLSX.CellObject | undefined {
   if (value === undefined || value === '') return undefined;
   return (MONEY_COLUMNS.has(column) && numberCell(value, true)) || { t: 's', v: neutralise(value) };
 }
 
-/** Amounts as they are (never quoted: no comma in them), text neutralised; a space at either end quoted. */
+/** Amounts never quoted (no comma in them); a space at either end quoted. */
 function csvBytes(lines: ReturnType<typeof reconciliationLines>): string {
   const records = lines.map((l) => RECONCILIATION_COLUMNS.map((c) => (MONEY_COLUMNS.has(c) ? (l[c] ?? '') : neutralise(l[c] ?? ''))));
   return stringify([[...RECONCILIATION_COLUMNS], ...records], { bom: true, record_delimiter: 'windows', quoted_match: /^ | $|[\r\n]/ });
@@ -130,7 +126,7 @@ async function writeOne(path: string, bytes: string | Uint8Array): Promise<void>
   }
 }
 
-/** Writes both files beside the results; returns the reconciliation file's path (CSV or XLSX, as the results). */
+/** Returns the CSV or XLSX file's path. */
 export async function writeReconciliation(resultsFile: string, format: ResultsFormat, report: TieOutReport): Promise<string> {
   const path = reconciliationPathFor(resultsFile, format);
   const lines = reconciliationLines(report);

@@ -1,7 +1,5 @@
-// `reconcile RESULTS`: ties a results file to the service's wallet transactions (spec §2 Wallet
-// transaction, §4.15) and its payouts' current status (§4.3): reads the results and the account's
-// ledger (each row's latest state, the batch's swaps: swap-views.ts), fetches (reconcile-fetch.ts),
-// ties out (tie-out.ts, pure) and writes the files beside the results (reconcile-file.ts).
+// `reconcile RESULTS` (spec §2 Wallet transaction, §4.3, §4.15): the results and the ledger read,
+// then fetch (reconcile-fetch.ts), tie out (tie-out.ts) and write (reconcile-file.ts).
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -24,23 +22,22 @@ import { writeStatement } from './statement.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
 
-export interface ReconcileOptions {
+interface ReconcileOptions {
   client: PayoutClient;
   resultsFile: string;
   since?: string;
   until?: string;
-  /** The account's ledgers (src/ledger): each row's latest state, and the batches that explain other debits. */
+  /** Each row's latest state, and the batches that explain other debits. */
   ledgers?: Ledger[];
   logger?: Logger;
   stop?: AbortSignal;
-  /** `--statement FILE`: also write the camt.053 statement of the batch's wallets for the period (statement.ts). */
+  /** `--statement FILE`: the camt.053 statement of the batch's wallets for the period. */
   statement?: string;
-  /** Called once before the first request: payouts to ask about and the key's usage as counted here. */
+  /** Called once before the first request. */
   onPlan?: (p: { payouts: number; usage?: UsageReport }) => void;
 }
 
 export interface ReconcileResult {
-  /** ok: ties out; rows-failed: does not; halted: the service could not be used (what was read is not a reconciliation). */
   kind: Extract<RunKind, 'ok' | 'rows-failed' | 'halted'>;
   report?: TieOutReport;
   reconciliationPath?: string;
@@ -48,16 +45,11 @@ export interface ReconcileResult {
   listing: Listing;
   usage?: UsageReport;
   halted?: string;
-  /** The camt.053 statement written (--statement): its statements (one per wallet) and entries. */
   statement?: { path: string; statements: number; entries: number };
-  /** Rows sent again since this results file was written, reconciled with their latest state; the latest `retry` output beside it. */
+  /** Rows sent again since this file was written (reconciled as now), and the latest `retry` output. */
   superseded?: { rows: number[]; latest?: string };
 }
 
-/**
- * A results file's rows, as far as money goes, each as its latest state when the ledger knows a
- * later payout of it; a cell that cannot be read is a problem of its row.
- */
 function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultValues>): ReconRow[] {
   return table.rows.map((r) => {
     const v = latest.get(r) ?? r.result;
@@ -76,11 +68,7 @@ function reconRowsOf(table: ResultsTable, latest: ReadonlyMap<ResultRow, ResultV
   });
 }
 
-/**
- * The account's journals, folded once each: the rows a `retry --resend-failed` sent again since this
- * file was written, as the ledger has them now (the new payout, the failed one among its earlier
- * payouts: engine/retry-batch.ts ledgerStates), and every batch's payouts, which explain debits no row does.
- */
+/** The rows sent again since this file was written, as now; every batch's payouts (they explain debits). */
 async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
   const reference = batchColumns(table).reference;
@@ -92,7 +80,6 @@ async function readLedgers(ledgers: readonly Ledger[], table: ResultsTable) {
   return { latest, ledgerBatches: folds.flatMap(ledgerBatchOf) };
 }
 
-/** A journal as the batch that explains its payouts' debits. */
 function ledgerBatchOf(f: FoldedJournal): LedgerBatch[] {
   const payouts = [...f.rows.values()].flatMap((s) => [...(s.payout ? [s.payout] : []), ...(s.earlier ?? [])]);
   if (!f.header || !payouts.length) return [];
@@ -105,7 +92,7 @@ function ledgerBatchOf(f: FoldedJournal): LedgerBatch[] {
   ];
 }
 
-/** The newest `retry` output beside this results file (`x.results.retry-N.csv`, results/paths.ts), when later than it. */
+/** The newest `x.results.retry-N.csv` beside this results file, when later than it. */
 function latestRetryOutput(resultsFile: string): string | undefined {
   const n = (path: string) => Number(/\.retry-(\d+)\.[^.]+$/.exec(path)?.[1] ?? 0);
   const next = resultsPathFor(resultsFile).path; // retry-(highest N + 1)
@@ -123,11 +110,7 @@ function checkPeriod(o: ReconcileOptions): void {
       );
 }
 
-/**
- * The batch's swaps (spec §4.7): for each currency of its rows the reference swapReferences gives,
- * and those its journal holds, with the swap as the journal last knew it. None without the batch's
- * journal: a swap's reference then is another's, explained as a swap as before.
- */
+/** Spec §4.7: per currency of the rows, and those the journal holds; none without the batch's journal. */
 async function batchSwaps(o: ReconcileOptions, table: ResultsTable, rows: readonly ReconRow[]): Promise<ReconSwap[]> {
   const batch = await batchSwapsOf(table, o.resultsFile, o.ledgers ?? []);
   if (!batch) return [];

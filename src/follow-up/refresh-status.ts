@@ -1,9 +1,6 @@
-// `status RESULTS`: bring every row up to the ledger's latest state (the account's journals, a row
-// matched by its key, payout id or reference, never its line number), then refresh every payout
-// that is not in a final status from the payout list (spec §4.4, 100 a page; get-payout only where
-// the list cannot answer), find the refunds of failed payouts in the wallet's transactions, and
-// rewrite the file with status, statusDetail and informationRequests, forward only
-// (spec/status-order.ts).
+// `status RESULTS`: rows brought up to the ledger's latest state (matched by key, payout id or
+// reference, never line number), payouts not final refreshed from the list (spec §4.4; get-payout
+// only where the list cannot answer), refunds found (§4.15), the file rewritten forward only.
 import { resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -13,7 +10,7 @@ import { readResults, writeResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import type { RowState } from '../journal/lines.ts';
-import { nextStatus } from '../spec/status-order.ts';
+import { isoTime, nextStatus } from '../spec/status-order.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerStates } from '../engine/retry-batch.ts';
 import type { RunKind } from '../engine/pipeline.ts';
@@ -25,9 +22,7 @@ import {
   underResultsLock,
   isRealMove,
   type ApplyOptions,
-  type ApplyResult,
   type RefundSeen,
-  type RowChange,
   type StatusUpdate,
 } from './apply-status.ts';
 import {
@@ -37,83 +32,31 @@ import {
   outcomeFromState,
   resultValues,
   statusGroup,
-  type OutcomeCounts,
   type StatusGroup,
 } from '../engine/outcome.ts';
-import {
-  moneyEntryOfEarlier,
-  moneyTotals,
-  parseEarlierPayouts,
-  readAmount,
-  type MoneyEntry,
-  type MoneyTotals,
-} from '../engine/money-totals.ts';
+import { moneyEntryOfEarlier, moneyTotals, parseEarlierPayouts, readAmount, type MoneyEntry } from '../engine/money-totals.ts';
 import { findRefund, isRefundOf, refundIn, type PayoutToRefund, type Refund } from '../engine/refund.ts';
 import { readPages } from '../client/pages.ts';
 import { failureOf, readPayouts, requestsTotal, type RequestCounts } from './reconcile-fetch.ts';
-import { statusOfSwaps, type SwapMove, type SwapsRefresh } from './swap-views.ts';
-import type { SwapLine } from '../results/swap-summary.ts';
-import { isoTime } from '../spec/status-order.ts';
+import { statusOfSwaps } from './swap-views.ts';
 
-/** `ledgers`: the account's, whose journals hold each row's latest state. */
-export interface StatusOptions extends ApplyOptions {
+interface StatusOptions extends ApplyOptions {
   client: PayoutClient;
   resultsFile: string;
-  /** Called once before the first request: about how many requests, and the key's usage as counted here. */
+  /** Called once before the first request. */
   onPlan?: (p: { requests: number; usage?: UsageReport }) => void;
   stop?: AbortSignal;
 }
 
-/** A row and its payout, as `status` names it. */
 type RowRef = { rowNumber: number; reference?: string; payoutId: string };
-export type RowFailure = Omit<RowRef, 'reference'> & ReturnType<typeof failureOf>;
+type RowFailure = Omit<RowRef, 'reference'> & ReturnType<typeof failureOf>;
 
-export interface StatusResult {
-  /**
-   * ok: every row paid (SUCCESSFUL); rows-failed: some rows failed, wait for us (information
-   * requested), have no payout, or could not be read (e.g. PAYOUT_NOT_FOUND); not-finished: the
-   * others are paid or still in progress, poll again; halted: the service was unreachable or refused the key.
-   */
-  kind: Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
-  /** Every row paid: nothing left to poll or to do. */
-  finished: boolean;
-  /** Rows per status group (engine/outcome.ts statusGroup; notSent and unknown as notCreated). */
-  outcomes: OutcomeCounts;
-  /** Rows per status group, the two without a payout apart. */
-  groups: Record<StatusGroup, number>;
-  /** Per source currency: debited, refunded, net (exact decimal strings). */
-  money: Record<string, MoneyTotals>;
-  /** Cells whose money could not be read, so that `money` leaves them out: one line each, with its row. */
-  moneyProblems: string[];
-  /** Status changes seen (X -> Y, or into / out of review); refreshes of the same status are not moves. */
-  moved: RowChange[];
-  /** Refunds of failed payouts found in the wallet's transactions by this refresh. */
-  refundsFound: RefundSeen[];
-  /** Rows waiting for us: the information requested and the command that answers it. */
-  waiting: (RowRef & { informationRequests?: string; nextStep?: string })[];
-  /** Rows failed after creation: the service's reason, and the refund (in the row's source currency) when seen. */
-  failed: (RowRef & { status: string; reason?: string; currency: string; refunded?: string })[];
-  rows: number;
-  /** Payouts not in a final status, asked about (by the list or one by one). */
-  asked: number;
-  /** Rows already final, not asked. */
-  final: number;
-  /** The requests this refresh made: list pages, get-payouts, transactions pages (and look-ups). */
-  requests: RequestCounts;
-  apply: ApplyResult;
-  failures: RowFailure[];
-  halted?: string;
-  byStatus: Record<string, number>;
-  /** The batch's swaps as now known (spec §4.7), those the service moved since the journal's, and those it could not give. */
-  swaps: SwapLine[];
-  swapsMoved: SwapMove[];
-  swapFailures: SwapsRefresh['failures'];
-}
+export type StatusResult = Awaited<ReturnType<typeof refreshStatus>>;
+type StatusKind = Extract<RunKind, 'ok' | 'rows-failed' | 'halted' | 'not-finished'>;
 
-/** A payout to ask about: the first row holding it and that row's status. */
+/** The first row holding a payout to ask about, and its status. */
 type Asked = { rowNumber: number; status: string };
 
-/** The payouts to ask about (created, not final), and how many rows are final already. */
 function toRefresh(table: ResultsTable): { todo: Map<string, Asked>; final: number } {
   const todo = new Map<string, Asked>();
   let final = 0;
@@ -127,7 +70,6 @@ function toRefresh(table: ResultsTable): { todo: Map<string, Asked>; final: numb
   return { todo, final };
 }
 
-/** Failed rows whose refund is not known yet, by payout. */
 function refundsSought(t: ResultsTable): Map<string, PayoutToRefund> {
   const sought = new Map<string, PayoutToRefund>();
   for (const row of t.rows) {
@@ -138,45 +80,35 @@ function refundsSought(t: ResultsTable): Map<string, PayoutToRefund> {
   return sought;
 }
 
-/** About how many requests a refresh costs: the list's pages, a get-payout per payout waiting for us, a transactions page for refunds. */
+/** List pages, a get-payout per payout waiting for us, a transactions page for refunds. */
 function requestsExpected(table: ResultsTable, todo: ReadonlyMap<string, Asked>): number {
   const waiting = [...todo.values()].filter((a) => a.status === 'ADDITIONAL_INFO_REQUIRED').length;
   return Math.ceil(todo.size / LIST_MAX_LIMIT) + waiting + (refundsSought(table).size ? 1 : 0);
 }
 
 /**
- * Where the list item cannot answer: the information requests of a payout waiting for us (spec §2:
- * list items carry no informationRequests), and whether a PENDING after a request for information
- * is under review (no statusDetail either; without it the row would stay waiting for us).
+ * List items carry no informationRequests nor statusDetail (spec §2): a payout waiting for us, or a
+ * PENDING after a request for information (under review?), needs a get-payout.
  */
 const needsGet = (listed: PayoutAnswer, held: string): boolean =>
   listed.status === 'ADDITIONAL_INFO_REQUIRED' ||
   (listed.status === 'PENDING' && held === 'ADDITIONAL_INFO_REQUIRED') ||
   failedWithoutReason(listed);
 
-/**
- * The service's reason for a payout's FAILED or REJECTED, where its answer gives one. Spec §2 shows
- * no such field on a payout (only the event's data.reason, §6): read as the plausible names.
- */
-export function failureReasonOf(p: PayoutAnswer): string | undefined {
+/** Spec §2 shows no reason field on a payout (only the event's data.reason, §6): the plausible names. */
+function failureReasonOf(p: PayoutAnswer): string | undefined {
   const o = p as Record<string, unknown>;
   const r = ['failureReason', 'reason', 'statusReason', 'rejectionReason'].map((k) => o[k]).find((v) => typeof v === 'string' && v.trim());
   return r as string | undefined;
 }
 
-/** A payout as get-payout answers it, as a change to apply. */
 export const updateOf = (p: PayoutAnswer): StatusUpdate => {
   const { id: payoutId, status, statusDetail, informationRequests, updatedAt } = p;
   return { payoutId, status, statusDetail, informationRequests, at: updatedAt, reason: failureReasonOf(p), source: 'get' };
 };
 
-/** A payout the list shows FAILED or REJECTED without a reason: one get-payout asks for it (counted). */
 const failedWithoutReason = (p: PayoutAnswer): boolean => (p.status === 'FAILED' || p.status === 'REJECTED') && !failureReasonOf(p);
 
-/**
- * The payouts' statuses from the payout list, and get-payout where the list cannot answer (needsGet)
- * or did not show the payout (reconcile-fetch.ts readPayouts); each payout's createdAt as seen.
- */
 async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, requests: RequestCounts) {
   const read = await readPayouts(todo.keys(), o, requests, (p) => needsGet(p, todo.get(p.id)!.status));
   const updates: StatusUpdate[] = [];
@@ -199,20 +131,13 @@ async function readStatuses(o: StatusOptions, todo: ReadonlyMap<string, Asked>, 
 }
 
 /**
- * Failed payouts whose refund is not known yet: the wallet's transactions (spec §4.15),
- * unfiltered, newest first, down to the oldest of those payouts less a margin (pages.ts). Only when
- * the pages stopped short (budget, a service ignoring page) is a payout still unsettled looked up
- * by its payoutRef, one request each. The refunds found are written to the file.
+ * The wallet's transactions (spec §4.15), newest first, down to the oldest failed payout less a
+ * margin (pages.ts); only when the pages stopped short is a payout looked up by payoutRef.
  */
-async function findRefunds(
-  o: StatusOptions,
-  file: string,
-  createdAt: ReadonlyMap<string, string>,
-  requests: RequestCounts,
-): Promise<{ refundsFound: RefundSeen[]; halted?: string }> {
+async function findRefunds(o: StatusOptions, file: string, createdAt: ReadonlyMap<string, string>, requests: RequestCounts) {
   const sought = refundsSought(await readResults(file));
-  if (!sought.size) return { refundsFound: [] };
   const refundsFound: RefundSeen[] = [];
+  if (!sought.size) return { refundsFound };
   const found = (p: PayoutToRefund, r: Refund | undefined) => r && refundsFound.push({ payoutId: p.id, ...r });
   let halted: string | undefined;
   const times = [...sought.keys()].map((id) => isoTime(createdAt.get(id)));
@@ -245,7 +170,7 @@ async function findRefunds(
   return { refundsFound, halted };
 }
 
-export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
+export async function refreshStatus(o: StatusOptions) {
   const file = resolve(o.resultsFile);
   const caughtUp = await catchUpWithLedger(file, o.ledgers ?? []);
   if (caughtUp) o.logger?.info({ rows: caughtUp }, "rows brought up to the ledger's latest state");
@@ -255,16 +180,14 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const requests: RequestCounts = { payoutPages: 0, getPayout: 0, transactionPages: 0, total: 0 };
   const read = await readStatuses(o, todo, requests);
 
-  // What was learnt is applied even when the refresh stopped early.
+  // applied even when the refresh stopped early
   const apply = read.updates.length ? await applyToResultsFile(file, read.updates, o) : { applied: [], ignored: [] };
-  // (a refresh of the same status's details is no move: PENDING -> PENDING is not logged as one)
   for (const c of apply.applied.filter(isRealMove))
     o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
   for (const c of apply.ignored)
     if (c.decision.why === 'older')
       o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
   const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, read.createdAt, requests);
-  // the batch's swaps: no request once the refresh was halted
   const swaps =
     read.halted || refunds.halted || o.stop?.aborted
       ? { swaps: [], moved: [], failures: [], halted: undefined }
@@ -279,7 +202,7 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
   const groups = countGroups(statuses);
   const { entries, problems: moneyProblems } = moneyEntries(after);
   const finished = groups.paid === after.rows.length;
-  // a row with no payout (QUEUED included: a run must reach it) needs a person, as do unreadable money cells
+  // a row with no payout needs a person, as do unreadable money cells
   const needsUs =
     read.failures.length ||
     swaps.failures.length ||
@@ -287,8 +210,11 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
     groups.waiting ||
     moneyProblems.length ||
     !statuses.every(isCreatedStatus);
+  // rows-failed: a row failed, waits for us, has no payout or could not be read; not-finished: poll again
+  const kind: StatusKind = halted ? 'halted' : needsUs ? 'rows-failed' : finished ? 'ok' : 'not-finished';
   return {
-    kind: halted ? 'halted' : needsUs ? 'rows-failed' : finished ? 'ok' : 'not-finished',
+    kind,
+    /** Every row paid: nothing left to poll or to do. */
     finished,
     outcomes: outcomeCounts(statuses),
     groups,
@@ -312,13 +238,10 @@ export async function refreshStatus(o: StatusOptions): Promise<StatusResult> {
 }
 
 /**
- * Every row the ledger knows more of than its cells (another payout or attempt since, a later
- * status, a refund) is written as the ledger's latest state: an older results file shows a row
- * resent and paid since as paid, with its new payout id. Under the results file's lock; the
- * journal already says it, so nothing is appended. Returns how many rows changed.
+ * A row the ledger knows more of (a later payout, status or refund) takes the ledger's latest
+ * state, under the results file's lock; nothing is appended. Returns how many rows changed.
  */
 async function catchUpWithLedger(file: string, ledgers: readonly Ledger[]): Promise<number> {
-  // (once each: --state-dir may name the per-user state folder too)
   const folds = (await foldAll(ledgers)).map((b) => b.folded);
   if (!folds.length) return 0;
   return underResultsLock(file, async () => {
@@ -350,8 +273,7 @@ function ledgerAhead(cells: ResultValues, s: RowState): ResultValues | undefined
   return v.refunded !== undefined && cells.refunded === undefined ? v : undefined;
 }
 
-/** The rows waiting for us and the rows failed after creation, with what to do about each. */
-function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'> {
+function rowsNeedingUs(t: ResultsTable) {
   const column = batchColumns(t).reference ?? '';
   const inGroup = (g: StatusGroup) => t.rows.filter((r) => statusGroup(r.result.status) === g);
   const row = ({ rowNumber, cells, result }: ResultRow): RowRef => ({
@@ -368,17 +290,13 @@ function rowsNeedingUs(t: ResultsTable): Pick<StatusResult, 'waiting' | 'failed'
   };
 }
 
-/** A row's source currency (its batch column), upper case; '' when the file has none. */
+/** Upper case; '' when the file has no such column. */
 function currencyOf(t: ResultsTable, row: ResultRow): string {
   const h = batchColumns(t).sourceCurrency;
   return ((h ? row.cells[h] : '') ?? '').trim().toUpperCase();
 }
 
-/**
- * What the payouts of a results file debited and got back: each created row's totalDeductible
- * (its amount alone while the fee is not known) and refunded cells, and the payouts it replaced.
- * A cell that cannot be read is a problem, never a 0.
- */
+/** What the payouts debited and got back, earlier payouts included; an unreadable cell is a problem, never a 0. */
 function moneyEntries(t: ResultsTable): { entries: MoneyEntry[]; problems: string[] } {
   const entries: MoneyEntry[] = [];
   const problems: string[] = [];

@@ -1,10 +1,6 @@
-// The camt.053.001.02 statement of `reconcile --statement FILE` (issue 41), for the ERP to match its
-// open items without a person: one Stmt per wallet the batch moved, for the reconciliation's
-// period, with the opening and closing balances the service gives (spec §2 Wallet transaction:
-// balanceBefore, balanceAfter) and one Ntry per wallet movement of the period, oldest first. A
-// movement of the batch (a payout's debit with its fee, a refund, a swap leg) carries the row's
-// end-to-end id and the pain.001's ids (MsgId, PmtInfId, InstrId) in NtryDtls/TxDtls/Refs; one of
-// another batch or a top-up carries only the service's reference. What each element holds: README.md.
+// The camt.053.001.02 statement of `reconcile --statement FILE`: one Stmt per wallet the batch moved,
+// balances as the service gives them (spec §2 Wallet transaction), one Ntry per movement of the
+// period, oldest first. What each element holds: src/results/REFERENCE.md.
 import { Dec } from '../money.ts';
 import { parseEarlierPayouts } from '../engine/money-totals.ts';
 import { isoAmount, isoMessageId, isoText, writeIsoXml } from '../results/iso-xml.ts';
@@ -16,7 +12,7 @@ import type { ReconSwap, ReconTx, TieOutReport } from './tie-out.ts';
 
 type Kind = 'payout' | 'refund' | 'swap' | 'other';
 
-/** ISO bank transaction codes (domain, family, sub-family): a payout is an issued cross-border credit transfer, a refund its return. */
+/** ISO bank transaction codes (domain, family, sub-family). */
 const DOMAIN: Partial<Record<Kind, [string, string, string]>> = { payout: ['PMNT', 'ICDT', 'XBCT'], refund: ['PMNT', 'ICDT', 'RRTN'] };
 
 interface Owner {
@@ -24,7 +20,7 @@ interface Owner {
   fee?: string;
 }
 
-/** Each payout of the results (a row's own, and those it replaced) by its payoutRef and its id: the row and the payout's fee. */
+/** Each payout (a row's own, and those it replaced) by its payoutRef and its id. */
 function ownersOf(table: ResultsTable): Map<string, Owner> {
   const owners = new Map<string, Owner>();
   const own = (row: ResultRow, fee: string | undefined, ...keys: (string | undefined)[]) => {
@@ -44,27 +40,22 @@ const dateTime = (iso: string | undefined): string | undefined => {
 
 interface StatementInput {
   table: ResultsTable;
-  /** In the listing's order (newest first at the sandbox). */
+  /** In listing order (newest first at the sandbox). */
   transactions: readonly ReconTx[];
   swaps: readonly ReconSwap[];
   period: TieOutReport['period'];
 }
 
-/** Writes the statement to `path` (atomically). Returns how many statements (wallets) and entries it holds. */
 export async function writeStatement(path: string, o: StatementInput): Promise<{ statements: number; entries: number }> {
   const owners = ownersOf(o.table);
   const swapRefs = new Set(o.swaps.map((w) => w.reference));
   const from = isoTime(o.period.from);
   const to = isoTime(o.period.to);
-  const kindOf = (tx: ReconTx): Kind =>
-    (tx.reference && owners.has(tx.reference)) || (tx.payoutId && owners.has(tx.payoutId))
-      ? tx.amount.isNegative()
-        ? 'payout'
-        : 'refund'
-      : tx.reference && swapRefs.has(tx.reference)
-        ? 'swap'
-        : 'other';
-  // the period's movements per wallet, oldest first (the listing is newest first)
+  const ownerOf = (tx: ReconTx) => (tx.reference && owners.get(tx.reference)) || (tx.payoutId && owners.get(tx.payoutId)) || undefined;
+  const kindOf = (tx: ReconTx): Kind => {
+    if (ownerOf(tx)) return tx.amount.isNegative() ? 'payout' : 'refund';
+    return tx.reference && swapRefs.has(tx.reference) ? 'swap' : 'other';
+  };
   const wallets = new Map<string, { tx: ReconTx; kind: Kind; at: number }[]>();
   o.transactions.forEach((tx, index) => {
     const t = isoTime(tx.createdAt);
@@ -111,7 +102,7 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
         Bal: [balance('OPBD', opening, start), balance('CLBD', closing, end)],
       });
       for (const { tx, kind } of txs) {
-        const owner = (tx.reference && owners.get(tx.reference)) || (tx.payoutId && owners.get(tx.payoutId)) || undefined;
+        const owner = ownerOf(tx);
         const cell = (name: string | undefined) => (owner && name ? isoText(owner.row.cells[name]) : undefined);
         const domain = DOMAIN[kind];
         const at = dateTime(tx.createdAt);

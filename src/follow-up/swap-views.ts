@@ -1,7 +1,6 @@
-// The batch's swaps after the run (spec §4.7 swap, §4.8 swaps list), for `status` and `reconcile`:
-// found in the batch's journal (engine/swap.ts: the `swap` lines swap-send wrote), refreshed from
-// the swaps list, never sent. A results file names no batch, so its journal is the one of the
-// account whose rows carry the file's idempotency keys (or whose header names the file).
+// The batch's swaps after the run (spec §4.7, §4.8), for `status` and `reconcile`: from the batch's
+// journal, refreshed from the swaps list, never sent. A results file names no batch: its journal is
+// the one whose rows carry the file's idempotency keys (or whose header names the file).
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PayoutClient } from '../client/client.ts';
@@ -9,6 +8,7 @@ import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { eachJournal, type Ledger } from '../ledger/account-ledger.ts';
 import { foldSwaps, type SwapEvent, type SwapState } from '../journal/lines.ts';
 import { groupThousands } from '../money.ts';
+import { plural } from '../text.ts';
 import { readResults, writeResults } from '../results/results.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
 import { swapLinesOf } from '../engine/outcome.ts';
@@ -17,18 +17,14 @@ import type { ResultsTable } from '../results/types.ts';
 import { failureOf, readItems, type RequestCounts } from './reconcile-fetch.ts';
 import { appendLines, underResultsLock } from './apply-status.ts';
 
-/** A batch's journal and its swaps, one per short currency. */
-export interface BatchSwaps {
+/** One swap per short currency. */
+interface BatchSwaps {
   ledger: Ledger;
   batchId: string;
   swaps: Map<string, SwapState>;
 }
 
-/**
- * The journal of the batch whose results `table` holds, among the account's journals: the one whose
- * rows were sent under the file's idempotency keys, or whose header names the file; with its swaps.
- * One pass over each journal, no fold: undefined when none is the batch's.
- */
+/** One pass over each journal, no fold: undefined when none is the batch's. */
 export async function batchSwapsOf(table: ResultsTable, file: string, ledgers: Iterable<Ledger>): Promise<BatchSwaps | undefined> {
   const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey] : [])));
   for await (const { ledger, batchId } of eachJournal(ledgers)) {
@@ -38,7 +34,6 @@ export async function batchSwapsOf(table: ResultsTable, file: string, ledgers: I
   return undefined;
 }
 
-/** The batch's swaps when its journal is the results file's (its keys, or its header names the file). */
 async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path: string): Promise<BatchSwaps | undefined> {
   let batchId: string | undefined;
   let mine = false;
@@ -56,35 +51,13 @@ async function swapsIn(ledger: Ledger, journal: string, keys: Set<string>, path:
 /** Spec §3: a swap ends SUCCESSFUL or REJECTED; neither changes again. */
 const isFinalSwapStatus = (status: string | undefined): boolean => status === 'SUCCESSFUL' || status === 'REJECTED';
 
-export interface SwapMove {
-  currency: string;
-  reference: string;
-  id: string;
-  from: string;
-  to: string;
-}
+type SwapsOptions = { client: PayoutClient; logger?: Logger; stop?: AbortSignal };
 
-export interface SwapsRefresh {
-  /** Swaps whose status the service moved since the journal's: each journalled as a `status` line. */
-  moved: SwapMove[];
-  /** The service's error for a swap it could not give (404 SWAP_NOT_FOUND...). */
-  failures: ({ currency: string; id: string } & ReturnType<typeof failureOf>)[];
-  halted?: string;
-}
-
-/**
- * The batch's swaps that exist and are not final, from the swaps list (spec §4.8, 100 a page, paged
- * as pages.ts says: one page for a batch's swap among the business's latest); get-swap only for one
- * the pages did not show. A status the service moved is journalled (`{t: 'swap', phase: 'status'}`)
- * and `batch.swaps` updated. No swap to ask about: no request.
- */
-export async function refreshSwaps(
-  o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
-  batch: BatchSwaps,
-  requests: RequestCounts,
-): Promise<SwapsRefresh> {
+/** The swaps not final, from the swaps list (spec §4.8); a move is journalled. No swap to ask about: no request. */
+async function refreshSwaps(o: SwapsOptions, batch: BatchSwaps, requests: RequestCounts) {
   const asked = new Map([...batch.swaps.values()].flatMap((s) => (s.swap && !isFinalSwapStatus(s.swap.status) ? [[s.swap.id, s]] : [])));
-  if (!asked.size) return { moved: [], failures: [] };
+  const moved: { currency: string; reference: string; id: string; from: string; to: string }[] = [];
+  if (!asked.size) return { moved, failures: [] };
   const read = await readItems(asked.keys(), {
     ...o,
     what: 'swaps',
@@ -97,16 +70,11 @@ export async function refreshSwaps(
       return o.client.getSwap(id, { signal: o.stop });
     },
   });
-  const out: SwapsRefresh = {
-    moved: [],
-    failures: [...read.errors].map(([id, e]) => ({ currency: asked.get(id)!.currency, id, ...failureOf(e) })),
-    halted: read.halted?.message,
-  };
   const lines: SwapEvent[] = [];
   for (const [id, answer] of [...read.listed, ...read.got]) {
     const state = asked.get(id);
     if (!state || answer.status === state.swap!.status) continue;
-    out.moved.push({ currency: state.currency, reference: state.reference, id, from: state.swap!.status, to: answer.status });
+    moved.push({ currency: state.currency, reference: state.reference, id, from: state.swap!.status, to: answer.status });
     state.swap = swapSnapshotOf(answer);
     lines.push({
       t: 'swap',
@@ -118,36 +86,12 @@ export async function refreshSwaps(
     });
   }
   appendLines(batch.ledger, batch.batchId, lines);
-  return out;
+  const failures = [...read.errors].map(([id, e]) => ({ currency: asked.get(id)!.currency, id, ...failureOf(e) }));
+  return { moved, failures, halted: read.halted?.message };
 }
 
-/** "(1 swap page, 0 swap status)" after the other requests of a line, when swaps were asked about. */
-export const swapRequestsText = (r: RequestCounts): string =>
-  r.swapPages === undefined && r.getSwap === undefined
-    ? ''
-    : `, ${r.swapPages ?? 0} swap page${r.swapPages === 1 ? '' : 's'}, ${r.getSwap ?? 0} swap status`;
-
-/** One line of a swap for a person: id, status, amounts with their currencies, rate (spec §2 Swap). */
-export function swapText(s: SwapLine): string {
-  const amount = (a: string | undefined, c: string | undefined) => (a ? `${groupThousands(a)} ${c ?? ''}`.trim() : '?');
-  if (!s.id) return `swap to ${s.currency} ${s.reference}: ${s.status} (no swap known)`;
-  return (
-    `swap to ${s.currency} ${s.reference}: ${s.id} ${s.status}, ${amount(s.sourceAmount, s.sourceCurrency)} -> ` +
-    `${amount(s.destinationAmount, s.destinationCurrency)}${s.exchangeRate ? ` at ${s.exchangeRate}` : ''}`
-  );
-}
-
-/**
- * `status`'s step for the batch's swaps: found in the account's journals, refreshed (refreshSwaps),
- * and, in an XLSX results file, written to its Swaps sheet when it differs. Nothing when the batch
- * has no swap.
- */
-export async function statusOfSwaps(
-  o: { client: PayoutClient; logger?: Logger; stop?: AbortSignal },
-  file: string,
-  ledgers: Iterable<Ledger>,
-  requests: RequestCounts,
-): Promise<SwapsRefresh & { swaps: SwapLine[] }> {
+/** `status`'s step for the batch's swaps; an XLSX results file's Swaps sheet rewritten when it differs. */
+export async function statusOfSwaps(o: SwapsOptions, file: string, ledgers: Iterable<Ledger>, requests: RequestCounts) {
   const table = await readResults(file);
   const batch = await batchSwapsOf(table, file, ledgers);
   if (!batch?.swaps.size) return { swaps: [], moved: [], failures: [] };
@@ -159,4 +103,18 @@ export async function statusOfSwaps(
       if (JSON.stringify(now.swaps ?? []) !== JSON.stringify(swaps)) await writeResults(file, { ...now, swaps });
     });
   return { ...refresh, swaps };
+}
+
+/** ", 1 swap page, 0 swap status", when swaps were asked about. */
+export const swapRequestsText = (r: RequestCounts): string =>
+  r.swapPages === undefined && r.getSwap === undefined ? '' : `, ${plural(r.swapPages ?? 0, 'swap page')}, ${r.getSwap ?? 0} swap status`;
+
+/** One line of a swap for a person (spec §2 Swap). */
+export function swapText(s: SwapLine): string {
+  const amount = (a: string | undefined, c: string | undefined) => (a ? `${groupThousands(a)} ${c ?? ''}`.trim() : '?');
+  if (!s.id) return `swap to ${s.currency} ${s.reference}: ${s.status} (no swap known)`;
+  return (
+    `swap to ${s.currency} ${s.reference}: ${s.id} ${s.status}, ${amount(s.sourceAmount, s.sourceCurrency)} -> ` +
+    `${amount(s.destinationAmount, s.destinationCurrency)}${s.exchangeRate ? ` at ${s.exchangeRate}` : ''}`
+  );
 }

@@ -1,15 +1,6 @@
-// The tie-out of `reconcile`, pure: the rows of a results file + the wallet transactions (in
-// listing order) + the payouts' states now -> a report (spec §2 Wallet transaction, §4.15; §4.3).
-// Every created row has one debit of its totalDeductible; every FAILED or REJECTED row a refund (a
-// CREDIT referencing it) of that debit; a row sent again (`retry --resend-failed`) also has, for
-// each payout it replaced (its `earlierPayouts` cell), that payout's debit and its refund; every
-// debit from the batch's first movement on that no row explains is listed, named when another
-// batch of the account or a swap explains it, else "unexplained": listed apart (`others`), never a
-// failure of this batch, whose tie-out is its own rows, swaps and totals; per currency the net
-// movement equals what the results say. A swap of the batch (spec §4.7) ties its debit in the
-// source wallet and its credit in the destination wallet (spec §6: a swap emits both), counted
-// apart from payouts. Money is exact (decimal.js); amounts leave as decimal strings with the
-// currency's minor units, never rounded.
+// The tie-out of `reconcile`, pure: results rows + wallet transactions (listing order) + payout
+// states -> a report (spec §2 Wallet transaction, §4.3, §4.15; swaps §4.7, §6). Debits no row
+// explains are listed apart (`others`), never this batch's failure. Amounts exact, never rounded.
 import { amountText, Dec } from '../money.ts';
 import { isoTime } from '../spec/status-order.ts';
 import { isFailedAfterCreation, type SwapState } from '../journal/lines.ts';
@@ -19,31 +10,27 @@ import { readAmount, type CurrencyTieOut, type EarlierPayout, type SwapTieOut, t
 export interface ReconRow {
   rowNumber: number;
   reference?: string;
-  /** The status the results file holds. */
   status?: string;
   payoutId?: string;
   payoutRef?: string;
-  /** The row's source currency (the wallet debited). */
+  /** The source currency (the wallet debited). */
   currency?: string;
-  /** Amount plus fee, as the results file holds it (decimal text). */
   totalDeductible?: string;
-  /** Payouts this row replaced: FAILED or REJECTED, refunded, sent again (the `earlierPayouts` cell). */
+  /** Payouts this row replaced (the `earlierPayouts` cell). */
   earlier?: EarlierPayout[];
-  /** What could not be read from the row's cells (an earlierPayouts cell that is not ours). */
+  /** What could not be read from the row's cells. */
   problems?: string[];
 }
 
-/** How one payout ties out: its debits and its refunds against what the results say. */
 export interface PayoutReconciliation {
   payoutId?: string;
   payoutRef?: string;
-  /** The payout's status now (for a row's own payout, the service's when it was read, else the results file's). */
+  /** The service's status when it was read, else the results file's. */
   status?: string;
-  /** What the results say was debited (amount plus fee), as a positive decimal string. */
+  /** What the results say was debited (amount plus fee), positive. */
   expected?: string;
   /** Sum of the debits referencing the payout (negative), "0" when none. */
   debit: string;
-  /** Sum of the credits referencing it (positive), "0" when none. */
   refund: string;
   /** debit + refund: 0 for a payout refunded in full. */
   net: string;
@@ -52,113 +39,107 @@ export interface PayoutReconciliation {
   problems: string[];
 }
 
-/** One wallet transaction, normalised: `amount` signed (negative for a debit, spec §2). */
+/** One wallet transaction: `amount` negative for a debit (spec §2). */
 export interface ReconTx {
   id?: string;
   amount: Dec;
   currency?: string;
   walletId?: string;
   reference?: string;
-  /** From metadata, when the service puts it there (a second way to tie a movement to a payout). */
+  /** From metadata: a second way to tie a movement to a payout. */
   payoutId?: string;
   createdAt?: string;
-  /** The wallet's balance after the movement, when the service gives it (spec §2): the statement's balances. */
+  /** The statement's balances (spec §2), when given. */
   balanceAfter?: Dec;
 }
 
-/** A created payout as the service describes it now (get-payout), or why it could not be read. */
+/** A created payout as get-payout describes it now, or why it could not be read. */
 export interface PayoutState {
   status?: string;
   sourceCurrency?: string;
   /** sourceAmount + transactionFees, when both were given. */
   total?: Dec;
   createdAt?: string;
-  /** The service answered with an error for this payout (404 PAYOUT_NOT_FOUND...). */
   error?: string;
 }
 
-/** A row's own payout, and each payout it replaced; `ok` and `problems` cover them all. */
 export interface RowReconciliation extends PayoutReconciliation, Pick<ReconRow, 'rowNumber' | 'reference' | 'currency'> {
-  /** The wallet the row's movements were in (the first one seen). */
+  /** The first wallet the row's movements were in. */
   walletId?: string;
   created: boolean;
-  /** The payouts this row replaced (sent again after a refund), each with its debit and refund. */
   earlier: PayoutReconciliation[];
 }
 
-/** A movement of the period no row of the batch explains, as the report shows it. */
+/** A movement of the period no row of the batch explains. */
 export interface ForeignTransaction extends Omit<ReconTx, 'amount' | 'payoutId' | 'balanceAfter'> {
   type: 'DEBIT' | 'CREDIT';
   amount: string;
-  /** What explains a debit no row of the batch does: another batch of the account, or a swap. */
+  /** Another batch of the account, or a swap. */
   explainedBy?: string;
 }
 
-/** A batch of the account's ledger (its journal): the payouts it created, by payoutRef and id. */
+/** A batch of the account's ledger and the payouts it created. */
 export interface LedgerBatch {
-  /** How it is named: "batch <16 hex of its id> (<its file>)". */
+  /** "batch <16 hex of its id> (<its file>)". */
   name: string;
   payoutRefs: readonly string[];
   payoutIds: readonly string[];
 }
 
-/** `problems`: one line per thing that does not tie out. */
 export interface TieOutReport extends Pick<TieOutSummary, 'ok' | 'totals' | 'problems' | 'others'> {
   rows: RowReconciliation[];
-  /** Debits of the period that no row, no batch of the account and no swap explains: `others`, not this batch's failure. */
+  /** Debits no row, batch or swap explains: `others`, not a failure. */
   unexplained: ForeignTransaction[];
-  /** Debits of the period that another batch of the account or a swap explains (`explainedBy`): listed, not a failure. */
+  /** Debits another batch or a swap explains: listed, not a failure. */
   explained: ForeignTransaction[];
-  /** Credits of the period that no row explains (top-ups...): listed, not a failure. */
+  /** Credits no row explains (top-ups...). */
   otherCredits: ForeignTransaction[];
-  /** The batch's swaps that exist (the journal knows one, or movements carry its reference), each with both legs. */
   swaps: SwapTieOut[];
-  /** The period judged for unexplained debits (no `to`: up to the time the listing was read); `by` says how a transaction was placed in it. */
+  /** The period judged for unexplained debits (no `to`: up to the listing's reading). */
   period: { from?: string; to?: string; by: 'dates' | 'listing order' | 'none' };
   counts: { rows: number; created: number; tiedOut: number; failedRefunded: number; earlierRefunded: number; transactions: number };
 }
 
-/** A swap of the batch: the short currency it funds, its reference, and the swap as the journal last knew it. */
 export type ReconSwap = Pick<SwapState, 'currency' | 'reference' | 'swap'>;
 
-export interface TieOutInput {
+interface TieOutInput {
   rows: ReconRow[];
-  /** In the order the listing gave them (newest first at the sandbox). */
+  /** In listing order (newest first at the sandbox). */
   transactions: ReconTx[];
   payouts: ReadonlyMap<string, PayoutState>;
-  /** The period for unexplained debits (ISO 8601); default: from the batch's first movement to the time the listing was read. */
+  /** The period for unexplained debits (ISO 8601); default: from the batch's first movement on. */
   since?: string;
   until?: string;
-  /** The batches of the account's ledger, whose payouts explain a debit no row does. */
   ledgerBatches?: readonly LedgerBatch[];
-  /** The batch's swaps: their movements tie out apart from the payouts'. */
   swaps?: readonly ReconSwap[];
 }
 
 const ZERO = new Dec(0);
 
-/** The end of a period: a date alone ("2025-01-31") is the end of that day, UTC. */
+/** A date alone ("2025-01-31") ends at the end of that day, UTC. */
 const untilTime = (iso: string | undefined): number | undefined => {
   const t = isoTime(iso);
   return t !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(iso!.trim()) ? t + 86_399_999 : t;
 };
 
-/** Decimal text with the currency's minor units ("-102.10"), never rounded: more decimals than that are kept. */
+/** With the currency's minor units, never rounded. */
 const money = (d: Dec, currency?: string): string => amountText(d, currency, { exact: true });
 
-/** A payout's movements as the report shows them. */
-const shown = (m: { debit: Dec; refund: Dec; ids: string[] }, currency: string | undefined) => ({
+const shown = (m: Movements, currency: string | undefined, expected: Dec | undefined, problems: string[]) => ({
+  expected: expected === undefined ? undefined : money(expected, currency),
   debit: money(m.debit, currency),
   refund: money(m.refund, currency),
   net: money(m.debit.plus(m.refund), currency),
   transactionIds: m.ids,
+  ok: problems.length === 0,
+  problems,
 });
 
 type Hit = { tx: ReconTx; index: number };
 /** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
 type RowHits = Map<number, Hit[]>;
 
-/** Which payout of which row each transaction belongs to: by reference = payoutRef, else metadata.payoutId. */
+/** By reference = payoutRef, else metadata.payoutId. */
 function matchTransactions(rows: readonly ReconRow[], transactions: readonly ReconTx[], swaps: readonly ReconSwap[] = []) {
   const byRef = new Map<string, [number, number]>();
   const byId = new Map<string, [number, number]>();
@@ -186,7 +167,6 @@ function matchTransactions(rows: readonly ReconRow[], transactions: readonly Rec
   return { matched, unmatched, swapHits };
 }
 
-/** The debits and credits among a payout's transactions, and their sums. */
 function movements(hits: readonly Hit[]) {
   const debits = hits.filter((m) => m.tx.amount.isNegative());
   const credits = hits.filter((m) => !m.tx.amount.isNegative());
@@ -201,7 +181,7 @@ function movements(hits: readonly Hit[]) {
 }
 type Movements = ReturnType<typeof movements>;
 
-/** Per currency: the batch's movements and what the results say the net should be. */
+/** Per currency: the batch's movements and the net the results say. */
 class CurrencySums {
   private readonly sums = new Map<string, { walletIds: Set<string>; debited: Dec; refunded: Dec; swapped?: Dec; expectedNet: Dec }>();
 
@@ -220,7 +200,7 @@ class CurrencySums {
     for (const h of m.hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
   }
 
-  /** A swap's movements in one wallet, apart from the payouts': `expected` what its journal says they net to. */
+  /** `expected`: what the swap's journal says its movements in this wallet net to. */
   addSwap(currency: string, hits: readonly Hit[], expected: Dec): void {
     const t = this.of(currency);
     t.swapped = hits.reduce((a, h) => a.plus(h.tx.amount), t.swapped ?? ZERO);
@@ -228,7 +208,6 @@ class CurrencySums {
     for (const h of hits) if (h.tx.walletId) t.walletIds.add(h.tx.walletId);
   }
 
-  /** Each currency's tie-out, in currency order; a net that differs is a problem. */
   tieOuts(problems: string[]): CurrencyTieOut[] {
     return [...this.sums.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
@@ -250,10 +229,7 @@ class CurrencySums {
   }
 }
 
-/**
- * The checks of one payout's movements (spec §2), for a row's own payout and for one it replaced
- * (`name`, put before each of its problems): each keeps its own words.
- */
+/** One payout's checks (spec §2): a row's own, or one it replaced (`name` prefixes its problems). */
 function payoutProblems(
   m: Movements,
   p: { name?: string; status?: string; currency?: string; expected?: Dec; refundDue: boolean },
@@ -281,7 +257,7 @@ function payoutProblems(
   return own ? problems : problems.map((x) => `${p.name}: ${x}`);
 }
 
-/** A payout the row replaced: debited its amount + fee and refunded, so nothing of it in the expected net. */
+/** A replaced payout was debited and refunded: nothing of it in the expected net. */
 function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hit[], rowCurrency?: string): PayoutReconciliation {
   const currency = e.currency || rowCurrency || hits[0]?.tx.currency;
   const m = movements(hits);
@@ -294,14 +270,10 @@ function tieOutEarlier(sums: CurrencySums, e: EarlierPayout, k: number, hits: Hi
     payoutId: e.payoutId,
     payoutRef: e.payoutRef,
     status: e.status,
-    expected: expected === undefined ? undefined : money(expected, currency),
-    ...shown(m, currency),
-    ok: problems.length === 0,
-    problems,
+    ...shown(m, currency, expected, problems),
   };
 }
 
-/** A row: its own payout (one debit of what the results say, refunded exactly when it failed), then those it replaced. */
 function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput['payouts'], sums: CurrencySums): RowReconciliation {
   const state = r.payoutId ? payouts.get(r.payoutId) : undefined;
   const mine = hits?.get(-1) ?? [];
@@ -318,7 +290,6 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
     if (expected === undefined) problems.push('no totalDeductible in the results to check the debit against');
     const refundDue = isFailedAfterCreation(status);
     problems.push(...payoutProblems(m, { status, currency, expected, refundDue }));
-    // a payout not refunded should have cost its totalDeductible
     sums.add(currency, m, refundDue ? ZERO : expected);
   }
   const earlier = (r.earlier ?? []).map((e, k) => tieOutEarlier(sums, e, k, hits?.get(k) ?? [], currency));
@@ -332,19 +303,14 @@ function tieOutRow(r: ReconRow, hits: RowHits | undefined, payouts: TieOutInput[
     currency,
     walletId: mine.find((h) => h.tx.walletId)?.tx.walletId,
     created: !!r.payoutId,
-    expected: expected === undefined ? undefined : money(expected, currency),
-    ...shown(m, currency),
     earlier,
-    ok: problems.length === 0,
-    problems,
+    ...shown(m, currency, expected, problems),
   };
 }
 
 /**
- * A swap of the batch (spec §4.7, §6: a swap emits both a debit and a credit, sharing its
- * reference): a debit in the source wallet and a credit in the destination wallet, of the amounts
- * the journal holds when it holds the swap; a REJECTED one put back in both (spec §3). Undefined
- * for a swap that does not exist (no swap known, no movement of its reference).
+ * A swap emits a debit and a credit sharing its reference (spec §4.7, §6); a REJECTED one is put
+ * back in both (spec §3). Undefined for a swap that does not exist (not known, no movement).
  */
 function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): SwapTieOut | undefined {
   if (!w.swap && !hits.length) return undefined;
@@ -385,17 +351,13 @@ function tieOutSwap(w: ReconSwap, hits: readonly Hit[], sums: CurrencySums): Swa
 }
 
 /**
- * The period: from `--since`, else the batch's first movement (or its payouts' earliest
- * createdAt), to `--until`, else with no end: whatever the listing holds was made before it was
- * read, so a debit a minute after the batch's last movement is judged too. A movement without a
- * date is placed by its position in the listing (newest first): in the period when it is above the
- * batch's oldest movement; with nothing to place it by, it is counted in, so nothing unexplained
- * is hidden.
+ * From `--since`, else the batch's first movement, to `--until`, else no end (a debit after the
+ * batch's last movement is judged too). An undated movement is placed by listing order (newest
+ * first); with nothing to place it by it is counted in, so nothing unexplained is hidden.
  */
 function periodOf(input: TieOutInput, mine: readonly Hit[]) {
-  const dates = [...mine.map((m) => isoTime(m.tx.createdAt)), ...[...input.payouts.values()].map((p) => isoTime(p.createdAt))].filter(
-    (t): t is number => t !== undefined,
-  );
+  const created = [...mine.map((m) => m.tx.createdAt), ...[...input.payouts.values()].map((p) => p.createdAt)];
+  const dates = created.flatMap((d) => isoTime(d) ?? []);
   const from = isoTime(input.since) ?? (dates.length ? Math.min(...dates) : undefined);
   const to = untilTime(input.until);
   const byOrder = input.since === undefined && input.until === undefined && mine.length > 0;
@@ -431,10 +393,8 @@ const foreign = (tx: ReconTx, explainedBy?: string): ForeignTransaction => ({
 });
 
 /**
- * What explains a debit no row of the batch does: a payout another batch of the account's ledger
- * created (its payoutRef as the reference, or its id in metadata), else a swap between the
- * business's wallets (spec §4.7: its debit and its credit share the reference, in two currencies;
- * a refund is in the debit's own currency).
+ * A debit no row explains: another batch's payout (by payoutRef or metadata id), else a swap (spec
+ * §4.7: debit and credit share the reference in two currencies; a refund is in the debit's own).
  */
 function explainer(batches: readonly LedgerBatch[], transactions: readonly ReconTx[]) {
   const byRef = new Map<string, string>();

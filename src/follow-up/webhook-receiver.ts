@@ -1,6 +1,5 @@
-// `listen`: a webhook receiver on this machine (spec §6), its steps as in src/follow-up/README.md:
-// verify, drop replays, record (fsynced) and only then answer 200 (the delivery is durable before
-// the service is told it arrived), then apply, one at a time in arrival order, forward only.
+// `listen` (spec §6): verify, drop replays, record (fsynced) and only then answer 200, so a delivery
+// is durable before the service is told it arrived; then apply, one at a time in arrival order.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,29 +16,26 @@ import { canonicalJson } from '../text.ts';
 
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** Keys of recorded deliveries held in memory; a replay of an older one is recorded again (applying is forward only). */
-export const SEEN_MAX = 200_000;
-export const INBOX_FILE = 'inbox.jsonl';
+const SEEN_MAX = 200_000;
 
-export interface ListenerOptions {
+interface ListenerOptions {
   /** 0 picks a free port. */
   port: number;
-  /** Default 127.0.0.1. */
   host?: string;
   secret: string;
-  /** Holds inbox.jsonl (accepted deliveries, applied marks) and listen.lock. */
+  /** Holds inbox.jsonl and listen.lock. */
   stateDir: string;
-  /** State folders whose ledgers hold the batches' journals (apply.ts; default the per-user one). */
+  /** State folders whose ledgers hold the journals (default the per-user one). */
   stateRoots?: string[];
-  /** Results files to apply status changes to. */
   results?: string[];
-  /** Watch folders: the results files under done/, failed/ and processing/ (journals in the ledgers). */
+  /** Watch folders: the results files under done/, failed/ and processing/. */
   watchDirs?: string[];
   logger?: Logger;
-  /** The team ledger, when there is one (--ledger): its journals are searched too (apply.ts). */
+  /** The team ledger (--ledger): its journals are searched too. */
   shared?: ApplyOptions['shared'];
 }
 
-export type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
+type ListenerStats = Record<'accepted' | 'duplicates' | 'rejected' | 'applied', number>;
 
 export type RunningListener = Pick<WebhookListener, 'url' | 'port' | 'stats' | 'idle' | 'close'>;
 
@@ -48,25 +44,21 @@ interface DeliveryLine extends JournalEvent {
   deliveryId: string;
   eventType: string;
   receivedAt: string;
-  /** The body exactly as received (verified JSON text). */
+  /** The body exactly as received. */
   raw: string;
   eventKey: string;
 }
 
-/**
- * What makes an event the same event, whatever delivery carries it: its type and its `data` (for
- * a status change the payout, the statuses and changedAt; for a wallet event its transaction).
- * The delivery id and occurredAt are left out: a replay may bear new ones.
- */
-export function eventKey(event: { eventType: string; data: unknown }): string {
+/** An event's type and `data`, not its delivery id nor occurredAt: a replay may bear new ones. */
+function eventKey(event: { eventType: string; data: unknown }): string {
   return createHash('sha256')
     .update(`${event.eventType}\n${canonicalJson(event.data)}`)
     .digest('base64url')
     .slice(0, 32);
 }
 
-/** The results files a listener is pointed at, found afresh for each event (a watch adds files). */
-export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
+/** Found afresh for each event (a watch adds files). */
+function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): { file: string; stateDirs?: string[] }[] {
   const out: { file: string; stateDirs?: string[] }[] = (o.results ?? []).map((f) => ({ file: resolve(f) }));
   for (const dir of o.watchDirs ?? []) {
     const stateDirs = watchStateDir(dir);
@@ -79,7 +71,7 @@ export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): 
         } catch {
           continue;
         }
-        // Regular files only: a link (e.g. one refused by a watch and kept in failed/) is never written through.
+        // regular files only: a link is never written through
         for (const e of entries)
           if (e.isFile() && !e.name.startsWith('.') && /\.results(\.retry-\d+)?\.(csv|tsv|txt|xlsx)$/i.test(e.name))
             out.push({ file: join(base, claim, e.name), stateDirs });
@@ -89,7 +81,6 @@ export function targetFiles(o: Pick<ListenerOptions, 'results' | 'watchDirs'>): 
   return out;
 }
 
-/** The "stateDir" of a watch folder's configuration (its ledgers), when it names one. */
 function watchStateDir(dir: string): string[] {
   try {
     const cfg = JSON.parse(readFileSync(join(resolve(dir), 'payout-batch.json'), 'utf8')) as { stateDir?: unknown };
@@ -111,12 +102,8 @@ function mayHold(file: string, payoutId: string): boolean {
 
 type InboxLine = DeliveryLine | (JournalEvent & { t: 'applied'; deliveryId: string });
 
-/**
- * A running `listen`: one method per step of a delivery, in the order of the header above:
- * `receive` (read the body), `accept` (verify, deduplicate, record, answer), then `apply`, one at a
- * time. `start` takes the state folder's lock and recovers the inbox before it listens.
- */
-export class WebhookListener {
+/** `start` takes the state folder's lock and recovers the inbox; then `receive`, `accept`, `apply`. */
+class WebhookListener {
   url = '';
   port = 0;
   private readonly log: Logger | undefined;
@@ -124,9 +111,8 @@ export class WebhookListener {
   private readonly heartbeat: ReturnType<typeof setInterval>;
   private readonly server: Server;
   private readonly counts: ListenerStats = { accepted: 0, duplicates: 0, rejected: 0, applied: 0 };
-  /** Delivery ids ("id:…") and events ("event:…") already recorded: the newest SEEN_MAX, in insertion order. */
+  /** "id:…" and "event:…" keys recorded: the newest SEEN_MAX, in insertion order. */
   private readonly seen = new Set<string>();
-  /** The deliveries being applied, one at a time, in arrival order. */
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -138,10 +124,10 @@ export class WebhookListener {
     this.log = o.logger;
     this.heartbeat = setInterval(() => lock.touch(), 10_000);
     this.heartbeat.unref();
-    const inboxPath = join(stateDir, INBOX_FILE);
+    const inboxPath = join(stateDir, 'inbox.jsonl');
     const unapplied = this.recover(readJournal<InboxLine>(inboxPath).events);
     this.inbox = JournalWriter.open(inboxPath);
-    // Accepted before a restart but never applied: apply them first, in order.
+    // accepted before a restart but never applied: first, in order
     for (const d of unapplied) this.enqueue(d);
     this.server = createServer((req, res) => {
       try {
@@ -157,7 +143,6 @@ export class WebhookListener {
     if (!o.secret) throw new RangeError('a webhook secret is required: unsigned deliveries are never applied');
     const stateDir = resolve(o.stateDir);
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    // One listener per state folder: another one's lock is LockBusy.
     const lock = await acquireLock(join(stateDir, 'listen.lock'), { staleMs: 60_000, purpose: 'listen' });
     const listener = new WebhookListener(o, stateDir, lock);
     try {
@@ -169,7 +154,7 @@ export class WebhookListener {
     return listener;
   }
 
-  /** The inbox as left by the last run: the keys it recorded (seen), and its deliveries not applied. */
+  /** Remembers the inbox's keys; returns its deliveries not applied. */
   private recover(lines: InboxLine[]): DeliveryLine[] {
     const appliedIds = new Set<string>();
     for (const e of lines) {
@@ -179,7 +164,6 @@ export class WebhookListener {
     return lines.filter((e): e is DeliveryLine => e.t === 'delivery' && !appliedIds.has(e.deliveryId));
   }
 
-  /** A recorded delivery's id and event, as the newest keys (the oldest forgotten past SEEN_MAX). */
   private remember(d: DeliveryLine): void {
     for (const k of [`id:${d.deliveryId}`, `event:${d.eventKey}`]) {
       this.seen.delete(k);
@@ -202,7 +186,6 @@ export class WebhookListener {
     );
   }
 
-  /** Reads a request's body (at most MAX_DELIVERY_BYTES), then hands it to `accept`. */
   private receive(req: IncomingMessage, res: ServerResponse): void {
     if (req.method !== 'POST') return answer(res, 405, { error: 'POST a webhook delivery' });
     const chunks: Buffer[] = [];
@@ -220,7 +203,6 @@ export class WebhookListener {
     req.on('error', () => answer(res, 400, { error: 'bad request' }));
   }
 
-  /** Steps 1 to 3: verified, not a replay, recorded (fsynced) and only then answered 200. */
   private accept(req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
     let verified: ReturnType<typeof verifyWebhook>;
     try {
@@ -233,7 +215,7 @@ export class WebhookListener {
       return answer(res, e.reason === 'not-json' || e.reason === 'invalid-event' ? 400 : 401, { error: e.reason });
     }
     const id = verified.deliveryId;
-    // From the body as received (all of its data, not only the fields the spec names), as at start.
+    // all of the body's data, not only the fields the spec names
     const key = eventKey(JSON.parse(raw.toString('utf8')) as WebhookEvent);
     if (this.seen.has(`id:${id}`) || this.seen.has(`event:${key}`)) {
       this.counts.duplicates++;
@@ -274,7 +256,6 @@ export class WebhookListener {
       });
   }
 
-  /** Step 4: a status change to the rows it names; a wallet event logged. Then the "applied" line. */
   private async apply(d: DeliveryLine): Promise<void> {
     const event = JSON.parse(d.raw) as WebhookEvent;
     let rows = 0;
@@ -290,7 +271,7 @@ export class WebhookListener {
     this.counts.applied++;
   }
 
-  /** The status change to every results file listened for that holds the payout; the rows changed. */
+  /** Returns the rows changed. */
   private async applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
     const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
     const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
@@ -342,7 +323,7 @@ export class WebhookListener {
     } while (last !== this.chain);
   }
 
-  /** Stops taking deliveries, lets the ones accepted be applied, then lets go of the state folder. */
+  /** The deliveries accepted are applied before the state folder is let go. */
   async close(): Promise<void> {
     this.closed = true;
     await new Promise<void>((ok) => {
@@ -373,7 +354,7 @@ export async function registerSubscription(
   url: string,
   secret: string,
 ): Promise<{ action: 'created' | 'updated'; id: string; url: string }> {
-  // the stored record's fields are "not shown" (spec §4.13): the url we sent is the one we know
+  // the stored record's fields are "not shown" (spec §4.13)
   const existing = (await client.listWebhooks()).data[0];
   if (existing) {
     const s = await client.updateWebhook(existing.id, { url, secret });

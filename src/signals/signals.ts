@@ -1,10 +1,6 @@
-// What a job nobody watches tells the outside (issue 43, items 18–20): a dead man's switch ping at
-// its start and end (the healthchecks.io convention: URL/start, URL, URL/<exit code>), a Prometheus
-// text file for node_exporter's textfile collector, and an alert (a JSON POST whose `text` a chat
-// shows as it is) when the job failed or needs someone. The CLI hands over what its command
-// returned and the exit code it decided (cli/exit-codes.ts); nothing here changes either: a ping,
-// file or alert that fails is logged (the URL's origin only: its path is often the token) and the
-// job's outcome stays what it was.
+// What a job nobody watches tells the outside: pings, a metrics file, an alert (README.md). A signal
+// that fails is logged with the URL's origin only (its path is often the token) and never changes
+// the job's outcome or exit code.
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
@@ -22,26 +18,25 @@ export interface SignalTargets {
 
 type Amounts = Pick<MoneyTotals, 'debited' | 'refunded' | 'net'>;
 
-/** What a command ended with, as the signals read it (each part optional: a command refused early has none). */
+/** Each part optional: a command refused early has none. */
 export interface Outcome {
   exitCode: number;
-  /** Failed or needs someone (the CLI decides it from the exit code): the failure ping and the alert. */
+  /** Failed or needs someone: the failure ping and the alert. */
   failed: boolean;
-  /** What it was about: a batch file, a results file, a watch folder. */
+  /** A batch file, a results file, a watch folder. */
   subject?: string;
   byStatus?: Record<string, number>;
   money?: Record<string, Amounts>;
-  /** Why it failed, a line each (a refusal, a watched file that needs someone). */
   reasons?: string[];
-  /** Added to the alert's JSON as they are (batch id, results file). */
+  /** Added to the alert's JSON as they are. */
   details?: Record<string, unknown>;
-  /** The connection: the month's requests of its key, and its scrub of the key from what is sent. */
+  /** The month's requests of its key, and its scrub of the key from what is sent. */
   conn?: Pick<Connection, 'client' | 'usage'>;
 }
 
 const TIMEOUT_MS = 10_000;
 
-/** Rows by status and amounts by currency over several runs (a watch tick's files), added exactly. */
+/** Over several runs (a watch tick's files), added exactly. */
 export function addUp(runs: { byStatus: Record<string, number>; money: Record<string, Amounts> }[]): Pick<Outcome, 'byStatus' | 'money'> {
   const byStatus: Record<string, number> = {};
   const money: Record<string, Amounts> = {};
@@ -56,7 +51,6 @@ export function addUp(runs: { byStatus: Record<string, number>; money: Record<st
   return { byStatus, money };
 }
 
-/** The line a chat shows: which job on which host, how it ended, the rows, why. */
 function alertText(command: string, o: Outcome): string {
   const rows = Object.entries(o.byStatus ?? {}).map(([s, n]) => `${n} ${s}`);
   return [
@@ -66,10 +60,8 @@ function alertText(command: string, o: Outcome): string {
   ].join('\n');
 }
 
-/** A label value of the text format: backslash, quote and newline escaped. */
 const label = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 
-/** The pings, the metrics file and the alert of one command. */
 export class Signals {
   private started = Date.now();
 
@@ -95,7 +87,7 @@ export class Signals {
     ]);
   }
 
-  /** POSTs `body` to `url` + `suffix` (before its query); a failure is logged, never thrown. */
+  /** `suffix` goes before the query; a failure is logged, never thrown. */
   private async post(what: string, url: string, suffix: string, body = ''): Promise<void> {
     let to = '(not a URL)';
     try {
@@ -116,7 +108,7 @@ export class Signals {
     }
   }
 
-  /** The metrics file, replaced whole (node_exporter reads *.prom and never a temporary file). */
+  /** Replaced atomically: node_exporter reads *.prom, never a temporary file. */
   private async metrics(path: string, o: Outcome): Promise<void> {
     const now = Date.now() / 1000;
     const source = `source=${label(basename(path).replace(/\.prom$/, ''))}`;
@@ -130,11 +122,8 @@ export class Signals {
       const lastSuccess = o.failed ? /^payout_batch_last_success_timestamp_seconds\{[^}]*\} (\S+)$/m.exec(before)?.[1] : now.toFixed(3);
       const usage = o.conn?.usage && (await o.conn.usage.usage(o.conn.client.apiKey.fingerprint));
       metric('exit_code', 'Exit code of the last run.', [['', o.exitCode]]);
-      metric(
-        'rows',
-        'Rows of the last run by status.',
-        Object.entries(o.byStatus ?? {}).map(([s, n]) => [`status=${label(s)}`, n]),
-      );
+      const rows = Object.entries(o.byStatus ?? {}).map(([s, n]): [string, number] => [`status=${label(s)}`, n]);
+      metric('rows', 'Rows of the last run by status.', rows);
       metric(
         'amount',
         'Amounts of the last run by source currency: debited (amounts and fees), refunded, net.',
