@@ -34,8 +34,6 @@ export const ENGINE_STATUSES = {
   ALREADY_PAID: 'ALREADY_PAID',
   /** Its payee hit a sanctions list, or is in the review band (src/screening): never sent until cleared (`screen --clear`). */
   HELD_SCREENING: 'HELD_SCREENING',
-  /** Only in a results file an earlier version rewrote during a run: not processed yet (read, never written now). */
-  QUEUED: 'QUEUED',
 } as const;
 
 const PAYOUT_STATUS_SET = new Set<string>(PAYOUT_STATUSES);
@@ -65,8 +63,7 @@ export interface RowOutcome {
  * What a treasurer does next about a row, by its status (the one grouping of statuses: the run
  * summary, `status`, the report):
  *   paid        SUCCESSFUL: done.
- *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again;
- *               QUEUED: an earlier version's row the run had not reached yet.
+ *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again.
  *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
  *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
  *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`;
@@ -80,7 +77,7 @@ export type StatusGroup = (typeof STATUS_GROUPS)[number];
 /** Each group in words: a title for a table, a line for a terminal. */
 export const STATUS_GROUP_WORDS: Record<StatusGroup, { title: string; text: string }> = {
   paid: { title: 'Paid', text: 'paid (SUCCESSFUL)' },
-  inProgress: { title: 'In progress', text: 'in progress (PENDING, PROCESSING; QUEUED: not reached yet)' },
+  inProgress: { title: 'In progress', text: 'in progress (PENDING, PROCESSING)' },
   waiting: { title: 'Waiting for information', text: 'waiting for us (ADDITIONAL_INFO_REQUIRED): answer with payout-batch attach' },
   failed: { title: 'Failed (refunded)', text: 'failed after creation, refunded by the service (FAILED, REJECTED)' },
   notSent: {
@@ -96,7 +93,6 @@ export function statusGroup(status: string | undefined): StatusGroup {
       return 'paid';
     case 'PENDING':
     case 'PROCESSING':
-    case ENGINE_STATUSES.QUEUED:
       return 'inProgress';
     case 'ADDITIONAL_INFO_REQUIRED':
       return 'waiting';

@@ -87,7 +87,8 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
       // it, and only on the first row with that reference (a later one repeats it: DUPLICATE_REFERENCE).
       const ref = refHeader ? r.cells[refHeader] : undefined;
       const named = !r.payout && ref && createdBefore(ref) && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE');
-      rows.push(named ? { ...r, reference: ref } : r);
+      const row = { ...r, cells: compactCells(r.cells) };
+      rows.push(named ? { ...row, reference: ref } : row);
     }
   } finally {
     await v.close();
@@ -105,6 +106,13 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     documents: docs.fingerprints,
   };
 }
+
+/**
+ * The same cells, without prototype, as one fast object (issue 44): a dictionary of every header,
+ * as the reader builds it key by key, takes about 1.2 KB more a row for as long as the run holds it.
+ */
+const compactCells = (cells: Record<string, string>): Record<string, string> =>
+  Object.setPrototypeOf(JSON.parse(JSON.stringify(cells)), null) as Record<string, string>;
 
 /** The reference of a row that is or was a payout (validated, or created before): its journal name. */
 export function referenceOf(r: EngineRow): string | undefined {

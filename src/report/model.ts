@@ -431,7 +431,6 @@ const ACTIONS: Record<string, Action> = {
   REJECTED: refund,
   INVALID: { urgency: 5, next: 'Fix the row in the results file, then send it', command: 'payout-batch retry RESULTS' },
   NOT_SENT: { urgency: 6, next: 'Fix the cause (funds, corridor), then run again or retry' },
-  QUEUED: { urgency: 7, next: 'The run stopped before this row: run the same command again' },
 };
 /** A failed payout whose refund the results do not show yet: look again before paying again. */
 const REFUND_NOT_SEEN: Action = {
