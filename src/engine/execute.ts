@@ -30,10 +30,7 @@ export interface RowAttempt extends Attempt {
   row: number;
 }
 
-/**
- * One initiate through the send step. Returns the error that stops the run, if any, or `stopped`
- * when the stop came before its `initiating` line (nothing sent).
- */
+/** One initiate through the send step: the error that stops the run, or `stopped` before its `initiating` line. */
 export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ halt?: unknown; stopped?: boolean }> {
   const { ref, attempt, key } = a;
   const sent = await sendStep(ctx, a, {
@@ -60,8 +57,7 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
 
 /**
  * Whether the payout answering a fresh attempt existed before its `initiating` line: created under
- * this key by someone else (spec §4.2 rule 1 returns "the original payout"; §2 gives createdAt).
- * Without a createdAt we cannot tell and take it as created now.
+ * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now.
  */
 export function createdBefore(createdAt: string | undefined, sentAt: string): boolean {
   const t = createdAt === undefined ? NaN : Date.parse(createdAt);

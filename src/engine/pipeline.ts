@@ -78,10 +78,7 @@ export interface PipelineOptions extends SendOptions {
   approvedScreening?: PlanFile['screening'] | null;
 }
 
-/**
- * How a command ended, least urgent first (cli/exit-codes.ts): `unusable` is a watched file whose
- * input failed; `halted` stopped part way or could not reach the service (resume is safe).
- */
+/** How a command ended, least urgent first (cli/exit-codes.ts); `halted`: stopped part way, resume is safe. */
 export const RUN_KINDS = ['ok', 'not-finished', 'rows-failed', 'unusable', 'refused', 'halted'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
@@ -101,11 +98,7 @@ export interface PipelineResult {
   outcomes: Map<number, RowOutcome>;
 }
 
-/**
- * A batch prepared to be sent, for the caller to print, confirm or refuse (no plan when the
- * preflight failed). Nothing is sent until `execute(prepared)`, which must follow: it closes the
- * journal and releases the reservation.
- */
+/** A batch prepared to be sent. Nothing is sent until `execute(prepared)`, which must follow: it closes the journal. */
 export interface Prepared<R> {
   resume: ResumeReport;
   plan?: BatchPlan;
@@ -139,10 +132,7 @@ interface Run {
 
 const emitter = (o: Pick<PipelineOptions, 'settings'>) => o.settings.events && ((e: EngineEvent) => o.settings.events!.emit('event', e));
 
-/**
- * Plans a batch loaded with its journal and judges the plan by the guards. Executed, it sends and
- * finishes, then `end.complete` makes the command's result; `end.release` is called however it ends.
- */
+/** Plans a batch and judges the plan by the guards; executed, it sends and finishes; `end.release` is called however it ends. */
 export async function preparePipeline<R>(
   batch: LoadedBatch,
   session: BatchSession,
@@ -221,10 +211,7 @@ export async function preparePipeline<R>(
   }
 }
 
-/**
- * The last run's last requests and ours must not share a second of the key's rate (spec §8): after
- * a crash wait the whole pause; after a run that ended, what is left of it since its last line.
- */
+/** The last run's requests and ours must not share a second of the key's rate (spec §8). */
 async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Promise<void> {
   if (session.report.interrupted) await sleep(pauseMs);
   else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
@@ -233,10 +220,7 @@ async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Prom
 export type PlanStageOptions = Omit<PlanOptions, 'usage' | 'screened'> &
   DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger; screening?: ScreeningOptions };
 
-/**
- * The plan stage of `run`, `retry` and `plan`: the preflight for the rows with no payout yet (or
- * sent again), then the plan (pure). Throws PayoutApiError when the preflight cannot be made.
- */
+/** The preflight for the rows with no payout yet (or sent again), then the plan. Throws PayoutApiError from the preflight. */
 export async function planStage(
   conn: Connection,
   batch: LoadedBatch,
@@ -373,10 +357,7 @@ function withoutStoppedCurrencies(
   return { ...plan, toSend, notSent };
 }
 
-/**
- * Created rows whose payouts still lack documents: this run attaches them (finish-documents.ts),
- * so they move from `retry`'s kept rows into scope.
- */
+/** Created rows whose payouts still lack documents: attached by this run, so moved from `retry`'s kept rows into scope. */
 function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOptions): { finishing: string[]; scope: Scope } {
   const scope: Scope = { only: o.only && new Set(o.only), keep: o.keep && new Map(o.keep) };
   const finishing: string[] = [];
@@ -433,11 +414,7 @@ export function kindOf(kind: RunKind, summary: RunSummary, notDue = 0): RunKind 
   return notDue ? 'not-finished' : 'ok';
 }
 
-/**
- * Writes the results file and returns each row's outcome (undefined for a kept row). Under the
- * lock `status` and `listen` take, after catching up the journal's statuses: a row's status never
- * moves backward.
- */
+/** Writes the results file under the lock `status` and `listen` take, statuses caught up first: none moves backward. */
 function writeResultsFile(
   { batch, session, o }: Run,
   scope: Scope,
@@ -634,11 +611,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
 }
 
-/**
- * A results file already there holding payouts this account's ledger does not know, on references
- * it never sent, is another run's record (another service, key or state folder): refused with
- * nothing sent, never replaced.
- */
+/** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */
 async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
   if (!existsSync(path)) return;
   const table = await readResults(path).catch(() => undefined); // (not a results file: as before)
