@@ -1,8 +1,6 @@
-// The plan of a batch: which rows go, the totals per source currency with their fees (quoted, so
-// exact, or the methods route's, so estimated, with a margin), each wallet's balance after the
-// batch, the swap that would fund a short wallet (swap.ts), corridors not enabled, and the
-// requests the batch will spend by kind against the key's month. Pure: computed from the loaded
-// batch, the preflight and the journal.
+// The plan of a batch: which rows go, totals per source currency with their fees (quoted: exact;
+// the methods route's: estimated, with a margin), wallets after the batch, the swaps that would
+// fund a short wallet, corridors not enabled, and the requests by kind. Pure.
 import { z } from 'zod';
 import { Dec, ExactSum, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
 import { quotaSentence, type UsageReport } from '../client/quota.ts';
@@ -22,18 +20,17 @@ export interface CurrencyPlan {
   currency: string;
   rows: number;
   amount: string;
-  /** The fees of the rows whose fee is known before sending: quoted (exact) or the methods route's (estimated). */
+  /** The fees known before sending: quoted (exact) or the methods route's (estimated). */
   estimatedFees: string;
-  /** Rows whose fee is the methods route's, an estimate; absent: every known fee was quoted, so the total is exact. */
+  /** Rows whose fee is estimated; absent: every known fee was quoted. */
   feesEstimated?: number;
-  /** The margin kept above the total for the estimated fees (feeMargin); absent with feesEstimated. */
   feeMargin?: string;
-  /** Rows whose fee is not known before sending (the service's answer decides): not in estimatedFees. */
+  /** Rows whose fee only the service's answer decides: not in estimatedFees. */
   feesNotKnown?: number;
   total: string;
-  /** Absent when the service's wallet listing gives no balance we can read: no funds check here. */
+  /** Absent when the wallet listing gives no readable balance: no funds check here. */
   balance?: string;
-  /** What the plan's swaps move in or out of this wallet (+ credited, - debited), when they fund the batch. */
+  /** What the swaps that fund the batch move in (+) or out (-) of this wallet. */
   swap?: string;
   balanceAfter?: string;
   shortfall?: string;
@@ -43,9 +40,9 @@ export interface CurrencyPlan {
 export type LeftOut = RowIssue & { payout?: PayoutSnapshot };
 
 /** A row created by an earlier run: never sent again. */
-export interface CreatedRow {
+interface CreatedRow {
   rowNumber: number;
-  /** As the service answered at creation (journal): what the batch's totals count for it. */
+  /** As journalled at creation: what the totals count for it. */
   debit?: Pick<PayoutSnapshot, 'sourceCurrency' | 'sourceAmount'>;
 }
 
@@ -53,22 +50,16 @@ export interface BatchPlan {
   batchId: string;
   env: string;
   file: string;
-  /** pain.001: the message id and version. */
   message?: { id: string; version: string };
   rows: number;
   valid: number;
   invalid: number;
   /** Rows this run will send (new attempts or settling an unknown outcome). */
   toSend: number[];
-  /** Rows whose payout already exists (a resumed batch), with what the service debited (journal). */
   created: CreatedRow[];
-  /**
-   * Valid rows left out: shortfall under --allow-partial, corridor not enabled, or a reference
-   * another batch of the account sent (ALREADY_PAID, SENT_BY_ANOTHER_BATCH: never approved, as
-   * `run` would refuse it).
-   */
+  /** Valid rows left out: shortfall under --allow-partial, corridor not enabled, a reference another batch sent. */
   notSent: Map<number, LeftOut>;
-  /** Invalid rows, with the preflight's findings (prohibited country, method, required fields). */
+  /** Invalid rows, with the preflight's findings. */
   invalidRows: Map<number, { code: string; message: string }>;
   alreadyCreated: number;
   toSettle: number;
@@ -81,52 +72,45 @@ export interface BatchPlan {
     rows: number;
   }[];
   warnings: string[];
-  /** Rows to send with no supporting document (validate's NO_DOCUMENT): the confirmation says so. */
+  /** Rows to send with no supporting document (validate's NO_DOCUMENT). */
   withoutDocument?: number;
   requests: RequestCost;
-  /** Rows of toSend whose payout failed after creation and was refunded: sent again, by source currency (amounts, fees not included). */
+  /** Rows sent again after a refunded failure, by source currency (fees not included). */
   resend?: { rows: number; byCurrency: { currency: string; rows: number; amount: string }[] };
-  /** The swaps proposed to fund short wallets (spec §4.7), one per short currency at most. */
+  /** At most one swap per short currency (spec §4.7). */
   swaps: SwapProposal[];
-  /** The short currencies no swap can fund, and what is missing. */
   swapRefusals: SwapRefusal[];
-  /** The swaps fund this batch (`plan`, `run --fund-by-swap`, a plan file's swaps): the balances after count them. */
+  /** The swaps fund this batch: the balances after count them. */
   fundedBySwaps: boolean;
-  /** The sanctions screening of the batch (--sanctions-list): its lists, the rows held (also in notSent, HELD_SCREENING) and cleared. */
+  /** --sanctions-list: the held rows are also in notSent (HELD_SCREENING). */
   screening?: Screened;
   /** Blocks the run unless --allow-partial. */
   shortfall: boolean;
-  /** Valid rows held back only because of a corridor not enabled (blocks unless --allow-partial or --enable-pairs). */
+  /** Rows held back by a corridor not enabled (blocks unless --allow-partial or --enable-pairs). */
   corridorBlocked: boolean;
 }
 
 const count = z.number().int().nonnegative();
 
 /**
- * The requests a batch will spend, by kind, as the plan, its JSON and its file hold them. Every
- * request to the service counts against the key's 10,000 a month (spec §8); the PUTs to the
- * document storage go to the storage's presigned URL without the key (spec §4.6), so the client
- * neither paces nor counts them (client/http.ts `storage`): listed, not in the estimate. (A plan
- * file of an older version has only preflight and estimate: the kinds read as 0.)
+ * The requests a batch will spend, by kind: each counts against the key's month (spec §8) but the
+ * PUTs to the document storage's presigned URL (spec §4.6), listed, not in the estimate.
  */
 export const RequestCostSchema = z.object({
-  /** The requests counted against the key: every kind below but storagePuts. */
+  /** Every kind below but storagePuts. */
   estimate: count,
-  /** Wallets, countries, the methods of each corridor, pairs (preflight.ts): once per command that plans. */
   preflight: count,
-  /** Quotes this command sends: one per corridor, method and fee band of the rows to send by `plan --out` (none with --no-quote); `run` sends none. */
+  /** `plan --out`: one per corridor, method and fee band of the rows to send; `run` sends none. */
   quotes: count.default(0),
-  /** One upload-url per distinct document content (sha256) among the rows to send, once per batch. */
+  /** One per distinct document content (sha256) among the rows to send. */
   uploadUrls: count.default(0),
-  /** The PUT of each upload to the storage: not counted by the service. */
   storagePuts: count.default(0),
-  /** One initiate per row to send (a row being settled resends its journalled one). */
   initiates: count.default(0),
-  /** One PATCH documents per row naming more than one document (none under --merge-documents). */
+  /** One per row naming more than one document (none under --merge-documents). */
   patches: count.default(0),
-  /** Four per swap that funds the batch (swap-send.ts): the swaps list, the pairs, the swap, the wallets after it. */
+  /** Four per swap: the swaps list, the pairs, the swap, the wallets after it. */
   swapRequests: count.default(0),
-  /** This key's requests this month, its quota and what remains of it, as counted here (client/quota.ts). */
+  /** This key's month as counted here (client/quota.ts). */
   usedThisMonth: count.optional(),
   quota: count.optional(),
   remaining: count.optional(),
@@ -135,25 +119,23 @@ export type RequestCost = z.infer<typeof RequestCostSchema>;
 
 export interface PlanOptions {
   allowPartial: boolean;
-  /** This command quotes the rows to send (`plan --out` without --no-quote), once per corridor, method and fee band: the quotes are in its cost. */
+  /** `plan --out` without --no-quote: once per corridor, method and fee band. */
   quoteRows?: boolean;
   mergeDocuments: boolean;
   usage?: UsageReport;
-  /** Row numbers to consider (retry: the rows not created yet). Default: every row. */
+  /** Row numbers to consider (default every row). */
   only?: Set<number>;
-  /** Quoted totals from a plan file (row number → fee), preferred to the estimates. */
+  /** A plan file's quoted fees by row number, preferred to the estimates. */
   quotedFees?: Map<number, DecT>;
-  /** References whose payout failed after creation and was refunded, to send again (retry --resend-failed). */
+  /** retry --resend-failed. */
   resend?: Set<string>;
-  /** References other batches of the account sent (ledger.ts sentByOtherBatches): left out, whatever `only` says. */
+  /** References other batches of the account sent: left out, whatever `only` says. */
   sentElsewhere?: Map<string, SentElsewhere>;
-  /** The swaps fund the batch: the balances after count them (`plan` proposes them so; `run` with --fund-by-swap). */
   fundBySwap?: boolean;
-  /** --swap-from CUR: the funding wallet of every swap. */
+  /** --swap-from CUR. */
   swapFrom?: string;
-  /** A plan file's swaps (`run --plan`): approved, so used as they are, never priced again; they fund the batch. */
+  /** `run --plan`: approved, used as they are, never priced again. */
   approvedSwaps?: SwapProposal[];
-  /** The batch's sanctions screening (screen-batch.ts): its held rows are never sent. */
   screened?: Screened;
 }
 
@@ -161,15 +143,14 @@ export interface PlanOptions {
 type RowVerdict =
   | { kind: 'created'; debit?: PayoutSnapshot }
   | { kind: 'invalid'; code: string; message: string }
-  /** Valid, held back by preflight (a corridor not enabled): NOT_SENT. */
+  /** A corridor not enabled. */
   | { kind: 'held'; issue: RowIssue }
-  /** Its reference was sent by another batch of the account: never sent by this one. */
+  /** Sent by another batch of the account. */
   | { kind: 'elsewhere'; issue: LeftOut }
-  /** Its payee hit a sanctions list (HELD_SCREENING): never sent. */
   | { kind: 'screened'; issue: RowIssue }
-  /** Valid, dated later (pain.001 ReqdExctnDt): NOT_SENT until that day, when a run of the same file sends it. */
+  /** Dated later (pain.001 ReqdExctnDt): NOT_SENT until that day. */
   | { kind: 'notDue'; issue: LeftOut }
-  /** Valid; an idempotency conflict is for a person to resolve: not sent, not reported here. */
+  /** An idempotency conflict, for a person: not sent, not reported here. */
   | { kind: 'conflict' }
   | { kind: 'candidate'; payout: PayoutRow; settling: boolean; resending: boolean };
 
@@ -180,12 +161,11 @@ interface Candidate {
   currency: string;
   amount: DecT;
   fee: DecT;
-  /** Its fee is the methods route's (not quoted): the balance check keeps a margin for it. */
+  /** The methods route's fee: the balance check keeps a margin for it. */
   feeEstimated: boolean;
   feeNotKnown: boolean;
-  /** Its outcome is unknown (initiating or unknown): resent with its journalled key and body. */
+  /** Resent with its journalled key and body. */
   settling: boolean;
-  /** retry --resend-failed: its payout failed after creation and was refunded. */
   resending: boolean;
 }
 
@@ -196,7 +176,6 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
   const resending = !!r.payout && s?.phase === 'created' && !!o.resend?.has(r.payout.reference);
   // A payout that exists is never sent again, whatever the file says of the row now.
   if (s?.phase === 'created' && !resending)
-    // (one the service answered with that this ledger never created is not this batch's: execute.ts)
     return s.payout?.existedBefore ? { kind: 'elsewhere', issue: alreadyPaidIssue(s.payout) } : { kind: 'created', debit: s.payout };
   if (!r.payout || !s) {
     const e = r.problems.find((p) => p.severity === 'error');
@@ -244,11 +223,8 @@ function alreadyPaidIssue(p: PayoutSnapshot): LeftOut {
 }
 
 /**
- * What a batch's rows to send will cost, by kind: a row being settled resends its journalled
- * initiate alone; a new attempt sends an initiate, the upload of each document content the batch
- * has not uploaded yet (one per distinct sha256: a document named by many rows is uploaded once),
- * and one PATCH with its other documents. `sha256Of` gives a document's digest (loadBatch's
- * fingerprints); one it does not know counts by its path.
+ * What the rows to send will cost: a row being settled resends its initiate alone; a new attempt
+ * sends an initiate, an upload per document content not uploaded yet, and one PATCH for the rest.
  */
 export function requestCost(
   rows: readonly { payout: PayoutRow; settling: boolean }[],
@@ -284,7 +260,7 @@ export function requestCost(
   };
 }
 
-/** The kinds of a cost that are not zero, for a person: "13 preflight, 400 initiate, ... (+ 14 storage PUTs, not counted)". */
+/** The kinds of a cost that are not zero, for a person. */
 export function requestKindsText(r: RequestCost): string {
   const kinds: [number, string][] = [
     [r.preflight, 'preflight'],
@@ -363,10 +339,7 @@ function countBlockedCorridor(blocked: Map<string, BatchPlan['corridorsNotEnable
   blocked.set(k, b);
 }
 
-/**
- * The wallets' balances by currency. A wallet without a readable balance ("other wallet fields:
- * not shown", spec §2) is not checked here: the service's INSUFFICIENT_FUNDS decides.
- */
+/** The wallets' balances; one without a readable balance (spec §2) is left to the service's INSUFFICIENT_FUNDS. */
 function walletBalances(pf: PreflightResult): { balances: Map<string, DecT>; balanceNotKnown: Set<string> } {
   const balances = new Map<string, DecT>();
   const balanceNotKnown = new Set<string>();
@@ -388,11 +361,8 @@ interface Used {
 }
 
 /**
- * The margin the balance check keeps above the estimated fees of a currency: the larger of 2% of
- * them and one minor unit per row whose fee is estimated, rounded up to the minor unit. The
- * methods route's fee is the live one (spec §4.11), so an estimate moves only with the rate a fee
- * in another currency is converted at (NIP's NGN fee: rates move, spec §1.11) and with rounding,
- * a minor unit a row at most.
+ * The margin above a currency's estimated fees: the larger of 2% of them and a minor unit per
+ * estimated row. The methods route's fee is live (spec §4.11): it moves only with a rate (§1.11).
  */
 export function feeMargin(estimated: DecT, rows: number, currency: string): DecT {
   const digits = minorUnits(currency) ?? 2;
@@ -419,11 +389,7 @@ function needsOf(candidates: readonly Candidate[]): SwapNeed[] {
   }));
 }
 
-/**
- * The swaps of the plan: a plan file's (approved, for the currencies short now: a swap already
- * made left its wallet funded), else those priced from the pairs route (spec §4.9), or why a short
- * currency cannot be funded.
- */
+/** The swaps: a plan file's for the currencies short now, else priced from the pairs route (spec §4.9), or why none can fund. */
 function swapsOf(
   referenceOf: (currency: string) => string,
   needs: SwapNeed[],
@@ -469,10 +435,7 @@ function withSwaps(wallets: ReturnType<typeof walletBalances>, swaps: readonly S
   return { balances, balanceNotKnown: wallets.balanceNotKnown, moved };
 }
 
-/**
- * Rows in file order take from their wallet; under --allow-partial a row that no longer fits is
- * left out (NOT_SENT), otherwise the batch stops before the first payout (the shortfall).
- */
+/** Rows in file order take from their wallet; a row that no longer fits is NOT_SENT under --allow-partial, else a shortfall. */
 function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof walletBalances>, allowPartial: boolean) {
   const used = new Map<string, Used>();
   const wanted = new Map<string, DecT>();
@@ -621,10 +584,7 @@ function elsewhereWarnings(elsewhere: Map<number, LeftOut>): string[] {
   ];
 }
 
-/**
- * What `validate` warned of, where the plan is read and confirmed (issue 43, item 13): the file's
- * warnings (a column not sent), and each code's rows among those to send ("2 rows (rows 3, 7) NO_DOCUMENT: ...").
- */
+/** What `validate` warned of, where the plan is confirmed: the file's warnings, and each code's rows among those to send. */
 function validationWarnings(batch: LoadedBatch, toSend: Set<number>): { warnings: string[]; withoutDocument?: number } {
   const byCode = new Map<ProblemCode, number[]>();
   for (const r of batch.rows)
@@ -704,11 +664,7 @@ export const feeForTotals =
     return p ? p.transactionFees : estimated.get(r.rowNumber);
   };
 
-/**
- * The rows the batch pays (already created, and to send now) with their totals by currency:
- * amounts before fees, and amounts plus (estimated) fees. What the control totals compare with,
- * so the same command gives the same answer when it resumes.
- */
+/** The rows the batch pays (created, and to send) with their totals by currency, before and after fees: what the control totals compare. */
 export function payableTotals(
   batch: LoadedBatch,
   plan: BatchPlan,

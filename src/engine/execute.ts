@@ -1,14 +1,7 @@
-// The row loop: every row to send goes through its life, rows in parallel through the one client
-// (which keeps the rate limit), a row's own steps in order:
-//
-//   settle an unknown outcome (same key, same bytes) | documents (each distinct one uploaded once
-//   per batch) → initiate (sendInitiate: the send step, send.ts) → PATCH the other documents
-//
-// No quote: the initiate's answer carries the rate and fee applied (spec §4.2). Each step reads
-// the row's phase from the journal's fold. A run that cannot go on (the key refused, the service
-// unreachable) halts: rows not started stay as journalled, and resuming is safe. After a stop on
-// request (Ctrl-C) no `initiating` line is written (checked under the ledger's lock); the requests
-// in flight are answered and journalled.
+// The row loop, rows in parallel through the one client, a row's steps in order: settle an unknown
+// outcome (same key, same bytes) | documents → initiate (send.ts) → PATCH the other documents. No
+// quote: the initiate's answer carries the rate and fee (spec §4.2). A halt or a stop starts no new
+// row; the requests in flight are answered and journalled.
 import type { EventEmitter } from 'node:events';
 import pLimit from 'p-limit';
 import type { PayoutAnswer } from '../client/answers.ts';
@@ -37,11 +30,7 @@ export interface RowAttempt extends Attempt {
   row: number;
 }
 
-/**
- * Sends one initiate through the send step and journals what it means. Returns the error that
- * stops the run, if any (the row is then as journalled: resuming resends it with the same key and
- * body), or `stopped` when the stop came before its `initiating` line (nothing journalled, nothing sent).
- */
+/** One initiate through the send step: the error that stops the run, or `stopped` before its `initiating` line. */
 export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ halt?: unknown; stopped?: boolean }> {
   const { ref, attempt, key } = a;
   const sent = await sendStep(ctx, a, {
@@ -67,22 +56,15 @@ export async function sendInitiate(ctx: SendContext, a: RowAttempt): Promise<{ h
 }
 
 /**
- * Whether a payout the service answered a fresh attempt with existed before that attempt's
- * `initiating` line. The spec shows no replay marker: rule 1 of §4.2 returns "the original
- * payout", and §2 gives each payout its createdAt. A payout this request created is created after
- * the line was written; one created earlier was created under this key by someone else (another
- * state folder, user or host, or a journal lost since): already paid at this account. Without a
- * createdAt we cannot tell and take it as created now.
+ * Whether the payout answering a fresh attempt existed before its `initiating` line: created under
+ * this key by someone else (spec §4.2 rule 1, §2 createdAt). Without a createdAt: created now.
  */
 export function createdBefore(createdAt: string | undefined, sentAt: string): boolean {
   const t = createdAt === undefined ? NaN : Date.parse(createdAt);
   return Number.isFinite(t) && t < Date.parse(sentAt);
 }
 
-/**
- * A 409 on a first attempt (spec §4.2 rule 2): this reference's key was used before, with another
- * body, by a batch this ledger does not hold. Nothing was created by this run.
- */
+/** A 409 on a first attempt (spec §4.2 rule 2): the key was used before with another body, by a batch this ledger does not hold. */
 function usedBefore(e: ErrorSnapshot): ErrorSnapshot {
   return {
     ...e,
@@ -109,14 +91,9 @@ export function initiateBody(p: PayoutRow, supportingDocument?: string): Initiat
   return body;
 }
 
-// ---- the created payout as the journal keeps it
-//
-// Spec §4.2 promises only id, status PENDING, payoutRef, sourceAmount, destinationAmount and
-// exchangeRate on the initiate answer ("full response field list: not shown"). An answer with an
-// id and a status means the payout exists: it is recorded as created, whatever else is missing.
-// What the results file needs and the answer lacks (the fee above all: rule 8 says the applied fee
-// is in transactionFees) is read after the rows from the payout list (completeCreated); if that
-// read fails, the row is still created and the gaps are read by the next run.
+// ---- the created payout as the journal keeps it. An answer with an id and a status is created,
+// whatever else is missing (spec §4.2 promises few fields); the rest, the fee above all (rule 8),
+// is read after the rows from the payout list (completeCreated), or by the next run.
 
 /** The request's own values, for what the answer does not repeat. */
 type SentPayout = Pick<PayoutSnapshot, 'sourceAmount' | 'sourceCurrency' | 'destinationCurrency'>;
@@ -132,12 +109,9 @@ const defined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /**
- * The created payouts whose initiate answer lacked what the results show (or, for a fresh attempt,
- * the createdAt that tells a payout created before it), this run's and any an earlier run left so:
- * read from the payout list (spec §4.4: its items carry fees, rate and createdAt), 100 a page and
- * one GET each for those the pages did not show (client/pages.ts), rather than one GET per row;
- * then journalled whole (a `completed` line). Never throws: what cannot be read now is read by
- * the next run.
+ * The created payouts whose answer lacked what the results show (or a fresh attempt's createdAt):
+ * read from the payout list (spec §4.4), one GET each for those the pages did not show, then
+ * journalled whole (`completed`). Never throws: what cannot be read now is read by the next run.
  */
 export async function completeCreated({ client, session, at }: SendContext): Promise<void> {
   const pending = [...session.folded.rows.values()].filter((s) => s.phase === 'created' && s.payout?.incomplete);
@@ -190,14 +164,14 @@ export type EngineEvents = EventEmitter<{ event: [EngineEvent] }>;
 export interface RunSettings {
   mergeDocuments: boolean;
   concurrency?: number;
-  /** Aborted (Ctrl-C, SIGTERM): no new row starts (rows in flight finish, so no outcome is left unknown by us). */
+  /** Aborted (Ctrl-C, SIGTERM): no new row starts; rows in flight finish. */
   stop?: AbortSignal;
   events?: EngineEvents;
   /** Wait before the first request when the last run was killed (default 1100 ms). */
   crashWaitMs?: number;
   /** Wait before each resend pass for rows still unknown at the end. */
   settleDelayMs?: number;
-  /** --swap-rate-tolerance as a fraction (default 0.01): enforced by the send step of the swap (swap-send.ts). */
+  /** --swap-rate-tolerance as a fraction (default 0.01). */
   swapRateTolerance?: Dec;
 }
 
@@ -207,28 +181,20 @@ export interface ExecuteOptions {
   /** 'run': a row refused before stays refused (FAILED_TO_SEND); 'retry': it goes again under attempt + 1. */
   mode: 'run' | 'retry';
   settings: RunSettings;
-  /** What validation saw of each document (absolute path); the upload reads the same file or none. */
+  /** What validation saw of each document: the upload reads the same file or none. */
   documents?: Map<string, DocumentFingerprint>;
-  /** The plan's fee of each row (estimated or quoted): the wallet read of a refused row's retry (spent.ts). */
+  /** The plan's fee of each row: the wallet read of a refused row's retry (spent.ts). */
   fees?: ReadonlyMap<number, Dec>;
-  /** References of created rows whose payouts still lack documents: attached after the rows to send (finish-documents.ts). */
+  /** Created rows whose payouts still lack documents: attached after the rows to send. */
   finish?: string[];
-  /**
-   * retry --resend-failed: references whose payout failed after creation and whose refund is
-   * journalled. Such a row gets a `resend` line, then a new attempt (never while the payout is in
-   * progress or paid, nor before its refund: the fold refuses the line otherwise).
-   */
+  /** retry --resend-failed: a `resend` line, then a new attempt (the fold refuses the line unless refunded). */
   resend?: Set<string>;
-  /**
-   * What a row waits for before it starts, outside the concurrency limit so that the other rows go
-   * meanwhile (a swap that funds its wallet: swap-send.ts); a reason leaves it NOT_SENT, saying why.
-   */
+  /** What a row waits for (its wallet's swap), outside the concurrency limit; a reason leaves it NOT_SENT. */
   before?: (row: PayoutRow) => Promise<ErrorSnapshot | undefined>;
 }
 
-/** Thrown inside a row when the run halts; the loop catches it and records the row as not sent. */
+/** Thrown inside a row when the run halts, or is stopped before its payout started: recorded as not sent. */
 class Halt extends Error {}
-/** Thrown inside a row stopped on request before its payout started; recorded as not sent. */
 class Stopped extends Error {}
 
 /** The reason a row not started before a stop (Ctrl-C) gives in the results. */
@@ -246,7 +212,7 @@ export async function executeRows(
 }
 
 class RowLoop {
-  /** The outcomes of rows this run did not leave created (a created row's is its journal state's); how many it left created. */
+  /** The outcomes of rows this run did not leave created (a created row's is its journal state's). */
   readonly outcomes = new Map<number, RowOutcome>();
   private created = 0;
   private halted: string | undefined;
@@ -311,11 +277,7 @@ class RowLoop {
     this.done(p);
   }
 
-  /**
-   * The row's next attempt: documents → initiate → PATCH the other documents. After a refusal
-   * (`s` rejected at attempt n) the new key goes only once key n is proven spent (spent.ts): until
-   * then the row is sent under key n, as it is now.
-   */
+  /** Documents → initiate → PATCH. After a refusal at attempt n, a new key only once key n is proven spent (spent.ts). */
   private async newAttempt(p: PayoutRow, s: RowState): Promise<void> {
     const ref = p.reference;
     // (a refusal of a sent body; not a refunded failure reopened, nor documents that failed first)
@@ -331,9 +293,7 @@ class RowLoop {
       record(this.o.session, { t: 'rejected', ref, attempt, key, error: snapshotOfError(e), at: this.send.at() }, { sync: true });
       return;
     }
-    // Stopped while the documents were uploaded: the payout does not start (they are reused on resume).
     if (this.o.settings.stop?.aborted) throw new Stopped();
-    // What the payout is to get by PATCH once created: if this run stops first, the next one does it.
     const attach = (n: number) =>
       urls.length &&
       record(this.o.session, { t: 'attach', ref, attempt: n, supportingDocument: urls[0]!, documents: urls.slice(1), at: this.send.at() });
@@ -361,16 +321,13 @@ class RowLoop {
     if (stopped) throw new Stopped();
     if (halt) this.halt(halt);
     const s = this.state(a.ref);
-    // Right after creation the payout holds only the initiate's document: PATCH the rest.
     if (s.phase === 'created') await this.attachPending(s, true);
     return this.state(a.ref);
   }
 
   /**
-   * Runs `step` for each row (or reference of a created row) through the concurrency limit; after
-   * a halt or a stop no new one starts. A row the halt or the stop interrupted before its payout
-   * started is recorded as not sent, with the reason. Rows are taken from the list only as the
-   * limit frees (a few workers): never a promise for every row of the batch at once (issue 44).
+   * `step` for each row (or created row's reference) through the limit; after a halt or a stop none
+   * starts. Rows are taken from the list only as the limit frees: never a promise per row (issue 44).
    */
   private async each<T extends PayoutRow | string>(list: T[], step: (item: T) => Promise<void>): Promise<void> {
     const guarded = async (item: T) => {
@@ -384,7 +341,6 @@ class RowLoop {
       }
     };
     const { before } = this.o;
-    // A row waiting for its swap waits outside the limit, so that the other rows go meanwhile.
     const go = async (item: T) => {
       const why = before && typeof item !== 'string' ? await before(item) : undefined;
       return why ? this.done(item as PayoutRow, why) : this.limit(() => guarded(item));
@@ -405,7 +361,7 @@ class RowLoop {
     return rowState(this.o.session.folded, ref);
   }
 
-  /** Records the row's outcome as its journal now says (`notSent`: why it was not sent, when the run halted, stopped or held it first). */
+  /** Records the row's outcome as its journal now says (`notSent`: why, when halted, stopped or held first). */
   private done(p: PayoutRow, notSent?: ErrorSnapshot): void {
     const s = this.state(p.reference);
     const outcome = outcomeFromState(s, { status: ENGINE_STATUSES.NOT_SENT, documents: [], ...(notSent ? { error: notSent } : {}) });

@@ -1,8 +1,6 @@
-// What became of each row, in the words of the results file, and the summary of a run.
-//
-// The `status` column holds the payout's own status (PENDING, PROCESSING, ...) for a row whose
-// payout exists, and one of our own words otherwise. Ours never collide with the service's
-// statuses (REJECTED is a payout status, so a refusal by the service is FAILED_TO_SEND).
+// What became of each row, in the results file's words, and the summary of a run. `status` is the
+// payout's own status when it exists, else one of ours, which never collide with the service's
+// (REJECTED is a payout status, so a refusal is FAILED_TO_SEND).
 import { formatApiAmount, formatApiSum } from '../money.ts';
 import { PAYOUT_STATUSES } from '../spec/codes.ts';
 import { documentsToAttach, type ErrorSnapshot, type PayoutSnapshot, type RowState, type SwapState } from '../journal/lines.ts';
@@ -20,22 +18,15 @@ export const ENGINE_STATUSES = {
   FAILED_TO_SEND: 'FAILED_TO_SEND',
   /** The answer to initiate never came: resent with the same key and body on the next run or retry. */
   UNKNOWN_OUTCOME: 'UNKNOWN_OUTCOME',
-  /**
-   * 409 IDEMPOTENCY_KEY_CONFLICT: the key was used with another body. A person resolves it; never
-   * resent. On a first attempt: the reference was used before with other content.
-   */
+  /** 409 IDEMPOTENCY_KEY_CONFLICT: the key was used with another body. A person resolves it; never resent. */
   CONFLICT: 'CONFLICT',
   /**
-   * The reference was paid before at this account, not by this batch: the ledger shows another
-   * batch's payout (the row is left out), or the service answered this row's key with a payout
-   * created before this batch sent it (spec §4.2 rule 1). Its payoutId is that payout; this
-   * batch debited nothing for it and never sends it again. Paying again takes a new reference.
+   * Paid before at this account, not by this batch: another batch's payout in the ledger, or one
+   * created under this key before this batch sent it (spec §4.2 rule 1). Never sent again.
    */
   ALREADY_PAID: 'ALREADY_PAID',
-  /** Its payee hit a sanctions list, or is in the review band (src/screening): never sent until cleared (`screen --clear`). */
+  /** Its payee hit a sanctions list or the review band: never sent until cleared (`screen --clear`). */
   HELD_SCREENING: 'HELD_SCREENING',
-  /** Only in a results file an earlier version rewrote during a run: not processed yet (read, never written now). */
-  QUEUED: 'QUEUED',
 } as const;
 
 const PAYOUT_STATUS_SET = new Set<string>(PAYOUT_STATUSES);
@@ -53,20 +44,16 @@ export interface RowOutcome {
   /** documentUrls attached (or to attach). */
   documents: string[];
   updatedAt?: string;
-  /** Earlier payouts of this row that failed after creation, were refunded and were sent again. */
   earlier?: PayoutSnapshot[];
-  /** The approved clearances of its sanctions hits (screen-batch.ts), as the results column says them. */
+  /** The approved clearances of its sanctions hits, as the results column says them. */
   clearance?: string;
 }
-
-// ------------------------------------------------------------------ status groups
 
 /**
  * What a treasurer does next about a row, by its status (the one grouping of statuses: the run
  * summary, `status`, the report):
  *   paid        SUCCESSFUL: done.
- *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again;
- *               QUEUED: an earlier version's row the run had not reached yet.
+ *   inProgress  PENDING (also under review), PROCESSING: created and debited, poll `status` again.
  *   waiting     ADDITIONAL_INFO_REQUIRED: the service waits for us: answer with `payout-batch attach`.
  *   failed      FAILED, REJECTED after creation: the service refunds it; `retry --resend-failed` pays again.
  *   notSent     INVALID, NOT_SENT, FAILED_TO_SEND, CONFLICT: no payout; fix the row and `retry`;
@@ -80,7 +67,7 @@ export type StatusGroup = (typeof STATUS_GROUPS)[number];
 /** Each group in words: a title for a table, a line for a terminal. */
 export const STATUS_GROUP_WORDS: Record<StatusGroup, { title: string; text: string }> = {
   paid: { title: 'Paid', text: 'paid (SUCCESSFUL)' },
-  inProgress: { title: 'In progress', text: 'in progress (PENDING, PROCESSING; QUEUED: not reached yet)' },
+  inProgress: { title: 'In progress', text: 'in progress (PENDING, PROCESSING)' },
   waiting: { title: 'Waiting for information', text: 'waiting for us (ADDITIONAL_INFO_REQUIRED): answer with payout-batch attach' },
   failed: { title: 'Failed (refunded)', text: 'failed after creation, refunded by the service (FAILED, REJECTED)' },
   notSent: {
@@ -96,7 +83,6 @@ export function statusGroup(status: string | undefined): StatusGroup {
       return 'paid';
     case 'PENDING':
     case 'PROCESSING':
-    case ENGINE_STATUSES.QUEUED:
       return 'inProgress';
     case 'ADDITIONAL_INFO_REQUIRED':
       return 'waiting';
@@ -121,10 +107,7 @@ export const countGroups = (statuses: Iterable<string | undefined>): Record<Stat
   return n;
 };
 
-/**
- * The rows per group as the run summary and `status --json` publish them (`outcomes`): the two
- * groups of rows with no payout to follow, notSent and unknown, as one count, notCreated.
- */
+/** The rows per group as the summary and `status --json` publish them: notSent and unknown as one count, notCreated. */
 export type OutcomeCounts = Record<'paid' | 'inProgress' | 'waiting' | 'failed' | 'notCreated', number>;
 
 export function outcomeCounts(statuses: Iterable<string | undefined>): OutcomeCounts {
@@ -147,7 +130,7 @@ export function nextStepOf(status: string | undefined, o: { payoutId?: string; r
 }
 
 /** The money entries of a row's payouts (the current one and those it replaced). */
-export function moneyEntriesOf(o: Pick<RowOutcome, 'payout' | 'earlier' | 'status'>): MoneyEntry[] {
+function moneyEntriesOf(o: Pick<RowOutcome, 'payout' | 'earlier' | 'status'>): MoneyEntry[] {
   const out = (o.earlier ?? []).map((p) => moneyEntryOfPayout(p));
   if (o.payout && isCreatedStatus(o.status)) out.push(moneyEntryOfPayout(o.payout, o.status));
   return out;
@@ -163,8 +146,7 @@ export function resultValues(o: RowOutcome): ResultValues {
     v.payoutId = p.id;
     if (p.payoutRef !== undefined) v.payoutRef = p.payoutRef;
     if (p.exchangeRate !== undefined) v.appliedRate = String(p.exchangeRate);
-    // the service's amounts with the currency's minor units, read exactly (money.ts);
-    // a fee the service has not told yet stays empty (`status` fills it in), never a guess
+    // (a fee the service has not told yet stays empty, never a guess)
     if (p.transactionFees !== undefined) {
       v.fee = formatApiAmount(p.transactionFees, p.sourceCurrency);
       v.totalDeductible = formatApiSum(p.sourceAmount, p.transactionFees, p.sourceCurrency);
@@ -195,12 +177,7 @@ export function resultValues(o: RowOutcome): ResultValues {
   return v;
 }
 
-/**
- * Our word for a payment (a row, or a swap: swapLinesOf) its journal shows sent and with no
- * payout or swap: sent with no answer yet (UNKNOWN_OUTCOME: resent with the same key), refused by
- * the service (FAILED_TO_SEND), in conflict (CONFLICT), or the swap's rate moved and none was made
- * (NOT_SENT). Undefined for a payment not sent, or created.
- */
+/** Our word for a row or swap sent with no payout or swap; undefined for one not sent, or created. */
 function statusOfStep(phase: RowState['phase'] | SwapState['phase']): string | undefined {
   if (phase === 'initiating' || phase === 'unknown') return ENGINE_STATUSES.UNKNOWN_OUTCOME;
   if (phase === 'rejected') return ENGINE_STATUSES.FAILED_TO_SEND;
@@ -208,7 +185,7 @@ function statusOfStep(phase: RowState['phase'] | SwapState['phase']): string | u
   return phase === 'stale-rate' ? ENGINE_STATUSES.NOT_SENT : undefined;
 }
 
-/** The outcome a row's journal state shows (for rows this run did not touch). */
+/** The outcome a row's journal state shows. */
 export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome {
   const { key, quote, documents, earlier } = s;
   if (s.phase !== 'created') {
@@ -228,7 +205,6 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
     requestId: s.requestId,
     quote,
     documents,
-    // (a PATCH that failed, or a run stopped between initiate and PATCH documents)
     error:
       unattached === undefined
         ? undefined
@@ -240,7 +216,7 @@ export function outcomeFromState(s: RowState, fallback: RowOutcome): RowOutcome 
   };
 }
 
-/** The batch's swaps as the results show them (results/swap-summary.ts), in currency order: the swap, else its status as a row's. */
+/** The batch's swaps as the results show them, in currency order: the swap, else its status as a row's. */
 export function swapLinesOf(states: Iterable<SwapState>): SwapLine[] {
   return [...states]
     .sort((a, b) => a.currency.localeCompare(b.currency))
@@ -251,7 +227,7 @@ export function swapLinesOf(states: Iterable<SwapState>): SwapLine[] {
     });
 }
 
-/** A created row whose payout existed before this batch sent it (execute.ts sendInitiate): never counted as this batch's. */
+/** A created row whose payout existed before this batch sent it: never counted as this batch's. */
 function alreadyPaid(s: RowState, documents: string[]): RowOutcome {
   const p = s.payout!;
   return {
@@ -273,13 +249,10 @@ export interface RunSummary {
   rows: number;
   byStatus: Record<string, number>;
   created: number;
-  /** Rows that need attention: invalid, not sent, failed, unknown, conflict. */
   notCreated: number;
-  /** Rows per status group (notSent and unknown as notCreated). */
   outcomes: OutcomeCounts;
   /** Per source currency, over every payout of the rows (and those they replaced): debited, refunded, net. */
   money: Record<string, MoneyTotals>;
-  /** The batch's swaps (spec §4.7), from its journal, when it has any. */
   swaps?: SwapLine[];
 }
 
@@ -297,11 +270,7 @@ export function summarise(outcomes: RowOutcome[]): RunSummary {
   };
 }
 
-/**
- * The log line of a finished row, the same from `run` and from `watch` (context: the batch, the
- * file): a created row at info (at warn when sent without a supporting document: validate's
- * NO_DOCUMENT), any other at warn with the service's message.
- */
+/** The log line of a finished row (`run`, `watch`): created at info (warn without a document), any other at warn. */
 export function logRowDone(
   logger: Pick<Logger, 'info' | 'warn'> | undefined,
   e: { rowNumber: number; reference: string; outcome: RowOutcome; noDocument?: true },

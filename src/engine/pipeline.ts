@@ -1,6 +1,5 @@
 // The stages of `run`, `retry` and `plan`: prepare -> plan (planStage, then the guards) -> execute
-// -> finish (the results file, the summary, how the run ended). A row's outcome is a pure function
-// of its journal state and what this run did (rowOutcome). Never prints, never exits.
+// -> finish (the results file, the summary, how the run ended). Never prints, never exits.
 import { existsSync } from 'node:fs';
 import type { Connection } from '../client/connect.ts';
 import type { UsageReport } from '../client/quota.ts';
@@ -57,19 +56,19 @@ export interface SendOptions extends DuplicateOptions {
   conn: Connection;
   guards: GuardOptions;
   settings: RunSettings;
-  /** The state folder whose ledger of the account holds the journals (default the per-user one). */
+  /** The state folder holding the account's ledger (default the per-user one). */
   stateDir?: string;
-  /** Screen the payees against sanctions lists (--sanctions-list, the account's policy): a hit is held, never sent. */
+  /** Sanctions screening (--sanctions-list, the account's policy): a hit is held, never sent. */
   screening?: ScreeningOptions;
 }
 
-/** The pipeline's own options, set by `run` (prepareRun) and `retry` (retry.ts): which rows, and where the results go. */
+/** Set by `run` (prepareRun) and `retry`: which rows, and where the results go. */
 export interface PipelineOptions extends SendOptions {
   mode: 'run' | 'retry';
   results: { path: string; format: ResultsFormat; delimiter?: string };
-  /** Rows to consider (retry, or a plan file): default every row. */
+  /** Rows to consider (retry, a plan file): default every row. */
   only?: Set<number>;
-  /** Result values kept as they are (retry: the created rows of the results file). */
+  /** retry: the created rows' result values, kept as they are. */
   keep?: Map<number, ResultValues>;
   quotedFees?: Map<number, DecT>;
   resend?: PlanOptions['resend'];
@@ -79,13 +78,7 @@ export interface PipelineOptions extends SendOptions {
   approvedScreening?: PlanFile['screening'] | null;
 }
 
-/**
- * How a command's work ended, for the CLI's exit code (cli/exit-codes.ts), least urgent first: all
- * done (`ok`), payouts still in progress (`not-finished`: `status`), some rows need someone
- * (`rows-failed`), the input was not usable (`unusable`: a watched file; the engine throws
- * InputError), nothing was sent (`refused`), or it stopped part way or could not reach the service
- * (`halted`; resume is safe).
- */
+/** How a command ended, least urgent first (cli/exit-codes.ts); `halted`: stopped part way, resume is safe. */
 export const RUN_KINDS = ['ok', 'not-finished', 'rows-failed', 'unusable', 'refused', 'halted'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
@@ -100,20 +93,12 @@ export interface PipelineResult {
   stopped?: boolean;
   summary: RunSummary;
   resultsPath: string;
-  /**
-   * False when the run sent nothing (refused, stopped before sending, preflight failed; a retry
-   * with nothing new to say): an earlier run's results file is left as it is.
-   */
+  /** False when the run sent nothing: an earlier run's results file is left as it is. */
   resultsWritten: boolean;
   outcomes: Map<number, RowOutcome>;
 }
 
-/**
- * A batch prepared to be sent, for the caller to print, confirm or refuse: what the journal showed
- * of earlier runs, the plan (none when the preflight failed: `halted`), why the guards refuse it,
- * their control-total notes, and whether a person must confirm. Nothing is sent until
- * `execute(prepared)`, which must follow: it closes the journal and releases the reservation.
- */
+/** A batch prepared to be sent. Nothing is sent until `execute(prepared)`, which must follow: it closes the journal. */
 export interface Prepared<R> {
   resume: ResumeReport;
   plan?: BatchPlan;
@@ -124,14 +109,14 @@ export interface Prepared<R> {
   readonly go: (answer: Answer) => Promise<R>;
 }
 
-/** The caller's answer: confirmed on the terminal (needed when `confirm`), or refused for a reason of its own. */
+/** Confirmed on the terminal (needed when `confirm`), or refused for the caller's own reason. */
 type Answer = { confirmed?: boolean; refused?: string };
 
 export const execute = <R>(prepared: Prepared<R>, answer: Answer = {}): Promise<R> => prepared.go(answer);
 
 type Scope = Pick<PipelineOptions, 'only' | 'keep'>;
 
-/** What a row's outcome depends on besides its journal state: the plan, and what this run did. */
+/** What a row's outcome depends on besides its journal state. */
 export interface RunView {
   plan?: BatchPlan;
   /** The outcomes of the rows this run did not leave created (a created row's is its journal state's). */
@@ -147,11 +132,7 @@ interface Run {
 
 const emitter = (o: Pick<PipelineOptions, 'settings'>) => o.settings.events && ((e: EngineEvent) => o.settings.events!.emit('event', e));
 
-/**
- * Plans a batch loaded with its journal and judges the plan by the guards. Executed, it sends and
- * finishes, then `end.complete` makes the command's result; the journal is closed and `end.release`
- * called however it ends.
- */
+/** Plans a batch and judges the plan by the guards; executed, it sends and finishes; `end.release` is called however it ends. */
 export async function preparePipeline<R>(
   batch: LoadedBatch,
   session: BatchSession,
@@ -206,7 +187,6 @@ export async function preparePipeline<R>(
     const decision: ApprovalDecision = changed ? { ok: false, reasons: [...(approval.ok ? [] : approval.reasons), changed] } : approval;
     const confirm = decision.ok && decision.confirm && plan.toSend.length > 0;
     const go = once(async (answer) => {
-      // Nothing sent: no results file is written (an earlier run's stays as it is).
       const refused = !decision.ok
         ? decision.reasons
         : stop?.aborted
@@ -231,11 +211,7 @@ export async function preparePipeline<R>(
   }
 }
 
-/**
- * The last run's last requests and ours must not share a second of the key's rate (spec §8, 5
- * requests per second): after a crash wait the whole pause; after a run that ended, what is left
- * of it since its last journal line.
- */
+/** The last run's requests and ours must not share a second of the key's rate (spec §8). */
 async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Promise<void> {
   if (session.report.interrupted) await sleep(pauseMs);
   else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
@@ -244,11 +220,7 @@ async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Prom
 export type PlanStageOptions = Omit<PlanOptions, 'usage' | 'screened'> &
   DuplicateOptions & { enablePairs: boolean; onEvent?: (e: EngineEvent) => void; ledger: Ledger; screening?: ScreeningOptions };
 
-/**
- * The plan stage of `run`, `retry` and `plan`: the preflight's requests for the rows to consider
- * that have no payout yet (or are sent again), then the plan (plan.ts, pure). Throws the service's
- * PayoutApiError when the preflight cannot be made.
- */
+/** The preflight for the rows with no payout yet (or sent again), then the plan. Throws PayoutApiError from the preflight. */
 export async function planStage(
   conn: Connection,
   batch: LoadedBatch,
@@ -298,13 +270,10 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
   const { folded } = session;
   const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
   const { finishing, scope } = rowsToFinish(batch, folded, o);
-  // From here requests may have gone out: whatever fails (a results file that cannot be written, a
-  // full disk, a bug) is no longer "nothing was sent" but exit 4, resume is safe.
+  // From here requests may have gone out: whatever fails is no longer "nothing was sent" but exit 4.
   try {
-    // The approved swaps go before any row of their currency, and before the rows that pay from
-    // their source wallet; a currency whose swap stopped keeps its rows NOT_SENT, the other
-    // currencies go at once (spec §4.7).
-    // (without --fund-by-swap or a plan file's swap, not even the journal's swap lines are read)
+    // The approved swaps go before the rows of their currencies; a currency whose swap stopped
+    // keeps its rows NOT_SENT, the others go at once (spec §4.7).
     const swaps = plan.fundedBySwaps ? plan.swaps : [];
     const need = needOf(plan, byNumber, folded, fees);
     const funding = plan.fundedBySwaps
@@ -341,22 +310,21 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
     const extra = stopped.length ? (res.created ? { halted: why.join('; ') } : { refused: why }) : {};
     return await finish(run, scope, view, stopped.length ? 'refused' : 'ok', { ...extra, stopped: res.stopped }, true);
   } catch (e) {
-    // The results file is written once, at the end: here too, from the journal (best effort: the error is the one to report).
+    // (best effort: the error is the one to report)
     await writeResultsFile(run, scope, { plan, executed: new Map(), stopped: true }).catch(() => undefined);
     try {
       record(session, { t: 'run-end', at: new Date().toISOString(), kind: 'halted' }, { sync: true });
     } catch {
-      // the journal itself may be what failed (or finish closed it): without run-end the next run treats this one as killed
+      // the journal may be what failed: without run-end the next run treats this one as killed
     }
     throw new FailedAfterSending(session.journalPath, e);
   }
 }
 
 /**
- * What the rows of a currency sent fresh by this run need in its wallet (the swap's credit must
- * show that much): their amounts and estimated fees, and the plan's fee margin. Rows of unknown
- * outcome are left out: they may be paid already (their debit is in the balance), and a resend of
- * one that was not is refused by the service (INSUFFICIENT_FUNDS), never paid twice.
+ * What the rows of a currency sent fresh need in its wallet (the swap's credit must show that
+ * much), fee margin included. Rows of unknown outcome are left out: they may be paid already, and
+ * a resend of one that was not is refused (INSUFFICIENT_FUNDS), never paid twice.
  */
 function needOf(plan: BatchPlan, byNumber: Map<number, EngineRow>, folded: FoldedJournal, fees: ReadonlyMap<number, DecT>) {
   return (currency: string): DecT | undefined => {
@@ -389,12 +357,7 @@ function withoutStoppedCurrencies(
   return { ...plan, toSend, notSent };
 }
 
-/**
- * Created rows whose payouts still lack documents (a run stopped between initiate and PATCH, or
- * the PATCH failed): this run attaches them (finish-documents.ts), and reports them from the
- * journal even where `retry` keeps a created row's results as they were, so they move from kept
- * to in scope.
- */
+/** Created rows whose payouts still lack documents: attached by this run, so moved from `retry`'s kept rows into scope. */
 function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOptions): { finishing: string[]; scope: Scope } {
   const scope: Scope = { only: o.only && new Set(o.only), keep: o.keep && new Map(o.keep) };
   const finishing: string[] = [];
@@ -410,10 +373,7 @@ function rowsToFinish(batch: LoadedBatch, folded: FoldedJournal, o: PipelineOpti
   return { finishing, scope };
 }
 
-/**
- * The results file (`write`: only once the run may have sent something), every row's outcome, the
- * summary and the exit code; the journal's run-end, and the journal closed.
- */
+/** The results file (`write`: once the run may have sent something), outcomes, summary, run-end; the journal closed. */
 async function finish(
   run: Run,
   scope: Scope,
@@ -423,7 +383,6 @@ async function finish(
   write: boolean,
 ): Promise<PipelineResult> {
   const { batch, session, o } = run;
-  // every row's outcome once, for the results file and the summary (100,000 rows on a resume)
   const swaps = swapLinesOf(session.folded.swaps.values());
   const now = write ? await writeResultsFile(run, scope, view, swaps) : await outcomesNow(run, scope, view);
   const outcomes = new Map<number, RowOutcome>();
@@ -448,22 +407,14 @@ async function finish(
   };
 }
 
-/**
- * A run that went through still has rows failed when one needs someone: not created, failed after
- * creation, or waiting for information; it is not finished when the only rows left wait for their day (NOT_DUE).
- */
+/** A run that went through: rows-failed when a row needs someone, not-finished when the rest wait for their day (NOT_DUE). */
 export function kindOf(kind: RunKind, summary: RunSummary, notDue = 0): RunKind {
   if (kind !== 'ok') return kind;
   if (summary.notCreated > notDue || summary.outcomes.failed > 0 || summary.outcomes.waiting > 0) return 'rows-failed';
   return notDue ? 'not-finished' : 'ok';
 }
 
-/**
- * Writes the results file and returns each row's outcome as written (undefined for a kept row,
- * written as it was). One writer of the file at a time: `status` and `listen` take the same lock
- * and record a status in the journal before they write the file; each write catches up the
- * journal's latest statuses under the lock first, so it never moves a row's status backward.
- */
+/** Writes the results file under the lock `status` and `listen` take, statuses caught up first: none moves backward. */
 function writeResultsFile(
   { batch, session, o }: Run,
   scope: Scope,
@@ -503,8 +454,7 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
     return { status: ENGINE_STATUSES.INVALID, documents: [], error: { code: e.code, message: e.message } };
   }
   const s = rowState(folded, ref);
-  // A row created in this run is read from its journal state, which status lines of `listen` or
-  // `status` may have moved on since (catchUpStatuses); the two are otherwise the same.
+  // (a created row is read from its journal state, which `listen` or `status` may have moved on)
   const done = v.executed.get(r.rowNumber);
   if (done && s.phase !== 'created') return done;
   const invalid = v.plan?.invalidRows.get(r.rowNumber);
@@ -537,11 +487,7 @@ export function rowOutcome(r: EngineRow, folded: FoldedJournal, v: RunView): Row
     : o;
 }
 
-/**
- * A kept row of a retried results file (a created row its journal does not know), as an outcome
- * for the summary: its amounts read exactly from its cells (money-totals.ts readAmount), an amount
- * that cannot be read left out, never a guess.
- */
+/** A kept row of a retried results file, as an outcome for the summary: an amount that cannot be read is left out, never guessed. */
 export function keptOutcome(v: ResultValues, currency: string): RowOutcome {
   const status = v.status ?? ENGINE_STATUSES.NOT_SENT;
   const total = readAmount(v.totalDeductible);
@@ -569,8 +515,7 @@ export function keptOutcome(v: ResultValues, currency: string): RowOutcome {
   };
 }
 
-// ---- `run`: load the batch, open (or resume) its journal, refuse a batch seen under another name
-// (I4), then the pipeline. The CLI supplies the connection, the guards and how the run goes.
+// ---- `run`: load the batch, open (or resume) its journal, refuse a batch seen under another name (I4), then the pipeline.
 
 export interface RunOptions extends SendOptions, Omit<LoadOptions, 'stop'> {
   file?: string;
@@ -582,17 +527,14 @@ export interface RunOptions extends SendOptions, Omit<LoadOptions, 'stop'> {
 export interface RunResult extends PipelineResult {
   batchId: string;
   journalPath: string;
-  /** The plan file's content this run executed (`run --plan`; planFile is its path). */
+  /** `run --plan`: the plan file's content executed. */
   executedPlan?: PlanFile;
 }
 
 /** `run` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
 export const runBatch = async (o: RunOptions): Promise<RunResult> => execute(await prepareRun(o));
 
-/**
- * Prepare `run`: the plan file (checked against the batch file and the service), the batch loaded
- * with its journal, the session opened under this run's reservation, then the plan and its guards.
- */
+/** Prepare `run`: the plan file checked, the batch loaded with its journal, the session opened under this run's reservation. */
 export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const planned = o.planFile ? await readPlanFile(o.planFile) : undefined;
   const file = o.file ?? planned?.file;
@@ -618,8 +560,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   const results = resultsPathFor(batch.file, o.resultsPath, { inputFormat: batch.format });
   await refuseAnotherRunsResults(results.path, journal.read()?.folded, ledger);
   const only = planned ? new Set(planned.rows.map((r) => r.rowNumber)) : undefined;
-  // Before the journal is written: a batch another process is sending, or whose references
-  // another batch sent or is sending, is refused here with nothing sent (ledger.ts).
+  // (a batch another process is sending, or whose references another batch sent, is refused here)
   const { reservation, session } = await reservedSession(
     ledger,
     batch,
@@ -634,8 +575,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
         file: batch.file,
         command: 'run',
         resultsPath: results.path,
-        // (read again when another process appended to it since: a run of this batch that ended
-        // meanwhile created rows this one must not send again)
+        // (read again if another run of this batch appended since: its rows must not be sent again)
         read: read && (await readAgain(read)),
       });
     },
@@ -644,8 +584,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   let sentElsewhere: PipelineOptions['sentElsewhere'];
   try {
     if (planned) quotedFees = recordPlannedQuotes(session, planned);
-    // The rows this run may send were checked under the lock when reserved; a plan's other rows
-    // say why they are left out (the plan leaves out those another batch sent).
+    // (a plan's rows another batch sent say why they are left out)
     if (planned) sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
   } catch (e) {
     session.writer.close(); // (from preparePipeline on, the journal is closed however the run ends)
@@ -672,13 +611,7 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
   return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
 }
 
-/**
- * A results file already there holding payouts this account's ledger does not know, on rows whose
- * reference it never sent, is the record of another run (another service, key or state folder:
- * issue 43): refused with nothing sent, never replaced (a numbered backup would move it away from
- * its reconciliation and retries). A row this ledger sent whose answer it lost (a torn journal) is
- * this run's own: settled by resending its journalled key.
- */
+/** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */
 async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
   if (!existsSync(path)) return;
   const table = await readResults(path).catch(() => undefined); // (not a results file: as before)
@@ -706,7 +639,7 @@ async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | un
     );
 }
 
-/** The plan file's quotes, journalled for the rows the journal has none for; returns the quoted fees (row number → fee). */
+/** The plan file's quotes, journalled where the journal has none; returns the quoted fees by row number. */
 function recordPlannedQuotes(session: BatchSession, planned: PlanFile): Map<number, DecT> {
   for (const r of planned.rows) {
     if (r.rate === undefined || session.folded.rows.get(r.reference)?.quote) continue;

@@ -23,7 +23,7 @@ export interface ResumeReport {
   interrupted: boolean;
   runs: number;
   created: number;
-  /** Rows whose initiate outcome must be settled first (same key, same body). */
+  /** Rows whose outcome must be settled first (same key, same body). */
   toSettle: number;
   rejected: number;
   conflicts: number;
@@ -32,9 +32,8 @@ export interface ResumeReport {
 }
 
 export interface BatchSession {
-  /** Where the journal is, for messages (ledger.ts Ledger.journalOf). */
+  /** Where the journal is, for messages. */
   journalPath: string;
-  /** The account's ledger that holds the journal. */
   ledger: Ledger;
   header: BatchHeader;
   folded: FoldedJournal;
@@ -42,18 +41,17 @@ export interface BatchSession {
   report: ResumeReport;
   /** When the journal was last written before this run (ms since the epoch; 0 when new). */
   lastWriteMs: number;
-  /** Where in the journal lines have been folded up to (see catchUpStatuses). */
+  /** How far the journal has been folded (catchUpStatuses). */
   readOffset: number;
-  /** This run's reservation of its references in the account's ledger (ledger.ts Ledger.reserve), once taken. */
+  /** This run's reservation of its references in the account's ledger, once taken. */
   reservation?: Pick<Reservation, 'guard'>;
 }
 
 export interface OpenSessionOptions {
   identity: BatchIdentity;
   env: string;
-  /** The account's ledger, which holds the batch's journal. */
   ledger: Ledger;
-  /** Absolute path of the batch file (for a new journal's header). */
+  /** Absolute path of the batch file. */
   file: string;
   /** 'run' refuses a file seen under another name; 'retry' takes the journal as it is. */
   command: 'run' | 'retry' | 'plan';
@@ -69,14 +67,10 @@ export async function readAgain(read: BatchFold): Promise<BatchFold> {
   return since.events || since.skipped ? foldBatch(read.ledger, read.batchId) : read;
 }
 
-/** A batch's journal states by reference, once its identity is known (run and plan: the rows created before). */
+/** A batch's journal states by reference, once its identity is known. */
 export type JournalLookup = (identity: BatchIdentity) => Promise<((reference: string) => RowState | undefined) | undefined>;
 
-/**
- * What `run` and `plan` give loadBatch: it reads the batch's journal as soon as the identity is
- * known (the rows it shows created keep their journal name even when they fail validation now)
- * and keeps that read, for the session to open on.
- */
+/** For loadBatch: reads the journal once the identity is known, and keeps that read for the session to open on. */
 export function journalReader(ledger: Ledger): {
   lookup: JournalLookup;
   read: () => BatchFold | undefined;
@@ -104,10 +98,7 @@ function reportOf(folded: FoldedJournal, resumed: boolean, skipped: number): Res
   return { resumed, interrupted: folded.interrupted, runs: folded.runs, created, toSettle, rejected, conflicts, skippedLines: skipped };
 }
 
-/**
- * I4: the same content under another file name is refused (it was processed before: a second
- * drop of the same file must not pay twice); the same name is a resume.
- */
+/** I4: the same content under another file name is refused once anything was sent; the same name is a resume. */
 export function checkSameBatch(
   folded: FoldedJournal,
   header: BatchHeader,
@@ -127,8 +118,7 @@ export function checkSameBatch(
       'same-content-other-name',
     );
   }
-  // (The environment label is not checked: the journal is the account's, found by the service's
-  // base URL; the same service under another label is the same batch. README.md, "Where the ledger lives")
+  // (the environment label is not checked: the same service under another label is the same batch)
   return renamed;
 }
 
@@ -179,11 +169,9 @@ export function record(session: BatchSession, e: JournalLine, options: { sync?: 
 }
 
 /**
- * Journals a fresh attempt's `initiating` line, fsynced, before its request leaves: the line that
- * makes a crash safe (the next run resends this key and body, never a new one). With a
- * reservation, under the account's ledger lock and only while the reservation still holds the
- * reference, so two processes never both send it; throws otherwise, and nothing is written.
- * Once `stop` is aborted it throws too, under the lock: no payout starts after a stop.
+ * Journals a fresh attempt's `initiating` line, fsynced, before its request leaves. With a
+ * reservation, under the ledger's lock and only while it still holds the reference, so two
+ * processes never both send it; throws otherwise, and after `stop`: nothing is written.
  */
 export async function recordInitiating(
   session: BatchSession,
@@ -198,12 +186,7 @@ export async function recordInitiating(
   else write();
 }
 
-/**
- * A swap's `initiating` line (swap.ts), fsynced before the swap leaves, as recordInitiating is for
- * a row: under the ledger's lock while this run's reservation is still its own. The swap's
- * reference names the payments it funds (swapReference), which this reservation holds: the lock
- * needs only the reservation to be this run's (no reference of it).
- */
+/** A swap's `initiating` line, as recordInitiating's: under the ledger's lock while the reservation is still this run's. */
 export async function recordSwapInitiating(session: BatchSession, e: Extract<SwapEvent, { phase: 'initiating' }>): Promise<void> {
   const write = () => record(session, e, { sync: true });
   if (session.reservation) await session.reservation.guard(null, write);
@@ -211,10 +194,8 @@ export async function recordSwapInitiating(session: BatchSession, e: Extract<Swa
 }
 
 /**
- * Folds the `status` lines that other processes appended to the journal since it was read
- * (`listen` applying webhooks, `status` refreshing) into this run's states, forward only, so the
- * run's next results file keeps them instead of writing back the status it saw at creation. Every
- * other line after the offset is this run's own, already folded. Returns how many were applied.
+ * Folds the `status` lines other processes (`listen`, `status`) appended since the journal was
+ * read, forward only; every other line after the offset is this run's own. Returns how many.
  */
 export async function catchUpStatuses(session: BatchSession): Promise<number> {
   let n = 0;

@@ -1,14 +1,10 @@
-// The per-batch journal: one append-only JSON-lines file. Each line is one small event; folding
-// the lines in order gives every row's state. Appending costs the same for the 1st row and the
-// 100,000th (the file is never rewritten), and an append can be made durable with fsync before it
-// returns: the engine does so around every request that can move money.
-//
-// A crash can tear the last line (a write cut short by kill -9 or a power loss). Such a line is
-// not JSON: it is skipped and counted, never fatal; the next append starts on a fresh line.
+// The per-batch journal: one append-only JSON-lines file, never rewritten; an append can be fsynced
+// before it returns. A line a crash tore is not JSON: skipped and counted, never fatal; the next
+// append starts on a fresh line.
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-/** Any event: a type `t` and plain JSON fields. The engine defines the types it writes. */
+/** Any event: a type `t` and plain JSON fields. */
 export interface JournalEvent {
   t: string;
   [field: string]: unknown;
@@ -18,11 +14,9 @@ const CHUNK = 1 << 20;
 const NL = 0x0a;
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-/** What a pass over a journal file found, besides its events. */
 export interface JournalScan {
-  /** Events handed to the callback. */
   events: number;
-  /** Lines that were not JSON (a torn last line after a crash; in theory any damaged line). */
+  /** Lines that were not JSON (a torn last line after a crash). */
   skipped: number;
   /** The file did not end with a newline: its last line was torn. */
   tornTail: boolean;
@@ -41,11 +35,9 @@ export function parseLine<E extends JournalEvent>(line: string): E | 'blank' | '
 }
 
 /**
- * Hands each complete line of the file from byte `from` to `onLine`, reading `chunkBytes` at a time:
- * nothing but the current chunk and the line it ends in is held. Lines are cut at the newline byte,
- * which is never part of a multi-byte UTF-8 character, so a character cut across reads is decoded
- * whole. As a TextDecoder does, a UTF-8 BOM at the start of the file is not part of the first line.
- * Returns the bytes after the last newline (a line not complete yet) and the offset just past it.
+ * Hands each complete line from byte `from` to `onLine`, holding only the current chunk. Cut at the
+ * newline byte, never inside a UTF-8 character; a leading BOM is skipped. Returns the bytes after
+ * the last newline and the offset just past it.
  */
 function readLines(path: string, from: number, chunkBytes: number, onLine: (line: string) => void): { rest: Buffer; next: number } {
   let rest = Buffer.alloc(0);
@@ -71,11 +63,7 @@ function readLines(path: string, from: number, chunkBytes: number, onLine: (line
   return { rest, next };
 }
 
-/**
- * Hands every complete event of a journal file to `onEvent`, in order, while reading it (1 MiB at
- * a time), so a fold of a 100 MB journal keeps only the row states. A missing file is an empty
- * journal. `chunkBytes`: the size of a read (tests use tiny ones to cut lines and characters across reads).
- */
+/** Hands every event of a journal file to `onEvent`, in order, while reading it. A missing file is an empty journal. */
 export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK): JournalScan {
   const scan: JournalScan = { events: 0, skipped: 0, tornTail: false };
   const take = (line: string) => {
@@ -87,8 +75,7 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
     }
   };
   const { rest } = readLines(path, 0, chunkBytes, take);
-  // No newline after the last line: the write was cut short. Kept only if it is whole JSON (a
-  // crash between the text and its newline), else skipped.
+  // (a last line without newline is kept only if it is whole JSON)
   scan.tornTail = rest.length > 0;
   if (scan.tornTail) take(rest.toString('utf8'));
   return scan;
@@ -102,11 +89,8 @@ export function readJournal<E extends JournalEvent = JournalEvent>(path: string)
 }
 
 /**
- * The events of the complete lines appended to a journal after byte `from`, and where to read from
- * next time. While a run goes on, `listen` and `status` append status lines to its journal from
- * other processes; the run picks them up with this before it rewrites the results file. A line
- * still without its newline (being written right now) is left for the next call; `skipped` counts
- * the damaged ones (not JSON).
+ * The events of the complete lines appended after byte `from` (by `listen`, `status` while a run
+ * goes on), and where to read next; a line still without its newline is left for the next call.
  */
 export function readAppended<E extends JournalEvent = JournalEvent>(
   path: string,
@@ -122,20 +106,14 @@ export function readAppended<E extends JournalEvent = JournalEvent>(
   return { events, next, skipped };
 }
 
-/**
- * An open journal for appending. Writes are synchronous: an event is on its way to the disk (and
- * with `sync`, on the disk) when append returns, and concurrent rows cannot interleave bytes.
- */
+/** An open journal. Writes are synchronous: concurrent rows cannot interleave bytes. */
 export class JournalWriter {
   private constructor(
     readonly path: string,
     private fd: number | undefined,
   ) {}
 
-  /**
-   * Opens (creating it and its folder when absent) for appending; repairs a torn tail. Created for
-   * this user only (0600 in a 0700 folder): a journal holds beneficiaries and account numbers.
-   */
+  /** Opens for appending, created 0600 in a 0700 folder (it holds account numbers); a torn tail gets a newline. */
   static open(path: string): JournalWriter {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const fd = openSync(path, 'a+', 0o600);
@@ -143,7 +121,6 @@ export class JournalWriter {
     if (size > 0) {
       const last = Buffer.alloc(1);
       readSync(fd, last, 0, 1, size - 1);
-      // A torn last line stays where it is (it is skipped when read); new events start on a new line.
       if (last[0] !== 0x0a) writeSync(fd, '\n');
     }
     return new JournalWriter(path, fd);

@@ -1,10 +1,6 @@
-// The events the batch engine writes to a journal, and the fold that turns them back into each
-// row's state. A row is named by its reference (the row identity of the idempotency key).
-//
-// The fold is monotonic where money is concerned: once a row is `created` no later line can make
-// it look unsent, so a resumed run can never send it again. The one exception is `resend`
-// (`retry --resend-failed`), folded only when that payout FAILED or was REJECTED and its refund is
-// journalled: the row may then go again under attempt + 1, the old payout kept in `earlier`.
+// The journal's lines and their fold into each row's state, by reference. Monotonic where money is
+// concerned: once `created`, no line makes a row look unsent, except `resend` of a payout that
+// FAILED or was REJECTED and whose refund is journalled (attempt + 1, the old payout in `earlier`).
 import { z } from 'zod';
 import { scanJournal, type JournalScan } from './journal.ts';
 import { nextStatus } from '../spec/status-order.ts';
@@ -18,29 +14,22 @@ const Amount = z.union([z.number(), z.string()]);
 const BatchHeader = z.object({
   t: z.literal('batch'),
   v: z.number(),
-  /** 64 hex: sha256 of the file's bytes, or of "pb1-batch-id|" + the --batch-id given (engine/identity.ts). */
+  /** 64 hex (engine/identity.ts). */
   batchId: z.string(),
   batchIdSource: z.enum(['content', 'flag']),
-  /** The --batch-id as given, when one was. */
+  /** The --batch-id as given. */
   batchLabel: z.string().optional(),
-  /** Environment name (local, sandbox, production, custom), and the service account (engine/ledger.ts accountOf). */
   env: z.string(),
   account: z.string().optional(),
-  /** Absolute path of the batch file when the journal was created, and the sha256 of its bytes. */
+  /** Absolute path of the batch file when the journal was created. */
   file: z.string(),
   fileSha256: z.string(),
-  /** Where the results file was written. */
   results: z.string().optional(),
   createdAt: z.string(),
 });
 export type BatchHeader = z.infer<typeof BatchHeader>;
 
-/**
- * What the journal keeps of a created payout: enough for the results file without asking again.
- * The fields the service's answer may lack (spec §4.2 promises only id, status, payoutRef,
- * sourceAmount, destinationAmount and exchangeRate) are optional; the currencies and sourceAmount
- * fall back on the request that created the payout.
- */
+/** A created payout, enough for the results file; what spec §4.2 does not promise is optional. */
 const PayoutSnapshot = z.object({
   id: z.string(),
   payoutRef: z.string().optional(),
@@ -53,24 +42,15 @@ const PayoutSnapshot = z.object({
   exchangeRate: Amount.optional(),
   updatedAt: z.string().optional(),
   documents: z.number(),
-  /** Set by later `status` lines (status refresh, webhooks): ADDITIONAL_INFO_UNDER_REVIEW. */
   statusDetail: z.string().optional(),
-  /** Compact JSON of the payout's informationRequests while ADDITIONAL_INFO_REQUIRED. */
+  /** Compact JSON, while ADDITIONAL_INFO_REQUIRED. */
   informationRequests: z.string().optional(),
-  /** The service's reason for the latest status (webhook data.reason), when one was given. */
   reason: z.string().optional(),
-  /** Set by a `refund` line: the CREDIT the wallet's transactions show for this FAILED/REJECTED payout (exact decimal). */
+  /** Set by a `refund` line: the wallet's CREDIT for this FAILED/REJECTED payout (exact decimal). */
   refunded: z.string().optional(),
-  /**
-   * The payout's createdAt when it is before the `initiating` line of the attempt that received
-   * it: the service answered the key with a payout this ledger never created (spec §4.2 rule 1),
-   * already paid at this account (engine/send.ts).
-   */
+  /** Its createdAt, when before the attempt's `initiating` line: a payout this ledger never created (spec §4.2 rule 1). */
   existedBefore: z.string().optional(),
-  /**
-   * The initiate answer lacked what the results show, or the createdAt of a fresh attempt (sent at
-   * `sentAt`): read later from the payout list (engine/execute.ts completeCreated).
-   */
+  /** The answer lacked what the results show: read later from the payout list (engine/execute.ts completeCreated). */
   incomplete: z.object({ sentAt: z.string(), fresh: z.boolean() }).optional(),
 });
 export type PayoutSnapshot = z.infer<typeof PayoutSnapshot>;
@@ -83,7 +63,7 @@ const ErrorSnapshot = z.object({
 });
 export type ErrorSnapshot = z.infer<typeof ErrorSnapshot>;
 
-/** A swap as the service answered (spec §2 Swap): amounts as exact decimal text in their currency's minor units. */
+/** A swap as the service answered (spec §2 Swap): amounts as exact decimal text. */
 export const SwapSnapshot = z.object({
   id: z.string(),
   payoutRef: z.string().optional(),
@@ -98,17 +78,14 @@ export const SwapSnapshot = z.object({
 export type SwapSnapshot = z.infer<typeof SwapSnapshot>;
 
 const at = z.string();
-/** A row's line names it by its reference; one of an attempt, the attempt (and its key); one of a payout, the payout. */
 const row = { ref: z.string(), attempt: z.number().int() };
 const step = { ...row, key: z.string() };
 const ofPayout = { ref: z.string(), payoutId: z.string() };
 const swapStep = { t: z.literal('swap'), currency: z.string(), reference: z.string(), attempt: z.number().int(), key: z.string() };
 
 /**
- * The lines of a swap that funds a short wallet (engine/swap-send.ts), beside the rows', keyed by
- * the short currency; the same steps as a row's under `phase` (`initiating`, `created`,
- * `unknown`, `rejected`), and `stale-rate`: 'Invalid payout amount' (the rate moved, nothing
- * moved; a new attempt follows only after the swaps list shows none); `status`: a later status.
+ * A swap's lines (engine/swap-send.ts), keyed by the short currency: a row's steps, and
+ * `stale-rate` (the rate moved, nothing moved; a new attempt only once the swaps list shows none).
  */
 const SwapLine = z.discriminatedUnion('phase', [
   z.object({ ...swapStep, phase: z.literal('initiating'), body: z.string(), at }),
@@ -131,33 +108,18 @@ const RowLine = z.discriminatedUnion('t', [
     totalDeductible: Amount.optional(),
     destinationAmount: Amount,
   }),
-  /**
-   * A line of the batch, not of a row: a document uploaded, once per batch, by the sha256 of the
-   * bytes sent (for --merge-documents, of the merged PDF), and its documentUrl, reused by every
-   * row, attempt and run sending the same bytes (spec §4.6: the documentUrl is stable).
-   */
+  /** A document uploaded once per batch, by the sha256 of the bytes sent; its documentUrl is reused (spec §4.6). */
   z.object({ t: z.literal('doc'), sha256: z.string(), url: z.string() }),
   /** Written and fsynced before the request leaves: the key and the exact body text. */
   z.object({ t: z.literal('initiating'), ...step, row: z.number(), body: z.string(), at }),
   z.object({ t: z.literal('created'), ...step, requestId: z.string(), payout: PayoutSnapshot, at }),
-  /**
-   * rejected: a definitive refusal: the row may be edited and sent under attempt + 1.
-   * unknown: the answer never came or was a 5xx: resend the same key and body until known.
-   * conflict: 409 IDEMPOTENCY_KEY_CONFLICT: for a person to resolve, never resent under a new key.
-   */
+  /** rejected: definitive (attempt + 1 may follow); unknown: resend the same key and body; conflict: 409, for a person. */
   z.object({ t: z.enum(['rejected', 'unknown', 'conflict']), ...step, error: ErrorSnapshot, at }),
   z.object({ t: z.literal('patched'), ...ofPayout, documents: z.array(z.string()), at }),
   z.object({ t: z.literal('patch-failed'), ...ofPayout, error: ErrorSnapshot, at }),
-  /**
-   * Written before a fresh attempt's initiate, for a row with documents: the documentUrl sent on
-   * initiate and those its payout is to get by PATCH once created (none when merged). Until a
-   * `patched` line, every later run attaches them (documentsToAttach).
-   */
+  /** Before a fresh attempt with documents: the initiate's documentUrl and those to PATCH once created (documentsToAttach). */
   z.object({ t: z.literal('attach'), ...row, supportingDocument: z.string(), documents: z.array(z.string()), at }),
-  /**
-   * A later status of a created payout, learnt by `status` (GET) or `listen` (webhook). Folded
-   * forward only (spec/status-order.ts): a resumed run or a retry never moves a row back.
-   */
+  /** A later status (`status` GET, `listen` webhook), folded forward only (spec/status-order.ts). */
   z.object({
     t: z.literal('status'),
     ...ofPayout,
@@ -170,27 +132,18 @@ const RowLine = z.discriminatedUnion('t', [
     reason: z.string().optional(),
     at,
   }),
-  /** The refund of a FAILED or REJECTED payout, seen in the wallet's transactions (a CREDIT referencing it): exact decimal text. */
+  /** The refund of a FAILED or REJECTED payout, a CREDIT in the wallet's transactions. */
   z.object({ t: z.literal('refund'), ...ofPayout, amount: z.string(), transactionId: z.string().optional(), at }),
-  /** The payout of a `created` line marked `incomplete`, completed from the payout list (engine/execute.ts completeCreated). */
+  /** An `incomplete` payout completed from the payout list. */
   z.object({ t: z.literal('completed'), ...ofPayout, payout: PayoutSnapshot, at }),
-  /**
-   * `retry --resend-failed`, just before the new attempt's `initiating`: the row's payout FAILED or
-   * was REJECTED and its refund is journalled, so the row is open again for attempt + 1. Folded only
-   * under those conditions; the old payout is kept in `earlier`.
-   */
+  /** `retry --resend-failed`, before the new attempt's `initiating` (folded only as applyResend allows). */
   z.object({ t: z.literal('resend'), ...ofPayout, at }),
-  /**
-   * `retry` of a refused row: the service showed that key `attempt` holds no payout and never will
-   * (it holds a stored refusal: engine/spent.ts), so attempt + 1 may go under a new key. Written
-   * after the sends that prove it (their own initiating and answer lines) and before that attempt.
-   */
+  /** `retry` of a refused row: key `attempt` proven to hold no payout, ever (engine/spent.ts): attempt + 1 may go. */
   z.object({ t: z.literal('key-spent'), ...step, proof: z.string(), at }),
   SwapLine,
 ]);
 export type RowEvent = z.infer<typeof RowLine>;
 
-/** The one union of a journal's lines, defined here once. */
 export const JournalLine = z.union([BatchHeader, RowLine]);
 export type JournalLine = z.infer<typeof JournalLine>;
 
@@ -200,15 +153,10 @@ export interface RowState {
   ref: string;
   row?: number;
   phase: RowPhase;
-  /** The latest attempt journalled (0: never initiated). */
+  /** The latest attempt journalled (0: never initiated), and its key. */
   attempt: number;
-  /** Key of the latest attempt. */
   key?: string;
-  /**
-   * The exact body text of the latest attempt, kept while the row is unsettled (initiating or
-   * unknown: resent byte for byte) and after a refusal or conflict; dropped once the row is
-   * created, which is never sent again.
-   */
+  /** The latest attempt's exact body, resent byte for byte while unsettled; dropped once created. */
   body?: string;
   payout?: PayoutSnapshot;
   requestId?: string;
@@ -217,10 +165,9 @@ export interface RowState {
   documents: string[];
   patched: boolean;
   patchError?: ErrorSnapshot;
-  /** The `attach` line of the latest attempt that had documents. */
   attach?: { attempt: number; documents: string[] };
   quote?: Omit<Extract<RowEvent, { t: 'quote' }>, 't' | 'ref'>;
-  /** Payouts of earlier attempts that FAILED or were REJECTED, were refunded and were sent again (`resend`). */
+  /** Earlier payouts, failed after creation, refunded and sent again (`resend`). */
   earlier?: PayoutSnapshot[];
 }
 
@@ -235,7 +182,6 @@ export interface FoldedJournal {
   runs: number;
   /** A run started and never wrote its end: it crashed or was killed. */
   interrupted: boolean;
-  /** The batch's swaps, one per short currency. */
   swaps: Map<string, SwapState>;
 }
 
@@ -243,14 +189,11 @@ export interface FoldedJournal {
 export interface SwapState {
   currency: string;
   reference: string;
-  /** The highest attempt journalled, and its key. */
   attempt: number;
   key: string;
   /** The last step of that attempt (`status` lines update `swap`, not the phase). */
   phase: Exclude<SwapEvent['phase'], 'status'>;
-  /** The exact body of the attempt's request, as journalled before it left. */
   body?: string;
-  /** The swap as last known (created, or a later status). */
   swap?: SwapSnapshot;
   error?: ErrorSnapshot;
 }
@@ -287,8 +230,7 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       break;
     case 'created':
       s.phase = 'created';
-      // Never needed again (a created row is never resent), and most of a journal's bytes.
-      s.body = undefined;
+      s.body = undefined; // (never resent: most of a journal's bytes)
       s.payout = ev.payout;
       s.requestId = ev.requestId;
       s.attempt = Math.max(s.attempt, ev.attempt);
@@ -404,16 +346,11 @@ export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
   return folded;
 }
 
-export interface FoldedJournalFile extends JournalScan {
+interface FoldedJournalFile extends JournalScan {
   folded: FoldedJournal;
 }
 
-/**
- * Reads and folds a journal file in one pass: each line is applied as it is read, so no array of
- * events is built and memory holds only the row states (the same states as
- * foldJournal(readJournal(path).events)). The journal is the only state: every resume folds it
- * whole.
- */
+/** Reads and folds a journal file in one pass: no array of events, only the row states. */
 export function foldJournalFile(path: string): FoldedJournalFile {
   const folded = emptyFold();
   const scan = scanJournal<JournalLine>(path, (e) => applyEvent(folded, e));
@@ -425,11 +362,7 @@ export function rowState(folded: FoldedJournal, ref: string): RowState {
   return folded.rows.get(ref) ?? fresh(ref);
 }
 
-/**
- * The documentUrls a created payout still needs attached by PATCH: those its attempt's `attach`
- * line named, until a `patched` line. A row with documents always has one (written before its
- * initiate); a row without has nothing to attach.
- */
+/** The documentUrls a created payout still needs by PATCH: its attempt's `attach` line's, until `patched`. */
 export function documentsToAttach(s: RowState): string[] {
   if (s.phase !== 'created' || s.patched || s.attach?.attempt !== s.attempt) return [];
   return s.attach.documents;

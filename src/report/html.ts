@@ -1,7 +1,6 @@
-// The report as one self-contained HTML document: inline CSS, inline SVG, no script, nothing
-// fetched when it is opened (the CSP meta tag forbids it too). Laid out for a screen and for A4
-// paper. Every value goes through the safe tag (escaped); the data-* hooks are described in
-// README.md ("DOM hooks") and a browser test depends on them.
+// The report as one self-contained HTML document: inline CSS and SVG, no script, nothing fetched
+// (the CSP forbids it too), for a screen and A4. Every value is escaped by the safe tag; the data-*
+// hooks are in README.md ("DOM hooks").
 import type { SwapLine } from '../results/swap-summary.ts';
 import { barChart } from './chart.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
@@ -70,11 +69,7 @@ ${body}
 `.toString();
 }
 
-/**
- * A time as the reader's clock shows it, labelled with its zone ("2026-11-29 17:27:02 CET
- * (UTC+01:00)", "2026-11-29 16:27:02 UTC"), in a <time> whose datetime keeps the ISO text; a text
- * that is no time is shown as it is. `timeZone`: the reader's (default: this machine's).
- */
+/** A time in the reader's zone, labelled ("2026-11-29 17:27:02 CET (UTC+01:00)"), in a <time>; a text that is no time as it is. */
 export function timeText(iso: string | undefined, timeZone?: string): SafeHtml | string {
   const t = iso === undefined ? NaN : Date.parse(iso);
   if (Number.isNaN(t)) return iso ?? '';
@@ -246,15 +241,11 @@ function invalidSection(v: PlanView): SafeHtml {
   )}</tbody></table>${more}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
 }
 
-/** Rows per page of a long list (the plan's payees, the results' rows), and the most it lists (every row is in the file, or the CSV beside it). */
+/** Rows per page of a long list, and the most it lists (every row is in the file, or the CSV beside it). */
 const ROWS_PER_PAGE = 500;
 const MAX_ROWS_LISTED = 10_000;
 
-/**
- * A long list as a table in pages of ROWS_PER_PAGE chosen without a script (a radio button per
- * page and a CSS rule showing its rows): a list of 10,000 rows opens as fast as one of 500.
- * Printed, every listed page shows. `head`: the colgroup and thead.
- */
+/** A long list in pages chosen without a script (a radio button and a CSS rule per page); printed, every page shows. */
 function pagedTable<T>(section: string, items: readonly T[], head: SafeHtml, row: (item: T) => SafeHtml): SafeHtml {
   const listed = items.slice(0, MAX_ROWS_LISTED);
   const pages = Array.from({ length: Math.ceil(listed.length / ROWS_PER_PAGE) }, (_, i) =>
@@ -396,10 +387,7 @@ function rowsSection(rows: ResultsView['rows']): SafeHtml {
   )}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1); every row is in the results file.</p></section>`;
 }
 
-/**
- * A row of "Rows that need action", then what to do on a full-width line of its own under it: the
- * words, and the command whole (`code.cmd` wraps at spaces only, never inside an id or a path).
- */
+/** A row of "Rows that need action", then what to do on a full-width line under it. */
 function actionRow(r: ResultsView['action'][number]): SafeHtml {
   // each word unbreakable, the spaces between them the only places a long command wraps
   const words = (r.command ?? '').split(' ').map((w, i) => safe`${i ? ' ' : ''}<span>${w}</span>`);

@@ -1,6 +1,4 @@
-// The report's view models: what a plan or a results report shows, built from the engine's plan,
-// a plan file, a batch file read offline, or a results file. Plain data with money as exact
-// decimal strings; html.ts only lays it out. Nothing here talks to the service.
+// The report's view models: plain data, money as exact decimal strings; html.ts only lays it out.
 import { basename } from 'node:path';
 import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
@@ -26,10 +24,7 @@ export interface ApprovalsInput {
   preparedBy?: string;
   /** As src/approvals checked them: the report shows them, never verifies them. */
   approvals?: ApprovalsView['approvals'];
-  /**
-   * Whether each signer was checked against an approvers list. Without one, `valid` says only that
-   * the signature holds over this plan and is not the maker's: anyone can make a key.
-   */
+  /** Checked against an approvers list; without one, `valid` says only that the signature holds and is not the maker's. */
   listChecked?: boolean;
 }
 
@@ -418,10 +413,7 @@ const refund: Action = {
   command: 'payout-batch retry RESULTS --resend-failed',
 };
 
-/**
- * The statuses that need action and what to do. Most urgent first: a deadline (information
- * requested), then what may have paid, then what a person fixes.
- */
+/** The statuses that need action: a deadline first, then what may have paid, then what a person fixes. */
 const ACTIONS: Record<string, Action> = {
   ADDITIONAL_INFO_REQUIRED: { urgency: 0, next: 'Answer the information request', command: 'payout-batch attach PAYOUT_ID FILE...' },
   UNKNOWN_OUTCOME: { urgency: 1, next: 'Run or retry again: it is resent with the same key, so it cannot pay twice' },
@@ -431,7 +423,6 @@ const ACTIONS: Record<string, Action> = {
   REJECTED: refund,
   INVALID: { urgency: 5, next: 'Fix the row in the results file, then send it', command: 'payout-batch retry RESULTS' },
   NOT_SENT: { urgency: 6, next: 'Fix the cause (funds, corridor), then run again or retry' },
-  QUEUED: { urgency: 7, next: 'The run stopped before this row: run the same command again' },
 };
 /** A failed payout whose refund the results do not show yet: look again before paying again. */
 const REFUND_NOT_SEEN: Action = {
@@ -531,10 +522,7 @@ function actionOf(
   };
 }
 
-/**
- * Where the results' refunds and the tie-out's differ per currency: a refund the wallet shows that
- * the results file has not recorded yet (`status` records it), or the other way round.
- */
+/** Where the results' refunds and the tie-out's differ per currency. */
 function refundNotes(groups: readonly GroupTotal[], tieOut: TieOutSummary | undefined, file: string): string[] {
   return (tieOut?.totals ?? []).flatMap((t) => {
     const said = groups.filter((g) => g.currency === t.currency).reduce((a, g) => a.plus(readAmount(g.refunded) ?? 0), new Dec(0));

@@ -1,7 +1,5 @@
-// The HTML batch report (README.md): what the commands call. A report is made from a plan the
-// engine just computed, a plan file, a batch file read offline, or a results file (with its
-// reconciliation beside it, when there is one), and written beside its output, atomically (a
-// reader never sees half a page).
+// The HTML batch report (README.md), of a plan, a plan file, a batch file read offline or a results
+// file, written atomically beside its input.
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
@@ -64,10 +62,7 @@ export async function writePlanReport(
   return path;
 }
 
-/**
- * A plan's report, and beside it `<report>.payees.csv`, every payee, when it has some: the report
- * lists them in pages (MAX_ROWS_LISTED at most), the CSV and the plan file hold them all.
- */
+/** A plan's report, and beside it `<report>.payees.csv` of every payee, when it has some. */
 async function writePlanPage(path: string, view: PlanView): Promise<void> {
   const payees = view.payees ?? [];
   const csvPath = payees.length ? path.replace(/(\.html?)?$/i, '.payees.csv') : undefined;
@@ -94,9 +89,8 @@ async function writePlanPage(path: string, view: PlanView): Promise<void> {
 }
 
 /**
- * The report of a results file, with the tie-out `reconcile` wrote beside it when there is one, and
- * the batch's swaps: `swaps` (the run's summary), else the workbook's Swaps sheet, else the tie-out's.
- * Its batch id: `batchId` (the run's), else that of the journal among `ledgers` that sent its rows.
+ * The report of a results file, with the tie-out beside it, and the swaps: the run's, else the
+ * workbook's, else the tie-out's. Its batch id: the run's, else that of the journal that sent its rows.
  */
 export async function writeResultsReport(
   resultsFile: string,
@@ -125,11 +119,7 @@ export async function writeResultsReport(
   return path;
 }
 
-/**
- * `payout-batch report INPUT`: a plan file, a results file or a batch file (offline). Returns
- * what it read and where it wrote. Errors are the readers' own (RangeError for a plan,
- * ResultsError, InputError): one line each.
- */
+/** `payout-batch report INPUT`: a plan file, a results file or a batch file (offline). Errors are the readers' own. */
 export async function writeReportOf(
   input: string,
   o: {

@@ -1,6 +1,5 @@
-// Writing an ISO 20022 message (the pain.002 status report, the camt.053 statement): xmlbuilder2's
-// callback builder, whose text is handed to the atomic write a chunk at a time, so a report of
-// 100,000 transactions never holds its whole text; the file is replaced atomically or not at all.
+// Writing an ISO 20022 message (pain.002, camt.053) atomically, a chunk at a time (xmlbuilder2's
+// callback builder): a report of 100,000 transactions never holds its whole text.
 import { randomBytes } from 'node:crypto';
 import type { createCB } from 'xmlbuilder2';
 import type { XMLBuilderCB } from 'xmlbuilder2/lib/interfaces.js';
@@ -30,8 +29,7 @@ function* chunks(builder: typeof createCB, message: IsoMessage, root: string, bu
 /** Writes the message `<Document><root>…</root></Document>` to `path` atomically. Throws ResultsError WRITE_FAILED. */
 export async function writeIsoXml(path: string, message: IsoMessage, root: string, build: IsoBuild): Promise<void> {
   try {
-    // (loaded here, not at the top: xmlbuilder2 and its DOM are parsed only by a command that writes
-    // ISO XML; its module.exports, `default`, as for pdf-lib in engine/upload-documents.ts)
+    // (loaded only by a command that writes ISO XML)
     const { createCB: builder } = (await import('xmlbuilder2')).default;
     await writeFileAtomic(path, chunks(builder, message, root, build));
   } catch (e) {
@@ -43,11 +41,7 @@ export async function writeIsoXml(path: string, message: IsoMessage, root: strin
 export const isoMessageId = (now = new Date()): string =>
   `PB${now.toISOString().slice(0, 19).replace(/[-:]/g, '')}-${randomBytes(4).toString('hex')}`;
 
-/**
- * An amount element's content ({@Ccy, #}): ISO amounts are not negative (the direction is a separate
- * element) and carry at most 5 decimals (ActiveOrHistoricCurrencyAndAmount); undefined for text that
- * is not such an amount.
- */
+/** An amount element's content ({@Ccy, #}): not negative, at most 5 decimals; undefined for text that is not one. */
 export function isoAmount(amount: Dec | string | undefined, currency: string | undefined): { '@Ccy': string; '#': string } | undefined {
   if (amount === undefined || !currency || !/^[A-Z]{3}$/.test(currency)) return undefined;
   let d: Dec;

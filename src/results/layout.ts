@@ -1,5 +1,4 @@
-// The layout of a results file, whatever its format (csv-writer.ts, xlsx-writer.ts): which columns, in which
-// order, under which headers, and the rows in the batch's order.
+// The layout of a results file, whatever its format: its columns, their headers, the rows' order.
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, resultHeaderOf, splitColumns, type ResultColumn } from './result-columns.ts';
 import type { ResultsSource, ResultsTable, ResultValues } from './types.ts';
 
@@ -12,10 +11,7 @@ export interface ResultsLayout {
   header: string[];
 }
 
-/**
- * The header row written for a table: the batch's own columns, then RESULT_COLUMNS, then those
- * OPTIONAL_RESULT_COLUMNS that some row's results hold (`results` absent: none of them).
- */
+/** The header row: the batch's own columns, RESULT_COLUMNS, then the OPTIONAL_RESULT_COLUMNS some row holds. */
 export function resultsHeader(inputColumns: readonly string[], results: Iterable<ResultValues> = []): ResultsLayout {
   const input = splitColumns(inputColumns).input;
   const held = new Set<ResultColumn>();

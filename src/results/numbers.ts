@@ -1,9 +1,6 @@
-// Numeric result cells. Amounts and rates arrive as exact decimal strings; no arithmetic is done
-// on them in binary. An XLSX numeric cell holds a double, so a value becomes one only when the
-// double gives back exactly the same decimal (checked with decimal.js): a decimal of more than 15
-// significant digits, which a double cannot hold exactly, stays a text cell and reads back as
-// text. The cell's number format carries the count of decimals, so "1.50" reads back as "1.50",
-// not "1.5".
+// Numeric result cells: an exact decimal string becomes an XLSX number only when the double gives
+// back exactly the same decimal (else it stays text); the number format carries the count of
+// decimals, so "1.50" reads back as "1.50".
 import { atLeastDecimals, Dec, groupThousands } from '../money.ts';
 
 /** A canonical plain decimal: no exponent, no plus sign, no leading zeros. */
@@ -29,16 +26,10 @@ function exactDouble(text: string): number | undefined {
 }
 
 /**
- * The numeric XLSX cell for a decimal string, or undefined when it must stay text. A rate's format
- * is 0 with its own decimals (0.0000 for "1.0850"); an amount's (`money`) is a money format with the amount's own decimals (#,##0.00 for
- * "1234.50", #,##0 for "1234"): every amount the service gives is written with its currency's
- * minor units (formatApiAmount), so the sheet shows EUR as #,##0.00, JPY as #,##0, KWD as
- * #,##0.000; a batch cell typed with other decimals ("100" for EUR) keeps its own, so that it
- * reads back as the same text.
- *
- * A batch's amount read from a workbook with thousands separators ("1,234.50") is a number too,
- * written with the format repeated for negatives ("#,##0.00;-#,##0.00"): Excel shows it the same,
- * and the reader (numberText) gives back the separators from it.
+ * The numeric XLSX cell for a decimal string, or undefined when it must stay text. Its format has
+ * the text's own decimals (0.0000 for a rate "1.0850"; #,##0.00 for an amount "1234.50"), so it
+ * reads back as the same text; an amount with thousands separators ("1,234.50") gets the format
+ * repeated for negatives ("#,##0.00;-#,##0.00"), from which numberText gives them back.
  */
 export function numberCell(text: string, money: boolean): { t: 'n'; v: number; z: string } | undefined {
   const grouped = money && GROUPED_DECIMAL.test(text);
@@ -53,11 +44,7 @@ export function numberCell(text: string, money: boolean): { t: 'n'; v: number; z
 
 const FIXED_FORMAT = /^(#,##)?0(?:\.(0+))?$/;
 
-/**
- * The exact decimal text of a numeric cell: the shortest decimal that reads as the double (what
- * was written, for a value numberCell accepted), padded to the decimals of a 0.00
- * or #,##0.00 format, with thousands separators for the format numberCell writes for them.
- */
+/** The exact decimal text of a numeric cell: the shortest decimal of the double, padded to its format's decimals. */
 export function numberText(v: number, z?: string): string {
   const d = new Dec(String(v));
   const sections = z === undefined ? [] : z.split(';');

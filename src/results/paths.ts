@@ -1,22 +1,7 @@
-// Where the results of a batch go.
-//
-//   payroll.csv                 → payroll.results.csv
-//   payroll.xlsx / payroll.xls  → payroll.results.xlsx        (we write .xlsx, never BIFF .xls)
-//   payroll.results.csv         → payroll.results.retry-1.csv (a results file being retried)
-//   payroll.results.retry-1.csv → payroll.results.retry-2.csv
-//   --results FILE              → FILE; its extension decides the format (.csv/.tsv/.txt or .xlsx)
-//
-// The formats and their extensions are the writers' (formats.ts RESULTS_WRITERS).
-//
-// A batch's name alone decides its results file, whatever is on disk: running the same batch
-// again (resume after a crash) updates the same results file. A results file being retried gets
-// the first retry-N past every retry-N of the same base already in its folder, so a second retry
-// of payroll.results.csv writes retry-2 and never overwrites retry-1 (nor the file it reads).
-// A results path equal to the batch itself is refused; one holding another run's payouts is
-// refused by the run (engine/pipeline.ts), naming a free one (freeResultsPath). A retry writes under a partial name
-// (payroll.results.retry-1.partial.csv) until its results are complete, then renames it: the
-// partial name is never a retry-N, so a retry killed midway leaves nothing that looks finished and
-// the next retry takes the same number.
+// Where the results of a batch go: payroll.csv → payroll.results.csv, payroll.xls(x) →
+// payroll.results.xlsx, payroll.results.csv → payroll.results.retry-1.csv (the first retry-N past
+// those in the folder), --results FILE → FILE. A batch's name alone decides, so a resume updates
+// the same file; a retry writes under a `.partial` name until complete, never taken for a retry-N.
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { BatchFormat } from '../input/reader.ts';
@@ -29,10 +14,7 @@ export type { ResultsFormat } from './types.ts';
 export function resultsPathFor(
   batchFile: string,
   override?: string,
-  /**
-   * inputFormat: the batch's format as its reader found it (readBatch sniffs the content: a .csv
-   * that is really a workbook is Excel). Defaults to the format the extension suggests.
-   */
+  /** inputFormat: as the reader found it (a .csv that is really a workbook is Excel); default: by extension. */
   options: { inputFormat?: BatchFormat } = {},
 ): { path: string; format: ResultsFormat } {
   if (override !== undefined) {
@@ -73,11 +55,7 @@ export function resultsPathFor(
   return { path: join(dir, `${m[1]}.results.retry-${n}${outExt}`), format };
 }
 
-/**
- * The highest N of the `<base>.results.retry-N.<ext>` files in `dir` (0: none), whatever their
- * format, so a CSV and a workbook never share a number; a partial `retry-N.partial.<ext>` is not one. An unreadable folder counts as empty: the
- * write itself then says what is wrong with it.
- */
+/** The highest N of `<base>.results.retry-N.<ext>` in `dir`, whatever the format (0: none, or an unreadable folder). */
 function highestRetry(dir: string, base: string): number {
   let names: string[];
   try {
@@ -113,8 +91,5 @@ export function partialResultsPath(path: string): string {
   return join(dirname(path), `${basename(path, ext)}.partial${ext}`);
 }
 
-/**
- * The lock beside a results file (".<name>.lock", files/lock.ts) held by whoever writes it: a run's
- * write at its end, `status`, `listen`. One writer of a results file at a time.
- */
+/** The lock beside a results file held by whoever writes it (a run, `status`, `listen`). */
 export const resultsLockPath = (resultsPath: string): string => join(dirname(resolve(resultsPath)), `.${basename(resultsPath)}.lock`);

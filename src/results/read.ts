@@ -1,11 +1,6 @@
-// Reading a results file back: the batch's columns, and per row its cells and result values, with
-// the formula neutralising undone. The whole file is read (results files are read to be retried
-// or refreshed, never streamed to the network), so write → read is an exact round trip: unlike
-// readBatch, cells are not trimmed, and no row is dropped as a "totals" row; only rows with every
-// cell empty are skipped.
-//
-// Encoding, delimiter and kind detection come from src/input so both readers agree on a file;
-// the delimiter is then confirmed by the header (the one under which the result columns appear).
+// Reading a results file back, neutralising undone: an exact round trip of the write (unlike
+// readBatch, cells are not trimmed and no "totals" row is dropped; only empty rows are skipped).
+// Encoding, delimiter and kind detection come from src/input, so both readers agree on a file.
 import { readFile } from 'node:fs/promises';
 import { parse as parseCsv, CsvError } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
@@ -48,11 +43,7 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
   return { ...resultsTableOf(file, 'csv', records), delimiter };
 }
 
-/**
- * The batch's columns of a results file by field (input/batch-columns.ts, the names readBatch maps);
- * none when they cannot be mapped. A row is identified by its reference cell, never by its line
- * number: `retry` and `status` match it to the ledger by that cell (or its key or payout id).
- */
+/** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
 export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>): ColumnMapping['fields'] {
   try {
     return mapColumns(t.inputColumns, 'results').fields;
@@ -123,7 +114,6 @@ function readCsv(buf: Buffer, file: string, encoding?: TextEncoding): { records:
   let text = iconv.decode(buf.subarray(layout.detected.bomBytes), layout.detected.encoding, { stripBOM: false });
   if (layout.sepLineFirst) text = text.slice(text.indexOf('\n') + 1);
 
-  // The detected delimiter first; if the result columns do not appear under it, the one under which they do.
   const first = layout.delimiter;
   const candidates = layout.sepLineFirst ? [first] : [first, ...DELIMITERS.filter((d) => d !== first)];
   let delimiter: string = first;
@@ -175,10 +165,7 @@ export function decodeOoxmlText(xml: string): string {
 const RUN_TEXT = /<(?:\w+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:\w+:)?t>/g;
 const PHONETIC = /<(?:\w+:)?rPh\b[\s\S]*?<\/(?:\w+:)?rPh>/g;
 
-/**
- * The exact text of a shared-string cell. SheetJS decodes the text itself but then turns every
- * CR LF into LF, which would lose a CR LF inside a cell; its raw XML (`r`) is decoded here instead.
- */
+/** The exact text of a shared-string cell, from its raw XML (SheetJS's own text turns CR LF into LF). */
 function stringCellText(cell: XLSX.CellObject): string {
   const raw = (cell as { r?: unknown }).r;
   if (typeof raw === 'string' && raw.includes('<')) {
@@ -242,8 +229,7 @@ function sheetRecords(ws: XLSX.WorkSheet): SourceRecord[] {
   if (!ref) return [];
   const range = XLSX.utils.decode_range(ref);
   const data = (ws as { '!data'?: (XLSX.CellObject | undefined)[][] })['!data'] ?? [];
-  // Bounded by the cells present, never by the declared <dimension>: a sheet may claim
-  // A1:XFD1048576 (17 billion cells) for a handful of rows.
+  // (bounded by the cells present, never by the declared <dimension>: it may claim 17 billion cells)
   const lastRow = Math.min(range.e.r, data.length - 1);
   const lastCol = Math.min(
     range.e.c,

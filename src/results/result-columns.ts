@@ -17,18 +17,7 @@ export const RESULT_COLUMNS = [
   'updatedAt',
 ] as const;
 
-/**
- * Written after RESULT_COLUMNS (so after errorMessage, the positions of the 14 never move), and
- * only when some row holds a value (a results file written by `run` before any payout moved keeps
- * exactly the 14 columns above). Filled by `status`, `listen` and `retry` (src/ops, src/engine):
- *   statusDetail         as the service gives it (ADDITIONAL_INFO_UNDER_REVIEW)
- *   informationRequests  the service's array as compact JSON, while ADDITIONAL_INFO_REQUIRED
- *   statusReason         the service's reason for the latest status (webhook data.reason)
- *   refunded             FAILED/REJECTED: the CREDIT the wallet's transactions show for the payout (exact decimal, source currency)
- *   nextStep             what to do: the `attach` command to answer information requests, `retry --resend-failed`, wait for a refund
- *   earlierPayouts       compact JSON of the payouts this row replaced (failed, refunded, sent again): payoutId, status, amount, fee, refunded
- *   screeningClearance   the approved clearances its sanctions hits were sent under: id, list entry, who signed, expiry
- */
+/** Written after RESULT_COLUMNS (whose positions never move), only when some row holds a value. */
 export const OPTIONAL_RESULT_COLUMNS = [
   'statusDetail',
   'informationRequests',
@@ -52,12 +41,8 @@ export const REQUIRED_RESULT_COLUMNS: readonly ResultColumn[] = ['status', 'idem
 
 const RESULT_SET = new Set<string>([...RESULT_COLUMNS, ...OPTIONAL_RESULT_COLUMNS]);
 
-/**
- * Put before a result column's name when the batch has its own column of that name (a `status` or
- * `fee` of its own), so every header of a results file is unique: `status` stays the batch's,
- * the result is `result.status`. Put as many times as needed to name no batch column.
- */
-export const RESULT_PREFIX = 'result.';
+/** Put before a result column's name (as many times as needed) when the batch has its own column of that name. */
+const RESULT_PREFIX = 'result.';
 
 /** "result.result.fee" → { column: 'fee', depth: 2 }; undefined for a header naming no result column. */
 function resultColumnOf(header: string): { column: ResultColumn; depth: number } | undefined {
@@ -70,12 +55,7 @@ function resultColumnOf(header: string): { column: ResultColumn; depth: number }
   return RESULT_SET.has(name) ? { column: name as ResultColumn, depth } : undefined;
 }
 
-/**
- * The header of result column `column` in a results file of the batch columns `batchColumns`: its
- * own name, or that name with RESULT_PREFIX put before it once more than on any batch column
- * named like it (`status` → `result.status`; with `result.status` in the batch too,
- * `result.result.status`).
- */
+/** The header of a result column beside `batchColumns`: `status`, or `result.status` when the batch has one, and so on. */
 export function resultHeaderOf(column: ResultColumn, batchColumns: readonly string[]): string {
   let deepest = -1;
   for (const h of batchColumns) {
@@ -85,26 +65,20 @@ export function resultHeaderOf(column: ResultColumn, batchColumns: readonly stri
   return RESULT_PREFIX.repeat(deepest + 1) + column;
 }
 
-export interface ColumnSplit {
-  /** True when every REQUIRED_RESULT_COLUMNS header is present. */
+interface ColumnSplit {
+  /** Every REQUIRED_RESULT_COLUMNS header is present. */
   isResults: boolean;
-  /** The batch's own columns, in order: every header that is not in the result block. */
+  /** The batch's own columns, in order. */
   input: string[];
-  /** result column → the header that holds it (when isResults). */
+  /** Result column → the header that holds it. */
   result: Partial<Record<ResultColumn, string>>;
-  /** Result columns absent from the header row. */
   missing: ResultColumn[];
 }
 
 /**
- * Splits a header row into the batch's own columns and the result columns. Of the headers naming
- * one result column (`status`, `result.status`, ...), the one with the most RESULT_PREFIX is the
- * result column (resultHeaderOf writes it so), the last of them on a tie (the result block comes
- * after the batch's columns); the others are the batch's own.
- *
- * Only a header row holding the required result columns (status, idempotencyKey) is a results
- * layout; otherwise nothing is taken out, so a plain batch with a column that happens to be
- * called "status" keeps it as its own.
+ * Splits a header row into the batch's own columns and the result columns: of the headers naming
+ * one result column, the most prefixed (the last on a tie) is the result's. Without the required
+ * result columns nothing is taken out: a batch's own "status" stays its own.
  */
 export function splitColumns(headers: readonly string[]): ColumnSplit {
   const deepest = new Map<ResultColumn, { index: number; depth: number }>();

@@ -20,7 +20,6 @@ export const ISO_STATUS: Record<string, IsoTxStatus> = {
   ADDITIONAL_INFO_REQUIRED: 'PDNG',
   UNKNOWN_OUTCOME: 'PDNG',
   NOT_SENT: 'ACTC',
-  QUEUED: 'ACTC',
   FAILED: 'RJCT',
   REJECTED: 'RJCT',
   INVALID: 'RJCT',

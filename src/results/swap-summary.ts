@@ -1,6 +1,5 @@
-// The batch's swaps (spec §4.7, §2 Swap) as the results show them: one line per short currency,
-// in the run's JSON summary and, in an XLSX results file, on a second sheet "Swaps". A CSV results
-// file has no room for them (it stays a valid input for `retry`): the summary carries them.
+// The batch's swaps (spec §4.7, §2 Swap), one line per short currency: in the run's summary and
+// an XLSX results file's "Swaps" sheet (a CSV results file has none: it stays a `retry` input).
 /** Amounts of a swap: in XLSX, numbers with a money format, as the results' amounts (numbers.ts). */
 export const SWAP_AMOUNT_COLUMNS: readonly SwapColumn[] = ['sourceAmount', 'destinationAmount'];
 
@@ -18,10 +17,7 @@ export const SWAP_COLUMNS = [
 ] as const;
 export type SwapColumn = (typeof SWAP_COLUMNS)[number];
 
-/**
- * One swap of the batch: `currency` the short currency it funds, `reference` its payoutRef. Amounts
- * and the rate are exact decimal strings as the service gave them; absent when no swap is known.
- */
+/** One swap: `currency` the short currency it funds, `reference` its payoutRef; amounts exact decimal strings. */
 export type SwapLine = { currency: string; reference: string; status: string } & Partial<
   Record<Exclude<SwapColumn, 'currency' | 'reference' | 'status'>, string>
 >;

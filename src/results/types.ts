@@ -9,10 +9,7 @@ export type ResultsFormat = 'csv' | 'xlsx';
 export type ResultValues = Partial<Record<ResultColumn, string>>;
 
 export interface ResultRow {
-  /**
-   * Writing: orders the rows (the batch's row number). Reading: the row's number in the results
-   * file as a spreadsheet shows it (header row 1), the same numbering readBatch gives.
-   */
+  /** Writing: the batch's row number (the order). Reading: the row's number as a spreadsheet shows it. */
   rowNumber: number;
   /** The batch's own cells by header (a missing header is written empty). */
   cells: Record<string, string>;
@@ -21,12 +18,12 @@ export interface ResultRow {
 
 export interface ResultsTable {
   format: ResultsFormat;
-  /** The batch's headers in order. Result columns among them (a results file retried) are dropped, not repeated. */
+  /** The batch's headers in order (result columns among them are dropped, not repeated). */
   inputColumns: string[];
   rows: ResultRow[];
   /** CSV only: the input's delimiter (default ","). */
   delimiter?: string;
-  /** XLSX only: the batch's swaps, on the second sheet "Swaps" (swaps.ts); a CSV file has none. */
+  /** XLSX only: the second sheet "Swaps". */
   swaps?: SwapLine[];
 }
 
@@ -36,7 +33,7 @@ export interface ResultsSource extends Omit<ResultsTable, 'rows'> {
   resultAt: (index: number) => ResultValues;
 }
 
-/** One results format: its file, and which results files and batches it is chosen for (paths.ts). */
+/** One results format, and the results files and batches it is chosen for (paths.ts). */
 export interface ResultsWriter {
   format: ResultsFormat;
   /** The extensions of a results file of this format (--results); the first is the one written by default. */

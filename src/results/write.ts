@@ -1,6 +1,4 @@
-// Writing a results file, in the format its table names: one ResultsWriter per format (types.ts),
-// registered in RESULTS_WRITERS (formats.ts; csv-writer.ts, xlsx-writer.ts). The batch's columns in their order,
-// then the result columns (named so that every header is unique: columns.ts resultHeaderOf).
+// Writing a results file with its format's ResultsWriter (formats.ts RESULTS_WRITERS).
 import { rename } from 'node:fs/promises';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
@@ -30,11 +28,7 @@ export async function writeResults(path: string, source: ResultsTable | ResultsS
   });
 }
 
-/**
- * A results file complete under its partial name (paths.ts partialResultsPath) put in its place:
- * one rename, under the lock of the place (`status` may be writing a file of that name). Throws
- * ResultsError WRITE_FAILED.
- */
+/** A results file complete under its partial name put in its place: one rename, under the place's lock. Throws ResultsError WRITE_FAILED. */
 export async function publishResults(partial: string, path: string): Promise<void> {
   try {
     await withLock(resultsLockPath(path), () => rename(partial, path), { purpose: 'results write' });

@@ -1,10 +1,6 @@
-// The XLSX results file (SheetJS): text cells are typed strings (t:'s', through the shared string
-// table). Excel never runs a string cell as a formula, but the same quote prefix is applied anyway
-// so a results file reads back identically whichever format it was written in, and a sheet saved
-// from it as CSV stays safe. Rates and amounts are real numeric cells (t:'n') when the decimal
-// survives a double exactly (see numbers.ts); otherwise they are text. The amounts (the batch's
-// sourceAmount, fee, totalDeductible, destinationAmount, refunded) carry a money format
-// (#,##0.00), the rates 0.0000. The batch's swaps go on a second sheet, "Swaps".
+// The XLSX results file (SheetJS): text cells neutralised as in CSV (a sheet saved as CSV stays
+// safe, and both formats read back the same); rates and amounts numeric when exact (numbers.ts).
+// The batch's swaps go on a second sheet, "Swaps".
 import * as XLSX from 'xlsx';
 import { matchHeader } from '../input/batch-columns.ts';
 import { MONEY_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, type ResultColumn } from './result-columns.ts';
@@ -28,11 +24,7 @@ export const xlsxWriter: ResultsWriter = {
   chunks: (table) => [xlsxBytes(table)],
 };
 
-/**
- * SheetJS escapes XML and control characters but not two things OOXML needs for an exact round
- * trip: a literal "_x0041_" in the text (which readers decode as "A": its underscore is written
- * _x005F_) and CR (a raw CR is turned into LF by every XML parser: written _x000D_, as Excel does).
- */
+/** What SheetJS does not escape for an exact round trip: a literal "_x0041_" (as _x005F_x0041_) and CR (as _x000D_). */
 function escapeOoxmlText(s: string): string {
   let out = s;
   if (out.includes('_')) out = out.replace(/_(?=x[0-9a-fA-F]{4}_)/g, '_x005F_');

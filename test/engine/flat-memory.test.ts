@@ -95,6 +95,24 @@ describe('a run holds no object per row beyond its journal fold (issue 44)', () 
   });
 });
 
+describe('a loaded row (issue 44)', () => {
+  it("keeps every cell as read, in one object without prototype: a header named like Object's members reads as its cell", async () => {
+    const dir = await dirs.make();
+    const file = join(dir, 'b.csv');
+    const csv = generateCsv({ rows: 3, prefix: 'C' }).split('\n');
+    csv[0] += ',constructor';
+    await writeFile(file, csv.map((l, i) => (i > 0 && l ? `${l},` : l)).join('\n'));
+    const { rows, inputColumns } = await loadBatch(file, { encoding: 'utf8' });
+    expect(inputColumns).toContain('constructor');
+    for (const r of rows) {
+      expect(Object.getPrototypeOf(r.cells)).toBeNull();
+      expect(Object.keys(r.cells)).toEqual(inputColumns);
+      expect(r.cells.constructor).toBe('');
+      expect(r.cells.reference).toBe(r.payout?.reference);
+    }
+  });
+});
+
 describe('the CSV results file is written in chunks (issue 44)', () => {
   const source = (rows: number): ResultsSource => ({
     format: 'csv',

@@ -20,10 +20,9 @@ const failed: PayoutSnapshot = {
 };
 
 describe('status groups', () => {
-  it('one grouping: QUEUED is in progress in the summary and in the report alike', () => {
-    expect(['SUCCESSFUL', 'PENDING', 'PROCESSING', 'QUEUED', 'ADDITIONAL_INFO_REQUIRED', 'FAILED', 'REJECTED'].map(statusGroup)).toEqual([
+  it('one grouping: in progress in the summary and in the report alike', () => {
+    expect(['SUCCESSFUL', 'PENDING', 'PROCESSING', 'ADDITIONAL_INFO_REQUIRED', 'FAILED', 'REJECTED'].map(statusGroup)).toEqual([
       'paid',
-      'inProgress',
       'inProgress',
       'inProgress',
       'waiting',
@@ -33,7 +32,7 @@ describe('status groups', () => {
     expect(['INVALID', 'NOT_SENT', 'FAILED_TO_SEND', 'CONFLICT'].map(statusGroup)).toEqual(['notSent', 'notSent', 'notSent', 'notSent']);
     expect([undefined, 'UNKNOWN_OUTCOME', 'SOMETHING'].map(statusGroup)).toEqual(['unknown', 'unknown', 'unknown']);
 
-    const statuses = ['QUEUED', 'PENDING', 'INVALID', 'UNKNOWN_OUTCOME'];
+    const statuses = ['PROCESSING', 'PENDING', 'INVALID', 'UNKNOWN_OUTCOME'];
     expect(outcomeCounts(statuses)).toEqual({ paid: 0, inProgress: 2, waiting: 0, failed: 0, notCreated: 2 });
     const outcomes: RowOutcome[] = statuses.map((status) => ({ status, documents: [] }));
     expect(summarise(outcomes).outcomes).toEqual(outcomeCounts(statuses));

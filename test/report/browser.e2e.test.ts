@@ -312,7 +312,7 @@ async function identity(page: Page): Promise<Record<string, string>> {
 /** README's groups of statuses (src/report/README.md, "DOM hooks"). */
 function groupOf(status: string): string {
   if (status === 'SUCCESSFUL') return 'paid';
-  if (['PENDING', 'PROCESSING', 'QUEUED'].includes(status)) return 'in-progress';
+  if (['PENDING', 'PROCESSING'].includes(status)) return 'in-progress';
   if (['FAILED', 'REJECTED'].includes(status)) return 'failed-refunded';
   if (status === 'ADDITIONAL_INFO_REQUIRED') return 'waiting-info';
   if (['INVALID', 'NOT_SENT', 'FAILED_TO_SEND', 'CONFLICT'].includes(status)) return 'not-sent';
