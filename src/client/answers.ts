@@ -89,8 +89,8 @@ export const InformationRequestAnswer = z.looseObject({
 export type InformationRequestAnswer = z.output<typeof InformationRequestAnswer>;
 
 const SupportingDocumentAnswer = z.union([
-  z.looseObject({ id: maybe(ident), url: maybe(text), uploadedAt: maybe(text) }),
-  z.string().transform((url): { id?: string; url?: string; uploadedAt?: string } => ({ url })),
+  z.looseObject({ id: maybe(ident), url: maybe(text) }),
+  z.string().transform((url): { id?: string; url?: string } => ({ url })),
 ]);
 
 /** Only `id` and `status` required: with both the payout exists and is recorded as created, whatever else of §4.2 is missing. */
@@ -444,11 +444,9 @@ export const PayoutStatusChangedEvent = z.looseObject({
     oldStatus: maybe(payoutStatus),
     newStatus: payoutStatus,
     newStatusDetail: maybe(text),
-    oldStatusDetail: maybe(text),
     informationRequests: maybe(z.array(InformationRequestAnswer)),
     changedAt: maybe(text),
     reason: maybe(text),
-    changedBy: maybe(text),
   }),
 });
 export type PayoutStatusChangedEvent = z.output<typeof PayoutStatusChangedEvent>;
@@ -468,7 +466,6 @@ export const WalletEvent = z.looseObject({
     reference: maybe(text),
     narration: maybe(text),
     balance: maybe(amount),
-    totalBalance: maybe(amount),
   }),
 });
 export type WalletEvent = z.output<typeof WalletEvent>;

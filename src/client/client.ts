@@ -35,9 +35,7 @@ export interface PayoutClientOptions extends TransportOptions {
   keyEnvironment?: KeyEnvironment;
 }
 
-export interface IdempotentOptions extends RequestOptions {
-  idempotencyKey: string;
-}
+export type IdempotentOptions = RequestOptions & { idempotencyKey: string };
 
 export interface CreatedResult<T> extends CallResult<T> {
   idempotencyKey: string;
@@ -45,18 +43,12 @@ export interface CreatedResult<T> extends CallResult<T> {
   body: string;
 }
 
-export interface ListPageQuery {
-  page?: number;
-  limit?: number;
-}
+export type ListPageQuery = { page?: number; limit?: number };
 
 export type InitiateResult = CreatedResult<answers.PayoutAnswer> & { payout: answers.PayoutAnswer };
 export type SwapResult = CreatedResult<answers.SwapAnswer> & { swap: answers.SwapAnswer };
 
-export interface UploadedDocument {
-  documentUrl: string;
-  requestId: string;
-}
+export type UploadedDocument = { documentUrl: string; requestId: string };
 
 type Effect = Pick<CallSpec<unknown>, 'mutating' | 'resendSafe'>;
 const READ_ONLY: Effect = { mutating: false, resendSafe: true };
@@ -73,12 +65,7 @@ function query(params: Record<string, string | number | undefined>): string {
   return q ? `?${q}` : '';
 }
 
-interface Where {
-  route: string;
-  method: HttpMethod;
-  path: string;
-  requestId?: string;
-}
+type Where = Pick<CallSpec<unknown>, 'route' | 'method' | 'path'> & { requestId?: string };
 
 /** A request the client refuses to send: nothing left, so the service certainly did not act. */
 function notSent(at: Where, message: string, fieldErrors?: requests.FieldError[]): PayoutApiError {

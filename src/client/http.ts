@@ -80,10 +80,7 @@ function errorCode(e: unknown, depth = 5): string | undefined {
 }
 
 export const listFieldErrors = (fe: FieldError[]): string =>
-  fe
-    .slice(0, 5)
-    .map((f) => `field "${f.field}": ${f.message}`)
-    .join('; ');
+  Array.from(fe.slice(0, 5), (f) => `field "${f.field}": ${f.message}`).join('; ');
 
 type Failure = Omit<PayoutApiErrorInit, 'route' | 'method' | 'path' | 'requestId' | 'attempts'>;
 type AttemptResult<T> = { ok: true; result: CallResult<T> } | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };

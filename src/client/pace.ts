@@ -14,10 +14,8 @@ export type Take = { ok: true; id: string } | { ok: false; waitMs: number };
 
 /** A hash of the base URL and the key's fingerprint, never the key. */
 export function paceName(baseUrl: string, fingerprint: string): string {
-  return createHash('sha256')
-    .update(`payout-batch pace v1\0${baseUrl.replace(/\/+$/, '')}\0${fingerprint}`)
-    .digest('hex')
-    .slice(0, 24);
+  const base = baseUrl.replace(/\/+$/, '');
+  return createHash('sha256').update(`payout-batch pace v1\0${base}\0${fingerprint}`).digest('hex').slice(0, 24);
 }
 
 /** Undefined when fewer than `limit` of the sorted `times` lie in the window; else how long until one leaves it. */
