@@ -1,12 +1,6 @@
 // Did the service itself say it did not act? A proxy or gateway may answer a mutating request after
 // the service acted (a 408 to a created initiate; a 400 RESPONSE_BLOCKED in the service's shape), so
-// the service's refusals are a closed list, the spec's error table (§7, spec/codes.ts ERROR_STATUS):
-//   definitive  a 4xx whose `error` is a code of the table with its status (statusCode, if any, the
-//               same); 401/403 with {statusCode, message} (§5.4); the swap's 400 'Invalid payout
-//               amount'; a 429 (refused before processing, RFC 6585 §4).
-//   unknown     everything else: 408, 425, 499, 3xx, 5xx; a code not in the table or under another
-//               status; a 4xx without that body.
-// Read-only routes, and a 4xx of the document storage (not the service), are always definitive.
+// the service's refusals are a closed list: the spec's error table (§7, spec/codes.ts ERROR_STATUS).
 import { ERROR_STATUS, INVALID_PAYOUT_AMOUNT_MESSAGE } from '../spec/codes.ts';
 import type { Outcome } from './errors.ts';
 
@@ -58,6 +52,11 @@ export interface ErrorAnswer {
   fromService: boolean;
 }
 
+/**
+ * Definitive: a read-only route; a 4xx of the document storage; a 429 (refused before processing, RFC
+ * 6585 §4); a 4xx whose `error` is a code of the table with its status, 401/403 with {statusCode,
+ * message} (§5.4), the swap's 400 'Invalid payout amount'. Unknown: everything else (408, 425, 499, 5xx).
+ */
 export function errorOutcome(a: ErrorAnswer): Outcome {
   if (!a.mutating) return 'definitive';
   if (!a.fromService) return a.status >= 500 ? 'unknown' : 'definitive';

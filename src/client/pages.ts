@@ -1,9 +1,6 @@
 // A paged listing (spec §4.4, §4.15) read only as far as a command needs: each request counts against
-// the month (§8). The spec promises no order nor that `page` is honoured, so a listing ends at the first
-// of: found (every wanted item seen); end (an empty or short page, or meta.total); period (newest first
-// and below `stopBelow`, less a margin for clocks); repeated page (a service ignoring `page`); budget
-// (pages read reach the items still missing: asking for each costs no more); stopped (the signal).
-// An item seen twice (pushed down by a new one while paging) is kept once.
+// the month (§8). The spec promises no order nor that `page` is honoured. An item seen twice (pushed
+// down by a new one while paging) is kept once.
 import type { Logger } from 'pino';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { isoTime } from '../spec/status-order.ts';
@@ -17,9 +14,7 @@ export type ListingEnd = 'found' | 'end' | 'period' | 'repeated page' | 'budget'
 
 export interface PagesOptions<T> {
   fetch: (page: number) => Promise<ListedPage<T>>;
-  /** Each is deleted as an item settles it. */
   wanted?: Set<string>;
-  /** Default: the item's id. */
   settles?: (item: T) => string | undefined;
   /** Epoch ms. */
   stopBelow?: number;
@@ -37,7 +32,11 @@ export interface Pages<T> {
 
 const PERIOD_MARGIN_MS = 5 * 60_000;
 
-/** `wanted` is left holding the ids no page showed. */
+/**
+ * Ends at the first of: found (every wanted item seen); end (an empty or short page, or meta.total); period (newest
+ * first and below `stopBelow`, less a margin for clocks); repeated page (a service ignoring `page`); budget (pages
+ * read reach the items still missing: asking for each costs no more); stopped. `wanted` keeps the ids not shown.
+ */
 export async function readPages<T extends { id?: string; createdAt?: string }>(o: PagesOptions<T>): Promise<Pages<T>> {
   const items: T[] = [];
   const seen = new Set<string>();
