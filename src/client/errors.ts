@@ -15,33 +15,24 @@ export type FailureKind = 'http' | 'timeout' | 'network' | 'aborted' | 'invalid-
 
 export class PayoutApiError extends Error {
   override readonly name = 'PayoutApiError';
-  readonly kind: FailureKind;
-  readonly outcome: Outcome;
-  readonly status: number | undefined;
+  declare readonly kind: FailureKind;
+  declare readonly outcome: Outcome;
+  declare readonly status: number | undefined;
   /** Spec §7, from the body's `error` field. */
-  readonly code: string | undefined;
-  readonly fieldErrors: FieldError[];
+  declare readonly code: string | undefined;
+  declare readonly fieldErrors: FieldError[];
   /** In the spec's words: initiate, getPayout, ... */
-  readonly route: string;
-  readonly method: string;
-  readonly path: string;
-  readonly requestId: string;
-  readonly retryAfterMs: number | undefined;
-  readonly attempts: number;
+  declare readonly route: string;
+  declare readonly method: string;
+  declare readonly path: string;
+  declare readonly requestId: string;
+  declare readonly retryAfterMs: number | undefined;
+  declare readonly attempts: number;
 
   constructor(init: PayoutApiErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
-    this.kind = init.kind;
-    this.outcome = init.outcome;
-    this.status = init.status;
-    this.code = init.code;
-    this.fieldErrors = init.fieldErrors ?? [];
-    this.route = init.route;
-    this.method = init.method;
-    this.path = init.path;
-    this.requestId = init.requestId;
-    this.retryAfterMs = init.retryAfterMs;
-    this.attempts = init.attempts ?? 1;
+    const { kind, outcome, status, code, fieldErrors = [], route, method, path, requestId, retryAfterMs, attempts = 1 } = init;
+    Object.assign(this, { kind, outcome, status, code, fieldErrors, route, method, path, requestId, retryAfterMs, attempts });
   }
 
   /** The service cannot be used now, through no fault of the request (spec §5, §8): a batch stops; resuming is safe. */
