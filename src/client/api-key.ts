@@ -1,6 +1,5 @@
-// The API key: taken from the environment (PAYOUT_API_KEY) or a key file, never from the command
-// line (where `ps` shows it to every user of the machine). Held in an object that prints as its
-// fingerprint, so an accidental log line, error or JSON.stringify shows no secret.
+// The API key, held in an object that prints as its fingerprint, so an accidental log line, error or
+// JSON.stringify shows no secret.
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -8,19 +7,19 @@ import { inspect } from 'node:util';
 import type { KeyEnvironment } from './quota.ts';
 import { scrubDeep, scrubText, secretMatcher, type SecretMatcher } from './secrets.ts';
 
-/** A problem with the configuration (key, environment, host): nothing was sent. */
+/** A problem with the key, environment or host: nothing was sent. */
 export class ClientConfigError extends Error {
   override readonly name = 'ClientConfigError';
   constructor(
     message: string,
-    /** 'usage': fix the invocation; 'refused': a guard refused (a key of the other environment). */
+    /** 'refused': a guard refused (a key of the other environment). */
     readonly reason: 'usage' | 'refused' = 'usage',
   ) {
     super(message);
   }
 }
 
-/** A short, stable, one-way name for a key: the first 16 hex digits of a salted SHA-256. */
+/** A short, stable, one-way name for a key. */
 export function keyFingerprint(key: string): string {
   return createHash('sha256').update('payout-batch key fingerprint v1\0').update(key).digest('hex').slice(0, 16);
 }
@@ -29,19 +28,18 @@ export type KeySource = 'environment' | 'key-file' | 'option' | 'local-sandbox-s
 
 export class ApiKey {
   readonly #value: string;
-  /** The key's forms to scrub from text (secrets.ts). */
   readonly #forms: SecretMatcher | undefined;
   readonly fingerprint: string;
-  /** The environment the key is labelled for, where the tool can tell; undefined when it cannot. */
+  /** Where the tool can tell. */
   readonly environment: KeyEnvironment | undefined;
   readonly source: KeySource;
-  /** Where the label came from, for messages. */
+  /** For messages. */
   readonly labelSource: string | undefined;
 
   constructor(value: string, options: { source?: KeySource; environment?: KeyEnvironment; labelSource?: string } = {}) {
     const v = value.trim();
     if (!v) throw new ClientConfigError('the API key is empty');
-    // A header value: visible ASCII only. The message never repeats the key.
+    // a header value: visible ASCII only; the message never repeats the key
     if (!/^[\x21-\x7e]+$/.test(v)) {
       throw new ClientConfigError('the API key contains spaces or characters that cannot travel in an HTTP header');
     }
@@ -60,17 +58,15 @@ export class ApiKey {
     this.source = options.source ?? 'option';
   }
 
-  /** The secret itself: only the transport calls this, to set the x-api-key header. */
+  /** Only the transport calls this, for the x-api-key header. */
   reveal(): string {
     return this.#value;
   }
 
-  /** The text with the key removed: any 12 characters of it, in any case or encoding (secrets.ts). */
   scrub(text: string): string {
     return scrubText(text, this.#forms);
   }
 
-  /** Every string deep in a value (a parsed body) scrubbed like scrub(). */
   scrubDeep<T>(value: T): T {
     return scrubDeep(value, this.#forms);
   }
@@ -86,17 +82,14 @@ export class ApiKey {
   }
 }
 
-/**
- * Some key formats say their environment. The spec shows none; these are the common conventions
- * (and the local sandbox's seed keys start with sk_sandbox_). Unknown shapes are not labelled.
- */
+/** The spec shows no key format: these are common conventions (the local sandbox's seed keys are sk_sandbox_). */
 function environmentFromKeyPrefix(key: string): KeyEnvironment | undefined {
   if (/^(sk|pk|rk)_(sandbox|test|staging)_/i.test(key)) return 'sandbox';
   if (/^(sk|pk|rk)_(live|prod|production)_/i.test(key)) return 'production';
   return undefined;
 }
 
-/** A key file named like payout.production.key or sandbox-key.txt says its environment. */
+/** payout.production.key, sandbox-key.txt */
 function environmentFromFileName(path: string): KeyEnvironment | undefined {
   const name = basename(path).toLowerCase();
   const has = (w: string) => new RegExp(`(^|[._-])${w}([._-]|$)`).test(name);
@@ -115,14 +108,9 @@ function parseEnvironmentWord(word: string, where: string): KeyEnvironment {
   throw new ClientConfigError(`${where}: environment must be sandbox or production`);
 }
 
-/**
- * A key file (UTF-8): the key alone on one line, or `key=...` (also `apiKey`, `api_key`,
- * `PAYOUT_API_KEY`) and `environment=...` (or `env`) lines; blank and # lines are ignored. The file
- * name may carry the environment too (acme.production.key); contradicting labels are refused.
- */
+/** The key alone on one line, or `key=...` and `environment=...` lines; # comments. Contradicting labels are refused. */
 export function parseKeyFile(text: string, path: string): ApiKey {
-  // Messages about the file name its line numbers, never its content: any part of a line may be
-  // the key (a key with "=" in it reads as a setting), and these messages end up in cron logs.
+  // Messages name line numbers, never content: any part of a line may be the key, and they end up in cron logs.
   const lines = text
     .replace(/^\uFEFF/, '')
     .split(/\r?\n/)
@@ -167,18 +155,14 @@ export function parseKeyFile(text: string, path: string): ApiKey {
 }
 
 export interface LoadKeyOptions {
-  /** --key-file; PAYOUT_API_KEY_FILE when absent. */
   keyFile?: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** Receives advice that is not an error (a key file others can read). */
+  /** Advice that is not an error (a key file others can read). */
   warn?: (message: string) => void;
 }
 
-/**
- * The key, from (in order) --key-file, $PAYOUT_API_KEY_FILE, $PAYOUT_API_KEY. Undefined when none
- * is given (the local sandbox then uses its seed key).
- */
+/** From --key-file, $PAYOUT_API_KEY_FILE, $PAYOUT_API_KEY, in that order; never the command line (`ps` shows it). */
 export async function loadApiKey(options: LoadKeyOptions = {}): Promise<ApiKey | undefined> {
   const env = options.env ?? process.env;
   const file = options.keyFile ?? env.PAYOUT_API_KEY_FILE;

@@ -1,7 +1,5 @@
-// PayoutClient: one method per route of the spec, named in the spec's words. Every request goes
-// through one Transport (throttle, retries, timeout, typed errors). Strict in what we send: every
-// body is checked against the spec's request schemas (src/spec/schemas.ts) before it leaves.
-// Liberal in what we accept: answers are read with the tolerant schemas of answers.ts.
+// PayoutClient: one method per route of the spec, in the spec's words, all through one Transport.
+// Strict in what we send (src/spec/schemas.ts checks every body), liberal in what we accept (answers.ts).
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import * as requests from '../spec/schemas.ts';
@@ -24,54 +22,37 @@ import { SlidingWindowLimiter, defaultSafetyMarginMs, type Clock } from './throt
 import type { KeyEnvironment, UsageCounter, UsageReport } from './quota.ts';
 
 export interface PayoutClientOptions extends TransportOptions {
-  /** {base_url}: https://gateway.example.com, or the local sandbox's address. */
   baseUrl: string;
-  /** An ApiKey (from loadApiKey) or the key text. */
   apiKey: ApiKey | string;
-  /**
-   * The key's pace (throttle.ts), given to every client of one key that must share it; absent: one
-   * of the options below, shared across hosts by `sharedPace` (the team ledger's, by paceName), else
-   * across this host's processes through the quota counter's state folder (pace.ts).
-   */
+  /** Shared by every client of one key; absent: one paced with `sharedPace` (across hosts), else the state folder's (pace.ts). */
   limiter?: SlidingWindowLimiter;
   sharedPace?: (name: string, onError: (e: Error) => void) => PaceShare;
-  /** Request starts per rolling second for this key (spec §8: 5); for the client's own limiter. */
+  /** Spec §8: 5. */
   requestsPerSecond?: number;
-  /** Added to the 1000 ms window on our side, against network jitter (default 50 ms; 25 ms on loopback: defaultSafetyMarginMs). */
   safetyMarginMs?: number;
   clock?: Clock;
-  /** The environment this client talks to, recorded with the key's fingerprint after a 2xx. */
+  /** Recorded with the key's fingerprint after a 2xx. */
   keyEnvironment?: KeyEnvironment;
 }
 
-export interface IdempotentOptions extends RequestOptions {
-  /** Required by the spec on initiate and swap: unique per payout, reused only to resend the same body. */
-  idempotencyKey: string;
-}
+export type IdempotentOptions = RequestOptions & { idempotencyKey: string };
 
 export interface CreatedResult<T> extends CallResult<T> {
   idempotencyKey: string;
-  /** The exact JSON text sent, to journal before or after the call; resend it to retry. */
+  /** The exact JSON text sent: resend it to retry. */
   body: string;
 }
 
-export interface ListPageQuery {
-  page?: number;
-  limit?: number;
-}
+export type ListPageQuery = { page?: number; limit?: number };
 
 export type InitiateResult = CreatedResult<answers.PayoutAnswer> & { payout: answers.PayoutAnswer };
 export type SwapResult = CreatedResult<answers.SwapAnswer> & { swap: answers.SwapAnswer };
 
-export interface UploadedDocument {
-  documentUrl: string;
-  requestId: string;
-}
+export type UploadedDocument = { documentUrl: string; requestId: string };
 
-/** What a request may do at the service, and so whether it is resent when its effect is unknown. */
 type Effect = Pick<CallSpec<unknown>, 'mutating' | 'resendSafe'>;
 const READ_ONLY: Effect = { mutating: false, resendSafe: true };
-/** Idempotent by nature or by its Idempotency-Key: sending it twice does no more than once. */
+/** By nature or by its Idempotency-Key. */
 const IDEMPOTENT: Effect = { mutating: true, resendSafe: true };
 const NOT_RESENT: Effect = { mutating: true, resendSafe: false };
 
@@ -79,19 +60,12 @@ const enc = new TextEncoder();
 
 const id = (v: string) => encodeURIComponent(v);
 
-/** A query string of the parameters given; empty without any. */
 function query(params: Record<string, string | number | undefined>): string {
   const q = new URLSearchParams(Object.entries(params).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]]))).toString();
   return q ? `?${q}` : '';
 }
 
-/** Where a refused request would have gone, for its error. */
-interface Where {
-  route: string;
-  method: HttpMethod;
-  path: string;
-  requestId?: string;
-}
+type Where = Pick<CallSpec<unknown>, 'route' | 'method' | 'path'> & { requestId?: string };
 
 /** A request the client refuses to send: nothing left, so the service certainly did not act. */
 function notSent(at: Where, message: string, fieldErrors?: requests.FieldError[]): PayoutApiError {
@@ -99,7 +73,6 @@ function notSent(at: Where, message: string, fieldErrors?: requests.FieldError[]
   return new PayoutApiError({ ...at, requestId, kind: 'invalid-request', outcome: 'definitive', attempts: 0, message, fieldErrors });
 }
 
-/** Checks a body against its request schema before anything is sent (a definitive error if not). */
 function checkBody(at: Where, schema: z.ZodType, body: unknown): void {
   const parsed = schema.safeParse(body);
   if (parsed.success) return;
@@ -141,18 +114,14 @@ export class PayoutClient {
     this.transport = new Transport(this.baseUrl, this.apiKey, limiter, options, onKeyWorks);
   }
 
-  /** This key's requests this month as counted by this machine or the team ledger (quota.ts); undefined without a counter. */
   async quotaUsage(): Promise<UsageReport | undefined> {
     return this.usage?.usage(this.apiKey.fingerprint);
   }
-
-  // ------------------------------------------------------------ plumbing
 
   private async get<T>(route: string, path: string, schema: z.ZodType<T>, opts?: RequestOptions): Promise<T> {
     return (await this.transport.call({ route, method: 'GET', path, schema, ...READ_ONLY }, opts)).data;
   }
 
-  /** A JSON body, checked against its request schema, then sent. */
   private async send<T>(
     route: string,
     method: HttpMethod,
@@ -167,7 +136,7 @@ export class PayoutClient {
     return (await this.transport.call({ route, method, path, body: bytes, schema, ...effect }, opts)).data;
   }
 
-  /** initiate and swap: the body serialised once (or a string as given), the same bytes on every attempt under one key. */
+  /** initiate and swap: the same bytes on every attempt under one key. */
   private async created<T>(
     route: string,
     path: string,
@@ -194,17 +163,12 @@ export class PayoutClient {
     return { ...r, idempotencyKey: key, body: text };
   }
 
-  // ------------------------------------------------------------ payouts (spec §4.1-4.6)
-
-  /** POST {payouts}/quote. Read-only: retried freely. */
+  /** Spec §4.1; read-only. */
   quote(body: requests.QuoteRequest, opts?: RequestOptions): Promise<answers.QuoteAnswer> {
     return this.send('quote', 'POST', `${PAYOUTS_PREFIX}/quote`, [requests.QuoteRequest, body], answers.QuoteAnswer, READ_ONLY, opts);
   }
 
-  /**
-   * POST {payouts}/initiate. A string `body` (read back from the journal) is validated and sent byte
-   * for byte. An error with outcome 'unknown': the payout may exist; resend the same key and body.
-   */
+  /** A string `body` (from the journal) is sent byte for byte. An 'unknown' error: resend the same key and body. */
   async initiate(body: requests.InitiateRequest | string, opts: IdempotentOptions): Promise<InitiateResult> {
     const r = await this.created('initiate', `${PAYOUTS_PREFIX}/initiate`, requests.InitiateRequest, body, answers.PayoutAnswer, opts);
     return { ...r, payout: r.data };
@@ -214,25 +178,23 @@ export class PayoutClient {
     return this.get('getPayout', `${PAYOUTS_PREFIX}/${id(payoutId)}`, answers.PayoutAnswer, opts);
   }
 
-  /** GET {payouts}?page&limit (page from 1, limit at most 100). */
   listPayouts(q: ListPageQuery = {}, opts?: RequestOptions) {
     return this.get('listPayouts', `${PAYOUTS_PREFIX}${query({ page: q.page, limit: q.limit })}`, answers.PayoutListAnswer, opts);
   }
 
-  /** PATCH {payouts}/{id}/documents. Duplicates are filtered by the service, so it is safe to resend. */
+  /** Spec §4.5: duplicates are filtered by the service, so it is safe to resend. */
   patchDocuments(payoutId: string, documents: string[], opts?: RequestOptions): Promise<answers.DocumentsPatchAnswer> {
     const path = `${PAYOUTS_PREFIX}/${id(payoutId)}/documents`;
     const request: [z.ZodType, unknown] = [requests.DocumentsPatchRequest, { documents }];
     return this.send('patchDocuments', 'PATCH', path, request, answers.DocumentsPatchAnswer, IDEMPOTENT, opts);
   }
 
-  /** POST {payouts}/documents/upload-url. The uploadUrl expires after 15 minutes: PUT at once. */
-  createUploadUrl(body: requests.UploadUrlRequest, opts?: RequestOptions): Promise<answers.UploadUrlAnswer> {
+  createUploadUrl(body: requests.UploadUrlRequest, opts?: RequestOptions) {
     const path = `${PAYOUTS_PREFIX}/documents/upload-url`;
     return this.send('createUploadUrl', 'POST', path, [requests.UploadUrlRequest, body], answers.UploadUrlAnswer, READ_ONLY, opts);
   }
 
-  /** An upload URL asked for just before the PUT (it expires), the bytes PUT with exactly its headers (no API key). */
+  /** Spec §4.6: the URL expires after 15 minutes, so it is asked for just before the PUT (no API key). */
   async uploadDocument(
     file: { bytes: Uint8Array; filename: string; contentType: DocumentContentType },
     opts?: RequestOptions,
@@ -242,25 +204,12 @@ export class PayoutClient {
       throw notSent({ route: 'uploadDocument', method: 'PUT', path: '(upload URL)', requestId: opts?.requestId }, message);
     }
     const target = await this.createUploadUrl({ filename: file.filename, contentType: file.contentType }, opts);
-    const r = await this.transport.call(
-      {
-        route: 'uploadDocument',
-        method: 'PUT',
-        path: target.uploadUrl,
-        body: file.bytes,
-        headers: { ...target.headers },
-        schema: null,
-        ...IDEMPOTENT,
-        storage: true,
-      },
-      opts,
-    );
+    const put = { route: 'uploadDocument', method: 'PUT', path: target.uploadUrl, body: file.bytes, headers: target.headers } as const;
+    const r = await this.transport.call({ ...put, schema: null, ...IDEMPOTENT, storage: true }, opts);
     return { documentUrl: target.documentUrl, requestId: r.requestId };
   }
 
-  // ------------------------------------------------------------ swaps (spec §4.7, §4.8)
-
-  /** POST {payouts}/swap, idempotent like initiate; a string body is sent byte for byte. */
+  /** Spec §4.7, idempotent like initiate. */
   async swap(body: requests.SwapRequest | string, opts: IdempotentOptions): Promise<SwapResult> {
     const r = await this.created('swap', `${PAYOUTS_PREFIX}/swap`, requests.SwapRequest, body, answers.SwapAnswer, opts);
     return { ...r, swap: r.data };
@@ -274,21 +223,12 @@ export class PayoutClient {
     return this.get('getSwap', `${PAYOUTS_PREFIX}/swaps/${id(swapId)}`, answers.SwapAnswer, opts);
   }
 
-  // ------------------------------------------------------------ pairs, methods, wallets (§4.9-4.12)
-
-  /**
-   * GET {payouts}/pairs: the enabled pairs (spec §4.9). `{all: true}` asks for the disabled ones too
-   * with ?status=all, our sandbox's addition: a service that ignores the query lists enabled pairs only.
-   */
+  /** Spec §4.9: enabled pairs; `all` adds ?status=all, our sandbox's addition (another service ignores it). */
   listPairs(q: { all?: boolean } = {}, opts?: RequestOptions) {
     return this.get('listPairs', `${PAYOUTS_PREFIX}/pairs${query({ status: q.all ? 'all' : undefined })}`, answers.PairListAnswer, opts);
   }
 
-  /**
-   * PATCH {payouts}/currency-pairs/{id}/toggle with {enabled}. With `enabled` given the call is
-   * idempotent and retried; without it the service flips the pair, so an unknown outcome is not
-   * resent (it could flip twice).
-   */
+  /** Spec §4.10: without `enabled` the service flips the pair, so an unknown outcome is not resent. */
   togglePair(currencyPairId: string, body: requests.ToggleRequest = {}, opts?: RequestOptions) {
     const path = `${PAYOUTS_PREFIX}/currency-pairs/${id(currencyPairId)}/toggle`;
     const effect = typeof body.enabled === 'boolean' ? IDEMPOTENT : NOT_RESENT;
@@ -305,19 +245,10 @@ export class PayoutClient {
     return this.get('listWallets', `${PAYOUTS_PREFIX}/wallets`, answers.WalletListAnswer, opts);
   }
 
-  // ------------------------------------------------------------ webhooks (§4.13)
-
-  /** POST {webhooks}. Not resent on an unknown outcome: one subscription per business. */
+  /** Spec §4.13: one subscription per business, so not resent on an unknown outcome. */
   registerWebhook(body: requests.WebhookRegisterRequest, opts?: RequestOptions) {
-    return this.send(
-      'registerWebhook',
-      'POST',
-      WEBHOOKS_PREFIX,
-      [requests.WebhookRegisterRequest, body],
-      answers.WebhookSubscriptionAnswer,
-      NOT_RESENT,
-      opts,
-    );
+    const request: [z.ZodType, unknown] = [requests.WebhookRegisterRequest, body];
+    return this.send('registerWebhook', 'POST', WEBHOOKS_PREFIX, request, answers.WebhookSubscriptionAnswer, NOT_RESENT, opts);
   }
 
   listWebhooks(opts?: RequestOptions) {
@@ -328,34 +259,25 @@ export class PayoutClient {
     return this.get('getWebhook', `${WEBHOOKS_PREFIX}/${id(webhookId)}`, answers.WebhookSubscriptionAnswer, opts);
   }
 
-  /** PATCH {webhooks}/{id}: setting the same values twice is harmless, so it is resent. */
+  /** Setting the same values twice is harmless, so it is resent. */
   updateWebhook(webhookId: string, body: requests.WebhookUpdateRequest, opts?: RequestOptions) {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
-    return this.send(
-      'updateWebhook',
-      'PATCH',
-      path,
-      [requests.WebhookUpdateRequest, body],
-      answers.webhookUpdateAnswer(webhookId),
-      IDEMPOTENT,
-      opts,
-    );
+    const request: [z.ZodType, unknown] = [requests.WebhookUpdateRequest, body];
+    return this.send('updateWebhook', 'PATCH', path, request, answers.webhookUpdateAnswer(webhookId), IDEMPOTENT, opts);
   }
 
-  /** DELETE {webhooks}/{id}. Not resent on an unknown outcome (a second try would answer 404). */
+  /** Not resent on an unknown outcome (a second try would answer 404). */
   async deleteWebhook(webhookId: string, opts?: RequestOptions): Promise<void> {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
     await this.transport.call({ route: 'deleteWebhook', method: 'DELETE', path, schema: null, ...NOT_RESENT }, opts);
   }
-
-  // ------------------------------------------------------------ public routes (§4.14, §4.15)
 
   listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions) {
     const path = `${COUNTRIES_PATH}${query({ limit: q.limit, 'filter[currencyCode]': q.currencyCode })}`;
     return this.get('listCountries', path, answers.CountryListAnswer, opts);
   }
 
-  /** GET {base_url}/api/public/transactions: no paging query in the spec, but §4.4's meta, so page and limit as for payouts. */
+  /** Spec §4.15 shows no paging query but §4.4's meta: page and limit as for payouts. */
   listTransactions(q: { payoutRef?: string } & ListPageQuery = {}, opts?: RequestOptions) {
     const path = `${TRANSACTIONS_PATH}${query({ 'filter[payoutRef]': q.payoutRef, page: q.page, limit: q.limit })}`;
     return this.get('listTransactions', path, answers.TransactionListAnswer, opts);

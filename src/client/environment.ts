@@ -1,8 +1,5 @@
-// Which server the tool talks to. Production and sandbox come from one gateway host (spec §1.5:
-// the sandbox host is the production host with 'staging' inserted after 'gateway.'); `local` is the
-// embedded sandbox started in this process; --base-url names any server explicitly.
-//
-// Production is never the default and never a fallback: it is reached only when asked for by name.
+// Which server: production and sandbox from one gateway host (spec §1.5), `local` (the embedded
+// sandbox) or --base-url. Production is never the default nor a fallback: only asked for by name.
 import { sandboxHostOf } from '../spec/endpoints.ts';
 import { ApiKey, ClientConfigError } from './api-key.ts';
 import type { KeyEnvironment } from './quota.ts';
@@ -13,18 +10,17 @@ export type EnvironmentName = (typeof ENVIRONMENTS)[number];
 export interface ResolvedEnvironment {
   /** 'custom' when only --base-url was given. */
   name: EnvironmentName | 'custom';
-  /** Which keys belong here: production keys only in production, sandbox keys everywhere else. */
+  /** Production keys only in production. */
   keyClass: KeyEnvironment;
-  /** undefined for local: the embedded sandbox's address is known once it has started. */
+  /** undefined for local: known once the embedded sandbox has started. */
   baseUrl: string | undefined;
 }
 
 export interface EnvironmentOptions {
-  /** --env; $PAYOUT_ENV when absent; sandbox when both are absent (or custom with a base URL). */
+  /** --env, else $PAYOUT_ENV. */
   env?: string;
-  /** --base-url; $PAYOUT_BASE_URL when absent. */
   baseUrl?: string;
-  /** --gateway-host; $PAYOUT_GATEWAY_HOST when absent: the production gateway, e.g. gateway.example.com */
+  /** The production gateway, e.g. gateway.example.com */
   gatewayHost?: string;
   vars?: NodeJS.ProcessEnv;
 }
@@ -39,7 +35,7 @@ function normaliseBaseUrl(raw: string): string {
   if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ClientConfigError(`base URL must be http(s): ${raw}`);
   if (u.username || u.password) throw new ClientConfigError('base URL must not carry a user name or password');
   if (u.search || u.hash) throw new ClientConfigError('base URL must not carry a query or fragment');
-  // Every request carries the key in a header: in clear text it is readable on every hop between.
+  // the key in a header in clear text is readable on every hop between
   if (u.protocol === 'http:' && !isLoopbackHost(u.hostname)) {
     throw new ClientConfigError(
       `refusing to send the API key over plain http:// to ${u.host}: use https:// ` +
@@ -50,7 +46,7 @@ function normaliseBaseUrl(raw: string): string {
   return u.origin + u.pathname.replace(/\/+$/, '');
 }
 
-/** localhost, 127.0.0.0/8 or ::1 (URL.hostname: IPv4 already in dotted decimal, IPv6 in brackets). */
+/** URL.hostname: IPv4 already in dotted decimal, IPv6 in brackets. */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.toLowerCase().replace(/\.$/, '');
   return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
@@ -91,7 +87,6 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
   if (baseUrl) {
     if (name === 'local') throw new ClientConfigError('--base-url and --env local exclude each other: local starts its own sandbox');
     const url = normaliseBaseUrl(baseUrl);
-    // An explicit address is used as given; it is production only when production is named.
     return { name: name ?? 'custom', keyClass: name === 'production' ? 'production' : 'sandbox', baseUrl: url };
   }
 
@@ -115,10 +110,7 @@ export function resolveEnvironment(options: EnvironmentOptions = {}): ResolvedEn
   return { name, keyClass: 'sandbox', baseUrl: `https://${isStagingHost ? host : sandboxHostOf(host)}` };
 }
 
-/**
- * Refuses a key labelled for the other environment (where the tool can tell: key file, its name,
- * PAYOUT_API_KEY_ENV, the key's prefix, or the environment this machine last saw it work in).
- */
+/** Refuses a key labelled for the other environment, or last seen working in it on this machine. */
 export function assertKeyFitsEnvironment(key: ApiKey, environment: ResolvedEnvironment, seenIn?: KeyEnvironment): void {
   const refuse = (label: KeyEnvironment, why: string) => {
     const where = environment.name === 'custom' ? `the custom base URL (name --env production to use a production key)` : environment.name;

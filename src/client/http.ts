@@ -16,27 +16,25 @@ import { sleep } from '../sleep.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** Each answer, reported (the CLI shows the pace); `storage`: the PUT to the document storage (spec §4.6), not the service. */
+/** Each answer (the CLI shows the pace); `storage`: the PUT to the document storage (spec §4.6). */
 export type ClientEvent = { type: 'response'; route: string; status: number; requestId: string; ms: number; storage?: true };
 
 export interface TransportOptions {
-  /** Requests in flight at once for this client (default 8). */
+  /** Requests in flight at once (default 8). */
   concurrency?: number;
   /** Per attempt, until the whole answer is read (default 30 s). */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
-  /** Absent: nothing is counted. */
   usage?: UsageCounter;
   logger?: Logger;
   onEvent?: (e: ClientEvent) => void;
-  /** For tests: a scripted fetch, sleep and random source. */
   fetch?: typeof fetch;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   random?: () => number;
 }
 
 export interface RequestOptions {
-  /** x-request-id to send; a fresh UUID when absent. The same id is sent on every retry of the call. */
+  /** x-request-id, the same on every retry of the call; a fresh UUID when absent. */
   requestId?: string;
   signal?: AbortSignal;
 }
@@ -44,32 +42,29 @@ export interface RequestOptions {
 export interface CallSpec<T> {
   route: string;
   method: HttpMethod;
-  /** Path and query below the base URL, or the absolute URL of the document storage. */
+  /** Below the base URL, or the document storage's absolute URL. */
   path: string;
-  /** The exact bytes to send (JSON to the service); serialised once by the caller, resent unchanged on every attempt. */
+  /** Serialised once by the caller, resent unchanged on every attempt. */
   body?: Uint8Array;
   headers?: Record<string, string>;
-  /** Schema of a 2xx body; null: the body is ignored. */
+  /** null: the body is ignored. */
   schema: z.ZodType<T> | null;
-  /** Whether the route changes anything at the service (decides 'unknown' outcomes), and may be resent when unknown. */
+  /** Changes anything at the service (decides 'unknown' outcomes); may be resent when unknown. */
   mutating: boolean;
   resendSafe: boolean;
-  /** The PUT to the document storage (spec §4.6): to the absolute `path`, no key nor x-request-id, outside the pace, answered 200. */
+  /** The PUT to the document storage (spec §4.6): no key nor x-request-id, outside the pace, answered 200. */
   storage?: boolean;
 }
 
 export interface CallResult<T> {
   data: T;
   status: number;
-  /** The x-request-id of the call: the one sent (the service echoes it, spec §5). */
+  /** The one sent (the service echoes it, spec §5). */
   requestId: string;
   attempts: number;
 }
 
-/**
- * Connection errors raised before any byte of the request could reach the service: no route or
- * name, no connection, or a certificate refused in the TLS handshake (before the request is written).
- */
+/** Raised before any byte could reach the service: no route or name, no connection, a certificate refused in the handshake. */
 const BEFORE_SEND_CODES = new Set([
   ...['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'],
   ...['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL'],
@@ -84,26 +79,20 @@ function errorCode(e: unknown, depth = 5): string | undefined {
   return typeof code === 'string' ? code : errorCode(cause, depth - 1);
 }
 
-/** Field errors as one line of a message, the first five. */
 export const listFieldErrors = (fe: FieldError[]): string =>
-  fe
-    .slice(0, 5)
-    .map((f) => `field "${f.field}": ${f.message}`)
-    .join('; ');
+  Array.from(fe.slice(0, 5), (f) => `field "${f.field}": ${f.message}`).join('; ');
 
-/** An error of one attempt, before the transport adds where it happened. */
 type Failure = Omit<PayoutApiErrorInit, 'route' | 'method' | 'path' | 'requestId' | 'attempts'>;
 type AttemptResult<T> = { ok: true; result: CallResult<T> } | { ok: false; error: PayoutApiError; failure: AttemptFailure | undefined };
 
-/** How long an idle keep-alive connection may be kept open (undici's default is 4 s): after a longer gap, assume none is. */
+/** undici's keep-alive: after a longer gap, assume no connection is open. */
 const KEEP_ALIVE_MS = 4000;
 const USER_AGENT = 'payout-batch/0.1 (+node)';
 
 export class Transport {
   private readonly concurrency: LimitFunction;
   private readonly retry: RetryPolicy;
-  // For dating starts (see "warming" below): requests in flight now; the most that were in
-  // flight at once when one of them was answered, i.e. connections known open; the last answer.
+  // For dating starts (see "warming" below): openConnections is the most in flight when one was answered.
   private inFlight = 0;
   private openConnections = 0;
   private lastAnswerAt = -Infinity;
@@ -113,7 +102,6 @@ export class Transport {
     private readonly apiKey: ApiKey,
     private readonly limiter: SlidingWindowLimiter,
     private readonly o: TransportOptions,
-    /** Called after every 2xx of the service: the key works here. */
     private readonly onKeyWorks?: () => void,
   ) {
     this.concurrency = pLimit(o.concurrency ?? 8);
@@ -151,8 +139,7 @@ export class Transport {
     const fail = (init: Failure, failure?: AttemptFailure): AttemptResult<T> => ({
       ok: false,
       failure,
-      // Every text of an error may hold what the service echoed, the key included: scrubbed here,
-      // once, before it can reach a log, the journal, a results file or stderr.
+      // Any text may echo the key: scrubbed here, once, before it reaches a log, journal, results or stderr.
       error: new PayoutApiError({
         ...init,
         message: this.apiKey.scrub(`${spec.route} (${spec.method} ${path}): ${init.message} [x-request-id ${requestId}]`),
@@ -180,7 +167,7 @@ export class Transport {
       if (!('text' in answer)) return fail(answer.error, answer.failure);
       const { status, text, headers } = answer;
       const ms = Math.round(performance.now() - started);
-      // (sentAt: when the request was handed to fetch, on the wall clock every process shares: the start the pace counts)
+      // (sentAt: the start the pace counts, on the wall clock every process shares)
       this.o.logger?.debug(
         { route: spec.route, method: spec.method, path, status, requestId, attempt, ms, sentAt: slot?.sentAt },
         'response',
@@ -195,7 +182,6 @@ export class Transport {
         fail({ kind: 'invalid-response', status, message, fieldErrors, outcome: spec.mutating ? 'unknown' : 'definitive' });
       let json: unknown;
       try {
-        // (an answer's strings go into the journal and the results file: no key in them either)
         json = text === '' ? undefined : this.apiKey.scrubDeep(JSON.parse(text));
       } catch {
         return invalid(`answered ${status} with a body that is not JSON`);
@@ -209,7 +195,6 @@ export class Transport {
     });
   }
 
-  /** Sends once and reads the whole answer, or says why there is none. */
   private async exchange(
     spec: CallSpec<unknown>,
     opts: RequestOptions,
@@ -229,9 +214,7 @@ export class Transport {
     const timer = setTimeout(() => timeout.abort(new Error('timeout')), timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
     let status = 0;
-    // The pace dates a start when the request is handed to the transport. One that may first open a
-    // connection (more in flight than were ever answered at once, or the first after an idle gap)
-    // can wait longer than the margin (a TLS handshake): it is dated again when its answer arrives.
+    // A request that may first open a connection (a TLS handshake, longer than the margin) is dated again by its answer.
     if (this.inFlight === 0 && Date.now() - this.lastAnswerAt > KEEP_ALIVE_MS) this.openConnections = 0;
     const level = ++this.inFlight;
     const warming = slot !== undefined && level > this.openConnections;
@@ -242,7 +225,7 @@ export class Transport {
         headers,
         body: spec.body as BodyInit | undefined,
         signal,
-        // A redirect would carry the key to wherever it points: never follow one.
+        // a redirect would carry the key to wherever it points
         redirect: 'manual',
       });
       if (warming) slot.markSent();
@@ -286,8 +269,6 @@ export class Transport {
 
   private errorAnswer(spec: CallSpec<unknown>, status: number, text: string, headers: Headers): [Failure, AttemptFailure] {
     const body = ErrorBody.safeParse(this.apiKey.scrubDeep(jsonObject(text))).data;
-    // Which answers are definitive (definitive.ts): only the service's own refusal says it did
-    // not act; what an intermediary answered to a mutating route leaves the outcome unknown.
     const outcome = errorOutcome({ status, text, mutating: spec.mutating, fromService: !spec.storage });
     const foreign = outcome === 'unknown' && status < 500;
     const serverMessage = body
@@ -322,7 +303,7 @@ export class Transport {
   }
 }
 
-/** The path as shown in errors and logs: no query values of the storage's (presigned) URL (an http(s) URL: UploadUrlAnswer). */
+/** The path as shown in errors and logs: no query of the storage's presigned URL. */
 function shownPath(spec: CallSpec<unknown>): string {
   if (!spec.storage) return spec.path;
   const u = new URL(spec.path);

@@ -1,23 +1,10 @@
-// Reading a paged listing of the service (spec §4.4 payouts, §4.15 wallet transactions: `page`
-// from 1, `limit` at most 100, {data, meta}) for what a command needs, and no more: every request
-// counts against the key's month (spec §8). The spec says neither in which order a list comes nor
-// that every service honours `page`, so a listing ends at the first of:
-//
-//   found          every item wanted has been seen;
-//   end            an empty or short page, or the last one by meta.total;
-//   period         the pages are newest first by createdAt and one reached below `stopBelow`
-//                  (less a margin: the clocks of a payout and of a movement may differ a little);
-//   repeated page  a page equal to the one before (a service ignoring `page`), with a warning;
-//   budget         the pages read reach the number of items still missing: asking for each of
-//                  those by itself (one request each) costs no more than reading on;
-//   stopped        the caller's signal.
-//
-// A movement made while paging pushes the older ones down a place: an item seen twice is kept once.
+// A paged listing (spec §4.4, §4.15) read only as far as a command needs: each request counts against
+// the month (§8). The spec promises no order nor that `page` is honoured. An item seen twice (pushed
+// down by a new one while paging) is kept once.
 import type { Logger } from 'pino';
 import { LIST_MAX_LIMIT } from '../spec/codes.ts';
 import { isoTime } from '../spec/status-order.ts';
 
-/** One page as the client read it (answers.ts listOf): meta may be missing or partial. */
 export interface ListedPage<T> {
   data: T[];
   meta?: { total?: number; limit?: number };
@@ -27,13 +14,11 @@ export type ListingEnd = 'found' | 'end' | 'period' | 'repeated page' | 'budget'
 
 export interface PagesOptions<T> {
   fetch: (page: number) => Promise<ListedPage<T>>;
-  /** The ids wanted and not seen yet: each is deleted as an item settles it. */
   wanted?: Set<string>;
-  /** Default: the item's id. */
   settles?: (item: T) => string | undefined;
-  /** Epoch ms: a newest-first listing ends once a page reaches below this, less the margin. */
+  /** Epoch ms. */
   stopBelow?: number;
-  /** What is listed, for the warning ("payouts", "transactions"). */
+  /** For the warning ("payouts", "transactions"). */
   what: string;
   logger?: Logger;
   stop?: AbortSignal;
@@ -45,10 +30,13 @@ export interface Pages<T> {
   ended: ListingEnd;
 }
 
-/** Pages go on this long below `stopBelow`. */
 const PERIOD_MARGIN_MS = 5 * 60_000;
 
-/** Reads pages until one of the endings above; `wanted` is left holding the ids no page showed. */
+/**
+ * Ends at the first of: found (every wanted item seen); end (an empty or short page, or meta.total); period (newest
+ * first and below `stopBelow`, less a margin for clocks); repeated page (a service ignoring `page`); budget (pages
+ * read reach the items still missing: asking for each costs no more); stopped. `wanted` keeps the ids not shown.
+ */
 export async function readPages<T extends { id?: string; createdAt?: string }>(o: PagesOptions<T>): Promise<Pages<T>> {
   const items: T[] = [];
   const seen = new Set<string>();

@@ -1,7 +1,6 @@
-// The monthly quota as counted here (spec §8: 10,000 requests per month per API key): the service
-// shows no counter, so every request is counted per key (by fingerprint) per calendar month (UTC),
-// in a JSON file or in the team ledger (ledger/pg-usage.ts). Other machines (without the ledger) and
-// other tools are not in the count: say so wherever it is shown.
+// The monthly quota (spec §8: 10,000 requests per key) as counted here: the service shows no counter.
+// Per key fingerprint and UTC month, in a JSON file or the team ledger. Other machines and tools are
+// not in the count: say so wherever it is shown.
 import { promises as fs } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -9,13 +8,12 @@ import { readJsonFile, writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { MONTHLY_QUOTA } from '../spec/codes.ts';
 
-/** The label a key was used under: local runs count as sandbox (both are not production). */
+/** Local runs count as sandbox. */
 export type KeyEnvironment = 'production' | 'sandbox';
 
 interface KeyUsage {
-  /** 'YYYY-MM' (UTC) -> requests sent. */
   months: Record<string, number>;
-  /** The environment the key answered 2xx in, once seen: lets the tool refuse mixing. */
+  /** Where the key answered 2xx: lets the tool refuse mixing. */
   environment?: KeyEnvironment;
   lastUsedAt?: string;
 }
@@ -24,10 +22,6 @@ interface UsageFile {
   keys: Record<string, KeyUsage>;
 }
 
-/**
- * Where the usage file lives: $PAYOUT_BATCH_STATE_DIR, else $XDG_STATE_HOME/payout-batch, else
- * ~/.local/state/payout-batch (on Windows %LOCALAPPDATA%\payout-batch).
- */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.PAYOUT_BATCH_STATE_DIR) return env.PAYOUT_BATCH_STATE_DIR;
   if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'payout-batch');
@@ -40,41 +34,35 @@ export const monthOf = (d: Date): string => d.toISOString().slice(0, 7);
 export interface UsageReport {
   fingerprint: string;
   month: string;
-  /** Requests counted here this month, including ones not yet flushed to the file. */
+  /** Including ones not yet flushed. */
   used: number;
   quota: number;
   remaining: number;
 }
 
-/** Where the counts are kept: this host's usage file (UsageFileStore), or the team ledger. */
+/** This host's usage file (UsageFileStore), or the team ledger. */
 export interface UsageStore {
-  /** For messages: the file, or the ledger without its password. */
+  /** For messages: never a password. */
   readonly where: string;
-  /** Adds requests (fingerprint -> month -> n) to the kept ones, never overwriting another process's, and records where keys worked. */
+  /** Adds to the kept counts (fingerprint -> month -> n), never overwriting another process's. */
   add(counts: ReadonlyMap<string, ReadonlyMap<string, number>>, labels: ReadonlyMap<string, KeyEnvironment>, at: Date): Promise<void>;
   requests(fingerprint: string, month: string): Promise<number>;
   environmentOf(fingerprint: string): Promise<string | undefined>;
 }
 
-/**
- * Counts requests in memory and adds them to the store on flush (at most every `flushMs`, and on
- * close): the usage file of the state folder, unless another store is given (the team ledger's).
- * The file is re-read under its lock (files/lock.ts) at each flush and this process's delta added,
- * so two processes using the same key add up instead of overwriting each other.
- */
+/** Counts in memory and adds the delta to the store at most every `flushMs` and on close: processes add up. */
 export class UsageCounter {
-  /** The usage file; undefined when the counts are kept elsewhere (`store`). */
+  /** Undefined when the counts are kept elsewhere (`store`). */
   readonly path: string | undefined;
-  /** The folder of the usage file: the per-user state of the keys (pace.ts keeps their pace there too). */
+  /** pace.ts keeps the keys' pace there too. */
   readonly stateDir: string | undefined;
   readonly store: UsageStore;
   private readonly flushMs: number;
   private readonly now: () => Date;
-  /** fingerprint -> month -> requests not yet written. */
   private pending = new Map<string, Map<string, number>>();
   private labels = new Map<string, KeyEnvironment>();
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** The last flush or read, settled: the next waits for it. */
+  /** The next flush or read waits for it. */
   private flushing: Promise<unknown> = Promise.resolve();
 
   constructor(options: { path?: string; stateDir?: string; store?: UsageStore; flushMs?: number; now?: () => Date } = {}) {
@@ -86,13 +74,12 @@ export class UsageCounter {
     this.now = options.now ?? (() => new Date());
   }
 
-  /** One request sent with the key of this fingerprint. */
   count(fingerprint: string, n = 1): void {
     this.addPending(fingerprint, monthOf(this.now()), n);
     this.schedule();
   }
 
-  /** Remember the environment a key worked in (after a 2xx), to refuse it elsewhere later. */
+  /** After a 2xx, to refuse the key elsewhere later. */
   label(fingerprint: string, environment: KeyEnvironment): void {
     if (this.labels.get(fingerprint) === environment) return;
     this.labels.set(fingerprint, environment);
@@ -108,7 +95,6 @@ export class UsageCounter {
     this.timer.unref?.();
   }
 
-  /** Writes pending counts; safe to call any time, serialised with itself. */
   flush(): Promise<void> {
     const run = this.flushing.then(() => this.write());
     this.flushing = run.catch(() => undefined);
@@ -130,7 +116,7 @@ export class UsageCounter {
     try {
       await this.store.add(pending, labels, this.now());
     } catch (e) {
-      // Put the counts back so the next flush retries them.
+      // the next flush retries them
       for (const [fp, months] of pending) for (const [month, n] of months) this.addPending(fp, month, n);
       for (const [fp, env] of labels) if (!this.labels.has(fp)) this.labels.set(fp, env);
       throw e;
@@ -143,7 +129,6 @@ export class UsageCounter {
     m.set(month, (m.get(month) ?? 0) + n);
   }
 
-  /** This month's count for a key: the store's plus what this process has not written yet. */
   async usage(fingerprint: string, quota: number = MONTHLY_QUOTA): Promise<UsageReport> {
     const month = monthOf(this.now());
     // read in turn with the flushes: a request being written is neither missed nor counted twice
@@ -155,14 +140,12 @@ export class UsageCounter {
     return { fingerprint, month, used, quota, remaining: Math.max(0, quota - used) };
   }
 
-  /** The environment a key was last seen working in, if any. */
   async environmentOf(fingerprint: string): Promise<KeyEnvironment | undefined> {
     const seen = this.labels.get(fingerprint) ?? (await this.store.environmentOf(fingerprint));
     return seen === 'production' || seen === 'sandbox' ? seen : undefined;
   }
 }
 
-/** The usage file of a state folder: one per user on this host, added to under its lock. */
 class UsageFileStore implements UsageStore {
   constructor(readonly path: string) {}
 

@@ -1,52 +1,30 @@
-// Removing a secret (the API key) from text that came from outside: a service, or a gateway in
-// front of it, may echo the key it was sent, in any case, encoded, cut short or inside a longer
-// encoded text, anywhere in an error body. Whatever reaches a log, a journal, a results file, a
-// report or stderr goes through here first (http.ts, where an answer becomes a value or a
-// PayoutApiError).
-
+// Removing the API key from text from outside: a service or gateway may echo it in any case, encoded,
+// cut short or inside a longer encoded text. Every answer goes through here first (http.ts).
 export const REDACTED = '[redacted]';
 
-/**
- * Fewer characters of a form could be an ordinary word or an identifier; this many consecutive
- * characters of one of the key's forms identify the key (a form shorter than this counts whole).
- */
+/** Fewer characters of a form could be an ordinary word; a shorter form counts whole. */
 const MIN_RUN = 12;
 
-/**
- * base64 (or base64url) of the secret as it reads inside a longer encoded text, where it starts
- * `offset` bytes into a group of three ("key=" + key): the characters that encode the secret's
- * bits only, without those shared with the bytes before it.
- */
+/** base64 of the secret starting `offset` bytes into a group of three ("key=" + key): only the characters of its own bits. */
 function base64At(secret: Buffer, offset: number, encoding: 'base64' | 'base64url'): string {
   const text = Buffer.concat([Buffer.alloc(offset), secret]).toString(encoding);
   return text.replace(/=+$/, '').slice(Math.ceil((offset * 8) / 6));
 }
 
-/**
- * The forms in which a service or a gateway might echo the secret, compared without case (so
- * upper, lower and mixed case of each count). Any MIN_RUN characters of one of them are
- * scrubbed: that covers a key cut short and the key without its `sk_sandbox_` style prefix
- * (api-key.ts), whose forms are parts of these.
- */
+/** Compared without case; any MIN_RUN characters of one also cover a key cut short or without its prefix. %XX and \u: `undisguised`. */
 const FORMS: ((secret: Buffer) => string)[] = [
-  (s) => s.toString('utf8'), // as sent
-  (s) => s.toString('hex'), // hex
-  (s) => base64At(s, 0, 'base64'), // base64, the secret alone or at the start of a group of 3 bytes
-  (s) => base64At(s, 1, 'base64'), // base64, one byte into a group ("key=" + key)
-  (s) => base64At(s, 2, 'base64'), // base64, two bytes into a group
-  (s) => base64At(s, 0, 'base64url'), // base64url, at each offset likewise
-  (s) => base64At(s, 1, 'base64url'),
-  (s) => base64At(s, 2, 'base64url'),
+  (s) => s.toString('utf8'),
+  (s) => s.toString('hex'),
+  ...[0, 1, 2].flatMap((offset) => [(s: Buffer) => base64At(s, offset, 'base64'), (s: Buffer) => base64At(s, offset, 'base64url')]),
 ];
-// (URL-encoded, whole or in part, and JSON \u escapes: read through by `undisguised`, so any form above is found under them)
 
-/** ASCII letters in lower case, nothing else: the string keeps its length (the forms are ASCII). */
+/** Keeps the string's length (the forms are ASCII). */
 const lowerAscii = (s: string): string => s.replace(/[A-Z]+/g, (c) => c.toLowerCase());
 
-/** The secret's forms as their runs of MIN_RUN characters (or whole, when shorter), by length: built once per key. */
+/** The forms' runs of MIN_RUN characters (or whole, when shorter), by length: built once per key. */
 export type SecretMatcher = ReadonlyMap<number, ReadonlySet<string>>;
 
-/** The matcher of a secret; undefined for one too short to look for without mangling ordinary words. */
+/** Undefined for a secret too short to look for without mangling ordinary words. */
 export function secretMatcher(secret: string | undefined): SecretMatcher | undefined {
   if (!secret || secret.length < 4) return undefined;
   const runs = new Map<number, Set<string>>();
@@ -61,11 +39,7 @@ export function secretMatcher(secret: string | undefined): SecretMatcher | undef
 const HIDDEN = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/;
 const ESCAPE = /%([0-9a-f]{2})|\\u([0-9a-f]{4})/iy;
 
-/**
- * The text as a gateway may have disguised the key in it, undone: %XX and \uXXXX decoded (`sk%5Fsandbox`,
- * JSON's `\u0073k_`), invisible characters dropped (U+200B between characters); each character of
- * the view with the span of the text it came from.
- */
+/** %XX and \uXXXX decoded, invisible characters dropped; each character with the span of the text it came from. */
 function undisguised(text: string): { view: string; start: number[]; end: number[] } {
   let view = '';
   const start: number[] = [];
@@ -85,11 +59,10 @@ function undisguised(text: string): { view: string; start: number[]; end: number
   return { view, start, end };
 }
 
-/** The text with every character that lies in a run of one of the secret's forms, as written or undisguised, replaced; each stretch by one REDACTED. */
+/** Every character in a run of a form, as written or undisguised, replaced; each stretch by one REDACTED. */
 export function scrubText(text: string, matcher: SecretMatcher | undefined): string {
   if (!matcher) return text;
   const hit = new Uint8Array(text.length);
-  // `s` is the text itself, or its undisguised view with the span of the text each character came from
   const mark = (s: string, start?: number[], end?: number[]) => {
     const lower = lowerAscii(s);
     for (const [width, runs] of matcher)
@@ -107,7 +80,7 @@ export function scrubText(text: string, matcher: SecretMatcher | undefined): str
   return out;
 }
 
-/** Every string in a JSON value (keys included), scrubbed; other values as they are. */
+/** Every string in a JSON value, keys included. */
 export function scrubDeep<T>(value: T, matcher: SecretMatcher | undefined): T {
   if (!matcher) return value;
   const walk = (v: unknown): unknown => {

@@ -1,6 +1,5 @@
-// Incoming webhook deliveries (spec §6): check X-Service-Signature (sha256=<hex HMAC-SHA256 of the
-// raw body, keyed by the shared secret>) with a constant-time compare, parse the event with zod,
-// and report the delivery id so the caller can drop duplicates.
+// Incoming webhook deliveries (spec §6): X-Service-Signature checked in constant time, the event
+// parsed, the delivery id reported so the caller can drop duplicates.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { DEFAULT_SERVICE_HEADERS, type ServiceHeaderNames } from '../spec/endpoints.ts';
 import { WebhookEvent } from './answers.ts';
@@ -21,9 +20,8 @@ export class WebhookVerificationError extends Error {
 
 export interface VerifiedDelivery {
   event: WebhookEvent;
-  /** X-Service-Delivery-Id, else the body's deliveryId: the key for deduplication. */
+  /** X-Service-Delivery-Id, else the body's deliveryId. */
   deliveryId: string;
-  /** Whether a signature was present and checked. */
   signed: boolean;
 }
 
@@ -35,24 +33,20 @@ function header(headers: HeaderBag, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** sha256=<hex>, as the service computes it. */
+/** sha256=<hex HMAC-SHA256 of the raw body>, as the service computes it. */
 export function signPayload(rawBody: Uint8Array | string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
 }
 
 export interface VerifyOptions {
-  /** The body exactly as received, before any JSON parsing. */
+  /** Exactly as received. */
   rawBody: Uint8Array | string;
   headers: HeaderBag;
-  /**
-   * The secret given at registration. When set, a delivery without a valid signature is refused.
-   * When absent the service signs nothing (spec §6) and the delivery is accepted unsigned.
-   */
+  /** Absent: the service signs nothing (spec §6) and the delivery is accepted unsigned. */
   secret?: string;
   headerNames?: ServiceHeaderNames;
 }
 
-/** Verifies and parses one delivery; throws WebhookVerificationError when it must be refused. */
 export function verifyWebhook(options: VerifyOptions): VerifiedDelivery {
   const names = options.headerNames ?? DEFAULT_SERVICE_HEADERS;
   const signature = header(options.headers, names.signature);
@@ -60,7 +54,6 @@ export function verifyWebhook(options: VerifyOptions): VerifiedDelivery {
     if (!signature) throw new WebhookVerificationError('missing-signature', `no ${names.signature} header, but a secret is set`);
     const hex = /^sha256=([0-9a-fA-F]{64})$/.exec(signature.trim())?.[1];
     if (!hex) throw new WebhookVerificationError('malformed-signature', `${names.signature} is not of the form sha256=<64 hex digits>`);
-    // Constant-time: how much of a forged signature matched must not show in the time to refuse it.
     if (!timingSafeEqual(Buffer.from(hex, 'hex'), createHmac('sha256', options.secret).update(options.rawBody).digest())) {
       throw new WebhookVerificationError('bad-signature', `${names.signature} does not match the body`);
     }
@@ -79,8 +72,7 @@ export function verifyWebhook(options: VerifyOptions): VerifiedDelivery {
       `the delivery is not an event of the spec: ${listFieldErrors(zodFieldErrors(parsed.error))}`,
     );
   }
-  // The header is the spec's deduplication id (§6); without it or a body deliveryId, the body's own
-  // hash stands in, so a delivery sent twice is still recognised.
+  // without the header (§6) or a body deliveryId, the body's hash still recognises a delivery sent twice
   const deliveryId =
     header(options.headers, names.deliveryId) ?? parsed.data.deliveryId ?? `sha256:${createHash('sha256').update(text).digest('hex')}`;
   return { event: parsed.data, deliveryId, signed: !!options.secret };
