@@ -6,7 +6,7 @@ import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
 import type { QuoteAnswer } from '../client/answers.ts';
 import { emptyFold } from '../journal/lines.ts';
-import { formatAmount, fromApi, roundTo, toApi, type Dec as DecT } from '../money.ts';
+import { formatAmount, fromApi, roundTo, type Dec as DecT } from '../money.ts';
 import { nameProblem, swapReasons, type GuardOptions } from './guards.ts';
 import { BatchUnusable } from './engine-errors.ts';
 import { initiateBody } from './execute.ts';
@@ -145,13 +145,8 @@ async function planRows(
     if (!quote) continue;
     const group = groups.get(n) ?? `row ${n}`;
     if (!quotes.has(group)) {
-      const body = {
-        sourceAmount: toApi(p.sourceAmount),
-        sourceCurrency: p.sourceCurrency,
-        destinationCurrency: p.destinationCurrency,
-        destinationCountryCode: p.destinationCountryCode,
-        method: p.method,
-      };
+      const { sourceAmount, sourceCurrency, destinationCurrency, destinationCountryCode, method } = row.body;
+      const body = { sourceAmount, sourceCurrency, destinationCurrency, destinationCountryCode, method };
       quotes.set(
         group,
         client.quote(body).then(

@@ -169,47 +169,54 @@ export function proposeSwaps(
       continue;
     }
     const margin = swapMargin(shortfall, n.currency);
-    const options = fundingOptions(n.currency, shortfall.plus(margin), wallets, pairs, spareOf);
-    const chosen = chooseFunding(n.currency, options, o.from);
-    if (typeof chosen === 'string') {
-      refuse(chosen);
+    const options = wallets.flatMap((w): FundingOption[] => {
+      const found = w.currency !== n.currency && w.walletId && w.balance ? pairFor(pairs, w.currency, n.currency) : undefined;
+      if (!found) return [];
+      const wallet = w as FundingOption['wallet'];
+      return [
+        {
+          wallet,
+          ...found,
+          ...priceSwap(shortfall.plus(margin), w.currency, n.currency, found.rate, found.direct),
+          spare: spareOf(wallet),
+        },
+      ];
+    });
+    const f = chooseFunding(n.currency, options, o.from);
+    if (typeof f === 'string') {
+      refuse(f);
       continue;
     }
-    const swapped = (taken.get(chosen.wallet.currency) ?? new Dec(0)).plus(chosen.swapAmount);
-    taken.set(chosen.wallet.currency, swapped);
-    const rowsTotal = need.get(chosen.wallet.currency)?.total ?? new Dec(0);
-    swaps.push(
-      proposalOf(
-        referenceOf(n.currency),
-        n,
-        { ...to, walletId: to.walletId, balance: to.balance },
-        chosen,
-        { shortfall, margin },
-        { rowsTotal, swapped },
-      ),
-    );
+    const fromCurrency = f.wallet.currency;
+    const swapped = (taken.get(fromCurrency) ?? new Dec(0)).plus(f.swapAmount);
+    taken.set(fromCurrency, swapped);
+    swaps.push({
+      reference: referenceOf(n.currency),
+      currency: n.currency,
+      fromCurrency,
+      sourceWalletId: f.wallet.walletId,
+      destinationWalletId: to.walletId,
+      swapAmount: formatAmount(f.swapAmount, fromCurrency),
+      amountToBeSent: formatAmount(f.amountToBeSent, n.currency),
+      pair: { baseCurrency: f.pair.baseCurrency, quoteCurrency: f.pair.quoteCurrency, rate: String(f.pair.rate) },
+      shortfall: formatAmount(shortfall, n.currency),
+      margin: formatAmount(margin, n.currency),
+      // (the funding wallet after this swap and any earlier one from it)
+      balances: [
+        balanceOf(fromCurrency, f.wallet.balance, f.wallet.balance.minus(swapped), need.get(fromCurrency)?.total ?? new Dec(0)),
+        balanceOf(n.currency, to.balance, to.balance.plus(f.amountToBeSent), n.total),
+      ],
+    });
   }
   return { swaps, refusals };
 }
 
-function fundingOptions(
-  to: string,
-  target: Dec,
-  wallets: readonly SwapWallet[],
-  pairs: readonly SwapPair[],
-  spareOf: (w: SwapWallet & { balance: Dec }) => Dec,
-): FundingOption[] {
-  const out: FundingOption[] = [];
-  for (const w of wallets) {
-    if (w.currency === to || !w.walletId || !w.balance) continue;
-    const found = pairFor(pairs, w.currency, to);
-    if (!found) continue;
-    const priced = priceSwap(target, w.currency, to, found.rate, found.direct);
-    const wallet = w as FundingOption['wallet'];
-    out.push({ wallet, ...found, ...priced, spare: spareOf(wallet) });
-  }
-  return out;
-}
+const balanceOf = (currency: string, before: Dec, afterSwap: Dec, rows: Dec) => ({
+  currency,
+  before: formatAmount(before, currency),
+  afterSwap: formatAmount(afterSwap, currency),
+  afterBatch: formatAmount(afterSwap.minus(rows), currency),
+});
 
 /** The funding wallet (--swap-from's, else the one with the most left over in `to`), or why there is none. */
 function chooseFunding(to: string, options: FundingOption[], from: string | undefined): FundingOption | string {
@@ -228,38 +235,6 @@ function chooseFunding(to: string, options: FundingOption[], from: string | unde
   const left = (f: FundingOption) => convertAtRate(f.spare.minus(f.swapAmount), to, f.rate, f.direct);
   const able = options.filter(covers).sort((a, b) => left(b).comparedTo(left(a)) || a.wallet.currency.localeCompare(b.wallet.currency));
   return able[0] ?? `no wallet with an enabled pair to ${to} can pay the swap: ${options.map(spareText).join('; ')}`;
-}
-
-function proposalOf(
-  reference: string,
-  n: SwapNeed,
-  to: SwapWallet & { walletId: string; balance: Dec },
-  f: FundingOption,
-  amounts: { shortfall: Dec; margin: Dec },
-  from: { rowsTotal: Dec; swapped: Dec },
-): SwapProposal {
-  const fromCurrency = f.wallet.currency;
-  const fromSwapped = f.wallet.balance.minus(from.swapped);
-  const toSwapped = to.balance.plus(f.amountToBeSent);
-  const balance = (currency: string, before: Dec, afterSwap: Dec, rows: Dec) => ({
-    currency,
-    before: formatAmount(before, currency),
-    afterSwap: formatAmount(afterSwap, currency),
-    afterBatch: formatAmount(afterSwap.minus(rows), currency),
-  });
-  return {
-    reference,
-    currency: n.currency,
-    fromCurrency,
-    sourceWalletId: f.wallet.walletId,
-    destinationWalletId: to.walletId,
-    swapAmount: formatAmount(f.swapAmount, fromCurrency),
-    amountToBeSent: formatAmount(f.amountToBeSent, n.currency),
-    pair: { baseCurrency: f.pair.baseCurrency, quoteCurrency: f.pair.quoteCurrency, rate: String(f.pair.rate) },
-    shortfall: formatAmount(amounts.shortfall, n.currency),
-    margin: formatAmount(amounts.margin, n.currency),
-    balances: [balance(fromCurrency, f.wallet.balance, fromSwapped, from.rowsTotal), balance(n.currency, to.balance, toSwapped, n.total)],
-  };
 }
 
 /** A proposal in one line, as the plan, the confirmation and the approval show it. */
