@@ -86,7 +86,7 @@ function feeBand(m: PaymentMethodAnswer, amount: DecT): string {
   if (m.fee.kind === 'flat') return 'flat';
   if (m.fee.kind === 'tiered') {
     const tier = tierOf(m.fee, amount);
-    return tier ? `tier ${m.fee.tiers.indexOf(tier)}` : `amount ${amount.toFixed()}`;
+    if (tier) return `tier ${m.fee.tiers.indexOf(tier)}`;
   }
   return `amount ${amount.toFixed()}`;
 }
@@ -157,7 +157,12 @@ export async function preflight(client: PayoutClient, rows: PayoutRow[], options
   options.onStep?.({ step: 'wallets' });
   const [walletList, list] = await settledAll([client.listWallets(), client.listCountries({ limit: 250 })]);
   const countries = new Map<string, CountryAnswer>(list.data.map((c) => [c.code, c]));
-  const corridors = distinctCorridors(rows);
+  const corridors = new Map<string, CorridorInfo>();
+  for (const p of rows) {
+    const { sourceCurrency, destinationCurrency, destinationCountryCode } = p;
+    if (!corridors.has(corridorKey(p)))
+      corridors.set(corridorKey(p), { sourceCurrency, destinationCurrency, destinationCountryCode, enabled: false, methods: [] });
+  }
   const loaded: { pairs?: CurrencyPairAnswer[] } = {};
   const loader = corridorLoader(client, countries, options, requests, loaded);
   let done = 0;
@@ -184,22 +189,6 @@ export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): 
     if (!(e instanceof PayoutApiError) || e.status !== 400 || e.outcome === 'unknown') throw e;
     pf.pairs = [];
   }
-}
-
-function distinctCorridors(rows: PayoutRow[]): Map<string, CorridorInfo> {
-  const corridors = new Map<string, CorridorInfo>();
-  for (const p of rows) {
-    const k = corridorKey(p);
-    if (corridors.has(k)) continue;
-    corridors.set(k, {
-      sourceCurrency: p.sourceCurrency,
-      destinationCurrency: p.destinationCurrency,
-      destinationCountryCode: p.destinationCountryCode,
-      enabled: false,
-      methods: [],
-    });
-  }
-  return corridors;
 }
 
 /** Loads a corridor's methods; one not enabled names its pair (asked once) and with --enable-pairs is toggled once and loaded again. */

@@ -77,11 +77,10 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
   const found = await findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
-  const journalFile = found.path;
   const notResent: NotResent[] = [];
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
   const header = folded.header;
-  if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
+  if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // (a retry killed midway leaves no output that looks finished)
@@ -482,9 +481,8 @@ function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<num
       row.problems = [...row.problems, { severity: 'error', code, file, row: row.rowNumber, message }];
       row.payout = undefined;
     };
-    if (!settling.has(row.rowNumber) && sameRef !== undefined)
-      refuse('DUPLICATE_REFERENCE', `the reference is already used on row ${sameRef}`);
-    else if (!settling.has(row.rowNumber) && sameRow !== undefined)
+    if (sameRef !== undefined) refuse('DUPLICATE_REFERENCE', `the reference is already used on row ${sameRef}`);
+    else if (sameRow !== undefined)
       refuse('PROBABLE_DUPLICATE', `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate`);
     else take(row);
   }

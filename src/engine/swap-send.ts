@@ -261,14 +261,8 @@ const stop = (p: SwapProposal, halt: boolean, code: string, message: string): St
   error: { code, message },
 });
 
-function unreachable(p: SwapProposal, what: string, e: unknown): Stopped {
-  return stop(
-    p,
-    true,
-    'SERVICE_UNAVAILABLE',
-    `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`,
-  );
-}
+const unreachable = (p: SwapProposal, what: string, e: unknown): Stopped =>
+  stop(p, true, 'SERVICE_UNAVAILABLE', `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`);
 
 const errorText = (e: unknown) => snapshotOfError(e).message;
 
