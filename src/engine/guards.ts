@@ -22,7 +22,6 @@ export function parseMoneyFlag(text: string, flag: string): MoneyFlag {
   return { currency: m[1]!.toUpperCase(), amount: new Dec(m[2]!) };
 }
 
-/** The flags of the guards (`run`, `retry`). */
 export interface GuardOptions {
   /** --env as given on the command line (not from $PAYOUT_ENV). */
   envFlag?: string;

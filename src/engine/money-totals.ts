@@ -79,8 +79,6 @@ export function moneyEntryOfPayout(p: PayoutSnapshot, status = p.status): MoneyE
   };
 }
 
-// ---------------------------------------------------------------- the earlierPayouts cell
-
 /** A payout a row replaced (failed, refunded, sent again by `retry --resend-failed`). */
 const EarlierPayoutSchema = z
   .object({
@@ -132,8 +130,6 @@ export const moneyEntryOfEarlier = (e: EarlierPayout): MoneyEntry => ({
   fee: readAmount(e.fee),
   refunded: readAmount(e.refunded),
 });
-
-// ---------------------------------------------------------------- the tie-out per currency
 
 /** How one currency's wallet movements tie out with the results (`reconcile`; the report shows it). */
 const CurrencyTieOutSchema = z.object({

@@ -19,7 +19,6 @@ export interface CorridorInfo {
   pairId?: string;
   /** Enabled by this preflight (--enable-pairs). */
   enabledNow?: boolean;
-  /** Why the methods route refused. */
   error?: string;
 }
 
@@ -137,7 +136,7 @@ async function settledAll<T extends readonly unknown[]>(promises: { [K in keyof 
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
-/** The step preflight is at, as it happens: a terminal shows it (`run --plan` waits on it for seconds). */
+/** A terminal shows the step preflight is at (`run --plan` waits on it for seconds). */
 export type PreflightStep = { step: 'wallets' } | { step: 'methods'; corridors: number; done: number } | { step: 'quotes'; rows: number };
 
 interface PreflightOptions {

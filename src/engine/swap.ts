@@ -95,10 +95,7 @@ export interface SwapRefusal {
   reason: string;
 }
 
-/**
- * 1% of the shortfall, rounded up, at least one minor unit: rates are not locked (spec §1.11), a swap
- * recomputed after a move (§7) may credit up to the rate tolerance less.
- */
+/** 1%, rounded up, at least one minor unit: rates are not locked (spec §1.11), a recomputed swap (§7) may credit less. */
 export function swapMargin(shortfall: Dec, currency: string): Dec {
   const digits = minorUnits(currency) ?? 2;
   return Dec.max(shortfall.times('0.01'), new Dec(10).pow(-digits)).toDecimalPlaces(digits, Dec.ROUND_UP);
@@ -139,9 +136,8 @@ interface FundingOption {
 }
 
 /**
- * For each short currency, a swap crediting the shortfall plus swapMargin, or why none: from the
- * wallet `from` names (--swap-from), else the one with the most left over once its own rows are
- * paid. A wallet funds two currencies only if it can pay both.
+ * For each short currency, a swap crediting the shortfall plus swapMargin from the --swap-from wallet,
+ * else the one with the most left over once its own rows are paid (and any earlier swap); or why none.
  */
 export function proposeSwaps(
   referenceOf: (currency: string) => string,
