@@ -350,12 +350,8 @@ const tradingHours = (c: CountryAnswer) =>
 /** The method the corridor offers for the row, or why the row cannot go: corridor not enabled, method not offered. */
 function methodFor(p: PayoutRow, c: CorridorInfo): { method: PaymentMethodAnswer; issue?: undefined } | { issue: RowIssue } {
   if (!c.enabled) {
-    const issue: RowIssue = {
-      status: 'NOT_SENT',
-      code: c.error ?? 'CORRIDOR_NOT_ENABLED',
-      message: `the corridor ${p.sourceCurrency} -> ${p.destinationCurrency} (${p.destinationCountryCode}) is not enabled for this business`,
-    };
-    return { issue };
+    const message = `the corridor ${p.sourceCurrency} -> ${p.destinationCurrency} (${p.destinationCountryCode}) is not enabled for this business`;
+    return { issue: { status: 'NOT_SENT', code: c.error ?? 'CORRIDOR_NOT_ENABLED', message } };
   }
   // the spec writes HK FPS two ways (§1.8: HK_FPS, also HONG_KONG_FPS): a method is matched by its canonical name
   const m = c.methods.find((x) => (canonicalMethod(x.code) ?? x.code) === p.method);
