@@ -1,9 +1,6 @@
-// Probable duplicates across batches, at send time (issue 39): a row whose beneficiary account,
-// amount and currencies match a payout this account's ledger shows created recently under another
-// reference is not sent, by plan, run, retry and watch alike (one check: pipeline.ts planStage).
-// A created row renamed in a results file (its reference changed, its key, payout id and status
-// cleared) is otherwise a new payment to `retry`. "Recently" is a window (default 24 hours): a
-// weekly or monthly payroll paying the same person the same amount is not a duplicate.
+// Probable duplicates across batches at send time (issue 39), one check for every send path
+// (pipeline.ts planStage): a row repeating account, amount and currencies of a payout created within
+// the window (24h default: a monthly payroll is no duplicate) under another reference is not sent.
 import type { JournalLine } from '../journal/lines.ts';
 import { isFailedAfterCreation } from '../journal/lines.ts';
 import type { Ledger } from '../ledger/account-ledger.ts';
@@ -14,20 +11,15 @@ import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
 
 const DEFAULT_DUPLICATE_WINDOW_MS = 24 * 3600_000;
 
-/** A payout of the ledger that a row may repeat. */
 interface RecentPayout {
   reference: string;
   payoutId: string;
   payoutRef?: string;
-  /** When the ledger journalled it created. */
+  /** Journalled created at. */
   at: string;
 }
 
-/**
- * The payouts the account's journals show created within `windowMs` before `now` and not failed
- * since, by probable-duplicate key (beneficiary account, amount, currencies: validation/row.ts),
- * read from each row's journalled initiate body.
- */
+/** The payouts created within the window and not failed since, by the probable-duplicate key of their journalled body. */
 async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date()): Promise<Map<string, RecentPayout>> {
   const since = now.getTime() - windowMs;
   const out = new Map<string, RecentPayout>();
@@ -55,7 +47,6 @@ async function recentPayouts(ledger: Ledger, windowMs: number, now = new Date())
   return out;
 }
 
-/** The probable-duplicate key of a journalled initiate body; undefined when it cannot be read. */
 function keyOfBody(text: string): string | undefined {
   try {
     const b = JSON.parse(text) as Pick<PayoutRow, 'beneficiary' | 'sourceCurrency' | 'destinationCurrency'> & { sourceAmount: ApiAmount };
@@ -67,24 +58,20 @@ function keyOfBody(text: string): string | undefined {
 
 /** `--allow-duplicate REF` and `--duplicate-window` (plan, run, retry; a watch's `allowDuplicates`, `duplicateWindow`). */
 export interface DuplicateOptions {
-  /** References sent though they repeat a recent payout of another (or the earlier references themselves). */
+  /** References sent though they repeat a recent payout (or the earlier references). */
   allowDuplicates?: string[];
-  /** How recent a payout a row may not repeat (default 24 hours). */
   duplicateWindowMs?: number;
 }
 
-/** A window written 30m, 24h or 7d, in milliseconds; undefined when it is not one. */
+/** 30m, 24h or 7d in milliseconds; undefined when it is not one. */
 export function windowMs(text: string): number | undefined {
   const m = /^\s*(\d+)\s*([mhd])\s*$/i.exec(text);
   return m ? Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2]!.toLowerCase() as 'm' | 'h' | 'd'] : undefined;
 }
 
 /**
- * The check of every send path (pipeline.ts planStage: plan, run, retry, watch): refuses
- * (PROBABLE_DUPLICATE, the row not sent) each row about to go under a new key that repeats a recent
- * payout of the ledger under another reference, unless `allowDuplicates` names its reference or the
- * earlier one. A payout of a reference this batch holds is left to validation's rule within a batch
- * (validation/batch.ts, --allow-duplicate-rows). Mutates the rows.
+ * Mutates the rows: a fresh row repeating a recent payout of another batch's reference is
+ * PROBABLE_DUPLICATE unless allowed; one of this batch's own references is validation/batch.ts's.
  */
 export async function refuseRecentDuplicates(
   ledger: Ledger,

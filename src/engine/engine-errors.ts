@@ -1,5 +1,4 @@
-// The errors of the engine's boundary, each with what the user can do about it; the CLI maps each
-// to an exit code (cli/render.ts handleEngineError), the core never does.
+// The engine boundary's errors, each saying what the user can do; only the CLI maps them to exit codes.
 
 /** An option or file the command cannot use (exit 2), found before any request: nothing was sent. */
 export class BatchUnusable extends Error {
@@ -12,13 +11,10 @@ export class BatchUnusable extends Error {
   }
 }
 
-/** A refusal before anything is sent (exit 3), with a message for the user: the ledger's (it refuses references). */
+/** A refusal before anything is sent (exit 3): the ledger's, which refuses references. */
 export { BatchRefused } from '../ledger/account-ledger.ts';
 
-/**
- * A failure once rows may have been sent (exit 4): whatever went out is journalled, so running the
- * same command again is safe (a payout is never sent twice: keys and bodies come from the journal).
- */
+/** A failure once rows may have been sent (exit 4): whatever went out is journalled, so rerunning is safe. */
 export class FailedAfterSending extends Error {
   override readonly name = 'FailedAfterSending';
   constructor(

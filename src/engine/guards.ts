@@ -7,6 +7,7 @@ import { requestLimitReason, type BatchPlan, type CurrencyPlan } from './batch-p
 import { ENGINE_STATUSES } from './outcome.ts';
 import type { EngineRow } from './prepare.ts';
 import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
+import { plural } from '../text.ts';
 import unhomoglyph from 'unhomoglyph';
 
 export interface MoneyFlag {
@@ -21,7 +22,6 @@ export function parseMoneyFlag(text: string, flag: string): MoneyFlag {
   return { currency: m[1]!.toUpperCase(), amount: new Dec(m[2]!) };
 }
 
-/** The flags of the guards (`run`, `retry`). */
 export interface GuardOptions {
   /** --env as given on the command line (not from $PAYOUT_ENV). */
   envFlag?: string;
@@ -33,34 +33,26 @@ export interface GuardOptions {
   expectRows?: number;
   expectTotals: MoneyFlag[];
   maxTotals: MoneyFlag[];
-  /** --strict-totals: --expect-total must name every currency the batch pays (controlTotalReasons). */
   strictTotals?: boolean;
-  /** --max-requests: the most requests of the key's month the batch may need (plan.ts requestLimitReason). */
   maxRequests?: number;
-  /** --fund-by-swap: a shortfall the plan's swap covers is covered (the swap is sent before the rows, swap-send.ts). */
   fundBySwap?: boolean;
-  /** --swap-from CUR: the funding wallet of every swap; a plan file's swap from another is refused. */
   swapFrom?: string;
-  /** --max-swap CUR:AMOUNT, repeatable: the most a swap may credit to the CUR wallet (its amountToBeSent). */
+  /** --max-swap: the most a swap may credit to the CUR wallet (its amountToBeSent). */
   maxSwaps?: MoneyFlag[];
-  /** The command that would fund the batch by the plan's swap, as the refusal without --fund-by-swap says it. */
+  /** The command the refusal without --fund-by-swap names. */
   swapCommand?: string;
-  /** The account's approval policy (src/approvals/account-policy.ts): why this batch, as a whole (wholeOf), may not be sent, if so. */
+  /** The account's approval policy (src/approvals): why this batch, as a whole (wholeOf), may not be sent. */
   policy?: (
     plan: { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[] } & Partial<Pick<BatchPlan, 'swaps'>>,
   ) => string | undefined;
-  /**
-   * The policy's count of what is sent without approval, just before the first payout: adds this
-   * run's payouts to the account's of the day (`ledger`: the run's), or says why they no longer fit.
-   */
+  /** Just before the first payout: adds this run's unapproved payouts to the day's, or says why they no longer fit. */
   spend?: (ledger: Ledger, payouts: UnapprovedPayout[]) => Promise<string | undefined>;
 }
 
 export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
   plan: BatchPlan;
-  /** The batch's rows: the approval policy judges the whole (wholeOf). */
   rows?: readonly EngineRow[];
-  /** The batch's payable rows (created + to send) and totals (payableTotals). */
+  /** Created + to send (payableTotals). */
   payable: { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> };
   env: string;
 }
@@ -84,7 +76,7 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
   reasons.push(...swapReasons(plan, a));
   if (plan.corridorBlocked && !a.allowPartial) {
     const list = plan.corridorsNotEnabled.map(
-      (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${c.rows} row${c.rows === 1 ? '' : 's'})`,
+      (c) => `${c.sourceCurrency}->${c.destinationCurrency} (${c.destinationCountryCode}, ${plural(c.rows, 'row')})`,
     );
     reasons.push(
       `corridors not enabled: ${list.join(', ')}. Enable them (--enable-pairs, or PATCH /v1/payout-api/payouts/currency-pairs/{currencyPairId}/toggle), or pass --allow-partial to send the other rows`,
@@ -102,7 +94,7 @@ export function decideApproval(a: ApprovalInput): ApprovalDecision {
   return { ok: true, confirm: !a.yes };
 }
 
-/** Rows held by sanctions screening stop the batch unless --allow-partial sends the others (never silently). */
+/** Rows held by sanctions screening stop the batch unless --allow-partial. */
 export function screeningReasons(plan: Pick<BatchPlan, 'screening'>, allowPartial: boolean): string[] {
   const held = plan.screening?.held.size ?? 0;
   if (!held || allowPartial) return [];
@@ -112,7 +104,6 @@ export function screeningReasons(plan: Pick<BatchPlan, 'screening'>, allowPartia
   ];
 }
 
-/** The payouts of these rows, as the approval policy's allowance counts them. */
 export const payoutsOf = (numbers: Iterable<number>, rows: readonly EngineRow[]): UnapprovedPayout[] => {
   const wanted = new Set(numbers);
   return rows.flatMap((r) =>
@@ -122,11 +113,7 @@ export const payoutsOf = (numbers: Iterable<number>, rows: readonly EngineRow[])
   );
 };
 
-/**
- * The batch as the approval policy judges it: every valid row this run sends or leaves out (short
- * funds under --allow-partial, a corridor not enabled), but those another batch sent, so that no
- * part goes that the whole would not.
- */
+/** The batch as the policy judges it: rows sent or left out, but not those another batch sent: no part goes that the whole would not. */
 function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: readonly EngineRow[]) {
   const elsewhere = new Set<string>([ENGINE_STATUSES.ALREADY_PAID, 'SENT_BY_ANOTHER_BATCH']);
   const left = [...plan.notSent].filter(([, o]) => !elsewhere.has(o.code)).map(([n]) => n);
@@ -138,7 +125,6 @@ function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: readonly Eng
   return [...totals].map(([currency, t]) => ({ currency, rows: t.rows, amount: t.amount.toFixed() }));
 }
 
-/** What would fund a short batch: the plan's swaps (without --fund-by-swap), or why no swap can. */
 function fundingHint(plan: BatchPlan, swapCommand: string | undefined): string {
   const partial = 'or pass --allow-partial to send the rows that fit';
   if (plan.swapRefusals.length)
@@ -148,12 +134,7 @@ function fundingHint(plan: BatchPlan, swapCommand: string | undefined): string {
   return `Top up the wallet, ${partial}`;
 }
 
-/**
- * The guards of the swaps that fund the batch (each is sent before any row of its currency):
- * --max-swap CUR:AMOUNT caps what a swap credits to the CUR wallet (amountToBeSent, the amount the
- * batch needs: the debit of the funding wallet follows the rate); --swap-from must name the
- * funding wallet of a plan file's swap.
- */
+/** --max-swap caps a swap's credit (the debit follows the rate); --swap-from must name a plan file's funding wallet. */
 export function swapReasons(plan: Pick<BatchPlan, 'swaps' | 'fundedBySwaps'>, a: Pick<GuardOptions, 'maxSwaps' | 'swapFrom'>): string[] {
   if (!plan.fundedBySwaps) return [];
   const reasons: string[] = [];
@@ -170,15 +151,13 @@ export function swapReasons(plan: Pick<BatchPlan, 'swaps' | 'fundedBySwaps'>, a:
 type ControlTotals = Pick<ApprovalInput, 'expectRows' | 'expectTotals' | 'maxTotals' | 'strictTotals' | 'payable'>;
 
 /**
- * Each mismatch of the control totals (--expect-rows, --expect-total, --max-total) with what the
- * batch pays: a reason to send nothing. A currency the batch pays that --expect-total does not name
- * is one only under --strict-totals; otherwise it is a note (controlTotalNotes), so that checking
- * the one currency a person knows the total of does not refuse a payroll in five.
+ * Each mismatch of --expect-rows, --expect-total, --max-total with what the batch pays. A currency
+ * --expect-total leaves out refuses only under --strict-totals, else it is a note (controlTotalNotes).
  */
 export function controlTotalReasons(a: ControlTotals): string[] {
   const reasons: string[] = [];
   if (a.expectRows !== undefined && a.expectRows !== a.payable.rows) {
-    reasons.push(`--expect-rows ${a.expectRows}, but the batch pays ${a.payable.rows} row${a.payable.rows === 1 ? '' : 's'}`);
+    reasons.push(`--expect-rows ${a.expectRows}, but the batch pays ${plural(a.payable.rows, 'row')}`);
   }
   const expected = expectedTotals(a.expectTotals);
   for (const [ccy, amount] of a.payable.amounts) {
@@ -202,7 +181,6 @@ export function controlTotalReasons(a: ControlTotals): string[] {
   return reasons;
 }
 
-/** What the control totals did not check and did not refuse: each currency --expect-total leaves out (none under --strict-totals). */
 export function controlTotalNotes(a: Pick<ControlTotals, 'expectTotals' | 'strictTotals' | 'payable'>): string[] {
   return a.strictTotals ? [] : unnamedTotals(a).map((n) => `${n}: not checked (--strict-totals refuses it)`);
 }
@@ -215,39 +193,27 @@ function unnamedTotals(a: Pick<ControlTotals, 'expectTotals' | 'payable'>): stri
     .map(([ccy, amount]) => `--expect-total names no ${ccy}, and the batch pays ${formatAmount(amount, ccy)} ${ccy}`);
 }
 
-/** --expect-total summed per currency (a currency named twice adds up). */
+/** A currency named twice adds up. */
 function expectedTotals(flags: MoneyFlag[]): Map<string, DecT> {
   const expected = new Map<string, DecT>();
   for (const e of flags) expected.set(e.currency, (expected.get(e.currency) ?? new Dec(0)).plus(e.amount));
   return expected;
 }
 
-// ---- the names of a plan's maker and approvers (four eyes, src/approvals)
+// ---- the names of a plan's maker and approvers (four eyes)
 
-/**
- * One form per name for comparing: Unicode NFKC (full-width and compatibility forms become their
- * plain letters), case folded (upper then lower case: "Straße" and "STRASSE" are one), spaces
- * collapsed. Names are compared only in this form.
- */
-export function foldName(name: string): string {
+/** NFKC, case folded (upper then lower: "Straße" is "STRASSE"), spaces collapsed. */
+function foldName(name: string): string {
   return name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/g, ' ');
 }
 
-/**
- * The name as people compare it: its Unicode TR39 confusable skeleton (unhomoglyph's table is
- * Unicode's confusables.txt; the skeleton is NFD, that mapping, NFD again), then without diacritics,
- * punctuation or spaces. So "Kim" is "Kirn" (m / rn), and "Alíce", "Alice." and "Al ice" are "Alice".
- */
+/** The Unicode TR39 confusable skeleton without diacritics, punctuation or spaces: "Kim" is "Kirn", "Al ice" is "Alice". */
 const skeleton = (name: string): string =>
   unhomoglyph(name.normalize('NFD').replace(/\p{M}/gu, ''))
     .normalize('NFD')
     .replace(/[\p{M}\p{P}\p{Z}\s]/gu, '');
 
-/**
- * One person: names whose skeletons meet, taken of the folded name (NFKC, case folded), and of its
- * forms as written and in upper case, since a look-alike may hide in either ("Ian" / "lan" as
- * written, all-Cyrillic "вох" / "Box" in upper case).
- */
+/** Skeletons meet folded, as written ("Ian" / "lan") or in upper case (Cyrillic "вох" / "Box"). */
 export const sameName = (a: string, b: string): boolean =>
   [(n: string) => foldName(n), (n: string) => n.normalize('NFKC'), (n: string) => foldName(n).toUpperCase()].some(
     (form) => skeleton(form(a)) === skeleton(form(b)),
@@ -263,18 +229,13 @@ const SCRIPTS = [
 ] as const; // prettier-ignore
 const SCRIPT_OF = SCRIPTS.map((s) => [s, new RegExp(`^\\p{Script=${s}}$`, 'u')] as const);
 
-/**
- * The scripts one name may mix (Unicode TR39 "highly restrictive"): Latin with the scripts of
- * Japanese, of Chinese, or of Korean. Any other mix is how a look-alike is made ("Dаn" with a
- * Cyrillic а is not "Dan").
- */
+/** The scripts one name may mix (TR39 "highly restrictive"): any other mix makes a look-alike ("Dаn", Cyrillic а). */
 const ONE_WRITING = [
   new Set(['Latin', 'Han', 'Hiragana', 'Katakana']),
   new Set(['Latin', 'Han', 'Bopomofo']),
   new Set(['Latin', 'Han', 'Hangul']),
 ];
 
-/** The scripts of a name's letters (a letter of none of SCRIPTS counts as "another script"). */
 function scriptsOf(name: string): Set<string> {
   const found = new Set<string>();
   for (const ch of name) {
@@ -284,10 +245,7 @@ function scriptsOf(name: string): Set<string> {
   return found;
 }
 
-/**
- * Why a person's name (a plan's maker, an approver) cannot be used, or undefined: empty, an
- * invisible or bidirectional control character, or letters of scripts that no one name mixes.
- */
+/** Why a maker's or approver's name cannot be used: empty, an invisible or bidi control, or mixed scripts. */
 export function nameProblem(name: string): string | undefined {
   const n = name.normalize('NFKC').trim();
   if (!n) return 'the name is empty';

@@ -1,16 +1,12 @@
-// `plan FILE [--out PLAN]`: the preflight and the plan without sending anything, its fees the
-// methods route's (estimated); with --out, per row to send, its initiate body, its documents'
-// sha256 and its indicative quote (one quote per corridor, method and fee band, unless
-// --no-quote: its fees exact), written to a plan file that `run
-// --plan` executes exactly. Reads the journal (a resumed batch plans only what is left) but never
-// writes it.
+// `plan FILE [--out PLAN]`: preflight and plan, nothing sent, the journal read but never written; with
+// --out, each row's initiate body, documents' sha256 and indicative quote, for `run --plan` to execute.
 import { userInfo } from 'node:os';
 import type { Connection } from '../client/connect.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import type { PayoutClient } from '../client/client.ts';
 import type { QuoteAnswer } from '../client/answers.ts';
 import { emptyFold } from '../journal/lines.ts';
-import { formatAmount, fromApi, roundTo, toApi, type Dec as DecT } from '../money.ts';
+import { formatAmount, fromApi, roundTo, type Dec as DecT } from '../money.ts';
 import { nameProblem, swapReasons, type GuardOptions } from './guards.ts';
 import { BatchUnusable } from './engine-errors.ts';
 import { initiateBody } from './execute.ts';
@@ -24,27 +20,27 @@ import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-f
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
-export interface PlanCommandOptions
+interface PlanCommandOptions
   extends
     LoadOptions,
     DuplicateOptions,
     Pick<PlanStageOptions, 'allowPartial' | 'mergeDocuments' | 'enablePairs' | 'swapFrom' | 'screening' | 'onEvent'>,
     Pick<GuardOptions, 'maxSwaps'> {
   file: string;
-  /** With `out`: quote the rows to send, once per corridor, method and fee band (fees exact); without `out` nothing is quoted. */
+  /** With `out`: quote once per corridor, method and fee band. */
   quote: boolean;
-  /** --max-requests: a batch that needs more is refused before a quote is sent, and no plan file is written. */
+  /** Refused before a quote is sent; no plan file written. */
   maxRequests?: number;
   conn: Connection;
   stateDir?: string;
   out?: string;
-  /** The plan's swaps fund the batch (default: `plan` proposes them so); `run --dry-run` says whether its run would (--fund-by-swap). */
+  /** Default true; `run --dry-run` passes its --fund-by-swap. */
   fundBySwap?: boolean;
-  /** Who makes the plan, recorded in the plan file (default the OS user): they cannot approve it. A look-alike name is refused (BatchUnusable). */
+  /** Default the OS user, who then cannot approve it. */
   preparedBy?: string;
 }
 
-/** The OS user's name; $USER (or "unknown") where the user database has no entry (a container's uid). */
+/** $USER (or "unknown") where the user database has no entry (a container's uid). */
 function osUserName(env: NodeJS.ProcessEnv = process.env): string {
   try {
     return userInfo().username;
@@ -56,15 +52,13 @@ function osUserName(env: NodeJS.ProcessEnv = process.env): string {
 export interface PlanCommandResult {
   plan: BatchPlan;
   planFile?: PlanFile;
-  /** Quotes that failed (row number → message). */
   quoteErrors: Map<number, string>;
   /** Why `run` would refuse the batch before anything is quoted (--max-requests). */
   refused?: string[];
-  /** What the control totals compare with, as `run` counts it: `run --dry-run` checks them. */
+  /** As `run` counts it: `run --dry-run` checks the control totals against it. */
   payable: ReturnType<typeof payableTotals>;
 }
 
-/** prepare (the batch and its journal, read, never written) -> the plan stage -> quotes -> the plan file. */
 export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResult> {
   const preparedBy = o.out ? o.preparedBy?.trim() || osUserName() : undefined;
   const bad = preparedBy !== undefined ? nameProblem(preparedBy) : undefined;
@@ -72,31 +66,14 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
     throw new BatchUnusable('PREPARED_BY', `--prepared-by ${JSON.stringify(preparedBy)}: ${bad}; write the maker's name in one script`);
   const env = o.conn.environment.name;
   const ledger = ledgerOf(o.conn, { root: o.stateDir });
-  // As `run` does: the journal read once the identity is known, for the rows it shows created.
   const journal = journalReader(ledger);
-  const batch = await loadBatch(
-    o.file,
-    {
-      encoding: o.encoding,
-      sheet: o.sheet,
-      documents: o.documents,
-      allowDuplicateRows: o.allowDuplicateRows,
-      batchId: o.batchId,
-      stop: o.stop,
-    },
-    journal.lookup,
-  );
+  const batch = await loadBatch(o.file, o, journal.lookup);
   const folded = journal.read()?.folded ?? emptyFold();
   if (folded.header) checkSameBatch(folded, folded.header, batch.file, batch.identity, env, ledger.journalOf(batch.identity.batchId));
-  // A reference another batch of the account sent is left out, as `run` would refuse it.
   const sentElsewhere = await sentByOtherBatches(ledger, batch.identity.batchId, validReferences(batch.rows));
-  // Only a plan file needs each row's quote (`run --plan` pays what it shows); a preview prices
-  // rows from the methods route's fee, as `run` does.
   const quoteRows = !!o.out && o.quote;
-  // The plan proposes a swap for a short wallet, and counts it: `run --plan` sends it, `run --fund-by-swap` too.
   const fundBySwap = o.fundBySwap ?? true;
   const staged = await planStage(o.conn, batch, folded, env, { ...o, ledger, quoteRows, sentElsewhere, fundBySwap });
-  // (as `run` counts it: pipeline.ts approve)
   const payable = payableTotals(batch, staged.plan, feeForTotals(folded, staged.preflight.estimatedFees));
   const overLimit = [
     requestLimitReason(staged.plan.requests, o.maxRequests) ?? [],
@@ -118,7 +95,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
         screened: staged.plan.screening,
       })
     : staged.plan;
-  // (the swap priced again with the quoted fees: its cap is checked again)
+  // (the swap priced again with the quoted fees)
   const overCap = plan === staged.plan ? [] : swapReasons(plan, o);
   if (overCap.length) return { plan, quoteErrors: quoted.errors, refused: overCap, payable };
   let planFile: PlanFile | undefined;
@@ -138,13 +115,9 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
 }
 
 /**
- * The plan file's rows to send, each with its indicative quote unless --no-quote: one quote per
- * corridor, method and fee band (the preflight's quoteGroups), never per row. Rates are not locked
- * (spec §1.11, §4.2 rules 7-8): the initiate's answer carries the rate and fee applied, so a quote
- * per row would buy nothing a quote per group does not. A row's fee is its group's (the band's
- * fee is the same for every amount in it), and its destination amount its own amount in the
- * proportion of the quote's own amounts (destinationAmount / sourceAmount, from the service's
- * amount fields, not from a rate whose direction the spec does not state).
+ * The rows to send, quoted once per quoteGroup: rates are not locked (spec §1.11, §4.2 rules 7-8),
+ * a quote per row buys nothing. A row's destination amount is in the proportion of the quote's own
+ * amounts, not from a rate whose direction the spec does not state.
  */
 async function planRows(
   client: PayoutClient,
@@ -166,20 +139,14 @@ async function planRows(
       sourceCurrency: p.sourceCurrency,
       sourceAmount: p.sourceAmount.toFixed(),
       body: initiateBody(p),
-      // (validation fingerprinted every document of a valid row: loadBatch)
       documents: p.documents.map((file) => ({ file, sha256: batch.documents!.get(file)!.sha256 })),
     };
     rows.push(row);
     if (!quote) continue;
     const group = groups.get(n) ?? `row ${n}`;
     if (!quotes.has(group)) {
-      const body = {
-        sourceAmount: toApi(p.sourceAmount),
-        sourceCurrency: p.sourceCurrency,
-        destinationCurrency: p.destinationCurrency,
-        destinationCountryCode: p.destinationCountryCode,
-        method: p.method,
-      };
+      const { sourceAmount, sourceCurrency, destinationCurrency, destinationCountryCode, method } = row.body;
+      const body = { sourceAmount, sourceCurrency, destinationCurrency, destinationCountryCode, method };
       quotes.set(
         group,
         client.quote(body).then(

@@ -1,9 +1,6 @@
-// The plan file of `payout-batch plan FILE --out PLAN`: the preflight, the rows to send with the
-// initiate body each will be sent with (spec §4.2, but for the documentUrl the upload gives) and
-// the sha256 of each of its documents, and their quotes, tied to the batch file's exact bytes and
-// sheet. `run --plan PLAN` sends exactly those bodies or nothing: it refuses when the batch file
-// changed since, when a row or a document no longer gives the planned body, or when the
-// environment or the service account differs.
+// The plan file of `plan FILE --out PLAN`: the rows with the initiate body each is sent with (spec
+// §4.2, less the upload's URL), their documents' sha256 and quotes, tied to the file's bytes and sheet.
+// `run --plan` sends exactly those bodies or nothing.
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -23,20 +20,15 @@ import { SwapProposalSchema } from './swap.ts';
 import type { Screened } from './screen-batch.ts';
 
 export const PLAN_KIND = 'payout-batch-plan';
-/** Rows carry their initiate body and documents' sha256, the plan its sheet and account (the first version shipped). */
-export const PLAN_VERSION = 2;
-
-/** The initiate body a row is sent with, but for `supportingDocument` (the upload's URL, known only then). */
-export const PlannedBody = InitiateRequest.omit({ supportingDocument: true });
-export type PlannedBody = z.infer<typeof PlannedBody>;
+const PLAN_VERSION = 2;
 
 const PlanRow = z.object({
   rowNumber: z.number().int(),
   reference: z.string(),
   sourceCurrency: z.string(),
   sourceAmount: z.string(),
-  body: PlannedBody,
-  /** The row's supporting documents in order: the path planned and the sha256 of its bytes. */
+  /** The initiate body but for `supportingDocument` (the upload's URL, known only then). */
+  body: InitiateRequest.omit({ supportingDocument: true }),
   documents: z.array(z.object({ file: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) })),
   rate: z.union([z.number(), z.string()]).optional(),
   fee: z.string().optional(),
@@ -46,7 +38,7 @@ const PlanRow = z.object({
 
 const RowNote = z.object({ rowNumber: z.number().int(), code: z.string(), message: z.string() });
 
-export const PlanFileSchema = z.object({
+const PlanFileSchema = z.object({
   kind: z.literal(PLAN_KIND),
   v: z.literal(PLAN_VERSION),
   createdAt: z.string(),
@@ -54,24 +46,23 @@ export const PlanFileSchema = z.object({
   fileSha256: z.string().regex(/^[0-9a-f]{64}$/),
   batchId: z.string(),
   batchLabel: z.string().optional(),
-  /** Who made the plan (`plan --prepared-by`, default the OS user): approvals by this name do not count (src/approvals). */
+  /** `plan --prepared-by`: approvals by this name do not count (src/approvals). */
   preparedBy: z.string().optional(),
-  /** Excel: the sheet the rows were read from (`run --plan` reads that one). */
+  /** Excel: the sheet `run --plan` reads. */
   sheet: z.string().optional(),
   /** pain.001: the message id and version the ERP sent (shown to approvers). */
   message: z.object({ id: z.string(), version: z.string() }).optional(),
-  /** pain.001: the --documents folder (absolute) the rows' documents were matched in; `run --plan` reads it again. */
+  /** pain.001: the --documents folder (absolute) `run --plan` reads again. */
   documents: z.string().optional(),
   env: z.string(),
   baseUrl: z.string(),
-  /** The service account (ledger.ts accountOf of baseUrl) the plan pays from. */
+  /** accountOf(baseUrl). */
   account: z.string(),
   rows: z.array(PlanRow),
   currencies: z.array(z.record(z.string(), z.unknown())),
   warnings: z.array(z.string()),
   requests: RequestCostSchema,
-  // For the HTML report of a plan file (src/report): the batch's counts and the rows that are not
-  // sent, with why; `run --plan` does not use them.
+  // for the HTML report only (src/report)
   rowsInBatch: z.number().int(),
   valid: z.number().int(),
   invalid: z.number().int(),
@@ -79,17 +70,9 @@ export const PlanFileSchema = z.object({
   invalidRows: z.array(RowNote),
   notSent: z.array(RowNote),
   corridorsNotEnabled: z.array(z.record(z.string(), z.unknown())),
-  /**
-   * The swaps that fund short wallets before their rows (spec §4.7), as approvers sign them:
-   * `run --plan` sends exactly these (recomputed only within its rate tolerance), never others.
-   * Absent in plans that need none.
-   */
+  /** spec §4.7: `run --plan` sends exactly these (recomputed only within its rate tolerance). */
   swaps: z.array(SwapProposalSchema).optional(),
-  /**
-   * The sanctions screening approvers sign (issue 42): each list by its digest, every held row with
-   * its hits, every cleared row with its clearances. `run --plan` screens again and refuses other
-   * lists, a new hit or another clearance, and needs --allow-partial when rows are held. Absent in a plan made without --sanctions-list.
-   */
+  /** The screening approvers sign: `run --plan` screens again and refuses other lists, a new hit or another clearance. */
   screening: z
     .object({
       lists: z.array(z.object({ path: z.string(), format: z.string(), digest: z.string(), entries: z.number(), date: z.string() })),
@@ -115,7 +98,6 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
   return parsePlanFile(text, path);
 }
 
-/** A plan file's text, checked against its schema; BatchUnusable with the reason otherwise. */
 export function parsePlanFile(text: string, path: string): PlanFile {
   const make = 'make one with `payout-batch plan FILE --out PLAN`';
   let data: unknown;
@@ -133,16 +115,13 @@ export function parsePlanFile(text: string, path: string): PlanFile {
   );
 }
 
-/**
- * The digest of an initiate body as planned and signed: sha256 of its canonical JSON, without the
- * `supportingDocument` URL (the documents are signed by their bytes' sha256 instead).
- */
+/** sha256 of an initiate body's canonical JSON without the upload's URL (documents are signed by their bytes). */
 export function bodyDigest(body: object): string {
   const { supportingDocument: _url, ...rest } = body as { supportingDocument?: unknown };
   return sha256Hex(canonicalJson(rest));
 }
 
-/** Who a planned row pays, as the approval text and the report show it (the account masked, src/mask.ts). */
+/** Who a planned row pays, as the approval text and the report show it (the account masked). */
 export interface Payee {
   rowNumber: number;
   reference: string;
@@ -153,10 +132,8 @@ export interface Payee {
   amount: string;
 }
 
-/** The beneficiary fields that name the account paid, in the order one is shown. */
 const ACCOUNT_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'email', 'alipayId', 'wechatUserId', 'openId'] as const;
 
-/** A planned row's payee, read from the body it is sent with. */
 export function payeeOf(r: PlanRow): Payee {
   const b = r.body;
   const account = ACCOUNT_FIELDS.map((f) => b.beneficiary[f]).find((v) => typeof v === 'string' && v !== '');
@@ -171,13 +148,8 @@ export function payeeOf(r: PlanRow): Payee {
   };
 }
 
-/**
- * Refuses (exit 3) a plan run with a --sheet other than its own, whose batch file changed since, or
- * that was made for another environment or another service account (base URL): the sheet and the
- * account are part of what approvers sign.
- */
+/** Refuses a plan run with another --sheet, a changed batch file, another environment or service account. */
 export async function verifyPlan(plan: PlanFile, file: string, env: string, baseUrl: string, sheet?: string): Promise<void> {
-  // A --sheet given with --plan must name the planned sheet: the plan's is the one read.
   if (sheet !== undefined && sheet.toLowerCase() !== plan.sheet?.toLowerCase())
     throw new BatchRefused(
       `the plan was made from ${plan.sheet ? `the sheet "${plan.sheet}"` : 'a file without sheets'}, not "${sheet}" (a plan reads its own sheet: leave --sheet out): nothing was sent`,
@@ -209,11 +181,8 @@ export async function verifyPlan(plan: PlanFile, file: string, env: string, base
 }
 
 /**
- * Refuses (exit 3) a batch that would not send exactly the planned bodies: the file is hashed
- * again when it is loaded (a file replaced between the plan's check and that read must not pay
- * what nobody planned or approved), each planned row must give the planned initiate body, its
- * documents the planned bytes, and a row whose outcome is to be settled must have been sent
- * with that body (its journalled body is what a resend sends again).
+ * Refuses a batch that would not send exactly the planned bodies: the file hashed again as loaded
+ * (replaced since verifyPlan?), each row's body and documents, and an unsettled row's journalled body.
  */
 export function verifyPlannedRows(
   plan: PlanFile,
@@ -284,7 +253,6 @@ export function planFileOf(
   };
 }
 
-/** The screening as a plan file records it. */
 function screeningRecord(s: Screened): NonNullable<PlanFile['screening']> {
   return {
     lists: s.lists.map((l) => ({ path: l.path, format: l.format, digest: l.digest, entries: l.entries, date: l.date })),
@@ -293,10 +261,7 @@ function screeningRecord(s: Screened): NonNullable<PlanFile['screening']> {
   };
 }
 
-/**
- * Why a run's screening is not the one the plan's approvers signed: other lists (by digest), a
- * row of the plan held now, or cleared under other clearances; undefined when it is.
- */
+/** Why a run's screening is not the one the approvers signed (lists, a row held now, other clearances). */
 export function screeningChanged(planned: PlanFile['screening'], now: Screened | undefined, allowPartial: boolean): string | undefined {
   const digests = (d: string[]) => d.sort().join(',');
   if (digests(planned?.lists.map((l) => l.digest) ?? []) !== digests(now?.lists.map((l) => l.digest) ?? []))

@@ -1,7 +1,5 @@
-// Preflight: a few requests per batch, never per row. Wallets, enabled pairs, the methods of each
-// distinct corridor (cached for the run: the methods route is authoritative for required fields,
-// so every row is checked against its requiredFields too) and the countries (prohibited
-// destinations refused, trading hours warned about).
+// Preflight: a few requests per batch, never per row: wallets, countries (prohibited refused, trading
+// hours warned about), pairs, and the methods of each distinct corridor (authoritative for requiredFields).
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { Dec, fromApi, roundTo, type Dec as DecT } from '../money.ts';
@@ -14,20 +12,18 @@ export interface CorridorInfo {
   destinationCurrency: string;
   destinationCountryCode: string;
   enabled: boolean;
-  /** The rate the methods route reports, as text (its direction is not stated by the spec). */
+  /** The methods route's rate, as text (the spec does not state its direction). */
   rate?: string;
   methods: PaymentMethodAnswer[];
-  /** The pair to toggle when not enabled (from GET pairs?status=all). */
+  /** The pair to toggle when not enabled (GET pairs?status=all). */
   pairId?: string;
   /** Enabled by this preflight (--enable-pairs). */
   enabledNow?: boolean;
-  /** Why the methods route refused, when it did. */
   error?: string;
 }
 
-/** A row that preflight found cannot be sent, and why. */
 export interface RowIssue {
-  /** INVALID: the row itself is wrong for the service; NOT_SENT: the account must change first. */
+  /** INVALID: the row is wrong for the service; NOT_SENT: the account must change first. */
   status: 'INVALID' | 'NOT_SENT';
   code: string;
   message: string;
@@ -38,22 +34,15 @@ export interface PreflightResult {
   corridors: CorridorInfo[];
   countries: Map<string, CountryAnswer>;
   rowIssues: Map<number, RowIssue>;
-  /** Estimated fee per row (source currency), from the methods route's fee. */
+  /** Per row, in its source currency, from the methods route's fee. */
   estimatedFees: Map<number, DecT>;
-  /** Rows whose fee is not known before sending (a fee shape we cannot read): the service's answer decides. */
+  /** Rows whose fee shape cannot be read: the service's answer decides. */
   feesUnknown: Set<number>;
-  /**
-   * Per row, what its quote depends on: corridor, method and the fee band of its amount (a
-   * tiered fee's tier; an unreadable fee shape, the amount itself). `plan --out` quotes once per
-   * group, not per row (plan-command.ts planRows).
-   */
+  /** Per row: corridor, method and fee band; `plan --out` quotes once per group (plan-command.ts). */
   quoteGroups: Map<number, string>;
   warnings: string[];
   requests: number;
-  /**
-   * The pairs (spec §4.9), when read: by the corridors not enabled (GET pairs?status=all) or, when
-   * a wallet is short, to price its swap (readSwapPairs).
-   */
+  /** The pairs (spec §4.9), when read: for corridors not enabled, or to price a short wallet's swap. */
   pairs?: CurrencyPairAnswer[];
 }
 
@@ -71,13 +60,11 @@ function tierOf(fee: Extract<MethodFee, { kind: 'tiered' }>, amount: DecT) {
 }
 
 /**
- * The estimated fee of a method for one amount (flat, or by tier of the source amount as SWIFT's
- * bands in spec §1.9); undefined when the method's fee shape could not be read. A fee in another
- * currency than the source (the spec's "100 NGN" of NIP sent from USD) is converted at the
- * corridor rate read as destination units per source unit: the spec does not state the rate's
- * direction (§2 Currency pair), so this stays an estimate, and the plan says so.
+ * A method's estimated fee for one amount (flat, or by tier as SWIFT's bands, spec §1.9); undefined
+ * when unreadable. A fee in another currency (NIP's "100 NGN") is converted at the corridor rate read
+ * as destination units per source unit: the spec does not state its direction (§2), so an estimate.
  */
-export function methodFee(m: PaymentMethodAnswer, amount: DecT, sourceCurrency: string, rate: DecT | undefined): DecT | undefined {
+function methodFee(m: PaymentMethodAnswer, amount: DecT, sourceCurrency: string, rate: DecT | undefined): DecT | undefined {
   const f = m.fee;
   let fee: DecT;
   if (f.kind === 'flat') fee = fromApi(f.amount);
@@ -98,13 +85,12 @@ function feeBand(m: PaymentMethodAnswer, amount: DecT): string {
   if (m.fee.kind === 'flat') return 'flat';
   if (m.fee.kind === 'tiered') {
     const tier = tierOf(m.fee, amount);
-    return tier ? `tier ${m.fee.tiers.indexOf(tier)}` : `amount ${amount.toFixed()}`;
+    if (tier) return `tier ${m.fee.tiers.indexOf(tier)}`;
   }
   return `amount ${amount.toFixed()}`;
 }
 
-/** Whether a method's fee is converted from another currency at a rate (an estimate, see methodFee). */
-export const feeConverted = (m: PaymentMethodAnswer, sourceCurrency: string): boolean =>
+const feeConverted = (m: PaymentMethodAnswer, sourceCurrency: string): boolean =>
   m.fee.kind !== 'unknown' && m.fee.currency !== undefined && m.fee.currency !== sourceCurrency;
 
 const present = (row: PayoutRow, name: string): boolean => {
@@ -113,12 +99,8 @@ const present = (row: PayoutRow, name: string): boolean => {
   return typeof v === 'string' ? v.trim() !== '' : v !== undefined && v !== null;
 };
 
-/**
- * The fields the methods route requires that the row lacks (a one-of group as "a | b"). A field
- * listed among requiredFields is required unless the service marks it `required: false`.
- * accountCurrency is filled from the row's destination currency when the file has no column.
- */
-export function missingRequired(row: PayoutRow, requiredFields: readonly RequiredField[]): string[] {
+/** The required fields the row lacks (a one-of group as "a | b"); required unless marked `required: false`. */
+function missingRequired(row: PayoutRow, requiredFields: readonly RequiredField[]): string[] {
   const missing: string[] = [];
   for (const f of requiredFields) {
     if (f.required === false) continue;
@@ -137,7 +119,7 @@ function minutes(hhmmss: string): number | undefined {
 }
 
 /** Is `now` outside the country's trading hours (in its own time zone)? undefined: cannot tell. */
-export function outsideTradingHours(country: CountryAnswer, now: Date): boolean | undefined {
+function outsideTradingHours(country: CountryAnswer, now: Date): boolean | undefined {
   if (country.tradingStartTime === undefined || country.tradingEndTime === undefined || country.timeZone === undefined) return undefined;
   const start = minutes(country.tradingStartTime);
   const end = minutes(country.tradingEndTime);
@@ -154,15 +136,10 @@ async function settledAll<T extends readonly unknown[]>(promises: { [K in keyof 
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
-/** The step preflight is at, as it happens: a terminal shows it (`run --plan` waits on it for seconds). */
-export type PreflightStep =
-  | { step: 'wallets' }
-  | { step: 'methods'; corridors: number; done: number }
-  /** `plan --out`: the rows to send quoted (plan-command.ts). */
-  | { step: 'quotes'; rows: number };
+/** A terminal shows the step preflight is at (`run --plan` waits on it for seconds). */
+export type PreflightStep = { step: 'wallets' } | { step: 'methods'; corridors: number; done: number } | { step: 'quotes'; rows: number };
 
-export interface PreflightOptions {
-  /** Turn on the pairs of corridors that are not enabled (PATCH toggle {enabled: true}). */
+interface PreflightOptions {
   enablePairs?: boolean;
   now?: Date;
   onStep?: (s: PreflightStep) => void;
@@ -170,19 +147,21 @@ export interface PreflightOptions {
 
 export async function preflight(client: PayoutClient, rows: PayoutRow[], options: PreflightOptions = {}): Promise<PreflightResult> {
   const requests = { n: 0 };
-  // Nothing to send (every row invalid, or all created already): ask the service nothing, so an
-  // unusable batch or a finished one costs no request of the monthly quota.
+  // nothing to send: no request of the monthly quota
   if (!rows.length)
     return { ...checkRows([], new Map(), new Map(), new Date()), wallets: [], corridors: [], countries: new Map(), requests: 0 };
-  // The reads go out together, so that they share the rate limit's pipe rather than each waiting
-  // for the last one's latency: wallets and countries first (countries say which corridors to skip),
-  // then the methods of every corridor at once. Each batch is settled in full before an error is
-  // thrown, so nothing is left running (a pair toggle least of all) once preflight has failed.
+  // Reads go out together to fill the rate limit; each group settles in full before an error is
+  // thrown, so nothing (a pair toggle least of all) runs on once preflight has failed.
   requests.n += 2;
   options.onStep?.({ step: 'wallets' });
   const [walletList, list] = await settledAll([client.listWallets(), client.listCountries({ limit: 250 })]);
   const countries = new Map<string, CountryAnswer>(list.data.map((c) => [c.code, c]));
-  const corridors = distinctCorridors(rows);
+  const corridors = new Map<string, CorridorInfo>();
+  for (const p of rows) {
+    const { sourceCurrency, destinationCurrency, destinationCountryCode } = p;
+    if (!corridors.has(corridorKey(p)))
+      corridors.set(corridorKey(p), { sourceCurrency, destinationCurrency, destinationCountryCode, enabled: false, methods: [] });
+  }
   const loaded: { pairs?: CurrencyPairAnswer[] } = {};
   const loader = corridorLoader(client, countries, options, requests, loaded);
   let done = 0;
@@ -199,11 +178,7 @@ export async function preflight(client: PayoutClient, rows: PayoutRow[], options
   return { ...checked, wallets: walletList.data, corridors: [...corridors.values()], countries, requests: requests.n, ...loaded };
 }
 
-/**
- * The pairs a short wallet's swap is priced from (spec §4.9), read once: the listing preflight
- * already read for the corridors not enabled is used as it is; else GET pairs, one request more
- * in the preflight's count. "400 when no pair is enabled": no pair.
- */
+/** The pairs a short wallet's swap is priced from (spec §4.9), read once; "400 when no pair is enabled": none. */
 export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): Promise<void> {
   if (pf.pairs) return;
   pf.requests++;
@@ -215,28 +190,7 @@ export async function readSwapPairs(client: PayoutClient, pf: PreflightResult): 
   }
 }
 
-/** The distinct corridors of the rows, by corridorKey, not loaded yet. */
-function distinctCorridors(rows: PayoutRow[]): Map<string, CorridorInfo> {
-  const corridors = new Map<string, CorridorInfo>();
-  for (const p of rows) {
-    const k = corridorKey(p);
-    if (corridors.has(k)) continue;
-    corridors.set(k, {
-      sourceCurrency: p.sourceCurrency,
-      destinationCurrency: p.destinationCurrency,
-      destinationCountryCode: p.destinationCountryCode,
-      enabled: false,
-      methods: [],
-    });
-  }
-  return corridors;
-}
-
-/**
- * Loads a corridor's methods (spec: the methods route). A corridor not enabled names its pair
- * (GET pairs?status=all, asked once), and with --enable-pairs is turned on (one toggle per pair,
- * however many countries) and loaded again. Counts the requests it makes.
- */
+/** Loads a corridor's methods; one not enabled names its pair (asked once) and with --enable-pairs is toggled once and loaded again. */
 function corridorLoader(
   client: PayoutClient,
   countries: Map<string, CountryAnswer>,
@@ -301,7 +255,6 @@ function corridorLoader(
   };
 }
 
-/** The row checks against the loaded corridors and countries: issues, estimated fees, warnings (each once). */
 function checkRows(
   rows: PayoutRow[],
   countries: Map<string, CountryAnswer>,
@@ -376,8 +329,7 @@ function checkRows(
       );
     }
   }
-  // One line for the rule, its rows counted and the countries listed: ten countries are one fact,
-  // not ten warnings (and the count comes first, so a line cut to a terminal's width still says it).
+  // one line for the rule, the count first so a line cut to a terminal's width still says it
   if (closed.size)
     warnings.unshift(
       `outside trading hours now: ${rowsText(closedRows)}, whose payouts wait for the next window: ${[...closed.values()].map(tradingHours).join('; ')}`,
@@ -398,12 +350,8 @@ const tradingHours = (c: CountryAnswer) =>
 /** The method the corridor offers for the row, or why the row cannot go: corridor not enabled, method not offered. */
 function methodFor(p: PayoutRow, c: CorridorInfo): { method: PaymentMethodAnswer; issue?: undefined } | { issue: RowIssue } {
   if (!c.enabled) {
-    const issue: RowIssue = {
-      status: 'NOT_SENT',
-      code: c.error ?? 'CORRIDOR_NOT_ENABLED',
-      message: `the corridor ${p.sourceCurrency} -> ${p.destinationCurrency} (${p.destinationCountryCode}) is not enabled for this business`,
-    };
-    return { issue };
+    const message = `the corridor ${p.sourceCurrency} -> ${p.destinationCurrency} (${p.destinationCountryCode}) is not enabled for this business`;
+    return { issue: { status: 'NOT_SENT', code: c.error ?? 'CORRIDOR_NOT_ENABLED', message } };
   }
   // the spec writes HK FPS two ways (§1.8: HK_FPS, also HONG_KONG_FPS): a method is matched by its canonical name
   const m = c.methods.find((x) => (canonicalMethod(x.code) ?? x.code) === p.method);

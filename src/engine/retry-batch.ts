@@ -1,18 +1,6 @@
-// `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Rows whose payout
-// exists are never sent again (written as the journal's latest state); the others (invalid, not
-// sent, refused, unknown) go again:
-//   - an unknown outcome is settled first with its original key and journalled body (I2), edits
-//     to it wait until its outcome is known;
-//   - a row the service refused is validated again as edited and sent under attempt + 1 (I3);
-//   - a conflict stays a conflict (I5).
-// The batch is found in the account's ledger (ledger.ts): the journal holding the results file's
-// payout ids, keys and references (a key names no batch: identity.ts).
-//
-// The journal decides, not the results file's cells (README.md, "Idempotency keys"): a row is matched
-// to its journal state by its key cell, else its payoutId (the payout now or one it replaced), else
-// its reference, never by its line number (blank, sorted or deleted rows move it); a row whose
-// payout exists or whose outcome is unknown keeps the journalled reference, key and body whatever
-// was edited or cleared in its cells, and is reported from the journal's latest state.
+// `retry RESULTS`: a results file, perhaps edited, back through the pipeline. Created rows are never
+// sent again; unknown outcomes go first with their journalled key and body (I2), refused rows under
+// attempt + 1 (I3), a conflict stays one (I5). The journal decides, never the line number.
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, readFile, rm } from 'node:fs/promises';
@@ -50,19 +38,14 @@ import type { KeyProof } from './spent.ts';
 
 export interface RetryOptions extends SendOptions {
   resultsFile: string;
-  /** Where the new results go (default <results>.retry-N beside it). */
+  /** Default <results>.retry-N beside it. */
   resultsPath?: string;
-  /**
-   * `--resend-failed`: rows whose payout FAILED or was REJECTED after creation are sent again under
-   * attempt + 1, each only once its refund shows in the wallet's transactions. Without it such rows
-   * are kept as they are, however their cells were edited.
-   */
+  /** `--resend-failed`: rows FAILED or REJECTED after creation go again under attempt + 1 once refunded. */
   resendFailed?: boolean;
-  /** The caller's folder: a batch named by its id is retried from a copy there (resultsHere). Default: the working folder. */
+  /** The caller's folder: a batch named by its id is retried from a copy there (resultsHere). */
   here?: string;
 }
 
-/** A failed row `--resend-failed` did not send again, and why. */
 export interface NotResent {
   rowNumber: number;
   reference: string;
@@ -74,7 +57,6 @@ export interface NotResent {
 export interface RetryResult extends PipelineResult {
   batchId: string;
   journalPath: string;
-  /** Rows whose payout failed after creation and that were sent again under a new attempt. */
   resent: number;
   /** Failed rows left as they were under --resend-failed (refund not seen yet, row invalid...). */
   notResent: NotResent[];
@@ -85,7 +67,6 @@ export interface RetryResult extends PipelineResult {
 /** `retry` unattended: prepare, then execute (nothing is sent when the plan needs a person's confirmation). */
 export const retryResults = async (o: RetryOptions): Promise<RetryResult> => execute(await prepareRetry(o));
 
-/** prepare (the results file, its batch's journal, the rows to send again) -> the pipeline. */
 export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryResult>> {
   const ledger = ledgerOf(given.conn, { root: given.stateDir });
   const o = {
@@ -96,18 +77,14 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   const table = await readResults(resultsFile);
   const env = o.conn.environment.name;
   const found = await findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
-  const journalFile = found.path;
   const notResent: NotResent[] = [];
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
   const header = folded.header;
-  if (!header) throw new BatchRefused(`the journal ${journalFile} has no header line`, 'bad-journal');
+  if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
   const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
   const results = resultsPathFor(resultsFile, o.resultsPath);
-  // Written under a partial name until complete, then renamed: a retry killed
-  // midway leaves no output that looks finished, and the next retry takes its number (paths.ts).
+  // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
-  // Refused here, nothing sent, while a run of this batch goes on, or when another batch sent or
-  // is sending a reference to send again (ledger.ts).
   const { reservation, session } = await reservedSession(
     ledger,
     batch,
@@ -122,12 +99,10 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
     o.settings.events?.emit('event', e);
   });
   const complete = async (result: PipelineResult): Promise<RetryResult> => {
-    // (every line of the retry recorded in the ledger, or it is not done)
     await reservation.release().catch((e: unknown) => {
       throw new FailedAfterSending(session.journalPath, e);
     });
-    // A retry that has nothing new to say (nothing sent, every row as the file retried shows it)
-    // writes no retry-N file: the file retried holds every row.
+    // nothing new to say: no retry-N file
     const written = result.resultsWritten && !(await sameBytes(partial, resultsFile));
     if (written) await publishResults(partial, results.path);
     else await rm(partial, { force: true });
@@ -154,22 +129,16 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   return preparePipeline(batch, session, pipeline, { complete, release: () => reservation.release() });
 }
 
-/** Where a batch named by its id is read and written from: resultsHere. */
-export interface ResultsHere {
-  path: string;
-  /** How the file at `path` was made this time: a copy of the run's file, or rebuilt from the ledger's lines. */
-  made?: 'copy' | 'ledger';
-}
-
 /**
- * The results file of a batch named by its id, for a command run in the folder `here`, on any host
- * of the ledger (issue 43, item 1). The run's own file when `here` is its folder; else a file of the
- * caller's, `<batch16>.results.csv` in `here`, so that nothing is written into another host's
- * folder: an earlier such copy as it is; else a copy of the run's file when this host can read it;
- * else one rebuilt from the ledger's lines (each row the journal knows: reference, amounts, outcome;
- * not the beneficiary cells, which a created row no longer journals). Undefined when `arg` names no batch.
+ * The results file of a batch named by its id, for a command run in `here`: the run's own when
+ * `here` is its folder; else `<batch16>.results.csv` in `here` (nothing written into another host's
+ * folder): kept, else copied from the run's, else rebuilt from the ledger's lines (no beneficiary cells).
  */
-export async function resultsHere(ledgers: Iterable<Ledger>, arg: string, here: string): Promise<ResultsHere | undefined> {
+export async function resultsHere(
+  ledgers: Iterable<Ledger>,
+  arg: string,
+  here: string,
+): Promise<{ path: string; made?: 'copy' | 'ledger' } | undefined> {
   const batch = await batchNamed(ledgers, arg);
   if (!batch) return undefined;
   const recorded = batch.folded.header?.results;
@@ -185,7 +154,6 @@ export async function resultsHere(ledgers: Iterable<Ledger>, arg: string, here: 
   return { path: path.replace(/\.xlsx$/, '.csv'), made: 'ledger' };
 }
 
-/** A results table of the rows a journal knows, in their row order, from their journalled states. */
 function resultsFromLedger(folded: FoldedJournal): ResultsTable {
   const notSent = { status: ENGINE_STATUSES.NOT_SENT, documents: [] };
   const rows = [...folded.rows.values()].map((s, i): ResultRow => {
@@ -210,11 +178,7 @@ const sameBytes = async (a: string, b: string): Promise<boolean> => {
   }
 };
 
-/**
- * The journal of the batch the results file was written for, among the account's journals: the
- * one holding most of its rows, by payout id, key or reference (a key names no batch: identity.ts).
- * On a tie, the one whose results file this is (or a retry of it); else refused, naming them.
- */
+/** The account's journal holding most of the file's rows (payout id, key or reference); on a tie, the one that wrote it. */
 async function findJournalOfResults(
   ledger: Ledger,
   table: ResultsTable,
@@ -230,7 +194,6 @@ async function findJournalOfResults(
       `${shownAs} holds no idempotency key of this tool: no row was ever sent, so run the batch itself instead`,
       'no-keys',
     );
-  // (each journal is folded once: the one chosen is returned with its fold)
   let best: { path: string; batchId: string; folded: FoldedJournal; n: number; ours: boolean }[] = [];
   for (const { path, batchId, folded } of await foldAll([ledger])) {
     let n = 0;
@@ -258,10 +221,8 @@ async function findJournalOfResults(
 const resultsFamily = (path: string): string => resolve(path).replace(/(\.retry-\d+)?\.(csv|xlsx)$/i, '');
 
 /**
- * For --resend-failed: rows failed after creation, by the journal or the results file, confirmed
- * with the service (GET) and their refund looked up in the wallet's transactions; both journalled,
- * so the journal decides. Rows whose refund is not there yet go to `notResent`. Returns the
- * journal folded again when lines were added; throws the service's error when it cannot be reached (nothing sent).
+ * For --resend-failed: rows failed after creation confirmed with the service (GET) and their refund
+ * looked up, both journalled so the journal decides; rows not refunded yet go to `notResent`.
  */
 async function confirmFailedRows(
   conn: Connection,
@@ -323,16 +284,14 @@ async function checkFailedRow(
   }
 }
 
-/** The rows of the results file to send again (`only`), to keep as they are (`keep`), and to send again after a refunded failure (`resend`). */
+/** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`, replacing `failedPayout`). */
 interface RetryRows {
   only: Set<number>;
   keep: Map<number, ResultValues>;
   resend: Set<string>;
-  /** reference → the failed payout that `resend` replaces. */
   failedPayout: Map<string, string>;
 }
 
-/** The results file as a batch: each row judged again (retryRow), then the checks across rows. */
 async function retryBatch(
   table: ResultsTable,
   resultsFile: string,
@@ -373,12 +332,9 @@ async function retryBatch(
 }
 
 /**
- * Each results row's latest state in the ledger: by its key cell (spec §4.2: one key per payout),
- * else its payoutId cell (the payout now, or one it replaced after a failure), else its reference.
- * Never its line number: blank, sorted or deleted rows move it. A state goes to one row at most,
- * key and payout id first, then references in file order, so a row repeating another's reference
- * never takes its payout. A reference that several journals name (status reads every journal of
- * the account) is matched only through its key or payout id.
+ * Each results row's latest state: by its key cell (spec §4.2), else its payoutId cell (now or
+ * replaced), else its reference; never its line number. A state goes to one row at most, so a
+ * repeated reference never takes another's payout; one that several journals name matches only by key or id.
  */
 export function ledgerStates(
   folds: Iterable<FoldedJournal>,
@@ -413,12 +369,7 @@ export function ledgerStates(
   return out;
 }
 
-/**
- * An unsettled row (initiating or unknown) that no row of the results file names, by key, payout
- * id or reference, is refused before anything is sent: its outcome must be settled with its
- * journalled key first, and the row that was it (reference edited and key cleared, or deleted)
- * cannot be told from a new payment.
- */
+/** An unsettled row no results row names cannot be told from a new payment: refused, nothing sent. */
 function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<ResultRow, RowState>, file: string): void {
   const named = new Set([...matched.values()].map((s) => s.ref));
   const lost = [...folded.rows.values()].filter((s) => (s.phase === 'initiating' || s.phase === 'unknown') && !named.has(s.ref));
@@ -431,22 +382,14 @@ function refuseUnnamedUnsettled(folded: FoldedJournal, matched: Map<ResultRow, R
   );
 }
 
-/**
- * The batch file where it is now, whose folder its document paths are relative to: where it was
- * run, else beside the results file when the two moved together (a watch moves a claim folder
- * whole from processing/ to done/ or failed/).
- */
+/** The batch file (its documents' folder): where it ran, else beside the results file (a watch moves the claim folder). */
 function batchFileNow(file: string, resultsFile: string): string {
   if (existsSync(file)) return file;
   const beside = join(dirname(resultsFile), basename(file));
   return existsSync(beside) ? beside : file;
 }
 
-/**
- * The original batch's rows by reference, when its file is still there unchanged: a row not
- * edited since keeps its original verdict (cross-row problems such as a probable duplicate, and a
- * row whose cells spilled over its columns, cannot be judged again from the results file alone).
- */
+/** The original file's rows by reference, when unchanged: an unedited row keeps its verdict (cross-row problems, spilled cells). */
 async function originalRows(header: BatchHeader, refHeader: string | undefined): Promise<Map<string, EngineRow>> {
   const original = new Map<string, EngineRow>();
   try {
@@ -471,11 +414,7 @@ interface RetryContext {
   resendFailed: boolean;
 }
 
-/**
- * One row of the results file: created ones reported from the journal, never sent; the others
- * parsed again from their (edited) cells and sent again, tied to the reference, key and body the
- * journal knows for them.
- */
+/** One results row: created ones reported from the journal; the others parsed again, tied to their journalled reference, key and body. */
 function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set<number>, notResent: NotResent[]): EngineRow {
   let row = rowOfCells(r, ctx);
   const journalled = ctx.journalled.get(r);
@@ -497,16 +436,13 @@ function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set
   } else if (!journalled && isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
   else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
   if (!journalled) return row;
-  // reported from the journal even when its cells no longer validate (prepare.ts EngineRow.reference)
   if (journalled.phase === 'created') row.reference = journalled.ref;
   if (['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
-  // The row identity is the reference the journal knows for its key: an edited reference cannot
-  // turn an unknown outcome into a second payout.
+  // an edited reference cannot turn an unknown outcome into a second payout
   if (row.payout && journalled.ref !== row.payout.reference && journalled.phase !== 'rejected' && journalled.phase !== 'none') {
     row.payout = { ...row.payout, reference: journalled.ref };
   }
-  // An unsettled row edited into an invalid one is still settled (its journalled body is what
-  // goes), as the original file's row when that is still there.
+  // an unsettled row edited into an invalid one is still settled with its journalled body
   if (!row.payout && (journalled.phase === 'initiating' || journalled.phase === 'unknown')) {
     const first = ctx.original.get(journalled.ref)?.payout;
     if (first) row = { ...row, payout: first, problems: [] };
@@ -528,11 +464,7 @@ function rowOfCells(r: ResultRow, ctx: RetryContext): EngineRow {
   return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
 }
 
-/**
- * The checks across rows, the created rows first: a row to send must not repeat a reference, nor
- * the account, amount and currencies of another row (validateBatch's probable-duplicate rule). A
- * settling row goes regardless: its journalled body is what is resent.
- */
+/** A row to send repeats no reference nor another row's probable-duplicate key; a settling row goes regardless. */
 function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<number>, file: string): void {
   const refs = new Map<string, number>();
   const dupKeys = new Map<string, number>();
@@ -549,14 +481,13 @@ function checkAcrossRows(rows: EngineRow[], only: Set<number>, settling: Set<num
       row.problems = [...row.problems, { severity: 'error', code, file, row: row.rowNumber, message }];
       row.payout = undefined;
     };
-    if (!settling.has(row.rowNumber) && sameRef !== undefined)
-      refuse('DUPLICATE_REFERENCE', `the reference is already used on row ${sameRef}`);
-    else if (!settling.has(row.rowNumber) && sameRow !== undefined)
+    if (sameRef !== undefined) refuse('DUPLICATE_REFERENCE', `the reference is already used on row ${sameRef}`);
+    else if (sameRow !== undefined)
       refuse('PROBABLE_DUPLICATE', `same beneficiary account, amount and currency as row ${sameRow}: a probable duplicate`);
     else take(row);
   }
 }
 
-/** Created, failed after creation, and its refund journalled: `retry --resend-failed` may send it again. */
+/** Failed after creation and its refund journalled: `--resend-failed` may send it again. */
 const resendable = (s: RowState): boolean =>
   s.phase === 'created' && !!s.payout && isFailedAfterCreation(s.payout.status) && s.payout.refunded !== undefined;

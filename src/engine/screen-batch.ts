@@ -1,7 +1,5 @@
-// Sanctions screening of a batch's payees before any money moves (issue 42): each valid row's
-// payee through the screener of the lists given (src/screening), a row with a hit (or in the
-// review band) held unless approved clearances cover every one of its hits; the lists' age
-// checked against the account's policy. Offline: not one request.
+// Sanctions screening of a batch's payees before any money moves (issue 42), offline: a row with a
+// hit or in the review band is held unless approved clearances cover every hit.
 import { loadScreener, ScreeningError, type Hit, type ListInfo, type Payee } from '../screening/screening.ts';
 import { maskAccount } from '../mask.ts';
 import type { PayoutRow } from '../validation/row-schemas.ts';
@@ -9,11 +7,7 @@ import { BatchUnusable } from './engine-errors.ts';
 import { sha256Hex } from './identity.ts';
 import type { EngineRow } from './prepare.ts';
 
-/**
- * A false positive cleared by approvers (src/approvals/clearance.ts signs and verifies it): it
- * binds the row's reference, its payee (name and account identifiers, by payeeDigest) and one list
- * entry as it read then, so a changed account, a changed entry or a new one is not covered.
- */
+/** A false positive cleared by approvers (approvals/clearance.ts): reference, payee digest and one entry as read, nothing else. */
 export interface Clearance {
   id: string;
   reference: string;
@@ -27,28 +21,25 @@ export interface Clearance {
 }
 
 export interface ScreeningOptions {
-  /** --sanctions-list, as given. */
   lists: string[];
   /** The account's policy: a list older than this refuses the run, and so does no list at all. */
   maxAgeMs?: number;
-  /** Clearances whose signatures were verified (approvals/clearance.ts). */
+  /** Verified clearances. */
   clearances?: readonly Clearance[];
   now?: Date;
 }
 
 export interface Screened {
   lists: ListInfo[];
-  /** Valid rows screened. */
   screened: number;
-  /** Rows held (row number → its reference and the hits no clearance covers): HELD_SCREENING, never sent. */
+  /** HELD_SCREENING, never sent: the hits no clearance covers. */
   held: Map<number, { reference: string; hits: Hit[] }>;
-  /** Rows whose every hit an approved clearance covers: sent like any other, the results name the clearance. */
+  /** Every hit covered: sent, the results name the clearance. */
   cleared: Map<number, Clearance[]>;
-  /** Why nothing may be sent whatever the rows: a list too old for the account's policy, or none. */
+  /** Why nothing may be sent: a list too old for the policy, or none. */
   refused: string[];
 }
 
-/** The payee of a valid row, as the screener reads it: the account name and the identifiers lists carry. */
 export function payeeOf(p: PayoutRow): Payee {
   const b = p.beneficiary as Partial<Record<'accountName' | 'swiftCode' | 'iban' | 'accountNumber' | 'beneficiaryCountry', string>>;
   return {
@@ -62,7 +53,7 @@ export function payeeOf(p: PayoutRow): Payee {
   };
 }
 
-/** What a clearance binds of a payee: its name and every account identifier (a digest: no account number in the file). */
+/** A digest: no account number in a clearance file. */
 export const payeeDigest = (p: Payee): string => sha256Hex(JSON.stringify([p.name, p.bic ?? '', p.iban ?? '', p.accountNumber ?? '']));
 
 const covers = (c: Clearance, p: Payee, h: Hit, now: number) =>
@@ -73,7 +64,6 @@ const covers = (c: Clearance, p: Payee, h: Hit, now: number) =>
   c.entryName === h.entryName &&
   Date.parse(c.expiresAt) > now;
 
-/** One hit for a person: the entry, what matched, the score and why. */
 export const hitText = (h: Hit): string =>
   `${h.list} ${h.entryId} "${h.entryName}"${h.programme ? ` (${h.programme})` : ''}: ${h.on} "${h.on === 'iban' || h.on === 'account' ? maskAccount(h.matched) : h.matched}", score ${h.score} (${h.band}): ${h.why}`;
 

@@ -1,11 +1,7 @@
-// A new key only when the old one is proven spent (issue 39; the table of README.md, "A new key
-// only when the old one is proven spent"). Another ledger running an older copy of the file sends
-// a reference's key 1 with the original body, so a refused row's attempt n + 1 may go only when no
-// payout can ever exist under key n, in either reading of a refused key (the spec does not say
-// whether a refusal binds its key). So key n goes again first, with the row as it is now: where
-// refusals store nothing that pays the row under key n, which every older copy then finds; where
-// they are stored, only the service's replay of the refusal (once its cause is gone, or beside a
-// 409 to the edited body) spends key n, journalled as a `key-spent` line.
+// A new key only when the old one is proven spent (issue 39): the spec does not say whether a refusal
+// binds its key, and an older copy elsewhere sends key 1. So key n goes again first: where refusals
+// store nothing it pays the row; where stored, only the replayed refusal (cause gone, or beside a
+// 409 to the edited body) spends key n, journalled `key-spent`.
 import type { PayoutClient } from '../client/client.ts';
 import type { RowState } from '../journal/lines.ts';
 import { Dec, fromApi, minorUnits, type Dec as DecT } from '../money.ts';
@@ -13,12 +9,12 @@ import type { PayoutRow } from '../validation/row-schemas.ts';
 import type { Attempt, SendContext } from './send.ts';
 import { record } from './session.ts';
 
-/** One step of a proof: a send of key n (with the row's body now, or the journalled one), or the cheap read. */
-export type ProofStep =
+/** A send of key n (with the row's body now, or the journalled one), or the cheap read. */
+type ProofStep =
   | { send: 'now' | 'journalled'; answer: 'payout' | 'refused' | 'conflict' | 'unknown'; code?: string }
   | { read: 'wallets' | 'pairs'; causeGone: boolean };
 
-/** What the retry of a refused row showed of its key n: the steps and the verdict (in `--json`). */
+/** What the retry of a refused row showed of its key n (in `--json`). */
 export interface KeyProof {
   rowNumber: number;
   reference: string;
@@ -29,22 +25,16 @@ export interface KeyProof {
   verdict: 'spent' | 'paid' | 'refused' | 'conflict' | 'unknown';
 }
 
-export interface ProofContext {
+interface ProofContext {
   send: SendContext;
-  /**
-   * The send step (execute.ts sendInitiate, through the row loop: it throws when the run halts or
-   * stops), given so that this file does not import it back.
-   */
+  /** execute.ts sendInitiate (throws when the run halts or stops), given so this file does not import it back. */
   initiate: (a: Attempt & { ref: string; row: number }) => Promise<unknown>;
   state: (ref: string) => RowState;
-  /** The plan's fee of each row (estimated or quoted), for the wallet read. */
+  /** The plan's fee of each row, for the wallet read. */
   fees?: ReadonlyMap<number, DecT>;
 }
 
-/**
- * Key n of a refused row (`s`), sent again as the rule above says. `go`: key n is proven spent and
- * journalled so (`key-spent`): attempt n + 1 may go.
- */
+/** Key n of a refused row sent again; `go`: proven spent and journalled `key-spent`, attempt n + 1 may go. */
 export async function proveSpent(
   ctx: ProofContext,
   row: { rowNumber: number; payout: PayoutRow; body: string },
@@ -87,11 +77,7 @@ export async function proveSpent(
   return { go: false, proof };
 }
 
-/**
- * Whether the cause of a refusal is gone now, by one read, or undefined when the refusal's cause
- * cannot be read (the answer then proves nothing). Certain or false: a read that fails, a fee not
- * known, a balance short of the amount, the fee and a margin on it, is "not gone".
- */
+/** Whether a refusal's cause is gone, by one read (undefined: not readable); a failed read or unknown fee is "not gone". */
 async function causeGone(
   client: PayoutClient,
   code: string | undefined,

@@ -1,19 +1,9 @@
-// The send step of a swap at run time (spec §4.7 swap, §4.8 swaps list, §4.9 pairs): for each
-// approved proposal, before any row of its currency is sent,
-//
-//   find (the journal, then the swaps list by reference) → or price at the live rate (the
-//   tolerance) → `initiating` journalled → POST swap → the answer journalled → the credit seen
-//
-// S1  At most one swap per batch and currency: its reference names both (swap.ts) and is looked
-//     for in the journal, then in the swaps list, before anything is sent; a journalled `created`
-//     sends nothing at all.
-// S2  The send step of every payment (send.ts): the key and the exact body journalled, fsynced,
-//     under the ledger's lock, before the request leaves (session.ts recordSwapInitiating).
-// S3  An unknown outcome is settled by the swaps list, or by the same key with the same bytes (the
-//     service returns the original, spec §4.7), never by a new key.
-// S4  A new key (attempt + 1) only after 'Invalid payout amount' (the rate moved, spec §7) and a
-//     swaps list that shows no swap with the reference; once per run.
-// S5  The approvers signed a rate: a live rate further from it than the tolerance refuses the swap.
+// A swap's send step at run time (spec §4.7, §4.8, §4.9), before any row of its currency:
+// S1 at most one per batch and currency: its reference is looked for in the journal, then the swaps list.
+// S2 the send step of every payment (send.ts): key and body journalled, fsynced, before the request.
+// S3 an unknown outcome is settled by the list or the same key and bytes, never a new key.
+// S4 a new key only after 'Invalid payout amount' (§7) and a list without it; once per run.
+// S5 a live rate further than the tolerance from the approved one refuses the swap.
 import type { PayoutClient } from '../client/client.ts';
 import type { CurrencyPairAnswer, SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
@@ -26,42 +16,24 @@ import { sendStep, snapshotOfError, type Attempt, type SendContext } from './sen
 import { record, recordSwapInitiating, type BatchSession } from './session.ts';
 import { convertAtRate, swapSnapshotOf, type SwapProposal } from './swap.ts';
 
-/** What the send step of a swap works with: the run's client and journal. */
-export interface SwapSendContext {
+interface SwapSendContext {
   client: PayoutClient;
   session: BatchSession;
-  /**
-   * What the rows of a currency still to send need in its wallet (amounts, fees and the fee
-   * margin, as the plan counts them): the credit is seen when the wallet holds that much.
-   */
+  /** What a currency's rows still to send need in its wallet: the credit shows when it holds that much. */
   need?: (currency: string) => Dec | undefined;
-  /**
-   * --swap-rate-tolerance as a fraction (0.01 = 1%): the most the pairs route's rate may have moved
-   * since the plan's (the approvers signed that rate) before the swap is refused.
-   */
+  /** --swap-rate-tolerance as a fraction (0.01 = 1%). */
   rateTolerance: Dec;
   stop?: AbortSignal;
-  /** Now, as the journal writes it. */
   at?: () => string;
 }
 
-/**
- * One currency's funding: `funded` (its rows go), or stopped, as a row the run does not send: its
- * rows NOT_SENT with `error`, and `halt` as the row loop's (execute.ts): the service unreachable
- * or an outcome not settled, resume is safe; else refused (the swap refused, REJECTED, or the
- * rate outside the tolerance: nothing of it moved).
- */
+/** `funded` (its rows go), or stopped: its rows NOT_SENT with `error`; `halt`: resume is safe, else refused. */
 export type SwapFunding =
   { currency: string; funded: true; swap?: SwapSnapshot } | { currency: string; funded: false; error: ErrorSnapshot; halt: boolean };
 
 type Stopped = Extract<SwapFunding, { funded: false }>;
 
-/**
- * Funds each proposal's currency by its swap, before any row of that currency is sent; returns one
- * entry per proposal's currency. A currency that is stopped stops only its own rows. Swaps the
- * journal left unsettled that no proposal names (the wallet covers the rows now) are settled
- * through the swaps list only.
- */
+/** Funds each proposal's currency by its swap; unsettled journalled swaps no proposal names are settled by the list only. */
 export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly SwapProposal[]): Promise<Map<string, SwapFunding>> {
   const journalled = [...ctx.session.folded.swaps.values()];
   if (!proposals.length && !journalled.some(unsettled)) return new Map();
@@ -78,31 +50,26 @@ export async function fundBySwaps(ctx: SwapSendContext, proposals: readonly Swap
 
 const unsettled = (s: SwapState) => s.phase === 'initiating' || s.phase === 'unknown';
 
-/** What one POST swap came to. */
 type Sent =
   | { kind: 'created'; swap: SwapSnapshot }
   | { kind: 'stale-rate' | 'unknown'; attempt: number; key: string; body: string; resent: boolean }
   | { kind: 'stopped'; stop: Stopped };
 
-/** What the swaps list shows of a reference: the swap, none, or a funding stopped because it cannot be read. */
 type Found = { swap?: SwapAnswer } | { stopped: Stopped };
 
 class SwapSender {
   private listing: Promise<Map<string, SwapAnswer>> | undefined;
   private pairs: Promise<CurrencyPairAnswer[]> | undefined;
-  /** The last failure of each currency's swap, for a message. */
   private readonly failures = new Map<string, string>();
   private readonly send: SendContext;
 
   constructor(
     private readonly ctx: SwapSendContext,
-    /** The references the first reading of the swaps list looks for, all at once. */
     private readonly references: string[],
   ) {
     this.send = { ...ctx, at: ctx.at ?? (() => new Date().toISOString()) };
   }
 
-  /** S1-S4 for one proposal, then the credit. */
   async fund(p: SwapProposal): Promise<SwapFunding> {
     const s = this.state(p.currency);
     if (s?.phase === 'created' && s.swap) return this.credit(p, s.swap);
@@ -117,7 +84,7 @@ class SwapSender {
     for (;;) {
       if (sent.kind === 'created') return this.credit(p, sent.swap);
       if (sent.kind === 'stopped') return sent.stop;
-      // the swaps list says whether the swap exists (S3, S4)
+      // S3, S4
       const again = await this.find(p, true);
       if ('stopped' in again) return again.stopped;
       if (again.swap) return this.credit(p, this.created(p.currency, p.reference, again.swap));
@@ -149,7 +116,7 @@ class SwapSender {
     if (found) this.created(s.currency, s.reference, found);
   }
 
-  /** S5: a new attempt priced at the live rate, within the tolerance of the approved one, then sent. */
+  /** S5: a new attempt priced at the live rate, then sent. */
   private async fresh(p: SwapProposal, attempt: number, reread: boolean): Promise<Sent> {
     if (this.ctx.stop?.aborted)
       return { kind: 'stopped', stop: stop(p, true, 'STOPPED', `stopped on request before the ${p.currency} swap`) };
@@ -165,7 +132,6 @@ class SwapSender {
     return this.request(p, { attempt, key, body: swapBody(p, priced.amountToBeSent), resend: false });
   }
 
-  /** S2, S3: one POST swap through the send step (send.ts), and what it came to. */
   private async request(p: SwapProposal, a: Attempt): Promise<Sent> {
     const { attempt, key, body, resend } = a;
     const ids = { t: 'swap' as const, currency: p.currency, reference: p.reference, attempt, key };
@@ -198,7 +164,7 @@ class SwapSender {
     return { kind: 'stopped', stop: stop(p, false, 'SWAP_REFUSED', `the service refused the ${p.currency} swap: ${errorText(e)}`) };
   }
 
-  /** The swap found in the list, journalled `created` under the attempt that made it (or the first, found without a journal). */
+  /** A swap found in the list, journalled `created` under its journalled attempt, else the first. */
   private created(currency: string, reference: string, answer: SwapAnswer): SwapSnapshot {
     const s = this.state(currency);
     const attempt = s?.attempt ?? 1;
@@ -208,7 +174,7 @@ class SwapSender {
     return swap;
   }
 
-  /** Step 4: a REJECTED swap stops its currency (refused); else the destination wallet must show the credit (halt). */
+  /** A REJECTED swap stops its currency (refused); else the wallet must show the credit (halt). */
   private async credit(p: SwapProposal, swap: SwapSnapshot): Promise<SwapFunding> {
     if (swap.status === 'REJECTED')
       return stop(
@@ -228,7 +194,7 @@ class SwapSender {
     }
     const need = this.ctx.need?.(p.currency);
     if (balance === undefined || need === undefined || !balance.lessThan(need)) return { currency: p.currency, funded: true, swap };
-    // Not credited: reversed since (REJECTED, spec §3), or not showing yet. The swap says which.
+    // reversed since (REJECTED, spec §3), or not showing yet: the swap says which
     const now = await this.ctx.client.getSwap(swap.id).catch(() => undefined);
     if (now && now.status !== swap.status) {
       const read = swapSnapshotOf(now);
@@ -244,7 +210,6 @@ class SwapSender {
     );
   }
 
-  /** The batch's swap with this reference in the swaps list (spec §4.8); nothing is sent without looking first. */
   private async find(p: SwapProposal, fresh: boolean): Promise<Found> {
     try {
       return { swap: (await this.listed(fresh)).get(p.reference) };
@@ -253,11 +218,7 @@ class SwapSender {
     }
   }
 
-  /**
-   * The swaps of the wanted references, 100 a page until each is seen, or the list ends, or the
-   * pages (newest first) reach below the batch's first run: its swaps cannot be older. The first
-   * reading serves every proposal; `fresh` reads again.
-   */
+  /** The wanted references' swaps, paged until each is seen or the pages (newest first) predate the batch's first run. */
   private listed(fresh: boolean): Promise<Map<string, SwapAnswer>> {
     if (this.listing && !fresh) return this.listing;
     const found = new Map<string, SwapAnswer>();
@@ -288,13 +249,11 @@ class SwapSender {
     return this.ctx.session.folded.swaps.get(currency);
   }
 
-  /** A swap line, fsynced, and folded into the batch's states. */
   private record(e: SwapEvent): void {
     record(this.ctx.session, e, { sync: true });
   }
 }
 
-/** A currency's funding stopped: its rows NOT_SENT with `error`; `halt`: the service unreachable or an outcome not settled (resume is safe), else refused. */
 const stop = (p: SwapProposal, halt: boolean, code: string, message: string): Stopped => ({
   currency: p.currency,
   funded: false,
@@ -302,14 +261,8 @@ const stop = (p: SwapProposal, halt: boolean, code: string, message: string): St
   error: { code, message },
 });
 
-function unreachable(p: SwapProposal, what: string, e: unknown): Stopped {
-  return stop(
-    p,
-    true,
-    'SERVICE_UNAVAILABLE',
-    `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`,
-  );
-}
+const unreachable = (p: SwapProposal, what: string, e: unknown): Stopped =>
+  stop(p, true, 'SERVICE_UNAVAILABLE', `${what} could not be read or sent for the ${p.currency} swap (${errorText(e)}): resume later`);
 
 const errorText = (e: unknown) => snapshotOfError(e).message;
 
@@ -318,7 +271,7 @@ export function isStaleRate(e: unknown): boolean {
   return e instanceof PayoutApiError && e.status === 400 && e.code === undefined && e.message.includes(INVALID_PAYOUT_AMOUNT_MESSAGE);
 }
 
-/** The swap's body (spec §4.7). Field order is fixed: the same swap always gives the same text. */
+/** The swap's body (spec §4.7); field order fixed: the same swap always gives the same text. */
 export function swapBody(p: SwapProposal, amountToBeSent: Dec): string {
   return JSON.stringify({
     sourceWalletId: p.sourceWalletId,
@@ -331,13 +284,7 @@ export function swapBody(p: SwapProposal, amountToBeSent: Dec): string {
   });
 }
 
-/**
- * S5 and the recomputation (spec §7: "recompute from pairs"): the approved swapAmount converted at
- * the live rate of the approved pair, or why the swap is refused: the pair gone, its rate moved
- * further than the tolerance from the approved one, or a credit that no longer covers the
- * shortfall. The conversion is the plan's (swap.ts convertAtRate: the rate read as quoteCurrency
- * units per baseCurrency unit, spec §2 and §4.9).
- */
+/** S5 and spec §7's "recompute from pairs": swapAmount at the live rate, or why refused (pair gone, rate moved, credit short). */
 export function priceAtLiveRate(
   p: SwapProposal,
   pairs: readonly Pick<CurrencyPairAnswer, 'baseCurrency' | 'quoteCurrency' | 'rate'>[],

@@ -1,60 +1,45 @@
-// A swap that funds a short wallet before a batch pays from it (spec §4.7 swap, §4.8 swaps list,
-// §4.9 pairs). A swap is money moving too: planned, approved, sent at most once per batch and
-// currency, and reconciled. This file holds what the plan proposes and approvers sign
-// (`SwapProposal`), the swap's reference, and the swap as the journal keeps it; its journal lines
-// are the journal's (journal/lines.ts), its send step swap-send.ts.
+// A swap that funds a short wallet before a batch pays from it (spec §4.7, §4.8, §4.9): what the plan
+// proposes and approvers sign, its reference, its snapshot; its send step is swap-send.ts.
 import { z } from 'zod';
 import type { SwapAnswer } from '../client/answers.ts';
 import type { SwapSnapshot } from '../journal/lines.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 
-// (session.ts and tie-out.ts name these from here)
 export type { SwapEvent, SwapSnapshot } from '../journal/lines.ts';
 
-/**
- * What the plan proposes to fund one short currency, and what approvers sign. Amounts are exact
- * decimal strings in their currency's minor units; the rate is the pairs route's as read (spec
- * §4.9: baseCurrency, quoteCurrency, rate: quoteCurrency units per baseCurrency unit).
- */
+/** What the plan proposes to fund one short currency and approvers sign; amounts exact decimal text. */
 export const SwapProposalSchema = z.object({
-  /** The swap's reference (spec §4.7 `reference`, returned as payoutRef): swapReference of the payments it funds. */
+  /** spec §4.7 `reference`, returned as payoutRef (swapReference). */
   reference: z.string(),
-  /** The short currency: the swap's destination (currencyToBeSent). */
+  /** The short currency (currencyToBeSent). */
   currency: z.string(),
   /** The funding wallet's currency (swapCurrency). */
   fromCurrency: z.string(),
   sourceWalletId: z.string(),
   destinationWalletId: z.string(),
-  /** Debited from the funding wallet, in fromCurrency. */
+  /** Debited, in fromCurrency. */
   swapAmount: z.string(),
-  /** Credited to the short wallet, in currency: the shortfall plus the margin, at least. */
+  /** Credited, in currency: at least the shortfall plus the margin. */
   amountToBeSent: z.string(),
-  /** The pair as the pairs route gave it when the plan was made. */
+  /** The pairs route's pair when planned (spec §4.9: rate in quoteCurrency units per baseCurrency unit). */
   pair: z.object({ baseCurrency: z.string(), quoteCurrency: z.string(), rate: z.string() }),
-  /** What the batch lacks in `currency` (amounts, fees and the fee margin, less the balance). */
+  /** Amounts, fees and fee margin in `currency`, less the balance. */
   shortfall: z.string(),
-  /** Added above the shortfall, in `currency`, so that a fee or rate move does not leave the wallet short. */
   margin: z.string(),
-  /** Balances before and after the swap and the batch, per currency of the two wallets. */
   balances: z.array(z.object({ currency: z.string(), before: z.string(), afterSwap: z.string(), afterBatch: z.string() })),
 });
 export type SwapProposal = z.infer<typeof SwapProposalSchema>;
 
 /**
- * The swap's reference: one per currency and set of payments it funds, `PBS2-<24 hex>-<CUR>`
- * (pinned by test/engine/keys.test.ts): a function of the payments' references (their identity),
- * never of the file's bytes, so a re-saved or converted copy run from another ledger names the
- * same swap. It is sent as the swap's `reference` and comes back as its payoutRef (spec §4.7), so
- * any process on any host finds that swap in the swaps list (spec §4.8) before it sends one, and
- * its Idempotency-Key, identity.ts idempotencyKey(reference, attempt, 'swap'), is the same too.
+ * `PBS2-<24 hex>-<CUR>` of the payments' references, never the file's bytes (pinned in
+ * test/engine/keys.test.ts): any copy on any host finds the same swap in the swaps list (spec §4.8).
  */
 export function swapReference(references: readonly string[], currency: string): string {
   const set = [...new Set(references)].sort();
   return `PBS2-${sha256Hex(`${KEY_VERSIONS.swap}|${currency}|${set.join('\n')}`).slice(0, 24)}-${currency}`;
 }
 
-/** The reference of each currency's swap: from the references of the rows debiting that currency. */
 export function swapReferences(rows: Iterable<{ reference: string; currency: string }>): (currency: string) => string {
   const by = new Map<string, string[]>();
   for (const r of rows) {
@@ -65,7 +50,7 @@ export function swapReferences(rows: Iterable<{ reference: string; currency: str
   return (currency) => swapReference(by.get(currency) ?? [], currency);
 }
 
-/** The swap as the service answered it (create, list or get), as the journal keeps it: amounts as exact decimal text. */
+/** The swap as the journal keeps it: amounts as exact decimal text. */
 export function swapSnapshotOf(a: SwapAnswer): SwapSnapshot {
   const amount = (v: ApiAmount | undefined, currency: string | undefined) =>
     v === undefined ? undefined : amountText(fromApi(v), currency);
@@ -84,23 +69,19 @@ export function swapSnapshotOf(a: SwapAnswer): SwapSnapshot {
   return s;
 }
 
-// ---- pricing and choosing the swap the plan proposes (pure)
-
-/** What the batch takes from a currency's wallet: its rows' amounts and fees, and the margin kept for estimated fees (plan.ts feeMargin). */
+/** What the batch takes from a currency's wallet: its rows' amounts and fees, and the fee margin. */
 export interface SwapNeed {
   currency: string;
   total: Dec;
   feeMargin: Dec;
 }
 
-/** A wallet as the wallets route gave it (spec §4.12); one without a walletId or a readable balance cannot take part in a swap. */
 export interface SwapWallet {
   walletId?: string;
   currency: string;
   balance?: Dec;
 }
 
-/** A pair as the pairs route gave it (spec §4.9); `enabled` false only where the listing says so (pairs?status=all). */
 export interface SwapPair {
   baseCurrency: string;
   quoteCurrency: string;
@@ -108,33 +89,20 @@ export interface SwapPair {
   enabled?: boolean;
 }
 
-/** A short currency the plan cannot fund by a swap, and what is missing. */
 export interface SwapRefusal {
   currency: string;
   shortfall: string;
   reason: string;
 }
 
-/**
- * The margin added above a shortfall, in its currency: 1% of it, rounded up to the minor unit, at
- * least one minor unit. Rates are not locked (spec §1.11): a swap sent after the rate moved is
- * recomputed at the new rate (spec §7, 'Invalid payout amount'), so for the same debit the wallet
- * may be credited less, by as much as the rate tolerance (1% by default, --swap-rate-tolerance);
- * the fees of rows priced in another currency move with rates too. The margin keeps the wallet
- * covered through such a move.
- */
+/** 1%, rounded up, at least one minor unit: rates are not locked (spec §1.11), a recomputed swap (§7) may credit less. */
 export function swapMargin(shortfall: Dec, currency: string): Dec {
   const digits = minorUnits(currency) ?? 2;
   return Dec.max(shortfall.times('0.01'), new Dec(10).pow(-digits)).toDecimalPlaces(digits, Dec.ROUND_UP);
 }
 
-/**
- * The enabled pair that converts `from` into `to`, and its direction. A pair serves both ways (spec
- * §2: "the buy/sell direction is chosen automatically by the service"); one in the direction of the
- * swap (base = `from`) is preferred when both are listed. A pair whose rate cannot be read, or is
- * not above 0, cannot price a swap.
- */
-export function pairFor(pairs: readonly SwapPair[], from: string, to: string): { pair: SwapPair; rate: Dec; direct: boolean } | undefined {
+/** The enabled pair with a rate above 0 converting `from` into `to`; either way (spec §2), direct preferred. */
+function pairFor(pairs: readonly SwapPair[], from: string, to: string): { pair: SwapPair; rate: Dec; direct: boolean } | undefined {
   const usable = (p: SwapPair) => p.enabled !== false && p.rate !== undefined && fromApi(p.rate).greaterThan(0);
   const direct = pairs.find((p) => p.baseCurrency === from && p.quoteCurrency === to && usable(p));
   const reverse = pairs.find((p) => p.baseCurrency === to && p.quoteCurrency === from && usable(p));
@@ -143,13 +111,8 @@ export function pairFor(pairs: readonly SwapPair[], from: string, to: string): {
 }
 
 /**
- * The swap's two amounts for a credit of at least `target` in `to`. The pair's rate is read as
- * quoteCurrency units per baseCurrency unit (spec §2 Currency pair, §4.9), so `from` converts to
- * `to` as amount × rate when `from` is the base, amount ÷ rate when it is the quote, rounded half-up
- * to `to`'s minor units; amountToBeSent must equal that conversion of swapAmount (spec §4.7 "must
- * match the current rate", §7 'Invalid payout amount'). swapAmount is `target` priced exactly at
- * the rate, rounded up to `from`'s minor units; amountToBeSent is its conversion: at least
- * `target`, and exactly what the service computes from swapAmount.
+ * swapAmount: `target` priced at the rate, rounded up; amountToBeSent: its conversion, at least
+ * `target` and exactly what the service computes (spec §4.7 "must match the current rate", §7).
  */
 export function priceSwap(target: Dec, from: string, to: string, rate: Dec, direct: boolean): { swapAmount: Dec; amountToBeSent: Dec } {
   const raw = direct ? target.dividedBy(rate) : target.times(rate);
@@ -157,12 +120,11 @@ export function priceSwap(target: Dec, from: string, to: string, rate: Dec, dire
   return { swapAmount, amountToBeSent: convertAtRate(swapAmount, to, rate, direct) };
 }
 
-/** An amount converted at a pair's rate (direct: × rate; reverse: ÷ rate), rounded half-up to `to`'s minor units (priceSwap). */
+/** The rate read as quoteCurrency units per baseCurrency unit (spec §2, §4.9): × from the base, ÷ from the quote, half-up. */
 export function convertAtRate(amount: Dec, to: string, rate: Dec, direct: boolean): Dec {
   return roundTo(direct ? amount.times(rate) : amount.dividedBy(rate), to);
 }
 
-/** A funding wallet that could pay the swap: its pair, the priced amounts and what it has to spare. */
 interface FundingOption {
   wallet: SwapWallet & { walletId: string; balance: Dec };
   pair: SwapPair;
@@ -174,12 +136,8 @@ interface FundingOption {
 }
 
 /**
- * For each currency whose wallet cannot cover its rows (amounts and fees), a proposal to fund it
- * by a swap from another wallet of the business, or why none is possible. The swap credits the
- * shortfall (the rows' total and fee margin, less the balance) plus swapMargin; the funding wallet
- * is the one `from` names (--swap-from), else, among the wallets with an enabled pair to the short
- * currency that can pay the swap once their own rows are paid (total and fee margin), the one with
- * the most left over (converted at its pair). A wallet funds two currencies only if it can pay both.
+ * For each short currency, a swap crediting the shortfall plus swapMargin from the --swap-from wallet,
+ * else the one with the most left over once its own rows are paid (and any earlier swap); or why none.
  */
 export function proposeSwaps(
   referenceOf: (currency: string) => string,
@@ -207,48 +165,54 @@ export function proposeSwaps(
       continue;
     }
     const margin = swapMargin(shortfall, n.currency);
-    const options = fundingOptions(n.currency, shortfall.plus(margin), wallets, pairs, spareOf);
-    const chosen = chooseFunding(n.currency, options, o.from);
-    if (typeof chosen === 'string') {
-      refuse(chosen);
+    const options = wallets.flatMap((w): FundingOption[] => {
+      const found = w.currency !== n.currency && w.walletId && w.balance ? pairFor(pairs, w.currency, n.currency) : undefined;
+      if (!found) return [];
+      const wallet = w as FundingOption['wallet'];
+      return [
+        {
+          wallet,
+          ...found,
+          ...priceSwap(shortfall.plus(margin), w.currency, n.currency, found.rate, found.direct),
+          spare: spareOf(wallet),
+        },
+      ];
+    });
+    const f = chooseFunding(n.currency, options, o.from);
+    if (typeof f === 'string') {
+      refuse(f);
       continue;
     }
-    const swapped = (taken.get(chosen.wallet.currency) ?? new Dec(0)).plus(chosen.swapAmount);
-    taken.set(chosen.wallet.currency, swapped);
-    const rowsTotal = need.get(chosen.wallet.currency)?.total ?? new Dec(0);
-    swaps.push(
-      proposalOf(
-        referenceOf(n.currency),
-        n,
-        { ...to, walletId: to.walletId, balance: to.balance },
-        chosen,
-        { shortfall, margin },
-        { rowsTotal, swapped },
-      ),
-    );
+    const fromCurrency = f.wallet.currency;
+    const swapped = (taken.get(fromCurrency) ?? new Dec(0)).plus(f.swapAmount);
+    taken.set(fromCurrency, swapped);
+    swaps.push({
+      reference: referenceOf(n.currency),
+      currency: n.currency,
+      fromCurrency,
+      sourceWalletId: f.wallet.walletId,
+      destinationWalletId: to.walletId,
+      swapAmount: formatAmount(f.swapAmount, fromCurrency),
+      amountToBeSent: formatAmount(f.amountToBeSent, n.currency),
+      pair: { baseCurrency: f.pair.baseCurrency, quoteCurrency: f.pair.quoteCurrency, rate: String(f.pair.rate) },
+      shortfall: formatAmount(shortfall, n.currency),
+      margin: formatAmount(margin, n.currency),
+      // (the funding wallet after this swap and any earlier one from it)
+      balances: [
+        balanceOf(fromCurrency, f.wallet.balance, f.wallet.balance.minus(swapped), need.get(fromCurrency)?.total ?? new Dec(0)),
+        balanceOf(n.currency, to.balance, to.balance.plus(f.amountToBeSent), n.total),
+      ],
+    });
   }
   return { swaps, refusals };
 }
 
-/** Every wallet with an enabled, readable pair to `to`, the swap priced from it, and what it has to spare. */
-function fundingOptions(
-  to: string,
-  target: Dec,
-  wallets: readonly SwapWallet[],
-  pairs: readonly SwapPair[],
-  spareOf: (w: SwapWallet & { balance: Dec }) => Dec,
-): FundingOption[] {
-  const out: FundingOption[] = [];
-  for (const w of wallets) {
-    if (w.currency === to || !w.walletId || !w.balance) continue;
-    const found = pairFor(pairs, w.currency, to);
-    if (!found) continue;
-    const priced = priceSwap(target, w.currency, to, found.rate, found.direct);
-    const wallet = w as FundingOption['wallet'];
-    out.push({ wallet, ...found, ...priced, spare: spareOf(wallet) });
-  }
-  return out;
-}
+const balanceOf = (currency: string, before: Dec, afterSwap: Dec, rows: Dec) => ({
+  currency,
+  before: formatAmount(before, currency),
+  afterSwap: formatAmount(afterSwap, currency),
+  afterBatch: formatAmount(afterSwap.minus(rows), currency),
+});
 
 /** The funding wallet (--swap-from's, else the one with the most left over in `to`), or why there is none. */
 function chooseFunding(to: string, options: FundingOption[], from: string | undefined): FundingOption | string {
@@ -269,44 +233,7 @@ function chooseFunding(to: string, options: FundingOption[], from: string | unde
   return able[0] ?? `no wallet with an enabled pair to ${to} can pay the swap: ${options.map(spareText).join('; ')}`;
 }
 
-/** The proposal, with both wallets' balances before, after the swap (and any earlier swap from the same wallet) and after the batch. */
-function proposalOf(
-  reference: string,
-  n: SwapNeed,
-  to: SwapWallet & { walletId: string; balance: Dec },
-  f: FundingOption,
-  amounts: { shortfall: Dec; margin: Dec },
-  from: { rowsTotal: Dec; swapped: Dec },
-): SwapProposal {
-  const fromCurrency = f.wallet.currency;
-  const fromSwapped = f.wallet.balance.minus(from.swapped);
-  const toSwapped = to.balance.plus(f.amountToBeSent);
-  const balance = (currency: string, before: Dec, afterSwap: Dec, rows: Dec) => ({
-    currency,
-    before: formatAmount(before, currency),
-    afterSwap: formatAmount(afterSwap, currency),
-    afterBatch: formatAmount(afterSwap.minus(rows), currency),
-  });
-  return {
-    reference,
-    currency: n.currency,
-    fromCurrency,
-    sourceWalletId: f.wallet.walletId,
-    destinationWalletId: to.walletId,
-    swapAmount: formatAmount(f.swapAmount, fromCurrency),
-    amountToBeSent: formatAmount(f.amountToBeSent, n.currency),
-    pair: { baseCurrency: f.pair.baseCurrency, quoteCurrency: f.pair.quoteCurrency, rate: String(f.pair.rate) },
-    shortfall: formatAmount(amounts.shortfall, n.currency),
-    margin: formatAmount(amounts.margin, n.currency),
-    balances: [balance(fromCurrency, f.wallet.balance, fromSwapped, from.rowsTotal), balance(n.currency, to.balance, toSwapped, n.total)],
-  };
-}
-
-/**
- * A proposal in one line, as the plan, the confirmation and the approval show it: from which
- * wallet, how much, at what rate, the margin, and both wallets' balances after the swap and after
- * the batch.
- */
+/** A proposal in one line, as the plan, the confirmation and the approval show it. */
 export function swapText(s: SwapProposal): string {
   const g = groupThousands;
   const balances = s.balances.map((b) => `${b.currency} ${g(b.before)} -> ${g(b.afterSwap)} -> ${g(b.afterBatch)}`).join(', ');

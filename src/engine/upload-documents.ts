@@ -1,9 +1,6 @@
-// A row's supporting documents before its initiate (spec §4.6: upload-url, then a PUT to the
-// storage), each distinct one uploaded once per batch: keyed by the sha256 of the bytes sent, its
-// documentUrl (stable; only the uploadUrl expires) is journalled once and reused by every row,
-// attempt and later run sending the same bytes; rows sending at once share the upload in flight.
-// Each use reads the file again and compares it with what validation saw. `--merge-documents`
-// merges a row's files into one PDF first (spec §4.5), keyed by the merged bytes (deterministic).
+// A row's documents before its initiate (spec §4.6), each distinct one uploaded once per batch: keyed
+// by the sha256 of the bytes sent, its stable documentUrl journalled and reused by every row and run.
+// `--merge-documents` merges a row's files into one PDF first (§4.5), keyed by the merged bytes.
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
@@ -18,18 +15,17 @@ interface UploadFile {
   filename: string;
 }
 
-export interface DocumentOptions {
+interface DocumentOptions {
   client: PayoutClient;
   session: BatchSession;
   mergeDocuments: boolean;
-  /** What validation saw of each document (absolute path); the upload reads the same file or none. */
+  /** What validation saw of each document: the upload reads the same file or none. */
   fingerprints?: Map<string, DocumentFingerprint>;
 }
 
-/** The documentUrls of a row's files, in order (one, merged, with --merge-documents). */
 export type DocumentUrls = (p: PayoutRow) => Promise<string[]>;
 
-/** One per run: the uploads in flight (sha256 → documentUrl to come) are shared by its rows. */
+/** One per run: its rows share the uploads in flight. */
 export function documentUploader(o: DocumentOptions): DocumentUrls {
   const inFlight = new Map<string, Promise<string>>();
   const upload = async (sha256: string, file: UploadFile): Promise<string> => {
@@ -50,7 +46,7 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
     return pending;
   };
   const load = async (path: string): Promise<UploadFile> => {
-    // The file validated, not whatever is at its path now (a FIFO there would never end a read).
+    // the file validated, not whatever is at its path now (a FIFO would never end a read)
     const f = await readDocumentForUpload(path, o.fingerprints?.get(path));
     if (!f.ok) throw new RowStepError(f.code, f.message);
     return { bytes: f.bytes, contentType: f.contentType, filename: basename(path) };
@@ -70,8 +66,7 @@ export function documentUploader(o: DocumentOptions): DocumentUrls {
 
 /** Merges PDFs and images (one page each) into one PDF, for --merge-documents. */
 export async function mergeToPdf(files: { bytes: Uint8Array; contentType: DocumentContentType }[]): Promise<Uint8Array> {
-  // (loaded here, not at the top: pdf-lib is a third of what every command would parse at start-up;
-  // its module.exports, `default`: esbuild's chunk of a CommonJS package has no other export)
+  // (lazy: pdf-lib is a third of every command's start-up; `default`: esbuild's CommonJS chunk)
   const { PDFDocument } = (await import('pdf-lib')).default;
   const out = await PDFDocument.create();
   for (const f of files) {
@@ -90,7 +85,7 @@ export async function mergeToPdf(files: { bytes: Uint8Array; contentType: Docume
   return out.save();
 }
 
-/** A step of a row that failed here, before any request: recorded on the row with its code. */
+/** A row's step failed before any request: recorded on the row with its code. */
 export class RowStepError extends Error {
   override readonly name = 'RowStepError';
   constructor(
