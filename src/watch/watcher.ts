@@ -87,8 +87,6 @@ type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
 /** The most urgent of the kinds (RUN_KINDS is least urgent first); `ok` when there are none. */
 export const worstKind = (kinds: RunKind[]): RunKind => RUN_KINDS[Math.max(0, ...kinds.map((k) => RUN_KINDS.indexOf(k)))]!;
 
-const pause = (ms: number, stop?: AbortSignal) => sleep(ms, stop).catch(() => undefined);
-
 const WRITE_WHOLE = (name: string) =>
   `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
 
@@ -199,7 +197,7 @@ export class FolderWatch {
         await this.o.onTick?.();
         await this.tick();
         await this.o.onTick?.(this.result(this.files.slice(from)));
-        await pause(this.o.config.pollSeconds * 1000, this.o.stop);
+        await sleep(this.o.config.pollSeconds * 1000, this.o.stop).catch(() => undefined);
       }
     return this.result(this.files);
   }
@@ -209,18 +207,15 @@ export class FolderWatch {
     return { kind: worstKind([...files.map((f) => f.kind), ...lost]), files: [...files], notComplete: [...this.notComplete] };
   }
 
+  /** Claims left by a stopped run, and our own halted ones, resumed through their journals; then new files. */
   async tick(): Promise<void> {
-    await this.resumeAbandoned();
-    if (this.stopped) return;
-    await this.takeNewFiles();
-  }
-
-  private async resumeAbandoned(): Promise<void> {
     for (const claimDir of [...(await this.takeOver()), ...this.halted]) {
       if (this.stopped) return;
       this.halted.delete(claimDir);
       if (existsSync(claimDir)) await this.process(claimDir, true);
     }
+    if (this.stopped) return;
+    await this.takeNewFiles();
   }
 
   private async takeNewFiles(): Promise<void> {
