@@ -124,16 +124,8 @@ export class FileLedger implements Ledger {
       events.forEach(onEvent);
       return { events: events.length, skipped, tornTail: false, next, lastWriteMs: 0 };
     }
-    let next = 0;
-    let lastWriteMs = 0;
-    try {
-      const st = statSync(path);
-      next = st.size;
-      lastWriteMs = st.mtimeMs;
-    } catch {
-      // a new journal
-    }
-    return { ...scanJournal(path, onEvent), next, lastWriteMs };
+    const st = statSync(path, { throwIfNoEntry: false }); // (none: a new journal)
+    return { ...scanJournal(path, onEvent), next: st?.size ?? 0, lastWriteMs: st?.mtimeMs ?? 0 };
   }
 
   open(batchId: string): JournalAppender {
@@ -168,12 +160,8 @@ export class FileLedger implements Ledger {
       const p = join(this.dir, n);
       const r = readReserve(p);
       if (!r || (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt)) continue;
-      let mtime = 0;
-      try {
-        mtime = statSync(p).mtimeMs;
-      } catch {
-        continue;
-      }
+      const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
+      if (mtime === undefined) continue;
       const alive = holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS;
       if (!alive) {
         unlinkSync(p); // left by a process that is gone: what it sent is in its journal
