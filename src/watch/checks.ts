@@ -106,18 +106,15 @@ export function refusalText(v: Vetted, summary: string, nothingSent: string): st
   const risky = rowsOf(v.problems.filter((p) => p.risky)).filter((r) => !invalid.includes(r));
   const list = (rs: number[]) => `${rs.length === 1 ? 'row' : 'rows'} ${rs.join(', ')}`;
   const rows = [
-    ...(invalid.length ? [`${plural(invalid.length, 'invalid row')} (${list(invalid)})`] : []),
-    ...(risky.length ? [`${plural(risky.length, 'row')} with a warning that may pay the wrong person (${list(risky)})`] : []),
-  ];
-  const reasons = [
-    ...(rows.length
-      ? [
-          `${rows.join(' and ')}: a watch pays a file whole or not at all. Every problem (row, column, what would be valid) ` +
-            `is in ${summary} and the log: fix the rows, then drop the file again`,
-        ]
-      : []),
-    ...(v.currencies ? [v.currencies] : []),
-    ...(v.documents ? [v.documents] : []),
-  ].map((r, i) => (i ? r[0]!.toUpperCase() + r.slice(1) : r));
+    invalid.length ? `${plural(invalid.length, 'invalid row')} (${list(invalid)})` : '',
+    risky.length ? `${plural(risky.length, 'row')} with a warning that may pay the wrong person (${list(risky)})` : '',
+  ].filter(Boolean);
+  const whole = rows.length
+    ? `${rows.join(' and ')}: a watch pays a file whole or not at all. Every problem (row, column, what would be valid) ` +
+      `is in ${summary} and the log: fix the rows, then drop the file again`
+    : '';
+  const reasons = [whole, v.currencies, v.documents]
+    .filter((r): r is string => !!r)
+    .map((r, i) => (i ? r[0]!.toUpperCase() + r.slice(1) : r));
   return `refused: ${reasons.join('. ')}. ${nothingSent}`;
 }
