@@ -1,9 +1,6 @@
-// An account's approval policy: the approvals every `run`, `retry` and `watch` against a service
-// account needs, whatever their flags. It belongs to the account on the host (the service's
-// normalised base URL and the API key's fingerprint), in one host-wide folder that no flag or
-// variable of the tool redirects (hostFolder, README.md "Where"), and to the team ledger for every
-// host on it. Each version keeps the history of the ones before and who signed each change
-// (policy-change.ts: a change takes the approvals the current policy demands).
+// The approvals every `run`, `retry` and `watch` against a service account needs, whatever their
+// flags: kept in a host-wide folder no flag or variable redirects, and in the team ledger
+// (REFERENCE.md). Each version keeps the history of the ones before and who signed each change.
 import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -23,20 +20,19 @@ import type { LoadedPlan } from './payload.ts';
 
 const ApproverSchema = z.object({ name: z.string().min(1), publicKey: z.string().min(1), fingerprint: z.string() });
 
-/** The rules of a policy: what `policy set` gives. */
+/** What `policy set` gives. */
 export const PolicyRulesSchema = z.object({
   requireApprovals: z.number().int().min(1).max(100),
   approvers: z.array(ApproverSchema).min(1),
-  /** CUR -> amount: a batch needs the approvals only when it sends more than this in that currency. */
+  /** CUR → amount: the approvals are needed only above it. */
   above: z.record(z.string().regex(/^[A-Z]{3}$/), z.string().regex(/^\d+(\.\d+)?$/)).optional(),
-  /** An approval signed longer ago than this no longer counts. */
   expireAfterMs: z.number().int().positive().optional(),
-  /** Every run screens its payees against sanctions lists at most this old (issue 42): none given, or older, is refused. */
+  /** Every run screens its payees against sanctions lists at most this old. */
   screeningMaxAgeMs: z.number().int().positive().optional(),
 });
 export type PolicyRules = z.infer<typeof PolicyRulesSchema>;
 
-/** One version of an account's policy: set, changed, or removed (`policy` null), and who signed the change. */
+/** `policy` null: removed. */
 const VersionSchema = z.object({
   version: z.number().int().min(1),
   setAt: z.string(),
@@ -46,7 +42,6 @@ const VersionSchema = z.object({
 });
 export type PolicyVersion = z.infer<typeof VersionSchema>;
 
-/** What the host's file and the team ledger hold: the policy in force (none once removed) and every version. */
 const RecordSchema = z.object({
   v: z.literal(1),
   account: z.string(),
@@ -54,8 +49,8 @@ const RecordSchema = z.object({
   ...PolicyRulesSchema.partial().shape,
   setAt: z.string(),
   setBy: z.string(),
-  version: z.number().int().min(1).default(1),
-  history: z.array(VersionSchema).default([]),
+  version: z.number().int().min(1),
+  history: z.array(VersionSchema),
 });
 
 export type AccountPolicy = PolicyRules & {
@@ -65,29 +60,24 @@ export type AccountPolicy = PolicyRules & {
   setBy: string;
   version: number;
   history: PolicyVersion[];
-  /** As read for a run (policyInForce, never stored): the API key's fingerprint; with `above`, what was sent without approval today. */
+  /** As read for a run (policyInForce), never stored. */
   key?: string;
   sentToday?: Record<string, string>;
 };
 
-/** The policy in force (undefined: none, never set or removed), its version (0: never set) and its history. */
+/** `version` 0: never set. */
 export interface PolicyRecord {
   policy?: AccountPolicy;
   version: number;
   history: PolicyVersion[];
 }
 
-/** Refused: a policy that cannot be trusted or read (exit 3: nothing is sent against the account). */
+/** Nothing is sent against the account (exit 3). */
 export class PolicyError extends Error {
   override readonly name = 'PolicyError';
 }
 
-/**
- * The host's folder of account policies: /etc/payout-batch, the host's configuration, the same
- * for every user, state folder and copy of the tool, and kept across upgrades; or the folder an
- * installation fixes in its package.json (`"payoutBatch": {"hostFolder": "..."}`, relative to the
- * package), for a host where the tool is installed without root. No flag or variable changes it.
- */
+/** /etc/payout-batch, or the folder an installation without root fixes in its package.json (`payoutBatch.hostFolder`). */
 export function hostFolder(): string {
   let named: unknown;
   try {
@@ -99,12 +89,11 @@ export function hostFolder(): string {
   return isAbsolute(named) ? named : resolve(packageRoot(), named);
 }
 
-/** Where the host keeps the policy of the service account at `baseUrl` used with the API key of `keyFingerprint`. */
-export function hostPolicyPath(baseUrl: string, keyFingerprint: string): string {
+function hostPolicyPath(baseUrl: string, keyFingerprint: string): string {
   return join(hostFolder(), `${sha256Hex(`${accountOf(baseUrl)}\n${keyFingerprint}`).slice(0, 32)}.policy.json`);
 }
 
-/** Refuses a path another user could have written: a link, owned by someone but root or this user, writable by group or others. */
+/** False when missing; throws for a path another user could have written. */
 function trusted(path: string, what: string): boolean {
   let st;
   try {
@@ -129,24 +118,17 @@ function parseRecord(text: string, where: string): PolicyRecord {
   const r = RecordSchema.safeParse(data);
   const rules = r.success && !r.data.removed ? PolicyRulesSchema.safeParse(r.data) : undefined;
   if (!r.success || (rules && !rules.success)) throw new PolicyError(`the approval policy ${where} is not a policy: set it again`);
-  const history = r.data.history.length
-    ? r.data.history
-    : [{ version: 1, setAt: r.data.setAt, setBy: r.data.setBy, signedBy: [], policy: '' }];
-  if (r.data.removed) return { version: r.data.version, history };
-  const policy = { ...r.data, ...rules!.data, history } as AccountPolicy;
-  if (!history.at(-1)!.policy) history[history.length - 1] = { ...history.at(-1)!, policy: describePolicy(policy) };
-  return { policy, version: r.data.version, history };
+  const { version, history } = r.data;
+  return r.data.removed ? { version, history } : { policy: { ...r.data, ...rules!.data }, version, history };
 }
 
-/** Where an account's policy is kept, and the one way it is written. */
 export interface PolicyStore {
   where: string;
   read(): Promise<PolicyRecord>;
-  /** Writes the next version (null: removed), with who set it and who signed the change. */
+  /** The next version (null: removed). */
   write(next: (PolicyRules & { account: string }) | null, signedBy: string[], setBy?: string): Promise<PolicyRecord>;
 }
 
-/** The record after `current`: its version and history, the change appended. */
 function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | null, signedBy: string[], setBy: string) {
   const setAt = new Date().toISOString();
   const version = current.version + 1;
@@ -156,10 +138,8 @@ function nextRecord(current: PolicyRecord, account: string, next: PolicyRules | 
   return next ? { ...base, ...next, history } : { ...base, removed: true as const, history };
 }
 
-/** The user and host that change a policy, as its history records them. */
 export const who = () => `${userInfo().username}@${hostname()}`;
 
-/** The host's policy of an account (hostPolicyPath): trusted only when root's or this user's, and writable by them alone. */
 export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore {
   const path = hostPolicyPath(baseUrl, keyFingerprint);
   const account = accountOf(baseUrl);
@@ -187,14 +167,9 @@ export function hostStore(baseUrl: string, keyFingerprint: string): PolicyStore 
   };
 }
 
-/** A team ledger: it keeps policies. */
 type TeamLedger = Ledger & Required<Pick<Ledger, 'policy' | 'setPolicy'>>;
 
-/**
- * The account's policy in a team ledger, for every host on it (every version is kept there: the
- * last one holds). This host records that the account has one (teamOnRecord), so that a run here
- * without the ledger is refused.
- */
+/** This host records that the account has one (teamOnRecord), so that a run here without the ledger is refused. */
 export function teamStore(ledger: TeamLedger, keyFingerprint: string): PolicyStore {
   const where = `of ${ledger.account} in the team ledger`;
   const read = async (): Promise<PolicyRecord> => {
@@ -213,14 +188,10 @@ export function teamStore(ledger: TeamLedger, keyFingerprint: string): PolicySto
   };
 }
 
-/** Where this host records that the account has its policy in a team ledger. */
 const teamRecordPath = (account: string, keyFingerprint: string) =>
   hostPolicyPath(account, keyFingerprint).replace(/policy\.json$/, 'ledger.json');
 
-/**
- * Records on this host that the account's policy is in the team ledger `ledger` (its URL without
- * password), where the host folder lets this user (else the host's owner records it when they use it).
- */
+/** Where the host folder lets this user (else its owner records it when they use it). */
 async function recordTeam(ledger: Ledger, keyFingerprint: string): Promise<void> {
   const path = teamRecordPath(ledger.account, keyFingerprint);
   try {
@@ -231,7 +202,6 @@ async function recordTeam(ledger: Ledger, keyFingerprint: string): Promise<void>
   }
 }
 
-/** The team ledger this host has on record for the account (its URL without password), if any. */
 function teamOnRecord(account: string, keyFingerprint: string): string | undefined {
   const path = teamRecordPath(account, keyFingerprint);
   if (!trusted(hostFolder(), 'the host folder of approval policies') || !trusted(path, 'the record of the team ledger')) return undefined;
@@ -239,46 +209,37 @@ function teamOnRecord(account: string, keyFingerprint: string): string | undefin
   return typeof ledger === 'string' ? ledger : '(unreadable)';
 }
 
-/**
- * Where the account's payouts sent without approval are counted, per UTC day: the team ledger
- * when the run uses one (every host on it), else the host's folder beside its policy, which no
- * state folder, flag or variable of the tool changes.
- */
-export function allowanceLedger(baseUrl: string, keyFingerprint: string, team?: Ledger): Ledger {
+/** Where payouts sent without approval are counted: the team ledger, else the host's folder beside the policy. */
+function allowanceLedger(baseUrl: string, keyFingerprint: string, team?: Ledger): Ledger {
   return team && !(team instanceof FileLedger) ? team : new FileLedger(accountOf(baseUrl), unapprovedFolder(baseUrl, keyFingerprint));
 }
 
-/** The host's folder of an account's day counts, beside its policy. */
 const unapprovedFolder = (baseUrl: string, keyFingerprint: string) =>
   hostPolicyPath(baseUrl, keyFingerprint).replace(/policy\.json$/, 'unapproved');
 
-/** A file-system error of the host's folder (its owner alone may write it) as the refusal it is. */
 function hostFolderRefusal(e: unknown, baseUrl: string, keyFingerprint: string): string {
   const code = (e as NodeJS.ErrnoException).code;
   if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
   return `this account's count of payouts sent without approval today is kept in ${unapprovedFolder(baseUrl, keyFingerprint)}, which this user cannot write (${code}): run as the folder's owner, or have the plan approved (payout-batch plan FILE --out PLAN, then approve and run --plan)`;
 }
 
-/** Today's UTC day, as the allowance counts it. */
-export const utcDay = (): string => new Date().toISOString().slice(0, 10);
+const utcDay = (): string => new Date().toISOString().slice(0, 10);
 
-/** "7d", "12h", "90m" in milliseconds. */
+/** "7d", "12h", "90m" */
 export function parseDuration(text: string): number {
   const m = /^\s*(\d+)\s*([dhm])\s*$/.exec(text);
   if (!m || Number(m[1]) === 0) throw new RangeError(`${text}: write a duration such as 7d, 12h or 90m`);
   return Number(m[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[m[2] as 'd' | 'h' | 'm'];
 }
 
-export const durationText = (ms: number): string =>
+const durationText = (ms: number): string =>
   ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 60_000}m`;
 
-/** Amounts per currency, in words: "USD 100,000.00 or EUR 9,000.00". */
 const amountsText = (amounts: Record<string, string | Dec> = {}, join = ', ') =>
   Object.entries(amounts)
     .map(([c, a]) => `${c} ${groupThousands(formatAmount(new Dec(a), c))}`)
     .join(join);
 
-/** The policy in one line, for `policy show`, the log and refusals. */
 export function describePolicy(p: AccountPolicy): string {
   const above = p.above ? ` for a batch sending more than ${amountsText(p.above, ' or ')} (any other currency: always)` : '';
   const expire = p.expireAfterMs ? `; approvals expire after ${durationText(p.expireAfterMs)}` : '';
@@ -286,14 +247,9 @@ export function describePolicy(p: AccountPolicy): string {
   return `${plural(p.requireApprovals, 'approval')} of ${p.approvers.map((a) => a.name).join(', ')}${above}${expire}${lists}`;
 }
 
-/** What a run sends, per source currency (the plan's totals). */
 type Sends = { currencies: readonly Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'>[] };
 
-/**
- * Whether a run that sends these totals needs the policy's approvals: when it sends anything, with
- * `above` only when what it sends and what was sent without approval today (`sentToday`) pass the
- * threshold in some currency, or when it sends anything in a currency the policy names none for.
- */
+/** With `above`, only when what it sends and what went without approval today pass it, or in a currency it does not name. */
 export function needsApprovals(p: AccountPolicy, plan: Sends): boolean {
   const over = (currency: string, amount: string) => {
     const limit = p.above?.[currency];
@@ -302,19 +258,13 @@ export function needsApprovals(p: AccountPolicy, plan: Sends): boolean {
   return plan.currencies.some((c) => c.rows > 0 && (!p.above || over(c.currency, c.amount)));
 }
 
-/** What is left today of the amounts a policy lets go without approval ("USD 49.99 (of USD 150.00)"), or undefined without `above`. */
 export function allowanceLeft(p: AccountPolicy): string | undefined {
   if (!p.above) return undefined;
   const left = Object.entries(p.above).map(([c, a]) => [c, Dec.max(0, new Dec(a).minus(new Dec(p.sentToday?.[c] ?? 0)))] as const);
   return `left today (UTC) to send without approval: ${amountsText(Object.fromEntries(left))} (of ${amountsText(p.above)})`;
 }
 
-/**
- * The policy every run against the account at `baseUrl` with the API key of `keyFingerprint`
- * needs: the host's, else the team ledger's when one is used; undefined for none. With `above`,
- * what was sent without approval today (`sentToday`). Throws PolicyError when it cannot be trusted
- * or read, or when this host has a team ledger on record for the account and `team` is not one.
- */
+/** The host's, else the team ledger's; PolicyError also when this host has a team ledger on record and `team` is not one. */
 export async function policyInForce(baseUrl: string, keyFingerprint: string, team?: Ledger): Promise<AccountPolicy | undefined> {
   const onRecord = teamOnRecord(accountOf(baseUrl), keyFingerprint);
   const teamLedger = team?.policy && team.setPolicy ? (team as TeamLedger) : undefined;
@@ -334,16 +284,12 @@ export async function policyInForce(baseUrl: string, keyFingerprint: string, tea
   return { ...p, key: keyFingerprint, sentToday: today.totals };
 }
 
-/** The policy's check of a plan: its approvers, its number, its expiry. */
 export function policyGate(p: AccountPolicy, plan: string | LoadedPlan): GateResult {
   const expiry = p.expireAfterMs ? { afterMs: p.expireAfterMs, label: durationText(p.expireAfterMs) } : undefined;
   return approvalGate({ plan, required: p.requireApprovals, approvers: p.approvers, expiry, makerSigned: true });
 }
 
-/**
- * The engine's guard for the policy (engine/guards.ts GuardOptions.policy): why this run may not
- * send, or undefined. `approved`: the policy's check of the plan being run (undefined: no plan).
- */
+/** `approved`: the policy's check of the plan being run (undefined: no plan). */
 export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): Pick<GuardOptions, 'policy' | 'spend'> {
   const policy = (plan: Sends): string | undefined => (needsApprovals(p, plan) ? policyRefusal(p, approved) : undefined);
   const { above, key } = p;
@@ -358,7 +304,6 @@ export function policyGuard(p: AccountPolicy, approved?: Pick<GateResult, 'ok' |
   return { policy, spend };
 }
 
-/** Why a run needing the policy's approvals is refused with this check of its plan (none: no plan); undefined when approved. */
 export function policyRefusal(p: AccountPolicy, approved?: Pick<GateResult, 'ok' | 'message'>): string | undefined {
   if (approved?.ok) return undefined;
   const today = amountsText(p.sentToday);

@@ -10,15 +10,11 @@ import { plural } from '../text.ts';
 
 export interface ApprovalCheck {
   ok: boolean;
-  /** The listed names whose approvals count. */
   counted: string[];
-  /** Why each other approval does not count (and why the plan cannot be approved at all, if so). */
   problems: string[];
-  /** One line for the user: how many of how many, and every problem. */
   message: string;
 }
 
-/** The raw public key (base64) of an approval, or undefined when it is no Ed25519 key. */
 export function rawKey(a: Approval): string | undefined {
   try {
     return parsePublicKey(a.publicKey).raw.toString('base64');
@@ -27,11 +23,7 @@ export function rawKey(a: Approval): string | undefined {
   }
 }
 
-/**
- * The keys the maker of a plan (or a clearance) signed it with: a maker may sign their own plan (it
- * records that they released it), and a key that did so never counts as an approver's, whatever
- * name it signs under.
- */
+/** The keys the maker signed it with: such a key never counts as an approver's, whatever name it signs under. */
 export function makerKeys(payload: object, approvals: Approval[], maker: string | null): Set<string> {
   const keys = new Set<string>();
   for (const a of approvals) {
@@ -41,11 +33,7 @@ export function makerKeys(payload: object, approvals: Approval[], maker: string 
   return keys;
 }
 
-/**
- * Why one approval does not count, or undefined when it does. `makers`: makerKeys of the plan.
- * The fingerprint shown and compared is always computed from the key the approval carries; one
- * stored in the approvals file that differs makes the approval invalid (it was edited).
- */
+/** Why one approval does not count. A stored fingerprint that is not its key's makes it invalid (the file was edited). */
 export function approvalProblem(
   payload: PlanPayload,
   a: Approval,
@@ -74,7 +62,6 @@ export function approvalProblem(
   return v.ok ? undefined : { reason: v.reason };
 }
 
-/** Why the plan cannot be approved at all, whoever signs it: its maker is not known by a usable name. */
 function planProblem(payload: PlanPayload): string | undefined {
   if (payload.preparedBy === null)
     return 'the plan does not record who made it, so four eyes cannot be checked: make it again with `payout-batch plan FILE --out PLAN`';
@@ -82,15 +69,13 @@ function planProblem(payload: PlanPayload): string | undefined {
   return bad ? `the plan's maker ${JSON.stringify(payload.preparedBy)} cannot be told from an approver: ${bad}` : undefined;
 }
 
-/** An account policy's expiry (account-policy.ts): approvals signed longer ago than this do not count. */
 export interface Expiry {
   afterMs: number;
-  /** The expiry as the policy was written ("7d"). */
+  /** As the policy was written ("7d"). */
   label: string;
   now?: Date;
 }
 
-/** Why an approval no longer counts under the expiry: too old, or dated after now. */
 function expiryProblem(a: Approval, e: Expiry): string | undefined {
   const now = (e.now ?? new Date()).getTime();
   const at = Date.parse(a.signedAt);

@@ -1,6 +1,5 @@
-// Where approvals live: `<plan>.approvals.json` beside the plan (the plan itself is never rewritten:
-// its bytes are what is signed), a JSON array of approvals; and the approvers list, a JSON array of
-// {name, publicKey} kept by whoever decides who may release a batch.
+// `<plan>.approvals.json` beside the plan (never rewritten: its bytes are what is signed), and the
+// approvers list, kept by whoever decides who may release a batch.
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -11,11 +10,11 @@ import { readBytes } from './payload.ts';
 
 export const ApprovalSchema = z.object({
   name: z.string().min(1),
-  /** The signer's public key: 32 raw bytes in base64 (or PEM). */
+  /** 32 raw bytes in base64, or PEM. */
   publicKey: z.string().min(1),
   publicKeyFingerprint: z.string(),
   signedAt: z.string(),
-  /** Ed25519 over the plan's payload with name and signedAt (payload.ts signedBytes), base64. */
+  /** payload.ts signedBytes, base64 */
   signature: z.string(),
 });
 export type Approval = z.infer<typeof ApprovalSchema>;
@@ -26,13 +25,9 @@ export class ApprovalsFileError extends Error {
   override readonly name = 'ApprovalsFileError';
 }
 
-/** Builds an approvers list from the files of `approver-key new`: what a refusal of a list advises. */
 const ADD_APPROVERS = 'build it with `payout-batch approvers add *.approver.pub.json --out FILE`';
 
-/**
- * A JSON file; with `lines`, also one JSON value per line (what `cat *.approver.pub.json` gives),
- * read as an array of them.
- */
+/** With `lines`, also one JSON value per line (what `cat *.approver.pub.json` gives). */
 function readJson(path: string, what: string, lines = false): unknown {
   const text = readBytes(path, (why) => new ApprovalsFileError(`cannot read the ${what} ${path}: ${why}`)).toString('utf8');
   try {
@@ -47,7 +42,6 @@ function readJson(path: string, what: string, lines = false): unknown {
   }
 }
 
-/** The approvals of a plan; none when the file does not exist. */
 export function readApprovals(path: string): Approval[] {
   if (!existsSync(path)) return [];
   const data = readJson(path, 'approvals file');
@@ -59,11 +53,7 @@ export function readApprovals(path: string): Approval[] {
   return r.data;
 }
 
-/**
- * Adds an approval to a plan's approvals file; an earlier approval under the same name is replaced
- * (an approver signs again after the plan was made again). Under a lock, replaced atomically: two
- * approvers signing at once both end up in the file, and a reader never sees half of it.
- */
+/** An earlier approval under the same name is replaced; under a lock, so two approvers signing at once are both kept. */
 export async function addApproval(approvalsPath: string, a: Approval): Promise<{ replaced: boolean }> {
   return withLock(
     `${approvalsPath}.lock`,
@@ -79,7 +69,7 @@ export async function addApproval(approvalsPath: string, a: Approval): Promise<{
 
 export interface Approver {
   name: string;
-  /** The listed key's raw 32 bytes, base64 (whatever form the list wrote it in). */
+  /** Raw, base64, whatever form the list wrote it in. */
   publicKey: string;
   fingerprint: string;
 }
@@ -87,12 +77,7 @@ export interface Approver {
 const ApproverEntry = z.strictObject({ name: z.string().trim().min(1), publicKey: z.string().min(1) });
 const ApproversFile = z.union([z.array(ApproverEntry), z.strictObject({ approvers: z.array(ApproverEntry) }), ApproverEntry]);
 
-/**
- * The approvers list: a JSON array of {name, publicKey} (or {"approvers": [...]}), or what
- * `approver-key new` writes: one {name, publicKey} object, or several one per line (`cat`). A
- * name or a key listed twice is refused: one person, one key, or "distinct approvers" means
- * nothing; so is a look-alike name (engine/guards.ts nameProblem).
- */
+/** A name or key listed twice, or a look-alike name, is refused: otherwise "distinct approvers" means nothing. */
 export function readApprovers(path: string): Approver[] {
   const r = ApproversFile.safeParse(readJson(path, 'approvers list', true));
   if (!r.success) {
@@ -104,7 +89,6 @@ export function readApprovers(path: string): Approver[] {
   return withoutTwins(path, Array.isArray(r.data) ? r.data : 'approvers' in r.data ? r.data.approvers : [r.data]);
 }
 
-/** Entries as approvers, each name usable and each name and key listed once; refused with the entry otherwise. */
 function withoutTwins(path: string, entries: { name: string; publicKey: string }[]): Approver[] {
   const out: Approver[] = [];
   for (const [i, e] of entries.entries()) {
@@ -127,13 +111,7 @@ function withoutTwins(path: string, entries: { name: string; publicKey: string }
   return out;
 }
 
-/**
- * `approvers add FILE... --out LIST`: the list with the approvers of FILE... added (each file a
- * list in any form readApprovers takes: the `.approver.pub.json` of `approver-key new`, an array).
- * An approver already listed with the same key is kept once; a name or key listed for someone
- * else, or a look-alike of a listed name, is refused and nothing is written. Under a lock, the
- * list replaced atomically.
- */
+/** `approvers add FILE... --out LIST`: a name or key listed for someone else refuses it all, nothing written. */
 export async function addApprovers(listPath: string, files: string[]): Promise<{ added: string[]; kept: string[]; all: Approver[] }> {
   return withLock(
     `${listPath}.lock`,

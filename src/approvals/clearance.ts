@@ -1,8 +1,6 @@
-// A sanctions hit cleared as a false positive (issue 42): `screen --clear` writes the clearance
-// into the clearances folder, approvers sign it as they sign a plan (`approve CLEARANCE`), and a
-// run counts it only with enough signatures of listed approvers (the maker's never counts), until
-// it expires. It binds the row's reference, the payee's name and account identifiers (a digest)
-// and one list entry as read then (engine/screen-batch.ts covers).
+// A sanctions hit cleared as a false positive: `screen --clear` writes it, approvers sign it as a
+// plan, and a run counts it only with enough listed signers (never its maker) until it expires. It
+// binds the reference, a digest of the payee's name and accounts, and one list entry.
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -22,7 +20,7 @@ const ClearanceSchema = z.object({
   kind: z.literal(CLEARANCE_KIND),
   v: z.literal(1),
   reference: z.string(),
-  /** engine/screen-batch.ts payeeDigest: the payee's name and account identifiers. */
+  /** engine/screen-batch.ts payeeDigest */
   payee: z.string(),
   /** The name and masked account, for the person who signs. */
   payeeText: z.string(),
@@ -50,7 +48,6 @@ const parse = (bytes: Buffer) => {
   }
 };
 
-/** Whether the file is a clearance (else `approve` takes it for a plan or a policy change). */
 export const isClearance = (path: string): boolean => path.endsWith(SUFFIX) && existsSync(path) && !!parse(readFileSync(path))?.success;
 
 export function loadClearance(path: string): LoadedClearance {
@@ -60,7 +57,7 @@ export function loadClearance(path: string): LoadedClearance {
   return { path, bytes, clearance: r.data };
 }
 
-/** What an approver signs: the clearance, bound to its exact bytes; its purpose keeps a plan's signature from meaning it. */
+/** Bound to its exact bytes; its purpose keeps a plan's signature from meaning it. */
 export const clearancePayload = (c: LoadedClearance) => ({
   purpose: 'payout-batch screening clearance' as const,
   clearanceSha256: sha256Hex(c.bytes),
@@ -71,7 +68,6 @@ export const clearanceText = (c: ClearanceFile): string =>
   `clear ${c.reference} (${c.payeeText}) of the sanctions hit ${c.list}:${c.entryId} "${c.entryName}" until ${c.expiresAt}: ${c.reason}\n` +
   `  made by ${c.madeBy} at ${c.madeAt}; void if the payee's name or account, or the list entry, changes`;
 
-/** Writes a clearance into `dir`; returns its path. */
 export async function writeClearance(dir: string, c: ClearanceFile): Promise<string> {
   const path = join(dir, `${c.reference}-${c.list}-${c.entryId}`.replace(/[^\w.-]/g, '_') + SUFFIX);
   mkdirSync(dir, { recursive: true });
@@ -82,19 +78,16 @@ export async function writeClearance(dir: string, c: ClearanceFile): Promise<str
 interface ClearanceStatus {
   loaded: LoadedClearance;
   signedBy: string[];
-  /** Why it does not count (too few signatures, expired); undefined: it counts. */
+  /** Why it does not count; undefined: it counts. */
   problem?: string;
 }
 
-/**
- * Each clearance of `dir` with the listed approvers that signed it (each once, under the key the
- * list gives them, never its maker) and why it does not count, if so: fewer than `required`, expired.
- */
+/** Each clearance of `dir`, with its listed signers (each once, under their listed key, never its maker). */
 export function clearancesIn(
   dir: string,
   approvers: readonly Approver[],
   required: number,
-  /** An account policy's rule, as for plans: the clearance must carry its maker's signature. */
+  /** An account policy's rule: the clearance must carry its maker's signature. */
   makerSigned = false,
   now = new Date(),
 ): ClearanceStatus[] {
@@ -127,7 +120,6 @@ export function clearancesIn(
     });
 }
 
-/** The clearances that count, as the screening takes them. */
 const clearancesInForce = (statuses: readonly ClearanceStatus[]): Clearance[] =>
   statuses
     .filter((s) => !s.problem)
@@ -143,12 +135,7 @@ const clearancesInForce = (statuses: readonly ClearanceStatus[]): Clearance[] =>
       signedBy,
     }));
 
-/**
- * The screening of a command or a watched file (its paths relative to `base`): the lists, the
- * clearances of the folder `clearances` signed by the account policy's approvers (else those of the
- * list `approvers`; none: no clearance counts), and the policy's oldest list; undefined when
- * neither a list nor the policy asks for it.
- */
+/** Paths relative to `base`; clearances signed by the policy's approvers, else the list `approvers`' (none: none count). */
 export function screeningFor(
   base: string,
   o: { lists: readonly (string | number)[]; clearances: string; approvers?: string },

@@ -1,26 +1,23 @@
-// The gate `run --plan PLAN --require-approvals N` and the watch pass before anything is sent: the
-// plan, its approvals and the approvers list read and checked once, and the plan's bytes as they
-// were checked, for the engine to run (not the file again, which could have changed since).
+// The check `run --require-approvals` and the watch make before anything is sent; the engine runs
+// the plan's bytes as checked, not the file again, which could have changed since.
 import { loadPlan, PlanFileError, type LoadedPlan } from './payload.ts';
 import { checkApprovals, type ApprovalCheck, type Expiry } from './approval-rule.ts';
 import { approvalsPathFor, ApprovalsFileError, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
 
-export interface GateInput {
-  /** The plan's path, or the plan as another gate already read it (checked on the same bytes). */
+interface GateInput {
+  /** Or the plan as another gate already read it. */
   plan: string | LoadedPlan;
   required: number;
-  /** The approvers list's path, or the list itself (an account policy's). */
+  /** A list's path, or an account policy's list. */
   approvers: string | Approver[];
   expiry?: Expiry;
-  /** The plan must carry its maker's signature (an account policy's rule). */
   makerSigned?: boolean;
-  /** Default `<plan>.approvals.json`. */
   approvalsPath?: string;
 }
 
 export type GateResult = ({ ok: true } | { ok: false }) & { check?: ApprovalCheck; plan?: LoadedPlan; message: string };
 
-/** Never throws for a file that is unreadable or malformed: that refuses too, with the reason. */
+/** A file unreadable or malformed refuses too, never throws. */
 export function approvalGate(g: GateInput): GateResult {
   let plan: LoadedPlan;
   try {

@@ -1,6 +1,4 @@
-// Ed25519 keys of approvers (node:crypto): a key pair made by `approver-key new`, the private key
-// read back by `approve`, and public keys as approvers lists and approvals carry them (the 32 raw
-// bytes in base64, or a PEM block), each known by a short fingerprint.
+// Approvers' Ed25519 keys (node:crypto); a public key is its 32 raw bytes in base64, or a PEM block.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { sha256Hex } from '../engine/identity.ts';
 
@@ -12,9 +10,8 @@ export class KeyError extends Error {
 }
 
 export interface NewKeyPair {
-  /** PKCS#8 PEM: the approver's secret, never printed or logged. */
+  /** PKCS#8 PEM: never printed or logged. */
   privatePem: string;
-  /** The 32 raw bytes of the public key, base64. */
   publicKey: string;
   fingerprint: string;
 }
@@ -31,16 +28,12 @@ export function newKeyPair(): NewKeyPair {
 
 const rawOf = (k: KeyObject): Buffer => k.export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length);
 
-/** sha256 of the raw public key, the first 16 hex digits (64 bits), as `ssh-keygen -l` shows a key. */
+/** The first 16 hex of the raw key's sha256. */
 export function fingerprintOf(raw: Buffer): string {
   return sha256Hex(raw).slice(0, 16);
 }
 
-/**
- * A public key as written in an approvers list or an approval: the raw 32 bytes in base64, or a
- * PEM block. Returns the KeyObject and its raw bytes (the one form compared and fingerprinted);
- * throws KeyError when it is neither, or not Ed25519.
- */
+/** `raw`: the one form compared and fingerprinted. */
 export function parsePublicKey(text: string): { key: KeyObject; raw: Buffer } {
   const t = text.trim();
   let key: KeyObject;
@@ -58,7 +51,7 @@ export function parsePublicKey(text: string): { key: KeyObject; raw: Buffer } {
   return { key, raw: rawOf(key) };
 }
 
-/** An approver's private key file (PEM): the key and its public half. The file's text never reaches a message. */
+/** The file's text never reaches a message. */
 export function parsePrivateKey(pem: string, where: string): { key: KeyObject; publicKey: string; fingerprint: string } {
   let key: KeyObject;
   try {

@@ -1,9 +1,6 @@
-// What an approver signs: a canonical serialisation of the plan (sorted keys, no whitespace) that
-// names everything that is paid: per row, the payee and amount as its initiate body says them and
-// the digests of that body (spec §4.2, beneficiary included) and of each document's bytes; the
-// batch file (its sha256 and sheet), the environment and the service account, any deliberate
-// re-send (--batch-id), who made the plan and when; and the sha256 of the plan file's exact bytes,
-// so that any change to the plan, even one outside these fields, makes every signature invalid.
+// What an approver signs: the plan in canonical JSON, naming everything that is paid (each row's
+// initiate body digest, spec §4.2, beneficiary included, and its documents' digests), and the
+// sha256 of the plan file's bytes, so that any change to the plan makes every signature invalid.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { sha256Hex } from '../engine/identity.ts';
@@ -12,7 +9,6 @@ import { bodyDigest, parsePlanFile, payeeOf, type PlanFile } from '../engine/pla
 import { canonicalJson, plural } from '../text.ts';
 import { swapText } from '../engine/swap.ts';
 
-/** A plan file as read for approvals: its bytes (what is hashed) and what they say. */
 export interface LoadedPlan {
   path: string;
   bytes: Buffer;
@@ -23,7 +19,6 @@ export class PlanFileError extends Error {
   override readonly name = 'PlanFileError';
 }
 
-/** A file's bytes, or `fail` with why they cannot be read (its error code). */
 export function readBytes(path: string, fail: (why: string) => Error): Buffer {
   try {
     return readFileSync(path);
@@ -32,7 +27,6 @@ export function readBytes(path: string, fail: (why: string) => Error): Buffer {
   }
 }
 
-/** Reads a plan file written by `plan --out`; anything else is refused with the reason. */
 export function loadPlan(path: string): LoadedPlan {
   const bytes = readBytes(path, (why) => new PlanFileError(`cannot read the plan ${path}: ${why}`));
   try {
@@ -44,13 +38,10 @@ export function loadPlan(path: string): LoadedPlan {
 
 const PAYLOAD_PURPOSE = 'payout-batch plan approval' as const;
 
-/** What the plan says, as an approver reads and signs it. */
 export type PlanPayload = ReturnType<typeof planPayload>;
 
-/** One payout as signed: who is paid (the account masked), how much, and the digests of exactly what is sent. */
 const signedRow = (r: PlanFile['rows'][number]) => ({
   ...payeeOf(r),
-  // plan-file.ts bodyDigest: the initiate body, beneficiary included, without the document URL
   bodySha256: bodyDigest(r.body),
   documents: r.documents.map((d) => d.sha256),
 });
@@ -82,16 +73,12 @@ export function planPayload(p: LoadedPlan) {
   };
 }
 
-/** The bytes signed: the plan's payload with who signs it and when (so neither can be changed in the file afterwards). */
+/** With who signs it and when, so that neither can be changed in the file afterwards. */
 export function signedBytes(payload: object, approver: { name: string; signedAt: string }): Buffer {
   return Buffer.from(canonicalJson({ ...payload, approver: approver.name, signedAt: approver.signedAt }), 'utf8');
 }
 
-/**
- * What is signed, as a person checks it before signing: the payouts and totals per currency, the
- * service account, the batch file and sheet, any deliberate re-send, who made the plan and when,
- * each swap sent before the rows, then the first `shown` payees (reference, beneficiary, masked account, method, amount).
- */
+/** What is signed, as a person checks it before signing, with the first `shown` payees. */
 export function payloadText(p: PlanPayload, shown = p.rows.length): string {
   const n = p.rows.length;
   const totals = Object.entries(p.totals).map(([c, a]) => `${c} ${groupThousands(a)}`);

@@ -1,7 +1,5 @@
-// Changing or removing an account's policy takes the approvals it demands: `policy set|remove`
-// against an account that has one writes a proposal; the current policy's approvers sign it
-// (`approve PROPOSAL`, as they sign a plan); `policy apply PROPOSAL` makes it the policy only once
-// enough of them have, and only if the policy is still the one the proposal was made against.
+// Changing or removing a policy takes the approvals it demands: a proposal, signed by its approvers,
+// applied only while the policy is still the one it was made against.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../files/atomic.ts';
@@ -18,33 +16,31 @@ import { listedSigners } from './sign.ts';
 import { readBytes } from './payload.ts';
 import { approvalsPathFor, readApprovals } from './approvals-file.ts';
 
-export const PROPOSAL_KIND = 'payout-batch-policy-change';
+const PROPOSAL_KIND = 'payout-batch-policy-change';
 
 const ProposalSchema = z.object({
   kind: z.literal(PROPOSAL_KIND),
   v: z.literal(1),
   account: z.string(),
-  /** The API key's fingerprint: with the account, which host policy is changed. */
+  /** The API key's fingerprint. */
   key: z.string(),
-  /** `team`: the policy in the team ledger (policy apply --ledger). */
   store: z.enum(['host', 'team']),
-  /** The version it changes, and what that version says: applied only while it is still in force. */
+  /** Applied only while this version is in force. */
   baseVersion: z.number().int().min(1),
   from: z.string(),
-  /** The policy proposed; null: remove it. */
+  /** null: remove it. */
   policy: PolicyRulesSchema.nullable(),
   proposedAt: z.string(),
   proposedBy: z.string(),
 });
-export type PolicyProposal = z.infer<typeof ProposalSchema>;
+type PolicyProposal = z.infer<typeof ProposalSchema>;
 
-export interface LoadedProposal {
+interface LoadedProposal {
   path: string;
   bytes: Buffer;
   proposal: PolicyProposal;
 }
 
-/** Whether the file is a policy proposal (else `approve` takes it for a plan). */
 export function isProposal(path: string): boolean {
   try {
     return (JSON.parse(readFileSync(path, 'utf8')) as { kind?: unknown }).kind === PROPOSAL_KIND;
@@ -65,14 +61,13 @@ export function loadProposal(path: string): LoadedProposal {
   return { path, bytes, proposal: r.data };
 }
 
-/** What an approver signs: the proposal, bound to its exact bytes; its purpose keeps a plan's signature from meaning it. */
+/** Bound to its exact bytes; its purpose keeps a plan's signature from meaning it. */
 export const proposalPayload = (p: LoadedProposal) => ({
   purpose: 'payout-batch policy change' as const,
   proposalSha256: sha256Hex(p.bytes),
   ...p.proposal,
 });
 
-/** The change in words, as `approve` shows it before signing. */
 export function proposalText(p: PolicyProposal): string {
   const to = p.policy ? `to ${describePolicy({ ...p.policy, account: p.account } as AccountPolicy)}` : 'to none (remove it)';
   return (
@@ -81,7 +76,6 @@ export function proposalText(p: PolicyProposal): string {
   );
 }
 
-/** Writes the proposal of changing `current` (in `store`) to `next` (null: removing it). */
 export async function writeProposal(
   path: string,
   o: { current: AccountPolicy; key: string; store: 'host' | 'team'; next: PolicyRules | null; by: string },
@@ -102,11 +96,7 @@ export async function writeProposal(
   return proposal;
 }
 
-/**
- * Makes the proposal the account's policy when the current policy's approvers signed it: each
- * counted once, under the name the policy lists with the key it lists, the signature over this
- * exact proposal. Refused (PolicyError) when too few did, or the policy changed since.
- */
+/** When enough of the policy in force's approvers signed it, each once under their listed key; else PolicyError. */
 export async function applyProposal(store: PolicyStore, loaded: LoadedProposal) {
   const { proposal } = loaded;
   const current = (await store.read()).policy;

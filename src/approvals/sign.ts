@@ -5,7 +5,7 @@ import { loadPlan, planPayload, signedBytes } from './payload.ts';
 import { addApproval, approvalsPathFor, type Approval, type Approver } from './approvals-file.ts';
 import { sameName } from '../engine/guards.ts';
 
-/** An approval of the plan by `name` with the private key in PEM `pem` (read from `where`, named in errors only). */
+/** `where`: the key file, named in errors only. */
 export function signPlan(payload: object, name: string, pem: string, where: string, now = new Date()): Approval {
   const k = parsePrivateKey(pem, where);
   const signedAt = now.toISOString();
@@ -13,7 +13,7 @@ export function signPlan(payload: object, name: string, pem: string, where: stri
   return { name, publicKey: k.publicKey, publicKeyFingerprint: k.fingerprint, signedAt, signature };
 }
 
-/** Whether the approval's signature, by the public key it carries, is over this plan's payload. */
+/** By the public key the approval carries. */
 export function verifyApproval(payload: object, a: Approval): { ok: true } | { ok: false; reason: string } {
   let key;
   try {
@@ -31,10 +31,7 @@ export function verifyApproval(payload: object, a: Approval): { ok: true } | { o
   return good ? { ok: true } : { ok: false, reason: 'signature does not match this plan' };
 }
 
-/**
- * The listed approvers whose approval is their signature of `payload` by the key the list gives
- * them, each counted once (never `maker`), and why each other approval does not count.
- */
+/** Each listed approver who signed `payload` by their listed key, once (never `maker`), and why the others do not count. */
 export function listedSigners(payload: object, approvals: Approval[], approvers: readonly Approver[], maker?: string) {
   const counted: string[] = [];
   const problems: string[] = [];
@@ -58,12 +55,7 @@ export function listedSigners(payload: object, approvals: Approval[], approvers:
   return { counted, problems };
 }
 
-/**
- * `plan --as NAME --approver-key KEY` (or `screen --clear`): the maker's signature of the plan (or
- * clearance, its payload given) just written, kept beside
- * it as an approval under the maker's name. It never counts as one (policy.ts makerKeys): it ties
- * the plan to its maker's key, which then counts for nobody on this plan.
- */
+/** `plan --as NAME --approver-key KEY`: never counted, it ties the plan to its maker's key, which then counts for nobody. */
 export async function signAsMaker(
   planPath: string,
   name: string,

@@ -1,5 +1,4 @@
-// Who approved a plan, when, with which key, and whether each approval holds: for the HTML report
-// (and anything else that shows a plan). Reads the plan and `<plan>.approvals.json` beside it.
+// Who approved a plan, when, with which key, and whether each approval holds.
 import { fingerprintOf, parsePublicKey } from './keys.ts';
 import { loadPlan, payloadText, planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
 import { approvalProblem, makerKeys } from './approval-rule.ts';
@@ -11,13 +10,7 @@ export interface ApprovalsView {
   approvals: { name: string; signedAt: string; publicKeyFingerprint: string; valid: boolean; reason?: string }[];
 }
 
-/**
- * `valid`: the signature is over the plan as it is now, by the key the approval carries (whose
- * fingerprint, shown, is computed from it: one stored that differs makes it invalid), and the
- * signer is not the plan's maker; given the approvers list, also that the name is listed with that
- * key (without it, whether the signer may approve is not known here: `run --require-approvals`
- * decides). Throws PlanFileError / ApprovalsFileError for a file that is not a plan or approvals.
- */
+/** Without the approvers list, whether a signer may approve is not known here: `run --require-approvals` decides. */
 export function approvalsView(planPath: string, approvers?: Approver[]): ApprovalsView {
   const plan = loadPlan(planPath);
   const payload = planPayload(plan);
@@ -38,7 +31,6 @@ export function approvalsView(planPath: string, approvers?: Approver[]): Approva
   };
 }
 
-/** The fingerprint of the key an approval carries, computed; "(unusable key)" when it is none. */
 function computedFingerprint(publicKey: string): string {
   try {
     return fingerprintOf(parsePublicKey(publicKey).raw);
@@ -47,15 +39,9 @@ function computedFingerprint(publicKey: string): string {
   }
 }
 
-/** How many payees `approve` lists before it counts the rest (the plan's report lists every one). */
 const PAYEES_SHOWN = 15;
 
-/**
- * What `approve` shows before it asks and signs: the signed payload's text (service, account,
- * totals per currency, maker, the first PAYEES_SHOWN payees), then what the plan says is paid
- * already and is not paid again by it: rows an earlier run of this batch created, and references
- * another batch of the account paid (left out: a reference is paid once per account).
- */
+/** What `approve` shows before it signs: the payload's text, then what is paid already and not again. */
 export function approveText(plan: LoadedPlan, payload: PlanPayload, planArg: string): string {
   const lines = [payloadText(payload, PAYEES_SHOWN)];
   if (payload.rows.length > PAYEES_SHOWN) lines.push(`every payee: \`payout-batch report ${planArg}\``);

@@ -1,7 +1,5 @@
-// The ledger of a service account: what this account has sent, batch by batch, whoever sent it
-// (README.md beside this file). One interface, two implementations: a folder of journal files per
-// user (file.ts) and a PostgreSQL database shared by a team (postgres.ts); open.ts chooses. Only
-// this folder and the CLI know which one a command holds.
+// What a service account has sent, batch by batch, whoever sent it: one interface, two
+// implementations (file.ts, postgres.ts); open.ts chooses (README.md beside this file).
 import { basename } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Dec } from '../money.ts';
@@ -25,25 +23,24 @@ export class ReservationLost extends Error {
   override readonly name = 'ReservationLost';
 }
 
-/** A batch's journal open for appending: each line is in the ledger, in order. */
 export interface JournalAppender {
-  /** Where the journal is, for messages: a file, or the database and the batch. */
+  /** For messages: a file, or the database and the batch. */
   readonly path: string;
-  /** Appends one line. `sync`: durable before it returns where the ledger can (the file: fsync). */
+  /** `sync`: durable before it returns where the ledger can (the file: fsync). */
   append(event: JournalEvent, options?: { sync?: boolean }): void;
   close(): void;
 }
 
-/** What a read of a batch's lines found: the scan, where the next read starts, and when the batch was last written. */
 export interface LinesRead extends JournalScan {
+  /** Where the next read starts. */
   next: number;
-  /** Milliseconds since the epoch; 0 for a batch never written. */
+  /** 0 for a batch never written. */
   lastWriteMs: number;
 }
 
 export interface ReserveOptions {
   batchId: string;
-  /** Absolute path of the batch file (named in the refusals of others). */
+  /** Absolute, named in the refusals of others. */
   file: string;
   results?: string;
   command: 'run' | 'retry';
@@ -55,23 +52,21 @@ export interface ReserveOptions {
 
 export interface Reservation {
   /**
-   * Runs `write` (the `initiating` record) under the account's lock while this reservation is
-   * still ours and holds `ref` (null: a line of the batch's own, its swap's), the line and every
-   * line before it recorded before this returns; throws ReservationLost otherwise (nothing is
-   * written, nothing sent).
+   * Runs `write` (the `initiating` line) under the account's lock while this reservation holds
+   * `ref` (null: the batch's own line, its swap's), every line recorded before this returns; else
+   * throws ReservationLost, nothing written.
    */
   guard: (ref: string | null, write: () => void) => Promise<void>;
-  /** Ends the reservation once every line of this run is recorded; throws when one could not be. */
+  /** Throws when a line of this run could not be recorded. */
   release: () => Promise<void>;
 }
 
-/** The claim of an inbox file's content by a `watch` (the team ledger's watch_claims). */
+/** A `watch`'s claim of an inbox file's content. */
 export interface WatchClaim {
   account: string;
   sha256: string;
-  /** The claim folder's name on the host that claimed it (processing/<claim>). */
+  /** processing/<claim> on the host that claimed it. */
   claim: string;
-  /** The file's name in the inbox. */
   name: string;
   /** The process that holds it: alive while it holds its session lock. */
   holder: string;
@@ -81,64 +76,52 @@ export interface WatchClaim {
   endedAt?: string;
 }
 
-/** The content this process claims, and the claim folder it sits in. */
 export type ClaimRequest = Pick<WatchClaim, 'account' | 'sha256' | 'claim' | 'name' | 'host'>;
 
-/**
- * `held`: this process holds the claim (new, already its own, or `replaced`: taken from a holder
- * that is gone, or from a claim that ended and may be run again). Otherwise `by`: the claim of
- * another, running (its holder alive) or ended.
- */
+/** `replaced`: taken from a holder that is gone, or from an ended claim that may run again; `by`: another's claim. */
 export type ClaimAnswer = { held: true; replaced?: WatchClaim } | { held: false; by: WatchClaim };
 
+/** The promises of each member are in README.md's table. */
 export interface Ledger {
-  /** What identifies the account: the service's normalised base URL (accountOf). */
+  /** The service's normalised base URL (accountOf). */
   readonly account: string;
-  /** Where it is, for messages: the account's folder, or the database without its password. */
+  /** For messages: the account's folder, or the database without its password. */
   readonly where: string;
   /** The embedded sandbox's: gone with the process (no policy is kept there). */
   readonly ephemeral: boolean;
-  /** Why it can no longer be used (a database lost mid-command), if so: nothing more is claimed or sent. */
+  /** A database lost mid-command: nothing more is claimed or sent. */
   readonly lost: Error | undefined;
-  /** Where a batch's journal is, for messages. */
   journalOf(batchId: string): string;
-  /** The account's batches, by the first 16 hex of their id. */
+  /** By the first 16 hex of their id. */
   batches(): Promise<string[]>;
-  /** Hands a batch's lines from position `from` (0: the first) to `onEvent`, in order, as they are now. */
+  /** A batch's lines from position `from` (0: the first), in order, as they are now. */
   read(batchId: string, onEvent: (e: JournalEvent) => void, from?: number): Promise<LinesRead>;
-  /** Opens a batch's journal for appending. */
   open(batchId: string): JournalAppender;
-  /**
-   * Checks, under the account's lock, that no other batch sent or is sending the fresh references
-   * and that no other process runs this batch; then reserves them. Throws BatchRefused (nothing sent).
-   */
+  /** Throws BatchRefused (nothing sent). */
   reserve(o: ReserveOptions): Promise<Reservation>;
-  /** A team ledger's: the account's approval policy as last set (its text, and where it is for messages). */
+  /** A team ledger's: the account's approval policy as last set. */
   policy?(): Promise<{ text: string; where: string } | undefined>;
-  /** A team ledger's: sets the account's approval policy (a new version; the earlier ones stay). */
+  /** A team ledger's: a new version; the earlier ones stay. */
   setPolicy?(text: string): Promise<void>;
   /**
-   * What the account sent without approval on the UTC `day` (YYYY-MM-DD), per currency, each
-   * reference once. With `take`, under the account's lock: records its payouts unless a currency's
-   * total would then pass `take.above` (then nothing is recorded and `taken` is false).
+   * Sent without approval on the UTC `day`, per currency, each reference once. With `take`, under
+   * the account's lock: its payouts recorded unless a currency's total would pass `take.above`.
    */
   unapproved(day: string, take?: UnapprovedTake): Promise<{ totals: Record<string, string>; taken: boolean }>;
-  /** Claims a file's content for this watch: a ledger shared by hosts holds one claim per content; a file ledger, none (always held). */
+  /** One claim per content on a ledger shared by hosts; a file ledger holds none (always held). */
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer>;
-  /** Whether the claim `claim` of this content is abandoned (ended, or its process gone); undefined when the ledger holds no claim of it. */
+  /** Ended, or its process gone; undefined when the ledger holds no claim of it. */
   claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined>;
-  /** Records how this process's claim ended. */
   endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void>;
 }
 
-/** A payout sent without an approval, as an account's allowance of the day counts it. */
 export interface UnapprovedPayout {
   reference: string;
   currency: string;
   amount: string;
 }
 
-/** Payouts to add to the day's count, and the most each currency may total (a currency not named: none). */
+/** `above`: the most each currency may total (a currency not named: none). */
 export interface UnapprovedTake {
   payouts: UnapprovedPayout[];
   above: Record<string, string>;
@@ -159,11 +142,7 @@ export function countUnapproved(recorded: UnapprovedPayout[], take?: UnapprovedT
   return { totals, taken, add: taken ? add : [] };
 }
 
-/**
- * The account a base URL names, however it is spelled: scheme and host in lower case, no default
- * port (the URL parser drops it), no trailing dot or slash, and every loopback name (`localhost`,
- * 127.0.0.0/8, `::1`) as 127.0.0.1, so `http://localhost:P` and `http://127.0.0.1:P` are one ledger.
- */
+/** The account a base URL names, however spelled: lower case, no default port, trailing dot or slash, every loopback as 127.0.0.1. */
 export function accountOf(baseUrl: string): string {
   const u = new URL(baseUrl);
   const host = u.hostname.replace(/\.$/, '');
@@ -172,7 +151,6 @@ export function accountOf(baseUrl: string): string {
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
 }
 
-/** A batch's journal, read now and folded. */
 export interface BatchFold extends LinesRead {
   ledger: Ledger;
   batchId: string;
@@ -180,7 +158,6 @@ export interface BatchFold extends LinesRead {
   folded: FoldedJournal;
 }
 
-/** Reads a batch's lines and folds them (journal/lines.ts). */
 export async function foldBatch(ledger: Ledger, batchId: string): Promise<BatchFold> {
   const folded = emptyFold();
   const read = await ledger.read(batchId, (e) => applyEvent(folded, e as JournalLine));
@@ -198,26 +175,20 @@ export async function* eachJournal(ledgers: Iterable<Ledger>): AsyncGenerator<{ 
     }
 }
 
-/** Every batch of these ledgers, read now and folded, one at a time (each batch once). */
 export async function* eachBatch(ledgers: Iterable<Ledger>): AsyncGenerator<BatchFold> {
   for await (const { ledger, batchId } of eachJournal(ledgers)) yield await foldBatch(ledger, batchId);
 }
 
-/** Every batch of these ledgers, read now and folded (each batch once). */
 export async function foldAll(ledgers: Iterable<Ledger>): Promise<BatchFold[]> {
   const out: BatchFold[] = [];
   for await (const b of eachBatch(ledgers)) out.push(b);
   return out;
 }
 
-/** Whether a command's argument names a batch by its id (8 to 64 hex) rather than a file there. */
+/** An argument of 8 to 64 hex that is not a file names a batch. */
 export const namesBatch = (arg: string): boolean => /^[0-9a-f]{8,64}$/i.test(arg) && !existsSync(arg);
 
-/**
- * The journal of a batch named by its id (or the first 8 to 64 hex of it) in these ledgers:
- * `status`, `retry`, `reconcile` and `report` take a batch id where a results file is expected, so
- * a person on another host of a team ledger names the batch (engine/retry-batch.ts resultsHere).
- */
+/** A batch named by its id where a results file is expected, e.g. from another host of a team ledger. */
 export async function batchNamed(ledgers: Iterable<Ledger>, arg: string): Promise<BatchFold | undefined> {
   if (!namesBatch(arg)) return undefined;
   const prefix = arg.toLowerCase().slice(0, 16);
@@ -226,24 +197,20 @@ export async function batchNamed(ledgers: Iterable<Ledger>, arg: string): Promis
   return undefined;
 }
 
-/** A reference another batch of the account sent: created there, or of an outcome not known yet. */
+/** A reference another batch of the account sent; `since`: when that batch was first run. */
 export interface SentElsewhere {
   ref: string;
-  /** created: already paid at this account (that batch's payout); otherwise sent, outcome not known yet. */
   phase: 'created' | 'initiating' | 'unknown' | 'conflict';
   batchId: string;
-  /** The batch file, its results, and when that batch was first run (its journal's header). */
   file: string;
   results?: string;
   since?: string;
-  /** That batch's payout, when created. */
   payout?: PayoutSnapshot;
 }
 
 /**
- * The references among `refs` that another batch of the account shows sent (created, or of unknown
- * outcome): a reference is paid once per account, whatever the batch or its --batch-id. A refused
- * one (`rejected`) is not: it may be sent again, as `retry` would.
+ * The references among `refs` another batch of the account sent, created or of unknown outcome: a
+ * reference is paid once per account, whatever its --batch-id. A `rejected` one may be sent again.
  */
 export async function sentByOtherBatches(ledger: Ledger, batchId: string, refs: Set<string>): Promise<Map<string, SentElsewhere>> {
   const out = new Map<string, SentElsewhere>();
@@ -269,7 +236,6 @@ export async function sentByOtherBatches(ledger: Ledger, batchId: string, refs: 
   return out;
 }
 
-/** Where a reference was sent, in words: "already paid at this account (payout ..., batch ...)". */
 export function sentElsewhereText(x: SentElsewhere): string {
   const batch = `batch ${x.batchId.slice(0, 16)}, ${x.file}${x.results ? `, results ${x.results}` : ''}${x.since ? `, first run ${x.since.slice(0, 10)}` : ''}`;
   if (x.phase === 'created') return `already paid at this account (payout ${x.payout?.payoutRef ?? x.payout?.id}, ${batch})`;
@@ -279,8 +245,7 @@ export function sentElsewhereText(x: SentElsewhere): string {
 
 const list = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ', ...' : ''}`;
 
-/** Who sends a batch right now, in words (the refusals of reserve). */
-export interface BatchRunner {
+interface BatchRunner {
   batchId: string;
   file: string;
   command: string;
@@ -291,7 +256,6 @@ export interface BatchRunner {
 const who = (r: BatchRunner) =>
   `${r.file} (batch ${r.batchId.slice(0, 16)}, \`${r.command}\` by pid ${r.pid} on ${r.host} since ${r.startedAt})`;
 
-/** The refusal of a batch another live process is sending. */
 export const batchInProgress = (r: BatchRunner): BatchRefused =>
   new BatchRefused(
     `this batch is being sent right now by another process: ${who(r)}. Nothing was sent. ` +
@@ -299,7 +263,6 @@ export const batchInProgress = (r: BatchRunner): BatchRefused =>
     'batch-in-progress',
   );
 
-/** The refusal of references another live batch holds (`by`: that batch's run, when known). */
 export const referencesBeingSent = (refs: string[], by: BatchRunner | undefined): BatchRefused =>
   new BatchRefused(
     `${plural(refs.length, 'reference')} of this file (${list(refs)}) are being sent right now by another batch${by ? `, ${who(by)}` : ''}. ` +
@@ -307,11 +270,7 @@ export const referencesBeingSent = (refs: string[], by: BatchRunner | undefined)
     'references-being-sent',
   );
 
-/**
- * Batches sent before (their journals): a reference created, or whose outcome is not known yet, is
- * not sent again under another batch, --batch-id or not: paying the same person again takes a new
- * reference. Run under the account's lock by each implementation's reserve.
- */
+/** Run under the account's lock by each implementation's reserve: paying the same person again takes a new reference. */
 export async function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptions, fresh: Set<string>): Promise<void> {
   const sent = [...(await sentByOtherBatches(ledger, o.batchId, fresh)).values()];
   if (!sent.length) return;
@@ -327,8 +286,6 @@ export async function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptio
   );
 }
 
-/** The 16 hex that name a batch's journal. */
 export const batchKey = (batchId: string): string => batchId.slice(0, 16);
 
-/** A journal's 16 hex, from its file name (`<batch16>.journal.jsonl`). */
 export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];

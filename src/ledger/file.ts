@@ -1,16 +1,6 @@
-// The file ledger: the journals of every batch sent to one account, in one folder per user,
-// whatever folder the batch files sit in (README.md beside this file).
-//
-//   <state root>/ledgers/<host>-<hash of the account>/
-//       <batch16>.journal.jsonl   one journal per batch (journal/journal.ts), named by its identity
-//       <batch16>.reserve.json    the references a live process is sending (a reservation)
-//       ledger.lock               the inter-process lock of the account (files/lock.ts)
-//       unapproved-<day>.jsonl    payouts sent without approval that UTC day (the host's allowance, beside its policy)
-//
-// Under the lock: the check that no other process runs this batch and that no other batch sent or
-// is sending its references, with their reservation, as one step; and every `initiating` line
-// afterwards, written (fsynced) only while the reservation is still this process's own. Two
-// processes can never both send a reference.
+// The file ledger: one folder per account and user (its files: README.md beside this file). Under
+// its lock, the refusals and the reservation are one step, and every `initiating` line is fsynced
+// only while the reservation is still this process's own: two processes never both send a reference.
 import { appendFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -38,24 +28,18 @@ import {
   type UnapprovedTake,
 } from './account-ledger.ts';
 
-/** `<root>/ledgers/<host>-<12 hex of sha256(account)>`: readable, and one folder per account. */
+/** `<root>/ledgers/<host>-<12 hex of sha256(account)>` */
 export function ledgerDirFor(root: string, account: string): string {
   const host = new URL(account).host.replace(/[^A-Za-z0-9.-]+/g, '_').slice(0, 60);
   return join(resolve(root), 'ledgers', `${host}-${createHash('sha256').update(account).digest('hex').slice(0, 12)}`);
 }
 
-/**
- * Refuses a state folder another user could change, as ssh does for its own: the folder, its
- * `ledgers` and the account's ledger may not be symbolic links, must belong to this user and may
- * not be writable by group or others. Whoever can write there can remove a journal or a
- * reservation and so make a payout go out twice. Folders this tool creates are 0700.
- */
+/** Refuses a state folder another user could change, as ssh does: they could remove a journal and make a payout go out twice. */
 export function checkStateFolder(root: string, ledgerDir: string): void {
   const why = unsafeStateFolder(root, ledgerDir);
   if (why) throw new BatchRefused(why, 'UNSAFE_STATE_FOLDER');
 }
 
-/** Why checkStateFolder refuses the state folder (and the ledger's folder, when named), or undefined. */
 export function unsafeStateFolder(root: string, ledgerDir?: string): string | undefined {
   for (const path of [resolve(root), join(resolve(root), 'ledgers'), ...(ledgerDir ? [ledgerDir] : [])]) {
     let st;
@@ -74,7 +58,7 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
   return undefined;
 }
 
-/** A folder's entries; none when it cannot be read. */
+/** None when it cannot be read. */
 export function names(dir: string): string[] {
   try {
     return readdirSync(dir);
@@ -83,7 +67,7 @@ export function names(dir: string): string[] {
   }
 }
 
-export interface ReserveOwner {
+interface ReserveOwner {
   pid: number;
   host: string;
   startedAt: string;
@@ -99,7 +83,6 @@ interface ReserveFile {
   refs: string[];
 }
 
-/** A reservation on another host whose file was not touched for this long is taken to be dead. */
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;
 
@@ -112,13 +95,11 @@ function readReserve(path: string): ReserveFile | undefined {
   }
 }
 
-/** The ledger of one account in a folder of this user's. */
 export class FileLedger implements Ledger {
   readonly lost = undefined;
 
   constructor(
     readonly account: string,
-    /** The folder of the account's journals. */
     readonly dir: string,
     readonly ephemeral = false,
   ) {}
@@ -135,11 +116,7 @@ export class FileLedger implements Ledger {
     return names(this.dir).flatMap((n) => batchOfJournalName(n) ?? []);
   }
 
-  /**
-   * From the start, the size and time are taken before the lines are read, so a line another
-   * process appends meanwhile is at or after `next` and the next read hands it again (status lines
-   * apply forward only: twice is the same as once), where taking it after could skip it.
-   */
+  /** The size is taken before the lines are read: a line appended meanwhile is read again next time (twice is once), never skipped. */
   async read(batchId: string, onEvent: (e: JournalEvent) => void, from = 0): Promise<LinesRead> {
     const path = this.journalOf(batchId);
     if (from > 0) {
@@ -147,32 +124,15 @@ export class FileLedger implements Ledger {
       events.forEach(onEvent);
       return { events: events.length, skipped, tornTail: false, next, lastWriteMs: 0 };
     }
-    let next = 0;
-    let lastWriteMs = 0;
-    try {
-      const st = statSync(path);
-      next = st.size;
-      lastWriteMs = st.mtimeMs;
-    } catch {
-      // a new journal
-    }
-    return { ...scanJournal(path, onEvent), next, lastWriteMs };
+    const st = statSync(path, { throwIfNoEntry: false }); // (none: a new journal)
+    return { ...scanJournal(path, onEvent), next: st?.size ?? 0, lastWriteMs: st?.mtimeMs ?? 0 };
   }
 
   open(batchId: string): JournalAppender {
     return JournalWriter.open(this.journalOf(batchId));
   }
 
-  /**
-   * Runs `job` under the account's inter-process lock, one job at a time within this process too.
-   * Waits up to a minute for another process.
-   *
-   * The lock is files/lock.ts (an owner record hard-linked into place: atomic; a holder that died on
-   * this host is known at once from the process table, never by age). proper-lockfile was tried
-   * first: it loads signal-exit 3, which re-raises SIGINT/SIGTERM when its own handler is the last
-   * one left and so kills a command in the middle of its clean stop (`listen` ended by the signal
-   * instead of exit 0), and it takes a lock from a live holder blocked past its stale time.
-   */
+  /** Waits up to a minute for another process; a dead holder on this host is known from the process table, never by age. */
   private locked<T>(job: () => T | Promise<T>): Promise<T> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     return withLock(join(this.dir, 'ledger.lock'), async () => job(), { waitMs: 60_000, staleMs: 60_000, purpose: 'ledger' });
@@ -193,7 +153,6 @@ export class FileLedger implements Ledger {
     return this.held(path, ino, refs);
   }
 
-  /** Batches being sent right now (a live process holds their reservation): this one, or one sending these references. */
   private refuseBatchesBeingSent(o: ReserveOptions, fresh: Set<string>, me: ReserveOwner): void {
     const now = Date.now();
     for (const n of names(this.dir)) {
@@ -201,12 +160,8 @@ export class FileLedger implements Ledger {
       const p = join(this.dir, n);
       const r = readReserve(p);
       if (!r || (r.owner.pid === me.pid && r.owner.host === me.host && r.owner.startedAt === me.startedAt)) continue;
-      let mtime = 0;
-      try {
-        mtime = statSync(p).mtimeMs;
-      } catch {
-        continue;
-      }
+      const mtime = statSync(p, { throwIfNoEntry: false })?.mtimeMs;
+      if (mtime === undefined) continue;
       const alive = holderAlive(r.owner) ?? now - mtime < RESERVE_STALE_OTHER_HOST_MS;
       if (!alive) {
         unlinkSync(p); // left by a process that is gone: what it sent is in its journal
@@ -219,7 +174,7 @@ export class FileLedger implements Ledger {
     }
   }
 
-  /** The reservation written at `path` (inode `ino`), touched while held so another host sees it alive. */
+  /** Touched while held, so that another host sees it alive. */
   private held(path: string, ino: number, refs: Set<string>): Reservation {
     const beat = setInterval(() => {
       const t = new Date();
@@ -280,7 +235,7 @@ export class FileLedger implements Ledger {
     return take ? this.locked(count) : count();
   }
 
-  /** A folder's claim (watch/claims.ts: the rename into processing/) is the only claim of a file ledger. */
+  /** The watch's rename into processing/ is a file ledger's only claim. */
   async claim(): Promise<ClaimAnswer> {
     return { held: true };
   }

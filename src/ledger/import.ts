@@ -1,12 +1,6 @@
-// `payout-batch ledger import --from-state-dir DIR`: the file ledgers of a state folder (file.ts,
-// `DIR/ledgers/<account folder>/<batch16>.journal.jsonl`) copied into the team ledger's
-// journal_lines (README.md beside this file), one row per line, in order.
-//
-// All or nothing, in one transaction under the advisory lock of every account it touches (the
-// lock the engine takes to reserve references): a reference the database shows sent by another
-// batch of the same account (the rule of ledger.ts sentByOtherBatches) refuses the whole import,
-// every such reference listed with both batches, as does a batch the database holds with other
-// lines. A batch the database holds with the same lines is skipped: importing twice is harmless.
+// `ledger import --from-state-dir DIR`: a state folder's journals copied into the team ledger, all
+// or nothing under the lock of every account it touches. A reference the database shows sent by
+// another batch, or a batch held with other lines, refuses it all; one held with the same lines is skipped.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -15,7 +9,6 @@ import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
 import { ledgerDirFor, names as list } from './file.ts';
 
-/** One batch's journal of a file ledger, as its lines (the text of each complete event). */
 export interface FileJournal {
   account: string;
   batchId: string;
@@ -23,17 +16,15 @@ export interface FileJournal {
   lines: string[];
 }
 
-export interface ImportConflict {
+interface ImportConflict {
   account: string;
   ref: string;
-  /** The imported batch (its file) that sent the reference. */
   batch: { batchId: string; file: string };
   /** The batch the database shows sent it, and how far. */
   other: { batchId: string; file: string; phase: RowPhase };
 }
 
 export interface ImportPlan {
-  /** The journals to insert, in order. */
   insert: FileJournal[];
   /** Already in the database with the same lines. */
   same: FileJournal[];
@@ -42,10 +33,10 @@ export interface ImportPlan {
   conflicts: ImportConflict[];
 }
 
-/** Sent, as far as a reference's payment goes: not refused, not only quoted (ledger.ts sentByOtherBatches). */
+/** As sentByOtherBatches counts it. */
 const sent = (phase: RowPhase) => phase !== 'none' && phase !== 'rejected';
 
-/** The complete events of a journal's text, as written (a torn or damaged line is left out, as journal.ts does). */
+/** A torn or damaged line is left out, as journal.ts does. */
 export function journalLines(text: string): string[] {
   return text
     .replace(/^\uFEFF/, '')
@@ -55,11 +46,7 @@ export function journalLines(text: string): string[] {
 
 const fold = (lines: string[]): FoldedJournal => foldJournal(lines.map((l) => JSON.parse(l) as JournalLine));
 
-/**
- * The journals of the file ledgers under `stateDir`, and the account folders whose account is not
- * known. The account of a journal is its header's `account` when it names one; else the folder's,
- * recognised among `accounts` (a folder is named by a hash of its account: file.ts ledgerDirFor).
- */
+/** A journal's account is its header's, else its folder's, recognised among `accounts` (by hash); `unknown`: other folders. */
 export function readFileLedgers(stateDir: string, accounts: string[]): { journals: FileJournal[]; unknown: string[] } {
   const base = join(resolve(stateDir), 'ledgers');
   const byFolder = new Map(accounts.map((a) => [basename(ledgerDirFor(stateDir, a)), a]));
@@ -71,25 +58,20 @@ export function readFileLedgers(stateDir: string, accounts: string[]): { journal
       const path = join(base, folder, name);
       const lines = journalLines(readFileSync(path, 'utf8'));
       const header = fold(lines).header;
-      if (!header) continue; // nothing was ever written after the header: nothing to carry over
+      if (!header) continue;
       // (the embedded sandbox of --env local keeps its ledger in the folder named by its account)
       const account = typeof header.account === 'string' ? header.account : folder === 'local' ? 'local' : byFolder.get(folder);
       if (account === undefined) {
         if (!unknown.includes(folder)) unknown.push(folder);
         continue;
       }
-      // (named as the engine names a batch's journal, there and in the database: its first 16 hex)
       journals.push({ account, batchId: header.batchId.slice(0, 16), path, lines });
     }
   }
   return { journals, unknown };
 }
 
-/**
- * The rule, pure: what the database (`existing`: account → batch id → its lines, in order) and the
- * journals to import make of the import. Journals imported together are checked against each
- * other as well.
- */
+/** Pure. `existing`: account → batch id → its lines; journals imported together are checked against each other too. */
 export function planImport(existing: Map<string, Map<string, string[]>>, journals: FileJournal[]): ImportPlan {
   const plan: ImportPlan = { insert: [], same: [], differing: [], conflicts: [] };
   const folds = new Map<string, Map<string, FoldedJournal>>();
@@ -122,7 +104,6 @@ export function planImport(existing: Map<string, Map<string, string[]>>, journal
   return plan;
 }
 
-/** The lines the database holds of these accounts: account → batch id → lines, in order. */
 async function linesOf(q: Queryable, accounts: string[]): Promise<Map<string, Map<string, string[]>>> {
   const r = await q.query<{ account: string; batch_id: string; line: string }>(
     'SELECT account, batch_id, line FROM payout_batch.journal_lines WHERE account = ANY($1::text[]) ORDER BY id',
@@ -140,12 +121,11 @@ async function linesOf(q: Queryable, accounts: string[]): Promise<Map<string, Ma
   return out;
 }
 
-/** account and batch id as one key */
 const batchKey = (account: string, batchId: string) => `${account}\n${batchId}`;
-/** A batch's lines as one digest, computed alike here and in the database (a line is JSON: never a raw newline). */
+/** Computed alike here and in the database (a line is JSON: never a raw newline). */
 const linesDigest = (lines: string[]) => createHash('sha256').update(lines.join('\n'), 'utf8').digest('hex');
 
-/** The digest of the lines of each batch the database holds of these accounts: one row per batch, no line read back. */
+/** One row per batch, no line read back. */
 async function digestsOf(q: Queryable, accounts: string[]): Promise<Map<string, string>> {
   const r = await q.query<{ account: string; batch_id: string; digest: string }>(
     `SELECT account, batch_id, encode(sha256(convert_to(string_agg(line, E'\n' ORDER BY id), 'UTF8')), 'hex') AS digest
@@ -155,7 +135,7 @@ async function digestsOf(q: Queryable, accounts: string[]): Promise<Map<string, 
   return new Map(r.rows.map((row) => [batchKey(row.account, row.batch_id), row.digest]));
 }
 
-/** The plan when the database holds every batch already: each the same, or with other lines (refused). */
+/** When the database holds every batch already. */
 function heldPlan(journals: FileJournal[], held: Map<string, string>): ImportPlan {
   const plan: ImportPlan = { insert: [], same: [], differing: [], conflicts: [] };
   for (const j of journals) (held.get(batchKey(j.account, j.batchId)) === linesDigest(j.lines) ? plan.same : plan.differing).push(j);
@@ -164,17 +144,13 @@ function heldPlan(journals: FileJournal[], held: Map<string, string>): ImportPla
 
 const CHUNK = 5000;
 
-/**
- * Imports the journals in one transaction: nothing when the plan has conflicts or differing
- * batches. `origin`: what the journal_lines rows name as their writer.
- */
+/** Nothing is imported when the plan has conflicts or differing batches. `origin`: the rows' writer. */
 export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJournal[], origin: string): Promise<ImportPlan> {
   const accounts = [...new Set(journals.map((j) => j.account))].sort();
   return db.tx(async (q) => {
     // the engine's account locks, in one order (no deadlock with another import)
     for (const a of accounts) await q.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(a)]);
-    // Importing again what is already there (the usual second run) reads no line back: only when a
-    // batch is new are the others' lines needed, to find a reference both sent.
+    // importing again (the usual second run) reads no line back: only a new batch needs the others' lines
     const held = await digestsOf(q, accounts);
     const plan = journals.every((j) => held.has(batchKey(j.account, j.batchId)))
       ? heldPlan(journals, held)

@@ -1,5 +1,4 @@
-// Which ledger a command holds: the team ledger when the connection shares one (--ledger), else
-// the file ledger of the state folder. The one place, with the CLI, that knows there are two.
+// Which ledger a command holds: the one place, with the CLI, that knows there are two.
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,10 +10,7 @@ import { PgLedgers } from './postgres.ts';
 
 const ephemeral = new WeakMap<object, FileLedger>();
 
-/**
- * The ledger of a connection's account. `root`: the state folder (--state-dir, a watch's
- * "stateDir"; default quota.ts defaultStateDir(), the per-user one); a team ledger has none.
- */
+/** `root`: the state folder, default the per-user one; a team ledger has none. */
 export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'shared'>, o: { root?: string } = {}): Ledger {
   const kept = conn.sandbox?.account;
   const account = kept ?? accountOf(conn.environment.baseUrl);
@@ -32,10 +28,8 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'sha
 }
 
 /**
- * Every account's ledger in these state folders, and the team ledger's when the connection shares
- * one: for `status`, `listen` and `report`, which know a payout id or a batch id, not the service
- * it was sent to (a key names no batch: identity.ts). The account of a folder is not known here
- * (its name is a hash): these are for reading and appending, not for reserving.
+ * Every account's ledger in these state folders and the team ledger, for commands that know a
+ * payout or batch id, not its service. A folder's account is not known here: not for reserving.
  */
 export async function ledgersIn(roots: string[], shared?: Connection['shared']): Promise<Ledger[]> {
   const out: Ledger[] = shared instanceof PgLedgers ? await shared.all() : [];

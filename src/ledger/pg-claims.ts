@@ -1,8 +1,5 @@
-// The watch claims of the team ledger (payout_batch.watch_claims, schema.ts): one claim per file
-// content (sha256) and account, whichever host claims it, so two `watch` hosts given one file run
-// it once. The primary key is the claim: an INSERT ... ON CONFLICT DO NOTHING gives it to exactly
-// one process, never a read-then-write. A claim changes hands only by a compare-and-set on the
-// claim it replaces (its holder and state as read): of two hosts taking over one claim, one wins.
+// The team ledger's watch claims, one per content and account: the primary key gives it to exactly
+// one process, and it changes hands only by a compare-and-set on the claim as read.
 import type { ClaimAnswer, ClaimRequest, WatchClaim } from './account-ledger.ts';
 import type { TeamDb } from './pg-db.ts';
 
@@ -24,13 +21,11 @@ const claimOfRow = (r: Row): WatchClaim => ({
   ...(r.ended_at ? { endedAt: r.ended_at.toISOString() } : {}),
 });
 
-/** The claim of a content at an account, if any. */
 export async function claimOf(db: Db, account: string, sha256: string): Promise<WatchClaim | undefined> {
   const r = await db.query<Row>(`SELECT ${COLUMNS} FROM payout_batch.watch_claims WHERE account = $1 AND sha256 = $2`, [account, sha256]);
   return r.rows[0] && claimOfRow(r.rows[0]);
 }
 
-/** Inserts this process's claim; false when the content is claimed already (the primary key). */
 async function insertClaim(db: Db, c: ClaimRequest): Promise<boolean> {
   const r = await db.query(
     `INSERT INTO payout_batch.watch_claims (account, sha256, claim, name, holder, host, state)
@@ -40,7 +35,6 @@ async function insertClaim(db: Db, c: ClaimRequest): Promise<boolean> {
   return r.rowCount === 1;
 }
 
-/** Takes `from` over for this process, only if it is still as read (its holder, claim and state). */
 async function replaceClaim(db: Db, c: ClaimRequest, from: WatchClaim): Promise<boolean> {
   const r = await db.query(
     `UPDATE payout_batch.watch_claims
@@ -51,11 +45,7 @@ async function replaceClaim(db: Db, c: ClaimRequest, from: WatchClaim): Promise<
   return r.rowCount === 1;
 }
 
-/**
- * Claims a content for this process. A running claim whose holder is gone (its session lock
- * released: the process died or lost the database) is taken over; an ended one only when
- * `mayRetake` says so (a file refused with nothing sent may be dropped again).
- */
+/** A running claim whose holder is gone is taken over; an ended one only when `mayRetake` says so. */
 export async function claimContent(
   db: Db,
   c: ClaimRequest,
@@ -73,7 +63,7 @@ export async function claimContent(
   }
 }
 
-/** Records how this process's claim of a content ended; false when it is not (or no longer) its own. */
+/** False when the claim is not (or no longer) this process's. */
 export async function endClaim(db: Db, c: Pick<ClaimRequest, 'account' | 'sha256' | 'claim'>, state: 'done' | 'failed'): Promise<boolean> {
   const r = await db.query(
     `UPDATE payout_batch.watch_claims SET state = $4, ended_at = now()

@@ -1,18 +1,7 @@
-// The connection of a process to the team ledger (PostgreSQL, through node-postgres): a pool for
-// short transactions, and one session of its own that holds this process's advisory lock for as
-// long as the process lives. PostgreSQL releases a session's locks when its connection ends, so a
-// process that dies, or that loses the database, is known to be gone by every other process and
-// host: `holderAlive`.
-//
-// Once the database is lost in the middle of a command (the session's connection ends, or a
-// query fails for want of the server), the handle is `lost` for good: every later call throws
-// TeamLedgerError LEDGER_LOST, and the engine stops before the next request leaves (nothing may
-// be sent that the ledger has not recorded). No reconnection: this process's locks went with the
-// session, so what it reserved may already be another's.
-//
-// The connection string may hold a password: it is kept in this module only, never logged,
-// written or put in an error (`redactUrl`). node-postgres reads PGPASSWORD, PGHOST... and
-// ~/.pgpass (through pgpass) when the URL leaves them out.
+// A process's connection to the team ledger: a pool, and a session holding this process's advisory
+// lock while it lives, so that others know when it is gone (`holderAlive`). Once the database is
+// lost mid-command the handle is `lost` for good, never reconnected: the locks went with the session,
+// so what it reserved may be another's already. The URL's password never leaves this module.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
@@ -20,21 +9,11 @@ import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
 
 export type { Queryable };
 
-export type TeamLedgerCode =
-  /** Not a postgres:// URL, or one that cannot be parsed. */
-  | 'LEDGER_URL'
-  /** Could not connect (refused, timed out, authentication failed): nothing was sent. */
-  | 'LEDGER_UNREACHABLE'
-  /** The schema is missing (run `payout-batch ledger init`) or newer than this tool. */
-  | 'LEDGER_SCHEMA'
-  /** Lost in the middle of a command: it stops; run it again (from any host) to continue. */
-  | 'LEDGER_LOST';
-
-/** The one error of this boundary. Its message never holds the password. */
+/** Its message never holds the password. */
 export class TeamLedgerError extends Error {
   override readonly name = 'TeamLedgerError';
   constructor(
-    readonly code: TeamLedgerCode,
+    readonly code: 'LEDGER_URL' | 'LEDGER_UNREACHABLE' | 'LEDGER_SCHEMA' | 'LEDGER_LOST',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -42,7 +21,6 @@ export class TeamLedgerError extends Error {
   }
 }
 
-/** The connection string with its password (in the authority or a `password=` parameter) as `***`. */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
@@ -54,22 +32,20 @@ export function redactUrl(url: string): string {
   }
 }
 
-/** The namespace of this tool's two-key advisory locks (`pg_advisory_lock(int, int)`): "PBAT". */
+/** The first key of this tool's two-key advisory locks: "PBAT". */
 export const LOCK_NAMESPACE = 0x50424154;
 
-/** Whether the holder of `holderColumn` is alive: it holds its session advisory lock (a dead process's rows are stale). */
+/** Whether the holder of `holderColumn` holds its session advisory lock. */
 export const ALIVE = (holderColumn: string) => `EXISTS (
   SELECT 1 FROM payout_batch.holders h JOIN pg_locks l
     ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
    AND l.classid = ${LOCK_NAMESPACE}::bigint::oid AND l.objid = h.lock_id::bigint::oid
   WHERE h.holder = ${holderColumn})`;
 
-/** A 31-bit lock id for a name (an account, a pace): the second key of a two-key advisory lock. */
 export function lockIdOf(name: string): number {
   return createHash('sha256').update(name).digest().readUInt32BE(0) & 0x7fffffff;
 }
 
-/** Errors that mean the server is gone (not a refusal of one statement). */
 function connectionLost(e: unknown): boolean {
   const code = (e as { code?: string })?.code ?? '';
   const msg = e instanceof Error ? e.message : String(e);
@@ -80,21 +56,18 @@ function connectionLost(e: unknown): boolean {
   );
 }
 
-export interface OpenOptions {
-  /** What this process is (`run`, `watch`...), shown to others in its holder row. */
+interface OpenOptions {
+  /** Shown to others in its holder row. */
   command?: string;
-  /** Skip the schema check (`ledger init`, which applies it). */
+  /** `ledger init`, which applies the schema. */
   init?: boolean;
-  /** How long to wait for the server before LEDGER_UNREACHABLE (default 5 s). */
   connectTimeoutMs?: number;
-  /** Told once, when the database is lost mid-command. */
   onLost?: (e: TeamLedgerError) => void;
 }
 
 export class TeamDb {
-  /** This process on the ledger: named in the rows it holds and the journal lines it writes. */
+  /** Named in the rows it holds and the journal lines it writes. */
   readonly holder = randomUUID();
-  /** Its session advisory lock's second key. */
   readonly lockId = randomBytes(4).readUInt32BE(0) & 0x7fffffff;
   lost: TeamLedgerError | undefined;
   private closing = false;
@@ -106,10 +79,6 @@ export class TeamDb {
     readonly where: string,
   ) {}
 
-  /**
-   * Connects, checks the schema version (unless `init`), registers this process as a holder and
-   * takes its session lock. Throws TeamLedgerError LEDGER_URL, LEDGER_UNREACHABLE or LEDGER_SCHEMA.
-   */
   static async open(url: string, o: OpenOptions = {}): Promise<TeamDb> {
     let parsed: URL;
     try {
@@ -132,8 +101,7 @@ export class TeamDb {
     try {
       await session.connect();
     } catch (e) {
-      // (a refusal can leave the socket open, an authentication's for one: end it, or the process
-      // would wait on it after saying why it stops)
+      // (a refused authentication can leave the socket open, and the process waiting on it)
       await Promise.allSettled([session.end(), pool.end()]);
       const why = /password must be a string/.test((e as Error).message)
         ? 'it asks for a password, and none was given (in the URL, PGPASSWORD or ~/.pgpass)'
@@ -178,7 +146,6 @@ export class TeamDb {
       );
   }
 
-  /** Called (once) when the database is lost mid-command. */
   onLost(listener: (e: TeamLedgerError) => void): void {
     this.lostListeners.push(listener);
   }
@@ -199,7 +166,6 @@ export class TeamDb {
     if (this.lost) throw this.lost;
   }
 
-  /** One statement, outside a transaction. */
   async query<R extends QueryResultRow = QueryResultRow>(
     sql: string,
     params: unknown[] = [],
@@ -212,11 +178,7 @@ export class TeamDb {
     }
   }
 
-  /**
-   * Runs `body` in one transaction (READ COMMITTED); with `lock`, first takes the transaction
-   * advisory lock of that name (an account, a pace): the bodies of one name run one at a time,
-   * every process and host together, and the lock goes with the transaction whatever happens.
-   */
+  /** With `lock`, the bodies of one name run one at a time, every process and host together. */
   async tx<T>(body: (q: Queryable) => Promise<T>, o: { lock?: string } = {}): Promise<T> {
     this.check();
     let client: PoolClient;
@@ -234,8 +196,7 @@ export class TeamDb {
     client.on('error', onError);
     try {
       await client.query('BEGIN');
-      // committed means on the server's disk, whatever the server's default: an `initiating` line
-      // must survive a crash of the server once its request may leave
+      // an `initiating` line must survive a crash of the server once its request may leave
       await client.query('SET LOCAL synchronous_commit TO on');
       if (o.lock !== undefined) await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockIdOf(o.lock)]);
       const out = await body(client);
@@ -251,21 +212,18 @@ export class TeamDb {
     }
   }
 
-  /** A lost connection marks the handle lost; any other error is the statement's own. */
   private translate(e: unknown): Error {
     if (e instanceof TeamLedgerError) return e;
     if (connectionLost(e)) return this.markLost(e);
     return e instanceof Error ? e : new Error(String(e));
   }
 
-  /** Whether the process `holder` still holds its session lock (is connected, so alive). */
   async holderAlive(holder: string, q: Queryable = this): Promise<boolean> {
     if (holder === this.holder) return !this.lost;
     const r = await q.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder]);
     return r.rows[0]?.alive === true;
   }
 
-  /** Ends the session (its lock with it) and the pool. */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
@@ -275,7 +233,6 @@ export class TeamDb {
   }
 }
 
-/** An error message of node-postgres with the URL or its password taken out. */
 function scrub(message: string, url: string): string {
   let out = message.split(url).join(redactUrl(url));
   try {

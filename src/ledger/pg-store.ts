@@ -1,6 +1,4 @@
-// The account's record in the team ledger, as SQL: the journals' lines (append-only), the batches
-// being sent and the references they hold (unique per account by a primary key). postgres.ts
-// decides what to check; this file only reads and writes rows.
+// The team ledger's rows, as SQL: postgres.ts decides what to check; this file only reads and writes.
 import { ALIVE, type TeamDb } from './pg-db.ts';
 import type { Queryable } from './schema.ts';
 import type { UnapprovedPayout } from './account-ledger.ts';
@@ -11,7 +9,7 @@ export interface StoredLine {
   writtenAtMs: number;
 }
 
-/** A batch's journal lines after `after` (an id), in the order they were written. */
+/** The lines after the id `after`, in order. */
 export async function linesOf(q: Queryable, account: string, batch: string, after: number): Promise<StoredLine[]> {
   const r = await q.query<{ id: string; line: string; ms: number }>(
     `SELECT id, line, (extract(epoch FROM written_at) * 1000)::float8 AS ms FROM payout_batch.journal_lines
@@ -21,18 +19,15 @@ export async function linesOf(q: Queryable, account: string, batch: string, afte
   return r.rows.map((x) => ({ id: Number(x.id), line: x.line, writtenAtMs: x.ms }));
 }
 
-/** The batches of an account (the 16 hex that name their journals). */
 export async function batchesOf(q: Queryable, account: string): Promise<string[]> {
   const r = await q.query<{ batch_id: string }>('SELECT DISTINCT batch_id FROM payout_batch.journal_lines WHERE account = $1', [account]);
   return r.rows.map((x) => x.batch_id);
 }
 
-/** The accounts the ledger holds journals of. */
 export async function accounts(q: Queryable): Promise<string[]> {
   return (await q.query<{ account: string }>('SELECT DISTINCT account FROM payout_batch.journal_lines')).rows.map((r) => r.account);
 }
 
-/** The account's approval policy as last set (its JSON text), if any. */
 export async function latestPolicy(q: Queryable, account: string): Promise<string | undefined> {
   const r = await q.query<{ policy: string }>(
     'SELECT policy FROM payout_batch.account_policies WHERE account = $1 ORDER BY id DESC LIMIT 1',
@@ -41,12 +36,10 @@ export async function latestPolicy(q: Queryable, account: string): Promise<strin
   return r.rows[0]?.policy;
 }
 
-/** Sets the account's approval policy (a new version; the earlier ones stay). */
 export async function appendPolicy(q: Queryable, account: string, policy: string): Promise<void> {
   await q.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [account, policy]);
 }
 
-/** The payouts the account sent without approval on a UTC day (YYYY-MM-DD). */
 export async function unapprovedOf(q: Queryable, account: string, day: string): Promise<UnapprovedPayout[]> {
   const r = await q.query<UnapprovedPayout>(
     'SELECT reference, currency, amount FROM payout_batch.unapproved_payouts WHERE account = $1 AND day = $2 ORDER BY id',
@@ -55,7 +48,6 @@ export async function unapprovedOf(q: Queryable, account: string, day: string): 
   return r.rows;
 }
 
-/** Records payouts sent without approval on a UTC day. */
 export async function addUnapproved(q: Queryable, account: string, day: string, payouts: UnapprovedPayout[]): Promise<void> {
   await q.query(
     `INSERT INTO payout_batch.unapproved_payouts (account, day, reference, currency, amount)
@@ -64,7 +56,6 @@ export async function addUnapproved(q: Queryable, account: string, day: string, 
   );
 }
 
-/** Appends lines, in order, as written by `origin`. */
 export async function appendLines(q: Queryable, account: string, origin: string, lines: { batch: string; line: string }[]): Promise<void> {
   if (!lines.length) return;
   await q.query(
@@ -118,10 +109,7 @@ export async function heldElsewhere(
   return out;
 }
 
-/**
- * Records this process as the batch's sender and reserves its references. A reference held by
- * another live batch violates the primary key: the whole transaction fails (caller refuses).
- */
+/** A reference held by another live batch violates the primary key: the whole transaction fails. */
 export async function reserve(
   q: Queryable,
   db: Pick<TeamDb, 'holder'>,
@@ -158,7 +146,6 @@ export async function stillHeld(q: Queryable, holder: string, account: string, b
   return !!r.rowCount;
 }
 
-/** Ends this holder's run of the batch and frees its references. */
 export async function release(q: Queryable, holder: string, account: string, batchId: string): Promise<void> {
   await q.query('DELETE FROM payout_batch.reservations WHERE account = $1 AND batch_id = $2 AND holder = $3', [account, batchId, holder]);
   await q.query('DELETE FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3', [account, batchId, holder]);

@@ -1,9 +1,6 @@
-// The team ledger: the ledgers of every account in one PostgreSQL database, shared by every process
-// and host of a team (README.md beside this file). Lines are read from the database when asked, so a
-// command never reads a stale copy; this process's own lines are written in order, soon after they
-// are appended, and an `initiating` line (with every line before it) in the transaction that checks,
-// under the account's advisory lock, that this process still holds the batch and the reference:
-// committed (synchronous_commit on) before its request leaves.
+// The team ledger: every account's in one PostgreSQL database (README.md beside this file). An
+// `initiating` line, with every line before it, is committed in the transaction that checks, under
+// the account's advisory lock, that this process still holds the batch and the reference.
 import { hostname } from 'node:os';
 import type { SharedStore } from '../client/connect.ts';
 import { parseLine, type JournalEvent } from '../journal/journal.ts';
@@ -31,7 +28,6 @@ import { TeamPace } from './pg-pace.ts';
 import * as store from './pg-store.ts';
 import { TeamUsage } from './pg-usage.ts';
 
-/** The team ledger of one process: the database, and the ledger of each account it touched. */
 export class PgLedgers implements SharedStore {
   readonly usage: TeamUsage;
   private readonly ledgers = new Map<string, PgLedger>();
@@ -48,14 +44,13 @@ export class PgLedgers implements SharedStore {
     return new TeamPace(this.db, name, onError);
   }
 
-  /** The ledger of one account (one per account in this process: its lines are written in order). */
+  /** One per account in this process, so that its lines are written in order. */
   of(account: string): PgLedger {
     let l = this.ledgers.get(account);
     if (!l) this.ledgers.set(account, (l = new PgLedger(this.db, account)));
     return l;
   }
 
-  /** Every account the database holds journals of. */
   async all(): Promise<PgLedger[]> {
     return (await store.accounts(this.db)).map((a) => this.of(a));
   }
@@ -67,13 +62,13 @@ export class PgLedgers implements SharedStore {
   }
 }
 
-export class PgLedger implements Ledger {
+class PgLedger implements Ledger {
   readonly ephemeral = false;
-  /** The lines appended by this process, not in the database yet. */
+  /** Appended, not in the database yet. */
   private pending: { batch: string; line: string }[] = [];
-  /** The writes of this process, one at a time, in order. */
+  /** This process's writes, one at a time, in order. */
   private chain: Promise<void> = Promise.resolve();
-  /** A write failed: nothing more is sent (guard throws), and release says so. */
+  /** A write failed: guard throws, and release says so. */
   private failed: Error | undefined;
 
   constructor(
@@ -98,7 +93,7 @@ export class PgLedger implements Ledger {
     return store.batchesOf(this.db, this.account);
   }
 
-  /** `from`: a line's id; the lines after it, this process's own included (written first). */
+  /** `from`: a line's id. */
   async read(batchId: string, onEvent: (e: JournalEvent) => void, from = 0): Promise<LinesRead> {
     await this.flush().catch(() => undefined);
     const lines = await store.linesOf(this.db, this.account, batchKey(batchId), from);
@@ -112,7 +107,7 @@ export class PgLedger implements Ledger {
     return { events: lines.length - skipped, skipped, tornTail: false, next: last?.id ?? from, lastWriteMs: last?.writtenAtMs ?? 0 };
   }
 
-  /** Lines are written in order soon after they are appended (an `initiating` one before its request: guard). */
+  /** Lines are written in order soon after they are appended (an `initiating` one by guard). */
   open(batchId: string): JournalAppender {
     const batch = batchKey(batchId);
     return {
@@ -125,7 +120,6 @@ export class PgLedger implements Ledger {
     };
   }
 
-  /** Writes the pending lines, after any write in progress; a failure is kept (`failed`) and thrown. */
   flush(): Promise<void> {
     return this.inOrder(() => this.writeNow());
   }
@@ -139,7 +133,6 @@ export class PgLedger implements Ledger {
     }
   }
 
-  /** Runs `job` after the writes in progress; the next one waits for it, failed or not. */
   private inOrder<T>(job: () => Promise<T>): Promise<T> {
     const run = this.chain.then(job);
     this.chain = run.then(
@@ -149,12 +142,7 @@ export class PgLedger implements Ledger {
     return run;
   }
 
-  /**
-   * In one transaction under the account's advisory lock: the runs and reservations of dead
-   * processes cleared, this batch not sent by another live process, the fresh references neither
-   * held by another live batch nor sent by one (every host's lines), then the references inserted:
-   * their primary key refuses a second holder whatever was read.
-   */
+  /** In one transaction under the account's advisory lock; the primary key refuses a reference's second holder whatever was read. */
   async reserve(o: ReserveOptions): Promise<Reservation> {
     const { db, account } = this;
     const fresh = new Set(o.fresh);
@@ -208,14 +196,12 @@ export class PgLedger implements Ledger {
                     : `reference ${ref} is not in this run's reservation: not sent`,
                 );
               write();
-              // the `initiating` line (and any line before it) is in the database before the request leaves
               await store.appendLines(q, account, db.holder, this.pending.splice(0));
             },
             { lock: account },
           ),
         ),
-      // every line of the run is in the database, or this throws (the database was lost on the way:
-      // the run is not done until another records it); the rows of a holder that is gone are cleared by others
+      // (the rows of a holder that is gone are cleared by others)
       release: () =>
         (released ??= this.inOrder(async () => {
           await this.writeNow();
@@ -231,7 +217,6 @@ export class PgLedger implements Ledger {
     return text === undefined ? undefined : { text, where: `of ${this.account} in the ledger ${this.db.where}` };
   }
 
-  /** Every version is kept (the last one holds): no log beside it. */
   async setPolicy(text: string): Promise<void> {
     await store.appendPolicy(this.db, this.account, text);
   }

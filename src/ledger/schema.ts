@@ -1,17 +1,10 @@
-// The team ledger's schema in PostgreSQL, versioned: `payout-batch ledger init` applies the
-// migrations not applied yet, in order, each in one transaction under an advisory lock (two hosts
-// running init at once apply each migration once). Every other command checks the version and
-// refuses a database that is not initialised or is newer than this tool (README.md beside this file).
-//
-// A migration, once released, is never edited: a change is a new migration.
+// The team ledger's schema, versioned (README.md beside this file). A migration, once released, is
+// never edited: a change is a new migration.
 import type { QueryResultRow } from 'pg';
 
-/** A database client or pool: what a transaction's body is given. */
 export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
-
-export const SCHEMA = 'payout_batch';
 
 /** Migration N brings the schema from version N-1 to N. */
 export const MIGRATIONS: readonly string[] = [
@@ -24,9 +17,7 @@ export const MIGRATIONS: readonly string[] = [
     tool       text NOT NULL
   );
 
-  -- One row per process connected to the ledger. The process holds the session advisory lock
-  -- (namespace, lock_id) for as long as its connection lives: PostgreSQL releases it
-  -- when the process dies or loses the database, which is how others know a holder is gone.
+  -- A process connected to the ledger, alive while it holds the session advisory lock (namespace, lock_id).
   CREATE TABLE payout_batch.holders (
     holder     text PRIMARY KEY,
     lock_id    integer NOT NULL,
@@ -36,8 +27,7 @@ export const MIGRATIONS: readonly string[] = [
     started_at timestamptz NOT NULL DEFAULT now()
   );
 
-  -- The journals of every batch of every account: one row per line, append-only (the trigger
-  -- below refuses UPDATE, DELETE and TRUNCATE). origin: the holder that wrote it.
+  -- One row per journal line, append-only. origin: the holder that wrote it.
   CREATE TABLE payout_batch.journal_lines (
     id         bigserial PRIMARY KEY,
     account    text NOT NULL,
@@ -71,8 +61,7 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (account, batch_id)
   );
 
-  -- The references a live process is sending: unique per account by the primary key, so two
-  -- processes can never both hold one, whatever they read before.
+  -- The references a live process is sending: two can never both hold one, whatever they read.
   CREATE TABLE payout_batch.reservations (
     account   text NOT NULL,
     reference text NOT NULL,
@@ -82,7 +71,6 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX reservations_holder ON payout_batch.reservations (holder);
 
-  -- The key's request starts of the last seconds, every process and host together.
   CREATE TABLE payout_batch.pace_starts (
     pace    text NOT NULL,
     id      text NOT NULL,
@@ -91,7 +79,6 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (pace, id)
   );
 
-  -- The key's requests per month, every process and host together; and where a key worked.
   CREATE TABLE payout_batch.usage (
     fingerprint  text NOT NULL,
     month        text NOT NULL,
@@ -104,8 +91,7 @@ export const MIGRATIONS: readonly string[] = [
     environment text NOT NULL
   );
 
-  -- An account's approval policy, every version kept (the last one holds): set by
-  -- \`payout-batch policy set --ledger ...\`, read by every run, retry and watch of every host.
+  -- An account's approval policy, every version kept (the last one holds).
   CREATE TABLE payout_batch.account_policies (
     id       bigserial PRIMARY KEY,
     account  text NOT NULL,
@@ -116,9 +102,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER account_policies_append_only BEFORE UPDATE OR DELETE ON payout_batch.account_policies
     FOR EACH ROW EXECUTE FUNCTION payout_batch.append_only();
 
-  -- A watch's claim of an inbox file: one per file content and account, whichever host claims it
-  -- (the primary key). claim: the claim folder's name on that host; holder: the process running it
-  -- while state is 'running' (ledger/pg-claims.ts).
+  -- A watch's claim of a file's content (ledger/pg-claims.ts). claim: the claim folder's name on that host.
   CREATE TABLE payout_batch.watch_claims (
     account    text NOT NULL,
     sha256     text NOT NULL,
@@ -151,10 +135,7 @@ export const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/**
- * Applies the migrations this database lacks, in one transaction under the schema's advisory lock.
- * Returns the version before and after.
- */
+/** In one transaction under the schema's advisory lock: two hosts running init at once apply each migration once. */
 export async function migrate(
   db: { tx: <T>(body: (q: Queryable) => Promise<T>, o?: { lock?: string }) => Promise<T> },
   tool: string,
@@ -172,7 +153,7 @@ export async function migrate(
   );
 }
 
-/** The schema's version in this database; null when it was never initialised. */
+/** Null when never initialised. */
 export async function schemaVersionOf(q: Queryable): Promise<number | null> {
   const t = await q.query<{ t: string | null }>(`SELECT to_regclass('payout_batch.schema_version')::text AS t`);
   if (!t.rows[0]?.t) return null;

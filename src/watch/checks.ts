@@ -1,6 +1,5 @@
 // The checks of a claimed file before anything is sent, beyond the engine's own: where its
-// documents come from, which currencies it pays from, and (all or nothing) whether any row is
-// invalid or has a warning that may pay the wrong person.
+// documents come from, its currencies, and (all or nothing) invalid or risky rows.
 import { existsSync, lstatSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { BatchPlan } from '../engine/batch-plan.ts';
@@ -9,13 +8,10 @@ import { CONFIG_FILE } from './config.ts';
 import { plural } from '../text.ts';
 
 /**
- * Why a document path named in a file is refused, or undefined. `abs` is the path as the
- * validation resolves it against the claim folder (lexically: ".." cannot step out unseen). It must
- * lie in DIR/documents (named as documents/… through the claim folder's link, or absolute), with
- * no symbolic link below that folder; with allowOutside anywhere, but the file itself not a link.
- * A path that does not exist is left to the validation (DOCUMENT_NOT_FOUND).
+ * Why a document path is refused. `abs` is resolved lexically against the claim folder (".." cannot
+ * step out unseen); it must lie in DIR/documents with no link below it, or with allowOutside be no link.
  */
-export function documentRefusal(abs: string, o: { claimDir: string; documents: string; allowOutside: boolean }): string | undefined {
+function documentRefusal(abs: string, o: { claimDir: string; documents: string; allowOutside: boolean }): string | undefined {
   const viaClaim = join(o.claimDir, 'documents');
   const inside = (p: string, root: string) => p.startsWith(root + sep);
   let real: string | undefined;
@@ -42,25 +38,18 @@ export function documentRefusal(abs: string, o: { claimDir: string; documents: s
   return undefined;
 }
 
-/** A problem of a file as its summary lists it: the validation's, or a row the preflight found invalid (its code is the engine's). */
+/** The validation's problem, or a row the preflight found invalid (the engine's code). */
 export type FileProblem = Omit<Problem, 'code'> & { code: string };
 
-/** What the pass before the engine found: why the file is refused whatever its rows, and the rows' problems. */
-export interface Vetted {
-  /** Documents named outside DIR/documents or through a link: refused, never read. */
+interface Vetted {
+  /** Documents named outside DIR/documents or through a link: never read. */
   documents?: string;
-  /** Source currencies not in "allowedCurrencies". */
   currencies?: string;
-  /** Every error of the rows, and every warning marked risky: each refuses the file whole unless "allowPartial". */
+  /** Every error and risky warning: each refuses the file whole unless "allowPartial". */
   problems: FileProblem[];
 }
 
-/**
- * One pass over the rows before the engine's, before anything is sent: the documents they name
- * (checked without following a link, and without reading one that is refused), the currencies
- * they pay from, and their problems. A file that is not a batch throws the validation's InputError
- * or ResultsError. `name`: the file as its summary names it (its claim folder moves).
- */
+/** One pass over the rows before the engine's; a file that is not a batch throws InputError or ResultsError. */
 export async function vetRows(
   file: string,
   o: { name: string; claimDir: string; documents: string; allowOutside: boolean; allowedCurrencies: string[] | undefined },
@@ -74,7 +63,7 @@ export async function vetRows(
   };
   const badCurrencies = new Map<string, number>();
   const problems: FileProblem[] = [];
-  // (a pain.001 names no file: its documents are matched by end-to-end id in the claim's documents/)
+  // (a pain.001's documents are matched by end-to-end id in the claim's documents/)
   const claimed = join(o.claimDir, 'documents');
   const v = await validateBatch(file, { checkDocument, ...(existsSync(claimed) ? { documents: claimed } : {}) });
   try {
@@ -101,11 +90,7 @@ export async function vetRows(
   return out;
 }
 
-/**
- * The problems that refuse a file whole (all or nothing): those found before the engine, and the
- * rows the plan found invalid besides (the preflight's: a method not offered, a prohibited
- * country), once per row.
- */
+/** The problems that refuse a file whole: those found before the engine, and the rows the preflight found invalid besides. */
 export function wholeFileProblems(found: FileProblem[], plan: Pick<BatchPlan, 'invalidRows'>, name: string): FileProblem[] {
   const invalid = new Set(found.filter((p) => p.severity === 'error').map((p) => p.row));
   const more = [...plan.invalidRows]
@@ -114,29 +99,22 @@ export function wholeFileProblems(found: FileProblem[], plan: Pick<BatchPlan, 'i
   return [...found, ...more].sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
 }
 
-/**
- * Why a watch refuses a file, rows first and the documents last: the invalid rows and those with a
- * risky warning (their problems are in the summary), then the currencies, then where documents
- * may come from. `summary`: the summary's path once the claim folder is in failed/.
- */
+/** Why a watch refuses a file: rows first, then currencies, then documents. `summary`: its path once in failed/. */
 export function refusalText(v: Vetted, summary: string, nothingSent: string): string {
   const rowsOf = (ps: FileProblem[]) => [...new Set(ps.flatMap((p) => (p.row === undefined ? [] : [p.row])))];
   const invalid = rowsOf(v.problems.filter((p) => p.severity === 'error'));
   const risky = rowsOf(v.problems.filter((p) => p.risky)).filter((r) => !invalid.includes(r));
   const list = (rs: number[]) => `${rs.length === 1 ? 'row' : 'rows'} ${rs.join(', ')}`;
   const rows = [
-    ...(invalid.length ? [`${plural(invalid.length, 'invalid row')} (${list(invalid)})`] : []),
-    ...(risky.length ? [`${plural(risky.length, 'row')} with a warning that may pay the wrong person (${list(risky)})`] : []),
-  ];
-  const reasons = [
-    ...(rows.length
-      ? [
-          `${rows.join(' and ')}: a watch pays a file whole or not at all. Every problem (row, column, what would be valid) ` +
-            `is in ${summary} and the log: fix the rows, then drop the file again`,
-        ]
-      : []),
-    ...(v.currencies ? [v.currencies] : []),
-    ...(v.documents ? [v.documents] : []),
-  ].map((r, i) => (i ? r[0]!.toUpperCase() + r.slice(1) : r));
+    invalid.length ? `${plural(invalid.length, 'invalid row')} (${list(invalid)})` : '',
+    risky.length ? `${plural(risky.length, 'row')} with a warning that may pay the wrong person (${list(risky)})` : '',
+  ].filter(Boolean);
+  const whole = rows.length
+    ? `${rows.join(' and ')}: a watch pays a file whole or not at all. Every problem (row, column, what would be valid) ` +
+      `is in ${summary} and the log: fix the rows, then drop the file again`
+    : '';
+  const reasons = [whole, v.currencies, v.documents]
+    .filter((r): r is string => !!r)
+    .map((r, i) => (i ? r[0]!.toUpperCase() + r.slice(1) : r));
   return `refused: ${reasons.join('. ')}. ${nothingSent}`;
 }

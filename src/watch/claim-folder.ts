@@ -1,5 +1,5 @@
-// A claim folder, processing/<claim>/: the file, and claim.json saying who holds it (pid, host,
-// start time), what it held at the claim (sha256, size, mtime), touched as a heartbeat.
+// processing/<claim>/: the file, and claim.json saying who holds it and what it held at the claim,
+// touched as a heartbeat.
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,21 +13,20 @@ export interface ClaimRecord {
   claimedAt: string;
   takenOverAt?: string;
   sha256?: string;
-  /** The owner's start time (lock.ts pidStartOf): a pid reused by another process is not the owner. */
+  /** A pid reused by another process is not the owner. */
   pidStart?: string;
-  /** The file as claimed: a change afterwards means a writer was still at work. */
+  /** A change afterwards means a writer was still at work. */
   size?: number;
   mtimeMs?: number;
 }
 
-/** processing/<time>-<random>-<name>: sorts by claim time, and a second file of a name gets a folder of its own. */
+/** <time>-<random>-<name>: sorts by claim time; a second file of a name gets a folder of its own. */
 export const newClaimId = (name: string): string =>
   `${new Date()
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
 
-/** Size or mtime no longer those recorded at the claim: what changed, else undefined. */
 export function changedSince(file: string, c: ClaimRecord): string | undefined {
   if (c.size === undefined || c.mtimeMs === undefined) return undefined; // its owner died before recording them
   let st;
@@ -41,10 +40,7 @@ export function changedSince(file: string, c: ClaimRecord): string | undefined {
   return undefined;
 }
 
-/**
- * changedSince, or else the content hashed again: an edit in place that kept the size and put the
- * mtime back is still found before the file moves to done/ (the summary's sha256 is of what was paid).
- */
+/** Also an edit in place that kept size and mtime, found before the file moves to done/. */
 export async function changedOrEdited(file: string, c: ClaimRecord): Promise<string | undefined> {
   const changed = changedSince(file, c);
   if (changed || !c.sha256) return changed;

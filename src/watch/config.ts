@@ -1,6 +1,5 @@
-// DIR/payout-batch.json: the environment, the guards every file of the folder must pass, and the
-// timings. Unknown fields are refused (a misspelt guard must not pass as no guard), and so is a key
-// written in it: the key comes from a key file or the environment.
+// DIR/payout-batch.json. Unknown fields are refused (a misspelt guard must not pass as no guard), and
+// so is a key written in it: the key comes from a key file or the environment.
 import { join, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { parseMoneyFlag, type GuardOptions } from '../engine/guards.ts';
@@ -20,7 +19,6 @@ const money = z.string().refine((s) => {
   }
 }, 'CUR:AMOUNT, e.g. "USD:12500.00"');
 
-/** A connection string without a password (in its authority or a `password=` parameter). */
 function noPassword(url: string): boolean {
   try {
     const u = new URL(url);
@@ -31,36 +29,26 @@ function noPassword(url: string): boolean {
 }
 
 export const WatchConfig = z.strictObject({
-  /** Which service: local (embedded sandbox), sandbox or production. Required: never a default. */
+  /** Required: never a default. */
   environment: z.enum(['local', 'sandbox', 'production']),
-  /** Another server than the environment's (e.g. a sandbox on this machine). */
   baseUrl: z.string().url().optional(),
-  /**
-   * The state folder (relative to DIR) whose ledgers hold the journals and the quota count;
-   * default the per-user one, shared with every other command (src/ledger).
-   */
+  /** Relative to DIR; default DIR/.state. */
   stateDir: z.string().min(1).optional(),
-  /**
-   * The team ledger (as --ledger, which wins; else this; else $PAYOUT_BATCH_LEDGER_URL): the
-   * journals and the watch claims in PostgreSQL, so two hosts given one file run it once. No
-   * password here: PGPASSWORD or ~/.pgpass give it (the configuration is not a secret).
-   */
+  /** The team ledger (--ledger wins; else this; else $PAYOUT_BATCH_LEDGER_URL); its password is never here. */
   ledger: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL, e.g. "postgres://payout@db.example.com/payouts"')
     .refine(noPassword, 'no password in the configuration: give it in PGPASSWORD or ~/.pgpass')
     .optional(),
-  /** The production gateway host (else $PAYOUT_GATEWAY_HOST). */
+  /** Else $PAYOUT_GATEWAY_HOST. */
   gatewayHost: z.string().optional(),
-  /** A key file (relative to DIR); else $PAYOUT_API_KEY / --key-file. Never the key itself. */
+  /** Relative to DIR; else $PAYOUT_API_KEY / --key-file. Never the key itself. */
   keyFile: z.string().optional(),
-  /** Control totals checked for every file (the engine's --expect-rows / --expect-total / --max-total). */
+  /** As --expect-rows, --expect-total, --max-total, --max-requests, --allow-duplicate, --duplicate-window. */
   expectRows: z.number().int().positive().optional(),
   expectTotals: z.array(money).default([]),
   maxTotals: z.array(money).default([]),
-  /** The engine's --max-requests: a file whose plan needs more requests of the key's month is refused, nothing sent. */
   maxRequests: z.number().int().nonnegative().optional(),
-  /** As --allow-duplicate and --duplicate-window: a row repeating a recent payout of another reference is refused (engine/duplicates.ts). */
   allowDuplicates: z.array(z.string().min(1)).default([]),
   duplicateWindow: z
     .string()
@@ -68,43 +56,29 @@ export const WatchConfig = z.strictObject({
     .default('24h'),
   /** Source currencies a file may pay from; any other refuses the file. */
   allowedCurrencies: z.array(z.string().regex(/^[A-Z]{3}$/)).optional(),
-  /** A file is complete when unchanged this long (or has a .ready marker). */
+  /** A file is complete when unchanged this long, or has a .ready marker. */
   settleSeconds: z.number().min(0).max(3600).default(5),
-  /** Only files with a .ready marker are taken (the writer's word that the file is complete). */
   requireReady: z.boolean().default(false),
-  /** Documents may be named anywhere the watch can read (still never through a symbolic link), not only in DIR/documents. */
+  /** Documents anywhere the watch can read (never through a symbolic link), not only in DIR/documents. */
   allowDocumentsOutside: z.boolean().default(false),
-  /** Scan interval without --once. */
   pollSeconds: z.number().positive().max(3600).default(5),
-  /** A claim of another host with no heartbeat for this long is taken over (on this host: when its pid is dead). */
+  /** Another host's claim with no heartbeat this long is taken over (this host's: when its pid is dead). */
   claimStaleSeconds: z.number().positive().default(120),
-  /**
-   * Fund a short wallet by a swap (as `run --fund-by-swap`), for these currencies only: the currency
-   * funded → the most a swap may credit it, its amountToBeSent (as `--max-swap`), e.g.
-   * {"USD": "5000.00"}. A file whose plan needs a larger swap, or one for another currency, is
-   * refused with nothing sent.
-   */
+  /** As --fund-by-swap and --max-swap, for these currencies only: currency → the most a swap may credit it. */
   fundBySwap: z.record(z.string().regex(/^[A-Z]{3}$/), z.string().regex(/^\d+(\.\d+)?$/, 'an amount, e.g. "5000.00"')).optional(),
   allowPartial: z.boolean().default(false),
   enablePairs: z.boolean().default(false),
   mergeDocuments: z.boolean().default(false),
-  /** Requests per rolling second for the key (the spec allows 5). */
+  /** Requests per rolling second (spec §8 allows 5). */
   rate: z.number().positive().max(1000).optional(),
   concurrency: z.number().int().positive().max(64).optional(),
-  /**
-   * Four eyes: a file is run only with its plan and that plan's approvals dropped beside it
-   * (`payroll.csv` + `payroll.plan.json` + `payroll.plan.json.approvals.json`), signed by this many
-   * distinct approvers of the `approvers` list, none the plan's maker (src/approvals).
-   */
+  /** A file runs only with `<stem>.plan.json` and its approvals dropped beside it, signed by this many listed approvers. */
   requireApprovals: z.number().int().min(1).max(100).optional(),
-  /** The approvers list (relative to DIR, never in the inbox): a JSON array of {name, publicKey}. */
+  /** Relative to DIR, never in the inbox. */
   approvers: z.string().min(1).optional(),
-  /**
-   * As --sanctions-list (relative to DIR): every payee is screened first, and a file with any payee
-   * held is refused whole; clearances are DIR/clearances', signed by the `approvers` (or the policy's).
-   */
+  /** As --sanctions-list (relative to DIR); clearances are DIR/clearances'. */
   sanctionsLists: z.array(z.string().min(1)).default([]),
-  /** As --ping-url, --metrics-file (relative to DIR) and --notify-url, which win (src/signals). */
+  /** The flags win; metricsFile is relative to DIR. */
   pingUrl: z.string().url().optional(),
   metricsFile: z.string().min(1).optional(),
   notifyUrl: z.string().url().optional(),
@@ -143,11 +117,7 @@ export function readWatchConfig(dir: string): WatchConfig {
   return r.data;
 }
 
-/**
- * The engine's options for a watch's `fundBySwap` (none without it): --fund-by-swap, --max-swap per
- * currency, and, beside the account's approval policy, a guard that refuses a swap for a currency
- * the configuration does not name.
- */
+/** The engine's options for `fundBySwap`, with a guard beside the policy's refusing a swap for a currency it does not name. */
 export function swapRunOptions(
   cfg: WatchConfig,
   policy?: GuardOptions['policy'],

@@ -7,8 +7,7 @@ export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {
   const root = resolve(dir);
   return {
     root,
-    // The ledgers and the quota count: the configuration's "stateDir", else DIR/.state: the same for
-    // every user and HOME that runs this watch, so no one pays a dropped file again.
+    // the same for every user and HOME that runs this watch, so no one pays a dropped file again
     state: config.stateDir ? resolve(root, config.stateDir) : join(root, '.state'),
     inbox: join(root, 'inbox'),
     processing: join(root, 'processing'),
@@ -19,20 +18,14 @@ export function layout(dir: string, config: Pick<WatchConfig, 'stateDir'>) {
   };
 }
 
-/** The plan and approvals dropped beside a batch `<stem>.<ext>` for a watch that requires approvals. */
 export function companionsOf(name: string): { plan: string; approvals: string } {
   const plan = `${name.slice(0, name.length - extname(name).length)}.plan.json`;
   return { plan, approvals: `${plan}.approvals.json` };
 }
 
-/** A plan or approvals file, taken with its batch rather than as one. */
 const isCompanion = (name: string): boolean => /\.plan\.json$/i.test(name) || /\.approvals\.json$/i.test(name);
 
-/**
- * Names in the inbox that may be batches: no dotfiles, no temporary files, no markers; with
- * `companions` (a watch requiring approvals), no plans or approvals files either: they go with
- * their batch.
- */
+/** Names that may be batches: no dotfiles, temporary files or markers; with `companions`, no plans or approvals. */
 export function inboxCandidates(inbox: string, o: { companions?: boolean } = {}): string[] {
   let names: string[];
   try {
@@ -46,7 +39,7 @@ export function inboxCandidates(inbox: string, o: { companions?: boolean } = {})
     .sort();
 }
 
-/** Complete: a .ready marker, or (unless requireReady) unchanged for settleMs. Returns ms still to wait, 0 when complete, -1 when never by time. */
+/** Ms still to wait for a file unchanged for settleMs (unless requireReady), 0 when complete or marked .ready, -1 never by time. */
 export function completeIn(inbox: string, name: string, o: { settleMs: number; requireReady: boolean; now?: number }): number {
   if (existsSync(join(inbox, `${name}.ready`))) return 0;
   if (o.requireReady) return -1;
@@ -61,10 +54,7 @@ export function completeIn(inbox: string, name: string, o: { settleMs: number; r
   return age >= o.settleMs ? 0 : Math.ceil(o.settleMs - age);
 }
 
-/**
- * The folders files move through are the watch folder's own: one that is a link lets whoever set
- * it choose which files are paid (inbox/) or where the records of a run end (done/, failed/).
- */
+/** A linked inbox/, done/ or failed/ lets whoever set it choose which files are paid or where their records end. */
 export function refuseLinkedFolders(L: ReturnType<typeof layout>): void {
   for (const d of [L.inbox, L.processing, L.done, L.failed]) {
     const st = lstatSync(d, { throwIfNoEntry: false });
@@ -74,9 +64,8 @@ export function refuseLinkedFolders(L: ReturnType<typeof layout>): void {
 }
 
 /**
- * Why an inbox entry is refused without being read, or undefined for a regular file of one name
- * (or a folder, left alone: a writer may stage files in one). A link is never followed: whoever can write the
- * inbox could otherwise have any file the watch can read paid or read.
+ * Why an inbox entry is refused unread (a folder is left alone: a writer may stage files in one). A
+ * link is never followed: whoever can write the inbox could have any file the watch can read paid.
  */
 export function refusedEntry(path: string, st: Stats): string | undefined {
   if (st.isSymbolicLink()) {
@@ -89,8 +78,6 @@ export function refusedEntry(path: string, st: Stats): string | undefined {
     return `a symbolic link (to ${target}): links are never followed; copy the file itself into the inbox`;
   }
   if (!st.isFile() && !st.isDirectory()) return 'not a regular file (a FIFO, socket or device)';
-  // The same file under another name, outside the inbox: whoever holds that name can change what
-  // is paid after the claim, or have a file the watch can read paid.
   if (st.isFile() && st.nlink > 1)
     return `a file with ${st.nlink} hard links: another name can change it; copy the file itself into the inbox`;
   return undefined;

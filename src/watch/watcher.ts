@@ -1,9 +1,6 @@
-// The watch itself: a cron job's steps over one folder, each a method of FolderWatch: tick() takes
-// over abandoned claims first, then claims each complete inbox file, process()es it through the
-// engine and settle()s it into done/ or failed/ (or leaves it in processing/).
-//
-// Every move happens under the folder's lock (locked()), held for milliseconds; the engine's run is
-// outside it, so two watches on one folder share the files between them.
+// A cron job's steps over one folder, each a method of FolderWatch. Every move happens under the
+// folder's lock, held for milliseconds; the engine's run is outside it, so two watches on one
+// folder share the files between them.
 import {
   existsSync,
   lstatSync,
@@ -52,40 +49,36 @@ import { plural } from '../text.ts';
 export interface FileOutcome {
   name: string;
   claim: string;
-  /** Where the claim folder ended: done, failed, or still processing (service unreachable, stopped). */
+  /** Where the claim folder ended (processing: service unreachable, or stopped). */
   outcome: 'done' | 'failed' | 'processing';
-  /** How its run ended (the CLI's exit code of the file: cli/exit-codes.ts). */
   kind: RunKind;
   reason?: string;
   resumed: boolean;
   folder: string;
-  /** The rows and money of its run, when it was run. */
   summary?: RunSummary;
 }
 
 export interface WatchOptions {
   dir: string;
   config: WatchConfig;
-  /** Opened once by the caller and used for every file: one client, so one limiter paces the key. */
+  /** One client for every file, so one limiter paces the key. */
   conn: Connection;
   once: boolean;
-  /** --env as given on the command line (production must be named there too). */
+  /** --env as given (production must be named there too). */
   envFlag?: string;
   logger?: Logger;
   stop?: AbortSignal;
   crashWaitMs?: number;
   onFile?: (f: FileOutcome) => void;
-  /** Called once a new file is claimed, before it is read (tests: a writer still at work). */
+  /** Once a new file is claimed, before it is read (tests: a writer still at work). */
   onClaim?: (file: string) => void | Promise<void>;
-  /** Without --once, around each tick (the CLI's signals): before it, then with what it did. */
+  /** Without --once, before each tick, then with what it did (the CLI's signals). */
   onTick?: (done?: WatchResult) => Promise<void>;
 }
 
 export interface WatchResult {
-  /** The most urgent kind over all files. */
   kind: RunKind;
   files: FileOutcome[];
-  /** Files left in the inbox because they were not complete yet. */
   notComplete: string[];
 }
 
@@ -93,9 +86,6 @@ type RunJudgement = Omit<FileOutcome, 'folder' | 'claim' | 'name'>;
 
 /** The most urgent of the kinds (RUN_KINDS is least urgent first); `ok` when there are none. */
 export const worstKind = (kinds: RunKind[]): RunKind => RUN_KINDS[Math.max(0, ...kinds.map((k) => RUN_KINDS.indexOf(k)))]!;
-
-/** Waits ms, or less when stopped. */
-const pause = (ms: number, stop?: AbortSignal) => sleep(ms, stop).catch(() => undefined);
 
 const WRITE_WHOLE = (name: string) =>
   `A writer must finish the file, then create ${name}.ready beside it (and ${CONFIG_FILE} may say "requireReady": true).`;
@@ -105,11 +95,7 @@ const unusable = (e: InputError | ResultsError) => `unusable file: ${e.message}$
 const changedAfterClaim = (name: string, what: string, nothingSent: string) =>
   `refused: ${name} changed after it was claimed (${what}). ${nothingSent} ${WRITE_WHOLE(name)}`;
 
-/**
- * Where a claimed file goes once the engine has run it. `changedAtPlan`: the file was not the one
- * claimed when the engine had read it (nothing was sent); `changedInRun`: it changed once rows were
- * under way (they were paid as read at the claim; what the writer added since was not).
- */
+/** Where a claimed file goes once run. `changedInRun`: rows were paid as read at the claim, what was added since was not. */
 export function judgeRun(
   r: RunResult,
   o: { name: string; resumed: boolean; changedAtPlan?: string; refusedWhole?: string; changedInRun?: string; retry?: string },
@@ -147,11 +133,7 @@ export function judgeRun(
   return judged('done', 'ok');
 }
 
-/**
- * Why a plan was made for another service account than the watch's, or undefined: the account is
- * the service's base URL, normalised (accountOf), never the environment's label. The embedded
- * sandbox of `local` starts on a new port each time: its plans match by label only.
- */
+/** Why a plan was made for another account (accountOf, not the label); `local` starts on a new port each time: by label only. */
 export function otherAccount(plan: Pick<PlanFile, 'env' | 'baseUrl'>, env: { name: string; baseUrl?: string }): string | undefined {
   if (plan.env === 'local' || env.name === 'local' || !env.baseUrl)
     return plan.env === env.name ? undefined : `was made for the ${plan.env} environment, this watch pays in ${env.name}`;
@@ -159,16 +141,12 @@ export function otherAccount(plan: Pick<PlanFile, 'env' | 'baseUrl'>, env: { nam
   return `was made for the service at ${plan.baseUrl}, this watch pays at ${env.baseUrl}: make the plan with --env ${env.name} --base-url ${env.baseUrl}`;
 }
 
-/** A word of a command as a shell reads it: quoted when it holds anything but plain characters. */
 const shellWord = (x: string): string => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`);
 
-/** `<stem>.summary.json`, beside the file in its claim folder. */
 const summaryName = (name: string) => `${basename(name, extname(name))}.summary.json`;
 
-/** Where a content was claimed, for a log line and a summary. */
 const elsewhere = ({ account: _a, sha256: _s, holder: _h, ...where }: WatchClaim) => where;
 
-/** Why content claimed by another process (another host, or another claim here) is not run. */
 function claimedElsewhereText(c: WatchClaim): string {
   const when = (iso: string | undefined) => `${iso?.slice(0, 19) ?? '?'}Z`;
   const state = c.state === 'running' ? `running since ${when(c.claimedAt)}` : `${c.state} ${when(c.endedAt)}`;
@@ -181,9 +159,7 @@ function claimedElsewhereText(c: WatchClaim): string {
   return `already processed: the same content as ${c.name} was claimed on host ${c.host} (claim ${c.claim}, ${state}). Not paid again here.${next}`;
 }
 
-/** A new file just claimed: its folder, and why it is not run (a link, or content already sent). */
 type Claimed = { claimDir: string; refused?: string };
-/** Where a file goes instead of being run, or once run, and what its summary adds. */
 type Judged = { out: RunJudgement; summary?: Record<string, unknown> };
 
 export class FolderWatch {
@@ -192,12 +168,11 @@ export class FolderWatch {
   private readonly settleMs: number;
   private readonly ledger: Ledger;
   private readonly files: FileOutcome[] = [];
-  /** Claim folders this process holds. */
   private readonly mine = new Set<string>();
-  /** Claims of ours left in processing (service unreachable): tried again on each tick. */
+  /** Ours left in processing (service unreachable): tried again on each tick. */
   private readonly halted = new Set<string>();
   private notComplete: string[] = [];
-  /** pain.001 files dated later (their latest ReqdExctnDt) by inbox name, as last read: left in the inbox until that day. */
+  /** pain.001 files by inbox name, left in the inbox until their latest ReqdExctnDt. */
   private notDue = new Map<string, { mtimeMs: number; date: string }>();
 
   constructor(private readonly o: WatchOptions) {
@@ -209,12 +184,11 @@ export class FolderWatch {
     this.ledger = ledgerOf(o.conn, { root: this.L.state });
   }
 
-  /** Stopped on request, or the team ledger lost: nothing more is claimed or sent (the next run, from any host, resumes). */
+  /** Stopped, or the team ledger lost: nothing more is claimed or sent. */
   private get stopped(): boolean {
     return (this.o.stop?.aborted ?? false) || this.ledger.lost !== undefined;
   }
 
-  /** With --once one tick; else a tick every pollSeconds until stopped. */
   async run(): Promise<WatchResult> {
     if (this.o.once) await this.tick();
     else
@@ -223,7 +197,7 @@ export class FolderWatch {
         await this.o.onTick?.();
         await this.tick();
         await this.o.onTick?.(this.result(this.files.slice(from)));
-        await pause(this.o.config.pollSeconds * 1000, this.o.stop);
+        await sleep(this.o.config.pollSeconds * 1000, this.o.stop).catch(() => undefined);
       }
     return this.result(this.files);
   }
@@ -233,23 +207,17 @@ export class FolderWatch {
     return { kind: worstKind([...files.map((f) => f.kind), ...lost]), files: [...files], notComplete: [...this.notComplete] };
   }
 
-  /** One look at the folder: claims left by a stopped run first, then new files. */
+  /** Claims left by a stopped run, and our own halted ones, resumed through their journals; then new files. */
   async tick(): Promise<void> {
-    await this.resumeAbandoned();
-    if (this.stopped) return;
-    await this.takeNewFiles();
-  }
-
-  /** Claims left by a stopped run, and our own halted ones, run again through their journals. */
-  private async resumeAbandoned(): Promise<void> {
     for (const claimDir of [...(await this.takeOver()), ...this.halted]) {
       if (this.stopped) return;
       this.halted.delete(claimDir);
       if (existsSync(claimDir)) await this.process(claimDir, true);
     }
+    if (this.stopped) return;
+    await this.takeNewFiles();
   }
 
-  /** New files, complete ones only, until the inbox has none left to take. */
   private async takeNewFiles(): Promise<void> {
     let waitedOnce = false;
     for (;;) {
@@ -271,7 +239,7 @@ export class FolderWatch {
     for (const n of this.notComplete) this.o.logger?.info({ file: n }, 'not complete yet: left in the inbox');
   }
 
-  /** The inbox entries to take now; the others are `notComplete`, `wait` the ms until the first of them would have settled. */
+  /** `wait`: the ms until the first `notComplete` one would have settled. */
   private scanInbox(): { ready: string[]; wait: number } {
     const ready: string[] = [];
     let wait = Infinity;
@@ -287,29 +255,23 @@ export class FolderWatch {
     return { ready, wait };
   }
 
-  /**
-   * Milliseconds until an inbox entry may be taken: 0 now (complete, or a link or special file,
-   * refused at once: there is nothing to wait for, it is never read), -1 never by time (it needs
-   * its marker), null when it is gone.
-   */
+  /** Ms until an entry may be taken: 0 now (a link or special file too: refused unread), -1 only by its marker, null gone or not due. */
   private readyIn(name: string): number | null {
     const path = join(this.L.inbox, name);
     try {
       const st = lstatSync(path);
       if (refusedEntry(path, st)) return 0;
       const held = this.notDue.get(name);
-      if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null; // not due: not a candidate today
+      if (held?.mtimeMs === st.mtimeMs && held.date > today()) return null;
     } catch {
       return null;
     }
     return completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.o.config.requireReady });
   }
 
-  /** Claims one file found ready, and runs it, or settles it at once when it must not be run. */
   private async take(name: string): Promise<void> {
-    // Checked again just before the claim: still unchanged (a link is refused by claim()).
     if (this.readyIn(name) !== 0) return;
-    // A pain.001 is taken on its latest ReqdExctnDt, so that no row of it is left unsent when it moves to done/.
+    // a pain.001 on its latest ReqdExctnDt, so that no row of it is left unsent when it moves to done/
     const path = join(this.L.inbox, name);
     const date = await latestExecutionDate(path);
     if (date && date > today()) {
@@ -325,12 +287,10 @@ export class FolderWatch {
     await this.process(c.claimDir, false);
   }
 
-  /** The short critical section around every move. */
   private locked<T>(job: () => Promise<T> | T): Promise<T> {
     return withLock(this.L.lock, async () => job(), { waitMs: 60_000, staleMs: 30_000, purpose: 'watch' });
   }
 
-  /** Takes over claims whose owner is gone (crash), under the lock. */
   private takeOver(): Promise<string[]> {
     return this.locked(async () => {
       const taken: string[] = [];
@@ -346,18 +306,16 @@ export class FolderWatch {
         if (!st.isDirectory()) continue;
         const c = readClaim(claimDir);
         if (!c) {
-          // Crashed between creating the folder and writing claim.json: nothing was claimed.
+          // (crashed before claim.json: nothing was claimed)
           if (Date.now() - st.mtimeMs > 10_000) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
-        // Its owner is gone: with a team ledger holding this folder's claim, its process's session
-        // lock is gone; else on this host by the process table (a live owner keeps its claim whatever
-        // its heartbeat: a blocked process would otherwise have its file paid twice at once); from
-        // another host, no heartbeat for claimStaleSeconds.
+        // Gone: a team ledger's claim by its session lock; else by the process table on this host (a
+        // blocked owner keeps its claim), or no heartbeat for claimStaleSeconds from another host.
         const abandoned =
           (c.sha256 ? await this.ledger.claimAbandoned(c.sha256, id) : undefined) ?? isStale(claimFile(claimDir), this.staleMs);
         if (!existsSync(join(claimDir, c.name))) {
-          // Crashed between claim.json and the rename: the file is still in the inbox.
+          // (crashed before the rename: the file is still in the inbox)
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
           continue;
         }
@@ -380,10 +338,7 @@ export class FolderWatch {
     });
   }
 
-  /**
-   * Claims one inbox entry, and checks its content was never sent before. A link or special file
-   * is claimed too (the link itself: rename never follows it) but never read: `refused` says why.
-   */
+  /** A link or special file is claimed too (rename never follows it) but never read: `refused` says why. */
   private claim(name: string): Promise<Claimed | undefined> {
     return this.locked(async (): Promise<Claimed | undefined> => {
       const src = join(this.L.inbox, name);
@@ -410,7 +365,7 @@ export class FolderWatch {
       } catch {
         /* no marker */
       }
-      // Its plan and approvals go with it, in the same critical section (renamed, never followed).
+      // its plan and approvals go with it, renamed, never followed
       if (this.o.config.requireApprovals !== undefined)
         for (const c of Object.values(companionsOf(name))) {
           try {
@@ -420,19 +375,17 @@ export class FolderWatch {
           }
         }
       const claimed = join(claimDir, name);
-      // Looked at again after the rename: what was looked at before may have been replaced meanwhile.
+      // looked at again: what was looked at before the rename may have been replaced meanwhile
       const st = lstatSync(claimed);
       const refused = refusedEntry(claimed, st);
       if (refused || !st.isFile())
         return { claimDir, refused: `refused: inbox/${name} is ${refused ?? 'not a regular file'}. Nothing was read or sent.` };
       const sha = await fileSha256(claimed);
       writeClaim(claimDir, { ...claim, sha256: sha, size: st.size, mtimeMs: st.mtimeMs });
-      // (whether it was sent before is asked once its content is claimed in the ledger: holdClaim)
       return { claimDir, refused: this.beingProcessed(claimDir, sha) };
     });
   }
 
-  /** The same content under another claim still in processing/ (another watch, or one to resume): why it is not paid. */
   private beingProcessed(claimDir: string, sha: string): string | undefined {
     for (const other of readdirSync(this.L.processing)) {
       const od = join(this.L.processing, other);
@@ -443,7 +396,7 @@ export class FolderWatch {
     return undefined;
   }
 
-  /** The same content sent before to this account, from here or anywhere (its journal has sent rows): why it is not paid again. */
+  /** Why the same content, sent before to this account from anywhere, is not paid again. */
   private async sentBefore(sha: string): Promise<string | undefined> {
     const { folded } = await foldBatch(this.ledger, sha);
     const sent = [...folded.rows.values()].filter((s) => s.phase !== 'none').length;
@@ -458,10 +411,7 @@ export class FolderWatch {
     );
   }
 
-  /**
-   * A path under processing/ as it is now: a claim folder moves whole to done/ or failed/ once
-   * settled, so a path its journal or an engine's message recorded there may be stale.
-   */
+  /** A path under processing/ as it is now: its claim folder may have moved to done/ or failed/. */
   private whereNow(path: string): string {
     const rel = relative(this.L.processing, path);
     if (rel.startsWith('..') || isAbsolute(rel)) return path;
@@ -469,17 +419,14 @@ export class FolderWatch {
     return path;
   }
 
-  /**
-   * An engine's refusal as a watch's: the paths of other claims where they are now, and no
-   * --batch-id, which `run` has and a watch has not.
-   */
+  /** An engine's refusal as a watch's: claim paths where they are now, and no --batch-id (a watch has none). */
   private forTheWatch(message: string): string {
     const escaped = this.L.processing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     const claimPath = new RegExp(`${escaped}/[A-Za-z0-9._-]*[A-Za-z0-9_-]`, 'g');
     return message.replace(claimPath, (p) => this.whereNow(p)).replaceAll(' or its --batch-id', '');
   }
 
-  /** A command as printed for this folder's files: with its ledger (state folder), service and key, as the watch runs them. */
+  /** A command for this folder's files, with its state folder, service and key, as the watch runs them. */
   private command(verb: 'retry' | 'plan', ...args: string[]): string {
     const env = this.o.conn.environment;
     const parts = ['payout-batch', verb, ...args, '--state-dir', this.L.state];
@@ -489,27 +436,21 @@ export class FolderWatch {
     return parts.map(shellWord).join(' ');
   }
 
-  /** Touches claim.json while the file is processed, so other hosts see its owner alive. */
-  private heartbeat(claimDir: string): () => void {
+  /** Runs one claimed file and settles it, touching claim.json meanwhile so that other hosts see its owner alive. */
+  private async process(claimDir: string, resumed: boolean): Promise<void> {
+    const claim = readClaim(claimDir)!;
     const touch = () => utimes(claimFile(claimDir), new Date(), new Date()).catch(() => undefined); // (moved meanwhile)
     const beat = setInterval(() => void touch(), Math.max(1000, Math.min(10_000, this.staleMs / 4)));
     beat.unref();
-    return () => clearInterval(beat);
-  }
-
-  /** Runs one claimed file, then settles it where its outcome says. */
-  private async process(claimDir: string, resumed: boolean): Promise<void> {
-    const claim = readClaim(claimDir)!;
-    const stopBeat = this.heartbeat(claimDir);
     try {
       const { out, summary } = await this.judge(claimDir, claim, resumed);
       await this.settle(claimDir, claim, out, summary);
     } finally {
-      stopBeat();
+      clearInterval(beat);
     }
   }
 
-  /** Where a claimed file goes and what its summary says: refused before sending, or its run through the engine judged. */
+  /** Refused before sending, or its run through the engine judged. */
   private async judge(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<Judged> {
     const held = await this.holdClaim(claimDir, claim, resumed);
     if ('out' in held) return held;
@@ -538,16 +479,16 @@ export class FolderWatch {
         allowOutside: cfg.allowDocumentsOutside,
         allowedCurrencies: cfg.allowedCurrencies,
       });
-      // All or nothing (unless "allowPartial"): every invalid row and risky warning refuses the file.
+      // all or nothing unless "allowPartial": every invalid row and risky warning refuses the file
       const whole = cfg.allowPartial ? undefined : vetted.problems;
       const summaryAt = join(this.L.failed, basename(claimDir), summaryName(claim.name));
       if (vetted.documents || vetted.currencies)
         return refuse(refusalText({ ...vetted, problems: whole ?? [] }, summaryAt, nothingSent), 'refused', { problems: vetted.problems });
-      // the account's, on this host and in its ledger: never the watch's state folder's, nor its configuration's to turn off
+      // the host's and the ledger's: neither the watch's state folder nor its configuration turns it off
       const policy = conn.sandbox ? undefined : await policyInForce(conn.environment.baseUrl, conn.client.apiKey.fingerprint, this.ledger);
       const approved = cfg.requireApprovals !== undefined ? this.approvedPlan(claimDir, claim, file) : undefined;
       if (typeof approved === 'string') return refuse(`refused: ${approved}. ${nothingSent}`);
-      // The account's approval policy applies too, to the same checked plan (none: the engine refuses what needs one).
+      // the policy judges the same checked plan (none: the engine refuses what needs one)
       const guard = policy && policyGuard(policy, approved && policyGate(policy, approved.checked));
       const screening = screeningFor(
         this.L.root,
@@ -561,7 +502,7 @@ export class FolderWatch {
         screening,
       });
       const refusedWhole = refusedAtPlan && refusalText({ problems: refusedAtPlan }, summaryAt, nothingSent);
-      // a pain.001's status report beside its results, for the ERP that dropped it (issue 41)
+      // a pain.001's status report, for the ERP that dropped it
       const statusReport = r.resultsWritten
         ? await writeStatusReportBeside(r.resultsPath).catch(
             (e: Error) => void this.o.logger?.warn({ file: claim.name, err: e.message }, 'no status report'),
@@ -600,11 +541,9 @@ export class FolderWatch {
   }
 
   /**
-   * A file runs only once this process holds the claim of its content in the ledger (a team
-   * ledger's: ledger/pg-claims.ts; a file ledger holds none, the claim folder is the claim): new,
-   * or taken over from a process that is gone (then resumed through its journal). Content another
-   * process claimed, running or ended, is refused as a file seen before, naming where it was run;
-   * so is content sent before (a `run`, or a file dropped again). `out`: where the file goes instead of being run.
+   * A file runs only once this process holds its content's claim in the ledger (a file ledger's
+   * claim is the folder): new, or taken from a process that is gone (resumed through its journal).
+   * Content claimed elsewhere, or sent before, is refused, naming where.
    */
   private async holdClaim(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<{ resumed: boolean } | Judged> {
     const refuse = (reason: string, summary?: Record<string, unknown>) => ({
@@ -616,7 +555,7 @@ export class FolderWatch {
     let a;
     let sent;
     try {
-      // An ended claim is run again only when it failed with nothing sent (a refused file dropped again, once fixed).
+      // an ended claim runs again only when it failed with nothing sent (a refused file, fixed, dropped again)
       a = await this.ledger.claim(ask, { mayRetake: async (c) => c.state === 'failed' && (await this.sentBefore(sha256)) === undefined });
       sent = !a.held || a.replaced || resumed ? undefined : await this.sentBefore(sha256);
     } catch (e) {
@@ -634,12 +573,7 @@ export class FolderWatch {
     return { resumed: resumed || a.replaced?.state === 'running' };
   }
 
-  /**
-   * With "requireApprovals": the plan and approvals claimed with the file, checked (src/approvals);
-   * why the file is refused, or the plan to run: the one approved, pointed at the claimed copy of the
-   * file (the engine checks a plan's file by path, then sha256 and environment), written from the
-   * bytes that were checked.
-   */
+  /** With "requireApprovals": why the file is refused, or the approved plan, from the checked bytes, pointed at the claimed copy. */
   private approvedPlan(
     claimDir: string,
     claim: ClaimRecord,
@@ -666,19 +600,14 @@ export class FolderWatch {
       return `${plan} was made for other content (sha256 ${g.plan.plan.fileSha256.slice(0, 16)}…) than ${claim.name} (${claim.sha256?.slice(0, 16)}…)`;
     const other = otherAccount(g.plan.plan, this.o.conn.environment);
     if (other) return `${plan} ${other}`;
-    // The same account under another label (a plan made with --base-url is "custom"): the account is
-    // what the approvers signed, so the copy run says this watch's environment.
+    // (the same account under another label, e.g. "custom": the copy run says this watch's environment)
     const planFile = join(claimDir, '.approved-plan.json');
     writeFileSync(planFile, JSON.stringify({ ...g.plan.plan, file, env: this.o.conn.environment.name }, null, 2) + '\n');
     this.o.logger?.info({ file: claim.name, approvedBy: g.check.counted, approvals: g.message }, 'approved');
     return { planFile, approvedBy: g.check.counted, checked: g.plan };
   }
 
-  /**
-   * The engine's run of a claimed file, with the configuration's guards, logging each row. The
-   * engine reads the file again: if it is not what was claimed by the time the plan is made (all
-   * rows read, nothing sent yet), the run is refused before its first payout (`changedAtPlan`).
-   */
+  /** The engine's run of a claimed file; one no longer as claimed once the plan is made is refused before its first payout. */
   private async send(
     file: string,
     claim: ClaimRecord,
@@ -695,7 +624,7 @@ export class FolderWatch {
     const prepared = await prepareRun({
       file,
       planFile: o.planFile,
-      // (a pain.001's documents: matched by end-to-end id in the claim's documents/, as vetRows did)
+      // (a pain.001's documents, by end-to-end id, as vetRows did)
       ...(existsSync(claimedDocuments) ? { documents: claimedDocuments } : {}),
       conn: this.o.conn,
       screening: o.screening,
@@ -728,8 +657,7 @@ export class FolderWatch {
     const changedAtPlan =
       changedSince(file, claim) ??
       (claim.sha256 && p.batchId !== claim.sha256 ? 'its content is not the one hashed at the claim' : undefined);
-    // A file none of whose rows is under way yet is paid whole or not at all: any row invalid
-    // (the preflight's findings too) or with a risky warning stops it before its first payout.
+    // a file none of whose rows is under way yet is paid whole or not at all (the preflight's findings too)
     const problems = o.whole && p.alreadyCreated === 0 && p.toSettle === 0 ? wholeFileProblems(o.whole, p, claim.name) : [];
     const refusedAtPlan = problems.length ? problems : undefined;
     batchLabel = p.batchId.slice(0, 16);
@@ -737,7 +665,7 @@ export class FolderWatch {
       { file: claim.name, batchId: batchLabel, toSend: p.toSend.length, alreadyCreated: p.alreadyCreated, currencies: p.currencies },
       'plan',
     );
-    // (a payee on a sanctions list: the file is refused whole, whatever "allowPartial" says)
+    // a payee held by the screening refuses the file whole, whatever "allowPartial" says
     const held = p.screening?.held.size;
     const refused = changedAtPlan
       ? `${claim.name} changed after it was claimed (${changedAtPlan})`
@@ -747,7 +675,7 @@ export class FolderWatch {
     return { r: await execute(prepared, { refused }), changedAtPlan, refusedAtPlan };
   }
 
-  /** Moves a claim folder to done/ or failed/ (summary written first); one still processing stays. */
+  /** To done/ or failed/, its summary written first; one still processing stays. */
   private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
     const id = basename(claimDir);
     const run = summary.summary as RunSummary | undefined;
@@ -775,22 +703,12 @@ export class FolderWatch {
     await this.locked(() => renameSync(claimDir, target));
     this.mine.delete(claimDir);
     this.halted.delete(claimDir);
-    await this.endClaim(id, claim, out.outcome);
+    // unrecorded, it stays `running` under this process: once gone, another host takes it over and finds it done in its journal
+    if (claim.sha256)
+      await this.ledger.endClaim(claim.sha256, id, out.outcome).catch((e: Error) => {
+        this.o.logger?.error({ file: claim.name, claim: id, err: e.message }, 'the end of the claim was not recorded in the team ledger');
+      });
     this.report({ ...out, name: claim.name, claim: id, folder: target, summary: run });
-  }
-
-  /** The end state of this process's claim in the ledger (none when the claim is another's). */
-  private async endClaim(id: string, claim: ClaimRecord, outcome: 'done' | 'failed'): Promise<void> {
-    if (!claim.sha256) return;
-    try {
-      await this.ledger.endClaim(claim.sha256, id, outcome);
-    } catch (e) {
-      // Still `running` under this process: once it is gone, another host takes it over and finds it done through its journal.
-      this.o.logger?.error(
-        { file: claim.name, claim: id, err: (e as Error).message },
-        'the end of the claim was not recorded in the team ledger',
-      );
-    }
   }
 
   private report(f: FileOutcome): void {
@@ -803,8 +721,7 @@ export class FolderWatch {
   }
 }
 
-/** Watches DIR as the options say; with `once`, one look at it. */
 export const watchFolder = (o: WatchOptions): Promise<WatchResult> => new FolderWatch(o).run();
 
-/** Today's date, UTC (as a ReqdExctnDt is compared). */
+/** UTC, as a ReqdExctnDt is compared. */
 const today = (): string => new Date().toISOString().slice(0, 10);
