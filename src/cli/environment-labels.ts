@@ -1,6 +1,5 @@
-// The environment labels of client/environment.ts (local, sandbox, production, custom) in a
-// treasurer's words, for every place the CLI names one: the plan, the confirmation's context, account.
-// And the environment `run --plan` takes from its plan.
+// The environment labels (client/environment.ts) in a treasurer's words, and the environment
+// `run --plan` takes from its plan.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { accountOf } from '../ledger/account-ledger.ts';
@@ -15,22 +14,17 @@ export const ENVIRONMENT_MEANING: Record<string, string> = {
   custom: 'a base URL given with --base-url or $PAYOUT_BASE_URL; not a known service environment',
 };
 
-/** "custom (a base URL given with --base-url ...; not a known service environment) http://..." */
 export function environmentText(name: string, baseUrl?: string): string {
   const meaning = ENVIRONMENT_MEANING[name];
   return `${name}${meaning ? ` (${meaning})` : ''}${baseUrl ? ` ${baseUrl}` : ''}`;
 }
 
-/** The connection flags a command was given (--env, --base-url). */
 type EnvironmentFlags = { env?: string; 'base-url'?: string };
 
 /**
- * `run --plan`: the plan names the service it was made for (its environment and base URL), so the
- * run talks to that one, whatever $PAYOUT_ENV or $PAYOUT_BASE_URL say: `payout-batch run --plan
- * PLAN --yes`, as `plan` prints it, works with no other flag. A flag that names another service is
- * refused (exit 3, before any request): a plan is approved for one account. A `local` plan runs
- * on the local sandbox, whose port changes at every start, so its base URL names no account.
- * Production still has to be named on the command line (approval.ts decideApproval).
+ * `run --plan`: the run talks to the plan's service whatever $PAYOUT_ENV or $PAYOUT_BASE_URL say; a
+ * flag naming another is refused (exit 3): a plan is approved for one account. A `local` plan's base
+ * URL names no account (its port changes). Production must still be named on the command line.
  */
 export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string }>(args: A, io: CliIO): [A, CliIO] {
   const plan = args.plan ? planService(resolve(io.cwd, args.plan)) : undefined;
@@ -52,17 +46,13 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
   ];
 }
 
-/**
- * The connection flags a command was given, to repeat in a command it prints (`payout-batch status
- * RESULTS`, `retry`, `attach`), so that the hint works as printed: without them it would talk to
- * $PAYOUT_ENV's service, or the default sandbox. Empty when the environment came from the variables.
- */
+/** The connection flags given, to repeat in a command printed (`status RESULTS`, `retry`), so it works as printed. */
 export function connectionHint(args: EnvironmentFlags): string {
   const url = args['base-url'];
   return `${args.env ? ` --env ${args.env}` : ''}${url ? ` --base-url ${url}` : ''}`;
 }
 
-/** The plan's service; undefined when it cannot be read (the engine says why, exit 2). */
+/** undefined when the plan cannot be read (the engine says why, exit 2) */
 function planService(path: string): { env: string; baseUrl: string } | undefined {
   try {
     return parsePlanFile(readFileSync(path, 'utf8'), path);

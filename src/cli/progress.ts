@@ -5,7 +5,7 @@ import { plural } from './command.ts';
 import type { ClientEvent } from '../client/http.ts';
 import type { PreflightStep } from '../engine/preflight.ts';
 
-/** The bar's values: rows done of the total, rows failed, requests a second, seconds left (cli-progress: a number, or 'NULL'/'INF'). */
+/** `eta`: seconds left (cli-progress: a number, or 'NULL'/'INF'). */
 export interface BarValues {
   value: number;
   total: number;
@@ -30,9 +30,8 @@ const BAR_MAX = 40;
 const BAR_MIN = 10;
 
 /**
- * The progress line within `width` columns, the ETA always whole: the text first, the bar takes
- * what is left (at most 40), or is left out when fewer than 10 columns remain. One column is kept
- * free, since a terminal that writes its last column may wrap.
+ * The progress line within `width`, the ETA always whole: the bar takes what the text leaves (at
+ * most 40, none under 10). The last column stays free: a terminal that writes it may wrap.
  */
 export function barLine(v: BarValues, width: number): string {
   const text = `${v.value}/${v.total} rows | failed ${v.failed} | ${v.rps} req/s | ETA ${etaText(v.eta)}`;
@@ -43,10 +42,8 @@ export function barLine(v: BarValues, width: number): string {
 }
 
 /**
- * Requests a second to the service, over the last 5 seconds, as the bar shows it. Each request is
- * counted once it is answered, at the time it was sent (its answer's time less its duration), so
- * the figure never runs ahead of the pace the client keeps (spec §8: 5 a second). The PUTs to the
- * document storage are not requests to the service (spec §4.6) and are left out.
+ * Requests a second over the last 5 s, each counted when answered at the time it was sent, so the
+ * figure never runs ahead of the client's pace (spec §8). Storage PUTs are not requests (spec §4.6).
  */
 export function requestMeter(now: () => number = Date.now) {
   const WINDOW_MS = 5000;
@@ -64,17 +61,13 @@ export function requestMeter(now: () => number = Date.now) {
   };
 }
 
-/** The preflight's current step, one line (rewritten in place on a terminal). */
 export function preflightText(s: PreflightStep): string {
   if (s.step === 'wallets') return 'preflight: reading the wallets and the countries...';
   if (s.step === 'quotes') return `plan: quoting ${plural(s.rows, 'row')} (one quote per corridor, method and fee band)...`;
   return `preflight: reading the payment methods of ${plural(s.corridors, 'corridor')} (${s.done} done)...`;
 }
 
-/**
- * What the CLI says the moment it is asked to stop (Ctrl-C, SIGTERM). `inFlight`: rows under way
- * when sending has begun, undefined before it.
- */
+/** What the CLI says at once when asked to stop. `inFlight`: rows under way, undefined before sending. */
 export function stoppingText(inFlight: number | undefined): string {
   const again = 'press Ctrl-C again to stop at once';
   if (inFlight === undefined) return `payout-batch: stopping before sending: no payout will start; ${again}.\n`;

@@ -1,6 +1,5 @@
-// `payout-batch approver-key new --as NAME [--out DIR]`: an approver's Ed25519 key pair. The private
-// key (PEM, mode 0600) stays with the approver and is never printed; the public key file holds the
-// approvers-list entry to hand to whoever keeps that list.
+// `payout-batch approver-key new --as NAME`: an approver's Ed25519 key pair; the private key (0600)
+// is never printed.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -16,7 +15,6 @@ const builder = (y: Argv) =>
     .option('as', { type: 'string', demandOption: true, describe: "The approver's name, as the approvers list will name them" })
     .option('out', { type: 'string', describe: 'The folder to write the two files into (default: the current folder)' });
 
-/** A name as a file name: letters, digits, dot, dash and underscore. */
 const slug = (name: string) =>
   name
     .trim()

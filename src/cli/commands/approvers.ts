@@ -1,6 +1,4 @@
-// `payout-batch approvers add FILE... --out LIST`: the approvers list from the public key files of
-// `approver-key new` (created, or extended), each approver once, look-alike names refused as the
-// list's rules refuse them (src/approvals/approvals-file.ts addApprovers). Nothing is sent.
+// `payout-batch approvers add FILE... --out LIST`: create or extend the approvers list (approvals-file.ts).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, plural } from '../command.ts';

@@ -1,6 +1,4 @@
-// `payout-batch attach PAYOUT FILE... [--results RESULTS]`: upload documents and attach them to a
-// payout (named by its id, its payoutRef or its row's reference), within the status rule and the
-// 5-document cap. A thin layer over src/follow-up/attach-documents.ts.
+// `payout-batch attach PAYOUT FILE...`: upload documents to a payout (follow-up/attach-documents.ts).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, printJson, serviceAnswer, type CliIO } from '../command.ts';

@@ -1,9 +1,7 @@
-// Every command of the CLI: its usage line and description here, its module loaded only when
-// that command runs, so `--help`, `--version` and a cron job's `watch --once` start without the
-// modules of the other commands (the engine, the sandbox, SheetJS...).
+// Every command's usage line and description, in `--help` order; its module is loaded only when
+// it runs, so `--help` and `watch --once` start without the others' modules.
 import type { CliCommand } from '../command.ts';
 
-/** Each command's usage line and description, in the order `--help` lists them. */
 const USAGE = {
   demo: 'Rehearse on the embedded sandbox: the sample payroll through plan, run, results and a replay that pays nothing twice',
   sandbox: 'Run a local simulator of the payout service (127.0.0.1 only) until Ctrl+C',
@@ -36,11 +34,7 @@ const USAGE = {
   'watch <dir>': 'Process the batch files dropped into DIR/inbox, unattended, within the guards of DIR/payout-batch.json',
 };
 
-/**
- * A command's module is the file of this folder named by its first word (`validate <file>`:
- * validate.ts). esbuild bundles the template import as one chunk per file here, each loaded only
- * when the import runs (vite, under the tests, is told not to analyse it: it resolves at run time).
- */
+// The module is the file named by the command's first word; esbuild makes one chunk per file (vite is told not to analyse it).
 export const commands = Object.entries(USAGE).map(([command, describe]) => {
   const word = command.split(' ')[0]!;
   return { command, describe, word, load: () => import(/* @vite-ignore */ `./${word}.ts`) as Promise<{ default: CliCommand<unknown> }> };

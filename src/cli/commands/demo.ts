@@ -1,6 +1,4 @@
-// `payout-batch demo` (npm run demo): the sample payroll end to end on the embedded sandbox:
-// plan, run with progress, results file, summary, the same batch again paying nothing twice, and
-// the HTML reports of the plan and the results.
+// `payout-batch demo`: the sample payroll end to end on the embedded sandbox (src/demo).
 import { EventEmitter } from 'node:events';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
@@ -28,7 +26,6 @@ export default defineCommand<ArgsOf<typeof builder>>({
     const say = (line: string) => {
       if (!args.json) io.stdout.write(`${line}\n`);
     };
-    // Terminal: a progress bar; otherwise quiet (the demo tells its own story on stdout).
     const logger = createLogger({ level: 'silent' });
     const progress = progressSink(io, logger, () => 'demo', args.json);
     const events: EngineEvents = new EventEmitter();
@@ -43,7 +40,6 @@ export default defineCommand<ArgsOf<typeof builder>>({
         events,
         onClientEvent: (e) => progress.onClientEvent(e),
       },
-      // (a folder given with --dir is asked for: kept, with the journal's)
       { rate: args.rate, dir: args.dir, keep: args.keep || args.dir !== undefined },
     );
     progress.stop();

@@ -1,7 +1,5 @@
 // `payout-batch ledger init|import|status`: the team ledger on PostgreSQL (src/ledger/README.md).
-// init applies the schema's migrations (harmless twice, and two at once apply each once); import
-// copies the file ledgers of a state folder into it, all or nothing (ledger/import.ts);
-// status says what it holds. The connection string's password is never printed (pg-db.ts redactUrl).
+// The connection string's password is never printed (pg-db.ts redactUrl).
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,7 +15,6 @@ import { TeamLedgerError, type TeamDb } from '../../ledger/pg-db.ts';
 import { migrate, schemaVersionOf } from '../../ledger/schema.ts';
 import { packageJson } from '../../package-root.ts';
 
-// (of the connection flags, only the ledger's, the service's for import, and the logs')
 const builder = (y: Argv) =>
   y
     .positional('action', {
@@ -49,11 +46,7 @@ async function init(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
   return ExitCode.OK;
 }
 
-/**
- * The accounts a folder of the file ledger may be: the service the connection flags name, and
- * the sandbox and production of the gateway host when one is configured (a folder is named by a
- * hash of its account, so it is recognised, not read).
- */
+/** The accounts a file ledger's folder may be (named by a hash of its account: recognised, not read). */
 function candidateAccounts(args: Args, io: CliIO): string[] {
   const gatewayHost = args['gateway-host'];
   const noUrl = { ...io.env, PAYOUT_BASE_URL: undefined };

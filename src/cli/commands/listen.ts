@@ -1,5 +1,4 @@
-// `payout-batch listen --port P --secret-file F [--register URL]`: the webhook receiver. A thin
-// layer over src/follow-up/webhook-receiver.ts; runs until Ctrl-C / SIGTERM.
+// `payout-batch listen`: the webhook receiver (follow-up/webhook-receiver.ts) until Ctrl-C.
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -69,10 +68,8 @@ export default defineCommand<ListenArgs>({
     let listener;
     let team: PgLedgers | undefined;
     try {
-      // The batches' journals, to record what is applied: the ledgers of the per-user state folder
-      // (and of --state-dir, when everything runs with one).
+      // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
       const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
-      // and a team ledger's, of every host (--ledger)
       team = await openTeamLedger(args, io, logger);
       listener = await startListener({
         port: args.port,
@@ -103,7 +100,7 @@ export default defineCommand<ListenArgs>({
         } catch (e) {
           if (e instanceof PayoutApiError) {
             io.stderr.write(`payout-batch: registering the webhook failed: ${serviceAnswer(e)}\n`);
-            // A definitive answer of the service about the subscription is ours to fix (2), not the service's trouble (4).
+            // a definitive answer is ours to fix (2), not the service's trouble (4)
             return e.outcome === 'definitive' && e.status !== undefined && !e.serviceTrouble
               ? ExitCode.UNUSABLE_INPUT
               : ExitCode.SERVICE_UNAVAILABLE;

@@ -1,9 +1,5 @@
-// `payout-batch plan FILE [--out PLAN]`: the preflight and the plan (rows to send, totals with
-// fees, balances after, corridors not enabled, requests by kind against the key's month) without
-// sending a payout. With --out, the plan and its quotes go to a file that `run --plan PLAN`
-// executes exactly. Exit 0: the batch could run as planned; 1: some rows invalid or left out; 3:
-// it would be refused (shortfall, corridors, --max-requests); 2: unusable file; 4: the service
-// could not be reached.
+// `payout-batch plan FILE [--out PLAN]`: the preflight and the plan, nothing sent; --out writes it
+// with its quotes for `run --plan`. Exit 0 as planned, 1 rows invalid or left out, 3 would be refused.
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
@@ -63,9 +59,9 @@ const builder = (y: Argv) =>
     .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
     .option('json', flag('Print the plan as JSON'));
 
-/** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out (nor --prepared-by). */
+/** `run --dry-run` gives its own flags, without --out or --prepared-by. */
 type PlanFlags = ArgsOf<typeof builder>;
-export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'> &
+type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'> &
   Partial<Pick<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'>> & {
     /** `run --dry-run`: whether its run would fund the batch by the plan's swap (`plan` counts it). */
     'fund-by-swap'?: boolean;
@@ -73,10 +69,7 @@ export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-
 
 export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
 
-/**
- * The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run
- * --dry-run`, whose `refusals` (its control totals) make it exit as `run` would: 3, naming them.
- */
+/** `plan`, and `run --dry-run`, whose `controlTotals` refusals make it exit 3 as `run` would. */
 export async function showPlan(
   args: PlanArgs,
   io: CliIO,
@@ -104,7 +97,7 @@ export async function showPlan(
       ...duplicateFlags(args),
       ...swapFlags(args),
       fundBySwap: args['fund-by-swap'] ?? true,
-      // A line as each slow step starts, terminal or not (a log shows where the time went); --json's stderr stays quiet.
+      // a line as each slow step starts, terminal or not; --json's stderr stays quiet
       onEvent: args.json
         ? undefined
         : (e) => {
@@ -124,7 +117,6 @@ export async function showPlan(
         : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
           ? ExitCode.ROWS_FAILED
           : ExitCode.OK;
-    // The HTML report beside the plan file (else the batch file).
     const report = args.report
       ? await reportOrNote(io, () =>
           writePlanReport(p, {
@@ -152,7 +144,6 @@ export async function showPlan(
     } else {
       const width = widthFor(io.stdout, io.env);
       io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl, width));
-      // the notes below the plan, fitted to a terminal as the plan is (long commands carried over lines)
       const say = (text: string) => io.stdout.write(width ? fitText(text, width.columns) : text);
       const left = typeof policy === 'object' && allowanceLeft(policy);
       if (left) say(`Approval policy: ${left}.\n`);

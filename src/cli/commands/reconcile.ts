@@ -1,7 +1,5 @@
-// `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions and the payouts'
-// status; print the reconciliation, write it beside the results, and its own HTML report with the
-// tie-out per wallet (`<results>.reconciliation.html`, src/report; --no-report skips it), never the
-// run's. A thin layer over src/follow-up/reconciliation.ts.
+// `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions (follow-up/
+// reconciliation.ts); writes the reconciliation and its own HTML report beside it, never the run's.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
@@ -42,7 +40,6 @@ export default defineCommand<ReconcileArgs>({
   builder,
   run: (args, io: CliIO) =>
     withConnection(args, io, 'reconcile', async (conn, logger) => {
-      // the rows' latest state, and the other batches of the account that explain a debit
       const { ledgers, results } = await resultsAndLedgers(args, io, conn);
       const r = await reconcile({
         client: conn.client,
@@ -57,11 +54,9 @@ export default defineCommand<ReconcileArgs>({
           if (!args.json) io.stdout.write(`Reading the status of ${plural(payouts, 'payout')} and the wallet transactions (100 a page).\n`);
         },
       });
-      // The results' report with the tie-out, beside the run's (which stays the run's record).
       const report =
         args.report && r.report
           ? await reportOrNote(io, () =>
-              // (the tie-out it reads back is the one reconcile has just written beside the results)
               writeResultsReport(results, { environment: conn.environment.name, out: reconciliationPathFor(results, 'html'), ledgers }),
             )
           : undefined;
@@ -134,10 +129,9 @@ function textOf(r: ReconcileResult): string {
   return l.join('\n');
 }
 
-/** On a terminal, the first few unexplained debits (all of them in the reconciliation file). */
+/** The unexplained debits shown (all of them in the reconciliation file). */
 const SHOWN = 5;
 
-/** The debits of other batches or swaps: how many, per what explains them. */
 function explainedLine(explained: ForeignTransaction[]): string[] {
   const by = new Map<string, number>();
   for (const f of explained) by.set(f.explainedBy!, (by.get(f.explainedBy!) ?? 0) + 1);

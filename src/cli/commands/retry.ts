@@ -1,7 +1,5 @@
-// `payout-batch retry RESULTS`: re-runs the rows of a results file (perhaps edited) that have no
-// payout yet, leaves created rows untouched, writes a new results file. Unknown outcomes are
-// settled with their original key and body first; a refused row that was fixed goes under
-// attempt + 1. The same handler as `run` (cli/send-batch.ts) over src/engine/retry-batch.ts.
+// `payout-batch retry RESULTS`: sends again the rows with no payout yet (engine/retry-batch.ts),
+// the same handler as `run` (cli/send-batch.ts).
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, UsageError } from '../command.ts';
 import { duplicateFlags, duplicateOptions, signalled, type ArgsOf } from '../options.ts';
@@ -30,8 +28,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
     const duplicates = duplicateFlags(args);
-    // A retry carries no plan: under the account's approval policy it goes only when what it would
-    // send needs no approvals (nothing, or less than the policy's `above` amounts); else exit 3.
+    // a retry carries no plan: under a policy it goes only when it needs no approvals, else exit 3
     const policy = await accountPolicyOf(args, io);
     if (typeof policy === 'string') return refused(io, args.json, policy);
     return sendBatch(
@@ -60,7 +57,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
 });
 export default signalled('retry', command);
 
-/** One line per refused row sent again: what its refused key showed (engine/spent.ts). */
+/** What a refused row's key showed (engine/spent.ts). */
 function proofText(p: KeyProof): string {
   const steps = p.steps.map((s) =>
     'read' in s

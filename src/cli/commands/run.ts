@@ -1,6 +1,5 @@
-// `payout-batch run FILE`: preflight, approval, then every valid row (documents -> initiate
-// -> PATCH), journalled so that a run killed at any instant continues where it stopped
-// when started again with the same command. A thin layer: flags -> engine (cli/send-batch.ts) -> exit code.
+// `payout-batch run FILE`: preflight, approval, then every valid row, journalled so that the same
+// command resumes a run killed at any instant (cli/send-batch.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -57,11 +56,9 @@ const builder = (y: Argv) =>
 const command = defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (flags, cliIO) => {
-    // --plan: the plan's environment and base URL (a flag naming another service is refused, exit 3)
     const [args, io] = withPlanEnvironment(flags, cliIO);
     if (args['dry-run']) {
       if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
-      // The control totals checked as `run` checks them (exit 3 on a mismatch); nothing is sent either way.
       const totals = controlTotalFlags(args);
       return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
         refused: controlTotalReasons({ ...totals, payable: r.payable }),
@@ -104,7 +101,7 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
   );
 }
 
-/** This command with --fund-by-swap, as the refusal of a short batch says it (the plan proposes the swap). */
+/** This command with --fund-by-swap, as the refusal of a short batch says it. */
 function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
   const word = (w: string) => (/^[\w./:@%+=-]+$/.test(w) ? w : JSON.stringify(w));
   const from = args['swap-from'] ? ` --swap-from ${word(args['swap-from'])}` : '';
@@ -112,10 +109,8 @@ function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
 }
 
 /**
- * The approvals a run needs, checked before anything is sent: `--require-approvals N` (refused at
- * once) and the account's approval policy (src/approvals/account-policy.ts: refused at once when it
- * applies to every batch; otherwise the engine's guard decides, once the plan's totals are known).
- * A plan that passed is run from a private copy of the bytes that were checked.
+ * `--require-approvals N` and the account's policy, before anything is sent (a policy with `above`
+ * amounts: the engine's guard decides). A plan that passed runs from a private copy of the checked bytes.
  */
 async function approvedPlan(
   args: ArgsOf<typeof builder>,
@@ -147,7 +142,6 @@ async function approvedPlan(
       passed.push(`Approvals under this account's policy: ${g.message}.`);
     }
     guard = policyGuard(policy, g);
-    // without amounts to look at, the policy applies to every batch: refused before any request
     const now = policy.above ? undefined : policyRefusal(policy, g);
     if (now) return refused(io, args.json, now);
   }

@@ -1,6 +1,4 @@
-// `payout-batch sandbox`: runs the local simulator of the payout service until Ctrl+C.
-// A thin layer over startSandbox (src/sandbox): it turns flags into SandboxOptions, prints the
-// base URL and the keys, and closes the server when asked to stop.
+// `payout-batch sandbox`: the local simulator of the payout service (src/sandbox) until Ctrl+C.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
 import { CommandError, defineCommand, flag, UsageError } from '../command.ts';
@@ -63,7 +61,6 @@ export default defineCommand<SandboxArgs>({
   run: async (args, io) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
       throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
-    // The flag wins over the variable; either one mistyped is a usage error.
     const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
     let seed: Seed | undefined;
     if (args.seed) {

@@ -1,7 +1,5 @@
-// `payout-batch screen FILE --sanctions-list PATH...`: every valid row's payee against the lists
-// (engine/screen-batch.ts), offline: a table of the hits, exit 1 when a row is held. With --clear,
-// the clearance of one false positive, written for approvers to sign (`approve`); with
-// --clearances, the clearances of the folder, who signed each and when it expires.
+// `payout-batch screen FILE --sanctions-list PATH...`: every payee against the lists, offline
+// (engine/screen-batch.ts); --clear writes a clearance to sign, --clearances lists them.
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -63,7 +61,6 @@ export default defineCommand<Args>({
   },
 });
 
-/** `--clear REF --entry LIST:ID`: the clearance of that hit of that row, written for approvers to sign. */
 async function clear(
   args: Args,
   io: CliIO,

@@ -1,7 +1,4 @@
-// `payout-batch template [--method SEPA] [--format xlsx] [--out FILE]`: writes a batch template
-// with the header row and one valid example row, for one method or for all methods.
-// CSV goes to stdout without --out; XLSX is binary, so without --out it is written to
-// ./payout-template-<method>.xlsx.
+// `payout-batch template`: a batch template, the header row and one valid example row.
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
