@@ -55,4 +55,8 @@ export class UsageError extends Error {
 /** A failure not of how the command was called (key, environment, ledger, folder): no pointer to --help. */
 export class CommandError extends UsageError {}
 
+/** The shapes of most yargs options here: a boolean flag false unless given, a string, strings (repeatable), a number. */
 export const flag = (describe: string) => ({ type: 'boolean', default: false, describe }) as const;
+export const str = (describe: string) => ({ type: 'string', describe }) as const;
+export const strs = (describe: string) => ({ type: 'string', array: true, describe }) as const;
+export const num = (describe: string) => ({ type: 'number', describe }) as const;

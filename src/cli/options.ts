@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
-import { CommandError, flag, UsageError, type CliCommand, type CliIO } from './command.ts';
+import { CommandError, flag, num, str, strs, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
 import { ExitCode } from './exit-codes.ts';
 import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
@@ -41,32 +41,18 @@ export function connectionOptions<T>(y: Argv<T>) {
       .option('env', {
         type: 'string',
         choices: ENVIRONMENTS,
-        describe:
-          'local (the embedded sandbox, which keeps its state in the state folder), sandbox or production; default $PAYOUT_ENV, else sandbox. Production must be named here.',
+        describe: 'local (the embedded sandbox), sandbox or production (default $PAYOUT_ENV, else sandbox); production must be named here',
       })
-      .option('base-url', { type: 'string', describe: 'Talk to this server instead ($PAYOUT_BASE_URL)' })
-      .option('ledger', {
-        type: 'string',
-        describe:
-          "A team's ledger on PostgreSQL, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)",
-      })
-      .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)' })
-      .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
-      .option('rate', {
-        type: 'number',
-        describe: 'Advanced: request starts per rolling second for the key (the spec allows 5; default $PAYOUT_BATCH_RATE, else 5)',
-      })
-      .option('safety-margin', {
-        type: 'number',
-        describe: 'Advanced: ms added to the rolling second against network jitter (default 50; 25 for a service on 127.0.0.1)',
-      })
-      .option('log-level', {
-        type: 'string',
-        describe: 'Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)',
-      })
+      .option('base-url', str('Talk to this server instead ($PAYOUT_BASE_URL)'))
+      .option('ledger', str('Team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; password from PGPASSWORD or ~/.pgpass)'))
+      .option('gateway-host', str('Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)'))
+      .option('key-file', str('Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY'))
+      .option('rate', num("Advanced: request starts a second for the key (default $PAYOUT_BATCH_RATE, else the spec's 5)"))
+      .option('safety-margin', num('Advanced: ms added to the rolling second against jitter (default 50; 25 on 127.0.0.1)'))
+      .option('log-level', str('Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)'))
       .option('log-format', {
         choices: LOG_FORMATS,
-        describe: 'Logs on stderr as JSON lines or as a short human line each (default human on a terminal, else json)',
+        describe: 'Logs as JSON lines or human lines (default human on a terminal, else json)',
       })
       // Present only to refuse it without echoing its value: a key on the command line shows in `ps`.
       .option('api-key', { hidden: true })
@@ -78,7 +64,7 @@ export type ConnectionArgs = Partial<ArgsOf<typeof connectionOptions>>;
 export const resultsFileOptions = (y: Argv, describe: string, stateDirs: string) =>
   connectionOptions(y)
     .positional('results', { type: 'string', demandOption: true, describe })
-    .option('state-dir', { type: 'string', array: true, describe: `${stateDirs} (default: the per-user one)` });
+    .option('state-dir', strs(`${stateDirs} (default: the per-user one)`));
 
 /** The ledgers of --state-dir and of the per-user state folder, and the results file as named or by its batch id. */
 export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
@@ -101,22 +87,14 @@ export function guardOptions<T>(y: Argv<T>) {
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
     .option('allow-partial', flag('Send the rows that fit when a wallet falls short or a corridor is not enabled'))
     .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
-    .option('expect-rows', { type: 'number', describe: 'Control total: the number of rows the batch pays, or nothing is sent' })
-    .option('expect-total', {
-      type: 'string',
-      array: true,
-      describe:
-        'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent. A currency the batch pays and no --expect-total names is reported, not refused',
-    })
+    .option('expect-rows', num('Control total: the number of rows the batch pays, or nothing is sent'))
+    .option('expect-total', strs('Control total CUR:AMOUNT before fees, repeatable: must match or nothing is sent (others are reported)'))
     .option('strict-totals', flag('--expect-total must name every currency the batch pays, or nothing is sent'))
-    .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' })
+    .option('max-total', strs('Cap CUR:AMOUNT on amounts plus estimated fees, repeatable'))
     .option('max-requests', MAX_REQUESTS);
 }
 
-export const MAX_REQUESTS = {
-  type: 'number',
-  describe: "Refuse the batch (exit 3, nothing sent) when it needs more than N requests of the key's month (the plan lists them by kind)",
-} as const;
+export const MAX_REQUESTS = num("Refuse the batch (exit 3) when it needs more than N requests of the key's month");
 
 export function maxRequestsOf(args: { 'max-requests'?: number }): number | undefined {
   const n = args['max-requests'];
@@ -127,18 +105,8 @@ export function maxRequestsOf(args: { 'max-requests'?: number }): number | undef
 /** screen, plan, run, retry (engine/screen-batch.ts). */
 export function screeningOptions<T>(y: Argv<T>) {
   return y
-    .option('sanctions-list', {
-      type: 'string',
-      array: true,
-      describe:
-        "Screen every payee against this sanctions list first (repeatable): OFAC's sdn.csv (alt.csv, add.csv beside it), the UN list's XML, OpenSanctions' simple CSV, or a CSV of names; a hit is never sent",
-    })
-    .option('clearances-dir', {
-      type: 'string',
-      default: 'clearances',
-      describe:
-        'The folder of approved clearances of false positives (`screen --clear`), signed by the approvers (--approvers, or the policy)',
-    });
+    .option('sanctions-list', strs('Screen payees first against this list, repeatable: OFAC sdn.csv, UN XML, OpenSanctions or names CSV'))
+    .option('clearances-dir', { ...str('The folder of approved clearances of false positives (`screen --clear`)'), default: 'clearances' });
 }
 
 export function screeningOf(
@@ -158,10 +126,7 @@ export function sendingOptions<T>(y: Argv<T>) {
   return screeningOptions(y)
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
     .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
-    .option('concurrency', {
-      type: 'number',
-      describe: 'Rows in flight at once (default max(8, --rate), at most 64; the client throttles requests)',
-    })
+    .option('concurrency', num('Rows in flight at once (default max(8, --rate), at most 64; the client throttles requests)'))
     .option('json', flag('Print a machine-readable summary on stdout'))
     .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
@@ -169,18 +134,9 @@ export function sendingOptions<T>(y: Argv<T>) {
 /** A job nobody watches (src/signals): run, retry, status and watch. */
 function signalOptions<T>(y: Argv<T>) {
   return y
-    .option('ping-url', {
-      type: 'string',
-      describe: "Dead man's switch: POST URL/start at start, URL on success, URL/<exit code> on failure",
-    })
-    .option('metrics-file', {
-      type: 'string',
-      describe: "Write the run's metrics to this file (Prometheus text, for node_exporter's textfile collector)",
-    })
-    .option('notify-url', {
-      type: 'string',
-      describe: 'POST a JSON alert (its `text` for a chat) here when the command fails or needs someone',
-    });
+    .option('ping-url', str("Dead man's switch: POST URL/start at start, URL on success, URL/<exit code> on failure"))
+    .option('metrics-file', str("Write the run's metrics to this file (Prometheus text, for node_exporter's textfile collector)"))
+    .option('notify-url', str('POST a JSON alert (its `text` for a chat) here when the command fails or needs someone'));
 }
 
 /**
@@ -226,22 +182,15 @@ async function withSignals(command: string, args: SignalArgs, io: CliIO, body: (
 }
 
 export function reportOption<T>(y: Argv<T>) {
-  return y.option('report', {
-    type: 'boolean',
-    default: true,
-    describe: 'Write the HTML report beside the output and print its path (--no-report: skip it)',
-  });
+  return y.option('report', { type: 'boolean', default: true, describe: 'Write the HTML report beside the output (--no-report: skip it)' });
 }
 
 export function statusReportOptions<T>(y: Argv<T>) {
   return y
-    .option('status-report', {
-      type: 'string',
-      describe: 'Also write the ISO 20022 pain.002 status report of the results to FILE, for the ERP that sent the batch',
-    })
+    .option('status-report', str('Also write the ISO 20022 pain.002 status report of the results to FILE, for the ERP that sent the batch'))
     .option('status-report-version', {
       choices: PAIN002_VERSIONS,
-      describe: "Its version (default: the input's family: .03 for a pain.001.001.03 or a CSV, .10 for a pain.001.001.09)",
+      describe: 'Its version (default: .03 for a pain.001.001.03 or a CSV, .10 for a .09)',
     });
 }
 
@@ -263,22 +212,14 @@ export async function statusReportOf(
   );
 }
 
-export const documentsOption = {
-  type: 'string',
-  describe: 'pain.001: folder of supporting documents, named by end-to-end id or RfrdDocInf/Nb',
-} as const;
+export const documentsOption = str('pain.001: folder of supporting documents, named by end-to-end id or RfrdDocInf/Nb');
 
 export const fileReadingOptions = <T>(y: Argv<T>) =>
-  y
-    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
-    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' });
+  y.option('encoding', str('CSV encoding (default: detected)')).option('sheet', str('Excel sheet (default: the first)'));
 
 export function batchFileOptions<T>(y: Argv<T>) {
   return fileReadingOptions(y)
-    .option('batch-id', {
-      type: 'string',
-      describe: 'A label naming the batch (its journal) instead of the content hash; never pays a reference again',
-    })
+    .option('batch-id', str('A label naming the batch (its journal) instead of the content hash; never pays a reference again'))
     .option('documents', documentsOption)
     .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
@@ -300,15 +241,10 @@ export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({
 /** engine/duplicates.ts: plan, run, retry. */
 export function duplicateOptions<T>(y: Argv<T>) {
   return y
-    .option('allow-duplicate', {
-      type: 'string',
-      array: true,
-      describe: 'Send the row of this reference though it repeats a recent payout of another (repeatable)',
-    })
+    .option('allow-duplicate', strs('Send the row of this reference though it repeats a recent payout of another (repeatable)'))
     .option('duplicate-window', {
-      type: 'string',
+      ...str('Refuse a row repeating a payout this recent (30m, 24h, 7d) as PROBABLE_DUPLICATE'),
       default: '24h',
-      describe: 'A row repeating the beneficiary, amount and currency of a payout this recent (30m, 24h, 7d) is refused PROBABLE_DUPLICATE',
     });
 }
 
@@ -331,15 +267,8 @@ export function moneyFlags(values: (string | number)[] | undefined, flag: string
 /** The swap that funds a short wallet (spec §4.7): `plan` proposes it, `run` sends it (engine/REFERENCE.md "Funding by a swap"). */
 export function swapOptions<T>(y: Argv<T>) {
   return y
-    .option('swap-from', {
-      type: 'string',
-      describe: 'Fund a short wallet by a swap from the CUR wallet (default: a wallet with an enabled pair to it and the most to spare)',
-    })
-    .option('max-swap', {
-      type: 'string',
-      array: true,
-      describe: 'Refuse (exit 3, nothing sent) a swap that credits more than AMOUNT to the CUR wallet: CUR:AMOUNT, repeatable',
-    });
+    .option('swap-from', str('Fund a short wallet by a swap from this currency (default: one with an enabled pair, most to spare)'))
+    .option('max-swap', strs('Refuse (exit 3) a swap crediting more than CUR:AMOUNT to that wallet, repeatable'));
 }
 
 export function swapFlags(args: { 'swap-from'?: string; 'max-swap'?: (string | number)[] }): { swapFrom?: string; maxSwaps: MoneyFlag[] } {

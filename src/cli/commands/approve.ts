@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, UsageError } from '../command.ts';
+import { CommandError, defineCommand, plural, str, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
 import { nameProblem, sameName } from '../../engine/guards.ts';
@@ -28,16 +28,8 @@ const builder = (y: Argv) =>
   y
     .positional('plan', { type: 'string', demandOption: true, describe: 'The plan file (from `payout-batch plan FILE --out PLAN`)' })
     .option('as', { type: 'string', demandOption: true, describe: 'Your name, as the approvers list names you' })
-    .option('key-file', {
-      type: 'string',
-      demandOption: true,
-      describe: 'Your private approver key (PEM, from `payout-batch approver-key new`)',
-    })
-    .option('approvers', {
-      type: 'string',
-      describe:
-        'The approvers list that names you with your key (default $PAYOUT_BATCH_APPROVERS); your key must be the one it gives your name',
-    })
+    .option('key-file', { ...str('Your private approver key (PEM, from `approver-key new`)'), demandOption: true })
+    .option('approvers', str('The approvers list naming you with your key (default $PAYOUT_BATCH_APPROVERS)'))
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Sign without the question (after reading the plan)' });
 
 export function personName(text: string): string {

@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand } from '../command.ts';
+import { CommandError, defineCommand, str } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { newKeyPair } from '../../approvals/keys.ts';
 import { personName } from './approve.ts';
@@ -13,7 +13,7 @@ const builder = (y: Argv) =>
   y
     .positional('action', { type: 'string', choices: ['new'] as const, demandOption: true, describe: '`new`: make a key pair' })
     .option('as', { type: 'string', demandOption: true, describe: "The approver's name, as the approvers list will name them" })
-    .option('out', { type: 'string', describe: 'The folder to write the two files into (default: the current folder)' });
+    .option('out', str('The folder to write the two files into (default: the current folder)'));
 
 const slug = (name: string) =>
   name

@@ -2,7 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, flag, printJson, UsageError } from '../command.ts';
+import { defineCommand, flag, printJson, str, UsageError } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import type { EngineEvents } from '../../engine/pipeline.ts';
 import { runDemo } from '../../demo/tour.ts';
@@ -13,10 +13,7 @@ const builder = (y: Argv) =>
   y
     .option('json', flag('Print the outcome as JSON'))
     .option('rate', { type: 'number', default: 50, describe: 'Requests per second of the demo sandbox and client (the service allows 5)' })
-    .option('dir', {
-      type: 'string',
-      describe: 'Folder for the copy of the sample, its results and reports, kept (default: a new temp folder)',
-    })
+    .option('dir', str('Folder for the copy of the sample, its results and reports, kept (default: a new temp folder)'))
     .option('keep', flag('Keep the temporary folders (results, reports, journal) to look at; by default they are removed at the end'));
 
 export default defineCommand<ArgsOf<typeof builder>>({

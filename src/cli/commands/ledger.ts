@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
 import { LOG_FORMATS } from '../../log.ts';
@@ -23,15 +23,12 @@ const builder = (y: Argv) =>
       demandOption: true,
       describe: '`init`: create or migrate the schema; `import`: copy a file ledger in; `status`: what the ledger holds',
     })
-    .option('ledger', {
-      type: 'string',
-      describe: 'The team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)',
-    })
-    .option('from-state-dir', { type: 'string', describe: 'import: the state folder whose file ledgers to copy (its ledgers/ folder)' })
-    .option('base-url', { type: 'string', describe: "import: the service of a file ledger's folder that its journals do not name" })
+    .option('ledger', str('The team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)'))
+    .option('from-state-dir', str('import: the state folder whose file ledgers to copy (its ledgers/ folder)'))
+    .option('base-url', str("import: the service of a file ledger's folder that its journals do not name"))
     .option('env', { type: 'string', choices: ENVIRONMENTS, describe: 'import: the environment of that service (with --gateway-host)' })
-    .option('gateway-host', { type: 'string', describe: 'import: the production gateway host ($PAYOUT_GATEWAY_HOST)' })
-    .option('log-level', { type: 'string', describe: 'Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL)' })
+    .option('gateway-host', str('import: the production gateway host ($PAYOUT_GATEWAY_HOST)'))
+    .option('log-level', str('Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL)'))
     .option('log-format', { choices: LOG_FORMATS, describe: 'Logs on stderr as JSON lines or as a short human line each' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' });
 

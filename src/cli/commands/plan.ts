@@ -1,7 +1,7 @@
 // `payout-batch plan FILE [--out PLAN]`: the preflight and the plan, nothing sent; --out writes it
 // with its quotes for `run --plan`. Exit 0 as planned, 1 rows invalid or left out, 3 would be refused.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
@@ -37,22 +37,12 @@ import { screeningReasons } from '../../engine/guards.ts';
 const builder = (y: Argv) =>
   screeningOptions(swapOptions(duplicateOptions(reportOption(batchFileOptions(connectionOptions(y))))))
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV, Excel or ISO 20022 pain.001)' })
-    .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
-    .option('prepared-by', {
-      type: 'string',
-      describe: 'Who makes the plan, recorded in it (default the OS user name): they cannot approve it (`payout-batch approve`)',
-    })
-    .option('as', { type: 'string', describe: 'With --out and --approver-key: you, the maker, sign the plan under this name' })
-    .option('approver-key', {
-      type: 'string',
-      describe: 'Your private approver key (PEM, `approver-key new`): signs the plan as its maker',
-    })
+    .option('out', str('Write the plan file here, for `payout-batch run --plan`'))
+    .option('prepared-by', str('Who makes the plan, recorded in it (default the OS user): they cannot approve it'))
+    .option('as', str('With --out and --approver-key: you, the maker, sign the plan under this name'))
+    .option('approver-key', str('Your private approver key (PEM, `approver-key new`): signs the plan as its maker'))
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
-    .option('quote', {
-      type: 'boolean',
-      default: true,
-      describe: 'With --out: quote each row to send, for exact fees (--no-quote: estimated fees only); without --out nothing is quoted',
-    })
+    .option('quote', { type: 'boolean', default: true, describe: 'With --out: quote each row for exact fees (--no-quote: estimated only)' })
     .option('max-requests', MAX_REQUESTS)
     .option('merge-documents', flag("Plan for a row's documents merged into one PDF"))
     .option('allow-partial', flag('Plan the rows that fit when a wallet falls short'))

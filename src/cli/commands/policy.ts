@@ -2,7 +2,7 @@
 // (approvals/account-policy.ts). The first is set at once; a change is a proposal its approvers sign.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, num, plural, printJson, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceAndKey, type ArgsOf } from '../options.ts';
 import {
@@ -29,23 +29,12 @@ const builder = (y: Argv) =>
       demandOption: true,
       describe: '`set`, `remove` (a proposal once a policy is in force), `apply PROPOSAL` once approved, or `show`',
     })
-    .positional('proposal', { type: 'string', describe: 'apply: the proposal file `policy set|remove` wrote' })
-    .option('require-approvals', { type: 'number', describe: 'set: N distinct listed approvers, none the plan maker, must sign a plan' })
-    .option('approvers', { type: 'string', describe: 'set: the approvers list (JSON: [{"name", "publicKey"}]), copied into the policy' })
-    .option('above', {
-      type: 'string',
-      array: true,
-      describe: 'set: approvals only for a batch sending more than CUR:AMOUNT in that currency (repeatable; other currencies: always)',
-    })
-    .option('approvals-expire-after', {
-      type: 'string',
-      describe: 'set: an approval signed longer ago than this (7d, 12h) no longer counts',
-    })
-    .option('screening-max-age', {
-      type: 'string',
-      describe:
-        'set: every run screens its payees against sanctions lists (--sanctions-list) at most this old (1d, 12h); none or older is refused',
-    })
+    .positional('proposal', str('apply: the proposal file `policy set|remove` wrote'))
+    .option('require-approvals', num('set: N distinct listed approvers, none the plan maker, must sign a plan'))
+    .option('approvers', str('set: the approvers list (JSON: [{"name", "publicKey"}]), copied into the policy'))
+    .option('above', strs('set: approvals only for a batch sending more than CUR:AMOUNT in it, repeatable (others: always)'))
+    .option('approvals-expire-after', str('set: an approval signed longer ago than this (7d, 12h) no longer counts'))
+    .option('screening-max-age', str('set: every run screens payees against lists at most this old (1d, 12h), else is refused'))
     .option('out', { type: 'string', default: 'policy-change.json', describe: 'set, remove: where the proposal of a change is written' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the policy as JSON' });
 

@@ -2,7 +2,7 @@
 // reconciliation.ts); writes the reconciliation and its own HTML report beside it, never the run's.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, plural, printJson, str, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { exitCodeOf } from '../exit-codes.ts';
 import { reconcile, type ReconcileResult } from '../../follow-up/reconciliation.ts';
@@ -20,19 +20,9 @@ const builder = (y: Argv) =>
       "A state folder whose ledgers hold the account's batches",
     ),
   )
-    .option('since', {
-      type: 'string',
-      describe:
-        "Start of the period whose debits must be explained by a row, another batch of this account or a swap (ISO 8601; default: the batch's first movement)",
-    })
-    .option('until', {
-      type: 'string',
-      describe: 'End of that period (ISO 8601 date-time, or a date: the end of that day, UTC; default: now, when the listing is read)',
-    })
-    .option('statement', {
-      type: 'string',
-      describe: "Also write the ISO 20022 camt.053.001.02 statement of the batch's wallets for the period to FILE, for the ERP",
-    })
+    .option('since', str("Start of the period whose debits must be explained (ISO 8601; default: the batch's first movement)"))
+    .option('until', str('End of that period (ISO 8601, or a date: the end of that day, UTC; default: now)'))
+    .option('statement', str("Also write the camt.053.001.02 statement of the batch's wallets for the period to FILE"))
     .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
 type ReconcileArgs = ArgsOf<typeof builder>;
 
@@ -141,10 +131,11 @@ function explainedLine(explained: ForeignTransaction[]): string[] {
 }
 
 function jsonOf(results: string, r: ReconcileResult) {
+  const { ok, swaps, ...report } = r.report ?? { ok: false, swaps: [] };
   return {
     exitCode: exitCodeOf(r),
     results,
-    tiesOut: r.report?.ok ?? false,
+    tiesOut: ok,
     reconciliationFile: r.reconciliationPath,
     statement: r.statement,
     halted: r.halted,
@@ -152,19 +143,7 @@ function jsonOf(results: string, r: ReconcileResult) {
     requests: r.requests,
     listing: r.listing,
     quota: r.usage ? { used: r.usage.used, quota: r.usage.quota, month: r.usage.month } : undefined,
-    ...(r.report
-      ? {
-          counts: r.report.counts,
-          totals: r.report.totals,
-          ...(r.report.swaps.length ? { swaps: r.report.swaps } : {}),
-          period: r.report.period,
-          problems: r.report.problems,
-          others: r.report.others,
-          unexplained: r.report.unexplained,
-          explained: r.report.explained,
-          otherCredits: r.report.otherCredits,
-          rows: r.report.rows,
-        }
-      : {}),
+    ...report,
+    ...(swaps.length ? { swaps } : {}),
   };
 }

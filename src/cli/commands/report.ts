@@ -1,7 +1,7 @@
 // `payout-batch report FILE|PLAN|RESULTS`: the HTML report (src/report), offline: never costs quota.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, type CliIO } from '../command.ts';
+import { defineCommand, str, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
 import { ResultsError } from '../../results/results-errors.ts';
@@ -16,21 +16,10 @@ import { ledgersIn } from '../../ledger/open.ts';
 
 const builder = (y: Argv) =>
   fileReadingOptions(y)
-    .positional('input', {
-      type: 'string',
-      demandOption: true,
-      describe: 'A plan file (plan --out), a results file (run, retry, status, reconcile) or its batch id, or a batch file (read offline)',
-    })
-    .option('out', {
-      type: 'string',
-      describe: 'Write the report here (default: beside the input, as <name>.html; <batch>.plan.html for a batch file)',
-    })
-    .option('approvers', {
-      type: 'string',
-      describe:
-        'For a plan: the approvers list, to say whether each approver is listed with the key they signed with (default $PAYOUT_BATCH_APPROVERS)',
-    })
-    .option('ledger', { type: 'string', describe: "For a batch id: the team's ledger that holds it ($PAYOUT_BATCH_LEDGER_URL)" })
+    .positional('input', { ...str('A plan file, a results file or its batch id, or a batch file (read offline)'), demandOption: true })
+    .option('out', str('Write the report here (default: beside the input, as <name>.html; <batch>.plan.html for a batch file)'))
+    .option('approvers', str("For a plan: the approvers list, to check each signer's key (default $PAYOUT_BATCH_APPROVERS)"))
+    .option('ledger', str("For a batch id: the team's ledger that holds it ($PAYOUT_BATCH_LEDGER_URL)"))
     .option('state-dir', { type: 'string', describe: STATE_DIR_HELP });
 
 /** The results file of a batch named by its id (in the state folder's or the team's ledgers); undefined for a file. */

@@ -1,7 +1,7 @@
 // `payout-batch retry RESULTS`: sends again the rows with no payout yet (engine/retry-batch.ts),
 // the same handler as `run` (cli/send-batch.ts).
 import type { Argv } from 'yargs';
-import { defineCommand, flag, plural, UsageError } from '../command.ts';
+import { defineCommand, flag, plural, str, UsageError } from '../command.ts';
 import { duplicateFlags, duplicateOptions, signalled, type ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
@@ -10,18 +10,9 @@ import type { KeyProof } from '../../engine/spent.ts';
 
 const builder = (y: Argv) =>
   duplicateOptions(sendOptions(y))
-    .positional('results', {
-      type: 'string',
-      demandOption: true,
-      describe: 'A results file written by run or retry (it may be edited), or the id of its batch',
-    })
-    .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
-    .option(
-      'resend-failed',
-      flag(
-        "Send again, under a new attempt, the rows whose payout FAILED or was REJECTED after creation, once the refund shows in the wallet's transactions",
-      ),
-    );
+    .positional('results', { ...str('A results file of run or retry (it may be edited), or its batch id'), demandOption: true })
+    .option('out', str('New results file (default <results>.retry-N beside it)'))
+    .option('resend-failed', flag('Send again, under a new attempt, rows whose payout FAILED or was REJECTED, once the refund shows'));
 
 const command = defineCommand<ArgsOf<typeof builder>>({
   builder,

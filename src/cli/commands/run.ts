@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, flag, num, str, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
 import {
   batchFileFlags,
@@ -29,29 +29,14 @@ import { withPlanEnvironment } from '../environment-labels.ts';
 
 const builder = (y: Argv) =>
   swapOptions(duplicateOptions(batchFileOptions(sendOptions(y))))
-    .option(
-      'fund-by-swap',
-      flag("Fund a short wallet by the plan's swap, sent once before any row of its currency (a --plan file's swap needs no flag)"),
-    )
-    .option('swap-rate-tolerance', {
-      type: 'string',
-      describe: "How far the pair's rate may have moved since the plan, in percent, before the swap is refused (default 1)",
-    })
-    .positional('file', { type: 'string', describe: 'The batch file (CSV, Excel or ISO 20022 pain.001); optional with --plan' })
-    .option('plan', { type: 'string', describe: 'Run exactly this plan (from `payout-batch plan FILE --out PLAN`)' })
-    .option('results', { type: 'string', describe: 'Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch' })
-    .option('require-approvals', {
-      type: 'number',
-      describe: "With --plan: refuse (nothing sent) unless N distinct listed approvers, none the plan's maker, signed this exact plan",
-    })
-    .option('approvers', {
-      type: 'string',
-      describe: 'The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS',
-    })
-    .option(
-      'dry-run',
-      flag('Preview as `plan` without --out does (validate, preflight, fees estimated, nothing quoted, no plan file) and send nothing'),
-    );
+    .option('fund-by-swap', flag("Fund a short wallet by the plan's swap, sent before its currency's rows (a --plan file needs no flag)"))
+    .option('swap-rate-tolerance', str("How far, in percent, the pair's rate may move since the plan before a swap is refused (default 1)"))
+    .positional('file', str('The batch file (CSV, Excel or ISO 20022 pain.001); optional with --plan'))
+    .option('plan', str('Run exactly this plan (from `payout-batch plan FILE --out PLAN`)'))
+    .option('results', str('Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch'))
+    .option('require-approvals', num('With --plan: refuse unless N distinct listed approvers, none its maker, signed this exact plan'))
+    .option('approvers', str('The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS'))
+    .option('dry-run', flag('Preview as `plan` does (fees estimated, nothing quoted, no plan file) and send nothing'));
 
 const command = defineCommand<ArgsOf<typeof builder>>({
   builder,

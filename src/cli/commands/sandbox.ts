@@ -1,7 +1,7 @@
 // `payout-batch sandbox`: the local simulator of the payout service (src/sandbox) until Ctrl+C.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { CommandError, defineCommand, flag, UsageError } from '../command.ts';
+import { CommandError, defineCommand, flag, num, str, strs, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/start-sandbox.ts';
 import type { Seed } from '../../sandbox/seed.ts';
@@ -28,24 +28,17 @@ function latencyFlag(value: string): [number, number] {
 const builder = (y: Argv) =>
   y
     .option('port', { type: 'number', default: 4010, describe: 'Port on 127.0.0.1; 0 picks a free one' })
-    .option('seed', { type: 'string', describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)' })
+    .option('seed', str('Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)'))
     .option('rate-limit', { type: 'string', default: '5', describe: 'Requests per rolling second per key, or "off"' })
     .option('quota', { type: 'string', default: '10000', describe: 'Requests per calendar month per key, or "off"' })
-    .option('latency', { type: 'string', describe: 'Added latency MIN-MAX ms on every API route, e.g. 50-300' })
-    .option('auto-advance', {
-      type: 'string',
-      describe: 'Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)',
-    })
-    .option('random-seed', { type: 'number', describe: 'Seed of the fault PRNG, to replay a campaign' })
-    .option('propagating-key', { type: 'string', array: true, describe: 'A key that answers 403, as during key propagation (repeatable)' })
-    .option('shapes', {
-      type: 'string',
-      describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,
-    })
+    .option('latency', str('Added latency MIN-MAX ms on every API route, e.g. 50-300'))
+    .option('auto-advance', str('Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)'))
+    .option('random-seed', num('Seed of the fault PRNG, to replay a campaign'))
+    .option('propagating-key', strs('A key that answers 403, as during key propagation (repeatable)'))
+    .option('shapes', str(`Reading of the spec where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`))
     .option('store-refusals', {
       type: 'boolean',
-      describe:
-        'A refusal of initiate or swap binds its key (same key and body: the same refusal; other body: 409). Default: on with --shapes variant',
+      describe: 'A refusal of initiate or swap binds its key (default: on with --shapes variant)',
     })
     .option('quiet', { ...flag('Do not print a line per request'), alias: 'q' })
     .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')

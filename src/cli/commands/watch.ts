@@ -1,7 +1,7 @@
 // `payout-batch watch DIR`: unattended runs of the files dropped into DIR/inbox (src/watch/).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { abortOn, CommandError, defineCommand, flag, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { addUp } from '../../signals/signals.ts';
@@ -12,7 +12,7 @@ import { connectionOptions, makeLogger, openConnection, signalled, type ArgsOf }
 
 const builder = (y: Argv) =>
   connectionOptions(y)
-    .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
+    .positional('dir', str(`The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)`))
     .option('once', flag('Process what is there, then exit with a code cron can act on'))
     .option('json', flag('Print a machine-readable summary on stdout at the end'))
     .option('verbose', flag('Also say when there was nothing to process'))
