@@ -4,6 +4,7 @@ import type { Argv } from 'yargs';
 import type { ExitCode } from './exit-codes.ts';
 import type { PayoutApiError } from '../client/errors.ts';
 import type { Outcome } from '../signals/signals.ts';
+import type { SandboxShapes } from '../sandbox/contract.ts';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -60,3 +61,13 @@ export const flag = (describe: string) => ({ type: 'boolean', default: false, de
 export const str = (describe: string) => ({ type: 'string', describe }) as const;
 export const strs = (describe: string) => ({ type: 'string', array: true, describe }) as const;
 export const num = (describe: string) => ({ type: 'number', describe }) as const;
+
+export const SHAPES_VARIABLE = 'PAYOUT_SANDBOX_SHAPES';
+
+/** The reading of the spec a local sandbox answers in (`sandbox --shapes`, $PAYOUT_SANDBOX_SHAPES); undefined when not given. */
+export function parseShapes(value: string | undefined, source: string): SandboxShapes | undefined {
+  const v = value?.trim().toLowerCase();
+  if (!v) return undefined;
+  if (v === 'strict' || v === 'variant') return v;
+  throw new UsageError(`${source} is strict or variant (got "${value}")`);
+}

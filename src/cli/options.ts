@@ -1,18 +1,20 @@
 // The flags several commands share and what turns them into a connection, a logger or a state
 // folder. Each option set adds its options to a yargs parser, so ArgsOf infers a command's arguments.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
-import { CommandError, flag, num, str, strs, UsageError, type CliCommand, type CliIO } from './command.ts';
-import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
+import { CommandError, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
+import { environmentText } from './render.ts';
+import { parsePlanFile } from '../engine/plan-file.ts';
 import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
 import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
 import { resultsHere } from '../engine/retry-batch.ts';
-import type { Ledger } from '../ledger/account-ledger.ts';
+import { accountOf, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { unsafeStateFolder } from '../ledger/file.ts';
 import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
@@ -59,6 +61,56 @@ export function connectionOptions<T>(y: Argv<T>) {
   );
 }
 export type ConnectionArgs = Partial<ArgsOf<typeof connectionOptions>>;
+
+type EnvironmentFlags = { env?: string; 'base-url'?: string };
+
+/**
+ * `run --plan`: the run talks to the plan's service whatever $PAYOUT_ENV or $PAYOUT_BASE_URL say; a
+ * flag naming another is refused (exit 3): a plan is approved for one account. A `local` plan's base
+ * URL names no account (its port changes). Production must still be named on the command line.
+ */
+export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string }>(args: A, io: CliIO): [A, CliIO] {
+  const plan = args.plan ? planService(resolve(io.cwd, args.plan)) : undefined;
+  if (!plan) return [args, io];
+  const refuse = (given: string) =>
+    new CommandError(
+      `${given}, but the plan was made for ${environmentText(plan.env, plan.env === 'local' ? undefined : plan.baseUrl)}: ` +
+        'run it without the flag, or make a plan for that service (payout-batch plan FILE --out PLAN). Nothing was sent',
+      ExitCode.REFUSED,
+    );
+  const planEnv = plan.env === 'custom' ? undefined : plan.env;
+  if (args.env !== undefined && args.env !== planEnv) throw refuse(`--env ${args.env}`);
+  const given = args['base-url'];
+  if (given !== undefined && (plan.env === 'local' || !sameAccount(given, plan.baseUrl))) throw refuse(`--base-url ${given}`);
+  const env = { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined };
+  return [
+    { ...args, env: planEnv, 'base-url': plan.env === 'local' ? undefined : plan.baseUrl },
+    { ...io, env },
+  ];
+}
+
+/** The connection flags given, to repeat in a command printed (`status RESULTS`, `retry`), so it works as printed. */
+export function connectionHint(args: EnvironmentFlags): string {
+  const url = args['base-url'];
+  return `${args.env ? ` --env ${args.env}` : ''}${url ? ` --base-url ${url}` : ''}`;
+}
+
+/** undefined when the plan cannot be read (the engine says why, exit 2) */
+function planService(path: string): { env: string; baseUrl: string } | undefined {
+  try {
+    return parsePlanFile(readFileSync(path, 'utf8'), path);
+  } catch {
+    return undefined;
+  }
+}
+
+function sameAccount(a: string, b: string): boolean {
+  try {
+    return accountOf(a) === accountOf(b);
+  } catch {
+    return false;
+  }
+}
 
 /** status and reconcile: the connection, the results file, the state folders of its journal. */
 export const resultsFileOptions = (y: Argv, describe: string, stateDirs: string) =>
@@ -124,7 +176,7 @@ export function screeningOf(
 
 export function sendingOptions<T>(y: Argv<T>) {
   return screeningOptions(y)
-    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
+    .option('state-dir', str(STATE_DIR_HELP))
     .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
     .option('concurrency', num('Rows in flight at once (default max(8, --rate), at most 64; the client throttles requests)'))
     .option('json', flag('Print a machine-readable summary on stdout'))
@@ -188,10 +240,7 @@ export function reportOption<T>(y: Argv<T>) {
 export function statusReportOptions<T>(y: Argv<T>) {
   return y
     .option('status-report', str('Also write the ISO 20022 pain.002 status report of the results to FILE, for the ERP that sent the batch'))
-    .option('status-report-version', {
-      choices: PAIN002_VERSIONS,
-      describe: 'Its version (default: .03 for a pain.001.001.03 or a CSV, .10 for a .09)',
-    });
+    .option('status-report-version', { choices: PAIN002_VERSIONS, describe: "Its version (default: the input's family, .03 or .10)" });
 }
 
 /** The --status-report of `results`: its path and version, or undefined (a failure said on stderr). */
@@ -242,10 +291,7 @@ export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({
 export function duplicateOptions<T>(y: Argv<T>) {
   return y
     .option('allow-duplicate', strs('Send the row of this reference though it repeats a recent payout of another (repeatable)'))
-    .option('duplicate-window', {
-      ...str('Refuse a row repeating a payout this recent (30m, 24h, 7d) as PROBABLE_DUPLICATE'),
-      default: '24h',
-    });
+    .option('duplicate-window', { ...str('Refuse a row repeating a payout to its payee this recent (30m, 24h, 7d)'), default: '24h' });
 }
 
 export function duplicateFlags(args: { 'allow-duplicate'?: string[]; 'duplicate-window'?: string }): DuplicateOptions {

@@ -9,23 +9,24 @@ import { groupThousands } from '../money.ts';
 import { ExitCode, exitCodeOf } from './exit-codes.ts';
 import {
   askYesNo,
+  connectionHint,
   connectionOptions,
+  controlTotalFlags,
   guardOptions,
   inFlightFor,
   isInteractive,
   makeLogger,
   maxRequestsOf,
-  controlTotalFlags,
   openConnection,
   openTeamLedger,
   reportOption,
   reportOrNote,
   screeningOf,
   sendingOptions,
-  statusReportOf,
-  statusReportOptions,
   serviceAndKey,
   stateRootOf,
+  statusReportOf,
+  statusReportOptions,
   type ArgsOf,
   type ConnectionArgs,
 } from './options.ts';
@@ -37,7 +38,6 @@ import { writeResultsReport } from '../report/write-report.ts';
 import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
 import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
 import { InputError } from '../input/input-errors.ts';
-import { connectionHint } from './environment-labels.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 
 export function sendOptions<T>(y: Argv<T>) {

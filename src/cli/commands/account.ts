@@ -1,5 +1,6 @@
 // `payout-batch account`: the business's wallets, enabled currency pairs and the key's quota as counted here.
 import type { Argv } from 'yargs';
+import { ENVIRONMENT_MEANING } from '../render.ts';
 import type { Logger } from 'pino';
 import { formatAmount, fromApi, groupThousands } from '../../money.ts';
 import { defineCommand, flag, printJson, type CliIO } from '../command.ts';
@@ -8,7 +9,6 @@ import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
 import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
-import { ENVIRONMENT_MEANING } from '../environment-labels.ts';
 
 const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
 type AccountArgs = ArgsOf<typeof builder>;

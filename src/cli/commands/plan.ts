@@ -30,8 +30,8 @@ import { makerSigner } from './approve.ts';
 import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
-import { fitText, handleEngineError, planJson, planText, widthFor } from '../render.ts';
-import { preflightText } from '../progress.ts';
+import { fitText, handleEngineError, planJson, planText, preflightText, widthFor } from '../render.ts';
+
 import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
@@ -41,7 +41,7 @@ const builder = (y: Argv) =>
     .option('prepared-by', str('Who makes the plan, recorded in it (default the OS user): they cannot approve it'))
     .option('as', str('With --out and --approver-key: you, the maker, sign the plan under this name'))
     .option('approver-key', str('Your private approver key (PEM, `approver-key new`): signs the plan as its maker'))
-    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
+    .option('state-dir', str(STATE_DIR_HELP))
     .option('quote', { type: 'boolean', default: true, describe: 'With --out: quote each row for exact fees (--no-quote: estimated only)' })
     .option('max-requests', MAX_REQUESTS)
     .option('merge-documents', flag("Plan for a row's documents merged into one PDF"))

@@ -20,7 +20,7 @@ const builder = (y: Argv) =>
     .option('out', str('Write the report here (default: beside the input, as <name>.html; <batch>.plan.html for a batch file)'))
     .option('approvers', str("For a plan: the approvers list, to check each signer's key (default $PAYOUT_BATCH_APPROVERS)"))
     .option('ledger', str("For a batch id: the team's ledger that holds it ($PAYOUT_BATCH_LEDGER_URL)"))
-    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP });
+    .option('state-dir', str(STATE_DIR_HELP));
 
 /** The results file of a batch named by its id (in the state folder's or the team's ledgers); undefined for a file. */
 async function resultsOfBatchId(args: ArgsOf<typeof builder>, io: CliIO): Promise<string | undefined> {

@@ -12,10 +12,11 @@ import {
   controlTotalFlags,
   duplicateFlags,
   duplicateOptions,
+  signalled,
   swapFlags,
   swapOptions,
   swapRateTolerance,
-  signalled,
+  withPlanEnvironment,
   type ArgsOf,
 } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
@@ -25,7 +26,6 @@ import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/guards.ts';
 import { prepareRun } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
-import { withPlanEnvironment } from '../environment-labels.ts';
 
 const builder = (y: Argv) =>
   swapOptions(duplicateOptions(batchFileOptions(sendOptions(y))))

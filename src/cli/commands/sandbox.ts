@@ -1,11 +1,10 @@
 // `payout-batch sandbox`: the local simulator of the payout service (src/sandbox) until Ctrl+C.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { CommandError, defineCommand, flag, num, str, strs, UsageError } from '../command.ts';
+import { CommandError, defineCommand, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/start-sandbox.ts';
 import type { Seed } from '../../sandbox/seed.ts';
-import { parseShapes, SHAPES_VARIABLE } from '../sandbox-shapes.ts';
 import { autoAdvanceFlag } from '../local-sandbox.ts';
 
 /** "5", or "off" for no limit. */

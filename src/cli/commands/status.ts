@@ -2,7 +2,6 @@
 import { basename } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
-import { connectionHint } from '../environment-labels.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
@@ -11,12 +10,13 @@ import { swapText } from '../../follow-up/swap-views.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines, requestsUsedText } from '../render.ts';
 import {
+  connectionHint,
   resultsAndLedgers,
   resultsFileOptions,
+  signalled,
   statusReportOf,
   statusReportOptions,
   withConnection,
-  signalled,
   type ArgsOf,
 } from '../options.ts';
 import { batchSwapsOf } from '../../follow-up/swap-views.ts';
