@@ -31,7 +31,6 @@ import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
 import { fitText, handleEngineError, planJson, planText, preflightText, widthFor } from '../render.ts';
-
 import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
