@@ -10,27 +10,18 @@ const USAGE = {
   account: "Show the business's wallets, enabled currency pairs and this key's monthly quota as counted here",
   'run [file]': 'Send a batch: preflight, approval, then each valid row once (resumable, idempotent)',
   'retry <results>': 'Send again the rows of a results file that have no payout yet (after fixing them); created rows stay as they are',
-  'screen [file]':
-    'Screen every payee against sanctions lists (--sanctions-list), offline: the hits, exit 1 when a row is held; --clear a false positive for approvers to sign, --clearances to list them',
+  'screen [file]': 'Screen every payee against sanctions lists offline (exit 1: a row held); --clear a false positive',
   'plan <file>': 'Preflight a batch and show (or write, --out) its plan and quotes; nothing is sent',
-  'approve <plan>':
-    'Show a plan file, ask, and sign it as an approver (Ed25519): PLAN.approvals.json beside it, for `run --plan PLAN --require-approvals N`',
-  'approver-key <action>':
-    "`approver-key new --as NAME`: make an approver's key pair (private key mode 0600, public key for the approvers list)",
-  'approvers <action> <files..>':
-    '`approvers add NAME.approver.pub.json... --out approvers.json`: create or extend the approvers list (each approver once)',
-  'policy <action> [proposal]':
-    "`policy set --require-approvals N --approvers FILE`: the account's approval policy, needed by every run, retry and watch; a change once set is a proposal its approvers sign (`policy apply`); `policy remove`, `policy show`",
+  'approve <plan>': 'Show a plan file, ask, and sign it as an approver (Ed25519) into PLAN.approvals.json, for `run --require-approvals`',
+  'approver-key <action>': "`approver-key new --as NAME`: make an approver's key pair (private key 0600, public key for the list)",
+  'approvers <action> <files..>': '`approvers add NAME.approver.pub.json... --out approvers.json`: create or extend the approvers list',
+  'policy <action> [proposal]': "`policy set|remove|apply|show`: the account's approval policy, needed by every run, retry and watch",
   'status <results>': 'Refresh the status of every payout of a results file that is not final (GET payout), forward only',
-  'reconcile <results>':
-    "Tie a results file to the wallet's transactions: each payout's debit, each failed one's refund, no debit unexplained; writes <results>.reconciliation.csv/.xlsx",
-  'report <input>':
-    'Write the HTML report of a plan file, a results file or a batch file (offline): one page to look at, print or attach; nothing is sent',
-  'attach <payout> <files..>':
-    "Upload documents and attach them to a payout (e.g. one in ADDITIONAL_INFO_REQUIRED), named by its id, payoutRef or row's reference",
+  'reconcile <results>': "Tie a results file to the wallet's transactions, no debit unexplained; writes <results>.reconciliation.csv",
+  'report <input>': 'Write the HTML report of a plan file, a results file or a batch file, offline; nothing is sent',
+  'attach <payout> <files..>': "Upload documents to a payout named by its id, payoutRef or row's reference",
   listen: "Receive the service's webhooks: verify, drop replays, apply status changes to results files and journals",
-  'ledger <action>':
-    'The team ledger on PostgreSQL (--ledger URL): `ledger init` creates or migrates its schema, `ledger import --from-state-dir DIR` copies a file ledger in, `ledger status`',
+  'ledger <action>': 'The team ledger on PostgreSQL (--ledger URL): `ledger init`, `ledger import --from-state-dir DIR`, `ledger status`',
   'watch <dir>': 'Process the batch files dropped into DIR/inbox, unattended, within the guards of DIR/payout-batch.json',
 };
 
