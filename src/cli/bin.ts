@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// The `payout-batch` executable, bundled by esbuild into dist/bin.js at install (npm's
-// `prepare`): one file per command and shared chunks, so a command loads only its own code.
-// `payout-batch validate big.csv | head`: a closed pipe ends the output quietly, not with an error.
+// The `payout-batch` executable (bundled into dist/bin.js). `validate big.csv | head`: a closed
+// pipe ends the output quietly, not with an error.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);

@@ -1,11 +1,10 @@
-// The shape of one CLI command: a yargs builder plus a run function that returns an exit code
-// (its usage line and description are in commands/index.ts, read without loading the module).
-// Commands print through `io` and never call process.exit: only the entry point sets the code.
-// Also the few text helpers every command's output uses.
+// The shape of one CLI command (a yargs builder and a run function returning an exit code), its IO,
+// its errors, and the few text helpers every command's output uses.
 import type { Argv } from 'yargs';
 import type { ExitCode } from './exit-codes.ts';
 import type { PayoutApiError } from '../client/errors.ts';
 import type { Outcome } from '../signals/signals.ts';
+import type { SandboxShapes } from '../sandbox/contract.ts';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -13,39 +12,30 @@ export interface CliIO {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
   cwd: string;
-  /** Resolves when the user asks to stop (SIGINT/SIGTERM); long-running commands await it. */
+  /** Resolves when the user asks to stop (SIGINT/SIGTERM). */
   stopSignal: Promise<void>;
-  /** What the command's signals report at its end (--ping-url, --metrics-file, --notify-url: options.ts withSignals). */
+  /** What the command's signals report at its end (options.ts signalled). */
   note?: (o: Partial<Outcome>) => void;
   /** The same signals around each tick of a watch left running (without --once). */
   tick?: { start: () => Promise<void>; end: (exitCode: ExitCode, o: Partial<Outcome>) => Promise<void> };
 }
 
-/** A command with the arguments its builder parses: `run` is typed by what `builder` declares. */
 export interface CliCommand<A> {
   builder: (y: Argv) => Argv<A>;
   run: (args: A, io: CliIO) => Promise<ExitCode>;
 }
 
-/**
- * A command as the table of commands (commands/index.ts) holds it, its arguments' type erased:
- * main.ts hands `run` what yargs parsed with this same command's builder (the one place the type
- * is taken on trust).
- */
+/** A command, its arguments' type erased: main.ts hands `run` what its own builder parsed (the type taken on trust). */
 export const defineCommand = <A>(c: CliCommand<A>) => c as unknown as CliCommand<unknown>;
 
-/** The --json output of every command: one object, indented, on stdout. */
 export function printJson(io: CliIO, value: unknown): void {
   io.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
-/** 3 -> "3 rows", 1 -> "1 row". */
 export { plural } from '../text.ts';
 
-/** The service's answer, plainly: its code (or HTTP status), its message, the request id to quote. */
 export const serviceAnswer = (e: PayoutApiError) => `${e.code ?? `HTTP ${e.status ?? '?'}`}: ${e.message} (request id ${e.requestId})`;
 
-/** An AbortSignal that aborts when the user asks to stop (io.stopSignal). */
 export function abortOn(stopSignal: Promise<void>): AbortSignal {
   const stop = new AbortController();
   void stopSignal.then(() => stop.abort());
@@ -63,11 +53,21 @@ export class UsageError extends Error {
   }
 }
 
-/**
- * A command that cannot go on for a cause other than how it was called (a key, an environment, a
- * ledger, a configuration, a folder): one line and its exit code, without the pointer to --help.
- */
+/** A failure not of how the command was called (key, environment, ledger, folder): no pointer to --help. */
 export class CommandError extends UsageError {}
 
-/** A boolean flag, false unless given: the most common shape of a yargs option here. */
+/** The shapes of most yargs options here: a boolean flag false unless given, a string, strings (repeatable), a number. */
 export const flag = (describe: string) => ({ type: 'boolean', default: false, describe }) as const;
+export const str = (describe: string) => ({ type: 'string', describe }) as const;
+export const strs = (describe: string) => ({ type: 'string', array: true, describe }) as const;
+export const num = (describe: string) => ({ type: 'number', describe }) as const;
+
+export const SHAPES_VARIABLE = 'PAYOUT_SANDBOX_SHAPES';
+
+/** The reading of the spec a local sandbox answers in (`sandbox --shapes`, $PAYOUT_SANDBOX_SHAPES); undefined when not given. */
+export function parseShapes(value: string | undefined, source: string): SandboxShapes | undefined {
+  const v = value?.trim().toLowerCase();
+  if (!v) return undefined;
+  if (v === 'strict' || v === 'variant') return v;
+  throw new UsageError(`${source} is strict or variant (got "${value}")`);
+}

@@ -1,16 +1,6 @@
-// The `local` environment: the sandbox embedded in the command, which keeps its state in the state
-// folder between commands, so a walkthrough can be rehearsed command after command (`run`, then
-// `status`, `retry`, `reconcile`) on one simulated service. Loaded only when `--env local` starts it.
-//
-//   <state>/local-sandbox.json   the sandbox's state (src/sandbox/persist.ts), 0600
-//   <state>/local-sandbox.lock   held by the one command using it (files/lock.ts)
-//   <state>/ledgers/local/       the journals of the batches sent to it (ledger/file.ts)
-//
-// One command at a time uses a state folder's local sandbox: another waits for it (up to a
-// minute). The state is written after every request that may change it and when the command
-// ends, so a command killed at any instant leaves what the service did. Payouts move only when
-// $PAYOUT_SANDBOX_AUTO_ADVANCE says so (the `--auto-advance` of `payout-batch sandbox`), also for
-// the time between commands.
+// `--env local`: the embedded sandbox, its state in <state>/local-sandbox.json (0600) between
+// commands, one command at a time (local-sandbox.lock; another waits up to a minute). The state is
+// written after every request that may change it, so a command killed at any instant leaves it.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock, LockBusy } from '../files/lock.ts';
@@ -20,11 +10,9 @@ import { RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { CommandError, UsageError } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
-export const AUTO_ADVANCE_VARIABLE = 'PAYOUT_SANDBOX_AUTO_ADVANCE';
-/** The ledger's name of the local sandbox: its address changes at every start, so no URL names it. */
-export const LOCAL_ACCOUNT = 'local';
+const AUTO_ADVANCE_VARIABLE = 'PAYOUT_SANDBOX_AUTO_ADVANCE';
 
-/** "PROCESSING_MS,SUCCESSFUL_MS" or one number for both (`source`: the flag or variable, for the message). */
+/** "PROCESSING_MS,SUCCESSFUL_MS" or one number for both. */
 export function autoAdvanceFlag(value: string, source = '--auto-advance'): { toProcessingMs: number; toSuccessfulMs: number } {
   const parts = value.split(',').map((s) => s.trim());
   const nums = parts.map(Number);
@@ -34,10 +22,10 @@ export function autoAdvanceFlag(value: string, source = '--auto-advance'): { toP
   return { toProcessingMs: nums[0]!, toSuccessfulMs: nums[1] ?? nums[0]! };
 }
 
-/** The local sandbox of a state folder, started from its saved state; close() saves it and lets the next command have it. */
+/** The local sandbox of a state folder, from its saved state; close() saves it and releases the lock. */
 export async function startLocalSandbox(
   stateRoot: string,
-  /** rate: the client's pace (--rate, $PAYOUT_BATCH_RATE): the sandbox's limit is raised to it, never lowered below the spec's 5. */
+  /** rate: the client's pace: the sandbox's limit is raised to it, never below the spec's 5. */
   o: { shapes?: SandboxShapes; rate?: number; vars: NodeJS.ProcessEnv },
 ): Promise<LocalSandbox & { account: string }> {
   const advance = o.vars[AUTO_ADVANCE_VARIABLE]?.trim();
@@ -73,7 +61,8 @@ export async function startLocalSandbox(
     save();
     return {
       ...sandbox,
-      account: LOCAL_ACCOUNT,
+      // its address changes at every start, so no URL names its ledger
+      account: 'local',
       close: async () => {
         try {
           await sandbox.close();

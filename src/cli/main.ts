@@ -1,15 +1,13 @@
 // The entry point: parses flags with yargs, runs one command, turns its outcome into an exit code.
-// Nothing below src/cli reads process.argv, prints or exits.
 import yargs from 'yargs';
 import { packageJson } from '../package-root.ts';
 import { commands } from './commands/commands.ts';
 import { CommandError, UsageError, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
 
-export function processIO(): CliIO {
-  // Once: the first signal (SIGINT or SIGTERM) asks the command to stop cleanly; a second one,
-  // of either kind, finds no handler and ends the process at once, as a second Ctrl-C is expected
-  // to (safe: the journal holds every request sent).
+function processIO(): CliIO {
+  // The first SIGINT or SIGTERM asks the command to stop cleanly; a second finds no handler and ends
+  // the process at once (safe: the journal holds every request sent).
   const stopSignal = new Promise<void>((resolve) => {
     const first = () => {
       process.off('SIGINT', first);
@@ -22,17 +20,16 @@ export function processIO(): CliIO {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), stopSignal };
 }
 
-/** The option names a yargs parser knows, aliases included (getOptions: yargs' own, not in its typings). */
+/** The option names a yargs parser knows, aliases included (getOptions: not in yargs' typings). */
 function knownOptions(y: unknown): Set<string> | undefined {
   const o = (y as { getOptions?: () => { key: Record<string, unknown>; alias: Record<string, string[]> } }).getOptions?.();
   if (!o) return undefined;
   return new Set([...Object.keys(o.key), ...Object.entries(o.alias).flatMap(([k, v]) => [k, ...v])]);
 }
 
-/** The command a word on the line names, if any. */
 const commandNamed = (word: string | undefined) => commands.find((c) => c.word === word);
 
-/** The flags on the line that the command does not know, each once, as typed (--bogus, -z). */
+/** The flags on the line the command does not know, each once, as typed. */
 function unknownFlags(argv: string[], known: Set<string>): string[] {
   const out = new Set<string>();
   for (const a of argv) {
@@ -48,9 +45,8 @@ function unknownFlags(argv: string[], known: Set<string>): string[] {
 }
 
 /**
- * yargs' usage messages, reworded: an unknown flag is named once (yargs lists a kebab-case flag
- * again in camelCase, and reports a missing file first when an unknown flag took it as its value),
- * an unknown command says it is one, and a missing argument shows the command's usage line.
+ * yargs' usage messages, reworded: an unknown flag named once (yargs repeats it in camelCase, or
+ * names the file it took as its value), an unknown command said so, a missing argument's usage line.
  */
 function usageMessage(msg: string, argv: string[], known: Set<string> | undefined): string {
   const unknown = known ? unknownFlags(argv, known) : [];
@@ -65,24 +61,21 @@ function usageMessage(msg: string, argv: string[], known: Set<string> | undefine
 
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   let code: number = ExitCode.OK;
-  // Bare `payout-batch` prints the help (the command list) on stdout and exits 0, as `gh` does.
+  // Bare `payout-batch` prints the help on stdout and exits 0, as `gh` does.
   const bare = argv.length === 0;
-  // The parser of the command named on the line, once its builder ran: its flags, for the messages.
+  // The named command's parser once its builder ran: its flags, for the messages.
   let commandParser: unknown;
   let parser = yargs(argv)
     .scriptName('payout-batch')
-    // Ours: yargs would guess from the current folder ("unknown" there).
     .version(packageJson().version)
     .alias('h', 'help')
     .usage('$0 <command> [options]\n\nBatch payouts from a CSV or Excel file, with a local sandbox of the payout service.')
     .strict()
-    // Flags are read by their names as written (--base-url): no camelCase copies, which yargs
-    // would also name in its messages.
+    // no camelCase copies of the flags, which yargs would also name in its messages
     .parserConfiguration({ 'camel-case-expansion': false })
     .demandCommand(1, 'name a command ("payout-batch" alone lists them)')
     .recommendCommands()
-    // yargs renders a command's help before running it, shown or not: wrapping it to the terminal
-    // costs a tenth of a second's startup, so only a help that is asked for is wrapped.
+    // yargs renders a command's help even unshown: wrapping it costs 0.1 s of startup, so only when asked
     .wrap(bare || argv.includes('--help') || argv.includes('-h') ? Math.min(110, process.stdout.columns ?? 110) : null)
     .epilogue(
       'Exit codes: 0 done, 1 some rows failed or invalid, 2 unusable input or usage, 3 refused before sending, 4 service unreachable, key refused or a failure after sending began (resume is safe), 5 status: payouts still in progress, 130 run/retry stopped by Ctrl-C (resume is safe).',
@@ -91,7 +84,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       throw err ?? new UsageError(usageMessage(msg, argv, knownOptions(commandParser ?? parser)));
     });
   try {
-    // Only the command named on the line is loaded; the others are listed by name (help, typos).
+    // Only the named command is loaded; the others are listed by name (help, typos).
     const named = commandNamed(argv.find((a) => !a.startsWith('-')));
     for (const c of commands) {
       const full = c === named ? (await c.load()).default : undefined;
@@ -115,7 +108,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       io.stderr.write(`payout-batch: ${err.message}\n${err instanceof CommandError ? '' : 'Run "payout-batch --help" for usage.\n'}`);
       return err.exitCode;
     }
-    // An unexpected failure is still a message, not a stack trace; PAYOUT_BATCH_DEBUG shows it.
+    // a message, not a stack trace (PAYOUT_BATCH_DEBUG shows it)
     const message = err instanceof Error ? err.message : String(err);
     io.stderr.write(`payout-batch: unexpected error: ${message}\n`);
     if (io.env.PAYOUT_BATCH_DEBUG && err instanceof Error) io.stderr.write(`${err.stack}\n`);

@@ -1,20 +1,20 @@
-// The flags several commands share (connection, guards, sending, state folder) and what turns them
-// into a connection, a logger or a state folder. Each option set is a function from a yargs
-// parser to a parser with those options added, so a command's argument type is inferred from its
-// builder (ArgsOf) and never written twice.
+// The flags several commands share and what turns them into a connection, a logger or a state
+// folder. Each option set adds its options to a yargs parser, so ArgsOf infers a command's arguments.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Argv } from 'yargs';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
-import { CommandError, flag, UsageError, type CliCommand, type CliIO } from './command.ts';
-import { parseShapes, SHAPES_VARIABLE } from './sandbox-shapes.ts';
+import { CommandError, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
+import { environmentText } from './render.ts';
+import { parsePlanFile } from '../engine/plan-file.ts';
 import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
 import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
 import { PgLedgers } from '../ledger/postgres.ts';
 import { resultsHere } from '../engine/retry-batch.ts';
-import type { Ledger } from '../ledger/account-ledger.ts';
+import { accountOf, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { unsafeStateFolder } from '../ledger/file.ts';
 import { connect, sandboxSeedKey, type Connection } from '../client/connect.ts';
@@ -32,7 +32,6 @@ import { writeStatusReport } from '../results/status-report.ts';
 import { PAIN002_VERSIONS } from '../spec/iso20022.ts';
 import { Signals, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
-/** The arguments a builder gives its command (what yargs parses with those options). */
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
 
 export const STATE_DIR_HELP =
@@ -44,50 +43,82 @@ export function connectionOptions<T>(y: Argv<T>) {
       .option('env', {
         type: 'string',
         choices: ENVIRONMENTS,
-        describe:
-          'local (the embedded sandbox, which keeps its state in the state folder), sandbox or production; default $PAYOUT_ENV, else sandbox. Production must be named here.',
+        describe: 'local (the embedded sandbox), sandbox or production (default $PAYOUT_ENV, else sandbox); production must be named here',
       })
-      .option('base-url', { type: 'string', describe: 'Talk to this server instead ($PAYOUT_BASE_URL)' })
-      .option('ledger', {
-        type: 'string',
-        describe:
-          "A team's ledger on PostgreSQL, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)",
-      })
-      .option('gateway-host', { type: 'string', describe: 'Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)' })
-      .option('key-file', { type: 'string', describe: 'Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY' })
-      .option('rate', {
-        type: 'number',
-        describe: 'Advanced: request starts per rolling second for the key (the spec allows 5; default $PAYOUT_BATCH_RATE, else 5)',
-      })
-      .option('safety-margin', {
-        type: 'number',
-        describe: 'Advanced: ms added to the rolling second against network jitter (default 50; 25 for a service on 127.0.0.1)',
-      })
-      .option('log-level', {
-        type: 'string',
-        describe: 'Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)',
-      })
+      .option('base-url', str('Talk to this server instead ($PAYOUT_BASE_URL)'))
+      .option('ledger', str('Team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; password from PGPASSWORD or ~/.pgpass)'))
+      .option('gateway-host', str('Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)'))
+      .option('key-file', str('Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY'))
+      .option('rate', num("Advanced: request starts a second for the key (default $PAYOUT_BATCH_RATE, else the spec's 5)"))
+      .option('safety-margin', num('Advanced: ms added to the rolling second against jitter (default 50; 25 on 127.0.0.1)'))
+      .option('log-level', str('Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)'))
       .option('log-format', {
         choices: LOG_FORMATS,
-        describe: 'Logs on stderr as JSON lines or as a short human line each (default human on a terminal, else json)',
+        describe: 'Logs as JSON lines or human lines (default human on a terminal, else json)',
       })
       // Present only to refuse it without echoing its value: a key on the command line shows in `ps`.
       .option('api-key', { hidden: true })
   );
 }
-/** (each optional: an embedding or a test passes only the flags it sets) */
 export type ConnectionArgs = Partial<ArgsOf<typeof connectionOptions>>;
 
-/** status and reconcile: the connection, the results file they check against the service, the state folders of its journal. */
+type EnvironmentFlags = { env?: string; 'base-url'?: string };
+
+/**
+ * `run --plan`: the run talks to the plan's service whatever $PAYOUT_ENV or $PAYOUT_BASE_URL say; a
+ * flag naming another is refused (exit 3): a plan is approved for one account. A `local` plan's base
+ * URL names no account (its port changes). Production must still be named on the command line.
+ */
+export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string }>(args: A, io: CliIO): [A, CliIO] {
+  const plan = args.plan ? planService(resolve(io.cwd, args.plan)) : undefined;
+  if (!plan) return [args, io];
+  const refuse = (given: string) =>
+    new CommandError(
+      `${given}, but the plan was made for ${environmentText(plan.env, plan.env === 'local' ? undefined : plan.baseUrl)}: ` +
+        'run it without the flag, or make a plan for that service (payout-batch plan FILE --out PLAN). Nothing was sent',
+      ExitCode.REFUSED,
+    );
+  const planEnv = plan.env === 'custom' ? undefined : plan.env;
+  if (args.env !== undefined && args.env !== planEnv) throw refuse(`--env ${args.env}`);
+  const given = args['base-url'];
+  if (given !== undefined && (plan.env === 'local' || !sameAccount(given, plan.baseUrl))) throw refuse(`--base-url ${given}`);
+  const env = { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined };
+  return [
+    { ...args, env: planEnv, 'base-url': plan.env === 'local' ? undefined : plan.baseUrl },
+    { ...io, env },
+  ];
+}
+
+/** The connection flags given, to repeat in a command printed (`status RESULTS`, `retry`), so it works as printed. */
+export function connectionHint(args: EnvironmentFlags): string {
+  const url = args['base-url'];
+  return `${args.env ? ` --env ${args.env}` : ''}${url ? ` --base-url ${url}` : ''}`;
+}
+
+/** undefined when the plan cannot be read (the engine says why, exit 2) */
+function planService(path: string): { env: string; baseUrl: string } | undefined {
+  try {
+    return parsePlanFile(readFileSync(path, 'utf8'), path);
+  } catch {
+    return undefined;
+  }
+}
+
+function sameAccount(a: string, b: string): boolean {
+  try {
+    return accountOf(a) === accountOf(b);
+  } catch {
+    return false;
+  }
+}
+
+/** status and reconcile: the connection, the results file, the state folders of its journal. */
 export const resultsFileOptions = (y: Argv, describe: string, stateDirs: string) =>
   connectionOptions(y)
     .positional('results', { type: 'string', demandOption: true, describe })
-    .option('state-dir', { type: 'string', array: true, describe: `${stateDirs} (default: the per-user one)` });
+    .option('state-dir', strs(`${stateDirs} (default: the per-user one)`));
 
-/**
- * The ledgers of --state-dir and of the per-user state folder, and the results file: as named, or
- * the one the journal of a batch named by its id names, whoever ran it.
- */
+/** The ledgers of --state-dir and of the per-user state folder, and the results file as named or by its batch id. */
 export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (string | number)[] }, io: CliIO, conn: Connection) {
   const stateDirs = (args['state-dir'] ?? []).map((d) => resolve(io.cwd, String(d)));
   stateDirs.forEach(refuseUnsafeStateFolder);
@@ -95,10 +126,7 @@ export async function resultsAndLedgers(args: { results: string; 'state-dir'?: (
   return { stateDirs, ledgers, results: (await resultsNamed(ledgers, args.results, io)) ?? args.results };
 }
 
-/**
- * The results file of a batch named by its id, in the caller's folder unless it is the run's
- * (engine/retry-batch.ts resultsHere), said on stderr when made here. Undefined for a file name.
- */
+/** The results file of a batch named by its id (engine/retry-batch.ts resultsHere); undefined for a file name. */
 export async function resultsNamed(ledgers: Ledger[], arg: string, io: CliIO): Promise<string | undefined> {
   const r = await resultsHere(ledgers, arg, io.cwd);
   const how = { copy: "a copy of the run's results file", ledger: "rebuilt from the ledger: the run's results file is not on this host" };
@@ -111,49 +139,28 @@ export function guardOptions<T>(y: Argv<T>) {
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
     .option('allow-partial', flag('Send the rows that fit when a wallet falls short or a corridor is not enabled'))
     .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
-    .option('expect-rows', { type: 'number', describe: 'Control total: the number of rows the batch pays, or nothing is sent' })
-    .option('expect-total', {
-      type: 'string',
-      array: true,
-      describe:
-        'Control total CUR:AMOUNT of the amounts (before fees), repeatable; must match or nothing is sent. A currency the batch pays and no --expect-total names is reported, not refused',
-    })
+    .option('expect-rows', num('Control total: the number of rows the batch pays, or nothing is sent'))
+    .option('expect-total', strs('Control total CUR:AMOUNT before fees, repeatable: must match or nothing is sent (others are reported)'))
     .option('strict-totals', flag('--expect-total must name every currency the batch pays, or nothing is sent'))
-    .option('max-total', { type: 'string', array: true, describe: 'Cap CUR:AMOUNT on amounts plus estimated fees, repeatable' })
+    .option('max-total', strs('Cap CUR:AMOUNT on amounts plus estimated fees, repeatable'))
     .option('max-requests', MAX_REQUESTS);
 }
 
-/** --max-requests N: run, retry and plan. */
-export const MAX_REQUESTS = {
-  type: 'number',
-  describe: "Refuse the batch (exit 3, nothing sent) when it needs more than N requests of the key's month (the plan lists them by kind)",
-} as const;
+export const MAX_REQUESTS = num("Refuse the batch (exit 3) when it needs more than N requests of the key's month");
 
-/** --max-requests as given: a whole number, 0 or more. */
 export function maxRequestsOf(args: { 'max-requests'?: number }): number | undefined {
   const n = args['max-requests'];
   if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new UsageError('--max-requests takes a whole number of requests');
   return n;
 }
 
-/** --sanctions-list PATH (repeatable) and the clearances folder: screen, plan, run, retry (engine/screen-batch.ts). */
+/** screen, plan, run, retry (engine/screen-batch.ts). */
 export function screeningOptions<T>(y: Argv<T>) {
   return y
-    .option('sanctions-list', {
-      type: 'string',
-      array: true,
-      describe:
-        "Screen every payee against this sanctions list first (repeatable): OFAC's sdn.csv (alt.csv, add.csv beside it), the UN list's XML, OpenSanctions' simple CSV, or a CSV of names; a hit is never sent",
-    })
-    .option('clearances-dir', {
-      type: 'string',
-      default: 'clearances',
-      describe:
-        'The folder of approved clearances of false positives (`screen --clear`), signed by the approvers (--approvers, or the policy)',
-    });
+    .option('sanctions-list', strs('Screen payees first against this list, repeatable: OFAC sdn.csv, UN XML, OpenSanctions or names CSV'))
+    .option('clearances-dir', { ...str('The folder of approved clearances of false positives (`screen --clear`)'), default: 'clearances' });
 }
 
-/** The screening a command makes (approvals/clearance.ts screeningFor): the lists as given, the clearances --approvers signed. */
 export function screeningOf(
   args: { 'sanctions-list'?: (string | number)[]; 'clearances-dir'?: string; approvers?: string },
   io: CliIO,
@@ -167,41 +174,26 @@ export function screeningOf(
   );
 }
 
-/** The flags run and retry share besides the connection and the guards. */
 export function sendingOptions<T>(y: Argv<T>) {
   return screeningOptions(y)
-    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
+    .option('state-dir', str(STATE_DIR_HELP))
     .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
-    .option('concurrency', {
-      type: 'number',
-      describe: 'Rows in flight at once (default max(8, --rate), at most 64; the client throttles requests)',
-    })
+    .option('concurrency', num('Rows in flight at once (default max(8, --rate), at most 64; the client throttles requests)'))
     .option('json', flag('Print a machine-readable summary on stdout'))
     .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
 
 /** A job nobody watches (src/signals): run, retry, status and watch. */
-export function signalOptions<T>(y: Argv<T>) {
+function signalOptions<T>(y: Argv<T>) {
   return y
-    .option('ping-url', {
-      type: 'string',
-      describe: "Dead man's switch: POST URL/start at start, URL on success, URL/<exit code> on failure",
-    })
-    .option('metrics-file', {
-      type: 'string',
-      describe: "Write the run's metrics to this file (Prometheus text, for node_exporter's textfile collector)",
-    })
-    .option('notify-url', {
-      type: 'string',
-      describe: 'POST a JSON alert (its `text` for a chat) here when the command fails or needs someone',
-    });
+    .option('ping-url', str("Dead man's switch: POST URL/start at start, URL on success, URL/<exit code> on failure"))
+    .option('metrics-file', str("Write the run's metrics to this file (Prometheus text, for node_exporter's textfile collector)"))
+    .option('notify-url', str('POST a JSON alert (its `text` for a chat) here when the command fails or needs someone'));
 }
 
 /**
- * A command run between its signals (src/signals), with their flags: the start ping, then at its
- * end the ping, the metrics file and the alert, from what the command noted (io.note) and its exit
- * code, also when it throws (the code main gives it). Never changes the code: a signal that fails is
- * only logged. `targets`: default the flags (a watch's: its configuration's keys under its flags).
+ * A command run between its signals (src/signals): the start ping, then the end ping, metrics and
+ * alert from what it noted (io.note) and its exit code, also when it throws. A failed signal is only logged.
  */
 export function signalled<A>(command: string, c: CliCommand<A>, targets?: (args: SignalArgs, io: CliIO) => SignalTargets): CliCommand<A> {
   return {
@@ -210,7 +202,7 @@ export function signalled<A>(command: string, c: CliCommand<A>, targets?: (args:
       withSignals(command, { ...(args as SignalArgs), targets: targets?.(args as SignalArgs, io) }, io, (io) => c.run(args, io)),
   };
 }
-export type SignalArgs = ArgsOf<typeof signalOptions> & {
+type SignalArgs = ArgsOf<typeof signalOptions> & {
   'log-level'?: string;
   'log-format'?: LogFormat;
   quiet?: boolean;
@@ -220,7 +212,7 @@ export type SignalArgs = ArgsOf<typeof signalOptions> & {
   targets?: SignalTargets;
 };
 
-export async function withSignals(command: string, args: SignalArgs, io: CliIO, body: (io: CliIO) => Promise<ExitCode>): Promise<ExitCode> {
+async function withSignals(command: string, args: SignalArgs, io: CliIO, body: (io: CliIO) => Promise<ExitCode>): Promise<ExitCode> {
   const targets = args.targets ?? { pingUrl: args['ping-url'], metricsFile: args['metrics-file'], notifyUrl: args['notify-url'] };
   if (!targets.pingUrl && !targets.metricsFile && !targets.notifyUrl) return body(io);
   const metricsFile = targets.metricsFile && resolve(io.cwd, targets.metricsFile);
@@ -241,29 +233,17 @@ export async function withSignals(command: string, args: SignalArgs, io: CliIO, 
   }
 }
 
-/** The HTML report (src/report) that plan, run, retry and reconcile write beside their output; --no-report skips it. */
 export function reportOption<T>(y: Argv<T>) {
-  return y.option('report', {
-    type: 'boolean',
-    default: true,
-    describe: 'Write the HTML report beside the output and print its path (--no-report: skip it)',
-  });
+  return y.option('report', { type: 'boolean', default: true, describe: 'Write the HTML report beside the output (--no-report: skip it)' });
 }
 
-/** --status-report FILE: run, retry and status (src/results/status-report.ts). */
 export function statusReportOptions<T>(y: Argv<T>) {
   return y
-    .option('status-report', {
-      type: 'string',
-      describe: 'Also write the ISO 20022 pain.002 status report of the results to FILE, for the ERP that sent the batch',
-    })
-    .option('status-report-version', {
-      choices: PAIN002_VERSIONS,
-      describe: "Its version (default: the input's family: .03 for a pain.001.001.03 or a CSV, .10 for a pain.001.001.09)",
-    });
+    .option('status-report', str('Also write the ISO 20022 pain.002 status report of the results to FILE, for the ERP that sent the batch'))
+    .option('status-report-version', { choices: PAIN002_VERSIONS, describe: "Its version (default: the input's family, .03 or .10)" });
 }
 
-/** The --status-report of `results`, when asked: its path and version, or undefined (a failure said on stderr). */
+/** The --status-report of `results`: its path and version, or undefined (a failure said on stderr). */
 export async function statusReportOf(
   args: ArgsOf<typeof statusReportOptions>,
   io: CliIO,
@@ -281,30 +261,18 @@ export async function statusReportOf(
   );
 }
 
-/** pain.001: the folder of supporting documents, matched by end-to-end id or referred document number. */
-export const documentsOption = {
-  type: 'string',
-  describe: 'pain.001: folder of supporting documents, named by end-to-end id or RfrdDocInf/Nb',
-} as const;
+export const documentsOption = str('pain.001: folder of supporting documents, named by end-to-end id or RfrdDocInf/Nb');
 
-/** How a batch file is read: run and plan. */
-/** How a CSV or a workbook is read: its encoding, its sheet (batch files, and `screen` and `report` of one). */
 export const fileReadingOptions = <T>(y: Argv<T>) =>
-  y
-    .option('encoding', { type: 'string', describe: 'CSV encoding (default: detected)' })
-    .option('sheet', { type: 'string', describe: 'Excel sheet (default: the first)' });
+  y.option('encoding', str('CSV encoding (default: detected)')).option('sheet', str('Excel sheet (default: the first)'));
 
 export function batchFileOptions<T>(y: Argv<T>) {
   return fileReadingOptions(y)
-    .option('batch-id', {
-      type: 'string',
-      describe: 'A label naming the batch (its journal) instead of the content hash; never pays a reference again',
-    })
+    .option('batch-id', str('A label naming the batch (its journal) instead of the content hash; never pays a reference again'))
     .option('documents', documentsOption)
     .option('allow-duplicate-rows', flag('Same account, amount and currency on two rows is intended'));
 }
 
-/** How the batch file is read, as the engine takes it (batchFileOptions). */
 export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batch-id'>) => ({
   encoding: args.encoding,
   sheet: args.sheet,
@@ -312,7 +280,6 @@ export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batc
   allowDuplicateRows: args['allow-duplicate-rows'],
 });
 
-/** The control totals as given (run, retry, and run --dry-run, which checks them as run does). */
 export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({
   expectRows: args['expect-rows'],
   expectTotals: moneyFlags(args['expect-total'], '--expect-total'),
@@ -320,22 +287,13 @@ export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({
   strictTotals: args['strict-totals'],
 });
 
-/** A row repeating a recent payout of another reference (engine/duplicates.ts): plan, run, retry. */
+/** engine/duplicates.ts: plan, run, retry. */
 export function duplicateOptions<T>(y: Argv<T>) {
   return y
-    .option('allow-duplicate', {
-      type: 'string',
-      array: true,
-      describe: 'Send the row of this reference though it repeats a recent payout of another (repeatable)',
-    })
-    .option('duplicate-window', {
-      type: 'string',
-      default: '24h',
-      describe: 'A row repeating the beneficiary, amount and currency of a payout this recent (30m, 24h, 7d) is refused PROBABLE_DUPLICATE',
-    });
+    .option('allow-duplicate', strs('Send the row of this reference though it repeats a recent payout of another (repeatable)'))
+    .option('duplicate-window', { ...str('Refuse a row repeating a payout to its payee this recent (30m, 24h, 7d)'), default: '24h' });
 }
 
-/** --allow-duplicate and --duplicate-window as the engine takes them; a window that is not one is exit 2. */
 export function duplicateFlags(args: { 'allow-duplicate'?: string[]; 'duplicate-window'?: string }): DuplicateOptions {
   const text = args['duplicate-window'] ?? '24h';
   const duplicateWindowMs = windowMs(text);
@@ -355,18 +313,10 @@ export function moneyFlags(values: (string | number)[] | undefined, flag: string
 /** The swap that funds a short wallet (spec §4.7): `plan` proposes it, `run` sends it (engine/REFERENCE.md "Funding by a swap"). */
 export function swapOptions<T>(y: Argv<T>) {
   return y
-    .option('swap-from', {
-      type: 'string',
-      describe: 'Fund a short wallet by a swap from the CUR wallet (default: a wallet with an enabled pair to it and the most to spare)',
-    })
-    .option('max-swap', {
-      type: 'string',
-      array: true,
-      describe: 'Refuse (exit 3, nothing sent) a swap that credits more than AMOUNT to the CUR wallet: CUR:AMOUNT, repeatable',
-    });
+    .option('swap-from', str('Fund a short wallet by a swap from this currency (default: one with an enabled pair, most to spare)'))
+    .option('max-swap', strs('Refuse (exit 3) a swap crediting more than CUR:AMOUNT to that wallet, repeatable'));
 }
 
-/** --swap-from and --max-swap as the engine takes them. */
 export function swapFlags(args: { 'swap-from'?: string; 'max-swap'?: (string | number)[] }): { swapFrom?: string; maxSwaps: MoneyFlag[] } {
   const from = args['swap-from']?.trim().toUpperCase();
   if (from !== undefined && !isCurrencyCode(from)) throw new UsageError(`--swap-from ${args['swap-from']}: name a currency, e.g. EUR`);
@@ -382,7 +332,7 @@ export function swapRateTolerance(text: string | number | undefined): DecT {
   return new Dec(m[1]!).dividedBy(100);
 }
 
-/** The service the connection flags name (none: the embedded sandbox) and the API key's fingerprint (none: no key); no request is made. */
+/** The service the connection flags name (none: the embedded sandbox) and the API key's fingerprint; no request. */
 export async function serviceAndKey(args: ConnectionArgs, io: CliIO): Promise<{ baseUrl?: string; key?: string }> {
   const { baseUrl } = resolveEnvironment({ env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env });
   return { baseUrl, key: (await loadApiKey({ keyFile: args['key-file'], env: io.env, cwd: io.cwd }))?.fingerprint };
@@ -393,35 +343,26 @@ export function isInteractive(io: CliIO): boolean {
   return !!io.stdin.isTTY && !!io.stderr.isTTY;
 }
 
-/**
- * Logs on stderr: --log-level, else $PAYOUT_BATCH_LOG_LEVEL, else warn on a terminal or under
- * --quiet, info otherwise; --log-format, else a human line each on a terminal (a person reads it
- * among the plan and the progress), JSON lines otherwise (a machine does).
- */
+/** Logs on stderr: warn on a terminal or under --quiet, else info; human lines on a terminal, else JSON. */
 export function makeLogger(args: { 'log-level'?: string; 'log-format'?: LogFormat; quiet?: boolean }, io: CliIO, command: string): Logger {
   const level = args['log-level'] ?? io.env.PAYOUT_BATCH_LOG_LEVEL ?? (io.stderr.isTTY || args.quiet ? 'warn' : 'info');
   const format = args['log-format'] ?? (io.stderr.isTTY ? 'human' : 'json');
-  // Logs go to the command's own stderr (process.stderr from the bin), so an embedding or a test
-  // that runs main() with its own streams gets them too.
+  // io.stderr, not process.stderr: a test that runs main() with its own streams gets them too.
   return createLogger({ level, format, bindings: { command }, destination: io.stderr as unknown as DestinationStream });
 }
 
-/**
- * The state folder: --state-dir (relative to the working folder), else the per-user one
- * ($PAYOUT_BATCH_STATE_DIR, $XDG_STATE_HOME/payout-batch, ~/.local/state/payout-batch). It holds
- * the ledger of every service account (src/ledger) and the quota count.
- */
+/** --state-dir, else the per-user one ($PAYOUT_BATCH_STATE_DIR, $XDG_STATE_HOME/payout-batch, ~/.local/state/payout-batch). */
 export function stateRootOf(args: { 'state-dir'?: string }, io: CliIO): string {
   return args['state-dir'] ? resolve(io.cwd, args['state-dir']) : defaultStateDir(io.env);
 }
 
-/** A state folder another user could change, refused alike by every command that uses one (exit 3): ledger/file.ts checkStateFolder. */
+/** A state folder another user could change: refused alike by every command (exit 3). */
 function refuseUnsafeStateFolder(root: string): void {
   const why = unsafeStateFolder(root);
   if (why) throw new CommandError(`refused: ${why}. Nothing was sent`, ExitCode.REFUSED);
 }
 
-/** The connection options checked, then connect(); a configuration error becomes a usage error (2, or 3 when refused). */
+/** The connection options checked, then connect(); a configuration error exits 2 (3 when refused). */
 export async function openConnection(
   args: ConnectionArgs,
   io: CliIO,
@@ -441,15 +382,12 @@ export async function openConnection(
   if (margin !== undefined && !(margin >= 0 && margin <= 5000))
     throw new UsageError('--safety-margin must be a number of milliseconds from 0 to 5000');
   refuseUnsafeStateFolder(stateRoot);
-  // Checked whatever the environment, so a mistyped value is reported at once rather than the day
-  // the command runs locally.
+  // checked whatever the environment: a mistyped value is reported now, not the day it runs locally
   const shapes = parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE);
   const environment: EnvironmentOptions = { env: args.env, baseUrl: args['base-url'], gatewayHost: args['gateway-host'], vars: io.env };
   try {
-    // An environment without an address of its own (local) is the embedded sandbox, started here
-    // from the state it kept in the state folder (local-sandbox.ts), its first seed key used when
-    // no key is configured. A literal dynamic import: esbuild makes the simulator a chunk of its
-    // own, loaded only when --env local starts it, never at start-up.
+    // No address (local): the embedded sandbox, its first seed key used when none is configured. A
+    // literal dynamic import, so esbuild makes the simulator a chunk loaded only by --env local.
     const local = resolveEnvironment(environment).baseUrl === undefined;
     const sandbox = local
       ? await (await import('./local-sandbox.ts')).startLocalSandbox(stateRoot, { shapes, rate, vars: io.env })
@@ -478,11 +416,7 @@ export async function openConnection(
   }
 }
 
-/**
- * The team ledger of --ledger or $PAYOUT_BATCH_LEDGER_URL (src/ledger), opened before anything is
- * sent: one that cannot be reached is exit 4 (nothing was sent), one not initialised exit 2
- * (`init`: `ledger init`, which applies the schema, opens it as it is).
- */
+/** The team ledger of --ledger or $PAYOUT_BATCH_LEDGER_URL: unreachable exits 4, not initialised 2 (`init` opens it as it is). */
 export async function openTeamLedger(
   args: ConnectionArgs,
   io: CliIO,
@@ -503,10 +437,7 @@ export async function openTeamLedger(
   }
 }
 
-/**
- * A command that talks to the service for the time of `use`, logging as `command`: the connection
- * is closed after it, and a results file it cannot use ends the command with 2 and a message.
- */
+/** A connection for the time of `use`, closed after it; a results file it cannot use exits 2. */
 export async function withConnection(
   args: ConnectionArgs,
   io: CliIO,
@@ -526,15 +457,12 @@ export async function withConnection(
   }
 }
 
-/**
- * The HTML report (src/report) a command writes beside its output: one that cannot be written is
- * said on stderr, never a reason to change the exit code of what the command did.
- */
+/** A report written beside the output: a failure is said on stderr and never changes the exit code. */
 export async function reportOrNote(io: CliIO, write: () => Promise<string>, what = 'the HTML report'): Promise<string | undefined> {
   try {
     return await write();
   } catch (e) {
-    // (a run refused before reading the batch wrote no results file: nothing to report, nothing to say)
+    // (a run refused before reading the batch wrote no results file: nothing to say)
     if (!(e instanceof ResultsError && e.code === 'FILE_NOT_FOUND'))
       io.stderr.write(`payout-batch: ${what} was not written: ${(e as Error).message}\n`);
     return undefined;
@@ -542,14 +470,11 @@ export async function reportOrNote(io: CliIO, write: () => Promise<string>, what
 }
 
 /**
- * Requests (and rows) in flight: enough to keep `rate` starts per second going while each waits up
- * to a second for its answer. At the spec's 5/s this is the default 8. At most 64: at --rate 1000
- * a thousand rows in flight each held a connection, and on a busy host their answers waited past
- * the timeout and were sent again (issue 44: 1,900 sockets, 1.6 requests a row).
+ * Rows in flight: enough for `rate` starts a second while each waits up to a second (8 at 5/s). At
+ * most 64: more held a socket each and their answers timed out on a busy host (issue 44).
  */
 export const inFlightFor = (rate: number | undefined): number => Math.min(64, Math.max(8, Math.ceil(rate ?? 5)));
 
-/** Asks once on the terminal. */
 export async function askYesNo(io: CliIO, question: string): Promise<boolean> {
   const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: true });
   try {

@@ -1,13 +1,11 @@
-// What run, retry, plan, demo, status and reconcile print: the plan, the resume note, the summary,
-// why a run ended, the progress (a bar on a terminal, JSON lines otherwise), the requests used, and
-// the engine's errors as a message and an exit code. Text only: no flag parsing, no request.
+// What run, retry, plan, demo, status and reconcile print: plan, summary, why a run ended,
+// progress (the bar's text is pure), requests used, and the engine's errors as a message and an exit code.
 import { basename } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
 import { plural, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode } from './exit-codes.ts';
-import { environmentText } from './environment-labels.ts';
 import type { ClientEvent } from '../client/http.ts';
 import { InputError } from '../input/input-errors.ts';
 import { ResultsError } from '../results/results-errors.ts';
@@ -22,7 +20,19 @@ import { ENGINE_STATUSES, isCreatedStatus, logRowDone, statusGroup, STATUS_GROUP
 import type { MoneyTotals } from '../engine/money-totals.ts';
 import { BatchRefused, BatchUnusable, FailedAfterSending } from '../engine/engine-errors.ts';
 import type { ResumeReport } from '../engine/session.ts';
-import { barLine, preflightText, requestMeter, stoppingText, type BarValues } from './progress.ts';
+import type { PreflightStep } from '../engine/preflight.ts';
+
+export const ENVIRONMENT_MEANING: Record<string, string> = {
+  local: 'the sandbox embedded in the command, its state kept in the state folder (--env local); no money moves',
+  sandbox: "the service's sandbox (staging) host; no money moves",
+  production: 'the live service: real money moves',
+  custom: 'a base URL given with --base-url or $PAYOUT_BASE_URL; not a known service environment',
+};
+
+export function environmentText(name: string, baseUrl?: string): string {
+  const meaning = ENVIRONMENT_MEANING[name];
+  return `${name}${meaning ? ` (${meaning})` : ''}${baseUrl ? ` ${baseUrl}` : ''}`;
+}
 
 export function resumeText(r: ResumeReport): string {
   if (!r.resumed) return '';
@@ -37,22 +47,17 @@ export function resumeText(r: ResumeReport): string {
   );
 }
 
-/**
- * A terminal the plan is fitted to, before the confirmation question: its width, the lines the
- * plan may take (the terminal's less the question's) and where the whole plan can be read.
- */
+/** A terminal the plan is fitted to before the question: its width, the rows the plan may take, where to read it whole. */
 export interface Screen {
   columns: number;
   rows: number;
   whole: string;
 }
-/** A terminal's width: `plan` fits its lines to it, every one whole (long lines wrapped under their label). */
 type Width = Pick<Screen, 'columns'>;
 
 /**
- * The plan as text: whole (a file, a pipe), fitted to a terminal's `width` (`plan`: the totals
- * table narrowed, long lines wrapped, nothing left out), or to a `screen` so that the totals and
- * the question after it are on one screen (issue 31: ten warnings pushed them off 80×24).
+ * The plan as text: whole (a file, a pipe), fitted to a terminal's width (long lines wrapped), or
+ * to a `screen` so the totals and the question after it are seen together (issue 31).
  */
 export function planText(p: BatchPlan, environment: string, baseUrl?: string, screen?: Screen | Width): string {
   const l: string[] = [];
@@ -62,7 +67,6 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   l.push(`Plan for ${screen ? basename(p.file) : p.file} (${environment}, batch ${p.batchId.slice(0, 16)})`);
   l.push(`  environment  ${environmentText(environment, baseUrl)}`);
   if (p.message) l.push(`  message      ISO 20022 ${p.message.version} ${p.message.id}`);
-  // (held rows first, each with its hits: issue 42)
   const sc = p.screening;
   if (sc) l.push(`  screened     ${plural(sc.screened, 'payee')} against ${sc.lists.map(listText).join(', ') || 'no list'}`);
   for (const [n, h] of sc?.held ?? []) l.push(`  HELD         row ${n} ${h.reference}: ${h.hits.map(hitText).join('; ')}`);
@@ -72,7 +76,6 @@ export function planText(p: BatchPlan, environment: string, baseUrl?: string, sc
   l.push(
     `  to send now  ${p.toSend.length}${p.toSettle ? ` (${p.toSettle} to settle with their original key)` : ''}${p.alreadyCreated ? `; ${p.alreadyCreated} already created` : ''}${p.notSent.size ? `; ${p.notSent.size} left out` : ''}`,
   );
-  // (a row repeating a recent payout of another reference, or another row: engine/duplicates.ts, validation/batch.ts)
   for (const [n, i] of p.invalidRows)
     if (i.code === 'PROBABLE_DUPLICATE') notes.add(l[l.push(`  duplicate    row ${n}: ${i.message}`) - 1]!);
   l.push(...(screen ? currencyTable(p, screen.columns) : currencyLines(p)));
@@ -124,10 +127,8 @@ function currencyLines(p: BatchPlan): string[] {
 }
 
 /**
- * The totals by source currency for a terminal: columns as wide as their widest value, the wallet
- * after the batch (or its shortfall) instead of before and after, and how fees are known in one
- * line. Narrower than `columns`, the rows give way, then the amount and fees (the total has them):
- * the total and the wallet after stay.
+ * The totals by source currency for a terminal, the wallet after the batch only. Narrower than
+ * `columns`, the rows give way, then the amount and fees: the total and the wallet after stay.
  */
 function currencyTable(p: BatchPlan, columns: number): string[] {
   if (!p.currencies.length) return [];
@@ -143,7 +144,6 @@ function currencyTable(p: BatchPlan, columns: number): string[] {
         ? 'balance not known'
         : groupThousands(c.balanceAfter),
   }));
-  // each column with the text before it, widest first
   const layouts = [
     { title: 'amount + fees = total', columns: { rows: '  ', amount: '  ', fees: ' + ', total: ' = ', after: ' -> ' } },
     { title: 'amount + fees = total', columns: { amount: '  ', fees: ' + ', total: ' = ', after: ' -> ' } },
@@ -167,10 +167,7 @@ function currencyTable(p: BatchPlan, columns: number): string[] {
   return [...lines, `  fees         ${feeNotes.join('; ')}`];
 }
 
-/**
- * A line whole in `columns`: words carried to the next lines, under its value (a label's line:
- * "  warning      ...") or its text's start; a word wider than that is cut.
- */
+/** A line whole in `columns`: words carried under its value (a label's line) or its text's start; a longer word is cut. */
 function wrapLine(line: string, columns: number): string[] {
   if (line.length <= columns) return [line];
   const indent = ' '.repeat(Math.min(/^ {2}\S.{11} \S/.test(line) ? 15 : line.search(/\S|$/) + 2, columns >> 1));
@@ -191,22 +188,18 @@ function wrapLine(line: string, columns: number): string[] {
   return [...out, current];
 }
 
-/** `text` with every line whole in `columns` (wrapLine), for the notes a command prints after a plan. */
 export const fitText = (text: string, columns: number): string =>
   text
     .split('\n')
     .map((line) => wrapLine(line, columns).join('\n'))
     .join('\n');
 
-/** The width of the terminal `stream` is (its own, else $COLUMNS, else 80); none off a terminal. */
+/** The terminal's width (else $COLUMNS, else 80); none off a terminal. */
 export function widthFor(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): Width | undefined {
   return stream.isTTY ? { columns: stream.columns || Number(env.COLUMNS) || 80 } : undefined;
 }
 
-/**
- * The screen a plan is fitted to before `question`: the terminal `stream` is (its size, else
- * $COLUMNS and $LINES, else 80×24), less the lines the question wraps to; none off a terminal.
- */
+/** The terminal's size (else $COLUMNS and $LINES, else 80×24) less the question's lines; none off a terminal. */
 export function screenFor(
   stream: { isTTY?: boolean; columns?: number; rows?: number },
   env: NodeJS.ProcessEnv,
@@ -219,10 +212,7 @@ export function screenFor(
   return { ...width, rows: rows - Math.ceil(question.length / width.columns), whole };
 }
 
-/**
- * Lines fitted to a screen: each cut to its width, and when there are more than its rows, the
- * `notes` last in the plan give way to one line that says how many and where to read the whole.
- */
+/** Lines cut to the screen's width; past its rows the last `notes` give way to one line saying where to read the whole. */
 export function fitToScreen(lines: string[], notes: Set<string>, s: Screen): string[] {
   const cut = (line: string) => (line.length > s.columns ? `${line.slice(0, s.columns - 1)}…` : line);
   let shown = lines;
@@ -239,7 +229,6 @@ export function fitToScreen(lines: string[], notes: Set<string>, s: Screen): str
 
 const n = (x: number) => x.toLocaleString('en-US');
 
-/** Which fees of a currency are exact (quoted) and which estimated (the methods route's), with the margin kept for them. */
 function feesText(c: BatchPlan['currencies'][number]): string {
   const notes = [
     c.feesEstimated
@@ -262,7 +251,7 @@ export function summaryText(r: Pick<PipelineResult, 'summary' | 'resultsPath'>):
   return l.join('\n') + '\n';
 }
 
-/** Per source currency: what the payouts debited, what came back and the net (engine/money-totals.ts), one line each. */
+/** Per source currency: debited, refunded and net (engine/money-totals.ts). */
 export function moneyLines(money: Record<string, MoneyTotals>): string[] {
   const entries = Object.entries(money);
   if (!entries.length) return [];
@@ -276,11 +265,10 @@ export function moneyLines(money: Record<string, MoneyTotals>): string[] {
   return ['  by source currency:        debited         refunded              net', ...entries.map(([c, t]) => `    ${c}  ${line(t)}`)];
 }
 
-/** The requests a follow-up (status, reconcile) used, by kind. */
 export const requestsUsedText = (q: RequestCounts) =>
   `${plural(q.total, 'request')} (${plural(q.payoutPages, 'payout page')}, ${q.getPayout} payout status, ${plural(q.transactionPages, 'transaction page')}${swapRequestsText(q)})`;
 
-/** `connection`: the flags to repeat in a command printed here, so it works as printed (environment.ts connectionHint). */
+/** `connection`: the flags to repeat in a command printed here (connectionHint). */
 export function exitReasonText(r: PipelineResult, connection = ''): string {
   if (r.refused) return `Nothing was sent:\n${r.refused.map((x) => `  - ${x}`).join('\n')}\n`;
   if (r.halted) return `The run stopped: ${r.halted}\nWhat was sent is journalled: run the same command again to continue (it is safe).\n`;
@@ -297,9 +285,7 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
       .join(', ');
     if (s.byStatus[ENGINE_STATUSES.ALREADY_PAID] === s.notCreated)
       return `${bad}: paid before at this account, nothing created by this run (see the results file); paying again takes new references.\n`;
-    // 409 on every row not created: the references were sent before at this account (by another
-    // state folder, host or ledger), with this content or with other content; editing and
-    // retrying would not help, and a new payment takes a new reference
+    // 409 on every row not created: sent before at this account, maybe by another host; retrying would not help
     if ((s.byStatus[ENGINE_STATUSES.CONFLICT] ?? 0) + (s.byStatus[ENGINE_STATUSES.ALREADY_PAID] ?? 0) === s.notCreated)
       return (
         `${bad}: already paid at this account, or the reference was used with other content (409 IDEMPOTENCY_KEY_CONFLICT); ` +
@@ -319,11 +305,79 @@ export function exitReasonText(r: PipelineResult, connection = ''): string {
   return `All ${plural(s.created, 'payout')} created.\n`;
 }
 
+/** `eta`: seconds left (cli-progress: a number, or 'NULL'/'INF'). */
+export interface BarValues {
+  value: number;
+  total: number;
+  failed: number;
+  rps: string;
+  eta: number | string;
+}
+
+/** Seconds as the bar shows them, at most 6 characters: 42s, 12m05s, 3h07m, 99h+; -- while unknown. */
+export function etaText(eta: number | string): string {
+  const t = typeof eta === 'number' ? eta : Number.NaN;
+  if (!Number.isFinite(t) || t < 0) return '--';
+  const s = Math.round(t);
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < 100 * 3600) return `${Math.floor(s / 3600)}h${two(Math.floor((s % 3600) / 60))}m`;
+  return '99h+';
+}
+
+const BAR_MAX = 40;
+const BAR_MIN = 10;
+
 /**
- * Progress on a terminal (cli-progress) unless quiet (--json, --quiet), and JSON lines through
- * pino. On a terminal the preflight's current step is one line on stderr, rewritten in place and
- * cleared when the plan comes.
+ * The progress line within `width`, the ETA always whole: the bar takes what the text leaves (at
+ * most 40, none under 10). The last column stays free: a terminal that writes it may wrap.
  */
+export function barLine(v: BarValues, width: number): string {
+  const text = `${v.value}/${v.total} rows | failed ${v.failed} | ${v.rps} req/s | ETA ${etaText(v.eta)}`;
+  const room = Math.min(BAR_MAX, width - 1 - text.length - 2);
+  if (room < BAR_MIN) return ` ${text}`.slice(0, Math.max(0, width - 1));
+  const done = v.total > 0 ? Math.round((Math.min(v.value, v.total) / v.total) * room) : 0;
+  return ` ${'\u2588'.repeat(done)}${'\u2591'.repeat(room - done)} ${text}`;
+}
+
+/**
+ * Requests a second over the last 5 s, each counted when answered at the time it was sent, so the
+ * figure never runs ahead of the client's pace (spec §8). Storage PUTs are not requests (spec §4.6).
+ */
+export function requestMeter(now: () => number = Date.now) {
+  const WINDOW_MS = 5000;
+  const starts: number[] = [];
+  return {
+    add(e: ClientEvent): void {
+      if (e.type === 'response' && !e.storage) starts.push(now() - e.ms);
+    },
+    perSecond(): string {
+      const from = now() - WINDOW_MS;
+      const inWindow = starts.filter((t) => t > from);
+      starts.splice(0, starts.length, ...inWindow);
+      return (inWindow.length / (WINDOW_MS / 1000)).toFixed(1);
+    },
+  };
+}
+
+export function preflightText(s: PreflightStep): string {
+  if (s.step === 'wallets') return 'preflight: reading the wallets and the countries...';
+  if (s.step === 'quotes') return `plan: quoting ${plural(s.rows, 'row')} (one quote per corridor, method and fee band)...`;
+  return `preflight: reading the payment methods of ${plural(s.corridors, 'corridor')} (${s.done} done)...`;
+}
+
+/** What the CLI says at once when asked to stop. `inFlight`: rows under way, undefined before sending. */
+export function stoppingText(inFlight: number | undefined): string {
+  const again = 'press Ctrl-C again to stop at once';
+  if (inFlight === undefined) return `payout-batch: stopping before sending: no payout will start; ${again}.\n`;
+  return (
+    `payout-batch: stopping: no new payout will start; waiting for ${plural(inFlight, 'row')} in flight to be answered ` +
+    `and journalled; ${again} (safe: every request sent is journalled, and running the same command again resumes).\n`
+  );
+}
+
+/** A bar on a terminal unless quiet, and log lines; the preflight's step is one line rewritten in place. */
 export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string, quiet: boolean) {
   const onTerminal = !!io.stderr.isTTY && !quiet;
   const meter = requestMeter();
@@ -332,7 +386,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
   let done = 0;
   let failed = 0;
   let pending = 0;
-  /** Rows started and not done; undefined until sending begins. */
+  // rows started and not done; undefined until sending begins
   let underWay: Set<number> | undefined;
   const clearStep = () => {
     if (stepShown) io.stderr.write('\r\x1b[K');
@@ -342,7 +396,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
     onClientEvent(e: ClientEvent) {
       meter.add(e);
     },
-    /** Remembers the total; the bar appears with the first row (after any confirmation question). */
+    // the bar appears with the first row, after any confirmation question
     start(total: number) {
       clearStep();
       pending = total;
@@ -375,7 +429,7 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
         logger.info({ batchId: batchLabel(), rows: e.rows }, 'settling rows of unknown outcome with their original keys');
       }
     },
-    /** Asked to stop (Ctrl-C): the bar ends where it is and the answer is shown at once, quiet or not. */
+    // Ctrl-C: the bar ends where it is and the answer is shown at once, quiet or not
     stopping() {
       clearStep();
       bar?.stop();
@@ -391,9 +445,8 @@ export function progressSink(io: CliIO, logger: Logger, batchLabel: () => string
   };
 }
 
-/** Maps the engine's errors to exit codes with a message (no stack trace). */
+/** The engine's errors as a message and an exit code; first: once rows may have been sent, never 2. */
 export function handleEngineError(e: unknown, io: CliIO): ExitCode {
-  // Before anything else: once rows may have been sent, no failure may say "nothing was sent" (2).
   if (e instanceof FailedAfterSending) {
     io.stderr.write(
       `payout-batch: the run failed after sending began: ${e.message}\n` +
@@ -413,10 +466,7 @@ export function handleEngineError(e: unknown, io: CliIO): ExitCode {
   throw e;
 }
 
-/**
- * A plan as every --json gives it (plan, and run's and retry's `plan`), in one key order; `plan`
- * also names the corridors not enabled (run and retry refuse a batch over them).
- */
+/** A plan as every --json gives it, in one key order; `plan` also names the corridors not enabled. */
 export const planJson = (p: BatchPlan, withCorridors = false) => ({
   rows: p.rows,
   valid: p.valid,
@@ -432,7 +482,6 @@ export const planJson = (p: BatchPlan, withCorridors = false) => ({
   requests: p.requests,
 });
 
-/** A batch's screening for --json (`screen`, `plan`, `run`): only held rows under `held`. */
 export const screeningJson = (s: Screened) => ({
   held: [...s.held].map(([row, h]) => ({ reference: h.reference, row, hits: h.hits })),
   screened: s.screened,

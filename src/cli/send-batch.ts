@@ -1,6 +1,5 @@
-// The one handler of the commands that send payouts, `run` and `retry`: flags -> the refusal off
-// a terminal -> connection and progress -> the engine -> plan, confirmation, summary and exit
-// code. The two commands differ only in which engine function they call with these options.
+// The one handler of `run` and `retry`: flags -> connection and progress -> the engine -> plan,
+// confirmation, summary and exit code. They differ only in the engine function they call.
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -10,23 +9,24 @@ import { groupThousands } from '../money.ts';
 import { ExitCode, exitCodeOf } from './exit-codes.ts';
 import {
   askYesNo,
+  connectionHint,
   connectionOptions,
+  controlTotalFlags,
   guardOptions,
   inFlightFor,
   isInteractive,
   makeLogger,
   maxRequestsOf,
-  controlTotalFlags,
   openConnection,
   openTeamLedger,
   reportOption,
   reportOrNote,
   screeningOf,
   sendingOptions,
-  statusReportOf,
-  statusReportOptions,
   serviceAndKey,
   stateRootOf,
+  statusReportOf,
+  statusReportOptions,
   type ArgsOf,
   type ConnectionArgs,
 } from './options.ts';
@@ -38,14 +38,11 @@ import { writeResultsReport } from '../report/write-report.ts';
 import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/account-policy.ts';
 import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
 import { InputError } from '../input/input-errors.ts';
-import { connectionHint } from './environment-labels.ts';
 import type { GuardOptions } from '../engine/guards.ts';
 
-/** The flags of run and retry: connection, guards, sending, the HTML report. */
 export function sendOptions<T>(y: Argv<T>) {
   return statusReportOptions(reportOption(sendingOptions(guardOptions(connectionOptions(y)))));
 }
-export type SendArgs = ArgsOf<typeof sendOptions>;
 
 /** Where the whole plan can be read when the confirmation shows it shortened to the screen. */
 const WHOLE_PLAN = {
@@ -53,7 +50,6 @@ const WHOLE_PLAN = {
   retry: 'add > plan.txt to write it whole',
 };
 
-/** The confirmation: how many payouts, the totals with fees, paying again what failed, where. */
 export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const n = plan.toSend.length;
   const totals = plan.currencies.filter((c) => c.rows > 0).map((c) => `${c.currency} ${groupThousands(c.total)}`);
@@ -75,10 +71,8 @@ export function refused(io: CliIO, json: boolean | undefined, reason: string): E
 }
 
 /**
- * The approval policy of the account these flags name and its API key (src/approvals/
- * account-policy.ts policyInForce), read before the connection opens; a string when it cannot be
- * trusted or read (why nothing may be sent). An environment or key that cannot be resolved has
- * none here: opening the connection says why.
+ * The approval policy of the account and key these flags name, read before the connection opens; a
+ * string saying why it cannot be trusted. None when the service or key is not resolved (connecting says why).
  */
 export async function accountPolicyOf(
   args: ConnectionArgs & Parameters<typeof makeLogger>[0],
@@ -100,15 +94,14 @@ export async function accountPolicyOf(
 export async function sendBatch<
   R extends PipelineResult & { batchId: string; journalPath: string; resent?: number; notResent?: unknown[]; keyProofs?: unknown[] },
 >(
-  args: SendArgs,
+  args: ArgsOf<typeof sendOptions>,
   io: CliIO,
   command: 'run' | 'retry',
   prepare: (o: SendOptions) => Promise<Prepared<R>>,
   /** Text after the summary (retry --resend-failed: what was paid again). */
   after?: (r: R) => string,
-  /** The account's approval policy, as guards of the plan (account-policy.ts policyGuard). */
   policy?: Pick<GuardOptions, 'policy' | 'spend'>,
-  /** The batch or results file the command names (or a batch id). */
+  /** The batch or results file the command names, or a batch id. */
   named?: string,
 ): Promise<ExitCode> {
   const quiet = args.quiet || args.json;
@@ -130,8 +123,7 @@ export async function sendBatch<
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
   if (named && !namesBatch(named) && !existsSync(resolve(io.cwd, named)))
     return handleEngineError(new InputError('FILE_NOT_FOUND', named, `${named}: no such file.`), io);
-  // Nobody can answer the question: refused before the connection, so not one request of the
-  // key's quota is spent on a run that cannot go ahead (the engine would refuse it after preflight).
+  // Nobody can answer the question: refused before the connection, so no request of the quota is spent.
   if (!args.yes && !guards.interactive)
     return refused(
       io,
@@ -145,7 +137,6 @@ export async function sendBatch<
   const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e), stateDir);
   const environment = conn.environment.name;
   io.note?.({ conn });
-  // Ctrl-C (SIGINT) or SIGTERM: the engine starts no new payout, and the CLI says so at once.
   const stop = abortOn(io.stopSignal);
   let running = true;
   stop.addEventListener('abort', () => running && progress.stopping(), { once: true });
@@ -162,7 +153,6 @@ export async function sendBatch<
     const question = plan && confirmQuestion(plan, environment);
     if (plan) {
       label.batch = plan.batchId.slice(0, 16);
-      // On a terminal the plan is fitted to the screen, so the totals and the question are seen together.
       const screen = args.yes ? undefined : screenFor(quiet ? io.stderr : io.stdout, io.env, question!, WHOLE_PLAN[command]);
       beside(planText(plan, environment, conn.environment.baseUrl, screen));
       logger.info(
@@ -175,7 +165,7 @@ export async function sendBatch<
     const r = await execute(prepared, { confirmed });
     running = false;
     progress.stop();
-    // A run that sent nothing wrote nothing (no results file, no report): its summary would only list NOT_SENT rows.
+    // (a run that sent nothing wrote nothing: its summary would only list NOT_SENT rows)
     const sentNothing = !!(r.refused ?? r.halted) && !r.resultsWritten;
     if (!sentNothing) out(summaryText(r));
     if (after) out(after(r));
@@ -204,7 +194,6 @@ export async function sendBatch<
         halted: r.halted,
         plan: r.plan ? { ...planJson(r.plan), ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}) } : undefined,
         summary: r.summary,
-        // (retry --resend-failed: what it sent again)
         ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
         ...(r.keyProofs?.length ? { keyProofs: r.keyProofs } : {}),
         ...(notes.length ? { notes } : {}),

@@ -2,7 +2,7 @@
 // (issue 31, item 2), and run --plan's environment taken from the plan (pure parts).
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { connectionHint, withPlanEnvironment } from '../../src/cli/environment-labels.ts';
+import { connectionHint, withPlanEnvironment } from '../../src/cli/options.ts';
 import type { CliIO } from '../../src/cli/command.ts';
 
 const io = (cwd: string) => ({ cwd, env: {} }) as unknown as CliIO;

@@ -1,7 +1,7 @@
 // What the terminal shows while a batch runs: the bar fits 80 columns with its ETA whole, and its
 // requests a second count only requests to the service, never the PUTs to the document storage.
 import { describe, expect, it } from 'vitest';
-import { barLine, etaText, preflightText, requestMeter, stoppingText } from '../../src/cli/progress.ts';
+import { barLine, etaText, preflightText, requestMeter, stoppingText } from '../../src/cli/render.ts';
 import type { ClientEvent } from '../../src/client/http.ts';
 
 describe('the progress bar', () => {

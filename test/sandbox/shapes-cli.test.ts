@@ -1,5 +1,5 @@
 // `payout-batch sandbox --shapes`, and $PAYOUT_SANDBOX_SHAPES for it and for the sandbox that
-// `--env local` embeds (src/cli/sandbox-shapes.ts). In process: main() with its own streams.
+// `--env local` embeds (src/cli/command.ts parseShapes). In process: main() with its own streams.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
-// `payout-batch account`: what this key can see: the business's wallets, its enabled currency
-// pairs and the key's monthly quota as counted on this machine. A thin layer over the client.
+// `payout-batch account`: the business's wallets, enabled currency pairs and the key's quota as counted here.
 import type { Argv } from 'yargs';
+import { ENVIRONMENT_MEANING } from '../render.ts';
 import type { Logger } from 'pino';
 import { formatAmount, fromApi, groupThousands } from '../../money.ts';
 import { defineCommand, flag, printJson, type CliIO } from '../command.ts';
@@ -9,7 +9,6 @@ import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
 import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
-import { ENVIRONMENT_MEANING } from '../environment-labels.ts';
 
 const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
 type AccountArgs = ArgsOf<typeof builder>;
@@ -55,9 +54,7 @@ async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logg
       environment: environment.name,
       baseUrl: environment.baseUrl,
       key: { fingerprint: client.apiKey.fingerprint, source: client.apiKey.source },
-      // money as decimal strings with the currency's digits, as everywhere in --json; null: not given
-      // (named fields only: a field the service adds passes through the answer's schema as it
-      // came, a number perhaps, and is not ours to print as money)
+      // named fields only: a field the service adds may be a number, not ours to print as money
       wallets: wallets.map((w) => ({
         walletId: w.walletId,
         currency: w.currency,

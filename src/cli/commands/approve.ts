@@ -1,12 +1,9 @@
-// `payout-batch approve PLAN --as NAME --key-file KEY [--yes]`: shows what is signed (the service
-// and account, totals, payees, what is already paid, the maker), asks on a terminal, then signs the
-// plan's exact content (Ed25519) and adds the approval to PLAN.approvals.json beside it; the plan
-// itself is never rewritten. Nothing is signed unseen: not a terminal and no --yes is refused. A
-// proposal to change an account's policy (`policy set|remove`) is signed the same way.
+// `payout-batch approve PLAN --as NAME --key-file KEY`: shows what is signed, asks, then signs the
+// plan's exact content (Ed25519) into PLAN.approvals.json. A policy proposal or a clearance alike.
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, UsageError } from '../command.ts';
+import { CommandError, defineCommand, plural, str, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
 import { nameProblem, sameName } from '../../engine/guards.ts';
@@ -31,19 +28,10 @@ const builder = (y: Argv) =>
   y
     .positional('plan', { type: 'string', demandOption: true, describe: 'The plan file (from `payout-batch plan FILE --out PLAN`)' })
     .option('as', { type: 'string', demandOption: true, describe: 'Your name, as the approvers list names you' })
-    .option('key-file', {
-      type: 'string',
-      demandOption: true,
-      describe: 'Your private approver key (PEM, from `payout-batch approver-key new`)',
-    })
-    .option('approvers', {
-      type: 'string',
-      describe:
-        'The approvers list that names you with your key (default $PAYOUT_BATCH_APPROVERS); your key must be the one it gives your name',
-    })
+    .option('key-file', { ...str('Your private approver key (PEM, from `approver-key new`)'), demandOption: true })
+    .option('approvers', str('The approvers list naming you with your key (default $PAYOUT_BATCH_APPROVERS)'))
     .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Sign without the question (after reading the plan)' });
 
-/** --as NAME: a usable name (exit 2 otherwise). */
 export function personName(text: string): string {
   const name = text.trim();
   if (!name) throw new UsageError('--as names the approver, as the approvers list does, e.g. --as "Alice Martin"');
@@ -52,14 +40,11 @@ export function personName(text: string): string {
   return name;
 }
 
-/** A private approver key file's text (exit 2 when it cannot be read); never printed. */
+/** Never printed. */
 const readKeyFile = (path: string): string =>
   readBytes(path, (why) => new CommandError(`cannot read the key file ${path}: ${why}`)).toString('utf8');
 
-/**
- * `plan --as NAME --approver-key KEY`: the maker's name and key, checked before anything is
- * planned (exit 2), and what signs the plan once written (approvals/sign.ts signAsMaker).
- */
+/** `plan --as NAME --approver-key KEY`: checked before anything is planned, and what signs the plan once written. */
 export function makerSigner(as: string | undefined, keyFile: string | undefined, cwd: string, approvers?: Approver[]) {
   if (as === undefined && keyFile === undefined) return undefined;
   if (as === undefined || keyFile === undefined)
@@ -74,16 +59,11 @@ export function makerSigner(as: string | undefined, keyFile: string | undefined,
     if (e instanceof KeyError) throw new CommandError(e.message);
     throw e;
   }
-  // a maker the account's policy lists signs with the key it lists for them
   if (approvers?.some((a) => sameName(a.name, name))) keyProblem(name, mine, approvers, "the account's approval policy");
   return { name, sign: (planPath: string, payload?: object) => signAsMaker(planPath, name, pem, path, payload) };
 }
 
-/**
- * What `approve` signs: a plan, or a proposal to change an account's policy (`policy set|remove`),
- * its text as shown before signing, and the approvers list that gives each name its key: `--approvers`
- * (else $PAYOUT_BATCH_APPROVERS), or for a proposal the policy in force on this host.
- */
+/** What `approve` signs (a plan, a policy proposal, a clearance), its text, and the list giving each name its key. */
 async function whatIsSigned(path: string, arg: string, list: string | undefined, cwd: string) {
   const named = list ? { approvers: readApprovers(resolve(cwd, list)), where: list } : undefined;
   if (isProposal(path)) {
@@ -108,7 +88,6 @@ async function whatIsSigned(path: string, arg: string, list: string | undefined,
   return { payload, text: approveText(plan, payload, arg), listed: named, preparedBy: payload.preparedBy };
 }
 
-/** Refused (exit 2, nothing written) unless the list gives `name` the key `mine`. */
 function keyProblem(name: string, mine: { publicKey: string; fingerprint: string }, approvers: Approver[], where: string): void {
   const listed = approvers.find((a) => sameName(a.name, name));
   if (!listed) throw new CommandError(`--as ${name}: ${where} names nobody so: nothing was written`);
@@ -126,7 +105,6 @@ export default defineCommand<ArgsOf<typeof builder>>({
     const keyPath = resolve(io.cwd, args['key-file']);
     try {
       const pem = readKeyFile(keyPath);
-      // a name is its key: the list must give this name the key of this file (a key that cannot sign is said here too)
       const mine = parsePrivateKey(pem, keyPath);
       const { payload, text, listed, preparedBy } = await whatIsSigned(
         planPath,
@@ -148,7 +126,7 @@ export default defineCommand<ArgsOf<typeof builder>>({
         }
       }
       const approval = signPlan(payload, name, pem, keyPath);
-      // As ssh does for its keys, said (not refused): a key others can read may be another's signature.
+      // as ssh does: said, not refused
       if (process.platform !== 'win32' && (statSync(keyPath).mode & 0o077) !== 0)
         io.stderr.write(`payout-batch: warning: ${keyPath} is readable by others: \`chmod 600\` it\n`);
       const approvalsPath = approvalsPathFor(planPath);

@@ -1,10 +1,9 @@
-// `payout-batch approver-key new --as NAME [--out DIR]`: an approver's Ed25519 key pair. The private
-// key (PEM, mode 0600) stays with the approver and is never printed; the public key file holds the
-// approvers-list entry to hand to whoever keeps that list.
+// `payout-batch approver-key new --as NAME`: an approver's Ed25519 key pair; the private key (0600)
+// is never printed.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand } from '../command.ts';
+import { CommandError, defineCommand, str } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { newKeyPair } from '../../approvals/keys.ts';
 import { personName } from './approve.ts';
@@ -14,9 +13,8 @@ const builder = (y: Argv) =>
   y
     .positional('action', { type: 'string', choices: ['new'] as const, demandOption: true, describe: '`new`: make a key pair' })
     .option('as', { type: 'string', demandOption: true, describe: "The approver's name, as the approvers list will name them" })
-    .option('out', { type: 'string', describe: 'The folder to write the two files into (default: the current folder)' });
+    .option('out', str('The folder to write the two files into (default: the current folder)'));
 
-/** A name as a file name: letters, digits, dot, dash and underscore. */
 const slug = (name: string) =>
   name
     .trim()

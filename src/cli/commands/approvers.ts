@@ -1,9 +1,7 @@
-// `payout-batch approvers add FILE... --out LIST`: the approvers list from the public key files of
-// `approver-key new` (created, or extended), each approver once, look-alike names refused as the
-// list's rules refuse them (src/approvals/approvals-file.ts addApprovers). Nothing is sent.
+// `payout-batch approvers add FILE... --out LIST`: create or extend the approvers list (approvals-file.ts).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural } from '../command.ts';
+import { CommandError, defineCommand, plural, strs } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { addApprovers, ApprovalsFileError } from '../../approvals/approvals-file.ts';
 import { LockBusy } from '../../files/lock.ts';
@@ -12,12 +10,7 @@ import type { ArgsOf } from '../options.ts';
 const builder = (y: Argv) =>
   y
     .positional('action', { type: 'string', choices: ['add'] as const, demandOption: true, describe: '`add`: add approvers to the list' })
-    .positional('files', {
-      type: 'string',
-      array: true,
-      demandOption: true,
-      describe: 'Public key files of `approver-key new` (NAME.approver.pub.json), or approvers lists',
-    })
+    .positional('files', { ...strs('Public key files of `approver-key new`, or approvers lists'), demandOption: true })
     .option('out', { type: 'string', demandOption: true, describe: 'The approvers list to create or extend (JSON)' });
 
 export default defineCommand<ArgsOf<typeof builder>>({

@@ -1,9 +1,7 @@
-// `payout-batch attach PAYOUT FILE... [--results RESULTS]`: upload documents and attach them to a
-// payout (named by its id, its payoutRef or its row's reference), within the status rule and the
-// 5-document cap. A thin layer over src/follow-up/attach-documents.ts.
+// `payout-batch attach PAYOUT FILE...`: upload documents to a payout (follow-up/attach-documents.ts).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, plural, printJson, serviceAnswer, type CliIO } from '../command.ts';
+import { defineCommand, flag, plural, printJson, serviceAnswer, str, strs, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { AttachRefused, attachDocuments, payoutIdOf } from '../../follow-up/attach-documents.ts';
@@ -14,13 +12,9 @@ import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
-    .positional('payout', {
-      type: 'string',
-      demandOption: true,
-      describe: "The payout: its id, its payoutRef, or its row's reference (with --results, or as this account's journals know it)",
-    })
-    .positional('files', { type: 'string', array: true, demandOption: true, describe: 'PDF, JPEG or PNG files, at most 10 MB each' })
-    .option('results', { type: 'string', describe: 'The results file whose row names the payout (by payoutId, payoutRef or reference)' })
+    .positional('payout', { ...str("The payout: its id, its payoutRef, or its row's reference"), demandOption: true })
+    .positional('files', { ...strs('PDF, JPEG or PNG files, at most 10 MB each'), demandOption: true })
+    .option('results', str('The results file whose row names the payout (by payoutId, payoutRef or reference)'))
     .option('merge', flag('Merge all the files into one PDF first (one document of the 5 allowed)'))
     .option('force', flag("Send even when the payout's status forbids documents, to see the service's answer"))
     .option('json', flag('Print a machine-readable result on stdout'));

@@ -1,10 +1,8 @@
-// `payout-batch demo` (npm run demo): the sample payroll end to end on the embedded sandbox:
-// plan, run with progress, results file, summary, the same batch again paying nothing twice, and
-// the HTML reports of the plan and the results.
+// `payout-batch demo`: the sample payroll end to end on the embedded sandbox (src/demo).
 import { EventEmitter } from 'node:events';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { defineCommand, flag, printJson, UsageError } from '../command.ts';
+import { defineCommand, flag, printJson, str, UsageError } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import type { EngineEvents } from '../../engine/pipeline.ts';
 import { runDemo } from '../../demo/tour.ts';
@@ -15,10 +13,7 @@ const builder = (y: Argv) =>
   y
     .option('json', flag('Print the outcome as JSON'))
     .option('rate', { type: 'number', default: 50, describe: 'Requests per second of the demo sandbox and client (the service allows 5)' })
-    .option('dir', {
-      type: 'string',
-      describe: 'Folder for the copy of the sample, its results and reports, kept (default: a new temp folder)',
-    })
+    .option('dir', str('Folder for the copy of the sample, its results and reports, kept (default: a new temp folder)'))
     .option('keep', flag('Keep the temporary folders (results, reports, journal) to look at; by default they are removed at the end'));
 
 export default defineCommand<ArgsOf<typeof builder>>({
@@ -28,7 +23,6 @@ export default defineCommand<ArgsOf<typeof builder>>({
     const say = (line: string) => {
       if (!args.json) io.stdout.write(`${line}\n`);
     };
-    // Terminal: a progress bar; otherwise quiet (the demo tells its own story on stdout).
     const logger = createLogger({ level: 'silent' });
     const progress = progressSink(io, logger, () => 'demo', args.json);
     const events: EngineEvents = new EventEmitter();
@@ -43,7 +37,6 @@ export default defineCommand<ArgsOf<typeof builder>>({
         events,
         onClientEvent: (e) => progress.onClientEvent(e),
       },
-      // (a folder given with --dir is asked for: kept, with the journal's)
       { rate: args.rate, dir: args.dir, keep: args.keep || args.dir !== undefined },
     );
     progress.stop();

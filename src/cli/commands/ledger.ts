@@ -1,12 +1,10 @@
 // `payout-batch ledger init|import|status`: the team ledger on PostgreSQL (src/ledger/README.md).
-// init applies the schema's migrations (harmless twice, and two at once apply each once); import
-// copies the file ledgers of a state folder into it, all or nothing (ledger/import.ts);
-// status says what it holds. The connection string's password is never printed (pg-db.ts redactUrl).
+// The connection string's password is never printed (pg-db.ts redactUrl).
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
 import { LOG_FORMATS } from '../../log.ts';
@@ -17,7 +15,6 @@ import { TeamLedgerError, type TeamDb } from '../../ledger/pg-db.ts';
 import { migrate, schemaVersionOf } from '../../ledger/schema.ts';
 import { packageJson } from '../../package-root.ts';
 
-// (of the connection flags, only the ledger's, the service's for import, and the logs')
 const builder = (y: Argv) =>
   y
     .positional('action', {
@@ -26,15 +23,12 @@ const builder = (y: Argv) =>
       demandOption: true,
       describe: '`init`: create or migrate the schema; `import`: copy a file ledger in; `status`: what the ledger holds',
     })
-    .option('ledger', {
-      type: 'string',
-      describe: 'The team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)',
-    })
-    .option('from-state-dir', { type: 'string', describe: 'import: the state folder whose file ledgers to copy (its ledgers/ folder)' })
-    .option('base-url', { type: 'string', describe: "import: the service of a file ledger's folder that its journals do not name" })
+    .option('ledger', str('The team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)'))
+    .option('from-state-dir', str('import: the state folder whose file ledgers to copy (its ledgers/ folder)'))
+    .option('base-url', str("import: the service of a file ledger's folder that its journals do not name"))
     .option('env', { type: 'string', choices: ENVIRONMENTS, describe: 'import: the environment of that service (with --gateway-host)' })
-    .option('gateway-host', { type: 'string', describe: 'import: the production gateway host ($PAYOUT_GATEWAY_HOST)' })
-    .option('log-level', { type: 'string', describe: 'Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL)' })
+    .option('gateway-host', str('import: the production gateway host ($PAYOUT_GATEWAY_HOST)'))
+    .option('log-level', str('Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL)'))
     .option('log-format', { choices: LOG_FORMATS, describe: 'Logs on stderr as JSON lines or as a short human line each' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' });
 
@@ -49,11 +43,7 @@ async function init(db: TeamDb, args: Args, io: CliIO): Promise<ExitCode> {
   return ExitCode.OK;
 }
 
-/**
- * The accounts a folder of the file ledger may be: the service the connection flags name, and
- * the sandbox and production of the gateway host when one is configured (a folder is named by a
- * hash of its account, so it is recognised, not read).
- */
+/** The accounts a file ledger's folder may be (named by a hash of its account: recognised, not read). */
 function candidateAccounts(args: Args, io: CliIO): string[] {
   const gatewayHost = args['gateway-host'];
   const noUrl = { ...io.env, PAYOUT_BASE_URL: undefined };

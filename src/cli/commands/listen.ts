@@ -1,9 +1,8 @@
-// `payout-batch listen --port P --secret-file F [--register URL]`: the webhook receiver. A thin
-// layer over src/follow-up/webhook-receiver.ts; runs until Ctrl-C / SIGTERM.
+// `payout-batch listen`: the webhook receiver (follow-up/webhook-receiver.ts) until Ctrl-C.
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, serviceAnswer, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, serviceAnswer, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { defaultStateDir } from '../../client/quota.ts';
@@ -32,22 +31,11 @@ const builder = (y: Argv) =>
   connectionOptions(y)
     .option('port', { type: 'number', demandOption: true, describe: 'Port to listen on (0: any free one, printed)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (put a TLS proxy in front for the service)' })
-    .option('secret-file', {
-      type: 'string',
-      demandOption: true,
-      describe: 'File holding the webhook secret (the one given at registration)',
-    })
-    .option('register', { type: 'string', describe: "Create or update the business's one subscription to this URL, with the secret" })
-    .option('results', { type: 'string', array: true, describe: 'A results file to keep up to date (repeatable)' })
-    .option('watch-dir', {
-      type: 'string',
-      array: true,
-      describe: 'A watch folder: its done/, failed/ and processing/ results (repeatable)',
-    })
-    .option('state-dir', {
-      type: 'string',
-      describe: 'Inbox journal and delivery ids (default: <watch-dir>/.state/listen, else $PAYOUT_BATCH_STATE_DIR/listen)',
-    });
+    .option('secret-file', { ...str('File holding the webhook secret given at registration'), demandOption: true })
+    .option('register', str("Create or update the business's one subscription to this URL, with the secret"))
+    .option('results', strs('A results file to keep up to date (repeatable)'))
+    .option('watch-dir', strs('A watch folder: its done/, failed/ and processing/ results (repeatable)'))
+    .option('state-dir', str('Inbox journal and delivery ids (default: <watch-dir>/.state/listen, else $PAYOUT_BATCH_STATE_DIR/listen)'));
 type ListenArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<ListenArgs>({
@@ -69,10 +57,8 @@ export default defineCommand<ListenArgs>({
     let listener;
     let team: PgLedgers | undefined;
     try {
-      // The batches' journals, to record what is applied: the ledgers of the per-user state folder
-      // (and of --state-dir, when everything runs with one).
+      // the journals that record what is applied: the per-user state folder's, --state-dir's, a team ledger's
       const stateRoots = [defaultStateDir(io.env), ...(args['state-dir'] ? [stateDir] : [])];
-      // and a team ledger's, of every host (--ledger)
       team = await openTeamLedger(args, io, logger);
       listener = await startListener({
         port: args.port,
@@ -103,7 +89,7 @@ export default defineCommand<ListenArgs>({
         } catch (e) {
           if (e instanceof PayoutApiError) {
             io.stderr.write(`payout-batch: registering the webhook failed: ${serviceAnswer(e)}\n`);
-            // A definitive answer of the service about the subscription is ours to fix (2), not the service's trouble (4).
+            // a definitive answer is ours to fix (2), not the service's trouble (4)
             return e.outcome === 'definitive' && e.status !== undefined && !e.serviceTrouble
               ? ExitCode.UNUSABLE_INPUT
               : ExitCode.SERVICE_UNAVAILABLE;

@@ -1,11 +1,7 @@
-// `payout-batch plan FILE [--out PLAN]`: the preflight and the plan (rows to send, totals with
-// fees, balances after, corridors not enabled, requests by kind against the key's month) without
-// sending a payout. With --out, the plan and its quotes go to a file that `run --plan PLAN`
-// executes exactly. Exit 0: the batch could run as planned; 1: some rows invalid or left out; 3:
-// it would be refused (shortfall, corridors, --max-requests); 2: unusable file; 4: the service
-// could not be reached.
+// `payout-batch plan FILE [--out PLAN]`: the preflight and the plan, nothing sent; --out writes it
+// with its quotes for `run --plan`. Exit 0 as planned, 1 rows invalid or left out, 3 would be refused.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
@@ -34,38 +30,27 @@ import { makerSigner } from './approve.ts';
 import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
-import { fitText, handleEngineError, planJson, planText, widthFor } from '../render.ts';
-import { preflightText } from '../progress.ts';
+import { fitText, handleEngineError, planJson, planText, preflightText, widthFor } from '../render.ts';
 import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
   screeningOptions(swapOptions(duplicateOptions(reportOption(batchFileOptions(connectionOptions(y))))))
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV, Excel or ISO 20022 pain.001)' })
-    .option('out', { type: 'string', describe: 'Write the plan file here, for `payout-batch run --plan`' })
-    .option('prepared-by', {
-      type: 'string',
-      describe: 'Who makes the plan, recorded in it (default the OS user name): they cannot approve it (`payout-batch approve`)',
-    })
-    .option('as', { type: 'string', describe: 'With --out and --approver-key: you, the maker, sign the plan under this name' })
-    .option('approver-key', {
-      type: 'string',
-      describe: 'Your private approver key (PEM, `approver-key new`): signs the plan as its maker',
-    })
-    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP })
-    .option('quote', {
-      type: 'boolean',
-      default: true,
-      describe: 'With --out: quote each row to send, for exact fees (--no-quote: estimated fees only); without --out nothing is quoted',
-    })
+    .option('out', str('Write the plan file here, for `payout-batch run --plan`'))
+    .option('prepared-by', str('Who makes the plan, recorded in it (default the OS user): they cannot approve it'))
+    .option('as', str('With --out and --approver-key: you, the maker, sign the plan under this name'))
+    .option('approver-key', str('Your private approver key (PEM, `approver-key new`): signs the plan as its maker'))
+    .option('state-dir', str(STATE_DIR_HELP))
+    .option('quote', { type: 'boolean', default: true, describe: 'With --out: quote each row for exact fees (--no-quote: estimated only)' })
     .option('max-requests', MAX_REQUESTS)
     .option('merge-documents', flag("Plan for a row's documents merged into one PDF"))
     .option('allow-partial', flag('Plan the rows that fit when a wallet falls short'))
     .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
     .option('json', flag('Print the plan as JSON'));
 
-/** What `plan` needs of its flags: `run --dry-run` gives its own, which have no --out (nor --prepared-by). */
+/** `run --dry-run` gives its own flags, without --out or --prepared-by. */
 type PlanFlags = ArgsOf<typeof builder>;
-export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'> &
+type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'> &
   Partial<Pick<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'>> & {
     /** `run --dry-run`: whether its run would fund the batch by the plan's swap (`plan` counts it). */
     'fund-by-swap'?: boolean;
@@ -73,10 +58,7 @@ export type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-
 
 export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
 
-/**
- * The preflight and the plan, printed (or written with --out); nothing is sent. `plan`, and `run
- * --dry-run`, whose `refusals` (its control totals) make it exit as `run` would: 3, naming them.
- */
+/** `plan`, and `run --dry-run`, whose `controlTotals` refusals make it exit 3 as `run` would. */
 export async function showPlan(
   args: PlanArgs,
   io: CliIO,
@@ -104,7 +86,7 @@ export async function showPlan(
       ...duplicateFlags(args),
       ...swapFlags(args),
       fundBySwap: args['fund-by-swap'] ?? true,
-      // A line as each slow step starts, terminal or not (a log shows where the time went); --json's stderr stays quiet.
+      // a line as each slow step starts, terminal or not; --json's stderr stays quiet
       onEvent: args.json
         ? undefined
         : (e) => {
@@ -124,7 +106,6 @@ export async function showPlan(
         : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
           ? ExitCode.ROWS_FAILED
           : ExitCode.OK;
-    // The HTML report beside the plan file (else the batch file).
     const report = args.report
       ? await reportOrNote(io, () =>
           writePlanReport(p, {
@@ -152,7 +133,6 @@ export async function showPlan(
     } else {
       const width = widthFor(io.stdout, io.env);
       io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl, width));
-      // the notes below the plan, fitted to a terminal as the plan is (long commands carried over lines)
       const say = (text: string) => io.stdout.write(width ? fitText(text, width.columns) : text);
       const left = typeof policy === 'object' && allowanceLeft(policy);
       if (left) say(`Approval policy: ${left}.\n`);

@@ -1,11 +1,8 @@
-// `payout-batch policy set|remove|apply|show`: the approval policy of a service account and its
-// API key (src/approvals/account-policy.ts), kept in the host's folder (or the team ledger, with
-// --ledger) so that every run, retry and watch against the account needs the approvals it names,
-// whatever flags they are given. The first policy is set at once; a change or a removal is a
-// proposal the current policy's approvers sign (`approve`), applied with `policy apply`.
+// `payout-batch policy set|remove|apply|show`: the approval policy of an account and key
+// (approvals/account-policy.ts). The first is set at once; a change is a proposal its approvers sign.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, num, plural, printJson, str, strs, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { connectionOptions, makeLogger, moneyFlags, openTeamLedger, serviceAndKey, type ArgsOf } from '../options.ts';
 import {
@@ -32,29 +29,17 @@ const builder = (y: Argv) =>
       demandOption: true,
       describe: '`set`, `remove` (a proposal once a policy is in force), `apply PROPOSAL` once approved, or `show`',
     })
-    .positional('proposal', { type: 'string', describe: 'apply: the proposal file `policy set|remove` wrote' })
-    .option('require-approvals', { type: 'number', describe: 'set: N distinct listed approvers, none the plan maker, must sign a plan' })
-    .option('approvers', { type: 'string', describe: 'set: the approvers list (JSON: [{"name", "publicKey"}]), copied into the policy' })
-    .option('above', {
-      type: 'string',
-      array: true,
-      describe: 'set: approvals only for a batch sending more than CUR:AMOUNT in that currency (repeatable; other currencies: always)',
-    })
-    .option('approvals-expire-after', {
-      type: 'string',
-      describe: 'set: an approval signed longer ago than this (7d, 12h) no longer counts',
-    })
-    .option('screening-max-age', {
-      type: 'string',
-      describe:
-        'set: every run screens its payees against sanctions lists (--sanctions-list) at most this old (1d, 12h); none or older is refused',
-    })
+    .positional('proposal', str('apply: the proposal file `policy set|remove` wrote'))
+    .option('require-approvals', num('set: N distinct listed approvers, none the plan maker, must sign a plan'))
+    .option('approvers', str('set: the approvers list (JSON: [{"name", "publicKey"}]), copied into the policy'))
+    .option('above', strs('set: approvals only for a batch sending more than CUR:AMOUNT in it, repeatable (others: always)'))
+    .option('approvals-expire-after', str('set: an approval signed longer ago than this (7d, 12h) no longer counts'))
+    .option('screening-max-age', str('set: every run screens payees against lists at most this old (1d, 12h), else is refused'))
     .option('out', { type: 'string', default: 'policy-change.json', describe: 'set, remove: where the proposal of a change is written' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the policy as JSON' });
 
 type Args = ArgsOf<typeof builder>;
 
-/** The account the connection flags name and its API key's fingerprint (no request is made). */
 async function accountOfArgs(args: Args, io: CliIO): Promise<{ account: string; key: string }> {
   const { baseUrl, key } = await serviceAndKey(args, io);
   if (baseUrl === undefined)
@@ -66,7 +51,6 @@ async function accountOfArgs(args: Args, io: CliIO): Promise<{ account: string; 
   return { account: accountOf(baseUrl), key };
 }
 
-/** The rules `policy set` gives. */
 function rulesOf(args: Args, io: CliIO): PolicyRules {
   const required = args['require-approvals'];
   if (required === undefined || !Number.isInteger(required) || required < 1)
@@ -95,7 +79,6 @@ function rulesOf(args: Args, io: CliIO): PolicyRules {
   };
 }
 
-/** The policy in force and every version, as `policy show` prints them. */
 function showText(account: string, r: PolicyRecord): string {
   const now = r.policy
     ? `${describePolicy(r.policy)} (version ${r.version}, set ${r.policy.setAt} by ${r.policy.setBy})`
@@ -136,7 +119,7 @@ async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<
       io.stdout.write(`${account}: no approval policy to remove\n`);
       return ExitCode.OK;
     }
-    // the first policy of an account needs no approvals: there is nobody yet to give them
+    // the first policy needs no approvals: there is nobody yet to give them
     const r = await store.write({ ...next, account }, []);
     if (args.json) printJson(io, r.policy);
     else
@@ -159,7 +142,6 @@ async function act(args: Args, io: CliIO, team: PgLedgers | undefined): Promise<
 export default defineCommand<Args>({
   builder,
   run: async (args, io) => {
-    // a team ledger (--ledger): the policy is the database's, for every host on it
     const team = await openTeamLedger(args, io, makeLogger(args, io, 'policy'));
     try {
       return await act(args, io, team);

@@ -1,10 +1,8 @@
-// `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions and the payouts'
-// status; print the reconciliation, write it beside the results, and its own HTML report with the
-// tie-out per wallet (`<results>.reconciliation.html`, src/report; --no-report skips it), never the
-// run's. A thin layer over src/follow-up/reconciliation.ts.
+// `payout-batch reconcile RESULTS`: tie a results file to the wallet transactions (follow-up/
+// reconciliation.ts); writes the reconciliation and its own HTML report beside it, never the run's.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, flag, plural, printJson, str, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { exitCodeOf } from '../exit-codes.ts';
 import { reconcile, type ReconcileResult } from '../../follow-up/reconciliation.ts';
@@ -22,19 +20,9 @@ const builder = (y: Argv) =>
       "A state folder whose ledgers hold the account's batches",
     ),
   )
-    .option('since', {
-      type: 'string',
-      describe:
-        "Start of the period whose debits must be explained by a row, another batch of this account or a swap (ISO 8601; default: the batch's first movement)",
-    })
-    .option('until', {
-      type: 'string',
-      describe: 'End of that period (ISO 8601 date-time, or a date: the end of that day, UTC; default: now, when the listing is read)',
-    })
-    .option('statement', {
-      type: 'string',
-      describe: "Also write the ISO 20022 camt.053.001.02 statement of the batch's wallets for the period to FILE, for the ERP",
-    })
+    .option('since', str("Start of the period whose debits must be explained (ISO 8601; default: the batch's first movement)"))
+    .option('until', str('End of that period (ISO 8601, or a date: the end of that day, UTC; default: now)'))
+    .option('statement', str("Also write the camt.053.001.02 statement of the batch's wallets for the period to FILE"))
     .option('json', flag('Print the reconciliation as JSON (money as decimal strings)'));
 type ReconcileArgs = ArgsOf<typeof builder>;
 
@@ -42,7 +30,6 @@ export default defineCommand<ReconcileArgs>({
   builder,
   run: (args, io: CliIO) =>
     withConnection(args, io, 'reconcile', async (conn, logger) => {
-      // the rows' latest state, and the other batches of the account that explain a debit
       const { ledgers, results } = await resultsAndLedgers(args, io, conn);
       const r = await reconcile({
         client: conn.client,
@@ -57,11 +44,9 @@ export default defineCommand<ReconcileArgs>({
           if (!args.json) io.stdout.write(`Reading the status of ${plural(payouts, 'payout')} and the wallet transactions (100 a page).\n`);
         },
       });
-      // The results' report with the tie-out, beside the run's (which stays the run's record).
       const report =
         args.report && r.report
           ? await reportOrNote(io, () =>
-              // (the tie-out it reads back is the one reconcile has just written beside the results)
               writeResultsReport(results, { environment: conn.environment.name, out: reconciliationPathFor(results, 'html'), ledgers }),
             )
           : undefined;
@@ -134,10 +119,9 @@ function textOf(r: ReconcileResult): string {
   return l.join('\n');
 }
 
-/** On a terminal, the first few unexplained debits (all of them in the reconciliation file). */
+/** The unexplained debits shown (all of them in the reconciliation file). */
 const SHOWN = 5;
 
-/** The debits of other batches or swaps: how many, per what explains them. */
 function explainedLine(explained: ForeignTransaction[]): string[] {
   const by = new Map<string, number>();
   for (const f of explained) by.set(f.explainedBy!, (by.get(f.explainedBy!) ?? 0) + 1);
@@ -147,10 +131,11 @@ function explainedLine(explained: ForeignTransaction[]): string[] {
 }
 
 function jsonOf(results: string, r: ReconcileResult) {
+  const { ok, swaps, ...report } = r.report ?? { ok: false, swaps: [] };
   return {
     exitCode: exitCodeOf(r),
     results,
-    tiesOut: r.report?.ok ?? false,
+    tiesOut: ok,
     reconciliationFile: r.reconciliationPath,
     statement: r.statement,
     halted: r.halted,
@@ -158,19 +143,7 @@ function jsonOf(results: string, r: ReconcileResult) {
     requests: r.requests,
     listing: r.listing,
     quota: r.usage ? { used: r.usage.used, quota: r.usage.quota, month: r.usage.month } : undefined,
-    ...(r.report
-      ? {
-          counts: r.report.counts,
-          totals: r.report.totals,
-          ...(r.report.swaps.length ? { swaps: r.report.swaps } : {}),
-          period: r.report.period,
-          problems: r.report.problems,
-          others: r.report.others,
-          unexplained: r.report.unexplained,
-          explained: r.report.explained,
-          otherCredits: r.report.otherCredits,
-          rows: r.report.rows,
-        }
-      : {}),
+    ...report,
+    ...(swaps.length ? { swaps } : {}),
   };
 }

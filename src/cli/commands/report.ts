@@ -1,10 +1,7 @@
-// `payout-batch report FILE|PLAN|RESULTS [--out report.html]`: the HTML batch report (src/report)
-// of a plan file, a results file (with its reconciliation when `reconcile` wrote one beside it) or
-// a batch file read offline. Nothing is sent and no key is needed: a report never costs quota.
-// Exit 0: written; 2: the input cannot be used or the report cannot be written.
+// `payout-batch report FILE|PLAN|RESULTS`: the HTML report (src/report), offline: never costs quota.
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, type CliIO } from '../command.ts';
+import { defineCommand, str, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
 import { ResultsError } from '../../results/results-errors.ts';
@@ -19,27 +16,13 @@ import { ledgersIn } from '../../ledger/open.ts';
 
 const builder = (y: Argv) =>
   fileReadingOptions(y)
-    .positional('input', {
-      type: 'string',
-      demandOption: true,
-      describe: 'A plan file (plan --out), a results file (run, retry, status, reconcile) or its batch id, or a batch file (read offline)',
-    })
-    .option('out', {
-      type: 'string',
-      describe: 'Write the report here (default: beside the input, as <name>.html; <batch>.plan.html for a batch file)',
-    })
-    .option('approvers', {
-      type: 'string',
-      describe:
-        'For a plan: the approvers list, to say whether each approver is listed with the key they signed with (default $PAYOUT_BATCH_APPROVERS)',
-    })
-    .option('ledger', { type: 'string', describe: "For a batch id: the team's ledger that holds it ($PAYOUT_BATCH_LEDGER_URL)" })
-    .option('state-dir', { type: 'string', describe: STATE_DIR_HELP });
+    .positional('input', { ...str('A plan file, a results file or its batch id, or a batch file (read offline)'), demandOption: true })
+    .option('out', str('Write the report here (default: beside the input, as <name>.html; <batch>.plan.html for a batch file)'))
+    .option('approvers', str("For a plan: the approvers list, to check each signer's key (default $PAYOUT_BATCH_APPROVERS)"))
+    .option('ledger', str("For a batch id: the team's ledger that holds it ($PAYOUT_BATCH_LEDGER_URL)"))
+    .option('state-dir', str(STATE_DIR_HELP));
 
-/**
- * The results file of a batch named by its id, found in the ledgers of the state folder, or of the
- * team (--ledger: every host's batches), in this folder unless it is the run's; undefined when `input` is a file.
- */
+/** The results file of a batch named by its id (in the state folder's or the team's ledgers); undefined for a file. */
 async function resultsOfBatchId(args: ArgsOf<typeof builder>, io: CliIO): Promise<string | undefined> {
   if (!namesBatch(args.input)) return undefined;
   const team = await openTeamLedger(args, io, makeLogger({}, io, 'report'));
@@ -61,14 +44,11 @@ export default defineCommand<ArgsOf<typeof builder>>({
   run: async (args, io: CliIO) => {
     try {
       const approversFile = args.approvers ?? io.env.PAYOUT_BATCH_APPROVERS;
-      // (or a batch id: the results file its journal names, whoever ran it)
       const r = await writeReportOf((await resultsOfBatchId(args, io)) ?? args.input, {
         out: args.out,
         sheet: args.sheet,
         encoding: args.encoding,
-        // a results file's batch id: its journal's, in this state folder
         ledgers: await ledgersIn([stateRootOf(args, io)]),
-        // who approved a plan, when and whether each signature holds (src/approvals)
         approvalsOf: (plan) => ({
           ...approvalsView(plan, approversFile ? readApprovers(resolve(io.cwd, approversFile)) : undefined),
           listChecked: approversFile !== undefined,

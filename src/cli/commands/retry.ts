@@ -1,9 +1,7 @@
-// `payout-batch retry RESULTS`: re-runs the rows of a results file (perhaps edited) that have no
-// payout yet, leaves created rows untouched, writes a new results file. Unknown outcomes are
-// settled with their original key and body first; a refused row that was fixed goes under
-// attempt + 1. The same handler as `run` (cli/send-batch.ts) over src/engine/retry-batch.ts.
+// `payout-batch retry RESULTS`: sends again the rows with no payout yet (engine/retry-batch.ts),
+// the same handler as `run` (cli/send-batch.ts).
 import type { Argv } from 'yargs';
-import { defineCommand, flag, plural, UsageError } from '../command.ts';
+import { defineCommand, flag, plural, str, UsageError } from '../command.ts';
 import { duplicateFlags, duplicateOptions, signalled, type ArgsOf } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
@@ -12,26 +10,16 @@ import type { KeyProof } from '../../engine/spent.ts';
 
 const builder = (y: Argv) =>
   duplicateOptions(sendOptions(y))
-    .positional('results', {
-      type: 'string',
-      demandOption: true,
-      describe: 'A results file written by run or retry (it may be edited), or the id of its batch',
-    })
-    .option('out', { type: 'string', describe: 'New results file (default <results>.retry-N beside it)' })
-    .option(
-      'resend-failed',
-      flag(
-        "Send again, under a new attempt, the rows whose payout FAILED or was REJECTED after creation, once the refund shows in the wallet's transactions",
-      ),
-    );
+    .positional('results', { ...str('A results file of run or retry (it may be edited), or its batch id'), demandOption: true })
+    .option('out', str('New results file (default <results>.retry-N beside it)'))
+    .option('resend-failed', flag('Send again, under a new attempt, rows whose payout FAILED or was REJECTED, once the refund shows'));
 
 const command = defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (args, io) => {
     if (!args.results) throw new UsageError('name the results file to retry');
     const duplicates = duplicateFlags(args);
-    // A retry carries no plan: under the account's approval policy it goes only when what it would
-    // send needs no approvals (nothing, or less than the policy's `above` amounts); else exit 3.
+    // a retry carries no plan: under a policy it goes only when it needs no approvals, else exit 3
     const policy = await accountPolicyOf(args, io);
     if (typeof policy === 'string') return refused(io, args.json, policy);
     return sendBatch(
@@ -60,7 +48,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
 });
 export default signalled('retry', command);
 
-/** One line per refused row sent again: what its refused key showed (engine/spent.ts). */
+/** What a refused row's key showed (engine/spent.ts). */
 function proofText(p: KeyProof): string {
   const steps = p.steps.map((s) =>
     'read' in s

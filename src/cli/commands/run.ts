@@ -1,11 +1,10 @@
-// `payout-batch run FILE`: preflight, approval, then every valid row (documents -> initiate
-// -> PATCH), journalled so that a run killed at any instant continues where it stopped
-// when started again with the same command. A thin layer: flags -> engine (cli/send-batch.ts) -> exit code.
+// `payout-batch run FILE`: preflight, approval, then every valid row, journalled so that the same
+// command resumes a run killed at any instant (cli/send-batch.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, flag, num, str, UsageError, type CliIO } from '../command.ts';
 import type { ExitCode } from '../exit-codes.ts';
 import {
   batchFileFlags,
@@ -13,10 +12,11 @@ import {
   controlTotalFlags,
   duplicateFlags,
   duplicateOptions,
+  signalled,
   swapFlags,
   swapOptions,
   swapRateTolerance,
-  signalled,
+  withPlanEnvironment,
   type ArgsOf,
 } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
@@ -26,42 +26,24 @@ import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/guards.ts';
 import { prepareRun } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
-import { withPlanEnvironment } from '../environment-labels.ts';
 
 const builder = (y: Argv) =>
   swapOptions(duplicateOptions(batchFileOptions(sendOptions(y))))
-    .option(
-      'fund-by-swap',
-      flag("Fund a short wallet by the plan's swap, sent once before any row of its currency (a --plan file's swap needs no flag)"),
-    )
-    .option('swap-rate-tolerance', {
-      type: 'string',
-      describe: "How far the pair's rate may have moved since the plan, in percent, before the swap is refused (default 1)",
-    })
-    .positional('file', { type: 'string', describe: 'The batch file (CSV, Excel or ISO 20022 pain.001); optional with --plan' })
-    .option('plan', { type: 'string', describe: 'Run exactly this plan (from `payout-batch plan FILE --out PLAN`)' })
-    .option('results', { type: 'string', describe: 'Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch' })
-    .option('require-approvals', {
-      type: 'number',
-      describe: "With --plan: refuse (nothing sent) unless N distinct listed approvers, none the plan's maker, signed this exact plan",
-    })
-    .option('approvers', {
-      type: 'string',
-      describe: 'The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS',
-    })
-    .option(
-      'dry-run',
-      flag('Preview as `plan` without --out does (validate, preflight, fees estimated, nothing quoted, no plan file) and send nothing'),
-    );
+    .option('fund-by-swap', flag("Fund a short wallet by the plan's swap, sent before its currency's rows (a --plan file needs no flag)"))
+    .option('swap-rate-tolerance', str("How far, in percent, the pair's rate may move since the plan before a swap is refused (default 1)"))
+    .positional('file', str('The batch file (CSV, Excel or ISO 20022 pain.001); optional with --plan'))
+    .option('plan', str('Run exactly this plan (from `payout-batch plan FILE --out PLAN`)'))
+    .option('results', str('Results file (.csv or .xlsx); default <batch>.results.<ext> beside the batch'))
+    .option('require-approvals', num('With --plan: refuse unless N distinct listed approvers, none its maker, signed this exact plan'))
+    .option('approvers', str('The approvers list for --require-approvals (JSON: [{"name", "publicKey"}]); default $PAYOUT_BATCH_APPROVERS'))
+    .option('dry-run', flag('Preview as `plan` does (fees estimated, nothing quoted, no plan file) and send nothing'));
 
 const command = defineCommand<ArgsOf<typeof builder>>({
   builder,
   run: async (flags, cliIO) => {
-    // --plan: the plan's environment and base URL (a flag naming another service is refused, exit 3)
     const [args, io] = withPlanEnvironment(flags, cliIO);
     if (args['dry-run']) {
       if (!args.file) throw new UsageError('--dry-run previews a batch file: name it (a --plan file is already a preview)');
-      // The control totals checked as `run` checks them (exit 3 on a mismatch); nothing is sent either way.
       const totals = controlTotalFlags(args);
       return showPlan({ ...args, file: args.file, quote: false }, io, (r) => ({
         refused: controlTotalReasons({ ...totals, payable: r.payable }),
@@ -104,7 +86,7 @@ function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefi
   );
 }
 
-/** This command with --fund-by-swap, as the refusal of a short batch says it (the plan proposes the swap). */
+/** This command with --fund-by-swap, as the refusal of a short batch says it. */
 function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
   const word = (w: string) => (/^[\w./:@%+=-]+$/.test(w) ? w : JSON.stringify(w));
   const from = args['swap-from'] ? ` --swap-from ${word(args['swap-from'])}` : '';
@@ -112,10 +94,8 @@ function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
 }
 
 /**
- * The approvals a run needs, checked before anything is sent: `--require-approvals N` (refused at
- * once) and the account's approval policy (src/approvals/account-policy.ts: refused at once when it
- * applies to every batch; otherwise the engine's guard decides, once the plan's totals are known).
- * A plan that passed is run from a private copy of the bytes that were checked.
+ * `--require-approvals N` and the account's policy, before anything is sent (a policy with `above`
+ * amounts: the engine's guard decides). A plan that passed runs from a private copy of the checked bytes.
  */
 async function approvedPlan(
   args: ArgsOf<typeof builder>,
@@ -147,7 +127,6 @@ async function approvedPlan(
       passed.push(`Approvals under this account's policy: ${g.message}.`);
     }
     guard = policyGuard(policy, g);
-    // without amounts to look at, the policy applies to every batch: refused before any request
     const now = policy.above ? undefined : policyRefusal(policy, g);
     if (now) return refused(io, args.json, now);
   }

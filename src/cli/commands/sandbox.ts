@@ -1,13 +1,10 @@
-// `payout-batch sandbox`: runs the local simulator of the payout service until Ctrl+C.
-// A thin layer over startSandbox (src/sandbox): it turns flags into SandboxOptions, prints the
-// base URL and the keys, and closes the server when asked to stop.
+// `payout-batch sandbox`: the local simulator of the payout service (src/sandbox) until Ctrl+C.
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { CommandError, defineCommand, flag, UsageError } from '../command.ts';
+import { CommandError, defineCommand, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { readSeedFile, SeedError, startSandbox, type SandboxOptions } from '../../sandbox/start-sandbox.ts';
 import type { Seed } from '../../sandbox/seed.ts';
-import { parseShapes, SHAPES_VARIABLE } from '../sandbox-shapes.ts';
 import { autoAdvanceFlag } from '../local-sandbox.ts';
 
 /** "5", or "off" for no limit. */
@@ -30,24 +27,17 @@ function latencyFlag(value: string): [number, number] {
 const builder = (y: Argv) =>
   y
     .option('port', { type: 'number', default: 4010, describe: 'Port on 127.0.0.1; 0 picks a free one' })
-    .option('seed', { type: 'string', describe: 'Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)' })
+    .option('seed', str('Seed JSON file: businesses, keys, wallets, pairs, countries (default: the shipped seed)'))
     .option('rate-limit', { type: 'string', default: '5', describe: 'Requests per rolling second per key, or "off"' })
     .option('quota', { type: 'string', default: '10000', describe: 'Requests per calendar month per key, or "off"' })
-    .option('latency', { type: 'string', describe: 'Added latency MIN-MAX ms on every API route, e.g. 50-300' })
-    .option('auto-advance', {
-      type: 'string',
-      describe: 'Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)',
-    })
-    .option('random-seed', { type: 'number', describe: 'Seed of the fault PRNG, to replay a campaign' })
-    .option('propagating-key', { type: 'string', array: true, describe: 'A key that answers 403, as during key propagation (repeatable)' })
-    .option('shapes', {
-      type: 'string',
-      describe: `Reading of the spec the answers follow where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`,
-    })
+    .option('latency', str('Added latency MIN-MAX ms on every API route, e.g. 50-300'))
+    .option('auto-advance', str('Move payouts PENDING -> PROCESSING -> SUCCESSFUL after MS (or PROCESSING_MS,SUCCESSFUL_MS)'))
+    .option('random-seed', num('Seed of the fault PRNG, to replay a campaign'))
+    .option('propagating-key', strs('A key that answers 403, as during key propagation (repeatable)'))
+    .option('shapes', str(`Reading of the spec where it says "not shown": strict (default) or variant ($${SHAPES_VARIABLE})`))
     .option('store-refusals', {
       type: 'boolean',
-      describe:
-        'A refusal of initiate or swap binds its key (same key and body: the same refusal; other body: 409). Default: on with --shapes variant',
+      describe: 'A refusal of initiate or swap binds its key (default: on with --shapes variant)',
     })
     .option('quiet', { ...flag('Do not print a line per request'), alias: 'q' })
     .example('$0 sandbox', 'Serve the default seed on http://127.0.0.1:4010')
@@ -63,7 +53,6 @@ export default defineCommand<SandboxArgs>({
   run: async (args, io) => {
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
       throw new UsageError(`--port takes 0 to 65535 (got ${args.port})`);
-    // The flag wins over the variable; either one mistyped is a usage error.
     const shapes = parseShapes(args.shapes, '--shapes') ?? parseShapes(io.env[SHAPES_VARIABLE], SHAPES_VARIABLE) ?? 'strict';
     let seed: Seed | undefined;
     if (args.seed) {

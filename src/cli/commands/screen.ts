@@ -1,11 +1,9 @@
-// `payout-batch screen FILE --sanctions-list PATH...`: every valid row's payee against the lists
-// (engine/screen-batch.ts), offline: a table of the hits, exit 1 when a row is held. With --clear,
-// the clearance of one false positive, written for approvers to sign (`approve`); with
-// --clearances, the clearances of the folder, who signed each and when it expires.
+// `payout-batch screen FILE --sanctions-list PATH...`: every payee against the lists, offline
+// (engine/screen-batch.ts); --clear writes a clearance to sign, --clearances lists them.
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { defineCommand, flag, printJson, UsageError, type CliIO } from '../command.ts';
+import { defineCommand, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { loadBatch } from '../../engine/prepare.ts';
 import { hitText, listText, payeeDigest, payeeOf, screenRows } from '../../engine/screen-batch.ts';
@@ -19,20 +17,14 @@ import { handleEngineError, screeningJson } from '../render.ts';
 
 const builder = (y: Argv) =>
   fileReadingOptions(screeningOptions(y))
-    .positional('file', { type: 'string', describe: 'The batch file (CSV, Excel or ISO 20022 pain.001)' })
-    .option('approvers', { type: 'string', describe: 'The approvers list whose signatures clear a hit (default $PAYOUT_BATCH_APPROVERS)' })
-    .option('clear', {
-      type: 'string',
-      describe: 'Clear a false positive of the row of this reference (with --entry, --reason, --expires)',
-    })
-    .option('entry', { type: 'string', describe: '--clear: the list entry cleared, LIST:ID as the hit names it (ofac-sdn:12345)' })
-    .option('reason', { type: 'string', describe: '--clear: why the hit is not the payee' })
+    .positional('file', str('The batch file (CSV, Excel or ISO 20022 pain.001)'))
+    .option('approvers', str('The approvers list whose signatures clear a hit (default $PAYOUT_BATCH_APPROVERS)'))
+    .option('clear', str('Clear a false positive of the row of this reference (with --entry, --reason, --expires)'))
+    .option('entry', str('--clear: the list entry cleared, LIST:ID as the hit names it (ofac-sdn:12345)'))
+    .option('reason', str('--clear: why the hit is not the payee'))
     .option('expires', { type: 'string', default: '90d', describe: '--clear: how long the clearance holds (90d)' })
-    .option('as', { type: 'string', describe: '--clear: who makes it (default the OS user): their signature never counts' })
-    .option('approver-key', {
-      type: 'string',
-      describe: "--clear: the maker's private approver key: it signs the clearance, and then counts for nobody on it",
-    })
+    .option('as', str('--clear: who makes it (default the OS user): their signature never counts'))
+    .option('approver-key', str("--clear: the maker's private approver key: it signs the clearance, and then counts for nobody on it"))
     .option('clearances', flag('List the clearances of --clearances-dir: who signed each, when it expires, whether it counts'))
     .option('json', flag('Print {"held", "screened", "lists"} as JSON'));
 
@@ -63,7 +55,6 @@ export default defineCommand<Args>({
   },
 });
 
-/** `--clear REF --entry LIST:ID`: the clearance of that hit of that row, written for approvers to sign. */
 async function clear(
   args: Args,
   io: CliIO,

@@ -1,9 +1,7 @@
-// `payout-batch status RESULTS`: refresh the payouts of a results file that are not final and
-// rewrite it (forward only). A thin layer over src/follow-up/refresh-status.ts.
+// `payout-batch status RESULTS`: refresh the payouts that are not final, forward only (follow-up/refresh-status.ts).
 import { basename } from 'node:path';
 import type { Argv } from 'yargs';
 import { abortOn, defineCommand, flag, plural, printJson, type CliIO } from '../command.ts';
-import { connectionHint } from '../environment-labels.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { defaultStateDir, quotaSentence } from '../../client/quota.ts';
@@ -12,12 +10,13 @@ import { swapText } from '../../follow-up/swap-views.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS } from '../../engine/outcome.ts';
 import { moneyLines, requestsUsedText } from '../render.ts';
 import {
+  connectionHint,
   resultsAndLedgers,
   resultsFileOptions,
+  signalled,
   statusReportOf,
   statusReportOptions,
   withConnection,
-  signalled,
   type ArgsOf,
 } from '../options.ts';
 import { batchSwapsOf } from '../../follow-up/swap-views.ts';
@@ -45,7 +44,6 @@ const command = defineCommand<StatusArgs>({
       const r = await refreshStatus({
         client: conn.client,
         resultsFile: results,
-        // (and the ledgers of the per-user state folder: apply.ts)
         stateDirs,
         stateRoots: [defaultStateDir(io.env)],
         ledgers,
@@ -59,7 +57,7 @@ const command = defineCommand<StatusArgs>({
         },
       });
       io.note?.({ conn, byStatus: r.byStatus, money: r.money, reasons: r.halted ? [r.halted] : undefined });
-      // (a batch that was not a pain.001 is reported under its id: its journal's, found by the file's keys)
+      // (a batch that was not a pain.001 is reported under its journal's id)
       const statusReport = await statusReportOf(
         args,
         io,
@@ -89,7 +87,7 @@ const command = defineCommand<StatusArgs>({
           ...(r.swaps.length ? { swaps: r.swaps, swapsMoved: r.swapsMoved, swapFailures: r.swapFailures } : {}),
         });
       } else {
-        // The rows first, condensed when many, and the summary last: on the screen when the command ends.
+        // the rows first, condensed when many, the summary last: on the screen when the command ends
         const l: string[] = [];
         const shown = r.moved.length > MOVED_IN_FULL ? r.moved.slice(0, MOVED_CONDENSED) : r.moved;
         for (const c of shown)
@@ -118,11 +116,9 @@ const command = defineCommand<StatusArgs>({
 });
 export default signalled('status', command);
 
-/** The rows by outcome word, what to do about each, the money per currency and whether the batch is finished. */
 function outcomeLines(
   r: Pick<StatusResult, 'groups' | 'money' | 'moneyProblems' | 'waiting' | 'failed' | 'finished' | 'kind'>,
   results: string,
-  /** The connection flags to repeat in the commands printed (environment.ts connectionHint). */
   connection: string,
 ): string[] {
   const l: string[] = ['Outcome'];
@@ -145,7 +141,6 @@ function outcomeLines(
   return l;
 }
 
-/** The batch's swaps: each as now known, the moves seen, what the service could not give. */
 function swapLines(r: Pick<StatusResult, 'swaps' | 'swapsMoved' | 'swapFailures'>): string[] {
   return [
     ...r.swaps.map((s) => `  ${swapText(s)}`),
@@ -161,12 +156,11 @@ function requestsText(json: string | undefined): string {
     const list = JSON.parse(json ?? '[]') as { title?: string; type?: string }[];
     if (Array.isArray(list) && list.length) return list.map((x) => `${x.title ?? 'request'}${x.type ? ` (${x.type})` : ''}`).join(', ');
   } catch {
-    // not ours to judge: shown as it is
+    // shown as it is
   }
   return json ? json : 'information requested';
 }
 
-/** A row failed after creation: its status, the refund with its currency, the service's reason, what to do. */
 function failedLine(f: StatusResult['failed'][number], results: string, connection: string): string {
   const refund =
     f.refunded !== undefined ? `refunded ${f.currency ? `${f.currency} ` : ''}${groupThousands(f.refunded)}` : 'refund not seen yet';

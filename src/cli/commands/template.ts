@@ -1,11 +1,8 @@
-// `payout-batch template [--method SEPA] [--format xlsx] [--out FILE]`: writes a batch template
-// with the header row and one valid example row, for one method or for all methods.
-// CSV goes to stdout without --out; XLSX is binary, so without --out it is written to
-// ./payout-template-<method>.xlsx.
+// `payout-batch template`: a batch template, the header row and one valid example row.
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import type { ArgsOf } from '../options.ts';
-import { CommandError, defineCommand, UsageError } from '../command.ts';
+import { CommandError, defineCommand, str, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { canonicalMethod, PAYOUT_METHODS } from '../../spec/codes.ts';
 import { readTemplate, templateFileName } from '../../validation/templates.ts';
@@ -13,14 +10,14 @@ import { resolve } from 'node:path';
 
 const builder = (y: Argv) =>
   y
-    .option('method', { type: 'string', describe: `One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)` })
+    .option('method', str(`One method's columns only: ${PAYOUT_METHODS.join(', ')} (default: all methods)`))
     .option('format', {
       type: 'string',
       default: 'csv',
       choices: ['csv', 'xlsx', 'pain.001'],
       describe: 'File format (pain.001: an ISO 20022 .09 file, one example transaction)',
     })
-    .option('out', { type: 'string', describe: 'Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)' });
+    .option('out', str('Write to this file (default: stdout for CSV, ./payout-template-<method>.xlsx for XLSX)'));
 
 export default defineCommand<ArgsOf<typeof builder>>({
   builder,

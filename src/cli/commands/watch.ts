@@ -1,8 +1,7 @@
-// `payout-batch watch DIR [--once] [--verbose]`: unattended runs of the files dropped into
-// DIR/inbox, within the guards of DIR/payout-batch.json. A thin layer over src/watch/.
+// `payout-batch watch DIR`: unattended runs of the files dropped into DIR/inbox (src/watch/).
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, abortOn, defineCommand, flag, plural, printJson, UsageError, type CliIO } from '../command.ts';
+import { abortOn, CommandError, defineCommand, flag, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode, exitCodeOf } from '../exit-codes.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { addUp } from '../../signals/signals.ts';
@@ -13,7 +12,7 @@ import { connectionOptions, makeLogger, openConnection, signalled, type ArgsOf }
 
 const builder = (y: Argv) =>
   connectionOptions(y)
-    .positional('dir', { type: 'string', describe: `The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)` })
+    .positional('dir', str(`The watch folder (holds ${CONFIG_FILE}, inbox/, processing/, done/, failed/)`))
     .option('once', flag('Process what is there, then exit with a code cron can act on'))
     .option('json', flag('Print a machine-readable summary on stdout at the end'))
     .option('verbose', flag('Also say when there was nothing to process'))
@@ -41,8 +40,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
       );
     }
     const logger = makeLogger(args, io, 'watch').child({ watchDir: dir });
-    // The one connection of this process: every file and every tick go through its client, so
-    // the key's pace is kept by one limiter.
+    // one connection for every file and tick: the key's pace is kept by one limiter
     const flags = {
       ...args,
       env: config.environment,
@@ -53,7 +51,6 @@ const command = defineCommand<ArgsOf<typeof builder>>({
       rate: args.rate ?? config.rate,
     };
     const conn = await openConnection(flags, io, logger, undefined, layout(dir, config).state);
-    // In the foreground, say at once what this process is doing: it may find nothing for hours.
     if (!args.once && !args.json) io.stderr.write(startLine(dir, config));
     try {
       const noteOf = (r: WatchResult) => ({
@@ -79,8 +76,7 @@ const command = defineCommand<ArgsOf<typeof builder>>({
       const files = r.files.map((f) => ({ ...f, summary: undefined, exitCode: exitCodeOf(f) }));
       io.note?.(noteOf(r));
       if (args.json) printJson(io, { exitCode: exitCodeOf(r), files, notComplete: r.notComplete });
-      // Cron mails whatever a job prints: an empty tick (or a file still being written, logged as
-      // such on stderr) prints nothing unless asked.
+      // cron mails whatever a job prints: an empty tick prints nothing unless asked
       else if (!r.files.length && args.verbose && !args.quiet)
         io.stdout.write(
           `Nothing to process${r.notComplete.length ? ` (${plural(r.notComplete.length, 'file')} not complete yet)` : ''}.\n`,
@@ -98,7 +94,6 @@ const command = defineCommand<ArgsOf<typeof builder>>({
     }
   },
 });
-/** What a watch without --once is about to do, in two lines. */
 function startLine(dir: string, c: WatchConfig): string {
   const taken = c.requireReady ? 'once its .ready marker is there' : `once unchanged for ${c.settleSeconds} s (or marked .ready)`;
   const gates = [
@@ -113,7 +108,7 @@ function startLine(dir: string, c: WatchConfig): string {
   );
 }
 
-/** The signals' targets: the flags, else the configuration's keys (none from a configuration that cannot be read: the command says why). */
+/** The signals' targets: the flags, else the configuration's keys. */
 export default signalled('watch', command, (args, io) => {
   const dir = resolve(io.cwd, args.dir ?? '.');
   const c = (() => {
