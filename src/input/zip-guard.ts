@@ -40,7 +40,7 @@ const bomb = (file: string, part: string, out: number, packed: number) =>
 const unreadable = (file: string, why: string) =>
   new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${why}).`);
 
-interface Part {
+export interface Part {
   name: string;
   method: number;
   /** Where its data starts (after the local header), as SheetJS reads it. */
@@ -68,7 +68,7 @@ function zip64Sizes(extra: Buffer): { usz?: number; csz?: number } {
 }
 
 /** The parts SheetJS will unpack, read from the zip's directory the way it reads it. */
-function zipParts(buf: Buffer, file: string): Part[] {
+export function zipParts(buf: Buffer, file: string): Part[] {
   let eocd = buf.length - 4;
   while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
   if (eocd < 0 || eocd + 22 > buf.length) throw unreadable(file, 'no zip directory: is the file cut short?');
