@@ -1,9 +1,6 @@
-// The CSV format, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records.
-// Any file of text is one, whatever its name (detect.ts sniffKind).
-// Memory stays flat however long the file: only the records of the last chunk read are held, and
-// no record longer than MAX_RECORD_BYTES (csv-parse's max_record_size): memory would otherwise
-// grow with the longest line (a 50 MB line took ~510 MB of RSS), and such a record is almost
-// always a quote left open that swallows the rest of the file.
+// CSV, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records. A record
+// over MAX_RECORD_BYTES is refused: memory grew with the longest line (a 50 MB line took ~510 MB),
+// and such a record is almost always a quote left open.
 import { createReadStream } from 'node:fs';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';

@@ -234,14 +234,12 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
       phonetic = true;
     }
   });
-  parser.on('text', (text) => {
+  const onText = (text: string) => {
     if (inText === 'v') v += text;
     else if (inText === 't') inline += text;
-  });
-  parser.on('cdata', (text) => {
-    if (inText === 'v') v += text;
-    else if (inText === 't') inline += text;
-  });
+  };
+  parser.on('text', onText);
+  parser.on('cdata', onText);
   parser.on('closetag', (tag) => {
     const name = tag.name.slice(tag.name.indexOf(':') + 1);
     if (name === 'v' || name === 't') inText = undefined;
