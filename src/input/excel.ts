@@ -98,11 +98,10 @@ async function* wholeRows(ws: XLSX.WorkSheet): Rows {
   }
 }
 
-/** What streaming an .xlsx sheet needs of its workbook, read by SheetJS without any sheet. */
+/** What streaming an .xlsx sheet needs of its workbook: its part, shared strings, number format ids by style and their formats. */
 interface XlsxBook {
   part: Part;
   strings: string[];
-  /** Number format by cell style (`s`). */
   formats: (string | number)[];
   table: Record<number, string>;
 }
