@@ -283,7 +283,7 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
 export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   await checkWorkbook(buf, file);
   const refuse: Refuse = (code, message) => new InputError(code, file, message);
-  const zip = buf.readUInt32LE(0) === 0x04034b50;
+  const zip = buf.length >= 4 && buf.readUInt32LE(0) === 0x04034b50;
   // an .xlsx: the workbook without its sheets (all parts are unpacked, then let go with `wb`)
   const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : {});
   const sheets = wb.SheetNames;
