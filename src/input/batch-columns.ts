@@ -112,13 +112,8 @@ export interface ColumnMapping {
 }
 
 /**
- * Matches a header row. Throws InputError NO_HEADER when nothing matches, DUPLICATE_COLUMNS when
- * two headers name the same field and neither is its exact name, or both are (the same header
- * twice: "reference" and "reference", or "reference" and "Reference"), MISSING_COLUMNS listing
- * every required column that is absent. An exact name and an alias of the same field: the exact
- * name gives the field and the alias column is kept as an extra column, with a note.
- * Headers are matched as written, before they are made unique: a second "reference" is not the
- * unknown column "reference (2)". Unknown headers repeated are allowed and made unique.
+ * Matches a header row, as written (a second "reference" is no unknown "reference (2)"). Two headers
+ * of one field are DUPLICATE_COLUMNS unless one is its exact name: the alias is then kept, with a note.
  */
 export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
   const columns = uniqueColumns(rawHeaders);

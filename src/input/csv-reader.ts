@@ -20,10 +20,7 @@ export const csvReader: BatchReader = {
   },
 };
 
-/**
- * Bytes read at a time. csv-parse turns a whole chunk into records at once; the smaller the chunk,
- * the sooner those records are used and dropped (young, not promoted to V8's old space).
- */
+/** Bytes read at a time: csv-parse makes a chunk's records at once, so a small one keeps them young (not promoted). */
 const READ_CHUNK = 64 * 1024;
 
 /** Opens a CSV for streaming. Row numbers count records, not lines, as a spreadsheet shows them. */
@@ -43,9 +40,7 @@ function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
     from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
     encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
     max_record_size: MAX_RECORD_BYTES,
-    // Past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by
-    // max_record_size: csv-parse has no limit of its own on the cells, and a line of millions of
-    // delimiters (no cell characters for the size limit to count) became as many empty cells.
+    // past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by max_record_size
     ignore_last_delimiters: MAX_RECORD_CELLS + 1,
   });
   fileStream.on('error', (e) => parser.destroy(e));

@@ -73,10 +73,7 @@ function readWorkbook(buf: Buffer, file: string, refuse: Refuse, opts: XLSX.Pars
   }
 }
 
-/**
- * A workbook's sheet read whole: the first, or the one named. Shared with the results reader,
- * which refuses with its own error type.
- */
+/** A workbook's sheet read whole, the first or the one named: for the results reader, which refuses with its own errors. */
 export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
   const wb = readWorkbook(buf, file, refuse);
   const name = wb.SheetNames[pickSheet(wb.SheetNames, file, sheetName, refuse)]!;

@@ -1,6 +1,5 @@
-// Amounts as exact decimals (decimal.js, never binary floats), read from what people type in
-// spreadsheets: "1234.56", "1,234.56", "1.234,56", "1 234,56", "1'234.56". A reading is taken only
-// when it is the only one possible; otherwise the problem says which readings there were.
+// Amounts as exact decimals from what people type ("1,234.56", "1.234,56", "1 234,56", "1'234.56"):
+// a reading is taken only when it is the only one; otherwise the problem names the readings.
 import { Dec, minorUnits } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
 import { plural } from '../text.ts';

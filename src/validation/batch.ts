@@ -21,11 +21,9 @@ export interface ValidateOptions extends ReadOptions {
 
 export interface ValidatedRow {
   rowNumber: number;
-  /** The row's cells by the file's own headers, for the results file. */
   cells: Record<string, string>;
   problems: Problem[];
   valid: boolean;
-  /** Present when valid. */
   payout?: PayoutRow;
 }
 
