@@ -1,7 +1,5 @@
-// The columns of a batch file and how a file's own headers are matched to them.
-// Headers match ignoring case and every character that is not a letter or a digit, so
-// "Source Amount", "source_amount" and "SOURCE-AMOUNT" are all sourceAmount; then a fixed list of
-// aliases covers the names common exports use ("Amount", "IBAN", "Beneficiary Name", ...).
+// The columns of a batch file and how a file's headers match them: ignoring case and anything not
+// a letter or digit ("Source Amount" is sourceAmount), then the aliases of common exports.
 import type { Beneficiary } from '../spec/beneficiary.ts';
 import { InputError, type InputErrorCode } from './input-errors.ts';
 
@@ -25,12 +23,7 @@ export const CANONICAL_FIELDS = [...PAYOUT_COLUMNS, ...BENEFICIARY_COLUMNS, ...T
 export type CanonicalField = (typeof CANONICAL_FIELDS)[number];
 export type BeneficiaryColumn = keyof typeof Beneficiary.shape;
 
-/**
- * Columns every file must have (a missing one is a file-level error). Per-method beneficiary
- * columns are not required of the file: a SEPA-only file needs no sortCode column; a row that
- * needs a value from an absent column gets a row error instead. narration is required because
- * the initiate body requires it (src/spec/schemas.ts).
- */
+/** Columns every file must have (narration: the initiate body requires it); a method's other columns are row errors when needed. */
 const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];
 
 /** Header text as compared: lower case, letters and digits only. */
@@ -40,10 +33,7 @@ export const normalizeHeader = (h: string): string =>
     .toLowerCase()
     .replace(/[^a-z0-9]/g, '');
 
-/**
- * Aliases of common export names, written as they appear in files (normalized before use) and
- * separated by ", ". The README lists the same table; test/input/columns.test.ts checks none collides.
- */
+/** Aliases of common export names as files write them (normalized before use), separated by ", ". */
 export const COLUMN_ALIASES: Partial<Record<CanonicalField, string>> = {
   reference:
     'Ref, Payment Reference, Payout Reference, Transaction Reference, Your Reference, Customer Reference, Reference Number, Ref No',
@@ -112,7 +102,6 @@ export function uniqueColumns(rawHeaders: readonly string[]): string[] {
 }
 
 export interface ColumnMapping {
-  /** The file's headers in order, made unique ("Notes", "Notes (2)") and never empty. */
   columns: string[];
   /** header → canonical field, for the headers that map to one. */
   mapping: Record<string, CanonicalField>;
@@ -123,13 +112,8 @@ export interface ColumnMapping {
 }
 
 /**
- * Matches a header row. Throws InputError NO_HEADER when nothing matches, DUPLICATE_COLUMNS when
- * two headers name the same field and neither is its exact name, or both are (the same header
- * twice: "reference" and "reference", or "reference" and "Reference"), MISSING_COLUMNS listing
- * every required column that is absent. An exact name and an alias of the same field: the exact
- * name gives the field and the alias column is kept as an extra column, with a note.
- * Headers are matched as written, before they are made unique: a second "reference" is not the
- * unknown column "reference (2)". Unknown headers repeated are allowed and made unique.
+ * Matches a header row, as written (a second "reference" is no unknown "reference (2)"). Two headers
+ * of one field are DUPLICATE_COLUMNS unless one is its exact name: the alias is then kept, with a note.
  */
 export function mapColumns(rawHeaders: string[], file: string, headerRow = 1): ColumnMapping {
   const columns = uniqueColumns(rawHeaders);

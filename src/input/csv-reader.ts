@@ -1,9 +1,6 @@
-// The CSV format, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records.
-// Any file of text is one, whatever its name (detect.ts sniffKind).
-// Memory stays flat however long the file: only the records of the last chunk read are held, and
-// no record longer than MAX_RECORD_BYTES (csv-parse's max_record_size): memory would otherwise
-// grow with the longest line (a 50 MB line took ~510 MB of RSS), and such a record is almost
-// always a quote left open that swallows the rest of the file.
+// CSV, streamed: bytes → (iconv-lite for UTF-16 and Windows-1252) → csv-parse → records. A record
+// over MAX_RECORD_BYTES is refused: memory grew with the longest line (a 50 MB line took ~510 MB),
+// and such a record is almost always a quote left open.
 import { createReadStream } from 'node:fs';
 import { parse, CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
@@ -23,10 +20,7 @@ export const csvReader: BatchReader = {
   },
 };
 
-/**
- * Bytes read at a time. csv-parse turns a whole chunk into records at once; the smaller the chunk,
- * the sooner those records are used and dropped (young, not promoted to V8's old space).
- */
+/** Bytes read at a time: csv-parse makes a chunk's records at once, so a small one keeps them young (not promoted). */
 const READ_CHUNK = 64 * 1024;
 
 /** Opens a CSV for streaming. Row numbers count records, not lines, as a spreadsheet shows them. */
@@ -46,9 +40,7 @@ function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
     from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
     encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
     max_record_size: MAX_RECORD_BYTES,
-    // Past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by
-    // max_record_size: csv-parse has no limit of its own on the cells, and a line of millions of
-    // delimiters (no cell characters for the size limit to count) became as many empty cells.
+    // past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by max_record_size
     ignore_last_delimiters: MAX_RECORD_CELLS + 1,
   });
   fileStream.on('error', (e) => parser.destroy(e));

@@ -45,10 +45,8 @@ function utf16WithoutBom(head: Uint8Array): TextEncoding | undefined {
 }
 
 /**
- * The encoding of a text file from its first bytes: a BOM decides; otherwise UTF-16 by its NUL
- * pattern; otherwise UTF-8 when the sample is valid UTF-8, else Windows-1252 (what Excel on
- * Windows writes for "CSV" in western locales). The sample is the first 1 MiB; a later invalid
- * byte shows up as U+FFFD in a cell, which validation reports.
+ * The encoding from the first bytes: a BOM, else UTF-16 by its NUL pattern, else UTF-8 when valid,
+ * else Windows-1252 (Excel's "CSV" in western locales). A later invalid byte is a U+FFFD in a cell.
  */
 export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomBytes: number; detectedBy: string } {
   const bom = bomEncoding(head);
@@ -81,11 +79,7 @@ export function parseEncodingName(name: string): TextEncoding | undefined {
 export const DELIMITERS = [',', ';', '\t', '|'] as const;
 export type Delimiter = (typeof DELIMITERS)[number];
 
-/**
- * Each line's count of each candidate delimiter outside double quotes, over the first 50 lines.
- * A quote runs to the next quote (an escaped "" is two such runs), across line ends. The last
- * line of the sample may be cut short: it is left out.
- */
+/** Each candidate delimiter counted outside quotes, per line, over the first 50 lines (the last, maybe cut, left out). */
 function delimitersPerLine(sample: string): Partial<Record<Delimiter, number>>[] {
   const lines: Partial<Record<Delimiter, number>>[] = [{}];
   for (const [token] of sample.matchAll(/"[^"]*(?:"|$)|\r\n?|\n|[,;\t|]/g)) {
@@ -98,9 +92,8 @@ function delimitersPerLine(sample: string): Partial<Record<Delimiter, number>>[]
 }
 
 /**
- * The delimiter of a CSV from its first lines: the candidate found in the header line that splits
- * the most following lines into the same number of cells; ties go to the one with more cells in
- * the header, then to the order , ; tab |. A header with none of them is a one-column file: ",".
+ * The candidate of the header line that splits the most following lines into as many cells; ties
+ * go to more header cells, then to the order , ; tab |. A header with none is one column: ",".
  */
 export function detectDelimiter(sample: string): Delimiter {
   const lines = delimitersPerLine(sample);

@@ -1,11 +1,11 @@
-// Excel (.xlsx and .xls) through SheetJS, read whole (it has no row streaming), then handed out
-// row by row like CSV records. Each cell is the text the user sees (`w`; a formula its cached
-// value), but a date cell is its ISO date, with what it shows handed over too (so validation can
-// refuse a date in an amount or identifier column), and a numeric cell hands over its raw number
-// (the Excel traps: lost leading zeros or digits, amounts shown rounded).
+// Excel (.xlsx and .xls) through SheetJS, handed out row by row like CSV records. An .xlsx sheet is
+// streamed from the zip (SheetJS reads the shared strings and styles only), so memory does not grow
+// with the rows (issue 44); an .xls, or an .xlsx this cannot stream, is read whole by SheetJS.
+import { createInflateRaw } from 'node:zlib';
+import { SaxesParser } from 'saxes';
 import * as XLSX from 'xlsx';
 import { InputError, type Refuse } from './input-errors.ts';
-import { checkWorkbook } from './zip-guard.ts';
+import { checkWorkbook, zipParts, type Part } from './zip-guard.ts';
 import type { SourceRecord } from './records.ts';
 
 /** Rows read between two turns of the event loop (blank ones included): Ctrl-C is heard only on a turn. */
@@ -17,6 +17,7 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 const SSF = XLSX.SSF as {
   is_date(format: string): boolean;
   parse_date_code(serial: number): { y: number; m: number; d: number; H: number; M: number; S: number } | null;
+  format(format: string | number, value: unknown): string;
 };
 
 /**
@@ -31,7 +32,12 @@ export function excelDateText(serial: number, format: string | undefined): strin
   return d.H || d.M || d.S ? `${date}T${pad(d.H)}:${pad(d.M)}:${pad(Math.floor(d.S))}` : date;
 }
 
-function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: number; date?: string } {
+type Cell = Pick<XLSX.CellObject, 't' | 'v' | 'w' | 'z'>;
+
+// Each cell is the text the user sees (`w`; a formula its cached value), but a date cell is its ISO
+// date, with what it shows handed over too (so validation can refuse a date in an amount or
+// identifier column), and a numeric cell hands over its raw number (the Excel traps).
+function cellText(cell: Cell | undefined): { text: string; number?: number; date?: string } {
   if (!cell || cell.t === 'z' || cell.v === undefined || cell.v === null) return { text: '' };
   if (cell.t === 'n') {
     const v = cell.v as number;
@@ -44,58 +50,272 @@ function cellText(cell: XLSX.CellObject | undefined): { text: string; number?: n
   return { text: cell.w ?? String(cell.v) };
 }
 
-/**
- * A workbook's sheet to read: the first, or the one named (exactly, else ignoring case). Shared
- * with the results reader, which refuses with its own error type.
- */
-export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
-  let wb: XLSX.WorkBook;
+/** The sheet named (exactly, else ignoring case), else the first. */
+function pickSheet(sheets: string[], file: string, sheetName: string | undefined, refuse: Refuse): number {
+  if (sheets.length === 0) throw refuse('EMPTY_FILE', `${file}: the workbook has no sheet.`);
+  if (sheetName === undefined) return 0;
+  let i = sheets.indexOf(sheetName);
+  if (i < 0) i = sheets.findIndex((s) => s.toLowerCase() === sheetName.toLowerCase());
+  if (i < 0)
+    throw refuse('SHEET_NOT_FOUND', `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`);
+  return i;
+}
+
+function readWorkbook(buf: Buffer, file: string, refuse: Refuse, opts: XLSX.ParsingOptions = {}): XLSX.WorkBook {
   try {
     // cellNF: each cell's number format, without which a date cell is only its serial number;
     // cellDates false: a date cell is that number (t 'n', never 'd'), read by cellText.
     // dense: rows as arrays of the cells present, so the rows walked are those of the cells, not of
     // the sheet's <dimension>, which may claim A1:XFD1048576 (17 billion cells) for a few rows.
-    wb = XLSX.read(buf, {
-      type: 'buffer',
-      cellNF: true,
-      cellDates: false,
-      cellFormula: false,
-      cellHTML: false,
-      dense: true,
-    });
+    return XLSX.read(buf, { type: 'buffer', cellNF: true, cellDates: false, cellFormula: false, cellHTML: false, dense: true, ...opts });
   } catch (e) {
     throw refuse('UNSUPPORTED_FORMAT', `${file}: not a readable Excel workbook (${(e as Error).message}).`);
   }
-  const sheets = wb.SheetNames;
-  if (sheets.length === 0) throw refuse('EMPTY_FILE', `${file}: the workbook has no sheet.`);
-  let name = sheets[0]!;
-  if (sheetName !== undefined) {
-    const found = sheets.find((s) => s === sheetName) ?? sheets.find((s) => s.toLowerCase() === sheetName.toLowerCase());
-    if (!found)
-      throw refuse(
-        'SHEET_NOT_FOUND',
-        `${file}: no sheet named "${sheetName}"; the workbook has ${sheets.map((s) => `"${s}"`).join(', ')}.`,
-      );
-    name = found;
+}
+
+/** A workbook's sheet read whole, the first or the one named: for the results reader, which refuses with its own errors. */
+export function readSheet(buf: Buffer, file: string, sheetName: string | undefined, refuse: Refuse) {
+  const wb = readWorkbook(buf, file, refuse);
+  const name = wb.SheetNames[pickSheet(wb.SheetNames, file, sheetName, refuse)]!;
+  return { name, sheets: wb.SheetNames, ws: wb.Sheets[name]!, workbook: wb };
+}
+
+type Rows = AsyncIterable<[row: number, cells: (Cell | undefined)[]]>;
+type Position = { r: number; c: number };
+/** A sheet without a valid <dimension>: where it starts is known only once it is read whole. */
+class NoDimension extends Error {}
+
+/** The sheet read whole (an .xls), each row released once handed out. */
+async function* wholeRows(ws: XLSX.WorkSheet): Rows {
+  const data = (ws['!data'] ?? []) as ((Cell | undefined)[] | undefined)[];
+  for (let r = 0; r < data.length; r++) {
+    const cells = data[r];
+    data[r] = undefined;
+    if (cells) yield [r, cells];
   }
-  return { name, sheets, ws: wb.Sheets[name]!, workbook: wb };
+}
+
+/** What streaming an .xlsx sheet needs of its workbook: its part, shared strings, number format ids by style and their formats. */
+interface XlsxBook {
+  part: Part;
+  strings: string[];
+  formats: (string | number)[];
+  table: Record<number, string>;
+}
+
+/** The sheet's zip part, the shared strings and the styles; undefined for a workbook not of XML parts (.xlsb). */
+function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string): XlsxBook | undefined {
+  const w = wb as XLSX.WorkBook & {
+    Directory?: { workbooks?: string[] };
+    files?: Record<string, { content?: Uint8Array }>;
+    Strings?: { t?: string }[];
+    Styles?: { CellXf?: { numFmtId?: number }[] };
+    SSF?: Record<number, string>;
+  };
+  const book = (w.Directory?.workbooks?.[0] ?? '').replace(/^\//, '');
+  if (!book.endsWith('.xml')) return undefined;
+  const dir = book.slice(0, book.lastIndexOf('/') + 1);
+  const rels = new TextDecoder().decode(w.files?.[`${dir}_rels/${book.slice(dir.length)}.rels`]?.content ?? new Uint8Array());
+  const id = (w.Workbook?.Sheets?.[index] as { id?: string } | undefined)?.id;
+  const rel = [...rels.matchAll(/<(?:\w+:)?Relationship\b[^>]*>/g)].map((m) => m[0]).find((tag) => tag.includes(`Id="${id}"`));
+  const target = rel && /Target="([^"]+)"/.exec(rel)?.[1];
+  if (!id || !target) return undefined;
+  const path = target.startsWith('/') ? target.slice(1) : `${dir}${target}`.replace(/[^/]+\/\.\.\//g, '');
+  const part = zipParts(buf, file).find((p) => p.name === path && (p.method === 0 || p.method === 8));
+  if (!part) return undefined;
+  return {
+    part,
+    strings: (w.Strings ?? []).map((s) => s.t ?? ''),
+    formats: (w.Styles?.CellXf ?? []).map((x) => x.numFmtId ?? 0),
+    table: w.SSF ?? {},
+  };
+}
+
+/** OOXML's escapes in cell text (`_x000D_`), and CR LF as LF, as SheetJS reads them. */
+const unescapeText = (s: string) =>
+  s.replace(/_x([\da-fA-F]{4})_/g, (_, c: string) => String.fromCharCode(parseInt(c, 16))).replace(/\r\n/g, '\n');
+
+/** A cell of the sheet's XML as SheetJS makes it (its `t`, `v`, the format `z` and the text `w`); undefined when it holds nothing. */
+function xmlCell(
+  book: XlsxBook,
+  t: string | undefined,
+  style: string | undefined,
+  v: string | undefined,
+  inline: string,
+  formula: boolean,
+) {
+  const cell: Cell = { t: 'n' };
+  if (t === undefined && v === undefined) {
+    if (!formula) return undefined;
+    cell.v = 0;
+  } else if (t === 's') {
+    if (v === undefined) return undefined;
+    Object.assign(cell, { t: 's', v: book.strings[parseInt(v, 10)] ?? '' });
+  } else if (t === 'str' || t === 'inlineStr') {
+    // a copy: the parser's text is a slice of its whole chunk of XML, which a kept reference would keep alive
+    Object.assign(cell, { t: 's', v: (' ' + unescapeText(t === 'str' ? (v ?? '') : inline)).slice(1) });
+  } else if (t === 'b') {
+    if (v === undefined) return undefined;
+    Object.assign(cell, { t: 'b', v: v === '1' || v === 'true' });
+  } else if (t === 'e') {
+    if (v === undefined) return undefined;
+    Object.assign(cell, { t: 'e', v, w: v });
+  } else if (t === 'd') {
+    if (v === undefined) return undefined;
+    cell.v = (Date.parse(v.length === 10 ? `${v}T00:00:00Z` : /[Z+]/.test(v.slice(10)) ? v : `${v}Z`) - Date.UTC(1899, 11, 30)) / 864e5;
+  } else {
+    if (!v) return undefined;
+    cell.v = parseFloat(v);
+  }
+  const fmt = style === undefined ? 0 : (book.formats[parseInt(style, 10)] ?? 0);
+  cell.z = book.table[fmt as number];
+  if (cell.t === 'e') return cell;
+  try {
+    if (cell.t === 's') cell.w = fmt === 0 ? (cell.v as string) : SSF.format(cell.z ?? 'General', cell.v);
+    else cell.w = SSF.format(fmt === 0 ? 'General' : (cell.z ?? 'General'), cell.v);
+  } catch {
+    // SheetJS leaves such a cell unformatted too: cellText shows its value
+  }
+  return cell;
+}
+
+/** The sheet's rows, inflated and parsed as they come (saxes): only one chunk of XML and its rows at a time. */
+async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: { start?: Position }): Rows {
+  const fail = (why: string) => new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${why}).`);
+  const parser = new SaxesParser();
+  const ready: [number, (Cell | undefined)[]][] = [];
+  let row = 0; // 1-based, as in the XML
+  let col = -1;
+  let cells: (Cell | undefined)[] | undefined;
+  let cellAt: { r: number; c: number; t?: string; s?: string } | undefined;
+  let v: string | undefined;
+  let inline = '';
+  let formula = false;
+  let inText: 'v' | 't' | undefined;
+  let phonetic = false;
+  let inData = false;
+  let rowOfCells = -1;
+  let lastRow = -1;
+  const flush = () => {
+    if (!cells) return;
+    if (rowOfCells <= lastRow) throw fail('its rows are out of order');
+    ready.push([(lastRow = rowOfCells), cells]);
+    cells = undefined;
+  };
+  parser.on('opentag', (tag) => {
+    const name = tag.name.slice(tag.name.indexOf(':') + 1);
+    const a = tag.attributes as Record<string, string>;
+    if (name === 'dimension' && !inData) {
+      const ref = XLSX.utils.decode_range(a.ref ?? '');
+      if (ref.s.r >= 0 && ref.s.c >= 0 && ref.s.r <= ref.e.r && ref.s.c <= ref.e.c) sheet.start = ref.s;
+    } else if (name === 'sheetData') {
+      if (!sheet.start) throw new NoDimension();
+      inData = true;
+    } else if (!inData) {
+      return;
+    } else if (name === 'row') {
+      row = a.r ? parseInt(a.r, 10) : row + 1;
+      col = -1;
+    } else if (name === 'c') {
+      const at = a.r ? XLSX.utils.decode_cell(a.r) : { r: row - 1, c: col + 1 };
+      col = at.c;
+      cellAt = { ...at, t: a.t, s: a.s };
+      [v, inline, formula] = [undefined, '', false];
+    } else if (name === 'v' || (name === 't' && !phonetic)) {
+      inText = name;
+      if (name === 'v') v = '';
+    } else if (name === 'f') {
+      formula = true;
+    } else if (name === 'rPh') {
+      phonetic = true;
+    }
+  });
+  const onText = (text: string) => {
+    if (inText === 'v') v += text;
+    else if (inText === 't') inline += text;
+  };
+  parser.on('text', onText);
+  parser.on('cdata', onText);
+  parser.on('closetag', (tag) => {
+    const name = tag.name.slice(tag.name.indexOf(':') + 1);
+    if (name === 'v' || name === 't') inText = undefined;
+    else if (name === 'rPh') phonetic = false;
+    else if (name === 'sheetData') inData = false;
+    else if (name === 'c' && cellAt) {
+      const cell = xmlCell(book, cellAt.t, cellAt.s, v, inline, formula);
+      if (cell) {
+        if (cells && cellAt.r !== rowOfCells) flush();
+        rowOfCells = cellAt.r;
+        (cells ??= [])[cellAt.c] = cell;
+      }
+      cellAt = undefined;
+    } else if (name === 'row') {
+      flush();
+    }
+  });
+
+  const { part } = book;
+  const data = buf.subarray(part.dataStart, part.dataStart + part.packed);
+  const decoder = new TextDecoder();
+  const CHUNK = 64 * 1024;
+  const chunks: Iterable<Buffer> | AsyncIterable<Buffer> =
+    part.method === 8
+      ? createInflateRaw({ chunkSize: CHUNK }).end(data)
+      : Array.from({ length: Math.ceil(data.length / CHUNK) }, (_, i) => data.subarray(i * CHUNK, (i + 1) * CHUNK));
+  try {
+    for await (const chunk of chunks) {
+      parser.write(decoder.decode(chunk, { stream: true }));
+      while (ready.length) yield ready.shift()!;
+    }
+    parser.write(decoder.decode()).close();
+  } catch (e) {
+    if (e instanceof InputError || e instanceof NoDimension) throw e;
+    throw fail((e as Error).message);
+  }
+  flush();
+  yield* ready;
 }
 
 /** Opens a workbook. Throws InputError TOO_LARGE, before SheetJS sees a byte, for one over the limits. */
 export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
   await checkWorkbook(buf, file);
-  const { name, sheets, ws } = readSheet(buf, file, sheetName, (code, message) => new InputError(code, file, message));
-  const data = (ws['!data'] ?? []) as (XLSX.CellObject[] | undefined)[];
-  // The declared range gives only where the sheet starts; its end is where the cells end.
-  const ref = ws['!ref'];
-  const start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
-  // The header's width, once read: a later row's cells beyond it are only counted (EXTRA_CELLS),
-  // so a row with one cell in column XFD costs that cell, not 16,384 empty ones.
-  let width: number | undefined;
+  const refuse: Refuse = (code, message) => new InputError(code, file, message);
+  const zip = buf.length >= 4 && buf.readUInt32LE(0) === 0x04034b50;
+  // an .xlsx: the workbook without its sheets (all parts are unpacked, then let go with `wb`)
+  const wb = readWorkbook(buf, file, refuse, zip ? { sheets: [], bookFiles: true } : {});
+  const sheets = wb.SheetNames;
+  const index = pickSheet(sheets, file, sheetName, refuse);
+  const name = sheets[index]!;
+  const book = zip ? xlsxBook(buf, wb, index, file) : undefined;
+  let whole = zip ? undefined : wb;
+
   async function* records(): AsyncGenerator<SourceRecord> {
-    for (let r = start.r; r < data.length; r++) {
-      if ((r - start.r + 1) % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      const cells = data[r] ?? [];
+    const sheet: { start?: Position } = {};
+    let rows: AsyncIterator<[number, (Cell | undefined)[]]> | undefined;
+    let next: IteratorResult<[number, (Cell | undefined)[]]> | undefined;
+    if (book) {
+      rows = streamedRows(buf, book, file, sheet)[Symbol.asyncIterator]();
+      try {
+        next = await rows.next();
+      } catch (e) {
+        if (!(e instanceof NoDimension)) throw e;
+      }
+    }
+    if (!next) {
+      whole ??= readWorkbook(buf, file, refuse);
+      const ws = whole.Sheets[name]!;
+      whole = undefined;
+      // The declared range gives only where the sheet starts; its end is where the cells end.
+      const ref = ws['!ref'];
+      sheet.start = ref ? XLSX.utils.decode_range(ref).s : { r: 0, c: 0 };
+      rows = wholeRows(ws)[Symbol.asyncIterator]();
+      next = await rows.next();
+    }
+    const start = sheet.start ?? { r: 0, c: 0 };
+    // The header's width, once read: a later row's cells beyond it are only counted (EXTRA_CELLS),
+    // so a row with one cell in column XFD costs that cell, not 16,384 empty ones.
+    let width: number | undefined;
+    const record = (r: number, cells: (Cell | undefined)[]): SourceRecord => {
       const values: string[] = [];
       let numbers: (number | undefined)[] | undefined;
       let dates: (string | undefined)[] | undefined;
@@ -111,7 +331,15 @@ export async function openExcel(buf: Buffer, file: string, sheetName?: string) {
         for (const k of Object.keys(cells)) if (Number(k) >= end) values.push(cellText(cells[Number(k)]).text);
       }
       if (width === undefined && values.some((v) => v.trim() !== '')) width = values.length;
-      yield { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }) };
+      return { rowNumber: r + 1, values, ...(numbers && { numbers }), ...(dates && { dates }) };
+    };
+    let r = start.r;
+    for (; !next.done; next = await rows!.next()) {
+      const [at, cells] = next.value;
+      for (; r <= at; r++) {
+        if ((r - start.r + 1) % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        yield record(r, r === at ? cells : []);
+      }
     }
   }
   return { sheet: name, sheets, records: records() };

@@ -45,17 +45,7 @@ const OTHER_SCHEMES: Record<string, CanonicalField> = { FPS: 'fpsId', ALIPAY: 'a
 /** Beneficiary fields of context, left out of a row whose method does not take them (an address on a NIP row is not an error of the ERP's). */
 const CONTEXT: readonly CanonicalField[] = ['address', 'city', 'postCode', 'bankName', 'swiftCode', 'beneficiaryCountry', 'accountType'];
 
-/**
- * The method of a transaction, by the first line that applies (README.md "pain.001", method table):
- *   1. PmtTpInf/LclInstrm/Prtry naming a method of the service (NIP, HK_FPS, ...): that method
- *   2. PmtTpInf/SvcLvl/Cd SEPA: SEPA
- *   3. PmtTpInf/LclInstrm/Cd CCD, PPD, CTX or IAT (NACHA entry classes): ACH
- *   4. SvcLvl URGP: WIRE to the USA, CHINA_WIRE to China, FASTER_PAYMENTS in GBP to the UK, else SWIFT
- *   5. SvcLvl NURG: ACH to the USA, BACS in GBP to the UK, else as without a service level
- *   6. no payment type: EUR to a SEPA country with an IBAN: SEPA; NGN to Nigeria: NIP; GBP to the UK:
- *      FASTER_PAYMENTS; HKD to Hong Kong: HK_FPS; CNY to China: ALIPAY / WECHAT with such an id,
- *      else CHINA_WIRE; USD to the USA: ambiguous (ACH or WIRE), refused; any other with a BIC: SWIFT
- */
+/** The method of a transaction, by the first line that applies of README.md "pain.001" (**Method**). */
 function methodOf(t: {
   lcl: string;
   svc: string;

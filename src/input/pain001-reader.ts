@@ -1,8 +1,6 @@
-// ISO 20022 pain.001 (customer credit transfer initiation, .001.03 and .001.09), streamed with
-// saxes: one row per CdtTrfTxInf as it closes, never a tree of the document, so memory stays flat
-// whatever the number of transactions. A DOCTYPE (so any DTD or entity) is refused, never read.
-// The control totals (NbOfTxs, CtrlSum of GrpHdr and of each PmtInf) are checked as the file is
-// read: a mismatch throws before the last row is given, so nothing of the file is ever sent.
+// ISO 20022 pain.001 (.001.03 and .001.09), streamed with saxes: one row per CdtTrfTxInf as it
+// closes. The control totals are checked as the file is read: a mismatch throws before the last
+// row is given, so nothing of the file is ever sent.
 import { createReadStream, readdirSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { SaxesParser } from 'saxes';
@@ -78,10 +76,7 @@ interface Totals {
   sum: Dec;
 }
 
-/**
- * The message header first ({ id, version }), then one RawRow per transaction. Throws InputError:
- * MALFORMED_XML, XML_DTD, CONTROL_TOTALS, UNSUPPORTED_FORMAT (an XML document of another message).
- */
+/** The message header first ({ id, version }), then one RawRow per transaction. */
 async function* streamTransactions(
   file: string,
   documents?: Map<string, string[]>,

@@ -1,5 +1,4 @@
-// What a reader of batch files is: one per format (csv-reader.ts, excel-reader.ts), registered in
-// READERS (read-batch.ts), which asks each in turn whether a file is of its format, by its content.
+// What a reader of batch files is: one per format, registered in READERS (read-batch.ts).
 import { stat } from 'node:fs/promises';
 import type { Refuse } from './input-errors.ts';
 import { parseEncodingName, type Delimiter, type TextEncoding } from './detect.ts';
@@ -18,7 +17,6 @@ export interface ReadOptions {
 }
 
 export interface BatchSource extends ShapedRows {
-  /** The path as given. */
   file: string;
   format: BatchFormat;
   /** CSV: the encoding read and how it was chosen. */

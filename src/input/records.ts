@@ -1,11 +1,10 @@
-// From records (arrays of cell texts with their spreadsheet row numbers) to batch rows: the header
-// row, the column mapping, blank rows and a trailing totals row, shared by the CSV and Excel readers.
+// Records (cell texts with their row numbers) to batch rows: the header, the column mapping, blank
+// rows and a trailing totals row, shared by the CSV and Excel readers.
 import { mapColumns, matchHeader, type CanonicalField, type ColumnMapping } from './batch-columns.ts';
 import { InputError } from './input-errors.ts';
 
 /** One record as a reader produced it. */
 export interface SourceRecord {
-  /** The row number as the spreadsheet shows it (the header row is normally 1). */
   rowNumber: number;
   values: string[];
   /** Excel only: the raw number of a numeric cell, by column index (undefined elsewhere). */
@@ -16,7 +15,7 @@ export interface SourceRecord {
 
 /** One payout row of the file. */
 export interface RawRow {
-  /** Spreadsheet row number: header is row 1, the first data row 2 (see src/input/README.md "Row numbers"). */
+  /** As the spreadsheet shows it (src/input/README.md "Row numbers"). */
   rowNumber: number;
   /** Every cell by the file's own (unique) header, trimmed of surrounding whitespace. */
   cells: Record<string, string>;
@@ -39,9 +38,8 @@ export interface XmlIssue {
 
 export interface InputWarning {
   code: 'BLANK_ROWS' | 'TOTALS_ROW' | 'COLUMN_IGNORED' | 'COLUMN_UNKNOWN';
-  /** First row concerned (undefined for header notes). */
+  /** First row concerned (none for header notes); rowEnd: the last of a run of blank rows. */
   row?: number;
-  /** Last row of a range of blank rows. */
   rowEnd?: number;
   message: string;
 }
@@ -50,7 +48,6 @@ const TOTAL_WORD = /^(grand\s*|sub\s*)?totals?\s*:?$|^sum\s*:?$/i;
 
 const isBlank = (values: string[]): boolean => values.every((v) => v.trim() === '');
 
-/** A cell that labels a total: "total", "totals", "grand total", "subtotal" or "sum", with or without a colon. */
 const isTotalLabel = (v: string): boolean => TOTAL_WORD.test(v.trim());
 
 const blankRows = (from: number, to: number, where = ''): InputWarning => ({
@@ -62,18 +59,13 @@ const blankRows = (from: number, to: number, where = ''): InputWarning => ({
 
 export interface ShapedRows extends Omit<ColumnMapping, 'notes'> {
   headerRow: number;
-  /** Notes about the file, appended while rows are read: complete once `rows` is exhausted. */
+  /** Appended while rows are read: complete once `rows` is exhausted. */
   warnings: InputWarning[];
-  /** The payout rows, in file order. Single pass. */
+  /** Single pass, in file order. */
   rows: AsyncIterable<RawRow>;
 }
 
-/**
- * Reads the header from the first non-blank record and returns the remaining records as rows.
- * Blank rows are skipped with one warning per run of them; the last non-blank row is skipped
- * with a warning when it is a totals row: a cell reads "Total", "Totals", "Grand total",
- * "Subtotal" or "Sum", or reference, method and accountName are all empty while sourceAmount is not.
- */
+/** The header from the first non-blank record, the rest as rows: blank rows and a last totals row skipped with a warning. */
 export async function shapeRows(file: string, records: AsyncIterable<SourceRecord>): Promise<ShapedRows> {
   const it = records[Symbol.asyncIterator]();
   // up to the header, the first non-blank record (a reader that fails or ends has released its file)
@@ -155,7 +147,6 @@ function rowOf(r: SourceRecord, columns: string[]): RawRow {
 function totalsTest({ columns, fields }: ColumnMapping): (r: SourceRecord) => boolean {
   const at = (f: CanonicalField) => columns.indexOf(fields[f] ?? '');
   const [reference, method, name, amount] = [at('reference'), at('method'), at('accountName'), at('sourceAmount')];
-  /** The cell at i is empty or blank (or there is no such column). */
   const empty = (values: string[], i: number) => i < 0 || (values[i] ?? '').trim() === '';
   return (r) => r.values.some(isTotalLabel) || ([reference, method, name].every((i) => empty(r.values, i)) && !empty(r.values, amount));
 }

@@ -1,7 +1,5 @@
-// The size limits of the input boundary, in one place (src/input/README.md "Size limits" lists them).
-// They bound the memory a hostile or broken file can make the reader take, whatever the heap
-// flags: SheetJS unpacks a workbook into Buffers outside the V8 heap, and csv-parse holds a whole
-// record until its end.
+// The input's size limits: they bound the memory a hostile or broken file can take, whatever the
+// heap flags (SheetJS unpacks a workbook outside the V8 heap; csv-parse holds a whole record).
 
 const MB = 1024 * 1024;
 
@@ -15,11 +13,7 @@ export const MAX_PART_RATIO = 200;
 export const RATIO_MIN_BYTES = 10 * MB;
 /** A CSV record (one row, all its cells) longer than this is refused (csv-parse max_record_size). */
 export const MAX_RECORD_BYTES = 1 * MB;
-/**
- * A CSV record of more cells than a spreadsheet has columns (Excel: 16,384) is refused. The size
- * limit above counts the cells' characters only, so a line of millions of delimiters passed it,
- * and became an array of millions of empty cells (30 MB of commas took 1.5 GB).
- */
+/** A CSV record of more cells than Excel has columns is refused: a line of delimiters is an array of empty cells. */
 export const MAX_RECORD_CELLS = 16_384;
 
 /** "200 MB", as messages say it. */

@@ -1,15 +1,6 @@
-// Bounds a workbook before SheetJS sees it. SheetJS reads a workbook whole and unpacks every part
-// of an .xlsx (a zip) into a Buffer outside the V8 heap, as large as the part's declared size or,
-// when none is declared, as large as the part inflates to: a 400 KB zip bomb took ~920 MB of RSS
-// whatever --max-old-space-size said. So, with Node alone:
-// - an Excel file over MAX_EXCEL_FILE_BYTES is refused unread;
-// - the zip's directory is walked as SheetJS walks it (cfb's parse_zip: the last end-of-directory
-//   record, its entry count and offset, each entry's local header, zip64 sizes), and the workbook
-//   is refused when the sizes it declares add up to more than MAX_UNPACKED_BYTES or one part
-//   declares an extreme ratio;
-// - declared sizes can lie, so every deflated part is then inflated, streamed and counted (64 KiB
-//   at a time, nothing kept) from where SheetJS starts inflating it, and the workbook is refused as
-//   soon as the parts together give more than MAX_UNPACKED_BYTES.
+// Bounds a workbook before SheetJS sees it: SheetJS unpacks every part of an .xlsx outside the V8
+// heap (a 400 KB zip bomb took ~920 MB). The zip's directory is walked as SheetJS walks it, then,
+// since declared sizes lie, every deflated part is inflated and counted, nothing kept.
 import { createInflateRaw } from 'node:zlib';
 import { InputError } from './input-errors.ts';
 import { MAX_EXCEL_FILE_BYTES, MAX_PART_RATIO, MAX_UNPACKED_BYTES, RATIO_MIN_BYTES, mb } from './size-limits.ts';
@@ -40,7 +31,7 @@ const bomb = (file: string, part: string, out: number, packed: number) =>
 const unreadable = (file: string, why: string) =>
   new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${why}).`);
 
-interface Part {
+export interface Part {
   name: string;
   method: number;
   /** Where its data starts (after the local header), as SheetJS reads it. */
@@ -67,8 +58,8 @@ function zip64Sizes(extra: Buffer): { usz?: number; csz?: number } {
   return {};
 }
 
-/** The parts SheetJS will unpack, read from the zip's directory the way it reads it. */
-function zipParts(buf: Buffer, file: string): Part[] {
+/** The parts SheetJS will unpack, read from the zip's directory as cfb's parse_zip reads it (zip64 sizes included). */
+export function zipParts(buf: Buffer, file: string): Part[] {
   let eocd = buf.length - 4;
   while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
   if (eocd < 0 || eocd + 22 > buf.length) throw unreadable(file, 'no zip directory: is the file cut short?');
@@ -101,10 +92,7 @@ function zipParts(buf: Buffer, file: string): Part[] {
   return parts;
 }
 
-/**
- * Inflates `data` (raw deflate, as far as its stream goes), counting the output without keeping
- * it; stops as soon as it passes `budget`. A broken stream counts what it gave (SheetJS says why).
- */
+/** Inflates `data`, counting the output without keeping it, up to `budget`; a broken stream counts what it gave. */
 function inflatedSize(data: Buffer, budget: number): Promise<{ out: number; consumed: number; over: boolean }> {
   return new Promise((resolve) => {
     const z = createInflateRaw({ chunkSize: 64 * 1024 });
@@ -127,11 +115,7 @@ function inflatedSize(data: Buffer, budget: number): Promise<{ out: number; cons
   });
 }
 
-/**
- * Refuses (InputError TOO_LARGE) a workbook that unpacks to too much, before any of it is handed
- * to SheetJS (readBatch refused one too big to read already). Memory stays bounded: nothing
- * unpacked is kept.
- */
+/** Refuses (TOO_LARGE) a workbook that declares or unpacks to too much, or a part to an extreme ratio. */
 export async function checkWorkbook(buf: Buffer, file: string): Promise<void> {
   if (buf.length < 4 || buf.readUInt32LE(0) !== 0x04034b50) return; // .xls (OLE2): nothing compressed, the file size bounds it
   const parts = zipParts(buf, file);

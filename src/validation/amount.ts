@@ -1,6 +1,5 @@
-// Amounts as exact decimals (decimal.js, never binary floats), read from what people type in
-// spreadsheets: "1234.56", "1,234.56", "1.234,56", "1 234,56", "1'234.56". A reading is taken only
-// when it is the only one possible; otherwise the problem says which readings there were.
+// Amounts as exact decimals from what people type ("1,234.56", "1.234,56", "1 234,56", "1'234.56"):
+// a reading is taken only when it is the only one; otherwise the problem names the readings.
 import { Dec, minorUnits } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
 import { plural } from '../text.ts';
@@ -81,11 +80,8 @@ export function readAmountText(raw: string): { ok: true; text: string; dotMayGro
 }
 
 /**
- * An amount for a currency: positive, exact, at most the currency's minor units (JPY 0, USD 2,
- * KWD 3) and at most 15 significant digits (so the JSON number sent is exactly this decimal).
- * `currency` may be undefined when it is itself invalid: precision is then not checked.
- * A lone dot before exactly 3 digits ("1.500") is AMBIGUOUS_AMOUNT unless the currency has 3
- * decimals or `fromNumber` (the text of a numeric Excel cell, which has no separator to misread).
+ * An amount for a currency (undefined when itself invalid: no precision check): positive, within
+ * its minor units, at most 15 significant digits (so the JSON number sent is exactly this decimal).
  */
 export function parseAmount(raw: string, currency?: string, options: { fromNumber?: boolean } = {}): AmountResult {
   const read = readAmountText(raw);
@@ -121,10 +117,7 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
   return { ok: true, value };
 }
 
-/**
- * More decimals than the currency has: the hint keeps the value, rounded either way by the person
- * who knows the intent ("100.555" EUR: 100.56 or 100.55), never shifted by a power of ten.
- */
+/** More decimals than the currency has: the hint rounds either way ("100.555" EUR: 100.56 or 100.55), never shifts by ten. */
 function tooManyDecimals(
   code: 'AMBIGUOUS_AMOUNT' | 'AMOUNT_PRECISION',
   shown: string,

@@ -1,7 +1,5 @@
-// A whole batch: read (streamed for CSV), validate each row, apply the rules that span rows
-// (duplicate references, probable duplicate rows) and total what would be sent. Across rows only
-// each reference and each probable-duplicate key is kept, with the first row that had it, plus
-// small totals: not the rows.
+// A whole batch: each row validated as it is read, then the rules across rows and the totals.
+// Across rows only each reference and duplicate key (with its first row) and the totals are kept.
 import { dirname, resolve } from 'node:path';
 import { readBatch, type BatchSource, type ReadOptions } from '../input/read-batch.ts';
 import type { RawRow } from '../input/records.ts';
@@ -17,29 +15,22 @@ export interface ValidateOptions extends ReadOptions {
   allowDuplicateRows?: boolean;
   /** Replaces the document checker (tests). */
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
-  /**
-   * References an earlier run created (the engine's journal). Such a row is validated like any
-   * other, but its payout exists: it keeps its place in the probable-duplicate rule even when the
-   * file now fails validation (a document moved away, a rule of a newer version), so a later row
-   * that repeats it is still flagged.
-   */
+  /** References an earlier run created: such a row keeps its place in the probable-duplicate rule even when now invalid. */
   createdBefore?: (reference: string) => boolean;
 }
 
 export interface ValidatedRow {
   rowNumber: number;
-  /** The row's cells by the file's own headers, for the results file. */
   cells: Record<string, string>;
   problems: Problem[];
   valid: boolean;
-  /** Present when valid. */
   payout?: PayoutRow;
 }
 
 export interface BatchSummary {
   file: string;
   format: BatchSource['format'];
-  /** Payout rows read (blank and totals rows excluded). */
+  /** Payout rows (blank and totals rows excluded). */
   rows: number;
   valid: number;
   invalid: number;
@@ -66,19 +57,16 @@ export interface Corridor {
 
 export interface BatchValidation {
   source: Omit<BatchSource, 'rows' | 'warnings' | 'close'>;
-  /** Rows in file order, each with its own problems. Single pass. */
+  /** Single pass, in file order. */
   rows: AsyncIterable<ValidatedRow>;
-  /** Problems of no payout row (blank rows, totals row, ignored columns): grows while rows are read. */
+  /** Problems of no payout row (blank or totals rows, columns): grows while rows are read. */
   fileProblems: Problem[];
   /** Complete once rows is exhausted. */
   summary: BatchSummary;
   close(): Promise<void>;
 }
 
-/**
- * Opens and validates a batch. Throws InputError when the file cannot be used at all (also while
- * iterating: a CSV broken halfway, or a file with a header and no rows).
- */
+/** Opens and validates a batch. Throws InputError for a file that cannot be used (also while iterating). */
 export async function validateBatch(path: string, options: ValidateOptions = {}): Promise<BatchValidation> {
   const src = await readBatch(path, options);
   const { rows: rawRows, warnings, close, ...info } = src;
@@ -99,7 +87,6 @@ export async function validateBatch(path: string, options: ValidateOptions = {})
     corridors: [],
   };
   let drained = 0;
-  /** The reader's warnings so far, as file problems (blank and totals rows counted as skipped). */
   const drain = () => {
     for (; drained < warnings.length; drained++) {
       const w = warnings[drained]!;
@@ -150,12 +137,7 @@ function countProblem(summary: BatchSummary, p: Problem): void {
   summary.problemsByCode[p.code] = (summary.problemsByCode[p.code] ?? 0) + 1;
 }
 
-/**
- * The rules that span rows, applied row after row: a reference already used by an earlier row
- * (DUPLICATE_REFERENCE), and the same beneficiary account, amount and currencies as an earlier row
- * (PROBABLE_DUPLICATE). Gives the problems of each row; remembers each reference and each key with
- * the first row that had it.
- */
+/** DUPLICATE_REFERENCE and PROBABLE_DUPLICATE, row after row: each reference and key kept with its first row. */
 function crossRowRules(ctx: RowContext, options: ValidateOptions): (raw: RawRow, parsed: RowResult) => Problem[] {
   const firstWithReference = new Map<string, number>();
   const firstWithKey = new Map<string, number>();
@@ -219,7 +201,6 @@ function addToCorridor(corridors: Map<string, RunningTotal>, payout: PayoutRow):
   corridors.set(key, t);
 }
 
-/** Entries in the order of their keys (codes and corridor keys of fixed-width parts). */
 const byKey = <T>(m: Map<string, T>): [string, T][] => [...m].sort(([a], [b]) => a.localeCompare(b));
 
 /** The summary's totals by source currency, by method and by corridor, from the corridors' running totals. */
@@ -246,10 +227,7 @@ function totalsOf(corridors: Map<string, RunningTotal>): Pick<BatchSummary, 'tot
   };
 }
 
-/**
- * validateBatch read to the end, everything kept in memory (every problem, file problems included,
- * in row order): for tests, templates and small files.
- */
+/** validateBatch read to the end, every row and problem kept: for tests, templates and small files. */
 export async function collectBatch(path: string, options: ValidateOptions = {}) {
   const v = await validateBatch(path, options);
   const rows: ValidatedRow[] = [];

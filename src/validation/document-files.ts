@@ -26,11 +26,8 @@ export function sniffDocumentType(head: Uint8Array): DocumentContentType | undef
   return MAGIC_NUMBERS.find(([, magic]) => magic.every((b, i) => head[i] === b))?.[0];
 }
 
-// Validation and upload are apart in time (a whole batch is validated before the first row is
-// sent): a document may be edited, replaced by a symbolic link, a device or a FIFO (whose read
-// never ends) meanwhile. Validation keeps what it saw (size and SHA-256) and the upload reads the
-// file again through one descriptor opened without blocking, checked with fstat before any read,
-// and compares.
+// A document may change between validation and upload (edited, or become a link, a device or a
+// FIFO): validation keeps its size and SHA-256, and the upload compares, reading without blocking.
 
 /** What validation saw of a document. */
 export interface DocumentFingerprint {
@@ -100,11 +97,7 @@ export function fingerprintingChecker() {
   return { check, fingerprints };
 }
 
-/**
- * A document's bytes at upload time, when it is still a regular file (fstat on the descriptor
- * opened without blocking, before any read) and, given what validation saw, the same size and
- * SHA-256 and not newly a symbolic link. Never throws, never waits on a FIFO or a device.
- */
+/** A document's bytes at upload, when still a regular file as validation saw it (size, SHA-256, no new link); never throws or waits. */
 export async function readDocumentForUpload(absPath: string, expected?: DocumentFingerprint): Promise<DocumentRead> {
   const changed = (why: string): DocumentRead => ({
     ok: false,

@@ -1,7 +1,5 @@
-// Field validators: one function per format, from text to the normalized value that is sent, or
-// to a problem that says what would be valid. Tables come from maintained libraries: ISO 4217
-// (currency-codes via src/money.ts), ISO 3166 (i18n-iso-countries), IBAN and BIC (ibantools).
-// The package's main entry loads every language's names; the codes need none of them.
+// Field validators: text to the normalized value sent, or a problem saying what would be valid.
+// Tables from maintained libraries: ISO 4217 (src/money.ts), ISO 3166 (i18n-iso-countries), ibantools.
 import countries from 'i18n-iso-countries/index.js';
 import {
   validateIBAN,
@@ -173,10 +171,7 @@ export const anyBankCode: FieldCheck = (raw) => {
   return bad('INVALID_BANK_CODE', 'a bank code has letters and digits only', '1 to 20 letters or digits');
 };
 
-/**
- * NUBAN check digit (CBN standard, 3-digit bank codes): weights 3,7,3 over the bank code and the
- * first 9 digits; the 10th digit is (10 - sum mod 10) mod 10.
- */
+/** NUBAN check digit (CBN standard, 3-digit bank codes): weights 3,7,3 over bank code and 9 digits. */
 export function nubanCheckDigitOk(bankCode3: string, account: string): boolean {
   const s = bankCode3 + account.slice(0, 9);
   const w = [3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3];

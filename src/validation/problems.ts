@@ -1,14 +1,10 @@
-// A problem found in a batch file: what the validate command prints, the report sheet lists and
-// the engine records for a row it will not send.
+// A problem found in a batch file: printed by validate, listed in the report, recorded for a row not sent.
 
 import { visible } from '../text.ts';
 
 export type Severity = 'error' | 'warning';
 
-/**
- * Every problem code, with what it means. Errors make a row invalid (never sent); warnings do not.
- * The README lists the same codes.
- */
+/** Every problem code, with what it means. Errors make a row invalid (never sent); warnings do not. */
 export const PROBLEM_CODES = {
   // file-level notes (warnings)
   BLANK_ROWS: 'blank rows skipped',
@@ -63,18 +59,12 @@ export const PROBLEM_CODES = {
 } as const;
 export type ProblemCode = keyof typeof PROBLEM_CODES;
 
-/**
- * Warnings that mean "this may pay the wrong person": the row can be sent, but an account
- * identifier in it is probably wrong (a mistyped NUBAN or bank code, an account number Excel may
- * have cut the leading zeros of, an IBAN of another country than the payee's). Marked `risky`; a
- * watch refuses a file with one, as with an invalid row, unless "allowPartial".
- */
+/** Warnings that may pay the wrong person (an account identifier probably wrong): `risky`; a watch refuses such a file unless "allowPartial". */
 export const RISKY_WARNINGS: ReadonlySet<ProblemCode> = new Set(['NUBAN_CHECK_DIGIT', 'EXCEL_LEADING_ZEROS_LOST', 'IBAN_MISMATCH']);
 
 export interface Problem {
   severity: Severity;
   code: ProblemCode;
-  /** The batch file, as given. */
   file: string;
   /** Spreadsheet row number (header is row 1); undefined for a problem of the whole file. */
   row?: number;
@@ -83,7 +73,6 @@ export interface Problem {
   /** The cell's value; account identifiers masked (last 4 characters kept). */
   value?: string;
   message: string;
-  /** What would be valid. */
   expected?: string;
   /** A warning that may pay the wrong person (RISKY_WARNINGS). */
   risky?: true;

@@ -1,7 +1,5 @@
-// The zod schemas of a batch row: one beneficiary schema per method, built from the spec's
-// method table (src/spec/methods.ts: required, one-of and optional fields) and the field
-// validators (fields.ts). They are the single source of truth of each method's shape: the row
-// validator parses with them, the templates list their fields, and PayoutRow is inferred.
+// One beneficiary schema per method, from the spec's method table (src/spec/methods.ts) and the
+// field validators (fields.ts): the row parses with them, the templates list their fields.
 import { z } from 'zod';
 import { isSEPACountry } from 'ibantools';
 import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
@@ -64,10 +62,7 @@ export const METHOD_FIELD_CHECKS: Partial<Record<PayoutMethod, Partial<Record<Be
   HK_FPS: { accountNumber: F.hkAccountNumber, bankCode: F.hkBankCode },
 };
 
-/**
- * Digits an identifier has at least, per method: a numeric Excel cell with fewer digits lost
- * its leading zeros. undefined: the format does not tell.
- */
+/** Digits an identifier has at least, per method (undefined: the format does not tell): fewer in a numeric Excel cell lost zeros. */
 export function minDigits(field: BeneficiaryColumn, method: PayoutMethod | undefined): number | undefined {
   if (field === 'sortCode') return 6;
   if (field === 'routingNumber') return 9;
@@ -88,10 +83,7 @@ export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required];
 }
 
-/**
- * The method's rules across fields, on the parsed beneficiary (values as the field validators
- * return them): one-of groups, and the IBAN against the method and the UK sort code and account.
- */
+/** The method's rules across fields, on the parsed beneficiary: one-of groups, the IBAN against the method and the UK account. */
 function checkBeneficiaryRules(method: PayoutMethod, b: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const issue = (path: string[], message: string, params: IssueParams) => ctx.addIssue({ code: 'custom', path, message, params });
   const rule = METHOD_RULES[method];
@@ -163,10 +155,7 @@ const methodCheck: F.FieldCheck = (raw) => {
 
 export type PayoutField = Exclude<CanonicalField, BeneficiaryColumn | 'sourceAmount' | 'documents'>;
 
-/**
- * The payout fields of a row besides the amount and the beneficiary: their validators, and for a
- * required one what it holds (said when it is missing).
- */
+/** The payout fields besides the amount and the beneficiary: their validators, and what a required one holds. */
 export const PAYOUT_FIELDS: Record<PayoutField, { check: F.FieldCheck; required?: string }> = {
   reference: { check: F.text(100, 'the reference'), required: 'a reference unique in the file, e.g. PAY-2025-001' },
   sourceCurrency: { check: F.currencyCode, required: 'a 3-letter ISO 4217 code such as USD' },

@@ -26,13 +26,11 @@ import {
 import type { Dec } from '../money.ts';
 
 export interface RowContext {
-  /** The batch file as given (for the problems). */
   file: string;
   /** canonical field → the file's header (from readBatch). */
   fields: Partial<Record<CanonicalField, string>>;
-  /** Folder the document paths are relative to: the batch file's folder. */
+  /** The batch file's folder, where document paths start. */
   baseDir: string;
-  /** Document checker; defaults to checkDocumentFile. */
   checkDocument?: (absPath: string, shownAs?: string) => DocumentCheck;
 }
 
@@ -40,11 +38,7 @@ export interface RowResult {
   problems: Problem[];
   /** Present when the row has no error. */
   payout?: PayoutRow;
-  /**
-   * probableDuplicateKey() of the row, whenever its beneficiary, amount and currencies could be
-   * read (also on a row with other errors: a row created by an earlier run keeps its place in
-   * the probable-duplicate rule, see ValidateOptions.createdBefore).
-   */
+  /** probableDuplicateKey(), whenever it could be read, errors or not (ValidateOptions.createdBefore). */
   duplicateKey?: string;
 }
 
@@ -100,11 +94,7 @@ function readerOf(row: RawRow, ctx: RowContext) {
   return { row, ctx, problems, cell, number, date, add };
 }
 
-/**
- * A row's problems, and when it has no error the typed PayoutRow; section by section: the row's
- * shape, the payout fields, Excel's traps, the amount, the beneficiary by the method's schema,
- * the combinations of fields, the documents.
- */
+/** A row's problems, and when it has no error the typed PayoutRow. */
 export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   const r = readerOf(row, ctx);
   // a pain.001 transaction the reader could not map (an ambiguous method): that error, not the empty value it left
@@ -145,11 +135,7 @@ export function parseRow(row: RawRow, ctx: RowContext): RowResult {
   return { problems, payout, duplicateKey };
 }
 
-/**
- * Invisible and bidirectional format characters: a right-to-left override turns "Invoice 0012"
- * into what reads as another text in the results file and the report. Refused in every cell (each
- * is sent, or shown beside the payout) with the character's name.
- */
+/** Invisible and bidirectional characters, refused in every cell: a right-to-left override makes "Invoice 0012" read as another text. */
 const FORMAT_CHARACTERS: Record<string, string> = {
   '\u061C': 'ARABIC LETTER MARK',
   '\u200B': 'ZERO WIDTH SPACE',
@@ -227,10 +213,7 @@ function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
   return top;
 }
 
-/**
- * Excel traps: a date-formatted cell where an amount or identifier is expected (German Excel makes
- * the date 1 May of "1.5"): its value would be a serial number or an ISO date. The fields refused.
- */
+/** Excel traps: a date-formatted amount or identifier (German Excel makes "1.5" 1 May); the fields refused. */
 function excelDateTraps(r: RowReader): Set<string> {
   const trapped = new Set<string>();
   for (const f of DATE_TRAP_FIELDS) {
@@ -252,11 +235,7 @@ function excelDateTraps(r: RowReader): Set<string> {
   return trapped;
 }
 
-/**
- * Excel traps: identifiers that arrived as numbers. Refused (added to `trapped`) when digits were
- * lost, a warning when leading zeros may have been; otherwise their digits replace the cell (the
- * overrides returned).
- */
+/** Excel traps: identifiers that arrived as numbers, refused (`trapped`) when digits were lost; else their digits (the overrides). */
 function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trapped: Set<string>): Record<string, string> {
   const overrides: Record<string, string> = {};
   for (const f of TEXT_ONLY_FIELDS) {
@@ -323,10 +302,7 @@ function sourceAmount(r: RowReader, sourceCurrency: string | undefined, trapped:
   return undefined;
 }
 
-/**
- * The beneficiary, by the method's zod schema (spec §4.2): the method's non-empty fields in, its
- * issues out as problems. A value in a column the method does not use is not sent.
- */
+/** The beneficiary, by the method's zod schema (spec §4.2); a value in a column the method does not use is not sent. */
 function beneficiaryOf(
   r: RowReader,
   method: PayoutMethod,

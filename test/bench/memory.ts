@@ -1,7 +1,7 @@
 // Peak memory and CPU of the CLI as the batch grows (issue 44): validate, plan (with the requests
 // the sandbox counted) and run, for CSV and XLSX batches of 1,000, 10,000 and 100,000 rows, and a
 // resume after kill -9 half way through a run.
-//   npx tsx test/bench/memory.ts [--sizes 1000,10000,100000] [--formats csv,xlsx] [--rate 1000] [--run-up-to N]
+//   npx tsx test/bench/memory.ts [--sizes 1000,10000,100000] [--formats csv,xlsx] [--rate 1000] [--run-up-to N] [--only validate|plan|run]
 //
 // Each command is the real CLI (node dist/bin.js) in a child process; its peak RSS and CPU time
 // (user + system) are process.resourceUsage() read at its exit through a --require hook. The
@@ -24,13 +24,22 @@ import { saveFigures, type Cell } from './figures.ts';
 
 const MB = 1024 * 1024;
 const { values } = parseArgs({
-  options: { sizes: { type: 'string' }, formats: { type: 'string' }, rate: { type: 'string' }, 'run-up-to': { type: 'string' } },
+  options: {
+    sizes: { type: 'string' },
+    formats: { type: 'string' },
+    rate: { type: 'string' },
+    'run-up-to': { type: 'string' },
+    only: { type: 'string' },
+  },
 });
 const sizes = (values.sizes ?? '1000,10000,100000').split(',').map(Number);
 const formats = (values.formats ?? 'csv,xlsx').split(',') as ('csv' | 'xlsx')[];
 const rate = values.rate ?? '1000';
 /** Batches larger than this are validated and planned, not run (a run of 100,000 rows takes most of an hour here). */
 const runUpTo = Number(values['run-up-to'] ?? Infinity);
+/** One command only (validate, plan or run): the others are not measured. */
+const only = values.only;
+const measure = (command: string) => only === undefined || only === command;
 
 interface Point {
   code: number | null;
@@ -121,13 +130,17 @@ try {
       const file = format === 'csv' ? csv : join(sub, 'batch.xlsx');
       if (format === 'xlsx') toXlsx(csv, file);
       console.log(`${format} ${n.toLocaleString('en')} rows, ${(statSync(file).size / MB).toFixed(1)} MB`);
-      const v = await cli(['validate', file, '--max-problems', '1'], sub);
-      row('validate', format, n, v);
-      if (v.code === 0) peaks.set(`validate ${format} ${n}`, v.rssMb); // (a refused file is not a measure)
+      if (measure('validate')) {
+        const v = await cli(['validate', file, '--max-problems', '1'], sub);
+        row('validate', format, n, v);
+        if (v.code === 0) peaks.set(`validate ${format} ${n}`, v.rssMb); // (a refused file is not a measure)
+      }
       requestsSince();
-      const p = await cli(['plan', file, '--out', join(sub, 'batch.plan.json'), '--base-url', sb.url, '--rate', rate], sub);
-      row('plan --out', format, n, { ...p, requests: requestsSince() });
-      if (n > runUpTo) continue;
+      if (measure('plan')) {
+        const p = await cli(['plan', file, '--out', join(sub, 'batch.plan.json'), '--base-url', sb.url, '--rate', rate], sub);
+        row('plan --out', format, n, { ...p, requests: requestsSince() });
+      }
+      if (n > runUpTo || !measure('run')) continue;
       // run killed with SIGKILL half way through its initiates (its peak read from /proc until then), then resumed to the end
       const run = ['run', file, '--yes', '--base-url', sb.url, '--rate', rate];
       const killed = await cli(run, sub, () => sb.requestLog().length - logged >= n / 2);

@@ -1,8 +1,6 @@
-// `payout-batch validate FILE`: reads a batch (CSV streamed, or Excel) and checks every row
-// offline: no API key, no network. Prints the problems and a summary; --report writes the
-// problems as a CSV sheet, --json prints everything for scripts.
-// Exit 0: every row valid (warnings allowed); 1: some rows invalid; 2: the file cannot be used, or
-// Ctrl-C / SIGTERM stopped the check before the end.
+// `payout-batch validate FILE`: every row checked offline (no key, no network); the problems and a
+// summary, --report as a CSV sheet, --json for scripts. Exit 0: all valid; 1: some invalid; 2: the
+// file cannot be used, or Ctrl-C / SIGTERM stopped the check.
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
@@ -84,10 +82,7 @@ async function openReport(path: string): Promise<{ add: (p: Problem) => Promise<
   };
 }
 
-/**
- * The --json document: the fields indented by two, one problem a line (a script can grep them),
- * printed once at the end.
- */
+/** The --json document, printed once at the end: one problem a line (a script can grep them). */
 function jsonDocument(doc: Record<string, unknown>): string {
   const value = (v: unknown) =>
     Array.isArray(v) && v.length ? `[\n${v.map((x) => `    ${JSON.stringify(x)}`).join(',\n')}\n  ]` : JSON.stringify(v);
