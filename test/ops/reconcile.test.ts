@@ -8,9 +8,8 @@ import { PayoutClient } from '../../src/client/client.ts';
 import { earlierPayoutsCell, parseEarlierPayouts } from '../../src/engine/money-totals.ts';
 import { Dec } from '../../src/money.ts';
 import { writeResults } from '../../src/results/results.ts';
-import { reconcile } from '../../src/follow-up/reconciliation.ts';
+import { reconcile, reconciliationCell, reconciliationLines } from '../../src/follow-up/reconciliation.ts';
 import { normaliseTransaction } from '../../src/follow-up/reconcile-fetch.ts';
-import { reconciliationCell, reconciliationLines } from '../../src/follow-up/reconcile-file.ts';
 import { tieOut, type PayoutState, type ReconRow, type ReconTx } from '../../src/follow-up/tie-out.ts';
 
 const row = (n: number, total: string, extra: Partial<ReconRow> = {}): ReconRow => ({

@@ -3,7 +3,7 @@
 // counted apart from the payouts; a leg missing fails naming the swap; another's swap is explained.
 import { describe, expect, it } from 'vitest';
 import { Dec } from '../../src/money.ts';
-import { reconciliationLines } from '../../src/follow-up/reconcile-file.ts';
+import { reconciliationLines } from '../../src/follow-up/reconciliation.ts';
 import { tieOut, type ReconRow, type ReconSwap, type ReconTx } from '../../src/follow-up/tie-out.ts';
 
 const REF = 'PBS-0123456789abcdef01234567-USD';
