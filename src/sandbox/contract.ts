@@ -82,7 +82,7 @@ export interface SandboxOptions {
   shapes?: SandboxShapes;
   /** A refusal of initiate or swap binds its key (idempotency.ts); default: on in the variant reading only. */
   storeRefusals?: boolean;
-  /** A snapshot of an earlier sandbox of the same seed to go on from (persist.ts). */
+  /** A snapshot of an earlier sandbox of the same seed to go on from (start-sandbox.ts restoreState). */
   state?: SandboxState;
 }
 
@@ -132,7 +132,7 @@ export const STATE_VERSION = 1;
 
 const Entries = z.array(z.record(z.string(), z.unknown()));
 
-/** The state file's shape (persist.ts); records are the store's own, amounts as decimal strings. */
+/** The state file's shape (start-sandbox.ts snapshotState); records are the store's own, amounts as decimal strings. */
 export const SandboxStateSchema = z.object({
   v: z.literal(STATE_VERSION),
   hosts: z.array(z.string()),

@@ -13,11 +13,11 @@ type CreatingRoute = 'initiate' | 'swap';
 const slot = (businessId: string, key: string): string => `${businessId}\u0000${key}`;
 const fingerprint = (route: CreatingRoute, body: unknown): string => `${route}\u0000${canonicalJson(body)}`;
 
-/** The record a key created, or (refusals stored) the refusal it got; as persist.ts writes it. */
+/** The record a key created, or (refusals stored) the refusal it got; as snapshotState writes it. */
 type KeyEntry = Omit<SandboxState['idempotency'][number], 'slot'>;
 
 export class IdempotencyStore {
-  /** By business and key (persist.ts reads and fills it). */
+  /** By business and key (snapshotState reads it, restoreState fills it). */
   readonly entries = new Map<string, KeyEntry>();
 
   constructor(readonly storeRefusals = false) {}

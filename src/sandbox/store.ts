@@ -1,4 +1,4 @@
-// The sandbox's state, in memory and in creation order (persist.ts keeps it between commands). Every
+// The sandbox's state, in memory and in creation order (start-sandbox.ts snapshotState keeps it between commands). Every
 // balance change goes through `move`, which writes the wallet transaction (spec §2) and the wallet event (§6).
 import type { InformationRequest } from '../spec/schemas.ts';
 import type { PayoutMethod, PayoutStatus, StatusDetail, SwapStatus } from '../spec/codes.ts';
