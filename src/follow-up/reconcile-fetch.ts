@@ -32,6 +32,14 @@ export interface RequestCounts {
 export const requestsTotal = (r: RequestCounts): number =>
   r.payoutPages + r.getPayout + r.transactionPages + (r.swapPages ?? 0) + (r.getSwap ?? 0);
 
+/** `request`, each call counted in `requests[what]`. */
+export const counted =
+  <A, R>(requests: RequestCounts, what: Exclude<keyof RequestCounts, 'total'>, request: (a: A) => Promise<R>) =>
+  (a: A): Promise<R> => {
+    requests[what] = (requests[what] ?? 0) + 1;
+    return request(a);
+  };
+
 export interface Listing {
   pages: number;
   transactions: number;
@@ -120,14 +128,8 @@ export const readPayouts = (ids: Iterable<string>, o: FetchOptions, requests: Re
     ...o,
     what: 'payouts',
     ask,
-    list: (page) => {
-      requests.payoutPages++;
-      return o.client.listPayouts({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
-    },
-    get: (id) => {
-      requests.getPayout++;
-      return o.client.getPayout(id, { signal: o.stop });
-    },
+    list: counted(requests, 'payoutPages', (page: number) => o.client.listPayouts({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop })),
+    get: counted(requests, 'getPayout', (id: string) => o.client.getPayout(id, { signal: o.stop })),
   });
 
 /** A list item and get-payout both carry these fields (spec §2). */
@@ -161,12 +163,11 @@ export async function fetchTransactions(
   requests: RequestCounts,
   listing: Listing,
 ): Promise<ReconTx[]> {
-  const fetch = async (page: number) => {
-    requests.transactionPages++;
+  const fetch = counted(requests, 'transactionPages', async (page: number) => {
     const r = await o.client.listTransactions({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop }).catch(haltOnTrouble);
     listing.pages = page;
     return { ...r, data: r.data.map(normaliseTransaction) };
-  };
+  });
   const r = await readPages({ fetch, stopBelow: o.stopBelow, what: 'transactions', logger: o.logger, stop: o.stop });
   if (r.ended === 'stopped') throw new Halted('stopped');
   listing.ended = r.ended;

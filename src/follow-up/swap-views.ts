@@ -14,7 +14,7 @@ import type { SwapLine } from '../results/swap-summary.ts';
 import { swapLinesOf } from '../engine/outcome.ts';
 import { swapSnapshotOf } from '../engine/swap.ts';
 import type { ResultsTable } from '../results/types.ts';
-import { failureOf, readItems, type RequestCounts } from './reconcile-fetch.ts';
+import { counted, failureOf, readItems, type RequestCounts } from './reconcile-fetch.ts';
 import { appendLines, underResultsLock } from './apply-status.ts';
 
 /** One swap per short currency. */
@@ -61,14 +61,8 @@ async function refreshSwaps(o: SwapsOptions, batch: BatchSwaps, requests: Reques
   const read = await readItems(asked.keys(), {
     ...o,
     what: 'swaps',
-    list: (page) => {
-      requests.swapPages = (requests.swapPages ?? 0) + 1;
-      return o.client.listSwaps({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop });
-    },
-    get: (id) => {
-      requests.getSwap = (requests.getSwap ?? 0) + 1;
-      return o.client.getSwap(id, { signal: o.stop });
-    },
+    list: counted(requests, 'swapPages', (page: number) => o.client.listSwaps({ page, limit: LIST_MAX_LIMIT }, { signal: o.stop })),
+    get: counted(requests, 'getSwap', (id: string) => o.client.getSwap(id, { signal: o.stop })),
   });
   const lines: SwapEvent[] = [];
   for (const [id, answer] of [...read.listed, ...read.got]) {
