@@ -126,10 +126,10 @@ export function snapshotState(sb: Sandbox): SandboxState {
   };
 }
 
-const decs = (r: Record<string, unknown>, fields: string[]) => {
-  for (const f of fields) r[f] = new Dec(String(r[f]));
-  return r;
-};
+/** A copy of the stored record `r`, its `fields` back to Dec. */
+const decs = <T>(r: Record<string, unknown>, fields: string[]): T =>
+  ({ ...r, ...Object.fromEntries(fields.map((f) => [f, new Dec(String(r[f]))])) }) as T;
+const MOVED = ['sourceAmount', 'destinationAmount', 'exchangeRate'];
 
 /** Into a sandbox just built from the same seed; with `autoAdvance`, the steps that fell due meanwhile are taken now. */
 export function restoreState(sb: Sandbox, state: SandboxState, autoAdvance: SandboxOptions['autoAdvance']): void {
@@ -142,16 +142,9 @@ export function restoreState(sb: Sandbox, state: SandboxState, autoAdvance: Sand
     const pair = store.pairs.get(p.currencyPairId);
     if (pair) Object.assign(pair, { rate: new Dec(p.rate), enabled: p.enabled });
   }
-  for (const p of state.payouts) {
-    const r = decs({ ...p }, ['sourceAmount', 'destinationAmount', 'exchangeRate', 'fee']) as unknown as PayoutRec;
-    store.payouts.set(r.id, r);
-  }
-  for (const s of state.swaps) {
-    const r = decs({ ...s }, ['sourceAmount', 'destinationAmount', 'exchangeRate']) as unknown as SwapRec;
-    store.swaps.set(r.id, r);
-  }
-  for (const t of state.transactions)
-    store.transactions.push(decs({ ...t }, ['amount', 'balanceBefore', 'balanceAfter']) as unknown as TransactionRec);
+  for (const p of state.payouts) store.payouts.set(p.id as string, decs<PayoutRec>(p, [...MOVED, 'fee']));
+  for (const s of state.swaps) store.swaps.set(s.id as string, decs<SwapRec>(s, MOVED));
+  for (const t of state.transactions) store.transactions.push(decs<TransactionRec>(t, ['amount', 'balanceBefore', 'balanceAfter']));
   for (const { slot, ...e } of state.idempotency) idempotency.entries.set(slot, e);
   for (const d of state.documents) {
     const f: StoredFile = { businessId: d.businessId, contentType: d.contentType, expiresAt: d.expiresAt };
