@@ -25,16 +25,8 @@ import { batchSwapsOf } from './swap-views.ts';
 import { swapReferences } from '../engine/swap.ts';
 import { writeStatement } from './statement.ts';
 import { isoTime } from '../spec/status-order.ts';
-import {
-  tieOut,
-  type ForeignTransaction,
-  type LedgerBatch,
-  type PayoutReconciliation,
-  type ReconRow,
-  type ReconSwap,
-  type RowReconciliation,
-  type TieOutReport,
-} from './tie-out.ts';
+import { tieOut, type LedgerBatch, type ReconRow, type ReconSwap, type TieOutReport } from './tie-out.ts';
+import type { ForeignTransaction, PayoutReconciliation, RowReconciliation } from './tie-out.ts';
 
 interface ReconcileOptions {
   client: PayoutClient;

@@ -9,14 +9,8 @@ import { MONTHLY_QUOTA, RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { Dec } from '../money.ts';
 import { DEFAULT_SERVICE_HEADERS } from '../spec/endpoints.ts';
 import { Clock } from './clock.ts';
-import {
-  STATE_VERSION,
-  type FaultConfig,
-  type LocalSandbox,
-  type RequestLogEntry,
-  type SandboxOptions,
-  type SandboxState,
-} from './contract.ts';
+import { STATE_VERSION } from './contract.ts';
+import type { FaultConfig, LocalSandbox, RequestLogEntry, SandboxOptions, SandboxState } from './contract.ts';
 import type { Sandbox } from './context.ts';
 import { Faults } from './faults.ts';
 import { IdempotencyStore } from './idempotency.ts';
