@@ -66,12 +66,8 @@ function unreadable(path: string, e: NodeJS.ErrnoException): never {
 async function readHead(file: string): Promise<string> {
   const fh = await open(file).catch((e: NodeJS.ErrnoException) => unreadable(file, e));
   try {
-    const buf = Buffer.alloc(4096);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf
-      .subarray(0, bytesRead)
-      .toString('utf8')
-      .replace(/^\uFEFF/, '');
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+    return buffer.toString('utf8', 0, bytesRead).replace(/^\uFEFF/, '');
   } finally {
     await fh.close();
   }
