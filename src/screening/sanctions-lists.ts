@@ -28,9 +28,7 @@ export interface ReadList {
 /** OFAC's files name an absent value "-0-". */
 const ofacCell = (v: string | undefined) => (v === undefined || v.trim() === '-0-' ? '' : v.trim());
 function entryOf(id: string, name: string, programme: string | undefined, more: Partial<Entry> = {}): Entry {
-  const entry: Entry = { id, name, aliases: [], bics: [], ibans: [], accounts: [], countries: [], ...more };
-  if (programme) entry.programme = programme;
-  return entry;
+  return { id, name, aliases: [], bics: [], ibans: [], accounts: [], countries: [], ...more, ...(programme && { programme }) };
 }
 const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap((s) => (s.trim() ? [s.trim()] : []));
 
