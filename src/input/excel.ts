@@ -5,7 +5,7 @@ import { createInflateRaw } from 'node:zlib';
 import { SaxesParser } from 'saxes';
 import * as XLSX from 'xlsx';
 import { InputError, type Refuse } from './input-errors.ts';
-import { checkWorkbook, zipParts, type Part } from './zip-guard.ts';
+import { checkWorkbook, unreadable, zipParts, type Part } from './zip-guard.ts';
 import type { SourceRecord } from './records.ts';
 
 /** Rows read between two turns of the event loop (blank ones included): Ctrl-C is heard only on a turn. */
@@ -148,23 +148,20 @@ function xmlCell(
   if (t === undefined && v === undefined) {
     if (!formula) return undefined;
     cell.v = 0;
-  } else if (t === 's') {
-    if (v === undefined) return undefined;
-    Object.assign(cell, { t: 's', v: book.strings[parseInt(v, 10)] ?? '' });
   } else if (t === 'str' || t === 'inlineStr') {
     // a copy: the parser's text is a slice of its whole chunk of XML, which a kept reference would keep alive
     Object.assign(cell, { t: 's', v: (' ' + unescapeText(t === 'str' ? (v ?? '') : inline)).slice(1) });
+  } else if (v === undefined || (v === '' && !['s', 'b', 'e', 'd'].includes(t!))) {
+    return undefined;
+  } else if (t === 's') {
+    Object.assign(cell, { t: 's', v: book.strings[parseInt(v, 10)] ?? '' });
   } else if (t === 'b') {
-    if (v === undefined) return undefined;
     Object.assign(cell, { t: 'b', v: v === '1' || v === 'true' });
   } else if (t === 'e') {
-    if (v === undefined) return undefined;
     Object.assign(cell, { t: 'e', v, w: v });
   } else if (t === 'd') {
-    if (v === undefined) return undefined;
     cell.v = (Date.parse(v.length === 10 ? `${v}T00:00:00Z` : /[Z+]/.test(v.slice(10)) ? v : `${v}Z`) - Date.UTC(1899, 11, 30)) / 864e5;
   } else {
-    if (!v) return undefined;
     cell.v = parseFloat(v);
   }
   const fmt = style === undefined ? 0 : (book.formats[parseInt(style, 10)] ?? 0);
@@ -181,7 +178,6 @@ function xmlCell(
 
 /** The sheet's rows, inflated and parsed as they come (saxes): only one chunk of XML and its rows at a time. */
 async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: { start?: Position }): Rows {
-  const fail = (why: string) => new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${why}).`);
   const parser = new SaxesParser();
   const ready: [number, (Cell | undefined)[]][] = [];
   let row = 0; // 1-based, as in the XML
@@ -198,7 +194,7 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
   let lastRow = -1;
   const flush = () => {
     if (!cells) return;
-    if (rowOfCells <= lastRow) throw fail('its rows are out of order');
+    if (rowOfCells <= lastRow) throw unreadable(file, 'its rows are out of order');
     ready.push([(lastRow = rowOfCells), cells]);
     cells = undefined;
   };
@@ -270,7 +266,7 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
     parser.write(decoder.decode()).close();
   } catch (e) {
     if (e instanceof InputError || e instanceof NoDimension) throw e;
-    throw fail((e as Error).message);
+    throw unreadable(file, (e as Error).message);
   }
   flush();
   yield* ready;

@@ -28,7 +28,7 @@ const bomb = (file: string, part: string, out: number, packed: number) =>
     `${file}: part ${part} of the workbook unpacks to ${mb(out)} from ${Math.max(1, Math.round(packed / 1024))} KB, over ${MAX_PART_RATIO} times its size (a zip bomb?); ${ADVICE}.`,
   );
 
-const unreadable = (file: string, why: string) =>
+export const unreadable = (file: string, why: string) =>
   new InputError('UNSUPPORTED_FORMAT', file, `${file}: not a readable Excel workbook (${why}).`);
 
 export interface Part {

@@ -156,30 +156,6 @@ interface ListedName {
   letters: number;
 }
 type Identified = { list: number; entry: Entry; on: 'bic' | 'iban' | 'account'; value: string };
-/** The lists indexed (README "Speed"): the vocabulary, its SymSpell deletions and sounds, postings both ways. */
-export interface Index {
-  lists: ReadList[];
-  names: ListedName[];
-  vocabulary: Map<string, number>;
-  words: string[];
-  sounds: string[];
-  masks: number[];
-  /** Per word the names holding it; a common word's with the names most made of common words first. */
-  namesOf: Postings;
-  wordsOf: Postings;
-  letters: Int32Array;
-  commonShare: Float64Array;
-  /** Hash bucket of a deletion variant → the words of four letters or more leaving it. */
-  deletions: Postings;
-  longest: number;
-  byLength: Postings;
-  wordsWithSound: Map<string, number[]>;
-  alike: Map<string, [number, number][]>;
-  scratch?: Scratch;
-  /** Identifier (BIC bank part, IBAN, account) → the entries carrying it. */
-  identifiers: Map<string, Identified[]>;
-}
-
 const ident = (s: string) => s.replace(/[\s-]/g, '').toUpperCase();
 /** A BIC's bank, country and location (its first 8 characters): a listed head-office BIC covers every branch. */
 const bank = (bic: string) => ident(bic).slice(0, 8);
@@ -195,24 +171,31 @@ const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
   else map.set(key, [value]);
 };
 
-export function buildIndex(lists: ReadList[]): Index {
-  const index: Index = {
+/** The lists indexed (README "Speed"): the vocabulary, its SymSpell deletions and sounds, postings both ways. */
+export type Index = ReturnType<typeof buildIndex>;
+
+export function buildIndex(lists: ReadList[]) {
+  const index = {
     lists,
-    names: [],
-    vocabulary: new Map(),
-    words: [],
-    sounds: [],
+    names: [] as ListedName[],
+    vocabulary: new Map<string, number>(),
+    words: [] as string[],
+    sounds: [] as string[],
+    /** Per word the names holding it; a common word's with the names most made of common words first. */
     namesOf: none,
     wordsOf: none,
     letters: new Int32Array(0),
     commonShare: new Float64Array(0),
-    masks: [],
+    masks: [] as number[],
+    /** Hash bucket of a deletion variant → the words of four letters or more leaving it. */
     deletions: none,
     longest: 0,
     byLength: none,
-    wordsWithSound: new Map(),
-    alike: new Map(),
-    identifiers: new Map(),
+    wordsWithSound: new Map<string, number[]>(),
+    alike: new Map<string, [number, number][]>(),
+    scratch: undefined as Scratch | undefined,
+    /** Identifier (BIC bank part, IBAN, account) → the entries carrying it. */
+    identifiers: new Map<string, Identified[]>(),
   };
   const { vocabulary, words } = index;
   const wordsOf: number[][] = [];

@@ -28,9 +28,7 @@ export interface ReadList {
 /** OFAC's files name an absent value "-0-". */
 const ofacCell = (v: string | undefined) => (v === undefined || v.trim() === '-0-' ? '' : v.trim());
 function entryOf(id: string, name: string, programme: string | undefined, more: Partial<Entry> = {}): Entry {
-  const entry: Entry = { id, name, aliases: [], bics: [], ibans: [], accounts: [], countries: [], ...more };
-  if (programme) entry.programme = programme;
-  return entry;
+  return { id, name, aliases: [], bics: [], ibans: [], accounts: [], countries: [], ...more, ...(programme && { programme }) };
 }
 const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap((s) => (s.trim() ? [s.trim()] : []));
 
@@ -66,12 +64,8 @@ function unreadable(path: string, e: NodeJS.ErrnoException): never {
 async function readHead(file: string): Promise<string> {
   const fh = await open(file).catch((e: NodeJS.ErrnoException) => unreadable(file, e));
   try {
-    const buf = Buffer.alloc(4096);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf
-      .subarray(0, bytesRead)
-      .toString('utf8')
-      .replace(/^\uFEFF/, '');
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+    return buffer.toString('utf8', 0, bytesRead).replace(/^\uFEFF/, '');
   } finally {
     await fh.close();
   }

@@ -105,12 +105,8 @@ export function parseAmount(raw: string, currency?: string, options: { fromNumbe
   }
   if (value.isZero()) return invalid('the amount is zero; a payout amount must be more than zero');
   if (value.precision(true) > 15) {
-    return {
-      ok: false,
-      code: 'INVALID_AMOUNT',
-      message: `the amount has ${value.precision(true)} significant digits; at most 15 can be sent exactly`,
-      expected: 'at most 15 significant digits',
-    };
+    const message = `the amount has ${value.precision(true)} significant digits; at most 15 can be sent exactly`;
+    return { ...invalid(message), expected: 'at most 15 significant digits' };
   }
   if (units !== undefined && value.decimalPlaces() > units)
     return tooManyDecimals('AMOUNT_PRECISION', value.toFixed(), value.decimalPlaces(), value, currency, units);

@@ -17,8 +17,8 @@ export type FieldResult =
   { ok: true; value: string } | { ok: false; code: ProblemCode; message: string; expected: string; severity?: 'warning' };
 export type FieldCheck = (raw: string) => FieldResult;
 
-const ok = (value: string): FieldResult => ({ ok: true, value });
-const bad = (code: ProblemCode, message: string, expected: string): FieldResult => ({ ok: false, code, message, expected });
+export const ok = (value: string): FieldResult => ({ ok: true, value });
+export const bad = (code: ProblemCode, message: string, expected: string): FieldResult => ({ ok: false, code, message, expected });
 
 // ------------------------------------------------------------------ codes
 
@@ -86,12 +86,9 @@ export const bic: FieldCheck = (raw) => {
 
 const digitsOnly = (raw: string) => raw.replace(/[\s-]+/g, '');
 
-/** The 3-7-1 checksum of an ABA routing transit number (9 digits). */
-function abaChecksumOk(v: string): boolean {
-  const d = [...v].map(Number);
-  const sum = 3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + (d[2]! + d[5]! + d[8]!);
-  return sum % 10 === 0;
-}
+/** Digits weighted in turn (ABA 3-7-1, NUBAN 3-7-3), summed modulo 10. */
+const weightedSum = (digits: string, weights: number[]) =>
+  [...digits].reduce((sum, d, i) => sum + Number(d) * weights[i % weights.length]!, 0) % 10;
 const abaPrefixOk = (v: string) => {
   const p = Number(v.slice(0, 2));
   return p <= 12 || (p >= 21 && p <= 32) || (p >= 61 && p <= 72) || p === 80;
@@ -108,7 +105,8 @@ export const routingNumber: FieldCheck = (raw) => {
   }
   if (!abaPrefixOk(v))
     return bad('INVALID_ROUTING_NUMBER', `"${v.slice(0, 2)}" is not a Federal Reserve routing prefix (00-12, 21-32, 61-72, 80)`, expected);
-  if (!abaChecksumOk(v)) return bad('INVALID_ROUTING_NUMBER', 'the ABA checksum is wrong: a digit was probably mistyped', expected);
+  if (weightedSum(v, [3, 7, 1]) !== 0)
+    return bad('INVALID_ROUTING_NUMBER', 'the ABA checksum is wrong: a digit was probably mistyped', expected);
   return ok(v);
 };
 
@@ -173,11 +171,7 @@ export const anyBankCode: FieldCheck = (raw) => {
 
 /** NUBAN check digit (CBN standard, 3-digit bank codes): weights 3,7,3 over bank code and 9 digits. */
 export function nubanCheckDigitOk(bankCode3: string, account: string): boolean {
-  const s = bankCode3 + account.slice(0, 9);
-  const w = [3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3];
-  let sum = 0;
-  for (let i = 0; i < 12; i++) sum += Number(s[i]) * w[i]!;
-  return (10 - (sum % 10)) % 10 === Number(account[9]);
+  return (10 - weightedSum(bankCode3 + account.slice(0, 9), [3, 7, 3])) % 10 === Number(account[9]);
 }
 
 export const accountType: FieldCheck = (raw) => {

@@ -79,10 +79,6 @@ export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
   return [...new Set(fields)];
 }
 
-export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
-  return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required];
-}
-
 /** The method's rules across fields, on the parsed beneficiary: one-of groups, the IBAN against the method and the UK account. */
 function checkBeneficiaryRules(method: PayoutMethod, b: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const issue = (path: string[], message: string, params: IssueParams) => ctx.addIssue({ code: 'custom', path, message, params });
@@ -125,6 +121,10 @@ function checkBeneficiaryRules(method: PayoutMethod, b: Record<string, unknown>,
   }
 }
 
+export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
+  return [...ALWAYS_REQUIRED, ...METHOD_RULES[method].required];
+}
+
 function beneficiarySchema(method: PayoutMethod) {
   const required = new Set<string>(requiredFields(method));
   const shape: Record<string, z.ZodType> = {};
@@ -144,13 +144,9 @@ export const BENEFICIARY_SCHEMAS = Object.fromEntries(PAYOUT_METHODS.map((m) => 
 
 const methodCheck: F.FieldCheck = (raw) => {
   const m = canonicalMethod(raw);
-  if (m) return { ok: true, value: m };
-  return {
-    ok: false,
-    code: 'INVALID_METHOD',
-    message: `"${raw}" is not a payout method of the service`,
-    expected: `one of ${PAYOUT_METHODS.join(', ')} (any case; HONG_KONG_FPS for HK_FPS)`,
-  };
+  if (m) return F.ok(m);
+  const expected = `one of ${PAYOUT_METHODS.join(', ')} (any case; HONG_KONG_FPS for HK_FPS)`;
+  return F.bad('INVALID_METHOD', `"${raw}" is not a payout method of the service`, expected);
 };
 
 export type PayoutField = Exclude<CanonicalField, BeneficiaryColumn | 'sourceAmount' | 'documents'>;
