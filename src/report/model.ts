@@ -207,20 +207,6 @@ type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 
     swaps?: readonly SwapProposal[];
   };
 
-/** The swaps a plan or plan file proposes, as the report shows swaps. */
-function proposedSwaps(proposals: readonly SwapProposal[]): SwapLine[] {
-  return proposals.map((p) => ({
-    currency: p.currency,
-    reference: p.reference,
-    status: 'PROPOSED',
-    sourceAmount: p.swapAmount,
-    sourceCurrency: p.fromCurrency,
-    destinationAmount: p.amountToBeSent,
-    destinationCurrency: p.currency,
-    exchangeRate: `${p.pair.baseCurrency}/${p.pair.quoteCurrency} ${p.pair.rate}`,
-  }));
-}
-
 /** The plan `plan` (or `run --dry-run`) just computed, or a plan file read back. */
 export function planViewOfPlan(
   plan: PlanFacts,
@@ -279,7 +265,16 @@ export function planViewOfPlan(
     refusals: refusalsOf(plan.currencies, plan.corridorBlocked),
     notes: o.notes ?? [],
     ...(o.approvals ? { approvals: o.approvals } : {}),
-    swaps: proposedSwaps(plan.swaps ?? []),
+    swaps: (plan.swaps ?? []).map((p) => ({
+      currency: p.currency,
+      reference: p.reference,
+      status: 'PROPOSED',
+      sourceAmount: p.swapAmount,
+      sourceCurrency: p.fromCurrency,
+      destinationAmount: p.amountToBeSent,
+      destinationCurrency: p.currency,
+      exchangeRate: `${p.pair.baseCurrency}/${p.pair.quoteCurrency} ${p.pair.rate}`,
+    })),
   };
 }
 

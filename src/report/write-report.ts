@@ -67,20 +67,11 @@ async function writePlanPage(path: string, view: PlanView): Promise<void> {
   const payees = view.payees ?? [];
   const csvPath = payees.length ? path.replace(/(\.html?)?$/i, '.payees.csv') : undefined;
   if (csvPath) {
-    const columns = ['row', 'reference', 'beneficiary', 'destination', 'account', 'method', 'currency', 'amount'];
-    const rows = payees.map((p) => [
-      String(p.rowNumber),
-      p.reference,
-      p.beneficiary,
-      p.destination,
-      p.account,
-      p.method,
-      p.currency,
-      p.amount,
-    ]);
+    const fields = ['reference', 'beneficiary', 'destination', 'account', 'method', 'currency', 'amount'] as const;
+    const rows = payees.map((p) => [String(p.rowNumber), ...fields.map((f) => p[f])]);
     await writeFileAtomic(csvPath, [
       stringify(
-        [columns, ...rows].map((r) => r.map(neutralise)),
+        [['row', ...fields], ...rows].map((r) => r.map(neutralise)),
         { bom: true, record_delimiter: '\r\n' },
       ),
     ]);
