@@ -346,12 +346,8 @@ export function foldJournal(lines: Iterable<JournalLine>): FoldedJournal {
   return folded;
 }
 
-interface FoldedJournalFile extends JournalScan {
-  folded: FoldedJournal;
-}
-
 /** Reads and folds a journal file in one pass: no array of events, only the row states. */
-export function foldJournalFile(path: string): FoldedJournalFile {
+export function foldJournalFile(path: string): JournalScan & { folded: FoldedJournal } {
   const folded = emptyFold();
   const scan = scanJournal<JournalLine>(path, (e) => applyEvent(folded, e));
   return { folded, ...scan };

@@ -95,8 +95,7 @@ const TIME_FIELDS = {
 
 const money = (field: string, value: string | undefined, cls = 'num') =>
   safe`<td class="${cls}" data-field="${field}" data-value="${value ?? ''}">${value === undefined ? '—' : groupThousands(value)}</td>`;
-const count = (field: string, value: number | undefined) =>
-  safe`<td class="num" data-field="${field}" data-value="${value === undefined ? '' : String(value)}">${value === undefined ? '—' : groupThousands(String(value))}</td>`;
+const count = (field: string, value: number | undefined) => money(field, value === undefined ? undefined : String(value));
 const kv = (label: string, field: string, value: string | number | undefined, mono = false) =>
   value === undefined || value === ''
     ? ''

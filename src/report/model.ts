@@ -207,20 +207,6 @@ type PlanFacts = Pick<BatchPlan, 'file' | 'batchId' | 'warnings' | 'requests' | 
     swaps?: readonly SwapProposal[];
   };
 
-/** The swaps a plan or plan file proposes, as the report shows swaps. */
-function proposedSwaps(proposals: readonly SwapProposal[]): SwapLine[] {
-  return proposals.map((p) => ({
-    currency: p.currency,
-    reference: p.reference,
-    status: 'PROPOSED',
-    sourceAmount: p.swapAmount,
-    sourceCurrency: p.fromCurrency,
-    destinationAmount: p.amountToBeSent,
-    destinationCurrency: p.currency,
-    exchangeRate: `${p.pair.baseCurrency}/${p.pair.quoteCurrency} ${p.pair.rate}`,
-  }));
-}
-
 /** The plan `plan` (or `run --dry-run`) just computed, or a plan file read back. */
 export function planViewOfPlan(
   plan: PlanFacts,
@@ -279,7 +265,16 @@ export function planViewOfPlan(
     refusals: refusalsOf(plan.currencies, plan.corridorBlocked),
     notes: o.notes ?? [],
     ...(o.approvals ? { approvals: o.approvals } : {}),
-    swaps: proposedSwaps(plan.swaps ?? []),
+    swaps: (plan.swaps ?? []).map((p) => ({
+      currency: p.currency,
+      reference: p.reference,
+      status: 'PROPOSED',
+      sourceAmount: p.swapAmount,
+      sourceCurrency: p.fromCurrency,
+      destinationAmount: p.amountToBeSent,
+      destinationCurrency: p.currency,
+      exchangeRate: `${p.pair.baseCurrency}/${p.pair.quoteCurrency} ${p.pair.rate}`,
+    })),
   };
 }
 
@@ -386,24 +381,8 @@ export interface ActionRow {
   command?: string;
 }
 
-/** A row of the results as the audit list shows it: `note` the service's reason or error, else the next step. */
-type ResultRowView = Pick<ActionRow, 'row' | 'reference' | 'name' | 'amount' | 'currency' | 'status'> & { payoutId: string; note: string };
-
-export interface ResultsView {
-  kind: 'results';
-  generatedAt: string;
-  identity: { file: string; fileName: string; rows: number; environment?: string; batchId?: string };
-  statusCounts: { status: string; rows: number }[];
-  groups: GroupTotal[];
-  /** Every row, in the file's order. */
-  rows: ResultRowView[];
-  action: ActionRow[];
-  actionOmitted: number;
-  tieOut?: TieOutSummary;
-  /** The batch's swaps (spec §4.7): the run's, the results workbook's Swaps sheet, or the tie-out's. */
-  swaps: SwapLine[];
-  notes: string[];
-}
+/** A results file's view: every row in the file's order (`note` the service's reason or error, else the next step). */
+export type ResultsView = ReturnType<typeof resultsViewOf>;
 
 /** What to do, and the command that does it (RESULTS: this results file; PAYOUT_ID: the row's payout). */
 type Action = { urgency: number; next: string; command?: string };
@@ -539,7 +518,7 @@ export function resultsViewOf(
   table: ResultsTable,
   file: string,
   o: { tieOut?: TieOutSummary; environment?: string; batchId?: string; notes?: string[]; swaps?: SwapLine[] } = {},
-): ResultsView {
+) {
   const column = new Map<CanonicalField, string>();
   for (const h of table.inputColumns) {
     const m = matchHeader(h);
@@ -562,7 +541,7 @@ export function resultsViewOf(
   const groups = groupTotals(table.rows, cell, notes);
   notes.push(...refundNotes(groups, o.tieOut, file));
   return {
-    kind: 'results',
+    kind: 'results' as const,
     generatedAt: new Date().toISOString(),
     identity: {
       file,

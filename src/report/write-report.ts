@@ -1,7 +1,7 @@
 // The HTML batch report (README.md), of a plan, a plan file, a batch file read offline or a results
 // file, written atomically beside its input.
 import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomic } from '../files/atomic.ts';
 import type { BatchPlan } from '../engine/batch-plan.ts';
@@ -22,7 +22,7 @@ import {
   type ApprovalsInput,
   type PlanView,
 } from './model.ts';
-import { planReportPathFor, readTieOut, reportPathFor } from './report-paths.ts';
+import { reconciliationPathFor, TieOutSummarySchema, type TieOutSummary } from '../engine/money-totals.ts';
 
 /** The batch file read offline; none when it moved, was deleted or cannot be read since: the report says what it could not show. */
 const offlineOrUndefined = (file: string, options: ValidateOptions = {}) => readOfflineBatch(file, options).catch(() => undefined);
@@ -67,20 +67,11 @@ async function writePlanPage(path: string, view: PlanView): Promise<void> {
   const payees = view.payees ?? [];
   const csvPath = payees.length ? path.replace(/(\.html?)?$/i, '.payees.csv') : undefined;
   if (csvPath) {
-    const columns = ['row', 'reference', 'beneficiary', 'destination', 'account', 'method', 'currency', 'amount'];
-    const rows = payees.map((p) => [
-      String(p.rowNumber),
-      p.reference,
-      p.beneficiary,
-      p.destination,
-      p.account,
-      p.method,
-      p.currency,
-      p.amount,
-    ]);
+    const fields = ['reference', 'beneficiary', 'destination', 'account', 'method', 'currency', 'amount'] as const;
+    const rows = payees.map((p) => [String(p.rowNumber), ...fields.map((f) => p[f])]);
     await writeFileAtomic(csvPath, [
       stringify(
-        [columns, ...rows].map((r) => r.map(neutralise)),
+        [['row', ...fields], ...rows].map((r) => r.map(neutralise)),
         { bom: true, record_delimiter: '\r\n' },
       ),
     ]);
@@ -158,4 +149,51 @@ export async function writeReportOf(
   const path = o.out ?? planReportPathFor(input);
   await writePlanPage(path, planViewOffline(offline));
   return { kind: 'batch', path };
+}
+
+/**
+ * The report of an output file: its path with the extension replaced by .html
+ * (payroll.results.csv → payroll.results.html, plan.json → plan.html); never the output itself.
+ */
+export function reportPathFor(output: string): string {
+  const ext = extname(output);
+  const stem = ext ? output.slice(0, -ext.length) : output;
+  const path = `${stem}.html`;
+  return path === output ? `${stem}.report.html` : path;
+}
+
+/** The report of `plan FILE` without --out: `<batch name>.plan.html` beside the batch file. */
+export function planReportPathFor(batchFile: string): string {
+  return join(dirname(batchFile), `${basename(batchFile, extname(batchFile))}.plan.html`);
+}
+
+/**
+ * The tie-out `reconcile` wrote beside a results file (`<results name>.reconciliation.json`), read
+ * back as it computed it: nothing is summed again here. None when there is no such file; a file
+ * that cannot be read (an amount that is not one, a field missing) is a problem to show, never a
+ * tie-out with a 0 in it.
+ */
+export async function readTieOut(resultsFile: string): Promise<{ tieOut?: TieOutSummary; problem?: string }> {
+  const path = reconciliationPathFor(resultsFile, 'json');
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT'
+      ? {}
+      : { problem: `The reconciliation ${path} cannot be read (${code ?? (e as Error).message}): the tie-out is not shown.` };
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { problem: `The reconciliation ${path} is not JSON: the tie-out is not shown; run payout-batch reconcile again.` };
+  }
+  const r = TieOutSummarySchema.safeParse(data);
+  if (r.success) return { tieOut: r.data };
+  const i = r.error.issues[0];
+  return {
+    problem: `The reconciliation ${path} cannot be read (${i?.path.join('.') || 'top level'}: ${i?.message}): the tie-out is not shown; run payout-batch reconcile again.`,
+  };
 }

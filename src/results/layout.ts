@@ -2,17 +2,11 @@
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, resultHeaderOf, splitColumns, type ResultColumn } from './result-columns.ts';
 import type { ResultsSource, ResultsTable, ResultValues } from './types.ts';
 
-export interface ResultsLayout {
-  /** The batch's own columns, in order (result columns of a results file run again taken out). */
-  input: string[];
-  /** The result columns written: RESULT_COLUMNS, then the OPTIONAL_RESULT_COLUMNS some row holds. */
-  result: ResultColumn[];
-  /** The header row: `input`, then each of `result` under its unique name. */
-  header: string[];
-}
-
-/** The header row: the batch's own columns, RESULT_COLUMNS, then the OPTIONAL_RESULT_COLUMNS some row holds. */
-export function resultsHeader(inputColumns: readonly string[], results: Iterable<ResultValues> = []): ResultsLayout {
+/**
+ * The header row (`header`): the batch's own columns (`input`, result columns of a results file run
+ * again taken out), then the result columns written (`result`: RESULT_COLUMNS, then the OPTIONAL_RESULT_COLUMNS some row holds).
+ */
+export function resultsHeader(inputColumns: readonly string[], results: Iterable<ResultValues> = []) {
   const input = splitColumns(inputColumns).input;
   const held = new Set<ResultColumn>();
   for (const v of results) for (const c of OPTIONAL_RESULT_COLUMNS) if ((v[c] ?? '') !== '') held.add(c);

@@ -6,10 +6,16 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { BatchFormat } from '../input/reader.ts';
 import { ResultsError } from './results-errors.ts';
-import { RESULTS_WRITERS } from './formats.ts';
-import type { ResultsFormat } from './types.ts';
+import { csvWriter } from './csv-writer.ts';
+import { xlsxWriter } from './xlsx-writer.ts';
+import type { ResultsFormat, ResultsWriter } from './types.ts';
 
 export type { ResultsFormat } from './types.ts';
+
+/** The results formats, one writer each in its own file: a new format is that file and one entry here. The first is the default. */
+export const RESULTS_WRITERS: readonly ResultsWriter[] = [csvWriter, xlsxWriter];
+
+export const writerOf = (format: ResultsFormat): ResultsWriter => RESULTS_WRITERS.find((w) => w.format === format)!;
 
 export function resultsPathFor(
   batchFile: string,

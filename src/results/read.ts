@@ -36,8 +36,10 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
   if (kind === 'binary') throw new ResultsError('UNSUPPORTED_FORMAT', file, `${file}: not a CSV or Excel file (it holds binary data).`);
   const encoding = encodingOption(file, kind, options, refuse);
   if (kind !== 'csv') {
-    const { records, swaps } = readXlsx(buf, file, options.sheet, refuse);
-    return { ...resultsTableOf(file, 'xlsx', records), ...(swaps.length ? { swaps } : {}) };
+    const { ws, name, workbook } = readSheet(buf, file, options.sheet, refuse);
+    const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
+    const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [];
+    return { ...resultsTableOf(file, 'xlsx', sheetRecords(ws)), ...(swaps.length ? { swaps } : {}) };
   }
   const { records, delimiter } = readCsv(buf, file, encoding);
   return { ...resultsTableOf(file, 'csv', records), delimiter };
@@ -195,17 +197,6 @@ function cellText(cell: XLSX.CellObject | undefined): string {
     default:
       return String(cell.v);
   }
-}
-
-function readXlsx(
-  buf: Buffer,
-  file: string,
-  sheetName: string | undefined,
-  refuse: Refuse,
-): { records: SourceRecord[]; swaps: SwapLine[] } {
-  const { ws, name, workbook } = readSheet(buf, file, sheetName, refuse);
-  const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
-  return { records: sheetRecords(ws), swaps: swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [] };
 }
 
 /** The batch's swaps of a Swaps sheet (write.ts), by its header; lines without a currency are skipped. */

@@ -2,7 +2,7 @@ import type { ResultColumn } from './result-columns.ts';
 import type { BatchFormat } from '../input/reader.ts';
 import type { SwapLine } from './swap-summary.ts';
 
-/** The formats a results file is written in (formats.ts registers a writer for each). */
+/** The formats a results file is written in (paths.ts RESULTS_WRITERS has a writer for each). */
 export type ResultsFormat = 'csv' | 'xlsx';
 
 /** Numbers as exact decimal strings; documentUrls '; '-joined. An empty cell reads back as absent. */

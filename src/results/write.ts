@@ -1,11 +1,10 @@
-// Writing a results file with its format's ResultsWriter (formats.ts RESULTS_WRITERS).
+// Writing a results file with its format's ResultsWriter (paths.ts RESULTS_WRITERS).
 import { rename } from 'node:fs/promises';
 import { writeFileAtomic } from '../files/atomic.ts';
 import { withLock } from '../files/lock.ts';
 import { serialised } from '../files/queue.ts';
-import { writerOf } from './formats.ts';
 import { sourceOf } from './layout.ts';
-import { resultsLockPath } from './paths.ts';
+import { resultsLockPath, writerOf } from './paths.ts';
 import { ResultsError } from './results-errors.ts';
 import type { ResultsSource, ResultsTable } from './types.ts';
 

@@ -73,13 +73,8 @@ function xlsxBytes(table: ResultsSource): Uint8Array {
       ...result.map((c) => resultCell(c, values[c])),
     ]);
   }
-  const ws = {
-    '!data': data as XLSX.CellObject[][],
-    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: table.rows.length, c: header.length - 1 } }),
-    '!cols': columnWidths(header, data).map((wch) => ({ wch })),
-  } as XLSX.WorkSheet;
   const wb = XLSX.utils.book_new();
-  XLSX.utils.book_append_sheet(wb, ws, RESULTS_SHEET);
+  XLSX.utils.book_append_sheet(wb, sheetOf(header, data), RESULTS_SHEET);
   if (table.swaps?.length) XLSX.utils.book_append_sheet(wb, swapsSheet(table.swaps), SWAPS_SHEET);
   return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', bookSST: true, compression: true }) as Uint8Array;
 }
@@ -88,13 +83,14 @@ function xlsxBytes(table: ResultsSource): Uint8Array {
 function swapsSheet(swaps: readonly SwapLine[]): XLSX.WorkSheet {
   const cell = (c: (typeof SWAP_COLUMNS)[number], text = '') =>
     (c === 'exchangeRate' || SWAP_AMOUNT_COLUMNS.includes(c) ? numberCell(text, c !== 'exchangeRate') : undefined) ?? textCell(text);
-  const data: (XLSX.CellObject | undefined)[][] = [
-    SWAP_COLUMNS.map((c) => textCell(c)),
-    ...swaps.map((s) => SWAP_COLUMNS.map((c) => cell(c, s[c]))),
-  ];
+  return sheetOf(SWAP_COLUMNS, [SWAP_COLUMNS.map((c) => textCell(c)), ...swaps.map((s) => SWAP_COLUMNS.map((c) => cell(c, s[c])))]);
+}
+
+/** A sheet of `data` (its first line `header`'s cells), each column as wide as columnWidths says. */
+function sheetOf(header: readonly string[], data: (XLSX.CellObject | undefined)[][]): XLSX.WorkSheet {
   return {
     '!data': data,
-    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: swaps.length, c: SWAP_COLUMNS.length - 1 } }),
-    '!cols': columnWidths(SWAP_COLUMNS, data).map((wch) => ({ wch })),
+    '!ref': XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: data.length - 1, c: header.length - 1 } }),
+    '!cols': columnWidths(header, data).map((wch) => ({ wch })),
   } as XLSX.WorkSheet;
 }

@@ -11,8 +11,7 @@ import { planHtml, resultsHtml, timeText } from '../../src/report/html.ts';
 import { planFixture } from '../engine/plan-fixture.ts';
 import { planViewOffline, planViewOfPlan, readOfflineBatch, resultsViewOf } from '../../src/report/model.ts';
 import { escapeHtml, safe } from '../../src/report/safe-html.ts';
-import { planReportPathFor, readTieOut, reportPathFor } from '../../src/report/report-paths.ts';
-import { writeReportOf } from '../../src/report/write-report.ts';
+import { planReportPathFor, readTieOut, reportPathFor, writeReportOf } from '../../src/report/write-report.ts';
 import { writeResults, type ResultsTable } from '../../src/results/results.ts';
 import { HEADER, generateCsv } from '../engine/helpers.ts';
 

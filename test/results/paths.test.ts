@@ -65,7 +65,7 @@ describe('retry results never overwrite an earlier retry', () => {
   });
 });
 
-describe('the results format, from the writers (formats.ts)', () => {
+describe('the results format, from the writers (paths.ts RESULTS_WRITERS)', () => {
   it("follows the batch's format as read, else its extension; --results by its own extension", () => {
     expect(resultsPathFor('in/pay.txt')).toEqual({ path: join('in', 'pay.results.txt'), format: 'csv' });
     expect(resultsPathFor('in/pay.xls')).toEqual({ path: join('in', 'pay.results.xlsx'), format: 'xlsx' });
