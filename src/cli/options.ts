@@ -32,6 +32,15 @@ import { writeStatusReport } from '../results/status-report.ts';
 import { PAIN002_VERSIONS } from '../spec/iso20022.ts';
 import { Signals, type Outcome, type SignalTargets } from '../signals/signals.ts';
 
+/** f's value, or undefined when it throws (what cannot be read is said elsewhere, or not at all). */
+export function attempt<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
 export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends Argv<infer A> ? A : never;
 
 export const STATE_DIR_HELP =
@@ -70,7 +79,9 @@ type EnvironmentFlags = { env?: string; 'base-url'?: string };
  * URL names no account (its port changes). Production must still be named on the command line.
  */
 export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string }>(args: A, io: CliIO): [A, CliIO] {
-  const plan = args.plan ? planService(resolve(io.cwd, args.plan)) : undefined;
+  const path = args.plan && resolve(io.cwd, args.plan);
+  // (a plan that cannot be read: the engine says why, exit 2)
+  const plan = path ? attempt(() => parsePlanFile(readFileSync(path, 'utf8'), path)) : undefined;
   if (!plan) return [args, io];
   const refuse = (given: string) =>
     new CommandError(
@@ -81,7 +92,8 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
   const planEnv = plan.env === 'custom' ? undefined : plan.env;
   if (args.env !== undefined && args.env !== planEnv) throw refuse(`--env ${args.env}`);
   const given = args['base-url'];
-  if (given !== undefined && (plan.env === 'local' || !sameAccount(given, plan.baseUrl))) throw refuse(`--base-url ${given}`);
+  if (given !== undefined && (plan.env === 'local' || !attempt(() => accountOf(given) === accountOf(plan.baseUrl))))
+    throw refuse(`--base-url ${given}`);
   const env = { ...io.env, PAYOUT_ENV: undefined, PAYOUT_BASE_URL: undefined };
   return [
     { ...args, env: planEnv, 'base-url': plan.env === 'local' ? undefined : plan.baseUrl },
@@ -93,23 +105,6 @@ export function withPlanEnvironment<A extends EnvironmentFlags & { plan?: string
 export function connectionHint(args: EnvironmentFlags): string {
   const url = args['base-url'];
   return `${args.env ? ` --env ${args.env}` : ''}${url ? ` --base-url ${url}` : ''}`;
-}
-
-/** undefined when the plan cannot be read (the engine says why, exit 2) */
-function planService(path: string): { env: string; baseUrl: string } | undefined {
-  try {
-    return parsePlanFile(readFileSync(path, 'utf8'), path);
-  } catch {
-    return undefined;
-  }
-}
-
-function sameAccount(a: string, b: string): boolean {
-  try {
-    return accountOf(a) === accountOf(b);
-  } catch {
-    return false;
-  }
 }
 
 /** status and reconcile: the connection, the results file, the state folders of its journal. */
@@ -195,11 +190,34 @@ function signalOptions<T>(y: Argv<T>) {
  * A command run between its signals (src/signals): the start ping, then the end ping, metrics and
  * alert from what it noted (io.note) and its exit code, also when it throws. A failed signal is only logged.
  */
-export function signalled<A>(command: string, c: CliCommand<A>, targets?: (args: SignalArgs, io: CliIO) => SignalTargets): CliCommand<A> {
+export function signalled<A>(command: string, c: CliCommand<A>, targetsOf?: (args: SignalArgs, io: CliIO) => SignalTargets): CliCommand<A> {
   return {
     builder: (y) => signalOptions(c.builder(y)),
-    run: (args, io) =>
-      withSignals(command, { ...(args as SignalArgs), targets: targets?.(args as SignalArgs, io) }, io, (io) => c.run(args, io)),
+    run: async (parsed, io) => {
+      const args = parsed as SignalArgs;
+      const targets = targetsOf?.(args, io) ?? {
+        pingUrl: args['ping-url'],
+        metricsFile: args['metrics-file'],
+        notifyUrl: args['notify-url'],
+      };
+      if (!targets.pingUrl && !targets.metricsFile && !targets.notifyUrl) return c.run(parsed, io);
+      const metricsFile = targets.metricsFile && resolve(io.cwd, targets.metricsFile);
+      const signals = new Signals({ ...targets, metricsFile }, command, makeLogger(args, io, command));
+      let noted: Partial<Outcome> = { subject: args.file ?? args.results ?? args.dir };
+      const end = (exitCode: ExitCode, o: Partial<Outcome> = {}) =>
+        signals.end({ ...noted, ...o, exitCode, failed: exitCode !== ExitCode.OK && exitCode !== ExitCode.NOT_FINISHED });
+      await signals.start();
+      try {
+        const tick = { start: () => signals.start(), end };
+        const code = await c.run(parsed, { ...io, tick, note: (o) => (noted = { ...noted, ...o }) });
+        await end(code);
+        return code;
+      } catch (e) {
+        noted.reasons ??= [(e as Error).message];
+        await end(e instanceof UsageError ? e.exitCode : ExitCode.UNUSABLE_INPUT);
+        throw e;
+      }
+    },
   };
 }
 type SignalArgs = ArgsOf<typeof signalOptions> & {
@@ -209,29 +227,7 @@ type SignalArgs = ArgsOf<typeof signalOptions> & {
   file?: string;
   results?: string;
   dir?: string;
-  targets?: SignalTargets;
 };
-
-async function withSignals(command: string, args: SignalArgs, io: CliIO, body: (io: CliIO) => Promise<ExitCode>): Promise<ExitCode> {
-  const targets = args.targets ?? { pingUrl: args['ping-url'], metricsFile: args['metrics-file'], notifyUrl: args['notify-url'] };
-  if (!targets.pingUrl && !targets.metricsFile && !targets.notifyUrl) return body(io);
-  const metricsFile = targets.metricsFile && resolve(io.cwd, targets.metricsFile);
-  const signals = new Signals({ ...targets, metricsFile }, command, makeLogger(args, io, command));
-  let noted: Partial<Outcome> = { subject: args.file ?? args.results ?? args.dir };
-  const end = (exitCode: ExitCode, o: Partial<Outcome> = {}) =>
-    signals.end({ ...noted, ...o, exitCode, failed: exitCode !== ExitCode.OK && exitCode !== ExitCode.NOT_FINISHED });
-  await signals.start();
-  try {
-    const tick = { start: () => signals.start(), end };
-    const code = await body({ ...io, tick, note: (o) => (noted = { ...noted, ...o }) });
-    await end(code);
-    return code;
-  } catch (e) {
-    noted.reasons ??= [(e as Error).message];
-    await end(e instanceof UsageError ? e.exitCode : ExitCode.UNUSABLE_INPUT);
-    throw e;
-  }
-}
 
 export function reportOption<T>(y: Argv<T>) {
   return y.option('report', { type: 'boolean', default: true, describe: 'Write the HTML report beside the output (--no-report: skip it)' });
@@ -264,7 +260,9 @@ export async function statusReportOf(
 export const documentsOption = str('pain.001: folder of supporting documents, named by end-to-end id or RfrdDocInf/Nb');
 
 export const fileReadingOptions = <T>(y: Argv<T>) =>
-  y.option('encoding', str('CSV encoding (default: detected)')).option('sheet', str('Excel sheet (default: the first)'));
+  y
+    .option('encoding', str('CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252'))
+    .option('sheet', str('Excel: the sheet to read (default: the first)'));
 
 export function batchFileOptions<T>(y: Argv<T>) {
   return fileReadingOptions(y)

@@ -44,12 +44,6 @@ export function sendOptions<T>(y: Argv<T>) {
   return statusReportOptions(reportOption(sendingOptions(guardOptions(connectionOptions(y)))));
 }
 
-/** Where the whole plan can be read when the confirmation shows it shortened to the screen. */
-const WHOLE_PLAN = {
-  run: 'add --dry-run to print it whole',
-  retry: 'add > plan.txt to write it whole',
-};
-
 export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const n = plan.toSend.length;
   const totals = plan.currencies.filter((c) => c.rows > 0).map((c) => `${c.currency} ${groupThousands(c.total)}`);
@@ -153,7 +147,9 @@ export async function sendBatch<
     const question = plan && confirmQuestion(plan, environment);
     if (plan) {
       label.batch = plan.batchId.slice(0, 16);
-      const screen = args.yes ? undefined : screenFor(quiet ? io.stderr : io.stdout, io.env, question!, WHOLE_PLAN[command]);
+      // (where the whole plan can be read when the question shows it shortened to the screen)
+      const whole = command === 'run' ? 'add --dry-run to print it whole' : 'add > plan.txt to write it whole';
+      const screen = args.yes ? undefined : screenFor(quiet ? io.stderr : io.stdout, io.env, question!, whole);
       beside(planText(plan, environment, conn.environment.baseUrl, screen));
       logger.info(
         { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },

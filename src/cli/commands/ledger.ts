@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
+import { attempt, makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
 import { LOG_FORMATS } from '../../log.ts';
 import { ENVIRONMENTS, resolveEnvironment } from '../../client/environment.ts';
 import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../ledger/import.ts';
@@ -53,12 +53,9 @@ function candidateAccounts(args: Args, io: CliIO): string[] {
     { env: 'sandbox' as const, gatewayHost, vars: noUrl },
     { env: 'production' as const, gatewayHost, vars: noUrl },
   ]) {
-    try {
-      const url = resolveEnvironment(o).baseUrl;
-      if (url) out.add(accountOf(url));
-    } catch {
-      /* this environment is not configured here */
-    }
+    // (an environment not configured here, or without a URL, names no account)
+    const account = attempt(() => accountOf(resolveEnvironment(o).baseUrl ?? ''));
+    if (account) out.add(account);
   }
   return [...out];
 }

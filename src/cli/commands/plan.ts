@@ -50,11 +50,8 @@ const builder = (y: Argv) =>
 
 /** `run --dry-run` gives its own flags, without --out or --prepared-by. */
 type PlanFlags = ArgsOf<typeof builder>;
-type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'> &
-  Partial<Pick<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'>> & {
-    /** `run --dry-run`: whether its run would fund the batch by the plan's swap (`plan` counts it). */
-    'fund-by-swap'?: boolean;
-  };
+/** (`fund-by-swap`: whether `run --dry-run`'s run would fund the batch by the plan's swap; `plan` counts it) */
+type PlanArgs = Omit<PlanFlags, 'out' | 'prepared-by' | 'as' | 'approver-key'> & Partial<PlanFlags> & { 'fund-by-swap'?: boolean };
 
 export default defineCommand<ArgsOf<typeof builder>>({ builder, run: (args, io) => showPlan(args, io) });
 

@@ -98,7 +98,13 @@ const command = defineCommand<StatusArgs>({
           l.push(`  … ${r.moved.length - shown.length} more moved forward (every row is in ${basename(results)}; --json lists them)`);
         for (const f of r.failures)
           l.push(`  row ${f.rowNumber}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`);
-        l.push(...swapLines(r));
+        l.push(
+          ...r.swaps.map((s) => `  ${swapText(s)}`),
+          ...r.swapsMoved.map((m) => `  swap to ${m.currency} ${m.id}: ${m.from} -> ${m.to}`),
+          ...r.swapFailures.map(
+            (f) => `  swap to ${f.currency} ${f.id}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`,
+          ),
+        );
         l.push(`Asked about ${plural(r.asked, 'payout')} (${r.final} already final, not asked); ${r.moved.length} moved forward.`);
         l.push(`Used ${requestsUsedText(r.requests)}.`);
         l.push(
@@ -139,16 +145,6 @@ function outcomeLines(
         : 'Not finished: some rows need you (failed, waiting for information, or no payout): see above and the results file.',
   );
   return l;
-}
-
-function swapLines(r: Pick<StatusResult, 'swaps' | 'swapsMoved' | 'swapFailures'>): string[] {
-  return [
-    ...r.swaps.map((s) => `  ${swapText(s)}`),
-    ...r.swapsMoved.map((m) => `  swap to ${m.currency} ${m.id}: ${m.from} -> ${m.to}`),
-    ...r.swapFailures.map(
-      (f) => `  swap to ${f.currency} ${f.id}: ${f.code}: ${f.message}${f.requestId ? ` (request id ${f.requestId})` : ''}`,
-    ),
-  ];
 }
 
 function requestsText(json: string | undefined): string {

@@ -5,8 +5,8 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify';
 import type { Argv } from 'yargs';
-import { batchFileFlags, documentsOption, type ArgsOf } from '../options.ts';
-import { CommandError, defineCommand, flag, plural, type CliIO } from '../command.ts';
+import { batchFileFlags, documentsOption, fileReadingOptions, type ArgsOf } from '../options.ts';
+import { CommandError, defineCommand, flag, num, plural, type CliIO } from '../command.ts';
 import { groupThousands } from '../../money.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { InputError } from '../../input/read-batch.ts';
@@ -167,19 +167,13 @@ async function runValidate(args: ValidateArgs, io: CliIO): Promise<ExitCode> {
 }
 
 const builder = (y: Argv) =>
-  y
+  fileReadingOptions(y)
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (.csv, .txt, .xlsx, .xls, pain.001 .xml)' })
-    .option('encoding', { type: 'string', describe: 'CSV encoding instead of detecting it: utf-8, utf-16le, utf-16be, windows-1252' })
-    .option('sheet', { type: 'string', describe: 'Excel: the sheet to read (default: the first)' })
     .option('documents', documentsOption)
     .option('report', { type: 'string', describe: 'Write every problem to this CSV file (a sheet)' })
     .option('json', flag('Print the problems and summary as JSON'))
     .option('allow-duplicate-rows', flag('Rows with the same account, amount and currency are a warning, not an error'))
-    .option('max-problems', {
-      type: 'number',
-      default: 100,
-      describe: 'Problems printed on screen (0: all); the report and --json have all',
-    });
+    .option('max-problems', { ...num('Problems printed on screen (0: all); the report and --json have all'), default: 100 });
 type ValidateArgs = ArgsOf<typeof builder>;
 
 export default defineCommand<ValidateArgs>({ builder, run: runValidate });

@@ -8,7 +8,7 @@ import { addUp } from '../../signals/signals.ts';
 import { readWatchConfig, WatchConfigError, CONFIG_FILE, type WatchConfig } from '../../watch/config.ts';
 import { layout } from '../../watch/inbox.ts';
 import { watchFolder, type WatchResult } from '../../watch/watcher.ts';
-import { connectionOptions, makeLogger, openConnection, signalled, type ArgsOf } from '../options.ts';
+import { attempt, connectionOptions, makeLogger, openConnection, signalled, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) =>
   connectionOptions(y)
@@ -111,13 +111,7 @@ function startLine(dir: string, c: WatchConfig): string {
 /** The signals' targets: the flags, else the configuration's keys. */
 export default signalled('watch', command, (args, io) => {
   const dir = resolve(io.cwd, args.dir ?? '.');
-  const c = (() => {
-    try {
-      return readWatchConfig(dir);
-    } catch {
-      return undefined;
-    }
-  })();
+  const c = attempt(() => readWatchConfig(dir));
   const file = args['metrics-file'] ?? (c?.metricsFile && resolve(dir, c.metricsFile));
   return { pingUrl: args['ping-url'] ?? c?.pingUrl, metricsFile: file, notifyUrl: args['notify-url'] ?? c?.notifyUrl };
 });
