@@ -24,9 +24,8 @@ import {
   type WatchClaim,
 } from './account-ledger.ts';
 import { TeamLedgerError, type TeamDb } from './pg-db.ts';
-import { TeamPace } from './pg-pace.ts';
+import { TeamPace, TeamUsage } from './pg-pace.ts';
 import * as store from './pg-store.ts';
-import { TeamUsage } from './pg-usage.ts';
 
 export class PgLedgers implements SharedStore {
   readonly usage: TeamUsage;
