@@ -7,8 +7,6 @@ import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
 import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
 
-export type { Queryable };
-
 /** Its message never holds the password. */
 export class TeamLedgerError extends Error {
   override readonly name = 'TeamLedgerError';

@@ -133,25 +133,6 @@ export async function claimOf(db: Db, account: string, sha256: string): Promise<
   return r.rows[0] && claimOfRow(r.rows[0]);
 }
 
-async function insertClaim(db: Db, c: ClaimRequest): Promise<boolean> {
-  const r = await db.query(
-    `INSERT INTO payout_batch.watch_claims (account, sha256, claim, name, holder, host, state)
-     VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT (account, sha256) DO NOTHING`,
-    [c.account, c.sha256, c.claim, c.name, db.holder, c.host],
-  );
-  return r.rowCount === 1;
-}
-
-async function replaceClaim(db: Db, c: ClaimRequest, from: WatchClaim): Promise<boolean> {
-  const r = await db.query(
-    `UPDATE payout_batch.watch_claims
-        SET claim = $3, name = $4, holder = $5, host = $6, state = 'running', claimed_at = now(), ended_at = NULL
-      WHERE account = $1 AND sha256 = $2 AND holder = $7 AND claim = $8 AND state = $9`,
-    [c.account, c.sha256, c.claim, c.name, db.holder, c.host, from.holder, from.claim, from.state],
-  );
-  return r.rowCount === 1;
-}
-
 /** A running claim whose holder is gone is taken over; an ended one only when `mayRetake` says so. */
 export async function claimContent(
   db: Db,
@@ -160,13 +141,24 @@ export async function claimContent(
 ): Promise<ClaimAnswer> {
   // (a few rounds at most: each lost round means another process changed the row in between)
   for (let round = 0; ; round++) {
-    if (await insertClaim(db, c)) return { held: true };
+    const inserted = await db.query(
+      `INSERT INTO payout_batch.watch_claims (account, sha256, claim, name, holder, host, state)
+       VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT (account, sha256) DO NOTHING`,
+      [c.account, c.sha256, c.claim, c.name, db.holder, c.host],
+    );
+    if (inserted.rowCount === 1) return { held: true };
     const by = await claimOf(db, c.account, c.sha256);
     if (!by) continue; // (deleted in between, by hand: insert again)
     if (by.holder === db.holder && by.claim === c.claim) return { held: true };
     const free = by.state === 'running' ? !(await db.holderAlive(by.holder)) : ((await o.mayRetake?.(by)) ?? false);
     if (!free || round >= 3) return { held: false, by };
-    if (await replaceClaim(db, c, by)) return { held: true, replaced: by };
+    const replaced = await db.query(
+      `UPDATE payout_batch.watch_claims
+          SET claim = $3, name = $4, holder = $5, host = $6, state = 'running', claimed_at = now(), ended_at = NULL
+        WHERE account = $1 AND sha256 = $2 AND holder = $7 AND claim = $8 AND state = $9`,
+      [c.account, c.sha256, c.claim, c.name, db.holder, c.host, by.holder, by.claim, by.state],
+    );
+    if (replaced.rowCount === 1) return { held: true, replaced: by };
   }
 }
 
