@@ -53,17 +53,9 @@ const RecordSchema = z.object({
   history: z.array(VersionSchema),
 });
 
-export type AccountPolicy = PolicyRules & {
-  v: 1;
-  account: string;
-  setAt: string;
-  setBy: string;
-  version: number;
-  history: PolicyVersion[];
-  /** As read for a run (policyInForce), never stored. */
-  key?: string;
-  sentToday?: Record<string, string>;
-};
+/** `key`, `sentToday`: as read for a run (policyInForce), never stored. */
+export type AccountPolicy = PolicyRules &
+  Omit<z.infer<typeof RecordSchema>, keyof PolicyRules | 'removed'> & { key?: string; sentToday?: Record<string, string> };
 
 /** `version` 0: never set. */
 export interface PolicyRecord {

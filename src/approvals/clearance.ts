@@ -11,7 +11,7 @@ import type { AccountPolicy } from './account-policy.ts';
 import { listedSigners } from './sign.ts';
 import { makerKeys, rawKey } from './approval-rule.ts';
 import { approvalsPathFor, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
-import { PlanFileError } from './payload.ts';
+import { parseJson, PlanFileError } from './payload.ts';
 
 export const CLEARANCE_KIND = 'payout-batch-screening-clearance';
 const SUFFIX = '.clearance.json';
@@ -40,21 +40,14 @@ interface LoadedClearance {
   clearance: ClearanceFile;
 }
 
-const parse = (bytes: Buffer) => {
-  try {
-    return ClearanceSchema.safeParse(JSON.parse(bytes.toString('utf8')));
-  } catch {
-    return undefined;
-  }
-};
-
-export const isClearance = (path: string): boolean => path.endsWith(SUFFIX) && existsSync(path) && !!parse(readFileSync(path))?.success;
+export const isClearance = (path: string): boolean =>
+  path.endsWith(SUFFIX) && existsSync(path) && parseJson(readFileSync(path), ClearanceSchema) !== undefined;
 
 export function loadClearance(path: string): LoadedClearance {
   const bytes = readFileSync(path);
-  const r = parse(bytes);
-  if (!r?.success) throw new PlanFileError(`${path} is not a clearance of \`payout-batch screen --clear\``);
-  return { path, bytes, clearance: r.data };
+  const clearance = parseJson(bytes, ClearanceSchema);
+  if (!clearance) throw new PlanFileError(`${path} is not a clearance of \`payout-batch screen --clear\``);
+  return { path, bytes, clearance };
 }
 
 /** Bound to its exact bytes; its purpose keeps a plan's signature from meaning it. */

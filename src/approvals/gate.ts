@@ -12,7 +12,6 @@ interface GateInput {
   approvers: string | Approver[];
   expiry?: Expiry;
   makerSigned?: boolean;
-  approvalsPath?: string;
 }
 
 export type GateResult = ({ ok: true } | { ok: false }) & { check?: ApprovalCheck; plan?: LoadedPlan; message: string };
@@ -28,7 +27,7 @@ export function approvalGate(g: GateInput): GateResult {
   }
   try {
     const approvers = typeof g.approvers === 'string' ? readApprovers(g.approvers) : g.approvers;
-    const approvals = readApprovals(g.approvalsPath ?? approvalsPathFor(plan.path));
+    const approvals = readApprovals(approvalsPathFor(plan.path));
     const check = checkApprovals(plan, approvals, approvers, g.required, g.expiry, g.makerSigned);
     return { ok: check.ok, check, plan, message: check.message };
   } catch (e) {

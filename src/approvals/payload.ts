@@ -3,6 +3,7 @@
 // sha256 of the plan file's bytes, so that any change to the plan makes every signature invalid.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { z } from 'zod';
 import { sha256Hex } from '../engine/identity.ts';
 import { formatAmount, Dec, groupThousands } from '../money.ts';
 import { bodyDigest, parsePlanFile, payeeOf, type PlanFile } from '../engine/plan-file.ts';
@@ -24,6 +25,16 @@ export function readBytes(path: string, fail: (why: string) => Error): Buffer {
     return readFileSync(path);
   } catch (e) {
     throw fail((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+  }
+}
+
+/** The JSON of `bytes` as `schema` reads it; undefined when it is not that. */
+export function parseJson<T>(bytes: Buffer, schema: z.ZodType<T>): T | undefined {
+  try {
+    const r = schema.safeParse(JSON.parse(bytes.toString('utf8')));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
   }
 }
 

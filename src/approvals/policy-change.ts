@@ -13,7 +13,7 @@ import {
   type PolicyStore,
 } from './account-policy.ts';
 import { listedSigners } from './sign.ts';
-import { readBytes } from './payload.ts';
+import { parseJson, readBytes } from './payload.ts';
 import { approvalsPathFor, readApprovals } from './approvals-file.ts';
 
 const PROPOSAL_KIND = 'payout-batch-policy-change';
@@ -51,14 +51,9 @@ export function isProposal(path: string): boolean {
 
 export function loadProposal(path: string): LoadedProposal {
   const bytes = readBytes(path, (why) => new PolicyError(`cannot read the proposal ${path}: ${why}`));
-  let r;
-  try {
-    r = ProposalSchema.safeParse(JSON.parse(bytes.toString('utf8')));
-  } catch {
-    r = undefined;
-  }
-  if (!r?.success) throw new PolicyError(`${path} is not a policy proposal of \`payout-batch policy set|remove\``);
-  return { path, bytes, proposal: r.data };
+  const proposal = parseJson(bytes, ProposalSchema);
+  if (!proposal) throw new PolicyError(`${path} is not a policy proposal of \`payout-batch policy set|remove\``);
+  return { path, bytes, proposal };
 }
 
 /** Bound to its exact bytes; its purpose keeps a plan's signature from meaning it. */

@@ -1,7 +1,7 @@
 // Who approved a plan, when, with which key, and whether each approval holds.
-import { fingerprintOf, parsePublicKey } from './keys.ts';
+import { fingerprintOf } from './keys.ts';
 import { loadPlan, payloadText, planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
-import { approvalProblem, makerKeys } from './approval-rule.ts';
+import { approvalProblem, makerKeys, rawKey } from './approval-rule.ts';
 import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
 import { plural } from '../text.ts';
 
@@ -20,23 +20,16 @@ export function approvalsView(planPath: string, approvers?: Approver[]): Approva
     ...(plan.plan.preparedBy !== undefined ? { preparedBy: plan.plan.preparedBy } : {}),
     approvals: approvals.map((a) => {
       const p = approvalProblem(payload, a, approvers, makers);
+      const raw = rawKey(a);
       return {
         name: a.name,
         signedAt: a.signedAt,
-        publicKeyFingerprint: computedFingerprint(a.publicKey),
+        publicKeyFingerprint: raw ? fingerprintOf(Buffer.from(raw, 'base64')) : '(unusable key)',
         valid: !p,
         ...(p ? { reason: p.reason } : {}),
       };
     }),
   };
-}
-
-function computedFingerprint(publicKey: string): string {
-  try {
-    return fingerprintOf(parsePublicKey(publicKey).raw);
-  } catch {
-    return '(unusable key)';
-  }
 }
 
 const PAYEES_SHOWN = 15;

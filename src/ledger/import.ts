@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { LOCK_NAMESPACE, lockIdOf, type Queryable, type TeamDb } from './pg-db.ts';
+import { LOCK_NAMESPACE, lockIdOf, type TeamDb } from './pg-db.ts';
+import type { Queryable } from './schema.ts';
 import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
 import { ledgerDirFor, names as list } from './file.ts';

@@ -7,8 +7,6 @@ import { hostname } from 'node:os';
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
 import { SCHEMA_VERSION, schemaVersionOf, type Queryable } from './schema.ts';
 
-export type { Queryable };
-
 /** Its message never holds the password. */
 export class TeamLedgerError extends Error {
   override readonly name = 'TeamLedgerError';
@@ -61,7 +59,6 @@ interface OpenOptions {
   command?: string;
   /** `ledger init`, which applies the schema. */
   init?: boolean;
-  connectTimeoutMs?: number;
   onLost?: (e: TeamLedgerError) => void;
 }
 
@@ -91,8 +88,7 @@ export class TeamDb {
     const where = redactUrl(url);
     // loaded here, not at start-up: a command without --ledger never loads node-postgres
     const pg = (await import('pg')).default;
-    const timeout = o.connectTimeoutMs ?? 5000;
-    const config = { connectionString: url, connectionTimeoutMillis: timeout, application_name: `payout-batch ${o.command ?? ''}`.trim() };
+    const config = { connectionString: url, connectionTimeoutMillis: 5000, application_name: `payout-batch ${o.command ?? ''}`.trim() };
     const session = new pg.Client(config);
     const pool = new pg.Pool({ ...config, max: 8, idleTimeoutMillis: 10_000 });
     const opened: { db?: TeamDb } = {};

@@ -1,7 +1,9 @@
 // The team ledger's rows, as SQL: postgres.ts decides what to check; this file only reads and writes.
+// A watch claim is one per content and account: the primary key gives it to exactly one process,
+// and it changes hands only by a compare-and-set on the claim as read.
 import { ALIVE, type TeamDb } from './pg-db.ts';
 import type { Queryable } from './schema.ts';
-import type { UnapprovedPayout } from './account-ledger.ts';
+import type { ClaimAnswer, ClaimRequest, WatchClaim } from './account-ledger.ts';
 
 export interface StoredLine {
   id: number;
@@ -22,38 +24,6 @@ export async function linesOf(q: Queryable, account: string, batch: string, afte
 export async function batchesOf(q: Queryable, account: string): Promise<string[]> {
   const r = await q.query<{ batch_id: string }>('SELECT DISTINCT batch_id FROM payout_batch.journal_lines WHERE account = $1', [account]);
   return r.rows.map((x) => x.batch_id);
-}
-
-export async function accounts(q: Queryable): Promise<string[]> {
-  return (await q.query<{ account: string }>('SELECT DISTINCT account FROM payout_batch.journal_lines')).rows.map((r) => r.account);
-}
-
-export async function latestPolicy(q: Queryable, account: string): Promise<string | undefined> {
-  const r = await q.query<{ policy: string }>(
-    'SELECT policy FROM payout_batch.account_policies WHERE account = $1 ORDER BY id DESC LIMIT 1',
-    [account],
-  );
-  return r.rows[0]?.policy;
-}
-
-export async function appendPolicy(q: Queryable, account: string, policy: string): Promise<void> {
-  await q.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [account, policy]);
-}
-
-export async function unapprovedOf(q: Queryable, account: string, day: string): Promise<UnapprovedPayout[]> {
-  const r = await q.query<UnapprovedPayout>(
-    'SELECT reference, currency, amount FROM payout_batch.unapproved_payouts WHERE account = $1 AND day = $2 ORDER BY id',
-    [account, day],
-  );
-  return r.rows;
-}
-
-export async function addUnapproved(q: Queryable, account: string, day: string, payouts: UnapprovedPayout[]): Promise<void> {
-  await q.query(
-    `INSERT INTO payout_batch.unapproved_payouts (account, day, reference, currency, amount)
-     SELECT $1, $2, r, c, a FROM unnest($3::text[], $4::text[], $5::text[]) AS u(r, c, a)`,
-    [account, day, ...(['reference', 'currency', 'amount'] as const).map((k) => payouts.map((p) => p[k]))],
-  );
 }
 
 export async function appendLines(q: Queryable, account: string, origin: string, lines: { batch: string; line: string }[]): Promise<void> {
@@ -146,7 +116,58 @@ export async function stillHeld(q: Queryable, holder: string, account: string, b
   return !!r.rowCount;
 }
 
-export async function release(q: Queryable, holder: string, account: string, batchId: string): Promise<void> {
-  await q.query('DELETE FROM payout_batch.reservations WHERE account = $1 AND batch_id = $2 AND holder = $3', [account, batchId, holder]);
-  await q.query('DELETE FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3', [account, batchId, holder]);
+type Db = Pick<TeamDb, 'holder' | 'query' | 'holderAlive'>;
+
+type Row = Omit<WatchClaim, 'claimedAt' | 'endedAt'> & { claimed_at: Date; ended_at: Date | null };
+
+const COLUMNS = 'account, sha256, claim, name, holder, host, state, claimed_at, ended_at';
+
+const claimOfRow = ({ claimed_at, ended_at, ...r }: Row): WatchClaim => ({
+  ...r,
+  claimedAt: claimed_at.toISOString(),
+  ...(ended_at ? { endedAt: ended_at.toISOString() } : {}),
+});
+
+export async function claimOf(db: Db, account: string, sha256: string): Promise<WatchClaim | undefined> {
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM payout_batch.watch_claims WHERE account = $1 AND sha256 = $2`, [account, sha256]);
+  return r.rows[0] && claimOfRow(r.rows[0]);
+}
+
+/** A running claim whose holder is gone is taken over; an ended one only when `mayRetake` says so. */
+export async function claimContent(
+  db: Db,
+  c: ClaimRequest,
+  o: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> } = {},
+): Promise<ClaimAnswer> {
+  // (a few rounds at most: each lost round means another process changed the row in between)
+  for (let round = 0; ; round++) {
+    const inserted = await db.query(
+      `INSERT INTO payout_batch.watch_claims (account, sha256, claim, name, holder, host, state)
+       VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT (account, sha256) DO NOTHING`,
+      [c.account, c.sha256, c.claim, c.name, db.holder, c.host],
+    );
+    if (inserted.rowCount === 1) return { held: true };
+    const by = await claimOf(db, c.account, c.sha256);
+    if (!by) continue; // (deleted in between, by hand: insert again)
+    if (by.holder === db.holder && by.claim === c.claim) return { held: true };
+    const free = by.state === 'running' ? !(await db.holderAlive(by.holder)) : ((await o.mayRetake?.(by)) ?? false);
+    if (!free || round >= 3) return { held: false, by };
+    const replaced = await db.query(
+      `UPDATE payout_batch.watch_claims
+          SET claim = $3, name = $4, holder = $5, host = $6, state = 'running', claimed_at = now(), ended_at = NULL
+        WHERE account = $1 AND sha256 = $2 AND holder = $7 AND claim = $8 AND state = $9`,
+      [c.account, c.sha256, c.claim, c.name, db.holder, c.host, by.holder, by.claim, by.state],
+    );
+    if (replaced.rowCount === 1) return { held: true, replaced: by };
+  }
+}
+
+/** False when the claim is not (or no longer) this process's. */
+export async function endClaim(db: Db, c: Pick<ClaimRequest, 'account' | 'sha256' | 'claim'>, state: 'done' | 'failed'): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE payout_batch.watch_claims SET state = $4, ended_at = now()
+      WHERE account = $1 AND sha256 = $2 AND claim = $3 AND holder = $5 AND state = 'running'`,
+    [c.account, c.sha256, c.claim, state, db.holder],
+  );
+  return r.rowCount === 1;
 }

@@ -19,14 +19,13 @@ import {
   type LinesRead,
   type Reservation,
   type ReserveOptions,
+  type UnapprovedPayout,
   type UnapprovedTake,
   type WatchClaim,
 } from './account-ledger.ts';
-import { claimContent, claimOf, endClaim } from './pg-claims.ts';
 import { TeamLedgerError, type TeamDb } from './pg-db.ts';
-import { TeamPace } from './pg-pace.ts';
+import { TeamPace, TeamUsage } from './pg-pace.ts';
 import * as store from './pg-store.ts';
-import { TeamUsage } from './pg-usage.ts';
 
 export class PgLedgers implements SharedStore {
   readonly usage: TeamUsage;
@@ -52,7 +51,8 @@ export class PgLedgers implements SharedStore {
   }
 
   async all(): Promise<PgLedger[]> {
-    return (await store.accounts(this.db)).map((a) => this.of(a));
+    const r = await this.db.query<{ account: string }>('SELECT DISTINCT account FROM payout_batch.journal_lines');
+    return r.rows.map((x) => this.of(x.account));
   }
 
   /** Ends the connection, once this process's lines are written. */
@@ -205,7 +205,12 @@ class PgLedger implements Ledger {
       release: () =>
         (released ??= this.inOrder(async () => {
           await this.writeNow();
-          await store.release(db, db.holder, account, o.batchId);
+          for (const table of ['reservations', 'batch_runs'])
+            await db.query(`DELETE FROM payout_batch.${table} WHERE account = $1 AND batch_id = $2 AND holder = $3`, [
+              account,
+              o.batchId,
+              db.holder,
+            ]);
         }).then(() => {
           if (this.failed) throw this.failed;
         })),
@@ -213,19 +218,31 @@ class PgLedger implements Ledger {
   }
 
   async policy(): Promise<{ text: string; where: string } | undefined> {
-    const text = await store.latestPolicy(this.db, this.account);
+    const r = await this.db.query<{ policy: string }>(
+      'SELECT policy FROM payout_batch.account_policies WHERE account = $1 ORDER BY id DESC LIMIT 1',
+      [this.account],
+    );
+    const text = r.rows[0]?.policy;
     return text === undefined ? undefined : { text, where: `of ${this.account} in the ledger ${this.db.where}` };
   }
 
   async setPolicy(text: string): Promise<void> {
-    await store.appendPolicy(this.db, this.account, text);
+    await this.db.query('INSERT INTO payout_batch.account_policies (account, policy) VALUES ($1, $2)', [this.account, text]);
   }
 
   unapproved(day: string, take?: UnapprovedTake): Promise<{ totals: Record<string, string>; taken: boolean }> {
     return this.db.tx(
       async (q) => {
-        const r = countUnapproved(await store.unapprovedOf(q, this.account, day), take);
-        await store.addUnapproved(q, this.account, day, r.add);
+        const recorded = await q.query<UnapprovedPayout>(
+          'SELECT reference, currency, amount FROM payout_batch.unapproved_payouts WHERE account = $1 AND day = $2 ORDER BY id',
+          [this.account, day],
+        );
+        const r = countUnapproved(recorded.rows, take);
+        await q.query(
+          `INSERT INTO payout_batch.unapproved_payouts (account, day, reference, currency, amount)
+           SELECT $1, $2, r, c, a FROM unnest($3::text[], $4::text[], $5::text[]) AS u(r, c, a)`,
+          [this.account, day, ...(['reference', 'currency', 'amount'] as const).map((k) => r.add.map((p) => p[k]))],
+        );
         return r;
       },
       { lock: this.account },
@@ -233,12 +250,12 @@ class PgLedger implements Ledger {
   }
 
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer> {
-    return claimContent(this.db, ask, o);
+    return store.claimContent(this.db, ask, o);
   }
 
   async claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined> {
     try {
-      const held = await claimOf(this.db, this.account, sha256);
+      const held = await store.claimOf(this.db, this.account, sha256);
       if (held?.claim !== claim) return undefined;
       return held.state !== 'running' || !(await this.db.holderAlive(held.holder));
     } catch (e) {
@@ -248,6 +265,6 @@ class PgLedger implements Ledger {
   }
 
   async endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void> {
-    await endClaim(this.db, { account: this.account, sha256, claim }, state);
+    await store.endClaim(this.db, { account: this.account, sha256, claim }, state);
   }
 }

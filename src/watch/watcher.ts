@@ -164,8 +164,6 @@ type Judged = { out: RunJudgement; summary?: Record<string, unknown> };
 
 export class FolderWatch {
   private readonly L: ReturnType<typeof layout>;
-  private readonly staleMs: number;
-  private readonly settleMs: number;
   private readonly ledger: Ledger;
   private readonly files: FileOutcome[] = [];
   private readonly mine = new Set<string>();
@@ -179,8 +177,6 @@ export class FolderWatch {
     this.L = layout(o.dir, o.config);
     refuseLinkedFolders(this.L);
     for (const d of [this.L.inbox, this.L.processing, this.L.done, this.L.failed]) mkdirSync(d, { recursive: true });
-    this.staleMs = o.config.claimStaleSeconds * 1000;
-    this.settleMs = o.config.settleSeconds * 1000;
     this.ledger = ledgerOf(o.conn, { root: this.L.state });
   }
 
@@ -229,7 +225,7 @@ export class FolderWatch {
       }
       if (ready.length) continue; // new files may have arrived meanwhile
       // --once: a file that was still being written when we looked gets one more look when it would have settled.
-      if (this.o.once && !waitedOnce && wait !== Infinity && wait <= this.settleMs + 1000) {
+      if (this.o.once && !waitedOnce && wait !== Infinity && wait <= this.o.config.settleSeconds * 1000 + 1000) {
         waitedOnce = true;
         await sleep(wait + 50, this.o.stop);
         continue;
@@ -266,7 +262,7 @@ export class FolderWatch {
     } catch {
       return null;
     }
-    return completeIn(this.L.inbox, name, { settleMs: this.settleMs, requireReady: this.o.config.requireReady });
+    return completeIn(this.L.inbox, name, { settleMs: this.o.config.settleSeconds * 1000, requireReady: this.o.config.requireReady });
   }
 
   private async take(name: string): Promise<void> {
@@ -313,7 +309,8 @@ export class FolderWatch {
         // Gone: a team ledger's claim by its session lock; else by the process table on this host (a
         // blocked owner keeps its claim), or no heartbeat for claimStaleSeconds from another host.
         const abandoned =
-          (c.sha256 ? await this.ledger.claimAbandoned(c.sha256, id) : undefined) ?? isStale(claimFile(claimDir), this.staleMs);
+          (c.sha256 ? await this.ledger.claimAbandoned(c.sha256, id) : undefined) ??
+          isStale(claimFile(claimDir), this.o.config.claimStaleSeconds * 1000);
         if (!existsSync(join(claimDir, c.name))) {
           // (crashed before the rename: the file is still in the inbox)
           if (abandoned) rmSync(claimDir, { recursive: true, force: true });
@@ -440,7 +437,7 @@ export class FolderWatch {
   private async process(claimDir: string, resumed: boolean): Promise<void> {
     const claim = readClaim(claimDir)!;
     const touch = () => utimes(claimFile(claimDir), new Date(), new Date()).catch(() => undefined); // (moved meanwhile)
-    const beat = setInterval(() => void touch(), Math.max(1000, Math.min(10_000, this.staleMs / 4)));
+    const beat = setInterval(() => void touch(), Math.max(1000, Math.min(10_000, this.o.config.claimStaleSeconds * 250)));
     beat.unref();
     try {
       const { out, summary } = await this.judge(claimDir, claim, resumed);
@@ -452,7 +449,11 @@ export class FolderWatch {
 
   /** Refused before sending, or its run through the engine judged. */
   private async judge(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<Judged> {
-    const held = await this.holdClaim(claimDir, claim, resumed);
+    const refuse = (reason: string, kind: 'unusable' | 'refused' = 'refused', summary?: Record<string, unknown>): Judged => ({
+      out: { resumed, outcome: 'failed', kind, reason },
+      summary,
+    });
+    const held = await this.holdClaim(claimDir, claim, resumed, refuse);
     if ('out' in held) return held;
     resumed = held.resumed;
     const file = join(claimDir, claim.name);
@@ -463,10 +464,6 @@ export class FolderWatch {
         /* documents/… paths are then not found: the rows say so */
       }
     }
-    const refuse = (reason: string, kind: 'unusable' | 'refused' = 'refused', summary?: Record<string, unknown>): Judged => ({
-      out: { resumed, outcome: 'failed', kind, reason },
-      summary,
-    });
     const nothingSent = resumed ? 'Nothing more was sent.' : 'Nothing was sent.';
     try {
       const changedBeforeRun = changedSince(file, claim);
@@ -545,11 +542,12 @@ export class FolderWatch {
    * claim is the folder): new, or taken from a process that is gone (resumed through its journal).
    * Content claimed elsewhere, or sent before, is refused, naming where.
    */
-  private async holdClaim(claimDir: string, claim: ClaimRecord, resumed: boolean): Promise<{ resumed: boolean } | Judged> {
-    const refuse = (reason: string, summary?: Record<string, unknown>) => ({
-      out: { resumed, outcome: 'failed', kind: 'refused', reason } as const,
-      summary,
-    });
+  private async holdClaim(
+    claimDir: string,
+    claim: ClaimRecord,
+    resumed: boolean,
+    refuse: (reason: string, kind?: 'refused', summary?: Record<string, unknown>) => Judged,
+  ): Promise<{ resumed: boolean } | Judged> {
     const sha256 = (claim.sha256 ??= await fileSha256(join(claimDir, claim.name)));
     const ask = { account: this.ledger.account, sha256, claim: basename(claimDir), name: claim.name, host: hostname() };
     let a;
@@ -566,7 +564,7 @@ export class FolderWatch {
     const log = this.o.logger;
     if (!a.held) {
       log?.warn({ file: claim.name, claim: ask.claim, claimedElsewhere: elsewhere(a.by) }, 'claimed elsewhere');
-      return refuse(claimedElsewhereText(a.by), { claimedElsewhere: elsewhere(a.by) });
+      return refuse(claimedElsewhereText(a.by), 'refused', { claimedElsewhere: elsewhere(a.by) });
     }
     if (a.replaced) log?.warn({ file: claim.name, claim: ask.claim, previousClaim: elsewhere(a.replaced) }, 'claim taken over');
     if (sent) return refuse(sent);

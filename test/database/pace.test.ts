@@ -3,8 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TeamDb, TeamLedgerError } from '../../src/ledger/pg-db.ts';
 import { PENDING_MS, paceName, type Take } from '../../src/client/pace.ts';
-import { TeamPace } from '../../src/ledger/pg-pace.ts';
-import { TeamUsage } from '../../src/ledger/pg-usage.ts';
+import { TeamPace, TeamUsage } from '../../src/ledger/pg-pace.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import type { PaceShare } from '../../src/client/pace.ts';
 import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
@@ -57,7 +56,7 @@ describe('the limiter over a shared pace that answers later (the team ledger’s
   });
 });
 
-describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/pg-pace.ts, pg-usage.ts)', () => {
+describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/pg-pace.ts)', () => {
   const processes = ledgerProcesses();
   const processOf = processes.connect;
   let a: TeamDb;

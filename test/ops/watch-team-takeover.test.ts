@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimContent, claimOf, endClaim } from '../../src/ledger/pg-claims.ts';
+import { claimContent, claimOf, endClaim } from '../../src/ledger/pg-store.ts';
 import { TeamDb } from '../../src/ledger/pg-db.ts';
 import { PgLedgers } from '../../src/ledger/postgres.ts';
 import { fileSha256 } from '../../src/engine/identity.ts';
