@@ -102,7 +102,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER account_policies_append_only BEFORE UPDATE OR DELETE ON payout_batch.account_policies
     FOR EACH ROW EXECUTE FUNCTION payout_batch.append_only();
 
-  -- A watch's claim of a file's content (ledger/pg-claims.ts). claim: the claim folder's name on that host.
+  -- A watch's claim of a file's content (ledger/pg-store.ts). claim: the claim folder's name on that host.
   CREATE TABLE payout_batch.watch_claims (
     account    text NOT NULL,
     sha256     text NOT NULL,
