@@ -442,17 +442,11 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wal
   const leftOut = new Map<number, RowIssue>();
   const toSend: Candidate[] = [];
   const resendBy = new Map<string, { rows: number; amount: DecT }>();
+  const zero = new Dec(0);
   for (const c of candidates) {
-    wanted.set(c.currency, (wanted.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee));
-    const u = used.get(c.currency) ?? {
-      rows: 0,
-      amount: new Dec(0),
-      fees: new Dec(0),
-      estimated: new Dec(0),
-      feesEstimated: 0,
-      feesNotKnown: 0,
-    };
-    const balance = wallets.balances.get(c.currency) ?? new Dec(0);
+    wanted.set(c.currency, (wanted.get(c.currency) ?? zero).plus(c.amount).plus(c.fee));
+    const u = used.get(c.currency) ?? { rows: 0, amount: zero, fees: zero, estimated: zero, feesEstimated: 0, feesNotKnown: 0 };
+    const balance = wallets.balances.get(c.currency) ?? zero;
     const after = u.amount.plus(u.fees).plus(c.amount).plus(c.fee);
     // A row being settled may already be debited: it always goes (it cannot pay twice).
     if (!c.settling && !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(balance) && allowPartial) {
@@ -473,12 +467,8 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wal
     if (c.feeNotKnown) u.feesNotKnown++;
     used.set(c.currency, u);
     toSend.push(c);
-    if (c.resending) {
-      const b = resendBy.get(c.currency) ?? { rows: 0, amount: new Dec(0) };
-      b.rows++;
-      b.amount = b.amount.plus(c.amount);
-      resendBy.set(c.currency, b);
-    }
+    const b = resendBy.get(c.currency) ?? { rows: 0, amount: zero };
+    if (c.resending) resendBy.set(c.currency, { rows: b.rows + 1, amount: b.amount.plus(c.amount) });
   }
   return { used, wanted, leftOut, toSend, resendBy };
 }

@@ -204,12 +204,7 @@ export const STOPPED_BEFORE_ROW: ErrorSnapshot = {
 };
 
 /** Every row's life; `halted`: the service is unreachable or refused the key (exit 4); `stopped`: the user asked to stop. */
-export async function executeRows(
-  rows: PayoutRow[],
-  o: ExecuteOptions,
-): Promise<{ outcomes: Map<number, RowOutcome>; created: number; halted?: string; stopped: boolean }> {
-  return new RowLoop(o).run(rows);
-}
+export const executeRows = (rows: PayoutRow[], o: ExecuteOptions) => new RowLoop(o).run(rows);
 
 class RowLoop {
   /** The outcomes of rows this run did not leave created (a created row's is its journal state's). */
@@ -240,7 +235,7 @@ class RowLoop {
   }
 
   /** Every row, created rows' missing documents, then two resend passes for outcomes still unknown. */
-  async run(rows: PayoutRow[]) {
+  async run(rows: PayoutRow[]): Promise<{ outcomes: Map<number, RowOutcome>; created: number; halted?: string; stopped: boolean }> {
     const { settings } = this.o;
     await Promise.all([
       this.each(rows, (p) => this.row(p)),

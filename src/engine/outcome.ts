@@ -77,29 +77,19 @@ export const STATUS_GROUP_WORDS: Record<StatusGroup, { title: string; text: stri
   unknown: { title: 'Outcome unknown', text: 'outcome unknown (UNKNOWN_OUTCOME): run or retry again, same key' },
 };
 
-export function statusGroup(status: string | undefined): StatusGroup {
-  switch (status) {
-    case 'SUCCESSFUL':
-      return 'paid';
-    case 'PENDING':
-    case 'PROCESSING':
-      return 'inProgress';
-    case 'ADDITIONAL_INFO_REQUIRED':
-      return 'waiting';
-    case 'FAILED':
-    case 'REJECTED':
-      return 'failed';
-    case ENGINE_STATUSES.INVALID:
-    case ENGINE_STATUSES.NOT_SENT:
-    case ENGINE_STATUSES.FAILED_TO_SEND:
-    case ENGINE_STATUSES.CONFLICT:
-    case ENGINE_STATUSES.ALREADY_PAID:
-    case ENGINE_STATUSES.HELD_SCREENING:
-      return 'notSent';
-    default:
-      return 'unknown';
-  }
-}
+const GROUP_OF = new Map<string | undefined, StatusGroup>([
+  ['SUCCESSFUL', 'paid'],
+  ['PENDING', 'inProgress'],
+  ['PROCESSING', 'inProgress'],
+  ['ADDITIONAL_INFO_REQUIRED', 'waiting'],
+  ['FAILED', 'failed'],
+  ['REJECTED', 'failed'],
+  ...Object.values(ENGINE_STATUSES)
+    .filter((s) => s !== ENGINE_STATUSES.UNKNOWN_OUTCOME)
+    .map((s): [string, StatusGroup] => [s, 'notSent']),
+]);
+
+export const statusGroup = (status: string | undefined): StatusGroup => GROUP_OF.get(status) ?? 'unknown';
 
 export const countGroups = (statuses: Iterable<string | undefined>): Record<StatusGroup, number> => {
   const n = Object.fromEntries(STATUS_GROUPS.map((g) => [g, 0])) as Record<StatusGroup, number>;

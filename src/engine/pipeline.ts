@@ -161,7 +161,10 @@ export async function preparePipeline<R>(
   const resume = session.report;
   try {
     record(session, { t: 'run', at: new Date().toISOString(), command: o.mode, pid: process.pid }, { sync: true });
-    await waitAfterEarlierRun(session, o.settings.crashWaitMs ?? 1100);
+    // (the last run's requests and ours must not share a second of the key's rate, spec §8)
+    const pauseMs = o.settings.crashWaitMs ?? 1100;
+    if (session.report.interrupted) await sleep(pauseMs);
+    else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
     let planned: Awaited<ReturnType<typeof planStage>>;
     try {
       planned = await planStage(o.conn, batch, session.folded, session.header.env, {
@@ -209,12 +212,6 @@ export async function preparePipeline<R>(
     await close();
     throw e;
   }
-}
-
-/** The last run's requests and ours must not share a second of the key's rate (spec §8). */
-async function waitAfterEarlierRun(session: BatchSession, pauseMs: number): Promise<void> {
-  if (session.report.interrupted) await sleep(pauseMs);
-  else if (session.report.resumed) await sleep(Math.max(0, session.lastWriteMs + pauseMs - Date.now()));
 }
 
 export type PlanStageOptions = Omit<PlanOptions, 'usage' | 'screened'> &

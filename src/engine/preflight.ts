@@ -198,23 +198,17 @@ function corridorLoader(
   requests: { n: number },
   loaded: { pairs?: CurrencyPairAnswer[] },
 ): (c: CorridorInfo) => Promise<void> {
-  let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
-  const pairsAll = () => {
-    if (!allPairs) {
-      requests.n++;
-      allPairs = client.listPairs({ all: true }).then((r) => (loaded.pairs = r.data));
-    }
-    return allPairs;
+  const counted = <T>(request: () => Promise<T>): Promise<T> => {
+    requests.n++;
+    return request();
   };
+  let allPairs: Promise<CurrencyPairAnswer[]> | undefined;
+  const pairsAll = () => (allPairs ??= counted(() => client.listPairs({ all: true }).then((r) => (loaded.pairs = r.data))));
   const toggled = new Map<string, Promise<unknown>>();
-  const enablePair = (pairId: string) => {
-    let t = toggled.get(pairId);
-    if (!t) {
-      requests.n++;
-      t = client.togglePair(pairId, { enabled: true });
-      toggled.set(pairId, t);
-    }
-    return t;
+  const enablePair = (id: string) => {
+    const toggle = toggled.get(id) ?? counted(() => client.togglePair(id, { enabled: true }));
+    toggled.set(id, toggle);
+    return toggle;
   };
   return async (c) => {
     if (countries.get(c.destinationCountryCode)?.isProhibited) {

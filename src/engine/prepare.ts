@@ -125,15 +125,30 @@ export function firstError(problems: Problem[]): { code: string; message: string
   return { code: e.code, message: `${e.column ? `${e.column}: ` : ''}${e.message}${more}` };
 }
 
-/** Reserves the rows, then opens the session; the reservation is released if it cannot open. */
+/**
+ * Reserves the references a run or retry may send, then opens the session (the reservation released
+ * if it cannot open): fresh ones are checked against every other batch; rows whose outcome is to be
+ * settled go with their journalled keys and are only reserved.
+ */
 export async function reservedSession(
   ledger: Ledger,
   batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
   states: Map<string, RowState> | undefined,
-  reserve: Parameters<typeof reserveRows>[3],
+  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
   open: () => Promise<BatchSession>,
 ): Promise<{ reservation: Reservation; session: BatchSession }> {
-  const reservation = await reserveRows(ledger, batch, states, reserve);
+  const fresh: string[] = [];
+  const settling: string[] = [];
+  for (const r of batch.rows) {
+    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
+    const ref = r.payout.reference;
+    const phase = states?.get(ref)?.phase ?? 'none';
+    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
+    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
+    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
+  }
+  const { command, results } = o;
+  const reservation = await ledger.reserve({ batchId: batch.identity.batchId, file: batch.file, results, command, fresh, settling });
   try {
     const session = await open();
     session.reservation = reservation;
@@ -142,35 +157,4 @@ export async function reservedSession(
     await reservation.release().catch(() => undefined);
     throw e;
   }
-}
-
-/**
- * Reserves the references a run or retry may send: fresh ones are checked against every other
- * batch; rows whose outcome is to be settled go with their journalled keys and are only reserved.
- */
-function reserveRows(
-  ledger: Ledger,
-  batch: Pick<LoadedBatch, 'rows' | 'identity' | 'file'>,
-  states: Map<string, RowState> | undefined,
-  o: { command: 'run' | 'retry'; results?: string; only?: Set<number>; resend?: Set<string> },
-): Promise<Reservation> {
-  const fresh: string[] = [];
-  const settling: string[] = [];
-  for (const r of batch.rows) {
-    if (!r.payout || (o.only && !o.only.has(r.rowNumber))) continue;
-    const ref = r.payout.reference;
-    const s = states?.get(ref);
-    const phase = s?.phase ?? 'none';
-    if (phase === 'initiating' || phase === 'unknown') settling.push(ref);
-    else if (phase === 'none' || (phase === 'rejected' && o.command === 'retry')) fresh.push(ref);
-    else if (phase === 'created' && o.command === 'retry' && o.resend?.has(ref)) fresh.push(ref);
-  }
-  return ledger.reserve({
-    batchId: batch.identity.batchId,
-    file: batch.file,
-    results: o.results,
-    command: o.command,
-    fresh,
-    settling,
-  });
 }

@@ -285,13 +285,6 @@ async function checkFailedRow(
 }
 
 /** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`, replacing `failedPayout`). */
-interface RetryRows {
-  only: Set<number>;
-  keep: Map<number, ResultValues>;
-  resend: Set<string>;
-  failedPayout: Map<string, string>;
-}
-
 async function retryBatch(
   table: ResultsTable,
   resultsFile: string,
@@ -299,24 +292,71 @@ async function retryBatch(
   folded: FoldedJournal,
   header: BatchHeader,
   notResent: NotResent[],
-): Promise<RetryRows & { batch: LoadedBatch }> {
-  const mapping = mapColumns(table.inputColumns, resultsFile);
+) {
+  const { fields } = mapColumns(table.inputColumns, resultsFile);
+  const refHeader = fields.reference;
   const docs = fingerprintingChecker();
   const batchFile = batchFileNow(header.file, resultsFile);
-  const ctx: RetryContext = {
-    table,
-    journalled: ledgerStates([folded], table.rows, (r) =>
-      mapping.fields.reference ? r.cells[mapping.fields.reference]?.trim() : undefined,
-    ),
-    original: await originalRows({ ...header, file: batchFile }, mapping.fields.reference),
-    refHeader: mapping.fields.reference,
-    parse: { file: o.resultsFile, fields: mapping.fields, baseDir: dirname(batchFile), checkDocument: docs.check },
-    resendFailed: !!o.resendFailed,
+  const journalled = ledgerStates([folded], table.rows, (r) => (refHeader ? r.cells[refHeader]?.trim() : undefined));
+  const original = await originalRows({ ...header, file: batchFile }, refHeader);
+  const parse: RowContext = { file: o.resultsFile, fields, baseDir: dirname(batchFile), checkDocument: docs.check };
+  const out = {
+    only: new Set<number>(),
+    keep: new Map<number, ResultValues>(),
+    resend: new Set<string>(),
+    failedPayout: new Map<string, string>(),
   };
-  const out: RetryRows = { only: new Set(), keep: new Map(), resend: new Set(), failedPayout: new Map() };
   const settling = new Set<number>();
-  refuseUnnamedUnsettled(folded, ctx.journalled, o.resultsFile);
-  const rows = table.rows.map((r) => retryRow(r, ctx, out, settling, notResent));
+  refuseUnnamedUnsettled(folded, journalled, o.resultsFile);
+
+  /** A row as its cells say now; one not edited since the batch judged it invalid keeps that verdict. */
+  const rowOfCells = (r: ResultRow): EngineRow => {
+    const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
+    const orig = refHeader ? original.get(cells[refHeader] ?? '') : undefined;
+    if (orig && !orig.payout && table.inputColumns.every((h) => (orig.cells[h] ?? '').trim() === (cells[h] ?? '').trim()))
+      return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
+    const parsed = parseRow({ rowNumber: r.rowNumber, cells }, parse);
+    const invalid = parsed.problems.some((p) => p.severity === 'error');
+    return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
+  };
+
+  /** One results row: created ones reported from the journal; the others parsed again, tied to their journalled reference, key and body. */
+  const retryRow = (r: ResultRow): EngineRow => {
+    let row = rowOfCells(r);
+    const s = journalled.get(r);
+    if (o.resendFailed && s && resendable(s)) {
+      if (row.payout) {
+        out.resend.add(s.ref);
+        out.failedPayout.set(s.ref, s.payout!.id);
+        out.only.add(r.rowNumber);
+      } else {
+        out.keep.set(r.rowNumber, r.result);
+        notResent.push({
+          rowNumber: r.rowNumber,
+          reference: s.ref,
+          payoutId: s.payout!.id,
+          status: s.payout!.status,
+          reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
+        });
+      }
+    } else if (!s && isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
+    else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
+    if (!s) return row;
+    if (s.phase === 'created') row.reference = s.ref;
+    if (['initiating', 'unknown', 'created'].includes(s.phase)) settling.add(r.rowNumber);
+    // an edited reference cannot turn an unknown outcome into a second payout
+    if (row.payout && s.ref !== row.payout.reference && s.phase !== 'rejected' && s.phase !== 'none') {
+      row.payout = { ...row.payout, reference: s.ref };
+    }
+    // an unsettled row edited into an invalid one is still settled with its journalled body
+    if (!row.payout && (s.phase === 'initiating' || s.phase === 'unknown')) {
+      const first = original.get(s.ref)?.payout;
+      if (first) row = { ...row, payout: first, problems: [] };
+    }
+    return row;
+  };
+
+  const rows = table.rows.map(retryRow);
   checkAcrossRows(rows, out.only, settling, o.resultsFile);
   const batch: LoadedBatch = {
     file: header.file,
@@ -403,65 +443,6 @@ async function originalRows(header: BatchHeader, refHeader: string | undefined):
     // moved, changed or unreadable: every row is validated again from its cells
   }
   return original;
-}
-
-interface RetryContext {
-  table: ResultsTable;
-  journalled: Map<ResultRow, RowState>;
-  original: Map<string, EngineRow>;
-  refHeader: string | undefined;
-  parse: RowContext;
-  resendFailed: boolean;
-}
-
-/** One results row: created ones reported from the journal; the others parsed again, tied to their journalled reference, key and body. */
-function retryRow(r: ResultRow, ctx: RetryContext, out: RetryRows, settling: Set<number>, notResent: NotResent[]): EngineRow {
-  let row = rowOfCells(r, ctx);
-  const journalled = ctx.journalled.get(r);
-  if (ctx.resendFailed && journalled && resendable(journalled)) {
-    if (row.payout) {
-      out.resend.add(journalled.ref);
-      out.failedPayout.set(journalled.ref, journalled.payout!.id);
-      out.only.add(r.rowNumber);
-    } else {
-      out.keep.set(r.rowNumber, r.result);
-      notResent.push({
-        rowNumber: r.rowNumber,
-        reference: journalled.ref,
-        payoutId: journalled.payout!.id,
-        status: journalled.payout!.status,
-        reason: `the row is not valid as it stands: ${row.problems.find((p) => p.severity === 'error')?.message ?? 'invalid'}`,
-      });
-    }
-  } else if (!journalled && isCreatedStatus(r.result.status)) out.keep.set(r.rowNumber, r.result);
-  else out.only.add(r.rowNumber); // (a row the journal knows as created is reported from its latest state, never sent)
-  if (!journalled) return row;
-  if (journalled.phase === 'created') row.reference = journalled.ref;
-  if (['initiating', 'unknown', 'created'].includes(journalled.phase)) settling.add(r.rowNumber);
-  // an edited reference cannot turn an unknown outcome into a second payout
-  if (row.payout && journalled.ref !== row.payout.reference && journalled.phase !== 'rejected' && journalled.phase !== 'none') {
-    row.payout = { ...row.payout, reference: journalled.ref };
-  }
-  // an unsettled row edited into an invalid one is still settled with its journalled body
-  if (!row.payout && (journalled.phase === 'initiating' || journalled.phase === 'unknown')) {
-    const first = ctx.original.get(journalled.ref)?.payout;
-    if (first) row = { ...row, payout: first, problems: [] };
-  }
-  return row;
-}
-
-/** A row as its cells say now; one not edited since the batch judged it invalid keeps that verdict. */
-function rowOfCells(r: ResultRow, ctx: RetryContext): EngineRow {
-  const cells = Object.fromEntries(Object.entries(r.cells).map(([k, v]) => [k, v.trim()]));
-  const orig = ctx.refHeader ? ctx.original.get(cells[ctx.refHeader] ?? '') : undefined;
-  const same = (a: Record<string, string>, b: Record<string, string>) =>
-    ctx.table.inputColumns.every((h) => (a[h] ?? '').trim() === (b[h] ?? '').trim());
-  if (orig && !orig.payout && same(orig.cells, cells)) {
-    return { rowNumber: r.rowNumber, cells: r.cells, payout: undefined, problems: orig.problems };
-  }
-  const parsed = parseRow({ rowNumber: r.rowNumber, cells }, ctx.parse);
-  const invalid = parsed.problems.some((p) => p.severity === 'error');
-  return { rowNumber: r.rowNumber, cells: r.cells, payout: invalid ? undefined : parsed.payout, problems: parsed.problems };
 }
 
 /** A row to send repeats no reference nor another row's probable-duplicate key; a settling row goes regardless. */

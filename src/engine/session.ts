@@ -9,10 +9,10 @@ import {
   type JournalLine,
   type RowEvent,
   type RowState,
+  type SwapEvent,
 } from '../journal/lines.ts';
 import { BatchRefused, foldBatch, type BatchFold, type JournalAppender, type Ledger, type Reservation } from '../ledger/account-ledger.ts';
 import type { BatchIdentity } from './identity.ts';
-import type { SwapEvent } from './swap.ts';
 
 export { BatchRefused, FailedAfterSending } from './engine-errors.ts';
 

@@ -9,7 +9,7 @@ import type { CurrencyPairAnswer, SwapAnswer } from '../client/answers.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { readPages } from '../client/pages.ts';
 import { INVALID_PAYOUT_AMOUNT_MESSAGE, LIST_MAX_LIMIT } from '../spec/codes.ts';
-import { applyEvent, type ErrorSnapshot, type SwapEvent, type SwapSnapshot, type SwapState } from '../journal/lines.ts';
+import { applyEvent, type ErrorSnapshot, type SwapSnapshot, type SwapState } from '../journal/lines.ts';
 import { Dec, formatAmount, fromApi, toApi } from '../money.ts';
 import { idempotencyKey } from './identity.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
@@ -24,7 +24,6 @@ interface SwapSendContext {
   /** --swap-rate-tolerance as a fraction (0.01 = 1%). */
   rateTolerance: Dec;
   stop?: AbortSignal;
-  at?: () => string;
 }
 
 /** `funded` (its rows go), or stopped: its rows NOT_SENT with `error`; `halt`: resume is safe, else refused. */
@@ -67,7 +66,7 @@ class SwapSender {
     private readonly ctx: SwapSendContext,
     private readonly references: string[],
   ) {
-    this.send = { ...ctx, at: ctx.at ?? (() => new Date().toISOString()) };
+    this.send = { ...ctx, at: () => new Date().toISOString() };
   }
 
   async fund(p: SwapProposal): Promise<SwapFunding> {
@@ -97,13 +96,8 @@ class SwapSender {
         sent = await this.request(p, { attempt: sent.attempt, key: sent.key, body: sent.body, resend: true });
         continue;
       }
-      if (recomputed)
-        return stop(
-          p,
-          false,
-          'SWAP_RATE_MOVED',
-          `the rate of the ${p.currency} swap moved again after one recomputation: no swap was made`,
-        );
+      const moved = `the rate of the ${p.currency} swap moved again after one recomputation: no swap was made`;
+      if (recomputed) return stop(p, false, 'SWAP_RATE_MOVED', moved);
       recomputed = true;
       sent = await this.fresh(p, sent.attempt + 1, true);
     }
@@ -170,19 +164,14 @@ class SwapSender {
     const attempt = s?.attempt ?? 1;
     const swap = swapSnapshotOf(answer);
     const key = s?.key ?? idempotencyKey(reference, attempt, 'swap');
-    this.record({ t: 'swap', phase: 'created', currency, reference, attempt, key, swap, at: this.send.at() });
+    record(this.ctx.session, { t: 'swap', phase: 'created', currency, reference, attempt, key, swap, at: this.send.at() }, { sync: true });
     return swap;
   }
 
   /** A REJECTED swap stops its currency (refused); else the wallet must show the credit (halt). */
   private async credit(p: SwapProposal, swap: SwapSnapshot): Promise<SwapFunding> {
-    if (swap.status === 'REJECTED')
-      return stop(
-        p,
-        false,
-        'SWAP_REJECTED',
-        `the ${p.currency} swap ${swap.id} was REJECTED by the service: no ${p.currency} row was sent`,
-      );
+    const rejected = `the ${p.currency} swap ${swap.id} was REJECTED by the service: no ${p.currency} row was sent`;
+    if (swap.status === 'REJECTED') return stop(p, false, 'SWAP_REJECTED', rejected);
     let balance: Dec | undefined;
     try {
       const wallets = (await this.ctx.client.listWallets()).data;
@@ -198,16 +187,17 @@ class SwapSender {
     const now = await this.ctx.client.getSwap(swap.id).catch(() => undefined);
     if (now && now.status !== swap.status) {
       const read = swapSnapshotOf(now);
-      this.record({ t: 'swap', phase: 'status', currency: p.currency, reference: p.reference, swap: read, at: this.send.at() });
+      record(
+        this.ctx.session,
+        { t: 'swap', phase: 'status', currency: p.currency, reference: p.reference, swap: read, at: this.send.at() },
+        { sync: true },
+      );
       if (read.status === 'REJECTED') return this.credit(p, read);
     }
-    return stop(
-      p,
-      true,
-      'SWAP_CREDIT_NOT_SHOWN',
+    const why =
       `the swap's credit does not show yet: the ${p.currency} wallet holds ${formatAmount(balance, p.currency)}, ` +
-        `its rows need ${formatAmount(need, p.currency)} (swap ${swap.id}, ${swap.status}); resume later`,
-    );
+      `its rows need ${formatAmount(need, p.currency)} (swap ${swap.id}, ${swap.status}); resume later`;
+    return stop(p, true, 'SWAP_CREDIT_NOT_SHOWN', why);
   }
 
   private async find(p: SwapProposal, fresh: boolean): Promise<Found> {
@@ -247,10 +237,6 @@ class SwapSender {
 
   private state(currency: string): SwapState | undefined {
     return this.ctx.session.folded.swaps.get(currency);
-  }
-
-  private record(e: SwapEvent): void {
-    record(this.ctx.session, e, { sync: true });
   }
 }
 

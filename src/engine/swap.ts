@@ -6,8 +6,6 @@ import type { SwapSnapshot } from '../journal/lines.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
 
-export type { SwapEvent, SwapSnapshot } from '../journal/lines.ts';
-
 /** What the plan proposes to fund one short currency and approvers sign; amounts exact decimal text. */
 export const SwapProposalSchema = z.object({
   /** spec §4.7 `reference`, returned as payoutRef (swapReference). */
