@@ -139,20 +139,14 @@ export interface PlanOptions {
   screened?: Screened;
 }
 
-/** What the plan makes of one row before the wallets are looked at. */
+/** What the plan makes of one row before the wallets are looked at (a conflict: for a person, not sent, not reported here). */
 type RowVerdict =
   | { kind: 'created'; debit?: PayoutSnapshot }
   | { kind: 'invalid'; code: string; message: string }
-  /** A corridor not enabled. */
-  | { kind: 'held'; issue: RowIssue }
-  /** Sent by another batch of the account. */
-  | { kind: 'elsewhere'; issue: LeftOut }
-  | { kind: 'screened'; issue: RowIssue }
-  /** Dated later (pain.001 ReqdExctnDt): NOT_SENT until that day. */
-  | { kind: 'notDue'; issue: LeftOut }
-  /** An idempotency conflict, for a person: not sent, not reported here. */
+  /** held: a corridor not enabled; elsewhere: sent by another batch of the account; notDue: dated later (ReqdExctnDt). */
+  | { kind: 'held' | 'elsewhere' | 'screened' | 'notDue'; issue: LeftOut }
   | { kind: 'conflict' }
-  | { kind: 'candidate'; payout: PayoutRow; settling: boolean; resending: boolean };
+  | { kind: 'candidate'; candidate: Candidate };
 
 /** A row that may go, before balances: what it takes from its wallet. */
 interface Candidate {
@@ -203,11 +197,27 @@ function verdictOf(r: EngineRow, folded: FoldedJournal, pf: PreflightResult, o: 
       kind: 'notDue',
       issue: { status: 'NOT_SENT', code: NOT_DUE, message: `not due until ${due} (ReqdExctnDt): not sent before that day` },
     };
-  return { kind: 'candidate', payout: r.payout, settling, resending };
+  const quoted = o.quotedFees?.get(r.rowNumber);
+  const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
+  const candidate: Candidate = {
+    rowNumber: r.rowNumber,
+    payout: r.payout,
+    currency: r.payout.sourceCurrency,
+    amount: r.payout.sourceAmount,
+    fee: known ?? new Dec(0),
+    feeEstimated: quoted === undefined && known !== undefined,
+    feeNotKnown: known === undefined && pf.feesUnknown.has(r.rowNumber),
+    settling,
+    resending,
+  };
+  return { kind: 'candidate', candidate };
 }
 
 /** The code of a row dated later (ReqdExctnDt): a run or retry of the same file on or after its date sends it. */
 export const NOT_DUE = 'NOT_DUE';
+
+/** The codes of a row left out because another batch of the account sent its reference. */
+export const SENT_ELSEWHERE: ReadonlySet<string> = new Set([ENGINE_STATUSES.ALREADY_PAID, 'SENT_BY_ANOTHER_BATCH']);
 
 /** A reference another batch of the account sent, as a row left out. */
 function sentElsewhereIssue(x: SentElsewhere): LeftOut {
@@ -280,84 +290,81 @@ export function requestLimitReason(r: RequestCost, max: number | undefined): str
   return `--max-requests ${max}, but this batch needs about ${r.estimate} request${r.estimate === 1 ? '' : 's'} of the key's month (${requestKindsText(r)})`;
 }
 
-/** The rows sorted by verdict: created, invalid, held back by preflight (by corridor), and the candidates in file order. */
+/** The rows by verdict in one pass: created, invalid, left out (with the corridors not enabled), and the candidates in file order. */
 function sortRows(batch: LoadedBatch, pf: PreflightResult, folded: FoldedJournal, o: PlanOptions) {
   const invalidRows = new Map<number, { code: string; message: string }>();
-  const held = new Map<number, RowIssue>();
+  const notSent = new Map<number, LeftOut>();
   const blockedCorridors = new Map<string, BatchPlan['corridorsNotEnabled'][number]>();
   const candidates: Candidate[] = [];
   const created: CreatedRow[] = [];
   let valid = 0;
-  const elsewhere = new Map<number, LeftOut>();
-  const screened = new Map<number, RowIssue>();
-  const notDue = new Map<number, LeftOut>();
   for (const r of batch.rows) {
     const v = verdictOf(r, folded, pf, o);
     // (out of scope too: a row `run --plan` leaves out says why in the results)
-    if (v.kind === 'elsewhere') elsewhere.set(r.rowNumber, v.issue);
+    if (v.kind === 'elsewhere') notSent.set(r.rowNumber, v.issue);
     if (o.only && !o.only.has(r.rowNumber)) continue;
-    if (v.kind === 'notDue') notDue.set(r.rowNumber, v.issue);
     if (v.kind === 'invalid') {
       invalidRows.set(r.rowNumber, { code: v.code, message: v.message });
       continue;
     }
     valid++;
     if (v.kind === 'created') created.push({ rowNumber: r.rowNumber, debit: v.debit });
-    if (v.kind === 'screened') screened.set(r.rowNumber, v.issue);
-    if (v.kind === 'held') {
-      held.set(r.rowNumber, v.issue);
-      countBlockedCorridor(blockedCorridors, r.payout!, pf);
-    }
-    if (v.kind !== 'candidate') continue;
-    const quoted = o.quotedFees?.get(r.rowNumber);
-    const known = quoted ?? pf.estimatedFees.get(r.rowNumber);
-    candidates.push({
-      rowNumber: r.rowNumber,
-      payout: v.payout,
-      currency: v.payout.sourceCurrency,
-      amount: v.payout.sourceAmount,
-      fee: known ?? new Dec(0),
-      feeEstimated: quoted === undefined && known !== undefined,
-      feeNotKnown: known === undefined && pf.feesUnknown.has(r.rowNumber),
-      settling: v.settling,
-      resending: v.resending,
-    });
+    else if (v.kind === 'candidate') candidates.push(v.candidate);
+    else if (v.kind !== 'conflict') notSent.set(r.rowNumber, v.issue);
+    if (v.kind !== 'held') continue;
+    const p = r.payout!;
+    const k = corridorKey(p);
+    const b = blockedCorridors.get(k) ?? {
+      sourceCurrency: p.sourceCurrency,
+      destinationCurrency: p.destinationCurrency,
+      destinationCountryCode: p.destinationCountryCode,
+      pairId: pf.corridors.find((c) => corridorKey(c) === k)?.pairId,
+      rows: 0,
+    };
+    b.rows++;
+    blockedCorridors.set(k, b);
   }
-  return { invalidRows, held, elsewhere, screened, notDue, blockedCorridors, candidates, created, valid };
+  return { invalidRows, notSent, blockedCorridors, candidates, created, valid };
 }
 
-function countBlockedCorridor(blocked: Map<string, BatchPlan['corridorsNotEnabled'][number]>, p: PayoutRow, pf: PreflightResult): void {
-  const k = corridorKey(p);
-  const b = blocked.get(k) ?? {
-    sourceCurrency: p.sourceCurrency,
-    destinationCurrency: p.destinationCurrency,
-    destinationCountryCode: p.destinationCountryCode,
-    pairId: pf.corridors.find((c) => corridorKey(c) === k)?.pairId,
-    rows: 0,
-  };
-  b.rows++;
-  blocked.set(k, b);
-}
-
-/** The wallets' balances; one without a readable balance (spec §2) is left to the service's INSUFFICIENT_FUNDS. */
-function walletBalances(pf: PreflightResult): { balances: Map<string, DecT>; balanceNotKnown: Set<string> } {
+/** The wallets; one without a readable balance (spec §2) is left to the service's INSUFFICIENT_FUNDS. */
+function walletsOf(pf: PreflightResult) {
+  const wallets = pf.wallets.map((w) => ({ ...w, balance: w.balance === undefined ? undefined : fromApi(w.balance) }));
   const balances = new Map<string, DecT>();
   const balanceNotKnown = new Set<string>();
-  for (const w of pf.wallets) {
+  for (const w of wallets) {
     if (w.balance === undefined) balanceNotKnown.add(w.currency);
-    else balances.set(w.currency, fromApi(w.balance));
+    else balances.set(w.currency, w.balance);
   }
-  return { balances, balanceNotKnown };
+  return { wallets, balances, balanceNotKnown };
 }
 
-interface Used {
+/** A currency's sums over some rows; `estimated`: the part of `fees` that is the methods route's, over `feesEstimated` rows. */
+interface Totals {
   rows: number;
   amount: DecT;
   fees: DecT;
-  /** The part of `fees` that is the methods route's estimate, and its rows. */
   estimated: DecT;
   feesEstimated: number;
   feesNotKnown: number;
+}
+
+/** Each currency's totals over the rows given, in the order its first row comes. */
+function totalsOf(candidates: readonly Candidate[]): Map<string, Totals> {
+  const by = new Map<string, Totals>();
+  const zero = new Dec(0);
+  for (const c of candidates) {
+    const t = by.get(c.currency) ?? { rows: 0, amount: zero, fees: zero, estimated: zero, feesEstimated: 0, feesNotKnown: 0 };
+    by.set(c.currency, {
+      rows: t.rows + 1,
+      amount: t.amount.plus(c.amount),
+      fees: t.fees.plus(c.fee),
+      estimated: c.feeEstimated ? t.estimated.plus(c.fee) : t.estimated,
+      feesEstimated: t.feesEstimated + (c.feeEstimated ? 1 : 0),
+      feesNotKnown: t.feesNotKnown + (c.feeNotKnown ? 1 : 0),
+    });
+  }
+  return by;
 }
 
 /**
@@ -370,45 +377,25 @@ export function feeMargin(estimated: DecT, rows: number, currency: string): DecT
   return Dec.max(estimated.times('0.02'), perRow).toDecimalPlaces(digits, Dec.ROUND_UP);
 }
 
-/** Each currency's needs from all its rows that may go (before --allow-partial leaves any out): their total and fee margin. */
-function needsOf(candidates: readonly Candidate[]): SwapNeed[] {
-  const by = new Map<string, { total: DecT; estimated: DecT; rows: number }>();
-  for (const c of candidates) {
-    const n = by.get(c.currency) ?? { total: new Dec(0), estimated: new Dec(0), rows: 0 };
-    n.total = n.total.plus(c.amount).plus(c.fee);
-    if (c.feeEstimated) {
-      n.estimated = n.estimated.plus(c.fee);
-      n.rows++;
-    }
-    by.set(c.currency, n);
-  }
-  return [...by].map(([currency, n]) => ({
-    currency,
-    total: n.total,
-    feeMargin: n.rows ? feeMargin(n.estimated, n.rows, currency) : new Dec(0),
-  }));
-}
-
 /** The swaps: a plan file's for the currencies short now, else priced from the pairs route (spec §4.9), or why none can fund. */
 function swapsOf(
   referenceOf: (currency: string) => string,
   needs: SwapNeed[],
+  { wallets, balances }: ReturnType<typeof walletsOf>,
   pf: PreflightResult,
   o: PlanOptions,
 ): { swaps: SwapProposal[]; refusals: SwapRefusal[] } {
-  const wallets = pf.wallets.map((w) => ({ ...w, balance: w.balance === undefined ? undefined : fromApi(w.balance) }));
   if (!o.approvedSwaps) return proposeSwaps(referenceOf, needs, wallets, pf.pairs ?? [], { from: o.swapFrom });
   const swaps: SwapProposal[] = [];
   const refusals: SwapRefusal[] = [];
-  const balance = new Map(wallets.map((w) => [w.currency, w.balance]));
   const need = new Map(needs.map((n) => [n.currency, n]));
   for (const n of needs) {
-    const b = balance.get(n.currency);
+    const b = balances.get(n.currency);
     if (b === undefined || !n.total.greaterThan(b)) continue;
     const shortfall = formatAmount(n.total.plus(n.feeMargin).minus(b), n.currency);
     const s = o.approvedSwaps.find((x) => x.currency === n.currency);
     const own = s && need.get(s.fromCurrency);
-    const spare = s && balance.get(s.fromCurrency)?.minus(own ? own.total.plus(own.feeMargin) : 0);
+    const spare = s && balances.get(s.fromCurrency)?.minus(own ? own.total.plus(own.feeMargin) : 0);
     const why = !s
       ? `the plan holds no swap for ${n.currency}: make a new plan (it proposes one) and have it approved`
       : s.reference !== referenceOf(n.currency)
@@ -423,7 +410,7 @@ function swapsOf(
 }
 
 /** The wallets' balances with the swaps that fund the batch counted, and what each swap moves per currency. */
-function withSwaps(wallets: ReturnType<typeof walletBalances>, swaps: readonly SwapProposal[]) {
+function withSwaps(wallets: ReturnType<typeof walletsOf>, swaps: readonly SwapProposal[]) {
   const moved = new Map<string, DecT>();
   const add = (c: string, d: DecT) => moved.set(c, (moved.get(c) ?? new Dec(0)).plus(d));
   for (const s of swaps) {
@@ -436,20 +423,15 @@ function withSwaps(wallets: ReturnType<typeof walletBalances>, swaps: readonly S
 }
 
 /** Rows in file order take from their wallet; a row that no longer fits is NOT_SENT under --allow-partial, else a shortfall. */
-function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof walletBalances>, allowPartial: boolean) {
-  const used = new Map<string, Used>();
-  const wanted = new Map<string, DecT>();
-  const leftOut = new Map<number, RowIssue>();
+function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof withSwaps>, allowPartial: boolean) {
+  const taken = new Map<string, DecT>();
+  const leftOut = new Map<number, LeftOut>();
   const toSend: Candidate[] = [];
-  const resendBy = new Map<string, { rows: number; amount: DecT }>();
-  const zero = new Dec(0);
   for (const c of candidates) {
-    wanted.set(c.currency, (wanted.get(c.currency) ?? zero).plus(c.amount).plus(c.fee));
-    const u = used.get(c.currency) ?? { rows: 0, amount: zero, fees: zero, estimated: zero, feesEstimated: 0, feesNotKnown: 0 };
-    const balance = wallets.balances.get(c.currency) ?? zero;
-    const after = u.amount.plus(u.fees).plus(c.amount).plus(c.fee);
+    const after = (taken.get(c.currency) ?? new Dec(0)).plus(c.amount).plus(c.fee);
+    const short = !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(wallets.balances.get(c.currency) ?? 0);
     // A row being settled may already be debited: it always goes (it cannot pay twice).
-    if (!c.settling && !wallets.balanceNotKnown.has(c.currency) && after.greaterThan(balance) && allowPartial) {
+    if (allowPartial && short && !c.settling) {
       leftOut.set(c.rowNumber, {
         status: 'NOT_SENT',
         code: 'INSUFFICIENT_FUNDS',
@@ -457,26 +439,16 @@ function takeFromWallets(candidates: Candidate[], wallets: ReturnType<typeof wal
       });
       continue;
     }
-    u.rows++;
-    u.amount = u.amount.plus(c.amount);
-    u.fees = u.fees.plus(c.fee);
-    if (c.feeEstimated) {
-      u.estimated = u.estimated.plus(c.fee);
-      u.feesEstimated++;
-    }
-    if (c.feeNotKnown) u.feesNotKnown++;
-    used.set(c.currency, u);
+    taken.set(c.currency, after);
     toSend.push(c);
-    const b = resendBy.get(c.currency) ?? { rows: 0, amount: zero };
-    if (c.resending) resendBy.set(c.currency, { rows: b.rows + 1, amount: b.amount.plus(c.amount) });
   }
-  return { used, wanted, leftOut, toSend, resendBy };
+  return { leftOut, toSend };
 }
 
 /** Each currency's totals and wallet after the batch; a wallet every row of which was left out is still shown. */
 function currencyPlans(
-  used: Map<string, Used>,
-  wanted: Map<string, DecT>,
+  used: Map<string, Totals>,
+  needs: readonly SwapNeed[],
   { balances, balanceNotKnown, moved }: ReturnType<typeof withSwaps>,
 ): { currencies: CurrencyPlan[]; shortfall: boolean; marginShort: string[] } {
   let shortfall = false;
@@ -512,8 +484,8 @@ function currencyPlans(
     }
     currencies.push(cp);
   }
-  for (const [ccy, w] of wanted) {
-    if (used.has(ccy) || !w.greaterThan(0)) continue;
+  for (const { currency: ccy, total } of needs) {
+    if (used.has(ccy) || !total.greaterThan(0)) continue;
     // Every row of this currency was left out by --allow-partial: still show the wallet.
     const balance = formatAmount(balances.get(ccy) ?? new Dec(0), ccy);
     const zero = formatAmount(new Dec(0), ccy);
@@ -528,7 +500,6 @@ function currencyPlans(
   }
   return { currencies, shortfall, marginShort };
 }
-
 const marginWarning = (c: CurrencyPlan, margin: DecT) =>
   `the ${c.currency} wallet covers the batch with its estimated fees (${c.total}, balance ${c.balance}) but not the margin of ` +
   `${formatAmount(margin, c.currency)} kept for fees that may be higher: a row the wallet no longer covers is refused by the service (INSUFFICIENT_FUNDS)`;
@@ -537,12 +508,15 @@ const marginWarning = (c: CurrencyPlan, margin: DecT) =>
 function planWarnings(
   pf: PreflightResult,
   balanceNotKnown: Set<string>,
-  wanted: Map<string, DecT>,
+  needs: readonly SwapNeed[],
   estimate: number,
   usage?: UsageReport,
 ): string[] {
   const warnings = [...pf.warnings];
-  for (const ccy of [...balanceNotKnown].filter((c) => wanted.has(c)).sort()) {
+  for (const ccy of needs
+    .map((n) => n.currency)
+    .filter((c) => balanceNotKnown.has(c))
+    .sort()) {
     warnings.push(
       `the ${ccy} wallet's balance is not in the service's answer: funds are not checked before sending (the service's INSUFFICIENT_FUNDS decides)`,
     );
@@ -552,9 +526,10 @@ function planWarnings(
 }
 
 /** One warning per later date (ReqdExctnDt) of the rows not sent before it. */
-function notDueWarnings(all: readonly EngineRow[], notDue: Map<number, LeftOut>): string[] {
+function notDueWarnings(all: readonly EngineRow[], notSent: Map<number, LeftOut>): string[] {
   const byDate = new Map<string, number>();
-  for (const r of all) if (notDue.has(r.rowNumber)) byDate.set(r.payout!.notBefore!, (byDate.get(r.payout!.notBefore!) ?? 0) + 1);
+  for (const r of all)
+    if (notSent.get(r.rowNumber)?.code === NOT_DUE) byDate.set(r.payout!.notBefore!, (byDate.get(r.payout!.notBefore!) ?? 0) + 1);
   return [...byDate]
     .sort()
     .map(
@@ -564,9 +539,9 @@ function notDueWarnings(all: readonly EngineRow[], notDue: Map<number, LeftOut>)
 }
 
 /** One warning for the references other batches sent: what approvers must see. */
-function elsewhereWarnings(elsewhere: Map<number, LeftOut>): string[] {
-  if (!elsewhere.size) return [];
-  const rows = [...elsewhere].sort(([a], [b]) => a - b);
+function elsewhereWarnings(notSent: Map<number, LeftOut>): string[] {
+  const rows = [...notSent].filter(([, i]) => SENT_ELSEWHERE.has(i.code)).sort(([a], [b]) => a - b);
+  if (!rows.length) return [];
   const shown = rows.slice(0, 3).map(([n, i]) => `row ${n}: ${i.message}`);
   const more = rows.length > 3 ? `; and ${rows.length - 3} more` : '';
   return [
@@ -591,11 +566,18 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   const rows = sortRows(batch, pf, folded, o);
   const inScope = batch.rows.flatMap(({ payout: p }) => (p && (!o.only || o.only.has(p.rowNumber)) ? [p] : []));
   const referenceOf = swapReferences(inScope.map((p) => ({ reference: p.reference, currency: p.sourceCurrency })));
-  const funding = swapsOf(referenceOf, needsOf(rows.candidates), pf, o);
+  // what each currency's rows that may go need (before --allow-partial leaves any out): their total and fee margin
+  const needs = [...totalsOf(rows.candidates)].map(([currency, t]) => ({
+    currency,
+    total: t.amount.plus(t.fees),
+    feeMargin: feeMargin(t.estimated, t.feesEstimated, currency),
+  }));
+  const before = walletsOf(pf);
+  const funding = swapsOf(referenceOf, needs, before, pf, o);
   const fundedBySwaps = !!o.fundBySwap || !!o.approvedSwaps;
-  const wallets = withSwaps(walletBalances(pf), fundedBySwaps ? funding.swaps : []);
+  const wallets = withSwaps(before, fundedBySwaps ? funding.swaps : []);
   const taken = takeFromWallets(rows.candidates, wallets, o.allowPartial);
-  const { currencies, shortfall, marginShort } = currencyPlans(taken.used, taken.wanted, wallets);
+  const { currencies, shortfall, marginShort } = currencyPlans(totalsOf(taken.toSend), needs, wallets);
   const swaps = fundedBySwaps ? funding.swaps.length : 0;
   const requests = requestCost(taken.toSend, (d) => batch.documents?.get(d)?.sha256, {
     ...o,
@@ -603,8 +585,9 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     quoteGroups: pf.quoteGroups,
     swaps,
   });
-  const notSent = new Map<number, LeftOut>([...rows.screened, ...rows.held, ...taken.leftOut, ...rows.elsewhere, ...rows.notDue]);
+  const notSent = new Map([...rows.notSent, ...taken.leftOut]);
   const validation = validationWarnings(batch, new Set(taken.toSend.map((c) => c.rowNumber)));
+  const resent = [...totalsOf(taken.toSend.filter((c) => c.resending))].sort(([a], [b]) => a.localeCompare(b));
   return {
     batchId: batch.identity.batchId,
     env,
@@ -622,10 +605,10 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     currencies,
     corridorsNotEnabled: [...rows.blockedCorridors.values()],
     warnings: [
-      ...planWarnings(pf, wallets.balanceNotKnown, taken.wanted, requests.estimate, o.usage),
+      ...planWarnings(pf, wallets.balanceNotKnown, needs, requests.estimate, o.usage),
       ...marginShort,
-      ...elsewhereWarnings(rows.elsewhere),
-      ...notDueWarnings(batch.rows, rows.notDue),
+      ...elsewhereWarnings(notSent),
+      ...notDueWarnings(batch.rows, notSent),
       ...validation.warnings,
     ],
     withoutDocument: validation.withoutDocument,
@@ -635,12 +618,10 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
     fundedBySwaps,
     ...(o.screened ? { screening: o.screened } : {}),
     shortfall,
-    corridorBlocked: rows.held.size > 0,
+    corridorBlocked: rows.blockedCorridors.size > 0,
     resend: {
-      rows: [...taken.resendBy.values()].reduce((n, b) => n + b.rows, 0),
-      byCurrency: [...taken.resendBy]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([currency, b]) => ({ currency, rows: b.rows, amount: formatAmount(b.amount, currency) })),
+      rows: resent.reduce((n, [, t]) => n + t.rows, 0),
+      byCurrency: resent.map(([currency, t]) => ({ currency, rows: t.rows, amount: formatAmount(t.amount, currency) })),
     },
   };
 }

@@ -3,8 +3,7 @@
 // or a disabled corridor that stops the batch unless --allow-partial.
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { BatchUnusable } from './engine-errors.ts';
-import { requestLimitReason, type BatchPlan, type CurrencyPlan } from './batch-plan.ts';
-import { ENGINE_STATUSES } from './outcome.ts';
+import { requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan } from './batch-plan.ts';
 import type { EngineRow } from './prepare.ts';
 import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { plural } from '../text.ts';
@@ -115,8 +114,7 @@ export const payoutsOf = (numbers: Iterable<number>, rows: readonly EngineRow[])
 
 /** The batch as the policy judges it: rows sent or left out, but not those another batch sent: no part goes that the whole would not. */
 function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: readonly EngineRow[]) {
-  const elsewhere = new Set<string>([ENGINE_STATUSES.ALREADY_PAID, 'SENT_BY_ANOTHER_BATCH']);
-  const left = [...plan.notSent].filter(([, o]) => !elsewhere.has(o.code)).map(([n]) => n);
+  const left = [...plan.notSent].filter(([, o]) => !SENT_ELSEWHERE.has(o.code)).map(([n]) => n);
   const totals = new Map<string, { rows: number; amount: DecT }>();
   for (const p of payoutsOf([...plan.toSend, ...left], rows)) {
     const t = totals.get(p.currency) ?? { rows: 0, amount: new Dec(0) };
