@@ -121,20 +121,12 @@ export function bodyDigest(body: object): string {
   return sha256Hex(canonicalJson(rest));
 }
 
-/** Who a planned row pays, as the approval text and the report show it (the account masked). */
-export interface Payee {
-  rowNumber: number;
-  reference: string;
-  beneficiary: string;
-  account: string;
-  method: string;
-  currency: string;
-  amount: string;
-}
-
 const ACCOUNT_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'email', 'alipayId', 'wechatUserId', 'openId'] as const;
 
-export function payeeOf(r: PlanRow): Payee {
+/** Who a planned row pays, as the approval text and the report show it (the account masked). */
+export type Payee = ReturnType<typeof payeeOf>;
+
+export function payeeOf(r: PlanRow) {
   const b = r.body;
   const account = ACCOUNT_FIELDS.map((f) => b.beneficiary[f]).find((v) => typeof v === 'string' && v !== '');
   return {
@@ -212,15 +204,7 @@ export function verifyPlannedRows(
 
 export function planFileOf(
   plan: BatchPlan,
-  extra: {
-    fileSha256: string;
-    batchLabel?: string;
-    sheet?: string;
-    documents?: string;
-    baseUrl: string;
-    rows: PlanRow[];
-    preparedBy?: string;
-  },
+  extra: Pick<PlanFile, 'fileSha256' | 'batchLabel' | 'sheet' | 'documents' | 'baseUrl' | 'rows' | 'preparedBy'>,
 ): PlanFile {
   return {
     kind: PLAN_KIND,

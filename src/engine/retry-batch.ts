@@ -7,7 +7,7 @@ import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
-import { mapColumns } from '../input/batch-columns.ts';
+import { mapColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import {
   applyEvent,
   isFailedAfterCreation,
@@ -75,13 +75,14 @@ export async function prepareRetry(given: RetryOptions): Promise<Prepared<RetryR
   };
   const resultsFile = resolve(o.resultsFile);
   const table = await readResults(resultsFile);
+  const { fields } = mapColumns(table.inputColumns, resultsFile);
   const env = o.conn.environment.name;
-  const found = await findJournalOfResults(ledger, table, resultsFile, o.resultsFile);
+  const found = await findJournalOfResults(ledger, table, fields.reference, resultsFile, o.resultsFile);
   const notResent: NotResent[] = [];
   const folded = o.resendFailed ? await confirmFailedRows(o.conn, ledger, found, table.rows, notResent) : found.folded;
   const header = folded.header;
   if (!header) throw new BatchRefused(`the journal ${found.path} has no header line`, 'bad-journal');
-  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, resultsFile, o, folded, header, notResent);
+  const { batch, only, keep, resend, failedPayout } = await retryBatch(table, fields, resultsFile, o, folded, header, notResent);
   const results = resultsPathFor(resultsFile, o.resultsPath);
   // (a retry killed midway leaves no output that looks finished)
   const partial = partialResultsPath(results.path);
@@ -182,10 +183,10 @@ const sameBytes = async (a: string, b: string): Promise<boolean> => {
 async function findJournalOfResults(
   ledger: Ledger,
   table: ResultsTable,
+  refHeader: string | undefined,
   resultsFile: string,
   shownAs: string,
 ): Promise<{ path: string; batchId: string; folded: FoldedJournal }> {
-  const refHeader = mapColumns(table.inputColumns, resultsFile).fields.reference;
   const ids = new Set(table.rows.flatMap((r) => (r.result.payoutId ? [r.result.payoutId] : [])));
   const keys = new Set(table.rows.flatMap((r) => (r.result.idempotencyKey ? [r.result.idempotencyKey.trim()] : [])));
   const refs = new Set(table.rows.flatMap((r) => (refHeader && r.cells[refHeader]?.trim() ? [r.cells[refHeader].trim()] : [])));
@@ -287,13 +288,13 @@ async function checkFailedRow(
 /** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`, replacing `failedPayout`). */
 async function retryBatch(
   table: ResultsTable,
+  fields: ColumnMapping['fields'],
   resultsFile: string,
   o: RetryOptions,
   folded: FoldedJournal,
   header: BatchHeader,
   notResent: NotResent[],
 ) {
-  const { fields } = mapColumns(table.inputColumns, resultsFile);
   const refHeader = fields.reference;
   const docs = fingerprintingChecker();
   const batchFile = batchFileNow(header.file, resultsFile);
