@@ -2,7 +2,7 @@
 // the methods route's: estimated, with a margin), wallets after the batch, the swaps that would
 // fund a short wallet, corridors not enabled, and the requests by kind. Pure.
 import { z } from 'zod';
-import { Dec, ExactSum, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
+import { Dec, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
 import { quotaSentence, type UsageReport } from '../client/quota.ts';
 import { rowState, type FoldedJournal, type PayoutSnapshot } from '../journal/lines.ts';
 import { referenceOf, type EngineRow, type LoadedBatch } from './prepare.ts';
@@ -412,13 +412,12 @@ function swapsOf(
 /** The wallets' balances with the swaps that fund the batch counted, and what each swap moves per currency. */
 function withSwaps(wallets: ReturnType<typeof walletsOf>, swaps: readonly SwapProposal[]) {
   const moved = new Map<string, DecT>();
-  const add = (c: string, d: DecT) => moved.set(c, (moved.get(c) ?? new Dec(0)).plus(d));
   for (const s of swaps) {
-    add(s.currency, new Dec(s.amountToBeSent));
-    add(s.fromCurrency, new Dec(s.swapAmount).negated());
+    addTo(moved, s.currency, new Dec(s.amountToBeSent));
+    addTo(moved, s.fromCurrency, new Dec(s.swapAmount).negated());
   }
   const balances = new Map(wallets.balances);
-  for (const [c, d] of moved) balances.set(c, (balances.get(c) ?? new Dec(0)).plus(d));
+  for (const [c, d] of moved) addTo(balances, c, d);
   return { balances, balanceNotKnown: wallets.balanceNotKnown, moved };
 }
 
@@ -626,6 +625,10 @@ export function buildPlan(batch: LoadedBatch, pf: PreflightResult, folded: Folde
   };
 }
 
+/** Adds to a currency's running total: every total by currency of a plan and its guards. */
+export const addTo = (m: Map<string, DecT>, currency: string, d: DecT): Map<string, DecT> =>
+  m.set(currency, (m.get(currency) ?? new Dec(0)).plus(d));
+
 /** A row's fee in the control totals: a created row's journalled API number (summed exactly as fromApi reads it), else its estimate. */
 export const feeForTotals =
   (folded: FoldedJournal, estimated: ReadonlyMap<number, DecT>) =>
@@ -643,28 +646,18 @@ export function payableTotals(
 ): { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> } {
   const toSend = new Set(plan.toSend);
   const created = new Map(plan.created.map((c) => [c.rowNumber, c]));
-  const amounts = new Map<string, ExactSum>();
-  const withFees = new Map<string, ExactSum>();
-  const sumOf = (m: Map<string, ExactSum>, currency: string) => m.get(currency) ?? m.set(currency, new ExactSum()).get(currency)!;
+  const amounts = new Map<string, DecT>();
+  const withFees = new Map<string, DecT>();
   for (const r of batch.rows) {
     // a row created before counts what the service debited, as the journal has it
     const debit = created.get(r.rowNumber)?.debit;
     const payout = toSend.has(r.rowNumber) ? r.payout : undefined;
     const currency = debit?.sourceCurrency ?? payout?.sourceCurrency;
     if (currency === undefined) continue;
-    const a = sumOf(amounts, currency);
-    const w = sumOf(withFees, currency);
-    if (debit) {
-      a.addApi(debit.sourceAmount);
-      w.addApi(debit.sourceAmount);
-    } else {
-      a.add(payout!.sourceAmount);
-      w.add(payout!.sourceAmount);
-    }
+    const amount = debit ? fromApi(debit.sourceAmount) : payout!.sourceAmount;
     const fee = feeOf(r);
-    if (typeof fee === 'number' || typeof fee === 'string') w.addApi(fee);
-    else if (fee) w.add(fee);
+    addTo(amounts, currency, amount);
+    addTo(withFees, currency, fee === undefined ? amount : amount.plus(typeof fee === 'object' ? fee : fromApi(fee)));
   }
-  const value = (m: Map<string, ExactSum>) => new Map([...m].map(([c, s]) => [c, s.value()]));
-  return { rows: toSend.size + created.size, amounts: value(amounts), withFees: value(withFees) };
+  return { rows: toSend.size + created.size, amounts, withFees };
 }

@@ -3,7 +3,7 @@
 // or a disabled corridor that stops the batch unless --allow-partial.
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { BatchUnusable } from './engine-errors.ts';
-import { requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan } from './batch-plan.ts';
+import { addTo, requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan } from './batch-plan.ts';
 import type { EngineRow } from './prepare.ts';
 import type { Ledger, UnapprovedPayout } from '../ledger/account-ledger.ts';
 import { plural } from '../text.ts';
@@ -115,12 +115,10 @@ export const payoutsOf = (numbers: Iterable<number>, rows: readonly EngineRow[])
 /** The batch as the policy judges it: rows sent or left out, but not those another batch sent: no part goes that the whole would not. */
 function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: readonly EngineRow[]) {
   const left = [...plan.notSent].filter(([, o]) => !SENT_ELSEWHERE.has(o.code)).map(([n]) => n);
-  const totals = new Map<string, { rows: number; amount: DecT }>();
-  for (const p of payoutsOf([...plan.toSend, ...left], rows)) {
-    const t = totals.get(p.currency) ?? { rows: 0, amount: new Dec(0) };
-    totals.set(p.currency, { rows: t.rows + 1, amount: t.amount.plus(new Dec(p.amount)) });
-  }
-  return [...totals].map(([currency, t]) => ({ currency, rows: t.rows, amount: t.amount.toFixed() }));
+  const payouts = payoutsOf([...plan.toSend, ...left], rows);
+  const totals = payouts.reduce((m, p) => addTo(m, p.currency, new Dec(p.amount)), new Map<string, DecT>());
+  const count = (currency: string) => payouts.filter((p) => p.currency === currency).length;
+  return [...totals].map(([currency, amount]) => ({ currency, rows: count(currency), amount: amount.toFixed() }));
 }
 
 function fundingHint(plan: BatchPlan, swapCommand: string | undefined): string {
@@ -192,11 +190,7 @@ function unnamedTotals(a: Pick<ControlTotals, 'expectTotals' | 'payable'>): stri
 }
 
 /** A currency named twice adds up. */
-function expectedTotals(flags: MoneyFlag[]): Map<string, DecT> {
-  const expected = new Map<string, DecT>();
-  for (const e of flags) expected.set(e.currency, (expected.get(e.currency) ?? new Dec(0)).plus(e.amount));
-  return expected;
-}
+const expectedTotals = (flags: MoneyFlag[]) => flags.reduce((m, e) => addTo(m, e.currency, e.amount), new Map<string, DecT>());
 
 // ---- the names of a plan's maker and approvers (four eyes)
 

@@ -1,7 +1,7 @@
 // A swap that funds a short wallet before a batch pays from it (spec §4.7, §4.8, §4.9): what the plan
 // proposes and approvers sign, its reference, its snapshot; its send step is swap-send.ts.
 import { z } from 'zod';
-import type { SwapAnswer } from '../client/answers.ts';
+import type { CurrencyPairAnswer, SwapAnswer, WalletAnswer } from '../client/answers.ts';
 import type { SwapSnapshot } from '../journal/lines.ts';
 import { amountText, Dec, formatAmount, fromApi, groupThousands, minorUnits, roundTo, type ApiAmount } from '../money.ts';
 import { KEY_VERSIONS, sha256Hex } from './identity.ts';
@@ -74,18 +74,8 @@ export interface SwapNeed {
   feeMargin: Dec;
 }
 
-export interface SwapWallet {
-  walletId?: string;
-  currency: string;
-  balance?: Dec;
-}
-
-export interface SwapPair {
-  baseCurrency: string;
-  quoteCurrency: string;
-  rate?: ApiAmount;
-  enabled?: boolean;
-}
+export type SwapWallet = Pick<WalletAnswer, 'walletId' | 'currency'> & { balance?: Dec };
+export type SwapPair = Pick<CurrencyPairAnswer, 'baseCurrency' | 'quoteCurrency' | 'rate' | 'enabled'>;
 
 export interface SwapRefusal {
   currency: string;
