@@ -259,15 +259,10 @@ function checkRows(
   const estimatedFees = new Map<number, DecT>();
   const feesUnknown = new Set<number>();
   const quoteGroups = new Map<number, string>();
-  const warnings: string[] = [];
-  const noted = new Set<string>();
+  const noted = new Map<string, string>();
   const closed = new Map<string, CountryAnswer>();
   const closedRows: number[] = [];
-  const noteOnce = (key: string, warning: string) => {
-    if (noted.has(key)) return;
-    noted.add(key);
-    warnings.push(warning);
-  };
+  const noteOnce = (key: string, warning: string) => noted.has(key) || noted.set(key, warning);
   for (const p of rows) {
     const { rowNumber } = p;
     const country = countries.get(p.destinationCountryCode);
@@ -324,11 +319,8 @@ function checkRows(
     }
   }
   // one line for the rule, the count first so a line cut to a terminal's width still says it
-  if (closed.size)
-    warnings.unshift(
-      `outside trading hours now: ${rowsText(closedRows)}, whose payouts wait for the next window: ${[...closed.values()].map(tradingHours).join('; ')}`,
-    );
-  return { rowIssues, estimatedFees, feesUnknown, quoteGroups, warnings };
+  const hours = `outside trading hours now: ${rowsText(closedRows)}, whose payouts wait for the next window: ${[...closed.values()].map(tradingHours).join('; ')}`;
+  return { rowIssues, estimatedFees, feesUnknown, quoteGroups, warnings: [...(closed.size ? [hours] : []), ...noted.values()] };
 }
 
 /** "10 rows (rows 3, 7, 12 and 7 more)", "1 row (row 4)" */
