@@ -5,7 +5,6 @@ import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { PayoutClient } from '../client/client.ts';
 import type { Connection } from '../client/connect.ts';
 import { mapColumns, type ColumnMapping } from '../input/batch-columns.ts';
 import {
@@ -223,7 +222,7 @@ const resultsFamily = (path: string): string => resolve(path).replace(/(\.retry-
 
 /**
  * For --resend-failed: rows failed after creation confirmed with the service (GET) and their refund
- * looked up, both journalled so the journal decides; rows not refunded yet go to `notResent`.
+ * looked up, both journalled so the journal decides; rows not refunded yet, or not checkable, go to `notResent`.
  */
 async function confirmFailedRows(
   conn: Connection,
@@ -235,11 +234,33 @@ async function confirmFailedRows(
   const byPayout = new Map<string, RowState>();
   for (const s of folded.rows.values()) if (s.phase === 'created' && s.payout) byPayout.set(s.payout.id, s);
   const lines: RowEvent[] = [];
+  const at = () => new Date().toISOString();
   for (const r of rows) {
     const s = r.result.payoutId ? byPayout.get(r.result.payoutId) : undefined;
     if (!s?.payout || (!isFailedAfterCreation(s.payout.status) && !isFailedAfterCreation(r.result.status))) continue;
-    const not = await checkFailedRow(conn.client, s.ref, s.payout, lines);
-    if (not) notResent.push({ rowNumber: r.rowNumber, reference: s.ref, payoutId: s.payout.id, ...not });
+    const { ref } = s;
+    let p = s.payout;
+    const not = (reason: string) => notResent.push({ rowNumber: r.rowNumber, reference: ref, payoutId: p.id, status: p.status, reason });
+    try {
+      if (!isFailedAfterCreation(p.status)) {
+        const now = await conn.client.getPayout(p.id);
+        if (!isFailedAfterCreation(now.status)) continue; // the results file says so, the service does not
+        const changedAt = now.updatedAt ? { changedAt: now.updatedAt } : {};
+        lines.push({ t: 'status', ref, payoutId: p.id, status: now.status, source: 'get', at: at(), ...changedAt });
+        p = { ...p, status: now.status };
+      }
+      if (p.refunded !== undefined) continue;
+      const refund = await findRefund(conn.client, { id: p.id, payoutRef: p.payoutRef, currency: p.sourceCurrency });
+      const transactionId = refund?.transactionId ? { transactionId: refund.transactionId } : {};
+      if (refund) lines.push({ t: 'refund', ref, payoutId: p.id, amount: refund.amount, ...transactionId, at: at() });
+      else
+        not(
+          `payout ${p.payoutRef ?? p.id} ${p.status}, but its refund is not in the wallet's transactions yet: not sent again; run retry --resend-failed again once it shows`,
+        );
+    } catch (e) {
+      if (!(e instanceof PayoutApiError) || e.serviceTrouble) throw e;
+      not(`could not be checked: ${snapshotOfError(e).message}`);
+    }
   }
   if (!lines.length) return folded;
   const w = ledger.open(batchId);
@@ -250,39 +271,6 @@ async function confirmFailedRows(
   }
   for (const e of lines) applyEvent(folded, e);
   return folded;
-}
-
-/** One created row's failure and refund, as journal lines; returns why it is not sent again, if it is not. */
-async function checkFailedRow(
-  client: PayoutClient,
-  ref: string,
-  payout: PayoutSnapshot,
-  lines: RowEvent[],
-): Promise<{ status: string; reason: string } | undefined> {
-  let p = payout;
-  const at = () => new Date().toISOString();
-  try {
-    if (!isFailedAfterCreation(p.status)) {
-      const now = await client.getPayout(p.id);
-      if (!isFailedAfterCreation(now.status)) return undefined; // the results file says so, the service does not
-      const changedAt = now.updatedAt ? { changedAt: now.updatedAt } : {};
-      lines.push({ t: 'status', ref, payoutId: p.id, status: now.status, source: 'get', at: at(), ...changedAt });
-      p = { ...p, status: now.status };
-    }
-    if (p.refunded !== undefined) return undefined;
-    const refund = await findRefund(client, { id: p.id, payoutRef: p.payoutRef, currency: p.sourceCurrency });
-    if (!refund) {
-      const reason = `payout ${p.payoutRef ?? p.id} ${p.status}, but its refund is not in the wallet's transactions yet: not sent again; run retry --resend-failed again once it shows`;
-      return { status: p.status, reason };
-    }
-    const transactionId = refund.transactionId ? { transactionId: refund.transactionId } : {};
-    lines.push({ t: 'refund', ref, payoutId: p.id, amount: refund.amount, ...transactionId, at: at() });
-    return undefined;
-  } catch (e) {
-    if (e instanceof PayoutApiError && !e.serviceTrouble)
-      return { status: p.status, reason: `could not be checked: ${snapshotOfError(e).message}` };
-    throw e;
-  }
 }
 
 /** Rows to send again (`only`), to keep (`keep`), to resend after a refunded failure (`resend`, replacing `failedPayout`). */
