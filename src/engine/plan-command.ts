@@ -16,7 +16,8 @@ import { ledgerOf } from '../ledger/open.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './batch-plan.ts';
 import type { DuplicateOptions } from './duplicates.ts';
 import { resolve } from 'node:path';
-import { planFileOf, writePlanFile, type PlanFile, type PlanRow } from './plan-file.ts';
+import { writeFileAtomic } from '../files/atomic.ts';
+import { planFileOf, type PlanFile, type PlanRow } from './plan-file.ts';
 import { planStage, type PlanStageOptions } from './pipeline.ts';
 import { checkSameBatch, journalReader } from './session.ts';
 
@@ -109,7 +110,7 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
       rows: quoted.rows.filter((r) => plan.toSend.includes(r.rowNumber)),
       preparedBy,
     });
-    await writePlanFile(o.out, planFile);
+    await writeFileAtomic(o.out, JSON.stringify(planFile, null, 2) + '\n');
   }
   return { plan, planFile, quoteErrors: quoted.errors, payable };
 }

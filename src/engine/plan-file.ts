@@ -4,7 +4,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from '../files/atomic.ts';
 import { InitiateRequest } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
 import { canonicalJson } from '../text.ts';
@@ -83,10 +82,6 @@ const PlanFileSchema = z.object({
 });
 export type PlanFile = z.infer<typeof PlanFileSchema>;
 export type PlanRow = z.infer<typeof PlanRow>;
-
-export async function writePlanFile(path: string, plan: PlanFile): Promise<void> {
-  await writeFileAtomic(path, JSON.stringify(plan, null, 2) + '\n');
-}
 
 export async function readPlanFile(path: string): Promise<PlanFile> {
   let text: string;
