@@ -3,7 +3,7 @@
 // after creation (§2 Wallet transaction). An unreadable amount is a problem said, never a 0.
 import { basename, dirname, extname, join } from 'node:path';
 import { z } from 'zod';
-import { Dec, ExactSum, formatAmount, formatApiAmount, fromApi } from '../money.ts';
+import { Dec, formatAmount, formatApiAmount, fromApi } from '../money.ts';
 import { isFailedAfterCreation, type PayoutSnapshot } from '../journal/lines.ts';
 
 const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
@@ -39,28 +39,25 @@ export interface MoneyTotals {
 }
 
 export function moneyTotals(entries: Iterable<MoneyEntry>): Record<string, MoneyTotals> {
-  const sums = new Map<string, { n: number; debited: ExactSum; refunded: ExactSum; notSeen: number; feesNotKnown: number }>();
+  const sums = new Map<string, { n: number; debited: Dec; refunded: Dec; notSeen: number; feesNotKnown: number }>();
   for (const e of entries) {
-    let s = sums.get(e.currency);
-    if (!s) sums.set(e.currency, (s = { n: 0, debited: new ExactSum(), refunded: new ExactSum(), notSeen: 0, feesNotKnown: 0 }));
+    const s = sums.get(e.currency) ?? { n: 0, debited: new Dec(0), refunded: new Dec(0), notSeen: 0, feesNotKnown: 0 };
+    sums.set(e.currency, s);
     s.n++;
-    s.debited.add(e.amount);
+    s.debited = s.debited.plus(e.amount).plus(e.fee ?? 0);
     if (e.fee === undefined) s.feesNotKnown++;
-    else s.debited.add(e.fee);
-    if (e.refunded !== undefined) s.refunded.add(e.refunded);
+    if (e.refunded !== undefined) s.refunded = s.refunded.plus(e.refunded);
     else if (isFailedAfterCreation(e.status)) s.notSeen++;
   }
   return Object.fromEntries(
     [...sums]
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([c, s]) => {
-        const d = s.debited.value();
-        const r = s.refunded.value();
         const t: MoneyTotals = {
           payouts: s.n,
-          debited: formatAmount(d, c),
-          refunded: formatAmount(r, c),
-          net: formatAmount(d.minus(r), c),
+          debited: formatAmount(s.debited, c),
+          refunded: formatAmount(s.refunded, c),
+          net: formatAmount(s.debited.minus(s.refunded), c),
         };
         if (s.notSeen) t.refundsNotSeen = s.notSeen;
         if (s.feesNotKnown) t.feesNotKnown = s.feesNotKnown;
