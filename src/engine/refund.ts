@@ -18,8 +18,7 @@ export interface Refund {
 }
 
 export function isRefundOf(t: WalletTransactionAnswer, p: PayoutToRefund): boolean {
-  const credit = t.type ? t.type === 'CREDIT' : fromApi(t.amount).greaterThan(0);
-  if (!credit || fromApi(t.amount).lessThanOrEqualTo(0)) return false;
+  if ((t.type && t.type !== 'CREDIT') || !fromApi(t.amount).greaterThan(0)) return false;
   if (t.currency && t.currency !== p.currency) return false;
   const refs = [t.reference, t.metadata?.payoutId, t.metadata?.payoutRef].filter((x): x is string => typeof x === 'string' && x !== '');
   return refs.some((r) => r === p.id || (p.payoutRef !== undefined && r === p.payoutRef));
