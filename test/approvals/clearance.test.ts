@@ -1,6 +1,6 @@
 // A clearance's maker never counts as its approver (issue 42): not by the name it was made under,
 // and not by a key the maker signed it with, whatever name that key signs under later (as a
-// plan's maker, approvals/approval-rule.ts makerKeys).
+// plan's maker, approvals/sign.ts makerKeys).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
