@@ -11,13 +11,13 @@ import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
   BatchRefused,
-  ReservationLost,
   batchInProgress,
   batchKey,
   batchOfJournalName,
   countUnapproved,
   referencesBeingSent,
   refuseReferencesSentBefore,
+  reservationLost,
   type ClaimAnswer,
   type JournalAppender,
   type Ledger,
@@ -195,11 +195,8 @@ export class FileLedger implements Ledger {
           } catch {
             st = undefined;
           }
-          if (released || !st || st.ino !== ino)
-            throw new ReservationLost(
-              `the reservation of this batch in ${this.dir} was removed: nothing more is sent; run again to continue`,
-            );
-          if (ref !== null && !refs.has(ref)) throw new ReservationLost(`reference ${ref} is not in this run's reservation: not sent`);
+          if (released || !st || st.ino !== ino) throw reservationLost(this.dir, null);
+          if (ref !== null && !refs.has(ref)) throw reservationLost(this.dir, ref);
           write();
         });
       },

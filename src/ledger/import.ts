@@ -9,6 +9,7 @@ import type { Queryable } from './schema.ts';
 import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
 import { ledgerDirFor, names as list } from './file.ts';
+import { appendLines } from './pg-store.ts';
 
 export interface FileJournal {
   account: string;
@@ -158,12 +159,10 @@ export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJourn
       : planImport(await linesOf(q, accounts), journals);
     if (plan.conflicts.length || plan.differing.length) return plan;
     for (const j of plan.insert)
-      for (let i = 0; i < j.lines.length; i += CHUNK)
-        await q.query(
-          `INSERT INTO payout_batch.journal_lines (account, batch_id, origin, line)
-           SELECT $1, $2, $3, line FROM unnest($4::text[]) WITH ORDINALITY AS l(line, n) ORDER BY n`,
-          [j.account, j.batchId, origin, j.lines.slice(i, i + CHUNK)],
-        );
+      for (let i = 0; i < j.lines.length; i += CHUNK) {
+        const lines = j.lines.slice(i, i + CHUNK).map((line) => ({ batch: j.batchId, line }));
+        await appendLines(q, j.account, origin, lines);
+      }
     return plan;
   });
 }

@@ -12,6 +12,7 @@ import {
   countUnapproved,
   referencesBeingSent,
   refuseReferencesSentBefore,
+  reservationLost,
   type ClaimAnswer,
   type ClaimRequest,
   type JournalAppender,
@@ -190,11 +191,7 @@ class PgLedger implements Ledger {
               if (this.failed)
                 throw new ReservationLost(`the ledger ${db.where} could not be written (${this.failed.message}): nothing more is sent`);
               if (released || !(await store.stillHeld(q, db.holder, account, o.batchId, ref)))
-                throw new ReservationLost(
-                  ref === null || released
-                    ? `the reservation of this batch in the ledger ${db.where} was removed: nothing more is sent; run again to continue`
-                    : `reference ${ref} is not in this run's reservation: not sent`,
-                );
+                throw reservationLost(`the ledger ${db.where}`, released ? null : ref);
               write();
               await store.appendLines(q, account, db.holder, this.pending.splice(0));
             },
