@@ -9,7 +9,7 @@ import type { Queryable } from './schema.ts';
 import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
 import { ledgerDirFor, names as list } from './file.ts';
-import { appendLines } from './pg-store.ts';
+import { appendLines } from './postgres.ts';
 
 export interface FileJournal {
   account: string;

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TeamDb, TeamLedgerError } from '../../src/ledger/pg-db.ts';
 import { PENDING_MS, SlidingWindowLimiter, paceName, type PaceShare, type Take } from '../../src/client/pace.ts';
-import { TeamPace, TeamUsage } from '../../src/ledger/pg-pace.ts';
+import { TeamPace, TeamUsage } from '../../src/ledger/postgres.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
 import { mostInWindow, startThrough } from '../client/starts.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
@@ -54,7 +54,7 @@ describe('the limiter over a shared pace that answers later (the team ledger’s
   });
 });
 
-describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/pg-pace.ts)', () => {
+describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/postgres.ts)', () => {
   const processes = ledgerProcesses();
   const processOf = processes.connect;
   let a: TeamDb;
