@@ -5,16 +5,19 @@
 import { sign, verify } from 'node:crypto';
 import { nameProblem, sameName } from '../engine/guards.ts';
 import { plural } from '../text.ts';
-import { fingerprintOf, parsePrivateKey, parsePublicKey, type KeyError } from './keys.ts';
 import { loadPlan, planPayload, PlanFileError, signedBytes, type LoadedPlan, type PlanPayload } from './payload.ts';
 import {
   addApproval,
   approvalsPathFor,
   ApprovalsFileError,
+  fingerprintOf,
+  parsePrivateKey,
+  parsePublicKey,
   readApprovals,
   readApprovers,
   type Approval,
   type Approver,
+  type KeyError,
 } from './approvals-file.ts';
 
 /** `where`: the key file, named in errors only. */

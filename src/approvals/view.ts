@@ -1,8 +1,7 @@
 // Who approved a plan, when, with which key, and whether each approval holds.
-import { fingerprintOf } from './keys.ts';
 import { loadPlan, payloadText, planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
 import { approvalProblem, makerKeys, rawKey } from './sign.ts';
-import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
+import { approvalsPathFor, fingerprintOf, readApprovals, type Approver } from './approvals-file.ts';
 import { plural } from '../text.ts';
 
 export interface ApprovalsView {

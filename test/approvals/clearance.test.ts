@@ -5,9 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addApproval, approvalsPathFor, type Approver } from '../../src/approvals/approvals-file.ts';
+import { addApproval, approvalsPathFor, type Approver, newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { CLEARANCE_KIND, clearancePayload, clearancesIn, loadClearance, writeClearance } from '../../src/approvals/clearance.ts';
-import { newKeyPair } from '../../src/approvals/keys.ts';
 import { signPlan } from '../../src/approvals/sign.ts';
 
 const dirs: string[] = [];

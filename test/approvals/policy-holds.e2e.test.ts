@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
+import { newKeyPair, type NewKeyPair } from '../../src/approvals/approvals-file.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
