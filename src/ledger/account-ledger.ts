@@ -1,6 +1,5 @@
 // What a service account has sent, batch by batch, whoever sent it: one interface, two
 // implementations (file.ts, postgres.ts); open.ts chooses (README.md beside this file).
-import { basename } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Dec } from '../money.ts';
 import { plural } from '../text.ts';
@@ -290,5 +289,3 @@ export async function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptio
 }
 
 export const batchKey = (batchId: string): string => batchId.slice(0, 16);
-
-export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];

@@ -4,7 +4,7 @@
 import { appendFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
@@ -13,7 +13,6 @@ import {
   BatchRefused,
   batchInProgress,
   batchKey,
-  batchOfJournalName,
   countUnapproved,
   referencesBeingSent,
   refuseReferencesSentBefore,
@@ -57,6 +56,9 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
   }
   return undefined;
 }
+
+/** The batch key of a journal's file name. */
+export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];
 
 /** None when it cannot be read. */
 export function names(dir: string): string[] {

@@ -8,7 +8,7 @@ import { LOCK_NAMESPACE, lockIdOf, type TeamDb } from './pg-db.ts';
 import type { Queryable } from './schema.ts';
 import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
-import { ledgerDirFor, names as list } from './file.ts';
+import { batchOfJournalName, ledgerDirFor, names as list } from './file.ts';
 import { appendLines } from './postgres.ts';
 
 export interface FileJournal {
@@ -55,7 +55,7 @@ export function readFileLedgers(stateDir: string, accounts: string[]): { journal
   const journals: FileJournal[] = [];
   const unknown: string[] = [];
   for (const folder of list(base).sort()) {
-    const names = list(join(base, folder)).filter((n) => /^[0-9a-f]{16}\.journal\.jsonl$/.test(n));
+    const names = list(join(base, folder)).filter((n) => batchOfJournalName(n));
     for (const name of names.sort()) {
       const path = join(base, folder, name);
       const lines = journalLines(readFileSync(path, 'utf8'));
