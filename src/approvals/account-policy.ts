@@ -15,7 +15,7 @@ import { accountOf, type Ledger, type UnapprovedPayout } from '../ledger/account
 import { FileLedger } from '../ledger/file.ts';
 import type { CurrencyPlan } from '../engine/batch-plan.ts';
 import type { GuardOptions } from '../engine/guards.ts';
-import { approvalGate, type GateResult } from './gate.ts';
+import { approvalGate, type GateResult } from './sign.ts';
 import type { LoadedPlan } from './payload.ts';
 
 const ApproverSchema = z.object({ name: z.string().min(1), publicKey: z.string().min(1), fingerprint: z.string() });

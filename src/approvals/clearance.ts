@@ -8,8 +8,7 @@ import { writeFileAtomic } from '../files/atomic.ts';
 import { sha256Hex } from '../engine/identity.ts';
 import type { Clearance, ScreeningOptions } from '../engine/screen-batch.ts';
 import type { AccountPolicy } from './account-policy.ts';
-import { listedSigners } from './sign.ts';
-import { makerKeys, rawKey } from './approval-rule.ts';
+import { countSigners } from './sign.ts';
 import { approvalsPathFor, readApprovals, readApprovers, type Approver } from './approvals-file.ts';
 import { parseJson, PlanFileError } from './payload.ts';
 
@@ -94,13 +93,7 @@ export function clearancesIn(
       const payload = clearancePayload(loaded);
       const approvals = readApprovals(approvalsPathFor(loaded.path));
       // its maker's key counts for nobody, whatever name it signs under (as a plan's maker's)
-      const makers = makerKeys(payload, approvals, c.madeBy);
-      const signedBy = listedSigners(
-        payload,
-        approvals.filter((a) => !makers.has(rawKey(a) ?? '')),
-        approvers,
-        c.madeBy,
-      ).counted;
+      const { counted: signedBy, makers } = countSigners(payload, approvals, approvers, c.madeBy);
       const problem =
         makerSigned && !makers.size
           ? "not signed by its maker, which the account's policy requires: make it with `screen --clear ... --as NAME --approver-key KEY`"

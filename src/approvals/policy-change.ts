@@ -12,7 +12,7 @@ import {
   type PolicyRules,
   type PolicyStore,
 } from './account-policy.ts';
-import { listedSigners } from './sign.ts';
+import { countSigners } from './sign.ts';
 import { parseJson, readBytes } from './payload.ts';
 import { approvalsPathFor, readApprovals } from './approvals-file.ts';
 
@@ -99,7 +99,12 @@ export async function applyProposal(store: PolicyStore, loaded: LoadedProposal) 
     throw new PolicyError(
       `${loaded.path} changes version ${proposal.baseVersion} of the policy, and ${current ? `version ${current.version}` : 'none'} is in force: propose again`,
     );
-  const { counted, problems } = listedSigners(proposalPayload(loaded), readApprovals(approvalsPathFor(loaded.path)), current.approvers);
+  const { counted, problems } = countSigners(
+    proposalPayload(loaded),
+    readApprovals(approvalsPathFor(loaded.path)),
+    current.approvers,
+    null,
+  );
   const tally = `${counted.length} of the ${current.requireApprovals} approvals the policy in force needs${counted.length ? ` (${counted.join(', ')})` : ''}`;
   if (counted.length < current.requireApprovals)
     throw new PolicyError(`${tally}${problems.length ? `: ${problems.join('; ')}` : ''}: the policy is unchanged`);

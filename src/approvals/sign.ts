@@ -1,9 +1,24 @@
-// Signing a plan, and checking one signature (Ed25519, node:crypto).
+// Signing a plan, a policy change or a clearance (Ed25519, node:crypto), and the four-eyes rule: it
+// counts when enough distinct listed approvers, none of them its maker (by name, or by a key the maker
+// signed it with), signed its exact content; approvalGate, the check `run` and `watch` make before anything is
+// sent: the engine runs the plan's bytes as checked, not the file again, which could have changed since.
 import { sign, verify } from 'node:crypto';
-import { parsePrivateKey, parsePublicKey, type KeyError } from './keys.ts';
-import { loadPlan, planPayload, signedBytes } from './payload.ts';
-import { addApproval, approvalsPathFor, type Approval, type Approver } from './approvals-file.ts';
-import { sameName } from '../engine/guards.ts';
+import { nameProblem, sameName } from '../engine/guards.ts';
+import { plural } from '../text.ts';
+import { loadPlan, planPayload, PlanFileError, signedBytes, type LoadedPlan, type PlanPayload } from './payload.ts';
+import {
+  addApproval,
+  approvalsPathFor,
+  ApprovalsFileError,
+  fingerprintOf,
+  parsePrivateKey,
+  parsePublicKey,
+  readApprovals,
+  readApprovers,
+  type Approval,
+  type Approver,
+  type KeyError,
+} from './approvals-file.ts';
 
 /** `where`: the key file, named in errors only. */
 export function signPlan(payload: object, name: string, pem: string, where: string, now = new Date()): Approval {
@@ -31,30 +46,6 @@ export function verifyApproval(payload: object, a: Approval): { ok: true } | { o
   return good ? { ok: true } : { ok: false, reason: 'signature does not match this plan' };
 }
 
-/** Each listed approver who signed `payload` by their listed key, once (never `maker`), and why the others do not count. */
-export function listedSigners(payload: object, approvals: Approval[], approvers: readonly Approver[], maker?: string) {
-  const counted: string[] = [];
-  const problems: string[] = [];
-  for (const a of approvals) {
-    const listed = approvers.find((x) => sameName(x.name, a.name));
-    const v = verifyApproval(payload, a);
-    const why = !listed
-      ? 'not an approver of the policy in force'
-      : maker !== undefined && sameName(listed.name, maker)
-        ? 'its maker'
-        : listed.publicKey !== a.publicKey
-          ? `not signed with the key the policy gives ${listed.name}`
-          : !v.ok
-            ? v.reason
-            : counted.includes(listed.name)
-              ? 'already counted once'
-              : undefined;
-    if (why) problems.push(`${a.name}: ${why}`);
-    else counted.push(listed!.name);
-  }
-  return { counted, problems };
-}
-
 /** `plan --as NAME --approver-key KEY`: never counted, it ties the plan to its maker's key, which then counts for nobody. */
 export async function signAsMaker(
   planPath: string,
@@ -66,4 +57,173 @@ export async function signAsMaker(
   const approval = signPlan(payload, name, pem, where);
   await addApproval(approvalsPathFor(planPath), approval);
   return approval;
+}
+
+export interface ApprovalCheck {
+  ok: boolean;
+  counted: string[];
+  problems: string[];
+  message: string;
+}
+
+export function rawKey(a: Approval): string | undefined {
+  try {
+    return parsePublicKey(a.publicKey).raw.toString('base64');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The keys the maker signed it with: such a key never counts as an approver's, whatever name it signs under. */
+export function makerKeys(payload: object, approvals: Approval[], maker: string | null): Set<string> {
+  const keys = new Set<string>();
+  for (const a of approvals) {
+    const raw = maker !== null && sameName(a.name, maker) ? rawKey(a) : undefined;
+    if (raw && verifyApproval(payload, a).ok) keys.add(raw);
+  }
+  return keys;
+}
+
+/** Why one approval does not count. A stored fingerprint that is not its key's makes it invalid (the file was edited). */
+export function approvalProblem(
+  payload: object,
+  a: Approval,
+  approvers: readonly Approver[] | undefined,
+  maker: string | null,
+  makers: Set<string> = new Set(),
+): { reason: string; maker?: boolean } | undefined {
+  if (maker !== null && sameName(a.name, maker)) return { reason: 'maker of the plan cannot approve it', maker: true };
+  const badName = nameProblem(a.name);
+  if (badName) return { reason: badName };
+  const raw = rawKey(a);
+  if (!raw) return { reason: 'its public key is unusable' };
+  const fingerprint = fingerprintOf(Buffer.from(raw, 'base64'));
+  if (a.publicKeyFingerprint !== fingerprint)
+    return {
+      reason: `its stored fingerprint ${a.publicKeyFingerprint} is not that of its key (${fingerprint}): the approvals file was edited`,
+    };
+  if (makers.has(raw)) return { reason: `signed with key ${fingerprint}, which the plan's maker signed it with`, maker: true };
+  if (approvers) {
+    const listed = approvers.find((x) => sameName(x.name, a.name));
+    if (!listed) return { reason: 'not in the approvers list' };
+    if (raw !== listed.publicKey)
+      return { reason: `signed with key ${fingerprint}, not the key listed for ${listed.name} (${listed.fingerprint})` };
+  }
+  const v = verifyApproval(payload, a);
+  return v.ok ? undefined : { reason: v.reason };
+}
+
+/**
+ * Each listed approver who signed `payload` (a plan, a policy change, a clearance) under their listed
+ * key, once by name and by key, never `maker` nor a key it signed with; why the others do not count.
+ */
+export function countSigners(
+  payload: object,
+  approvals: Approval[],
+  approvers: readonly Approver[],
+  maker: string | null,
+  expiry?: Expiry,
+) {
+  const counted: string[] = [];
+  const countedKeys = new Set<string>();
+  const problems: string[] = [];
+  const makers = makerKeys(payload, approvals, maker);
+  for (const a of approvals) {
+    const expired = expiry && expiryProblem(a, expiry);
+    const p = approvalProblem(payload, a, approvers, maker, makers) ?? (expired ? { reason: expired } : undefined);
+    if (p) {
+      problems.push(p.maker ? `${a.name} (${p.reason})` : `${a.name}: ${p.reason}`);
+      continue;
+    }
+    const listed = approvers.find((x) => sameName(x.name, a.name))!;
+    if (counted.some((n) => sameName(n, listed.name)) || countedKeys.has(listed.publicKey)) {
+      problems.push(`${a.name}: already counted once`);
+      continue;
+    }
+    counted.push(listed.name);
+    countedKeys.add(listed.publicKey);
+  }
+  return { counted, problems, makers };
+}
+
+function planProblem(payload: PlanPayload): string | undefined {
+  if (payload.preparedBy === null)
+    return 'the plan does not record who made it, so four eyes cannot be checked: make it again with `payout-batch plan FILE --out PLAN`';
+  const bad = nameProblem(payload.preparedBy);
+  return bad ? `the plan's maker ${JSON.stringify(payload.preparedBy)} cannot be told from an approver: ${bad}` : undefined;
+}
+
+export interface Expiry {
+  afterMs: number;
+  /** As the policy was written ("7d"). */
+  label: string;
+  now?: Date;
+}
+
+function expiryProblem(a: Approval, e: Expiry): string | undefined {
+  const now = (e.now ?? new Date()).getTime();
+  const at = Date.parse(a.signedAt);
+  // (five minutes for the clocks of the approver's machine and this one)
+  if (!(at <= now + 5 * 60_000)) return `dated ${a.signedAt}, after now`;
+  if (at >= now - e.afterMs) return undefined;
+  return `signed ${a.signedAt}: the account's policy counts approvals of the last ${e.label} only, sign again`;
+}
+
+export function checkApprovals(
+  plan: LoadedPlan,
+  approvals: Approval[],
+  approvers: Approver[],
+  required: number,
+  expiry?: Expiry,
+  /** An account policy's rule: the plan must carry its maker's signature (`plan --as NAME --approver-key KEY`). */
+  makerSigned = false,
+): ApprovalCheck {
+  const payload = planPayload(plan);
+  const { counted, problems, makers } = countSigners(payload, approvals, approvers, payload.preparedBy, expiry);
+  const unusable =
+    planProblem(payload) ??
+    (makerSigned && !makers.size
+      ? `the plan is not signed by its maker, which this account's policy requires: make it again with \`payout-batch plan FILE --out PLAN --as NAME --approver-key KEY\``
+      : undefined);
+  if (unusable) problems.unshift(unusable);
+  const ok = !unusable && counted.length >= required;
+  const n = plural(counted.length, 'valid approval');
+  const by = counted.length ? ` (${counted.join(', ')})` : '';
+  const why = problems.length ? problems.join('; ') : approvals.length ? '' : 'no approvals';
+  const message = ok
+    ? `${n} of ${required} required${by}${problems.length ? `; not counted: ${problems.join('; ')}` : ''}`
+    : `${n} of ${required} required${by}${why ? `: ${why}` : ''}`;
+  return { ok, counted, problems, message };
+}
+
+interface GateInput {
+  /** Or the plan as another gate already read it. */
+  plan: string | LoadedPlan;
+  required: number;
+  /** A list's path, or an account policy's list. */
+  approvers: string | Approver[];
+  expiry?: Expiry;
+  makerSigned?: boolean;
+}
+
+export type GateResult = ({ ok: true } | { ok: false }) & { check?: ApprovalCheck; plan?: LoadedPlan; message: string };
+
+/** A file unreadable or malformed refuses too, never throws. */
+export function approvalGate(g: GateInput): GateResult {
+  let plan: LoadedPlan;
+  try {
+    plan = typeof g.plan === 'string' ? loadPlan(g.plan) : g.plan;
+  } catch (e) {
+    if (e instanceof PlanFileError) return { ok: false, message: e.message };
+    throw e;
+  }
+  try {
+    const approvers = typeof g.approvers === 'string' ? readApprovers(g.approvers) : g.approvers;
+    const approvals = readApprovals(approvalsPathFor(plan.path));
+    const check = checkApprovals(plan, approvals, approvers, g.required, g.expiry, g.makerSigned);
+    return { ok: check.ok, check, plan, message: check.message };
+  } catch (e) {
+    if (e instanceof ApprovalsFileError) return { ok: false, plan, message: e.message };
+    throw e;
+  }
 }

@@ -1,8 +1,7 @@
 // Who approved a plan, when, with which key, and whether each approval holds.
-import { fingerprintOf } from './keys.ts';
 import { loadPlan, payloadText, planPayload, type LoadedPlan, type PlanPayload } from './payload.ts';
-import { approvalProblem, makerKeys, rawKey } from './approval-rule.ts';
-import { approvalsPathFor, readApprovals, type Approver } from './approvals-file.ts';
+import { approvalProblem, makerKeys, rawKey } from './sign.ts';
+import { approvalsPathFor, fingerprintOf, readApprovals, type Approver } from './approvals-file.ts';
 import { plural } from '../text.ts';
 
 export interface ApprovalsView {
@@ -19,7 +18,7 @@ export function approvalsView(planPath: string, approvers?: Approver[]): Approva
   return {
     ...(plan.plan.preparedBy !== undefined ? { preparedBy: plan.plan.preparedBy } : {}),
     approvals: approvals.map((a) => {
-      const p = approvalProblem(payload, a, approvers, makers);
+      const p = approvalProblem(payload, a, approvers, payload.preparedBy, makers);
       const raw = rawKey(a);
       return {
         name: a.name,

@@ -1,52 +1,21 @@
-// PayoutClient: one method per route of the spec, in the spec's words, all through one Transport.
+// PayoutClient: one method per route of the spec, in the spec's words, on the one sender it extends (http.ts).
 // Strict in what we send (src/spec/schemas.ts checks every body), liberal in what we accept (answers.ts).
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import * as requests from '../spec/schemas.ts';
 import * as answers from './answers.ts';
 import { COUNTRIES_PATH, IDEMPOTENCY_KEY_HEADER, PAYOUTS_PREFIX, TRANSACTIONS_PATH, WEBHOOKS_PREFIX } from '../spec/endpoints.ts';
-import { MAX_DOCUMENT_BYTES, RATE_LIMIT_PER_SECOND, type DocumentContentType } from '../spec/codes.ts';
-import { ApiKey } from './api-key.ts';
+import { MAX_DOCUMENT_BYTES, type DocumentContentType } from '../spec/codes.ts';
 import { PayoutApiError, zodFieldErrors } from './errors.ts';
-import {
-  Transport,
-  listFieldErrors,
-  type CallResult,
-  type CallSpec,
-  type HttpMethod,
-  type RequestOptions,
-  type TransportOptions,
-} from './http.ts';
-import { SharedPace, pacePath, paceName, type PaceShare } from './pace.ts';
-import { SlidingWindowLimiter, defaultSafetyMarginMs, type Clock } from './throttle.ts';
-import type { KeyEnvironment, UsageCounter, UsageReport } from './quota.ts';
-
-export interface PayoutClientOptions extends TransportOptions {
-  baseUrl: string;
-  apiKey: ApiKey | string;
-  /** Shared by every client of one key; absent: one paced with `sharedPace` (across hosts), else the state folder's (pace.ts). */
-  limiter?: SlidingWindowLimiter;
-  sharedPace?: (name: string, onError: (e: Error) => void) => PaceShare;
-  /** Spec §8: 5. */
-  requestsPerSecond?: number;
-  safetyMarginMs?: number;
-  clock?: Clock;
-  /** Recorded with the key's fingerprint after a 2xx. */
-  keyEnvironment?: KeyEnvironment;
-}
+import { Transport, listFieldErrors, type CallResult, type CallSpec, type HttpMethod, type RequestOptions } from './http.ts';
+import type { UsageReport } from './quota.ts';
 
 export type IdempotentOptions = RequestOptions & { idempotencyKey: string };
 
-export interface CreatedResult<T> extends CallResult<T> {
-  idempotencyKey: string;
-  /** The exact JSON text sent: resend it to retry. */
-  body: string;
-}
+/** The answer under `K` (`payout`, `swap`); `body`: the exact JSON text sent, to resend it. */
+export type CreatedResult<K extends string, T> = Omit<CallResult<T>, 'data'> & { [k in K]: T } & { idempotencyKey: string; body: string };
 
 export type ListPageQuery = { page?: number; limit?: number };
-
-export type InitiateResult = CreatedResult<answers.PayoutAnswer> & { payout: answers.PayoutAnswer };
-export type SwapResult = CreatedResult<answers.SwapAnswer> & { swap: answers.SwapAnswer };
 
 export type UploadedDocument = { documentUrl: string; requestId: string };
 
@@ -80,46 +49,13 @@ function checkBody(at: Where, schema: z.ZodType, body: unknown): void {
   throw notSent(at, `${at.route} (${at.method} ${at.path}): not sent, the request does not match the spec: ${listFieldErrors(fe)}`, fe);
 }
 
-export class PayoutClient {
-  readonly baseUrl: string;
-  readonly apiKey: ApiKey;
-  readonly usage: UsageCounter | undefined;
-  private readonly transport: Transport;
-
-  constructor(options: PayoutClientOptions) {
-    const { usage, keyEnvironment, logger } = options;
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.apiKey = typeof options.apiKey === 'string' ? new ApiKey(options.apiKey) : options.apiKey;
-    this.usage = usage;
-    const fingerprint = this.apiKey.fingerprint;
-    const alone = (e: Error) => logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`);
-    const limiter =
-      options.limiter ??
-      new SlidingWindowLimiter({
-        perWindow: options.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
-        safetyMarginMs: options.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
-        clock: options.clock,
-        shared: options.sharedPace
-          ? options.sharedPace(paceName(this.baseUrl, fingerprint), alone)
-          : usage?.stateDir
-            ? new SharedPace(pacePath(usage.stateDir, this.baseUrl, fingerprint), alone)
-            : undefined,
-      });
-    let labelled = false;
-    const onKeyWorks = () => {
-      if (labelled || !usage || !keyEnvironment) return;
-      labelled = true;
-      usage.label(fingerprint, keyEnvironment);
-    };
-    this.transport = new Transport(this.baseUrl, this.apiKey, limiter, options, onKeyWorks);
-  }
-
+export class PayoutClient extends Transport {
   async quotaUsage(): Promise<UsageReport | undefined> {
     return this.usage?.usage(this.apiKey.fingerprint);
   }
 
   private async get<T>(route: string, path: string, schema: z.ZodType<T>, opts?: RequestOptions): Promise<T> {
-    return (await this.transport.call({ route, method: 'GET', path, schema, ...READ_ONLY }, opts)).data;
+    return (await this.call({ route, method: 'GET', path, schema, ...READ_ONLY }, opts)).data;
   }
 
   private async send<T>(
@@ -133,18 +69,19 @@ export class PayoutClient {
   ): Promise<T> {
     checkBody({ route, method, path, requestId: opts?.requestId }, requestSchema, body);
     const bytes = enc.encode(JSON.stringify(body));
-    return (await this.transport.call({ route, method, path, body: bytes, schema, ...effect }, opts)).data;
+    return (await this.call({ route, method, path, body: bytes, schema, ...effect }, opts)).data;
   }
 
   /** initiate and swap: the same bytes on every attempt under one key. */
-  private async created<T>(
+  private async created<K extends string, T>(
+    field: K,
     route: string,
     path: string,
     requestSchema: z.ZodType,
     body: unknown,
     schema: z.ZodType<T>,
     opts: IdempotentOptions,
-  ): Promise<CreatedResult<T>> {
+  ): Promise<CreatedResult<K, T>> {
     const key = opts.idempotencyKey;
     const at: Where = { route, method: 'POST', path, requestId: opts.requestId };
     const refuse = (why: string) => notSent(at, `${route} (POST ${path}): not sent, ${why}`);
@@ -159,8 +96,8 @@ export class PayoutClient {
     }
     checkBody(at, requestSchema, value);
     const headers = { [IDEMPOTENCY_KEY_HEADER]: key };
-    const r = await this.transport.call({ route, method: 'POST', path, body: enc.encode(text), headers, schema, ...IDEMPOTENT }, opts);
-    return { ...r, idempotencyKey: key, body: text };
+    const { data, ...r } = await this.call({ route, method: 'POST', path, body: enc.encode(text), headers, schema, ...IDEMPOTENT }, opts);
+    return { ...r, [field]: data, idempotencyKey: key, body: text } as CreatedResult<K, T>;
   }
 
   /** Spec §4.1; read-only. */
@@ -169,9 +106,8 @@ export class PayoutClient {
   }
 
   /** A string `body` (from the journal) is sent byte for byte. An 'unknown' error: resend the same key and body. */
-  async initiate(body: requests.InitiateRequest | string, opts: IdempotentOptions): Promise<InitiateResult> {
-    const r = await this.created('initiate', `${PAYOUTS_PREFIX}/initiate`, requests.InitiateRequest, body, answers.PayoutAnswer, opts);
-    return { ...r, payout: r.data };
+  initiate(body: requests.InitiateRequest | string, opts: IdempotentOptions) {
+    return this.created('payout', 'initiate', `${PAYOUTS_PREFIX}/initiate`, requests.InitiateRequest, body, answers.PayoutAnswer, opts);
   }
 
   getPayout(payoutId: string, opts?: RequestOptions): Promise<answers.PayoutAnswer> {
@@ -205,14 +141,13 @@ export class PayoutClient {
     }
     const target = await this.createUploadUrl({ filename: file.filename, contentType: file.contentType }, opts);
     const put = { route: 'uploadDocument', method: 'PUT', path: target.uploadUrl, body: file.bytes, headers: target.headers } as const;
-    const r = await this.transport.call({ ...put, schema: null, ...IDEMPOTENT, storage: true }, opts);
+    const r = await this.call({ ...put, schema: null, ...IDEMPOTENT, storage: true }, opts);
     return { documentUrl: target.documentUrl, requestId: r.requestId };
   }
 
   /** Spec §4.7, idempotent like initiate. */
-  async swap(body: requests.SwapRequest | string, opts: IdempotentOptions): Promise<SwapResult> {
-    const r = await this.created('swap', `${PAYOUTS_PREFIX}/swap`, requests.SwapRequest, body, answers.SwapAnswer, opts);
-    return { ...r, swap: r.data };
+  swap(body: requests.SwapRequest | string, opts: IdempotentOptions) {
+    return this.created('swap', 'swap', `${PAYOUTS_PREFIX}/swap`, requests.SwapRequest, body, answers.SwapAnswer, opts);
   }
 
   listSwaps(q: ListPageQuery = {}, opts?: RequestOptions) {
@@ -269,7 +204,7 @@ export class PayoutClient {
   /** Not resent on an unknown outcome (a second try would answer 404). */
   async deleteWebhook(webhookId: string, opts?: RequestOptions): Promise<void> {
     const path = `${WEBHOOKS_PREFIX}/${id(webhookId)}`;
-    await this.transport.call({ route: 'deleteWebhook', method: 'DELETE', path, schema: null, ...NOT_RESENT }, opts);
+    await this.call({ route: 'deleteWebhook', method: 'DELETE', path, schema: null, ...NOT_RESENT }, opts);
   }
 
   listCountries(q: { limit?: number; currencyCode?: string } = {}, opts?: RequestOptions) {

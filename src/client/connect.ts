@@ -3,10 +3,10 @@
 import type { Logger } from 'pino';
 import { ApiKey, ClientConfigError, loadApiKey } from './api-key.ts';
 import { assertKeyFitsEnvironment, resolveEnvironment, type EnvironmentOptions, type ResolvedEnvironment } from './environment.ts';
-import { PayoutClient, type PayoutClientOptions } from './client.ts';
-import type { PaceShare } from './pace.ts';
+import { PayoutClient } from './client.ts';
+import type { PayoutClientOptions } from './http.ts';
+import type { PaceShare, SlidingWindowLimiter } from './pace.ts';
 import { UsageCounter, defaultStateDir, type UsageStore } from './quota.ts';
-import type { SlidingWindowLimiter } from './throttle.ts';
 
 export interface ConnectOptions extends EnvironmentOptions {
   keyFile?: string;

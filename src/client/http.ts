@@ -1,17 +1,27 @@
 // The one way a request leaves the tool: concurrency slot -> rate slot -> fetch with a timeout ->
 // read and validate the body -> a typed value or one PayoutApiError; retried as decideRetry says.
+// PayoutClient (client.ts) extends Transport with one method per route.
 import { randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { ErrorBody, type FieldError } from '../spec/schemas.ts';
 import { API_KEY_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
-import type { ApiKey } from './api-key.ts';
 import { KEY_PROPAGATION_MESSAGE, PayoutApiError, zodFieldErrors, type Outcome, type PayoutApiErrorInit } from './errors.ts';
-import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, type AttemptFailure, type RetryPolicy } from './retry-decision.ts';
 import { NEVER_DEFINITIVE, SPEC_CODE, describeForeignBody, errorOutcome, jsonObject } from './definitive.ts';
-import type { Slot, SlidingWindowLimiter } from './throttle.ts';
-import type { UsageCounter } from './quota.ts';
+import {
+  SharedPace,
+  SlidingWindowLimiter,
+  defaultSafetyMarginMs,
+  pacePath,
+  paceName,
+  type Clock,
+  type PaceShare,
+  type Slot,
+} from './pace.ts';
+import type { KeyEnvironment, UsageCounter } from './quota.ts';
+import { ApiKey } from './api-key.ts';
+import { RATE_LIMIT_PER_SECOND } from '../spec/codes.ts';
 import { sleep } from '../sleep.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -19,7 +29,18 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 /** Each answer (the CLI shows the pace); `storage`: the PUT to the document storage (spec §4.6). */
 export type ClientEvent = { type: 'response'; route: string; status: number; requestId: string; ms: number; storage?: true };
 
-export interface TransportOptions {
+export interface PayoutClientOptions {
+  baseUrl: string;
+  apiKey: ApiKey | string;
+  /** Shared by every client of one key; absent: one paced with `sharedPace` (across hosts), else the state folder's (pace.ts). */
+  limiter?: SlidingWindowLimiter;
+  sharedPace?: (name: string, onError: (e: Error) => void) => PaceShare;
+  /** Spec §8: 5. */
+  requestsPerSecond?: number;
+  safetyMarginMs?: number;
+  clock?: Clock;
+  /** Recorded with the key's fingerprint after a 2xx. */
+  keyEnvironment?: KeyEnvironment;
   /** Requests in flight at once (default 8). */
   concurrency?: number;
   /** Per attempt, until the whole answer is read (default 30 s). */
@@ -64,6 +85,100 @@ export interface CallResult<T> {
   attempts: number;
 }
 
+export type AttemptFailure =
+  | { kind: 'http'; status: number; retryAfterMs?: number }
+  | { kind: 'timeout' }
+  /** beforeSend: the service saw nothing. unresolved: ENOTFOUND is 'unknown', EAI_AGAIN 'busy'. */
+  | { kind: 'network'; beforeSend: boolean; unresolved?: 'unknown' | 'busy' };
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A longer Retry-After (a monthly quota, say) fails the call. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 8,
+  baseDelayMs: 250,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+};
+
+export interface RetryInput {
+  failure: AttemptFailure;
+  /** From 1. */
+  attempt: number;
+  /** May it be sent again when its effect is unknown (read-only, idempotent by nature or by its key)? */
+  resendSafe: boolean;
+  /** [0, 1) */
+  random: number;
+  policy?: RetryPolicy;
+}
+
+export type RetryDecision = { retry: true; delayMs: number; reason: string } | { retry: false; reason: string };
+
+/** Exponential backoff with "equal jitter": half the step fixed, half random. */
+export function backoffMs(attempt: number, random: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
+  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(step / 2 + (step / 2) * random);
+}
+
+export function decideRetry(input: RetryInput): RetryDecision {
+  const policy = input.policy ?? DEFAULT_RETRY_POLICY;
+  const { failure, attempt } = input;
+  if (attempt >= policy.maxAttempts) return { retry: false, reason: `gave up after ${attempt} attempts` };
+  const backoff = backoffMs(attempt, input.random, policy);
+
+  switch (failure.kind) {
+    case 'http': {
+      const s = failure.status;
+      if (s === 429) {
+        // the service did not act: any route may be sent again
+        if (failure.retryAfterMs !== undefined) {
+          if (failure.retryAfterMs > policy.maxRetryAfterMs) {
+            return { retry: false, reason: `the service asks to wait ${Math.ceil(failure.retryAfterMs / 1000)} s (monthly quota?)` };
+          }
+          return { retry: true, delayMs: Math.max(failure.retryAfterMs, 0), reason: '429, waiting as Retry-After asks' };
+        }
+        return { retry: true, delayMs: backoff, reason: '429, backing off' };
+      }
+      if (s >= 500) {
+        if (!input.resendSafe) return { retry: false, reason: `${s} on a route that is not safe to resend` };
+        return { retry: true, delayMs: backoff, reason: `${s}, backing off` };
+      }
+      // A 408/425/499 or an intermediary's 4xx is seldom over in seconds: the engine resends in its settle passes.
+      return { retry: false, reason: `${s} is not resent by the client` };
+    }
+    case 'timeout':
+      if (!input.resendSafe) return { retry: false, reason: 'timeout on a route that is not safe to resend' };
+      return { retry: true, delayMs: backoff, reason: 'timeout, backing off' };
+    case 'network':
+      // A name that does not exist will not in 18 s either; a resolver's "try again" gets one more chance.
+      if (failure.unresolved === 'unknown') return { retry: false, reason: 'the host name does not resolve' };
+      if (failure.unresolved === 'busy' && attempt >= 2)
+        return { retry: false, reason: `the host name did not resolve in ${attempt} attempts` };
+      if (!failure.beforeSend && !input.resendSafe) {
+        return { retry: false, reason: 'connection lost on a route that is not safe to resend' };
+      }
+      return { retry: true, delayMs: backoff, reason: 'network error, backing off' };
+  }
+}
+
+/** Retry-After (RFC 9110 §10.2.3), seconds or an HTTP date, as ms from `nowMs` (0 for the past). */
+export function parseRetryAfter(value: string | null | undefined, nowMs: number): number | undefined {
+  if (value == null) return undefined;
+  const v = value.trim();
+  if (v === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  // HTTP's date forms all name a weekday or GMT
+  if (!/[A-Za-z]/.test(v)) return undefined;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
 /** Raised before any byte could reach the service: no route or name, no connection, a certificate refused in the handshake. */
 const BEFORE_SEND_CODES = new Set([
   ...['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'],
@@ -90,25 +205,40 @@ const KEEP_ALIVE_MS = 4000;
 const USER_AGENT = 'payout-batch/0.1 (+node)';
 
 export class Transport {
+  readonly baseUrl: string;
+  readonly apiKey: ApiKey;
+  readonly usage: UsageCounter | undefined;
+  private readonly limiter: SlidingWindowLimiter;
   private readonly concurrency: LimitFunction;
   private readonly retry: RetryPolicy;
+  private labelled = false;
   // For dating starts (see "warming" below): openConnections is the most in flight when one was answered.
   private inFlight = 0;
   private openConnections = 0;
   private lastAnswerAt = -Infinity;
 
-  constructor(
-    private readonly baseUrl: string,
-    private readonly apiKey: ApiKey,
-    private readonly limiter: SlidingWindowLimiter,
-    private readonly o: TransportOptions,
-    private readonly onKeyWorks?: () => void,
-  ) {
+  constructor(private readonly o: PayoutClientOptions) {
+    this.baseUrl = o.baseUrl.replace(/\/+$/, '');
+    this.apiKey = typeof o.apiKey === 'string' ? new ApiKey(o.apiKey) : o.apiKey;
+    this.usage = o.usage;
+    const alone = (e: Error) => o.logger?.warn(`the request pace is not shared with other processes (${e.message}): this one paces alone`);
+    this.limiter =
+      o.limiter ??
+      new SlidingWindowLimiter({
+        perWindow: o.requestsPerSecond ?? RATE_LIMIT_PER_SECOND,
+        safetyMarginMs: o.safetyMarginMs ?? defaultSafetyMarginMs(this.baseUrl),
+        clock: o.clock,
+        shared: o.sharedPace
+          ? o.sharedPace(paceName(this.baseUrl, this.apiKey.fingerprint), alone)
+          : o.usage?.stateDir
+            ? new SharedPace(pacePath(o.usage.stateDir, this.baseUrl, this.apiKey.fingerprint), alone)
+            : undefined,
+      });
     this.concurrency = pLimit(o.concurrency ?? 8);
     this.retry = { ...DEFAULT_RETRY_POLICY, ...o.retry };
   }
 
-  async call<T>(spec: CallSpec<T>, opts: RequestOptions = {}): Promise<CallResult<T>> {
+  protected async call<T>(spec: CallSpec<T>, opts: RequestOptions = {}): Promise<CallResult<T>> {
     const requestId = opts.requestId ?? randomUUID();
     let anyUnknown = false;
     for (let attempt = 1; ; attempt++) {
@@ -176,7 +306,10 @@ export class Transport {
 
       const okStatus = spec.storage ? status === 200 : status >= 200 && status < 300;
       if (!okStatus) return fail(...this.errorAnswer(spec, status, text, headers));
-      if (!spec.storage) this.onKeyWorks?.();
+      if (!spec.storage && !this.labelled && this.usage && this.o.keyEnvironment) {
+        this.labelled = true;
+        this.usage.label(this.apiKey.fingerprint, this.o.keyEnvironment);
+      }
       if (spec.schema === null) return { ok: true, result: { data: undefined as T, status, requestId, attempts: attempt } };
       const invalid = (message: string, fieldErrors?: FieldError[]) =>
         fail({ kind: 'invalid-response', status, message, fieldErrors, outcome: spec.mutating ? 'unknown' : 'definitive' });

@@ -3,7 +3,7 @@
 // the file meanwhile starts from the journal's latest state and no write moves a status backward.
 import type { Logger } from 'pino';
 import type { Connection } from '../client/connect.ts';
-import { eachBatch, type Ledger } from '../ledger/account-ledger.ts';
+import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgersIn } from '../ledger/open.ts';
 import { defaultStateDir } from '../client/quota.ts';
 import { readResults, writeResults } from '../results/results.ts';
@@ -172,7 +172,7 @@ export function applyToJournals(updates: StatusUpdate[], o: ApplyOptions = {}): 
 async function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o: ApplyOptions): Promise<void> {
   try {
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
-    for await (const { ledger, batchId, folded } of eachBatch([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
+    for (const { ledger, batchId, folded } of await foldAll([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
       if (!payoutIds.some((id) => refOf.has(id))) continue;

@@ -12,7 +12,7 @@ import { mergeToPdf } from '../engine/upload-documents.ts';
 import { isFinalStatus, MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_PAYOUT, type DocumentContentType } from '../spec/codes.ts';
 import type { PayoutAnswer } from '../client/answers.ts';
 import { sniffDocumentType } from '../validation/document-files.ts';
-import { eachBatch, type Ledger } from '../ledger/account-ledger.ts';
+import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { readResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
 import { applyToResultsFile, type ApplyResult } from './apply-status.ts';
@@ -64,7 +64,7 @@ export async function payoutIdOf(
       );
     return { payoutId: row.result.payoutId, resultsFile: o.resultsFile };
   }
-  for await (const { folded } of eachBatch(o.ledgers ?? []))
+  for (const { folded } of await foldAll(o.ledgers ?? []))
     for (const s of folded.rows.values())
       if (s.payout && [s.payout.id, s.payout.payoutRef, s.ref].includes(payout))
         return { payoutId: s.payout.id, resultsFile: folded.header?.results };

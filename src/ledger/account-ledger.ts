@@ -1,6 +1,5 @@
 // What a service account has sent, batch by batch, whoever sent it: one interface, two
 // implementations (file.ts, postgres.ts); open.ts chooses (README.md beside this file).
-import { basename } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Dec } from '../money.ts';
 import { plural } from '../text.ts';
@@ -22,6 +21,14 @@ export class BatchRefused extends Error {
 export class ReservationLost extends Error {
   override readonly name = 'ReservationLost';
 }
+
+/** `ref` null: the batch's reservation is gone (`where`: the folder, or the ledger); else it does not hold `ref`. */
+export const reservationLost = (where: string, ref: string | null): ReservationLost =>
+  new ReservationLost(
+    ref === null
+      ? `the reservation of this batch in ${where} was removed: nothing more is sent; run again to continue`
+      : `reference ${ref} is not in this run's reservation: not sent`,
+  );
 
 export interface JournalAppender {
   /** For messages: a file, or the database and the batch. */
@@ -175,13 +182,9 @@ export async function* eachJournal(ledgers: Iterable<Ledger>): AsyncGenerator<{ 
     }
 }
 
-export async function* eachBatch(ledgers: Iterable<Ledger>): AsyncGenerator<BatchFold> {
-  for await (const { ledger, batchId } of eachJournal(ledgers)) yield await foldBatch(ledger, batchId);
-}
-
 export async function foldAll(ledgers: Iterable<Ledger>): Promise<BatchFold[]> {
   const out: BatchFold[] = [];
-  for await (const b of eachBatch(ledgers)) out.push(b);
+  for await (const { ledger, batchId } of eachJournal(ledgers)) out.push(await foldBatch(ledger, batchId));
   return out;
 }
 
@@ -192,8 +195,7 @@ export const namesBatch = (arg: string): boolean => /^[0-9a-f]{8,64}$/i.test(arg
 export async function batchNamed(ledgers: Iterable<Ledger>, arg: string): Promise<BatchFold | undefined> {
   if (!namesBatch(arg)) return undefined;
   const prefix = arg.toLowerCase().slice(0, 16);
-  for (const ledger of ledgers)
-    for (const batchId of await ledger.batches()) if (batchId.startsWith(prefix)) return foldBatch(ledger, batchId);
+  for await (const { ledger, batchId } of eachJournal(ledgers)) if (batchId.startsWith(prefix)) return foldBatch(ledger, batchId);
   return undefined;
 }
 
@@ -287,5 +289,3 @@ export async function refuseReferencesSentBefore(ledger: Ledger, o: ReserveOptio
 }
 
 export const batchKey = (batchId: string): string => batchId.slice(0, 16);
-
-export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];

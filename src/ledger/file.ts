@@ -4,20 +4,19 @@
 import { appendFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { writeFileAtomicSync } from '../files/atomic.ts';
 import { holderAlive, myStart, withLock } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
   BatchRefused,
-  ReservationLost,
   batchInProgress,
   batchKey,
-  batchOfJournalName,
   countUnapproved,
   referencesBeingSent,
   refuseReferencesSentBefore,
+  reservationLost,
   type ClaimAnswer,
   type JournalAppender,
   type Ledger,
@@ -57,6 +56,9 @@ export function unsafeStateFolder(root: string, ledgerDir?: string): string | un
   }
   return undefined;
 }
+
+/** The batch key of a journal's file name. */
+export const batchOfJournalName = (name: string): string | undefined => /^([0-9a-f]{16})\.journal\.jsonl$/.exec(basename(name))?.[1];
 
 /** None when it cannot be read. */
 export function names(dir: string): string[] {
@@ -195,11 +197,8 @@ export class FileLedger implements Ledger {
           } catch {
             st = undefined;
           }
-          if (released || !st || st.ino !== ino)
-            throw new ReservationLost(
-              `the reservation of this batch in ${this.dir} was removed: nothing more is sent; run again to continue`,
-            );
-          if (ref !== null && !refs.has(ref)) throw new ReservationLost(`reference ${ref} is not in this run's reservation: not sent`);
+          if (released || !st || st.ino !== ino) throw reservationLost(this.dir, null);
+          if (ref !== null && !refs.has(ref)) throw reservationLost(this.dir, ref);
           write();
         });
       },

@@ -8,7 +8,8 @@ import { LOCK_NAMESPACE, lockIdOf, type TeamDb } from './pg-db.ts';
 import type { Queryable } from './schema.ts';
 import { parseLine } from '../journal/journal.ts';
 import { foldJournal, type FoldedJournal, type JournalLine, type RowPhase } from '../journal/lines.ts';
-import { ledgerDirFor, names as list } from './file.ts';
+import { batchOfJournalName, ledgerDirFor, names as list } from './file.ts';
+import { appendLines } from './postgres.ts';
 
 export interface FileJournal {
   account: string;
@@ -54,7 +55,7 @@ export function readFileLedgers(stateDir: string, accounts: string[]): { journal
   const journals: FileJournal[] = [];
   const unknown: string[] = [];
   for (const folder of list(base).sort()) {
-    const names = list(join(base, folder)).filter((n) => /^[0-9a-f]{16}\.journal\.jsonl$/.test(n));
+    const names = list(join(base, folder)).filter((n) => batchOfJournalName(n));
     for (const name of names.sort()) {
       const path = join(base, folder, name);
       const lines = journalLines(readFileSync(path, 'utf8'));
@@ -158,12 +159,10 @@ export async function importJournals(db: Pick<TeamDb, 'tx'>, journals: FileJourn
       : planImport(await linesOf(q, accounts), journals);
     if (plan.conflicts.length || plan.differing.length) return plan;
     for (const j of plan.insert)
-      for (let i = 0; i < j.lines.length; i += CHUNK)
-        await q.query(
-          `INSERT INTO payout_batch.journal_lines (account, batch_id, origin, line)
-           SELECT $1, $2, $3, line FROM unnest($4::text[]) WITH ORDINALITY AS l(line, n) ORDER BY n`,
-          [j.account, j.batchId, origin, j.lines.slice(i, i + CHUNK)],
-        );
+      for (let i = 0; i < j.lines.length; i += CHUNK) {
+        const lines = j.lines.slice(i, i + CHUNK).map((line) => ({ batch: j.batchId, line }));
+        await appendLines(q, j.account, origin, lines);
+      }
     return plan;
   });
 }

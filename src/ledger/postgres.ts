@@ -1,8 +1,12 @@
 // The team ledger: every account's in one PostgreSQL database (README.md beside this file). An
 // `initiating` line, with every line before it, is committed in the transaction that checks, under
-// the account's advisory lock, that this process still holds the batch and the reference.
+// the account's advisory lock, that this process still holds the batch and the reference. Then its
+// rows as SQL (the watch claims' too), and the key's pace and month for every host.
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SharedStore } from '../client/connect.ts';
+import { PENDING_MS, waitBeforeStart, type PaceShare, type Take } from '../client/pace.ts';
+import type { UsageStore } from '../client/quota.ts';
 import { parseLine, type JournalEvent } from '../journal/journal.ts';
 import {
   BatchRefused,
@@ -12,6 +16,7 @@ import {
   countUnapproved,
   referencesBeingSent,
   refuseReferencesSentBefore,
+  reservationLost,
   type ClaimAnswer,
   type ClaimRequest,
   type JournalAppender,
@@ -23,9 +28,8 @@ import {
   type UnapprovedTake,
   type WatchClaim,
 } from './account-ledger.ts';
-import { TeamLedgerError, type TeamDb } from './pg-db.ts';
-import { TeamPace, TeamUsage } from './pg-pace.ts';
-import * as store from './pg-store.ts';
+import { ALIVE, TeamLedgerError, type TeamDb } from './pg-db.ts';
+import type { Queryable } from './schema.ts';
 
 export class PgLedgers implements SharedStore {
   readonly usage: TeamUsage;
@@ -90,13 +94,13 @@ class PgLedger implements Ledger {
 
   async batches(): Promise<string[]> {
     await this.flush().catch(() => undefined);
-    return store.batchesOf(this.db, this.account);
+    return batchesOf(this.db, this.account);
   }
 
   /** `from`: a line's id. */
   async read(batchId: string, onEvent: (e: JournalEvent) => void, from = 0): Promise<LinesRead> {
     await this.flush().catch(() => undefined);
-    const lines = await store.linesOf(this.db, this.account, batchKey(batchId), from);
+    const lines = await linesOf(this.db, this.account, batchKey(batchId), from);
     let skipped = 0;
     for (const l of lines) {
       const e = parseLine(l.line);
@@ -126,7 +130,7 @@ class PgLedger implements Ledger {
 
   private async writeNow(): Promise<void> {
     try {
-      await store.appendLines(this.db, this.account, this.db.holder, this.pending.splice(0));
+      await appendLines(this.db, this.account, this.db.holder, this.pending.splice(0));
     } catch (e) {
       this.failed ??= e as Error;
       throw e;
@@ -150,10 +154,10 @@ class PgLedger implements Ledger {
     await this.flush();
     await db.tx(
       async (q) => {
-        await store.clearDeadHolders(q, account);
-        const run = await store.runOf(q, account, o.batchId);
+        await clearDeadHolders(q, account);
+        const run = await runOf(q, account, o.batchId);
         if (run && run.holder !== db.holder) throw batchInProgress(run);
-        const held = await store.heldElsewhere(q, account, o.batchId, [...fresh]);
+        const held = await heldElsewhere(q, account, o.batchId, [...fresh]);
         if (held.length)
           throw referencesBeingSent(
             held.map((h) => h.reference),
@@ -161,7 +165,7 @@ class PgLedger implements Ledger {
           );
         await refuseReferencesSentBefore(this, o, fresh);
         try {
-          await store.reserve(q, db, {
+          await reserve(q, db, {
             account,
             batchId: o.batchId,
             file: o.file,
@@ -189,14 +193,10 @@ class PgLedger implements Ledger {
             async (q) => {
               if (this.failed)
                 throw new ReservationLost(`the ledger ${db.where} could not be written (${this.failed.message}): nothing more is sent`);
-              if (released || !(await store.stillHeld(q, db.holder, account, o.batchId, ref)))
-                throw new ReservationLost(
-                  ref === null || released
-                    ? `the reservation of this batch in the ledger ${db.where} was removed: nothing more is sent; run again to continue`
-                    : `reference ${ref} is not in this run's reservation: not sent`,
-                );
+              if (released || !(await stillHeld(q, db.holder, account, o.batchId, ref)))
+                throw reservationLost(`the ledger ${db.where}`, released ? null : ref);
               write();
-              await store.appendLines(q, account, db.holder, this.pending.splice(0));
+              await appendLines(q, account, db.holder, this.pending.splice(0));
             },
             { lock: account },
           ),
@@ -250,12 +250,12 @@ class PgLedger implements Ledger {
   }
 
   claim(ask: ClaimRequest, o?: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> }): Promise<ClaimAnswer> {
-    return store.claimContent(this.db, ask, o);
+    return claimContent(this.db, ask, o);
   }
 
   async claimAbandoned(sha256: string, claim: string): Promise<boolean | undefined> {
     try {
-      const held = await store.claimOf(this.db, this.account, sha256);
+      const held = await claimOf(this.db, this.account, sha256);
       if (held?.claim !== claim) return undefined;
       return held.state !== 'running' || !(await this.db.holderAlive(held.holder));
     } catch (e) {
@@ -265,6 +265,300 @@ class PgLedger implements Ledger {
   }
 
   async endClaim(sha256: string, claim: string, state: 'done' | 'failed'): Promise<void> {
-    await store.endClaim(this.db, { account: this.account, sha256, claim }, state);
+    await endClaim(this.db, { account: this.account, sha256, claim }, state);
+  }
+}
+
+// The rows, as SQL: PgLedger decides what to check. A watch claim is one per content and account: the
+// primary key gives it to exactly one process, and it changes hands only by a compare-and-set on the claim as read.
+export interface StoredLine {
+  id: number;
+  line: string;
+  writtenAtMs: number;
+}
+
+/** The lines after the id `after`, in order. */
+export async function linesOf(q: Queryable, account: string, batch: string, after: number): Promise<StoredLine[]> {
+  const r = await q.query<{ id: string; line: string; ms: number }>(
+    `SELECT id, line, (extract(epoch FROM written_at) * 1000)::float8 AS ms FROM payout_batch.journal_lines
+      WHERE account = $1 AND batch_id = $2 AND id > $3 ORDER BY id`,
+    [account, batch, after],
+  );
+  return r.rows.map((x) => ({ id: Number(x.id), line: x.line, writtenAtMs: x.ms }));
+}
+
+export async function batchesOf(q: Queryable, account: string): Promise<string[]> {
+  const r = await q.query<{ batch_id: string }>('SELECT DISTINCT batch_id FROM payout_batch.journal_lines WHERE account = $1', [account]);
+  return r.rows.map((x) => x.batch_id);
+}
+
+export async function appendLines(q: Queryable, account: string, origin: string, lines: { batch: string; line: string }[]): Promise<void> {
+  if (!lines.length) return;
+  await q.query(
+    `INSERT INTO payout_batch.journal_lines (account, batch_id, origin, line)
+     SELECT $1, b, $2, l FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(b, l, n) ORDER BY n`,
+    [account, origin, lines.map((x) => x.batch), lines.map((x) => x.line)],
+  );
+}
+
+/** Removes the run and reservation rows of processes that are gone (their session lock went with them). */
+export async function clearDeadHolders(q: Queryable, account: string): Promise<void> {
+  await q.query(`DELETE FROM payout_batch.reservations r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
+  await q.query(`DELETE FROM payout_batch.batch_runs r WHERE r.account = $1 AND NOT ${ALIVE('r.holder')}`, [account]);
+}
+
+export interface BatchRun {
+  batchId: string;
+  holder: string;
+  file: string;
+  results: string | null;
+  command: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+}
+
+/** The live process sending this batch, when another one is. */
+export async function runOf(q: Queryable, account: string, batchId: string): Promise<BatchRun | undefined> {
+  const r = await q.query<Omit<BatchRun, 'batchId' | 'startedAt'> & { batch_id: string; started_at: Date }>(
+    'SELECT * FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2',
+    [account, batchId],
+  );
+  const x = r.rows[0];
+  return x && { ...x, batchId: x.batch_id, startedAt: x.started_at.toISOString() };
+}
+
+/** The live reservations of other batches among `refs`, with their batch's run. */
+export async function heldElsewhere(
+  q: Queryable,
+  account: string,
+  batchId: string,
+  refs: string[],
+): Promise<{ reference: string; run: BatchRun | undefined }[]> {
+  if (!refs.length) return [];
+  const r = await q.query<{ reference: string; batch_id: string }>(
+    'SELECT reference, batch_id FROM payout_batch.reservations WHERE account = $1 AND batch_id <> $2 AND reference = ANY($3::text[])',
+    [account, batchId, refs],
+  );
+  const out = [];
+  for (const x of r.rows) out.push({ reference: x.reference, run: await runOf(q, account, x.batch_id) });
+  return out;
+}
+
+/** A reference held by another live batch violates the primary key: the whole transaction fails. */
+export async function reserve(
+  q: Queryable,
+  db: Pick<TeamDb, 'holder'>,
+  o: { account: string; batchId: string; file: string; results?: string; command: string; host: string; pid: number; refs: string[] },
+): Promise<void> {
+  await q.query('DELETE FROM payout_batch.reservations WHERE account = $1 AND batch_id = $2', [o.account, o.batchId]);
+  await q.query(
+    `INSERT INTO payout_batch.batch_runs (account, batch_id, holder, file, results, command, host, pid)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (account, batch_id) DO UPDATE SET holder = EXCLUDED.holder, file = EXCLUDED.file, results = EXCLUDED.results,
+       command = EXCLUDED.command, host = EXCLUDED.host, pid = EXCLUDED.pid, started_at = now()`,
+    [o.account, o.batchId, db.holder, o.file, o.results ?? null, o.command, o.host, o.pid],
+  );
+  await q.query(
+    `INSERT INTO payout_batch.reservations (account, reference, batch_id, holder)
+     SELECT $1, ref, $2, $3 FROM unnest($4::text[]) AS ref`,
+    [o.account, o.batchId, db.holder, o.refs],
+  );
+}
+
+/** Whether this holder still sends the batch and holds `ref` (null: the batch alone). */
+export async function stillHeld(q: Queryable, holder: string, account: string, batchId: string, ref: string | null): Promise<boolean> {
+  const run = await q.query('SELECT 1 FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3', [
+    account,
+    batchId,
+    holder,
+  ]);
+  if (!run.rowCount) return false;
+  if (ref === null) return true;
+  const r = await q.query(
+    'SELECT 1 FROM payout_batch.reservations WHERE account = $1 AND reference = $2 AND batch_id = $3 AND holder = $4',
+    [account, ref, batchId, holder],
+  );
+  return !!r.rowCount;
+}
+
+type Db = Pick<TeamDb, 'holder' | 'query' | 'holderAlive'>;
+
+type Row = Omit<WatchClaim, 'claimedAt' | 'endedAt'> & { claimed_at: Date; ended_at: Date | null };
+
+const COLUMNS = 'account, sha256, claim, name, holder, host, state, claimed_at, ended_at';
+
+const claimOfRow = ({ claimed_at, ended_at, ...r }: Row): WatchClaim => ({
+  ...r,
+  claimedAt: claimed_at.toISOString(),
+  ...(ended_at ? { endedAt: ended_at.toISOString() } : {}),
+});
+
+export async function claimOf(db: Db, account: string, sha256: string): Promise<WatchClaim | undefined> {
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM payout_batch.watch_claims WHERE account = $1 AND sha256 = $2`, [account, sha256]);
+  return r.rows[0] && claimOfRow(r.rows[0]);
+}
+
+/** A running claim whose holder is gone is taken over; an ended one only when `mayRetake` says so. */
+export async function claimContent(
+  db: Db,
+  c: ClaimRequest,
+  o: { mayRetake?: (ended: WatchClaim) => boolean | Promise<boolean> } = {},
+): Promise<ClaimAnswer> {
+  // (a few rounds at most: each lost round means another process changed the row in between)
+  for (let round = 0; ; round++) {
+    const inserted = await db.query(
+      `INSERT INTO payout_batch.watch_claims (account, sha256, claim, name, holder, host, state)
+       VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT (account, sha256) DO NOTHING`,
+      [c.account, c.sha256, c.claim, c.name, db.holder, c.host],
+    );
+    if (inserted.rowCount === 1) return { held: true };
+    const by = await claimOf(db, c.account, c.sha256);
+    if (!by) continue; // (deleted in between, by hand: insert again)
+    if (by.holder === db.holder && by.claim === c.claim) return { held: true };
+    const free = by.state === 'running' ? !(await db.holderAlive(by.holder)) : ((await o.mayRetake?.(by)) ?? false);
+    if (!free || round >= 3) return { held: false, by };
+    const replaced = await db.query(
+      `UPDATE payout_batch.watch_claims
+          SET claim = $3, name = $4, holder = $5, host = $6, state = 'running', claimed_at = now(), ended_at = NULL
+        WHERE account = $1 AND sha256 = $2 AND holder = $7 AND claim = $8 AND state = $9`,
+      [c.account, c.sha256, c.claim, c.name, db.holder, c.host, by.holder, by.claim, by.state],
+    );
+    if (replaced.rowCount === 1) return { held: true, replaced: by };
+  }
+}
+
+/** False when the claim is not (or no longer) this process's. */
+export async function endClaim(db: Db, c: Pick<ClaimRequest, 'account' | 'sha256' | 'claim'>, state: 'done' | 'failed'): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE payout_batch.watch_claims SET state = $4, ended_at = now()
+      WHERE account = $1 AND sha256 = $2 AND claim = $3 AND holder = $5 AND state = 'running'`,
+    [c.account, c.sha256, c.claim, state, db.holder],
+  );
+  return r.rowCount === 1;
+}
+
+// The key's request pace for every host on the team ledger (spec §8: 5 starts in any rolling second,
+// whoever sends them; client/pace.ts waitBeforeStart), one transaction per take under the pace's
+// lock. Every time is the database's clock, so hosts whose clocks disagree share one window; a start
+// is dated again once sent, so it counts no earlier than it should. A lost database grants every
+// start: the process's own limiter still paces it.
+/** Longer than any window and margin. */
+const KEEP_MS = 10_000;
+
+const NOW_MS = `(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
+
+const READ_WINDOW = `
+  WITH clock AS MATERIALIZED (SELECT ${NOW_MS} AS now),
+  old AS (DELETE FROM payout_batch.pace_starts s USING clock WHERE s.pace = $1 AND s.t < clock.now - $4),
+  counted AS (
+    SELECT CASE WHEN s.pending THEN greatest(s.t, least(clock.now, s.t + $2)) ELSE s.t END AS at
+      FROM payout_batch.pace_starts s, clock WHERE s.pace = $1)
+  SELECT clock.now,
+         coalesce((SELECT array_agg(at ORDER BY at) FROM counted WHERE at > clock.now - $3), '{}') AS times
+    FROM clock`;
+
+export class TeamPace implements PaceShare {
+  private seq = 0;
+  /** This process's starts (tests run several TeamPaces in one). */
+  private readonly tag: string;
+  failed: Error | undefined;
+
+  constructor(
+    private readonly db: TeamDb,
+    /** paceName(baseUrl, fingerprint): never the key */
+    readonly pace: string,
+    private readonly onError?: (e: Error) => void,
+  ) {
+    this.tag = `${db.holder}.${randomBytes(3).toString('hex')}`;
+  }
+
+  /** Never rejects: once the ledger fails, every start is granted. */
+  take(limit: number, spanMs: number): Take | Promise<Take> {
+    if (this.failed) return { ok: true, id: '' };
+    return this.db
+      .tx((q) => this.takeIn(q, limit, spanMs), { lock: this.pace })
+      .catch((e: unknown) => {
+        this.fail(e);
+        return { ok: true, id: '' } as const;
+      });
+  }
+
+  private async takeIn(q: Queryable, limit: number, spanMs: number): Promise<Take> {
+    const r = await q.query<{ now: number; times: number[] }>(READ_WINDOW, [this.pace, PENDING_MS, spanMs, KEEP_MS]);
+    const { now, times } = r.rows[0]!;
+    const waitMs = waitBeforeStart(times, limit, spanMs, now);
+    if (waitMs !== undefined) return { ok: false, waitMs };
+    const id = `${this.tag}-${++this.seq}`;
+    await q.query('INSERT INTO payout_batch.pace_starts (pace, id, t, pending) VALUES ($1, $2, $3, true)', [this.pace, id, now]);
+    return { ok: true, id };
+  }
+
+  markSent(id: string): void {
+    this.update(id, `t = greatest(t, ${NOW_MS}), pending = false`);
+  }
+
+  unsent(id: string): void {
+    this.update(id, 'pending = false');
+  }
+
+  private update(id: string, set: string): void {
+    if (!id || this.failed) return;
+    void this.db
+      .query(`UPDATE payout_batch.pace_starts SET ${set} WHERE pace = $1 AND id = $2`, [this.pace, id])
+      .catch((e: unknown) => this.fail(e));
+  }
+
+  private fail(e: unknown): void {
+    if (this.failed) return;
+    this.failed = e instanceof Error ? e : new Error(String(e));
+    this.onError?.(this.failed);
+  }
+}
+
+// The key's monthly count for every host (spec §8: 10,000 requests a month per key, whoever sends
+// them). Each hand-over adds, never overwrites, so two hosts flushing at once both count. Keys are
+// named by their fingerprint, never themselves.
+export class TeamUsage implements UsageStore {
+  constructor(private readonly db: TeamDb) {}
+
+  get where(): string {
+    return `the team ledger ${this.db.where}`;
+  }
+
+  /** `counts`: fingerprint → month → requests; `labels`: where keys answered 2xx. */
+  async add(counts: ReadonlyMap<string, ReadonlyMap<string, number>>, labels: ReadonlyMap<string, string>, at: Date): Promise<void> {
+    await this.db.tx(async (q) => {
+      for (const [fingerprint, months] of counts)
+        for (const [month, n] of months)
+          await q.query(
+            `INSERT INTO payout_batch.usage (fingerprint, month, requests, last_used_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (fingerprint, month) DO UPDATE
+               SET requests = usage.requests + EXCLUDED.requests,
+                   last_used_at = greatest(usage.last_used_at, EXCLUDED.last_used_at)`,
+            [fingerprint, month, n, at],
+          );
+      for (const [fingerprint, environment] of labels)
+        await q.query(
+          `INSERT INTO payout_batch.key_environments (fingerprint, environment) VALUES ($1, $2)
+           ON CONFLICT (fingerprint) DO UPDATE SET environment = EXCLUDED.environment`,
+          [fingerprint, environment],
+        );
+    });
+  }
+
+  async requests(fingerprint: string, month: string): Promise<number> {
+    const r = await this.db.query<{ requests: string }>('SELECT requests FROM payout_batch.usage WHERE fingerprint = $1 AND month = $2', [
+      fingerprint,
+      month,
+    ]);
+    return Number(r.rows[0]?.requests ?? 0);
+  }
+
+  async environmentOf(fingerprint: string): Promise<string | undefined> {
+    const r = await this.db.query<{ environment: string }>('SELECT environment FROM payout_batch.key_environments WHERE fingerprint = $1', [
+      fingerprint,
+    ]);
+    return r.rows[0]?.environment;
   }
 }

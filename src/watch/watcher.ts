@@ -18,7 +18,7 @@ import { utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
-import { approvalGate } from '../approvals/gate.ts';
+import { approvalGate } from '../approvals/sign.ts';
 import { PolicyError, policyGate, policyGuard, policyInForce } from '../approvals/account-policy.ts';
 import type { LoadedPlan } from '../approvals/payload.ts';
 import type { Connection } from '../client/connect.ts';

@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { newKeyPair } from '../../src/approvals/keys.ts';
+import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { readResults } from '../../src/results/read.ts';
 import { TEST_SHAPES } from '../shapes.ts';

@@ -11,12 +11,12 @@ import {
   readApprovers,
   type Approval,
   type Approver,
+  newKeyPair,
+  parsePublicKey,
 } from '../../src/approvals/approvals-file.ts';
 import { approvalsView, approveText } from '../../src/approvals/view.ts';
-import { checkApprovals } from '../../src/approvals/approval-rule.ts';
 import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
-import { newKeyPair, parsePublicKey } from '../../src/approvals/keys.ts';
-import { signPlan, verifyApproval } from '../../src/approvals/sign.ts';
+import { checkApprovals, signPlan, verifyApproval } from '../../src/approvals/sign.ts';
 import { nameProblem, sameName } from '../../src/engine/guards.ts';
 import { bodyDigest, parsePlanFile, verifyPlannedRows } from '../../src/engine/plan-file.ts';
 import { canonicalJson } from '../../src/text.ts';

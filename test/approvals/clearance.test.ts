@@ -1,13 +1,12 @@
 // A clearance's maker never counts as its approver (issue 42): not by the name it was made under,
 // and not by a key the maker signed it with, whatever name that key signs under later (as a
-// plan's maker, approvals/approval-rule.ts makerKeys).
+// plan's maker, approvals/sign.ts makerKeys).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addApproval, approvalsPathFor, type Approver } from '../../src/approvals/approvals-file.ts';
+import { addApproval, approvalsPathFor, type Approver, newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { CLEARANCE_KIND, clearancePayload, clearancesIn, loadClearance, writeClearance } from '../../src/approvals/clearance.ts';
-import { newKeyPair } from '../../src/approvals/keys.ts';
 import { signPlan } from '../../src/approvals/sign.ts';
 
 const dirs: string[] = [];

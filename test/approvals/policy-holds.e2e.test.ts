@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
+import { newKeyPair, type NewKeyPair } from '../../src/approvals/approvals-file.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { approveAs, cleanEnv, initiates, runCli, runMain, tempDirs, writeBatch } from '../engine/helpers.ts';
@@ -165,7 +165,7 @@ it('defect 3: the runner cannot loosen or remove the policy alone; its approvers
   expect(ownList.code, ownList.stderr).toBe(0);
   const signedAlone = await cli('policy', 'apply', 'loosen.json');
   expect(signedAlone.code).toBe(3);
-  expect(signedAlone.stderr).toContain('Runner: not an approver of the policy in force');
+  expect(signedAlone.stderr).toContain('Runner: not in the approvers list');
   const removal = await cli('policy', 'remove', '--out', 'remove.json', ...service);
   expect(removal.code, removal.stderr).toBe(0);
   expect((await cli('policy', 'apply', 'remove.json')).code).toBe(3);

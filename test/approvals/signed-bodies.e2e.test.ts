@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from 'node:path';
 import * as XLSX from 'xlsx';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { newKeyPair, type NewKeyPair } from '../../src/approvals/keys.ts';
+import { newKeyPair, type NewKeyPair } from '../../src/approvals/approvals-file.ts';
 import { startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { approveAs, cleanEnv, HEADER, initiates, ledgerJournals, ROOT, runCli, runMain, tempDirs } from '../engine/helpers.ts';

@@ -1,5 +1,5 @@
 // The forms in which a service or a gateway could echo an API key, and a check that a text holds
-// none of them: written apart from src/client/secrets.ts (a test that shared its table would pass
+// none of them: written apart from src/client/api-key.ts (a test that shared its table would pass
 // whatever the table missed).
 
 /** Complete echoes of the key, as a service or gateway could send them back. */

@@ -4,9 +4,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PENDING_MS, SharedPace, pacePath, wallNow } from '../../src/client/pace.ts';
+import { PENDING_MS, SharedPace, SlidingWindowLimiter, pacePath, wallNow } from '../../src/client/pace.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
-import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
 import { mostInWindow, startThrough } from './starts.ts';
 
 const dirs: string[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { backoffMs, decideRetry, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../src/client/retry-decision.ts';
+import { backoffMs, decideRetry, DEFAULT_RETRY_POLICY, parseRetryAfter } from '../../src/client/http.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { PayoutApiError } from '../../src/client/errors.ts';
 

@@ -3,7 +3,7 @@
 // (issue 43, item 16) with U+200B between its characters, only its `_` encoded, or as JSON \u escapes.
 import { describe, expect, it } from 'vitest';
 import { ApiKey } from '../../src/client/api-key.ts';
-import { REDACTED, scrubDeep, scrubText, secretMatcher } from '../../src/client/secrets.ts';
+import { REDACTED, scrubDeep, scrubText, secretMatcher } from '../../src/client/api-key.ts';
 import { KEY } from '../engine/helpers.ts';
 import { echoes, keyFormsIn } from './key-forms.ts';
 

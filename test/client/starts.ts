@@ -1,6 +1,6 @@
 // Request starts as the tests and the shared-pace bench count them: the most in any window, and
 // the `sentAt` of every request a CLI logged.
-import type { SlidingWindowLimiter } from '../../src/client/throttle.ts';
+import type { SlidingWindowLimiter } from '../../src/client/pace.ts';
 import type { CliRun } from '../engine/helpers.ts';
 
 /** Most entries in any window of `ms`. */

@@ -1,11 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
-import {
-  DEFAULT_SAFETY_MARGIN_MS,
-  LOOPBACK_SAFETY_MARGIN_MS,
-  SlidingWindowLimiter,
-  defaultSafetyMarginMs,
-} from '../../src/client/throttle.ts';
+import { DEFAULT_SAFETY_MARGIN_MS, LOOPBACK_SAFETY_MARGIN_MS, SlidingWindowLimiter, defaultSafetyMarginMs } from '../../src/client/pace.ts';
 import { PayoutClient } from '../../src/client/client.ts';
 import { json } from './fake-fetch.ts';
 

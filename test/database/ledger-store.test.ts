@@ -1,7 +1,7 @@
-// The team ledger's rows (src/ledger/pg-store.ts) against a real PostgreSQL: what the
+// The team ledger's rows (src/ledger/postgres.ts) against a real PostgreSQL: what the
 // database itself refuses, whatever a process read before.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as store from '../../src/ledger/pg-store.ts';
+import * as store from '../../src/ledger/postgres.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 
 describe.runIf(withPostgres)('the team ledger rows', () => {

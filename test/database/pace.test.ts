@@ -2,11 +2,9 @@
 // TeamDb here stands for a process (a host): they share nothing but the database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TeamDb, TeamLedgerError } from '../../src/ledger/pg-db.ts';
-import { PENDING_MS, paceName, type Take } from '../../src/client/pace.ts';
-import { TeamPace, TeamUsage } from '../../src/ledger/pg-pace.ts';
+import { PENDING_MS, SlidingWindowLimiter, paceName, type PaceShare, type Take } from '../../src/client/pace.ts';
+import { TeamPace, TeamUsage } from '../../src/ledger/postgres.ts';
 import { UsageCounter, monthOf } from '../../src/client/quota.ts';
-import type { PaceShare } from '../../src/client/pace.ts';
-import { SlidingWindowLimiter } from '../../src/client/throttle.ts';
 import { mostInWindow, startThrough } from '../client/starts.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 import { until } from '../ops/helpers.ts';
@@ -56,7 +54,7 @@ describe('the limiter over a shared pace that answers later (the team ledger’s
   });
 });
 
-describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/pg-pace.ts)', () => {
+describe.runIf(withPostgres)('the team ledger: pace and month of a key (ledger/postgres.ts)', () => {
   const processes = ledgerProcesses();
   const processOf = processes.connect;
   let a: TeamDb;

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { newKeyPair } from '../../src/approvals/keys.ts';
+import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
 import { Dec, groupThousands as g } from '../../src/money.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';

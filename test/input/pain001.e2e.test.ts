@@ -5,7 +5,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { newKeyPair } from '../../src/approvals/keys.ts';
+import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { loadPlan, payloadText, planPayload } from '../../src/approvals/payload.ts';
 import { Dec } from '../../src/money.ts';
 import { readResults } from '../../src/results/results.ts';

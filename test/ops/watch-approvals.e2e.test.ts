@@ -4,9 +4,8 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { addApproval, approvalsPathFor } from '../../src/approvals/approvals-file.ts';
+import { addApproval, approvalsPathFor, newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
-import { newKeyPair } from '../../src/approvals/keys.ts';
 import { signPlan } from '../../src/approvals/sign.ts';
 import { planBatch } from '../../src/engine/plan-command.ts';
 import { WatchConfig } from '../../src/watch/config.ts';

@@ -1,9 +1,9 @@
-// The watch claims of the team ledger (src/ledger/pg-store.ts) against a real PostgreSQL: one claim
+// The watch claims of the team ledger (src/ledger/postgres.ts) against a real PostgreSQL: one claim
 // per content and account whichever process asks first, even at once; a dead holder's claim taken
 // over by one process only; an ended claim kept unless the caller may run it again.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ClaimRequest } from '../../src/ledger/account-ledger.ts';
-import { claimContent, claimOf, endClaim } from '../../src/ledger/pg-store.ts';
+import { claimContent, claimOf, endClaim } from '../../src/ledger/postgres.ts';
 import { ledgerProcesses, withPostgres } from '../pg/database.ts';
 import { until } from './helpers.ts';
 

@@ -7,9 +7,8 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addApproval, approvalsPathFor } from '../../src/approvals/approvals-file.ts';
+import { addApproval, approvalsPathFor, newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { loadPlan, planPayload } from '../../src/approvals/payload.ts';
-import { newKeyPair } from '../../src/approvals/keys.ts';
 import { signPlan } from '../../src/approvals/sign.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { generateCsv } from '../engine/helpers.ts';

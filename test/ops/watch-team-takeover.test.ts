@@ -4,9 +4,8 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimContent, claimOf, endClaim } from '../../src/ledger/pg-store.ts';
 import { TeamDb } from '../../src/ledger/pg-db.ts';
-import { PgLedgers } from '../../src/ledger/postgres.ts';
+import { PgLedgers, claimContent, claimOf, endClaim } from '../../src/ledger/postgres.ts';
 import { fileSha256 } from '../../src/engine/identity.ts';
 import { accountOf } from '../../src/ledger/account-ledger.ts';
 import { WatchConfig } from '../../src/watch/config.ts';

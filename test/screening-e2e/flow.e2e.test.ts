@@ -6,7 +6,7 @@ import { copyFileSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFi
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { newKeyPair } from '../../src/approvals/keys.ts';
+import { newKeyPair } from '../../src/approvals/approvals-file.ts';
 import { defaultSeed, startSandbox, type LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
 import { TEST_SHAPES } from '../shapes.ts';
 import { ROOT, cleanEnv, initiates, runCli, tempDirs, writeBatch } from '../engine/helpers.ts';

@@ -5,12 +5,9 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, plural, str, UsageError } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { KeyError, parsePrivateKey } from '../../approvals/keys.ts';
-import { nameProblem, sameName } from '../../engine/guards.ts';
-import { loadPlan, planPayload, PlanFileError, readBytes } from '../../approvals/payload.ts';
-import { approveText } from '../../approvals/view.ts';
-import { signAsMaker, signPlan } from '../../approvals/sign.ts';
 import {
+  KeyError,
+  parsePrivateKey,
   addApproval,
   approvalsPathFor,
   ApprovalsFileError,
@@ -18,6 +15,10 @@ import {
   readApprovers,
   type Approver,
 } from '../../approvals/approvals-file.ts';
+import { nameProblem, sameName } from '../../engine/guards.ts';
+import { loadPlan, planPayload, PlanFileError, readBytes } from '../../approvals/payload.ts';
+import { approveText } from '../../approvals/view.ts';
+import { signAsMaker, signPlan } from '../../approvals/sign.ts';
 import { LockBusy } from '../../files/lock.ts';
 import { hostStore, PolicyError } from '../../approvals/account-policy.ts';
 import { isProposal, loadProposal, proposalPayload, proposalText } from '../../approvals/policy-change.ts';

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CommandError, defineCommand, str } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { newKeyPair } from '../../approvals/keys.ts';
+import { newKeyPair } from '../../approvals/approvals-file.ts';
 import { personName } from './approve.ts';
 import type { ArgsOf } from '../options.ts';
 

@@ -21,7 +21,7 @@ import {
 } from '../options.ts';
 import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
-import { approvalGate } from '../../approvals/gate.ts';
+import { approvalGate } from '../../approvals/sign.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/guards.ts';
 import { prepareRun } from '../../engine/pipeline.ts';
