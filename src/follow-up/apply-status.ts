@@ -109,19 +109,16 @@ export interface ApplyOptions {
   logger?: Logger;
 }
 
-type LineOf = (payoutId: string, ref: string) => RowEvent | undefined;
+/** The journal's line for each payout changed, given the row's ref. */
+type Lines = Map<string, (ref: string) => RowEvent>;
 
 /** When `update` changed rows, the payouts' lines go to the journal first, then the file is written. */
-function updateResultsFile<T>(
-  file: string,
-  o: ApplyOptions,
-  update: (table: ResultsTable) => { out: T; journal?: { payoutIds: string[]; line: LineOf } },
-): Promise<T> {
+function updateResultsFile<T>(file: string, o: ApplyOptions, update: (table: ResultsTable) => { out: T; lines: Lines }): Promise<T> {
   return underResultsLock(file, async () => {
     const table = await readResults(file);
-    const { out, journal } = update(table);
-    if (journal) {
-      await appendToBatchJournal(file, journal.payoutIds, journal.line, o);
+    const { out, lines } = update(table);
+    if (lines.size) {
+      await appendToBatchJournal(file, lines, o);
       await writeResults(file, table);
     }
     return out;
@@ -131,53 +128,89 @@ function updateResultsFile<T>(
 export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise<T> =>
   withLock(resultsLockPath(file), fn, { purpose: 'results update' });
 
-export function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
-  return updateResultsFile(file, o, (table) => {
-    const r = applyToTable(table, file, updates);
-    const changed = new Map(r.applied.map((c) => [c.payoutId, c]));
-    const line: LineOf = (payoutId, ref) => statusLine(ref, changed.get(payoutId)!, updates);
-    return { out: r, journal: r.applied.length ? { payoutIds: r.applied.map((c) => c.payoutId), line } : undefined };
-  });
+const statusLines = (updates: StatusUpdate[]): Lines => new Map(updates.map((u) => [u.payoutId, (ref: string) => statusLine(ref, u)]));
+
+/** A results file, and where its batch's journal is besides `ApplyOptions`' roots. */
+export type StatusTarget = { file: string; stateDirs?: string[] };
+
+/**
+ * The one apply path of `status`, `listen` and `attach`: each file (one a watch moved meanwhile is
+ * skipped), each change logged; payouts no file holds go to their batch's journal (`o.stateDirs`).
+ */
+export async function applyStatus(
+  targets: StatusTarget[],
+  updates: StatusUpdate[],
+  o: ApplyOptions & { context?: Record<string, unknown> } = {},
+): Promise<ApplyResult> {
+  const out: ApplyResult = { applied: [], ignored: [] };
+  if (!updates.length) return out;
+  for (const t of targets) {
+    try {
+      const r = await updateResultsFile(t.file, { ...o, stateDirs: t.stateDirs }, (table) => {
+        const r = applyToTable(table, t.file, updates);
+        return { out: r, lines: statusLines(r.applied.map((c) => updates.find((u) => u.payoutId === c.payoutId && u.status === c.to)!)) };
+      });
+      out.applied.push(...r.applied);
+      out.ignored.push(...r.ignored);
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'FILE_NOT_FOUND') throw e;
+    }
+  }
+  const at = (c: RowChange) => ({ ...o.context, file: c.file, row: c.rowNumber, payoutId: c.payoutId });
+  for (const c of out.applied)
+    o.logger?.info(
+      { ...at(c), from: c.from, to: c.to, statusDetail: c.statusDetail },
+      isRealMove(c) ? 'status moved' : 'status details updated',
+    );
+  for (const c of out.ignored.filter((c) => c.decision.why !== 'same'))
+    o.logger?.info(
+      { ...at(c), held: c.from, received: c.to, why: c.decision.why },
+      'status not applied: the row holds a later or final one',
+    );
+  const held = new Set([...out.applied, ...out.ignored].map((c) => c.payoutId));
+  const rest = updates.filter((u) => !held.has(u.payoutId));
+  if (rest.length) {
+    o.logger?.info(
+      { ...o.context, payoutIds: rest.map((u) => u.payoutId) },
+      'no row of the results files holds the payout: to its journal',
+    );
+    // (a run still sending writes its results file at its end, from its journal)
+    await appendToBatchJournal('(no results file yet)', statusLines(rest), o);
+  }
+  return out;
 }
 
-function statusLine(ref: string, c: Pick<RowChange, 'payoutId' | 'to' | 'statusDetail'>, updates: StatusUpdate[]): RowEvent {
-  const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
+function statusLine(ref: string, u: StatusUpdate): RowEvent {
   return {
     t: 'status',
     ref,
-    payoutId: c.payoutId,
-    status: c.to,
-    ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
-    ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
+    payoutId: u.payoutId,
+    status: u.status,
+    ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}),
+    ...(u.informationRequests?.length && u.status === 'ADDITIONAL_INFO_REQUIRED'
       ? { informationRequests: JSON.stringify(u.informationRequests) }
       : {}),
-    ...(u?.at ? { changedAt: u.at } : {}),
-    source: u?.source ?? 'get',
-    ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
-    ...(u?.reason ? { reason: u.reason } : {}),
+    ...(u.at ? { changedAt: u.at } : {}),
+    source: u.source,
+    ...(u.deliveryId ? { deliveryId: u.deliveryId } : {}),
+    ...(u.reason ? { reason: u.reason } : {}),
     at: new Date().toISOString(),
   };
 }
 
-/** Payouts no results file holds yet (a run still sending writes it at its end, from its journal). */
-export function applyToJournals(updates: StatusUpdate[], o: ApplyOptions = {}): Promise<void> {
-  const line: LineOf = (payoutId, ref) => {
-    const u = updates.find((x) => x.payoutId === payoutId)!;
-    return statusLine(ref, { payoutId, to: u.status, statusDetail: u.statusDetail }, updates);
-  };
-  return appendToBatchJournal('(no results file yet)', [...new Set(updates.map((u) => u.payoutId))], line, o);
-}
-
 /** To the journal of the batch holding the payout ids (a key names no batch). Best effort: never throws. */
-async function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o: ApplyOptions): Promise<void> {
+async function appendToBatchJournal(file: string, lines: Lines, o: ApplyOptions): Promise<void> {
   try {
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
     for await (const { ledger, batchId, folded } of eachBatch([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
-      if (!payoutIds.some((id) => refOf.has(id))) continue;
-      const lines = payoutIds.flatMap((id) => (refOf.has(id) ? (line(id, refOf.get(id)!) ?? []) : []));
-      return appendLines(ledger, batchId, lines);
+      if (![...lines.keys()].some((id) => refOf.has(id))) continue;
+      return appendLines(
+        ledger,
+        batchId,
+        [...lines].flatMap(([id, line]) => (refOf.has(id) ? [line(refOf.get(id)!)] : [])),
+      );
     }
   } catch (e) {
     o.logger?.warn({ file, err: (e as Error).message }, 'change not recorded in the journal');
@@ -193,10 +226,19 @@ export interface RefundSeen {
 export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
   if (!refunds.length) return 0;
   const byId = new Map(refunds.map((r) => [r.payoutId, r]));
-  const line = (payoutId: string, ref: string): RowEvent => {
-    const { amount, transactionId } = byId.get(payoutId)!;
-    return { t: 'refund', ref, payoutId, amount, ...(transactionId ? { transactionId } : {}), at: new Date().toISOString() };
-  };
+  const lines: Lines = new Map(
+    refunds.map(({ payoutId, amount, transactionId }) => [
+      payoutId,
+      (ref: string): RowEvent => ({
+        t: 'refund',
+        ref,
+        payoutId,
+        amount,
+        ...(transactionId ? { transactionId } : {}),
+        at: new Date().toISOString(),
+      }),
+    ]),
+  );
   return updateResultsFile(file, o, (table) => {
     let n = 0;
     for (const row of table.rows) {
@@ -206,7 +248,7 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
       setNextStep(row);
       n++;
     }
-    return { out: n, journal: n ? { payoutIds: [...byId.keys()], line } : undefined };
+    return { out: n, lines: n ? lines : new Map<string, never>() };
   });
 }
 
