@@ -109,8 +109,9 @@ export interface ApplyOptions {
   logger?: Logger;
 }
 
-/** The journal's line for each payout changed, given the row's ref. */
-type Lines = Map<string, (ref: string) => RowEvent>;
+/** The journal's line for each payout changed, but the row's ref and the time, added as it is appended. */
+type Lines = Map<string, LineBody<RowEvent>>;
+type LineBody<E> = E extends unknown ? Omit<E, 'ref' | 'at'> : never;
 
 /** When `update` changed rows, the payouts' lines go to the journal first, then the file is written. */
 function updateResultsFile<T>(file: string, o: ApplyOptions, update: (table: ResultsTable) => { out: T; lines: Lines }): Promise<T> {
@@ -128,7 +129,7 @@ function updateResultsFile<T>(file: string, o: ApplyOptions, update: (table: Res
 export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise<T> =>
   withLock(resultsLockPath(file), fn, { purpose: 'results update' });
 
-const statusLines = (updates: StatusUpdate[]): Lines => new Map(updates.map((u) => [u.payoutId, (ref: string) => statusLine(ref, u)]));
+const statusLines = (updates: StatusUpdate[]): Lines => new Map(updates.map((u) => [u.payoutId, statusLine(u)]));
 
 /** A results file, and where its batch's journal is besides `ApplyOptions`' roots. */
 export type StatusTarget = { file: string; stateDirs?: string[] };
@@ -156,45 +157,37 @@ export async function applyStatus(
       if ((e as { code?: string }).code !== 'FILE_NOT_FOUND') throw e;
     }
   }
-  const at = (c: RowChange) => ({ ...o.context, file: c.file, row: c.rowNumber, payoutId: c.payoutId });
-  for (const c of out.applied)
-    o.logger?.info(
-      { ...at(c), from: c.from, to: c.to, statusDetail: c.statusDetail },
-      isRealMove(c) ? 'status moved' : 'status details updated',
-    );
-  for (const c of out.ignored.filter((c) => c.decision.why !== 'same'))
-    o.logger?.info(
-      { ...at(c), held: c.from, received: c.to, why: c.decision.why },
-      'status not applied: the row holds a later or final one',
-    );
+  for (const c of [...out.applied, ...out.ignored.filter((c) => c.decision.why !== 'same')]) {
+    const { file, rowNumber: row, payoutId, from, to, statusDetail, decision } = c;
+    const what = !decision.apply
+      ? 'status not applied: the row holds a later or final one'
+      : isRealMove(c)
+        ? 'status moved'
+        : 'status details updated';
+    o.logger?.info({ ...o.context, file, row, payoutId, from, to, statusDetail, why: decision.why }, what);
+  }
   const held = new Set([...out.applied, ...out.ignored].map((c) => c.payoutId));
   const rest = updates.filter((u) => !held.has(u.payoutId));
   if (rest.length) {
-    o.logger?.info(
-      { ...o.context, payoutIds: rest.map((u) => u.payoutId) },
-      'no row of the results files holds the payout: to its journal',
-    );
+    o.logger?.info({ ...o.context, payoutIds: rest.map((u) => u.payoutId) }, 'no results file holds the payout: to its journal');
     // (a run still sending writes its results file at its end, from its journal)
     await appendToBatchJournal('(no results file yet)', statusLines(rest), o);
   }
   return out;
 }
 
-function statusLine(ref: string, u: StatusUpdate): RowEvent {
+function statusLine(u: StatusUpdate) {
   return {
-    t: 'status',
-    ref,
+    t: 'status' as const,
     payoutId: u.payoutId,
     status: u.status,
-    ...(u.statusDetail ? { statusDetail: u.statusDetail } : {}),
-    ...(u.informationRequests?.length && u.status === 'ADDITIONAL_INFO_REQUIRED'
-      ? { informationRequests: JSON.stringify(u.informationRequests) }
-      : {}),
-    ...(u.at ? { changedAt: u.at } : {}),
+    statusDetail: u.statusDetail || undefined,
+    informationRequests:
+      u.status === 'ADDITIONAL_INFO_REQUIRED' && u.informationRequests?.length ? JSON.stringify(u.informationRequests) : undefined,
+    changedAt: u.at || undefined,
     source: u.source,
-    ...(u.deliveryId ? { deliveryId: u.deliveryId } : {}),
-    ...(u.reason ? { reason: u.reason } : {}),
-    at: new Date().toISOString(),
+    deliveryId: u.deliveryId || undefined,
+    reason: u.reason || undefined,
   };
 }
 
@@ -205,12 +198,9 @@ async function appendToBatchJournal(file: string, lines: Lines, o: ApplyOptions)
     for await (const { ledger, batchId, folded } of eachBatch([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
-      if (![...lines.keys()].some((id) => refOf.has(id))) continue;
-      return appendLines(
-        ledger,
-        batchId,
-        [...lines].flatMap(([id, line]) => (refOf.has(id) ? [line(refOf.get(id)!)] : [])),
-      );
+      const at = new Date().toISOString();
+      const mine = [...lines].flatMap(([id, l]) => (refOf.has(id) ? [{ ...l, ref: refOf.get(id)!, at }] : []));
+      if (mine.length) return appendLines(ledger, batchId, mine);
     }
   } catch (e) {
     o.logger?.warn({ file, err: (e as Error).message }, 'change not recorded in the journal');
@@ -227,17 +217,7 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
   if (!refunds.length) return 0;
   const byId = new Map(refunds.map((r) => [r.payoutId, r]));
   const lines: Lines = new Map(
-    refunds.map(({ payoutId, amount, transactionId }) => [
-      payoutId,
-      (ref: string): RowEvent => ({
-        t: 'refund',
-        ref,
-        payoutId,
-        amount,
-        ...(transactionId ? { transactionId } : {}),
-        at: new Date().toISOString(),
-      }),
-    ]),
+    refunds.map(({ payoutId, amount, transactionId }) => [payoutId, { t: 'refund', payoutId, amount, transactionId }]),
   );
   return updateResultsFile(file, o, (table) => {
     let n = 0;
