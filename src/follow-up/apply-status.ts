@@ -109,19 +109,17 @@ export interface ApplyOptions {
   logger?: Logger;
 }
 
-type LineOf = (payoutId: string, ref: string) => RowEvent | undefined;
+/** The journal's line for each payout changed, but the row's ref and the time, added as it is appended. */
+type Lines = Map<string, LineBody<RowEvent>>;
+type LineBody<E> = E extends unknown ? Omit<E, 'ref' | 'at'> : never;
 
 /** When `update` changed rows, the payouts' lines go to the journal first, then the file is written. */
-function updateResultsFile<T>(
-  file: string,
-  o: ApplyOptions,
-  update: (table: ResultsTable) => { out: T; journal?: { payoutIds: string[]; line: LineOf } },
-): Promise<T> {
+function updateResultsFile<T>(file: string, o: ApplyOptions, update: (table: ResultsTable) => { out: T; lines: Lines }): Promise<T> {
   return underResultsLock(file, async () => {
     const table = await readResults(file);
-    const { out, journal } = update(table);
-    if (journal) {
-      await appendToBatchJournal(file, journal.payoutIds, journal.line, o);
+    const { out, lines } = update(table);
+    if (lines.size) {
+      await appendToBatchJournal(file, lines, o);
       await writeResults(file, table);
     }
     return out;
@@ -131,53 +129,78 @@ function updateResultsFile<T>(
 export const underResultsLock = <T>(file: string, fn: () => Promise<T>): Promise<T> =>
   withLock(resultsLockPath(file), fn, { purpose: 'results update' });
 
-export function applyToResultsFile(file: string, updates: StatusUpdate[], o: ApplyOptions = {}): Promise<ApplyResult> {
-  return updateResultsFile(file, o, (table) => {
-    const r = applyToTable(table, file, updates);
-    const changed = new Map(r.applied.map((c) => [c.payoutId, c]));
-    const line: LineOf = (payoutId, ref) => statusLine(ref, changed.get(payoutId)!, updates);
-    return { out: r, journal: r.applied.length ? { payoutIds: r.applied.map((c) => c.payoutId), line } : undefined };
-  });
+const statusLines = (updates: StatusUpdate[]): Lines => new Map(updates.map((u) => [u.payoutId, statusLine(u)]));
+
+/** A results file, and where its batch's journal is besides `ApplyOptions`' roots. */
+export type StatusTarget = { file: string; stateDirs?: string[] };
+
+/**
+ * The one apply path of `status`, `listen` and `attach`: each file (one a watch moved meanwhile is
+ * skipped), each change logged; payouts no file holds go to their batch's journal (`o.stateDirs`).
+ */
+export async function applyStatus(
+  targets: StatusTarget[],
+  updates: StatusUpdate[],
+  o: ApplyOptions & { context?: Record<string, unknown> } = {},
+): Promise<ApplyResult> {
+  const out: ApplyResult = { applied: [], ignored: [] };
+  if (!updates.length) return out;
+  for (const t of targets) {
+    try {
+      const r = await updateResultsFile(t.file, { ...o, stateDirs: t.stateDirs }, (table) => {
+        const r = applyToTable(table, t.file, updates);
+        return { out: r, lines: statusLines(r.applied.map((c) => updates.find((u) => u.payoutId === c.payoutId && u.status === c.to)!)) };
+      });
+      out.applied.push(...r.applied);
+      out.ignored.push(...r.ignored);
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'FILE_NOT_FOUND') throw e;
+    }
+  }
+  for (const c of [...out.applied, ...out.ignored.filter((c) => c.decision.why !== 'same')]) {
+    const { file, rowNumber: row, payoutId, from, to, statusDetail, decision } = c;
+    const what = !decision.apply
+      ? 'status not applied: the row holds a later or final one'
+      : isRealMove(c)
+        ? 'status moved'
+        : 'status details updated';
+    o.logger?.info({ ...o.context, file, row, payoutId, from, to, statusDetail, why: decision.why }, what);
+  }
+  const held = new Set([...out.applied, ...out.ignored].map((c) => c.payoutId));
+  const rest = updates.filter((u) => !held.has(u.payoutId));
+  if (rest.length) {
+    o.logger?.info({ ...o.context, payoutIds: rest.map((u) => u.payoutId) }, 'no results file holds the payout: to its journal');
+    // (a run still sending writes its results file at its end, from its journal)
+    await appendToBatchJournal('(no results file yet)', statusLines(rest), o);
+  }
+  return out;
 }
 
-function statusLine(ref: string, c: Pick<RowChange, 'payoutId' | 'to' | 'statusDetail'>, updates: StatusUpdate[]): RowEvent {
-  const u = updates.find((x) => x.payoutId === c.payoutId && x.status === c.to);
+function statusLine(u: StatusUpdate) {
   return {
-    t: 'status',
-    ref,
-    payoutId: c.payoutId,
-    status: c.to,
-    ...(c.statusDetail ? { statusDetail: c.statusDetail } : {}),
-    ...(u?.informationRequests?.length && c.to === 'ADDITIONAL_INFO_REQUIRED'
-      ? { informationRequests: JSON.stringify(u.informationRequests) }
-      : {}),
-    ...(u?.at ? { changedAt: u.at } : {}),
-    source: u?.source ?? 'get',
-    ...(u?.deliveryId ? { deliveryId: u.deliveryId } : {}),
-    ...(u?.reason ? { reason: u.reason } : {}),
-    at: new Date().toISOString(),
+    t: 'status' as const,
+    payoutId: u.payoutId,
+    status: u.status,
+    statusDetail: u.statusDetail || undefined,
+    informationRequests:
+      u.status === 'ADDITIONAL_INFO_REQUIRED' && u.informationRequests?.length ? JSON.stringify(u.informationRequests) : undefined,
+    changedAt: u.at || undefined,
+    source: u.source,
+    deliveryId: u.deliveryId || undefined,
+    reason: u.reason || undefined,
   };
-}
-
-/** Payouts no results file holds yet (a run still sending writes it at its end, from its journal). */
-export function applyToJournals(updates: StatusUpdate[], o: ApplyOptions = {}): Promise<void> {
-  const line: LineOf = (payoutId, ref) => {
-    const u = updates.find((x) => x.payoutId === payoutId)!;
-    return statusLine(ref, { payoutId, to: u.status, statusDetail: u.statusDetail }, updates);
-  };
-  return appendToBatchJournal('(no results file yet)', [...new Set(updates.map((u) => u.payoutId))], line, o);
 }
 
 /** To the journal of the batch holding the payout ids (a key names no batch). Best effort: never throws. */
-async function appendToBatchJournal(file: string, payoutIds: string[], line: LineOf, o: ApplyOptions): Promise<void> {
+async function appendToBatchJournal(file: string, lines: Lines, o: ApplyOptions): Promise<void> {
   try {
     const roots = [...(o.stateDirs ?? []), ...(o.stateRoots ?? [defaultStateDir()])];
     for (const { ledger, batchId, folded } of await foldAll([...(o.ledgers ?? []), ...(await ledgersIn(roots, o.shared))])) {
       const refOf = new Map<string, string>();
       for (const s of folded.rows.values()) if (s.payout) refOf.set(s.payout.id, s.ref);
-      if (!payoutIds.some((id) => refOf.has(id))) continue;
-      const lines = payoutIds.flatMap((id) => (refOf.has(id) ? (line(id, refOf.get(id)!) ?? []) : []));
-      return appendLines(ledger, batchId, lines);
+      const at = new Date().toISOString();
+      const mine = [...lines].flatMap(([id, l]) => (refOf.has(id) ? [{ ...l, ref: refOf.get(id)!, at }] : []));
+      if (mine.length) return appendLines(ledger, batchId, mine);
     }
   } catch (e) {
     o.logger?.warn({ file, err: (e as Error).message }, 'change not recorded in the journal');
@@ -193,10 +216,9 @@ export interface RefundSeen {
 export async function applyRefundsToResultsFile(file: string, refunds: RefundSeen[], o: ApplyOptions = {}): Promise<number> {
   if (!refunds.length) return 0;
   const byId = new Map(refunds.map((r) => [r.payoutId, r]));
-  const line = (payoutId: string, ref: string): RowEvent => {
-    const { amount, transactionId } = byId.get(payoutId)!;
-    return { t: 'refund', ref, payoutId, amount, ...(transactionId ? { transactionId } : {}), at: new Date().toISOString() };
-  };
+  const lines: Lines = new Map(
+    refunds.map(({ payoutId, amount, transactionId }) => [payoutId, { t: 'refund', payoutId, amount, transactionId }]),
+  );
   return updateResultsFile(file, o, (table) => {
     let n = 0;
     for (const row of table.rows) {
@@ -206,7 +228,7 @@ export async function applyRefundsToResultsFile(file: string, refunds: RefundSee
       setNextStep(row);
       n++;
     }
-    return { out: n, journal: n ? { payoutIds: [...byId.keys()], line } : undefined };
+    return { out: n, lines: n ? lines : new Map<string, never>() };
   });
 }
 

@@ -15,7 +15,7 @@ import { sniffDocumentType } from '../validation/document-files.ts';
 import { foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { readResults } from '../results/results.ts';
 import { batchColumns } from '../results/read.ts';
-import { applyToResultsFile, type ApplyResult } from './apply-status.ts';
+import { applyStatus, type ApplyResult } from './apply-status.ts';
 import { updateOf } from './refresh-status.ts';
 
 export interface AttachOptions {
@@ -167,7 +167,7 @@ async function recordStatus(o: AttachOptions, payoutId: string): Promise<ApplyRe
   if (!o.resultsFile || !existsSync(o.resultsFile)) return undefined;
   try {
     const now = await o.client.getPayout(payoutId);
-    return await applyToResultsFile(o.resultsFile, [updateOf(now)], { ledgers: o.ledgers, logger: o.logger });
+    return await applyStatus([{ file: o.resultsFile }], [updateOf(now)], { ledgers: o.ledgers, logger: o.logger });
   } catch (e) {
     o.logger?.warn({ payoutId, file: o.resultsFile, err: (e as Error).message }, 'results file not brought up to date');
     return undefined;

@@ -18,7 +18,7 @@ import { Dec } from '../money.ts';
 import { LIST_MAX_LIMIT, isFinalStatus, type PayoutStatus } from '../spec/codes.ts';
 import {
   applyRefundsToResultsFile,
-  applyToResultsFile,
+  applyStatus,
   underResultsLock,
   isRealMove,
   type ApplyOptions,
@@ -181,12 +181,7 @@ export async function refreshStatus(o: StatusOptions) {
   const read = await readStatuses(o, todo, requests);
 
   // applied even when the refresh stopped early
-  const apply = read.updates.length ? await applyToResultsFile(file, read.updates, o) : { applied: [], ignored: [] };
-  for (const c of apply.applied.filter(isRealMove))
-    o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status moved');
-  for (const c of apply.ignored)
-    if (c.decision.why === 'older')
-      o.logger?.info({ row: c.rowNumber, payoutId: c.payoutId, held: c.from, answered: c.to }, 'older status ignored');
+  const apply = await applyStatus([{ file }], read.updates, o);
   const refunds = read.halted || o.stop?.aborted ? { refundsFound: [] } : await findRefunds(o, file, read.createdAt, requests);
   const swaps =
     read.halted || refunds.halted || o.stop?.aborted

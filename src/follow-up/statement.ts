@@ -8,7 +8,7 @@ import { batchColumns } from '../results/read.ts';
 import { ResultsError } from '../results/results-errors.ts';
 import type { ResultRow, ResultsTable } from '../results/types.ts';
 import { isoTime } from '../spec/status-order.ts';
-import type { ReconSwap, ReconTx, TieOutReport } from './tie-out.ts';
+import { payoutIndex, type ReconSwap, type ReconTx, type TieOutReport } from './tie-out.ts';
 
 type Kind = 'payout' | 'refund' | 'swap' | 'other';
 
@@ -21,14 +21,11 @@ interface Owner {
 }
 
 /** Each payout (a row's own, and those it replaced) by its payoutRef and its id. */
-function ownersOf(table: ResultsTable): Map<string, Owner> {
-  const owners = new Map<string, Owner>();
-  const own = (row: ResultRow, fee: string | undefined, ...keys: (string | undefined)[]) => {
-    for (const k of keys) if (k && !owners.has(k)) owners.set(k, { row, fee });
-  };
+function ownersOf(table: ResultsTable) {
+  const owners = payoutIndex<Owner>();
   for (const row of table.rows) {
-    own(row, row.result.fee, row.result.payoutRef, row.result.payoutId);
-    for (const e of parseEarlierPayouts(row.result.earlierPayouts).payouts) own(row, e.fee, e.payoutRef, e.payoutId);
+    owners.add({ row, fee: row.result.fee }, row.result.payoutId, row.result.payoutRef);
+    for (const e of parseEarlierPayouts(row.result.earlierPayouts).payouts) owners.add({ row, fee: e.fee }, e.payoutId, e.payoutRef);
   }
   return owners;
 }
@@ -51,9 +48,8 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
   const swapRefs = new Set(o.swaps.map((w) => w.reference));
   const from = isoTime(o.period.from);
   const to = isoTime(o.period.to);
-  const ownerOf = (tx: ReconTx) => (tx.reference && owners.get(tx.reference)) || (tx.payoutId && owners.get(tx.payoutId)) || undefined;
   const kindOf = (tx: ReconTx): Kind => {
-    if (ownerOf(tx)) return tx.amount.isNegative() ? 'payout' : 'refund';
+    if (owners.of(tx)) return tx.amount.isNegative() ? 'payout' : 'refund';
     return tx.reference && swapRefs.has(tx.reference) ? 'swap' : 'other';
   };
   const wallets = new Map<string, { tx: ReconTx; kind: Kind; at: number }[]>();
@@ -102,7 +98,7 @@ export async function writeStatement(path: string, o: StatementInput): Promise<{
         Bal: [balance('OPBD', opening, start), balance('CLBD', closing, end)],
       });
       for (const { tx, kind } of txs) {
-        const owner = ownerOf(tx);
+        const owner = owners.of(tx);
         const cell = (name: string | undefined) => (owner && name ? isoText(owner.row.cells[name]) : undefined);
         const domain = DOMAIN[kind];
         const at = dateTime(tx.createdAt);

@@ -139,17 +139,25 @@ type Hit = { tx: ReconTx; index: number };
 /** A row's transactions: slot -1 holds its current payout's, slot k those of its k-th earlier payout. */
 type RowHits = Map<number, Hit[]>;
 
-/** By reference = payoutRef, else metadata.payoutId. */
-function matchTransactions(rows: readonly ReconRow[], transactions: readonly ReconTx[], swaps: readonly ReconSwap[] = []) {
-  const byRef = new Map<string, [number, number]>();
-  const byId = new Map<string, [number, number]>();
-  const own = (payoutId: string | undefined, payoutRef: string | undefined, owner: [number, number]) => {
-    if (payoutRef && !byRef.has(payoutRef)) byRef.set(payoutRef, owner);
-    if (payoutId && !byId.has(payoutId)) byId.set(payoutId, owner);
+/** Owners by payoutRef and by payout id (the first of each kept); a transaction's: by its reference, else metadata.payoutId. */
+export function payoutIndex<T>() {
+  const byRef = new Map<string, T>();
+  const byId = new Map<string, T>();
+  return {
+    add(owner: T, payoutId: string | undefined, payoutRef?: string): void {
+      if (payoutRef && !byRef.has(payoutRef)) byRef.set(payoutRef, owner);
+      if (payoutId && !byId.has(payoutId)) byId.set(payoutId, owner);
+    },
+    of: (tx: Pick<ReconTx, 'reference' | 'payoutId'>): T | undefined =>
+      (tx.reference ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined),
   };
+}
+
+function matchTransactions(rows: readonly ReconRow[], transactions: readonly ReconTx[], swaps: readonly ReconSwap[] = []) {
+  const owners = payoutIndex<[number, number]>();
   rows.forEach((r, i) => {
-    if (r.payoutId) own(r.payoutId, r.payoutRef, [i, -1]);
-    r.earlier?.forEach((e, k) => own(e.payoutId, e.payoutRef, [i, k]));
+    if (r.payoutId) owners.add([i, -1], r.payoutId, r.payoutRef);
+    r.earlier?.forEach((e, k) => owners.add([i, k], e.payoutId, e.payoutRef));
   });
   const matched = new Map<number, RowHits>();
   const unmatched: Hit[] = [];
@@ -157,7 +165,7 @@ function matchTransactions(rows: readonly ReconRow[], transactions: readonly Rec
   transactions.forEach((tx, index) => {
     const swap = tx.reference !== undefined ? swapHits.get(tx.reference) : undefined;
     if (swap) return void swap.push({ tx, index });
-    const owner = (tx.reference !== undefined ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
+    const owner = owners.of(tx);
     if (owner === undefined) return void unmatched.push({ tx, index });
     const [row, slot] = owner;
     let slots = matched.get(row);
@@ -397,14 +405,13 @@ const foreign = (tx: ReconTx, explainedBy?: string): ForeignTransaction => ({
  * §4.7: debit and credit share the reference in two currencies; a refund is in the debit's own).
  */
 function explainer(batches: readonly LedgerBatch[], transactions: readonly ReconTx[]) {
-  const byRef = new Map<string, string>();
-  const byId = new Map<string, string>();
+  const owners = payoutIndex<string>();
   for (const b of batches) {
-    for (const r of b.payoutRefs) if (!byRef.has(r)) byRef.set(r, b.name);
-    for (const id of b.payoutIds) if (!byId.has(id)) byId.set(id, b.name);
+    for (const r of b.payoutRefs) owners.add(b.name, undefined, r);
+    for (const id of b.payoutIds) owners.add(b.name, id);
   }
   return (tx: ReconTx): string | undefined => {
-    const batch = (tx.reference ? byRef.get(tx.reference) : undefined) ?? (tx.payoutId ? byId.get(tx.payoutId) : undefined);
+    const batch = owners.of(tx);
     if (batch) return batch;
     const leg = transactions.find(
       (c) => tx.reference && c.reference === tx.reference && !c.amount.isNegative() && c.currency !== tx.currency,

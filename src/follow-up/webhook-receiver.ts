@@ -10,7 +10,7 @@ import type { PayoutClient } from '../client/client.ts';
 import { verifyWebhook, WebhookVerificationError } from '../client/verify-webhook.ts';
 import { JournalWriter, readJournal, type JournalEvent } from '../journal/journal.ts';
 import type { PayoutStatusChangedEvent, WalletEvent, WebhookEvent } from '../client/answers.ts';
-import { applyToJournals, applyToResultsFile, type ApplyOptions, type ApplyResult, type StatusUpdate } from './apply-status.ts';
+import { applyStatus, type ApplyOptions, type StatusUpdate } from './apply-status.ts';
 import { acquireLock, type HeldLock } from '../files/lock.ts';
 import { canonicalJson } from '../text.ts';
 
@@ -275,39 +275,20 @@ class WebhookListener {
   private async applyStatusEvent(e: PayoutStatusChangedEvent, deliveryId: string): Promise<number> {
     const { payoutId, newStatus: status, newStatusDetail: statusDetail, informationRequests, changedAt: at, reason } = e.data;
     const update: StatusUpdate = { payoutId, status, statusDetail, informationRequests, at, source: 'webhook', deliveryId, reason };
-    let rows = 0;
-    let matched = false;
-    for (const t of targetFiles(this.o)) {
-      if (!mayHold(t.file, payoutId)) continue;
-      let r: ApplyResult;
-      try {
-        r = await applyToResultsFile(t.file, [update], {
-          stateDirs: t.stateDirs,
-          stateRoots: this.o.stateRoots,
-          shared: this.o.shared,
-          logger: this.log,
-        });
-      } catch (err) {
-        if ((err as { code?: string }).code === 'FILE_NOT_FOUND') continue; // moved by a watch meanwhile
-        throw err;
-      }
-      rows += r.applied.length;
-      matched ||= r.applied.length + r.ignored.length > 0;
-      const where = { deliveryId, payoutId, file: t.file };
-      for (const c of r.applied)
-        this.log?.info({ ...where, row: c.rowNumber, from: c.from, to: c.to, statusDetail: c.statusDetail }, 'status applied');
-      for (const c of r.ignored)
-        this.log?.info(
-          { ...where, row: c.rowNumber, held: c.from, received: c.to, why: c.decision.why },
-          'status not applied: the row holds a later one',
-        );
-    }
-    if (!matched) {
-      this.log?.info({ deliveryId, payoutId, newStatus: status }, 'no row of the files listened for holds this payout: to its journal');
-      const stateDirs = targetFiles(this.o).flatMap((t) => t.stateDirs ?? []);
-      await applyToJournals([update], { stateDirs, stateRoots: this.o.stateRoots, shared: this.o.shared, logger: this.log });
-    }
-    return rows;
+    const targets = targetFiles(this.o);
+    const r = await applyStatus(
+      targets.filter((t) => mayHold(t.file, payoutId)),
+      [update],
+      // a payout no file holds: its journal is searched in every watch folder's state too
+      {
+        stateDirs: targets.flatMap((t) => t.stateDirs ?? []),
+        stateRoots: this.o.stateRoots,
+        shared: this.o.shared,
+        logger: this.log,
+        context: { deliveryId },
+      },
+    );
+    return r.applied.length;
   }
 
   stats(): ListenerStats {

@@ -293,13 +293,8 @@ export class FolderWatch {
       for (const id of readdirSync(this.L.processing).sort()) {
         const claimDir = join(this.L.processing, id);
         if (this.mine.has(claimDir)) continue;
-        let st;
-        try {
-          st = statSync(claimDir);
-        } catch {
-          continue;
-        }
-        if (!st.isDirectory()) continue;
+        const st = statSync(claimDir, { throwIfNoEntry: false });
+        if (!st?.isDirectory()) continue;
         const c = readClaim(claimDir);
         if (!c) {
           // (crashed before claim.json: nothing was claimed)
@@ -339,11 +334,7 @@ export class FolderWatch {
   private claim(name: string): Promise<Claimed | undefined> {
     return this.locked(async (): Promise<Claimed | undefined> => {
       const src = join(this.L.inbox, name);
-      try {
-        lstatSync(src);
-      } catch {
-        return undefined; // gone (another process took it)
-      }
+      if (!lstatSync(src, { throwIfNoEntry: false })) return undefined; // gone (another process took it)
       const id = newClaimId(name);
       const claimDir = join(this.L.processing, id);
       mkdirSync(claimDir);
@@ -580,16 +571,13 @@ export class FolderWatch {
     const required = this.o.config.requireApprovals!;
     const { plan, approvals } = companionsOf(claim.name);
     for (const f of [plan, approvals]) {
-      let st;
-      try {
-        st = lstatSync(join(claimDir, f));
-      } catch {
+      const st = lstatSync(join(claimDir, f), { throwIfNoEntry: false });
+      if (!st)
         return (
           `no ${f} beside it: ${CONFIG_FILE} requires ${plural(required, 'approval')}; drop ${plan} ` +
           `(\`${this.command('plan', claim.name, '--out', plan)}\`) and ${approvals} ` +
           `(\`payout-batch approve ${shellWord(plan)} --as NAME --key-file KEY\`, once per approver) into the inbox before ${claim.name}`
         );
-      }
       if (!st.isFile()) return `${f} is ${refusedEntry(join(claimDir, f), st) ?? 'not a regular file'}`;
     }
     const g = approvalGate({ plan: join(claimDir, plan), required, approvers: resolve(this.L.root, this.o.config.approvers!) });
@@ -676,40 +664,34 @@ export class FolderWatch {
   /** To done/ or failed/, its summary written first; one still processing stays. */
   private async settle(claimDir: string, claim: ClaimRecord, out: RunJudgement, summary: Record<string, unknown> = {}): Promise<void> {
     const id = basename(claimDir);
-    const run = summary.summary as RunSummary | undefined;
-    if (out.outcome === 'processing') {
-      this.report({ ...out, name: claim.name, claim: id, folder: claimDir, summary: run });
-      return;
+    const f: FileOutcome = { ...out, name: claim.name, claim: id, folder: claimDir, summary: summary.summary as RunSummary | undefined };
+    if (out.outcome !== 'processing') {
+      const record = {
+        file: claim.name,
+        sha256: claim.sha256,
+        claim: id,
+        claimedAt: claim.claimedAt,
+        takenOverAt: claim.takenOverAt,
+        finishedAt: new Date().toISOString(),
+        environment: this.o.conn.environment.name,
+        outcome: out.outcome,
+        kind: out.kind,
+        reason: out.reason,
+        ...summary,
+      };
+      await writeFile(join(claimDir, summaryName(claim.name)), JSON.stringify(record, null, 2) + '\n');
+      for (const p of (summary.problems as FileProblem[] | undefined) ?? [])
+        this.o.logger?.warn({ file: p.file, row: p.row, column: p.column, code: p.code, expected: p.expected, risky: p.risky }, p.message);
+      f.folder = join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
+      await this.locked(() => renameSync(claimDir, f.folder));
+      this.mine.delete(claimDir);
+      this.halted.delete(claimDir);
+      // unrecorded, it stays `running` under this process: once gone, another host takes it over and finds it done in its journal
+      if (claim.sha256)
+        await this.ledger.endClaim(claim.sha256, id, out.outcome).catch((e: Error) => {
+          this.o.logger?.error({ file: claim.name, claim: id, err: e.message }, 'the end of the claim was not recorded in the team ledger');
+        });
     }
-    const record = {
-      file: claim.name,
-      sha256: claim.sha256,
-      claim: id,
-      claimedAt: claim.claimedAt,
-      takenOverAt: claim.takenOverAt,
-      finishedAt: new Date().toISOString(),
-      environment: this.o.conn.environment.name,
-      outcome: out.outcome,
-      kind: out.kind,
-      reason: out.reason,
-      ...summary,
-    };
-    await writeFile(join(claimDir, summaryName(claim.name)), JSON.stringify(record, null, 2) + '\n');
-    for (const p of (summary.problems as FileProblem[] | undefined) ?? [])
-      this.o.logger?.warn({ file: p.file, row: p.row, column: p.column, code: p.code, expected: p.expected, risky: p.risky }, p.message);
-    const target = join(out.outcome === 'done' ? this.L.done : this.L.failed, id);
-    await this.locked(() => renameSync(claimDir, target));
-    this.mine.delete(claimDir);
-    this.halted.delete(claimDir);
-    // unrecorded, it stays `running` under this process: once gone, another host takes it over and finds it done in its journal
-    if (claim.sha256)
-      await this.ledger.endClaim(claim.sha256, id, out.outcome).catch((e: Error) => {
-        this.o.logger?.error({ file: claim.name, claim: id, err: e.message }, 'the end of the claim was not recorded in the team ledger');
-      });
-    this.report({ ...out, name: claim.name, claim: id, folder: target, summary: run });
-  }
-
-  private report(f: FileOutcome): void {
     this.files.push(f);
     this.o.onFile?.(f);
     this.o.logger?.[f.kind === 'ok' ? 'info' : 'warn'](

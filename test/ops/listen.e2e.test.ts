@@ -250,7 +250,7 @@ describe('payout-batch listen', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(logs.find((l) => l.msg === 'status applied')).toMatchObject({ command: 'listen', payoutId: ids[0], to: 'PROCESSING', row: 2 });
+    expect(logs.find((l) => l.msg === 'status moved')).toMatchObject({ command: 'listen', payoutId: ids[0], to: 'PROCESSING', row: 2 });
     expect(logs.find((l) => l.msg === 'wallet credited')).toMatchObject({ currency: 'GBP', amount: 10, reference: 'TOPUP-1' });
     expect(stdout + stderr).not.toContain(SECRET);
     expect(stdout + stderr).not.toContain(KEY);

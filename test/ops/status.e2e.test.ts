@@ -2,7 +2,7 @@
 // statusDetail and informationRequests, tells the quota first, and never moves a row back.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyToResultsFile } from '../../src/follow-up/apply-status.ts';
+import { applyStatus } from '../../src/follow-up/apply-status.ts';
 import { refreshStatus } from '../../src/follow-up/refresh-status.ts';
 import { readResults } from '../../src/results/results.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -115,9 +115,10 @@ describe('payout-batch status', () => {
     await until(() => answered, 5000, 'the GET answer (ADDITIONAL_INFO_REQUIRED)');
     await setStatus(sb, ids[0]!, 'PENDING');
     await setStatus(sb, ids[0]!, 'PROCESSING');
-    await applyToResultsFile(results, [
-      { payoutId: ids[0]!, status: 'PROCESSING', at: new Date(Date.now() + 1000).toISOString(), source: 'webhook' },
-    ]);
+    await applyStatus(
+      [{ file: results }],
+      [{ payoutId: ids[0]!, status: 'PROCESSING', at: new Date(Date.now() + 1000).toISOString(), source: 'webhook' }],
+    );
     release();
     const r = await refreshing;
     expect(r.kind).toBe('not-finished'); // in progress: not finished, poll again
