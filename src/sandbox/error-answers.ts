@@ -6,8 +6,8 @@ export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
-  /** This request created the record (initiate, swap). */
-  created?: boolean;
+  /** The id of the record this request created (initiate, swap). */
+  created?: string;
 }
 
 export class ApiError extends Error implements Reply {
