@@ -3,8 +3,7 @@
 import type { z } from 'zod';
 import type { Clock } from './clock.ts';
 import type { RequestLogEntry, RouteName, SandboxShapes } from './contract.ts';
-import { parseWith, type Reply } from './error-answers.ts';
-import type { Request } from './request.ts';
+import { parseWith, type Reply, type Request } from './http.ts';
 import type { Faults } from './faults.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { Lifecycle } from './lifecycle.ts';

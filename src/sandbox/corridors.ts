@@ -3,7 +3,7 @@
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
 import type { QuoteRequest } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
-import { apiError, validationError } from './error-answers.ts';
+import { apiError, validationError } from './http.ts';
 import {
   ALWAYS_REQUIRED,
   FIELDS,

@@ -5,8 +5,7 @@
 // as Stripe's does: the same key and body get it again, another body 409.
 import { IDEMPOTENCY_KEY_HEADER } from '../spec/endpoints.ts';
 import type { SandboxState } from './contract.ts';
-import { header, type Request } from './request.ts';
-import { ApiError, apiError, type Reply } from './error-answers.ts';
+import { apiError, ApiError, header, type Reply, type Request } from './http.ts';
 import { canonicalJson } from '../text.ts';
 
 type CreatingRoute = 'initiate' | 'swap';

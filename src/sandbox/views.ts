@@ -2,8 +2,7 @@
 // Amounts leave as JSON numbers via toApi, which refuses any value a double could not carry exactly.
 import { toApi } from '../money.ts';
 import { z } from 'zod';
-import { parseWith } from './error-answers.ts';
-import type { Request } from './request.ts';
+import { parseWith, type Request } from './http.ts';
 import type { PairRec, PayoutRec, SwapRec, TransactionRec, WalletRec } from './store.ts';
 
 /** Spec §2 Payout. Reading: initiate answers with this same full shape. */

@@ -13,7 +13,7 @@ import type { ServiceHeaderNames } from '../spec/endpoints.ts';
 import { WebhookUpdateRequest } from '../spec/schemas.ts';
 import { later, type Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import { notFound } from './error-answers.ts';
+import { notFound } from './http.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 

@@ -5,7 +5,7 @@ import { PayoutStatus, SwapStatus } from '../../spec/codes.ts';
 import { InformationRequest } from '../../spec/schemas.ts';
 import { Dec, toApi } from '../../money.ts';
 import { control } from '../context.ts';
-import { apiError, notFound, ok } from '../error-answers.ts';
+import { apiError, notFound, ok } from '../http.ts';
 import { amountProblem } from '../corridors.ts';
 import { pairView, payoutView, swapView, walletView } from '../views.ts';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { COUNTRIES_DEFAULT_LIMIT } from '../../spec/codes.ts';
 import { COUNTRIES_PATH, PAYOUTS_PREFIX as P, TRANSACTIONS_PATH } from '../../spec/endpoints.ts';
 import { route } from '../context.ts';
-import { ok, parseWith } from '../error-answers.ts';
+import { ok, parseWith } from '../http.ts';
 import { pageOf, paginate, transactionView, walletView } from '../views.ts';
 
 const CurrencyFilter = z

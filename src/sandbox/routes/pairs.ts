@@ -4,7 +4,7 @@ import { MethodsQuery, ToggleRequest } from '../../spec/schemas.ts';
 import { toApi } from '../../money.ts';
 import { route } from '../context.ts';
 import { methodView, refuseProhibited, reportedRate, usableCorridor } from '../corridors.ts';
-import { apiError, notFound, ok, parseWith } from '../error-answers.ts';
+import { apiError, notFound, ok, parseWith } from '../http.ts';
 import { corridorMethods, publishedRow } from '../rules.ts';
 import { pairView } from '../views.ts';
 

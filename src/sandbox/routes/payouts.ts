@@ -7,8 +7,7 @@ import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
 import { creating, route, type Sandbox } from '../context.ts';
-import type { Request } from '../request.ts';
-import { apiError, notFound, ok, parseWith, validationError, type Reply } from '../error-answers.ts';
+import { apiError, notFound, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
 import type { PayoutRec } from '../store.ts';
 import { pageOf, payoutListItem, payoutView } from '../views.ts';
 

@@ -2,7 +2,7 @@
 import { WEBHOOKS_PREFIX as W } from '../../spec/endpoints.ts';
 import { WebhookRegisterRequest } from '../../spec/schemas.ts';
 import { route } from '../context.ts';
-import { apiError, ok } from '../error-answers.ts';
+import { apiError, ok } from '../http.ts';
 import { newId } from '../ids.ts';
 import { UpdateBody, subscriptionView, type SubscriptionRec } from '../webhooks.ts';
 

@@ -2,8 +2,7 @@
 import { API_KEY_HEADER, PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { UploadUrlRequest } from '../../spec/schemas.ts';
 import { define, route } from '../context.ts';
-import { ok, validationError } from '../error-answers.ts';
-import { header } from '../request.ts';
+import { header, ok, validationError } from '../http.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH, filenameProblem } from '../storage.ts';
 
 export const UPLOAD_ROUTES = [

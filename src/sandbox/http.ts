@@ -1,6 +1,27 @@
-// Answers of the sandbox: a handler returns a Reply; a refusal below it throws an ApiError, answered as it is.
+// A request as a handler reads it, and the answers: a handler returns a Reply; a refusal below it throws an
+// ApiError, answered as it is.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import type { ErrorBody, FieldError } from '../spec/schemas.ts';
+import type { Business } from './store.ts';
+
+export interface Request {
+  path: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  rawBody: Buffer;
+  /** Counted even past the size limit. */
+  bodySize: number;
+  business: Business;
+}
+
+export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}
 
 export interface Reply {
   status: number;
