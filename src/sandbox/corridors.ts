@@ -3,7 +3,7 @@
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
 import type { QuoteRequest } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
-import { apiError, validationError } from './http.ts';
+import { apiError, checkFields, validationError } from './http.ts';
 import {
   ALWAYS_REQUIRED,
   FIELDS,
@@ -81,12 +81,11 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
 export function price(store: Store, businessId: string, r: QuoteRequest) {
   const sourceAmount = new Dec(String(r.sourceAmount));
   const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
-  const problems = [
-    { field: 'sourceCurrency', message: notIso(r.sourceCurrency) },
-    { field: 'sourceAmount', message: notIso(r.sourceCurrency) ? undefined : amountProblem(sourceAmount, r.sourceCurrency) },
-    { field: 'destinationCurrency', message: notIso(r.destinationCurrency) },
-  ].filter((p): p is { field: string; message: string } => p.message !== undefined);
-  if (problems.length) throw validationError(problems);
+  checkFields({
+    sourceCurrency: notIso(r.sourceCurrency),
+    sourceAmount: notIso(r.sourceCurrency) ? undefined : amountProblem(sourceAmount, r.sourceCurrency),
+    destinationCurrency: notIso(r.destinationCurrency),
+  });
   const method = canonicalMethod(r.method);
   if (!method) {
     throw validationError([

@@ -57,6 +57,12 @@ export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }
 
+/** 400 VALIDATION_ERROR of every field given a problem, when any is. */
+export function checkFields(problems: Record<string, string | undefined>): void {
+  const errors = Object.entries(problems).flatMap(([field, message]) => (message === undefined ? [] : [{ field, message }]));
+  if (errors.length) throw validationError(errors);
+}
+
 export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;

@@ -7,7 +7,7 @@ import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
 import { creating, route, type Sandbox } from '../context.ts';
-import { apiError, notFound, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
+import { apiError, checkFields, notFound, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
 import type { PayoutRec } from '../store.ts';
 import { pageOf, payoutListItem, payoutView } from '../views.ts';
 
@@ -30,11 +30,10 @@ function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>
   }
   const beneficiary = parseWith(Beneficiary, body.beneficiary, 'beneficiary');
   // Reading: the beneficiary's account is in the currency it receives.
-  if (beneficiary.accountCurrency !== body.destinationCurrency) {
-    return validationError([
-      { field: 'beneficiary.accountCurrency', message: `must be the destinationCurrency ${body.destinationCurrency}` },
-    ]);
-  }
+  const currency = body.destinationCurrency;
+  checkFields({
+    'beneficiary.accountCurrency': beneficiary.accountCurrency === currency ? undefined : `must be the destinationCurrency ${currency}`,
+  });
   // Spec §2 Beneficiary: countryCode, when given, may not be prohibited either.
   if (typeof beneficiary.countryCode === 'string') refuseProhibited(sb.store, beneficiary.countryCode);
 

@@ -5,7 +5,7 @@ import { Dec } from '../../money.ts';
 import { amountProblem, convert, corridorOf, reportedRate, usableCorridor } from '../corridors.ts';
 import { PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { creating, route, type Sandbox } from '../context.ts';
-import { apiError, ApiError, notFound, ok, type Reply, type Request, validationError } from '../http.ts';
+import { apiError, ApiError, checkFields, notFound, ok, type Reply, type Request } from '../http.ts';
 import { newId, newRef } from '../ids.ts';
 import type { SwapRec } from '../store.ts';
 import { pageOf, swapCreatedView, swapListItem, swapView } from '../views.ts';
@@ -43,11 +43,10 @@ function swap(sb: Sandbox, req: Request, body: SwapRequest): Reply {
 
   const swapAmount = new Dec(String(body.swapAmount));
   const amountToBeSent = new Dec(String(body.amountToBeSent));
-  const shape = [
-    { field: 'swapAmount', message: amountProblem(swapAmount, body.swapCurrency) },
-    { field: 'amountToBeSent', message: amountProblem(amountToBeSent, body.currencyToBeSent) },
-  ].filter((p): p is { field: string; message: string } => p.message !== undefined);
-  if (shape.length) return validationError(shape);
+  checkFields({
+    swapAmount: amountProblem(swapAmount, body.swapCurrency),
+    amountToBeSent: amountProblem(amountToBeSent, body.currencyToBeSent),
+  });
   const move = sb.faults.takeRateMove();
   if (move !== undefined && corridor.kind !== 'same')
     corridor.pair.rate = corridor.pair.rate.times(new Dec(100).plus(move)).div(100).toSignificantDigits(12);

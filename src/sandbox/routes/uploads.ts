@@ -2,14 +2,13 @@
 import { API_KEY_HEADER, PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { UploadUrlRequest } from '../../spec/schemas.ts';
 import { define, route } from '../context.ts';
-import { header, ok, validationError } from '../http.ts';
+import { checkFields, header, ok } from '../http.ts';
 import { DOCUMENT_PATH, UPLOAD_PATH, filenameProblem } from '../storage.ts';
 
 export const UPLOAD_ROUTES = [
   /** Reading: 200 (nothing is created at the service yet). */
   route('uploadUrl', 'POST', `${P}/documents/upload-url`, UploadUrlRequest, (sb, req, body) => {
-    const problem = filenameProblem(body.filename, body.contentType);
-    if (problem) return validationError([{ field: 'filename', message: problem }]);
+    checkFields({ filename: filenameProblem(body.filename, body.contentType) });
     return ok(sb.storage.issue(req.business.id, body.filename, body.contentType));
   }),
   define('storage', 'storagePut', 'PUT', `${UPLOAD_PATH}:token`, null, (sb, req) =>
