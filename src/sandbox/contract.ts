@@ -108,26 +108,6 @@ export interface RequestLogEntry {
   status: number;
 }
 
-export interface LocalSandbox {
-  url: string;
-  keys: { key: string; businessId: string; businessName: string }[];
-  requestLog(): RequestLogEntry[];
-  /** Replaces the fault configuration: setFaults({}) clears. */
-  setFaults(faults: Partial<FaultConfig>): void;
-  close(): Promise<void>;
-  randomSeed: number;
-  shapes: SandboxShapes;
-  storeRefusals: boolean;
-  faults(): FaultConfig;
-  deliveries(): WebhookDeliveryAttempt[];
-  advanceClock(ms: number): void;
-  /** Requests received, not yet answered nor dropped (tests wait for 0). */
-  inFlight(): number;
-  /** Webhook attempts scheduled or under way (tests wait for 0 instead of sleeping). */
-  pendingDeliveries(): number;
-  snapshot(): SandboxState;
-}
-
 export const STATE_VERSION = 1;
 
 const Entries = z.array(z.record(z.string(), z.unknown()));

@@ -1,10 +1,9 @@
 // Corridors: the rate between two currencies for a business (spec §1.7, §4.9), a method's fee (§1.9),
-// conversion, and the routes that show them (§4.9-4.11). All arithmetic is decimal.
+// conversion, pricing and the methods route's items; the routes are in routes/pairs.ts. All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
-import { MethodsQuery, ToggleRequest, type QuoteRequest } from '../spec/schemas.ts';
+import type { QuoteRequest } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
-import type { Handler } from './context.ts';
-import { apiError, notFound, ok, parseWith, validationError } from './error-answers.ts';
+import { apiError, checkFields, validationError } from './http.ts';
 import {
   ALWAYS_REQUIRED,
   FIELDS,
@@ -18,7 +17,6 @@ import {
   type PublishedRow,
 } from './rules.ts';
 import type { PairRec, Store } from './store.ts';
-import { pairView } from './views.ts';
 
 export type Corridor =
   | { kind: 'same' }
@@ -83,12 +81,11 @@ export function amountProblem(amount: Dec, currency: string): string | undefined
 export function price(store: Store, businessId: string, r: QuoteRequest) {
   const sourceAmount = new Dec(String(r.sourceAmount));
   const notIso = (c: string) => (minorUnits(c) === undefined ? `${c} is not an ISO 4217 currency code` : undefined);
-  const problems = [
-    { field: 'sourceCurrency', message: notIso(r.sourceCurrency) },
-    { field: 'sourceAmount', message: notIso(r.sourceCurrency) ? undefined : amountProblem(sourceAmount, r.sourceCurrency) },
-    { field: 'destinationCurrency', message: notIso(r.destinationCurrency) },
-  ].filter((p): p is { field: string; message: string } => p.message !== undefined);
-  if (problems.length) throw validationError(problems);
+  checkFields({
+    sourceCurrency: notIso(r.sourceCurrency),
+    sourceAmount: notIso(r.sourceCurrency) ? undefined : amountProblem(sourceAmount, r.sourceCurrency),
+    destinationCurrency: notIso(r.destinationCurrency),
+  });
   const method = canonicalMethod(r.method);
   if (!method) {
     throw validationError([
@@ -127,7 +124,7 @@ export function refuseProhibited(store: Store, countryCode: string): void {
   if (c?.isProhibited) throw apiError(400, 'PROHIBITED_DESTINATION', `Payouts to ${c.name} (${c.code}) are not allowed`);
 }
 
-export function quoteView(p: ReturnType<typeof price>, sourceCurrency: string, destinationCurrency: string) {
+export function quoteView(p: ReturnType<typeof price>, { sourceCurrency, destinationCurrency }: QuoteRequest) {
   return {
     sourceAmount: toApi(p.sourceAmount),
     sourceCurrency,
@@ -186,40 +183,3 @@ export function methodView(
     optionalFields: [...rule.optional, ...OPTIONAL_FOR_EVERY_METHOD, ...TOP_LEVEL_OPTIONAL].map((f) => descriptor(f, false)),
   };
 }
-
-/** Spec §4.9: enabled pairs, none is 400 NO_ENABLED_PAIRS; `?status=all` also lists disabled ones (strict reading only). */
-export const pairs: Handler = (sb, req) => {
-  const status = sb.shapes === 'variant' ? null : req.query.get('status');
-  if (status !== null && status !== 'all' && status !== 'enabled') {
-    return apiError(400, 'VALIDATION_ERROR', 'status is "enabled" (the default) or "all"', [
-      { field: 'status', message: 'one of enabled, all' },
-    ]);
-  }
-  const all = sb.store.pairsOf(req.business.id);
-  const listed = status === 'all' ? all : all.filter((p) => p.enabled);
-  if (!listed.length && status !== 'all') return apiError(400, 'NO_ENABLED_PAIRS', 'No currency pair is enabled for this business');
-  return ok({ data: listed.map(pairView) });
-};
-
-/** Spec §4.10 ("not shown"): {enabled?} sets the state, an empty body flips it; 200 with the pair; 404 CURRENCY_PAIR_NOT_FOUND. */
-export const togglePair: Handler = (sb, req) => {
-  const body = parseWith(ToggleRequest, req.body ?? {});
-  const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
-  if (!pair || pair.businessId !== req.business.id) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
-  pair.enabled = body.enabled ?? !pair.enabled;
-  return ok(pairView(pair));
-};
-
-/** Spec §4.11: {corridor, rate: {rate}, methods}; a prohibited destination is 400, an unserved corridor methods []. */
-export const methods: Handler = (sb, req) => {
-  const q = parseWith(MethodsQuery, Object.fromEntries(req.query));
-  refuseProhibited(sb.store, q.destinationCountryCode);
-  const corridor = usableCorridor(sb.store, req.business.id, q.sourceCurrency, q.destinationCurrency);
-  return ok({
-    corridor: q,
-    rate: { rate: toApi(reportedRate(corridor)) },
-    methods: corridorMethods(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) =>
-      methodView(m, publishedRow(m, q.destinationCurrency, q.destinationCountryCode)!, corridor, q.sourceCurrency, q.destinationCurrency),
-    ),
-  });
-};

@@ -2,7 +2,7 @@
 // seed and request order; the two swap faults are deterministic, spent one per swap.
 import { FaultConfigSchema, type FaultConfig, type GatewayBody, type RouteName } from './contract.ts';
 import { STATUS_CODES } from 'node:http';
-import type { Reply } from './error-answers.ts';
+import type { Reply } from './http.ts';
 
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;

@@ -5,8 +5,7 @@
 // as Stripe's does: the same key and body get it again, another body 409.
 import { IDEMPOTENCY_KEY_HEADER } from '../spec/endpoints.ts';
 import type { SandboxState } from './contract.ts';
-import { header, type Request } from './request.ts';
-import { ApiError, apiError, type Reply } from './error-answers.ts';
+import { apiError, ApiError, header, type Reply, type Request } from './http.ts';
 import { canonicalJson } from '../text.ts';
 
 type CreatingRoute = 'initiate' | 'swap';
@@ -25,8 +24,9 @@ export class IdempotencyStore {
   /**
    * A creating route under its key: required (400 MISSING_IDEMPOTENCY_KEY); the same body answers as
    * before (201 with the record now and Idempotent-Replayed, or the stored refusal), another body 409.
+   * The key binds the record a reply `created`.
    */
-  once(req: Request, route: CreatingRoute, view: (recordId: string) => unknown, create: (key: string) => Reply): Reply {
+  once(req: Request, route: CreatingRoute, view: (recordId: string) => unknown, create: () => Reply): Reply {
     const key = header(req.headers, IDEMPOTENCY_KEY_HEADER);
     if (!key) return apiError(400, 'MISSING_IDEMPOTENCY_KEY', 'The Idempotency-Key header is required');
     const e = this.entries.get(slot(req.business.id, key));
@@ -34,26 +34,19 @@ export class IdempotencyStore {
       return apiError(409, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
     if (e?.refusal) return new ApiError(e.refusal.status, e.refusal.body);
     if (e?.recordId) return { status: 201, body: view(e.recordId), headers: { 'idempotent-replayed': 'true' } };
+    const bind = (entry: Omit<KeyEntry, 'fingerprint'>) =>
+      this.entries.set(slot(req.business.id, key), { fingerprint: fingerprint(route, req.body), ...entry });
     let reply: Reply;
     try {
-      reply = create(key);
+      reply = create();
     } catch (err) {
-      if (err instanceof ApiError) this.refused(req, route, key, err);
-      throw err;
+      if (!(err instanceof ApiError)) throw err;
+      reply = err;
     }
-    if (reply instanceof ApiError) this.refused(req, route, key, reply);
+    if (!(reply instanceof ApiError)) {
+      if (reply.created) bind({ recordId: reply.created });
+    } else if (this.storeRefusals && reply.status >= 400 && reply.status < 500)
+      bind({ refusal: { status: reply.status, body: reply.body } });
     return reply;
-  }
-
-  remember(businessId: string, key: string, route: CreatingRoute, body: unknown, recordId: string): void {
-    this.entries.set(slot(businessId, key), { fingerprint: fingerprint(route, body), recordId });
-  }
-
-  private refused(req: Request, route: CreatingRoute, key: string, e: ApiError): void {
-    if (this.storeRefusals && e.status >= 400 && e.status < 500)
-      this.entries.set(slot(req.business.id, key), {
-        fingerprint: fingerprint(route, req.body),
-        refusal: { status: e.status, body: e.body },
-      });
   }
 }

@@ -3,7 +3,7 @@
 import { canTransition, type PayoutStatus, type SwapStatus } from '../spec/codes.ts';
 import type { InformationRequest } from '../spec/schemas.ts';
 import { later } from './clock.ts';
-import { apiError } from './error-answers.ts';
+import { apiError } from './http.ts';
 import type { PayoutRec, Store, StoreEvent, SwapRec } from './store.ts';
 
 export interface StatusChange {

@@ -2,7 +2,16 @@
 // rolling 1000 ms window; the calendar month in UTC; a 429 of the limits counts nowhere, every other
 // answer counts (as a gateway counts what it passed on), a 401/403 has no key to count; Retry-After in
 // whole seconds, until the oldest request leaves the window (at least 1) or the next month starts.
-export type LimitVerdict = { limit: 'rate' | 'quota'; retryAfterSeconds: number } | null;
+import { ApiError, apiError } from './http.ts';
+
+/** Spec §8: 429 "retry with backoff"; body and code not shown: RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, Retry-After in seconds. */
+export function tooManyRequests(limit: 'rate' | 'quota', retryAfterSeconds: number): ApiError {
+  const e =
+    limit === 'quota'
+      ? apiError(429, 'MONTHLY_QUOTA_EXCEEDED', 'Monthly request quota exceeded for this API key')
+      : apiError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests for this API key; retry with backoff');
+  return new ApiError(429, e.body, { 'retry-after': String(retryAfterSeconds) });
+}
 
 const monthOf = (at: number): string => {
   const d = new Date(at);
@@ -19,16 +28,17 @@ export class Limits {
 
   constructor(private readonly settings: { rateLimitPerSecond: number | null; monthlyQuota: number | null }) {}
 
-  check(key: string, at: number): LimitVerdict {
+  /** The 429 this request gets, or null. */
+  check(key: string, at: number): ApiError | null {
     const { rateLimitPerSecond: perSecond, monthlyQuota: quota } = this.settings;
     if (quota !== null && this.usedThisMonth(key, at) >= quota) {
-      return { limit: 'quota', retryAfterSeconds: Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)) };
+      return tooManyRequests('quota', Math.max(1, Math.ceil((nextMonthStart(at) - at) / 1000)));
     }
     if (perSecond !== null) {
       const w = this.prune(key, at);
       if (w.length >= perSecond) {
         const oldest = w[w.length - perSecond] ?? at;
-        return { limit: 'rate', retryAfterSeconds: Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)) };
+        return tooManyRequests('rate', Math.max(1, Math.ceil((oldest + 1000 - at) / 1000)));
       }
     }
     return null;

@@ -115,17 +115,15 @@ export function parseSeed(raw: unknown, source = 'seed'): Seed {
 }
 
 export function readSeedFile(path: string): Seed {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new SeedError([{ path: '', message: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` }], path);
-  }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new SeedError([{ path: '', message: `is not valid JSON (${(err as Error).message})` }], path);
+    const message =
+      err instanceof SyntaxError
+        ? `is not valid JSON (${err.message})`
+        : `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+    throw new SeedError([{ path: '', message }], path);
   }
   return parseSeed(raw, path);
 }

@@ -6,9 +6,8 @@ import { MAX_DOCUMENT_BYTES } from '../spec/codes.ts';
 import { API_KEY_HEADER, CORRELATION_ID_HEADER, REQUEST_ID_HEADER } from '../spec/endpoints.ts';
 import type { RequestLogEntry } from './contract.ts';
 import type { Route, Sandbox } from './context.ts';
-import { header, type Request } from './request.ts';
-import { ApiError, apiError, forbidden, unauthorized, type Reply } from './error-answers.ts';
-import type { LimitVerdict } from './rate-limits.ts';
+import { apiError, ApiError, forbidden, header, type Reply, type Request, unauthorized } from './http.ts';
+import { tooManyRequests } from './rate-limits.ts';
 import { gatewayReply } from './faults.ts';
 import { matchRoute } from './routes/routes.ts';
 import { variantReply } from './shapes.ts';
@@ -18,15 +17,6 @@ import { sleep } from '../sleep.ts';
 /** Reading: an API body over 1 MB is 413 PAYLOAD_TOO_LARGE. */
 const API_BODY_LIMIT = 1024 * 1024;
 const NO_BUSINESS: Business = { id: '', name: '' };
-
-/** Spec §8: 429 "retry with backoff"; body and code not shown: RATE_LIMIT_EXCEEDED or MONTHLY_QUOTA_EXCEEDED, Retry-After in seconds. */
-function tooManyRequests(v: NonNullable<LimitVerdict>): ApiError {
-  const e =
-    v.limit === 'quota'
-      ? apiError(429, 'MONTHLY_QUOTA_EXCEEDED', 'Monthly request quota exceeded for this API key')
-      : apiError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests for this API key; retry with backoff');
-  return new ApiError(429, e.body, { 'retry-after': String(v.retryAfterSeconds) });
-}
 
 const serverError = (status: number): ApiError => apiError(status, STATUS_CODES[status]!, `${STATUS_CODES[status]} (injected fault)`);
 
@@ -59,8 +49,8 @@ function admit({ sb, propagatingKeys }: ServerDeps, route: Route, apiKey: string
   const business = apiKey ? sb.store.businessByKey.get(apiKey) : undefined;
   if (!business) return unauthorized();
   if (propagatingKeys.has(apiKey)) return forbidden();
-  const verdict = sb.limits.check(apiKey, at);
-  if (verdict) return tooManyRequests(verdict);
+  const refusal = sb.limits.check(apiKey, at);
+  if (refusal) return refusal;
   sb.limits.record(apiKey, at);
   return business;
 }
@@ -102,7 +92,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       }
       if ('status' in admitted) return finish(admitted);
       if (fault.latencyMs) await sleep(fault.latencyMs, undefined, { unref: true });
-      if (fault.spurious429) return finish(tooManyRequests({ limit: 'rate', retryAfterSeconds: 1 }));
+      if (fault.spurious429) return finish(tooManyRequests('rate', 1));
       if (fault.errorBeforeEffect !== null) return finish(serverError(fault.errorBeforeEffect));
 
       let parsed: unknown;

@@ -4,8 +4,7 @@
 import { UPLOAD_URL_TTL_MS, type PayoutMethod } from '../spec/codes.ts';
 import type { RouteName } from './contract.ts';
 import type { Sandbox } from './context.ts';
-import type { Request } from './request.ts';
-import { ApiError, type Reply } from './error-answers.ts';
+import { ApiError, type Reply, type Request } from './http.ts';
 import { Dec, amountText, fromApi, minorUnits } from '../money.ts';
 import { FIELDS, publishedRow } from './rules.ts';
 import type { Country, Store, StoreEvent } from './store.ts';

@@ -10,7 +10,7 @@ import { Dec } from '../money.ts';
 import { DEFAULT_SERVICE_HEADERS } from '../spec/endpoints.ts';
 import { Clock } from './clock.ts';
 import { STATE_VERSION } from './contract.ts';
-import type { FaultConfig, LocalSandbox, RequestLogEntry, SandboxOptions, SandboxState } from './contract.ts';
+import type { FaultConfig, RequestLogEntry, SandboxOptions, SandboxState } from './contract.ts';
 import type { Sandbox } from './context.ts';
 import { Faults } from './faults.ts';
 import { IdempotencyStore } from './idempotency.ts';
@@ -28,8 +28,10 @@ export { DEFAULT_KEYS, SeedError, parseSeed, readSeedFile, defaultSeed } from '.
 export type { Seed } from './seed.ts';
 export { SandboxStateSchema } from './contract.ts';
 
+export type LocalSandbox = Awaited<ReturnType<typeof startSandbox>>;
+
 /** Throws before listening on an invalid seed (SeedError), faults or shapes (TypeError), or a taken port (EADDRINUSE). */
-export async function startSandbox(options: SandboxOptions = {}): Promise<LocalSandbox> {
+export async function startSandbox(options: SandboxOptions = {}) {
   const shapes = options.shapes ?? 'strict';
   if (shapes !== 'strict' && shapes !== 'variant') throw new TypeError(`shapes is 'strict' or 'variant' (got ${JSON.stringify(shapes)})`);
   const seed = options.seed === undefined ? defaultSeed() : parseSeed(options.seed);
@@ -75,14 +77,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<LocalS
     url: base,
     keys: [...store.businessByKey].map(([key, b]) => ({ key, businessId: b.id, businessName: b.name })),
     requestLog: () => sb.requestLog(),
+    /** Replaces the fault configuration: setFaults({}) clears. */
     setFaults: (f: Partial<FaultConfig>) => faults.set(f),
     faults: () => faults.get(),
     randomSeed,
     shapes,
     storeRefusals: sb.idempotency.storeRefusals,
     deliveries: () => webhooks.deliveries(),
+    /** Webhook attempts scheduled or under way (tests wait for 0 instead of sleeping). */
     pendingDeliveries: () => webhooks.pending(),
     advanceClock: (ms: number) => clock.advance(ms),
+    /** Requests received, not yet answered nor dropped (tests wait for 0). */
     inFlight: () => log.reduce((n, e) => n + (e.status < 0 ? 1 : 0), 0),
     snapshot: () => snapshotState(sb),
     close: () =>

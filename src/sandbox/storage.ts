@@ -8,7 +8,7 @@
 // - a filename's extension fits the content type (.pdf; .jpg/.jpeg; .png).
 import { MAX_DOCUMENT_BYTES, UPLOAD_URL_TTL_MS, type DocumentContentType } from '../spec/codes.ts';
 import type { Clock } from './clock.ts';
-import { apiError, type Reply } from './error-answers.ts';
+import { apiError, type Reply } from './http.ts';
 import { newToken } from './ids.ts';
 
 export const UPLOAD_PATH = '/_storage/uploads/';

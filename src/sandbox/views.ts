@@ -2,7 +2,7 @@
 // Amounts leave as JSON numbers via toApi, which refuses any value a double could not carry exactly.
 import { toApi } from '../money.ts';
 import { z } from 'zod';
-import { parseWith } from './error-answers.ts';
+import { parseWith, type Request } from './http.ts';
 import type { PairRec, PayoutRec, SwapRec, TransactionRec, WalletRec } from './store.ts';
 
 /** Spec §2 Payout. Reading: initiate answers with this same full shape. */
@@ -117,4 +117,12 @@ export function paginate<T, V>(
   return { data, meta: { total: items.length, page: q.page, limit: q.limit, size: data.length } };
 }
 
-export const newestFirst = <T>(items: Iterable<T>): T[] => [...items].reverse();
+/** The business's records, newest first (they are kept in creation order), paged. */
+export function pageOf<T extends { businessId: string }, V>(
+  records: Iterable<T>,
+  req: Request,
+  view: (t: T) => V,
+  keep = (_: T) => true,
+): Page<V> {
+  return paginate([...records].filter((r) => r.businessId === req.business.id && keep(r)).reverse(), req.query, view);
+}

@@ -10,15 +10,15 @@ import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { PAYOUT_STATUS_EVENT, PAYOUT_STATUS_EVENT_LEGACY } from '../spec/codes.ts';
 import type { ServiceHeaderNames } from '../spec/endpoints.ts';
-import { WebhookRegisterRequest } from '../spec/schemas.ts';
+import { WebhookUpdateRequest } from '../spec/schemas.ts';
 import { later, type Clock } from './clock.ts';
 import type { WebhookDeliveryAttempt } from './contract.ts';
-import { notFound } from './error-answers.ts';
+import { notFound } from './http.ts';
 import { newId } from './ids.ts';
 import type { StoreEvent } from './store.ts';
 
-/** "The PATCH body: not shown": each field optional; secret null removes it. */
-export const UpdateBody = WebhookRegisterRequest.partial().extend({ secret: z.string().min(1).nullable().optional() });
+/** "The PATCH body: not shown": each field optional, none at all too; secret null removes it. */
+export const UpdateBody = WebhookUpdateRequest.extend({ secret: z.string().min(1).nullable().optional() }).default({});
 
 export interface SubscriptionRec {
   id: string;

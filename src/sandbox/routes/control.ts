@@ -4,70 +4,64 @@ import { z } from 'zod';
 import { PayoutStatus, SwapStatus } from '../../spec/codes.ts';
 import { InformationRequest } from '../../spec/schemas.ts';
 import { Dec, toApi } from '../../money.ts';
-import type { Handler } from '../context.ts';
-import { apiError, notFound, ok, parseWith } from '../error-answers.ts';
+import { control } from '../context.ts';
+import { apiError, notFound, ok } from '../http.ts';
 import { amountProblem } from '../corridors.ts';
 import { pairView, payoutView, swapView, walletView } from '../views.ts';
 
 const decimalInput = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/)]).transform((v) => new Dec(String(v)));
 const SwapStatusBody = z.object({ status: SwapStatus, reason: z.string().optional(), changedBy: z.string().optional() });
 const PayoutStatusBody = SwapStatusBody.extend({ status: PayoutStatus, informationRequests: z.array(InformationRequest).optional() });
-
-/** One move of the state table; 409 INVALID_TRANSITION otherwise. */
-export const setPayoutStatus: Handler = (sb, req) => {
-  const body = parseWith(PayoutStatusBody, req.body);
-  const p = sb.store.payouts.get(req.params.id ?? '');
-  if (!p) return notFound('PAYOUT_NOT_FOUND', 'Payout');
-  sb.lifecycle.changePayout(p, body.status, { changedBy: 'sandbox-control', ...body });
-  return ok(payoutView(p));
-};
-
-export const setSwapStatus: Handler = (sb, req) => {
-  const body = parseWith(SwapStatusBody, req.body);
-  const s = sb.store.swaps.get(req.params.id ?? '');
-  if (!s) return notFound('SWAP_NOT_FOUND', 'Swap');
-  sb.lifecycle.changeSwap(s, body.status, { changedBy: 'sandbox-control', ...body });
-  return ok(swapView(s));
-};
-
 const CreditBody = z.object({ amount: decimalInput, narration: z.string().optional(), reference: z.string().optional() });
 
-/** A top-up "outside this API" (spec §1.3), with its CREDIT and wallet.credited. */
-export const creditWallet: Handler = (sb, req) => {
-  const body = parseWith(CreditBody, req.body);
-  const w = sb.store.wallets.get(req.params.walletId ?? '');
-  if (!w) return notFound('NOT_FOUND', 'Wallet');
-  const problem = body.amount.lessThanOrEqualTo(0) ? 'must be above 0' : amountProblem(body.amount, w.currency);
-  if (problem) return apiError(400, 'VALIDATION_ERROR', `amount ${problem}`, [{ field: 'amount', message: problem }]);
-  const tx = sb.store.move(w, body.amount, body.reference ?? '', body.narration ?? 'Wallet top-up', { kind: 'top_up' });
-  return ok({ wallet: walletView(w), transactionId: tx.id, balanceAfter: toApi(tx.balanceAfter) });
-};
-
-/** Moves the live rate (spec §1.11: rates are not locked). */
-export const setRate: Handler = (sb, req) => {
-  const body = parseWith(z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), 'a rate above 0') }), req.body);
-  const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
-  if (!pair) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
-  pair.rate = body.rate.toSignificantDigits(12);
-  return ok(pairView(pair));
-};
-
-export const getFaults: Handler = (sb) => ok(sb.faults.get());
-
-export const putFaults: Handler = (sb, req) => {
-  try {
-    sb.faults.set(req.body ?? {});
-  } catch (err) {
-    return apiError(400, 'VALIDATION_ERROR', (err as Error).message);
-  }
-  return ok(sb.faults.get());
-};
-
-export const getRequests: Handler = (sb) => ok({ data: sb.requestLog() });
-
-export const getDeliveries: Handler = (sb) => ok({ data: sb.webhooks.deliveries() });
-
-export const advanceClock: Handler = (sb, req) => {
-  sb.clock.advance(parseWith(z.object({ ms: z.number().int().min(0) }), req.body).ms);
-  return ok({ now: sb.clock.iso() });
-};
+export const CONTROL_ROUTES = [
+  /** One move of the state table; 409 INVALID_TRANSITION otherwise. */
+  control('POST', 'payouts/:id/status', PayoutStatusBody, (sb, req, body) => {
+    const p = sb.store.payouts.get(req.params.id ?? '');
+    if (!p) return notFound('PAYOUT_NOT_FOUND', 'Payout');
+    sb.lifecycle.changePayout(p, body.status, { changedBy: 'sandbox-control', ...body });
+    return ok(payoutView(p));
+  }),
+  control('POST', 'swaps/:id/status', SwapStatusBody, (sb, req, body) => {
+    const s = sb.store.swaps.get(req.params.id ?? '');
+    if (!s) return notFound('SWAP_NOT_FOUND', 'Swap');
+    sb.lifecycle.changeSwap(s, body.status, { changedBy: 'sandbox-control', ...body });
+    return ok(swapView(s));
+  }),
+  /** A top-up "outside this API" (spec §1.3), with its CREDIT and wallet.credited. */
+  control('POST', 'wallets/:walletId/credit', CreditBody, (sb, req, body) => {
+    const w = sb.store.wallets.get(req.params.walletId ?? '');
+    if (!w) return notFound('NOT_FOUND', 'Wallet');
+    const problem = body.amount.lessThanOrEqualTo(0) ? 'must be above 0' : amountProblem(body.amount, w.currency);
+    if (problem) return apiError(400, 'VALIDATION_ERROR', `amount ${problem}`, [{ field: 'amount', message: problem }]);
+    const tx = sb.store.move(w, body.amount, body.reference ?? '', body.narration ?? 'Wallet top-up', { kind: 'top_up' });
+    return ok({ wallet: walletView(w), transactionId: tx.id, balanceAfter: toApi(tx.balanceAfter) });
+  }),
+  /** Moves the live rate (spec §1.11: rates are not locked). */
+  control(
+    'PUT',
+    'pairs/:currencyPairId/rate',
+    z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), 'a rate above 0') }),
+    (sb, req, body) => {
+      const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
+      if (!pair) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
+      pair.rate = body.rate.toSignificantDigits(12);
+      return ok(pairView(pair));
+    },
+  ),
+  control('GET', 'faults', null, (sb) => ok(sb.faults.get())),
+  control('PUT', 'faults', null, (sb, req) => {
+    try {
+      sb.faults.set(req.body ?? {});
+    } catch (err) {
+      return apiError(400, 'VALIDATION_ERROR', (err as Error).message);
+    }
+    return ok(sb.faults.get());
+  }),
+  control('GET', 'requests', null, (sb) => ok({ data: sb.requestLog() })),
+  control('GET', 'deliveries', null, (sb) => ok({ data: sb.webhooks.deliveries() })),
+  control('POST', 'clock/advance', z.object({ ms: z.number().int().min(0) }), (sb, req, body) => {
+    sb.clock.advance(body.ms);
+    return ok({ now: sb.clock.iso() });
+  }),
+];

@@ -2,37 +2,21 @@
 import { z } from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
 import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest, type FieldError } from '../../spec/schemas.ts';
+import { PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
-import type { Handler, Sandbox } from '../context.ts';
-import type { Request } from '../request.ts';
-import { apiError, notFound, ok, parseWith, validationError, type Reply } from '../error-answers.ts';
+import { creating, route, type Sandbox } from '../context.ts';
+import { apiError, checkFields, notFound, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
 import type { PayoutRec } from '../store.ts';
-import { newestFirst, paginate, payoutListItem, payoutView } from '../views.ts';
-
-export const quote: Handler = (sb, req) => {
-  const body = parseWith(QuoteRequest, req.body);
-  const pricing = price(sb.store, req.business.id, body);
-  return ok(quoteView(pricing, body.sourceCurrency, body.destinationCurrency));
-};
+import { pageOf, payoutListItem, payoutView } from '../views.ts';
 
 /** The beneficiary taken as any object first: completeness (MISSING_REQUIRED_FIELDS) is checked before field types. */
 const InitiateShape = InitiateRequest.extend({ beneficiary: z.record(z.string(), z.unknown()) });
 
 /** Spec §4.2. Reading: 201 with the full payout; a replay 201 with the payout now and Idempotent-Replayed. */
-export const initiate: Handler = (sb, req) =>
-  sb.idempotency.once(
-    req,
-    'initiate',
-    (id) => payoutView(sb.store.payouts.get(id)!),
-    (key) => initiateNew(sb, req, key),
-  );
-
-function initiateNew(sb: Sandbox, req: Request, key: string): Reply {
+function initiate(sb: Sandbox, req: Request, body: z.infer<typeof InitiateShape>): Reply {
   const business = req.business;
-
-  const body = parseWith(InitiateShape, req.body);
   const pricing = price(sb.store, business.id, body);
 
   const missing = missingFields(pricing.method, body.beneficiary);
@@ -46,11 +30,10 @@ function initiateNew(sb: Sandbox, req: Request, key: string): Reply {
   }
   const beneficiary = parseWith(Beneficiary, body.beneficiary, 'beneficiary');
   // Reading: the beneficiary's account is in the currency it receives.
-  if (beneficiary.accountCurrency !== body.destinationCurrency) {
-    return validationError([
-      { field: 'beneficiary.accountCurrency', message: `must be the destinationCurrency ${body.destinationCurrency}` },
-    ]);
-  }
+  const currency = body.destinationCurrency;
+  checkFields({
+    'beneficiary.accountCurrency': beneficiary.accountCurrency === currency ? undefined : `must be the destinationCurrency ${currency}`,
+  });
   // Spec §2 Beneficiary: countryCode, when given, may not be prohibited either.
   if (typeof beneficiary.countryCode === 'string') refuseProhibited(sb.store, beneficiary.countryCode);
 
@@ -96,9 +79,8 @@ function initiateNew(sb: Sandbox, req: Request, key: string): Reply {
     sourceAmount: pricing.sourceAmount.toFixed(),
     fee: pricing.fee.toFixed(),
   });
-  sb.idempotency.remember(business.id, key, 'initiate', req.body, p.id);
   sb.lifecycle.scheduleNext(p);
-  return { status: 201, body: payoutView(p), created: true };
+  return { status: 201, body: payoutView(p), created: p.id };
 }
 
 function payoutOf(sb: Sandbox, req: Request): PayoutRec {
@@ -107,20 +89,12 @@ function payoutOf(sb: Sandbox, req: Request): PayoutRec {
   throw notFound('PAYOUT_NOT_FOUND', 'Payout');
 }
 
-export const getPayout: Handler = (sb, req) => ok(payoutView(payoutOf(sb, req)));
-
-export const listPayouts: Handler = (sb, req) => {
-  const mine = newestFirst([...sb.store.payouts.values()].filter((p) => p.businessId === req.business.id));
-  return ok(paginate(mine, req.query, payoutListItem));
-};
-
 /**
  * Spec §4.5. Checks in order: body, payout (404), status, each URL (issued to this business, uploaded),
  * the total without duplicates. Reading: documents answering all-FILE information requests move the
  * payout to PENDING under review (spec §3).
  */
-export const patchDocuments: Handler = (sb, req) => {
-  const body = parseWith(DocumentsPatchRequest, req.body);
+function patchDocuments(sb: Sandbox, req: Request, body: DocumentsPatchRequest): Reply {
   const p = payoutOf(sb, req);
   if (isFinalStatus(p.status)) {
     return apiError(
@@ -151,4 +125,12 @@ export const patchDocuments: Handler = (sb, req) => {
     sb.lifecycle.changePayout(p, 'PENDING', { reason: 'Additional information submitted', changedBy: 'business' });
   }
   return ok({ payoutId: p.id, totalDocuments: p.documents.length, documents: p.documents.map((d) => ({ ...d })) });
-};
+}
+
+export const PAYOUT_ROUTES = [
+  route('quote', 'POST', `${P}/quote`, QuoteRequest, (sb, req, body) => ok(quoteView(price(sb.store, req.business.id, body), body))),
+  creating('initiate', `${P}/initiate`, InitiateShape, (sb, id) => payoutView(sb.store.payouts.get(id)!), initiate),
+  route('getPayout', 'GET', `${P}/:id`, null, (sb, req) => ok(payoutView(payoutOf(sb, req)))),
+  route('listPayouts', 'GET', P, null, (sb, req) => ok(pageOf(sb.store.payouts.values(), req, payoutListItem))),
+  route('patchDocuments', 'PATCH', `${P}/:id/documents`, DocumentsPatchRequest, patchDocuments),
+];

@@ -3,12 +3,12 @@ import { INVALID_PAYOUT_AMOUNT_MESSAGE } from '../../spec/codes.ts';
 import { SwapRequest } from '../../spec/schemas.ts';
 import { Dec } from '../../money.ts';
 import { amountProblem, convert, corridorOf, reportedRate, usableCorridor } from '../corridors.ts';
-import type { Handler, Sandbox } from '../context.ts';
-import type { Request } from '../request.ts';
-import { ApiError, apiError, notFound, ok, parseWith, validationError, type Reply } from '../error-answers.ts';
+import { PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
+import { creating, route, type Sandbox } from '../context.ts';
+import { apiError, ApiError, checkFields, notFound, ok, type Reply, type Request } from '../http.ts';
 import { newId, newRef } from '../ids.ts';
 import type { SwapRec } from '../store.ts';
-import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '../views.ts';
+import { pageOf, swapCreatedView, swapListItem, swapView } from '../views.ts';
 
 /**
  * Spec §4.7. Checks in order (the spec lists the errors, not their order): key, replay or conflict, body,
@@ -16,18 +16,8 @@ import { newestFirst, paginate, swapCreatedView, swapListItem, swapView } from '
  * CORRIDOR_NOT_ENABLED when disabled), the amount, funds. Reading: amountToBeSent is swapAmount at the
  * live rate, half-up to the cent; a mismatch is {400, 'Invalid payout amount', 'Bad Request'}, no code.
  */
-export const swap: Handler = (sb, req) =>
-  sb.idempotency.once(
-    req,
-    'swap',
-    (id) => swapCreatedView(sb.store.swaps.get(id)!),
-    (key) => swapNew(sb, req, key),
-  );
-
-function swapNew(sb: Sandbox, req: Request, key: string): Reply {
+function swap(sb: Sandbox, req: Request, body: SwapRequest): Reply {
   const business = req.business;
-
-  const body = parseWith(SwapRequest, req.body);
   if (body.sourceWalletId === body.destinationWalletId) {
     return apiError(400, 'SWAP_WALLETS_MUST_DIFFER', 'sourceWalletId and destinationWalletId must be different wallets');
   }
@@ -53,11 +43,10 @@ function swapNew(sb: Sandbox, req: Request, key: string): Reply {
 
   const swapAmount = new Dec(String(body.swapAmount));
   const amountToBeSent = new Dec(String(body.amountToBeSent));
-  const shape = [
-    { field: 'swapAmount', message: amountProblem(swapAmount, body.swapCurrency) },
-    { field: 'amountToBeSent', message: amountProblem(amountToBeSent, body.currencyToBeSent) },
-  ].filter((p): p is { field: string; message: string } => p.message !== undefined);
-  if (shape.length) return validationError(shape);
+  checkFields({
+    swapAmount: amountProblem(swapAmount, body.swapCurrency),
+    amountToBeSent: amountProblem(amountToBeSent, body.currencyToBeSent),
+  });
   const move = sb.faults.takeRateMove();
   if (move !== undefined && corridor.kind !== 'same')
     corridor.pair.rate = corridor.pair.rate.times(new Dec(100).plus(move)).div(100).toSignificantDigits(12);
@@ -94,19 +83,17 @@ function swapNew(sb: Sandbox, req: Request, key: string): Reply {
   const narration = `Swap ${s.payoutRef}: ${source.currency} to ${destination.currency}`;
   sb.store.move(source, swapAmount.negated(), s.payoutRef, narration, { kind: 'swap', swapId: s.id });
   sb.store.move(destination, amountToBeSent, s.payoutRef, narration, { kind: 'swap', swapId: s.id });
-  sb.idempotency.remember(business.id, key, 'swap', req.body, s.id);
   const answer = swapCreatedView(s);
   // fault rejectNextSwaps: reversed at once (spec §3); the answer still says PROCESSING (§4.7)
   if (sb.faults.takeSwapRejection()) sb.lifecycle.changeSwap(s, 'REJECTED', { changedBy: 'sandbox-fault', reason: 'Swap reversed' });
-  return { status: 201, body: answer, created: true };
+  return { status: 201, body: answer, created: s.id };
 }
 
-export const listSwaps: Handler = (sb, req) => {
-  const mine = newestFirst([...sb.store.swaps.values()].filter((s) => s.businessId === req.business.id));
-  return ok(paginate(mine, req.query, swapListItem));
-};
-
-export const getSwap: Handler = (sb, req) => {
-  const s = sb.store.swaps.get(req.params.id ?? '');
-  return s && s.businessId === req.business.id ? ok(swapView(s)) : notFound('SWAP_NOT_FOUND', 'Swap');
-};
+export const SWAP_ROUTES = [
+  creating('swap', `${P}/swap`, SwapRequest, (sb, id) => swapCreatedView(sb.store.swaps.get(id)!), swap),
+  route('listSwaps', 'GET', `${P}/swaps`, null, (sb, req) => ok(pageOf(sb.store.swaps.values(), req, swapListItem))),
+  route('getSwap', 'GET', `${P}/swaps/:id`, null, (sb, req) => {
+    const s = sb.store.swaps.get(req.params.id ?? '');
+    return s && s.businessId === req.business.id ? ok(swapView(s)) : notFound('SWAP_NOT_FOUND', 'Swap');
+  }),
+];

@@ -1,13 +1,34 @@
-// Answers of the sandbox: a handler returns a Reply; a refusal below it throws an ApiError, answered as it is.
+// A request as a handler reads it, and the answers: a handler returns a Reply; a refusal below it throws an
+// ApiError, answered as it is.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import type { ErrorBody, FieldError } from '../spec/schemas.ts';
+import type { Business } from './store.ts';
+
+export interface Request {
+  path: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  rawBody: Buffer;
+  /** Counted even past the size limit. */
+  bodySize: number;
+  business: Business;
+}
+
+export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}
 
 export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
-  /** This request created the record (initiate, swap). */
-  created?: boolean;
+  /** The id of the record this request created (initiate, swap). */
+  created?: string;
 }
 
 export class ApiError extends Error implements Reply {
@@ -34,6 +55,12 @@ export const forbidden = (): ApiError =>
 
 export function validationError(errors: FieldError[]): ApiError {
   return apiError(400, 'VALIDATION_ERROR', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+}
+
+/** 400 VALIDATION_ERROR of every field given a problem, when any is. */
+export function checkFields(problems: Record<string, string | undefined>): void {
+  const errors = Object.entries(problems).flatMap(([field, message]) => (message === undefined ? [] : [{ field, message }]));
+  if (errors.length) throw validationError(errors);
 }
 
 export function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
