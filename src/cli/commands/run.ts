@@ -11,7 +11,7 @@ import {
   batchFileOptions,
   controlTotalFlags,
   duplicateFlags,
-  duplicateOptions,
+  sendOptions,
   signalled,
   swapFlags,
   swapOptions,
@@ -19,7 +19,7 @@ import {
   withPlanEnvironment,
   type ArgsOf,
 } from '../options.ts';
-import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
+import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
 import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/gate.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
@@ -28,7 +28,7 @@ import { prepareRun } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
 
 const builder = (y: Argv) =>
-  swapOptions(duplicateOptions(batchFileOptions(sendOptions(y))))
+  swapOptions(batchFileOptions(sendOptions(y)))
     .option('fund-by-swap', flag("Fund a short wallet by the plan's swap, sent before its currency's rows (a --plan file needs no flag)"))
     .option('swap-rate-tolerance', str("How far, in percent, the pair's rate may move since the plan before a swap is refused (default 1)"))
     .positional('file', str('The batch file (CSV, Excel or ISO 20022 pain.001); optional with --plan'))
