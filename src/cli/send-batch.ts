@@ -84,12 +84,17 @@ export async function sendBatch<
   io: CliIO,
   command: 'run' | 'retry',
   prepare: (o: SendOptions) => Promise<Prepared<R>>,
-  /** Text after the summary (retry --resend-failed: what was paid again). */
-  after?: (r: R) => string,
-  policy?: Pick<GuardOptions, 'policy' | 'spend'>,
-  /** The batch or results file the command names, or a batch id. */
-  named?: string,
+  o: {
+    /** The account's policy in force (`accountPolicyOf`, read before) and what it lets through. */
+    policy?: AccountPolicy;
+    guard?: Pick<GuardOptions, 'policy' | 'spend'>;
+    /** Text after the summary (retry --resend-failed: what was paid again). */
+    after?: (r: R) => string;
+    /** The batch or results file the command names, or a batch id. */
+    named?: string;
+  },
 ): Promise<ExitCode> {
+  const { named, after } = o;
   const quiet = args.quiet || args.json;
   const out = (text: string) => {
     if (!quiet) io.stdout.write(text);
@@ -104,7 +109,7 @@ export async function sendBatch<
     enablePairs: args['enable-pairs'],
     ...controlTotalFlags(args),
     maxRequests: maxRequestsOf(args),
-    ...policy,
+    ...o.guard,
   };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
   if (named && !namesBatch(named) && !existsSync(resolve(io.cwd, named)))
@@ -135,9 +140,7 @@ export async function sendBatch<
       io.note?.({ conn });
       try {
         const settings = { mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop, events };
-        const inForce = await accountPolicyOf(args, io);
-        const screening = screeningOf(args, io, typeof inForce === 'object' ? inForce : undefined);
-        const prepared = await prepare({ conn, stateDir, guards, settings, screening });
+        const prepared = await prepare({ conn, stateDir, guards, settings, screening: screeningOf(args, io, o.policy) });
         const { plan } = prepared;
         progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
         out(resumeText(prepared.resume));

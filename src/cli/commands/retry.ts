@@ -35,14 +35,17 @@ const command = defineCommand<ArgsOf<typeof builder>>({
           resendFailed: args['resend-failed'],
           ...duplicates,
         }),
-      (r) =>
-        r.keyProofs.map(proofText).join('') +
-        (args['resend-failed']
-          ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
-            r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
-          : ''),
-      policy && policyGuard(policy),
-      args.results,
+      {
+        policy,
+        guard: policy && policyGuard(policy),
+        named: args.results,
+        after: (r) =>
+          r.keyProofs.map(proofText).join('') +
+          (args['resend-failed']
+            ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
+              r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
+            : ''),
+      },
     );
   },
 });
