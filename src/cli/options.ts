@@ -8,7 +8,8 @@ import type { DestinationStream, Logger } from 'pino';
 import { createLogger, LOG_FORMATS, type LogFormat } from '../log.ts';
 import { CommandError, flag, num, parseShapes, SHAPES_VARIABLE, str, strs, UsageError, type CliCommand, type CliIO } from './command.ts';
 import { ExitCode } from './exit-codes.ts';
-import { environmentText } from './render.ts';
+import { environmentText, handleEngineError } from './render.ts';
+import { PayoutApiError } from '../client/errors.ts';
 import { parsePlanFile } from '../engine/plan-file.ts';
 import { ClientConfigError, loadApiKey } from '../client/api-key.ts';
 import { TeamDb, TeamLedgerError } from '../ledger/pg-db.ts';
@@ -46,25 +47,30 @@ export type ArgsOf<B extends (y: Argv) => Argv<unknown>> = ReturnType<B> extends
 export const STATE_DIR_HELP =
   'State folder holding the ledger of each service account and the quota count (default $PAYOUT_BATCH_STATE_DIR, else ~/.local/state/payout-batch)';
 
+/** Which service and ledger, and the logs: `ledger` takes these alone. */
+export function serviceOptions<T>(y: Argv<T>) {
+  return y
+    .option('env', {
+      type: 'string',
+      choices: ENVIRONMENTS,
+      describe: 'local (the embedded sandbox), sandbox or production (default $PAYOUT_ENV, else sandbox); production must be named here',
+    })
+    .option('base-url', str('Talk to this server instead ($PAYOUT_BASE_URL)'))
+    .option('ledger', str('Team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; password from PGPASSWORD or ~/.pgpass)'))
+    .option('gateway-host', str('Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)'))
+    .option('log-level', str('Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)'))
+    .option('log-format', {
+      choices: LOG_FORMATS,
+      describe: 'Logs as JSON lines or human lines (default human on a terminal, else json)',
+    });
+}
+
 export function connectionOptions<T>(y: Argv<T>) {
   return (
-    y
-      .option('env', {
-        type: 'string',
-        choices: ENVIRONMENTS,
-        describe: 'local (the embedded sandbox), sandbox or production (default $PAYOUT_ENV, else sandbox); production must be named here',
-      })
-      .option('base-url', str('Talk to this server instead ($PAYOUT_BASE_URL)'))
-      .option('ledger', str('Team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; password from PGPASSWORD or ~/.pgpass)'))
-      .option('gateway-host', str('Production gateway host, e.g. gateway.example.com ($PAYOUT_GATEWAY_HOST)'))
+    serviceOptions(y)
       .option('key-file', str('Read the API key from this file ($PAYOUT_API_KEY_FILE); else $PAYOUT_API_KEY'))
       .option('rate', num("Advanced: request starts a second for the key (default $PAYOUT_BATCH_RATE, else the spec's 5)"))
       .option('safety-margin', num('Advanced: ms added to the rolling second against jitter (default 50; 25 on 127.0.0.1)'))
-      .option('log-level', str('Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL; default info when not a terminal)'))
-      .option('log-format', {
-        choices: LOG_FORMATS,
-        describe: 'Logs as JSON lines or human lines (default human on a terminal, else json)',
-      })
       // Present only to refuse it without echoing its value: a key on the command line shows in `ps`.
       .option('api-key', { hidden: true })
   );
@@ -129,19 +135,28 @@ export async function resultsNamed(ledgers: Ledger[], arg: string, io: CliIO): P
   return r?.path;
 }
 
-export function guardOptions<T>(y: Argv<T>) {
-  return y
-    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
-    .option('allow-partial', flag('Send the rows that fit when a wallet falls short or a corridor is not enabled'))
+/** plan, run and retry: the connection, the state folder, screening, duplicates, the report, what a batch may leave out. */
+export function planningOptions<T>(y: Argv<T>) {
+  return duplicateOptions(screeningOptions(reportOption(connectionOptions(y))))
+    .option('state-dir', str(STATE_DIR_HELP))
+    .option('allow-partial', flag('Pay (plan) the rows that fit when a wallet falls short or a corridor is not enabled'))
     .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
+    .option('max-requests', num("Refuse the batch (exit 3) when it needs more than N requests of the key's month"))
+    .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
+    .option('json', flag('Print one JSON document on stdout (money as decimal strings)'));
+}
+
+/** run and retry: the planning options, the confirmation, the control totals and how rows are sent. */
+export function sendOptions<T>(y: Argv<T>) {
+  return statusReportOptions(planningOptions(y))
+    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Unattended: no confirmation (combine with control totals)' })
     .option('expect-rows', num('Control total: the number of rows the batch pays, or nothing is sent'))
     .option('expect-total', strs('Control total CUR:AMOUNT before fees, repeatable: must match or nothing is sent (others are reported)'))
     .option('strict-totals', flag('--expect-total must name every currency the batch pays, or nothing is sent'))
     .option('max-total', strs('Cap CUR:AMOUNT on amounts plus estimated fees, repeatable'))
-    .option('max-requests', MAX_REQUESTS);
+    .option('concurrency', num('Rows in flight at once (default max(8, --rate), at most 64; the client throttles requests)'))
+    .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
-
-export const MAX_REQUESTS = num("Refuse the batch (exit 3) when it needs more than N requests of the key's month");
 
 export function maxRequestsOf(args: { 'max-requests'?: number }): number | undefined {
   const n = args['max-requests'];
@@ -167,15 +182,6 @@ export function screeningOf(
     { lists: args['sanctions-list'] ?? [], clearances: args['clearances-dir'] ?? 'clearances', approvers },
     policy,
   );
-}
-
-export function sendingOptions<T>(y: Argv<T>) {
-  return screeningOptions(y)
-    .option('state-dir', str(STATE_DIR_HELP))
-    .option('merge-documents', flag("Merge a row's documents into one PDF before upload"))
-    .option('concurrency', num('Rows in flight at once (default max(8, --rate), at most 64; the client throttles requests)'))
-    .option('json', flag('Print a machine-readable summary on stdout'))
-    .option('quiet', { ...flag('No plan, progress or summary: only errors (stderr), --json and the results file'), alias: 'q' });
 }
 
 /** A job nobody watches (src/signals): run, retry, status and watch. */
@@ -278,7 +284,7 @@ export const batchFileFlags = (args: Omit<ArgsOf<typeof batchFileOptions>, 'batc
   allowDuplicateRows: args['allow-duplicate-rows'],
 });
 
-export const controlTotalFlags = (args: ArgsOf<typeof guardOptions>) => ({
+export const controlTotalFlags = (args: ArgsOf<typeof sendOptions>) => ({
   expectRows: args['expect-rows'],
   expectTotals: moneyFlags(args['expect-total'], '--expect-total'),
   maxTotals: moneyFlags(args['max-total'], '--max-total'),
@@ -435,21 +441,23 @@ export async function openTeamLedger(
   }
 }
 
-/** A connection for the time of `use`, closed after it; a results file it cannot use exits 2. */
+/** A connection for the time of `use`, closed after it; the engine's errors and a failed request said, as an exit code. */
 export async function withConnection(
-  args: ConnectionArgs,
+  args: ConnectionArgs & Parameters<typeof makeLogger>[0],
   io: CliIO,
   command: string,
   use: (conn: Connection, logger: Logger) => Promise<ExitCode>,
+  o: { stateRoot?: string; logger?: Logger; onEvent?: (e: ClientEvent) => void } = {},
 ): Promise<ExitCode> {
-  const logger = makeLogger(args, io, command);
-  const conn = await openConnection(args, io, logger);
+  const logger = o.logger ?? makeLogger(args, io, command);
+  const conn = await openConnection(args, io, logger, o.onEvent, o.stateRoot);
   try {
     return await use(conn, logger);
   } catch (e) {
-    if (!(e instanceof ResultsError)) throw e;
+    if (!(e instanceof PayoutApiError)) return handleEngineError(e, io);
+    logger.error({ err: e.toJSON() }, `${command}: request failed`);
     io.stderr.write(`payout-batch: ${e.message}\n`);
-    return ExitCode.UNUSABLE_INPUT;
+    return ExitCode.SERVICE_UNAVAILABLE;
   } finally {
     await conn.close().catch(() => undefined);
   }

@@ -3,30 +3,25 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { abortOn, plural, printJson, type CliIO } from './command.ts';
 import { groupThousands } from '../money.ts';
 import { ExitCode, exitCodeOf } from './exit-codes.ts';
 import {
   askYesNo,
   connectionHint,
-  connectionOptions,
   controlTotalFlags,
-  guardOptions,
   inFlightFor,
   isInteractive,
   makeLogger,
   maxRequestsOf,
-  openConnection,
   openTeamLedger,
-  reportOption,
   reportOrNote,
   screeningOf,
-  sendingOptions,
   serviceAndKey,
   stateRootOf,
   statusReportOf,
-  statusReportOptions,
+  sendOptions,
+  withConnection,
   type ArgsOf,
   type ConnectionArgs,
 } from './options.ts';
@@ -39,10 +34,7 @@ import { PolicyError, policyInForce, type AccountPolicy } from '../approvals/acc
 import { accountOf, namesBatch } from '../ledger/account-ledger.ts';
 import { InputError } from '../input/input-errors.ts';
 import type { GuardOptions } from '../engine/guards.ts';
-
-export function sendOptions<T>(y: Argv<T>) {
-  return statusReportOptions(reportOption(sendingOptions(guardOptions(connectionOptions(y)))));
-}
+import type { ClientEvent } from '../client/http.ts';
 
 export function confirmQuestion(plan: BatchPlan, environment: string): string {
   const n = plan.toSend.length;
@@ -92,12 +84,17 @@ export async function sendBatch<
   io: CliIO,
   command: 'run' | 'retry',
   prepare: (o: SendOptions) => Promise<Prepared<R>>,
-  /** Text after the summary (retry --resend-failed: what was paid again). */
-  after?: (r: R) => string,
-  policy?: Pick<GuardOptions, 'policy' | 'spend'>,
-  /** The batch or results file the command names, or a batch id. */
-  named?: string,
+  o: {
+    /** The account's policy in force (`accountPolicyOf`, read before) and what it lets through. */
+    policy?: AccountPolicy;
+    guard?: Pick<GuardOptions, 'policy' | 'spend'>;
+    /** Text after the summary (retry --resend-failed: what was paid again). */
+    after?: (r: R) => string;
+    /** The batch or results file the command names, or a batch id. */
+    named?: string;
+  },
 ): Promise<ExitCode> {
+  const { named, after } = o;
   const quiet = args.quiet || args.json;
   const out = (text: string) => {
     if (!quiet) io.stdout.write(text);
@@ -112,7 +109,7 @@ export async function sendBatch<
     enablePairs: args['enable-pairs'],
     ...controlTotalFlags(args),
     maxRequests: maxRequestsOf(args),
-    ...policy,
+    ...o.guard,
   };
   // A missing file is said as such first, not as "pass --yes" (issue 43, item 11).
   if (named && !namesBatch(named) && !existsSync(resolve(io.cwd, named)))
@@ -128,82 +125,86 @@ export async function sendBatch<
   const label = { batch: '' };
   const progress = progressSink(io, logger, () => label.batch, quiet);
   const stateDir = stateRootOf(args, io);
-  const conn = await openConnection(args, io, logger, (e) => progress.onClientEvent(e), stateDir);
-  const environment = conn.environment.name;
-  io.note?.({ conn });
   const stop = abortOn(io.stopSignal);
   let running = true;
   stop.addEventListener('abort', () => running && progress.stopping(), { once: true });
   const events: EngineEvents = new EventEmitter();
   events.on('event', (e) => progress.onEvent(e));
-  try {
-    const settings = { mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop, events };
-    const inForce = await accountPolicyOf(args, io);
-    const screening = screeningOf(args, io, typeof inForce === 'object' ? inForce : undefined);
-    const prepared = await prepare({ conn, stateDir, guards, settings, screening });
-    const { plan } = prepared;
-    progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
-    out(resumeText(prepared.resume));
-    const question = plan && confirmQuestion(plan, environment);
-    if (plan) {
-      label.batch = plan.batchId.slice(0, 16);
-      // (where the whole plan can be read when the question shows it shortened to the screen)
-      const whole = command === 'run' ? 'add --dry-run to print it whole' : 'add > plan.txt to write it whole';
-      const screen = args.yes ? undefined : screenFor(quiet ? io.stderr : io.stdout, io.env, question!, whole);
-      beside(planText(plan, environment, conn.environment.baseUrl, screen));
-      logger.info(
-        { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
-        'plan',
-      );
-    }
-    for (const note of prepared.notes) beside(`Control totals: ${note}.\n`);
-    const confirmed = prepared.confirm && !stop.aborted && (await askYesNo(io, question!).catch(() => false));
-    const r = await execute(prepared, { confirmed });
-    running = false;
-    progress.stop();
-    // (a run that sent nothing wrote nothing: its summary would only list NOT_SENT rows)
-    const sentNothing = !!(r.refused ?? r.halted) && !r.resultsWritten;
-    if (!sentNothing) out(summaryText(r));
-    if (after) out(after(r));
-    const report =
-      args.report && r.resultsWritten
-        ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps, batchId: r.batchId }))
-        : undefined;
-    if (report) out(`Report: ${report}\n`);
-    const statusReport = r.resultsWritten ? await statusReportOf(args, io, r.resultsPath, async () => r.batchId) : undefined;
-    if (statusReport) out(`Status report: ${statusReport}\n`);
-    const exitCode = exitCodeOf(r);
-    const reasons = r.refused ?? (r.halted ? [r.halted] : undefined);
-    io.note?.({ ...r.summary, reasons, details: { batchId: r.batchId, results: r.resultsWritten ? r.resultsPath : undefined } });
-    const notes = prepared.notes;
-    if (args.json)
-      printJson(io, {
-        exitCode,
-        environment,
-        batchId: r.batchId,
-        journal: r.journalPath,
-        results: r.resultsWritten ? r.resultsPath : undefined,
-        report,
-        ...(statusReport ? { statusReport } : {}),
-        resumed: r.report,
-        refused: r.refused,
-        halted: r.halted,
-        plan: r.plan ? { ...planJson(r.plan), ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}) } : undefined,
-        summary: r.summary,
-        ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
-        ...(r.keyProofs?.length ? { keyProofs: r.keyProofs } : {}),
-        ...(notes.length ? { notes } : {}),
-      });
-    else if (exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
-    else out(exitReasonText(r, connectionHint(args)));
-    return exitCode;
-  } catch (e) {
-    running = false;
-    progress.stop();
-    const code = handleEngineError(e, io);
-    // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
-    return stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code;
-  } finally {
-    await conn.close().catch(() => undefined);
-  }
+  const onEvent = (e: ClientEvent) => progress.onClientEvent(e);
+  return withConnection(
+    args,
+    io,
+    command,
+    async (conn) => {
+      const environment = conn.environment.name;
+      io.note?.({ conn });
+      try {
+        const settings = { mergeDocuments: args['merge-documents'], concurrency: args.concurrency ?? inFlightFor(args.rate), stop, events };
+        const prepared = await prepare({ conn, stateDir, guards, settings, screening: screeningOf(args, io, o.policy) });
+        const { plan } = prepared;
+        progress.start(plan?.toSend.length ?? 0); // (first: it clears the preflight's line)
+        out(resumeText(prepared.resume));
+        const question = plan && confirmQuestion(plan, environment);
+        if (plan) {
+          label.batch = plan.batchId.slice(0, 16);
+          // (where the whole plan can be read when the question shows it shortened to the screen)
+          const whole = command === 'run' ? 'add --dry-run to print it whole' : 'add > plan.txt to write it whole';
+          const screen = args.yes ? undefined : screenFor(quiet ? io.stderr : io.stdout, io.env, question!, whole);
+          beside(planText(plan, environment, conn.environment.baseUrl, screen));
+          logger.info(
+            { batchId: label.batch, toSend: plan.toSend.length, alreadyCreated: plan.alreadyCreated, currencies: plan.currencies },
+            'plan',
+          );
+        }
+        for (const note of prepared.notes) beside(`Control totals: ${note}.\n`);
+        const confirmed = prepared.confirm && !stop.aborted && (await askYesNo(io, question!).catch(() => false));
+        const r = await execute(prepared, { confirmed });
+        running = false;
+        progress.stop();
+        // (a run that sent nothing wrote nothing: its summary would only list NOT_SENT rows)
+        const sentNothing = !!(r.refused ?? r.halted) && !r.resultsWritten;
+        if (!sentNothing) out(summaryText(r));
+        if (after) out(after(r));
+        const report =
+          args.report && r.resultsWritten
+            ? await reportOrNote(io, () => writeResultsReport(r.resultsPath, { environment, swaps: r.summary.swaps, batchId: r.batchId }))
+            : undefined;
+        if (report) out(`Report: ${report}\n`);
+        const statusReport = r.resultsWritten ? await statusReportOf(args, io, r.resultsPath, async () => r.batchId) : undefined;
+        if (statusReport) out(`Status report: ${statusReport}\n`);
+        const exitCode = exitCodeOf(r);
+        const reasons = r.refused ?? (r.halted ? [r.halted] : undefined);
+        io.note?.({ ...r.summary, reasons, details: { batchId: r.batchId, results: r.resultsWritten ? r.resultsPath : undefined } });
+        const notes = prepared.notes;
+        if (args.json)
+          printJson(io, {
+            exitCode,
+            environment,
+            batchId: r.batchId,
+            journal: r.journalPath,
+            results: r.resultsWritten ? r.resultsPath : undefined,
+            report,
+            ...(statusReport ? { statusReport } : {}),
+            resumed: r.report,
+            refused: r.refused,
+            halted: r.halted,
+            plan: r.plan ? { ...planJson(r.plan), ...(r.plan.resend?.rows ? { resend: r.plan.resend } : {}) } : undefined,
+            summary: r.summary,
+            ...(r.resent !== undefined ? { resent: r.resent, notResent: r.notResent } : {}),
+            ...(r.keyProofs?.length ? { keyProofs: r.keyProofs } : {}),
+            ...(notes.length ? { notes } : {}),
+          });
+        else if (exitCode !== ExitCode.OK) io.stderr.write(exitReasonText(r, connectionHint(args)));
+        else out(exitReasonText(r, connectionHint(args)));
+        return exitCode;
+      } catch (e) {
+        running = false;
+        progress.stop();
+        const code = handleEngineError(e, io);
+        // (stopped while the batch was read: nothing was sent, and the exit says it was the stop)
+        return stop.aborted && code !== ExitCode.SERVICE_UNAVAILABLE ? ExitCode.INTERRUPTED : code;
+      }
+    },
+    { stateRoot: stateDir, logger, onEvent },
+  );
 }

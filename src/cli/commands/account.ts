@@ -7,7 +7,7 @@ import { defineCommand, flag, printJson, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Connection } from '../../client/connect.ts';
 import { PayoutApiError } from '../../client/errors.ts';
-import type { CurrencyPairAnswer, WalletAnswer } from '../../client/answers.ts';
+import type { CurrencyPairAnswer } from '../../client/answers.ts';
 import { connectionOptions, withConnection, type ArgsOf } from '../options.ts';
 
 const builder = (y: Argv) => connectionOptions(y).option('json', flag('Print one JSON object (money as decimal strings)'));
@@ -25,26 +25,16 @@ export default defineCommand<AccountArgs>({
 async function show(conn: Connection, args: AccountArgs, io: CliIO, logger: Logger): Promise<ExitCode> {
   const { client, environment } = conn;
   logger.debug({ environment: environment.name, baseUrl: environment.baseUrl, apiKey: client.apiKey }, 'account: connected');
-  let wallets: WalletAnswer[];
+  const wallets = (await client.listWallets()).data;
   let pairs: CurrencyPairAnswer[];
   let pairsNote: string | undefined;
   try {
-    wallets = (await client.listWallets()).data;
-    try {
-      pairs = (await client.listPairs()).data;
-    } catch (e) {
-      // Spec §4.9: the pairs route answers 400 when no pair is enabled.
-      if (!(e instanceof PayoutApiError) || e.status !== 400) throw e;
-      pairs = [];
-      pairsNote = `no pair is enabled (${e.code ?? 'the service answered 400'})`;
-    }
+    pairs = (await client.listPairs()).data;
   } catch (e) {
-    if (e instanceof PayoutApiError) {
-      logger.error({ err: e.toJSON() }, 'account: request failed');
-      io.stderr.write(`payout-batch: ${e.message}\n`);
-      return ExitCode.SERVICE_UNAVAILABLE;
-    }
-    throw e;
+    // Spec §4.9: the pairs route answers 400 when no pair is enabled.
+    if (!(e instanceof PayoutApiError) || e.status !== 400) throw e;
+    pairs = [];
+    pairsNote = `no pair is enabled (${e.code ?? 'the service answered 400'})`;
   }
   await conn.usage?.flush().catch(() => undefined);
   const quota = await client.quotaUsage();

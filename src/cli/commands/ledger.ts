@@ -4,11 +4,10 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { CommandError, defineCommand, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
+import { CommandError, defineCommand, flag, plural, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { attempt, makeLogger, openTeamLedger, type ArgsOf } from '../options.ts';
-import { LOG_FORMATS } from '../../log.ts';
-import { ENVIRONMENTS, resolveEnvironment } from '../../client/environment.ts';
+import { attempt, makeLogger, openTeamLedger, serviceOptions, type ArgsOf } from '../options.ts';
+import { resolveEnvironment } from '../../client/environment.ts';
 import { importJournals, readFileLedgers, type FileJournal, type ImportPlan } from '../../ledger/import.ts';
 import { accountOf } from '../../ledger/account-ledger.ts';
 import { TeamLedgerError, type TeamDb } from '../../ledger/pg-db.ts';
@@ -16,21 +15,16 @@ import { migrate, schemaVersionOf } from '../../ledger/schema.ts';
 import { packageJson } from '../../package-root.ts';
 
 const builder = (y: Argv) =>
-  y
+  serviceOptions(y)
     .positional('action', {
       type: 'string',
       choices: ['init', 'import', 'status'] as const,
       demandOption: true,
-      describe: '`init`: create or migrate the schema; `import`: copy a file ledger in; `status`: what the ledger holds',
+      describe:
+        '`init`: create or migrate the schema; `import`: copy a file ledger in (--base-url or --env: its service, when its journals do not name it); `status`: what the ledger holds',
     })
-    .option('ledger', str('The team ledger, postgres://user@host/db ($PAYOUT_BATCH_LEDGER_URL; the password from PGPASSWORD or ~/.pgpass)'))
     .option('from-state-dir', str('import: the state folder whose file ledgers to copy (its ledgers/ folder)'))
-    .option('base-url', str("import: the service of a file ledger's folder that its journals do not name"))
-    .option('env', { type: 'string', choices: ENVIRONMENTS, describe: 'import: the environment of that service (with --gateway-host)' })
-    .option('gateway-host', str('import: the production gateway host ($PAYOUT_GATEWAY_HOST)'))
-    .option('log-level', str('Log level on stderr ($PAYOUT_BATCH_LOG_LEVEL)'))
-    .option('log-format', { choices: LOG_FORMATS, describe: 'Logs on stderr as JSON lines or as a short human line each' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print the outcome as JSON' });
+    .option('json', flag('Print the outcome as JSON'));
 
 type Args = ArgsOf<typeof builder>;
 

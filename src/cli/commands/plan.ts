@@ -1,28 +1,21 @@
 // `payout-batch plan FILE [--out PLAN]`: the preflight and the plan, nothing sent; --out writes it
 // with its quotes for `run --plan`. Exit 0 as planned, 1 rows invalid or left out, 3 would be refused.
 import type { Argv } from 'yargs';
-import { abortOn, defineCommand, flag, printJson, str, UsageError, type CliIO } from '../command.ts';
+import { abortOn, defineCommand, printJson, str, UsageError, type CliIO } from '../command.ts';
 import { ExitCode } from '../exit-codes.ts';
-import { PayoutApiError } from '../../client/errors.ts';
 import { planBatch, type PlanCommandResult } from '../../engine/plan-command.ts';
 import {
   batchFileFlags,
   batchFileOptions,
-  connectionOptions,
   duplicateFlags,
-  duplicateOptions,
-  makeLogger,
-  MAX_REQUESTS,
   maxRequestsOf,
-  openConnection,
-  reportOption,
+  planningOptions,
   reportOrNote,
   screeningOf,
-  screeningOptions,
-  STATE_DIR_HELP,
   stateRootOf,
   swapFlags,
   swapOptions,
+  withConnection,
   type ArgsOf,
 } from '../options.ts';
 import { writePlanReport } from '../../report/write-report.ts';
@@ -30,23 +23,21 @@ import { makerSigner } from './approve.ts';
 import { accountPolicyOf } from '../send-batch.ts';
 import { allowanceLeft } from '../../approvals/account-policy.ts';
 import { resolve } from 'node:path';
-import { fitText, handleEngineError, planJson, planText, preflightText, widthFor } from '../render.ts';
+import { fitText, planJson, planText, preflightText, widthFor } from '../render.ts';
 import { screeningReasons } from '../../engine/guards.ts';
 
 const builder = (y: Argv) =>
-  screeningOptions(swapOptions(duplicateOptions(reportOption(batchFileOptions(connectionOptions(y))))))
+  swapOptions(batchFileOptions(planningOptions(y)))
     .positional('file', { type: 'string', demandOption: true, describe: 'The batch file (CSV, Excel or ISO 20022 pain.001)' })
     .option('out', str('Write the plan file here, for `payout-batch run --plan`'))
     .option('prepared-by', str('Who makes the plan, recorded in it (default the OS user): they cannot approve it'))
     .option('as', str('With --out and --approver-key: you, the maker, sign the plan under this name'))
     .option('approver-key', str('Your private approver key (PEM, `approver-key new`): signs the plan as its maker'))
-    .option('state-dir', str(STATE_DIR_HELP))
-    .option('quote', { type: 'boolean', default: true, describe: 'With --out: quote each row for exact fees (--no-quote: estimated only)' })
-    .option('max-requests', MAX_REQUESTS)
-    .option('merge-documents', flag("Plan for a row's documents merged into one PDF"))
-    .option('allow-partial', flag('Plan the rows that fit when a wallet falls short'))
-    .option('enable-pairs', flag('Enable the currency pairs of corridors that are not enabled'))
-    .option('json', flag('Print the plan as JSON'));
+    .option('quote', {
+      type: 'boolean',
+      default: true,
+      describe: 'With --out: quote each row for exact fees (--no-quote: estimated only)',
+    });
 
 /** `run --dry-run` gives its own flags, without --out or --prepared-by. */
 type PlanFlags = ArgsOf<typeof builder>;
@@ -64,105 +55,102 @@ export async function showPlan(
   if (!args.file) throw new UsageError('name the batch file');
   const policy = await accountPolicyOf(args, io);
   const maker = makerSigner(args.as, args['approver-key'], io.cwd, typeof policy === 'object' ? policy.approvers : undefined);
-  const logger = makeLogger(args, io, 'plan');
-  const conn = await openConnection(args, io, logger, undefined, stateRootOf(args, io));
-  try {
-    const r = await planBatch({
-      file: args.file,
-      conn,
-      out: args.out,
-      preparedBy: maker?.name ?? args['prepared-by'],
-      stateDir: stateRootOf(args, io),
-      batchId: args['batch-id'],
-      quote: args.quote,
-      maxRequests: maxRequestsOf(args),
-      mergeDocuments: args['merge-documents'],
-      allowPartial: args['allow-partial'],
-      enablePairs: args['enable-pairs'],
-      ...batchFileFlags(args),
-      ...duplicateFlags(args),
-      ...swapFlags(args),
-      fundBySwap: args['fund-by-swap'] ?? true,
-      // a line as each slow step starts, terminal or not; --json's stderr stays quiet
-      onEvent: args.json
-        ? undefined
-        : (e) => {
-            if (e.type === 'preflight' && (e.step.step !== 'methods' || e.step.done === 0)) io.stderr.write(`${preflightText(e.step)}\n`);
-          },
-      screening: screeningOf(args, io, typeof policy === 'object' ? policy : undefined),
-      stop: abortOn(io.stopSignal),
-    });
-    const p = r.plan;
-    if (maker && r.planFile && args.out) await maker.sign(resolve(io.cwd, args.out));
-    const totals = controlTotals?.(r);
-    const refused = [...(r.refused ?? []), ...(totals?.refused ?? [])];
-    const notes = totals?.notes ?? [];
-    const code =
-      p.shortfall || (p.corridorBlocked && !args['allow-partial']) || refused.length
-        ? ExitCode.REFUSED
-        : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
-          ? ExitCode.ROWS_FAILED
-          : ExitCode.OK;
-    const report = args.report
-      ? await reportOrNote(io, () =>
-          writePlanReport(p, {
-            environment: conn.environment.name,
-            baseUrl: conn.environment.baseUrl,
-            planFile: r.planFile,
-            planPath: args.out,
-            batchOptions: batchFileFlags(args),
-          }),
-        )
-      : undefined;
-    if (args.json) {
-      printJson(io, {
-        exitCode: code,
-        environment: conn.environment.name,
-        batchId: p.batchId,
-        ...planJson(p, true),
-        planFile: args.out,
-        ...(report ? { report } : {}),
-        ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
-        quoteErrors: Object.fromEntries(r.quoteErrors),
-        ...(refused.length ? { refused } : {}),
-        ...(notes.length ? { notes } : {}),
+  const stateDir = stateRootOf(args, io);
+  return withConnection(
+    args,
+    io,
+    'plan',
+    async (conn) => {
+      const r = await planBatch({
+        file: args.file,
+        conn,
+        out: args.out,
+        preparedBy: maker?.name ?? args['prepared-by'],
+        stateDir,
+        batchId: args['batch-id'],
+        quote: args.quote,
+        maxRequests: maxRequestsOf(args),
+        mergeDocuments: args['merge-documents'],
+        allowPartial: args['allow-partial'],
+        enablePairs: args['enable-pairs'],
+        ...batchFileFlags(args),
+        ...duplicateFlags(args),
+        ...swapFlags(args),
+        fundBySwap: args['fund-by-swap'] ?? true,
+        // a line as each slow step starts, terminal or not; --json's stderr stays quiet
+        onEvent: args.json
+          ? undefined
+          : (e) => {
+              if (e.type === 'preflight' && (e.step.step !== 'methods' || e.step.done === 0)) io.stderr.write(`${preflightText(e.step)}\n`);
+            },
+        screening: screeningOf(args, io, typeof policy === 'object' ? policy : undefined),
+        stop: abortOn(io.stopSignal),
       });
-    } else {
-      const width = widthFor(io.stdout, io.env);
-      io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl, width));
-      const say = (text: string) => io.stdout.write(width ? fitText(text, width.columns) : text);
-      const left = typeof policy === 'object' && allowanceLeft(policy);
-      if (left) say(`Approval policy: ${left}.\n`);
-      for (const [n, m] of r.quoteErrors) say(`  quote failed on row ${n}: ${m}\n`);
-      for (const note of notes) say(`Control totals: ${note}.\n`);
-      // (`run --dry-run` too: a preview that spends no quote; its requests are the run's own)
-      if (!args.out && p.currencies.some((c) => c.feesEstimated))
-        say(
-          `Nothing was quoted, fees are estimated: \`payout-batch plan ${args.file} --out PLAN\` quotes the rows (exact fees, its quotes counted in its requests) and writes the plan to approve.\n`,
-        );
-      if (r.refused) say(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
-      const held = screeningReasons(p, args['allow-partial']);
-      if (held.length) say(`Sanctions screening: ${held[0]}.\n`);
-      if (p.swaps.length && !refused.length)
-        say(
-          `The batch is paid after ${p.swaps.length === 1 ? 'this swap' : 'these swaps'}: \`payout-batch run ${args.file} --fund-by-swap\`${args.out ? `, or \`run --plan ${args.out}\` (approvers sign the swap)` : ''}; \`run\` without either refuses the shortfall.\n`,
-        );
-      if (r.planFile)
-        say(
-          `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out}${conn.environment.name === 'production' ? ' --env production' : ''} --yes\` (the plan's service; refused if the batch file changes).\n`,
-        );
-      if (report) say(`Report: ${report}\n`);
-      if (refused.length) io.stderr.write(`payout-batch: refused: ${refused.join('; ')}. Nothing was sent.\n`);
-      if (code === ExitCode.REFUSED) say('As it stands, `run` would refuse this batch (see above).\n');
-    }
-    return code;
-  } catch (e) {
-    if (e instanceof PayoutApiError) {
-      io.stderr.write(`payout-batch: ${e.message}\n`);
-      return ExitCode.SERVICE_UNAVAILABLE;
-    }
-    return handleEngineError(e, io);
-  } finally {
-    await conn.close().catch(() => undefined);
-  }
+      const p = r.plan;
+      if (maker && r.planFile && args.out) await maker.sign(resolve(io.cwd, args.out));
+      const totals = controlTotals?.(r);
+      const refused = [...(r.refused ?? []), ...(totals?.refused ?? [])];
+      const notes = totals?.notes ?? [];
+      const code =
+        p.shortfall || (p.corridorBlocked && !args['allow-partial']) || refused.length
+          ? ExitCode.REFUSED
+          : p.invalid > 0 || p.notSent.size > 0 || r.quoteErrors.size > 0
+            ? ExitCode.ROWS_FAILED
+            : ExitCode.OK;
+      const report = args.report
+        ? await reportOrNote(io, () =>
+            writePlanReport(p, {
+              environment: conn.environment.name,
+              baseUrl: conn.environment.baseUrl,
+              planFile: r.planFile,
+              planPath: args.out,
+              batchOptions: batchFileFlags(args),
+            }),
+          )
+        : undefined;
+      if (args.json) {
+        printJson(io, {
+          exitCode: code,
+          environment: conn.environment.name,
+          batchId: p.batchId,
+          ...planJson(p, true),
+          planFile: args.out,
+          ...(report ? { report } : {}),
+          ...(r.planFile?.preparedBy !== undefined ? { preparedBy: r.planFile.preparedBy } : {}),
+          quoteErrors: Object.fromEntries(r.quoteErrors),
+          ...(refused.length ? { refused } : {}),
+          ...(notes.length ? { notes } : {}),
+        });
+      } else {
+        const width = widthFor(io.stdout, io.env);
+        io.stdout.write(planText(p, conn.environment.name, conn.environment.baseUrl, width));
+        const say = (text: string) => io.stdout.write(width ? fitText(text, width.columns) : text);
+        const left = typeof policy === 'object' && allowanceLeft(policy);
+        if (left) say(`Approval policy: ${left}.\n`);
+        for (const [n, m] of r.quoteErrors) say(`  quote failed on row ${n}: ${m}\n`);
+        for (const note of notes) say(`Control totals: ${note}.\n`);
+        // (`run --dry-run` too: a preview that spends no quote; its requests are the run's own)
+        if (!args.out && p.currencies.some((c) => c.feesEstimated))
+          say(
+            `Nothing was quoted, fees are estimated: \`payout-batch plan ${args.file} --out PLAN\` quotes the rows (exact fees, its quotes counted in its requests) and writes the plan to approve.\n`,
+          );
+        if (r.refused) say(`Refused${args.out ? ', no plan file written' : ''}:\n${r.refused.map((x) => `  - ${x}\n`).join('')}`);
+        const held = screeningReasons(p, args['allow-partial']);
+        if (held.length) say(`Sanctions screening: ${held[0]}.\n`);
+        if (p.swaps.length && !refused.length)
+          say(
+            `The batch is paid after ${p.swaps.length === 1 ? 'this swap' : 'these swaps'}: \`payout-batch run ${args.file} --fund-by-swap\`${args.out ? `, or \`run --plan ${args.out}\` (approvers sign the swap)` : ''}; \`run\` without either refuses the shortfall.\n`,
+          );
+        if (r.planFile)
+          say(
+            `\nPlan written to ${args.out}${r.planFile?.preparedBy ? ` (prepared by ${r.planFile.preparedBy})` : ''}: run it with \`payout-batch run --plan ${args.out}${conn.environment.name === 'production' ? ' --env production' : ''} --yes\` (the plan's service; refused if the batch file changes).\n`,
+          );
+        if (report) say(`Report: ${report}\n`);
+        if (refused.length) io.stderr.write(`payout-batch: refused: ${refused.join('; ')}. Nothing was sent.\n`);
+        if (code === ExitCode.REFUSED) say('As it stands, `run` would refuse this batch (see above).\n');
+      }
+      return code;
+    },
+    { stateRoot: stateDir },
+  );
 }

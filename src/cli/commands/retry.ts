@@ -2,14 +2,14 @@
 // the same handler as `run` (cli/send-batch.ts).
 import type { Argv } from 'yargs';
 import { defineCommand, flag, plural, str, UsageError } from '../command.ts';
-import { duplicateFlags, duplicateOptions, signalled, type ArgsOf } from '../options.ts';
-import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
+import { duplicateFlags, sendOptions, signalled, type ArgsOf } from '../options.ts';
+import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
 import { policyGuard } from '../../approvals/account-policy.ts';
 import { prepareRetry } from '../../engine/retry-batch.ts';
 import type { KeyProof } from '../../engine/spent.ts';
 
 const builder = (y: Argv) =>
-  duplicateOptions(sendOptions(y))
+  sendOptions(y)
     .positional('results', { ...str('A results file of run or retry (it may be edited), or its batch id'), demandOption: true })
     .option('out', str('New results file (default <results>.retry-N beside it)'))
     .option('resend-failed', flag('Send again, under a new attempt, rows whose payout FAILED or was REJECTED, once the refund shows'));
@@ -35,14 +35,17 @@ const command = defineCommand<ArgsOf<typeof builder>>({
           resendFailed: args['resend-failed'],
           ...duplicates,
         }),
-      (r) =>
-        r.keyProofs.map(proofText).join('') +
-        (args['resend-failed']
-          ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
-            r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
-          : ''),
-      policy && policyGuard(policy),
-      args.results,
+      {
+        policy,
+        guard: policy && policyGuard(policy),
+        named: args.results,
+        after: (r) =>
+          r.keyProofs.map(proofText).join('') +
+          (args['resend-failed']
+            ? `Sent again after a failed, refunded payout: ${plural(r.resent, 'row')}.\n` +
+              r.notResent.map((n) => `  row ${n.rowNumber} ${n.reference}: ${n.reason}\n`).join('')
+            : ''),
+      },
     );
   },
 });

@@ -11,7 +11,7 @@ import {
   batchFileOptions,
   controlTotalFlags,
   duplicateFlags,
-  duplicateOptions,
+  sendOptions,
   signalled,
   swapFlags,
   swapOptions,
@@ -19,16 +19,16 @@ import {
   withPlanEnvironment,
   type ArgsOf,
 } from '../options.ts';
-import { accountPolicyOf, refused, sendBatch, sendOptions } from '../send-batch.ts';
-import { policyGate, policyGuard, policyRefusal } from '../../approvals/account-policy.ts';
+import { accountPolicyOf, refused, sendBatch } from '../send-batch.ts';
+import { policyGate, policyGuard, policyRefusal, type AccountPolicy } from '../../approvals/account-policy.ts';
 import { approvalGate } from '../../approvals/sign.ts';
 import type { LoadedPlan } from '../../approvals/payload.ts';
 import { controlTotalNotes, controlTotalReasons, type GuardOptions } from '../../engine/guards.ts';
-import { prepareRun } from '../../engine/pipeline.ts';
+import { prepareRun, type SendOptions } from '../../engine/pipeline.ts';
 import { showPlan } from './plan.ts';
 
 const builder = (y: Argv) =>
-  swapOptions(duplicateOptions(batchFileOptions(sendOptions(y))))
+  swapOptions(batchFileOptions(sendOptions(y)))
     .option('fund-by-swap', flag("Fund a short wallet by the plan's swap, sent before its currency's rows (a --plan file needs no flag)"))
     .option('swap-rate-tolerance', str("How far, in percent, the pair's rate may move since the plan before a swap is refused (default 1)"))
     .positional('file', str('The batch file (CSV, Excel or ISO 20022 pain.001); optional with --plan'))
@@ -55,36 +55,25 @@ const command = defineCommand<ArgsOf<typeof builder>>({
     const approved = await approvedPlan(args, io);
     if (typeof approved === 'number') return approved;
     try {
-      return await send(args, io, approved.path ?? args.plan, approved.guard);
+      const prepare = (o: SendOptions) =>
+        prepareRun({
+          ...o,
+          guards: { ...o.guards, ...swapFlags(args), fundBySwap: args['fund-by-swap'], swapCommand: fundBySwapCommand(args) },
+          settings: { ...o.settings, swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']) },
+          file: args.file,
+          planFile: approved.path ?? args.plan,
+          batchId: args['batch-id'],
+          resultsPath: args.results,
+          ...batchFileFlags(args),
+          ...duplicateFlags(args),
+        });
+      return await sendBatch(args, io, 'run', prepare, { policy: approved.policy, guard: approved.guard, named: args.file });
     } finally {
       approved.cleanup?.();
     }
   },
 });
 export default signalled('run', command);
-
-function send(args: ArgsOf<typeof builder>, io: CliIO, planFile: string | undefined, policy?: Pick<GuardOptions, 'policy' | 'spend'>) {
-  return sendBatch(
-    args,
-    io,
-    'run',
-    (o) =>
-      prepareRun({
-        ...o,
-        guards: { ...o.guards, ...swapFlags(args), fundBySwap: args['fund-by-swap'], swapCommand: fundBySwapCommand(args) },
-        settings: { ...o.settings, swapRateTolerance: swapRateTolerance(args['swap-rate-tolerance']) },
-        file: args.file,
-        planFile,
-        batchId: args['batch-id'],
-        resultsPath: args.results,
-        ...batchFileFlags(args),
-        ...duplicateFlags(args),
-      }),
-    undefined,
-    policy,
-    args.file,
-  );
-}
 
 /** This command with --fund-by-swap, as the refusal of a short batch says it. */
 function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
@@ -100,7 +89,7 @@ function fundBySwapCommand(args: ArgsOf<typeof builder>): string {
 async function approvedPlan(
   args: ArgsOf<typeof builder>,
   io: CliIO,
-): Promise<ExitCode | { path?: string; cleanup?: () => void; guard?: Pick<GuardOptions, 'policy' | 'spend'> }> {
+): Promise<ExitCode | { path?: string; cleanup?: () => void; guard?: Pick<GuardOptions, 'policy' | 'spend'>; policy?: AccountPolicy }> {
   const policy = await accountPolicyOf(args, io);
   if (typeof policy === 'string') return refused(io, args.json, policy);
   const required = args['require-approvals'];
@@ -131,9 +120,9 @@ async function approvedPlan(
     if (now) return refused(io, args.json, now);
   }
   if (!args.quiet && !args.json) for (const line of passed) io.stdout.write(`${line}\n`);
-  if (!plan) return { guard };
+  if (!plan) return { guard, policy };
   const dir = mkdtempSync(join(tmpdir(), 'payout-batch-approved-'));
   const path = join(dir, basename(plan.path));
   writeFileSync(path, plan.bytes, { mode: 0o600 });
-  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }), guard };
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }), guard, policy };
 }
