@@ -1,6 +1,6 @@
 // The columns of a batch file and how a file's headers match them: ignoring case and anything not
 // a letter or digit ("Source Amount" is sourceAmount), then the aliases of common exports.
-import type { Beneficiary } from '../spec/beneficiary.ts';
+import type { Beneficiary } from '../spec/schemas.ts';
 import { InputError, type InputErrorCode } from './input-errors.ts';
 
 /** The payout columns, in template order. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { isSEPACountry } from 'ibantools';
 import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
 import { ALWAYS_REQUIRED, METHOD_RULES } from '../spec/methods.ts';
-import { Beneficiary } from '../spec/beneficiary.ts';
+import { Beneficiary } from '../spec/schemas.ts';
 import { Dec } from '../money.ts';
 import type { BeneficiaryColumn, CanonicalField } from '../input/batch-columns.ts';
 import * as F from './fields.ts';
