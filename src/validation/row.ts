@@ -18,7 +18,7 @@ import {
   BENEFICIARY_SCHEMAS,
   methodFields,
   PAYOUT_FIELDS,
-  minDigits,
+  fieldCheck,
   type IssueParams,
   type PayoutField,
   type PayoutRow,
@@ -208,7 +208,7 @@ function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
     }
     const c = check(v);
     if (c.ok) top[f] = c.value;
-    else r.add(c.severity ?? 'error', c.code, f, c.message, c.expected);
+    else r.add('error', c.code, f, c.message, c.expected);
   }
   return top;
 }
@@ -242,7 +242,7 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
     const n = r.number(f);
     if (n === undefined) continue;
     const digits = String(n);
-    const min = minDigits(f as BeneficiaryColumn, method);
+    const min = fieldCheck(f as BeneficiaryColumn, method).minDigits;
     const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {
       r.add('error', code, f, message, expected, value);
       trapped.add(f);
@@ -357,7 +357,7 @@ function beneficiaryIssue(r: RowReader, method: PayoutMethod, iss: z.core.$ZodIs
     const fields = new Set((METHOD_RULES[method].oneOf ?? []).flat());
     r.add('error', 'MISSING_ONE_OF', { column: [...fields].map((g) => headerOf(ctx, g)).join(' | ') }, iss.message, params.expected);
   } else if (iss.code === 'custom') {
-    r.add(params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
+    r.add('error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
   } else if (iss.code === 'invalid_type') {
     const noColumn = ctx.fields[f as CanonicalField] === undefined;
     r.add('error', 'MISSING_VALUE', f, noColumn ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`);
