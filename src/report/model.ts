@@ -39,20 +39,6 @@ export interface InvalidRow {
 /** A source currency's rows, amount before fees and (from the service) fees, balances and shortfall. */
 type PlanTotal = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<CurrencyPlan>;
 
-export interface CorridorView {
-  sourceCurrency: string;
-  destinationCurrency: string;
-  destinationCountryCode: string;
-  method?: string;
-  rows: number;
-  /** Source currency, before fees, of the file's valid rows in this corridor. */
-  amount: string;
-  /** The quotes' rates of the rows to send (distinct, as the service gave them). */
-  rates: string[];
-  /** Unknown offline. */
-  enabled?: boolean;
-}
-
 export interface PlanView {
   kind: 'plan';
   /** Computed from the batch file alone: no fees, balances, quotes or requests. */
@@ -81,7 +67,8 @@ export interface PlanView {
   /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
   payees?: (Payee & { destination: string })[];
   byMethod: { method: string; currency: string; rows: number; amount: string }[];
-  corridors: CorridorView[];
+  /** The file's corridors: amounts before fees, the distinct rates quoted for the rows to send, `enabled` unknown offline. */
+  corridors: ReturnType<typeof offlineParts>['corridors'];
   warnings: string[];
   warningsOmitted: number;
   invalid: InvalidRow[];
@@ -150,7 +137,7 @@ function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRo
     const list = rates.get(k) ?? [];
     if (q.rate !== undefined && !list.includes(String(q.rate))) rates.set(k, [...list, String(q.rate)]);
   }
-  const corridors: CorridorView[] = offline.summary.corridors.map((c) => ({
+  const corridors = offline.summary.corridors.map((c) => ({
     ...c,
     rates: rates.get(corridorKeyOf(c)) ?? [],
     ...(notEnabled ? { enabled: !notEnabled.has(corridorKeyOf({ ...c, method: undefined })) } : {}),
@@ -356,16 +343,6 @@ export function planViewOffline(offline: OfflineBatch): PlanView {
 
 // ---------------------------------------------------------------- results
 
-/** One status group's rows in one source currency (engine/outcome.ts statusGroup). */
-export interface GroupTotal {
-  group: StatusGroup;
-  currency: string;
-  rows: number;
-  amount: string;
-  total?: string;
-  refunded?: string;
-}
-
 export interface ActionRow {
   row: number;
   reference: string;
@@ -418,7 +395,7 @@ type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
 /** The rows per status group and currency, with their sums; a cell that is no amount is a note, never a 0. */
-function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => string, notes: string[]): GroupTotal[] {
+function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => string, notes: string[]) {
   const groups = new Map<string, GroupSums>();
   for (const r of rows) {
     const group = statusGroup((r.result.status ?? '').trim() || undefined);
@@ -502,7 +479,7 @@ function actionOf(
 }
 
 /** Where the results' refunds and the tie-out's differ per currency. */
-function refundNotes(groups: readonly GroupTotal[], tieOut: TieOutSummary | undefined, file: string): string[] {
+function refundNotes(groups: ReturnType<typeof groupTotals>, tieOut: TieOutSummary | undefined, file: string): string[] {
   return (tieOut?.totals ?? []).flatMap((t) => {
     const said = groups.filter((g) => g.currency === t.currency).reduce((a, g) => a.plus(readAmount(g.refunded) ?? 0), new Dec(0));
     const seen = readAmount(t.refunded);
