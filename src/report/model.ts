@@ -343,21 +343,6 @@ export function planViewOffline(offline: OfflineBatch): PlanView {
 
 // ---------------------------------------------------------------- results
 
-export interface ActionRow {
-  row: number;
-  reference: string;
-  name: string;
-  account: string;
-  /** The row's sourceAmount (formatted when it reads as one) and source currency. */
-  amount: string;
-  currency: string;
-  status: string;
-  reason: string;
-  next: string;
-  /** The command of the next step, as it runs (shown on a line of its own). */
-  command?: string;
-}
-
 /** A results file's view: every row in the file's order (`note` the service's reason or error, else the next step). */
 export type ResultsView = ReturnType<typeof resultsViewOf>;
 
@@ -443,7 +428,7 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
 }
 
 /** The row's amount with its currency, formatted when it reads as an amount (else as written). */
-function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<ActionRow, 'amount' | 'currency'> {
+function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
   const d = readAmount(cell(r, 'sourceAmount'));
   return { amount: d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount'), currency };
@@ -452,13 +437,8 @@ function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<Act
 /** What the service said of the row: its reason, error code and message. */
 const reasonOf = (r: Row) => [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x?.trim()).join(': ');
 
-/** The row of the action list, when the row needs one. */
-function actionOf(
-  r: Row,
-  status: string,
-  cell: (r: Row, f: CanonicalField) => string,
-  file: string,
-): (ActionRow & { urgency: number }) | undefined {
+/** The row of the action list, when the row needs one: what to do, and the command that does it, as it runs. */
+function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => string, file: string) {
   const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
   const known = ACTIONS[status] ?? (docsMissing ? ATTACH : undefined);
   if (!known) return undefined;
@@ -506,7 +486,7 @@ export function resultsViewOf(
     return h === undefined ? '' : (r.cells[h] ?? '').trim();
   };
   const counts = new Map<string, number>();
-  const action: (ActionRow & { urgency: number })[] = [];
+  const action: NonNullable<ReturnType<typeof actionOf>>[] = [];
   for (const r of table.rows) {
     const status = (r.result.status ?? '').trim() || '(none)';
     counts.set(status, (counts.get(status) ?? 0) + 1);
