@@ -6,7 +6,7 @@ import { matchHeader, type CanonicalField } from '../input/batch-columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/batch-plan.ts';
 import { payeeOf, type Payee, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
-import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/validation.ts';
+import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
 import type { ResultsTable } from '../results/results.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { parseEarlierPayouts, readAmount, type TieOutSummary } from '../engine/money-totals.ts';
@@ -85,22 +85,14 @@ export interface PlanView {
 }
 
 /** What the batch file says, read offline (src/validation): the part of a plan no request is needed for. */
-export interface OfflineBatch {
-  file: string;
-  sha256: string;
-  summary: BatchSummary;
-  invalid: InvalidRow[];
-  invalidOmitted: number;
-  warnings: string[];
-  warningsOmitted: number;
-}
+export type OfflineBatch = Awaited<ReturnType<typeof readOfflineBatch>>;
 
 type Corridor = { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; method?: string };
 const corridorKeyOf = (c: Corridor) =>
   `${c.sourceCurrency}>${c.destinationCurrency}@${c.destinationCountryCode}${c.method ? `/${c.method}` : ''}`;
 
 /** Reads and validates a batch file offline: no key, no network (as `payout-batch validate`). */
-export async function readOfflineBatch(file: string, options: ValidateOptions = {}): Promise<OfflineBatch> {
+export async function readOfflineBatch(file: string, options: ValidateOptions = {}) {
   const sha256 = await fileSha256(file);
   const v = await validateBatch(file, options);
   const invalid: InvalidRow[] = [];
