@@ -2,7 +2,7 @@
 import { basename } from 'node:path';
 import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
-import { matchHeader, type CanonicalField } from '../input/batch-columns.ts';
+import { ACCOUNT_ID_FIELDS, matchHeader, type CanonicalField } from '../input/batch-columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/batch-plan.ts';
 import { payeeOf, type Payee, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
@@ -366,8 +366,6 @@ const REFUND_NOT_SEEN: Action = {
 /** A payout of any other status whose documents are not attached yet. */
 const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents are attached to the existing payout' };
 
-const ACCOUNT_FIELDS: readonly CanonicalField[] = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'];
-
 type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
@@ -435,7 +433,7 @@ function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => s
   const known = ACTIONS[status] ?? (docsMissing ? ATTACH : undefined);
   if (!known) return undefined;
   const action = known === refund && r.result.refunded === undefined ? REFUND_NOT_SEEN : known;
-  const account = ACCOUNT_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
+  const account = ACCOUNT_ID_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
   return {
     urgency: action.urgency,
     row: r.rowNumber,

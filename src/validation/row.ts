@@ -8,7 +8,7 @@ import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
-import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/batch-columns.ts';
+import { ACCOUNT_ID_FIELDS, BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/batch-columns.ts';
 import type { RawRow } from '../input/records.ts';
 import { parseAmount } from './amount.ts';
 import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
@@ -42,8 +42,7 @@ export interface RowResult {
   duplicateKey?: string;
 }
 
-/** Account identifiers: shown masked (last 4 kept) in every problem. */
-const MASKED_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'iban', 'alipayId', 'openId', 'wechatUserId', 'fpsId', 'phoneNumber']);
+const MASKED_FIELDS: ReadonlySet<string> = new Set(ACCOUNT_ID_FIELDS);
 /** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
 const TEXT_ONLY_FIELDS = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
 
