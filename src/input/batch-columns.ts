@@ -1,6 +1,6 @@
 // The columns of a batch file and how a file's headers match them: ignoring case and anything not
 // a letter or digit ("Source Amount" is sourceAmount), then the aliases of common exports.
-import type { Beneficiary } from '../spec/beneficiary.ts';
+import type { Beneficiary } from '../spec/schemas.ts';
 import { InputError, type InputErrorCode } from './input-errors.ts';
 
 /** The payout columns, in template order. */
@@ -22,6 +22,9 @@ export const TRAILING_COLUMNS = ['narration', 'remitterAddress', 'documents', 'w
 export const CANONICAL_FIELDS = [...PAYOUT_COLUMNS, ...BENEFICIARY_COLUMNS, ...TRAILING_COLUMNS] as const;
 export type CanonicalField = (typeof CANONICAL_FIELDS)[number];
 export type BeneficiaryColumn = keyof typeof Beneficiary.shape;
+
+/** Account identifiers, in the order a row's account is named by: masked (last 4 kept) wherever shown. */
+export const ACCOUNT_ID_FIELDS = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'] as const;
 
 /** Columns every file must have (narration: the initiate body requires it); a method's other columns are row errors when needed. */
 const REQUIRED_COLUMNS: readonly CanonicalField[] = [...PAYOUT_COLUMNS, 'accountName', 'accountCurrency', 'narration'];

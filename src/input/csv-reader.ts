@@ -8,12 +8,12 @@ import { InputError } from './input-errors.ts';
 import { detectDelimiter, detectEncoding, sepLine, sniffKind, type Delimiter, type TextEncoding } from './detect.ts';
 import { shapeRows, type SourceRecord } from './records.ts';
 import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './size-limits.ts';
-import { encodingOption, type BatchReader } from './reader.ts';
+import type { BatchReader } from './reader.ts';
 
 export const csvReader: BatchReader = {
   formatOf: (head) => (sniffKind(head) === 'csv' ? 'csv' : undefined),
-  async open({ file, head, options, refuse }) {
-    const csv = openCsv(file, head, encodingOption(file, 'csv', options, refuse));
+  async open({ file, head, encoding: given }) {
+    const csv = openCsv(file, head, given);
     const { encoding, encodingDetectedBy, delimiter } = csv;
     const shaped = await shapeRows(file, csv.records);
     return { file, format: 'csv', encoding, encodingDetectedBy, delimiter, ...shaped, close: async () => csv.close() };

@@ -5,7 +5,7 @@ import { InputError } from './input-errors.ts';
 import { sniffKind } from './detect.ts';
 import { shapeRows } from './records.ts';
 import { checkWorkbookFileSize } from './zip-guard.ts';
-import { encodingOption, type BatchReader } from './reader.ts';
+import type { BatchReader } from './reader.ts';
 
 export const excelReader: BatchReader = {
   formatOf(head) {
@@ -17,8 +17,7 @@ export const excelReader: BatchReader = {
     misnamed: (file, ext) =>
       `${file}: named ${ext} but not an Excel workbook; is it a CSV renamed? Rename it .csv or save it again from Excel.`,
   },
-  async open({ file, size, format, options, refuse }) {
-    encodingOption(file, format, options, refuse);
+  async open({ file, size, format, options }) {
     checkWorkbookFileSize(file, size); // before reading it whole
     let buf: Buffer;
     try {

@@ -18,10 +18,7 @@ export const pain001Reader: BatchReader = {
   /** Any XML document: one that is not a pain.001 of a version read is refused by name (open). */
   formatOf: (head) => (/^(\uFEFF)?\s*<[?!a-zA-Z]/.test(new TextDecoder().decode(head.subarray(0, 512))) ? 'pain.001' : undefined),
   ownExtensions: { extensions: ['.xml'], misnamed: (file) => `${file}: named .xml but not an XML document.` },
-  async open({ file, options, refuse }) {
-    if (options.sheet !== undefined)
-      throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a pain.001 file.`);
-    if (options.encoding) throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; a pain.001 says its own (UTF-8).`);
+  async open({ file, options }) {
     const documents = options.documents === undefined ? undefined : documentFiles(options.documents, dirname(resolve(file)), file);
     const source = streamTransactions(file, documents);
     const head = await source.next(); // up to the first transaction: the message id and version, or the refusal

@@ -6,7 +6,7 @@ import { InputError, type Refuse } from './input-errors.ts';
 import { csvReader } from './csv-reader.ts';
 import { excelReader } from './excel-reader.ts';
 import { pain001Reader } from './pain001-reader.ts';
-import { fileSize, type BatchReader, type BatchSource, type ReadOptions } from './reader.ts';
+import { encodingOption, fileSize, type BatchReader, type BatchSource, type ReadOptions } from './reader.ts';
 
 export { InputError } from './input-errors.ts';
 export type { RawRow } from './records.ts';
@@ -44,7 +44,8 @@ export async function readBatch(file: string, options: ReadOptions = {}): Promis
   const ext = extname(file).toLowerCase();
   const owner = READERS.find((r) => r !== found.reader && r.ownExtensions?.extensions.includes(ext));
   if (owner) throw refuse('UNSUPPORTED_FORMAT', owner.ownExtensions!.misnamed(file, ext));
-  return found.reader.open({ file, head, size, format: found.format, options, refuse });
+  const encoding = encodingOption(file, found.format, options, refuse);
+  return found.reader.open({ file, head, size, format: found.format, options, encoding });
 }
 
 /** The latest ReqdExctnDt of a pain.001 (undefined for another format, or a file that cannot be read: its run says why). */

@@ -39,7 +39,8 @@ export interface ReaderInput {
   size: number;
   format: BatchFormat;
   options: ReadOptions;
-  refuse: Refuse;
+  /** A CSV's --encoding (encodingOption, checked for every format before a reader opens the file). */
+  encoding?: TextEncoding;
 }
 
 export interface BatchReader {
@@ -67,11 +68,14 @@ export async function fileSize(file: string, what: string, refuse: Refuse): Prom
 
 /** The --encoding of a CSV (undefined: detect it); refused when --encoding or --sheet does not apply to a file of this kind. */
 export function encodingOption(file: string, kind: BatchFormat, o: ReadOptions, refuse: Refuse): TextEncoding | undefined {
+  const text = kind === 'csv' ? 'CSV' : kind === 'pain.001' ? 'pain.001' : undefined;
+  if (o.sheet !== undefined && text)
+    throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a ${text} file.`);
   if (kind !== 'csv') {
-    if (o.encoding) throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; this is an Excel workbook.`);
+    const own = text ? 'a pain.001 says its own (UTF-8)' : 'this is an Excel workbook';
+    if (o.encoding) throw refuse('ENCODING', `${file}: --encoding applies to CSV files only; ${own}.`);
     return undefined;
   }
-  if (o.sheet !== undefined) throw refuse('UNSUPPORTED_FORMAT', `${file}: --sheet applies to Excel workbooks only; this is a CSV file.`);
   const encoding = o.encoding ? parseEncodingName(o.encoding) : undefined;
   if (o.encoding && !encoding)
     throw refuse('ENCODING', `unknown --encoding "${o.encoding}": use utf-8, utf-16le, utf-16be or windows-1252.`);

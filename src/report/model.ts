@@ -2,11 +2,11 @@
 import { basename } from 'node:path';
 import { amountText, Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { maskAccount } from '../mask.ts';
-import { matchHeader, type CanonicalField } from '../input/batch-columns.ts';
+import { ACCOUNT_ID_FIELDS, matchHeader, type CanonicalField } from '../input/batch-columns.ts';
 import type { BatchPlan, CurrencyPlan } from '../engine/batch-plan.ts';
 import { payeeOf, type Payee, type PlanFile, type PlanRow } from '../engine/plan-file.ts';
 import { fileSha256 } from '../engine/identity.ts';
-import { validateBatch, type BatchSummary, type ValidateOptions } from '../validation/validation.ts';
+import { validateBatch, type ValidateOptions } from '../validation/validation.ts';
 import type { ResultsTable } from '../results/results.ts';
 import { STATUS_GROUP_WORDS, STATUS_GROUPS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
 import { parseEarlierPayouts, readAmount, type TieOutSummary } from '../engine/money-totals.ts';
@@ -39,20 +39,6 @@ export interface InvalidRow {
 /** A source currency's rows, amount before fees and (from the service) fees, balances and shortfall. */
 type PlanTotal = Pick<CurrencyPlan, 'currency' | 'rows' | 'amount'> & Partial<CurrencyPlan>;
 
-export interface CorridorView {
-  sourceCurrency: string;
-  destinationCurrency: string;
-  destinationCountryCode: string;
-  method?: string;
-  rows: number;
-  /** Source currency, before fees, of the file's valid rows in this corridor. */
-  amount: string;
-  /** The quotes' rates of the rows to send (distinct, as the service gave them). */
-  rates: string[];
-  /** Unknown offline. */
-  enabled?: boolean;
-}
-
 export interface PlanView {
   kind: 'plan';
   /** Computed from the batch file alone: no fees, balances, quotes or requests. */
@@ -81,7 +67,8 @@ export interface PlanView {
   /** Every row to send, by what its initiate body pays (a plan file's, or the plan's quotes), and where to. */
   payees?: (Payee & { destination: string })[];
   byMethod: { method: string; currency: string; rows: number; amount: string }[];
-  corridors: CorridorView[];
+  /** The file's corridors: amounts before fees, the distinct rates quoted for the rows to send, `enabled` unknown offline. */
+  corridors: ReturnType<typeof offlineParts>['corridors'];
   warnings: string[];
   warningsOmitted: number;
   invalid: InvalidRow[];
@@ -98,22 +85,14 @@ export interface PlanView {
 }
 
 /** What the batch file says, read offline (src/validation): the part of a plan no request is needed for. */
-export interface OfflineBatch {
-  file: string;
-  sha256: string;
-  summary: BatchSummary;
-  invalid: InvalidRow[];
-  invalidOmitted: number;
-  warnings: string[];
-  warningsOmitted: number;
-}
+export type OfflineBatch = Awaited<ReturnType<typeof readOfflineBatch>>;
 
 type Corridor = { sourceCurrency: string; destinationCurrency: string; destinationCountryCode: string; method?: string };
 const corridorKeyOf = (c: Corridor) =>
   `${c.sourceCurrency}>${c.destinationCurrency}@${c.destinationCountryCode}${c.method ? `/${c.method}` : ''}`;
 
 /** Reads and validates a batch file offline: no key, no network (as `payout-batch validate`). */
-export async function readOfflineBatch(file: string, options: ValidateOptions = {}): Promise<OfflineBatch> {
+export async function readOfflineBatch(file: string, options: ValidateOptions = {}) {
   const sha256 = await fileSha256(file);
   const v = await validateBatch(file, options);
   const invalid: InvalidRow[] = [];
@@ -150,7 +129,7 @@ function offlineParts(offline: OfflineBatch | undefined, quotes: readonly PlanRo
     const list = rates.get(k) ?? [];
     if (q.rate !== undefined && !list.includes(String(q.rate))) rates.set(k, [...list, String(q.rate)]);
   }
-  const corridors: CorridorView[] = offline.summary.corridors.map((c) => ({
+  const corridors = offline.summary.corridors.map((c) => ({
     ...c,
     rates: rates.get(corridorKeyOf(c)) ?? [],
     ...(notEnabled ? { enabled: !notEnabled.has(corridorKeyOf({ ...c, method: undefined })) } : {}),
@@ -356,31 +335,6 @@ export function planViewOffline(offline: OfflineBatch): PlanView {
 
 // ---------------------------------------------------------------- results
 
-/** One status group's rows in one source currency (engine/outcome.ts statusGroup). */
-export interface GroupTotal {
-  group: StatusGroup;
-  currency: string;
-  rows: number;
-  amount: string;
-  total?: string;
-  refunded?: string;
-}
-
-export interface ActionRow {
-  row: number;
-  reference: string;
-  name: string;
-  account: string;
-  /** The row's sourceAmount (formatted when it reads as one) and source currency. */
-  amount: string;
-  currency: string;
-  status: string;
-  reason: string;
-  next: string;
-  /** The command of the next step, as it runs (shown on a line of its own). */
-  command?: string;
-}
-
 /** A results file's view: every row in the file's order (`note` the service's reason or error, else the next step). */
 export type ResultsView = ReturnType<typeof resultsViewOf>;
 
@@ -412,13 +366,11 @@ const REFUND_NOT_SEEN: Action = {
 /** A payout of any other status whose documents are not attached yet. */
 const ATTACH: Action = { urgency: 3, next: 'Run or retry again: the documents are attached to the existing payout' };
 
-const ACCOUNT_FIELDS: readonly CanonicalField[] = ['iban', 'accountNumber', 'fpsId', 'phoneNumber', 'alipayId', 'openId', 'wechatUserId'];
-
 type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
 /** The rows per status group and currency, with their sums; a cell that is no amount is a note, never a 0. */
-function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => string, notes: string[]): GroupTotal[] {
+function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => string, notes: string[]) {
   const groups = new Map<string, GroupSums>();
   for (const r of rows) {
     const group = statusGroup((r.result.status ?? '').trim() || undefined);
@@ -466,7 +418,7 @@ function commandOf(a: Action, file: string, payoutId: string | undefined): strin
 }
 
 /** The row's amount with its currency, formatted when it reads as an amount (else as written). */
-function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<ActionRow, 'amount' | 'currency'> {
+function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string) {
   const currency = cell(r, 'sourceCurrency').toUpperCase();
   const d = readAmount(cell(r, 'sourceAmount'));
   return { amount: d !== undefined ? amountText(d, currency) : cell(r, 'sourceAmount'), currency };
@@ -475,18 +427,13 @@ function amountOf(r: Row, cell: (r: Row, f: CanonicalField) => string): Pick<Act
 /** What the service said of the row: its reason, error code and message. */
 const reasonOf = (r: Row) => [r.result.statusReason, r.result.errorCode, r.result.errorMessage].filter((x) => x?.trim()).join(': ');
 
-/** The row of the action list, when the row needs one. */
-function actionOf(
-  r: Row,
-  status: string,
-  cell: (r: Row, f: CanonicalField) => string,
-  file: string,
-): (ActionRow & { urgency: number }) | undefined {
+/** The row of the action list, when the row needs one: what to do, and the command that does it, as it runs. */
+function actionOf(r: Row, status: string, cell: (r: Row, f: CanonicalField) => string, file: string) {
   const docsMissing = r.result.errorCode === 'DOCUMENTS_NOT_ATTACHED';
   const known = ACTIONS[status] ?? (docsMissing ? ATTACH : undefined);
   if (!known) return undefined;
   const action = known === refund && r.result.refunded === undefined ? REFUND_NOT_SEEN : known;
-  const account = ACCOUNT_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
+  const account = ACCOUNT_ID_FIELDS.map((f) => cell(r, f)).find((v) => v !== '');
   return {
     urgency: action.urgency,
     row: r.rowNumber,
@@ -502,7 +449,7 @@ function actionOf(
 }
 
 /** Where the results' refunds and the tie-out's differ per currency. */
-function refundNotes(groups: readonly GroupTotal[], tieOut: TieOutSummary | undefined, file: string): string[] {
+function refundNotes(groups: ReturnType<typeof groupTotals>, tieOut: TieOutSummary | undefined, file: string): string[] {
   return (tieOut?.totals ?? []).flatMap((t) => {
     const said = groups.filter((g) => g.currency === t.currency).reduce((a, g) => a.plus(readAmount(g.refunded) ?? 0), new Dec(0));
     const seen = readAmount(t.refunded);
@@ -529,7 +476,7 @@ export function resultsViewOf(
     return h === undefined ? '' : (r.cells[h] ?? '').trim();
   };
   const counts = new Map<string, number>();
-  const action: (ActionRow & { urgency: number })[] = [];
+  const action: NonNullable<ReturnType<typeof actionOf>>[] = [];
   for (const r of table.rows) {
     const status = (r.result.status ?? '').trim() || '(none)';
     counts.set(status, (counts.get(status) ?? 0) + 1);

@@ -1,8 +1,7 @@
 // A payee against the listed names and identifiers (README: Names, Identifiers, Speed).
 import { jaroWinkler } from '@skyra/jaro-winkler';
 import unhomoglyph from 'unhomoglyph';
-import type { Entry, ReadList } from './sanctions-lists.ts';
-import type { Hit, Payee, Thresholds } from './screening-types.ts';
+import type { Entry, Hit, Payee, ReadList, Thresholds } from './sanctions-lists.ts';
 
 export function tokens(name: string): string[] {
   let s = name.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();

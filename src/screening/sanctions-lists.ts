@@ -7,7 +7,53 @@ import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { parse } from 'csv-parse';
 import { SaxesParser } from 'saxes';
-import { ScreeningError, type ListFormat, type ListInfo } from './screening-types.ts';
+export interface Payee {
+  reference: string;
+  row: number;
+  name: string;
+  country?: string;
+  bic?: string;
+  iban?: string;
+  accountNumber?: string;
+}
+export type ListFormat = 'ofac-sdn' | 'un-xml' | 'opensanctions' | 'plain';
+export interface ListInfo {
+  path: string;
+  format: ListFormat;
+  /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv and add.csv in that order). */
+  digest: string;
+  entries: number;
+  /** ISO date: the list's own publish date where it has one, else the file's modification time. */
+  date: string;
+  dateFrom: 'file' | 'mtime';
+}
+export interface Hit {
+  list: ListFormat;
+  listPath: string;
+  entryId: string;
+  entryName: string;
+  matched: string;
+  on: 'name' | 'alias' | 'bic' | 'iban' | 'account';
+  programme?: string;
+  score: string;
+  band: 'hit' | 'review';
+  why: string;
+}
+/** A name scoring at least `hit` is a hit; at least `review` (and below `hit`) holds the row for review. */
+export interface Thresholds {
+  hit: number;
+  review: number;
+}
+export type ScreeningErrorCode = 'LIST_UNREADABLE' | 'LIST_FORMAT' | 'LIST_EMPTY' | 'THRESHOLDS';
+export class ScreeningError extends Error {
+  constructor(
+    readonly code: ScreeningErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ScreeningError';
+  }
+}
 
 export interface Entry {
   id: string;

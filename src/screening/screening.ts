@@ -1,9 +1,8 @@
 // Screening payees against sanctions lists, offline (issue 42): read (sanctions-lists.ts), index and compare (match.ts).
-import { readList } from './sanctions-lists.ts';
+import { readList, ScreeningError, type Payee, type Thresholds, type Hit, type ListInfo } from './sanctions-lists.ts';
 import { buildIndex, screenPayee } from './match.ts';
 
-export * from './screening-types.ts';
-import { ScreeningError, type Payee, type Thresholds, type Hit, type ListInfo } from './screening-types.ts';
+export * from './sanctions-lists.ts';
 export const DEFAULT_THRESHOLDS: Thresholds = { hit: 0.92, review: 0.85 };
 
 export interface Screener {

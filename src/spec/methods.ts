@@ -1,7 +1,7 @@
 // Per-method rules (spec §4.2 fields, §1.9 reach and overview), as the validator reads them. The sandbox
 // keeps its own tables (sandbox/rules.ts), so a misreading on one side shows in the other's tests.
 import type { PayoutMethod } from './codes.ts';
-import { Beneficiary } from './beneficiary.ts';
+import { Beneficiary } from './schemas.ts';
 
 type BeneficiaryField = keyof typeof Beneficiary.shape;
 export const BENEFICIARY_FIELDS = Object.keys(Beneficiary.shape) as BeneficiaryField[];

@@ -2,9 +2,35 @@
 // before sending and by the sandbox on receipt. Answers are read elsewhere (client/answers.ts).
 import { z } from 'zod';
 import { DocumentContentType } from './codes.ts';
-import { Beneficiary, currency } from './beneficiary.ts';
 
-export { Beneficiary };
+const currency = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code of 3 capital letters');
+
+/** Spec §2 Beneficiary. "Complete closed list of beneficiary fields: not shown": unknown fields are accepted (loose). */
+export const Beneficiary = z.looseObject({
+  accountName: z.string().min(1),
+  accountCurrency: currency,
+  alipayId: z.string().optional(),
+  openId: z.string().optional(),
+  wechatUserId: z.string().optional(),
+  iban: z.string().optional(),
+  accountNumber: z.string().optional(),
+  swiftCode: z.string().optional(),
+  bankName: z.string().optional(),
+  beneficiaryCountry: z.string().optional(),
+  intermediarySwift: z.string().optional(),
+  address: z.string().optional(),
+  city: z.string().optional(),
+  postCode: z.string().optional(),
+  routingNumber: z.string().optional(),
+  accountType: z.enum(['checking', 'savings']).optional(),
+  bankCode: z.string().optional(),
+  sortCode: z.string().optional(),
+  fpsId: z.string().optional(),
+  phoneNumber: z.string().optional(),
+  email: z.string().optional(),
+  countryCode: z.string().optional(),
+});
+export type Beneficiary = z.infer<typeof Beneficiary>;
 
 const country = z.string().regex(/^[A-Z]{3}$/, 'an ISO 3166-1 alpha-3 code of 3 capital letters');
 const positiveAmount = z.number().positive().finite();

@@ -13,9 +13,10 @@ import { z } from 'zod';
 import { isCurrencyCode } from '../money.ts';
 import type { ProblemCode } from './problems.ts';
 
-export type FieldResult =
-  { ok: true; value: string } | { ok: false; code: ProblemCode; message: string; expected: string; severity?: 'warning' };
-export type FieldCheck = (raw: string) => FieldResult;
+export type FieldResult = { ok: true; value: string } | { ok: false; code: ProblemCode; message: string; expected: string };
+/** `minDigits`: the digits the format has at least, where it tells (fewer in a numeric Excel cell: leading zeros lost). */
+export type FieldCheck = ((raw: string) => FieldResult) & { minDigits?: number };
+const withMinDigits = (minDigits: number, check: FieldCheck): FieldCheck => Object.assign(check, { minDigits });
 
 export const ok = (value: string): FieldResult => ({ ok: true, value });
 export const bad = (code: ProblemCode, message: string, expected: string): FieldResult => ({ ok: false, code, message, expected });
@@ -93,7 +94,7 @@ const abaPrefixOk = (v: string) => {
   const p = Number(v.slice(0, 2));
   return p <= 12 || (p >= 21 && p <= 32) || (p >= 61 && p <= 72) || p === 80;
 };
-export const routingNumber: FieldCheck = (raw) => {
+export const routingNumber = withMinDigits(9, (raw) => {
   const v = digitsOnly(raw);
   const expected = '9 digits with a valid ABA checksum (e.g. 021000021)';
   if (!/^\d{9}$/.test(v)) {
@@ -108,9 +109,9 @@ export const routingNumber: FieldCheck = (raw) => {
   if (weightedSum(v, [3, 7, 1]) !== 0)
     return bad('INVALID_ROUTING_NUMBER', 'the ABA checksum is wrong: a digit was probably mistyped', expected);
   return ok(v);
-};
+});
 
-export const sortCode: FieldCheck = (raw) => {
+export const sortCode = withMinDigits(6, (raw) => {
   const v = digitsOnly(raw);
   if (/^\d{6}$/.test(v)) return ok(v);
   const hint = /^\d{5}$/.test(v) ? ' (a leading zero lost?)' : '';
@@ -119,7 +120,7 @@ export const sortCode: FieldCheck = (raw) => {
     `a UK sort code has 6 digits; this has ${/^\d+$/.test(v) ? `${v.length}` : 'other characters than'} digits${hint}`,
     '6 digits, e.g. 601613 or 60-16-13',
   );
-};
+});
 
 const accountDigits =
   (label: string, min: number, max: number): FieldCheck =>
@@ -137,8 +138,8 @@ const accountDigits =
     }
     return ok(v);
   };
-export const ukAccountNumber = accountDigits('UK account number', 8, 8);
-export const nuban = accountDigits('Nigerian NUBAN account number', 10, 10);
+export const ukAccountNumber = withMinDigits(8, accountDigits('UK account number', 8, 8));
+export const nuban = withMinDigits(10, accountDigits('Nigerian NUBAN account number', 10, 10));
 export const usAccountNumber = accountDigits('US account number', 4, 17);
 export const hkAccountNumber = accountDigits('Hong Kong account number', 6, 17);
 
@@ -149,7 +150,7 @@ export const genericAccountNumber: FieldCheck = (raw) => {
   return bad('INVALID_ACCOUNT_NUMBER', 'an account number has letters and digits only, at most 34', '1 to 34 letters or digits');
 };
 
-export const nipBankCode: FieldCheck = (raw) => {
+export const nipBankCode = withMinDigits(3, (raw) => {
   const v = digitsOnly(raw);
   if (/^(\d{3}|\d{5}|\d{6})$/.test(v)) return ok(v);
   return bad(
@@ -157,12 +158,12 @@ export const nipBankCode: FieldCheck = (raw) => {
     `a Nigerian bank code has 3, 5 or 6 digits; this has ${/^\d+$/.test(v) ? v.length : 'other characters than'} digits`,
     'a CBN code of 3 digits (e.g. 058) or a NIP institution code of 5 or 6 digits (e.g. 000013)',
   );
-};
-export const hkBankCode: FieldCheck = (raw) => {
+});
+export const hkBankCode = withMinDigits(3, (raw) => {
   const v = digitsOnly(raw);
   if (/^\d{3}$/.test(v)) return ok(v);
   return bad('INVALID_BANK_CODE', 'a Hong Kong bank code has 3 digits', '3 digits, e.g. 004 (HSBC)');
-};
+});
 export const anyBankCode: FieldCheck = (raw) => {
   const v = raw.trim().toUpperCase();
   if (/^[A-Z0-9-]{1,20}$/.test(v)) return ok(v);
@@ -198,11 +199,11 @@ export const phone: FieldCheck = (raw) => {
   return bad('INVALID_PHONE', 'not an E.164 phone number', expected);
 };
 
-export const fpsId: FieldCheck = (raw) => {
+export const fpsId = withMinDigits(7, (raw) => {
   const v = digitsOnly(raw);
   if (/^\d{7,9}$/.test(v)) return ok(v);
   return bad('INVALID_ID', 'an FPS ID has 7 to 9 digits', '7 to 9 digits, e.g. 1234567');
-};
+});
 
 export const alipayId: FieldCheck = (raw) => {
   const v = raw.trim();

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { isSEPACountry } from 'ibantools';
 import { PAYOUT_METHODS, PayoutMethod, canonicalMethod } from '../spec/codes.ts';
 import { ALWAYS_REQUIRED, METHOD_RULES } from '../spec/methods.ts';
-import { Beneficiary } from '../spec/beneficiary.ts';
+import { Beneficiary } from '../spec/schemas.ts';
 import { Dec } from '../money.ts';
 import type { BeneficiaryColumn, CanonicalField } from '../input/batch-columns.ts';
 import * as F from './fields.ts';
@@ -14,7 +14,6 @@ import type { ProblemCode } from './problems.ts';
 export interface IssueParams {
   problem: ProblemCode;
   expected?: string;
-  severity?: 'warning';
 }
 
 /** A zod schema from a field validator: text in, normalized text out, or an issue. */
@@ -62,15 +61,9 @@ export const METHOD_FIELD_CHECKS: Partial<Record<PayoutMethod, Partial<Record<Be
   HK_FPS: { accountNumber: F.hkAccountNumber, bankCode: F.hkBankCode },
 };
 
-/** Digits an identifier has at least, per method (undefined: the format does not tell): fewer in a numeric Excel cell lost zeros. */
-export function minDigits(field: BeneficiaryColumn, method: PayoutMethod | undefined): number | undefined {
-  if (field === 'sortCode') return 6;
-  if (field === 'routingNumber') return 9;
-  if (field === 'fpsId') return 7;
-  if (field === 'accountNumber') return method === 'FASTER_PAYMENTS' || method === 'BACS' ? 8 : method === 'NIP' ? 10 : undefined;
-  if (field === 'bankCode') return method === 'NIP' || method === 'HK_FPS' ? 3 : undefined;
-  return undefined;
-}
+/** A field's validator for a method: the method's national format, else the default. */
+export const fieldCheck = (field: BeneficiaryColumn, method: PayoutMethod | undefined): F.FieldCheck =>
+  (method && METHOD_FIELD_CHECKS[method]?.[field]) || FIELD_CHECKS[field];
 
 /** The beneficiary fields a method takes (spec §4.2): the rest are not sent. */
 export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
@@ -129,7 +122,7 @@ function beneficiarySchema(method: PayoutMethod) {
   const required = new Set<string>(requiredFields(method));
   const shape: Record<string, z.ZodType> = {};
   for (const f of methodFields(method)) {
-    const s = fieldSchema(METHOD_FIELD_CHECKS[method]?.[f] ?? FIELD_CHECKS[f]);
+    const s = fieldSchema(fieldCheck(f, method));
     shape[f] = required.has(f) ? s : s.optional();
   }
   // `when`: the cross-field rules run even when a field has an issue, so a row's problems are all told at once

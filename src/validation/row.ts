@@ -8,7 +8,7 @@ import { MAX_DOCUMENTS_PER_PAYOUT, type PayoutMethod } from '../spec/codes.ts';
 import { METHOD_RULES, methodsForCorridor } from '../spec/methods.ts';
 import type { Beneficiary } from '../spec/schemas.ts';
 import { maskAccount } from '../mask.ts';
-import { BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/batch-columns.ts';
+import { ACCOUNT_ID_FIELDS, BENEFICIARY_COLUMNS, type BeneficiaryColumn, type CanonicalField } from '../input/batch-columns.ts';
 import type { RawRow } from '../input/records.ts';
 import { parseAmount } from './amount.ts';
 import { checkDocumentFile, type DocumentCheck } from './document-files.ts';
@@ -18,7 +18,7 @@ import {
   BENEFICIARY_SCHEMAS,
   methodFields,
   PAYOUT_FIELDS,
-  minDigits,
+  fieldCheck,
   type IssueParams,
   type PayoutField,
   type PayoutRow,
@@ -42,8 +42,7 @@ export interface RowResult {
   duplicateKey?: string;
 }
 
-/** Account identifiers: shown masked (last 4 kept) in every problem. */
-const MASKED_FIELDS: ReadonlySet<string> = new Set(['accountNumber', 'iban', 'alipayId', 'openId', 'wechatUserId', 'fpsId', 'phoneNumber']);
+const MASKED_FIELDS: ReadonlySet<string> = new Set(ACCOUNT_ID_FIELDS);
 /** Identifiers that must reach us as text: a numeric Excel cell here is checked for lost digits. */
 const TEXT_ONLY_FIELDS = new Set(['accountNumber', 'sortCode', 'routingNumber', 'phoneNumber', 'iban', 'bankCode', 'fpsId']);
 
@@ -208,7 +207,7 @@ function payoutFields(r: RowReader): Partial<Record<PayoutField, string>> {
     }
     const c = check(v);
     if (c.ok) top[f] = c.value;
-    else r.add(c.severity ?? 'error', c.code, f, c.message, c.expected);
+    else r.add('error', c.code, f, c.message, c.expected);
   }
   return top;
 }
@@ -242,7 +241,7 @@ function excelNumberTraps(r: RowReader, method: PayoutMethod | undefined, trappe
     const n = r.number(f);
     if (n === undefined) continue;
     const digits = String(n);
-    const min = minDigits(f as BeneficiaryColumn, method);
+    const min = fieldCheck(f as BeneficiaryColumn, method).minDigits;
     const refuse = (code: ProblemCode, message: string, expected: string, value?: string) => {
       r.add('error', code, f, message, expected, value);
       trapped.add(f);
@@ -357,7 +356,7 @@ function beneficiaryIssue(r: RowReader, method: PayoutMethod, iss: z.core.$ZodIs
     const fields = new Set((METHOD_RULES[method].oneOf ?? []).flat());
     r.add('error', 'MISSING_ONE_OF', { column: [...fields].map((g) => headerOf(ctx, g)).join(' | ') }, iss.message, params.expected);
   } else if (iss.code === 'custom') {
-    r.add(params?.severity ?? 'error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
+    r.add('error', params?.problem ?? 'INVALID_TEXT', f, iss.message, params?.expected);
   } else if (iss.code === 'invalid_type') {
     const noColumn = ctx.fields[f as CanonicalField] === undefined;
     r.add('error', 'MISSING_VALUE', f, noColumn ? `${method} needs ${f}, and the file has no ${f} column` : `${method} needs ${f}`);
