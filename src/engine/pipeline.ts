@@ -9,7 +9,7 @@ import { documentsToAttach, rowState, type FoldedJournal } from '../journal/line
 import { Dec, type Dec as DecT } from '../money.ts';
 import { writeResults } from '../results/write.ts';
 import { freeResultsPath, resultsLockPath, resultsPathFor, type ResultsFormat } from '../results/paths.ts';
-import { readResults } from '../results/read.ts';
+import { streamResults } from '../results/read.ts';
 import { plural } from '../text.ts';
 import type { ResultValues, ResultsSource } from '../results/types.ts';
 import type { SwapLine } from '../results/swap-summary.ts';
@@ -611,7 +611,8 @@ export async function prepareRun(o: RunOptions): Promise<Prepared<RunResult>> {
 /** A results file holding payouts this account's ledger does not know is another run's record: refused, never replaced. */
 async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | undefined, ledger: Ledger): Promise<void> {
   if (!existsSync(path)) return;
-  const table = await readResults(path).catch(() => undefined); // (not a results file: as before)
+  const table = await streamResults(path).catch(() => undefined); // (not a results file: as before)
+  if (!table) return;
   const known = new Set<string>(); // the payout ids and references this account's ledger holds
   const learn = (f: FoldedJournal | undefined) => {
     for (const [reference, s] of f?.rows ?? []) {
@@ -619,15 +620,18 @@ async function refuseAnotherRunsResults(path: string, folded: FoldedJournal | un
       for (const p of [s.payout, ...(s.earlier ?? [])]) if (p) known.add(p.id);
     }
   };
-  const unknown = () =>
-    new Set(
-      table?.rows.flatMap((r) =>
-        r.result.payoutId && !known.has(r.result.payoutId) && !known.has(r.cells.reference ?? '') ? [r.result.payoutId] : [],
-      ),
-    );
   learn(folded);
-  if (unknown().size) for (const b of await foldAll([ledger])) learn(b.folded);
-  const others = unknown();
+  const seen: [id: string, reference: string][] = []; // (read a row at a time: a results file of any size)
+  try {
+    for await (const r of table.rows) {
+      const ref = r.cells.reference ?? '';
+      if (r.result.payoutId && !known.has(r.result.payoutId) && !known.has(ref)) seen.push([r.result.payoutId, ref]);
+    }
+  } catch {
+    return;
+  }
+  if (seen.length) for (const b of await foldAll([ledger])) learn(b.folded);
+  const others = new Set(seen.flatMap(([id, ref]) => (known.has(id) || known.has(ref) ? [] : [id])));
   if (others.size)
     throw new BatchRefused(
       `${path} holds ${plural(others.size, 'payout')} this account's ledger does not know: the record of another run ` +

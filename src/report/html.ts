@@ -5,7 +5,7 @@ import type { SwapLine } from '../results/swap-summary.ts';
 import { barChart } from './chart.ts';
 import { safe, type SafeHtml } from './safe-html.ts';
 import { STATUS_GROUP_WORDS, statusGroup, type StatusGroup } from '../engine/outcome.ts';
-import type { ApprovalsInput, PlanView, ResultsView } from './model.ts';
+import { MAX_ROWS_LISTED, type ApprovalsInput, type PlanView, type ResultsView } from './model.ts';
 import { groupThousands } from '../money.ts';
 import { plural } from '../text.ts';
 
@@ -240,12 +240,11 @@ function invalidSection(v: PlanView): SafeHtml {
   )}</tbody></table>${more}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1).</p></section>`;
 }
 
-/** Rows per page of a long list, and the most it lists (every row is in the file, or the CSV beside it). */
+/** Rows per page of a long list. */
 const ROWS_PER_PAGE = 500;
-const MAX_ROWS_LISTED = 10_000;
 
 /** A long list in pages chosen without a script (a radio button and a CSS rule per page); printed, every page shows. */
-function pagedTable<T>(section: string, items: readonly T[], head: SafeHtml, row: (item: T) => SafeHtml): SafeHtml {
+function pagedTable<T>(section: string, items: readonly T[], head: SafeHtml, row: (item: T) => SafeHtml, total = items.length): SafeHtml {
   const listed = items.slice(0, MAX_ROWS_LISTED);
   const pages = Array.from({ length: Math.ceil(listed.length / ROWS_PER_PAGE) }, (_, i) =>
     listed.slice(i * ROWS_PER_PAGE, (i + 1) * ROWS_PER_PAGE),
@@ -262,8 +261,8 @@ function pagedTable<T>(section: string, items: readonly T[], head: SafeHtml, row
         )}<nav class="pages" data-field="pages">Page: ${pages.map((_, i) => safe`<label for="${id(i)}" class="p${String(i + 1)}" data-page="${String(i + 1)}">${String(i + 1)}</label>`)}</nav>`
       : '';
   const more =
-    items.length > listed.length
-      ? safe`<p class="note" data-field="${section}-omitted">The first ${groupThousands(String(listed.length))} of ${groupThousands(String(items.length))} rows are listed here.</p>`
+    total > listed.length
+      ? safe`<p class="note" data-field="${section}-omitted">The first ${groupThousands(String(listed.length))} of ${groupThousands(String(total))} rows are listed here.</p>`
       : '';
   return safe`${more}${pager}<table data-section="${section}">${head}${pages.map(
     (page, i) => safe`<tbody class="p${String(i + 1)}" data-page="${String(i + 1)}">${page.map(row)}</tbody>`,
@@ -367,14 +366,14 @@ export function resultsHtml(v: ResultsView): string {
   body.push(safe`<section><h2>Rows that need action</h2>${action}</section>`);
   if (v.swaps.length) body.push(swapsSection(v.swaps, 'Swaps that funded short wallets'));
   if (v.tieOut) body.push(tieOutSection(v.tieOut));
-  body.push(rowsSection(v.rows));
+  body.push(rowsSection(v.rows, id.rows));
   if (v.notes.length)
     body.push(safe`<section><h2>Notes</h2><ul data-section="notes">${v.notes.map((n) => safe`<li>${n}</li>`)}</ul></section>`);
   return page('results', `Payout results: ${id.fileName}`, false, body);
 }
 
 /** Every row of the results, for the audit: what was paid to whom, its status and payout id, paged. */
-function rowsSection(rows: ResultsView['rows']): SafeHtml {
+function rowsSection(rows: ResultsView['rows'], total: number): SafeHtml {
   const head = safe`<colgroup><col style="width:5%"><col style="width:15%"><col style="width:17%"><col style="width:15%"><col style="width:26%"><col></colgroup><thead><tr><th class="num">Row</th><th>Reference</th><th>Payee</th><th class="num">Amount</th><th>Status</th><th>Payout id</th></tr></thead>`;
   // (the note, when there is one, on a full-width line under its row, as in "Rows that need action")
   return safe`<section><h2>Every row</h2>${pagedTable(
@@ -383,6 +382,7 @@ function rowsSection(rows: ResultsView['rows']): SafeHtml {
     head,
     (r) =>
       safe`<tr data-row="${String(r.row)}" data-status="${r.status}" data-currency="${r.currency}"><td class="num" data-field="row">${String(r.row)}</td><td data-field="reference" class="mono">${r.reference}</td><td data-field="payee">${r.name}</td>${amountCell(r.amount, r.currency)}<td data-field="status">${r.status}</td><td data-field="payoutId" class="mono">${r.payoutId}</td></tr>${r.note ? safe`<tr class="next" data-note-of="${String(r.row)}"><td></td><td colspan="5" data-field="note">${r.note}</td></tr>` : ''}`,
+    total,
   )}<p class="note">Row numbers as the spreadsheet shows them (the header is row 1); every row is in the results file.</p></section>`;
 }
 

@@ -16,6 +16,19 @@ import type { SwapLine } from '../results/swap-summary.ts';
 
 /** At most this many invalid rows, warnings or rows needing action are listed (the counts are always whole). */
 export const MAX_LISTED = 2000;
+/** The most rows a report's paged list holds (every row is in the file, or the CSV beside it). */
+export const MAX_ROWS_LISTED = 10_000;
+
+interface ResultsRowView {
+  row: number;
+  reference: string;
+  name: string;
+  amount: string;
+  currency: string;
+  status: string;
+  payoutId: string;
+  note: string;
+}
 
 // ---------------------------------------------------------------- approvals (input)
 
@@ -336,7 +349,7 @@ export function planViewOffline(offline: OfflineBatch): PlanView {
 // ---------------------------------------------------------------- results
 
 /** A results file's view: every row in the file's order (`note` the service's reason or error, else the next step). */
-export type ResultsView = ReturnType<typeof resultsViewOf>;
+export type ResultsView = Awaited<ReturnType<typeof resultsViewOf>>;
 
 /** What to do, and the command that does it (RESULTS: this results file; PAYOUT_ID: the row's payout). */
 type Action = { urgency: number; next: string; command?: string };
@@ -370,9 +383,8 @@ type Row = ResultsTable['rows'][number];
 type GroupSums = { group: StatusGroup; currency: string; rows: number; amount: DecT; total?: DecT; refunded?: DecT };
 
 /** The rows per status group and currency, with their sums; a cell that is no amount is a note, never a 0. */
-function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => string, notes: string[]) {
-  const groups = new Map<string, GroupSums>();
-  for (const r of rows) {
+function addToGroups(groups: Map<string, GroupSums>, r: Row, cell: (r: Row, f: CanonicalField) => string, notes: string[]): void {
+  {
     const group = statusGroup((r.result.status ?? '').trim() || undefined);
     const currency = cell(r, 'sourceCurrency').toUpperCase();
     const k = `${group} ${currency}`;
@@ -399,6 +411,9 @@ function groupTotals(rows: readonly Row[], cell: (r: Row, f: CanonicalField) => 
     }
     groups.set(k, g);
   }
+}
+
+function groupTotals(groups: Map<string, GroupSums>) {
   return [...groups.values()]
     .sort((a, b) => STATUS_GROUPS.indexOf(a.group) - STATUS_GROUPS.indexOf(b.group) || a.currency.localeCompare(b.currency))
     .map((g) => ({
@@ -461,8 +476,12 @@ function refundNotes(groups: ReturnType<typeof groupTotals>, tieOut: TieOutSumma
   });
 }
 
-export function resultsViewOf(
-  table: ResultsTable,
+/**
+ * The view of a results file, its rows read once as they come (issue 44: a report of any size holds
+ * only the rows it lists, the counts and the sums).
+ */
+export async function resultsViewOf(
+  table: Omit<ResultsTable, 'rows'> & { rows: Iterable<Row> | AsyncIterable<Row> },
   file: string,
   o: { tieOut?: TieOutSummary; environment?: string; batchId?: string; notes?: string[]; swaps?: SwapLine[] } = {},
 ) {
@@ -476,16 +495,35 @@ export function resultsViewOf(
     return h === undefined ? '' : (r.cells[h] ?? '').trim();
   };
   const counts = new Map<string, number>();
-  const action: NonNullable<ReturnType<typeof actionOf>>[] = [];
-  for (const r of table.rows) {
+  let action: NonNullable<ReturnType<typeof actionOf>>[] = [];
+  let actionRows = 0;
+  const byUrgency = () => action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);
+  const notes = [...(o.notes ?? [])];
+  const sums = new Map<string, GroupSums>();
+  const rows: ResultsRowView[] = [];
+  let total = 0;
+  for await (const r of table.rows) {
+    total++;
     const status = (r.result.status ?? '').trim() || '(none)';
     counts.set(status, (counts.get(status) ?? 0) + 1);
     const a = actionOf(r, status, cell, file);
+    if (a) actionRows++;
     if (a) action.push(a);
+    if (action.length > 2 * MAX_LISTED) action = byUrgency().slice(0, MAX_LISTED);
+    addToGroups(sums, r, cell, notes);
+    if (rows.length < MAX_ROWS_LISTED)
+      rows.push({
+        row: r.rowNumber,
+        reference: cell(r, 'reference'),
+        name: cell(r, 'accountName'),
+        ...amountOf(r, cell),
+        status: (r.result.status ?? '').trim(),
+        payoutId: r.result.payoutId ?? '',
+        note: reasonOf(r) || (r.result.nextStep ?? ''),
+      });
   }
-  action.sort((a, b) => a.urgency - b.urgency || a.row - b.row);
-  const notes = [...(o.notes ?? [])];
-  const groups = groupTotals(table.rows, cell, notes);
+  byUrgency();
+  const groups = groupTotals(sums);
   notes.push(...refundNotes(groups, o.tieOut, file));
   return {
     kind: 'results' as const,
@@ -493,7 +531,7 @@ export function resultsViewOf(
     identity: {
       file,
       fileName: basename(file),
-      rows: table.rows.length,
+      rows: total,
       ...(o.environment ? { environment: o.environment } : {}),
       ...(o.batchId ? { batchId: o.batchId } : {}),
     },
@@ -501,17 +539,9 @@ export function resultsViewOf(
       .map(([status, rows]) => ({ status, rows }))
       .sort((a, b) => b.rows - a.rows || a.status.localeCompare(b.status)),
     groups,
-    rows: table.rows.map((r) => ({
-      row: r.rowNumber,
-      reference: cell(r, 'reference'),
-      name: cell(r, 'accountName'),
-      ...amountOf(r, cell),
-      status: (r.result.status ?? '').trim(),
-      payoutId: r.result.payoutId ?? '',
-      note: reasonOf(r) || (r.result.nextStep ?? ''),
-    })),
+    rows,
     action: action.slice(0, MAX_LISTED).map(({ urgency: _u, ...a }) => a),
-    actionOmitted: Math.max(0, action.length - MAX_LISTED),
+    actionOmitted: Math.max(0, actionRows - MAX_LISTED),
     ...(o.tieOut ? { tieOut: o.tieOut } : {}),
     swaps: o.swaps ?? table.swaps ?? (o.tieOut?.swaps ?? []).map(swapOfTieOut),
     notes,

@@ -19,8 +19,8 @@ export const csvWriter: ResultsWriter = {
 
 /** A cell starting or ending with a space is quoted, so that a spreadsheet keeps the space. */
 const EDGE_SPACE = /^ | $/;
-/** Rows per chunk written: the file is never held whole (issue 44). */
-const CHUNK_ROWS = 1000;
+/** Rows per chunk written: the file is never held whole, and a chunk's rows die young (issue 44: at 1,000, 100,000 rows peaked 200 MB higher). */
+const CHUNK_ROWS = 100;
 
 /** The CSV text in chunks of CHUNK_ROWS rows, BOM and a CRLF after every line included. */
 export function* csvChunks(table: ResultsSource): Generator<string> {

@@ -2,6 +2,8 @@
 // readBatch, cells are not trimmed and no "totals" row is dropped; only empty rows are skipped).
 // Encoding, delimiter and kind detection come from src/input, so both readers agree on a file.
 import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { parse as parseCsvStream } from 'csv-parse';
 import { parse as parseCsv, CsvError } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import * as XLSX from 'xlsx';
@@ -22,7 +24,19 @@ import { SWAP_COLUMNS, SWAPS_SHEET, type SwapLine } from './swap-summary.ts';
 
 const isBlank = (values: readonly string[]) => values.every((v) => v === '');
 
+/** A results file whose rows are read as they are iterated, once (a CSV parsed a record at a time): what a report of any size reads. */
+export interface ResultsStream extends Omit<ResultsTable, 'rows'> {
+  rows: AsyncIterable<ResultRow>;
+}
+
 export async function readResults(file: string, options: ReadOptions = {}): Promise<ResultsTable> {
+  const { rows, ...table } = await streamResults(file, options);
+  const all: ResultRow[] = [];
+  for await (const r of rows) all.push(r);
+  return { ...table, rows: all };
+}
+
+export async function streamResults(file: string, options: ReadOptions = {}): Promise<ResultsStream> {
   const refuse: Refuse = (code, message) => new ResultsError(code, file, message);
   await fileSize(file, 'a results file', refuse);
   let buf: Buffer;
@@ -39,10 +53,19 @@ export async function readResults(file: string, options: ReadOptions = {}): Prom
     const { ws, name, workbook } = readSheet(buf, file, options.sheet, refuse);
     const swapsWs = name === SWAPS_SHEET ? undefined : workbook.Sheets[SWAPS_SHEET];
     const swaps = swapsWs ? swapsOfSheet(sheetRecords(swapsWs)) : [];
-    return { ...resultsTableOf(file, 'xlsx', sheetRecords(ws)), ...(swaps.length ? { swaps } : {}) };
+    const records = sheetRecords(ws);
+    const table = resultsTableOf(
+      file,
+      'xlsx',
+      records,
+      (async function* () {
+        yield* records;
+      })(),
+    );
+    return { ...table, ...(swaps.length ? { swaps } : {}) };
   }
-  const { records, delimiter } = readCsv(buf, file, encoding);
-  return { ...resultsTableOf(file, 'csv', records), delimiter };
+  const { head, records, delimiter } = readCsv(buf, file, encoding);
+  return { ...resultsTableOf(file, 'csv', head, records), delimiter };
 }
 
 /** The batch's columns of a results file by field, as readBatch maps them; none when they cannot be mapped. */
@@ -56,10 +79,20 @@ export function batchColumns(t: Pick<ResultsTable, 'inputColumns'>): ColumnMappi
 
 // ---------------------------------------------------------------- records to table
 
-function resultsTableOf(file: string, format: ResultsFormat, records: readonly SourceRecord[]): ResultsTable {
-  const headerAt = records.findIndex((r) => !isBlank(r.values));
-  if (headerAt < 0) throw new ResultsError('EMPTY_FILE', file, `${file}: the file has no header row.`);
-  const headerRec = records[headerAt]!;
+/** Records read before the header must be found in them (blank lines above it). */
+const HEAD = 20;
+/** Characters of CSV text parsed at a time. */
+const PIECE = 64 * 1024;
+
+/** The table of a results file: its header found in `head`, its rows made from `records` (every record, header included) as they are read. */
+function resultsTableOf(
+  file: string,
+  format: ResultsFormat,
+  head: readonly SourceRecord[],
+  records: AsyncIterable<SourceRecord>,
+): ResultsStream {
+  const headerRec = head.find((r) => !isBlank(r.values));
+  if (!headerRec) throw new ResultsError('EMPTY_FILE', file, `${file}: the file has no header row.`);
   const headers = uniqueColumns(headerRec.values.map(unneutralise));
   const split = splitColumns(headers);
   if (!split.isResults) throw notResults(file, headerRec.rowNumber, split.missing);
@@ -70,20 +103,20 @@ function resultsTableOf(file: string, format: ResultsFormat, records: readonly S
     .filter((c) => split.result[c] !== undefined)
     .map((c) => [c, index.get(split.result[c]!)!]);
 
-  const rows: ResultRow[] = [];
-  for (let k = headerAt + 1; k < records.length; k++) {
-    const { rowNumber, values } = records[k]!;
-    if (isBlank(values)) continue;
-    // fromEntries defines own properties, so a header such as "__proto__" is a cell like any other
-    const cells: Record<string, string> = Object.fromEntries(split.input.map((h, j) => [h, unneutralise(values[inputIdx[j]!] ?? '')]));
-    const result: ResultValues = {};
-    for (const [c, i] of resultIdx) {
-      const v = values[i] ?? '';
-      if (v !== '') result[c] = unneutralise(v);
+  async function* rows(): AsyncGenerator<ResultRow> {
+    for await (const { rowNumber, values } of records) {
+      if (rowNumber <= headerRec!.rowNumber || isBlank(values)) continue;
+      // fromEntries defines own properties, so a header such as "__proto__" is a cell like any other
+      const cells: Record<string, string> = Object.fromEntries(split.input.map((h, j) => [h, unneutralise(values[inputIdx[j]!] ?? '')]));
+      const result: ResultValues = {};
+      for (const [c, i] of resultIdx) {
+        const v = values[i] ?? '';
+        if (v !== '') result[c] = unneutralise(v);
+      }
+      yield { rowNumber, cells, result };
     }
-    rows.push({ rowNumber, cells, result });
   }
-  return { format, inputColumns: split.input, rows };
+  return { format, inputColumns: split.input, rows: rows() };
 }
 
 function notResults(file: string, headerRow: number, missing: readonly ResultColumn[]): ResultsError {
@@ -111,18 +144,26 @@ const CSV_OPTIONS = {
   record_delimiter: ['\r\n', '\n', '\r'],
 };
 
-function readCsv(buf: Buffer, file: string, encoding?: TextEncoding): { records: SourceRecord[]; delimiter: string } {
+function readCsv(buf: Buffer, file: string, encoding?: TextEncoding) {
   const layout = csvLayout(buf.subarray(0, 1024 * 1024), encoding);
   let text = iconv.decode(buf.subarray(layout.detected.bomBytes), layout.detected.encoding, { stripBOM: false });
   if (layout.sepLineFirst) text = text.slice(text.indexOf('\n') + 1);
 
+  const malformed = (e: unknown) => {
+    if (!(e instanceof CsvError))
+      return new ResultsError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`, { cause: e });
+    const line = (e as CsvError & { lines?: number }).lines;
+    return new ResultsError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message}`, {
+      cause: e,
+    });
+  };
   const first = layout.delimiter;
   const candidates = layout.sepLineFirst ? [first] : [first, ...DELIMITERS.filter((d) => d !== first)];
   let delimiter: string = first;
   for (const d of candidates) {
     let head: string[][];
     try {
-      head = parseCsv(text, { ...CSV_OPTIONS, delimiter: d, to: 20 });
+      head = parseCsv(text, { ...CSV_OPTIONS, delimiter: d, to: HEAD });
     } catch {
       continue;
     }
@@ -132,19 +173,29 @@ function readCsv(buf: Buffer, file: string, encoding?: TextEncoding): { records:
       break;
     }
   }
-  let values: string[][];
+  let head: string[][];
   try {
-    values = parseCsv(text, { ...CSV_OPTIONS, delimiter });
+    head = parseCsv(text, { ...CSV_OPTIONS, delimiter, to: HEAD });
+    if (head.length === HEAD && head.every(isBlank)) head = parseCsv(text, { ...CSV_OPTIONS, delimiter });
   } catch (e) {
-    if (e instanceof CsvError) {
-      const line = (e as CsvError & { lines?: number }).lines;
-      throw new ResultsError('MALFORMED_CSV', file, `${file}: cannot read the CSV${line ? ` at line ${line}` : ''}: ${e.message}`, {
-        cause: e,
-      });
-    }
-    throw new ResultsError('UNREADABLE', file, `${file}: cannot read the file: ${(e as Error).message}`, { cause: e });
+    throw malformed(e);
   }
-  return { records: values.map((v, i) => ({ rowNumber: i + 1, values: v })), delimiter };
+  async function* records(): AsyncGenerator<SourceRecord> {
+    let rowNumber = 0;
+    try {
+      // (fed a piece at a time: given the text whole, the parser makes every record before the first is read)
+      const pieces = Readable.from(
+        (function* () {
+          for (let at = 0; at < text.length; at += PIECE) yield text.slice(at, at + PIECE);
+        })(),
+      );
+      for await (const values of pieces.pipe(parseCsvStream({ ...CSV_OPTIONS, delimiter })) as AsyncIterable<string[]>)
+        yield { rowNumber: ++rowNumber, values };
+    } catch (e) {
+      throw malformed(e);
+    }
+  }
+  return { head: head.map((values, i) => ({ rowNumber: i + 1, values })), records: records(), delimiter };
 }
 
 // ---------------------------------------------------------------- XLSX

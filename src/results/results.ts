@@ -4,7 +4,7 @@ export { RESULT_COLUMNS, OPTIONAL_RESULT_COLUMNS, NUMERIC_RESULT_COLUMNS, splitC
 export type { ResultValues, ResultRow, ResultsTable, ResultsSource } from './types.ts';
 export { resultsPathFor } from './paths.ts';
 export { writeResults } from './write.ts';
-export { readResults } from './read.ts';
+export { readResults, streamResults } from './read.ts';
 export { neutralise, unneutralise } from './neutralise.ts';
 export { ResultsError } from './results-errors.ts';
 export { SWAP_COLUMNS, type SwapLine } from './swap-summary.ts';

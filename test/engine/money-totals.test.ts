@@ -20,7 +20,7 @@ const failed: PayoutSnapshot = {
 };
 
 describe('status groups', () => {
-  it('one grouping: in progress in the summary and in the report alike', () => {
+  it('one grouping: in progress in the summary and in the report alike', async () => {
     expect(['SUCCESSFUL', 'PENDING', 'PROCESSING', 'ADDITIONAL_INFO_REQUIRED', 'FAILED', 'REJECTED'].map(statusGroup)).toEqual([
       'paid',
       'inProgress',
@@ -36,7 +36,7 @@ describe('status groups', () => {
     expect(outcomeCounts(statuses)).toEqual({ paid: 0, inProgress: 2, waiting: 0, failed: 0, notCreated: 2 });
     const outcomes: RowOutcome[] = statuses.map((status) => ({ status, documents: [] }));
     expect(summarise(outcomes).outcomes).toEqual(outcomeCounts(statuses));
-    const view = resultsViewOf(
+    const view = await resultsViewOf(
       {
         format: 'csv',
         inputColumns: ['sourceAmount', 'sourceCurrency'],

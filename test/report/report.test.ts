@@ -125,8 +125,8 @@ describe('results report', () => {
     })),
   });
 
-  it('shows every hostile cell as text: no executable markup', () => {
-    const doc = resultsHtml(resultsViewOf(table(), '/tmp/<script>x</script>.results.csv'));
+  it('shows every hostile cell as text: no executable markup', async () => {
+    const doc = resultsHtml(await resultsViewOf(table(), '/tmp/<script>x</script>.results.csv'));
     assertInert(doc);
     expect(doc).toContain('/tmp/&lt;script&gt;x&lt;/script&gt;.results.csv');
     expect(doc).toContain('&quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
@@ -134,8 +134,8 @@ describe('results report', () => {
     expect(doc).toContain('=HYPERLINK(&quot;http://x.example/steal&quot;,&quot;click&quot;)');
   });
 
-  it('masks account numbers and gives the counts and totals in the DOM hooks', () => {
-    const doc = resultsHtml(resultsViewOf(table(), 'batch.results.csv'));
+  it('masks account numbers and gives the counts and totals in the DOM hooks', async () => {
+    const doc = resultsHtml(await resultsViewOf(table(), 'batch.results.csv'));
     expect(doc).not.toContain('GB29NWBK60161331926819');
     expect(doc).toContain('********6819');
     expect(doc).toMatch(/<body data-kind="results">/);
@@ -154,10 +154,10 @@ describe('results report', () => {
     expect(order).not.toContain('SUCCESSFUL');
   });
 
-  it('says why a row needs action even when the service gave no reason; colours a status by its outcome', () => {
+  it('says why a row needs action even when the service gave no reason; colours a status by its outcome', async () => {
     const t = table();
     for (const r of t.rows) r.result = { ...r.result, statusReason: undefined, errorCode: undefined, errorMessage: undefined };
-    const doc = resultsHtml(resultsViewOf(t, 'batch.results.csv'));
+    const doc = resultsHtml(await resultsViewOf(t, 'batch.results.csv'));
     expect(doc).toMatch(/<tr data-row="\d+" data-status="FAILED">.*?<td data-field="reason">Failed \(refunded\)<\/td>/);
     const fill = (group: string) => new RegExp(`<g [^>]*data-group="${group}"[^>]*>.*?fill="(#[0-9a-f]{6})"`).exec(doc)?.[1];
     expect(fill('paid')).toBe('#3a9a6a');
@@ -166,7 +166,7 @@ describe('results report', () => {
 });
 
 describe('rows that need action (issue 31)', () => {
-  it('give each amount with its currency and each command whole, on a line of its own that wraps at spaces only', () => {
+  it('give each amount with its currency and each command whole, on a line of its own that wraps at spaces only', async () => {
     const id = '3f2a9c1e-5b7d-4e8a-9c0f-1a2b3c4d5e6f';
     const row = (n: number, status: string, extra: Record<string, string> = {}) => ({
       rowNumber: n,
@@ -182,7 +182,7 @@ describe('rows that need action (issue 31)', () => {
         row(4, 'REJECTED'),
       ],
     };
-    const doc = resultsHtml(resultsViewOf(t, '/data/jan payroll.results.csv'));
+    const doc = resultsHtml(await resultsViewOf(t, '/data/jan payroll.results.csv'));
     expect(doc).toContain('<td class="num" data-field="amount" data-value="1820.00" data-currency="USD">USD 1,820.00</td>');
     // each word of a command in a span that does not wrap: a line breaks only at a space between them
     const commands = [...doc.matchAll(/<code class="cmd" data-field="command">((?:<span>[^<\s]*<\/span> ?)+)<\/code>/g)].map((m) =>
@@ -419,7 +419,7 @@ describe('where reports go, and the tie-out read back', () => {
     expect(doc).toMatch(/<ul data-section="notes"><li>The reconciliation .*totals\.0\.net: not an amount/);
   });
 
-  it('a results amount that is no amount is a note, left out of its total, never a 0', () => {
+  it('a results amount that is no amount is a note, left out of its total, never a 0', async () => {
     const t: ResultsTable = {
       format: 'csv',
       inputColumns: ['reference', 'sourceAmount', 'sourceCurrency'],
@@ -429,7 +429,7 @@ describe('where reports go, and the tie-out read back', () => {
         result: { status: 'PENDING', payoutId: `p${n}`, totalDeductible: '10.50' },
       })),
     };
-    const v = resultsViewOf(t, 'b.results.csv');
+    const v = await resultsViewOf(t, 'b.results.csv');
     expect(v.groups).toEqual([{ group: 'inProgress', currency: 'EUR', rows: 2, amount: '10.00', total: '21.00' }]);
     expect(v.notes).toEqual(['Row 3: sourceAmount "ten" is not an amount; it is left out of the totals of "In progress".']);
   });
@@ -466,9 +466,9 @@ describe('the results report as an audit file (issue 43, 15)', () => {
       ),
     ].map(([, label, value, currency, width]) => ({ label, value, currency, width: Number(width) }));
 
-  it('lists every row (reference, payee, amount with currency, status, payout id, note), paged, with the batch id in the header', () => {
-    assertInert(resultsHtml(resultsViewOf(table(3), 'b.results.csv', { batchId: BATCH })));
-    const doc = resultsHtml(resultsViewOf(table(1001), 'b.results.csv', { batchId: BATCH }));
+  it('lists every row (reference, payee, amount with currency, status, payout id, note), paged, with the batch id in the header', async () => {
+    assertInert(resultsHtml(await resultsViewOf(table(3), 'b.results.csv', { batchId: BATCH })));
+    const doc = resultsHtml(await resultsViewOf(table(1001), 'b.results.csv', { batchId: BATCH }));
     expect(doc).toMatch(new RegExp(`<header>.*Batch <span class="mono" data-field="header-batchId">${BATCH}</span>`, 's'));
     expect(doc).toContain(`<td data-field="batchId" class="mono">${BATCH}</td>`);
     const list = /<table data-section="rows">.*?<\/table>/s.exec(doc)![0];
@@ -485,11 +485,38 @@ describe('the results report as an audit file (issue 43, 15)', () => {
     // a hostile cell is text
     expect(list).toContain('<td data-field="reference" class="mono">&lt;script&gt;alert(1)&lt;/script&gt;</td>');
     // without a batch id, the report says it is not known here
-    expect(resultsHtml(resultsViewOf(table(3), 'b.results.csv'))).toMatch(/data-field="batchId" class="mono">not known here/);
+    expect(resultsHtml(await resultsViewOf(table(3), 'b.results.csv'))).toMatch(/data-field="batchId" class="mono">not known here/);
   });
 
-  it('sizes bars by amount within each currency, never by rows: 8.6 M NGN is not shorter than 103 k USD', () => {
-    const doc = resultsHtml(resultsViewOf(table(21), 'b.results.csv'));
+  it('reads its rows once as they come and keeps only those it lists: 25,000 rows, the first 10,000 listed, counts and sums of all (issue 44)', async () => {
+    const { rows, ...rest } = table(25_000);
+    let read = 0;
+    const view = await resultsViewOf(
+      {
+        ...rest,
+        rows: (async function* () {
+          for (const r of rows) {
+            read++;
+            yield r;
+          }
+        })(),
+      },
+      'b.results.csv',
+    );
+    expect(read).toBe(25_000);
+    expect(view.identity.rows).toBe(25_000);
+    expect(view.rows.map((r) => r.row)).toEqual(Array.from({ length: 10_000 }, (_, i) => i + 2));
+    expect(view.statusCounts.reduce((n, c) => n + c.rows, 0)).toBe(25_000);
+    // (rows 3, 6, 9, … failed: 8,333 rows need action, the 2,000 most urgent listed, in row order within their urgency)
+    expect(view.action.length + view.actionOmitted).toBe(8_333);
+    expect(view.action).toHaveLength(2_000);
+    expect(view.action[0]!.row).toBe(3);
+    expect(view.action.every((a, i) => i === 0 || a.row > view.action[i - 1]!.row)).toBe(true);
+    expect(resultsHtml(view)).toContain('<p class="note" data-field="rows-omitted">The first 10,000 of 25,000 rows are listed here.</p>');
+  });
+
+  it('sizes bars by amount within each currency, never by rows: 8.6 M NGN is not shorter than 103 k USD', async () => {
+    const doc = resultsHtml(await resultsViewOf(table(21), 'b.results.csv'));
     const drawn = bars(doc, 'chart-groups');
     expect(drawn.map((b) => b.currency).sort()).toEqual(['NGN', 'USD', 'USD', 'USD']);
     const ngn = drawn.find((b) => b.currency === 'NGN')!;
@@ -513,14 +540,14 @@ describe('the results report as an audit file (issue 43, 15)', () => {
     ]);
   });
 
-  it('shows times on the reader clock with their zone, never a raw ISO string', () => {
+  it('shows times on the reader clock with their zone, never a raw ISO string', async () => {
     expect(String(timeText('2026-11-29T16:27:02.123Z', 'Europe/Paris'))).toBe(
       '<time datetime="2026-11-29T16:27:02.123Z">2026-11-29 17:27:02 CET (UTC+01:00)</time>',
     );
     expect(String(timeText('2026-11-29T16:27:02Z', 'UTC'))).toContain('>2026-11-29 16:27:02 UTC</time>');
     expect(String(timeText('2026-11-29T16:27:02Z', 'Asia/Kolkata'))).toContain('>2026-11-29 21:57:02 UTC+05:30</time>');
     const textOf = (doc: string) => doc.replace(/<[^>]*>/g, ' ');
-    const results = resultsHtml(resultsViewOf(table(3), 'b.results.csv'));
+    const results = resultsHtml(await resultsViewOf(table(3), 'b.results.csv'));
     const plan = planHtml(
       planViewOfPlan(planFixture(), {
         environment: 'local',
@@ -538,7 +565,7 @@ describe('the results report as an audit file (issue 43, 15)', () => {
     expect(plan).toContain('<td data-field="signedAt"><time datetime="2026-11-29T10:00:00.000Z">');
   });
 
-  it("agrees with the tie-out on refunds: a replaced payout's refund counts, and a refund the results have not seen is named", () => {
+  it("agrees with the tie-out on refunds: a replaced payout's refund counts, and a refund the results have not seen is named", async () => {
     const earlier = JSON.stringify([
       { payoutId: 'po-old', status: 'FAILED', currency: 'USD', amount: '5153.75', fee: '2.00', refunded: '5155.75' },
     ]);
@@ -558,12 +585,12 @@ describe('the results report as an audit file (issue 43, 15)', () => {
         },
       ],
     };
-    const v = resultsViewOf(t, 'b.results.csv', { tieOut });
+    const v = await resultsViewOf(t, 'b.results.csv', { tieOut });
     expect(v.groups.find((g) => g.currency === 'USD')).toMatchObject({ group: 'paid', total: '10311.50', refunded: '5155.75' });
     expect(v.notes).toEqual([]);
     // the wallet shows a refund the results file has not recorded: said, with the command that records it
     const failed = table(3, (i) => (i === 1 ? { status: 'FAILED', totalDeductible: '5155.75' } : {}));
-    const notes = resultsViewOf(failed, 'b.results.csv', { tieOut }).notes;
+    const notes = (await resultsViewOf(failed, 'b.results.csv', { tieOut })).notes;
     expect(notes).toEqual([
       "USD: the results file says 0.00 refunded, the wallet's transactions 5155.75: payout-batch status b.results.csv records the refunds it sees.",
     ]);

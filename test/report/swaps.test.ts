@@ -52,12 +52,12 @@ describe('the Swaps section of the report', () => {
     expect(section(planHtml(planViewOfPlan(planFixture(), { environment: 'local' })))).toBeUndefined();
   });
 
-  it('shows the batch swaps of a results file, escaped: the run given, else the workbook, else the tie-out legs', () => {
-    const s = section(resultsHtml(resultsViewOf(table(), 'b.results.xlsx', { swaps: [SWAP] })))!;
+  it('shows the batch swaps of a results file, escaped: the run given, else the workbook, else the tie-out legs', async () => {
+    const s = section(resultsHtml(await resultsViewOf(table(), 'b.results.xlsx', { swaps: [SWAP] })))!;
     expect(s).toContain('<td data-field="id" class="mono">s-&lt;b&gt;1&lt;/b&gt;</td>');
     expect(s).toContain('<td data-field="status">SUCCESSFUL</td>');
     expect(s).toContain('<td data-field="exchangeRate">1.0851871947</td>');
-    expect(resultsViewOf(table([SWAP]), 'b.results.xlsx').swaps).toEqual([SWAP]);
+    expect((await resultsViewOf(table([SWAP]), 'b.results.xlsx')).swaps).toEqual([SWAP]);
     const tieOut = {
       ok: true,
       totals: [],
@@ -78,7 +78,7 @@ describe('the Swaps section of the report', () => {
         },
       ],
     };
-    expect(resultsViewOf(table(), 'b.results.csv', { tieOut }).swaps).toEqual([
+    expect((await resultsViewOf(table(), 'b.results.csv', { tieOut })).swaps).toEqual([
       {
         currency: 'USD',
         reference: SWAP.reference,
@@ -90,6 +90,6 @@ describe('the Swaps section of the report', () => {
         destinationCurrency: 'USD',
       },
     ]);
-    expect(section(resultsHtml(resultsViewOf(table(), 'b.results.csv')))).toBeUndefined();
+    expect(section(resultsHtml(await resultsViewOf(table(), 'b.results.csv')))).toBeUndefined();
   });
 });
