@@ -23,7 +23,7 @@ export interface ListInfo {
   /** sha256 hex of the file's bytes (an OFAC list: of sdn.csv, alt.csv and add.csv in that order). */
   digest: string;
   entries: number;
-  /** ISO date: the list's own publish date where it has one, else the file's modification time. */
+  /** ISO date: the list's own publish date where it has one, else the file's modification time (to the second). */
   date: string;
   dateFrom: 'file' | 'mtime';
 }
@@ -91,7 +91,8 @@ export async function readList(path: string): Promise<ReadList> {
   const hash = createHash('sha256');
   const read = await READERS[format](file, hash);
   if (!read.entries.length) throw new ScreeningError('LIST_EMPTY', `${path}: the list holds no entry`);
-  const mtime = (await stat(file)).mtime.toISOString().slice(0, 10);
+  // (to the second: a list written yesterday afternoon is not a day old just after midnight)
+  const mtime = (await stat(file)).mtime.toISOString().slice(0, 19) + 'Z';
   const info: ListInfo = {
     path,
     format,

@@ -65,7 +65,15 @@ describe('screenRows', () => {
     expect((await screenRows(rows, { lists: [join(dir, 'sdn.csv')], maxAgeMs: 86_400_000 })).refused).toEqual([
       expect.stringContaining('older than the 24h'),
     ]);
-    expect((await screenRows(rows, { lists: [LIST], maxAgeMs: 86_400_000 })).refused).toEqual([]);
+    // (a list written at 23:59 yesterday is 1 minute old past midnight, not a day: its age counts from its time, not its date)
+    const fresh = mkdtempSync(join(tmpdir(), 'pb-screen-fresh-'));
+    const lastMinuteOfYesterday = new Date(new Date().setUTCHours(0, 0, 0, 0) - 60_000);
+    for (const f of ['sdn.csv', 'alt.csv', 'add.csv']) {
+      copyFileSync(join(ROOT, 'samples/sanctions', f), join(fresh, f));
+      utimesSync(join(fresh, f), lastMinuteOfYesterday, lastMinuteOfYesterday);
+    }
+    const age = Date.now() - lastMinuteOfYesterday.getTime();
+    expect((await screenRows(rows, { lists: [join(fresh, 'sdn.csv')], maxAgeMs: age + 3_600_000 })).refused).toEqual([]);
     expect((await screenRows(rows, { lists: [], maxAgeMs: 86_400_000 })).refused).toEqual([
       expect.stringContaining('give --sanctions-list'),
     ]);

@@ -268,7 +268,10 @@ it("a list older than the account's policy allows refuses the run, and so does n
   expect(plan.stdout).toContain('older than the 24h');
   expect(initiates(sb)).toHaveLength(before);
   // a fresh list: sent
-  const fresh = await cli('run', 'usd.csv', '--yes', '--sanctions-list', LIST, ...service);
+  const now = join(dir, 'now');
+  mkdirSync(now);
+  for (const f of ['sdn.csv', 'alt.csv', 'add.csv']) copyFileSync(join(ROOT, 'samples/sanctions', f), join(now, f));
+  const fresh = await cli('run', 'usd.csv', '--yes', '--sanctions-list', join(now, 'sdn.csv'), ...service);
   expect(fresh.code, fresh.stderr).toBe(0);
   expect(initiates(sb)).toHaveLength(before + 2);
 });

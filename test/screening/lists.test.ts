@@ -27,7 +27,7 @@ describe('OFAC SDN CSV (sdn.csv with alt.csv and add.csv, no header)', () => {
       const { info, entries } = await readList(path);
       expect(info).toMatchObject({ path, format: 'ofac-sdn', entries: 32, dateFrom: 'mtime' });
       expect(info.digest).toBe(sha256(join(dir, 'sdn.csv'), join(dir, 'alt.csv'), join(dir, 'add.csv')));
-      expect(info.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(info.date).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/); // (the modification time, to the second)
       const bank = entries.find((e) => e.id === '119')!;
       expect(bank).toMatchObject({
         name: 'EASTERN HORIZON BANK',
