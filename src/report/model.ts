@@ -507,9 +507,12 @@ export async function resultsViewOf(
     const status = (r.result.status ?? '').trim() || '(none)';
     counts.set(status, (counts.get(status) ?? 0) + 1);
     const a = actionOf(r, status, cell, file);
-    if (a) actionRows++;
-    if (a) action.push(a);
-    if (action.length > 2 * MAX_LISTED) action = byUrgency().slice(0, MAX_LISTED);
+    if (a) {
+      actionRows++;
+      action.push(a);
+      // (the most urgent are kept as they come: never a list of every row that needs action)
+      if (action.length > 2 * MAX_LISTED) action = byUrgency().slice(0, MAX_LISTED);
+    }
     addToGroups(sums, r, cell, notes);
     if (rows.length < MAX_ROWS_LISTED)
       rows.push({
