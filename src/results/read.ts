@@ -160,22 +160,23 @@ function readCsv(buf: Buffer, file: string, encoding?: TextEncoding) {
   const first = layout.delimiter;
   const candidates = layout.sepLineFirst ? [first] : [first, ...DELIMITERS.filter((d) => d !== first)];
   let delimiter: string = first;
+  let head: string[][] | undefined; // (the first records, as parsed with the delimiter found)
   for (const d of candidates) {
-    let head: string[][];
+    let tried: string[][];
     try {
-      head = parseCsv(text, { ...CSV_OPTIONS, delimiter: d, to: HEAD });
+      tried = parseCsv(text, { ...CSV_OPTIONS, delimiter: d, to: HEAD });
     } catch {
       continue;
     }
-    const header = head.find((r) => !isBlank(r));
+    const header = tried.find((r) => !isBlank(r));
     if (header && splitColumns(uniqueColumns(header.map(unneutralise))).isResults) {
       delimiter = d;
+      head = tried;
       break;
     }
   }
-  let head: string[][];
   try {
-    head = parseCsv(text, { ...CSV_OPTIONS, delimiter, to: HEAD });
+    head ??= parseCsv(text, { ...CSV_OPTIONS, delimiter, to: HEAD });
     if (head.length === HEAD && head.every(isBlank)) head = parseCsv(text, { ...CSV_OPTIONS, delimiter });
   } catch (e) {
     throw malformed(e);
