@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // The `payout-batch` executable (bundled into dist/bin.js). `validate big.csv | head`: a closed
 // pipe ends the output quietly, not with an error.
+import { setFlagsFromString } from 'node:v8';
+
+// V8 keeps its heap small, before any module allocates (issue 44). By default it lets the heap grow
+// to about four times what is alive between collections, and a run of 10,000 rows peaked at 340 MB
+// with 60 MB alive; kept small it peaked at 170 MB. This trades CPU, which the service's 5 requests
+// a second leave idle, for memory; it is a policy, not a limit: a larger batch never runs out.
+setFlagsFromString('--optimize-for-size');
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
