@@ -1,6 +1,7 @@
 // The plan of a batch: which rows go, totals per source currency with their fees (quoted: exact;
 // the methods route's: estimated, with a margin), wallets after the batch, the swaps that would
 // fund a short wallet, corridors not enabled, and the requests by kind. Pure.
+import type { RowList } from '../files/spill.ts';
 import { z } from 'zod';
 import { Dec, formatAmount, fromApi, minorUnits, type ApiAmount, type Dec as DecT } from '../money.ts';
 import { quotaSentence, type UsageReport } from '../client/quota.ts';
@@ -525,7 +526,7 @@ function planWarnings(
 }
 
 /** One warning per later date (ReqdExctnDt) of the rows not sent before it. */
-function notDueWarnings(all: readonly EngineRow[], notSent: Map<number, LeftOut>): string[] {
+function notDueWarnings(all: RowList<EngineRow>, notSent: Map<number, LeftOut>): string[] {
   const byDate = new Map<string, number>();
   for (const r of all)
     if (notSent.get(r.rowNumber)?.code === NOT_DUE) byDate.set(r.payout!.notBefore!, (byDate.get(r.payout!.notBefore!) ?? 0) + 1);

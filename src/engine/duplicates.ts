@@ -79,16 +79,16 @@ export async function refuseRecentDuplicates(
   fresh: (row: EngineRow) => boolean,
   o: DuplicateOptions,
 ): Promise<void> {
-  if (!batch.rows.some((r) => r.payout && fresh(r))) return;
+  if (!batch.rows.some((r) => !!r.payout && fresh(r))) return;
   const earlier = await recentPayouts(ledger, o.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS);
   const allow = new Set(o.allowDuplicates);
   const mine = new Set(batch.rows.map(referenceOf));
-  for (const row of batch.rows) {
+  batch.rows.forEach((row, i) => {
     const p = row.payout;
-    if (!p || !fresh(row)) continue;
+    if (!p || !fresh(row)) return;
     const e = earlier.get(probableDuplicateKey(p));
-    if (!e || mine.has(e.reference) || allow.has(p.reference) || allow.has(e.reference)) continue;
-    row.problems = [
+    if (!e || mine.has(e.reference) || allow.has(p.reference) || allow.has(e.reference)) return;
+    const problems: EngineRow['problems'] = [
       ...row.problems,
       {
         severity: 'error',
@@ -100,6 +100,6 @@ export async function refuseRecentDuplicates(
           `${e.payoutRef ?? e.payoutId} on ${e.at}: a probable duplicate, not sent. If it is meant, send it with --allow-duplicate ${p.reference}`,
       },
     ];
-    row.payout = undefined;
-  }
+    batch.rows.set(i, { ...row, problems, payout: undefined });
+  });
 }

@@ -23,6 +23,7 @@ import { record, recordInitiating, type BatchSession } from './session.ts';
 import { sendStep, snapshotOfError, type Attempt, type SendContext } from './send.ts';
 import { proveSpent, type KeyProof } from './spent.ts';
 import { sleep } from '../sleep.ts';
+import type { RowList } from '../files/spill.ts';
 
 /** One initiate of a row. */
 export interface RowAttempt extends Attempt {
@@ -204,7 +205,7 @@ export const STOPPED_BEFORE_ROW: ErrorSnapshot = {
 };
 
 /** Every row's life; `halted`: the service is unreachable or refused the key (exit 4); `stopped`: the user asked to stop. */
-export const executeRows = (rows: PayoutRow[], o: ExecuteOptions) => new RowLoop(o).run(rows);
+export const executeRows = (rows: RowList<PayoutRow>, o: ExecuteOptions) => new RowLoop(o).run(rows);
 
 class RowLoop {
   /** The outcomes of rows this run did not leave created (a created row's is its journal state's). */
@@ -235,7 +236,7 @@ class RowLoop {
   }
 
   /** Every row, created rows' missing documents, then two resend passes for outcomes still unknown. */
-  async run(rows: PayoutRow[]): Promise<{ outcomes: Map<number, RowOutcome>; created: number; halted?: string; stopped: boolean }> {
+  async run(rows: RowList<PayoutRow>): Promise<{ outcomes: Map<number, RowOutcome>; created: number; halted?: string; stopped: boolean }> {
     const { settings } = this.o;
     await Promise.all([
       this.each(rows, (p) => this.row(p)),
@@ -324,7 +325,7 @@ class RowLoop {
    * `step` for each row (or created row's reference) through the limit; after a halt or a stop none
    * starts. Rows are taken from the list only as the limit frees: never a promise per row (issue 44).
    */
-  private async each<T extends PayoutRow | string>(list: T[], step: (item: T) => Promise<void>): Promise<void> {
+  private async each<T extends PayoutRow | string>(list: RowList<T>, step: (item: T) => Promise<void>): Promise<void> {
     const guarded = async (item: T) => {
       if (!this.going()) return;
       try {
@@ -343,7 +344,7 @@ class RowLoop {
     if (before) return void (await Promise.all(list.map(go)));
     let next = 0;
     const worker = async () => {
-      while (next < list.length) await go(list[next++]!);
+      while (next < list.length) await go(list.at(next++)!);
     };
     await Promise.all(Array.from({ length: this.limit.concurrency }, worker));
   }

@@ -1,6 +1,7 @@
 // The guards between a plan and the first payout, as pure functions: production named on the
 // command line, a terminal to confirm on or --yes, control totals that must match, a shortfall
 // or a disabled corridor that stops the batch unless --allow-partial.
+import type { RowList } from '../files/spill.ts';
 import { Dec, formatAmount, type Dec as DecT } from '../money.ts';
 import { BatchUnusable } from './engine-errors.ts';
 import { addTo, requestLimitReason, SENT_ELSEWHERE, type BatchPlan, type CurrencyPlan } from './batch-plan.ts';
@@ -50,7 +51,7 @@ export interface GuardOptions {
 
 export interface ApprovalInput extends Omit<GuardOptions, 'enablePairs'> {
   plan: BatchPlan;
-  rows?: readonly EngineRow[];
+  rows?: RowList<EngineRow>;
   /** Created + to send (payableTotals). */
   payable: { rows: number; amounts: Map<string, DecT>; withFees: Map<string, DecT> };
   env: string;
@@ -103,7 +104,7 @@ export function screeningReasons(plan: Pick<BatchPlan, 'screening'>, allowPartia
   ];
 }
 
-export const payoutsOf = (numbers: Iterable<number>, rows: readonly EngineRow[]): UnapprovedPayout[] => {
+export const payoutsOf = (numbers: Iterable<number>, rows: RowList<EngineRow>): UnapprovedPayout[] => {
   const wanted = new Set(numbers);
   return rows.flatMap((r) =>
     r.payout && wanted.has(r.rowNumber)
@@ -113,7 +114,7 @@ export const payoutsOf = (numbers: Iterable<number>, rows: readonly EngineRow[])
 };
 
 /** The batch as the policy judges it: rows sent or left out, but not those another batch sent: no part goes that the whole would not. */
-function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: readonly EngineRow[]) {
+function wholeOf(plan: Pick<BatchPlan, 'toSend' | 'notSent'>, rows: RowList<EngineRow>) {
   const left = [...plan.notSent].filter(([, o]) => !SENT_ELSEWHERE.has(o.code)).map(([n]) => n);
   const payouts = payoutsOf([...plan.toSend, ...left], rows);
   const totals = payouts.reduce((m, p) => addTo(m, p.currency, new Dec(p.amount)), new Map<string, DecT>());

@@ -40,6 +40,7 @@ import {
   firstError,
   loadBatch,
   referenceOf,
+  rowByNumber,
   reservedSession,
   validReferences,
   type EngineRow,
@@ -49,6 +50,7 @@ import {
 import { BatchUnusable, FailedAfterSending } from './engine-errors.ts';
 import { catchUpStatuses, journalReader, openSession, readAgain, record, type BatchSession, type ResumeReport } from './session.ts';
 import { sleep } from '../sleep.ts';
+import { listView } from '../files/spill.ts';
 import { screenRows, type ScreeningOptions } from './screen-batch.ts';
 
 /** What `run` and `retry` share. */
@@ -231,7 +233,7 @@ export async function planStage(
   const screened =
     o.screening &&
     (await screenRows(
-      batch.rows.filter((r) => r.payout && inScope(r.payout)),
+      batch.rows.filter((r) => !!r.payout && inScope(r.payout)),
       o.screening,
     ));
   // (a row about to go under a new key; one settling its outcome goes with its journalled key)
@@ -241,9 +243,11 @@ export async function planStage(
     (r) => !!r.payout && inScope(r.payout) && (phase(r.payout) === 'none' || phase(r.payout) === 'rejected'),
     o,
   );
-  const toCheck = batch.rows.flatMap(({ payout: p }) =>
-    p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [p] : [],
+  // (the places of the rows to check, not the rows: they are read again one at a time)
+  const places = batch.rows.flatMap(({ payout: p }, i) =>
+    p && inScope(p) && (phase(p) !== 'created' || o.resend?.has(p.reference)) ? [i] : [],
   );
+  const toCheck = listView(places.length, (i) => batch.rows.at(places[i]!)!.payout!);
   const onStep = o.onEvent && ((step: PreflightStep) => o.onEvent!({ type: 'preflight', step }));
   const pf = await preflight(conn.client, toCheck, { enablePairs: o.enablePairs, onStep });
   const planned = async () => {
@@ -265,14 +269,15 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
   const { settings } = o;
   const { client } = o.conn;
   const { folded } = session;
-  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
+  const rowOf = rowByNumber(batch.rows);
+  const payoutOf = (n: number) => rowOf(n)!.payout!;
   const { finishing, scope } = rowsToFinish(batch, folded, o);
   // From here requests may have gone out: whatever fails is no longer "nothing was sent" but exit 4.
   try {
     // The approved swaps go before the rows of their currencies; a currency whose swap stopped
     // keeps its rows NOT_SENT, the others go at once (spec §4.7).
     const swaps = plan.fundedBySwaps ? plan.swaps : [];
-    const need = needOf(plan, byNumber, folded, fees);
+    const need = needOf(plan, payoutOf, folded, fees);
     const funding = plan.fundedBySwaps
       ? fundBySwaps({ client, session, need, rateTolerance: settings.swapRateTolerance ?? new Dec('0.01'), stop: settings.stop }, swaps)
       : Promise.resolve(new Map<string, SwapFunding>());
@@ -283,8 +288,9 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
       const f = (await funding).get(p.sourceCurrency);
       return f && !f.funded ? f.error : undefined;
     };
+    const toSend = plan.toSend;
     const res = await executeRows(
-      plan.toSend.map((n) => byNumber.get(n)!.payout!),
+      listView(toSend.length, (i) => payoutOf(toSend[i]!)),
       {
         client,
         session,
@@ -298,7 +304,7 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
       },
     );
     const stopped = [...(await funding).values()].filter((f): f is Extract<SwapFunding, { funded: false }> => !f.funded);
-    plan = withoutStoppedCurrencies(plan, stopped, byNumber);
+    plan = withoutStoppedCurrencies(plan, stopped, payoutOf);
     const view: RunView = { plan, executed: res.outcomes, stopped: res.stopped };
     const halted = res.halted ?? stopped.find((f) => f.halt)?.error.message;
     if (halted) return await finish(run, scope, view, 'halted', { halted, stopped: res.stopped }, true);
@@ -323,13 +329,13 @@ async function send(run: Run, approved: BatchPlan, fees: ReadonlyMap<number, Dec
  * much), fee margin included. Rows of unknown outcome are left out: they may be paid already, and
  * a resend of one that was not is refused (INSUFFICIENT_FUNDS), never paid twice.
  */
-function needOf(plan: BatchPlan, byNumber: Map<number, EngineRow>, folded: FoldedJournal, fees: ReadonlyMap<number, DecT>) {
+function needOf(plan: BatchPlan, payoutOf: (n: number) => PayoutRow, folded: FoldedJournal, fees: ReadonlyMap<number, DecT>) {
   return (currency: string): DecT | undefined => {
     const c = plan.currencies.find((x) => x.currency === currency);
     if (!c) return undefined;
     let need = new Dec(c.feeMargin ?? 0);
     for (const n of plan.toSend) {
-      const p = byNumber.get(n)!.payout!;
+      const p = payoutOf(n);
       if (p.sourceCurrency === currency && rowState(folded, p.reference).phase === 'none')
         need = need.plus(p.sourceAmount).plus(fees.get(n) ?? 0);
     }
@@ -341,13 +347,13 @@ function needOf(plan: BatchPlan, byNumber: Map<number, EngineRow>, folded: Folde
 function withoutStoppedCurrencies(
   plan: BatchPlan,
   stopped: readonly Extract<SwapFunding, { funded: false }>[],
-  byNumber: Map<number, EngineRow>,
+  payoutOf: (n: number) => PayoutRow,
 ): BatchPlan {
   if (!stopped.length) return plan;
   const why = new Map(stopped.map((f) => [f.currency, f]));
   const notSent = new Map(plan.notSent);
   const toSend = plan.toSend.filter((n) => {
-    const f = why.get(byNumber.get(n)!.payout!.sourceCurrency);
+    const f = why.get(payoutOf(n).sourceCurrency);
     if (f) notSent.set(n, { status: 'NOT_SENT', code: f.error.code!, message: f.error.message });
     return !f;
   });
@@ -427,7 +433,7 @@ function writeResultsFile(
         inputColumns: batch.inputColumns,
         rows: batch.rows,
         delimiter: o.results.delimiter,
-        resultAt: (i) => scope.keep?.get(batch.rows[i]!.rowNumber) ?? resultValues(now[i]!),
+        resultAt: (i) => scope.keep?.get(batch.rows.at(i)!.rowNumber) ?? resultValues(now[i]!),
         ...(swaps?.length ? { swaps } : {}),
       };
       await writeResults(o.results.path, table);

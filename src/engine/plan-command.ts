@@ -10,7 +10,7 @@ import { formatAmount, fromApi, roundTo, type Dec as DecT } from '../money.ts';
 import { nameProblem, swapReasons, type GuardOptions } from './guards.ts';
 import { BatchUnusable } from './engine-errors.ts';
 import { initiateBody } from './execute.ts';
-import { loadBatch, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
+import { loadBatch, rowByNumber, validReferences, type LoadedBatch, type LoadOptions } from './prepare.ts';
 import { sentByOtherBatches } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
 import { buildPlan, feeForTotals, payableTotals, requestLimitReason, type BatchPlan } from './batch-plan.ts';
@@ -101,13 +101,14 @@ export async function planBatch(o: PlanCommandOptions): Promise<PlanCommandResul
   if (overCap.length) return { plan, quoteErrors: quoted.errors, refused: overCap, payable };
   let planFile: PlanFile | undefined;
   if (o.out) {
+    const sending = new Set(plan.toSend);
     planFile = planFileOf(plan, {
       fileSha256: batch.identity.fileSha256,
       batchLabel: batch.identity.label,
       sheet: batch.sheet,
       ...(o.documents !== undefined ? { documents: resolve(o.documents) } : {}),
       baseUrl: o.conn.environment.baseUrl,
-      rows: quoted.rows.filter((r) => plan.toSend.includes(r.rowNumber)),
+      rows: quoted.rows.filter((r) => sending.has(r.rowNumber)),
       preparedBy,
     });
     await writeFileAtomic(o.out, JSON.stringify(planFile, null, 2) + '\n');
@@ -131,9 +132,9 @@ async function planRows(
   const errors = new Map<number, string>();
   const fees = new Map<number, DecT>();
   const quotes = new Map<string, Promise<{ q: QuoteAnswer; sent: DecT } | string>>();
-  const byNumber = new Map(batch.rows.map((r) => [r.rowNumber, r]));
+  const rowOf = rowByNumber(batch.rows);
   for (const n of toSend) {
-    const p = byNumber.get(n)!.payout!;
+    const p = rowOf(n)!.payout!;
     const row: PlanRow = {
       rowNumber: n,
       reference: p.reference,

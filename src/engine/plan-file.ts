@@ -14,7 +14,8 @@ import { fileSha256, sha256Hex } from './identity.ts';
 import { BatchRefused, BatchUnusable } from './engine-errors.ts';
 import { accountOf } from '../ledger/account-ledger.ts';
 import { RequestCostSchema, type BatchPlan } from './batch-plan.ts';
-import type { LoadedBatch } from './prepare.ts';
+import { rowByNumber, type EngineRow, type LoadedBatch } from './prepare.ts';
+import type { RowList } from '../files/spill.ts';
 import { SwapProposalSchema } from './swap.ts';
 import type { Screened } from './screen-batch.ts';
 
@@ -173,15 +174,15 @@ export async function verifyPlan(plan: PlanFile, file: string, env: string, base
  */
 export function verifyPlannedRows(
   plan: PlanFile,
-  batch: Pick<LoadedBatch, 'rows' | 'documents' | 'identity'>,
+  batch: Pick<LoadedBatch, 'documents' | 'identity'> & { rows: RowList<EngineRow> },
   folded: FoldedJournal | undefined,
 ): void {
   const changed = (why: string) =>
     new BatchRefused(`${plan.file} changed since the plan was made (${why}): nothing was sent`, 'plan-file-changed');
   if (batch.identity.fileSha256 !== plan.fileSha256) throw changed('its content hash differs');
-  const rows = new Map(batch.rows.map((r) => [r.rowNumber, r.payout]));
+  const rowOf = rowByNumber(batch.rows);
   for (const r of plan.rows) {
-    const p = rows.get(r.rowNumber);
+    const p = rowOf(r.rowNumber)?.payout;
     const planned = bodyDigest(r.body);
     if (!p || p.reference !== r.reference || bodyDigest(initiateBody(p)) !== planned)
       throw changed(`row ${r.rowNumber} does not give the planned body of ${r.reference}`);

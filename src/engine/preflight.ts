@@ -1,5 +1,6 @@
 // Preflight: a few requests per batch, never per row: wallets, countries (prohibited refused, trading
 // hours warned about), pairs, and the methods of each distinct corridor (authoritative for requiredFields).
+import type { RowList } from '../files/spill.ts';
 import type { PayoutClient } from '../client/client.ts';
 import { PayoutApiError } from '../client/errors.ts';
 import { Dec, fromApi, roundTo, type Dec as DecT } from '../money.ts';
@@ -145,7 +146,7 @@ interface PreflightOptions {
   onStep?: (s: PreflightStep) => void;
 }
 
-export async function preflight(client: PayoutClient, rows: PayoutRow[], options: PreflightOptions = {}): Promise<PreflightResult> {
+export async function preflight(client: PayoutClient, rows: RowList<PayoutRow>, options: PreflightOptions = {}): Promise<PreflightResult> {
   const requests = { n: 0 };
   // nothing to send: no request of the monthly quota
   if (!rows.length)
@@ -250,7 +251,7 @@ function corridorLoader(
 }
 
 function checkRows(
-  rows: PayoutRow[],
+  rows: Iterable<PayoutRow>,
   countries: Map<string, CountryAnswer>,
   corridors: Map<string, CorridorInfo>,
   now: Date,

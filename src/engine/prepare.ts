@@ -8,6 +8,8 @@ import type { RowState } from '../journal/lines.ts';
 import { validateBatch, type Problem, type ValidatedRow } from '../validation/validation.ts';
 import { fingerprintingChecker, type DocumentFingerprint } from '../validation/document-files.ts';
 import { batchIdentity, fileSha256, type BatchIdentity } from './identity.ts';
+import { SpillList, type RowList } from '../files/spill.ts';
+import { Dec } from '../money.ts';
 import type { Ledger, Reservation } from '../ledger/account-ledger.ts';
 import type { BatchSession, JournalLookup } from './session.ts';
 
@@ -37,7 +39,8 @@ export interface LoadedBatch {
   /** pain.001: GrpHdr/MsgId and version. */
   message?: { id: string; version: string };
   inputColumns: string[];
-  rows: EngineRow[];
+  /** In file order; `run` keeps them in a file, not in memory (issue 44). */
+  rows: SpillList<EngineRow>;
   fileProblems: Problem[];
   identity: BatchIdentity;
   /** What validation saw of each valid document: the upload checks it is the same file. */
@@ -66,7 +69,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
     throw e;
   }
   const refHeader = v.source.fields.reference;
-  const rows: EngineRow[] = [];
+  const rows = spillRows([]);
   try {
     for await (const r of v.rows) {
       if (options.stop?.aborted)
@@ -79,8 +82,7 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
       // (an invalid row an earlier run created keeps its journal name, on the first row with that reference)
       const ref = refHeader ? r.cells[refHeader] : undefined;
       const named = !r.payout && ref && createdBefore(ref) && !r.problems.some((p) => p.code === 'DUPLICATE_REFERENCE');
-      const row = { ...r, cells: compactCells(r.cells) };
-      rows.push(named ? { ...row, reference: ref } : row);
+      rows.push(named ? { ...r, reference: ref } : r);
     }
   } finally {
     await v.close();
@@ -99,12 +101,30 @@ export async function loadBatch(path: string, options: LoadOptions = {}, journal
   };
 }
 
-/**
- * The same cells, without prototype, as one fast object (issue 44): a dictionary of every header,
- * as the reader builds it key by key, takes about 1.2 KB more a row for as long as the run holds it.
- */
-const compactCells = (cells: Record<string, string>): Record<string, string> =>
-  Object.setPrototypeOf(JSON.parse(JSON.stringify(cells)), null) as Record<string, string>;
+/** Rows kept in a file, read back one at a time (issue 44). */
+export function spillRows(rows: Iterable<EngineRow>): SpillList<EngineRow> {
+  const list = new SpillList(reviveRow);
+  for (const r of rows) list.push(r);
+  return list;
+}
+
+/** A batch's row by its number, read from the batch when asked: the rows are not held (issue 44). */
+export function rowByNumber(rows: RowList<EngineRow>): (rowNumber: number) => EngineRow | undefined {
+  const places = new Map<number, number>();
+  rows.forEach((r, i) => places.set(r.rowNumber, i));
+  return (n) => {
+    const i = places.get(n);
+    return i === undefined ? undefined : rows.at(i);
+  };
+}
+
+/** A row as its JSON reads back: cells without a prototype (a header may be named `toString`), the amount a decimal again. */
+function reviveRow(json: unknown): EngineRow {
+  const r = json as EngineRow;
+  Object.setPrototypeOf(r.cells, null);
+  if (r.payout) r.payout.sourceAmount = new Dec(r.payout.sourceAmount);
+  return r;
+}
 
 /** The reference of a row that is or was a payout (validated, or created before): its journal name. */
 export function referenceOf(r: EngineRow): string | undefined {
@@ -112,7 +132,7 @@ export function referenceOf(r: EngineRow): string | undefined {
 }
 
 /** The references of a batch's valid rows. */
-export function validReferences(rows: EngineRow[]): Set<string> {
+export function validReferences(rows: RowList<EngineRow>): Set<string> {
   return new Set(rows.flatMap((r) => (r.payout ? [r.payout.reference] : [])));
 }
 

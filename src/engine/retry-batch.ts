@@ -26,7 +26,7 @@ import { publishResults, writeResults } from '../results/write.ts';
 import type { ResultRow, ResultValues, ResultsTable } from '../results/types.ts';
 import { fingerprintingChecker } from '../validation/document-files.ts';
 import { parseRow, probableDuplicateKey, type RowContext } from '../validation/row.ts';
-import { loadBatch, reservedSession, type EngineRow, type LoadedBatch } from './prepare.ts';
+import { loadBatch, reservedSession, spillRows, type EngineRow, type LoadedBatch } from './prepare.ts';
 import { fileSha256 } from './identity.ts';
 import { batchNamed, foldAll, type Ledger } from '../ledger/account-ledger.ts';
 import { ledgerOf } from '../ledger/open.ts';
@@ -352,7 +352,7 @@ async function retryBatch(
     format: table.format,
     delimiter: table.delimiter,
     inputColumns: table.inputColumns,
-    rows,
+    rows: spillRows(rows),
     fileProblems: [],
     identity: { batchId: header.batchId, source: header.batchIdSource, label: header.batchLabel, fileSha256: header.fileSha256 },
     documents: docs.fingerprints,

@@ -71,7 +71,7 @@ export const listText = (l: ListInfo): string =>
   `${l.path} (${l.format}, ${l.entries} entries, of ${l.date}${l.dateFrom === 'mtime' ? ' by its modification time' : ''}, sha256 ${l.digest.slice(0, 16)}…)`;
 
 /** Screens every valid row of `rows`; a list that cannot be read is BatchUnusable (exit 2), never an empty list. */
-export async function screenRows(rows: readonly EngineRow[], o: ScreeningOptions): Promise<Screened> {
+export async function screenRows(rows: Iterable<EngineRow>, o: ScreeningOptions): Promise<Screened> {
   const out: Screened = { lists: [], screened: 0, held: new Map(), cleared: new Map(), refused: [] };
   const age = o.maxAgeMs === undefined ? undefined : `${Math.round(o.maxAgeMs / 3_600_000)}h`;
   if (!o.lists.length) {

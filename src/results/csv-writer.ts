@@ -36,7 +36,7 @@ export function* csvChunks(table: ResultsSource): Generator<string> {
   yield text([header.map(neutralise)], true);
   let lines: string[][] = [];
   for (const i of inRowOrder(table.rows)) {
-    const cells = table.rows[i]!.cells;
+    const cells = table.rows.at(i)!.cells;
     const values = table.resultAt(i);
     lines.push([
       ...input.map((c) => neutralise(cells[c] ?? '')),

@@ -1,6 +1,7 @@
 // The layout of a results file, whatever its format: its columns, their headers, the rows' order.
 import { OPTIONAL_RESULT_COLUMNS, RESULT_COLUMNS, resultHeaderOf, splitColumns, type ResultColumn } from './result-columns.ts';
 import type { ResultsSource, ResultsTable, ResultValues } from './types.ts';
+import type { RowList } from '../files/spill.ts';
 
 /**
  * The header row (`header`): the batch's own columns (`input`, result columns of a results file run
@@ -20,11 +21,12 @@ export function* resultsOf(table: Pick<ResultsSource, 'rows' | 'resultAt'>): Gen
 }
 
 /** The rows' indexes in row-number order (a stable sort); rows in that order already are not copied. */
-export function* inRowOrder(rows: readonly { rowNumber: number }[]): Generator<number> {
+export function* inRowOrder(rows: RowList<{ rowNumber: number }>): Generator<number> {
+  const numbers = Float64Array.from(rows, (r) => r.rowNumber);
   let sorted = true;
-  for (let i = 1; i < rows.length && sorted; i++) sorted = rows[i - 1]!.rowNumber <= rows[i]!.rowNumber;
-  if (sorted) for (let i = 0; i < rows.length; i++) yield i;
-  else yield* rows.map((_, i) => i).sort((a, b) => rows[a]!.rowNumber - rows[b]!.rowNumber || a - b);
+  for (let i = 1; i < numbers.length && sorted; i++) sorted = numbers[i - 1]! <= numbers[i]!;
+  if (sorted) for (let i = 0; i < numbers.length; i++) yield i;
+  else yield* [...numbers.keys()].sort((a, b) => numbers[a]! - numbers[b]! || a - b);
 }
 
 /** A plain table as a source whose values are read row by row. */

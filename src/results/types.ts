@@ -1,3 +1,4 @@
+import type { RowList } from '../files/spill.ts';
 import type { ResultColumn } from './result-columns.ts';
 import type { BatchFormat } from '../input/reader.ts';
 import type { SwapLine } from './swap-summary.ts';
@@ -29,7 +30,7 @@ export interface ResultsTable {
 
 /** A table whose result values the run makes when the file is written: `resultAt(i)` is those of `rows[i]`. */
 export interface ResultsSource extends Omit<ResultsTable, 'rows'> {
-  rows: readonly Pick<ResultRow, 'rowNumber' | 'cells'>[];
+  rows: RowList<Pick<ResultRow, 'rowNumber' | 'cells'>>;
   resultAt: (index: number) => ResultValues;
 }
 

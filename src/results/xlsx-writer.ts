@@ -65,7 +65,7 @@ function xlsxBytes(table: ResultsSource): Uint8Array {
   const amount = input.map(isAmountHeader);
   const data: (XLSX.CellObject | undefined)[][] = [header.map((h) => textCell(h))];
   for (const i of inRowOrder(table.rows)) {
-    const cells = table.rows[i]!.cells;
+    const cells = table.rows.at(i)!.cells;
     const values = table.resultAt(i);
     data.push([
       // the batch's amount column: a number as the result amounts are, else text as the batch had it

@@ -59,7 +59,7 @@ export async function writeCreatedJournal(
   const at = new Date().toISOString();
   record(session, { t: 'run', at, command: 'run', pid: process.pid });
   let n = 0;
-  for (const r of batch.rows.slice(from)) {
+  for (const r of [...batch.rows].slice(from)) {
     const p = r.payout;
     if (!p) continue;
     const key = idempotencyKey(p.reference, 1);

@@ -48,7 +48,7 @@ describe('the plan leaves out a reference another batch of the account sent', ()
     expect(plan.notSent.get(3)?.code).toBe('SENT_BY_ANOTHER_BATCH');
     expect(plan.warnings.join('\n')).toMatch(/2 rows left out, the reference already sent at this account: row 2: already paid/);
     // the results of `run --plan` say so, with that payout, and it is not this batch's money
-    const out = rowOutcome(batch.rows[0]!, foldJournal([]), { plan, executed: new Map() });
+    const out = rowOutcome(batch.rows.at(0)!, foldJournal([]), { plan, executed: new Map() });
     expect(out).toMatchObject({ status: 'ALREADY_PAID', payout: { id: 'p-2' } });
     expect(summarise([out])).toMatchObject({ created: 0, notCreated: 1, money: {} });
   });

@@ -1,5 +1,5 @@
 // Issue 44: what a run holds does not grow with the batch. Checked by what cannot flake (never a
-// timing nor a heap reading): the row loop takes rows from the plan's list only as its limit frees
+// timing nor a heap reading): a loaded batch's rows are kept in a file, not as objects; the row loop takes rows from the plan's list only as its limit frees
 // and keeps no outcome of a row it created (the journal has it), and the CSV results file is
 // written a hundred rows at a time, never as one text.
 import { writeFile } from 'node:fs/promises';
@@ -10,6 +10,8 @@ import { inFlightFor } from '../../src/cli/options.ts';
 import { executeRows } from '../../src/engine/execute.ts';
 import { batchIdentity } from '../../src/engine/identity.ts';
 import { loadBatch } from '../../src/engine/prepare.ts';
+import { SpillList } from '../../src/files/spill.ts';
+import { Dec } from '../../src/money.ts';
 import { openSession } from '../../src/engine/session.ts';
 import { FileLedger } from '../../src/ledger/file.ts';
 import { csvChunks, csvText } from '../../src/results/csv-writer.ts';
@@ -96,6 +98,18 @@ describe('a run holds no object per row beyond its journal fold (issue 44)', () 
 });
 
 describe('a loaded row (issue 44)', () => {
+  it('is not held by the batch: every read of it is a new copy from the batch file kept beside the run', async () => {
+    const dir = await dirs.make();
+    const file = join(dir, 'b.csv');
+    await writeFile(file, generateCsv({ rows: 5, prefix: 'H' }));
+    const { rows } = await loadBatch(file);
+    expect(rows).toBeInstanceOf(SpillList);
+    expect(rows.length).toBe(5);
+    expect(rows.at(0)).not.toBe(rows.at(0));
+    expect(rows.at(0)).toEqual(rows.at(0));
+    expect(rows.at(4)!.payout!.sourceAmount).toBeInstanceOf(Dec);
+  });
+
   it("keeps every cell as read, in one object without prototype: a header named like Object's members reads as its cell", async () => {
     const dir = await dirs.make();
     const file = join(dir, 'b.csv');

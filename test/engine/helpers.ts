@@ -14,7 +14,7 @@ import { signPlan } from '../../src/approvals/sign.ts';
 import { main } from '../../src/cli/main.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import { swapReference } from '../../src/engine/swap.ts';
-import type { LoadedBatch } from '../../src/engine/prepare.ts';
+import { spillRows, type LoadedBatch } from '../../src/engine/prepare.ts';
 import { Dec } from '../../src/money.ts';
 import type { PayoutRow } from '../../src/validation/row-schemas.ts';
 import type { LocalSandbox } from '../../src/sandbox/start-sandbox.ts';
@@ -284,7 +284,7 @@ export const batchOf = (payouts: PayoutRow[], file = '/b.csv'): LoadedBatch => (
   file,
   format: 'csv',
   inputColumns: [],
-  rows: payouts.map((p) => ({ rowNumber: p.rowNumber, cells: {}, payout: p, problems: [] })),
+  rows: spillRows(payouts.map((p) => ({ rowNumber: p.rowNumber, cells: {}, payout: p, problems: [] }))),
   fileProblems: [],
   identity: { batchId: 'a'.repeat(64), source: 'content', fileSha256: 'a'.repeat(64) },
 });

@@ -139,7 +139,7 @@ describe('I5: 409 IDEMPOTENCY_KEY_CONFLICT', () => {
     const sent: Sent[] = [];
     const conn = connection(sb, sent);
     const batch = await loadBatch(file);
-    const row = batch.rows[0]!.payout!;
+    const row = batch.rows.at(0)!.payout!;
     const key = idempotencyKey(row.reference, 1);
     // Someone used the row's key with another body (another amount).
     await conn.client.initiate(initiateBody({ ...row, sourceAmount: row.sourceAmount.plus(1) }), { idempotencyKey: key });
@@ -148,7 +148,7 @@ describe('I5: 409 IDEMPOTENCY_KEY_CONFLICT', () => {
     expect(first.kind).toBe('rows-failed');
     const statuses = [...first.outcomes.values()].map((o) => o.status);
     expect(statuses).toEqual(['CONFLICT', 'PENDING']);
-    expect(first.outcomes.get(batch.rows[0]!.rowNumber)!.error?.code).toBe('IDEMPOTENCY_KEY_CONFLICT');
+    expect(first.outcomes.get(batch.rows.at(0)!.rowNumber)!.error?.code).toBe('IDEMPOTENCY_KEY_CONFLICT');
     const again = await runBatch(base(conn, file));
     expect([...again.outcomes.values()].map((o) => o.status)).toEqual(['CONFLICT', 'PENDING']);
     // The batch sent the conflicting key once, and no other key for that row.
@@ -181,7 +181,7 @@ describe('I3: a row the service refused, edited in the results file, is sent aga
       });
       expect(prepared.confirm).toBe(true);
       const w = (await conn.client.listWallets()).data.find((x) => x.currency === 'GBP')!;
-      const row = (await loadBatch(file)).rows[0]!.payout!;
+      const row = (await loadBatch(file)).rows.at(0)!.payout!;
       const drain = await conn.client.initiate(initiateBody({ ...row, sourceAmount: new Dec(w.balance!).minus(5).floor() }), {
         idempotencyKey: 'test-drain-1',
       });

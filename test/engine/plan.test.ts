@@ -65,7 +65,7 @@ describe("validate's warnings in the plan, the confirmation and the run's log (i
     // row 3: not a withdrawal, and no document
     await writeFile(file, [header, rows[0], rows[1]!.replace(/,true$/, ',false'), rows[2], ''].join('\n'));
     const batch = await loadBatch(file);
-    expect(batch.rows[1]!.problems.map((p) => p.code)).toEqual(['NO_DOCUMENT']);
+    expect(batch.rows.at(1)!.problems.map((p) => p.code)).toEqual(['NO_DOCUMENT']);
     const plan = buildPlan(batch, preflight(), foldJournal([]), 'sandbox', { allowPartial: false, mergeDocuments: false });
     expect(plan.warnings).toContain(
       '1 row (row 3) NO_DOCUMENT: no supporting document on a payout that is not a withdrawal: the service will hold it',
@@ -94,19 +94,19 @@ describe('the plan of a resumed batch', () => {
     // the journal has no probable-duplicate key: the row is created all the same
     const folded = foldJournal([...createdLines('GEN-0001', 2, 10)]);
     const batch = await loadBatch(file, {}, lookupOf(folded));
-    expect(batch.rows[0]!.payout).toBeUndefined();
-    expect(batch.rows[0]!.problems.map((p) => p.code)).toEqual(['DOCUMENT_NOT_FOUND']);
+    expect(batch.rows.at(0)!.payout).toBeUndefined();
+    expect(batch.rows.at(0)!.problems.map((p) => p.code)).toEqual(['DOCUMENT_NOT_FOUND']);
     const plan = buildPlan(batch, preflight(), folded, 'sandbox', { allowPartial: false, mergeDocuments: false });
     expect(plan).toMatchObject({ valid: 3, invalid: 0, alreadyCreated: 1, toSend: [3, 4] });
     expect(plan.invalidRows.size).toBe(0);
-    expect(batch.rows[0]!.reference).toBe('GEN-0001');
+    expect(batch.rows.at(0)!.reference).toBe('GEN-0001');
     expect(plan.created).toEqual([{ rowNumber: 2, debit: expect.objectContaining({ sourceAmount: 10, sourceCurrency: 'GBP' }) }]);
   });
 
   it('without the journal the same row is invalid', async () => {
     const file = await documentMovedAway();
     const batch = await loadBatch(file);
-    expect(batch.rows[0]!.reference).toBeUndefined();
+    expect(batch.rows.at(0)!.reference).toBeUndefined();
     const plan = buildPlan(batch, preflight(), foldJournal([]), 'sandbox', { allowPartial: false, mergeDocuments: false });
     expect(plan).toMatchObject({ valid: 2, invalid: 1, alreadyCreated: 0, toSend: [3, 4] });
     expect(plan.invalidRows.get(2)?.code).toBe('DOCUMENT_NOT_FOUND');

@@ -1,0 +1,142 @@
+// A list kept in a file instead of in memory (issue 44): a batch's rows are written once as they are
+// read and read back one at a time, by index or in order, so a run holds a few numbers a row, not
+// the rows. The file is unlinked as soon as it is opened: nothing is left behind, even after kill -9,
+// and it is freed with the list (or the process).
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** What the engine reads of a batch's rows: an array, a SpillList, or a view of either. */
+export interface RowList<T> extends Iterable<T> {
+  readonly length: number;
+  at(i: number): T | undefined;
+  map<U>(f: (item: T, i: number) => U): U[];
+  filter(f: (item: T) => boolean): T[];
+  flatMap<U>(f: (item: T, i: number) => U | readonly U[]): U[];
+  some(f: (item: T) => boolean): boolean;
+  forEach(f: (item: T, i: number) => void): void;
+}
+
+/** A list read item by item through `at`: the array methods the engine uses, one item alive at a time. */
+abstract class ReadList<T> implements RowList<T> {
+  abstract readonly length: number;
+  abstract at(i: number): T | undefined;
+
+  *[Symbol.iterator](): Iterator<T> {
+    for (let i = 0; i < this.length; i++) yield this.at(i)!;
+  }
+
+  map<U>(f: (item: T, i: number) => U): U[] {
+    const out: U[] = [];
+    this.forEach((x, i) => out.push(f(x, i)));
+    return out;
+  }
+
+  filter(f: (item: T) => boolean): T[] {
+    return this.flatMap((x) => (f(x) ? [x] : []));
+  }
+
+  flatMap<U>(f: (item: T, i: number) => U | readonly U[]): U[] {
+    const out: U[] = [];
+    for (let i = 0; i < this.length; i++) {
+      const y = f(this.at(i)!, i);
+      if (Array.isArray(y)) out.push(...(y as U[]));
+      else out.push(y as U);
+    }
+    return out;
+  }
+
+  some(f: (item: T) => boolean): boolean {
+    for (const x of this) if (f(x)) return true;
+    return false;
+  }
+
+  forEach(f: (item: T, i: number) => void): void {
+    for (let i = 0; i < this.length; i++) f(this.at(i)!, i);
+  }
+}
+
+class View<T> extends ReadList<T> {
+  constructor(
+    readonly length: number,
+    private readonly item: (i: number) => T,
+  ) {
+    super();
+  }
+
+  at(i: number): T | undefined {
+    if (i < 0) i += this.length;
+    return i < 0 || i >= this.length ? undefined : this.item(i);
+  }
+}
+
+/** `length` items, item i made by `item(i)` when read: a list of rows by number without holding them. */
+export const listView = <T>(length: number, item: (i: number) => T): RowList<T> => new View(length, item);
+
+const closeFile = new FinalizationRegistry<number>((fd) => closeSync(fd));
+const FLUSH_AT = 1 << 16;
+
+export class SpillList<T> extends ReadList<T> {
+  private readonly fd: number;
+  /** Where item i starts and ends in the file: two numbers an item. */
+  private bounds = new Float64Array(1024);
+  private size = 0;
+  private end = 0;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  /** `revive` turns an item's JSON back into the item (a decimal from its text, ...). */
+  constructor(private readonly revive: (json: unknown) => T) {
+    super();
+    const dir = mkdtempSync(join(tmpdir(), 'payout-batch-'));
+    this.fd = openSync(join(dir, 'list'), 'w+', 0o600);
+    rmSync(dir, { recursive: true, force: true });
+    closeFile.register(this, this.fd);
+  }
+
+  get length(): number {
+    return this.size;
+  }
+
+  push(item: T): void {
+    this.place(this.size++, item);
+  }
+
+  /** Item i is now `item` (the old text stays in the file, unread). */
+  set(i: number, item: T): void {
+    if (i < 0 || i >= this.size) throw new RangeError(`no item ${i} in a list of ${this.size}`);
+    this.place(i, item);
+  }
+
+  at(i: number): T | undefined {
+    if (i < 0) i += this.size;
+    if (i < 0 || i >= this.size) return undefined;
+    this.flush();
+    const start = this.bounds[2 * i]!;
+    const buf = Buffer.allocUnsafe(this.bounds[2 * i + 1]! - start);
+    readSync(this.fd, buf, 0, buf.length, start);
+    return this.revive(JSON.parse(buf.toString('utf8')));
+  }
+
+  private place(i: number, item: T): void {
+    const text = Buffer.from(JSON.stringify(item), 'utf8');
+    if (2 * i + 1 >= this.bounds.length) {
+      const grown = new Float64Array(this.bounds.length * 2);
+      grown.set(this.bounds);
+      this.bounds = grown;
+    }
+    this.bounds[2 * i] = this.end;
+    this.bounds[2 * i + 1] = this.end += text.length;
+    this.pending.push(text);
+    this.pendingBytes += text.length;
+    if (this.pendingBytes >= FLUSH_AT) this.flush();
+  }
+
+  private flush(): void {
+    if (!this.pending.length) return;
+    const all = Buffer.concat(this.pending);
+    writeSync(this.fd, all, 0, all.length, this.end - all.length);
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+}
