@@ -73,7 +73,14 @@ class View<T> extends ReadList<T> {
 /** `length` items, item i made by `item(i)` when read: a list of rows by number without holding them. */
 export const listView = <T>(length: number, item: (i: number) => T): RowList<T> => new View(length, item);
 
-const closeFile = new FinalizationRegistry<number>((fd) => closeSync(fd));
+/** Closes a list's file once the list is collected (a long `watch` or `listen` runs many batches). */
+const closeFile = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd);
+  } catch {
+    // (a callback that throws would end the process; the file goes with it anyway)
+  }
+});
 const FLUSH_AT = 1 << 16;
 
 export class SpillList<T> extends ReadList<T> {
