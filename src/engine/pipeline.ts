@@ -433,7 +433,8 @@ function writeResultsFile(
         inputColumns: batch.inputColumns,
         rows: batch.rows,
         delimiter: o.results.delimiter,
-        resultAt: (i) => scope.keep?.get(batch.rows.at(i)!.rowNumber) ?? resultValues(now[i]!),
+        // (a kept row has no outcome now: only then is its row read again, for its number)
+        resultAt: (i) => (now[i] ? resultValues(now[i]) : scope.keep!.get(batch.rows.at(i)!.rowNumber)!),
         ...(swaps?.length ? { swaps } : {}),
       };
       await writeResults(o.results.path, table);

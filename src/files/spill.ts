@@ -14,6 +14,7 @@ export interface RowList<T> extends Iterable<T> {
   filter(f: (item: T) => boolean): T[];
   flatMap<U>(f: (item: T, i: number) => U | readonly U[]): U[];
   some(f: (item: T) => boolean): boolean;
+  find(f: (item: T) => boolean): T | undefined;
   forEach(f: (item: T, i: number) => void): void;
 }
 
@@ -47,8 +48,12 @@ abstract class ReadList<T> implements RowList<T> {
   }
 
   some(f: (item: T) => boolean): boolean {
-    for (const x of this) if (f(x)) return true;
-    return false;
+    return this.find(f) !== undefined;
+  }
+
+  find(f: (item: T) => boolean): T | undefined {
+    for (const x of this) if (f(x)) return x;
+    return undefined;
   }
 
   forEach(f: (item: T, i: number) => void): void {

@@ -23,6 +23,8 @@ describe('a SpillList', () => {
     expect([...list].map((x) => x.n)).toEqual(Array.from({ length: n }, (_, i) => i));
     expect(list.filter((x) => x.n % 1000 === 0).map((x) => x.name)).toEqual(['payee 0 – Zoë', 'payee 1000 – Zoë', 'payee 2000 – Zoë']);
     expect(list.some((x) => x.n === 2500)).toBe(true);
+    expect(list.find((x) => x.n === 2500)!.name).toBe('payee 2500 – Zoë');
+    expect(list.find((x) => x.n === n)).toBeUndefined();
     expect(list.flatMap((x) => (x.n < 2 ? [x.n, x.n] : []))).toEqual([0, 0, 1, 1]);
   });
 

@@ -66,7 +66,7 @@ async function clear(
   const held = [...s.held.values()].find((h) => h.reference === args.clear);
   const hit = held?.hits.find((h) => h.list === list && h.entryId === id);
   if (!held || !hit) throw new UsageError(`${args.clear} has no hit of ${args.entry} to clear (see \`payout-batch screen\`)`);
-  const p = rows.filter((r) => r.payout?.reference === args.clear)[0]!.payout!;
+  const p = rows.find((r) => r.payout?.reference === args.clear)!.payout!;
   let expires: number;
   try {
     expires = parseDuration(args.expires);
