@@ -66,20 +66,3 @@ export function groupThousands(amount: string): string {
   const m = /^([-+]?)(\d+)(\.\d+)?$/.exec(amount);
   return m ? m[1]! + m[2]!.replace(/\B(?=(\d{3})+$)/g, ',') + (m[3] ?? '') : amount;
 }
-
-export class ExactSum {
-  private total: Decimal = new Dec(0);
-
-  addApi(n: ApiAmount): this {
-    return this.add(fromApi(n));
-  }
-
-  add(d: Decimal): this {
-    this.total = this.total.plus(d);
-    return this;
-  }
-
-  value(): Decimal {
-    return this.total;
-  }
-}

@@ -2,18 +2,7 @@
 // exactly. The properties check against integer arithmetic in BigInt, not against decimal.js.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  amountText,
-  atLeastDecimals,
-  Dec,
-  ExactSum,
-  formatAmount,
-  formatApiAmount,
-  formatApiSum,
-  fromApi,
-  minorUnits,
-  toApi,
-} from '../src/money.ts';
+import { amountText, atLeastDecimals, Dec, formatAmount, formatApiAmount, formatApiSum, fromApi, minorUnits, toApi } from '../src/money.ts';
 import { plural } from '../src/text.ts';
 
 /** A BigInt of units of 10^-places as decimal text with exactly `places` decimals. */
@@ -107,36 +96,5 @@ describe('toApi', () => {
   it('refuses 16 significant digits rather than send another number', () => {
     expect(() => toApi(new Dec('1234567890123456'))).toThrow(/15 significant/);
     expect(() => toApi(new Dec('0.1234567890123456'))).toThrow(/15 significant/);
-  });
-});
-
-describe('ExactSum', () => {
-  it('property: the sum of many amounts is exact, API numbers and Decimals alike', () => {
-    fc.assert(
-      fc.property(fc.array(fc.tuple(cents, fc.boolean()), { maxLength: 60 }), (terms) => {
-        const s = new ExactSum();
-        let want = 0n;
-        for (const [c, asApi] of terms) {
-          if (asApi) s.addApi(Number(unitsText(c, 2)));
-          else s.add(new Dec(unitsText(c, 2)));
-          want += c;
-        }
-        expect(formatAmount(s.value(), 'USD')).toBe(unitsText(want, 2));
-      }),
-      { numRuns: 500 },
-    );
-  });
-
-  it('examples: 0.1 + 0.2, cancelling terms, none, past 2^53', () => {
-    const sum = (...terms: number[]) =>
-      terms
-        .reduce((s, t) => s.addApi(t), new ExactSum())
-        .value()
-        .toFixed();
-    expect(sum(0.1, 0.2)).toBe('0.3');
-    expect(sum(-1.5, 1.5)).toBe('0');
-    expect(sum()).toBe('0');
-    expect(sum(Number.MAX_SAFE_INTEGER, 1, 1)).toBe('9007199254740993'); // one past what a double holds
-    expect(new ExactSum().addApi('0.005').addApi(1e-7).value().toFixed()).toBe('0.0050001');
   });
 });

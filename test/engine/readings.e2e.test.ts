@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/results/results.ts';
 import { startSandbox, type LocalSandbox, type SandboxShapes } from '../../src/sandbox/start-sandbox.ts';
-import { ExactSum } from '../../src/money.ts';
+import { Dec, fromApi } from '../../src/money.ts';
 import { cleanEnv, initiates, runCli, workDir, writeBatch } from './helpers.ts';
 
 let sb: LocalSandbox | undefined;
@@ -36,7 +36,7 @@ async function payIn(shapes: SandboxShapes) {
   expect(initiates(sb).length).toBe(sent);
 
   const table = await readResults(join(dir, 'payroll.results.csv'));
-  const byCurrency = new Map<string, { amount: ExactSum; fees: ExactSum; total: ExactSum }>();
+  const byCurrency = new Map<string, { amount: Dec; fees: Dec; total: Dec }>();
   const fees: string[] = [];
   for (const row of table.rows) {
     const r = row.result;
@@ -45,18 +45,16 @@ async function payIn(shapes: SandboxShapes) {
     expect(r.payoutRef).toBeTruthy();
     expect(r.fee, `row ${row.rowNumber}: the fee the service applied`).toMatch(/^\d+\.\d+$/);
     const c = row.cells.sourceCurrency!;
-    let t = byCurrency.get(c);
-    if (!t) byCurrency.set(c, (t = { amount: new ExactSum(), fees: new ExactSum(), total: new ExactSum() }));
-    t.amount.addApi(row.cells.sourceAmount!);
-    t.fees.addApi(r.fee!);
-    t.total.addApi(r.totalDeductible!);
+    const t = byCurrency.get(c) ?? { amount: new Dec(0), fees: new Dec(0), total: new Dec(0) };
+    byCurrency.set(c, {
+      amount: t.amount.plus(fromApi(row.cells.sourceAmount!)),
+      fees: t.fees.plus(fromApi(r.fee!)),
+      total: t.total.plus(fromApi(r.totalDeductible!)),
+    });
     fees.push(`${row.cells.reference} ${r.fee} ${r.totalDeductible} ${r.destinationAmount}`);
   }
   const totals = Object.fromEntries(
-    [...byCurrency].map(([c, t]) => [
-      c,
-      { amount: t.amount.value().toFixed(), fees: t.fees.value().toFixed(), total: t.total.value().toFixed() },
-    ]),
+    [...byCurrency].map(([c, t]) => [c, { amount: t.amount.toFixed(), fees: t.fees.toFixed(), total: t.total.toFixed() }]),
   );
   // one payout per row at the sandbox, whatever the initiate answer carried
   const payoutIds = new Set(table.rows.map((r) => r.result.payoutId));
