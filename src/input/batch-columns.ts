@@ -75,23 +75,16 @@ export const COLUMN_ALIASES: Partial<Record<CanonicalField, string>> = {
   withdrawal: 'Is Withdrawal, Own Account, Withdraw',
 };
 
-const EXACT = new Map<string, CanonicalField>(CANONICAL_FIELDS.map((f) => [normalizeHeader(f), f]));
-const ALIAS = new Map<string, CanonicalField>();
-for (const f of CANONICAL_FIELDS) {
-  for (const a of COLUMN_ALIASES[f]?.split(', ') ?? []) {
-    const n = normalizeHeader(a);
-    if (!EXACT.has(n)) ALIAS.set(n, f);
-  }
-}
+/** Each header as compared → its field, by the field's own name (which no alias overrides) or by an alias. */
+const HEADERS = new Map<string, { field: CanonicalField; by: 'name' | 'alias' }>(
+  CANONICAL_FIELDS.map((field) => [normalizeHeader(field), { field, by: 'name' }]),
+);
+for (const field of CANONICAL_FIELDS)
+  for (const n of COLUMN_ALIASES[field]?.split(', ').map(normalizeHeader) ?? [])
+    if (!HEADERS.has(n)) HEADERS.set(n, { field, by: 'alias' });
 
 /** The canonical field a header names, and whether by its own name or by an alias. */
-export function matchHeader(header: string): { field: CanonicalField; by: 'name' | 'alias' } | undefined {
-  const n = normalizeHeader(header);
-  const exact = EXACT.get(n);
-  if (exact) return { field: exact, by: 'name' };
-  const alias = ALIAS.get(n);
-  return alias ? { field: alias, by: 'alias' } : undefined;
-}
+export const matchHeader = (header: string) => HEADERS.get(normalizeHeader(header));
 
 /** A file's headers in order, made unique ("Notes", "Notes (2)") and never empty; the results reader names them alike. */
 export function uniqueColumns(rawHeaders: readonly string[]): string[] {

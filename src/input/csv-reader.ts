@@ -10,62 +10,56 @@ import { shapeRows, type SourceRecord } from './records.ts';
 import { MAX_RECORD_BYTES, MAX_RECORD_CELLS, mb } from './size-limits.ts';
 import type { BatchReader } from './reader.ts';
 
-export const csvReader: BatchReader = {
-  formatOf: (head) => (sniffKind(head) === 'csv' ? 'csv' : undefined),
-  async open({ file, head, encoding: given }) {
-    const csv = openCsv(file, head, given);
-    const { encoding, encodingDetectedBy, delimiter } = csv;
-    const shaped = await shapeRows(file, csv.records);
-    return { file, format: 'csv', encoding, encodingDetectedBy, delimiter, ...shaped, close: async () => csv.close() };
-  },
-};
-
 /** Bytes read at a time: csv-parse makes a chunk's records at once, so a small one keeps them young (not promoted). */
 const READ_CHUNK = 64 * 1024;
 
-/** Opens a CSV for streaming. Row numbers count records, not lines, as a spreadsheet shows them. */
-function openCsv(file: string, head: Buffer, encoding?: TextEncoding) {
-  const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
-  const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
-  let input: NodeJS.ReadableStream = fileStream;
-  if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
+export const csvReader: BatchReader = {
+  formatOf: (head) => (sniffKind(head) === 'csv' ? 'csv' : undefined),
+  /** Streams the CSV. Row numbers count records, not lines, as a spreadsheet shows them. */
+  async open({ file, head, encoding }) {
+    const { detected, delimiter, sepLineFirst } = csvLayout(head, encoding);
+    const fileStream = createReadStream(file, { start: detected.bomBytes, highWaterMark: READ_CHUNK });
+    let input: NodeJS.ReadableStream = fileStream;
+    if (detected.encoding !== 'utf-8') input = fileStream.pipe(iconv.decodeStream(detected.encoding, { stripBOM: true }));
 
-  const parser = parse({
-    delimiter,
-    bom: true,
-    relax_column_count: true,
-    relax_quotes: true,
-    skip_empty_lines: false,
-    record_delimiter: ['\r\n', '\n', '\r'],
-    from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
-    encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
-    max_record_size: MAX_RECORD_BYTES,
-    // past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by max_record_size
-    ignore_last_delimiters: MAX_RECORD_CELLS + 1,
-  });
-  fileStream.on('error', (e) => parser.destroy(e));
-  input.pipe(parser);
+    const parser = parse({
+      delimiter,
+      bom: true,
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: false,
+      record_delimiter: ['\r\n', '\n', '\r'],
+      from_line: sepLineFirst ? 2 : 1, // the "sep=;" line is not a record
+      encoding: detected.encoding === 'utf-8' ? 'utf8' : undefined,
+      max_record_size: MAX_RECORD_BYTES,
+      // past MAX_RECORD_CELLS cells, the delimiters are text of one last cell, counted by max_record_size
+      ignore_last_delimiters: MAX_RECORD_CELLS + 1,
+    });
+    fileStream.on('error', (e) => parser.destroy(e));
+    input.pipe(parser);
 
-  const close = () => {
-    fileStream.destroy();
-    parser.destroy();
-  };
-  const refusal = csvRefusals(file, delimiter);
-  async function* records(): AsyncGenerator<SourceRecord> {
-    let rowNumber = 0;
-    try {
-      for await (const values of parser as AsyncIterable<string[]>) {
-        if (values.length > MAX_RECORD_CELLS) throw refusal.tooWide(rowNumber + 1);
-        yield { rowNumber: ++rowNumber, values };
+    const close = async () => {
+      fileStream.destroy();
+      parser.destroy();
+    };
+    const refusal = csvRefusals(file, delimiter);
+    async function* records(): AsyncGenerator<SourceRecord> {
+      let rowNumber = 0;
+      try {
+        for await (const values of parser as AsyncIterable<string[]>) {
+          if (values.length > MAX_RECORD_CELLS) throw refusal.tooWide(rowNumber + 1);
+          yield { rowNumber: ++rowNumber, values };
+        }
+      } catch (e) {
+        throw refusal.of(e, rowNumber);
+      } finally {
+        await close();
       }
-    } catch (e) {
-      throw refusal.of(e, rowNumber);
-    } finally {
-      close();
     }
-  }
-  return { encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, records: records(), close };
-}
+    const shaped = await shapeRows(file, records());
+    return { file, format: 'csv', encoding: detected.encoding, encodingDetectedBy: detected.detectedBy, delimiter, ...shaped, close };
+  },
+};
 
 /** The encoding (given or detected), the delimiter, and whether an Excel "sep=;" line comes first. */
 export function csvLayout(head: Buffer, encoding?: TextEncoding) {

@@ -135,15 +135,11 @@ function xlsxBook(buf: Buffer, wb: XLSX.WorkBook, index: number, file: string): 
 const unescapeText = (s: string) =>
   s.replace(/_x([\da-fA-F]{4})_/g, (_, c: string) => String.fromCharCode(parseInt(c, 16))).replace(/\r\n/g, '\n');
 
+/** A `<c>` of the sheet's XML as read: where, its type `t` and style `s`, its `<v>`, its inline text, whether it has an `<f>`. */
+type XmlCell = Position & { t?: string; s?: string; v?: string; inline: string; formula: boolean };
+
 /** A cell of the sheet's XML as SheetJS makes it (its `t`, `v`, the format `z` and the text `w`); undefined when it holds nothing. */
-function xmlCell(
-  book: XlsxBook,
-  t: string | undefined,
-  style: string | undefined,
-  v: string | undefined,
-  inline: string,
-  formula: boolean,
-) {
+function xmlCell(book: XlsxBook, { t, s: style, v, inline, formula }: XmlCell) {
   const cell: Cell = { t: 'n' };
   if (t === undefined && v === undefined) {
     if (!formula) return undefined;
@@ -183,10 +179,7 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
   let row = 0; // 1-based, as in the XML
   let col = -1;
   let cells: (Cell | undefined)[] | undefined;
-  let cellAt: { r: number; c: number; t?: string; s?: string } | undefined;
-  let v: string | undefined;
-  let inline = '';
-  let formula = false;
+  let cellAt: XmlCell | undefined;
   let inText: 'v' | 't' | undefined;
   let phonetic = false;
   let inData = false;
@@ -215,20 +208,19 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
     } else if (name === 'c') {
       const at = a.r ? XLSX.utils.decode_cell(a.r) : { r: row - 1, c: col + 1 };
       col = at.c;
-      cellAt = { ...at, t: a.t, s: a.s };
-      [v, inline, formula] = [undefined, '', false];
+      cellAt = { ...at, t: a.t, s: a.s, inline: '', formula: false };
     } else if (name === 'v' || (name === 't' && !phonetic)) {
       inText = name;
-      if (name === 'v') v = '';
-    } else if (name === 'f') {
-      formula = true;
+      if (name === 'v' && cellAt) cellAt.v = '';
+    } else if (name === 'f' && cellAt) {
+      cellAt.formula = true;
     } else if (name === 'rPh') {
       phonetic = true;
     }
   });
   const onText = (text: string) => {
-    if (inText === 'v') v += text;
-    else if (inText === 't') inline += text;
+    if (inText === 'v' && cellAt) cellAt.v += text;
+    else if (inText === 't' && cellAt) cellAt.inline += text;
   };
   parser.on('text', onText);
   parser.on('cdata', onText);
@@ -238,7 +230,7 @@ async function* streamedRows(buf: Buffer, book: XlsxBook, file: string, sheet: {
     else if (name === 'rPh') phonetic = false;
     else if (name === 'sheetData') inData = false;
     else if (name === 'c' && cellAt) {
-      const cell = xmlCell(book, cellAt.t, cellAt.s, v, inline, formula);
+      const cell = xmlCell(book, cellAt);
       if (cell) {
         if (cells && cellAt.r !== rowOfCells) flush();
         rowOfCells = cellAt.r;

@@ -29,7 +29,7 @@ interface MappedRow {
   issues: XmlIssue[];
 }
 
-const first = (e: Elements, path: string): string => e.get(path)?.[0] ?? '';
+export const first = (e: Elements, path: string): string => e.get(path)?.[0] ?? '';
 const alpha3 = (a2: string): string => (a2 ? (countries.alpha2ToAlpha3(a2.toUpperCase()) ?? a2) : '');
 
 /** The clearing systems read from ClrSysMmbId (ExternalClearingSystemIdentification1Code; NIBSS is proprietary: the list has no Nigerian scheme). */

@@ -8,7 +8,7 @@ import { Dec } from '../money.ts';
 import { pain001VersionOf } from '../spec/iso20022.ts';
 import { CANONICAL_FIELDS, type CanonicalField } from './batch-columns.ts';
 import { InputError, type InputErrorCode } from './input-errors.ts';
-import { mapTransaction, PAIN001_CARRIED, type Elements } from './pain001-map.ts';
+import { first, mapTransaction, PAIN001_CARRIED, type Elements } from './pain001-map.ts';
 import type { RawRow } from './records.ts';
 import type { BatchReader } from './reader.ts';
 
@@ -88,9 +88,10 @@ async function* streamTransactions(
   let pmtIndex = 0;
   let txIndex = 0;
   let rowNumber = 0;
-  const group: Totals = { path: `${ROOT}/GrpHdr`, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) };
+  const totals = (path: string): Totals => ({ path, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) });
+  const group = totals(`${ROOT}/GrpHdr`);
   let block: Elements = new Map();
-  let blockTotals: Totals = { ...group };
+  let blockTotals = totals(group.path);
   let tx: Elements | undefined;
   const ready: (RawRow | { id: string; version: string })[] = [];
 
@@ -130,7 +131,7 @@ async function* streamTransactions(
       pmtIndex++;
       txIndex = 0;
       block = new Map();
-      blockTotals = { path: `${ROOT}/PmtInf[${pmtIndex}]`, nbOfTxs: '', ctrlSum: '', count: 0, sum: new Dec(0) };
+      blockTotals = totals(`${ROOT}/PmtInf[${pmtIndex}]`);
     }
     if (stack.length === 4 && name === 'CdtTrfTxInf' && stack[2] === 'PmtInf') {
       txIndex++;
@@ -155,13 +156,8 @@ async function* streamTransactions(
       headerSent = true;
       ready.push({ id: msgId, version });
     } else if (top === 'PmtInf' && tx && depth === 4) {
-      const { cells, elements, issues } = mapTransaction({
-        tx,
-        block,
-        txPath: `${blockTotals.path}/CdtTrfTxInf[${txIndex}]`,
-        blockPath: blockTotals.path,
-        documents,
-      });
+      const path = `${blockTotals.path}/CdtTrfTxInf[${txIndex}]`;
+      const { cells, elements, issues } = mapTransaction({ tx, block, txPath: path, blockPath: blockTotals.path, documents });
       const amount = safeDec(cells.sourceAmount ?? '') ?? new Dec(0);
       for (const t of [group, blockTotals]) {
         t.count++;
@@ -170,9 +166,7 @@ async function* streamTransactions(
       const due = first(block, 'ReqdExctnDt') || first(block, 'ReqdExctnDt/Dt') || first(block, 'ReqdExctnDt/DtTm');
       Object.assign(cells, { MsgId: msgId, MsgNmId: version, PmtInfId: first(block, 'PmtInfId'), InstrId: first(tx, 'PmtId/InstrId') });
       cells.ReqdExctnDt = due.slice(0, 10);
-      const path = `${blockTotals.path}/CdtTrfTxInf[${txIndex}]`;
-      const row: RawRow = { rowNumber: ++rowNumber, cells: cells, xml: { path, elements, issues } };
-      ready.push(row);
+      ready.push({ rowNumber: ++rowNumber, cells, xml: { path, elements, issues } });
       tx = undefined;
     } else if (top === 'PmtInf' && depth === 3) {
       check(blockTotals);
@@ -207,8 +201,6 @@ async function* streamTransactions(
     stream.destroy();
   }
 }
-
-const first = (e: Elements, path: string): string => e.get(path)?.[0] ?? '';
 
 /** A decimal of the file, or undefined when it is not one (validation names a bad amount; a bad CtrlSum never matches). */
 function safeDec(text: string): Dec | undefined {

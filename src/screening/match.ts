@@ -224,9 +224,9 @@ export function buildIndex(lists: ReadList[]) {
     }
   });
   index.deletions = deletionIndex(words);
-  index.byLength = postings({ length: index.longest + 1 }, (_, add) => words.forEach((w, id) => add(w.length, id)));
-  index.wordsOf = postings(wordsOf, (_, add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(name, w))));
-  index.namesOf = postings(words, (_, add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(w, name))));
+  index.byLength = postings({ length: index.longest + 1 }, (add) => words.forEach((w, id) => add(w.length, id)));
+  index.wordsOf = postings(wordsOf, (add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(name, w))));
+  index.namesOf = postings(words, (add) => wordsOf.forEach((ws, name) => ws.forEach((w) => add(w, name))));
   const { namesOf } = index;
   index.letters = Int32Array.from(index.names, (n) => n.letters);
   const common = (w: number) => namesOf.at[w + 1]! - namesOf.at[w]! > COMMON;
@@ -247,7 +247,7 @@ function deletionIndex(words: string[]): Postings {
   let total = 0;
   for (const w of words) if (w.length >= 4) total += variantCount(w.length, allowedEdits(w.length, w.length));
   const bits = Math.max(4, Math.ceil(Math.log2(total + 1)) - 1);
-  return postings({ length: 1 << bits }, (_, add) =>
+  return postings({ length: 1 << bits }, (add) =>
     words.forEach((w, id) => w.length >= 4 && variants(w, allowedEdits(w.length, w.length), (h) => add(h >>> (32 - bits), id))),
   );
 }
@@ -302,13 +302,13 @@ interface Postings {
 }
 const none: Postings = { at: new Int32Array(1), of: new Int32Array(0) };
 /** `keys.length` lists, filled by `each` (called twice: to count, then to fill) in the order it adds. */
-function postings(keys: { length: number }, each: (pass: number, add: (key: number, value: number) => void) => void): Postings {
+function postings(keys: { length: number }, each: (add: (key: number, value: number) => void) => void): Postings {
   const at = new Int32Array(keys.length + 1);
-  each(0, (k) => at[k + 1]!++);
+  each((k) => at[k + 1]!++);
   for (let k = 0; k < keys.length; k++) at[k + 1]! += at[k]!;
   const of = new Int32Array(at[keys.length]!);
   const next = at.slice(0, -1);
-  each(1, (k, v) => (of[next[k]!++] = v));
+  each((k, v) => (of[next[k]!++] = v));
   return { at, of };
 }
 

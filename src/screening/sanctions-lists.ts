@@ -66,10 +66,9 @@ export interface Entry {
   /** ISO codes (OpenSanctions, plain) or English names (OFAC, UN), as the list writes them. */
   countries: string[];
 }
-export interface ReadList {
-  info: ListInfo;
-  entries: Entry[];
-}
+
+/** A list read: what it is, and its entries. */
+export type ReadList = Awaited<ReturnType<typeof readList>>;
 
 /** OFAC's files name an absent value "-0-". */
 const ofacCell = (v: string | undefined) => (v === undefined || v.trim() === '-0-' ? '' : v.trim());
@@ -78,7 +77,7 @@ function entryOf(id: string, name: string, programme: string | undefined, more: 
 }
 const split = (v: string | undefined, sep = ';') => (v ?? '').split(sep).flatMap((s) => (s.trim() ? [s.trim()] : []));
 
-export async function readList(path: string): Promise<ReadList> {
+export async function readList(path: string) {
   const s = await stat(path).catch((e: NodeJS.ErrnoException) => unreadable(path, e));
   const file = s.isDirectory() ? join(path, 'sdn.csv') : path;
   const head = await readHead(file);

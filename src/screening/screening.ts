@@ -1,17 +1,12 @@
 // Screening payees against sanctions lists, offline (issue 42): read (sanctions-lists.ts), index and compare (match.ts).
-import { readList, ScreeningError, type Payee, type Thresholds, type Hit, type ListInfo } from './sanctions-lists.ts';
+import { readList, ScreeningError, type Payee, type Thresholds, type Hit } from './sanctions-lists.ts';
 import { buildIndex, screenPayee } from './match.ts';
 
 export * from './sanctions-lists.ts';
 export const DEFAULT_THRESHOLDS: Thresholds = { hit: 0.92, review: 0.85 };
 
-export interface Screener {
-  lists: ListInfo[];
-  screen(payee: Payee): Hit[];
-}
-
 /** Reads every list (an unreadable or unknown one throws, never counts as empty) and indexes their entries once. */
-export async function loadScreener(paths: string[], thresholds: Thresholds = DEFAULT_THRESHOLDS): Promise<Screener> {
+export async function loadScreener(paths: string[], thresholds: Thresholds = DEFAULT_THRESHOLDS) {
   if (!(thresholds.review > 0 && thresholds.review <= thresholds.hit && thresholds.hit <= 1))
     throw new ScreeningError(
       'THRESHOLDS',
@@ -20,5 +15,5 @@ export async function loadScreener(paths: string[], thresholds: Thresholds = DEF
   const read = [];
   for (const path of paths) read.push(await readList(path));
   const index = buildIndex(read);
-  return { lists: read.map((r) => r.info), screen: (payee) => screenPayee(index, payee, thresholds) };
+  return { lists: read.map((r) => r.info), screen: (payee: Payee): Hit[] => screenPayee(index, payee, thresholds) };
 }

@@ -74,44 +74,25 @@ export function methodFields(method: PayoutMethod): BeneficiaryColumn[] {
 
 /** The method's rules across fields, on the parsed beneficiary: one-of groups, the IBAN against the method and the UK account. */
 function checkBeneficiaryRules(method: PayoutMethod, b: Record<string, unknown>, ctx: z.RefinementCtx): void {
-  const issue = (path: string[], message: string, params: IssueParams) => ctx.addIssue({ code: 'custom', path, message, params });
+  const issue = (path: string[], message: string, expected: string, problem: ProblemCode = 'IBAN_MISMATCH') =>
+    ctx.addIssue({ code: 'custom', path, message, params: { problem, expected } satisfies IssueParams });
   const rule = METHOD_RULES[method];
   if (rule.oneOf && !rule.oneOf.some((group) => group.every((f) => b[f] !== undefined))) {
-    issue([], `${method} needs one of: ${rule.oneOf.map((g) => g.join(' and ')).join('; or ')}`, {
-      problem: 'MISSING_ONE_OF',
-      expected: rule.oneOf.map((g) => g.join(' + ')).join(' | '),
-    });
+    const expected = rule.oneOf.map((g) => g.join(' + ')).join(' | ');
+    issue([], `${method} needs one of: ${rule.oneOf.map((g) => g.join(' and ')).join('; or ')}`, expected, 'MISSING_ONE_OF');
   }
   const iban = typeof b.iban === 'string' ? b.iban : undefined;
   if (!iban) return;
-  if (method === 'SEPA' && !isSEPACountry(iban.slice(0, 2))) {
-    issue(['iban'], `SEPA reaches accounts in the SEPA area; ${iban.slice(0, 2)} is not in it`, {
-      problem: 'IBAN_MISMATCH',
-      expected: 'an IBAN of a SEPA country (or method SWIFT)',
-    });
-  }
+  const country = iban.slice(0, 2);
+  if (method === 'SEPA' && !isSEPACountry(country))
+    issue(['iban'], `SEPA reaches accounts in the SEPA area; ${country} is not in it`, 'an IBAN of a SEPA country (or method SWIFT)');
   if (method !== 'FASTER_PAYMENTS' && method !== 'BACS') return;
-  if (!iban.startsWith('GB')) {
-    issue(['iban'], `${method} pays UK accounts: the IBAN starts with GB, not ${iban.slice(0, 2)}`, {
-      problem: 'IBAN_MISMATCH',
-      expected: 'a GB IBAN',
-    });
-    return;
-  }
+  if (country !== 'GB') return issue(['iban'], `${method} pays UK accounts: the IBAN starts with GB, not ${country}`, 'a GB IBAN');
   const sortCode = iban.slice(8, 14);
-  const account = iban.slice(14, 22);
-  if (typeof b.sortCode === 'string' && b.sortCode !== sortCode) {
-    issue(['sortCode'], `the sort code differs from the one inside the IBAN (${sortCode})`, {
-      problem: 'IBAN_MISMATCH',
-      expected: `${sortCode}, as in the IBAN`,
-    });
-  }
-  if (typeof b.accountNumber === 'string' && b.accountNumber !== account) {
-    issue(['accountNumber'], 'the account number differs from the one inside the IBAN', {
-      problem: 'IBAN_MISMATCH',
-      expected: 'the 8 digits at the end of the IBAN',
-    });
-  }
+  if (typeof b.sortCode === 'string' && b.sortCode !== sortCode)
+    issue(['sortCode'], `the sort code differs from the one inside the IBAN (${sortCode})`, `${sortCode}, as in the IBAN`);
+  if (typeof b.accountNumber === 'string' && b.accountNumber !== iban.slice(14, 22))
+    issue(['accountNumber'], 'the account number differs from the one inside the IBAN', 'the 8 digits at the end of the IBAN');
 }
 
 export function requiredFields(method: PayoutMethod): BeneficiaryColumn[] {
