@@ -67,11 +67,9 @@ export class Lifecycle {
     const oldDetail = p.statusDetail;
     p.status = to;
     p.statusDetail = from === 'ADDITIONAL_INFO_REQUIRED' && to === 'PENDING' ? 'ADDITIONAL_INFO_UNDER_REVIEW' : undefined;
-    if (to === 'ADDITIONAL_INFO_REQUIRED') {
+    if (to === 'ADDITIONAL_INFO_REQUIRED')
       p.informationRequests = change.informationRequests?.length ? change.informationRequests : DEFAULT_INFORMATION_REQUESTS;
-    } else {
-      delete p.informationRequests;
-    }
+    else delete p.informationRequests;
     if (!p.statusDetail) delete p.statusDetail;
     if ((to === 'FAILED' || to === 'REJECTED') && change.reason) p.failureReason = change.reason;
     p.updatedAt = this.store.clock.iso();
