@@ -118,11 +118,6 @@ export function paginate<T, V>(
 }
 
 /** The business's records, newest first (they are kept in creation order), paged. */
-export function pageOf<T extends { businessId: string }, V>(
-  records: Iterable<T>,
-  req: Request,
-  view: (t: T) => V,
-  keep = (_: T) => true,
-): Page<V> {
-  return paginate([...records].filter((r) => r.businessId === req.business.id && keep(r)).reverse(), req.query, view);
+export function pageOf<T extends { businessId: string }, V>(records: Iterable<T>, req: Request, view: (t: T) => V): Page<V> {
+  return paginate([...records].filter((r) => r.businessId === req.business.id).reverse(), req.query, view);
 }
