@@ -5,17 +5,8 @@ import { PAIR_ROUTES } from './pairs.ts';
 import { PAYOUT_ROUTES } from './payouts.ts';
 import { SUBSCRIPTION_ROUTES } from './subscriptions.ts';
 import { SWAP_ROUTES } from './swaps.ts';
-import { UPLOAD_ROUTES } from './uploads.ts';
 
-const ROUTES = [
-  ...PAYOUT_ROUTES,
-  ...UPLOAD_ROUTES,
-  ...SWAP_ROUTES,
-  ...PAIR_ROUTES,
-  ...LIST_ROUTES,
-  ...SUBSCRIPTION_ROUTES,
-  ...CONTROL_ROUTES,
-];
+const ROUTES = [...PAYOUT_ROUTES, ...SWAP_ROUTES, ...PAIR_ROUTES, ...LIST_ROUTES, ...SUBSCRIPTION_ROUTES, ...CONTROL_ROUTES];
 
 const split = (p: string): string[] => p.split('/').filter(Boolean);
 const isParam = (segment: string): boolean => segment.startsWith(':');
