@@ -1,7 +1,7 @@
 // Corridors: the rate between two currencies for a business (spec §1.7, §4.9), a method's fee (§1.9),
 // conversion, pricing and the methods route's items; the routes are in routes/pairs.ts. All arithmetic is decimal.
 import { canonicalMethod, type PayoutMethod } from '../spec/codes.ts';
-import type { QuoteRequest } from '../spec/schemas.ts';
+import type { MethodsQuery, QuoteRequest } from '../spec/schemas.ts';
 import { Dec, minorUnits, roundTo, toApi } from '../money.ts';
 import { apiError, checkFields, validationError } from './http.ts';
 import {
@@ -9,9 +9,7 @@ import {
   FIELDS,
   METHOD_FIELDS,
   OPTIONAL_FOR_EVERY_METHOD,
-  TOP_LEVEL_OPTIONAL,
   corridorMethods,
-  fieldType,
   groupName,
   publishedRow,
   type PublishedRow,
@@ -137,25 +135,22 @@ export function quoteView(p: ReturnType<typeof price>, { sourceCurrency, destina
   };
 }
 
+/** Spec §2 Payment method: "Each field descriptor has a type (string, email, phone, number)"; email and phone have their own. */
 function descriptor(name: string, required: boolean) {
   const hint = FIELDS[name]?.validation;
-  return { name, type: fieldType(name), required, ...(hint ? { validation: hint } : {}) };
+  const type = name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string';
+  return { name, type, required, ...(hint ? { validation: hint } : {}) };
 }
 type FieldDescriptor = ReturnType<typeof descriptor>;
 
 /**
- * One item of the methods route. Readings: fee in the source currency (SWIFT's first band, with `bands`);
- * requiredFields: the always required, the method's, then one `oneOf` group named as MISSING_REQUIRED_FIELDS
- * names it; optionalFields add countryCode and remitterAddress (spec §2 Payment method).
+ * One item of the methods route, for a method `corridorMethods` offers. Readings: fee in the source currency
+ * (SWIFT's first band, with `bands`); requiredFields: the always required, the method's, then one `oneOf`
+ * group named as MISSING_REQUIRED_FIELDS names it; optionalFields add countryCode and remitterAddress (spec §2 Payment method).
  */
-export function methodView(
-  method: PayoutMethod,
-  row: PublishedRow,
-  corridor: UsableCorridor,
-  sourceCurrency: string,
-  destinationCurrency: string,
-) {
+export function methodView(method: PayoutMethod, q: MethodsQuery, corridor: UsableCorridor) {
   const rule = METHOD_FIELDS[method];
+  const row = publishedRow(method, q.destinationCurrency, q.destinationCountryCode)!;
   const required: (FieldDescriptor | { name: string; required: boolean; oneOf: FieldDescriptor[][] })[] = [
     ...ALWAYS_REQUIRED,
     ...rule.required,
@@ -163,23 +158,19 @@ export function methodView(
   if (rule.oneOf) {
     required.push({ name: groupName(rule.oneOf), required: true, oneOf: rule.oneOf.map((g) => g.map((f) => descriptor(f, true))) });
   }
-  const fee =
-    row.fee.kind === 'flat'
-      ? { currency: sourceCurrency, amount: toApi(feeFor(corridor, row, new Dec(0), sourceCurrency, destinationCurrency)) }
-      : {
-          currency: sourceCurrency,
-          amount: toApi(new Dec(row.fee.bands[0]?.amount ?? 0)),
-          bands: row.fee.bands.map((b) => ({
-            below: b.below === null ? null : toApi(new Dec(b.below)),
-            amount: toApi(new Dec(b.amount)),
-          })),
-        };
+  const { bands } = row.fee.kind === 'bands' ? row.fee : { bands: undefined };
   return {
     code: method,
     name: rule.name,
     settlement: row.settlement.text,
-    fee,
+    fee: {
+      currency: q.sourceCurrency,
+      amount: toApi(feeFor(corridor, row, new Dec(0), q.sourceCurrency, q.destinationCurrency)),
+      ...(bands
+        ? { bands: bands.map((b) => ({ below: b.below === null ? null : toApi(new Dec(b.below)), amount: toApi(new Dec(b.amount)) })) }
+        : {}),
+    },
     requiredFields: required,
-    optionalFields: [...rule.optional, ...OPTIONAL_FOR_EVERY_METHOD, ...TOP_LEVEL_OPTIONAL].map((f) => descriptor(f, false)),
+    optionalFields: [...rule.optional, ...OPTIONAL_FOR_EVERY_METHOD].map((f) => descriptor(f, false)),
   };
 }

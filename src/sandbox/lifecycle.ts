@@ -41,7 +41,7 @@ function statusChanged(r: PayoutRec | SwapRec, from: PayoutStatus, change: Statu
 }
 
 /** The timed walk (autoAdvance): from a status (or a new swap) the next, after which delay, and why. */
-export const AUTO_STEPS = {
+const AUTO_STEPS = {
   PENDING: { to: 'PROCESSING', after: 'toProcessingMs', reason: 'Approved and processing' },
   PROCESSING: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Funds sent' },
   swap: { to: 'SUCCESSFUL', after: 'toSuccessfulMs', reason: 'Swap confirmed' },
@@ -67,11 +67,9 @@ export class Lifecycle {
     const oldDetail = p.statusDetail;
     p.status = to;
     p.statusDetail = from === 'ADDITIONAL_INFO_REQUIRED' && to === 'PENDING' ? 'ADDITIONAL_INFO_UNDER_REVIEW' : undefined;
-    if (to === 'ADDITIONAL_INFO_REQUIRED') {
+    if (to === 'ADDITIONAL_INFO_REQUIRED')
       p.informationRequests = change.informationRequests?.length ? change.informationRequests : DEFAULT_INFORMATION_REQUESTS;
-    } else {
-      delete p.informationRequests;
-    }
+    else delete p.informationRequests;
     if (!p.statusDetail) delete p.statusDetail;
     if ((to === 'FAILED' || to === 'REJECTED') && change.reason) p.failureReason = change.reason;
     p.updatedAt = this.store.clock.iso();
@@ -123,6 +121,27 @@ export class Lifecycle {
   scheduleNext(p: PayoutRec): void {
     if (p.status === 'PENDING' || p.status === 'PROCESSING')
       this.advanceLater(p, AUTO_STEPS[p.status], (to, c) => this.changePayout(p, to, c));
+  }
+
+  /** After a restore: the timed steps that fell due meanwhile are taken now. */
+  catchUp(): void {
+    const delays = this.autoAdvance;
+    if (!delays) return;
+    const now = this.store.clock.now();
+    for (const p of this.store.payouts.values()) {
+      let due = Date.parse(p.updatedAt);
+      let moved = false;
+      const next = () => (p.status === 'PENDING' || p.status === 'PROCESSING' ? AUTO_STEPS[p.status] : undefined);
+      for (let step = next(); step && !p.statusDetail && (due += delays[step.after]) <= now; step = next()) {
+        this.changePayout(p, step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
+        moved = true;
+      }
+      // A move schedules the next step; a payout not yet due waits a whole delay from now.
+      if (!moved) this.scheduleNext(p);
+    }
+    for (const s of this.store.swaps.values())
+      if (s.status === 'PROCESSING' && Date.parse(s.updatedAt) + delays.toSuccessfulMs <= now)
+        this.changeSwap(s, 'SUCCESSFUL', { changedBy: 'sandbox-auto-advance', reason: AUTO_STEPS.swap.reason });
   }
 
   private advanceLater(r: PayoutRec | SwapRec, step: AutoStep, change: (to: AutoStep['to'], c: StatusChange) => void): void {

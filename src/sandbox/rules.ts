@@ -6,11 +6,11 @@ import type { PayoutMethod } from '../spec/codes.ts';
 /** Spec §4.2: "Only accountName and accountCurrency are always required" / "AccountCurrency is required for every method". */
 export const ALWAYS_REQUIRED = ['accountName', 'accountCurrency'] as const;
 
-/** Spec §2 Beneficiary: "If countryCode is omitted it is derived from destinationCountryCode", so optional everywhere. */
-export const OPTIONAL_FOR_EVERY_METHOD = ['countryCode'] as const;
-
-/** Spec §2 Payment method: "remitterAddress is top-level on initiate and optional for all methods". */
-export const TOP_LEVEL_OPTIONAL = ['remitterAddress'] as const;
+/**
+ * Spec §2 Beneficiary: "If countryCode is omitted it is derived from destinationCountryCode", so optional everywhere;
+ * Payment method: "remitterAddress is top-level on initiate and optional for all methods".
+ */
+export const OPTIONAL_FOR_EVERY_METHOD = ['countryCode', 'remitterAddress'] as const;
 
 /** Spec §1.9 settlement as written, with the hours it spans. */
 export interface Settlement {
@@ -141,10 +141,6 @@ export const FIELDS: Partial<Record<string, { description: string; validation?: 
   },
   remitterAddress: { description: 'Address of the payer when it is not the onboarded business (top-level on initiate)' },
 };
-
-/** Spec §2 Payment method: "Each field descriptor has a type (string, email, phone, number)"; email and phone have their own. */
-export const fieldType = (name: string): 'string' | 'email' | 'phone' =>
-  name === 'email' ? 'email' : name === 'phoneNumber' ? 'phone' : 'string';
 
 /** Spec §1.9 overview per source currency; reading: HKD added from the table's "HKD to Hong Kong | FPS" row. */
 const OVERVIEW: Record<string, { destinations: string[]; methods: PayoutMethod[] }> = {

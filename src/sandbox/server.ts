@@ -31,8 +31,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<{ buf: Buffer; s
       else chunks = [];
     });
     req.on('end', () => resolve({ buf: Buffer.concat(chunks), size, aborted: false }));
-    req.on('error', () => resolve({ buf: Buffer.alloc(0), size, aborted: true }));
-    req.on('aborted', () => resolve({ buf: Buffer.alloc(0), size, aborted: true }));
+    for (const event of ['error', 'aborted']) req.on(event, () => resolve({ buf: Buffer.alloc(0), size, aborted: true }));
   });
 }
 

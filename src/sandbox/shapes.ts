@@ -71,16 +71,12 @@ function variantFee(m: PaymentMethod): unknown {
   if (!m.fee.bands) return { amount: amountOf(m.fee.amount, currency), currency, type: 'FLAT' };
   // Bands {below (exclusive), amount} as tiers {min, max (inclusive, one minor unit under the next band)}.
   const unit = new Dec(10).pow(-(minorUnits(currency) ?? 2));
-  let min = new Dec(0);
-  const tiers = m.fee.bands.map((b) => {
-    const tier = {
-      min: amountOf(min.toFixed(), currency),
-      max: b.below === null ? null : amountOf(new Dec(b.below).minus(unit).toFixed(), currency),
-      amount: amountOf(b.amount, currency),
-    };
-    if (b.below !== null) min = new Dec(b.below);
-    return tier;
-  });
+  const { bands } = m.fee;
+  const tiers = bands.map((b, i) => ({
+    min: amountOf(bands[i - 1]?.below ?? 0, currency),
+    max: b.below === null ? null : amountOf(new Dec(b.below).minus(unit).toFixed(), currency),
+    amount: amountOf(b.amount, currency),
+  }));
   return { type: 'TIERED', currency, tiers };
 }
 

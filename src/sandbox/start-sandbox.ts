@@ -14,7 +14,7 @@ import type { FaultConfig, RequestLogEntry, SandboxOptions, SandboxState } from 
 import type { Sandbox } from './context.ts';
 import { Faults } from './faults.ts';
 import { IdempotencyStore } from './idempotency.ts';
-import { AUTO_STEPS, Lifecycle } from './lifecycle.ts';
+import { Lifecycle } from './lifecycle.ts';
 import { Limits } from './rate-limits.ts';
 import { defaultSeed, parseSeed } from './seed.ts';
 import { variantEvent } from './shapes.ts';
@@ -64,7 +64,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
     requestLog: () => log.filter((e) => e.status >= 0).map((e) => ({ ...e })),
   };
 
-  if (options.state) restoreState(sb, options.state, options.autoAdvance ?? false);
+  if (options.state) restoreState(sb, options.state);
 
   const propagatingKeys = new Set(options.propagatingKeys);
   const server: Server = createServer(requestHandler({ sb, propagatingKeys, log, onRequest: options.onRequest }));
@@ -131,7 +131,7 @@ const decs = <T>(r: Record<string, unknown>, fields: string[]): T =>
 const MOVED = ['sourceAmount', 'destinationAmount', 'exchangeRate'];
 
 /** Into a sandbox just built from the same seed; with `autoAdvance`, the steps that fell due meanwhile are taken now. */
-export function restoreState(sb: Sandbox, state: SandboxState, autoAdvance: SandboxOptions['autoAdvance']): void {
+export function restoreState(sb: Sandbox, state: SandboxState): void {
   const { store, storage, idempotency } = sb;
   for (const w of state.wallets) {
     const wallet = store.wallets.get(w.walletId);
@@ -152,23 +152,5 @@ export function restoreState(sb: Sandbox, state: SandboxState, autoAdvance: Sand
     storage.byDocument.set(d.documentToken, f);
   }
   for (const h of state.hosts) storage.formerHosts.add(h);
-  if (autoAdvance) catchUp(sb, autoAdvance);
-}
-
-function catchUp(sb: Sandbox, delays: Exclude<SandboxOptions['autoAdvance'], false | undefined>): void {
-  const now = sb.clock.now();
-  for (const p of sb.store.payouts.values()) {
-    let due = Date.parse(p.updatedAt);
-    let moved = false;
-    const next = () => (p.status === 'PENDING' || p.status === 'PROCESSING' ? AUTO_STEPS[p.status] : undefined);
-    for (let step = next(); step && !p.statusDetail && (due += delays[step.after]) <= now; step = next()) {
-      sb.lifecycle.changePayout(p, step.to, { changedBy: 'sandbox-auto-advance', reason: step.reason });
-      moved = true;
-    }
-    // A move schedules the next step; a payout not yet due waits a whole delay from now.
-    if (!moved) sb.lifecycle.scheduleNext(p);
-  }
-  for (const s of sb.store.swaps.values())
-    if (s.status === 'PROCESSING' && Date.parse(s.updatedAt) + delays.toSuccessfulMs <= now)
-      sb.lifecycle.changeSwap(s, 'SUCCESSFUL', { changedBy: 'sandbox-auto-advance', reason: AUTO_STEPS.swap.reason });
+  sb.lifecycle.catchUp();
 }

@@ -88,12 +88,8 @@ export class Storage {
 
   /** The uploaded file behind a documentUrl issued to this business; otherwise why not. */
   resolve(documentUrl: string, businessId: string): StoredFile | string {
-    let u: URL;
-    try {
-      u = new URL(documentUrl);
-    } catch {
-      return 'is not a URL';
-    }
+    if (!URL.canParse(documentUrl)) return 'is not a URL';
+    const u = new URL(documentUrl);
     const base = new URL(this.baseUrl());
     const token = u.pathname.startsWith(DOCUMENT_PATH) ? u.pathname.slice(DOCUMENT_PATH.length).split('/')[0] : undefined;
     const f = (u.host === base.host || this.formerHosts.has(u.host)) && token ? this.byDocument.get(token) : undefined;

@@ -106,23 +106,17 @@ export function paginate<T, V>(
   view: (t: T) => V,
   defaults: { limit: number; max: number } = { limit: 20, max: 100 },
 ): Page<V> {
-  const raw = { page: query.get('page') ?? undefined, limit: query.get('limit') ?? undefined };
   const schema = z.object({
     page: z.coerce.number().int().min(1).default(1),
     limit: z.coerce.number().int().min(1).max(defaults.max).default(defaults.limit),
   });
-  const q = parseWith(schema, raw);
+  const q = parseWith(schema, { page: query.get('page') ?? undefined, limit: query.get('limit') ?? undefined });
   const start = (q.page - 1) * q.limit;
   const data = items.slice(start, start + q.limit).map(view);
   return { data, meta: { total: items.length, page: q.page, limit: q.limit, size: data.length } };
 }
 
 /** The business's records, newest first (they are kept in creation order), paged. */
-export function pageOf<T extends { businessId: string }, V>(
-  records: Iterable<T>,
-  req: Request,
-  view: (t: T) => V,
-  keep = (_: T) => true,
-): Page<V> {
-  return paginate([...records].filter((r) => r.businessId === req.business.id && keep(r)).reverse(), req.query, view);
+export function pageOf<T extends { businessId: string }, V>(records: Iterable<T>, req: Request, view: (t: T) => V): Page<V> {
+  return paginate([...records].filter((r) => r.businessId === req.business.id).reverse(), req.query, view);
 }

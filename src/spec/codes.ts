@@ -52,8 +52,7 @@ export function canonicalMethod(raw: string): PayoutMethod | undefined {
     .trim()
     .toUpperCase()
     .replace(/[\s-]+/g, '_');
-  const aliased = METHOD_ALIASES[up] ?? up;
-  return (PAYOUT_METHODS as readonly string[]).includes(aliased) ? (aliased as PayoutMethod) : undefined;
+  return PayoutMethod.safeParse(METHOD_ALIASES[up] ?? up).data;
 }
 
 /**

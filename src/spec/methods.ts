@@ -24,59 +24,49 @@ const SEPA_COUNTRIES = (
   'LTU LUX MLT MCO NLD NOR POL PRT ROU SMR SVK SVN ESP SWE CHE GBR AND VAT'
 ).split(' ');
 
+/** Rules name only what a method has: no required (or optional) field is an empty list. */
+const rule = (r: Partial<MethodRule>): MethodRule => ({ required: [], optional: [], ...r });
+
 /** WIRE and CHINA_WIRE have no required fields in the spec ("not shown"): the usual domestic wire details. */
 export const METHOD_RULES: Record<PayoutMethod, MethodRule> = {
-  ALIPAY: { required: ['alipayId'], optional: [], destinationCurrencies: ['CNY'], destinationCountries: ['CHN'] },
-  WECHAT: {
-    required: [],
-    oneOf: [['openId'], ['wechatUserId']],
-    optional: [],
-    destinationCurrencies: ['CNY'],
-    destinationCountries: ['CHN'],
-  },
-  SEPA: {
+  ALIPAY: rule({ required: ['alipayId'], destinationCurrencies: ['CNY'], destinationCountries: ['CHN'] }),
+  WECHAT: rule({ oneOf: [['openId'], ['wechatUserId']], destinationCurrencies: ['CNY'], destinationCountries: ['CHN'] }),
+  SEPA: rule({
     required: ['iban'],
     optional: ['swiftCode', 'address', 'city', 'postCode'],
     destinationCurrencies: ['EUR'],
     destinationCountries: SEPA_COUNTRIES,
-  },
-  SWIFT: {
+  }),
+  SWIFT: rule({
     required: ['accountNumber', 'swiftCode', 'bankName', 'beneficiaryCountry'],
     optional: ['iban', 'intermediarySwift', 'address', 'city', 'postCode'],
-  },
-  ACH: {
+  }),
+  ACH: rule({
     required: ['routingNumber', 'accountNumber', 'accountType'],
     optional: ['bankName'],
     destinationCurrencies: ['USD'],
     destinationCountries: ['USA'],
-  },
-  WIRE: {
+  }),
+  WIRE: rule({
     required: ['routingNumber', 'accountNumber', 'bankName'],
     optional: ['address', 'city', 'postCode'],
     destinationCurrencies: ['USD'],
     destinationCountries: ['USA'],
-  },
-  NIP: { required: ['accountNumber', 'bankCode'], optional: [], destinationCurrencies: ['NGN'], destinationCountries: ['NGA'] },
-  CHINA_WIRE: {
+  }),
+  NIP: rule({ required: ['accountNumber', 'bankCode'], destinationCurrencies: ['NGN'], destinationCountries: ['NGA'] }),
+  CHINA_WIRE: rule({
     required: ['accountNumber', 'bankName'],
     optional: ['swiftCode', 'bankCode', 'address', 'city'],
     destinationCurrencies: ['CNY', 'USD'],
     destinationCountries: ['CHN'],
-  },
-  HK_FPS: {
-    required: [],
+  }),
+  HK_FPS: rule({
     oneOf: [['fpsId'], ['phoneNumber'], ['email'], ['accountNumber', 'bankCode']],
-    optional: [],
     destinationCurrencies: ['HKD', 'USD'],
     destinationCountries: ['HKG'],
-  },
-  FASTER_PAYMENTS: {
-    required: ['sortCode', 'accountNumber', 'iban'],
-    optional: [],
-    destinationCurrencies: ['GBP'],
-    destinationCountries: ['GBR'],
-  },
-  BACS: { required: ['sortCode', 'accountNumber', 'iban'], optional: [], destinationCurrencies: ['GBP'], destinationCountries: ['GBR'] },
+  }),
+  FASTER_PAYMENTS: rule({ required: ['sortCode', 'accountNumber', 'iban'], destinationCurrencies: ['GBP'], destinationCountries: ['GBR'] }),
+  BACS: rule({ required: ['sortCode', 'accountNumber', 'iban'], destinationCurrencies: ['GBP'], destinationCountries: ['GBR'] }),
 };
 
 /** Spec §1.9 overview plus the fee table's HKD/HK FPS row. "And more" after NGN is not a list: outside it, the validator only warns. */

@@ -13,6 +13,7 @@ const decimalInput = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/)]).tr
 const SwapStatusBody = z.object({ status: SwapStatus, reason: z.string().optional(), changedBy: z.string().optional() });
 const PayoutStatusBody = SwapStatusBody.extend({ status: PayoutStatus, informationRequests: z.array(InformationRequest).optional() });
 const CreditBody = z.object({ amount: decimalInput, narration: z.string().optional(), reference: z.string().optional() });
+const RateBody = z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), 'a rate above 0') });
 
 export const CONTROL_ROUTES = [
   /** One move of the state table; 409 INVALID_TRANSITION otherwise. */
@@ -38,17 +39,12 @@ export const CONTROL_ROUTES = [
     return ok({ wallet: walletView(w), transactionId: tx.id, balanceAfter: toApi(tx.balanceAfter) });
   }),
   /** Moves the live rate (spec §1.11: rates are not locked). */
-  control(
-    'PUT',
-    'pairs/:currencyPairId/rate',
-    z.object({ rate: decimalInput.refine((d) => d.greaterThan(0), 'a rate above 0') }),
-    (sb, req, body) => {
-      const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
-      if (!pair) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
-      pair.rate = body.rate.toSignificantDigits(12);
-      return ok(pairView(pair));
-    },
-  ),
+  control('PUT', 'pairs/:currencyPairId/rate', RateBody, (sb, req, body) => {
+    const pair = sb.store.pairs.get(req.params.currencyPairId ?? '');
+    if (!pair) return notFound('CURRENCY_PAIR_NOT_FOUND', 'Currency pair');
+    pair.rate = body.rate.toSignificantDigits(12);
+    return ok(pairView(pair));
+  }),
   control('GET', 'faults', null, (sb) => ok(sb.faults.get())),
   control('PUT', 'faults', null, (sb, req) => {
     try {

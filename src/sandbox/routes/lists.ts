@@ -26,7 +26,8 @@ export const LIST_ROUTES = [
   /** Spec §4.15. Readings: paged as payouts, newest first; filter[payoutRef] keeps that reference's movements. */
   route('transactions', 'GET', TRANSACTIONS_PATH, null, (sb, req) => {
     const ref = req.query.get('filter[payoutRef]');
-    const page = pageOf(sb.store.transactions, req, transactionView, (t) => ref === null || t.reference === ref);
+    const kept = sb.store.transactions.filter((t) => ref === null || t.reference === ref);
+    const page = pageOf(kept, req, transactionView);
     return ok({ statusCode: 200, message: 'Transactions retrieved successfully', ...page });
   }),
 ];

@@ -5,7 +5,7 @@ import { toApi } from '../../money.ts';
 import { route } from '../context.ts';
 import { methodView, refuseProhibited, reportedRate, usableCorridor } from '../corridors.ts';
 import { apiError, notFound, ok, parseWith } from '../http.ts';
-import { corridorMethods, publishedRow } from '../rules.ts';
+import { corridorMethods } from '../rules.ts';
 import { pairView } from '../views.ts';
 
 export const PAIR_ROUTES = [
@@ -39,9 +39,7 @@ export const PAIR_ROUTES = [
     return ok({
       corridor: q,
       rate: { rate: toApi(reportedRate(corridor)) },
-      methods: corridorMethods(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) =>
-        methodView(m, publishedRow(m, q.destinationCurrency, q.destinationCountryCode)!, corridor, q.sourceCurrency, q.destinationCurrency),
-      ),
+      methods: corridorMethods(q.sourceCurrency, q.destinationCurrency, q.destinationCountryCode).map((m) => methodView(m, q, corridor)),
     });
   }),
 ];

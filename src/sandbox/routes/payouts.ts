@@ -1,13 +1,22 @@
-// Spec §4.1-4.5: quote, initiate, get payout, list payouts, PATCH documents.
+// Spec §4.1-4.6: quote, initiate, get payout, list payouts, PATCH documents, and the uploads: upload-url, the PUT
+// to object storage, the owner's GET (readings in ../storage.ts).
 import { z } from 'zod';
 import { isFinalStatus, MAX_DOCUMENTS_PER_PAYOUT } from '../../spec/codes.ts';
-import { Beneficiary, DocumentsPatchRequest, InitiateRequest, QuoteRequest, type FieldError } from '../../spec/schemas.ts';
-import { PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
+import {
+  Beneficiary,
+  DocumentsPatchRequest,
+  InitiateRequest,
+  QuoteRequest,
+  UploadUrlRequest,
+  type FieldError,
+} from '../../spec/schemas.ts';
+import { API_KEY_HEADER, PAYOUTS_PREFIX as P } from '../../spec/endpoints.ts';
 import { newId, newRef } from '../ids.ts';
 import { price, quoteView, refuseProhibited } from '../corridors.ts';
 import { missingFields } from '../rules.ts';
-import { creating, route, type Sandbox } from '../context.ts';
-import { apiError, checkFields, notFound, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
+import { creating, define, route, type Sandbox } from '../context.ts';
+import { apiError, checkFields, header, notFound, ok, parseWith, type Reply, type Request, validationError } from '../http.ts';
+import { DOCUMENT_PATH, UPLOAD_PATH, filenameProblem } from '../storage.ts';
 import type { PayoutRec } from '../store.ts';
 import { pageOf, payoutListItem, payoutView } from '../views.ts';
 
@@ -133,4 +142,16 @@ export const PAYOUT_ROUTES = [
   route('getPayout', 'GET', `${P}/:id`, null, (sb, req) => ok(payoutView(payoutOf(sb, req)))),
   route('listPayouts', 'GET', P, null, (sb, req) => ok(pageOf(sb.store.payouts.values(), req, payoutListItem))),
   route('patchDocuments', 'PATCH', `${P}/:id/documents`, DocumentsPatchRequest, patchDocuments),
+  /** Reading: 200 (nothing is created at the service yet). */
+  route('uploadUrl', 'POST', `${P}/documents/upload-url`, UploadUrlRequest, (sb, req, body) => {
+    checkFields({ filename: filenameProblem(body.filename, body.contentType) });
+    return ok(sb.storage.issue(req.business.id, body.filename, body.contentType));
+  }),
+  define('storage', 'storagePut', 'PUT', `${UPLOAD_PATH}:token`, null, (sb, req) =>
+    sb.storage.put(req.params.token ?? '', header(req.headers, 'content-type'), req.rawBody, req.bodySize),
+  ),
+  define('storage', 'storageGet', 'GET', `${DOCUMENT_PATH}:token/:filename`, null, (sb, req) => {
+    const key = header(req.headers, API_KEY_HEADER);
+    return sb.storage.get(req.params.token ?? '', key ? sb.store.businessByKey.get(key)?.id : undefined);
+  }),
 ];

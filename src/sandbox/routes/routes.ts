@@ -5,46 +5,28 @@ import { PAIR_ROUTES } from './pairs.ts';
 import { PAYOUT_ROUTES } from './payouts.ts';
 import { SUBSCRIPTION_ROUTES } from './subscriptions.ts';
 import { SWAP_ROUTES } from './swaps.ts';
-import { UPLOAD_ROUTES } from './uploads.ts';
 
-const ROUTES = [
-  ...PAYOUT_ROUTES,
-  ...UPLOAD_ROUTES,
-  ...SWAP_ROUTES,
-  ...PAIR_ROUTES,
-  ...LIST_ROUTES,
-  ...SUBSCRIPTION_ROUTES,
-  ...CONTROL_ROUTES,
-];
-
-/** Static paths before parameterised ones (a stable sort): GET {payouts}/swaps is never GET {payouts}/{id}. */
-const BY_PARAMS = [...ROUTES].sort((a, b) => a.pattern.split(':').length - b.pattern.split(':').length);
+const ROUTES = [...PAYOUT_ROUTES, ...SWAP_ROUTES, ...PAIR_ROUTES, ...LIST_ROUTES, ...SUBSCRIPTION_ROUTES, ...CONTROL_ROUTES];
 
 const split = (p: string): string[] => p.split('/').filter(Boolean);
+const isParam = (segment: string): boolean => segment.startsWith(':');
+
+/** Static paths before parameterised ones (a stable sort): GET {payouts}/swaps is never GET {payouts}/{id}. */
+const BY_PARAMS = [...ROUTES]
+  .sort((a, b) => a.pattern.split(':').length - b.pattern.split(':').length)
+  .map((route) => ({ route, pattern: split(route.pattern) }));
 
 export function matchRoute(method: string, path: string) {
   const segments = split(path);
-  for (const route of BY_PARAMS) {
-    if (route.method !== method) continue;
-    const params = matchPattern(split(route.pattern), segments);
-    if (params) return { route, params };
+  for (const { route, pattern } of BY_PARAMS) {
+    if (route.method !== method || pattern.length !== segments.length) continue;
+    if (!pattern.every((p, i) => isParam(p) || p === segments[i])) continue;
+    try {
+      const params = pattern.flatMap((p, i) => (isParam(p) ? [[p.slice(1), decodeURIComponent(segments[i]!)]] : []));
+      return { route, params: Object.fromEntries(params) as Record<string, string> };
+    } catch {
+      // a malformed %-escape in a parameter: this route does not match
+    }
   }
   return undefined;
-}
-
-function matchPattern(pattern: string[], segments: string[]): Record<string, string> | undefined {
-  if (pattern.length !== segments.length) return undefined;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i]!;
-    const s = segments[i]!;
-    if (p.startsWith(':')) {
-      try {
-        params[p.slice(1)] = decodeURIComponent(s);
-      } catch {
-        return undefined;
-      }
-    } else if (p !== s) return undefined;
-  }
-  return params;
 }
