@@ -49,6 +49,9 @@ const orElse = <T extends z.ZodType, F>(schema: T, fallback: F) =>
       return r.success ? r.data : fallback;
     });
 
+/** `v` read with `schema`, else undefined: a field only shown when it is readable. */
+const lenient = <T extends z.ZodType>(schema: T) => orElse(schema, undefined);
+
 /** Spec §4.4 meta, all of it optional. */
 const PageMeta = z.looseObject({ total: maybe(count), page: maybe(count), limit: maybe(count), size: maybe(count) });
 
@@ -83,7 +86,7 @@ export const InformationRequestAnswer = z.looseObject({
   description: maybe(text),
   section: maybe(text),
   // spec §2 "options: allowed values": text, a number or {value, label}; an unreadable list is left out
-  options: orElse(z.array(OptionAnswer), undefined),
+  options: lenient(z.array(OptionAnswer)),
   rejectionReason: maybe(text),
 });
 export type InformationRequestAnswer = z.output<typeof InformationRequestAnswer>;
@@ -197,7 +200,7 @@ export const CurrencyPairAnswer = renamed(
       baseCurrency: currencyCode,
       quoteCurrency: currencyCode,
       // "a rate field" (spec §2): one we cannot read ({buy, sell}) is unknown; no money is computed from it
-      rate: orElse(amount, undefined),
+      rate: lenient(amount),
       ...PairState,
     })
     .transform(({ enabled, status, ...rest }) => ({ ...rest, enabled: isOn({ enabled, status }) })),
@@ -305,7 +308,7 @@ export const PaymentMethodAnswer = renamed(
       code: maybe(text),
       settlement: SettlementAnswer,
       fee: orElse(MethodFeeAnswer, UNKNOWN_FEE),
-      requiredFields: orElse(FieldListAnswer, undefined),
+      requiredFields: lenient(FieldListAnswer),
     })
     .refine((m) => !!m.code, 'a method code')
     .transform((m) => ({ ...m, code: m.code!.toUpperCase() })),
@@ -324,8 +327,8 @@ export const MethodsAnswer = z.preprocess(
     .looseObject({
       corridor: z.unknown().optional(),
       // only feeds an estimate: unreadable is unknown, not fatal
-      rate: orElse(z.union([amount, z.looseObject({ rate: maybe(amount) })]), undefined),
-      exchangeRate: orElse(amount, undefined),
+      rate: lenient(z.union([amount, z.looseObject({ rate: maybe(amount) })])),
+      exchangeRate: lenient(amount),
       methods: z.array(PaymentMethodAnswer),
     })
     .transform(({ rate, exchangeRate, ...r }) => ({
@@ -341,17 +344,16 @@ export const WalletAnswer = renamed(
     .looseObject({
       walletId: maybe(ident),
       currency: text,
-      balance: orElse(
+      balance: lenient(
         z.union([
           amount,
           z
             .looseObject({ available: maybe(amount), availableBalance: maybe(amount), amount: maybe(amount) })
             .transform((b) => b.available ?? b.availableBalance ?? b.amount),
         ]),
-        undefined,
       ),
-      availableBalance: orElse(amount, undefined),
-      available: orElse(amount, undefined),
+      availableBalance: lenient(amount),
+      available: lenient(amount),
     })
     .refine((w) => !!w.walletId, 'a walletId')
     .transform(({ walletId, balance, availableBalance, available, ...w }) => ({
@@ -366,12 +368,12 @@ export const WalletListAnswer = listOf(WalletAnswer);
 /** Spec §2 Country, §4.14: only the code required; the rest read when its type fits. */
 export const CountryAnswer = z.looseObject({
   code: text,
-  name: orElse(text, undefined),
-  currencyCode: orElse(text, undefined),
-  isProhibited: orElse(flag, undefined),
-  tradingStartTime: orElse(text, undefined),
-  tradingEndTime: orElse(text, undefined),
-  timeZone: orElse(z.union([z.number(), z.string().regex(DECIMAL).transform(Number)]), undefined),
+  name: lenient(text),
+  currencyCode: lenient(text),
+  isProhibited: lenient(flag),
+  tradingStartTime: lenient(text),
+  tradingEndTime: lenient(text),
+  timeZone: lenient(z.union([z.number(), z.string().regex(DECIMAL).transform(Number)])),
 });
 export type CountryAnswer = z.output<typeof CountryAnswer>;
 export const CountryListAnswer = listOf(CountryAnswer);
@@ -383,17 +385,13 @@ export const WalletTransactionAnswer = z.looseObject({
   amount,
   currency: maybe(text),
   // "wallet details", "metadata" (spec §2), forms not shown: an object, an id or JSON text; else left out
-  wallet: orElse(
+  wallet: lenient(
     z.union([z.looseObject({ walletId: maybe(ident), currency: maybe(text) }), ident.transform((walletId) => ({ walletId }))]),
-    undefined,
   ),
   balanceBefore: maybe(amount),
   balanceAfter: maybe(amount),
   reference: maybe(text),
-  metadata: orElse(
-    z.preprocess((v) => (typeof v === 'string' ? (jsonObject(v) ?? v) : v), z.record(z.string(), z.unknown())),
-    undefined,
-  ),
+  metadata: lenient(z.preprocess((v) => (typeof v === 'string' ? (jsonObject(v) ?? v) : v), z.record(z.string(), z.unknown()))),
   createdAt: maybe(text),
 });
 export type WalletTransactionAnswer = z.output<typeof WalletTransactionAnswer>;

@@ -82,23 +82,19 @@ export class ApiKey {
   }
 }
 
-/** The spec shows no key format: these are common conventions (the local sandbox's seed keys are sk_sandbox_). */
-function environmentFromKeyPrefix(key: string): KeyEnvironment | undefined {
-  if (/^(sk|pk|rk)_(sandbox|test|staging)_/i.test(key)) return 'sandbox';
-  if (/^(sk|pk|rk)_(live|prod|production)_/i.test(key)) return 'production';
-  return undefined;
+const ENVIRONMENT_WORDS = { sandbox: 'sandbox|staging|test', production: 'production|prod|live' };
+
+/** The one environment whose words `pattern` finds in `text`; undefined for none or both. */
+function environmentIn(text: string, pattern: (words: string) => string): KeyEnvironment | undefined {
+  const found = (['sandbox', 'production'] as const).filter((env) => new RegExp(pattern(ENVIRONMENT_WORDS[env]), 'i').test(text));
+  return found.length === 1 ? found[0] : undefined;
 }
 
+/** The spec shows no key format: these are common conventions (the local sandbox's seed keys are sk_sandbox_). */
+const environmentFromKeyPrefix = (key: string) => environmentIn(key, (words) => `^(sk|pk|rk)_(${words})_`);
+
 /** payout.production.key, sandbox-key.txt */
-function environmentFromFileName(path: string): KeyEnvironment | undefined {
-  const name = basename(path).toLowerCase();
-  const has = (w: string) => new RegExp(`(^|[._-])${w}([._-]|$)`).test(name);
-  const sandbox = has('sandbox') || has('staging') || has('test');
-  const production = has('production') || has('prod') || has('live');
-  if (sandbox && !production) return 'sandbox';
-  if (production && !sandbox) return 'production';
-  return undefined;
-}
+const environmentFromFileName = (path: string) => environmentIn(basename(path), (words) => `(^|[._-])(${words})([._-]|$)`);
 
 // (The word is not quoted back: in a key file it may be the key itself, written on the wrong line.)
 function parseEnvironmentWord(word: string, where: string): KeyEnvironment {

@@ -127,42 +127,32 @@ export function backoffMs(attempt: number, random: number, policy: RetryPolicy =
 
 export function decideRetry(input: RetryInput): RetryDecision {
   const policy = input.policy ?? DEFAULT_RETRY_POLICY;
-  const { failure, attempt } = input;
-  if (attempt >= policy.maxAttempts) return { retry: false, reason: `gave up after ${attempt} attempts` };
-  const backoff = backoffMs(attempt, input.random, policy);
+  const { failure, attempt, resendSafe } = input;
+  const stop = (reason: string): RetryDecision => ({ retry: false, reason });
+  const wait = (reason: string, delayMs = backoffMs(attempt, input.random, policy)): RetryDecision => ({ retry: true, delayMs, reason });
+  if (attempt >= policy.maxAttempts) return stop(`gave up after ${attempt} attempts`);
 
   switch (failure.kind) {
     case 'http': {
-      const s = failure.status;
+      const { status: s, retryAfterMs: after } = failure;
       if (s === 429) {
         // the service did not act: any route may be sent again
-        if (failure.retryAfterMs !== undefined) {
-          if (failure.retryAfterMs > policy.maxRetryAfterMs) {
-            return { retry: false, reason: `the service asks to wait ${Math.ceil(failure.retryAfterMs / 1000)} s (monthly quota?)` };
-          }
-          return { retry: true, delayMs: Math.max(failure.retryAfterMs, 0), reason: '429, waiting as Retry-After asks' };
-        }
-        return { retry: true, delayMs: backoff, reason: '429, backing off' };
-      }
-      if (s >= 500) {
-        if (!input.resendSafe) return { retry: false, reason: `${s} on a route that is not safe to resend` };
-        return { retry: true, delayMs: backoff, reason: `${s}, backing off` };
+        if (after === undefined) return wait('429, backing off');
+        if (after > policy.maxRetryAfterMs) return stop(`the service asks to wait ${Math.ceil(after / 1000)} s (monthly quota?)`);
+        return wait('429, waiting as Retry-After asks', Math.max(after, 0));
       }
       // A 408/425/499 or an intermediary's 4xx is seldom over in seconds: the engine resends in its settle passes.
-      return { retry: false, reason: `${s} is not resent by the client` };
+      if (s < 500) return stop(`${s} is not resent by the client`);
+      return resendSafe ? wait(`${s}, backing off`) : stop(`${s} on a route that is not safe to resend`);
     }
     case 'timeout':
-      if (!input.resendSafe) return { retry: false, reason: 'timeout on a route that is not safe to resend' };
-      return { retry: true, delayMs: backoff, reason: 'timeout, backing off' };
+      return resendSafe ? wait('timeout, backing off') : stop('timeout on a route that is not safe to resend');
     case 'network':
       // A name that does not exist will not in 18 s either; a resolver's "try again" gets one more chance.
-      if (failure.unresolved === 'unknown') return { retry: false, reason: 'the host name does not resolve' };
-      if (failure.unresolved === 'busy' && attempt >= 2)
-        return { retry: false, reason: `the host name did not resolve in ${attempt} attempts` };
-      if (!failure.beforeSend && !input.resendSafe) {
-        return { retry: false, reason: 'connection lost on a route that is not safe to resend' };
-      }
-      return { retry: true, delayMs: backoff, reason: 'network error, backing off' };
+      if (failure.unresolved === 'unknown') return stop('the host name does not resolve');
+      if (failure.unresolved === 'busy' && attempt >= 2) return stop(`the host name did not resolve in ${attempt} attempts`);
+      if (!failure.beforeSend && !resendSafe) return stop('connection lost on a route that is not safe to resend');
+      return wait('network error, backing off');
   }
 }
 

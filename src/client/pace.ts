@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readJsonFile, writeFileAtomicSync } from '../files/atomic.ts';
-import { tryLock } from '../files/lock.ts';
+import { tryLock, type HeldLock } from '../files/lock.ts';
 import { isLoopbackHost } from './environment.ts';
 
 /** A start granted and not marked sent yet counts as starting now, for at most this long. */
@@ -26,6 +26,9 @@ export function waitBeforeStart(times: readonly number[], limit: number, spanMs:
   const blocking = times[times.length - limit]!;
   return Math.max(1, Math.ceil(blocking + spanMs - now) + 1);
 }
+
+/** A take when the file cannot be used: this process paces alone. */
+const ALONE: Take = { ok: true, id: '' };
 
 /** Another process holds the lock for a millisecond or so. */
 const BUSY_RETRY_MS = 2;
@@ -75,30 +78,22 @@ export class SharedPace implements PaceShare {
   ) {}
 
   take(limit: number, spanMs: number): Take {
-    if (this.failed) return { ok: true, id: '' };
-    const locked = this.lock();
-    if (locked === 'busy') return { ok: false, waitMs: BUSY_RETRY_MS };
-    if (!locked) return { ok: true, id: '' };
-    try {
-      const now = this.now();
-      // (read() applied our marks: they are written with them)
-      const starts = this.read().filter((s) => effective(s, now) > now - spanMs);
-      const times = starts.map((s) => effective(s, now)).sort((a, b) => a - b);
-      const waitMs = waitBeforeStart(times, limit, spanMs, now);
-      if (waitMs !== undefined) {
+    if (this.failed) return ALONE;
+    return this.locked(
+      () => {
+        const now = this.now();
+        // (read() applied our marks: they are written with them)
+        const starts = this.read().filter((s) => effective(s, now) > now - spanMs);
+        const times = starts.map((s) => effective(s, now)).sort((a, b) => a - b);
+        const waitMs = waitBeforeStart(times, limit, spanMs, now);
+        const id = `${this.tag}-${++this.seq}`;
+        if (waitMs === undefined) starts.push({ id, t: now, p: 1 });
         this.write(starts);
-        return { ok: false, waitMs };
-      }
-      const id = `${this.tag}-${++this.seq}`;
-      starts.push({ id, t: now, p: 1 });
-      this.write(starts);
-      return { ok: true, id };
-    } catch (e) {
-      this.fail(e);
-      return { ok: true, id: '' };
-    } finally {
-      locked();
-    }
+        return waitMs === undefined ? { ok: true, id } : { ok: false, waitMs };
+      },
+      () => ({ ok: false, waitMs: BUSY_RETRY_MS }),
+      ALONE,
+    );
   }
 
   markSent(id: string, at: number = this.now()): void {
@@ -125,16 +120,11 @@ export class SharedPace implements PaceShare {
 
   flush(): void {
     if (!this.marks.size || this.failed) return;
-    const locked = this.lock();
-    if (locked === 'busy') return this.scheduleFlush(BUSY_RETRY_MS);
-    if (!locked) return;
-    try {
-      this.write(this.read());
-    } catch (e) {
-      this.fail(e);
-    } finally {
-      locked();
-    }
+    this.locked(
+      () => this.write(this.read()),
+      () => this.scheduleFlush(BUSY_RETRY_MS),
+      undefined,
+    );
   }
 
   private read(): Start[] {
@@ -154,14 +144,18 @@ export class SharedPace implements PaceShare {
     writeFileAtomicSync(this.path, JSON.stringify({ v: 1, starts } satisfies PaceFile), { mode: 0o600 });
   }
 
-  private lock(): (() => void) | 'busy' | undefined {
+  /** `body` under the file's short lock; `busy` while another process holds it; `alone` once the file cannot be used. */
+  private locked<T>(body: () => T, busy: () => T, alone: T): T {
+    let held: HeldLock | undefined;
     try {
       mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-      const held = tryLock(`${this.path}.lock`, { staleMs: 2000, purpose: 'shared pace' });
-      return held ? () => held.release() : 'busy';
+      held = tryLock(`${this.path}.lock`, { staleMs: 2000, purpose: 'shared pace' });
+      return held ? body() : busy();
     } catch (e) {
       this.fail(e);
-      return undefined;
+      return alone;
+    } finally {
+      held?.release();
     }
   }
 
@@ -214,20 +208,13 @@ export interface Slot {
   done?(): void;
 }
 
-interface Waiter {
-  resolve: (slot: Slot) => void;
-  reject: (e: unknown) => void;
-  signal?: AbortSignal;
-  onAbort?: () => void;
-}
+/** Resolves a waiting acquire (and stops listening for its abort). */
+type Waiter = (slot: Slot) => void;
 
 export class SlidingWindowLimiter {
-  private readonly perWindow: number;
   /** The window and the margin. */
   private readonly span: number;
-  private readonly cooldownMs: number;
   private readonly clock: Clock;
-  private readonly shared: PaceShare | undefined;
   /** A take of the (team ledger's) shared pace awaits its answer: one at a time. */
   private taking = false;
   /** Not necessarily in time order. */
@@ -237,44 +224,42 @@ export class SlidingWindowLimiter {
   private penalty = 0;
   private lastPenaltyAt = -Infinity;
 
-  constructor(options: RateLimiterOptions) {
-    if (!Number.isInteger(options.perWindow) || options.perWindow < 1) {
-      throw new RangeError(`requests per second must be a whole number of at least 1, not ${options.perWindow}`);
+  constructor(private readonly o: RateLimiterOptions) {
+    if (!Number.isInteger(o.perWindow) || o.perWindow < 1) {
+      throw new RangeError(`requests per second must be a whole number of at least 1, not ${o.perWindow}`);
     }
-    this.perWindow = options.perWindow;
-    this.span = (options.windowMs ?? 1000) + (options.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS);
-    this.cooldownMs = options.cooldownMs ?? 2000;
-    this.clock = options.clock ?? { now: () => performance.now() };
-    this.shared = options.shared;
+    this.span = (o.windowMs ?? 1000) + (o.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS);
+    this.clock = o.clock ?? { now: () => performance.now() };
   }
 
   effectiveLimit(now = this.clock.now()): number {
-    const recovered = Math.floor((now - this.lastPenaltyAt) / this.cooldownMs);
+    const recovered = Math.floor((now - this.lastPenaltyAt) / (this.o.cooldownMs ?? 2000));
     const penalty = Math.max(0, this.penalty - recovered);
-    return Math.max(1, this.perWindow - penalty);
+    return Math.max(1, this.o.perWindow - penalty);
   }
 
   /** On a 429. Several within one window are one event: requests in flight together are refused together. */
   penalize(): void {
     const now = this.clock.now();
     if (now - this.lastPenaltyAt < this.span) return;
-    const current = this.perWindow - this.effectiveLimit(now);
-    this.penalty = Math.min(this.perWindow - 1, current + 1);
+    const current = this.o.perWindow - this.effectiveLimit(now);
+    this.penalty = Math.min(this.o.perWindow - 1, current + 1);
     this.lastPenaltyAt = now;
   }
 
   acquire(signal?: AbortSignal): Promise<Slot> {
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     return new Promise<Slot>((resolve, reject) => {
-      const w: Waiter = { resolve, reject, signal };
-      if (signal) {
-        w.onAbort = () => {
-          const i = this.queue.indexOf(w);
-          if (i >= 0) this.queue.splice(i, 1);
-          reject(signal.reason as Error);
-        };
-        signal.addEventListener('abort', w.onAbort, { once: true });
-      }
+      const onAbort = () => {
+        const i = this.queue.indexOf(w);
+        if (i >= 0) this.queue.splice(i, 1);
+        reject(signal!.reason as Error);
+      };
+      const w: Waiter = (slot) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(slot);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.push(w);
       this.drain();
     });
@@ -293,8 +278,8 @@ export class SlidingWindowLimiter {
     let sharedWait = 0;
     while (this.queue.length && this.starts.length < limit) {
       let id = '';
-      if (this.shared) {
-        const taken = this.shared.take(limit, this.span);
+      if (this.o.shared) {
+        const taken = this.o.shared.take(limit, this.span);
         if (taken instanceof Promise) return this.awaitTake(taken);
         if (!taken.ok) {
           sharedWait = taken.waitMs;
@@ -322,7 +307,7 @@ export class SlidingWindowLimiter {
       // the waiters may have left (aborted), or a 429 lowered the pace, while the answer came
       const now = this.clock.now();
       if (this.queue.length && this.starts.filter((s) => s.t > now - this.span).length < this.effectiveLimit(now)) this.grant(t.id, now);
-      else this.shared!.unsent(t.id);
+      else this.o.shared!.unsent(t.id);
       this.drain();
     };
     // (a share that fails paces this process alone: its take grants, it does not reject)
@@ -332,8 +317,7 @@ export class SlidingWindowLimiter {
   /** `id` names the start in the shared pace ('' when none). */
   private grant(id: string, now: number): void {
     const w = this.queue.shift()!;
-    if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
-    const shared = this.shared;
+    const shared = this.o.shared;
     let sent = false;
     const slot: Slot = {
       t: now,
@@ -349,7 +333,7 @@ export class SlidingWindowLimiter {
       },
     };
     this.starts.push(slot);
-    w.resolve(slot);
+    w(slot);
   }
 
   get waiting(): number {

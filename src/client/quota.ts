@@ -65,8 +65,8 @@ export class UsageCounter {
   /** The next flush or read waits for it. */
   private flushing: Promise<unknown> = Promise.resolve();
 
-  constructor(options: { path?: string; stateDir?: string; store?: UsageStore; flushMs?: number; now?: () => Date } = {}) {
-    const file = options.store ? undefined : new UsageFileStore(options.path ?? join(options.stateDir ?? defaultStateDir(), 'usage.json'));
+  constructor(options: { stateDir?: string; store?: UsageStore; flushMs?: number; now?: () => Date } = {}) {
+    const file = options.store ? undefined : new UsageFileStore(join(options.stateDir ?? defaultStateDir(), 'usage.json'));
     this.store = options.store ?? file!;
     this.path = file?.path;
     this.stateDir = file && dirname(file.path);
@@ -153,11 +153,7 @@ class UsageFileStore implements UsageStore {
     return `file ${this.path}`;
   }
 
-  async add(
-    counts: ReadonlyMap<string, ReadonlyMap<string, number>>,
-    labels: ReadonlyMap<string, KeyEnvironment>,
-    at: Date,
-  ): Promise<void> {
+  async add(...[counts, labels, at]: Parameters<UsageStore['add']>): Promise<void> {
     await fs.mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     await withLock(
       `${this.path}.lock`,

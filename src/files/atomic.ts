@@ -30,17 +30,10 @@ export async function writeFileAtomic(
     await rm(tmp, { force: true }).catch(() => {});
     throw e;
   }
-  // best effort: some platforms (Windows) cannot open a folder
-  try {
-    const dir = await open(dirname(target), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
-  } catch {
-    /* the file itself is complete and in place */
-  }
+  // best effort: some platforms (Windows) cannot open a folder; the file itself is complete and in place
+  const dir = await open(dirname(target), 'r').catch(() => undefined);
+  await dir?.sync().catch(() => undefined);
+  await dir?.close().catch(() => undefined);
 }
 
 /** For callers that must not yield (the shared pace), and state worth nothing after a power cut: not fsynced. */

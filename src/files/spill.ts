@@ -18,19 +18,23 @@ export interface RowList<T> extends Iterable<T> {
   forEach(f: (item: T, i: number) => void): void;
 }
 
-/** A list read item by item through `at`: the array methods the engine uses, one item alive at a time. */
+/** A list read item by item: the array methods the engine uses, one item alive at a time. */
 abstract class ReadList<T> implements RowList<T> {
   abstract readonly length: number;
-  abstract at(i: number): T | undefined;
+  /** Item i, 0 <= i < length. */
+  protected abstract item(i: number): T;
+
+  at(i: number): T | undefined {
+    if (i < 0) i += this.length;
+    return i < 0 || i >= this.length ? undefined : this.item(i);
+  }
 
   *[Symbol.iterator](): Iterator<T> {
-    for (let i = 0; i < this.length; i++) yield this.at(i)!;
+    for (let i = 0; i < this.length; i++) yield this.item(i);
   }
 
   map<U>(f: (item: T, i: number) => U): U[] {
-    const out: U[] = [];
-    this.forEach((x, i) => out.push(f(x, i)));
-    return out;
+    return Array.from(this, f);
   }
 
   filter(f: (item: T) => boolean): T[] {
@@ -39,11 +43,11 @@ abstract class ReadList<T> implements RowList<T> {
 
   flatMap<U>(f: (item: T, i: number) => U | readonly U[]): U[] {
     const out: U[] = [];
-    for (let i = 0; i < this.length; i++) {
-      const y = f(this.at(i)!, i);
+    this.forEach((x, i) => {
+      const y = f(x, i);
       if (Array.isArray(y)) out.push(...(y as U[]));
       else out.push(y as U);
-    }
+    });
     return out;
   }
 
@@ -57,26 +61,16 @@ abstract class ReadList<T> implements RowList<T> {
   }
 
   forEach(f: (item: T, i: number) => void): void {
-    for (let i = 0; i < this.length; i++) f(this.at(i)!, i);
-  }
-}
-
-class View<T> extends ReadList<T> {
-  constructor(
-    readonly length: number,
-    private readonly item: (i: number) => T,
-  ) {
-    super();
-  }
-
-  at(i: number): T | undefined {
-    if (i < 0) i += this.length;
-    return i < 0 || i >= this.length ? undefined : this.item(i);
+    for (let i = 0; i < this.length; i++) f(this.item(i), i);
   }
 }
 
 /** `length` items, item i made by `item(i)` when read: a list of rows by number without holding them. */
-export const listView = <T>(length: number, item: (i: number) => T): RowList<T> => new View(length, item);
+export const listView = <T>(length: number, item: (i: number) => T): RowList<T> =>
+  new (class extends ReadList<T> {
+    readonly length = length;
+    protected item = item;
+  })();
 
 /** Closes a list's file once the list is collected (a long `watch` or `listen` runs many batches). */
 const closeFile = new FinalizationRegistry<number>((fd) => {
@@ -120,9 +114,7 @@ export class SpillList<T> extends ReadList<T> {
     this.place(i, item);
   }
 
-  at(i: number): T | undefined {
-    if (i < 0) i += this.size;
-    if (i < 0 || i >= this.size) return undefined;
+  protected item(i: number): T {
     this.flush();
     const start = this.bounds[2 * i]!;
     const buf = Buffer.allocUnsafe(this.bounds[2 * i + 1]! - start);

@@ -35,37 +35,12 @@ export function parseLine<E extends JournalEvent>(line: string): E | 'blank' | '
 }
 
 /**
- * Hands each complete line from byte `from` to `onLine`, holding only the current chunk. Cut at the
- * newline byte, never inside a UTF-8 character; a leading BOM is skipped. Returns the bytes after
- * the last newline and the offset just past it.
+ * Hands each event from byte `from` to `onEvent`, holding only the current chunk. Lines are cut at the
+ * newline byte, never inside a UTF-8 character; a leading BOM is skipped. `next`: just past the last
+ * newline. `tail`: the bytes after it are read as a last line too (else left for the next call).
  */
-function readLines(path: string, from: number, chunkBytes: number, onLine: (line: string) => void): { rest: Buffer; next: number } {
-  let rest = Buffer.alloc(0);
-  let next = from;
-  if (!existsSync(path)) return { rest, next };
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(Math.max(chunkBytes, BOM.length));
-    if (next === 0 && readSync(fd, buf, 0, BOM.length, 0) === BOM.length && buf.subarray(0, BOM.length).equals(BOM)) next = BOM.length;
-    for (let n = readSync(fd, buf, 0, chunkBytes, next); n > 0; n = readSync(fd, buf, 0, chunkBytes, next + rest.length)) {
-      const bytes = rest.length ? Buffer.concat([rest, buf.subarray(0, n)]) : buf.subarray(0, n);
-      let start = 0;
-      for (let nl = bytes.indexOf(NL); nl !== -1; nl = bytes.indexOf(NL, start)) {
-        onLine(bytes.toString('utf8', start, nl));
-        start = nl + 1;
-      }
-      next += start;
-      rest = Buffer.from(bytes.subarray(start)); // a copy: buf is read into again
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return { rest, next };
-}
-
-/** Hands every event of a journal file to `onEvent`, in order, while reading it. A missing file is an empty journal. */
-export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK): JournalScan {
-  const scan: JournalScan = { events: 0, skipped: 0, tornTail: false };
+function readEvents<E extends JournalEvent>(path: string, from: number, chunkBytes: number, tail: boolean, onEvent: (e: E) => void) {
+  const scan = { events: 0, skipped: 0, tornTail: false, next: from };
   const take = (line: string) => {
     const e = parseLine<E>(line);
     if (e === 'damaged') scan.skipped++;
@@ -74,11 +49,35 @@ export function scanJournal<E extends JournalEvent = JournalEvent>(path: string,
       onEvent(e);
     }
   };
-  const { rest } = readLines(path, 0, chunkBytes, take);
+  if (!existsSync(path)) return scan;
+  let rest = Buffer.alloc(0);
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(Math.max(chunkBytes, BOM.length));
+    if (from === 0 && readSync(fd, buf, 0, BOM.length, 0) === BOM.length && buf.subarray(0, BOM.length).equals(BOM)) scan.next = BOM.length;
+    for (let n = readSync(fd, buf, 0, chunkBytes, scan.next); n > 0; n = readSync(fd, buf, 0, chunkBytes, scan.next + rest.length)) {
+      const bytes = rest.length ? Buffer.concat([rest, buf.subarray(0, n)]) : buf.subarray(0, n);
+      let start = 0;
+      for (let nl = bytes.indexOf(NL); nl !== -1; nl = bytes.indexOf(NL, start)) {
+        take(bytes.toString('utf8', start, nl));
+        start = nl + 1;
+      }
+      scan.next += start;
+      rest = Buffer.from(bytes.subarray(start)); // a copy: buf is read into again
+    }
+  } finally {
+    closeSync(fd);
+  }
   // (a last line without newline is kept only if it is whole JSON)
-  scan.tornTail = rest.length > 0;
+  scan.tornTail = tail && rest.length > 0;
   if (scan.tornTail) take(rest.toString('utf8'));
   return scan;
+}
+
+/** Hands every event of a journal file to `onEvent`, in order, while reading it. A missing file is an empty journal. */
+export function scanJournal<E extends JournalEvent = JournalEvent>(path: string, onEvent: (e: E) => void, chunkBytes = CHUNK): JournalScan {
+  const { events, skipped, tornTail } = readEvents(path, 0, chunkBytes, true, onEvent);
+  return { events, skipped, tornTail };
 }
 
 /** Reads every complete event of a journal file, in order, into an array. A missing file is an empty journal. */
@@ -97,12 +96,7 @@ export function readAppended<E extends JournalEvent = JournalEvent>(
   from: number,
 ): { events: E[]; next: number; skipped: number } {
   const events: E[] = [];
-  let skipped = 0;
-  const { next } = readLines(path, from, CHUNK, (line) => {
-    const e = parseLine<E>(line);
-    if (e === 'damaged') skipped++;
-    else if (e !== 'blank') events.push(e);
-  });
+  const { next, skipped } = readEvents<E>(path, from, CHUNK, false, (e) => events.push(e));
   return { events, next, skipped };
 }
 

@@ -202,48 +202,47 @@ const fresh = (ref: string): RowState => ({ ref, phase: 'none', attempt: 0, docu
 
 /** Applies one line to the states (mutating). Unknown event types are ignored (forward compatible). */
 export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
-  if (e.t === 'batch' || e.t === 'run' || e.t === 'run-end') return applyBatchLine(folded, e);
+  // The latest header wins: a batch renamed before anything was sent records its new name.
+  if (e.t === 'batch') return void (folded.header = e);
+  if (e.t === 'run') folded.runs++;
+  // a run that never wrote its end crashed or was killed
+  if (e.t === 'run' || e.t === 'run-end') return void (folded.interrupted = e.t === 'run');
   if (e.t === 'doc') return void folded.uploads.set(e.sha256, e.url);
   if (e.t === 'swap') return applySwap(folded.swaps, e);
-  const ev = e;
-  if (typeof ev.ref !== 'string') return;
-  let s = folded.rows.get(ev.ref);
-  if (!s) {
-    s = fresh(ev.ref);
-    folded.rows.set(ev.ref, s);
-  }
+  if (typeof e.ref !== 'string') return;
+  const s = folded.rows.get(e.ref) ?? folded.rows.set(e.ref, fresh(e.ref)).get(e.ref)!;
   const created = s.phase === 'created';
-  switch (ev.t) {
+  switch (e.t) {
     case 'quote': {
-      const { attempt, rate, fee, totalDeductible, destinationAmount } = ev;
+      const { attempt, rate, fee, totalDeductible, destinationAmount } = e;
       s.quote = { attempt, rate, fee, totalDeductible, destinationAmount };
       break;
     }
     case 'initiating':
       if (created) break;
-      s.row = ev.row;
+      s.row = e.row;
       s.phase = 'initiating';
-      s.attempt = Math.max(s.attempt, ev.attempt);
-      s.key = ev.key;
-      s.body = ev.body;
+      s.attempt = Math.max(s.attempt, e.attempt);
+      s.key = e.key;
+      s.body = e.body;
       s.error = undefined;
       break;
     case 'created':
       s.phase = 'created';
       s.body = undefined; // (never resent: most of a journal's bytes)
-      s.payout = ev.payout;
-      s.requestId = ev.requestId;
-      s.attempt = Math.max(s.attempt, ev.attempt);
-      s.key = ev.key;
+      s.payout = e.payout;
+      s.requestId = e.requestId;
+      s.attempt = Math.max(s.attempt, e.attempt);
+      s.key = e.key;
       s.error = undefined;
       break;
     case 'rejected':
     case 'unknown':
     case 'conflict':
       if (created) break;
-      s.phase = ev.t;
-      s.error = ev.error;
-      s.requestId = ev.error.requestId;
+      s.phase = e.t;
+      s.error = e.error;
+      s.requestId = e.error.requestId;
       break;
     case 'patched':
       s.patched = true;
@@ -251,35 +250,25 @@ export function applyEvent(folded: FoldedJournal, e: JournalLine): void {
       break;
     case 'attach':
       if (created) break;
-      s.attach = { attempt: ev.attempt, documents: ev.documents };
-      s.documents = [ev.supportingDocument, ...ev.documents];
+      s.attach = { attempt: e.attempt, documents: e.documents };
+      s.documents = [e.supportingDocument, ...e.documents];
       break;
     case 'patch-failed':
-      if (!s.patched) s.patchError = ev.error;
+      if (!s.patched) s.patchError = e.error;
       break;
     case 'status':
-      if (created) applyStatus(s, ev);
+      if (created) applyStatus(s, e);
       break;
     case 'refund':
-      if (created && s.payout && s.payout.id === ev.payoutId) s.payout = { ...s.payout, refunded: ev.amount };
+      if (created && s.payout && s.payout.id === e.payoutId) s.payout = { ...s.payout, refunded: e.amount };
       break;
     case 'completed':
-      if (created && s.payout && s.payout.id === ev.payoutId) s.payout = ev.payout;
+      if (created && s.payout && s.payout.id === e.payoutId) s.payout = e.payout;
       break;
     case 'resend':
-      if (created) applyResend(s, ev);
+      if (created) applyResend(s, e);
       break;
   }
-}
-
-/** A line about the batch, not a row: its header, and the start and end of each run. */
-function applyBatchLine(folded: FoldedJournal, e: Extract<JournalLine, { t: 'batch' | 'run' | 'run-end' }>): void {
-  // The latest header wins: a batch renamed before anything was sent records its new name.
-  if (e.t === 'batch') folded.header = e;
-  else if (e.t === 'run') {
-    folded.runs++;
-    folded.interrupted = true;
-  } else folded.interrupted = false;
 }
 
 /** A swap's line: as a row's, but a created swap stands whatever attempt came after it (the batch has its one swap). */
