@@ -247,7 +247,7 @@ export function sentElsewhereText(x: SentElsewhere): string {
 
 const list = (refs: string[]) => `${refs.slice(0, 3).join(', ')}${refs.length > 3 ? ', ...' : ''}`;
 
-interface BatchRunner {
+export interface BatchRunner {
   batchId: string;
   file: string;
   command: string;

@@ -17,6 +17,7 @@ import {
   referencesBeingSent,
   refuseReferencesSentBefore,
   reservationLost,
+  type BatchRunner,
   type ClaimAnswer,
   type JournalAppender,
   type Ledger,
@@ -69,21 +70,8 @@ export function names(dir: string): string[] {
   }
 }
 
-interface ReserveOwner {
-  pid: number;
-  host: string;
-  startedAt: string;
-  pidStart?: string;
-}
-
-interface ReserveFile {
-  batchId: string;
-  file: string;
-  results?: string;
-  command: string;
-  owner: ReserveOwner;
-  refs: string[];
-}
+type ReserveOwner = Pick<BatchRunner, 'pid' | 'host' | 'startedAt'> & { pidStart?: string };
+type ReserveFile = Pick<BatchRunner, 'batchId' | 'file' | 'command'> & { results?: string; owner: ReserveOwner; refs: string[] };
 
 const RESERVE_STALE_OTHER_HOST_MS = 120_000;
 const HEARTBEAT_MS = 10_000;

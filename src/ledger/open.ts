@@ -1,10 +1,10 @@
 // Which ledger a command holds: the one place, with the CLI, that knows there are two.
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
-import { FileLedger, checkStateFolder, ledgerDirFor } from './file.ts';
+import { FileLedger, checkStateFolder, ledgerDirFor, names } from './file.ts';
 import { accountOf, type Ledger } from './account-ledger.ts';
 import { PgLedgers } from './postgres.ts';
 
@@ -35,13 +35,7 @@ export async function ledgersIn(roots: string[], shared?: Connection['shared']):
   const out: Ledger[] = shared instanceof PgLedgers ? await shared.all() : [];
   for (const root of new Set(roots.map((r) => resolve(r)))) {
     const base = join(root, 'ledgers');
-    let folders: string[] = [];
-    try {
-      folders = readdirSync(base);
-    } catch {
-      continue;
-    }
-    for (const f of folders) out.push(new FileLedger(f, join(base, f)));
+    for (const f of names(base)) out.push(new FileLedger(f, join(base, f)));
   }
   return out;
 }
