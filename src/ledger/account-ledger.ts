@@ -94,8 +94,6 @@ export interface Ledger {
   readonly account: string;
   /** For messages: the account's folder, or the database without its password. */
   readonly where: string;
-  /** The embedded sandbox's: gone with the process (no policy is kept there). */
-  readonly ephemeral: boolean;
   /** A database lost mid-command: nothing more is claimed or sent. */
   readonly lost: Error | undefined;
   journalOf(batchId: string): string;

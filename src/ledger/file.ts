@@ -91,7 +91,6 @@ export class FileLedger implements Ledger {
   constructor(
     readonly account: string,
     readonly dir: string,
-    readonly ephemeral = false,
   ) {}
 
   get where(): string {

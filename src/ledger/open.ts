@@ -18,7 +18,7 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'sha
   if (conn.sandbox && !kept) {
     let l = ephemeral.get(conn.sandbox);
     // (left in the temporary folder when the process ends: the demo prints the journal's path)
-    if (!l) ephemeral.set(conn.sandbox, (l = new FileLedger(account, mkdtempSync(join(tmpdir(), 'payout-batch-local-')), true)));
+    if (!l) ephemeral.set(conn.sandbox, (l = new FileLedger(account, mkdtempSync(join(tmpdir(), 'payout-batch-local-')))));
     return l;
   }
   const root = o.root ?? defaultStateDir();

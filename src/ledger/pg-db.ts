@@ -202,9 +202,9 @@ export class TeamDb {
     return e instanceof Error ? e : new Error(String(e));
   }
 
-  async holderAlive(holder: string, q: Queryable = this): Promise<boolean> {
+  async holderAlive(holder: string): Promise<boolean> {
     if (holder === this.holder) return !this.lost;
-    const r = await q.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder]);
+    const r = await this.query<{ alive: boolean }>(`SELECT ${ALIVE('$1')} AS alive`, [holder]);
     return r.rows[0]?.alive === true;
   }
 

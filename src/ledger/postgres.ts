@@ -68,7 +68,6 @@ export class PgLedgers implements SharedStore {
 }
 
 class PgLedger implements Ledger {
-  readonly ephemeral = false;
   /** Appended, not in the database yet. */
   private pending: { batch: string; line: string }[] = [];
   /** This process's writes, one at a time, in order. */
@@ -350,16 +349,10 @@ export async function reserve(
 
 /** Whether this holder still sends the batch and holds `ref` (null: the batch alone). */
 export async function stillHeld(q: Queryable, holder: string, account: string, batchId: string, ref: string | null): Promise<boolean> {
-  const run = await q.query('SELECT 1 FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3', [
-    account,
-    batchId,
-    holder,
-  ]);
-  if (!run.rowCount) return false;
-  if (ref === null) return true;
   const r = await q.query(
-    'SELECT 1 FROM payout_batch.reservations WHERE account = $1 AND reference = $2 AND batch_id = $3 AND holder = $4',
-    [account, ref, batchId, holder],
+    `SELECT 1 FROM payout_batch.batch_runs WHERE account = $1 AND batch_id = $2 AND holder = $3 AND ($4::text IS NULL OR EXISTS (
+       SELECT 1 FROM payout_batch.reservations WHERE account = $1 AND reference = $4 AND batch_id = $2 AND holder = $3))`,
+    [account, batchId, holder, ref],
   );
   return !!r.rowCount;
 }
