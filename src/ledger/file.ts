@@ -10,7 +10,6 @@ import { holderAlive, myStart, withLock } from '../files/lock.ts';
 import { whyUntrusted } from '../files/trust.ts';
 import { JournalWriter, readAppended, scanJournal, type JournalEvent } from '../journal/journal.ts';
 import {
-  BatchRefused,
   batchInProgress,
   batchKey,
   countUnapproved,
@@ -34,12 +33,7 @@ export function ledgerDirFor(root: string, account: string): string {
   return join(resolve(root), 'ledgers', `${host}-${createHash('sha256').update(account).digest('hex').slice(0, 12)}`);
 }
 
-/** Refuses a state folder another user could change, as ssh does: they could remove a journal and make a payout go out twice. */
-export function checkStateFolder(root: string, ledgerDir: string): void {
-  const why = unsafeStateFolder(root, ledgerDir);
-  if (why) throw new BatchRefused(why, 'UNSAFE_STATE_FOLDER');
-}
-
+/** Why a state folder is refused: another user could change it, as ssh judges, remove a journal and make a payout go out twice. */
 export function unsafeStateFolder(root: string, ledgerDir?: string): string | undefined {
   for (const path of [resolve(root), join(resolve(root), 'ledgers'), ...(ledgerDir ? [ledgerDir] : [])]) {
     let st;

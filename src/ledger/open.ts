@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Connection } from '../client/connect.ts';
 import { defaultStateDir } from '../client/quota.ts';
-import { FileLedger, checkStateFolder, ledgerDirFor, names } from './file.ts';
-import { accountOf, type Ledger } from './account-ledger.ts';
+import { FileLedger, ledgerDirFor, names, unsafeStateFolder } from './file.ts';
+import { BatchRefused, accountOf, type Ledger } from './account-ledger.ts';
 import { PgLedgers } from './postgres.ts';
 
 const ephemeral = new WeakMap<object, FileLedger>();
@@ -23,7 +23,8 @@ export function ledgerOf(conn: Pick<Connection, 'environment' | 'sandbox' | 'sha
   }
   const root = o.root ?? defaultStateDir();
   const dir = kept ? join(resolve(root), 'ledgers', kept) : ledgerDirFor(root, account);
-  checkStateFolder(root, dir);
+  const unsafe = unsafeStateFolder(root, dir);
+  if (unsafe) throw new BatchRefused(unsafe, 'UNSAFE_STATE_FOLDER');
   return new FileLedger(account, dir);
 }
 
